@@ -81,7 +81,7 @@ def test_logs_prune_deletes_old_runs_only(store: Path, capsys: pytest.CaptureFix
 	with sqlite3.connect(store) as conn:
 		conn.execute("UPDATE agent_runs SET started = ? WHERE input LIKE '%apples%'", (old,))
 	assert openmolt_main(["logs", "--prune", "30"]) == 0
-	assert "removed 1 run(s)" in capsys.readouterr().out
+	assert "removed 1 run older" in capsys.readouterr().out
 	left = anyio.run(lambda: RunStore(store).runs(10))
 	assert sorted(r.input for r in left) == ["tell me about pears", "tell me about plums"]
 	with sqlite3.connect(store) as conn:

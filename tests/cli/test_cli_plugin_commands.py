@@ -218,3 +218,47 @@ def test_completion_offers_a_subcommand_s_actions_and_choices(
 	)
 	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
 	assert done.stdout.splitlines() == ["set", "zsh"], done.stderr
+
+
+def test_completion_offers_option_values_and_models(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`logs --status su<TAB>` completes to success, `--approvals a` to ask and approve, and
+	`-m openai:gpt-5-mi<TAB>` to the installed providers' models (asked at completion time)."""
+	import os
+	import shutil
+	import subprocess
+	import sys
+
+	from openmolt_core.cli._completion import MODELS, values_of
+
+	assert values_of(lambda args: main(["logs", *args]))["--status"][:2] == ["success", "failure"]
+	assert main(["completion", "--models"]) == 0
+	models = capsys.readouterr().out.split()
+	assert "openai:gpt-5-mini" in models and all(":" in m for m in models)
+	for shell, expected in (
+		("zsh", "logs:--status) compadd -- success"),
+		("fish", "from logs' -l status -xa 'success"),
+	):
+		assert main(["completion", shell]) == 0
+		assert expected in capsys.readouterr().out
+	assert MODELS is None
+	assert main(["completion", "bash"]) == 0
+	text = capsys.readouterr().out
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(text)
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt logs --status su); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt a.json --approvals a); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt -m openai:gpt-5-mi); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	venv_bin = str(Path(sys.executable).parent)
+	env = {**os.environ, "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}"}
+	done = subprocess.run(
+		["bash", "-c", probe], capture_output=True, text=True, env=env, timeout=120
+	)
+	lines = done.stdout.splitlines()
+	assert lines[:2] == ["success", "ask approve"], done.stderr
+	assert "openai:gpt-5-mini" in lines[2].split(), done.stderr

@@ -63,7 +63,7 @@ async def test_the_spinner_shows_the_step_the_budget_time_tokens_and_cost() -> N
 	assert " s · " in second
 	out = stream.getvalue()
 	assert "calling local.shout" in out
-	assert "Shouter finished: success after 2 step(s), 240 tokens, $0.0030" in out
+	assert "Shouter finished: success after 2 steps, 240 tokens, $0.0030" in out
 
 
 async def test_verbose_keeps_one_line_per_event() -> None:
@@ -79,3 +79,39 @@ async def test_verbose_keeps_one_line_per_event() -> None:
 	lines = stream.getvalue().splitlines()
 	assert sum("the model replied (100 in, 20 out, 0 cached tokens)" in line for line in lines) == 1
 	assert sum("commands: finish" in line for line in lines) == 1
+
+
+@pytest.mark.parametrize("mode", ["plain", "spinner", "json"])
+async def test_an_output_guardrail_that_refuses_says_why_each_time(mode) -> None:
+	"""A max_size output guardrail with no action refuses the finish: the model tries again
+	until max_steps; each refusal is a line saying why (an event in --json), and the end line
+	counts in the singular for one."""
+	from openmolt_core.guardrails import max_size
+
+	stream = io.StringIO()
+	progress = Progress(mode, stream)
+	model = Watching(progress, [[finish("x" * 50)]] * 2)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="A", model=model, max_steps=2, guardrails=[max_size(10, on="output")]
+	)
+	progress.attach(agent)
+	progress.start(agent.name, agent.max_steps)
+	result = await agent.run("x")
+	assert result.status == "limit_reached"
+	text = stream.getvalue()
+	if mode == "json":
+		events = [json.loads(line) for line in text.splitlines()]
+		refused = [e for e in events if e["event"] == "guardrail"]
+		assert [(e["guardrail"], e["stage"], e["action"]) for e in refused] == [
+			("max_size", "output", "refuse")
+		] * 2
+		assert "more than the 10 allowed" in refused[0]["reason"]
+		return
+	lines = [line for line in text.splitlines() if "guardrail 'max_size'" in line]
+	assert len(lines) == 2, text
+	assert lines[0].endswith(
+		"A step 1: guardrail 'max_size' refused the answer (the output is 50 characters, more "
+		"than the 10 allowed); the model is asked to fix it"
+	), lines[0]
+	assert "after 2 steps" in text

@@ -39,6 +39,16 @@ def test_stdin_is_the_input_or_follows_the_prompt(tmp_path, server, cli) -> None
 	assert json.loads(both.stdout)["output"] == {"greeting": "Hello, Say hi to\n\nCy!"}
 
 
+def test_piped_text_loses_one_final_newline(tmp_path, server, cli) -> None:
+	"""``echo Bob | openmolt -m ...`` sends ``Bob``, as `llm` does; only one newline goes."""
+	done = cli.openmolt("-m", "openai:greet", cwd=tmp_path, env=_env(cli, server), stdin="Bob\n")
+	assert done.returncode == 0, done.stderr
+	assert _first_turn(server)["input"] == "Bob"
+	two = cli.openmolt("-m", "openai:greet", cwd=tmp_path, env=_env(cli, server), stdin="Bo\n\n")
+	assert two.returncode == 0, two.stderr
+	assert json.loads(two.stdout)["output"] == {"greeting": "Hello, Bo\n!"}
+
+
 def test_a_function_becomes_a_tool_and_bad_references_are_named(tmp_path, server, cli) -> None:
 	"""--tool module:function is offered to the model; a wrong reference says what to write."""
 	(tmp_path / "mytools.py").write_text(

@@ -69,6 +69,7 @@ def _nowhere(monkeypatch, tmp_path):
 	):
 		monkeypatch.delenv(name, raising=False)
 	monkeypatch.chdir(tmp_path)
+	monkeypatch.setattr(_hints, "installed_extras", frozenset)  # openmolt with no extra
 	real = importlib.util.find_spec
 	monkeypatch.setattr(
 		_hints.importlib.util, "find_spec", lambda n: object() if n == "pip" else real(n)
@@ -306,3 +307,44 @@ def test_an_http_tool_given_without_its_integration_is_refused_when_the_agent_is
 	assert "is a HttpTool, which runs with its integration" in done.stdout, (
 		done.stdout + done.stderr
 	)
+
+
+def test_a_tool_reinstall_keeps_the_extras_installed_now(monkeypatch, _nowhere) -> None:
+	"""uv tool and pipx replace the tool's environment: the command names the extras it has
+	(``dbos`` stays when ``ui`` is added), and adds another distribution beside openmolt."""
+	import sys
+
+	home = _nowhere / "home"
+	monkeypatch.setattr(_hints, "installed_extras", lambda: frozenset({"dbos", "notion"}))
+	monkeypatch.setattr(_hints, "known_extras", lambda: frozenset({"dbos", "notion", "ui", "mcp"}))
+	monkeypatch.setattr(sys, "prefix", str(home / ".local/share/uv/tools/openmolt"))
+	assert _hints.install_command("openmolt[ui]") == "uv tool install 'openmolt[dbos,notion,ui]'"
+	assert _hints.install_command("openmolt-providers") == (
+		"uv tool install --with 'openmolt-providers' 'openmolt[dbos,notion]'"
+	)
+	monkeypatch.setattr(sys, "prefix", str(home / ".local/share/pipx/venvs/openmolt"))
+	assert (
+		_hints.install_command("openmolt[ui]") == "pipx install --force 'openmolt[dbos,notion,ui]'"
+	)
+	assert (
+		_hints.install_command("openmolt-providers") == "pipx inject openmolt 'openmolt-providers'"
+	)
+	monkeypatch.setattr(_hints, "installed_extras", lambda: frozenset({"dbos", "notion", "mcp"}))
+	assert _hints.install_command("openmolt[ui]") == "pipx install --force 'openmolt[all]'"
+
+
+def test_installed_extras_are_read_from_the_distribution(monkeypatch) -> None:
+	"""An extra is installed when every distribution it requires is."""
+	requires = [
+		"openmolt-core==0.1.0",
+		"openmolt-ui==0.1.0; extra == 'ui'",
+		"openmolt-dbos==0.1.0; extra == 'dbos'",
+		"not-installed-anywhere>=1; extra == 'dbos'",
+		"openmolt-ui==0.1.0; extra == 'all'",
+	]
+	monkeypatch.setattr(_hints.metadata, "requires", lambda name: requires)
+	_hints.installed_extras.cache_clear()
+	try:
+		assert _hints.installed_extras() == frozenset({"ui"})
+	finally:
+		_hints.installed_extras.cache_clear()

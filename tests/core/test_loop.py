@@ -655,7 +655,7 @@ async def test_a_provider_failure_raises_with_the_state_to_resume() -> None:
 async def test_scripted_model_fails_clearly_when_over_called() -> None:
 	"""A scripted model called more than scripted fails the run like any provider, clearly."""
 	agent, _ = make_agent([call_tool("local.add", a=1, b=1)], output_schema=Report)
-	with pytest.raises(RunError, match="only 1 replies were scripted") as info:
+	with pytest.raises(RunError, match="only 1 reply was scripted") as info:
 		await agent.run()
 	assert isinstance(info.value.__cause__, ScriptedModelError)
 	assert info.value.result.steps == 1

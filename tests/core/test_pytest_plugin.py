@@ -103,7 +103,7 @@ def test_the_plugin_gives_fixtures_and_refuses_real_model_requests(tmp_path) -> 
 		"test_allowed": "PASSED",
 		"test_unused_replies": "ERROR",
 	}, done.stdout
-	assert "1 replies were scripted but the model was called 0 times" in done.stdout
+	assert "1 reply was scripted but the model was called 0 times" in done.stdout
 
 
 def test_the_switch_can_be_turned_off_for_a_run(tmp_path) -> None:

@@ -155,7 +155,7 @@ async def test_runs_missed_while_every_worker_was_down_run_once_on_the_next_star
 	assert sorted(runs) == sorted([due_id("digest", T0 + timedelta(minutes=5)), caught_up])
 	record = om2.scheduler.get("digest").history[-1]
 	assert record.due == T0 + timedelta(minutes=20) and record.status == "success"
-	assert record.note == "catching up once: 3 run(s) missed while the process was down or asleep"
+	assert record.note == "catching up once: 3 runs missed while the process was down or asleep"
 
 
 async def test_a_worker_back_after_another_served_its_absence_catches_up_nothing(

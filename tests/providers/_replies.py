@@ -156,6 +156,8 @@ def _responses(reply: dict[str, Any]) -> list[dict[str, Any]]:
 		for part in item.get("content") or ():
 			if part.get("type") == "output_text":
 				out.append({"type": "response.output_text.delta", "delta": part["text"]})
+			elif part.get("type") == "refusal":
+				out.append({"type": "response.refusal.delta", "delta": part["refusal"]})
 	kind = {"incomplete": "response.incomplete", "failed": "response.failed"}
 	out.append({"type": kind.get(reply.get("status", ""), "response.completed"), "response": reply})
 	return out

@@ -100,6 +100,31 @@ async def test_a_local_server_that_is_down_is_said_once_without_retries(
 	assert info.value.retryable  # a fallback model may still answer
 
 
+@pytest.mark.parametrize(
+	("cls", "model", "says", "not_said"),
+	[
+		(AnthropicProvider, "claude-sonnet-4-5", ("ollama serve", "litellm"), "vllm serve"),
+		(GeminiProvider, "gemini-2.5-flash", ("litellm", "Gemini API"), "ollama serve"),
+	],
+)
+async def test_the_local_server_hint_names_servers_of_that_api(
+	server, req, cls, model, says, not_said
+) -> None:
+	"""Nothing listening at a local Anthropic or Gemini base_url: the hint names servers that
+	speak that API, not the OpenAI-compatible ones (vLLM, llama.cpp)."""
+
+	def refuse(request: httpx.Request) -> httpx.Response:
+		raise httpx.ConnectError("All connection attempts failed", request=request)
+
+	server.reply(refuse)
+	provider = cls({"api_key": "k-test", "base_url": "http://localhost:4000/v1"}, server.http)
+	with pytest.raises(ProviderError) as info:
+		await provider.generate(req(model))
+	text = str(info.value)
+	assert "nothing listens at http://localhost:4000/v1" in text
+	assert all(s in text for s in says) and not_said not in text and "llama-server" not in text
+
+
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 async def test_client_errors_are_not_retried(server, req, status) -> None:
 	"""4xx errors fail at once with provider, model and fix, and never the key."""

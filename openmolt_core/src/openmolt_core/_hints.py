@@ -23,6 +23,7 @@ __all__ = [
 	"extra_for",
 	"install_command",
 	"install_environment",
+	"installed_extras",
 	"known_extras",
 	"missing_integration",
 	"missing_provider",
@@ -42,6 +43,61 @@ def known_extras() -> frozenset[str]:
 	except metadata.PackageNotFoundError:
 		return frozenset()
 	return frozenset(e for e in extras if e != "all")
+
+
+_OPENMOLT = re.compile(r"openmolt(?:\[([^\]]*)\])?")
+"""``openmolt`` itself, with or without extras (not ``openmolt-providers``)."""
+_EXTRA_REQUIREMENT = re.compile(
+	r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;.*\bextra\s*==\s*['\"]([^'\"]+)['\"]"
+)
+
+
+@cache
+def installed_extras() -> frozenset[str]:
+	"""The extras of the installed ``openmolt`` whose distributions are all installed (no ``all``).
+
+	Read from the distribution's ``Requires-Dist`` lines (``openmolt-ui==0.1.0; extra == 'ui'``):
+	an extra counts as installed when every distribution it names is.
+	"""
+	try:
+		requires = metadata.requires("openmolt") or []
+	except metadata.PackageNotFoundError:
+		return frozenset()
+	needs: dict[str, set[str]] = {}
+	for line in requires:
+		match = _EXTRA_REQUIREMENT.match(line)
+		if match:
+			needs.setdefault(match[2], set()).add(match[1])
+
+	def present(name: str) -> bool:
+		try:
+			metadata.distribution(name)
+		except metadata.PackageNotFoundError:
+			return False
+		return True
+
+	return frozenset(
+		extra for extra, names in needs.items() if extra != "all" and all(map(present, names))
+	)
+
+
+def _keeping_extras(requirement: str) -> str:
+	"""``openmolt[...]`` with the extras installed now added: what a reinstall must ask for.
+
+	``uv tool install`` and ``pipx install --force`` replace the tool's environment, so
+	``openmolt[ui]`` alone would remove an installed ``dbos`` extra; this gives
+	``openmolt[dbos,ui]`` (``openmolt[all]`` when every extra would be in it).
+	"""
+	match = _OPENMOLT.fullmatch(requirement)
+	if match is None:
+		return requirement
+	asked = {e.strip() for e in (match[1] or "").split(",") if e.strip()}
+	extras = installed_extras() | asked
+	if not extras:
+		return "openmolt"
+	if "all" in extras or (known_extras() and extras >= known_extras()):
+		return "openmolt[all]"
+	return f"openmolt[{','.join(sorted(extras))}]"
 
 
 def _under(prefix: Path, *parts: str | None) -> bool:
@@ -101,7 +157,8 @@ def install_command(requirement: str) -> str:
 	"""The command that installs ``requirement`` where this Python runs (`install_environment`).
 
 	``uv tool install 'openmolt[ui]'`` for a uv tool, ``uvx --with ...`` for uvx,
-	``pipx install --force ...`` for pipx, ``uv add ...`` in a uv project (``uv sync --all-extras`` in a clone of OpenMolt itself),
+	``pipx install --force ...`` for pipx (both with the extras installed now kept, and another
+	distribution added beside openmolt: ``uv tool install --with``, ``pipx inject``), ``uv add ...`` in a uv project (``uv sync --all-extras`` in a clone of OpenMolt itself),
 	``pip install ...`` in an activated virtual environment (``/path/to/venv/bin/python -m pip
 	install ...`` in one that is not), ``python -m pip install ...`` with this interpreter's
 	pip, else ``uv pip install``.
@@ -110,12 +167,18 @@ def install_command(requirement: str) -> str:
 		requirement: ``openmolt[ui]`` or a distribution name.
 	"""
 	kind = install_environment()
+	# A uv tool and pipx reinstall the tool's whole environment: name the extras it has now.
+	ours = _OPENMOLT.fullmatch(requirement) is not None
 	if kind == "uv-tool":
-		return f"uv tool install '{requirement}'"
+		if ours:
+			return f"uv tool install '{_keeping_extras(requirement)}'"
+		return f"uv tool install --with '{requirement}' '{_keeping_extras('openmolt')}'"
 	if kind == "uvx":  # uv's cache: the next uvx adds it (the command's own arguments follow)
 		return f"uvx --with '{requirement}' openmolt ..."
 	if kind == "pipx":
-		return f"pipx install --force '{requirement}'"
+		if ours:
+			return f"pipx install --force '{_keeping_extras(requirement)}'"
+		return f"pipx inject openmolt '{requirement}'"  # added to the tool's environment
 	if kind == "uv-project":
 		project = _uv_project()
 		text = project.read_text(encoding="utf-8", errors="replace") if project else ""

@@ -39,6 +39,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
+from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import Event
 from openmolt_core.observe import started_by
@@ -532,11 +533,11 @@ class Scheduler:
 		if (now - last).total_seconds() <= self.grace:
 			# The latest due time is on time: it runs, the earlier ones were missed.
 			missed = str(int(count) - 1) if count.isdigit() else count
-			what = f"{missed} run(s) missed while the process was down or asleep"
+			what = f"{_runs(missed)} missed while the process was down or asleep"
 			await backend.skip(self, schedule, due, f"{what}; the run due now covers them")
 			await backend.fire(self, schedule, last)
 			return
-		what = f"{count} run(s) missed while the process was down or asleep"
+		what = f"{_runs(count)} missed while the process was down or asleep"
 		if schedule.spec.missed_runs == "run_once":
 			await backend.fire(self, schedule, last, note=f"catching up once: {what}")
 		else:
@@ -731,3 +732,8 @@ class ScheduleEvent(Event):
 	schedule_id: str
 	record: RunRecord
 	name: str = "schedule:run"
+
+
+def _runs(count: str) -> str:
+	"""``1 run``, ``3 runs`` or ``more than 1000 runs`` (the count `_dues_until` gives)."""
+	return quantity(int(count), "run") if count.isdigit() else f"{count} runs"

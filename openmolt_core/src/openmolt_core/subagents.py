@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
 from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
 
@@ -200,8 +201,8 @@ class AgentTool:
 		if result.status != "success":
 			why = result.error or result.human_message or "no message"
 			raise ToolError(
-				f"the agent {name!r} ended with status {result.status} after {result.steps} "
-				f"step(s): {why}",
+				f"the agent {name!r} ended with status {result.status} after "
+				f"{quantity(result.steps, 'step')}: {why}",
 				tool=self.handle,
 			)
 		output = result.output
@@ -235,7 +236,7 @@ def _parked(name: str, result: RunResult) -> str:
 			"(agent.resume(state, given=...))"
 		)
 	return (
-		f"the agent {name!r} parked after {result.steps} step(s) ({result.status}), waiting "
+		f"the agent {name!r} parked after {quantity(result.steps, 'step')} ({result.status}), waiting "
 		f"for {waiting_for(pending)}; a sub-agent's run cannot park its caller's: {fix}"
 	)
 

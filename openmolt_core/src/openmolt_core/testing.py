@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import anyio
 import anyio.lowlevel
 
+from openmolt_core._support.words import quantity
 from openmolt_core.commands import (
 	CallTool,
 	Finish,
@@ -65,6 +66,11 @@ class ModelRequestsDisallowedError(ConfigurationError):
 Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], Any]
 """A scripted reply: raw text, one command, a list of commands, or a (sync or async) function of
 the request returning one of those."""
+
+
+def _scripted(n: int) -> str:
+	"""``1 reply was scripted``, ``2 replies were scripted``."""
+	return f"{quantity(n, 'reply', 'replies')} {'was' if n == 1 else 'were'} scripted"
 
 
 class ScriptedModelError(AssertionError):
@@ -152,7 +158,8 @@ class ScriptedModel:
 		self.requests.append(replace(request, messages=list(request.messages)))
 		if index >= len(self.replies):
 			raise ScriptedModelError(
-				f"the model was called {index + 1} times but only {len(self.replies)} replies were scripted"
+				f"the model was called {quantity(index + 1, 'time')} but only "
+				f"{_scripted(len(self.replies))}"
 			)
 		reply = self.replies[index]
 		if callable(reply):
@@ -183,7 +190,8 @@ class ScriptedModel:
 		"""Fail unless every scripted reply was used."""
 		if len(self.requests) != len(self.replies):
 			raise ScriptedModelError(
-				f"{len(self.replies)} replies were scripted but the model was called {len(self.requests)} times"
+				f"{_scripted(len(self.replies))} but the model was called "
+				f"{quantity(len(self.requests), 'time')}"
 			)
 
 	def last_turn(self) -> Any:

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
 
@@ -168,17 +169,24 @@ class HTTPProvider:
 	"""The settings this provider accepts (`openmolt_providers.settings`; default: the common ones)."""
 	context_windows: tuple[tuple[str, int], ...] = ()
 	"""Context window (tokens) by model-name prefix, the most specific first (vendor docs)."""
+	local_servers = "a server that speaks this API"
+	"""The servers that speak this provider's API on one's own machine, with the command that
+	starts each: the hint when nothing listens at a local ``base_url``."""
 
 	def context_window(self, model: str) -> int | None:
 		"""The model's context window in tokens, or None when unknown.
 
 		``llm_providers[name]['context_window']`` wins when set (a local model); else the
-		vendor's figure for the model family.
+		vendor's figure for the model family, read from the model's name (`model_name`: a
+		``models/`` or gateway prefix and a fine-tune's ``ft:`` do not hide the family).
 		"""
 		if self.options.context_window:
 			return self.options.context_window
+		from openmolt_providers._model_id import model_name  # importing the package loads none
+
+		name = model_name(model)
 		for prefix, size in self.context_windows:
-			if model.startswith(prefix):
+			if name.startswith(prefix):
 				return size
 		return None
 
@@ -551,8 +559,7 @@ class HTTPProvider:
 	def _not_listening(self, model: str) -> ProviderError:
 		return ProviderError(
 			f"nothing listens at {self.base_url} (the connection failed): start the server, e.g. "
-			"`ollama serve` (Ollama), `vllm serve MODEL` (vLLM) or `llama-server -m MODEL.gguf` "
-			"(llama.cpp), or fix the base_url setting (docs/guides/local-models.md)",
+			f"{self.local_servers}, or fix the base_url setting (docs/guides/local-models.md)",
 			provider=self.name,
 			model=model,
 			retryable=True,
@@ -586,7 +593,7 @@ class HTTPProvider:
 		attempts = attempts or self.max_retries + 1
 		if isinstance(exc, _RetryableError):
 			return ProviderError(
-				f"{exc.detail} (gave up after {attempts} attempts){note}",
+				f"{exc.detail} (gave up after {quantity(attempts, 'attempt')}){note}",
 				provider=self.name,
 				model=model,
 				status_code=exc.status_code,
@@ -594,7 +601,7 @@ class HTTPProvider:
 			)
 		return ProviderError(
 			f"could not reach {self.base_url} ({type(exc).__name__}) after "
-			f"{attempts} attempts; check the network and the base_url setting",
+			f"{quantity(attempts, 'attempt')}; check the network and the base_url setting",
 			provider=self.name,
 			model=model,
 			retryable=True,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from openmolt_core._support.words import quantity
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 
 __all__ = ["RunLines"]
@@ -48,8 +49,8 @@ class RunLines(RunObserver):
 		usage = run.state.usage
 		parts = [
 			outcome.status.replace("_", " "),
-			f"{run.state.steps} step{'s' if run.state.steps != 1 else ''}",
-			f"{usage.input_tokens + usage.output_tokens:,} tokens",
+			quantity(run.state.steps, "step"),
+			quantity(usage.input_tokens + usage.output_tokens, "token"),
 		]
 		if usage.cost_usd is not None:
 			parts.append(f"${usage.cost_usd:.4f}")

@@ -260,10 +260,15 @@ def _run_paused(args: list[str], prog: str, startup: StartupGC) -> int:
 
 
 def _stdin_text() -> str | None:
-	"""What was piped in (None on a terminal)."""
+	"""What was piped in, less one final newline (None on a terminal).
+
+	``echo Ada | openmolt -m ...`` sends ``Ada``, as `llm` does: the newline ends the line, it
+	is not part of the prompt. Only one is taken off; the text's own blank lines stay.
+	"""
 	if sys.stdin is None or sys.stdin.isatty():
 		return None
-	return sys.stdin.read()
+	text = sys.stdin.read()
+	return text.removesuffix("\r\n") if text.endswith("\r\n") else text.removesuffix("\n")
 
 
 def _prompt_input(ns: argparse.Namespace) -> str:

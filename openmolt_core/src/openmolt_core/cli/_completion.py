@@ -1,8 +1,10 @@
 """``openmolt completion bash|zsh|fish``: a completion script for the user's shell.
 
 The script completes the subcommands (plugins' included), each subcommand's own options (the run
-options after ``run`` or an agent file) and the words its first argument takes (``keys set``,
-``completion zsh``: `words_of`), agent files (``*.json``, ``*.py``) and, after ``tools``
+options after ``run`` or an agent file), the words its first argument takes (``keys set``,
+``completion zsh``: `words_of`), the values of options that have choices (``logs --status su``:
+`values_of`) and, after ``-m``/``--model``, the installed providers' models (asked from
+``openmolt`` at completion time, as `openmolt_core.cli._models.rows` lists them), agent files (``*.json``, ``*.py``) and, after ``tools``
 and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
 so new plugins appear without regenerating the script). A subcommand's options are read from its
 argument parser when the script is made: the command is started with ``--help`` and stopped as
@@ -24,13 +26,18 @@ from typing import Any
 
 from openmolt_core.cli._argparse import CommandParser
 
-__all__ = ["main", "options_of", "script", "words_of"]
+__all__ = ["main", "options_of", "script", "values_of", "words_of"]
+
+MODELS: None = None
+"""The value list of an option that takes a model id: asked at completion time."""
 
 _BASH = """# openmolt completion for bash (openmolt completion bash)
 _openmolt() {
 	local cur prev
 	cur="${COMP_WORDS[COMP_CWORD]}"
 	prev="${COMP_WORDS[COMP_CWORD-1]}"
+	# bash-completion, when loaded, keeps openai:gpt-5 one word (bash splits at the colon)
+	type _get_comp_words_by_ref &>/dev/null && _get_comp_words_by_ref -n : cur prev
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=( $(compgen -W "%(commands)s %(options)s" -- "$cur") $(compgen -f -X '!*.@(json|py)' -- "$cur") )
 		return
@@ -39,6 +46,9 @@ _openmolt() {
 		tools|--integration)
 			COMPREPLY=( $(compgen -W "$(openmolt completion --integrations 2>/dev/null)" -- "$cur") )
 			return;;
+	esac
+	case "${COMP_WORDS[1]}:$prev" in
+%(bash_values)s
 	esac
 	if [[ "$cur" == -* ]]; then
 		case "${COMP_WORDS[1]}" in
@@ -68,6 +78,9 @@ _openmolt() {
 			_values 'integration' ${(f)"$(openmolt completion --integrations 2>/dev/null)"}
 			return;;
 	esac
+	case "${words[2]}:${words[CURRENT-1]}" in
+%(zsh_values)s
+	esac
 	if (( CURRENT == 3 )); then
 		case "${words[2]}" in
 %(zsh_words)s
@@ -94,10 +107,13 @@ complete -c openmolt -f -n '__fish_seen_subcommand_from tools' -a '(openmolt com
 class _Parsed(BaseException):  # not Exception: a command's own handlers let it through
 	"""Stops a command as its parser is about to parse: its long options and first words."""
 
-	def __init__(self, options: list[str], words: list[str]) -> None:
+	def __init__(
+		self, options: list[str], words: list[str], values: dict[str, list[str] | None]
+	) -> None:
 		super().__init__()
 		self.options = options
 		self.words = words
+		self.values = values
 
 
 def _long_options(parser: argparse.ArgumentParser) -> list[str]:
@@ -109,6 +125,26 @@ def _long_options(parser: argparse.ArgumentParser) -> list[str]:
 		if o.startswith("--")
 	}
 	return sorted(found - {"--help"})
+
+
+def _option_values(parser: argparse.ArgumentParser) -> dict[str, list[str] | None]:
+	"""The values each option takes: its choices, or `MODELS` for a model id (dest ``model``).
+
+	Keyed by every spelling of the option (``-m`` and ``--model``).
+	"""
+	found: dict[str, list[str] | None] = {}
+	for action in parser._actions:
+		if not action.option_strings or action.help == argparse.SUPPRESS:
+			continue
+		if action.choices:
+			values: list[str] | None = [str(c) for c in action.choices]
+		elif action.dest == "model" and action.nargs != 0:
+			values = MODELS
+		else:
+			continue
+		for option in action.option_strings:
+			found[option] = values
+	return found
 
 
 def _first_words(parser: argparse.ArgumentParser) -> list[str]:
@@ -141,33 +177,79 @@ def words_of(command: Callable[[list[str]], object]) -> list[str]:
 	return _probe(command)[1]
 
 
-def _probe(command: Callable[[list[str]], object]) -> tuple[list[str], list[str]]:
+def values_of(command: Callable[[list[str]], object]) -> dict[str, list[str] | None]:
+	"""The values of a command's options that have choices (``--status``), read as `options_of`.
+
+	`MODELS` (None) for an option that takes a model id.
+
+	Args:
+		command: Runs the command with the arguments after its name.
+	"""
+	return _probe(command)[2]
+
+
+_Probed = tuple[list[str], list[str], dict[str, "list[str] | None"]]
+
+
+def _probe(command: Callable[[list[str]], object]) -> _Probed:
 	original = argparse.ArgumentParser.parse_known_args
 
 	def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
-		raise _Parsed(_long_options(self), _first_words(self))
+		raise _Parsed(_long_options(self), _first_words(self), _option_values(self))
 
 	argparse.ArgumentParser.parse_known_args = stop  # type: ignore[method-assign]  # a probe
 	try:
 		with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
 			command(["--help"])
 	except _Parsed as parsed:
-		return parsed.options, parsed.words
+		return parsed.options, parsed.words, parsed.values
 	except (Exception, SystemExit):
-		return [], []  # not installed, or not argparse: the run options are not its
+		return [], [], {}  # not installed, or not argparse: the run options are not its
 	finally:
 		argparse.ArgumentParser.parse_known_args = original  # type: ignore[method-assign]
-	return [], []
+	return [], [], {}
 
 
 def _zsh(options: Sequence[str]) -> str:
 	return " ".join(f"'{o}[]'" for o in options)
 
 
-def _run_options() -> list[str]:
+def _run_parser() -> argparse.ArgumentParser:
 	from openmolt_core.cli import _run_parser
 
-	return _long_options(_run_parser("openmolt"))
+	return _run_parser("openmolt")
+
+
+_ASK_MODELS = '"$(openmolt completion --models 2>/dev/null)"'
+
+
+def _bash_value(pattern: str, values: list[str] | None) -> str:
+	if values is MODELS:
+		return (
+			f'\t\t{pattern}) COMPREPLY=( $(compgen -W {_ASK_MODELS} -- "$cur") ); '
+			'type __ltrim_colon_completions &>/dev/null && __ltrim_colon_completions "$cur"; '
+			"return;;"
+		)
+	return f'\t\t{pattern}) COMPREPLY=( $(compgen -W "{" ".join(values)}" -- "$cur") ); return;;'
+
+
+def _zsh_value(pattern: str, values: list[str] | None) -> str:
+	listed = f"${{(f){_ASK_MODELS}}}" if values is MODELS else " ".join(values)
+	return f"\t\t{pattern}) compadd -- {listed}; return;;"
+
+
+def _fish_value(values: list[str] | None) -> str:
+	if values is MODELS:
+		return " -xa '(openmolt completion --models 2>/dev/null)'"
+	return f" -xa '{' '.join(values)}'"
+
+
+def _value_cases(
+	run: Mapping[str, list[str] | None], own: Mapping[str, Mapping[str, list[str] | None]]
+) -> list[tuple[str, str, list[str] | None]]:
+	"""(subcommand or ``*``, option, values): each subcommand's own first, then the run options'."""
+	cases = [(name, o, v) for name, found in own.items() for o, v in found.items()]
+	return cases + [("*", o, v) for o, v in run.items()]
 
 
 def script(
@@ -175,6 +257,7 @@ def script(
 	commands: Sequence[str],
 	options: Mapping[str, Sequence[str]] | None = None,
 	words: Mapping[str, Sequence[str]] | None = None,
+	values: Mapping[str, Mapping[str, list[str] | None]] | None = None,
 ) -> str:
 	"""The completion script for one shell.
 
@@ -183,19 +266,27 @@ def script(
 		commands: The subcommand names.
 		options: Each subcommand's long options (``run`` and agent files get the run options).
 		words: The words each subcommand's first argument takes (``keys``: set, list...).
+		values: Each subcommand's options' values (`values_of`; the run options' are read here).
 	"""
 	first = {name: " ".join(found) for name, found in (words or {}).items() if found}
-	run = _run_options()
+	parser = _run_parser()
+	run = _long_options(parser)
+	run_values = _option_values(parser)
 	own = {name: list(found) for name, found in (options or {}).items() if name != "run"}
+	own_values = {n: dict(v) for n, v in (values or {}).items() if n != "run" and v}
+	cases = _value_cases(run_values, own_values)
 	others = " ".join(name for name in commands if name != "run")
-	values = {
+	fields = {
 		"commands": " ".join(commands),
 		"options": " ".join(run),
 		"zsh_options": _zsh(run),
 		"fish_options": "\n".join(
 			f"complete -c openmolt -n 'not __fish_seen_subcommand_from {others}' -l {o[2:]}"
+			+ (_fish_value(run_values[o]) if o in run_values else "")
 			for o in run
 		),
+		"bash_values": "\n".join(_bash_value(f"{name}:{o}", v) for name, o, v in cases),
+		"zsh_values": "\n".join(_zsh_value(f"{name}:{o}", v) for name, o, v in cases),
 		"bash_cases": "\n".join(
 			f'\t\t\t{name}) COMPREPLY=( $(compgen -W "{" ".join(found)}" -- "$cur") );;'
 			for name, found in own.items()
@@ -217,12 +308,13 @@ def script(
 		),
 		"fish_cases": "\n".join(
 			f"complete -c openmolt -n '__fish_seen_subcommand_from {name}' -l {o[2:]}"
+			+ (_fish_value(own_values[name][o]) if o in own_values.get(name, {}) else "")
 			for name, found in own.items()
 			for o in found
 		),
 	}
 	template = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}[shell]
-	return template % values
+	return template % fields
 
 
 def main(
@@ -244,7 +336,14 @@ def main(
 	)
 	parser.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
 	parser.add_argument("--integrations", action="store_true", help=argparse.SUPPRESS)
+	parser.add_argument("--models", action="store_true", help=argparse.SUPPRESS)
 	ns = parser.parse_args(args)
+	if ns.models:
+		from openmolt_core.cli._models import rows
+
+		ids = [r["model"] for r in rows() if "error" not in r and "note" not in r]
+		sys.stdout.write("\n".join(ids) + "\n")
+		return 0
 	if ns.integrations:
 		from openmolt_core.openmolt import OpenMolt
 
@@ -255,8 +354,9 @@ def main(
 		parser.error("name the shell: bash, zsh or fish")
 	options: dict[str, list[str]] = {}
 	words: dict[str, list[str]] = {}
+	values: dict[str, dict[str, list[str] | None]] = {}
 	if run is not None:
 		for name in commands:
-			options[name], words[name] = _probe(functools.partial(run, name))
-	sys.stdout.write(script(ns.shell, commands, options, words))
+			options[name], words[name], values[name] = _probe(functools.partial(run, name))
+	sys.stdout.write(script(ns.shell, commands, options, words, values))
 	return 0

@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
 
@@ -207,7 +208,7 @@ def _import_openapi(args: Sequence[str]) -> int:
 	if ns.output:
 		Path(ns.output).write_text(text, encoding="utf-8")
 		print(
-			f"openmolt: wrote {len(integration.tools)} tools of {integration.name!r} to {ns.output}",
+			f"openmolt: wrote {quantity(len(integration.tools), 'tool')} of {integration.name!r} to {ns.output}",
 			file=sys.stderr,
 		)
 	else:

@@ -6,6 +6,7 @@ import json
 import re
 from typing import IO, TYPE_CHECKING, Any
 
+from openmolt_core._support.words import quantity
 from openmolt_core.cli._agentfile import AgentFile
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.result import RunState
@@ -158,12 +159,11 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 	width = max((len(r["integration"]) for r in rows), default=0)
 	for r in rows:
 		count = r["tools"]
-		tools = f"{count} tool{'' if count == 1 else 's'}"
-		what = f"{r['name']}, {tools}" if count is not None else r["error"]
+		what = f"{r['name']}, {quantity(count, 'tool')}" if count is not None else r["error"]
 		out.write(
 			f"  {r['integration'].ljust(width)}  {what}  ({r['distribution']} {r['version']})\n"
 		)
-	out.write(f"\n{len(rows)} integrations; `openmolt tools ID` lists one's tools.\n")
+	out.write(f"\n{quantity(len(rows), 'integration')}; `openmolt tools ID` lists one's tools.\n")
 
 
 def _one_line(text: str, width: int = 72) -> str:

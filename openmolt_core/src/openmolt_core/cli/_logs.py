@@ -16,6 +16,7 @@ from typing import Any, get_args
 
 import anyio
 
+from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunStatus
@@ -60,7 +61,7 @@ def _list(runs: list[Any]) -> str:
 	lines = []
 	for run in runs:
 		lines.append(
-			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {run.steps} steps  "
+			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}  "
 			f"{_cost(run.usage)}"
 		)
 		lines.append(f"    input: {_short(run.input, 100)}")
@@ -78,7 +79,7 @@ def _one(run: Any, events: list[Any]) -> str:
 		+ f", {run.status}",
 		f"started {_when(run.started)}"
 		+ (f", ended {_when(run.ended)}" if run.ended else "")
-		+ f", {run.steps} steps, {_cost(run.usage)}",
+		+ f", {quantity(run.steps, 'step')}, {_cost(run.usage)}",
 		f"input: {_short(run.input, 400)}",
 	]
 	if run.output is not None:
@@ -106,7 +107,10 @@ async def _main(ns: argparse.Namespace) -> int:
 	if ns.prune is not None:
 		cut = (datetime.now(UTC) - timedelta(days=ns.prune)).isoformat()
 		removed = await store.prune(cut)
-		print(f"removed {removed} run(s) older than {ns.prune:g} day(s) from {store.path}")
+		days = "day" if ns.prune == 1 else "days"
+		print(
+			f"removed {quantity(removed, 'run')} older than {ns.prune:g} {days} from {store.path}"
+		)
 		return 0
 	if ns.run_id:
 		from openmolt_core.cli._runids import ENOUGH, resolve_run_id

@@ -15,10 +15,11 @@ from typing import IO, Any, Literal
 
 import anyio
 
+from openmolt_core._support.words import quantity
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.commands import PLAN_STATUSES
 
-__all__ = ["Progress", "active", "ask_on_terminal", "to_json"]
+__all__ = ["Progress", "active", "ask_on_terminal", "guardrail_line", "to_json"]
 
 Mode = Literal["spinner", "plain", "json"]
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -68,7 +69,7 @@ class _Run:
 		of = f"/{self.max_steps}" if self.max_steps else ""
 		parts = [f"{agent} step {self.step}{of}", f"{time.monotonic() - self.started:.1f} s"]
 		if self.tokens:
-			parts.append(f"{self.tokens:,} tokens")
+			parts.append(quantity(self.tokens, "token"))
 		if self.cost is not None:
 			parts.append(f"${self.cost:.4f}")
 		return " · ".join(parts)
@@ -188,6 +189,7 @@ class Progress:
 			"memoryUpdate",
 			"humanInput",
 			"approval:decision",
+			"guardrail",
 			"model:fallback",
 			"error",
 			"finish",
@@ -290,6 +292,10 @@ class Progress:
 		elif name == "approval:decision":
 			why = f": {event.reason}" if event.reason else ""
 			self.line(f"{event.agent} {step}: {event.tool} {event.action}{why}")
+		elif name == "guardrail":
+			# A refusal is always said: the model is asked again, and may be until max_steps.
+			if event.action == "refuse" or self.verbose:
+				self.line(f"{agent} {step}: {guardrail_line(event)}")
 		elif name == "model:fallback":
 			# Always said: the run goes on, but on another model than the file names first.
 			status = f" {event.status_code}" if event.status_code else ""
@@ -306,8 +312,9 @@ class Progress:
 			self.done()
 			cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else ""
 			self.line(
-				f"{agent} finished: {result.status} after {result.steps} step(s), "
-				f"{result.usage.total_tokens} tokens{cost}, {time.monotonic() - run.started:.1f} s"
+				f"{agent} finished: {result.status} after {quantity(result.steps, 'step')}, "
+				f"{quantity(result.usage.total_tokens, 'token')}{cost}, "
+				f"{time.monotonic() - run.started:.1f} s"
 			)
 		elif name == "schedule:run":
 			self.start(agent, run.max_steps)
@@ -315,6 +322,35 @@ class Progress:
 				self.line(f"{agent}: scheduled run {event.schedule_id} started")
 		elif name == "schedule:skip":
 			self.line(f"schedule {event.schedule_id}: skipped: {event.record.note}")
+
+
+_VERBS = {"refuse": "refused", "trip": "stopped the run on", "rewrite": "rewrote"}
+
+
+def guardrail_line(event: Any) -> str:
+	"""What a guardrail did, in the CLI's words (a ``guardrail`` event).
+
+	``guardrail 'max_size' refused the answer (the output is 25013 characters, more than the
+	20000 allowed); the model is asked to fix it``.
+
+	Args:
+		event: The `openmolt_core.capabilities.safety.GuardrailEvent`.
+	"""
+	tool = event.tool
+	what = {
+		"input": "the input",
+		"tool_call": f"the call of {tool}" if tool else "a tool call",
+		"tool_result": f"the result of {tool}" if tool else "a tool result",
+		"output": "the answer",
+	}.get(event.stage, event.stage)
+	verb = _VERBS.get(event.action, event.action)
+	why = f" ({event.reason})" if event.reason else ""
+	then = ""
+	if event.action == "refuse":
+		then = (
+			"; the model is asked to fix it" if event.stage == "output" else "; the model is told"
+		)
+	return f"guardrail {event.guardrail!r} {verb} {what}{why}{then}"
 
 
 _ACTIVE: Progress | None = None

@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.words import quantity
+
 if TYPE_CHECKING:
 	from pathlib import Path
 
@@ -100,8 +102,8 @@ def summary(
 	tokens = usage.input_tokens + usage.output_tokens
 	parts = [
 		_MARK.get(result.status, result.status.replace("_", " ")),
-		f"{result.steps} step{'s' if result.steps != 1 else ''}",
-		f"{tokens:,} tokens",
+		quantity(result.steps, "step"),
+		quantity(tokens, "token"),
 	]
 	if usage.cost_usd is not None:
 		parts.append(f"${usage.cost_usd:.4f}")

@@ -54,6 +54,12 @@ class AnthropicProvider(HTTPProvider):
 	# docs.anthropic.com models overview: 200K for Claude 3 and 4 models (1M needs a beta header).
 	context_windows = (("claude", 200_000),)
 	default_base_url = "https://api.anthropic.com/v1"
+	# docs.ollama.com/api/anthropic-compatibility: Ollama serves /v1/messages on its own port;
+	# docs.litellm.ai: the LiteLLM proxy serves /v1/messages for any model it routes.
+	local_servers = (
+		"`ollama serve` (Ollama speaks the Messages API: base_url http://localhost:11434/v1) or "
+		"`litellm --config config.yaml` (the LiteLLM proxy, port 4000)"
+	)
 
 	def __init__(
 		self,

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from openmolt_providers._model_id import model_name
+
 __all__ = [
 	"adaptive",
 	"default_max_tokens",
@@ -35,7 +37,7 @@ def version(model: str) -> tuple[int, int]:
 	``claude-sonnet-4-5-20250929`` is (4, 5), ``claude-3-7-sonnet-latest`` is (3, 7),
 	``claude-sonnet-4-20250514`` is (4, 0). Read once per model id (asked three times a request).
 	"""
-	parts = [p for p in model.rsplit("/", 1)[-1].split("-") if p.isdigit() and len(p) <= 2]
+	parts = [p for p in model_name(model).split("-") if p.isdigit() and len(p) <= 2]
 	if not parts:
 		return (0, 0)
 	return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)

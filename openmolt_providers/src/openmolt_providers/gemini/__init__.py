@@ -51,6 +51,11 @@ class GeminiProvider(HTTPProvider):
 	# ai.google.dev/gemini-api/docs/models: 1,048,576 input tokens for Gemini 2.x and 3.x.
 	context_windows = (("gemini-2", 1_048_576), ("gemini-3", 1_048_576))
 	default_base_url = "https://generativelanguage.googleapis.com/v1beta"
+	# docs.litellm.ai (the Gemini CLI guide): the LiteLLM proxy serves the generateContent routes.
+	local_servers = (
+		"`litellm --config config.yaml` (the LiteLLM proxy speaks the Gemini API: base_url "
+		"http://localhost:4000/v1beta)"
+	)
 
 	def __init__(
 		self,

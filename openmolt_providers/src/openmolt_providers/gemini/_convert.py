@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
+from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
 from openmolt_providers.gemini._dialect import version
 
@@ -22,7 +23,7 @@ _LEVELS = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
 
 
 def _family(model: str) -> str:
-	m = model.rsplit("/", 1)[-1].lower()
+	m = model_name(model)
 	if m.startswith("gemma-"):
 		return "gemma"
 	if m.startswith("gemini-3"):
@@ -43,7 +44,8 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	if thinking is None:
 		return None
 	family = _family(model)
-	pro = "pro" in model
+	name = model_name(model)
+	pro = "-pro" in name
 	if family == "3":
 		if thinking is False:
 			if pro:
@@ -53,7 +55,7 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 				return {"thinkingLevel": "LOW"}
 			return {"thinkingLevel": "MINIMAL"}
 		level = "HIGH" if thinking is True else _LEVELS[thinking]
-		if level == "MEDIUM" and model.startswith("gemini-3-pro"):
+		if level == "MEDIUM" and name.startswith("gemini-3-pro"):
 			provider.warn(model, "thinking", "Gemini 3 Pro has no MEDIUM level; using HIGH")
 			level = "HIGH"
 		return {"thinkingLevel": level}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from openmolt_core.structured import SchemaDialect
+from openmolt_providers._model_id import model_name
 
 __all__ = ["GEMINI", "dialect_for", "version"]
 
@@ -44,7 +45,7 @@ _VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
 
 def version(model: str) -> tuple[int, int]:
 	"""The (major, minor) version in a Gemini model name; (0, 0) when it is unknown."""
-	name = model.rsplit("/", 1)[-1].lower()
+	name = model_name(model)
 	m = _VERSION.match(name)
 	if m:
 		return (int(m[1]), int(m[2] or 0))

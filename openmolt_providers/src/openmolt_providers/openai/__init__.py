@@ -64,7 +64,7 @@ class OpenAIProvider(HTTPProvider):
 
 	name = "openai"
 	# platform.openai.com/docs/models (2026-11): GPT-5.4 and later 1.05M, GPT-5 400K,
-	# GPT-4.1 1,047,576, o-series 200K, GPT-4o 128K.
+	# GPT-4.1 1,047,576, o-series and codex-mini 200K, GPT-4o 128K.
 	context_windows = (
 		("gpt-5.4", 1_050_000),
 		("gpt-5.5", 1_050_000),
@@ -74,9 +74,14 @@ class OpenAIProvider(HTTPProvider):
 		("o1", 200_000),
 		("o3", 200_000),
 		("o4", 200_000),
+		("codex-mini", 200_000),
 	)
 	default_base_url = DEFAULT_BASE_URL
 	settings_model = OpenAISettings
+	local_servers = (
+		"`ollama serve` (Ollama), `vllm serve MODEL` (vLLM) or `llama-server -m MODEL.gguf` "
+		"(llama.cpp)"
+	)
 
 	def __init__(
 		self,

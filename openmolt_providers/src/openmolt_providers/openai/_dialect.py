@@ -29,6 +29,7 @@ import re
 from dataclasses import replace
 
 from openmolt_core.structured import SchemaDialect
+from openmolt_providers._model_id import fine_tuned, model_name
 
 __all__ = ["OPENAI", "OPENAI_FINE_TUNED", "dialect_for"]
 
@@ -78,8 +79,6 @@ def dialect_for(model: str) -> SchemaDialect | None:
 	Args:
 		model: The model name (a ``provider/`` prefix, as gateways use, is ignored).
 	"""
-	name = model.rsplit("/", 1)[-1].lower()
-	base = name.removeprefix("ft:")
-	if _NO_STRUCTURED.match(base):
+	if _NO_STRUCTURED.match(model_name(model)):
 		return None  # a fine-tune of GPT-3.5 or GPT-4 has JSON mode only, as its base model
-	return OPENAI_FINE_TUNED if base != name else OPENAI
+	return OPENAI_FINE_TUNED if fine_tuned(model) else OPENAI

@@ -2,9 +2,12 @@
 
 From the reasoning and GPT-5 guides (https://platform.openai.com/docs/guides/reasoning,
 https://platform.openai.com/docs/guides/latest-model): o-series and GPT-5 models are reasoning
-models; ``gpt-5`` accepts effort ``minimal`` and GPT-5.1 and later accept ``none``; temperature
-and top_p are rejected by reasoning models, except GPT-5.1 and later at effort ``none``; web search
-does not run at effort ``minimal``.
+models, and so are ``codex-mini-latest`` (a fine-tuned o4-mini, its model page says) and the
+GPT-6 family; ``gpt-5`` accepts effort ``minimal`` and GPT-5.1 and later accept ``none``;
+``gpt-5-pro`` accepts only ``high`` (the API reference of ``reasoning.effort``); temperature and
+top_p are rejected by reasoning models, except GPT-5.1 and later at effort ``none``; web search
+does not run at effort ``minimal``. Every rule reads the model's name through
+`openmolt_providers._model_id.model_name`.
 """
 
 from __future__ import annotations
@@ -12,29 +15,42 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from openmolt_providers._model_id import model_name
+
 if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["Sampling", "is_reasoning", "sampling"]
+__all__ = ["Sampling", "is_reasoning", "only_effort", "sampling"]
 
 _GPT5X = re.compile(r"^gpt-5\.\d")
-
-
-def _base(model: str) -> str:
-	"""The model's name: no gateway prefix, lowercase, a fine-tune as its base model.
-
-	``ft:o4-mini-2025-04-16:org::id`` is an o4-mini: a reasoning model.
-	"""
-	return model.rsplit("/", 1)[-1].lower().removeprefix("ft:")
+_REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
+"""The reasoning models: the o-series, codex-mini and GPT-5 and later (the one rule)."""
+_ONLY_EFFORT = ((re.compile(r"^gpt-5-pro(?![.0-9a-z])"), "high"),)
+"""Models that accept one reasoning effort only, and that effort."""
 
 
 def is_reasoning(model: str) -> bool:
-	"""Whether the model is a reasoning model (o-series, GPT-5 family except chat variants)."""
-	m = _base(model)
-	if m.startswith(("o1", "o3", "o4")):
-		return True
-	return m.startswith("gpt-5") and "chat" not in m
+	"""Whether the model is a reasoning model.
+
+	The o-series, ``codex-mini-latest`` and GPT-5 and later, except the chat variants
+	(``gpt-5-chat-latest``).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	m = model_name(model)
+	return bool(_REASONING.match(m)) and "chat" not in m
+
+
+def only_effort(model: str) -> str | None:
+	"""The one reasoning effort the model accepts (``gpt-5-pro``: ``high``), or None.
+
+	Args:
+		model: The model id.
+	"""
+	m = model_name(model)
+	return next((effort for rule, effort in _ONLY_EFFORT if rule.match(m)), None)
 
 
 class Sampling:
@@ -68,7 +84,7 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 		if thinking not in (None, False):
 			provider.warn(model, "thinking", "is not a reasoning model; 'thinking' ignored")
 		return Sampling(None, config.temperature, config.top_p, True)
-	m = _base(model)
+	m = model_name(model)
 	none_ok = bool(_GPT5X.match(m))
 	effort: str | None
 	if thinking is None:
@@ -85,6 +101,12 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 			provider.warn(model, "thinking", "reasoning cannot be turned off; using effort 'low'")
 	else:
 		effort = str(thinking)
+	fixed = only_effort(model)
+	if fixed is not None and effort is not None and effort != fixed:
+		provider.warn(
+			model, "thinking", f"accepts only reasoning effort '{fixed}'; using '{fixed}'"
+		)
+		effort = fixed
 	if config.search and effort == "minimal":
 		effort = "low"
 		provider.warn(

@@ -5,8 +5,11 @@ Responses API: ``response.output_text.delta`` events carry the text; the stream 
 object a call without streaming returns, so it is parsed by the same `_responses.parse`. Chat
 Completions: ``chat.completion.chunk`` objects carry ``choices[0].delta.content``, the last ones
 the ``finish_reason`` and (asked for with ``stream_options.include_usage``) the usage; the chunks
-are put back together into the ``chat.completion`` object `_chat.parse` reads. Either way, a
-stream that ends before its last event raises a retryable `ProviderError` and runs nothing.
+are put back together into the ``chat.completion`` object `_chat.parse` reads. A refusal
+(``response.refusal.delta``, ``choices[0].delta.refusal``) streams as text, as Anthropic's and
+Gemini's do, when the reply has no other text: the final text is the refusal then, so the deltas
+add up to it. Either way, a stream that ends before its last event raises a retryable
+`ProviderError` and runs nothing.
 """
 
 from __future__ import annotations
@@ -59,18 +62,24 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	model = request.model
 	payload = {**_responses.build(provider, request), "stream": True}
 	url = provider.base_url + "/responses"
-	deltas = Deltas()
+	deltas, refused = Deltas(), Deltas()
+	wrote = False  # whether output text came: a refusal beside it is not the reply's text
 	async for event in provider.post_stream(url, encode(payload), model=model):
 		data = _data(provider, model, event)
 		if not isinstance(data, dict):
 			continue
 		kind = data.get("type") or event.event
+		delta = data.get("delta")
 		if kind == "response.output_text.delta":
-			delta = data.get("delta")
-			if isinstance(delta, str) and delta and (piece := deltas(delta)):
+			if isinstance(delta, str) and delta:
+				wrote = True
+				if piece := deltas(delta):
+					yield TextDelta(piece)
+		elif kind == "response.refusal.delta":
+			if isinstance(delta, str) and not wrote and (piece := refused(delta)):
 				yield TextDelta(piece)
 		elif kind in _ENDS and isinstance(data.get("response"), dict):
-			if rest := deltas.rest():
+			if rest := deltas.rest() or ("" if wrote else refused.rest()):
 				yield TextDelta(rest)
 			yield _responses.parse(provider, model, data["response"])
 			return
@@ -92,7 +101,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 	payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
 	url = provider.base_url + "/chat/completions"
 	texts: list[str] = []
-	deltas = Deltas()
+	deltas, refused = Deltas(), Deltas()
 	refusals: list[str] = []
 	calls: list[Any] = []
 	first: dict[str, Any] = {}
@@ -129,8 +138,11 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 				if piece:
 					texts.append(piece)
 					yield TextDelta(piece)
-			if isinstance(delta.get("refusal"), str):
-				refusals.append(delta["refusal"])
+			refusal = delta.get("refusal")
+			if isinstance(refusal, str) and refusal:
+				refusals.append(refusal)
+				if not texts and (piece := refused(refusal)):  # the text when there is no other
+					yield TextDelta(piece)
 			if delta.get("tool_calls") or delta.get("function_call"):
 				calls.extend(delta.get("tool_calls") or [delta["function_call"]])
 			if choice.get("finish_reason"):
@@ -139,6 +151,8 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		raise cut_off(provider, model)
 	if rest := deltas.rest():
 		texts.append(rest)
+		yield TextDelta(rest)
+	elif not texts and (rest := refused.rest()):
 		yield TextDelta(rest)
 	message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
 	if refusals:
