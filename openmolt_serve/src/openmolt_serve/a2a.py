@@ -22,7 +22,9 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   executor one after another, and those behind the first find the task moved on and run
   nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
-  its own words asked for).
+  its own words asked for). A run waiting for its user to connect an account
+  (``authorization_required``) is ``auth-required`` too, its status message the consent links;
+  once connected, the caller's next message to the task makes the run go on.
 - ``CancelTask`` stops the run (``canceled``).
 
 What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
@@ -85,6 +87,7 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
+from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.openmolt import OpenMolt
@@ -92,7 +95,7 @@ from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import Sessions, run_id_for, run_trigger, session_id
+from openmolt_serve._launch import Sessions, connect_text, run_id_for, run_trigger, session_id
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
@@ -125,7 +128,7 @@ MAX_TASKS = _a2a_store.MAX_TASKS
 MAX_CONTEXT_ID = 256
 """The longest ``contextId`` taken (characters): it names the conversation's session."""
 
-_PARKED = ("human_input_required", "approval_required")
+_PARKED = ("human_input_required", "approval_required", "authorization_required")
 
 _POLL = 0.2
 """Seconds between two reads of a durable run answered after a restart (`OpenMoltExecutor`)."""
@@ -329,7 +332,12 @@ class OpenMoltExecutor(AgentExecutor):
 		run_id = (
 			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
 		)
-		if parked is not None and (parked.pending or {}).get("kind") != "human_input":
+		connecting = parked is not None and bool(authorization_requests(parked))
+		if (
+			parked is not None
+			and not connecting
+			and (parked.pending or {}).get("kind") != ("human_input")
+		):
 			self._park(task_id, parked)  # an approval: the caller cannot decide it
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 			return
@@ -353,7 +361,8 @@ class OpenMoltExecutor(AgentExecutor):
 					trigger="a2a",
 					where=self.agent.name,
 					resume=parked,
-					answer=text if parked is not None else None,
+					# after a consent the run goes on, asking its accounts again: no answer
+					answer=text if parked is not None and not connecting else None,
 					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
 					attachments=attachments if parked is None else (),
 				)
@@ -423,6 +432,9 @@ class OpenMoltExecutor(AgentExecutor):
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
+		elif result.status == "authorization_required":  # the caller's user connects, then says so
+			self._park(task_id, result.state)
+			await updater.requires_auth(self._say(updater, connect_text(result.state)))
 		elif result.status == "guardrail_tripped":  # a policy stopped it: the agent won't go on
 			why = result.error or words or result.status
 			await updater.reject(self._say(updater, f"{result.status}: {why}"))
