@@ -86,6 +86,10 @@ _ADDED_COLUMNS = {"trigger": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 
+_PARKED = ("human_input_required", "approval_required", "authorization_required")
+"""The statuses of a parked run (`openmolt_core.hooks.Park`'s), which `RunStore.cancel_parked` ends."""
+
+
 def default_path() -> Path | None:
 	"""The ``openmolt`` command's run store: ``$OPENMOLT_RUN_STORE``, else the user's state dir.
 
@@ -416,6 +420,33 @@ class RunStore(RunObserver):
 				conn.close()
 
 		await anyio.to_thread.run_sync(write)
+
+	async def cancel_parked(self, run_id: str, reason: str) -> bool:
+		"""Mark a parked run ``cancelled``, so nothing answers it later; whether one was.
+
+		A run parked on a question, an approval or an account (its state stays, for the record)
+		whose caller gave up on it (an A2A ``CancelTask``): the viewer and the surfaces that
+		resume runs from the store then find it waits for nothing.
+
+		Args:
+			run_id: The run.
+			reason: Why, kept as its error.
+		"""
+
+		def update() -> bool:
+			conn = self._connect()
+			try:
+				with conn:
+					done = conn.execute(
+						"UPDATE agent_runs SET status = 'cancelled', pending = NULL, error = ?,"
+						" updated = ? WHERE run_id = ? AND status IN (?, ?, ?)",
+						(reason, _now(), run_id, *_PARKED),
+					)
+					return done.rowcount > 0
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(update)
 
 	# reading ----------------------------------------------------------------------------
 

@@ -25,7 +25,8 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   its own words asked for). A run waiting for its user to connect an account
   (``authorization_required``) is ``auth-required`` too, its status message the consent links;
   once connected, the caller's next message to the task makes the run go on.
-- ``CancelTask`` stops the run (``canceled``).
+- ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
+  store and the durable store too, so no later answer (from any surface) resumes it.
 
 What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
 the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
@@ -46,7 +47,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 from a2a.helpers.proto_helpers import (
@@ -443,11 +444,42 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.failed(self._say(updater, f"{result.status}: {why}"))
 
 	async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-		"""Stop the task (the handler has cancelled its run already) and say so."""
+		"""Stop the task and say so; a run it parked is cancelled where it is kept.
+
+		A running run is cancelled by the handler. A parked one (``input-required``,
+		``auth-required``) is taken out of memory, marked ``cancelled`` in the run store, and
+		cancelled in the durable store (the engine's cancel): a later answer to it, from any
+		surface, is refused.
+		"""
 		task_id = context.task_id or ""
-		self.parked.pop(task_id, None)
+		parked = self.parked.pop(task_id, None)
+		if _waits(context.current_task):
+			run_id = (
+				parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
+			)
+			await self._cancel_parked(task_id, run_id)
 		updater = TaskUpdater(event_queue, task_id, context.context_id or "")
 		await updater.cancel()
+
+	async def _cancel_parked(self, task_id: str, run_id: str) -> None:
+		"""Cancel a task's parked run in the run store and the durable store (failures logged)."""
+		om = OpenMolt.of(self.agent)
+		store = om.run_store
+		if store is not None:
+			try:
+				await store.cancel_parked(run_id, "cancelled by its A2A caller (CancelTask)")
+			except Exception as exc:
+				log.warning("A2A: could not cancel the parked run %s in the store: %s", run_id, exc)
+		backend = om.durability
+		if backend is None or not isinstance(backend, _Cancels):
+			return
+		waiting = await self._durable_question(task_id)
+		if waiting is None:
+			return
+		try:
+			await backend.cancel(waiting.run_id)
+		except Exception as exc:
+			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 
 	def _say(self, updater: TaskUpdater, text: str) -> Message:
 		return new_text_message(
@@ -466,6 +498,15 @@ _EXPIRED_NOTE = (
 	"newest parked runs only, it restarted without a run store, or the operator took the run on); "
 	"send your message as a new task"
 )
+
+
+@runtime_checkable
+class _Cancels(Protocol):
+	"""A durability backend that cancels an unfinished run (``openmolt-dbos``'s)."""
+
+	async def cancel(self, run_id: str) -> str:
+		"""Cancel the run; its workflow id."""
+		...
 
 
 def _waits(task: Task | None) -> bool:
