@@ -13,9 +13,9 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-__all__ = ["EVENT_NAMES", "STREAM_EVENTS", "EventEmitter", "EventName", "Handler"]
+__all__ = ["EVENT_NAMES", "STREAM_EVENTS", "EventEmitter", "EventName", "EventSink", "Handler"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -51,6 +51,22 @@ Handler = Callable[[Any], Awaitable[None] | None]
 """An event handler: takes the event, may be async."""
 
 
+class EventSink(Protocol):
+	"""Where an agent's events emitted outside a drive of a run go besides its handlers.
+
+	The instance's run observers (`openmolt_core.observe.OutsideEvents`): a schedule's fires and
+	skips, a stranded durable run. A drive of a run routes its events to the observers itself.
+	"""
+
+	def listening(self) -> bool:
+		"""Whether anything hears the events (so emitters can skip building them)."""
+		...
+
+	async def __call__(self, event: Any) -> None:
+		"""Hand on an event (masked by the sink, as a run's events are)."""
+		...
+
+
 @dataclass(slots=True)
 class EventEmitter:
 	"""Keeps handlers per event name and calls them, sync or async, without letting them fail a run."""
@@ -58,6 +74,9 @@ class EventEmitter:
 	handlers: dict[str, list[Handler]] | None = None  # made on the first `on`: agents are many
 	extra: frozenset[str] = frozenset()
 	"""Event names accepted beyond the built-in ones (those the agent's capabilities register)."""
+	outside: EventSink | None = None
+	"""Where `emit` also hands every event (the instance's observers); a drive of a run, which
+	tells the observers itself, delivers to the handlers only (`deliver`)."""
 
 	def on(self, name: str, handler: Handler) -> None:
 		"""Add a handler for an event name.
@@ -86,9 +105,26 @@ class EventEmitter:
 
 	def wants(self, name: str) -> bool:
 		"""Whether anything listens to an event (so callers can skip building it)."""
-		return bool(self.handlers and self.handlers.get(name))
+		if self.handlers and self.handlers.get(name):
+			return True
+		outside = self.outside
+		return outside is not None and outside.listening()
 
 	async def emit(self, event: Any) -> None:
+		"""Deliver the event to the handlers (`deliver`), then to the `outside` sink if any.
+
+		Anything that emits on an agent's emitter outside a drive of a run (a scheduler, a
+		durable worker) reaches the instance's observers this way, as a run's events do.
+		"""
+		await self.deliver(event)
+		outside = self.outside
+		if outside is not None and outside.listening():
+			try:
+				await outside(event)
+			except Exception:
+				log.exception("the observers of event %r failed; going on", event.name)
+
+	async def deliver(self, event: Any) -> None:
 		"""Call every handler of the event in order; a failing handler is logged and skipped.
 
 		``event`` is an `openmolt_core.events.Event` (typed loosely here: this module is below

@@ -29,6 +29,7 @@ from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
 	ApprovalGate,
 	Compaction,
+	ObservedOutside,
 	Observers,
 	Offload,
 	OffloadResults,
@@ -703,6 +704,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		sessions=_session_runs,
 		capabilities=_resolved(shared, caps, own, guards, taint),
 	)
+	# Events emitted on the agent outside its runs (schedules, durable workers) reach the
+	# observers too; a run's own go through its drive's observers (`openmolt_core.observe`).
+	agent._events.outside = ObservedOutside(agent, lambda: om.observers)
 	if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 		from openmolt_core.subagents import check_cycles
 

@@ -55,7 +55,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from openmolt_core._emitter import EVENT_NAMES, STREAM_EVENTS, EventEmitter, EventName, Handler
+from openmolt_core._emitter import (
+	EVENT_NAMES,
+	STREAM_EVENTS,
+	EventEmitter,
+	EventName,
+	EventSink,
+	Handler,
+)
 from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
@@ -71,6 +78,7 @@ __all__ = [
 	"EventEmitter",
 	"EventInfo",
 	"EventName",
+	"EventSink",
 	"FinishEvent",
 	"Handler",
 	"HumanInputEvent",

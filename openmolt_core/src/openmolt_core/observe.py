@@ -14,6 +14,10 @@ class Printer(RunObserver):
 om = OpenMolt(observers=[Printer()])
 ```
 
+Events an agent emits outside a drive of a run (a schedule's run starting, ending or skipped,
+a stranded durable run) reach `RunObserver.outside`: whatever emits on an agent's emitter
+reaches the observers (`tell_outside`).
+
 Everything an observer is handed has been through the agent's redactor: `event_data` gives an
 event as redacted JSON, ``outcome.error`` is redacted, and the conversation in ``run.state`` is
 what the model saw (redacted by the loop). An observer that raises is logged and never breaks the
@@ -53,6 +57,7 @@ __all__ = [
 	"event_data",
 	"run_input",
 	"started_by",
+	"tell_outside",
 	"watch_run",
 ]
 
@@ -130,6 +135,18 @@ class RunObserver:
 
 	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
 		"""The drive ended: finished, parked, failed or cancelled."""
+
+	async def outside(self, agent: Agent, event: Event, data: dict[str, Any]) -> None:
+		"""An agent emitted an event outside a drive of a run.
+
+		``schedule:run``, ``schedule:end``, ``schedule:skip`` (`openmolt_core.scheduler`) and
+		``run:stranded`` (a durable worker); ``event.run_id`` names the run it is about, if any.
+
+		Args:
+			agent: The agent.
+			event: The event, as emitted.
+			data: The event as redacted JSON (`event_data` with the agent's redactor).
+		"""
 
 	def wrap_port(self, run: ObservedRun, port: RunPort) -> RunPort:
 		"""Return the durability port this run uses (by default ``port`` itself).
@@ -253,9 +270,31 @@ class _Tee(EventEmitter):
 		return name not in STREAM_EVENTS or self._inner.wants(name)
 
 	async def emit(self, event: Event) -> None:
-		await self._inner.emit(event)
+		await self._inner.deliver(event)  # the drive tells the observers itself, just below
 		if event.name not in STREAM_EVENTS:
 			await self._watch.notify("event", event)
+
+
+async def tell_outside(agent: Agent, observers: Sequence[RunObserver], event: Event) -> None:
+	"""Tell observers about an event an agent emitted outside a drive (`RunObserver.outside`).
+
+	The event is masked with the agent's redactor, as a run's events are; a failing observer is
+	logged and skipped. The agent's emitter calls it (its sink,
+	`openmolt_core.capabilities.ObservedOutside`), so every such event reaches the observers.
+
+	Args:
+		agent: The agent that emitted it.
+		observers: The instance's observers.
+		event: The event.
+	"""
+	if event.name in STREAM_EVENTS:
+		return
+	data = event_data(event, agent._redactor)
+	for observer in tuple(observers):
+		try:
+			await observer.outside(agent, event, data)
+		except Exception:
+			log.exception("run observer %r failed in outside; going on", observer)
 
 
 class WatchedRun:

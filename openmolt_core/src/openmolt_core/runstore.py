@@ -36,6 +36,7 @@ from openmolt_core._support.private import private_file
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 
 if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
 	from openmolt_core.events import Event
 	from openmolt_core.result import RunState
 
@@ -85,6 +86,10 @@ _ADDED_COLUMNS = {"trigger": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 
+_PARKED = ("human_input_required", "approval_required", "authorization_required")
+"""The statuses of a parked run (`openmolt_core.hooks.Park`'s), which `RunStore.cancel_parked` ends."""
+
+
 def default_path() -> Path | None:
 	"""The ``openmolt`` command's run store: ``$OPENMOLT_RUN_STORE``, else the user's state dir.
 
@@ -118,7 +123,9 @@ class StoredRun:
 		run_id: The run's id.
 		agent: The agent's name.
 		model: The model id.
-		status: ``running``, the run's status, or ``cancelled``.
+		status: ``running``, the run's status, ``cancelled``, ``stranded`` (a durable run that
+			waits for an agent version no live worker serves) or ``skipped`` (a schedule's due
+			time that did not run; its row's id is ``<schedule id>@<due time>:skipped``).
 		started: When it started (ISO 8601, UTC).
 		updated: When its row last changed.
 		ended: When it ended; None while running (or if its process died).
@@ -348,6 +355,99 @@ class RunStore(RunObserver):
 			row,
 		)
 
+	async def outside(self, agent: Agent, event: Event, data: dict[str, Any]) -> None:
+		"""Record an event emitted outside a run: with the run it names, and in the run's row.
+
+		``run:stranded`` marks its run ``stranded`` (not ``running``, whose process is gone);
+		``schedule:skip`` records the due time as a ``skipped`` run of the schedule (trigger
+		``schedule``), so the list of a schedule's runs shows it.
+		"""
+		now = _now()
+		name = event.name
+		run_id = event.run_id
+		rows: list[tuple[str, tuple[Any, ...]]] = []
+		if name == "schedule:skip":
+			record = data.get("record") or {}
+			run_id = f"{data.get('schedule_id')}@{record.get('due')}:skipped"
+			trigger = {"kind": "schedule", "where": data.get("schedule_id")}
+			rows.append(
+				(
+					"INSERT OR IGNORE INTO agent_runs (run_id, agent, model, status, started,"
+					" updated, ended, error, pid, trigger) VALUES (?, ?, ?, 'skipped', ?, ?, ?, ?,"
+					" ?, ?)",
+					(
+						run_id,
+						agent.name,
+						_model(agent),
+						record.get("started") or now,
+						now,
+						record.get("ended") or now,
+						record.get("note"),
+						os.getpid(),
+						_dumps(trigger),
+					),
+				)
+			)
+		elif name == "run:stranded" and run_id:
+			error = (
+				f"waits for agent version {data.get('version')!r}, which no live worker serves"
+				f" (this worker serves {data.get('current')!r})"
+			)
+			rows.append(
+				(
+					"UPDATE agent_runs SET status = 'stranded', updated = ?, error = ?"
+					" WHERE run_id = ? AND status = 'running'",
+					(now, error, run_id),
+				)
+			)
+		if not run_id:
+			return
+		rows.append(
+			(
+				"INSERT INTO run_events (run_id, seq, name, step, time, data)"
+				" VALUES (?, ?, ?, ?, ?, ?)",
+				(run_id, event.seq, name, event.step, now, _dumps(data)),
+			)
+		)
+
+		def write() -> None:
+			conn = self._connect()
+			try:
+				with conn:
+					for sql, row in rows:
+						conn.execute(sql, row)
+			finally:
+				conn.close()
+
+		await anyio.to_thread.run_sync(write)
+
+	async def cancel_parked(self, run_id: str, reason: str) -> bool:
+		"""Mark a parked run ``cancelled``, so nothing answers it later; whether one was.
+
+		A run parked on a question, an approval or an account (its state stays, for the record)
+		whose caller gave up on it (an A2A ``CancelTask``): the viewer and the surfaces that
+		resume runs from the store then find it waits for nothing.
+
+		Args:
+			run_id: The run.
+			reason: Why, kept as its error.
+		"""
+
+		def update() -> bool:
+			conn = self._connect()
+			try:
+				with conn:
+					done = conn.execute(
+						"UPDATE agent_runs SET status = 'cancelled', pending = NULL, error = ?,"
+						" updated = ? WHERE run_id = ? AND status IN (?, ?, ?)",
+						(reason, _now(), run_id, *_PARKED),
+					)
+					return done.rowcount > 0
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(update)
+
 	# reading ----------------------------------------------------------------------------
 
 	async def runs(
@@ -501,6 +601,11 @@ class RunStore(RunObserver):
 		if not rows or rows[0][0] is None:
 			return None
 		return RunState.from_dict(json.loads(rows[0][0]))
+
+
+def _model(agent: Agent) -> str:
+	# As `openmolt_core.observe.watch_run` names it.
+	return f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model
 
 
 def _run(row: tuple[Any, ...]) -> StoredRun:

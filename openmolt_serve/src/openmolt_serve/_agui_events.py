@@ -55,6 +55,7 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel
 
+from openmolt_core.accounts import authorization_requests
 from openmolt_core.events import (
 	ErrorEvent,
 	Event,
@@ -63,13 +64,22 @@ from openmolt_core.events import (
 	ToolCallEvent,
 	ToolResponseEvent,
 )
+from openmolt_serve._launch import connect_text
 
 if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalRequest
 	from openmolt_core.result import RunResult
 	from openmolt_core.secrets import Redactor
 
-__all__ = ["APPROVAL_SCHEMA", "MAPPED", "PROTOCOL_VERSION", "AguiEvents", "question_id"]
+__all__ = [
+	"APPROVAL_SCHEMA",
+	"MAPPED",
+	"PARKED",
+	"PROTOCOL_VERSION",
+	"AguiEvents",
+	"authorization_id",
+	"question_id",
+]
 
 PROTOCOL_VERSION = "1.0"
 """The AG-UI version these events follow (that of ``ag-ui-protocol``)."""
@@ -86,9 +96,18 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 """The answer an approval interrupt expects (its ``responseSchema``)."""
 
 
+PARKED: tuple[str, ...] = ("human_input_required", "approval_required", "authorization_required")
+"""The statuses a run ends with that are an ``interrupt`` outcome: it waits, it did not fail."""
+
+
 def question_id(run_id: str, step: int) -> str:
 	"""The interrupt id of the question a run parked on at a step."""
 	return f"{run_id}:question:{step}"
+
+
+def authorization_id(run_id: str, step: int) -> str:
+	"""The interrupt id of the accounts a run parked on at a step wait for its user to connect."""
+	return f"{run_id}:authorization:{step}"
 
 
 def _json(value: Any) -> Any:
@@ -286,11 +305,7 @@ class AguiEvents:
 		if result is not None:
 			out += self.text(_words(result))
 		out += self.end_text()
-		if result is None or result.status not in (
-			"success",
-			"human_input_required",
-			"approval_required",
-		):
+		if result is None or result.status not in ("success", *PARKED):
 			status = result.status if result is not None else "error"
 			why = (result.error or result.human_message) if result is not None else None
 			message = why or (f"{type(error).__name__}: {error}" if error else status)
@@ -327,6 +342,23 @@ class AguiEvents:
 					reason="question",
 					message=self.redact(str(pending.get("message", ""))),
 					response_schema={"type": "string"},
+				)
+			]
+		if result.status == "authorization_required":
+			requests = authorization_requests(result.state)
+			return [
+				Interrupt(
+					id=authorization_id(result.state.run_id, result.state.steps),
+					reason="authorization",
+					message=self.redact(connect_text(result.state)),
+					metadata={
+						"accounts": self.redact.deep(
+							[
+								{k: r.get(k) for k in ("integration", "tool", "reason", "url")}
+								for r in requests
+							]
+						)
+					},
 				)
 			]
 		where = "" if decide else " (decided in the run viewer, not here)"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
+from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError, RunError
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, started_by
 from openmolt_core.openmolt import OpenMolt
@@ -38,6 +39,7 @@ __all__ = [
 	"Launcher",
 	"RunCancelled",
 	"Sessions",
+	"connect_text",
 	"in_memory_sessions",
 	"run_id_for",
 	"run_trigger",
@@ -135,6 +137,26 @@ def scope_prefix(kind: str, agent: str, scope: str | None = None) -> str:
 	if scope is not None:
 		head += f"{uuid.uuid5(_NAMESPACE, scope).hex[:12]}-"
 	return head
+
+
+def connect_text(state: RunState) -> str:
+	"""What a run parked on ``authorization_required`` tells its user: the consent links.
+
+	Every surface says it in these words (a chat, an A2A task's status, an AG-UI interrupt);
+	the caller masks it with the instance's secrets before it leaves.
+
+	Args:
+		state: The parked run's state (`openmolt_core.accounts.authorization_requests`).
+	"""
+	links = [
+		f"{r.get('integration')}: {r.get('url')}"
+		for r in authorization_requests(state)
+		if r.get("url")
+	]
+	return (
+		"To do this I need access to your account. Connect it here, and I will go on:\n"
+		+ "\n".join(links)
+	)
 
 
 async def run_trigger(

@@ -22,8 +22,11 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   executor one after another, and those behind the first find the task moved on and run
   nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
-  its own words asked for).
-- ``CancelTask`` stops the run (``canceled``).
+  its own words asked for). A run waiting for its user to connect an account
+  (``authorization_required``) is ``auth-required`` too, its status message the consent links;
+  once connected, the caller's next message to the task makes the run go on.
+- ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
+  store and the durable store too, so no later answer (from any surface) resumes it.
 
 What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
 the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
@@ -44,7 +47,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 from a2a.helpers.proto_helpers import (
@@ -85,6 +88,7 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
+from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.openmolt import OpenMolt
@@ -92,7 +96,7 @@ from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import Sessions, run_id_for, run_trigger, session_id
+from openmolt_serve._launch import Sessions, connect_text, run_id_for, run_trigger, session_id
 from openmolt_serve._token import TokenGuard
 
 if TYPE_CHECKING:
@@ -125,7 +129,7 @@ MAX_TASKS = _a2a_store.MAX_TASKS
 MAX_CONTEXT_ID = 256
 """The longest ``contextId`` taken (characters): it names the conversation's session."""
 
-_PARKED = ("human_input_required", "approval_required")
+_PARKED = ("human_input_required", "approval_required", "authorization_required")
 
 _POLL = 0.2
 """Seconds between two reads of a durable run answered after a restart (`OpenMoltExecutor`)."""
@@ -329,7 +333,12 @@ class OpenMoltExecutor(AgentExecutor):
 		run_id = (
 			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
 		)
-		if parked is not None and (parked.pending or {}).get("kind") != "human_input":
+		connecting = parked is not None and bool(authorization_requests(parked))
+		if (
+			parked is not None
+			and not connecting
+			and (parked.pending or {}).get("kind") != ("human_input")
+		):
 			self._park(task_id, parked)  # an approval: the caller cannot decide it
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 			return
@@ -353,7 +362,8 @@ class OpenMoltExecutor(AgentExecutor):
 					trigger="a2a",
 					where=self.agent.name,
 					resume=parked,
-					answer=text if parked is not None else None,
+					# after a consent the run goes on, asking its accounts again: no answer
+					answer=text if parked is not None and not connecting else None,
 					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
 					attachments=attachments if parked is None else (),
 				)
@@ -423,6 +433,9 @@ class OpenMoltExecutor(AgentExecutor):
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
+		elif result.status == "authorization_required":  # the caller's user connects, then says so
+			self._park(task_id, result.state)
+			await updater.requires_auth(self._say(updater, connect_text(result.state)))
 		elif result.status == "guardrail_tripped":  # a policy stopped it: the agent won't go on
 			why = result.error or words or result.status
 			await updater.reject(self._say(updater, f"{result.status}: {why}"))
@@ -431,11 +444,42 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.failed(self._say(updater, f"{result.status}: {why}"))
 
 	async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-		"""Stop the task (the handler has cancelled its run already) and say so."""
+		"""Stop the task and say so; a run it parked is cancelled where it is kept.
+
+		A running run is cancelled by the handler. A parked one (``input-required``,
+		``auth-required``) is taken out of memory, marked ``cancelled`` in the run store, and
+		cancelled in the durable store (the engine's cancel): a later answer to it, from any
+		surface, is refused.
+		"""
 		task_id = context.task_id or ""
-		self.parked.pop(task_id, None)
+		parked = self.parked.pop(task_id, None)
+		if _waits(context.current_task):
+			run_id = (
+				parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
+			)
+			await self._cancel_parked(task_id, run_id)
 		updater = TaskUpdater(event_queue, task_id, context.context_id or "")
 		await updater.cancel()
+
+	async def _cancel_parked(self, task_id: str, run_id: str) -> None:
+		"""Cancel a task's parked run in the run store and the durable store (failures logged)."""
+		om = OpenMolt.of(self.agent)
+		store = om.run_store
+		if store is not None:
+			try:
+				await store.cancel_parked(run_id, "cancelled by its A2A caller (CancelTask)")
+			except Exception as exc:
+				log.warning("A2A: could not cancel the parked run %s in the store: %s", run_id, exc)
+		backend = om.durability
+		if backend is None or not isinstance(backend, _Cancels):
+			return
+		waiting = await self._durable_question(task_id)
+		if waiting is None:
+			return
+		try:
+			await backend.cancel(waiting.run_id)
+		except Exception as exc:
+			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 
 	def _say(self, updater: TaskUpdater, text: str) -> Message:
 		return new_text_message(
@@ -454,6 +498,15 @@ _EXPIRED_NOTE = (
 	"newest parked runs only, it restarted without a run store, or the operator took the run on); "
 	"send your message as a new task"
 )
+
+
+@runtime_checkable
+class _Cancels(Protocol):
+	"""A durability backend that cancels an unfinished run (``openmolt-dbos``'s)."""
+
+	async def cancel(self, run_id: str) -> str:
+		"""Cancel the run; its workflow id."""
+		...
 
 
 def _waits(task: Task | None) -> bool:

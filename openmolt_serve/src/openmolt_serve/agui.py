@@ -15,11 +15,13 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 - **Threads**: each ``threadId`` is a session (`openmolt_core.sessions`, id
   ``agui:<agent>:<thread>``): the agent sees the thread's earlier turns, so a client sends only
   what is new (the last message, a user's, is the input; ``context`` items ride along with it).
-- **Interrupts**: a run that asks a question, or waits for an approval, ends with
+- **Interrupts**: a run that asks a question, waits for an approval, or waits for its user to
+  connect an account (reason ``authorization``: the message holds the consent links), ends with
   ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
   ``resume`` entries (``interruptId``, ``status``, ``payload``): a question's payload is the
   answer; an approval's is ``{"approved": true|false, "reason"?, "input"?}``, accepted only with
-  ``decideApprovals: true`` (otherwise the operator decides in the run viewer).
+  ``decideApprovals: true`` (otherwise the operator decides in the run viewer); an
+  authorization's entry (any payload) says the user connected: the run goes on.
 """
 
 from __future__ import annotations
@@ -50,9 +52,10 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
-from openmolt_serve._agui_events import MAPPED, AguiEvents, question_id
+from openmolt_serve._agui_events import MAPPED, PARKED, AguiEvents, authorization_id, question_id
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
@@ -192,6 +195,10 @@ class AguiEndpoint:
 		if parked is None or parked.pending is None:
 			raise _Refused(409, "resume: this thread has no run waiting for an answer", "nothing")
 		entries = {entry.interrupt_id: entry for entry in given.resume}
+		if authorization_requests(parked):  # the user connected (they say): it asks again
+			if authorization_id(parked.run_id, parked.steps) not in entries:
+				raise _Refused(409, "resume: no entry answers the accounts this thread waits for")
+			return _Start(resume=parked)
 		if parked.pending.get("kind") == "human_input":
 			entry = entries.get(question_id(parked.run_id, parked.steps))
 			if entry is None:
@@ -251,10 +258,7 @@ class AguiEndpoint:
 			async def done(result: RunResult | None, error: BaseException | None) -> None:
 				with send, _giving_back(turn):
 					approvals: list[ApprovalRequest] = []
-					if result is not None and result.status in (
-						"human_input_required",
-						"approval_required",
-					):
+					if result is not None and result.status in PARKED:
 						thread.parked = result.state
 						if result.status == "approval_required":
 							approvals = self.agent.approval_requests(result.state)

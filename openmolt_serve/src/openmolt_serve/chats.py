@@ -54,7 +54,7 @@ from openmolt_core.result import RunResult, RunState
 from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
-from openmolt_serve._launch import Launcher, run_id_for, scope_prefix, session_id
+from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
 from openmolt_serve._seen import SqliteSeen, seen_store
 
@@ -154,18 +154,6 @@ def _private(message: Incoming) -> bool:
 	if message.channel == "telegram":
 		return message.chat == message.user
 	return message.chat.startswith("D")  # Slack: a direct message's channel id
-
-
-def _connect_text(state: RunState) -> str:
-	links = [
-		f"{r.get('integration')}: {r.get('url')}"
-		for r in authorization_requests(state)
-		if r.get("url")
-	]
-	return (
-		"To do this I need access to your account. Connect it here, and I will go on:\n"
-		+ "\n".join(links)
-	)
 
 
 _NO_QUESTION = "I need your answer to go on: what should I do?"
@@ -422,7 +410,7 @@ class Conversations:
 				)
 			else:
 				chat.parked, chat.asked = result.state, message
-				text = _connect_text(result.state)
+				text = connect_text(result.state)
 		else:
 			text = _reply(result, error)
 		text = self.redact(text)  # what the run says goes to people outside the instance

@@ -16,8 +16,17 @@ from openmolt_core.triggers import TRIGGER_KINDS
 
 __all__ = ["ORIGINS", "STATUSES", "options"]
 
-STATUSES: tuple[str, ...] = ("running", "waiting", *get_args(RunStatus), "cancelled", "killed")
-"""The statuses the list can be filtered by (every `RunStatus`, ``cancelled``, and ``killed``)."""
+STATUSES: tuple[str, ...] = (
+	"running",
+	"waiting",
+	*get_args(RunStatus),
+	"cancelled",
+	"killed",
+	"stranded",
+	"skipped",
+)
+"""The statuses the list can be filtered by (every `RunStatus`, ``cancelled``, ``killed``, and
+the run store's ``stranded`` and ``skipped``: `openmolt_core.runstore.StoredRun.status`)."""
 
 ORIGINS: tuple[str, ...] = tuple(dict.fromkeys(("cli", "api", *TRIGGER_KINDS)))
 """Where a run can come from (`openmolt_core.observe.started_by`): the CLI, Python, any trigger."""

@@ -47,6 +47,7 @@ __all__ = [
 	"READ_TOOL",
 	"ApprovalGate",
 	"Compaction",
+	"ObservedOutside",
 	"Observers",
 	"Offload",
 	"OffloadResults",
@@ -135,6 +136,37 @@ class Observers(Capability):
 			parent=link.run_id if link is not None else None,
 		)
 		return await watch.drive(ctx, drive)
+
+
+class ObservedOutside:
+	"""An agent's emitter's sink (`openmolt_core.events.EventEmitter.outside`): its observers.
+
+	What emits on an agent outside a drive of a run (a schedule's fire or skip, a durable
+	worker's ``run:stranded``) reaches the instance's observers through it
+	(`openmolt_core.observe.tell_outside`, loaded at the first such event).
+
+	Args:
+		agent: The agent whose emitter it serves.
+		observers: Returns the instance's observers (read at each event).
+	"""
+
+	__slots__ = ("agent", "observers")
+
+	def __init__(self, agent: Agent, observers: Callable[[], Sequence[RunObserver]]) -> None:
+		self.agent: Agent = agent
+		"""The agent whose emitter it serves."""
+		self.observers: Callable[[], Sequence[RunObserver]] = observers
+		"""Returns the instance's observers."""
+
+	def listening(self) -> bool:
+		"""Whether the instance has observers."""
+		return bool(self.observers())
+
+	async def __call__(self, event: Any) -> None:
+		"""Tell the observers about the event, masked (`openmolt_core.observe.tell_outside`)."""
+		from openmolt_core.observe import tell_outside
+
+		await tell_outside(self.agent, self.observers(), event)
 
 
 class ApprovalGate(Capability):

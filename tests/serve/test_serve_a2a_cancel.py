@@ -1,0 +1,93 @@
+"""CancelTask of a task whose run is parked cancels the run where it is kept (the run store, the
+durable store): it no longer waits, and a later answer from any surface is refused."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.types import CancelTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+
+from openmolt import OpenMolt
+from openmolt_core.errors import OpenMoltError
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+from openmolt_serve._launch import run_id_for
+from openmolt_serve.chats import park_questions
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+TOKEN = "a2a-token-for-tests-0123456789"
+
+
+def message(text: str, **ids: str) -> SendMessageRequest:
+	return SendMessageRequest(
+		message=Message(
+			message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+		)
+	)
+
+
+async def _park_and_cancel(om: OpenMolt) -> str:
+	"""Serve Helper, park its run on a question, cancel the task; the run's id."""
+	agent = om.create_agent(
+		name="Helper", model=ScriptedModel([ask_human("Which invoice?"), finish("paid")])
+	)
+	park_questions(agent)
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	headers = {"Authorization": f"Bearer {TOKEN}"}
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(headers=headers, timeout=30) as http,
+	):
+		config = ClientConfig(httpx_client=http, streaming=False)
+		client = await create_client(f"{server.url}/a2a/Helper", client_config=config)
+		(first,) = [r async for r in client.send_message(message("pay it"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+		cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
+		assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+	return run_id_for("a2a", "Helper", task.id)
+
+
+async def test_a_parked_run_in_the_run_store_is_cancelled_with_its_task(tmp_path: Path) -> None:
+	"""The store's row is cancelled, waits for nothing: the viewer offers no answer to it."""
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	run_id = await _park_and_cancel(om)
+	assert om.run_store is not None
+	row = await om.run_store.run(run_id)
+	assert row is not None
+	assert (row.status, row.pending) == ("cancelled", None)
+	assert "CancelTask" in (row.error or "")
+	await om.aclose()
+
+
+@pytest.fixture
+async def durable(tmp_path: Path) -> AsyncIterator[str]:
+	yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()
+	DBOS.destroy()
+	_engine.reset_engine()
+
+
+@pytest.mark.xdist_group("dbos")
+async def test_a_parked_durable_run_is_cancelled_with_its_task(durable: str) -> None:
+	"""The engine cancels it: it is no longer pending, and an answer to it is refused."""
+	om = OpenMolt(durability=durable, entry_points=False)
+	run_id = await _park_and_cancel(om)
+	assert [p.run_id for p in await om.pending()] == []
+	with pytest.raises(OpenMoltError) as answered:
+		await om.answer(run_id, "INV-2")
+	assert run_id in str(answered.value) or "cancel" in str(answered.value).lower()
+	await om.aclose()
