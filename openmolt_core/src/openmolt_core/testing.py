@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, get_args
 import anyio
 import anyio.lowlevel
 
-from openmolt_core._support.words import quantity
 from openmolt_core.commands import (
 	CallTool,
 	Finish,
@@ -68,9 +67,16 @@ Reply = str | dict[str, Any] | list[dict[str, Any]] | Callable[[ModelRequest], A
 the request returning one of those."""
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+	# Only for the messages of a script gone wrong: a plain run's imports stay the kernel's.
+	from openmolt_core._support.words import quantity
+
+	return quantity(n, noun, plural)
+
+
 def _scripted(n: int) -> str:
 	"""``1 reply was scripted``, ``2 replies were scripted``."""
-	return f"{quantity(n, 'reply', 'replies')} {'was' if n == 1 else 'were'} scripted"
+	return f"{_count(n, 'reply', 'replies')} {'was' if n == 1 else 'were'} scripted"
 
 
 class ScriptedModelError(AssertionError):
@@ -158,7 +164,7 @@ class ScriptedModel:
 		self.requests.append(replace(request, messages=list(request.messages)))
 		if index >= len(self.replies):
 			raise ScriptedModelError(
-				f"the model was called {quantity(index + 1, 'time')} but only "
+				f"the model was called {_count(index + 1, 'time')} but only "
 				f"{_scripted(len(self.replies))}"
 			)
 		reply = self.replies[index]
@@ -191,7 +197,7 @@ class ScriptedModel:
 		if len(self.requests) != len(self.replies):
 			raise ScriptedModelError(
 				f"{_scripted(len(self.replies))} but the model was called "
-				f"{quantity(len(self.requests), 'time')}"
+				f"{_count(len(self.requests), 'time')}"
 			)
 
 	def last_turn(self) -> Any:
