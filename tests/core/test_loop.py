@@ -863,3 +863,12 @@ async def test_the_time_budget_bounds_a_model_call_in_flight() -> None:
 	with anyio.fail_after(5):
 		result = await agent.run("x")
 	assert result.status == "limit_reached" and "during a model call" in (result.error or "")
+
+
+async def test_a_one_step_budget_says_one_step() -> None:
+	"""The limit's words read right for one: "1 step used", not "1 steps used"."""
+	agent, model = make_agent([call_tool("local.add", a=1, b=1)], output_schema=Report, max_steps=1)
+	result = await agent.run()
+	assert (result.status, result.error) == ("limit_reached", "1 step used")
+	notice = json.loads(model.requests[0].messages[-1].content)["notice"]
+	assert "(1 step)" in notice

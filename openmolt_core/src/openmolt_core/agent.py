@@ -1663,7 +1663,9 @@ class Agent:
 		self, state: RunState, port: RunPort, deadline: float | None, link: CallingRun | None
 	) -> RunEnd | None:
 		if self.max_steps and state.steps >= self.max_steps:
-			return RunEnd("limit_reached", None, f"{self.max_steps} steps used")
+			from openmolt_core._support.words import quantity  # a run's end: "1 step used"
+
+			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
 		if self.max_tokens and state.usage.total_tokens >= self.max_tokens:
 			return RunEnd(
 				"limit_reached",
@@ -1700,7 +1702,9 @@ class Agent:
 	def _last_call(self, state: RunState, link: CallingRun | None = None) -> str | None:
 		"""Why the coming call is the run's last, if it is."""
 		if self.max_steps and state.steps + 1 >= self.max_steps:
-			return f"{self.max_steps} steps"
+			from openmolt_core._support.words import quantity  # the last step only
+
+			return quantity(self.max_steps, "step")
 		if self.max_tokens and state.steps:
 			per_call = state.usage.total_tokens / state.steps
 			if state.usage.total_tokens + per_call >= self.max_tokens:
