@@ -130,3 +130,36 @@ async def test_a_run_with_observers_hears_its_events_once() -> None:
 	agent.on("finish", lambda e: heard.append(e.name))
 	await agent.run("x")
 	assert heard == ["finish"] and seen.seen == []
+
+
+async def test_observers_alone_do_not_turn_streaming_on() -> None:
+	"""With an observer and no ``text:delta`` listener, a step asks the provider's ``generate``.
+
+	Observers never get the streaming previews; counting them as listeners made every run of an
+	observed instance stream (a server that streams differently then failed where ``generate``
+	had said what to set).
+	"""
+	from openmolt_core import ModelResponse, Usage
+
+	class Both:
+		name = "both"
+		model = "both"
+
+		def __init__(self) -> None:
+			self.calls: list[str] = []
+
+		async def generate(self, request: Any) -> Any:
+			self.calls.append("generate")
+			text = json.dumps({"commands": [{"type": "finish", "output": {"ok": True}}]})
+			return ModelResponse(text=text, usage=Usage(input_tokens=1, output_tokens=1, calls=1))
+
+		async def stream(self, request: Any) -> Any:
+			self.calls.append("stream")
+			yield await self.generate(request)
+
+	provider = Both()
+	om = OpenMolt(entry_points=False, observers=[Outside()])
+	agent = om.create_agent(name="A", model=provider)
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	assert provider.calls == ["generate"]

@@ -107,8 +107,9 @@ class EventEmitter:
 		"""Whether anything listens to an event (so callers can skip building it)."""
 		if self.handlers and self.handlers.get(name):
 			return True
+		# The observers never get the streaming previews: they alone must not turn streaming on.
 		outside = self.outside
-		return outside is not None and outside.listening()
+		return outside is not None and name not in STREAM_EVENTS and outside.listening()
 
 	async def emit(self, event: Any) -> None:
 		"""Deliver the event to the handlers (`deliver`), then to the `outside` sink if any.
@@ -118,7 +119,7 @@ class EventEmitter:
 		"""
 		await self.deliver(event)
 		outside = self.outside
-		if outside is not None and outside.listening():
+		if outside is not None and event.name not in STREAM_EVENTS and outside.listening():
 			try:
 				await outside(event)
 			except Exception:
