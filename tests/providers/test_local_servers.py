@@ -145,6 +145,29 @@ async def test_an_explicit_mode_and_the_vendor_never_fall_back(monkeypatch) -> N
 	assert all(p == "/v1/responses" for _, p, _ in servers.seen)
 
 
+async def test_an_explicit_mode_streamed_says_the_same(monkeypatch) -> None:
+	"""Streamed (the command streams on a terminal), the 404 says what to set, as generate does.
+
+	The stream path raised the bare "not found (404): check the model name" instead.
+	"""
+	servers = Servers(chat_only={"llama.local"})
+	om = OpenMolt(
+		llm_providers={
+			"llama": {
+				"provider": "openai",
+				"base_url": "http://llama.local/v1",
+				"api_mode": "responses",
+				"max_retries": 0,
+			},
+		},
+		http_client=servers.client,
+	)
+	with pytest.raises(ProviderError, match=r"set llm_providers\['llama'\]\['api_mode'\] = 'chat'"):
+		async for _ in om.provider("llama").stream(_request()):
+			pass
+	assert all(p == "/v1/responses" for _, p, _ in servers.seen)
+
+
 def _request():
 	from openmolt_core.llm import Message, ModelRequest
 

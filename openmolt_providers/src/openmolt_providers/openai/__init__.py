@@ -152,7 +152,7 @@ class OpenAIProvider(HTTPProvider):
 				lambda: _responses.build(self, plain_request(request)),
 			)
 		except ProviderError as exc:
-			if exc.status_code not in _NO_ENDPOINT or self.official:
+			if not self._no_responses(exc):
 				raise
 			return await self._without_responses(request, exc)
 		if "output" not in data and _unknown_endpoint(data):
@@ -211,10 +211,27 @@ class OpenAIProvider(HTTPProvider):
 				streamed = True
 				yield chunk
 		except ProviderError as exc:
+			if not streamed and self.api_mode != "chat" and self._no_responses(exc):
+				# As `generate` says it: the server has no Responses API (or falls back to chat).
+				async for chunk in self._at_once_after(request, exc):
+					yield chunk
+				return
 			if streamed or self.official or refuses_stream(exc) or not _fallback.blames_format(exc):
 				raise  # a refused stream is the caller's (`streamed`) to handle
 			async for chunk in self._at_once(request):
 				yield chunk
+
+	def _no_responses(self, exc: ProviderError) -> bool:
+		"""Whether a failure says the server has no Responses API (not OpenAI's own server)."""
+		return exc.status_code in _NO_ENDPOINT and not self.official
+
+	async def _at_once_after(
+		self, request: ModelRequest, exc: ProviderError
+	) -> AsyncIterator[StreamChunk]:
+		response = await self._without_responses(request, exc)
+		if response.text:
+			yield TextDelta(response.text)
+		yield response
 
 	async def _at_once(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		response = await self.generate(request)
