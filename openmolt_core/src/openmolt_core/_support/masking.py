@@ -860,15 +860,38 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	return out
 
 
-_URL_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]*)@")
+_URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
+_QUERY_HINTS = (*_HINTS, "session")
+_PUBLIC_QUERY = (
+	*_PUBLIC_SUFFIXES,
+	"path",
+	"home",
+	"dir",
+	"lang",
+	"level",
+	"mode",
+	"host",
+	"port",
+	"tz",
+	"format",
+	"type",
+)
+"""Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
 def url_secrets(url: str) -> set[str]:
-	"""The secrets a URL carries: its userinfo's password, and query values named like secrets.
+	"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password: the user
-	is the token), ``postgresql://user:PASSWORD@db/runs``, ``https://x.example/v1?api-key=KEY``
-	(an Azure deployment) or ``?sig=...`` (a signed URL). Each as written and percent-decoded.
+	is the token), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
+	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
+	hold an ``@``: the userinfo ends at the last one), ``https://x.example/v1?api-key=KEY`` (an
+	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
+	at one, or when it has 6+ characters, is not a number and its key does not name something
+	public (``sslmode``, ``api-version``, ``region``). Each as written and percent-decoded.
+
+	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
+	environment and MCP servers (``openmolt_mcp``).
 
 	Args:
 		url: The URL (text that is not one gives nothing).
@@ -877,17 +900,27 @@ def url_secrets(url: str) -> set[str]:
 
 	out: set[str] = set()
 	text = url.strip()
-	found = _URL_USERINFO.match(text)
-	if found:
-		user, _, password = found[1].partition(":")
-		secret = password or user
-		out.update((secret, unquote(secret)))
+	authority = _URL_AUTHORITY.match(text)
+	if authority and "@" in authority[1]:
+		user, _, password = authority[1].rpartition("@")[0].partition(":")
+		for secret in (password, user if not password or _token_like(user) else ""):
+			out.update((secret, unquote(secret)))
 	try:
-		query = urlsplit(text).query
+		query = urlsplit(text).query if authority else ""
 	except ValueError:
 		query = ""
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
-		if raw and any(h in unquote_plus(key).lower() for h in _HINTS):
-			out.update((raw, unquote(raw), unquote_plus(raw)))
+		name = unquote_plus(key).lower()
+		hinted = any(h in name for h in _QUERY_HINTS)
+		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
+			if hinted or (
+				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
+			):
+				out.add(value)
 	return {v for v in out if v.strip()}
+
+
+def _token_like(user: str) -> bool:
+	"""Whether a URL's user name looks like a token (not ``postgres``, ``admin``, ``x-access-token``)."""
+	return len(user) >= 20 or (len(user) >= 8 and any(c.isdigit() for c in user))
