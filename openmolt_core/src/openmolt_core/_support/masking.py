@@ -46,6 +46,7 @@ __all__ = [
 	"environment_secrets",
 	"held_back",
 	"install_log_redaction",
+	"known_secrets",
 	"mask",
 	"mask_deep",
 	"mask_exception",
@@ -568,16 +569,22 @@ def _secrets_now() -> frozenset[str]:
 	return frozenset(found)
 
 
+def known_secrets() -> frozenset[str]:
+	"""What the logging filter knows now, and the environment's secrets (`mask_known`)."""
+	return _secrets_now() | frozenset(environment_secrets())
+
+
 def mask_known(text: str) -> str:
 	"""The text masked with what the logging filter knows now, and the environment's secrets.
 
 	For what is shown outside a log record or a run: the ``openmolt`` command's error lines,
-	tracebacks and warnings, which may come before any instance (and its secret set) exists.
+	tracebacks and warnings, which may come before any instance (and its secret set) exists;
+	and what was stored before a secret was known (``openmolt logs``, the run viewer).
 
 	Args:
 		text: The text.
 	"""
-	return mask(text, _secrets_now() | frozenset(environment_secrets()))
+	return mask(text, known_secrets())
 
 
 _BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
