@@ -52,8 +52,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_core._support.masking import known_secrets, mask_deep
+from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
 
