@@ -58,6 +58,7 @@ __all__ = [
 	"settings_secrets",
 	"spellings",
 	"url_secrets",
+	"warn",
 ]
 
 MASK = "[redacted]"
@@ -572,6 +573,25 @@ def _secrets_now() -> frozenset[str]:
 def known_secrets() -> frozenset[str]:
 	"""What the logging filter knows now, and the environment's secrets (`mask_known`)."""
 	return _secrets_now() | frozenset(environment_secrets())
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+	"""``warnings.warn``, with the message masked with the secrets known now (`mask_known`).
+
+	Every warning of OpenMolt goes through here: it is built from values that may hold a secret
+	(a URL, a setting, a name from a config), and a library user's process shows it as is
+	(``warnings.showwarning``, a test's recorded warnings, ``logging.captureWarnings``): the
+	message must be masked before it exists. A test checks that no module calls
+	``warnings.warn`` directly.
+
+	Args:
+		message: The warning's text.
+		category: Its class.
+		stacklevel: As for ``warnings.warn``, counted from the caller of this function.
+	"""
+	import warnings
+
+	warnings.warn(category(mask_known(message)), stacklevel=stacklevel + 1)
 
 
 def mask_known(text: str) -> str:
