@@ -7,7 +7,9 @@ JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a
 hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
 encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
 it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
-(every character escaped, upper-case hex, a byte string). Text sent piece by piece holds back
+(every character escaped, upper-case hex, a byte string). Hex in mixed case, UTF-16 text (a
+NUL beside each character, raw or escaped), HTML character references and base64 wrapped in
+lines (MIME, PEM) are looked for behind a cheap check. Text sent piece by piece holds back
 what may start a secret (`held_back`, `StreamMask`), and a percent-encoded or escaped run until
 it ends.
 
@@ -145,7 +147,10 @@ def _patterns(secrets: frozenset[str]) -> tuple[Probes, frozenset[str]]:
 	Only the probes are searched (a padded base64 text contains its core, so searching the core
 	is enough); when one is found, the longer spellings around it are replaced first.
 	"""
-	every = sorted(set().union(*(spellings(s) for s in secrets)), key=len, reverse=True)
+	hexes = {
+		h for s in secrets for h in _hex_of(s)
+	}  # found in any case (`_masked_other_spellings`)
+	every = sorted(set().union(*(spellings(s) for s in secrets)) - hexes, key=len, reverse=True)
 	probes = []
 	for spelling in every:
 		if not any(other != spelling and other in spelling for other in every):
@@ -176,9 +181,101 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
 		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
+		if decoded:
+			text = _masked_other_spellings(text, decoded)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
+
+
+def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
+	"""The spellings that cost a search only when a cheap check says they may be there.
+
+	Hex in mixed case, UTF-16 text (LE or BE: a NUL beside every ASCII character, raw or
+	escaped), HTML character references (``&#115;k-...``, ``&#x73;``) and base64 wrapped in
+	lines (a MIME body at 76 characters, PEM at 64).
+	"""
+	wide, hexes = _wide_and_hex(secrets)
+	lowered = text.lower()
+	if any(h in lowered for h in hexes):  # a hex dump in any case, mixed too
+		text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
+	if "\x00" in text or ("\\" in text and ("x00" in text or "u0000" in text)):  # NUL, escaped
+		for spelling in wide:
+			if spelling in text:
+				text = text.replace(spelling, MASK)
+	if "&" in text and ("&#" in text or "&amp;#" in text):  # one character first: the cheapest
+		text = _HTML_RUN.sub(lambda m: _masked_html(m[0], secrets), text)
+	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
+		if newline in text:
+			lines = text.split(newline)
+			if any(len(line) >= _MIN_WRAPPED and " " not in line for line in lines):
+				text = _masked_wrapped(lines, newline, cr, secrets)
+	return text
+
+
+def _hex_of(secret: str) -> set[str]:
+	"""The hex spellings of a secret (`spellings`), in lower and upper case."""
+	return {
+		case(value.encode("utf-8").hex())
+		for value in {secret, secret.strip()}
+		if len(value) >= MIN_ENCODED
+		for case in (str.lower, str.upper)
+	}
+
+
+@lru_cache(maxsize=256)
+def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+	r"""Each secret as UTF-16 (LE and BE, raw, ``\x00``- and ``\u0000``-escaped) and as hex."""
+	wide: set[str] = set()
+	hexes: set[str] = set()
+	for secret in secrets:
+		value = secret.strip()
+		for codec in ("utf-16-le", "utf-16-be"):
+			raw = value.encode(codec).decode("latin-1")
+			wide.update((raw, raw.replace("\x00", "\\x00"), raw.replace("\x00", "\\u0000")))
+		hexes.update(h.lower() for h in _hex_of(secret))
+	return tuple(sorted(wide, key=len, reverse=True)), tuple(sorted(hexes, key=len, reverse=True))
+
+
+_HTML_RUN = re.compile(r"[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*")
+_MIN_WRAPPED = 40
+"""The shortest first line of a base64 text wrapped in lines that is joined and checked."""
+_B64_LINE = re.compile(r"[A-Za-z0-9+/_=-]+")
+
+
+def _masked_html(run: str, secrets: frozenset[str]) -> str:
+	"""A run with HTML character references, masked whole when it decodes to a secret."""
+	import html
+
+	decoded = run
+	for _ in range(2):  # ``&amp;#115;``: encoded twice
+		decoded = html.unescape(decoded)
+		if any(s.strip() in decoded for s in secrets):
+			return MASK
+		if "&" not in decoded:
+			break
+	return run
+
+
+def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[str]) -> str:
+	"""Base64 wrapped in lines, masked whole when the joined text holds a secret's spelling."""
+	out: list[str] = []
+	i = 0
+	while i < len(lines):
+		j = i
+		while (
+			j < len(lines) and len(lines[j]) >= 4 and _B64_LINE.fullmatch(lines[j].removesuffix(cr))
+		):
+			j += 1
+		if j - i >= 2 and len(lines[i].removesuffix(cr)) >= _MIN_WRAPPED:
+			joined = "".join(line.removesuffix(cr) for line in lines[i:j])
+			if mask(joined, secrets) != joined:
+				out.append(MASK + (cr if lines[j - 1].endswith(cr) else ""))
+				i = j
+				continue
+		out.extend(lines[i : max(j, i + 1)])
+		i = max(j, i + 1)
+	return newline.join(out)
 
 
 def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
