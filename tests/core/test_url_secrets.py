@@ -69,3 +69,16 @@ def test_urls_in_integration_configs_the_environment_and_durability_are_secret(
 	redact = om.create_agent(name="A", model=ScriptedModel([]))._redactor
 	text: Any = redact("see https://minio:Minio-Secret-2@minio.local:9000/b")
 	assert text == "see https://minio:[redacted]@minio.local:9000/b"
+
+
+def test_one_rule_reads_userinfo_to_the_last_at_and_loose_query_values() -> None:
+	"""The rule the MCP config had too: a raw ``@`` in a password, a token user, any long value."""
+	assert url_secrets("https://user:p@ss-w0rd@db/x") == {"p@ss-w0rd"}
+	assert url_secrets("https://ghp_Tok3n99:x-oauth-basic@github.com/o") == {
+		"ghp_Tok3n99",
+		"x-oauth-basic",
+	}
+	assert url_secrets("postgresql://postgres:Db-Pw-1@db/x?sslmode=require") == {"Db-Pw-1"}
+	assert url_secrets("https://a.example/v1?api-version=2024-06-01&q=Loose-Value1") == {
+		"Loose-Value1"
+	}

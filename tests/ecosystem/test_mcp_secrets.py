@@ -113,3 +113,30 @@ def test_the_secrets_of_a_configuration_and_its_repr() -> None:
 	assert {PATH, QUERY} <= secrets_of(http) and "2" not in secrets_of(http)
 	assert_clean(repr(stdio), str(stdio), repr(http), str(http))
 	assert "LOG_LEVEL" in repr(stdio) and "mcp.example" in repr(http)
+
+
+def test_a_server_url_s_secrets_follow_the_core_s_one_rule() -> None:
+	"""The MCP config reads a URL with the core's `url_secrets` (it had a rule of its own).
+
+	The MCP rule missed a percent-encoded password's decoded value and a password under 4
+	characters; the core's missed a password holding ``@``, a user that is a token beside a
+	password, and a long query value under a key that hints at nothing. Both now hold.
+	"""
+	import openmolt_core.secrets as core_secrets
+	import openmolt_mcp._config as mcp_config
+
+	assert not hasattr(mcp_config, "_url_secrets")
+	assert mcp_config.url_secrets is core_secrets.url_secrets
+	config = parse_server(
+		"s",
+		{
+			"url": "https://ghp_Tok3nUser99:p%40ss-w0rd@mcp.example/x?q=CANARYlooseValue9&sslmode=require"
+		},
+	)
+	found = secrets_of(config)
+	assert {"ghp_Tok3nUser99", "p@ss-w0rd", "CANARYlooseValue9"} <= found
+	assert "require" not in found
+	short = secrets_of(parse_server("s", {"url": "https://user:pw@mcp.example/x"}))
+	assert "pw" in short and "user" not in short
+	raw_at = secrets_of(parse_server("s", {"url": "https://user:p@ss-w0rd@mcp.example/x"}))
+	assert "p@ss-w0rd" in raw_at

@@ -70,3 +70,32 @@ async def test_serve_secrets_are_masked_in_httpx_lines_and_runs(
 			base64.b64encode(secret.encode()).decode(),
 		):
 			assert spelling not in caplog.text, spelling
+
+
+def test_keys_given_in_code_are_secrets_however_the_object_was_made() -> None:
+	"""A webhook or bearer guard made directly (not by ``create``), a remote agent's token and
+	the viewer's token: registered where they are taken (`register_key`), known to every set."""
+	from openmolt_serve._a2a_remote import remote_agent
+	from openmolt_serve._token import TokenGuard
+	from openmolt_ui.viewer import Viewer
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	given = {
+		"webhook": "whsec-CANARY-direct-6",
+		"guard": "CANARY-bearer-direct-7",
+		"remote": "CANARY-remote-token-8",
+		"viewer": "CANARY-viewer-token-9",
+	}
+	Webhook(agent, WebhookTrigger(), given["webhook"])  # kept while the instance lives
+	TokenGuard(agent, "a2a", given["guard"])
+	held = [
+		remote_agent("http://127.0.0.1:9/", handle="weather", token=given["remote"]),
+		Viewer(om, token=given["viewer"]),
+	]
+	assert set(given.values()) <= OpenMolt(entry_points=False).secrets.values()
+	del held, agent, om  # while their owners live: a process that makes many keeps no dead key
+	import gc
+
+	gc.collect()
+	assert not set(given.values()) & OpenMolt(entry_points=False).secrets.values()

@@ -425,3 +425,33 @@ async def test_a_body_nested_past_the_parser_is_a_400_not_a_500(tmp_path: Path) 
 			response = await http.post(_base(viewer) + path, content=body, headers=headers)
 			assert response.status_code == 400, (path, response.status_code)
 			assert "send" in response.json()["error"]
+
+
+async def test_an_old_run_is_served_masked_with_the_secrets_known_now(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A run stored before its secret was known is masked when served, as ``openmolt logs`` does."""
+	late = "CANARY-late-key-4711abc"
+	store = tmp_path / "runs.db"
+	model = ScriptedModel([finish(said=f"the key is {late}")])
+	agent = OpenMolt(entry_points=False, run_store=store).create_agent(name="Old", model=model)
+	run_id = (await agent.run("go")).state.run_id
+	assert late in repr(await RunStore(store).events(run_id, after=0, limit=100))
+	monkeypatch.setenv("OPENMOLT_LATE_API_KEY", late)  # known now, not when it was stored
+	async with Viewer(store=RunStore(store), poll=0.1) as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		base = _base(viewer)
+		served = [
+			(await http.get(f"{base}/api/runs/{run_id}", headers=headers)).text,
+			(await http.get(f"{base}/api/runs", headers=headers)).text,
+			(await http.get(f"{base}/api/runs/{run_id}/export", headers=headers)).text,
+			(await http.get(f"{base}/api/state", headers=headers)).text,
+		]
+		async with http.stream("GET", f"{base}/api/runs/{run_id}/stream", headers=headers) as s:
+			async for line in s.aiter_lines():
+				served.append(line)
+				if line.startswith("event: run"):
+					break
+	assert any("[redacted]" in text for text in served)
+	for text in served:
+		assert late not in text, text

@@ -48,6 +48,7 @@ from openmolt_core._binding import secret_values
 from openmolt_core._park import CAPABILITY
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.events import Event
+from openmolt_core.secrets import register_key
 
 if TYPE_CHECKING:
 	import httpx
@@ -245,6 +246,7 @@ class Accounts:
 				'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 			)
 		self._key = (raw.encode() if isinstance(raw, str) else raw) or random_bytes.token_bytes(32)
+		register_key(self, raw)  # the key that signs consent states: masked everywhere
 		if ttl <= 0:
 			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
 		self.ttl: float = float(ttl)

@@ -46,6 +46,7 @@ from openmolt_core.decisions import (
 )
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.events import Event
+from openmolt_core.secrets import register_key
 
 __all__ = [
 	"APPROVAL_KEY_ENV",
@@ -222,11 +223,15 @@ class Approvals:
 		ConfigurationError: The key is shorter than 16 bytes.
 	"""
 
-	__slots__ = ("_key", "ledger")
+	__slots__ = ("__weakref__", "_key", "ledger")
 
 	def __init__(self, *, key: bytes | str | None = None, ledger: ApprovalLedger | None = None):
 		if key is None:
-			key = os.environ.get(APPROVAL_KEY_ENV) or secrets.token_bytes(32)
+			key = os.environ.get(APPROVAL_KEY_ENV) or None
+		if key is not None:  # a random key is never written down: nothing to mask
+			register_key(self, key)  # masked by every instance and in the logs
+		else:
+			key = secrets.token_bytes(32)
 		raw = key.encode() if isinstance(key, str) else bytes(key)
 		if len(raw) < 16:
 			raise ConfigurationError(

@@ -35,6 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import default_credentials_path as default_path  # the file: light
+from openmolt_core.secrets import register_key
 
 __all__ = [
 	"KEY_VARIABLE",
@@ -157,6 +158,7 @@ class EncryptedFileStore:
 	):
 		self.path = Path(path) if path is not None else default_path()
 		self._key = key.encode("ascii") if isinstance(key, str) else key
+		register_key(self, key)  # the store's encryption key: masked everywhere
 		self._fernet: Any = None
 
 	def __repr__(self) -> str:

@@ -154,7 +154,7 @@ class OpenMolt:
 		self.integration_configs: dict[str, dict[str, Any]] = {
 			k: dict(v) for k, v in (integrations or {}).items()
 		}
-		from openmolt_core.secrets import SecretSet
+		from openmolt_core.secrets import SecretSet, registered_keys
 
 		self.secrets: SecretSet = SecretSet()
 		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
@@ -164,6 +164,7 @@ class OpenMolt:
 		if secrets:
 			self.secrets.add(*([secrets] if isinstance(secrets, str) else secrets))
 		self.secrets.add_source(self._provider_secrets)
+		self.secrets.add_source(registered_keys)  # the keys given in code (`register_key`)
 		self.max_steps = max_steps
 		if max_cost is not None:
 			from openmolt_core.assembly import check_cost

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -29,6 +28,7 @@ import pluggy
 
 from openmolt_core import hookspecs
 from openmolt_core._hints import extra_for, missing_integration, missing_provider
+from openmolt_core._support.masking import warn
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
 	CapabilityFactory,
@@ -120,12 +120,12 @@ class PluginConflictWarning(UserWarning):
 
 
 def _conflict(kind: str, name: str, kept: str, ignored: str) -> None:
-	warnings.warn(
+	warn(
 		f"{kind} {name!r} is registered by both {kept} and {ignored}; {kept}'s is used and "
 		f"{ignored}'s is ignored (uninstall one of them, or pick one with "
 		"OpenMolt(plugins=[...], entry_points=False))",
 		PluginConflictWarning,
-		stacklevel=3,
+		stacklevel=4,
 	)
 
 

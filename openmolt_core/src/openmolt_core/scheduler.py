@@ -27,7 +27,6 @@ import hashlib
 import json
 import logging
 import re
-import warnings
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
+from openmolt_core._support.masking import warn
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import Event
@@ -92,11 +92,11 @@ def warn_unserved(scheduler: Scheduler, *, stacklevel: int = 2) -> None:
 		return
 	scheduler._warned = True
 	ids = ", ".join(s.id for s in scheduler.schedules)
-	warnings.warn(
+	warn(
 		f"schedule(s) {ids} never ran: the OpenMolt instance was never served; run them inside "
 		"`async with om:` (or `await om.start(task_group)`, or the `openmolt` command)",
 		ScheduleWarning,
-		stacklevel=stacklevel + 1,
+		stacklevel=stacklevel + 2,
 	)
 
 

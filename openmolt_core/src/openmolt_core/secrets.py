@@ -52,6 +52,7 @@ from openmolt_core._support.masking import (
 	environment_secrets,
 	held_back,
 	install_log_redaction,
+	known_secrets,
 	mask,
 	mask_deep,
 	mask_exception,
@@ -76,9 +77,12 @@ __all__ = [
 	"environment_secrets",
 	"held_back",
 	"install_log_redaction",
+	"known_secrets",
 	"mask",
 	"redact_handler",
 	"redactor_for",
+	"register_key",
+	"registered_keys",
 	"settings_secrets",
 	"spellings",
 	"url_secrets",
@@ -223,6 +227,65 @@ def _text_of(value: object) -> str | None:
 	return None
 
 
+_KEYS: dict[int, frozenset[str]] = {}  # by the id of a live owner (a dataclass is unhashable)
+
+
+def register_key(owner: object, *keys: object) -> None:
+	"""Make signing or encryption keys given in code secrets of every instance and of the logs.
+
+	The one place such a key is registered, whatever feature took it: ``Approvals(key=...)``,
+	``OpenMolt(accounts={"key": ...})``, ``EncryptedFileStore(key=...)``, the run viewer's
+	token, a webhook's or a bot's secrets, an A2A or AG-UI bearer token, a remote A2A agent's
+	token. (A key read from a ``*_KEY`` variable is found by `environment_secrets` too.) Every
+	instance's `SecretSet` reads them (`registered_keys`), and so does the logging filter,
+	while their owner lives: a process that makes many viewers or webhooks keeps no dead key.
+
+	A key given as bytes that are not UTF-8 is masked as hex and base64, the ways such a key is
+	written down. A key of fewer than 8 characters is left out, as for a variable
+	(`environment_secrets`): no real key is that short, and masking it in every instance would
+	turn ordinary words into noise.
+
+	Args:
+		owner: The object that holds the keys (held weakly).
+		*keys: The keys: strings, bytes, a ``SecretStr``; ``None`` is ignored.
+	"""
+	texts = frozenset(t for key in keys for t in _key_texts(key) if len(t.strip()) >= 8)
+	if texts:
+		with _LOCK:
+			if id(owner) not in _KEYS:
+				weakref.finalize(owner, _forget_keys, id(owner))
+			_KEYS[id(owner)] = _KEYS.get(id(owner), frozenset()) | texts
+		install_log_redaction()
+
+
+def _forget_keys(owner: int) -> None:
+	with _LOCK:
+		_KEYS.pop(owner, None)
+
+
+def registered_keys() -> frozenset[str]:
+	"""The keys given in code whose owners live (`register_key`)."""
+	with _LOCK:
+		held = list(_KEYS.values())
+	return frozenset().union(*held) if held else frozenset()
+
+
+def _key_texts(key: object) -> tuple[str, ...]:
+	"""A key's spellings as text: itself, or (binary bytes) its hex and base64."""
+	if not isinstance(key, bytes | bytearray):
+		text = _text_of(key)
+		return (text,) if text else ()
+	data = bytes(key)
+	try:
+		return (data.decode("utf-8"),)
+	except UnicodeDecodeError:
+		pass
+	import base64
+
+	std, url = base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode()
+	return (data.hex(), data.hex().upper(), std, url, std.rstrip("="), url.rstrip("="))
+
+
 # Redactors ------------------------------------------------------------------------------
 
 
@@ -359,7 +422,7 @@ def _live_secrets() -> frozenset[str]:
 			continue
 	for known in sets:
 		found |= known.values()
-	return frozenset(found)
+	return frozenset(found | registered_keys())
 
 
 read_log_secrets(_live_secrets)  # the filter masks what the live sets and redactors know

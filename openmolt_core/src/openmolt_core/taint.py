@@ -36,11 +36,11 @@ Such an agent is also reported when it is created: a `LethalTrifectaWarning` (Py
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from openmolt_core._support.masking import warn
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import (
 	LABELS,
@@ -335,4 +335,4 @@ def warn_trifecta(
 			"Integration(labels={...}), an MCP server's 'labels'; labels=[] for none)"
 		)
 	log.warning("%s", message)
-	warnings.warn(LethalTrifectaWarning(message), stacklevel=5)
+	warn(message, LethalTrifectaWarning, stacklevel=6)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.secrets import MASK, Redactor, mask
+from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
 
 __all__ = [
 	"HttpServer",
@@ -278,7 +278,7 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 	secret = {v for k, v in read.items() if _is_secret(k, v)}
 	for part in in_url.values():  # a part of the URL: secret, unless it is a URL (then its parts)
 		if "://" in part:
-			secret |= _url_secrets(part)
+			secret |= url_secrets(part)
 		elif part and not part.isdigit():
 			secret.add(part)
 	config._from_env = frozenset(secret)
@@ -293,26 +293,6 @@ def _is_secret(name: str, value: str) -> bool:
 	return bool(value) and (hinted or (len(value) >= 6 and not public))
 
 
-def _url_secrets(url: str) -> set[str]:
-	"""The secrets a URL carries: its userinfo, and query values named like secrets."""
-	from urllib.parse import unquote, unquote_plus, urlsplit
-
-	out: set[str] = set()
-	try:
-		parts = urlsplit(url)
-	except ValueError:
-		return out
-	if "@" in parts.netloc:
-		userinfo = parts.netloc.rsplit("@", 1)[0]
-		out.update(p for p in userinfo.split(":") if len(p) >= 4)
-	for pair in parts.query.split("&"):
-		key, _, raw = pair.partition("=")
-		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
-			if _is_secret(unquote_plus(key), value) and not value.isdigit():
-				out.add(value)
-	return out
-
-
 def _arg_secrets(args: list[str]) -> set[str]:
 	"""The secrets in a command line: values of flags named like secrets, secret URLs' parts."""
 	out: set[str] = set()
@@ -325,7 +305,7 @@ def _arg_secrets(args: list[str]) -> set[str]:
 		if sep and value and any(h in name.lower() for h in _HINTS):
 			out.add(value)
 		if "://" in arg:
-			out |= _url_secrets(arg)
+			out |= url_secrets(arg)
 	return out
 
 
@@ -350,7 +330,7 @@ def secrets_of(config: ServerConfig) -> frozenset[str]:
 				continue
 			out.add(value)
 			out.update(part for part in value.split() if len(part) >= 6)
-		out |= _url_secrets(config.url)
+		out |= url_secrets(config.url)
 	return frozenset(v for v in out if v.strip())
 
 

@@ -14,10 +14,10 @@ import functools
 import json
 import os
 import re
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from openmolt_core._support.masking import warn
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
@@ -364,7 +364,7 @@ class HTTPProvider:
 		if (model, key) in self._warned:
 			return
 		self._warned.add((model, key))
-		warnings.warn(f"{self.name}:{model}: {message}", category, stacklevel=4)
+		warn(f"{self.name}:{model}: {message}", category, stacklevel=5)
 
 	# a reply schema the API refuses ---------------------------------------------------------
 

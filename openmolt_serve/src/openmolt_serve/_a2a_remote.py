@@ -30,6 +30,7 @@ from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
+from openmolt_core.secrets import register_key
 from openmolt_core.tools import ToolContext
 
 __all__ = ["REMOTE_INPUT", "remote_agent"]
@@ -121,7 +122,7 @@ def remote_agent(
 			return _reply(last.message, "completed")
 		return _task(last.task)
 
-	return FunctionTool(
+	tool = FunctionTool(
 		handle=name,
 		description=description or f"Ask the remote A2A agent at {url}.",
 		function=ask,
@@ -129,6 +130,8 @@ def remote_agent(
 		labels=["untrusted", "outbound"],
 		timeout=timeout,
 	)
+	register_key(ask, token)  # masked by every instance and in the logs while the tool lives
+	return tool
 
 
 def _reply(message: Message, status: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from openmolt_core.secrets import register_key
 from openmolt_core.triggers import A2ATrigger, AguiTrigger, secret_from
 from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
 from openmolt_serve._limits import RateLimit
@@ -67,6 +68,7 @@ class TokenGuard:
 	limit: RateLimit = field(init=False, repr=False)
 
 	def __post_init__(self) -> None:
+		register_key(self.agent.om, self.token)  # for the instance's life, however it was made
 		self.limit = RateLimit(self.rate_limit)
 
 	@classmethod
@@ -78,7 +80,6 @@ class TokenGuard:
 		"""
 		env = config.token_env or token_env(agent.name, kind)
 		token = secret_from(config.token, env, what=f"the {kind} token of {agent.name!r}")
-		agent.om.secrets.add(token)  # masked in logs, runs and the viewer
 		return cls(agent, kind, token, config.rate_limit, config.max_body)
 
 	def authorized(self, request: Request) -> bool:

@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.openmolt import OpenMolt
+from openmolt_core.secrets import register_key
 from openmolt_core.triggers import SlackChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -137,7 +138,9 @@ class SlackApp:
 			settings.signing_secret_env,
 			what=f"the Slack signing secret of {agent.name!r}",
 		)
-		agent.om.secrets.add(self.token, self.signing_secret)  # masked in logs, runs and the viewer
+		register_key(
+			agent.om, self.token, self.signing_secret
+		)  # masked in logs, runs and the viewer
 		self.base_url = (settings.base_url or SLACK_API).rstrip("/")
 		self._http = http
 		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None

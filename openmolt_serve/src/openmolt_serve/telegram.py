@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.openmolt import OpenMolt
+from openmolt_core.secrets import register_key
 from openmolt_core.triggers import TelegramChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -141,7 +142,7 @@ class TelegramBot:
 				settings.secret_token_env,
 				what=f"the Telegram webhook secret token of {agent.name!r} (setWebhook's secret_token)",
 			)
-		agent.om.secrets.add(self.token, self.secret_token)  # masked in logs, runs and the viewer
+		register_key(agent.om, self.token, self.secret_token)  # masked in logs, runs and the viewer
 		self.base_url = (settings.base_url or TELEGRAM_API).rstrip("/")
 		self._http = http
 		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None

@@ -51,7 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.secrets import Redactor
+from openmolt_core.secrets import Redactor, register_key
 from openmolt_core.triggers import WebhookTrigger, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -101,6 +101,7 @@ class Webhook:
 	redact: Redactor = field(init=False, repr=False)
 
 	def __post_init__(self) -> None:
+		register_key(self.agent.om, self.secret)  # for the instance's life, however it was made
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
 		self.redact = Redactor(known=self.agent.om.secrets)  # for what an answer says
@@ -117,7 +118,6 @@ class Webhook:
 		"""
 		env = config.secret_env or webhook_env(agent.name)
 		secret = secret_from(config.secret, env, what=f"the webhook secret of {agent.name!r}")
-		agent.om.secrets.add(secret)  # masked in logs, runs and the viewer
 		return cls(agent, config, secret, seen_store(agent, "hook"))
 
 

@@ -52,6 +52,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from openmolt_core._support.masking import known_secrets, mask_deep
 from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
@@ -129,10 +130,30 @@ class TokenGuard:
 		await self.app(scope, receive, send_with_headers)
 
 
+def shown(data: Any) -> Any:
+	"""What the viewer serves, masked again with the secrets known now.
+
+	A run recorded before a secret was known (by another process, before a key was set, by an
+	older version) holds it as it was stored; ``openmolt logs`` masks it the same way
+	(`openmolt_core._support.masking.known_secrets`: every live instance's secrets, the keys
+	given in code, the environment's).
+	"""
+	return mask_deep(data, known_secrets())
+
+
+class MaskedJSONResponse(JSONResponse):
+	"""A JSON response whose content is masked (`shown`) when it is rendered."""
+
+	def render(self, content: Any) -> bytes:
+		"""The content, masked, as JSON."""
+		return super().render(shown(content))
+
+
 def sse(event: str, data: Any, *, id: int | None = None) -> str:
-	"""One server-sent event: its name, an optional id, and the data as one line of JSON."""
+	"""One server-sent event: its name, an optional id, and the data (masked) as one line of JSON."""
 	head = f"id: {id}\n" if id is not None else ""
-	return f"{head}event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+	text = json.dumps(shown(data), ensure_ascii=False, default=str)
+	return f"{head}event: {event}\ndata: {text}\n\n"
 
 
 def _page(token: str) -> str:
@@ -157,7 +178,7 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		return HTMLResponse(_page(viewer.token))
 
 	async def state(request: Request) -> Response:
-		return JSONResponse(await viewer.snapshot())
+		return MaskedJSONResponse(await viewer.snapshot())
 
 	async def stream(request: Request) -> Response:
 		async def events() -> AsyncIterator[str]:
@@ -180,43 +201,43 @@ def create_app(viewer: Viewer) -> ASGIApp:
 	async def run_list(request: Request) -> Response:
 		asked = _filters(request.query_params)
 		if isinstance(asked, str):
-			return JSONResponse({"error": asked}, status_code=400)
+			return MaskedJSONResponse({"error": asked}, status_code=400)
 		limit, filters = asked
 		rows = await viewer.runs(limit + 1, **filters)
-		return JSONResponse({"runs": rows[:limit], "more": len(rows) > limit})
+		return MaskedJSONResponse({"runs": rows[:limit], "more": len(rows) > limit})
 
 	async def export(request: Request) -> Response:
 		run_id = request.path_params["run_id"]
 		found = await viewer.export(run_id)
 		if found is None:
-			return JSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
+			return MaskedJSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
 		name = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
-		return JSONResponse(
+		return MaskedJSONResponse(
 			found, headers={"content-disposition": f'attachment; filename="run-{name}.json"'}
 		)
 
 	async def overview(request: Request) -> Response:
 		text = request.query_params.get("days", "14")
 		if not text.isdigit() or not 1 <= int(text) <= 366:
-			return JSONResponse(
+			return MaskedJSONResponse(
 				{"error": f"days must be a whole number from 1 to 366, not {text!r}"},
 				status_code=400,
 			)
-		return JSONResponse(await viewer.overview(int(text)))
+		return MaskedJSONResponse(await viewer.overview(int(text)))
 
 	async def run(request: Request) -> Response:
 		run_id = request.path_params["run_id"]
 		found = await viewer.run_view(run_id)
 		if found is None:
-			return JSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
-		return JSONResponse(found)
+			return MaskedJSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
+		return MaskedJSONResponse(found)
 
 	async def run_stream(request: Request) -> Response:
 		run_id = request.path_params["run_id"]
 		try:
 			after = int(request.query_params.get("after", "0"))
 		except ValueError:
-			return JSONResponse({"error": "after must be a whole number"}, status_code=400)
+			return MaskedJSONResponse({"error": "after must be a whole number"}, status_code=400)
 
 		async def events() -> AsyncIterator[str]:
 			cursor, source, last = after, None, None
@@ -254,32 +275,32 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		try:
 			body = await _json(request, viewer.body_timeout)
 		except _BodyError as exc:
-			return JSONResponse({"error": str(exc)}, status_code=exc.status)
+			return MaskedJSONResponse({"error": str(exc)}, status_code=exc.status)
 		if body is None or not isinstance(body.get("answer"), str):
-			return JSONResponse(
+			return MaskedJSONResponse(
 				{"error": 'send {"answer": "..."} as JSON (the answer is a string)'},
 				status_code=400,
 			)
 		if not body["answer"].strip():
-			return JSONResponse(
+			return MaskedJSONResponse(
 				{"error": "answer is empty: type an answer (an empty one tells the agent nothing)"},
 				status_code=400,
 			)
 		outcome = await viewer.answer(request.path_params["question_id"], body["answer"])
 		codes = {"answered": 200, "resuming": 202, "unknown": 404, "cannot": 409}
-		return JSONResponse(outcome, status_code=codes[outcome["status"]])
+		return MaskedJSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	async def decide(request: Request) -> Response:
 		try:
 			body = await _json(request, viewer.body_timeout)
 		except _BodyError as exc:
-			return JSONResponse({"error": str(exc)}, status_code=exc.status)
+			return MaskedJSONResponse({"error": str(exc)}, status_code=exc.status)
 		decision = _decision(body)
 		if isinstance(decision, str):
-			return JSONResponse({"error": decision}, status_code=400)
+			return MaskedJSONResponse({"error": decision}, status_code=400)
 		outcome = await viewer.decide(request.path_params["approval_id"], decision)
 		codes = {"answered": 200, "resuming": 202, "unknown": 404, "cannot": 409}
-		return JSONResponse(outcome, status_code=codes[outcome["status"]])
+		return MaskedJSONResponse(outcome, status_code=codes[outcome["status"]])
 
 	async def callback(request: Request) -> Response:
 		from openmolt_ui._consent import UNREACHABLE, looked_at, page

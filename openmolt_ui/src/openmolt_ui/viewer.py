@@ -34,6 +34,7 @@ from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore
+from openmolt_core.secrets import register_key
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
 from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval, tainted_calls
@@ -101,6 +102,7 @@ class Viewer:
 		self.body_timeout = body_timeout
 		self.live = LiveRuns()
 		self.token: str = token or secrets.token_urlsafe(32)
+		register_key(self, self.token)  # masked in logs (an access line's ?token=) and runs
 		self.host = host
 		self.port = port
 		self.poll = poll

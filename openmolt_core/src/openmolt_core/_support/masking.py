@@ -7,7 +7,9 @@ JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a
 hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
 encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
 it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
-(every character escaped, upper-case hex, a byte string). Text sent piece by piece holds back
+(every character escaped, upper-case hex, a byte string). Hex in mixed case, UTF-16 text (a
+NUL beside each character, raw or escaped), HTML character references and base64 wrapped in
+lines (MIME, PEM) are looked for behind a cheap check. Text sent piece by piece holds back
 what may start a secret (`held_back`, `StreamMask`), and a percent-encoded or escaped run until
 it ends.
 
@@ -46,6 +48,7 @@ __all__ = [
 	"environment_secrets",
 	"held_back",
 	"install_log_redaction",
+	"known_secrets",
 	"mask",
 	"mask_deep",
 	"mask_exception",
@@ -57,6 +60,7 @@ __all__ = [
 	"settings_secrets",
 	"spellings",
 	"url_secrets",
+	"warn",
 ]
 
 MASK = "[redacted]"
@@ -143,7 +147,10 @@ def _patterns(secrets: frozenset[str]) -> tuple[Probes, frozenset[str]]:
 	Only the probes are searched (a padded base64 text contains its core, so searching the core
 	is enough); when one is found, the longer spellings around it are replaced first.
 	"""
-	every = sorted(set().union(*(spellings(s) for s in secrets)), key=len, reverse=True)
+	hexes = {
+		h for s in secrets for h in _hex_of(s)
+	}  # found in any case (`_masked_other_spellings`)
+	every = sorted(set().union(*(spellings(s) for s in secrets)) - hexes, key=len, reverse=True)
 	probes = []
 	for spelling in every:
 		if not any(other != spelling and other in spelling for other in every):
@@ -174,9 +181,101 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
 		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
+		if decoded:
+			text = _masked_other_spellings(text, decoded)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
+
+
+def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
+	"""The spellings that cost a search only when a cheap check says they may be there.
+
+	Hex in mixed case, UTF-16 text (LE or BE: a NUL beside every ASCII character, raw or
+	escaped), HTML character references (``&#115;k-...``, ``&#x73;``) and base64 wrapped in
+	lines (a MIME body at 76 characters, PEM at 64).
+	"""
+	wide, hexes = _wide_and_hex(secrets)
+	lowered = text.lower()
+	if any(h in lowered for h in hexes):  # a hex dump in any case, mixed too
+		text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
+	if "\x00" in text or ("\\" in text and ("x00" in text or "u0000" in text)):  # NUL, escaped
+		for spelling in wide:
+			if spelling in text:
+				text = text.replace(spelling, MASK)
+	if "&" in text and ("&#" in text or "&amp;#" in text):  # one character first: the cheapest
+		text = _HTML_RUN.sub(lambda m: _masked_html(m[0], secrets), text)
+	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
+		if newline in text:
+			lines = text.split(newline)
+			if any(len(line) >= _MIN_WRAPPED and " " not in line for line in lines):
+				text = _masked_wrapped(lines, newline, cr, secrets)
+	return text
+
+
+def _hex_of(secret: str) -> set[str]:
+	"""The hex spellings of a secret (`spellings`), in lower and upper case."""
+	return {
+		case(value.encode("utf-8").hex())
+		for value in {secret, secret.strip()}
+		if len(value) >= MIN_ENCODED
+		for case in (str.lower, str.upper)
+	}
+
+
+@lru_cache(maxsize=256)
+def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+	r"""Each secret as UTF-16 (LE and BE, raw, ``\x00``- and ``\u0000``-escaped) and as hex."""
+	wide: set[str] = set()
+	hexes: set[str] = set()
+	for secret in secrets:
+		value = secret.strip()
+		for codec in ("utf-16-le", "utf-16-be"):
+			raw = value.encode(codec).decode("latin-1")
+			wide.update((raw, raw.replace("\x00", "\\x00"), raw.replace("\x00", "\\u0000")))
+		hexes.update(h.lower() for h in _hex_of(secret))
+	return tuple(sorted(wide, key=len, reverse=True)), tuple(sorted(hexes, key=len, reverse=True))
+
+
+_HTML_RUN = re.compile(r"[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*")
+_MIN_WRAPPED = 40
+"""The shortest first line of a base64 text wrapped in lines that is joined and checked."""
+_B64_LINE = re.compile(r"[A-Za-z0-9+/_=-]+")
+
+
+def _masked_html(run: str, secrets: frozenset[str]) -> str:
+	"""A run with HTML character references, masked whole when it decodes to a secret."""
+	import html
+
+	decoded = run
+	for _ in range(2):  # ``&amp;#115;``: encoded twice
+		decoded = html.unescape(decoded)
+		if any(s.strip() in decoded for s in secrets):
+			return MASK
+		if "&" not in decoded:
+			break
+	return run
+
+
+def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[str]) -> str:
+	"""Base64 wrapped in lines, masked whole when the joined text holds a secret's spelling."""
+	out: list[str] = []
+	i = 0
+	while i < len(lines):
+		j = i
+		while (
+			j < len(lines) and len(lines[j]) >= 4 and _B64_LINE.fullmatch(lines[j].removesuffix(cr))
+		):
+			j += 1
+		if j - i >= 2 and len(lines[i].removesuffix(cr)) >= _MIN_WRAPPED:
+			joined = "".join(line.removesuffix(cr) for line in lines[i:j])
+			if mask(joined, secrets) != joined:
+				out.append(MASK + (cr if lines[j - 1].endswith(cr) else ""))
+				i = j
+				continue
+		out.extend(lines[i : max(j, i + 1)])
+		i = max(j, i + 1)
+	return newline.join(out)
 
 
 def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
@@ -568,16 +667,41 @@ def _secrets_now() -> frozenset[str]:
 	return frozenset(found)
 
 
+def known_secrets() -> frozenset[str]:
+	"""What the logging filter knows now, and the environment's secrets (`mask_known`)."""
+	return _secrets_now() | frozenset(environment_secrets())
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+	"""``warnings.warn``, with the message masked with the secrets known now (`mask_known`).
+
+	Every warning of OpenMolt goes through here: it is built from values that may hold a secret
+	(a URL, a setting, a name from a config), and a library user's process shows it as is
+	(``warnings.showwarning``, a test's recorded warnings, ``logging.captureWarnings``): the
+	message must be masked before it exists. A test checks that no module calls
+	``warnings.warn`` directly.
+
+	Args:
+		message: The warning's text.
+		category: Its class.
+		stacklevel: As for ``warnings.warn``, counted from the caller of this function.
+	"""
+	import warnings
+
+	warnings.warn(category(mask_known(message)), stacklevel=stacklevel + 1)
+
+
 def mask_known(text: str) -> str:
 	"""The text masked with what the logging filter knows now, and the environment's secrets.
 
 	For what is shown outside a log record or a run: the ``openmolt`` command's error lines,
-	tracebacks and warnings, which may come before any instance (and its secret set) exists.
+	tracebacks and warnings, which may come before any instance (and its secret set) exists;
+	and what was stored before a secret was known (``openmolt logs``, the run viewer).
 
 	Args:
 		text: The text.
 	"""
-	return mask(text, _secrets_now() | frozenset(environment_secrets()))
+	return mask(text, known_secrets())
 
 
 _BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
@@ -860,15 +984,38 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	return out
 
 
-_URL_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]*)@")
+_URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
+_QUERY_HINTS = (*_HINTS, "session")
+_PUBLIC_QUERY = (
+	*_PUBLIC_SUFFIXES,
+	"path",
+	"home",
+	"dir",
+	"lang",
+	"level",
+	"mode",
+	"host",
+	"port",
+	"tz",
+	"format",
+	"type",
+)
+"""Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
 def url_secrets(url: str) -> set[str]:
-	"""The secrets a URL carries: its userinfo's password, and query values named like secrets.
+	"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password: the user
-	is the token), ``postgresql://user:PASSWORD@db/runs``, ``https://x.example/v1?api-key=KEY``
-	(an Azure deployment) or ``?sig=...`` (a signed URL). Each as written and percent-decoded.
+	is the token), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
+	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
+	hold an ``@``: the userinfo ends at the last one), ``https://x.example/v1?api-key=KEY`` (an
+	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
+	at one, or when it has 6+ characters, is not a number and its key does not name something
+	public (``sslmode``, ``api-version``, ``region``). Each as written and percent-decoded.
+
+	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
+	environment and MCP servers (``openmolt_mcp``).
 
 	Args:
 		url: The URL (text that is not one gives nothing).
@@ -877,17 +1024,27 @@ def url_secrets(url: str) -> set[str]:
 
 	out: set[str] = set()
 	text = url.strip()
-	found = _URL_USERINFO.match(text)
-	if found:
-		user, _, password = found[1].partition(":")
-		secret = password or user
-		out.update((secret, unquote(secret)))
+	authority = _URL_AUTHORITY.match(text)
+	if authority and "@" in authority[1]:
+		user, _, password = authority[1].rpartition("@")[0].partition(":")
+		for secret in (password, user if not password or _token_like(user) else ""):
+			out.update((secret, unquote(secret)))
 	try:
-		query = urlsplit(text).query
+		query = urlsplit(text).query if authority else ""
 	except ValueError:
 		query = ""
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
-		if raw and any(h in unquote_plus(key).lower() for h in _HINTS):
-			out.update((raw, unquote(raw), unquote_plus(raw)))
+		name = unquote_plus(key).lower()
+		hinted = any(h in name for h in _QUERY_HINTS)
+		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
+			if hinted or (
+				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
+			):
+				out.add(value)
 	return {v for v in out if v.strip()}
+
+
+def _token_like(user: str) -> bool:
+	"""Whether a URL's user name looks like a token (not ``postgres``, ``admin``, ``x-access-token``)."""
+	return len(user) >= 20 or (len(user) >= 8 and any(c.isdigit() for c in user))

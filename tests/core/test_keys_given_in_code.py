@@ -1,0 +1,52 @@
+"""A signing or encryption key given in code is a secret of every instance, as its variable is.
+
+``Approvals(key=...)``, ``accounts={"key": ...}`` and ``EncryptedFileStore(key=...)`` register
+their key (`openmolt_core.secrets.register_key`); before, only the ``*_KEY`` variable was masked.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.approvals import Approvals
+from openmolt_core.credstore import EncryptedFileStore
+from openmolt_core.secrets import MASK
+
+
+def shows(om: OpenMolt, secret: str) -> bool:
+	return secret in om.secrets.mask(f"the key is {secret}.")
+
+
+def test_an_approval_key_given_in_code_is_masked_in_runs_and_logs(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	key = "CANARY-approval-key-0001"
+	om = OpenMolt(approvals=Approvals(key=key))
+	assert not shows(om, key)
+	assert not shows(OpenMolt(), key)  # every instance: a key signs for the process
+	with caplog.at_level(logging.INFO, logger="openmolt.test"):
+		logging.getLogger("openmolt.test").info("signing with %s", key)
+	assert key not in caplog.text and MASK in caplog.text
+
+
+def test_a_binary_key_is_masked_as_hex_and_base64() -> None:
+	import base64
+
+	key = bytes(range(200, 232))  # not UTF-8
+	om = OpenMolt(approvals=Approvals(key=key))  # held by the instance: its key is known
+	for spelling in (key.hex(), key.hex().upper(), base64.b64encode(key).decode()):
+		assert not shows(om, spelling), spelling
+
+
+def test_the_accounts_and_credential_store_keys_are_masked(tmp_path: object) -> None:
+	accounts_key = "CANARY-accounts-key-0002"
+	store_key = "CANARY-store-key-0003-fernet-like"
+	om = OpenMolt(accounts={"key": accounts_key})
+	assert om.accounts is not None
+	store = EncryptedFileStore(f"{tmp_path}/c.enc", key=store_key)
+	assert not shows(om, accounts_key)
+	assert not shows(om, store_key)
+	assert store.path.name == "c.enc"

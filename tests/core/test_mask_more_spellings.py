@@ -1,0 +1,83 @@
+"""Spellings the first round left: base64 wrapped in lines (MIME at 76, PEM at 64, CRLF, inside
+JSON), hex in mixed case, HTML character references, UTF-16 (LE/BE, with a BOM) bytes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import textwrap
+
+import pytest
+
+from openmolt_core._support.masking import MASK, mask, mask_deep
+
+SECRET = "sk-live-Abc123Def456Ghi789"
+SECRETS = frozenset({SECRET})
+
+
+def wrapped(data: bytes, width: int, newline: str = "\n") -> str:
+	return newline.join(textwrap.wrap(base64.b64encode(data).decode(), width))
+
+
+def straddled(width: int) -> bytes:
+	"""Bytes whose base64 has a line break inside the secret's part, at every alignment."""
+	return b"x" * (width * 3 // 4 - 5) + SECRET.encode() + b" and more text after it"
+
+
+@pytest.mark.parametrize("width", [76, 64])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_base64_wrapped_in_lines_is_masked(width: int, newline: str) -> None:
+	body = wrapped(straddled(width), width, newline)
+	message = f"Content-Type: application/octet-stream{newline}{newline}{body}{newline}--b--"
+	for text in (message, json.dumps({"raw": message})):
+		masked = mask(text, SECRETS)
+		assert MASK in masked, text
+		assert SECRET.encode() not in _decoded_lines(masked)
+	assert masked.endswith('--b--"}')  # what is around the block is kept
+
+
+def _decoded_lines(text: str) -> bytes:
+	joined = "".join(
+		line for line in text.replace("\\r\\n", "\n").replace("\\n", "\n").splitlines()
+	)
+	pieces = [p for p in joined.replace(MASK, " ").split() if len(p) >= 8]
+	out = b""
+	for piece in pieces:
+		try:
+			out += base64.b64decode(piece + "==", validate=False)
+		except ValueError:
+			continue
+	return out
+
+
+def test_hex_in_mixed_case_is_masked() -> None:
+	hexed = SECRET.encode().hex()
+	mixed = hexed[:10] + hexed[10:].upper()
+	assert MASK in mask(f"dump: {mixed}.", SECRETS) and mixed not in mask(mixed, SECRETS)
+
+
+def test_html_character_references_are_masked() -> None:
+	texts = [
+		"&#115;" + SECRET[1:],
+		"&#x73;" + SECRET[1:],
+		"".join(f"&#{ord(c)};" for c in SECRET),
+		"".join(f"&#X{ord(c):X};" for c in SECRET),
+		"<p>key: &amp;#115;" + SECRET[1:] + "</p>",
+	]
+	for text in texts:
+		masked = mask(text, SECRETS)
+		assert MASK in masked and "&#" not in masked.replace("&amp;", ""), masked
+
+
+def test_utf16_bytes_are_masked_raw_and_escaped() -> None:
+	for codec, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+		data = bom + f"the key {SECRET}".encode(codec)
+		assert MASK in mask(repr(data), SECRETS)  # a trace shows the bytes
+		shown = mask_deep({"attachment": data}, SECRETS)["attachment"]
+		assert MASK in shown
+		assert SECRET not in shown.replace("\x00", "")
+
+
+def test_plain_text_is_left_as_it_is() -> None:
+	text = "a line\nanother line with words\n" + "x" * 50 + "\n" + "y" * 50 + "\n&amp; &#169; 00\\"
+	assert mask(text, SECRETS) == text
