@@ -50,3 +50,40 @@ def test_the_accounts_and_credential_store_keys_are_masked(tmp_path: object) -> 
 	assert not shows(om, accounts_key)
 	assert not shows(om, store_key)
 	assert store.path.name == "c.enc"
+
+
+def test_an_owner_collected_while_a_key_is_registered_never_deadlocks() -> None:
+	"""A dead owner's finalizer may run inside any allocation, also one made under the lock.
+
+	It took the registry's lock itself, so an owner freed by the cyclic collector while another
+	key was being registered hung the process (the whole test run stopped here once).
+	"""
+	import gc
+	import threading
+
+	from openmolt_core.secrets import register_key, registered_keys
+
+	class Owner:
+		pass
+
+	def churn() -> None:
+		for n in range(200):
+			dead = Owner()
+			dead.me = dead  # type: ignore[attr-defined]  # a cycle: freed by the collector
+			register_key(dead, f"cycle-key-{n:04d}-abcdefgh")
+			del dead
+			live = Owner()
+			register_key(live, f"live-key-{n:04d}-abcdefgh")
+			assert f"live-key-{n:04d}-abcdefgh" in registered_keys()
+
+	old = gc.get_threshold()
+	gc.set_threshold(1)  # collect at almost every allocation: inside the lock, too
+	try:
+		worker = threading.Thread(target=churn, daemon=True)
+		worker.start()
+		worker.join(timeout=30)
+	finally:
+		gc.set_threshold(*old)
+	assert not worker.is_alive(), "register_key deadlocked on a finalizer"
+	gc.collect()
+	assert not any(k.startswith("cycle-key-") for k in registered_keys())

@@ -228,6 +228,9 @@ def _text_of(value: object) -> str | None:
 
 
 _KEYS: dict[int, frozenset[str]] = {}  # by the id of a live owner (a dataclass is unhashable)
+_DEAD: list[int] = []
+"""Ids of owners that died, dropped from `_KEYS` under the lock at the next use: a finalizer may
+run inside any allocation, also one made while the lock is held, so it must not take it."""
 
 
 def register_key(owner: object, *keys: object) -> None:
@@ -252,20 +255,23 @@ def register_key(owner: object, *keys: object) -> None:
 	texts = frozenset(t for key in keys for t in _key_texts(key) if len(t.strip()) >= 8)
 	if texts:
 		with _LOCK:
+			_drop_dead()  # an owner that died at this id before this one was made
 			if id(owner) not in _KEYS:
-				weakref.finalize(owner, _forget_keys, id(owner))
+				weakref.finalize(owner, _DEAD.append, id(owner))
 			_KEYS[id(owner)] = _KEYS.get(id(owner), frozenset()) | texts
 		install_log_redaction()
 
 
-def _forget_keys(owner: int) -> None:
-	with _LOCK:
-		_KEYS.pop(owner, None)
+def _drop_dead() -> None:
+	# Under _LOCK. ``list.pop`` and ``list.append`` are atomic: a finalizer may append meanwhile.
+	while _DEAD:
+		_KEYS.pop(_DEAD.pop(), None)
 
 
 def registered_keys() -> frozenset[str]:
 	"""The keys given in code whose owners live (`register_key`)."""
 	with _LOCK:
+		_drop_dead()
 		held = list(_KEYS.values())
 	return frozenset().union(*held) if held else frozenset()
 
