@@ -87,3 +87,43 @@ def test_an_owner_collected_while_a_key_is_registered_never_deadlocks() -> None:
 	assert not worker.is_alive(), "register_key deadlocked on a finalizer"
 	gc.collect()
 	assert not any(k.startswith("cycle-key-") for k in registered_keys())
+
+
+def test_a_finalizer_that_logs_inside_the_registrys_lock_never_deadlocks() -> None:
+	"""Logging from a finalizer (asyncio's "Task was destroyed") reads the secrets' registry.
+
+	The collector may run that finalizer inside any allocation, also one made while the
+	registry is locked by the same thread (the lock's sections allocate): the thread must get
+	in again. Here the finalizer's place is taken by a log call made under the lock.
+	"""
+	import threading
+
+	from openmolt_core import secrets
+
+	secrets.register_key(
+		test_a_finalizer_that_logs_inside_the_registrys_lock_never_deadlocks,
+		"sk-registered-for-the-lock-test",
+	)
+	secrets.install_log_redaction()
+	log = logging.getLogger("openmolt.test.finalizer")
+	records: list[str] = []
+
+	class Keep(logging.Handler):
+		def emit(self, record: logging.LogRecord) -> None:
+			records.append(record.getMessage())
+
+	handler = Keep()
+	log.addHandler(handler)
+
+	def under_the_lock() -> None:
+		with secrets._LOCK:
+			log.warning("collected with sk-registered-for-the-lock-test")
+
+	try:
+		worker = threading.Thread(target=under_the_lock, daemon=True)
+		worker.start()
+		worker.join(timeout=10)
+	finally:
+		log.removeHandler(handler)
+	assert not worker.is_alive(), "logging under the registry's lock deadlocked"
+	assert records and "sk-registered-for-the-lock-test" not in records[0]

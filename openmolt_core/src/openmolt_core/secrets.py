@@ -104,7 +104,7 @@ def default_credentials_path() -> Path:
 
 
 _LIVE: weakref.WeakSet[SecretSet] = weakref.WeakSet()
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entered by code a collection runs inside it: a finalizer that logs
 
 
 class SecretSet:
