@@ -113,6 +113,17 @@ async def test_a_prompt_past_the_context_window_is_named_with_its_fix(vendor, bo
 	assert "compaction" in text and "larger context window" in text and "max_output" in text
 	assert "check model_config" not in text
 	assert not error.retryable and error.status_code == 400 and calls == 1 and sleeps == []
+	assert error.context_exceeded  # a run that compacts summarises and asks again
+
+
+@pytest.mark.parametrize("vendor", ["openai", "chat", "anthropic", "google"])
+async def test_other_refusals_are_not_taken_for_a_long_prompt(vendor) -> None:
+	"""A 400 about something else (a bad setting) is not marked ``context_exceeded``."""
+	body = {
+		"error": {"message": "Unsupported value: 'temperature'", "type": "invalid_request_error"}
+	}
+	error, _, _ = await _fail(vendor, httpx.Response(400, json=body))
+	assert error.status_code == 400 and not error.context_exceeded
 
 
 async def test_an_account_out_of_credit_is_not_retried() -> None:

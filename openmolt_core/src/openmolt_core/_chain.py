@@ -261,6 +261,7 @@ class ModelChain:
 							model=exc.model,
 							status_code=exc.status_code,
 							retryable=exc.retryable,
+							context_exceeded=exc.context_exceeded,
 						) from exc
 					raise
 				failures.append(

@@ -1424,7 +1424,7 @@ class Agent:
 				called = stop = None
 				with _budget(port, deadline):  # the checks' time too
 					called, stop = await alongside(
-						watch, functools.partial(self._call_model, ctx, key, envelope, deadline)
+						watch, functools.partial(self._ask_model, ctx, key, envelope, deadline)
 					)
 				watch = []
 				if stop is not None:
@@ -1432,7 +1432,7 @@ class Agent:
 						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
 					)
 			else:
-				called = await self._call_model(ctx, key, envelope, deadline)
+				called = await self._ask_model(ctx, key, envelope, deadline)
 			if called is None:
 				end = RunEnd(
 					"limit_reached", None, f"{self.timeout:g} seconds elapsed during a model call"
@@ -1728,12 +1728,45 @@ class Agent:
 		else:
 			state.messages.append(Message("user", dumps({"notice": notice})))
 
+	async def _ask_model(
+		self,
+		ctx: RunContext,
+		key: tuple[str, ...],
+		envelope: Envelope,
+		deadline: float | None,
+	) -> tuple[ModelSlot, ModelResponse] | None:
+		# A request past the model's context window: a capability may shrink the history
+		# (compaction summarises older steps), then the step is asked once more.
+		shrinks = bool(self._hooks.context_exceeded)
+		try:
+			return await self._call_model(ctx, key, envelope, deadline, shrinks=shrinks)
+		except ProviderError as exc:  # raised as it came only when a capability may shrink
+			with _budget(ctx.port, deadline) as scope:
+				shrunk = await self._hooks.shrunk(ctx)
+			if scope.cancelled_caught:
+				return None
+			if not shrunk:
+				raise await self._provider_failed(ctx, exc) from exc
+			await ctx.error("context_exceeded", self._redactor(str(exc)))
+			return await self._call_model(ctx, key, envelope, deadline, attempt=1)
+
+	async def _provider_failed(self, ctx: RunContext, exc: Exception) -> RunError:
+		# Any provider failure ends the run with its state kept, so it can be resumed.
+		message = self._redactor(
+			str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
+		)
+		await ctx.error("provider", message, fatal=True)
+		return self._failed(ctx.state, message)
+
 	async def _call_model(
 		self,
 		ctx: RunContext,
 		key: tuple[str, ...],
 		envelope: Envelope,
 		deadline: float | None,
+		*,
+		shrinks: bool = False,
+		attempt: int = 0,
 	) -> tuple[ModelSlot, ModelResponse] | None:
 		state = ctx.state
 		step = ctx.step
@@ -1787,7 +1820,7 @@ class Agent:
 			with _budget(ctx.port, deadline):
 				# The journal keeps which model answered: a replayed step parses as that model's.
 				response: ModelResponse = await ctx.port.step(
-					step_key("model", step),
+					step_key("model", step, attempt or None),  # an attempt after a shrink: :1
 					call,
 					encode=ModelResponse.to_dict,
 					decode=ModelResponse.from_dict,
@@ -1819,13 +1852,12 @@ class Agent:
 			return None
 		except ConfigurationError:
 			raise  # a missing key or a wrong setting: nothing ran
+		except ProviderError as exc:
+			if shrinks and exc.context_exceeded:
+				raise  # `_ask_model` asks the capabilities to shrink the history
+			raise await self._provider_failed(ctx, exc) from exc
 		except Exception as exc:
-			# Any provider failure ends the run with its state kept, so it can be resumed.
-			message = self._redactor(
-				str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
-			)
-			await ctx.error("provider", message, fatal=True)
-			raise self._failed(state, message) from exc
+			raise await self._provider_failed(ctx, exc) from exc
 
 	def _sender(
 		self, ctx: RunContext

@@ -16,7 +16,8 @@ provider's cache keeps those; the plan, the memory and every file reference of t
 are kept verbatim, so no handle is lost. Compaction happens in large chunks (everything but the
 last ``keep_steps`` steps), so the prefix is byte-stable for many steps between two compactions. The compacted history is the state's history: `RunState.compaction` records the
 original first turn and what was summarised, so a resumed or replayed run sees the same history.
-The summary is one model call through the durability port (key ``compact:<step>``).
+The summary is one model call through the durability port (key ``compact:<step>``; after the
+model refused the step's request as longer than its context window, ``compact:<step>:1``).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ async def compact(
 	journal: Callable[[str, Callable[[], Awaitable[ModelResponse]]], Awaitable[ModelResponse]],
 	system: str,
 	keep: Mapping[str, Any] | None = None,
+	again: bool = False,
 ) -> CompactionRecord | None:
 	"""Summarise the older steps of ``state`` in place, or do nothing when too few remain.
 
@@ -109,6 +111,8 @@ async def compact(
 		system: The agent's system prompt (counted in the estimates).
 		keep: More entries for the compacted block, kept verbatim (the descriptions of the
 			tools the run loaded, so the model still knows their inputs).
+		again: The step's request was refused as longer than the model's context window: a
+			summary of its own (key ``compact:<step>:1``), after any the check wrote.
 
 	Returns:
 		What was compacted, or None.
@@ -147,7 +151,7 @@ async def compact(
 	async def summarise() -> ModelResponse:
 		return await provider.generate(request)
 
-	response = await journal(f"compact:{step}", summarise)
+	response = await journal(f"compact:{step}:1" if again else f"compact:{step}", summarise)
 	state.usage.add(response.usage)
 	block = {
 		"note": f"steps 1-{through} of this run, summarised; the steps after it follow verbatim",
@@ -168,6 +172,9 @@ async def compact(
 		"files": files,
 		"count": int(record.get("count") or 0) + 1,
 	}
+	refused = before if again else record.get("refused_at")
+	if refused:  # the estimate of a request the model refused: its real window is smaller
+		state.compaction["refused_at"] = int(refused)
 	return CompactionRecord(
 		step=step,
 		through_step=through,

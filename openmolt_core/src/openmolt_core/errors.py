@@ -79,6 +79,9 @@ class ProviderError(OpenMoltError):
 		model: The model id, when known.
 		status_code: The HTTP status, when there was a reply.
 		retryable: Whether trying again later may succeed.
+		context_exceeded: Whether the request was longer than the model's context window: a
+			run that compacts summarises its older steps and asks once more
+			(`openmolt_core.hooks.Capability.context_exceeded`).
 	"""
 
 	def __init__(
@@ -89,6 +92,7 @@ class ProviderError(OpenMoltError):
 		model: str | None = None,
 		status_code: int | None = None,
 		retryable: bool = False,
+		context_exceeded: bool = False,
 	) -> None:
 		where = f"{provider}:{model}" if model else provider
 		super().__init__(f"{where}: {message}")
@@ -96,6 +100,7 @@ class ProviderError(OpenMoltError):
 		self.model = model
 		self.status_code = status_code
 		self.retryable = retryable
+		self.context_exceeded = context_exceeded
 
 
 class IntegrationError(OpenMoltError):

@@ -646,6 +646,22 @@ class Capability:
 			run: The run; ``run.state.messages`` is what the model will read.
 		"""
 
+	async def context_exceeded(self, run: Run) -> bool:
+		"""The model answered that the step's request is longer than its context window.
+
+		Shrink ``run.state.messages`` (compaction summarises the older steps) and return True to
+		have the step asked once more, under a journal key of its own; False leaves the run to
+		end on the provider's error. Called outside the journaled model call, as
+		`before_model` is, and on replay too: what it decides must be journaled by it (a
+		summary through ``run.port.step``). The first capability that answers True ends the
+		asking.
+
+		Args:
+			run: The run, after the failed call (`openmolt_core.errors.ProviderError`
+				with ``context_exceeded``).
+		"""
+		return False
+
 	async def wrap_model(
 		self,
 		run: Run,
@@ -893,6 +909,7 @@ _HOOKS = (
 	"visible_tools",
 	"why_hidden",
 	"before_model",
+	"context_exceeded",
 	"wrap_model",
 	"send_model",
 	"before_tool",
@@ -1192,6 +1209,8 @@ class Hooks:
 	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
 	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
 	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
+	context_exceeded: tuple[Callable[[Run], Awaitable[bool]], ...]
+	"""The `Capability.context_exceeded` hooks, in order."""
 	wrap_model: tuple[
 		Callable[
 			[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
@@ -1286,6 +1305,16 @@ class Hooks:
 		"""Ask each `Capability.before_model` in order."""
 		for hook in self.before_model:
 			await _await(hook, run)
+
+	async def shrunk(self, run: Run) -> bool:
+		"""Ask each `Capability.context_exceeded` in order, until one shrank the run's context."""
+		for hook in self.context_exceeded:
+			answer = await _await(hook, run)
+			if not isinstance(answer, bool):
+				raise _wrong(hook, answer, "True (the context shrank) or False")
+			if answer:
+				return True
+		return False
 
 	async def ended(self, run: Run, result: RunResult) -> None:
 		"""Tell each `Capability.on_run_end` in order."""

@@ -746,7 +746,10 @@ class HTTPProvider:
 				model=model,
 				status_code=status,
 			)
-		if status in (400, 413) and _CONTEXT_EXCEEDED.search(f"{_error_code(body)} {detail}"):
+		exceeded = status in (400, 413) and bool(
+			_CONTEXT_EXCEEDED.search(f"{_error_code(body)} {detail}")
+		)
+		if exceeded:
 			message = (
 				f"the prompt is longer than the model's context window ({status}{suffix}): "
 				"let compaction summarise older steps sooner (create_agent(compaction={"
@@ -774,7 +777,13 @@ class HTTPProvider:
 				f"the request was rejected ({status}){suffix}; check model_config and "
 				"provider_options for settings this model does not support"
 			)
-		refusal = ProviderError(message, provider=self.name, model=model, status_code=status)
+		refusal = ProviderError(
+			message,
+			provider=self.name,
+			model=model,
+			status_code=status,
+			context_exceeded=exceeded,
+		)
 		vars(refusal)[_ANSWERED] = True
 		return refusal
 

@@ -299,6 +299,9 @@ class Compaction(Capability):
 		if threshold is None:
 			size = models.context_window()
 			threshold = int((size or DEFAULT_CONTEXT_WINDOW) * self.config.share)
+		refused = (ctx.state.compaction or {}).get("refused_at")
+		if refused:  # the model refused a request this large: its window is smaller than said
+			threshold = min(threshold, int(refused * self.config.share))
 		# After a call, the check counts the provider's tokens and what came since: no prompt.
 		system = "" if ctx.state.context_tokens else models.system()
 		if not needs_compaction(ctx.state, threshold, system):
@@ -307,6 +310,21 @@ class Compaction(Capability):
 		from openmolt_core.capabilities.compaction import compact_run
 
 		await compact_run(self, ctx, threshold, system)
+
+	async def context_exceeded(self, run: Run) -> bool:
+		"""The model refused the step's request as too long: summarise the older steps now.
+
+		Whatever the estimate said (a local server's real window may be smaller than the one
+		configured, a tokenizer may count more than the estimate): the step is then asked
+		once more. False when too few steps are left to summarise.
+		"""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		models = ctx.models
+		if models is None:  # pragma: no cover - the loop always gives it
+			return False
+		from openmolt_core.capabilities.compaction import compact_run
+
+		return await compact_run(self, ctx, 0, models.system(), again=True)
 
 
 class Streaming(Capability):

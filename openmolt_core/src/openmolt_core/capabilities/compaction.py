@@ -32,7 +32,9 @@ __all__ = ["Compaction", "compact_run"]
 log: logging.Logger = logging.getLogger("openmolt")
 
 
-async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: str) -> None:
+async def compact_run(
+	cap: Compaction, ctx: RunContext, threshold: int, system: str, *, again: bool = False
+) -> bool:
 	"""Replace the older steps of a run whose coming request passes the threshold with a summary.
 
 	Args:
@@ -40,6 +42,11 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		ctx: The run, before its step's model call.
 		threshold: The threshold in effect (tokens).
 		system: The agent's system prompt for this step.
+		again: The model refused the step's request as longer than its context window: the
+			summary is written whatever the estimate says (`Compaction.context_exceeded`).
+
+	Returns:
+		Whether older steps were summarised (False: too few to summarise).
 	"""
 	models = ctx.models
 	assert models is not None  # the check that called this read them
@@ -73,9 +80,10 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		journal=journal,
 		system=system,
 		keep=ctx.toolset.kept(state) if ctx.toolset is not None else None,
+		again=again,
 	)
 	if record is None:
-		return
+		return False
 	log.info("%s: steps 1-%d compacted", ctx.agent, record.through_step)
 	if ctx.wants("compaction"):
 		await ctx.emit(
@@ -90,6 +98,7 @@ async def compact_run(cap: Compaction, ctx: RunContext, threshold: int, system: 
 		)
 	else:
 		ctx.skip_event()
+	return True
 
 
 class _Wrapped:
