@@ -14,9 +14,9 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError as ServerToolError
 
-from openmolt import OpenMolt
+from openmolt import HumanInputUnavailable, OpenMolt, RunState
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_mcp import MCP
 
 pytestmark = pytest.mark.anyio
@@ -143,7 +143,7 @@ async def test_structured_content_wins_over_its_text_copy() -> None:
 
 
 async def test_images_audio_and_blobs_go_to_the_file_store_as_references() -> None:
-	"""Media never reach the model: they are saved and referenced; text resources stay inline."""
+	"""Media are saved and referenced in the results' text; text resources stay inline."""
 	om, _ = _om()
 	model = ScriptedModel([call_tool("demo.media"), finish(result="ok")])
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
@@ -306,3 +306,75 @@ async def test_the_server_connection_is_reused_across_runs_and_agents() -> None:
 	assert connection is not None and connection.client is not None
 	await om.aclose()
 	assert source._connection is None and connection.closed.is_set()
+
+
+async def test_an_image_a_tool_returns_is_shown_to_the_model_with_the_results() -> None:
+	"""The PNG is attached to the results turn (base64), once; the text keeps the reference."""
+	om, _ = _om()
+	model = ScriptedModel(
+		[call_tool("demo.media"), call_tool("demo.add", a=1, b=2), finish(result="ok")]
+	)
+	agent = om.create_agent(name="A", model=model, integrations=["demo"])
+	result = await agent.run("media")
+	assert result.status == "success"
+	turn = model.requests[1].messages[-1]
+	assert [(a.media_type, a.data) for a in turn.attachments] == [("image/png", PNG)]
+	assert PNG not in turn.content  # the JSON holds the reference only
+	later = model.requests[2].messages
+	assert later[-3].attachments == turn.attachments  # the history keeps it, once
+	assert later[-1].attachments == []  # the next results turn attaches nothing again
+	noted = result.state.ext["tool-sources"]
+	assert "images" not in noted and noted["listed"]  # nothing pending; the listing kept
+	await om.aclose()
+
+
+async def test_images_past_the_limit_or_not_images_are_not_shown() -> None:
+	"""max_tool_images=0 shows none; bytes that are not an image are never attached."""
+	om, _ = _om()
+	model = ScriptedModel([call_tool("demo.media"), finish(result="ok")])
+	agent = om.create_agent(
+		name="A", model=model, integrations=["demo"], config={"max_tool_images": 0}
+	)
+	await agent.run("media")
+	assert model.requests[1].messages[-1].attachments == []
+	await om.aclose()
+
+	server = MCPServer("liar")
+
+	@server.tool()
+	def fake() -> list[types.ContentBlock]:
+		"""Text declared as an image."""
+		return [
+			types.ImageContent(data=base64.b64encode(b"not a png").decode(), mime_type="image/png")
+		]
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration("liar", MCP.server(server))
+	model = ScriptedModel([call_tool("liar.fake"), finish(result="ok")])
+	agent = om.create_agent(name="B", model=model, integrations=["liar"])
+	await agent.run("fake")
+	assert model.requests[1].messages[-1].attachments == []
+	assert _results(model, 1)[0]["result"]["file"].startswith("openmolt-file:")
+	await om.aclose()
+
+
+async def test_a_parked_run_keeps_the_images_to_show_after_its_resume() -> None:
+	"""Images noted in a step that then parks on a question are shown when the run goes on."""
+	om, _ = _om()
+	model = ScriptedModel([[call_tool("demo.media"), ask_human("which one?")], finish(result="ok")])
+
+	def later(question: str) -> str:
+		raise HumanInputUnavailable("later")
+
+	agent = om.create_agent(
+		name="A", model=model, integrations=["demo"], on_human_input_request=later
+	)
+	parked = await agent.run("media")
+	assert parked.status == "human_input_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	assert saved["ext"]["tool-sources"]["images"][0]["file"].startswith("openmolt-file:")
+	result = await agent.resume(RunState.from_dict(saved), answer="the first")
+	assert result.status == "success"
+	attached = [a for m in model.requests[1].messages for a in m.attachments]
+	assert [(a.media_type, a.data) for a in attached] == [("image/png", PNG)]
+	await om.aclose()

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -98,6 +99,9 @@ async def test_server_everything_from_npm_media_structured_and_text() -> None:
 		assert files and files[0]["file"].startswith("openmolt-file:")
 		stored = await om.files.open(files[0]["file"])
 		assert stored.media_type == "image/png" and stored.data.startswith(b"\x89PNG")
+		shown = model.requests[3].messages[-1].attachments  # the model sees the image too
+		assert [a.media_type for a in shown] == ["image/png"]
+		assert base64.b64decode(shown[0].data) == stored.data
 		(resource,) = _results(model, 4)
 		assert resource["ok"] is True, resource
 		embedded = [

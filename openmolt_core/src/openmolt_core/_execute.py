@@ -110,6 +110,9 @@ class Limits:
 		max_answer_chars: A person's answer longer than this is shortened for the model.
 		max_reply_chars: A reply longer than this runs nothing.
 		max_depth: A reply nested deeper than this runs nothing.
+		max_tool_images: The most images a step's tools return that the model is shown with
+			the step's results (an MCP tool's image content; the newest first); 0: none, the
+			model keeps the file references.
 	"""
 
 	max_result_chars: int = MAX_RESULT_CHARS
@@ -118,6 +121,7 @@ class Limits:
 	max_answer_chars: int = 16_000
 	max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
 	max_depth: int = DEFAULT_MAX_DEPTH
+	max_tool_images: int = 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,8 @@ class AgentConfig(Options):
 		max_answer_chars: Cap of a person's answer.
 		max_result_chars_per_tool: Result thresholds by tool handle or pattern
 			(`openmolt_core.offload`), in characters.
+		max_tool_images: The most images tools return that the model is shown per step (0:
+			none).
 	"""
 
 	max_steps: _Count | None = Field(default=None, description="The most model calls a run makes.")
@@ -58,6 +60,7 @@ class AgentConfig(Options):
 	max_result_chars: _Count | None = None
 	max_memory_chars: _Count | None = None
 	max_answer_chars: _Count | None = None
+	max_tool_images: Annotated[StrictInt, Field(ge=0)] | None = None
 	max_result_chars_per_tool: dict[str, _Count] | None = Field(
 		default=None,
 		description="Result thresholds by tool handle or pattern, e.g. {'notion.*': 8000}.",
@@ -71,6 +74,7 @@ class AgentConfig(Options):
 			"max_memory_chars",
 			"max_answer_chars",
 			"max_result_chars_per_tool",
+			"max_tool_images",
 		)
 		return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 

@@ -7,10 +7,21 @@ context) and gives them to one `Sources` capability. Its `Sources.list_tools` ho
 source at the start of each run, before the first turn is built, and binds the tools again only
 when a list changed (a source returns the same sequence while its list holds). `close_sources`
 stops the sources when the OpenMolt instance closes.
+
+The images a source's tool returns (an MCP ``image`` content block, which ``openmolt_mcp`` saves to
+the file store: ``{"type": "image", "file": "openmolt-file:...", "mediaType": "image/png"}``)
+are shown to the model with the results of their step: `Sources.tool_done` notes them (the
+newest `Limits.max_tool_images <openmolt_core._execute.Limits>` of a step, in the run's state so
+a parked or replayed run keeps them), and `Sources.before_model` attaches them to the results
+turn before the next model call. An image is attached when its bytes are one of the four
+formats every built-in API reads (PNG, JPEG, GIF, WebP) and at most `MAX_IMAGE_BYTES`; the
+model keeps the file reference for the others.
 """
 
 from __future__ import annotations
 
+import base64
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -19,19 +30,35 @@ import anyio
 
 from openmolt_core._binding import BoundTool, secret_values
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
-from openmolt_core.hooks import Capability
+from openmolt_core.hooks import Capability, Run
 from openmolt_core.secrets import Redactor
 from openmolt_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core._execute import RunContext
+	from openmolt_core.commands import CallTool
 	from openmolt_core.files import FileAccess
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.sources import ToolSource
 
-__all__ = ["SourceBinding", "Sources", "bind_source", "close_sources"]
+__all__ = ["MAX_IMAGE_BYTES", "SourceBinding", "Sources", "bind_source", "close_sources"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+MAX_IMAGE_BYTES = 5 * 2**20
+"""The largest image shown to the model: Anthropic's limit per image, the smallest of the APIs'
+(OpenAI takes 50 MB a request, Gemini 20 MB inline)."""
+
+_FORMATS = (
+	(b"\x89PNG\r\n\x1a\n", "image/png"),
+	(b"\xff\xd8\xff", "image/jpeg"),
+	(b"GIF87a", "image/gif"),
+	(b"GIF89a", "image/gif"),
+)
+"""Image formats by their first bytes (WebP: ``RIFF....WEBP``, checked apart)."""
 
 
 @dataclass(slots=True)
@@ -134,7 +161,7 @@ class Sources(Capability):
 		bindings: One `SourceBinding` per source integration, in the agent's order.
 	"""
 
-	__slots__ = ("_bindings", "_bound", "_listed")
+	__slots__ = ("_bindings", "_bound", "_listed", "_prefixes")
 
 	name = "tool-sources"
 	# The tools it lists are in the fingerprint (schemas, handles) once listed.
@@ -144,6 +171,7 @@ class Sources(Capability):
 		self._bindings = tuple(bindings)
 		self._listed: list[Sequence[Tool]] | None = None
 		self._bound: Sequence[BoundTool] = ()
+		self._prefixes = tuple(f"{b.id}." for b in self._bindings)
 
 	@property
 	def bindings(self) -> tuple[SourceBinding, ...]:
@@ -178,6 +206,75 @@ class Sources(Capability):
 			bound.extend(binding.bind(listed))
 		self._listed, self._bound = lists, bound
 		return bound
+
+	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		"""Note the images a source's tool returned, to show them with the step's results."""
+		if not call.tool.startswith(self._prefixes) or "result" not in entry:
+			return
+		found = _images(entry["result"])
+		if not found:
+			return
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		most = ctx.limits.max_tool_images
+		if most <= 0:
+			return
+		kept: list[dict[str, Any]] = self.state(run).setdefault("images", [])
+		kept.extend(found)
+		del kept[: max(len(kept) - most, 0)]  # the newest ones
+
+	async def before_model(self, run: Run) -> None:
+		"""Attach the images noted since the last model call to the results turn."""
+		ext = run.state.ext.get(self.name)
+		if not ext:
+			return
+		images = ext.pop("images", [])
+		if not ext:
+			del run.state.ext[self.name]
+		last = run.state.messages[-1] if run.state.messages else None
+		if last is None or last.role != "user" or not images:
+			return
+		files = next((b.context.files for b in self._bindings if b.context.files), None)
+		if files is None:  # pragma: no cover - create_agent always gives the store
+			return
+		from openmolt_core.llm import Attachment
+
+		for image in images:
+			ref = image["file"]
+			try:
+				stored = await files.open(ref, max_bytes=MAX_IMAGE_BYTES)
+			except OpenMoltError as exc:  # too large, or gone from the store
+				log.info("%s: the image %s is not shown to the model: %s", run.agent, ref, exc)
+				continue
+			media_type = _format(stored.data)
+			if media_type is None:
+				log.info("%s: %s is not a PNG, JPEG, GIF or WebP image: not shown", run.agent, ref)
+				continue
+			data = base64.b64encode(stored.data).decode("ascii")
+			last.attachments.append(Attachment(media_type, data, image.get("name") or None))
+
+
+def _images(result: Any) -> list[dict[str, Any]]:
+	"""The images a tool's result holds: an image block, alone or among the result's blocks."""
+	blocks: Any = result
+	if isinstance(result, Mapping):
+		blocks = result.get("content") if "structuredContent" in result else [result]
+	if not isinstance(blocks, list):
+		return []
+	return [
+		{"file": b["file"], "name": b.get("name") or ""}
+		for b in blocks
+		if isinstance(b, Mapping)
+		and b.get("type") == "image"
+		and isinstance(b.get("file"), str)
+		and b["file"].startswith("openmolt-file:")
+	]
+
+
+def _format(data: bytes) -> str | None:
+	"""The image format of some bytes, by their first bytes (None: not one of the four)."""
+	if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+		return "image/webp"
+	return next((kind for magic, kind in _FORMATS if data.startswith(magic)), None)
 
 
 async def _list(binding: SourceBinding) -> Sequence[Tool]:
