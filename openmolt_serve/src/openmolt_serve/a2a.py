@@ -18,7 +18,7 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
   ``rejected`` when a guardrail's tripwire stopped it, ``failed``, or ``input-required`` when
   the agent asks a question: the caller's next message
-  to that task is the answer, and the same run goes on (once: answers sent together reach the
+  to that task is the answer (with its data parts and files, saved as references), and the same run goes on (once: answers sent together reach the
   executor one after another, and those behind the first find the task moved on and run
   nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
@@ -45,6 +45,7 @@ Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections import OrderedDict
@@ -411,6 +412,9 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 			return
 		await updater.start_work()
+		answering = stored is not None or (parked is not None and not connecting)
+		# An answer is text: its data parts and files go with it (files saved, as references).
+		said = await self._answer(text, data, files, attachments) if answering else text
 
 		async def working(event: ToolCallEvent) -> None:
 			if event.run_id == run_id and not event.replayed:
@@ -421,7 +425,7 @@ class OpenMoltExecutor(AgentExecutor):
 		failed = "the run failed"
 		try:
 			if stored is not None:
-				result = await self._answer(stored, text)
+				result = await self._answer_stored(stored, said)
 			else:
 				result = await run_trigger(
 					self.agent,
@@ -431,7 +435,7 @@ class OpenMoltExecutor(AgentExecutor):
 					where=self.agent.name,
 					resume=parked,
 					# after a consent the run goes on, asking its accounts again: no answer
-					answer=text if parked is not None and not connecting else None,
+					answer=said if parked is not None and not connecting else None,
 					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
 					attachments=attachments if parked is None else (),
 				)
@@ -466,7 +470,29 @@ class OpenMoltExecutor(AgentExecutor):
 			return None
 		return next((p for p in waiting if p.run_id == run_id), None)
 
-	async def _answer(self, waiting: PendingRun, text: str) -> RunResult | None:
+	async def _answer(
+		self,
+		text: str,
+		data: list[Any],
+		files: list[dict[str, str]],
+		attachments: list[Attachment],
+	) -> str:
+		"""The answer to a question as the run reads it: the text, or JSON with what came along.
+
+		A file's bytes are saved to the file store and passed on as its reference, which the
+		agent's tools accept (an answer takes no attachment for the model).
+		"""
+		if not (data or files or attachments):
+			return text
+		store = self.agent.om.files
+		saved: list[dict[str, Any]] = []
+		for a in attachments:
+			raw = base64.b64decode(a.data)
+			saved.append(await store.save(raw, media_type=a.media_type, name=a.name or ""))
+		answer = _input(text, data, [*files, *saved])
+		return json.dumps(answer, ensure_ascii=False)
+
+	async def _answer_stored(self, waiting: PendingRun, text: str) -> RunResult | None:
 		"""Answer a durable run's question (it started tainted: an A2A run always does).
 
 		The result is the run's end, or its next park: ``om.result`` would wait past a second
@@ -622,7 +648,7 @@ def _content(message: Message | None) -> _Content | str:
 	return "\n".join(texts), list(get_data_parts(message.parts)), files, attachments
 
 
-def _input(text: str, data: list[Any], files: list[dict[str, str]]) -> Any:
+def _input(text: str, data: list[Any], files: list[dict[str, Any]]) -> Any:
 	"""The run's input: the text alone, or with the data parts and the files' addresses."""
 	if not data and not files:
 		return text
