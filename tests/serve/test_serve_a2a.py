@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,12 @@ import httpx
 import pytest
 from _serve_fakes import local_server
 from a2a.client import ClientConfig, create_client
-from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_text_message
+from a2a.helpers.proto_helpers import (
+	get_data_parts,
+	get_text_parts,
+	new_data_part,
+	new_text_message,
+)
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -548,3 +554,42 @@ async def test_a_task_a_guardrail_stops_is_rejected_with_the_reason() -> None:
 	assert task.status.state == TaskState.TASK_STATE_REJECTED
 	assert "the input holds a password" in get_text_parts(task.status.message.parts)[0]
 	assert model.requests == []
+
+
+async def test_an_answer_with_files_and_data_passes_them_on_to_the_run() -> None:
+	"""The answer to input-required is more than its text: its data parts, file addresses and
+	file bytes (saved to the file store, as references) reach the run; before, only the text did."""
+	model = ScriptedModel([ask_human("Which receipt?"), finish({"result": "Got it."})])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.")
+	park_questions(agent)
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, authed() as http:
+		client = await client_for(f"{server.url}/a2a/Helper", streaming=False, http=http)
+		(first,) = [r async for r in client.send_message(message("Refund me"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+		parts = [
+			Part(text="This one"),
+			Part(raw=PNG, media_type="image/png", filename="receipt.png"),
+			Part(url="https://files.example/scan.pdf", media_type="application/pdf"),
+			new_data_part({"order": "A1"}),
+		]
+		answer = SendMessageRequest(
+			message=Message(
+				message_id="a1",
+				role=Role.ROLE_USER,
+				parts=parts,
+				task_id=task.id,
+				context_id=task.context_id,
+			)
+		)
+		(second,) = [r async for r in client.send_message(answer)]
+		assert second.task.status.state == TaskState.TASK_STATE_COMPLETED
+	said = model.requests[1].messages[-1].content
+	assert "This one" in said and "A1" in said and "https://files.example/scan.pdf" in said
+	ref = re.search(r"openmolt-file:[A-Za-z0-9_.-]+", said)
+	assert ref is not None, said
+	stored = await om.files.open(ref.group(0))
+	assert stored.data == PNG and stored.media_type == "image/png"
+	await om.aclose()

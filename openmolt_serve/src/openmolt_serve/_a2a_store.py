@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,13 +75,21 @@ class A2ATaskStore(TaskStore):
 		max_tasks: The most tasks kept.
 		path: The run store's SQLite file (None: memory only).
 		scope: Whose tasks these are (``a2a:<agent>``): each agent has its own.
+		settle: Brings a task read from the store up to date with its run (a run the operator
+			decided elsewhere): what it returns changed is saved and given instead.
 	"""
 
 	def __init__(
-		self, *, max_tasks: int = MAX_TASKS, path: str | Path | None = None, scope: str = ""
+		self,
+		*,
+		max_tasks: int = MAX_TASKS,
+		path: str | Path | None = None,
+		scope: str = "",
+		settle: Callable[[Task, ServerCallContext], Awaitable[Task]] | None = None,
 	) -> None:
 		self.max_tasks = max_tasks
 		self.scope = scope
+		self.settle = settle
 		self.memory = InMemoryTaskStore()
 		self.file: SqliteFile | None = SqliteFile(path, _SCHEMA) if path is not None else None
 		self._order: OrderedDict[tuple[str, str], ServerCallContext] = OrderedDict()
@@ -116,7 +125,17 @@ class A2ATaskStore(TaskStore):
 				)
 
 	async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-		"""A task kept in memory, else in the file (a task from before a restart)."""
+		"""A task kept in memory, else in the file (a task from before a restart), settled."""
+		found = await self._get(task_id, context)
+		if found is None or self.settle is None:
+			return found
+		before = found.SerializeToString()
+		settled = await self.settle(found, context)
+		if settled.SerializeToString() != before:
+			await self.save(settled, context)
+		return settled
+
+	async def _get(self, task_id: str, context: ServerCallContext) -> Task | None:
 		found = await self.memory.get(task_id, context)
 		if found is not None or self.file is None:
 			return found

@@ -18,11 +18,14 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
   ``rejected`` when a guardrail's tripwire stopped it, ``failed``, or ``input-required`` when
   the agent asks a question: the caller's next message
-  to that task is the answer, and the same run goes on (once: answers sent together reach the
+  to that task is the answer (with its data parts and files, saved as references), and the same run goes on (once: answers sent together reach the
   executor one after another, and those behind the first find the task moved on and run
   nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
-  its own words asked for). A run waiting for its user to connect an account
+  its own words asked for), where the run goes on; the task follows it: once the run has
+  ended (or parked on something else), the next ``GetTask`` or ``SubscribeToTask`` of the
+  task finds it ``completed`` with its artifact (or ``failed``, ``input-required``...), read
+  from where the run is kept (this process, the run store or the durable store). A run waiting for its user to connect an account
   (``authorization_required``) is ``auth-required`` too, its status message the consent links;
   once connected, the caller's next message to the task makes the run go on.
 - ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
@@ -42,6 +45,7 @@ Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections import OrderedDict
@@ -63,6 +67,7 @@ from a2a.server.events import Event, EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import TaskUpdater
+from a2a.server.tasks.task_manager import append_artifact_to_task
 from a2a.types import (
 	AgentCapabilities,
 	AgentCard,
@@ -76,8 +81,10 @@ from a2a.types import (
 	SendMessageRequest,
 	StringList,
 	Task,
+	TaskArtifactUpdateEvent,
 	TaskState,
 	TaskStatus,
+	TaskStatusUpdateEvent,
 )
 from a2a.utils.constants import (
 	AGENT_CARD_WELL_KNOWN_PATH,
@@ -91,6 +98,7 @@ from starlette.types import ASGIApp
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
@@ -213,11 +221,15 @@ def a2a_server(
 	"""
 	base = (config.public_url or url).rstrip("/") + "/"
 	card = agent_card(agent, config, base)
+	executor = OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED)
 	tasks = _a2a_store.A2ATaskStore(
-		max_tasks=MAX_TASKS, path=_a2a_store.task_file(agent), scope=f"a2a:{agent.name}"
+		max_tasks=MAX_TASKS,
+		path=_a2a_store.task_file(agent),
+		scope=f"a2a:{agent.name}",
+		settle=executor.settled,
 	)
 	handler = _Handler(
-		agent_executor=OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED),
+		agent_executor=executor,
 		task_store=tasks,
 		agent_card=card,
 		validate_input_modes=True,  # a part of a type the card does not take: -32005
@@ -268,6 +280,63 @@ class OpenMoltExecutor(AgentExecutor):
 		self.parked: OrderedDict[str, RunState] = OrderedDict()
 		"""The parked runs by task id, oldest first (none with a run store: it keeps them)."""
 		self.redact = Redactor(known=agent.om.secrets)
+		self.awaiting: OrderedDict[str, None] = OrderedDict()
+		"""The runs of tasks waiting for the operator's approval, by run id (the newest
+		`MAX_PARKED`)."""
+		self.decided: OrderedDict[str, RunResult] = OrderedDict()
+		"""How those runs went on in this process (the operator decided them in the viewer),
+		until their task reads it."""
+		self._ends = _Decided(self)
+		OpenMolt.of(agent).observers.append(self._ends)
+
+	async def settled(self, task: Task, context: ServerCallContext) -> Task:
+		"""A task waiting for the operator's approval, brought up to date with its run.
+
+		The operator decides in the run viewer, and the run goes on there: once it has ended
+		or parked on something else, the task says so as if its own request had run it
+		(`_report`). Called by the task store whenever a task is read.
+
+		Args:
+			task: The task as kept.
+			context: The call that reads it.
+
+		Returns:
+			The task, changed (and saved by the caller) when its run has gone on.
+		"""
+		if not _awaits_approval(task):
+			return task
+		run_id = run_id_for("a2a", self.agent.name, task.id)
+		result = await self._went_on(run_id)
+		if result is None:
+			return task
+		self.parked.pop(task.id, None)
+		self.decided.pop(run_id, None)
+		self.awaiting.pop(run_id, None)
+		events = _Collected()
+		await self._report(TaskUpdater(events, task.id, task.context_id), task.id, result)
+		for event in events.events:
+			_apply(task, event)
+		return task
+
+	async def _went_on(self, run_id: str) -> RunResult | None:
+		"""How a run parked for an approval went on (None: it still waits, or is unknown)."""
+		known = self.decided.get(run_id)
+		if known is not None:
+			return known
+		om = OpenMolt.of(self.agent)
+		if om.run_store is not None:
+			return await _stored_result(om, run_id)
+		if om.durability is not None:
+			try:
+				result = await om.result(run_id, wait=False)
+			except RunError as exc:
+				return exc.result
+			except Exception as exc:  # an unknown run, a store down: the task stays as it is
+				log.info("A2A: the run %s cannot be read: %s", run_id, exc)
+				return None
+			if result is not None and result.status != "approval_required":
+				return result
+		return None
 
 	def _park(self, task_id: str, state: RunState) -> None:
 		if OpenMolt.of(self.agent).run_store is not None:
@@ -343,6 +412,9 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 			return
 		await updater.start_work()
+		answering = stored is not None or (parked is not None and not connecting)
+		# An answer is text: its data parts and files go with it (files saved, as references).
+		said = await self._answer(text, data, files, attachments) if answering else text
 
 		async def working(event: ToolCallEvent) -> None:
 			if event.run_id == run_id and not event.replayed:
@@ -353,7 +425,7 @@ class OpenMoltExecutor(AgentExecutor):
 		failed = "the run failed"
 		try:
 			if stored is not None:
-				result = await self._answer(stored, text)
+				result = await self._answer_stored(stored, said)
 			else:
 				result = await run_trigger(
 					self.agent,
@@ -363,7 +435,7 @@ class OpenMoltExecutor(AgentExecutor):
 					where=self.agent.name,
 					resume=parked,
 					# after a consent the run goes on, asking its accounts again: no answer
-					answer=text if parked is not None and not connecting else None,
+					answer=said if parked is not None and not connecting else None,
 					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
 					attachments=attachments if parked is None else (),
 				)
@@ -398,7 +470,29 @@ class OpenMoltExecutor(AgentExecutor):
 			return None
 		return next((p for p in waiting if p.run_id == run_id), None)
 
-	async def _answer(self, waiting: PendingRun, text: str) -> RunResult | None:
+	async def _answer(
+		self,
+		text: str,
+		data: list[Any],
+		files: list[dict[str, str]],
+		attachments: list[Attachment],
+	) -> str:
+		"""The answer to a question as the run reads it: the text, or JSON with what came along.
+
+		A file's bytes are saved to the file store and passed on as its reference, which the
+		agent's tools accept (an answer takes no attachment for the model).
+		"""
+		if not (data or files or attachments):
+			return text
+		store = self.agent.om.files
+		saved: list[dict[str, Any]] = []
+		for a in attachments:
+			raw = base64.b64decode(a.data)
+			saved.append(await store.save(raw, media_type=a.media_type, name=a.name or ""))
+		answer = _input(text, data, [*files, *saved])
+		return json.dumps(answer, ensure_ascii=False)
+
+	async def _answer_stored(self, waiting: PendingRun, text: str) -> RunResult | None:
 		"""Answer a durable run's question (it started tainted: an A2A run always does).
 
 		The result is the run's end, or its next park: ``om.result`` would wait past a second
@@ -432,6 +526,9 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.requires_input(self._say(updater, question))
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
+			self.awaiting[result.state.run_id] = None
+			while len(self.awaiting) > self.max_parked:
+				self.awaiting.popitem(last=False)
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 		elif result.status == "authorization_required":  # the caller's user connects, then says so
 			self._park(task_id, result.state)
@@ -489,8 +586,10 @@ class OpenMoltExecutor(AgentExecutor):
 
 _APPROVAL_NOTE = (
 	"a tool call waits for the operator's approval: they decide it in their run viewer, where the "
-	"run goes on; this task does not"
+	"run goes on; read this task again (GetTask) for how it ended"
 )
+_APPROVAL_WAIT = _APPROVAL_NOTE.partition(":")[0]
+"""How the note starts (a task kept from before this wording was one too)."""
 
 
 _EXPIRED_NOTE = (
@@ -549,7 +648,7 @@ def _content(message: Message | None) -> _Content | str:
 	return "\n".join(texts), list(get_data_parts(message.parts)), files, attachments
 
 
-def _input(text: str, data: list[Any], files: list[dict[str, str]]) -> Any:
+def _input(text: str, data: list[Any], files: list[dict[str, Any]]) -> Any:
 	"""The run's input: the text alone, or with the data parts and the files' addresses."""
 	if not data and not files:
 		return text
@@ -582,3 +681,91 @@ def _json(value: Any) -> Any:
 
 def _slug(name: str) -> str:
 	return "".join(c if c.isalnum() else "-" for c in name).strip("-").lower() or "agent"
+
+
+def _awaits_approval(task: Task) -> bool:
+	"""Whether a task is ``auth-required`` for the operator's approval (not for an account)."""
+	if task.status.state != TaskState.TASK_STATE_AUTH_REQUIRED:
+		return False
+	message = task.status.message
+	return any(t.startswith(_APPROVAL_WAIT) for t in get_text_parts(message.parts))
+
+
+class _Collected(EventQueue):
+	"""An event queue that keeps what is put in it: a report made outside a request."""
+
+	def __init__(self) -> None:
+		self.events: list[Any] = []
+
+	async def enqueue_event(self, event: Event) -> None:
+		"""Keep the event."""
+		self.events.append(event)
+
+
+def _apply(task: Task, event: Any) -> None:
+	"""Apply a status or artifact event to its task, as the a2a-sdk's task manager does."""
+	if isinstance(event, TaskStatusUpdateEvent):
+		if task.status.HasField("message"):
+			task.history.append(task.status.message)
+		if event.metadata:
+			task.metadata.MergeFrom(event.metadata)
+		task.status.CopyFrom(event.status)
+	elif isinstance(event, TaskArtifactUpdateEvent):
+		append_artifact_to_task(task, event)
+
+
+async def _stored_result(om: OpenMolt, run_id: str) -> RunResult | None:
+	"""The result of a run the run store holds, once it has left the approval (else None)."""
+	from openmolt_core.result import RunResult
+
+	store = om.run_store
+	assert store is not None
+	stored = await store.run(run_id)
+	if stored is None or stored.status in ("running", "approval_required"):
+		return None
+	state = await store.state(run_id)
+	if state is None:
+		return None
+	finish: dict[str, Any] | None = None
+	after = 0
+	while True:  # the last finish event holds the result (its human message among it)
+		events = await store.events(run_id, after=after)
+		if not events:
+			break
+		after = events[-1].id
+		for event in events:
+			if event.name == "finish" and isinstance(event.data.get("result"), dict):
+				finish = event.data["result"]
+	if finish is not None and finish.get("status") == stored.status:
+		try:
+			return RunResult.from_dict(finish, state)
+		except ValueError:
+			pass
+	return RunResult(
+		output=stored.output,
+		status=stored.status,  # type: ignore[arg-type]  # a status the store wrote
+		human_message="",
+		plan=list(state.plan),
+		steps=stored.steps,
+		usage=state.usage,
+		state=state,
+		error=stored.error,
+	)
+
+
+class _Decided(RunObserver):
+	"""Keeps how the runs of an executor's tasks waiting for an approval went on here."""
+
+	def __init__(self, executor: OpenMoltExecutor) -> None:
+		self.executor = executor
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		"""A run ended (or parked): keep its result for its task, if one waits for it."""
+		result = outcome.result
+		if result is None or result.status == "approval_required":
+			return
+		executor = self.executor
+		if run.run_id in executor.awaiting:
+			executor.decided[run.run_id] = result
+			while len(executor.decided) > executor.max_parked:
+				executor.decided.popitem(last=False)

@@ -1,0 +1,176 @@
+"""An A2A task waiting for the operator's approval follows its run once the operator decides.
+
+The caller cannot decide (its own words asked for the call); the operator does, in the run viewer,
+where the run goes on. The task then reads ``completed`` with its artifact (or ``failed`` for a
+denied call that ends the run) at the caller's next ``GetTask``, whether the run went on in this
+process or in another one sharing the run store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
+from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+
+from openmolt import OpenMolt, RunState
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import tool
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+from openmolt_serve._launch import run_id_for
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "a2a-token-for-approvals-0123456789"
+
+
+class Parked(RunObserver):
+	"""Keeps the state of each run that parked, as the run viewer of this process does."""
+
+	def __init__(self) -> None:
+		self.states: list[RunState] = []
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		if outcome.result is not None and outcome.result.status == "approval_required":
+			self.states.append(outcome.result.state)
+
+
+def make(om: OpenMolt, ran: list[str], model: ScriptedModel) -> Any:
+	@tool(labels=[])
+	def refund(order: str) -> str:
+		"""Refund an order.
+
+		Args:
+			order: The order.
+		"""
+		ran.append(order)
+		return "refunded"
+
+	return om.create_agent(
+		name="Helper", model=model, tools=[refund], requires_approval=["local.refund"]
+	)
+
+
+def script() -> ScriptedModel:
+	return ScriptedModel(
+		[
+			call_tool("local.refund", order="A1"),
+			finish({"refund": "A1"}, human_message="Refunded A1."),
+		]
+	)
+
+
+def message(text: str) -> SendMessageRequest:
+	return SendMessageRequest(
+		message=Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)])
+	)
+
+
+async def _client(url: str, http: httpx.AsyncClient) -> Any:
+	return await create_client(url, client_config=ClientConfig(httpx_client=http, streaming=False))
+
+
+def _http() -> httpx.AsyncClient:
+	return httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20)
+
+
+async def _decide(agent: Any, state: RunState, *, approve: bool) -> Any:
+	"""What the run viewer does with the operator's click: decide, and resume the run."""
+	(request,) = agent.approval_requests(state)
+	decision = request.approve() if approve else request.deny("not this one")
+	return await agent.resume(state, decision=decision)
+
+
+async def test_a_run_approved_in_this_process_completes_its_task() -> None:
+	"""No run store: the run goes on here; GetTask then gives completed, the output as artifact."""
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False)
+	parked = Parked()
+	om.observers.append(parked)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		client = await _client(f"{server.url}/a2a/Helper", http)
+		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
+		task = sent.task
+		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+		waiting = await client.get_task(GetTaskRequest(id=task.id))
+		assert waiting.status.state == TaskState.TASK_STATE_AUTH_REQUIRED  # nothing decided yet
+		(state,) = parked.states
+		result = await _decide(agent, state, approve=True)
+		assert result.status == "success" and ran == ["A1"]
+		done = await client.get_task(GetTaskRequest(id=task.id))
+		assert done.status.state == TaskState.TASK_STATE_COMPLETED
+		assert "Refunded A1." in get_text_parts(done.status.message.parts)
+		(artifact,) = done.artifacts
+		assert get_data_parts(artifact.parts) == [{"refund": "A1"}]
+		again = await client.get_task(GetTaskRequest(id=task.id))
+		assert len(again.artifacts) == 1  # settled once
+	await om.aclose()
+
+
+async def test_a_run_decided_by_another_process_settles_its_task_from_the_run_store(
+	tmp_path: Path,
+) -> None:
+	"""The viewer of another process resumed the run: the store tells this server how it ended."""
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False, run_store=store)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		client = await _client(f"{server.url}/a2a/Helper", http)
+		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
+		task = sent.task
+		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+		run_id = run_id_for("a2a", "Helper", task.id)
+
+		other = OpenMolt(entry_points=False, run_store=store)  # the operator's viewer process
+		viewer_agent = make(
+			other, ran, ScriptedModel([finish({"refund": "A1"}, human_message="Refunded A1.")])
+		)
+		assert other.run_store is not None
+		state = await other.run_store.state(run_id)
+		assert state is not None
+		result = await _decide(viewer_agent, state, approve=True)
+		assert result.status == "success" and ran == ["A1"]
+		await other.aclose()
+
+		done = await client.get_task(GetTaskRequest(id=task.id))
+		assert done.status.state == TaskState.TASK_STATE_COMPLETED
+		assert "Refunded A1." in get_text_parts(done.status.message.parts)
+		assert get_data_parts(done.artifacts[0].parts) == [{"refund": "A1"}]
+	await om.aclose()
+
+
+async def test_a_denied_call_the_run_reports_reaches_the_task_and_a_parked_one_stays() -> None:
+	"""A denial lets the run go on to its end (the model reads it); until then the task waits."""
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False)
+	parked = Parked()
+	om.observers.append(parked)
+	model = ScriptedModel(
+		[
+			call_tool("local.refund", order="A1"),
+			finish(status="failure", human_message="The refund was refused."),
+		]
+	)
+	agent = make(om, ran, model)
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		client = await _client(f"{server.url}/a2a/Helper", http)
+		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
+		(state,) = parked.states
+		result = await _decide(agent, state, approve=False)
+		assert result.status == "failure" and ran == []
+		done = await client.get_task(GetTaskRequest(id=sent.task.id))
+		assert done.status.state == TaskState.TASK_STATE_FAILED
+		assert "The refund was refused." in " ".join(get_text_parts(done.status.message.parts))
+	await om.aclose()
