@@ -14,7 +14,9 @@ from ag_ui.core import Event, EventType, RunAgentInput, UserMessage
 from pydantic import TypeAdapter
 
 from openmolt import OpenMolt
+from openmolt_core.llm import ModelResponse, Usage
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.streaming import TextDelta
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
 from openmolt_core.tools import tool
 from openmolt_core.triggers import Triggers
@@ -465,3 +467,98 @@ async def test_the_state_snapshot_keeps_the_clients_state_beside_the_plan() -> N
 	assert snapshot.snapshot == {"cart": ["A17"], "plan": []}
 	deltas = [op for e in events if e.type == EventType.STATE_DELTA for op in e.delta]
 	assert {op.path.split("/")[1] for op in deltas} == {"plan"}
+
+
+class Streaming:
+	"""A model that streams each scripted reply in pieces of ``size`` characters."""
+
+	name = "streaming"
+
+	def __init__(self, replies: list[Any], *, size: int = 5) -> None:
+		self.texts = [json.dumps({"commands": r if isinstance(r, list) else [r]}) for r in replies]
+		self.size = size
+		self.requests: list[Any] = []
+
+	async def generate(self, request: Any) -> ModelResponse:
+		self.requests.append(request)
+		return ModelResponse(text=self.texts.pop(0), usage=Usage(5, 5))
+
+	async def stream(self, request: Any) -> AsyncIterator[Any]:
+		self.requests.append(request)
+		text = self.texts.pop(0)
+		for i in range(0, len(text), self.size):
+			yield TextDelta(text[i : i + self.size])
+		yield ModelResponse(text=text, usage=Usage(5, 5))
+
+
+async def test_the_human_message_streams_as_the_model_writes_it() -> None:
+	"""The finish's humanMessage arrives in pieces in one TEXT_MESSAGE, and is not sent again."""
+	said = "Take an umbrella, it rains all day in Oslo."
+	model = Streaming([finish({"result": "rain"}, human_message=said)])
+	async for client, _, _ in serving(model):  # type: ignore[arg-type]
+		events = await run(client, run_input())
+	names = types(events)
+	assert names[0] == "RUN_STARTED" and names[-1] == "RUN_FINISHED"
+	pieces = [e.delta for e in events if e.type.value == "TEXT_MESSAGE_CONTENT"]
+	assert len(pieces) > 3 and "".join(pieces) == said  # streamed, whole, once
+	assert names.count("TEXT_MESSAGE_START") == names.count("TEXT_MESSAGE_END") == 1
+	assert names.index("TEXT_MESSAGE_END") < names.index("RUN_FINISHED")
+
+
+async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follows() -> None:
+	"""A finish refused (its output does not fit the schema) streamed already: its message is
+	closed, the tool calls after it come outside any message, and the final text is its own."""
+	model = Streaming(
+		[
+			finish({"wrong": 1}, human_message="Done already."),
+			call_tool("local.lookup", city="Oslo"),
+			finish({"result": "rain"}, human_message="Rain in Oslo."),
+		]
+	)
+	ran: list[str] = []
+
+	@tool(labels=[])
+	def lookup(city: str) -> dict[str, Any]:
+		"""Look a city up.
+
+		Args:
+			city: The city.
+		"""
+		ran.append(city)
+		return {"city": city}
+
+	om = OpenMolt(entry_points=False)
+	schema = {
+		"type": "object",
+		"properties": {"result": {"type": "string"}},
+		"required": ["result"],
+		"additionalProperties": False,
+	}
+	agent = om.create_agent(
+		name="Helper", model=model, tools=[lookup], output_schema=schema, instructions="Help."
+	)
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+			events = await run(client, run_input())
+	await om.aclose()
+	names = types(events)
+	messages: dict[str, str] = {}
+	open_: str | None = None
+	for event in events:
+		kind = event.type.value
+		if kind == "TEXT_MESSAGE_START":
+			assert open_ is None  # one message at a time
+			open_ = event.message_id
+			messages[open_] = ""
+		elif kind == "TEXT_MESSAGE_CONTENT":
+			assert event.message_id == open_
+			messages[open_] += event.delta
+		elif kind == "TEXT_MESSAGE_END":
+			assert event.message_id == open_
+			open_ = None
+		else:
+			assert open_ is None, f"{kind} inside an open text message"
+	assert list(messages.values()) == ["Done already.", "Rain in Oslo."]
+	assert names[-1] == "RUN_FINISHED" and ran == ["Oslo"]

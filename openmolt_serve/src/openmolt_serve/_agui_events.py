@@ -16,10 +16,13 @@ A sub-agent (an agent the run calls as a tool) is a subagent of the stream: its 
 ``subagentRunId``, nested under the sub-agent that called it, if any; its plan is its own, not
 the state. One still open when the run ends is closed first, with ``SUBAGENT_ERROR``.
 
-Text comes today as one piece when the run ends (its ``humanMessage``, else a text output);
-`AguiEvents.text` takes any piece, so a streamed ``text:delta`` event feeds
-``TEXT_MESSAGE_CONTENT`` by one more line in `MAPPED`. Everything sent is redacted with the
-instance's secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
+The text for a person streams: the ``humanMessage`` of the model's ``finish`` arrives as it is
+written (``text:delta`` events, one ``TEXT_MESSAGE`` per reply), and the run's end closes it.
+Text that did not stream (a text output, a provider that answers at once) comes whole when the
+run ends. A reply the run does not keep (its finish refused: an invalid output, a guardrail) has
+streamed already: AG-UI has no event that takes a message back, so it stays, and the text the
+run ends with follows as a message of its own. Everything sent is redacted with the instance's
+secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
 the protocol's schema, so an event this module builds is valid by construction.
 """
 
@@ -133,6 +136,8 @@ class AguiEvents:
 		self._calls: dict[tuple[str, int, str, str], deque[str]] = {}
 		self._message: str | None = None
 		self._subagents: dict[str, bool] = {}  # started sub-runs: True while open
+		self._streaming: tuple[int, int] | None = None  # the (step, command) that streams now
+		self._streamed = ""  # the text the last streamed message holds
 
 	def started(self, plan: list[dict[str, Any]], state: Any = None) -> list[BaseEvent]:
 		"""``RUN_STARTED`` and the state the run starts from: the client's, with the run's plan.
@@ -161,8 +166,10 @@ class AguiEvents:
 		mapper = MAPPED.get(event.name)
 		if mapper is None:
 			return []
+		if event.name == "text:delta":  # the run's own reply only (a sub-agent's is its result)
+			return [] if event.parent_run_id else self.text_delta(event)
 		if not event.parent_run_id:
-			return mapper(self, event)
+			return self._before_other(mapper(self, event))
 		sub = event.run_id
 		if self._subagents.get(sub) is False:
 			return []  # closed: its ``finish`` came (or the run ended)
@@ -176,7 +183,7 @@ class AguiEvents:
 				)
 			)
 		out += [e.model_copy(update={"subagent_run_id": sub}) for e in mapper(self, event)]
-		return out
+		return self._before_other(out)
 
 	def tool_call(self, event: ToolCallEvent) -> list[BaseEvent]:
 		"""A tool is about to run: its call opens and closes with its arguments."""
@@ -277,6 +284,26 @@ class AguiEvents:
 		out.append(TextMessageContentEvent(message_id=self._message, delta=self.redact(delta)))
 		return out
 
+	def text_delta(self, event: Any) -> list[BaseEvent]:
+		"""A piece of the ``humanMessage`` a reply's ``finish`` writes, as the model writes it.
+
+		Each reply's message is one ``TEXT_MESSAGE``: a piece of another reply (the model asked
+		again) closes the open one first. Other fields (an output, a question) are not streamed.
+		"""
+		if event.field != "humanMessage" or event.raw or not event.text:
+			return []
+		key = (event.step, event.index)
+		out: list[BaseEvent] = []
+		if key != self._streaming:
+			out += self.end_text()
+			self._streaming, self._streamed = key, ""
+		self._streamed += event.text
+		return out + self.text(event.text)
+
+	def _before_other(self, out: list[BaseEvent]) -> list[BaseEvent]:
+		"""Close a streamed message before anything else is sent (a tool call, the plan)."""
+		return [*self.end_text(), *out] if out and self._message is not None else out
+
 	def end_text(self) -> list[BaseEvent]:
 		"""Close the open text message, if any."""
 		if self._message is None:
@@ -302,9 +329,13 @@ class AguiEvents:
 				where they are decided).
 		"""
 		out: list[BaseEvent] = self.close_subagents()
-		if result is not None:
-			out += self.text(_words(result))
-		out += self.end_text()
+		words = _words(result) if result is not None else ""
+		if words and self._streaming is not None and self._streamed == words:
+			out += self.end_text()  # the reply's message streamed whole: not sent again
+		else:
+			out += self.end_text()
+			out += self.text(words)
+			out += self.end_text()
 		if result is None or result.status not in ("success", *PARKED):
 			status = result.status if result is not None else "error"
 			why = (result.error or result.human_message) if result is not None else None
@@ -404,6 +435,6 @@ MAPPED: dict[str, Callable[[AguiEvents, Any], list[BaseEvent]]] = {
 	"planUpdate": AguiEvents.plan_update,
 	"finish": AguiEvents.run_finished,
 	"error": AguiEvents.run_failed,
-	# "text:delta": lambda events, event: events.text(event.delta),  once the loop streams text
+	"text:delta": AguiEvents.text_delta,
 }
 """The OpenMolt events an AG-UI stream listens to, and what each becomes."""
