@@ -92,6 +92,7 @@ from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.openmolt import OpenMolt
+from openmolt_core.result import PARKED_STATUSES
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
@@ -129,7 +130,6 @@ MAX_TASKS = _a2a_store.MAX_TASKS
 MAX_CONTEXT_ID = 256
 """The longest ``contextId`` taken (characters): it names the conversation's session."""
 
-_PARKED = ("human_input_required", "approval_required", "authorization_required")
 
 _POLL = 0.2
 """Seconds between two reads of a durable run answered after a restart (`OpenMoltExecutor`)."""
@@ -285,7 +285,7 @@ class OpenMoltExecutor(AgentExecutor):
 			return parked
 		run_id = run_id_for("a2a", self.agent.name, task_id)
 		stored = await store.run(run_id)
-		if stored is None or stored.status not in _PARKED:
+		if stored is None or stored.status not in PARKED_STATUSES:
 			return None
 		return await store.state(run_id)
 
@@ -436,6 +436,9 @@ class OpenMoltExecutor(AgentExecutor):
 		elif result.status == "authorization_required":  # the caller's user connects, then says so
 			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, connect_text(result.state)))
+		elif result.status in PARKED_STATUSES:  # parked on something else: the operator's to give
+			self._park(task_id, result.state)
+			await updater.requires_auth(self._say(updater, result.error or words or result.status))
 		elif result.status == "guardrail_tripped":  # a policy stopped it: the agent won't go on
 			why = result.error or words or result.status
 			await updater.reject(self._say(updater, f"{result.status}: {why}"))

@@ -351,7 +351,9 @@ function renderSoon() {
   });
 }
 
-const PARKED = ["human_input_required", "approval_required", "authorization_required"];
+// the statuses of a parked run: the core's list (openmolt_core.result.PARKED_STATUSES), which
+// the server writes into the page
+const PARKED = document.querySelector('meta[name="openmolt-parked"]').content.split(" ").filter(Boolean);
 
 function callIndex(key) {
   // a call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key)
