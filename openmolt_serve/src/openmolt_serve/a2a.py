@@ -47,7 +47,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from a2a.helpers.proto_helpers import (
@@ -473,14 +473,13 @@ class OpenMoltExecutor(AgentExecutor):
 				await store.cancel_parked(run_id, "cancelled by its A2A caller (CancelTask)")
 			except Exception as exc:
 				log.warning("A2A: could not cancel the parked run %s in the store: %s", run_id, exc)
-		backend = om.durability
-		if backend is None or not isinstance(backend, _Cancels):
+		if om.durability is None:
 			return
 		waiting = await self._durable_question(task_id)
 		if waiting is None:
 			return
 		try:
-			await backend.cancel(waiting.run_id)
+			await om.cancel(waiting.run_id)
 		except Exception as exc:
 			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 
@@ -501,15 +500,6 @@ _EXPIRED_NOTE = (
 	"newest parked runs only, it restarted without a run store, or the operator took the run on); "
 	"send your message as a new task"
 )
-
-
-@runtime_checkable
-class _Cancels(Protocol):
-	"""A durability backend that cancels an unfinished run (``openmolt-dbos``'s)."""
-
-	async def cancel(self, run_id: str) -> str:
-		"""Cancel the run; its workflow id."""
-		...
 
 
 def _waits(task: Task | None) -> bool:
