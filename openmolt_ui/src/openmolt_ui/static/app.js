@@ -505,7 +505,12 @@ function steps(events, tainted, over) {
       });
     } else if (event.name === "humanInput")
       s.notes.push({ kind: "humanInput", text: `asked: ${d.message}\nanswer: ${d.response}`, start: previous ? previous.time : null, end: event.time });
-    else if (event.name === "error")
+    else if (event.name === "error" && index >= 0) {
+      // an error about one call (it failed, a capability or a decision refused it): its key
+      // (``call``, tool:<step>:<index>:<handle>) puts it with that call
+      const call = slot(s, index, String(d.call).split(":").slice(3).join(":"));
+      call.notes.push({ kind: "error", name: event.name, text: `${d.kind}: ${d.message}` });
+    } else if (event.name === "error")
       s.notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
     else if (event.name === "memoryUpdate")
       s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
