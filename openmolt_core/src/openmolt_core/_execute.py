@@ -998,14 +998,19 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 	_, callback = memory_part(ctx.memory, "long_term" if key == "longTerm" else "short_term")
 	if callback is not None:
 		data = ctx.state.memory[key]
+		step = step_key("memory", ctx.step, index)
+		# At least once on a durable run: a crash inside the callback, before its step is
+		# journaled, runs it again on recovery. The update's id is the same then, for a
+		# callback that takes it to apply the update once.
+		extra = {"update_id": f"{ctx.state.run_id}/{step}"} if takes_update_id(callback) else {}
 
 		async def call() -> None:
 			try:
-				await call_app(callback, data)  # a sync callback runs in a worker thread
+				await call_app(callback, data, **extra)  # a sync callback runs in a worker thread
 			except Exception:
 				log.exception("memory on_update callback failed; the run goes on")
 
-		await ctx.port.step(step_key("memory", ctx.step, index), call)
+		await ctx.port.step(step, call)
 	if ctx.wants("memoryUpdate"):
 		from openmolt_core.events import MemoryUpdateEvent
 
@@ -1070,6 +1075,28 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 
 
 # helpers ----------------------------------------------------------------------------------
+
+
+def takes_update_id(callback: Callable[..., Any]) -> bool:
+	"""Whether a memory ``on_update`` callback takes the update's id (``update_id=``).
+
+	It does when it has a parameter of that name (keyword or positional) or ``**kwargs``; a
+	callable whose signature cannot be read (some builtins) is called with the text only.
+
+	Args:
+		callback: The callback.
+	"""
+	import inspect
+
+	try:
+		parameters = inspect.signature(callback).parameters.values()
+	except (TypeError, ValueError):
+		return False
+	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+	return any(
+		(p.name == "update_id" and p.kind in named) or p.kind is inspect.Parameter.VAR_KEYWORD
+		for p in parameters
+	)
 
 
 def memory_part(

@@ -235,6 +235,11 @@ class MemoryPart(Options):
 	Attributes:
 		data: The initial text (any other JSON value is written as JSON).
 		on_update: Called (sync or async) with the new text after each update (Python only).
+			A callback with an ``update_id`` parameter (or ``**kwargs``) also gets the update's
+			id, ``<run id>/memory:<step>:<command index>``. On a durable run a callback is
+			called at least once: a crash while it runs, before its step is journaled, calls it
+			again on recovery with the same id, so a callback with an effect elsewhere (a
+			database row, a message) applies each id once.
 	"""
 
 	data: Any = ""
