@@ -363,6 +363,14 @@ class AguiEvents:
 					},
 				)
 			]
+		if result.status != "approval_required":  # parked on what this mapping has no view of
+			return [
+				Interrupt(
+					id=f"{result.state.run_id}:{result.status}:{result.state.steps}",
+					reason=result.status,
+					message=self.redact(result.error or result.status),
+				)
+			]
 		where = "" if decide else " (decided in the run viewer, not here)"
 		return [
 			Interrupt(
