@@ -234,12 +234,9 @@ class MemoryPart(Options):
 
 	Attributes:
 		data: The initial text (any other JSON value is written as JSON).
-		on_update: Called (sync or async) with the new text after each update (Python only).
-			A callback with an ``update_id`` parameter (or ``**kwargs``) also gets the update's
-			id, ``<run id>/memory:<step>:<command index>``. On a durable run a callback is
-			called at least once: a crash while it runs, before its step is journaled, calls it
-			again on recovery with the same id, so a callback with an effect elsewhere (a
-			database row, a message) applies each id once.
+		on_update: Called (sync or async) with the new text after each update (Python only);
+			one with an ``update_id`` parameter gets the update's id too, the same when a
+			durable run calls it again after a crash (docs/guides/durable.md).
 	"""
 
 	data: Any = ""
