@@ -142,5 +142,9 @@ class FakeServer:
 			return 200, {"ok": True, "tool": name, "echo": body.get("value")}
 		if path == "/memory":
 			self.record(Entry("memory", str(body.get("scenario")), body, headers))
+			hold = self.holds.get(str(body.get("hold") or ""))
+			if hold is not None:
+				hold.wait(120)
+			self.record(Entry("memory-done", str(body.get("scenario")), body, headers))
 			return 200, {"ok": True}
 		return 404, {"error": "no such path"}

@@ -132,10 +132,15 @@ def park(question: str) -> str:
 	raise HumanInputUnavailable(question)
 
 
-async def remember(data: str) -> None:
-	"""The memory on_update callback: a side effect on the server."""
-	async with httpx.AsyncClient(timeout=30) as client:
-		await client.post(f"{_server()}/memory", json={"data": data})
+async def remember(data: str, update_id: str) -> None:
+	"""The memory on_update callback: a side effect on the server, with the update's id.
+
+	The server holds the call when a hold is named as the memory's text (the crash happens then).
+	"""
+	async with httpx.AsyncClient(timeout=150) as client:
+		await client.post(
+			f"{_server()}/memory", json={"data": data, "update_id": update_id, "hold": data}
+		)
 
 
 def _svc() -> dict[str, Any]:

@@ -7,6 +7,7 @@ import pytest
 
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.durability import DurabilityBackend
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.tools import tool
@@ -51,7 +52,7 @@ async def test_a_cancelled_parked_run_takes_no_answer_and_does_not_go_on(url: st
 	try:
 		parked = await agent.run("pay")
 		run_id = parked.state.run_id
-		await om.durability.cancel(run_id)  # type: ignore[union-attr]
+		await om.cancel(run_id)
 		with pytest.raises(ConfigurationError, match=f"run {run_id} was cancelled"):
 			await om.answer(run_id, "yes")
 		with pytest.raises(ConfigurationError, match=f"run {run_id} was cancelled"):
@@ -79,10 +80,33 @@ async def test_a_run_cancelled_while_a_tool_runs_begins_no_further_call(url: str
 		handle = await agent.start("pay")
 		with anyio.fail_after(30):
 			await began.wait()
-		await om.durability.cancel(handle.run_id)  # type: ignore[union-attr]
+		await om.cancel(handle.run_id)
 		with anyio.fail_after(60), pytest.raises(ConfigurationError, match="was cancelled"):
 			await handle.result()
 		await anyio.sleep(1.5)  # the call under way has ended: the run stopped there
 		assert paid == [1] and len(model.requests) == 1
 	finally:
 		await om.aclose()
+
+
+async def test_cancel_is_on_the_durability_port_and_the_engine_s_backend_has_it(url: str) -> None:
+	"""Surfaces cancel through the port (`om.cancel`), not by knowing the engine's class."""
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(name="Done", model=ScriptedModel([finish("done")]))
+	try:
+		assert callable(getattr(DurabilityBackend, "cancel", None))
+		assert isinstance(om.durability, DurabilityBackend)
+		ended = await agent.run("go")
+		await om.result(ended.state.run_id)  # its workflow has ended too
+		with pytest.raises(ConfigurationError, match="no durable run has the id 'nope'"):
+			await om.cancel("nope")
+		with pytest.raises(ConfigurationError, match=f"run {ended.state.run_id} has ended"):
+			await om.cancel(ended.state.run_id)
+	finally:
+		await om.aclose()
+
+
+async def test_om_cancel_without_durability_says_what_it_needs() -> None:
+	om = OpenMolt(entry_points=False)
+	with pytest.raises(ConfigurationError, match=r"om.cancel needs durable runs"):
+		await om.cancel("r1")

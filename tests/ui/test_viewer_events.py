@@ -66,7 +66,11 @@ def test_the_list_offers_every_status_and_origin_a_run_can_have(served: Served, 
 def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
 	served: Served, page: Any
 ) -> None:
-	"""A refused call, one a capability held back, and the events that name a call sit in it."""
+	"""A refused call, one a capability held back, and the events that name a call sit in it.
+
+	An ``error`` about a call (a capability refused it, it failed) sits in that call too (its
+	``call`` key), not loose in the step.
+	"""
 	from typing import ClassVar
 
 	from openmolt_core.guardrails import GuardrailCheck, Verdict, guardrail, refuse
@@ -94,6 +98,11 @@ def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
 		"""Read a web page."""
 		return "someone else wrote this"
 
+	@tool(labels=[])
+	def backup() -> str:
+		"""Back the disk up."""
+		raise RuntimeError("the tape is full")
+
 	@guardrail("tool_call", name="no_secrets")
 	def no_secrets(check: GuardrailCheck) -> Verdict | None:
 		return refuse("no secrets leave") if "secret" in str(check.value) else None
@@ -111,14 +120,14 @@ def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
 				call_tool("local.send", to="bob", text="hello"),
 				call_tool("local.wipe"),
 			],
-			call_tool("local.read_page"),
+			[call_tool("local.read_page"), call_tool("local.backup")],
 			finish("done"),
 		]
 	)
 	agent = served.om.create_agent(
 		name="Careful",
 		model=model,
-		tools=[send, wipe, read_page],
+		tools=[send, wipe, read_page, backup],
 		guardrails=[no_secrets],
 		capabilities=[Lock()],
 	)
@@ -138,9 +147,13 @@ def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
 	expect(sends.nth(1).get_by_test_id("tool-input")).to_contain_text("hello")
 	wiped = first.locator("[data-testid=tool-call][data-tool='local.wipe']")
 	expect(wiped).to_have_attribute("data-status", "not_run")
-	expect(first.get_by_test_id("note-error")).to_contain_text("the disk is locked")
+	expect(wiped.get_by_test_id("note-error")).to_contain_text("the disk is locked")
+	expect(first.locator(":scope > [data-testid=note-error]")).to_have_count(0)
 	read = view.locator("[data-testid=tool-call][data-tool='local.read_page']")
 	expect(read.locator("[data-testid=note-event][data-event=taint]")).to_have_count(1)
+	backed = view.locator("[data-testid=tool-call][data-tool='local.backup']")
+	expect(backed).to_have_attribute("data-status", "failed")
+	expect(backed.get_by_test_id("note-error")).to_contain_text("the tape is full")
 	shoot(page, "every-call")
 
 
@@ -459,6 +472,11 @@ def test_a_capabilitys_event_says_what_happened_and_who_emits_it(served: Served,
 	def read_page() -> str:
 		"""Read a web page."""
 		return "someone else wrote this"
+
+	@tool(labels=[])
+	def backup() -> str:
+		"""Back the disk up."""
+		raise RuntimeError("the tape is full")
 
 	agent = served.om.create_agent(
 		name="Desk",

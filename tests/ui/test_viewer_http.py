@@ -455,3 +455,26 @@ async def test_an_old_run_is_served_masked_with_the_secrets_known_now(
 	assert any("[redacted]" in text for text in served)
 	for text in served:
 		assert late not in text, text
+
+
+@pytest.mark.parametrize("stored", [True, False])
+async def test_a_failed_calls_error_event_names_the_call(tmp_path: Path, stored: bool) -> None:
+	"""The page puts an ``error`` with the call its ``call`` key names, stored or live."""
+	from openmolt_core.tools import tool
+
+	@tool(labels=[])
+	def broken() -> str:
+		"""Fail."""
+		raise RuntimeError("the disk is full")
+
+	om = _om(tmp_path / "runs.db" if stored else None)
+	model = ScriptedModel([call_tool("local.broken"), finish(ok=True)])
+	agent = om.create_agent(name="Here", model=model, tools=[broken])
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+		result = await agent.run("go")
+		headers = {"x-openmolt-token": viewer.token}
+		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
+		view = (await http.get(url, headers=headers)).json()
+		errors = [e["data"] for e in view["events"] if e["name"] == "error"]
+		assert [(e["kind"], e["call"]) for e in errors] == [("tool", "tool:1:0:local.broken")]
+		assert "the disk is full" in errors[0]["message"]

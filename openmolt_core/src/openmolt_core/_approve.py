@@ -267,7 +267,7 @@ async def gate(
 	else:
 		ctx.skip_event()
 	if action == "refused":
-		await ctx.error("approval", f"{key}: {reason}")
+		await ctx.error("approval", f"{key}: {reason}", call=key)
 		problem = outcome.get("problem")
 		why = f"its decision was refused ({problem})" if problem else reason
 		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})

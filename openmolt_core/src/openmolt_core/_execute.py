@@ -320,16 +320,35 @@ class RunContext:
 		return first
 
 	async def error(
-		self, kind: str, message: str, *, fatal: bool = False, seq: int | None = None
+		self,
+		kind: str,
+		message: str,
+		*,
+		fatal: bool = False,
+		seq: int | None = None,
+		call: str = "",
 	) -> None:
-		"""Log a mistake or failure and emit the ``error`` event (numbered ``seq`` if given)."""
+		"""Log a mistake or failure and emit the ``error`` event (numbered ``seq`` if given).
+
+		Args:
+			kind: What went wrong (`openmolt_core.events.ErrorEvent.kind`).
+			message: What happened.
+			fatal: The run ends on it.
+			seq: The event's number, taken up front for a call's events; None: the next.
+			call: The step key of the call it is about (``tool:<step>:<index>:<handle>``).
+		"""
 		log.warning("%s step %d: %s: %s", self.agent, self.step, kind, message)
 		if self.wants("error"):
 			from openmolt_core.events import ErrorEvent
 
 			await self.emit(
 				ErrorEvent(
-					agent=self.agent, step=self.step, kind=kind, message=message, fatal=fatal
+					agent=self.agent,
+					step=self.step,
+					kind=kind,
+					message=message,
+					fatal=fatal,
+					call=call,
 				),
 				seq,
 			)
@@ -740,7 +759,7 @@ async def _call_tool(
 
 	result: dict[str, Any] = await ctx.port.step(key, work)
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
-		await _responded(ctx, call.tool, tool_input, done, seq)
+		await _responded(ctx, call.tool, tool_input, done, seq, key)
 	else:  # answered from the journal: a call found in doubt there is handled now
 		from openmolt_core._indoubt import IN_DOUBT
 
@@ -836,7 +855,12 @@ async def _capabilities_rule(
 		case Refuse(reason=reason, entry=entry):
 			if entry is not None:  # the capability reported it its own way
 				return dict(entry)
-			await ctx.error("capability", f"{by}: {call.tool} refused: {reason}", seq=seq + 2)
+			await ctx.error(
+				"capability",
+				f"{by}: {call.tool} refused: {reason}",
+				seq=seq + 2,
+				call=step_key("tool", ctx.step, index, call.tool),
+			)
 			return {"tool": call.tool, "ok": False, "error": f"not run: {reason}"}
 		case Stop(reason=reason, status=status, entry=entry):
 			record.pending = None
@@ -871,7 +895,8 @@ async def _capabilities_rule(
 		value = bound.validator().validate(dict(decision.input))
 	except ValidationError as exc:
 		message = f"capability {by!r} gave {call.tool} an invalid input: {format_errors(exc)}"
-		await ctx.error("capability", message, seq=seq + 2)
+		key = step_key("tool", ctx.step, index, call.tool)
+		await ctx.error("capability", message, seq=seq + 2, call=key)
 		return {"tool": call.tool, "ok": False, "error": f"not run: {message}"}
 	return call.model_copy(update={"input": value}), rule
 
@@ -890,7 +915,8 @@ async def _in_doubt(
 
 	if policy == "fail":
 		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
-		await ctx.error("tool", entry["error"], seq=seq + 2)
+		key = step_key("tool", ctx.step, index, tool)
+		await ctx.error("tool", entry["error"], seq=seq + 2, call=key)
 		return entry
 	text = question(tool, tool_input)
 	handler = ctx.human
@@ -932,9 +958,15 @@ def _park_question(record: StepRecord, question: str, why: str) -> None:
 
 
 async def _responded(
-	ctx: RunContext, tool: str, tool_input: dict[str, Any], done: dict[str, Any], seq: int
+	ctx: RunContext,
+	tool: str,
+	tool_input: dict[str, Any],
+	done: dict[str, Any],
+	seq: int,
+	key: str,
 ) -> None:
-	# The events of a call that ran, after its step: tool:response, and error when it failed.
+	# The events of a call that ran, after its step: tool:response, and error when it failed
+	# (naming the call's step key `key`, so a viewer shows it with the call).
 	value, ok = done["value"], done["ok"]
 	if ctx.wants("tool:response"):
 		from openmolt_core.events import ToolResponseEvent
@@ -952,7 +984,7 @@ async def _responded(
 			seq + 1,
 		)
 	if not ok:
-		await ctx.error("tool", ctx.redact(dumps(value)), seq=seq + 2)
+		await ctx.error("tool", ctx.redact(dumps(value)), seq=seq + 2, call=key)
 
 
 def _memory_after(state: RunState, command: UpdateMemory) -> str:
@@ -970,14 +1002,19 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 	_, callback = memory_part(ctx.memory, "long_term" if key == "longTerm" else "short_term")
 	if callback is not None:
 		data = ctx.state.memory[key]
+		step = step_key("memory", ctx.step, index)
+		# At least once on a durable run: a crash inside the callback, before its step is
+		# journaled, runs it again on recovery. The update's id is the same then, for a
+		# callback that takes it to apply the update once.
+		extra = {"update_id": f"{ctx.state.run_id}/{step}"} if takes_update_id(callback) else {}
 
 		async def call() -> None:
 			try:
-				await call_app(callback, data)  # a sync callback runs in a worker thread
+				await call_app(callback, data, **extra)  # a sync callback runs in a worker thread
 			except Exception:
 				log.exception("memory on_update callback failed; the run goes on")
 
-		await ctx.port.step(step_key("memory", ctx.step, index), call)
+		await ctx.port.step(step, call)
 	if ctx.wants("memoryUpdate"):
 		from openmolt_core.events import MemoryUpdateEvent
 
@@ -1042,6 +1079,28 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 
 
 # helpers ----------------------------------------------------------------------------------
+
+
+def takes_update_id(callback: Callable[..., Any]) -> bool:
+	"""Whether a memory ``on_update`` callback takes the update's id (``update_id=``).
+
+	It does when it has a parameter of that name (keyword or positional) or ``**kwargs``; a
+	callable whose signature cannot be read (some builtins) is called with the text only.
+
+	Args:
+		callback: The callback.
+	"""
+	import inspect
+
+	try:
+		parameters = inspect.signature(callback).parameters.values()
+	except (TypeError, ValueError):
+		return False
+	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+	return any(
+		(p.name == "update_id" and p.kind in named) or p.kind is inspect.Parameter.VAR_KEYWORD
+		for p in parameters
+	)
 
 
 def memory_part(

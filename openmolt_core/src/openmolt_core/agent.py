@@ -86,7 +86,7 @@ from openmolt_core.llm import (
 	ModelResponse,
 )
 from openmolt_core.prompt import dumps, maestro_prompt
-from openmolt_core.result import RunResult, RunState
+from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor, redactor_for
 
 if TYPE_CHECKING:
@@ -2005,14 +2005,7 @@ class Agent:
 			usage=state.usage,
 			state=state,
 			error=end.message
-			if end.status
-			in (
-				"human_input_required",
-				"approval_required",
-				"authorization_required",
-				"limit_reached",
-				"guardrail_tripped",
-			)
+			if end.status in PARKED_STATUSES or end.status in ("limit_reached", "guardrail_tripped")
 			else None,
 		)
 

@@ -442,6 +442,21 @@ class DurabilityBackend(Protocol):
 		"""
 		...
 
+	async def cancel(self, run_id: str) -> str:
+		"""Cancel an unfinished run, from any process; the engine's id for it (its workflow's).
+
+		Running, parked or stranded, the run takes no further step wherever it lives: a call
+		under way ends, the next one never begins; an answer, a resume or a result asked of it
+		later is refused with an error that says it was cancelled. Final: it cannot be undone.
+
+		Args:
+			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
+
+		Raises:
+			ConfigurationError: No run has that id, or it has ended.
+		"""
+		...
+
 	async def aclose(self) -> None:
 		"""Release what this instance holds (the engine itself lives as long as the process)."""
 		...

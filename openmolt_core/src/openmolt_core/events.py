@@ -215,11 +215,24 @@ class HumanInputEvent(Event):
 
 @dataclass(slots=True, kw_only=True)
 class ErrorEvent(Event):
-	"""Something went wrong: ``kind`` says what (``invalid_json``, ``tool``, ``provider``...)."""
+	"""Something went wrong: ``kind`` says what (``invalid_json``, ``tool``, ``provider``...).
+
+	Args:
+		kind: What went wrong: ``tool`` (a call failed), ``capability`` (a capability refused
+			a call or gave it a bad input), ``approval``, ``policy``, ``invalid_reply``,
+			``ignored``, ``human_input``, ``provider``.
+		message: What happened, for a person (masked like every event).
+		fatal: The run ends on it.
+		call: The step key of the call it is about (``tool:<step>:<index>:<handle>``, as
+			`openmolt_core.approvals.ApprovalRequest.call`), so a viewer shows it with that
+			call; empty for an error about no one call (a reply that did not parse, the
+			provider).
+	"""
 
 	kind: str
 	message: str
 	fatal: bool = False
+	call: str = ""
 	name: str = "error"
 
 

@@ -43,10 +43,11 @@ import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
+from openmolt_core.result import PARKED_STATUSES, ParkedStatus, RunStatus
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
-	from openmolt_core.result import RunResult, RunState, RunStatus
+	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.secrets import Redactor
 	from openmolt_core.tools import Tool
 
@@ -131,9 +132,7 @@ class Park:
 
 	message: str
 	request: Mapping[str, Any] = field(default_factory=dict)
-	status: Literal["approval_required", "human_input_required", "authorization_required"] = (
-		"approval_required"
-	)
+	status: ParkedStatus = "approval_required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1544,8 +1543,8 @@ def _wrong(hook: Callable[..., Any], answer: object, expected: str, called: str 
 	)
 
 
-_STOPS = ("success", "failure", "limit_reached", "guardrail_tripped", "error")
-_PARKS = ("approval_required", "human_input_required", "authorization_required")
+_PARKS = tuple(sorted(PARKED_STATUSES))
+_STOPS = tuple(s for s in get_args(RunStatus) if s not in PARKED_STATUSES)
 
 
 def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:

@@ -408,6 +408,22 @@ class OpenMolt:
 		"""
 		return await self._durable("om.pending").pending(agent=agent)
 
+	async def cancel(self, run_id: str) -> str:
+		"""Cancel an unfinished durable run, from any process; the engine's id for it.
+
+		Running, parked on a question or an approval, or stranded, it takes no further step:
+		a tool call under way ends, the next one never begins, and a later answer, resume or
+		result is refused with an error that says it was cancelled. The run store's record of
+		the run (``run_store``) is the application's to update, as the servers do.
+
+		Args:
+			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
+
+		Raises:
+			ConfigurationError: Durability is off, no run has that id, or it has ended.
+		"""
+		return await self._durable("om.cancel").cancel(run_id)
+
 	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
 		"""The result of a durable run, from any process.
 

@@ -234,7 +234,9 @@ class MemoryPart(Options):
 
 	Attributes:
 		data: The initial text (any other JSON value is written as JSON).
-		on_update: Called (sync or async) with the new text after each update (Python only).
+		on_update: Called (sync or async) with the new text after each update (Python only);
+			one with an ``update_id`` parameter gets the update's id too, the same when a
+			durable run calls it again after a crash (docs/guides/durable.md).
 	"""
 
 	data: Any = ""

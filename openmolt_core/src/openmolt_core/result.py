@@ -6,20 +6,30 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.llm import Message, Usage
 
-__all__ = ["RunResult", "RunState", "RunStatus", "waiting_for"]
+__all__ = [
+	"PARKED_STATUSES",
+	"ParkedStatus",
+	"RunResult",
+	"RunState",
+	"RunStatus",
+	"waiting_for",
+]
+
+ParkedStatus = Literal["human_input_required", "approval_required", "authorization_required"]
+"""The statuses of a parked run: it waits for someone (`RunStatus` says for whom), and
+``agent.resume(state, ...)`` goes on. A capability parks a call with one of them
+(`openmolt_core.hooks.Park`)."""
 
 RunStatus = Literal[
 	"success",
 	"failure",
 	"limit_reached",
-	"human_input_required",
-	"approval_required",
-	"authorization_required",
+	ParkedStatus,
 	"guardrail_tripped",
 	"error",
 ]
@@ -37,6 +47,10 @@ they have, ``agent.resume(state)`` goes on. ``guardrail_tripped``: a guardrail's
 ``error``: the provider failed for good, or the run broke in an unexpected way; the state is kept
 either way.
 """
+
+PARKED_STATUSES: frozenset[str] = frozenset(get_args(ParkedStatus))
+"""The `ParkedStatus` values: the one list every surface reads (the run store, the servers, the
+viewer, which gets it from its page) to tell a parked run from an ended one."""
 
 
 @dataclass(slots=True)

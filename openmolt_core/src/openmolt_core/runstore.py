@@ -34,6 +34,7 @@ import anyio
 
 from openmolt_core._support.private import private_file
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
+from openmolt_core.result import PARKED_STATUSES
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -86,8 +87,9 @@ _ADDED_COLUMNS = {"trigger": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 
-_PARKED = ("human_input_required", "approval_required", "authorization_required")
-"""The statuses of a parked run (`openmolt_core.hooks.Park`'s), which `RunStore.cancel_parked` ends."""
+_PARKED = tuple(sorted(PARKED_STATUSES))
+"""The statuses of a parked run (`PARKED_STATUSES`), which `RunStore.cancel_parked` ends."""
+_MARKS = ", ".join("?" * len(_PARKED))
 
 
 def default_path() -> Path | None:
@@ -439,7 +441,7 @@ class RunStore(RunObserver):
 				with conn:
 					done = conn.execute(
 						"UPDATE agent_runs SET status = 'cancelled', pending = NULL, error = ?,"
-						" updated = ? WHERE run_id = ? AND status IN (?, ?, ?)",
+						f" updated = ? WHERE run_id = ? AND status IN ({_MARKS})",
 						(reason, _now(), run_id, *_PARKED),
 					)
 					return done.rowcount > 0

@@ -442,7 +442,13 @@ class DBOSBackend:
 		return out
 
 	async def cancel(self, run_id: str) -> str:
-		"""Cancel an unfinished run (a stranded one, say); its workflow id.
+		"""Cancel an unfinished run (running, parked or stranded); its workflow id.
+
+		DBOS cancels the workflow: the step under way ends, no later step begins, and its
+		parked question is refused an answer (`DurabilityBackend.cancel`).
+
+		Args:
+			run_id: The run's id.
 
 		Raises:
 			ConfigurationError: No run has that id, or it has ended.

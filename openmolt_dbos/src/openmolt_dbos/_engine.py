@@ -233,6 +233,14 @@ class Engine:
 		if self._client is None:
 			from dbos import DBOSClient
 
+			if self.settings.is_sqlite and not self.launched and not _has_runs(self.settings.url):
+				# SQLite makes a file where it is asked to: an unused or mistyped path would
+				# answer with an SQL error on the first query.
+				raise ConfigurationError(
+					f"durable: the store {self.settings.describe()} holds no durable runs: no "
+					"durable run has used it. Check the path, or start a worker (openmolt worker) "
+					"or run an agent with durability=... first (it creates the store)"
+				)
 			try:
 				self._client = DBOSClient(
 					system_database_url=self.settings.url, application_name=APP_NAME
@@ -544,3 +552,22 @@ def reset_engine() -> None:
 	if _ENGINE is not None:
 		_ENGINE.close_connections()
 	_ENGINE = None
+
+
+def _has_runs(url: str) -> bool:
+	"""Whether a SQLite store holds DBOS's tables (read only: a missing file stays missing)."""
+	import sqlite3
+	from pathlib import Path
+	from urllib.parse import quote
+
+	path = Path(url.split("///", 1)[1].split("?", 1)[0])
+	if not path.is_file():
+		return False
+	try:
+		with closing(sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)) as conn:
+			found = conn.execute(
+				"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'workflow_status'"
+			).fetchone()
+	except sqlite3.Error:
+		return True  # not ours to judge: DBOS's own error says what is wrong
+	return found is not None

@@ -339,7 +339,7 @@ async def _runs(ns: argparse.Namespace) -> int:
 			if ns.migrate:
 				ns.migrate = _whole_id(ns.migrate, ids)
 		if ns.cancel:
-			wid = await backend.cancel(ns.cancel)  # type: ignore[attr-defined]
+			wid = await om.cancel(ns.cancel)
 			_line(f"cancelled run {ns.cancel} (workflow {wid})")
 			return 0
 		if ns.migrate:

@@ -67,6 +67,7 @@ from openmolt_core.events import (
 	ToolCallEvent,
 	ToolResponseEvent,
 )
+from openmolt_core.result import PARKED_STATUSES
 from openmolt_serve._launch import connect_text
 
 if TYPE_CHECKING:
@@ -99,8 +100,9 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 """The answer an approval interrupt expects (its ``responseSchema``)."""
 
 
-PARKED: tuple[str, ...] = ("human_input_required", "approval_required", "authorization_required")
-"""The statuses a run ends with that are an ``interrupt`` outcome: it waits, it did not fail."""
+PARKED: frozenset[str] = PARKED_STATUSES
+"""The statuses a run ends with that are an ``interrupt`` outcome: it waits, it did not fail
+(the core's `openmolt_core.result.PARKED_STATUSES`)."""
 
 
 def question_id(run_id: str, step: int) -> str:
@@ -336,7 +338,7 @@ class AguiEvents:
 			out += self.end_text()
 			out += self.text(words)
 			out += self.end_text()
-		if result is None or result.status not in ("success", *PARKED):
+		if result is None or (result.status != "success" and result.status not in PARKED):
 			status = result.status if result is not None else "error"
 			why = (result.error or result.human_message) if result is not None else None
 			message = why or (f"{type(error).__name__}: {error}" if error else status)
@@ -390,6 +392,14 @@ class AguiEvents:
 							]
 						)
 					},
+				)
+			]
+		if result.status != "approval_required":  # parked on what this mapping has no view of
+			return [
+				Interrupt(
+					id=f"{result.state.run_id}:{result.status}:{result.state.steps}",
+					reason=result.status,
+					message=self.redact(result.error or result.status),
 				)
 			]
 		where = "" if decide else " (decided in the run viewer, not here)"

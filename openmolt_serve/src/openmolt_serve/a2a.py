@@ -51,7 +51,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from a2a.helpers.proto_helpers import (
@@ -100,6 +100,7 @@ from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.openmolt import OpenMolt
+from openmolt_core.result import PARKED_STATUSES
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
@@ -137,7 +138,6 @@ MAX_TASKS = _a2a_store.MAX_TASKS
 MAX_CONTEXT_ID = 256
 """The longest ``contextId`` taken (characters): it names the conversation's session."""
 
-_PARKED = ("human_input_required", "approval_required", "authorization_required")
 
 _POLL = 0.2
 """Seconds between two reads of a durable run answered after a restart (`OpenMoltExecutor`)."""
@@ -354,7 +354,7 @@ class OpenMoltExecutor(AgentExecutor):
 			return parked
 		run_id = run_id_for("a2a", self.agent.name, task_id)
 		stored = await store.run(run_id)
-		if stored is None or stored.status not in _PARKED:
+		if stored is None or stored.status not in PARKED_STATUSES:
 			return None
 		return await store.state(run_id)
 
@@ -533,6 +533,9 @@ class OpenMoltExecutor(AgentExecutor):
 		elif result.status == "authorization_required":  # the caller's user connects, then says so
 			self._park(task_id, result.state)
 			await updater.requires_auth(self._say(updater, connect_text(result.state)))
+		elif result.status in PARKED_STATUSES:  # parked on something else: the operator's to give
+			self._park(task_id, result.state)
+			await updater.requires_auth(self._say(updater, result.error or words or result.status))
 		elif result.status == "guardrail_tripped":  # a policy stopped it: the agent won't go on
 			why = result.error or words or result.status
 			await updater.reject(self._say(updater, f"{result.status}: {why}"))
@@ -567,14 +570,13 @@ class OpenMoltExecutor(AgentExecutor):
 				await store.cancel_parked(run_id, "cancelled by its A2A caller (CancelTask)")
 			except Exception as exc:
 				log.warning("A2A: could not cancel the parked run %s in the store: %s", run_id, exc)
-		backend = om.durability
-		if backend is None or not isinstance(backend, _Cancels):
+		if om.durability is None:
 			return
 		waiting = await self._durable_question(task_id)
 		if waiting is None:
 			return
 		try:
-			await backend.cancel(waiting.run_id)
+			await om.cancel(waiting.run_id)
 		except Exception as exc:
 			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 
@@ -597,15 +599,6 @@ _EXPIRED_NOTE = (
 	"newest parked runs only, it restarted without a run store, or the operator took the run on); "
 	"send your message as a new task"
 )
-
-
-@runtime_checkable
-class _Cancels(Protocol):
-	"""A durability backend that cancels an unfinished run (``openmolt-dbos``'s)."""
-
-	async def cancel(self, run_id: str) -> str:
-		"""Cancel the run; its workflow id."""
-		...
 
 
 def _waits(task: Task | None) -> bool:

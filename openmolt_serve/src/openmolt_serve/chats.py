@@ -50,7 +50,7 @@ from openmolt_core.accounts import authorization_requests
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.result import RunResult, RunState
+from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import history_of, items_after
 from openmolt_core.triggers import starting_taint
@@ -181,6 +181,8 @@ def _reply(result: RunResult | None, error: BaseException | None) -> str:
 		return output if isinstance(output, str) and output.strip() else "Done."
 	if result is not None and result.status == "approval_required":
 		return "This waits for an approval: decide it in the run viewer, and I will go on there."
+	if result is not None and result.status in PARKED_STATUSES:  # one this chat has no view of
+		return f"This waits: {result.error}" if result.error else "This waits for someone else."
 	if result is not None and result.human_message:
 		return result.human_message
 	status = result.status if result is not None else "error"

@@ -13,15 +13,15 @@ parked state (`openmolt_core.result.waiting_for`), which a sub-agent's caller re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args, get_type_hints
+from typing import Any
 
-from openmolt_core.hooks import Park
+from openmolt_core.result import PARKED_STATUSES
 from openmolt_core.result import waiting_for as state_waiting_for
 
 __all__ = ["PARKED", "capability_waits", "waiting_for"]
 
-PARKED: tuple[str, ...] = get_args(get_type_hints(Park)["status"])
-"""The statuses of a parked run: those a `Park` may give (the loop's own parks among them)."""
+PARKED: frozenset[str] = PARKED_STATUSES
+"""The statuses of a parked run (the core's `openmolt_core.result.PARKED_STATUSES`)."""
 
 ANSWERED_HERE = {"human_input": "human_input_required", "approval": "approval_required"}
 """The kinds of parked step the page answers itself, with their run's status."""

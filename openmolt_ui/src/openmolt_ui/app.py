@@ -56,6 +56,7 @@ from openmolt_core._support.masking import known_secrets, mask_deep
 from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
+from openmolt_ui._waiting import PARKED
 
 if TYPE_CHECKING:
 	from openmolt_ui.viewer import Viewer
@@ -164,6 +165,7 @@ def _page(token: str) -> str:
 		.replace("{{TOKEN}}", html.escape(token))
 		.replace("{{STATUS_OPTIONS}}", options(STATUSES, "any status"))
 		.replace("{{ORIGIN_OPTIONS}}", options(ORIGINS, "any origin"))
+		.replace("{{PARKED}}", html.escape(" ".join(sorted(PARKED))))
 	)
 
 

@@ -414,7 +414,7 @@ class Safety(Capability):
 				"what you wanted to send"
 			)
 			await self.record(ctx, POLICY, "tool_call", "refuse", why, call.tool, key)
-			await ctx.error("policy", f"{key}: {why}")
+			await ctx.error("policy", f"{key}: {why}", call=key)
 			entry = {
 				"tool": call.tool,
 				"ok": False,

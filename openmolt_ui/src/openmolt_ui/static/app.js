@@ -351,7 +351,9 @@ function renderSoon() {
   });
 }
 
-const PARKED = ["human_input_required", "approval_required", "authorization_required"];
+// the statuses of a parked run: the core's list (openmolt_core.result.PARKED_STATUSES), which
+// the server writes into the page
+const PARKED = document.querySelector('meta[name="openmolt-parked"]').content.split(" ").filter(Boolean);
 
 function callIndex(key) {
   // a call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key)
@@ -503,7 +505,12 @@ function steps(events, tainted, over) {
       });
     } else if (event.name === "humanInput")
       s.notes.push({ kind: "humanInput", text: `asked: ${d.message}\nanswer: ${d.response}`, start: previous ? previous.time : null, end: event.time });
-    else if (event.name === "error")
+    else if (event.name === "error" && index >= 0) {
+      // an error about one call (it failed, a capability or a decision refused it): its key
+      // (``call``, tool:<step>:<index>:<handle>) puts it with that call
+      const call = slot(s, index, String(d.call).split(":").slice(3).join(":"));
+      call.notes.push({ kind: "error", name: event.name, text: `${d.kind}: ${d.message}` });
+    } else if (event.name === "error")
       s.notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
     else if (event.name === "memoryUpdate")
       s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
