@@ -46,7 +46,7 @@ async def test_streams_are_masked_across_chunks_and_bytes_pass_as_they_are() -> 
 
 	async def events(request: object) -> Response:
 		async def body():  # type: ignore[no-untyped-def]
-			yield f"event: a\ndata: {{\"t\": \"{SECRET[:9]}".encode()
+			yield f'event: a\ndata: {{"t": "{SECRET[:9]}'.encode()
 			yield f'{SECRET[9:]}"}}\n\n'.encode()
 			yield f"data: {base64.b64encode(SECRET.encode()).decode()}\n\n".encode()
 

@@ -21,7 +21,10 @@ before any handler sees them. It masks what its sources know (`read_log_secrets`
 
 Which values are secrets, by their names: the values of environment variables named like
 secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
-and of a credential config (`secret_values`, and their keys: `secret_names`).
+and of a credential config (`secret_values`, and their keys: `secret_names`). One list of the
+words a secret's name holds (`SECRET_HINTS`) and of public names and headers (`PUBLIC_NAMES`,
+`PUBLIC_HEADERS`) serves every such rule, and ``openmolt_mcp``'s for a server's env, arguments
+and headers.
 
 A library with no agent concept: the secrets come from the caller (`openmolt_core.secrets`
 keeps an instance's, and re-exports these names).
@@ -44,6 +47,9 @@ __all__ = [
 	"LOGGERS",
 	"MASK",
 	"MIN_ENCODED",
+	"PUBLIC_HEADERS",
+	"PUBLIC_NAMES",
+	"SECRET_HINTS",
 	"RedactingFilter",
 	"StreamMask",
 	"environment_secrets",
@@ -1027,11 +1033,50 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
 
 # which values are secrets ---------------------------------------------------------------
 
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+SECRET_HINTS = (
+	"key",
+	"token",
+	"secret",
+	"password",
+	"passwd",
+	"auth",
+	"credential",
+	"cookie",
+	"session",
+	"sig",  # a signed URL's ?sig=, a signature
+	"sid",  # an account SID, whose name ends like a public id
+)
+"""What the name of a secret holds (any case): the one list every rule that reads names uses.
+
+A provider's settings (`settings_secrets`), a credential config (`secret_values`), a URL's query
+(`url_secrets`), the environment (`environment_secrets`: a name that ends with one) and an MCP
+server's ``env`` and arguments (``openmolt_mcp``) read it; a test checks no second list exists."""
+
+PUBLIC_NAMES = (
+	"path",
+	"home",
+	"dir",
+	"lang",
+	"level",
+	"mode",
+	"host",
+	"port",
+	"url",
+	"region",
+	"tz",
+)
+"""How the name of a public value ends (a path, a host, a URL, a region): a long value under it
+stays readable in an MCP server's ``env`` and in a URL's query (a URL's own secrets are read by
+`url_secrets` all the same). With `SECRET_HINTS`, the other list every named-secret rule reads."""
+
+_SECRET_ENV = re.compile(rf"(?:{'|'.join(SECRET_HINTS)})S?$", re.IGNORECASE)
 """Any ``*_KEY``: an API key, and a signing or encryption key too (``OPENMOLT_APPROVAL_KEY``,
-``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``)."""
-_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
-_PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
+``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``); any name that ends with a hint."""
+PUBLIC_HEADERS = frozenset(
+	{"accept", "content-type", "user-agent", "accept-language", "mcp-protocol-version"}
+)
+"""The headers whose values are not secret (lower case); every other header's value is, in a
+provider's settings (`settings_secrets`) and an MCP server's ``headers`` (``openmolt_mcp``)."""
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
@@ -1071,12 +1116,12 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 		if isinstance(value, Mapping):
 			if lowered == "headers":
 				for name, header in value.items():
-					if isinstance(header, str) and str(name).lower() not in _PUBLIC_HEADERS:
+					if isinstance(header, str) and str(name).lower() not in PUBLIC_HEADERS:
 						out.add(header)
 						out.update(part for part in header.split() if len(part) >= 6)
 			else:
 				out |= settings_secrets(value)
-		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
+		elif isinstance(value, str) and any(h in lowered for h in SECRET_HINTS):
 			out.add(value)
 		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
 			out |= url_secrets(value)
@@ -1088,9 +1133,6 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 					out.add(found)
 	return {v for v in out if v.strip()}
 
-
-# A credential config's secrets (an integration's, a stored one): by their keys.
-_SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
 
 _PUBLIC_SUFFIXES = (
 	"id",
@@ -1135,7 +1177,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	for key, value in config.items():
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
-			hinted = any(h in lowered for h in _SECRET_HINTS)
+			hinted = any(h in lowered for h in SECRET_HINTS)
 			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
@@ -1148,21 +1190,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 
 
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
-_QUERY_HINTS = (*_HINTS, "session")
-_PUBLIC_QUERY = (
-	*_PUBLIC_SUFFIXES,
-	"path",
-	"home",
-	"dir",
-	"lang",
-	"level",
-	"mode",
-	"host",
-	"port",
-	"tz",
-	"format",
-	"type",
-)
+_PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
@@ -1199,7 +1227,7 @@ def url_secrets(url: str) -> set[str]:
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
 		name = unquote_plus(key).lower()
-		hinted = any(h in name for h in _QUERY_HINTS)
+		hinted = any(h in name for h in SECRET_HINTS)
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if hinted or (
 				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
