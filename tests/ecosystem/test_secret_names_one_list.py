@@ -64,6 +64,12 @@ def test_every_rule_reads_the_same_hints(hint: str) -> None:
 	assert "abcdef12" in secret_values({f"my{hint}Id": "abcdef12"})  # the hint beats "id"
 
 
+def test_an_account_sid_is_a_secret_though_it_ends_like_an_id() -> None:
+	assert secret_values({"accountSid": "AC0123456789", "accountId": "acct-0123456789"}) == {
+		"AC0123456789"
+	}
+
+
 @pytest.mark.parametrize("public", PUBLIC_NAMES)
 def test_every_rule_reads_the_same_public_names(public: str) -> None:
 	"""A long value under a public name stays readable in an MCP env and in a URL's query."""

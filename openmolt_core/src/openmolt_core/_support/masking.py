@@ -1044,7 +1044,6 @@ SECRET_HINTS = (
 	"cookie",
 	"session",
 	"sig",  # a signed URL's ?sig=, a signature
-	"sid",  # an account SID, whose name ends like a public id
 )
 """What the name of a secret holds (any case): the one list every rule that reads names uses.
 
@@ -1134,6 +1133,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 	return {v for v in out if v.strip()}
 
 
+# A credential config's public keys, by their ends (an account SID, ``accountSid``, ends like an
+# id and is not a public one).
 _PUBLIC_SUFFIXES = (
 	"id",
 	"region",
@@ -1178,7 +1179,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
 			hinted = any(h in lowered for h in SECRET_HINTS)
-			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
+			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid"):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
 			if value.isdigit() and not hinted:
