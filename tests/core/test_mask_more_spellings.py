@@ -81,3 +81,10 @@ def test_utf16_bytes_are_masked_raw_and_escaped() -> None:
 def test_plain_text_is_left_as_it_is() -> None:
 	text = "a line\nanother line with words\n" + "x" * 50 + "\n" + "y" * 50 + "\n&amp; &#169; 00\\"
 	assert mask(text, SECRETS) == text
+
+
+def test_base32_is_masked_in_either_case() -> None:
+	"""The secret whole in base32 (RFC 4648, as TOTP and case-insensitive transports write it)."""
+	encoded = base64.b32encode(SECRET.encode()).decode()
+	for spelling in (encoded, encoded.rstrip("="), encoded.lower(), encoded.lower().rstrip("=")):
+		assert mask(f"otp: {spelling}.", SECRETS) == f"otp: {MASK}.", spelling

@@ -124,14 +124,16 @@ async def test_two_users_interleaved_never_mix(kind: str, tmp_path: Path) -> Non
 
 async def test_only_a_sessions_runs_keep_their_notes_from_the_agents_callback() -> None:
 	"""After a run in a session, the agent's run without one calls its short-term callback again."""
-	model = Echo(note={"in session": "session note", "alone": "own note"})
+	# (The fake model's inputs are its attributes' keys, read for secrets as a provider's are: a
+	# key holding "session" would make its note a secret.)
+	model = Echo(note={"in a thread": "session note", "alone": "own note"})
 	updates: list[str] = []
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(
 		name="Chat", model=model, memory={"short_term": {"data": "", "on_update": updates.append}}
 	)
 	session = InMemorySession("one")
-	await agent.run("in session", session=session)
+	await agent.run("in a thread", session=session)
 	assert updates == []
 	await agent.run("alone")
 	assert updates == ["own note"]

@@ -142,3 +142,20 @@ async def test_the_callback_never_shows_or_logs_the_code_and_never_fails_with_a_
 	assert code not in caplog.text
 	markup = await _callback(ToolError("<script>alert(1)</script>"), "code=x&state=y")
 	assert "<script>" not in markup.text
+
+
+async def test_the_callback_page_is_masked_with_the_secrets_known_now() -> None:
+	"""A refusal's text (the service's error_description, a state that echoes one) shows no
+	secret any live instance knows, in any spelling, as every other served text."""
+	from urllib.parse import quote
+
+	from openmolt_core.errors import ToolError
+
+	secret = "csecret/0123456789+abcdef"
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	said = f"invalid_client: the client secret {secret} (or {quote(secret, safe='')}) is wrong"
+	page = await _callback(ToolError(said), "code=abc&state=abc.def")
+	assert page.status_code == 400 and page.text.count("[redacted]") == 2, page.text
+	assert secret not in page.text and quote(secret, safe="") not in page.text
+	await om.aclose()

@@ -133,3 +133,26 @@ async def test_the_viewer_s_callback_masks_the_code_and_never_fails_with_a_500(
 		assert broken.status_code == 502
 		assert code not in broken.text and "could not be reached" in broken.text
 	await om.aclose()
+
+
+async def test_the_viewer_s_callback_page_is_masked_with_the_secrets_known_now(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""As every other thing the viewer serves: a refusal that echoes a secret (the service's
+	error_description) shows it masked."""
+	from openmolt_core.errors import ToolError
+
+	secret = "csecret-0123456789abcdef"
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish(result="x")]))
+
+	async def complete(query: str) -> Any:
+		raise ToolError(f"mail: invalid_client: the client secret {secret} is wrong")
+
+	monkeypatch.setattr(om.accounts, "complete", complete)
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient(trust_env=False) as http:
+		page = await http.get(f"http://127.0.0.1:{viewer.port}/auth/callback?code=c0de&state=s")
+		assert page.status_code == 400 and "[redacted]" in page.text
+		assert secret not in page.text
+	await om.aclose()

@@ -54,7 +54,7 @@ Handler = Callable[[Any], Awaitable[None] | None]
 class EventSink(Protocol):
 	"""Where an agent's events emitted outside a drive of a run go besides its handlers.
 
-	The instance's run observers (`openmolt_core.observe.OutsideEvents`): a schedule's fires and
+	The instance's run observers (`openmolt_core.capabilities.ObservedOutside`): a schedule's fires and
 	skips, a stranded durable run. A drive of a run routes its events to the observers itself.
 	"""
 

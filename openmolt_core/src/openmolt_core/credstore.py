@@ -4,7 +4,7 @@ A `CredentialStore` keeps one config per (integration, user): the tokens an OAut
 (``accessToken``, ``refreshToken``, ``expiryDate``) with the client id and secret that refresh
 them. ``user=None`` is the operator (the one account the application acts as); other users are
 for credentials per end user. An integration reads the store after its explicit config and the
-environment (`openmolt_core._binding.bind_integration`), the values join ``om.secrets``, and a
+environment (`openmolt_core.integrations.binding.bind_integration`), the values join ``om.secrets``, and a
 refresh writes the new tokens back under `CredentialStore.locked`, so processes sharing a store
 refresh one at a time and each uses the token another obtained.
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from openmolt_core._support.masking import PUBLIC_HEADERS, PUBLIC_NAMES, SECRET_HINTS
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
 
@@ -33,21 +34,6 @@ __all__ = [
 ]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "session")
-_PUBLIC_ENV = (
-	"path",
-	"home",
-	"dir",
-	"lang",
-	"level",
-	"mode",
-	"host",
-	"port",
-	"url",
-	"region",
-	"tz",
-)
-_PUBLIC_HEADERS = {"accept", "content-type", "user-agent", "mcp-protocol-version"}
 
 
 class ServerOptions(BaseModel):
@@ -288,8 +274,8 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 def _is_secret(name: str, value: str) -> bool:
 	"""Whether a named value is secret: its name hints at one, or it is long and not public."""
 	lowered = name.lower()
-	hinted = any(h in lowered for h in _HINTS)
-	public = any(lowered.endswith(p) or lowered == p for p in _PUBLIC_ENV)
+	hinted = any(h in lowered for h in SECRET_HINTS)  # the core's lists: one for every rule
+	public = lowered.endswith(PUBLIC_NAMES)
 	return bool(value) and (hinted or (len(value) >= 6 and not public))
 
 
@@ -301,8 +287,10 @@ def _arg_secrets(args: list[str]) -> set[str]:
 		if hinted_flag and not arg.startswith("-"):
 			out.add(arg)
 		name, sep, value = arg.partition("=")
-		hinted_flag = arg.startswith("-") and not sep and any(h in arg.lower() for h in _HINTS)
-		if sep and value and any(h in name.lower() for h in _HINTS):
+		hinted_flag = (
+			arg.startswith("-") and not sep and any(h in arg.lower() for h in SECRET_HINTS)
+		)
+		if sep and value and any(h in name.lower() for h in SECRET_HINTS):
 			out.add(value)
 		if "://" in arg:
 			out |= url_secrets(arg)
@@ -326,7 +314,7 @@ def secrets_of(config: ServerConfig) -> frozenset[str]:
 		out |= _arg_secrets(config.args)
 	else:
 		for key, value in config.headers.items():
-			if key.lower() in _PUBLIC_HEADERS or not value:
+			if key.lower() in PUBLIC_HEADERS or not value:
 				continue
 			out.add(value)
 			out.update(part for part in value.split() if len(part) >= 6)

@@ -43,6 +43,7 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -61,6 +62,7 @@ from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
 from openmolt_ui._listen import EmbeddedServer, listen
+from openmolt_ui._shown import MaskedResponses
 
 if TYPE_CHECKING:
 	import httpx
@@ -223,7 +225,8 @@ class TriggerServer:
 			Route("/health", health),
 		]
 		routes += self._a2a_mounts()
-		return Starlette(routes=routes)
+		# Every response masked with the secrets known now, as the viewer's (openmolt_ui._shown).
+		return Starlette(routes=routes, middleware=[Middleware(MaskedResponses)])
 
 	def _a2a_mounts(self) -> list[BaseRoute]:
 		from urllib.parse import quote

@@ -3,7 +3,8 @@
 Both the viewer's callback (`openmolt_ui.viewer.Viewer.connect`) and the trigger server's
 (`openmolt_serve._auth`) hand the redirect's query to ``om.accounts.complete``. What they show
 or log of a refusal has the answer's code and state masked (a service's refusal may echo them),
-the text is escaped, and an unexpected failure is a ``502`` page naming nothing of it.
+the page is masked with the secrets known now and escaped, and an unexpected failure is a ``502``
+page naming nothing of it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from urllib.parse import parse_qsl
 
 from starlette.responses import HTMLResponse
 
+from openmolt_ui._shown import shown_text
+
 __all__ = ["UNREACHABLE", "looked_at", "masked", "page"]
 
 UNREACHABLE = "The account was not connected: the service could not be reached."
@@ -20,13 +23,18 @@ UNREACHABLE = "The account was not connected: the service could not be reached."
 
 
 def page(status: int, text: str) -> HTMLResponse:
-	"""A one-paragraph page saying ``text`` (escaped), never cached.
+	"""A one-paragraph page saying ``text`` (masked, escaped), never cached.
+
+	The text is masked with the secrets known now (`openmolt_ui._shown.shown_text`), as
+	everything else the viewer and the server serve: a service's refusal may echo a client
+	secret or a token this process knows.
 
 	Args:
 		status: The HTTP status.
 		text: What to tell the end user.
 	"""
-	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{html.escape(text)}</p>"
+	shown = html.escape(shown_text(text))
+	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{shown}</p>"
 	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 

@@ -52,10 +52,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openmolt_core._support.masking import known_secrets, mask_deep
 from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
+from openmolt_ui._shown import shown
 from openmolt_ui._waiting import PARKED
 
 if TYPE_CHECKING:
@@ -129,17 +129,6 @@ class TokenGuard:
 			await send(message)
 
 		await self.app(scope, receive, send_with_headers)
-
-
-def shown(data: Any) -> Any:
-	"""What the viewer serves, masked again with the secrets known now.
-
-	A run recorded before a secret was known (by another process, before a key was set, by an
-	older version) holds it as it was stored; ``openmolt logs`` masks it the same way
-	(`openmolt_core._support.masking.known_secrets`: every live instance's secrets, the keys
-	given in code, the environment's).
-	"""
-	return mask_deep(data, known_secrets())
 
 
 class MaskedJSONResponse(JSONResponse):

@@ -2,8 +2,9 @@ r"""Mask a secret in every spelling it can take on the way out, in whole texts a
 
 A secret is masked as is, stripped, percent-encoded (``quote`` and ``quote_plus``, the safe sets
 of a query, a path and a URL, upper- and lower-case hex), base64 (standard and URL-safe, with and
-without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``),
-JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
+without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``), base32
+(upper or lower case, with or without padding: the secret whole, as TOTP and case-insensitive
+transports write it), JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
 hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
 encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
 it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
@@ -20,7 +21,10 @@ before any handler sees them. It masks what its sources know (`read_log_secrets`
 
 Which values are secrets, by their names: the values of environment variables named like
 secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
-and of a credential config (`secret_values`, and their keys: `secret_names`).
+and of a credential config (`secret_values`, and their keys: `secret_names`). One list of the
+words a secret's name holds (`SECRET_HINTS`) and of public names and headers (`PUBLIC_NAMES`,
+`PUBLIC_HEADERS`) serves every such rule, and ``openmolt_mcp``'s for a server's env, arguments
+and headers.
 
 A library with no agent concept: the secrets come from the caller (`openmolt_core.secrets`
 keeps an instance's, and re-exports these names).
@@ -43,6 +47,9 @@ __all__ = [
 	"LOGGERS",
 	"MASK",
 	"MIN_ENCODED",
+	"PUBLIC_HEADERS",
+	"PUBLIC_NAMES",
+	"SECRET_HINTS",
 	"RedactingFilter",
 	"StreamMask",
 	"environment_secrets",
@@ -102,7 +109,7 @@ def _b64_cores(data: bytes) -> set[str]:
 
 @lru_cache(maxsize=4096)
 def spellings(secret: str) -> frozenset[str]:
-	"""Every spelling of a secret to mask: raw, stripped, percent-encoded, base64, JSON, repr, hex.
+	"""Every spelling of a secret to mask: as is, percent-encoded, base64, base32, escaped, hex.
 
 	Args:
 		secret: The secret value.
@@ -133,6 +140,8 @@ def spellings(secret: str) -> frozenset[str]:
 		url = base64.urlsafe_b64encode(data).decode("ascii")
 		out.update((std, std.rstrip("="), url, url.rstrip("=")))
 		out.update(_b64_cores(data))
+		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
+		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
 	return frozenset(s for s in out if s)
 
@@ -267,9 +276,13 @@ def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[
 			j < len(lines) and len(lines[j]) >= 4 and _B64_LINE.fullmatch(lines[j].removesuffix(cr))
 		):
 			j += 1
-		if j - i >= 2 and len(lines[i].removesuffix(cr)) >= _MIN_WRAPPED:
-			joined = "".join(line.removesuffix(cr) for line in lines[i:j])
+		# The block starts at the run's first long line: a short word before it ("Hello",
+		# "MIME") has the same characters, and would else hide the block behind it.
+		k = next((n for n in range(i, j) if len(lines[n].removesuffix(cr)) >= _MIN_WRAPPED), j)
+		if j - k >= 2:
+			joined = "".join(line.removesuffix(cr) for line in lines[k:j])
 			if mask(joined, secrets) != joined:
+				out.extend(lines[i:k])
 				out.append(MASK + (cr if lines[j - 1].endswith(cr) else ""))
 				i = j
 				continue
@@ -457,8 +470,14 @@ def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
 
 
 def _readings(decoded: str) -> set[str]:
-	r"""A decoded run as is, with its surrogate pairs joined, and its ``\x`` bytes read as UTF-8."""
+	r"""A decoded run as is, and as other text it may be.
+
+	With its surrogate pairs joined, its ``\x`` bytes read as UTF-8, and without the NULs of
+	UTF-16 text (``h\x00\xe9\x00``: a byte string of UTF-16, LE or BE).
+	"""
 	out = {decoded}
+	if "\x00" in decoded:
+		out.add(decoded.replace("\x00", ""))
 	try:
 		out.add(decoded.encode("utf-16", "surrogatepass").decode("utf-16"))  # \\ud83d\\ude00
 	except UnicodeError:
@@ -492,11 +511,34 @@ def _unescape(escape: re.Match[str]) -> str:
 
 
 @lru_cache(maxsize=64)
-def _prefixes(secrets: frozenset[str]) -> tuple[frozenset[str], int]:
-	"""Every proper prefix of every spelling of the secrets, and the longest spelling's length."""
-	every = set().union(*(spellings(s) for s in secrets)) if secrets else set()
-	prefixes = frozenset(sp[:i] for sp in every for i in range(1, len(sp)))
-	return prefixes, max((len(sp) for sp in every), default=0)
+def _prefixes(
+	secrets: frozenset[str],
+) -> tuple[frozenset[str], int, frozenset[str], int, frozenset[str]]:
+	"""What a held-back tail may be: the start of a spelling, and of a hex spelling in any case.
+
+	Every proper prefix of every spelling of the secrets and of their UTF-16 text (a NUL beside
+	each character), and a short secret whole (the next character says whether it stands alone);
+	the lower-cased prefixes of the hex spellings (`mask` finds them in any case, mixed too); the
+	longest of each; and the characters they are made of (a tail is read back to the first
+	character that is none of them: ordinary text's last space).
+	"""
+	long = _by_length(secrets)[0]
+	short = secrets - long
+	every: set[str] = set().union(*(spellings(s) for s in long)) if long else set()
+	every |= {w for w in _wide_and_hex(long)[0] if "\x00" in w} if long else set()
+	prefixes = {sp[:i] for sp in every | short for i in range(1, len(sp))} | short
+	hexes = _wide_and_hex(long)[1] if long else ()
+	lowered = frozenset(h[:i] for h in hexes for i in range(1, len(h)))
+	return (
+		frozenset(prefixes),
+		max(map(len, prefixes), default=0),
+		lowered,
+		max(map(len, lowered), default=0),
+		frozenset("".join(prefixes)) | (_HEX_DIGITS if hexes else frozenset()),
+	)
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 def held_back(text: str, secrets: frozenset[str]) -> int:
@@ -504,7 +546,8 @@ def held_back(text: str, secrets: frozenset[str]) -> int:
 
 	Text that is sent piece by piece (a streamed reply) must hold them back until the next piece
 	says whether a secret follows: masking each piece alone would let a secret split across two
-	pieces through.
+	pieces through. A spelling `mask` finds by decoding a run (percent-encoded, escaped, HTML
+	references, base64 wrapped in lines) is held by `StreamMask` until the run ends.
 
 	Args:
 		text: The text not yet sent.
@@ -512,41 +555,74 @@ def held_back(text: str, secrets: frozenset[str]) -> int:
 	"""
 	if not secrets or not text:
 		return 0
-	prefixes, longest = _prefixes(secrets)
-	for k in range(min(longest - 1, len(text)), 0, -1):
+	prefixes, longest, hexes, longest_hex, alphabet = _prefixes(secrets)
+	tail, most = 0, min(max(longest, longest_hex), len(text))
+	while tail < most and text[-1 - tail] in alphabet:  # how far back a spelling's characters go
+		tail += 1
+	found = 0
+	for k in range(min(longest, tail), 0, -1):
 		if text[-k:] in prefixes:
-			return k
-	return 0
+			found = k
+			break
+	if hexes:  # hex in any case: the trailing hex digits, lower-cased
+		digits = 0
+		most = min(longest_hex, tail)
+		while digits < most and text[-1 - digits] in _HEX_DIGITS:
+			digits += 1
+		for k in range(digits, found, -1):
+			if text[-k:].lower() in hexes:
+				return k
+	return found
 
 
 class StreamMask:
-	"""Masks secrets in text that arrives in pieces, holding back what may start a secret.
+	r"""Masks secrets in text that arrives in pieces, holding back what may start a secret.
+
+	What is sent of the stream is what `mask` makes of the whole text: a tail that may start a
+	spelling is held back (`held_back`), and so is a run `mask` decodes whole (percent-encoded,
+	``\u``/``\x``-escaped, with HTML character references, base64 wrapped in lines) until it
+	ends. Ordinary text is held back by a character or two.
 
 	Args:
 		secrets: Returns the raw secret values (asked at each piece: tokens may be new).
 	"""
 
-	__slots__ = ("_held", "_secrets")
+	__slots__ = ("_before", "_held", "_secrets")
 
 	def __init__(self, secrets: Callable[[], Iterable[str]]) -> None:
 		self._secrets = secrets
 		self._held = ""
+		self._before = ""  # the last characters sent: a short secret is masked only alone
 
 	def feed(self, piece: str) -> str:
 		"""The masked text that can be sent now (possibly empty)."""
 		text = self._held + piece
 		secrets = frozenset(self._secrets())
 		keep = max(
-			held_back(text, secrets), _open_run(text, secrets), _open_escaped_run(text, secrets)
+			held_back(text, secrets),
+			_open_run(text, secrets),
+			_open_escaped_run(text, secrets),
+			_open_html_run(text, secrets),
+			# with the last characters sent: where a line starts (a break may be split)
+			min(_open_wrapped(self._before + text, secrets, fresh=not self._before), len(text)),
 		)
 		cut = _uncrossed(text, len(text) - keep, secrets) if keep else len(text)
 		self._held = text[cut:]
-		return mask(text[:cut], secrets) if cut else ""
+		return self._masked(text[:cut], secrets) if cut else ""
 
 	def flush(self) -> str:
 		"""The masked rest, once no more pieces come."""
 		text, self._held = self._held, ""
-		return mask(text, frozenset(self._secrets())) if text else ""
+		return self._masked(text, frozenset(self._secrets())) if text else ""
+
+	def _masked(self, text: str, secrets: frozenset[str]) -> str:
+		"""The text masked, read after the character sent before it (a short secret's edge)."""
+		before, self._before = self._before[-1:], (self._before + text)[-2:]
+		if before and _by_length(secrets)[1] is not None:
+			masked = mask(before + text, secrets)
+			if masked.startswith(before):
+				return masked[len(before) :]
+		return mask(text, secrets)
 
 
 def _uncrossed(text: str, cut: int, secrets: frozenset[str]) -> int:
@@ -554,22 +630,42 @@ def _uncrossed(text: str, cut: int, secrets: frozenset[str]) -> int:
 
 	A run held back from the middle of a secret (``SECRET%41``: the percent-encoded run starts
 	after the secret's ``=``) would send the secret's first part now and its rest later, neither
-	masked.
+	masked; so would a tail held back for another spelling's sake inside a hex dump in mixed
+	case or UTF-16 text.
 	"""
-	every = _every_spelling(secrets)
+	every, hexes, alphabet = _every_spelling(secrets)
+	if not (0 < cut < len(text) and text[cut - 1] in alphabet and text[cut] in alphabet):
+		return cut  # a spelling across the cut would hold the characters on both sides of it
+	folded = text.translate(_HEX_LOWER) if hexes else text
 	moved = True
 	while moved and cut:
 		moved = False
-		for spelling in every:
-			start = text.find(spelling, max(0, cut - len(spelling) + 1), cut + len(spelling) - 1)
+		for spelling, where in (*((s, text) for s in every), *((h, folded) for h in hexes)):
+			start = where.find(spelling, max(0, cut - len(spelling) + 1), cut + len(spelling) - 1)
 			if start != -1 and start < cut:
 				cut, moved = start, True
 	return cut
 
 
+_HEX_LOWER = str.maketrans("ABCDEF", "abcdef")
+
+
 @lru_cache(maxsize=64)
-def _every_spelling(secrets: frozenset[str]) -> tuple[str, ...]:
-	return tuple(set().union(*(spellings(s) for s in secrets))) if secrets else ()
+def _every_spelling(
+	secrets: frozenset[str],
+) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
+	"""The spellings a held-back tail must not split, and the characters they are made of.
+
+	The fixed ones, UTF-16 text and a short secret as is; the hex ones in lower case (they are
+	found in any case).
+	"""
+	long = _by_length(secrets)[0]
+	if not long:
+		return (), (), frozenset()
+	wide, hexes = _wide_and_hex(long)
+	every = set().union(*(spellings(s) for s in long)) | {w for w in wide if "\x00" in w}
+	every |= secrets - long  # a short secret, as is
+	return tuple(every), hexes, frozenset("".join(every)) | _HEX_DIGITS
 
 
 def _open_run(text: str, secrets: frozenset[str]) -> int:
@@ -586,6 +682,79 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 		if len(text) - start > _MAX_HELD_RUN:
 			return 0
 	return len(text) - start if "%" in text[start:] else 0
+
+
+_HTML_REF = re.compile(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
+_OPEN_HTML_REF = re.compile(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
+_HTML_RUN_ENDS = frozenset("\"'<>")
+
+
+def _open_html_run(text: str, secrets: frozenset[str]) -> int:
+	"""How many trailing characters of ``text`` are a run with HTML character references.
+
+	`mask` decodes such a run whole (``&#115;k-...``: no fixed spelling is in it); a run that
+	ends with what may start a reference (``&``, ``&am``, ``&#x``) is held too.
+	"""
+	if "&" not in text or not _by_length(secrets)[0]:
+		return 0
+	start = len(text)
+	while start and not (text[start - 1] in _HTML_RUN_ENDS or text[start - 1].isspace()):
+		start -= 1
+		if len(text) - start > _MAX_HELD_RUN:
+			return 0
+	run = text[start:]
+	if "&" in run and (_HTML_REF.search(run) or _OPEN_HTML_REF.search(run)):
+		return len(run)
+	return 0
+
+
+def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> int:
+	"""How many trailing characters of ``text`` are base64 lines a next line may join.
+
+	`mask` joins a block of base64 lines (from the first of 40+ characters) and masks it whole
+	when it holds a secret; sent line by line, a secret across a line break went out in halves.
+	A line of base64 characters is held until it ends (it may start a block), and a block until
+	a line that is not base64 (prose, which has spaces, is never held here). A block longer than
+	`_MAX_HELD_RUN` is not held (its lines are sent masked one by one).
+
+	Args:
+		text: The text not yet sent, after the last characters sent (a line break may be split
+			across them).
+		secrets: The raw secret values.
+		fresh: Whether ``text`` starts a line (nothing was sent yet); else its first line goes on
+			a line already sent, which was no base64 line (that would have been held).
+	"""
+	if not _by_length(secrets)[0]:
+		return 0
+	held = 0
+	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):
+		end = text.rfind(newline)
+		if end == -1 and not fresh:
+			continue
+		partial = end + len(newline) if end != -1 else 0  # where the last line starts
+		last = text[partial:]
+		if newline != "\n":  # a JSON text: its last line may end with half an escape
+			last = last.removesuffix("\\")
+		last = last.removesuffix(cr)
+		if (last and not _B64_LINE.fullmatch(last)) or len(last) > _MAX_HELD_RUN:
+			continue
+		start = partial if last else -1  # where a block would start
+		while end > 0:
+			before = text.rfind(newline, 0, end)
+			if before == -1 and not fresh:
+				break
+			line = text[before + len(newline) if before != -1 else 0 : end].removesuffix(cr)
+			if len(line) < 4 or not _B64_LINE.fullmatch(line):
+				break
+			if len(line) >= _MIN_WRAPPED:
+				start = before + len(newline) if before != -1 else 0
+			end = before
+			if len(text) - max(end, 0) > _MAX_HELD_RUN:
+				start = -1
+				break
+		if start != -1:
+			held = max(held, len(text) - start)
+	return held
 
 
 def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
@@ -864,11 +1033,49 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
 
 # which values are secrets ---------------------------------------------------------------
 
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+SECRET_HINTS = (
+	"key",
+	"token",
+	"secret",
+	"password",
+	"passwd",
+	"auth",
+	"credential",
+	"cookie",
+	"session",
+	"sig",  # a signed URL's ?sig=, a signature
+)
+"""What the name of a secret holds (any case): the one list every rule that reads names uses.
+
+A provider's settings (`settings_secrets`), a credential config (`secret_values`), a URL's query
+(`url_secrets`), the environment (`environment_secrets`: a name that ends with one) and an MCP
+server's ``env`` and arguments (``openmolt_mcp``) read it; a test checks no second list exists."""
+
+PUBLIC_NAMES = (
+	"path",
+	"home",
+	"dir",
+	"lang",
+	"level",
+	"mode",
+	"host",
+	"port",
+	"url",
+	"region",
+	"tz",
+)
+"""How the name of a public value ends (a path, a host, a URL, a region): a long value under it
+stays readable in an MCP server's ``env`` and in a URL's query (a URL's own secrets are read by
+`url_secrets` all the same). With `SECRET_HINTS`, the other list every named-secret rule reads."""
+
+_SECRET_ENV = re.compile(rf"(?:{'|'.join(SECRET_HINTS)})S?$", re.IGNORECASE)
 """Any ``*_KEY``: an API key, and a signing or encryption key too (``OPENMOLT_APPROVAL_KEY``,
-``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``)."""
-_HINTS = ("key", "token", "secret", "password", "passwd", "auth", "credential", "cookie", "sig")
-_PUBLIC_HEADERS = frozenset({"accept", "content-type", "user-agent", "accept-language"})
+``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``); any name that ends with a hint."""
+PUBLIC_HEADERS = frozenset(
+	{"accept", "content-type", "user-agent", "accept-language", "mcp-protocol-version"}
+)
+"""The headers whose values are not secret (lower case); every other header's value is, in a
+provider's settings (`settings_secrets`) and an MCP server's ``headers`` (``openmolt_mcp``)."""
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
@@ -908,12 +1115,12 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 		if isinstance(value, Mapping):
 			if lowered == "headers":
 				for name, header in value.items():
-					if isinstance(header, str) and str(name).lower() not in _PUBLIC_HEADERS:
+					if isinstance(header, str) and str(name).lower() not in PUBLIC_HEADERS:
 						out.add(header)
 						out.update(part for part in header.split() if len(part) >= 6)
 			else:
 				out |= settings_secrets(value)
-		elif isinstance(value, str) and any(h in lowered for h in _HINTS):
+		elif isinstance(value, str) and any(h in lowered for h in SECRET_HINTS):
 			out.add(value)
 		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
 			out |= url_secrets(value)
@@ -926,9 +1133,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 	return {v for v in out if v.strip()}
 
 
-# A credential config's secrets (an integration's, a stored one): by their keys.
-_SECRET_HINTS = ("key", "token", "secret", "password", "auth", "credential", "sid", "signature")
-
+# A credential config's public keys, by their ends (an account SID, ``accountSid``, ends like an
+# id and is not a public one).
 _PUBLIC_SUFFIXES = (
 	"id",
 	"region",
@@ -972,8 +1178,8 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	for key, value in config.items():
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
-			hinted = any(h in lowered for h in _SECRET_HINTS)
-			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES):
+			hinted = any(h in lowered for h in SECRET_HINTS)
+			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid"):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
 			if value.isdigit() and not hinted:
@@ -985,21 +1191,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 
 
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
-_QUERY_HINTS = (*_HINTS, "session")
-_PUBLIC_QUERY = (
-	*_PUBLIC_SUFFIXES,
-	"path",
-	"home",
-	"dir",
-	"lang",
-	"level",
-	"mode",
-	"host",
-	"port",
-	"tz",
-	"format",
-	"type",
-)
+_PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
@@ -1036,7 +1228,7 @@ def url_secrets(url: str) -> set[str]:
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
 		name = unquote_plus(key).lower()
-		hinted = any(h in name for h in _QUERY_HINTS)
+		hinted = any(h in name for h in SECRET_HINTS)
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if hinted or (
 				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)

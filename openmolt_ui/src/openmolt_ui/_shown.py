@@ -1,0 +1,108 @@
+"""What a served surface sends, masked again with the secrets known now: the one seam.
+
+The viewer (`openmolt_ui.app`) and the trigger server (`openmolt_serve.server`) serve text built
+from runs, refusals, exceptions and what a caller or a service sent: a run recorded before a
+secret was known, a service's refusal that echoes a client secret, an error naming a value. All of
+it is masked with `openmolt_core._support.masking.known_secrets` (every live instance's secrets,
+the keys given in code, the environment's) before it leaves: JSON and pages by `shown`, and every
+response of the trigger server by `MaskedResponses`, streamed ones (server-sent events) through a
+`StreamMask`, so a secret split across two chunks is masked whole.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from openmolt_core._support.masking import StreamMask, known_secrets, mask_deep, mask_known
+
+__all__ = ["MaskedResponses", "shown", "shown_text"]
+
+
+def shown(data: Any) -> Any:
+	"""A JSON-like value masked with the secrets known now (`mask_deep`).
+
+	Args:
+		data: What is about to be served.
+	"""
+	return mask_deep(data, known_secrets())
+
+
+def shown_text(text: str) -> str:
+	"""A text masked with the secrets known now (`mask_known`).
+
+	Args:
+		text: What is about to be served.
+	"""
+	return mask_known(text)
+
+
+_TEXT = (b"text/", b"application/json", b"application/problem+json", b"application/xml")
+
+
+class MaskedResponses:
+	"""ASGI middleware: every text response masked with the secrets known now.
+
+	A text body (JSON, HTML, plain text) is read whole, masked and sent with its length set
+	again; a server-sent event stream is masked as it goes (`StreamMask`: what may start a
+	secret waits for the next chunk, an event's end never does); any other body (bytes, a
+	protobuf event stream) is sent as it is.
+
+	Args:
+		app: The application whose responses are masked.
+	"""
+
+	def __init__(self, app: ASGIApp) -> None:
+		self.app = app
+
+	async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+		"""Pass the request on; mask what comes back."""
+		if scope["type"] != "http" or scope.get("method") == "HEAD":  # HEAD: a length, no body
+			await self.app(scope, receive, send)
+			return
+		start: list[Message] = []
+		body: list[bytes] = []
+		mode = ""  # "whole", "stream" or "as is", once the response starts
+		decoder = codecs.getincrementaldecoder("utf-8")("replace")
+		stream = StreamMask(known_secrets)
+
+		async def masked(message: Message) -> None:
+			nonlocal mode
+			if message["type"] == "http.response.start":
+				kind = dict(message.get("headers", [])).get(b"content-type", b"")
+				if kind.startswith(b"text/event-stream"):
+					mode = "stream"
+					await send(message)
+				elif kind.startswith(_TEXT):
+					mode = "whole"
+					start.append(message)
+				else:
+					mode = "as is"
+					await send(message)
+				return
+			if message["type"] != "http.response.body" or mode == "as is":
+				await send(message)
+				return
+			chunk, more = message.get("body", b""), message.get("more_body", False)
+			if mode == "stream":
+				text = stream.feed(decoder.decode(chunk, final=not more))
+				if not more:
+					text += stream.flush()
+				await send({**message, "body": text.encode("utf-8")})
+				return
+			body.append(chunk)
+			if more:
+				return
+			head, data = start[0], b"".join(body)
+			try:
+				data = shown_text(data.decode("utf-8")).encode("utf-8")
+			except UnicodeDecodeError:  # not the text it says it is: sent as it is
+				pass
+			headers = [(k, v) for k, v in head.get("headers", []) if k != b"content-length"]
+			headers.append((b"content-length", str(len(data)).encode("ascii")))
+			await send({**head, "headers": headers})
+			await send({"type": "http.response.body", "body": data, "more_body": False})
+
+		await self.app(scope, receive, masked)

@@ -1,0 +1,87 @@
+"""Which names hold a secret: one list in the core (`SECRET_HINTS`, `PUBLIC_NAMES`,
+`PUBLIC_HEADERS` in `openmolt_core._support.masking`), read by every rule of the core and by the
+MCP package; a second list anywhere fails here."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import openmolt_mcp
+from openmolt_core._support import masking
+from openmolt_core._support.masking import (
+	PUBLIC_HEADERS,
+	PUBLIC_NAMES,
+	SECRET_HINTS,
+	environment_secrets,
+	secret_values,
+	settings_secrets,
+	url_secrets,
+)
+from openmolt_mcp._config import _arg_secrets, _is_secret, parse_server, secrets_of
+
+_WORDS = {"token", "password", "secret", "path", "host", "accept", "content-type", "region"}
+
+
+def _lists(module: object) -> list[tuple[str, object]]:
+	"""The module-level tuples, lists and sets of strings that hold a hint or a public name."""
+	found = []
+	for name, value in vars(module).items():
+		if isinstance(value, tuple | list | set | frozenset) and value:
+			if all(isinstance(v, str) for v in value) and _WORDS & {str(v).lower() for v in value}:
+				found.append((name, value))
+	return found
+
+
+def _modules() -> list[object]:
+	names = [f"openmolt_mcp.{m.name}" for m in pkgutil.iter_modules(openmolt_mcp.__path__)]
+	return [masking, *(importlib.import_module(n) for n in names)]
+
+
+def test_no_second_list_of_secret_names() -> None:
+	"""Every list of secret hints or public names in the MCP package is the core's own object."""
+	core = {id(SECRET_HINTS), id(PUBLIC_NAMES), id(PUBLIC_HEADERS)}
+	for module in _modules():
+		for name, value in _lists(module):
+			if module is masking and name.startswith("_PUBLIC_") and "id" in value:
+				continue  # a credential config's public keys (ids, tenants, shops): its own rule
+			assert id(value) in core, (
+				f"{module.__name__}.{name} is a second list: import the core's"
+			)
+
+
+@pytest.mark.parametrize("hint", SECRET_HINTS)
+def test_every_rule_reads_the_same_hints(hint: str) -> None:
+	"""A short value under a name holding any hint is secret for every rule, core and MCP."""
+	value = "abc1"
+	assert _is_secret(f"MY_{hint.upper()}_X", value)
+	assert _arg_secrets([f"--my-{hint}={value}"]) == {value}
+	assert value in url_secrets(f"https://x.example/v1?my_{hint}={value}")
+	assert value in settings_secrets({f"my_{hint}": value})
+	assert "abcdef12" in environment_secrets({f"MY_{hint.upper()}": "abcdef12"})
+	assert "abcdef12" in secret_values({f"my{hint}Id": "abcdef12"})  # the hint beats "id"
+
+
+def test_an_account_sid_is_a_secret_though_it_ends_like_an_id() -> None:
+	assert secret_values({"accountSid": "AC0123456789", "accountId": "acct-0123456789"}) == {
+		"AC0123456789"
+	}
+
+
+@pytest.mark.parametrize("public", PUBLIC_NAMES)
+def test_every_rule_reads_the_same_public_names(public: str) -> None:
+	"""A long value under a public name stays readable in an MCP env and in a URL's query."""
+	value = "long-public-value"
+	assert not _is_secret(f"MY_{public.upper()}", value)
+	assert value not in url_secrets(f"https://x.example/v1?my_{public}={value}")
+	assert _is_secret("MY_THING", value)  # (a long value under another name is secret)
+
+
+@pytest.mark.parametrize("header", sorted(PUBLIC_HEADERS))
+def test_public_headers_are_the_same_for_providers_and_mcp(header: str) -> None:
+	value = "application/json-and-more"
+	server = parse_server("s", {"url": "https://x.example/mcp", "headers": {header: value}})
+	assert value not in secrets_of(server)
+	assert value not in settings_secrets({"headers": {header: value}})

@@ -1,0 +1,70 @@
+"""Every response of the trigger server is masked with the secrets known now (`MaskedResponses`),
+as everything the viewer serves: a page, a JSON refusal echoing a value, an event stream (a secret
+split across two chunks masked whole); bytes pass as they are."""
+
+from __future__ import annotations
+
+import base64
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+from openmolt_ui._shown import MaskedResponses
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "sk-live-0123456789abcdefXYZ"
+
+
+async def test_a_refusal_that_echoes_a_known_secret_is_masked() -> None:
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(SECRET)
+	agent = om.create_agent(name="Triage", model=ScriptedModel([]))
+	triggers = Triggers.model_validate({"webhook": {"secret": "webhook-secret-for-tests"}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
+			answer = await client.post(f"/hooks/{SECRET}", content=b"{}")
+			assert answer.status_code == 404 and "[redacted]" in answer.json()["error"]
+			assert SECRET not in answer.text
+			assert answer.headers["content-length"] == str(len(answer.content))
+			health = await client.get("/health")
+			assert health.json() == {"ok": True, "agents": ["Triage"]}
+	await om.aclose()
+
+
+async def test_streams_are_masked_across_chunks_and_bytes_pass_as_they_are() -> None:
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(SECRET)
+	raw = b"\x00\xffbinary " + SECRET.encode()
+
+	async def events(request: object) -> Response:
+		async def body():  # type: ignore[no-untyped-def]
+			yield f'event: a\ndata: {{"t": "{SECRET[:9]}'.encode()
+			yield f'{SECRET[9:]}"}}\n\n'.encode()
+			yield f"data: {base64.b64encode(SECRET.encode()).decode()}\n\n".encode()
+
+		return StreamingResponse(body(), media_type="text/event-stream")
+
+	async def data(request: object) -> Response:
+		return JSONResponse({"said": SECRET})
+
+	async def blob(request: object) -> Response:
+		return Response(raw, media_type="application/octet-stream")
+
+	app = Starlette(
+		routes=[Route("/events", events), Route("/data", data), Route("/blob", blob)],
+	)
+	transport = httpx.ASGITransport(app=MaskedResponses(app))
+	async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+		streamed = await http.get("/events")
+		assert streamed.text == 'event: a\ndata: {"t": "[redacted]"}\n\ndata: [redacted]\n\n'
+		assert (await http.get("/data")).json() == {"said": "[redacted]"}
+		assert (await http.get("/blob")).content == raw
+	await om.aclose()
