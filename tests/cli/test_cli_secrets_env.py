@@ -296,7 +296,9 @@ def test_help_before_a_command_is_the_commands_help(
 @pytest.mark.parametrize(
 	("argv", "expected"),
 	[
-		(["tols"], "no such command or file 'tols'; did you mean 'tools'?"),
+		(["tols"], "no such command 'tols'; did you mean 'tools'?"),
+		(["modles"], "no such command 'modles'; did you mean 'models'?"),
+		(["lgos"], "no such command 'lgos'; did you mean 'logs'?"),
 		(["--versoin"], "no such option '--versoin'; did you mean '--version'?"),
 		(["-v"], "-v is a run's --verbose and needs an agent file"),
 		(["shedules"], "did you mean 'schedules'?"),

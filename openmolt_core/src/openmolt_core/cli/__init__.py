@@ -609,6 +609,8 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 	if not close and name == "version":
 		close = ["--version"]
 	hint = f"; did you mean {close[0]!r}?" if close else ""
+	if close and close[0] in commands:  # a command mistyped: said as one (`openmolt tols`)
+		return f"no such command {name!r}{hint} (`openmolt --help` lists the commands)"
 	return (
 		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
 		"an agent file ends in .json or .py)"
