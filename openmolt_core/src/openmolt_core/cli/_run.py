@@ -111,6 +111,17 @@ def _owners(loaded: Loaded) -> list[str]:
 	return [*plugins.provider_names(), *plugins.integration_ids()]
 
 
+def _reads(loaded: Loaded, iid: str) -> list[str]:
+	"""The variables an integration reads, for any of its credential types (none are typos)."""
+	from openmolt_core.integrations.preflight import config_keys
+
+	try:
+		spec = loaded.om.plugins.integration(iid)
+	except OpenMoltError:
+		return []  # one the file defines itself: only its needed variables are known
+	return [env_var(iid, key) for key in config_keys(spec)]
+
+
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	"""Check what a run needs before it starts: the provider, its key, the integrations' keys.
 
@@ -167,7 +178,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
 		wanted = [env_var(iid, k) for k in (*missing.keys, *missing.alternatives)]
-		near = near_variable(wanted, owners=_owners(loaded))
+		near = near_variable(wanted, owners=_owners(loaded), real=_reads(loaded, iid))
 		if near:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
