@@ -114,11 +114,19 @@ def test_code_wins_over_the_environment_in_python(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("variable", ["OPENMOLT_SLACK_TOKEN", "OPENMOLT_SLACK_BOT_TOKEN"])
 async def test_a_slack_agent_signs_with_the_token_from_the_environment(
-	monkeypatch: pytest.MonkeyPatch,
+	monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
-	"""OPENMOLT_SLACK_TOKEN reaches the Authorization header; the token is not in the result."""
-	monkeypatch.setenv("OPENMOLT_SLACK_TOKEN", "xoxb-from-env")
+	"""Either name of the bot token reaches the Authorization header, never the result.
+
+	OPENMOLT_SLACK_BOT_TOKEN (the issue's own example, Slack's name for it, Discord's and
+	Telegram's key) was called a typo of OPENMOLT_SLACK_TOKEN and the run refused.
+	"""
+	monkeypatch.setenv(variable, "xoxb-from-env")
+	om = OpenMolt()
+	before = om.create_agent(name="a", model=ScriptedModel([]), integrations=["slack"])
+	assert missing_credentials(before._tools.values()) == []
 	seen: list[str | None] = []
 
 	def slack(request: httpx.Request) -> httpx.Response:
@@ -132,7 +140,7 @@ async def test_a_slack_agent_signs_with_the_token_from_the_environment(
 	agent = om.create_agent(name="poster", model=model, integrations=["slack"])
 	result = await agent.run("post")
 	assert result.status == "success"
-	assert seen == ["Bearer xoxb-from-env"]
+	assert seen == ["Bearer xoxb-from-env"], result.to_dict()
 	assert "xoxb-from-env" not in json.dumps(result.to_dict())
 
 
@@ -241,6 +249,18 @@ def test_keys_set_list_remove_and_the_file_modes(
 	stored = json.loads(file.read_text())
 	assert stored["OPENMOLT_OPENAI_IMAGE_API_KEY"] == "sk-img"
 	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
+
+
+def test_keys_set_slack_stores_its_token_under_one_name(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""Slack's botToken is another name for its token, not a second key to choose from."""
+	assert openmolt_main(["keys", "set", "slack", "--value", "xoxb-1"]) == 0
+	assert _keystore.load() == {"OPENMOLT_SLACK_TOKEN": "xoxb-1"}
+	assert openmolt_main(["keys", "set", "slack", "botToken", "--value", "xoxb-2"]) == 0
+	assert _keystore.load()["OPENMOLT_SLACK_BOT_TOKEN"] == "xoxb-2"
+	assert openmolt_main(["keys", "set", "twilio", "--value", "x"]) == 2  # SID and secret pairs
+	assert "twilio has several keys" in capsys.readouterr().err
 
 
 def test_keys_set_says_what_else_the_credential_needs(
@@ -402,7 +422,7 @@ def test_a_variable_of_another_credential_type_is_pointed_to(
 
 
 @pytest.mark.parametrize(
-	"typed", ["OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_BOT_TOKEN"]
+	"typed", ["OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_BOTTOKEN"]
 )
 def test_a_secret_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli, typed: str) -> None:
 	"""The missing OPENMOLT_SLACK_TOKEN's message names the near variable that is set."""

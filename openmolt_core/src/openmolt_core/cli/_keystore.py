@@ -151,6 +151,10 @@ def _variable(name: str, key: str | None) -> str:
 	keys = [
 		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
 	] or [k for need in needs for k in need.keys if k.secret]
+	if not any(k.instead_of and not k.secret for need in needs[:1] for k in need.keys):
+		# Another name for the same secret (Slack's botToken for token) is no choice; a secret
+		# that goes with another account id (Twilio's auth token with its account SID) is.
+		keys = [k for k in keys if not k.instead_of] or keys
 	if key is None and len(keys) == 1:
 		return env_var(name, keys[0].name)
 	known = {k.name for need in needs for k in need.keys}

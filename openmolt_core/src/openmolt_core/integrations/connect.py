@@ -202,13 +202,19 @@ def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[
 		BasicCredential,
 		OAuth2Credential,
 	)
+	from openmolt_core.integrations.preflight import either_keys
 
 	keys = _Keys(iid)
 	notes: list[str] = []
-	for name, template in getattr(cred, "headers", {}).items():
-		keys.add(_refs(template), f"header {name}")
-	for name, template in getattr(cred, "query_params", {}).items():
-		keys.add(_refs(template), f"query parameter {name}")
+	fields = [
+		*((f"header {k}", v) for k, v in getattr(cred, "headers", {}).items()),
+		*((f"query parameter {k}", v) for k, v in getattr(cred, "query_params", {}).items()),
+	]
+	for used_for, template in fields:
+		either = either_keys(template)  # ``a | default: b``: a, or else b
+		keys.add(either[:1] or _refs(template), used_for)
+		for other in either[1:]:
+			keys.add([other], used_for, required=False, instead_of=either[0])
 	if isinstance(cred, OAuth2Credential):
 		keys.add(
 			["accessToken"], "the access token (refreshed when missing or expired)", required=False

@@ -154,7 +154,12 @@ def render_value(template: str, config: Mapping[str, Any], *, quiet: bool = Fals
 
 
 def _require(template: str | None, config: Mapping[str, Any], iid: str, what: str) -> None:
+	from openmolt_core.integrations.preflight import either_keys
+
 	missing = [k for k in _CONFIG_REF.findall(template or "") if config.get(k) in (None, "")]
+	either = either_keys(template)
+	if either and len(missing) < len(either):
+		return  # ``a | default: b``: one of them is set (Slack's token or botToken)
 	if missing:
 		raise ToolError(
 			f"{iid}: the credential's {what} needs config {sorted(set(missing))}, which is not "

@@ -33,6 +33,7 @@ __all__ = [
 	"MissingCredential",
 	"check_credentials",
 	"config_keys",
+	"either_keys",
 	"missing_credentials",
 	"misspelled_keys",
 	"setup_required_keys",
@@ -54,6 +55,23 @@ _DEFAULT_KEYS: dict[str, tuple[str, ...]] = {"basic": ("username", "password")}
 
 def _refs(text: str | None) -> list[str]:
 	return [a or b for a, b in _REF.findall(text or "")]
+
+
+_EITHER = re.compile(r"config\.[\w$]+\s*\|\s*default\s*:\s*config\.")
+
+
+def either_keys(template: str | None) -> list[str]:
+	"""The keys of a ``{{ config.a | default: config.b }}`` template, any one of which will do.
+
+	Empty for any other template (whose keys are all needed). Slack's bearer header reads
+	``token``, else ``botToken``: either ``OPENMOLT_SLACK_TOKEN`` or ``OPENMOLT_SLACK_BOT_TOKEN``.
+
+	Args:
+		template: A credential field's template.
+	"""
+	if not template or not _EITHER.search(template):
+		return []
+	return list(dict.fromkeys(_refs(template)))
 
 
 def _unset(config: Mapping[str, Any], key: str) -> bool:
@@ -151,9 +169,16 @@ def _missing_for(
 		# As the credential code demands when it signs: every key its templates name.
 		queries = credential.query_params if isinstance(credential, CustomCredential) else {}
 		templates = (*credential.headers.values(), *queries.values())
-		keys = dict.fromkeys(k for t in templates for k in _refs(t))
-		missing = tuple(dict.fromkeys((*(k for k in keys if _unset(config, k)), *setup)))
-		return MissingCredential(iid, kind, missing) if missing else None
+		keys = dict.fromkeys(k for t in templates if not either_keys(t) for k in _refs(t))
+		# A ``a | default: b`` field needs one of its keys: the first is named, the rest
+		# as its alternatives (after the keys that are all needed).
+		unmet = [
+			e for t in templates if (e := either_keys(t)) and all(_unset(config, k) for k in e)
+		]
+		choice = unmet[0] if unmet else []
+		needed = (*(k for k in keys if _unset(config, k)), *setup, *(e[0] for e in unmet))
+		missing = tuple(dict.fromkeys(needed))
+		return MissingCredential(iid, kind, missing, tuple(choice[1:])) if missing else None
 	if isinstance(credential, OAuth2Credential):
 		from openmolt_core.integrations.credentials import oauth2_config
 
