@@ -263,6 +263,30 @@ def test_keys_set_slack_stores_its_token_under_one_name(
 	assert "twilio has several keys" in capsys.readouterr().err
 
 
+def test_keys_set_at_a_prompt_ended_with_ctrl_d_stores_nothing(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Ctrl-D at the hidden prompt is "no value" (exit 2), not an unexpected EOFError (exit 70)."""
+	import getpass
+	import io
+
+	class Terminal(io.StringIO):
+		def isatty(self) -> bool:
+			return True
+
+	def eof(prompt: str) -> str:
+		raise EOFError
+
+	monkeypatch.setattr("sys.stdin", Terminal())
+	monkeypatch.setattr(getpass, "getpass", eof)
+	assert openmolt_main(["keys", "set", "slack"]) == 2
+	assert "OPENMOLT_SLACK_TOKEN: no value was given; nothing stored" in capsys.readouterr().err
+	assert _keystore.load() == {}
+	monkeypatch.setattr(getpass, "getpass", lambda prompt: "  xoxb-pasted \n")
+	assert openmolt_main(["keys", "set", "slack"]) == 0
+	assert _keystore.load() == {"OPENMOLT_SLACK_TOKEN": "xoxb-pasted"}
+
+
 def test_keys_set_says_what_else_the_credential_needs(
 	capsys: pytest.CaptureFixture[str],
 ) -> None:

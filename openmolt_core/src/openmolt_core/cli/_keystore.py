@@ -218,11 +218,16 @@ def main(args: list[str]) -> int:
 	value = ns.value
 	if value is None:
 		if sys.stdin.isatty():
-			value = getpass.getpass(f"{variable}: ")
+			try:
+				value = getpass.getpass(f"{variable}: ")
+			except EOFError:  # Ctrl-D at the prompt: nothing typed
+				print(file=sys.stderr)
+				value = ""
 		else:
-			value = sys.stdin.readline().rstrip("\r\n")
+			value = sys.stdin.readline()
+	value = value.strip()  # a pasted token's stray space or line end is no part of it
 	if not value:
-		raise ConfigurationError(f"{variable}: an empty value was given; nothing stored")
+		raise ConfigurationError(f"{variable}: no value was given; nothing stored")
 	file = save(variable, value)
 	print(f"stored {variable} in {file}")
 	for key in _also_needed(ns.name, variable):
