@@ -186,6 +186,46 @@ def test_the_command_prefers_environment_then_dotenv_then_store_then_file(
 	assert not any("from-" in line for line in lines)  # a source, never a value
 
 
+def test_the_environment_wins_over_an_entry_s_own_credential_config(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The list form's ``credential.config`` is the agent file too: env > .env > store > it.
+
+	The entry's config won over every variable, while --verbose said the variable was used.
+	"""
+	monkeypatch.chdir(tmp_path)
+	file_config = {"accessKeyId": "FILE-ID", "secretAccessKey": "file-secret", "region": "file"}
+	entry = {"integration": "s3", "credential": {"type": "aws_sigv4", "config": file_config}}
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "a",
+				"model": "openai:gpt-5-mini",
+				"instructions": "x",
+				"integrations": [entry],
+				"llmProviders": {"openai": {"apiKey": "sk-file"}},
+			}
+		)
+	)
+
+	def config() -> dict[str, Any]:
+		loaded = load(str(path), env_file=None, verbose=False)
+		bound = [t for t in loaded.agent._tools.values() if t.integration is not None]
+		return dict(bound[0].context.config)
+
+	assert config() == file_config
+	_keystore.save("OPENMOLT_S3_REGION", "store-region")
+	(tmp_path / ".env").write_text("OPENMOLT_S3_ACCESS_KEY_ID=DOTENV-ID\n")
+	monkeypatch.delenv("OPENMOLT_S3_ACCESS_KEY_ID", raising=False)  # undone after the test
+	monkeypatch.setenv("OPENMOLT_S3_SECRET_ACCESS_KEY", "env-secret")
+	assert config() == {
+		"accessKeyId": "DOTENV-ID",
+		"secretAccessKey": "env-secret",
+		"region": "store-region",
+	}
+
+
 def test_a_missing_key_names_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 	"""The check before a run says which variable to set."""
 	monkeypatch.chdir(tmp_path)

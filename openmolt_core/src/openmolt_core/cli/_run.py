@@ -390,6 +390,7 @@ def _build_json(
 	)
 	configs, integration_reports = _integration_configs(om, ids, given, keys)
 	om.integration_configs.update(configs)
+	integration_reports += _entry_keys(om, bindings, integration_reports, keys)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	try:
@@ -404,6 +405,29 @@ def _build_json(
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
 	]
 	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
+
+
+def _entry_keys(
+	om: OpenMolt, bindings: list[Any], reported: list[KeyReport], keys: dict[str, Any]
+) -> list[KeyReport]:
+	"""Give each entry's own ``credential.config`` the keys the environment, .env and store hold.
+
+	An entry's config wins over the instance's, where the other sources went: without this an
+	``{"integration": "s3", "credential": {"config": {...}}}`` entry's file values beat
+	``OPENMOLT_S3_SECRET_ACCESS_KEY`` (while ``--verbose`` said the variable was used).
+	Returns the reports of keys the file gave there that no report names yet.
+	"""
+	owners = []
+	for entry in bindings:
+		credential = entry.get("credential") if isinstance(entry, dict) else None
+		config = credential.get("config") if isinstance(credential, dict) else None
+		if isinstance(config, dict) and config:
+			owners.append((f"integrations.{entry['integration']}", entry["integration"], config))
+	if not owners:
+		return []
+	found = resolve_keys(owners, keys_of=_config_keys(om), **keys)
+	named = {r.owner for r in reported}
+	return [r for r in found if r.source is not None and r.owner not in named]
 
 
 def _create(
