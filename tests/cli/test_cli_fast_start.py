@@ -48,8 +48,8 @@ def test_the_keyless_path_imports_no_engine(tmp_path: Path) -> None:
 	)
 	assert done.stdout.strip() == "2 []", done.stderr
 	assert done.stderr.strip() == (
-		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment or a "
-		".env file)"
+		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment, a "
+		".env file or `openmolt keys set openai`)"
 	)
 
 

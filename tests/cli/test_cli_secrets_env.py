@@ -226,6 +226,28 @@ def test_the_environment_wins_over_an_entry_s_own_credential_config(
 	}
 
 
+def test_every_missing_key_is_named_at_once_and_an_entry_is_told_to_keep_its_form(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Three integrations without keys: three lines in one go, not one per attempt.
+
+	An entry that chooses its credential type is told to put the key in its own config: the
+	{id: config} form it was sent to has no credential type, so X went back to OAuth2.
+	"""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	path = tmp_path / "agent.json"
+	entries = [{"integration": "x", "credential": {"type": "bearer"}}, "slack", "s3"]
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x", "integrations": entries}
+	path.write_text(json.dumps(file))
+	assert openmolt_main([str(path), "--input", "x"]) == 2
+	lines = capsys.readouterr().err.splitlines()
+	assert [line.split()[1] for line in lines] == ["x", "slack", "s3"]
+	assert '\'bearerToken\' in "credential": {"config": {...}} of its entry in' in lines[0]
+	assert "{id: config}" not in lines[0]
+	assert "integrations.slack.token (or integrations.slack.botToken) in" in lines[1]
+
+
 def test_a_missing_key_names_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 	"""The check before a run says which variable to set."""
 	monkeypatch.chdir(tmp_path)

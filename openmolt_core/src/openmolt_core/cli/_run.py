@@ -74,6 +74,7 @@ class Loaded:
 	file: Path = Path()
 	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
 	prompt: bool = False  # made from the command line (-m): no agent file to point at
+	entries: frozenset[str] = frozenset()  # ids the file binds with an entry ({"integration": id})
 
 	@property
 	def om(self) -> OpenMolt:
@@ -171,6 +172,13 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 				f"{keys} in {loaded.file}'s create_agent(integrations=[{{'integration': {iid!r}, "
 				"'credential': {'config': {...}}}])"
 			)
+		elif not loaded.prompt and iid in loaded.entries:
+			# An entry (its credential type, account, tools): the {id: config} form would lose it.
+			where[-1] += ", or"
+			keys = _spelled(missing, repr)
+			where.append(
+				f'{keys} in "credential": {{"config": {{...}}}} of its entry in {loaded.file}'
+			)
 		elif not loaded.prompt:
 			where[-1] += ", or"
 			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
@@ -184,7 +192,8 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		problems.append(" ".join(where))
 	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:
-		raise ConfigurationError(problems[0])
+		# Every integration that lacks a key, one line each: not one per attempt.
+		raise ConfigurationError("\n".join(problems))
 	return problems
 
 
@@ -404,7 +413,17 @@ def _build_json(
 	reports += [
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
 	]
-	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
+	entries = frozenset(b["integration"] for b in bindings if isinstance(b, dict))
+	return Loaded(
+		agent,
+		model_id,
+		spec.input,
+		list(spec.schedules),
+		reports,
+		path,
+		spec.triggers,
+		entries=entries,
+	)
 
 
 def _entry_keys(
