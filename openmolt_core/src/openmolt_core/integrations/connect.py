@@ -197,12 +197,12 @@ class _Keys:
 
 
 def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[str]]:
+	from openmolt_core.integrations.credentials import either_keys
 	from openmolt_core.integrations.model import (
 		AuthCredential,
 		BasicCredential,
 		OAuth2Credential,
 	)
-	from openmolt_core.integrations.preflight import either_keys
 
 	keys = _Keys(iid)
 	notes: list[str] = []

@@ -33,7 +33,6 @@ __all__ = [
 	"MissingCredential",
 	"check_credentials",
 	"config_keys",
-	"either_keys",
 	"missing_credentials",
 	"misspelled_keys",
 	"setup_required_keys",
@@ -55,23 +54,6 @@ _DEFAULT_KEYS: dict[str, tuple[str, ...]] = {"basic": ("username", "password")}
 
 def _refs(text: str | None) -> list[str]:
 	return [a or b for a, b in _REF.findall(text or "")]
-
-
-_EITHER = re.compile(r"config\.[\w$]+\s*\|\s*default\s*:\s*config\.")
-
-
-def either_keys(template: str | None) -> list[str]:
-	"""The keys of a ``{{ config.a | default: config.b }}`` template, any one of which will do.
-
-	Empty for any other template (whose keys are all needed). Slack's bearer header reads
-	``token``, else ``botToken``: either ``OPENMOLT_SLACK_TOKEN`` or ``OPENMOLT_SLACK_BOT_TOKEN``.
-
-	Args:
-		template: A credential field's template.
-	"""
-	if not template or not _EITHER.search(template):
-		return []
-	return list(dict.fromkeys(_refs(template)))
 
 
 def _unset(config: Mapping[str, Any], key: str) -> bool:
@@ -166,6 +148,8 @@ def _missing_for(
 	# The base URL's keys (a shop domain), whatever the credential.
 	setup = tuple(k for k in setup_required_keys(spec) if _unset(config, k)) if spec else ()
 	if isinstance(credential, (BearerCredential, CustomCredential)):
+		from openmolt_core.integrations.credentials import either_keys
+
 		# As the credential code demands when it signs: every key its templates name.
 		queries = credential.query_params if isinstance(credential, CustomCredential) else {}
 		templates = (*credential.headers.values(), *queries.values())
