@@ -593,3 +593,55 @@ def test_keys_set_for_an_installed_integration_that_cannot_load_says_why(
 	err = capsys.readouterr().err
 	assert "could not be loaded: ImportError" in err
 	assert "nor an installed integration" not in err
+
+
+def test_config_the_tools_read_is_shown_checked_and_named(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""WhatsApp's phoneNumberId (read by its tools' URLs, not its credential) is a field too.
+
+	`openmolt tools whatsapp` did not list it, nothing said it was missing before the run, and
+	the first send failed with "a value in the URL path is empty" after a paid model call.
+	"""
+	needs = credential_needs(OpenMolt().plugins.integration("whatsapp"), "whatsapp")
+	keys = {k.name: k for k in needs[0].keys}
+	assert keys["phoneNumberId"].env_var == "OPENMOLT_WHATSAPP_PHONE_NUMBER_ID"
+	assert keys["wabaId"].required is False
+	s3 = credential_needs(OpenMolt().plugins.integration("s3"), "s3")
+	assert "forcePathStyle" in {k.name for k in s3[0].keys}
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_WHATSAPP_ACCESS_TOKEN", "EAAG-test")
+	path = tmp_path / "agent.json"
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**file, "integrations": ["whatsapp"]}))
+	assert openmolt_main([str(path), "--dry-run"]) == 0
+	err = capsys.readouterr().err
+	assert (
+		"need config 'phoneNumberId', which is not set: set OPENMOLT_WHATSAPP_PHONE_NUMBER_ID"
+		in (err)
+	)
+	assert "EAAG-test" not in err
+
+
+@pytest.mark.anyio
+async def test_a_tool_whose_url_lacks_its_config_names_the_variable() -> None:
+	"""The tool's error names the key and its variable, not an empty path segment."""
+	sent: list[str] = []
+
+	def whatsapp(request: httpx.Request) -> httpx.Response:
+		sent.append(str(request.url))
+		return httpx.Response(200, json={"messages": [{"id": "m1"}]})
+
+	om = OpenMolt(
+		http_client=mock_http(whatsapp), integrations={"whatsapp": {"accessToken": "EAAG-test"}}
+	)
+	model = ScriptedModel([call_tool("whatsapp.sendText", to="123", body="hi"), finish(result="x")])
+	agent = om.create_agent(name="a", model=model, integrations=["whatsapp"])
+	responses: list[Any] = []
+	agent.on("tool:response", responses.append)
+	await agent.run("go")
+	assert sent == []
+	message = responses[0].response["message"]
+	assert "needs config 'phoneNumberId'" in message
+	assert "OPENMOLT_WHATSAPP_PHONE_NUMBER_ID" in message

@@ -123,6 +123,14 @@ def _reads(loaded: Loaded, iid: str) -> list[str]:
 	return [env_var(iid, key) for key in config_keys(spec)]
 
 
+def _missing_tool_keys(bound: list[Any]) -> list[tuple[str, str, list[str]]]:
+	if not bound:
+		return []
+	from openmolt_core.integrations.preflight import missing_tool_keys
+
+	return missing_tool_keys(bound)
+
+
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	"""Check what a run needs before it starts: the provider, its key, the integrations' keys.
 
@@ -190,6 +198,18 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		if near:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
+	for iid, key, handles in _missing_tool_keys(bound):
+		shown = ", ".join(handles[:3]) + (
+			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
+		)
+		note = (
+			f"{iid}'s tools {shown} need config {key!r}, which is not set: set "
+			f"{env_var(iid, key)} (in the environment, a .env file or `openmolt keys set`)"
+		)
+		if strict:  # the agent may never call them: said, not refused
+			print(f"openmolt: warning: {note}", file=sys.stderr)
+		else:
+			problems.append(note)
 	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:
 		# Every integration that lacks a key, one line each: not one per attempt.

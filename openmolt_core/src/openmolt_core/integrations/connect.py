@@ -275,6 +275,21 @@ def _setup_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]
 	return [k for name, k in keys.found.items() if name not in taken]
 
 
+def _tool_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]:
+	"""The keys the tools read themselves (WhatsApp's ``phoneNumberId``): optional, by tool."""
+	from openmolt_core.integrations.preflight import tool_keys
+
+	keys = _Keys(iid)
+	for name, handles in sorted(tool_keys(spec).items()):
+		if name in taken or "_" in name:
+			continue
+		shown = ", ".join(handles[:3]) + (
+			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
+		)
+		keys.add([name], f"tools {shown}", required=False)
+	return list(keys.found.values())
+
+
 def credential_needs(spec: Integration, integration: str | None = None) -> list[CredentialNeeds]:
 	"""What each credential type of an integration needs, the default one first.
 
@@ -295,6 +310,7 @@ def credential_needs(spec: Integration, integration: str | None = None) -> list[
 	for index, cred in enumerate(spec.credential_setup):
 		keys, notes = _credential_keys(iid, cred)
 		keys += _setup_keys(spec, iid, {k.name for k in keys})
+		keys += _tool_keys(spec, iid, {k.name for k in keys})
 		# A base-URL key the credential also reads (Shopify's shop) is required all the same.
 		keys = [replace(k, required=True) if k.name in url_keys else k for k in keys]
 		oauth = cred if isinstance(cred, OAuth2Credential) else None
