@@ -645,3 +645,22 @@ async def test_a_tool_whose_url_lacks_its_config_names_the_variable() -> None:
 	message = responses[0].response["message"]
 	assert "needs config 'phoneNumberId'" in message
 	assert "OPENMOLT_WHATSAPP_PHONE_NUMBER_ID" in message
+
+
+def test_config_a_python_tool_reads_comes_from_the_environment_too(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""OpenAI Image's organization, project and baseUrl (read by its Python tools) have variables.
+
+	They were read nowhere but in code: OPENMOLT_OPENAI_IMAGE_ORGANIZATION was "reads no such
+	key", and `openmolt tools openaiImage` listed only apiKey.
+	"""
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_API_KEY", "sk-image")
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_ORGANIZATION", "org-1")
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_PROJECT", "proj-1")
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=["openaiImage"])
+	(tool, *_) = [t for t in agent._tools.values() if t.integration is not None]
+	assert tool.context.config["organization"] == "org-1"
+	assert tool.context.config["project"] == "proj-1"
+	needs = credential_needs(OpenMolt().plugins.integration("openaiImage"), "openaiImage")
+	assert {"baseUrl", "organization", "project"} <= {k.name for k in needs[0].keys}
