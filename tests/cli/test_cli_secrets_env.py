@@ -664,3 +664,10 @@ def test_config_a_python_tool_reads_comes_from_the_environment_too(
 	assert tool.context.config["project"] == "proj-1"
 	needs = credential_needs(OpenMolt().plugins.integration("openaiImage"), "openaiImage")
 	assert {"baseUrl", "organization", "project"} <= {k.name for k in needs[0].keys}
+
+
+@pytest.mark.parametrize("key", ["secretAccessKey", "secret_access_key", "SECRET_ACCESS_KEY"])
+def test_keys_set_takes_a_key_in_any_spelling(key: str) -> None:
+	"""The variable's own spelling of the key (SECRET_ACCESS_KEY) names the same key."""
+	assert openmolt_main(["keys", "set", "s3", key, "--value", "s"]) == 0
+	assert _keystore.load() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "s"}

@@ -158,8 +158,12 @@ def _variable(name: str, key: str | None) -> str:
 	if key is None and len(keys) == 1:
 		return env_var(name, keys[0].name)
 	known = {k.name for need in needs for k in need.keys}
-	if key is not None and key in known:
-		return env_var(name, key)
+	if key is not None:
+		# Any spelling of a known key: secret_access_key, SECRET_ACCESS_KEY, secretaccesskey.
+		spelled = {k.replace("_", "").lower(): k for k in known}
+		found = spelled.get(key.replace("_", "").replace("-", "").lower())
+		if found is not None:
+			return env_var(name, found)
 	listed = ", ".join(sorted(known)) or "none"
 	what = f"{name} reads no key {key!r}" if key is not None else f"{name} has several keys"
 	raise ConfigurationError(
