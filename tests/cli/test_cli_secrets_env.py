@@ -671,3 +671,28 @@ def test_keys_set_takes_a_key_in_any_spelling(key: str) -> None:
 	"""The variable's own spelling of the key (SECRET_ACCESS_KEY) names the same key."""
 	assert openmolt_main(["keys", "set", "s3", key, "--value", "s"]) == 0
 	assert _keystore.load() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "s"}
+
+
+def test_a_python_agent_file_reads_the_key_store_too(tmp_path: Path, server, cli) -> None:
+	"""agent.py binds its integrations as it runs: `openmolt keys set slack` reaches it.
+
+	The message for a missing key says "`openmolt keys set`", but a Python file's agent never
+	saw the store: only the environment and .env were read.
+	"""
+	(tmp_path / "agent.py").write_text(
+		"from openmolt import OpenMolt\n"
+		f"om = OpenMolt(llm_providers={{'openai': {{'base_url': {server.url!r}}}}})\n"
+		"agent = om.create_agent(name='P', model='openai:greet', instructions='Greet.',"
+		" integrations=['slack'])\n"
+	)
+	store = tmp_path / "keys.json"
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_KEYS_FILE": str(store)})
+	assert (
+		cli.openmolt(
+			"keys", "set", "slack", "--value", "xoxb-stored", cwd=tmp_path, env=env
+		).returncode
+		== 0
+	)
+	done = cli.openmolt("agent.py", "--input", "Ada", cwd=tmp_path, env=env)
+	assert done.returncode == 0, done.stderr
+	assert "xoxb-stored" not in done.stderr + done.stdout

@@ -234,6 +234,9 @@ def load(
 	path = Path(file)
 	keys = _keys_context(path, env_file)
 	if path.suffix == ".py":
+		# Its code binds integrations as it runs, reading the environment: the key store's
+		# values join it (after the environment and .env) as the .env file's did.
+		apply_dotenv(keys["stored"], os.environ)
 		loaded = _load_python(path, verbose=verbose, keys=keys)
 		if durability:
 			make_durable(loaded, durability)
