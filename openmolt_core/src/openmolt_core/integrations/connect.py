@@ -206,11 +206,11 @@ def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[
 
 	keys = _Keys(iid)
 	notes: list[str] = []
-	fields = [
+	signed = [
 		*((f"header {k}", v) for k, v in getattr(cred, "headers", {}).items()),
 		*((f"query parameter {k}", v) for k, v in getattr(cred, "query_params", {}).items()),
 	]
-	for used_for, template in fields:
+	for used_for, template in signed:
 		either = either_keys(template)  # ``a | default: b``: a, or else b
 		keys.add(either[:1] or _refs(template), used_for)
 		for other in either[1:]:

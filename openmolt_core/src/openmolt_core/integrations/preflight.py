@@ -162,10 +162,10 @@ def _missing_for(
 		unmet = [
 			e for t in templates if (e := either_keys(t)) and all(_unset(config, k) for k in e)
 		]
-		choice = unmet[0] if unmet else []
-		needed = (*(k for k in keys if _unset(config, k)), *setup, *(e[0] for e in unmet))
-		missing = tuple(dict.fromkeys(needed))
-		return MissingCredential(iid, kind, missing, tuple(choice[1:])) if missing else None
+		first_unmet = unmet[0] if unmet else []
+		wanted = (*(k for k in keys if _unset(config, k)), *setup, *(e[0] for e in unmet))
+		missing = tuple(dict.fromkeys(wanted))
+		return MissingCredential(iid, kind, missing, tuple(first_unmet[1:])) if missing else None
 	if isinstance(credential, OAuth2Credential):
 		from openmolt_core.integrations.credentials import oauth2_config
 
