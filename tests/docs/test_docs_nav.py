@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -41,3 +43,26 @@ def test_every_page_is_in_the_nav() -> None:
 		if "hooks" not in p.parts
 	}
 	assert pages - listed == set()
+
+
+def test_each_integration_page_names_every_key_s_variable() -> None:
+	"""The generated pages said only apiKey came from the environment; every key does.
+
+	Slack's page named no variable at all (its key is token), nor WhatsApp's its phoneNumberId.
+	"""
+	import importlib.util
+
+	pytest.importorskip("mkdocs")
+	spec = importlib.util.spec_from_file_location(
+		"integration_pages", ROOT / "docs" / "hooks" / "integration_pages.py"
+	)
+	assert spec is not None and spec.loader is not None
+	pages = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(pages)
+	from openmolt_core.integrations.connect import credential_needs
+
+	for iid, integration in pages._load():
+		text = "\n".join(pages._credentials(iid, integration))
+		for need in credential_needs(integration, iid):
+			for key in need.keys:
+				assert f"`{key.env_var}`" in text, (iid, key.name)
