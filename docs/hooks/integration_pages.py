@@ -129,10 +129,14 @@ def _credentials(iid: str, spec: Integration) -> list[str]:
 	]
 	for need in needs:
 		out += [f"### `{need.type}`{' (default)' if need.default else ''}", ""]
-		out += ["| config key | required | secret | used for |", "| --- | --- | --- | --- |"]
+		out += [
+			"| config key | environment variable | required | secret | used for |",
+			"| --- | --- | --- | --- | --- |",
+		]
 		for key in need.keys:
 			out.append(
-				f"| `{key.name}` | {'yes' if key.required else ''} | {'yes' if key.secret else ''} "
+				f"| `{key.name}` | `{key.env_var or env_var(iid, key.name)}` "
+				f"| {'yes' if key.required else ''} | {'yes' if key.secret else ''} "
 				f"| {_cell(key.used_for)} |"
 			)
 		out.append("")
@@ -146,7 +150,6 @@ def _credentials(iid: str, spec: Integration) -> list[str]:
 		out += [f"- {note}" for note in need.notes]
 		if need.notes:
 			out.append("")
-	keys = sorted({k.name for need in needs for k in need.keys})
 	first = needs[0].keys
 	shown = [k.name for k in first if k.required] or [
 		k.name for k in first if k.name not in ("accessToken", "expiryDate")
@@ -164,12 +167,14 @@ def _credentials(iid: str, spec: Integration) -> list[str]:
 		"",
 		f'In an agent file: `"integrations": {{"{iid}": {{{example}}}}}`.',
 	]
-	if "apiKey" in keys:
-		out += [
-			"",
-			f"The `openmolt` command also reads `apiKey` from the environment variable "
-			f"`{env_var(iid)}` (or a `.env` file).",
-		]
+	named = ", ".join(f"`{env_var(iid, k)}`" for k in shown[:2])
+	out += [
+		"",
+		f"Every key also comes from its environment variable ({named}...: the table above). "
+		"The `openmolt` command reads the environment, then a `.env` file, then "
+		f"`openmolt keys set {iid}`, before the agent file; Python code reads the environment "
+		"for a key its config does not give.",
+	]
 	out.append("")
 	return out
 

@@ -12,7 +12,8 @@ def test_a_missing_key_is_one_line_naming_the_variable(tmp_path, cli) -> None:
 	assert done.returncode == 2
 	assert done.stdout == ""
 	assert done.stderr.splitlines() == [
-		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment or a .env file)"
+		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment, a .env "
+		"file or `openmolt keys set openai`)"
 	]
 
 

@@ -48,8 +48,8 @@ def test_the_keyless_path_imports_no_engine(tmp_path: Path) -> None:
 	)
 	assert done.stdout.strip() == "2 []", done.stderr
 	assert done.stderr.strip() == (
-		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment or a "
-		".env file)"
+		"openmolt: no API key for openai: set OPENMOLT_OPENAI_API_KEY (in the environment, a "
+		".env file or `openmolt keys set openai`)"
 	)
 
 
@@ -158,12 +158,21 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 		f"source {tmp_path / 'c.bash'}\n"
 		'COMP_WORDS=(openmolt sche); COMP_CWORD=1; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt tools tele); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt keys set sla); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt keys set open); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth gm); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
 	)
 	env = {**os.environ, "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}"}
 	done = subprocess.run(
 		["bash", "-c", probe], capture_output=True, text=True, env=env, timeout=120
 	)
-	assert done.stdout.splitlines() == ["schedules schema", "telegram"], done.stderr
+	assert done.stdout.splitlines() == [
+		"schedules schema",
+		"telegram",
+		"slack",  # `keys set` takes a provider or an integration
+		"openai openaiImage",
+		"gmail",
+	], done.stderr
 
 
 # Features a one-shot run of an agent file without integrations, rules or options does not use.

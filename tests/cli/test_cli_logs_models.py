@@ -91,6 +91,15 @@ def test_logs_prune_deletes_old_runs_only(store: Path, capsys: pytest.CaptureFix
 	assert orphans == 0
 
 
+def test_logs_prune_takes_days_with_a_d(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+	"""``--prune 30d`` is 30 days (it was "invalid float value"); a week count is refused clearly."""
+	assert openmolt_main(["logs", "--prune", "30d"]) == 0
+	assert "older than 30 days" in capsys.readouterr().out
+	with pytest.raises(SystemExit):
+		openmolt_main(["logs", "--prune", "3w"])
+	assert "'3w' is not a number of days (30, 1.5 or 30d)" in capsys.readouterr().err
+
+
 def test_logs_with_the_store_off_says_so(
 	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -95,8 +95,8 @@ def test_a_fallback_models_missing_key_is_reported_before_the_run(
 	loaded = load(str(path), env_file=None, verbose=False)
 	problems = check_ready(loaded, strict=False)
 	assert problems == [
-		"no API key for anthropic: set OPENMOLT_ANTHROPIC_API_KEY (in the environment or a .env "
-		"file)"
+		"no API key for anthropic: set OPENMOLT_ANTHROPIC_API_KEY (in the environment, a .env "
+		"file or `openmolt keys set anthropic`)"
 	]
 	with pytest.raises(ConfigurationError, match="OPENMOLT_ANTHROPIC_API_KEY"):
 		check_ready(loaded, strict=True)

@@ -128,3 +128,20 @@ def test_a_prompt_run_s_warning_does_not_point_to_an_agent_file_it_lacks(
 	assert '"taintPolicy": {"warn": false} in an agent file silences this (a -m run has none' in (
 		warning
 	)
+
+
+def test_a_python_agent_file_s_warning_keeps_python_advice(tmp_path, server, cli) -> None:
+	"""An agent.py is told TaintPolicy(warn=False), not the JSON agent file's key it has none of."""
+	(tmp_path / "agent.py").write_text(
+		"from openmolt import OpenMolt\n"
+		f"om = OpenMolt(llm_providers={{'openai': {{'base_url': {server.url!r}}}}})\n"
+		"agent = om.create_agent(name='P', model='openai:greet', instructions='Greet.',"
+		" integrations=['slack'])\n"
+	)
+	env = _env(cli, server, OPENMOLT_SLACK_TOKEN="xoxb-env")
+	done = cli.openmolt("agent.py", "--input", "Ada", cwd=tmp_path, env=env)
+	assert done.returncode == 0, done.stderr
+	warning = next(line for line in done.stderr.splitlines() if "warning:" in line)
+	assert "combines private data" in warning
+	assert warning.endswith("TaintPolicy(warn=False) silences this"), warning
+	assert "taintPolicy" not in warning

@@ -114,11 +114,19 @@ def test_code_wins_over_the_environment_in_python(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("variable", ["OPENMOLT_SLACK_TOKEN", "OPENMOLT_SLACK_BOT_TOKEN"])
 async def test_a_slack_agent_signs_with_the_token_from_the_environment(
-	monkeypatch: pytest.MonkeyPatch,
+	monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
-	"""OPENMOLT_SLACK_TOKEN reaches the Authorization header; the token is not in the result."""
-	monkeypatch.setenv("OPENMOLT_SLACK_TOKEN", "xoxb-from-env")
+	"""Either name of the bot token reaches the Authorization header, never the result.
+
+	OPENMOLT_SLACK_BOT_TOKEN (the issue's own example, Slack's name for it, Discord's and
+	Telegram's key) was called a typo of OPENMOLT_SLACK_TOKEN and the run refused.
+	"""
+	monkeypatch.setenv(variable, "xoxb-from-env")
+	om = OpenMolt()
+	before = om.create_agent(name="a", model=ScriptedModel([]), integrations=["slack"])
+	assert missing_credentials(before._tools.values()) == []
 	seen: list[str | None] = []
 
 	def slack(request: httpx.Request) -> httpx.Response:
@@ -132,7 +140,7 @@ async def test_a_slack_agent_signs_with_the_token_from_the_environment(
 	agent = om.create_agent(name="poster", model=model, integrations=["slack"])
 	result = await agent.run("post")
 	assert result.status == "success"
-	assert seen == ["Bearer xoxb-from-env"]
+	assert seen == ["Bearer xoxb-from-env"], result.to_dict()
 	assert "xoxb-from-env" not in json.dumps(result.to_dict())
 
 
@@ -176,6 +184,68 @@ def test_the_command_prefers_environment_then_dotenv_then_store_then_file(
 		lines
 	)
 	assert not any("from-" in line for line in lines)  # a source, never a value
+
+
+def test_the_environment_wins_over_an_entry_s_own_credential_config(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The list form's ``credential.config`` is the agent file too: env > .env > store > it.
+
+	The entry's config won over every variable, while --verbose said the variable was used.
+	"""
+	monkeypatch.chdir(tmp_path)
+	file_config = {"accessKeyId": "FILE-ID", "secretAccessKey": "file-secret", "region": "file"}
+	entry = {"integration": "s3", "credential": {"type": "aws_sigv4", "config": file_config}}
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "a",
+				"model": "openai:gpt-5-mini",
+				"instructions": "x",
+				"integrations": [entry],
+				"llmProviders": {"openai": {"apiKey": "sk-file"}},
+			}
+		)
+	)
+
+	def config() -> dict[str, Any]:
+		loaded = load(str(path), env_file=None, verbose=False)
+		bound = [t for t in loaded.agent._tools.values() if t.integration is not None]
+		return dict(bound[0].context.config)
+
+	assert config() == file_config
+	_keystore.save("OPENMOLT_S3_REGION", "store-region")
+	(tmp_path / ".env").write_text("OPENMOLT_S3_ACCESS_KEY_ID=DOTENV-ID\n")
+	monkeypatch.delenv("OPENMOLT_S3_ACCESS_KEY_ID", raising=False)  # undone after the test
+	monkeypatch.setenv("OPENMOLT_S3_SECRET_ACCESS_KEY", "env-secret")
+	assert config() == {
+		"accessKeyId": "DOTENV-ID",
+		"secretAccessKey": "env-secret",
+		"region": "store-region",
+	}
+
+
+def test_every_missing_key_is_named_at_once_and_an_entry_is_told_to_keep_its_form(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Three integrations without keys: three lines in one go, not one per attempt.
+
+	An entry that chooses its credential type is told to put the key in its own config: the
+	{id: config} form it was sent to has no credential type, so X went back to OAuth2.
+	"""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	path = tmp_path / "agent.json"
+	entries = [{"integration": "x", "credential": {"type": "bearer"}}, "slack", "s3"]
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x", "integrations": entries}
+	path.write_text(json.dumps(file))
+	assert openmolt_main([str(path), "--input", "x"]) == 2
+	lines = capsys.readouterr().err.splitlines()
+	assert [line.split()[1] for line in lines] == ["x", "slack", "s3"]
+	assert '\'bearerToken\' in "credential": {"config": {...}} of its entry in' in lines[0]
+	assert "{id: config}" not in lines[0]
+	assert "integrations.slack.token (or integrations.slack.botToken) in" in lines[1]
 
 
 def test_a_missing_key_names_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -243,6 +313,42 @@ def test_keys_set_list_remove_and_the_file_modes(
 	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
 
 
+def test_keys_set_slack_stores_its_token_under_one_name(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""Slack's botToken is another name for its token, not a second key to choose from."""
+	assert openmolt_main(["keys", "set", "slack", "--value", "xoxb-1"]) == 0
+	assert _keystore.load() == {"OPENMOLT_SLACK_TOKEN": "xoxb-1"}
+	assert openmolt_main(["keys", "set", "slack", "botToken", "--value", "xoxb-2"]) == 0
+	assert _keystore.load()["OPENMOLT_SLACK_BOT_TOKEN"] == "xoxb-2"
+	assert openmolt_main(["keys", "set", "twilio", "--value", "x"]) == 2  # SID and secret pairs
+	assert "twilio has several keys" in capsys.readouterr().err
+
+
+def test_keys_set_at_a_prompt_ended_with_ctrl_d_stores_nothing(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Ctrl-D at the hidden prompt is "no value" (exit 2), not an unexpected EOFError (exit 70)."""
+	import getpass
+	import io
+
+	class Terminal(io.StringIO):
+		def isatty(self) -> bool:
+			return True
+
+	def eof(prompt: str) -> str:
+		raise EOFError
+
+	monkeypatch.setattr("sys.stdin", Terminal())
+	monkeypatch.setattr(getpass, "getpass", eof)
+	assert openmolt_main(["keys", "set", "slack"]) == 2
+	assert "OPENMOLT_SLACK_TOKEN: no value was given; nothing stored" in capsys.readouterr().err
+	assert _keystore.load() == {}
+	monkeypatch.setattr(getpass, "getpass", lambda prompt: "  xoxb-pasted \n")
+	assert openmolt_main(["keys", "set", "slack"]) == 0
+	assert _keystore.load() == {"OPENMOLT_SLACK_TOKEN": "xoxb-pasted"}
+
+
 def test_keys_set_says_what_else_the_credential_needs(
 	capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -296,7 +402,9 @@ def test_help_before_a_command_is_the_commands_help(
 @pytest.mark.parametrize(
 	("argv", "expected"),
 	[
-		(["tols"], "no such command or file 'tols'; did you mean 'tools'?"),
+		(["tols"], "no such command 'tols'; did you mean 'tools'?"),
+		(["modles"], "no such command 'modles'; did you mean 'models'?"),
+		(["lgos"], "no such command 'lgos'; did you mean 'logs'?"),
 		(["--versoin"], "no such option '--versoin'; did you mean '--version'?"),
 		(["-v"], "-v is a run's --verbose and needs an agent file"),
 		(["shedules"], "did you mean 'schedules'?"),
@@ -394,11 +502,13 @@ def test_a_variable_of_another_credential_type_is_pointed_to(
 	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x", "integrations": ["x"]}
 	path.write_text(json.dumps(file))
 	assert openmolt_main([str(path), "--input", "x"]) == 2
-	assert 'choose it with "credential": {"type": "bearer"}' in capsys.readouterr().err
+	err = capsys.readouterr().err
+	assert 'choose it with "credential": {"type": "bearer"}' in err
+	assert "a typo" not in err  # a variable X reads is no typo of another of its keys
 
 
 @pytest.mark.parametrize(
-	"typed", ["OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_BOT_TOKEN"]
+	"typed", ["OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_BOTTOKEN"]
 )
 def test_a_secret_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli, typed: str) -> None:
 	"""The missing OPENMOLT_SLACK_TOKEN's message names the near variable that is set."""
@@ -483,3 +593,106 @@ def test_keys_set_for_an_installed_integration_that_cannot_load_says_why(
 	err = capsys.readouterr().err
 	assert "could not be loaded: ImportError" in err
 	assert "nor an installed integration" not in err
+
+
+def test_config_the_tools_read_is_shown_checked_and_named(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""WhatsApp's phoneNumberId (read by its tools' URLs, not its credential) is a field too.
+
+	`openmolt tools whatsapp` did not list it, nothing said it was missing before the run, and
+	the first send failed with "a value in the URL path is empty" after a paid model call.
+	"""
+	needs = credential_needs(OpenMolt().plugins.integration("whatsapp"), "whatsapp")
+	keys = {k.name: k for k in needs[0].keys}
+	assert keys["phoneNumberId"].env_var == "OPENMOLT_WHATSAPP_PHONE_NUMBER_ID"
+	assert keys["wabaId"].required is False
+	s3 = credential_needs(OpenMolt().plugins.integration("s3"), "s3")
+	assert "forcePathStyle" in {k.name for k in s3[0].keys}
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_WHATSAPP_ACCESS_TOKEN", "EAAG-test")
+	path = tmp_path / "agent.json"
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**file, "integrations": ["whatsapp"]}))
+	assert openmolt_main([str(path), "--dry-run"]) == 0
+	err = capsys.readouterr().err
+	assert (
+		"need config 'phoneNumberId', which is not set: set OPENMOLT_WHATSAPP_PHONE_NUMBER_ID"
+		in (err)
+	)
+	assert "EAAG-test" not in err
+
+
+@pytest.mark.anyio
+async def test_a_tool_whose_url_lacks_its_config_names_the_variable() -> None:
+	"""The tool's error names the key and its variable, not an empty path segment."""
+	sent: list[str] = []
+
+	def whatsapp(request: httpx.Request) -> httpx.Response:
+		sent.append(str(request.url))
+		return httpx.Response(200, json={"messages": [{"id": "m1"}]})
+
+	om = OpenMolt(
+		http_client=mock_http(whatsapp), integrations={"whatsapp": {"accessToken": "EAAG-test"}}
+	)
+	model = ScriptedModel([call_tool("whatsapp.sendText", to="123", body="hi"), finish(result="x")])
+	agent = om.create_agent(name="a", model=model, integrations=["whatsapp"])
+	responses: list[Any] = []
+	agent.on("tool:response", responses.append)
+	await agent.run("go")
+	assert sent == []
+	message = responses[0].response["message"]
+	assert "needs config 'phoneNumberId'" in message
+	assert "OPENMOLT_WHATSAPP_PHONE_NUMBER_ID" in message
+
+
+def test_config_a_python_tool_reads_comes_from_the_environment_too(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""OpenAI Image's organization, project and baseUrl (read by its Python tools) have variables.
+
+	They were read nowhere but in code: OPENMOLT_OPENAI_IMAGE_ORGANIZATION was "reads no such
+	key", and `openmolt tools openaiImage` listed only apiKey.
+	"""
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_API_KEY", "sk-image")
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_ORGANIZATION", "org-1")
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_PROJECT", "proj-1")
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=["openaiImage"])
+	(tool, *_) = [t for t in agent._tools.values() if t.integration is not None]
+	assert tool.context.config["organization"] == "org-1"
+	assert tool.context.config["project"] == "proj-1"
+	needs = credential_needs(OpenMolt().plugins.integration("openaiImage"), "openaiImage")
+	assert {"baseUrl", "organization", "project"} <= {k.name for k in needs[0].keys}
+
+
+@pytest.mark.parametrize("key", ["secretAccessKey", "secret_access_key", "SECRET_ACCESS_KEY"])
+def test_keys_set_takes_a_key_in_any_spelling(key: str) -> None:
+	"""The variable's own spelling of the key (SECRET_ACCESS_KEY) names the same key."""
+	assert openmolt_main(["keys", "set", "s3", key, "--value", "s"]) == 0
+	assert _keystore.load() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "s"}
+
+
+def test_a_python_agent_file_reads_the_key_store_too(tmp_path: Path, server, cli) -> None:
+	"""agent.py binds its integrations as it runs: `openmolt keys set slack` reaches it.
+
+	The message for a missing key says "`openmolt keys set`", but a Python file's agent never
+	saw the store: only the environment and .env were read.
+	"""
+	(tmp_path / "agent.py").write_text(
+		"from openmolt import OpenMolt\n"
+		f"om = OpenMolt(llm_providers={{'openai': {{'base_url': {server.url!r}}}}})\n"
+		"agent = om.create_agent(name='P', model='openai:greet', instructions='Greet.',"
+		" integrations=['slack'])\n"
+	)
+	store = tmp_path / "keys.json"
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_KEYS_FILE": str(store)})
+	assert (
+		cli.openmolt(
+			"keys", "set", "slack", "--value", "xoxb-stored", cwd=tmp_path, env=env
+		).returncode
+		== 0
+	)
+	done = cli.openmolt("agent.py", "--input", "Ada", cwd=tmp_path, env=env)
+	assert done.returncode == 0, done.stderr
+	assert "xoxb-stored" not in done.stderr + done.stdout

@@ -36,7 +36,7 @@ def test_the_summary_puts_the_status_message_and_output_first() -> None:
 	"""Status, steps, tokens and cost on one line; the message and output readable, non-ASCII as is."""
 	text = summary(_result(), store=Path("/tmp/runs.db"))
 	lines = text.splitlines()
-	assert lines[0] == "done · 2 steps · 1,234 tokens · $0.0012"
+	assert lines[0] == "success · 2 steps · 1,234 tokens · $0.0012"  # the status as --json says it
 	assert "message:\n  I greeted Zoë." in text
 	assert "  greeting: Hello, Zoë" in lines
 	assert "  items:" in lines and "    - a" in lines
@@ -49,7 +49,7 @@ def test_a_failed_run_says_why() -> None:
 	"""The error is the second line; an empty output is left out."""
 	text = summary(_result(status="limit_reached", error="max_steps (2) reached", output=None))
 	assert text.splitlines()[:2] == [
-		"stopped at a limit · 2 steps · 1,234 tokens · $0.0012",
+		"limit_reached (stopped at a limit) · 2 steps · 1,234 tokens · $0.0012",
 		"error: max_steps (2) reached",
 	]
 	assert "output:" not in text
@@ -134,7 +134,7 @@ async def test_an_error_said_on_the_terminal_is_not_repeated_by_the_summary(
 	out = capsys.readouterr().out
 	terminal = err.getvalue() + out  # both reach the same terminal
 	assert terminal.count("nothing listens") == 1, terminal
-	assert out.startswith("failed · 0 steps")
+	assert out.startswith("error (the model provider failed) · 0 steps")
 
 
 def test_listing_schedules_does_not_warn_as_a_run_does(tmp_path, cli) -> None:

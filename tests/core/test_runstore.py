@@ -150,7 +150,7 @@ def test_the_default_path_follows_the_environment(
 	assert default_path() == tmp_path / "openmolt" / "runs.db"
 	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(tmp_path / "mine.db"))
 	assert default_path() == tmp_path / "mine.db"
-	for off in ("off", "", "0"):
+	for off in ("off", "", "0", "OFF", "false", "no", "none", "None", "disabled"):
 		monkeypatch.setenv("OPENMOLT_RUN_STORE", off)
 		assert default_path() is None
 

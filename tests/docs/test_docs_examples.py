@@ -5,8 +5,8 @@ Each ```python block runs on its own, in a fresh namespace, in a temporary direc
 an example that calls ``openai:``, ``anthropic:`` or ``google:`` models gets a finished run whose
 output fits its schema.
 A block that defines ``test_*`` functions is a test file: it runs under pytest, with the
-openmolt pytest plugin, and must pass. The files of tests/docs/files (a small petstore.json) are in
-the directory, for examples that read one.
+openmolt pytest plugin, and must pass. The sample files the pages offer for download (`FILES`: the
+OpenAPI guide's petstore.json) are in the directory, for examples that read one.
 
 Two markers, HTML comments on the line just before a block (docs/contributing-docs.md):
 
@@ -29,7 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-FILES = Path(__file__).with_name("files")
+FILES = [ROOT / "docs" / "guides" / "petstore.json"]
+"""Sample files the docs site serves beside its pages, which examples read (one copy: the page links it)."""
 _FENCE = re.compile(r"^```(\w*)\s*$")
 # Local servers the docs name (Ollama, vLLM, LM Studio, llama.cpp) are served by the fake too.
 _LOCAL = re.compile(r"http://localhost:(?:11434|8000|1234|8080)/v1")
@@ -96,7 +97,7 @@ def test_the_example_runs(example: Example, fake_openai, tmp_path, monkeypatch) 
 	"""The example runs without error (a test file's tests pass)."""
 	if example.skip:
 		pytest.skip(f"not runnable: {example.skip}")
-	for sample in FILES.iterdir():  # files the examples read (petstore.json)
+	for sample in FILES:  # files the examples read (petstore.json)
 		shutil.copy(sample, tmp_path / sample.name)
 	monkeypatch.chdir(tmp_path)
 	for name in [n for n in __import__("os").environ if n.startswith("OPENMOLT_")]:

@@ -71,6 +71,7 @@ def test_stripe_and_google_ads_headers_that_may_be_left_out_are_optional() -> No
 		"accountSid": False,
 		"apiKeySecret": True,
 		"authToken": False,
+		"verifyServiceSid": False,  # read by the Verify tools' URLs, not the credential
 	}
 	config = {"accountSid": "AC" + "1" * 32, "authToken": "t" * 32}
 	assert _missing_for("twilio", twilio.INTEGRATION.credential_setup[0], config) is None

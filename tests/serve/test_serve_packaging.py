@@ -121,8 +121,12 @@ def test_the_protocol_sdks_load_only_for_agents_that_use_them() -> None:
 def test_a_missing_protocol_sdk_names_the_extra(
 	kind: str, extra: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-	"""A trigger whose SDK is not installed fails at start with the pip command that fixes it."""
+	"""A trigger whose SDK is not installed fails at start with the command that fixes it.
+
+	The command is the environment's (`openmolt_core._hints.install_command`): pip here.
+	"""
 	from openmolt import OpenMolt
+	from openmolt_core import _hints
 	from openmolt_core.errors import ConfigurationError
 	from openmolt_core.testing import ScriptedModel
 	from openmolt_core.triggers import Triggers
@@ -132,6 +136,7 @@ def test_a_missing_protocol_sdk_names_the_extra(
 		raise ImportError(f"No module named {name!r}")
 
 	monkeypatch.setattr(server.importlib, "import_module", missing)
+	monkeypatch.setattr(_hints, "install_command", lambda r: f"pip install '{r}'")
 	agent = OpenMolt(entry_points=False).create_agent(name="Helper", model=ScriptedModel([]))
 	triggers = Triggers.model_validate({kind: {"token": "t0ken-for-tests"}})
 	with pytest.raises(ConfigurationError, match=rf"pip install '{re.escape(extra)}'"):

@@ -170,9 +170,11 @@ class EncryptedFileStore:
 		try:
 			from cryptography.fernet import Fernet
 		except ImportError:
+			from openmolt_core._hints import install_command
+
 			raise ConfigurationError(
 				"the credential store needs the cryptography package: "
-				"pip install 'openmolt-core[credentials]'"
+				f"{install_command('openmolt-core[credentials]')}"
 			) from None
 		key = self._key or _keyring_key()
 		where = "the key given" if self._key else "the OS keyring"

@@ -100,7 +100,8 @@ def default_path() -> Path | None:
 	"""
 	value = os.environ.get(ENV_VAR)
 	if value is not None:
-		return None if value.strip().lower() in ("", "off", "0", "false", "no") else Path(value)
+		off = ("", "off", "0", "false", "no", "none", "disabled")  # never a file named "none"
+		return None if value.strip().lower() in off else Path(value)
 	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
 	return Path(state_home) / "openmolt" / "runs.db"
 

@@ -389,9 +389,11 @@ class SQLAlchemySession:
 		try:
 			import sqlalchemy as sa
 		except ImportError as exc:  # pragma: no cover - depends on the environment
+			from openmolt_core._hints import install_command
+
 			raise ConfigurationError(
 				"SQLAlchemySession needs SQLAlchemy (and psycopg for PostgreSQL): "
-				"pip install 'openmolt[dbos]' or pip install sqlalchemy psycopg"
+				f"{install_command('openmolt[dbos]')}"
 			) from exc
 		if engine is None:
 			if not url:

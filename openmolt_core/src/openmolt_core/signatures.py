@@ -18,9 +18,11 @@ def __getattr__(name: str) -> Any:
 	except ModuleNotFoundError as exc:  # pragma: no cover - the test environment has it
 		if exc.name not in {"openmolt_serve", _MOVED}:
 			raise
+		from openmolt_core._hints import install_command
+
 		raise ModuleNotFoundError(
 			f"openmolt_core.signatures moved to {_MOVED} (the openmolt-serve distribution); "
-			'install it: pip install "openmolt[serve]"',
+			f"install it: {install_command('openmolt[serve]')}",
 			name=exc.name,
 		) from None
 	return getattr(module, name)

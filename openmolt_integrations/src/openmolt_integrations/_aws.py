@@ -53,8 +53,10 @@ class AwsSigV4Auth(httpx.Auth):
 			from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 			from botocore.credentials import Credentials  # type: ignore[import-untyped]
 		except ImportError as exc:
+			from openmolt_core._hints import install_command
+
 			raise IntegrationError(
-				"the aws_sigv4 credential needs botocore; run: pip install 'openmolt[s3]'",
+				f"the aws_sigv4 credential needs botocore; run: {install_command('openmolt[s3]')}",
 				integration=iid,
 			) from exc
 		self._classes = (S3SigV4Auth, SigV4Auth, AWSRequest, Credentials)

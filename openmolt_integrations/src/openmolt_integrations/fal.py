@@ -55,9 +55,11 @@ def _client(context: ToolContext, tool: str) -> Any:
 	try:
 		import fal_client
 	except ImportError as exc:
+		from openmolt_core._hints import install_command
+
 		raise ToolError(
 			"the fal integration needs fal-client, which is not installed; run: "
-			"pip install 'openmolt[fal]'",
+			f"{install_command('openmolt[fal]')}",
 			tool=tool,
 		) from exc
 	client = fal_client.AsyncClient(key=key)

@@ -415,7 +415,15 @@ INTEGRATION = Integration(
 	name="OpenAI GPT-Image",
 	description="Generate and edit images with OpenAI's GPT image models; results saved as files.",
 	api_version="v1",
-	api_setup=ApiSetup(base_url=BASE_URL),
+	# The tools are Python (`_headers`, `_url`); the setup names the config they read, so that
+	# `openmolt tools openaiImage` lists it and OPENMOLT_OPENAI_IMAGE_<KEY> fills it.
+	api_setup=ApiSetup(
+		base_url="{{ config.baseUrl | default: '" + BASE_URL + "' }}",
+		headers={
+			"OpenAI-Organization": "{{ config.organization }}",
+			"OpenAI-Project": "{{ config.project }}",
+		},
+	),
 	credential_setup=[
 		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
 	],

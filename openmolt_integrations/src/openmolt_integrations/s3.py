@@ -487,8 +487,11 @@ def presign_url(
 		from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 		from botocore.credentials import Credentials  # type: ignore[import-untyped]
 	except ImportError as exc:
+		from openmolt_core._hints import install_command
+
 		raise ToolError(
-			"presigning needs botocore, which is not installed; run: pip install 'openmolt[s3]'",
+			"presigning needs botocore, which is not installed; run: "
+			f"{install_command('openmolt[s3]')}",
 			tool="presignUrl",
 		) from exc
 	if not 1 <= expires_in <= 604800:

@@ -85,6 +85,9 @@ om = OpenMolt(integrations={"slack": {"token": "xoxb-..."}})
 agent = om.create_agent(..., integrations=["slack"])
 ```
 
+Or set `OPENMOLT_SLACK_TOKEN` (also read as `OPENMOLT_SLACK_BOT_TOKEN`, the `botToken` key) in the
+environment, a `.env` file or `openmolt keys set slack`.
+
 A user token (`xoxp-…`, **User Token Scopes**) acts as the person who installed the app instead.
 `searchMessages` (search.messages) works only with a user token that has the `search:read` user
 scope; Slack refuses it for bot tokens. `getPermalink` needs no scope.
@@ -480,7 +483,12 @@ INTEGRATION = Integration(
 	api_setup=ApiSetup(base_url="https://slack.com/api"),
 	response_checks=[ok_false],
 	credential_setup=[
-		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.token }}"}),
+		# The bot token (xoxb-...): OPENMOLT_SLACK_TOKEN, or OPENMOLT_SLACK_BOT_TOKEN (the name
+		# Slack gives it, and Discord's and Telegram's key).
+		BearerCredential(
+			type="bearer",
+			headers={"Authorization": "Bearer {{ config.token | default: config.botToken }}"},
+		),
 		OAuth2Credential(
 			type="oauth2",
 			auth_url="https://slack.com/oauth/v2/authorize",

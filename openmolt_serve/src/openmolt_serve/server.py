@@ -377,6 +377,8 @@ def _needs(kind: str) -> None:
 	try:
 		importlib.import_module(module)
 	except ImportError:
+		from openmolt_core._hints import install_command
+
 		raise ConfigurationError(
-			f"the {kind} trigger needs the protocol's SDK: pip install '{extra}'"
+			f"the {kind} trigger needs the protocol's SDK: {install_command(extra)}"
 		) from None

@@ -292,9 +292,11 @@ async def test_aws_sigv4_without_botocore_says_what_to_install(
 	"""Without botocore, binding an aws_sigv4 credential asks for openmolt[s3]."""
 	import sys
 
+	from openmolt_core import _hints
 	from openmolt_core.errors import IntegrationError
 
 	monkeypatch.setitem(sys.modules, "botocore.auth", None)
+	monkeypatch.setattr(_hints, "install_command", lambda r: f"pip install '{r}'")
 	cred = AuthCredential(type="aws_sigv4")
 	with pytest.raises(IntegrationError, match=r"pip install 'openmolt\[s3\]'"):
 		make_auth(spec(cred), cred, {}, on_token_refresh=None, http=lambda: None)  # type: ignore[arg-type,return-value]

@@ -609,6 +609,8 @@ def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
 	if not close and name == "version":
 		close = ["--version"]
 	hint = f"; did you mean {close[0]!r}?" if close else ""
+	if close and close[0] in commands:  # a command mistyped: said as one (`openmolt tols`)
+		return f"no such command {name!r}{hint} (`openmolt --help` lists the commands)"
 	return (
 		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
 		"an agent file ends in .json or .py)"
@@ -667,10 +669,12 @@ def _show_warning(
 	*,
 	verbose: bool = False,
 	prompt: bool = False,
+	python: bool = False,
 ) -> None:
 	"""A Python warning as one line in the command's voice, with advice for agent files.
 
-	With ``prompt`` (a ``-m`` run), advice about "the agent file" says that such a run has none.
+	With ``prompt`` (a ``-m`` run), advice about "the agent file" says that such a run has none;
+	with ``python`` (an ``agent.py``), the advice stays Python's, which is what that file is.
 	"""
 	if category.__name__ == "ScheduleWarning":
 		return  # about Python code that never served its schedules; the command serves them
@@ -678,7 +682,9 @@ def _show_warning(
 		return  # the run goes on as it would have without a terminal: said with --verbose
 	from openmolt_core._support.masking import mask_known
 
-	text = _for_the_command(" ".join(mask_known(str(message)).split()))
+	text = " ".join(mask_known(str(message)).split())
+	if not python:
+		text = _for_the_command(text)
 	if prompt:
 		text = text.replace(
 			"in the agent file silences this",
@@ -710,7 +716,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 	shown = warnings.showwarning
 	verbose = "--verbose" in args or "-v" in args
 	prompt = any(a == "--model" or a.startswith(("--model=", "-m")) for a in args)
-	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt)
+	# An agent.py is Python: advice for JSON agent files would be wrong there.
+	python = not prompt and any(a.endswith(".py") and not a.startswith("-") for a in args)
+	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt, python=python)
 	try:
 		code = _dispatch(args)
 		sys.stdout.flush()
@@ -721,7 +729,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 	except OpenMoltError as exc:
 		from openmolt_core._support.masking import mask_known
 
-		for line in _for_the_command(mask_known(str(exc))).splitlines() or [type(exc).__name__]:
+		text = mask_known(str(exc))
+		text = text if python else _for_the_command(text)
+		for line in text.splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint

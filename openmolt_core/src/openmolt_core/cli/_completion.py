@@ -43,11 +43,14 @@ _openmolt() {
 		return
 	fi
 	case "$prev" in
-		tools|--integration)
+		tools|--integration|auth)
 			COMPREPLY=( $(compgen -W "$(openmolt completion --integrations 2>/dev/null)" -- "$cur") )
 			return;;
 	esac
 	case "${COMP_WORDS[1]}:$prev" in
+		keys:set|keys:remove)
+			COMPREPLY=( $(compgen -W "$(openmolt completion --key-owners 2>/dev/null)" -- "$cur") )
+			return;;
 %(bash_values)s
 	esac
 	if [[ "$cur" == -* ]]; then
@@ -74,11 +77,14 @@ _openmolt() {
 		return
 	fi
 	case "${words[CURRENT-1]}" in
-		tools|--integration)
+		tools|--integration|auth)
 			_values 'integration' ${(f)"$(openmolt completion --integrations 2>/dev/null)"}
 			return;;
 	esac
 	case "${words[2]}:${words[CURRENT-1]}" in
+		keys:set|keys:remove)
+			_values 'provider or integration' ${(f)"$(openmolt completion --key-owners 2>/dev/null)"}
+			return;;
 %(zsh_values)s
 	esac
 	if (( CURRENT == 3 )); then
@@ -97,7 +103,8 @@ compdef _openmolt openmolt
 _FISH = """# openmolt completion for fish (openmolt completion fish > ~/.config/fish/completions/openmolt.fish)
 complete -c openmolt -f -n '__fish_use_subcommand' -a '%(commands)s'
 complete -c openmolt -n '__fish_use_subcommand' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
-complete -c openmolt -f -n '__fish_seen_subcommand_from tools' -a '(openmolt completion --integrations 2>/dev/null)'
+complete -c openmolt -f -n '__fish_seen_subcommand_from tools auth' -a '(openmolt completion --integrations 2>/dev/null)'
+complete -c openmolt -f -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set remove' -a '(openmolt completion --key-owners 2>/dev/null)'
 %(fish_options)s
 %(fish_cases)s
 %(fish_words)s
@@ -324,6 +331,8 @@ def main(
 ) -> int:
 	"""Print a completion script, or (``--integrations``) the installed integration ids.
 
+	``--models`` prints the models, ``--key-owners`` what ``openmolt keys set`` takes.
+
 	Args:
 		args: The arguments after ``completion``.
 		commands: The subcommand names.
@@ -337,7 +346,15 @@ def main(
 	parser.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
 	parser.add_argument("--integrations", action="store_true", help=argparse.SUPPRESS)
 	parser.add_argument("--models", action="store_true", help=argparse.SUPPRESS)
+	parser.add_argument("--key-owners", action="store_true", help=argparse.SUPPRESS)
 	ns = parser.parse_args(args)
+	if ns.key_owners:  # what `openmolt keys set` takes: the providers, then the integrations
+		from openmolt_core.openmolt import OpenMolt
+
+		plugins = OpenMolt().plugins
+		ids = [*plugins.provider_names(), *sorted(plugins.integration_ids())]
+		sys.stdout.write("\n".join(ids) + "\n")
+		return 0
 	if ns.models:
 		from openmolt_core.cli._models import rows
 

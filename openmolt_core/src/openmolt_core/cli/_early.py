@@ -95,11 +95,17 @@ def no_key(
 	"""
 	near = near_variable([variable], [*(dotenv or {})], owners)
 	typo = f" ({near[0]} is set: a typo of {near[1]}?)" if near else ""
-	return f"no API key for {name}: set {variable} (in the environment or a .env file){typo}"
+	return (
+		f"no API key for {name}: set {variable} (in the environment, a .env file or "
+		f"`openmolt keys set {name}`){typo}"
+	)
 
 
 def near_variable(
-	needed: Sequence[str], more: Sequence[str] = (), owners: Iterable[str] | None = None
+	needed: Sequence[str],
+	more: Sequence[str] = (),
+	owners: Iterable[str] | None = None,
+	real: Iterable[str] = (),
 ) -> tuple[str, str] | None:
 	"""A set ``OPENMOLT_`` variable spelled close to a needed one, and that one; else None.
 
@@ -112,10 +118,14 @@ def near_variable(
 		more: Other names that are set (a ``.env`` file's).
 		owners: The provider names and integration ids known (None: the installed ones, read
 			only when a name is close).
+		real: Variables that are no typos whatever they are close to: the ones the integration
+			reads for its other keys and credential types (X's ``OPENMOLT_X_BEARER_TOKEN`` is
+			not a typo of ``OPENMOLT_X_REFRESH_TOKEN``).
 	"""
 	import difflib
 
-	given = [v for v in [*os.environ, *more] if v.startswith("OPENMOLT_") and v not in needed]
+	skip = {*needed, *real}
+	given = [v for v in [*os.environ, *more] if v.startswith("OPENMOLT_") and v not in skip]
 	prefixes: list[str] | None = None
 	for variable in needed:
 		for close in difflib.get_close_matches(variable, given, n=5, cutoff=0.85):

@@ -151,11 +151,19 @@ def _variable(name: str, key: str | None) -> str:
 	keys = [
 		k for need in needs[:1] for k in need.keys if k.secret and (k.required or k.instead_of)
 	] or [k for need in needs for k in need.keys if k.secret]
+	if not any(k.instead_of and not k.secret for need in needs[:1] for k in need.keys):
+		# Another name for the same secret (Slack's botToken for token) is no choice; a secret
+		# that goes with another account id (Twilio's auth token with its account SID) is.
+		keys = [k for k in keys if not k.instead_of] or keys
 	if key is None and len(keys) == 1:
 		return env_var(name, keys[0].name)
 	known = {k.name for need in needs for k in need.keys}
-	if key is not None and key in known:
-		return env_var(name, key)
+	if key is not None:
+		# Any spelling of a known key: secret_access_key, SECRET_ACCESS_KEY, secretaccesskey.
+		spelled = {k.replace("_", "").lower(): k for k in known}
+		found = spelled.get(key.replace("_", "").replace("-", "").lower())
+		if found is not None:
+			return env_var(name, found)
 	listed = ", ".join(sorted(known)) or "none"
 	what = f"{name} reads no key {key!r}" if key is not None else f"{name} has several keys"
 	raise ConfigurationError(
@@ -214,11 +222,16 @@ def main(args: list[str]) -> int:
 	value = ns.value
 	if value is None:
 		if sys.stdin.isatty():
-			value = getpass.getpass(f"{variable}: ")
+			try:
+				value = getpass.getpass(f"{variable}: ")
+			except EOFError:  # Ctrl-D at the prompt: nothing typed
+				print(file=sys.stderr)
+				value = ""
 		else:
-			value = sys.stdin.readline().rstrip("\r\n")
+			value = sys.stdin.readline()
+	value = value.strip()  # a pasted token's stray space or line end is no part of it
 	if not value:
-		raise ConfigurationError(f"{variable}: an empty value was given; nothing stored")
+		raise ConfigurationError(f"{variable}: no value was given; nothing stored")
 	file = save(variable, value)
 	print(f"stored {variable} in {file}")
 	for key in _also_needed(ns.name, variable):

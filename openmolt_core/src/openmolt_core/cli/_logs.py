@@ -27,6 +27,16 @@ STATUSES: tuple[str, ...] = (*get_args(RunStatus), "running", "cancelled")
 """What ``--status`` accepts: how a run ended, or ``running``, or ``cancelled`` (Ctrl-C)."""
 
 
+def _days(text: str) -> float:
+	"""``--prune``'s value: a number of days, ``30`` or ``30d``."""
+	try:
+		return float(text.strip().lower().removesuffix("d"))
+	except ValueError:
+		raise argparse.ArgumentTypeError(
+			f"{text!r} is not a number of days (30, 1.5 or 30d)"
+		) from None
+
+
 def _store() -> Any:
 	from openmolt_core.runstore import RunStore, default_path
 
@@ -188,7 +198,10 @@ def main(args: list[str]) -> int:
 	)
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	parser.add_argument(
-		"--prune", type=float, metavar="DAYS", help="delete the runs older than DAYS days"
+		"--prune",
+		type=_days,
+		metavar="DAYS",
+		help="delete the runs older than DAYS days (30, 1.5, or 30d)",
 	)
 	ns = parser.parse_args(args)
 	if ns.count < 1:

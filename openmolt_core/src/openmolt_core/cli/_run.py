@@ -74,6 +74,7 @@ class Loaded:
 	file: Path = Path()
 	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
 	prompt: bool = False  # made from the command line (-m): no agent file to point at
+	entries: frozenset[str] = frozenset()  # ids the file binds with an entry ({"integration": id})
 
 	@property
 	def om(self) -> OpenMolt:
@@ -109,6 +110,25 @@ def _owners(loaded: Loaded) -> list[str]:
 	"""The providers and integrations the instance knows (their variables are no typos)."""
 	plugins = loaded.om.plugins
 	return [*plugins.provider_names(), *plugins.integration_ids()]
+
+
+def _reads(loaded: Loaded, iid: str) -> list[str]:
+	"""The variables an integration reads, for any of its credential types (none are typos)."""
+	from openmolt_core.integrations.preflight import config_keys
+
+	try:
+		spec = loaded.om.plugins.integration(iid)
+	except OpenMoltError:
+		return []  # one the file defines itself: only its needed variables are known
+	return [env_var(iid, key) for key in config_keys(spec)]
+
+
+def _missing_tool_keys(bound: list[Any]) -> list[tuple[str, str, list[str]]]:
+	if not bound:
+		return []
+	from openmolt_core.integrations.preflight import missing_tool_keys
+
+	return missing_tool_keys(bound)
 
 
 def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
@@ -160,6 +180,13 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 				f"{keys} in {loaded.file}'s create_agent(integrations=[{{'integration': {iid!r}, "
 				"'credential': {'config': {...}}}])"
 			)
+		elif not loaded.prompt and iid in loaded.entries:
+			# An entry (its credential type, account, tools): the {id: config} form would lose it.
+			where[-1] += ", or"
+			keys = _spelled(missing, repr)
+			where.append(
+				f'{keys} in "credential": {{"config": {{...}}}} of its entry in {loaded.file}'
+			)
 		elif not loaded.prompt:
 			where[-1] += ", or"
 			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
@@ -167,13 +194,26 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
 		wanted = [env_var(iid, k) for k in (*missing.keys, *missing.alternatives)]
-		near = near_variable(wanted, owners=_owners(loaded))
+		near = near_variable(wanted, owners=_owners(loaded), real=_reads(loaded, iid))
 		if near:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
+	for iid, key, handles in _missing_tool_keys(bound):
+		shown = ", ".join(handles[:3]) + (
+			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
+		)
+		note = (
+			f"{iid}'s tools {shown} need config {key!r}, which is not set: set "
+			f"{env_var(iid, key)} (in the environment, a .env file or `openmolt keys set`)"
+		)
+		if strict:  # the agent may never call them: said, not refused
+			print(f"openmolt: warning: {note}", file=sys.stderr)
+		else:
+			problems.append(note)
 	problems = list(dict.fromkeys(problems))  # two models of one provider: said once
 	if strict and problems:
-		raise ConfigurationError(problems[0])
+		# Every integration that lacks a key, one line each: not one per attempt.
+		raise ConfigurationError("\n".join(problems))
 	return problems
 
 
@@ -194,6 +234,9 @@ def load(
 	path = Path(file)
 	keys = _keys_context(path, env_file)
 	if path.suffix == ".py":
+		# Its code binds integrations as it runs, reading the environment: the key store's
+		# values join it (after the environment and .env) as the .env file's did.
+		apply_dotenv(keys["stored"], os.environ)
 		loaded = _load_python(path, verbose=verbose, keys=keys)
 		if durability:
 			make_durable(loaded, durability)
@@ -379,6 +422,7 @@ def _build_json(
 	)
 	configs, integration_reports = _integration_configs(om, ids, given, keys)
 	om.integration_configs.update(configs)
+	integration_reports += _entry_keys(om, bindings, integration_reports, keys)
 	if spec.mcp_servers:  # each server is an integration the agent uses (openmolt[mcp])
 		bindings += _mcp_servers(om, spec.mcp_servers, bindings)
 	try:
@@ -392,7 +436,40 @@ def _build_json(
 	reports += [
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
 	]
-	return Loaded(agent, model_id, spec.input, list(spec.schedules), reports, path, spec.triggers)
+	entries = frozenset(b["integration"] for b in bindings if isinstance(b, dict))
+	return Loaded(
+		agent,
+		model_id,
+		spec.input,
+		list(spec.schedules),
+		reports,
+		path,
+		spec.triggers,
+		entries=entries,
+	)
+
+
+def _entry_keys(
+	om: OpenMolt, bindings: list[Any], reported: list[KeyReport], keys: dict[str, Any]
+) -> list[KeyReport]:
+	"""Give each entry's own ``credential.config`` the keys the environment, .env and store hold.
+
+	An entry's config wins over the instance's, where the other sources went: without this an
+	``{"integration": "s3", "credential": {"config": {...}}}`` entry's file values beat
+	``OPENMOLT_S3_SECRET_ACCESS_KEY`` (while ``--verbose`` said the variable was used).
+	Returns the reports of keys the file gave there that no report names yet.
+	"""
+	owners = []
+	for entry in bindings:
+		credential = entry.get("credential") if isinstance(entry, dict) else None
+		config = credential.get("config") if isinstance(credential, dict) else None
+		if isinstance(config, dict) and config:
+			owners.append((f"integrations.{entry['integration']}", entry["integration"], config))
+	if not owners:
+		return []
+	found = resolve_keys(owners, keys_of=_config_keys(om), **keys)
+	named = {r.owner for r in reported}
+	return [r for r in found if r.source is not None and r.owner not in named]
 
 
 def _create(

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["error_for_the_command", "summary"]
 
-_MARK = {"success": "done", "error": "failed", "limit_reached": "stopped at a limit"}
+_GLOSS = {"error": "the model provider failed", "limit_reached": "stopped at a limit"}
+"""What a status that does not say itself means (the status is printed as ``--json`` has it)."""
 
 
 def _scalar(value: Any) -> str:
@@ -101,7 +102,7 @@ def summary(
 	usage = result.usage
 	tokens = usage.input_tokens + usage.output_tokens
 	parts = [
-		_MARK.get(result.status, result.status.replace("_", " ")),
+		f"{result.status} ({_GLOSS[result.status]})" if result.status in _GLOSS else result.status,
 		quantity(result.steps, "step"),
 		quantity(tokens, "token"),
 	]

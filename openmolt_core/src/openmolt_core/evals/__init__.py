@@ -12,8 +12,10 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - the test environment has it
 	if exc.name != "openmolt_evals":
 		raise
+	from openmolt_core._hints import install_command
+
 	raise ModuleNotFoundError(
 		"openmolt_core.evals moved to the openmolt-evals distribution; install it: "
-		'pip install "openmolt[evals]"',
+		f"{install_command('openmolt[evals]')}",
 		name=exc.name,
 	) from None

@@ -117,7 +117,7 @@ def find_pii(
 	if "phone" in kinds:
 		phonenumbers = _phones()
 		if phonenumbers is None:
-			raise ConfigurationError(_NO_PHONES)
+			raise ConfigurationError(_no_phones())
 		matcher = phonenumbers.PhoneNumberMatcher(
 			text, region, leniency=phonenumbers.Leniency.VALID
 		)
@@ -203,7 +203,7 @@ def pii_redaction(
 	if action not in ("rewrite", "refuse", "trip"):
 		raise ConfigurationError("pii_redaction: action must be 'rewrite', 'refuse' or 'trip'")
 	if "phone" in kinds and _phones() is None:
-		raise ConfigurationError(_NO_PHONES)
+		raise ConfigurationError(_no_phones())
 	chosen = tuple(kinds)
 
 	def check(c: GuardrailCheck) -> Verdict | None:
@@ -220,7 +220,10 @@ def pii_redaction(
 	return Guardrail(check, on=on, name=name, tools=tuple(tools), labels=tuple(labels))
 
 
-_NO_PHONES = (
-	"pii_redaction: finding phone numbers needs the phonenumbers package: pip install "
-	"'openmolt-core[pii]', or leave 'phone' out of kinds"
-)
+def _no_phones() -> str:
+	from openmolt_core._hints import install_command
+
+	return (
+		"pii_redaction: finding phone numbers needs the phonenumbers package: "
+		f"{install_command('openmolt-core[pii]')}, or leave 'phone' out of kinds"
+	)

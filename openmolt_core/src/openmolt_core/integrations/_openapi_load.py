@@ -156,9 +156,11 @@ def _yaml(text: str, path: Path) -> Any:
 	try:
 		import yaml  # type: ignore[import-untyped, unused-ignore]  # optional
 	except ImportError:
+		from openmolt_core._hints import install_command
+
 		raise ConfigurationError(
-			f"{path}: reading YAML needs PyYAML; run: pip install pyyaml (or convert the "
-			"document to JSON)"
+			f"{path}: reading YAML needs PyYAML; run: {install_command('pyyaml')} (or convert "
+			"the document to JSON)"
 		) from None
 	loader = yaml.SafeLoader(text)
 	try:

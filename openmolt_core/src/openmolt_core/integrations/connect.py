@@ -197,6 +197,7 @@ class _Keys:
 
 
 def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[str]]:
+	from openmolt_core.integrations.credentials import either_keys
 	from openmolt_core.integrations.model import (
 		AuthCredential,
 		BasicCredential,
@@ -205,10 +206,15 @@ def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[
 
 	keys = _Keys(iid)
 	notes: list[str] = []
-	for name, template in getattr(cred, "headers", {}).items():
-		keys.add(_refs(template), f"header {name}")
-	for name, template in getattr(cred, "query_params", {}).items():
-		keys.add(_refs(template), f"query parameter {name}")
+	signed = [
+		*((f"header {k}", v) for k, v in getattr(cred, "headers", {}).items()),
+		*((f"query parameter {k}", v) for k, v in getattr(cred, "query_params", {}).items()),
+	]
+	for used_for, template in signed:
+		either = either_keys(template)  # ``a | default: b``: a, or else b
+		keys.add(either[:1] or _refs(template), used_for)
+		for other in either[1:]:
+			keys.add([other], used_for, required=False, instead_of=either[0])
 	if isinstance(cred, OAuth2Credential):
 		keys.add(
 			["accessToken"], "the access token (refreshed when missing or expired)", required=False
@@ -269,6 +275,21 @@ def _setup_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]
 	return [k for name, k in keys.found.items() if name not in taken]
 
 
+def _tool_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]:
+	"""The keys the tools read themselves (WhatsApp's ``phoneNumberId``): optional, by tool."""
+	from openmolt_core.integrations.preflight import tool_keys
+
+	keys = _Keys(iid)
+	for name, handles in sorted(tool_keys(spec).items()):
+		if name in taken or "_" in name:
+			continue
+		shown = ", ".join(handles[:3]) + (
+			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
+		)
+		keys.add([name], f"tools {shown}", required=False)
+	return list(keys.found.values())
+
+
 def credential_needs(spec: Integration, integration: str | None = None) -> list[CredentialNeeds]:
 	"""What each credential type of an integration needs, the default one first.
 
@@ -289,6 +310,7 @@ def credential_needs(spec: Integration, integration: str | None = None) -> list[
 	for index, cred in enumerate(spec.credential_setup):
 		keys, notes = _credential_keys(iid, cred)
 		keys += _setup_keys(spec, iid, {k.name for k in keys})
+		keys += _tool_keys(spec, iid, {k.name for k in keys})
 		# A base-URL key the credential also reads (Shopify's shop) is required all the same.
 		keys = [replace(k, required=True) if k.name in url_keys else k for k in keys]
 		oauth = cred if isinstance(cred, OAuth2Credential) else None

@@ -61,6 +61,7 @@ __all__ = [
 	"OAuth2Config",
 	"authorization_url",
 	"carries_token",
+	"either_keys",
 	"make_auth",
 	"oauth2_config",
 	"render_value",
@@ -137,6 +138,23 @@ def _quiet(template: str | None, config: Mapping[str, Any], key: str) -> str:
 		return ""
 
 
+_EITHER = re.compile(r"config\.[\w$]+\s*\|\s*default\s*:\s*config\.")
+
+
+def either_keys(template: str | None) -> list[str]:
+	"""The keys of a ``{{ config.a | default: config.b }}`` template, any one of which will do.
+
+	Empty for any other template (whose keys are all needed). Slack's bearer header reads
+	``token``, else ``botToken``: either ``OPENMOLT_SLACK_TOKEN`` or ``OPENMOLT_SLACK_BOT_TOKEN``.
+
+	Args:
+		template: A credential field's template.
+	"""
+	if not template or not _EITHER.search(template):
+		return []
+	return list(dict.fromkeys(_CONFIG_REF.findall(template)))
+
+
 def render_value(template: str, config: Mapping[str, Any], *, quiet: bool = False) -> str:
 	"""A credential value: a Liquid template over ``config``, rendered and stripped.
 
@@ -155,6 +173,9 @@ def render_value(template: str, config: Mapping[str, Any], *, quiet: bool = Fals
 
 def _require(template: str | None, config: Mapping[str, Any], iid: str, what: str) -> None:
 	missing = [k for k in _CONFIG_REF.findall(template or "") if config.get(k) in (None, "")]
+	either = either_keys(template)
+	if either and len(missing) < len(either):
+		return  # ``a | default: b``: one of them is set (Slack's token or botToken)
 	if missing:
 		raise ToolError(
 			f"{iid}: the credential's {what} needs config {sorted(set(missing))}, which is not "

@@ -467,6 +467,21 @@ def _encoded_headers(extra: Mapping[str, str]) -> list[tuple[str, str]]:
 	return pairs
 
 
+def _check_url_keys(tool: HttpTool, context: ToolContext) -> None:
+	"""Name the config key (and its variable) a tool's URL needs, instead of an empty path part."""
+	from openmolt_core._envvars import env_var
+	from openmolt_core.integrations.preflight import tool_url_keys
+
+	config = context.config or {}
+	for key in tool_url_keys(tool):
+		if config.get(key) in (None, ""):
+			iid = context.integration
+			raise ToolError(
+				f"{iid}: this tool needs config {key!r}, which is not set; the user must set "
+				f"{env_var(iid, key)} or give {key!r} in the integration's config"
+			)
+
+
 async def build_request(
 	tool: HttpTool,
 	integration: Integration,
@@ -483,6 +498,7 @@ async def build_request(
 	data = {"input": input, "config": context.config}
 	store = context.files
 	filters = integration.filters
+	_check_url_keys(tool, context)
 
 	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
 		base = render_string(tool.base_url or setup.base_url, data, filters=filters)

@@ -34,8 +34,11 @@ __all__ = [
 	"check_credentials",
 	"config_keys",
 	"missing_credentials",
+	"missing_tool_keys",
 	"misspelled_keys",
 	"setup_required_keys",
+	"tool_keys",
+	"tool_url_keys",
 ]
 
 _REF = re.compile(r"""config(?:\.([A-Za-z_$][\w$]*)|\[\s*["']([^"']+)["']\s*\])""")
@@ -148,12 +151,21 @@ def _missing_for(
 	# The base URL's keys (a shop domain), whatever the credential.
 	setup = tuple(k for k in setup_required_keys(spec) if _unset(config, k)) if spec else ()
 	if isinstance(credential, (BearerCredential, CustomCredential)):
+		from openmolt_core.integrations.credentials import either_keys
+
 		# As the credential code demands when it signs: every key its templates name.
 		queries = credential.query_params if isinstance(credential, CustomCredential) else {}
 		templates = (*credential.headers.values(), *queries.values())
-		keys = dict.fromkeys(k for t in templates for k in _refs(t))
-		missing = tuple(dict.fromkeys((*(k for k in keys if _unset(config, k)), *setup)))
-		return MissingCredential(iid, kind, missing) if missing else None
+		keys = dict.fromkeys(k for t in templates if not either_keys(t) for k in _refs(t))
+		# A ``a | default: b`` field needs one of its keys: the first is named, the rest
+		# as its alternatives (after the keys that are all needed).
+		unmet = [
+			e for t in templates if (e := either_keys(t)) and all(_unset(config, k) for k in e)
+		]
+		first_unmet = unmet[0] if unmet else []
+		wanted = (*(k for k in keys if _unset(config, k)), *setup, *(e[0] for e in unmet))
+		missing = tuple(dict.fromkeys(wanted))
+		return MissingCredential(iid, kind, missing, tuple(first_unmet[1:])) if missing else None
 	if isinstance(credential, OAuth2Credential):
 		from openmolt_core.integrations.credentials import oauth2_config
 
@@ -262,6 +274,66 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 		"integrations=[{'integration': id, 'credential': {'config': {...}}}]"
 	)
 	raise ConfigurationError("\n".join(lines))
+
+
+_PLAIN_CONFIG = re.compile(r"\{\{-?\s*config\.([A-Za-z_$][\w$]*)\s*-?\}\}")
+"""``{{ config.phoneNumberId }}`` alone: no default, so an empty one breaks the URL."""
+
+
+def tool_url_keys(tool: Any) -> list[str]:
+	"""Config keys an HTTP tool's URL cannot do without (WhatsApp's ``phoneNumberId``).
+
+	A key its endpoint or base URL reads plainly (``/{{ config.phoneNumberId }}/messages``); not
+	one read under ``{% if %}`` or with a ``default`` (Instagram's ``input.ig_user_id | default:
+	config.igUserId``), which may stay unset.
+
+	Args:
+		tool: A tool of the integration (others than `HttpTool` read none).
+	"""
+	found: list[str] = []
+	for template in (getattr(tool, "endpoint", None), getattr(tool, "base_url", None)):
+		if isinstance(template, str) and "{%" not in template:
+			found += _PLAIN_CONFIG.findall(template)
+	return list(dict.fromkeys(found))
+
+
+def tool_keys(spec: Integration) -> dict[str, list[str]]:
+	"""Every config key the integration's tools read themselves, with the tools that read it.
+
+	What the credential and API setup read is not here (`config_keys` has all of them).
+
+	Args:
+		spec: The integration.
+	"""
+	out: dict[str, list[str]] = {}
+	for tool in spec.tools:
+		dump = getattr(tool, "model_dump", None)
+		if not callable(dump):
+			continue
+		text = json.dumps(dump(mode="json"), default=str)
+		for key in dict.fromkeys(_refs(text)):
+			out.setdefault(key, []).append(str(getattr(tool, "handle", "?")))
+	return out
+
+
+def missing_tool_keys(tools: Iterable[BoundTool]) -> list[tuple[str, str, list[str]]]:
+	"""``(integration, key, tools)`` for each config key some tools' URLs need and lack.
+
+	Not a reason to refuse a run (the agent may never call those tools), but said before it: a
+	WhatsApp agent without ``phoneNumberId`` cannot send a message.
+
+	Args:
+		tools: The agent's bound tools.
+	"""
+	found: dict[tuple[str, str], list[str]] = {}
+	for tool in tools:
+		if tool.account is not None:  # per end user: their config comes with each call
+			continue
+		config = tool.context.config or {}
+		for key in tool_url_keys(tool.tool):
+			if _unset(config, key):
+				found.setdefault((tool.context.integration, key), []).append(tool.handle)
+	return [(iid, key, handles) for (iid, key), handles in found.items()]
 
 
 def config_keys(spec: Integration) -> set[str]:
