@@ -48,9 +48,9 @@ def test_the_list_offers_every_status_and_origin_a_run_can_have(served: Served, 
 	offered = set(statuses.evaluate_all("options => options.map(o => o.value)"))
 	assert {*get_args(RunStatus), "running", "cancelled", "killed"} <= offered
 	origins = page.get_by_test_id("filter-trigger").locator("option")
-	assert set(TRIGGER_KINDS) | {"cli", "api"} <= set(
-		origins.evaluate_all("options => options.map(o => o.value)")
-	)
+	menu = set(origins.evaluate_all("options => options.map(o => o.value)"))
+	assert (set(TRIGGER_KINDS) - {"operator"}) | {"cli", "api", "agent"} <= menu
+	assert "operator" not in menu  # no run records it: code's runs say api or cli
 	page.get_by_test_id("filter-status").select_option("authorization_required")
 	page.get_by_test_id("filter-apply").click()
 	expect(items).to_have_count(1)

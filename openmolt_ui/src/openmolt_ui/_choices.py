@@ -28,8 +28,12 @@ STATUSES: tuple[str, ...] = (
 """The statuses the list can be filtered by (every `RunStatus`, ``cancelled``, ``killed``, and
 the run store's ``stranded`` and ``skipped``: `openmolt_core.runstore.StoredRun.status`)."""
 
-ORIGINS: tuple[str, ...] = tuple(dict.fromkeys(("cli", "api", *TRIGGER_KINDS)))
-"""Where a run can come from (`openmolt_core.observe.started_by`): the CLI, Python, any trigger."""
+ORIGINS: tuple[str, ...] = tuple(
+	dict.fromkeys(("cli", "api", "agent", *(k for k in TRIGGER_KINDS if k != "operator")))
+)
+"""Where a run can come from, as its row records it (`openmolt_core.observe.started_by`): the CLI,
+Python (``api``), a calling agent (``agent``: a sub-agent's run), any trigger. The trigger kind
+``operator`` is the trust of the operator's own code, whose runs record ``api`` or ``cli``."""
 
 _LABELS: Mapping[str, str] = {
 	"human_input_required": "waits for an answer",
