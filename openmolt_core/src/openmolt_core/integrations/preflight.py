@@ -18,6 +18,7 @@ The required keys follow what the credential code itself demands when it signs a
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -257,6 +258,7 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 	Raises:
 		ConfigurationError: Names each integration, the missing keys and where to put them.
 	"""
+	tools = list(tools)
 	problems = missing_credentials(tools)
 	if not problems:
 		return
@@ -264,16 +266,39 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 
 	lines = [f"agent {agent!r}: " + "; ".join(p.describe() for p in problems)]
 	variables = []
+	specs = {t.context.integration: t.integration for t in tools if t.integration is not None}
 	for problem in problems:
 		names = " and ".join(env_var(problem.integration, k) for k in problem.keys)
 		others = " or ".join(env_var(problem.integration, k) for k in problem.alternatives)
 		variables.append(f"{names} (or {others})" if others else names)
+		stray = _stray_variables(problem.integration, cast("Any", specs.get(problem.integration)))
+		if stray:
+			lines.append(
+				f"{', '.join(stray)} {'is' if len(stray) == 1 else 'are'} set, but "
+				f"{problem.integration} reads no variable of that name (it reads "
+				f"{names or others}): a typo?"
+			)
 	lines.append(
 		f"set {'; '.join(variables)} in the environment, or give them in "
 		"OpenMolt(integrations={id: {...}}) or in the agent's "
 		"integrations=[{'integration': id, 'credential': {'config': {...}}}]"
 	)
 	raise ConfigurationError("\n".join(lines))
+
+
+def _stray_variables(integration: str, spec: Integration | None) -> list[str]:
+	"""``OPENMOLT_<ID>_*`` variables set in the environment that the integration never reads.
+
+	Each key of each of its credential types (`config_keys`) has its variable (`env_var`); a
+	variable of its prefix that is none of them (``OPENMOLT_SLACK_API_KEY``) was meant for one.
+	"""
+	from openmolt_core._envvars import env_var
+
+	if spec is None:
+		return []
+	prefix = env_var(integration, "")  # OPENMOLT_SLACK_
+	read = {env_var(integration, key) for key in config_keys(spec)}
+	return sorted(v for v in os.environ if v.startswith(prefix) and v not in read and os.environ[v])
 
 
 _PLAIN_CONFIG = re.compile(r"\{\{-?\s*config\.([A-Za-z_$][\w$]*)\s*-?\}\}")
