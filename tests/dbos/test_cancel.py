@@ -110,3 +110,19 @@ async def test_om_cancel_without_durability_says_what_it_needs() -> None:
 	om = OpenMolt(entry_points=False)
 	with pytest.raises(ConfigurationError, match=r"om.cancel needs durable runs"):
 		await om.cancel("r1")
+
+
+async def test_a_run_that_just_returned_is_not_reported_cancelled(url: str) -> None:
+	"""Cancelled right as run() returns (DBOS still recording its end): refused as ended, and the
+	run keeps its success; before, the cancel reported it had cancelled a run that had finished."""
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(name="Quick", model=ScriptedModel([finish("done")] * 5))
+	try:
+		for _ in range(5):
+			ended = await agent.run("go")
+			with pytest.raises(ConfigurationError, match=f"run {ended.state.run_id} has ended"):
+				await om.cancel(ended.state.run_id)
+			result = await om.result(ended.state.run_id)
+			assert result is not None and result.status == "success"
+	finally:
+		await om.aclose()

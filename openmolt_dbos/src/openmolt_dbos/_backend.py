@@ -454,6 +454,12 @@ class DBOSBackend:
 			ConfigurationError: No run has that id, or it has ended.
 		"""
 		status = await self._going(run_id)
+		how = self.engine.ended.get(status.workflow_id)
+		if how is not None:  # it ended here a moment ago; DBOS is recording it
+			raise ConfigurationError(
+				f"run {run_id} has ended ({'an error' if how == 'error' else 'done'}); nothing "
+				"to cancel"
+			)
 		await self.engine.client().cancel_workflow_async(status.workflow_id)
 		return status.workflow_id
 
