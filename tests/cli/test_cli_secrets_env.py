@@ -325,6 +325,23 @@ def test_keys_set_slack_stores_its_token_under_one_name(
 	assert "twilio has several keys" in capsys.readouterr().err
 
 
+def test_keys_remove_forgets_a_key_under_each_of_its_names(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""`keys remove slack` forgets Slack's token whichever name stored it; Twilio's two secrets
+	(of two kinds of account) stay apart."""
+	assert openmolt_main(["keys", "set", "OPENMOLT_SLACK_BOT_TOKEN", "--value", "xoxb-1"]) == 0
+	assert openmolt_main(["keys", "remove", "slack"]) == 0
+	assert "removed OPENMOLT_SLACK_BOT_TOKEN" in capsys.readouterr().out
+	assert _keystore.load() == {}
+	assert openmolt_main(["keys", "remove", "slack"]) == 1  # nothing left under either name
+	assert "OPENMOLT_SLACK_TOKEN is not stored" in capsys.readouterr().err
+	for key in ("authToken", "apiKeySecret"):
+		assert openmolt_main(["keys", "set", "twilio", key, "--value", f"v-{key}"]) == 0
+	assert openmolt_main(["keys", "remove", "twilio", "authToken"]) == 0
+	assert _keystore.load() == {"OPENMOLT_TWILIO_API_KEY_SECRET": "v-apiKeySecret"}
+
+
 def test_keys_set_at_a_prompt_ended_with_ctrl_d_stores_nothing(
 	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -214,10 +214,13 @@ def main(args: list[str]) -> int:
 		return 0
 	variable = _variable(ns.name, ns.key)
 	if ns.action == "remove":
-		if not remove(variable):
+		# The key under each of its names (Slack's token is OPENMOLT_SLACK_BOT_TOKEN too).
+		removed = [v for v in (variable, *_other_names(ns.name, variable)) if remove(v)]
+		if not removed:
 			print(f"openmolt: {variable} is not stored", file=sys.stderr)
 			return 1
-		print(f"removed {variable}")
+		for done in removed:
+			print(f"removed {done}")
 		return 0
 	value = ns.value
 	if value is None:
@@ -240,6 +243,39 @@ def main(args: list[str]) -> int:
 			file=sys.stderr,
 		)
 	return 0
+
+
+def _other_names(name: str, variable: str) -> list[str]:
+	"""The other variables an integration reads for the same secret as ``variable``.
+
+	Slack's bot token is ``token`` or ``botToken`` (`ConfigKey.instead_of`): either variable
+	holds it, so forgetting it forgets both.
+	"""
+	from openmolt_core.integrations.connect import credential_needs, env_var
+	from openmolt_core.openmolt import OpenMolt
+
+	if name.startswith("OPENMOLT_"):
+		return []
+	try:
+		spec = OpenMolt().plugins.integration(name)
+	except OpenMoltError:
+		return []  # a provider: one variable
+	iid = spec.id or name
+	for need in credential_needs(spec, iid):
+		keys = list(need.keys)
+		chosen = next((k for k in keys if env_var(iid, k.name) == variable), None)
+		if chosen is not None:
+			break
+	else:
+		return []
+	if any(k.instead_of and not k.secret for k in keys):
+		return []  # another account's secret (Twilio's auth token, with its SID): no alias
+	same = {
+		env_var(iid, k.name)
+		for k in keys
+		if k.secret and (k.instead_of == chosen.name or chosen.instead_of == k.name)
+	}
+	return sorted(same - {variable})
 
 
 def _also_needed(name: str, variable: str) -> list[str]:
