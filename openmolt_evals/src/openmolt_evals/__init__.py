@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ import anyio
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.llm import Usage
 from openmolt_core.result import RunState
+from openmolt_core.secrets import Redactor, redactor_for
 from openmolt_evals.evaluators import (
 	EVALUATORS,
 	Evaluator,
@@ -93,13 +94,20 @@ def _evaluator(data: Any, where: str) -> Evaluator:
 			f"{where}: unknown evaluator {data['type']!r}; {suggestion(str(data['type']), EVALUATORS, noun='evaluators')}"
 		)
 	fields = {k: v for k, v in data.items() if k != "type"}
-	if "expected" in fields and cls is Trajectory:
-		fields["expected"] = tuple(ToolCall(**c) for c in fields["expected"])
 	try:
+		if "expected" in fields and cls is Trajectory:
+			fields["expected"] = tuple(_tool_call(c) for c in fields["expected"])
 		evaluator: Evaluator = cls(**fields)
-	except TypeError as exc:
+	except (TypeError, ValueError) as exc:
 		raise ConfigurationError(f"{where}: {data['type']}: {exc}") from exc
 	return evaluator
+
+
+def _tool_call(data: Any) -> ToolCall:
+	"""An expected call from its JSON form, ``{"tool": ..., "input": {...}}``."""
+	if not isinstance(data, Mapping) or set(data) - {"tool", "input"} or "tool" not in data:
+		raise ValueError(f"an expected call is {{'tool': ..., 'input': {{...}}}}, not {data!r}")
+	return ToolCall(tool=data["tool"], input=data.get("input") or {})
 
 
 def _case(data: Mapping[str, Any], index: int) -> Case:
@@ -118,11 +126,9 @@ def _case(data: Mapping[str, Any], index: int) -> Case:
 		raise ConfigurationError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(known)}")
 	tools = data.get("expected_tools", data.get("expectedTools")) or ()
 	try:
-		expected = tuple(ToolCall(tool=t["tool"], input=t.get("input") or {}) for t in tools)
-	except (KeyError, TypeError) as exc:
-		raise ConfigurationError(
-			f"{where}.expected_tools: each is {{'tool': ..., 'input': {{...}}}}"
-		) from exc
+		expected = tuple(_tool_call(t) for t in tools)
+	except (ValueError, TypeError) as exc:
+		raise ConfigurationError(f"{where}.expected_tools: {exc}") from exc
 	return Case(
 		name=str(data.get("name") or f"case {index + 1}"),
 		input=data.get("input"),
@@ -306,8 +312,8 @@ class CaseReport:
 
 	@property
 	def passed(self) -> bool:
-		"""Whether every evaluator gave full marks."""
-		return self.status != "error" and all(s.score >= 1.0 for s in self.scores)
+		"""Whether every evaluator passed it (full marks, or a judge's threshold)."""
+		return self.status != "error" and all(s.passed for s in self.scores)
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The case report as JSON-serializable data."""
@@ -377,7 +383,7 @@ class Report:
 		rows = [("case", "status", "score", "steps", "tokens", "cost", "seconds", "why")]
 		for c in self.cases:
 			why = "; ".join(
-				f"{s.evaluator}: {s.reason}" for s in c.scores if s.score < 1.0 and s.reason
+				f"{s.evaluator}: {s.reason}" for s in c.scores if not s.passed and s.reason
 			)
 			cost = f"${c.usage.cost_usd:.4f}" if c.usage.cost_usd is not None else "-"
 			rows.append(
@@ -442,8 +448,15 @@ async def evaluate(
 
 	Returns:
 		The report, cases in the dataset's order.
+
+	Raises:
+		ConfigurationError: ``concurrency`` is under 1.
 	"""
-	limiter = anyio.CapacityLimiter(max(concurrency, 1))
+	if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+		raise ConfigurationError(
+			f"evaluate: concurrency is how many runs at once, 1 or more, not {concurrency!r}"
+		)
+	limiter = anyio.CapacityLimiter(concurrency)
 	reports: list[CaseReport | None] = [None] * len(dataset.cases)
 	chosen = evaluators if evaluators is not None else dataset.evaluators
 
@@ -471,6 +484,9 @@ def _defaults(case: Case) -> list[Evaluator]:
 
 
 async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None) -> CaseReport:
+	# What a case reports passes through the agent's redactor: a failure's message, an
+	# evaluator's reason, may quote a secret the instance knows.
+	redact = redactor_for((), getattr(agent.om, "secrets", None))
 	state = RunState()
 	calls: list[ToolCall] = []
 
@@ -485,6 +501,11 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		result = await agent.run(case.input, history=state)
 	except RunError as exc:
 		result, error = exc.result, str(exc)
+	except Exception as exc:
+		# Whatever else a run raises ends this case, not the others' runs.
+		error = redact(f"{type(exc).__name__}: {exc}")
+		seconds = time.perf_counter() - began
+		return CaseReport(case.name, "error", (), 0, Usage(), seconds, error)
 	finally:
 		agent.off("tool:call", seen)
 	seconds = time.perf_counter() - began
@@ -510,9 +531,23 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		resolve_model=resolve,
 	)
 	evaluators = [*(chosen if chosen is not None else _defaults(case)), *case.evaluators]
-	scores = tuple([await e.evaluate(observed, case) for e in evaluators])
+	scores = tuple([_masked(await _score(e, observed, case), redact) for e in evaluators])
 	usage = Usage()
 	usage.add(result.usage)
 	if observed.judge_usage.calls:
 		usage.add(observed.judge_usage)
+	error = redact(error) if error is not None else None
 	return CaseReport(case.name, result.status, scores, result.steps, usage, seconds, error)
+
+
+async def _score(evaluator: Evaluator, observed: Observed, case: Case) -> Score:
+	"""The evaluator's score; one that raises (a judge's model down) scores 0 with why."""
+	try:
+		return await evaluator.evaluate(observed, case)
+	except Exception as exc:
+		name = str(getattr(evaluator, "name", type(evaluator).__name__))
+		return Score(name, 0.0, f"the evaluator failed: {type(exc).__name__}: {exc}")
+
+
+def _masked(score: Score, redact: Redactor) -> Score:
+	return replace(score, reason=redact(score.reason)) if score.reason else score
