@@ -299,3 +299,23 @@ def test_the_eval_command_exits_2_on_a_bad_evaluator(tmp_path: Path, cli_in_proc
 	done = cli_in_process(["eval", "data.json", "agent.py"], cwd=tmp_path, env=dict(os.environ))
 	assert done.returncode == 2, done.stderr
 	assert "expected" in done.stderr
+
+
+async def test_a_cost_limit_on_a_run_of_unknown_cost_is_not_kept() -> None:
+	"""Fail closed: with max_cost_usd set and no price known, the limit is not counted as kept."""
+	from openmolt_evals.evaluators import Efficiency
+
+	observed = _observed([])  # Usage() has cost_usd None: the price is unknown
+	score = await Efficiency(max_cost_usd=0.01, max_steps=5).evaluate(observed, Case("c"))
+	assert score.score == 0.5 and "cost unknown" in score.reason
+
+
+def test_a_tool_arguments_pattern_that_does_not_compile_is_refused_when_read() -> None:
+	"""A bad regular expression names the field when the dataset is read, not mid-eval."""
+	with pytest.raises(ConfigurationError, match=r"matches.*order"):
+		Dataset.from_dict(
+			{
+				"cases": [{"input": 1}],
+				"evaluators": [{"type": "tool_arguments", "tool": "a.b", "matches": {"order": "(["}}],
+			}
+		)

@@ -312,6 +312,16 @@ class ToolArguments:
 	check: Callable[[Mapping[str, Any]], bool] | None = None
 	name: str = "tool_arguments"
 
+	def __post_init__(self) -> None:
+		"""Refuse a pattern that does not compile, naming its field."""
+		for key, pattern in self.matches.items():
+			try:
+				re.compile(pattern)
+			except (re.error, TypeError) as exc:
+				raise ValueError(
+					f"matches[{key!r}]: {pattern!r} is not a regular expression ({exc})"
+				) from None
+
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""The share of this tool's calls whose arguments pass (0 when it was never called)."""
 		calls = [c for c in observed.tool_calls if c.tool == self.tool]
@@ -423,7 +433,8 @@ def _json_part(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
-	"""Steps, tokens, cost and seconds within limits (None: not checked).
+	"""Steps, tokens, cost and seconds within limits (None: not checked; an unknown cost breaks
+	a cost limit).
 
 	Args:
 		max_steps: The most model calls.
@@ -449,10 +460,11 @@ class Efficiency:
 		active = [(n, limit, value) for n, limit, value in checks if limit is not None]
 		if not active:
 			return Score(self.name, 1.0)
+		# A limit on what is not known (the cost of a model without a price) is not kept.
 		over = [
-			f"{n} {value:g} > {limit:g}"
+			f"{n} unknown" if value is None else f"{n} {value:g} > {limit:g}"
 			for n, limit, value in active
-			if value is not None and value > limit
+			if value is None or value > limit
 		]
 		return Score(self.name, 1 - len(over) / len(active), "; ".join(over))
 
