@@ -316,6 +316,8 @@ def test_a_tool_arguments_pattern_that_does_not_compile_is_refused_when_read() -
 		Dataset.from_dict(
 			{
 				"cases": [{"input": 1}],
-				"evaluators": [{"type": "tool_arguments", "tool": "a.b", "matches": {"order": "(["}}],
+				"evaluators": [
+					{"type": "tool_arguments", "tool": "a.b", "matches": {"order": "(["}}
+				],
 			}
 		)

@@ -433,8 +433,9 @@ def _json_part(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
-	"""Steps, tokens, cost and seconds within limits (None: not checked; an unknown cost breaks
-	a cost limit).
+	"""Steps, tokens, cost and seconds within limits (None: not checked).
+
+	An unknown cost (a model without a price) does not keep a cost limit.
 
 	Args:
 		max_steps: The most model calls.

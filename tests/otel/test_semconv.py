@@ -1,0 +1,165 @@
+"""The GenAI semantic conventions beyond the span tree: who answered, and the client metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
+
+from openmolt import OpenMolt, RunError
+from openmolt_core.errors import ProviderError
+from openmolt_core.llm import Usage
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_otel import Telemetry
+
+pytestmark = pytest.mark.anyio
+
+TOKEN_BUCKETS = [
+	1,
+	4,
+	16,
+	64,
+	256,
+	1024,
+	4096,
+	16384,
+	65536,
+	262144,
+	1048576,
+	4194304,
+	16777216,
+	67108864,
+]
+DURATION_BUCKETS = [
+	0.01,
+	0.02,
+	0.04,
+	0.08,
+	0.16,
+	0.32,
+	0.64,
+	1.28,
+	2.56,
+	5.12,
+	10.24,
+	20.48,
+	40.96,
+	81.92,
+]
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+	exporter = InMemorySpanExporter()
+	yield exporter
+	exporter.shutdown()
+
+
+def _provider(exporter: InMemorySpanExporter) -> TracerProvider:
+	provider = TracerProvider()
+	provider.add_span_processor(SimpleSpanProcessor(exporter))
+	return provider
+
+
+def shout(text: str) -> str:
+	"""Upper-case text."""
+	return text.upper()
+
+
+def _overloaded(request: Any) -> Any:
+	raise ProviderError("overloaded (529)", provider="openai", status_code=529, retryable=True)
+
+
+async def test_a_fallback_s_answer_names_the_model_and_provider_that_gave_it(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""The chat span's gen_ai.response.model and provider are the fallback's when it answered."""
+	primary = ScriptedModel([_overloaded, finish(result="ok")], name="openai")
+	primary.model = "gpt-x"
+	backup = ScriptedModel([call_tool("local.shout", text="a")], name="anthropic")
+	backup.model = "claude-x"
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter)).instrument(om)
+	agent = om.create_agent(name="F", model=[primary, backup], tools=[shout])
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
+	assert [s.name for s in chats] == ["chat gpt-x", "chat gpt-x"]
+	first, second = (dict(s.attributes or {}) for s in chats)
+	assert first["gen_ai.request.model"] == "gpt-x"
+	assert first["gen_ai.response.model"] == "claude-x"
+	assert first["gen_ai.provider.name"] == "anthropic"
+	assert second["gen_ai.response.model"] == "gpt-x"
+
+
+def _points(reader: InMemoryMetricReader) -> dict[str, tuple[Any, list[HistogramDataPoint]]]:
+	data = reader.get_metrics_data()
+	out: dict[str, tuple[Any, list[HistogramDataPoint]]] = {}
+	assert data is not None
+	for resource in data.resource_metrics:
+		for scope in resource.scope_metrics:
+			for metric in scope.metrics:
+				out[metric.name] = (metric, list(metric.data.data_points))  # type: ignore[arg-type]
+	return out
+
+
+async def test_model_calls_record_the_client_token_usage_and_duration_metrics(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""gen_ai.client.token.usage ({token}, by gen_ai.token.type) and gen_ai.client.operation.duration
+	(s), with the conventions' bucket boundaries and attributes; a failed call has error.type."""
+	reader = InMemoryMetricReader()
+	meters = MeterProvider(metric_readers=[reader])
+	model = ScriptedModel(
+		[[call_tool("local.shout", text="hi")], finish(result="ok")],
+		usage=Usage(input_tokens=100, output_tokens=20),
+	)
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter), meter_provider=meters).instrument(om)
+	await om.create_agent(name="M", model=model, tools=[shout]).run("go")
+	points = _points(reader)
+	tokens, token_points = points[gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE]
+	assert tokens.unit == "{token}"
+	by_type = {p.attributes["gen_ai.token.type"]: p for p in token_points}
+	assert set(by_type) == {
+		gen_ai_attributes.GenAiTokenTypeValues.INPUT.value,
+		gen_ai_attributes.GenAiTokenTypeValues.OUTPUT.value,
+	}
+	assert by_type["input"].sum == 200 and by_type["input"].count == 2
+	assert by_type["output"].sum == 40
+	assert list(by_type["input"].explicit_bounds) == TOKEN_BUCKETS
+	assert dict(by_type["input"].attributes) == {
+		"gen_ai.operation.name": "chat",
+		"gen_ai.provider.name": "custom",
+		"gen_ai.request.model": "scripted",
+		"gen_ai.response.model": "scripted",
+		"gen_ai.token.type": "input",
+	}
+	duration, duration_points = points[gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION]
+	assert duration.unit == "s"
+	[point] = duration_points
+	assert point.count == 2 and list(point.explicit_bounds) == DURATION_BUCKETS
+	assert "error.type" not in point.attributes
+
+	def down(request: Any) -> Any:
+		raise RuntimeError("down")
+
+	failing = om.create_agent(name="D", model=ScriptedModel([down]))
+	with pytest.raises(RunError):
+		await failing.run("go")
+	_, duration_points = _points(reader)[gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION]
+	failed = [p for p in duration_points if "error.type" in p.attributes]
+	assert len(failed) == 1 and failed[0].attributes["error.type"] == "RuntimeError"
