@@ -321,3 +321,16 @@ def test_a_tool_arguments_pattern_that_does_not_compile_is_refused_when_read() -
 				],
 			}
 		)
+
+
+def test_compare_names_cases_that_are_gone() -> None:
+	"""A case in the earlier report but not the later one is listed, not silently dropped."""
+	from openmolt_evals import compare
+
+	before = {
+		"agent": "a",
+		"score": 1.0,
+		"cases": [{"case": "x", "score": 1.0}, {"case": "y", "score": 1.0}],
+	}
+	after = {"agent": "b", "score": 1.0, "cases": [{"case": "x", "score": 1.0}]}
+	assert "  y: gone (was 1.00)" in compare(before, after).splitlines()

@@ -163,3 +163,33 @@ async def test_model_calls_record_the_client_token_usage_and_duration_metrics(
 	_, duration_points = _points(reader)[gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION]
 	failed = [p for p in duration_points if "error.type" in p.attributes]
 	assert len(failed) == 1 and failed[0].attributes["error.type"] == "RuntimeError"
+
+
+async def test_a_refused_step_s_retry_keys_trace_as_their_step(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""model:<n>:1 after a context-window refusal and compact:<n>:1 parse as step n: the refused
+	call and its retry are two chat spans of that step, the first failed, the run fine."""
+	from tests.core.test_compaction_overflow import SmallWindow, Summariser, make
+
+	model = SmallWindow(limit=2500, steps=14)
+	agent = make(model, Summariser())
+	Telemetry(tracer_provider=_provider(exporter)).instrument(agent.om)
+	result = await agent.run("work long")
+	assert result.status == "success" and model.refused, result.error
+	spans = exporter.get_finished_spans()
+	steps = {s.context.span_id: s.name for s in spans if s.name.startswith("step ")}
+	assert sorted(steps.values(), key=lambda n: int(n.split()[1])) == [
+		f"step {n}" for n in range(1, result.steps + 1)
+	]
+	chats = [s for s in spans if s.name == "chat small"]
+	assert all(s.parent is not None and s.parent.span_id in steps for s in chats)
+	failed = [s for s in chats if dict(s.attributes or {}).get("error.type")]
+	[refused] = failed
+	assert dict(refused.attributes or {})["error.type"] == "ProviderError"
+	assert refused.parent is not None
+	step = steps[refused.parent.span_id]
+	in_step = [s for s in chats if s.parent is not None and steps[s.parent.span_id] == step]
+	assert len(in_step) == 2 and len(chats) == result.steps + 1
+	run = next(s for s in spans if s.name == "invoke_agent Long")
+	assert dict(run.attributes or {})["openmolt.run.status"] == "success"

@@ -428,6 +428,8 @@ def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Repor
 			lines.append(f"  {case['case']}: new, {case['score']:.2f}")
 		elif abs(prev - case["score"]) > 1e-9:
 			lines.append(f"  {case['case']}: {prev:.2f} → {case['score']:.2f}")
+	now = {c["case"] for c in b.get("cases", [])}
+	lines += [f"  {name}: gone (was {score:.2f})" for name, score in old.items() if name not in now]
 	return "\n".join(lines)
 
 
