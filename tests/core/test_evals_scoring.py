@@ -334,3 +334,24 @@ def test_compare_names_cases_that_are_gone() -> None:
 	}
 	after = {"agent": "b", "score": 1.0, "cases": [{"case": "x", "score": 1.0}]}
 	assert "  y: gone (was 1.00)" in compare(before, after).splitlines()
+
+
+async def test_output_equals_skips_a_case_without_an_expected_output() -> None:
+	"""Dataset-wide output_equals and trajectory: a case that expects only tool calls is scored on
+	them, not failed for an output it never named; skipped scores stay out of every mean."""
+	data = {
+		"evaluators": [{"type": "output_equals"}, {"type": "efficiency", "max_steps": 5}],
+		"cases": [
+			{"name": "named", "input": "a", "expected_output": "a"},
+			{"name": "unnamed", "input": "b"},
+		],
+	}
+	report = await evaluate(_agent(), Dataset.from_dict(data))
+	named, unnamed = report.cases
+	[skipped] = [s for s in unnamed.scores if s.evaluator == "output_equals"]
+	assert skipped.skipped and skipped.passed
+	assert unnamed.passed and unnamed.score == 1.0
+	assert report.evaluator_means() == {"output_equals": 1.0, "efficiency": 1.0}
+	entry = report.to_dict()["cases"][1]["scores"][0]
+	assert entry["skipped"] is True and entry["score"] is None
+	assert report.passed == 2

@@ -305,10 +305,14 @@ class CaseReport:
 
 	@property
 	def score(self) -> float:
-		"""The mean of the evaluators' scores (0 for a run that failed)."""
-		if self.status == "error" or not self.scores:
-			return 0.0 if self.status == "error" else 1.0
-		return sum(s.score for s in self.scores) / len(self.scores)
+		"""The mean of the evaluators' scores, skipped ones aside.
+
+		0 for a run that failed; 1 when nothing was checked.
+		"""
+		if self.status == "error":
+			return 0.0
+		scored = [s.score for s in self.scores if not s.skipped]
+		return sum(scored) / len(scored) if scored else 1.0
 
 	@property
 	def passed(self) -> bool:
@@ -355,11 +359,12 @@ class Report:
 		return sum(1 for c in self.cases if c.passed)
 
 	def evaluator_means(self) -> dict[str, float]:
-		"""The mean score of each evaluator over the cases it scored."""
+		"""The mean score of each evaluator over the cases it scored (not those it skipped)."""
 		totals: dict[str, list[float]] = {}
 		for case in self.cases:
 			for s in case.scores:
-				totals.setdefault(s.evaluator, []).append(s.score)
+				if not s.skipped:
+					totals.setdefault(s.evaluator, []).append(s.score)
 		return {k: sum(v) / len(v) for k, v in totals.items()}
 
 	def to_dict(self) -> dict[str, Any]:

@@ -47,24 +47,33 @@ class Score:
 		reason: Why, in a few words.
 		threshold: The score from which it counts as passed (1: full marks only; an
 			`LLMJudge` gives its own).
+		skipped: The evaluator had nothing to check in this case (`OutputEquals` without an
+			expected output): the score counts in no mean, and the case is not failed for it.
 	"""
 
 	evaluator: str
 	score: float
 	reason: str = ""
 	threshold: float = 1.0
+	skipped: bool = False
+
+	@classmethod
+	def skip(cls, evaluator: str, reason: str) -> Score:
+		"""A score for a case the evaluator has nothing to check in."""
+		return cls(evaluator, 0.0, reason, skipped=True)
 
 	@property
 	def passed(self) -> bool:
-		"""Whether the score reaches the threshold."""
-		return self.score >= self.threshold
+		"""Whether the score reaches the threshold (a skipped score is not a failure)."""
+		return self.skipped or self.score >= self.threshold
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The score as JSON-serializable data."""
+		"""The score as JSON-serializable data (``score`` None when skipped)."""
 		return {
 			"evaluator": self.evaluator,
-			"score": self.score,
+			"score": None if self.skipped else self.score,
 			"passed": self.passed,
+			"skipped": self.skipped,
 			"reason": self.reason,
 		}
 
@@ -170,14 +179,20 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class OutputEquals:
-	"""The output equals the case's ``expected_output`` (or ``expected`` when given here)."""
+	"""The output equals the case's ``expected_output`` (or ``expected`` when given here).
+
+	A case with neither is skipped (`Score.skipped`): a null output is checked with
+	`OutputSchema` (``{"type": "null"}``).
+	"""
 
 	expected: Any = None
 	name: str = "output_equals"
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
-		"""1 when equal (as JSON), else 0."""
+		"""1 when equal (as JSON), else 0; skipped when no output is expected."""
 		expected = self.expected if self.expected is not None else case.expected_output
+		if expected is None:  # as for the default evaluators: None is no expectation
+			return Score.skip(self.name, "the case names no expected output")
 		got = _plain(observed.output)
 		ok = _same(got, expected)
 		return Score(
