@@ -355,3 +355,39 @@ async def test_output_equals_skips_a_case_without_an_expected_output() -> None:
 	entry = report.to_dict()["cases"][1]["scores"][0]
 	assert entry["skipped"] is True and entry["score"] is None
 	assert report.passed == 2
+
+
+def test_a_dataset_s_evaluators_survive_a_round_trip_through_json() -> None:
+	"""to_dict writes the dataset's and each case's built-in evaluators; from_dict reads them back."""
+	data = {
+		"name": "d",
+		"evaluators": [
+			{
+				"type": "trajectory",
+				"mode": "any_order",
+				"expected": [{"tool": "a.b", "input": {"x": 1}}],
+			},
+			{"type": "llm_judge", "rubric": "kind", "model": "openai:gpt-x", "threshold": 0.7},
+		],
+		"cases": [
+			{
+				"name": "c",
+				"input": "i",
+				"evaluators": [{"type": "tool_arguments", "tool": "a.b", "matches": {"x": "^1$"}}],
+			}
+		],
+	}
+	dataset = Dataset.from_dict(data)
+	again = Dataset.from_dict(json.loads(json.dumps(dataset.to_dict())))
+	assert again == dataset
+
+
+def test_an_evaluator_json_cannot_hold_is_refused_by_to_dict() -> None:
+	"""A Python check function (or a custom evaluator) is named, not silently dropped."""
+	from openmolt_evals.evaluators import ToolArguments
+
+	dataset = Dataset(cases=(Case("c", "i"),), evaluators=(ToolArguments("a.b", check=bool),))
+	with pytest.raises(ConfigurationError, match="tool_arguments.*check"):
+		dataset.to_dict()
+	with pytest.raises(ConfigurationError, match="raising"):
+		Dataset(cases=(Case("c", "i", evaluators=(Raising(),)),)).to_dict()

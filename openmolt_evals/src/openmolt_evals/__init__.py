@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,21 +210,63 @@ class Dataset:
 		return cls(cases=tuple(cases), name=name)
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The dataset's JSON form (evaluators of the built-in types only)."""
-		return {
-			"name": self.name,
-			"cases": [
-				{
-					"name": c.name,
-					"input": c.input,
-					"expected_output": c.expected_output,
-					"expected_tools": [
-						{"tool": t.tool, "input": dict(t.input)} for t in c.expected_tools
-					],
-				}
-				for c in self.cases
-			],
-		}
+		"""The dataset's JSON form, which `from_dict` reads back.
+
+		Raises:
+			ConfigurationError: An evaluator JSON cannot hold (not a built-in type, or with a
+				Python function or a provider object); the message names it.
+		"""
+		data: dict[str, Any] = {"name": self.name}
+		if self.evaluators is not None:
+			data["evaluators"] = [
+				_evaluator_dict(e, f"evaluators[{i}]") for i, e in enumerate(self.evaluators)
+			]
+		cases = []
+		for index, c in enumerate(self.cases):
+			case: dict[str, Any] = {
+				"name": c.name,
+				"input": c.input,
+				"expected_output": c.expected_output,
+				"expected_tools": [
+					{"tool": t.tool, "input": dict(t.input)} for t in c.expected_tools
+				],
+			}
+			if c.evaluators:
+				case["evaluators"] = [
+					_evaluator_dict(e, f"cases[{index}].evaluators[{i}]")
+					for i, e in enumerate(c.evaluators)
+				]
+			cases.append(case)
+		data["cases"] = cases
+		return data
+
+
+def _evaluator_dict(evaluator: Evaluator, where: str) -> dict[str, Any]:
+	"""A built-in evaluator's JSON form (``{"type": ..., fields that differ from defaults}``)."""
+	kind = next((k for k, cls in EVALUATORS.items() if type(evaluator) is cls), None)
+	name = getattr(evaluator, "name", type(evaluator).__name__)
+	if kind is None:
+		raise ConfigurationError(
+			f"{where}: {name!r} is not a built-in evaluator; a dataset file cannot hold it"
+		)
+	data: dict[str, Any] = {"type": kind}
+	for spec in fields(evaluator):  # type: ignore[arg-type]
+		value = getattr(evaluator, spec.name)
+		if value == (spec.default_factory() if callable(spec.default_factory) else spec.default):
+			continue
+		if isinstance(value, Mapping):
+			value = dict(value)
+		elif spec.name == "expected" and isinstance(evaluator, Trajectory):
+			value = [{"tool": t.tool, "input": dict(t.input)} for t in value]
+		try:
+			json.dumps(value)
+		except (TypeError, ValueError):
+			raise ConfigurationError(
+				f"{where}: {kind}'s {spec.name} ({type(value).__name__}) cannot be written as "
+				"JSON; give it in Python, or a name a dataset file can hold"
+			) from None
+		data[spec.name] = value
+	return data
 
 
 def _dump(value: Any) -> Any:
