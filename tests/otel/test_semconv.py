@@ -193,3 +193,37 @@ async def test_a_refused_step_s_retry_keys_trace_as_their_step(
 	assert len(in_step) == 2 and len(chats) == result.steps + 1
 	run = next(s for s in spans if s.name == "invoke_agent Long")
 	assert dict(run.attributes or {})["openmolt.run.status"] == "success"
+
+
+async def test_a_question_that_parks_says_so_and_the_resume_continues_the_conversation(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""The parked question's span is marked parked (nobody answered it); the resumed run is a
+	new invoke_agent span of the same conversation, resumed, with no span repeated."""
+	from openmolt_core import HumanInputUnavailable
+	from openmolt_core.testing import ask_human
+
+	def later(question: str) -> str:
+		raise HumanInputUnavailable("asked by email")
+
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter)).instrument(om)
+	agent = om.create_agent(
+		name="P",
+		model=ScriptedModel([ask_human("Which city?"), finish(city="Oslo")]),
+		on_human_input_request=later,
+	)
+	parked = await agent.run("go")
+	assert parked.status == "human_input_required"
+	first = {s.name: s for s in exporter.get_finished_spans()}
+	human = dict(first["human_input"].attributes or {})
+	assert human["openmolt.parked"] is True
+	exporter.clear()
+	done = await agent.resume(parked.state, answer="Oslo")
+	assert done.status == "success"
+	second = exporter.get_finished_spans()
+	assert sorted(s.name for s in second) == ["chat scripted", "invoke_agent P", "step 2"]
+	run = next(s for s in second if s.name == "invoke_agent P")
+	attributes = dict(run.attributes or {})
+	assert attributes["openmolt.run.resumed"] is True
+	assert attributes["gen_ai.conversation.id"] == parked.state.run_id

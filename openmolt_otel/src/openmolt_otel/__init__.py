@@ -309,6 +309,8 @@ class Telemetry(RunObserver):
 				self._measure(run, began, value, None)
 			elif kind == "tool":
 				self._tool_done(run, span, value)
+			elif isinstance(value, dict) and "parked" in value:
+				span.set_attribute("openmolt.parked", True)  # nobody answered: the run parks
 			return value
 		finally:
 			if tool_token is not None:
