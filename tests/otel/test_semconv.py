@@ -227,3 +227,31 @@ async def test_a_question_that_parks_says_so_and_the_resume_continues_the_conver
 	attributes = dict(run.attributes or {})
 	assert attributes["openmolt.run.resumed"] is True
 	assert attributes["gen_ai.conversation.id"] == parked.state.run_id
+
+
+async def test_every_output_message_has_the_finish_reason_the_conventions_require(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""gen_ai.output.messages items need role, parts and finish_reason: on the chat spans (the
+	model's reason, ``stop`` when it gave none) and on the run span (``stop``: it finished)."""
+	import json
+
+	model = ScriptedModel([finish(result="ok")])
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter), capture_content=True).instrument(om)
+	original = model.generate
+
+	async def no_reason(request: Any) -> Any:
+		response = await original(request)
+		response.finish_reason = None
+		return response
+
+	model.generate = no_reason  # type: ignore[method-assign]
+	await om.create_agent(name="R", model=model).run("go")
+	for span in exporter.get_finished_spans():
+		attributes = dict(span.attributes or {})
+		if "gen_ai.output.messages" not in attributes:
+			continue
+		for message in json.loads(str(attributes["gen_ai.output.messages"])):
+			assert {"role", "parts", "finish_reason"} <= set(message), span.name
+			assert message["finish_reason"] == "stop"

@@ -192,7 +192,11 @@ class Telemetry(RunObserver):
 			span.set_status(Status(StatusCode.ERROR, outcome.error or outcome.status))
 		if self.capture_content and outcome.result is not None:
 			output = run.redact.deep(outcome.result.to_dict()["output"])
-			message = {"role": "assistant", "parts": _text_parts(_json(output))}
+			message = {
+				"role": "assistant",
+				"parts": _text_parts(_json(output)),
+				"finish_reason": "stop",
+			}
 			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
 		span.end()
 
@@ -367,12 +371,11 @@ class Telemetry(RunObserver):
 		if reason:
 			span.set_attribute(gen_ai.RESPONSE_FINISH_REASONS, [reason])
 		if self.capture_content:
-			message: dict[str, Any] = {
+			message = {
 				"role": "assistant",
 				"parts": _text_parts(run.redact(str(getattr(response, "text", "")))),
+				"finish_reason": reason or "stop",  # required; the loop reads none as stop
 			}
-			if reason:
-				message["finish_reason"] = reason
 			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
 
 	def _tool_done(self, run: ObservedRun, span: Span, entry: Any) -> None:
