@@ -272,6 +272,7 @@ agent = om.create_agent(name="Same", model=Model())
 		(["--concurrency", "0"], "--concurrency"),
 		(["--compare", "missing.json"], "missing.json"),
 		(["--compare", "garbage.json"], "garbage.json"),
+		(["--json", "no-such-folder/report.json"], "no-such-folder"),
 	],
 )
 def test_the_eval_command_refuses_bad_options_before_running(
@@ -348,6 +349,7 @@ async def test_output_equals_skips_a_case_without_an_expected_output() -> None:
 	}
 	report = await evaluate(_agent(), Dataset.from_dict(data))
 	named, unnamed = report.cases
+	assert named.passed and named.score == 1.0
 	[skipped] = [s for s in unnamed.scores if s.evaluator == "output_equals"]
 	assert skipped.skipped and skipped.passed
 	assert unnamed.passed and unnamed.score == 1.0
@@ -387,7 +389,7 @@ def test_an_evaluator_json_cannot_hold_is_refused_by_to_dict() -> None:
 	from openmolt_evals.evaluators import ToolArguments
 
 	dataset = Dataset(cases=(Case("c", "i"),), evaluators=(ToolArguments("a.b", check=bool),))
-	with pytest.raises(ConfigurationError, match="tool_arguments.*check"):
+	with pytest.raises(ConfigurationError, match=r"tool_arguments.*check"):
 		dataset.to_dict()
 	with pytest.raises(ConfigurationError, match="raising"):
 		Dataset(cases=(Case("c", "i", evaluators=(Raising(),)),)).to_dict()

@@ -51,6 +51,10 @@ async def _main(ns: argparse.Namespace) -> int:
 
 	dataset = Dataset.load(ns.dataset)
 	before = _earlier(ns.compare) if ns.compare else None  # a bad file fails before any run
+	if ns.json and ns.json != "-" and not Path(ns.json).parent.is_dir():
+		from openmolt_core.errors import ConfigurationError
+
+		raise ConfigurationError(f"--json {ns.json!r}: its folder does not exist")
 	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
 	check_ready(loaded, strict=True)  # a missing key fails before the first case runs
 	async with loaded.om:
