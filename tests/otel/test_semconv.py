@@ -255,3 +255,70 @@ async def test_every_output_message_has_the_finish_reason_the_conventions_requir
 		for message in json.loads(str(attributes["gen_ai.output.messages"])):
 			assert {"role", "parts", "finish_reason"} <= set(message), span.name
 			assert message["finish_reason"] == "stop"
+
+
+async def test_a_sub_agent_s_events_are_span_events_of_its_own_steps_only(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""A sub-agent's events also reach its caller's observers: recorded once, on its own step."""
+	from openmolt_core.tools import tool
+
+	@tool(labels=["untrusted"])
+	def read_page() -> str:
+		"""Read a web page."""
+		return "someone else wrote this"
+
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter)).instrument(om)
+	sub = om.create_agent(
+		name="reader",
+		model=ScriptedModel([call_tool("local.read_page"), finish("read")]),
+		tools=[read_page],
+	)
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.reader", task="t"), finish("ok")]),
+		tools=[sub],
+	)
+	await parent.run("go")
+	spans = exporter.get_finished_spans()
+	runs = {s.context.span_id: s.name for s in spans if s.name.startswith("invoke_agent")}
+	taints = {
+		runs[s.parent.span_id]: [e.name for e in s.events]
+		for s in spans
+		if s.name == "step 1" and s.parent is not None
+	}
+	# the reader's taint on its step; the boss's own (the sub-agent's output is untrusted) on its
+	assert taints == {"invoke_agent reader": ["taint"], "invoke_agent boss": ["taint"]}
+
+
+async def test_a_replayed_event_is_marked_on_its_span_event(exporter: InMemorySpanExporter) -> None:
+	"""An event a recovering durable run emits again (delivered: replay_events) says replayed."""
+	from types import SimpleNamespace
+
+	from openmolt_core.events import ErrorEvent
+	from openmolt_core.observe import RunOutcome
+	from openmolt_core.result import RunState
+
+	telemetry = Telemetry(tracer_provider=_provider(exporter))
+	agent = OpenMolt(entry_points=False).create_agent(name="R", model=ScriptedModel([]))
+	state = RunState()
+	run = SimpleNamespace(
+		run_id=state.run_id,
+		agent=agent,
+		agent_name="R",
+		provider="custom",
+		resumed=True,
+		input="go",
+		state=state,
+		redact=lambda value: value,
+	)
+	await telemetry.started(run)  # type: ignore[arg-type]
+	for replayed in (True, False):
+		event = ErrorEvent(agent="R", step=0, run_id=state.run_id, kind="tool", message="x")
+		event.replayed = replayed
+		await telemetry.event(run, event)  # type: ignore[arg-type]
+	await telemetry.ended(run, RunOutcome("success"))  # type: ignore[arg-type]
+	[span] = exporter.get_finished_spans()
+	marks = [dict(e.attributes or {}).get("openmolt.event.replayed") for e in span.events]
+	assert marks == [True, None]

@@ -204,9 +204,13 @@ class Telemetry(RunObserver):
 		"""Give the running tool's span its arguments (content capture only); record the rest.
 
 		An event no span stands for (a guardrail's, taint, an approval, a capability's own) is a
-		span event of its step's span (of the run's, before the first step), with its number
-		and, when contents are captured, its data (redacted).
+		span event of its step's span (of the run's, before the first step), with its number,
+		``openmolt.event.replayed`` when a recovering durable run emitted it again, and, when
+		contents are captured, its data (redacted). A sub-agent's events, which also reach its
+		caller's observers, are recorded once: on the sub-agent's own spans.
 		"""
+		if event.run_id and event.run_id != run.run_id and event.run_id in self._runs:
+			return  # a traced sub-run's event, passed up to its caller: its own spans have it
 		if event.name in _SPANNED:
 			if not self.capture_content or event.name != "tool:call":
 				return
@@ -220,6 +224,8 @@ class Telemetry(RunObserver):
 			return
 		step = spans.step if spans.step is not None and spans.step_number == event.step else None
 		attributes: dict[str, Any] = {"openmolt.event.seq": event.seq}
+		if event.replayed:
+			attributes["openmolt.event.replayed"] = True
 		if self.capture_content:
 			attributes["openmolt.event.data"] = _json(event_data(event, run.redact))
 		(step or spans.run).add_event(event.name, attributes)
