@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 from opentelemetry.semconv.attributes import error_attributes
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -87,6 +88,11 @@ def test_every_attribute_name_is_the_semantic_conventions_own() -> None:
 			assert value == error_attributes.ERROR_TYPE
 		elif name in ("CHAT", "EXECUTE_TOOL", "INVOKE_AGENT"):
 			assert value == gen_ai_attributes.GenAiOperationNameValues[name].value
+		elif name in ("TOKEN_INPUT", "TOKEN_OUTPUT"):
+			token_type = gen_ai_attributes.GenAiTokenTypeValues[name.removeprefix("TOKEN_")]
+			assert value == token_type.value
+		elif name.startswith("CLIENT_"):
+			assert value == getattr(gen_ai_metrics, f"GEN_AI_{name}"), name
 		else:
 			assert value == getattr(gen_ai_attributes, f"GEN_AI_{name}"), name
 

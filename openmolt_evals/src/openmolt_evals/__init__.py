@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ import anyio
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.llm import Usage
 from openmolt_core.result import RunState
+from openmolt_core.secrets import Redactor, redactor_for
 from openmolt_evals.evaluators import (
 	EVALUATORS,
 	Evaluator,
@@ -93,13 +94,20 @@ def _evaluator(data: Any, where: str) -> Evaluator:
 			f"{where}: unknown evaluator {data['type']!r}; {suggestion(str(data['type']), EVALUATORS, noun='evaluators')}"
 		)
 	fields = {k: v for k, v in data.items() if k != "type"}
-	if "expected" in fields and cls is Trajectory:
-		fields["expected"] = tuple(ToolCall(**c) for c in fields["expected"])
 	try:
+		if "expected" in fields and cls is Trajectory:
+			fields["expected"] = tuple(_tool_call(c) for c in fields["expected"])
 		evaluator: Evaluator = cls(**fields)
-	except TypeError as exc:
+	except (TypeError, ValueError) as exc:
 		raise ConfigurationError(f"{where}: {data['type']}: {exc}") from exc
 	return evaluator
+
+
+def _tool_call(data: Any) -> ToolCall:
+	"""An expected call from its JSON form, ``{"tool": ..., "input": {...}}``."""
+	if not isinstance(data, Mapping) or set(data) - {"tool", "input"} or "tool" not in data:
+		raise ValueError(f"an expected call is {{'tool': ..., 'input': {{...}}}}, not {data!r}")
+	return ToolCall(tool=data["tool"], input=data.get("input") or {})
 
 
 def _case(data: Mapping[str, Any], index: int) -> Case:
@@ -118,11 +126,9 @@ def _case(data: Mapping[str, Any], index: int) -> Case:
 		raise ConfigurationError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(known)}")
 	tools = data.get("expected_tools", data.get("expectedTools")) or ()
 	try:
-		expected = tuple(ToolCall(tool=t["tool"], input=t.get("input") or {}) for t in tools)
-	except (KeyError, TypeError) as exc:
-		raise ConfigurationError(
-			f"{where}.expected_tools: each is {{'tool': ..., 'input': {{...}}}}"
-		) from exc
+		expected = tuple(_tool_call(t) for t in tools)
+	except (ValueError, TypeError) as exc:
+		raise ConfigurationError(f"{where}.expected_tools: {exc}") from exc
 	return Case(
 		name=str(data.get("name") or f"case {index + 1}"),
 		input=data.get("input"),
@@ -204,21 +210,63 @@ class Dataset:
 		return cls(cases=tuple(cases), name=name)
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The dataset's JSON form (evaluators of the built-in types only)."""
-		return {
-			"name": self.name,
-			"cases": [
-				{
-					"name": c.name,
-					"input": c.input,
-					"expected_output": c.expected_output,
-					"expected_tools": [
-						{"tool": t.tool, "input": dict(t.input)} for t in c.expected_tools
-					],
-				}
-				for c in self.cases
-			],
-		}
+		"""The dataset's JSON form, which `from_dict` reads back.
+
+		Raises:
+			ConfigurationError: An evaluator JSON cannot hold (not a built-in type, or with a
+				Python function or a provider object); the message names it.
+		"""
+		data: dict[str, Any] = {"name": self.name}
+		if self.evaluators is not None:
+			data["evaluators"] = [
+				_evaluator_dict(e, f"evaluators[{i}]") for i, e in enumerate(self.evaluators)
+			]
+		cases = []
+		for index, c in enumerate(self.cases):
+			case: dict[str, Any] = {
+				"name": c.name,
+				"input": c.input,
+				"expected_output": c.expected_output,
+				"expected_tools": [
+					{"tool": t.tool, "input": dict(t.input)} for t in c.expected_tools
+				],
+			}
+			if c.evaluators:
+				case["evaluators"] = [
+					_evaluator_dict(e, f"cases[{index}].evaluators[{i}]")
+					for i, e in enumerate(c.evaluators)
+				]
+			cases.append(case)
+		data["cases"] = cases
+		return data
+
+
+def _evaluator_dict(evaluator: Evaluator, where: str) -> dict[str, Any]:
+	"""A built-in evaluator's JSON form (``{"type": ..., fields that differ from defaults}``)."""
+	kind = next((k for k, cls in EVALUATORS.items() if type(evaluator) is cls), None)
+	name = getattr(evaluator, "name", type(evaluator).__name__)
+	if kind is None:
+		raise ConfigurationError(
+			f"{where}: {name!r} is not a built-in evaluator; a dataset file cannot hold it"
+		)
+	data: dict[str, Any] = {"type": kind}
+	for spec in fields(evaluator):  # type: ignore[arg-type]
+		value = getattr(evaluator, spec.name)
+		if value == (spec.default_factory() if callable(spec.default_factory) else spec.default):
+			continue
+		if isinstance(value, Mapping):
+			value = dict(value)
+		elif spec.name == "expected" and isinstance(evaluator, Trajectory):
+			value = [{"tool": t.tool, "input": dict(t.input)} for t in value]
+		try:
+			json.dumps(value)
+		except (TypeError, ValueError):
+			raise ConfigurationError(
+				f"{where}: {kind}'s {spec.name} ({type(value).__name__}) cannot be written as "
+				"JSON; give it in Python, or a name a dataset file can hold"
+			) from None
+		data[spec.name] = value
+	return data
 
 
 def _dump(value: Any) -> Any:
@@ -299,15 +347,19 @@ class CaseReport:
 
 	@property
 	def score(self) -> float:
-		"""The mean of the evaluators' scores (0 for a run that failed)."""
-		if self.status == "error" or not self.scores:
-			return 0.0 if self.status == "error" else 1.0
-		return sum(s.score for s in self.scores) / len(self.scores)
+		"""The mean of the evaluators' scores, skipped ones aside.
+
+		0 for a run that failed; 1 when nothing was checked.
+		"""
+		if self.status == "error":
+			return 0.0
+		scored = [s.score for s in self.scores if not s.skipped]
+		return sum(scored) / len(scored) if scored else 1.0
 
 	@property
 	def passed(self) -> bool:
-		"""Whether every evaluator gave full marks."""
-		return self.status != "error" and all(s.score >= 1.0 for s in self.scores)
+		"""Whether every evaluator passed it (full marks, or a judge's threshold)."""
+		return self.status != "error" and all(s.passed for s in self.scores)
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The case report as JSON-serializable data."""
@@ -349,11 +401,12 @@ class Report:
 		return sum(1 for c in self.cases if c.passed)
 
 	def evaluator_means(self) -> dict[str, float]:
-		"""The mean score of each evaluator over the cases it scored."""
+		"""The mean score of each evaluator over the cases it scored (not those it skipped)."""
 		totals: dict[str, list[float]] = {}
 		for case in self.cases:
 			for s in case.scores:
-				totals.setdefault(s.evaluator, []).append(s.score)
+				if not s.skipped:
+					totals.setdefault(s.evaluator, []).append(s.score)
 		return {k: sum(v) / len(v) for k, v in totals.items()}
 
 	def to_dict(self) -> dict[str, Any]:
@@ -377,7 +430,7 @@ class Report:
 		rows = [("case", "status", "score", "steps", "tokens", "cost", "seconds", "why")]
 		for c in self.cases:
 			why = "; ".join(
-				f"{s.evaluator}: {s.reason}" for s in c.scores if s.score < 1.0 and s.reason
+				f"{s.evaluator}: {s.reason}" for s in c.scores if not s.passed and s.reason
 			)
 			cost = f"${c.usage.cost_usd:.4f}" if c.usage.cost_usd is not None else "-"
 			rows.append(
@@ -422,6 +475,8 @@ def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Repor
 			lines.append(f"  {case['case']}: new, {case['score']:.2f}")
 		elif abs(prev - case["score"]) > 1e-9:
 			lines.append(f"  {case['case']}: {prev:.2f} → {case['score']:.2f}")
+	now = {c["case"] for c in b.get("cases", [])}
+	lines += [f"  {name}: gone (was {score:.2f})" for name, score in old.items() if name not in now]
 	return "\n".join(lines)
 
 
@@ -442,8 +497,15 @@ async def evaluate(
 
 	Returns:
 		The report, cases in the dataset's order.
+
+	Raises:
+		ConfigurationError: ``concurrency`` is under 1.
 	"""
-	limiter = anyio.CapacityLimiter(max(concurrency, 1))
+	if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+		raise ConfigurationError(
+			f"evaluate: concurrency is how many runs at once, 1 or more, not {concurrency!r}"
+		)
+	limiter = anyio.CapacityLimiter(concurrency)
 	reports: list[CaseReport | None] = [None] * len(dataset.cases)
 	chosen = evaluators if evaluators is not None else dataset.evaluators
 
@@ -471,6 +533,9 @@ def _defaults(case: Case) -> list[Evaluator]:
 
 
 async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None) -> CaseReport:
+	# What a case reports passes through the agent's redactor: a failure's message, an
+	# evaluator's reason, may quote a secret the instance knows.
+	redact = redactor_for((), getattr(agent.om, "secrets", None))
 	state = RunState()
 	calls: list[ToolCall] = []
 
@@ -485,6 +550,11 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		result = await agent.run(case.input, history=state)
 	except RunError as exc:
 		result, error = exc.result, str(exc)
+	except Exception as exc:
+		# Whatever else a run raises ends this case, not the others' runs.
+		error = redact(f"{type(exc).__name__}: {exc}")
+		seconds = time.perf_counter() - began
+		return CaseReport(case.name, "error", (), 0, Usage(), seconds, error)
 	finally:
 		agent.off("tool:call", seen)
 	seconds = time.perf_counter() - began
@@ -510,9 +580,23 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		resolve_model=resolve,
 	)
 	evaluators = [*(chosen if chosen is not None else _defaults(case)), *case.evaluators]
-	scores = tuple([await e.evaluate(observed, case) for e in evaluators])
+	scores = tuple([_masked(await _score(e, observed, case), redact) for e in evaluators])
 	usage = Usage()
 	usage.add(result.usage)
 	if observed.judge_usage.calls:
 		usage.add(observed.judge_usage)
+	error = redact(error) if error is not None else None
 	return CaseReport(case.name, result.status, scores, result.steps, usage, seconds, error)
+
+
+async def _score(evaluator: Evaluator, observed: Observed, case: Case) -> Score:
+	"""The evaluator's score; one that raises (a judge's model down) scores 0 with why."""
+	try:
+		return await evaluator.evaluate(observed, case)
+	except Exception as exc:
+		name = str(getattr(evaluator, "name", type(evaluator).__name__))
+		return Score(name, 0.0, f"the evaluator failed: {type(exc).__name__}: {exc}")
+
+
+def _masked(score: Score, redact: Redactor) -> Score:
+	return replace(score, reason=redact(score.reason)) if score.reason else score

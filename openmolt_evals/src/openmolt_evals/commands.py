@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -50,12 +50,17 @@ async def _main(ns: argparse.Namespace) -> int:
 	from openmolt_evals import Dataset, evaluate
 
 	dataset = Dataset.load(ns.dataset)
+	before = _earlier(ns.compare) if ns.compare else None  # a bad file fails before any run
+	if ns.json and ns.json != "-" and not Path(ns.json).parent.is_dir():
+		from openmolt_core.errors import ConfigurationError
+
+		raise ConfigurationError(f"--json {ns.json!r}: its folder does not exist")
 	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
 	check_ready(loaded, strict=True)  # a missing key fails before the first case runs
 	async with loaded.om:
 		report = await evaluate(loaded.agent, dataset, concurrency=ns.concurrency)
 	data = report.to_dict()
-	await _write(ns, report.table(), data)
+	await _write(ns, report.table(), data, before)
 	if ns.min_score is not None and report.score < ns.min_score:
 		sys.stderr.write(
 			f"openmolt: score {report.score:.2f} is below --min-score {ns.min_score:g}\n"
@@ -64,11 +69,32 @@ async def _main(ns: argparse.Namespace) -> int:
 	return 0
 
 
-async def _write(ns: argparse.Namespace, table: str, data: dict[str, object]) -> None:
-	await anyio.to_thread.run_sync(_write_sync, ns, table, data)
+def _earlier(path: str) -> dict[str, Any]:
+	"""The ``--compare`` report, read before any case runs.
+
+	Raises:
+		ConfigurationError: The file cannot be read or is not a JSON report.
+	"""
+	from openmolt_core.errors import ConfigurationError
+
+	try:
+		data = json.loads(Path(path).read_text(encoding="utf-8"))
+	except (OSError, ValueError) as exc:
+		raise ConfigurationError(f"--compare {path!r}: {exc}") from exc
+	if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+		raise ConfigurationError(f"--compare {path!r}: not a report (write one with --json PATH)")
+	return data
 
 
-def _write_sync(ns: argparse.Namespace, table: str, data: dict[str, object]) -> None:
+async def _write(
+	ns: argparse.Namespace, table: str, data: dict[str, object], before: dict[str, Any] | None
+) -> None:
+	await anyio.to_thread.run_sync(_write_sync, ns, table, data, before)
+
+
+def _write_sync(
+	ns: argparse.Namespace, table: str, data: dict[str, object], before: dict[str, Any] | None
+) -> None:
 	from openmolt_evals import compare
 
 	if ns.json == "-":
@@ -79,8 +105,7 @@ def _write_sync(ns: argparse.Namespace, table: str, data: dict[str, object]) -> 
 			Path(ns.json).write_text(
 				json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8"
 			)
-	if ns.compare:
-		before = json.loads(Path(ns.compare).read_text(encoding="utf-8"))
+	if before is not None:
 		sys.stderr.write(compare(before, data) + "\n")
 
 
@@ -89,6 +114,8 @@ def main(args: list[str]) -> int:
 	ns = _parser().parse_args(args)
 	if ns.min_score is not None and not 0 <= ns.min_score <= 1:
 		_parser().error("--min-score is a score from 0 to 1")
+	if ns.concurrency < 1:
+		_parser().error("--concurrency is how many runs at once: 1 or more")
 	return anyio.run(_main, ns)
 
 

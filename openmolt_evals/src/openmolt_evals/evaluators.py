@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
 if TYPE_CHECKING:
 	from openmolt_evals import Case, Observed
@@ -45,15 +45,37 @@ class Score:
 		evaluator: The evaluator's name.
 		score: From 0 (failed) to 1 (passed).
 		reason: Why, in a few words.
+		threshold: The score from which it counts as passed (1: full marks only; an
+			`LLMJudge` gives its own).
+		skipped: The evaluator had nothing to check in this case (`OutputEquals` without an
+			expected output): the score counts in no mean, and the case is not failed for it.
 	"""
 
 	evaluator: str
 	score: float
 	reason: str = ""
+	threshold: float = 1.0
+	skipped: bool = False
+
+	@classmethod
+	def skip(cls, evaluator: str, reason: str) -> Score:
+		"""A score for a case the evaluator has nothing to check in."""
+		return cls(evaluator, 0.0, reason, skipped=True)
+
+	@property
+	def passed(self) -> bool:
+		"""Whether the score reaches the threshold (a skipped score is not a failure)."""
+		return self.skipped or self.score >= self.threshold
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The score as JSON-serializable data."""
-		return {"evaluator": self.evaluator, "score": self.score, "reason": self.reason}
+		"""The score as JSON-serializable data (``score`` None when skipped)."""
+		return {
+			"evaluator": self.evaluator,
+			"score": None if self.skipped else self.score,
+			"passed": self.passed,
+			"skipped": self.skipped,
+			"reason": self.reason,
+		}
 
 
 @runtime_checkable
@@ -82,6 +104,13 @@ class ToolCall:
 	tool: str
 	input: Mapping[str, Any] = field(default_factory=dict)
 
+	def __post_init__(self) -> None:
+		"""Refuse a call that is not a tool handle and an object of arguments."""
+		if not isinstance(self.tool, str) or not self.tool:
+			raise ValueError(f"a tool call's 'tool' is a tool handle, not {self.tool!r}")
+		if not isinstance(self.input, Mapping):
+			raise ValueError(f"{self.tool}: a tool call's 'input' is an object, not {self.input!r}")
+
 	def matches(self, other: ToolCall) -> bool:
 		"""Whether an observed call is this expected one: same tool, and the fields given here."""
 		return self.tool == other.tool and all(
@@ -90,7 +119,23 @@ class ToolCall:
 
 
 def _same(a: Any, b: Any) -> bool:
-	return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+	"""Whether two values are the same JSON value (``1`` and ``1.0`` are one number)."""
+	return _canonical(a) == _canonical(b)
+
+
+def _canonical(value: Any) -> str:
+	return json.dumps(_numbers(value), sort_keys=True, default=str)
+
+
+def _numbers(value: Any) -> Any:
+	# JSON has one kind of number: a whole float is written as the integer it equals.
+	if isinstance(value, float) and value.is_integer():
+		return int(value)
+	if isinstance(value, Mapping):
+		return {str(k): _numbers(v) for k, v in value.items()}
+	if isinstance(value, list | tuple):
+		return [_numbers(v) for v in value]
+	return value
 
 
 def _mismatches(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
@@ -134,14 +179,20 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class OutputEquals:
-	"""The output equals the case's ``expected_output`` (or ``expected`` when given here)."""
+	"""The output equals the case's ``expected_output`` (or ``expected`` when given here).
+
+	A case with neither is skipped (`Score.skipped`): a null output is checked with
+	`OutputSchema` (``{"type": "null"}``).
+	"""
 
 	expected: Any = None
 	name: str = "output_equals"
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
-		"""1 when equal (as JSON), else 0."""
+		"""1 when equal (as JSON), else 0; skipped when no output is expected."""
 		expected = self.expected if self.expected is not None else case.expected_output
+		if expected is None:  # as for the default evaluators: None is no expectation
+			return Score.skip(self.name, "the case names no expected output")
 		got = _plain(observed.output)
 		ok = _same(got, expected)
 		return Score(
@@ -176,6 +227,36 @@ TrajectoryMode = Literal["exact", "in_order", "any_order", "subset"]
 this order, others may come between. ``any_order``: the same calls, in any order. ``subset``: every
 expected call appears somewhere."""
 
+_MODES: tuple[str, ...] = get_args(TrajectoryMode)
+
+
+def _in_order(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> int:
+	"""How many expected calls match calls in their order: the longest common subsequence."""
+	previous = [0] * (len(calls) + 1)
+	for want in expected:
+		row = [0]
+		for j, call in enumerate(calls):
+			row.append(previous[j] + 1 if want.matches(call) else max(previous[j + 1], row[j]))
+		previous = row
+	return previous[-1]
+
+
+def _paired(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> int:
+	"""How many expected calls match distinct calls, in any order: a maximum matching."""
+	owner: dict[int, int] = {}  # call index -> expected index
+
+	def place(e: int, seen: set[int]) -> bool:
+		for c, call in enumerate(calls):
+			if c in seen or not expected[e].matches(call):
+				continue
+			seen.add(c)
+			if c not in owner or place(owner[c], seen):
+				owner[c] = e
+				return True
+		return False
+
+	return sum(1 for e in range(len(expected)) if place(e, set()))
+
 
 @dataclass(frozen=True, slots=True)
 class Trajectory:
@@ -190,6 +271,11 @@ class Trajectory:
 	expected: Sequence[ToolCall] | None = None
 	name: str = "trajectory"
 
+	def __post_init__(self) -> None:
+		"""Refuse a mode that is not one of `TrajectoryMode`'s."""
+		if self.mode not in _MODES:
+			raise ValueError(f"mode {self.mode!r} is not one of {', '.join(_MODES)}")
+
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""The share of expected calls matched (1 only when the mode's rule holds)."""
 		expected = list(self.expected if self.expected is not None else case.expected_tools)
@@ -200,27 +286,15 @@ class Trajectory:
 				self.name, 1.0 if ok else 0.0, "" if ok else f"expected no calls, got {len(calls)}"
 			)
 		if self.mode in ("exact", "in_order"):
-			matched, position = 0, 0
-			for e in expected:
-				while position < len(calls) and not e.matches(calls[position]):
-					position += 1
-				if position < len(calls):
-					matched += 1
-					position += 1
+			matched = _in_order(expected, calls)
 			ok = matched == len(expected)
 			if self.mode == "exact":
 				ok = len(calls) == len(expected) and all(
 					e.matches(c) for e, c in zip(expected, calls, strict=True)
 				)
 		else:
-			remaining = list(calls)
-			matched = 0
-			for e in expected:
-				hit = next((c for c in remaining if e.matches(c)), None)
-				if hit is not None:
-					remaining.remove(hit)
-					matched += 1
-			ok = matched == len(expected) and (self.mode == "subset" or not remaining)
+			matched = _paired(expected, calls)
+			ok = matched == len(expected) and (self.mode == "subset" or len(calls) == matched)
 		# Partial credit: the expected calls found (in order, for the ordered modes), over the
 		# longer of the two lists when extra calls count against the mode.
 		strict = self.mode in ("exact", "any_order")
@@ -252,6 +326,16 @@ class ToolArguments:
 	matches: Mapping[str, str] = field(default_factory=dict)
 	check: Callable[[Mapping[str, Any]], bool] | None = None
 	name: str = "tool_arguments"
+
+	def __post_init__(self) -> None:
+		"""Refuse a pattern that does not compile, naming its field."""
+		for key, pattern in self.matches.items():
+			try:
+				re.compile(pattern)
+			except (re.error, TypeError) as exc:
+				raise ValueError(
+					f"matches[{key!r}]: {pattern!r} is not a regular expression ({exc})"
+				) from None
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""The share of this tool's calls whose arguments pass (0 when it was never called)."""
@@ -314,6 +398,11 @@ class LLMJudge:
 	threshold: float = 0.5
 	name: str = "llm_judge"
 
+	def __post_init__(self) -> None:
+		"""Refuse a threshold that is not a score from 0 to 1."""
+		if not _is_grade(self.threshold):
+			raise ValueError(f"threshold is a score from 0 to 1, not {self.threshold!r}")
+
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""The judge's score (0 when its answer cannot be read)."""
 		from openmolt_core.llm import Message, ModelRequest
@@ -332,12 +421,24 @@ class LLMJudge:
 		observed.judge_usage.add(response.usage)
 		try:
 			data = json.loads(_json_part(response.text))
-			score = min(max(float(data["score"]), 0.0), 1.0)
+			score = data["score"]
+			score = float(score) if isinstance(score, str) else score  # "0.8" as a string
 		except (ValueError, KeyError, TypeError):
+			score = data = None
+		if not isinstance(data, dict) or not _is_grade(score):
+			# Not a grade from 0 to 1 (NaN, a boolean, "8" out of ten): no score is guessed.
 			return Score(
-				self.name, 0.0, f"the judge's answer was not readable: {response.text[:200]!r}"
+				self.name,
+				0.0,
+				f"the judge's answer was not readable: {response.text[:200]!r}",
+				self.threshold,
 			)
-		return Score(self.name, score, str(data.get("reason", "")))
+		return Score(self.name, float(score), str(data.get("reason", "")), self.threshold)
+
+
+def _is_grade(value: Any) -> bool:
+	"""Whether a value is a number from 0 to 1 (a boolean is not; NaN is not)."""
+	return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
 
 
 def _json_part(text: str) -> str:
@@ -348,6 +449,8 @@ def _json_part(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Efficiency:
 	"""Steps, tokens, cost and seconds within limits (None: not checked).
+
+	An unknown cost (a model without a price) does not keep a cost limit.
 
 	Args:
 		max_steps: The most model calls.
@@ -373,10 +476,11 @@ class Efficiency:
 		active = [(n, limit, value) for n, limit, value in checks if limit is not None]
 		if not active:
 			return Score(self.name, 1.0)
+		# A limit on what is not known (the cost of a model without a price) is not kept.
 		over = [
-			f"{n} {value:g} > {limit:g}"
+			f"{n} unknown" if value is None else f"{n} {value:g} > {limit:g}"
 			for n, limit, value in active
-			if value is not None and value > limit
+			if value is None or value > limit
 		]
 		return Score(self.name, 1 - len(over) / len(active), "; ".join(over))
 

@@ -25,6 +25,10 @@ results) are recorded only when opted in (``capture_content=True`` or
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), always through the agent's
 redactor, as JSON strings in the conventions' message shapes.
 
+Each model call also records the client metrics ``gen_ai.client.operation.duration`` (s) and
+``gen_ai.client.token.usage`` ({token}, by ``gen_ai.token.type``), with the conventions' advised
+buckets, through ``meter_provider`` (default: the global one; without an SDK, a no-op).
+
 The spans come from two seams of the core and no change to the loop: the run observer's events
 (`openmolt_core.observe`) and its durability port (`openmolt_core.durability`), which every model
 call, tool call and human answer passes through.
@@ -35,12 +39,13 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from openmolt_core.durability import ForwardingPort
@@ -48,6 +53,7 @@ from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_da
 from openmolt_otel import conventions as gen_ai
 
 if TYPE_CHECKING:
+	from opentelemetry.metrics import MeterProvider
 	from opentelemetry.trace import TracerProvider
 
 	from openmolt_core.durability import RunPort
@@ -102,6 +108,8 @@ class Telemetry(RunObserver):
 			was set up with; without an SDK, spans are no-ops).
 		capture_content: Record message contents, redacted (default: from
 			``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
+		meter_provider: Where the client metrics go (default: the global provider
+			``opentelemetry.metrics`` was set up with; without an SDK, nothing is recorded).
 	"""
 
 	def __init__(
@@ -109,10 +117,24 @@ class Telemetry(RunObserver):
 		*,
 		tracer_provider: TracerProvider | None = None,
 		capture_content: bool | None = None,
+		meter_provider: MeterProvider | None = None,
 	) -> None:
 		from openmolt_core import __version__
 
 		self.tracer = trace.get_tracer(_SCOPE, __version__, tracer_provider=tracer_provider)
+		meter = metrics.get_meter(_SCOPE, __version__, meter_provider=meter_provider)
+		self._token_usage = meter.create_histogram(
+			gen_ai.CLIENT_TOKEN_USAGE,
+			unit="{token}",
+			description="Number of input and output tokens used.",
+			explicit_bucket_boundaries_advisory=list(gen_ai.TOKEN_BUCKETS),
+		)
+		self._duration = meter.create_histogram(
+			gen_ai.CLIENT_OPERATION_DURATION,
+			unit="s",
+			description="GenAI operation duration.",
+			explicit_bucket_boundaries_advisory=list(gen_ai.DURATION_BUCKETS),
+		)
 		if capture_content is None:
 			capture_content = os.environ.get(CAPTURE_ENV, "").strip().lower() in ("true", "1")
 		self.capture_content = capture_content
@@ -170,7 +192,11 @@ class Telemetry(RunObserver):
 			span.set_status(Status(StatusCode.ERROR, outcome.error or outcome.status))
 		if self.capture_content and outcome.result is not None:
 			output = run.redact.deep(outcome.result.to_dict()["output"])
-			message = {"role": "assistant", "parts": _text_parts(_json(output))}
+			message = {
+				"role": "assistant",
+				"parts": _text_parts(_json(output)),
+				"finish_reason": "stop",
+			}
 			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
 		span.end()
 
@@ -178,9 +204,13 @@ class Telemetry(RunObserver):
 		"""Give the running tool's span its arguments (content capture only); record the rest.
 
 		An event no span stands for (a guardrail's, taint, an approval, a capability's own) is a
-		span event of its step's span (of the run's, before the first step), with its number
-		and, when contents are captured, its data (redacted).
+		span event of its step's span (of the run's, before the first step), with its number,
+		``openmolt.event.replayed`` when a recovering durable run emitted it again, and, when
+		contents are captured, its data (redacted). A sub-agent's events, which also reach its
+		caller's observers, are recorded once: on the sub-agent's own spans.
 		"""
+		if event.run_id and event.run_id != run.run_id and event.run_id in self._runs:
+			return  # a traced sub-run's event, passed up to its caller: its own spans have it
 		if event.name in _SPANNED:
 			if not self.capture_content or event.name != "tool:call":
 				return
@@ -194,6 +224,8 @@ class Telemetry(RunObserver):
 			return
 		step = spans.step if spans.step is not None and spans.step_number == event.step else None
 		attributes: dict[str, Any] = {"openmolt.event.seq": event.seq}
+		if event.replayed:
+			attributes["openmolt.event.replayed"] = True
 		if self.capture_content:
 			attributes["openmolt.event.data"] = _json(event_data(event, run.redact))
 		(step or spans.run).add_event(event.name, attributes)
@@ -272,17 +304,23 @@ class Telemetry(RunObserver):
 			)
 		token = otel_context.attach(trace.set_span_in_context(span))
 		tool_token = _tool_span.set(span) if kind == "tool" else None
+		began = time.perf_counter()
 		try:
 			value = await call()
 		except BaseException as exc:
 			span.set_attribute(gen_ai.ERROR_TYPE, type(exc).__qualname__)
 			span.set_status(Status(StatusCode.ERROR, run.redact(str(exc))))
+			if kind == "model":
+				self._measure(run, began, None, type(exc).__qualname__)
 			raise
 		else:
 			if kind == "model":
 				self._model_done(run, span, value)
+				self._measure(run, began, value, None)
 			elif kind == "tool":
 				self._tool_done(run, span, value)
+			elif isinstance(value, dict) and "parked" in value:
+				span.set_attribute("openmolt.parked", True)  # nobody answered: the run parks
 			return value
 		finally:
 			if tool_token is not None:
@@ -290,7 +328,42 @@ class Telemetry(RunObserver):
 			otel_context.detach(token)
 			span.end()
 
+	def _answered(self, run: ObservedRun, response: Any) -> dict[str, Any]:
+		"""The model that answered and its provider (a fallback's, when one answered)."""
+		answered = getattr(response, "model", None)
+		models = run.agent.models
+		if not isinstance(answered, str) or not models or answered == models[0]:
+			return {gen_ai.RESPONSE_MODEL: run.agent.model}
+		provider, _, model = answered.partition(":")
+		return {
+			gen_ai.PROVIDER_NAME: PROVIDER_NAMES.get(provider, provider),
+			gen_ai.RESPONSE_MODEL: model,
+		}
+
+	def _measure(self, run: ObservedRun, began: float, response: Any, error: str | None) -> None:
+		"""Record a model call's duration and, when it answered, its tokens (the client metrics)."""
+		spans = self._runs.get(run.run_id)
+		attributes: dict[str, Any] = {
+			gen_ai.OPERATION_NAME: gen_ai.CHAT,
+			gen_ai.PROVIDER_NAME: spans.common[gen_ai.PROVIDER_NAME] if spans else run.provider,
+			gen_ai.REQUEST_MODEL: run.agent.model,
+		}
+		if error is not None:
+			attributes[gen_ai.ERROR_TYPE] = error
+		else:
+			attributes.update(self._answered(run, response))
+		self._duration.record(time.perf_counter() - began, attributes)
+		usage = getattr(response, "usage", None)
+		if usage is None:
+			return
+		for kind, count in (
+			(gen_ai.TOKEN_INPUT, usage.input_tokens),
+			(gen_ai.TOKEN_OUTPUT, usage.output_tokens),
+		):
+			self._token_usage.record(count, {**attributes, gen_ai.TOKEN_TYPE: kind})
+
 	def _model_done(self, run: ObservedRun, span: Span, response: Any) -> None:
+		span.set_attributes(self._answered(run, response))
 		usage = getattr(response, "usage", None)
 		if usage is not None:
 			span.set_attribute(gen_ai.USAGE_INPUT_TOKENS, usage.input_tokens)
@@ -304,12 +377,11 @@ class Telemetry(RunObserver):
 		if reason:
 			span.set_attribute(gen_ai.RESPONSE_FINISH_REASONS, [reason])
 		if self.capture_content:
-			message: dict[str, Any] = {
+			message = {
 				"role": "assistant",
 				"parts": _text_parts(run.redact(str(getattr(response, "text", "")))),
+				"finish_reason": reason or "stop",  # required; the loop reads none as stop
 			}
-			if reason:
-				message["finish_reason"] = reason
 			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
 
 	def _tool_done(self, run: ObservedRun, span: Span, entry: Any) -> None:

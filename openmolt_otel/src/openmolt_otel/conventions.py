@@ -11,6 +11,8 @@ from __future__ import annotations
 __all__ = [
 	"AGENT_NAME",
 	"CHAT",
+	"CLIENT_OPERATION_DURATION",
+	"CLIENT_TOKEN_USAGE",
 	"CONVERSATION_ID",
 	"ERROR_TYPE",
 	"EXECUTE_TOOL",
@@ -26,7 +28,11 @@ __all__ = [
 	"REQUEST_TEMPERATURE",
 	"REQUEST_TOP_P",
 	"RESPONSE_FINISH_REASONS",
+	"RESPONSE_MODEL",
 	"SYSTEM_INSTRUCTIONS",
+	"TOKEN_INPUT",
+	"TOKEN_OUTPUT",
+	"TOKEN_TYPE",
 	"TOOL_CALL_ARGUMENTS",
 	"TOOL_CALL_ID",
 	"TOOL_CALL_RESULT",
@@ -50,6 +56,7 @@ REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
 REQUEST_STOP_SEQUENCES = "gen_ai.request.stop_sequences"
 OUTPUT_TYPE = "gen_ai.output.type"
 RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+RESPONSE_MODEL = "gen_ai.response.model"
 USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
@@ -63,8 +70,21 @@ INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 ERROR_TYPE = "error.type"
+TOKEN_TYPE = "gen_ai.token.type"
 
 # values of gen_ai.operation.name
 CHAT = "chat"
 EXECUTE_TOOL = "execute_tool"
 INVOKE_AGENT = "invoke_agent"
+
+# values of gen_ai.token.type
+TOKEN_INPUT = "input"
+TOKEN_OUTPUT = "output"
+
+# metrics (histograms) and the bucket boundaries the conventions advise for them
+CLIENT_TOKEN_USAGE = "gen_ai.client.token.usage"
+CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
+TOKEN_BUCKETS: tuple[int, ...] = tuple(4**n for n in range(14))
+"""1, 4, 16 ... 67108864 tokens."""
+DURATION_BUCKETS: tuple[float, ...] = tuple(round(0.01 * 2**n, 2) for n in range(14))
+"""0.01, 0.02, 0.04 ... 81.92 seconds."""

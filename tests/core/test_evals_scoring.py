@@ -1,0 +1,395 @@
+"""Evals under review: failures stay in their case, scores are the right maths, secrets stay out."""
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from openmolt import ConfigurationError, OpenMolt
+from openmolt_core import ModelRequest, ModelResponse, Usage
+from openmolt_core.testing import finish
+from openmolt_evals import Case, Dataset, Observed, ToolCall, evaluate
+from openmolt_evals.evaluators import LLMJudge, OutputEquals, Score, Trajectory
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "sk-evals-secret-9931"
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
+class Echo:
+	"""Finishes with its input (``output`` as given); ``"boom"`` raises; waits ``delay`` first."""
+
+	name = "echo"
+	model = "echo-1"
+
+	def __init__(self, delays: dict[str, float] | None = None) -> None:
+		self.delays = delays or {}
+		self.running = 0
+		self.most = 0
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		task = json.loads(request.messages[0].content)["input"]
+		self.running += 1
+		self.most = max(self.most, self.running)
+		try:
+			await anyio.sleep(self.delays.get(str(task), 0.01))
+		finally:
+			self.running -= 1
+		return ModelResponse(text=json.dumps({"commands": [finish(task)]}), usage=Usage(1, 1))
+
+
+def _agent(model: Any = None) -> Any:
+	om = OpenMolt(entry_points=False, secrets=[SECRET])
+	return om.create_agent(name="Echo", model=model or Echo())
+
+
+def _observed(calls: list[ToolCall], output: Any = None) -> Observed:
+	return Observed(
+		output=output,
+		status="success",
+		human_message="",
+		steps=1,
+		usage=Usage(),
+		seconds=0.1,
+		tool_calls=calls,
+		error=None,
+		resolve_model=None,
+	)
+
+
+class Raising:
+	"""An evaluator that fails, its message carrying a secret."""
+
+	name = "raising"
+
+	async def evaluate(self, observed: Observed, case: Case) -> Score:
+		raise ValueError(f"cannot score, key {SECRET}")
+
+
+async def test_an_evaluator_that_raises_scores_zero_in_its_case_and_the_eval_goes_on() -> None:
+	"""One evaluator failing on one case: the others still score, every case is reported."""
+	cases = (Case("a", "a", expected_output="a"), Case("b", "b", expected_output="b"))
+	dataset = Dataset(cases=cases, evaluators=(OutputEquals(), Raising()))
+	report = await evaluate(_agent(), dataset)
+	assert [c.case for c in report.cases] == ["a", "b"]
+	for case in report.cases:
+		scores = {s.evaluator: s for s in case.scores}
+		assert scores["output_equals"].score == 1.0
+		assert scores["raising"].score == 0.0
+		assert "ValueError" in scores["raising"].reason
+		assert not case.passed
+	assert SECRET not in json.dumps(report.to_dict()) and SECRET not in report.table()
+
+
+async def test_a_judge_whose_model_fails_scores_zero_and_the_eval_goes_on() -> None:
+	"""A judge's provider raising (down, rate-limited) is that judge's zero, not a crashed eval."""
+
+	class Down:
+		name = "down"
+		model = "down-1"
+
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			raise RuntimeError(f"503 from judge, key {SECRET}")
+
+	dataset = Dataset(cases=(Case("a", "a"),), evaluators=(LLMJudge("is fine", model=Down()),))
+	report = await evaluate(_agent(), dataset)
+	[score] = report.cases[0].scores
+	assert score.score == 0.0 and "RuntimeError" in score.reason
+	assert SECRET not in json.dumps(report.to_dict())
+
+
+async def test_a_run_that_raises_anything_is_an_error_case_not_a_crashed_eval() -> None:
+	"""An exception other than RunError from a run ends that case only, masked, in its place."""
+	real = _agent()
+
+	class Flaky:
+		"""The agent, except that one input raises what a broken run store would."""
+
+		def __getattr__(self, name: str) -> Any:
+			return getattr(real, name)
+
+		async def run(self, input: Any, **kwargs: Any) -> Any:
+			if input == "lost":
+				raise LookupError(f"the store is gone, key {SECRET}")
+			return await real.run(input, **kwargs)
+
+	cases = (Case("one", "x", expected_output="x"), Case("two", "lost"), Case("three", "y"))
+	report = await evaluate(Flaky(), Dataset(cases=cases))  # type: ignore[arg-type]
+	assert [c.case for c in report.cases] == ["one", "two", "three"]
+	two = report.cases[1]
+	assert two.status == "error" and two.score == 0.0 and not two.passed
+	assert two.error is not None and "LookupError" in two.error and SECRET not in two.error
+	assert report.cases[0].passed and report.cases[2].passed
+	assert report.score == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize(
+	("expected", "calls", "score"),
+	[
+		# A missing call in the middle costs that call only, not every call after it.
+		(["a", "b", "c"], ["a", "c"], 2 / 3),
+		(["a", "b", "c", "d"], ["a", "d"], 2 / 4),
+		(["x", "a", "b"], ["a", "b"], 2 / 3),
+	],
+)
+async def test_in_order_partial_credit_counts_the_longest_ordered_match(
+	expected: list[str], calls: list[str], score: float
+) -> None:
+	"""in_order's partial credit is the longest run of expected calls found in order."""
+	evaluator = Trajectory(mode="in_order", expected=tuple(ToolCall(t) for t in expected))
+	got = await evaluator.evaluate(_observed([ToolCall(t) for t in calls]), Case("c"))
+	assert got.score == pytest.approx(score), got.reason
+
+
+async def test_any_order_pairs_calls_so_that_most_expected_calls_match() -> None:
+	"""A loose expectation must not take the call a precise one needs (a maximum matching)."""
+	expected = (ToolCall("a.send"), ToolCall("a.send", {"to": "amy"}))
+	calls = [ToolCall("a.send", {"to": "amy"}), ToolCall("a.send", {"to": "bob"})]
+	for mode in ("any_order", "subset"):
+		got = await Trajectory(mode=mode, expected=expected).evaluate(_observed(calls), Case("c"))
+		assert got.score == 1.0, (mode, got.reason)
+
+
+async def test_numbers_equal_as_json_are_equal() -> None:
+	"""1 and 1.0 are one JSON number: an output model's float field matches an integer."""
+	score = await OutputEquals({"total": 30, "items": [1, 2]}).evaluate(
+		_observed([], output={"total": 30.0, "items": [1.0, 2]}), Case("c")
+	)
+	assert score.score == 1.0, score.reason
+	call = ToolCall("a.refund", {"amount": 30})
+	assert call.matches(ToolCall("a.refund", {"amount": 30.0}))
+	# but a boolean is not a number
+	assert not ToolCall("a.t", {"on": 1}).matches(ToolCall("a.t", {"on": True}))
+
+
+def _judge(text: str) -> Any:
+	class Judge:
+		name = "judge"
+		model = "judge-1"
+
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			return ModelResponse(text=text)
+
+	return Judge()
+
+
+@pytest.mark.parametrize(
+	"text",
+	[
+		'{"score": NaN, "reason": "?"}',
+		'{"score": Infinity, "reason": "?"}',
+		'{"score": true, "reason": "?"}',
+		'{"score": 8, "reason": "out of ten"}',
+		'{"score": -0.5, "reason": "?"}',
+		'{"score": null}',
+		'["score", 1]',
+	],
+)
+async def test_a_judge_answer_that_is_not_a_score_from_0_to_1_is_unreadable(text: str) -> None:
+	"""NaN, booleans and scores out of range are not read as a grade: 0, with the answer shown."""
+	judge = LLMJudge("fine", model=_judge(text))
+	observed = _observed([], output="x")
+	observed.resolve_model = lambda model: (model, "judge-1")
+	score = await judge.evaluate(observed, Case("c"))
+	assert score.score == 0.0 and "not readable" in score.reason, score
+
+
+async def test_a_judge_s_threshold_decides_whether_the_case_passed() -> None:
+	"""A 0.8 from a judge whose threshold is 0.7 passes the case (and a 0.6 does not)."""
+	for grade, passed in ((0.8, True), (0.6, False)):
+		judge = LLMJudge("fine", model=_judge(json.dumps({"score": grade})), threshold=0.7)
+		report = await evaluate(_agent(), Dataset(cases=(Case("c", "x"),), evaluators=(judge,)))
+		assert report.cases[0].passed is passed
+		assert report.to_dict()["cases"][0]["scores"][0]["passed"] is passed
+
+
+async def test_concurrency_is_honoured_and_results_keep_the_dataset_order() -> None:
+	"""At most `concurrency` runs at once; cases that finish first still report in order."""
+	delays = {"slow": 0.2, "mid": 0.1, "fast": 0.0, "a": 0.05, "b": 0.05}
+	model = Echo(delays)
+	cases = tuple(Case(n, n, expected_output=n) for n in delays)
+	report = await evaluate(_agent(model), Dataset(cases=cases), concurrency=2)
+	assert model.most == 2
+	assert [c.case for c in report.cases] == list(delays)
+	assert report.passed == 5
+	with pytest.raises(ConfigurationError, match="concurrency"):
+		await evaluate(_agent(model), Dataset(cases=cases), concurrency=0)
+
+
+def test_evaluator_fields_are_checked_when_the_dataset_is_read() -> None:
+	"""A wrong trajectory mode or expected call shape names the field, as a ConfigurationError."""
+	with pytest.raises(ConfigurationError, match=r"evaluators.*mode.*'strict'.*in_order"):
+		Dataset.from_dict(
+			{"cases": [{"input": 1}], "evaluators": [{"type": "trajectory", "mode": "strict"}]}
+		)
+	with pytest.raises(ConfigurationError, match=r"evaluators.*expected"):
+		Dataset.from_dict(
+			{
+				"cases": [{"input": 1}],
+				"evaluators": [{"type": "trajectory", "expected": [{"tol": "x"}]}],
+			}
+		)
+	with pytest.raises(ConfigurationError, match="threshold"):
+		Dataset.from_dict(
+			{
+				"cases": [{"input": 1}],
+				"evaluators": [{"type": "llm_judge", "rubric": "r", "threshold": 2}],
+			}
+		)
+
+
+AGENT_FILE = """
+import json
+from openmolt import OpenMolt
+from openmolt_core import ModelResponse
+from openmolt_core.testing import finish
+
+class Model:
+	name = "fake"
+	model = "fake-1"
+	async def generate(self, request):
+		task = json.loads(request.messages[0].content)["input"]
+		return ModelResponse(text=json.dumps({"commands": [finish(task)]}))
+
+om = OpenMolt(entry_points=False)
+agent = om.create_agent(name="Same", model=Model())
+"""
+
+
+@pytest.mark.parametrize(
+	("args", "says"),
+	[
+		(["--concurrency", "0"], "--concurrency"),
+		(["--compare", "missing.json"], "missing.json"),
+		(["--compare", "garbage.json"], "garbage.json"),
+		(["--json", "no-such-folder/report.json"], "no-such-folder"),
+	],
+)
+def test_the_eval_command_refuses_bad_options_before_running(
+	tmp_path: Path, cli_in_process: Any, args: list[str], says: str
+) -> None:
+	"""Exit 2 with the option named, and no case run, for options that cannot work."""
+	(tmp_path / "agent.py").write_text(textwrap.dedent(AGENT_FILE))
+	(tmp_path / "data.json").write_text(json.dumps({"cases": [{"input": "a"}]}))
+	(tmp_path / "garbage.json").write_text("not json")
+	done: subprocess.CompletedProcess[str] = cli_in_process(
+		["eval", "data.json", "agent.py", *args], cwd=tmp_path, env=dict(os.environ)
+	)
+	assert done.returncode == 2, (done.stdout, done.stderr)
+	assert says in done.stderr and "cases passed" not in done.stdout
+
+
+def test_the_eval_command_exits_2_on_a_bad_evaluator(tmp_path: Path, cli_in_process: Any) -> None:
+	"""A dataset whose evaluator is malformed is a configuration error (2), not a crash (70)."""
+	(tmp_path / "agent.py").write_text(textwrap.dedent(AGENT_FILE))
+	bad = {
+		"cases": [{"input": "a"}],
+		"evaluators": [{"type": "trajectory", "expected": [{"x": 1}]}],
+	}
+	(tmp_path / "data.json").write_text(json.dumps(bad))
+	done = cli_in_process(["eval", "data.json", "agent.py"], cwd=tmp_path, env=dict(os.environ))
+	assert done.returncode == 2, done.stderr
+	assert "expected" in done.stderr
+
+
+async def test_a_cost_limit_on_a_run_of_unknown_cost_is_not_kept() -> None:
+	"""Fail closed: with max_cost_usd set and no price known, the limit is not counted as kept."""
+	from openmolt_evals.evaluators import Efficiency
+
+	observed = _observed([])  # Usage() has cost_usd None: the price is unknown
+	score = await Efficiency(max_cost_usd=0.01, max_steps=5).evaluate(observed, Case("c"))
+	assert score.score == 0.5 and "cost unknown" in score.reason
+
+
+def test_a_tool_arguments_pattern_that_does_not_compile_is_refused_when_read() -> None:
+	"""A bad regular expression names the field when the dataset is read, not mid-eval."""
+	with pytest.raises(ConfigurationError, match=r"matches.*order"):
+		Dataset.from_dict(
+			{
+				"cases": [{"input": 1}],
+				"evaluators": [
+					{"type": "tool_arguments", "tool": "a.b", "matches": {"order": "(["}}
+				],
+			}
+		)
+
+
+def test_compare_names_cases_that_are_gone() -> None:
+	"""A case in the earlier report but not the later one is listed, not silently dropped."""
+	from openmolt_evals import compare
+
+	before = {
+		"agent": "a",
+		"score": 1.0,
+		"cases": [{"case": "x", "score": 1.0}, {"case": "y", "score": 1.0}],
+	}
+	after = {"agent": "b", "score": 1.0, "cases": [{"case": "x", "score": 1.0}]}
+	assert "  y: gone (was 1.00)" in compare(before, after).splitlines()
+
+
+async def test_output_equals_skips_a_case_without_an_expected_output() -> None:
+	"""Dataset-wide output_equals and trajectory: a case that expects only tool calls is scored on
+	them, not failed for an output it never named; skipped scores stay out of every mean."""
+	data = {
+		"evaluators": [{"type": "output_equals"}, {"type": "efficiency", "max_steps": 5}],
+		"cases": [
+			{"name": "named", "input": "a", "expected_output": "a"},
+			{"name": "unnamed", "input": "b"},
+		],
+	}
+	report = await evaluate(_agent(), Dataset.from_dict(data))
+	named, unnamed = report.cases
+	assert named.passed and named.score == 1.0
+	[skipped] = [s for s in unnamed.scores if s.evaluator == "output_equals"]
+	assert skipped.skipped and skipped.passed
+	assert unnamed.passed and unnamed.score == 1.0
+	assert report.evaluator_means() == {"output_equals": 1.0, "efficiency": 1.0}
+	entry = report.to_dict()["cases"][1]["scores"][0]
+	assert entry["skipped"] is True and entry["score"] is None
+	assert report.passed == 2
+
+
+def test_a_dataset_s_evaluators_survive_a_round_trip_through_json() -> None:
+	"""to_dict writes the dataset's and each case's built-in evaluators; from_dict reads them back."""
+	data = {
+		"name": "d",
+		"evaluators": [
+			{
+				"type": "trajectory",
+				"mode": "any_order",
+				"expected": [{"tool": "a.b", "input": {"x": 1}}],
+			},
+			{"type": "llm_judge", "rubric": "kind", "model": "openai:gpt-x", "threshold": 0.7},
+		],
+		"cases": [
+			{
+				"name": "c",
+				"input": "i",
+				"evaluators": [{"type": "tool_arguments", "tool": "a.b", "matches": {"x": "^1$"}}],
+			}
+		],
+	}
+	dataset = Dataset.from_dict(data)
+	again = Dataset.from_dict(json.loads(json.dumps(dataset.to_dict())))
+	assert again == dataset
+
+
+def test_an_evaluator_json_cannot_hold_is_refused_by_to_dict() -> None:
+	"""A Python check function (or a custom evaluator) is named, not silently dropped."""
+	from openmolt_evals.evaluators import ToolArguments
+
+	dataset = Dataset(cases=(Case("c", "i"),), evaluators=(ToolArguments("a.b", check=bool),))
+	with pytest.raises(ConfigurationError, match=r"tool_arguments.*check"):
+		dataset.to_dict()
+	with pytest.raises(ConfigurationError, match="raising"):
+		Dataset(cases=(Case("c", "i", evaluators=(Raising(),)),)).to_dict()
