@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from openmolt import ConfigurationError, OpenMolt
+from openmolt import ConfigurationError, OpenMolt, RunState
 from openmolt_core import ModelRequest, ModelResponse, Usage
+from openmolt_core.llm import Message
 from openmolt_core.testing import call_tool, finish
 from openmolt_evals import Case, Dataset, ToolCall, compare, evaluate, trajectory_of
 from openmolt_evals.evaluators import (
@@ -224,6 +225,9 @@ async def test_runs_are_recorded_as_a_dataset_and_reports_compare() -> None:
 	assert trajectory_of(result.state) == list(case.expected_tools)
 	round_trip = Dataset.from_dict(json.loads(json.dumps(recorded.to_dict())))
 	assert round_trip.cases[0].expected_tools == case.expected_tools
+	made = RunState(messages=[Message("user", "plain words, not a first turn")])
+	with pytest.raises(ConfigurationError, match=r"runs\[1\]: its first message is not"):
+		Dataset.record([result, made])
 	before = await evaluate(agent, Dataset.from_dict(DATASET))
 	changed = {
 		**DATASET,

@@ -198,7 +198,7 @@ class Dataset:
 		for index, run in enumerate(runs):
 			state = run if isinstance(run, RunState) else run.state
 			output = None if isinstance(run, RunState) else _dump(run.output)
-			first = json.loads(state.messages[0].content) if state.messages else {}
+			first = _first_turn(state, index)
 			cases.append(
 				Case(
 					name=f"{name} {index + 1}",
@@ -600,3 +600,23 @@ async def _score(evaluator: Evaluator, observed: Observed, case: Case) -> Score:
 
 def _masked(score: Score, redact: Redactor) -> Score:
 	return replace(score, reason=redact(score.reason)) if score.reason else score
+
+
+def _first_turn(state: RunState, index: int) -> dict[str, Any]:
+	"""The first turn an agent wrote for a run (its input among it), as `Dataset.record` reads it.
+
+	Raises:
+		ConfigurationError: The state's first message is not such a turn (a state made by hand).
+	"""
+	if not state.messages:
+		return {}
+	try:
+		first = json.loads(state.messages[0].content)
+	except ValueError:
+		first = None
+	if not isinstance(first, dict):
+		raise ConfigurationError(
+			f"Dataset.record: runs[{index}]: its first message is not the JSON turn an agent "
+			"writes (with the run's input); record the results or states of agent runs"
+		)
+	return first
