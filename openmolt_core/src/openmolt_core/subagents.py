@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
+from openmolt_core.taint import UNKNOWN_LABELS
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -179,15 +179,8 @@ class AgentTool:
 		"""
 		task: Any = input.get("task") if self.input_schema == TASK_SCHEMA else input
 		name = self.agent.name
-		history = None
-		if context.run is not None and context.run.taint:
-			# The caller read untrusted content, and the task may carry its instructions: the
-			# sub-run starts tainted, so its own outbound calls go through its taint policy.
-			from openmolt_core.result import RunState
-
-			history = RunState(taint=[dict(t) for t in context.run.taint[:MAX_TAINT_RECORDS]])
 		try:
-			result = await self.agent.run(task, history=history, parent=context.run)
+			result = await self.agent.run(task, parent=context.run)
 		except RunError as exc:
 			if context.run is not None:
 				context.run.usage.add(exc.result.usage)

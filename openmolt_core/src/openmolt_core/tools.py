@@ -245,7 +245,8 @@ class NestedRunTool(Tool, Protocol):
 	"""A tool whose calls run an agent, nested in the calling run: all the kernel knows of sub-agents.
 
 	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`), so the nested
-	run's id, events, usage, cost budget, approver and end user come from the calling run; a
+	run's id, events, usage, cost budget, approver, end user and taint come from the calling
+	run (a nested run of a tainted caller starts tainted); a
 	true ``spends_budget`` makes calls made at once share the calling run's cost budget.
 	``Agent.sub_agents`` lists the ``agent`` of such tools (``create_agent`` refuses a cycle).
 	`openmolt_core.subagents.AgentTool` is the one ``agent.as_tool()`` makes.
