@@ -624,3 +624,44 @@ async def test_any_nested_run_of_a_tainted_caller_starts_tainted() -> None:
 	assert sent == []
 	assert child.last_state is not None and child.last_state.tainted
 	assert child.last_state.taint[0]["tool"] == "local.inbox"
+
+
+async def test_a_sub_agent_stops_at_the_tokens_its_caller_has_left() -> None:
+	"""max_tokens is shared like max_cost: a sub-run ends when the caller's tokens run out."""
+	om = OpenMolt(entry_points=False)
+	loop = [call_tool("local.echo", text=str(i)) for i in range(12)]
+	sub = om.create_agent(name="looper", model=ScriptedModel(loop, usage=PRICED), tools=[echo])
+	parent_model = ScriptedModel(
+		[call_tool("local.looper", task="loop"), finish("gave up")], usage=PRICED
+	)
+	parent = om.create_agent(name="boss", model=parent_model, tools=[sub], max_tokens=500)
+	result = await parent.run("go")
+	assert result.status == "limit_reached"  # the sub-run used what was left
+	[entry] = json.loads(result.state.messages[-1].content)["results"]
+	assert entry["ok"] is False
+	assert "limit_reached" in entry["error"]
+	assert "of the 380 the calling run had left" in entry["error"]
+	assert sub.last_state is not None
+	assert sub.last_state.usage.total_tokens == 480  # 120 a call: 4 calls, not 12
+	assert result.usage.calls == 5
+
+
+async def test_sub_agents_called_at_once_share_the_tokens_left() -> None:
+	"""Two sub-agents in one step each get half of what the caller has left."""
+	om = OpenMolt(entry_points=False)
+	loop = [call_tool("local.echo", text=str(i)) for i in range(12)]
+	subs = [
+		om.create_agent(name=n, model=ScriptedModel(loop, usage=PRICED), tools=[echo])
+		for n in ("left", "right")
+	]
+	calls = [call_tool(f"local.{s.name}", task="loop") for s in subs]
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel([calls, finish("x")], usage=PRICED),
+		tools=subs,
+		max_tokens=1000,
+	)
+	await parent.run("go")
+	for sub in subs:  # 880 left after the caller's first call: 440 each
+		assert sub.last_state is not None
+		assert sub.last_state.usage.total_tokens <= 480

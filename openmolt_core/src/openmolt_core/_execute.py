@@ -227,6 +227,9 @@ class RunContext:
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
 		shared_budget: While a batch of calls that spend the cost budget runs at once (several
 			sub-agents), the share each of them gets as its cap (`openmolt_core._cost.share`).
+		tokens_left: The tokens the run may still use (None: no ``max_tokens``); a sub-agent
+			it calls gets it as its own cap.
+		shared_tokens: Likewise for the tokens: each spender's share while a batch runs.
 	"""
 
 	agent: str
@@ -249,6 +252,8 @@ class RunContext:
 	models: ModelAccess | None = None
 	owner: Any = None
 	shared_budget: float | None = None
+	tokens_left: Callable[[], int | None] = lambda: None
+	shared_tokens: int | None = None
 
 	@property
 	def command_index(self) -> int:
@@ -603,12 +608,14 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 	spenders = sum(_cost.spends_budget(ctx.tools[c.tool].tool) for c in calls)
 	if spenders > 1:
 		ctx.shared_budget = _cost.share(ctx.cost_left(), spenders)
+		tokens = _cost.share(ctx.tokens_left(), spenders)
+		ctx.shared_tokens = None if tokens is None else int(tokens)
 	try:
 		async with anyio.create_task_group() as tg:
 			for i in todo:
 				tg.start_soon(one, i)
 	finally:
-		ctx.shared_budget = None
+		ctx.shared_budget = ctx.shared_tokens = None
 		for i in sorted(finished):
 			_settle(ctx, finished[i][0], i, finished[i][1])
 
@@ -694,6 +701,9 @@ async def _call_tool(
 			cost_left=ctx.shared_budget
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),
+			tokens_left=ctx.shared_tokens
+			if ctx.shared_tokens is not None and _cost.spends_budget(bound.tool)
+			else ctx.tokens_left(),
 			taint=ctx.state.taint,
 			user=ctx.state.user,
 			caller=ctx,

@@ -1275,6 +1275,7 @@ class Agent:
 			link=link,
 			toolset=toolset,
 			cost_left=functools.partial(self._cost_left, state, link),
+			tokens_left=functools.partial(self._tokens_left, state, link),
 			hooks=self._hooks,
 			models=_RunModels(self, state),
 			owner=self,
@@ -1673,11 +1674,15 @@ class Agent:
 			from openmolt_core._support.words import quantity  # a run's end: "1 step used"
 
 			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
-		if self.max_tokens and state.usage.total_tokens >= self.max_tokens:
+		tokens = self._token_budget(link)
+		if tokens is not None and state.usage.total_tokens >= tokens[0]:
+			used, (most, of) = state.usage.total_tokens, tokens
 			return RunEnd(
 				"limit_reached",
 				None,
-				f"{state.usage.total_tokens} of {self.max_tokens} tokens used",
+				f"{used} of {most} tokens used"
+				if of == "tokens"
+				else f"{used} tokens used, of the {most} {of}",
 			)
 		if deadline is not None and port.now() >= deadline:
 			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
@@ -1701,6 +1706,19 @@ class Agent:
 			return max(left, 0.0), "cost budget (max_cost) the calling run had left"
 		return None if own is None else (own, "cost budget (max_cost)")
 
+	def _token_budget(self, link: CallingRun | None) -> tuple[int, str] | None:
+		"""The run's token cap: its own ``max_tokens``, or what its calling run has left if less."""
+		own = self.max_tokens or None
+		left = link.tokens_left if link is not None else None
+		if left is not None and (own is None or left < own):
+			return max(left, 0), "the calling run had left"
+		return None if own is None else (own, "tokens")
+
+	def _tokens_left(self, state: RunState, link: CallingRun | None) -> int | None:
+		"""The tokens the run may still use (None: no cap), for the sub-agents it calls."""
+		budget = self._token_budget(link)
+		return None if budget is None else budget[0] - state.usage.total_tokens
+
 	def _cost_left(self, state: RunState, link: CallingRun | None) -> float | None:
 		"""What the run may still spend (None: no cost budget), for the sub-agents it calls."""
 		budget = self._cost_budget(link)
@@ -1712,10 +1730,12 @@ class Agent:
 			from openmolt_core._support.words import quantity  # the last step only
 
 			return quantity(self.max_steps, "step")
-		if self.max_tokens and state.steps:
+		tokens = self._token_budget(link)
+		if tokens is not None and state.steps:
 			per_call = state.usage.total_tokens / state.steps
-			if state.usage.total_tokens + per_call >= self.max_tokens:
-				return f"{self.max_tokens} tokens"
+			if state.usage.total_tokens + per_call >= tokens[0]:
+				most, of = tokens
+				return f"{most} tokens" if of == "tokens" else f"the {most} tokens {of}"
 		budget = self._cost_budget(link)
 		if budget is not None:
 			slot = self._models.primary

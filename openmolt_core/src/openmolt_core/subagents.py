@@ -8,8 +8,8 @@ writer = om.create_agent(name="writer", model=..., tools=[researcher])  # or res
 The writer sees ``local.researcher``, with input ``{"task": "..."}`` and the researcher's output
 schema as the tool's output schema. A call runs the researcher to its end:
 
-- with its own budget (its ``max_steps``, ``max_tokens`` and ``timeout``), inside the caller's
-  remaining time;
+- with its own budget (its ``max_steps``, ``max_tokens``, ``max_cost`` and ``timeout``), inside
+  the caller's remaining time, tokens and cost (`openmolt_core.tools.CallingRun`);
 - its usage and cost are added to the calling run's (so they count in the caller's
   ``max_tokens`` too, and in its result);
 - its events reach the caller's handlers as well, with ``parent_run_id`` set, and its run id is

@@ -67,6 +67,8 @@ class CallingRun:
 		on_approval_request: An approval handler for sub-agents without one (None: the caller's).
 		cost_left: What the calling run may still spend in USD (None: no cost budget); a
 			sub-agent's run stops there too.
+		tokens_left: The tokens the calling run may still use (None: no ``max_tokens``); a
+			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
 			tainted run starts tainted.
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
@@ -84,6 +86,7 @@ class CallingRun:
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
 	cost_left: float | None = None
+	tokens_left: int | None = None
 	taint: Sequence[Mapping[str, Any]] = ()
 	user: str | None = None
 	caller: Any = field(default=None, repr=False)  # the calling run: never in a log line
@@ -245,8 +248,8 @@ class NestedRunTool(Tool, Protocol):
 	"""A tool whose calls run an agent, nested in the calling run: all the kernel knows of sub-agents.
 
 	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`), so the nested
-	run's id, events, usage, cost budget, approver, end user and taint come from the calling
-	run (a nested run of a tainted caller starts tainted); a
+	run's id, events, usage, cost and token budgets, approver, end user and taint come from the
+	calling run (a nested run of a tainted caller starts tainted); a
 	true ``spends_budget`` makes calls made at once share the calling run's cost budget.
 	``Agent.sub_agents`` lists the ``agent`` of such tools (``create_agent`` refuses a cycle).
 	`openmolt_core.subagents.AgentTool` is the one ``agent.as_tool()`` makes.
