@@ -665,3 +665,37 @@ async def test_sub_agents_called_at_once_share_the_tokens_left() -> None:
 	for sub in subs:  # 880 left after the caller's first call: 440 each
 		assert sub.last_state is not None
 		assert sub.last_state.usage.total_tokens <= 480
+
+
+async def test_a_sub_runs_events_are_masked_with_the_callers_secrets_too() -> None:
+	"""A sub-agent of another instance does not know the caller's secrets: its events, passed to
+	the caller's handlers (its run store, telemetry), are masked with them on the way up."""
+	from openmolt_core.events import Event
+
+	mine = "sk-caller-only-secret-5f1e2d"
+
+	def peek() -> str:
+		"""Peek."""
+		return f"found {mine}"
+
+	elsewhere = OpenMolt(entry_points=False)  # knows nothing of the caller's secret
+	child = elsewhere.create_agent(
+		name="child",
+		model=ScriptedModel([call_tool("local.peek"), finish(f"it is {mine}")]),
+		tools=[peek],
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(mine)
+	parent = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.child", task="look"), finish("ok")]),
+		tools=[child],
+	)
+	seen: list[Event] = []
+	for name in ("tool:call", "tool:response", "finish", "llmOutput", "error"):
+		parent.on(name, seen.append)
+	await parent.run("go")
+	nested = [e for e in seen if e.agent == "child"]
+	assert {e.name for e in nested} >= {"tool:response", "finish"}
+	assert mine not in repr(seen)
+	assert "[redacted]" in repr(nested)

@@ -306,6 +306,16 @@ class RunContext:
 		if self.link is not None:
 			await self.link.emit(event)
 
+	async def forward_nested(self, event: Event) -> None:
+		"""Pass on an event of a run this one called (a sub-agent's), masked with its secrets.
+
+		The nested run masked it with its own redactor; an agent of another instance does not
+		know this one's secrets, so this run's handlers and callers get it masked again.
+		"""
+		if self.redact:
+			_mask_event(event, self.redact)
+		await self.forward(event)
+
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
 		self.state.seq += 1
@@ -697,7 +707,7 @@ async def _call_tool(
 			index,
 			Usage(),
 			ctx.wants,
-			ctx.forward,
+			ctx.forward_nested,
 			cost_left=ctx.shared_budget
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),

@@ -12,8 +12,9 @@ schema as the tool's output schema. A call runs the researcher to its end:
   the caller's remaining time, tokens and cost (`openmolt_core.tools.CallingRun`);
 - its usage and cost are added to the calling run's (so they count in the caller's
   ``max_tokens`` too, and in its result);
-- its events reach the caller's handlers as well, with ``parent_run_id`` set, and its run id is
-  the caller's run id followed by ``.<step>.<index>`` of the call, so a viewer can nest it;
+- its events reach the caller's handlers as well (masked with the caller's secrets too), with
+  ``parent_run_id`` set, and its run id is the caller's run id followed by ``.<step>.<index>``
+  of the call, so a viewer can nest it;
 - it asks approvals with its own ``on_approval_request``, else with the caller's;
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
   how it ended (one that parked says what it waits for and how to let it go on: an approver or
