@@ -924,10 +924,9 @@ class Agent:
 			if parent.taint and not state.taint:
 				# The caller read untrusted content, and the task may carry its instructions:
 				# every nested run (an agent tool's, or any tool's run(parent=context.run))
-				# starts tainted, so its outbound calls go through its own taint policy.
-				from openmolt_core.taint import MAX_TAINT_RECORDS
-
-				state.taint = [dict(t) for t in parent.taint[:MAX_TAINT_RECORDS]]
+				# starts tainted, so its outbound calls go through its own taint policy (the
+				# caller's records, which its taint policy keeps short).
+				state.taint = [dict(t) for t in parent.taint]
 		if self._static is not None and self._static[2] is not None:  # what its turn lists
 			from openmolt_core._listed import KEY
 
