@@ -699,3 +699,35 @@ async def test_a_sub_runs_events_are_masked_with_the_callers_secrets_too() -> No
 	assert {e.name for e in nested} >= {"tool:response", "finish"}
 	assert mine not in repr(seen)
 	assert "[redacted]" in repr(nested)
+
+
+async def test_runs_nest_at_most_max_nesting_deep() -> None:
+	"""A tool that runs its own agent again (a cycle create_agent cannot see) stops at the cap:
+	each run's max_steps is its own, so without budgets nothing else ended the chain."""
+	from openmolt_core.tools import MAX_NESTING, ToolContext, tool
+
+	depth: list[int] = []
+	holder: dict[str, Any] = {}
+
+	@tool(labels=[])
+	async def again(task: str, context: ToolContext) -> str:
+		"""Do it again.
+
+		Args:
+			task: The task.
+		"""
+		assert context.run is not None
+		depth.append(context.run.depth)
+		result = await holder["agent"].run(task, parent=context.run)
+		return str(result.output)
+
+	levels = MAX_NESTING + 1
+	model = ScriptedModel([call_tool("local.again", task="x")] * levels + [finish("done")] * levels)
+	om = OpenMolt(entry_points=False)
+	holder["agent"] = om.create_agent(name="a", model=model, tools=[again])
+	result = await holder["agent"].run("go")
+	assert result.status == "success"
+	assert depth == list(range(1, levels + 1))
+	innermost = json.loads(model.requests[levels].messages[-1].content)["results"][0]
+	assert innermost["ok"] is False
+	assert f"runs nest more than {MAX_NESTING} deep" in innermost["error"]

@@ -717,6 +717,7 @@ async def _call_tool(
 			taint=ctx.state.taint,
 			user=ctx.state.user,
 			caller=ctx,
+			depth=1 if ctx.link is None else ctx.link.depth + 1,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).

@@ -63,6 +63,7 @@ from openmolt_core.errors import (
 	OpenMoltError,
 	ProviderError,
 	RunError,
+	ToolError,
 )
 from openmolt_core.hooks import (
 	NO_HOOKS,
@@ -88,6 +89,7 @@ from openmolt_core.llm import (
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.secrets import Redactor, redactor_for
+from openmolt_core.tools import MAX_NESTING
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -840,7 +842,15 @@ class Agent:
 			ConfigurationError: A saved run was given a new input it cannot use, or a key or
 				setting is missing (nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
+			ToolError: ``parent`` nests deeper than `openmolt_core.tools.MAX_NESTING` (the
+				calling tool's call fails with that message).
 		"""
+		if parent is not None and parent.depth > MAX_NESTING:
+			raise ToolError(
+				f"agent {self.name!r}: runs nest more than {MAX_NESTING} deep (a tool that runs "
+				"its own agent again?); do the task here, or give it to an agent that does not "
+				"delegate further"
+			)
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
 		if session is not None:

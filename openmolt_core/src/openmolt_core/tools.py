@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"IDEMPOTENCY_NAMESPACE",
 	"LABELS",
+	"MAX_NESTING",
 	"UNKNOWN",
 	"UNKNOWN_LABELS",
 	"CallingRun",
@@ -73,6 +74,8 @@ class CallingRun:
 			tainted run starts tainted.
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
 			acts for the same user (`openmolt_core.accounts`).
+		depth: How deep a run started with this parent nests: 1 under a top-level run; at
+			most `MAX_NESTING`.
 		caller: The calling run's context, for what the called run's capabilities take from it
 			(the approvals gate: the caller's approver).
 	"""
@@ -90,6 +93,15 @@ class CallingRun:
 	taint: Sequence[Mapping[str, Any]] = ()
 	user: str | None = None
 	caller: Any = field(default=None, repr=False)  # the calling run: never in a log line
+	depth: int = 1
+
+
+MAX_NESTING = 10
+"""The deepest runs nest (a sub-agent's sub-agent's ...): a run started deeper is refused.
+
+``create_agent`` refuses agent tools that form a cycle, but a tool that runs its own agent again
+with ``parent=context.run`` is a cycle it cannot see; each run's ``max_steps`` is its own, so
+without a cap such a chain has no end unless a cost, token or time budget stops it."""
 
 
 InDoubt = Literal["retry", "ask", "fail"]
