@@ -928,3 +928,30 @@ def test_allowed_hosts_must_be_host_names() -> None:
 	for wrong in ["https://x.example.com", "", "x.example.com/path"]:
 		with pytest.raises(ConfigurationError, match="allow_hosts"):
 			from_openapi(_simple(), id="t", allow_hosts=[wrong])
+
+
+@pytest.mark.parametrize("place", ["schema", "parameter", "body", "response"])
+@pytest.mark.parametrize("kind", ["file", "url", "file-url"])
+def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, kind: str) -> None:
+	"""A $ref to a local file, a URL or a file: URL anywhere is an error; nothing is read."""
+	secret = tmp_path / "secret.json"
+	secret.write_text(json.dumps({"type": "string", "description": "TOP-SECRET-CONTENT"}))
+	ref = {
+		"file": str(secret),
+		"url": "https://attacker.example/schema.json#/x",
+		"file-url": secret.as_uri(),
+	}[kind]
+	document = _simple()
+	op = document["paths"]["/pets"]["post"]
+	if place == "schema":
+		op["parameters"] = [{"name": "q", "in": "query", "schema": {"$ref": ref}}]
+	elif place == "parameter":
+		op["parameters"] = [{"$ref": ref}]
+	elif place == "body":
+		op["requestBody"] = {"$ref": ref}
+	else:
+		op["responses"] = {"200": {"$ref": ref}}
+	with pytest.raises(ConfigurationError) as caught:
+		from_openapi(document, id="t")
+	assert "external reference" in str(caught.value)
+	assert "TOP-SECRET-CONTENT" not in str(caught.value)
