@@ -731,3 +731,52 @@ async def test_runs_nest_at_most_max_nesting_deep() -> None:
 	innermost = json.loads(model.requests[levels].messages[-1].content)["results"][0]
 	assert innermost["ok"] is False
 	assert f"runs nest more than {MAX_NESTING} deep" in innermost["error"]
+
+
+def test_any_nested_run_tool_carries_its_agents_labels() -> None:
+	"""Not only agent.as_tool(): a tool with an ``agent`` counts what that agent reads and sends,
+	whatever it declares itself (a taint policy rule can still take a label away)."""
+	import warnings
+
+	from openmolt_core.taint import LethalTrifectaWarning
+	from openmolt_core.tools import tool
+
+	@tool(labels=["private", "untrusted"])
+	def inbox() -> str:
+		"""Someone else's words, in the user's inbox."""
+		return "mail"
+
+	om = OpenMolt(entry_points=False)
+	reader = om.create_agent(name="reader", model=ScriptedModel([]), tools=[inbox])
+
+	class Delegate:
+		"""Someone else's tool that runs an agent."""
+
+		handle = "delegate"
+		description = "Delegate."
+		input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+		output_schema = None
+		scopes = ()
+		agent = reader
+
+		def __init__(self, labels: Any) -> None:
+			self.labels = labels
+
+		async def execute(self, input: dict[str, Any], context: Any) -> Any:
+			return None
+
+	quiet = om.create_agent(name="q", model=ScriptedModel([]), tools=[Delegate(())])
+	assert quiet.labels["local.delegate"] == {"private", "untrusted"}
+	sends = om.create_agent(name="s", model=ScriptedModel([]), tools=[Delegate(["outbound"])])
+	assert sends.labels["local.delegate"] == {"private", "untrusted", "outbound"}
+	with warnings.catch_warnings():
+		warnings.simplefilter("ignore", LethalTrifectaWarning)
+		silent = om.create_agent(name="u", model=ScriptedModel([]), tools=[Delegate(None)])
+	assert silent.labels["local.delegate"] == {"private", "untrusted", "outbound"}
+	trusted = om.create_agent(
+		name="t",
+		model=ScriptedModel([]),
+		tools=[Delegate(())],
+		taint_policy={"untrusted": ["!local.delegate"]},
+	)
+	assert trusted.labels["local.delegate"] == {"private"}

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.taint import UNKNOWN_LABELS
+from openmolt_core.tools import nested_labels
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -143,10 +143,7 @@ class AgentTool:
 		at run time (an MCP server) also counts as ``untrusted`` and ``outbound``: what those
 		tools do is not known when the caller is created.
 		"""
-		out = {label for labels in self.agent.labels.values() for label in labels}
-		if self.agent.lists_tools_at_run_time:
-			out.update(UNKNOWN_LABELS)
-		return frozenset(out)
+		return nested_labels(self)
 
 	@property
 	def in_doubt(self) -> InDoubt:

@@ -46,6 +46,7 @@ __all__ = [
 	"check_in_doubt",
 	"check_labels",
 	"declared_labels",
+	"nested_labels",
 	"schema_of",
 ]
 
@@ -370,6 +371,27 @@ def declared_labels(bound: Any) -> frozenset[str] | None:
 	if not declared:
 		return None
 	return frozenset(out & LABELS) if out else _NO_LABELS
+
+
+def nested_labels(tool: Any) -> frozenset[str]:
+	"""The labels of the agent a tool runs (a `NestedRunTool`'s ``agent``); empty for other tools.
+
+	The union of the labels of the agent's visible tools (each resolved by that agent's policy,
+	so one that declares none counts as ``untrusted`` and ``outbound``), and `UNKNOWN_LABELS`
+	when some of its tools are listed at run time (what they do is not known in advance). The
+	taint policy adds them to whatever the tool itself declares (`openmolt_core.taint`).
+
+	Args:
+		tool: A tool.
+	"""
+	agent = getattr(tool, "agent", None)
+	labels = getattr(agent, "labels", None) if agent is not None else None
+	if not isinstance(labels, Mapping):
+		return _NO_LABELS
+	out = {label for found in labels.values() for label in found}
+	if getattr(agent, "lists_tools_at_run_time", False):
+		out.update(UNKNOWN_LABELS)
+	return frozenset(out & LABELS)
 
 
 _WILDCARD = re.compile(r"[*?\[]")
