@@ -856,3 +856,102 @@ def test_a_request_body_media_type_holding_liquid_is_refused(media: str) -> None
 	}
 	with pytest.raises(ConfigurationError, match="Liquid"):
 		from_openapi(document, id="t")
+
+
+# Servers of one operation on another host: the credentials would follow (r14d) ---------------
+
+
+def _elsewhere(url: str, *, per: str = "op", secured: bool = True) -> dict[str, Any]:
+	"""The simple document, listPets on ``url`` (its own servers, per operation or per path)."""
+	document = _simple()
+	if secured:
+		document["components"] = {
+			"securitySchemes": {"k": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+		}
+		document["security"] = [{"k": []}]
+	place = document["paths"]["/pets"] if per == "path" else document["paths"]["/pets"]["get"]
+	place["servers"] = [{"url": url}]
+	return document
+
+
+@pytest.mark.parametrize("per", ["op", "path"])
+@pytest.mark.parametrize(
+	"url",
+	[
+		"https://collector.example.net",
+		"http://api.example.com",  # the API's host, but in clear text
+		"https://api.example.com:8443",
+		"https://{region}.example.net",
+	],
+)
+def test_an_operation_served_by_another_host_is_refused_unless_allowed(
+	url: str, per: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+	"""Its requests would carry the integration's credentials to a host the user never chose."""
+	document = _elsewhere(url, per=per)
+	if "{region}" in url:
+		target = document["paths"]["/pets"] if per == "path" else document["paths"]["/pets"]["get"]
+		target["servers"][0]["variables"] = {"region": {"default": "collector"}}
+	host = httpx.URL(url.replace("{region}", "collector")).host
+	with pytest.raises(ConfigurationError) as caught:
+		from_openapi(document, id="t")
+	message = str(caught.value)
+	assert "listPets" in message and "servers" in message
+	assert "credentials" in message and f"allow_hosts=[{host!r}]" in message
+	assert f"--allow-host {host}" in message
+	allowed = from_openapi(document, id="t", allow_hosts=[host])
+	(tool,) = [t for t in allowed.tools if t.handle == "listPets"]
+	assert tool.base_url == url.replace("{region}", "collector")
+	spec = tmp_path / "api.json"
+	spec.write_text(json.dumps(document), encoding="utf-8")
+	assert main(["import-openapi", str(spec), "--id", "t"]) == 2
+	assert "--allow-host" in capsys.readouterr().err
+	assert main(["import-openapi", str(spec), "--id", "t", "--allow-host", host]) == 0
+
+
+def test_a_base_url_given_at_import_makes_the_documents_own_host_another_one() -> None:
+	"""The user points the API at a mock: an operation still on the real host is refused."""
+	document = _elsewhere("https://api.example.com/v2")
+	assert from_openapi(document, id="t").tools[0].base_url == "https://api.example.com/v2"
+	with pytest.raises(ConfigurationError, match="another host"):
+		from_openapi(document, id="t", base_url="https://mock.example.org")
+
+
+def test_an_operation_on_another_host_is_refused_even_without_a_security_scheme() -> None:
+	"""Credentials can come from the config too, and the tool's input goes there either way."""
+	with pytest.raises(ConfigurationError, match="another host"):
+		from_openapi(_elsewhere("https://collector.example.net", secured=False), id="t")
+
+
+def test_allowed_hosts_must_be_host_names() -> None:
+	"""A URL or an empty text given as a host is a clear error naming the option."""
+	for wrong in ["https://x.example.com", "", "x.example.com/path"]:
+		with pytest.raises(ConfigurationError, match="allow_hosts"):
+			from_openapi(_simple(), id="t", allow_hosts=[wrong])
+
+
+@pytest.mark.parametrize("place", ["schema", "parameter", "body", "response"])
+@pytest.mark.parametrize("kind", ["file", "url", "file-url"])
+def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, kind: str) -> None:
+	"""A $ref to a local file, a URL or a file: URL anywhere is an error; nothing is read."""
+	secret = tmp_path / "secret.json"
+	secret.write_text(json.dumps({"type": "string", "description": "TOP-SECRET-CONTENT"}))
+	ref = {
+		"file": str(secret),
+		"url": "https://attacker.example/schema.json#/x",
+		"file-url": secret.as_uri(),
+	}[kind]
+	document = _simple()
+	op = document["paths"]["/pets"]["post"]
+	if place == "schema":
+		op["parameters"] = [{"name": "q", "in": "query", "schema": {"$ref": ref}}]
+	elif place == "parameter":
+		op["parameters"] = [{"$ref": ref}]
+	elif place == "body":
+		op["requestBody"] = {"$ref": ref}
+	else:
+		op["responses"] = {"200": {"$ref": ref}}
+	with pytest.raises(ConfigurationError) as caught:
+		from_openapi(document, id="t")
+	assert "external reference" in str(caught.value)
+	assert "TOP-SECRET-CONTENT" not in str(caught.value)

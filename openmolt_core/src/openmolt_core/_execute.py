@@ -231,6 +231,9 @@ class RunContext:
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
 		shared_budget: While a batch of calls that spend the cost budget runs at once (several
 			sub-agents), the share each of them gets as its cap (`openmolt_core._cost.share`).
+		tokens_left: The tokens the run may still use (None: no ``max_tokens``); a sub-agent
+			it calls gets it as its own cap.
+		shared_tokens: Likewise for the tokens: each spender's share while a batch runs.
 	"""
 
 	agent: str
@@ -253,6 +256,8 @@ class RunContext:
 	models: ModelAccess | None = None
 	owner: Any = None
 	shared_budget: float | None = None
+	tokens_left: Callable[[], int | None] = lambda: None
+	shared_tokens: int | None = None
 
 	@property
 	def command_index(self) -> int:
@@ -304,6 +309,16 @@ class RunContext:
 		await self.events.emit(event)
 		if self.link is not None:
 			await self.link.emit(event)
+
+	async def forward_nested(self, event: Event) -> None:
+		"""Pass on an event of a run this one called (a sub-agent's), masked with its secrets.
+
+		The nested run masked it with its own redactor; an agent of another instance does not
+		know this one's secrets, so this run's handlers and callers get it masked again.
+		"""
+		if self.redact:
+			_mask_event(event, self.redact)
+		await self.forward(event)
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
@@ -626,12 +641,14 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 	spenders = sum(_cost.spends_budget(ctx.tools[c.tool].tool) for c in calls)
 	if spenders > 1:
 		ctx.shared_budget = _cost.share(ctx.cost_left(), spenders)
+		tokens = _cost.share(ctx.tokens_left(), spenders)
+		ctx.shared_tokens = None if tokens is None else int(tokens)
 	try:
 		async with anyio.create_task_group() as tg:
 			for i in todo:
 				tg.start_soon(one, i)
 	finally:
-		ctx.shared_budget = None
+		ctx.shared_budget = ctx.shared_tokens = None
 		for i in sorted(finished):
 			_settle(ctx, finished[i][0], i, finished[i][1])
 
@@ -713,13 +730,17 @@ async def _call_tool(
 			index,
 			Usage(),
 			ctx.wants,
-			ctx.forward,
+			ctx.forward_nested,
 			cost_left=ctx.shared_budget
 			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
 			else ctx.cost_left(),
+			tokens_left=ctx.shared_tokens
+			if ctx.shared_tokens is not None and _cost.spends_budget(bound.tool)
+			else ctx.tokens_left(),
 			taint=ctx.state.taint,
 			user=ctx.state.user,
 			caller=ctx,
+			depth=1 if ctx.link is None else ctx.link.depth + 1,
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).

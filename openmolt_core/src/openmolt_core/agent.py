@@ -63,6 +63,7 @@ from openmolt_core.errors import (
 	OpenMoltError,
 	ProviderError,
 	RunError,
+	ToolError,
 )
 from openmolt_core.hooks import (
 	NO_HOOKS,
@@ -88,6 +89,7 @@ from openmolt_core.llm import (
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor, redactor_for
+from openmolt_core.tools import MAX_NESTING
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -840,7 +842,15 @@ class Agent:
 			ConfigurationError: A saved run was given a new input it cannot use, or a key or
 				setting is missing (nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
+			ToolError: ``parent`` nests deeper than `openmolt_core.tools.MAX_NESTING` (the
+				calling tool's call fails with that message).
 		"""
+		if parent is not None and parent.depth > MAX_NESTING:
+			raise ToolError(
+				f"agent {self.name!r}: runs nest more than {MAX_NESTING} deep (a tool that runs "
+				"its own agent again?); do the task here, or give it to an agent that does not "
+				"delegate further"
+			)
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
 		if session is not None:
@@ -921,6 +931,12 @@ class Agent:
 			state.memory["shortTerm"] = past.memory
 		if parent is not None:  # deterministic, and it names the call that made it
 			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
+			if parent.taint and not state.taint:
+				# The caller read untrusted content, and the task may carry its instructions:
+				# every nested run (an agent tool's, or any tool's run(parent=context.run))
+				# starts tainted, so its outbound calls go through its own taint policy (the
+				# caller's records, which its taint policy keeps short).
+				state.taint = [dict(t) for t in parent.taint]
 		if self._static is not None and self._static[2] is not None:  # what its turn lists
 			from openmolt_core._listed import KEY
 
@@ -1268,6 +1284,7 @@ class Agent:
 			link=link,
 			toolset=toolset,
 			cost_left=functools.partial(self._cost_left, state, link),
+			tokens_left=functools.partial(self._tokens_left, state, link),
 			hooks=self._hooks,
 			models=_RunModels(self, state),
 			owner=self,
@@ -1666,11 +1683,15 @@ class Agent:
 			from openmolt_core._support.words import quantity  # a run's end: "1 step used"
 
 			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
-		if self.max_tokens and state.usage.total_tokens >= self.max_tokens:
+		tokens = self._token_budget(link)
+		if tokens is not None and state.usage.total_tokens >= tokens[0]:
+			used, (most, of) = state.usage.total_tokens, tokens
 			return RunEnd(
 				"limit_reached",
 				None,
-				f"{state.usage.total_tokens} of {self.max_tokens} tokens used",
+				f"{used} of {most} tokens used"
+				if of == "tokens"
+				else f"{used} tokens used, of the {most} {of}",
 			)
 		if deadline is not None and port.now() >= deadline:
 			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
@@ -1694,6 +1715,19 @@ class Agent:
 			return max(left, 0.0), "cost budget (max_cost) the calling run had left"
 		return None if own is None else (own, "cost budget (max_cost)")
 
+	def _token_budget(self, link: CallingRun | None) -> tuple[int, str] | None:
+		"""The run's token cap: its own ``max_tokens``, or what its calling run has left if less."""
+		own = self.max_tokens or None
+		left = link.tokens_left if link is not None else None
+		if left is not None and (own is None or left < own):
+			return max(left, 0), "the calling run had left"
+		return None if own is None else (own, "tokens")
+
+	def _tokens_left(self, state: RunState, link: CallingRun | None) -> int | None:
+		"""The tokens the run may still use (None: no cap), for the sub-agents it calls."""
+		budget = self._token_budget(link)
+		return None if budget is None else budget[0] - state.usage.total_tokens
+
 	def _cost_left(self, state: RunState, link: CallingRun | None) -> float | None:
 		"""What the run may still spend (None: no cost budget), for the sub-agents it calls."""
 		budget = self._cost_budget(link)
@@ -1705,10 +1739,12 @@ class Agent:
 			from openmolt_core._support.words import quantity  # the last step only
 
 			return quantity(self.max_steps, "step")
-		if self.max_tokens and state.steps:
+		tokens = self._token_budget(link)
+		if tokens is not None and state.steps:
 			per_call = state.usage.total_tokens / state.steps
-			if state.usage.total_tokens + per_call >= self.max_tokens:
-				return f"{self.max_tokens} tokens"
+			if state.usage.total_tokens + per_call >= tokens[0]:
+				most, of = tokens
+				return f"{most} tokens" if of == "tokens" else f"the {most} tokens {of}"
 		budget = self._cost_budget(link)
 		if budget is not None:
 			slot = self._models.primary

@@ -8,12 +8,13 @@ writer = om.create_agent(name="writer", model=..., tools=[researcher])  # or res
 The writer sees ``local.researcher``, with input ``{"task": "..."}`` and the researcher's output
 schema as the tool's output schema. A call runs the researcher to its end:
 
-- with its own budget (its ``max_steps``, ``max_tokens`` and ``timeout``), inside the caller's
-  remaining time;
+- with its own budget (its ``max_steps``, ``max_tokens``, ``max_cost`` and ``timeout``), inside
+  the caller's remaining time, tokens and cost (`openmolt_core.tools.CallingRun`);
 - its usage and cost are added to the calling run's (so they count in the caller's
   ``max_tokens`` too, and in its result);
-- its events reach the caller's handlers as well, with ``parent_run_id`` set, and its run id is
-  the caller's run id followed by ``.<step>.<index>`` of the call, so a viewer can nest it;
+- its events reach the caller's handlers as well (masked with the caller's secrets too), with
+  ``parent_run_id`` set, and its run id is the caller's run id followed by ``.<step>.<index>``
+  of the call, so a viewer can nest it;
 - it asks approvals with its own ``on_approval_request``, else with the caller's;
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
   how it ended (one that parked says what it waits for and how to let it go on: an approver or
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.taint import MAX_TAINT_RECORDS, UNKNOWN_LABELS
+from openmolt_core.tools import nested_labels
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -142,10 +143,7 @@ class AgentTool:
 		at run time (an MCP server) also counts as ``untrusted`` and ``outbound``: what those
 		tools do is not known when the caller is created.
 		"""
-		out = {label for labels in self.agent.labels.values() for label in labels}
-		if self.agent.lists_tools_at_run_time:
-			out.update(UNKNOWN_LABELS)
-		return frozenset(out)
+		return nested_labels(self)
 
 	@property
 	def in_doubt(self) -> InDoubt:
@@ -179,15 +177,8 @@ class AgentTool:
 		"""
 		task: Any = input.get("task") if self.input_schema == TASK_SCHEMA else input
 		name = self.agent.name
-		history = None
-		if context.run is not None and context.run.taint:
-			# The caller read untrusted content, and the task may carry its instructions: the
-			# sub-run starts tainted, so its own outbound calls go through its taint policy.
-			from openmolt_core.result import RunState
-
-			history = RunState(taint=[dict(t) for t in context.run.taint[:MAX_TAINT_RECORDS]])
 		try:
-			result = await self.agent.run(task, history=history, parent=context.run)
+			result = await self.agent.run(task, parent=context.run)
 		except RunError as exc:
 			if context.run is not None:
 				context.run.usage.add(exc.result.usage)

@@ -12,7 +12,8 @@ Integrations declare them in one table (``Integration(labels={"getMessage": ["pr
 "untrusted"], "send*": ["outbound"]})``, see docs/integration-authoring.md); Python tools with
 ``@tool(labels=[...])`` or ``FunctionTool(labels=...)``; any `openmolt_core.tools.Tool` may have a
 ``labels`` attribute; an MCP server's config a ``labels`` table; an OpenAPI import labels each
-operation by its method. An agent used as a tool carries the labels of its own tools. The policy's
+operation by its method. A tool that runs an agent (``agent.as_tool()``, or any tool with an
+``agent``) carries the labels of that agent's tools too. The policy's
 rules add labels (``untrusted=["mcp.fetch"]``) or take them away (``outbound=["!slack.addReaction"]``).
 
 Labels are resolved in one place, `declared_labels`, for every kind of tool, and fail closed: a
@@ -48,6 +49,7 @@ from openmolt_core.tools import (
 	Label,
 	check_labels,
 	declared_labels,
+	nested_labels,
 )
 
 if TYPE_CHECKING:
@@ -218,6 +220,9 @@ class TaintPolicy:
 	) -> frozenset[str]:
 		"""A tool's labels under this policy: the declared ones, with the rules applied.
 
+		A tool that runs an agent (`openmolt_core.tools.NestedRunTool`) also gets that agent's
+		labels (`openmolt_core.tools.nested_labels`), whatever it declares itself.
+
 		Args:
 			bound: The tool as an agent sees it.
 			described: The labels a capability set on its record (`Capability.describe_tools`),
@@ -225,6 +230,9 @@ class TaintPolicy:
 		"""
 		found = declared_labels(bound) if described is None else described
 		declared = self._unknown if found is None else found
+		nested = nested_labels(bound.tool)  # a tool that runs an agent: what the agent does
+		if nested - declared:
+			declared = declared | nested
 		if not self._active:
 			return declared
 		out = set(declared)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"IDEMPOTENCY_NAMESPACE",
 	"LABELS",
+	"MAX_NESTING",
 	"UNKNOWN",
 	"UNKNOWN_LABELS",
 	"CallingRun",
@@ -45,6 +46,7 @@ __all__ = [
 	"check_in_doubt",
 	"check_labels",
 	"declared_labels",
+	"nested_labels",
 	"schema_of",
 ]
 
@@ -67,10 +69,14 @@ class CallingRun:
 		on_approval_request: An approval handler for sub-agents without one (None: the caller's).
 		cost_left: What the calling run may still spend in USD (None: no cost budget); a
 			sub-agent's run stops there too.
+		tokens_left: The tokens the calling run may still use (None: no ``max_tokens``); a
+			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
 			tainted run starts tainted.
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
 			acts for the same user (`openmolt_core.accounts`).
+		depth: How deep a run started with this parent nests: 1 under a top-level run; at
+			most `MAX_NESTING`.
 		caller: The calling run's context, for what the called run's capabilities take from it
 			(the approvals gate: the caller's approver).
 	"""
@@ -84,9 +90,19 @@ class CallingRun:
 	emit: Callable[[Event], Awaitable[None]]
 	on_approval_request: ApprovalHandler | None = None
 	cost_left: float | None = None
+	tokens_left: int | None = None
 	taint: Sequence[Mapping[str, Any]] = ()
 	user: str | None = None
 	caller: Any = field(default=None, repr=False)  # the calling run: never in a log line
+	depth: int = 1
+
+
+MAX_NESTING = 10
+"""The deepest runs nest (a sub-agent's sub-agent's ...): a run started deeper is refused.
+
+``create_agent`` refuses agent tools that form a cycle, but a tool that runs its own agent again
+with ``parent=context.run`` is a cycle it cannot see; each run's ``max_steps`` is its own, so
+without a cap such a chain has no end unless a cost, token or time budget stops it."""
 
 
 InDoubt = Literal["retry", "ask", "fail"]
@@ -245,7 +261,8 @@ class NestedRunTool(Tool, Protocol):
 	"""A tool whose calls run an agent, nested in the calling run: all the kernel knows of sub-agents.
 
 	Its ``execute`` runs ``agent.run(..., parent=context.run)`` (`CallingRun`), so the nested
-	run's id, events, usage, cost budget, approver and end user come from the calling run; a
+	run's id, events, usage, cost and token budgets, approver, end user and taint come from the
+	calling run (a nested run of a tainted caller starts tainted); a
 	true ``spends_budget`` makes calls made at once share the calling run's cost budget.
 	``Agent.sub_agents`` lists the ``agent`` of such tools (``create_agent`` refuses a cycle).
 	`openmolt_core.subagents.AgentTool` is the one ``agent.as_tool()`` makes.
@@ -354,6 +371,27 @@ def declared_labels(bound: Any) -> frozenset[str] | None:
 	if not declared:
 		return None
 	return frozenset(out & LABELS) if out else _NO_LABELS
+
+
+def nested_labels(tool: Any) -> frozenset[str]:
+	"""The labels of the agent a tool runs (a `NestedRunTool`'s ``agent``); empty for other tools.
+
+	The union of the labels of the agent's visible tools (each resolved by that agent's policy,
+	so one that declares none counts as ``untrusted`` and ``outbound``), and `UNKNOWN_LABELS`
+	when some of its tools are listed at run time (what they do is not known in advance). The
+	taint policy adds them to whatever the tool itself declares (`openmolt_core.taint`).
+
+	Args:
+		tool: A tool.
+	"""
+	agent = getattr(tool, "agent", None)
+	labels = getattr(agent, "labels", None) if agent is not None else None
+	if not isinstance(labels, Mapping):
+		return _NO_LABELS
+	out = {label for found in labels.values() for label in found}
+	if getattr(agent, "lists_tools_at_run_time", False):
+		out.update(UNKNOWN_LABELS)
+	return frozenset(out & LABELS)
 
 
 _WILDCARD = re.compile(r"[*?\[]")

@@ -2,8 +2,8 @@
 
 ```
 openmolt import-openapi SPEC --id NAME [--tag T]... [--operation ID]... [--base-url URL]
-                        [--allow-internal-host HOST]... [--label TOOL=LABELS]...
-                        [--format py|json] [--output FILE]
+                        [--allow-internal-host HOST]... [--allow-host HOST]...
+                        [--label TOOL=LABELS]... [--format py|json] [--output FILE]
     write an integration module (or JSON) with one HttpTool per operation
 ```
 
@@ -183,6 +183,13 @@ def _import_openapi(args: Sequence[str]) -> int:
 		help="an internal host or network the tools may reach (127.0.0.1, 10.20.0.0/16)",
 	)
 	parser.add_argument(
+		"--allow-host",
+		action="append",
+		default=[],
+		metavar="HOST",
+		help="another host than the base URL's that serves some operations (upload.example.com)",
+	)
+	parser.add_argument(
 		"--label",
 		action="append",
 		default=[],
@@ -201,6 +208,7 @@ def _import_openapi(args: Sequence[str]) -> int:
 		base_url=ns.base_url,
 		labels=_label_options(ns.label),
 		allow_internal_hosts=ns.allow_internal_host,
+		allow_hosts=ns.allow_host,
 	)
 	text = (
 		to_json(integration) if fmt == "json" else to_module(integration, source=Path(ns.spec).name)

@@ -29,7 +29,13 @@ from openmolt_core.integrations._openapi_schemas import (
 	segment,
 	short,
 )
-from openmolt_core.integrations._openapi_urls import check_url, no_liquid, server_url
+from openmolt_core.integrations._openapi_urls import (
+	check_same_origin,
+	check_url,
+	no_liquid,
+	other_hosts,
+	server_url,
+)
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
 from openmolt_core.integrations.schema import input_name
 from openmolt_core.tools import Label, check_labels
@@ -213,8 +219,12 @@ def _tool_base(
 	op: Mapping[str, Any],
 	document: Mapping[str, Any],
 	internal: InternalHosts,
+	base: _Base,
 ) -> str | None:
-	"""The base URL of an operation's own servers (per operation, else per path), checked."""
+	"""The base URL of an operation's own servers (per operation, else per path), checked.
+
+	It must be on the base URL's origin, or on a host the user allowed (`check_same_origin`).
+	"""
 	item = (document.get("paths") or {}).get(path) or {}
 	for servers, where in (
 		(op.get("servers"), pointer(("paths", path, method, "servers"))),
@@ -224,9 +234,26 @@ def _tool_base(
 			continue
 		url = server_url(as_list(servers, where)[0], f"{where}/0")
 		if url.startswith(("http://", "https://")):
-			return check_url(url, f"{where}/0/url", internal)
+			checked = check_url(url, f"{where}/0/url", internal)
+			check_same_origin(checked, base.url, f"{where}/0/url", base.allowed)
+			return checked
 		return None
 	return None
+
+
+class _Base:
+	"""The integration's base URL, and the other hosts its operations may be served by.
+
+	Args:
+		url: The base URL, checked.
+		allowed: The hosts the user allowed (``allow_hosts``).
+	"""
+
+	__slots__ = ("allowed", "url")
+
+	def __init__(self, url: str, allowed: frozenset[str]) -> None:
+		self.url = url
+		self.allowed = allowed
 
 
 def _member(key: str, name: str, where: str) -> str:
@@ -297,6 +324,7 @@ def _tool(
 	document: Mapping[str, Any],
 	handle: str,
 	internal: InternalHosts,
+	base: _Base,
 ) -> HttpTool:
 	schemas.parts = 0
 	at = pointer(("paths", path, method))
@@ -424,7 +452,7 @@ def _tool(
 	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
 		input_schema["required"] = required
-	base = _tool_base(path, method, op, document, internal)
+	base_url = _tool_base(path, method, op, document, internal, base)
 	from openmolt_core._support.jsonschema import unchecked_patterns
 
 	# A pattern no regex engine supports is said at import, not at the tool's first call.
@@ -442,7 +470,7 @@ def _tool(
 		input_schema=input_schema,
 		request_format=request_format,
 		response_format=_response_format(op.get("responses") or {}, schemas),
-		base_url=base,
+		base_url=base_url,
 	)
 
 
@@ -504,6 +532,7 @@ def build(
 	name: str | None = None,
 	labels: Mapping[str, Sequence[str]] | None = None,
 	allow_internal_hosts: Sequence[str] = (),
+	allow_hosts: Sequence[str] = (),
 ) -> _I:
 	"""The integration of an OpenAPI 3 document, made by ``make`` from its fields.
 
@@ -519,6 +548,7 @@ def build(
 		name: The display name (default: the document's title).
 		labels: Taint labels by tool handle or pattern.
 		allow_internal_hosts: Internal hosts or networks the tools may reach.
+		allow_hosts: Hosts other than the base URL's that operations may be served by.
 
 	Raises:
 		ConfigurationError: The document cannot be read, an option is wrong, or an operation
@@ -526,6 +556,7 @@ def build(
 	"""
 	doc = load_document(document)
 	internal = internal_hosts(list(allow_internal_hosts))
+	allowed = other_hosts(list(allow_hosts))
 	try:
 		return _integration(
 			make,
@@ -537,6 +568,7 @@ def build(
 			name=name,
 			labels=labels,
 			internal=internal,
+			allowed=allowed,
 		)
 	except (AttributeError, TypeError, KeyError, IndexError) as exc:
 		raise ConfigurationError(
@@ -560,8 +592,10 @@ def _integration(
 	name: str | None,
 	labels: Mapping[str, Sequence[str]] | None,
 	internal: InternalHosts,
+	allowed: frozenset[str],
 ) -> _I:
 	schemas = Schemas(doc)
+	base = _Base(_base_url(doc, base_url, internal), allowed)
 	info = doc.get("info") or {}
 	wanted = set(operations or ())
 	seen_ids: set[str] = set()
@@ -582,7 +616,7 @@ def _integration(
 			if tags and not op_tags & set(tags):
 				continue
 			handles.add(handle)
-			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal))
+			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal, base))
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
 				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
@@ -628,7 +662,7 @@ def _integration(
 			or f"The {title} API.",
 			api_version=str(info["version"]) if info.get("version") else None,
 			api_setup=ApiSetup(
-				base_url=_base_url(doc, base_url, internal),
+				base_url=base.url,
 				guard_every_request=True,
 				allow_internal_hosts=list(internal.entries),
 			),

@@ -8,11 +8,16 @@ the DNS: an IP literal in any spelling (``127.1``, ``2130706433``, ``[::ffff:127
 cloud metadata name, or ``localhost``. Names that only resolve to such addresses are refused
 when a tool calls them: imported integrations set ``guard_every_request``, so every request goes
 through `openmolt_core.integrations._ssrf.SsrfGuard`.
+
+An operation's own servers (per path or per operation) must be on the base URL's origin (the
+document's first server, or the ``base_url`` the user gave): its requests carry the
+integration's credentials and its input, so another scheme, host or port is refused unless the
+user allows that host (`other_hosts`, `check_same_origin`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -21,7 +26,7 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._iana import METADATA_NAMES
 from openmolt_core.integrations._ssrf import InternalHosts, parse_ip, refusal
 
-__all__ = ["check_url", "no_liquid", "server_url"]
+__all__ = ["check_same_origin", "check_url", "no_liquid", "other_hosts", "server_url"]
 
 _LIQUID = ("{{", "}}", "{%", "%}")
 
@@ -127,3 +132,58 @@ def check_url(url: str, where: str, internal: InternalHosts) -> str:
 			f"--allow-internal-host {parsed.host}"
 		)
 	return url.rstrip("/")
+
+
+def other_hosts(hosts: Sequence[str]) -> frozenset[str]:
+	"""Check the ``allow_hosts`` option: the hosts other than the base URL's that tools may reach.
+
+	Args:
+		hosts: Host names or IP addresses, as written in a URL (``upload.example.com``).
+
+	Raises:
+		ConfigurationError: An entry is not a bare host (a URL, a path, empty text).
+	"""
+	out = set()
+	for host in hosts:
+		text = host.strip().lower().rstrip(".") if isinstance(host, str) else ""
+		try:
+			parsed = httpx.URL(f"https://{text}/")
+		except (httpx.InvalidURL, ValueError):
+			parsed = None
+		if not text or parsed is None or parsed.host != text.strip("[]") or parsed.port:
+			raise ConfigurationError(
+				f"allow_hosts: {str(host)[:100]!r} is not a host name; give the host alone, "
+				"like 'upload.example.com' (no scheme, port or path)"
+			)
+		out.add(parsed.host)
+	return frozenset(out)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+	default = {"http": 80, "https": 443}.get(url.scheme)
+	return url.scheme, url.host.lower(), url.port or default
+
+
+def check_same_origin(url: str, base: str, where: str, allowed: frozenset[str]) -> None:
+	"""Refuse an operation's server on another origin than the base URL, unless its host is allowed.
+
+	Args:
+		url: The operation's server URL (checked by `check_url`).
+		base: The integration's base URL.
+		where: The server's place in the document.
+		allowed: The hosts the user allowed (`other_hosts`).
+
+	Raises:
+		ConfigurationError: Another scheme, host or port; the message names both and the fix.
+	"""
+	parsed = httpx.URL(url)
+	if _origin(parsed) == _origin(httpx.URL(base)) or parsed.host.lower() in allowed:
+		return
+	host = parsed.host
+	raise ConfigurationError(
+		f"{where}: its servers send it to {url[:200]!r}, another host (or scheme or port) than "
+		f"the API's base URL {base[:200]!r}; its requests would carry the integration's "
+		"credentials and the tool's input there. If that host serves this API, allow it: "
+		f"from_openapi(..., allow_hosts=[{host!r}]) or --allow-host {host}; else leave the "
+		"operation out (operations=..., --operation)"
+	)

@@ -79,6 +79,7 @@ def from_openapi(
 	name: str | None = None,
 	labels: Mapping[str, Sequence[str]] | None = None,
 	allow_internal_hosts: Sequence[str] = (),
+	allow_hosts: Sequence[str] = (),
 ) -> Integration:
 	"""An integration with one `HttpTool` per operation of an OpenAPI 3 document.
 
@@ -99,11 +100,15 @@ def from_openapi(
 		allow_internal_hosts: Internal hosts or networks the tools may reach (a self-hosted API,
 			a local mock server): ``["127.0.0.1"]``, ``["api.corp.example", "10.20.0.0/16"]``.
 			Loopback, private, link-local and metadata addresses are refused otherwise.
+		allow_hosts: Hosts other than the base URL's that the document's operations may be
+			served by (their own ``servers``): ``["upload.example.com"]``. Such an operation's
+			requests carry the integration's credentials, so one whose servers name another
+			scheme, host or port than the base URL is refused otherwise.
 
 	Raises:
 		ConfigurationError: The document cannot be read, an operation or tag is unknown, a URL
-			points to an internal address, or an operation cannot be expressed; the message
-			names the place.
+			points to an internal address, an operation is served by a host not allowed, or an
+			operation cannot be expressed; the message names the place.
 	"""
 	return Integration.from_openapi(
 		document,
@@ -114,4 +119,5 @@ def from_openapi(
 		name=name,
 		labels=labels,
 		allow_internal_hosts=allow_internal_hosts,
+		allow_hosts=allow_hosts,
 	)
