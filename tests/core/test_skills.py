@@ -399,3 +399,33 @@ def test_a_symlinked_subfolder_is_not_a_skill(hostile: tuple[Path, Path]) -> Non
 	(outside / "SKILL.md").write_text(INVOICES.replace("invoices", "evil"))
 	(root.parent / "evil").symlink_to(outside)
 	assert [s.name for s in load_skills([root.parent])] == ["invoices"]
+
+
+async def test_hidden_files_of_a_skill_folder_are_never_listed_or_read(skills_dir: Path) -> None:
+	"""A .env (or a .git folder) beside SKILL.md is no part of the skill: its secret never
+	reaches the model, whatever path the model asks for."""
+	folder = skills_dir / "invoices"
+	(folder / ".env").write_text("BANK_TOKEN=tok-live-0123456789abcdef\n")
+	(folder / ".git").mkdir()
+	(folder / ".git" / "config").write_text("[remote] url = https://user:pw-9876@host/x\n")
+	(folder / "notes").mkdir()
+	(folder / "notes" / ".draft.md").write_text("hidden draft")
+	model = ScriptedModel(
+		[
+			call_tool("skills.load", name="invoices"),
+			call_tool("skills.load", name="invoices", file=".env"),
+			call_tool("skills.load", name="invoices", file=".git/config"),
+			call_tool("skills.load", name="invoices", file="notes/.draft.md"),
+			finish("ok"),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Clerk", model=model, tools=[pay], skills=[skills_dir])
+	await agent.run("pay the invoice")
+	[loaded] = results(model, 1)
+	assert loaded["result"]["files"] == ["vat-rates.csv"]
+	for call in (2, 3, 4):
+		[refused] = results(model, call)
+		assert refused["ok"] is False and "hidden file" in refused["error"], refused
+	sent = json.dumps([m.content for r in model.requests for m in r.messages])
+	assert "tok-live" not in sent and "pw-9876" not in sent and "hidden draft" not in sent

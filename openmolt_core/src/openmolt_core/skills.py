@@ -26,7 +26,9 @@ outside the folder even when swapped while it is read; only regular files with o
 (another name may be outside the folder); the size from ``fstat`` before anything is read, and
 the reading stops at the cap. Paths are capped like FileSystem's (`MAX_PATH_BYTES`,
 `MAX_NAME_BYTES`, `MAX_DEPTH`, no control characters), ``SKILL.md`` at `MAX_SKILL_MD_BYTES`,
-and errors name paths as given, never the host's absolute path.
+and errors name paths as given, never the host's absolute path. Hidden files and folders (a
+name that starts with ``.``: a ``.env``, ``.git``) are no part of a skill: never listed, never
+read. The listing visits at most `MAX_SKILL_ENTRIES` entries of the folder.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ __all__ = [
 	"MAX_NAME_BYTES",
 	"MAX_PATH_BYTES",
 	"MAX_SKILL_CHARS",
+	"MAX_SKILL_ENTRIES",
 	"MAX_SKILL_FILES",
 	"MAX_SKILL_MD_BYTES",
 	"Skill",
@@ -74,6 +77,15 @@ MAX_SKILL_MD_BYTES = 1024 * 1024
 
 MAX_SKILL_FILES = 500
 """The most files of a skill that ``skills.load`` lists."""
+
+MAX_SKILL_ENTRIES = 10_000
+"""The most entries (files and folders) of a skill's folder the listing visits."""
+
+
+def _hidden(path: str) -> bool:
+	"""Whether a path of a skill names a hidden file or passes through a hidden folder."""
+	return any(part.startswith(".") and part not in (".", "..") for part in path.split("/"))
+
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -182,14 +194,16 @@ class _Folder:
 		try:
 			with self.box.locate(".") as place:
 				walk = os.fwalk(".", dir_fd=place.dir_fd, follow_symlinks=False)
+				visited = 0
 				for folder, dirs, names, folder_fd in walk:
 					rel = [p for p in folder.split("/") if p not in ("", ".")]
-					if len(rel) + 1 >= MAX_DEPTH:
+					visited += len(dirs) + len(names)
+					if len(rel) + 1 >= MAX_DEPTH or visited > MAX_SKILL_ENTRIES:
 						dirs.clear()
-					dirs.sort()
+					dirs[:] = sorted(d for d in dirs if not d.startswith("."))
 					for name in sorted(names):
 						path = "/".join([*rel, name])
-						if name == "SKILL.md" or not self._fits(path):
+						if name == "SKILL.md" or name.startswith(".") or not self._fits(path):
 							continue
 						try:
 							info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
@@ -476,6 +490,11 @@ def _read(skill: Skill, file: str, limit: int) -> str:
 	if not file.strip() or file.startswith("/") or ".." in file.split("/"):
 		raise ToolError(
 			f"file {file[:200]!r}: give a path inside the skill, like one of {skill.files()[:5]}"
+		)
+	if _hidden(file):
+		raise ToolError(
+			f"file {file[:200]!r}: a hidden file (its name, or a folder's, starts with '.') is no "
+			f"part of skill {skill.name!r}; its files: {skill.files()[:5]}"
 		)
 	try:
 		folder.box.check(file)
