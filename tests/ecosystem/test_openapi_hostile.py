@@ -909,6 +909,36 @@ def test_an_operation_served_by_another_host_is_refused_unless_allowed(
 	assert main(["import-openapi", str(spec), "--id", "t", "--allow-host", host]) == 0
 
 
+@pytest.mark.parametrize("per", ["op", "path"])
+@pytest.mark.parametrize(
+	("base", "url", "expected"),
+	[
+		("https://api.example.com", "/v2", "https://api.example.com/v2"),
+		("https://api.example.com/v1", "/v2", "https://api.example.com/v2"),
+		("https://api.example.com/v1", "beta", "https://api.example.com/v1/beta"),
+		("https://api.example.com/v1", "./beta/", "https://api.example.com/v1/beta"),
+	],
+)
+def test_a_relative_operation_server_is_resolved_against_the_base_url(
+	base: str, url: str, expected: str, per: str
+) -> None:
+	"""OpenAPI resolves a relative server URL against where the document is: the base URL
+	here. Before, the operation kept the base URL as if it had no server of its own."""
+	document = _elsewhere(url, per=per)
+	document["servers"] = [{"url": base}]
+	(tool,) = [t for t in from_openapi(document, id="t").tools if t.handle == "listPets"]
+	assert tool.base_url == expected
+	given = from_openapi(_elsewhere(url, per=per), id="t", base_url="https://mock.example.org")
+	(mocked,) = [t for t in given.tools if t.handle == "listPets"]
+	assert mocked.base_url.startswith("https://mock.example.org")  # follows a given base URL
+
+
+def test_a_relative_server_that_names_another_host_is_refused() -> None:
+	"""A network-path reference (``//host/...``) leaves the base URL's origin: refused."""
+	with pytest.raises(ConfigurationError, match="another host"):
+		from_openapi(_elsewhere("//collector.example.net/x"), id="t")
+
+
 def test_a_base_url_given_at_import_makes_the_documents_own_host_another_one() -> None:
 	"""The user points the API at a mock: an operation still on the real host is refused."""
 	document = _elsewhere("https://api.example.com/v2")

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
+
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._credential import (
 	BasicCredential,
@@ -223,7 +225,10 @@ def _tool_base(
 ) -> str | None:
 	"""The base URL of an operation's own servers (per operation, else per path), checked.
 
-	It must be on the base URL's origin, or on a host the user allowed (`check_same_origin`).
+	It must be on the base URL's origin, or on a host the user allowed (`check_same_origin`). A
+	relative server URL (``/v2``, ``beta``) is resolved against the base URL, as OpenAPI
+	resolves one against where the document is served (the base URL stands for it): the
+	operation does not silently stay on the base URL.
 	"""
 	item = (document.get("paths") or {}).get(path) or {}
 	for servers, where in (
@@ -233,11 +238,17 @@ def _tool_base(
 		if not servers:
 			continue
 		url = server_url(as_list(servers, where)[0], f"{where}/0")
-		if url.startswith(("http://", "https://")):
-			checked = check_url(url, f"{where}/0/url", internal)
-			check_same_origin(checked, base.url, f"{where}/0/url", base.allowed)
-			return checked
-		return None
+		if not url.startswith(("http://", "https://")):
+			no_liquid(url, f"{where}/0/url")
+			try:
+				url = str(httpx.URL(base.url + "/").join(url))
+			except (httpx.InvalidURL, ValueError) as exc:
+				raise ConfigurationError(
+					f"{where}/0/url: {url[:200]!r} is not a URL ({exc})"
+				) from None
+		checked = check_url(url, f"{where}/0/url", internal)
+		check_same_origin(checked, base.url, f"{where}/0/url", base.allowed)
+		return checked
 	return None
 
 
