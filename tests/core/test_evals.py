@@ -297,3 +297,14 @@ def test_the_old_module_paths_are_the_distribution_s_objects() -> None:
 	assert old.Dataset is openmolt_evals.Dataset and old.evaluate is openmolt_evals.evaluate
 	assert old_evaluators.OutputEquals is openmolt_evals.evaluators.OutputEquals
 	assert sorted(old.__all__) == sorted(openmolt_evals.__all__)
+
+
+async def test_two_evaluators_of_one_name_are_reported_apart() -> None:
+	"""Two trajectory checks (two modes) keep a mean each: the second is 'trajectory (2)'."""
+	case = Case(name="c", input="refund A1")
+	strict = Trajectory(mode="exact", expected=(ToolCall("local.refund"),))
+	loose = Trajectory(mode="subset", expected=(ToolCall("local.refund"),))
+	report = await evaluate(support_agent(), Dataset(cases=(case,), evaluators=(strict, loose)))
+	means = report.evaluator_means()
+	assert means == {"trajectory": 0.5, "trajectory (2)": 1.0}
+	assert report.to_dict()["evaluators"] == means

@@ -580,7 +580,7 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		resolve_model=resolve,
 	)
 	evaluators = [*(chosen if chosen is not None else _defaults(case)), *case.evaluators]
-	scores = tuple([_masked(await _score(e, observed, case), redact) for e in evaluators])
+	scores = _distinct([_masked(await _score(e, observed, case), redact) for e in evaluators])
 	usage = Usage()
 	usage.add(result.usage)
 	if observed.judge_usage.calls:
@@ -596,6 +596,22 @@ async def _score(evaluator: Evaluator, observed: Observed, case: Case) -> Score:
 	except Exception as exc:
 		name = str(getattr(evaluator, "name", type(evaluator).__name__))
 		return Score(name, 0.0, f"the evaluator failed: {type(exc).__name__}: {exc}")
+
+
+def _distinct(scores: list[Score]) -> tuple[Score, ...]:
+	"""The scores, each evaluator named once: a second of one name is ``<name> (2)``.
+
+	Two trajectory checks of different modes are both ``trajectory``; the report's means and
+	``compare`` go by name, and would mix them.
+	"""
+	seen: dict[str, int] = {}
+	out = []
+	for score in scores:
+		count = seen[score.evaluator] = seen.get(score.evaluator, 0) + 1
+		out.append(
+			score if count == 1 else replace(score, evaluator=f"{score.evaluator} ({count})")
+		)
+	return tuple(out)
 
 
 def _masked(score: Score, redact: Redactor) -> Score:
