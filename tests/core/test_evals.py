@@ -308,3 +308,13 @@ async def test_two_evaluators_of_one_name_are_reported_apart() -> None:
 	means = report.evaluator_means()
 	assert means == {"trajectory": 0.5, "trajectory (2)": 1.0}
 	assert report.to_dict()["evaluators"] == means
+
+
+def test_an_output_schema_that_is_no_json_schema_is_refused_when_the_dataset_is_read() -> None:
+	"""Before, it became each case's 0 when scored; now the dataset names the evaluator."""
+	data = {**DATASET, "evaluators": [{"type": "output_schema", "schema": {"type": "strnig"}}]}
+	with pytest.raises(ConfigurationError, match=r"evaluators\[0\].*not a valid JSON Schema"):
+		Dataset.from_dict(data)
+	with pytest.raises(ValueError, match="not a valid JSON Schema"):
+		OutputSchema(schema={"properties": {"a": {"minLength": -1}}})
+	OutputSchema(schema={"type": "object", "required": ["a"]})  # a valid one is taken

@@ -170,7 +170,7 @@ class Dataset:
 			cases=tuple(_case(c, i) for i, c in enumerate(cases)),
 			evaluators=None
 			if evaluators is None
-			else tuple(_evaluator(e, "evaluators") for e in evaluators),
+			else tuple(_evaluator(e, f"evaluators[{i}]") for i, e in enumerate(evaluators)),
 			name=str(data.get("name") or name),
 		)
 

@@ -202,10 +202,25 @@ class OutputEquals:
 
 @dataclass(frozen=True, slots=True)
 class OutputSchema:
-	"""The output matches a JSON Schema."""
+	"""The output matches a JSON Schema.
+
+	Args:
+		schema: The JSON Schema (2020-12); one that breaks the metaschema is refused when the
+			evaluator is made (and so when a dataset is read), not at each case it scores.
+		name: Its name in reports.
+	"""
 
 	schema: Mapping[str, Any]
 	name: str = "output_schema"
+
+	def __post_init__(self) -> None:
+		from openmolt_core._support.metaschema import check_schema
+
+		if not isinstance(self.schema, Mapping):
+			raise ValueError("schema: must be a JSON Schema object")
+		problems = check_schema(dict(self.schema))
+		if problems:
+			raise ValueError(f"schema: not a valid JSON Schema: {'; '.join(problems[:3])}")
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""1 when the output validates, else 0 with the first problems."""
