@@ -322,3 +322,32 @@ async def test_a_replayed_event_is_marked_on_its_span_event(exporter: InMemorySp
 	[span] = exporter.get_finished_spans()
 	marks = [dict(e.attributes or {}).get("openmolt.event.replayed") for e in span.events]
 	assert marks == [True, None]
+
+
+async def test_a_compaction_summary_is_a_chat_span_with_its_tokens(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""The summary a compaction asks for is a chat call: a span of its step (marked
+	openmolt.compaction), its tokens in the metrics; with a compactor its model is not claimed."""
+	from tests.core.test_compaction_overflow import SmallWindow, Summariser, make
+
+	reader = InMemoryMetricReader()
+	meters = MeterProvider(metric_readers=[reader])
+	model, summariser = SmallWindow(limit=2500, steps=14), Summariser()
+	agent = make(model, summariser)  # a compactor: the summariser
+	Telemetry(tracer_provider=_provider(exporter), meter_provider=meters).instrument(agent.om)
+	result = await agent.run("work long")
+	assert result.status == "success" and summariser.calls >= 1
+	spans = exporter.get_finished_spans()
+	summaries = [s for s in spans if dict(s.attributes or {}).get("openmolt.compaction")]
+	assert len(summaries) == summariser.calls
+	for span in summaries:
+		attributes = dict(span.attributes or {})
+		assert span.name == "chat" and "gen_ai.request.model" not in attributes
+		assert attributes["gen_ai.operation.name"] == "chat"
+		assert attributes["gen_ai.usage.input_tokens"] == 50  # the summariser's usage
+		assert span.parent is not None
+	_, token_points = _points(reader)[gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE]
+	counted = sum(p.count for p in token_points if p.attributes["gen_ai.token.type"] == "input")
+	answered = len(model.requests) - len(model.refused)  # a refused call reports no tokens
+	assert counted == answered + summariser.calls  # every answered call's, summaries too

@@ -257,25 +257,34 @@ class Telemetry(RunObserver):
 		kind, _, rest = key.partition(":")
 		number, _, rest = rest.partition(":")
 		step = self._step(run, int(number)) if number.isdigit() else None
-		if step is None or kind not in ("model", "tool", "human"):
+		if step is None or kind not in ("model", "compact", "tool", "human"):
 			return await call()
 		spans = self._runs[run.run_id]
 		parent = trace.set_span_in_context(step)
-		if kind == "model":
-			model = run.agent.model
+		model: str | None = None
+		if kind in ("model", "compact"):
+			# A compaction's summary is a chat call too (its tokens are the run's): by the
+			# agent's own models, or by a compactor whose model the port does not tell.
+			summary = kind == "compact"
+			if not (summary and getattr(run.agent, "compactor", None) is not None):
+				model = run.agent.model
+			attributes: dict[str, Any] = {
+				gen_ai.OPERATION_NAME: gen_ai.CHAT,
+				**spans.common,
+				gen_ai.OUTPUT_TYPE: "text" if summary else "json",
+				**_request_attributes(run),
+			}
+			if model is not None:
+				attributes[gen_ai.REQUEST_MODEL] = model
+			if summary:
+				attributes["openmolt.compaction"] = True
 			span = self.tracer.start_span(
-				f"{gen_ai.CHAT} {model}",
+				f"{gen_ai.CHAT} {model}" if model else gen_ai.CHAT,
 				context=parent,
 				kind=SpanKind.CLIENT,
-				attributes={
-					gen_ai.OPERATION_NAME: gen_ai.CHAT,
-					**spans.common,
-					gen_ai.REQUEST_MODEL: model,
-					gen_ai.OUTPUT_TYPE: "json",
-					**_request_attributes(run),
-				},
+				attributes=attributes,
 			)
-			if self.capture_content:
+			if self.capture_content and not summary:
 				span.set_attribute(
 					gen_ai.SYSTEM_INSTRUCTIONS, _json(_text_parts(run.agent.system_prompt()))
 				)
@@ -310,13 +319,13 @@ class Telemetry(RunObserver):
 		except BaseException as exc:
 			span.set_attribute(gen_ai.ERROR_TYPE, type(exc).__qualname__)
 			span.set_status(Status(StatusCode.ERROR, run.redact(str(exc))))
-			if kind == "model":
-				self._measure(run, began, None, type(exc).__qualname__)
+			if kind in ("model", "compact"):
+				self._measure(run, began, None, type(exc).__qualname__, model)
 			raise
 		else:
-			if kind == "model":
+			if kind in ("model", "compact"):
 				self._model_done(run, span, value)
-				self._measure(run, began, value, None)
+				self._measure(run, began, value, None, model)
 			elif kind == "tool":
 				self._tool_done(run, span, value)
 			elif isinstance(value, dict) and "parked" in value:
@@ -340,14 +349,17 @@ class Telemetry(RunObserver):
 			gen_ai.RESPONSE_MODEL: model,
 		}
 
-	def _measure(self, run: ObservedRun, began: float, response: Any, error: str | None) -> None:
+	def _measure(
+		self, run: ObservedRun, began: float, response: Any, error: str | None, model: str | None
+	) -> None:
 		"""Record a model call's duration and, when it answered, its tokens (the client metrics)."""
 		spans = self._runs.get(run.run_id)
 		attributes: dict[str, Any] = {
 			gen_ai.OPERATION_NAME: gen_ai.CHAT,
 			gen_ai.PROVIDER_NAME: spans.common[gen_ai.PROVIDER_NAME] if spans else run.provider,
-			gen_ai.REQUEST_MODEL: run.agent.model,
 		}
+		if model is not None:
+			attributes[gen_ai.REQUEST_MODEL] = model
 		if error is not None:
 			attributes[gen_ai.ERROR_TYPE] = error
 		else:
