@@ -223,10 +223,12 @@ class _Folder:
 		return True
 
 	def children(self) -> list[str]:
-		"""The names of the folder's subdirectories (not symlinks), sorted."""
+		"""The names of the folder's subdirectories (not symlinks, not hidden), sorted."""
 		out = []
 		with self.box.locate(".") as place, os.scandir(place.dir_fd) as entries:
 			for entry in entries:
+				if _hidden(entry.name):
+					continue  # a hidden folder is no skill, as a hidden file is no part of one
 				try:
 					if stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
 						out.append(entry.name)
