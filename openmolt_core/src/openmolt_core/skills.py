@@ -28,7 +28,8 @@ the reading stops at the cap. Paths are capped like FileSystem's (`MAX_PATH_BYTE
 `MAX_NAME_BYTES`, `MAX_DEPTH`, no control characters), ``SKILL.md`` at `MAX_SKILL_MD_BYTES`,
 and errors name paths as given, never the host's absolute path. Hidden files and folders (a
 name that starts with ``.``: a ``.env``, ``.git``) are no part of a skill: never listed, never
-read. The listing visits at most `MAX_SKILL_ENTRIES` entries of the folder.
+read; a hidden folder in a folder of skills is no skill. The listing visits at most
+`MAX_SKILL_ENTRIES` entries of the folder.
 """
 
 from __future__ import annotations
