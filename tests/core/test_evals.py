@@ -318,3 +318,19 @@ def test_an_output_schema_that_is_no_json_schema_is_refused_when_the_dataset_is_
 	with pytest.raises(ValueError, match="not a valid JSON Schema"):
 		OutputSchema(schema={"properties": {"a": {"minLength": -1}}})
 	OutputSchema(schema={"type": "object", "required": ["a"]})  # a valid one is taken
+
+
+async def test_a_renamed_evaluator_never_takes_a_name_given_to_another() -> None:
+	"""Names trajectory, trajectory, 'trajectory (2)': the second becomes 'trajectory (3)', so the
+	third keeps its own name and each keeps a mean of its own."""
+	case = Case(name="c", input="refund A1")
+	strict = Trajectory(mode="exact", expected=(ToolCall("local.refund"),))
+	loose = Trajectory(mode="subset", expected=(ToolCall("local.refund"),))
+	named = Trajectory(mode="subset", expected=(ToolCall("local.refund"),))
+	object.__setattr__(named, "name", "trajectory (2)")
+	report = await evaluate(
+		support_agent(), Dataset(cases=(case,), evaluators=(strict, loose, named))
+	)
+	means = report.evaluator_means()
+	assert len(means) == 3 and means["trajectory"] == 0.5, means
+	assert means["trajectory (2)"] == 1.0 and means["trajectory (3)"] == 1.0

@@ -429,3 +429,13 @@ async def test_hidden_files_of_a_skill_folder_are_never_listed_or_read(skills_di
 		assert refused["ok"] is False and "hidden file" in refused["error"], refused
 	sent = json.dumps([m.content for r in model.requests for m in r.messages])
 	assert "tok-live" not in sent and "pw-9876" not in sent and "hidden draft" not in sent
+
+
+def test_a_hidden_folder_of_a_folder_of_skills_is_no_skill(skills_dir: Path) -> None:
+	"""A hidden folder beside the skills (``.old-invoices``, a tool's ``.cache``) is not loaded,
+	as a hidden file of a skill is not read."""
+	hidden = skills_dir / ".old-invoices"
+	hidden.mkdir()
+	(hidden / "SKILL.md").write_text(INVOICES.replace("invoices", "stale"))
+	names = [s.name for s in load_skills([skills_dir])]
+	assert "stale" not in names and "invoices" in names

@@ -174,3 +174,48 @@ async def test_a_denied_call_the_run_reports_reaches_the_task_and_a_parked_one_s
 		assert done.status.state == TaskState.TASK_STATE_FAILED
 		assert "The refund was refused." in " ".join(get_text_parts(done.status.message.parts))
 	await om.aclose()
+
+
+async def test_a_list_of_tasks_shows_them_settled_too() -> None:
+	"""ListTasks reads the tasks as GetTask does: a decided run's task is listed completed."""
+	from a2a.types import ListTasksRequest
+
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False)
+	parked = Parked()
+	om.observers.append(parked)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		client = await _client(f"{server.url}/a2a/Helper", http)
+		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
+		(state,) = parked.states
+		await _decide(agent, state, approve=True)
+		listed = await client.list_tasks(ListTasksRequest(include_artifacts=True))
+		(task,) = [t for t in listed.tasks if t.id == sent.task.id]
+		assert task.status.state == TaskState.TASK_STATE_COMPLETED
+		assert get_data_parts(task.artifacts[0].parts) == [{"refund": "A1"}]
+		got = await client.get_task(GetTaskRequest(id=sent.task.id))
+		assert len(got.artifacts) == 1  # settled once, by the list
+	await om.aclose()
+
+
+async def test_a_list_filtered_by_status_sees_the_settled_status() -> None:
+	"""A list of the tasks still waiting leaves out one whose run the operator decided."""
+	from a2a.types import ListTasksRequest
+
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False)
+	parked = Parked()
+	om.observers.append(parked)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		client = await _client(f"{server.url}/a2a/Helper", http)
+		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
+		waiting = ListTasksRequest(status=TaskState.TASK_STATE_AUTH_REQUIRED)
+		assert [t.id for t in (await client.list_tasks(waiting)).tasks] == [sent.task.id]
+		(state,) = parked.states
+		await _decide(agent, state, approve=True)
+		assert list((await client.list_tasks(waiting)).tasks) == []
+	await om.aclose()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["env_var", "key_of_variable"]
+__all__ = ["env_var", "installed_owners", "key_of_variable"]
 
 
 def _upper_snake(name: str) -> str:
@@ -29,6 +29,18 @@ def env_var(integration: str, key: str = "apiKey") -> str:
 		key: The config key, as the integration's templates read it (default ``apiKey``).
 	"""
 	return f"OPENMOLT_{_upper_snake(integration)}_{_upper_snake(key)}"
+
+
+def installed_owners() -> list[str]:
+	"""The installed providers' names and integrations' ids (their entry points, not loaded).
+
+	Their variables are theirs: one of another owner is never taken for a misspelling.
+	"""
+	from importlib import metadata
+
+	found = metadata.entry_points()
+	groups = ("openmolt.providers", "openmolt.integrations")
+	return [ep.name for group in groups for ep in found.select(group=group)]
 
 
 def key_of_variable(integration: str, variable: str) -> str | None:

@@ -220,7 +220,9 @@ class ErrorEvent(Event):
 	Args:
 		kind: What went wrong: ``tool`` (a call failed), ``capability`` (a capability refused
 			a call or gave it a bad input), ``approval``, ``policy``, ``invalid_reply``,
-			``ignored``, ``human_input``, ``provider``.
+			``ignored``, ``human_input``, ``provider``, ``context_exceeded`` (the model refused
+			the step's request as longer than its context window and a capability shrank the
+			history: the step is asked again; not fatal).
 		message: What happened, for a person (masked like every event).
 		fatal: The run ends on it.
 		call: The step key of the call it is about (``tool:<step>:<index>:<handle>``, as

@@ -28,7 +28,8 @@ the reading stops at the cap. Paths are capped like FileSystem's (`MAX_PATH_BYTE
 `MAX_NAME_BYTES`, `MAX_DEPTH`, no control characters), ``SKILL.md`` at `MAX_SKILL_MD_BYTES`,
 and errors name paths as given, never the host's absolute path. Hidden files and folders (a
 name that starts with ``.``: a ``.env``, ``.git``) are no part of a skill: never listed, never
-read. The listing visits at most `MAX_SKILL_ENTRIES` entries of the folder.
+read; a hidden folder in a folder of skills is no skill. The listing visits at most
+`MAX_SKILL_ENTRIES` entries of the folder.
 """
 
 from __future__ import annotations
@@ -223,10 +224,12 @@ class _Folder:
 		return True
 
 	def children(self) -> list[str]:
-		"""The names of the folder's subdirectories (not symlinks), sorted."""
+		"""The names of the folder's subdirectories (not symlinks, not hidden), sorted."""
 		out = []
 		with self.box.locate(".") as place, os.scandir(place.dir_fd) as entries:
 			for entry in entries:
+				if _hidden(entry.name):
+					continue  # a hidden folder is no skill, as a hidden file is no part of one
 				try:
 					if stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
 						out.append(entry.name)

@@ -601,16 +601,24 @@ async def _score(evaluator: Evaluator, observed: Observed, case: Case) -> Score:
 def _distinct(scores: list[Score]) -> tuple[Score, ...]:
 	"""The scores, each evaluator named once: a second of one name is ``<name> (2)``.
 
+	Or the next number that no evaluator's own name takes.
+
 	Two trajectory checks of different modes are both ``trajectory``; the report's means and
 	``compare`` go by name, and would mix them.
 	"""
-	seen: dict[str, int] = {}
+	taken = {score.evaluator for score in scores}  # a name an evaluator gives is its own
+	seen: set[str] = set()
 	out = []
 	for score in scores:
-		count = seen[score.evaluator] = seen.get(score.evaluator, 0) + 1
-		out.append(
-			score if count == 1 else replace(score, evaluator=f"{score.evaluator} ({count})")
-		)
+		name = score.evaluator
+		if name in seen:
+			count = 2
+			while f"{name} ({count})" in taken:
+				count += 1
+			name = f"{name} ({count})"
+			taken.add(name)
+		seen.add(name)
+		out.append(score if name == score.evaluator else replace(score, evaluator=name))
 	return tuple(out)
 
 

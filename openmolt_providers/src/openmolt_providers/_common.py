@@ -746,19 +746,12 @@ class HTTPProvider:
 				model=model,
 				status_code=status,
 			)
-		exceeded = status in (400, 413) and bool(
-			_CONTEXT_EXCEEDED.search(f"{_error_code(body)} {detail}")
-		)
+		exceeded = status in (400, 413) and exceeds_context(_error_code(body), detail)
 		if exceeded:
-			message = (
-				f"the prompt is longer than the model's context window ({status}{suffix}): "
-				"let compaction summarise older steps sooner (create_agent(compaction={"
-				"'share': 0.5}) or 'threshold_tokens'; on a local server set "
-				f"llm_providers['{self.name}']['context_window'] to its real size), send smaller "
-				"inputs, results or attachments, lower max_output_tokens, or use a model with a "
-				"larger context window"
-			)
-		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
+			refusal = window_error(self, model, detail, status)
+			vars(refusal)[_ANSWERED] = True
+			return refusal
+		if status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
 		elif status == 402:
 			message = f"a billing problem (402): check the plan and payment details{suffix}"
@@ -777,15 +770,49 @@ class HTTPProvider:
 				f"the request was rejected ({status}){suffix}; check model_config and "
 				"provider_options for settings this model does not support"
 			)
-		refusal = ProviderError(
-			message,
-			provider=self.name,
-			model=model,
-			status_code=status,
-			context_exceeded=exceeded,
-		)
+		refusal = ProviderError(message, provider=self.name, model=model, status_code=status)
 		vars(refusal)[_ANSWERED] = True
 		return refusal
+
+
+def exceeds_context(code: Any, detail: str) -> bool:
+	"""Whether an error's code and message say the prompt is longer than the context window.
+
+	One rule for every way an API says it: an HTTP refusal, a failed reply, a stream's error
+	event (`window_error` is the error to raise).
+
+	Args:
+		code: The error's machine-readable code or type (any value; None for none).
+		detail: The error's message.
+	"""
+	return bool(_CONTEXT_EXCEEDED.search(f"{code or ''} {detail}"))
+
+
+def window_error(
+	provider: HTTPProvider, model: str, detail: str, status: int | None = None
+) -> ProviderError:
+	"""The error for a prompt the model refused as longer than its context window.
+
+	Marked ``context_exceeded``: a run that compacts summarises its older steps and asks again.
+
+	Args:
+		provider: The provider that was asked.
+		model: The model asked.
+		detail: The provider's message, already scrubbed (`HTTPProvider.scrub`).
+		status: The HTTP status, when the refusal came as one (None: inside a reply or stream).
+	"""
+	where = ": ".join(part for part in (str(status or ""), detail) if part)
+	message = (
+		f"the prompt is longer than the model's context window ({where}): "
+		"let compaction summarise older steps sooner (create_agent(compaction={"
+		"'share': 0.5}) or 'threshold_tokens'; on a local server set "
+		f"llm_providers['{provider.name}']['context_window'] to its real size), send smaller "
+		"inputs, results or attachments, lower max_output_tokens, or use a model with a "
+		"larger context window"
+	)
+	return ProviderError(
+		message, provider=provider.name, model=model, status_code=status, context_exceeded=True
+	)
 
 
 _NEVER_LATER = frozenset({501, 505})

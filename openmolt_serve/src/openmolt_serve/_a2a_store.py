@@ -152,7 +152,15 @@ class A2ATaskStore(TaskStore):
 		return task
 
 	async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-		"""The tasks kept in memory (this process's), as the a2a-sdk's store lists them."""
+		"""The tasks kept in memory (this process's), as the a2a-sdk's store lists them.
+
+		Each is read as `get` reads it first (settled), so a list never shows a task behind its
+		run, and its filters (a status) see the task as it is.
+		"""
+		if self.settle is not None:
+			owner = resolve_user_scope(context)
+			for task_id in [task for scope, task in self._order if scope == owner]:
+				await self.get(task_id, context)  # settles it, saving what changed
 		return await self.memory.list(params, context)
 
 	async def delete(self, task_id: str, context: ServerCallContext) -> None:

@@ -21,7 +21,8 @@ written (``text:delta`` events, one ``TEXT_MESSAGE`` per reply), and the run's e
 Text that did not stream (a text output, a provider that answers at once) comes whole when the
 run ends. A reply the run does not keep (its finish refused: an invalid output, a guardrail) has
 streamed already: AG-UI has no event that takes a message back, so it stays, and the text the
-run ends with follows as a message of its own. Everything sent is redacted with the instance's
+run ends with follows as a message of its own; so does a reply written again by the next
+model of a fallback chain (``model:fallback`` closes what the failed one streamed). Everything sent is redacted with the instance's
 secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
 the protocol's schema, so an event this module builds is valid by construction.
 """
@@ -168,8 +169,8 @@ class AguiEvents:
 		mapper = MAPPED.get(event.name)
 		if mapper is None:
 			return []
-		if event.name == "text:delta":  # the run's own reply only (a sub-agent's is its result)
-			return [] if event.parent_run_id else self.text_delta(event)
+		if event.name in _OWN_REPLY:  # the run's own reply only (a sub-agent's is its result)
+			return [] if event.parent_run_id else mapper(self, event)
 		if not event.parent_run_id:
 			return self._before_other(mapper(self, event))
 		sub = event.run_id
@@ -301,6 +302,17 @@ class AguiEvents:
 			self._streaming, self._streamed = key, ""
 		self._streamed += event.text
 		return out + self.text(event.text)
+
+	def fell_back(self, event: Any) -> list[BaseEvent]:
+		"""The step's model failed and the next one writes the reply from its start.
+
+		What the failed model streamed stays (AG-UI takes no text back), closed: the next
+		model's pieces open a message of their own, which the run's end then does not repeat.
+		"""
+		if self._streaming is None or self._streaming[0] != event.step:
+			return []
+		self._streaming, self._streamed = None, ""
+		return self.end_text()
 
 	def _before_other(self, out: list[BaseEvent]) -> list[BaseEvent]:
 		"""Close a streamed message before anything else is sent (a tool call, the plan)."""
@@ -446,5 +458,9 @@ MAPPED: dict[str, Callable[[AguiEvents, Any], list[BaseEvent]]] = {
 	"finish": AguiEvents.run_finished,
 	"error": AguiEvents.run_failed,
 	"text:delta": AguiEvents.text_delta,
+	"model:fallback": AguiEvents.fell_back,
 }
 """The OpenMolt events an AG-UI stream listens to, and what each becomes."""
+
+_OWN_REPLY = frozenset({"text:delta", "model:fallback"})
+"""Events about the run's own reply as it streams: a sub-agent's are not sent (its result is)."""

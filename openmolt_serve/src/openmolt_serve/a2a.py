@@ -23,7 +23,7 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
   its own words asked for), where the run goes on; the task follows it: once the run has
-  ended (or parked on something else), the next ``GetTask`` or ``SubscribeToTask`` of the
+  ended (or parked on something else), the next ``GetTask``, ``SubscribeToTask`` or ``ListTasks`` of the
   task finds it ``completed`` with its artifact (or ``failed``, ``input-required``...), read
   from where the run is kept (this process, the run store or the durable store). A run waiting for its user to connect an account
   (``authorization_required``) is ``auth-required`` too, its status message the consent links;

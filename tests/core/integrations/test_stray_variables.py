@@ -46,3 +46,34 @@ async def test_variables_the_integration_reads_are_not_called_typos(
 		await agent.run("post")
 	assert "reads no variable" not in str(info.value)
 	await om.aclose()
+
+
+async def test_another_integrations_variable_is_no_typo(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""OPENMOLT_SLACK_ADMIN_API_KEY is slackAdmin's, not a misspelling of slack's (the command
+	line's rule: a variable of another provider or integration is not a typo)."""
+	from openmolt_core.integrations import ApiSetup, BearerCredential, HttpTool, Integration
+
+	for name in ("OPENMOLT_SLACK_API_KEY", "OPENMOLT_SLACK_TOKEN", "OPENMOLT_SLACK_BOT_TOKEN"):
+		monkeypatch.delenv(name, raising=False)
+	monkeypatch.setenv("OPENMOLT_SLACK_ADMIN_API_KEY", "xoxa-admin-0123456789")
+	monkeypatch.setenv("OPENMOLT_SLACK_TOKNE", "xoxb-misspelt-0123456789")
+	admin = Integration(
+		name="Slack admin",
+		api_setup=ApiSetup(base_url="https://admin.example.com"),
+		credential_setup=[
+			BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		],
+		tools=[HttpTool(handle="users", description="d", endpoint="/users")],
+		labels={"users": []},
+	)
+	om = OpenMolt()
+	om.register_integration("slackAdmin", admin)
+	agent = om.create_agent(
+		name="Poster", model=ScriptedModel([finish("x")]), integrations=["slack", "slackAdmin"]
+	)
+	with pytest.raises(ConfigurationError) as info:
+		await agent.run("post")
+	text = str(info.value)
+	assert "OPENMOLT_SLACK_TOKNE is set, but slack reads no variable" in text  # still named
+	assert "OPENMOLT_SLACK_ADMIN_API_KEY" not in text
+	await om.aclose()

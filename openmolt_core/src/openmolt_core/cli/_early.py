@@ -139,11 +139,9 @@ def near_variable(
 
 def _installed_owners() -> list[str]:
 	"""The installed providers' names and integrations' ids (their entry points, not loaded)."""
-	from importlib import metadata
+	from openmolt_core._envvars import installed_owners
 
-	found = metadata.entry_points()
-	groups = ("openmolt.providers", "openmolt.integrations")
-	return [*KEYED_PROVIDERS, *(ep.name for group in groups for ep in found.select(group=group))]
+	return [*KEYED_PROVIDERS, *installed_owners()]
 
 
 def _dotenv(env_file: str | None) -> dict[str, str]:

@@ -271,7 +271,9 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 		names = " and ".join(env_var(problem.integration, k) for k in problem.keys)
 		others = " or ".join(env_var(problem.integration, k) for k in problem.alternatives)
 		variables.append(f"{names} (or {others})" if others else names)
-		stray = _stray_variables(problem.integration, cast("Any", specs.get(problem.integration)))
+		stray = _stray_variables(
+			problem.integration, cast("Any", specs.get(problem.integration)), specs
+		)
 		if stray:
 			lines.append(
 				f"{', '.join(stray)} {'is' if len(stray) == 1 else 'are'} set, but "
@@ -286,19 +288,34 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 	raise ConfigurationError("\n".join(lines))
 
 
-def _stray_variables(integration: str, spec: Integration | None) -> list[str]:
+def _stray_variables(
+	integration: str, spec: Integration | None, others: Iterable[str] = ()
+) -> list[str]:
 	"""``OPENMOLT_<ID>_*`` variables set in the environment that the integration never reads.
 
 	Each key of each of its credential types (`config_keys`) has its variable (`env_var`); a
 	variable of its prefix that is none of them (``OPENMOLT_SLACK_API_KEY``) was meant for one.
+	A variable of another owner whose prefix is longer (``OPENMOLT_SLACK_ADMIN_API_KEY``, a
+	``slackAdmin`` integration's) is that one's, not a misspelling (the command line's rule,
+	`openmolt_core.cli._early.near_variable`).
+
+	Args:
+		integration: The integration's id.
+		spec: Its definition (None: nothing is named).
+		others: More integration ids known here (the agent's); the installed ones are added.
 	"""
-	from openmolt_core._envvars import env_var
+	from openmolt_core._envvars import env_var, installed_owners
 
 	if spec is None:
 		return []
 	prefix = env_var(integration, "")  # OPENMOLT_SLACK_
 	read = {env_var(integration, key) for key in config_keys(spec)}
-	return sorted(v for v in os.environ if v.startswith(prefix) and v not in read and os.environ[v])
+	found = [v for v in os.environ if v.startswith(prefix) and v not in read and os.environ[v]]
+	if not found:
+		return []
+	owned = {env_var(o, "") for o in [*others, *installed_owners()]} - {prefix}
+	longer = [p for p in owned if p.startswith(prefix)]  # OPENMOLT_SLACK_ADMIN_
+	return sorted(v for v in found if not any(v.startswith(p) for p in longer))
 
 
 _PLAIN_CONFIG = re.compile(r"\{\{-?\s*config\.([A-Za-z_$][\w$]*)\s*-?\}\}")

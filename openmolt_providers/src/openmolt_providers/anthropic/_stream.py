@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import retryable_status
+from openmolt_providers._common import exceeds_context, retryable_status, window_error
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -115,6 +115,9 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 		elif kind == "error":
 			error = data.get("error") or {}
 			status = _STATUS.get(str(error.get("type")), None)
+			why = provider.scrub(str(error.get("message") or error.get("type")))
+			if exceeds_context(error.get("type"), why):
+				raise window_error(provider, model, why, status)
 			raise ProviderError(
 				f"the stream failed: {provider.scrub(str(error.get('message') or error.get('type')))}",
 				provider=provider.name,

@@ -8,6 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
+from openmolt_providers._common import exceeds_context, window_error
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
@@ -126,6 +127,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	if data.get("status") == "failed":
 		error = data.get("error") or {}
 		why = provider.scrub(str(error.get("message") or error.get("code") or "no reason given"))
+		if exceeds_context(error.get("code"), why):
+			raise window_error(provider, model, why)
 		raise ProviderError(
 			f"the response failed: {why}",
 			provider=provider.name,

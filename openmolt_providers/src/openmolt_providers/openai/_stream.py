@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import retryable_status
+from openmolt_providers._common import exceeds_context, retryable_status, window_error
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 
@@ -85,6 +85,8 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 			return
 		elif kind == "error":
 			why = str(data.get("message") or data.get("code") or "no reason given")
+			if exceeds_context(data.get("code"), why):
+				raise window_error(provider, model, provider.scrub(why))
 			raise ProviderError(
 				f"the stream failed: {provider.scrub(why)}",
 				provider=provider.name,
@@ -117,6 +119,9 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			continue
 		if "error" in data:
 			status = _error_status(data["error"])
+			why = provider.scrub(_error_message(data["error"]))
+			if exceeds_context(_error_code(data["error"]), why):
+				raise window_error(provider, model, why, status)
 			raise ProviderError(
 				f"the stream failed: {provider.scrub(_error_message(data['error']))}",
 				provider=provider.name,
@@ -178,6 +183,13 @@ def _error_status(error: Any) -> int | None:
 	if isinstance(code, str) and code.isdigit() and 400 <= int(code) < 600:
 		return int(code)
 	return None
+
+
+def _error_code(error: Any) -> str:
+	"""The machine-readable code and type of an error event (``context_length_exceeded``)."""
+	if not isinstance(error, dict):
+		return ""
+	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
 
 
 def _error_message(error: Any) -> str:

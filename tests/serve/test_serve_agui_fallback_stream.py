@@ -1,0 +1,94 @@
+"""A human message that streamed in part from a model that then failed starts over as a new one.
+
+A fallback chain asks the next model when the first one's stream breaks; the next model writes
+the reply from its start, under the same step and command. AG-UI has no event that takes text
+back: the broken piece stays a message of its own (closed), the fallback's reply is a new
+message, and the run's end does not send that text a third time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import ProviderError
+from openmolt_core.llm import ModelResponse, Usage
+from openmolt_core.streaming import TextDelta
+from openmolt_core.testing import finish
+from openmolt_core.triggers import Triggers
+from openmolt_serve import TriggerServer
+from tests.serve.test_serve_agui import TOKEN, run, run_input
+
+pytestmark = pytest.mark.anyio
+
+SAID = "Take an umbrella, it rains all day in Oslo."
+
+
+class Model:
+	"""Streams the reply in pieces; ``breaks``: the stream is cut after ``breaks`` characters."""
+
+	def __init__(self, name: str, breaks: int | None = None) -> None:
+		self.name = name
+		self.model = name
+		self.breaks = breaks
+
+	async def generate(self, request: Any) -> ModelResponse:  # pragma: no cover - streams
+		raise AssertionError("streamed")
+
+	async def stream(self, request: Any) -> AsyncIterator[Any]:
+		text = json.dumps({"commands": [finish({"result": "rain"}, human_message=SAID)]})
+		end = len(text) if self.breaks is None else self.breaks
+		for i in range(0, end, 5):
+			yield TextDelta(text[i : min(i + 5, end)])
+		if self.breaks is not None:
+			raise ProviderError(
+				"the stream ended before the reply was complete",
+				provider=self.name,
+				model=self.name,
+				retryable=True,
+			)
+		yield ModelResponse(text=text, usage=Usage(5, 5))
+
+
+def messages(events: list[Any]) -> list[str]:
+	"""The text messages, whole, in order (one open at a time)."""
+	out: list[str] = []
+	open_: str | None = None
+	for event in events:
+		kind = event.type.value
+		if kind == "TEXT_MESSAGE_START":
+			assert open_ is None
+			open_ = event.message_id
+			out.append("")
+		elif kind == "TEXT_MESSAGE_CONTENT":
+			assert event.message_id == open_
+			out[-1] += event.delta
+		elif kind == "TEXT_MESSAGE_END":
+			assert event.message_id == open_
+			open_ = None
+	assert open_ is None
+	return out
+
+
+async def test_a_fallback_writes_its_reply_as_a_message_of_its_own() -> None:
+	"""The primary's broken piece, then the fallback's whole message, and nothing after it."""
+	text = json.dumps({"commands": [finish({"result": "rain"}, human_message=SAID)]})
+	cut = text.index("rains")  # inside the humanMessage
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Helper", model=[Model("first", breaks=cut), Model("second")], instructions="Help."
+	)
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+			events = await run(client, run_input())
+	await om.aclose()
+	said = messages(events)
+	assert said[-1] == SAID  # the fallback's reply, whole, once
+	assert len(said) == 2 and SAID.startswith(said[0]) and said[0] != SAID  # the broken piece
