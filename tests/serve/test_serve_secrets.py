@@ -97,5 +97,10 @@ def test_keys_given_in_code_are_secrets_however_the_object_was_made() -> None:
 	del held, agent, om  # while their owners live: a process that makes many keeps no dead key
 	import gc
 
-	gc.collect()
-	assert not set(given.values()) & OpenMolt(entry_points=False).secrets.values()
+	left = set(given.values())
+	for _ in range(5):  # an owner in a reference cycle may need more than one collection
+		gc.collect()
+		left &= OpenMolt(entry_points=False).secrets.values()
+		if not left:
+			break
+	assert not left

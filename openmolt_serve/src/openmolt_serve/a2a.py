@@ -23,9 +23,10 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   nothing). A run waiting for an approval is
   ``auth-required``: the operator decides it in the run viewer (a caller never approves calls
   its own words asked for), where the run goes on; the task follows it: once the run has
-  ended (or parked on something else), the next ``GetTask``, ``SubscribeToTask`` or ``ListTasks`` of the
-  task finds it ``completed`` with its artifact (or ``failed``, ``input-required``...), read
-  from where the run is kept (this process, the run store or the durable store). A run waiting for its user to connect an account
+  ended (or parked on something else), the next ``GetTask`` or ``ListTasks`` finds the task
+  ``completed`` with its artifact (or ``failed``, ``input-required``...), read from where the
+  run is kept (this process, the run store or the durable store); a ``SubscribeToTask``
+  stream opened while it waits does not hear of it (read the task again). A run waiting for its user to connect an account
   (``authorization_required``) is ``auth-required`` too, its status message the consent links;
   once connected, the caller's next message to the task makes the run go on.
 - ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
