@@ -11,7 +11,7 @@ the provider's error as before. A replay reads every one of those steps from the
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from openmolt_core.compaction import estimate_tokens
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import Message
 from openmolt_core.testing import call_tool, finish
+from tests.core._journal import Journal
 
 pytestmark = pytest.mark.anyio
 
@@ -90,29 +91,12 @@ def make(model: Any, summariser: Summariser | None, **options: Any) -> Any:
 	return agent
 
 
-class ErrorJournal:
-	"""A durable port in miniature that journals a step's error too (as DBOS does) and replays."""
+class ErrorJournal(Journal):
+	"""`tests.core._journal.Journal` that journals a step's error too (as DBOS does) and replays it."""
 
 	def __init__(self, replay: dict[str, Any] | None = None) -> None:
-		self.values: dict[str, Any] = {}
+		super().__init__(replay)
 		self.order: list[str] = []
-		self.replay = replay
-
-	@property
-	def replaying(self) -> bool:
-		return self.replay is not None
-
-	def now(self) -> float:
-		return 0.0
-
-	async def deadline(self, seconds: float) -> float:
-		return seconds
-
-	async def sleep(self, seconds: float) -> None:
-		return None
-
-	def reserve(self, keys: Sequence[str]) -> None:
-		return None
 
 	async def step(
 		self,

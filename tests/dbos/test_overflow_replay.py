@@ -7,7 +7,6 @@ only the second try (``model:3:1``), which the first process never finished.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio
@@ -15,23 +14,12 @@ from dbos import DBOS
 
 from openmolt import OpenMolt
 from openmolt_core.errors import ProviderError
-from openmolt_core.llm import ModelRequest, ModelResponse, Usage
+from openmolt_core.llm import ModelRequest
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_dbos import _engine
+from tests.core.test_compaction_overflow import Summariser
 
 RUN = "overflow-replay-1"
-
-
-class Summariser:
-	name = "summariser"
-
-	def __init__(self) -> None:
-		self.calls = 0
-
-	async def generate(self, request: ModelRequest) -> ModelResponse:
-		self.calls += 1
-		steps = json.loads(request.messages[0].content)["steps"]
-		return ModelResponse(text=f"summary of {len(steps) // 2} steps", usage=Usage(5, 5))
 
 
 def note(i: int) -> str:

@@ -9,6 +9,9 @@ process or in another one sharing the run store.
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,32 +91,51 @@ async def _decide(agent: Any, state: RunState, *, approve: bool) -> Any:
 	return await agent.resume(state, decision=decision)
 
 
-async def test_a_run_approved_in_this_process_completes_its_task() -> None:
-	"""No run store: the run goes on here; GetTask then gives completed, the output as artifact."""
+@dataclass
+class Served:
+	"""An agent served over A2A with no run store, the caller's client, what it parked and ran."""
+
+	agent: Any
+	client: Any
+	parked: Parked
+	ran: list[str]
+
+	async def send(self, text: str = "Refund A1") -> Any:
+		"""Send a message as a new task; its task as the first answer gave it."""
+		(sent,) = [r async for r in self.client.send_message(message(text))]
+		return sent.task
+
+
+@asynccontextmanager
+async def served(model: ScriptedModel) -> AsyncIterator[Served]:
 	ran: list[str] = []
 	om = OpenMolt(entry_points=False)
 	parked = Parked()
 	om.observers.append(parked)
-	agent = make(om, ran, script())
+	agent = make(om, ran, model)
 	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
 	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
-		client = await _client(f"{server.url}/a2a/Helper", http)
-		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
-		task = sent.task
+		yield Served(agent, await _client(f"{server.url}/a2a/Helper", http), parked, ran)
+	await om.aclose()
+
+
+async def test_a_run_approved_in_this_process_completes_its_task() -> None:
+	"""No run store: the run goes on here; GetTask then gives completed, the output as artifact."""
+	async with served(script()) as a2a:
+		task = await a2a.send()
 		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
-		waiting = await client.get_task(GetTaskRequest(id=task.id))
+		waiting = await a2a.client.get_task(GetTaskRequest(id=task.id))
 		assert waiting.status.state == TaskState.TASK_STATE_AUTH_REQUIRED  # nothing decided yet
-		(state,) = parked.states
-		result = await _decide(agent, state, approve=True)
-		assert result.status == "success" and ran == ["A1"]
-		done = await client.get_task(GetTaskRequest(id=task.id))
+		(state,) = a2a.parked.states
+		result = await _decide(a2a.agent, state, approve=True)
+		assert result.status == "success" and a2a.ran == ["A1"]
+		done = await a2a.client.get_task(GetTaskRequest(id=task.id))
 		assert done.status.state == TaskState.TASK_STATE_COMPLETED
 		assert "Refunded A1." in get_text_parts(done.status.message.parts)
 		(artifact,) = done.artifacts
 		assert get_data_parts(artifact.parts) == [{"refund": "A1"}]
-		again = await client.get_task(GetTaskRequest(id=task.id))
+		again = await a2a.client.get_task(GetTaskRequest(id=task.id))
 		assert len(again.artifacts) == 1  # settled once
-	await om.aclose()
 
 
 async def test_a_run_decided_by_another_process_settles_its_task_from_the_run_store(
@@ -152,70 +174,46 @@ async def test_a_run_decided_by_another_process_settles_its_task_from_the_run_st
 
 async def test_a_denied_call_the_run_reports_reaches_the_task_and_a_parked_one_stays() -> None:
 	"""A denial lets the run go on to its end (the model reads it); until then the task waits."""
-	ran: list[str] = []
-	om = OpenMolt(entry_points=False)
-	parked = Parked()
-	om.observers.append(parked)
 	model = ScriptedModel(
 		[
 			call_tool("local.refund", order="A1"),
 			finish(status="failure", human_message="The refund was refused."),
 		]
 	)
-	agent = make(om, ran, model)
-	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
-	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
-		client = await _client(f"{server.url}/a2a/Helper", http)
-		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
-		(state,) = parked.states
-		result = await _decide(agent, state, approve=False)
-		assert result.status == "failure" and ran == []
-		done = await client.get_task(GetTaskRequest(id=sent.task.id))
+	async with served(model) as a2a:
+		task = await a2a.send()
+		(state,) = a2a.parked.states
+		result = await _decide(a2a.agent, state, approve=False)
+		assert result.status == "failure" and a2a.ran == []
+		done = await a2a.client.get_task(GetTaskRequest(id=task.id))
 		assert done.status.state == TaskState.TASK_STATE_FAILED
 		assert "The refund was refused." in " ".join(get_text_parts(done.status.message.parts))
-	await om.aclose()
 
 
 async def test_a_list_of_tasks_shows_them_settled_too() -> None:
 	"""ListTasks reads the tasks as GetTask does: a decided run's task is listed completed."""
 	from a2a.types import ListTasksRequest
 
-	ran: list[str] = []
-	om = OpenMolt(entry_points=False)
-	parked = Parked()
-	om.observers.append(parked)
-	agent = make(om, ran, script())
-	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
-	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
-		client = await _client(f"{server.url}/a2a/Helper", http)
-		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
-		(state,) = parked.states
-		await _decide(agent, state, approve=True)
-		listed = await client.list_tasks(ListTasksRequest(include_artifacts=True))
-		(task,) = [t for t in listed.tasks if t.id == sent.task.id]
+	async with served(script()) as a2a:
+		sent = await a2a.send()
+		(state,) = a2a.parked.states
+		await _decide(a2a.agent, state, approve=True)
+		listed = await a2a.client.list_tasks(ListTasksRequest(include_artifacts=True))
+		(task,) = [t for t in listed.tasks if t.id == sent.id]
 		assert task.status.state == TaskState.TASK_STATE_COMPLETED
 		assert get_data_parts(task.artifacts[0].parts) == [{"refund": "A1"}]
-		got = await client.get_task(GetTaskRequest(id=sent.task.id))
+		got = await a2a.client.get_task(GetTaskRequest(id=sent.id))
 		assert len(got.artifacts) == 1  # settled once, by the list
-	await om.aclose()
 
 
 async def test_a_list_filtered_by_status_sees_the_settled_status() -> None:
 	"""A list of the tasks still waiting leaves out one whose run the operator decided."""
 	from a2a.types import ListTasksRequest
 
-	ran: list[str] = []
-	om = OpenMolt(entry_points=False)
-	parked = Parked()
-	om.observers.append(parked)
-	agent = make(om, ran, script())
-	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
-	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
-		client = await _client(f"{server.url}/a2a/Helper", http)
-		(sent,) = [r async for r in client.send_message(message("Refund A1"))]
+	async with served(script()) as a2a:
+		sent = await a2a.send()
 		waiting = ListTasksRequest(status=TaskState.TASK_STATE_AUTH_REQUIRED)
-		assert [t.id for t in (await client.list_tasks(waiting)).tasks] == [sent.task.id]
-		(state,) = parked.states
-		await _decide(agent, state, approve=True)
-		assert list((await client.list_tasks(waiting)).tasks) == []
-	await om.aclose()
+		assert [t.id for t in (await a2a.client.list_tasks(waiting)).tasks] == [sent.id]
+		(state,) = a2a.parked.states
+		await _decide(a2a.agent, state, approve=True)
+		assert list((await a2a.client.list_tasks(waiting)).tasks) == []

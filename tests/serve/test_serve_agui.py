@@ -92,6 +92,15 @@ async def run(client: httpx.AsyncClient, body: dict[str, Any]) -> list[Any]:
 	return [EVENTS.validate_json(f.removeprefix("data: ")) for f in frames]
 
 
+async def run_agent(agent: Any, body: dict[str, Any] | None = None) -> list[Any]:
+	"""Serve one agent over AG-UI (token TOKEN), POST one run and return its events."""
+	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		headers = {"Authorization": f"Bearer {TOKEN}"}
+		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+			return await run(client, body or run_input())
+
+
 def types(events: list[Any]) -> list[str]:
 	return [e.type.value for e in events]
 
@@ -537,11 +546,7 @@ async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follow
 	agent = om.create_agent(
 		name="Helper", model=model, tools=[lookup], output_schema=schema, instructions="Help."
 	)
-	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
-	async with TriggerServer([(agent, triggers)], port=0) as server:
-		headers = {"Authorization": f"Bearer {TOKEN}"}
-		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
-			events = await run(client, run_input())
+	events = await run_agent(agent)
 	await om.aclose()
 	names = types(events)
 	messages: dict[str, str] = {}

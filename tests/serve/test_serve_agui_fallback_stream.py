@@ -12,7 +12,6 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 
 from openmolt import OpenMolt
@@ -20,9 +19,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_core.streaming import TextDelta
 from openmolt_core.testing import finish
-from openmolt_core.triggers import Triggers
-from openmolt_serve import TriggerServer
-from tests.serve.test_serve_agui import TOKEN, run, run_input
+from tests.serve.test_serve_agui import run_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -83,11 +80,7 @@ async def test_a_fallback_writes_its_reply_as_a_message_of_its_own() -> None:
 	agent = om.create_agent(
 		name="Helper", model=[Model("first", breaks=cut), Model("second")], instructions="Help."
 	)
-	triggers = Triggers.model_validate({"agui": {"token": TOKEN}})
-	async with TriggerServer([(agent, triggers)], port=0) as server:
-		headers = {"Authorization": f"Bearer {TOKEN}"}
-		async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
-			events = await run(client, run_input())
+	events = await run_agent(agent)
 	await om.aclose()
 	said = messages(events)
 	assert said[-1] == SAID  # the fallback's reply, whole, once
