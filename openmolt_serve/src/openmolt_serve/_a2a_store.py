@@ -76,7 +76,8 @@ class A2ATaskStore(TaskStore):
 		path: The run store's SQLite file (None: memory only).
 		scope: Whose tasks these are (``a2a:<agent>``): each agent has its own.
 		settle: Brings a task read from the store up to date with its run (a run the operator
-			decided elsewhere): what it returns changed is saved and given instead.
+			decided elsewhere): the task changed, which is saved and given instead, or None
+			when nothing changed.
 	"""
 
 	def __init__(
@@ -85,7 +86,7 @@ class A2ATaskStore(TaskStore):
 		max_tasks: int = MAX_TASKS,
 		path: str | Path | None = None,
 		scope: str = "",
-		settle: Callable[[Task, ServerCallContext], Awaitable[Task]] | None = None,
+		settle: Callable[[Task, ServerCallContext], Awaitable[Task | None]] | None = None,
 	) -> None:
 		self.max_tasks = max_tasks
 		self.scope = scope
@@ -129,10 +130,10 @@ class A2ATaskStore(TaskStore):
 		found = await self._get(task_id, context)
 		if found is None or self.settle is None:
 			return found
-		before = found.SerializeToString()
 		settled = await self.settle(found, context)
-		if settled.SerializeToString() != before:
-			await self.save(settled, context)
+		if settled is None:  # most reads: the task waits for nothing its run decided elsewhere
+			return found
+		await self.save(settled, context)
 		return settled
 
 	async def _get(self, task_id: str, context: ServerCallContext) -> Task | None:

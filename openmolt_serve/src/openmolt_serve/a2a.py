@@ -290,7 +290,7 @@ class OpenMoltExecutor(AgentExecutor):
 		self._ends = _Decided(self)
 		OpenMolt.of(agent).observers.append(self._ends)
 
-	async def settled(self, task: Task, context: ServerCallContext) -> Task:
+	async def settled(self, task: Task, context: ServerCallContext) -> Task | None:
 		"""A task waiting for the operator's approval, brought up to date with its run.
 
 		The operator decides in the run viewer, and the run goes on there: once it has ended
@@ -302,14 +302,15 @@ class OpenMoltExecutor(AgentExecutor):
 			context: The call that reads it.
 
 		Returns:
-			The task, changed (and saved by the caller) when its run has gone on.
+			The task, changed (the caller saves it), when its run has gone on; None when it
+			has not.
 		"""
 		if not _awaits_approval(task):
-			return task
+			return None
 		run_id = run_id_for("a2a", self.agent.name, task.id)
 		result = await self._went_on(run_id)
 		if result is None:
-			return task
+			return None
 		self.parked.pop(task.id, None)
 		self.decided.pop(run_id, None)
 		self.awaiting.pop(run_id, None)
