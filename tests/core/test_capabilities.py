@@ -112,12 +112,14 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	hooks = agent._hooks
 	# Every agent: observers may come later, a large result is stored (offload), and safety
 	# labels its tools and taints its runs (and may hand a call to the approvals gate); anyone
-	# may listen to the reply's text (streaming).
+	# may listen to the reply's text (streaming); any call may give a session (sessions: no run
+	# hook, only the call's wrap and the memory option of a session's run).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
 		"approval-gate",
 		"reply-stream",
+		"sessions",
 		"safety",
 	]
 	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1
@@ -132,6 +134,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"offload",
 		"approval-gate",
 		"reply-stream",
+		"sessions",
 		"safety",
 	]
 	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
@@ -765,6 +768,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"offload",
 		"approval-gate",
 		"reply-stream",
+		"sessions",
 		"safety",
 	]
 	with pytest.raises(ConfigurationError, match="compaction=False"):

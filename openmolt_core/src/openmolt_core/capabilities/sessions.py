@@ -1,109 +1,83 @@
-"""Sessions as a feature: a run's turn in a conversation, around the kernel's start and drive.
+"""Sessions as a capability: a run's turn in a conversation, around the call that drives it.
 
-``agent.run(input, session=...)`` and ``agent.resume(state, ..., session=...)`` pass the session
-through to the agent's `SessionRuns` (the assembly gives each agent one, made on its first run
-with a session). It checks the session and the state a run starts from, opens the run's part in
-the conversation (``om.conversation``: `openmolt_core.sessions.SessionRun`, or an instance's own
-`openmolt_core.conversation.RunConversation`), and closes it with the run's result, or with the
-result of a `openmolt_core.errors.RunError`, whatever way the drive ends. While a run of the
-session is driven, its short-term memory is the session's: the agent's ``short_term`` update
-callback is not called (`SessionRuns.memory`). Nothing of it is journaled: a durable run's
-workflow is driven inside the turn, and the session store keeps the turns.
+``agent.run(input, session=...)``, ``agent.stream(..., session=...)`` and
+``agent.resume(state, ..., session=...)`` give the keyword `Sessions` takes (`Capability.takes`):
+the call goes through its `Sessions.wrap_call`, in the caller's process. It checks the session and
+the state a new run starts from, opens the run's part in the conversation (``om.conversation``:
+`openmolt_core.sessions.SessionRun`, or an instance's own
+`openmolt_core.conversation.RunConversation`), hands the loop what the run opens with (the earlier
+turns and the session's short-term memory: an `Opening`), and closes the part with the run's
+result, or with the result of a `openmolt_core.errors.RunError`, whatever way the drive ends.
+A session's run says so in its state (`SESSION_KEY`): whichever process drives it, its short-term
+memory is the session's, and the agent's ``short_term`` update callback is not called
+(`Sessions.memory_option`). Nothing of it is journaled: a durable run's workflow is driven inside
+the call, and the session store keeps the turns. Every agent an instance builds has it.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.hooks import Call, CallDrive, Capability, Opening
 
 if TYPE_CHECKING:
-	from openmolt_core._execute import MemoryConfig
 	from openmolt_core.agent import Agent
 	from openmolt_core.conversation import RunConversation, Session, SessionHistory
-	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunResult, RunState
 
-__all__ = ["SESSION_KEY", "SessionRuns", "SessionTurn", "fresh_state", "in_session"]
+__all__ = ["SESSION_KEY", "SessionTurn", "Sessions", "fresh_state", "in_session"]
 
 
-class SessionRuns:
-	"""One agent's runs in sessions: the turns it drives, and whose short-term memory they use.
+class Sessions(Capability):
+	"""Runs in sessions: the turns of the calls that give ``session=``, and whose notes they keep.
 
 	Args:
-		agent: The agent whose runs they are.
 		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
 	"""
 
-	__slots__ = ("_agent", "_conversation", "_runs")
+	__slots__ = ("_conversation",)
 
-	def __init__(
-		self, agent: Agent, conversation: Callable[[Agent, Session], RunConversation]
-	) -> None:
-		self._agent = agent
+	name: ClassVar[str] = "sessions"
+	takes: ClassVar[str] = "session"
+	in_fingerprint: ClassVar[bool] = False  # the steps a run asks for are the same
+
+	def __init__(self, conversation: Callable[[Agent, Session], RunConversation]) -> None:
 		self._conversation = conversation
-		self._runs: set[str] = set()  # the session runs this process drives now
 
 	def __repr__(self) -> str:
-		return f"SessionRuns({self._agent.name!r}, driving={len(self._runs)})"
+		return f"Sessions({self._conversation!r})"
 
-	async def run(
-		self,
-		session: Any,
-		state: RunState,
-		asked: Any,
-		start: Callable[[SessionHistory], Awaitable[RunResult]],
-	) -> RunResult:
-		"""A new run of ``session``: read the conversation, start and drive the run, add its turn.
+	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
+		"""A new run of the session: read the conversation, start and drive the run, add its turn.
+
+		A resumed run of the session: drive it, then add its turn.
 
 		Args:
-			session: What ``run(session=...)`` was given.
-			state: What ``run(history=...)`` was given, loaded (a new `RunState` when nothing).
-			asked: The run's input.
-			start: Builds the first turn with the earlier turns, and returns the drive.
+			call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input,
+				or the answer that resumed it.
+			drive: Builds a new run's first turn with the earlier turns, and returns the drive.
 
 		Raises:
-			ConfigurationError: ``session`` is no session, or ``state`` holds messages.
+			ConfigurationError: ``session`` is no session, or a new run's state holds messages.
 			RunError: As the run raised it, once its turn is appended.
 		"""
-		turn = self._turn(session, fresh_state(session, state))
+		agent, session, state = call.agent, call.given, call.state
+		if call.resumed:
+			return await self._turn(agent, session, state).drive(call.asked, drive(None))
+		turn = self._turn(agent, session, fresh_state(session, state))
 		past = await turn.open()
-		return await turn.drive(asked, start(past))
+		return await turn.drive(call.asked, drive(_opening(past)))
 
-	async def resume(
-		self, session: Any, state: RunState, asked: Any, drive: Awaitable[RunResult]
-	) -> RunResult:
-		"""A parked run of ``session`` goes on: drive it, then append its turn.
-
-		Args:
-			session: The conversation's store.
-			state: The run's state.
-			asked: The answer that resumed it; None for no user turn.
-			drive: The run's drive, not yet awaited.
-
-		Raises:
-			RunError: As the run raised it, once its turn is appended.
-		"""
-		try:
-			turn = self._turn(session, state)
-		except BaseException:
-			close = getattr(drive, "close", None)  # a coroutine never started: not left pending
-			if close is not None:
-				close()
-			raise
-		return await turn.drive(asked, drive)
-
-	def _turn(self, session: Any, state: RunState) -> SessionTurn:
+	def _turn(self, agent: Agent, session: Any, state: RunState) -> SessionTurn:
 		# Made before the conversation is opened: whether the state is tainted now says whether
 		# someone untrusted wrote what the run is asked.
-		conversation = self._conversation(self._agent, session)
-		return SessionTurn(self, conversation, state, state.tainted)
+		conversation = self._conversation(agent, session)
+		return SessionTurn(conversation, state, state.tainted)
 
-	def memory(
-		self, state: RunState, memory: AgentMemory | MemoryConfig
-	) -> AgentMemory | MemoryConfig:
+	def memory_option(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option as a run uses it: without ``short_term`` in a session's run.
 
 		A session's run says so in its state (`SESSION_KEY`), so a process that goes on with it
@@ -122,26 +96,24 @@ class SessionRuns:
 		return parsed.model_copy(update={"short_term": None})
 
 
+def _opening(past: SessionHistory) -> Opening:
+	"""What a new run of a session opens with: the earlier turns, and the session's notes."""
+	memory = {} if past.memory is None else {"shortTerm": past.memory}
+	return Opening(past.earlier, memory)
+
+
 class SessionTurn:
 	"""A run's turn in a session: opened before a new run's first turn, closed when it returns.
 
 	Args:
-		runs: The agent's session runs.
 		conversation: The run's part in the conversation.
 		state: The run's state.
 		asked_tainted: Whether someone untrusted wrote what the run is asked.
 	"""
 
-	__slots__ = ("_asked_tainted", "_conversation", "_runs", "_state")
+	__slots__ = ("_asked_tainted", "_conversation", "_state")
 
-	def __init__(
-		self,
-		runs: SessionRuns,
-		conversation: RunConversation,
-		state: RunState,
-		asked_tainted: bool,
-	) -> None:
-		self._runs = runs
+	def __init__(self, conversation: RunConversation, state: RunState, asked_tainted: bool) -> None:
 		self._conversation = conversation
 		self._state = state
 		self._asked_tainted = asked_tainted
@@ -167,8 +139,6 @@ class SessionTurn:
 			asked_tainted=self._asked_tainted,
 			memory_before=state.memory.get("shortTerm") or "",  # as the run starts or resumes
 		)
-		driving = self._runs._runs
-		driving.add(state.run_id)
 		state.ext[SESSION_KEY] = True  # saved with the run: its notes are its session's
 		try:
 			result = await run
@@ -176,8 +146,6 @@ class SessionTurn:
 			if exc.result is not None:
 				await close(exc.result)
 			raise
-		finally:
-			driving.discard(state.run_id)
 		await close(result)
 		return result
 
