@@ -60,8 +60,9 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.capabilities.sources import SourceBinding
-	from openmolt_core.conversation import RunConversation, Session
+	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.files import FileAccess, LocalFile, StoredFile
 	from openmolt_core.filestore import FileStore

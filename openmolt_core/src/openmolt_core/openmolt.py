@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.assembly import Shared
-	from openmolt_core.conversation import RunConversation, Session
+	from openmolt_core.capabilities.sessions import RunConversation
+	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.filestore import FileStore

@@ -18,17 +18,80 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.hooks import Call, CallDrive, Capability, Opening
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
-	from openmolt_core.conversation import RunConversation, Session, SessionHistory
+	from openmolt_core.conversation import Session
 	from openmolt_core.result import RunResult, RunState
 
-__all__ = ["SESSION_KEY", "SessionTurn", "Sessions", "fresh_state", "in_session"]
+__all__ = [
+	"SESSION_KEY",
+	"RunConversation",
+	"SessionHistory",
+	"SessionTurn",
+	"Sessions",
+	"fresh_state",
+	"in_session",
+]
+
+
+class SessionHistory:
+	"""What a session gives a run: the earlier turns, its memory and whether they are tainted.
+
+	Args:
+		earlier: The entries of ``"earlier"`` (a summary first, if any), oldest first.
+		memory: The session's short-term memory; None when no run of it kept notes yet (the run
+			starts from the agent's own ``short_term``).
+		tainted: Whether an untrusted person or a tainted run wrote any of them.
+		count: How many items the session held when read.
+	"""
+
+	__slots__ = ("count", "earlier", "memory", "tainted")
+
+	def __init__(
+		self, earlier: list[dict[str, Any]], memory: str | None, tainted: bool, count: int
+	) -> None:
+		self.earlier = earlier
+		self.memory = memory
+		self.tainted = tainted
+		self.count = count
+
+
+class RunConversation(Protocol):
+	"""One run's part in a conversation: what it reads before its first turn, what it appends.
+
+	Made per run (a session belongs to a run, not to an agent); `Sessions` calls `open` once for a
+	new run, never for a resumed one, and `close` once when the run returns, parks, or fails with
+	a result.
+	"""
+
+	async def open(self, state: RunState) -> SessionHistory:
+		"""Read the conversation for a new run, before its first turn is built.
+
+		Args:
+			state: The new run's state (no messages yet); a tainted history taints it.
+
+		Returns:
+			The earlier turns the first turn shows, and the session's short-term memory.
+		"""
+		...
+
+	async def close(
+		self, result: RunResult, *, asked: Any, asked_tainted: bool, memory_before: str
+	) -> None:
+		"""Append the run's turn; a store that fails is logged, never raised (the result stands).
+
+		Args:
+			result: The run's result (of a failed run: the error's result).
+			asked: The run's input, or the answer that resumed it; None for no user turn.
+			asked_tainted: Whether someone untrusted wrote ``asked``.
+			memory_before: The run's short-term memory when it started (or resumed).
+		"""
+		...
 
 
 class Sessions(Capability):
