@@ -326,10 +326,11 @@ class OpenMolt:
 	# sessions -----------------------------------------------------------------------------
 
 	def conversation(self, agent: Agent, session: Session) -> RunConversation:
-		"""A run's part in ``session``: what the loop opens and closes (``run(session=...)``).
+		"""A run's part in ``session``: what its call opens and closes (``run(session=...)``).
 
-		The agent asks for one per run with a session; the default reads and appends the
-		session's items as `openmolt_core.sessions` describes (`SessionRun`).
+		The sessions capability (`openmolt_core.capabilities.sessions`) asks for one per call
+		with a session; the default reads and appends the session's items as
+		`openmolt_core.sessions` describes (`SessionRun`).
 
 		Args:
 			agent: The agent whose run it is.
