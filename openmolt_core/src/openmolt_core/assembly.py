@@ -33,6 +33,7 @@ from openmolt_core.capabilities import (
 	Observers,
 	Offload,
 	OffloadResults,
+	Sessions,
 	Streaming,
 )
 from openmolt_core.capabilities.safety import Safety
@@ -198,8 +199,6 @@ class Shared:
 		observers: Callable[[], Sequence[RunObserver]],
 		conversation: Callable[[Agent, Session], RunConversation],
 	) -> None:
-		from openmolt_core.capabilities.sessions import Sessions
-
 		self.observed: Capability = Observers(observers)
 		"""The run observers' capability (run store, viewer, telemetry)."""
 		self.sessions: Capability = Sessions(conversation)

@@ -1,13 +1,14 @@
 """Sessions as a capability: a run's turn in a conversation, around the call that drives it.
 
 ``agent.run(input, session=...)``, ``agent.stream(..., session=...)`` and
-``agent.resume(state, ..., session=...)`` give the keyword `Sessions` takes (`Capability.takes`):
-the call goes through its `Sessions.wrap_call`, in the caller's process. It checks the session and
-the state a new run starts from, opens the run's part in the conversation (``om.conversation``:
-`openmolt_core.sessions.SessionRun`, or an instance's own
-`openmolt_core.conversation.RunConversation`), hands the loop what the run opens with (the earlier
-turns and the session's short-term memory: an `Opening`), and closes the part with the run's
-result, or with the result of a `openmolt_core.errors.RunError`, whatever way the drive ends.
+``agent.resume(state, ..., session=...)`` give the keyword `Sessions` takes (`Capability.takes`;
+the capability is `openmolt_core.capabilities`', light, on every agent, re-exported here): the
+call goes through `session_call`, in the caller's process. It checks the session and the state a
+new run starts from, opens the run's part in the conversation (``om.conversation``:
+`openmolt_core.sessions.SessionRun`, or an instance's own `RunConversation`), hands the loop what
+the run opens with (the earlier turns and the session's short-term memory: an `Opening`), and
+closes the part with the run's result, or with the result of a `openmolt_core.errors.RunError`,
+whatever way the drive ends.
 A session's run says so in its state (`SESSION_KEY`): whichever process drives it, its short-term
 memory is the session's, and the agent's ``short_term`` update callback is not called
 (`Sessions.memory_option`). Nothing of it is journaled: a durable run's workflow is driven inside
@@ -18,10 +19,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from openmolt_core.capabilities import SESSION_KEY, Sessions
 from openmolt_core.errors import ConfigurationError, RunError
-from openmolt_core.hooks import Call, CallDrive, Capability, Opening
+from openmolt_core.hooks import Call, CallDrive, Opening
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -36,6 +38,8 @@ __all__ = [
 	"Sessions",
 	"fresh_state",
 	"in_session",
+	"session_call",
+	"session_memory",
 ]
 
 
@@ -94,69 +98,53 @@ class RunConversation(Protocol):
 		...
 
 
-class Sessions(Capability):
-	"""Runs in sessions: the turns of the calls that give ``session=``, and whose notes they keep.
+async def session_call(
+	conversation: Callable[[Agent, Session], RunConversation], call: Call, drive: CallDrive
+) -> RunResult:
+	"""A call with a session (`Sessions.wrap_call`): the run's turn around its drive.
+
+	A new run: read the conversation, start and drive the run, add its turn. A resumed run:
+	drive it, then add its turn.
 
 	Args:
-		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
+		conversation: Makes the run's part in the session (``OpenMolt.conversation``).
+		call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input, or
+			the answer that resumed it.
+		drive: Builds a new run's first turn with the earlier turns, and returns the drive.
+
+	Raises:
+		ConfigurationError: ``session`` is no session, or a new run's state holds messages.
+		RunError: As the run raised it, once its turn is appended.
 	"""
+	agent, session, state = call.agent, call.given, call.state
+	if call.resumed:
+		return await _turn(conversation, agent, session, state).drive(call.asked, drive(None))
+	turn = _turn(conversation, agent, session, fresh_state(session, state))
+	past = await turn.open()
+	return await turn.drive(call.asked, drive(_opening(past)))
 
-	__slots__ = ("_conversation",)
 
-	name: ClassVar[str] = "sessions"
-	takes: ClassVar[str] = "session"
-	in_fingerprint: ClassVar[bool] = False  # the steps a run asks for are the same
+def _turn(
+	conversation: Callable[[Agent, Session], RunConversation],
+	agent: Agent,
+	session: Any,
+	state: RunState,
+) -> SessionTurn:
+	# Made before the conversation is opened: whether the state is tainted now says whether
+	# someone untrusted wrote what the run is asked.
+	return SessionTurn(conversation(agent, session), state, state.tainted)
 
-	def __init__(self, conversation: Callable[[Agent, Session], RunConversation]) -> None:
-		self._conversation = conversation
 
-	def __repr__(self) -> str:
-		return f"Sessions({self._conversation!r})"
+def session_memory(memory: Any) -> Any:
+	"""The agent's memory option as a session's run uses it: without ``short_term``.
 
-	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
-		"""A new run of the session: read the conversation, start and drive the run, add its turn.
+	Args:
+		memory: The agent's memory option (its data and update callbacks).
+	"""
+	from openmolt_core.options import AgentMemory, parse_options
 
-		A resumed run of the session: drive it, then add its turn.
-
-		Args:
-			call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input,
-				or the answer that resumed it.
-			drive: Builds a new run's first turn with the earlier turns, and returns the drive.
-
-		Raises:
-			ConfigurationError: ``session`` is no session, or a new run's state holds messages.
-			RunError: As the run raised it, once its turn is appended.
-		"""
-		agent, session, state = call.agent, call.given, call.state
-		if call.resumed:
-			return await self._turn(agent, session, state).drive(call.asked, drive(None))
-		turn = self._turn(agent, session, fresh_state(session, state))
-		past = await turn.open()
-		return await turn.drive(call.asked, drive(_opening(past)))
-
-	def _turn(self, agent: Agent, session: Any, state: RunState) -> SessionTurn:
-		# Made before the conversation is opened: whether the state is tainted now says whether
-		# someone untrusted wrote what the run is asked.
-		conversation = self._conversation(agent, session)
-		return SessionTurn(conversation, state, state.tainted)
-
-	def memory_option(self, state: RunState, memory: Any) -> Any:
-		"""The agent's memory option as a run uses it: without ``short_term`` in a session's run.
-
-		A session's run says so in its state (`SESSION_KEY`), so a process that goes on with it
-		without the session (a durable worker recovering it) keeps its notes from the agent's
-		callback too.
-
-		Args:
-			state: The run's state.
-			memory: The agent's memory option (its data and update callbacks).
-		"""
-		if not in_session(state):
-			return memory
-		from openmolt_core.options import AgentMemory, parse_options
-
-		parsed = parse_options(AgentMemory, memory, "memory")
-		return parsed.model_copy(update={"short_term": None})
+	parsed = parse_options(AgentMemory, memory, "memory")
+	return parsed.model_copy(update={"short_term": None})
 
 
 def _opening(past: SessionHistory) -> Opening:
@@ -211,10 +199,6 @@ class SessionTurn:
 			raise
 		await close(result)
 		return result
-
-
-SESSION_KEY = "session"
-"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's)."""
 
 
 def in_session(state: RunState) -> bool:
