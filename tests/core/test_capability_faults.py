@@ -563,12 +563,6 @@ class Answers2(Capability):
 	def send_model(self, run: Run) -> Any:
 		return self.answers.get("send_model")
 
-	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
-		return self.answers.get("gate_step")
-
-	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
-		return self.answers.get("gate_reserve")
-
 
 @pytest.mark.parametrize(
 	("hook", "answer", "fix"),
@@ -576,17 +570,15 @@ class Answers2(Capability):
 		("why_hidden", 42, r"why_hidden returned int; return the reason as text, or None"),
 		("why_hidden", ["no"], r"why_hidden returned list; return the reason as text"),
 		("send_model", "openai", r"send_model returned str; return an async send\(provider"),
-		("gate_step", 1, r"gate_step returned int; return a step name, or None"),
-		("gate_reserve", {"k": 1}, r"gate_reserve returned dict; return a step name, or None"),
 	],
 )
 async def test_a_first_answer_hook_of_the_wrong_kind_names_the_capability(
 	hook: str, answer: Any, fix: str
 ) -> None:
-	"""why_hidden, send_model, gate_step, gate_reserve: a wrong kind of answer is named, not used."""
+	"""why_hidden, send_model: a wrong kind of answer is named, not used."""
 	till = Till()
 	pay = call_tool("local.pay", amount=5)
-	model = ScriptedModel([[pay, pay], finish("paid")])  # a batch: gate_reserve is asked
+	model = ScriptedModel([[pay, pay], finish("paid")])  # a batch
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="A", model=model, tools=till.tools, capabilities=[Answers2(**{hook: answer})]
 	)

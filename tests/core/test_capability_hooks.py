@@ -358,7 +358,7 @@ class Keeper(Capability):
 		return self.gated
 
 
-async def test_the_gate_hook_sees_only_calls_that_may_not_run_as_they_are() -> None:
+async def test_the_gate_hook_sees_every_call_the_capabilities_let_through() -> None:
 	till = Till()
 	keeper = Keeper(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
@@ -366,14 +366,23 @@ async def test_the_gate_hook_sees_only_calls_that_may_not_run_as_they_are() -> N
 		name="A", model=model, tools=till.tools, capabilities=[keeper, Pure(Proceed())]
 	)
 	assert (await agent.run("pay")).status == "success"
-	assert keeper.seen == [] and till.ran == [{"amount": 5}]  # nothing waits: never asked
+	assert keeper.seen == [(0, "local.pay", None)] and till.ran == []  # no rule: it decides
+	assert results_of(model, 1) == [{"tool": "local.pay", "ok": False, "error": "kept back"}]
+	keeper.seen.clear()
+	refused = Pure(Refuse("no"))
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[keeper, refused]
+	)
+	assert (await agent.run("pay")).status == "success"
+	assert keeper.seen == []  # a call a capability refused never reaches the gates
 
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="A", model=model, tools=till.tools, capabilities=[keeper, Pure(Approve("r"))]
 	)
 	done = await agent.run("pay")
-	assert done.status == "success" and till.ran == [{"amount": 5}]  # the refused call: not run
+	assert done.status == "success" and till.ran == []  # kept back: not run
 	assert keeper.seen == [(0, "local.pay", "r")]
 	assert results_of(model, 1) == [{"tool": "local.pay", "ok": False, "error": "kept back"}]
 
@@ -396,37 +405,41 @@ async def test_what_a_gate_lets_through_runs_noted_and_the_next_gate_sees_it() -
 	assert entry["approval"]["decision"] == "approved" and entry["approval"]["rule"] == "r"
 
 
-class Holds(Capability):
-	"""Holds every call of ``local.pay`` for the gates (`Capability.gate_step`), as ``ticket``."""
+class Holds(Keeper):
+	"""A gate that journals a ``ticket`` step of its own for each call of ``local.pay``."""
 
 	name: ClassVar[str] = "holds"
 
-	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		return "ticket" if call.tool == "local.pay" else None
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		return (
+			[f"ticket:{run.step}:{run.command_index}:{call.tool}"]
+			if call.tool == "local.pay"
+			else []
+		)
 
 
-async def test_a_held_call_goes_to_the_gates_under_the_step_its_capability_names() -> None:
+async def test_a_gate_names_the_steps_it_takes_in_a_batch_as_any_capability_does() -> None:
 	till = Till()
-	keeper = Keeper(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
+	keeper = Holds(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
 	pays = [call_tool("local.pay", amount=5), call_tool("local.pay", amount=6)]
 	model = ScriptedModel([pays, finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(
-		name="A", model=model, tools=till.tools, capabilities=[Holds(), keeper]
+		name="A", model=model, tools=till.tools, capabilities=[keeper]
 	)
 	port = JournalPort()
 	assert (await agent.execute(None, port=port, input="pay")).status == "success"
 	assert till.ran == [] and keeper.seen == [(0, "local.pay", None), (1, "local.pay", None)]
 	assert [e["error"] for e in results_of(model, 1)] == ["kept back", "kept back"]
-	# The batch reserves each call's gate step, named by the capability, before its tool's.
-	assert ["ticket:1:0:local.pay", "tool:1:0:local.pay"] == port.reserved[0][:2]
-	assert ["ticket:1:1:local.pay", "tool:1:1:local.pay"] == port.reserved[0][2:]
+	# The batch reserves each call's steps in command order, the gate's (reserve_steps) too.
+	assert ["tool:1:0:local.pay", "ticket:1:0:local.pay"] == port.reserved[0][:2]
+	assert ["tool:1:1:local.pay", "ticket:1:1:local.pay"] == port.reserved[0][2:]
 
 
-async def test_a_held_call_does_not_run_without_a_gate() -> None:
+async def test_a_call_under_a_rule_does_not_run_without_a_gate() -> None:
 	till = Till()
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, tools=till.tools)
-	agent._hooks = Hooks([Holds()])  # no gate: nobody can decide a held call
+	agent._hooks = Hooks([Pure(Approve("r"))])  # no gate: nobody can decide the call
 	assert (await agent.run("pay")).status == "success" and till.ran == []
 	assert results_of(model, 1)[0]["error"] == (
 		"not run: it waits for a decision, and this agent has no gate to ask"
@@ -582,10 +595,10 @@ async def test_a_batch_reserves_the_gate_step_of_calls_the_taint_policy_may_send
 	assert sorted(sent) == ["a", "b"] and asked == ["local.send", "local.send"]  # both gated
 	assert port.reserved == [
 		[
-			"approval:2:0:local.send",
 			"tool:2:0:local.send",
-			"approval:2:1:local.send",
+			"approval:2:0:local.send",
 			"tool:2:1:local.send",
+			"approval:2:1:local.send",
 		]
 	]
 

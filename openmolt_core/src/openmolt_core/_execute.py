@@ -615,16 +615,11 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		call = cast(CallTool, record.commands[i])
 		if ctx.hooks.before_tool:
 			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
-		gate = ctx.hooks.held(ctx, call, ctx.tools[call.tool]) if ctx.hooks.gate_step else None
-		if gate is None and ctx.hooks.gate_reserve:  # a capability may send it to a gate
-			gate = ctx.hooks.reserved(ctx, call, ctx.tools[call.tool])
-		if gate is not None:
-			keys.append(step_key(gate, ctx.step, i, call.tool))  # its gate comes first
 		keys.append(step_key("tool", ctx.step, i, call.tool))
 		if ctx.hooks.reserve_steps:  # steps the capabilities take while the calls run
 			_COMMAND.set((i, False))
 			keys.extend(ctx.hooks.ahead(ctx, call, ctx.tools[call.tool]))
-	ctx.port.reserve(keys)
+	ctx.port.reserve(list(dict.fromkeys(keys)))  # a step two capabilities name: once
 
 	# What the calls' entries do to the run's state (loaded tools, stored results) is applied
 	# after the batch, in command order: the state is the same whichever call ends first, and
@@ -687,7 +682,7 @@ async def _call_tool(
 		record.commands[index] = call
 	tool_input: dict[str, Any] = call.input
 	note = None  # what the gate's decision adds to the result
-	if rule is not None or (hooks.gate_step and hooks.held(ctx, call, bound) is not None):
+	if rule is not None or hooks.gate_tool:
 		gated = await _gate(ctx, record, index, call, bound, rule)
 		if gated.input is None:
 			return None if gated.entry is None else dict(gated.entry)  # not run; None: parked
@@ -815,9 +810,10 @@ async def _gate(
 	bound: BoundTool,
 	rule: str | None,
 ) -> Gated:
-	"""Hand a call that may not run as it is to the gates (`Capability.gate_tool`), in order.
+	"""Hand a call to the gates (`Capability.gate_tool`), in order.
 
-	Without a gate (an agent built without one), such a call does not run: nobody can decide it.
+	Without a gate (an agent built without one), a call under a rule does not run: nobody can
+	decide it.
 	"""
 	gates = ctx.hooks.gate_tool
 	if not gates:

@@ -786,42 +786,6 @@ class Capability:
 		"""
 		return PROCEED
 
-	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""Hold this call for the gates whatever the capabilities decide (the first answer wins).
-
-		Asked for each call (ahead for a concurrent batch, whose steps are reserved in order).
-		Without a gate, a held call does not run.
-
-		Args:
-			run: The run.
-			call: The call, as the model made it.
-			tool: The tool's record.
-
-		Returns:
-			The name of the step a gate journals for it (``<name>:<step>:<index>:<tool>``;
-			``approval`` for the approvals rules and gate), or None.
-		"""
-		return None
-
-	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""The step a gate may journal for this call, if this capability may send it there.
-
-		For a capability whose `before_tool` may answer `Approve`: in a concurrent batch the
-		loop reserves that step ahead, in command order, with the call's other steps, so a
-		durable replay numbers the gates' steps as the first run did (whichever call got there
-		first). Unlike `gate_step`, it holds nothing: a step reserved and not used is skipped.
-		Answer from what the run knew when the batch began (its journaled state).
-
-		Args:
-			run: The run.
-			call: The call, as the model made it.
-			tool: The tool's record.
-
-		Returns:
-			The gate's step name (``approval`` for the approvals gate), or None.
-		"""
-		return None
-
 	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
 		"""The steps this capability may journal itself (``run.port.step``) for a call of a batch.
 
@@ -839,7 +803,8 @@ class Capability:
 
 		Returns:
 			The keys it may pass to ``run.port.step`` for this call (the safety capability's
-			``guard:<step>:<stage>:<index>:<n>``).
+			``guard:<step>:<stage>:<index>:<n>``; a gate's, for a call it may decide); a key
+			several capabilities name is reserved once.
 		"""
 		return ()
 
@@ -848,10 +813,12 @@ class Capability:
 	) -> Gated:
 		"""The last gate on a call, after every capability's decision (the approvals gate).
 
-		Asked only for a call that may not run as it is: a capability holds it (`gate_step`)
-		or answered `Approve` (``rule``). The gate journals what it asks through
-		``run.port.step``; to park, it records the call on ``step`` (``pending``, ``end``) and
-		answers ``Gated()``.
+		Asked for every call the capabilities let through, after them all; a gate with nothing
+		to say of a call answers ``Gated(input=call.input)`` (the approvals gate: a tool not
+		marked, no `Approve` rule). The gate journals what it asks through ``run.port.step``
+		(naming those steps in `reserve_steps`); to park, it records the call on ``step``
+		(``pending``, ``end``) and answers ``Gated()``. Without a gate, a call under an
+		`Approve` rule does not run.
 
 		Args:
 			run: The run.
@@ -996,8 +963,6 @@ _HOOKS = (
 	"wrap_model",
 	"send_model",
 	"before_tool",
-	"gate_step",
-	"gate_reserve",
 	"reserve_steps",
 	"gate_tool",
 	"replace_result",
@@ -1320,10 +1285,6 @@ class Hooks:
 	"""The `Capability.send_model` hooks, in order."""
 	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
-	gate_step: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
-	"""The `Capability.gate_step` hooks, in order."""
-	gate_reserve: tuple[Callable[[Run, CallTool, ToolSpec], str | None], ...]
-	"""The `Capability.gate_reserve` hooks, in order."""
 	reserve_steps: tuple[Callable[[Run, CallTool, ToolSpec], Sequence[str]], ...]
 	"""The `Capability.reserve_steps` hooks, in order."""
 	gate_tool: tuple[
@@ -1464,14 +1425,6 @@ class Hooks:
 				call = call.model_copy(update={"input": dict(answer.input)})
 				by, decision = name, answer
 		return by, decision
-
-	def held(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""The first `Capability.gate_step` answer for a call: the gates' step, or None."""
-		return _first(self.gate_step, run, call, tool, ok=_text, expected="a step name, or None")
-
-	def reserved(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""The first `Capability.gate_reserve` answer for a call: a gate's step, or None."""
-		return _first(self.gate_reserve, run, call, tool, ok=_text, expected="a step name, or None")
 
 	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
 		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._cost import needs_compaction
 from openmolt_core._support.jsonsafe import encodable
-from openmolt_core.hooks import Capability
+from openmolt_core.hooks import Capability, Gated
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.files import FileAccess
-	from openmolt_core.hooks import AgentInfo, Call, CallDrive, Gated, ModelSend, Run, ToolSpec
+	from openmolt_core.hooks import AgentInfo, Call, CallDrive, ModelSend, Run, ToolSpec
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.result import RunResult, RunState
@@ -186,20 +186,29 @@ class ApprovalGate(Capability):
 		"not run: another call of this step waits for approval; call it again once that is decided"
 	)
 
-	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""While a resumed run holds calls the gate parked, it sees every call (whatever its tool).
-
-		Args:
-			run: The run (its ``scratch`` holds the approval side `openmolt_core._approve` made).
-			call: The call.
-			tool: Its tool's record.
-
-		Returns:
-			The gate's journal step (``approval``) while calls are held, else None.
-		"""
+	def _holds(self, run: Run, tool: ToolSpec) -> bool:
+		# Whether the gate decides a call of this tool whatever the capabilities say: its tool
+		# is marked, or a resumed run still holds calls the gate parked (whatever their tool).
+		if tool.approval is not None:
+			return True
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
 		approvals = ctx.scratch.get(self.parks)
-		return self.parks if approvals is not None and approvals.parked else None
+		return approvals is not None and bool(approvals.parked)
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		"""The gate's journal step (``approval:<step>:<index>:<tool>``) for a call it decides.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: Its tool's record.
+		"""
+		if not self._holds(run, tool):
+			return ()
+		from openmolt_core.durability import step_key
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		return [step_key(self.parks, ctx.step, ctx.command_index, call.tool)]
 
 	async def gate_tool(
 		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
@@ -214,6 +223,8 @@ class ApprovalGate(Capability):
 			tool: Its tool's record.
 			rule: The rule a capability makes the call wait under, or None.
 		"""
+		if rule is None and not self._holds(run, tool):  # nothing waits: it runs as it is
+			return Gated(input=call.input)
 		from openmolt_core import _approve  # here: a run that gates nothing never loads it
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context

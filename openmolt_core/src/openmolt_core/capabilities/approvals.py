@@ -28,8 +28,7 @@ from openmolt_core.hooks import AgentInfo, Capability
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.commands import CallTool
-	from openmolt_core.hooks import Run, ToolRecord, ToolSpec
+	from openmolt_core.hooks import ToolRecord
 	from openmolt_core.policy import ApprovalPolicy
 
 __all__ = ["ApprovalGate", "ApprovalRules"]
@@ -61,16 +60,3 @@ class ApprovalRules(Capability):
 		rule_for = self.policy.rule_for
 		for t in bound:
 			t.approval = rule_for(t.handle, t.tool)
-
-	def gate_step(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""A call of a marked tool goes to the gate, whatever the capabilities decide.
-
-		Args:
-			run: The run.
-			call: The call.
-			tool: Its tool's record.
-
-		Returns:
-			The gate's journal step (``approval``) for a marked tool, else None.
-		"""
-		return None if tool.approval is None else ApprovalGate.parks

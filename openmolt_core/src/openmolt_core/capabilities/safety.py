@@ -335,10 +335,13 @@ class Safety(Capability):
 	# tool calls ---------------------------------------------------------------------------
 
 	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
-		"""The guardrails' steps of a call of a concurrent batch, its call's and its result's.
+		"""The steps of a call of a concurrent batch its guardrails and the approvals gate take.
 
-		Their verdicts are journaled while the calls run; reserved in command order, they keep
-		their numbers on a durable replay whichever call ends first.
+		The guardrails' verdicts, on its call and its result, are journaled while the calls
+		run; reserved in command order, they keep their numbers on a durable replay whichever
+		call ends first. An outbound call of a tainted run may go to the approvals gate
+		(`before_tool` answers `Approve`): its ``approval`` step, asked from the run's state
+		when the batch began (taint a sibling call brings is settled after the batch).
 		"""
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
@@ -347,17 +350,10 @@ class Safety(Capability):
 		for stage in ("tool_call", "tool_result"):
 			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound)]
 			keys += [_guard_key(ctx.step, stage, index, n) for n in range(len(guards))]
+		outbound = run.state.tainted and "outbound" in tool.labels
+		if outbound and self.policy.on_outbound == "approve" and self.gates(run.tools.values()):
+			keys.append(step_key("approval", ctx.step, index, call.tool))
 		return keys
-
-	def gate_reserve(self, run: Run, call: CallTool, tool: ToolSpec) -> str | None:
-		"""``approval`` for an outbound call of a tainted run: `before_tool` may send it there.
-
-		What `before_tool` asks, from the run's state when the batch began (taint a sibling
-		call brings is settled after the batch).
-		"""
-		if not (run.state.tainted and "outbound" in tool.labels):
-			return None
-		return "approval" if self.gates(run.tools.values()) else None
 
 	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
 		"""Check a tool call before approvals: its guardrails, then the taint policy.
@@ -563,8 +559,8 @@ def _guard_key(step: int, stage: str, index: int, n: int) -> str:
 def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:
 	"""The hooks a safety capability needs (labels and taint always, a stage's with guardrails).
 
-	``before_tool`` also while the policy may gate outbound calls, and ``gate_reserve`` while
-	it may send them to the approvals gate.
+	``before_tool`` also while the policy may gate outbound calls, and ``reserve_steps`` while
+	it may send them to the approvals gate (their ``approval`` steps, in a concurrent batch).
 	"""
 	hooks = {"describe_tools", "after_tool"}  # every tool's labels; untrusted results taint
 	if "input" in stages:
@@ -572,7 +568,7 @@ def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> fro
 	if "tool_call" in stages or gates:
 		hooks.add("before_tool")
 	if approves:
-		hooks.add("gate_reserve")
+		hooks.add("reserve_steps")
 	if "output" in stages:
 		hooks.add("before_finish")
 	if "tool_call" in stages or "tool_result" in stages:
