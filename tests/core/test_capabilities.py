@@ -111,16 +111,17 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]), compaction=False)
 	hooks = agent._hooks
 	# Every agent: observers may come later, a large result is stored (offload), and safety
-	# labels its tools and taints its runs (and may hand a call to the approvals gate); anyone
-	# may listen to the reply's text (streaming); any call may give a session (sessions: no run
-	# hook, only the call's wrap and the memory option of a session's run).
+	# labels its tools and taints its runs (and may hand a call to the approvals gate, last: it
+	# decides a call after every capability); anyone may listen to the reply's text
+	# (streaming); any call may give a session (sessions: no run hook, only the call's wrap and
+	# the memory option of a session's run).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
-		"approval-gate",
 		"reply-stream",
 		"sessions",
 		"safety",
+		"approval-gate",
 	]
 	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1
 	for name in ("on_run_start", "before_model", "wrap_model", "before_tool"):
@@ -132,10 +133,10 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"run-observers",
 		"compaction",
 		"offload",
-		"approval-gate",
 		"reply-stream",
 		"sessions",
 		"safety",
+		"approval-gate",
 	]
 	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
 	result = await agent.run("go")
@@ -766,10 +767,10 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 	assert agent.compaction is None and list(agent._hooks.by_name) == [
 		"run-observers",
 		"offload",
-		"approval-gate",
 		"reply-stream",
 		"sessions",
 		"safety",
+		"approval-gate",
 	]
 	with pytest.raises(ConfigurationError, match="compaction=False"):
 		agent.compaction = tighter

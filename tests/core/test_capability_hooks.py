@@ -2,6 +2,7 @@
 rewritten finishes, checks before and alongside the first model call, the tool set at build, and
 a hand-off to the approvals gate."""
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -10,7 +11,6 @@ import anyio.lowlevel
 import pytest
 
 from openmolt import Capability, OpenMolt, Proceed, Refuse, Stop
-from openmolt_core._execute import RunEnd
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.events import Event
@@ -18,8 +18,8 @@ from openmolt_core.hooks import (
 	AgentInfo,
 	Alongside,
 	Approve,
-	Gated,
 	Hooks,
+	Park,
 	Run,
 	ToolRecord,
 	ToolSpec,
@@ -63,6 +63,7 @@ def test_decisions_with_their_entries_round_trip_through_the_journal() -> None:
 		Refuse("no", {"tool": "t", "ok": False, "error": "mine", "policy": {}}),
 		Stop("stop", "guardrail_tripped", {"tool": "t", "ok": False, "error": "x"}),
 		Approve("a rule", {"amount": 2}),
+		Proceed({"amount": 3}, {"kept": True}),
 		Refuse("plain"),
 	):
 		assert decision_from_dict(decision_to_dict(decision)) == decision
@@ -343,84 +344,78 @@ async def test_approve_hands_the_call_to_the_approvals_gate_under_its_rule() -> 
 
 
 class Keeper(Capability):
-	"""A gate of its own (`Capability.gate_tool`): answers every call it sees with ``gated``."""
+	"""Parks calls under a kind of its own, so it decides the calls an `Approve` holds: answers
+	every call with ``answer``, and notes what it saw (``run.held``: the rules that hold it)."""
 
 	name: ClassVar[str] = "keeper"
+	parks: ClassVar[str] = "keep"
 
-	def __init__(self, gated: Gated) -> None:
-		self.gated = gated
+	def __init__(self, answer: Any) -> None:
+		self.answer = answer
 		self.seen: list[tuple[int, str, str | None]] = []
 
-	async def gate_tool(
-		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
-	) -> Gated:
-		self.seen.append((index, call.tool, rule))
-		return self.gated
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		ctx: Any = run  # the loop's run context
+		self.seen.append((ctx.command_index, call.tool, ctx.held))
+		return self.answer
 
 
-async def test_the_gate_hook_sees_every_call_the_capabilities_let_through() -> None:
+async def test_a_capability_after_an_approve_sees_the_rules_that_hold_the_call() -> None:
 	till = Till()
-	keeper = Keeper(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
+	kept = {"tool": "local.pay", "ok": False, "error": "kept back"}
+	keeper = Keeper(Refuse("kept back", kept))
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(
-		name="A", model=model, tools=till.tools, capabilities=[keeper, Pure(Proceed())]
-	)
-	assert (await agent.run("pay")).status == "success"
-	assert keeper.seen == [(0, "local.pay", None)] and till.ran == []  # no rule: it decides
-	assert results_of(model, 1) == [{"tool": "local.pay", "ok": False, "error": "kept back"}]
-	keeper.seen.clear()
-	refused = Pure(Refuse("no"))
-	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
-	agent = OpenMolt(entry_points=False).create_agent(
-		name="A", model=model, tools=till.tools, capabilities=[keeper, refused]
-	)
-	assert (await agent.run("pay")).status == "success"
-	assert keeper.seen == []  # a call a capability refused never reaches the gates
-
-	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
-	agent = OpenMolt(entry_points=False).create_agent(
-		name="A", model=model, tools=till.tools, capabilities=[keeper, Pure(Approve("r"))]
+		name="A", model=model, tools=till.tools, capabilities=[Decides(Approve("r")), keeper]
 	)
 	done = await agent.run("pay")
 	assert done.status == "success" and till.ran == []  # kept back: not run
 	assert keeper.seen == [(0, "local.pay", "r")]
-	assert results_of(model, 1) == [{"tool": "local.pay", "ok": False, "error": "kept back"}]
+	assert results_of(model, 1) == [kept]
+	keeper.seen.clear()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[keeper, Decides(Approve("r"))]
+	)
+	await agent.run("pay")
+	assert keeper.seen == [(0, "local.pay", None)]  # before the Approve: nothing holds it yet
 
 
-async def test_what_a_gate_lets_through_runs_noted_and_the_next_gate_sees_it() -> None:
+async def test_what_a_capability_lets_through_runs_noted_and_the_approvals_gate_sees_it() -> None:
 	till = Till()
-	keeper = Keeper(Gated(input={"amount": 2}, note={"kept": True}, edited=True))
+	keeper = Keeper(Proceed({"amount": 2}, note={"kept": True}))
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="A",
 		model=model,
 		tools=till.tools,
-		capabilities=[keeper, Pure(Approve("r"))],
+		capabilities=[Pure(Approve("r")), keeper],
 		on_approval_request=lambda request: request.approve(),
 	)
 	assert (await agent.run("pay")).status == "success"
-	assert till.ran == [{"amount": 2}]  # the approvals gate, after it, approved the edited call
+	assert till.ran == [{"amount": 2}]  # the approvals gate, last, approved the edited call
 	(entry,) = results_of(model, 1)
 	assert entry["kept"] is True and entry["input"] == {"amount": 2}
 	assert entry["approval"]["decision"] == "approved" and entry["approval"]["rule"] == "r"
 
 
 class Holds(Keeper):
-	"""A gate that journals a ``ticket`` step of its own for each call of ``local.pay``."""
+	"""Journals a ``ticket`` step of its own for each call of ``local.pay``."""
 
 	name: ClassVar[str] = "holds"
 
 	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		ctx: Any = run  # the loop's run context
 		return (
-			[f"ticket:{run.step}:{run.command_index}:{call.tool}"]
+			[f"ticket:{run.step}:{ctx.command_index}:{call.tool}"]
 			if call.tool == "local.pay"
 			else []
 		)
 
 
-async def test_a_gate_names_the_steps_it_takes_in_a_batch_as_any_capability_does() -> None:
+async def test_a_capability_names_the_steps_it_takes_in_a_batch() -> None:
 	till = Till()
-	keeper = Holds(Gated(entry={"tool": "local.pay", "ok": False, "error": "kept back"}))
+	keeper = Holds(Refuse("kept back", {"tool": "local.pay", "ok": False, "error": "kept back"}))
 	pays = [call_tool("local.pay", amount=5), call_tool("local.pay", amount=6)]
 	model = ScriptedModel([pays, finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(
@@ -430,16 +425,24 @@ async def test_a_gate_names_the_steps_it_takes_in_a_batch_as_any_capability_does
 	assert (await agent.execute(None, port=port, input="pay")).status == "success"
 	assert till.ran == [] and keeper.seen == [(0, "local.pay", None), (1, "local.pay", None)]
 	assert [e["error"] for e in results_of(model, 1)] == ["kept back", "kept back"]
-	# The batch reserves each call's steps in command order, the gate's (reserve_steps) too.
-	assert ["tool:1:0:local.pay", "ticket:1:0:local.pay"] == port.reserved[0][:2]
-	assert ["tool:1:1:local.pay", "ticket:1:1:local.pay"] == port.reserved[0][2:]
+	# The batch reserves each call's steps in command order, the capability's (reserve_steps) too.
+	assert port.reserved[0][:3] == [
+		"hook:1:0:local.pay",
+		"tool:1:0:local.pay",
+		"ticket:1:0:local.pay",
+	]
+	assert port.reserved[0][3:] == [
+		"hook:1:1:local.pay",
+		"tool:1:1:local.pay",
+		"ticket:1:1:local.pay",
+	]
 
 
-async def test_a_call_under_a_rule_does_not_run_without_a_gate() -> None:
+async def test_a_call_an_approve_holds_does_not_run_without_a_capability_that_parks() -> None:
 	till = Till()
 	model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
 	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, tools=till.tools)
-	agent._hooks = Hooks([Pure(Approve("r"))])  # no gate: nobody can decide the call
+	agent._hooks = Hooks([Pure(Approve("r"))])  # nobody can decide the call
 	assert (await agent.run("pay")).status == "success" and till.ran == []
 	assert results_of(model, 1)[0]["error"] == (
 		"not run: it waits for a decision, and this agent has no gate to ask"
@@ -458,7 +461,7 @@ async def test_a_rewritten_input_is_what_runs_and_what_the_result_shows() -> Non
 
 
 class Tickets(Capability):
-	"""A gate that parks a step under a kind of its own (`Capability.parks`) until given a ticket."""
+	"""Parks a step under a kind of its own (`Capability.parks`) until given a ticket."""
 
 	name: ClassVar[str] = "tickets"
 	parks: ClassVar[str] = "ticket"
@@ -466,15 +469,11 @@ class Tickets(Capability):
 	def __init__(self) -> None:
 		self.resumed: list[tuple[int, Any]] = []
 
-	async def gate_tool(
-		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
-	) -> Gated:
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Proceed | Park:
 		ticket = run.state.ext.get("tickets", {}).get("ticket")
 		if ticket is not None:
-			return Gated(input=call.input, note={"ticket": ticket})
-		step.pending = {"kind": "ticket", "calls": [{"index": index, "tool": call.tool}]}
-		step.end = RunEnd("approval_required", None, f"{call.tool} waits for a ticket")
-		return Gated()
+			return Proceed(note={"ticket": ticket})
+		return Park(f"{call.tool} waits for a ticket", {"tool": call.tool})
 
 	def receive(self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None) -> Any:
 		if not isinstance(given, str) or answer is not None:
@@ -660,3 +659,60 @@ async def test_steps_a_capability_journals_in_a_batch_replay_where_they_were(
 	replay = JournalPort(first.recorded)
 	done = await agent(ScriptedModel(script)).execute(None, port=replay, input="go")
 	assert done.ok and replay.keys() == first.keys()
+
+
+class NotesThenParks(Capability):
+	"""Lets the first call run with a note holding ``secret``; parks the others."""
+
+	name: ClassVar[str] = "notes"
+
+	def __init__(self, secret: str) -> None:
+		self.secret = secret
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Proceed | Park:
+		if call.input["amount"] == 5:
+			return Proceed(note={"seen": f"key {self.secret}"})
+		return Park("wait")
+
+
+async def test_a_decision_note_is_masked_in_the_result_and_the_saved_step() -> None:
+	"""A note joins the call's result entry, which a parked step saves as it is: masked first."""
+	secret = "sk-note-0123456789abcdef"
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	till = Till()
+	pays = [call_tool("local.pay", amount=5), call_tool("local.pay", amount=6)]
+	agent = om.create_agent(
+		name="A",
+		model=ScriptedModel([pays]),
+		tools=till.tools,
+		capabilities=[NotesThenParks(secret)],
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required" and till.ran == [{"amount": 5}]
+	saved = parked.state.to_dict()
+	assert saved["pending"]["results"][0]["seen"].startswith("key ")
+	assert secret not in json.dumps(saved)
+
+
+async def test_a_journal_that_held_a_call_with_its_approve_replays_it_held() -> None:
+	"""A journal written when the Approve was the decision (``{"approve": ...}``) holds the
+	call on replay, as it did: the approvals gate parks it, nothing runs."""
+	till = Till()
+
+	def agent() -> Any:
+		model = ScriptedModel([call_tool("local.pay", amount=5), finish("done")])
+		return OpenMolt(entry_points=False).create_agent(
+			name="A", model=model, tools=till.tools, capabilities=[Decides(Approve("r"))]
+		)
+
+	port = JournalPort()
+	assert (await agent().execute(None, port=port, input="pay")).status == "approval_required"
+	journal = dict(port.recorded)
+	(slot,) = [s for s, (k, _) in journal.items() if k.startswith("hook:")]
+	key, value = journal[slot]
+	assert value == {"by": "decides", "proceed": None, "held": "r"}
+	journal[slot] = (key, {"by": "decides", "approve": {"rule": "r", "input": None}})
+	replayed = await agent().execute(None, port=JournalPort(journal), input="pay")
+	assert replayed.status == "approval_required" and till.ran == []
+	assert replayed.state.pending is not None and replayed.state.pending["calls"][0]["rule"] == "r"

@@ -7,8 +7,10 @@ valid decision), and before a call a capability hands it under a rule of its own
 handler's answer and the ledger claim go through the port under
 ``approval:<step>:<index>:<handle>``, so a replayed run neither asks twice nor claims twice.
 
-A step parked on approvals keeps every command of the reply (the loop saves it as
-``state.pending``, kind ``approval``, `openmolt_core._park`). On ``agent.resume``, `receive` reads
+`gate` answers as any capability's ``before_tool`` does: `Proceed` (the decision noted under
+``approval``), `Refuse`, or `Park` under the gate's kind. A step parked on approvals keeps every
+command of the reply (the loop saves it as ``state.pending``, kind ``approval``,
+`openmolt_core._park`). On ``agent.resume``, `receive` reads
 the decisions given; `resume` checks each of them against the rebuilt step before anything runs (a
 refused decision raises and leaves the state as it was), and the loop runs the step on from the
 first parked call. `pending_requests` lists what waits (``agent.approval_requests``).
@@ -27,13 +29,14 @@ from openmolt_core.approvals import ApprovalDecisionEvent, ApprovalRequestEvent
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from openmolt_core.durability import step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError
-from openmolt_core.hooks import Gated
+from openmolt_core.hooks import Park, Proceed, Refuse
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core._execute import RunContext, StepRecord
+	from openmolt_core._execute import RunContext
 	from openmolt_core.approvals import Approvals
 	from openmolt_core.commands import CallTool
+	from openmolt_core.hooks import ToolDecision
 
 __all__ = [
 	"DECIDE_IN_PYTHON",
@@ -72,12 +75,14 @@ class RunApprovals:
 		signer: Returns the signer and ledger (``om.approvals``); made on first use.
 		decisions: Decisions delivered on resume, by call key; each is used once.
 		parked: The calls a resumed step parked on, by call key (tool, reason, rule...).
+		parking: The calls parked at this run's steps, (step, index, tool) each.
 	"""
 
 	handler: ApprovalHandler | None = None
 	signer: Callable[[], Approvals] | None = None
 	decisions: dict[str, ApprovalDecision] = field(default_factory=dict)
 	parked: dict[str, dict[str, Any]] = field(default_factory=dict)
+	parking: list[tuple[int, int, str]] = field(default_factory=list)
 	_own: Approvals | None = None
 
 	def authority(self) -> Approvals:
@@ -174,29 +179,31 @@ async def _accept(
 
 async def gate(
 	ctx: RunContext,
-	record: StepRecord,
 	index: int,
 	call: CallTool,
 	bound: BoundTool,
 	rule: str | None = None,
-) -> Gated:
+) -> ToolDecision:
 	"""Decide whether a call runs: the one gate every tool call that may not run goes through.
 
 	For a call that waits: ask the handler, use a delivered decision, or park the step.
 
 	Args:
 		ctx: The run.
-		record: The step's record (a parked call is added to ``record.pending``).
 		index: The call's index in the reply.
 		call: The call, as the capabilities let it through (its input maybe rewritten).
 		bound: Its tool.
-		rule: The rule a capability makes the call wait under (`openmolt_core.hooks.Approve`).
+		rule: The rules capabilities make the call wait under (`openmolt_core.hooks.Approve`).
+
+	Returns:
+		`Proceed` (with the edited input, and the decision noted under ``approval``), `Refuse`
+		(the entry the model reads), or `Park` (under the gate's kind, ``approval``).
 	"""
 	approvals = run_approvals(ctx)
 	key = step_key("tool", ctx.step, index, call.tool)
 	parked = approvals.parked.pop(key, None)
 	if bound.approval is None and parked is None and rule is None:
-		return Gated(input=call.input)
+		return Proceed()
 	delivered = approvals.decisions.pop(key, None)
 	own = "; ".join(r for r in (bound.approval, rule) if r)
 	rule = (parked or {}).get("rule") or own
@@ -207,7 +214,7 @@ async def gate(
 		else:
 			ctx.skip_event()
 		if approvals.handler is None:
-			return _park(ctx, record, index, request, "nobody can decide now")
+			return _park(ctx, index, request, "nobody can decide now")
 	handler = approvals.handler
 	signer = approvals.authority()
 
@@ -246,7 +253,7 @@ async def gate(
 		step_key(KIND, ctx.step, index, call.tool), decide
 	)
 	if "parked" in outcome:
-		return _park(ctx, record, index, request, outcome["parked"])
+		return _park(ctx, index, request, outcome["parked"])
 	action = outcome.get("action", "refused")
 	reason = ctx.redact(str(outcome.get("refused") or outcome.get("reason") or ""))
 	if ctx.wants("approval:decision"):
@@ -270,69 +277,34 @@ async def gate(
 		await ctx.error("approval", f"{key}: {reason}", call=key)
 		problem = outcome.get("problem")
 		why = f"its decision was refused ({problem})" if problem else reason
-		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
+		return Refuse(why, {"tool": call.tool, "ok": False, "error": f"not run: {why}"})
 	audit: dict[str, Any] = {"decision": action, "id": outcome["id"], "digest": request.digest}
 	if rule:
 		audit["rule"] = rule
 	if action == "denied":
 		said = f": {reason}" if reason else " (no reason given)"
-		return Gated(
-			entry={
-				"tool": call.tool,
-				"ok": False,
-				"error": f"denied by the approver{said}",
-				"approval": audit,
-			}
-		)
+		error = f"denied by the approver{said}"
+		return Refuse(error, {"tool": call.tool, "ok": False, "error": error, "approval": audit})
 	if reason:
 		audit["reason"] = reason
-	edited = outcome.get("input")
-	return Gated(
-		input=call.input if edited is None else edited,
-		note={"approval": audit},
-		edited=action == "edited",
-	)
+	return Proceed(outcome.get("input"), {"approval": audit})
 
 
-def _park(
-	ctx: RunContext, record: StepRecord, index: int, request: ApprovalRequest, why: str
-) -> Gated:
-	if record.stopped:  # a capability stopped the step meanwhile: nothing parks
-		return Gated(entry={"tool": request.tool, "ok": False, "error": "not run: the run stopped"})
-	pending = record.pending
-	if record.parked:
-		# One kind of park per step: calls a capability parked fail instead (as when they come
-		# second, openmolt_core._execute), whichever of the concurrent calls parked first.
-		behind = type(ctx.hooks.by_kind[KIND]).behind  # the gate's (`ApprovalGate.behind`)
-		for waiting in record.parked:
-			record.results[waiting["index"]] = {
-				"tool": waiting["tool"],
-				"ok": False,
-				"error": behind,
-			}
-		record.parked = None
-	if pending is None or pending.get("kind") != KIND:
-		pending = record.pending = {"kind": KIND, "calls": []}
-	pending["calls"].append(
-		{
-			"index": index,
-			"call": request.call,
-			"tool": request.tool,
-			"reason": request.reason,
-			"rule": request.rule,
-			"digest": request.digest,
-		}
-	)
-	from openmolt_core._execute import RunEnd
-
-	tools = ", ".join(c["tool"] for c in sorted(pending["calls"], key=lambda c: c["index"]))
-	record.end = RunEnd(
-		"approval_required",
-		None,
-		f"{tools} {'waits' if len(pending['calls']) == 1 else 'wait'} for approval ({why}); "
-		+ DECIDE_IN_PYTHON,
-	)
-	return Gated()
+def _park(ctx: RunContext, index: int, request: ApprovalRequest, why: str) -> Park:
+	# The step parks under the gate's kind (the loop records the call: `Capability.parks`); the
+	# run's message names every call of the step parked so far.
+	parking = run_approvals(ctx).parking
+	parking.append((ctx.step, index, request.tool))
+	tools = [t for s, _, t in sorted(parking) if s == ctx.step]
+	call = {
+		"call": request.call,
+		"tool": request.tool,
+		"reason": request.reason,
+		"rule": request.rule,
+		"digest": request.digest,
+	}
+	waits = "waits" if len(tools) == 1 else "wait"
+	return Park(f"{', '.join(tools)} {waits} for approval ({why}); {DECIDE_IN_PYTHON}", call)
 
 
 def decisions_of(value: Any, signer: Approvals | None = None) -> list[ApprovalDecision]:

@@ -38,7 +38,6 @@ from openmolt_core.errors import ToolError
 from openmolt_core.hooks import (
 	BUILTIN,
 	NO_HOOKS,
-	Gated,
 	Hooks,
 	Park,
 	Proceed,
@@ -47,6 +46,7 @@ from openmolt_core.hooks import (
 	ToolDecision,
 	decision_from_dict,
 	decision_to_dict,
+	holding,
 )
 from openmolt_core.llm import Usage
 from openmolt_core.prompt import dumps
@@ -263,6 +263,11 @@ class RunContext:
 	def command_index(self) -> int:
 		"""The index in the step of the command a hook decides on (a call, a finish)."""
 		return _COMMAND.get()[0]
+
+	@property
+	def held(self) -> str | None:
+		"""In ``before_tool``: the rules earlier capabilities hold the call under (`Approve`)."""
+		return holding()
 
 	@property
 	def call_from_journal(self) -> bool:
@@ -532,6 +537,8 @@ def _masked(decision: ToolDecision, redact: Redactor) -> ToolDecision:
 			return Stop(redact(reason), status, entry)
 		case Park(message=message, request=request, status=status):
 			return Park(redact(message), redact.deep(dict(request)), status)
+		case Proceed(input=given, note=note) if note is not None:
+			return Proceed(given, redact.deep(dict(note)))
 	return decision
 
 
@@ -660,7 +667,8 @@ async def _call_tool(
 	bound = ctx.tools[call.tool]
 	hooks = ctx.hooks
 	_COMMAND.set((index, False))
-	rule = None  # a capability's rule for the gates (`openmolt_core.hooks.Approve`)
+	held = None  # the rules a capability's decision holds the call under (`Capability.parks`)
+	note: dict[str, Any] = {}  # what the capabilities' decisions add to the result
 	given = call
 	numbered = ctx.state.seq
 	for journaled in (True, False):
@@ -668,28 +676,22 @@ async def _call_tool(
 			continue
 		if not journaled:
 			numbered = ctx.state.seq
-		ruled = await _capabilities_rule(ctx, record, index, call, bound, seq, journaled)
+		ruled = await _capabilities_rule(ctx, record, index, call, bound, seq, journaled, held)
 		if not isinstance(ruled, tuple):
 			return ruled  # refused or stopped (an entry), or parked (None)
-		call, asked = ruled
-		rule = "; ".join(r for r in (rule, asked) if r) or None
+		call, held, noted = ruled
+		note.update(noted or {})
 	# A call of the batch stopped the step meanwhile (a tripwire on its input or its result):
 	# a call that has not started does not start, whichever capabilities watch it.
 	if record.stopped:
 		return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+	if held is not None and not hooks.by_kind:  # no capability that parks calls: nobody decides
+		why = "it waits for a decision, and this agent has no gate to ask"
+		return {"tool": call.tool, "ok": False, "error": f"not run: {why}"}
 	rewritten = call is not given
 	if rewritten:  # a parked step saves the input that will run (a decision is bound to it)
 		record.commands[index] = call
 	tool_input: dict[str, Any] = call.input
-	note = None  # what the gate's decision adds to the result
-	if rule is not None or hooks.gate_tool:
-		gated = await _gate(ctx, record, index, call, bound, rule)
-		if gated.input is None:
-			return None if gated.entry is None else dict(gated.entry)  # not run; None: parked
-		if record.stopped:  # a capability stopped the step while this call waited
-			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
-		tool_input, note = dict(gated.input), gated.note
-		rewritten = rewritten or gated.edited
 	if ctx.state.seq != numbered:  # events (a check, a decision...) came after the block
 		seq = ctx.reserve_events(_TOOL_EVENTS)  # the call's events follow them, in order
 	key = step_key("tool", ctx.step, index, call.tool)
@@ -802,37 +804,6 @@ async def _call_tool(
 	return result
 
 
-async def _gate(
-	ctx: RunContext,
-	record: StepRecord,
-	index: int,
-	call: CallTool,
-	bound: BoundTool,
-	rule: str | None,
-) -> Gated:
-	"""Hand a call to the gates (`Capability.gate_tool`), in order.
-
-	Without a gate (an agent built without one), a call under a rule does not run: nobody can
-	decide it.
-	"""
-	gates = ctx.hooks.gate_tool
-	if not gates:
-		why = "it waits for a decision, and this agent has no gate to ask"
-		return Gated(entry={"tool": call.tool, "ok": False, "error": f"not run: {why}"})
-	gated = Gated(input=call.input)
-	note: dict[str, Any] = {}
-	edited = False
-	for gate in gates:
-		gated = await gate(ctx, record, index, call, bound, rule)
-		if gated.input is None:
-			return gated
-		note.update(gated.note or {})
-		edited = edited or gated.edited
-		if gated.input is not call.input:
-			call = call.model_copy(update={"input": dict(gated.input)})
-	return Gated(input=call.input, note=note or None, edited=edited)
-
-
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
 	if ctx.hooks.tool_done:
@@ -847,26 +818,37 @@ async def _capabilities_rule(
 	bound: BoundTool,
 	seq: int,
 	journaled: bool = True,
-) -> tuple[CallTool, str | None] | dict[str, Any] | None:
+	held: str | None = None,
+) -> tuple[CallTool, str | None, Mapping[str, Any] | None] | dict[str, Any] | None:
 	"""The capabilities' decision on a call; the journaled ones' go through the port.
 
-	Returns the call to run (its input maybe replaced) and the rule it waits under for the gates, a
-	result entry (refused, stopped), or None (parked: the step stops before it,
-	``record.parked`` says why).
+	Returns the call to run (its input maybe replaced), the rules that still hold it and the
+	decisions' notes; a result entry (refused, stopped), or None (parked: the step stops before
+	it, ``record.parked`` or ``record.pending`` says why).
 	"""
 	if journaled:
 
 		async def decide() -> dict[str, Any]:
-			by, decision = await ctx.hooks.decide_tool(ctx, call, bound)
-			return {"by": by, **decision_to_dict(_masked(decision, ctx.redact))}
+			by, decision, still, new = await ctx.hooks.decide_tool(ctx, call, bound, held=held)
+			out = {"by": by, **decision_to_dict(_masked(decision, ctx.redact))}
+			if still is not None:
+				out["held"] = still
+			if new is not None and not isinstance(decision, Proceed):
+				out["rewritten"] = dict(new)
+			return out
 
 		ruled: dict[str, Any] = await ctx.port.step(
 			step_key("hook", ctx.step, index, call.tool), decide
 		)
 		by = str(ruled.get("by") or "")
 		decision = decision_from_dict(ruled)
+		# A journal of an earlier version held the call with the decision (its rule).
+		held = ruled.get("held") or getattr(decision, "rule", None) or None
+		new = ruled.get("rewritten")
 	else:  # a pure function of journaled inputs: asked again on a replay
-		by, decision = await ctx.hooks.decide_tool(ctx, call, bound, journaled=False)
+		by, decision, held, new = await ctx.hooks.decide_tool(
+			ctx, call, bound, journaled=False, held=held
+		)
 		decision = _masked(decision, ctx.redact)
 	match decision:
 		case Refuse(reason=reason, entry=entry):
@@ -886,28 +868,13 @@ async def _capabilities_rule(
 				return dict(entry)
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		case Park():
-			if record.end is not None and record.parked is None:
-				gate = ctx.hooks.by_kind.get((record.pending or {}).get("kind", ""))
-				why = "not run: the run stopped" if gate is None else type(gate).behind
-				return {"tool": call.tool, "ok": False, "error": why}
-			parked = record.parked = record.parked or []
-			parked.append(
-				{
-					"index": index,
-					"tool": call.tool,
-					"by": by,
-					"message": decision.message,
-					"request": dict(decision.request),
-					"status": decision.status,
-				}
-			)
-			if record.end is None:
-				record.end = RunEnd(decision.status, None, decision.message)
-			return None
-	# Proceed, or a rule for the gates (`openmolt_core.hooks.Approve`): the input maybe replaced.
-	rule = getattr(decision, "rule", None)
+			if new is not None:  # what the capabilities before it left: a decision binds it
+				call = call.model_copy(update={"input": dict(new)})
+			return _parked(ctx, record, index, call, by, decision)
+	# Proceed: the input maybe replaced.
+	note = getattr(decision, "note", None)
 	if decision.input is None:
-		return call, rule
+		return call, held, note
 	try:
 		value = bound.validator().validate(dict(decision.input))
 	except ValidationError as exc:
@@ -915,7 +882,52 @@ async def _capabilities_rule(
 		key = step_key("tool", ctx.step, index, call.tool)
 		await ctx.error("capability", message, seq=seq + 2, call=key)
 		return {"tool": call.tool, "ok": False, "error": f"not run: {message}"}
-	return call.model_copy(update={"input": value}), rule
+	return call.model_copy(update={"input": value}), held, note
+
+
+def _parked(
+	ctx: RunContext, record: StepRecord, index: int, call: CallTool, by: str, park: Park
+) -> dict[str, Any] | None:
+	"""Park a call (None), or the entry it reads when its step cannot park it.
+
+	A capability that parks under a kind of its own (`Capability.parks`) records the call on
+	the step's pending calls, and wins over the other parks of the step: their calls read its
+	``behind``. Otherwise the call joins ``record.parked``, unless the step ended already.
+	"""
+	cap = ctx.hooks.by_name.get(by) if ctx.hooks.by_kind else None
+	if cap is not None and type(cap).parks:
+		kind = type(cap).parks
+		if record.stopped:
+			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+		record.commands[index] = call  # the step saves the input its decision is bound to
+		behind = {"ok": False, "error": type(cap).behind}
+		for waiting in record.parked or ():
+			record.results[waiting["index"]] = {"tool": waiting["tool"], **behind}
+		record.parked = None
+		pending = record.pending
+		if pending is None or pending.get("kind") != kind:
+			pending = record.pending = {"kind": kind, "calls": []}
+		pending["calls"].append({"index": index, **park.request})
+		record.end = RunEnd(park.status, None, park.message)
+		return None
+	if record.end is not None and record.parked is None:
+		gate = ctx.hooks.by_kind.get((record.pending or {}).get("kind", ""))
+		why = "not run: the run stopped" if gate is None else type(gate).behind
+		return {"tool": call.tool, "ok": False, "error": why}
+	parked = record.parked = record.parked or []
+	parked.append(
+		{
+			"index": index,
+			"tool": call.tool,
+			"by": by,
+			"message": park.message,
+			"request": dict(park.request),
+			"status": park.status,
+		}
+	)
+	if record.end is None:
+		record.end = RunEnd(park.status, None, park.message)
+	return None
 
 
 async def _in_doubt(

@@ -1158,6 +1158,10 @@ def _offload(shared: Shared, files: FileAccess, limits: Limits | None) -> Capabi
 	return found
 
 
+_GATE = ApprovalGate()
+"""The approvals gate every agent has, last (its safety may hand it a call); it holds nothing."""
+
+
 def _resolved(
 	shared: Shared,
 	caps: Sequence[Capability],
@@ -1171,8 +1175,8 @@ def _resolved(
 	same safety settings too, and no capability of their own, the safety is shared as well
 	and so are the whole hooks. An agent with capabilities of its own (they know its tools),
 	or whose capabilities list tools at run time, has them and a safety of its own (it
-	remembers whether it warned of the trifecta) added to the shared ones. The shared hooks
-	end with the approvals gate (`ApprovalGate`).
+	remembers whether it warned of the trifecta) added to the shared ones. Every agent's hooks
+	end with the approvals gate (`ApprovalGate`): it decides a call after every capability.
 	"""
 	cache = shared.hooks
 	key = (*map(id, caps), None, id(policy), *map(id, guardrails))  # None: not an id
@@ -1182,9 +1186,8 @@ def _resolved(
 	base_key = tuple(map(id, caps))
 	found = cache.get(base_key)
 	if found is None:
-		# every agent: its safety may hand the gate a call; anyone may listen to its reply's text;
-		# any call may give a session
-		base = Hooks((*caps, ApprovalGate(), Streaming(), shared.sessions))
+		# every agent: anyone may listen to its reply's text; any call may give a session
+		base = Hooks((*caps, Streaming(), shared.sessions))
 		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
 			cache[base_key] = (tuple(caps), base)
 	else:
@@ -1192,8 +1195,8 @@ def _resolved(
 	if own or base.list_tools:
 		for cap in own:
 			base = base.adding(cap)
-		return base.adding(Safety(guardrails, policy))
-	hooks = base.adding(Safety(guardrails, policy, shared=True))
+		return base.adding(Safety(guardrails, policy)).adding(_GATE)
+	hooks = base.adding(Safety(guardrails, policy, shared=True)).adding(_GATE)
 	if len(cache) < 64:
 		cache[key] = ((*caps, policy, *guardrails), hooks)
 	return hooks

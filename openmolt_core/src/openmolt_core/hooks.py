@@ -32,9 +32,9 @@ Rules the loop keeps (docs/guides/capabilities.md):
 - **Parking**: `before_tool` may return `Park`: the step stops before that call (calls of the
   same step that already ran keep their results), the run ends with the park's status, and
   ``agent.resume(state, given=...)`` hands ``given`` to the capability's `resume` hook, then the
-  step goes on from the parked call, asking `before_tool` again. A gate (`gate_tool`) may park a
-  step under a kind of its own (`Capability.parks`, the approvals gate's ``approval``): a run
-  parked so goes on through that capability alone (`receive`, `resume`, `requests`).
+  step goes on from the parked call, asking `before_tool` again. A capability may park under a
+  kind of its own (`Capability.parks`, the approvals gate's ``approval``): a run parked so goes
+  on through that capability alone (`receive`, `resume`, `requests`).
 - **Calls**: a capability may take a keyword of ``agent.run``, ``stream`` and ``resume``
   (`Capability.takes`): a call that gives it goes through the capability's `wrap_call`, in the
   caller's process, around the whole drive (a durable run's workflow included); a call that gives
@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
@@ -74,7 +75,6 @@ __all__ = [
 	"Capability",
 	"CapabilityEntry",
 	"FinishDecision",
-	"Gated",
 	"Hooks",
 	"ModelSend",
 	"Opening",
@@ -104,9 +104,12 @@ class Proceed:
 
 	Args:
 		input: The input the call runs with instead, checked against the tool's input schema.
+		note: Fields added to the call's result entry (what the capability records about its
+			decision), masked like everything it says.
 	"""
 
 	input: Mapping[str, Any] | None = None
+	note: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +166,10 @@ class Stop:
 class Approve:
 	"""Run this call once a person approved it under ``rule`` (the approvals gate asks or parks).
 
+	The capabilities after it are asked too (``run.held`` gives them the rules so far); a
+	capability that parks calls under a kind of its own (`Capability.parks`) decides it, and an
+	agent without one does not run it: nobody can decide it.
+
 	Args:
 		rule: Why the call waits, as the approval request names it (joined to the tool's own
 			approval rule, if it has one).
@@ -184,24 +191,6 @@ class Alongside:
 	"""
 
 	check: Callable[[], Awaitable[Stop | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Gated:
-	"""From `Capability.gate_tool`: what the last gate on a call lets through.
-
-	Args:
-		input: The input the call runs with (maybe edited); None when it does not run.
-		entry: The result entry the model reads when the call does not run (None: it parked,
-			and the gate recorded the park on the step).
-		note: Fields added to the call's result entry (what it records about its decision).
-		edited: Whether the gate changed the input (the result then shows the input that ran).
-	"""
-
-	input: Mapping[str, Any] | None = None
-	entry: Mapping[str, Any] | None = None
-	note: Mapping[str, Any] | None = None
-	edited: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,9 +257,14 @@ def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
 	"""A decision as JSON, for the journal (`decision_from_dict` reads it back)."""
 	match decision:
 		case Proceed():
-			return {"proceed": None if decision.input is None else dict(decision.input)}
+			out: dict[str, Any] = {
+				"proceed": None if decision.input is None else dict(decision.input)
+			}
+			if decision.note is not None:
+				out["note"] = dict(decision.note)
+			return out
 		case Refuse():
-			out: dict[str, Any] = {"refuse": decision.reason}
+			out = {"refuse": decision.reason}
 			if decision.entry is not None:
 				out["entry"] = dict(decision.entry)
 			return out
@@ -296,7 +290,7 @@ def decision_to_dict(decision: ToolDecision) -> dict[str, Any]:
 def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 	"""Read a decision journaled by `decision_to_dict`."""
 	if "proceed" in data:
-		return Proceed(data["proceed"])
+		return Proceed(data["proceed"], data.get("note"))
 	if "refuse" in data:
 		return Refuse(str(data["refuse"]), data.get("entry"))
 	if "park" in data:
@@ -514,15 +508,17 @@ class Capability:
 	other capabilities' fields (fields about the tools, such as tool search's catalog)."""
 
 	parks: ClassVar[str] = ""
-	"""The kind of ``state.pending`` under which its `gate_tool` parks a step itself (the approvals
-	gate's ``approval``: it records ``{"kind": parks, "calls": [...]}`` on the step, one JSON entry
-	per call with its ``index``), or "" (its `Park` decisions are saved under the kernel's
-	``capability`` kind, each call naming it under ``by``). A run parked under this kind goes on
-	through this capability: ``agent.resume`` asks its `receive`, then its `resume`, and
-	``agent.approval_requests`` its `requests`. One capability per kind and agent."""
+	"""The kind of ``state.pending`` under which its `Park` decisions park a step (the approvals
+	gate's ``approval``: ``{"kind": parks, "calls": [...]}``, one entry per call, its ``index``
+	and the park's ``request``; the run ends with the last park's message), or "" (they are saved
+	under the kernel's ``capability`` kind, each call naming it under ``by``). Such a park wins
+	over the others of its step (their calls read its `behind`). A run parked under this kind
+	goes on through this capability: ``agent.resume`` asks its `receive`, then its `resume`, and
+	``agent.approval_requests`` its `requests`. It also decides the calls an `Approve` holds (its
+	`Proceed` lets them run: ``run.held``). One capability per kind and agent."""
 
 	behind: ClassVar[str] = "not run: another call of this step waits; call it again once decided"
-	"""The error of a call a capability parks (`Park`) in a step this one parked (`parks`)."""
+	"""The error of a call another capability parks (`Park`) in a step this one parked (`parks`)."""
 
 	takes: ClassVar[str] = ""
 	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose value this capability takes
@@ -808,31 +804,6 @@ class Capability:
 		"""
 		return ()
 
-	async def gate_tool(
-		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
-	) -> Gated:
-		"""The last gate on a call, after every capability's decision (the approvals gate).
-
-		Asked for every call the capabilities let through, after them all; a gate with nothing
-		to say of a call answers ``Gated(input=call.input)`` (the approvals gate: a tool not
-		marked, no `Approve` rule). The gate journals what it asks through ``run.port.step``
-		(naming those steps in `reserve_steps`); to park, it records the call on ``step``
-		(``pending``, ``end``) and answers ``Gated()``. Without a gate, a call under an
-		`Approve` rule does not run.
-
-		Args:
-			run: The run.
-			step: The step's record (`openmolt_core._execute.StepRecord`).
-			index: The call's position among the step's commands.
-			call: The call, as the capabilities let it through (its input maybe rewritten).
-			tool: The tool's record.
-			rule: The rule a capability makes the call wait under (`Approve`), or None.
-
-		Returns:
-			`Gated`: the input to run with, or the entry the model reads instead.
-		"""
-		return Gated(input=call.input)
-
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A call's successful result, inside its journaled step: what the model reads instead.
 
@@ -905,8 +876,8 @@ class Capability:
 		Called before the parked step goes on (the loop rebuilds it from ``state.pending`` and runs
 		it from its first parked call): raise to refuse what was delivered, and the state stays
 		as it was, still parked (an `OpenMoltError` passes as it is; anything else becomes a
-		`RunError` naming this capability, the hook and why, with the state to resume again). For a step parked by a `Park` decision, once per parked call. For a step its
-		gate parked under its own kind (`parks`), once, with the whole parked step.
+		`RunError` naming this capability, the hook and why, with the state to resume again). For a step parked by a `Park` decision, once per parked call. For a step it
+		parked under its own kind (`parks`), once, with the whole parked step.
 
 		Args:
 			run: The run (``run.step`` is the parked step).
@@ -964,7 +935,6 @@ _HOOKS = (
 	"send_model",
 	"before_tool",
 	"reserve_steps",
-	"gate_tool",
 	"replace_result",
 	"after_tool",
 	"tool_done",
@@ -1287,10 +1257,6 @@ class Hooks:
 	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
 	reserve_steps: tuple[Callable[[Run, CallTool, ToolSpec], Sequence[str]], ...]
 	"""The `Capability.reserve_steps` hooks, in order."""
-	gate_tool: tuple[
-		Callable[[Run, Any, int, CallTool, ToolSpec, str | None], Awaitable[Gated]], ...
-	]
-	"""The `Capability.gate_tool` hooks, in order (the approvals gate's)."""
 	describe_tools: tuple[Callable[[AgentInfo, Sequence[ToolRecord]], None], ...]
 	"""The `Capability.describe_tools` hooks, in order."""
 	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]
@@ -1392,39 +1358,67 @@ class Hooks:
 			_ask(hook, run, call, index, entry)
 
 	async def decide_tool(
-		self, run: Run, call: CallTool, tool: ToolSpec, *, journaled: bool = True
-	) -> tuple[str, ToolDecision]:
-		"""Ask each capability's `Capability.before_tool` in order; the first non-Proceed wins.
+		self,
+		run: Run,
+		call: CallTool,
+		tool: ToolSpec,
+		*,
+		journaled: bool = True,
+		held: str | None = None,
+	) -> tuple[str, ToolDecision, str | None, Mapping[str, Any] | None]:
+		"""Ask each capability's `Capability.before_tool` in order; the first Refuse, Park or Stop wins.
 
-		A `Proceed` with a new input hands that input to the next capability.
+		A `Proceed` with a new input hands that input to the next capability, and its note is
+		kept; an `Approve` does too, and holds the call under its rule (``run.held``: the next
+		capabilities see it; one that parks under a kind of its own decides it).
 
 		Args:
 			run: The run.
 			call: The call.
 			tool: Its tool's record.
 			journaled: Ask the capabilities whose decisions the loop journals, or the others.
+			held: The rules the call is held under so far (the journaled capabilities').
 
 		Returns:
-			The name of the capability that decided (the last that changed the input, for a
-			`Proceed`; empty when none did), and the decision.
+			The name of the capability that decided (the last that changed the input or held
+			the call, for a `Proceed`; empty when none did), the decision (a `Proceed` with the
+			input to run and the notes, when none refused), the rules that hold it, and the
+			input as the capabilities left it (None: unchanged).
 		"""
-		by, decision = "", PROCEED
-		for hook in self.before_tool if journaled else self.before_tool_unjournaled:
-			answer = await _await(hook, run, call, tool)
-			if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
-				raise _wrong(
-					hook,
-					answer,
-					"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)",
-				)
-			_checked(hook, answer)
-			name = _named(hook)
-			if not isinstance(answer, Proceed):
-				return name, answer
-			if answer.input is not None:
-				call = call.model_copy(update={"input": dict(answer.input)})
-				by, decision = name, answer
-		return by, decision
+		by, new = "", None
+		note: dict[str, Any] = {}
+		token = None if held is None else _HELD.set(held)
+		try:
+			for hook in self.before_tool if journaled else self.before_tool_unjournaled:
+				answer = await _await(hook, run, call, tool)
+				if answer is PROCEED:  # the common answer: nothing to check or keep
+					continue
+				if not isinstance(answer, (Proceed, Refuse, Park, Stop, Approve)):
+					raise _wrong(
+						hook,
+						answer,
+						"Proceed(), Refuse(reason), Park(message), Stop(reason) or Approve(rule)",
+					)
+				_checked(hook, answer)
+				if not isinstance(answer, Proceed | Approve):
+					return _named(hook), answer, held, new
+				if isinstance(answer, Approve):
+					held, by = "; ".join(r for r in (held, answer.rule) if r) or None, _named(hook)
+					if token is None:
+						token = _HELD.set(held)
+					else:
+						_HELD.set(held)
+				else:
+					note.update(answer.note or {})
+				if answer.input is not None:
+					call = call.model_copy(update={"input": dict(answer.input)})
+					by, new = _named(hook), answer.input
+		finally:
+			if token is not None:
+				_HELD.reset(token)
+		if new is None and not note:
+			return by, PROCEED, held, None
+		return by, Proceed(new, note or None), held, new
 
 	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
 		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""
@@ -1562,6 +1556,14 @@ def _wrapped(
 	return hook(run, request, inner)
 
 
+def holding() -> str | None:
+	"""The rules a call is held under while the capabilities decide it (`Approve`), or None."""
+	return _HELD.get()
+
+
+_HELD: ContextVar[str | None] = ContextVar("openmolt_held", default=None)
+
+
 def _named(hook: Callable[..., Any]) -> str:
 	"""The name of the capability a resolved hook (a bound method) belongs to."""
 	name: str = getattr(type(getattr(hook, "__self__", None)), "name", "") or "?"
@@ -1630,6 +1632,8 @@ def _checked(hook: Callable[..., Any], decision: _Decision) -> _Decision:
 		case Proceed(input=given) | Approve(input=given):
 			if given is not None and not isinstance(given, Mapping):
 				problem = f"an input that is a {type(given).__name__}; give a dict or None"
+			elif isinstance(decision, Proceed) and not isinstance(decision.note, Mapping | None):
+				problem = f"a note that is a {type(decision.note).__name__}; give a dict or None"
 	if problem:
 		raise TypeError(
 			f"capability {_named(hook)!r}: {getattr(hook, '__name__', 'a hook')} answered "

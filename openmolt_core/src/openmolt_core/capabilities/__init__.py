@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._cost import needs_compaction
 from openmolt_core._support.jsonsafe import encodable
-from openmolt_core.hooks import Capability, Gated
+from openmolt_core.hooks import PROCEED, Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
 
@@ -40,7 +40,15 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.files import FileAccess
-	from openmolt_core.hooks import AgentInfo, Call, CallDrive, ModelSend, Run, ToolSpec
+	from openmolt_core.hooks import (
+		AgentInfo,
+		Call,
+		CallDrive,
+		ModelSend,
+		Run,
+		ToolDecision,
+		ToolSpec,
+	)
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.result import RunResult, RunState
@@ -180,6 +188,7 @@ class ApprovalGate(Capability):
 	__slots__ = ()
 
 	name = "approval-gate"
+	journal_decisions: ClassVar[bool] = False  # it journals its own steps (``approval:``)
 	in_fingerprint: ClassVar[bool] = False  # its steps are the journal's ``approval:`` keys
 	parks: ClassVar[str] = "approval"  # `openmolt_core._approve.KIND`; also its journal steps
 	behind: ClassVar[str] = (
@@ -210,25 +219,25 @@ class ApprovalGate(Capability):
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
 		return [step_key(self.parks, ctx.step, ctx.command_index, call.tool)]
 
-	async def gate_tool(
-		self, run: Run, step: Any, index: int, call: CallTool, tool: ToolSpec, rule: str | None
-	) -> Gated:
-		"""Decide whether a call that waits for approval runs (see `Capability.gate_tool`).
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
+		"""Decide whether a call that waits for approval runs: ask, use a decision, or park.
+
+		Asked last, after every capability (`openmolt_core.assembly` adds it after safety), for
+		a marked tool's call, one a capability holds under its rule (`Approve`: ``run.held``),
+		and any call while a resumed run holds calls it parked; the others pass as they are.
 
 		Args:
 			run: The run.
-			step: The step's record (a parked call is added to its ``pending``).
-			index: The call's index in the reply.
 			call: The call, as the capabilities let it through.
 			tool: Its tool's record.
-			rule: The rule a capability makes the call wait under, or None.
 		"""
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		rule = ctx.held
 		if rule is None and not self._holds(run, tool):  # nothing waits: it runs as it is
-			return Gated(input=call.input)
+			return PROCEED
 		from openmolt_core import _approve  # here: a run that gates nothing never loads it
 
-		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
-		return await _approve.gate(ctx, step, index, call, tool, rule)  # type: ignore[arg-type]
+		return await _approve.gate(ctx, ctx.command_index, call, tool, rule)  # type: ignore[arg-type]
 
 	def receive(
 		self, run: Run, parked: Mapping[str, Any], given: Any, answer: str | None

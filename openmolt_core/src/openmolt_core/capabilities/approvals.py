@@ -6,11 +6,12 @@ the agent has approval rules (`openmolt_core.policy`). It attaches through
 says ``"approval": true`` and the reply schema gives ``callTool`` a ``reason``), when the agent is
 built and again when a run-time source changes its tools.
 
-`ApprovalGate` is the last gate on a call (`Capability.gate_tool`): it asks the approver, uses
-a decision delivered on resume, or parks the run (`openmolt_core._approve`), for a call whose tool
-is marked and for one a capability hands it under a rule of its own (`openmolt_core.hooks.Approve`:
-the taint policy's, so every agent ``create_agent`` builds has it, shared per instance). It parks
-under a kind of its own (``approval``, `Capability.parks`), so the loop hands it such a run on
+`ApprovalGate` is the last capability asked about a call (its `Capability.before_tool`): it asks
+the approver, uses a decision delivered on resume, or parks the run (`openmolt_core._approve`),
+for a call whose tool is marked and for one a capability holds under a rule of its own
+(`openmolt_core.hooks.Approve`: the taint policy's, so every agent ``create_agent`` builds has it,
+shared per instance). Its `Park` parks under a kind of its own (``approval``,
+`Capability.parks`), so the loop hands it such a run on
 resume: it reads and checks the decisions (`Capability.receive`, `Capability.resume`) and lists
 what waits (`Capability.requests`, ``agent.approval_requests``). The decisions are signed by
 `openmolt_core.approvals.Approvals`. The gate is defined in `openmolt_core.capabilities`, with
