@@ -92,6 +92,7 @@ __all__ = [
 	"decision_from_dict",
 	"decision_to_dict",
 	"drive_wrapped",
+	"holding",
 ]
 
 
