@@ -1193,10 +1193,8 @@ def _resolved(
 	else:
 		base = found[1]
 	if own or base.list_tools:
-		for cap in own:
-			base = base.adding(cap)
-		return base.adding(Safety(guardrails, policy)).adding(_GATE)
-	hooks = base.adding(Safety(guardrails, policy, shared=True)).adding(_GATE)
+		return base.adding(*own, Safety(guardrails, policy), _GATE)
+	hooks = base.adding(Safety(guardrails, policy, shared=True), _GATE)
 	if len(cache) < 64:
 		cache[key] = ((*caps, policy, *guardrails), hooks)
 	return hooks

@@ -1135,11 +1135,11 @@ class Hooks:
 		for cap in capabilities:
 			self._add(cap)
 
-	def adding(self, capability: Capability) -> Hooks:
-		"""These hooks and one more capability's, after them; these stay as they are.
+	def adding(self, *capabilities: Capability) -> Hooks:
+		"""These hooks and more capabilities', after them, in order; these stay as they are.
 
 		Cheaper than resolving every capability again: an instance resolves the hooks its
-		agents share once, and adds each agent's own (its safety) to them.
+		agents share once, and adds each agent's own (its safety, the approvals gate) to them.
 		"""
 		new = Hooks.__new__(Hooks)
 		for slot in Hooks.__slots__:
@@ -1147,7 +1147,8 @@ class Hooks:
 		new.by_name = dict(self.by_name)
 		new.by_kind = dict(self.by_kind)
 		new.by_keyword = dict(self.by_keyword)
-		new._add(capability)
+		for capability in capabilities:
+			new._add(capability)
 		return new
 
 	def _add(self, cap: Capability) -> None:
