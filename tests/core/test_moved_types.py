@@ -31,14 +31,21 @@ def test_the_run_record_is_the_schedules() -> None:
 	assert set(get_args(result.RunStatus)) < set(get_args(result.RecordStatus))
 
 
-def test_the_model_chain_is_the_kernels() -> None:
-	"""The model chain lives in the kernel (`_chain`: every model call uses it); fallback re-exports it."""
+def test_model_fallback_is_a_capability_and_the_models_are_the_kernels() -> None:
+	"""The kernel keeps a slot per model (`_chain`); trying the next model is the fallback
+	capability's (`capabilities.fallback`). `fallback` re-exports both, `_chain` its old names."""
 	from openmolt_core import _chain, fallback
+	from openmolt_core.capabilities import fallback as capability
 
-	for name in fallback.__all__:
+	moved = {"ChainProvider", "FallbackReason", "ModelChain", "ModelFallback", "fallback_reason"}
+	for name in moved:
+		assert getattr(fallback, name) is getattr(capability, name), name
+	for name in ("ModelSlot", "record", "slot_id"):
 		assert getattr(fallback, name) is getattr(_chain, name), name
-	# the option and the event (built when a handler listens) are fallback's, re-exported on use
-	assert set(fallback.__all__) == set(_chain.__all__) | {"model_list", "ModelFallbackEvent"}
+	for name in set(fallback.__all__) - {"ModelFallback"}:  # what lived in _chain still imports
+		assert getattr(_chain, name) is getattr(fallback, name), name
+	assert not {"ModelChain", "fallback_reason", "ChainProvider"} & set(_chain.__all__)
+	assert issubclass(fallback.ModelChain, _chain.AgentModels)
 	assert fallback.fallback_reason(TimeoutError()) == "timeout"
 
 
@@ -201,7 +208,7 @@ def test_feature_events_live_beside_their_features() -> None:
 		"CompactionEvent": compaction,
 		"GuardrailEvent": _safety_events,  # beside the capability, which every agent loads
 		"TaintEvent": _safety_events,
-		"ModelFallbackEvent": fallback,  # the kernel's model chain emits it
+		"ModelFallbackEvent": fallback,  # the fallback capability emits it
 		"ScheduleEvent": scheduler,
 	}
 	for name, home in homes.items():
