@@ -126,6 +126,7 @@ class Around(Capability):
 
 async def test_a_capability_around_the_call_sees_each_model_the_fallback_tries() -> None:
 	"""The fallback capability is outermost: every other wrap_model sees each model's request."""
+
 	class Down:
 		name, model = "down", "m"
 
