@@ -169,7 +169,9 @@ def test_model_call_events_must_be_a_count(count: Any) -> None:
 		name: ClassVar[str] = "acme-wrong"
 		model_call_events = count
 
-	with pytest.raises(ConfigurationError, match="Wrong.model_call_events must be a whole number"):
+	with pytest.raises(
+		ConfigurationError, match=r"Wrong\.model_call_events must be a whole number"
+	):
 		OpenMolt(entry_points=False).create_agent(
 			name="W", model=ScriptedModel([]), capabilities=[Wrong()]
 		)

@@ -37,7 +37,14 @@ def test_model_fallback_is_a_capability_and_the_models_are_the_kernels() -> None
 	from openmolt_core import _chain, fallback
 	from openmolt_core.capabilities import fallback as capability
 
-	moved = {"ChainProvider", "FallbackReason", "ModelChain", "ModelFallback", "fallback_reason"}
+	moved = {
+		"ChainProvider",
+		"FallbackReason",
+		"ModelChain",
+		"ModelFallback",
+		"ModelFallbackEvent",
+		"fallback_reason",
+	}
 	for name in moved:
 		assert getattr(fallback, name) is getattr(capability, name), name
 	for name in ("ModelSlot", "record", "slot_id"):
@@ -200,6 +207,7 @@ def test_feature_events_live_beside_their_features() -> None:
 	"""A feature's event class moved to its feature; ``openmolt_core.events`` re-exports it."""
 	from openmolt_core import _chain, accounts, approvals, compaction, events, fallback, scheduler
 	from openmolt_core.capabilities import _safety_events, safety
+	from openmolt_core.capabilities import fallback as model_fallback
 
 	homes = {
 		"ApprovalRequestEvent": approvals,
@@ -208,7 +216,7 @@ def test_feature_events_live_beside_their_features() -> None:
 		"CompactionEvent": compaction,
 		"GuardrailEvent": _safety_events,  # beside the capability, which every agent loads
 		"TaintEvent": _safety_events,
-		"ModelFallbackEvent": fallback,  # the fallback capability emits it
+		"ModelFallbackEvent": model_fallback,  # beside the capability that emits it
 		"ScheduleEvent": scheduler,
 	}
 	for name, home in homes.items():
@@ -217,7 +225,8 @@ def test_feature_events_live_beside_their_features() -> None:
 		assert cls.__module__ == home.__name__ and name in home.__all__, name
 		assert name in dir(events)
 		assert cls(agent="A", step=1, **_required(cls)).name in events.EVENT_NAMES
-	assert _chain.ModelFallbackEvent is events.ModelFallbackEvent  # its old home
+	assert _chain.ModelFallbackEvent is events.ModelFallbackEvent  # its old homes
+	assert fallback.ModelFallbackEvent is events.ModelFallbackEvent
 	assert safety.GuardrailEvent is events.GuardrailEvent and safety.TaintEvent is events.TaintEvent
 
 

@@ -202,6 +202,6 @@ __getattr__, __dir__ = lazy_exports(
 		"ModelChain": "openmolt_core.capabilities.fallback",
 		"fallback_reason": "openmolt_core.capabilities.fallback",
 		"model_list": "openmolt_core.fallback",
-		"ModelFallbackEvent": "openmolt_core.fallback",  # built only when a handler listens
+		"ModelFallbackEvent": "openmolt_core.capabilities.fallback",
 	},
 )

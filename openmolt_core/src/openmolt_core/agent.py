@@ -1831,13 +1831,13 @@ class Agent:
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
-		live = self._hooks.sender(ctx) if self._hooks.send_model else None
+		sender = self._hooks.sender(ctx) if self._hooks.send_model else None
 
 		async def call() -> ModelResponse:
 			primary = self._models.primary
 			built = lambda model: request(self._model(model))  # noqa: E731
 			first = request(primary)
-			response = await self._send(ctx, primary, built, seq + 1, first, live)
+			response = await self._send(ctx, primary, built, seq + 1, first, sender)
 			slot = self._models.slot(response.model)
 			asked = first if slot is primary else request(slot)  # as built, before any hook
 			# A server that reports no usage is counted from sizes: budgets hold for it too.

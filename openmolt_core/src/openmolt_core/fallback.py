@@ -32,7 +32,6 @@ replayed step is parsed as that model's reply.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from openmolt_core._chain import ModelSlot, record, slot_id  # the kernel's: an agent's models
@@ -41,10 +40,10 @@ from openmolt_core.capabilities.fallback import (  # the capability that falls b
 	FallbackReason,
 	ModelChain,
 	ModelFallback,
+	ModelFallbackEvent,
 	fallback_reason,
 )
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.events import Event
 
 __all__ = [
 	"ChainProvider",
@@ -58,24 +57,6 @@ __all__ = [
 	"record",
 	"slot_id",
 ]
-
-
-@dataclass(slots=True, kw_only=True)
-class ModelFallbackEvent(Event):
-	"""A model failed in a way its retries gave up on; the step goes to the next model.
-
-	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
-	``timeout``, ``unreachable``); ``error`` the failure's message (secrets scrubbed) and
-	``status_code`` its HTTP status, when there was one. The fallback capability
-	(`ModelFallback`) emits it, and imports it when a handler listens to it.
-	"""
-
-	from_model: str
-	to_model: str
-	reason: str
-	error: str
-	status_code: int | None = None
-	name: str = "model:fallback"
 
 
 def model_list(model: Any, fallback_models: Sequence[Any] = ()) -> list[Any]:

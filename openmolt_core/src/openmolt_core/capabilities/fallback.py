@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from openmolt_core._chain import AgentModels, ModelSlot
 from openmolt_core.errors import ProviderError
+from openmolt_core.events import Event
 from openmolt_core.hooks import Capability
 from openmolt_core.llm import ModelResponse
 
@@ -31,6 +33,7 @@ __all__ = [
 	"FallbackReason",
 	"ModelChain",
 	"ModelFallback",
+	"ModelFallbackEvent",
 	"fallback_reason",
 	"first_answer",
 ]
@@ -115,6 +118,24 @@ async def first_answer(
 	raise AssertionError("unreachable: the last model returns or raises")  # pragma: no cover
 
 
+@dataclass(slots=True, kw_only=True)
+class ModelFallbackEvent(Event):
+	"""A model failed in a way its retries gave up on; the step goes to the next model.
+
+	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
+	``timeout``, ``unreachable``); ``error`` the failure's message (secrets scrubbed) and
+	``status_code`` its HTTP status, when there was one. The fallback capability
+	(`ModelFallback`) emits it when a handler listens to it.
+	"""
+
+	from_model: str
+	to_model: str
+	reason: str
+	error: str
+	status_code: int | None = None
+	name: str = "model:fallback"
+
+
 class ModelFallback(Capability):
 	"""Send a call of the agent's models that fails for good to its next model.
 
@@ -175,8 +196,6 @@ async def _fell_back(
 	if not run.wants("model:fallback"):
 		run.skip_event()
 		return
-	from openmolt_core.fallback import ModelFallbackEvent
-
 	await run.emit(
 		ModelFallbackEvent(
 			agent=run.agent,
