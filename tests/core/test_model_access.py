@@ -65,7 +65,7 @@ class Substitute(Capability):
 	) -> ModelResponse:
 		models = run.models
 		assert models is not None
-		self.seen.append((models.calling, models.ids))
+		self.seen.append((request.model_id, models.ids))
 		return await call(models.request(self.to))
 
 
@@ -153,7 +153,7 @@ async def test_a_request_outside_a_model_call_is_refused() -> None:
 		name: ClassVar[str] = "acme-early"
 
 		async def before_model(self, run: Run) -> None:
-			assert run.models is not None and run.models.calling is None
+			assert run.models is not None
 			run.models.request(run.models.ids[0])
 
 	agent = OpenMolt(entry_points=False).create_agent(

@@ -184,7 +184,7 @@ class StepRecord:
 
 @dataclass(slots=True)
 class ModelCall:
-	"""A model call in progress: the model it was made for, its requests, its event numbers.
+	"""A model call in progress: its requests for the agent's models, its event numbers.
 
 	The loop sets it (`in_call`) around the capabilities' ``wrap_model`` hooks: it builds the
 	requests ``run.models.request`` asks for, and the events those hooks emit without a number
@@ -192,7 +192,6 @@ class ModelCall:
 	"""
 
 	state: RunState
-	model: str
 	build: Callable[[str], ModelRequest]
 	next: int
 	end: int

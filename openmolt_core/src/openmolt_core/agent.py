@@ -1941,7 +1941,7 @@ class Agent:
 
 		if not self._hooks.wrap_model:
 			return await send(request)
-		call = ModelCall(ctx.state, slot.id, build, seq, seq + self._hooks.model_call_events)
+		call = ModelCall(ctx.state, build, seq, seq + self._hooks.model_call_events)
 		return await in_call(call, self._hooks.wrap(ctx, send), request)
 
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
@@ -2099,12 +2099,6 @@ class _RunModels:
 		"""The agent's models (``provider:model``), the one each step asks first at the head."""
 		return tuple(self._agent.models)
 
-	@property
-	def calling(self) -> str | None:
-		"""The model the call in progress was made for, or None outside one."""
-		call = calling(self._state)
-		return None if call is None else call.model
-
 	def request(self, model: str) -> ModelRequest:
 		"""The request of the model call in progress, built for the agent's model ``model``."""
 		call = calling(self._state)
@@ -2176,6 +2170,7 @@ class _OwnCall:
 			slot = agent._model(model)
 			return replace(request, model=slot.model, model_id=slot.id)
 
+		request = replace(request, model_id=primary.id)
 		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 

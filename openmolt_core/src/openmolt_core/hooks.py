@@ -327,25 +327,16 @@ class Run(Protocol):
 class ModelAccess(Protocol):
 	"""What a capability may ask of the agent's models during a run (``run.models``).
 
-	A step asks one model, the agent's first. Around that call (`Capability.wrap_model`), a
-	capability may send the step to another of the agent's models instead: ``call(
-	run.models.request(model))`` builds the step's request for that model (its own system
-	prompt, and the reply schema fitted to its dialect) and the loop sends it to that model's
-	provider; the journal records which model answered, and a replay reads its reply that way.
+	A step asks one model, the agent's first. Around a call of the agent's models
+	(`Capability.wrap_model`; ``request.model_id`` names the model), a capability may send
+	``run.models.request(other)`` instead: the loop builds it for that model (its own prompt and
+	the reply schema fitted to its dialect) and sends it to that model's provider; the journal
+	records which model answered, and a replay reads its reply that way.
 	"""
 
 	@property
 	def ids(self) -> tuple[str, ...]:
 		"""The agent's models (``provider:model``), the one each step asks first."""
-		...
-
-	@property
-	def calling(self) -> str | None:
-		"""The model the call in progress was made for (in `Capability.wrap_model`).
-
-		None outside a call of the agent's own models (a compactor's call to a model of its
-		own, a hook outside ``wrap_model``): `request` then has nothing to build.
-		"""
 		...
 
 	def request(self, model: str) -> ModelRequest:
@@ -747,9 +738,9 @@ class Capability:
 	) -> ModelResponse:
 		"""Around one model call, inside its journaled step.
 
-		The call is made for one of the agent's models (``run.models.calling``); the hook may
-		send the request, change it, or send ``run.models.request(other)`` to another of the
-		agent's models instead (`ModelAccess`): the response says which model answered.
+		A call of the agent's models names its model (``request.model_id``); the hook may send
+		the request, change it, or send ``run.models.request(other)`` to another of the agent's
+		models instead (`ModelAccess`): the response says which model answered.
 
 		Args:
 			run: The run.

@@ -165,10 +165,9 @@ class ModelFallback(Capability):
 	) -> ModelResponse:
 		"""The call's model, then each next one while the failure is one to fall back on."""
 		access = run.models
-		calling = access.calling if access is not None else None
-		if access is None or calling not in self.models:  # a compactor's own model: as it is
+		if access is None or request.model_id not in self.models:  # a compactor's model
 			return await call(request)
-		tried = self.models[self.models.index(calling) :]
+		tried = self.models[self.models.index(request.model_id) :]
 
 		def ask(position: int) -> Awaitable[ModelResponse]:
 			return call(request if position == 0 else access.request(tried[position]))
