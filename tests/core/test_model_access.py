@@ -225,3 +225,15 @@ async def test_events_emitted_inside_a_model_call_keep_later_numbers_on_replay()
 	assert again.seq == state.seq
 	outside = {(e.name, e.step): e.seq for e in live if e.name in ("commandsQueued", "finish")}
 	assert {(e.name, e.step): e.seq for e in replayed} == outside and outside
+
+
+def test_the_loop_names_no_model_fallback() -> None:
+	"""Fallback attaches as a capability: the loop's modules do not name it (kernel.md)."""
+	from pathlib import Path
+
+	import openmolt_core
+
+	root = Path(openmolt_core.__file__).parent
+	for module in ("agent.py", "_execute.py"):
+		text = (root / module).read_text().lower()
+		assert "fallback" not in text and "fall back" not in text and "fell_back" not in text
