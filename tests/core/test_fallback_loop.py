@@ -263,6 +263,34 @@ async def test_a_compaction_summary_falls_back_too() -> None:
 	assert len(events) == len(backup.requests)
 
 
+async def test_a_summary_a_fallback_model_wrote_costs_that_model_s_price() -> None:
+	"""The summary's response names the model that answered, so it is priced at its price."""
+	from openmolt_core.compaction import CompactionConfig
+
+	class PricedDown(Down):
+		def price(self, model: str) -> tuple[float, float, float, None]:
+			return (1000.0, 0.0, 1000.0, None)
+
+	def summary_or_step(request: ModelRequest) -> Any:
+		if "previousSummary" in request.messages[0].content:
+			return "a summary"
+		return call_tool("local.add", a=1, b=1)
+
+	steps = [summary_or_step] * 12 + [finish(result="ok")] * 3
+	usage = Usage(5_000, 5)
+	backup = ScriptedModel(steps, name="backup", usage=usage, price=(1.0, 0.0, 1.0, None))
+	agent = agent_with(
+		PricedDown(overloaded()),
+		backup,
+		compaction=CompactionConfig(threshold_tokens=4_000, keep_steps=2),
+		max_steps=8,
+	)
+	result = await agent.run("go")
+	assert result.state.compaction is not None
+	each = (5_000 + 5) / 1e6  # one call at the backup's price
+	assert result.usage.cost_usd == pytest.approx(len(backup.requests) * each)
+
+
 async def test_a_less_constrained_fallback_gets_the_schemas_the_first_turn_left_out() -> None:
 	"""A strict primary lists tools without input schemas; an unconstrained fallback is told them."""
 	primary = Dialected([lambda r: (_ for _ in ()).throw(overloaded())], name="strict")

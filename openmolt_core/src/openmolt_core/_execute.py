@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
+from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
@@ -40,6 +40,7 @@ from openmolt_core.hooks import (
 	NO_HOOKS,
 	Gated,
 	Hooks,
+	ModelAccess,
 	Park,
 	Proceed,
 	Refuse,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._toolset import ToolSet
 	from openmolt_core.events import Event
-	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
+	from openmolt_core.llm import ModelRequest, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
 	from openmolt_core.secrets import Redactor
@@ -67,6 +68,8 @@ __all__ = [
 	"HumanInputUnavailable",
 	"Limits",
 	"MemoryConfig",
+	"ModelAccess",
+	"ModelCall",
 	"RunContext",
 	"RunEnd",
 	"StepRecord",
@@ -179,29 +182,42 @@ class StepRecord:
 		return out
 
 
-class ModelAccess(Protocol):
-	"""What a capability may ask of the agent's models during a run (``run.models``)."""
+@dataclass(slots=True)
+class ModelCall:
+	"""A model call in progress: its requests for the agent's models, its event numbers.
 
-	@property
-	def config(self) -> ModelConfig:
-		"""The agent's model configuration."""
-		...
+	The loop sets it (`in_call`) around the capabilities' ``wrap_model`` hooks: it builds the
+	requests ``run.models.request`` asks for, and the events those hooks emit without a number
+	take the call's reserved ones, ``next`` up to ``end`` (`RunContext.emit`).
+	"""
 
-	def system(self) -> str:
-		"""The system prompt the first model gets at the coming step."""
-		...
+	state: RunState
+	build: Callable[[str], ModelRequest]
+	next: int
+	end: int
 
-	def context_window(self) -> int | None:
-		"""The first model's context window in tokens, when its provider says."""
-		...
 
-	def own(self, ctx: RunContext) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of a capability's own (falls back)."""
-		...
+_CALL: ContextVar[ModelCall | None] = ContextVar("openmolt_model_call", default=None)
+"""The model call in progress in this task (`ModelCall`), or None."""
 
-	def price(self, response: ModelResponse) -> None:
-		"""Price a response of the agent's own models that the provider did not price."""
-		...
+
+def calling(state: RunState) -> ModelCall | None:
+	"""The model call of the run of ``state`` in progress in this task, or None."""
+	call = _CALL.get()
+	return call if call is not None and call.state is state else None
+
+
+async def in_call(
+	call: ModelCall,
+	send: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> ModelResponse:
+	"""``send(request)`` with ``call`` as the model call in progress (`calling`)."""
+	token = _CALL.set(call)
+	try:
+		return await send(request)
+	finally:
+		_CALL.reset(token)
 
 
 @dataclass(slots=True)
@@ -281,8 +297,7 @@ class RunContext:
 			seq: Its number, from a block taken with `reserve_events` (default: the next one).
 		"""
 		if seq is None:
-			self.state.seq += 1
-			seq = self.state.seq
+			seq = self._number()
 		event.run_id = self.state.run_id
 		event.seq = seq
 		if not type(event).__module__.startswith(_OWN):  # a third party's
@@ -322,7 +337,16 @@ class RunContext:
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
+		self._number()
+
+	def _number(self) -> int:
+		# The next number: inside a model call, one it reserved for its hooks' events (`ModelCall`).
+		call = _CALL.get()
+		if call is not None and call.state is self.state and call.next < call.end:
+			call.next += 1
+			return call.next - 1
 		self.state.seq += 1
+		return self.state.seq
 
 	def reserve_events(self, count: int) -> int:
 		"""Take ``count`` sequence numbers for the events of one step; returns the first.

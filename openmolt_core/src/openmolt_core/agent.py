@@ -21,19 +21,13 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import (
-	ChainProvider,
-	FallbackReason,
-	ModelChain,
-	ModelSlot,
-	slot_id,
-)
+from openmolt_core._chain import AgentModels, ModelSlot, slot_id
 from openmolt_core._chain import record as record_model
 from openmolt_core._emitter import EventEmitter, Handler
 from openmolt_core._execute import (
@@ -41,11 +35,14 @@ from openmolt_core._execute import (
 	HumanInputUnavailable,
 	Limits,
 	MemoryConfig,
+	ModelCall,
 	RunContext,
 	RunEnd,
 	StepRecord,
 	answer_entry,
+	calling,
 	check,
+	in_call,
 	memory_part,
 	run_step,
 	summary,
@@ -74,7 +71,9 @@ from openmolt_core.hooks import (
 	CallWrap,
 	Capability,
 	Hooks,
+	ModelSend,
 	Opening,
+	Run,
 	alongside,
 	builds,
 	built,
@@ -308,8 +307,8 @@ class Agent:
 			model call starts (`openmolt_core._cost`).
 		on_approval_request: Decides the calls that wait for approval (the approvals capability
 			marks them); None parks the run (``approval_required``).
-		fallback: Models to try, in order, when the model fails for good
-			(`openmolt_core.fallback`).
+		models: The agent's other models, after the first: a capability may send a step to one
+			of them (`openmolt_core.hooks.ModelAccess`).
 		files: The agent's view of the file store (large results are kept there).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
 			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
@@ -373,7 +372,7 @@ class Agent:
 		limits: Limits | None = None,
 		max_cost: float | None = None,
 		on_approval_request: ApprovalHandler | None = None,
-		fallback: Sequence[ModelSlot] = (),
+		models: Sequence[ModelSlot] = (),
 		files: FileAccess | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
@@ -393,7 +392,7 @@ class Agent:
 		self.on_approval_request: ApprovalHandler | None = on_approval_request
 		self.last_state: RunState | None = None
 		primary = slot_id(provider_name, model, None if provider_name else provider())
-		self._models = ModelChain([ModelSlot(primary, provider_name, model, provider), *fallback])
+		self._models = AgentModels([ModelSlot(primary, provider_name, model, provider), *models])
 		self._tools = {t.handle: t for t in tools}
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
@@ -593,7 +592,7 @@ class Agent:
 
 	@property
 	def models(self) -> list[str]:
-		"""The agent's models in fallback order (``provider:model``), the primary first."""
+		"""The agent's models (``provider:model``), the one each step asks first at the head."""
 		return [slot.id for slot in self._models.slots]
 
 	def structured_output(self) -> FittedSchema:
@@ -727,10 +726,8 @@ class Agent:
 			"output": self.output_schema,
 			"human_input": self.human_input_enabled,
 		}
-		# Fallback models and capabilities change the steps a run asks for; an agent without
-		# them keeps the fingerprint it had before they existed.
-		if len(self._models.slots) > 1:
-			body["fallback"] = self.models[1:]
+		# Capabilities change the steps a run asks for; an agent without them keeps the
+		# fingerprint it had before they existed.
 		named = [n for n, c in self._hooks.by_name.items() if type(c).in_fingerprint]
 		if named:
 			body["capabilities"] = named
@@ -1590,7 +1587,7 @@ class Agent:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
 
 		A first turn built while replies were constrained lists tools without the input schemas
-		the reply schema held. Resumed under a provider, or sent to a fallback model, that
+		the reply schema held. Resumed under a provider, or sent to another of its models, that
 		constrains less, the model would not see them: they are added to its system prompt.
 		Tools loaded during the run came with their schemas (the ``loadTools`` result).
 		"""
@@ -1755,8 +1752,9 @@ class Agent:
 	) -> tuple[ModelSlot, ModelResponse] | None:
 		state = ctx.state
 		step = ctx.step
-		# llmOutput and each model:fallback, numbered even when the journal answers the call
-		seq = ctx.reserve_events(len(self._models.slots))
+		# llmOutput and the events of the hooks around the call (`Capability.model_call_events`),
+		# numbered even when the journal answers the call
+		seq = ctx.reserve_events(1 + self._hooks.model_call_events)
 
 		def request(slot: ModelSlot) -> ModelRequest:
 			# Each model gets its own prompt and the reply schema fitted to its dialect.
@@ -1775,20 +1773,24 @@ class Agent:
 				cache_key=f"openmolt:{self.name}",
 				response_mode=fitted.mode if slot.declared else None,
 				plain_system=plain,
+				model_id=slot.id,
 			)
 
 		# The reply as it came, for llmOutput: emitted once the step's result is journaled, so a
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
-		send = self._sender(ctx)
+		sender = self._hooks.sender(ctx) if self._hooks.send_model else None
 
 		async def call() -> ModelResponse:
-			slot, sent, response = await self._models.generate(
-				request, functools.partial(self._fell_back, ctx, seq + 1), send
-			)
+			primary = self._models.primary
+			built = lambda model: request(self._model(model))  # noqa: E731
+			first = request(primary)
+			response = await self._send(ctx, primary, built, seq + 1, first, sender)
+			slot = self._models.slot(response.model)
+			asked = first if slot is primary else request(slot)  # as built, before any hook
 			# A server that reports no usage is counted from sizes: budgets hold for it too.
-			_cost.counted(response.usage, sent.messages, sent.system, response.text)
+			_cost.counted(response.usage, asked.messages, asked.system, response.text)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
@@ -1797,7 +1799,7 @@ class Agent:
 			# reaches no tool, event or result: the reply is read masked, as a journal keeps it.
 			response.text = self._redactor(response.text)
 			if ctx.wants("llmOutput"):
-				said.append((slot, sent, response))
+				said.append((slot, asked, response))
 			response.model = slot.id
 			return response
 
@@ -1844,64 +1846,52 @@ class Agent:
 		except Exception as exc:
 			raise await self._provider_failed(ctx, exc) from exc
 
-	def _sender(
-		self, ctx: RunContext
-	) -> Callable[[ModelSlot, ModelRequest], Awaitable[ModelResponse]] | None:
-		"""How a step asks one model (None: the provider's ``generate``).
+	def _model(self, model: str) -> ModelSlot:
+		"""The agent's model of this id (`ModelAccess.request`, a request's ``model_id``)."""
+		for slot in self._models.slots:
+			if slot.id == model:
+				return slot
+		raise ConfigurationError(
+			f"run.models.request: {model!r} is not one of agent {self.name!r}'s models; "
+			f"name one of {self.models}"
+		)
 
-		A capability's sender (`Capability.send_model`) inside the capabilities' ``wrap_model``.
-		"""
-		live = self._hooks.sender(ctx) if self._hooks.send_model else None
-		wrap = self._hooks.wrap_model
-		if live is None and not wrap:
-			return None
-
-		def send(slot: ModelSlot, built: ModelRequest) -> Awaitable[ModelResponse]:
-			async def ask(request: ModelRequest) -> ModelResponse:
-				if live is not None:
-					return await live(slot.provider(), request, slot.id)
-				return await slot.provider().generate(request)
-
-			return self._hooks.wrap(ctx, ask)(built) if wrap else ask(built)
-
-		return send
-
-	async def _fell_back(
+	async def _send(
 		self,
 		ctx: RunContext,
-		first_seq: int,
-		failed: ModelSlot,
-		next_model: ModelSlot,
-		reason: FallbackReason,
-		exc: BaseException,
-	) -> None:
-		# Numbered from the block the call reserved: one number per model that can fail over.
-		seq = first_seq + next(i for i, s in enumerate(self._models.slots) if s is failed)
-		message = self._redactor(str(exc))
-		log.warning(
-			"%s step %d: %s failed (%s), trying %s: %s",
-			self.name,
-			ctx.step,
-			failed.id,
-			reason,
-			next_model.id,
-			message,
-		)
-		if ctx.wants("model:fallback"):
-			from openmolt_core.events import ModelFallbackEvent
+		slot: ModelSlot,
+		build: Callable[[str], ModelRequest],
+		seq: int,
+		request: ModelRequest,
+		live: ModelSend | None = None,
+	) -> ModelResponse:
+		"""One call of the agent's models, made for ``slot``, inside the capabilities' hooks.
 
-			await ctx.emit(
-				ModelFallbackEvent(
-					agent=self.name,
-					step=ctx.step,
-					from_model=failed.id,
-					to_model=next_model.id,
-					reason=reason,
-					error=message,
-					status_code=getattr(exc, "status_code", None),
-				),
-				seq,
-			)
+		The call is in progress (`openmolt_core._execute.ModelCall`) while they run: a request
+		they build for another model (``run.models.request``) goes to that model's provider,
+		and the response names the model that answered.
+		``live``: a capability's sender (`Capability.send_model`) in place of ``generate``.
+		"""
+
+		async def send(built: ModelRequest) -> ModelResponse:
+			to = self._model(built.model_id) if built.model_id else slot
+			if live is not None:
+				response = await live(to.provider(), built, to.id)
+			else:
+				response = await to.provider().generate(built)
+			if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
+				raise ProviderError(
+					f"the provider returned {type(response).__name__} without reply text",
+					provider=to.provider_name or "custom",
+					model=to.model,
+				)
+			response.model = to.id
+			return response
+
+		if not self._hooks.wrap_model:
+			return await send(request)
+		call = ModelCall(ctx.state, build, seq, seq + self._hooks.model_call_events)
+		return await in_call(call, self._hooks.wrap(ctx, send), request)
 
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
@@ -2054,6 +2044,21 @@ class _RunModels:
 		self._state = state
 
 	@property
+	def ids(self) -> tuple[str, ...]:
+		"""The agent's models (``provider:model``), the one each step asks first at the head."""
+		return tuple(self._agent.models)
+
+	def request(self, model: str) -> ModelRequest:
+		"""The request of the model call in progress, built for the agent's model ``model``."""
+		call = calling(self._state)
+		if call is None:
+			raise ConfigurationError(
+				"run.models.request: no call of the agent's models is in progress; ask for it "
+				"in Capability.wrap_model, around a call of the agent's models"
+			)
+		return call.build(model)
+
+	@property
 	def config(self) -> ModelConfig:
 		"""The agent's model configuration."""
 		return self._agent.model_config
@@ -2071,20 +2076,51 @@ class _RunModels:
 		size = window(agent.model) if callable(window) else None
 		return size if isinstance(size, int) else None
 
-	def own(self, ctx: RunContext) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of its own, falling back as a step does.
+	def own(self, run: Run) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a call of a capability's own (a summary).
 
-		Its ``model:fallback`` events are numbered from a block taken now.
+		Its calls go through the capabilities' ``wrap_model`` hooks, numbering their events from
+		a block taken now.
 		"""
 		agent = self._agent
-		first = ctx.reserve_events(len(agent._models.slots) - 1)
-		fell_back = functools.partial(agent._fell_back, ctx, first)
-		return ChainProvider(agent._models, fell_back), agent.model
+		ctx = cast("RunContext", run)
+		seq = ctx.reserve_events(agent._hooks.model_call_events)
+		return _OwnCall(agent, ctx, seq), agent.model
 
 	def price(self, response: ModelResponse) -> None:
 		"""Price a response of the agent's own models that the provider did not price."""
 		slot = self._agent._models.slot(response.model)
 		_cost.price_call(slot.provider(), slot.model, response.usage)
+
+
+class _OwnCall:
+	"""The agent's models as a provider for a capability's own call (`_RunModels.own`).
+
+	A call goes to the first model through the capabilities' ``wrap_model`` hooks; a request
+	they ask for another model (``run.models.request``) is the same with that model's name.
+	"""
+
+	__slots__ = ("_agent", "_ctx", "_seq", "name")
+
+	def __init__(self, agent: Agent, ctx: RunContext, seq: int) -> None:
+		self.name: str = agent._models.primary.provider_name or "custom"
+		self._agent = agent
+		self._ctx = ctx
+		self._seq = seq
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send the request to the agent's first model, inside the capabilities' hooks."""
+		from dataclasses import replace
+
+		agent = self._agent
+		primary = agent._models.primary
+
+		def build(model: str) -> ModelRequest:
+			slot = agent._model(model)
+			return replace(request, model=slot.model, model_id=slot.id)
+
+		request = replace(request, model_id=primary.id)
+		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
 def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:

@@ -690,6 +690,11 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
 	max_steps = options.max_steps
+	hooks = _resolved(shared, caps, own, guards, taint)
+	if chain:  # outermost: every other capability's wrap_model sees each model it tries
+		hooks = Hooks(
+			(_fallback(provider_name, model_name, provider_factory, chain), *hooks.capabilities)
+		)
 	agent = Agent(
 		om,
 		name=name,
@@ -709,9 +714,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		max_cost=max_cost,
 		limits=options.limits,
 		on_approval_request=options.on_approval_request,
-		fallback=chain,
+		models=chain,
 		files=files,
-		capabilities=_resolved(shared, caps, own, guards, taint),
+		capabilities=hooks,
 	)
 	# Events emitted on the agent outside its runs (schedules, durable workers) reach the
 	# observers too; a run's own go through its drive's observers (`openmolt_core.observe`).
@@ -880,6 +885,20 @@ def _learn_named_secrets(om: Host, settings: Mapping[str, object]) -> None:
 	found = [v for v in settings_secrets(settings) if len(v.strip()) >= 8]
 	if found:
 		om.secrets.add(*found)
+
+
+def _fallback(
+	provider_name: str,
+	model_name: str,
+	provider: Callable[[], LLMProvider],
+	chain: Sequence[ModelSlot],
+) -> Capability:
+	"""The fallback capability of an agent of several models (ids as the agent makes them)."""
+	from openmolt_core._chain import slot_id, unique_ids
+	from openmolt_core.capabilities.fallback import ModelFallback
+
+	first = slot_id(provider_name, model_name, None if provider_name else provider())
+	return ModelFallback(unique_ids([first, *(s.id for s in chain)]))
 
 
 def _slot(om: Host, shared: Shared, model: str | LLMProvider) -> ModelSlot:
@@ -1094,6 +1113,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"approvals",
 		"compaction",
 		"credential-check",
+		"model-fallback",
 		"offload",
 		"reply-stream",
 		"run-observers",

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
-	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
+	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.secrets import Redactor
 	from openmolt_core.tools import Tool
@@ -76,6 +76,7 @@ __all__ = [
 	"FinishDecision",
 	"Gated",
 	"Hooks",
+	"ModelAccess",
 	"ModelSend",
 	"Opening",
 	"Park",
@@ -369,6 +370,68 @@ class Run(Protocol):
 		"""Count an event nobody listens to, so later numbers stay deterministic."""
 		...
 
+	@property
+	def models(self) -> ModelAccess | None:
+		"""The agent's models (`ModelAccess`): their ids, a call's request for another of them."""
+		...
+
+
+class ModelAccess(Protocol):
+	"""What a capability may ask of the agent's models during a run (``run.models``).
+
+	A step asks one model, the agent's first. Around a call of the agent's models
+	(`Capability.wrap_model`; ``request.model_id`` names the model), a capability may send
+	``run.models.request(other)`` instead: the loop builds it for that model (its own prompt and
+	the reply schema fitted to its dialect) and sends it to that model's provider; the journal
+	records which model answered, and a replay reads its reply that way.
+	"""
+
+	@property
+	def ids(self) -> tuple[str, ...]:
+		"""The agent's models (``provider:model``), the one each step asks first."""
+		...
+
+	def request(self, model: str) -> ModelRequest:
+		"""The request of the model call in progress, built for another of the agent's models.
+
+		For a step: its messages with that model's system prompt and the reply schema fitted
+		to its dialect; for a call of a capability's own (`own`): the same request for that
+		model. ``call(request)`` in `Capability.wrap_model` sends it to that model.
+
+		Args:
+			model: One of `ids`.
+
+		Raises:
+			ConfigurationError: No call of the agent's models is in progress, or ``model`` is
+				not one of the agent's.
+		"""
+		...
+
+	@property
+	def config(self) -> ModelConfig:
+		"""The agent's model configuration."""
+		...
+
+	def system(self) -> str:
+		"""The system prompt the first model gets at the coming step."""
+		...
+
+	def context_window(self) -> int | None:
+		"""The first model's context window in tokens, when its provider says."""
+		...
+
+	def own(self, run: Run) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a call of a capability's own (a summary).
+
+		Its calls go through the capabilities' `Capability.wrap_model` hooks as a step's do,
+		and `request` builds them for another of the agent's models.
+		"""
+		...
+
+	def price(self, response: ModelResponse) -> None:
+		"""Price a response of the agent's own models that the provider did not price."""
+		...
+
 
 class ToolSpec(Protocol):
 	"""What a hook sees of a tool: the one record every tool source is described by.
@@ -528,6 +591,11 @@ class Capability:
 	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose value this capability takes
 	for one call (``session``), or "": a call that gives it goes through its `wrap_call`. One
 	capability per keyword and agent."""
+	model_call_events: int = 0
+	"""How many numbered events its `wrap_model` may emit per model call (an instance may set its
+	own, when it is made). The loop reserves them with the call's numbers and numbers those
+	events from them (``run.emit`` without ``seq``, or ``run.skip_event``): a replay, which answers
+	the call from the journal without running ``wrap_model``, numbers later events the same."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
@@ -750,13 +818,17 @@ class Capability:
 		request: ModelRequest,
 		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	) -> ModelResponse:
-		"""Around one model call, inside its journaled step (each model a fallback tries).
+		"""Around one model call, inside its journaled step.
+
+		A call of the agent's models names its model (``request.model_id``); the hook may send
+		the request, change it, or send ``run.models.request(other)`` to another of the agent's
+		models instead (`ModelAccess`): the response says which model answered.
 
 		Args:
 			run: The run.
 			request: The request about to be sent.
 			call: Sends a request and returns the response (the next capability's hook, or the
-				provider).
+				provider of the model the request was built for).
 		"""
 		return await call(request)
 
@@ -764,7 +836,7 @@ class Capability:
 		"""How this step sends its model calls, in place of each provider's ``generate`` (or None).
 
 		Asked once per step, before its journaled model call; the first capability that answers
-		sends the step's request to each model the chain tries, inside every `wrap_model` (the
+		sends each request of the step's call to its model, inside every `wrap_model` (the
 		streaming capability streams the reply to the run's ``text:delta`` listeners). Answer
 		None when the step needs nothing of the kind: the call is then the plain ``generate``.
 
@@ -1177,6 +1249,7 @@ class Hooks:
 		"by_kind",
 		"by_name",
 		"capabilities",
+		"model_call_events",
 		*_RESOLVED,
 	)
 
@@ -1189,6 +1262,8 @@ class Hooks:
 		"""The `Capability.wrap_call` of each capability that takes a keyword (`Capability.takes`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
+		self.model_call_events = 0
+		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed."""
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -1258,6 +1333,13 @@ class Hooks:
 					"names one capability per agent"
 				)
 			self.by_keyword[keyword] = cap.wrap_call
+		events = cap.model_call_events
+		if type(events) is not int or events < 0:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__}.model_call_events must be a whole number of "
+				f"events, 0 or more (got {events!r})"
+			)
+		self.model_call_events += events
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None
