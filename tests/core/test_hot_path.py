@@ -1,0 +1,67 @@
+"""The hot paths stay cheap: creating an agent makes a fixed, small number of Python calls.
+
+Wall-clock figures (`benchmarks/run.py`, figure 2) move with the machine's load; the number of
+Python function calls a creation makes does not, so a cut of the hot path is held here. When a
+change adds calls on purpose, raise the bound in the same commit and say why.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from openmolt import OpenMolt
+from openmolt_core.tools import FunctionTool
+
+
+def add(input: dict[str, Any], context: Any) -> float:
+	"""Add two numbers."""
+	return float(input["a"] + input["b"])
+
+
+ADD = {
+	"type": "object",
+	"properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+	"required": ["a", "b"],
+}
+
+
+def python_calls(fn: Callable[[], object]) -> list[str]:
+	"""The Python functions ``fn`` calls (each call once), as ``file:function``."""
+	seen: list[str] = []
+
+	def profile(frame: FrameType, event: str, arg: object) -> None:
+		if event == "call":
+			code = frame.f_code
+			seen.append(f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_name}")
+
+	sys.setprofile(profile)
+	try:
+		fn()
+	finally:
+		sys.setprofile(None)
+	return seen[1:]  # the first is fn itself
+
+
+def plain_agents() -> Callable[[], object]:
+	"""Creates an agent as benchmark figure 2 does (one function tool), on a warm instance."""
+	om = OpenMolt(llm_providers={"openai": {"base_url": "http://127.0.0.1:9/v1"}})
+	tool = FunctionTool("add", "Add two numbers.", add, input_schema=ADD)
+
+	def create() -> object:
+		return om.create_agent(
+			name="bench", model="openai:gpt-5-mini", instructions="Add.", tools=[tool]
+		)
+
+	for _ in range(3):  # the first agents resolve the model and the shared capabilities
+		create()
+	return create
+
+
+def test_creating_a_plain_agent_makes_few_calls() -> None:
+	calls = python_calls(plain_agents())
+	# No ABC check (``isinstance`` of a None against ``Mapping``) or import statement runs.
+	assert not [c for c in calls if c.startswith(("<frozen abc>", "<frozen importlib"))], calls
+	assert len(calls) <= 43, calls
