@@ -7,12 +7,15 @@ change adds calls on purpose, raise the bound in the same commit and say why.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from openmolt import OpenMolt
+import pytest
+
+from openmolt import ConfigurationError, OpenMolt
 from openmolt_core.tools import FunctionTool
 
 
@@ -65,3 +68,28 @@ def test_creating_a_plain_agent_makes_few_calls() -> None:
 	# No ABC check (``isinstance`` of a None against ``Mapping``) or import statement runs.
 	assert not [c for c in calls if c.startswith(("<frozen abc>", "<frozen importlib"))], calls
 	assert len(calls) <= 43, calls
+
+
+def test_a_plain_agent_keeps_few_objects() -> None:
+	"""What an agent holds that the garbage collector tracks: no closure of its own."""
+	create = plain_agents()
+	gc.collect()
+	before = len(gc.get_objects())
+	kept = [create() for _ in range(100)]
+	gc.collect()
+	per_agent = (len(gc.get_objects()) - before) / len(kept)
+	assert per_agent <= 11.5, per_agent
+
+
+def test_building_an_agent_makes_no_closure() -> None:
+	"""A closure costs its cells and a function per agent, also when it is never called."""
+	from openmolt_core import assembly
+
+	assert assembly.build_agent.__code__.co_cellvars == ()
+
+
+def test_two_tools_of_one_handle_are_refused() -> None:
+	om = OpenMolt(llm_providers={"openai": {"base_url": "http://127.0.0.1:9/v1"}})
+	tools = [FunctionTool("add", "Add.", add, input_schema=ADD) for _ in range(2)]
+	with pytest.raises(ConfigurationError, match=r"tool handle\(s\) \['local\.add'\] given twice"):
+		om.create_agent(name="a", model="openai:gpt-5-mini", tools=tools)
