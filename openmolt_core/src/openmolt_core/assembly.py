@@ -650,7 +650,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if tools:
 		bound.extend(bind_tools(as_tools(tools), agent=name, http=om.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
-	if len({t.handle for t in bound}) != len(bound):
+	if len(bound) > 1 and len({t.handle for t in bound}) != len(bound):
 		_refuse_duplicates(bound)
 	if options.verbose:
 		from openmolt_core import _verbose
