@@ -93,3 +93,13 @@ def test_two_tools_of_one_handle_are_refused() -> None:
 	tools = [FunctionTool("add", "Add.", add, input_schema=ADD) for _ in range(2)]
 	with pytest.raises(ConfigurationError, match=r"tool handle\(s\) \['local\.add'\] given twice"):
 		om.create_agent(name="a", model="openai:gpt-5-mini", tools=tools)
+
+
+def test_building_an_agent_passes_its_keywords_without_a_dict() -> None:
+	"""``Agent(om, ...)`` with its 21 keywords built a dict of them at every creation."""
+	import dis
+
+	from openmolt_core import assembly
+
+	ops = {i.opname for i in dis.get_instructions(assembly.build_agent)}
+	assert "CALL_FUNCTION_EX" not in ops
