@@ -103,3 +103,44 @@ def test_building_an_agent_passes_its_keywords_without_a_dict() -> None:
 
 	ops = {i.opname for i in dis.get_instructions(assembly.build_agent)}
 	assert "CALL_FUNCTION_EX" not in ops
+
+
+def test_a_providers_dialect_signature_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""Each run asks the provider for its dialect; `inspect.signature` (10-15 µs) runs once."""
+	import inspect
+
+	from openmolt_core import _chain
+
+	class Provider:
+		"""A provider's ``schema_dialect``: with the model config."""
+
+		def __init__(self) -> None:
+			self.asked: list[tuple[Any, ...]] = []
+
+		def schema_dialect(self, model: str, config: Any = None) -> None:
+			self.asked.append((model, config))
+
+	read: list[object] = []
+	signature = inspect.signature
+
+	def counted(fn: Any) -> inspect.Signature:
+		read.append(fn)
+		return signature(fn)
+
+	monkeypatch.setattr(inspect, "signature", counted)
+	provider = Provider()
+	for _ in range(3):
+		_chain._ask(provider.schema_dialect, "m", "config")
+	_chain._ask(Provider().schema_dialect, "m", "config")  # another provider of the class
+	assert provider.asked == [("m", "config")] * 3
+	assert len(read) == 1
+
+	def old_form(self: Any, model: str) -> None:  # the form without the config
+		self.asked.append((model,))
+
+	# The function's code changed (a hot reload): its signature is read again.
+	Provider.schema_dialect.__code__ = old_form.__code__
+	fresh = Provider()
+	_chain._ask(fresh.schema_dialect, "m", "config")
+	assert fresh.asked == [("m",)]
+	assert len(read) == 2
