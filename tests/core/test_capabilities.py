@@ -112,12 +112,14 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	hooks = agent._hooks
 	# Every agent: observers may come later, a large result is stored (offload), and safety
 	# labels its tools and taints its runs (and may hand a call to the approvals gate); anyone
-	# may listen to the reply's text (streaming).
+	# may listen to the reply's text (streaming); any call may give a session (sessions: no run
+	# hook, only the call's wrap and the memory option of a session's run).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
 		"approval-gate",
 		"reply-stream",
+		"sessions",
 		"safety",
 	]
 	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1
@@ -132,6 +134,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"offload",
 		"approval-gate",
 		"reply-stream",
+		"sessions",
 		"safety",
 	]
 	assert default._hooks.before_tool == () and len(default._hooks.before_model) == 1
@@ -765,6 +768,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"offload",
 		"approval-gate",
 		"reply-stream",
+		"sessions",
 		"safety",
 	]
 	with pytest.raises(ConfigurationError, match="compaction=False"):
@@ -890,3 +894,111 @@ async def test_two_capabilities_may_not_write_one_first_turn_key() -> None:
 	)
 	with pytest.raises(ConfigurationError, match=r"other\.first_turn adds 'notes'.*'shadow'"):
 		await agent.run("task")
+
+
+# calls that give a keyword a capability takes (wrap_call, memory_option) -------------------------
+
+
+class Thread(Capability):
+	"""Takes ``session=`` with a plain list as its 'conversation': the kernel names no session."""
+
+	name = "thread"
+	takes = "session"
+
+	def __init__(self) -> None:
+		self.calls: list[tuple[str, Any, Any]] = []
+
+	async def wrap_call(self, call: Any, drive: Any) -> RunResult:
+		from openmolt_core.hooks import Opening
+
+		kind = "resume" if call.resumed else "run"
+		self.calls.append((kind, call.given, call.asked))
+		if call.resumed:
+			result: RunResult = await drive(None)
+		else:
+			opening = Opening(earlier=[{"said": s} for s in call.given], memory={"shortTerm": "n"})
+			result = await drive(opening)
+		call.given.append(call.asked)
+		return result
+
+	def memory_option(self, state: RunState, memory: Any) -> Any:
+		return {"short_term": {"data": "", "on_update": self.calls.append}}
+
+
+async def test_a_capability_takes_a_keyword_of_run_and_resume() -> None:
+	"""run(session=...) and resume(session=...) reach the capability that takes the keyword: it
+	starts the run with earlier turns and memory, sees the call end, and picks the memory option."""
+	from openmolt_core.agent import Agent
+	from openmolt_core.testing import ask_human, update_memory
+
+	model = ScriptedModel([[ask_human("which?")], [update_memory("x"), finish("ok")]])
+	thread = Thread()
+	built = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([]))
+
+	def later(question: str) -> str:
+		from openmolt import HumanInputUnavailable
+
+		raise HumanInputUnavailable(question)
+
+	agent = Agent(
+		built.om,
+		name="Bare",
+		provider=lambda: model,
+		model="scripted",
+		model_config=built.model_config,
+		instructions="",
+		tools=[],
+		output_schema=None,
+		memory={"short_term": "agent notes"},
+		on_human_input_request=later,
+		config=None,
+		max_steps=5,
+		max_tokens=None,
+		timeout=None,
+		capabilities=[thread],
+	)
+	said = ["hello"]
+	parked = await agent.run("go", session=said)
+	first = json.loads(model.requests[0].messages[0].content)
+	assert first["earlier"] == [{"said": "hello"}] and first["memory"]["shortTerm"] == "n"
+	done = await agent.resume(parked.state, answer="this", session=said)
+	assert done.status == "success"
+	assert said == ["hello", "go", "this"]
+	assert thread.calls == [("run", said, "go"), ("resume", said, "this"), "n\nx"]
+
+
+def test_a_keyword_names_one_capability() -> None:
+	class Other(Thread):
+		name = "other"
+
+	with pytest.raises(ConfigurationError, match="'session', which capability 'thread' already"):
+		Hooks([Thread(), Other()])
+
+
+async def test_a_call_giving_a_keyword_no_capability_takes_is_refused() -> None:
+	"""Nothing runs: run(session=...) and resume(session=...) of an agent without sessions."""
+	from openmolt_core.agent import Agent
+
+	model = ScriptedModel([finish("ok")])
+	built = OpenMolt(entry_points=False).create_agent(name="A", model=model)
+	agent = Agent(
+		built.om,
+		name="Bare",
+		provider=lambda: model,
+		model="scripted",
+		model_config=built.model_config,
+		instructions="",
+		tools=[],
+		output_schema=None,
+		memory=None,
+		on_human_input_request=None,
+		config=None,
+		max_steps=5,
+		max_tokens=None,
+		timeout=None,
+	)
+	with pytest.raises(ConfigurationError, match=r"run\(session=...\): agent 'Bare' takes no"):
+		await agent.run("hi", session=[])
+	with pytest.raises(ConfigurationError, match=r"resume\(session=...\): agent 'Bare' takes no"):
+		await agent.resume(RunState(), answer="x", session=[])
+	assert model.requests == []

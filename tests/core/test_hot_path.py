@@ -96,7 +96,7 @@ def test_two_tools_of_one_handle_are_refused() -> None:
 
 
 def test_building_an_agent_passes_its_keywords_without_a_dict() -> None:
-	"""``Agent(om, ...)`` with its 21 keywords built a dict of them at every creation."""
+	"""``Agent(om, ...)`` with its 20 keywords built a dict of them at every creation."""
 	import dis
 
 	from openmolt_core import assembly

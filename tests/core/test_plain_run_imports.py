@@ -108,6 +108,7 @@ UNUSED = [
 	"openmolt_core.integrations.http",
 	"openmolt_core.observe",
 	"openmolt_core.sessions",
+	"openmolt_core.capabilities.sessions",  # loaded by the first call with a session
 	"openmolt_core.subagents",
 	"openmolt_core.capabilities.sources",
 	"openmolt_core.skills",

@@ -878,3 +878,65 @@ async def test_a_later_turn_reads_which_files_an_earlier_one_was_sent() -> None:
 		"attachments": [{"mediaType": "image/png", "name": "receipt.png"}],
 	}
 	assert "iVBORw0KGgo=" not in json.dumps(items)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_parked_turn_keeps_its_sessions_history_and_notes_when_resumed_elsewhere(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A session's turn parks on a question; another instance resumes its saved state into the
+	same session: the run reads the earlier turns and notes as it started, its notes stay the
+	session's (never the agent's callback), and the next turn reads the whole conversation."""
+	from openmolt_core.testing import ask_human
+
+	def chat(model: ScriptedModel, updates: list[str]) -> Any:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(
+			name="Chat",
+			model=model,
+			memory={"short_term": {"data": "", "on_update": updates.append}},
+		)
+		agent.on_human_input_request = _later
+		return agent
+
+	updates: list[str] = []
+	first = ScriptedModel(
+		[
+			[update_memory("likes tea"), finish("ok", human_message="Noted.")],
+			[ask_human("which size?")],
+		]
+	)
+	agent = chat(first, updates)
+	session = sessions(kind, tmp_path, "shop")
+	await agent.run("I like tea", session=session)
+	parked = await agent.run("buy a mug", session=session)
+	assert parked.status == "human_input_required"
+	turn = first_turn(first.requests[1])
+	assert [e["content"] for e in turn["earlier"]] == ["I like tea", "Noted."]
+	assert turn["memory"]["shortTerm"] == "likes tea"
+	saved = json.dumps(parked.state.to_dict())
+
+	second = ScriptedModel(
+		[
+			[update_memory("size M"), finish("ok", human_message="A tea mug, size M.")],
+			[finish("ok", human_message="Yes.")],
+		]
+	)
+	elsewhere = chat(second, updates)  # another process: a new instance and session object
+	again = sessions(kind, tmp_path, "shop") if kind == "sqlite" else session
+	state = RunState.from_dict(json.loads(saved))
+	done = await elsewhere.resume(state, answer="M", session=again)
+	assert done.human_message == "A tea mug, size M."
+	assert done.state.memory["shortTerm"] == "likes tea\nsize M"
+	await elsewhere.run("is that all?", session=again)
+	turn = first_turn(second.requests[-1])
+	assert [e["content"] for e in turn["earlier"]] == [
+		"I like tea",
+		"Noted.",
+		"buy a mug",
+		"which size?",
+		"M",
+		"A tea mug, size M.",
+	]
+	assert turn["memory"]["shortTerm"] == "likes tea\nsize M"
+	assert updates == []  # the notes are the session's, in every process

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from openmolt import InMemorySession, OpenMolt
-from openmolt_core.testing import ScriptedModel, finish, update_memory
+from openmolt import HumanInputUnavailable, InMemorySession, OpenMolt, RunState
+from openmolt_core.testing import ScriptedModel, ask_human, finish, update_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -35,4 +35,53 @@ async def test_a_durable_run_continues_its_session(url: str) -> None:
 	turn = json.loads(model.requests[1].messages[0].content)
 	assert [e["content"] for e in turn["earlier"]] == ["I like tea", "Noted."]
 	assert turn["memory"]["shortTerm"] == "likes tea"
+	assert updates == []
+
+
+def _later(question: str) -> str:
+	raise HumanInputUnavailable(question)  # nobody is there now: the run parks
+
+
+async def test_a_durable_session_turn_parks_and_resumes_into_its_session(url: str) -> None:
+	"""A durable turn parks on a question and is resumed from its saved state into the session:
+	it kept the earlier turns and notes it started with, its notes stay the session's, and the
+	next durable turn reads the whole conversation."""
+	updates: list[str] = []
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			[update_memory("likes tea"), finish("one", human_message="Noted.")],
+			[ask_human("which size?")],
+			[update_memory("size M"), finish("two", human_message="A mug, size M.")],
+			[finish("three", human_message="Yes.")],
+		]
+	)
+	agent = om.create_agent(
+		name="Host",
+		model=model,
+		memory={"short_term": {"data": "", "on_update": updates.append}},
+		on_human_input_request=_later,
+	)
+	session = InMemorySession("guest")
+	try:
+		await agent.run("I like tea", session=session)
+		parked = await agent.run("buy a mug", session=session)
+		assert parked.status == "human_input_required"
+		state = RunState.from_dict(json.loads(json.dumps(parked.state.to_dict())))
+		done = await agent.resume(state, answer="M", session=session)
+		last = await agent.run("is that all?", session=session)
+	finally:
+		await om.aclose()
+	assert done.status == last.status == "success", done.error
+	assert done.state.memory["shortTerm"] == "likes tea\nsize M"
+	turn = json.loads(model.requests[-1].messages[0].content)
+	assert [e["content"] for e in turn["earlier"]] == [
+		"I like tea",
+		"Noted.",
+		"buy a mug",
+		"which size?",
+		"M",
+		"A mug, size M.",
+	]
+	assert turn["memory"]["shortTerm"] == "likes tea\nsize M"
 	assert updates == []

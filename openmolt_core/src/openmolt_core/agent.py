@@ -70,8 +70,11 @@ from openmolt_core.hooks import (
 	PARKED_BY_CAPABILITY,
 	AgentInfo,
 	Alongside,
+	Call,
+	CallWrap,
 	Capability,
 	Hooks,
+	Opening,
 	alongside,
 	builds,
 	built,
@@ -96,7 +99,7 @@ if TYPE_CHECKING:
 
 	from pydantic import BaseModel
 
-	from openmolt_core.conversation import Session, SessionHistory
+	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileAccess
 	from openmolt_core.options import AgentMemory
@@ -116,7 +119,6 @@ __all__ = [
 	"ScheduleLike",
 	"Scheduled",
 	"Schedules",
-	"SessionRunner",
 	"SkillInfo",
 ]
 
@@ -192,54 +194,6 @@ class Instance(Protocol):
 		Args:
 			provider: The provider prefix the agent's model names, if any.
 			http_tools: Whether the agent has HTTP tools.
-		"""
-		...
-
-
-class SessionRunner(Protocol):
-	"""An agent's runs in sessions (`openmolt_core.capabilities.sessions.SessionRuns`).
-
-	The kernel passes ``run(session=...)`` and ``resume(session=...)`` through to it: it reads
-	the conversation before a new run's first turn is built, and appends the run's turn when
-	the drive returns (also with a `RunError`'s result).
-	"""
-
-	async def run(
-		self,
-		session: Any,
-		state: RunState,
-		asked: Any,
-		start: Callable[[SessionHistory], Awaitable[RunResult]],
-	) -> RunResult:
-		"""A new run of ``session``: ``start(past)`` builds its first turn and drives it.
-
-		Args:
-			session: What ``run(session=...)`` was given.
-			state: What ``run(history=...)`` was given, loaded (a new `RunState` when nothing).
-			asked: The run's input.
-			start: Builds the first turn with the earlier turns, and returns the drive.
-		"""
-		...
-
-	async def resume(
-		self, session: Any, state: RunState, asked: Any, drive: Awaitable[RunResult]
-	) -> RunResult:
-		"""A parked run of ``session`` goes on: ``drive`` (not yet awaited), then its turn.
-
-		Args:
-			session: The conversation's store.
-			state: The run's state.
-			asked: The answer that resumed it; None for no user turn.
-			drive: The run's drive.
-		"""
-		...
-
-	def memory(self, state: RunState, memory: Any) -> Any:
-		"""The agent's memory option as a run uses it (a session's run keeps its notes).
-
-		Args:
-			state: The run's state (a session's run is marked in it, wherever it goes on).
-			memory: The agent's memory option.
 		"""
 		...
 
@@ -357,8 +311,6 @@ class Agent:
 		fallback: Models to try, in order, when the model fails for good
 			(`openmolt_core.fallback`).
 		files: The agent's view of the file store (large results are kept there).
-		sessions: Makes the agent's `SessionRunner` at its first run with a session (None: it
-			takes no session).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
 			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
 			`Hooks`, already resolved.
@@ -370,7 +322,6 @@ class Agent:
 		"_hooks",
 		"_listing",
 		"_long_term",
-		"_make_sessions",
 		"_memory",
 		"_models",
 		"_output_json",
@@ -381,7 +332,6 @@ class Agent:
 		"_prompts",
 		"_redactor_cache",
 		"_sent_schemas",
-		"_sessions",
 		"_static",
 		"_tools",
 		"_toolset",
@@ -425,7 +375,6 @@ class Agent:
 		on_approval_request: ApprovalHandler | None = None,
 		fallback: Sequence[ModelSlot] = (),
 		files: FileAccess | None = None,
-		sessions: Callable[[Agent], SessionRunner] | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
 		self.om: Instance = om
@@ -465,8 +414,6 @@ class Agent:
 		self._redactor_cache: Redactor | None = None
 		self._sent_schemas: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
-		self._make_sessions = sessions
-		self._sessions: SessionRunner | None = None  # made at the first run with a session
 		self._files = files
 		self._toolset: ToolSet | None = None
 		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
@@ -742,8 +689,9 @@ class Agent:
 
 		Memory and plan appear only when they hold something (a resumed plan, long-term memory
 		from earlier runs): empty ones would cost bytes at every step for nothing. The earlier
-		turns of a session (`openmolt_core.sessions`) come right after the static part: a new turn
-		only appends to them, so the prefix stays the same from one turn to the next.
+		turns a capability opens a run with (`openmolt_core.hooks.Opening`: a conversation's) come
+		right after the static part: a new turn only appends to them, so the prefix stays the same
+		from one turn to the next.
 		"""
 		rest: dict[str, Any] = {}
 		if earlier:
@@ -853,9 +801,8 @@ class Agent:
 			)
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
-		if session is not None:
-			return await self._run_in_session(input, history, attachments, parent, session)
-		return await self._run(input, history, attachments, parent)
+		joined = None if session is None else self._joined("run", "session", session)
+		return await self._run(input, history, attachments, parent, joined)
 
 	def stream(
 		self,
@@ -898,18 +845,33 @@ class Agent:
 		history: RunState | Mapping[str, Any] | None,
 		attachments: Sequence[Attachment],
 		parent: CallingRun | None,
+		joined: tuple[CallWrap, Any] | None = None,
 	) -> RunResult:
 		await self._refresh_tools()
 		state = RunState() if history is None else _load(history)
+		if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
+			wrap, given = joined
+			drive = functools.partial(self._begin, state, input, attachments, parent)
+			return await wrap(Call(self, state, given, input), drive)
+		return await self._begin(state, input, attachments, parent)
+
+	def _begin(
+		self,
+		state: RunState,
+		input: Any,
+		attachments: Sequence[Attachment],
+		parent: CallingRun | None,
+		opening: Opening | None = None,
+	) -> Awaitable[RunResult]:
 		if not state.messages:
-			self._start(state, input, attachments, parent)
-			return await self._drive(state, answer=None, link=parent)
+			self._start(state, input, attachments, parent, opening)
+			return self._drive(state, answer=None, link=parent)
 		if state.pending is None and input is not None:
 			raise ConfigurationError(
 				"run(input, history=...): this saved run already has its input and waits for no "
 				"answer; call run(history=state) to go on"
 			)
-		return await self._drive(state, answer=None if input is None else str(input))
+		return self._drive(state, answer=None if input is None else str(input))
 
 	def _start(
 		self,
@@ -917,18 +879,18 @@ class Agent:
 		input: Any,
 		attachments: Sequence[Attachment],
 		parent: CallingRun | None,
-		past: SessionHistory | None = None,
+		opening: Opening | None = None,
 	) -> None:
 		# A new run (a fresh state may be given to fix its run id): memory starts from the
-		# agent's, unless the state brings its own; a session brings its own short-term memory.
+		# agent's, unless the state brings its own; a capability's opening brings its own.
 		if not any(state.memory.values()):
 			long_term = self._long_term
 			if long_term is None:
 				long_term, _ = memory_part(self._memory, "long_term")
 			short_term, _ = memory_part(self._memory, "short_term")
 			state.memory = {"longTerm": long_term, "shortTerm": short_term}
-		if past is not None and past.memory is not None:
-			state.memory["shortTerm"] = past.memory
+		if opening is not None:
+			state.memory.update(opening.memory)
 		if parent is not None:  # deterministic, and it names the call that made it
 			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
 			if parent.taint and not state.taint:
@@ -943,35 +905,18 @@ class Agent:
 			self._keep_listed(None)  # the whole listing (a resumed run may have bound fewer)
 
 			state.ext[KEY] = {"listed": dict(self._static[2])}
-		earlier = past.earlier if past is not None else None
+		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
 		first = self.first_message(input, state, earlier)
 		state.messages.append(Message("user", first, list(attachments)))
 
-	# sessions: a feature (`SessionRunner`) the kernel passes the session to -------------------
-
-	async def _run_in_session(
-		self,
-		input: Any,
-		history: RunState | Mapping[str, Any] | None,
-		attachments: Sequence[Attachment],
-		parent: CallingRun | None,
-		session: Session,
-	) -> RunResult:
-		await self._refresh_tools()
-		state = RunState() if history is None else _load(history)
-
-		def start(past: SessionHistory) -> Awaitable[RunResult]:
-			self._start(state, input, attachments, parent, past)
-			return self._drive(state, answer=None, link=parent)
-
-		return await self._session_runner().run(session, state, input, start)
-
-	def _session_runner(self) -> SessionRunner:
-		if self._sessions is None:
-			if self._make_sessions is None:
-				raise ConfigurationError(f"run(session=...): agent {self.name!r} takes no session")
-			self._sessions = self._make_sessions(self)
-		return self._sessions
+	def _joined(self, method: str, keyword: str, given: Any) -> tuple[CallWrap, Any]:
+		# A keyword a capability takes (`Capability.takes`): its wrap_call, and the value.
+		wrap = self._hooks.by_keyword.get(keyword)
+		if wrap is None:
+			raise ConfigurationError(
+				f"{method}({keyword}=...): agent {self.name!r} takes no {keyword}"
+			)
+		return wrap, given
 
 	def new_state(self, input: Any = None, attachments: Sequence[Attachment] = ()) -> RunState:
 		"""A fresh run's state: memory as the agent keeps it, and the first message.
@@ -1070,6 +1015,7 @@ class Agent:
 			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
 			RunError: As for `run`.
 		"""
+		joined = None if session is None else self._joined("resume", "session", session)
 		await self._refresh_tools()
 		loaded = _load(state)
 		self._keep_listed(loaded)  # what follows reads its tools
@@ -1083,7 +1029,7 @@ class Agent:
 			loaded = _given(loaded, kind, answer, decision, given)
 			answer = None
 		if self.om.durability is not None:  # the backend keeps one resume per parked step
-			return await self._resume(loaded, kind, answer, decision, session)
+			return await self._resume(loaded, kind, answer, decision, joined)
 		parked = (loaded.run_id, loaded.steps)
 		if parked in _RESUMING:
 			raise ConfigurationError(
@@ -1093,7 +1039,7 @@ class Agent:
 			)
 		_RESUMING.add(parked)
 		try:
-			return await self._resume(loaded, kind, answer, decision, session)
+			return await self._resume(loaded, kind, answer, decision, joined)
 		finally:
 			_RESUMING.discard(parked)
 
@@ -1103,7 +1049,7 @@ class Agent:
 		kind: str,
 		answer: str | None,
 		decision: Any,
-		session: Session | None,
+		joined: tuple[CallWrap, Any] | None,
 	) -> RunResult:
 		owner = _parker(self._hooks, loaded.pending or {}, self.name)
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
@@ -1113,10 +1059,13 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		if session is not None:  # the answer and the run's next reply go to the session
-			sessions, asked = self._session_runner(), answer if kind == "human_input" else None
-			drive = self._drive(loaded, answer=answer, decisions=delivered)
-			return await sessions.resume(session, loaded, asked, drive)
+		if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
+			wrap, given = joined
+			asked = answer if kind == "human_input" else None
+			call = Call(self, loaded, given, asked, resumed=True)
+			return await wrap(
+				call, lambda _: self._drive(loaded, answer=answer, decisions=delivered)
+			)
 		return await self._drive(loaded, answer=answer, decisions=delivered)
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
@@ -1267,8 +1216,8 @@ class Agent:
 
 		toolset = self._tool_set()
 		memory = self._memory
-		if memory and self._make_sessions is not None:  # a session's run keeps its notes
-			memory = self._session_runner().memory(state, memory)
+		if memory and self._hooks.memory_option:  # as this run uses it (a capability's say)
+			memory = self._hooks.memory_of(state, memory)
 		return RunContext(
 			agent=self.name,
 			state=state,

@@ -33,6 +33,7 @@ from openmolt_core.capabilities import (
 	Observers,
 	Offload,
 	OffloadResults,
+	Sessions,
 	Streaming,
 )
 from openmolt_core.capabilities.safety import Safety
@@ -57,11 +58,12 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._chain import ModelSlot
 	from openmolt_core.accounts import Accounts
-	from openmolt_core.agent import HumanInputHandler, MemoryConfig, SessionRunner
+	from openmolt_core.agent import HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.capabilities.sources import SourceBinding
-	from openmolt_core.conversation import RunConversation, Session
+	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.files import FileAccess, LocalFile, StoredFile
 	from openmolt_core.filestore import FileStore
@@ -175,6 +177,7 @@ class Shared:
 
 	Args:
 		observers: The instance's run observers, read at each run.
+		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
 	"""
 
 	__slots__ = (
@@ -189,13 +192,20 @@ class Shared:
 		"offloads",
 		"plain_caps",
 		"plain_taint",
+		"sessions",
 	)
 
-	def __init__(self, observers: Callable[[], Sequence[RunObserver]]) -> None:
+	def __init__(
+		self,
+		observers: Callable[[], Sequence[RunObserver]],
+		conversation: Callable[[Agent, Session], RunConversation],
+	) -> None:
 		self.observers: Callable[[], Sequence[RunObserver]] = observers
 		"""Returns the instance's run observers (each agent's `ObservedOutside` reads them)."""
 		self.observed: Capability = Observers(observers)
 		"""The run observers' capability (run store, viewer, telemetry)."""
+		self.sessions: Capability = Sessions(conversation)
+		"""The sessions capability (``run(session=...)``: `Sessions`), every agent's."""
 		self.plain_caps: tuple[Capability, ...] | None = None
 		"""The capabilities of an agent with no option that adds any, once known."""
 		self.plain_taint: TaintPolicy | None = None
@@ -707,7 +717,6 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		on_approval_request=options.on_approval_request,
 		fallback=chain,
 		files=files,
-		sessions=_session_runs,
 		capabilities=_resolved(shared, caps, own, guards, taint),
 	)
 	# Events emitted on the agent outside its runs (schedules, durable workers) reach the
@@ -723,13 +732,6 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
-
-
-def _session_runs(agent: Agent) -> SessionRunner:
-	"""An agent's runs in sessions (`openmolt_core.capabilities.sessions`), at its first such run."""
-	from openmolt_core.capabilities.sessions import SessionRuns
-
-	return SessionRuns(agent, cast("Host", agent.om).conversation)
 
 
 class AgentFiles:
@@ -799,7 +801,7 @@ def _shared(om: Host) -> Shared:
 	"""What the instance's agents share, made with the first one."""
 	shared = om._shared
 	if shared is None:
-		shared = om._shared = Shared(lambda: om.observers)
+		shared = om._shared = Shared(lambda: om.observers, om.conversation)
 	return shared
 
 
@@ -1118,6 +1120,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"reply-stream",
 		"run-observers",
 		"safety",
+		"sessions",
 		"skills",
 		"tool-search",
 		"tool-sources",
@@ -1201,8 +1204,9 @@ def _resolved(
 	base_key = tuple(map(id, caps))
 	found = cache.get(base_key)
 	if found is None:
-		# every agent: its safety may hand the gate a call; anyone may listen to its reply's text
-		base = Hooks((*caps, ApprovalGate(), Streaming()))
+		# every agent: its safety may hand the gate a call; anyone may listen to its reply's text;
+		# any call may give a session
+		base = Hooks((*caps, ApprovalGate(), Streaming(), shared.sessions))
 		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
 			cache[base_key] = (tuple(caps), base)
 	else:

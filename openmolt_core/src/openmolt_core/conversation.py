@@ -1,22 +1,19 @@
-"""The session contract: the store of a conversation, and a run's part in one.
+"""The session contract: the store of a conversation (``agent.run(input, session=...)``).
 
-A run with ``session=...`` (`Agent.run`, `Agent.stream`, `Agent.resume`) meets its conversation
-through a `RunConversation`, made for that run by the instance (`OpenMolt.conversation`): opened
-before a new run's first turn (the earlier turns, the session's short-term memory, the taint they
-carry), closed when the run ends, parks or fails with a result (the turn appended). The loop knows
-only these types; `openmolt_core.sessions` implements them, with the stores, and re-exports
-`Session` and `SessionHistory`.
+`Session` is the type ``run``, ``stream`` and ``resume`` take; `openmolt_core.sessions` implements
+it (the stores) and re-exports it. A run meets its conversation through the sessions capability
+(`openmolt_core.capabilities.sessions`), whose types `SessionHistory` and `RunConversation` keep
+their old path here (loaded on first use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-	from openmolt_core.result import RunResult, RunState
+from openmolt_core._support import lazy_exports
 
-__all__ = ["RunConversation", "Session", "SessionHistory"]
+__all__ = ["Session"]
 
 
 @runtime_checkable
@@ -47,56 +44,13 @@ class Session(Protocol):
 		...
 
 
-class SessionHistory:
-	"""What a session gives a run: the earlier turns, its memory and whether they are tainted.
-
-	Args:
-		earlier: The entries of ``"earlier"`` (a summary first, if any), oldest first.
-		memory: The session's short-term memory; None when no run of it kept notes yet (the run
-			starts from the agent's own ``short_term``).
-		tainted: Whether an untrusted person or a tainted run wrote any of them.
-		count: How many items the session held when read.
-	"""
-
-	__slots__ = ("count", "earlier", "memory", "tainted")
-
-	def __init__(
-		self, earlier: list[dict[str, Any]], memory: str | None, tainted: bool, count: int
-	) -> None:
-		self.earlier = earlier
-		self.memory = memory
-		self.tainted = tainted
-		self.count = count
-
-
-class RunConversation(Protocol):
-	"""One run's part in a conversation: what it reads before its first turn, what it appends.
-
-	Made per run (a session belongs to a run, not to an agent); the loop calls `open` once for a
-	new run, never for a resumed one, and `close` once when the run returns, parks, or fails with
-	a result.
-	"""
-
-	async def open(self, state: RunState) -> SessionHistory:
-		"""Read the conversation for a new run, before its first turn is built.
-
-		Args:
-			state: The new run's state (no messages yet); a tainted history taints it.
-
-		Returns:
-			The earlier turns the first turn shows, and the session's short-term memory.
-		"""
-		...
-
-	async def close(
-		self, result: RunResult, *, asked: Any, asked_tainted: bool, memory_before: str
-	) -> None:
-		"""Append the run's turn; a store that fails is logged, never raised (the result stands).
-
-		Args:
-			result: The run's result (of a failed run: the error's result).
-			asked: The run's input, or the answer that resumed it; None for no user turn.
-			asked_tainted: Whether someone untrusted wrote ``asked``.
-			memory_before: The run's short-term memory when it started (or resumed).
-		"""
-		...
+# The sessions capability's types, under their old path (loaded on first use).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	{
+		"RunConversation": "openmolt_core.capabilities.sessions",
+		"SessionHistory": "openmolt_core.capabilities.sessions",
+	},
+)

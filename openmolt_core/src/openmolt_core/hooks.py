@@ -35,6 +35,10 @@ Rules the loop keeps (docs/guides/capabilities.md):
   step goes on from the parked call, asking `before_tool` again. A gate (`gate_tool`) may park a
   step under a kind of its own (`Capability.parks`, the approvals gate's ``approval``): a run
   parked so goes on through that capability alone (`receive`, `resume`, `requests`).
+- **Calls**: a capability may take a keyword of ``agent.run``, ``stream`` and ``resume``
+  (`Capability.takes`): a call that gives it goes through the capability's `wrap_call`, in the
+  caller's process, around the whole drive (a durable run's workflow included); a call that gives
+  a keyword no capability of the agent takes is refused.
 """
 
 from __future__ import annotations
@@ -64,12 +68,16 @@ __all__ = [
 	"AgentInfo",
 	"Alongside",
 	"Approve",
+	"Call",
+	"CallDrive",
+	"CallWrap",
 	"Capability",
 	"CapabilityEntry",
 	"FinishDecision",
 	"Gated",
 	"Hooks",
 	"ModelSend",
+	"Opening",
 	"Park",
 	"Proceed",
 	"Refuse",
@@ -195,6 +203,50 @@ class Gated:
 	note: Mapping[str, Any] | None = None
 	edited: bool = False
 
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+	"""What a new run starts with besides the agent's own (`Capability.wrap_call` hands it over).
+
+	Args:
+		earlier: The turns before this run that its first turn shows, oldest first (under
+			``earlier``, right after the instructions and tools: a new turn of a conversation
+			only appends to them, so the prompt's prefix stays the same).
+		memory: Memory the run starts from instead of the agent's, by key (``shortTerm``).
+	"""
+
+	earlier: Sequence[Mapping[str, Any]] = ()
+	memory: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+	"""A call of ``agent.run``, ``stream`` or ``resume`` that gives a capability's keyword.
+
+	Args:
+		agent: The agent called (an `openmolt_core.agent.Agent`).
+		state: The run's state; a new run's holds no messages until the drive builds its first
+			turn.
+		given: The value of the keyword the capability takes (`Capability.takes`).
+		asked: What the caller says to the run: a new run's input, or the answer to the
+			question a resumed run waits for; None for neither (a decision is no words).
+		resumed: Whether the call is ``agent.resume`` (the run goes on from where it parked).
+	"""
+
+	agent: Any
+	state: RunState
+	given: Any
+	asked: Any = None
+	resumed: bool = False
+
+
+CallDrive = Callable[["Opening | None"], Awaitable["RunResult"]]
+"""Starts the drive of a call's run (`Capability.wrap_call`): ``drive(opening)`` builds a new run's
+first turn with what the `Opening` adds (None: nothing) and returns the drive, not yet awaited; a
+resumed run's takes None."""
+
+CallWrap = Callable[[Call, CallDrive], Awaitable["RunResult"]]
+"""A capability's `Capability.wrap_call`, as `Hooks.by_keyword` keeps it."""
 
 ToolDecision = Proceed | Refuse | Park | Stop | Approve
 """What `Capability.before_tool` answers."""
@@ -472,6 +524,11 @@ class Capability:
 	behind: ClassVar[str] = "not run: another call of this step waits; call it again once decided"
 	"""The error of a call a capability parks (`Park`) in a step this one parked (`parks`)."""
 
+	takes: ClassVar[str] = ""
+	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose value this capability takes
+	for one call (``session``), or "": a call that gives it goes through its `wrap_call`. One
+	capability per keyword and agent."""
+
 	# building the agent (no I/O) ----------------------------------------------------------
 
 	def active_hooks(self) -> Collection[str] | None:
@@ -591,6 +648,32 @@ class Capability:
 			runs (a `Stop` from it cancels the call), or None.
 		"""
 		return None
+
+	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
+		"""Around one call that gives this capability's keyword (`takes`), in the caller's process.
+
+		Outside the run's drive and its durability: a durable run's workflow is driven inside it
+		(nothing of it is journaled), and it sees every way the drive ends. A new run's first
+		turn is not built yet: ``drive(opening)`` builds it, with what the `Opening` adds, and
+		returns the drive to await. What it raises passes to the caller as it is.
+
+		Args:
+			call: The call: the agent, the run's state, the keyword's value, what is asked.
+			drive: Starts the run's drive; call it once (None: the run starts with nothing more).
+		"""
+		return await drive(None)
+
+	def memory_option(self, state: RunState, memory: Any) -> Any:
+		"""The agent's memory option (its data and update callbacks) as a drive of this run uses it.
+
+		Asked as each drive of a run begins, by any process that drives it (a durable worker
+		recovering it too), each capability given what the one before returned.
+
+		Args:
+			state: The run's state.
+			memory: The agent's memory option (`openmolt_core.options.AgentMemory`, or its dict).
+		"""
+		return memory
 
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
 		"""Around one drive of a run (a start, a resume, a durable execution), errors included.
@@ -901,6 +984,7 @@ CapabilityEntry = Capability | str | Mapping[str, Any]
 
 _HOOKS = (
 	"list_tools",
+	"memory_option",
 	"wrap_run",
 	"on_run_start",
 	"before_first_model",
@@ -1089,6 +1173,7 @@ class Hooks:
 		"_events",
 		"_narrowed",
 		"before_tool_unjournaled",
+		"by_keyword",
 		"by_kind",
 		"by_name",
 		"capabilities",
@@ -1100,6 +1185,8 @@ class Hooks:
 		self.by_name: dict[str, Capability] = {}
 		self.by_kind: dict[str, Capability] = {}
 		"""The capabilities that park steps under a kind of their own (`Capability.parks`)."""
+		self.by_keyword: dict[str, CallWrap] = {}
+		"""The `Capability.wrap_call` of each capability that takes a keyword (`Capability.takes`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
 		for hook in _RESOLVED:
@@ -1123,6 +1210,7 @@ class Hooks:
 			setattr(new, slot, getattr(self, slot))
 		new.by_name = dict(self.by_name)
 		new.by_kind = dict(self.by_kind)
+		new.by_keyword = dict(self.by_keyword)
 		new._add(capability)
 		return new
 
@@ -1161,6 +1249,15 @@ class Hooks:
 					f"{by} already uses; a kind names one capability per agent"
 				)
 			self.by_kind[kind] = cap
+		keyword = type(cap).takes
+		if keyword:
+			if keyword in self.by_keyword:
+				raise ConfigurationError(
+					f"capabilities: {type(cap).__name__} takes the keyword {keyword!r}, which "
+					f"capability {_named(self.by_keyword[keyword])!r} already takes; a keyword "
+					"names one capability per agent"
+				)
+			self.by_keyword[keyword] = cap.wrap_call
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None
@@ -1201,6 +1298,8 @@ class Hooks:
 		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
 
 	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
+	memory_option: tuple[Callable[[RunState, Any], Any], ...]
+	"""The `Capability.memory_option` hooks, in order."""
 	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
 	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
 	before_first_model: tuple[Callable[[Run], Awaitable[Stop | Alongside | None]], ...]
@@ -1283,6 +1382,12 @@ class Hooks:
 					raise _wrong(hook, answer, "Stop(reason) or None")
 				return _checked(hook, answer)
 		return None
+
+	def memory_of(self, state: RunState, memory: Any) -> Any:
+		"""The agent's memory option through each `Capability.memory_option`, in order."""
+		for hook in self.memory_option:
+			memory = _ask(hook, state, memory)
+		return memory
 
 	async def listed(self) -> list[Sequence[BoundTool]]:
 		"""Ask each `Capability.list_tools` in order: the tools each lists, bound."""

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.assembly import Shared
-	from openmolt_core.conversation import RunConversation, Session
+	from openmolt_core.capabilities.sessions import RunConversation
+	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.filestore import FileStore
@@ -325,10 +326,11 @@ class OpenMolt:
 	# sessions -----------------------------------------------------------------------------
 
 	def conversation(self, agent: Agent, session: Session) -> RunConversation:
-		"""A run's part in ``session``: what the loop opens and closes (``run(session=...)``).
+		"""A run's part in ``session``: what its call opens and closes (``run(session=...)``).
 
-		The agent asks for one per run with a session; the default reads and appends the
-		session's items as `openmolt_core.sessions` describes (`SessionRun`).
+		The sessions capability (`openmolt_core.capabilities.sessions`) asks for one per call
+		with a session; the default reads and appends the session's items as
+		`openmolt_core.sessions` describes (`SessionRun`).
 
 		Args:
 			agent: The agent whose run it is.

@@ -32,7 +32,7 @@ starts from the session's latest ``memory`` item and is stored back at the end, 
 notes. Long-term memory stays the agent's, shared by all its sessions.
 
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
-the contract of `openmolt_core.conversation`: a `SessionRun` made per run (`OpenMolt.conversation`)
+the sessions capability (`openmolt_core.capabilities.sessions`): a `SessionRun` made per run (`OpenMolt.conversation`)
 reads the history the first request shows (`read_history`) when the run opens, appends the turn
 (`items_after`) when it closes, and the session's ``shortTerm`` is the run's memory namespace. Runs of one session should go one after another (a chat's lock
 does it for ``openmolt serve``): two at once each read the turns that ended before they started,
@@ -61,8 +61,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from openmolt_core._support.private import private_file
+from openmolt_core.capabilities.sessions import SessionHistory
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
-from openmolt_core.conversation import Session, SessionHistory
+from openmolt_core.conversation import Session
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.llm import Attachment, Message, ModelRequest
 from openmolt_core.prompt import dumps
@@ -730,7 +731,7 @@ def _plain(value: Any) -> Any:
 
 
 class SessionRun:
-	"""A run's part in a session (`openmolt_core.conversation.RunConversation`).
+	"""A run's part in a session (`openmolt_core.capabilities.sessions.RunConversation`).
 
 	`OpenMolt.conversation` makes one per run with ``session=...``: `open` reads the history
 	(`read_history`) and taints the run when it is tainted; `close` appends the turn

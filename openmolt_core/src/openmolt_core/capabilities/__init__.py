@@ -7,10 +7,11 @@ Here are the capabilities every agent of ``create_agent`` has, whole when they a
 instance's run observers and its verbose log, `Observers`; the approvals gate, `ApprovalGate`),
 or in their part that runs at every step (`Compaction`: whether the request is near the
 threshold; `OffloadResults`: whether a result is too large, and the ``openmolt.readResult``
-listing; `Streaming`: whether anything listens to the reply's text), so a plain run loads no
-feature module: each loads its feature (`openmolt_core._verbose`, `openmolt_core.observe`,
-`openmolt_core._approve`, `openmolt_core.capabilities.compaction`,
-`openmolt_core.capabilities.offload`, `openmolt_core.capabilities.streaming`) when a run uses
+listing; `Streaming`: whether anything listens to the reply's text; `Sessions`: whether a call
+gives a session, and whether a run is a session's), so a plain run loads no feature module: each
+loads its feature (`openmolt_core._verbose`, `openmolt_core.observe`, `openmolt_core._approve`,
+`openmolt_core.capabilities.compaction`, `openmolt_core.capabilities.offload`,
+`openmolt_core.capabilities.streaming`, `openmolt_core.capabilities.sessions`) when a run uses
 it. Their features' modules re-export them (same objects). `load_tools` makes tools callable
 from the next step, for the capabilities that do (tool search, offload).
 """
@@ -34,10 +35,12 @@ from openmolt_core.prompt import dumps
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
 	from openmolt_core.agent import Agent
+	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.commands import CallTool
+	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.files import FileAccess
-	from openmolt_core.hooks import AgentInfo, Gated, ModelSend, Run, ToolSpec
+	from openmolt_core.hooks import AgentInfo, Call, CallDrive, Gated, ModelSend, Run, ToolSpec
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.result import RunResult, RunState
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"READ_TOOL",
+	"SESSION_KEY",
 	"ApprovalGate",
 	"Compaction",
 	"ObservedOutside",
@@ -52,6 +56,7 @@ __all__ = [
 	"Offload",
 	"OffloadResults",
 	"ReadResultTool",
+	"Sessions",
 	"Streaming",
 	"is_stored",
 	"load_tools",
@@ -347,6 +352,55 @@ class Streaming(Capability):
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		return sender(ctx)
+
+
+# sessions -----------------------------------------------------------------------------------
+
+SESSION_KEY = "session"
+"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's)."""
+
+
+class Sessions(Capability):
+	"""Runs in sessions: the calls that give ``session=``, and whose notes their runs keep.
+
+	A call with a session goes through `openmolt_core.capabilities.sessions` (loaded then),
+	which opens and closes the run's turn in the conversation and marks the run (`SESSION_KEY`);
+	a marked run's short-term memory is the session's in any process that drives it.
+
+	Args:
+		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
+	"""
+
+	__slots__ = ("_conversation",)
+
+	name = "sessions"
+	takes: ClassVar[str] = "session"
+	in_fingerprint: ClassVar[bool] = False  # the steps a run asks for are the same
+
+	def __init__(self, conversation: Callable[[Agent, Session], RunConversation]) -> None:
+		self._conversation = conversation
+
+	def __repr__(self) -> str:
+		return f"Sessions({self._conversation!r})"
+
+	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
+		"""The run's turn in the session, around its drive (`capabilities.sessions.session_call`)."""
+		from openmolt_core.capabilities.sessions import session_call
+
+		return await session_call(self._conversation, call, drive)
+
+	def memory_option(self, state: RunState, memory: Any) -> Any:
+		"""The agent's memory option, without ``short_term`` in a session's run.
+
+		A session's run says so in its state (`SESSION_KEY`), so a process that goes on with it
+		without the session (a durable worker recovering it) keeps its notes from the agent's
+		callback too.
+		"""
+		if not state.ext.get(SESSION_KEY):
+			return memory
+		from openmolt_core.capabilities.sessions import session_memory
+
+		return session_memory(memory)
 
 
 # offload ------------------------------------------------------------------------------------

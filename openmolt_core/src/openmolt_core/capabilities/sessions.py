@@ -1,147 +1,170 @@
-"""Sessions as a feature: a run's turn in a conversation, around the kernel's start and drive.
+"""Sessions as a capability: a run's turn in a conversation, around the call that drives it.
 
-``agent.run(input, session=...)`` and ``agent.resume(state, ..., session=...)`` pass the session
-through to the agent's `SessionRuns` (the assembly gives each agent one, made on its first run
-with a session). It checks the session and the state a run starts from, opens the run's part in
-the conversation (``om.conversation``: `openmolt_core.sessions.SessionRun`, or an instance's own
-`openmolt_core.conversation.RunConversation`), and closes it with the run's result, or with the
-result of a `openmolt_core.errors.RunError`, whatever way the drive ends. While a run of the
-session is driven, its short-term memory is the session's: the agent's ``short_term`` update
-callback is not called (`SessionRuns.memory`). Nothing of it is journaled: a durable run's
-workflow is driven inside the turn, and the session store keeps the turns.
+``agent.run(input, session=...)``, ``agent.stream(..., session=...)`` and
+``agent.resume(state, ..., session=...)`` give the keyword `Sessions` takes (`Capability.takes`;
+the capability is `openmolt_core.capabilities`', light, on every agent, re-exported here): the
+call goes through `session_call`, in the caller's process. It checks the session and the state a
+new run starts from, opens the run's part in the conversation (``om.conversation``:
+`openmolt_core.sessions.SessionRun`, or an instance's own `RunConversation`), hands the loop what
+the run opens with (the earlier turns and the session's short-term memory: an `Opening`), and
+closes the part with the run's result, or with the result of a `openmolt_core.errors.RunError`,
+whatever way the drive ends.
+A session's run says so in its state (`SESSION_KEY`): whichever process drives it, its short-term
+memory is the session's, and the agent's ``short_term`` update callback is not called
+(`Sessions.memory_option`). Nothing of it is journaled: a durable run's workflow is driven inside
+the call, and the session store keeps the turns. Every agent an instance builds has it.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from openmolt_core.capabilities import SESSION_KEY, Sessions
 from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.hooks import Call, CallDrive, Opening
 
 if TYPE_CHECKING:
-	from openmolt_core._execute import MemoryConfig
 	from openmolt_core.agent import Agent
-	from openmolt_core.conversation import RunConversation, Session, SessionHistory
-	from openmolt_core.options import AgentMemory
+	from openmolt_core.conversation import Session
 	from openmolt_core.result import RunResult, RunState
 
-__all__ = ["SESSION_KEY", "SessionRuns", "SessionTurn", "fresh_state", "in_session"]
+__all__ = [
+	"SESSION_KEY",
+	"RunConversation",
+	"SessionHistory",
+	"SessionTurn",
+	"Sessions",
+	"fresh_state",
+	"in_session",
+	"session_call",
+	"session_memory",
+]
 
 
-class SessionRuns:
-	"""One agent's runs in sessions: the turns it drives, and whose short-term memory they use.
+class SessionHistory:
+	"""What a session gives a run: the earlier turns, its memory and whether they are tainted.
 
 	Args:
-		agent: The agent whose runs they are.
-		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
+		earlier: The entries of ``"earlier"`` (a summary first, if any), oldest first.
+		memory: The session's short-term memory; None when no run of it kept notes yet (the run
+			starts from the agent's own ``short_term``).
+		tainted: Whether an untrusted person or a tainted run wrote any of them.
+		count: How many items the session held when read.
 	"""
 
-	__slots__ = ("_agent", "_conversation", "_runs")
+	__slots__ = ("count", "earlier", "memory", "tainted")
 
 	def __init__(
-		self, agent: Agent, conversation: Callable[[Agent, Session], RunConversation]
+		self, earlier: list[dict[str, Any]], memory: str | None, tainted: bool, count: int
 	) -> None:
-		self._agent = agent
-		self._conversation = conversation
-		self._runs: set[str] = set()  # the session runs this process drives now
+		self.earlier = earlier
+		self.memory = memory
+		self.tainted = tainted
+		self.count = count
 
-	def __repr__(self) -> str:
-		return f"SessionRuns({self._agent.name!r}, driving={len(self._runs)})"
 
-	async def run(
-		self,
-		session: Any,
-		state: RunState,
-		asked: Any,
-		start: Callable[[SessionHistory], Awaitable[RunResult]],
-	) -> RunResult:
-		"""A new run of ``session``: read the conversation, start and drive the run, add its turn.
+class RunConversation(Protocol):
+	"""One run's part in a conversation: what it reads before its first turn, what it appends.
 
-		Args:
-			session: What ``run(session=...)`` was given.
-			state: What ``run(history=...)`` was given, loaded (a new `RunState` when nothing).
-			asked: The run's input.
-			start: Builds the first turn with the earlier turns, and returns the drive.
+	Made per run (a session belongs to a run, not to an agent); `Sessions` calls `open` once for a
+	new run, never for a resumed one, and `close` once when the run returns, parks, or fails with
+	a result.
+	"""
 
-		Raises:
-			ConfigurationError: ``session`` is no session, or ``state`` holds messages.
-			RunError: As the run raised it, once its turn is appended.
-		"""
-		turn = self._turn(session, fresh_state(session, state))
-		past = await turn.open()
-		return await turn.drive(asked, start(past))
-
-	async def resume(
-		self, session: Any, state: RunState, asked: Any, drive: Awaitable[RunResult]
-	) -> RunResult:
-		"""A parked run of ``session`` goes on: drive it, then append its turn.
+	async def open(self, state: RunState) -> SessionHistory:
+		"""Read the conversation for a new run, before its first turn is built.
 
 		Args:
-			session: The conversation's store.
-			state: The run's state.
-			asked: The answer that resumed it; None for no user turn.
-			drive: The run's drive, not yet awaited.
+			state: The new run's state (no messages yet); a tainted history taints it.
 
-		Raises:
-			RunError: As the run raised it, once its turn is appended.
+		Returns:
+			The earlier turns the first turn shows, and the session's short-term memory.
 		"""
-		try:
-			turn = self._turn(session, state)
-		except BaseException:
-			close = getattr(drive, "close", None)  # a coroutine never started: not left pending
-			if close is not None:
-				close()
-			raise
-		return await turn.drive(asked, drive)
+		...
 
-	def _turn(self, session: Any, state: RunState) -> SessionTurn:
-		# Made before the conversation is opened: whether the state is tainted now says whether
-		# someone untrusted wrote what the run is asked.
-		conversation = self._conversation(self._agent, session)
-		return SessionTurn(self, conversation, state, state.tainted)
-
-	def memory(
-		self, state: RunState, memory: AgentMemory | MemoryConfig
-	) -> AgentMemory | MemoryConfig:
-		"""The agent's memory option as a run uses it: without ``short_term`` in a session's run.
-
-		A session's run says so in its state (`SESSION_KEY`), so a process that goes on with it
-		without the session (a durable worker recovering it) keeps its notes from the agent's
-		callback too.
+	async def close(
+		self, result: RunResult, *, asked: Any, asked_tainted: bool, memory_before: str
+	) -> None:
+		"""Append the run's turn; a store that fails is logged, never raised (the result stands).
 
 		Args:
-			state: The run's state.
-			memory: The agent's memory option (its data and update callbacks).
+			result: The run's result (of a failed run: the error's result).
+			asked: The run's input, or the answer that resumed it; None for no user turn.
+			asked_tainted: Whether someone untrusted wrote ``asked``.
+			memory_before: The run's short-term memory when it started (or resumed).
 		"""
-		if not in_session(state):
-			return memory
-		from openmolt_core.options import AgentMemory, parse_options
+		...
 
-		parsed = parse_options(AgentMemory, memory, "memory")
-		return parsed.model_copy(update={"short_term": None})
+
+async def session_call(
+	conversation: Callable[[Agent, Session], RunConversation], call: Call, drive: CallDrive
+) -> RunResult:
+	"""A call with a session (`Sessions.wrap_call`): the run's turn around its drive.
+
+	A new run: read the conversation, start and drive the run, add its turn. A resumed run:
+	drive it, then add its turn.
+
+	Args:
+		conversation: Makes the run's part in the session (``OpenMolt.conversation``).
+		call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input, or
+			the answer that resumed it.
+		drive: Builds a new run's first turn with the earlier turns, and returns the drive.
+
+	Raises:
+		ConfigurationError: ``session`` is no session, or a new run's state holds messages.
+		RunError: As the run raised it, once its turn is appended.
+	"""
+	agent, session, state = call.agent, call.given, call.state
+	if call.resumed:
+		return await _turn(conversation, agent, session, state).drive(call.asked, drive(None))
+	turn = _turn(conversation, agent, session, fresh_state(session, state))
+	past = await turn.open()
+	return await turn.drive(call.asked, drive(_opening(past)))
+
+
+def _turn(
+	conversation: Callable[[Agent, Session], RunConversation],
+	agent: Agent,
+	session: Any,
+	state: RunState,
+) -> SessionTurn:
+	# Made before the conversation is opened: whether the state is tainted now says whether
+	# someone untrusted wrote what the run is asked.
+	return SessionTurn(conversation(agent, session), state, state.tainted)
+
+
+def session_memory(memory: Any) -> Any:
+	"""The agent's memory option as a session's run uses it: without ``short_term``.
+
+	Args:
+		memory: The agent's memory option (its data and update callbacks).
+	"""
+	from openmolt_core.options import AgentMemory, parse_options
+
+	parsed = parse_options(AgentMemory, memory, "memory")
+	return parsed.model_copy(update={"short_term": None})
+
+
+def _opening(past: SessionHistory) -> Opening:
+	"""What a new run of a session opens with: the earlier turns, and the session's notes."""
+	memory = {} if past.memory is None else {"shortTerm": past.memory}
+	return Opening(past.earlier, memory)
 
 
 class SessionTurn:
 	"""A run's turn in a session: opened before a new run's first turn, closed when it returns.
 
 	Args:
-		runs: The agent's session runs.
 		conversation: The run's part in the conversation.
 		state: The run's state.
 		asked_tainted: Whether someone untrusted wrote what the run is asked.
 	"""
 
-	__slots__ = ("_asked_tainted", "_conversation", "_runs", "_state")
+	__slots__ = ("_asked_tainted", "_conversation", "_state")
 
-	def __init__(
-		self,
-		runs: SessionRuns,
-		conversation: RunConversation,
-		state: RunState,
-		asked_tainted: bool,
-	) -> None:
-		self._runs = runs
+	def __init__(self, conversation: RunConversation, state: RunState, asked_tainted: bool) -> None:
 		self._conversation = conversation
 		self._state = state
 		self._asked_tainted = asked_tainted
@@ -167,8 +190,6 @@ class SessionTurn:
 			asked_tainted=self._asked_tainted,
 			memory_before=state.memory.get("shortTerm") or "",  # as the run starts or resumes
 		)
-		driving = self._runs._runs
-		driving.add(state.run_id)
 		state.ext[SESSION_KEY] = True  # saved with the run: its notes are its session's
 		try:
 			result = await run
@@ -176,14 +197,8 @@ class SessionTurn:
 			if exc.result is not None:
 				await close(exc.result)
 			raise
-		finally:
-			driving.discard(state.run_id)
 		await close(result)
 		return result
-
-
-SESSION_KEY = "session"
-"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's)."""
 
 
 def in_session(state: RunState) -> bool:
