@@ -10,6 +10,8 @@ answered each step and its usage (`record`). The fallback feature's names that l
 
 from __future__ import annotations
 
+import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -119,13 +121,42 @@ class ModelSlot:
 
 def _ask(declare: Callable[..., Any], model: str, config: ModelConfig | None) -> Any:
 	"""Ask a provider for its dialect, with the model config when it takes one (search on)."""
+	return (
+		declare(model, config) if config is not None and _takes_config(declare) else declare(model)
+	)
+
+
+_TAKES: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], bool]] = weakref.WeakKeyDictionary()
+"""A provider's ``schema_dialect`` function -> (what its signature is read from, the answer)."""
+
+
+def _takes_config(declare: Callable[..., Any]) -> bool:
+	"""Whether ``declare`` takes two arguments (the model and its config).
+
+	Asked at every run: `inspect.signature` costs 10 to 15 µs, so the answer for a provider's
+	method is kept per function, as long as what its signature is read from is the same (its
+	code, and the ``__signature__`` and ``__wrapped__`` that `inspect.signature` would follow).
+	"""
+	plain = getattr(declare, "__func__", None)  # a bound method: its function
+	key: tuple[Any, ...] | None = None
+	if type(plain) is types.FunctionType:
+		key = (
+			plain.__code__,
+			getattr(plain, "__signature__", None),
+			getattr(plain, "__wrapped__", None),
+		)
+		known = _TAKES.get(plain)
+		if known is not None and known[0] == key:  # the same code (and signature) as before
+			return known[1]
 	import inspect
 
 	try:
-		params = inspect.signature(declare).parameters
-	except (TypeError, ValueError):
-		params = {}  # type: ignore[assignment]  # a builtin: call it with the model only
-	return declare(model, config) if len(params) >= 2 and config is not None else declare(model)
+		takes = len(inspect.signature(declare).parameters) >= 2
+	except (TypeError, ValueError):  # a builtin: call it with the model only
+		takes = False
+	if key is not None:
+		_TAKES[plain] = (key, takes)
+	return takes
 
 
 def slot_id(provider_name: str, model: str, provider: Any = None) -> str:

@@ -385,7 +385,9 @@ def nested_labels(tool: Any) -> frozenset[str]:
 		tool: A tool.
 	"""
 	agent = getattr(tool, "agent", None)
-	labels = getattr(agent, "labels", None) if agent is not None else None
+	if agent is None:  # most tools: no agent to ask (and no ABC check of a None)
+		return _NO_LABELS
+	labels = getattr(agent, "labels", None)
 	if not isinstance(labels, Mapping):
 		return _NO_LABELS
 	out = {label for found in labels.values() for label in found}
