@@ -5,10 +5,11 @@ the system prompt and the first user turn (instructions, tools, input) never cha
 and each step appends the model's cleaned reply and one user turn with the results.
 
 Budgets (docs/guides/budgets.md): ``max_steps`` is the most model calls a run makes, the last one
-told it is the last; ``max_tokens`` starts no call once the total is reached (a call expected to
-cross it is told it is the last); ``timeout`` bounds the whole run, model calls, tools, waits and
-a person's answer alike, and ends it with ``limit_reached`` the moment it runs out (tools listed at
-run time, before the first step, are bounded by it too: an `IntegrationError` when they are not).
+told it is the last; ``timeout`` bounds the whole run, model calls, tools, waits and a person's
+answer alike, and ends it with ``limit_reached`` the moment it runs out (tools listed at run time,
+before the first step, are bounded by it too: an `IntegrationError` when they are not). Other
+limits are capabilities' (`Capability.before_step`, `Capability.last_step`): ``max_tokens`` and
+``max_cost`` are `openmolt_core.capabilities.budget`'s.
 
 Whatever happens, the state stays a valid conversation: a cancelled or timed-out step records its
 unfinished calls as interrupted, a parked question waits in ``state.pending``, and every ending
@@ -304,7 +305,7 @@ class Agent:
 		timeout: Seconds the whole run may take.
 		limits: Caps on replies, results, memory and answers.
 		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
-			model call starts (`openmolt_core._cost`).
+			model call starts (`openmolt_core.capabilities.budget`, which the assembly attaches).
 		on_approval_request: Decides the calls that wait for approval (the approvals capability
 			marks them); None parks the run (``approval_required``).
 		models: The agent's other models, after the first: a capability may send a step to one
@@ -1215,6 +1216,11 @@ class Agent:
 		memory = self._memory
 		if memory and self._hooks.memory_option:  # as this run uses it (a capability's say)
 			memory = self._hooks.memory_of(state, memory)
+		hooks = self._hooks
+		if link is not None and link.capabilities:  # handed down by the calling run
+			for cap in link.capabilities:
+				if cap.name not in hooks.by_name:
+					hooks = hooks.adding(cap)
 		return RunContext(
 			agent=self.name,
 			state=state,
@@ -1229,9 +1235,7 @@ class Agent:
 			port=port,
 			link=link,
 			toolset=toolset,
-			cost_left=functools.partial(self._cost_left, state, link),
-			tokens_left=functools.partial(self._tokens_left, state, link),
-			hooks=self._hooks,
+			hooks=hooks,
 			models=_RunModels(self, state),
 			owner=self,
 		)
@@ -1307,9 +1311,9 @@ class Agent:
 			await self._prepare()
 			self._keep_listed(state)  # then its tool set, with no await between
 			ctx = self._context(state, port, link)
-			if self._hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
+			if ctx.hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
-				return await drive_wrapped(self._hooks, ctx, loop)()
+				return await drive_wrapped(ctx.hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError) as error:
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
@@ -1345,20 +1349,21 @@ class Agent:
 		toolset = ctx.toolset or self._tool_set()
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
-		if self._hooks.on_run_start:
+		hooks = ctx.hooks  # the agent's, and any its calling run handed down
+		if hooks.on_run_start:
 			stop = None
 			with _budget(port, deadline) as scope:  # a capability's hooks take the run's time
-				stop = await self._hooks.started(ctx)
+				stop = await hooks.started(ctx)
 			if scope.cancelled_caught:
 				return await self._end(ctx, self._elapsed())
 			if stop is not None:
 				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
 		watch: list[Alongside] = []  # checks that run alongside the first model call
-		first = self._hooks.before_first_model
+		first = hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
 			end = None
 			with _budget(port, deadline) as scope:  # sync checks too
-				stop, watch = await self._hooks.first_model(ctx)
+				stop, watch = await hooks.first_model(ctx)
 				if stop is not None:
 					end = RunEnd(stop.status, None, self._redactor(stop.reason))
 			if scope.cancelled_caught:
@@ -1370,15 +1375,25 @@ class Agent:
 			if end is not None:
 				return await self._end(ctx, end)
 		while True:
-			end = self._budget_end(state, port, deadline, ctx.link)
+			end = self._budget_end(state, port, deadline)
 			if end is not None:
 				return await self._end(ctx, end)
-			if self._hooks.before_model:  # compaction's summary call among them
+			if hooks.before_step:  # may the run take another step? (a token or cost budget)
+				stop = None
 				with _budget(port, deadline) as scope:
-					await self._hooks.before(ctx)
+					stop = await hooks.stepping(ctx)
 				if scope.cancelled_caught:
 					return await self._end(ctx, self._elapsed())
-			last = self._last_call(state, ctx.link)
+				if stop is not None:
+					return await self._end(
+						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
+					)
+			if hooks.before_model:  # compaction's summary call among them
+				with _budget(port, deadline) as scope:
+					await hooks.before(ctx)
+				if scope.cancelled_caught:
+					return await self._end(ctx, self._elapsed())
+			last = self._last_call(ctx)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
@@ -1495,7 +1510,7 @@ class Agent:
 		state = ctx.state
 		pending = state.pending or {}
 		ctx.step = state.steps
-		owner = _parker(self._hooks, pending, self.name)
+		owner = _parker(ctx.hooks, pending, self.name)
 		if (
 			owner is not None or pending.get("kind") == PARKED_BY_CAPABILITY
 		):  # calls parked: they go on
@@ -1545,7 +1560,7 @@ class Agent:
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
-				cap = self._hooks.by_name.get(by)
+				cap = ctx.hooks.by_name.get(by)
 				if cap is None:
 					raise ConfigurationError(
 						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
@@ -1622,85 +1637,23 @@ class Agent:
 		"""How a run ends when its ``timeout`` passed."""
 		return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 
-	def _budget_end(
-		self, state: RunState, port: RunPort, deadline: float | None, link: CallingRun | None
-	) -> RunEnd | None:
+	def _budget_end(self, state: RunState, port: RunPort, deadline: float | None) -> RunEnd | None:
 		if self.max_steps and state.steps >= self.max_steps:
 			from openmolt_core._support.words import quantity  # a run's end: "1 step used"
 
 			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
-		tokens = self._token_budget(link)
-		if tokens is not None and state.usage.total_tokens >= tokens[0]:
-			used, (most, of) = state.usage.total_tokens, tokens
-			return RunEnd(
-				"limit_reached",
-				None,
-				f"{used} of {most} tokens used"
-				if of == "tokens"
-				else f"{used} tokens used, of the {most} {of}",
-			)
 		if deadline is not None and port.now() >= deadline:
 			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
-		budget = self._cost_budget(link)
-		if budget is not None:
-			cap, whose = budget
-			spent = state.usage.cost_usd or 0.0
-			if spent >= cap:
-				return RunEnd(
-					"limit_reached",
-					None,
-					f"${_cost.usd(spent)} of the ${_cost.usd(cap)} {whose} spent",
-				)
 		return None
 
-	def _cost_budget(self, link: CallingRun | None) -> tuple[float, str] | None:
-		"""The run's cost cap: its own ``max_cost``, or what its calling run has left if less."""
-		own = self.max_cost
-		left = link.cost_left if link is not None else None
-		if left is not None and (own is None or left < own):
-			return max(left, 0.0), "cost budget (max_cost) the calling run had left"
-		return None if own is None else (own, "cost budget (max_cost)")
-
-	def _token_budget(self, link: CallingRun | None) -> tuple[int, str] | None:
-		"""The run's token cap: its own ``max_tokens``, or what its calling run has left if less."""
-		own = self.max_tokens or None
-		left = link.tokens_left if link is not None else None
-		if left is not None and (own is None or left < own):
-			return max(left, 0), "the calling run had left"
-		return None if own is None else (own, "tokens")
-
-	def _tokens_left(self, state: RunState, link: CallingRun | None) -> int | None:
-		"""The tokens the run may still use (None: no cap), for the sub-agents it calls."""
-		budget = self._token_budget(link)
-		return None if budget is None else budget[0] - state.usage.total_tokens
-
-	def _cost_left(self, state: RunState, link: CallingRun | None) -> float | None:
-		"""What the run may still spend (None: no cost budget), for the sub-agents it calls."""
-		budget = self._cost_budget(link)
-		return None if budget is None else budget[0] - (state.usage.cost_usd or 0.0)
-
-	def _last_call(self, state: RunState, link: CallingRun | None = None) -> str | None:
-		"""Why the coming call is the run's last, if it is."""
+	def _last_call(self, ctx: RunContext) -> str | None:
+		"""Why the coming call is the run's last, if it is (``max_steps``, or a capability's)."""
+		state = ctx.state
 		if self.max_steps and state.steps + 1 >= self.max_steps:
 			from openmolt_core._support.words import quantity  # the last step only
 
 			return quantity(self.max_steps, "step")
-		tokens = self._token_budget(link)
-		if tokens is not None and state.steps:
-			per_call = state.usage.total_tokens / state.steps
-			if state.usage.total_tokens + per_call >= tokens[0]:
-				most, of = tokens
-				return f"{most} tokens" if of == "tokens" else f"the {most} tokens {of}"
-		budget = self._cost_budget(link)
-		if budget is not None:
-			slot = self._models.primary
-			price = _cost.price_of(slot.provider(), slot.model)
-			if price is not None:
-				size = _cost.estimate_tokens(state.messages, self._prompt_for(slot))
-				expected = _cost.estimate(price, size, self.model_config.max_output_tokens)
-				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
-					return f"the ${_cost.usd(budget[0])} cost budget"
-		return None
+		return ctx.hooks.last(ctx) if ctx.hooks.last_step else None
 
 	def _append_notice(self, state: RunState, notice: str) -> None:
 		# The last user turn has not been sent yet: adding to it keeps the sent prefix unchanged.
@@ -1719,12 +1672,12 @@ class Agent:
 	) -> tuple[ModelSlot, ModelResponse] | None:
 		# A request past the model's context window: a capability may shrink the history
 		# (compaction summarises older steps), then the step is asked once more.
-		shrinks = bool(self._hooks.context_exceeded)
+		shrinks = bool(ctx.hooks.context_exceeded)
 		try:
 			return await self._call_model(ctx, key, envelope, deadline, shrinks=shrinks)
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
 			with _budget(ctx.port, deadline) as scope:
-				shrunk = await self._hooks.shrunk(ctx)
+				shrunk = await ctx.hooks.shrunk(ctx)
 			if scope.cancelled_caught:
 				return None
 			if not shrunk:
@@ -1754,7 +1707,7 @@ class Agent:
 		step = ctx.step
 		# llmOutput and the events of the hooks around the call (`Capability.model_call_events`),
 		# numbered even when the journal answers the call
-		seq = ctx.reserve_events(1 + self._hooks.model_call_events)
+		seq = ctx.reserve_events(1 + ctx.hooks.model_call_events)
 
 		def request(slot: ModelSlot) -> ModelRequest:
 			# Each model gets its own prompt and the reply schema fitted to its dialect.
@@ -1780,7 +1733,7 @@ class Agent:
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
-		sender = self._hooks.sender(ctx) if self._hooks.send_model else None
+		sender = ctx.hooks.sender(ctx) if ctx.hooks.send_model else None
 
 		async def call() -> ModelResponse:
 			primary = self._models.primary
@@ -1888,10 +1841,11 @@ class Agent:
 			response.model = to.id
 			return response
 
-		if not self._hooks.wrap_model:
+		hooks = ctx.hooks
+		if not hooks.wrap_model:
 			return await send(request)
-		call = ModelCall(ctx.state, build, seq, seq + self._hooks.model_call_events)
-		return await in_call(call, self._hooks.wrap(ctx, send), request)
+		call = ModelCall(ctx.state, build, seq, seq + hooks.model_call_events)
+		return await in_call(call, hooks.wrap(ctx, send), request)
 
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
@@ -1941,8 +1895,8 @@ class Agent:
 
 	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
 		result = self._result(ctx.state, end)
-		if self._hooks.on_run_end:
-			await self._hooks.ended(ctx, result)
+		if ctx.hooks.on_run_end:
+			await ctx.hooks.ended(ctx, result)
 		if ctx.wants("finish"):
 			from openmolt_core.events import FinishEvent
 
@@ -2069,6 +2023,11 @@ class _RunModels:
 		primary = agent._models.primary
 		return agent._prompt_for(primary) + agent._missing(self._state, primary)
 
+	def primary(self) -> tuple[LLMProvider, str, str]:
+		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
+		slot = self._agent._models.primary
+		return slot.provider(), slot.model, self._agent._prompt_for(slot)
+
 	def context_window(self) -> int | None:
 		"""The first model's context window in tokens, when its provider says."""
 		agent = self._agent
@@ -2084,7 +2043,7 @@ class _RunModels:
 		"""
 		agent = self._agent
 		ctx = cast("RunContext", run)
-		seq = ctx.reserve_events(agent._hooks.model_call_events)
+		seq = ctx.reserve_events(ctx.hooks.model_call_events)
 		return _OwnCall(agent, ctx, seq), agent.model
 
 	def price(self, response: ModelResponse) -> None:

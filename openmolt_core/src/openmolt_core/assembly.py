@@ -668,6 +668,10 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		_verbose.enable()
 	max_cost = om.max_cost if options.max_cost is None else options.max_cost
 	caps.append(_offload(shared, files, options.limits))
+	if options.max_tokens or max_cost is not None:  # a run stops once they are spent
+		from openmolt_core.capabilities.budget import budget
+
+		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
 	policy = _approval_policy(om._approval_rules, options.requires_approval, bound, sources)
@@ -1133,6 +1137,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"accounts",
 		"approval-gate",
 		"approvals",
+		"budget",
 		"compaction",
 		"credential-check",
 		"model-fallback",

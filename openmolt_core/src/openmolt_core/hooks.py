@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.secrets import Redactor
-	from openmolt_core.tools import Tool
+	from openmolt_core.tools import CallingRun, Tool
 
 __all__ = [
 	"BUILTIN",
@@ -350,6 +350,11 @@ class Run(Protocol):
 		...
 
 	@property
+	def link(self) -> CallingRun | None:
+		"""The run that called this one as a tool, with what it handed down; or None."""
+		...
+
+	@property
 	def call_from_journal(self) -> bool:
 		"""In `Capability.after_tool`: whether the call's result came from the journal.
 
@@ -414,6 +419,10 @@ class ModelAccess(Protocol):
 
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
+		...
+
+	def primary(self) -> tuple[LLMProvider, str, str]:
+		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
 		...
 
 	def context_window(self) -> int | None:
@@ -789,6 +798,49 @@ class Capability:
 		"""
 		return None
 
+	async def before_step(self, run: Run) -> Stop | None:
+		"""May the run take another model step? Asked before each (before `before_model`).
+
+		Asked once ``max_steps`` and ``timeout`` let the step go, on a replay too: decide from
+		journaled inputs (``run.state.usage``, ``run.link``) or journal the decision.
+
+		Args:
+			run: The run.
+
+		Returns:
+			`Stop` to end the run (``status="limit_reached"`` for a spent budget), or None.
+		"""
+		return None
+
+	def last_step(self, run: Run) -> str | None:
+		"""Why the coming model call is the run's last (the model is told), or None.
+
+		Asked after `before_model` when ``max_steps`` does not make it the last; the first
+		answer wins. Decide from journaled inputs, as for `before_step`.
+
+		Args:
+			run: The run.
+		"""
+		return None
+
+	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
+		"""What the runs these calls start (a sub-agent's) take from this run.
+
+		Asked at a call's start, or once before a concurrent batch starts. Each mapping sets
+		fields of a call's `openmolt_core.tools.CallingRun` (the called run's ``run.link``)
+		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities``
+		attach to the called run (unless its agent has one of the name): the hooks given the
+		run are asked, not those of the agent's tool set (`visible_tools`, `why_hidden`).
+
+		Args:
+			run: The run.
+			tools: The records of the tools about to be called, in command order.
+
+		Returns:
+			One mapping per tool, in order, or nothing.
+		"""
+		return ()
+
 	async def before_model(self, run: Run) -> None:
 		"""A step is about to ask the model (outside the journaled model call; runs on replay).
 
@@ -1061,6 +1113,9 @@ _HOOKS = (
 	"on_run_start",
 	"before_first_model",
 	"on_run_end",
+	"before_step",
+	"last_step",
+	"hand_down",
 	"visible_tools",
 	"why_hidden",
 	"before_model",
@@ -1231,6 +1286,10 @@ def _text(answer: object) -> bool:
 	return isinstance(answer, str)
 
 
+def _mapping(answer: object) -> bool:
+	return isinstance(answer, Mapping)
+
+
 class Hooks:
 	"""An agent's capabilities, with each hook's list resolved once (only overriding ones).
 
@@ -1388,6 +1447,12 @@ class Hooks:
 	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
 	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
 	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
+	before_step: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
+	"""The `Capability.before_step` hooks, in order."""
+	last_step: tuple[Callable[[Run], str | None], ...]
+	"""The `Capability.last_step` hooks, in order."""
+	hand_down: tuple[Callable[[Run, Sequence[ToolSpec]], Sequence[Mapping[str, Any]]], ...]
+	"""The `Capability.hand_down` hooks, in order."""
 	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
 	context_exceeded: tuple[Callable[[Run], Awaitable[bool]], ...]
 	"""The `Capability.context_exceeded` hooks, in order."""
@@ -1486,6 +1551,36 @@ class Hooks:
 				raise _wrong(hook, bad, how)
 			lists.append(listed)
 		return lists
+
+	async def stepping(self, run: Run) -> Stop | None:
+		"""Ask each `Capability.before_step` in order; the first `Stop` ends the asking."""
+		for hook in self.before_step:
+			answer = await _await(hook, run)
+			if answer is not None:
+				if not isinstance(answer, Stop):
+					raise _wrong(hook, answer, "Stop(reason) or None")
+				return _checked(hook, answer)
+		return None
+
+	def last(self, run: Run) -> str | None:
+		"""The first `Capability.last_step` answer: why the coming call is the last, or None."""
+		return _first(self.last_step, run, ok=_text, expected="the reason as text, or None")
+
+	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+		"""Each `Capability.hand_down` answer, merged per call (``capabilities`` add up)."""
+		from openmolt_core.tools import LOOP_FIELDS
+
+		out: list[dict[str, Any]] = [{} for _ in tools]
+		for hook in self.hand_down:
+			answers = _ask(hook, run, tools)
+			if answers and not (len(answers) == len(tools) and all(map(_mapping, answers))):
+				raise _wrong(hook, answers, "one dict of CallingRun fields per tool, or ()")
+			for merged, answer in zip(out, answers or (), strict=False):
+				if taken := sorted(LOOP_FIELDS & answer.keys()):
+					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
+				caps = (*merged.get("capabilities", ()), *answer.get("capabilities", ()))
+				merged.update(answer, **({"capabilities": caps} if caps else {}))
+		return out
 
 	async def before(self, run: Run) -> None:
 		"""Ask each `Capability.before_model` in order."""
