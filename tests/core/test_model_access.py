@@ -142,6 +142,49 @@ async def test_a_capability_around_the_call_sees_each_model_the_fallback_tries()
 	assert type(agent.capabilities[0]).name == "model-fallback"
 
 
+class Rebuilt(Capability):
+	"""Builds a new request (the system prompt edited) without copying its model_id."""
+
+	name: ClassVar[str] = "acme-rebuild"
+
+	async def wrap_model(
+		self,
+		run: Run,
+		request: ModelRequest,
+		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	) -> ModelResponse:
+		return await call(
+			ModelRequest(
+				model=request.model,
+				system=request.system + "\n(edited)",
+				messages=request.messages,
+				response_schema=request.response_schema,
+				config=request.config,
+				response_mode=request.response_mode,
+			)
+		)
+
+
+async def test_a_request_rebuilt_without_its_model_id_goes_to_the_model_it_was_built_for() -> None:
+	"""An inner wrap_model that builds a new request keeps the fallback's model: the backup answers.
+
+	Before, the request lost its model_id and went to the model the call was made for: the
+	primary was asked twice while model:fallback said the backup was.
+	"""
+
+	def busy(request: ModelRequest) -> ModelResponse:
+		raise ProviderError("busy", provider="down", status_code=529, retryable=True)
+
+	primary = ScriptedModel([busy], name="primary")
+	backup = ScriptedModel([finish(result="ok")], name="backup")
+	agent = routed(primary, backup, Rebuilt())
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	assert (primary.calls, backup.calls) == (1, 1)
+	assert result.state.models == ["backup:scripted"]
+	assert backup.requests[0].system.endswith("(edited)")
+
+
 async def test_a_request_for_a_model_the_agent_lacks_is_refused_naming_its_models() -> None:
 	agent = routed(ScriptedModel([]), ScriptedModel([], name="two"), Substitute("openai:nope"))
 	with pytest.raises(ConfigurationError, match=r"'openai:nope' is not one of agent 'R'.*two"):

@@ -46,7 +46,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
 from openmolt_core._support import lazy_exports
@@ -1688,7 +1688,25 @@ def _wrapped(
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
 ) -> Awaitable[ModelResponse]:
+	if request.model_id is not None:  # a request the hook builds anew stays for that model
+		inner = functools.partial(_for_model, request.model_id, inner)
 	return hook(run, request, inner)
+
+
+def _for_model(
+	model_id: str,
+	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> Awaitable[ModelResponse]:
+	"""Send ``request``; one that names no model is for ``model_id``, the hook's request's.
+
+	A hook that builds a new `ModelRequest` instead of copying the one it was given would
+	otherwise send it to the model the call was first made for (a fallback's next model's
+	request to the model that failed).
+	"""
+	if request.model_id is None:
+		request = replace(request, model_id=model_id)
+	return inner(request)
 
 
 def _named(hook: Callable[..., Any]) -> str:
