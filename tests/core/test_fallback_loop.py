@@ -144,6 +144,26 @@ async def test_when_every_model_fails_the_error_names_each() -> None:
 		await agent_with(a, b).run("go")
 
 
+@pytest.mark.parametrize(
+	"last",
+	[
+		TimeoutError("read timed out"),
+		ProviderError("server error (500)", provider="b", status_code=500, retryable=True),
+	],
+)
+async def test_when_every_model_fails_the_error_names_each_whatever_failed_last(
+	last: BaseException,
+) -> None:
+	"""A timeout of the last model still names the first's failure (it said only 'TimeoutError')."""
+	a = Down(overloaded(), name="a")
+	b = Down(last, name="b")
+	with pytest.raises(RunError, match=r"every model failed: down: overloaded \(529\); b") as info:
+		await agent_with(a, b).run("go")
+	assert "timed out" in str(info.value) or "server error" in str(info.value)
+	cause = info.value.__cause__
+	assert isinstance(cause, ProviderError) and cause.retryable
+
+
 def test_model_lists_are_checked() -> None:
 	"""An empty list or a model listed twice is refused with the fix."""
 	with pytest.raises(ConfigurationError, match="at least one"):

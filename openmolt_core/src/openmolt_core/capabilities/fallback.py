@@ -99,9 +99,10 @@ async def first_answer(
 			return position, await ask(position)
 		except Exception as exc:
 			reason = fallback_reason(exc)
+			said = str(exc) if isinstance(exc, ProviderError) else f"{model}: {exc!r}"
 			if reason is None or position == len(models) - 1:
 				if failures and isinstance(exc, ProviderError):
-					failures.append(str(exc))
+					failures.append(said)
 					raise ProviderError(
 						"every model failed: " + "; ".join(failures),
 						provider=exc.provider,
@@ -110,8 +111,17 @@ async def first_answer(
 						retryable=exc.retryable,
 						context_exceeded=exc.context_exceeded,
 					) from exc
+				if failures and reason is not None:  # the last one timed out: name each too
+					failures.append(said)
+					provider, _, name = model.partition(":")
+					raise ProviderError(
+						"every model failed: " + "; ".join(failures),
+						provider=provider,
+						model=name,
+						retryable=True,
+					) from exc
 				raise
-			failures.append(str(exc) if isinstance(exc, ProviderError) else f"{model}: {exc!r}")
+			failures.append(said)
 			result = on_fallback(position, reason, exc)
 			if hasattr(result, "__await__"):
 				await result
