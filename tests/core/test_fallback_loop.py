@@ -10,7 +10,7 @@ import pytest
 
 from openmolt import OpenMolt, ProviderError, RunError, RunState
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.fallback import ModelChain, ModelSlot, fallback_reason, model_list
+from openmolt_core.fallback import ModelChain, ModelSlot, fallback_reason, model_list, split_id
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 from openmolt_core.structured import SchemaDialect, fit
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -255,6 +255,22 @@ async def test_two_provider_objects_of_the_same_name_get_distinct_ids() -> None:
 		]
 	)
 	assert [s.id for s in chain.slots] == ["scripted:scripted#1", "scripted:scripted#2"]
+
+
+@pytest.mark.parametrize(
+	("model_id", "parts"),
+	[
+		("openai:gpt-5-mini", ("openai", "gpt-5-mini")),
+		("openai:gpt-5-mini#2", ("openai", "gpt-5-mini")),
+		("openrouter:meta/llama:free#10", ("openrouter", "meta/llama:free")),
+		("custom:m#beta", ("custom", "m#beta")),
+	],
+)
+def test_an_id_splits_into_provider_and_model_without_the_copy_number(
+	model_id: str, parts: tuple[str, str]
+) -> None:
+	"""split_id undoes unique_ids' #n, which no provider knows, and keeps the rest of the name."""
+	assert split_id(model_id) == parts
 
 
 async def test_a_compaction_summary_falls_back_too() -> None:
