@@ -138,7 +138,8 @@ def _takes_config(declare: Callable[..., Any]) -> bool:
 	method is kept per function, as long as what its signature is read from is the same (its
 	code, and the ``__signature__`` and ``__wrapped__`` that `inspect.signature` would follow).
 	"""
-	plain = getattr(declare, "__func__", None)  # a bound method: its function
+	# A bound method: its function (a staticmethod object has one too, but takes one more).
+	plain = declare.__func__ if type(declare) is types.MethodType else None
 	key: tuple[Any, ...] | None = None
 	if type(plain) is types.FunctionType:
 		key = (
