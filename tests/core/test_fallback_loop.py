@@ -164,6 +164,21 @@ async def test_when_every_model_fails_the_error_names_each_whatever_failed_last(
 	assert isinstance(cause, ProviderError) and cause.retryable
 
 
+async def test_a_fallback_model_without_its_key_fails_the_run_with_its_state() -> None:
+	"""The first model was asked (and failed): a backup missing its key is a RunError naming both
+	failures, with the state to resume once the key is set, not a ConfigurationError without it."""
+	from openmolt_core.errors import ConfigurationError
+
+	a = Down(overloaded(), name="a")
+	b = Down(ConfigurationError("openai: no API key; set OPENMOLT_OPENAI_API_KEY"), name="b")
+	with pytest.raises(
+		RunError, match=r"every model failed: down: overloaded \(529\); b:m: .*no API key"
+	) as info:
+		await agent_with(a, b).run("go")
+	assert info.value.result is not None and info.value.result.state.messages
+	assert len(a.requests) == 1 and len(b.requests) == 1
+
+
 def test_model_lists_are_checked() -> None:
 	"""An empty list or a model listed twice is refused with the fix."""
 	with pytest.raises(ConfigurationError, match="at least one"):

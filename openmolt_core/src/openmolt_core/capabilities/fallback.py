@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from openmolt_core._chain import AgentModels, ModelSlot
-from openmolt_core.errors import ProviderError
+from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.events import Event
 from openmolt_core.hooks import Capability
 from openmolt_core.llm import ModelResponse
@@ -90,8 +90,9 @@ async def first_answer(
 		The position of the model that answered, and its response.
 
 	Raises:
-		ProviderError: Every model failed (the message names each failure), or one failed in a
-			way that does not fall back.
+		ProviderError: Every model failed (the message names each failure: a model after the
+			first that lacks its key or a setting is one), or one failed in a way that does not
+			fall back.
 	"""
 	failures: list[str] = []
 	for position, model in enumerate(models):
@@ -111,14 +112,16 @@ async def first_answer(
 						retryable=exc.retryable,
 						context_exceeded=exc.context_exceeded,
 					) from exc
-				if failures and reason is not None:  # the last one timed out: name each too
+				# The last one timed out, or lacks its key or a setting (the run started: the
+				# first model was asked, so the run fails with its state): name each too.
+				if failures and (reason is not None or isinstance(exc, ConfigurationError)):
 					failures.append(said)
 					provider, _, name = model.partition(":")
 					raise ProviderError(
 						"every model failed: " + "; ".join(failures),
 						provider=provider,
 						model=name,
-						retryable=True,
+						retryable=reason is not None,
 					) from exc
 				raise
 			failures.append(said)
