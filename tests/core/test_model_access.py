@@ -220,6 +220,18 @@ def test_model_call_events_must_be_a_count(count: Any) -> None:
 		)
 
 
+@pytest.mark.parametrize("count", [0, -1, 1.5, "2", True])
+def test_model_calls_must_be_a_count_of_one_or_more(count: Any) -> None:
+	class Wrong(Capability):
+		name: ClassVar[str] = "acme-wrong"
+		model_calls = count
+
+	with pytest.raises(ConfigurationError, match=r"Wrong\.model_calls must be a whole number"):
+		OpenMolt(entry_points=False).create_agent(
+			name="W", model=ScriptedModel([]), capabilities=[Wrong()]
+		)
+
+
 @dataclass(slots=True, kw_only=True)
 class Noted(Event):
 	"""A third party's event about a model call."""
@@ -263,6 +275,35 @@ async def test_events_emitted_inside_a_model_call_keep_later_numbers_on_replay()
 	notes = [e.seq for e in live if e.name == "acme-note:call"]
 	outputs = [e.seq for e in live if e.name == "llmOutput"]
 	assert notes == [o + 1 for o in outputs]  # in the call's block, after its llmOutput
+	replayed: list[Any] = []
+	again = await drive(make(replayed), Journal(journal.values, deliver=True), "run-1")
+	assert again.seq == state.seq
+	outside = {(e.name, e.step): e.seq for e in live if e.name in ("commandsQueued", "finish")}
+	assert {(e.name, e.step): e.seq for e in replayed} == outside and outside
+
+
+async def test_events_of_a_hook_inside_the_fallback_keep_later_numbers_on_replay() -> None:
+	"""Inside the fallback, a wrap_model runs once per model tried: its events take numbers
+	reserved for each (they overflowed the call's block, so a replay numbered later events
+	differently from the live run)."""
+
+	def busy(request: ModelRequest) -> ModelResponse:
+		raise ProviderError("busy", provider="first", status_code=529, retryable=True)
+
+	def make(events: list[Any]) -> Any:
+		first = ScriptedModel([busy, busy], name="first")
+		backup = ScriptedModel([call_tool("local.add", a=1, b=2), finish(result="3")], name="b")
+		agent = routed(first, backup, Note())
+		for name in ("acme-note:call", "model:fallback", "llmOutput", "commandsQueued", "finish"):
+			agent.on(name, events.append)
+		return agent
+
+	live: list[Any] = []
+	journal = Journal()
+	state = await drive(make(live), journal, "run-1")
+	seqs = [e.seq for e in live]
+	assert len(set(seqs)) == len(seqs)
+	assert [e.name for e in live].count("acme-note:call") == 4  # two models tried, two steps
 	replayed: list[Any] = []
 	again = await drive(make(replayed), Journal(journal.values, deliver=True), "run-1")
 	assert again.seq == state.seq

@@ -596,6 +596,10 @@ class Capability:
 	own, when it is made). The loop reserves them with the call's numbers and numbers those
 	events from them (``run.emit`` without ``seq``, or ``run.skip_event``): a replay, which answers
 	the call from the journal without running ``wrap_model``, numbers later events the same."""
+	model_calls: int = 1
+	"""How many times its `wrap_model` may send one model call on (``call``), at most: model
+	fallback sends it to each model it tries. The capabilities after it (inside its hook) then
+	run that many times per call, and the loop reserves their `model_call_events` for each."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
@@ -1242,6 +1246,7 @@ class Hooks:
 	"""
 
 	__slots__ = (
+		"_calls",
 		"_events",
 		"_narrowed",
 		"before_tool_unjournaled",
@@ -1263,7 +1268,9 @@ class Hooks:
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
 		self.model_call_events = 0
-		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed."""
+		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
+		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
+		self._calls = 1  # how many times a hook added now runs per model call, at most
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -1339,7 +1346,14 @@ class Hooks:
 				f"capabilities: {type(cap).__name__}.model_call_events must be a whole number of "
 				f"events, 0 or more (got {events!r})"
 			)
-		self.model_call_events += events
+		calls = cap.model_calls
+		if type(calls) is not int or calls < 1:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__}.model_calls must be a whole number of "
+				f"calls, 1 or more (got {calls!r})"
+			)
+		self.model_call_events += events * self._calls
+		self._calls *= calls
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None

@@ -157,7 +157,7 @@ class ModelFallback(Capability):
 			asks.
 	"""
 
-	__slots__ = ("model_call_events", "models")
+	__slots__ = ("model_call_events", "model_calls", "models")
 
 	name: ClassVar[str] = "model-fallback"
 	in_fingerprint: ClassVar[bool] = False  # its fingerprint entry names the models
@@ -165,6 +165,7 @@ class ModelFallback(Capability):
 	def __init__(self, models: Sequence[str]) -> None:
 		self.models: tuple[str, ...] = tuple(models)
 		self.model_call_events = max(len(self.models) - 1, 0)  # one model:fallback per move
+		self.model_calls = max(len(self.models), 1)  # the hooks inside run once per model tried
 
 	def fingerprint(self) -> dict[str, Any]:
 		"""The models a failed step may go to: a journaled run is recovered only with the same."""
