@@ -144,3 +144,25 @@ def test_a_providers_dialect_signature_is_read_once(monkeypatch: pytest.MonkeyPa
 	_chain._ask(fresh.schema_dialect, "m", "config")
 	assert fresh.asked == [("m",)]
 	assert len(read) == 2
+
+
+def test_a_dialect_function_kept_for_a_method_is_not_reused_for_another_callable() -> None:
+	"""The signature kept for a bound method's function is that method's: a staticmethod object
+	(callable, with the same ``__func__``) given as ``schema_dialect`` is read on its own."""
+	from openmolt_core import _chain
+
+	def dialect(first: Any, second: Any) -> Any:
+		return (first, second)
+
+	class Bound:
+		schema_dialect = dialect  # bound: takes the model only
+
+	class Static:
+		def __init__(self) -> None:
+			self.schema_dialect = staticmethod(dialect)  # an instance attribute: not bound
+
+	bound = Bound()
+	assert _chain._ask(bound.schema_dialect, "m", "config") == (bound, "m")
+	# Unbound, it takes two arguments: the model and the config (it was called with the model
+	# only, as the method's function was, and failed for want of its second argument).
+	assert _chain._ask(Static().schema_dialect, "m", "config") == ("m", "config")

@@ -142,6 +142,49 @@ async def test_a_capability_around_the_call_sees_each_model_the_fallback_tries()
 	assert type(agent.capabilities[0]).name == "model-fallback"
 
 
+class Rebuilt(Capability):
+	"""Builds a new request (the system prompt edited) without copying its model_id."""
+
+	name: ClassVar[str] = "acme-rebuild"
+
+	async def wrap_model(
+		self,
+		run: Run,
+		request: ModelRequest,
+		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	) -> ModelResponse:
+		return await call(
+			ModelRequest(
+				model=request.model,
+				system=request.system + "\n(edited)",
+				messages=request.messages,
+				response_schema=request.response_schema,
+				config=request.config,
+				response_mode=request.response_mode,
+			)
+		)
+
+
+async def test_a_request_rebuilt_without_its_model_id_goes_to_the_model_it_was_built_for() -> None:
+	"""An inner wrap_model that builds a new request keeps the fallback's model: the backup answers.
+
+	Before, the request lost its model_id and went to the model the call was made for: the
+	primary was asked twice while model:fallback said the backup was.
+	"""
+
+	def busy(request: ModelRequest) -> ModelResponse:
+		raise ProviderError("busy", provider="down", status_code=529, retryable=True)
+
+	primary = ScriptedModel([busy], name="primary")
+	backup = ScriptedModel([finish(result="ok")], name="backup")
+	agent = routed(primary, backup, Rebuilt())
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	assert (primary.calls, backup.calls) == (1, 1)
+	assert result.state.models == ["backup:scripted"]
+	assert backup.requests[0].system.endswith("(edited)")
+
+
 async def test_a_request_for_a_model_the_agent_lacks_is_refused_naming_its_models() -> None:
 	agent = routed(ScriptedModel([]), ScriptedModel([], name="two"), Substitute("openai:nope"))
 	with pytest.raises(ConfigurationError, match=r"'openai:nope' is not one of agent 'R'.*two"):
@@ -172,6 +215,18 @@ def test_model_call_events_must_be_a_count(count: Any) -> None:
 	with pytest.raises(
 		ConfigurationError, match=r"Wrong\.model_call_events must be a whole number"
 	):
+		OpenMolt(entry_points=False).create_agent(
+			name="W", model=ScriptedModel([]), capabilities=[Wrong()]
+		)
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, "2", True])
+def test_model_calls_must_be_a_count_of_one_or_more(count: Any) -> None:
+	class Wrong(Capability):
+		name: ClassVar[str] = "acme-wrong"
+		model_calls = count
+
+	with pytest.raises(ConfigurationError, match=r"Wrong\.model_calls must be a whole number"):
 		OpenMolt(entry_points=False).create_agent(
 			name="W", model=ScriptedModel([]), capabilities=[Wrong()]
 		)
@@ -220,6 +275,35 @@ async def test_events_emitted_inside_a_model_call_keep_later_numbers_on_replay()
 	notes = [e.seq for e in live if e.name == "acme-note:call"]
 	outputs = [e.seq for e in live if e.name == "llmOutput"]
 	assert notes == [o + 1 for o in outputs]  # in the call's block, after its llmOutput
+	replayed: list[Any] = []
+	again = await drive(make(replayed), Journal(journal.values, deliver=True), "run-1")
+	assert again.seq == state.seq
+	outside = {(e.name, e.step): e.seq for e in live if e.name in ("commandsQueued", "finish")}
+	assert {(e.name, e.step): e.seq for e in replayed} == outside and outside
+
+
+async def test_events_of_a_hook_inside_the_fallback_keep_later_numbers_on_replay() -> None:
+	"""Inside the fallback, a wrap_model runs once per model tried: its events take numbers
+	reserved for each (they overflowed the call's block, so a replay numbered later events
+	differently from the live run)."""
+
+	def busy(request: ModelRequest) -> ModelResponse:
+		raise ProviderError("busy", provider="first", status_code=529, retryable=True)
+
+	def make(events: list[Any]) -> Any:
+		first = ScriptedModel([busy, busy], name="first")
+		backup = ScriptedModel([call_tool("local.add", a=1, b=2), finish(result="3")], name="b")
+		agent = routed(first, backup, Note())
+		for name in ("acme-note:call", "model:fallback", "llmOutput", "commandsQueued", "finish"):
+			agent.on(name, events.append)
+		return agent
+
+	live: list[Any] = []
+	journal = Journal()
+	state = await drive(make(live), journal, "run-1")
+	seqs = [e.seq for e in live]
+	assert len(set(seqs)) == len(seqs)
+	assert [e.name for e in live].count("acme-note:call") == 4  # two models tried, two steps
 	replayed: list[Any] = []
 	again = await drive(make(replayed), Journal(journal.values, deliver=True), "run-1")
 	assert again.seq == state.seq

@@ -31,6 +31,7 @@ __all__ = [
 	"ModelSlot",
 	"record",
 	"slot_id",
+	"split_id",
 	"unique_ids",
 ]
 
@@ -137,7 +138,8 @@ def _takes_config(declare: Callable[..., Any]) -> bool:
 	method is kept per function, as long as what its signature is read from is the same (its
 	code, and the ``__signature__`` and ``__wrapped__`` that `inspect.signature` would follow).
 	"""
-	plain = getattr(declare, "__func__", None)  # a bound method: its function
+	# A bound method: its function (a staticmethod object has one too, but takes one more).
+	plain = declare.__func__ if type(declare) is types.MethodType else None
 	key: tuple[Any, ...] | None = None
 	if type(plain) is types.FunctionType:
 		key = (
@@ -166,11 +168,34 @@ def slot_id(provider_name: str, model: str, provider: Any = None) -> str:
 	return f"{getattr(provider, 'name', 'custom')}:{model}"
 
 
+_COPY = "#"
+"""What `unique_ids` puts between an id and its copy's number (`split_id` removes it)."""
+
+
 def unique_ids(ids: Sequence[str]) -> list[str]:
 	"""The models' ids made unique: two provider objects of the same name get ``#1``, ``#2``."""
 	if len(ids) < 2:
 		return list(ids)
-	return [f"{i}#{ids[:n].count(i) + 1}" if ids.count(i) > 1 else i for n, i in enumerate(ids)]
+	return [
+		f"{i}{_COPY}{ids[:n].count(i) + 1}" if ids.count(i) > 1 else i for n, i in enumerate(ids)
+	]
+
+
+def split_id(model_id: str) -> tuple[str, str]:
+	"""A model id's provider prefix and the model its provider is asked for.
+
+	Args:
+		model_id: An id as an agent names its models (``openai:gpt-5-mini``, or
+			``openai:gpt-5-mini#2`` for the second of two models of one id: `unique_ids`).
+
+	Returns:
+		``("openai", "gpt-5-mini")``: without the copy's number, which no provider knows.
+	"""
+	base, copy, number = model_id.rpartition(_COPY)
+	if copy and number.isdigit():
+		model_id = base
+	provider, _, model = model_id.partition(":")
+	return provider, model
 
 
 class AgentModels:

@@ -34,7 +34,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from openmolt_core._chain import ModelSlot, record, slot_id  # the kernel's: an agent's models
+from openmolt_core._chain import (  # the kernel's: an agent's models
+	ModelSlot,
+	record,
+	slot_id,
+	split_id,
+)
 from openmolt_core.capabilities.fallback import (  # the capability that falls back
 	ChainProvider,
 	FallbackReason,
@@ -56,6 +61,7 @@ __all__ = [
 	"model_list",
 	"record",
 	"slot_id",
+	"split_id",
 ]
 
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
 from openmolt_core._support import lazy_exports
@@ -605,6 +605,10 @@ class Capability:
 	own, when it is made). The loop reserves them with the call's numbers and numbers those
 	events from them (``run.emit`` without ``seq``, or ``run.skip_event``): a replay, which answers
 	the call from the journal without running ``wrap_model``, numbers later events the same."""
+	model_calls: int = 1
+	"""How many times its `wrap_model` may send one model call on (``call``), at most: model
+	fallback sends it to each model it tries. The capabilities after it (inside its hook) then
+	run that many times per call, and the loop reserves their `model_call_events` for each."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
@@ -1301,6 +1305,7 @@ class Hooks:
 	"""
 
 	__slots__ = (
+		"_calls",
 		"_events",
 		"_narrowed",
 		"before_tool_unjournaled",
@@ -1322,7 +1327,9 @@ class Hooks:
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
 		self.model_call_events = 0
-		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed."""
+		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
+		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
+		self._calls = 1  # how many times a hook added now runs per model call, at most
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -1398,7 +1405,14 @@ class Hooks:
 				f"capabilities: {type(cap).__name__}.model_call_events must be a whole number of "
 				f"events, 0 or more (got {events!r})"
 			)
-		self.model_call_events += events
+		calls = cap.model_calls
+		if type(calls) is not int or calls < 1:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__}.model_calls must be a whole number of "
+				f"calls, 1 or more (got {calls!r})"
+			)
+		self.model_call_events += events * self._calls
+		self._calls *= calls
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None
@@ -1783,7 +1797,25 @@ def _wrapped(
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
 ) -> Awaitable[ModelResponse]:
+	if request.model_id is not None:  # a request the hook builds anew stays for that model
+		inner = functools.partial(_for_model, request.model_id, inner)
 	return hook(run, request, inner)
+
+
+def _for_model(
+	model_id: str,
+	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> Awaitable[ModelResponse]:
+	"""Send ``request``; one that names no model is for ``model_id``, the hook's request's.
+
+	A hook that builds a new `ModelRequest` instead of copying the one it was given would
+	otherwise send it to the model the call was first made for (a fallback's next model's
+	request to the model that failed).
+	"""
+	if request.model_id is None:
+		request = replace(request, model_id=model_id)
+	return inner(request)
 
 
 def _named(hook: Callable[..., Any]) -> str:

@@ -156,7 +156,8 @@ class ModelRequest:
 			to drop.
 		model_id: Which of the agent's models the request is for (``provider:model``): the loop
 			sends it to that model's provider (`openmolt_core.hooks.ModelAccess.request`); None:
-			the model the call was made for. Providers do not read it.
+			the model of the request the capability that sends it was given (the model the call
+			was made for, when no capability wraps it). Providers do not read it.
 	"""
 
 	model: str

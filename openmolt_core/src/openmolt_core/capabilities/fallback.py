@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from openmolt_core._chain import AgentModels, ModelSlot
-from openmolt_core.errors import ProviderError
+from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.events import Event
 from openmolt_core.hooks import Capability
 from openmolt_core.llm import ModelResponse
@@ -90,8 +90,9 @@ async def first_answer(
 		The position of the model that answered, and its response.
 
 	Raises:
-		ProviderError: Every model failed (the message names each failure), or one failed in a
-			way that does not fall back.
+		ProviderError: Every model failed (the message names each failure: a model after the
+			first that lacks its key or a setting is one), or one failed in a way that does not
+			fall back.
 	"""
 	failures: list[str] = []
 	for position, model in enumerate(models):
@@ -99,9 +100,10 @@ async def first_answer(
 			return position, await ask(position)
 		except Exception as exc:
 			reason = fallback_reason(exc)
+			said = str(exc) if isinstance(exc, ProviderError) else f"{model}: {exc!r}"
 			if reason is None or position == len(models) - 1:
 				if failures and isinstance(exc, ProviderError):
-					failures.append(str(exc))
+					failures.append(said)
 					raise ProviderError(
 						"every model failed: " + "; ".join(failures),
 						provider=exc.provider,
@@ -110,8 +112,19 @@ async def first_answer(
 						retryable=exc.retryable,
 						context_exceeded=exc.context_exceeded,
 					) from exc
+				# The last one timed out, or lacks its key or a setting (the run started: the
+				# first model was asked, so the run fails with its state): name each too.
+				if failures and (reason is not None or isinstance(exc, ConfigurationError)):
+					failures.append(said)
+					provider, _, name = model.partition(":")
+					raise ProviderError(
+						"every model failed: " + "; ".join(failures),
+						provider=provider,
+						model=name,
+						retryable=reason is not None,
+					) from exc
 				raise
-			failures.append(str(exc) if isinstance(exc, ProviderError) else f"{model}: {exc!r}")
+			failures.append(said)
 			result = on_fallback(position, reason, exc)
 			if hasattr(result, "__await__"):
 				await result
@@ -144,7 +157,7 @@ class ModelFallback(Capability):
 			asks.
 	"""
 
-	__slots__ = ("model_call_events", "models")
+	__slots__ = ("model_call_events", "model_calls", "models")
 
 	name: ClassVar[str] = "model-fallback"
 	in_fingerprint: ClassVar[bool] = False  # its fingerprint entry names the models
@@ -152,6 +165,7 @@ class ModelFallback(Capability):
 	def __init__(self, models: Sequence[str]) -> None:
 		self.models: tuple[str, ...] = tuple(models)
 		self.model_call_events = max(len(self.models) - 1, 0)  # one model:fallback per move
+		self.model_calls = max(len(self.models), 1)  # the hooks inside run once per model tried
 
 	def fingerprint(self) -> dict[str, Any]:
 		"""The models a failed step may go to: a journaled run is recovered only with the same."""
