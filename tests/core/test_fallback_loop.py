@@ -10,7 +10,7 @@ import pytest
 
 from openmolt import OpenMolt, ProviderError, RunError, RunState
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.fallback import ModelChain, ModelSlot, fallback_reason, model_list
+from openmolt_core.fallback import ModelChain, ModelSlot, fallback_reason, model_list, split_id
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 from openmolt_core.structured import SchemaDialect, fit
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -144,6 +144,41 @@ async def test_when_every_model_fails_the_error_names_each() -> None:
 		await agent_with(a, b).run("go")
 
 
+@pytest.mark.parametrize(
+	"last",
+	[
+		TimeoutError("read timed out"),
+		ProviderError("server error (500)", provider="b", status_code=500, retryable=True),
+	],
+)
+async def test_when_every_model_fails_the_error_names_each_whatever_failed_last(
+	last: BaseException,
+) -> None:
+	"""A timeout of the last model still names the first's failure (it said only 'TimeoutError')."""
+	a = Down(overloaded(), name="a")
+	b = Down(last, name="b")
+	with pytest.raises(RunError, match=r"every model failed: down: overloaded \(529\); b") as info:
+		await agent_with(a, b).run("go")
+	assert "timed out" in str(info.value) or "server error" in str(info.value)
+	cause = info.value.__cause__
+	assert isinstance(cause, ProviderError) and cause.retryable
+
+
+async def test_a_fallback_model_without_its_key_fails_the_run_with_its_state() -> None:
+	"""The first model was asked (and failed): a backup missing its key is a RunError naming both
+	failures, with the state to resume once the key is set, not a ConfigurationError without it."""
+	from openmolt_core.errors import ConfigurationError
+
+	a = Down(overloaded(), name="a")
+	b = Down(ConfigurationError("openai: no API key; set OPENMOLT_OPENAI_API_KEY"), name="b")
+	with pytest.raises(
+		RunError, match=r"every model failed: down: overloaded \(529\); b:m: .*no API key"
+	) as info:
+		await agent_with(a, b).run("go")
+	assert info.value.result is not None and info.value.result.state.messages
+	assert len(a.requests) == 1 and len(b.requests) == 1
+
+
 def test_model_lists_are_checked() -> None:
 	"""An empty list or a model listed twice is refused with the fix."""
 	with pytest.raises(ConfigurationError, match="at least one"):
@@ -237,6 +272,22 @@ async def test_two_provider_objects_of_the_same_name_get_distinct_ids() -> None:
 	assert [s.id for s in chain.slots] == ["scripted:scripted#1", "scripted:scripted#2"]
 
 
+@pytest.mark.parametrize(
+	("model_id", "parts"),
+	[
+		("openai:gpt-5-mini", ("openai", "gpt-5-mini")),
+		("openai:gpt-5-mini#2", ("openai", "gpt-5-mini")),
+		("openrouter:meta/llama:free#10", ("openrouter", "meta/llama:free")),
+		("custom:m#beta", ("custom", "m#beta")),
+	],
+)
+def test_an_id_splits_into_provider_and_model_without_the_copy_number(
+	model_id: str, parts: tuple[str, str]
+) -> None:
+	"""split_id undoes unique_ids' #n, which no provider knows, and keeps the rest of the name."""
+	assert split_id(model_id) == parts
+
+
 async def test_a_compaction_summary_falls_back_too() -> None:
 	"""The summary of a long run goes to the next model when the first is down."""
 	from openmolt_core.compaction import CompactionConfig
@@ -261,6 +312,34 @@ async def test_a_compaction_summary_falls_back_too() -> None:
 	summaries = [r for r in backup.requests if "previousSummary" in r.messages[0].content]
 	assert summaries and all(r.model == "scripted" for r in summaries)
 	assert len(events) == len(backup.requests)
+
+
+async def test_a_summary_a_fallback_model_wrote_costs_that_model_s_price() -> None:
+	"""The summary's response names the model that answered, so it is priced at its price."""
+	from openmolt_core.compaction import CompactionConfig
+
+	class PricedDown(Down):
+		def price(self, model: str) -> tuple[float, float, float, None]:
+			return (1000.0, 0.0, 1000.0, None)
+
+	def summary_or_step(request: ModelRequest) -> Any:
+		if "previousSummary" in request.messages[0].content:
+			return "a summary"
+		return call_tool("local.add", a=1, b=1)
+
+	steps = [summary_or_step] * 12 + [finish(result="ok")] * 3
+	usage = Usage(5_000, 5)
+	backup = ScriptedModel(steps, name="backup", usage=usage, price=(1.0, 0.0, 1.0, None))
+	agent = agent_with(
+		PricedDown(overloaded()),
+		backup,
+		compaction=CompactionConfig(threshold_tokens=4_000, keep_steps=2),
+		max_steps=8,
+	)
+	result = await agent.run("go")
+	assert result.state.compaction is not None
+	each = (5_000 + 5) / 1e6  # one call at the backup's price
+	assert result.usage.cost_usd == pytest.approx(len(backup.requests) * each)
 
 
 async def test_a_less_constrained_fallback_gets_the_schemas_the_first_turn_left_out() -> None:

@@ -31,14 +31,28 @@ def test_the_run_record_is_the_schedules() -> None:
 	assert set(get_args(result.RunStatus)) < set(get_args(result.RecordStatus))
 
 
-def test_the_model_chain_is_the_kernels() -> None:
-	"""The model chain lives in the kernel (`_chain`: every model call uses it); fallback re-exports it."""
+def test_model_fallback_is_a_capability_and_the_models_are_the_kernels() -> None:
+	"""The kernel keeps a slot per model (`_chain`); trying the next model is the fallback
+	capability's (`capabilities.fallback`). `fallback` re-exports both, `_chain` its old names."""
 	from openmolt_core import _chain, fallback
+	from openmolt_core.capabilities import fallback as capability
 
-	for name in fallback.__all__:
+	moved = {
+		"ChainProvider",
+		"FallbackReason",
+		"ModelChain",
+		"ModelFallback",
+		"ModelFallbackEvent",
+		"fallback_reason",
+	}
+	for name in moved:
+		assert getattr(fallback, name) is getattr(capability, name), name
+	for name in ("ModelSlot", "record", "slot_id"):
 		assert getattr(fallback, name) is getattr(_chain, name), name
-	# the option and the event (built when a handler listens) are fallback's, re-exported on use
-	assert set(fallback.__all__) == set(_chain.__all__) | {"model_list", "ModelFallbackEvent"}
+	for name in set(fallback.__all__) - {"ModelFallback"}:  # what lived in _chain still imports
+		assert getattr(_chain, name) is getattr(fallback, name), name
+	assert not {"ModelChain", "fallback_reason", "ChainProvider"} & set(_chain.__all__)
+	assert issubclass(fallback.ModelChain, _chain.AgentModels)
 	assert fallback.fallback_reason(TimeoutError()) == "timeout"
 
 
@@ -193,6 +207,7 @@ def test_feature_events_live_beside_their_features() -> None:
 	"""A feature's event class moved to its feature; ``openmolt_core.events`` re-exports it."""
 	from openmolt_core import _chain, accounts, approvals, compaction, events, fallback, scheduler
 	from openmolt_core.capabilities import _safety_events, safety
+	from openmolt_core.capabilities import fallback as model_fallback
 
 	homes = {
 		"ApprovalRequestEvent": approvals,
@@ -201,7 +216,7 @@ def test_feature_events_live_beside_their_features() -> None:
 		"CompactionEvent": compaction,
 		"GuardrailEvent": _safety_events,  # beside the capability, which every agent loads
 		"TaintEvent": _safety_events,
-		"ModelFallbackEvent": fallback,  # the kernel's model chain emits it
+		"ModelFallbackEvent": model_fallback,  # beside the capability that emits it
 		"ScheduleEvent": scheduler,
 	}
 	for name, home in homes.items():
@@ -210,7 +225,8 @@ def test_feature_events_live_beside_their_features() -> None:
 		assert cls.__module__ == home.__name__ and name in home.__all__, name
 		assert name in dir(events)
 		assert cls(agent="A", step=1, **_required(cls)).name in events.EVENT_NAMES
-	assert _chain.ModelFallbackEvent is events.ModelFallbackEvent  # its old home
+	assert _chain.ModelFallbackEvent is events.ModelFallbackEvent  # its old homes
+	assert fallback.ModelFallbackEvent is events.ModelFallbackEvent
 	assert safety.GuardrailEvent is events.GuardrailEvent and safety.TaintEvent is events.TaintEvent
 
 

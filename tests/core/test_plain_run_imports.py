@@ -91,7 +91,8 @@ UNUSED = [
 	"openmolt_core._sync",
 	"openmolt_core._verbose",
 	"openmolt_core.filestore",  # made on the first save or read of a file
-	"openmolt_core.fallback",  # the feature's page: the chain itself is _chain
+	"openmolt_core.fallback",  # the feature's page
+	"openmolt_core.capabilities.fallback",  # an agent of one model has no fallback capability
 	"openmolt_core.events",  # the event classes: an event is built when a handler listens
 	"openmolt_core.options",
 	"openmolt_core.policy",

@@ -258,7 +258,25 @@ def budget_agent(om: OpenMolt) -> Any:
 	return _built(om)[1]
 
 
-agents = [crash_agent, budget_agent]
+_TOKENS: dict[int, Any] = {}
+
+
+def tokens_agent(om: OpenMolt) -> Any:
+	"""Tokens: a token budget (``max_tokens=250``), for a budget's end across a crash."""
+	if id(om) not in _TOKENS:
+		_built(om)  # the integration
+		_TOKENS[id(om)] = om.create_agent(
+			name="Tokens",
+			model=ServerModel(),
+			instructions="Do what the scenario says, within the tokens.",
+			integrations=["svc"],
+			max_steps=20,
+			max_tokens=250,
+		)
+	return _TOKENS[id(om)]
+
+
+agents = [crash_agent, budget_agent, tokens_agent]
 
 # A schedule for the tests of workers serving one schedule (OPENMOLT_TEST_SCHEDULE=<seconds>).
 schedules = (

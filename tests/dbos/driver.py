@@ -2,7 +2,8 @@
 
     python driver.py STORE WORKER_ID SCENARIO...
 
-Each scenario named ``budget...`` runs on the Budget agent, the others on Crash. It prints
+Each scenario named ``budget...`` runs on the Budget agent, ``tokens...`` on Tokens, the others
+on Crash. It prints
 ``started <scenario> <run id>`` for each, then ``ready``, and waits until it is killed.
 """
 
@@ -14,7 +15,7 @@ import sys
 from typing import Any
 
 import anyio
-from crash_agents import build
+from crash_agents import build, tokens_agent
 
 from openmolt import OpenMolt
 
@@ -30,6 +31,7 @@ async def main(store: str, worker_id: str, scenarios: list[str]) -> None:
 		entry_points=False,
 	)
 	crash, budget = build(om)
+	tokens = tokens_agent(om)  # every agent the worker serves: the version names them all
 
 	async def one(agent: Any, state: Any, scenario: str) -> None:
 		try:
@@ -40,6 +42,8 @@ async def main(store: str, worker_id: str, scenarios: list[str]) -> None:
 	runs = []
 	for scenario in scenarios:
 		agent = budget if scenario.startswith("budget") else crash
+		if scenario.startswith("tokens"):
+			agent = tokens
 		state = agent.new_state(scenario)
 		print(f"started {scenario} {state.run_id}", flush=True)
 		runs.append((agent, state, scenario))

@@ -105,6 +105,25 @@ async def test_a_fallback_s_answer_names_the_model_and_provider_that_gave_it(
 	assert second["gen_ai.response.model"] == "gpt-x"
 
 
+async def test_a_fallback_of_the_same_model_is_named_as_its_provider_knows_it(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""Two provider objects of one model (ids ``#1``, ``#2``): the span names the model, not the id."""
+	primary = ScriptedModel([_overloaded], name="openai")
+	backup = ScriptedModel([finish(result="ok")], name="openai")
+	primary.model = backup.model = "gpt-x"
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter)).instrument(om)
+	agent = om.create_agent(name="F", model=[primary, backup])
+	assert agent.models == ["openai:gpt-x#1", "openai:gpt-x#2"]
+	result = await agent.run("go")
+	assert result.state.models == ["openai:gpt-x#2"]
+	[chat] = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
+	attributes = dict(chat.attributes or {})
+	assert attributes["gen_ai.response.model"] == "gpt-x"  # was "gpt-x#2"
+	assert attributes["gen_ai.provider.name"] == "openai"
+
+
 def _points(reader: InMemoryMetricReader) -> dict[str, tuple[Any, list[HistogramDataPoint]]]:
 	data = reader.get_metrics_data()
 	out: dict[str, tuple[Any, list[HistogramDataPoint]]] = {}

@@ -189,7 +189,7 @@ class BoundTool:
 	tool: ToolDefinition
 	context: ToolContext
 	allowed: bool
-	missing_scopes: list[str]
+	missing_scopes: Sequence[str]
 	integration: IntegrationInfo | None = None
 	approval: str | None = None
 	_labels: frozenset[str] | None = None
@@ -399,7 +399,7 @@ def bind_tools(
 		prefix: The handle prefix the model sees (``local.<handle>``).
 	"""
 	context = ToolContext(agent=agent, integration=prefix, http=http, files=files)
-	return [BoundTool(f"{prefix}.{tool.handle}", tool, context, True, []) for tool in tools]
+	return [BoundTool(f"{prefix}.{tool.handle}", tool, context, True, ()) for tool in tools]
 
 
 def describe_tools(

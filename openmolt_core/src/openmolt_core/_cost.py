@@ -1,14 +1,13 @@
-"""The cost budget (``max_cost``, USD): model prices, the cost of a call, the next call's estimate.
+"""The cost of model calls (USD): model prices, the cost of a call, the size of a prompt.
 
 Prices come from the provider: a provider that knows them has ``price(model)`` returning
 ``(input, cached input, output, cache write)`` in USD per million tokens (the providers of
 ``openmolt-providers`` read the genai-prices table; `openmolt_core.testing.ScriptedModel` takes
 ``price=``). A call's cost is the provider's own ``usage.cost_usd`` when it reports one, else
-computed here from that price. The next call is expected to cost its request's size (characters
-/ 4, the compaction estimate) at the input price plus the model's ``max_output_tokens`` (or
-`ASSUMED_OUTPUT_TOKENS` when unset) at the output price. A reply whose usage names no token at
-all (a server or proxy that reports none) is counted from its size the same way (`counted`), so
-``max_tokens`` and ``max_cost`` hold for it too: it is never free.
+computed here from that price. A reply whose usage names no token at all (a server or proxy that
+reports none) is counted from its size (characters / 4, `counted`), so ``max_tokens`` and
+``max_cost`` (`openmolt_core.capabilities.budget`, which estimates the next call) hold for it
+too: it is never free.
 """
 
 from __future__ import annotations
@@ -23,31 +22,17 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunState
 
 __all__ = [
-	"ASSUMED_OUTPUT_TOKENS",
 	"Price",
 	"call_cost",
 	"counted",
-	"estimate",
 	"estimate_tokens",
 	"needs_compaction",
 	"price_call",
 	"price_of",
-	"share",
-	"spends_budget",
-	"usd",
 ]
 
 Price = tuple[float, float, float, float | None]
 """USD per million tokens: input, cached input, output, cache write (None: the input price)."""
-
-ASSUMED_OUTPUT_TOKENS = 4_096
-"""Output tokens a call is expected to use when ``model_config.max_output_tokens`` is unset."""
-
-
-def usd(amount: float) -> str:
-	"""An amount of dollars for a message: ``0.06``, ``0.00006``, ``1.5`` (six decimals at most)."""
-	text = f"{amount:.6f}".rstrip("0").rstrip(".")
-	return text if text not in ("", "-0") else "0"
 
 
 def price_of(provider: Any, model: str) -> Price | None:
@@ -96,18 +81,6 @@ def counted(usage: Usage, messages: list[Message], system: str, text: str) -> No
 		usage.cost_usd = None
 
 
-def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> float:
-	"""What the next call is expected to cost: its request at the input price, its most output.
-
-	Args:
-		price: The model's price.
-		input_tokens: The request's estimated size in tokens.
-		output_tokens: The model's ``max_output_tokens`` (None: `ASSUMED_OUTPUT_TOKENS`).
-	"""
-	inp, _, out, _ = price
-	return (input_tokens * inp + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
-
-
 def estimate_tokens(messages: list[Message], system: str = "") -> int:
 	"""A rough token count (characters / 4) for a prompt: enough to decide when to compact."""
 	return (len(system) + sum(len(m.content) for m in messages)) // 4
@@ -124,35 +97,16 @@ def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
 	return base + estimate_tokens(appended, "" if base else system) > threshold
 
 
-def spends_budget(tool: Any) -> bool:
-	"""Whether calls of a tool spend the calling run's cost budget (it runs an agent).
-
-	A tool that runs an agent reads `openmolt_core.tools.CallingRun.cost_left` as its cap and
-	says so with a true ``spends_budget`` attribute (`openmolt_core.subagents.AgentTool` does).
-	"""
-	return getattr(tool, "spends_budget", False) is True
-
-
-def share(left: float | None, spenders: int) -> float | None:
-	"""What one of ``spenders`` calls made at once may spend of what the run has ``left``.
-
-	Sub-agents called in one batch run at the same time and count their spend into the calling
-	run only when they end, so each would otherwise take the whole of what is left: each
-	reserves an equal part of what was left when the batch began (whichever ends first), and
-	what one does not spend stays the run's.
-
-	Args:
-		left: What the run may still spend (None: no cost budget).
-		spenders: How many calls of the batch spend the budget (1 or fewer: no split).
-	"""
-	if left is None or spenders <= 1:
-		return left
-	return left / spenders
-
-
 # The price check of an agent given ``max_cost`` is the assembly's (it reads prices when it
-# builds the agent): its names here are its old ones, loaded on first use.
+# builds the agent), the budget's estimate and messages the budget capability's: their names here
+# are their old ones, loaded on first use.
+_BUDGET = "openmolt_core.capabilities.budget"
 _HOMES = {
+	"ASSUMED_OUTPUT_TOKENS": _BUDGET,
+	"estimate": _BUDGET,
+	"share": _BUDGET,
+	"spends_budget": _BUDGET,
+	"usd": _BUDGET,
 	"Model": "openmolt_core.assembly",
 	"OtherModel": "openmolt_core.assembly",
 	"check_prices": "openmolt_core.assembly",

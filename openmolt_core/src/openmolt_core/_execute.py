@@ -15,11 +15,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol, assert_never, cast
+from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
-from openmolt_core import _cost
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._support.jsonschema import ValidationError, format_errors
@@ -39,6 +38,7 @@ from openmolt_core.hooks import (
 	BUILTIN,
 	NO_HOOKS,
 	Hooks,
+	ModelAccess,
 	Park,
 	Proceed,
 	Refuse,
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._toolset import ToolSet
 	from openmolt_core.events import Event
-	from openmolt_core.llm import LLMProvider, ModelConfig, ModelResponse
+	from openmolt_core.llm import ModelRequest, ModelResponse
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
 	from openmolt_core.secrets import Redactor
@@ -67,6 +67,8 @@ __all__ = [
 	"HumanInputUnavailable",
 	"Limits",
 	"MemoryConfig",
+	"ModelAccess",
+	"ModelCall",
 	"RunContext",
 	"RunEnd",
 	"StepRecord",
@@ -179,29 +181,42 @@ class StepRecord:
 		return out
 
 
-class ModelAccess(Protocol):
-	"""What a capability may ask of the agent's models during a run (``run.models``)."""
+@dataclass(slots=True)
+class ModelCall:
+	"""A model call in progress: its requests for the agent's models, its event numbers.
 
-	@property
-	def config(self) -> ModelConfig:
-		"""The agent's model configuration."""
-		...
+	The loop sets it (`in_call`) around the capabilities' ``wrap_model`` hooks: it builds the
+	requests ``run.models.request`` asks for, and the events those hooks emit without a number
+	take the call's reserved ones, ``next`` up to ``end`` (`RunContext.emit`).
+	"""
 
-	def system(self) -> str:
-		"""The system prompt the first model gets at the coming step."""
-		...
+	state: RunState
+	build: Callable[[str], ModelRequest]
+	next: int
+	end: int
 
-	def context_window(self) -> int | None:
-		"""The first model's context window in tokens, when its provider says."""
-		...
 
-	def own(self, ctx: RunContext) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of a capability's own (falls back)."""
-		...
+_CALL: ContextVar[ModelCall | None] = ContextVar("openmolt_model_call", default=None)
+"""The model call in progress in this task (`ModelCall`), or None."""
 
-	def price(self, response: ModelResponse) -> None:
-		"""Price a response of the agent's own models that the provider did not price."""
-		...
+
+def calling(state: RunState) -> ModelCall | None:
+	"""The model call of the run of ``state`` in progress in this task, or None."""
+	call = _CALL.get()
+	return call if call is not None and call.state is state else None
+
+
+async def in_call(
+	call: ModelCall,
+	send: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> ModelResponse:
+	"""``send(request)`` with ``call`` as the model call in progress (`calling`)."""
+	token = _CALL.set(call)
+	try:
+		return await send(request)
+	finally:
+		_CALL.reset(token)
 
 
 @dataclass(slots=True)
@@ -225,15 +240,8 @@ class RunContext:
 		link: The run that called this one as a tool (a sub-agent's run), or None.
 		toolset: Which tools are callable in this run's state (`openmolt_core._toolset`);
 			None: every allowed tool.
-		cost_left: What the run may still spend in USD (None: no cost budget); a sub-agent it
-			calls gets it as its own cap (`openmolt_core._cost`).
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
-		shared_budget: While a batch of calls that spend the cost budget runs at once (several
-			sub-agents), the share each of them gets as its cap (`openmolt_core._cost.share`).
-		tokens_left: The tokens the run may still use (None: no ``max_tokens``); a sub-agent
-			it calls gets it as its own cap.
-		shared_tokens: Likewise for the tokens: each spender's share while a batch runs.
 	"""
 
 	agent: str
@@ -251,13 +259,9 @@ class RunContext:
 	scratch: dict[str, Any] = field(default_factory=dict)
 	link: CallingRun | None = None
 	toolset: ToolSet | None = None
-	cost_left: Callable[[], float | None] = lambda: None
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
 	owner: Any = None
-	shared_budget: float | None = None
-	tokens_left: Callable[[], int | None] = lambda: None
-	shared_tokens: int | None = None
 
 	@property
 	def command_index(self) -> int:
@@ -286,8 +290,7 @@ class RunContext:
 			seq: Its number, from a block taken with `reserve_events` (default: the next one).
 		"""
 		if seq is None:
-			self.state.seq += 1
-			seq = self.state.seq
+			seq = self._number()
 		event.run_id = self.state.run_id
 		event.seq = seq
 		if not type(event).__module__.startswith(_OWN):  # a third party's
@@ -327,7 +330,16 @@ class RunContext:
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so sequence numbers stay deterministic."""
+		self._number()
+
+	def _number(self) -> int:
+		# The next number: inside a model call, one it reserved for its hooks' events (`ModelCall`).
+		call = _CALL.get()
+		if call is not None and call.state is self.state and call.next < call.end:
+			call.next += 1
+			return call.next - 1
 		self.state.seq += 1
+		return self.state.seq
 
 	def reserve_events(self, count: int) -> int:
 		"""Take ``count`` sequence numbers for the events of one step; returns the first.
@@ -633,24 +645,22 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 	# on a replay, where they end in another order.
 	finished: dict[int, tuple[CallTool, dict[str, Any]]] = {}
 
+	# What the runs the calls start take from this one, decided once for the whole batch.
+	handed: dict[int, dict[str, Any]] = {}
+	if ctx.hooks.hand_down:
+		tools = [ctx.tools[cast(CallTool, record.commands[i]).tool] for i in todo]
+		handed = dict(zip(todo, ctx.hooks.handed(ctx, tools), strict=True))
+
 	async def one(i: int) -> None:
 		record.results[i] = await _call_tool(
-			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i], finished
+			ctx, record, i, cast(CallTool, record.commands[i]), seqs[i], finished, handed.get(i)
 		)
 
-	# Sub-agents called at once each reserve a share of the cost budget (openmolt_core._cost).
-	calls = (cast(CallTool, record.commands[i]) for i in todo)
-	spenders = sum(_cost.spends_budget(ctx.tools[c.tool].tool) for c in calls)
-	if spenders > 1:
-		ctx.shared_budget = _cost.share(ctx.cost_left(), spenders)
-		tokens = _cost.share(ctx.tokens_left(), spenders)
-		ctx.shared_tokens = None if tokens is None else int(tokens)
 	try:
 		async with anyio.create_task_group() as tg:
 			for i in todo:
 				tg.start_soon(one, i)
 	finally:
-		ctx.shared_budget = ctx.shared_tokens = None
 		for i in sorted(finished):
 			_settle(ctx, finished[i][0], i, finished[i][1])
 
@@ -662,8 +672,10 @@ async def _call_tool(
 	call: CallTool,
 	seq: int,
 	batch: dict[int, tuple[CallTool, dict[str, Any]]] | None = None,
+	handed: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-	# ``batch``: the call is one of a concurrent batch, whose entries are settled after it.
+	# ``batch``: the call is one of a concurrent batch, whose entries are settled after it;
+	# ``handed``: what the capabilities hand the run it starts (asked at its start when None).
 	bound = ctx.tools[call.tool]
 	hooks = ctx.hooks
 	_COMMAND.set((index, False))
@@ -720,6 +732,9 @@ async def _call_tool(
 			)
 		began = time.perf_counter()
 		ok = True
+		inherits = handed
+		if inherits is None and hooks.hand_down:
+			inherits = hooks.handed(ctx, (bound,))[0]
 		run = CallingRun(
 			ctx.state.run_id,
 			key,
@@ -728,16 +743,11 @@ async def _call_tool(
 			Usage(),
 			ctx.wants,
 			ctx.forward_nested,
-			cost_left=ctx.shared_budget
-			if ctx.shared_budget is not None and _cost.spends_budget(bound.tool)
-			else ctx.cost_left(),
-			tokens_left=ctx.shared_tokens
-			if ctx.shared_tokens is not None and _cost.spends_budget(bound.tool)
-			else ctx.tokens_left(),
 			taint=ctx.state.taint,
 			user=ctx.state.user,
 			caller=ctx,
 			depth=1 if ctx.link is None else ctx.link.depth + 1,
+			**(inherits or {}),
 		)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).

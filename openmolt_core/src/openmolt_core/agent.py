@@ -5,10 +5,11 @@ the system prompt and the first user turn (instructions, tools, input) never cha
 and each step appends the model's cleaned reply and one user turn with the results.
 
 Budgets (docs/guides/budgets.md): ``max_steps`` is the most model calls a run makes, the last one
-told it is the last; ``max_tokens`` starts no call once the total is reached (a call expected to
-cross it is told it is the last); ``timeout`` bounds the whole run, model calls, tools, waits and
-a person's answer alike, and ends it with ``limit_reached`` the moment it runs out (tools listed at
-run time, before the first step, are bounded by it too: an `IntegrationError` when they are not).
+told it is the last; ``timeout`` bounds the whole run, model calls, tools, waits and a person's
+answer alike, and ends it with ``limit_reached`` the moment it runs out (tools listed at run time,
+before the first step, are bounded by it too: an `IntegrationError` when they are not). Other
+limits are capabilities' (`Capability.before_step`, `Capability.last_step`): ``max_tokens`` and
+``max_cost`` are `openmolt_core.capabilities.budget`'s.
 
 Whatever happens, the state stays a valid conversation: a cancelled or timed-out step records its
 unfinished calls as interrupted, a parked question waits in ``state.pending``, and every ending
@@ -21,19 +22,13 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import (
-	ChainProvider,
-	FallbackReason,
-	ModelChain,
-	ModelSlot,
-	slot_id,
-)
+from openmolt_core._chain import AgentModels, ModelSlot, slot_id
 from openmolt_core._chain import record as record_model
 from openmolt_core._emitter import EventEmitter, Handler
 from openmolt_core._execute import (
@@ -41,11 +36,14 @@ from openmolt_core._execute import (
 	HumanInputUnavailable,
 	Limits,
 	MemoryConfig,
+	ModelCall,
 	RunContext,
 	RunEnd,
 	StepRecord,
 	answer_entry,
+	calling,
 	check,
+	in_call,
 	memory_part,
 	run_step,
 	summary,
@@ -74,7 +72,9 @@ from openmolt_core.hooks import (
 	CallWrap,
 	Capability,
 	Hooks,
+	ModelSend,
 	Opening,
+	Run,
 	alongside,
 	builds,
 	built,
@@ -305,11 +305,11 @@ class Agent:
 		timeout: Seconds the whole run may take.
 		limits: Caps on replies, results, memory and answers.
 		max_cost: USD the run may spend on model calls (sub-agents' included), after which no
-			model call starts (`openmolt_core._cost`).
+			model call starts (`openmolt_core.capabilities.budget`, which the assembly attaches).
 		on_approval_request: Decides the calls that wait for approval (the approvals capability
 			marks them); None parks the run (``approval_required``).
-		fallback: Models to try, in order, when the model fails for good
-			(`openmolt_core.fallback`).
+		models: The agent's other models, after the first: a capability may send a step to one
+			of them (`openmolt_core.hooks.ModelAccess`).
 		files: The agent's view of the file store (large results are kept there).
 		capabilities: Behaviour attached to the agent's runs, in the order the hooks run
 			(`openmolt_core.hooks`): the instance's first, then the agent's own; or their
@@ -373,7 +373,7 @@ class Agent:
 		limits: Limits | None = None,
 		max_cost: float | None = None,
 		on_approval_request: ApprovalHandler | None = None,
-		fallback: Sequence[ModelSlot] = (),
+		models: Sequence[ModelSlot] = (),
 		files: FileAccess | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
@@ -393,7 +393,7 @@ class Agent:
 		self.on_approval_request: ApprovalHandler | None = on_approval_request
 		self.last_state: RunState | None = None
 		primary = slot_id(provider_name, model, None if provider_name else provider())
-		self._models = ModelChain([ModelSlot(primary, provider_name, model, provider), *fallback])
+		self._models = AgentModels([ModelSlot(primary, provider_name, model, provider), *models])
 		self._tools = {t.handle: t for t in tools}
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
@@ -593,7 +593,7 @@ class Agent:
 
 	@property
 	def models(self) -> list[str]:
-		"""The agent's models in fallback order (``provider:model``), the primary first."""
+		"""The agent's models (``provider:model``), the one each step asks first at the head."""
 		return [slot.id for slot in self._models.slots]
 
 	def structured_output(self) -> FittedSchema:
@@ -727,10 +727,8 @@ class Agent:
 			"output": self.output_schema,
 			"human_input": self.human_input_enabled,
 		}
-		# Fallback models and capabilities change the steps a run asks for; an agent without
-		# them keeps the fingerprint it had before they existed.
-		if len(self._models.slots) > 1:
-			body["fallback"] = self.models[1:]
+		# Capabilities change the steps a run asks for; an agent without them keeps the
+		# fingerprint it had before they existed.
 		named = [n for n, c in self._hooks.by_name.items() if type(c).in_fingerprint]
 		if named:
 			body["capabilities"] = named
@@ -1218,6 +1216,11 @@ class Agent:
 		memory = self._memory
 		if memory and self._hooks.memory_option:  # as this run uses it (a capability's say)
 			memory = self._hooks.memory_of(state, memory)
+		hooks = self._hooks
+		if link is not None and link.capabilities:  # handed down by the calling run
+			for cap in link.capabilities:
+				if cap.name not in hooks.by_name:
+					hooks = hooks.adding(cap)
 		return RunContext(
 			agent=self.name,
 			state=state,
@@ -1232,9 +1235,7 @@ class Agent:
 			port=port,
 			link=link,
 			toolset=toolset,
-			cost_left=functools.partial(self._cost_left, state, link),
-			tokens_left=functools.partial(self._tokens_left, state, link),
-			hooks=self._hooks,
+			hooks=hooks,
 			models=_RunModels(self, state),
 			owner=self,
 		)
@@ -1310,9 +1311,9 @@ class Agent:
 			await self._prepare()
 			self._keep_listed(state)  # then its tool set, with no await between
 			ctx = self._context(state, port, link)
-			if self._hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
+			if ctx.hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
-				return await drive_wrapped(self._hooks, ctx, loop)()
+				return await drive_wrapped(ctx.hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
 		except (RunError, ConfigurationError, ApprovalError) as error:
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
@@ -1348,20 +1349,21 @@ class Agent:
 		toolset = ctx.toolset or self._tool_set()
 		self._models.begin(self.model_config)  # each model's dialect is asked again, per run
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
-		if self._hooks.on_run_start:
+		hooks = ctx.hooks  # the agent's, and any its calling run handed down
+		if hooks.on_run_start:
 			stop = None
 			with _budget(port, deadline) as scope:  # a capability's hooks take the run's time
-				stop = await self._hooks.started(ctx)
+				stop = await hooks.started(ctx)
 			if scope.cancelled_caught:
 				return await self._end(ctx, self._elapsed())
 			if stop is not None:
 				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
 		watch: list[Alongside] = []  # checks that run alongside the first model call
-		first = self._hooks.before_first_model
+		first = hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
 			end = None
 			with _budget(port, deadline) as scope:  # sync checks too
-				stop, watch = await self._hooks.first_model(ctx)
+				stop, watch = await hooks.first_model(ctx)
 				if stop is not None:
 					end = RunEnd(stop.status, None, self._redactor(stop.reason))
 			if scope.cancelled_caught:
@@ -1373,15 +1375,25 @@ class Agent:
 			if end is not None:
 				return await self._end(ctx, end)
 		while True:
-			end = self._budget_end(state, port, deadline, ctx.link)
+			end = self._budget_end(state, port, deadline)
 			if end is not None:
 				return await self._end(ctx, end)
-			if self._hooks.before_model:  # compaction's summary call among them
+			if hooks.before_step:  # may the run take another step? (a token or cost budget)
+				stop = None
 				with _budget(port, deadline) as scope:
-					await self._hooks.before(ctx)
+					stop = await hooks.stepping(ctx)
 				if scope.cancelled_caught:
 					return await self._end(ctx, self._elapsed())
-			last = self._last_call(state, ctx.link)
+				if stop is not None:
+					return await self._end(
+						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
+					)
+			if hooks.before_model:  # compaction's summary call among them
+				with _budget(port, deadline) as scope:
+					await hooks.before(ctx)
+				if scope.cancelled_caught:
+					return await self._end(ctx, self._elapsed())
+			last = self._last_call(ctx)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
 			ctx.step = state.steps + 1
@@ -1498,7 +1510,7 @@ class Agent:
 		state = ctx.state
 		pending = state.pending or {}
 		ctx.step = state.steps
-		owner = _parker(self._hooks, pending, self.name)
+		owner = _parker(ctx.hooks, pending, self.name)
 		if (
 			owner is not None or pending.get("kind") == PARKED_BY_CAPABILITY
 		):  # calls parked: they go on
@@ -1548,7 +1560,7 @@ class Agent:
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
-				cap = self._hooks.by_name.get(by)
+				cap = ctx.hooks.by_name.get(by)
 				if cap is None:
 					raise ConfigurationError(
 						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
@@ -1590,7 +1602,7 @@ class Agent:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
 
 		A first turn built while replies were constrained lists tools without the input schemas
-		the reply schema held. Resumed under a provider, or sent to a fallback model, that
+		the reply schema held. Resumed under a provider, or sent to another of its models, that
 		constrains less, the model would not see them: they are added to its system prompt.
 		Tools loaded during the run came with their schemas (the ``loadTools`` result).
 		"""
@@ -1625,85 +1637,23 @@ class Agent:
 		"""How a run ends when its ``timeout`` passed."""
 		return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 
-	def _budget_end(
-		self, state: RunState, port: RunPort, deadline: float | None, link: CallingRun | None
-	) -> RunEnd | None:
+	def _budget_end(self, state: RunState, port: RunPort, deadline: float | None) -> RunEnd | None:
 		if self.max_steps and state.steps >= self.max_steps:
 			from openmolt_core._support.words import quantity  # a run's end: "1 step used"
 
 			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
-		tokens = self._token_budget(link)
-		if tokens is not None and state.usage.total_tokens >= tokens[0]:
-			used, (most, of) = state.usage.total_tokens, tokens
-			return RunEnd(
-				"limit_reached",
-				None,
-				f"{used} of {most} tokens used"
-				if of == "tokens"
-				else f"{used} tokens used, of the {most} {of}",
-			)
 		if deadline is not None and port.now() >= deadline:
 			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
-		budget = self._cost_budget(link)
-		if budget is not None:
-			cap, whose = budget
-			spent = state.usage.cost_usd or 0.0
-			if spent >= cap:
-				return RunEnd(
-					"limit_reached",
-					None,
-					f"${_cost.usd(spent)} of the ${_cost.usd(cap)} {whose} spent",
-				)
 		return None
 
-	def _cost_budget(self, link: CallingRun | None) -> tuple[float, str] | None:
-		"""The run's cost cap: its own ``max_cost``, or what its calling run has left if less."""
-		own = self.max_cost
-		left = link.cost_left if link is not None else None
-		if left is not None and (own is None or left < own):
-			return max(left, 0.0), "cost budget (max_cost) the calling run had left"
-		return None if own is None else (own, "cost budget (max_cost)")
-
-	def _token_budget(self, link: CallingRun | None) -> tuple[int, str] | None:
-		"""The run's token cap: its own ``max_tokens``, or what its calling run has left if less."""
-		own = self.max_tokens or None
-		left = link.tokens_left if link is not None else None
-		if left is not None and (own is None or left < own):
-			return max(left, 0), "the calling run had left"
-		return None if own is None else (own, "tokens")
-
-	def _tokens_left(self, state: RunState, link: CallingRun | None) -> int | None:
-		"""The tokens the run may still use (None: no cap), for the sub-agents it calls."""
-		budget = self._token_budget(link)
-		return None if budget is None else budget[0] - state.usage.total_tokens
-
-	def _cost_left(self, state: RunState, link: CallingRun | None) -> float | None:
-		"""What the run may still spend (None: no cost budget), for the sub-agents it calls."""
-		budget = self._cost_budget(link)
-		return None if budget is None else budget[0] - (state.usage.cost_usd or 0.0)
-
-	def _last_call(self, state: RunState, link: CallingRun | None = None) -> str | None:
-		"""Why the coming call is the run's last, if it is."""
+	def _last_call(self, ctx: RunContext) -> str | None:
+		"""Why the coming call is the run's last, if it is (``max_steps``, or a capability's)."""
+		state = ctx.state
 		if self.max_steps and state.steps + 1 >= self.max_steps:
 			from openmolt_core._support.words import quantity  # the last step only
 
 			return quantity(self.max_steps, "step")
-		tokens = self._token_budget(link)
-		if tokens is not None and state.steps:
-			per_call = state.usage.total_tokens / state.steps
-			if state.usage.total_tokens + per_call >= tokens[0]:
-				most, of = tokens
-				return f"{most} tokens" if of == "tokens" else f"the {most} tokens {of}"
-		budget = self._cost_budget(link)
-		if budget is not None:
-			slot = self._models.primary
-			price = _cost.price_of(slot.provider(), slot.model)
-			if price is not None:
-				size = _cost.estimate_tokens(state.messages, self._prompt_for(slot))
-				expected = _cost.estimate(price, size, self.model_config.max_output_tokens)
-				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
-					return f"the ${_cost.usd(budget[0])} cost budget"
-		return None
+		return ctx.hooks.last(ctx) if ctx.hooks.last_step else None
 
 	def _append_notice(self, state: RunState, notice: str) -> None:
 		# The last user turn has not been sent yet: adding to it keeps the sent prefix unchanged.
@@ -1722,12 +1672,12 @@ class Agent:
 	) -> tuple[ModelSlot, ModelResponse] | None:
 		# A request past the model's context window: a capability may shrink the history
 		# (compaction summarises older steps), then the step is asked once more.
-		shrinks = bool(self._hooks.context_exceeded)
+		shrinks = bool(ctx.hooks.context_exceeded)
 		try:
 			return await self._call_model(ctx, key, envelope, deadline, shrinks=shrinks)
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
 			with _budget(ctx.port, deadline) as scope:
-				shrunk = await self._hooks.shrunk(ctx)
+				shrunk = await ctx.hooks.shrunk(ctx)
 			if scope.cancelled_caught:
 				return None
 			if not shrunk:
@@ -1755,8 +1705,9 @@ class Agent:
 	) -> tuple[ModelSlot, ModelResponse] | None:
 		state = ctx.state
 		step = ctx.step
-		# llmOutput and each model:fallback, numbered even when the journal answers the call
-		seq = ctx.reserve_events(len(self._models.slots))
+		# llmOutput and the events of the hooks around the call (`Capability.model_call_events`),
+		# numbered even when the journal answers the call
+		seq = ctx.reserve_events(1 + ctx.hooks.model_call_events)
 
 		def request(slot: ModelSlot) -> ModelRequest:
 			# Each model gets its own prompt and the reply schema fitted to its dialect.
@@ -1775,20 +1726,24 @@ class Agent:
 				cache_key=f"openmolt:{self.name}",
 				response_mode=fitted.mode if slot.declared else None,
 				plain_system=plain,
+				model_id=slot.id,
 			)
 
 		# The reply as it came, for llmOutput: emitted once the step's result is journaled, so a
 		# listener never sees a reply that a crash would ask the model for again.
 		said: list[tuple[ModelSlot, ModelRequest, ModelResponse]] = []
 
-		send = self._sender(ctx)
+		sender = ctx.hooks.sender(ctx) if ctx.hooks.send_model else None
 
 		async def call() -> ModelResponse:
-			slot, sent, response = await self._models.generate(
-				request, functools.partial(self._fell_back, ctx, seq + 1), send
-			)
+			primary = self._models.primary
+			built = lambda model: request(self._model(model))  # noqa: E731
+			first = request(primary)
+			response = await self._send(ctx, primary, built, seq + 1, first, sender)
+			slot = self._models.slot(response.model)
+			asked = first if slot is primary else request(slot)  # as built, before any hook
 			# A server that reports no usage is counted from sizes: budgets hold for it too.
-			_cost.counted(response.usage, sent.messages, sent.system, response.text)
+			_cost.counted(response.usage, asked.messages, asked.system, response.text)
 			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
@@ -1797,7 +1752,7 @@ class Agent:
 			# reaches no tool, event or result: the reply is read masked, as a journal keeps it.
 			response.text = self._redactor(response.text)
 			if ctx.wants("llmOutput"):
-				said.append((slot, sent, response))
+				said.append((slot, asked, response))
 			response.model = slot.id
 			return response
 
@@ -1844,64 +1799,53 @@ class Agent:
 		except Exception as exc:
 			raise await self._provider_failed(ctx, exc) from exc
 
-	def _sender(
-		self, ctx: RunContext
-	) -> Callable[[ModelSlot, ModelRequest], Awaitable[ModelResponse]] | None:
-		"""How a step asks one model (None: the provider's ``generate``).
+	def _model(self, model: str) -> ModelSlot:
+		"""The agent's model of this id (`ModelAccess.request`, a request's ``model_id``)."""
+		for slot in self._models.slots:
+			if slot.id == model:
+				return slot
+		raise ConfigurationError(
+			f"run.models.request: {model!r} is not one of agent {self.name!r}'s models; "
+			f"name one of {self.models}"
+		)
 
-		A capability's sender (`Capability.send_model`) inside the capabilities' ``wrap_model``.
-		"""
-		live = self._hooks.sender(ctx) if self._hooks.send_model else None
-		wrap = self._hooks.wrap_model
-		if live is None and not wrap:
-			return None
-
-		def send(slot: ModelSlot, built: ModelRequest) -> Awaitable[ModelResponse]:
-			async def ask(request: ModelRequest) -> ModelResponse:
-				if live is not None:
-					return await live(slot.provider(), request, slot.id)
-				return await slot.provider().generate(request)
-
-			return self._hooks.wrap(ctx, ask)(built) if wrap else ask(built)
-
-		return send
-
-	async def _fell_back(
+	async def _send(
 		self,
 		ctx: RunContext,
-		first_seq: int,
-		failed: ModelSlot,
-		next_model: ModelSlot,
-		reason: FallbackReason,
-		exc: BaseException,
-	) -> None:
-		# Numbered from the block the call reserved: one number per model that can fail over.
-		seq = first_seq + next(i for i, s in enumerate(self._models.slots) if s is failed)
-		message = self._redactor(str(exc))
-		log.warning(
-			"%s step %d: %s failed (%s), trying %s: %s",
-			self.name,
-			ctx.step,
-			failed.id,
-			reason,
-			next_model.id,
-			message,
-		)
-		if ctx.wants("model:fallback"):
-			from openmolt_core.events import ModelFallbackEvent
+		slot: ModelSlot,
+		build: Callable[[str], ModelRequest],
+		seq: int,
+		request: ModelRequest,
+		live: ModelSend | None = None,
+	) -> ModelResponse:
+		"""One call of the agent's models, made for ``slot``, inside the capabilities' hooks.
 
-			await ctx.emit(
-				ModelFallbackEvent(
-					agent=self.name,
-					step=ctx.step,
-					from_model=failed.id,
-					to_model=next_model.id,
-					reason=reason,
-					error=message,
-					status_code=getattr(exc, "status_code", None),
-				),
-				seq,
-			)
+		The call is in progress (`openmolt_core._execute.ModelCall`) while they run: a request
+		they build for another model (``run.models.request``) goes to that model's provider,
+		and the response names the model that answered.
+		``live``: a capability's sender (`Capability.send_model`) in place of ``generate``.
+		"""
+
+		async def send(built: ModelRequest) -> ModelResponse:
+			to = self._model(built.model_id) if built.model_id else slot
+			if live is not None:
+				response = await live(to.provider(), built, to.id)
+			else:
+				response = await to.provider().generate(built)
+			if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
+				raise ProviderError(
+					f"the provider returned {type(response).__name__} without reply text",
+					provider=to.provider_name or "custom",
+					model=to.model,
+				)
+			response.model = to.id
+			return response
+
+		hooks = ctx.hooks
+		if not hooks.wrap_model:
+			return await send(request)
+		call = ModelCall(ctx.state, build, seq, seq + hooks.model_call_events)
+		return await in_call(call, hooks.wrap(ctx, send), request)
 
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
@@ -1951,8 +1895,8 @@ class Agent:
 
 	async def _end(self, ctx: RunContext, end: RunEnd) -> RunResult:
 		result = self._result(ctx.state, end)
-		if self._hooks.on_run_end:
-			await self._hooks.ended(ctx, result)
+		if ctx.hooks.on_run_end:
+			await ctx.hooks.ended(ctx, result)
 		if ctx.wants("finish"):
 			from openmolt_core.events import FinishEvent
 
@@ -2054,6 +1998,21 @@ class _RunModels:
 		self._state = state
 
 	@property
+	def ids(self) -> tuple[str, ...]:
+		"""The agent's models (``provider:model``), the one each step asks first at the head."""
+		return tuple(self._agent.models)
+
+	def request(self, model: str) -> ModelRequest:
+		"""The request of the model call in progress, built for the agent's model ``model``."""
+		call = calling(self._state)
+		if call is None:
+			raise ConfigurationError(
+				"run.models.request: no call of the agent's models is in progress; ask for it "
+				"in Capability.wrap_model, around a call of the agent's models"
+			)
+		return call.build(model)
+
+	@property
 	def config(self) -> ModelConfig:
 		"""The agent's model configuration."""
 		return self._agent.model_config
@@ -2064,6 +2023,11 @@ class _RunModels:
 		primary = agent._models.primary
 		return agent._prompt_for(primary) + agent._missing(self._state, primary)
 
+	def primary(self) -> tuple[LLMProvider, str, str]:
+		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
+		slot = self._agent._models.primary
+		return slot.provider(), slot.model, self._agent._prompt_for(slot)
+
 	def context_window(self) -> int | None:
 		"""The first model's context window in tokens, when its provider says."""
 		agent = self._agent
@@ -2071,20 +2035,51 @@ class _RunModels:
 		size = window(agent.model) if callable(window) else None
 		return size if isinstance(size, int) else None
 
-	def own(self, ctx: RunContext) -> tuple[LLMProvider, str]:
-		"""The agent's models as one provider for a call of its own, falling back as a step does.
+	def own(self, run: Run) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a call of a capability's own (a summary).
 
-		Its ``model:fallback`` events are numbered from a block taken now.
+		Its calls go through the capabilities' ``wrap_model`` hooks, numbering their events from
+		a block taken now.
 		"""
 		agent = self._agent
-		first = ctx.reserve_events(len(agent._models.slots) - 1)
-		fell_back = functools.partial(agent._fell_back, ctx, first)
-		return ChainProvider(agent._models, fell_back), agent.model
+		ctx = cast("RunContext", run)
+		seq = ctx.reserve_events(ctx.hooks.model_call_events)
+		return _OwnCall(agent, ctx, seq), agent.model
 
 	def price(self, response: ModelResponse) -> None:
 		"""Price a response of the agent's own models that the provider did not price."""
 		slot = self._agent._models.slot(response.model)
 		_cost.price_call(slot.provider(), slot.model, response.usage)
+
+
+class _OwnCall:
+	"""The agent's models as a provider for a capability's own call (`_RunModels.own`).
+
+	A call goes to the first model through the capabilities' ``wrap_model`` hooks; a request
+	they ask for another model (``run.models.request``) is the same with that model's name.
+	"""
+
+	__slots__ = ("_agent", "_ctx", "_seq", "name")
+
+	def __init__(self, agent: Agent, ctx: RunContext, seq: int) -> None:
+		self.name: str = agent._models.primary.provider_name or "custom"
+		self._agent = agent
+		self._ctx = ctx
+		self._seq = seq
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		"""Send the request to the agent's first model, inside the capabilities' hooks."""
+		from dataclasses import replace
+
+		agent = self._agent
+		primary = agent._models.primary
+
+		def build(model: str) -> ModelRequest:
+			slot = agent._model(model)
+			return replace(request, model=slot.model, model_id=slot.id)
+
+		request = replace(request, model_id=primary.id)
+		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
 def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
 from openmolt_core._binding import bind_tools
 from openmolt_core._cost import price_of
@@ -188,6 +188,7 @@ class Shared:
 		"hooks",
 		"models",
 		"observed",
+		"observers",
 		"offloads",
 		"plain_caps",
 		"plain_taint",
@@ -199,6 +200,8 @@ class Shared:
 		observers: Callable[[], Sequence[RunObserver]],
 		conversation: Callable[[Agent, Session], RunConversation],
 	) -> None:
+		self.observers: Callable[[], Sequence[RunObserver]] = observers
+		"""Returns the instance's run observers (each agent's `ObservedOutside` reads them)."""
 		self.observed: Capability = Observers(observers)
 		"""The run observers' capability (run store, viewer, telemetry)."""
 		self.sessions: Capability = Sessions(conversation)
@@ -372,9 +375,9 @@ def parse_options(
 		tools,
 		None if memory is None else _memory(memory),
 		on_human_input_request if callable(on_human_input_request) else None,
-		_approval_rules(requires_approval),
+		None if requires_approval is None else _approval_rules(requires_approval),
 		on_approval_request,
-		parse_guardrails(guardrails, "create_agent"),
+		parse_guardrails(guardrails, "create_agent") if guardrails else (),
 		None if taint_policy is None else TaintPolicy.of(taint_policy, where=_OWN_TAINT),
 		None if output_schema is None else _output_schema(output_schema),
 		max_steps,
@@ -641,7 +644,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	"""
 	shared = _shared(om)
 	name, models, bindings, tools = options.name, options.models, options.bindings, options.tools
-	chain = [_slot(om, shared, other) for other in models[1:]] if len(models) > 1 else []
+	chain = _slots(om, shared, models[1:]) if len(models) > 1 else []
 	provider_name, model_name, provider_factory = _resolve_model(om, shared, models[0])
 	bound: list[BoundTool] = []
 	files = _files(
@@ -657,26 +660,27 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if tools:
 		bound.extend(bind_tools(as_tools(tools), agent=name, http=om.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
-	if len({t.handle for t in bound}) != len(bound):
-		handles = [t.handle for t in bound]
-		duplicates = {h for h in handles if handles.count(h) > 1}
-		raise ConfigurationError(f"create_agent: tool handle(s) {sorted(duplicates)} given twice")
+	if len(bound) > 1 and len({t.handle for t in bound}) != len(bound):
+		_refuse_duplicates(bound)
 	if options.verbose:
 		from openmolt_core import _verbose
 
 		_verbose.enable()
 	max_cost = om.max_cost if options.max_cost is None else options.max_cost
 	caps.append(_offload(shared, files, options.limits))
+	if options.max_tokens or max_cost is not None:  # a run stops once they are spent
+		from openmolt_core.capabilities.budget import budget
+
+		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
-	known = lambda: _known_tools(bound, sources)  # noqa: E731  # for rules, when given
-	policy = _approval_policy(om._approval_rules, options.requires_approval, known)
+	policy = _approval_policy(om._approval_rules, options.requires_approval, bound, sources)
 	taint = options.taint_policy
 	if taint is not None:
-		_check_taint(taint, known, _OWN_TAINT, strict=True)
+		_check_taint(taint, bound, sources, _OWN_TAINT, strict=True)
 	elif (taint := shared.plain_taint) is None:
 		taint = TaintPolicy.of(om._taint_policy, where=_INSTANCE_TAINT)
-		if _check_taint(taint, known, _INSTANCE_TAINT, strict=False):
+		if _check_taint(taint, bound, sources, _INSTANCE_TAINT, strict=False):
 			shared.plain_taint = taint  # checked against no tool: the same for every agent
 	own: list[Capability] = []  # this agent's, after the shared (then its safety)
 	if policy:  # first: it marks the tools the rules select before the others see them
@@ -690,7 +694,18 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
 	max_steps = options.max_steps
-	agent = Agent(
+	hooks = _resolved(shared, caps, own, guards, taint)
+	if chain:  # outermost: every other capability's wrap_model sees each model it tries
+		hooks = Hooks(
+			(_fallback(provider_name, model_name, provider_factory, chain), *hooks.capabilities)
+		)
+	# Not `Agent(om, ...)`: calling a class hands the keywords to `__init__` in a dict (which
+	# the call builds first, with more than 15 of them); `__init__` called on a local name takes
+	# them as they are (about 7 % of creating an agent). `agent` is exactly an Agent.
+	cls = Agent  # `Agent.__init__` of the imported name would be compiled as a plain call
+	agent = cls.__new__(cls)
+	cls.__init__(
+		agent,
 		om,
 		name=name,
 		provider_name=provider_name,
@@ -709,13 +724,13 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		max_cost=max_cost,
 		limits=options.limits,
 		on_approval_request=options.on_approval_request,
-		fallback=chain,
+		models=chain,
 		files=files,
-		capabilities=_resolved(shared, caps, own, guards, taint),
+		capabilities=hooks,
 	)
 	# Events emitted on the agent outside its runs (schedules, durable workers) reach the
 	# observers too; a run's own go through its drive's observers (`openmolt_core.observe`).
-	agent._events.outside = ObservedOutside(agent, lambda: om.observers)
+	agent._events.outside = ObservedOutside(agent, shared.observers)  # one getter per instance
 	if tools and agent.sub_agents:  # agents given as tools must not reach this one again
 		from openmolt_core.subagents import check_cycles
 
@@ -882,12 +897,42 @@ def _learn_named_secrets(om: Host, settings: Mapping[str, object]) -> None:
 		om.secrets.add(*found)
 
 
+def _fallback(
+	provider_name: str,
+	model_name: str,
+	provider: Callable[[], LLMProvider],
+	chain: Sequence[ModelSlot],
+) -> Capability:
+	"""The fallback capability of an agent of several models (ids as the agent makes them)."""
+	from openmolt_core._chain import slot_id, unique_ids
+	from openmolt_core.capabilities.fallback import ModelFallback
+
+	first = slot_id(provider_name, model_name, None if provider_name else provider())
+	return ModelFallback(unique_ids([first, *(s.id for s in chain)]))
+
+
+def _slots(om: Host, shared: Shared, models: Sequence[str | LLMProvider]) -> list[ModelSlot]:
+	"""The slots of the fallback models.
+
+	A helper: a comprehension in `build_agent` would make its variables closure cells at every
+	call, fallback or not.
+	"""
+	return [_slot(om, shared, model) for model in models]
+
+
 def _slot(om: Host, shared: Shared, model: str | LLMProvider) -> ModelSlot:
 	"""The slot of a fallback model."""
 	from openmolt_core._chain import ModelSlot, slot_id
 
 	p, m, f = _resolve_model(om, shared, model)
 	return ModelSlot(slot_id(p, m, f() if not p else None), p, m, f)
+
+
+def _refuse_duplicates(bound: Sequence[BoundTool]) -> NoReturn:
+	"""Refuse tools bound under the same handle, naming them."""
+	handles = [t.handle for t in bound]
+	duplicates = {h for h in handles if handles.count(h) > 1}
+	raise ConfigurationError(f"create_agent: tool handle(s) {sorted(duplicates)} given twice")
 
 
 def _bind_integrations(
@@ -1092,8 +1137,10 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"accounts",
 		"approval-gate",
 		"approvals",
+		"budget",
 		"compaction",
 		"credential-check",
+		"model-fallback",
 		"offload",
 		"reply-stream",
 		"run-observers",
@@ -1231,11 +1278,15 @@ def _known_tools(bound: Sequence[BoundTool], sources: Sequence[SourceBinding]) -
 
 
 def _approval_policy(
-	instance: object, own: ApprovalPolicy | None, known: Callable[[], _Known]
+	instance: object,
+	own: ApprovalPolicy | None,
+	bound: Sequence[BoundTool],
+	sources: Sequence[SourceBinding],
 ) -> ApprovalPolicy | None:
 	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
 
-	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
+	The agent's tools (`_known_tools` of ``bound`` and ``sources``) are worked out only when
+	there are rules.
 
 	Raises:
 		ConfigurationError: A rule is malformed or names a scope or tool that does not exist.
@@ -1246,18 +1297,24 @@ def _approval_policy(
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = own if own is not None else ApprovalPolicy()
-	tools = known()
+	tools = _known_tools(bound, sources)
 	defaults.check(tools, where="OpenMolt: requires_approval", strict=False)
 	mine.check(tools, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
 
 
 def _check_taint(
-	policy: TaintPolicy, known: Callable[[], _Known], where: str, *, strict: bool
+	policy: TaintPolicy,
+	bound: Sequence[BoundTool],
+	sources: Sequence[SourceBinding],
+	where: str,
+	*,
+	strict: bool,
 ) -> bool:
 	"""Check a taint policy's rules against the agent's tools; True when it has none.
 
-	``known`` gives the agent's tools (`_known_tools`), worked out only when there are rules.
+	The agent's tools (`_known_tools` of ``bound`` and ``sources``) are worked out only when
+	there are rules.
 
 	Raises:
 		ConfigurationError: A rule names a scope or tool that does not exist.
@@ -1268,7 +1325,7 @@ def _check_taint(
 			from openmolt_core.policy import ApprovalPolicy
 
 			stripped = tuple(r.lstrip("!") for r in rules)
-			tools = known() if tools is None else tools
+			tools = _known_tools(bound, sources) if tools is None else tools
 			ApprovalPolicy(stripped).check(tools, where=f"{where}: {label}", strict=strict)
 	return tools is None
 

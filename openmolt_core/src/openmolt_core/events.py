@@ -3,7 +3,7 @@
 | name | class | when |
 | --- | --- | --- |
 | ``llmOutput`` | `LLMOutputEvent` | a model replied (text, raw response, usage) |
-| ``model:fallback`` | `fallback.ModelFallbackEvent` (the kernel's model chain emits it) | a model failed for good; the step goes to the next |
+| ``model:fallback`` | `fallback.ModelFallbackEvent` (the fallback capability emits it) | a model failed for good; the step goes to the next |
 | ``text:delta`` | `capabilities.streaming.TextDeltaEvent` | new text of the reply's message or output, while it streams |
 | ``command:ready`` | `capabilities.streaming.CommandReadyEvent` | a command of the reply was fully received, while it streams |
 | ``commandsQueued`` | `CommandsQueuedEvent` | the reply parsed into commands, before they run |
@@ -100,7 +100,7 @@ _HOMES: Mapping[str, str] = {
 	"CommandReadyEvent": "openmolt_core.capabilities.streaming",
 	"CompactionEvent": "openmolt_core.compaction",
 	"GuardrailEvent": "openmolt_core.capabilities.safety",
-	"ModelFallbackEvent": "openmolt_core.fallback",
+	"ModelFallbackEvent": "openmolt_core.capabilities.fallback",
 	"RunStrandedEvent": "openmolt_core._durable",
 	"ScheduleEvent": "openmolt_core.scheduler",
 	"TaintEvent": "openmolt_core.capabilities.safety",

@@ -19,6 +19,9 @@ same way on the next step, and hiding them would hide a bug.
 
 Each model gets its own request: its system prompt (a provider with enforced structured output
 needs no examples) and the reply schema fitted to its dialect (`openmolt_core.structured.fit`).
+The feature is a capability, `ModelFallback` (`openmolt_core.capabilities.fallback`), which the
+agent gets when it has more than one model: it wraps each call of the agent's models
+(``wrap_model``) and asks the loop for the request of the next model (``run.models.request``).
 A ``model:fallback`` event (`ModelFallbackEvent`) says which model failed,
 why, and which one is tried next. The run's state records which model answered each step
 (``RunState.models``) and the usage and cost of each (``RunState.usage_by_model``); each
@@ -29,50 +32,37 @@ replayed step is parsed as that model's reply.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from openmolt_core._chain import (  # the kernel's: every model call goes through the chain
+from openmolt_core._chain import (  # the kernel's: an agent's models
+	ModelSlot,
+	record,
+	slot_id,
+	split_id,
+)
+from openmolt_core.capabilities.fallback import (  # the capability that falls back
 	ChainProvider,
 	FallbackReason,
 	ModelChain,
-	ModelSlot,
+	ModelFallback,
+	ModelFallbackEvent,
 	fallback_reason,
-	record,
-	slot_id,
 )
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.events import Event
 
 __all__ = [
 	"ChainProvider",
 	"FallbackReason",
 	"ModelChain",
+	"ModelFallback",
 	"ModelFallbackEvent",
 	"ModelSlot",
 	"fallback_reason",
 	"model_list",
 	"record",
 	"slot_id",
+	"split_id",
 ]
-
-
-@dataclass(slots=True, kw_only=True)
-class ModelFallbackEvent(Event):
-	"""A model failed in a way its retries gave up on; the step goes to the next model.
-
-	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
-	``timeout``, ``unreachable``); ``error`` the failure's message (secrets scrubbed) and
-	``status_code`` its HTTP status, when there was one. The kernel's model chain emits it, and
-	imports it when a handler listens to it: a run nobody listens to does not load this module.
-	"""
-
-	from_model: str
-	to_model: str
-	reason: str
-	error: str
-	status_code: int | None = None
-	name: str = "model:fallback"
 
 
 def model_list(model: Any, fallback_models: Sequence[Any] = ()) -> list[Any]:

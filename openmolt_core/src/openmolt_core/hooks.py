@@ -47,7 +47,7 @@ import functools
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
 
 from openmolt_core._support import lazy_exports
@@ -59,10 +59,10 @@ if TYPE_CHECKING:
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
-	from openmolt_core.llm import LLMProvider, ModelRequest, ModelResponse
+	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.secrets import Redactor
-	from openmolt_core.tools import Tool
+	from openmolt_core.tools import CallingRun, Tool
 
 __all__ = [
 	"BUILTIN",
@@ -76,6 +76,7 @@ __all__ = [
 	"CapabilityEntry",
 	"FinishDecision",
 	"Hooks",
+	"ModelAccess",
 	"ModelSend",
 	"Opening",
 	"Park",
@@ -344,6 +345,11 @@ class Run(Protocol):
 		...
 
 	@property
+	def link(self) -> CallingRun | None:
+		"""The run that called this one as a tool, with what it handed down; or None."""
+		...
+
+	@property
 	def call_from_journal(self) -> bool:
 		"""In `Capability.after_tool`: whether the call's result came from the journal.
 
@@ -362,6 +368,72 @@ class Run(Protocol):
 
 	def skip_event(self) -> None:
 		"""Count an event nobody listens to, so later numbers stay deterministic."""
+		...
+
+	@property
+	def models(self) -> ModelAccess | None:
+		"""The agent's models (`ModelAccess`): their ids, a call's request for another of them."""
+		...
+
+
+class ModelAccess(Protocol):
+	"""What a capability may ask of the agent's models during a run (``run.models``).
+
+	A step asks one model, the agent's first. Around a call of the agent's models
+	(`Capability.wrap_model`; ``request.model_id`` names the model), a capability may send
+	``run.models.request(other)`` instead: the loop builds it for that model (its own prompt and
+	the reply schema fitted to its dialect) and sends it to that model's provider; the journal
+	records which model answered, and a replay reads its reply that way.
+	"""
+
+	@property
+	def ids(self) -> tuple[str, ...]:
+		"""The agent's models (``provider:model``), the one each step asks first."""
+		...
+
+	def request(self, model: str) -> ModelRequest:
+		"""The request of the model call in progress, built for another of the agent's models.
+
+		For a step: its messages with that model's system prompt and the reply schema fitted
+		to its dialect; for a call of a capability's own (`own`): the same request for that
+		model. ``call(request)`` in `Capability.wrap_model` sends it to that model.
+
+		Args:
+			model: One of `ids`.
+
+		Raises:
+			ConfigurationError: No call of the agent's models is in progress, or ``model`` is
+				not one of the agent's.
+		"""
+		...
+
+	@property
+	def config(self) -> ModelConfig:
+		"""The agent's model configuration."""
+		...
+
+	def system(self) -> str:
+		"""The system prompt the first model gets at the coming step."""
+		...
+
+	def primary(self) -> tuple[LLMProvider, str, str]:
+		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
+		...
+
+	def context_window(self) -> int | None:
+		"""The first model's context window in tokens, when its provider says."""
+		...
+
+	def own(self, run: Run) -> tuple[LLMProvider, str]:
+		"""The agent's models as one provider for a call of a capability's own (a summary).
+
+		Its calls go through the capabilities' `Capability.wrap_model` hooks as a step's do,
+		and `request` builds them for another of the agent's models.
+		"""
+		...
+
+	def price(self, response: ModelResponse) -> None:
+		"""Price a response of the agent's own models that the provider did not price."""
 		...
 
 
@@ -525,6 +597,15 @@ class Capability:
 	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose value this capability takes
 	for one call (``session``), or "": a call that gives it goes through its `wrap_call`. One
 	capability per keyword and agent."""
+	model_call_events: int = 0
+	"""How many numbered events its `wrap_model` may emit per model call (an instance may set its
+	own, when it is made). The loop reserves them with the call's numbers and numbers those
+	events from them (``run.emit`` without ``seq``, or ``run.skip_event``): a replay, which answers
+	the call from the journal without running ``wrap_model``, numbers later events the same."""
+	model_calls: int = 1
+	"""How many times its `wrap_model` may send one model call on (``call``), at most: model
+	fallback sends it to each model it tries. The capabilities after it (inside its hook) then
+	run that many times per call, and the loop reserves their `model_call_events` for each."""
 
 	# building the agent (no I/O) ----------------------------------------------------------
 
@@ -718,6 +799,49 @@ class Capability:
 		"""
 		return None
 
+	async def before_step(self, run: Run) -> Stop | None:
+		"""May the run take another model step? Asked before each (before `before_model`).
+
+		Asked once ``max_steps`` and ``timeout`` let the step go, on a replay too: decide from
+		journaled inputs (``run.state.usage``, ``run.link``) or journal the decision.
+
+		Args:
+			run: The run.
+
+		Returns:
+			`Stop` to end the run (``status="limit_reached"`` for a spent budget), or None.
+		"""
+		return None
+
+	def last_step(self, run: Run) -> str | None:
+		"""Why the coming model call is the run's last (the model is told), or None.
+
+		Asked after `before_model` when ``max_steps`` does not make it the last; the first
+		answer wins. Decide from journaled inputs, as for `before_step`.
+
+		Args:
+			run: The run.
+		"""
+		return None
+
+	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
+		"""What the runs these calls start (a sub-agent's) take from this run.
+
+		Asked at a call's start, or once before a concurrent batch starts. Each mapping sets
+		fields of a call's `openmolt_core.tools.CallingRun` (the called run's ``run.link``)
+		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities``
+		attach to the called run (unless its agent has one of the name): the hooks given the
+		run are asked, not those of the agent's tool set (`visible_tools`, `why_hidden`).
+
+		Args:
+			run: The run.
+			tools: The records of the tools about to be called, in command order.
+
+		Returns:
+			One mapping per tool, in order, or nothing.
+		"""
+		return ()
+
 	async def before_model(self, run: Run) -> None:
 		"""A step is about to ask the model (outside the journaled model call; runs on replay).
 
@@ -747,13 +871,17 @@ class Capability:
 		request: ModelRequest,
 		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	) -> ModelResponse:
-		"""Around one model call, inside its journaled step (each model a fallback tries).
+		"""Around one model call, inside its journaled step.
+
+		A call of the agent's models names its model (``request.model_id``); the hook may send
+		the request, change it, or send ``run.models.request(other)`` to another of the agent's
+		models instead (`ModelAccess`): the response says which model answered.
 
 		Args:
 			run: The run.
 			request: The request about to be sent.
 			call: Sends a request and returns the response (the next capability's hook, or the
-				provider).
+				provider of the model the request was built for).
 		"""
 		return await call(request)
 
@@ -761,7 +889,7 @@ class Capability:
 		"""How this step sends its model calls, in place of each provider's ``generate`` (or None).
 
 		Asked once per step, before its journaled model call; the first capability that answers
-		sends the step's request to each model the chain tries, inside every `wrap_model` (the
+		sends each request of the step's call to its model, inside every `wrap_model` (the
 		streaming capability streams the reply to the run's ``text:delta`` listeners). Answer
 		None when the step needs nothing of the kind: the call is then the plain ``generate``.
 
@@ -928,6 +1056,9 @@ _HOOKS = (
 	"on_run_start",
 	"before_first_model",
 	"on_run_end",
+	"before_step",
+	"last_step",
+	"hand_down",
 	"visible_tools",
 	"why_hidden",
 	"before_model",
@@ -1095,6 +1226,10 @@ def _text(answer: object) -> bool:
 	return isinstance(answer, str)
 
 
+def _mapping(answer: object) -> bool:
+	return isinstance(answer, Mapping)
+
+
 class Hooks:
 	"""An agent's capabilities, with each hook's list resolved once (only overriding ones).
 
@@ -1106,6 +1241,7 @@ class Hooks:
 	"""
 
 	__slots__ = (
+		"_calls",
 		"_events",
 		"_narrowed",
 		"before_tool_unjournaled",
@@ -1113,6 +1249,7 @@ class Hooks:
 		"by_kind",
 		"by_name",
 		"capabilities",
+		"model_call_events",
 		*_RESOLVED,
 	)
 
@@ -1125,6 +1262,10 @@ class Hooks:
 		"""The `Capability.wrap_call` of each capability that takes a keyword (`Capability.takes`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
+		self.model_call_events = 0
+		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
+		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
+		self._calls = 1  # how many times a hook added now runs per model call, at most
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -1195,6 +1336,20 @@ class Hooks:
 					"names one capability per agent"
 				)
 			self.by_keyword[keyword] = cap.wrap_call
+		events = cap.model_call_events
+		if type(events) is not int or events < 0:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__}.model_call_events must be a whole number of "
+				f"events, 0 or more (got {events!r})"
+			)
+		calls = cap.model_calls
+		if type(calls) is not int or calls < 1:
+			raise ConfigurationError(
+				f"capabilities: {type(cap).__name__}.model_calls must be a whole number of "
+				f"calls, 1 or more (got {calls!r})"
+			)
+		self.model_call_events += events * self._calls
+		self._calls *= calls
 		self.by_name[name] = cap
 		self.capabilities += (cap,)
 		self._events = None
@@ -1243,6 +1398,12 @@ class Hooks:
 	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
 	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
 	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
+	before_step: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
+	"""The `Capability.before_step` hooks, in order."""
+	last_step: tuple[Callable[[Run], str | None], ...]
+	"""The `Capability.last_step` hooks, in order."""
+	hand_down: tuple[Callable[[Run, Sequence[ToolSpec]], Sequence[Mapping[str, Any]]], ...]
+	"""The `Capability.hand_down` hooks, in order."""
 	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
 	context_exceeded: tuple[Callable[[Run], Awaitable[bool]], ...]
 	"""The `Capability.context_exceeded` hooks, in order."""
@@ -1333,6 +1494,36 @@ class Hooks:
 				raise _wrong(hook, bad, how)
 			lists.append(listed)
 		return lists
+
+	async def stepping(self, run: Run) -> Stop | None:
+		"""Ask each `Capability.before_step` in order; the first `Stop` ends the asking."""
+		for hook in self.before_step:
+			answer = await _await(hook, run)
+			if answer is not None:
+				if not isinstance(answer, Stop):
+					raise _wrong(hook, answer, "Stop(reason) or None")
+				return _checked(hook, answer)
+		return None
+
+	def last(self, run: Run) -> str | None:
+		"""The first `Capability.last_step` answer: why the coming call is the last, or None."""
+		return _first(self.last_step, run, ok=_text, expected="the reason as text, or None")
+
+	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+		"""Each `Capability.hand_down` answer, merged per call (``capabilities`` add up)."""
+		from openmolt_core.tools import LOOP_FIELDS
+
+		out: list[dict[str, Any]] = [{} for _ in tools]
+		for hook in self.hand_down:
+			answers = _ask(hook, run, tools)
+			if answers and not (len(answers) == len(tools) and all(map(_mapping, answers))):
+				raise _wrong(hook, answers, "one dict of CallingRun fields per tool, or ()")
+			for merged, answer in zip(out, answers or (), strict=False):
+				if taken := sorted(LOOP_FIELDS & answer.keys()):
+					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
+				caps = (*merged.get("capabilities", ()), *answer.get("capabilities", ()))
+				merged.update(answer, **({"capabilities": caps} if caps else {}))
+		return out
 
 	async def before(self, run: Run) -> None:
 		"""Ask each `Capability.before_model` in order."""
@@ -1555,7 +1746,25 @@ def _wrapped(
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
 ) -> Awaitable[ModelResponse]:
+	if request.model_id is not None:  # a request the hook builds anew stays for that model
+		inner = functools.partial(_for_model, request.model_id, inner)
 	return hook(run, request, inner)
+
+
+def _for_model(
+	model_id: str,
+	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	request: ModelRequest,
+) -> Awaitable[ModelResponse]:
+	"""Send ``request``; one that names no model is for ``model_id``, the hook's request's.
+
+	A hook that builds a new `ModelRequest` instead of copying the one it was given would
+	otherwise send it to the model the call was first made for (a fallback's next model's
+	request to the model that failed).
+	"""
+	if request.model_id is None:
+		request = replace(request, model_id=model_id)
+	return inner(request)
 
 
 def holding() -> str | None:

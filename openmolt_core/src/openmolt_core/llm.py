@@ -154,6 +154,10 @@ class ModelRequest:
 			carried). A provider that drops the structured output of this request (a server
 			that refuses it) sends this prompt instead of ``system``; None when there is nothing
 			to drop.
+		model_id: Which of the agent's models the request is for (``provider:model``): the loop
+			sends it to that model's provider (`openmolt_core.hooks.ModelAccess.request`); None:
+			the model of the request the capability that sends it was given (the model the call
+			was made for, when no capability wraps it). Providers do not read it.
 	"""
 
 	model: str
@@ -164,6 +168,7 @@ class ModelRequest:
 	cache_key: str | None = None
 	response_mode: StructuredMode | None = None
 	plain_system: Callable[[], str] | None = None
+	model_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -233,7 +238,7 @@ class ModelResponse:
 			another reason: a provider maps its own reasons onto these). Any other value is read as
 			``stop``.
 		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
-			a fallback may answer instead of the first model (`openmolt_core.fallback`).
+			another may answer instead of the first (`openmolt_core.fallback`).
 	"""
 
 	text: str

@@ -761,7 +761,7 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
-		from openmolt_core import assembly  # a module attribute: `from assembly import` costs more
+		import openmolt_core.assembly as assembly  # no `from` import: it runs `_handle_fromlist`
 
 		options = assembly.parse_options(
 			name=name,

@@ -68,7 +68,7 @@ class CallingRun:
 		emit: Passes a sub-run's event to those handlers.
 		on_approval_request: An approval handler for sub-agents without one (None: the caller's).
 		cost_left: What the calling run may still spend in USD (None: no cost budget); a
-			sub-agent's run stops there too.
+			sub-agent's run stops there too (`openmolt_core.capabilities.budget` sets it).
 		tokens_left: The tokens the calling run may still use (None: no ``max_tokens``); a
 			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
@@ -79,6 +79,9 @@ class CallingRun:
 			most `MAX_NESTING`.
 		caller: The calling run's context, for what the called run's capabilities take from it
 			(the approvals gate: the caller's approver).
+		capabilities: Capabilities the called run attaches to itself, besides its agent's (one
+			its agent has by name is not attached again): the calling run's capabilities hand
+			them down (`openmolt_core.hooks.Capability.hand_down`).
 	"""
 
 	run_id: str
@@ -95,6 +98,11 @@ class CallingRun:
 	user: str | None = None
 	caller: Any = field(default=None, repr=False)  # the calling run: never in a log line
 	depth: int = 1
+	capabilities: tuple[Any, ...] = ()
+
+
+LOOP_FIELDS = frozenset("run_id call step index usage wants emit taint user caller depth".split())
+"""The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
 
 MAX_NESTING = 10
@@ -385,7 +393,9 @@ def nested_labels(tool: Any) -> frozenset[str]:
 		tool: A tool.
 	"""
 	agent = getattr(tool, "agent", None)
-	labels = getattr(agent, "labels", None) if agent is not None else None
+	if agent is None:  # most tools: no agent to ask (and no ABC check of a None)
+		return _NO_LABELS
+	labels = getattr(agent, "labels", None)
 	if not isinstance(labels, Mapping):
 		return _NO_LABELS
 	out = {label for found in labels.values() for label in found}

@@ -343,7 +343,9 @@ class Telemetry(RunObserver):
 		models = run.agent.models
 		if not isinstance(answered, str) or not models or answered == models[0]:
 			return {gen_ai.RESPONSE_MODEL: run.agent.model}
-		provider, _, model = answered.partition(":")
+		from openmolt_core.fallback import split_id  # an agent of several models loaded it
+
+		provider, model = split_id(answered)
 		return {
 			gen_ai.PROVIDER_NAME: PROVIDER_NAMES.get(provider, provider),
 			gen_ai.RESPONSE_MODEL: model,

@@ -3,10 +3,10 @@
 ``create_agent(compaction=...)`` builds it (on by default; `openmolt_core.compaction` holds the
 settings and the summariser). Before each step it estimates the request's size; past the threshold
 (a share of the primary model's context window, or a fixed number of tokens) it replaces the older
-steps with a summary written by the compactor model, or by the agent's own models falling back as
-a step does. The summary call is a journaled step of its own (``compact:<step>``), so a replay
-reads it instead of asking again, and the ``compaction`` event follows it; it goes through the
-run's ``wrap_model`` hooks like a step's call.
+steps with a summary written by the compactor model, or by the agent's own models (falling back
+as a step does, through the fallback capability). The summary call is a journaled step of its own
+(``compact:<step>``), so a replay reads it instead of asking again, and the ``compaction`` event
+follows it; it goes through the run's ``wrap_model`` hooks like a step's call.
 
 `Compaction`, which every agent has by default, is defined in `openmolt_core.capabilities` with
 its check; this module, loaded when a run compacts, writes the summary (`compact_run`).
@@ -53,7 +53,7 @@ async def compact_run(
 	state = ctx.state
 	if cap.compactor is not None:
 		provider, model = cap.compactor()
-	else:  # the agent's own models, falling back as a step does
+	else:  # the agent's own models, through the run's hooks as a step's call
 		provider, model = models.own(ctx)
 
 	async def journal(key: str, fn: Any) -> ModelResponse:
@@ -74,7 +74,10 @@ async def compact_run(
 		config=cap.config,
 		threshold=threshold,
 		step=state.steps + 1,
-		provider=_Wrapped(provider, ctx) if ctx.hooks.wrap_model else provider,
+		# The agent's own models' calls go through the hooks already (`ModelAccess.own`).
+		provider=_Wrapped(provider, ctx)
+		if ctx.hooks.wrap_model and cap.compactor is not None
+		else provider,
 		model=model,
 		model_config=models.config,
 		journal=journal,
