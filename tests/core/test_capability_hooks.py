@@ -594,10 +594,10 @@ async def test_a_batch_reserves_the_gate_step_of_calls_the_taint_policy_may_send
 	assert sorted(sent) == ["a", "b"] and asked == ["local.send", "local.send"]  # both gated
 	assert port.reserved == [
 		[
-			"tool:2:0:local.send",
 			"approval:2:0:local.send",
-			"tool:2:1:local.send",
+			"tool:2:0:local.send",
 			"approval:2:1:local.send",
+			"tool:2:1:local.send",
 		]
 	]
 

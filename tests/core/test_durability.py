@@ -680,3 +680,79 @@ async def test_llm_output_is_emitted_only_once_the_model_step_is_journaled() -> 
 		else:
 			await agent.execute(agent.new_state("go"), port=port)
 			assert len(seen) == 1 and "finish" in seen[0]
+
+
+async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_runs_hold() -> None:
+	"""The journal's step order of a concurrent batch where calls wait for approval.
+
+	A call a rule marks (``requires_approval``) and an outbound call of a tainted run (safety's
+	``Approve``) each take an ``approval`` step before their ``tool`` step, then the guardrails'
+	verdicts; a plain call takes none. A durable run in flight holds its steps by number in this
+	order, so it must not change (the order the retired gate_step and gate_reserve gave).
+	"""
+	from openmolt_core.guardrails import json_schema
+
+	@tool(labels=["untrusted"])
+	def fetch() -> str:
+		"""Fetch a page."""
+		return "page"
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Read the vault."""
+		return "secret"
+
+	@tool(labels=["outbound"])
+	def send(to: str) -> str:
+		"""Send.
+
+		Args:
+			to: Whom.
+		"""
+		return "sent"
+
+	@tool(labels=[])
+	def refund(n: int) -> int:
+		"""Refund.
+
+		Args:
+			n: How much.
+		"""
+		return n
+
+	@tool(labels=[])
+	def note(n: int) -> int:
+		"""Note.
+
+		Args:
+			n: A number.
+		"""
+		return n
+
+	batch = [
+		call_tool("local.refund", n=1),
+		call_tool("local.note", n=2),
+		call_tool("local.send", to="a"),
+	]
+	asked: list[str] = []
+	port = JournalPort()
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A",
+		model=ScriptedModel([call_tool("local.fetch"), batch, finish("done")]),
+		tools=[fetch, vault, send, refund, note],
+		requires_approval=["local.refund"],
+		guardrails=[json_schema({"properties": {"to": {"type": "string"}}}, tools=["local.send"])],
+		on_approval_request=lambda request: (asked.append(request.tool), request.approve())[1],
+	)
+	assert (await agent.execute(None, port=port, input="go")).status == "success"
+	assert asked == ["local.refund", "local.send"]
+	batch = [
+		"approval:2:0:local.refund",
+		"tool:2:0:local.refund",
+		"tool:2:1:local.note",
+		"approval:2:2:local.send",
+		"tool:2:2:local.send",
+		"guard:2:tool_call:2:0",
+	]
+	assert port.reserved == [batch]
+	assert port.keys() == ["start", "model:1", "tool:1:0:local.fetch", "model:2", *batch, "model:3"]

@@ -634,10 +634,12 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		call = cast(CallTool, record.commands[i])
 		if ctx.hooks.before_tool:
 			keys.append(step_key("hook", ctx.step, i, call.tool))  # the capabilities' decision
-		keys.append(step_key("tool", ctx.step, i, call.tool))
 		if ctx.hooks.reserve_steps:  # steps the capabilities take while the calls run
 			_COMMAND.set((i, False))
-			keys.extend(ctx.hooks.ahead(ctx, call, ctx.tools[call.tool]))
+			deciding, after = ctx.hooks.ahead(ctx, call, ctx.tools[call.tool])
+			keys += [*deciding, step_key("tool", ctx.step, i, call.tool), *after]
+		else:
+			keys.append(step_key("tool", ctx.step, i, call.tool))
 	ctx.port.reserve(list(dict.fromkeys(keys)))  # a step two capabilities name: once
 
 	# What the calls' entries do to the run's state (loaded tools, stored results) is applied

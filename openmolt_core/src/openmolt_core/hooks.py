@@ -918,8 +918,9 @@ class Capability:
 		(`before_tool` outside the loop's journal, `after_tool`) would take their numbers in
 		whatever order the calls got there, and a durable replay, where they end in another
 		order, would find other steps under those numbers. The loop reserves the steps named
-		here ahead, in command order, with the call's own; a step reserved and not used is
-		skipped. ``run.command_index`` is the call's index.
+		here ahead, in command order, with the call's own (a step of a kind a capability parks
+		under, where the call is decided, before the call's ``tool`` step; the others after
+		it); a step reserved and not used is skipped. ``run.command_index`` is the call's index.
 
 		Args:
 			run: The run.
@@ -1613,8 +1614,14 @@ class Hooks:
 			return by, PROCEED, held, None
 		return by, Proceed(new, note or None), held, new
 
-	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
-		"""The steps the capabilities may journal themselves for a call (`reserve_steps`)."""
+	def ahead(self, run: Run, call: CallTool, tool: ToolSpec) -> tuple[list[str], list[str]]:
+		"""The steps the capabilities may journal themselves for a call (`reserve_steps`).
+
+		Returns:
+			The steps the call is decided in (of a kind a capability parks under: the
+			approvals gate's ``approval``), reserved before the call's ``tool`` step, and the
+			others, after it; each in the order the capabilities named them.
+		"""
 		keys: list[str] = []
 		for hook in self.reserve_steps:
 			named = _ask(hook, run, call, tool)
@@ -1623,7 +1630,11 @@ class Hooks:
 			if not all(isinstance(k, str) for k in named):
 				raise _wrong(hook, named, "a list of step keys (text)")
 			keys.extend(named)
-		return keys
+		kinds = self.by_kind
+		if not kinds:
+			return [], keys
+		deciding = [key for key in keys if key.partition(":")[0] in kinds]
+		return deciding, [key for key in keys if key.partition(":")[0] not in kinds]
 
 	async def decide_finish(self, run: Run, finish: Finish) -> tuple[Finish, FinishDecision]:
 		"""Ask each capability's `Capability.before_finish` in order; the first non-Proceed wins.
