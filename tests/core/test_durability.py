@@ -682,7 +682,10 @@ async def test_llm_output_is_emitted_only_once_the_model_step_is_journaled() -> 
 			assert len(seen) == 1 and "finish" in seen[0]
 
 
-async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_runs_hold() -> None:
+@pytest.mark.parametrize("audits", [False, True])
+async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_runs_hold(
+	audits: bool,
+) -> None:
 	"""The journal's step order of a concurrent batch where calls wait for approval.
 
 	A call a rule marks (``requires_approval``) and an outbound call of a tainted run (safety's
@@ -691,6 +694,16 @@ async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_
 	order, so it must not change (the order the retired gate_step and gate_reserve gave).
 	"""
 	from openmolt_core.guardrails import json_schema
+	from openmolt_core.hooks import Capability, Proceed
+
+	class Audit(Capability):
+		"""A third-party capability whose decisions the loop journals (``hook:`` steps)."""
+
+		name = "audit"
+
+		async def before_tool(self, run: Any, call: Any, tool: Any) -> Proceed:
+			return Proceed()
+
 
 	@tool(labels=["untrusted"])
 	def fetch() -> str:
@@ -743,16 +756,22 @@ async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_
 		requires_approval=["local.refund"],
 		guardrails=[json_schema({"properties": {"to": {"type": "string"}}}, tools=["local.send"])],
 		on_approval_request=lambda request: (asked.append(request.tool), request.approve())[1],
+		capabilities=[Audit()] if audits else None,
 	)
 	assert (await agent.execute(None, port=port, input="go")).status == "success"
 	assert asked == ["local.refund", "local.send"]
+	hook = "hook:2:{}:local.{}"
 	batch = [
+		*([hook.format(0, "refund")] if audits else []),
 		"approval:2:0:local.refund",
 		"tool:2:0:local.refund",
+		*([hook.format(1, "note")] if audits else []),
 		"tool:2:1:local.note",
+		*([hook.format(2, "send")] if audits else []),
 		"approval:2:2:local.send",
 		"tool:2:2:local.send",
 		"guard:2:tool_call:2:0",
 	]
 	assert port.reserved == [batch]
-	assert port.keys() == ["start", "model:1", "tool:1:0:local.fetch", "model:2", *batch, "model:3"]
+	first = [*(["hook:1:0:local.fetch"] if audits else []), "tool:1:0:local.fetch"]
+	assert port.keys() == ["start", "model:1", *first, "model:2", *batch, "model:3"]
