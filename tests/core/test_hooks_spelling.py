@@ -58,3 +58,30 @@ def test_the_near_miss_check_is_kept_for_other_distributions() -> None:
 	Mine.__module__ = "someone_else.caps"
 	with pytest.raises(ConfigurationError, match="did you mean 'before_tool'"):
 		_check_spelling(Mine)
+
+
+@pytest.mark.parametrize(
+	("hook", "replaced_by"),
+	[
+		("gate_step", "answer Approve\\(rule\\) from before_tool"),
+		("gate_reserve", "in reserve_steps"),
+		("gate_tool", "decide the call in before_tool"),
+	],
+)
+@pytest.mark.parametrize("module", ["someone_else.caps", "openmolt_core.mine"])
+def test_a_capability_defining_a_retired_hook_is_refused_when_added(
+	hook: str, replaced_by: str, module: str
+) -> None:
+	"""gate_step, gate_reserve and gate_tool are no longer called: an agent given a capability
+	that still defines one is refused, naming the hook and what replaces it (ours too)."""
+	from openmolt import ConfigurationError, OpenMolt
+	from openmolt_core.testing import ScriptedModel
+
+	def retired(self: Capability, *args: object) -> None:
+		return None
+
+	Old = type("Old", (Capability,), {"name": "old", hook: retired, "__module__": module})
+	with pytest.raises(ConfigurationError, match=f"Old.{hook} is a retired hook.*{replaced_by}"):
+		OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel([]), capabilities=[Old()]
+		)

@@ -1103,11 +1103,29 @@ _OURS = tuple(
 """The modules of OpenMolt's own distributions (their capabilities' spelling is tested, not checked)."""
 
 
+_RETIRED = {
+	"gate_step": (
+		"answer Approve(rule) from before_tool (the approvals gate then asks or parks the call) "
+		"and name the gate's approval step of a concurrent batch in reserve_steps"
+	),
+	"gate_reserve": (
+		"name the approval step of a call your before_tool may answer Approve for in "
+		"reserve_steps"
+	),
+	"gate_tool": (
+		"decide the call in before_tool (Proceed, Refuse or Park), as a capability that parks "
+		"under a kind of its own (Capability.parks, receive, resume)"
+	),
+}
+"""Hooks the loop no longer calls, with what replaces each (a class defining one is refused)."""
+
+
 def _check_spelling(cls: type[Capability], *, near: bool | None = None) -> None:
 	"""Refuse a capability class whose hooks the loop would miss or misuse.
 
-	A method named almost like a hook is never called (a guard left off without a word); a hook
-	written sync where the loop awaits it, or async where it does not, fails at each call.
+	A method named almost like a hook is never called (a guard left off without a word), nor is
+	one named like a retired hook (`_RETIRED`); a hook written sync where the loop awaits it, or
+	async where it does not, fails at each call.
 	``near`` compares the other public methods' names with the hooks' (default: for a class of
 	another distribution than OpenMolt's own).
 	"""
@@ -1121,6 +1139,11 @@ def _check_spelling(cls: type[Capability], *, near: bool | None = None) -> None:
 		if klass is Capability or not issubclass(klass, Capability):
 			continue
 		for attr, value in vars(klass).items():
+			if attr in _RETIRED and callable(value):
+				raise ConfigurationError(
+					f"capabilities: {cls.__name__}.{attr} is a retired hook the loop no longer "
+					f"calls; {_RETIRED[attr]}"
+				)
 			if attr in known and inspect.isfunction(value):
 				wants = inspect.iscoroutinefunction(getattr(Capability, attr))
 				if wants != inspect.iscoroutinefunction(value):
