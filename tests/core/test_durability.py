@@ -704,7 +704,6 @@ async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_
 		async def before_tool(self, run: Any, call: Any, tool: Any) -> Proceed:
 			return Proceed()
 
-
 	@tool(labels=["untrusted"])
 	def fetch() -> str:
 		"""Fetch a page."""

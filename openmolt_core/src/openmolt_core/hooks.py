@@ -1109,8 +1109,7 @@ _RETIRED = {
 		"and name the gate's approval step of a concurrent batch in reserve_steps"
 	),
 	"gate_reserve": (
-		"name the approval step of a call your before_tool may answer Approve for in "
-		"reserve_steps"
+		"name the approval step of a call your before_tool may answer Approve for in reserve_steps"
 	),
 	"gate_tool": (
 		"decide the call in before_tool (Proceed, Refuse or Park), as a capability that parks "
