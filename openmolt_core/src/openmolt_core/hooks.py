@@ -1326,10 +1326,10 @@ class Hooks:
 		"""The `Capability.wrap_call` of each capability that takes a keyword (`Capability.takes`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
-		self.model_call_events = 0
+		self.model_call_events: int = 0
 		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
 		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
-		self._calls = 1  # how many times a hook added now runs per model call, at most
+		self._calls: int = 1  # how many times a hook added now runs per model call, at most
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
