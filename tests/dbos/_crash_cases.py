@@ -124,6 +124,42 @@ def run_sync(store: str, what: str, *args: Any) -> Any:
 	return anyio.run(_om_call, store, what, *args)
 
 
+def killed_and_recovered(
+	store: str,
+	server: FakeServer,
+	spawn: Any,
+	scenario: str,
+	held: str,
+	reached: Any,
+	what: str,
+	*,
+	heartbeat: float = 0.3,
+	lapse: float = 1.5,
+) -> tuple[str, RunResult]:
+	"""Start ``scenario`` in ``driver.py``, SIGKILL it once ``reached()`` holds (the call ``held``
+	in flight), then let ``openmolt worker`` recover the run: its id and its result."""
+	server.holds[held] = threading.Event()
+	env = {
+		"OPENMOLT_TEST_SERVER": server.url,
+		"OPENMOLT_TEST_HEARTBEAT": str(heartbeat),
+		"OPENMOLT_TEST_LAPSE": str(lapse),
+	}
+	driver = spawn(["driver.py", store, "w1", scenario], env, name="w1")
+	driver.wait_line("ready")
+	[run_id] = [
+		line.split()[2] for line in driver.output().splitlines() if line.startswith("started ")
+	]
+	server.wait_for(reached, 90, what)
+	driver.kill()
+	server.holds[held].set()
+	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", store, "--id", "w1"]
+	worker = spawn([*args, "--heartbeat", str(heartbeat), "--lapse", str(lapse)], env, "w1b")
+	worker.wait_line("ready")
+	result = run_sync(store, "result", run_id)
+	worker.stop()
+	return run_id, result
+
+
 def _steps(store: str, run_id: str) -> list[str]:
 	from dbos import DBOSClient
 

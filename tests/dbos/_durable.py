@@ -148,3 +148,20 @@ class FakeServer:
 			self.record(Entry("memory-done", str(body.get("scenario")), body, headers))
 			return 200, {"ok": True}
 		return 404, {"error": "no such path"}
+
+
+async def stop_process() -> None:
+	"""This process stops its engine, as a process that ends would: its runs stay pending.
+
+	A test's phases each run on their own event loop, as two processes would; the next phase
+	recovers the runs this one left.
+	"""
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()  # the run stays pending, to be recovered
+	DBOS.destroy()
+	_engine.reset_engine()

@@ -7,14 +7,11 @@ go on as they did, and the live rest ends on the same step with the same words.
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import pytest
-from _crash_cases import run_sync
+from _crash_cases import killed_and_recovered
 from _durable import FakeServer
-
-HEARTBEAT, LAPSE = 0.3, 1.5
 
 
 def _charge(value: str, hold: str = "") -> dict[str, Any]:
@@ -37,27 +34,15 @@ def test_a_token_budget_ends_a_recovered_run_on_the_same_step(
 		_charge("C"),
 		{"type": "finish", "status": "success", "output": {"result": "charged"}},
 	]
-	server.holds[held] = threading.Event()
-	env = {
-		"OPENMOLT_TEST_SERVER": server.url,
-		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
-		"OPENMOLT_TEST_LAPSE": str(LAPSE),
-	}
-	driver = spawn(["driver.py", store, "w1", name], env, name="w1")
-	driver.wait_line("ready")
-	[run_id] = [
-		line.split()[2] for line in driver.output().splitlines() if line.startswith("started ")
-	]
-	server.wait_for(
-		lambda: server.entries("tool", name="charge", hold=held), 90, "the call in flight"
+	_, result = killed_and_recovered(
+		store,
+		server,
+		spawn,
+		name,
+		held,
+		lambda: server.entries("tool", name="charge", hold=held),
+		"the call in flight",
 	)
-	driver.kill()
-	server.holds[held].set()
-	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", store, "--id", "w1"]
-	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(LAPSE)], env, "w1b")
-	worker.wait_line("ready")
-	result = run_sync(store, "result", run_id)
-	worker.stop()
 	assert (result.status, result.error) == ("limit_reached", "336 of 250 tokens used")
 	assert result.usage.total_tokens == 336
 	models = server.entries("model", name=name)

@@ -12,11 +12,10 @@ from typing import Any
 
 import anyio
 import httpx
-from dbos import DBOS
+from _durable import stop_process
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_dbos import _engine
 from openmolt_integrations import google_ads
 
 RUN = "customer-match-replay"
@@ -84,14 +83,6 @@ def _agent(durability: dict[str, Any], ads: FakeAds, model: ScriptedModel) -> An
 	)
 
 
-async def _stop() -> None:
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()  # the run stays pending, to be recovered
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
 async def _until_run(durability: dict[str, Any], ads: FakeAds) -> None:
 	upload = call_tool(
 		"googleAds.addCustomerMatchContacts",
@@ -106,7 +97,7 @@ async def _until_run(durability: dict[str, Any], ads: FakeAds) -> None:
 		with anyio.fail_after(30):
 			await ads.running.wait()
 	finally:
-		await _stop()
+		await stop_process()
 
 
 async def _recover(durability: dict[str, Any], ads: FakeAds) -> Any:
@@ -119,7 +110,7 @@ async def _recover(durability: dict[str, Any], ads: FakeAds) -> Any:
 		with anyio.fail_after(60):
 			return await om.result(RUN)
 	finally:
-		await _stop()
+		await stop_process()
 
 
 def test_a_replayed_customer_match_upload_goes_on_with_the_job_it_created(store: str) -> None:

@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from dbos import DBOS
+from _durable import stop_process
 
 from openmolt import OpenMolt, ProviderError
 from openmolt_core.llm import ModelRequest, ModelResponse
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_dbos import _engine
 
 RUN = "fallback-replay-1"
 
@@ -51,14 +50,6 @@ def _agent(om: OpenMolt, primary: Overloaded, backup: ScriptedModel, seen: list[
 	return agent
 
 
-async def _stop() -> None:
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()  # the run stays pending, to be recovered
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
 async def _first(store: dict[str, Any], seen: list[Any]) -> None:
 	asked = anyio.Event()
 
@@ -74,7 +65,7 @@ async def _first(store: dict[str, Any], seen: list[Any]) -> None:
 		with anyio.fail_after(30):
 			await asked.wait()  # step 1 fell back and is journaled; step 2's backup call hangs
 	finally:
-		await _stop()
+		await stop_process()
 
 
 async def _second(store: dict[str, Any], seen: list[Any]) -> tuple[Any, Overloaded, ScriptedModel]:
@@ -89,7 +80,7 @@ async def _second(store: dict[str, Any], seen: list[Any]) -> tuple[Any, Overload
 		with anyio.fail_after(60):
 			return await om.result(RUN), primary, backup
 	finally:
-		await _stop()
+		await stop_process()
 
 
 def test_a_recovered_run_reads_the_step_that_fell_back_from_the_journal(store: str) -> None:

@@ -8,12 +8,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from dbos import DBOS
+from _durable import stop_process
 
 from openmolt import OpenMolt
 from openmolt_core.llm import ModelRequest
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_dbos import _engine
 
 KEY = "sk-live-journal-0123456789"
 
@@ -102,14 +101,6 @@ def _careless(om: OpenMolt, model: ScriptedModel) -> Any:
 	)
 
 
-async def _stop() -> None:
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()  # the run stays pending, to be recovered
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
 async def _until_second_call(durability: dict[str, Any], sent: list[str]) -> None:
 	asked = anyio.Event()
 
@@ -124,7 +115,7 @@ async def _until_second_call(durability: dict[str, Any], sent: list[str]) -> Non
 		with anyio.fail_after(30):
 			await asked.wait()  # the echoing call is journaled; the next model call hangs
 	finally:
-		await _stop()
+		await stop_process()
 
 
 async def _recover(durability: dict[str, Any], sent: list[str]) -> tuple[Any, ScriptedModel]:
@@ -138,7 +129,7 @@ async def _recover(durability: dict[str, Any], sent: list[str]) -> tuple[Any, Sc
 		with anyio.fail_after(60):
 			return await om.result(RUN), model
 	finally:
-		await _stop()
+		await stop_process()
 
 
 def test_a_replay_reads_the_masked_result_and_goes_on_as_the_first_execution_did(

@@ -8,14 +8,11 @@ callback passes on to apply the update once.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
-from _crash_cases import run_sync
+from _crash_cases import killed_and_recovered
 from _durable import FakeServer
-
-HEARTBEAT, LAPSE = 0.3, 1.5
 
 
 @pytest.mark.timeout(240)
@@ -27,25 +24,15 @@ def test_a_memory_callback_cut_by_a_crash_runs_again_with_the_same_update_id(
 		{"type": "updateMemory", "memory": "shortTerm", "mode": "append", "data": held},
 		{"type": "finish", "status": "success", "output": {"result": "noted"}},
 	]
-	server.holds[held] = threading.Event()
-	env = {
-		"OPENMOLT_TEST_SERVER": server.url,
-		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
-		"OPENMOLT_TEST_LAPSE": str(LAPSE),
-	}
-	driver = spawn(["driver.py", store, "w1", name], env, name="w1")
-	driver.wait_line("ready")
-	[run_id] = [
-		line.split()[2] for line in driver.output().splitlines() if line.startswith("started ")
-	]
-	server.wait_for(lambda: server.entries("memory", data=held), 90, "the callback in flight")
-	driver.kill()
-	server.holds[held].set()
-	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", store, "--id", "w1"]
-	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(LAPSE)], env, "w1b")
-	worker.wait_line("ready")
-	result = run_sync(store, "result", run_id)
-	worker.stop()
+	run_id, result = killed_and_recovered(
+		store,
+		server,
+		spawn,
+		name,
+		held,
+		lambda: server.entries("memory", data=held),
+		"the callback in flight",
+	)
 	assert result.status == "success" and result.output == {"result": "noted"}
 	calls = server.entries("memory", data=held)
 	assert len(calls) == 2, "the crash cut the first call before its step was journaled"

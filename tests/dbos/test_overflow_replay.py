@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from dbos import DBOS
+from _durable import stop_process
 
 from openmolt import OpenMolt
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelRequest
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_dbos import _engine
 from tests.core.test_compaction_overflow import Summariser
 
 RUN = "overflow-replay-1"
@@ -52,14 +51,6 @@ def _too_long(request: ModelRequest) -> Any:
 	)
 
 
-async def _stop() -> None:
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()  # the run stays pending, to be recovered
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
 async def _first(store: dict[str, Any], summariser: Summariser) -> ScriptedModel:
 	asked = anyio.Event()
 
@@ -77,7 +68,7 @@ async def _first(store: dict[str, Any], summariser: Summariser) -> ScriptedModel
 		with anyio.fail_after(60):
 			await asked.wait()  # refused, summarised, and the second try in flight
 	finally:
-		await _stop()
+		await stop_process()
 	return model
 
 
@@ -92,7 +83,7 @@ async def _second(store: dict[str, Any], summariser: Summariser) -> tuple[Any, S
 		with anyio.fail_after(60):
 			return await om.result(RUN), model
 	finally:
-		await _stop()
+		await stop_process()
 
 
 def test_a_recovered_run_replays_the_refusal_and_the_summary(store: str) -> None:

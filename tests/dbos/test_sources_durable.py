@@ -8,14 +8,13 @@ from typing import Any
 
 import anyio
 import pytest
-from dbos import DBOS
+from _durable import stop_process
 
 from openmolt import OpenMolt
 from openmolt_core.errors import RunError
 from openmolt_core.integrations import FunctionTool, Integration
 from openmolt_core.llm import ModelRequest
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_dbos import _engine
 
 
 class ScriptedSource:
@@ -47,15 +46,6 @@ def _agent(store: dict[str, Any], names: Sequence[str], model: ScriptedModel) ->
 	return om.create_agent(name="Lister", model=model, integrations=["srv"])
 
 
-async def _stop() -> None:
-	"""The process stops (each phase runs on its own event loop, as two processes would)."""
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()  # the run stays pending, to be recovered
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
 async def _first(store: dict[str, Any], run: str) -> None:
 	asked = anyio.Event()
 
@@ -69,7 +59,7 @@ async def _first(store: dict[str, Any], run: str) -> None:
 		with anyio.fail_after(30):
 			await asked.wait()  # srv.one's call is journaled; the second model call hangs
 	finally:
-		await _stop()
+		await stop_process()
 
 
 async def _second(
@@ -83,7 +73,7 @@ async def _second(
 		with anyio.fail_after(60):
 			return await om.result(run)
 	finally:
-		await _stop()
+		await stop_process()
 
 
 def _store(store: str, worker: str) -> dict[str, Any]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from dbos import DBOS
+from _durable import stop_process
 
 from openmolt import OpenMolt
 from openmolt_core.llm import ModelRequest
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
-from openmolt_dbos import _engine
 
 RUN = "taint-replay-1"
 
@@ -31,15 +30,6 @@ def _agent(om: OpenMolt, model: ScriptedModel, seen: list[Any]) -> Any:
 	return agent
 
 
-async def _stop() -> None:
-	"""The process stops (each phase runs on its own event loop, as two processes would)."""
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()  # the run stays pending, to be recovered
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
 async def _first(store: dict[str, Any], seen: list[Any]) -> None:
 	asked = anyio.Event()
 
@@ -55,7 +45,7 @@ async def _first(store: dict[str, Any], seen: list[Any]) -> None:
 		with anyio.fail_after(30):
 			await asked.wait()  # the read is journaled; the second model call hangs
 	finally:
-		await _stop()
+		await stop_process()
 
 
 async def _second(store: dict[str, Any], seen: list[Any]) -> tuple[Any, ScriptedModel]:
@@ -69,7 +59,7 @@ async def _second(store: dict[str, Any], seen: list[Any]) -> tuple[Any, Scripted
 		with anyio.fail_after(60):
 			return await om.result(RUN), model
 	finally:
-		await _stop()
+		await stop_process()
 
 
 def test_a_recovered_tainted_run_does_not_emit_its_taint_event_again(store: str) -> None:

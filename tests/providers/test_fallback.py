@@ -157,8 +157,8 @@ async def test_authentication_and_validation_errors_fail_the_run_clearly(
 
 
 async def test_a_fallback_model_without_a_key_fails_the_run_clearly() -> None:
-	"""A missing key on the next model is a configuration error, not a silent skip."""
-	from openmolt import ConfigurationError
+	"""A missing key on the next model fails the run, named, with its state: not a silent skip."""
+	from openmolt import RunError
 
 	api = Providers("openai", status(500))
 	om = OpenMolt(
@@ -166,8 +166,9 @@ async def test_a_fallback_model_without_a_key_fails_the_run_clearly() -> None:
 		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
 	)
 	agent = om.create_agent(name="Finder", model=OPENAI, fallback_models=[ANTHROPIC])
-	with pytest.raises(ConfigurationError, match="OPENMOLT_ANTHROPIC_API_KEY"):
+	with pytest.raises(RunError, match="OPENMOLT_ANTHROPIC_API_KEY") as caught:
 		await agent.run()
+	assert caught.value.result is not None and caught.value.result.state.messages
 
 
 async def test_each_provider_gets_its_own_wire_request_with_the_same_conversation() -> None:

@@ -1285,10 +1285,10 @@ class Hooks:
 		"""The `Capability.wrap_call` of each capability that takes a keyword (`Capability.takes`)."""
 		self._events: frozenset[str] | None = None  # event_names, once asked
 		self._narrowed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # checked last
-		self.model_call_events = 0
+		self.model_call_events: int = 0
 		"""The event numbers the `Capability.wrap_model` hooks take per model call, summed (a
 		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
-		self._calls = 1  # how many times a hook added now runs per model call, at most
+		self._calls: int = 1  # how many times a hook added now runs per model call, at most
 		for hook in _RESOLVED:
 			setattr(self, hook, ())
 		self.before_tool_unjournaled: tuple[
@@ -1488,13 +1488,7 @@ class Hooks:
 
 	async def started(self, run: Run) -> Stop | None:
 		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
-		for hook in self.on_run_start:
-			answer = await _await(hook, run)
-			if answer is not None:
-				if not isinstance(answer, Stop):
-					raise _wrong(hook, answer, "Stop(reason) or None")
-				return _checked(hook, answer)
-		return None
+		return await _first_stop(self.on_run_start, run)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option through each `Capability.memory_option`, in order."""
@@ -1520,13 +1514,7 @@ class Hooks:
 
 	async def stepping(self, run: Run) -> Stop | None:
 		"""Ask each `Capability.before_step` in order; the first `Stop` ends the asking."""
-		for hook in self.before_step:
-			answer = await _await(hook, run)
-			if answer is not None:
-				if not isinstance(answer, Stop):
-					raise _wrong(hook, answer, "Stop(reason) or None")
-				return _checked(hook, answer)
-		return None
+		return await _first_stop(self.before_step, run)
 
 	def last(self, run: Run) -> str | None:
 		"""The first `Capability.last_step` answer: why the coming call is the last, or None."""
@@ -1768,6 +1756,19 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		return await hook(*args)
 	except Exception as exc:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
+
+
+async def _first_stop(
+	hooks: Sequence[Callable[[Run], Awaitable[Stop | None]]], run: Run
+) -> Stop | None:
+	"""Ask ``hooks`` in order; the first `Stop` ends the asking (anything else is refused)."""
+	for hook in hooks:
+		answer = await _await(hook, run)
+		if answer is not None:
+			if not isinstance(answer, Stop):
+				raise _wrong(hook, answer, "Stop(reason) or None")
+			return _checked(hook, answer)
+	return None
 
 
 def _wrapped(
