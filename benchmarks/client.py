@@ -34,6 +34,11 @@ def add(input: dict[str, Any], context: Any) -> float:
 	return input["a"] + input["b"]
 
 
+async def async_add(input: dict[str, Any], context: Any) -> float:
+	"""`add` as an ``async def``: awaited on the loop, where a sync function goes to a worker thread."""
+	return add(input, context)
+
+
 def rss_kib() -> int:
 	"""The current resident set size in KiB (Linux)."""
 	with open("/proc/self/statm") as f:
@@ -115,7 +120,9 @@ def make(args: argparse.Namespace, *, integrations: tuple[str, ...] = ()) -> tup
 		max_steps=args.steps + 5,
 		http_client=client,
 	)
-	tool = FunctionTool("add", "Add two numbers.", add, input_schema=ADD_SCHEMA)
+	tool = FunctionTool(
+		"add", "Add two numbers.", async_add if args.async_tool else add, input_schema=ADD_SCHEMA
+	)
 	return Bench(om, client), tool
 
 
@@ -559,6 +566,11 @@ def main() -> None:
 	parser.add_argument("--repeat", type=int, default=3)
 	parser.add_argument("--first-run", action="store_true")
 	parser.add_argument("--profile", default="")
+	parser.add_argument(
+		"--async-tool",
+		action="store_true",
+		help="figure 3: the tool as an async def (no worker-thread handoff per call)",
+	)
 	parser.add_argument("--bodies", default="", help="figure 3's bare loop: recorded bodies (JSON)")
 	args = parser.parse_args()
 	out = FIGURES[args.figure](args)
