@@ -613,6 +613,85 @@ async def test_any_nested_run_of_a_tainted_caller_starts_tainted() -> None:
 	assert child.last_state.taint[0]["tool"] == "local.inbox"
 
 
+async def test_a_tainted_callers_budget_and_taint_are_both_handed_down(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Two capabilities hand down to one call (the budget its caps, safety the taint records):
+	the sub-run gets both: the child gates its send, and its run is held to the caller's tokens."""
+	import warnings
+
+	from openmolt_core.taint import LethalTrifectaWarning
+
+	om = OpenMolt(entry_points=False)
+	child, inbox, sent = _courier(om)
+	with warnings.catch_warnings():
+		warnings.simplefilter("ignore", LethalTrifectaWarning)
+		parent = om.create_agent(
+			name="boss",
+			model=ScriptedModel(
+				[call_tool("local.inbox"), call_tool("local.courier", task="mail it"), finish("x")]
+			),
+			tools=[inbox, child],
+			taint_policy="allow",
+			max_tokens=100_000,
+		)
+	from openmolt_core.capabilities.safety import TaintedStart
+
+	seen: list[tuple[str, ...]] = []
+	original = TaintedStart.on_run_start
+
+	async def spy(self: TaintedStart, run: Any) -> Any:
+		seen.append((run.agent, *run.hooks.by_name))  # the run's hooks: its agent's and handed
+		return await original(self, run)
+
+	monkeypatch.setattr(TaintedStart, "on_run_start", spy)
+	result = await parent.run("go")
+	assert result.status == "success"
+	assert sent == []
+	assert child.last_state is not None and child.last_state.taint[0]["tool"] == "local.inbox"
+	assert len(seen) == 1 and seen[0][0] == "courier"
+	assert "budget" in seen[0] and "tainted-start" in seen[0]
+
+
+async def test_an_untainted_run_hands_its_calls_no_taint() -> None:
+	"""Safety hands down nothing while the run is clean; once tainted, the records themselves."""
+	from openmolt_core.capabilities.safety import Safety, TaintedStart
+	from openmolt_core.result import RunState
+
+	class Run:
+		state = RunState()
+
+	safety, run = Safety(), Run()
+	assert safety.hand_down(run, [object(), object()]) == ()  # type: ignore[arg-type, list-item]
+	run.state.taint.append({"call": "tool:1:0:local.inbox", "tool": "local.inbox", "step": 1})
+	handed = safety.hand_down(run, [object(), object()])  # type: ignore[arg-type, list-item]
+	assert len(handed) == 2
+	for one in handed:
+		assert one["taint"] is run.state.taint
+		assert [type(c) for c in one["capabilities"]] == [TaintedStart]
+
+
+async def test_a_resumed_or_already_tainted_run_keeps_its_own_records() -> None:
+	"""TaintedStart copies the caller's records into a new run only."""
+	from types import SimpleNamespace
+
+	from openmolt_core.capabilities.safety import TaintedStart
+	from openmolt_core.result import RunState
+
+	records = [{"call": "tool:1:0:local.inbox", "tool": "local.inbox", "step": 1}]
+	link = SimpleNamespace(taint=records)
+	fresh = SimpleNamespace(state=RunState(), link=link)
+	await TaintedStart().on_run_start(fresh)  # type: ignore[arg-type]
+	assert fresh.state.taint == records and fresh.state.taint is not records
+	resumed = SimpleNamespace(state=RunState(steps=2), link=link)
+	await TaintedStart().on_run_start(resumed)  # type: ignore[arg-type]
+	assert resumed.state.taint == []
+	own = [{"call": "tool:1:0:local.web", "tool": "local.web", "step": 1}]
+	kept = SimpleNamespace(state=RunState(taint=list(own)), link=link)
+	await TaintedStart().on_run_start(kept)  # type: ignore[arg-type]
+	assert kept.state.taint == own
+
+
 async def test_a_sub_agent_stops_at_the_tokens_its_caller_has_left() -> None:
 	"""max_tokens is shared like max_cost: a sub-run ends when the caller's tokens run out."""
 	om = OpenMolt(entry_points=False)

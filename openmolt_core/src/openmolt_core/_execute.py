@@ -745,7 +745,6 @@ async def _call_tool(
 			Usage(),
 			ctx.wants,
 			ctx.forward_nested,
-			taint=ctx.state.taint,
 			user=ctx.state.user,
 			caller=ctx,
 			depth=1 if ctx.link is None else ctx.link.depth + 1,

@@ -891,12 +891,6 @@ class Agent:
 			state.memory.update(opening.memory)
 		if parent is not None:  # deterministic, and it names the call that made it
 			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
-			if parent.taint and not state.taint:
-				# The caller read untrusted content, and the task may carry its instructions:
-				# every nested run (an agent tool's, or any tool's run(parent=context.run))
-				# starts tainted, so its outbound calls go through its own taint policy (the
-				# caller's records, which its taint policy keeps short).
-				state.taint = [dict(t) for t in parent.taint]
 		if self._static is not None and self._static[2] is not None:  # what its turn lists
 			from openmolt_core._listed import KEY
 

@@ -1147,6 +1147,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"safety",
 		"sessions",
 		"skills",
+		"tainted-start",
 		"tool-search",
 		"tool-sources",
 	}

@@ -72,7 +72,7 @@ class CallingRun:
 		tokens_left: The tokens the calling run may still use (None: no ``max_tokens``); a
 			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
-			tainted run starts tainted.
+			tainted run starts tainted (the safety capability hands them down, and reads them).
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
 			acts for the same user (`openmolt_core.accounts`).
 		depth: How deep a run started with this parent nests: 1 under a top-level run; at
@@ -101,7 +101,7 @@ class CallingRun:
 	capabilities: tuple[Any, ...] = ()
 
 
-LOOP_FIELDS = frozenset("run_id call step index usage wants emit taint user caller depth".split())
+LOOP_FIELDS = frozenset("run_id call step index usage wants emit user caller depth".split())
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from openmolt_core._support import lazy_exports
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 	)
 	from openmolt_core.result import RunState
 
-__all__ = ["MAX_AUDIT", "POLICY", "Safety"]
+__all__ = ["MAX_AUDIT", "POLICY", "Safety", "TaintedStart"]
 
 # Its events are built only when a handler listens: defined apart (`_safety_events`), so that a
 # run nobody listens to does not define them, and re-exported here on first use (not in __all__:
@@ -425,6 +425,16 @@ class Safety(Capability):
 		await self.record(ctx, POLICY, "tool_call", "approve", rule, call.tool, key)
 		return Approve(rule, new)
 
+	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
+		"""A tainted run's calls: its taint records, and `TaintedStart` for the runs they start.
+
+		Asked at a call's start (once before a concurrent batch: the same for all its calls, on
+		a replay too). An untainted run hands down nothing.
+		"""
+		if not run.state.taint:
+			return ()
+		return [{"taint": run.state.taint, "capabilities": (_TAINTED_START,)}] * len(tools)
+
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
 	) -> dict[str, Any] | Stop:
@@ -556,13 +566,40 @@ def _guard_key(step: int, stage: str, index: int, n: int) -> str:
 	return f"guard:{step}:{stage}:{index}:{n}"
 
 
+class TaintedStart(Capability):
+	"""Starts a nested run tainted: what a tainted run hands down to the runs its calls start.
+
+	The caller read untrusted content, and the task may carry its instructions: every nested
+	run (an agent tool's, or any tool's ``run(parent=context.run)``) starts with the caller's
+	records (``run.link.taint``), so its outbound calls go through its own taint policy. Only
+	a new run takes them (one resumed keeps its own), so a replay starts the same.
+	"""
+
+	__slots__ = ()
+
+	name = "tainted-start"
+	in_fingerprint: ClassVar[bool] = False  # a pure function of the calling run's state
+
+	async def on_run_start(self, run: Run) -> Stop | None:
+		"""Copy the calling run's taint records into a new run's state."""
+		state, link = run.state, run.link
+		if link is not None and link.taint and not state.taint and not state.steps:
+			if state.pending is None:
+				state.taint = [dict(t) for t in link.taint]
+		return None
+
+
+_TAINTED_START = TaintedStart()
+
+
 def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:
 	"""The hooks a safety capability needs (labels and taint always, a stage's with guardrails).
 
 	``before_tool`` also while the policy may gate outbound calls, and ``reserve_steps`` while
 	it may send them to the approvals gate (their ``approval`` steps, in a concurrent batch).
 	"""
-	hooks = {"describe_tools", "after_tool"}  # every tool's labels; untrusted results taint
+	# Every tool's labels; untrusted results taint; a tainted run's nested runs start tainted.
+	hooks = {"describe_tools", "after_tool", "hand_down"}
 	if "input" in stages:
 		hooks.add("before_first_model")
 	if "tool_call" in stages or gates:
