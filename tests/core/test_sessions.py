@@ -451,6 +451,75 @@ async def test_a_parked_question_resumes_in_its_session() -> None:
 	assert contents == ["buy a shirt", "which size?", "M", "size M noted"]
 
 
+async def test_a_parked_turn_resumed_in_another_session_is_refused_and_kept() -> None:
+	"""A run names its session in its state; resuming it in another one is refused, nothing lost.
+
+	Its turn would otherwise be appended to a conversation that never asked it. The state is
+	the same after the refusal (saved and loaded: the id is kept with the run), and resuming it
+	in its own session goes on as before.
+	"""
+	from openmolt_core.testing import ask_human
+
+	model = ScriptedModel(
+		[[ask_human("which size?")], [finish("ok", human_message="size M noted")]]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	agent.on_human_input_request = _later
+	shop, other = InMemorySession("shop"), InMemorySession("support")
+	parked = await agent.run("buy a shirt", session=shop)
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	assert saved["ext"]["session"] == "shop"
+	loaded = RunState.from_dict(saved)
+	with pytest.raises(ConfigurationError, match=r"turn of session 'shop', not 'support'"):
+		await agent.resume(loaded, answer="M", session=other)
+	assert await other.get_items() == []
+	assert loaded.to_dict() == saved
+	done = await agent.resume(loaded, answer="M", session=InMemorySession("shop"))
+	assert done.human_message == "size M noted"
+	assert [i["content"] for i in await shop.get_items()] == ["buy a shirt", "which size?"]
+
+
+async def test_a_run_saved_before_runs_named_their_session_still_resumes() -> None:
+	"""A state saved with the old mark (``True``, no id) resumes in the session it is given."""
+	from openmolt_core.testing import ask_human
+
+	model = ScriptedModel(
+		[[ask_human("which size?")], [finish("ok", human_message="size M noted")]]
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=model)
+	agent.on_human_input_request = _later
+	session = InMemorySession("shop")
+	parked = await agent.run("buy a shirt", session=session)
+	old = parked.state.to_dict()
+	old["ext"]["session"] = True
+	done = await agent.resume(RunState.from_dict(old), answer="M", session=session)
+	assert done.human_message == "size M noted"
+	contents = [i["content"] for i in await session.get_items()]
+	assert contents == ["buy a shirt", "which size?", "M", "size M noted"]
+
+
+async def test_a_conversation_given_to_the_instance_after_its_first_agent_is_used() -> None:
+	"""``om.conversation`` is looked up at each call, not kept from when the first agent was made."""
+	from openmolt_core.sessions import SessionRun
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Chat", model=ScriptedModel([finish("ok", human_message="hi")]))
+	made: list[str] = []
+
+	def conversation(a: Any, session: Any) -> SessionRun:
+		made.append(session.session_id)
+		return SessionRun(a, session)
+
+	om.conversation = conversation  # type: ignore[method-assign]
+	session = InMemorySession("late")
+	result = await agent.run("hello", session=session)
+	assert result.status == "success"
+	assert made == ["late"]
+	assert [i["content"] for i in await session.get_items()] == ["hello", "hi"]
+
+
 POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
 
 

@@ -810,7 +810,8 @@ def _shared(om: Host) -> Shared:
 	"""What the instance's agents share, made with the first one."""
 	shared = om._shared
 	if shared is None:
-		shared = om._shared = Shared(lambda: om.observers, om.conversation)
+		# Looked up at each call: an instance given another ``conversation`` later uses it.
+		shared = om._shared = Shared(lambda: om.observers, lambda a, s: om.conversation(a, s))
 	return shared
 
 

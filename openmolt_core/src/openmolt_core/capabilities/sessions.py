@@ -113,11 +113,19 @@ async def session_call(
 		drive: Builds a new run's first turn with the earlier turns, and returns the drive.
 
 	Raises:
-		ConfigurationError: ``session`` is no session, or a new run's state holds messages.
+		ConfigurationError: ``session`` is no session, a new run's state holds messages, or a
+			resumed run is a turn of another session.
 		RunError: As the run raised it, once its turn is appended.
 	"""
 	agent, session, state = call.agent, call.given, call.state
 	if call.resumed:
+		owner = state.ext.get(SESSION_KEY)
+		given = str(_session(session).session_id)
+		if isinstance(owner, str) and owner != given:  # (True: saved before runs named theirs)
+			raise ConfigurationError(
+				f"resume(session=...): this run is a turn of session {owner!r}, not {given!r}; "
+				"resume it with its own session (its turn would go to another conversation)"
+			)
 		return await _turn(conversation, agent, session, state).drive(call.asked, drive(None))
 	turn = _turn(conversation, agent, session, fresh_state(session, state))
 	past = await turn.open()
@@ -132,7 +140,7 @@ def _turn(
 ) -> SessionTurn:
 	# Made before the conversation is opened: whether the state is tainted now says whether
 	# someone untrusted wrote what the run is asked.
-	return SessionTurn(conversation(agent, session), state, state.tainted)
+	return SessionTurn(conversation(agent, session), state, state.tainted, str(session.session_id))
 
 
 def session_memory(memory: Any) -> Any:
@@ -160,14 +168,22 @@ class SessionTurn:
 		conversation: The run's part in the conversation.
 		state: The run's state.
 		asked_tainted: Whether someone untrusted wrote what the run is asked.
+		session_id: The session's id, saved with the run: it is resumed in that session only.
 	"""
 
-	__slots__ = ("_asked_tainted", "_conversation", "_state")
+	__slots__ = ("_asked_tainted", "_conversation", "_session_id", "_state")
 
-	def __init__(self, conversation: RunConversation, state: RunState, asked_tainted: bool) -> None:
+	def __init__(
+		self,
+		conversation: RunConversation,
+		state: RunState,
+		asked_tainted: bool,
+		session_id: str,
+	) -> None:
 		self._conversation = conversation
 		self._state = state
 		self._asked_tainted = asked_tainted
+		self._session_id = session_id
 
 	async def open(self) -> SessionHistory:
 		"""Read the conversation for a new run: the earlier turns and the short-term memory."""
@@ -190,7 +206,7 @@ class SessionTurn:
 			asked_tainted=self._asked_tainted,
 			memory_before=state.memory.get("shortTerm") or "",  # as the run starts or resumes
 		)
-		state.ext[SESSION_KEY] = True  # saved with the run: its notes are its session's
+		state.ext[SESSION_KEY] = self._session_id  # saved with the run: its notes are its session's
 		try:
 			result = await run
 		except RunError as exc:
@@ -199,6 +215,19 @@ class SessionTurn:
 			raise
 		await close(result)
 		return result
+
+
+def _session(session: Any) -> Session:
+	"""``session`` as given to ``run`` or ``resume``, checked to be a `Session`."""
+	from openmolt_core.conversation import Session
+
+	if not isinstance(session, Session):
+		raise ConfigurationError(
+			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "
+			f"with session_id, get_items, add_items, pop_item and clear), got "
+			f"{type(session).__name__}"
+		)
+	return session
 
 
 def in_session(state: RunState) -> bool:
@@ -220,14 +249,7 @@ def fresh_state(session: Any, state: RunState) -> RunState:
 	Raises:
 		ConfigurationError: ``session`` is no session, or ``state`` holds messages.
 	"""
-	from openmolt_core.conversation import Session
-
-	if not isinstance(session, Session):
-		raise ConfigurationError(
-			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "
-			f"with session_id, get_items, add_items, pop_item and clear), got "
-			f"{type(session).__name__}"
-		)
+	_session(session)
 	if state.messages:
 		raise ConfigurationError(
 			"run(session=...): history must be a fresh state (no messages); to go on with a "
