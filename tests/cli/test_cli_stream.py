@@ -92,3 +92,24 @@ def test_no_stream_flag() -> None:
 	parser = _run_parser("openmolt")
 	assert parser.parse_args(["agent.json"]).no_stream is False
 	assert parser.parse_args(["agent.json", "--no-stream"]).no_stream is True
+
+
+def test_a_call_made_again_writes_its_message_on_a_line_of_its_own() -> None:
+	"""The next attempt of a step (a retry) ends the cut text's line; the last message is its."""
+	from openmolt_core.events import TextDeltaEvent
+
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("spinner", err))
+
+	def delta(text: str, attempt: int, step: int = 1) -> TextDeltaEvent:
+		return TextDeltaEvent(
+			agent="a", step=step, index=0, field="humanMessage", text=text, attempt=attempt
+		)
+
+	live._delta(delta("Hal", 1))
+	live._delta(delta("lo", 1))
+	live._delta(delta("Hello", 2))
+	live._delta(delta(", Zoë", 2))
+	live._end(delta("", 2))  # the reply was read (llmOutput)
+	assert out.getvalue() == "Hallo\nHello, Zoë\n"
+	assert live.shown("Hello, Zoë") and not live.shown("Hallo")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import OpenMolt, ProviderError, RunError
+from openmolt import Capability, OpenMolt, ProviderError, RunError
 from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS, Event
+from openmolt_core.hooks import Run
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 from openmolt_core.streaming import StreamChunk, StreamingProvider, TextDelta
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -279,3 +280,92 @@ async def test_a_secret_split_across_deltas_never_reaches_a_listener(size: int) 
 	assert model.streamed == 1 and result.output == "ok"
 	assert secret not in said and all(secret[:9] not in d for d in deltas)
 	assert "the key is [redacted], keep it" in said
+
+
+# a call made again: the next attempt --------------------------------------------------------
+
+
+class CutOnce:
+	"""Streams its one reply; the first stream is cut halfway (a retryable error), later ones are whole."""
+
+	name = "cutonce"
+	model = "c1"
+
+	def __init__(self, reply: dict[str, Any]) -> None:
+		self.text = json.dumps(reply, ensure_ascii=True)
+		self.streams = 0
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		return ModelResponse(text=self.text, usage=Usage(input_tokens=7, output_tokens=3))
+
+	async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		self.streams += 1
+		cut = len(self.text) * 3 // 4 if self.streams == 1 else None
+		sent = self.text[:cut]
+		for i in range(0, len(sent), 4):
+			yield TextDelta(sent[i : i + 4])
+		if cut is None:
+			yield ModelResponse(text=self.text, usage=Usage(input_tokens=7, output_tokens=3))
+
+
+class RetryOnce(Capability):
+	"""Makes a failed model call once more, on the same model (a third party's retry)."""
+
+	name: ClassVar[str] = "acme-retry"
+	model_calls = 2
+
+	async def wrap_model(
+		self,
+		run: Run,
+		request: ModelRequest,
+		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	) -> ModelResponse:
+		try:
+			return await call(request)
+		except ProviderError:
+			return await call(request)
+
+
+SAID = "Two and three make five, as asked."
+ONE_REPLY = {"commands": [finish({"result": "5"}, human_message=SAID)]}
+
+
+def _attempts(events: list[Event]) -> dict[int, str]:
+	text: dict[int, str] = {}
+	for e in events:
+		if e.name == "text:delta" and e.field == "humanMessage":  # type: ignore[attr-defined]
+			text[e.attempt] = text.get(e.attempt, "") + e.text  # type: ignore[attr-defined]
+	return text
+
+
+async def test_a_call_made_again_on_the_same_model_streams_as_the_next_attempt() -> None:
+	"""The cut reply's text is attempt 1, the whole one attempt 2: a consumer can drop the first."""
+	model = CutOnce(ONE_REPLY)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="S", model=model, capabilities=[RetryOnce()])
+	events, result = await collect(agent)
+	assert model.streams == 2
+	text = _attempts(events)
+	assert sorted(text) == [1, 2]
+	assert text[1] and SAID.startswith(text[1]) and text[1] != SAID  # cut before its end
+	assert text[2] == SAID == result.human_message
+	ready = [e for e in events if e.name == "command:ready"]
+	assert [e.attempt for e in ready] == [2]  # type: ignore[attr-defined]
+	assert {e.model for e in events if e.name == "text:delta"} == {"cutonce:c1"}  # type: ignore[attr-defined]
+
+
+async def test_a_fallback_streams_the_next_model_as_the_next_attempt() -> None:
+	"""The model that failed wrote attempt 1; the next model of the chain writes attempt 2."""
+	cut = CutOnce(ONE_REPLY)
+	events, result = await collect(agent_with(cut, Streamer([ONE_REPLY])))
+	text = _attempts(events)
+	assert sorted(text) == [1, 2] and text[2] == SAID == result.human_message
+	models = {e.attempt: e.model for e in events if e.name == "text:delta"}  # type: ignore[attr-defined]
+	assert models == {1: "cutonce:c1", 2: "streamer:s1"}
+
+
+async def test_each_step_counts_its_attempts_from_one() -> None:
+	"""A second step's reply is its first attempt again."""
+	events, _ = await collect(agent_with(Streamer(REPLIES)))
+	steps = {(e.step, e.attempt) for e in events if e.name in STREAM_EVENTS}  # type: ignore[attr-defined]
+	assert steps == {(1, 1), (2, 1)}

@@ -567,3 +567,61 @@ async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follow
 			assert open_ is None, f"{kind} inside an open text message"
 	assert list(messages.values()) == ["Done already.", "Rain in Oslo."]
 	assert names[-1] == "RUN_FINISHED" and ran == ["Oslo"]
+
+
+async def test_a_call_made_again_streams_its_reply_in_a_message_of_its_own() -> None:
+	"""A retry of the same model (the next attempt) writes the reply anew: what the cut call
+	streamed is closed (AG-UI takes no text back), the whole reply is a message of its own, and
+	the run's end does not send it again."""
+	from collections.abc import Awaitable, Callable
+	from typing import ClassVar
+
+	from openmolt import Capability
+	from openmolt_core.errors import ProviderError
+
+	said = "Take an umbrella, it rains all day in Oslo."
+	text = json.dumps({"commands": [finish({"result": "rain"}, human_message=said)]})
+
+	class CutOnce:
+		name = "cutonce"
+		streams = 0
+
+		async def generate(self, request: Any) -> ModelResponse:
+			return ModelResponse(text=text, usage=Usage(5, 5))
+
+		async def stream(self, request: Any) -> AsyncIterator[Any]:
+			self.streams += 1
+			sent = text[: len(text) * 3 // 4] if self.streams == 1 else text
+			for i in range(0, len(sent), 5):
+				yield TextDelta(sent[i : i + 5])
+			if self.streams > 1:
+				yield ModelResponse(text=text, usage=Usage(5, 5))
+
+	class RetryOnce(Capability):
+		name: ClassVar[str] = "acme-retry"
+		model_calls = 2
+
+		async def wrap_model(
+			self, run: Any, request: Any, call: Callable[[Any], Awaitable[ModelResponse]]
+		) -> ModelResponse:
+			try:
+				return await call(request)
+			except ProviderError:
+				return await call(request)
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Helper", model=CutOnce(), capabilities=[RetryOnce()], instructions="Help."
+	)
+	events = await run_agent(agent)
+	await om.aclose()
+	messages: dict[str, str] = {}
+	for event in events:
+		if event.type.value == "TEXT_MESSAGE_CONTENT":
+			messages[event.message_id] = messages.get(event.message_id, "") + event.delta
+	first, second = messages.values()
+	assert said.startswith(first) and first != said
+	assert second == said
+	names = types(events)
+	assert names.count("TEXT_MESSAGE_START") == names.count("TEXT_MESSAGE_END") == 2
+	assert names[-1] == "RUN_FINISHED"

@@ -79,6 +79,25 @@ async def test_edits_are_rate_limited_and_the_end_replaces_the_text() -> None:
 	assert not await live.finish("r1", "again")  # forgotten once finished
 
 
+async def test_a_call_made_again_starts_the_live_text_over() -> None:
+	"""The same step and model writing again (a retry: the next attempt) replaces the text."""
+	calls: list[tuple[str, str]] = []
+
+	async def post(message: Incoming, text: str) -> str:
+		calls.append(("post", text))
+		return "7"
+
+	async def edit(message: Incoming, sent: str, text: str) -> None:
+		calls.append(("edit", text))
+
+	live = LiveReplies(post, edit, limit=100, interval=0.0, clock=Clock())
+	live.watch("r1", MESSAGE)
+	await live.on_delta(delta("Half a rep"))
+	await live.on_delta(delta("Whole", attempt=2))
+	await live.on_delta(delta(" reply.", attempt=2))
+	assert calls == [("post", "Half a rep"), ("edit", "Whole"), ("edit", "Whole reply.")]
+
+
 async def test_a_failed_edit_stops_the_live_text_and_the_end_replies_as_usual() -> None:
 	"""When the service refuses an edit, the live text stops; the end is sent as a new message."""
 

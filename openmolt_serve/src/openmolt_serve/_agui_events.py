@@ -139,7 +139,9 @@ class AguiEvents:
 		self._calls: dict[tuple[str, int, str, str], deque[str]] = {}
 		self._message: str | None = None
 		self._subagents: dict[str, bool] = {}  # started sub-runs: True while open
-		self._streaming: tuple[int, int] | None = None  # the (step, command) that streams now
+		self._streaming: tuple[int, int, int] | None = (
+			None  # (step, command, attempt) streaming now
+		)
 		self._streamed = ""  # the text the last streamed message holds
 
 	def started(self, plan: list[dict[str, Any]], state: Any = None) -> list[BaseEvent]:
@@ -291,11 +293,12 @@ class AguiEvents:
 		"""A piece of the ``humanMessage`` a reply's ``finish`` writes, as the model writes it.
 
 		Each reply's message is one ``TEXT_MESSAGE``: a piece of another reply (the model asked
-		again) closes the open one first. Other fields (an output, a question) are not streamed.
+		again, or the same call made again: ``attempt``) closes the open one first. Other fields
+		(an output, a question) are not streamed.
 		"""
 		if event.field != "humanMessage" or event.raw or not event.text:
 			return []
-		key = (event.step, event.index)
+		key = (event.step, event.index, event.attempt)
 		out: list[BaseEvent] = []
 		if key != self._streaming:
 			out += self.end_text()

@@ -33,7 +33,7 @@ Edit = Callable[["Incoming", str, str], Awaitable[None]]
 @dataclass(slots=True)
 class _Live:
 	message: Incoming
-	attempt: tuple[int, str] = (0, "")  # the step and model whose text is shown
+	attempt: tuple[int, str, int] = (0, "", 0)  # the step, model and attempt whose text is shown
 	text: str = ""
 	shown: str = ""
 	sent: str | None = None  # the live message's id
@@ -82,7 +82,7 @@ class LiveReplies:
 		live = self._runs.get(event.run_id)
 		if live is None or live.broken or event.field != "humanMessage" or event.parent_run_id:
 			return
-		attempt = (event.step, event.model)
+		attempt = (event.step, event.model, event.attempt)  # a retry writes the reply anew
 		if attempt != live.attempt:
 			live.attempt, live.pieces = attempt, []
 		live.pieces.append(event.text)

@@ -47,6 +47,10 @@ class TextDeltaEvent(Event):
 			``output`` that is not a string comes as its JSON source text (``raw``).
 		raw: Whether ``text`` is JSON source rather than a string's content.
 		model: The model writing the reply (``provider:model``).
+		attempt: Which model call of the step writes it (1 for the first). A call that failed
+			and is made again (a retry of the same model, or the next model of a fallback)
+			writes the reply from its start with the next number: drop the text of an earlier
+			attempt of the step when a later one begins.
 	"""
 
 	index: int
@@ -54,6 +58,7 @@ class TextDeltaEvent(Event):
 	text: str
 	raw: bool = False
 	model: str = ""
+	attempt: int = 1
 	name: str = "text:delta"
 
 
@@ -65,12 +70,19 @@ class CommandReadyEvent(Event):
 		index: The command's position in the reply (0-based).
 		command: The command as the model wrote it (JSON).
 		model: The model writing the reply (``provider:model``).
+		attempt: Which model call of the step wrote it (1 for the first; see `TextDeltaEvent`):
+			the commands of an earlier attempt are not the reply's.
 	"""
 
 	index: int
 	command: dict[str, Any]
 	model: str = ""
+	attempt: int = 1
 	name: str = "command:ready"
+
+
+_ATTEMPTS = "reply-stream"
+"""Where a run's context keeps its step and that step's model calls so far (``ctx.scratch``)."""
 
 
 def sender(ctx: RunContext) -> Send | None:
@@ -85,7 +97,12 @@ def sender(ctx: RunContext) -> Send | None:
 		return None
 
 	async def send(provider: LLMProvider, request: ModelRequest, model: str) -> ModelResponse:
-		decoder = ReplyDecoder()  # one per call: a fallback starts the reply over
+		# The step's model calls so far, kept for the run: a step asked again after its history
+		# was shrunk asks for a sender again, and its attempts go on counting.
+		step, before = ctx.scratch.get(_ATTEMPTS, (ctx.step, 0))
+		attempt = before + 1 if step == ctx.step else 1
+		ctx.scratch[_ATTEMPTS] = (ctx.step, attempt)
+		decoder = ReplyDecoder()  # one per call: a retry or a fallback starts the reply over
 		# One mask per field: a secret split across two deltas is held back until it is whole,
 		# then masked (each delta masked alone would let its halves through).
 		masks: dict[tuple[int, str, bool], StreamMask] = {}
@@ -100,6 +117,7 @@ def sender(ctx: RunContext) -> Send | None:
 					text=piece,
 					raw=raw,
 					model=model,
+					attempt=attempt,
 				)
 				await _emit(ctx, event)
 
@@ -127,6 +145,7 @@ def sender(ctx: RunContext) -> Send | None:
 								index=piece.index,
 								command=ctx.redact.deep(piece.command),
 								model=model,
+								attempt=attempt,
 							),
 						)
 

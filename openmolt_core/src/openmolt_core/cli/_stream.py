@@ -27,6 +27,7 @@ class LiveText:
 		self.out = out
 		self.progress = progress
 		self._text: list[str] | None = None  # the message being written, if one is
+		self._writing: tuple[int, int] = (0, 0)  # its step and attempt (a retry writes anew)
 		self.last = ""
 		"""The last message written in full."""
 
@@ -43,6 +44,10 @@ class LiveText:
 	def _delta(self, event: Any) -> None:
 		if event.parent_run_id or event.field != "humanMessage":
 			return
+		writing = (event.step, event.attempt)
+		if self._text is not None and writing != self._writing:
+			self._end(event)  # the call was made again: its message starts on a line of its own
+		self._writing = writing
 		if self._text is None:
 			self.progress.pause()
 			self._text = []
