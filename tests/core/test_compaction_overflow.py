@@ -162,6 +162,32 @@ async def ended(agent: Any) -> Any:
 	return result
 
 
+async def test_a_streamed_step_asked_again_after_a_summary_is_its_next_attempt() -> None:
+	"""Streaming meets the re-ask: the refused call is attempt 1 of its step (it wrote nothing),
+	so the text of the call made after the summary is attempt 2; the other steps' text is 1."""
+	from collections.abc import AsyncIterator
+
+	from openmolt_core.streaming import StreamChunk, TextDelta
+
+	class Streamed(SmallWindow):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			response = await self.generate(request)  # the refusal is raised before any text
+			for i in range(0, len(response.text), 50):
+				yield TextDelta(response.text[i : i + 50])
+			yield response
+
+	model, summariser = Streamed(limit=2500, steps=12), Summariser()
+	agent = make(model, summariser)
+	attempts: dict[int, set[int]] = {}
+	agent.on("command:ready", lambda e: attempts.setdefault(e.step, set()).add(e.attempt))
+	result = await agent.run("work long")
+	assert result.status == "success", result.error
+	assert len(model.refused) == 1 and len(attempts) == 12
+	refused_step = next(step for step, seen in attempts.items() if seen != {1})
+	assert attempts[refused_step] == {2}
+	assert all(seen == {1} for step, seen in attempts.items() if step != refused_step)
+
+
 async def test_without_compaction_the_run_ends_on_the_providers_error() -> None:
 	"""compaction=False: the refusal ends the run (status error), its state kept, nothing summarised."""
 	model = SmallWindow(limit=2500, steps=12)
