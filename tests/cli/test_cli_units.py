@@ -268,3 +268,25 @@ def test_one_tool_is_shown_by_its_full_handle_too(capsys: pytest.CaptureFixture[
 	assert json.loads(split)["tool"] == "slack.postMessage"
 	assert main(["tools", "slack.postMesage"]) == 2
 	assert "did you mean" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("integration", ["fal", "s3"])
+def test_how_to_connect_names_the_install_command_of_this_environment(
+	integration: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""An integration's docs say ``pip install 'openmolt[x]'``; ``openmolt tools`` prints the
+	command that works where it runs (``uv add`` in a uv project, which has no pip)."""
+	import io
+
+	from openmolt import OpenMolt
+	from openmolt_core import _hints
+	from openmolt_core.cli._info import list_tools
+
+	monkeypatch.setattr(_hints, "install_environment", lambda: "uv-project")
+	monkeypatch.setattr(_hints, "_uv_project", lambda: None)  # not OpenMolt's own clone
+	out = io.StringIO()
+	list_tools(OpenMolt(), integration, out, as_json=False)
+	text = out.getvalue()
+	section = text.split("how to connect:", 1)[1].split("\nscopes:", 1)[0]
+	assert f"uv add 'openmolt[{integration}]'" in section
+	assert "pip install" not in section

@@ -174,8 +174,17 @@ def _one_line(text: str, width: int = 72) -> str:
 	return line
 
 
+_PIP_INSTALL = re.compile(r"""pip install (['"])([^'"\s]+)\1""")
+"""A ``pip install 'openmolt[fal]'`` an integration's docs name (one requirement, quoted)."""
+
+
 def _how_to_connect(docs: str) -> list[str]:
-	"""The user-facing part of an integration's docs: up to its notes on reference checks."""
+	"""The user-facing part of an integration's docs: up to its notes on reference checks.
+
+	Each ``pip install 'requirement'`` it names becomes the command that installs it where this
+	Python runs (`openmolt_core._hints.install_command`: ``uv add`` in a uv project, ``uv tool
+	install`` for a uv tool, ...).
+	"""
 	lines: list[str] = []
 	for line in docs.strip().splitlines():
 		heading = line.lower()
@@ -184,6 +193,10 @@ def _how_to_connect(docs: str) -> list[str]:
 		lines.append(line)
 	while lines and not lines[-1].strip():
 		lines.pop()
+	if any("pip install" in line for line in lines):
+		from openmolt_core._hints import install_command
+
+		lines = [_PIP_INSTALL.sub(lambda m: install_command(m[2]), line) for line in lines]
 	return lines
 
 
