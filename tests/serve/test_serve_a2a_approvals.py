@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
@@ -28,6 +29,7 @@ from openmolt_core.tools import tool
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve._launch import run_id_for
+from openmolt_serve.a2a import FOLLOW_POLL
 
 pytestmark = pytest.mark.anyio
 
@@ -217,3 +219,102 @@ async def test_a_list_filtered_by_status_sees_the_settled_status() -> None:
 		(state,) = a2a.parked.states
 		await _decide(a2a.agent, state, approve=True)
 		assert list((await a2a.client.list_tasks(waiting)).tasks) == []
+
+
+async def test_a_subscription_to_a_waiting_task_hears_how_its_run_went_on() -> None:
+	"""SubscribeToTask on a task waiting for the operator: the task first, then, once the
+	operator has decided in this process, the completed status and the artifact, and the end."""
+	from a2a.types import SubscribeToTaskRequest
+
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False)
+	parked = Parked()
+	om.observers.append(parked)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		url = f"{server.url}/a2a/Helper"
+		client = await create_client(
+			url, client_config=ClientConfig(httpx_client=http, streaming=True)
+		)
+		sent = [r async for r in client.send_message(message("Refund A1"))]
+		task_id = next(r.task.id for r in sent if r.HasField("task"))
+		heard: list[Any] = []
+		first = anyio.Event()
+
+		async def subscribe() -> None:
+			async for response in client.subscribe(SubscribeToTaskRequest(id=task_id)):
+				heard.append(response)
+				first.set()
+
+		# The stream ends by itself once the decision reached it: the group then exits.
+		with anyio.fail_after(10):
+			async with anyio.create_task_group() as group:
+				group.start_soon(subscribe)
+				await first.wait()  # the stream's first event: the task, still waiting
+				assert heard[0].task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+				(state,) = parked.states
+				result = await _decide(agent, state, approve=True)
+				assert result.status == "success" and ran == ["A1"]
+				decided = anyio.current_time()
+		assert anyio.current_time() - decided < FOLLOW_POLL  # woken, not found by a later read
+		statuses = [r.status_update.status.state for r in heard if r.HasField("status_update")]
+		assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
+		artifacts = [r.artifact_update.artifact for r in heard if r.HasField("artifact_update")]
+		assert [get_data_parts(a.parts) for a in artifacts] == [[{"refund": "A1"}]]
+		done = await client.get_task(GetTaskRequest(id=task_id))
+		assert done.status.state == TaskState.TASK_STATE_COMPLETED
+		assert len(done.artifacts) == 1  # the stream and the read settled it once
+	await om.aclose()
+
+
+async def test_a_subscription_hears_a_run_decided_by_another_process(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The viewer of another process resumed the run (a shared run store): the stream reads the
+	task again every FOLLOW_POLL seconds, and ends with the completed task."""
+	from a2a.types import SubscribeToTaskRequest
+
+	from openmolt_serve import a2a as served_a2a
+
+	monkeypatch.setattr(served_a2a, "FOLLOW_POLL", 0.05)
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False, run_store=store)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
+		client = await create_client(
+			f"{server.url}/a2a/Helper",
+			client_config=ClientConfig(httpx_client=http, streaming=True),
+		)
+		sent = [r async for r in client.send_message(message("Refund A1"))]
+		task_id = next(r.task.id for r in sent if r.HasField("task"))
+		heard: list[Any] = []
+		first = anyio.Event()
+
+		async def subscribe() -> None:
+			async for response in client.subscribe(SubscribeToTaskRequest(id=task_id)):
+				heard.append(response)
+				first.set()
+
+		with anyio.fail_after(10):
+			async with anyio.create_task_group() as group:
+				group.start_soon(subscribe)
+				await first.wait()
+				other = OpenMolt(entry_points=False, run_store=store)  # the operator's viewer
+				viewer_agent = make(
+					other, ran, ScriptedModel([finish({"refund": "A1"}, human_message="Done.")])
+				)
+				assert other.run_store is not None
+				state = await other.run_store.state(run_id_for("a2a", "Helper", task_id))
+				assert state is not None
+				await _decide(viewer_agent, state, approve=True)
+				await other.aclose()
+		assert heard[0].task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+		states = [
+			r.status_update.status.state if r.HasField("status_update") else r.task.status.state
+			for r in heard[1:]
+		]
+		assert states and states[-1] == TaskState.TASK_STATE_COMPLETED
+	await om.aclose()

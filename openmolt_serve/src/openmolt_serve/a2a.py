@@ -26,7 +26,7 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   ended (or parked on something else), the next ``GetTask`` or ``ListTasks`` finds the task
   ``completed`` with its artifact (or ``failed``, ``input-required``...), read from where the
   run is kept (this process, the run store or the durable store); a ``SubscribeToTask``
-  stream opened while it waits does not hear of it (read the task again). A run waiting for its user to connect an account
+  stream opened while it waits hears it too (`OpenMoltExecutor.follow`). A run waiting for its user to connect an account
   (``authorization_required``) is ``auth-required`` too, its status message the consent links;
   once connected, the caller's next message to the task makes the run go on.
 - ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
@@ -81,6 +81,7 @@ from a2a.types import (
 	SecurityScheme,
 	SendMessageRequest,
 	StringList,
+	SubscribeToTaskRequest,
 	Task,
 	TaskArtifactUpdateEvent,
 	TaskState,
@@ -258,6 +259,35 @@ class _Handler(DefaultRequestHandler):
 		async for event in super().on_message_send_stream(params, context):
 			yield event
 
+	async def on_subscribe_to_task(
+		self, params: SubscribeToTaskRequest, context: ServerCallContext
+	) -> AsyncGenerator[Event, None]:
+		"""The SDK's subscription; for a task waiting for the operator, how its run goes on.
+
+		Such a task has no running request whose events the SDK could pass on (its run waits
+		in the viewer): the stream gives the task, then the events that bring it up to date
+		once the operator has decided (`OpenMoltExecutor.follow`).
+		"""
+		executor = self.agent_executor
+		if isinstance(executor, OpenMoltExecutor) and self._card_streams():
+			tasks = self._tasks()
+			task = await tasks.get(params.id, context)
+			if task is not None and _awaits_approval(task):
+				yield task  # the first event of a subscription is the task
+				async for event in executor.follow(task, context, tasks):
+					yield event
+				return
+		async for event in super().on_subscribe_to_task(params, context):
+			yield event
+
+	def _card_streams(self) -> bool:
+		return bool(self._agent_card.capabilities.streaming)
+
+	def _tasks(self) -> _a2a_store.A2ATaskStore:
+		store = self.task_store
+		assert isinstance(store, _a2a_store.A2ATaskStore)
+		return store
+
 
 def _from_user(params: SendMessageRequest) -> None:
 	"""A message a client sends is the user's (``ROLE_USER``): an agent's is invalid params."""
@@ -287,6 +317,10 @@ class OpenMoltExecutor(AgentExecutor):
 		self.decided: OrderedDict[str, RunResult] = OrderedDict()
 		"""How those runs went on in this process (the operator decided them in the viewer),
 		until their task reads it."""
+		self.reported: OrderedDict[str, list[Any]] = OrderedDict()
+		"""The events that brought each task up to date with its run (`settled`), by task id
+		(the newest `MAX_PARKED`): what a ``SubscribeToTask`` stream of the task hears."""
+		self._woken: dict[str, anyio.Event] = {}  # the run ids subscribers wait on (`follow`)
 		self._ends = _Decided(self)
 		OpenMolt.of(agent).observers.append(self._ends)
 
@@ -318,7 +352,47 @@ class OpenMoltExecutor(AgentExecutor):
 		await self._report(TaskUpdater(events, task.id, task.context_id), task.id, result)
 		for event in events.events:
 			_apply(task, event)
+		self.reported[task.id] = events.events
+		while len(self.reported) > self.max_parked:
+			self.reported.popitem(last=False)
 		return task
+
+	async def follow(
+		self, task: Task, context: ServerCallContext, store: _a2a_store.A2ATaskStore
+	) -> AsyncGenerator[Event, None]:
+		"""What a ``SubscribeToTask`` stream of a task waiting for the operator hears next.
+
+		It waits until the task's run has gone on (decided in this process: at once; in
+		another one, sharing the run store or the durable store: read again every
+		`FOLLOW_POLL` seconds), then yields the events that brought the task up to date, as
+		the task's own request would have streamed them (a status, and the artifact of a
+		completed run), and ends. A task settled where they were not kept (another server
+		process) is yielded whole.
+
+		Args:
+			task: The task as the stream's first event gave it (``auth-required``).
+			context: The subscriber's call.
+			store: The task store (reading a task settles it).
+		"""
+		run_id = run_id_for("a2a", self.agent.name, task.id)
+		while True:
+			fresh = await store.get(task.id, context)
+			if fresh is None:
+				return
+			if not _awaits_approval(fresh):
+				reported = self.reported.get(task.id)
+				for event in reported if reported is not None else [fresh]:
+					yield event
+				return
+			woken = self._woken.setdefault(run_id, anyio.Event())
+			with anyio.move_on_after(FOLLOW_POLL):
+				await woken.wait()
+
+	def wake(self, run_id: str) -> None:
+		"""A run's result is known here: the streams following its task read it now."""
+		woken = self._woken.pop(run_id, None)
+		if woken is not None:
+			woken.set()
 
 	async def _went_on(self, run_id: str) -> RunResult | None:
 		"""How a run parked for an approval went on (None: it still waits, or is unknown)."""
@@ -678,6 +752,10 @@ def _slug(name: str) -> str:
 	return "".join(c if c.isalnum() else "-" for c in name).strip("-").lower() or "agent"
 
 
+FOLLOW_POLL = 2.0
+"""Seconds between the reads of a followed task whose run may go on in another process."""
+
+
 def _awaits_approval(task: Task) -> bool:
 	"""Whether a task is ``auth-required`` for the operator's approval (not for an account)."""
 	if task.status.state != TaskState.TASK_STATE_AUTH_REQUIRED:
@@ -764,3 +842,4 @@ class _Decided(RunObserver):
 			executor.decided[run.run_id] = result
 			while len(executor.decided) > executor.max_parked:
 				executor.decided.popitem(last=False)
+			executor.wake(run.run_id)
