@@ -53,7 +53,7 @@ def _app() -> Any:
 @pytest.fixture
 async def http_server() -> AsyncIterator[str]:
 	app, _ = _app()
-	sock = socket.socket()
+	sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
 	sock.bind(("127.0.0.1", 0))
 	port = sock.getsockname()[1]
 	config = uvicorn.Config(app, log_level="warning", lifespan="on")

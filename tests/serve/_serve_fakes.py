@@ -37,7 +37,7 @@ class _Quiet(uvicorn.Server):
 @contextlib.asynccontextmanager
 async def local_server(app: ASGIApp) -> AsyncIterator[str]:
 	"""Serve an ASGI app on 127.0.0.1 (a free port) in this loop; yields its base URL."""
-	sock = socket.socket()
+	sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
 	sock.bind(("127.0.0.1", 0))
 	port = sock.getsockname()[1]
 	server = _Quiet(uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False))

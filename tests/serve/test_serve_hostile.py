@@ -314,6 +314,61 @@ async def test_connections_past_the_cap_are_refused() -> None:
 		assert (await client.get("/health")).status_code == 200
 
 
+def _accepted(server: Any) -> list[socket.socket]:
+	"""The sockets of the connections a uvicorn server holds open now."""
+	return [p.transport.get_extra_info("socket") for p in server.server_state.connections]
+
+
+async def test_every_connection_sends_its_responses_at_once() -> None:
+	"""Nagle's algorithm is off on every connection (TCP_NODELAY): uvicorn writes a response's
+	head and body apart, and the body waited for the client's delayed ACK (about 40 ms a
+	response, for every webhook, chat callback, A2A and AG-UI reply and SSE event)."""
+	from openmolt_ui._listen import listen
+
+	with listen("127.0.0.1", 0, who="x") as made:
+		assert made.proto == socket.IPPROTO_TCP
+	async for client, _, ts in serving({"scheme": "github"}):
+		assert (await client.get("/health")).status_code == 200  # kept alive: still open
+		accepted = _accepted(ts._server)
+		assert accepted
+		for sock in accepted:
+			assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+async def test_the_guarded_protocol_turns_nagle_off_whatever_the_listening_socket() -> None:
+	"""A listening socket made with proto 0 (asyncio then leaves TCP_NODELAY off): the
+	protocol sets it on each connection itself."""
+	import uvicorn
+	from starlette.applications import Starlette
+	from starlette.responses import PlainTextResponse
+	from starlette.routing import Route
+
+	from openmolt_ui._conn import guarded_protocol
+
+	async def ok(request: Any) -> PlainTextResponse:
+		return PlainTextResponse("ok")
+
+	sock = socket.socket()  # proto 0
+	sock.bind(("127.0.0.1", 0))
+	port = sock.getsockname()[1]
+	app = Starlette(routes=[Route("/", ok)])
+	config = uvicorn.Config(app, http=guarded_protocol(), lifespan="off", log_level="warning")
+	server = uvicorn.Server(config)
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(lambda: server.serve(sockets=[sock]))
+		with anyio.fail_after(10):
+			while not server.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
+				await anyio.sleep(0.01)
+		async with httpx.AsyncClient() as http:
+			assert (await http.get(f"http://127.0.0.1:{port}/")).text == "ok"
+			accepted = _accepted(server)
+			assert accepted and all(
+				s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0 for s in accepted
+			)
+		server.should_exit = True
+	sock.close()
+
+
 def test_the_limits_must_be_positive() -> None:
 	"""A zero or negative limit is refused, naming it."""
 	from openmolt_core.errors import ConfigurationError

@@ -88,7 +88,9 @@ def listen(host: str, port: int, *, who: str) -> socket.socket:
 			port.
 	"""
 	family = socket.AF_INET6 if ":" in host else socket.AF_INET
-	sock = socket.socket(family, socket.SOCK_STREAM)
+	# IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of a socket that says so
+	# (with proto 0, each response waited about 40 ms for the client's delayed ACK).
+	sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
 	sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 	try:
 		sock.bind((host, port))
