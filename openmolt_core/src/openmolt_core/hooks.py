@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
 from openmolt_core.result import PARKED_STATUSES, ParkedStatus, RunStatus
+from openmolt_core.tools import LOOP_FIELDS
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -1522,14 +1523,14 @@ class Hooks:
 
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 		"""Each `Capability.hand_down` answer, merged per call (``capabilities`` add up)."""
-		from openmolt_core.tools import LOOP_FIELDS
-
 		out: list[dict[str, Any]] = [{} for _ in tools]
 		for hook in self.hand_down:
 			answers = _ask(hook, run, tools)
-			if answers and not (len(answers) == len(tools) and all(map(_mapping, answers))):
+			if not answers:  # most calls: nothing to hand down
+				continue
+			if not (len(answers) == len(tools) and all(map(_mapping, answers))):
 				raise _wrong(hook, answers, "one dict of CallingRun fields per tool, or ()")
-			for merged, answer in zip(out, answers or (), strict=False):
+			for merged, answer in zip(out, answers, strict=False):
 				if taken := sorted(LOOP_FIELDS & answer.keys()):
 					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
 				caps = (*merged.get("capabilities", ()), *answer.get("capabilities", ()))
