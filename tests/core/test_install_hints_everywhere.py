@@ -101,3 +101,22 @@ def test_in_a_uv_project_the_hint_is_uv_add(
 		pii_redaction(kinds=["phone"])
 	assert "uv add 'openmolt-core[pii]'" in str(caught.value)
 	assert "pip install" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+	("prose", "requirement"),
+	[
+		("Install it with `pip install 'openmolt[fal]'` first.", "openmolt[fal]"),
+		('Run `python -m pip install "pyyaml"` once.', "pyyaml"),
+		("Run `python3 -m pip install pyyaml` once.", "pyyaml"),
+		("Run `uv pip install botocore` once.", "botocore"),
+		("Run `/opt/venv/bin/python -m pip install 'openmolt[s3]'`.", "openmolt[s3]"),
+	],
+)
+def test_prose_names_the_whole_command_of_this_environment(
+	marked: None, prose: str, requirement: str
+) -> None:
+	"""The whole ``pip install`` command is replaced, whatever prefix it was written with."""
+	shown = _hints.install_commands_in(prose)
+	assert f"`INSTALL {requirement}`" in shown
+	assert "pip" not in shown

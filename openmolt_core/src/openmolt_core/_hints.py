@@ -22,6 +22,7 @@ __all__ = [
 	"close_match",
 	"extra_for",
 	"install_command",
+	"install_commands_in",
 	"install_environment",
 	"installed_extras",
 	"known_extras",
@@ -194,6 +195,27 @@ def install_command(requirement: str) -> str:
 		# Run as .venv/bin/openmolt without activating it: `pip` may be another Python's.
 		return f"{sys.executable} -m pip install '{requirement}'"
 	return f"python -m pip install '{requirement}'"
+
+
+_PIP_INSTALL = re.compile(
+	r"""(?:(?:[^\s`'"]*python3?|uv) (?:-m )?)?pip3? install (?:(['"])([^'"\s]+)\1|([^'"`\s]+))"""
+)
+"""A whole ``pip install`` command in prose: ``pip install 'openmolt[fal]'``, ``python -m pip
+install pyyaml``, ``uv pip install x`` (one requirement, quoted or not)."""
+
+
+def install_commands_in(text: str) -> str:
+	"""``text`` with each ``pip install`` command in it replaced by `install_command`'s.
+
+	An integration's docs are written once for everyone and say ``pip install 'openmolt[fal]'``;
+	shown to a user, they name the command that works where this Python runs.
+
+	Args:
+		text: prose that may name ``pip install`` commands.
+	"""
+	if "pip" not in text:
+		return text
+	return _PIP_INSTALL.sub(lambda m: install_command(m[2] or m[3]), text)
 
 
 def close_match(name: str, candidates: Iterable[str]) -> str | None:

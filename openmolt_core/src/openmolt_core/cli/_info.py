@@ -174,15 +174,11 @@ def _one_line(text: str, width: int = 72) -> str:
 	return line
 
 
-_PIP_INSTALL = re.compile(r"""pip install (['"])([^'"\s]+)\1""")
-"""A ``pip install 'openmolt[fal]'`` an integration's docs name (one requirement, quoted)."""
-
-
 def _how_to_connect(docs: str) -> list[str]:
 	"""The user-facing part of an integration's docs: up to its notes on reference checks.
 
-	Each ``pip install 'requirement'`` it names becomes the command that installs it where this
-	Python runs (`openmolt_core._hints.install_command`: ``uv add`` in a uv project, ``uv tool
+	Each ``pip install`` command it names becomes the one that installs the requirement where this
+	Python runs (`openmolt_core._hints.install_commands_in`: ``uv add`` in a uv project, ``uv tool
 	install`` for a uv tool, ...).
 	"""
 	lines: list[str] = []
@@ -193,10 +189,10 @@ def _how_to_connect(docs: str) -> list[str]:
 		lines.append(line)
 	while lines and not lines[-1].strip():
 		lines.pop()
-	if any("pip install" in line for line in lines):
-		from openmolt_core._hints import install_command
+	if any("pip" in line for line in lines):
+		from openmolt_core._hints import install_commands_in
 
-		lines = [_PIP_INSTALL.sub(lambda m: install_command(m[2]), line) for line in lines]
+		lines = [install_commands_in(line) for line in lines]
 	return lines
 
 
