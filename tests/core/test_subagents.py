@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from openmolt import ConfigurationError, OpenMolt, Usage
 from openmolt_core.approvals import ApprovalRequest
+from openmolt_core.hooks import Hooks
 from openmolt_core.subagents import TASK_SCHEMA, AgentTool, check_cycles
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 
@@ -611,6 +612,86 @@ async def test_any_nested_run_of_a_tainted_caller_starts_tainted() -> None:
 	assert sent == []
 	assert child.last_state is not None and child.last_state.tainted
 	assert child.last_state.taint[0]["tool"] == "local.inbox"
+
+
+async def test_taint_reaches_the_end_of_a_chain_through_an_agent_without_safety() -> None:
+	"""boss (tainted) -> a hand-built Agent with no Safety capability -> courier: the middle run
+	starts tainted and hands its taint on (TaintedStart hands itself down), so the courier's send
+	is still gated; the capability reaches each run once."""
+	from openmolt_core.agent import Agent
+	from openmolt_core.tools import ToolContext, tool
+
+	om = OpenMolt(entry_points=False)
+	courier, inbox, sent = _courier(om)
+
+	@tool(labels=["outbound"])
+	async def relay(task: str, context: ToolContext) -> Any:
+		"""Hand a task on to the courier.
+
+		Args:
+			task: The task.
+		"""
+		result = await courier.run(task, parent=context.run)
+		return result.status
+
+	built = om.create_agent(name="middle", model=ScriptedModel([]), tools=[relay])
+	middle_model = ScriptedModel([call_tool("local.relay", task="mail it"), finish("relayed")])
+	middle = Agent(
+		built.om,
+		name="middle",
+		provider=lambda: middle_model,
+		model="scripted",
+		model_config=built.model_config,
+		instructions="",
+		tools=list(built._tools.values()),
+		output_schema=None,
+		memory=None,
+		on_human_input_request=None,
+		config=None,
+		max_steps=5,
+		max_tokens=None,
+		timeout=None,
+	)
+	assert "safety" not in middle._hooks.by_name
+
+	@tool(labels=["outbound"])
+	async def delegate(task: str, context: ToolContext) -> Any:
+		"""Hand a task to the middle agent.
+
+		Args:
+			task: The task.
+		"""
+		result = await middle.run(task, parent=context.run)
+		return result.status
+
+	boss = om.create_agent(
+		name="boss",
+		model=ScriptedModel(
+			[call_tool("local.inbox"), call_tool("local.delegate", task="mail it"), finish("x")]
+		),
+		tools=[inbox, delegate],
+		taint_policy="allow",
+	)
+	assert (await boss.run("go")).status == "success"
+	assert middle.last_state is not None and middle.last_state.taint[0]["tool"] == "local.inbox"
+	assert courier.last_state is not None and courier.last_state.taint[0]["tool"] == "local.inbox"
+	assert sent == []
+
+
+def test_a_capability_two_hand_down_reaches_the_call_once() -> None:
+	"""Safety and the TaintedStart it handed down both hand on TaintedStart: one per call."""
+	from types import SimpleNamespace
+
+	from openmolt_core.capabilities.safety import Safety, TaintedStart
+	from openmolt_core.result import RunState
+
+	records = [{"call": "tool:1:0:local.inbox", "tool": "local.inbox", "step": 1}]
+	run = SimpleNamespace(state=RunState(taint=records))
+	handed = Hooks([Safety(), TaintedStart()]).handed(run, [object(), object()])  # type: ignore[arg-type, list-item]
+	assert len(handed) == 2
+	for one in handed:
+		assert [type(c) for c in one["capabilities"]] == [TaintedStart]
+		assert one["taint"] is records
 
 
 async def test_a_tainted_callers_budget_and_taint_are_both_handed_down(

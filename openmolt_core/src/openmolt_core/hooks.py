@@ -1522,7 +1522,11 @@ class Hooks:
 		return _first(self.last_step, run, ok=_text, expected="the reason as text, or None")
 
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-		"""Each `Capability.hand_down` answer, merged per call (``capabilities`` add up)."""
+		"""Each `Capability.hand_down` answer, merged per call.
+
+		``capabilities`` add up, each instance once: two capabilities may hand down the same one
+		(`Safety` and the `TaintedStart` it handed down both hand it on).
+		"""
 		out: list[dict[str, Any]] = [{} for _ in tools]
 		for hook in self.hand_down:
 			answers = _ask(hook, run, tools)
@@ -1533,7 +1537,7 @@ class Hooks:
 			for merged, answer in zip(out, answers, strict=False):
 				if taken := sorted(LOOP_FIELDS & answer.keys()):
 					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
-				caps = (*merged.get("capabilities", ()), *answer.get("capabilities", ()))
+				caps = _distinct((*merged.get("capabilities", ()), *answer.get("capabilities", ())))
 				merged.update(answer, **({"capabilities": caps} if caps else {}))
 		return out
 
@@ -1741,6 +1745,16 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = functools.partial(_wrapped, hook, run, send)
 		return send
+
+
+def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
+	"""``capabilities`` in order, each instance once."""
+	if len(capabilities) < 2:
+		return capabilities
+	kept: dict[int, Any] = {}  # by identity: a capability need not be hashable
+	for capability in capabilities:
+		kept.setdefault(id(capability), capability)
+	return tuple(kept.values())
 
 
 def _ask(hook: Callable[..., _T], *args: Any) -> _T:

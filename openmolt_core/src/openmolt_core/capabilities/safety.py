@@ -431,9 +431,7 @@ class Safety(Capability):
 		Asked at a call's start (once before a concurrent batch: the same for all its calls, on
 		a replay too). An untainted run hands down nothing.
 		"""
-		if not run.state.taint:
-			return ()
-		return [{"taint": run.state.taint, "capabilities": (_TAINTED_START,)}] * len(tools)
+		return _tainted_calls(run, tools)
 
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
@@ -588,8 +586,24 @@ class TaintedStart(Capability):
 				state.taint = [dict(t) for t in link.taint]
 		return None
 
+	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
+		"""Hand the run's taint down again, so a chain of runs stays tainted to its end.
+
+		The nested run may belong to an agent without a `Safety` capability (an `Agent` built
+		by hand); the runs its own calls start must still begin tainted. Where `Safety` hands
+		down too, the kernel keeps one `TaintedStart` per call (`openmolt_core.hooks.Hooks.handed`).
+		"""
+		return _tainted_calls(run, tools)
+
 
 _TAINTED_START = TaintedStart()
+
+
+def _tainted_calls(run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
+	"""What a tainted run hands each call: its records and `TaintedStart`; a clean run, nothing."""
+	if not run.state.taint:
+		return ()
+	return [{"taint": run.state.taint, "capabilities": (_TAINTED_START,)}] * len(tools)
 
 
 def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:
