@@ -29,7 +29,6 @@ from openmolt_core.tools import tool
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve._launch import run_id_for
-from openmolt_serve.a2a import FOLLOW_POLL
 
 pytestmark = pytest.mark.anyio
 
@@ -72,14 +71,43 @@ def script() -> ScriptedModel:
 	)
 
 
-def message(text: str) -> SendMessageRequest:
+def message(text: str, **ids: str) -> SendMessageRequest:
 	return SendMessageRequest(
-		message=Message(message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)])
+		message=Message(
+			message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+		)
 	)
 
 
-async def _client(url: str, http: httpx.AsyncClient) -> Any:
-	return await create_client(url, client_config=ClientConfig(httpx_client=http, streaming=False))
+async def _client(url: str, http: httpx.AsyncClient, *, streaming: bool = False) -> Any:
+	config = ClientConfig(httpx_client=http, streaming=streaming)
+	return await create_client(url, client_config=config)
+
+
+class Follower:
+	"""A ``SubscribeToTask`` stream of one task, run in a task group: what it heard, and when."""
+
+	def __init__(self, client: Any, task_id: str) -> None:
+		self.client, self.task_id = client, task_id
+		self.heard: list[Any] = []
+		self.first = anyio.Event()  # the stream's first event (the task) arrived
+		self.ended_at: float | None = None
+
+	async def __call__(self) -> None:
+		from a2a.types import SubscribeToTaskRequest
+
+		async for response in self.client.subscribe(SubscribeToTaskRequest(id=self.task_id)):
+			self.heard.append(response)
+			self.first.set()
+		self.ended_at = anyio.current_time()
+
+	def states(self) -> list[int]:
+		"""The task's state in each event heard (a task's, or a status update's)."""
+		return [
+			r.status_update.status.state if r.HasField("status_update") else r.task.status.state
+			for r in self.heard
+			if r.HasField("status_update") or r.HasField("task")
+		]
 
 
 def _http() -> httpx.AsyncClient:
@@ -101,6 +129,7 @@ class Served:
 	client: Any
 	parked: Parked
 	ran: list[str]
+	server: TriggerServer
 
 	async def send(self, text: str = "Refund A1") -> Any:
 		"""Send a message as a new task; its task as the first answer gave it."""
@@ -109,7 +138,7 @@ class Served:
 
 
 @asynccontextmanager
-async def served(model: ScriptedModel) -> AsyncIterator[Served]:
+async def served(model: ScriptedModel, *, streaming: bool = False) -> AsyncIterator[Served]:
 	ran: list[str] = []
 	om = OpenMolt(entry_points=False)
 	parked = Parked()
@@ -117,7 +146,8 @@ async def served(model: ScriptedModel) -> AsyncIterator[Served]:
 	agent = make(om, ran, model)
 	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
 	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
-		yield Served(agent, await _client(f"{server.url}/a2a/Helper", http), parked, ran)
+		client = await _client(f"{server.url}/a2a/Helper", http, streaming=streaming)
+		yield Served(agent, client, parked, ran, server)
 	await om.aclose()
 
 
@@ -221,50 +251,98 @@ async def test_a_list_filtered_by_status_sees_the_settled_status() -> None:
 		assert list((await a2a.client.list_tasks(waiting)).tasks) == []
 
 
-async def test_a_subscription_to_a_waiting_task_hears_how_its_run_went_on() -> None:
+async def test_a_subscription_to_a_waiting_task_hears_how_its_run_went_on(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
 	"""SubscribeToTask on a task waiting for the operator: the task first, then, once the
 	operator has decided in this process, the completed status and the artifact, and the end."""
-	from a2a.types import SubscribeToTaskRequest
+	from openmolt_serve import a2a as served_a2a
 
-	ran: list[str] = []
-	om = OpenMolt(entry_points=False)
-	parked = Parked()
-	om.observers.append(parked)
-	agent = make(om, ran, script())
-	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
-	async with TriggerServer([(agent, triggers)], port=0) as server, _http() as http:
-		url = f"{server.url}/a2a/Helper"
-		client = await create_client(
-			url, client_config=ClientConfig(httpx_client=http, streaming=True)
-		)
-		sent = [r async for r in client.send_message(message("Refund A1"))]
+	monkeypatch.setattr(served_a2a, "FOLLOW_POLL", 30.0)  # woken, not found by a later read
+	async with served(script(), streaming=True) as a2a:
+		sent = [r async for r in a2a.client.send_message(message("Refund A1"))]
 		task_id = next(r.task.id for r in sent if r.HasField("task"))
-		heard: list[Any] = []
-		first = anyio.Event()
-
-		async def subscribe() -> None:
-			async for response in client.subscribe(SubscribeToTaskRequest(id=task_id)):
-				heard.append(response)
-				first.set()
-
+		follower = Follower(a2a.client, task_id)
 		# The stream ends by itself once the decision reached it: the group then exits.
 		with anyio.fail_after(10):
 			async with anyio.create_task_group() as group:
-				group.start_soon(subscribe)
-				await first.wait()  # the stream's first event: the task, still waiting
-				assert heard[0].task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
-				(state,) = parked.states
-				result = await _decide(agent, state, approve=True)
-				assert result.status == "success" and ran == ["A1"]
+				group.start_soon(follower)
+				await follower.first.wait()  # the stream's first event: the task, still waiting
+				assert follower.states() == [TaskState.TASK_STATE_AUTH_REQUIRED]
+				(state,) = a2a.parked.states
+				result = await _decide(a2a.agent, state, approve=True)
+				assert result.status == "success" and a2a.ran == ["A1"]
 				decided = anyio.current_time()
-		assert anyio.current_time() - decided < FOLLOW_POLL  # woken, not found by a later read
-		statuses = [r.status_update.status.state for r in heard if r.HasField("status_update")]
-		assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
+		assert follower.ended_at is not None and follower.ended_at - decided < 2
+		assert follower.states()[-1] == TaskState.TASK_STATE_COMPLETED
+		heard = follower.heard
 		artifacts = [r.artifact_update.artifact for r in heard if r.HasField("artifact_update")]
 		assert [get_data_parts(a.parts) for a in artifacts] == [[{"refund": "A1"}]]
-		done = await client.get_task(GetTaskRequest(id=task_id))
+		done = await a2a.client.get_task(GetTaskRequest(id=task_id))
 		assert done.status.state == TaskState.TASK_STATE_COMPLETED
 		assert len(done.artifacts) == 1  # the stream and the read settled it once
+
+
+async def test_a_cancelled_waiting_task_ends_its_subscriptions_at_once(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""CancelTask on a task a stream follows: the stream hears ``cancelled`` now, not at its next
+	read. What an earlier settle of the task reported (kept for the streams of that settle) is
+	not told again: the stream tells what happened while it followed."""
+	from a2a.types import CancelTaskRequest, TaskStatus, TaskStatusUpdateEvent
+
+	from openmolt_serve import a2a as served_a2a
+
+	monkeypatch.setattr(served_a2a, "FOLLOW_POLL", 30.0)  # a read would come far too late
+	async with served(script(), streaming=True) as a2a:
+		sent = [r async for r in a2a.client.send_message(message("Refund A1"))]
+		task = next(r.task for r in sent if r.HasField("task"))
+		executor = a2a.server.a2a["Helper"].handler.agent_executor
+		assert isinstance(executor, served_a2a.OpenMoltExecutor)
+		earlier = TaskStatusUpdateEvent(
+			task_id=task.id,
+			context_id=task.context_id,
+			status=TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED),
+		)
+		executor.reported[task.id] = [earlier]  # as a settle before this wait left it
+		follower = Follower(a2a.client, task.id)
+		with anyio.fail_after(10):
+			async with anyio.create_task_group() as group:
+				group.start_soon(follower)
+				await follower.first.wait()
+				await a2a.client.cancel_task(CancelTaskRequest(id=task.id))
+				cancelled = anyio.current_time()
+		assert follower.ended_at is not None and follower.ended_at - cancelled < 2
+		assert follower.states() == [
+			TaskState.TASK_STATE_AUTH_REQUIRED,
+			TaskState.TASK_STATE_CANCELED,
+		]
+		assert a2a.ran == []
+
+
+async def test_a_stopping_server_ends_the_subscriptions_that_wait() -> None:
+	"""The server stops while a stream waits for the operator: the stream ends (the task still
+	waiting) and the server does not wait out its graceful shutdown for the connection."""
+	ran: list[str] = []
+	om = OpenMolt(entry_points=False)
+	agent = make(om, ran, script())
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	async with _http() as http:
+		with anyio.fail_after(10):
+			async with anyio.create_task_group() as group:
+				async with TriggerServer([(agent, triggers)], port=0) as server:
+					client = await _client(f"{server.url}/a2a/Helper", http, streaming=True)
+					sent = [r async for r in client.send_message(message("Refund A1"))]
+					task_id = next(r.task.id for r in sent if r.HasField("task"))
+					follower = Follower(client, task_id)
+					group.start_soon(follower)
+					await follower.first.wait()
+					stopping = anyio.current_time()
+				stopped = anyio.current_time()
+	assert stopped - stopping < 1.5  # the graceful shutdown's 2 s were not waited out
+	assert follower.ended_at is not None
+	assert follower.states() == [TaskState.TASK_STATE_AUTH_REQUIRED]
+	assert ran == []
 	await om.aclose()
 
 
@@ -273,8 +351,6 @@ async def test_a_subscription_hears_a_run_decided_by_another_process(
 ) -> None:
 	"""The viewer of another process resumed the run (a shared run store): the stream reads the
 	task again every FOLLOW_POLL seconds, and ends with the completed task."""
-	from a2a.types import SubscribeToTaskRequest
-
 	from openmolt_serve import a2a as served_a2a
 
 	monkeypatch.setattr(served_a2a, "FOLLOW_POLL", 0.05)
@@ -290,18 +366,11 @@ async def test_a_subscription_hears_a_run_decided_by_another_process(
 		)
 		sent = [r async for r in client.send_message(message("Refund A1"))]
 		task_id = next(r.task.id for r in sent if r.HasField("task"))
-		heard: list[Any] = []
-		first = anyio.Event()
-
-		async def subscribe() -> None:
-			async for response in client.subscribe(SubscribeToTaskRequest(id=task_id)):
-				heard.append(response)
-				first.set()
-
+		follower = Follower(client, task_id)
 		with anyio.fail_after(10):
 			async with anyio.create_task_group() as group:
-				group.start_soon(subscribe)
-				await first.wait()
+				group.start_soon(follower)
+				await follower.first.wait()
 				other = OpenMolt(entry_points=False, run_store=store)  # the operator's viewer
 				viewer_agent = make(
 					other, ran, ScriptedModel([finish({"refund": "A1"}, human_message="Done.")])
@@ -311,10 +380,7 @@ async def test_a_subscription_hears_a_run_decided_by_another_process(
 				assert state is not None
 				await _decide(viewer_agent, state, approve=True)
 				await other.aclose()
-		assert heard[0].task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
-		states = [
-			r.status_update.status.state if r.HasField("status_update") else r.task.status.state
-			for r in heard[1:]
-		]
-		assert states and states[-1] == TaskState.TASK_STATE_COMPLETED
+		states = follower.states()
+		assert states[0] == TaskState.TASK_STATE_AUTH_REQUIRED
+		assert len(states) > 1 and states[-1] == TaskState.TASK_STATE_COMPLETED
 	await om.aclose()

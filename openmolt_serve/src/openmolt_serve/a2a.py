@@ -74,6 +74,7 @@ from a2a.types import (
 	AgentCard,
 	AgentInterface,
 	AgentSkill,
+	CancelTaskRequest,
 	HTTPAuthSecurityScheme,
 	Message,
 	Role,
@@ -201,6 +202,17 @@ class A2AServer:
 	handler: DefaultRequestHandler
 	tasks: _a2a_store.A2ATaskStore
 
+	def stopping(self) -> None:
+		"""The server is about to stop: end the ``SubscribeToTask`` streams still waiting.
+
+		A stream following a task that waits for the operator holds its connection open; ended
+		now, the server need not wait out its graceful shutdown for it. The client sees the
+		stream end with the task still waiting, and may subscribe again to another process.
+		"""
+		executor = self.handler.agent_executor
+		if isinstance(executor, OpenMoltExecutor):
+			executor.stop_following()
+
 	async def aclose(self) -> None:
 		"""Stop the tasks still running (their runs are cancelled): the server is stopping."""
 		try:
@@ -280,6 +292,16 @@ class _Handler(DefaultRequestHandler):
 		async for event in super().on_subscribe_to_task(params, context):
 			yield event
 
+	async def on_cancel_task(
+		self, params: CancelTaskRequest, context: ServerCallContext
+	) -> Task | None:
+		"""The SDK's cancel; then the streams following the task read it at once (cancelled)."""
+		task: Task | None = await super().on_cancel_task(params, context)
+		executor = self.agent_executor
+		if isinstance(executor, OpenMoltExecutor):
+			executor.wake(run_id_for("a2a", executor.agent.name, params.id))
+		return task
+
 	def _card_streams(self) -> bool:
 		return bool(self._agent_card.capabilities.streaming)
 
@@ -321,6 +343,7 @@ class OpenMoltExecutor(AgentExecutor):
 		"""The events that brought each task up to date with its run (`settled`), by task id
 		(the newest `MAX_PARKED`): what a ``SubscribeToTask`` stream of the task hears."""
 		self._woken: dict[str, anyio.Event] = {}  # the run ids subscribers wait on (`follow`)
+		self._stopping = False  # the server stops: `follow` streams end
 		self._ends = _Decided(self)
 		OpenMolt.of(agent).observers.append(self._ends)
 
@@ -375,13 +398,15 @@ class OpenMoltExecutor(AgentExecutor):
 			store: The task store (reading a task settles it).
 		"""
 		run_id = run_id_for("a2a", self.agent.name, task.id)
-		while True:
+		earlier = self.reported.get(task.id)  # an earlier settle of the task: not this one's
+		while not self._stopping:
 			fresh = await store.get(task.id, context)
 			if fresh is None:
 				return
 			if not _awaits_approval(fresh):
 				reported = self.reported.get(task.id)
-				for event in reported if reported is not None else [fresh]:
+				ours = reported is not None and reported is not earlier
+				for event in reported if reported is not None and ours else [fresh]:
 					yield event
 				return
 			woken = self._woken.setdefault(run_id, anyio.Event())
@@ -389,10 +414,17 @@ class OpenMoltExecutor(AgentExecutor):
 				await woken.wait()
 
 	def wake(self, run_id: str) -> None:
-		"""A run's result is known here: the streams following its task read it now."""
+		"""A run's result is known here (or its task was cancelled): its followers read it now."""
 		woken = self._woken.pop(run_id, None)
 		if woken is not None:
 			woken.set()
+
+	def stop_following(self) -> None:
+		"""End every `follow` stream now and from now on: the server is stopping."""
+		self._stopping = True
+		woken, self._woken = self._woken, {}
+		for event in woken.values():
+			event.set()
 
 	async def _went_on(self, run_id: str) -> RunResult | None:
 		"""How a run parked for an approval went on (None: it still waits, or is unknown)."""

@@ -344,6 +344,8 @@ class TriggerServer:
 	) -> bool | None:
 		"""Stop listening and polling; runs still going are cancelled (durable ones recover)."""
 		tg, self._tg = self._tg, None
+		for a2a in self.a2a.values():  # their waiting subscriptions end before the server waits
+			a2a.stopping()
 		if self._server is not None:
 			self._server.should_exit = True
 		if tg is None:
