@@ -141,9 +141,22 @@ async def test_only_a_sessions_runs_keep_their_notes_from_the_agents_callback() 
 	assert notes == ["session note"]
 
 
-async def test_a_session_runs_notes_stay_out_of_the_agents_callback_when_resumed_elsewhere() -> (
-	None
-):
+class _Unnamed(InMemorySession):
+	"""A session of the protocol whose id is empty (no store of ours takes one)."""
+
+	@property
+	def session_id(self) -> str:
+		return ""
+
+	@session_id.setter
+	def session_id(self, value: str) -> None:
+		pass
+
+
+@pytest.mark.parametrize("session", [InMemorySession("alice"), _Unnamed("ignored")], ids=str)
+async def test_a_session_runs_notes_stay_out_of_the_agents_callback_when_resumed_elsewhere(
+	session: Any,
+) -> None:
 	"""A session run resumed by another process (a durable worker recovering it) keeps its notes.
 
 	The run's state says it belongs to a session: the process that goes on with it never gives
@@ -165,9 +178,10 @@ async def test_a_session_runs_notes_stay_out_of_the_agents_callback_when_resumed
 	started = agent_of(
 		OpenMolt(entry_points=False), first, ScriptedModel([[ask_human("tea or coffee?")]])
 	)
-	parked = await started.run("hello", session=InMemorySession("alice"))
+	parked = await started.run("hello", session=session)
 	assert parked.status == "human_input_required"
 	saved = parked.state.to_dict()
+	assert saved["ext"]["session"] == session.session_id  # an empty id marks the run too
 
 	other: list[str] = []  # another process: same agent, it never saw the session
 	model = ScriptedModel([[update_memory("alice likes tea"), finish("noted")]])
@@ -905,6 +919,17 @@ def test_a_session_id_a_store_cannot_keep_is_refused(
 	characters a log or page would show, an id too long to index."""
 	with pytest.raises(ConfigurationError, match=f"session_id: .*{said}"):
 		sessions(kind, tmp_path, given)
+
+
+def test_a_run_is_a_sessions_whatever_its_sessions_id() -> None:
+	"""One predicate says whether a run is a session's: any id marks it (empty, "0"), and the
+	``True`` of runs saved before runs named their session; no mark, or another value, does not."""
+	from openmolt_core.capabilities import in_session
+
+	for mark in ["", "0", "alice", True]:
+		assert in_session(RunState(ext={"session": mark}))
+	for ext in [{}, {"session": None}, {"session": False}]:
+		assert not in_session(RunState(ext=ext))
 
 
 def test_ids_of_people_chats_and_threads_are_taken() -> None:

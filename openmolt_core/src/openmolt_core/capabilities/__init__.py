@@ -66,6 +66,7 @@ __all__ = [
 	"ReadResultTool",
 	"Sessions",
 	"Streaming",
+	"in_session",
 	"is_stored",
 	"load_tools",
 ]
@@ -380,6 +381,19 @@ SESSION_KEY = "session"
 """``RunState.ext`` key marking a run of a session (its short-term memory is the session's)."""
 
 
+def in_session(state: RunState) -> bool:
+	"""Whether a run belongs to a session (marked as it is driven in one).
+
+	The mark is the session's id, whatever it is (``""`` and ``"0"`` too), or ``True`` for a run
+	saved before runs named their session.
+
+	Args:
+		state: The run's state.
+	"""
+	mark = state.ext.get(SESSION_KEY)
+	return mark is True or isinstance(mark, str)
+
+
 class Sessions(Capability):
 	"""Runs in sessions: the calls that give ``session=``, and whose notes their runs keep.
 
@@ -416,7 +430,7 @@ class Sessions(Capability):
 		without the session (a durable worker recovering it) keeps its notes from the agent's
 		callback too.
 		"""
-		if not state.ext.get(SESSION_KEY):
+		if not in_session(state):
 			return memory
 		from openmolt_core.capabilities.sessions import session_memory
 

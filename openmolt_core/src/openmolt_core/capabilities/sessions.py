@@ -21,7 +21,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openmolt_core.capabilities import SESSION_KEY, Sessions
+from openmolt_core.capabilities import SESSION_KEY, Sessions, in_session
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.hooks import Call, CallDrive, Opening
 
@@ -228,15 +228,6 @@ def _session(session: Any) -> Session:
 			f"{type(session).__name__}"
 		)
 	return session
-
-
-def in_session(state: RunState) -> bool:
-	"""Whether a run belongs to a session (marked as it is driven in one).
-
-	Args:
-		state: The run's state.
-	"""
-	return bool(state.ext.get(SESSION_KEY))
 
 
 def fresh_state(session: Any, state: RunState) -> RunState:
