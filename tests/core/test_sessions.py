@@ -735,6 +735,41 @@ def test_sqlite_sessions_need_a_file() -> None:
 		SQLiteSession("a", ":memory:")
 
 
+async def test_runs_of_one_session_asked_at_once_go_one_after_another() -> None:
+	"""Two calls of one session at once (an A2A context's two tasks, an app's gather): the second
+	run starts once the first has ended, reads its turn, and the turns are kept in order."""
+	started = anyio.Event()
+	release = anyio.Event()
+
+	class Held(Echo):
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			if first_turn(request)["input"] == "first":
+				started.set()
+				await release.wait()
+			return await super().generate(request)
+
+	model = Held()
+	agent = OpenMolt(entry_points=False).create_agent(name="Chat", model=model)
+	session = InMemorySession("alice")
+	other = InMemorySession("bob")
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(lambda: agent.run("first", session=session))
+		await started.wait()
+		tg.start_soon(lambda: agent.run("second", session=session))
+		await agent.run("bob's own", session=other)  # another session does not wait
+		await anyio.sleep(0.05)
+		asked = [first_turn(r)["input"] for r in model.requests]
+		assert asked == ["bob's own"]  # "first" holds its model call, "second" waits its turn
+		release.set()
+	second = first_turn(model.requests[-1])
+	assert second["input"] == "second"
+	assert "you said first" in json.dumps(second["earlier"])
+	said = [json.dumps(i) for i in await session.get_items()]
+	assert [i for i, t in enumerate(said) if "first" in t] < [
+		i for i, t in enumerate(said) if "second" in t
+	]
+
+
 async def test_two_users_at_the_same_time_never_mix() -> None:
 	"""Two conversations run side by side on one agent (their steps interleave): no word crosses."""
 	import anyio

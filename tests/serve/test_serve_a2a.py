@@ -227,6 +227,38 @@ async def test_answers_sent_at_once_to_an_input_required_task_resume_its_run_onc
 	assert len(ends.states) == 2  # the parked drive and its resume, nothing more
 
 
+async def test_tasks_of_one_context_sent_at_once_run_one_after_another() -> None:
+	"""Two new tasks of one context (one session) at once: the second's run starts once the
+	first's has ended, and reads its turn; they never run side by side on one conversation."""
+	model = ScriptedModel(
+		[call_tool("local.slow", city="Oslo"), finish("rain in Oslo"), finish("same in Bergen")]
+	)
+	async with serving(model) as (url, release, _), authed() as http:
+		client = await client_for(url, streaming=False, http=http)
+		answers: dict[str, Any] = {}
+
+		async def ask(text: str) -> None:
+			(answer,) = [r async for r in client.send_message(message(text, context_id="c-1"))]
+			answers[text] = answer.task
+
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(ask, "Weather in Oslo?")
+			with anyio.fail_after(5):
+				while not model.requests:
+					await anyio.sleep(0.01)
+			tg.start_soon(ask, "And Bergen?")
+			await anyio.sleep(0.2)
+			assert len(model.requests) == 1  # Bergen's run waits for Oslo's turn to end
+			release.set()
+	assert {t: a.status.state for t, a in answers.items()} == {
+		"Weather in Oslo?": TaskState.TASK_STATE_COMPLETED,
+		"And Bergen?": TaskState.TASK_STATE_COMPLETED,
+	}
+	bergen = json.loads(model.requests[2].messages[0].content)
+	assert bergen["input"] == "And Bergen?"
+	assert "Weather in Oslo?" in json.dumps(bergen["earlier"])
+
+
 # the other direction: a remote A2A agent as a tool ---------------------------------------
 
 

@@ -34,9 +34,8 @@ notes. Long-term memory stays the agent's, shared by all its sessions.
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
 the sessions capability (`openmolt_core.capabilities.sessions`): a `SessionRun` made per run (`OpenMolt.conversation`)
 reads the history the first request shows (`read_history`) when the run opens, appends the turn
-(`items_after`) when it closes, and the session's ``shortTerm`` is the run's memory namespace. Runs of one session should go one after another (a chat's lock
-does it for ``openmolt serve``): two at once each read the turns that ended before they started,
-and their turns are appended in the order they end.
+(`items_after`) when it closes, and the session's ``shortTerm`` is the run's memory namespace. The runs of one session in a process go one after another
+(`openmolt_core.capabilities.sessions.session_call`): each reads the turns of those before it.
 
 Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
 `SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and

@@ -405,7 +405,7 @@ class Sessions(Capability):
 		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
 	"""
 
-	__slots__ = ("_conversation",)
+	__slots__ = ("_conversation", "_turns")
 
 	name = "sessions"
 	takes: ClassVar[str] = "session"
@@ -413,6 +413,7 @@ class Sessions(Capability):
 
 	def __init__(self, conversation: Callable[[Agent, Session], RunConversation]) -> None:
 		self._conversation = conversation
+		self._turns: dict[str, Any] = {}  # the sessions with runs in this process, by id
 
 	def __repr__(self) -> str:
 		return f"Sessions({self._conversation!r})"
@@ -421,7 +422,7 @@ class Sessions(Capability):
 		"""The run's turn in the session, around its drive (`capabilities.sessions.session_call`)."""
 		from openmolt_core.capabilities.sessions import session_call
 
-		return await session_call(self._conversation, call, drive)
+		return await session_call(self._conversation, call, drive, turns=self._turns)
 
 	def memory_option(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option, without ``short_term`` in a session's run.

@@ -17,8 +17,9 @@ the call, and the session store keeps the turns. Every agent an instance builds 
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core.capabilities import SESSION_KEY, Sessions, in_session
@@ -99,18 +100,25 @@ class RunConversation(Protocol):
 
 
 async def session_call(
-	conversation: Callable[[Agent, Session], RunConversation], call: Call, drive: CallDrive
+	conversation: Callable[[Agent, Session], RunConversation],
+	call: Call,
+	drive: CallDrive,
+	*,
+	turns: dict[str, _Queue] | None = None,
 ) -> RunResult:
 	"""A call with a session (`Sessions.wrap_call`): the run's turn around its drive.
 
 	A new run: read the conversation, start and drive the run, add its turn. A resumed run:
-	drive it, then add its turn.
+	drive it, then add its turn. The runs of one session in this process go one after another,
+	whoever calls (an A2A context's tasks, an app's concurrent calls): each reads the turns of
+	those before it, and the turns are appended in the order they were asked.
 
 	Args:
 		conversation: Makes the run's part in the session (``OpenMolt.conversation``).
 		call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input, or
 			the answer that resumed it.
 		drive: Builds a new run's first turn with the earlier turns, and returns the drive.
+		turns: The sessions with runs in this process (`Sessions` keeps one per instance).
 
 	Raises:
 		ConfigurationError: ``session`` is no session, a new run's state holds messages, or a
@@ -118,18 +126,49 @@ async def session_call(
 		RunError: As the run raised it, once its turn is appended.
 	"""
 	agent, session, state = call.agent, call.given, call.state
+	given = str(_session(session).session_id)
 	if call.resumed:
 		owner = state.ext.get(SESSION_KEY)
-		given = str(_session(session).session_id)
 		if isinstance(owner, str) and owner != given:  # (True: saved before runs named theirs)
 			raise ConfigurationError(
 				f"resume(session=...): this run is a turn of session {owner!r}, not {given!r}; "
 				"resume it with its own session (its turn would go to another conversation)"
 			)
-		return await _turn(conversation, agent, session, state).drive(call.asked, drive(None))
-	turn = _turn(conversation, agent, session, fresh_state(session, state))
-	past = await turn.open()
-	return await turn.drive(call.asked, drive(_opening(past)))
+	async with _in_turn({} if turns is None else turns, given):
+		if call.resumed:
+			turn = _turn(conversation, agent, session, state)
+			return await turn.drive(call.asked, drive(None))
+		turn = _turn(conversation, agent, session, fresh_state(session, state))
+		past = await turn.open()
+		return await turn.drive(call.asked, drive(_opening(past)))
+
+
+class _Queue:
+	"""The runs of one session in this process: one at a time, the others waiting in order."""
+
+	__slots__ = ("lock", "users")
+
+	def __init__(self) -> None:
+		import anyio
+
+		self.lock = anyio.Lock()  # fair: the runs waiting take their turn in order
+		self.users = 0
+
+
+@contextlib.asynccontextmanager
+async def _in_turn(turns: dict[str, _Queue], session_id: str) -> AsyncIterator[None]:
+	"""Hold the session's turn while the run goes on; forget the session when none waits."""
+	queue = turns.get(session_id)
+	if queue is None:
+		queue = turns[session_id] = _Queue()
+	queue.users += 1
+	try:
+		async with queue.lock:
+			yield
+	finally:
+		queue.users -= 1
+		if not queue.users:
+			del turns[session_id]
 
 
 def _turn(
