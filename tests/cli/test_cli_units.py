@@ -290,3 +290,23 @@ def test_how_to_connect_names_the_install_command_of_this_environment(
 	section = text.split("how to connect:", 1)[1].split("\nscopes:", 1)[0]
 	assert f"uv add 'openmolt[{integration}]'" in section
 	assert "pip install" not in section
+
+
+def test_the_command_leaves_its_objects_to_the_os_but_code_calling_main_does_not(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""``openmolt`` (main with no argv) freezes the collector as it ends: shutdown skips its
+	passes over every loaded object. A program or test calling ``main([...])`` goes on: never."""
+	import gc
+	import sys
+
+	from openmolt_core.cli import main
+
+	frozen: list[bool] = []
+	monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+	assert main(["--version"]) == 0
+	assert frozen == []
+	monkeypatch.setattr(sys, "argv", ["openmolt", "--version"])
+	assert main() == 0
+	assert frozen == [True]
+	assert capsys.readouterr().out.count("openmolt") == 2
