@@ -126,3 +126,49 @@ def test_an_empty_provider_key_is_said(
 	path = _agent(tmp_path, [])
 	assert main([str(path), "--input", "hi"]) == 2
 	assert "OPENMOLT_OPENAI_API_KEY is set but empty" in capsys.readouterr().err
+
+
+def test_an_agent_s_entry_wins_over_the_instance_in_any_spelling_or_name() -> None:
+	"""create_agent's config replaces the instance's key in its other spelling or name.
+
+	The instance's refreshToken beside the entry's refresh_token was refused ('not both'), and
+	the instance's token was sent instead of the entry's botToken.
+	"""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel
+
+	om = OpenMolt(
+		integrations={
+			"gmail": {"refreshToken": "instance-refresh", "clientId": "c"},
+			"slack": {"token": "instance-token"},
+		}
+	)
+
+	def config(iid: str, given: dict[str, str]) -> dict[str, Any]:
+		entry = {"integration": iid, "credential": {"config": given}}
+		agent = om.create_agent(name="a", model=ScriptedModel([]), integrations=[entry])
+		return dict(next(iter(agent._tools.values())).context.config)
+
+	assert config("gmail", {"refresh_token": "entry-refresh"}) == {
+		"clientId": "c",
+		"refresh_token": "entry-refresh",
+	}
+	assert config("slack", {"botToken": "entry-bot"}) == {"botToken": "entry-bot"}
+
+
+def test_an_agent_py_s_own_config_wins_over_the_key_store(tmp_path: Path) -> None:
+	"""A Python agent file's botToken beats a stored token: the store is read last there too."""
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-store")
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"from openmolt_core.testing import ScriptedModel\n\n\n"
+		"def agent(om):\n"
+		"\tentry = {'integration': 'slack', 'credential': {'config': {'botToken': 'xoxb-code'}}}\n"
+		"\treturn om.create_agent(name='a', model=ScriptedModel([]), integrations=[entry])\n"
+	)
+	try:
+		loaded = load(str(path), env_file=None, verbose=False)
+	finally:
+		os.environ.pop("OPENMOLT_SLACK_TOKEN", None)  # the store's values join the environment
+	config = dict(next(iter(loaded.agent._tools.values())).context.config)
+	assert config == {"botToken": "xoxb-code"}

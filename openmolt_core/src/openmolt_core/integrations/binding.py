@@ -154,9 +154,10 @@ def bind_integration(
 	"""
 	iid = binding.integration
 	check_scopes(binding, spec)
-	from openmolt_core.integrations.connect import with_environment
+	from openmolt_core.integrations.connect import over, with_environment
 
-	given = {**instance_config, **binding.config}
+	# The agent's entry wins over the instance, one key whatever its spelling or name.
+	given = over(spec, iid, instance_config, binding.config)
 	# OPENMOLT_<ID>_<KEY> fills what neither gives (env_var names them): code wins in Python.
 	config = with_environment(spec, iid, given)
 	stored = _stored_config(store if spec.credential_setup else None, iid, config)

@@ -39,6 +39,7 @@ __all__ = [
 	"environment_config",
 	"key_of_variable",
 	"needs_as_json",
+	"over",
 	"with_environment",
 ]
 
@@ -135,6 +136,29 @@ def environment_config(
 		if value is not None and not blank(value) and not names & have:
 			out[key] = value.strip()
 	return out
+
+
+def over(
+	spec: Integration, integration: str, lower: Mapping[str, Any], higher: Mapping[str, Any]
+) -> dict[str, Any]:
+	"""``higher`` over ``lower``, one key whatever its spelling or name (`alias_groups`).
+
+	A key ``higher`` gives (not `blank`) replaces ``lower``'s value of it in either spelling
+	(``refresh_token`` for ``refreshToken``) and under another name of the same secret (Slack's
+	``token`` for ``botToken``); otherwise both would be kept, and the credential refused the
+	two spellings, or signed with the lower one's name.
+
+	Args:
+		spec: The integration.
+		integration: Its id.
+		lower: The config given first (the instance's).
+		higher: The config that wins (the agent's entry).
+	"""
+	aliases = _aliases(spec, integration)
+	given = {_normal(k) for k, v in higher.items() if not blank(v)}
+	taken = set().union(*(aliases.get(name, frozenset({name})) for name in given))
+	kept = {k: v for k, v in lower.items() if _normal(k) not in taken}
+	return {**kept, **higher}
 
 
 def with_environment(
