@@ -186,8 +186,10 @@ def resolve_keys(
 					settings[target] = value
 			if key in found or key == "apiKey":
 				owner = label if key == "apiKey" else f"{label}.{key}"
-				source = found[key][2] if key in found else None
-				reports.append(KeyReport(owner=owner, variable=env_var(name, key), source=source))
+				where_from = found[key][2] if key in found else None
+				reports.append(
+					KeyReport(owner=owner, variable=env_var(name, key), source=where_from)
+				)
 	return reports
 
 

@@ -227,14 +227,14 @@ def _missing_for(
 	if not missing_fields:
 		return MissingCredential(iid, kind, setup) if setup else None
 	# A field that may come from either of two keys (``a | default: b``) needs only one: the
-	# first such field is named with its alternatives, the next one after it is given.
+	# first such field is named with its alternatives, each further one in ``more``.
 	choices = [f for f in missing_fields if len(_field_keys(*f)) > 1]
 	if choices:
 		first, *others = _field_keys(*choices[0])
 		plain = [k for f in missing_fields if f not in choices for k in _field_keys(*f)]
 		more = tuple(tuple(_field_keys(*f)) for f in choices[1:])
-		keys = tuple(dict.fromkeys((first, *plain, *setup)))
-		return MissingCredential(iid, kind, keys, tuple(others), more=more)
+		named = tuple(dict.fromkeys((first, *plain, *setup)))
+		return MissingCredential(iid, kind, named, tuple(others), more=more)
 	needed = dict.fromkeys(k for t, d in missing_fields for k in _field_keys(t, d))
 	return MissingCredential(iid, kind, tuple(dict.fromkeys((*needed, *setup))))
 
