@@ -83,6 +83,15 @@ def test_tools_without_an_id_lists_every_integration(tmp_path, cli) -> None:
 	assert rows["empty"]["tools"] is None and "registered no integration" in rows["empty"]["error"]
 
 
+def test_integrations_is_tools_by_the_name_a_new_user_types(tmp_path, cli) -> None:
+	"""`openmolt integrations [ID]` lists what `openmolt tools [ID]` does ('no such command' before)."""
+	for args in ((), ("s3",), ("--json",)):
+		done = cli.openmolt("integrations", *args, cwd=tmp_path)
+		assert done.returncode == 0, done.stderr
+		assert done.stdout == cli.openmolt("tools", *args, cwd=tmp_path).stdout
+	assert re.search(r"^  integrations +\S", cli.openmolt(cwd=tmp_path).stdout, re.M)
+
+
 def test_test_only_plugins_never_show_to_users_and_built_ins_do(tmp_path, cli) -> None:
 	"""Outside the test session, `openmolt plugins` lists the built-ins and no test double."""
 	# One process without the test plugins on sys.path runs both commands (a second costs 1 s).

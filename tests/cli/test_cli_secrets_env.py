@@ -160,18 +160,23 @@ def _slack_file(tmp_path: Path, **slack: str) -> Path:
 	return path
 
 
-def test_the_command_prefers_environment_then_dotenv_then_store_then_file(
+def test_the_command_prefers_environment_then_dotenv_then_file_then_store(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-	"""Each layer wins over the ones after it, for a key that is not apiKey."""
+	"""Each layer wins over the ones after it, for a key that is not apiKey.
+
+	The key store is the user's default, below the agent file (explicit config): it won over
+	the file, so a token once stored replaced the one an agent file names.
+	"""
 	monkeypatch.chdir(tmp_path)
-	path = _slack_file(tmp_path, token="from-file")
-	assert load(str(path), env_file=None, verbose=False).om.integration_configs["slack"] == {
-		"token": "from-file"
-	}
 	_keystore.save("OPENMOLT_SLACK_TOKEN", "from-store")
+	bare = _slack_file(tmp_path)
+	assert load(str(bare), env_file=None, verbose=False).om.integration_configs["slack"] == {
+		"token": "from-store"
+	}
+	path = _slack_file(tmp_path, token="from-file")
 	loaded = load(str(path), env_file=None, verbose=False)
-	assert loaded.om.integration_configs["slack"]["token"] == "from-store"
+	assert loaded.om.integration_configs["slack"]["token"] == "from-file"
 	(tmp_path / ".env").write_text("OPENMOLT_SLACK_TOKEN=from-dotenv\n")
 	monkeypatch.delenv("OPENMOLT_SLACK_TOKEN", raising=False)  # undone after the test
 	loaded = load(str(path), env_file=None, verbose=False)
@@ -186,10 +191,26 @@ def test_the_command_prefers_environment_then_dotenv_then_store_then_file(
 	assert not any("from-" in line for line in lines)  # a source, never a value
 
 
+def test_the_key_store_is_below_the_file_for_provider_keys_too(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""llmProviders.openai.apiKey in the file wins over `openmolt keys set openai`."""
+	monkeypatch.chdir(tmp_path)
+	_keystore.save("OPENMOLT_OPENAI_API_KEY", "sk-store")
+	path = _slack_file(tmp_path, token="t")  # its llmProviders.openai.apiKey is sk-file
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-file"
+	data = json.loads(path.read_text())
+	del data["llmProviders"]
+	path.write_text(json.dumps(data))
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-store"
+
+
 def test_the_environment_wins_over_an_entry_s_own_credential_config(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-	"""The list form's ``credential.config`` is the agent file too: env > .env > store > it.
+	"""The list form's ``credential.config`` is the agent file too: env > .env > it > store.
 
 	The entry's config won over every variable, while --verbose said the variable was used.
 	"""
@@ -222,7 +243,7 @@ def test_the_environment_wins_over_an_entry_s_own_credential_config(
 	assert config() == {
 		"accessKeyId": "DOTENV-ID",
 		"secretAccessKey": "env-secret",
-		"region": "store-region",
+		"region": "file",  # the key store fills only what the file does not give
 	}
 
 

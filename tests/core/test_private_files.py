@@ -108,6 +108,30 @@ def test_the_default_state_folder_is_narrowed_when_the_cli_records_runs(
 	assert mode(tmp_path / "xdg" / "openmolt") == 0o700
 
 
+def test_the_default_state_folder_is_narrowed_by_openmolt_logs_too(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A 0755 folder with a 0644 runs.db, -wal and -shm is 0700/0600 once `openmolt logs` reads it.
+
+	Only a run narrowed the folder (`record_runs`): `openmolt logs`, the viewer and the other
+	readers of the default store left an older version's 0755 folder as it was.
+	"""
+	from openmolt_core.cli import main
+
+	monkeypatch.delenv("OPENMOLT_RUN_STORE", raising=False)
+	monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+	folder = tmp_path / "xdg" / "openmolt"
+	folder.mkdir(parents=True)
+	sqlite3.connect(folder / "runs.db").close()
+	for name in ("runs.db", "runs.db-wal", "runs.db-shm"):
+		(folder / name).touch()
+		os.chmod(folder / name, 0o644)
+	os.chmod(folder, 0o755)
+	assert main(["logs"]) == 0
+	assert mode(folder) == 0o700
+	assert_private(folder)
+
+
 def test_a_folder_the_user_named_keeps_its_mode(tmp_path: Path) -> None:
 	"""run_store='./runs.db' does not narrow the working folder; only folders made are 0700."""
 	os.chmod(tmp_path, 0o755)

@@ -8,13 +8,54 @@ imports nothing else of OpenMolt, so the command can check keys before it loads 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 
-__all__ = ["env_var", "installed_owners", "key_of_variable"]
+__all__ = ["blank", "blank_variables", "env_var", "installed_owners", "key_of_variable"]
+
+
+def blank(value: object) -> bool:
+	"""Whether a key's value counts as not given: None, or a string of nothing but whitespace.
+
+	One rule for every source (a variable, a ``.env`` line, a config value), as the credential
+	code strips what it signs with: ``OPENMOLT_SLACK_TOKEN=" "`` is no token, and the check
+	before a run says so instead of sending ``Authorization: Bearer`` with nothing after it.
+
+	Args:
+		value: The value as given.
+	"""
+	return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _upper_snake(name: str) -> str:
 	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
 	return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
+
+
+def blank_variables(
+	variables: Iterable[str], *sources: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> str:
+	"""`` (OPENMOLT_SLACK_TOKEN is set but empty)`` for the variables set `blank`, else ``""``.
+
+	Said next to "set OPENMOLT_SLACK_TOKEN" when the variable is there but holds nothing (an
+	``export OPENMOLT_SLACK_TOKEN=`` line, a ``.env`` entry without its value): the user sees
+	why the variable they set was not used.
+
+	Args:
+		variables: The variables asked for.
+		sources: More places that hold variables (a ``.env`` file's values).
+		environ: The environment (default: ``os.environ``).
+	"""
+	import os
+
+	places = [os.environ if environ is None else environ, *sources]
+	empty = [
+		v
+		for v in dict.fromkeys(variables)
+		if any(v in place for place in places) and all(blank(place.get(v)) for place in places)
+	]
+	if not empty:
+		return ""
+	return f" ({' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} set but empty)"
 
 
 def env_var(integration: str, key: str = "apiKey") -> str:

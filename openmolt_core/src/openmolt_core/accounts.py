@@ -266,14 +266,17 @@ class Accounts:
 			spec: The integration.
 			integration: Its id.
 		"""
-		from openmolt_core.integrations.connect import environment_config
+		from openmolt_core._envvars import blank
+		from openmolt_core.integrations.connect import with_environment
 
 		given = dict(self._configs.get(integration, {}))
-		config = {**environment_config(spec, integration, given), **given}
+		config = with_environment(spec, integration, given)
 		store = self.store()
 		stored = (store.load(integration) or {}) if store is not None else {}
-		have = {_normal(k) for k, v in config.items() if v not in (None, "")}
-		config = {**{k: v for k, v in stored.items() if _normal(k) not in have}, **config}
+		have = {_normal(k) for k, v in config.items() if not blank(v)}
+		stored = {k: v for k, v in stored.items() if _normal(k) not in have}
+		filled = {_normal(k) for k in stored}  # a blank key of the config is filled, not kept
+		config = {**stored, **{k: v for k, v in config.items() if _normal(k) not in filled}}
 		return _without_tokens(config)
 
 	# consent ---------------------------------------------------------------------------------

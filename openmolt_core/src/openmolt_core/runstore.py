@@ -102,8 +102,21 @@ def default_path() -> Path | None:
 	if value is not None:
 		off = ("", "off", "0", "false", "no", "none", "disabled")  # never a file named "none"
 		return None if value.strip().lower() in off else Path(value)
+	return _own_folder() / "runs.db"
+
+
+def _own_folder() -> Path:
+	"""OpenMolt's own state folder: ``$XDG_STATE_HOME/openmolt`` (``~/.local/state/openmolt``)."""
 	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-	return Path(state_home) / "openmolt" / "runs.db"
+	return Path(state_home) / "openmolt"
+
+
+def _is_own_folder(folder: Path) -> bool:
+	"""Whether ``folder`` is OpenMolt's own state folder, which is narrowed to 0700 if wider."""
+	try:
+		return folder.resolve() == _own_folder().resolve()
+	except (OSError, RuntimeError):
+		return False
 
 
 def _now() -> str:
@@ -243,7 +256,10 @@ class RunStore(RunObserver):
 		if not self._ready:
 			with self._init_lock:
 				if not self._ready:
-					private_file(self.path)  # 0600 in a 0700 folder: runs hold inputs, outputs
+					# 0600 in a 0700 folder: runs hold inputs, outputs. The default folder is
+					# narrowed whoever opens it (a run, `openmolt logs`, the viewer), also when
+					# an older version made it wider.
+					private_file(self.path, own_dir=_is_own_folder(self.path.parent))
 					conn = sqlite3.connect(self.path, timeout=10)
 					try:
 						conn.executescript(_SCHEMA)

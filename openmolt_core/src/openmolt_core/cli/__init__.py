@@ -77,6 +77,7 @@ _SUMMARY = {
 	"schedules": "list the next fire times of an agent file's schedules",
 	"plugins": "list the installed providers and integrations, with versions",
 	"tools": "list every integration, or one integration's tools, scopes and input schemas",
+	"integrations": "the same as tools: the installed integrations, or one's keys and tools",
 	"schema": "print the JSON Schema of agent files (for editors)",
 	"keys": "store API keys and integration secrets for the command (a 0600 file)",
 	"auth": "sign in to an integration with OAuth2 and keep its tokens encrypted (list, revoke)",
@@ -442,6 +443,8 @@ def _info_command(name: str, args: list[str]) -> int:
 	from openmolt_core.openmolt import OpenMolt
 
 	parser = CommandParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
+	if name == "integrations":  # what a user who has not met `tools` types first
+		name = "tools"
 	if name == "tools":
 		parser.add_argument(
 			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
@@ -540,6 +543,7 @@ def _dispatch(args: list[str]) -> int:
 		"schedules": lambda: _schedules_command(rest),
 		"plugins": lambda: _info_command("plugins", rest),
 		"tools": lambda: _info_command("tools", rest),
+		"integrations": lambda: _info_command("integrations", rest),
 		"schema": lambda: _info_command("schema", rest),
 		"keys": lambda: _keys_command(rest),
 		"auth": lambda: _auth_command(rest),

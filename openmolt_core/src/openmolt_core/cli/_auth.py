@@ -110,7 +110,7 @@ def _agent_scopes(path: str, integration: str) -> list[str] | None:
 
 def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, Any]:
 	from openmolt_core.cli import _keystore
-	from openmolt_core.integrations.connect import environment_config
+	from openmolt_core.integrations.connect import with_environment
 
 	given: dict[str, Any] = {}
 	for item in ns.set:
@@ -128,8 +128,11 @@ def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, An
 		given[key] = value.strip()
 	if ns.client_id:
 		given["clientId"] = ns.client_id
-	environ = {**_keystore.load(), **os.environ}  # the environment wins, as for `openmolt run`
-	return {**environment_config(spec, integration, given, environ), **given}
+	# The environment wins over the key store, as for `openmolt run`; an empty variable
+	# hides nothing.
+	set_here = {k: v for k, v in os.environ.items() if v.strip()}
+	environ = {**_keystore.load(), **set_here}
+	return with_environment(spec, integration, given, environ)
 
 
 def _sign_in(ns: argparse.Namespace) -> int:

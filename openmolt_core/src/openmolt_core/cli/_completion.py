@@ -43,7 +43,7 @@ _openmolt() {
 		return
 	fi
 	case "$prev" in
-		tools|--integration|auth)
+		tools|integrations|--integration|auth)
 			COMPREPLY=( $(compgen -W "$(openmolt completion --integrations 2>/dev/null)" -- "$cur") )
 			return;;
 	esac
@@ -77,7 +77,7 @@ _openmolt() {
 		return
 	fi
 	case "${words[CURRENT-1]}" in
-		tools|--integration|auth)
+		tools|integrations|--integration|auth)
 			_values 'integration' ${(f)"$(openmolt completion --integrations 2>/dev/null)"}
 			return;;
 	esac
@@ -103,7 +103,7 @@ compdef _openmolt openmolt
 _FISH = """# openmolt completion for fish (openmolt completion fish > ~/.config/fish/completions/openmolt.fish)
 complete -c openmolt -f -n '__fish_use_subcommand' -a '%(commands)s'
 complete -c openmolt -n '__fish_use_subcommand' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
-complete -c openmolt -f -n '__fish_seen_subcommand_from tools auth' -a '(openmolt completion --integrations 2>/dev/null)'
+complete -c openmolt -f -n '__fish_seen_subcommand_from tools integrations auth' -a '(openmolt completion --integrations 2>/dev/null)'
 complete -c openmolt -f -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set remove' -a '(openmolt completion --key-owners 2>/dev/null)'
 %(fish_options)s
 %(fish_cases)s

@@ -2,7 +2,7 @@
 
 ``openmolt agent.json`` without a key used to import the whole engine (about 600 modules, over a
 second) before saying which variable to set. This check reads the agent file as plain JSON and the
-same key sources as `openmolt_core.cli._keys` (environment, ``.env``, key store, the file) and stops
+same key sources as `openmolt_core.cli._keys` (environment, ``.env``, the file, key store) and stops
 at once when a built-in provider at its official API has no key. Anything it cannot decide (a
 provider instance with its own ``baseUrl``, a third-party provider, a file that does not parse) is
 left to the full check (`openmolt_core.cli._run.check_ready`), which gives the same message.
@@ -64,19 +64,26 @@ def missing_provider_key(file: str, env_file: str | None) -> str | None:
 		if any(settings.get(k) for k in ("provider", "baseUrl", "base_url")):
 			continue  # another server, or another plugin: the provider decides
 		base = _variable(name, "baseUrl")
-		if os.environ.get(base) or dotenv.get(base):
+		if _given(os.environ.get(base), dotenv.get(base)):
 			continue
 		variable = _variable(name, "apiKey")
-		if (
-			os.environ.get(variable)
-			or dotenv.get(variable)
-			or stored.get(variable)
-			or settings.get("apiKey")
-			or settings.get("api_key")
+		if _given(
+			os.environ.get(variable),
+			dotenv.get(variable),
+			stored.get(variable),
+			settings.get("apiKey"),
+			settings.get("api_key"),
 		):
 			continue
 		return no_key(name, variable, dotenv)
 	return None
+
+
+def _given(*values: Any) -> bool:
+	"""Whether any value is given: an empty or blank one (``OPENMOLT_OPENAI_API_KEY=``) is not."""
+	from openmolt_core._envvars import blank
+
+	return any(not blank(v) for v in values)
 
 
 def no_key(
@@ -93,11 +100,13 @@ def no_key(
 		dotenv: The ``.env`` file's values (their names may be the near one).
 		owners: The providers and integrations known (`near_variable`).
 	"""
+	from openmolt_core._envvars import blank_variables
+
 	near = near_variable([variable], [*(dotenv or {})], owners)
 	typo = f" ({near[0]} is set: a typo of {near[1]}?)" if near else ""
 	return (
 		f"no API key for {name}: set {variable} (in the environment, a .env file or "
-		f"`openmolt keys set {name}`){typo}"
+		f"`openmolt keys set {name}`){blank_variables([variable], dotenv or {})}{typo}"
 	)
 
 

@@ -1,4 +1,4 @@
-"""Keys for the command: the environment wins over a ``.env`` file, then the key store, then the file.
+"""Keys for the command: the environment wins over a ``.env`` file, then the file, then the key store.
 
 A provider's key is ``OPENMOLT_<NAME>_API_KEY``; every config key an integration reads is
 ``OPENMOLT_<ID>_<KEY>`` (``OPENMOLT_SLACK_TOKEN``, ``OPENMOLT_S3_SECRET_ACCESS_KEY``: `env_var`).
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openmolt_core._envvars import env_var  # one spelling of the variable names
+from openmolt_core._envvars import blank, env_var  # one spelling of the variable names
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
@@ -88,12 +88,23 @@ class KeyReport:
 		return f"key for {self.owner}: from {self.source}"
 
 
+def _spellings(key: str) -> tuple[str, str]:
+	"""A key in camelCase and in snake_case (``refreshToken``, ``refresh_token``)."""
+	return key, env_var("x", key).removeprefix("OPENMOLT_X_").lower()
+
+
 def _file_key(settings: Mapping[str, Any], key: str) -> tuple[str, Any] | None:
-	spellings = ("apiKey", "api_key") if key == "apiKey" else (key,)
-	for name in spellings:
-		if settings.get(name):
+	"""The file's value of ``key``, in camelCase or snake_case (``refresh_token``); not blank."""
+	for name in _spellings(key):
+		if not blank(settings.get(name)):
 			return name, settings[name]
 	return None
+
+
+def _variable_value(values: Mapping[str, str], variable: str) -> str | None:
+	"""A variable's value without its surrounding whitespace; None when unset or blank."""
+	value = values.get(variable)
+	return None if value is None or blank(value) else value.strip()
 
 
 def resolve_keys(
@@ -106,8 +117,16 @@ def resolve_keys(
 	stored: Mapping[str, str] | None = None,
 	stored_path: Path | None = None,
 	keys_of: Callable[[str], Sequence[str]] | None = None,
+	aliases_of: Callable[[str], Sequence[Sequence[str]]] | None = None,
 ) -> list[KeyReport]:
 	"""Put the winning value of each key into its settings dict, in place.
+
+	The order, first found wins: the environment, the ``.env`` file, the agent file, the key
+	store. The key store is the user's default, below anything a run is given explicitly. A
+	value that is `blank` (empty, spaces) is no value: the next source is read. A key the file
+	gives in the other spelling (``refresh_token``) is replaced in both when a variable wins.
+	Names of one secret (``aliases_of``: Slack's ``token`` and ``botToken``) are one key: the
+	first source that gives either gives it, and the others' values of it are dropped.
 
 	Args:
 		owners: ``(label, name, settings)``: e.g. ``("openai", "openai", {...})`` or
@@ -121,6 +140,7 @@ def resolve_keys(
 		stored: The key store's values (``openmolt keys set``), by variable name.
 		stored_path: The key store's file, for the report.
 		keys_of: The config keys an integration reads, by id (default: ``apiKey`` only).
+		aliases_of: The groups of keys that name one secret, by integration id (default: none).
 
 	Returns:
 		One report per provider; per integration, one per key found (and ``apiKey`` always).
@@ -132,28 +152,44 @@ def resolve_keys(
 		keys: Sequence[str] = ("apiKey",)
 		if integration and keys_of is not None:
 			keys = keys_of(name) or ("apiKey",)
+		where = label if integration else f"llmProviders.{label}"
+		found: dict[str, tuple[int, Any, str]] = {}  # key: (rank, value, source)
 		for key in keys:
 			variable = env_var(name, key)
+			given = _file_key(settings, key)
+			sources = [
+				(_variable_value(environ, variable), f"environment variable {variable}"),
+				(_variable_value(dotenv, variable), f"{dotenv_path} ({variable})"),
+				(given[1] if given else None, f"{file} ({where}.{given[0] if given else key})"),
+				(_variable_value(store, variable), f"the key store {stored_path} ({variable})"),
+			]
+			for rank, (value, source) in enumerate(sources):
+				if value is not None:
+					found[key] = (rank, value, source)
+					break
+		groups = aliases_of(name) if integration and aliases_of is not None else ()
+		for group in groups:
+			ranks = [found[k][0] for k in group if k in found]
+			for key in group:
+				if key in found and found[key][0] > min(ranks):
+					# Another name of the secret came first: this one's value is dropped.
+					del found[key]
+					for spelled in _spellings(key):
+						settings.pop(spelled, None)
+		for key in keys:
 			target = key if integration else "api_key"
-			found = _file_key(settings, key)
-			source: str | None = None
-			if environ.get(variable):
-				value, source = environ[variable], f"environment variable {variable}"
-			elif dotenv.get(variable):
-				value, source = dotenv[variable], f"{dotenv_path} ({variable})"
-			elif store.get(variable):
-				value, source = store[variable], f"the key store {stored_path} ({variable})"
-			elif found is not None:
-				where = label if integration else f"llmProviders.{label}"
-				value, source = found[1], f"{file} ({where}.{found[0]})"
-			if source is not None:
-				if key == "apiKey":
-					for alias in ("apiKey", "api_key"):
-						settings.pop(alias, None)
-				settings[target] = value
-			if source is not None or key == "apiKey":
+			if key in found:
+				rank, value, source = found[key]
+				if rank != 2 or not integration:  # not the file's own value: in one spelling
+					for spelled in _spellings(key):
+						settings.pop(spelled, None)
+					settings[target] = value
+			if key in found or key == "apiKey":
 				owner = label if key == "apiKey" else f"{label}.{key}"
-				reports.append(KeyReport(owner=owner, variable=variable, source=source))
+				where_from = found[key][2] if key in found else None
+				reports.append(
+					KeyReport(owner=owner, variable=env_var(name, key), source=where_from)
+				)
 	return reports
 
 
@@ -175,7 +211,7 @@ def ignored_variables(
 	out = []
 	for values in sources:
 		for variable in values:
-			if variable in known or variable in out or not values[variable]:
+			if variable in known or variable in out or blank(values[variable]):
 				continue
 			if key_of_variable(integration, variable) is not None:
 				out.append(variable)

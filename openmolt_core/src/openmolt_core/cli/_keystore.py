@@ -2,9 +2,12 @@
 
 Like ``llm keys``: ``openmolt keys set slack`` asks for the value without echoing it and keeps it
 under its variable name (``OPENMOLT_SLACK_TOKEN``), so the command reads it exactly as it reads the
-environment, after the environment and a ``.env`` file and before the agent file. The file is JSON,
+environment. It is the user's default, read last: the environment, a ``.env`` file and the agent
+file all win over it (an agent.py's own config too). The file is JSON,
 ``$OPENMOLT_KEYS_FILE`` or ``$XDG_CONFIG_HOME/openmolt/keys.json`` (``~/.config/openmolt/keys.json``),
-created 0600 in a 0700 folder. It is not encrypted: it is as safe as the user's account.
+created 0600 in a 0700 folder, and narrowed to those modes when it is read (a store copied in, or
+made by an older version, with a wider mode). It is not encrypted: it is as safe as the user's
+account.
 """
 
 from __future__ import annotations
@@ -12,8 +15,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
+
+if TYPE_CHECKING:
+	from openmolt_core.openmolt import OpenMolt
 
 __all__ = ["load", "path", "remove", "save", "where_set"]
 
@@ -40,6 +47,7 @@ def load() -> dict[str, str]:
 		return {}
 	except OSError as exc:
 		raise ConfigurationError(f"{file}: cannot read the key store ({exc.strerror})") from None
+	_narrow(file)
 	try:
 		data = json.loads(text)
 	except ValueError:
@@ -51,6 +59,26 @@ def load() -> dict[str, str]:
 			f"{file}: the key store is not a JSON object of strings; fix or delete it"
 		)
 	return data
+
+
+def _narrow(file: Path) -> None:
+	"""Narrow a readable store to 0600 (and its own folder to 0700) if it is wider.
+
+	A store made by an older version, or copied in, may be readable by others: its secrets are
+	kept from them from the first time the command reads it, not only after the next write.
+	"""
+	import stat
+
+	from openmolt_core._support.private import DIR_MODE, FILE_MODE
+
+	try:
+		if stat.S_IMODE(file.stat().st_mode) & 0o077:
+			os.chmod(file, FILE_MODE)
+		if not os.environ.get("OPENMOLT_KEYS_FILE"):  # the folder is OpenMolt's own
+			if stat.S_IMODE(file.parent.stat().st_mode) & 0o077:
+				os.chmod(file.parent, DIR_MODE)
+	except OSError:
+		pass  # not the user's file to change: it is read as it is
 
 
 def _write(values: dict[str, str]) -> Path:
@@ -107,7 +135,7 @@ def where_set() -> dict[str, str]:
 
 	found: dict[str, str] = {}
 	try:
-		found.update({k: "the key store" for k, v in load().items() if v})
+		found.update({k: "the key store" for k, v in load().items() if v.strip()})
 	except OpenMoltError:
 		pass  # a broken store is said by the commands that read it
 	try:
@@ -115,35 +143,132 @@ def where_set() -> dict[str, str]:
 		values = read_dotenv(dotenv) if dotenv else {}
 	except (OpenMoltError, OSError):
 		values = {}
-	found.update({k: str(dotenv) for k, v in values.items() if v and k.startswith("OPENMOLT_")})
 	found.update(
-		{k: "the environment" for k, v in os.environ.items() if v and k.startswith("OPENMOLT_")}
+		{k: str(dotenv) for k, v in values.items() if v.strip() and k.startswith("OPENMOLT_")}
+	)
+	found.update(
+		{
+			k: "the environment"
+			for k, v in os.environ.items()
+			if v.strip() and k.startswith("OPENMOLT_")
+		}
 	)
 	return found
 
 
-def _variable(name: str, key: str | None) -> str:
-	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key."""
-	from openmolt_core.integrations.connect import credential_needs, env_var
-	from openmolt_core.openmolt import OpenMolt
+def _unknown_owner(name: str, providers: list[str], integrations: list[str]) -> ConfigurationError:
+	from openmolt_core._support.suggest import nearest
 
-	if name.startswith("OPENMOLT_"):
-		return name
-	om = OpenMolt()
-	if key is None and name in om.plugins.provider_names():
-		return env_var(name)
+	close = nearest(name, [*providers, *integrations], n=1)
+	hint = f"did you mean {close[0]!r}? " if close else ""
+	return ConfigurationError(
+		f"{name!r} is neither a provider ({', '.join(providers)}) nor an installed integration; "
+		f"{hint}`openmolt tools` lists the integrations, or give the variable's name "
+		"(OPENMOLT_<ID>_<KEY>) for one that is not installed"
+	)
+
+
+def _owner(om: OpenMolt, name: str) -> tuple[str, str]:
+	"""``("provider" | "integration", its name)`` for what ``openmolt keys set NAME`` names.
+
+	Raises:
+		ConfigurationError: Nothing installed has that name (the nearest one is offered).
+		OpenMoltError: The integration is installed but cannot be loaded (the error says why).
+	"""
+	providers = om.plugins.provider_names()
+	integrations = om.plugins.integration_ids()
+	if name in providers:
+		return "provider", name
 	try:
 		spec = om.plugins.integration(name)  # its extra's spelling too (google-drive)
 	except OpenMoltError:
-		if key is not None:
-			return env_var(name, key)
-		if name in om.plugins.integration_ids():
+		if name in integrations:
 			raise  # installed, but its plugin cannot be loaded: the error says why
+	else:
+		return "integration", spec.id or name
+	raise _unknown_owner(name, providers, integrations)
+
+
+def _named_variable(om: OpenMolt, variable: str) -> str:
+	"""A variable given by its name: one that an installed owner reads, or a typo of one.
+
+	``OPENMOLT_SLACK_TOKN`` is refused with the name it is close to; a variable of nothing
+	installed (an integration of another environment) is taken as it is.
+	"""
+	import difflib
+
+	from openmolt_core.integrations.connect import env_var
+	from openmolt_core.integrations.preflight import config_keys
+
+	known = [env_var(p) for p in om.plugins.provider_names()]
+	owner = None
+	for iid in om.plugins.integration_ids():
+		prefix = env_var(iid, "")
+		if variable.startswith(prefix) and (owner is None or len(prefix) > len(owner[1])):
+			owner = (iid, prefix)
+	if owner is not None:
+		try:
+			spec = om.plugins.integration(owner[0])
+		except OpenMoltError:
+			return variable  # it cannot load: `openmolt tools ID` says why
+		read = sorted({env_var(owner[0], k) for k in config_keys(spec)})
+		if variable in read:
+			return variable
+		close = difflib.get_close_matches(variable, read, n=1, cutoff=0.6)
+		hint = f"did you mean {close[0]}? " if close else ""
 		raise ConfigurationError(
-			f"{name!r} is neither a provider ({', '.join(om.plugins.provider_names())}) nor an "
-			"installed integration; `openmolt tools` lists them, or give the variable's name"
-		) from None
-	name = spec.id or name
+			f"{variable}: {owner[0]} reads no such variable; {hint}it reads {', '.join(read)} "
+			f"(`openmolt tools {owner[0]}`)"
+		)
+	if variable in known:
+		return variable
+	every = list(known)
+	for iid in om.plugins.integration_ids():  # OPENMOLT_SLAK_TOKEN: a typo of slack's
+		try:
+			every += [env_var(iid, k) for k in config_keys(om.plugins.integration(iid))]
+		except OpenMoltError:
+			continue
+	# Compared without the common prefix, which would make any two names look alike.
+	tails = {v.removeprefix("OPENMOLT_"): v for v in every}
+	near = difflib.get_close_matches(variable.removeprefix("OPENMOLT_"), tails, n=1, cutoff=0.9)
+	close = [tails[n] for n in near]
+	if close:
+		raise ConfigurationError(
+			f"{variable}: nothing installed reads it; did you mean {close[0]}? (or give the "
+			"provider or integration: `openmolt keys set openai`, `openmolt keys set slack`)"
+		)
+	import sys
+
+	print(
+		f"openmolt: note: no installed provider or integration reads {variable}; it is stored "
+		"for one you install later (or for an agent.py, which sees it as an environment variable)",
+		file=sys.stderr,
+	)
+	return variable
+
+
+def _variable(name: str, key: str | None) -> str:
+	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key.
+
+	Raises:
+		ConfigurationError: The name or key is unknown (the nearest is offered), or the
+			integration has several keys and none was named.
+	"""
+	from openmolt_core.integrations.connect import credential_needs, env_var
+	from openmolt_core.openmolt import OpenMolt
+
+	om = OpenMolt()
+	if name.startswith("OPENMOLT_"):
+		return _named_variable(om, name)
+	kind, name = _owner(om, name)
+	if kind == "provider":
+		if key is not None and key.replace("_", "").lower() != "apikey":
+			raise ConfigurationError(
+				f"{name} is a provider: its one key is its API key (`openmolt keys set {name}`), "
+				f"not {key!r}"
+			)
+		return env_var(name)
+	spec = om.plugins.integration(name)
 	needs = credential_needs(spec, name)
 	if not needs:
 		raise ConfigurationError(f"{name} needs no key: it has no credential")
@@ -157,17 +282,24 @@ def _variable(name: str, key: str | None) -> str:
 		keys = [k for k in keys if not k.instead_of] or keys
 	if key is None and len(keys) == 1:
 		return env_var(name, keys[0].name)
-	known = {k.name for need in needs for k in need.keys}
+	known = sorted({k.name for need in needs for k in need.keys})
 	if key is not None:
 		# Any spelling of a known key: secret_access_key, SECRET_ACCESS_KEY, secretaccesskey.
 		spelled = {k.replace("_", "").lower(): k for k in known}
 		found = spelled.get(key.replace("_", "").replace("-", "").lower())
 		if found is not None:
 			return env_var(name, found)
-	listed = ", ".join(sorted(known)) or "none"
-	what = f"{name} reads no key {key!r}" if key is not None else f"{name} has several keys"
+		from openmolt_core._support.suggest import nearest
+
+		close = nearest(key, known, n=1)
+		hint = f"did you mean {close[0]!r}? " if close else ""
+		raise ConfigurationError(
+			f"{name} reads no key {key!r}; {hint}say which: `openmolt keys set {name} KEY` with "
+			f"KEY one of: {', '.join(known) or 'none'}"
+		)
 	raise ConfigurationError(
-		f"{what}; say which: `openmolt keys set {name} KEY` with KEY one of: {listed}"
+		f"{name} has several keys; say which: `openmolt keys set {name} KEY` with KEY one of: "
+		f"{', '.join(known) or 'none'}"
 	)
 
 
@@ -185,7 +317,8 @@ def main(args: list[str]) -> int:
 	parser = CommandParser(
 		prog="openmolt keys",
 		description="Keep API keys and integration secrets in a per-user store (a 0600 file), "
-		"read by the openmolt command after the environment and a .env file.",
+		"read by the openmolt command last: the environment, a .env file and the agent file "
+		"win over it.",
 	)
 	sub = parser.add_subparsers(dest="action", required=True)
 	put = sub.add_parser("set", help="store a key (asked without echo, or read from stdin)")
@@ -248,10 +381,10 @@ def main(args: list[str]) -> int:
 def _other_names(name: str, variable: str) -> list[str]:
 	"""The other variables an integration reads for the same secret as ``variable``.
 
-	Slack's bot token is ``token`` or ``botToken`` (`ConfigKey.instead_of`): either variable
-	holds it, so forgetting it forgets both.
+	Slack's bot token is ``token`` or ``botToken`` (`alias_groups`): either variable holds it,
+	so forgetting it forgets both.
 	"""
-	from openmolt_core.integrations.connect import credential_needs, env_var
+	from openmolt_core.integrations.connect import alias_groups, env_var
 	from openmolt_core.openmolt import OpenMolt
 
 	if name.startswith("OPENMOLT_"):
@@ -261,21 +394,11 @@ def _other_names(name: str, variable: str) -> list[str]:
 	except OpenMoltError:
 		return []  # a provider: one variable
 	iid = spec.id or name
-	for need in credential_needs(spec, iid):
-		keys = list(need.keys)
-		chosen = next((k for k in keys if env_var(iid, k.name) == variable), None)
-		if chosen is not None:
-			break
-	else:
-		return []
-	if any(k.instead_of and not k.secret for k in keys):
-		return []  # another account's secret (Twilio's auth token, with its SID): no alias
-	same = {
-		env_var(iid, k.name)
-		for k in keys
-		if k.secret and (k.instead_of == chosen.name or chosen.instead_of == k.name)
-	}
-	return sorted(same - {variable})
+	for group in alias_groups(spec, iid):
+		names = {env_var(iid, key) for key in group}
+		if variable in names:
+			return sorted(names - {variable})
+	return []
 
 
 def _also_needed(name: str, variable: str) -> list[str]:

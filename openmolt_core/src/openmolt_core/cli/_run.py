@@ -18,6 +18,7 @@ import anyio
 from anyio.abc import TaskStatus
 from pydantic import ValidationError
 
+from openmolt_core._envvars import blank_variables
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
 	AgentFile,
@@ -46,7 +47,6 @@ from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
 if TYPE_CHECKING:
-	from openmolt_core.integrations.preflight import MissingCredential
 	from openmolt_core.sessions import Session, SQLiteSession
 
 __all__ = [
@@ -97,13 +97,6 @@ def _integration_ids(om: OpenMolt, keys: dict[str, Any]) -> list[str]:
 		for iid in om.plugins.integration_ids()
 		if any(n.startswith(env_var(iid, "x")[:-1]) for n in names)
 	]
-
-
-def _spelled(missing: MissingCredential, spell: Callable[[str], str]) -> str:
-	"""The missing keys, each spelled (a variable): all needed, an alternative replacing the first."""
-	names = " and ".join(spell(k) for k in missing.keys)
-	others = " or ".join(spell(k) for k in missing.alternatives)
-	return f"{names} (or {others})" if others else names
 
 
 def _owners(loaded: Loaded) -> list[str]:
@@ -171,11 +164,13 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	for missing in missing_credentials(bound) if bound else ():
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
-		variables = _spelled(missing, partial(env_var, iid))
-		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`)")
+		variables = missing.spelled(partial(env_var, iid))
+		wanted = [env_var(iid, k) for k in missing.named]
+		empty = blank_variables(wanted)  # os.environ holds the .env file's values too
+		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`){empty}")
 		if not loaded.prompt and loaded.file.suffix == ".py":
 			where[-1] += ", or"
-			keys = _spelled(missing, repr)
+			keys = missing.spelled(repr)
 			where.append(
 				f"{keys} in {loaded.file}'s create_agent(integrations=[{{'integration': {iid!r}, "
 				"'credential': {'config': {...}}}])"
@@ -183,17 +178,16 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		elif not loaded.prompt and iid in loaded.entries:
 			# An entry (its credential type, account, tools): the {id: config} form would lose it.
 			where[-1] += ", or"
-			keys = _spelled(missing, repr)
+			keys = missing.spelled(repr)
 			where.append(
 				f'{keys} in "credential": {{"config": {{...}}}} of its entry in {loaded.file}'
 			)
 		elif not loaded.prompt:
 			where[-1] += ", or"
-			keys = _spelled(missing, f"integrations.{iid}.{{}}".format)
+			keys = missing.spelled(f"integrations.{iid}.{{}}".format)
 			where.append(f"{keys} in {loaded.file} (the {{id: config}} form)")
 		if missing.credential == "oauth2":
 			where[-1] += f"; or sign in with `openmolt auth {iid}`"
-		wanted = [env_var(iid, k) for k in (*missing.keys, *missing.alternatives)]
 		near = near_variable(wanted, owners=_owners(loaded), real=_reads(loaded, iid))
 		if near:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
@@ -263,15 +257,30 @@ def _config_keys(om: OpenMolt) -> Callable[[str], list[str]]:
 	return keys_of
 
 
+def _alias_groups(om: OpenMolt) -> Callable[[str], list[tuple[str, ...]]]:
+	"""The keys that name one secret, by integration (Slack's ``token`` and ``botToken``)."""
+
+	def aliases_of(iid: str) -> list[tuple[str, ...]]:
+		from openmolt_core.integrations.connect import alias_groups
+
+		try:
+			spec = om.plugins.integration(iid)
+		except OpenMoltError:
+			return []
+		return alias_groups(spec, iid)
+
+	return aliases_of
+
+
 def _integration_configs(
 	om: OpenMolt, ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], list[KeyReport]]:
 	# Every integration the agent names gets each key it reads from OPENMOLT_<ID>_<KEY> (env >
-	# .env > key store > file), whichever form the file uses ({id: config}, or ids and entries).
+	# .env > file > key store), whichever form the file uses ({id: config}, or ids and entries).
 	configs = {iid: dict(given.get(iid, {})) for iid in dict.fromkeys([*given, *ids])}
 	owners = [(f"integrations.{iid}", iid, cfg) for iid, cfg in configs.items()]
 	keys_of = _config_keys(om)
-	reports = resolve_keys(owners, keys_of=keys_of, **keys)
+	reports = resolve_keys(owners, keys_of=keys_of, aliases_of=_alias_groups(om), **keys)
 	for iid in configs:
 		for variable in ignored_variables(
 			iid, keys_of(iid), keys["environ"], keys["dotenv"], keys.get("stored") or {}
@@ -467,7 +476,7 @@ def _entry_keys(
 			owners.append((f"integrations.{entry['integration']}", entry["integration"], config))
 	if not owners:
 		return []
-	found = resolve_keys(owners, keys_of=_config_keys(om), **keys)
+	found = resolve_keys(owners, keys_of=_config_keys(om), aliases_of=_alias_groups(om), **keys)
 	named = {r.owner for r in reported}
 	return [r for r in found if r.source is not None and r.owner not in named]
 

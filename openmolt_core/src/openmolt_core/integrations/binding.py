@@ -90,8 +90,10 @@ def _stored_config(
 	"""The operator's stored keys for ``iid`` that ``config`` (code, file, environment) lacks."""
 	if store is None:
 		return {}
+	from openmolt_core._envvars import blank
+
 	stored = store.load(iid) or {}
-	have = {k.replace("_", "").lower() for k, v in config.items() if v not in (None, "")}
+	have = {k.replace("_", "").lower() for k, v in config.items() if not blank(v)}
 	return {k: v for k, v in stored.items() if k.replace("_", "").lower() not in have}
 
 
@@ -152,12 +154,16 @@ def bind_integration(
 	"""
 	iid = binding.integration
 	check_scopes(binding, spec)
-	from openmolt_core.integrations.connect import environment_config
+	from openmolt_core.integrations.connect import over, with_environment
 
-	given = {**instance_config, **binding.config}
+	# The agent's entry wins over the instance, one key whatever its spelling or name.
+	given = over(spec, iid, instance_config, binding.config)
 	# OPENMOLT_<ID>_<KEY> fills what neither gives (env_var names them): code wins in Python.
-	config = {**environment_config(spec, iid, given), **given}
+	config = with_environment(spec, iid, given)
 	stored = _stored_config(store if spec.credential_setup else None, iid, config)
+	if stored:  # a blank key of the config (None, "") is filled by the store, not kept
+		filled = {k.replace("_", "").lower() for k in stored}
+		config = {k: v for k, v in config.items() if k.replace("_", "").lower() not in filled}
 	config = {**stored, **config}
 	credential = spec.credential(binding.credential_type)
 	if binding.credential_type and credential is None:

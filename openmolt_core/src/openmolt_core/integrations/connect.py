@@ -11,7 +11,7 @@ and where a value can come from:
 - the environment: every key has a variable, ``OPENMOLT_<ID>_<KEY>`` (`env_var`:
   ``OPENMOLT_SLACK_TOKEN``, ``OPENMOLT_S3_SECRET_ACCESS_KEY``, ``OPENMOLT_GMAIL_REFRESH_TOKEN``).
   Python code reads it for a key its config does not give (`environment_config`); the ``openmolt``
-  command reads the environment, then a ``.env`` file, then its key store, before the agent file.
+  command reads the environment, then a ``.env`` file, then the agent file, then its key store.
 
 The keys follow what the credential code needs when it signs (the same rules as
 `openmolt_core.integrations.preflight`), so what the page lists is what a run checks before it
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._envvars import env_var, key_of_variable
+from openmolt_core._envvars import blank, env_var, key_of_variable
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Credential, Integration
@@ -33,11 +33,14 @@ if TYPE_CHECKING:
 __all__ = [
 	"ConfigKey",
 	"CredentialNeeds",
+	"alias_groups",
 	"credential_needs",
 	"env_var",
 	"environment_config",
 	"key_of_variable",
 	"needs_as_json",
+	"over",
+	"with_environment",
 ]
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "signature")
@@ -63,7 +66,42 @@ def _env_keys(spec: Integration, integration: str) -> tuple[tuple[str, str], ...
 
 
 def _normal(key: str) -> str:
-	return key.replace("_", "").lower()
+	return key.replace("_", "").replace("-", "").lower()
+
+
+def alias_groups(spec: Integration, integration: str | None = None) -> list[tuple[str, ...]]:
+	"""The config keys that are names of one secret, in groups (Slack's ``token``, ``botToken``).
+
+	A credential field ``{{ config.token | default: config.botToken }}`` reads either: they are
+	one key under two names, so the first source that gives either gives it, and a lower one's
+	other name must not win over it (an environment's ``OPENMOLT_SLACK_BOT_TOKEN`` over a stale
+	``token`` in the key store). Not a choice between two accounts' secrets, each with its own id
+	(Twilio's ``apiKeySecret`` with ``apiKeySid``, ``authToken`` with ``accountSid``): there the
+	id decides, and the secrets are no aliases.
+
+	Args:
+		spec: The integration.
+		integration: Its id (default: ``spec.id``, else its name).
+	"""
+	groups: dict[str, list[str]] = {}
+	for need in credential_needs(spec, integration):
+		if any(k.instead_of and not k.secret for k in need.keys):
+			continue  # another account's secret, chosen by its id (Twilio)
+		for key in need.keys:
+			if key.instead_of and key.secret:
+				group = groups.setdefault(key.instead_of, [key.instead_of])
+				if key.name not in group:
+					group.append(key.name)
+	return [tuple(g) for g in groups.values()]
+
+
+def _aliases(spec: Integration, integration: str) -> dict[str, frozenset[str]]:
+	"""Each key's other names (its `alias_groups` group, itself included), normalised."""
+	out: dict[str, frozenset[str]] = {}
+	for group in alias_groups(spec, integration):
+		names = frozenset(_normal(k) for k in group)
+		out.update({_normal(k): names for k in group})
+	return out
 
 
 def environment_config(
@@ -76,7 +114,11 @@ def environment_config(
 
 	Every key the integration reads (`openmolt_core.integrations.preflight.config_keys`) is looked up as
 	``OPENMOLT_<ID>_<KEY>`` (`env_var`); a key given in either spelling (``refreshToken`` or
-	``refresh_token``) is not looked up, so code and agent files win over the environment in Python.
+	``refresh_token``), or under another name of the same secret (`alias_groups`: Slack's
+	``botToken`` for ``token``), is not looked up, so code and agent files win over the
+	environment in Python. A value that is `blank` (None, ``""``, spaces) is no value: the
+	variable fills it, and an empty or blank variable gives nothing. A variable's surrounding
+	whitespace is dropped.
 
 	Args:
 		spec: The integration.
@@ -85,13 +127,61 @@ def environment_config(
 		environ: The environment (default: ``os.environ``).
 	"""
 	env = os.environ if environ is None else environ
-	have = {_normal(k) for k, v in given.items() if v not in (None, "")}
+	have = {_normal(k) for k, v in given.items() if not blank(v)}
+	aliases = _aliases(spec, integration)
 	out: dict[str, str] = {}
 	for key, variable in _env_keys(spec, integration):
 		value = env.get(variable)
-		if value and _normal(key) not in have:
-			out[key] = value
+		names = aliases.get(_normal(key), frozenset({_normal(key)}))
+		if value is not None and not blank(value) and not names & have:
+			out[key] = value.strip()
 	return out
+
+
+def over(
+	spec: Integration, integration: str, lower: Mapping[str, Any], higher: Mapping[str, Any]
+) -> dict[str, Any]:
+	"""``higher`` over ``lower``, one key whatever its spelling or name (`alias_groups`).
+
+	A key ``higher`` gives (not `blank`) replaces ``lower``'s value of it in either spelling
+	(``refresh_token`` for ``refreshToken``) and under another name of the same secret (Slack's
+	``token`` for ``botToken``); otherwise both would be kept, and the credential refused the
+	two spellings, or signed with the lower one's name.
+
+	Args:
+		spec: The integration.
+		integration: Its id.
+		lower: The config given first (the instance's).
+		higher: The config that wins (the agent's entry).
+	"""
+	aliases = _aliases(spec, integration)
+	given = {_normal(k) for k, v in higher.items() if not blank(v)}
+	taken = set().union(*(aliases.get(name, frozenset({name})) for name in given))
+	kept = {k: v for k, v in lower.items() if _normal(k) not in taken}
+	return {**kept, **higher}
+
+
+def with_environment(
+	spec: Integration,
+	integration: str,
+	given: Mapping[str, Any],
+	environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+	"""``given`` with what the environment holds for the keys it lacks (`environment_config`).
+
+	A key ``given`` holds blank (``{"token": None}``, ``""``) does not hide its variable: it is
+	replaced, in each of its spellings, by the variable's value.
+
+	Args:
+		spec: The integration.
+		integration: Its id, as the agent names it.
+		given: The config given (instance and agent).
+		environ: The environment (default: ``os.environ``).
+	"""
+	found = environment_config(spec, integration, given, environ)
+	filled = {_normal(k) for k in found}
+	kept = {k: v for k, v in given.items() if not (blank(v) and _normal(k) in filled)}
+	return {**found, **kept}
 
 
 @dataclass(frozen=True, slots=True)

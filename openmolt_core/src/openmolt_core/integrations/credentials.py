@@ -172,7 +172,9 @@ def render_value(template: str, config: Mapping[str, Any], *, quiet: bool = Fals
 
 
 def _require(template: str | None, config: Mapping[str, Any], iid: str, what: str) -> None:
-	missing = [k for k in _CONFIG_REF.findall(template or "") if config.get(k) in (None, "")]
+	from openmolt_core._envvars import blank
+
+	missing = [k for k in _CONFIG_REF.findall(template or "") if blank(config.get(k))]
 	either = either_keys(template)
 	if either and len(missing) < len(either):
 		return  # ``a | default: b``: one of them is set (Slack's token or botToken)

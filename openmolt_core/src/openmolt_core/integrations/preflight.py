@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from openmolt_core.errors import ConfigurationError
@@ -61,7 +62,9 @@ def _refs(text: str | None) -> list[str]:
 
 
 def _unset(config: Mapping[str, Any], key: str) -> bool:
-	return config.get(key) in (None, "")
+	from openmolt_core._envvars import blank
+
+	return blank(config.get(key))  # "  " too: the credential code strips what it signs with
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,9 @@ class MissingCredential:
 			place of an ``accessToken``, Twilio's ``accountSid`` in place of ``apiKeySid``).
 		ready: The integration's other credential types whose keys the config holds (X's
 			``bearer`` when ``OPENMOLT_X_BEARER_TOKEN`` is set): choosing one would do.
+		more: Further fields that each need one of their keys, the first named with its
+			alternatives after it (Twilio's password, ``apiKeySecret`` or ``authToken``, after its
+			user): every missing field is named at once.
 	"""
 
 	integration: str
@@ -83,14 +89,36 @@ class MissingCredential:
 	keys: tuple[str, ...]
 	alternatives: tuple[str, ...] = ()
 	ready: tuple[str, ...] = ()
+	more: tuple[tuple[str, ...], ...] = ()
+
+	def spelled(self, spell: Callable[[str], str]) -> str:
+		"""The missing keys, each spelled by ``spell`` (a variable's name, ``repr``).
+
+		``'apiKeySid' (or 'accountSid') and 'apiKeySecret' (or 'authToken')``: all needed, each
+		alternative in place of the key before it.
+
+		Args:
+			spell: How to write one key.
+		"""
+		names = " and ".join(spell(k) for k in self.keys)
+		other = " or ".join(spell(k) for k in self.alternatives)
+		text = f"{names} (or {other})" if other else names
+		for first, *others in self.more:
+			text += f" and {spell(first)}"
+			if others:
+				text += f" (or {' or '.join(spell(k) for k in others)})"
+		return text
+
+	@property
+	def named(self) -> tuple[str, ...]:
+		"""Every key the message names: the needed ones and their alternatives."""
+		return (*self.keys, *self.alternatives, *(k for group in self.more for k in group))
 
 	def describe(self) -> str:
 		"""``weather needs config 'apiKey' (bearer credential)``."""
-		names = " and ".join(repr(k) for k in self.keys)
-		other = " or ".join(repr(k) for k in self.alternatives)
-		extra = f" (or {other})" if other else ""
 		text = (
-			f"{self.integration} needs config {names}{extra} for its {self.credential} credential"
+			f"{self.integration} needs config {self.spelled(repr)} for its {self.credential} "
+			"credential"
 		)
 		for kind in self.ready[:1]:
 			text += (
@@ -109,7 +137,7 @@ def _renders_empty(template: str | None, config: Mapping[str, Any], default_key:
 		value = render_string(template, {"config": config, "input": {}})
 	except Exception:
 		return True
-	return value is MISSING or value in (None, "")
+	return value is MISSING or value is None or (isinstance(value, str) and not value.strip())
 
 
 def _field_keys(template: str | None, default_key: str) -> list[str]:
@@ -199,11 +227,14 @@ def _missing_for(
 	if not missing_fields:
 		return MissingCredential(iid, kind, setup) if setup else None
 	# A field that may come from either of two keys (``a | default: b``) needs only one: the
-	# first such field is named with its alternatives, the next one after it is given.
-	choice = next((f for f in missing_fields if len(_field_keys(*f)) > 1), None)
-	if choice is not None:
-		first, *others = _field_keys(*choice)
-		return MissingCredential(iid, kind, (first, *setup), tuple(others))
+	# first such field is named with its alternatives, each further one in ``more``.
+	choices = [f for f in missing_fields if len(_field_keys(*f)) > 1]
+	if choices:
+		first, *others = _field_keys(*choices[0])
+		plain = [k for f in missing_fields if f not in choices for k in _field_keys(*f)]
+		more = tuple(tuple(_field_keys(*f)) for f in choices[1:])
+		named = tuple(dict.fromkeys((first, *plain, *setup)))
+		return MissingCredential(iid, kind, named, tuple(others), more=more)
 	needed = dict.fromkeys(k for t, d in missing_fields for k in _field_keys(t, d))
 	return MissingCredential(iid, kind, tuple(dict.fromkeys((*needed, *setup))))
 
@@ -262,15 +293,15 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 	problems = missing_credentials(tools)
 	if not problems:
 		return
-	from openmolt_core._envvars import env_var
+	from openmolt_core._envvars import blank_variables, env_var
 
 	lines = [f"agent {agent!r}: " + "; ".join(p.describe() for p in problems)]
 	variables = []
 	specs = {t.context.integration: t.integration for t in tools if t.integration is not None}
 	for problem in problems:
-		names = " and ".join(env_var(problem.integration, k) for k in problem.keys)
-		others = " or ".join(env_var(problem.integration, k) for k in problem.alternatives)
-		variables.append(f"{names} (or {others})" if others else names)
+		spelled = problem.spelled(partial(env_var, problem.integration))
+		empty = blank_variables(env_var(problem.integration, k) for k in problem.named)
+		variables.append(spelled + empty)
 		stray = _stray_variables(
 			problem.integration, cast("Any", specs.get(problem.integration)), specs
 		)
@@ -278,7 +309,7 @@ def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
 			lines.append(
 				f"{', '.join(stray)} {'is' if len(stray) == 1 else 'are'} set, but "
 				f"{problem.integration} reads no variable of that name (it reads "
-				f"{names or others}): a typo?"
+				f"{spelled}): a typo?"
 			)
 	lines.append(
 		f"set {'; '.join(variables)} in the environment, or give them in "
@@ -310,7 +341,9 @@ def _stray_variables(
 		return []
 	prefix = env_var(integration, "")  # OPENMOLT_SLACK_
 	read = {env_var(integration, key) for key in config_keys(spec)}
-	found = [v for v in os.environ if v.startswith(prefix) and v not in read and os.environ[v]]
+	found = [
+		v for v in os.environ if v.startswith(prefix) and v not in read and os.environ[v].strip()
+	]
 	if not found:
 		return []
 	owned = {env_var(o, "") for o in [*others, *installed_owners()]} - {prefix}

@@ -1,0 +1,113 @@
+"""`openmolt keys`: names it does not know, values from a pipe, and the store's file modes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from openmolt_core.cli import _keystore
+from openmolt_core.cli import main as openmolt_main
+
+
+@pytest.fixture(autouse=True)
+def _store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+	for name in list(os.environ):
+		if name.startswith("OPENMOLT_"):
+			monkeypatch.delenv(name)
+	monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+	monkeypatch.setenv("HOME", str(tmp_path / "home"))
+	monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+
+
+def _stored() -> dict[str, str]:
+	file = _keystore.path()
+	return json.loads(file.read_text()) if file.exists() else {}
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(["slak"], "did you mean 'slack'?"),
+		(["slak", "token"], "did you mean 'slack'?"),
+		(["googledrive"], "did you mean 'googleDrive'?"),
+		(["opnai"], "did you mean 'openai'?"),
+		(["slack", "tokn"], "did you mean 'token'?"),
+		(["s3", "secretKey"], "did you mean 'secretAccessKey'?"),
+		(["OPENMOLT_SLAK_TOKEN"], "did you mean OPENMOLT_SLACK_TOKEN?"),
+		(["OPENMOLT_SLACK_TOKN"], "did you mean OPENMOLT_SLACK_TOKEN?"),
+		(["OPENMOLT_OPENAI_API_KY"], "did you mean OPENMOLT_OPENAI_API_KEY?"),
+		(["openai", "baseUrl"], "its one key is its API key"),
+	],
+)
+def test_a_name_or_key_it_does_not_know_is_refused_with_the_nearest(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Nothing is stored under a misspelt name; the message offers the one meant.
+
+	`openmolt keys set slak token` stored OPENMOLT_SLAK_TOKEN, which nothing reads, and an
+	unknown id or key was refused without the name it was close to.
+	"""
+	assert openmolt_main(["keys", "set", *args, "--value", "v-123456"]) == 2
+	assert said in capsys.readouterr().err
+	assert _stored() == {}
+
+
+def test_a_variable_nothing_installed_reads_is_stored_with_a_note(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""For an integration installed later: kept, and said."""
+	assert openmolt_main(["keys", "set", "OPENMOLT_ACME_TOKEN", "--value", "v-123456"]) == 0
+	assert "no installed provider or integration reads OPENMOLT_ACME_TOKEN" in (
+		capsys.readouterr().err
+	)
+	assert _stored() == {"OPENMOLT_ACME_TOKEN": "v-123456"}
+
+
+def test_a_value_from_a_pipe_and_an_empty_pipe(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Not a terminal: one line is read (its line end dropped); nothing read stores nothing."""
+	monkeypatch.setattr("sys.stdin", io.StringIO(""))
+	assert openmolt_main(["keys", "set", "slack"]) == 2
+	assert "no value was given; nothing stored" in capsys.readouterr().err
+	assert _stored() == {}
+	monkeypatch.setattr("sys.stdin", io.StringIO("  xoxb-piped-123\n"))
+	assert openmolt_main(["keys", "set", "slack"]) == 0
+	out = capsys.readouterr()
+	assert _stored() == {"OPENMOLT_SLACK_TOKEN": "xoxb-piped-123"}
+	assert "xoxb-piped-123" not in out.out + out.err
+
+
+def test_the_store_is_private_whatever_the_umask() -> None:
+	"""Made under umask 0, the file is 0600 and its folder 0700."""
+	old = os.umask(0)
+	try:
+		assert openmolt_main(["keys", "set", "slack", "--value", "xoxb-1"]) == 0
+	finally:
+		os.umask(old)
+	file = _keystore.path()
+	assert stat.S_IMODE(file.stat().st_mode) == 0o600
+	assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700
+
+
+def test_a_store_readable_by_others_is_narrowed_when_read(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""A store an older version (or a copy) left 0644 in a 0755 folder is 0600/0700 once read.
+
+	It stayed readable by every local user until the next `keys set` rewrote it.
+	"""
+	file = _keystore.path()
+	file.parent.mkdir(parents=True)
+	file.write_text(json.dumps({"OPENMOLT_SLACK_TOKEN": "xoxb-old"}))
+	os.chmod(file, 0o644)
+	os.chmod(file.parent, 0o755)
+	assert openmolt_main(["keys", "list"]) == 0
+	assert capsys.readouterr().out.split() == ["OPENMOLT_SLACK_TOKEN"]
+	assert stat.S_IMODE(file.stat().st_mode) == 0o600
+	assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700

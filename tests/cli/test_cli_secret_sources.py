@@ -1,0 +1,174 @@
+"""Which source gives a key when several do: names of one secret, spellings, blank values."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openmolt_core.cli import _keystore
+from openmolt_core.cli._run import check_ready, load
+from openmolt_core.errors import ConfigurationError
+
+
+@pytest.fixture(autouse=True)
+def _no_openmolt_variables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+	for name in list(os.environ):
+		if name.startswith("OPENMOLT_"):
+			monkeypatch.delenv(name)
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(tmp_path / "store" / "keys.json"))
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-env-123456")
+	monkeypatch.chdir(tmp_path)
+
+
+def _agent(tmp_path: Path, integrations: Any) -> Path:
+	path = tmp_path / "agent.json"
+	path.write_text(
+		json.dumps(
+			{
+				"name": "a",
+				"model": "openai:gpt-5-mini",
+				"instructions": "x",
+				"integrations": integrations,
+			}
+		)
+	)
+	return path
+
+
+def _config(path: Path, iid: str) -> dict[str, Any]:
+	loaded = load(str(path), env_file=None, verbose=False)
+	bound = [t for t in loaded.agent._tools.values() if t.context.integration == iid]
+	return dict(bound[0].context.config)
+
+
+def test_a_secret_s_other_name_in_a_higher_source_wins(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""OPENMOLT_SLACK_BOT_TOKEN in the environment beats a token in the key store or the file.
+
+	Slack signs with ``token | default: botToken``: each name was resolved alone, so a stale
+	stored token was sent while --verbose said the environment's bot token was used.
+	"""
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-stale-store")
+	monkeypatch.setenv("OPENMOLT_SLACK_BOT_TOKEN", "xoxb-from-env")
+	config = _config(_agent(tmp_path, ["slack"]), "slack")
+	assert config.get("botToken") == "xoxb-from-env" and "token" not in config
+	config = _config(_agent(tmp_path, {"slack": {"token": "xoxb-file"}}), "slack")
+	assert config.get("botToken") == "xoxb-from-env" and "token" not in config
+	entry = {"integration": "slack", "credential": {"config": {"token": "xoxb-file"}}}
+	config = _config(_agent(tmp_path, [entry]), "slack")
+	assert config.get("botToken") == "xoxb-from-env" and "token" not in config
+
+
+def test_the_file_s_name_of_a_secret_beats_the_store_s_other_name(tmp_path: Path) -> None:
+	"""The file's botToken wins over a stored token: the store is the last source."""
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-store")
+	config = _config(_agent(tmp_path, {"slack": {"botToken": "xoxb-file"}}), "slack")
+	assert config.get("botToken") == "xoxb-file" and "token" not in config
+
+
+def test_a_variable_replaces_the_file_s_key_in_its_other_spelling(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""OPENMOLT_GMAIL_REFRESH_TOKEN beats integrations.gmail.refresh_token, without a conflict.
+
+	The variable's refreshToken was added beside the file's refresh_token, and the run stopped:
+	'give refreshToken or refresh_token, not both'.
+	"""
+	path = _agent(tmp_path, {"gmail": {"refresh_token": "file-refresh", "client_id": "file-id"}})
+	monkeypatch.setenv("OPENMOLT_GMAIL_REFRESH_TOKEN", "env-refresh")
+	config = _config(path, "gmail")
+	assert config["refreshToken"] == "env-refresh" and "refresh_token" not in config
+	assert config.get("client_id") == "file-id"  # the file's spelling, where the file wins
+
+
+def test_a_blank_variable_falls_through_to_the_next_source(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""An empty or spaces-only variable is no value: .env, the file or the store gives it."""
+	path = _agent(tmp_path, ["slack"])
+	monkeypatch.setenv("OPENMOLT_SLACK_TOKEN", "  ")
+	(tmp_path / ".env").write_text("OPENMOLT_SLACK_TOKEN=xoxb-dotenv\n")
+	assert _config(path, "slack")["token"] == "xoxb-dotenv"
+	(tmp_path / ".env").write_text("OPENMOLT_SLACK_TOKEN=\n")
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-store")
+	assert _config(path, "slack")["token"] == "xoxb-store"
+
+
+def test_a_blank_variable_is_said_before_the_run(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The command names the variable that is set but empty, and every either/or field at once."""
+	monkeypatch.setenv("OPENMOLT_S3_ACCESS_KEY_ID", "AKIA123456")
+	monkeypatch.setenv("OPENMOLT_S3_SECRET_ACCESS_KEY", " ")
+	loaded = load(str(_agent(tmp_path, ["s3", "twilio"])), env_file=None, verbose=False)
+	with pytest.raises(ConfigurationError) as caught:
+		check_ready(loaded, strict=True)
+	message = str(caught.value)
+	assert "OPENMOLT_S3_SECRET_ACCESS_KEY is set but empty" in message
+	assert (
+		"set OPENMOLT_TWILIO_API_KEY_SID (or OPENMOLT_TWILIO_ACCOUNT_SID) and "
+		"OPENMOLT_TWILIO_API_KEY_SECRET (or OPENMOLT_TWILIO_AUTH_TOKEN)"
+	) in message
+
+
+def test_an_empty_provider_key_is_said(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""OPENMOLT_OPENAI_API_KEY= is no key, and the message says it is set but empty."""
+	from openmolt_core.cli import main
+
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "")
+	path = _agent(tmp_path, [])
+	assert main([str(path), "--input", "hi"]) == 2
+	assert "OPENMOLT_OPENAI_API_KEY is set but empty" in capsys.readouterr().err
+
+
+def test_an_agent_s_entry_wins_over_the_instance_in_any_spelling_or_name() -> None:
+	"""create_agent's config replaces the instance's key in its other spelling or name.
+
+	The instance's refreshToken beside the entry's refresh_token was refused ('not both'), and
+	the instance's token was sent instead of the entry's botToken.
+	"""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel
+
+	om = OpenMolt(
+		integrations={
+			"gmail": {"refreshToken": "instance-refresh", "clientId": "c"},
+			"slack": {"token": "instance-token"},
+		}
+	)
+
+	def config(iid: str, given: dict[str, str]) -> dict[str, Any]:
+		entry = {"integration": iid, "credential": {"config": given}}
+		agent = om.create_agent(name="a", model=ScriptedModel([]), integrations=[entry])
+		return dict(next(iter(agent._tools.values())).context.config)
+
+	assert config("gmail", {"refresh_token": "entry-refresh"}) == {
+		"clientId": "c",
+		"refresh_token": "entry-refresh",
+	}
+	assert config("slack", {"botToken": "entry-bot"}) == {"botToken": "entry-bot"}
+
+
+def test_an_agent_py_s_own_config_wins_over_the_key_store(tmp_path: Path) -> None:
+	"""A Python agent file's botToken beats a stored token: the store is read last there too."""
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-store")
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"from openmolt_core.testing import ScriptedModel\n\n\n"
+		"def agent(om):\n"
+		"\tentry = {'integration': 'slack', 'credential': {'config': {'botToken': 'xoxb-code'}}}\n"
+		"\treturn om.create_agent(name='a', model=ScriptedModel([]), integrations=[entry])\n"
+	)
+	try:
+		loaded = load(str(path), env_file=None, verbose=False)
+	finally:
+		os.environ.pop("OPENMOLT_SLACK_TOKEN", None)  # the store's values join the environment
+	config = dict(next(iter(loaded.agent._tools.values())).context.config)
+	assert config == {"botToken": "xoxb-code"}
