@@ -76,6 +76,23 @@ def _words(text: str) -> str:
 	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
 
 
+def _summary_and_detail(summary: str, detail: str) -> str:
+	"""An operation's description: its summary then its detail, each said once.
+
+	A detail that restates the summary (anywhere: "Retrieve a list of calls made to ..." after
+	"Retrieve a list of calls") stands alone; a summary that already says all the detail says
+	(a detail of "Create a call" under "Create a call and dial it") stands alone.
+	"""
+	if not summary or not detail:
+		return detail or summary
+	said, told = f" {_words(summary)} ", f" {_words(detail)} "
+	if said in told or not said.strip():
+		return detail
+	if told in said or not told.strip():
+		return summary
+	return f"{summary.rstrip('.')}. {detail}"
+
+
 def _sent_as(description: str, key: str, name: str, where: str) -> str:
 	"""A renamed input's description ends with the name the request sends it under."""
 	if key == name:
@@ -474,10 +491,7 @@ def _tool(
 	raw_summary, raw_detail = op.get("summary"), op.get("description")
 	summary = raw_summary if isinstance(raw_summary, str) else ""
 	detail = raw_detail if isinstance(raw_detail, str) else ""
-	if summary and detail and not f"{_words(detail)} ".startswith(f"{_words(summary)} "):
-		text = f"{summary.rstrip('.')}. {detail}"
-	else:
-		text = detail or summary
+	text = _summary_and_detail(summary, detail)
 	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"
