@@ -111,6 +111,40 @@ class CapabilitySpec(_Model):
 	)
 
 
+class OpenApiSource(_Model):
+	"""An OpenAPI document the agent uses as an integration, with the importer's options.
+
+	``document`` may also be the JSON ``openmolt import-openapi --format json`` writes (an
+	integration already imported and perhaps edited); the options then do not apply.
+	"""
+
+	document: str = Field(
+		min_length=1,
+		description="The OpenAPI 3 document (JSON or YAML), or an imported integration's JSON "
+		"(import-openapi --format json); a path relative to the agent file.",
+	)
+	operations: list[str] | None = Field(
+		default=None, description="Only these operations (operationIds, or the tool handles)."
+	)
+	tags: list[str] | None = Field(default=None, description="Only operations with these tags.")
+	base_url: str | None = Field(
+		default=None, description="The API's base URL (default: the document's first server)."
+	)
+	name: str | None = Field(default=None, description="The display name (default: its title).")
+	labels: dict[str, list[str]] | None = Field(
+		default=None,
+		description="Taint labels by tool handle or pattern, replacing the ones the method gives.",
+	)
+	allow_internal_hosts: list[str] = Field(
+		default_factory=list,
+		description="Internal hosts or networks the tools may reach, e.g. ['127.0.0.1'].",
+	)
+	allow_hosts: list[str] = Field(
+		default_factory=list,
+		description="Other hosts the document's operations may be served by.",
+	)
+
+
 class AgentFile(_Model):
 	"""An agent file for the ``openmolt`` command: create_agent options plus what the command needs.
 
@@ -192,6 +226,13 @@ class AgentFile(_Model):
 		default_factory=dict,
 		description="MCP servers whose tools the agent uses, in the shape MCP clients use: "
 		"{id: {command, args, env, cwd} or {url, headers}} (needs openmolt[mcp]).",
+	)
+	openapi: dict[str, str | OpenApiSource] = Field(
+		default_factory=dict,
+		description="Integrations made from OpenAPI documents, by the id the agent uses: "
+		"{id: 'petstore.json'} or {id: {document, tags, operations, baseUrl, allowInternalHosts, "
+		"allowHosts, labels}}; the JSON `openmolt import-openapi --format json` writes is "
+		"accepted too (docs/guides/openapi.md). Keys: OPENMOLT_<ID>_<KEY> or integrations.",
 	)
 	durability: str | dict[str, Any] | None = Field(
 		default=None,
