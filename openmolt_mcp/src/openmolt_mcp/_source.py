@@ -22,7 +22,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
@@ -46,7 +46,7 @@ MAX_DESCRIPTION_CHARS = 2000
 _MAX_PAGES = 100
 
 
-def _errlog() -> IO[str]:
+def _errlog() -> TextIO:
 	"""Where a stdio server's stderr goes: this process's, as it is now, when it is a file.
 
 	The SDK's default is the ``sys.stderr`` of the moment it was imported, and the child needs a
