@@ -170,6 +170,10 @@ def test_openmolt_tools_shows_one_tool_of_an_agent_file(
 	assert "Look an order up." in capsys.readouterr().out
 	assert openmolt_main(["tools", file, "forecst"]) != 0
 	assert "did you mean 'weather.forecast'?" in capsys.readouterr().err
+	# a file that is not there is said as one, not looked up as the integration 'agent'
+	assert openmolt_main(["tools", str(folder / "agnet.py")]) != 0
+	said = capsys.readouterr().err
+	assert "agnet.py: no such agent file; did you mean" in said and "integration" not in said
 
 
 def test_the_openapi_key_takes_a_document_options_or_an_imported_integration(

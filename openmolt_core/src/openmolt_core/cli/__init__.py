@@ -482,6 +482,12 @@ def _info_command(name: str, args: list[str]) -> int:
 					list_file_tools, ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool
 				)
 			)
+	elif ns.integration.endswith((".json", ".py")):
+		from openmolt_core.cli._agentfile import AgentFileError
+
+		near = _near_file(ns.integration)
+		hint = f"; did you mean {near!r}?" if near else ""
+		raise AgentFileError(f"{ns.integration}: no such agent file{hint}")
 	else:
 		integration, tool = ns.integration, ns.tool
 		if tool is None and "." in integration:  # slack.postMessage, as agent files spell it
