@@ -228,3 +228,16 @@ def test_the_openapi_guide_s_agent_file_runs_as_written(folder: Path) -> None:
 		"shop.getInventory",
 	}
 	assert loaded.agent.labels["pets.listPets"] == {"untrusted", "private"}
+
+
+def test_a_folder_of_agent_files_leaves_out_the_documents_they_use(folder: Path) -> None:
+	"""`openmolt serve agents/` read petstore.json and shop.json beside agent.json as agents."""
+	from openmolt_core.cli._agentfile import agent_files
+
+	(folder / "broken.json").write_text("{not json", encoding="utf-8")  # still reported
+	(folder / "list.json").write_text("[]", encoding="utf-8")
+	names = [p.name for p in agent_files([str(folder)])]
+	assert names == ["agent.json", "agent.py", "broken.json", "list.json"]
+	# An agent file's own openapi key (an object) does not make it a document.
+	spec = json.loads((folder / "agent.json").read_text(encoding="utf-8"))
+	assert isinstance(spec["openapi"], dict)
