@@ -163,7 +163,10 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 		out.write(
 			f"  {r['integration'].ljust(width)}  {what}  ({r['distribution']} {r['version']})\n"
 		)
-	out.write(f"\n{quantity(len(rows), 'integration')}; `openmolt tools ID` lists one's tools.\n")
+	out.write(
+		f"\n{quantity(len(rows), 'integration')}; `openmolt tools ID` lists one's tools, "
+		"`openmolt tools AGENT_FILE` the tools an agent's runs get.\n"
+	)
 
 
 def _one_line(text: str, width: int = 72) -> str:
