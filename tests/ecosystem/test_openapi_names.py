@@ -283,20 +283,30 @@ def test_the_same_name_in_the_path_the_query_and_a_header_says_where_each_goes()
 	("summary", "detail", "expected"),
 	[
 		# the detail restates the summary: said once
-		("Retrieve a list of calls.", "Retrieve a list of calls made to and from your account.",
-		 "Retrieve a list of calls made to and from your account."),
+		(
+			"Retrieve a list of calls.",
+			"Retrieve a list of calls made to and from your account.",
+			"Retrieve a list of calls made to and from your account.",
+		),
 		("Fetch a call", "Fetch a call.", "Fetch a call."),
 		("Fetch a Call", "fetch a call", "fetch a call"),
-		("Delete a call", "Use this to delete a call you made. It cannot be undone.",
-		 "Use this to delete a call you made. It cannot be undone."),
+		(
+			"Delete a call",
+			"Use this to delete a call you made. It cannot be undone.",
+			"Use this to delete a call you made. It cannot be undone.",
+		),
 		# the summary says all the detail says: said once
 		("Create a call and dial it", "Create a call", "Create a call and dial it"),
 		# each says something of its own: both
-		("Create a call", "Calls are billed per minute.", "Create a call. Calls are billed per minute."),
+		(
+			"Create a call",
+			"Calls are billed per minute.",
+			"Create a call. Calls are billed per minute.",
+		),
 		("List calls", "", "List calls"),
 		("", "Lists calls.", "Lists calls."),
 	],
-)  # fmt: skip
+)
 def test_a_description_says_the_summary_once(summary: str, detail: str, expected: str) -> None:
 	"""145 of Twilio's 197 descriptions repeated their summary."""
 	document = _document([])
