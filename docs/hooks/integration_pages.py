@@ -9,6 +9,7 @@ request all come from each integration's `Integration` object.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 from importlib import metadata
 from typing import Any
@@ -20,6 +21,7 @@ from openmolt_core.integrations.model import HttpTool, Integration
 from openmolt_core.plugins import extra_for
 
 
+@functools.cache
 def _load() -> list[tuple[str, Integration]]:
 	found: list[tuple[str, Integration]] = []
 	for ep in sorted(metadata.entry_points(group="openmolt.integrations"), key=lambda e: e.name):
@@ -199,6 +201,29 @@ def _token_guide(iid: str, spec: Integration) -> list[str]:
 			"",
 		]
 	return out
+
+
+def _with_pages(nav: Any) -> Any:
+	"""The nav with the index entry made a section: the index, then each integration's page."""
+	if isinstance(nav, list):
+		return [_with_pages(item) for item in nav]
+	if isinstance(nav, dict):
+		out = {}
+		for title, value in nav.items():
+			if value == "integrations/index.md":
+				pages = [{spec.name: f"integrations/{iid}.md"} for iid, spec in _load()]
+				out[title] = [{"All integrations": value}, *pages]
+			else:
+				out[title] = _with_pages(value)
+		return out
+	return nav
+
+
+def on_config(config: Any) -> Any:
+	"""Put each generated page in the nav, under the Integrations entry (a section of them)."""
+	if config.get("nav"):
+		config["nav"] = _with_pages(config["nav"])
+	return config
 
 
 def on_files(files: Files, config: Any) -> Files:

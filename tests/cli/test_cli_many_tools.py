@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,48 @@ def test_a_dry_run_shows_the_models_and_that_the_agent_searches(
 	dry_run(loaded.agent, loaded.model_id, "hi", text, as_json=False)
 	assert "finds in its catalog and loads" in text.getvalue()
 	assert "openai:gpt-5-mini, anthropic:claude-sonnet-4-5" in text.getvalue()
+
+
+FALLBACK_PY = """
+from openmolt import OpenMolt
+
+om = OpenMolt(llm_providers={{"{provider}": {{"base_url": "{url}", "max_retries": 0}}}})
+agent = om.create_agent(
+    name="Greeter",
+    model=["{provider}:broken", "{provider}:greet"],
+    instructions="Greet the person named in the input.",
+)
+input = "Ada"
+"""
+
+
+@pytest.mark.parametrize("form", ["list", "fallbackModels", "python"])
+@pytest.mark.parametrize("flags", [[], ["--verbose"], ["--json"]])
+def test_the_command_reports_a_fallback_of_a_real_run(
+	tmp_path: Path, server: Any, cli: Any, form: str, flags: list[str]
+) -> None:
+	"""The first model answers 500: the run goes on with the next, and stderr says so."""
+	provider = cli.PROVIDER
+	if form == "python":
+		path = tmp_path / "agent.py"
+		path.write_text(FALLBACK_PY.format(provider=provider, url=server.url), encoding="utf-8")
+	elif form == "list":
+		path = cli.agent_file(tmp_path, server, model=[f"{provider}:broken", f"{provider}:greet"])
+	else:
+		path = cli.agent_file(tmp_path, server, "broken", fallbackModels=[f"{provider}:greet"])
+	done = cli.openmolt(str(path), *flags, cwd=tmp_path)
+	assert done.returncode == 0, done.stderr
+	assert json.loads(done.stdout)["status"] == "success"
+	if flags == ["--json"]:
+		events = [json.loads(line) for line in done.stderr.splitlines()]
+		(fell,) = [e for e in events if e["event"] == "model:fallback"]
+		assert (
+			fell["from_model"] == f"{provider}:broken" and fell["to_model"] == f"{provider}:greet"
+		)
+		assert fell["reason"] == "server_error" and fell["status_code"] == 500
+	else:
+		(line,) = [line for line in done.stderr.splitlines() if "trying" in line]
+		assert line.startswith(
+			f"openmolt: Greeter step 1: {provider}:broken failed (server_error 500"
+		)
+		assert line.endswith(f"; trying {provider}:greet")

@@ -160,6 +160,50 @@ async def test_any_order_pairs_calls_so_that_most_expected_calls_match() -> None
 		assert got.score == 1.0, (mode, got.reason)
 
 
+@pytest.mark.parametrize(
+	("want", "got", "said"),
+	[
+		({"to": "amy"}, {"to": "bob"}, "to: expected 'amy', got 'bob'"),
+		({"to": "amy"}, {}, "to: expected 'amy', missing"),
+		({"q": {"a": 1, "b": 2}}, {"q": {"a": 1, "b": 3}}, "q.b: expected 2, got 3"),
+		({"q": {"a": 1, "b": 2}}, {"q": {"a": 1}}, "q.b: expected 2, missing"),
+		({"q": {"a": 1}}, {"q": {"a": 1, "extra": 3}}, "q.extra: not expected, got 3"),
+		({"q": {"a": None}}, {"q": {}}, "q.a: expected None, missing"),
+		({"q": {"deep": {"x": [1]}}}, {"q": {"deep": {"x": [2]}}}, "q.deep.x[0]: expected 1, got 2"),
+		({"ids": [1, 2]}, {"ids": [1]}, "ids[1]: expected 2, missing"),
+		({"ids": [1]}, {"ids": [1, 5]}, "ids[1]: not expected, got 5"),
+		({"items": [{"id": 1}]}, {"items": [{"id": 2}]}, "items[0].id: expected 1, got 2"),
+		({"n": 1}, {"n": "1"}, "n: expected 1, got '1'"),
+		({"q": {"a": 1}}, {"q": "a=1"}, "q: expected {'a': 1}, got 'a=1'"),
+	],
+)  # fmt: skip
+@pytest.mark.parametrize("mode", ["exact", "in_order", "any_order", "subset"])
+async def test_a_call_with_another_argument_names_that_argument(
+	mode: str, want: dict[str, Any], got: dict[str, Any], said: str
+) -> None:
+	"""The same tool list: the reason shows the arguments and the one that differs, nested too."""
+	evaluator = Trajectory(mode=mode, expected=(ToolCall("a.send", want),))  # type: ignore[arg-type]
+	score = await evaluator.evaluate(_observed([ToolCall("a.send", got)]), Case("c"))
+	assert score.score == 0.0
+	head, _, details = score.reason.partition("; ")
+	assert details == f"a.send was called with other arguments ({said})"
+	expected_list, _, observed_list = head.removeprefix(f"{mode}: expected ").partition(", got ")
+	assert expected_list != observed_list  # the lists no longer read the same
+
+
+async def test_the_closest_call_of_the_tool_is_the_one_compared() -> None:
+	"""Two sends, the second nearly right: its one wrong argument is named, not the first's."""
+	expected = (ToolCall("a.send", {"to": "amy", "text": "hi", "cc": ["bo"]}),)
+	calls = [
+		ToolCall("a.send", {"to": "zed", "text": "yo", "cc": []}),
+		ToolCall("a.send", {"to": "amy", "text": "hi", "cc": ["bob"]}),
+	]
+	score = await Trajectory(mode="subset", expected=expected).evaluate(_observed(calls), Case("c"))
+	assert score.reason.endswith(
+		"a.send was called with other arguments (cc[0]: expected 'bo', got 'bob')"
+	)
+
+
 async def test_numbers_equal_as_json_are_equal() -> None:
 	"""1 and 1.0 are one JSON number: an output model's float field matches an integer."""
 	score = await OutputEquals({"total": 30, "items": [1, 2]}).evaluate(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,48 @@ def test_every_page_is_in_the_nav() -> None:
 	assert pages - listed == set()
 
 
+def test_every_page_is_in_the_nav_once() -> None:
+	"""A page listed twice is two menu entries with one highlighted: each is listed once."""
+	text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+	nav = text[text.index("\nnav:\n") :]
+	listed = re.findall(r":\s*\"?([\w/.-]+\.md)\"?\s*$", nav, re.MULTILINE)
+	assert sorted(p for p in set(listed) if listed.count(p) > 1) == []
+
+
+def test_contributing_holds_the_contributors_pages() -> None:
+	"""The pages for people who change OpenMolt sit under Contributing, after the reference."""
+	text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+	section = text[text.index("\n  - Contributing:\n") :]
+	for page in ("integration-authoring.md", "contributing-docs.md", "guides/capabilities.md"):
+		assert f": {page}\n" in section, page
+
+
+def _hook() -> Any:
+	import importlib.util
+
+	pytest.importorskip("mkdocs")
+	spec = importlib.util.spec_from_file_location(
+		"integration_pages", ROOT / "docs" / "hooks" / "integration_pages.py"
+	)
+	assert spec is not None and spec.loader is not None
+	pages = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(pages)
+	return pages
+
+
+def test_each_generated_integration_page_is_in_the_nav() -> None:
+	"""The built site listed the 30 integration pages as 'not included in the nav'."""
+	pages = _hook()
+	nav = [{"Guides": [{"Tools": [{"Integrations": "integrations/index.md"}]}]}]
+	config = pages.on_config({"nav": nav})
+	(section,) = config["nav"][0]["Guides"][0]["Tools"]
+	entries = section["Integrations"]
+	assert entries[0] == {"All integrations": "integrations/index.md"}
+	found = {f"integrations/{iid}.md" for iid, _ in pages._load()}
+	assert {page for entry in entries[1:] for page in entry.values()} == found
+	assert "integrations/slack.md" in found
+
+
 def test_each_integration_page_names_every_key_s_variable() -> None:
 	"""The generated pages said only apiKey came from the environment; every key does.
 
@@ -66,3 +109,19 @@ def test_each_integration_page_names_every_key_s_variable() -> None:
 		for need in credential_needs(integration, iid):
 			for key in need.keys:
 				assert f"`{key.env_var}`" in text, (iid, key.name)
+
+
+def test_the_readme_lists_every_package_and_every_nox_session() -> None:
+	"""The layout table names each workspace member; the development list each nox session."""
+	readme = (ROOT / "README.md").read_text(encoding="utf-8")
+	root = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+	members = re.findall(r'"(openmolt_\w+)"', root[root.index("members = [") :].split("]")[0])
+	assert len(members) == 9
+	layout = readme[readme.index("## Layout") : readme.index("## Development")]
+	assert [m for m in members if f"| `{m}/` | `{m.replace('_', '-')}` |" not in layout] == []
+	sessions = re.findall(
+		r"@nox\.session[^\n]*\ndef (\w+)\(", (ROOT / "noxfile.py").read_text(encoding="utf-8")
+	)
+	assert "verifytypes" in sessions
+	development = readme[readme.index("## Development") :]
+	assert [s for s in sessions if f"uv run nox -s {s} " not in development] == []

@@ -248,3 +248,32 @@ async def test_a_server_that_never_answers_fails_within_the_startup_timeout() ->
 		await agent.run("go")
 	await om.aclose()
 	assert not children("time.sleep(60)") and not zombies()
+
+
+async def test_a_server_starts_when_this_process_stderr_is_no_file(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A notebook's or a captured test's sys.stderr has no descriptor for the child's stderr.
+
+	The SDK's default was the stderr of the moment it was imported, so starting the server failed
+	with 'UnsupportedOperation: fileno' (found by --dry-run run in process under capsys).
+	"""
+	import io
+
+	monkeypatch.setattr(sys, "stderr", io.StringIO())
+	om = OpenMolt(entry_points=False)
+	om.register_integration("ours", MCP.stdio(sys.executable, [str(HERE / "stdio_server.py")]))
+	model = ScriptedModel([call_tool("ours.whoami"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["ours"])
+	try:
+		result = await agent.run("who?")
+	finally:
+		await om.aclose()
+	assert result.status == "success"
+	assert "ours.whoami" in _tools(model) and _results(model, 1)[0]["ok"]
+	for stream in (None, io.StringIO()):  # no usable stream at all: the child's stderr is discarded
+		monkeypatch.setattr(sys, "__stderr__", stream)
+		from openmolt_mcp._source import _errlog
+
+		with _errlog() as errlog:
+			assert errlog.name == os.devnull

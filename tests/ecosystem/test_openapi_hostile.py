@@ -775,20 +775,39 @@ def _multipart(names: list[str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-	"name", ['x }}{{ config.token }}{{ "', "a{% raw %}", 'a"b', "a\\b", "line\nbreak"]
+	("name", "key"),
+	[
+		('x }}{{ config.token }}{{ "', "x_config_token"),
+		("a{% raw %}", "a_raw"),
+		('a"b', "a_b"),
+		("a\\b", "a_b"),
+	],
 )
-def test_multipart_names_that_would_be_liquid_are_refused(name: str) -> None:
-	"""A multipart field name is read in a template: one that would run Liquid is refused."""
-	with pytest.raises(ConfigurationError, match=r"template|Liquid"):
-		from_openapi(_multipart([name]), id="t")
+def test_multipart_names_that_would_be_liquid_are_never_read_in_a_template(
+	name: str, key: str
+) -> None:
+	"""A multipart field is read by its input name; the document's name is only the part's name.
+
+	The part's name is a key, never rendered, so Liquid in it does not run.
+	"""
+	integration = from_openapi(_multipart([name]), id="t")
+	tool = next(t for t in integration.tools if t.handle == "addPet")
+	assert tool.files == {name: f"{{{{ input.body.{key} }}}}"}
+	assert list(tool.input_schema["properties"]["body"]["properties"]) == [key]
 
 
-def test_multipart_names_that_are_not_identifiers_are_read_with_brackets() -> None:
-	"""A field name with a dash or a Liquid keyword is read as input.body["name"]."""
+def test_a_multipart_name_with_a_line_break_is_refused() -> None:
+	"""A part's name goes into its header: a control character in it cannot be sent."""
+	with pytest.raises(ConfigurationError, match="multipart field name 'line\\\\nbreak'"):
+		from_openapi(_multipart(["line\nbreak"]), id="t")
+
+
+def test_multipart_names_that_are_not_identifiers_are_renamed() -> None:
+	"""A dashed field is file_name, sent as file-name; a Liquid word is read by subscript."""
 	integration = from_openapi(_multipart(["file-name", "limit", "photo"]), id="t")
 	tool = next(t for t in integration.tools if t.handle == "addPet")
 	assert tool.files == {
-		"file-name": '{{ input.body["file-name"] }}',
+		"file-name": "{{ input.body.file_name }}",
 		"limit": '{{ input.body["limit"] }}',
 		"photo": "{{ input.body.photo }}",
 	}

@@ -355,3 +355,99 @@ async def test_github_operations_pass_prisms_request_validation(prism: Any) -> N
 	assert len(integration.tools) == len(GITHUB_OPERATIONS)
 	seen = await _drive(url, integration, {"token": "ghp_example"})
 	assert _violations(seen) == [], json.dumps(_violations(seen), indent=1)[:4000]
+
+
+def _named(name: str, where: str, kind: str = "string") -> dict[str, Any]:
+	return {"name": name, "in": where, "required": True, "schema": {"type": kind}}
+
+
+def odd_names() -> dict[str, Any]:
+	"""Parameters and form fields no property may be named: each required, so a name the request
+	does not send as the document spells it is a violation Prism reports."""
+	form = {
+		"type": "object",
+		"additionalProperties": False,  # a field sent under another name is reported too
+		"required": ["StartTime>", "filter[name]", "filter_name", "Status-Callback"],
+		"properties": {
+			"StartTime>": {"type": "string"},
+			"filter[name]": {"type": "string"},
+			"filter_name": {"type": "string"},
+			"Status-Callback": {"type": "string"},
+		},
+	}
+	ok = {"200": {"description": "ok", "content": {"application/json": {"example": {}}}}}
+	# Prism 5.16 looks a query parameter up by its name passed through encodeURI, in the decoded
+	# query: it cannot find one whose name holds <, >, [, ] or a space however it is sent, so
+	# those are checked in the form body here and in the query by test_openapi_names.
+	query = ["page-size", "page_size", "filter.name", "id", "body", "@type", "1st", "$top"]
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": "Odd names", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/calls/{Call-Sid}": {
+				"post": {
+					"operationId": "UpdateCall",
+					"parameters": [
+						_named("Call-Sid", "path"),
+						*(_named(n, "query") for n in query),
+						_named("id", "header"),
+						_named("X-Request-ID", "header"),
+					],
+					"requestBody": {
+						"required": True,
+						"content": {"application/x-www-form-urlencoded": {"schema": form}},
+					},
+					"responses": ok,
+				},
+				"put": {
+					"operationId": "ReplaceCall",
+					"parameters": [_named("Call-Sid", "path"), _named("dry.run", "query")],
+					"requestBody": {
+						"required": True,
+						"content": {"application/json": {"schema": form}},
+					},
+					"responses": ok,
+				},
+			}
+		},
+	}
+
+
+async def test_renamed_parameters_and_fields_reach_prism_under_the_documents_names(
+	prism: Any,
+) -> None:
+	"""page-size beside page_size, @type, X-Request-ID, a form's StartTime> and filter[name]..."""
+	document = odd_names()
+	url = await prism(document)
+	integration = from_openapi(document, id="odd", base_url=url, allow_internal_hosts=["127.0.0.1"])
+	update = next(t for t in integration.tools if t.handle == "updateCall")
+	props = update.input_schema["properties"]
+	assert {"page_size_2", "filter_name", "type", "id_header", "requestBody"} <= set(props)
+	fields = props["requestBody"]["properties"]
+	assert list(fields) == ["StartTimeAfter", "filter_name_2", "filter_name", "Status_Callback"]
+	assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", p) for p in props)
+	seen = await _drive(url, integration, {})
+	assert len(seen) == 2
+	assert _violations(seen) == [], json.dumps(seen, indent=1)[:4000]
+	assert all(s["status"] == 200 for s in seen), seen
+
+
+async def test_prism_reports_a_field_sent_under_its_input_name(prism: Any) -> None:
+	"""Negative control: the form field sent as filter_name_2 (the input's name) is a violation."""
+	document = odd_names()
+	url = await prism(document)
+	integration = from_openapi(
+		document,
+		id="odd",
+		operations=["UpdateCall"],
+		base_url=url,
+		allow_internal_hosts=["127.0.0.1"],
+	)
+	(tool,) = integration.tools
+	wrong = {("filter_name_2" if k == "filter[name]" else k): v for k, v in dict(tool.body).items()}
+	integration = integration.model_copy(
+		update={"tools": [tool.model_copy(update={"body": wrong})]}
+	)
+	seen = await _drive(url, integration, {})
+	assert _violations(seen), seen

@@ -139,7 +139,11 @@ def _numbers(value: Any) -> Any:
 
 
 def _mismatches(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
-	"""For each expected call no observed call matches: missing, or which argument differs."""
+	"""For each expected call no observed call matches: missing, or which argument differs.
+
+	The call of the same tool that differs least is compared, down to the nested argument
+	(``filter.status``, ``items[1].id``) that is missing, extra or another value.
+	"""
 	out: list[str] = []
 	for want in expected:
 		if any(want.matches(c) for c in calls):
@@ -148,15 +152,48 @@ def _mismatches(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list
 		if not same_tool:
 			out.append(f"{want.tool} was not called")
 			continue
-		got = same_tool[0].input
-		missing = "<missing>"
-		diffs = [
-			f"{key}: expected {value!r}, got {got.get(key, missing)!r}"
-			for key, value in want.input.items()
-			if not _same(value, got.get(key))
-		]
+		diffs = min(
+			(_differences(dict(want.input), dict(c.input), "", top=True) for c in same_tool),
+			key=len,
+		)
 		out.append(f"{want.tool} was called with other arguments ({', '.join(diffs)})")
 	return out
+
+
+def _differences(want: Any, got: Any, path: str, *, top: bool = False) -> list[str]:
+	"""Where ``got`` is not ``want``: each differing, missing or extra argument, by its path.
+
+	At the top only the arguments the expected call names count (the others may be anything);
+	inside an object, an argument the expected value does not have is an extra one.
+	"""
+	if isinstance(want, Mapping) and isinstance(got, Mapping):
+		out: list[str] = []
+		for key, value in want.items():
+			where = f"{path}.{key}" if path else str(key)
+			if key not in got:
+				if value is not None or not top:  # an absent argument matches null (ToolCall)
+					out.append(f"{where}: expected {value!r}, missing")
+				continue
+			out += _differences(value, got[key], where)
+		if not top:
+			out += [
+				f"{path}.{key}: not expected, got {value!r}"
+				for key, value in got.items()
+				if key not in want
+			]
+		return out
+	if isinstance(want, list | tuple) and isinstance(got, list | tuple):
+		out = []
+		for i, value in enumerate(want):
+			where = f"{path}[{i}]"
+			out += (
+				_differences(value, got[i], where)
+				if i < len(got)
+				else [f"{where}: expected {value!r}, missing"]
+			)
+		out += [f"{path}[{i}]: not expected, got {got[i]!r}" for i in range(len(want), len(got))]
+		return out
+	return [] if _same(want, got) else [f"{path}: expected {want!r}, got {got!r}"]
 
 
 def _with_arguments(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
@@ -167,7 +204,8 @@ def _with_arguments(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> 
 		keys[want.tool] += [k for k in want.input if k not in keys[want.tool]]
 	out = []
 	for call in calls:
-		shown = ", ".join(f"{k}={call.input.get(k)!r}" for k in keys.get(call.tool, []))
+		named = [k for k in keys.get(call.tool, []) if k in call.input]  # a missing one: not shown
+		shown = ", ".join(f"{k}={call.input[k]!r}" for k in named)
 		out.append(f"{call.tool}({shown})")
 	return out
 
@@ -318,8 +356,8 @@ class Trajectory:
 			return Score(self.name, score, "")
 		details = _mismatches(expected, calls)
 		want, seen = [e.tool for e in expected], [c.tool for c in calls]
-		if not details and want == seen:
-			# Each expected call happened, in another order or number: the arguments tell them apart.
+		if want == seen:
+			# The same tools, so the arguments tell the lists apart: another order, another value.
 			want, seen = _with_arguments(expected, expected), _with_arguments(expected, calls)
 		reason = f"{self.mode}: expected {want}, got {seen}"
 		return Score(self.name, score, reason + (f"; {'; '.join(details)}" if details else ""))

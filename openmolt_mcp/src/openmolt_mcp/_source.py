@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
@@ -42,6 +44,26 @@ MAX_DESCRIPTION_CHARS = 2000
 """A tool description longer than this is cut (it is sent with every prompt)."""
 
 _MAX_PAGES = 100
+
+
+def _errlog() -> TextIO:
+	"""Where a stdio server's stderr goes: this process's, as it is now, when it is a file.
+
+	The SDK's default is the ``sys.stderr`` of the moment it was imported, and the child needs a
+	file descriptor: under a notebook, a captured test or an application that replaced
+	``sys.stderr`` with a stream of its own, starting the server failed (``fileno``). Then the
+	process's original stderr is used, else the server's stderr is discarded.
+	"""
+	for stream in (sys.stderr, sys.__stderr__):
+		try:
+			if stream is not None:
+				stream.fileno()
+				return stream
+		except (AttributeError, OSError, ValueError):
+			continue
+	return open(os.devnull, "w", encoding="utf-8")  # closed with the connection
+
+
 _CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
 _HANDLE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -120,10 +142,15 @@ class MCPToolSource:
 			if self._server is not None:
 				client = Client(self._server, **common)
 			elif isinstance(options, StdioServer):
+				from mcp.client.stdio import stdio_client
+
 				params = StdioServerParameters(
 					command=options.command, args=options.args, env=options.env, cwd=options.cwd
 				)
-				client = Client(params, **common)
+				errlog = _errlog()
+				if errlog is not sys.stderr and errlog is not sys.__stderr__:
+					stack.callback(errlog.close)
+				client = Client(stdio_client(params, errlog=errlog), **common)
 			else:
 				import httpx2
 				from mcp.client.streamable_http import streamable_http_client

@@ -9,6 +9,7 @@ openmolt -m MODEL "PROMPT" ...        a run without an agent file (``openmolt ru
 openmolt schedules FILE [-n N]        the next fire times of the file's schedules
 openmolt plugins [--json]             installed providers and integrations, with versions
 openmolt tools [INTEGRATION] [--json] every integration, or one's tools, scopes and schemas
+openmolt tools AGENT_FILE [TOOL]      the tools the agent's runs get, from every source
 openmolt schema                       the JSON Schema of agent files
 openmolt keys set|list|remove|path    a per-user store of API keys and integration secrets
 openmolt auth ID | list | revoke ID   sign in to an integration with OAuth2 (encrypted tokens)
@@ -76,7 +77,8 @@ _SUMMARY = {
 	"run": "run an agent file (agent.json or agent.py) once, or serve its schedules",
 	"schedules": "list the next fire times of an agent file's schedules",
 	"plugins": "list the installed providers and integrations, with versions",
-	"tools": "list every integration, or one integration's tools, scopes and input schemas",
+	"tools": "list every integration, one integration's tools, scopes and input schemas, or the "
+	"tools an agent file's runs get",
 	"integrations": "the same as tools: the installed integrations, or one's keys and tools",
 	"schema": "print the JSON Schema of agent files (for editors)",
 	"keys": "store API keys and integration secrets for the command (a 0600 file)",
@@ -447,7 +449,10 @@ def _info_command(name: str, args: list[str]) -> int:
 		name = "tools"
 	if name == "tools":
 		parser.add_argument(
-			"integration", nargs="?", help="the integration id, e.g. notion (default: list all)"
+			"integration",
+			nargs="?",
+			help="the integration id, e.g. notion (default: list all); or an agent file: the "
+			"tools its runs get, from every source (MCP servers are started to list theirs)",
 		)
 		parser.add_argument(
 			"tool",
@@ -469,6 +474,23 @@ def _info_command(name: str, args: list[str]) -> int:
 		list_plugins(OpenMolt(), sys.stdout, as_json=ns.json)
 	elif ns.integration is None:
 		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
+	elif ns.integration.endswith((".json", ".py")) and os.path.isfile(ns.integration):
+		import anyio
+
+		from openmolt_core.cli._agenttools import list_file_tools
+
+		with _Held("LethalTrifectaWarning"):  # about running the agent, which this does not do
+			anyio.run(
+				partial(
+					list_file_tools, ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool
+				)
+			)
+	elif ns.integration.endswith((".json", ".py")):
+		from openmolt_core.cli._agentfile import AgentFileError
+
+		near = _near_file(ns.integration)
+		hint = f"; did you mean {near!r}?" if near else ""
+		raise AgentFileError(f"{ns.integration}: no such agent file{hint}")
 	else:
 		integration, tool = ns.integration, ns.tool
 		if tool is None and "." in integration:  # slack.postMessage, as agent files spell it

@@ -49,6 +49,7 @@ __all__ = [
 	"PythonAgent",
 	"agent_files",
 	"call_factory",
+	"is_tool_source",
 	"load_json_file",
 	"load_python_file",
 ]
@@ -63,8 +64,9 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 
 	In a folder, names that start with ``_`` or ``.`` (helpers, hidden and editor files) are
 	left out, and so are ``*.schema.json`` files (``openmolt schema > agent-file.schema.json``,
-	which editors read beside the agent files). ``openmolt worker`` and ``openmolt serve`` read
-	their arguments with it.
+	which editors read beside the agent files) and the JSON files an agent file's ``openapi``
+	names: OpenAPI documents and imported integrations (`is_tool_source`). ``openmolt worker``
+	and ``openmolt serve`` read their arguments with it.
 
 	Args:
 		paths: Agent files and folders of them.
@@ -82,6 +84,7 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 				if p.suffix in AGENT_FILE_SUFFIXES
 				and not p.name.startswith(("_", "."))
 				and not p.name.endswith(".schema.json")
+				and not is_tool_source(p)
 			)
 			if not found:
 				raise AgentFileError(f"{path}: no agent files (*.json, *.py) in this folder")
@@ -91,6 +94,32 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 		else:
 			raise AgentFileError(f"{path}: no such file or folder")
 	return out
+
+
+def is_tool_source(path: Path) -> bool:
+	"""Whether a JSON file is an OpenAPI document or an imported integration, not an agent file.
+
+	An OpenAPI document's ``openapi`` (Swagger's ``swagger``) is its version, a string (an agent
+	file's ``openapi`` is an object); the JSON ``openmolt import-openapi --format json`` writes
+	has ``tools`` and ``apiSetup``. A file that cannot be read as JSON is no tool source: it is
+	read, and reported, as an agent file.
+	"""
+	if path.suffix != ".json":
+		return False
+	try:
+		if path.stat().st_size > _MAX_PEEK:
+			return False
+		data = json.loads(path.read_text(encoding="utf-8-sig"))
+	except (OSError, ValueError, RecursionError):
+		return False
+	if not isinstance(data, dict):
+		return False
+	version = data.get("openapi", data.get("swagger"))
+	return isinstance(version, str) or ("tools" in data and "apiSetup" in data)
+
+
+_MAX_PEEK = 64 << 20
+"""Bytes of a JSON file `is_tool_source` reads (GitHub's whole OpenAPI document is about 12 MB)."""
 
 
 class AgentFileError(ConfigurationError):
@@ -108,6 +137,40 @@ class CapabilitySpec(_Model):
 	name: str = Field(description="The name the plugin registers it under.")
 	options: dict[str, Any] = Field(
 		default_factory=dict, description="Given to the plugin's factory as keywords."
+	)
+
+
+class OpenApiSource(_Model):
+	"""An OpenAPI document the agent uses as an integration, with the importer's options.
+
+	``document`` may also be the JSON ``openmolt import-openapi --format json`` writes (an
+	integration already imported and perhaps edited); the options then do not apply.
+	"""
+
+	document: str = Field(
+		min_length=1,
+		description="The OpenAPI 3 document (JSON or YAML), or an imported integration's JSON "
+		"(import-openapi --format json); a path relative to the agent file.",
+	)
+	operations: list[str] | None = Field(
+		default=None, description="Only these operations (operationIds, or the tool handles)."
+	)
+	tags: list[str] | None = Field(default=None, description="Only operations with these tags.")
+	base_url: str | None = Field(
+		default=None, description="The API's base URL (default: the document's first server)."
+	)
+	name: str | None = Field(default=None, description="The display name (default: its title).")
+	labels: dict[str, list[str]] | None = Field(
+		default=None,
+		description="Taint labels by tool handle or pattern, replacing the ones the method gives.",
+	)
+	allow_internal_hosts: list[str] = Field(
+		default_factory=list,
+		description="Internal hosts or networks the tools may reach, e.g. ['127.0.0.1'].",
+	)
+	allow_hosts: list[str] = Field(
+		default_factory=list,
+		description="Other hosts the document's operations may be served by.",
 	)
 
 
@@ -192,6 +255,13 @@ class AgentFile(_Model):
 		default_factory=dict,
 		description="MCP servers whose tools the agent uses, in the shape MCP clients use: "
 		"{id: {command, args, env, cwd} or {url, headers}} (needs openmolt[mcp]).",
+	)
+	openapi: dict[str, str | OpenApiSource] = Field(
+		default_factory=dict,
+		description="Integrations made from OpenAPI documents, by the id the agent uses: "
+		"{id: 'petstore.json'} or {id: {document, tags, operations, baseUrl, allowInternalHosts, "
+		"allowHosts, labels}}; the JSON `openmolt import-openapi --format json` writes is "
+		"accepted too (docs/guides/openapi.md). Keys: OPENMOLT_<ID>_<KEY> or integrations.",
 	)
 	durability: str | dict[str, Any] | None = Field(
 		default=None,

@@ -163,7 +163,10 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 		out.write(
 			f"  {r['integration'].ljust(width)}  {what}  ({r['distribution']} {r['version']})\n"
 		)
-	out.write(f"\n{quantity(len(rows), 'integration')}; `openmolt tools ID` lists one's tools.\n")
+	out.write(
+		f"\n{quantity(len(rows), 'integration')}; `openmolt tools ID` lists one's tools, "
+		"`openmolt tools AGENT_FILE` the tools an agent's runs get.\n"
+	)
 
 
 def _one_line(text: str, width: int = 72) -> str:
@@ -398,11 +401,9 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	chars = len(system) + len(first) + schema_chars
 	tokens = (chars + 3) // 4
 	cost, cost_text = estimate(_price(agent), model_id, tokens)
-	tools = [
-		{"tool": t.handle, "description": t.tool.description}
-		for t in agent._tools.values()
-		if t.allowed
-	]
+	from openmolt_core.cli._agenttools import agent_tools
+
+	tools = [{"tool": t["tool"], "description": t["description"]} for t in agent_tools(agent)]
 	searching = _searching(agent)  # the first message lists a catalog
 	if as_json:
 		data = {

@@ -429,6 +429,12 @@ def _build_json(
 		verbose=verbose,
 		durability=durability or spec.durability or None,
 	)
+	if spec.openapi:  # each document is an integration the agent uses, its keys read as theirs
+		from openmolt_core.cli._openapi_sources import register_openapi
+
+		added = register_openapi(om, path, spec.openapi, set(ids))
+		bindings += added
+		ids += added
 	configs, integration_reports = _integration_configs(om, ids, given, keys)
 	om.integration_configs.update(configs)
 	integration_reports += _entry_keys(om, bindings, integration_reports, keys)

@@ -24,6 +24,7 @@ from openmolt_core.integrations._credential import (
 )
 from openmolt_core.integrations._httptool import ApiSetup, HttpTool
 from openmolt_core.integrations._openapi_load import load_document, pointer
+from openmolt_core.integrations._openapi_names import field_names, is_plain, request_body_name
 from openmolt_core.integrations._openapi_schemas import (
 	MAX_DESCRIPTION_CHARS,
 	Schemas,
@@ -39,7 +40,6 @@ from openmolt_core.integrations._openapi_urls import (
 	server_url,
 )
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
-from openmolt_core.integrations.schema import input_name
 from openmolt_core.tools import Label, check_labels
 
 __all__ = ["build", "default_labels"]
@@ -49,7 +49,6 @@ _I = TypeVar("_I")
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 # TRACE is not imported: its reply echoes the request, credentials included.
 _JSON = re.compile(r"^application/(.+\+)?json\b|^\*/\*$", re.IGNORECASE)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LIQUID_WORDS = {
 	"and", "or", "not", "contains", "in", "empty", "blank", "nil", "null", "true", "false",
 	"limit", "offset", "reversed", "with", "as", "for", "if", "else", "endif", "cols",
@@ -72,22 +71,35 @@ def _camel(text: str) -> str:
 	return out if out[0].isalpha() else f"op{out}"
 
 
-def _field_name(name: str, taken: set[str]) -> str:
-	"""The input name of a document's parameter (`input_name`'s rule), unique in the tool."""
-	key = name if _IDENT.fullmatch(name) else input_name(name)
-	if not _IDENT.fullmatch(key):
-		key = re.sub(r"[^A-Za-z0-9_]", "_", key).strip("_") or "value"
-	if key[0].isdigit():
-		key = f"p{key}"
-	while key in taken:
-		key += "_"
-	taken.add(key)
-	return key
-
-
 def _words(text: str) -> str:
 	"""Text compared by its words only (a description that restates its summary)."""
 	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
+
+
+def _summary_and_detail(summary: str, detail: str) -> str:
+	"""An operation's description: its summary then its detail, each said once.
+
+	A detail that restates the summary (anywhere: "Retrieve a list of calls made to ..." after
+	"Retrieve a list of calls") stands alone; a summary that already says all the detail says
+	(a detail of "Create a call" under "Create a call and dial it") stands alone.
+	"""
+	if not summary or not detail:
+		return detail or summary
+	said, told = f" {_words(summary)} ", f" {_words(detail)} "
+	if said in told or not said.strip():
+		return detail
+	if told in said or not told.strip():
+		return summary
+	return f"{summary.rstrip('.')}. {detail}"
+
+
+def _sent_as(description: str, key: str, name: str, where: str) -> str:
+	"""A renamed input's description ends with the name the request sends it under."""
+	if key == name:
+		return description
+	place = "field" if where == "body" else f"{where} parameter"
+	said = f"Sent as the {place} {name!r}."
+	return f"{description.rstrip()} {said}" if description else said
 
 
 def _ref(key: str, then: str = "") -> str:
@@ -267,16 +279,39 @@ class _Base:
 		self.allowed = allowed
 
 
-def _member(key: str, name: str, where: str) -> str:
-	"""The template reading property ``name`` of input field ``key``."""
-	if _IDENT.fullmatch(name) and name not in _LIQUID_WORDS:
-		return f"{{{{ input.{key}.{name} }}}}"
-	if '"' in name or "\\" in name or not name.isprintable():
-		raise ConfigurationError(
-			f"{where}: the property name {name[:80]!r} cannot be read in a template; rename it"
-		)
-	no_liquid(name, where)
-	return f'{{{{ input.{key}["{name}"] }}}}'
+def _member(key: str, name: str) -> str:
+	"""The template reading field ``name`` (an input name: `_rename_fields` made it one) of ``key``.
+
+	A Liquid word (``limit``, ``in``...) is read by subscript, as `_ref` reads one.
+	"""
+	field = f'["{name}"]' if name in _LIQUID_WORDS else f".{name}"
+	return f"{{{{ input.{key}{field} }}}}"
+
+
+def _rename_fields(schema: dict[str, Any]) -> dict[str, str]:
+	"""Give a body's fields that are no plain names an input name (in place); new -> document's.
+
+	The model sees ``StartTime_before``-style names it can use; the request sends each field
+	under the document's name. Nested objects keep their names.
+	"""
+	props = schema.get("properties")
+	if not isinstance(props, dict) or all(is_plain(n) for n in props):
+		return {}
+	names = list(props)
+	keys = field_names([(n, "body") for n in names])
+	schema["properties"] = {}
+	for name, key in zip(names, keys, strict=True):
+		sub = props[name]
+		if key != name and isinstance(sub, dict):
+			sub = {
+				**sub,
+				"description": _sent_as(str(sub.get("description") or ""), key, name, "body"),
+			}
+		schema["properties"][key] = sub
+	renamed = dict(zip(names, keys, strict=True))
+	if isinstance(schema.get("required"), list):
+		schema["required"] = [renamed.get(n, n) for n in schema["required"]]
+	return {key: name for name, key in renamed.items() if key != name}
 
 
 def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
@@ -357,21 +392,29 @@ def _tool(
 		places[(str(param.get("name", "")), str(param.get("in", "")))] = place
 	properties: dict[str, Any] = {}
 	required: list[str] = []
-	taken: set[str] = set()
 	endpoint = path
 	query: dict[str, Any] = {}
 	headers: dict[str, str] = {}
-	for (name, where), param in params.items():
-		if where == "cookie" or (where == "header" and name.lower() in _SKIP_HEADERS):
-			continue
-		key = _field_name(name, taken)
+	sent = [
+		(name, where)
+		for (name, where) in params
+		if where != "cookie" and not (where == "header" and name.lower() in _SKIP_HEADERS)
+	]
+	declared = {name for (name, where) in params if where == "path"}
+	undeclared = [m for m in dict.fromkeys(re.findall(r"\{([^}{]+)\}", path)) if m not in declared]
+	taken: set[str] = set()
+	keys = field_names([*sent, *((m, "path") for m in undeclared)], taken)
+	for (name, where), key in zip(sent, keys, strict=False):
+		param = params[(name, where)]
 		schema = param.get("schema")
 		if schema is None and param.get("content"):
 			schema = next(iter(param["content"].values())).get("schema")
 		converted = schemas.convert(
 			schema or {"type": "string"}, request=True, where=f"{places[(name, where)]}/schema"
 		)
-		described = short(param.get("description"), MAX_DESCRIPTION_CHARS // 2)
+		described = _sent_as(
+			short(param.get("description"), MAX_DESCRIPTION_CHARS // 2), key, name, where
+		)
 		if described:
 			converted = {**converted, "description": described}
 		properties[key] = converted
@@ -390,12 +433,10 @@ def _tool(
 				query[name] = _ref(key)
 		elif where == "header":
 			headers[name] = _ref(key)
-	declared = {name for (name, where) in params if where == "path"}
-	for missing in re.findall(r"\{([^}{]+)\}", path):
-		if missing in declared:
-			continue
-		key = _field_name(missing, taken)
+	for missing, key in zip(undeclared, keys[len(sent) :], strict=True):
 		properties[key] = {"type": "string"}
+		if key != missing:
+			properties[key]["description"] = _sent_as("", key, missing, "path")
 		required.append(key)
 		endpoint = endpoint.replace(f"{{{missing}}}", _ref(key))
 	body: Any = None
@@ -408,7 +449,7 @@ def _tool(
 			fmt, media, raw_schema = chosen
 			# A text body's media type becomes its Content-Type header, a template.
 			no_liquid(media, f"{at}/requestBody/content/{segment(media)}")
-			key = _field_name("body", taken)
+			key = request_body_name(taken)
 			converted = schemas.convert(
 				raw_schema, request=True, where=f"{at}/requestBody/content/{segment(media)}/schema"
 			)
@@ -424,17 +465,25 @@ def _tool(
 			if request.get("required"):
 				required.append(key)
 			request_format = fmt
+			wire = _rename_fields(converted) if fmt != "binary" else {}
+			place = f"{at}/requestBody"
 			if fmt == "multipart" and isinstance(converted.get("properties"), dict):
 				raw = schemas.deref(raw_schema) or {}
 				binary = {
 					n for n, s in (raw.get("properties") or {}).items()
 					if isinstance(schemas.deref(s), Mapping) and schemas.deref(s).get("format") == "binary"
 				}  # fmt: skip
-				place = f"{at}/requestBody"
-				body = {
-					n: _member(key, n, place) for n in converted["properties"] if n not in binary
-				}
-				files = {n: _member(key, n, place) for n in binary}
+				names = {wire.get(n, n): n for n in converted["properties"]}
+				for sent in names:
+					if not sent.isprintable():  # a part's header would lose or break on it
+						raise ConfigurationError(
+							f"{place}: the multipart field name {sent[:80]!r} cannot be sent in "
+							"a part's header (it holds a line break or another control character)"
+						)
+				body = {w: _member(key, n) for w, n in names.items() if w not in binary}
+				files = {w: _member(key, n) for w, n in names.items() if w in binary}
+			elif wire:  # each field sent under the document's name
+				body = {wire.get(n, n): _member(key, n) for n in converted["properties"]}
 			else:
 				body = _ref(key)
 			if fmt == "text" and media != "text/plain":
@@ -442,10 +491,7 @@ def _tool(
 	raw_summary, raw_detail = op.get("summary"), op.get("description")
 	summary = raw_summary if isinstance(raw_summary, str) else ""
 	detail = raw_detail if isinstance(raw_detail, str) else ""
-	if summary and detail and not f"{_words(detail)} ".startswith(f"{_words(summary)} "):
-		text = f"{summary.rstrip('.')}. {detail}"
-	else:
-		text = detail or summary
+	text = _summary_and_detail(summary, detail)
 	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"

@@ -31,14 +31,16 @@ model provider refuses in a property name or that Liquid cannot read after a dot
 gives its spelling: a leading ``$`` and a trailing ``[]`` are dropped (OData's ``$top`` is ``top``,
 Stripe's ``expand[]`` is ``expand``), Twilio's ``DateSent>`` and ``DateSent<`` are
 ``DateSentAfter`` and ``DateSentBefore`` (``>=``, ``<=`` and ``!=`` are ``OnOrAfter``,
-``OnOrBefore`` and ``Not``), and ``.`` or ``-`` become ``_`` (S3's ``max-keys`` is
-``max_keys``). Inputs with no vendor counterpart (a stored file, an upload session's URL) follow
+``OnOrBefore`` and ``Not``; Stripe's ``created[gte]`` is ``created_on_or_after``), and ``.``,
+``-``, brackets or any other character become ``_`` between words (S3's ``max-keys`` is
+``max_keys``, ``filter[name]`` is ``filter_name``). Inputs with no vendor counterpart (a stored file, an upload session's URL) follow
 the vendor's case style. docs/integration-authoring.md states the rule for authors.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -156,18 +158,39 @@ def input_name(vendor_name: str) -> str:
 
 	Args:
 		vendor_name: The name as the vendor's API reference spells it (``$top``, ``expand[]``,
-			``DateSent>``, ``max-keys``, ``tweet.fields``).
+			``DateSent>``, ``created[gte]``, ``filter[name]``, ``max-keys``, ``tweet.fields``).
 
 	Returns:
-		The name made of letters, digits and ``_`` that the tool's input uses: ``top``,
-		``expand``, ``DateSentAfter``, ``max_keys``, ``tweet_fields``.
+		The name made of ASCII letters, digits and ``_``, not starting with a digit, that the
+		tool's input uses: ``top``, ``expand``, ``DateSentAfter``, ``created_on_or_after``,
+		``filter_name``, ``max_keys``, ``tweet_fields`` (``value`` when no letter or digit is
+		left). Names that already are such identifiers are returned as they are.
 	"""
+	if _IDENTIFIER.fullmatch(vendor_name):
+		return vendor_name
 	name = vendor_name.removeprefix("$").removesuffix("[]")
 	for suffix, word in _COMPARISONS:
 		if name.endswith(suffix) and len(name) > len(suffix):
-			name = name[: -len(suffix)] + word
+			base = name[: -len(suffix)].removesuffix("[]")
+			snake = "_" in base or base == base.lower()  # created[gte], start_date<
+			name = base + (_snake(word) if snake else word)
 			break
-	return re.sub(r"[.-]", "_", name)
+	# Accented letters lose their accents; any other run of characters is one "_" between
+	# words (filter[name], a b, tweet.fields) and nothing at either end (@type, $filter).
+	name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+	if not _IDENTIFIER.fullmatch(name):
+		name = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_")
+	if not name:
+		return "value"
+	return f"_{name}" if name[0].isdigit() else name
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _snake(word: str) -> str:
+	"""``OnOrAfter`` as ``_on_or_after``, for a snake_case name (``start_date[gte]``)."""
+	return re.sub(r"([A-Z])", lambda m: f"_{m.group(1).lower()}", word)
 
 
 _COMPARISONS = (
@@ -176,8 +199,15 @@ _COMPARISONS = (
 	("!=", "Not"),
 	(">", "After"),
 	("<", "Before"),
+	("[gte]", "OnOrAfter"),
+	("[lte]", "OnOrBefore"),
+	("[neq]", "Not"),
+	("[ne]", "Not"),
+	("[gt]", "After"),
+	("[lt]", "Before"),
 )
-"""A filter's comparison suffix and its word (Twilio's ``StartTime>``), longest first."""
+"""A filter's comparison suffix and its word (Twilio's ``StartTime>``, Stripe's ``created[gte]``):
+the first that ends a name wins, so each comes before the shorter ones it ends with."""
 
 
 def passthrough(*names: str, **templates: str) -> dict[str, str]:
