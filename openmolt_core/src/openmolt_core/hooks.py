@@ -1786,7 +1786,32 @@ async def _first_stop(
 	return None
 
 
-def _wrapped(
+class _Through:
+	"""What a wrap hook calls on (``call``, ``drive``): the next hook or the loop, whose errors it notes.
+
+	What the hook raises is its own (a bug naming the capability) unless it is one of these: an
+	error of what it wraps (a provider's, the loop's) that it let through passes as it is.
+	"""
+
+	__slots__ = ("inner", "raised")
+
+	def __init__(self, inner: Callable[..., Awaitable[Any]]) -> None:
+		self.inner = inner
+		self.raised: list[BaseException] = []
+
+	async def __call__(self, *args: Any) -> Any:
+		try:
+			return await self.inner(*args)
+		except BaseException as exc:
+			self.raised.append(exc)
+			raise
+
+	def passed(self, exc: BaseException) -> bool:
+		"""Whether ``exc`` came from what the hook wraps (not from the hook itself)."""
+		return any(e is exc for e in self.raised)
+
+
+async def _wrapped(
 	hook: Callable[
 		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
 		Awaitable[ModelResponse],
@@ -1794,10 +1819,22 @@ def _wrapped(
 	run: Run,
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
-) -> Awaitable[ModelResponse]:
+) -> ModelResponse:
+	"""One `Capability.wrap_model` around ``inner``: its own errors and wrong answers named."""
+	from openmolt_core.llm import ModelResponse
+
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
 		inner = functools.partial(_for_model, request.model_id, inner)
-	return hook(run, request, inner)
+	through = _Through(inner)
+	try:
+		answer = await hook(run, request, through)
+	except Exception as exc:
+		if through.passed(exc):
+			raise  # the provider's error (or the next capability's), as it came
+		raise _failed(hook, exc, "wrap_model")  # noqa: B904  # it chains the cause
+	if not isinstance(answer, ModelResponse):
+		raise _wrong(hook, answer, "the ModelResponse of call(request), or one of its own")
+	return answer
 
 
 def _for_model(
@@ -1947,10 +1984,33 @@ async def alongside(
 def drive_wrapped(
 	hooks: Hooks, run: Run, drive: Callable[[], Awaitable[RunResult]]
 ) -> Callable[[], Awaitable[RunResult]]:
-	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
+	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost.
+
+	What a hook raises of its own names its capability (`_failed`), and an answer that is no
+	`RunResult` is refused; the errors of the drive it wraps pass through it as they are.
+	"""
 	for hook in reversed(hooks.wrap_run):
-		drive = functools.partial(hook, run, drive)
+		drive = functools.partial(_run_wrapped, hook, run, drive)
 	return drive
+
+
+async def _run_wrapped(
+	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
+	run: Run,
+	drive: Callable[[], Awaitable[RunResult]],
+) -> RunResult:
+	from openmolt_core.result import RunResult
+
+	through = _Through(drive)
+	try:
+		answer = await hook(run, through)
+	except Exception as exc:
+		if through.passed(exc):
+			raise  # the run's own end (a RunError with its state), as it came
+		raise _failed(hook, exc, "wrap_run")  # noqa: B904  # it chains the cause
+	if not isinstance(answer, RunResult):
+		raise _wrong(hook, answer, "the RunResult of drive(), or one of its own")
+	return answer
 
 
 NO_HOOKS = Hooks()
