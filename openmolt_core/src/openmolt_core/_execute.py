@@ -42,6 +42,7 @@ from openmolt_core.hooks import (
 	Park,
 	Proceed,
 	Refuse,
+	RunOwner,
 	Stop,
 	ToolDecision,
 	decision_from_dict,
@@ -242,6 +243,7 @@ class RunContext:
 			None: every allowed tool.
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
+		owner: The agent whose run it is (None for a context made outside an agent).
 	"""
 
 	agent: str
@@ -261,7 +263,7 @@ class RunContext:
 	toolset: ToolSet | None = None
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
-	owner: Any = None
+	owner: RunOwner | None = None
 
 	@property
 	def command_index(self) -> int:

@@ -2078,7 +2078,9 @@ class _OwnCall:
 		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
-def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:
+def _given(
+	state: RunState, kind: str, answer: str | None, decision: object, given: object
+) -> RunState:
 	"""The parked state with what ``resume(given=...)`` delivers to the capability that parked."""
 	if kind != PARKED_BY_CAPABILITY:
 		raise ConfigurationError(

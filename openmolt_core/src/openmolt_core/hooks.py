@@ -58,6 +58,7 @@ from openmolt_core.tools import LOOP_FIELDS
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.commands import CallTool, Finish
+	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
@@ -84,6 +85,7 @@ __all__ = [
 	"Proceed",
 	"Refuse",
 	"Run",
+	"RunOwner",
 	"Stop",
 	"ToolDecision",
 	"ToolRecord",
@@ -211,6 +213,31 @@ class Opening:
 	memory: Mapping[str, str] = field(default_factory=dict)
 
 
+class RunOwner(Protocol):
+	"""The agent whose run it is, as its capabilities see it (`Call.agent`; the loop's context).
+
+	An `openmolt_core.agent.Agent`, typed here by what the kernel and its capabilities use of
+	it, so that a misspelt attribute fails the type check (the agent's module imports this
+	one, not the other way round).
+	"""
+
+	@property
+	def name(self) -> str:
+		"""The agent's name."""
+		...
+
+	@property
+	def on_approval_request(self) -> ApprovalHandler | None:
+		"""Decides the tool calls that wait for approval (None: such a call parks the run)."""
+		...
+
+	def first_message(
+		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
+	) -> str:
+		"""The first user turn of a run asked ``input`` (``earlier``: the turns it shows first)."""
+		...
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
 	"""A call of ``agent.run``, ``stream`` or ``resume`` that gives a capability's keyword.
@@ -225,7 +252,7 @@ class Call:
 		resumed: Whether the call is ``agent.resume`` (the run goes on from where it parked).
 	"""
 
-	agent: Any
+	agent: RunOwner
 	state: RunState
 	given: Any
 	asked: Any = None
