@@ -22,7 +22,10 @@ Rules the loop keeps (docs/guides/capabilities.md):
 - **State**: a capability keeps JSON under ``run.state.ext[self.name]`` (`Capability.state`): it
   is saved, resumed and journaled with the run. Names are unique per agent.
 - **Events**: a capability lists its event classes in ``events`` (name to class); ``agent.on``
-  accepts those names, and ``run.emit`` numbers them like the loop's own.
+  accepts those names, and ``run.emit`` numbers them like the loop's own. The events a hook
+  emits inside a step the loop journals (`before_tool`, `replace_result`) are counted with the
+  step, so a replay, which does not ask the hook again, numbers later events the same; emit
+  those of a step a capability journals itself (``run.port.step``) after that step.
 - **Pure decisions**: a capability whose `before_tool` decisions are a pure function of journaled
   inputs (the state, the call, the tool record), or that journals its own steps, sets
   ``journal_decisions = False``: the loop asks it after the journaled ones, outside the step.
