@@ -1003,3 +1003,89 @@ async def test_a_call_giving_a_keyword_no_capability_takes_is_refused() -> None:
 	with pytest.raises(ConfigurationError, match=r"resume\(session=...\): agent 'Bare' takes no"):
 		await agent.resume(RunState(), answer="x", session=[])
 	assert model.requests == []
+
+
+class Traced(Capability):
+	"""Logs when each of its hooks runs (``<label> <hook>``), and answers the plain default."""
+
+	def __init__(self, label: str, log: list[str]) -> None:
+		self.label, self.log = label, log
+
+	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
+		self.log.append(f"{self.label} run in")
+		result = await drive()
+		self.log.append(f"{self.label} run out")
+		return result
+
+	async def on_run_start(self, run: Run) -> None:
+		self.log.append(f"{self.label} start")
+
+	async def wrap_model(
+		self,
+		run: Run,
+		request: ModelRequest,
+		call: Callable[[ModelRequest], Awaitable[ModelResponse]],
+	) -> ModelResponse:
+		self.log.append(f"{self.label} model in")
+		response = await call(request)
+		self.log.append(f"{self.label} model out")
+		return response
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Proceed:
+		self.log.append(f"{self.label} before_tool")
+		return Proceed()
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		self.log.append(f"{self.label} after_tool")
+		return entry
+
+	async def before_finish(self, run: Run, finish: Finish) -> Proceed:
+		self.log.append(f"{self.label} before_finish")
+		return Proceed()
+
+	async def on_run_end(self, run: Run, result: RunResult) -> None:
+		self.log.append(f"{self.label} end")
+
+
+async def test_the_instances_capabilities_run_first_then_the_agents_in_list_order() -> None:
+	"""Every hook kind keeps the order: the instance's (a plugin's, named), then the agent's;
+	wrap hooks nest the first outermost, after_tool runs last first."""
+	import types
+
+	from openmolt_core import hookimpl
+	from openmolt_core.plugins import CapabilityRegistrar
+
+	log: list[str] = []
+	kinds = {n: type(n.title(), (Traced,), {"name": f"acme-{n}"}) for n in ("a", "b", "c", "d")}
+	plugin = types.ModuleType("acme_traced")
+
+	def register(register: CapabilityRegistrar) -> None:
+		register(lambda: kinds["b"]("b", log), name="acme-traced-b")
+
+	plugin.register_capabilities = hookimpl(register)  # type: ignore[attr-defined]
+	om = OpenMolt(
+		plugins=[plugin],
+		entry_points=False,
+		capabilities=[kinds["a"]("a", log), "acme-traced-b"],  # a plugin's, by its name
+	)
+	till = Till()
+	model = ScriptedModel([call_tool("local.pay", amount=1), finish("ok")])
+	agent = om.create_agent(
+		name="A",
+		model=model,
+		tools=till.tools,
+		capabilities=[kinds["c"]("c", log), kinds["d"]("d", log)],
+	)
+	assert (await agent.run("pay")).status == "success"
+
+	def of(what: str) -> list[str]:
+		return [e.split()[0] for e in log if e.endswith(what)]
+
+	assert of("run in") == of("start") == of("before_tool") == ["a", "b", "c", "d"]
+	assert of("before_finish") == of("end") == ["a", "b", "c", "d"]
+	assert of("run out") == of("after_tool") == ["d", "c", "b", "a"]
+	assert (
+		of("model in") == ["a", "b", "c", "d"] * 2 and of("model out") == ["d", "c", "b", "a"] * 2
+	)

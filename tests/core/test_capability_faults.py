@@ -217,6 +217,76 @@ async def test_a_hook_that_raises_names_its_capability_and_keeps_the_state(hook:
 	assert error.result.state.to_dict()["run_id"] == error.result.state.run_id
 
 
+class Wraps(Capability):
+	"""Its ``wrap_model`` and ``wrap_run`` raise ``error`` or answer ``answer`` when named ``hook``."""
+
+	name: ClassVar[str] = "acme-wrap"
+
+	def __init__(self, hook: str, error: Exception | None = None, answer: Any = None) -> None:
+		self.hook, self.error, self.answer = hook, error, answer
+
+	def _after(self, hook: str, value: Any) -> Any:
+		if hook != self.hook:
+			return value
+		if self.error is not None:
+			raise self.error
+		return self.answer
+
+	async def wrap_model(self, run: Run, request: Any, call: Any) -> Any:
+		return self._after("wrap_model", await call(request))
+
+	async def wrap_run(self, run: Run, drive: Any) -> Any:
+		return self._after("wrap_run", await drive())
+
+
+@pytest.mark.parametrize("hook", ["wrap_model", "wrap_run"])
+async def test_a_wrap_hook_that_raises_names_its_capability_and_keeps_the_state(hook: str) -> None:
+	"""A bug in a wrap hook (not an error of what it wraps) names the capability and the fix, as
+	every other hook's does; the run ends with its state (a wrap_model bug was a provider's
+	``KeyError``, a wrap_run bug "the run failed unexpectedly: KeyError", naming nobody)."""
+	bug = KeyError("amount")
+	error, till = await run_with(Wraps(hook, bug))
+	message = str(error)
+	assert f"capabilities:acme-wrap: its {hook} hook raised KeyError: 'amount'" in message
+	assert "fix the capability 'acme-wrap'" in message
+	assert isinstance(error.__cause__, PluginError) and error.__cause__.__cause__ is bug
+	assert error.result.state.to_dict()["run_id"] == error.result.state.run_id
+	if hook == "wrap_model":
+		assert till.ran == [] and error.result.state.messages  # the first turn is kept
+
+
+@pytest.mark.parametrize("hook", ["wrap_model", "wrap_run"])
+async def test_a_wrap_hook_that_answers_nothing_names_its_capability(hook: str) -> None:
+	"""A wrap hook must return what it wrapped (or its own): None was read as a reply
+	(``AttributeError: 'NoneType' object has no attribute 'model'``), or was the run's result."""
+	expected = "the ModelResponse of call" if hook == "wrap_model" else "the RunResult of drive"
+	error, _ = await run_with(Wraps(hook, answer=None))
+	assert f"capability 'acme-wrap': {hook} returned NoneType; return {expected}" in str(error)
+	assert error.result.state.run_id
+
+
+async def test_errors_of_what_a_wrap_hook_wraps_pass_through_it_as_they_are() -> None:
+	"""A provider's error (or an unexpected one) raised through ``call`` is not the capability's."""
+	from openmolt_core.errors import ProviderError
+	from openmolt_core.llm import ModelRequest
+
+	def broken(request: ModelRequest) -> Any:
+		raise ProviderError("the server broke", provider="scripted")
+
+	def buggy(request: ModelRequest) -> Any:
+		raise KeyError("in the provider")
+
+	for reply, said in ((broken, "the server broke"), (buggy, "KeyError: 'in the provider'")):
+		model = ScriptedModel([reply])
+		agent = OpenMolt(entry_points=False).create_agent(
+			name="A", model=model, capabilities=[Wraps("neither")]
+		)
+		with pytest.raises(RunError) as caught:
+			await agent.run("pay")
+		assert said in str(caught.value) and "acme-wrap" not in str(caught.value)
+		assert not isinstance(caught.value.__cause__, PluginError)
+
+
 async def test_an_openmolt_error_a_hook_raises_passes_as_it_is() -> None:
 	"""A capability's own OpenMoltError is its word: it is not wrapped."""
 	own = ToolError("the audit service refused the call", tool="local.pay")

@@ -4,6 +4,7 @@ a hand-off to the approvals gate."""
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import anyio
@@ -716,3 +717,77 @@ async def test_a_journal_that_held_a_call_with_its_approve_replays_it_held() -> 
 	replayed = await agent().execute(None, port=JournalPort(journal), input="pay")
 	assert replayed.status == "approval_required" and till.ran == []
 	assert replayed.state.pending is not None and replayed.state.pending["calls"][0]["rule"] == "r"
+
+
+@dataclass(slots=True, kw_only=True)
+class SaidEvent(Event):
+	"""A capability said something about a call (the tests' event)."""
+
+	name: str = "acme-say:said"
+	hook: str = ""
+
+
+class Says(Capability):
+	"""Emits ``acme-say:said`` from the hook named ``hook``, for every call."""
+
+	name: ClassVar[str] = "acme-say"
+	events: ClassVar[Mapping[str, type[Event]]] = {"acme-say:said": SaidEvent}
+
+	def __init__(self, hook: str) -> None:
+		self.hook = hook
+
+	async def _say(self, run: Run, hook: str) -> None:
+		if hook == self.hook:
+			await run.emit(SaidEvent(agent=run.agent, step=run.step, hook=hook))
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Proceed:
+		await self._say(run, "before_tool")
+		return Proceed()
+
+	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
+		await self._say(run, "replace_result")
+		return value
+
+	async def after_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
+	) -> dict[str, Any]:
+		await self._say(run, "after_tool")
+		return entry
+
+
+@pytest.mark.parametrize("hook", ["before_tool", "replace_result", "after_tool"])
+async def test_events_a_hook_emits_inside_a_journaled_step_keep_later_numbers_on_replay(
+	hook: str,
+) -> None:
+	"""A journaled decision (before_tool) or result (replace_result) is not asked again on a
+	replay, so its hook's events are not emitted again: the journal counts them, and the replay
+	takes as many numbers. Before, every later event of a recovered run was numbered lower (two
+	events could share a number with those delivered before the crash)."""
+
+	script = [call_tool("local.pay", amount=5), call_tool("local.pay", amount=6), finish("ok")]
+
+	def agent(replies: list[Any]) -> tuple[Any, list[tuple[str, int]]]:
+		built = OpenMolt(entry_points=False).create_agent(
+			name="A", model=ScriptedModel(replies), tools=Till().tools, capabilities=[Says(hook)]
+		)
+		seen: list[tuple[str, int]] = []
+		for name in ("acme-say:said", "tool:response", "finish"):
+			built.on(name, lambda e: seen.append((e.name, e.seq)))
+		return built, seen
+
+	first, live = agent(script)
+	port = JournalPort()
+	done = await first.execute(None, port=port, input="go")
+	assert done.ok and len([n for n, _ in live if n == "acme-say:said"]) == 2
+	# A crash after the first call's steps: the rest of the run goes on live.
+	cut = port.keys().index("model:2")
+	partial = {slot: port.recorded[slot] for slot in sorted(port.recorded)[:cut]}
+	second, recovered = agent(script[1:])  # the model is asked from step 2 on
+	again = await second.execute(None, port=JournalPort(partial), input="go")
+	assert again.ok and recovered and set(recovered) <= set(live)
+	assert recovered[-1] == live[-1] == ("finish", done.state.seq)
+	assert again.state.seq == done.state.seq
+	# A replay of the whole journal numbers its run the same.
+	third, _ = agent([])
+	replayed = await third.execute(None, port=JournalPort(port.recorded), input="go")
+	assert replayed.state.seq == done.state.seq

@@ -1,11 +1,16 @@
-"""A plugin's capability (acme-approver, entry point only) in a durable run: park, resume elsewhere."""
+"""A plugin's capability (acme-approver, entry point only) in a durable run: park, resume elsewhere,
+and survive a crash (SIGKILL) of the process that resumed it."""
 
 from __future__ import annotations
 
 import json
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
+from _crash_cases import run_sync
+from _durable import FakeServer
 from test_inprocess import _steps
 
 from openmolt import OpenMolt
@@ -13,9 +18,22 @@ from openmolt_core.errors import RunError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 
-pytestmark = pytest.mark.anyio
+HEARTBEAT, LAPSE = 0.3, 1.5
 
 
+def _call(tool: str, **input: Any) -> dict[str, Any]:
+	return {"type": "callTool", "tool": tool, "input": input}
+
+
+def _env(server: FakeServer) -> dict[str, str]:
+	return {
+		"OPENMOLT_TEST_SERVER": server.url,
+		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
+		"OPENMOLT_TEST_LAPSE": str(LAPSE),
+	}
+
+
+@pytest.mark.anyio
 async def test_a_capability_parks_a_durable_run_and_its_saved_state_resumes_it(url: str) -> None:
 	sent: list[str] = []
 
@@ -61,6 +79,7 @@ async def test_a_capability_parks_a_durable_run_and_its_saved_state_resumes_it(u
 	assert resumed.index("hook:1:1:local.send") < resumed.index("tool:1:1:local.send")
 
 
+@pytest.mark.anyio
 async def test_a_refused_durable_resume_keeps_the_run_parked_and_resumable(url: str) -> None:
 	"""The capability refuses what was given: a clear error; the kept state resumes durably."""
 	from tests.core.test_resume_refusals import Desk
@@ -92,3 +111,59 @@ async def test_a_refused_durable_resume_keeps_the_run_parked_and_resumable(url: 
 	again = await agent.resume(kept, given="yes")  # the same state again: the same segment
 	await om.aclose()
 	assert again.status == "success" and paid == [5]
+
+
+@pytest.mark.timeout(240)
+def test_a_plugins_capability_survives_a_crash_after_the_call_it_approved(
+	store: str, server: FakeServer, spawn: Any, tmp_path: Path
+) -> None:
+	"""acme-approver, found through its entry point only, across three processes.
+
+	The first parks the run (the plugin's tool has run; the guarded send waits) and ends. The
+	second resumes it with ``given="approve"``, the send runs, and the process is killed
+	(SIGKILL) during the next step's call. ``openmolt worker`` recovers that segment: the
+	capability's resume and decision replay from the journal (the send is not repeated), its
+	state is the run's, and the run ends as an uncrashed one would.
+	"""
+	name, held = "approve-crash", "approve-crash-held"
+	server.scripts[name] = [
+		[
+			{"type": "callTool", "tool": "approver.policy", "input": {}},
+			_call("local.send", scenario=name, to="ada"),
+		],
+		_call("local.note", scenario=name, value="sent", hold=held),
+		{"type": "finish", "status": "success", "output": {"result": "posted"}},
+	]
+	server.holds[held] = threading.Event()
+	env = _env(server)
+	saved = tmp_path / "state.json"
+	first = spawn(["plugin_driver.py", store, "w1", "park", name, str(saved)], env, name="park")
+	assert first.popen.wait(120) == 0, first.output()[-3000:]
+	assert "parked approval_required" in first.output()
+	state = json.loads(saved.read_text(encoding="utf-8"))
+	assert server.entries("tool", name="send") == []
+	second = spawn(["plugin_driver.py", store, "w1", "resume", str(saved), "approve"], env, "go")
+	second.wait_line("ready")
+	server.wait_for(lambda: server.entries("tool", name="note", scenario=name), 90, "the note")
+	second.kill()
+	assert len(server.entries("tool", name="send", scenario=name)) == 1  # approved, it ran
+	server.holds[held].set()
+	args = ["-m", "openmolt", "worker", "plugin_agents.py", "--durability", store, "--id", "w1"]
+	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(LAPSE)], env, "w1b")
+	worker.wait_line("ready")
+	result = run_sync(store, "result", state["run_id"])
+	worker.stop()
+	assert result.status == "success" and result.output == {"result": "posted"}, result.error
+	# The approved call ran once: its decision and its result came from the journal.
+	assert len(server.entries("tool", name="send", scenario=name)) == 1
+	assert len(server.entries("model", name=name, turn=1)) == 1  # the step before the kill
+	assert len(server.entries("tool", name="note", scenario=name)) == 2  # in flight: run again
+	# The plugin's state and the tool it adds, as an uncrashed run has them.
+	[approved] = result.state.ext["approver"]["approved"]
+	assert approved.startswith("1:local.send:")
+	results = json.loads(server.entries("model", name=name, turn=1)[0].body["last"])["results"]
+	assert results[0]["result"] == "approval needed for: local.send"
+	assert results[1]["result"]["tool"] == "send"
+	segment = f"{state['run_id']}+{state['steps']}"
+	keys = [key for _, key in _steps(store, segment)]
+	assert keys.index("hook:1:1:local.send") < keys.index("tool:1:1:local.send")

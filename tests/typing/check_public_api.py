@@ -206,3 +206,24 @@ async def an_agent_and_its_instance() -> None:
 	agent.schedule(IntervalSchedule(type="interval", value=60))
 	same: OpenMolt = OpenMolt.of(agent)
 	print(owner.secrets, durable.name, skills, await same.pending())
+
+
+def a_capability_sees_a_typed_agent() -> None:
+	"""What a capability reads of the agent is typed: a misspelt attribute fails the check.
+
+	The ``type: ignore`` lines are the test: were the agent typed ``Any``, mypy --strict would
+	report them as unused.
+	"""
+	from openmolt_core.hooks import Call, CallDrive, Capability, RunOwner
+
+	class Greeter(Capability):
+		name = "greeter"
+		takes = "greeting"
+
+		async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
+			agent: RunOwner = call.agent
+			print(agent.name, agent.first_message(call.asked, call.state))
+			print(call.agent.nmae)  # type: ignore[attr-defined]
+			return await drive(None)
+
+	print(Greeter.name)

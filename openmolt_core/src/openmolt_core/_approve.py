@@ -98,7 +98,7 @@ class RunApprovals:
 
 def approver(ctx: RunContext) -> ApprovalHandler | None:
 	"""Who decides a run's calls: its agent's ``on_approval_request``, else its caller's."""
-	handler: ApprovalHandler | None = getattr(ctx.owner, "on_approval_request", None)
+	handler = None if ctx.owner is None else ctx.owner.on_approval_request
 	link = ctx.link
 	if handler is None and link is not None:  # a sub-agent asks its caller's approver
 		handler = link.on_approval_request

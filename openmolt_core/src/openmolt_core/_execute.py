@@ -42,6 +42,7 @@ from openmolt_core.hooks import (
 	Park,
 	Proceed,
 	Refuse,
+	RunOwner,
 	Stop,
 	ToolDecision,
 	decision_from_dict,
@@ -242,6 +243,7 @@ class RunContext:
 			None: every allowed tool.
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
+		owner: The agent whose run it is (None for a context made outside an agent).
 	"""
 
 	agent: str
@@ -261,7 +263,7 @@ class RunContext:
 	toolset: ToolSet | None = None
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
-	owner: Any = None
+	owner: RunOwner | None = None
 
 	@property
 	def command_index(self) -> int:
@@ -338,6 +340,9 @@ class RunContext:
 		if call is not None and call.state is self.state and call.next < call.end:
 			call.next += 1
 			return call.next - 1
+		counting = _COUNTED.get()
+		if counting is not None and counting[0] is self.state:  # inside a journaled step
+			counting[1][0] += 1
 		self.state.seq += 1
 		return self.state.seq
 
@@ -386,6 +391,44 @@ class RunContext:
 			)
 		elif seq is None:
 			self.skip_event()
+
+
+_COUNTED: ContextVar[tuple[RunState, list[int]] | None] = ContextVar(
+	"openmolt_counted", default=None
+)
+"""The run whose event numbers the journaled step in progress in this task counts (`_counted`)."""
+
+_EVENTS = "_events"
+"""The key under which a journaled step's value keeps how many event numbers its hooks took."""
+
+
+async def _counted(ctx: RunContext, fn: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+	"""``await fn()`` (a journaled step's work), with the event numbers its hooks took under `_EVENTS`.
+
+	A capability's hook that runs inside a journaled step (`Capability.before_tool`, whose
+	decision the loop journals; `Capability.replace_result`) is not asked again on a replay,
+	so the events it emitted (or counted: ``skip_event``) are not numbered again: the count
+	journaled with the step lets the replay take as many numbers (`_replayed_events`), and the
+	events after it keep their numbers. A nested run's events (its own state) are not counted.
+	"""
+	taken = [0]
+	token = _COUNTED.set((ctx.state, taken))
+	try:
+		value = await fn()
+	finally:
+		_COUNTED.reset(token)
+	return {**value, _EVENTS: taken[0]} if taken[0] else value
+
+
+def _replayed_events(ctx: RunContext, value: dict[str, Any], live: bool) -> dict[str, Any]:
+	"""``value`` without `_EVENTS`; a step answered from the journal takes its numbers again."""
+	if _EVENTS not in value:
+		return value
+	value = dict(value)
+	taken = value.pop(_EVENTS)
+	if not live and isinstance(taken, int) and taken > 0:
+		ctx.reserve_events(taken)
+	return value
 
 
 _COMMAND: ContextVar[tuple[int, bool]] = ContextVar("openmolt_command", default=(0, False))
@@ -786,7 +829,8 @@ async def _call_tool(
 			value = await ctx.hooks.replaced(ctx, call, bound, value)  # journaled as replaced
 		return {"tool": call.tool, "ok": True, "result": value, **spent}
 
-	result: dict[str, Any] = await ctx.port.step(key, work)
+	result: dict[str, Any] = await ctx.port.step(key, lambda: _counted(ctx, work))
+	result = _replayed_events(ctx, result, bool(done))
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq, key)
 	else:  # answered from the journal: a call found in doubt there is handled now
@@ -838,8 +882,10 @@ async def _capabilities_rule(
 	it, ``record.parked`` or ``record.pending`` says why).
 	"""
 	if journaled:
+		asked: list[bool] = []  # whether the capabilities decided here (not the journal)
 
 		async def decide() -> dict[str, Any]:
+			asked.append(True)
 			by, decision, still, new = await ctx.hooks.decide_tool(ctx, call, bound, held=held)
 			out = {"by": by, **decision_to_dict(_masked(decision, ctx.redact))}
 			if still is not None:
@@ -849,8 +895,9 @@ async def _capabilities_rule(
 			return out
 
 		ruled: dict[str, Any] = await ctx.port.step(
-			step_key("hook", ctx.step, index, call.tool), decide
+			step_key("hook", ctx.step, index, call.tool), lambda: _counted(ctx, decide)
 		)
+		ruled = _replayed_events(ctx, ruled, bool(asked))
 		by = str(ruled.get("by") or "")
 		decision = decision_from_dict(ruled)
 		# A journal of an earlier version held the call with the decision (its rule).

@@ -59,6 +59,7 @@ from openmolt_core.errors import (
 	ConfigurationError,
 	IntegrationError,
 	OpenMoltError,
+	PluginError,
 	ProviderError,
 	RunError,
 	ToolError,
@@ -1680,11 +1681,12 @@ class Agent:
 			return await self._call_model(ctx, key, envelope, deadline, attempt=1)
 
 	async def _provider_failed(self, ctx: RunContext, exc: Exception) -> RunError:
-		# Any provider failure ends the run with its state kept, so it can be resumed.
-		message = self._redactor(
-			str(exc) if isinstance(exc, ProviderError) else f"{type(exc).__name__}: {exc}"
-		)
-		await ctx.error("provider", message, fatal=True)
+		# Any provider failure ends the run with its state kept, so it can be resumed; so does a
+		# capability's around the call (`Capability.wrap_model`), which names it.
+		own = isinstance(exc, ProviderError | PluginError)
+		message = self._redactor(str(exc) if own else f"{type(exc).__name__}: {exc}")
+		kind = "capability" if isinstance(exc, PluginError) else "provider"
+		await ctx.error(kind, message, fatal=True)
 		return self._failed(ctx.state, message)
 
 	async def _call_model(
@@ -2076,7 +2078,9 @@ class _OwnCall:
 		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
-def _given(state: RunState, kind: Any, answer: Any, decision: Any, given: Any) -> RunState:
+def _given(
+	state: RunState, kind: str, answer: str | None, decision: object, given: object
+) -> RunState:
 	"""The parked state with what ``resume(given=...)`` delivers to the capability that parked."""
 	if kind != PARKED_BY_CAPABILITY:
 		raise ConfigurationError(

@@ -2,10 +2,11 @@
 
 ``openmolt serve``, ``openmolt ui``, the durable worker (``openmolt worker``) and ``openmolt mcp``
 load agent files the way the ``openmolt`` command does, parse their arguments with its
-`CommandParser` and take run ids as it does (`resolve_run_id`). They import these names from here, never
-from the command's private modules (``openmolt_core.cli._*``), so the command can change inside
-without breaking them. Each name is the command's own object (a re-export, checked for identity
-by the tests).
+`CommandParser`, take run ids as it does (`resolve_run_id`) and show the ``openmolt`` logger on
+stderr without repeating a verbose run's lines (`NotVerbose`). They import these names from here,
+never from the core's private modules (``openmolt_core.cli._*``, ``openmolt_core._verbose``), so
+the command can change inside without breaking them. Each name is the command's own object (a
+re-export, checked for identity by the tests).
 
 Example:
 	>>> from openmolt_core.agentfile import check_ready, load
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
+	from openmolt_core._verbose import NotVerbose
 	from openmolt_core.cli._agentfile import (
 		AgentFile,
 		AgentFileError,
@@ -44,6 +46,7 @@ __all__ = [
 	"CommandParser",
 	"ExitCode",
 	"Loaded",
+	"NotVerbose",
 	"agent_files",
 	"apply_dotenv",
 	"call_factory",
@@ -79,6 +82,7 @@ _EXPORTS = {
 	"load": "openmolt_core.cli._run",
 	"record_runs": "openmolt_core.cli._ui",
 	"resolve_run_id": "openmolt_core.cli._runids",
+	"NotVerbose": "openmolt_core._verbose",
 }
 
 __getattr__: Callable[[str], Any]

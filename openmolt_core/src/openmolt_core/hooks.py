@@ -22,7 +22,10 @@ Rules the loop keeps (docs/guides/capabilities.md):
 - **State**: a capability keeps JSON under ``run.state.ext[self.name]`` (`Capability.state`): it
   is saved, resumed and journaled with the run. Names are unique per agent.
 - **Events**: a capability lists its event classes in ``events`` (name to class); ``agent.on``
-  accepts those names, and ``run.emit`` numbers them like the loop's own.
+  accepts those names, and ``run.emit`` numbers them like the loop's own. The events a hook
+  emits inside a step the loop journals (`before_tool`, `replace_result`) are counted with the
+  step, so a replay, which does not ask the hook again, numbers later events the same; emit
+  those of a step a capability journals itself (``run.port.step``) after that step.
 - **Pure decisions**: a capability whose `before_tool` decisions are a pure function of journaled
   inputs (the state, the call, the tool record), or that journals its own steps, sets
   ``journal_decisions = False``: the loop asks it after the journaled ones, outside the step.
@@ -58,6 +61,7 @@ from openmolt_core.tools import LOOP_FIELDS
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.commands import CallTool, Finish
+	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
@@ -84,6 +88,7 @@ __all__ = [
 	"Proceed",
 	"Refuse",
 	"Run",
+	"RunOwner",
 	"Stop",
 	"ToolDecision",
 	"ToolRecord",
@@ -211,6 +216,31 @@ class Opening:
 	memory: Mapping[str, str] = field(default_factory=dict)
 
 
+class RunOwner(Protocol):
+	"""The agent whose run it is, as its capabilities see it (`Call.agent`; the loop's context).
+
+	An `openmolt_core.agent.Agent`, typed here by what the kernel and its capabilities use of
+	it, so that a misspelt attribute fails the type check (the agent's module imports this
+	one, not the other way round).
+	"""
+
+	@property
+	def name(self) -> str:
+		"""The agent's name."""
+		...
+
+	@property
+	def on_approval_request(self) -> ApprovalHandler | None:
+		"""Decides the tool calls that wait for approval (None: such a call parks the run)."""
+		...
+
+	def first_message(
+		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
+	) -> str:
+		"""The first user turn of a run asked ``input`` (``earlier``: the turns it shows first)."""
+		...
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
 	"""A call of ``agent.run``, ``stream`` or ``resume`` that gives a capability's keyword.
@@ -225,7 +255,7 @@ class Call:
 		resumed: Whether the call is ``agent.resume`` (the run goes on from where it parked).
 	"""
 
-	agent: Any
+	agent: RunOwner
 	state: RunState
 	given: Any
 	asked: Any = None
@@ -1786,7 +1816,32 @@ async def _first_stop(
 	return None
 
 
-def _wrapped(
+class _Through:
+	"""What a wrap hook calls on (``call``, ``drive``): the next hook or the loop, whose errors it notes.
+
+	What the hook raises is its own (a bug naming the capability) unless it is one of these: an
+	error of what it wraps (a provider's, the loop's) that it let through passes as it is.
+	"""
+
+	__slots__ = ("inner", "raised")
+
+	def __init__(self, inner: Callable[..., Awaitable[Any]]) -> None:
+		self.inner = inner
+		self.raised: list[BaseException] = []
+
+	async def __call__(self, *args: Any) -> Any:
+		try:
+			return await self.inner(*args)
+		except BaseException as exc:
+			self.raised.append(exc)
+			raise
+
+	def passed(self, exc: BaseException) -> bool:
+		"""Whether ``exc`` came from what the hook wraps (not from the hook itself)."""
+		return any(e is exc for e in self.raised)
+
+
+async def _wrapped(
 	hook: Callable[
 		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
 		Awaitable[ModelResponse],
@@ -1794,10 +1849,22 @@ def _wrapped(
 	run: Run,
 	inner: Callable[[ModelRequest], Awaitable[ModelResponse]],
 	request: ModelRequest,
-) -> Awaitable[ModelResponse]:
+) -> ModelResponse:
+	"""One `Capability.wrap_model` around ``inner``: its own errors and wrong answers named."""
+	from openmolt_core.llm import ModelResponse
+
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
 		inner = functools.partial(_for_model, request.model_id, inner)
-	return hook(run, request, inner)
+	through = _Through(inner)
+	try:
+		answer = await hook(run, request, through)
+	except Exception as exc:
+		if through.passed(exc):
+			raise  # the provider's error (or the next capability's), as it came
+		raise _failed(hook, exc, "wrap_model")  # noqa: B904  # it chains the cause
+	if not isinstance(answer, ModelResponse):
+		raise _wrong(hook, answer, "the ModelResponse of call(request), or one of its own")
+	return answer
 
 
 def _for_model(
@@ -1947,10 +2014,33 @@ async def alongside(
 def drive_wrapped(
 	hooks: Hooks, run: Run, drive: Callable[[], Awaitable[RunResult]]
 ) -> Callable[[], Awaitable[RunResult]]:
-	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost."""
+	"""``drive`` wrapped in every `Capability.wrap_run`, the first capability outermost.
+
+	What a hook raises of its own names its capability (`_failed`), and an answer that is no
+	`RunResult` is refused; the errors of the drive it wraps pass through it as they are.
+	"""
 	for hook in reversed(hooks.wrap_run):
-		drive = functools.partial(hook, run, drive)
+		drive = functools.partial(_run_wrapped, hook, run, drive)
 	return drive
+
+
+async def _run_wrapped(
+	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
+	run: Run,
+	drive: Callable[[], Awaitable[RunResult]],
+) -> RunResult:
+	from openmolt_core.result import RunResult
+
+	through = _Through(drive)
+	try:
+		answer = await hook(run, through)
+	except Exception as exc:
+		if through.passed(exc):
+			raise  # the run's own end (a RunError with its state), as it came
+		raise _failed(hook, exc, "wrap_run")  # noqa: B904  # it chains the cause
+	if not isinstance(answer, RunResult):
+		raise _wrong(hook, answer, "the RunResult of drive(), or one of its own")
+	return answer
 
 
 NO_HOOKS = Hooks()

@@ -334,7 +334,7 @@ class Engine:
 
 	async def report_stranded(self) -> None:
 		"""Warn about stranded runs at launch, and emit ``run:stranded`` on their agents here."""
-		from openmolt_core._durable import RunStrandedEvent
+		from openmolt_core.events import RunStrandedEvent
 
 		try:
 			found = await self.stranded()

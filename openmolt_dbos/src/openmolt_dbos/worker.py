@@ -253,10 +253,10 @@ def _options(ns: argparse.Namespace) -> dict[str, Any]:
 def _log_to_stderr(verbose: bool) -> None:
 	"""Show the ``openmolt`` logger on stderr (warnings only, unless ``verbose``), secrets masked.
 
-	A verbose run's records are left to the handler of `openmolt_core._verbose` (a worker's runs
-	are marked verbose or quiet as they execute), so each of its lines shows once.
+	A verbose run's records are left to the verbose log's own handler (`NotVerbose`: a worker's
+	runs are marked verbose or quiet as they execute), so each of its lines shows once.
 	"""
-	from openmolt_core._verbose import NotVerbose
+	from openmolt_core.agentfile import NotVerbose
 	from openmolt_core.secrets import redact_handler
 
 	handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too

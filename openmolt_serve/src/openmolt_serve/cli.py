@@ -314,7 +314,7 @@ def main(args: Sequence[str]) -> int:
 	"""
 	ns = _parser().parse_args(list(args))
 	if ns.verbose:
-		from openmolt_core._verbose import NotVerbose
+		from openmolt_core.agentfile import NotVerbose
 		from openmolt_core.secrets import redact_handler
 
 		handler = redact_handler(logging.StreamHandler(sys.stderr))  # secrets masked at the end too

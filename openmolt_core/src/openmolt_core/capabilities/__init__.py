@@ -24,7 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from openmolt_core._cost import needs_compaction
 from openmolt_core._support.jsonsafe import encodable
@@ -119,7 +119,7 @@ class Observers(Capability):
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
 		"""Run the drive marked verbose or quiet, watched by the observers if there are any."""
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
-		agent: Agent | None = ctx.owner
+		agent = cast("Agent | None", ctx.owner)  # the kernel's context names its Agent
 		if agent is None:
 			return await drive()
 		verbose = bool(agent.config.get("verbose", agent.om.verbose))

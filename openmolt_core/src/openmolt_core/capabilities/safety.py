@@ -319,7 +319,9 @@ class Safety(Capability):
 			if verdict is not None:
 				stop = _tripped(name, "the input", verdict)
 		if new != value:
-			state.messages[0].content = ctx.owner.first_message(new, state)
+			owner = ctx.owner
+			assert owner is not None  # the context of an agent's run (the kernel makes it)
+			state.messages[0].content = owner.first_message(new, state)
 		if stop is not None:
 			return stop
 		if not self.at("input", parallel=True):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from openmolt_core.capabilities import SESSION_KEY, Sessions, in_session
 from openmolt_core.errors import ConfigurationError, RunError
@@ -125,7 +125,7 @@ async def session_call(
 			resumed run is a turn of another session.
 		RunError: As the run raised it, once its turn is appended.
 	"""
-	agent, session, state = call.agent, call.given, call.state
+	agent, session, state = cast("Agent", call.agent), call.given, call.state
 	given = str(_session(session).session_id)
 	if call.resumed:
 		owner = state.ext.get(SESSION_KEY)
