@@ -550,18 +550,22 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
-	if not name.startswith("-") and _file_like(name):
+	from openmolt_core.cli._typos import file_like, not_a_file
+
+	if not name.startswith("-") and file_like(name):
 		return _run_command(args, "openmolt")  # a file: no plugin command to look for
+	found: list[str] = []
 	if not name.startswith("-"):
 		from openmolt_core.cli import _commands
 
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
 			return _plugin_command(name, plugin_command.main, rest)
+		found = list(_commands.registered())  # read by find: a typo of any of them is named
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
 
-	words = [*commands, *PLUGIN_COMMANDS, "--version", "--help"]
-	problem = _not_a_file(name, args, words)
+	run_options = _run_parser("openmolt")._option_string_actions
+	problem = not_a_file(name, args, [*commands, *PLUGIN_COMMANDS, *found], run_options)
 	if problem:
 		print(f"openmolt: {problem}", file=sys.stderr)
 		return ExitCode.USAGE
@@ -576,58 +580,6 @@ def _plugin_command(name: str, command: Callable[[list[str]], int], rest: list[s
 		return command(rest)
 	finally:
 		sys.argv[:1] = saved
-
-
-def _file_like(name: str) -> bool:
-	"""Whether ``openmolt NAME`` names an agent file rather than a command."""
-	return os.path.exists(name) or name.endswith((".json", ".py")) or os.sep in name
-
-
-def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
-	"""Why ``openmolt NAME ...`` is neither a command nor a file to run (None: run it as a file)."""
-	import difflib
-
-	if name.startswith("-"):
-		if any(not a.startswith("-") for a in args[1:]):
-			return None  # options before the file: `openmolt -v agent.json`
-		if name in ("-v", "--verbose"):
-			return (
-				f"{name} is a run's --verbose and needs an agent file (`openmolt FILE {name}`); "
-				"the version is `openmolt --version`"
-			)
-		options = [w for w in words if w.startswith("-")]
-		close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-		hint = f"; did you mean {close[0]!r}?" if close else ""
-		return f"no such option {name!r}{hint} (`openmolt --help` lists the commands)"
-	if _file_like(name):
-		return None  # a file, or meant as one: the run says what is wrong with it
-	commands = [w for w in words if not w.startswith("-")]
-	files = [f"{name}{suffix}" for suffix in (".json", ".py") if os.path.isfile(f"{name}{suffix}")]
-	near = _near_file(name)
-	close = files or difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
-	close = close or ([near] if near else [])
-	if not close and name == "version":
-		close = ["--version"]
-	hint = f"; did you mean {close[0]!r}?" if close else ""
-	if close and close[0] in commands:  # a command mistyped: said as one (`openmolt tols`)
-		return f"no such command {name!r}{hint} (`openmolt --help` lists the commands)"
-	return (
-		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
-		"an agent file ends in .json or .py)"
-	)
-
-
-def _near_file(name: str) -> str | None:
-	"""An agent file whose name is close to ``name`` (a typo of it), in the same folder."""
-	import difflib
-
-	folder, base = os.path.split(name)
-	try:
-		entries = [e for e in os.listdir(folder or ".") if e.endswith((".json", ".py"))]
-	except OSError:
-		return None
-	close = difflib.get_close_matches(base, entries, n=1, cutoff=0.75)
-	return os.path.join(folder, close[0]) if close else None
 
 
 # Advice written for Python code, as an agent file says it.

@@ -244,7 +244,9 @@ def load(
 	if path.suffix == ".json":
 		return _load_json(path, verbose=verbose, keys=keys, durability=durability)
 	if not path.exists():
-		raise AgentFileError(f"{path}: no such file")
+		from openmolt_core.cli._typos import no_such_file
+
+		raise AgentFileError(no_such_file(file))
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
 
 
