@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import traceback
 import warnings
@@ -50,6 +49,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
+from openmolt_core.cli._voice import FILE_ADVICE as _FILE_ADVICE  # noqa: F401  (tests read it)
+from openmolt_core.cli._voice import for_the_command
+from openmolt_core.cli._voice import show_warning as _show_warning
 from openmolt_core.errors import OpenMoltError, PluginError
 
 if TYPE_CHECKING:
@@ -294,6 +296,8 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	# --verbose shows each event once, as a progress line; the instance's own logging stays off,
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
+	if ns.model is not None or not str(ns.file).endswith(".py"):  # an agent.py is Python
+		progress.voice = partial(for_the_command, prompt=ns.model is not None)
 	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
 	# The trifecta warning is the run's: said once the checks pass, not before a missing key.
 	held = _Held("LethalTrifectaWarning")
@@ -582,69 +586,6 @@ def _plugin_command(name: str, command: Callable[[list[str]], int], rest: list[s
 		sys.argv[:1] = saved
 
 
-# Advice written for Python code, as an agent file says it.
-_FILE_ADVICE = {
-	"TaintPolicy(warn=False) silences this": (
-		'"taintPolicy": {"warn": false} in the agent file silences this'
-	),
-	"(taint_policy on_outbound='allow')": '("taintPolicy": {"onOutbound": "allow"})',
-	", or pick one with OpenMolt(plugins=[...], entry_points=False))": ")",
-	"or add it with om.register_integration(": (
-		"or add it in a Python agent file (agent.py) with om.register_integration("
-	),
-}
-_CHOOSE = re.compile(r"'credential': \{'type': '([^']*)'\}")
-_INSTANCE = re.compile(r"llm_providers=\{'([^']*)': \{'provider': 'openai', 'base_url': \.\.\.\}\}")
-
-
-def _for_the_command(text: str) -> str:
-	"""A message written for Python code, with the advice an agent file or the command takes."""
-	for python, agent_file in _FILE_ADVICE.items():
-		text = text.replace(python, agent_file)
-	text = _CHOOSE.sub(lambda m: f'"credential": {{"type": "{m[1]}"}}', text)
-	return _INSTANCE.sub(
-		lambda m: (
-			f'"llmProviders": {{"{m[1]}": {{"provider": "openai", "baseUrl": ...}}}} in '
-			"the agent file (with -m: OPENMOLT_OPENAI_BASE_URL=... and -m openai:MODEL)"
-		),
-		text,
-	)
-
-
-def _show_warning(
-	message: Warning | str,
-	category: type[Warning],
-	filename: str,
-	lineno: int,
-	file: object = None,
-	line: str | None = None,
-	*,
-	verbose: bool = False,
-	prompt: bool = False,
-	python: bool = False,
-) -> None:
-	"""A Python warning as one line in the command's voice, with advice for agent files.
-
-	With ``prompt`` (a ``-m`` run), advice about "the agent file" says that such a run has none;
-	with ``python`` (an ``agent.py``), the advice stays Python's, which is what that file is.
-	"""
-	if category.__name__ == "ScheduleWarning":
-		return  # about Python code that never served its schedules; the command serves them
-	if category.__name__ == "NotStreamingWarning" and not verbose:
-		return  # the run goes on as it would have without a terminal: said with --verbose
-	from openmolt_core._support.masking import mask_known
-
-	text = " ".join(mask_known(str(message)).split())
-	if not python:
-		text = _for_the_command(text)
-	if prompt:
-		text = text.replace(
-			"in the agent file silences this",
-			"in an agent file silences this (a -m run has none: write one, docs/cli.md)",
-		)
-	print(f"openmolt: warning: {text}", file=sys.stderr)
-
-
 def _close_stdout() -> None:
 	# The reader went away: point stdout at /dev/null so the interpreter's final flush does not
 	# fail again (https://docs.python.org/3/library/signal.html#note-on-sigpipe).
@@ -682,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		from openmolt_core._support.masking import mask_known
 
 		text = mask_known(str(exc))
-		text = text if python else _for_the_command(text)
+		text = text if python else for_the_command(text, prompt=prompt)
 		for line in text.splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):

@@ -39,6 +39,7 @@ from openmolt_core.cli._keys import (
 	snapshot_environ,
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
+from openmolt_core.cli._voice import for_the_command
 from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.observe import started_by
 from openmolt_core.openmolt import OpenMolt
@@ -645,13 +646,13 @@ def _print_result(
 		return
 	from openmolt_core.cli._summary import summary
 
+	said = _said(result.error, progress)  # as the event said it, before it is reworded
 	if result.error:  # said for the command: the agent file named, no Python advice
 		from dataclasses import replace
 
 		result = replace(result, error=_error_for_the_command(result.error, loaded))
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
-	said = _said(result.error, progress)
 	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
 	sys.stdout.flush()
 
@@ -659,7 +660,8 @@ def _print_result(
 def _error_for_the_command(error: str, loaded: Loaded) -> str:
 	from openmolt_core.cli._summary import error_for_the_command
 
-	return error_for_the_command(error, loaded.file)
+	text = error_for_the_command(error, loaded.file)
+	return text if loaded.file.suffix == ".py" else for_the_command(text, prompt=loaded.prompt)
 
 
 async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
