@@ -376,6 +376,25 @@ def _searching(agent: Agent) -> bool:
 	return any(isinstance(c, ToolCatalog) and c.searches(agent.tools) for c in agent.capabilities)
 
 
+def _first_body(agent: Agent, input: Any) -> str | None:
+	"""The JSON body of the run's first model call, as its provider builds it (None: unknown).
+
+	Every built-in provider has ``build(request)``: the body it posts, reply schema, message
+	wrappers and settings included, so the estimate is the bytes a run sends (OpenAI's
+	Responses or Chat Completions, Anthropic, Gemini, a local server). A streamed request adds
+	its ``stream`` flag. A provider without ``build`` (or that cannot build it now) is
+	estimated from the prompt, the first message and the reply schema.
+	"""
+	build = getattr(agent.provider(), "build", None)
+	if not callable(build):
+		return None
+	try:
+		body = build(agent.first_request(input))
+		return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+	except Exception:  # a third-party provider's build: the estimate falls back, never fails
+		return None
+
+
 def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: bool) -> None:
 	"""Print the maestro prompt, the first message, the visible tools and the cost of one step."""
 	system = agent.system_prompt()
@@ -394,7 +413,9 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		if fitted.schema is not None and fitted.mode != "off"
 		else 0
 	)
-	chars = len(system) + len(first) + schema_chars
+	body = _first_body(agent, input)
+	chars = len(body) if body is not None else len(system) + len(first) + schema_chars
+	sent = len(body.encode("utf-8", "replace")) if body is not None else None
 	tokens = (chars + 3) // 4
 	cost, cost_text = estimate(_price(agent), model_id, tokens)
 	tools = [
@@ -413,6 +434,8 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 			"tools": tools,
 			"structured_output": structured,
 			"characters": chars,
+			"request_bytes": sent,
+			"counted": "the request body" if body is not None else "prompt, message and schema",
 			"schema_characters": schema_chars,
 			"estimated_tokens": tokens,
 			"token_estimate": "characters / 4",
@@ -440,8 +463,13 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	if len(agent.models) > 1:
 		out.write(f"\n=== models, in fallback order ===\n  {', '.join(agent.models)}\n")
 	out.write("\n=== estimate ===\n")
+	what = (
+		f"the first request's body, {sent} bytes as the provider builds it"
+		if sent is not None
+		else "the prompt, the first message and the reply schema"
+	)
 	out.write(
-		f"request: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate; "
-		f"the reply schema is {schema_chars} of them)\n"
+		f"request: {chars} characters ({what}) ≈ {tokens} tokens (characters / 4, a rough "
+		f"estimate; the reply schema is {schema_chars} of them)\n"
 	)
 	out.write(f"cost: {cost_text}\n")
