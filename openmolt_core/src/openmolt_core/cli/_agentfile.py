@@ -439,7 +439,7 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			continue
 		got = error.get("input")
 		shown = (
-			json.dumps(got)
+			json.dumps(got, ensure_ascii=False)
 			if isinstance(got, str | int | float | bool) or got is None
 			else type(got).__name__
 		)

@@ -107,7 +107,7 @@ def agent_file_schema(om: OpenMolt) -> dict[str, Any]:
 
 def print_schema(out: IO[str], om: OpenMolt) -> None:
 	"""Print the JSON Schema of agent files."""
-	out.write(json.dumps(agent_file_schema(om), indent=2) + "\n")
+	out.write(json.dumps(agent_file_schema(om), indent=2, ensure_ascii=False) + "\n")
 
 
 def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
@@ -118,7 +118,7 @@ def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 			{"group": p.group, "name": p.name, "distribution": p.distribution, "version": p.version}
 			for p in rows
 		]
-		out.write(json.dumps(data, indent=2) + "\n")
+		out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 		return
 	for group in ("providers", "integrations", "skills"):
 		if group == "skills" and not any(p.group == group for p in rows):
@@ -154,7 +154,7 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 			row.update(name=spec.name, tools=len(spec.tools), scopes=sorted(spec.scopes))
 		rows.append(row)
 	if as_json:
-		out.write(json.dumps(rows, indent=2) + "\n")
+		out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
 		return
 	width = max((len(r["integration"]) for r in rows), default=0)
 	for r in rows:
