@@ -137,3 +137,31 @@ def test_a_file_of_another_name_gets_no_guess(capsys: pytest.CaptureFixture[str]
 	"""A name far from every file beside it is said missing, with no guess."""
 	err = _error(["report.py"], capsys)
 	assert err == "openmolt: report.py: no such file\n"
+
+
+def test_a_mistyped_tool_function_gets_the_one_the_module_has(tmp_path: Path, cli) -> None:
+	"""--tool typo_tools:lokup: "did you mean typo_tools:lookup?"."""
+	(tmp_path / "typo_tools.py").write_text(
+		'def lookup(order: int) -> str:\n\t"""Find it."""\n\treturn ""\n'
+	)
+	args = ["-m", "openai:gpt-5-mini", "--tool", "typo_tools:lokup", "hi"]
+	done = cli.openmolt(*args, cwd=tmp_path, env=cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-t"))
+	assert done.returncode == 2
+	assert "no function 'lokup'; did you mean typo_tools:lookup?" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+	("model", "meant"),
+	[
+		("openai:gpt5-mini", "openai:gpt-5-mini"),
+		("anthropic:claude-haiku-45", "anthropic:claude-haiku-4-5"),
+		("google:gemini-25-flash", "google:gemini-2.5-flash"),
+	],
+)
+def test_a_dry_run_of_a_mistyped_model_names_the_listed_one(
+	model: str, meant: str, tmp_path: Path, cli
+) -> None:
+	"""The price is unknown because the name is mistyped: the dry run says which was meant."""
+	done = cli.openmolt("-m", model, "--dry-run", "hi", cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 0, done.stderr
+	assert f"price of {model} unknown (did you mean {meant!r}?" in done.stdout, done.stdout

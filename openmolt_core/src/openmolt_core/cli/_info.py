@@ -339,7 +339,10 @@ def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 
 
 def estimate(
-	price: tuple[float, float, float, float | None] | None, model_id: str, tokens: int
+	price: tuple[float, float, float, float | None] | None,
+	model_id: str,
+	tokens: int,
+	near: str | None = None,
 ) -> tuple[float | None, str]:
 	"""The cost of one step: the prompt's tokens in, `ASSUMED_OUTPUT_TOKENS` out.
 
@@ -348,9 +351,11 @@ def estimate(
 			input, output, cache write), or None when unknown.
 		model_id: The model id, for the text.
 		tokens: The estimated input tokens.
+		near: A priced model the id may mistype (``openai:gpt-5-mini`` for ``openai:gpt5-mini``).
 	"""
 	if price is None:
-		return None, f"price of {model_id} unknown: only tokens are estimated"
+		hint = f" (did you mean {near!r}? `openmolt models` lists them)" if near else ""
+		return None, f"price of {model_id} unknown{hint}: only tokens are estimated"
 	inp, _, outp, _ = price
 	cost = tokens * inp / 1e6 + ASSUMED_OUTPUT_TOKENS * outp / 1e6
 	return cost, (
@@ -367,6 +372,19 @@ def _price(agent: Agent) -> tuple[float, float, float, float | None] | None:
 		return None
 	price = getattr(provider, "price", None)
 	return price(agent.model) if callable(price) else None
+
+
+def _listed_near(agent: Agent) -> str | None:
+	"""The model the provider lists that ``agent.model`` mistypes, as ``provider:model``."""
+	try:
+		listed = getattr(agent.provider(), "models", None)
+		names = list(listed()) if callable(listed) else []
+	except Exception:  # only a hint: a provider that cannot say is passed over
+		return None
+	from openmolt_core._support.suggest import typo_of
+
+	near = typo_of(agent.model, names, cutoff=0.85)
+	return f"{agent.provider_name}:{near}" if near and near != agent.model else None
 
 
 def _searching(agent: Agent) -> bool:
@@ -417,7 +435,9 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	chars = len(body) if body is not None else len(system) + len(first) + schema_chars
 	sent = len(body.encode("utf-8", "replace")) if body is not None else None
 	tokens = (chars + 3) // 4
-	cost, cost_text = estimate(_price(agent), model_id, tokens)
+	price = _price(agent)
+	near = _listed_near(agent) if price is None else None
+	cost, cost_text = estimate(price, model_id, tokens, near)
 	tools = [
 		{"tool": t.handle, "description": t.tool.description}
 		for t in agent._tools.values()

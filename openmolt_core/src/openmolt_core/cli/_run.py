@@ -375,8 +375,13 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 		) from None
 	function = getattr(module, attribute, None)
 	if not callable(function):
+		from openmolt_core._support.suggest import typo_of
+
+		functions = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+		near = typo_of(attribute, functions)
+		hint = f"; did you mean {module_name}:{near}?" if near else ""
 		raise ConfigurationError(
-			f"--tool {reference!r}: {module_name} has no function {attribute!r}"
+			f"--tool {reference!r}: {module_name} has no function {attribute!r}{hint}"
 		)
 	return function  # type: ignore[no-any-return]  # checked callable just above
 
