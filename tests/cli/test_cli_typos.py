@@ -165,3 +165,41 @@ def test_a_dry_run_of_a_mistyped_model_names_the_listed_one(
 	done = cli.openmolt("-m", model, "--dry-run", "hi", cwd=tmp_path, env=cli.clean_env())
 	assert done.returncode == 0, done.stderr
 	assert f"price of {model} unknown (did you mean {meant!r}?" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+	("argv", "said"),
+	[
+		(["keys", "set", "opnai"], "did you mean 'openai'?"),
+		(["keys", "remove", "slak"], "did you mean 'slack'?"),
+		(["keys", "set", "slack", "tokn"], "slack reads no key 'tokn' (did you mean 'token'?)"),
+	],
+)
+def test_a_key_stores_mistyped_names_are_named(
+	argv: list[str],
+	said: str,
+	tmp_path: Path,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""`openmolt keys set opnai`: the provider or integration, or its key, that was meant."""
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(tmp_path / "keys.json"))
+	assert said in _error(argv, capsys)
+
+
+def test_revoking_a_mistyped_sign_in_names_the_stored_one(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt auth revoke gmial` beside a stored gmail sign-in: "did you mean 'gmail'?"."""
+	import sys
+
+	from cryptography.fernet import Fernet
+
+	from openmolt_core.credstore import EncryptedFileStore
+
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(tmp_path / "credentials.enc"))
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_KEY", Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	EncryptedFileStore().save("gmail", {"refreshToken": "1//r-token"})
+	err = _error(["auth", "revoke", "gmial"], capsys)
+	assert "gmial: no stored sign-in (did you mean 'gmail'?)" in err, err

@@ -139,9 +139,14 @@ def _variable(name: str, key: str | None) -> str:
 			return env_var(name, key)
 		if name in om.plugins.integration_ids():
 			raise  # installed, but its plugin cannot be loaded: the error says why
+		from openmolt_core._support.suggest import typo_of
+
+		near = typo_of(name, [*om.plugins.provider_names(), *om.plugins.integration_ids()])
+		hint = f"; did you mean {near!r}?" if near else ""
 		raise ConfigurationError(
 			f"{name!r} is neither a provider ({', '.join(om.plugins.provider_names())}) nor an "
-			"installed integration; `openmolt tools` lists them, or give the variable's name"
+			f"installed integration{hint} (`openmolt tools` lists them, or give the variable's "
+			"name)"
 		) from None
 	name = spec.id or name
 	needs = credential_needs(spec, name)
@@ -166,6 +171,11 @@ def _variable(name: str, key: str | None) -> str:
 			return env_var(name, found)
 	listed = ", ".join(sorted(known)) or "none"
 	what = f"{name} reads no key {key!r}" if key is not None else f"{name} has several keys"
+	if key is not None:
+		from openmolt_core._support.suggest import typo_of
+
+		near = typo_of(key, sorted(known))
+		what += f" (did you mean {near!r}?)" if near else ""
 	raise ConfigurationError(
 		f"{what}; say which: `openmolt keys set {name} KEY` with KEY one of: {listed}"
 	)
