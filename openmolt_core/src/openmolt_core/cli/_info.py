@@ -174,6 +174,25 @@ def _one_line(text: str, width: int = 72) -> str:
 	return line
 
 
+_DESCRIPTION = 60
+"""The characters of a tool's description in the table, off a terminal."""
+_MIN_DESCRIPTION = 24
+"""The fewest characters of a description on a narrow terminal (the row wraps past that)."""
+_MAX_DESCRIPTION = 100
+"""The most characters of a description on a wide terminal."""
+
+
+def _columns(out: IO[str]) -> int:
+	"""The terminal's width when ``out`` is one, else 0."""
+	import shutil
+
+	try:
+		tty = out.isatty()
+	except (AttributeError, ValueError):
+		return 0
+	return shutil.get_terminal_size((0, 0)).columns if tty else 0
+
+
 def _how_to_connect(docs: str) -> list[str]:
 	"""The user-facing part of an integration's docs: up to its notes on reference checks.
 
@@ -273,18 +292,16 @@ def list_tools(
 	for tool in tools:
 		schema = tool["inputSchema"] or {}
 		required = schema.get("required", []) if isinstance(schema, dict) else []
-		rows.append(
-			(
-				tool["tool"],
-				",".join(tool["scopes"]) or "-",
-				", ".join(required) or "-",
-				_one_line(tool["description"], 60),
-			)
-		)
+		rows.append((tool["tool"], ",".join(tool["scopes"]) or "-", ", ".join(required) or "-", ""))
 	widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
 	widths = [
 		max(w, len(h)) for w, h in zip(widths, ("tool", "scopes", "required inputs"), strict=True)
 	]
+	# On a terminal each row fits its width (a wrapped row is no table); else 60 characters.
+	columns = _columns(out)
+	room = columns - 2 - sum(w + 2 for w in widths)
+	said = min(max(room, _MIN_DESCRIPTION), _MAX_DESCRIPTION) if columns else _DESCRIPTION
+	rows = [(*r[:3], _one_line(t["description"], said)) for r, t in zip(rows, tools, strict=True)]
 	out.write(f"\ntools ({len(tools)}):\n")
 	head = ("tool", "scopes", "required inputs", "what it does")
 	for row in (head, *rows):
