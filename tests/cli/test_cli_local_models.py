@@ -72,7 +72,7 @@ def test_the_base_url_variable_is_read_and_responses_falls_back_to_chat(
 def test_an_explicit_responses_mode_on_a_chat_only_server_says_what_to_set(
 	tmp_path, chat_server, cli
 ) -> None:
-	"""api_mode 'responses' is taken at its word; the 404 explains the 'chat' setting."""
+	"""api_mode 'responses' is taken at its word; the 404 explains the 'chat' setting, as the file spells it."""
 	path = local_agent(
 		tmp_path,
 		"openai:greet",
@@ -80,7 +80,8 @@ def test_an_explicit_responses_mode_on_a_chat_only_server_says_what_to_set(
 	)
 	done = cli.openmolt(path, cwd=tmp_path, env=cli.clean_env())
 	assert done.returncode == 5
-	assert "set llm_providers['openai']['api_mode'] = 'chat'" in done.stderr
+	assert 'set llmProviders.openai.apiMode to "chat" in the agent file' in done.stderr
+	assert "llm_providers" not in done.stderr
 	assert [r["path"] for r in chat_server.requests] == ["/v1/responses"]
 
 

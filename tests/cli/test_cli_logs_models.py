@@ -73,6 +73,19 @@ def test_logs_filters_that_match_nothing_are_not_an_empty_store(
 	assert "tell me about pears" in capsys.readouterr().out
 
 
+def test_logs_of_a_mistyped_agent_names_the_agent_that_ran(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""--agent Friut (or fruit): nothing matches, and the agent that ran is offered."""
+	for typed in ("Friut", "fruit"):
+		assert openmolt_main(["logs", "--agent", typed]) == 0
+		said = capsys.readouterr()
+		assert said.out == ""
+		assert f"--agent {typed!r}; did you mean --agent 'Fruit'?" in said.err, said.err
+	assert openmolt_main(["logs", "--agent", "Vegetables"]) == 0
+	assert "did you mean" not in capsys.readouterr().err
+
+
 def test_logs_prune_deletes_old_runs_only(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
 	"""--prune DAYS removes runs started before the cut, with their events."""
 	import sqlite3

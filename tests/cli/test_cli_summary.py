@@ -55,6 +55,14 @@ def test_a_failed_run_says_why() -> None:
 	assert "output:" not in text
 
 
+def test_a_run_without_a_price_says_its_cost_is_unknown() -> None:
+	"""A local model's run has tokens but no list price: the cost is said unknown, not left out."""
+	text = summary(_result(usage=Usage(input_tokens=100, output_tokens=20)))
+	assert text.splitlines()[0] == "success · 2 steps · 120 tokens · cost unknown"
+	nothing = summary(_result(status="error", usage=Usage(), steps=0, output=None))
+	assert nothing.splitlines()[0] == "error (the model provider failed) · 0 steps · 0 tokens"
+
+
 def test_warnings_are_one_line_with_advice_for_agent_files(
 	capsys: pytest.CaptureFixture[str],
 ) -> None:

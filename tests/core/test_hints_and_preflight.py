@@ -109,6 +109,31 @@ def test_the_install_command_follows_the_environment(monkeypatch, _nowhere) -> N
 	assert _hints.install_command("openmolt[ui]") == "python -m pip install 'openmolt[ui]'"
 
 
+@pytest.mark.parametrize("has_pip", [True, False])
+def test_a_uv_projects_venv_used_directly_gets_uv_add(monkeypatch, _nowhere, has_pip) -> None:
+	""".venv/bin/openmolt (or an activated .venv) of a uv project: `uv add`, not `uv pip install`.
+
+	Without `uv run` there is no UV variable; the uv.lock beside the environment says whose it
+	is, and a `uv pip install` there would be removed by the next `uv sync`.
+	"""
+	import sys
+
+	app = _nowhere / "app"
+	(app / "src").mkdir(parents=True)
+	monkeypatch.setattr(sys, "prefix", str(app / ".venv"))
+	monkeypatch.setattr(_hints.importlib.util, "find_spec", lambda n: object() if has_pip else None)
+	(app / "pyproject.toml").write_text('[project]\nname = "my-app"\n')
+	before = _hints.install_command("openmolt[ui]")
+	assert "uv add" not in before  # no uv.lock: any venv
+	(app / "uv.lock").write_text("version = 1\n")
+	monkeypatch.chdir(app / "src")
+	assert _hints.install_command("openmolt[ui]") == "uv add 'openmolt[ui]'"
+	monkeypatch.chdir(_nowhere)  # run from elsewhere: uv is told which project
+	assert (
+		_hints.install_command("openmolt[ui]") == f"uv add --project {app.resolve()} 'openmolt[ui]'"
+	)
+
+
 def test_uvx_gets_uvx_with_not_an_install_into_its_cached_environment(
 	monkeypatch, _nowhere
 ) -> None:

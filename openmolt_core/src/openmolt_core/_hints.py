@@ -109,15 +109,23 @@ def _under(prefix: Path, *parts: str | None) -> bool:
 
 
 def _uv_project() -> Path | None:
-	"""The pyproject.toml of the uv project ``uv run`` started us in (None outside one)."""
-	if not os.environ.get("UV"):
+	"""The pyproject.toml of the uv project whose environment this is (None outside one).
+
+	``uv run`` sets ``UV``: the project is the nearest ``pyproject.toml`` above the folder it
+	ran in. Without it, the project's own ``.venv`` used directly (``.venv/bin/openmolt``, or
+	activated) is recognised by the ``uv.lock`` beside it: ``uv pip install`` there would be
+	undone by the next ``uv sync``, which removes what the lock file does not name.
+	"""
+	if os.environ.get("UV"):
+		here = Path.cwd()
+		for folder in (here, *here.parents):
+			candidate = folder / "pyproject.toml"
+			if candidate.is_file():
+				return candidate
 		return None
-	here = Path.cwd()
-	for folder in (here, *here.parents):
-		candidate = folder / "pyproject.toml"
-		if candidate.is_file():
-			return candidate
-	return None
+	folder = Path(sys.prefix).resolve().parent
+	candidate = folder / "pyproject.toml"
+	return candidate if candidate.is_file() and (folder / "uv.lock").is_file() else None
 
 
 def install_environment() -> str:
@@ -126,9 +134,9 @@ def install_environment() -> str:
 	One of ``uv-tool``, ``uvx``, ``pipx``, ``uv-project``, ``pip`` or ``uv-pip``.
 
 	``uv tool install openmolt`` and pipx keep one virtual environment per tool under their own
-	folder, and ``uvx openmolt`` one in uv's cache; ``uv run`` sets ``UV`` and works in a project
-	with a ``pyproject.toml``; any other environment with pip gets pip, and one without pip (made
-	by ``uv venv``) ``uv pip``.
+	folder, and ``uvx openmolt`` one in uv's cache; a uv project is one ``uv run`` works in (it
+	sets ``UV``) or whose ``.venv`` this is, beside its ``uv.lock``; any other environment with
+	pip gets pip, and one without pip (made by ``uv venv``) ``uv pip``.
 	"""
 	prefix = Path(sys.prefix).resolve()
 	home = Path.home()
@@ -183,9 +191,13 @@ def install_command(requirement: str) -> str:
 	if kind == "uv-project":
 		project = _uv_project()
 		text = project.read_text(encoding="utf-8", errors="replace") if project else ""
+		# Run from outside the project (its .venv/bin/openmolt): uv is told which project.
+		where = ""
+		if project is not None and not Path.cwd().resolve().is_relative_to(project.parent):
+			where = f" --project {project.parent}"
 		if re.search(r'(?m)^name\s*=\s*"openmolt"\s*$', text):
-			return "uv sync --all-packages --all-extras"  # a clone of OpenMolt itself
-		return f"uv add '{requirement}'"
+			return f"uv sync{where} --all-packages --all-extras"  # a clone of OpenMolt itself
+		return f"uv add{where} '{requirement}'"
 	if kind == "uv-pip":
 		return f"uv pip install --python {sys.executable} '{requirement}'"
 	if Path(sys.prefix) != Path(sys.base_prefix):  # a virtual environment: its own pip

@@ -1570,6 +1570,44 @@ class Agent:
 		ctx.state.pending = None  # every delivery was checked: the step goes on
 		return await self._run_record(ctx, record, ignored, deadline, start)
 
+	def _request(
+		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
+	) -> ModelRequest:
+		"""The request of one model call: the model's own prompt, its fitted reply schema."""
+		fitted = slot.fitted(key, envelope)
+		plain = None
+		if fitted.mode != "off":
+			# What a server that refuses structured output gets instead: the command shapes,
+			# and every input schema the reply schema carried.
+			plain = functools.partial(self._plain_prompt, state, slot)
+		return ModelRequest(
+			model=slot.model,
+			system=self._prompt_for(slot) + self._missing(state, slot),
+			messages=state.messages,
+			response_schema=self._sent_schema(fitted.schema),
+			config=self.model_config,
+			cache_key=f"openmolt:{self.name}",
+			response_mode=fitted.mode if slot.declared else None,
+			plain_system=plain,
+			model_id=slot.id,
+		)
+
+	def first_request(self, input: Any = None) -> ModelRequest:
+		"""The request a run's first model call sends for ``input``, built as the run builds it.
+
+		The first model's system prompt, the first message and the reply schema as sent: what
+		``openmolt --dry-run`` measures (a provider's ``build`` turns it into the body it posts).
+		A run that continues a conversation or has memory sends more.
+
+		Args:
+			input: The run's input.
+		"""
+		state = RunState()
+		state.messages.append(Message("user", self.first_message(input, state)))
+		primary = self._models.primary
+		primary.begin(self.model_config)  # as a run starts: the dialect asked again
+		return self._request(state, primary, *self._tool_set().envelope(state))
+
 	def _sent_schema(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
 		"""The reply schema as sent, every known secret masked (a tool's schema may hold one).
 
@@ -1706,24 +1744,7 @@ class Agent:
 		seq = ctx.reserve_events(1 + ctx.hooks.model_call_events)
 
 		def request(slot: ModelSlot) -> ModelRequest:
-			# Each model gets its own prompt and the reply schema fitted to its dialect.
-			fitted = slot.fitted(key, envelope)
-			plain = None
-			if fitted.mode != "off":
-				# What a server that refuses structured output gets instead: the command shapes,
-				# and every input schema the reply schema carried.
-				plain = functools.partial(self._plain_prompt, state, slot)
-			return ModelRequest(
-				model=slot.model,
-				system=self._prompt_for(slot) + self._missing(state, slot),
-				messages=state.messages,
-				response_schema=self._sent_schema(fitted.schema),
-				config=self.model_config,
-				cache_key=f"openmolt:{self.name}",
-				response_mode=fitted.mode if slot.declared else None,
-				plain_system=plain,
-				model_id=slot.id,
-			)
+			return self._request(state, slot, key, envelope)
 
 		# The reply as it came, for llmOutput: emitted once the step's result is journaled, so a
 		# listener never sees a reply that a crash would ask the model for again.

@@ -203,12 +203,13 @@ class HTTPProvider:
 		self.name = name or self.vendor
 		prefix = "OPENMOLT_" + re.sub(r"[^A-Za-z0-9]+", "_", self.name).upper()
 		self.env_var = f"{prefix}_API_KEY"
+		self._base_url_var = f"{prefix}_BASE_URL"
 		from openmolt_providers.settings import ProviderSettings, parse_settings
 
 		model = self.settings_model or ProviderSettings
 		self.options = parse_settings(model, settings, name=self.name)
 		self._http = http
-		base = self.options.base_url or os.environ.get(f"{prefix}_BASE_URL")
+		base = self.options.base_url or os.environ.get(self._base_url_var)
 		self.base_url = str(base or self.default_base_url).rstrip("/")
 		self.official = self.base_url == self.default_base_url.rstrip("/")
 		"""Whether calls go to the vendor's own API (only then is a key always required)."""
@@ -556,10 +557,15 @@ class HTTPProvider:
 			raise self._gave_up(exc, model) from exc
 		return exc
 
+	def _base_url_setting(self) -> str:
+		"""Where this instance's base URL is set, for messages (the agent's command rewords it)."""
+		return f"llm_providers['{self.name}']['base_url'] (or {self._base_url_var})"
+
 	def _not_listening(self, model: str) -> ProviderError:
 		return ProviderError(
 			f"nothing listens at {self.base_url} (the connection failed): start the server, e.g. "
-			f"{self.local_servers}, or fix the base_url setting (docs/guides/local-models.md)",
+			f"{self.local_servers}, or fix {self._base_url_setting()} "
+			"(docs/guides/local-models.md)",
 			provider=self.name,
 			model=model,
 			retryable=True,
@@ -601,7 +607,8 @@ class HTTPProvider:
 			)
 		return ProviderError(
 			f"could not reach {self.base_url} ({type(exc).__name__}) after "
-			f"{quantity(attempts, 'attempt')}; check the network and the base_url setting",
+			f"{quantity(attempts, 'attempt')}; check the network and "
+			f"{self._base_url_setting()}",
 			provider=self.name,
 			model=model,
 			retryable=True,
@@ -654,14 +661,14 @@ class HTTPProvider:
 				data = json.loads(response.content)
 			except ValueError as exc:
 				raise ProviderError(
-					f"the reply is not JSON ({status}); check the base_url setting",
+					f"the reply is not JSON ({status}); check {self._base_url_setting()}",
 					provider=self.name,
 					model=model,
 					status_code=status,
 				) from exc
 			if not isinstance(data, dict):
 				raise ProviderError(
-					"the reply is not a JSON object; check the base_url setting",
+					f"the reply is not a JSON object; check {self._base_url_setting()}",
 					provider=self.name,
 					model=model,
 					status_code=status,
@@ -722,7 +729,8 @@ class HTTPProvider:
 		keyfix = (
 			f"set a valid key in {self.env_var} or llm_providers['{self.name}']['api_key']"
 			if self.key_required or self._key
-			else "this server wants an API key: set llm_providers[...]['api_key']"
+			else f"this server wants an API key: set {self.env_var} or "
+			f"llm_providers['{self.name}']['api_key']"
 		)
 		if status == 429 and _out_of_quota(body):
 			return ProviderError(
@@ -761,7 +769,8 @@ class HTTPProvider:
 			)
 		elif status == 404:
 			message = (
-				f"not found (404): check the model name {model!r} and the base_url setting{suffix}"
+				f"not found (404): check the model name {model!r} and "
+				f"{self._base_url_setting()}{suffix}"
 			)
 		elif status == 413:
 			message = f"the request is too large (413): send smaller attachments or history{suffix}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["nearest", "suggestion"]
+__all__ = ["edits", "nearest", "suggestion", "typo_of"]
 
 
 def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
@@ -31,6 +31,51 @@ def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
 				if len(out) == n:
 					break
 	return out
+
+
+def edits(a: str, b: str) -> int:
+	"""The edits that turn ``a`` into ``b``: a letter added, dropped or changed, or two swapped.
+
+	Two neighbours swapped count as one edit (``modles``, ``iu``), which difflib's ratio scores
+	low in a short word: ``iu`` is only 0.5 like ``ui``.
+	"""
+	prev2: list[int] = []
+	prev = list(range(len(b) + 1))
+	for i, x in enumerate(a, 1):
+		row = [i]
+		for j, y in enumerate(b, 1):
+			cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (x != y))
+			if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+				cost = min(cost, prev2[j - 2] + 1)
+			row.append(cost)
+		prev2, prev = prev, row
+	return prev[-1]
+
+
+def typo_of(word: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+	"""The one candidate ``word`` most likely mistypes, or None.
+
+	Case and leading dashes aside, a candidate one edit away (two for a word of five letters or
+	more; a swap of neighbours is one, see `edits`) wins, the fewest edits first; else
+	difflib's closest at ``cutoff``. ``--jsno`` gives ``--json``, ``iu`` ``ui``, ``hlep``
+	``help``.
+
+	Args:
+		word: What was written.
+		candidates: The words that exist.
+		cutoff: difflib's ratio a candidate needs when no candidate is a few edits away.
+	"""
+	pool = {c.lstrip("-").lower(): c for c in reversed(list(dict.fromkeys(candidates)))}
+	key = word.lstrip("-").lower()
+	if not key:
+		return None
+	allowed = 1 if len(key) < 5 else 2
+	scored = sorted((edits(key, low), low) for low in pool if low)
+	best = [low for count, low in scored if count == scored[0][0]] if scored else []
+	if best and scored[0][0] <= allowed:
+		return pool[best[0]]
+	close = difflib.get_close_matches(key, list(pool), n=1, cutoff=cutoff)
+	return pool[close[0]] if close else None
 
 
 def suggestion(name: str, candidates: Iterable[str], *, noun: str, n: int = 3) -> str:

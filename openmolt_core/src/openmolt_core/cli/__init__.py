@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import traceback
 import warnings
@@ -51,6 +50,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
+from openmolt_core.cli._voice import FILE_ADVICE as _FILE_ADVICE  # noqa: F401  (tests read it)
+from openmolt_core.cli._voice import for_the_command
+from openmolt_core.cli._voice import show_warning as _show_warning
 from openmolt_core.errors import OpenMoltError, PluginError
 
 if TYPE_CHECKING:
@@ -297,6 +299,8 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	# --verbose shows each event once, as a progress line; the instance's own logging stays off,
 	# or every step would be printed twice.
 	progress = Progress.for_terminal(json_events=ns.json, verbose=ns.verbose)
+	if ns.model is not None or not str(ns.file).endswith(".py"):  # an agent.py is Python
+		progress.voice = partial(for_the_command, prompt=ns.model is not None)
 	durability = None if ns.dry_run else ns.durability or os.environ.get("OPENMOLT_DURABILITY")
 	# The trifecta warning is the run's: said once the checks pass, not before a missing key.
 	held = _Held("LethalTrifectaWarning")
@@ -487,8 +491,9 @@ def _info_command(name: str, args: list[str]) -> int:
 			)
 	elif ns.integration.endswith((".json", ".py")):
 		from openmolt_core.cli._agentfile import AgentFileError
+		from openmolt_core.cli._typos import near_file
 
-		near = _near_file(ns.integration)
+		near = near_file(ns.integration)
 		hint = f"; did you mean {near!r}?" if near else ""
 		raise AgentFileError(f"{ns.integration}: no such agent file{hint}")
 	else:
@@ -576,18 +581,22 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
-	if not name.startswith("-") and _file_like(name):
+	from openmolt_core.cli._typos import file_like, not_a_file
+
+	if not name.startswith("-") and file_like(name):
 		return _run_command(args, "openmolt")  # a file: no plugin command to look for
+	found: list[str] = []
 	if not name.startswith("-"):
 		from openmolt_core.cli import _commands
 
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
 			return _plugin_command(name, plugin_command.main, rest)
+		found = list(_commands.registered())  # read by find: a typo of any of them is named
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
 
-	words = [*commands, *PLUGIN_COMMANDS, "--version", "--help"]
-	problem = _not_a_file(name, args, words)
+	run_options = _run_parser("openmolt")._option_string_actions
+	problem = not_a_file(name, args, [*commands, *PLUGIN_COMMANDS, *found], run_options)
 	if problem:
 		print(f"openmolt: {problem}", file=sys.stderr)
 		return ExitCode.USAGE
@@ -602,121 +611,6 @@ def _plugin_command(name: str, command: Callable[[list[str]], int], rest: list[s
 		return command(rest)
 	finally:
 		sys.argv[:1] = saved
-
-
-def _file_like(name: str) -> bool:
-	"""Whether ``openmolt NAME`` names an agent file rather than a command."""
-	return os.path.exists(name) or name.endswith((".json", ".py")) or os.sep in name
-
-
-def _not_a_file(name: str, args: list[str], words: list[str]) -> str | None:
-	"""Why ``openmolt NAME ...`` is neither a command nor a file to run (None: run it as a file)."""
-	import difflib
-
-	if name.startswith("-"):
-		if any(not a.startswith("-") for a in args[1:]):
-			return None  # options before the file: `openmolt -v agent.json`
-		if name in ("-v", "--verbose"):
-			return (
-				f"{name} is a run's --verbose and needs an agent file (`openmolt FILE {name}`); "
-				"the version is `openmolt --version`"
-			)
-		options = [w for w in words if w.startswith("-")]
-		close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-		hint = f"; did you mean {close[0]!r}?" if close else ""
-		return f"no such option {name!r}{hint} (`openmolt --help` lists the commands)"
-	if _file_like(name):
-		return None  # a file, or meant as one: the run says what is wrong with it
-	commands = [w for w in words if not w.startswith("-")]
-	files = [f"{name}{suffix}" for suffix in (".json", ".py") if os.path.isfile(f"{name}{suffix}")]
-	near = _near_file(name)
-	close = files or difflib.get_close_matches(name, commands, n=1, cutoff=0.6)
-	close = close or ([near] if near else [])
-	if not close and name == "version":
-		close = ["--version"]
-	hint = f"; did you mean {close[0]!r}?" if close else ""
-	if close and close[0] in commands:  # a command mistyped: said as one (`openmolt tols`)
-		return f"no such command {name!r}{hint} (`openmolt --help` lists the commands)"
-	return (
-		f"no such command or file {name!r}{hint} (`openmolt --help` lists the commands; "
-		"an agent file ends in .json or .py)"
-	)
-
-
-def _near_file(name: str) -> str | None:
-	"""An agent file whose name is close to ``name`` (a typo of it), in the same folder."""
-	import difflib
-
-	folder, base = os.path.split(name)
-	try:
-		entries = [e for e in os.listdir(folder or ".") if e.endswith((".json", ".py"))]
-	except OSError:
-		return None
-	close = difflib.get_close_matches(base, entries, n=1, cutoff=0.75)
-	return os.path.join(folder, close[0]) if close else None
-
-
-# Advice written for Python code, as an agent file says it.
-_FILE_ADVICE = {
-	"TaintPolicy(warn=False) silences this": (
-		'"taintPolicy": {"warn": false} in the agent file silences this'
-	),
-	"(taint_policy on_outbound='allow')": '("taintPolicy": {"onOutbound": "allow"})',
-	", or pick one with OpenMolt(plugins=[...], entry_points=False))": ")",
-	"or add it with om.register_integration(": (
-		"or add it in a Python agent file (agent.py) with om.register_integration("
-	),
-}
-_CHOOSE = re.compile(r"'credential': \{'type': '([^']*)'\}")
-_INSTANCE = re.compile(r"llm_providers=\{'([^']*)': \{'provider': 'openai', 'base_url': \.\.\.\}\}")
-
-
-def _for_the_command(text: str) -> str:
-	"""A message written for Python code, with the advice an agent file or the command takes."""
-	for python, agent_file in _FILE_ADVICE.items():
-		text = text.replace(python, agent_file)
-	text = _CHOOSE.sub(lambda m: f'"credential": {{"type": "{m[1]}"}}', text)
-	return _INSTANCE.sub(
-		lambda m: (
-			f'"llmProviders": {{"{m[1]}": {{"provider": "openai", "baseUrl": ...}}}} in '
-			"the agent file (with -m: OPENMOLT_OPENAI_BASE_URL=... and -m openai:MODEL)"
-		),
-		text,
-	)
-
-
-def _show_warning(
-	message: Warning | str,
-	category: type[Warning],
-	filename: str,
-	lineno: int,
-	file: object = None,
-	line: str | None = None,
-	*,
-	verbose: bool = False,
-	prompt: bool = False,
-	python: bool = False,
-) -> None:
-	"""A Python warning as one line in the command's voice, with advice for agent files.
-
-	With ``prompt`` (a ``-m`` run), advice about "the agent file" says that such a run has none;
-	with ``python`` (an ``agent.py``), the advice stays Python's, which is what that file is.
-	"""
-	if category.__name__ == "ScheduleWarning":
-		return  # about Python code that never served its schedules; the command serves them
-	if category.__name__ == "NotStreamingWarning" and not verbose:
-		return  # the run goes on as it would have without a terminal: said with --verbose
-	from openmolt_core._support.masking import mask_known
-
-	text = " ".join(mask_known(str(message)).split())
-	if not python:
-		text = _for_the_command(text)
-	if prompt:
-		text = text.replace(
-			"in the agent file silences this",
-			"in an agent file silences this (a -m run has none: write one, docs/cli.md)",
-		)
-	print(f"openmolt: warning: {text}", file=sys.stderr)
 
 
 def _close_stdout() -> None:
@@ -771,7 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		from openmolt_core._support.masking import mask_known
 
 		text = mask_known(str(exc))
-		text = text if python else _for_the_command(text)
+		text = text if python else for_the_command(text, prompt=prompt)
 		for line in text.splitlines() or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):

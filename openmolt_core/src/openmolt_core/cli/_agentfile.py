@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
+from openmolt_core.cli._typos import AGENT_FILE_SUFFIXES, near_file, no_such_file
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
 from openmolt_core.options import AgentMemory, options_config
@@ -53,10 +54,6 @@ __all__ = [
 	"load_json_file",
 	"load_python_file",
 ]
-
-
-AGENT_FILE_SUFFIXES = (".json", ".py")
-"""What an agent file's name ends in."""
 
 
 def agent_files(paths: Sequence[str]) -> list[Path]:
@@ -92,7 +89,7 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 		elif path.is_file():
 			out.append(path)
 		else:
-			raise AgentFileError(f"{path}: no such file or folder")
+			raise AgentFileError(no_such_file(text, "file or folder"))
 	return out
 
 
@@ -512,7 +509,7 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			continue
 		got = error.get("input")
 		shown = (
-			json.dumps(got)
+			json.dumps(got, ensure_ascii=False)
 			if isinstance(got, str | int | float | bool) or got is None
 			else type(got).__name__
 		)
@@ -541,9 +538,7 @@ def load_json_file(path: Path) -> AgentFile:
 	try:
 		text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
 	except OSError as exc:
-		from openmolt_core.cli import _near_file
-
-		near = _near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
+		near = near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
 		hint = f"; did you mean {near!r}?" if near else ""
 		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}{hint}") from exc
 	try:
@@ -623,7 +618,7 @@ def load_python_file(path: Path) -> PythonAgent:
 		AgentFileError: The file cannot be imported or defines no ``agent``.
 	"""
 	if not path.is_file():
-		raise AgentFileError(f"{path}: no such file")
+		raise AgentFileError(no_such_file(str(path)))
 	name = "openmolt_agentfile_" + re.sub(r"\W", "_", path.stem)
 	spec = importlib.util.spec_from_file_location(name, path)
 	if spec is None or spec.loader is None:

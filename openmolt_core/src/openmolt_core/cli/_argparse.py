@@ -53,12 +53,12 @@ class CommandParser(argparse.ArgumentParser):
 		options = [w for w in message.removeprefix(_UNKNOWN).split() if w.startswith("-")]
 		if not message.startswith(_UNKNOWN) or not options:
 			super().error(message)
-		import difflib
+		from openmolt_core._support.suggest import typo_of
 
 		word = options[0].split("=", 1)[0]
 		known = [o for o in self._option_string_actions if o not in ("-h", "--help")]
-		close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-		hint = f"; did you mean {close[0]!r}?" if close else ""
+		close = typo_of(word, known)
+		hint = f"; did you mean {close!r}?" if close else ""
 		self.exit(
 			2, f"{self.prog}: no such option {word!r}{hint} (`{self.help_command}` lists them)\n"
 		)
@@ -73,10 +73,10 @@ class CommandParser(argparse.ArgumentParser):
 		return not any(o.startswith(name) for o in self._option_string_actions)
 
 	def _wrong_choice(self, argument: str, word: str, listed: str) -> NoReturn:
-		import difflib
+		from openmolt_core._support.suggest import typo_of
 
 		choices = [c.strip().strip("'") for c in listed.split(",")]
-		close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
-		hint = f"; did you mean {close[0]!r}?" if close else ""
+		close = typo_of(word, choices, cutoff=0.5)
+		hint = f"; did you mean {close!r}?" if close else ""
 		what = f"{argument}: no such choice" if argument.startswith("-") else f"no such {argument}"
 		self.exit(2, f"{self.prog}: {what} {word!r}{hint} (choose from {', '.join(choices)})\n")

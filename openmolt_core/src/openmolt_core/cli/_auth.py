@@ -247,7 +247,7 @@ def _list(args: list[str]) -> int:
 			}
 		)
 	if ns.json:
-		json.dump(rows, sys.stdout, indent=2)
+		json.dump(rows, sys.stdout, indent=2, ensure_ascii=False)
 		sys.stdout.write("\n")
 	elif not rows:
 		print(f"no sign-ins in {store.path}; run `openmolt auth ID`")
@@ -270,8 +270,12 @@ def _revoke(args: list[str]) -> int:
 	ns = parser.parse_args(args)
 	store = EncryptedFileStore()
 	if not store.delete(ns.integration, user=ns.user):
+		from openmolt_core._support.suggest import typo_of
+
+		near = typo_of(ns.integration, sorted({i for i, u in store.entries() if u == ns.user}))
+		hint = f" (did you mean {near!r}?)" if near else ""
 		raise ConfigurationError(
-			f"{ns.integration}: no stored sign-in; `openmolt auth list` shows them"
+			f"{ns.integration}: no stored sign-in{hint}; `openmolt auth list` shows them"
 		)
 	print(
 		f"Forgot the {ns.integration} sign-in. To revoke the grant itself, remove the app in "

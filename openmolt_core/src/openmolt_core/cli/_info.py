@@ -107,7 +107,7 @@ def agent_file_schema(om: OpenMolt) -> dict[str, Any]:
 
 def print_schema(out: IO[str], om: OpenMolt) -> None:
 	"""Print the JSON Schema of agent files."""
-	out.write(json.dumps(agent_file_schema(om), indent=2) + "\n")
+	out.write(json.dumps(agent_file_schema(om), indent=2, ensure_ascii=False) + "\n")
 
 
 def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
@@ -118,7 +118,7 @@ def list_plugins(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 			{"group": p.group, "name": p.name, "distribution": p.distribution, "version": p.version}
 			for p in rows
 		]
-		out.write(json.dumps(data, indent=2) + "\n")
+		out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 		return
 	for group in ("providers", "integrations", "skills"):
 		if group == "skills" and not any(p.group == group for p in rows):
@@ -154,7 +154,7 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 			row.update(name=spec.name, tools=len(spec.tools), scopes=sorted(spec.scopes))
 		rows.append(row)
 	if as_json:
-		out.write(json.dumps(rows, indent=2) + "\n")
+		out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
 		return
 	width = max((len(r["integration"]) for r in rows), default=0)
 	for r in rows:
@@ -175,6 +175,25 @@ def _one_line(text: str, width: int = 72) -> str:
 	sentence = re.split(r"(?<!\be\.g)(?<!\bi\.e)\. ", first)[0].rstrip(".")
 	line = sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
 	return line
+
+
+_DESCRIPTION = 60
+"""The characters of a tool's description in the table, off a terminal."""
+_MIN_DESCRIPTION = 24
+"""The fewest characters of a description on a narrow terminal (the row wraps past that)."""
+_MAX_DESCRIPTION = 100
+"""The most characters of a description on a wide terminal."""
+
+
+def _columns(out: IO[str]) -> int:
+	"""The terminal's width when ``out`` is one, else 0."""
+	import shutil
+
+	try:
+		tty = out.isatty()
+	except (AttributeError, ValueError):
+		return 0
+	return shutil.get_terminal_size((0, 0)).columns if tty else 0
 
 
 def _how_to_connect(docs: str) -> list[str]:
@@ -276,18 +295,16 @@ def list_tools(
 	for tool in tools:
 		schema = tool["inputSchema"] or {}
 		required = schema.get("required", []) if isinstance(schema, dict) else []
-		rows.append(
-			(
-				tool["tool"],
-				",".join(tool["scopes"]) or "-",
-				", ".join(required) or "-",
-				_one_line(tool["description"], 60),
-			)
-		)
+		rows.append((tool["tool"], ",".join(tool["scopes"]) or "-", ", ".join(required) or "-", ""))
 	widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
 	widths = [
 		max(w, len(h)) for w, h in zip(widths, ("tool", "scopes", "required inputs"), strict=True)
 	]
+	# On a terminal each row fits its width (a wrapped row is no table); else 60 characters.
+	columns = _columns(out)
+	room = columns - 2 - sum(w + 2 for w in widths)
+	said = min(max(room, _MIN_DESCRIPTION), _MAX_DESCRIPTION) if columns else _DESCRIPTION
+	rows = [(*r[:3], _one_line(t["description"], said)) for r, t in zip(rows, tools, strict=True)]
 	out.write(f"\ntools ({len(tools)}):\n")
 	head = ("tool", "scopes", "required inputs", "what it does")
 	for row in (head, *rows):
@@ -343,7 +360,10 @@ def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 
 
 def estimate(
-	price: tuple[float, float, float, float | None] | None, model_id: str, tokens: int
+	price: tuple[float, float, float, float | None] | None,
+	model_id: str,
+	tokens: int,
+	near: str | None = None,
 ) -> tuple[float | None, str]:
 	"""The cost of one step: the prompt's tokens in, `ASSUMED_OUTPUT_TOKENS` out.
 
@@ -352,9 +372,11 @@ def estimate(
 			input, output, cache write), or None when unknown.
 		model_id: The model id, for the text.
 		tokens: The estimated input tokens.
+		near: A priced model the id may mistype (``openai:gpt-5-mini`` for ``openai:gpt5-mini``).
 	"""
 	if price is None:
-		return None, f"price of {model_id} unknown: only tokens are estimated"
+		hint = f" (did you mean {near!r}? `openmolt models` lists them)" if near else ""
+		return None, f"price of {model_id} unknown{hint}: only tokens are estimated"
 	inp, _, outp, _ = price
 	cost = tokens * inp / 1e6 + ASSUMED_OUTPUT_TOKENS * outp / 1e6
 	return cost, (
@@ -373,11 +395,43 @@ def _price(agent: Agent) -> tuple[float, float, float, float | None] | None:
 	return price(agent.model) if callable(price) else None
 
 
+def _listed_near(agent: Agent) -> str | None:
+	"""The model the provider lists that ``agent.model`` mistypes, as ``provider:model``."""
+	try:
+		listed = getattr(agent.provider(), "models", None)
+		names = list(listed()) if callable(listed) else []
+	except Exception:  # only a hint: a provider that cannot say is passed over
+		return None
+	from openmolt_core._support.suggest import typo_of
+
+	near = typo_of(agent.model, names, cutoff=0.85)
+	return f"{agent.provider_name}:{near}" if near and near != agent.model else None
+
+
 def _searching(agent: Agent) -> bool:
 	"""Whether the agent searches its tools (its first message lists a catalog)."""
 	from openmolt_core.capabilities.toolsearch import ToolCatalog
 
 	return any(isinstance(c, ToolCatalog) and c.searches(agent.tools) for c in agent.capabilities)
+
+
+def _first_body(agent: Agent, input: Any) -> str | None:
+	"""The JSON body of the run's first model call, as its provider builds it (None: unknown).
+
+	Every built-in provider has ``build(request)``: the body it posts, reply schema, message
+	wrappers and settings included, so the estimate is the bytes a run sends (OpenAI's
+	Responses or Chat Completions, Anthropic, Gemini, a local server). A streamed request adds
+	its ``stream`` flag. A provider without ``build`` (or that cannot build it now) is
+	estimated from the prompt, the first message and the reply schema.
+	"""
+	build = getattr(agent.provider(), "build", None)
+	if not callable(build):
+		return None
+	try:
+		body = build(agent.first_request(input))
+		return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+	except Exception:  # a third-party provider's build: the estimate falls back, never fails
+		return None
 
 
 def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: bool) -> None:
@@ -398,9 +452,13 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		if fitted.schema is not None and fitted.mode != "off"
 		else 0
 	)
-	chars = len(system) + len(first) + schema_chars
+	body = _first_body(agent, input)
+	chars = len(body) if body is not None else len(system) + len(first) + schema_chars
+	sent = len(body.encode("utf-8", "replace")) if body is not None else None
 	tokens = (chars + 3) // 4
-	cost, cost_text = estimate(_price(agent), model_id, tokens)
+	price = _price(agent)
+	near = _listed_near(agent) if price is None else None
+	cost, cost_text = estimate(price, model_id, tokens, near)
 	from openmolt_core.cli._agenttools import agent_tools
 
 	tools = [{"tool": t["tool"], "description": t["description"]} for t in agent_tools(agent)]
@@ -415,6 +473,8 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 			"tools": tools,
 			"structured_output": structured,
 			"characters": chars,
+			"request_bytes": sent,
+			"counted": "the request body" if body is not None else "prompt, message and schema",
 			"schema_characters": schema_chars,
 			"estimated_tokens": tokens,
 			"token_estimate": "characters / 4",
@@ -442,8 +502,13 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	if len(agent.models) > 1:
 		out.write(f"\n=== models, in fallback order ===\n  {', '.join(agent.models)}\n")
 	out.write("\n=== estimate ===\n")
+	what = (
+		f"the first request's body, {sent} bytes as the provider builds it"
+		if sent is not None
+		else "the prompt, the first message and the reply schema"
+	)
 	out.write(
-		f"request: {chars} characters ≈ {tokens} tokens (characters / 4, a rough estimate; "
-		f"the reply schema is {schema_chars} of them)\n"
+		f"request: {chars} characters ({what}) ≈ {tokens} tokens (characters / 4, a rough "
+		f"estimate; the reply schema is {schema_chars} of them)\n"
 	)
 	out.write(f"cost: {cost_text}\n")

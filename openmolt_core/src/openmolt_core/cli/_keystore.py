@@ -157,10 +157,10 @@ def where_set() -> dict[str, str]:
 
 
 def _unknown_owner(name: str, providers: list[str], integrations: list[str]) -> ConfigurationError:
-	from openmolt_core._support.suggest import nearest
+	from openmolt_core._support.suggest import typo_of
 
-	close = nearest(name, [*providers, *integrations], n=1)
-	hint = f"did you mean {close[0]!r}? " if close else ""
+	near = typo_of(name, [*providers, *integrations])
+	hint = f"did you mean {near!r}? " if near else ""
 	return ConfigurationError(
 		f"{name!r} is neither a provider ({', '.join(providers)}) nor an installed integration; "
 		f"{hint}`openmolt tools` lists the integrations, or give the variable's name "
@@ -289,12 +289,12 @@ def _variable(name: str, key: str | None) -> str:
 		found = spelled.get(key.replace("_", "").replace("-", "").lower())
 		if found is not None:
 			return env_var(name, found)
-		from openmolt_core._support.suggest import nearest
+		from openmolt_core._support.suggest import typo_of
 
-		close = nearest(key, known, n=1)
-		hint = f"did you mean {close[0]!r}? " if close else ""
+		near = typo_of(key, sorted(known))
+		hint = f" (did you mean {near!r}?)" if near else ""
 		raise ConfigurationError(
-			f"{name} reads no key {key!r}; {hint}say which: `openmolt keys set {name} KEY` with "
+			f"{name} reads no key {key!r}{hint}; say which: `openmolt keys set {name} KEY` with "
 			f"KEY one of: {', '.join(known) or 'none'}"
 		)
 	raise ConfigurationError(

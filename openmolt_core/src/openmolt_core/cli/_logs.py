@@ -160,6 +160,12 @@ async def _main(ns: argparse.Namespace) -> int:
 		said = (
 			f"no recorded run matches {', '.join(filters)}" if filters else "no runs recorded yet"
 		)
+		if ns.agent is not None:  # `--agent Greter`: the agent it mistypes, if one ran
+			from openmolt_core._support.suggest import typo_of
+
+			agents = {row["agent"] for row in await store.totals("")} - {ns.agent}
+			near = typo_of(ns.agent, sorted(agents))
+			said += f"; did you mean --agent {near!r}?" if near else ""
 		print(f"openmolt: {said} ({store.path})", file=sys.stderr)
 	return 0
 

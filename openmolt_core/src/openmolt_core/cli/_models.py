@@ -76,7 +76,7 @@ def main(args: list[str]) -> int:
 	if ns.filter:
 		found = [r for r in found if ns.filter.lower() in r["model"].lower()]
 	if ns.json:
-		sys.stdout.write(json.dumps(found, indent=2) + "\n")
+		sys.stdout.write(json.dumps(found, indent=2, ensure_ascii=False) + "\n")
 		return 0
 	if not found:
 		asked = " and ".join(repr(w) for w in [ns.filter, *(ns.provider or [])] if w)

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, Literal
@@ -95,6 +96,8 @@ class Progress:
 		self._max_steps: dict[str, int] = {}
 		self.errors_shown: set[str] = set()
 		"""The messages of the error events printed so far (a run's end does not repeat them)."""
+		self.voice: Callable[[str], str] = str
+		"""Rewords an event's error for the command (`openmolt_core.cli._voice.for_the_command`)."""
 		self._live: tuple[str, _Run] | None = None  # the run the spinner follows
 		self._paused = False
 
@@ -301,11 +304,11 @@ class Progress:
 			status = f" {event.status_code}" if event.status_code else ""
 			self.line(
 				f"{agent} {step}: {event.from_model} failed ({event.reason}{status}: "
-				f"{event.error}); trying {event.to_model}"
+				f"{self.voice(event.error)}); trying {event.to_model}"
 			)
 		elif name == "error":
 			self.errors_shown.add(event.message)
-			self.line(f"{step}: {event.kind}: {event.message}")
+			self.line(f"{step}: {event.kind}: {self.voice(event.message)}")
 		elif name == "finish":
 			result = event.result
 			self._runs.pop(agent, None)

@@ -40,6 +40,7 @@ from openmolt_core.cli._keys import (
 	snapshot_environ,
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
+from openmolt_core.cli._voice import for_the_command
 from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.observe import started_by
 from openmolt_core.openmolt import OpenMolt
@@ -238,7 +239,9 @@ def load(
 	if path.suffix == ".json":
 		return _load_json(path, verbose=verbose, keys=keys, durability=durability)
 	if not path.exists():
-		raise AgentFileError(f"{path}: no such file")
+		from openmolt_core.cli._typos import no_such_file
+
+		raise AgentFileError(no_such_file(file))
 	raise AgentFileError(f"{path}: an agent file ends in .json or .py")
 
 
@@ -381,8 +384,13 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 		) from None
 	function = getattr(module, attribute, None)
 	if not callable(function):
+		from openmolt_core._support.suggest import typo_of
+
+		functions = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+		near = typo_of(attribute, functions)
+		hint = f"; did you mean {module_name}:{near}?" if near else ""
 		raise ConfigurationError(
-			f"--tool {reference!r}: {module_name} has no function {attribute!r}"
+			f"--tool {reference!r}: {module_name} has no function {attribute!r}{hint}"
 		)
 	return function  # type: ignore[no-any-return]  # checked callable just above
 
@@ -658,13 +666,13 @@ def _print_result(
 		return
 	from openmolt_core.cli._summary import summary
 
+	said = _said(result.error, progress)  # as the event said it, before it is reworded
 	if result.error:  # said for the command: the agent file named, no Python advice
 		from dataclasses import replace
 
 		result = replace(result, error=_error_for_the_command(result.error, loaded))
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
-	said = _said(result.error, progress)
 	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
 	sys.stdout.flush()
 
@@ -672,7 +680,8 @@ def _print_result(
 def _error_for_the_command(error: str, loaded: Loaded) -> str:
 	from openmolt_core.cli._summary import error_for_the_command
 
-	return error_for_the_command(error, loaded.file)
+	text = error_for_the_command(error, loaded.file)
+	return text if loaded.file.suffix == ".py" else for_the_command(text, prompt=loaded.prompt)
 
 
 async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:

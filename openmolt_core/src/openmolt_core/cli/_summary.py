@@ -108,6 +108,8 @@ def summary(
 	]
 	if usage.cost_usd is not None:
 		parts.append(f"${usage.cost_usd:.4f}")
+	elif tokens:  # no list price (a local server, a model the table lacks): said, not left out
+		parts.append("cost unknown")
 	lines = [" · ".join(parts)]
 	if result.error and error:
 		lines.append(f"error: {result.error}")
