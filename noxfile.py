@@ -106,8 +106,9 @@ def tests(session: nox.Session) -> None:
 	# loadgroup: tests marked xdist_group("browser") (tests/ui) share one worker, so the browser
 	# tests run one after another; everything else spreads over both workers as before.
 	# --durations: every run prints its 15 slowest tests (the suite is kept under 8 minutes).
-	# tests/dbos run in one xdist group (serially, with per-test timeouts): they start real DBOS
-	# engines and worker processes. PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
+	# tests/dbos run in an xdist group per store (each serially, with per-test timeouts; the two
+	# stores side by side): they start real DBOS engines and worker processes. PostgreSQL cases
+	# need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
 	session.run("pytest", "-n", "2", "--dist", "loadgroup", "--durations=15", *session.posargs)
 
 

@@ -1,6 +1,6 @@
 """`pytest -n 2 --dist loadgroup` (the suite's command) keeps each xdist_group on one worker.
 
-The durable tests (one group, "dbos") and the browser tests ("browser") rely on it: pytest 9.2
+The durable tests (a group per store, "dbos-sqlite" and "dbos-postgres") and the browser tests ("browser") rely on it: pytest 9.2
 with pytest-xdist 3.8 dropped the groups without a word (pytest-dev/pytest-xdist#1386), and the
 crash harness was set up once per store on each worker.
 """

@@ -3,8 +3,8 @@
 PostgreSQL comes from ``OPENMOLT_TEST_POSTGRES_URL`` (``.ci/run`` starts a throwaway cluster and
 sets it); each test gets a database of its own. Without the variable, PostgreSQL cases skip.
 
-These tests run serially (one xdist group) with per-test timeouts: each one starts real DBOS
-engines, often in subprocesses.
+These tests run serially per store (an xdist group each: SQLite's, PostgreSQL's) with per-test
+timeouts: each one starts real DBOS engines, often in subprocesses.
 """
 
 from __future__ import annotations
@@ -42,9 +42,15 @@ STORES = ["sqlite", "postgres"]
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 	for item in items:
 		if HERE in Path(str(item.fspath)).parents or Path(str(item.fspath)).parent == HERE:
-			item.add_marker(pytest.mark.xdist_group("dbos"))
+			item.add_marker(pytest.mark.xdist_group(_group(item)))
 			if item.get_closest_marker("timeout") is None:
 				item.add_marker(pytest.mark.timeout(120))
+
+
+def _group(item: pytest.Item) -> str:
+	"""The xdist group of a durable test: one per store, so each store's tests run serially
+	and the two stores' tests on the two workers side by side (each database its own)."""
+	return "dbos-postgres" if "postgres" in item.nodeid else "dbos-sqlite"
 
 
 def _postgres_database() -> Iterator[str]:

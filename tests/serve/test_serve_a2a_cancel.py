@@ -81,7 +81,7 @@ async def durable(tmp_path: Path) -> AsyncIterator[str]:
 	_engine.reset_engine()
 
 
-@pytest.mark.xdist_group("dbos")
+@pytest.mark.xdist_group("dbos-sqlite")
 async def test_a_parked_durable_run_is_cancelled_with_its_task(durable: str) -> None:
 	"""The engine cancels it: it is no longer pending, and an answer to it is refused."""
 	om = OpenMolt(durability=durable, entry_points=False)

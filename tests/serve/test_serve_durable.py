@@ -1,7 +1,7 @@
 """Triggers on a durable store (openmolt-dbos, SQLite): a restart loses no trigger.
 
-These start real DBOS engines (one per process), so they run in the "dbos" xdist group with the
-durable tests, one after another.
+These start real DBOS engines (one per process), so they run in the "dbos-sqlite" xdist group
+with the durable tests on SQLite, one after another.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve.signatures import sign
 
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos"), pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-sqlite"), pytest.mark.timeout(120)]
 
 SECRET = "durable-webhook-secret"
 
