@@ -929,8 +929,8 @@ class Thread(Capability):
 async def test_a_capability_takes_a_keyword_of_run_and_resume() -> None:
 	"""run(session=...) and resume(session=...) reach the capability that takes the keyword: it
 	starts the run with earlier turns and memory, sees the call end, and picks the memory option."""
-	from openmolt_core.agent import Agent
 	from openmolt_core.testing import ask_human, update_memory
+	from tests.core._bare import bare_agent
 
 	model = ScriptedModel([[ask_human("which?")], [update_memory("x"), finish("ok")]])
 	thread = Thread()
@@ -941,21 +941,11 @@ async def test_a_capability_takes_a_keyword_of_run_and_resume() -> None:
 
 		raise HumanInputUnavailable(question)
 
-	agent = Agent(
-		built.om,
-		name="Bare",
-		provider=lambda: model,
-		model="scripted",
-		model_config=built.model_config,
-		instructions="",
-		tools=[],
-		output_schema=None,
+	agent = bare_agent(
+		built,
+		model,
 		memory={"short_term": "agent notes"},
 		on_human_input_request=later,
-		config=None,
-		max_steps=5,
-		max_tokens=None,
-		timeout=None,
 		capabilities=[thread],
 	)
 	said = ["hello"]
@@ -978,26 +968,11 @@ def test_a_keyword_names_one_capability() -> None:
 
 async def test_a_call_giving_a_keyword_no_capability_takes_is_refused() -> None:
 	"""Nothing runs: run(session=...) and resume(session=...) of an agent without sessions."""
-	from openmolt_core.agent import Agent
+	from tests.core._bare import bare_agent
 
 	model = ScriptedModel([finish("ok")])
 	built = OpenMolt(entry_points=False).create_agent(name="A", model=model)
-	agent = Agent(
-		built.om,
-		name="Bare",
-		provider=lambda: model,
-		model="scripted",
-		model_config=built.model_config,
-		instructions="",
-		tools=[],
-		output_schema=None,
-		memory=None,
-		on_human_input_request=None,
-		config=None,
-		max_steps=5,
-		max_tokens=None,
-		timeout=None,
-	)
+	agent = bare_agent(built, model)
 	with pytest.raises(ConfigurationError, match=r"run\(session=...\): agent 'Bare' takes no"):
 		await agent.run("hi", session=[])
 	with pytest.raises(ConfigurationError, match=r"resume\(session=...\): agent 'Bare' takes no"):

@@ -194,27 +194,12 @@ async def test_a_session_runs_notes_stay_out_of_the_agents_callback_when_resumed
 
 async def test_an_agent_without_sessions_refuses_one() -> None:
 	"""An agent built with no session runner says so, and nothing runs."""
-	from openmolt_core.agent import Agent
+	from tests.core._bare import bare_agent
 
 	model = Echo()
 	om = OpenMolt(entry_points=False)
 	built = om.create_agent(name="Chat", model=model)
-	agent = Agent(
-		om,
-		name="Bare",
-		provider=lambda: model,
-		model="echo",
-		model_config=built.model_config,
-		instructions="",
-		tools=[],
-		output_schema=None,
-		memory=None,
-		on_human_input_request=None,
-		config=None,
-		max_steps=5,
-		max_tokens=None,
-		timeout=None,
-	)
+	agent = bare_agent(built, model, model="echo")
 	with pytest.raises(ConfigurationError, match="takes no session"):
 		await agent.run("hi", session=InMemorySession("one"))
 	assert model.requests == []

@@ -618,8 +618,8 @@ async def test_taint_reaches_the_end_of_a_chain_through_an_agent_without_safety(
 	"""boss (tainted) -> a hand-built Agent with no Safety capability -> courier: the middle run
 	starts tainted and hands its taint on (TaintedStart hands itself down), so the courier's send
 	is still gated; the capability reaches each run once."""
-	from openmolt_core.agent import Agent
 	from openmolt_core.tools import ToolContext, tool
+	from tests.core._bare import bare_agent
 
 	om = OpenMolt(entry_points=False)
 	courier, inbox, sent = _courier(om)
@@ -636,22 +636,7 @@ async def test_taint_reaches_the_end_of_a_chain_through_an_agent_without_safety(
 
 	built = om.create_agent(name="middle", model=ScriptedModel([]), tools=[relay])
 	middle_model = ScriptedModel([call_tool("local.relay", task="mail it"), finish("relayed")])
-	middle = Agent(
-		built.om,
-		name="middle",
-		provider=lambda: middle_model,
-		model="scripted",
-		model_config=built.model_config,
-		instructions="",
-		tools=list(built._tools.values()),
-		output_schema=None,
-		memory=None,
-		on_human_input_request=None,
-		config=None,
-		max_steps=5,
-		max_tokens=None,
-		timeout=None,
-	)
+	middle = bare_agent(built, middle_model, name="middle", tools=list(built._tools.values()))
 	assert "safety" not in middle._hooks.by_name
 
 	@tool(labels=["outbound"])

@@ -405,8 +405,9 @@ class OpenMoltExecutor(AgentExecutor):
 				return
 			if not _awaits_approval(fresh):
 				reported = self.reported.get(task.id)
-				ours = reported is not None and reported is not earlier
-				for event in reported if reported is not None and ours else [fresh]:
+				for event in (
+					reported if reported is not None and reported is not earlier else [fresh]
+				):
 					yield event
 				return
 			woken = self._woken.setdefault(run_id, anyio.Event())

@@ -22,6 +22,8 @@ import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+import anyio
+
 from openmolt_core.capabilities import SESSION_KEY, Sessions, in_session
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.hooks import Call, CallDrive, Opening
@@ -104,7 +106,7 @@ async def session_call(
 	call: Call,
 	drive: CallDrive,
 	*,
-	turns: dict[str, _Queue] | None = None,
+	turns: dict[str, _Queue],
 ) -> RunResult:
 	"""A call with a session (`Sessions.wrap_call`): the run's turn around its drive.
 
@@ -134,7 +136,7 @@ async def session_call(
 				f"resume(session=...): this run is a turn of session {owner!r}, not {given!r}; "
 				"resume it with its own session (its turn would go to another conversation)"
 			)
-	async with _in_turn({} if turns is None else turns, given):
+	async with _in_turn(turns, given):
 		if call.resumed:
 			turn = _turn(conversation, agent, session, state)
 			return await turn.drive(call.asked, drive(None))
@@ -149,8 +151,6 @@ class _Queue:
 	__slots__ = ("lock", "users")
 
 	def __init__(self) -> None:
-		import anyio
-
 		self.lock = anyio.Lock()  # fair: the runs waiting take their turn in order
 		self.users = 0
 

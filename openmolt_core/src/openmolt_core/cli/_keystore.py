@@ -195,8 +195,7 @@ def _named_variable(om: OpenMolt, variable: str) -> str:
 	``OPENMOLT_SLACK_TOKN`` is refused with the name it is close to; a variable of nothing
 	installed (an integration of another environment) is taken as it is.
 	"""
-	import difflib
-
+	from openmolt_core._support.suggest import typo_of
 	from openmolt_core.integrations.connect import env_var
 	from openmolt_core.integrations.preflight import config_keys
 
@@ -214,8 +213,8 @@ def _named_variable(om: OpenMolt, variable: str) -> str:
 		read = sorted({env_var(owner[0], k) for k in config_keys(spec)})
 		if variable in read:
 			return variable
-		close = difflib.get_close_matches(variable, read, n=1, cutoff=0.6)
-		hint = f"did you mean {close[0]}? " if close else ""
+		near = typo_of(variable, read)
+		hint = f"did you mean {near}? " if near else ""
 		raise ConfigurationError(
 			f"{variable}: {owner[0]} reads no such variable; {hint}it reads {', '.join(read)} "
 			f"(`openmolt tools {owner[0]}`)"
@@ -228,13 +227,16 @@ def _named_variable(om: OpenMolt, variable: str) -> str:
 			every += [env_var(iid, k) for k in config_keys(om.plugins.integration(iid))]
 		except OpenMoltError:
 			continue
-	# Compared without the common prefix, which would make any two names look alike.
 	tails = {v.removeprefix("OPENMOLT_"): v for v in every}
-	near = difflib.get_close_matches(variable.removeprefix("OPENMOLT_"), tails, n=1, cutoff=0.9)
-	close = [tails[n] for n in near]
-	if close:
+	# Compared without the common prefix, which would make any two names look alike; by
+	# difflib's ratio alone: a variable for an integration installed later (GITLAB_TOKEN) is
+	# no typo of one installed now (GITHUB_TOKEN), as a couple of edits would say.
+	import difflib
+
+	alike = difflib.get_close_matches(variable.removeprefix("OPENMOLT_"), tails, n=1, cutoff=0.9)
+	if alike:
 		raise ConfigurationError(
-			f"{variable}: nothing installed reads it; did you mean {close[0]}? (or give the "
+			f"{variable}: nothing installed reads it; did you mean {tails[alike[0]]}? (or give the "
 			"provider or integration: `openmolt keys set openai`, `openmolt keys set slack`)"
 		)
 	import sys
