@@ -18,11 +18,13 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.cli._http import json_server
 
 PROVIDER = os.environ.get("OPENMOLT_TEST_PROVIDER", "openai")
 KEY_VAR = f"OPENMOLT_{PROVIDER.upper()}_API_KEY"
@@ -50,27 +52,13 @@ class FakeModelServer:
 		self.requests: list[dict[str, Any]] = []
 		self.chat_only = chat_only
 		self.lmstudio = lmstudio
-		owner = self
-
-		class Handler(BaseHTTPRequestHandler):
-			def do_POST(self) -> None:
-				body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-				owner.requests.append(
-					{"auth": self.headers.get("Authorization"), "body": body, "path": self.path}
-				)
-				status, reply = owner.route(self.path, body)
-				data = json.dumps(reply).encode()
-				self.send_response(status)
-				self.send_header("Content-Type", "application/json")
-				self.send_header("Content-Length", str(len(data)))
-				self.end_headers()
-				self.wfile.write(data)
-
-			def log_message(self, *args: Any) -> None:
-				pass
-
-		self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+		self.httpd = json_server(self._respond)
 		self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+	def _respond(self, path: str, headers: Message, raw: bytes) -> tuple[int, Any]:
+		body = json.loads(raw)
+		self.requests.append({"auth": headers.get("Authorization"), "body": body, "path": path})
+		return self.route(path, body)
 
 	def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 		if path.endswith("/chat/completions"):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.cli._http import json_server
 
 COMMANDS = json.dumps(
 	{"commands": [{"type": "finish", "status": "success", "output": {"greeting": "Hi Zoë"}}]}
@@ -41,24 +43,12 @@ class Recorder:
 
 	def __init__(self) -> None:
 		self.bodies: list[tuple[str, bytes]] = []
-		owner = self
-
-		class Handler(BaseHTTPRequestHandler):
-			def do_POST(self) -> None:
-				body = self.rfile.read(int(self.headers["Content-Length"]))
-				owner.bodies.append((self.path, body))
-				data = json.dumps(_reply(self.path)).encode()
-				self.send_response(200)
-				self.send_header("Content-Type", "application/json")
-				self.send_header("Content-Length", str(len(data)))
-				self.end_headers()
-				self.wfile.write(data)
-
-			def log_message(self, *args: Any) -> None:
-				pass
-
-		self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+		self.httpd = json_server(self._respond)
 		self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+	def _respond(self, path: str, headers: Message, body: bytes) -> tuple[int, Any]:
+		self.bodies.append((path, body))
+		return 200, _reply(path)
 
 
 @pytest.fixture
