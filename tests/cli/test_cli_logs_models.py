@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -226,3 +227,24 @@ def test_logs_mask_what_a_run_recorded_before_its_secret_was_known(
 		assert openmolt_main(args) == 0
 		out = capsys.readouterr().out
 		assert key not in out and "[redacted]" in out, out
+
+
+def test_a_command_process_that_ends_has_recorded_its_run(
+	tmp_path: Path,
+	server: Any,
+	cli: Any,
+	capsys: pytest.CaptureFixture[str],
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""The command freezes the collector as it ends (its shutdown skips the last collection):
+	what it opened is closed before that, so the run it made is in the store for the next one."""
+	store = tmp_path / "runs.db"
+	cli.agent_file(tmp_path, server)
+	env = cli.clean_env(OPENMOLT_RUN_STORE=str(store), **{cli.KEY_VAR: "env-key"})
+	done = cli.openmolt("agent.json", "--json", cwd=tmp_path, env=env, process=True)
+	assert done.returncode == 0, done.stderr
+	run_id = json.loads(done.stdout)["run_id"]
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(store))
+	assert openmolt_main(["logs", "--json"]) == 0
+	logged = capsys.readouterr().out
+	assert run_id in logged and "Hello, Ada!" in logged
