@@ -217,7 +217,8 @@ def client_cpu(
 	The bare loop (``client.py bare``) sends the bodies OpenMolt sent in a recorded run of the
 	same task, byte for byte, so both pay for the same JSON. It calls ``add`` inline; OpenMolt
 	calls a sync tool function in a worker thread (so a time budget or a tool timeout can stop
-	waiting for it), a handoff of about 70-80 µs of CPU on a 2-core VM. The third figure is
+	waiting for it): the loop thread waits up to ``QUICK`` (0.2 ms) for the result, so a quick
+	function costs two thread wake-ups and no turn of the event loop. The third figure is
 	OpenMolt with the tool as an ``async def``, which is awaited on the loop: the loop's own cost.
 	"""
 	with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,7 @@
 """The worker threads of sync callbacks: what anyio's give, under asyncio and trio alike."""
 
 import contextvars
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -207,3 +208,67 @@ def test_a_worker_thread_that_cannot_start_leaves_no_job_behind() -> None:
 	)
 	out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 	assert out.stdout.split() == ["refused", "second"], out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("quick", [5.0, 0.0], ids=["returned-while-waited", "awaited-on-loop"])
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_quick_function_hands_its_result_to_the_waiting_loop_thread_a_slow_one_to_the_loop(
+	monkeypatch: pytest.MonkeyPatch, quick: float
+) -> None:
+	import asyncio
+
+	from openmolt_core._support import sync
+
+	monkeypatch.setattr(sync, "QUICK", quick)
+	loop = asyncio.get_running_loop()
+	handed: list[Any] = []
+	original = loop.call_soon_threadsafe
+
+	def counted(callback: Any, *args: Any, **kwargs: Any) -> Any:
+		handed.append(callback)
+		return original(callback, *args, **kwargs)
+
+	monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+
+	def add(a: int, b: int) -> int:
+		WHO.set("thread")  # its own copy of the context, in either path
+		return a + b
+
+	def fails() -> None:
+		raise ValueError("no")
+
+	def stops() -> None:
+		raise StopIteration
+
+	assert await call(add, 2, 3) == 5
+	with pytest.raises(ValueError, match="no"):
+		await call(fails)
+	with pytest.raises(RuntimeError, match="StopIteration"):
+		await call(stops)
+	assert WHO.get() == "nobody"
+	reports = [c for c in handed if getattr(c, "__name__", "") == "_report"]
+	# waited for: no wake-up of the loop at all; awaited: each result came back through the loop
+	assert len(reports) == (0 if quick else 3)
+	assert anyio.to_thread.current_default_thread_limiter().borrowed_tokens == 0
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_slow_function_blocks_the_loop_thread_no_longer_than_quick() -> None:
+	from openmolt_core._support import sync
+
+	ticks: list[float] = []
+
+	async def tick() -> None:
+		while True:
+			ticks.append(time.perf_counter())
+			await anyio.sleep(0.001)
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(tick)
+		await anyio.sleep(0.01)
+		await call(time.sleep, 0.3)
+		tg.cancel_scope.cancel()
+	gaps = [b - a for a, b in itertools.pairwise(ticks)]
+	# the other task went on while the function slept (a blocked loop would show one 0.3 s gap)
+	assert len(ticks) > 20
+	assert max(gaps) < 0.15 > sync.QUICK

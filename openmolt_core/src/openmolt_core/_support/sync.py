@@ -20,8 +20,12 @@ away. A long function can stop early by checking `cancelled`::
 
 Under asyncio the worker threads are this module's own, not anyio's: ``anyio.to_thread.run_sync``
 costs about 40 µs of CPU a call there (two extra event-loop turns, a cancel scope, a
-``queue.Queue`` handover), `call` about 20 µs (a ``queue.SimpleQueue`` to an idle thread, the
-result back through ``call_soon_threadsafe``), and a sync tool runs at every step. What anyio's
+``queue.Queue`` handover), `call` about 20 µs (a ``queue.SimpleQueue`` to an idle thread), and a
+sync tool runs at every step. A function that returns within `QUICK` seconds hands its result
+straight back to the waiting loop thread (a lock, no wake-up of the event loop through its
+self-pipe, no extra turn of it); a longer one is awaited on the loop as any future is, its result
+coming back through ``call_soon_threadsafe``. The loop thread blocks for at most `QUICK` per call
+(less than one switch of the interpreter lock, 5 ms, which any thread may take from the loop). What anyio's
 threads give, they give too: the function runs off the event loop's thread (threads are reused;
 one idle for `IDLE` seconds ends), in a copy of the caller's context variables (sniffio's current
 async library None in it), under anyio's default thread limiter (the same cap of 40 threads unless
@@ -57,10 +61,13 @@ if TYPE_CHECKING:
 
 	from anyio import CapacityLimiter
 
-__all__ = ["IDLE", "call", "cancelled", "is_async"]
+__all__ = ["IDLE", "QUICK", "call", "cancelled", "is_async"]
 
 IDLE = 10.0
 """Seconds after which an idle worker thread ends."""
+
+QUICK = 0.0002
+"""Seconds the loop thread waits, blocked, for a sync function before it awaits it on the loop."""
 
 _local = threading.local()
 
@@ -149,16 +156,30 @@ async def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 class _Job:
 	"""One sync call handed to a worker thread, and whether its caller stopped waiting."""
 
-	__slots__ = ("abandoned", "args", "ended", "finished", "function", "future", "kwargs")
+	__slots__ = (
+		"abandoned",
+		"args",
+		"ended",
+		"error",
+		"finished",
+		"function",
+		"future",
+		"kwargs",
+		"quick",
+		"result",
+	)
 
 	def __init__(self, function: Callable[..., Any], args: Any, kwargs: Any) -> None:
 		self.function = function
 		self.args = args
 		self.kwargs = kwargs
-		self.future: asyncio.Future[Any] | None = None  # where its result goes (our threads)
+		self.future: asyncio.Future[Any] | None = None  # where a slow call's result goes
 		self.abandoned = False  # the caller stopped waiting (`cancelled`)
 		self.finished = False  # the function returned (under _lock)
 		self.ended: threading.Event | None = None  # set then, once abandoned (our threads)
+		self.quick: Any = None  # released when it returns while the loop thread waits (QUICK)
+		self.result: Any = None  # what it returned, or
+		self.error: BaseException | None = None  # what it raised (our threads)
 
 	def run(self) -> Any:
 		"""Call the function in this thread, `cancelled` answering for it."""
@@ -169,8 +190,8 @@ class _Job:
 			_local.job = None
 
 
-_Item = tuple[Any, "_Job", "asyncio.Future[Any]", "asyncio.AbstractEventLoop"]
-"""A job on the queue: the caller's context copy, the job, where its result goes, its loop."""
+_Item = tuple[Any, "_Job", "asyncio.AbstractEventLoop"]
+"""A job on the queue: the caller's context copy, the job, its caller's loop."""
 
 _lock = threading.Lock()
 _jobs: SimpleQueue[_Item] | None = None
@@ -208,7 +229,8 @@ async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
 		context = copy_context()
 		if _library is not None:
 			context.run(_library.set, None)
-		job.future = future = loop.create_future()
+		job.quick = quick = threading.Lock()
+		quick.acquire()
 		with _lock:
 			start = not _idle
 			if not start:
@@ -222,7 +244,19 @@ async def _in_thread(loop: asyncio.AbstractEventLoop, job: _Job) -> Any:
 			threading.Thread(
 				target=_work, args=(jobs,), name="OpenMolt worker", daemon=True
 			).start()
-		jobs.put((context, job, future, loop))
+		jobs.put((context, job, loop))
+		future = None
+		try:
+			waited = quick.acquire(timeout=QUICK)
+		except BaseException:  # a signal's exception (Ctrl-C) in the wait: nobody waits now
+			job.abandoned = True
+			raise
+		if not waited:
+			with _lock:  # still running: its result comes back through the loop
+				if not job.finished:
+					job.future = future = loop.create_future()
+		if future is None:
+			return _outcome(job.result, job.error)
 		return await future
 	finally:
 		limiter.release_on_behalf_of(job)
@@ -248,7 +282,7 @@ def _work(jobs: SimpleQueue[_Item]) -> None:
 
 	while True:
 		try:
-			context, job, future, loop = jobs.get(timeout=IDLE)
+			context, job, loop = jobs.get(timeout=IDLE)
 		except Empty:
 			with _lock:
 				if _idle:  # no job was promised to an idle worker meanwhile: this one ends
@@ -263,14 +297,19 @@ def _work(jobs: SimpleQueue[_Item]) -> None:
 		except BaseException as exc:
 			error = exc
 		with _lock:
+			job.result, job.error = result, error
 			job.finished = True
 			_idle += 1
+			future = job.future
 		if job.ended is not None:
 			job.ended.set()
-		try:
-			loop.call_soon_threadsafe(_report, future, result, error)
-		except RuntimeError:  # the loop is closed: nobody waits for this result
-			pass
+		if future is None:  # the loop thread waits for it (QUICK), or finds it finished
+			job.quick.release()
+		else:
+			try:
+				loop.call_soon_threadsafe(_report, future, result, error)
+			except RuntimeError:  # the loop is closed: nobody waits for this result
+				pass
 		del context, job, future, loop, result, error
 
 
@@ -280,9 +319,20 @@ def _report(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 		return
 	if error is None:
 		future.set_result(result)
-	elif isinstance(error, StopIteration):  # a future cannot carry it (as anyio says)
+	else:
+		future.set_exception(_raised(error))
+
+
+def _outcome(result: Any, error: BaseException | None) -> Any:
+	# On the loop thread, for a call that returned while it waited: what the future would give.
+	if error is None:
+		return result
+	raise _raised(error)
+
+
+def _raised(error: BaseException) -> BaseException:
+	if isinstance(error, StopIteration):  # a future cannot carry it (as anyio says)
 		wrapped = RuntimeError("the function raised StopIteration")
 		wrapped.__cause__ = error
-		future.set_exception(wrapped)
-	else:
-		future.set_exception(error)
+		return wrapped
+	return error
