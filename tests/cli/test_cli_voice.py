@@ -219,3 +219,30 @@ def test_a_server_that_is_down_is_said_once_as_the_command_sets_its_url(
 	assert "llm_providers" not in terminal and "base_url" not in terminal
 	said = "OPENMOLT_OPENAI_BASE_URL" if prompt else "llmProviders.local.baseUrl in the agent file"
 	assert said in done.stderr
+
+
+@pytest.mark.allow_model_requests  # to 127.0.0.1, where nothing listens
+@pytest.mark.parametrize("events", [False, True], ids=["piped", "json-events"])
+def test_the_json_a_program_reads_says_the_error_as_the_command_sets_it(
+	tmp_path: Path, cli, events: bool
+) -> None:
+	"""Piped or --json: the result's error and the events' messages name the agent file's setting."""
+	with socket.socket() as sock:  # a port nothing listens on
+		sock.bind(("127.0.0.1", 0))
+		url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+	local = {"provider": "openai", "baseUrl": url, "apiMode": "chat"}
+	agent = {"name": "G", "model": "local:m", "llmProviders": {"local": local}}
+	(tmp_path / "agent.json").write_text(json.dumps(agent))
+	args = ["agent.json", "--input", "hi", *(["--json"] if events else [])]
+	done = cli.openmolt(*args, cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 5, done.stderr
+	result = json.loads(done.stdout)
+	assert "nothing listens" in result["error"]
+	assert "llmProviders.local.baseUrl in the agent file" in result["error"]
+	said = [done.stdout, done.stderr]
+	if events:
+		lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+		said = [done.stdout, *(str(line.get("message", "")) for line in lines)]
+		assert any("nothing listens" in str(line.get("message")) for line in lines), lines
+	for text in said:
+		assert not [word for word in PYTHON_ONLY if word in text], text

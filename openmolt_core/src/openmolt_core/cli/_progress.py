@@ -239,6 +239,10 @@ class Progress:
 			data.pop("name", None)
 			if name == "llmOutput":
 				data.pop("raw", None)
+			elif name == "error" and isinstance(data.get("message"), str):
+				data["message"] = self.voice(data["message"])
+			elif name == "model:fallback" and isinstance(data.get("error"), str):
+				data["error"] = self.voice(data["error"])
 			self.emit(data)
 			return
 		agent = event.agent

@@ -661,16 +661,16 @@ def _said(error: object, progress: Progress) -> bool:
 def _print_result(
 	result: Any, loaded: Loaded, progress: Progress, *, readable: bool, live: Any = None
 ) -> None:
-	if not readable:
-		_print(result.to_dict(), indent=2)
-		return
-	from openmolt_core.cli._summary import summary
-
 	said = _said(result.error, progress)  # as the event said it, before it is reworded
 	if result.error:  # said for the command: the agent file named, no Python advice
 		from dataclasses import replace
 
 		result = replace(result, error=_error_for_the_command(result.error, loaded))
+	if not readable:
+		_print(result.to_dict(), indent=2)
+		return
+	from openmolt_core.cli._summary import summary
+
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
 	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
@@ -770,7 +770,8 @@ async def run_once(
 		error: RunError = outcome["error"]
 		_print_result(error.result, loaded, progress, readable=readable, live=live)
 		said = _said(error, progress)
-		progress.line("the run failed (see above)" if said else f"the run failed: {error}")
+		told = _error_for_the_command(str(error), loaded)
+		progress.line("the run failed (see above)" if said else f"the run failed: {told}")
 		return ExitCode.ERROR
 	result = outcome["result"]
 	_print_result(result, loaded, progress, readable=readable, live=live)
