@@ -104,12 +104,15 @@ def tests(session: nox.Session) -> None:
 	_node_tools(session)
 	_sync(session, "test")
 	# loadgroup: tests marked xdist_group("browser") (tests/ui) share one worker, so the browser
-	# tests run one after another; everything else spreads over both workers as before.
+	# tests run one after another; everything else spreads over the workers as before.
 	# --durations: every run prints its 15 slowest tests (the suite is kept under 8 minutes).
 	# tests/dbos run in an xdist group per store (each serially, with per-test timeouts; the two
 	# stores side by side): they start real DBOS engines and worker processes. PostgreSQL cases
 	# need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
-	session.run("pytest", "-n", "2", "--dist", "loadgroup", "--durations=15", *session.posargs)
+	# Three workers on a 2-core machine: the tests wait (for subprocesses, servers, DBOS
+	# recovery, a crash harness's 60 s budget) about 40% of their time; with two workers the
+	# cores were busy 115% of the run (2026-12-04, 10:17 wall), so a third fills the waits.
+	session.run("pytest", "-n", "3", "--dist", "loadgroup", "--durations=15", *session.posargs)
 
 
 @nox.session(python="3.11")

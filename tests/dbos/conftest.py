@@ -49,7 +49,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _group(item: pytest.Item) -> str:
 	"""The xdist group of a durable test: one per store, so each store's tests run serially
-	and the two stores' tests on the two workers side by side (each database its own). A test
+	and the two stores' tests on two workers side by side (each database its own). A test
 	of no one store goes with PostgreSQL's, the shorter group (SQLite's has the serve tests)."""
 	return "dbos-sqlite" if "sqlite" in item.nodeid else "dbos-postgres"
 
