@@ -121,7 +121,12 @@ def google_oauth2(
 
 
 def token_guide(
-	service: str, api: str, integration_id: str, scopes: dict[str, str], notes: str = ""
+	service: str,
+	api: str,
+	integration_id: str,
+	scopes: dict[str, str],
+	notes: str = "",
+	more_config: tuple[str, ...] = (),
 ) -> str:
 	"""The "get a token" Markdown guide for a Google OAuth2 integration.
 
@@ -131,8 +136,12 @@ def token_guide(
 		integration_id: The OpenMolt integration id (``googleDrive``).
 		scopes: OAuth2 scope string to what it allows.
 		notes: Extra Markdown appended at the end (quotas, special headers).
+		more_config: Config keys every request needs besides the OAuth2 ones (Google Ads'
+			``developerToken``): the sample gives them too, so that it works as written.
 	"""
 	scope_lines = "\n".join(f"- `{scope}`: {what}" for scope, what in scopes.items())
+	keys = ("clientId", "clientSecret", "refreshToken", *more_config)
+	config = "{" + ", ".join(f'"{key}": "..."' for key in keys) + "}"
 	text = f"""## Get a token
 
 {service} uses Google OAuth2. You need an OAuth client and a refresh token:
@@ -161,7 +170,7 @@ agent = om.create_agent(
         "integration": "{integration_id}",
         "credential": {{
             "type": "oauth2",
-            "config": {{"clientId": "...", "clientSecret": "...", "refreshToken": "..."}},
+            "config": {config},
         }},
     }}],
 )

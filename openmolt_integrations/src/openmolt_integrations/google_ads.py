@@ -734,6 +734,7 @@ INTEGRATION = Integration(
 		"Google Ads API",
 		"googleAds",
 		_SCOPES,
+		more_config=("developerToken",),
 		notes="""## Developer token and manager accounts
 
 Every request also needs a **developer token**: in a Google Ads *manager* account open Admin →

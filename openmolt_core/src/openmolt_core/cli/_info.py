@@ -285,6 +285,9 @@ def list_tools(
 	_write_needs(out, needs, integration_id)
 	howto = _how_to_connect(spec.docs)
 	if howto:
+		from openmolt_core.cli._howto import for_agent_files
+
+		howto = for_agent_files(howto, integration_id, needs[0].type if needs else None)
 		out.write("\nhow to connect:\n")
 		for line in howto:
 			out.write(f"  {line}".rstrip() + "\n")

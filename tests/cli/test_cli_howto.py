@@ -1,0 +1,110 @@
+"""``openmolt tools ID``'s how-to-connect text gives its keys as the command takes them.
+
+The integrations' docs give their keys in Python (``OpenMolt(integrations={...})``); the command
+shows each such sample as the variables to set and the agent file's ``"integrations"`` value.
+What it says must work: each value, written into an agent file, loads and passes the check
+before a run, and so do the variables alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.cli._howto import for_agent_files
+from openmolt_core.cli._info import list_tools
+from openmolt_core.cli._run import check_ready, load
+from openmolt_core.errors import ConfigurationError
+
+BUILT_INS = sorted(
+	ep.name
+	for ep in metadata.entry_points(group="openmolt.integrations")
+	if ep.value.startswith("openmolt_integrations")
+)
+
+
+def _howto(integration: str) -> str:
+	out = io.StringIO()
+	list_tools(OpenMolt(), integration, out, as_json=False)
+	return out.getvalue().split("how to connect:", 1)[1].split("\nscopes:", 1)[0]
+
+
+def _blocks(text: str, kind: str) -> list[list[str]]:
+	found = re.findall(rf"```{kind}\n(.*?)\n *```", text, re.S)
+	return [[line.strip() for line in block.splitlines()] for block in found]
+
+
+def _problems(tmp_path: Path, integrations: object) -> list[str]:
+	# What stops the run (strict: a key some tools read is only a warning, as the command says).
+	path = tmp_path / "agent.json"
+	agent = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**agent, "integrations": integrations}))
+	try:
+		check_ready(load(str(path), env_file=None, verbose=False), strict=True)
+	except ConfigurationError as exc:
+		return str(exc).splitlines()
+	return []
+
+
+@pytest.mark.parametrize("integration", BUILT_INS)
+def test_every_sample_is_said_for_agent_files_and_what_it_says_works(
+	integration: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	for name in [n for n in os.environ if n.startswith("OPENMOLT_") and "OPENAI" not in n]:
+		monkeypatch.delenv(name)
+	text = _howto(integration)
+	assert "```python" not in text, text  # no Python sample left to a command's user
+	for block in _blocks(text, "json"):
+		for line in block:
+			if line == "or":
+				continue
+			name, value = line.split(": ", 1)
+			assert name == '"integrations"'
+			assert _problems(tmp_path, json.loads(value)) == [], line
+	for block in _blocks(text, "sh"):
+		with monkeypatch.context() as env:
+			for line in block:
+				variable, value = line.split("=", 1)
+				assert variable.startswith(f"OPENMOLT_{integration.upper()}"[:11])
+				env.setenv(variable, value)
+			# the variables alone give the integration its keys: an agent file that only names it
+			assert _problems(tmp_path, [integration]) == [], block
+
+
+def test_a_sample_built_from_variables_or_another_call_stays_as_written() -> None:
+	lines = [
+		"```python",
+		'om = OpenMolt(integrations={"slack": {"token": os.environ["T"]}})',
+		"```",
+		"```python",
+		"print('hello')",
+		"```",
+	]
+	assert for_agent_files(lines, "slack") == lines
+
+
+def test_a_sample_of_another_credential_type_is_said_as_the_agent_files_entry_only() -> None:
+	lines = [
+		"```python",
+		'om.create_agent(..., integrations=[{"integration": "x", "credential": {',
+		'    "type": "bearer", "config": {"bearerToken": "AAAA..."}}}])',
+		"```",
+	]
+	said = for_agent_files(lines, "x", "oauth2")
+	assert said == [
+		"in the agent file:",
+		"```json",
+		'"integrations": [{"integration": "x", "credential": {"type": "bearer", '
+		'"config": {"bearerToken": "AAAA..."}}}]',
+		"```",
+	]
+	assert "OPENMOLT_X_BEARER_TOKEN=AAAA..." in for_agent_files(lines, "x", "bearer")
