@@ -161,7 +161,11 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 		'COMP_WORDS=(openmolt keys set sla); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt keys set open); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt auth gm); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		f'cd {tmp_path}; COMP_WORDS=(openmolt tools a); COMP_CWORD=2; _openmolt; echo "${{COMPREPLY[@]}}"\n'
+		'COMP_WORDS=(openmolt auth a); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
 	)
+	(tmp_path / "agent.json").write_text("{}")
+	(tmp_path / "a-note.txt").write_text("")
 	env = {**os.environ, "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}"}
 	done = subprocess.run(
 		["bash", "-c", probe], capture_output=True, text=True, env=env, timeout=120
@@ -172,6 +176,8 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 		"slack",  # `keys set` takes a provider or an integration
 		"openai openaiImage",
 		"gmail",
+		"airtable agent.json",  # after tools: an integration or an agent file, no other file
+		"airtable",  # auth takes an integration only
 	], done.stderr
 
 

@@ -4,7 +4,7 @@ The script completes the subcommands (plugins' included), each subcommand's own 
 options after ``run`` or an agent file), the words its first argument takes (``keys set``,
 ``completion zsh``: `words_of`), the values of options that have choices (``logs --status su``:
 `values_of`) and, after ``-m``/``--model``, the installed providers' models (asked from
-``openmolt`` at completion time, as `openmolt_core.cli._models.rows` lists them), agent files (``*.json``, ``*.py``) and, after ``tools``
+``openmolt`` at completion time, as `openmolt_core.cli._models.rows` lists them), agent files (``*.json``, ``*.py``; after ``tools`` too) and, after ``tools``
 and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
 so new plugins appear without regenerating the script). A subcommand's options are read from its
 argument parser when the script is made: the command is started with ``--help`` and stopped as
@@ -43,7 +43,10 @@ _openmolt() {
 		return
 	fi
 	case "$prev" in
-		tools|integrations|--integration|auth)
+		tools)  # an integration, or an agent file (the tools its runs get)
+			COMPREPLY=( $(compgen -W "$(openmolt completion --integrations 2>/dev/null)" -- "$cur") $(compgen -f -X '!*.@(json|py)' -- "$cur") )
+			return;;
+		integrations|--integration|auth)
 			COMPREPLY=( $(compgen -W "$(openmolt completion --integrations 2>/dev/null)" -- "$cur") )
 			return;;
 	esac
@@ -77,7 +80,10 @@ _openmolt() {
 		return
 	fi
 	case "${words[CURRENT-1]}" in
-		tools|integrations|--integration|auth)
+		tools)  # an integration, or an agent file (the tools its runs get)
+			_alternative "integrations:integration:(${(f)"$(openmolt completion --integrations 2>/dev/null)"})" 'files:agent file:_files -g "*.(json|py)"'
+			return;;
+		integrations|--integration|auth)
 			_values 'integration' ${(f)"$(openmolt completion --integrations 2>/dev/null)"}
 			return;;
 	esac
@@ -104,6 +110,7 @@ _FISH = """# openmolt completion for fish (openmolt completion fish > ~/.config/
 complete -c openmolt -f -n '__fish_use_subcommand' -a '%(commands)s'
 complete -c openmolt -n '__fish_use_subcommand' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
 complete -c openmolt -f -n '__fish_seen_subcommand_from tools integrations auth' -a '(openmolt completion --integrations 2>/dev/null)'
+complete -c openmolt -n '__fish_seen_subcommand_from tools' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
 complete -c openmolt -f -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set remove' -a '(openmolt completion --key-owners 2>/dev/null)'
 %(fish_options)s
 %(fish_cases)s
