@@ -72,13 +72,15 @@ def test_without_a_terminal_the_run_parks_for_the_viewer(tmp_path: Path, cli: An
 	assert done.returncode == 6, done.stderr  # ExitCode.APPROVAL_REQUIRED
 	result = json.loads(done.stdout)
 	assert result["status"] == "approval_required"
-	assert "openmolt ui AGENT_FILE" in result["error"]
+	# said for the command's user, piped or not: the file named, no Python call
+	assert f"`openmolt ui {tmp_path / 'pay.py'}`" in result["error"]
+	assert "agent.resume" not in result["error"]
 	assert "REFUNDED" not in done.stderr
 	(row,) = anyio.run(RunStore(store).runs)
 	assert row.status == "approval_required" and row.pending is not None
 	assert row.pending["kind"] == "approval"
 	assert row.trigger == {"kind": "cli", "where": "Pay"}  # where the run came from
-	# The line for a person names the file and gives no Python advice (the JSON keeps it all).
+	# The line for a person names the file and gives no Python advice, as the JSON does.
 	plain = cli.openmolt(str(write_agent(tmp_path)), cwd=tmp_path, env=env)
 	said = plain.stderr.splitlines()[-1]
 	assert said.startswith("openmolt: the run ended with status approval_required: local.refund")

@@ -172,3 +172,39 @@ def test_an_agent_py_s_own_config_wins_over_the_key_store(tmp_path: Path) -> Non
 		os.environ.pop("OPENMOLT_SLACK_TOKEN", None)  # the store's values join the environment
 	config = dict(next(iter(loaded.agent._tools.values())).context.config)
 	assert config == {"botToken": "xoxb-code"}
+
+
+@pytest.mark.parametrize("store", [False, True], ids=["environment", "key-store"])
+def test_an_agent_py_s_own_provider_key_wins_as_its_integration_keys_do(
+	tmp_path: Path, store: bool
+) -> None:
+	"""The code's api_key beats OPENMOLT_OPENAI_API_KEY (and the key store), as `python agent.py`."""
+	if store:
+		os.environ.pop("OPENMOLT_OPENAI_API_KEY")
+		_keystore.save("OPENMOLT_OPENAI_API_KEY", "sk-store-123456")
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"from openmolt import OpenMolt\n\n"
+		"om = OpenMolt(llm_providers={'openai': {'api_key': 'sk-code-123456'}})\n"
+		"agent = om.create_agent(name='a', model='openai:gpt-5-mini', instructions='x')\n"
+	)
+	try:
+		loaded = load(str(path), env_file=None, verbose=False)
+	finally:
+		os.environ.pop("OPENMOLT_OPENAI_API_KEY", None)  # the store's values join the environment
+	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-code-123456"
+	report = next(r for r in loaded.keys if r.owner == "openai")
+	assert report.source == f"{path} (llm_providers['openai']['api_key'])"
+
+
+def test_an_agent_py_without_a_key_of_its_own_takes_the_environment_s(tmp_path: Path) -> None:
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"from openmolt import OpenMolt\n\n"
+		"om = OpenMolt()\n"
+		"agent = om.create_agent(name='a', model='openai:gpt-5-mini', instructions='x')\n"
+	)
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-env-123456"
+	report = next(r for r in loaded.keys if r.owner == "openai")
+	assert report.source == "environment variable OPENMOLT_OPENAI_API_KEY"

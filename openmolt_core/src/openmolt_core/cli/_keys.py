@@ -118,11 +118,13 @@ def resolve_keys(
 	stored_path: Path | None = None,
 	keys_of: Callable[[str], Sequence[str]] | None = None,
 	aliases_of: Callable[[str], Sequence[Sequence[str]]] | None = None,
+	code_first: bool = False,
 ) -> list[KeyReport]:
 	"""Put the winning value of each key into its settings dict, in place.
 
 	The order, first found wins: the environment, the ``.env`` file, the agent file, the key
-	store. The key store is the user's default, below anything a run is given explicitly. A
+	store; for an agent.py (``code_first``) the code's own value comes first, as it does for the
+	integrations its code configures and as it would when the file runs as ``python agent.py``. The key store is the user's default, below anything a run is given explicitly. A
 	value that is `blank` (empty, spaces) is no value: the next source is read. A key the file
 	gives in the other spelling (``refresh_token``) is replaced in both when a variable wins.
 	Names of one secret (``aliases_of``: Slack's ``token`` and ``botToken``) are one key: the
@@ -141,6 +143,7 @@ def resolve_keys(
 		stored_path: The key store's file, for the report.
 		keys_of: The config keys an integration reads, by id (default: ``apiKey`` only).
 		aliases_of: The groups of keys that name one secret, by integration id (default: none).
+		code_first: The settings were given by Python code (an agent.py), which wins.
 
 	Returns:
 		One report per provider; per integration, one per key found (and ``apiKey`` always).
@@ -157,12 +160,22 @@ def resolve_keys(
 		for key in keys:
 			variable = env_var(name, key)
 			given = _file_key(settings, key)
+			in_file = (
+				given[1] if given else None,
+				f"{file} ({where}.{given[0] if given else key})",
+			)
+			if code_first:
+				spelled = given[0] if given else key
+				owner = f"integrations[{name!r}]" if integration else f"llm_providers[{name!r}]"
+				in_file = (in_file[0], f"{file} ({owner}[{spelled!r}])")
 			sources = [
 				(_variable_value(environ, variable), f"environment variable {variable}"),
 				(_variable_value(dotenv, variable), f"{dotenv_path} ({variable})"),
-				(given[1] if given else None, f"{file} ({where}.{given[0] if given else key})"),
+				in_file,
 				(_variable_value(store, variable), f"the key store {stored_path} ({variable})"),
 			]
+			if code_first:
+				sources.insert(0, sources.pop(2))
 			for rank, (value, source) in enumerate(sources):
 				if value is not None:
 					found[key] = (rank, value, source)
@@ -180,7 +193,8 @@ def resolve_keys(
 			target = key if integration else "api_key"
 			if key in found:
 				rank, value, source = found[key]
-				if rank != 2 or not integration:  # not the file's own value: in one spelling
+				own = 0 if code_first else 2  # the file's own value stays as the file spells it
+				if rank != own or not integration:  # else in one spelling
 					for spelled in _spellings(key):
 						settings.pop(spelled, None)
 					settings[target] = value

@@ -590,7 +590,7 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	names = dict.fromkeys(s.provider_name for s in agent._models.slots if s.provider_name)
 	if names:  # the model's provider, and each fallback model's
 		owners = [(n, n, OpenMolt.of(agent).llm_providers.setdefault(n, {})) for n in names]
-		reports = resolve_keys(owners, **keys)
+		reports = resolve_keys(owners, code_first=True, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	return Loaded(
 		agent,
