@@ -53,6 +53,11 @@ def test_the_variable_names_follow_one_rule() -> None:
 	assert env_var("openai") == "OPENMOLT_OPENAI_API_KEY"
 	assert key_of_variable("s3", "OPENMOLT_S3_SECRET_ACCESS_KEY") == "secretAccessKey"
 	assert key_of_variable("s3", "OPENMOLT_SLACK_TOKEN") is None
+	# a run of capitals is one word, as a person types it (a third-party key like userIDToken)
+	assert env_var("x", "userIDToken") == "OPENMOLT_X_USER_ID_TOKEN"
+	assert env_var("x", "HTTPSProxy") == "OPENMOLT_X_HTTPS_PROXY"
+	assert env_var("x", "oauth2Token") == "OPENMOLT_X_OAUTH2_TOKEN"
+	assert env_var("myAPI", "apiKey") == "OPENMOLT_MY_API_API_KEY"
 
 
 @pytest.mark.parametrize("iid", _builtins())

@@ -27,7 +27,9 @@ def blank(value: object) -> bool:
 
 
 def _upper_snake(name: str) -> str:
-	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+	# A word starts at a capital after a lower-case letter or digit (secretAccessKey), and at the
+	# last capital of a run that a lower-case letter follows (userIDToken: USER_ID_TOKEN).
+	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
 	return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
 
 
@@ -63,7 +65,8 @@ def env_var(integration: str, key: str = "apiKey") -> str:
 
 	``("slack", "token")`` → ``OPENMOLT_SLACK_TOKEN``, ``("s3", "secretAccessKey")`` →
 	``OPENMOLT_S3_SECRET_ACCESS_KEY``, ``("googleDrive",)`` → ``OPENMOLT_GOOGLE_DRIVE_API_KEY``,
-	``("openai",)`` → ``OPENMOLT_OPENAI_API_KEY``.
+	``("openai",)`` → ``OPENMOLT_OPENAI_API_KEY``, ``("x", "userIDToken")`` →
+	``OPENMOLT_X_USER_ID_TOKEN`` (a run of capitals is one word).
 
 	Args:
 		integration: The integration id (or the provider's name).
