@@ -518,6 +518,7 @@ def test_the_command_reads_keys_for_the_extras_spelling(
 	monkeypatch.chdir(tmp_path)
 	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
 	_keystore.save("OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN", "1//stored")
+	_keystore.save("OPENMOLT_GOOGLE_DRIVE_CLIENT_ID", "id.apps.googleusercontent.com")
 	path = tmp_path / "agent.json"
 	agent_file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
 	path.write_text(json.dumps({**agent_file, "integrations": ["google-drive"]}))
@@ -739,3 +740,22 @@ def test_a_python_agent_file_reads_the_key_store_too(tmp_path: Path, server, cli
 	done = cli.openmolt("agent.py", "--input", "Ada", cwd=tmp_path, env=env)
 	assert done.returncode == 0, done.stderr
 	assert "xoxb-stored" not in done.stderr + done.stdout
+
+
+def test_a_refresh_token_without_its_client_id_is_said_before_the_run(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Gmail with only OPENMOLT_GMAIL_REFRESH_TOKEN: the refresh would go without a client id,
+	which Google refuses; the check names OPENMOLT_GMAIL_CLIENT_ID instead of a failed run."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_GMAIL_REFRESH_TOKEN", "1//refresh")
+	path = tmp_path / "agent.json"
+	agent_file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**agent_file, "integrations": ["gmail"]}))
+	with pytest.raises(ConfigurationError) as caught:
+		check_ready(load(str(path), env_file=None, verbose=False), strict=True)
+	assert "OPENMOLT_GMAIL_CLIENT_ID" in str(caught.value)
+	assert "1//refresh" not in str(caught.value)
+	monkeypatch.setenv("OPENMOLT_GMAIL_CLIENT_ID", "id.apps.googleusercontent.com")
+	assert check_ready(load(str(path), env_file=None, verbose=False), strict=True) == []

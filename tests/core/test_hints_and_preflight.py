@@ -204,10 +204,22 @@ def _tools(spec: Integration, config: dict, credential: str | None = None):
 			("token",),
 		),
 		(OAuth2Credential(type="oauth2", token_url="https://t.example"), {}, ("accessToken",)),
-		(
+		(  # a refresh names the client: the token endpoint refuses one without its id
 			OAuth2Credential(type="oauth2", token_url="https://t.example"),
 			{"refreshToken": "r"},
+			("clientId",),
+		),
+		(
+			OAuth2Credential(type="oauth2", token_url="https://t.example"),
+			{"refreshToken": "r", "clientId": "c"},
 			None,
+		),
+		(  # the id as the credential's template reads it (TikTok's clientKey)
+			OAuth2Credential(
+				type="oauth2", token_url="https://t.example", client_id="{{ config.clientKey }}"
+			),
+			{"refreshToken": "r", "clientId": "c"},
+			("clientKey",),
 		),
 		(OAuth2Credential(type="oauth2", token_url="https://t"), {"accessToken": "a"}, None),
 		(

@@ -204,9 +204,14 @@ def _missing_for(
 		headers = dict.fromkeys(k for t in credential.headers.values() for k in _refs(t))
 		own = [k for k in headers if k not in ("accessToken", "access_token")]
 		missing = tuple(dict.fromkeys((*(k for k in own if _unset(config, k)), *setup)))
-		if not _unset(config, "accessToken") or not _renders_empty(
-			credential.refresh_token, config, "refreshToken"
-		):
+		if not _unset(config, "accessToken"):
+			return MissingCredential(iid, kind, missing) if missing else None
+		if not _renders_empty(credential.refresh_token, config, "refreshToken"):
+			# The token is got by a refresh, which names the client (RFC 6749 section 2.3; every
+			# service's token endpoint refuses a refresh without it, a public client's too).
+			if _renders_empty(credential.client_id, config, "clientId"):
+				client = _field_keys(credential.client_id, "clientId")
+				missing = tuple(dict.fromkeys((*missing, *client)))
 			return MissingCredential(iid, kind, missing) if missing else None
 		refresh = _field_keys(credential.refresh_token, "refreshToken")
 		return MissingCredential(iid, kind, (*missing, "accessToken"), tuple(refresh))
