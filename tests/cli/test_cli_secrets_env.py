@@ -759,3 +759,28 @@ def test_a_refresh_token_without_its_client_id_is_said_before_the_run(
 	assert "1//refresh" not in str(caught.value)
 	monkeypatch.setenv("OPENMOLT_GMAIL_CLIENT_ID", "id.apps.googleusercontent.com")
 	assert check_ready(load(str(path), env_file=None, verbose=False), strict=True) == []
+
+
+def test_config_every_tool_of_the_agent_needs_is_refused_before_the_run(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""WhatsApp scoped to send: each of its tools needs phoneNumberId, so none could work.
+
+	Some tools lacking a key is a warning (the agent may call others); all of them is a missing
+	credential, refused before a model call is paid for.
+	"""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_WHATSAPP_ACCESS_TOKEN", "EAAG-test")
+	path = tmp_path / "agent.json"
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	scoped = [{"integration": "whatsapp", "scopes": ["send"]}]
+	path.write_text(json.dumps({**file, "integrations": scoped}))
+	assert openmolt_main([str(path), "--input", "hi"]) == 2
+	err = capsys.readouterr().err
+	assert "every tool the agent has from whatsapp (whatsapp.sendText" in err
+	assert "OPENMOLT_WHATSAPP_PHONE_NUMBER_ID" in err and "warning" not in err
+	path.write_text(json.dumps({**file, "integrations": ["whatsapp"]}))  # every tool: some work
+	loaded = load(str(path), env_file=None, verbose=False)
+	assert check_ready(loaded, strict=True) == []
+	assert "openmolt: warning: whatsapp's tools" in capsys.readouterr().err

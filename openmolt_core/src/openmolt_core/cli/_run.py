@@ -197,11 +197,17 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 		shown = ", ".join(handles[:3]) + (
 			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
 		)
+		usable = [t for t in bound if t.context.integration == iid and t.allowed]
+		every = len(handles) == len(usable)
+		if every:  # no tool of it can work: refused like a missing credential
+			what = f"every tool the agent has from {iid} ({shown}) needs"
+		else:
+			what = f"{iid}'s tools {shown} need"
 		note = (
-			f"{iid}'s tools {shown} need config {key!r}, which is not set: set "
+			f"{what} config {key!r}, which is not set: set "
 			f"{env_var(iid, key)} (in the environment, a .env file or `openmolt keys set`)"
 		)
-		if strict:  # the agent may never call them: said, not refused
+		if strict and not every:  # the agent may never call them: said, not refused
 			print(f"openmolt: warning: {note}", file=sys.stderr)
 		else:
 			problems.append(note)

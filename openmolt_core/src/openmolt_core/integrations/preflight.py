@@ -409,6 +409,8 @@ def missing_tool_keys(tools: Iterable[BoundTool]) -> list[tuple[str, str, list[s
 	for tool in tools:
 		if tool.account is not None:  # per end user: their config comes with each call
 			continue
+		if not tool.allowed:  # outside the granted scopes: never called
+			continue
 		config = tool.context.config or {}
 		for key in tool_url_keys(tool.tool):
 			if _unset(config, key):
