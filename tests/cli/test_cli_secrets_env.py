@@ -784,3 +784,16 @@ def test_config_every_tool_of_the_agent_needs_is_refused_before_the_run(
 	loaded = load(str(path), env_file=None, verbose=False)
 	assert check_ready(loaded, strict=True) == []
 	assert "openmolt: warning: whatsapp's tools" in capsys.readouterr().err
+
+
+def test_a_provider_instance_reads_the_variables_the_command_names(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A camelCase instance name: Python and the command agree on OPENMOLT_MY_LOCAL_* (the
+	provider read OPENMOLT_MYLOCAL_API_KEY while the command named OPENMOLT_MY_LOCAL_API_KEY)."""
+	monkeypatch.setenv("OPENMOLT_MY_LOCAL_API_KEY", "sk-local-123456")
+	monkeypatch.setenv("OPENMOLT_MY_LOCAL_BASE_URL", "http://127.0.0.1:9/v1")
+	provider = OpenMolt(llm_providers={"myLocal": {"provider": "openai"}}).provider("myLocal")
+	assert provider.env_var == env_var("myLocal") == "OPENMOLT_MY_LOCAL_API_KEY"
+	assert provider.base_url == "http://127.0.0.1:9/v1"
+	assert provider.api_key() == "sk-local-123456"

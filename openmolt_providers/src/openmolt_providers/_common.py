@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from openmolt_core._envvars import env_var
 from openmolt_core._support.masking import warn
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
@@ -201,9 +202,10 @@ class HTTPProvider:
 	) -> None:
 		self.vendor = type(self).name
 		self.name = name or self.vendor
-		prefix = "OPENMOLT_" + re.sub(r"[^A-Za-z0-9]+", "_", self.name).upper()
-		self.env_var = f"{prefix}_API_KEY"
-		self._base_url_var = f"{prefix}_BASE_URL"
+		# The command's names for them, one rule (`openmolt_core._envvars.env_var`): a provider
+		# instance "myLocal" reads OPENMOLT_MY_LOCAL_API_KEY, as the command resolves it.
+		self.env_var = env_var(self.name)
+		self._base_url_var = env_var(self.name, "baseUrl")
 		from openmolt_providers.settings import ProviderSettings, parse_settings
 
 		model = self.settings_model or ProviderSettings
