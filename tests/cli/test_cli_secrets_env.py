@@ -797,3 +797,71 @@ def test_a_provider_instance_reads_the_variables_the_command_names(
 	assert provider.env_var == env_var("myLocal") == "OPENMOLT_MY_LOCAL_API_KEY"
 	assert provider.base_url == "http://127.0.0.1:9/v1"
 	assert provider.api_key() == "sk-local-123456"
+
+
+def _rotating_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
+	"""An X agent file loaded as the command loads it, its token endpoint a mock that rotates."""
+	path = tmp_path / "agent.json"
+	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
+	path.write_text(json.dumps({**file, "integrations": ["x"]}))
+	loaded = load(str(path), env_file=None, verbose=False)
+	(auth,) = {id(t.context.auth): t.context.auth for t in loaded.agent._tools.values()}.values()
+
+	sent: list[bytes] = []
+
+	def token(request: httpx.Request) -> httpx.Response:  # each refresh rotates the token
+		sent.append(request.content)
+		reply = {
+			"access_token": f"access-{len(sent)}",
+			"refresh_token": f"refresh-{len(sent)}",
+			"expires_in": 7200,
+		}
+		return httpx.Response(200, json=reply)
+
+	auth.http = lambda: httpx.AsyncClient(transport=httpx.MockTransport(token))
+	said: list[str] = []
+	from openmolt_core.cli._rotation import watch_refresh_tokens
+
+	watch_refresh_tokens(loaded, said.append)
+	return auth, said, sent
+
+
+@pytest.mark.anyio
+async def test_a_rotated_refresh_token_is_kept_in_the_key_store_it_came_from(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""X's refresh tokens are single-use: the key store's is replaced by the new one, unsaid."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	auth, said, sent = _rotating_x(tmp_path)
+	assert await auth.token() == "access-1"
+	assert b"refresh_token=old-refresh" in sent[0]
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"
+	assert await auth.token(stale="access-1") == "access-2"  # and again: the newest is kept
+	assert b"refresh_token=refresh-1" in sent[1]
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-2"
+	assert said == []
+
+
+@pytest.mark.anyio
+async def test_a_rotated_refresh_token_from_the_environment_is_said_never_shown(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The environment's refresh token cannot be rewritten: the run says where it came from and
+	how to let the command keep tokens, without a value; the key store is left alone."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	auth, said, _ = _rotating_x(tmp_path)
+	assert await auth.token() == "access-1"
+	(line,) = said
+	assert "x sent a new refresh token" in line
+	assert "environment variable OPENMOLT_X_REFRESH_TOKEN" in line
+	assert "`openmolt auth x`" in line
+	assert "refresh-1" not in line and "old-refresh" not in line
+	assert "OPENMOLT_X_REFRESH_TOKEN" not in _keystore.load()
+	await auth.token(stale="access-1")  # said once a run
+	assert len(said) == 1

@@ -735,6 +735,11 @@ async def run_once(
 	"""
 	agent = loaded.agent
 	progress.attach(agent)
+	if any(t.integration is not None for t in agent._tools.values()):
+		# an integration's rotated refresh token: kept in the key store, or said
+		from openmolt_core.cli._rotation import watch_refresh_tokens
+
+		watch_refresh_tokens(loaded, progress.line)
 	live = None
 	if stream:
 		from openmolt_core.cli._stream import LiveText
@@ -776,8 +781,8 @@ async def run_once(
 		error: RunError = outcome["error"]
 		_print_result(error.result, loaded, progress, readable=readable, live=live)
 		said = _said(error, progress)
-		told = _error_for_the_command(str(error), loaded)
-		progress.line("the run failed (see above)" if said else f"the run failed: {told}")
+		reworded = _error_for_the_command(str(error), loaded)
+		progress.line("the run failed (see above)" if said else f"the run failed: {reworded}")
 		return ExitCode.ERROR
 	result = outcome["result"]
 	_print_result(result, loaded, progress, readable=readable, live=live)

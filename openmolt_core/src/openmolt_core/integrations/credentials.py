@@ -399,6 +399,11 @@ class OAuth2Auth(httpx.Auth):
 		wanted = frozenset(camel.get(k, k) for k in keys) & _TOKEN_KEYS
 		self._store = (store, integration, user, wanted)
 
+	@property
+	def stored(self) -> bool:
+		"""Whether a credential store keeps this credential's tokens (`use_store`)."""
+		return self._store is not None
+
 	def add_refresh_listener(self, callback: Callable[[dict[str, Any]], Any] | None) -> None:
 		"""Also call ``callback`` after each refresh (another agent sharing this credential).
 

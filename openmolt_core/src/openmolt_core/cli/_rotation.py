@@ -1,0 +1,82 @@
+"""Refresh tokens a service replaces during a command's run: kept in the key store, or said.
+
+Some services send a new refresh token with each refresh and refuse the old one from then on
+(X's are single-use). A run of the command whose refresh token came from its key store
+(``openmolt keys set``) keeps the new one there, so the next run has it. One from the
+environment, a ``.env`` file or the agent file cannot be rewritten: the run says so once, naming
+where it came from and how to let the command keep tokens (``openmolt auth ID``, whose credential
+store is kept current by every refresh). Values are never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+	from openmolt_core.cli._keys import KeyReport
+	from openmolt_core.cli._run import Loaded
+
+__all__ = ["watch_refresh_tokens"]
+
+_STORE = "the key store "
+"""How a `KeyReport` names a key the key store gave (`openmolt_core.cli._keys.resolve_keys`)."""
+
+
+def watch_refresh_tokens(loaded: Loaded, say: Callable[[str], None]) -> None:
+	"""Listen to the refreshes of the agent's OAuth2 credentials that the command gave a token.
+
+	Args:
+		loaded: The agent and where each of its keys came from.
+		say: Prints a warning line for the user (never a value).
+	"""
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	reports = {report.owner: report for report in loaded.keys if report.source is not None}
+	seen: set[int] = set()
+	for tool in loaded.agent._tools.values():
+		auth = getattr(tool.context, "auth", None)
+		if not isinstance(auth, OAuth2Auth) or id(auth) in seen or auth.stored:
+			continue  # a credential store's token is kept by the refresh itself
+		seen.add(id(auth))
+		iid = tool.context.integration
+		report = reports.get(f"integrations.{iid}.refreshToken")
+		if report is None:
+			continue  # given by Python code (its on_token_refresh keeps it) or not at all
+		old = str(auth.config.get("refreshToken") or auth.config.get("refresh_token") or "")
+		auth.add_refresh_listener(_Rotation(iid, report, old, say).refreshed)
+
+
+class _Rotation:
+	"""One credential's refresh token as the command gave it, and what became of it."""
+
+	def __init__(self, iid: str, report: KeyReport, token: str, say: Callable[[str], None]):
+		self.iid = iid
+		self.report = report
+		self.token = token  # the refresh token now
+		self.say = say
+		self.said = False
+
+	async def refreshed(self, config: dict[str, Any]) -> None:
+		"""After a refresh: keep a new refresh token in the key store, or say it once."""
+		import anyio.to_thread
+
+		new = str(config.get("refreshToken") or config.get("refresh_token") or "")
+		if not new or new == self.token:
+			return  # the service kept the refresh token (Google): nothing to keep
+		self.token = new
+		source = self.report.source or ""
+		if source.startswith(_STORE):
+			from openmolt_core.cli import _keystore
+
+			await anyio.to_thread.run_sync(_keystore.save, self.report.variable, new)
+			return
+		if self.said:
+			return
+		self.said = True
+		self.say(
+			f"warning: {self.iid} sent a new refresh token, which this run cannot keep: the one "
+			f"from {source} may be refused from now on (X's are single-use). Run `openmolt auth "
+			f"{self.iid}` and remove {self.report.variable} there: the command then keeps each "
+			"new token"
+		)
