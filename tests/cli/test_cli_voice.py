@@ -195,15 +195,20 @@ def test_a_provider_setting_is_named_as_the_command_sets_it(
 	assert for_the_command(text, prompt=True) == prompt
 
 
+def _nothing_listens() -> str:
+	"""A base URL on 127.0.0.1 at a port nothing listens on."""
+	with socket.socket() as sock:
+		sock.bind(("127.0.0.1", 0))
+		return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
 @pytest.mark.allow_model_requests  # to 127.0.0.1, where nothing listens
 @pytest.mark.parametrize("prompt", [False, True])
 def test_a_server_that_is_down_is_said_once_as_the_command_sets_its_url(
 	tmp_path: Path, cli, prompt: bool
 ) -> None:
 	"""Nothing listens: one line on the terminal, naming the setting an agent file or -m takes."""
-	with socket.socket() as sock:  # a port nothing listens on
-		sock.bind(("127.0.0.1", 0))
-		url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+	url = _nothing_listens()
 	if prompt:
 		env = cli.clean_env(OPENMOLT_OPENAI_BASE_URL=url)
 		args = ["-m", "openai:llama", "hi"]
@@ -227,9 +232,7 @@ def test_the_json_a_program_reads_says_the_error_as_the_command_sets_it(
 	tmp_path: Path, cli, events: bool
 ) -> None:
 	"""Piped or --json: the result's error and the events' messages name the agent file's setting."""
-	with socket.socket() as sock:  # a port nothing listens on
-		sock.bind(("127.0.0.1", 0))
-		url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+	url = _nothing_listens()
 	local = {"provider": "openai", "baseUrl": url, "apiMode": "chat"}
 	agent = {"name": "G", "model": "local:m", "llmProviders": {"local": local}}
 	(tmp_path / "agent.json").write_text(json.dumps(agent))
