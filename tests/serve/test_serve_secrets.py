@@ -75,18 +75,38 @@ async def test_serve_secrets_are_masked_in_httpx_lines_and_runs(
 def test_keys_given_in_code_are_secrets_however_the_object_was_made() -> None:
 	"""A webhook or bearer guard made directly (not by ``create``), a remote agent's token and
 	the viewer's token: registered where they are taken (`register_key`), known to every set."""
-	from openmolt_serve._a2a_remote import remote_agent
-	from openmolt_serve._token import TokenGuard
-	from openmolt_ui.viewer import Viewer
+	import gc
 
-	om = OpenMolt(entry_points=False)
-	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
 	given = {
 		"webhook": "whsec-CANARY-direct-6",
 		"guard": "CANARY-bearer-direct-7",
 		"remote": "CANARY-remote-token-8",
 		"viewer": "CANARY-viewer-token-9",
 	}
+	owner = _owners(given)  # made in a frame of their own, which has ended: no local holds them
+	left = set(given.values())
+	for _ in range(5):  # an owner in a reference cycle may need more than one collection
+		gc.collect()
+		left &= OpenMolt(entry_points=False).secrets.values()
+		if not left:
+			break
+	assert not left, _holders(owner())
+
+
+def _owners(given: dict[str, str]) -> Any:
+	"""Make the owners of the keys, check every instance knows the keys, and let them go.
+
+	In a function of its own: a snapshot of a frame's locals (a tracer, a debugger, logging at
+	DEBUG level under pytest) would keep them alive as long as the frame runs.
+	"""
+	import weakref
+
+	from openmolt_serve._a2a_remote import remote_agent
+	from openmolt_serve._token import TokenGuard
+	from openmolt_ui.viewer import Viewer
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
 	Webhook(agent, WebhookTrigger(), given["webhook"])  # kept while the instance lives
 	TokenGuard(agent, "a2a", given["guard"])
 	held = [
@@ -94,13 +114,30 @@ def test_keys_given_in_code_are_secrets_however_the_object_was_made() -> None:
 		Viewer(om, token=given["viewer"]),
 	]
 	assert set(given.values()) <= OpenMolt(entry_points=False).secrets.values()
-	del held, agent, om  # while their owners live: a process that makes many keeps no dead key
-	import gc
+	assert held
+	return weakref.ref(om)
 
-	left = set(given.values())
-	for _ in range(5):  # an owner in a reference cycle may need more than one collection
-		gc.collect()
-		left &= OpenMolt(entry_points=False).secrets.values()
-		if not left:
-			break
-	assert not left
+
+def _holders(obj: object, depth: int = 4) -> str:
+	"""What keeps ``obj`` alive: chains of referrers (for the failure message)."""
+	import gc
+	import types
+
+	if obj is None:
+		return "the owner died, its keys stayed"
+	lines: list[str] = []
+	frontier = [(obj, type(obj).__name__)]
+	for _ in range(depth):
+		nxt = []
+		for target, path in frontier:
+			for ref in gc.get_referrers(target):
+				if isinstance(ref, types.FrameType) or ref is frontier:
+					continue
+				name = type(ref).__name__
+				if isinstance(ref, dict):
+					keys = [k for k, v in ref.items() if v is target][:3]
+					name = f"dict{keys}"
+				nxt.append((ref, f"{path} <- {name}"))
+		lines += [p for _, p in nxt[:12]]
+		frontier = nxt[:6]
+	return "\n".join(lines)
