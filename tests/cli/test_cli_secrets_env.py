@@ -822,7 +822,7 @@ def _rotating_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
 	said: list[str] = []
 	from openmolt_core.cli._rotation import watch_refresh_tokens
 
-	watch_refresh_tokens(loaded, said.append)
+	watch_refresh_tokens(loaded.agent, loaded.keys, said.append)
 	return auth, said, sent
 
 

@@ -10,12 +10,12 @@ store is kept current by every refresh). Values are never shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
 	from openmolt_core.cli._keys import KeyReport
-	from openmolt_core.cli._run import Loaded
 
 __all__ = ["watch_refresh_tokens"]
 
@@ -23,18 +23,21 @@ _STORE = "the key store "
 """How a `KeyReport` names a key the key store gave (`openmolt_core.cli._keys.resolve_keys`)."""
 
 
-def watch_refresh_tokens(loaded: Loaded, say: Callable[[str], None]) -> None:
+def watch_refresh_tokens(
+	agent: Agent, keys: Sequence[KeyReport], say: Callable[[str], None]
+) -> None:
 	"""Listen to the refreshes of the agent's OAuth2 credentials that the command gave a token.
 
 	Args:
-		loaded: The agent and where each of its keys came from.
+		agent: The agent the command runs.
+		keys: Where each of its keys came from (`openmolt_core.cli._keys.resolve_keys`).
 		say: Prints a warning line for the user (never a value).
 	"""
 	from openmolt_core.integrations.credentials import OAuth2Auth
 
-	reports = {report.owner: report for report in loaded.keys if report.source is not None}
+	reports = {report.owner: report for report in keys if report.source is not None}
 	seen: set[int] = set()
-	for tool in loaded.agent._tools.values():
+	for tool in agent._tools.values():
 		auth = getattr(tool.context, "auth", None)
 		if not isinstance(auth, OAuth2Auth) or id(auth) in seen or auth.stored:
 			continue  # a credential store's token is kept by the refresh itself

@@ -739,7 +739,7 @@ async def run_once(
 		# an integration's rotated refresh token: kept in the key store, or said
 		from openmolt_core.cli._rotation import watch_refresh_tokens
 
-		watch_refresh_tokens(loaded, progress.line)
+		watch_refresh_tokens(agent, loaded.keys, progress.line)
 	live = None
 	if stream:
 		from openmolt_core.cli._stream import LiveText
