@@ -865,3 +865,34 @@ async def test_a_rotated_refresh_token_from_the_environment_is_said_never_shown(
 	assert "OPENMOLT_X_REFRESH_TOKEN" not in _keystore.load()
 	await auth.token(stale="access-1")  # said once a run
 	assert len(said) == 1
+
+
+@pytest.mark.anyio
+async def test_the_command_s_runs_and_schedules_watch_the_refresh_tokens_it_gave(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""`run_once` and `serve` (schedules) attach the watch: its line reaches the progress stream."""
+	import inspect
+	import io
+
+	from openmolt_core.cli import _run
+	from openmolt_core.cli._progress import Progress
+
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	auth, _, _ = _rotating_x(tmp_path)
+	loaded = load(str(tmp_path / "agent.json"), env_file=None, verbose=False)
+	(auth,) = {id(t.context.auth): t.context.auth for t in loaded.agent._tools.values()}.values()
+	auth.http = lambda: httpx.AsyncClient(
+		transport=httpx.MockTransport(
+			lambda _: httpx.Response(200, json={"access_token": "a", "refresh_token": "r"})
+		)
+	)
+	stream = io.StringIO()
+	_run._watch_refresh_tokens(loaded, Progress("plain", stream))
+	await auth.token()
+	assert "openmolt: warning: x sent a new refresh token" in stream.getvalue()
+	for drive in (_run.run_once, _run.serve):
+		assert "_watch_refresh_tokens(loaded, progress)" in inspect.getsource(drive)

@@ -735,11 +735,7 @@ async def run_once(
 	"""
 	agent = loaded.agent
 	progress.attach(agent)
-	if any(t.integration is not None for t in agent._tools.values()):
-		# an integration's rotated refresh token: kept in the key store, or said
-		from openmolt_core.cli._rotation import watch_refresh_tokens
-
-		watch_refresh_tokens(agent, loaded.keys, progress.line)
+	_watch_refresh_tokens(loaded, progress)
 	live = None
 	if stream:
 		from openmolt_core.cli._stream import LiveText
@@ -819,12 +815,22 @@ def schedule_specs(loaded: Loaded, input: Any) -> list[Any]:
 	return specs
 
 
+def _watch_refresh_tokens(loaded: Loaded, progress: Progress) -> None:
+	"""An integration's rotated refresh token: kept in the key store, or said (`cli._rotation`)."""
+	agent = loaded.agent
+	if any(t.integration is not None for t in agent._tools.values()):
+		from openmolt_core.cli._rotation import watch_refresh_tokens
+
+		watch_refresh_tokens(agent, loaded.keys, progress.line)
+
+
 async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
 	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout."""
 	agent, om = loaded.agent, loaded.om
 	for spec in schedule_specs(loaded, input):
 		agent.schedule(spec)
 	progress.attach(agent)
+	_watch_refresh_tokens(loaded, progress)
 	set_active(progress)
 
 	stopping = False
