@@ -1,8 +1,8 @@
-"""`pytest -n 2 --dist loadgroup` (the suite's command) keeps each xdist_group on one worker.
+"""`pytest -n N --dist loadgroup` (the suite's command, N=4) keeps each xdist_group on one worker.
 
-The durable tests (a group per store, "dbos-sqlite" and "dbos-postgres") and the browser tests ("browser") rely on it: pytest 9.2
-with pytest-xdist 3.8 dropped the groups without a word (pytest-dev/pytest-xdist#1386), and the
-crash harness was set up once per store on each worker.
+The durable tests (a group per store, "dbos-sqlite" and "dbos-postgres") and the browser tests
+("browser") rely on it: pytest 9.2 with pytest-xdist 3.8 dropped the groups without a word
+(pytest-dev/pytest-xdist#1386), and the crash harness was set up once per store on each worker.
 """
 
 import json

@@ -156,20 +156,28 @@ def test_an_agent_s_entry_wins_over_the_instance_in_any_spelling_or_name() -> No
 	assert config("slack", {"botToken": "entry-bot"}) == {"botToken": "entry-bot"}
 
 
+def _agent_py(tmp_path: Path, code: str, *stored: str) -> Any:
+	"""Load an agent.py as the command does; the ``stored`` variables it put into the
+	environment (the key store's values join it for Python code) are taken out again."""
+	path = tmp_path / "agent.py"
+	path.write_text(code)
+	try:
+		return load(str(path), env_file=None, verbose=False)
+	finally:
+		for variable in stored:
+			os.environ.pop(variable, None)
+
+
 def test_an_agent_py_s_own_config_wins_over_the_key_store(tmp_path: Path) -> None:
 	"""A Python agent file's botToken beats a stored token: the store is read last there too."""
 	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-store")
-	path = tmp_path / "agent.py"
-	path.write_text(
+	code = (
 		"from openmolt_core.testing import ScriptedModel\n\n\n"
 		"def agent(om):\n"
 		"\tentry = {'integration': 'slack', 'credential': {'config': {'botToken': 'xoxb-code'}}}\n"
 		"\treturn om.create_agent(name='a', model=ScriptedModel([]), integrations=[entry])\n"
 	)
-	try:
-		loaded = load(str(path), env_file=None, verbose=False)
-	finally:
-		os.environ.pop("OPENMOLT_SLACK_TOKEN", None)  # the store's values join the environment
+	loaded = _agent_py(tmp_path, code, "OPENMOLT_SLACK_TOKEN")
 	config = dict(next(iter(loaded.agent._tools.values())).context.config)
 	assert config == {"botToken": "xoxb-code"}
 
@@ -182,29 +190,24 @@ def test_an_agent_py_s_own_provider_key_wins_as_its_integration_keys_do(
 	if store:
 		os.environ.pop("OPENMOLT_OPENAI_API_KEY")
 		_keystore.save("OPENMOLT_OPENAI_API_KEY", "sk-store-123456")
-	path = tmp_path / "agent.py"
-	path.write_text(
+	code = (
 		"from openmolt import OpenMolt\n\n"
 		"om = OpenMolt(llm_providers={'openai': {'api_key': 'sk-code-123456'}})\n"
 		"agent = om.create_agent(name='a', model='openai:gpt-5-mini', instructions='x')\n"
 	)
-	try:
-		loaded = load(str(path), env_file=None, verbose=False)
-	finally:
-		os.environ.pop("OPENMOLT_OPENAI_API_KEY", None)  # the store's values join the environment
+	loaded = _agent_py(tmp_path, code, "OPENMOLT_OPENAI_API_KEY")
 	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-code-123456"
 	report = next(r for r in loaded.keys if r.owner == "openai")
-	assert report.source == f"{path} (llm_providers['openai']['api_key'])"
+	assert report.source == f"{tmp_path / 'agent.py'} (llm_providers['openai']['api_key'])"
 
 
 def test_an_agent_py_without_a_key_of_its_own_takes_the_environment_s(tmp_path: Path) -> None:
-	path = tmp_path / "agent.py"
-	path.write_text(
+	code = (
 		"from openmolt import OpenMolt\n\n"
 		"om = OpenMolt()\n"
 		"agent = om.create_agent(name='a', model='openai:gpt-5-mini', instructions='x')\n"
 	)
-	loaded = load(str(path), env_file=None, verbose=False)
+	loaded = _agent_py(tmp_path, code)
 	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-env-123456"
 	report = next(r for r in loaded.keys if r.owner == "openai")
 	assert report.source == "environment variable OPENMOLT_OPENAI_API_KEY"

@@ -799,8 +799,9 @@ def test_a_provider_instance_reads_the_variables_the_command_names(
 	assert provider.api_key() == "sk-local-123456"
 
 
-def _rotating_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
-	"""An X agent file loaded as the command loads it, its token endpoint a mock that rotates."""
+def _rotating_x(tmp_path: Path) -> tuple[Any, Any, list[bytes]]:
+	"""An X agent file loaded as the command loads it, its token endpoint a mock that rotates:
+	the loaded file, its OAuth2 credential, the token requests' bodies."""
 	path = tmp_path / "agent.json"
 	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x"}
 	path.write_text(json.dumps({**file, "integrations": ["x"]}))
@@ -819,9 +820,15 @@ def _rotating_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
 		return httpx.Response(200, json=reply)
 
 	auth.http = lambda: httpx.AsyncClient(transport=httpx.MockTransport(token))
-	said: list[str] = []
+	return loaded, auth, sent
+
+
+def _watched_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
+	"""`_rotating_x`, watched as the command watches it; what it says is kept in a list."""
 	from openmolt_core.cli._rotation import watch_refresh_tokens
 
+	loaded, auth, sent = _rotating_x(tmp_path)
+	said: list[str] = []
 	watch_refresh_tokens(loaded.agent, loaded.keys, said.append)
 	return auth, said, sent
 
@@ -835,7 +842,7 @@ async def test_a_rotated_refresh_token_is_kept_in_the_key_store_it_came_from(
 	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
 	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
 	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
-	auth, said, sent = _rotating_x(tmp_path)
+	auth, said, sent = _watched_x(tmp_path)
 	assert await auth.token() == "access-1"
 	assert b"refresh_token=old-refresh" in sent[0]
 	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"
@@ -855,7 +862,7 @@ async def test_a_rotated_refresh_token_from_the_environment_is_said_never_shown(
 	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
 	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
 	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
-	auth, said, _ = _rotating_x(tmp_path)
+	auth, said, _ = _watched_x(tmp_path)
 	assert await auth.token() == "access-1"
 	(line,) = said
 	assert "x sent a new refresh token" in line
@@ -882,14 +889,7 @@ async def test_the_command_s_runs_and_schedules_watch_the_refresh_tokens_it_gave
 	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
 	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
 	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
-	auth, _, _ = _rotating_x(tmp_path)
-	loaded = load(str(tmp_path / "agent.json"), env_file=None, verbose=False)
-	(auth,) = {id(t.context.auth): t.context.auth for t in loaded.agent._tools.values()}.values()
-	auth.http = lambda: httpx.AsyncClient(
-		transport=httpx.MockTransport(
-			lambda _: httpx.Response(200, json={"access_token": "a", "refresh_token": "r"})
-		)
-	)
+	loaded, auth, _ = _rotating_x(tmp_path)
 	stream = io.StringIO()
 	_run._watch_refresh_tokens(loaded, Progress("plain", stream))
 	await auth.token()

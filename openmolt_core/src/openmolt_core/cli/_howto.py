@@ -55,31 +55,7 @@ def for_agent_files(
 
 def _said(block: list[str], integration: str, default_type: str | None) -> list[str] | None:
 	# The variables and the agent file's entries of one block; None when it is no such sample.
-	code = textwrap.dedent("\n".join(block))
-	try:
-		tree = ast.parse(code)
-	except SyntaxError:
-		tree = None
-	given: list[Any] = []
-	if tree is None:  # a fragment of a credential: "config": {...}
-		try:
-			fragment = ast.literal_eval("{" + code + "}")
-		except (SyntaxError, ValueError):
-			return None
-		if set(fragment) != {"config"} or not isinstance(fragment["config"], dict):
-			return None
-		given.append([{"integration": integration, "credential": fragment}])
-		tree = ast.Module(body=[], type_ignores=[])
-	for node in ast.walk(tree):
-		if not isinstance(node, ast.Call) or _name(node.func) not in _CALLS:
-			continue
-		for keyword in node.keywords:
-			if keyword.arg != "integrations":
-				continue
-			try:
-				given.append(ast.literal_eval(_literals(keyword.value)))
-			except ValueError:  # built from variables: no literal to say
-				return None
+	given = _given(textwrap.dedent("\n".join(block)), integration)
 	if not given:
 		return None
 	variables: dict[str, str] = {}
@@ -91,7 +67,7 @@ def _said(block: list[str], integration: str, default_type: str | None) -> list[
 	if variables:
 		out += ["in the environment (or a .env file, or `openmolt keys set`):", "```sh"]
 		out += [f"{name}={example}" for name, example in variables.items()]
-		out += ["```", "or in the agent file:" if variables else "in the agent file:"]
+		out += ["```", "or in the agent file:"]
 	else:
 		out.append("in the agent file:")
 	out.append("```json")
@@ -101,6 +77,33 @@ def _said(block: list[str], integration: str, default_type: str | None) -> list[
 		out.append(f'"integrations": {json.dumps(value, ensure_ascii=False)}')
 	out.append("```")
 	return out
+
+
+def _given(code: str, integration: str) -> list[Any] | None:
+	# Each ``integrations=`` value of the sample's calls, or of a ``"config": {...}`` fragment
+	# (the integration's own credential); None when a value is not a literal.
+	try:
+		tree = ast.parse(code)
+	except SyntaxError:
+		try:
+			fragment = ast.literal_eval("{" + code + "}")
+		except (SyntaxError, ValueError):
+			return None
+		if set(fragment) != {"config"} or not isinstance(fragment["config"], dict):
+			return None
+		return [[{"integration": integration, "credential": fragment}]]
+	given: list[Any] = []
+	for node in ast.walk(tree):
+		if not isinstance(node, ast.Call) or _name(node.func) not in _CALLS:
+			continue
+		for keyword in node.keywords:
+			if keyword.arg != "integrations":
+				continue
+			try:
+				given.append(ast.literal_eval(_literals(keyword.value)))
+			except ValueError:  # built from variables: no literal to say
+				return None
+	return given
 
 
 def _in_a_file(given: list[Any]) -> list[Any]:

@@ -67,6 +67,10 @@ def apply_dotenv(values: Mapping[str, str], environ: MutableMapping[str, str]) -
 		environ.setdefault(key, value)
 
 
+KEY_STORE = "the key store"
+"""How a `KeyReport`'s source names the key store (``the key store PATH (VARIABLE)``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class KeyReport:
 	"""Where one key came from.
@@ -124,7 +128,8 @@ def resolve_keys(
 
 	The order, first found wins: the environment, the ``.env`` file, the agent file, the key
 	store; for an agent.py (``code_first``) the code's own value comes first, as it does for the
-	integrations its code configures and as it would when the file runs as ``python agent.py``. The key store is the user's default, below anything a run is given explicitly. A
+	integrations its code configures and as it would when the file runs as ``python agent.py``.
+	The key store is the user's default, below anything a run is given explicitly. A
 	value that is `blank` (empty, spaces) is no value: the next source is read. A key the file
 	gives in the other spelling (``refresh_token``) is replaced in both when a variable wins.
 	Names of one secret (``aliases_of``: Slack's ``token`` and ``botToken``) are one key: the
@@ -149,6 +154,7 @@ def resolve_keys(
 		One report per provider; per integration, one per key found (and ``apiKey`` always).
 	"""
 	store = stored or {}
+	file_rank = 0 if code_first else 2  # where the agent file's own value stands
 	reports = []
 	for label, name, settings in owners:
 		integration = label.startswith("integrations.")
@@ -160,22 +166,18 @@ def resolve_keys(
 		for key in keys:
 			variable = env_var(name, key)
 			given = _file_key(settings, key)
-			in_file = (
-				given[1] if given else None,
-				f"{file} ({where}.{given[0] if given else key})",
-			)
-			if code_first:
-				spelled = given[0] if given else key
-				owner = f"integrations[{name!r}]" if integration else f"llm_providers[{name!r}]"
-				in_file = (in_file[0], f"{file} ({owner}[{spelled!r}])")
+			spelled = given[0] if given else key
+			if code_first:  # named as the code spells it
+				code = f"integrations[{name!r}]" if integration else f"llm_providers[{name!r}]"
+				in_file = f"{file} ({code}[{spelled!r}])"
+			else:
+				in_file = f"{file} ({where}.{spelled})"
 			sources = [
 				(_variable_value(environ, variable), f"environment variable {variable}"),
 				(_variable_value(dotenv, variable), f"{dotenv_path} ({variable})"),
-				in_file,
-				(_variable_value(store, variable), f"the key store {stored_path} ({variable})"),
+				(_variable_value(store, variable), f"{KEY_STORE} {stored_path} ({variable})"),
 			]
-			if code_first:
-				sources.insert(0, sources.pop(2))
+			sources.insert(file_rank, (given[1] if given else None, in_file))
 			for rank, (value, source) in enumerate(sources):
 				if value is not None:
 					found[key] = (rank, value, source)
@@ -193,8 +195,7 @@ def resolve_keys(
 			target = key if integration else "api_key"
 			if key in found:
 				rank, value, source = found[key]
-				own = 0 if code_first else 2  # the file's own value stays as the file spells it
-				if rank != own or not integration:  # else in one spelling
+				if rank != file_rank or not integration:  # not the file's own value: one spelling
 					for spelled in _spellings(key):
 						settings.pop(spelled, None)
 					settings[target] = value

@@ -131,11 +131,11 @@ def where_set() -> dict[str, str]:
 
 	The first that has it, as the command reads them; never the values.
 	"""
-	from openmolt_core.cli._keys import default_dotenv, read_dotenv
+	from openmolt_core.cli._keys import KEY_STORE, default_dotenv, read_dotenv
 
 	found: dict[str, str] = {}
 	try:
-		found.update({k: "the key store" for k, v in load().items() if v.strip()})
+		found.update({k: KEY_STORE for k, v in load().items() if v.strip()})
 	except OpenMoltError:
 		pass  # a broken store is said by the commands that read it
 	try:

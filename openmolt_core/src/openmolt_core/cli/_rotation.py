@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["watch_refresh_tokens"]
 
-_STORE = "the key store "
-"""How a `KeyReport` names a key the key store gave (`openmolt_core.cli._keys.resolve_keys`)."""
-
 
 def watch_refresh_tokens(
 	agent: Agent, keys: Sequence[KeyReport], say: Callable[[str], None]
@@ -46,7 +43,7 @@ def watch_refresh_tokens(
 		report = reports.get(f"integrations.{iid}.refreshToken")
 		if report is None:
 			continue  # given by Python code (its on_token_refresh keeps it) or not at all
-		old = str(auth.config.get("refreshToken") or auth.config.get("refresh_token") or "")
+		old = str(auth.config.get("refreshToken") or "")  # camelCase always (oauth2_config)
 		auth.add_refresh_listener(_Rotation(iid, report, old, say).refreshed)
 
 
@@ -64,12 +61,14 @@ class _Rotation:
 		"""After a refresh: keep a new refresh token in the key store, or say it once."""
 		import anyio.to_thread
 
-		new = str(config.get("refreshToken") or config.get("refresh_token") or "")
+		from openmolt_core.cli._keys import KEY_STORE
+
+		new = str(config.get("refreshToken") or "")
 		if not new or new == self.token:
 			return  # the service kept the refresh token (Google): nothing to keep
 		self.token = new
 		source = self.report.source or ""
-		if source.startswith(_STORE):
+		if source.startswith(f"{KEY_STORE} "):
 			from openmolt_core.cli import _keystore
 
 			await anyio.to_thread.run_sync(_keystore.save, self.report.variable, new)
