@@ -108,3 +108,13 @@ def test_a_sample_of_another_credential_type_is_said_as_the_agent_files_entry_on
 		"```",
 	]
 	assert "OPENMOLT_X_BEARER_TOKEN=AAAA..." in for_agent_files(lines, "x", "bearer")
+
+
+@pytest.mark.parametrize("integration", BUILT_INS)
+def test_where_the_prose_gives_python_s_refresh_callback_the_command_s_way_is_said(
+	integration: str,
+) -> None:
+	"""`onTokenRefresh` is Python's: a how-to naming it also says what the command keeps."""
+	text = _howto(integration)
+	kept = f"a refresh token from `openmolt keys set` or `openmolt auth {integration}` is kept"
+	assert (kept in " ".join(text.split())) == ("`onTokenRefresh`" in text)

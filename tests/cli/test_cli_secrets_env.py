@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core.cli import _keystore
+from openmolt_core.cli import _keystore, _run
 from openmolt_core.cli import main as openmolt_main
 from openmolt_core.cli._run import check_ready, load
 from openmolt_core.errors import ConfigurationError
@@ -824,12 +824,10 @@ def _rotating_x(tmp_path: Path) -> tuple[Any, Any, list[bytes]]:
 
 
 def _watched_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
-	"""`_rotating_x`, watched as the command watches it; what it says is kept in a list."""
-	from openmolt_core.cli._rotation import watch_refresh_tokens
-
+	"""`_rotating_x` (loading watches it); what the watch says is kept in a list."""
 	loaded, auth, sent = _rotating_x(tmp_path)
 	said: list[str] = []
-	watch_refresh_tokens(loaded.agent, loaded.keys, said.append)
+	loaded.say = said.append
 	return auth, said, sent
 
 
@@ -875,14 +873,41 @@ async def test_a_rotated_refresh_token_from_the_environment_is_said_never_shown(
 
 
 @pytest.mark.anyio
-async def test_the_command_s_runs_and_schedules_watch_the_refresh_tokens_it_gave(
+async def test_every_program_that_loads_an_agent_file_watches_the_refresh_tokens_it_gave(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Loading the file attaches the watch (``openmolt serve``, ``ui`` and ``worker`` load it
+	through `openmolt_core.agentfile.load`): the key store's token is kept with no command
+	around it, and what cannot be kept is a warning of the ``openmolt`` logger they show."""
+	from openmolt_core import agentfile
+
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	assert agentfile.load is load  # `_rotating_x` loads as the siblings do
+	_, auth, _ = _rotating_x(tmp_path)
+	await auth.token()
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"
+	_keystore.remove("OPENMOLT_X_REFRESH_TOKEN")
+	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	_, auth, _ = _rotating_x(tmp_path)
+	with caplog.at_level("WARNING", logger="openmolt"):
+		await auth.token()
+	(record,) = [r for r in caplog.records if "new refresh token" in r.getMessage()]
+	assert record.name == "openmolt" and record.levelname == "WARNING"
+	assert "OPENMOLT_X_REFRESH_TOKEN" in record.getMessage()
+	assert "refresh-1" not in record.getMessage()
+
+
+@pytest.mark.anyio
+async def test_the_command_s_runs_and_schedules_say_it_on_their_progress_line(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-	"""`run_once` and `serve` (schedules) attach the watch: its line reaches the progress stream."""
+	"""`run_once` and `serve` (schedules) point the watch's words at the progress stream."""
 	import inspect
 	import io
 
-	from openmolt_core.cli import _run
 	from openmolt_core.cli._progress import Progress
 
 	monkeypatch.chdir(tmp_path)
@@ -891,8 +916,8 @@ async def test_the_command_s_runs_and_schedules_watch_the_refresh_tokens_it_gave
 	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
 	loaded, auth, _ = _rotating_x(tmp_path)
 	stream = io.StringIO()
-	_run._watch_refresh_tokens(loaded, Progress("plain", stream))
+	loaded.say = Progress("plain", stream).line
 	await auth.token()
 	assert "openmolt: warning: x sent a new refresh token" in stream.getvalue()
 	for drive in (_run.run_once, _run.serve):
-		assert "_watch_refresh_tokens(loaded, progress)" in inspect.getsource(drive)
+		assert "loaded.say = progress.line" in inspect.getsource(drive)

@@ -50,7 +50,19 @@ def for_agent_files(
 		block = None
 	if block is not None:  # an unclosed block: as written
 		out.extend(["```python", *block])
+	if any(_CALLBACK in line for line in out):
+		out += ["", *textwrap.wrap(_KEPT.format(integration=integration), 96)]
 	return out
+
+
+_CALLBACK = "`onTokenRefresh`"
+_KEPT = (
+	"For the command: a refresh token from `openmolt keys set` or `openmolt auth {integration}` is "
+	"kept current by every refresh (what `onTokenRefresh` does in Python code); one from the "
+	"environment, a .env file or the agent file cannot be rewritten, and a run that gets a new one "
+	"says so."
+)
+"""What the command does with refreshed tokens, said where the prose gives Python's callback."""
 
 
 def _said(block: list[str], integration: str, default_type: str | None) -> list[str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -63,6 +64,10 @@ __all__ = [
 ]
 
 
+def _warn(text: str) -> None:
+	logging.getLogger("openmolt").warning(text)
+
+
 @dataclass
 class Loaded:
 	"""An agent ready to run, with what the file said about input, schedules and keys."""
@@ -76,6 +81,10 @@ class Loaded:
 	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
 	prompt: bool = False  # made from the command line (-m): no agent file to point at
 	entries: frozenset[str] = frozenset()  # ids the file binds with an entry ({"integration": id})
+	say: Callable[[str], None] = field(default=_warn, repr=False)
+	"""How the program that loaded the file tells its user something during runs (a rotated refresh
+	token it cannot keep, `openmolt_core.cli._rotation`): a warning of the ``openmolt`` logger,
+	which ``openmolt serve``, ``ui`` and ``worker`` show; the command points it at its own line."""
 
 	@property
 	def om(self) -> OpenMolt:
@@ -466,7 +475,7 @@ def _build_json(
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
 	]
 	entries = frozenset(b["integration"] for b in bindings if isinstance(b, dict))
-	return Loaded(
+	loaded = Loaded(
 		agent,
 		model_id,
 		spec.input,
@@ -476,6 +485,7 @@ def _build_json(
 		spec.triggers,
 		entries=entries,
 	)
+	return _watch_refresh_tokens(loaded)
 
 
 def _entry_keys(
@@ -598,15 +608,9 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 		owners = [(n, n, OpenMolt.of(agent).llm_providers.setdefault(n, {})) for n in names]
 		reports = resolve_keys(owners, code_first=True, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
-	return Loaded(
-		agent,
-		model_id,
-		loaded.input,
-		loaded.schedules,
-		reports + integration_reports,
-		path,
-		loaded.triggers,
-	)
+	found = reports + integration_reports
+	made = Loaded(agent, model_id, loaded.input, loaded.schedules, found, path, loaded.triggers)
+	return _watch_refresh_tokens(made)
 
 
 def make_durable(loaded: Loaded, durability: Any) -> None:
@@ -735,7 +739,7 @@ async def run_once(
 	"""
 	agent = loaded.agent
 	progress.attach(agent)
-	_watch_refresh_tokens(loaded, progress)
+	loaded.say = progress.line  # a rotated refresh token's warning (`_watch_refresh_tokens`)
 	live = None
 	if stream:
 		from openmolt_core.cli._stream import LiveText
@@ -815,13 +819,19 @@ def schedule_specs(loaded: Loaded, input: Any) -> list[Any]:
 	return specs
 
 
-def _watch_refresh_tokens(loaded: Loaded, progress: Progress) -> None:
-	"""An integration's rotated refresh token: kept in the key store, or said (`cli._rotation`)."""
+def _watch_refresh_tokens(loaded: Loaded) -> Loaded:
+	"""An integration's rotated refresh token: kept in the key store, or said (`cli._rotation`).
+
+	Attached as the file is loaded, so every program that runs agent files (the command, its
+	schedules, ``openmolt serve``, ``ui``, ``worker``) keeps the tokens it gave; each says what it
+	cannot keep through ``loaded.say``.
+	"""
 	agent = loaded.agent
 	if any(t.integration is not None for t in agent._tools.values()):
 		from openmolt_core.cli._rotation import watch_refresh_tokens
 
-		watch_refresh_tokens(agent, loaded.keys, progress.line)
+		watch_refresh_tokens(agent, loaded.keys, lambda text: loaded.say(text))
+	return loaded
 
 
 async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
@@ -830,7 +840,7 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	for spec in schedule_specs(loaded, input):
 		agent.schedule(spec)
 	progress.attach(agent)
-	_watch_refresh_tokens(loaded, progress)
+	loaded.say = progress.line  # a rotated refresh token's warning (`_watch_refresh_tokens`)
 	set_active(progress)
 
 	stopping = False
