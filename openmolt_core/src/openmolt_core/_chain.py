@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +29,12 @@ if TYPE_CHECKING:
 __all__ = [
 	"AgentModels",
 	"ModelSlot",
+	"add_by_model",
+	"add_spent",
 	"record",
 	"slot_id",
+	"spend",
+	"spent_entry",
 	"split_id",
 	"unique_ids",
 ]
@@ -241,10 +245,62 @@ class AgentModels:
 def record(state: RunState, model_id: str, usage: Usage) -> None:
 	"""Record which model answered a step, and its usage (called once per answered step)."""
 	state.models.append(model_id)
-	per_model = state.usage_by_model.get(model_id)
-	if per_model is None:
-		per_model = state.usage_by_model[model_id] = Usage()
-	per_model.add(usage)
+	_per_model(state.usage_by_model, model_id).add(usage)
+
+
+def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:
+	"""Add what a run spent besides its steps' model calls, to its usage and per model.
+
+	The one way in for a sub-agent's run, a guardrail agent's and a compaction summary: the
+	run's ``usage_by_model`` then adds up to its ``usage``, as its cost does.
+
+	Args:
+		state: The run's state.
+		usage: The usage spent.
+		by_model: The same, per model id (a nested run's ``usage_by_model``).
+	"""
+	state.usage.add(usage)
+	add_by_model(state.usage_by_model, by_model)
+
+
+def add_by_model(into: dict[str, Usage], by_model: Mapping[str, Usage]) -> None:
+	"""Add usage per model id to a mapping of it (a calling run's, a sub-run's)."""
+	for model_id, usage in by_model.items():
+		_per_model(into, model_id).add(usage)
+
+
+def _per_model(into: dict[str, Usage], model_id: str) -> Usage:
+	found = into.get(model_id)
+	if found is None:
+		found = into[model_id] = Usage()
+	return found
+
+
+_SPENT, _BY_MODEL = "_usage", "_usage_by_model"
+"""The keys of a journaled entry (a tool's result, a guardrail's verdict) that carry a nested
+run's usage, so a replay counts it too."""
+
+
+def spent_entry(usage: Usage, by_model: Mapping[str, Usage]) -> dict[str, Any]:
+	"""A nested run's usage as fields of the journaled entry its step returns (none if unused)."""
+	if not usage.calls:
+		return {}
+	per_model = {_BY_MODEL: {k: u.to_dict() for k, u in by_model.items()}} if by_model else {}
+	return {_SPENT: usage.to_dict(), **per_model}
+
+
+def add_spent(state: RunState, entry: Mapping[str, Any]) -> dict[str, Any]:
+	"""Count the usage a journaled entry carries (`spent_entry`) in the run; the entry without it.
+
+	An entry journaled before the usage per model was (only ``_usage``) counts in the total only.
+	"""
+	out = dict(entry)
+	total = out.pop(_SPENT, None)
+	per_model = out.pop(_BY_MODEL, None) or {}
+	if total is not None:
+		by_model = {k: Usage.from_dict(v) for k, v in per_model.items()}
+		spend(state, Usage.from_dict(total), by_model)
+	return out
 
 
 # The fallback feature's names, under their old home here (loaded on first use).

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
+from openmolt_core._chain import add_spent, spent_entry
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._support.jsonschema import ValidationError, format_errors
@@ -815,7 +816,7 @@ async def _call_tool(
 				duration * 1000,
 			)
 		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
-		spent = {"_usage": run.usage.to_dict()} if run.usage.calls else {}
+		spent = spent_entry(run.usage, run.usage_by_model)
 		if not ok:
 			details = {k: v for k, v in value.items() if k != "message"}
 			return {
@@ -840,8 +841,7 @@ async def _call_tool(
 			policy = result[IN_DOUBT]
 			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq)
 	if "_usage" in result:
-		result = dict(result)
-		ctx.state.usage.add(Usage.from_dict(result.pop("_usage")))
+		result = add_spent(ctx.state, result)
 	if hooks.after_tool:
 		_COMMAND.set((index, not done))
 		result, stop = await hooks.after(ctx, call, bound, result)

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._chain import spend
 from openmolt_core._cost import estimate_tokens, needs_compaction  # light: every step asks
 from openmolt_core.events import Event
 from openmolt_core.llm import (  # the settings every agent has: re-exported (same objects)
@@ -152,7 +153,8 @@ async def compact(
 		return await provider.generate(request)
 
 	response = await journal(f"compact:{step}:1" if again else f"compact:{step}", summarise)
-	state.usage.add(response.usage)
+	# The summary's usage counts in the run's, and under its model (``response.model``, an id).
+	spend(state, response.usage, {response.model: response.usage} if response.model else {})
 	block = {
 		"note": f"steps 1-{through} of this run, summarised; the steps after it follow verbatim",
 		"summary": response.text.strip(),

@@ -90,7 +90,9 @@ class RunState:
 		stored: The results stored because they were too large, in order: ``{"file":
 			"openmolt-file:...", "tool", "step", "index"}`` (see `openmolt_core.offload`).
 		models: The model that answered each step (``provider:model``), in step order.
-		usage_by_model: Tokens and cost per model (see `openmolt_core.fallback`).
+		usage_by_model: Tokens and cost per model (``provider:model``); they add up to ``usage``:
+			the steps' models, and those of its sub-agents' runs, its guardrail agents' and its
+			compaction summaries (`openmolt_core._chain.spend`).
 		taint: The calls whose untrusted results reached the model (`openmolt_core.taint`):
 			``{"call", "tool", "step"}`` each, the first 20; the run is tainted when not empty.
 		audit: What guardrails and the taint policy did, oldest first (the first 200): ``{"by",
@@ -254,7 +256,7 @@ class RunResult:
 
 	@property
 	def usage_by_model(self) -> dict[str, Usage]:
-		"""Tokens and cost per model that answered (``provider:model``), for fallback chains."""
+		"""Tokens and cost per model (``provider:model``), adding up to ``usage`` (see `RunState`)."""
 		return self.state.usage_by_model
 
 	@property

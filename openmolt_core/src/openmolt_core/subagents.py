@@ -11,7 +11,7 @@ schema as the tool's output schema. A call runs the researcher to its end:
 - with its own budget (its ``max_steps``, ``max_tokens``, ``max_cost`` and ``timeout``), inside
   the caller's remaining time, tokens and cost (`openmolt_core.tools.CallingRun`);
 - its usage and cost are added to the calling run's (so they count in the caller's
-  ``max_tokens`` too, and in its result);
+  ``max_tokens`` too, and in its result), and under its models in ``usage_by_model``;
 - its events reach the caller's handlers as well (masked with the caller's secrets too), with
   ``parent_run_id`` set, and its run id is the caller's run id followed by ``.<step>.<index>``
   of the call, so a viewer can nest it;
@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from openmolt_core._chain import add_by_model
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
 from openmolt_core.tools import nested_labels
@@ -180,13 +181,11 @@ class AgentTool:
 		try:
 			result = await self.agent.run(task, parent=context.run)
 		except RunError as exc:
-			if context.run is not None:
-				context.run.usage.add(exc.result.usage)
+			_spent(context.run, exc.result)
 			raise ToolError(
 				f"the agent {name!r} failed: {exc}", tool=self.handle, retryable=True
 			) from exc
-		if context.run is not None:
-			context.run.usage.add(result.usage)
+		_spent(context.run, result)
 		if result.state.pending is not None:
 			raise ToolError(_parked(name, result), tool=self.handle)
 		if result.status != "success":
@@ -199,6 +198,13 @@ class AgentTool:
 		output = result.output
 		dump = getattr(output, "model_dump", None)
 		return dump(mode="json") if callable(dump) else output
+
+
+def _spent(run: CallingRun | None, result: RunResult) -> None:
+	"""A sub-run's usage, in total and per model, into the calling run's (`CallingRun`)."""
+	if run is not None:
+		run.usage.add(result.usage)
+		add_by_model(run.usage_by_model, result.usage_by_model)
 
 
 def _parked(name: str, result: RunResult) -> str:

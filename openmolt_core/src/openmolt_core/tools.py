@@ -64,6 +64,8 @@ class CallingRun:
 		step: The calling run's step.
 		index: The call's index in the step's reply.
 		usage: Add a sub-run's usage here; the calling run adds it to its own when the call ends.
+		usage_by_model: The same per model id (a sub-run's ``usage_by_model``), added to the
+			calling run's ``usage_by_model``.
 		wants: Whether a handler of the calling agent (or of its own callers) wants an event.
 		emit: Passes a sub-run's event to those handlers.
 		on_approval_request: An approval handler for sub-agents without one (None: the caller's).
@@ -99,9 +101,12 @@ class CallingRun:
 	caller: Any = field(default=None, repr=False)  # the calling run: never in a log line
 	depth: int = 1
 	capabilities: tuple[Any, ...] = ()
+	usage_by_model: dict[str, Usage] = field(default_factory=dict)
 
 
-LOOP_FIELDS = frozenset("run_id call step index usage wants emit user caller depth".split())
+LOOP_FIELDS = frozenset(
+	"run_id call step index usage usage_by_model wants emit user caller depth".split()
+)
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
 

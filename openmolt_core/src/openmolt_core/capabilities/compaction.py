@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
+from openmolt_core._chain import slot_id
 from openmolt_core.capabilities import Compaction  # every agent has it: defined there
 from openmolt_core.compaction import CompactionEvent, compact
 from openmolt_core.llm import ModelResponse
@@ -65,6 +66,7 @@ async def compact_run(
 		# A summary the provider did not price costs its model's price (the run's cost).
 		if cap.compactor is not None:
 			_cost.price_call(provider, model, response.usage)
+			response = replace(response, model=slot_id("", model, provider))  # its usage's key
 		else:  # the agent's own models: the one that answered, else the primary
 			models.price(response)
 		return response

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from openmolt_core._chain import add_spent, spent_entry
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import step_key
@@ -38,7 +39,6 @@ from openmolt_core.hooks import (
 	Refuse,
 	Stop,
 )
-from openmolt_core.llm import Usage
 from openmolt_core.taint import (
 	LABELS,
 	MAX_TAINT_RECORDS,
@@ -185,15 +185,13 @@ class Safety(Capability):
 		from openmolt_core.guardrails.base import Verdict  # loaded by agents with guardrails only
 
 		async def ask() -> dict[str, Any]:
-			verdict, usage = await g.judge(check)
+			verdict, run = await g.judge(check)
 			out = verdict.to_dict()
-			if usage is not None and usage.calls:
-				out["_usage"] = usage.to_dict()
+			if run is not None:
+				out.update(spent_entry(run.usage, run.usage_by_model))
 			return out
 
-		data: dict[str, Any] = await ctx.port.step(key, ask)
-		if "_usage" in data:
-			ctx.state.usage.add(Usage.from_dict(data["_usage"]))
+		data = add_spent(ctx.state, await ctx.port.step(key, ask))
 		try:
 			return Verdict.from_dict(data)
 		except ValueError as exc:  # a journal written by something else

@@ -51,7 +51,6 @@ from openmolt_core.errors import ConfigurationError
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.llm import Usage
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunResult
 
@@ -296,14 +295,15 @@ class Guardrail:
 		rules = self._rules
 		return rules is None or rules.rule_for(bound.handle, bound.tool) is not None
 
-	async def judge(self, check: GuardrailCheck) -> tuple[Verdict, Usage | None]:
+	async def judge(self, check: GuardrailCheck) -> tuple[Verdict, RunResult | None]:
 		"""Ask the guardrail; an exception or a bad answer becomes a failing verdict.
 
 		Args:
 			check: What to judge.
 
 		Returns:
-			The verdict, and the usage of a guardrail agent's run (None for a function).
+			The verdict, and a guardrail agent's run (None for a function), whose usage counts
+			in the calling run's, in total and per model.
 		"""
 		fails: Action = "refuse" if check.stage in _TOOL_STAGES else "trip"
 		if _is_agent(self.check):
@@ -326,7 +326,7 @@ class Guardrail:
 			)
 		return answer, None
 
-	async def _ask_agent(self, check: GuardrailCheck, fails: Action) -> tuple[Verdict, Usage]:
+	async def _ask_agent(self, check: GuardrailCheck, fails: Action) -> tuple[Verdict, RunResult]:
 		from openmolt_core.durability import LOCAL_PORT
 		from openmolt_core.errors import RunError
 
@@ -341,21 +341,19 @@ class Guardrail:
 				run_id=f"{check.run_id}.guard.{check.step}.{self.name}",
 			)
 		except RunError as exc:
-			return Verdict(fails, f"the guardrail agent failed: {exc}"), exc.result.usage
+			return Verdict(fails, f"the guardrail agent failed: {exc}"), exc.result
 		if result.status != "success":
 			why = result.error or result.human_message or "no message"
 			return (
 				Verdict(fails, f"the guardrail agent ended with {result.status}: {why}"),
-				result.usage,
+				result,
 			)
 		output = result.output
 		dump = getattr(output, "model_dump", None)
 		try:
-			return Verdict.from_dict(dump(mode="json") if callable(dump) else output), result.usage
+			return Verdict.from_dict(dump(mode="json") if callable(dump) else output), result
 		except ValueError as exc:
-			return Verdict(
-				fails, f"the guardrail agent's output is no verdict: {exc}"
-			), result.usage
+			return Verdict(fails, f"the guardrail agent's output is no verdict: {exc}"), result
 
 
 def guardrail(
