@@ -9,11 +9,12 @@ their old path here (loaded on first use).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from openmolt_core._support import lazy_exports
 
-__all__ = ["Session"]
+__all__ = ["Session", "SharedSession"]
 
 
 @runtime_checkable
@@ -41,6 +42,24 @@ class Session(Protocol):
 
 	async def clear(self) -> None:
 		"""Remove every item of the session."""
+		...
+
+
+@runtime_checkable
+class SharedSession(Session, Protocol):
+	"""A session store that processes share, and that orders the runs of a session across them.
+
+	``SQLiteSession`` and ``SQLAlchemySession`` are: two processes (two ``openmolt serve``
+	workers, a CLI and a server) running turns of one session take them one after another, so
+	each run reads the turns before it.
+	"""
+
+	def turn(self) -> AbstractAsyncContextManager[None]:
+		"""Hold the session while one run of it goes on; another process's run of it waits.
+
+		Taken around each run (after the process's own queue of the session's runs), released
+		once the run's turn is appended; a wait for it can be cancelled.
+		"""
 		...
 
 

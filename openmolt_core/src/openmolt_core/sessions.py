@@ -34,8 +34,10 @@ notes. Long-term memory stays the agent's, shared by all its sessions.
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
 the sessions capability (`openmolt_core.capabilities.sessions`): a `SessionRun` made per run (`OpenMolt.conversation`)
 reads the history the first request shows (`read_history`) when the run opens, appends the turn
-(`items_after`) when it closes, and the session's ``shortTerm`` is the run's memory namespace. The runs of one session in a process go one after another
-(`openmolt_core.capabilities.sessions.session_call`): each reads the turns of those before it.
+(`items_after`) when it closes, and the session's ``shortTerm`` is the run's memory namespace. The runs of one session go one after another
+(`openmolt_core.capabilities.sessions.session_call`), in a process and, through the stores that
+processes share (`SharedSession`: ``turn()``), across processes: each reads the turns of those
+before it.
 
 Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
 `SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and
@@ -44,6 +46,7 @@ Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `In
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -53,16 +56,16 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
-from openmolt_core._support.private import private_file
+from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
-from openmolt_core.conversation import Session
+from openmolt_core.conversation import Session, SharedSession
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.llm import Attachment, Message, ModelRequest
 from openmolt_core.prompt import dumps
@@ -80,6 +83,7 @@ __all__ = [
 	"Session",
 	"SessionHistory",
 	"SessionRun",
+	"SharedSession",
 	"default_path",
 	"history_of",
 	"items_after",
@@ -317,6 +321,16 @@ class SQLiteSession:
 			self._run, "DELETE FROM session_items WHERE session_id = ?", [(self.session_id,)]
 		)
 
+	def turn(self) -> contextlib.AbstractAsyncContextManager[None]:
+		"""Hold this session while one run of it goes on, in every process that shares the file.
+
+		A lock file per session beside the database (``<file>.turns/``, 0700), locked with
+		``flock``: another process's run of the same session waits until this one's turn is
+		appended, so it reads it (`openmolt_core.capabilities.sessions.session_call` takes it
+		around each run, after the process's own queue).
+		"""
+		return _file_turn(_turn_file(self.path, self.session_id))
+
 	async def mark_last(self, scope: str) -> None:
 		"""Remember this session as the last one of ``scope`` (the CLI's ``-c`` reads it).
 
@@ -346,6 +360,49 @@ class SQLiteSession:
 			probe._run, "SELECT session_id FROM session_last WHERE scope = ?", [(scope,)]
 		)
 		return str(rows[0][0]) if rows else None
+
+
+_TURN_POLL, _TURN_POLL_MAX = 0.01, 0.2  # seconds between tries for a session another process holds
+
+
+def _turn_file(database: Path, session_id: str) -> Path:
+	"""The lock file of a session's turns: ``<database>.turns/<digest of the id>``."""
+	name = hashlib.sha256(session_id.encode()).hexdigest()[:32]
+	return database.with_name(database.name + ".turns") / name
+
+
+@contextlib.asynccontextmanager
+async def _file_turn(path: Path) -> AsyncIterator[None]:
+	"""Hold an exclusive ``flock`` on ``path`` (made 0600 in a 0700 folder) while the block runs.
+
+	Tried without blocking, again after a growing pause: a run waiting for its turn can be
+	cancelled, which a thread blocked in ``flock`` could not. The lock goes with the process if it
+	dies. Written here rather than taken from a library: the core's dependencies stay the design
+	card's, and the polling is what lets anyio cancel the wait. Without ``fcntl`` (Windows) the
+	process's own queue is the only order.
+	"""
+	try:
+		import fcntl
+	except ImportError:  # pragma: no cover - Windows
+		yield
+		return
+	private_dir(path.parent)
+	fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+	try:
+		delay = _TURN_POLL
+		while True:
+			try:
+				fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+				break
+			except BlockingIOError:
+				await anyio.sleep(delay)
+				delay = min(delay * 2, _TURN_POLL_MAX)
+		try:
+			yield
+		finally:
+			fcntl.flock(fd, fcntl.LOCK_UN)
+	finally:
+		os.close(fd)
 
 
 _ENGINES: dict[str, Any] = {}  # url -> the engine its sessions share
@@ -427,6 +484,43 @@ class SQLAlchemySession:
 				# one made it; check again, and fail only if it is still missing.
 				self._meta.create_all(self.engine, checkfirst=True)
 			self._tables.add(self.engine)
+
+	@contextlib.asynccontextmanager
+	async def turn(self) -> AsyncIterator[None]:
+		"""Hold this session while one run of it goes on, in every process that shares the database.
+
+		PostgreSQL: an advisory lock of the session (another key than its writes' lock), held by
+		a connection of its own for the turn; SQLite: a lock file beside the database file, as
+		`SQLiteSession.turn`. Another process's run of the same session waits until this one's
+		turn is appended. Other databases: this process's queue only.
+		"""
+		dialect = self.engine.dialect.name
+		database = self.engine.url.database
+		if dialect == "sqlite" and database not in (None, "", ":memory:"):
+			async with _file_turn(_turn_file(Path(database), self.session_id)):
+				yield
+			return
+		if dialect != "postgresql":
+			yield
+			return
+		digest = hashlib.sha256(b"turn:" + self.session_id.encode()).digest()[:8]
+		key = {"key": int.from_bytes(digest, "big", signed=True)}
+		take = self._sa.text("SELECT pg_try_advisory_lock(:key)")
+		conn = await anyio.to_thread.run_sync(self.engine.connect)
+		try:
+			delay = _TURN_POLL
+			while not await anyio.to_thread.run_sync(lambda: conn.execute(take, key).scalar()):
+				await anyio.sleep(delay)
+				delay = min(delay * 2, _TURN_POLL_MAX)
+			try:
+				yield
+			finally:
+				with anyio.CancelScope(shield=True):
+					unlock = self._sa.text("SELECT pg_advisory_unlock(:key)")
+					await anyio.to_thread.run_sync(lambda: conn.execute(unlock, key))
+		finally:
+			with anyio.CancelScope(shield=True):
+				await anyio.to_thread.run_sync(conn.close)
 
 	def _one_writer(self, conn: Any) -> None:
 		"""Hold this session's lock until the transaction ends (PostgreSQL; SQLite has one writer).

@@ -111,9 +111,10 @@ async def session_call(
 	"""A call with a session (`Sessions.wrap_call`): the run's turn around its drive.
 
 	A new run: read the conversation, start and drive the run, add its turn. A resumed run:
-	drive it, then add its turn. The runs of one session in this process go one after another,
-	whoever calls (an A2A context's tasks, an app's concurrent calls): each reads the turns of
-	those before it, and the turns are appended in the order they were asked.
+	drive it, then add its turn. The runs of one session go one after another, whoever calls (an
+	A2A context's tasks, an app's concurrent calls; another process, through a store processes
+	share: `openmolt_core.conversation.SharedSession`): each reads the turns of those before it,
+	and the turns are appended in the order they were asked.
 
 	Args:
 		conversation: Makes the run's part in the session (``OpenMolt.conversation``).
@@ -136,7 +137,7 @@ async def session_call(
 				f"resume(session=...): this run is a turn of session {owner!r}, not {given!r}; "
 				"resume it with its own session (its turn would go to another conversation)"
 			)
-	async with _in_turn(turns, given):
+	async with _in_turn(turns, given, session):
 		if call.resumed:
 			turn = _turn(conversation, agent, session, state)
 			return await turn.drive(call.asked, drive(None))
@@ -156,15 +157,26 @@ class _Queue:
 
 
 @contextlib.asynccontextmanager
-async def _in_turn(turns: dict[str, _Queue], session_id: str) -> AsyncIterator[None]:
-	"""Hold the session's turn while the run goes on; forget the session when none waits."""
+async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> AsyncIterator[None]:
+	"""Hold the session's turn while the run goes on; forget the session when none waits.
+
+	First in this process's queue of the session's runs, then, for a store that processes share
+	(`openmolt_core.conversation.SharedSession`), in the store: another process's run of the
+	session waits too.
+	"""
+	from openmolt_core.conversation import SharedSession
+
 	queue = turns.get(session_id)
 	if queue is None:
 		queue = turns[session_id] = _Queue()
 	queue.users += 1
 	try:
 		async with queue.lock:
-			yield
+			if isinstance(session, SharedSession):
+				async with session.turn():
+					yield
+			else:
+				yield
 	finally:
 		queue.users -= 1
 		if not queue.users:

@@ -1,0 +1,239 @@
+"""The runs of one session take turns across processes, not only within one.
+
+Two processes sharing a session store (two ``openmolt serve`` workers, a CLI and a server) run
+turns of one session one after another: each run reads the turns appended before it. The stores
+processes share (`SQLiteSession`, `SQLAlchemySession`) hold a session while a run of it goes on
+(``turn()``): a lock file per session beside a SQLite database, an advisory lock on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from openmolt import InMemorySession, OpenMolt, SQLiteSession
+from openmolt_core.conversation import SharedSession
+from openmolt_core.llm import ModelRequest, ModelResponse, Usage
+from openmolt_core.sessions import SQLAlchemySession
+from openmolt_core.testing import finish
+
+pytestmark = pytest.mark.anyio
+
+POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
+
+
+async def _waits(session: Any, seconds: float = 0.4) -> bool:
+	"""Whether taking the session's turn is still waiting after ``seconds``."""
+	with anyio.move_on_after(seconds) as scope:
+		async with session.turn():
+			pass
+	return scope.cancelled_caught
+
+
+def test_the_stores_processes_share_take_turns() -> None:
+	assert isinstance(SQLiteSession("s", "/tmp/x.db"), SharedSession)
+	assert not isinstance(InMemorySession("s"), SharedSession)
+
+
+async def test_a_sqlite_session_held_by_another_process_waits_until_it_lets_go(
+	tmp_path: Path,
+) -> None:
+	"""A process holds session ``s``: ``s`` waits (the wait can be cancelled), ``t`` does not;
+	the process dies holding it, and the lock goes with it."""
+	db = tmp_path / "sessions.db"
+	holder = textwrap.dedent(
+		f"""
+		import anyio, sys
+		from openmolt import SQLiteSession
+
+		async def main():
+			async with SQLiteSession("s", {str(db)!r}).turn():
+				open({str(tmp_path / "held")!r}, "w").close()
+				await anyio.sleep(60)
+
+		anyio.run(main)
+		"""
+	)
+	proc = await anyio.open_process([sys.executable, "-c", holder], stdout=None, stderr=None)
+	try:
+		await _appears(tmp_path / "held")
+		assert await _waits(SQLiteSession("s", db))
+		assert not await _waits(SQLiteSession("t", db))
+		assert stat_mode(db.with_name("sessions.db.turns")) == 0o700
+	finally:
+		proc.kill()
+		await proc.wait()
+	with anyio.fail_after(5):  # the dead process's lock is gone
+		async with SQLiteSession("s", db).turn():
+			pass
+
+
+async def _appears(path: Path) -> None:
+	"""Wait for the other process to say where it is (it makes a file)."""
+
+	def wait() -> None:
+		deadline = time.monotonic() + 30
+		while not path.exists():
+			assert time.monotonic() < deadline, f"{path.name} never appeared"
+			time.sleep(0.02)
+
+	await anyio.to_thread.run_sync(wait)
+
+
+def stat_mode(path: Path) -> int:
+	return path.stat().st_mode & 0o777
+
+
+class _Slow:
+	"""A model that says when it is called, waits, and answers; it keeps what it was shown."""
+
+	name = "slow"
+
+	def __init__(self, answer: str, pause: float = 0.0) -> None:
+		self.answer = answer
+		self.pause = pause
+		self.shown: list[Any] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.shown.append(json.loads(request.messages[0].content).get("earlier"))
+		await anyio.sleep(self.pause)
+		text = json.dumps({"commands": [finish(self.answer)]})
+		return ModelResponse(text=text, usage=Usage(10, 5, calls=1))
+
+
+async def test_a_run_in_another_process_reads_the_turn_the_first_one_appends(
+	tmp_path: Path,
+) -> None:
+	"""Process A's run of session ``s`` is under way when this process starts one: this one
+	waits for A's turn, and its model is shown it."""
+	db = tmp_path / "sessions.db"
+	first = textwrap.dedent(
+		f"""
+		import anyio, json
+		from openmolt import OpenMolt, SQLiteSession
+		from openmolt_core.llm import ModelResponse, Usage
+
+		class Slow:
+			name = "slow"
+			async def generate(self, request):
+				open({str(tmp_path / "asked")!r}, "w").close()
+				await anyio.sleep(1.0)
+				text = json.dumps({{"commands": [{{"type": "finish", "status": "success",
+					"output": "from A", "human_message": ""}}]}})
+				return ModelResponse(text=text, usage=Usage(10, 5, calls=1))
+
+		async def main():
+			agent = OpenMolt(entry_points=False).create_agent(name="A", model=Slow())
+			await agent.run("question A", session=SQLiteSession("s", {str(db)!r}))
+
+		anyio.run(main)
+		"""
+	)
+	proc = await anyio.open_process([sys.executable, "-c", first], stdout=None, stderr=None)
+	try:
+		await _appears(tmp_path / "asked")
+		model = _Slow("from B")
+		agent = OpenMolt(entry_points=False).create_agent(name="A", model=model)
+		with anyio.fail_after(30):
+			result = await agent.run("question B", session=SQLiteSession("s", db))
+		assert result.status == "success"
+	finally:
+		with anyio.fail_after(30):
+			assert await proc.wait() == 0
+	(earlier,) = model.shown
+	assert [e.get("content") for e in earlier] == ["question A", "from A"]
+	items = await SQLiteSession("s", db).get_items()
+	assert [i["content"] for i in items if i["role"] in ("user", "agent")] == [
+		"question A",
+		"from A",
+		"question B",
+		"from B",
+	]
+
+
+async def test_a_sqlalchemy_session_on_a_sqlite_file_takes_turns_too(tmp_path: Path) -> None:
+	url = f"sqlite:///{tmp_path / 'sessions.db'}"
+	one, two = SQLAlchemySession("s", url), SQLAlchemySession("s", url)
+	async with one.turn():
+		assert await _waits(two)
+		assert not await _waits(SQLAlchemySession("t", url))
+		await one.add_items([{"role": "user", "content": "written while held"}])
+	assert not await _waits(two)
+	assert [i["content"] for i in await two.get_items()] == ["written while held"]
+
+
+class _Recorded(InMemorySession):
+	"""A shared store that records when the loop takes and leaves its turn."""
+
+	def __init__(self, session_id: str, log: list[str]) -> None:
+		super().__init__(session_id)
+		self.log = log
+
+	@asynccontextmanager
+	async def turn(self) -> AsyncIterator[None]:
+		self.log.append("take")
+		yield
+		self.log.append("leave")
+
+	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+		self.log.append("read")
+		return await super().get_items(limit)
+
+	async def add_items(self, items: Any) -> None:
+		self.log.append("append")
+		await super().add_items(items)
+
+
+async def test_a_run_holds_its_store_s_turn_from_reading_to_appending() -> None:
+	log: list[str] = []
+
+	class Model(_Slow):
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			log.append("model")
+			return await super().generate(request)
+
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=Model("hi"))
+	session = _Recorded("s", log)
+	assert isinstance(session, SharedSession)
+	await agent.run("hello", session=session)
+	assert log[0] == "take" and log[-1] == "leave"
+	assert "read" in log and "model" in log and "append" in log
+	assert log.index("read") < log.index("model") < log.index("append")
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+async def test_postgres_sessions_take_turns_across_connections() -> None:
+	"""Two engines (two processes' pools): one waits for the other's turn of the session; the
+	holder still writes (its writes' lock is another key); a cancelled wait leaves nothing held."""
+	import uuid
+
+	import sqlalchemy as sa
+
+	assert POSTGRES_URL is not None
+	tag = uuid.uuid4().hex
+	engines = [sa.create_engine(POSTGRES_URL), sa.create_engine(POSTGRES_URL)]
+	try:
+		one = SQLAlchemySession(f"s-{tag}", engine=engines[0])
+		two = SQLAlchemySession(f"s-{tag}", engine=engines[1])
+		async with one.turn():
+			assert await _waits(two)
+			assert not await _waits(SQLAlchemySession(f"t-{tag}", engine=engines[1]))
+			with anyio.fail_after(10):
+				await one.add_items([{"role": "user", "content": "held"}])
+		with anyio.fail_after(10):
+			async with two.turn():
+				assert [i["content"] for i in await two.get_items()] == ["held"]
+		await one.clear()
+	finally:
+		for engine in engines:
+			engine.dispose()
