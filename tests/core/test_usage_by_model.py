@@ -74,15 +74,21 @@ async def test_a_sub_agent_that_fails_still_counts_under_its_models() -> None:
 	assert _by_model(result) == {"big:scripted": 2, "mid:scripted": 2, "small:scripted": 1}
 
 
-async def test_a_replay_counts_the_sub_agents_usage_per_model_from_the_journal() -> None:
+async def _journaled() -> tuple[dict[str, Any], dict[int, Any], Any]:
+	"""A run of `_agents` journaled: its starting state, its journal, its result."""
 	om = OpenMolt(entry_points=False)
 	state = _agents(om).new_state("go")
 	saved = state.to_dict()
 	port = JournalPort()
-	first = await _agents(om).execute(state, port=port)
+	result = await _agents(om).execute(state, port=port)
+	return saved, port.recorded, result
+
+
+async def test_a_replay_counts_the_sub_agents_usage_per_model_from_the_journal() -> None:
+	saved, journal, first = await _journaled()
 	# A recovered run: every step answered by the journal (the sub-agents do not run again).
 	again = await _agents(OpenMolt(entry_points=False)).execute(
-		RunState.from_dict(saved), port=JournalPort(port.recorded)
+		RunState.from_dict(saved), port=JournalPort(journal)
 	)
 	assert _by_model(again) == _by_model(first)
 	assert again.usage.to_dict() == first.usage.to_dict()
@@ -90,16 +96,12 @@ async def test_a_replay_counts_the_sub_agents_usage_per_model_from_the_journal()
 
 async def test_a_journal_written_before_usage_per_model_still_counts_the_total() -> None:
 	"""A sub-agent's step journaled with ``_usage`` only (an older version): counted in total."""
-	om = OpenMolt(entry_points=False)
-	state = _agents(om).new_state("go")
-	saved = state.to_dict()
-	port = JournalPort()
-	first = await _agents(om).execute(state, port=port)
+	saved, journal, first = await _journaled()
 	old = {
 		n: (k, {f: v for f, v in value.items() if f != "_usage_by_model"})
 		if k.startswith("tool:")
 		else (k, value)
-		for n, (k, value) in port.recorded.items()
+		for n, (k, value) in journal.items()
 	}
 	again = await _agents(OpenMolt(entry_points=False)).execute(
 		RunState.from_dict(saved), port=JournalPort(old)
