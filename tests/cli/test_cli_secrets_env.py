@@ -58,6 +58,9 @@ def test_the_variable_names_follow_one_rule() -> None:
 	assert env_var("x", "HTTPSProxy") == "OPENMOLT_X_HTTPS_PROXY"
 	assert env_var("x", "oauth2Token") == "OPENMOLT_X_OAUTH2_TOKEN"
 	assert env_var("myAPI", "apiKey") == "OPENMOLT_MY_API_API_KEY"
+	# a capital after a digit starts a word only when a lower-case letter follows (A2A is one)
+	assert env_var("gpt4All", "a2aToken") == "OPENMOLT_GPT4_ALL_A2A_TOKEN"
+	assert env_var("A2A-agent", "apiKey") == "OPENMOLT_A2A_AGENT_API_KEY"
 
 
 @pytest.mark.parametrize("iid", _builtins())

@@ -310,6 +310,40 @@ def test_a_missing_secret_fails_before_anything_listens(monkeypatch: pytest.Monk
 	assert TriggerServer([(agent, triggers)]).webhooks["Triage bot"].secret == "s"
 
 
+@pytest.mark.parametrize("kind", ["webhook", "a2a", "agui"])
+def test_an_agents_own_secrets_follow_the_one_rule_and_the_former_name_still_works(
+	kind: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""``supportBot``'s variables are OPENMOLT_SUPPORT_BOT_..., as the command names every other
+	one; the name of the rule before (OPENMOLT_SUPPORTBOT_...) is still read, with a warning that
+	names the new one and no value; set both, the new one wins; unset, the error names the new."""
+	from openmolt import ConfigurationError
+
+	suffix = {"webhook": "WEBHOOK_SECRET", "a2a": "A2A_TOKEN", "agui": "AGUI_TOKEN"}[kind]
+	new, old = f"OPENMOLT_SUPPORT_BOT_{suffix}", f"OPENMOLT_SUPPORTBOT_{suffix}"
+	settings = {"scheme": "github"} if kind == "webhook" else {}
+	triggers = Triggers.model_validate({kind: settings})
+	agent = OpenMolt(entry_points=False).create_agent(name="supportBot", model=ScriptedModel([]))
+
+	def secret() -> str:
+		server = TriggerServer([(agent, triggers)])
+		if kind == "webhook":
+			return server.webhooks["supportBot"].secret
+		return server.guards[(kind, "supportBot")].token
+
+	monkeypatch.delenv(new, raising=False)
+	monkeypatch.delenv(old, raising=False)
+	with pytest.raises(ConfigurationError, match=f"export {new}"):
+		secret()
+	monkeypatch.setenv(old, "former-value-123")
+	with caplog.at_level("WARNING", logger="openmolt"):
+		assert secret() == "former-value-123"
+	(warning,) = [r.getMessage() for r in caplog.records if old in r.getMessage()]
+	assert new in warning and "former-value-123" not in warning
+	monkeypatch.setenv(new, "new-value-456")
+	assert secret() == "new-value-456"
+
+
 async def test_session_continues_one_conversation_per_payload_value() -> None:
 	"""webhook.session: deliveries of one issue share a session; another issue starts its own."""
 	model = ScriptedModel([finish("one"), finish("two"), finish("three"), finish("four")])

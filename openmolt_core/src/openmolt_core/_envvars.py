@@ -27,9 +27,12 @@ def blank(value: object) -> bool:
 
 
 def _upper_snake(name: str) -> str:
-	# A word starts at a capital after a lower-case letter or digit (secretAccessKey), and at the
+	# A word starts at a capital after a lower-case letter (secretAccessKey), at a capital after a
+	# digit that a lower-case letter follows (gpt4All: GPT4_ALL; A2A stays one word), and at the
 	# last capital of a run that a lower-case letter follows (userIDToken: USER_ID_TOKEN).
-	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+	snake = re.sub(
+		r"(?<=[a-z])(?=[A-Z])|(?<=[0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name
+	)
 	return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
 
 

@@ -23,7 +23,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openmolt_core.secrets import register_key
-from openmolt_core.triggers import A2ATrigger, AguiTrigger, secret_from
+from openmolt_core.triggers import A2ATrigger, AguiTrigger
+from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
 from openmolt_serve._limits import RateLimit
 
@@ -38,12 +39,14 @@ log: logging.Logger = logging.getLogger("openmolt")
 def token_env(agent: str, kind: str) -> str:
 	"""The default environment variable of an agent's token (``OPENMOLT_<AGENT>_<KIND>_TOKEN``).
 
+	The agent's name is written by the command's rule for variables (`openmolt_serve._agentenv`:
+	``supportBot`` → ``SUPPORT_BOT``).
+
 	Args:
 		agent: The agent's name.
 		kind: ``a2a`` or ``agui``.
 	"""
-	slug = "".join(c if c.isalnum() else "_" for c in agent).upper()
-	return f"OPENMOLT_{slug}_{kind.upper()}_TOKEN"
+	return agent_env(agent, f"{kind}Token")
 
 
 @dataclass
@@ -78,8 +81,10 @@ class TokenGuard:
 		Raises:
 			ConfigurationError: The token is not set.
 		"""
-		env = config.token_env or token_env(agent.name, kind)
-		token = secret_from(config.token, env, what=f"the {kind} token of {agent.name!r}")
+		what = f"the {kind} token of {agent.name!r}"
+		token = agent_secret(
+			config.token, config.token_env, agent=agent.name, key=f"{kind}Token", what=what
+		)
 		return cls(agent, kind, token, config.rate_limit, config.max_body)
 
 	def authorized(self, request: Request) -> bool:

@@ -52,7 +52,8 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor, register_key
-from openmolt_core.triggers import WebhookTrigger, secret_from
+from openmolt_core.triggers import WebhookTrigger
+from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
 	SlowBody,
@@ -76,9 +77,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 
 def webhook_env(agent: str) -> str:
-	"""The default environment variable of an agent's webhook secret."""
-	slug = "".join(c if c.isalnum() else "_" for c in agent).upper()
-	return f"OPENMOLT_{slug}_WEBHOOK_SECRET"
+	"""The default environment variable of an agent's webhook secret (`openmolt_serve._agentenv`)."""
+	return agent_env(agent, "webhookSecret")
 
 
 @dataclass
@@ -116,8 +116,10 @@ class Webhook:
 		Raises:
 			ConfigurationError: The secret is not set.
 		"""
-		env = config.secret_env or webhook_env(agent.name)
-		secret = secret_from(config.secret, env, what=f"the webhook secret of {agent.name!r}")
+		what = f"the webhook secret of {agent.name!r}"
+		secret = agent_secret(
+			config.secret, config.secret_env, agent=agent.name, key="webhookSecret", what=what
+		)
 		return cls(agent, config, secret, seen_store(agent, "hook"))
 
 
