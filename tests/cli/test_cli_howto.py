@@ -118,3 +118,11 @@ def test_where_the_prose_gives_python_s_refresh_callback_the_command_s_way_is_sa
 	text = _howto(integration)
 	kept = f"a refresh token from `openmolt keys set` or `openmolt auth {integration}` is kept"
 	assert (kept in " ".join(text.split())) == ("`onTokenRefresh`" in text)
+
+
+def test_the_note_never_lands_inside_an_unclosed_block() -> None:
+	lines = ["Pass `onTokenRefresh`:", "```python", "x = 1"]
+	assert for_agent_files(lines, "x") == lines
+	closed = [*lines, "```"]
+	said = for_agent_files(closed, "x")
+	assert said[: len(closed)] == closed and "openmolt auth x" in " ".join(said[len(closed) :])

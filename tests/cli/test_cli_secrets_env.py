@@ -854,6 +854,27 @@ async def test_a_rotated_refresh_token_is_kept_in_the_key_store_it_came_from(
 
 
 @pytest.mark.anyio
+async def test_agents_of_one_process_that_read_one_key_share_its_rotated_token(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Two agent files (two instances, as ``openmolt serve`` loads them) read X's refresh token
+	from the key store: once one refreshes, the other sends the new token, not the refused one."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	(one := tmp_path / "one").mkdir()
+	(two := tmp_path / "two").mkdir()
+	_, first, sent_first = _rotating_x(one)
+	_, second, sent_second = _rotating_x(two)
+	assert await first.token() == "access-1"
+	assert b"refresh_token=old-refresh" in sent_first[0]
+	await second.token()
+	assert b"refresh_token=refresh-1" in sent_second[0]  # the first's new token
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"  # (each mock numbers its own)
+
+
+@pytest.mark.anyio
 async def test_a_rotated_refresh_token_from_the_environment_is_said_never_shown(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -908,8 +929,9 @@ async def test_the_command_s_runs_and_schedules_say_it_on_their_progress_line(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""`run_once` and `serve` (schedules) point the watch's words at the progress stream."""
-	import inspect
 	import io
+
+	import anyio
 
 	from openmolt_core.cli._progress import Progress
 
@@ -922,5 +944,14 @@ async def test_the_command_s_runs_and_schedules_say_it_on_their_progress_line(
 	loaded.say = Progress("plain", stream).line
 	await auth.token()
 	assert "openmolt: warning: x sent a new refresh token" in stream.getvalue()
-	for drive in (_run.run_once, _run.serve):
-		assert "loaded.say = progress.line" in inspect.getsource(drive)
+	# Each drive points it at its own progress: a run, and schedules served until stopped.
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([finish("ok")]))
+	once = _run.Loaded(agent, "scripted", None)
+	progress = Progress("plain", io.StringIO())
+	assert await _run.run_once(once, "hi", progress) == 0
+	assert once.say == progress.line
+	hourly = _run.Loaded(agent, "scripted", None, schedules=[{"type": "interval", "value": 3600}])
+	progress = Progress("plain", io.StringIO())
+	with anyio.move_on_after(0.3):
+		await _run.serve(hourly, None, progress, on_stop="finish")
+	assert hourly.say == progress.line

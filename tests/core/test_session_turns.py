@@ -25,11 +25,16 @@ from openmolt import InMemorySession, OpenMolt, SQLiteSession
 from openmolt_core.conversation import SharedSession
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 from openmolt_core.sessions import SQLAlchemySession
-from openmolt_core.testing import finish
+from openmolt_core.testing import ScriptedModel, call_tool, finish
 
 pytestmark = pytest.mark.anyio
 
 POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
 
 
 async def _waits(session: Any, seconds: float = 0.4) -> bool:
@@ -76,6 +81,26 @@ async def test_a_sqlite_session_held_by_another_process_waits_until_it_lets_go(
 	with anyio.fail_after(5):  # the dead process's lock is gone
 		async with SQLiteSession("s", db).turn():
 			pass
+
+
+@asynccontextmanager
+async def _held_elsewhere(session: Any) -> AsyncIterator[None]:
+	"""``session``'s turn held by another task, as another process would hold it (this task's
+	own turns are refused when taken again: it would wait for itself)."""
+	taken, done = anyio.Event(), anyio.Event()
+
+	async def hold() -> None:
+		async with session.turn():
+			taken.set()
+			await done.wait()
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(hold)
+		await taken.wait()
+		try:
+			yield
+		finally:
+			done.set()
 
 
 async def _appears(path: Path) -> None:
@@ -164,7 +189,7 @@ async def test_a_run_in_another_process_reads_the_turn_the_first_one_appends(
 async def test_a_sqlalchemy_session_on_a_sqlite_file_takes_turns_too(tmp_path: Path) -> None:
 	url = f"sqlite:///{tmp_path / 'sessions.db'}"
 	one, two = SQLAlchemySession("s", url), SQLAlchemySession("s", url)
-	async with one.turn():
+	async with _held_elsewhere(one):
 		assert await _waits(two)
 		assert not await _waits(SQLAlchemySession("t", url))
 		await one.add_items([{"role": "user", "content": "written while held"}])
@@ -211,6 +236,110 @@ async def test_a_run_holds_its_store_s_turn_from_reading_to_appending() -> None:
 	assert log.index("read") < log.index("model") < log.index("append")
 
 
+def _asking(om: OpenMolt, session: Any) -> Any:
+	"""An agent whose tool asks another agent (of ``om``) in ``session``."""
+
+	async def ask(question: str) -> str:
+		"""Ask the other agent.
+
+		Args:
+			question: The question.
+		"""
+		inner = om.create_agent(name="B", model=ScriptedModel([finish("b")]))
+		return str((await inner.run(question, session=session)).output)
+
+	return ask
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+@pytest.mark.parametrize("instance", ["same", "other"])
+async def test_a_tool_that_runs_its_own_session_again_is_refused_not_left_waiting(
+	tmp_path: Path, store: str, instance: str
+) -> None:
+	"""A tool of session ``s``'s run starts another run of ``s``: it would wait for its own
+	caller's turn forever; it is refused (the tool's error), and the outer run goes on."""
+	db = tmp_path / "sessions.db"
+
+	def session() -> Any:
+		return InMemorySession("s") if store == "memory" else SQLiteSession("s", db)
+
+	outer_om = OpenMolt(entry_points=False)
+	inner_om = outer_om if instance == "same" else OpenMolt(entry_points=False)
+	if store == "memory" and instance == "other":
+		shared = InMemorySession("s")  # one store object: another instance has its own queue
+		outer_session: Any = shared
+		inner_session: Any = shared
+	else:
+		outer_session, inner_session = session(), session()
+	model = ScriptedModel([call_tool("local.ask", question="q"), finish("a")])
+	outer = outer_om.create_agent(name="A", model=model, tools=[_asking(inner_om, inner_session)])
+	with anyio.fail_after(10):
+		result = await outer.run("hi", session=outer_session)
+	assert result.status == "success"
+	(entry,) = json.loads(model.requests[1].messages[-1].content)["results"]
+	if store == "memory" and instance == "other":  # nothing shared between the two: it runs
+		assert entry["ok"] is True
+		return
+	assert entry["ok"] is False and "already under way in this call chain" in entry["error"]
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+async def test_postgres_turns_take_no_connection_of_the_sessions_pool() -> None:
+	"""More runs of different sessions at once than the sessions' pool has connections: each
+	holds its lock on a connection of its own, never idle in a transaction; and a lock
+	connection that dies (a restart) does not replace the run's result with its error."""
+	import uuid
+
+	import sqlalchemy as sa
+
+	assert POSTGRES_URL is not None
+	tag = uuid.uuid4().hex
+	engine = sa.create_engine(POSTGRES_URL, pool_size=2, max_overflow=0, pool_timeout=3)
+	probe = sa.create_engine(POSTGRES_URL)
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=_Slow("ok", pause=0.3))
+	states: list[str] = []
+
+	async def watch() -> None:
+		await anyio.sleep(0.15)
+		query = (
+			"SELECT state FROM pg_stat_activity WHERE query LIKE '%pg_try_advisory_lock%' "
+			"AND pid <> pg_backend_pid()"
+		)
+		with probe.connect() as conn:
+			states.extend(r[0] for r in conn.execute(sa.text(query)))
+
+	try:
+		results: list[Any] = []
+
+		async def one(i: int) -> None:
+			session = SQLAlchemySession(f"c{i}-{tag}", engine=engine)
+			results.append(await agent.run("hi", session=session))
+
+		with anyio.fail_after(20):
+			async with anyio.create_task_group() as tg:
+				for i in range(5):
+					tg.start_soon(one, i)
+				tg.start_soon(watch)
+		assert [r.status for r in results] == ["success"] * 5
+		assert states and set(states) == {"idle"}  # autocommit: never "idle in transaction"
+
+		session = SQLAlchemySession(f"d-{tag}", engine=engine)
+		async with session.turn():
+			kill = (
+				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE "
+				"'%pg_try_advisory_lock%' AND pid <> pg_backend_pid()"
+			)
+			with probe.begin() as conn:
+				conn.execute(sa.text(kill))
+		async with session.turn():  # the lock went with the connection
+			pass
+		for i in range(5):
+			await SQLAlchemySession(f"c{i}-{tag}", engine=engine).clear()
+	finally:
+		engine.dispose()
+		probe.dispose()
+
+
 @pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
 async def test_postgres_sessions_take_turns_across_connections() -> None:
 	"""Two engines (two processes' pools): one waits for the other's turn of the session; the
@@ -225,7 +354,7 @@ async def test_postgres_sessions_take_turns_across_connections() -> None:
 	try:
 		one = SQLAlchemySession(f"s-{tag}", engine=engines[0])
 		two = SQLAlchemySession(f"s-{tag}", engine=engines[1])
-		async with one.turn():
+		async with _held_elsewhere(one):
 			assert await _waits(two)
 			assert not await _waits(SQLAlchemySession(f"t-{tag}", engine=engines[1]))
 			with anyio.fail_after(10):

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from openmolt import OpenMolt, RunState, Usage
+from openmolt import InMemorySession, OpenMolt, RunState, Usage
 from openmolt_core._cost import estimate_tokens
 from openmolt_core.compaction import CompactionConfig
+from openmolt_core.errors import ProviderError
 from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
 from openmolt_core.llm import ModelRequest, ModelResponse
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -177,3 +178,52 @@ async def test_a_compaction_summary_counts_under_the_model_that_wrote_it(own: bo
 		assert list(calls) == ["main:main"] and calls["main:main"] > result.steps
 	else:
 		assert calls["main:main"] == result.steps and calls["summariser:cheap"] >= 1
+
+
+class _Broken:
+	"""A model that refuses every request (the sub-agent never gets an answer)."""
+
+	name = "broken"
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		raise ProviderError("bad request", provider="broken", model="m", retryable=False)
+
+
+async def test_a_sub_agent_that_spent_nothing_adds_no_call() -> None:
+	"""A sub-run that failed before any model answered spent nothing: no phantom call."""
+	om = OpenMolt(entry_points=False)
+	sub = om.create_agent(name="sub", model=_Broken(), instructions="x")
+	top = om.create_agent(
+		name="top",
+		model=ScriptedModel(
+			[call_tool("local.sub", task="t"), finish("done")], usage=PRICED, name="big"
+		),
+		instructions="x",
+		tools=[sub],
+	)
+	result = await top.run("go")
+	assert _by_model(result) == {"big:scripted": 2}
+	assert result.usage.calls == 2
+
+
+async def test_the_summary_of_a_long_session_counts_in_the_run_that_reads_it() -> None:
+	"""A session's older turns are summarised as a run opens: that call counts in the run's
+	usage, under the model that wrote it."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="A",
+		model=ScriptedModel([finish("ok")], usage=PRICED, name="main"),
+		compaction=CompactionConfig(threshold_tokens=400),
+	)
+	agent.compactor = lambda: (_Summariser(), "cheap")
+	session = InMemorySession("long")
+	for i in range(12):
+		await session.add_items(
+			[
+				{"role": "user", "content": f"question {i} " + "x" * 80, "run_id": f"r{i}"},
+				{"role": "agent", "content": f"answer {i}", "status": "success", "run_id": f"r{i}"},
+			]
+		)
+	result = await agent.run("and now?", session=session)
+	assert any(i["role"] == "summary" for i in await session.get_items())
+	assert _by_model(result) == {"summariser:cheap": 1, "main:scripted": 1}

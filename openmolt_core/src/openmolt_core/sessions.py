@@ -47,6 +47,7 @@ Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `In
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import logging
@@ -56,12 +57,14 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
+from openmolt_core._chain import slot_id, spend
+from openmolt_core._cost import price_call
 from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
@@ -329,7 +332,7 @@ class SQLiteSession:
 		appended, so it reads it (`openmolt_core.capabilities.sessions.session_call` takes it
 		around each run, after the process's own queue).
 		"""
-		return _file_turn(_turn_file(self.path, self.session_id))
+		return _file_turn(_turn_file(self.path, self.session_id), self.session_id)
 
 	async def mark_last(self, scope: str) -> None:
 		"""Remember this session as the last one of ``scope`` (the CLI's ``-c`` reads it).
@@ -364,15 +367,80 @@ class SQLiteSession:
 
 _TURN_POLL, _TURN_POLL_MAX = 0.01, 0.2  # seconds between tries for a session another process holds
 
+_HELD: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+	"openmolt_session_turns", default=frozenset()
+)
+"""The store locks the current task holds (and its child tasks inherit): taken again, refused."""
+
+
+@contextlib.asynccontextmanager
+async def _not_held(where: str, session_id: str) -> AsyncIterator[None]:
+	"""Refuse a turn this task (or a run it is a tool call of) already holds, then mark it held.
+
+	A tool of a session's run that runs an agent of another instance in the same session would
+	wait for the lock its own caller holds, forever.
+	"""
+	held = _HELD.get()
+	if where in held:
+		raise ConfigurationError(
+			f"run(session=...): a run of session {session_id!r} is already under way in this call "
+			"chain (a tool of that run started this one), and this run would wait for its turn "
+			"forever; give the nested run no session, or another one"
+		)
+	token = _HELD.set(held | {where})
+	try:
+		yield
+	finally:
+		_HELD.reset(token)
+
+
+async def _quietly(step: Callable[[], Any]) -> None:
+	"""Release a session's lock connection, shielded; a failure is logged, never raised.
+
+	A connection that died (a restart, ``pg_terminate_backend``) took its lock with it: the
+	run's result must not be replaced by that error.
+	"""
+	with anyio.CancelScope(shield=True):
+		try:
+			await anyio.to_thread.run_sync(step)
+		except Exception as exc:
+			log.warning(
+				"a session's lock connection failed as it was released: %s", type(exc).__name__
+			)
+
+
+_LOCK_ENGINES: dict[str, Any] = {}
+_LOCK_ENGINES_LOCK = threading.Lock()
+
+
+def _lock_engine(sa: Any, engine: Any) -> Any:
+	"""The engine that takes a database's session locks: no pool, autocommit.
+
+	A lock is held for a whole run, on a connection of its own: taken from the sessions' pool,
+	as many concurrent runs as the pool holds would starve their own reads and writes. In
+	autocommit the connection is never "idle in transaction" while it waits with the lock
+	(which a server's ``idle_in_transaction_session_timeout`` would end, and which holds VACUUM
+	back).
+	"""
+	url = engine.url.render_as_string(hide_password=False)
+	with _LOCK_ENGINES_LOCK:
+		found = _LOCK_ENGINES.get(url)
+		if found is None:
+			found = _LOCK_ENGINES[url] = sa.create_engine(
+				engine.url, poolclass=sa.pool.NullPool, isolation_level="AUTOCOMMIT"
+			)
+		return found
+
 
 def _turn_file(database: Path, session_id: str) -> Path:
 	"""The lock file of a session's turns: ``<database>.turns/<digest of the id>``."""
 	name = hashlib.sha256(session_id.encode()).hexdigest()[:32]
+	database = database.absolute()  # one name for one file, whatever the working directory
 	return database.with_name(database.name + ".turns") / name
 
 
 @contextlib.asynccontextmanager
-async def _file_turn(path: Path) -> AsyncIterator[None]:
+async def _file_turn(path: Path, session_id: str) -> AsyncIterator[None]:
 	"""Hold an exclusive ``flock`` on ``path`` (made 0600 in a 0700 folder) while the block runs.
 
 	Tried without blocking, again after a growing pause: a run waiting for its turn can be
@@ -387,22 +455,23 @@ async def _file_turn(path: Path) -> AsyncIterator[None]:
 		yield
 		return
 	private_dir(path.parent)
-	fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-	try:
-		delay = _TURN_POLL
-		while True:
-			try:
-				fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-				break
-			except BlockingIOError:
-				await anyio.sleep(delay)
-				delay = min(delay * 2, _TURN_POLL_MAX)
+	async with _not_held(str(path), session_id):
+		fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 		try:
-			yield
+			delay = _TURN_POLL
+			while True:
+				try:
+					fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+					break
+				except BlockingIOError:
+					await anyio.sleep(delay)
+					delay = min(delay * 2, _TURN_POLL_MAX)
+			try:
+				yield
+			finally:
+				fcntl.flock(fd, fcntl.LOCK_UN)
 		finally:
-			fcntl.flock(fd, fcntl.LOCK_UN)
-	finally:
-		os.close(fd)
+			os.close(fd)
 
 
 _ENGINES: dict[str, Any] = {}  # url -> the engine its sessions share
@@ -497,7 +566,7 @@ class SQLAlchemySession:
 		dialect = self.engine.dialect.name
 		database = self.engine.url.database
 		if dialect == "sqlite" and database not in (None, "", ":memory:"):
-			async with _file_turn(_turn_file(Path(database), self.session_id)):
+			async with _file_turn(_turn_file(Path(database), self.session_id), self.session_id):
 				yield
 			return
 		if dialect != "postgresql":
@@ -505,22 +574,23 @@ class SQLAlchemySession:
 			return
 		digest = hashlib.sha256(b"turn:" + self.session_id.encode()).digest()[:8]
 		key = {"key": int.from_bytes(digest, "big", signed=True)}
-		take = self._sa.text("SELECT pg_try_advisory_lock(:key)")
-		conn = await anyio.to_thread.run_sync(self.engine.connect)
-		try:
-			delay = _TURN_POLL
-			while not await anyio.to_thread.run_sync(lambda: conn.execute(take, key).scalar()):
-				await anyio.sleep(delay)
-				delay = min(delay * 2, _TURN_POLL_MAX)
+		engine = _lock_engine(self._sa, self.engine)
+		where = f"{engine.url.render_as_string(hide_password=True)} {key['key']}"
+		async with _not_held(where, self.session_id):
+			take = self._sa.text("SELECT pg_try_advisory_lock(:key)")
+			conn = await anyio.to_thread.run_sync(engine.connect)
 			try:
-				yield
-			finally:
-				with anyio.CancelScope(shield=True):
+				delay = _TURN_POLL
+				while not await anyio.to_thread.run_sync(lambda: conn.execute(take, key).scalar()):
+					await anyio.sleep(delay)
+					delay = min(delay * 2, _TURN_POLL_MAX)
+				try:
+					yield
+				finally:
 					unlock = self._sa.text("SELECT pg_advisory_unlock(:key)")
-					await anyio.to_thread.run_sync(lambda: conn.execute(unlock, key))
-		finally:
-			with anyio.CancelScope(shield=True):
-				await anyio.to_thread.run_sync(conn.close)
+					await _quietly(lambda: conn.execute(unlock, key))
+			finally:
+				await _quietly(conn.close)
 
 	def _one_writer(self, conn: Any) -> None:
 		"""Hold this session's lock until the transaction ends (PostgreSQL; SQLite has one writer).
@@ -673,11 +743,18 @@ def _tokens(entries: list[dict[str, Any]]) -> int:
 	return len(dumps(entries)) // 4
 
 
-async def read_history(agent: Agent, session: Session) -> SessionHistory:
+async def read_history(
+	agent: Agent, session: Session, state: RunState | None = None
+) -> SessionHistory:
 	"""Read a session for a run of ``agent``, summarising its older turns first when too long.
 
 	The summary (or, with compaction off, a marker that drops them) is appended to the session,
 	so every later run reads the same history and the prefix stays stable until the next one.
+
+	Args:
+		agent: The agent whose run reads it.
+		session: The conversation's store.
+		state: The run's state: the summary's model call counts in its usage, under its model.
 	"""
 	items = _valid(await session.get_items())
 	history = history_of(items)
@@ -704,7 +781,7 @@ async def read_history(agent: Agent, session: Session) -> SessionHistory:
 	keep = True
 	if agent.compaction is not None:
 		try:
-			text = await _summarise(agent, str((summary or {}).get("content") or ""), old)
+			text = await _summarise(agent, str((summary or {}).get("content") or ""), old, state)
 		except Exception as exc:
 			# No summary this time: this run reads the latest turns only; the session keeps
 			# every turn, and the next run tries again.
@@ -724,13 +801,17 @@ async def read_history(agent: Agent, session: Session) -> SessionHistory:
 	return history_of([*items, marker])
 
 
-async def _summarise(agent: Agent, previous: str, old: list[dict[str, Any]]) -> str:
+async def _summarise(
+	agent: Agent, previous: str, old: list[dict[str, Any]], state: RunState | None
+) -> str:
 	config = agent.compaction
 	words = config.summary_words if config is not None else 600
 	if agent.compactor is not None:
 		provider, model = agent.compactor()
+		model_id = slot_id("", model, provider)
 	else:
 		provider, model = agent.provider(), agent.model
+		model_id = agent._models.primary.id
 	request = ModelRequest(
 		model=model,
 		system=SUMMARY_PROMPT.replace("{words}", str(words)),
@@ -747,6 +828,9 @@ async def _summarise(agent: Agent, previous: str, old: list[dict[str, Any]]) -> 
 		cache_key=None,
 	)
 	response = await provider.generate(request)
+	if state is not None:  # the run this summary is read for pays for it
+		price_call(provider, model, response.usage)
+		spend(state, response.usage, {model_id: response.usage})
 	return response.text.strip()
 
 
@@ -853,7 +937,7 @@ class SessionRun:
 			state: The new run's state (no messages yet).
 		"""
 		self.new = True
-		past = await read_history(self.agent, self.session)
+		past = await read_history(self.agent, self.session, state)
 		if past.tainted and not state.tainted:
 			session = f"session:{self.session.session_id}"
 			state.taint.append({"call": "session", "tool": session, "step": 0})

@@ -202,7 +202,7 @@ class AgentTool:
 
 def _spent(run: CallingRun | None, result: RunResult) -> None:
 	"""A sub-run's usage, in total and per model, into the calling run's (`CallingRun`)."""
-	if run is not None:
+	if run is not None and result.usage.calls:  # none: nothing spent (add would count one call)
 		run.usage.add(result.usage)
 		add_by_model(run.usage_by_model, result.usage_by_model)
 

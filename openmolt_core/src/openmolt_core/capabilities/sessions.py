@@ -18,6 +18,7 @@ the call, and the session store keeps the turns. Every agent an instance builds 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -156,6 +157,13 @@ class _Queue:
 		self.users = 0
 
 
+_QUEUED: contextvars.ContextVar[frozenset[tuple[int, str]]] = contextvars.ContextVar(
+	"openmolt_session_queues", default=frozenset()
+)
+"""The sessions whose turn the current task holds in an instance's queue (inherited by the tasks
+it starts, such as its tool calls'): a nested run of one of them is refused, not left waiting."""
+
+
 @contextlib.asynccontextmanager
 async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> AsyncIterator[None]:
 	"""Hold the session's turn while the run goes on; forget the session when none waits.
@@ -166,10 +174,19 @@ async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> A
 	"""
 	from openmolt_core.conversation import SharedSession
 
+	mine = (id(turns), session_id)
+	held = _QUEUED.get()
+	if mine in held:  # a tool of this session's run started another run of it
+		raise ConfigurationError(
+			f"run(session=...): a run of session {session_id!r} is already under way in this "
+			"call chain (a tool of that run started this one), and this run would wait for its "
+			"turn forever; give the nested run no session, or another one"
+		)
 	queue = turns.get(session_id)
 	if queue is None:
 		queue = turns[session_id] = _Queue()
 	queue.users += 1
+	token = _QUEUED.set(held | {mine})
 	try:
 		async with queue.lock:
 			if isinstance(session, SharedSession):
@@ -178,6 +195,7 @@ async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> A
 			else:
 				yield
 	finally:
+		_QUEUED.reset(token)
 		queue.users -= 1
 		if not queue.users:
 			del turns[session_id]

@@ -48,8 +48,8 @@ def for_agent_files(
 		said = _said(block, integration, default_type)
 		out.extend(said if said is not None else ["```python", *block, "```"])
 		block = None
-	if block is not None:  # an unclosed block: as written
-		out.extend(["```python", *block])
+	if block is not None:  # an unclosed block: as written (a note after it would be inside it)
+		return [*out, "```python", *block]
 	if any(_CALLBACK in line for line in out):
 		out += ["", *textwrap.wrap(_KEPT.format(integration=integration), 96)]
 	return out

@@ -5,11 +5,14 @@ Some services send a new refresh token with each refresh and refuse the old one 
 (``openmolt keys set``) keeps the new one there, so the next run has it. One from the
 environment, a ``.env`` file or the agent file cannot be rewritten: the run says so once, naming
 where it came from and how to let the command keep tokens (``openmolt auth ID``, whose credential
-store is kept current by every refresh). Values are never shown.
+store is kept current by every refresh). Values are never shown. The other agents of the
+process that read the same key (``openmolt serve`` builds an instance per agent file) take the
+new token too: the old one is refused from then on.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,18 +47,44 @@ def watch_refresh_tokens(
 		if report is None:
 			continue  # given by Python code (its on_token_refresh keeps it) or not at all
 		old = str(auth.config.get("refreshToken") or "")  # camelCase always (oauth2_config)
-		auth.add_refresh_listener(_Rotation(iid, report, old, say).refreshed)
+		rotation = _Rotation(iid, report, old, say, auth)
+		_SHARING.setdefault(report.variable, weakref.WeakSet()).add(rotation)
+		auth.add_refresh_listener(rotation.refreshed)
+
+
+_SHARING: dict[str, weakref.WeakSet[_Rotation]] = {}
+"""The watched credentials of this process, by the variable their refresh token came from: the
+agents of one ``openmolt serve`` (each agent file its own instance) that read the same key."""
 
 
 class _Rotation:
 	"""One credential's refresh token as the command gave it, and what became of it."""
 
-	def __init__(self, iid: str, report: KeyReport, token: str, say: Callable[[str], None]):
+	__slots__ = ("__weakref__", "auth", "iid", "report", "said", "say", "token")
+
+	def __init__(
+		self, iid: str, report: KeyReport, token: str, say: Callable[[str], None], auth: Any
+	) -> None:
 		self.iid = iid
 		self.report = report
 		self.token = token  # the refresh token now
 		self.say = say
 		self.said = False
+		self.auth: Any = weakref.proxy(auth)  # the auth holds this watch: no cycle kept alive
+
+	def adopt(self, old: str, new: str) -> None:
+		"""Take a refresh token another credential of this process got for the same key.
+
+		Only while this one still holds the token that was replaced: the service now refuses it.
+		"""
+		if self.token != old:
+			return
+		self.token = new
+		config = dict(self.auth.config)
+		config["refreshToken"] = new
+		if "refresh_token" in config:  # the user's spelling too
+			config["refresh_token"] = new
+		self.auth.config = config
 
 	async def refreshed(self, config: dict[str, Any]) -> None:
 		"""After a refresh: keep a new refresh token in the key store, or say it once."""
@@ -66,7 +95,10 @@ class _Rotation:
 		new = str(config.get("refreshToken") or "")
 		if not new or new == self.token:
 			return  # the service kept the refresh token (Google): nothing to keep
-		self.token = new
+		old, self.token = self.token, new
+		for other in list(_SHARING.get(self.report.variable, ())):
+			if other is not self:
+				other.adopt(old, new)
 		source = self.report.source or ""
 		if source.startswith(f"{KEY_STORE} "):
 			from openmolt_core.cli import _keystore
