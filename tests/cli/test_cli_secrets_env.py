@@ -871,7 +871,8 @@ async def test_agents_of_one_process_that_read_one_key_share_its_rotated_token(
 	assert b"refresh_token=old-refresh" in sent_first[0]
 	await second.token()
 	assert b"refresh_token=refresh-1" in sent_second[0]  # the first's new token
-	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"  # (each mock numbers its own)
+	# each mock numbers its own replies: the second's first new token is refresh-1 too
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"
 
 
 @pytest.mark.anyio
