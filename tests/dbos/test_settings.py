@@ -58,11 +58,13 @@ def test_a_worker_id_has_one_live_holder(store: str) -> None:
 	engine = make_engine(store)
 	try:
 		create_tables(engine)
-		first = _beat(engine, "w1")
+		# A lapse of 2 s against beats every 50 ms: a beat held up by a loaded machine (four test
+		# workers writing SQLite files) must not read as a dead holder (0.5 s did, once in CI).
+		first = _beat(engine, "w1", lapse=2.0)
 		first.claim()
 		with engine.begin() as conn:  # as if another machine held it: no pid to check
 			conn.execute(WORKERS.update().values(host="elsewhere"))
-		second = _beat(engine, "w1")
+		second = _beat(engine, "w1", lapse=2.0)
 		began = time.time()
 		for _ in range(3):
 			first.beat()
@@ -82,7 +84,7 @@ def test_a_worker_id_has_one_live_holder(store: str) -> None:
 				second.claim()
 			finally:
 				stop.set()
-		assert time.time() - began >= 0.5
+		assert time.time() - began >= 2.0
 		first.stop()
 		second.claim()  # stopped: free at once
 		assert {r["executor_id"]: r["token"] for r in list_workers(engine)} == {"w1": second.token}
