@@ -8,6 +8,7 @@ processes share (`SQLiteSession`, `SQLAlchemySession`) hold a session while a ru
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -324,13 +325,17 @@ async def test_postgres_turns_take_no_connection_of_the_sessions_pool() -> None:
 		assert states and set(states) == {"idle"}  # autocommit: never "idle in transaction"
 
 		session = SQLAlchemySession(f"d-{tag}", engine=engine)
+		# The connection that holds this session's lock, and no other test's: its key in pg_locks.
+		digest = hashlib.sha256(b"turn:" + session.session_id.encode()).digest()[:8]
+		key = int.from_bytes(digest, "big")
+		kill = (
+			"SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+			"classid::bigint = :high AND objid::bigint = :low AND objsubid = 1 AND granted"
+		)
 		async with session.turn():
-			kill = (
-				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE "
-				"'%pg_try_advisory_lock%' AND pid <> pg_backend_pid()"
-			)
 			with probe.begin() as conn:
-				conn.execute(sa.text(kill))
+				killed = conn.execute(sa.text(kill), {"high": key >> 32, "low": key & 0xFFFFFFFF})
+				assert [r[0] for r in killed] == [True]
 		async with session.turn():  # the lock went with the connection
 			pass
 		for i in range(5):
