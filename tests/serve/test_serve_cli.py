@@ -345,3 +345,37 @@ async def test_a_runs_line_is_one_line_without_control_characters(
 	assert len(lines) == 2 and all(line.startswith("openmolt serve: run ") for line in lines)
 	assert "\x1b" not in err and "\x07" not in err
 	assert "boom\\nopenmolt serve: run x" in lines[1]
+
+
+def test_serve_shows_the_librarys_warnings_without_verbose(tmp_path: Path) -> None:
+	"""A secret read from its former variable is said on stderr by a plain `openmolt serve`, as
+	one line of the command's (not only with --verbose), never with its value."""
+	(tmp_path / "bot.json").write_text(
+		json.dumps(
+			{
+				"name": "supportBot",
+				"model": "echo:v1",
+				"triggers": {"webhook": {"scheme": "github"}},
+			}
+		)
+	)
+	env = {**os.environ, "OPENMOLT_SUPPORTBOT_WEBHOOK_SECRET": "former-secret-value-1"}
+	env.pop("OPENMOLT_SUPPORT_BOT_WEBHOOK_SECRET", None)
+	proc = subprocess.Popen(
+		[sys.executable, "-m", "openmolt", "serve", str(tmp_path / "bot.json"), "--port", "0"],
+		stdout=subprocess.PIPE,
+		stderr=subprocess.PIPE,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+	)
+	log: list[str] = []
+	try:
+		wait_for(proc, r"POST /hooks/supportBot on", log)
+	finally:
+		proc.send_signal(signal.SIGTERM)
+		_, err = proc.communicate(timeout=60)
+	said = "".join(log) + err
+	assert "OPENMOLT_SUPPORTBOT_WEBHOOK_SECRET, its former name" in said, said
+	assert "rename the variable OPENMOLT_SUPPORT_BOT_WEBHOOK_SECRET" in said
+	assert "former-secret-value-1" not in said

@@ -312,7 +312,7 @@ def test_a_missing_secret_fails_before_anything_listens(monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize("kind", ["webhook", "a2a", "agui"])
 def test_an_agents_own_secrets_follow_the_one_rule_and_the_former_name_still_works(
-	kind: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+	kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""``supportBot``'s variables are OPENMOLT_SUPPORT_BOT_..., as the command names every other
 	one; the name of the rule before (OPENMOLT_SUPPORTBOT_...) is still read, with a warning that
@@ -336,12 +336,77 @@ def test_an_agents_own_secrets_follow_the_one_rule_and_the_former_name_still_wor
 	with pytest.raises(ConfigurationError, match=f"export {new}"):
 		secret()
 	monkeypatch.setenv(old, "former-value-123")
-	with caplog.at_level("WARNING", logger="openmolt"):
+	with pytest.warns(UserWarning, match=f"{old}, its former name") as said:
 		assert secret() == "former-value-123"
-	(warning,) = [r.getMessage() for r in caplog.records if old in r.getMessage()]
+	(warning,) = [str(w.message) for w in said if old in str(w.message)]
 	assert new in warning and "former-value-123" not in warning
 	monkeypatch.setenv(new, "new-value-456")
-	assert secret() == "new-value-456"
+	with pytest.warns(UserWarning, match="both set, to different values"):
+		assert secret() == "new-value-456"
+
+
+def test_two_agents_that_would_read_one_variable_are_refused(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""``supportBot`` and ``support_bot`` would both read OPENMOLT_SUPPORT_BOT_...: refused,
+	naming both and the fix; a variable of its own for one of them is fine. Both spellings set
+	to different values: the new one is read, and the run says so."""
+	from openmolt import ConfigurationError
+
+	monkeypatch.setenv("OPENMOLT_SUPPORT_BOT_WEBHOOK_SECRET", "new-value-123")
+	monkeypatch.setenv("OTHER_SECRET", "other-value-456")
+	om = OpenMolt(entry_points=False)
+	one = om.create_agent(name="supportBot", model=ScriptedModel([]))
+	two = om.create_agent(name="support_bot", model=ScriptedModel([]))
+	hooked = Triggers.model_validate({"webhook": {"scheme": "github"}})
+	with pytest.raises(ConfigurationError, match="'supportBot' and 'support_bot' would both read"):
+		TriggerServer([(one, hooked), (two, hooked)])
+	own = Triggers.model_validate({"webhook": {"scheme": "github", "secretEnv": "OTHER_SECRET"}})
+	server = TriggerServer([(one, hooked), (two, own)])
+	assert server.webhooks["support_bot"].secret == "other-value-456"
+	monkeypatch.setenv("OPENMOLT_SUPPORTBOT_WEBHOOK_SECRET", "former-value-789")
+	with pytest.warns(UserWarning, match="both set") as warned:
+		assert TriggerServer([(one, hooked)]).webhooks["supportBot"].secret == "new-value-123"
+	(said,) = [str(w.message) for w in warned if "both set" in str(w.message)]
+	assert "new-value-123" not in said and "former-value-789" not in said
+
+
+def test_names_of_another_script_keep_their_letters_and_accents_fold() -> None:
+	"""Two agents named in another script read two variables, not one with the letters
+	dropped; an accent folds (Café: CAFE), its former spelling read as a fallback."""
+	from openmolt_serve.webhooks import webhook_env
+
+	assert webhook_env("助手") != webhook_env("机器人")
+	assert webhook_env("助手") == "OPENMOLT_助手_WEBHOOK_SECRET"
+	assert webhook_env("Café") == "OPENMOLT_CAFE_WEBHOOK_SECRET"
+
+
+def test_an_agents_secret_variable_is_no_misspelt_integration_key(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""OPENMOLT_GITHUB_TRIAGE_WEBHOOK_SECRET (agent githubTriage) is not a key github reads:
+	neither the check before a run nor the command's warnings take it for a misspelling."""
+	from openmolt_core._envvars import agent_secret_variable
+	from openmolt_core.cli._keys import ignored_variables
+	from openmolt_core.integrations.preflight import _stray_variables
+
+	for variable in (
+		"OPENMOLT_GITHUB_TRIAGE_WEBHOOK_SECRET",
+		"OPENMOLT_SLACK_BOT_A2A_TOKEN",
+		"OPENMOLT_SLACK_BOT_AGUI_TOKEN",
+	):
+		assert agent_secret_variable(variable)
+	assert not agent_secret_variable("OPENMOLT_SLACK_API_KEY")
+	sources = {"OPENMOLT_GITHUB_TRIAGE_WEBHOOK_SECRET": "s", "OPENMOLT_GITHUB_TOKN": "t"}
+	assert ignored_variables("github", ["token"], sources) == ["OPENMOLT_GITHUB_TOKN"]
+	monkeypatch.setenv("OPENMOLT_GITHUB_TRIAGE_WEBHOOK_SECRET", "s")
+	spec = OpenMolt().plugins.integration("github")
+	assert "OPENMOLT_GITHUB_TRIAGE_WEBHOOK_SECRET" not in _stray_variables("github", spec)
+	# `openmolt keys set OPENMOLT_SLACK_BOT_WEBHOOK_SECRET` stores it (slack reads no such key)
+	from openmolt_core.cli._keystore import _named_variable
+
+	variable = "OPENMOLT_SLACK_BOT_WEBHOOK_SECRET"
+	assert _named_variable(OpenMolt(), variable) == variable
 
 
 async def test_session_continues_one_conversation_per_payload_value() -> None:

@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["blank", "blank_variables", "env_var", "installed_owners", "key_of_variable"]
+__all__ = [
+	"AGENT_SECRETS",
+	"agent_secret_variable",
+	"blank",
+	"blank_variables",
+	"env_var",
+	"installed_owners",
+	"key_of_variable",
+]
 
 
 def blank(value: object) -> bool:
@@ -27,12 +35,9 @@ def blank(value: object) -> bool:
 
 
 def _upper_snake(name: str) -> str:
-	# A word starts at a capital after a lower-case letter (secretAccessKey), at a capital after a
-	# digit that a lower-case letter follows (gpt4All: GPT4_ALL; A2A stays one word), and at the
+	# A word starts at a capital after a lower-case letter or digit (secretAccessKey), and at the
 	# last capital of a run that a lower-case letter follows (userIDToken: USER_ID_TOKEN).
-	snake = re.sub(
-		r"(?<=[a-z])(?=[A-Z])|(?<=[0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name
-	)
+	snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
 	return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
 
 
@@ -88,6 +93,22 @@ def installed_owners() -> list[str]:
 	found = metadata.entry_points()
 	groups = ("openmolt.providers", "openmolt.integrations")
 	return [ep.name for group in groups for ep in found.select(group=group)]
+
+
+AGENT_SECRETS = ("webhookSecret", "a2aToken", "aguiToken")
+"""The keys of an agent's own secrets, ``OPENMOLT_<AGENT>_WEBHOOK_SECRET``, ``..._A2A_TOKEN`` and
+``..._AGUI_TOKEN`` (``openmolt serve``): variables of an agent, never a misspelt integration key."""
+
+_AGENT_SUFFIXES = tuple(f"_{_upper_snake(key)}" for key in AGENT_SECRETS)
+
+
+def agent_secret_variable(variable: str) -> bool:
+	"""Whether a variable holds an agent's own secret (`AGENT_SECRETS`), not an integration's key.
+
+	Args:
+		variable: The variable's name.
+	"""
+	return variable.startswith("OPENMOLT_") and variable.endswith(_AGENT_SUFFIXES)
 
 
 def key_of_variable(integration: str, variable: str) -> str | None:

@@ -11,25 +11,33 @@ a deployment that set it keeps working.
 
 from __future__ import annotations
 
-import logging
 import os
+import unicodedata
+from collections.abc import Iterable
 
+from openmolt_core._support.masking import warn
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.connect import env_var
-from openmolt_core.triggers import secret_from
+from openmolt_core.triggers import Triggers, secret_from
 
-__all__ = ["agent_env", "agent_secret"]
-
-log: logging.Logger = logging.getLogger("openmolt")
+__all__ = ["agent_env", "agent_secret", "check_distinct"]
 
 
 def agent_env(agent: str, key: str) -> str:
 	"""The variable that holds one of an agent's secrets.
 
+	Accents are dropped (``Café``: ``CAFE``); a name with letters of another script (``助手``)
+	keeps the former spelling, which writes them as they are: the rule would drop them, and two
+	such agents would share one variable.
+
 	Args:
 		agent: The agent's name.
-		key: The secret's key (``a2aToken``, ``aguiToken``, ``webhookSecret``).
+		key: The secret's key (one of `openmolt_core._envvars.AGENT_SECRETS`).
 	"""
-	return env_var(agent, key)
+	folded = unicodedata.normalize("NFKD", agent)
+	if any(c.isalnum() and not c.isascii() for c in folded):
+		return _old_env(agent, key)
+	return env_var(folded.encode("ascii", "ignore").decode("ascii"), key)
 
 
 def _old_env(agent: str, key: str) -> str:
@@ -54,7 +62,55 @@ def agent_secret(value: str | None, env: str | None, *, agent: str, key: str, wh
 		return secret_from(value, env, what=what)
 	name = agent_env(agent, key)
 	old = _old_env(agent, key)
-	if old != name and not os.environ.get(name) and os.environ.get(old):
-		log.warning("%s is read from %s, its former name: rename the variable %s", what, old, name)
-		return os.environ[old]
+	new_value, old_value = os.environ.get(name, "").strip(), os.environ.get(old, "").strip()
+	if old != name and old_value:
+		if not new_value:
+			_warn(f"{what} is read from {old}, its former name: rename the variable {name}")
+			return os.environ[old]
+		if old_value != new_value:
+			_warn(
+				f"{what}: {name} and {old} (its former name) are both set, to different values; "
+				f"{name} is read: remove the other"
+			)
 	return secret_from(None, name, what=what)
+
+
+def _warn(text: str) -> None:
+	# A Python warning: the `openmolt` command (serve, ui) prints it as one line of its own, an
+	# application sees it as any library's (the `openmolt` logger shows nothing without a handler).
+	warn(text, UserWarning, stacklevel=3)  # masked with the secrets known now, as every warning
+
+
+def check_distinct(agents: Iterable[tuple[str, Triggers]]) -> None:
+	"""Refuse two agents whose secrets would come from one variable.
+
+	``supportBot`` and ``support_bot`` both read ``OPENMOLT_SUPPORT_BOT_WEBHOOK_SECRET``: one of
+	them would take the other's secret.
+
+	Args:
+		agents: Each agent's name and triggers.
+
+	Raises:
+		ConfigurationError: Two agents read one default variable; it names both and the fix.
+	"""
+	taken: dict[str, str] = {}
+	for name, triggers in agents:
+		for key, config, own in (
+			("webhookSecret", triggers.webhook, "secretEnv"),
+			("a2aToken", triggers.a2a, "tokenEnv"),
+			("aguiToken", triggers.agui, "tokenEnv"),
+		):
+			if config is None or _given(config):
+				continue
+			variable = agent_env(name, key)
+			other = taken.setdefault(variable, name)
+			if other != name:
+				raise ConfigurationError(
+					f"agents {other!r} and {name!r} would both read {variable}: give one of "
+					f"them a variable of its own ({own!r} in its triggers)"
+				)
+
+
+def _given(config: object) -> bool:
+	"""Whether a trigger names its secret itself (a value, or a variable of its choice)."""
+	return any(getattr(config, a, None) for a in ("secret", "secret_env", "token", "token_env"))

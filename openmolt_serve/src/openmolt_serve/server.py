@@ -52,6 +52,7 @@ from starlette.types import ASGIApp
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
+from openmolt_serve._agentenv import check_distinct
 from openmolt_serve._auth import CALLBACK_ROUTE, handle_callback
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
@@ -148,6 +149,7 @@ class TriggerServer:
 		self._server: EmbeddedServer | None = None
 		self._stopped: anyio.Event | None = None
 		# Secrets and tokens are read now: a missing one fails before anything listens.
+		check_distinct((name, triggers) for name, (_, triggers) in self.agents.items())
 		for name, (agent, triggers) in self.agents.items():
 			if triggers.webhook is not None:
 				self.webhooks[name] = Webhook.create(agent, triggers.webhook)

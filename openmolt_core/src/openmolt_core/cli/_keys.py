@@ -220,13 +220,15 @@ def ignored_variables(
 		keys: The config keys it reads.
 		sources: The environment, the ``.env`` values, the key store.
 	"""
-	from openmolt_core._envvars import key_of_variable
+	from openmolt_core._envvars import agent_secret_variable, key_of_variable
 
 	known = {env_var(integration, k) for k in keys}
 	out = []
 	for values in sources:
 		for variable in values:
 			if variable in known or variable in out or blank(values[variable]):
+				continue
+			if agent_secret_variable(variable):  # OPENMOLT_GITHUB_TRIAGE_WEBHOOK_SECRET: an agent's
 				continue
 			if key_of_variable(integration, variable) is not None:
 				out.append(variable)

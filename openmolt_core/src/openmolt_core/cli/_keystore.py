@@ -195,10 +195,13 @@ def _named_variable(om: OpenMolt, variable: str) -> str:
 	``OPENMOLT_SLACK_TOKN`` is refused with the name it is close to; a variable of nothing
 	installed (an integration of another environment) is taken as it is.
 	"""
+	from openmolt_core._envvars import agent_secret_variable
 	from openmolt_core._support.suggest import typo_of
 	from openmolt_core.integrations.connect import env_var
 	from openmolt_core.integrations.preflight import config_keys
 
+	if agent_secret_variable(variable):  # an agent's webhook secret or token (openmolt serve)
+		return variable
 	known = [env_var(p) for p in om.plugins.provider_names()]
 	owner = None
 	for iid in om.plugins.integration_ids():

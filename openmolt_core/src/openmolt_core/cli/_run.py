@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import signal
@@ -65,7 +64,11 @@ __all__ = [
 
 
 def _warn(text: str) -> None:
-	logging.getLogger("openmolt").warning(text)
+	# A Python warning: the `openmolt` command (run, serve, ui, worker) prints it as one line of
+	# its own; a program loading files itself sees it as any library's.
+	from openmolt_core._support.masking import warn
+
+	warn(text, UserWarning, stacklevel=2)  # masked with the secrets known now, as every warning
 
 
 @dataclass
@@ -83,8 +86,9 @@ class Loaded:
 	entries: frozenset[str] = frozenset()  # ids the file binds with an entry ({"integration": id})
 	say: Callable[[str], None] = field(default=_warn, repr=False)
 	"""How the program that loaded the file tells its user something during runs (a rotated refresh
-	token it cannot keep, `openmolt_core.cli._rotation`): a warning of the ``openmolt`` logger,
-	which ``openmolt serve``, ``ui`` and ``worker`` show; the command points it at its own line."""
+	token it cannot keep, `openmolt_core.cli._rotation`): a Python warning, which the ``openmolt``
+	command (``serve``, ``ui``, ``worker``) prints as a line of its own; a run of the command
+	points it at its progress line."""
 
 	@property
 	def om(self) -> OpenMolt:

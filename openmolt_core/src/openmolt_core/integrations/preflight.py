@@ -340,14 +340,19 @@ def _stray_variables(
 		spec: Its definition (None: nothing is named).
 		others: More integration ids known here (the agent's); the installed ones are added.
 	"""
-	from openmolt_core._envvars import env_var, installed_owners
+	from openmolt_core._envvars import agent_secret_variable, env_var, installed_owners
 
 	if spec is None:
 		return []
 	prefix = env_var(integration, "")  # OPENMOLT_SLACK_
 	read = {env_var(integration, key) for key in config_keys(spec)}
 	found = [
-		v for v in os.environ if v.startswith(prefix) and v not in read and os.environ[v].strip()
+		v
+		for v in os.environ
+		if v.startswith(prefix)
+		and v not in read
+		and os.environ[v].strip()
+		and not agent_secret_variable(v)  # OPENMOLT_SLACK_BOT_WEBHOOK_SECRET: an agent's
 	]
 	if not found:
 		return []
