@@ -379,3 +379,30 @@ def test_serve_shows_the_librarys_warnings_without_verbose(tmp_path: Path) -> No
 	assert "OPENMOLT_SUPPORTBOT_WEBHOOK_SECRET, its former name" in said, said
 	assert "rename the variable OPENMOLT_SUPPORT_BOT_WEBHOOK_SECRET" in said
 	assert "former-secret-value-1" not in said
+
+
+def test_a_second_ctrl_c_while_stopping_is_said_not_a_crash(tmp_path: Path) -> None:
+	"""SIGINT twice in a row: serve stops once and exits 0, with no traceback."""
+	write(tmp_path / "agents")
+	env = {**os.environ, "OPENMOLT_TRIAGE_WEBHOOK_SECRET": SECRET}
+	proc = subprocess.Popen(
+		[sys.executable, "-m", "openmolt", "serve", str(tmp_path / "agents"), "--port", "0"],
+		stdout=subprocess.PIPE,
+		stderr=subprocess.PIPE,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+	)
+	log: list[str] = []
+	try:
+		wait_for(proc, r"POST /hooks/Triage on", log)
+		wait_for(proc, r"of Triage started by schedule", log)  # a run under way
+	finally:
+		proc.send_signal(signal.SIGINT)
+		time.sleep(0.05)
+		proc.send_signal(signal.SIGINT)
+		_, err = proc.communicate(timeout=60)
+	said = "".join(log) + err
+	assert proc.returncode == 0, said
+	assert "Traceback" not in said and "RuntimeError" not in said, said
+	assert "SIGINT received: stopping" in said

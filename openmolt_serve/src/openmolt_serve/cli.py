@@ -168,9 +168,16 @@ async def _until_stopped() -> None:
 		with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 			async for signum in signals:
 				_line(f"{signal.Signals(signum).name} received: stopping")
-				return
+				break
 	except NotImplementedError:  # no signal receivers (Windows): Ctrl-C raises KeyboardInterrupt
 		await anyio.sleep_forever()
+	# A second Ctrl-C while the servers and runs stop is said, not raised inside their exits.
+	for again in (signal.SIGINT, signal.SIGTERM):
+		signal.signal(again, _already_stopping)
+
+
+def _already_stopping(signum: int, frame: object) -> None:
+	_line(f"{signal.Signals(signum).name} received again: already stopping")
 
 
 def stored_sessions(durability: str | None) -> Sessions:
