@@ -54,6 +54,17 @@ def test_logs_lists_the_newest_runs_and_searches_them(
 	assert openmolt_main(["logs", "no-such-run"]) == 2
 
 
+def test_a_run_asked_of_an_empty_store_is_not_found_either(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs abc` before any run exits 2 as it does once runs exist; a list is empty."""
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(tmp_path / "runs.db"))
+	assert openmolt_main(["logs", "abc"]) == 2
+	assert "no run 'abc': no runs recorded yet" in capsys.readouterr().err
+	assert openmolt_main(["logs", "--json"]) == 0
+	assert capsys.readouterr().out == "[]\n"
+
+
 def test_logs_filters_that_match_nothing_are_not_an_empty_store(
 	store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -112,6 +112,8 @@ def _one(run: Any, events: list[Any]) -> str:
 async def _main(ns: argparse.Namespace) -> int:
 	store = _store()
 	if not store.path.exists():
+		if ns.run_id:  # one run asked for: none is there, as `logs ID` says once runs exist
+			raise ConfigurationError(f"no run {ns.run_id!r}: no runs recorded yet ({store.path})")
 		sys.stdout.write("[]\n" if ns.json else f"no runs recorded yet ({store.path})\n")
 		return 0
 	if ns.prune is not None:
