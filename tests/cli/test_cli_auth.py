@@ -169,6 +169,29 @@ def test_bad_input_is_named(
 	assert "no oauth2 credential" in capsys.readouterr().err
 
 
+def test_nothing_given_at_a_prompt_names_where_else_it_can_come_from(
+	env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An empty client id or secret at the prompt names the option or variable that gives it;
+	an empty paste of the redirect is "nothing pasted", not a forged state."""
+	import io
+
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.integrations.oauth import code_from_redirect
+
+	monkeypatch.delenv("OPENMOLT_MAIL_CLIENT_ID", raising=False)
+	monkeypatch.delenv("OPENMOLT_MAIL_CLIENT_SECRET", raising=False)
+	monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+	assert main(["auth", "mail", "--no-browser"]) == ExitCode.USAGE
+	err = capsys.readouterr().err
+	assert "client id: nothing given; give it with --client-id or OPENMOLT_MAIL_CLIENT_ID" in err
+	monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+	assert main(["auth", "mail", "--no-browser", "--client-id", "cid-1"]) == ExitCode.USAGE
+	assert "give it with OPENMOLT_MAIL_CLIENT_SECRET" in capsys.readouterr().err
+	with pytest.raises(ConfigurationError, match="nothing pasted"):
+		code_from_redirect("  \n", "state-1")
+
+
 def test_no_key_stops_before_the_browser_opens(
 	env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

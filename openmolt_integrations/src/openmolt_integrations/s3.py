@@ -586,13 +586,13 @@ buckets it needs (`s3:ListAllMyBuckets`, `s3:ListBucket`, `s3:GetObject`, `s3:Pu
 `s3:DeleteObject`...), then under **Security credentials** create an access key. Pass
 `accessKeyId`, `secretAccessKey` and `region` (plus `sessionToken` for temporary credentials).
 
-**Cloudflare R2.** R2 → **Manage API tokens** → create a token with Object Read & Write. Use
-`endpoint="https://<account_id>.r2.cloudflarestorage.com"`, `region="auto"` and
-`forcePathStyle=True`.
+**Cloudflare R2.** R2 → **Manage API tokens** → create a token with Object Read & Write. Set
+`endpoint` to `https://<account_id>.r2.cloudflarestorage.com`, `region` to `auto` and
+`forcePathStyle` to true.
 
 **MinIO** (or another S3-compatible store): an access key from its console, `endpoint` set to
-the server URL (no trailing slash, e.g. `http://127.0.0.1:9000`), `region="us-east-1"` and
-`forcePathStyle=True`.
+the server URL (no trailing slash, e.g. `http://127.0.0.1:9000`), `region` set to `us-east-1` and
+`forcePathStyle` to true.
 
 ```python
 om = OpenMolt(integrations={"s3": {
@@ -603,8 +603,8 @@ agent = om.create_agent(name="Archivist", model="openai:gpt-5-mini",
 ```
 
 Responses in XML (listObjects, copyObject, deleteObjects) come back parsed; downloads are saved
-as files. `putObject` stores user metadata (`Metadata={"author": "Ana"}` becomes the header
-`x-amz-meta-author`), and `headObject`/`getObject` return it under `headers`. `deleteObjects`
+as files. `putObject` stores user metadata (the input `Metadata`, e.g. `{"author": "Ana"}`, becomes the
+header `x-amz-meta-author`), and `headObject`/`getObject` return it under `headers`. `deleteObjects`
 removes up to 1000 keys at once (OpenMolt adds the `Content-MD5` header S3 requires).
 Presigned URLs need botocore: `pip install 'openmolt[s3]'`.
 """

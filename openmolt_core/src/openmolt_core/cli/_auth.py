@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._envvars import env_var
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import ExitCode
 from openmolt_core.errors import ConfigurationError
@@ -119,8 +120,6 @@ def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, An
 			raise ConfigurationError(f"--set {key!r}: write KEY=VALUE (--set shop=acme)")
 		key = key.strip()
 		if any(word in key.lower() for word in ("secret", "token", "password", "key")):
-			from openmolt_core._envvars import env_var
-
 			raise ConfigurationError(
 				f"--set {key}: a secret is never taken on the command line (shell history, ps); "
 				f"set {env_var(integration, key)} or `openmolt keys set {integration} {key}`"
@@ -155,13 +154,21 @@ def _sign_in(ns: argparse.Namespace) -> int:
 	store.check()  # no key, or the wrong one: say so before the user signs in
 	config = _config(spec, iid, ns)
 	if not config.get("clientId") and not config.get("client_id"):
-		config["clientId"] = _ask(f"{iid} OAuth client id: ", secret=False)
+		config["clientId"] = _ask(
+			f"{iid} OAuth client id: ",
+			secret=False,
+			instead=f"--client-id or {env_var(iid, 'clientId')}",
+		)
 	if (
 		credential.client_secret_required
 		and not ns.device
 		and not (config.get("clientSecret") or config.get("client_secret"))
 	):
-		config["clientSecret"] = _ask(f"{iid} OAuth client secret (not shown): ", secret=True)
+		config["clientSecret"] = _ask(
+			f"{iid} OAuth client secret (not shown): ",
+			secret=True,
+			instead=f"{env_var(iid, 'clientSecret')} (or `openmolt keys set {iid} clientSecret`)",
+		)
 	if ns.scopes:
 		tool_scopes: list[str] | None = [s.strip() for s in ns.scopes.split(",") if s.strip()]
 	elif ns.agent:
@@ -213,7 +220,7 @@ def _sign_in(ns: argparse.Namespace) -> int:
 	return ExitCode.SUCCESS
 
 
-def _ask(prompt: str, *, secret: bool) -> str:
+def _ask(prompt: str, *, secret: bool, instead: str = "") -> str:
 	if not sys.stdin.isatty():
 		value = sys.stdin.readline().strip()
 	elif secret:
@@ -223,7 +230,8 @@ def _ask(prompt: str, *, secret: bool) -> str:
 	else:
 		value = input(prompt).strip()
 	if not value:
-		raise ConfigurationError(f"{prompt.strip(' :')}: nothing given")
+		also = f"; give it with {instead}" if instead else ""
+		raise ConfigurationError(f"{prompt.strip(' :')}: nothing given{also}")
 	return value
 
 

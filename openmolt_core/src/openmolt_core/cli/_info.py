@@ -354,11 +354,10 @@ def _write_needs(out: IO[str], needs: list[Any], integration_id: str) -> None:
 			out.write(f"    note: {note}\n")
 	out.write(
 		"\ngive the values in the environment variables above (the openmolt command also reads "
-		"a .env file, and both win over the agent file; `openmolt keys set` fills what none of "
-		"them gives), in "
-		f"OpenMolt(integrations={{{integration_id!r}: {{...}}}}), in an agent's "
-		f"integrations=[{{'integration': {integration_id!r}, 'credential': {{'config': {{...}}}}}}], "
-		f"or in an agent file's integrations.{integration_id}\n"
+		"a .env file, and both win over the agent file; `openmolt keys set "
+		f"{integration_id}` fills what none of them gives), or in the agent file's "
+		f'"integrations": [{{"integration": "{integration_id}", "credential": {{"config": '
+		"{...}}}] (in Python code: OpenMolt(integrations={...}))\n"
 	)
 
 

@@ -196,6 +196,11 @@ def code_from_redirect(answer: str, state: str) -> str:
 			(a forged or stale answer), or there is no ``code``.
 	"""
 	text = answer.strip()
+	if not text:
+		raise ConfigurationError(
+			"nothing pasted: paste the whole address the browser was sent to after you signed in "
+			"(it holds ?code=...&state=...)"
+		)
 	query = urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
 	params = dict(parse_qsl(query, keep_blank_values=True))
 	if params.get("error"):
