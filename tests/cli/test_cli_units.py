@@ -310,3 +310,21 @@ def test_the_command_leaves_its_objects_to_the_os_but_code_calling_main_does_not
 	assert main() == 0
 	assert frozen == [True]
 	assert capsys.readouterr().out.count("openmolt") == 2
+
+
+def test_words_left_over_are_one_line_not_the_whole_usage(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""An unquoted prompt (`openmolt -m MODEL Name three uses`) or input (`openmolt FILE Ada`):
+	one line naming the words and how to quote them, not argparse's usage."""
+	from openmolt_core.cli._argparse import CommandParser
+
+	parser = CommandParser(prog="openmolt")
+	parser.add_argument("file")
+	parser.add_argument("--input")
+	with pytest.raises(SystemExit) as stopped:
+		parser.parse_args(["agent.json", "Grace", "Hopper"])
+	assert stopped.value.code == 2
+	err = capsys.readouterr().err
+	assert err.count("\n") == 1 and "usage:" not in err
+	assert "unexpected 'Grace Hopper': --input '...' gives a run's input" in err

@@ -51,6 +51,18 @@ class CommandParser(argparse.ArgumentParser):
 			if unknown:
 				message = _UNKNOWN + " ".join(unknown)
 		options = [w for w in message.removeprefix(_UNKNOWN).split() if w.startswith("-")]
+		if message.startswith(_UNKNOWN) and not options:  # words left over: an unquoted prompt
+			words = message.removeprefix(_UNKNOWN)
+			given = (
+				"--input '...' gives a run's input; "
+				if "--input" in self._option_string_actions
+				else ""
+			)
+			self.exit(
+				2,
+				f"{self.prog}: unexpected {words!r}: {given}put words that go together in quotes "
+				f'("...") (`{self.help_command}` lists the arguments)\n',
+			)
 		if not message.startswith(_UNKNOWN) or not options:
 			super().error(message)
 		from openmolt_core._support.suggest import typo_of
