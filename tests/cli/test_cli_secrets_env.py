@@ -339,6 +339,26 @@ def test_keys_set_list_remove_and_the_file_modes(
 	assert stored["OPENMOLT_GOOGLE_DRIVE_REFRESH_TOKEN"] == "1//r"
 
 
+def test_keys_set_says_when_the_environment_or_dotenv_still_wins(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Storing a key that the environment or ./.env also sets: stored, and said that the other
+	wins (a run would go on with it); never the value."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-env-123456")
+	assert openmolt_main(["keys", "set", "openai", "--value", "sk-store-123456"]) == 0
+	err = capsys.readouterr().err
+	assert "OPENMOLT_OPENAI_API_KEY is also set in the environment, which wins" in err
+	assert "sk-env-123456" not in err and "sk-store-123456" not in err
+	monkeypatch.delenv("OPENMOLT_OPENAI_API_KEY")
+	(tmp_path / ".env").write_text("OPENMOLT_OPENAI_API_KEY=sk-dotenv-123456\n")
+	assert openmolt_main(["keys", "set", "openai", "--value", "sk-store-123456"]) == 0
+	assert ".env, which wins over the key store" in capsys.readouterr().err
+	(tmp_path / ".env").unlink()
+	assert openmolt_main(["keys", "set", "openai", "--value", "sk-store-123456"]) == 0
+	assert "wins over the key store" not in capsys.readouterr().err
+
+
 def test_keys_set_slack_stores_its_token_under_one_name(
 	capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -375,12 +375,35 @@ def main(args: list[str]) -> int:
 		raise ConfigurationError(f"{variable}: no value was given; nothing stored")
 	file = save(variable, value)
 	print(f"stored {variable} in {file}")
+	above = _set_above(variable)
+	if above:
+		print(
+			f"openmolt: note: {variable} is also set in {above}, which wins over the key store: "
+			"unset it there for the stored key to be used",
+			file=sys.stderr,
+		)
 	for key in _also_needed(ns.name, variable):
 		print(
 			f"openmolt: {ns.name} also needs {key}: `openmolt keys set {ns.name} {key}`",
 			file=sys.stderr,
 		)
 	return 0
+
+
+def _set_above(variable: str) -> str | None:
+	"""Where else a variable is set that a run reads before the key store (None: nowhere)."""
+	from openmolt_core._envvars import blank
+	from openmolt_core.cli._keys import default_dotenv, read_dotenv
+
+	if not blank(os.environ.get(variable)):
+		return "the environment"
+	try:
+		dotenv = default_dotenv(None)
+		if dotenv is not None and not blank(read_dotenv(dotenv).get(variable)):
+			return str(dotenv)
+	except OpenMoltError:  # a .env the run will refuse says so then
+		return None
+	return None
 
 
 def _other_names(name: str, variable: str) -> list[str]:
