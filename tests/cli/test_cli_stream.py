@@ -113,3 +113,30 @@ def test_a_call_made_again_writes_its_message_on_a_line_of_its_own() -> None:
 	live._end(delta("", 2))  # the reply was read (llmOutput)
 	assert out.getvalue() == "Hallo\nHello, Zoë\n"
 	assert live.shown("Hello, Zoë") and not live.shown("Hallo")
+
+
+async def test_a_message_of_a_refused_reply_is_said_to_be_refused() -> None:
+	"""A finish whose output does not match the schema runs nothing, though its message was
+	already written: a line says so, and the run's final message is the one it ends with."""
+	schema = {
+		"type": "object",
+		"properties": {"n": {"type": "integer"}},
+		"required": ["n"],
+		"additionalProperties": False,
+	}
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Main",
+		output_schema=schema,
+		model=Typist(
+			{"commands": [finish({"n": "one"}, human_message="Done!")]},
+			{"commands": [finish({"n": 1}, human_message="Done, really.")]},
+		),
+	)
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	live.attach(agent)
+	result = await agent.run("go")
+	assert result.status == "success" and result.human_message == "Done, really."
+	assert out.getvalue() == "Done!\nDone, really.\n"
+	assert err.getvalue().count("came with a reply that was refused") == 1
+	assert live.shown("Done, really.") and not live.shown("Done!")

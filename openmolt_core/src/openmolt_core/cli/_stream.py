@@ -30,12 +30,14 @@ class LiveText:
 		self._writing: tuple[int, int] = (0, 0)  # its step and attempt (a retry writes anew)
 		self.last = ""
 		"""The last message written in full."""
+		self._last_step = 0  # the step of the last message written
 
 	def attach(self, agent: Any) -> None:
 		"""Listen to the agent's streaming text (which makes its runs stream)."""
 		agent.on("text:delta", self._delta)
 		agent.on("llmOutput", self._end)
 		agent.on("model:fallback", self._end)
+		agent.on("error", self._refused)
 
 	def shown(self, message: str) -> bool:
 		"""Whether ``message`` (the result's) was written already, so a summary can skip it."""
@@ -61,5 +63,18 @@ class LiveText:
 		self.out.write("\n")
 		self.out.flush()
 		self.last = "".join(self._text)
+		self._last_step = self._writing[0]
 		self._text = None
 		self.progress.resume()
+
+	def _refused(self, event: Any) -> None:
+		# A reply is checked once it is whole: one that is refused (a finish whose output does
+		# not match the schema) ran nothing, though its message was already on the screen.
+		if event.parent_run_id or getattr(event, "kind", "") != "invalid_reply":
+			return
+		if self.last and event.step == self._last_step:
+			self.progress.line(
+				"the message above came with a reply that was refused (invalid); the agent is "
+				"asked again"
+			)
+			self.last = ""  # not the run's message: the summary shows the one it ends with
