@@ -181,10 +181,13 @@ def test_an_explicit_env_file_must_exist(tmp_path, server, cli) -> None:
 
 
 def test_usage_errors_exit_2(tmp_path, cli) -> None:
-	"""`openmolt run` without a file is a usage error from argparse."""
+	"""`openmolt run` without a file is a usage error: one line saying what to give."""
 	done = cli.openmolt("run", cwd=tmp_path)
 	assert done.returncode == 2
-	assert "usage: openmolt run" in done.stderr
+	assert done.stderr == (
+		"openmolt run: give an agent file (agent.json or agent.py), or -m MODEL and a prompt "
+		"(`openmolt run --help` lists the arguments)\n"
+	)
 
 
 def test_tools_of_an_unknown_integration_is_one_line(tmp_path, cli) -> None:

@@ -259,3 +259,20 @@ def test_a_command_process_that_ends_has_recorded_its_run(
 	assert openmolt_main(["logs", "--json"]) == 0
 	logged = capsys.readouterr().out
 	assert run_id in logged and "Hello, Ada!" in logged
+
+
+def test_a_provider_on_another_server_says_why_it_has_no_prices(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""OPENMOLT_OPENAI_BASE_URL points elsewhere (a proxy, a local server): `models` and
+	`--dry-run` say where the calls go, not only that no price or model is known."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test-123456")
+	monkeypatch.setenv("OPENMOLT_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	assert openmolt_main(["models", "openai"]) == 0
+	assert "its calls go to http://127.0.0.1:9/v1, not the vendor's" in capsys.readouterr().out
+	agent = {"name": "A", "model": "openai:gpt-5-mini", "instructions": "x"}
+	(tmp_path / "agent.json").write_text(json.dumps(agent))
+	assert openmolt_main(["agent.json", "--dry-run"]) == 0
+	said = capsys.readouterr().out
+	assert "set by OPENMOLT_OPENAI_BASE_URL, not the vendor's API" in said

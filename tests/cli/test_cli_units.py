@@ -328,3 +328,27 @@ def test_words_left_over_are_one_line_not_the_whole_usage(
 	err = capsys.readouterr().err
 	assert err.count("\n") == 1 and "usage:" not in err
 	assert "unexpected 'Grace Hopper': --input '...' gives a run's input" in err
+
+
+def test_an_error_is_one_line_unless_something_required_is_missing(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""Two options that exclude each other, a bad number: one line; a missing argument keeps
+	argparse's usage, which shows what goes where."""
+	from openmolt_core.cli._argparse import CommandParser
+
+	parser = CommandParser(prog="openmolt run")
+	parser.add_argument("file")
+	parser.add_argument("--steps", type=int)
+	either = parser.add_mutually_exclusive_group()
+	either.add_argument("--session")
+	either.add_argument("-c", action="store_true")
+	for args in (["a.json", "--session", "x", "-c"], ["a.json", "--steps", "many"]):
+		with pytest.raises(SystemExit):
+			parser.parse_args(args)
+		err = capsys.readouterr().err
+		assert err.count("\n") == 1 and "usage:" not in err, err
+		assert "(`openmolt run --help` lists the arguments)" in err
+	with pytest.raises(SystemExit):
+		parser.parse_args([])
+	assert "usage: openmolt run" in capsys.readouterr().err

@@ -102,7 +102,8 @@ def test_openmolt_tools_shows_the_credentials_and_where_they_come_from() -> None
 	assert "credentials (the first is the default" in text
 	assert "bearer (default):" in text and "apiKey" in text and "required, secret" in text
 	assert "OAuth scopes to request:" not in text or "oauth2:" in text
-	assert "OpenMolt(integrations={'notion': {...}})" in text
+	assert '"integrations": [{"integration": "notion", "credential": {"config": {...}}}]' in text
+	assert "`openmolt keys set notion`" in text
 	assert "OPENMOLT_NOTION_API_KEY" in text
 	out = io.StringIO()
 	list_tools(om, "s3", out, as_json=True)

@@ -63,8 +63,10 @@ class CommandParser(argparse.ArgumentParser):
 				f"{self.prog}: unexpected {words!r}: {given}put words that go together in quotes "
 				f'("...") (`{self.help_command}` lists the arguments)\n',
 			)
-		if not message.startswith(_UNKNOWN) or not options:
+		if message.startswith(_REQUIRED):  # what is missing: the usage shows what goes where
 			super().error(message)
+		if not message.startswith(_UNKNOWN) or not options:  # one line, as every other error
+			self.exit(2, f"{self.prog}: {message} (`{self.help_command}` lists the arguments)\n")
 		from openmolt_core._support.suggest import typo_of
 
 		word = options[0].split("=", 1)[0]

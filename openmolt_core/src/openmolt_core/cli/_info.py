@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import IO, TYPE_CHECKING, Any
 
@@ -397,6 +398,22 @@ def _price(agent: Agent) -> tuple[float, float, float, float | None] | None:
 	return price(agent.model) if callable(price) else None
 
 
+def _not_the_vendors(agent: Agent) -> str:
+	"""Why a known vendor's model has no price here: its calls go to another server, or ""."""
+	try:
+		provider = agent.provider()
+	except OpenMoltError:
+		return ""
+	if getattr(provider, "official", True) is not False:
+		return ""
+	url = getattr(provider, "base_url", "")
+	from openmolt_core._envvars import env_var
+
+	variable = env_var(agent.provider_name or str(getattr(provider, "name", "")), "baseUrl")
+	how = f", set by {variable}" if os.environ.get(variable) else ""
+	return f"its calls go to {url}{how}, not the vendor's API: list prices are the vendor's own"
+
+
 def _listed_near(agent: Agent) -> str | None:
 	"""The model the provider lists that ``agent.model`` mistypes, as ``provider:model``."""
 	try:
@@ -461,6 +478,8 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 	price = _price(agent)
 	near = _listed_near(agent) if price is None else None
 	cost, cost_text = estimate(price, model_id, tokens, near)
+	if price is None and near is None and (elsewhere := _not_the_vendors(agent)):
+		cost_text += f" ({elsewhere})"
 	from openmolt_core.cli._agenttools import agent_tools
 
 	tools = [{"tool": t["tool"], "description": t["description"]} for t in agent_tools(agent)]

@@ -43,7 +43,10 @@ def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
 		priced = getattr(provider, "price", None)
 		models = listed() if callable(listed) else []
 		if not models:
-			out.append({"model": f"{name}:", "note": "lists no models; any model id it serves"})
+			note = "lists no models; any model id it serves"
+			if getattr(provider, "official", True) is False:  # a proxy or a local server
+				note += f" (its calls go to {getattr(provider, 'base_url', '')}, not the vendor's)"
+			out.append({"model": f"{name}:", "note": note})
 		for model in models:
 			price = priced(model) if callable(priced) else None
 			row: dict[str, Any] = {"model": f"{name}:{model}"}
