@@ -359,6 +359,19 @@ def test_keys_set_says_when_the_environment_or_dotenv_still_wins(
 	assert "wins over the key store" not in capsys.readouterr().err
 
 
+def test_tools_says_a_dotenv_it_cannot_read(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A .env with a bad line (a run refuses it): `openmolt tools ID` says so, rather than
+	showing its keys as unset without a word."""
+	monkeypatch.chdir(tmp_path)
+	(tmp_path / ".env").write_text("OPENMOLT_SLACK_TOKEN=xoxb-1\nthis is not a line\n")
+	assert openmolt_main(["tools", "slack"]) == 0
+	said = capsys.readouterr()
+	assert "warning: .env:2: not a KEY=value line" in said.err
+	assert "xoxb-1" not in said.out + said.err
+
+
 def test_keys_set_slack_stores_its_token_under_one_name(
 	capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -101,6 +101,27 @@ def test_a_malformed_key_is_named(
 	assert bad not in str(info.value)
 
 
+def test_the_advice_makes_a_key_the_store_takes(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The shell command the error gives makes a Fernet key (no Python environment needed)."""
+	import re
+	import shutil
+	import subprocess
+
+	if shutil.which("openssl") is None:
+		pytest.skip("no openssl here")
+	monkeypatch.setenv(KEY_VARIABLE, "not-a-key")
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	with pytest.raises(ConfigurationError) as info:
+		EncryptedFileStore(tmp_path / "c.enc").save("gmail", SECRETS)
+	command = re.search(r"made with: (openssl .*?) \(or", str(info.value))
+	assert command is not None, str(info.value)
+	made = subprocess.run(command[1], shell=True, capture_output=True, text=True, check=True)
+	monkeypatch.setenv(KEY_VARIABLE, made.stdout.strip())
+	EncryptedFileStore(tmp_path / "d.enc").save("gmail", SECRETS)  # taken
+
+
 def test_a_wrong_key_cannot_read_and_says_what_to_do(
 	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -55,8 +55,9 @@ KEY_VARIABLE = "OPENMOLT_CREDENTIALS_KEY"
 _KEYRING_SERVICE = "openmolt"
 _KEYRING_NAME = "credentials-key"
 _HOW = (
-	f'set {KEY_VARIABLE} to a key made with: python -c "from cryptography.fernet import '
-	'Fernet; print(Fernet.generate_key().decode())"'
+	f"set {KEY_VARIABLE} to a key made with: openssl rand -base64 32 | tr '+/' '-_' (or, in "
+	'the environment OpenMolt runs in: python -c "from cryptography.fernet import Fernet; '
+	'print(Fernet.generate_key().decode())")'
 )
 
 

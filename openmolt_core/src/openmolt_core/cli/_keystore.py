@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,7 +142,8 @@ def where_set() -> dict[str, str]:
 	try:
 		dotenv = default_dotenv(None)
 		values = read_dotenv(dotenv) if dotenv else {}
-	except (OpenMoltError, OSError):
+	except (OpenMoltError, OSError) as exc:  # a run refuses the file: say it here too
+		print(f"openmolt: warning: {exc} (its keys are not counted here)", file=sys.stderr)
 		values = {}
 	found.update(
 		{k: str(dotenv) for k, v in values.items() if v.strip() and k.startswith("OPENMOLT_")}
@@ -242,7 +244,6 @@ def _named_variable(om: OpenMolt, variable: str) -> str:
 			f"{variable}: nothing installed reads it; did you mean {tails[alike[0]]}? (or give the "
 			"provider or integration: `openmolt keys set openai`, `openmolt keys set slack`)"
 		)
-	import sys
 
 	print(
 		f"openmolt: note: no installed provider or integration reads {variable}; it is stored "
@@ -315,7 +316,6 @@ def main(args: list[str]) -> int:
 		args: The arguments after ``keys``.
 	"""
 	import getpass
-	import sys
 
 	from openmolt_core.cli._argparse import CommandParser
 
