@@ -113,6 +113,8 @@ def test_openmolt_tools_shows_the_credentials_and_where_they_come_from() -> None
 	(sigv4,) = data["credentials"]
 	names = [k["name"] for k in sigv4["keys"]]
 	assert names[:3] == ["accessKeyId", "secretAccessKey", "sessionToken"]
+	# what reads each key, in words (not the auth's snake_case parameter)
+	assert "aws_sigv4 auth: access key id" in out.getvalue()
 	assert "agent file: integrations.s3.accessKeyId" in sigv4["keys"][0]["sources"]
 	assert not any("OPENMOLT_S3_API_KEY" in s for k in sigv4["keys"] for s in k["sources"])
 	# Each key's variable is a field of its own, for scripts.

@@ -340,7 +340,7 @@ def _credential_keys(iid: str, cred: Credential) -> tuple[list[ConfigKey], list[
 		for param, template in cred.params.items():
 			keys.add(
 				_refs(template),
-				param,
+				f"{cred.type} auth: {param.replace('_', ' ')}",  # "aws_sigv4 auth: access key id"
 				required=param not in cred.optional_params,
 				secret=param in cred.secret_params,
 			)
