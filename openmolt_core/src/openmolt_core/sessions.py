@@ -47,7 +47,6 @@ Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `In
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import json
 import logging
@@ -57,7 +56,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -66,7 +65,7 @@ import anyio
 from openmolt_core._chain import slot_id, spend
 from openmolt_core._cost import price_call
 from openmolt_core._support.private import private_dir, private_file
-from openmolt_core.capabilities.sessions import SessionHistory
+from openmolt_core.capabilities.sessions import SessionHistory, not_held
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.conversation import Session, SharedSession
 from openmolt_core.errors import ConfigurationError
@@ -367,31 +366,13 @@ class SQLiteSession:
 
 _TURN_POLL, _TURN_POLL_MAX = 0.01, 0.2  # seconds between tries for a session another process holds
 
-_HELD: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
-	"openmolt_session_turns", default=frozenset()
-)
-"""The store locks the current task holds (and its child tasks inherit): taken again, refused."""
 
-
-@contextlib.asynccontextmanager
-async def _not_held(where: str, session_id: str) -> AsyncIterator[None]:
-	"""Refuse a turn this task (or a run it is a tool call of) already holds, then mark it held.
-
-	A tool of a session's run that runs an agent of another instance in the same session would
-	wait for the lock its own caller holds, forever.
-	"""
-	held = _HELD.get()
-	if where in held:
-		raise ConfigurationError(
-			f"run(session=...): a run of session {session_id!r} is already under way in this call "
-			"chain (a tool of that run started this one), and this run would wait for its turn "
-			"forever; give the nested run no session, or another one"
-		)
-	token = _HELD.set(held | {where})
-	try:
-		yield
-	finally:
-		_HELD.reset(token)
+async def _until(taken: Callable[[], Awaitable[bool]]) -> None:
+	"""Try to take a lock until it is taken, pausing longer each time (cancellable meanwhile)."""
+	delay = _TURN_POLL
+	while not await taken():
+		await anyio.sleep(delay)
+		delay = min(delay * 2, _TURN_POLL_MAX)
 
 
 async def _quietly(step: Callable[[], Any]) -> None:
@@ -455,17 +436,18 @@ async def _file_turn(path: Path, session_id: str) -> AsyncIterator[None]:
 		yield
 		return
 	private_dir(path.parent)
-	async with _not_held(str(path), session_id):
+	async with not_held(str(path), session_id):
 		fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+		async def taken() -> bool:
+			try:
+				fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+			except BlockingIOError:
+				return False
+			return True
+
 		try:
-			delay = _TURN_POLL
-			while True:
-				try:
-					fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-					break
-				except BlockingIOError:
-					await anyio.sleep(delay)
-					delay = min(delay * 2, _TURN_POLL_MAX)
+			await _until(taken)
 			try:
 				yield
 			finally:
@@ -576,14 +558,17 @@ class SQLAlchemySession:
 		key = {"key": int.from_bytes(digest, "big", signed=True)}
 		engine = _lock_engine(self._sa, self.engine)
 		where = f"{engine.url.render_as_string(hide_password=True)} {key['key']}"
-		async with _not_held(where, self.session_id):
+		async with not_held(where, self.session_id):
 			take = self._sa.text("SELECT pg_try_advisory_lock(:key)")
 			conn = await anyio.to_thread.run_sync(engine.connect)
+
+			async def taken() -> bool:
+				return bool(
+					await anyio.to_thread.run_sync(lambda: conn.execute(take, key).scalar())
+				)
+
 			try:
-				delay = _TURN_POLL
-				while not await anyio.to_thread.run_sync(lambda: conn.execute(take, key).scalar()):
-					await anyio.sleep(delay)
-					delay = min(delay * 2, _TURN_POLL_MAX)
+				await _until(taken)
 				try:
 					yield
 				finally:

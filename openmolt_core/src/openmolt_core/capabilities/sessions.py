@@ -42,6 +42,7 @@ __all__ = [
 	"Sessions",
 	"fresh_state",
 	"in_session",
+	"not_held",
 	"session_call",
 	"session_memory",
 ]
@@ -157,11 +158,39 @@ class _Queue:
 		self.users = 0
 
 
-_QUEUED: contextvars.ContextVar[frozenset[tuple[int, str]]] = contextvars.ContextVar(
-	"openmolt_session_queues", default=frozenset()
+_TURNS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+	"openmolt_session_turns", default=frozenset()
 )
-"""The sessions whose turn the current task holds in an instance's queue (inherited by the tasks
-it starts, such as its tool calls'): a nested run of one of them is refused, not left waiting."""
+"""The turns the current task holds (an instance's queue, a store's lock), inherited by the tasks
+it starts, such as its tool calls': one of them taken again is refused, not left waiting."""
+
+
+@contextlib.asynccontextmanager
+async def not_held(where: str, session_id: str) -> AsyncIterator[None]:
+	"""Refuse a turn this call chain already holds, then mark it held while the block runs.
+
+	A tool of a session's run that starts another run of the same session (through this instance
+	or another) would wait for its own caller's turn forever.
+
+	Args:
+		where: What the turn is held in (a queue, a lock file, a database lock), as one string.
+		session_id: The session, for the error.
+
+	Raises:
+		ConfigurationError: This call chain holds it already.
+	"""
+	held = _TURNS.get()
+	if where in held:
+		raise ConfigurationError(
+			f"run(session=...): a run of session {session_id!r} is already under way in this "
+			"call chain (a tool of that run started this one), and this run would wait for its "
+			"turn forever; give the nested run no session, or another one"
+		)
+	token = _TURNS.set(held | {where})
+	try:
+		yield
+	finally:
+		_TURNS.reset(token)
 
 
 @contextlib.asynccontextmanager
@@ -174,31 +203,22 @@ async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> A
 	"""
 	from openmolt_core.conversation import SharedSession
 
-	mine = (id(turns), session_id)
-	held = _QUEUED.get()
-	if mine in held:  # a tool of this session's run started another run of it
-		raise ConfigurationError(
-			f"run(session=...): a run of session {session_id!r} is already under way in this "
-			"call chain (a tool of that run started this one), and this run would wait for its "
-			"turn forever; give the nested run no session, or another one"
-		)
-	queue = turns.get(session_id)
-	if queue is None:
-		queue = turns[session_id] = _Queue()
-	queue.users += 1
-	token = _QUEUED.set(held | {mine})
-	try:
-		async with queue.lock:
-			if isinstance(session, SharedSession):
-				async with session.turn():
+	async with not_held(f"queue {id(turns)} {session_id}", session_id):
+		queue = turns.get(session_id)
+		if queue is None:
+			queue = turns[session_id] = _Queue()
+		queue.users += 1
+		try:
+			async with queue.lock:
+				if isinstance(session, SharedSession):
+					async with session.turn():
+						yield
+				else:
 					yield
-			else:
-				yield
-	finally:
-		_QUEUED.reset(token)
-		queue.users -= 1
-		if not queue.users:
-			del turns[session_id]
+		finally:
+			queue.users -= 1
+			if not queue.users:
+				del turns[session_id]
 
 
 def _turn(
