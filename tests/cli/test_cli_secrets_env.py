@@ -856,6 +856,13 @@ def _rotating_x(tmp_path: Path) -> tuple[Any, Any, list[bytes]]:
 	return loaded, auth, sent
 
 
+def _x_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+	"""What every X test runs in: its folder, a provider key and X's client id."""
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+
+
 def _watched_x(tmp_path: Path) -> tuple[Any, list[str], list[bytes]]:
 	"""`_rotating_x` (loading watches it); what the watch says is kept in a list."""
 	loaded, auth, sent = _rotating_x(tmp_path)
@@ -869,9 +876,7 @@ async def test_a_rotated_refresh_token_is_kept_in_the_key_store_it_came_from(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""X's refresh tokens are single-use: the key store's is replaced by the new one, unsaid."""
-	monkeypatch.chdir(tmp_path)
-	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
-	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_x_run(tmp_path, monkeypatch)
 	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
 	auth, said, sent = _watched_x(tmp_path)
 	assert await auth.token() == "access-1"
@@ -889,9 +894,7 @@ async def test_agents_of_one_process_that_read_one_key_share_its_rotated_token(
 ) -> None:
 	"""Two agent files (two instances, as ``openmolt serve`` loads them) read X's refresh token
 	from the key store: once one refreshes, the other sends the new token, not the refused one."""
-	monkeypatch.chdir(tmp_path)
-	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
-	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_x_run(tmp_path, monkeypatch)
 	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
 	(one := tmp_path / "one").mkdir()
 	(two := tmp_path / "two").mkdir()
@@ -911,9 +914,7 @@ async def test_a_rotated_refresh_token_from_the_environment_is_said_never_shown(
 ) -> None:
 	"""The environment's refresh token cannot be rewritten: the run says where it came from and
 	how to let the command keep tokens, without a value; the key store is left alone."""
-	monkeypatch.chdir(tmp_path)
-	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
-	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_x_run(tmp_path, monkeypatch)
 	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
 	auth, said, _ = _watched_x(tmp_path)
 	assert await auth.token() == "access-1"
@@ -936,9 +937,7 @@ async def test_every_program_that_loads_an_agent_file_watches_the_refresh_tokens
 	around it, and what cannot be kept is a Python warning (the command prints it as a line)."""
 	from openmolt_core import agentfile
 
-	monkeypatch.chdir(tmp_path)
-	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
-	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_x_run(tmp_path, monkeypatch)
 	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
 	assert agentfile.load is load  # `_rotating_x` loads as the siblings do
 	_, auth, _ = _rotating_x(tmp_path)
@@ -964,9 +963,7 @@ async def test_the_command_s_runs_and_schedules_say_it_on_their_progress_line(
 
 	from openmolt_core.cli._progress import Progress
 
-	monkeypatch.chdir(tmp_path)
-	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
-	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client")
+	_x_run(tmp_path, monkeypatch)
 	monkeypatch.setenv("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
 	loaded, auth, _ = _rotating_x(tmp_path)
 	stream = io.StringIO()

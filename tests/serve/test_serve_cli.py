@@ -53,26 +53,23 @@ def wait_for(proc: subprocess.Popen[str], pattern: str, log: list[str]) -> re.Ma
 	raise AssertionError("".join(log))
 
 
-def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Path) -> None:
-	"""A signed POST to the printed address starts a run (202); schedules fire; the viewer serves; SIGTERM stops it."""
-	write(tmp_path / "agents")
-	env = {**os.environ, "OPENMOLT_TRIAGE_WEBHOOK_SECRET": SECRET}
-	proc = subprocess.Popen(
-		[
-			sys.executable,
-			"-m",
-			"openmolt",
-			"serve",
-			str(tmp_path / "agents"),
-			"--port",
-			"0",
-		],
+def serving(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+	"""`openmolt serve ARGS --port 0` in a process of its own, its output read as text."""
+	return subprocess.Popen(
+		[sys.executable, "-m", "openmolt", "serve", *args, "--port", "0"],
 		stdout=subprocess.PIPE,
 		stderr=subprocess.PIPE,
 		text=True,
 		env=env,
-		cwd=tmp_path,
+		cwd=cwd,
 	)
+
+
+def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Path) -> None:
+	"""A signed POST to the printed address starts a run (202); schedules fire; the viewer serves; SIGTERM stops it."""
+	write(tmp_path / "agents")
+	env = {**os.environ, "OPENMOLT_TRIAGE_WEBHOOK_SECRET": SECRET}
+	proc = serving(tmp_path, str(tmp_path / "agents"), env=env)
 	log: list[str] = []
 	try:
 		url = wait_for(proc, r"POST /hooks/Triage on (http://127\.0\.0\.1:\d+)", log).group(1)
@@ -118,24 +115,7 @@ def test_serve_verbose_prints_each_line_once(tmp_path: Path) -> None:
 		)
 	)
 	env = {**os.environ, "OPENMOLT_HOOK_WEBHOOK_SECRET": SECRET}
-	proc = subprocess.Popen(
-		[
-			sys.executable,
-			"-m",
-			"openmolt",
-			"serve",
-			str(folder),
-			"--port",
-			"0",
-			"--no-ui",
-			"--verbose",
-		],
-		stdout=subprocess.PIPE,
-		stderr=subprocess.PIPE,
-		text=True,
-		env=env,
-		cwd=tmp_path,
-	)
+	proc = serving(tmp_path, str(folder), "--no-ui", "--verbose", env=env)
 	log: list[str] = []
 	try:
 		url = wait_for(proc, r"POST /hooks/Hook on (http://127\.0\.0\.1:\d+)", log).group(1)
@@ -282,15 +262,7 @@ def test_serve_hosts_an_agent_files_agui_endpoint_and_a2a_server(tmp_path: Path)
 		"OPENMOLT_HELPER_AGUI_TOKEN": "cli-agui-token-123",
 		"OPENMOLT_HELPER_A2A_TOKEN": "cli-a2a-token-456",
 	}
-	command = [sys.executable, "-m", "openmolt", "serve", str(tmp_path / "helper.json")]
-	proc = subprocess.Popen(
-		[*command, "--port", "0", "--no-ui"],
-		stdout=subprocess.PIPE,
-		stderr=subprocess.PIPE,
-		text=True,
-		env=env,
-		cwd=tmp_path,
-	)
+	proc = serving(tmp_path, str(tmp_path / "helper.json"), "--no-ui", env=env)
 	log: list[str] = []
 	try:
 		url = wait_for(proc, r"POST /agui/Helper on (http://127\.0\.0\.1:\d+)", log).group(1)
@@ -361,14 +333,7 @@ def test_serve_shows_the_librarys_warnings_without_verbose(tmp_path: Path) -> No
 	)
 	env = {**os.environ, "OPENMOLT_SUPPORTBOT_WEBHOOK_SECRET": "former-secret-value-1"}
 	env.pop("OPENMOLT_SUPPORT_BOT_WEBHOOK_SECRET", None)
-	proc = subprocess.Popen(
-		[sys.executable, "-m", "openmolt", "serve", str(tmp_path / "bot.json"), "--port", "0"],
-		stdout=subprocess.PIPE,
-		stderr=subprocess.PIPE,
-		text=True,
-		env=env,
-		cwd=tmp_path,
-	)
+	proc = serving(tmp_path, str(tmp_path / "bot.json"), env=env)
 	log: list[str] = []
 	try:
 		wait_for(proc, r"POST /hooks/supportBot on", log)
@@ -385,14 +350,7 @@ def test_a_second_ctrl_c_while_stopping_is_said_not_a_crash(tmp_path: Path) -> N
 	"""SIGINT twice in a row: serve stops once and exits 0, with no traceback."""
 	write(tmp_path / "agents")
 	env = {**os.environ, "OPENMOLT_TRIAGE_WEBHOOK_SECRET": SECRET}
-	proc = subprocess.Popen(
-		[sys.executable, "-m", "openmolt", "serve", str(tmp_path / "agents"), "--port", "0"],
-		stdout=subprocess.PIPE,
-		stderr=subprocess.PIPE,
-		text=True,
-		env=env,
-		cwd=tmp_path,
-	)
+	proc = serving(tmp_path, str(tmp_path / "agents"), env=env)
 	log: list[str] = []
 	try:
 		wait_for(proc, r"POST /hooks/Triage on", log)
