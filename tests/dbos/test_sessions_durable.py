@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,39 @@ async def test_a_durable_session_turn_parks_and_resumes_into_its_session(url: st
 	]
 	assert turn["memory"]["shortTerm"] == "likes tea\nsize M"
 	assert updates == []
+
+
+async def test_durable_runs_of_a_shared_store_take_turns(url: str, tmp_path: Path) -> None:
+	"""Durable runs with a store processes share (SQLite, its lock file per session): each run's
+	workflow goes on inside its turn, two runs of one session at once append whole turns in the
+	order they were asked, and the second reads the first's."""
+	import anyio
+
+	from openmolt import SQLiteSession
+
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([[finish("one", human_message="First.")], [finish("two")]])
+	agent = om.create_agent(name="Host", model=model)
+	db = tmp_path / "sessions.db"
+	results = []
+	try:
+
+		async def ask(text: str) -> None:
+			results.append(await agent.run(text, session=SQLiteSession("guest", db)))
+
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(ask, "first question")
+			await anyio.sleep(0.05)
+			tg.start_soon(ask, "second question")
+	finally:
+		await om.aclose()
+	assert [r.status for r in results] == ["success", "success"]
+	turn = json.loads(model.requests[1].messages[0].content)
+	assert [e["content"] for e in turn["earlier"]] == ["first question", "First."]
+	items = await SQLiteSession("guest", db).get_items()
+	assert [i["content"] for i in items if i["role"] in ("user", "agent")] == [
+		"first question",
+		"First.",
+		"second question",
+		"two",
+	]
