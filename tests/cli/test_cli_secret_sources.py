@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from openmolt_core.cli import _keystore
 from openmolt_core.cli._run import check_ready, load
 from openmolt_core.errors import ConfigurationError
+from tests.cli._http import json_server
 
 
 @pytest.fixture(autouse=True)
@@ -211,3 +213,63 @@ def test_an_agent_py_without_a_key_of_its_own_takes_the_environment_s(tmp_path: 
 	assert loaded.om.llm_providers["openai"]["api_key"] == "sk-env-123456"
 	report = next(r for r in loaded.keys if r.owner == "openai")
 	assert report.source == "environment variable OPENMOLT_OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize(
+	("where", "said"),
+	[
+		("store", "the key sent came from the key store"),
+		("dotenv", "the key sent came from .env (OPENMOLT_OPENAI_API_KEY)"),
+		("environment", "the key sent came from environment variable OPENMOLT_OPENAI_API_KEY"),
+	],
+)
+def test_a_rejected_key_is_said_with_the_source_that_gave_it(
+	where: str, said: str, tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A 401 names the source of the key sent, and the key store's own command to replace it.
+
+	The provider's message names the variable only ("set a valid key in
+	OPENMOLT_OPENAI_API_KEY"): a key from the key store or a ``.env`` file read as if the
+	environment had given it, and a new value set elsewhere would change nothing.
+	"""
+	rejected = {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}
+	httpd = json_server(lambda path, headers, body: (401, rejected))
+	threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True).start()
+	try:
+		path = tmp_path / "agent.json"
+		path.write_text(
+			json.dumps(
+				{
+					"name": "a",
+					"model": "openai:gpt-5-mini",
+					"instructions": "x",
+					"llmProviders": {
+						"openai": {
+							"baseUrl": f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+							"maxRetries": 0,
+						}
+					},
+				}
+			)
+		)
+		env = cli.clean_env(OPENMOLT_KEYS_FILE=str(tmp_path / "store" / "keys.json"))
+		if where == "store":
+			monkeypatch.setenv("OPENMOLT_KEYS_FILE", env["OPENMOLT_KEYS_FILE"])
+			_keystore.save("OPENMOLT_OPENAI_API_KEY", "sk-stored-123456")
+		elif where == "dotenv":
+			(tmp_path / ".env").write_text("OPENMOLT_OPENAI_API_KEY=sk-dotenv-123456\n")
+		else:
+			env["OPENMOLT_OPENAI_API_KEY"] = "sk-env-123456"
+		done = cli.openmolt(str(path), "--input", "hi", cwd=tmp_path, env=env)
+	finally:
+		httpd.shutdown()
+		httpd.server_close()
+	error = json.loads(done.stdout)["error"]
+	assert "the API key was rejected (401)" in error
+	assert said in error
+	if where == "store":
+		assert f"{tmp_path / 'store' / 'keys.json'}" in error
+		assert error.endswith("`openmolt keys set openai` replaces it")
+	else:
+		assert "keys set" not in error
+	assert "123456" not in done.stdout + done.stderr

@@ -325,6 +325,10 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 				ns.input = _stdin_text() or ""
 	from openmolt_core.cli._approve import install
 	from openmolt_core.cli._ecosystem import remember_plugins
+	from openmolt_core.cli._keys import rejected_key_source
+
+	voice = progress.voice  # a rejected key's line says which source gave it
+	progress.voice = lambda text: rejected_key_source(voice(text), loaded.keys)
 
 	install(loaded.agent, ns.approvals or "ask", explicit=ns.approvals is not None)
 	remember_plugins(loaded.om.plugins.sources())  # named if their distribution goes away

@@ -25,6 +25,7 @@ __all__ = [
 	"env_var",
 	"ignored_variables",
 	"read_dotenv",
+	"rejected_key_source",
 	"resolve_keys",
 	"snapshot_environ",
 ]
@@ -90,6 +91,36 @@ class KeyReport:
 		if self.source is None:
 			return f"no key for {self.owner} (set {self.variable})"
 		return f"key for {self.owner}: from {self.source}"
+
+
+_REJECTED = re.compile(r"the API key was rejected \(\d{3}\); set a valid key in (OPENMOLT_\w+)")
+"""A provider's refusal of its key (`openmolt_providers._common`), naming the key's variable."""
+
+
+def rejected_key_source(text: str, keys: Sequence[KeyReport]) -> str:
+	"""A provider's "the API key was rejected" with where the rejected key came from.
+
+	The provider names the variable the key is read from; the command knows which source gave
+	it (the environment, a ``.env`` file, the agent file, the key store), and a person fixing
+	the key must change that one: a new value in the key store changes nothing while the
+	environment still gives the old one. The value is never said.
+
+	Args:
+		text: An error or progress line.
+		keys: Where each key of the run came from (`resolve_keys`).
+	"""
+	found = _REJECTED.search(text)
+	if found is None:
+		return text
+	report = next(
+		(r for r in keys if r.variable == found[1] and "." not in r.owner and r.source), None
+	)
+	if report is None or report.source is None:
+		return text
+	note = f"; the key sent came from {report.source}"
+	if report.source.startswith(KEY_STORE):
+		note += f": `openmolt keys set {report.owner}` replaces it"
+	return text + note
 
 
 def _spellings(key: str) -> tuple[str, str]:

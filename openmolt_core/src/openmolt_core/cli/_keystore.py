@@ -329,7 +329,11 @@ def main(args: list[str]) -> int:
 	put = sub.add_parser("set", help="store a key (asked without echo, or read from stdin)")
 	put.add_argument("name", help="a provider (openai), an integration (slack) or a variable")
 	put.add_argument("key", nargs="?", help="the integration's config key (s3 secretAccessKey)")
-	put.add_argument("--value", help="the value (default: asked, or read from stdin)")
+	put.add_argument(
+		"--value",
+		help="the value itself, for scripts: a command line is seen by `ps` and kept in the "
+		"shell's history, so a person leaves it out (asked without echo) or pipes it in",
+	)
 	drop = sub.add_parser("remove", help="forget a stored key")
 	drop.add_argument("name")
 	drop.add_argument("key", nargs="?")

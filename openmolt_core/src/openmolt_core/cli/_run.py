@@ -36,6 +36,7 @@ from openmolt_core.cli._keys import (
 	env_var,
 	ignored_variables,
 	read_dotenv,
+	rejected_key_source,
 	resolve_keys,
 	snapshot_environ,
 )
@@ -695,7 +696,9 @@ def _error_for_the_command(error: str, loaded: Loaded) -> str:
 	from openmolt_core.cli._summary import error_for_the_command
 
 	text = error_for_the_command(error, loaded.file)
-	return text if loaded.file.suffix == ".py" else for_the_command(text, prompt=loaded.prompt)
+	if loaded.file.suffix != ".py":
+		text = for_the_command(text, prompt=loaded.prompt)
+	return rejected_key_source(text, loaded.keys)
 
 
 async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
