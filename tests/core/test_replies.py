@@ -198,6 +198,44 @@ async def test_unknown_names_get_the_nearest_ones_first() -> None:
 	assert "did you mean 'local.sendMessage'?" in error and len(error) < 200
 
 
+async def test_a_tool_named_with_another_verb_for_its_act_gets_that_tool_first() -> None:
+	"""``sendMessage`` is ``postMessage`` here: spelling alone offered ``scheduleMessage``."""
+	handles = ["postMessage", "scheduleMessage", "deleteMessage", "listChannels", "getUser"]
+	tools = [
+		FunctionTool(handle=h, description="", function=lambda i, c: 1, input_schema=ADD)
+		for h in handles
+	]
+	script = [
+		call_tool("local.sendMessage", a=1, b=2),
+		call_tool("local.removeMessage", a=1, b=2),
+		call_tool("local.fetchUser", a=1, b=2),
+		finish(result="x"),
+	]
+	model = ScriptedModel(script)
+	om = OpenMolt(entry_points=False)
+	await om.create_agent(name="N", model=model, tools=tools, output_schema=OUT).run()
+	errors = [results(model, step)[0]["error"] for step in (1, 2, 3)]
+	assert "did you mean 'local.postMessage'?" in errors[0]
+	assert "did you mean 'local.deleteMessage'?" in errors[1]
+	assert "did you mean 'local.getUser'?" in errors[2]
+
+
+def test_same_act_knows_the_verbs_apis_use_for_one_act() -> None:
+	"""Another verb of the act and the same object; the prefix and case of what exists kept."""
+	from openmolt_core._hints import close_match
+	from openmolt_core._support.suggest import same_act
+
+	pool = ["slack.postMessage", "slack.scheduleMessage", "github.listIssues", "s3.putObject"]
+	assert same_act("slack.sendMessage", pool) == ["slack.postMessage"]
+	assert same_act("github.getIssues", pool) == ["github.listIssues"]
+	assert same_act("github.searchIssues", pool) == ["github.listIssues"]
+	assert same_act("s3.uploadObject", pool) == ["s3.putObject"]
+	assert same_act("github.sendMessage", pool) == []  # another integration's tool is not it
+	assert same_act("slack.frobMessage", pool) == []
+	assert same_act("postMessage", pool) == []
+	assert close_match("slack.sendMessage", pool) == "slack.postMessage"
+
+
 async def test_an_unknown_field_gets_the_nearest_field_name() -> None:
 	"""A misspelled command field is named with the field it probably meant."""
 	model = ScriptedModel([{"type": "finish", "outptu": {"result": "x"}}, finish(result="x")])

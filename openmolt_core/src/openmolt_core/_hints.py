@@ -234,11 +234,16 @@ def close_match(name: str, candidates: Iterable[str]) -> str | None:
 	"""The candidate ``name`` was most likely meant to be, if any is close enough."""
 	import difflib  # only when something is missing: a run that finds its plugins never needs it
 
+	from openmolt_core._support.suggest import same_act
+
 	pool = sorted(set(candidates))
 	by_norm = {re.sub(r"[-_]", "", c).lower(): c for c in pool}
 	norm = re.sub(r"[-_]", "", name).lower()
 	if norm in by_norm:
 		return by_norm[norm]
+	act = same_act(name, pool)  # slack.sendMessage: slack.postMessage, not scheduleMessage
+	if act:
+		return act[0]
 	close = difflib.get_close_matches(name, pool, n=1, cutoff=0.75)
 	if close:
 		return close[0]

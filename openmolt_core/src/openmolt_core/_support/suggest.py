@@ -3,16 +3,55 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
-__all__ = ["edits", "nearest", "suggestion", "typo_of"]
+__all__ = ["edits", "nearest", "same_act", "suggestion", "typo_of"]
+
+_ACTS = (
+	frozenset({"send", "post", "create", "add", "insert", "new", "write", "publish"}),
+	frozenset({"get", "read", "fetch", "retrieve", "show", "find", "lookup", "view"}),
+	frozenset({"list", "search", "query", "find", "browse", "get"}),
+	frozenset({"update", "edit", "modify", "patch", "change", "set", "rename"}),
+	frozenset({"delete", "remove", "archive", "trash", "destroy", "drop", "cancel"}),
+	frozenset({"upload", "put", "attach"}),
+	frozenset({"download", "get", "export"}),
+)
+"""Verbs that APIs use for one act: ``sendMessage`` is Slack's ``postMessage``."""
+
+_VERB = re.compile(r"^([a-z]+)(?=[A-Z_]|$)")
+
+
+def same_act(name: str, candidates: Iterable[str]) -> list[str]:
+	"""The candidates that are ``name`` with another verb for the same act, in their order.
+
+	A tool's name starts with a verb that another API says differently: ``slack.sendMessage``
+	is ``slack.postMessage``, ``getIssues`` is ``listIssues``, ``removeLabel`` is
+	``deleteLabel``. Spelling alone offers ``scheduleMessage``, which does something else.
+
+	Args:
+		name: What was written (``slack.sendMessage``, ``sendMessage``).
+		candidates: The names that exist.
+	"""
+	prefix, _, last = name.rpartition(".")
+	found = _VERB.match(last)
+	if found is None:
+		return []
+	verb, rest = found[1], last[found.end() :]
+	others = {v for group in _ACTS if verb in group for v in group} - {verb}
+	if not others:
+		return []
+	head = f"{prefix}." if prefix else ""
+	wanted = {f"{head}{other}{rest}".lower() for other in others}
+	return [c for c in dict.fromkeys(candidates) if c.lower() in wanted]
 
 
 def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
 	"""The candidates closest to ``name``, best first (case-insensitive, at most ``n``).
 
-	A candidate that contains the name, or is contained in it, counts as close even when
-	difflib's ratio is low (``send`` for ``slack.sendMessage``).
+	A candidate that is the name with another verb for its act comes first (`same_act`:
+	``postMessage`` for ``sendMessage``). A candidate that contains the name, or is contained in
+	it, counts as close even when difflib's ratio is low (``send`` for ``slack.sendMessage``).
 
 	Args:
 		name: What was written.
@@ -23,7 +62,8 @@ def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
 	lowered = {c.lower(): c for c in pool}
 	key = name.lower()
 	close = difflib.get_close_matches(key, list(lowered), n=n, cutoff=0.6)
-	out = [lowered[c] for c in close]
+	out = same_act(name, pool)[:n]
+	out += [lowered[c] for c in close if lowered[c] not in out][: n - len(out)]
 	if len(out) < n and len(key) >= 3:
 		for low, original in lowered.items():
 			if original not in out and (key in low or low.split(".")[-1] in key):
