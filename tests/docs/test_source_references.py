@@ -41,3 +41,48 @@ def test_every_full_name_in_the_sources_exists() -> None:
 		if not _resolves(ref)
 	)
 	assert not stale, "names that no longer exist:\n" + "\n".join(stale)
+
+
+def _message_strings(path: Path) -> list[tuple[int, str]]:
+	"""The string constants of a module that are not docstrings (what a message or help says)."""
+	import ast
+
+	tree = ast.parse(path.read_text("utf-8"))
+	quiet = {
+		id(node.value)
+		for node in ast.walk(tree)
+		if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+	}
+	return [
+		(node.lineno, node.value)
+		for node in ast.walk(tree)
+		if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in quiet
+	]
+
+
+def test_a_message_names_a_page_by_its_address_and_the_page_exists() -> None:
+	"""What a user reads names a page on the web, not ``docs/guides/x.md`` of a source tree.
+
+	Someone who installed OpenMolt with pip has no ``docs/`` folder: every error, warning and
+	help text names a page through `openmolt_core._support.docs.docs_url`, and every page named
+	exists. Docstrings and comments, read in the source tree, may give the path.
+	"""
+	from openmolt_core._support.docs import DOCS, docs_url
+
+	bare = re.compile(r"(?<![/\w])docs/[\w/-]+\.md")
+	paths = [
+		f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}"
+		for path in ROOT.glob("openmolt_*/src/**/*.py")
+		for line, text in _message_strings(path)
+		if bare.search(text) and "e.g. docs/" not in text  # a tool's example of a repository path
+	]
+	assert not paths, "messages that name a path a pip user does not have:\n" + "\n".join(paths)
+	pages = {
+		page
+		for path in ROOT.glob("openmolt_*/src/**/*.py")
+		for page in re.findall(r"docs_url\(['\"]([^'\"]+)['\"]\)", path.read_text("utf-8"))
+	}
+	assert len(pages) >= 7
+	missing = sorted(page for page in pages if not (ROOT / "docs" / page).is_file())
+	assert not missing, f"pages named that do not exist: {missing}"
+	assert docs_url("cli.md") == DOCS + "cli.md" and DOCS.startswith("https://")

@@ -953,9 +953,12 @@ class Agent:
 		"""
 		backend = self.om.durability
 		if backend is None:
+			from openmolt_core._support.docs import docs_url  # only a message that names a page
+
 			raise ConfigurationError(
 				"agent.start: background runs are durable runs; give OpenMolt(durability=...) "
-				"(docs/guides/durable.md), or call agent.run() in a task group of your own"
+				f"({docs_url('guides/durable.md')}), or call agent.run() in a task group of your "
+				"own"
 			)
 		await self._refresh_tools()
 		state = RunState(user=_user_id(user))

@@ -329,11 +329,13 @@ def warn_trifecta(
 		"allow": "nothing stops its outbound calls after untrusted content "
 		"(taint_policy on_outbound='allow')",
 	}[policy.on_outbound]
+	from openmolt_core._support.docs import docs_url  # only a message that names a page
+
 	message = (
 		f"agent {agent!r} combines private data ({few(held['private'])}), untrusted content "
 		f"({few(held['untrusted'])}) and an outbound channel ({few(held['outbound'])}): content "
 		f"someone else wrote could make it send private data out; {effect}. See "
-		"docs/guides/safety.md; TaintPolicy(warn=False) silences this"
+		f"{docs_url('guides/safety.md')}; TaintPolicy(warn=False) silences this"
 	)
 	if unknown and policy.unknown_labels:
 		message += (

@@ -135,11 +135,12 @@ def check_in_doubt(value: Any, where: str) -> InDoubt | None:
 	"""
 	if value is None or value in get_args(InDoubt):
 		return value  # type: ignore[no-any-return]
+	from openmolt_core._support.docs import docs_url  # only a message that names a page
 	from openmolt_core.errors import ConfigurationError
 
 	raise ConfigurationError(
 		f"{where}: in_doubt must be 'retry', 'ask' or 'fail', got {value!r} (what happens to a "
-		"call found started but not finished after a crash; see docs/guides/durable.md)"
+		f"call found started but not finished after a crash; see {docs_url('guides/durable.md')})"
 	)
 
 

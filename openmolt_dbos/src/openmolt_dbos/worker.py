@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core._support.docs import docs_url
 from openmolt_core.agentfile import CommandParser
 from openmolt_core.errors import ConfigurationError
 from openmolt_dbos._settings import ENV_URL
@@ -357,7 +358,7 @@ async def _runs(ns: argparse.Namespace) -> int:
 					_line(
 						"stranded: no live worker serves the agent version of these runs; keep "
 						"a worker of their definition, --cancel them, or --migrate them (see "
-						"docs/guides/durable.md)"
+						f"{docs_url('guides/durable.md')})"
 					)
 			return 0
 		pending = await om.pending(agent=ns.agent)

@@ -564,10 +564,12 @@ class HTTPProvider:
 		return f"llm_providers['{self.name}']['base_url'] (or {self._base_url_var})"
 
 	def _not_listening(self, model: str) -> ProviderError:
+		from openmolt_core._support.docs import docs_url  # only a message that names a page
+
 		return ProviderError(
 			f"nothing listens at {self.base_url} (the connection failed): start the server, e.g. "
 			f"{self.local_servers}, or fix {self._base_url_setting()} "
-			"(docs/guides/local-models.md)",
+			f"({docs_url('guides/local-models.md')})",
 			provider=self.name,
 			model=model,
 			retryable=True,

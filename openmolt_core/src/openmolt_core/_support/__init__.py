@@ -14,6 +14,7 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
 - `masking`: mask a secret in every spelling it can take (percent-encoded, base64, escaped...).
 - `suggest`: nearest-name hints for error messages.
 - `private`: folders 0700 and files 0600, whatever the umask.
+- `docs`: the address on the web of a documentation page a message names.
 
 This module itself holds the lazy re-exports (`lazy_exports`, PEP 562 module attributes that
 import their module on first access), the one helper ``import openmolt`` needs: the facades

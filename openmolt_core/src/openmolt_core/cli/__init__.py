@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, TextIO
 
+from openmolt_core._support.docs import docs_url
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.cli._voice import FILE_ADVICE as _FILE_ADVICE  # noqa: F401  (tests read it)
@@ -216,7 +217,7 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		"--user",
 		metavar="ID",
 		help="the end user the run acts for: integrations with account 'user' use their "
-		"stored credential (docs/guides/accounts.md)",
+		f"stored credential ({docs_url('guides/accounts.md')})",
 	)
 	parser.add_argument(
 		"-c",

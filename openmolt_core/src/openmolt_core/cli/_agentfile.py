@@ -35,6 +35,7 @@ from pydantic import (
 	field_validator,
 )
 
+from openmolt_core._support.docs import docs_url
 from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 from openmolt_core.cli._typos import AGENT_FILE_SUFFIXES, near_file, no_such_file
 from openmolt_core.errors import ConfigurationError, PluginError
@@ -237,12 +238,12 @@ class AgentFile(_Model):
 		default=None,
 		description="What a run that read untrusted content may still send out: 'approve' "
 		"(default), 'refuse', 'allow', or {onOutbound, onlyTrifecta, untrusted, private, "
-		"outbound, warn} (docs/guides/safety.md).",
+		f"outbound, warn}} ({docs_url('guides/safety.md')}).",
 	)
 	guardrails: list[dict[str, Any]] = Field(
 		default_factory=list,
 		description="Built-in guardrails: {use: pii_redaction | max_size | json_schema | "
-		"prompt_injection, ...options} (docs/guides/guardrails.md).",
+		f"prompt_injection, ...options}} ({docs_url('guides/guardrails.md')}).",
 	)
 	llm_providers: dict[str, dict[str, Any]] = Field(
 		default_factory=dict,
@@ -258,7 +259,7 @@ class AgentFile(_Model):
 		description="Integrations made from OpenAPI documents, by the id the agent uses: "
 		"{id: 'petstore.json'} or {id: {document, tags, operations, baseUrl, allowInternalHosts, "
 		"allowHosts, labels}}; the JSON `openmolt import-openapi --format json` writes is "
-		"accepted too (docs/guides/openapi.md). Keys: OPENMOLT_<ID>_<KEY> or integrations.",
+		f"accepted too ({docs_url('guides/openapi.md')}). Keys: OPENMOLT_<ID>_<KEY> or integrations.",
 	)
 	durability: str | dict[str, Any] | None = Field(
 		default=None,
@@ -272,7 +273,7 @@ class AgentFile(_Model):
 	capabilities: list[str | CapabilitySpec] = Field(
 		default_factory=list,
 		description="Capabilities plugins provide, by name, or {name, options}: behaviour "
-		"attached to the agent's runs (docs/guides/capabilities.md).",
+		f"attached to the agent's runs ({docs_url('guides/capabilities.md')}).",
 	)
 	input: Any = Field(default=None, description="The run's input (--input overrides it).")
 	schedules: list[ScheduleSpec] = Field(

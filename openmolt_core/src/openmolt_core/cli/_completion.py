@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from openmolt_core._support.docs import docs_url
 from openmolt_core.cli._argparse import CommandParser
 
 __all__ = ["main", "options_of", "script", "values_of", "words_of"]
@@ -348,7 +349,7 @@ def main(
 	parser = CommandParser(
 		prog="openmolt completion",
 		description="Print a shell completion script: eval it, or save it where your shell "
-		"loads completions (docs/cli.md).",
+		f"loads completions ({docs_url('cli.md')}).",
 	)
 	parser.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
 	parser.add_argument("--integrations", action="store_true", help=argparse.SUPPRESS)

@@ -16,6 +16,8 @@ import re
 import sys
 from functools import cache
 
+from openmolt_core._support.docs import docs_url
+
 __all__ = ["FILE_ADVICE", "for_the_command", "show_warning"]
 
 FILE_ADVICE = {
@@ -129,7 +131,7 @@ def for_the_command(text: str, *, prompt: bool = False, settings: bool = False) 
 		text = _TWICE.sub(r"\1", text)
 		text = text.replace(
 			"in the agent file silences this",
-			"in an agent file silences this (a -m run has none: write one, docs/cli.md)",
+			f"in an agent file silences this (a -m run has none: write one, {docs_url('cli.md')})",
 		)
 	return text
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._envvars import blank, env_var, key_of_variable
+from openmolt_core._support.docs import docs_url
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Credential, Integration
@@ -408,7 +409,7 @@ def credential_needs(spec: Integration, integration: str | None = None) -> list[
 			notes.append(
 				f"`openmolt auth {iid}` signs in and keeps these keys encrypted in the credential "
 				"store, which agents read after their config and the environment "
-				"(docs/guides/accounts.md)"
+				f"({docs_url('guides/accounts.md')})"
 			)
 		out.append(
 			CredentialNeeds(
