@@ -84,6 +84,72 @@ async def test_a_sqlite_session_held_by_another_process_waits_until_it_lets_go(
 			pass
 
 
+@pytest.mark.parametrize("store", ["sqlite", "sqlalchemy"])
+async def test_clear_removes_the_session_s_lock_file_unless_a_run_holds_it(
+	tmp_path: Path, store: str
+) -> None:
+	"""One empty lock file per session used stayed after ``clear()``; a held one stays."""
+	db = tmp_path / "sessions.db"
+
+	def session(sid: str) -> Any:
+		if store == "sqlite":
+			return SQLiteSession(sid, db)
+		return SQLAlchemySession(sid, f"sqlite:///{db}")
+
+	turns = db.with_name("sessions.db.turns")
+	async with session("s").turn():
+		pass
+	async with session("t").turn():
+		pass
+	assert len(list(turns.iterdir())) == 2
+	await session("s").clear()
+	assert len(list(turns.iterdir())) == 1
+	async with _held_elsewhere(session("t")):
+		await session("t").clear()
+		assert len(list(turns.iterdir())) == 1  # held: kept
+	await session("t").clear()
+	assert list(turns.iterdir()) == []
+	await session("t").clear()  # nothing to remove
+
+
+async def test_a_run_waiting_on_a_lock_file_that_clear_removes_takes_turns_with_the_next(
+	tmp_path: Path,
+) -> None:
+	"""B opened the lock file and waits; A lets go and ``clear()`` removes the file at once; C
+	makes a new file. B, holding the removed file, would run beside C: it checks and retakes."""
+	from openmolt_core.sessions import _drop_turn_file, _turn_file
+
+	db = tmp_path / "sessions.db"
+	inside: list[str] = []
+	overlaps: list[tuple[str, str]] = []
+	a_in, dropped, c_in = anyio.Event(), anyio.Event(), anyio.Event()
+
+	async def run(name: str, after: anyio.Event) -> None:
+		await after.wait()
+		async with SQLiteSession("s", db).turn():
+			if inside:
+				overlaps.append((inside[0], name))
+			inside.append(name)
+			if name == "c":
+				c_in.set()
+			await anyio.sleep(0.3)
+			inside.remove(name)
+
+	async def a() -> None:
+		async with SQLiteSession("s", db).turn():
+			a_in.set()
+			await anyio.sleep(0.1)  # B has opened the file and polls
+		_drop_turn_file(_turn_file(db, "s"))  # before B's next try
+		dropped.set()
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(a)
+		tg.start_soon(run, "b", a_in)
+		tg.start_soon(run, "c", dropped)
+	assert c_in.is_set()
+	assert overlaps == []
+
+
 @asynccontextmanager
 async def _held_elsewhere(session: Any) -> AsyncIterator[None]:
 	"""``session``'s turn held by another task, as another process would hold it (this task's

@@ -318,10 +318,11 @@ class SQLiteSession:
 		return await anyio.to_thread.run_sync(pop)
 
 	async def clear(self) -> None:
-		"""Remove every item of this session (the others in the file stay)."""
+		"""Remove every item of this session (the others in the file stay), and its lock file."""
 		await anyio.to_thread.run_sync(
 			self._run, "DELETE FROM session_items WHERE session_id = ?", [(self.session_id,)]
 		)
+		_drop_turn_file(_turn_file(self.path, self.session_id))
 
 	def turn(self) -> contextlib.AbstractAsyncContextManager[None]:
 		"""Hold this session while one run of it goes on, in every process that shares the file.
@@ -437,23 +438,64 @@ async def _file_turn(path: Path, session_id: str) -> AsyncIterator[None]:
 		return
 	private_dir(path.parent)
 	async with not_held(str(path), session_id):
-		fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+		fd = [os.open(path, os.O_RDWR | os.O_CREAT, 0o600)]
 
 		async def taken() -> bool:
 			try:
-				fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+				fcntl.flock(fd[0], fcntl.LOCK_EX | fcntl.LOCK_NB)
 			except BlockingIOError:
 				return False
-			return True
+			if _same_file(fd[0], path):
+				return True
+			# `clear` removed the file while this run waited on it: the next run locks the
+			# file the path names now, and so must this one.
+			os.close(fd[0])
+			fd[0] = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+			return False
 
 		try:
 			await _until(taken)
 			try:
 				yield
 			finally:
-				fcntl.flock(fd, fcntl.LOCK_UN)
+				fcntl.flock(fd[0], fcntl.LOCK_UN)
 		finally:
-			os.close(fd)
+			os.close(fd[0])
+
+
+def _same_file(fd: int, path: Path) -> bool:
+	"""Whether ``path`` still names the file open at ``fd`` (not removed, not replaced)."""
+	try:
+		named = os.stat(path)
+	except FileNotFoundError:
+		return False
+	held = os.fstat(fd)
+	return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _drop_turn_file(path: Path) -> None:
+	"""Remove a session's lock file (`clear`), unless a run holds it or waits on it.
+
+	Taken first, without waiting: a run in its turn keeps its file (the next `clear` removes
+	it). A run that opened the file before it went checks, once it holds the lock, that the
+	path still names it (`_file_turn`), so two runs never hold two files of one session.
+	"""
+	try:
+		import fcntl
+	except ImportError:  # pragma: no cover - Windows: no lock files
+		return
+	try:
+		fd = os.open(path, os.O_RDWR)
+	except FileNotFoundError:
+		return
+	try:
+		fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+		if _same_file(fd, path):
+			path.unlink()
+	except BlockingIOError:
+		pass  # a run holds it
+	finally:
+		os.close(fd)
 
 
 _ENGINES: dict[str, Any] = {}  # url -> the engine its sessions share
@@ -644,7 +686,7 @@ class SQLAlchemySession:
 		return await anyio.to_thread.run_sync(pop)
 
 	async def clear(self) -> None:
-		"""Remove every item of this session."""
+		"""Remove every item of this session (and on SQLite its lock file, as `SQLiteSession`)."""
 		t = self._table
 
 		def clear() -> None:
@@ -653,6 +695,9 @@ class SQLAlchemySession:
 				conn.execute(t.delete().where(t.c.session_id == self.session_id))
 
 		await anyio.to_thread.run_sync(clear)
+		database = self.engine.url.database
+		if self.engine.dialect.name == "sqlite" and database not in (None, "", ":memory:"):
+			_drop_turn_file(_turn_file(Path(database), self.session_id))
 
 
 # what a run reads and writes -------------------------------------------------------------------
