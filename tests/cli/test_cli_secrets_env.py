@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -906,6 +907,83 @@ async def test_agents_of_one_process_that_read_one_key_share_its_rotated_token(
 	assert b"refresh_token=refresh-1" in sent_second[0]  # the first's new token
 	# each mock numbers its own replies: the second's first new token is refresh-1 too
 	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-1"
+
+
+def _single_use_endpoint(spent: list[str]) -> Any:
+	"""An X token endpoint that refuses a refresh token spent before (as X does) and takes its
+	time, so two refreshes overlap; ``spent`` lists the tokens in the order they came."""
+	import re
+
+	async def token(request: httpx.Request) -> httpx.Response:
+		given = re.search(r"refresh_token=([^&]+)", request.content.decode())
+		assert given is not None
+		if given[1] in spent:
+			return httpx.Response(400, json={"error": "invalid_grant"})
+		spent.append(given[1])
+		await anyio.sleep(0.2)
+		n = len(spent)
+		reply = {"access_token": f"access-{n}", "refresh_token": f"refresh-{n}", "expires_in": 7200}
+		return httpx.Response(200, json=reply)
+
+	return lambda: httpx.AsyncClient(transport=httpx.MockTransport(token))
+
+
+@pytest.mark.anyio
+async def test_runs_sharing_the_key_store_never_spend_one_refresh_token_twice(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Two servers (two processes, or two instances of one) load X's refresh token from the key
+	store and refresh at once: the second waited for the first's lock and spends the new token.
+
+	Both sent the old one before (the second was refused: X's tokens are single-use), and a
+	server that loaded the store before another process rotated the token sent the stale one.
+	"""
+	_x_run(tmp_path, monkeypatch)
+	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "old-refresh")
+	(one := tmp_path / "one").mkdir()
+	(two := tmp_path / "two").mkdir()
+	_, first, _ = _rotating_x(one)
+	_, second, _ = _rotating_x(two)
+	spent: list[str] = []
+	first.http = second.http = _single_use_endpoint(spent)
+	tokens: list[str] = []
+
+	async def use(auth: Any) -> None:
+		tokens.append(await auth.token())
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(use, first)
+		tg.start_soon(use, second)
+	assert spent == ["old-refresh", "refresh-1"]
+	assert sorted(tokens) == ["access-1", "access-2"]
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-2"
+	# Another process rotates the token while this one is loaded: the stale one is never sent.
+	_, third, _ = _rotating_x(tmp_path)
+	third.http = _single_use_endpoint(spent)
+	_keystore.save("OPENMOLT_X_REFRESH_TOKEN", "rotated-elsewhere")
+	assert await third.token() == "access-3"
+	assert spent[-1] == "rotated-elsewhere"
+	assert _keystore.load()["OPENMOLT_X_REFRESH_TOKEN"] == "refresh-3"
+
+
+def test_the_key_store_loses_no_value_written_at_once(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Each change is read, made and written under the store's lock: writers of different
+	variables at once (a rotated token kept while `keys set` stores a key) keep both."""
+	import threading
+
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(tmp_path / "keys.json"))
+	names = [f"OPENMOLT_ACME_KEY_{i}" for i in range(40)]
+	threads = [threading.Thread(target=_keystore.save, args=(n, f"v{n}")) for n in names]
+	for thread in threads:
+		thread.start()
+	for thread in threads:
+		thread.join()
+	assert _keystore.load() == {n: f"v{n}" for n in names}
+	assert repr(_keystore.RefreshTokens({"refreshToken": "OPENMOLT_X_REFRESH_TOKEN"})) == (
+		"RefreshTokens(['OPENMOLT_X_REFRESH_TOKEN'])"
+	)
 
 
 @pytest.mark.anyio

@@ -8,22 +8,31 @@ file all win over it (an agent.py's own config too). The file is JSON,
 created 0600 in a 0700 folder, and narrowed to those modes when it is read (a store copied in, or
 made by an older version, with a wider mode). It is not encrypted: it is as safe as the user's
 account.
+
+Two processes may write it at once (two ``openmolt serve``, a run keeping a rotated token while
+``openmolt keys set`` stores another key): each change is read, made and written under a lock
+file beside it (``.keys.json.lock``), so neither loses the other's. A rotated refresh token is
+kept through `RefreshTokens`, which holds a second lock per credential from reading the token to
+saving the new one: one refresh at a time, on the newest token, across processes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 
 if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["load", "path", "remove", "save", "where_set"]
+__all__ = ["RefreshTokens", "load", "path", "remove", "save", "where_set"]
 
 
 def path() -> Path:
@@ -102,6 +111,50 @@ def _write(values: dict[str, str]) -> Path:
 	return file
 
 
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+	"""Hold an exclusive ``flock`` on the lock file ``.<store>.<name>.lock`` beside the store.
+
+	Without ``fcntl`` (Windows) nothing is locked: one process at a time is the user's care.
+	"""
+	try:
+		import fcntl
+	except ImportError:  # pragma: no cover - Windows
+		yield
+		return
+	from openmolt_core._support.private import FILE_MODE, private_dir
+
+	file = path()
+	private_dir(file.parent, own=not os.environ.get("OPENMOLT_KEYS_FILE"))
+	lock = file.with_name(f".{file.name}.{name}")
+	fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+	try:
+		fcntl.flock(fd, fcntl.LOCK_EX)
+		yield
+	finally:
+		fcntl.flock(fd, fcntl.LOCK_UN)
+		os.close(fd)
+
+
+def _change(variables: Mapping[str, str | None]) -> bool:
+	"""Set (a value) or forget (None) variables, read and written under the store's lock.
+
+	Returns whether the store changed.
+	"""
+	with _locked("lock"):
+		values = load()
+		before = dict(values)
+		for variable, value in variables.items():
+			if value is None:
+				values.pop(variable, None)
+			else:
+				values[variable] = value
+		if values == before:
+			return False
+		_write(values)
+		return True
+
+
 def save(variable: str, value: str) -> Path:
 	"""Store one value under its variable name; returns the store's file.
 
@@ -109,9 +162,8 @@ def save(variable: str, value: str) -> Path:
 		variable: ``OPENMOLT_SLACK_TOKEN``.
 		value: The secret.
 	"""
-	values = load()
-	values[variable] = value
-	return _write(values)
+	_change({variable: value})
+	return path()
 
 
 def remove(variable: str) -> bool:
@@ -120,11 +172,83 @@ def remove(variable: str) -> bool:
 	Args:
 		variable: ``OPENMOLT_SLACK_TOKEN``.
 	"""
-	values = load()
-	if values.pop(variable, None) is None:
-		return False
-	_write(values)
-	return True
+	return _change({variable: None})
+
+
+class RefreshTokens:
+	"""An OAuth2 credential's tokens that the key store gave, as a credential store to refresh through.
+
+	Given to `openmolt_core.integrations.credentials.OAuth2Auth.use_store`: before a refresh the
+	auth takes this credential's lock (a lock file of its own, across processes), reads the
+	store again and uses a refresh token another process saved meanwhile instead of the one it
+	was loaded with (a single-use token, as X's, is refused once spent), then saves the new one
+	before letting go. Only the keys the key store gave are read and written (``variables``):
+	a token from the environment or the agent file stays where it is.
+
+	Args:
+		variables: The camelCase config key to its variable (``refreshToken`` to
+			``OPENMOLT_X_REFRESH_TOKEN``).
+	"""
+
+	__slots__ = ("variables",)
+
+	def __init__(self, variables: Mapping[str, str]) -> None:
+		self.variables = dict(variables)
+
+	def __repr__(self) -> str:
+		return f"RefreshTokens({sorted(self.variables.values())})"  # names only, never values
+
+	def load(self, integration: str, user: str | None = None) -> dict[str, Any] | None:
+		"""The key store's values of this credential's keys, or None when it has none.
+
+		Args:
+			integration: The integration id (one credential per store: not read).
+			user: None (the key store is the operator's).
+		"""
+		stored = load()
+		found = {k: stored[v] for k, v in self.variables.items() if stored.get(v, "").strip()}
+		return found or None
+
+	def save(self, integration: str, config: Mapping[str, Any], user: str | None = None) -> None:
+		"""Keep the new values of this credential's keys (the others of ``config`` are not the store's).
+
+		Args:
+			integration: The integration id.
+			config: The credential's config after a refresh.
+			user: None.
+		"""
+		_change(
+			{
+				variable: str(config[key])
+				for key, variable in self.variables.items()
+				if config.get(key) not in (None, "")
+			}
+		)
+
+	def delete(self, integration: str, user: str | None = None) -> bool:
+		"""Forget this credential's keys; True when one was stored.
+
+		Args:
+			integration: The integration id.
+			user: None.
+		"""
+		return _change(dict.fromkeys(self.variables.values()))
+
+	def entries(self) -> list[tuple[str, str | None]]:
+		"""Nothing is listed: the key store lists variables (``openmolt keys list``)."""
+		return []
+
+	def locked(
+		self, integration: str, user: str | None = None
+	) -> contextlib.AbstractContextManager[None]:
+		"""Hold this credential's lock across processes, from reading the token to saving the new one.
+
+		Args:
+			integration: The integration id.
+			user: None.
+		"""
+		names = "\0".join(sorted(self.variables.values()))
+		return _locked(hashlib.sha256(names.encode()).hexdigest()[:16] + ".lock")
 
 
 def where_set() -> dict[str, str]:

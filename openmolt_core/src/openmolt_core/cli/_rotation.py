@@ -1,13 +1,15 @@
 """Refresh tokens a service replaces during a command's run: kept in the key store, or said.
 
 Some services send a new refresh token with each refresh and refuse the old one from then on
-(X's are single-use). A run of the command whose refresh token came from its key store
-(``openmolt keys set``) keeps the new one there, so the next run has it. One from the
-environment, a ``.env`` file or the agent file cannot be rewritten: the run says so once, naming
-where it came from and how to let the command keep tokens (``openmolt auth ID``, whose credential
-store is kept current by every refresh). Values are never shown. The other agents of the
-process that read the same key (``openmolt serve`` builds an instance per agent file) take the
-new token too: the old one is refused from then on.
+(X's are single-use). A credential whose refresh token came from the key store (``openmolt keys
+set``) refreshes through it (`openmolt_core.cli._keystore.RefreshTokens`): under a lock shared by
+every process, it reads the newest token, spends it, and keeps the new one there, so two
+``openmolt serve`` processes (or a run and a server) never spend one token twice and the next run
+has it. One from the environment, a ``.env`` file or the agent file cannot be rewritten: the run
+says so once, naming where it came from and how to let the command keep tokens (``openmolt auth
+ID``, whose credential store is kept current by every refresh). Values are never shown. The other
+agents of the process that read the same variable (``openmolt serve`` builds an instance per agent
+file) take the new token too: the old one is refused from then on.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def watch_refresh_tokens(
 		keys: Where each of its keys came from (`openmolt_core.cli._keys.resolve_keys`).
 		say: Prints a warning line for the user (never a value).
 	"""
+	from openmolt_core.cli._keys import KEY_STORE
 	from openmolt_core.integrations.credentials import OAuth2Auth
 
 	reports = {report.owner: report for report in keys if report.source is not None}
@@ -46,6 +49,17 @@ def watch_refresh_tokens(
 		report = reports.get(f"integrations.{iid}.refreshToken")
 		if report is None:
 			continue  # given by Python code (its on_token_refresh keeps it) or not at all
+		if (report.source or "").startswith(f"{KEY_STORE} "):
+			from openmolt_core.cli._keystore import RefreshTokens
+
+			stored = {  # the token keys the key store gave: the others are not its to replace
+				key: found.variable
+				for key in ("refreshToken", "accessToken", "expiryDate")
+				if (found := reports.get(f"integrations.{iid}.{key}"))
+				and (found.source or "").startswith(f"{KEY_STORE} ")
+			}
+			auth.use_store(RefreshTokens(stored), iid, keys=frozenset(stored))
+			continue
 		old = str(auth.config.get("refreshToken") or "")  # camelCase always (oauth2_config)
 		rotation = _Rotation(iid, report, old, say, auth)
 		_SHARING.setdefault(report.variable, weakref.WeakSet()).add(rotation)
@@ -87,11 +101,7 @@ class _Rotation:
 		self.auth.config = config
 
 	async def refreshed(self, config: dict[str, Any]) -> None:
-		"""After a refresh: keep a new refresh token in the key store, or say it once."""
-		import anyio.to_thread
-
-		from openmolt_core.cli._keys import KEY_STORE
-
+		"""After a refresh: give a new refresh token to the others of the process, and say it once."""
 		new = str(config.get("refreshToken") or "")
 		if not new or new == self.token:
 			return  # the service kept the refresh token (Google): nothing to keep
@@ -100,11 +110,6 @@ class _Rotation:
 			if other is not self:
 				other.adopt(old, new)
 		source = self.report.source or ""
-		if source.startswith(f"{KEY_STORE} "):
-			from openmolt_core.cli import _keystore
-
-			await anyio.to_thread.run_sync(_keystore.save, self.report.variable, new)
-			return
 		if self.said:
 			return
 		self.said = True
