@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from openmolt import HumanInputUnavailable, InMemorySession, OpenMolt, RunState
+from openmolt import HumanInputUnavailable, InMemorySession, OpenMolt, RunState, SQLiteSession
 from openmolt_core.testing import ScriptedModel, ask_human, finish, update_memory
 
 pytestmark = pytest.mark.anyio
@@ -122,3 +125,100 @@ async def test_durable_runs_of_a_shared_store_take_turns(url: str, tmp_path: Pat
 		"second question",
 		"two",
 	]
+
+
+async def _waited(path: Path) -> None:
+	"""Wait for the other process to make ``path`` (polled in a thread: the file is its word)."""
+
+	def wait() -> None:
+		deadline = time.monotonic() + 90
+		while not path.exists():
+			assert time.monotonic() < deadline, f"{path.name} never appeared"
+			time.sleep(0.05)
+
+	await anyio.to_thread.run_sync(wait)
+
+
+@pytest.mark.timeout(180)
+async def test_a_turn_whose_caller_died_is_appended_by_the_session_s_next_run(
+	url: str, tmp_path: Path, spawn: Any
+) -> None:
+	"""The caller's process is killed while its durable run is in a tool; another process takes
+	the run over and finishes it, and the session's next run finds the turn and appends it.
+
+	The turn was appended by the caller only: it was lost, and the next run read a conversation
+	without the question or its answer.
+	"""
+	from session_agent import build, durability
+
+	db, held = tmp_path / "sessions.db", tmp_path / "held"
+	caller = spawn(["session_agent.py", url, str(db), str(held)], name="caller")
+	await _waited(held)
+	caller.kill()
+	[pending] = [i for i in await SQLiteSession("guest", db).get_items()]
+	assert pending["role"] == "pending" and pending["content"] == "buy tea"
+	model = ScriptedModel(
+		[
+			finish("bought", human_message="Tea bought."),
+			finish("more", human_message="Milk too."),
+			finish("no", human_message="No."),
+		]
+	)
+	om = OpenMolt(durability=durability(url, "w2"), entry_points=False)
+	agent = build(om, model)
+	try:
+		await om.durability.start()  # type: ignore[union-attr]
+		with anyio.fail_after(90):  # w2 takes the dead worker's run over and finishes it
+			done = await om.durability.result(pending["run_id"])  # type: ignore[union-attr]
+		assert done.status == "success" and done.human_message == "Tea bought."
+		assert [i["role"] for i in await SQLiteSession("guest", db).get_items()] == ["pending"]
+		after = await agent.run("and milk?", session=SQLiteSession("guest", db))
+		again = await agent.run("anything else?", session=SQLiteSession("guest", db))
+	finally:
+		await om.aclose()
+	assert after.status == again.status == "success"
+	turn = json.loads(model.requests[-2].messages[0].content)
+	assert [e["content"] for e in turn["earlier"]] == ["buy tea", "Tea bought."]
+	items = await SQLiteSession("guest", db).get_items()
+	assert [(i["role"], i.get("content")) for i in items if i["role"] != "pending"] == [
+		("user", "buy tea"),
+		("agent", "Tea bought."),
+		("user", "and milk?"),
+		("agent", "Milk too."),
+		("user", "anything else?"),
+		("agent", "No."),
+	]  # the recovered turn once, in its place
+
+
+async def test_a_parked_turn_answered_outside_the_session_gets_its_reply_appended(
+	url: str,
+) -> None:
+	"""A durable session turn parks on a question, and the answer comes through
+	``om.durability.answer`` (a chat, another process): nobody appended the run's reply; the
+	session's next run does, once, and a turn that ended in place is never appended twice."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			[ask_human("which size?")],
+			[finish("two", human_message="A mug, size M.")],
+			[finish("three", human_message="Yes.")],
+			[finish("four", human_message="Done.")],
+		]
+	)
+	agent = om.create_agent(name="Host", model=model, on_human_input_request=_later)
+	session = InMemorySession("guest")
+	try:
+		parked = await agent.run("buy a mug", session=session)
+		assert parked.status == "human_input_required"
+		await om.durability.answer(parked.state.run_id, "M")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			done = await om.durability.result(parked.state.run_id)  # type: ignore[union-attr]
+		assert done.status == "success"
+		await agent.run("is that all?", session=session)
+		await agent.run("thanks", session=session)
+	finally:
+		await om.aclose()
+	turn = json.loads(model.requests[-2].messages[0].content)
+	assert [e["content"] for e in turn["earlier"]] == ["buy a mug", "which size?", "A mug, size M."]
+	last = json.loads(model.requests[-1].messages[0].content)
+	assert [e["content"] for e in last["earlier"]].count("A mug, size M.") == 1

@@ -12,7 +12,12 @@ them. Items are JSON dicts; ``role`` says which kind:
 - ``{"role": "memory", "content": text, "run_id", "tainted"?}``: the session's short-term memory
   after a run (the latest one counts);
 - ``{"role": "summary", "content": text, "through": n, "tainted"?}``: the first ``n`` items, summarised
-  (empty content: they were dropped), written when the history grew past its budget.
+  (empty content: they were dropped), written when the history grew past its budget;
+- ``{"role": "pending", "run_id", "content"?, "asked", "new", "tainted"?}``: a durable run's turn
+  under way, written as it starts (never shown to a model). A durable run goes on where its
+  caller cannot follow (the caller's process died, and another one recovered the run; an answer
+  came through ``om.durability.answer``): the next run of the session finds its turn missing,
+  asks the durable backend for the run's result and appends the turn then (`SessionRun.open`).
 
 How the earlier turns reach the model (`history_of`): under ``"earlier"`` in the first user turn,
 right after the agent's instructions and tools and before its memory and input, as the latest
@@ -68,9 +73,10 @@ from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory, not_held
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.conversation import Session, SharedSession
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.llm import Attachment, Message, ModelRequest
 from openmolt_core.prompt import dumps
+from openmolt_core.result import PARKED_STATUSES
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -98,8 +104,9 @@ log: logging.Logger = logging.getLogger("openmolt")
 ENV_VAR = "OPENMOLT_SESSIONS"
 """The environment variable naming the CLI's and ``openmolt serve``'s session file."""
 
-ROLES = ("user", "agent", "memory", "summary")
+ROLES = ("user", "agent", "memory", "summary", "pending")
 """The kinds of session items."""
+
 
 SUMMARY_PROMPT = """\
 You summarise the earlier turns of a conversation between people and an AI agent so it can go \
@@ -963,15 +970,130 @@ class SessionRun:
 	async def open(self, state: RunState) -> SessionHistory:
 		"""Read the session for a new run; a tainted history taints ``state``.
 
+		The turns of durable runs that went on elsewhere are appended first (`reconcile`).
+
 		Args:
 			state: The new run's state (no messages yet).
 		"""
 		self.new = True
+		await self.reconcile()
 		past = await read_history(self.agent, self.session, state)
 		if past.tainted and not state.tainted:
 			session = f"session:{self.session.session_id}"
 			state.taint.append({"call": "session", "tool": session, "step": 0})
 		return past
+
+	async def ahead(self, state: RunState, *, asked: Any, asked_tainted: bool) -> None:
+		"""Write that a durable run's turn is under way (a ``pending`` item), before it is driven.
+
+		A durable run may end where its caller cannot append its turn (the caller died and
+		another process recovered the run): the item lets the next run of the session find the
+		turn missing and append it from the run's result (`reconcile`). A run of an instance
+		without durability ends with its caller: nothing is written. A store that fails is
+		logged, not raised.
+
+		Args:
+			state: The run's state (its id).
+			asked: The run's input, or the answer that resumed it; None for no user turn.
+			asked_tainted: Whether someone untrusted wrote ``asked``.
+		"""
+		agent = self.agent
+		if agent.om.durability is None:
+			return
+		item: dict[str, Any] = {
+			"role": "pending",
+			"run_id": state.run_id,
+			"asked": asked is not None,
+			"new": self.new,
+		}
+		if asked is not None:
+			item["content"] = agent._redactor.deep(_plain(asked))
+		if asked_tainted:
+			item["tainted"] = True
+		try:
+			await self.session.add_items([item])
+		except Exception as exc:
+			self._failed(state.run_id, exc)
+
+	async def reconcile(self) -> None:
+		"""Append the turns of durable runs that ended without their caller (see `ahead`).
+
+		For each ``pending`` item not yet summarised whose run has no final reply after it, the
+		durable backend is asked for the run's result, without waiting: a run still going (or
+		parked as the session already says) is left for a later turn; one that ended gets its
+		turn appended now (after the turns since, which were asked later). A backend that fails
+		is logged, never raised: the run reads the session as it is.
+		"""
+		backend = self.agent.om.durability
+		if backend is None:
+			return
+		items = _valid(await self.session.get_items())
+		start, _ = _start(items)
+		latest: dict[str, int] = {}  # run id: its latest pending item
+		for index in range(start, len(items)):
+			if items[index]["role"] == "pending":
+				latest[str(items[index].get("run_id"))] = index
+		added: list[dict[str, Any]] = []
+		for run_id, index in latest.items():
+			replies = [
+				i
+				for i in items[index + 1 :]
+				if i["role"] == "agent" and str(i.get("run_id")) == run_id
+			]
+			if replies and replies[-1].get("status") not in PARKED_STATUSES:
+				continue  # its turn is there
+			result = await self._ended(backend, run_id)
+			if result is None or (
+				replies
+				and result.status in PARKED_STATUSES
+				and replies[-1].get("status") == result.status
+			):
+				continue  # still going, or parked as the session says
+			marker = items[index]
+			asked = marker.get("content") if marker.get("asked") and not replies else None
+			messages = result.state.messages
+			added += items_after(
+				self.agent,
+				result,
+				asked=asked,
+				asked_tainted=bool(marker.get("tainted")) and not replies,
+				memory_before=history_of(items[:index]).memory
+				or "",  # its notes if it changed them
+				attachments=messages[0].attachments
+				if asked is not None and marker.get("new") and messages
+				else (),
+			)
+		if added:
+			try:
+				await self.session.add_items(added)
+			except Exception as exc:
+				self._failed("of runs that ended elsewhere", exc)
+
+	async def _ended(self, backend: Any, run_id: str) -> RunResult | None:
+		"""A durable run's result if it has one now (a failed run's too), else None."""
+		try:
+			found: RunResult | None = await backend.result(run_id, wait=False)
+		except RunError as exc:
+			return exc.result
+		except Exception as exc:  # an unknown run (its store was reset), an engine down
+			log.warning(
+				"%s: session %s: the result of run %s could not be read: %s",
+				self.agent.name,
+				self.session.session_id,
+				run_id,
+				self.agent._redactor(f"{type(exc).__name__}: {exc}"),
+			)
+			return None
+		return found
+
+	def _failed(self, run_id: str, exc: Exception) -> None:
+		log.warning(
+			"%s: the turn of run %s could not be added to session %s: %s",
+			self.agent.name,
+			run_id,
+			self.session.session_id,
+			self.agent._redactor(f"{type(exc).__name__}: {exc}"),
+		)
 
 	async def close(
 		self, result: RunResult, *, asked: Any, asked_tainted: bool, memory_before: str
@@ -998,10 +1120,4 @@ class SessionRun:
 		try:
 			await self.session.add_items(items)
 		except Exception as exc:
-			log.warning(
-				"%s: the turn of run %s could not be added to session %s: %s",
-				agent.name,
-				result.state.run_id,
-				self.session.session_id,
-				agent._redactor(f"{type(exc).__name__}: {exc}"),
-			)
+			self._failed(result.state.run_id, exc)

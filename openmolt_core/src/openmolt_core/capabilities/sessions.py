@@ -75,7 +75,10 @@ class RunConversation(Protocol):
 
 	Made per run (a session belongs to a run, not to an agent); `Sessions` calls `open` once for a
 	new run, never for a resumed one, and `close` once when the run returns, parks, or fails with
-	a result.
+	a result. A conversation may also have ``ahead(state, *, asked, asked_tainted)``, awaited
+	just before the run is driven (new or resumed): `openmolt_core.sessions.SessionRun` writes
+	there that a durable run's turn is under way, so that a turn its caller never appends (the
+	run went on in another process) is appended by the session's next run.
 	"""
 
 	async def open(self, state: RunState) -> SessionHistory:
@@ -296,6 +299,9 @@ class SessionTurn:
 			memory_before=state.memory.get("shortTerm") or "",  # as the run starts or resumes
 		)
 		state.ext[SESSION_KEY] = self._session_id  # saved with the run: its notes are its session's
+		ahead = getattr(self._conversation, "ahead", None)  # a durable run's turn under way
+		if ahead is not None:
+			await ahead(state, asked=asked, asked_tainted=self._asked_tainted)
 		try:
 			result = await run
 		except RunError as exc:
