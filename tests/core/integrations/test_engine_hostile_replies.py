@@ -275,6 +275,7 @@ async def test_an_endless_reply_to_the_code_exchange_fails_within_a_bound() -> N
 			consent,
 			client=client,
 			integration="svc",
+			guard=None,
 		)
 	assert endless.sent <= MAX_TOKEN_REPLY_BYTES + 2 * 65536
 

@@ -216,7 +216,9 @@ async def test_a_wrong_verifier_is_refused_and_the_message_holds_no_secret(
 	wrong = Consent(consent.url, consent.state, "x" * 64, consent.redirect_uri, consent.scopes)
 	async with httpx.AsyncClient(trust_env=False) as client:
 		with pytest.raises(ToolError, match="PKCE failed") as info:
-			await exchange_code(credential, CONFIG, code, wrong, client=client, integration="mail")
+			await exchange_code(
+				credential, CONFIG, code, wrong, client=client, integration="mail", guard=None
+			)
 	text = str(info.value)
 	assert code not in text and SECRET not in text and "x" * 64 not in text
 	assert "Consent(" in repr(consent) and consent.verifier not in repr(consent)  # type: ignore[operator]

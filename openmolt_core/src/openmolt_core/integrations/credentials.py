@@ -64,6 +64,7 @@ __all__ = [
 	"either_keys",
 	"make_auth",
 	"oauth2_config",
+	"oauth_guard",
 	"render_value",
 	"revoked",
 	"token_reply",
@@ -565,9 +566,7 @@ class OAuth2Auth(httpx.Auth):
 				request = client.build_request("POST", token_url, json=form, headers=headers)
 			else:
 				request = client.build_request("POST", token_url, data=form, headers=headers)
-			if self.guard is not None:
-				request = await self.guard(request)
-			response, body = await token_reply(client, request)
+			response, body = await token_reply(client, request, guard=self.guard)
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh failed ({type(exc).__name__})",
@@ -652,14 +651,37 @@ def revoked(error: ToolError) -> bool:
 	return isinstance(error.details, dict) and error.details.get("error") == "invalid_grant"
 
 
+def oauth_guard(integration: Integration, config: Mapping[str, Any]) -> SsrfGuard | None:
+	"""The SSRF guard of an integration's OAuth2 requests (code exchange, device flow, refresh).
+
+	An integration whose API setup sets ``guard_every_request`` (an OpenAPI import: a document
+	chose its URLs, its token and device URLs among them) has every OAuth2 request checked as
+	its calls are, allowing the internal hosts its setup and its config allow
+	(``allowInternalHosts``); a built-in integration's token URL is its author's (None).
+
+	Args:
+		integration: The integration.
+		config: Its config (the operator's or the agent's).
+	"""
+	setup = integration.api_setup
+	if not setup.guard_every_request:
+		return None
+	allowed = internal_hosts(EngineConfig.of(config).allow_internal_hosts)
+	return SsrfGuard(internal=internal_hosts(setup.allow_internal_hosts) + allowed)
+
+
 async def token_reply(
-	client: httpx.AsyncClient, request: httpx.Request
+	client: httpx.AsyncClient, request: httpx.Request, *, guard: SsrfGuard | None
 ) -> tuple[httpx.Response, Any]:
 	"""Send a request to an OAuth2 endpoint and read its JSON reply, at most `MAX_TOKEN_REPLY_BYTES`.
+
+	Every OAuth2 request goes through here, so none can skip the guard: the caller names it
+	(`oauth_guard`), or says None.
 
 	Args:
 		client: The shared client.
 		request: The token (or device authorization) request.
+		guard: The SSRF guard the request goes through first (`oauth_guard`); None: none.
 
 	Returns:
 		The response (closed) and its decoded JSON body.
@@ -669,6 +691,8 @@ async def token_reply(
 		httpx.HTTPError: The request failed.
 		ValueError: The reply is not JSON.
 	"""
+	if guard is not None:
+		request = await guard(request)
 	request.headers["Accept-Encoding"] = ACCEPT_ENCODING
 	response = await client.send(request, stream=True)
 	return response, json.loads(await read_body(response, MAX_TOKEN_REPLY_BYTES))
@@ -721,11 +745,7 @@ def make_auth(
 	if isinstance(credential, BasicCredential):
 		return _BasicAuth(credential, config, iid)
 	if isinstance(credential, OAuth2Credential):
-		guard = None
-		setup = integration.api_setup
-		if setup.guard_every_request:
-			allowed = internal_hosts(EngineConfig.of(config).allow_internal_hosts)
-			guard = SsrfGuard(internal=internal_hosts(setup.allow_internal_hosts) + allowed)
+		guard = oauth_guard(integration, config)
 		return OAuth2Auth(
 			credential, config, iid, on_token_refresh=on_token_refresh, http=http, guard=guard
 		)

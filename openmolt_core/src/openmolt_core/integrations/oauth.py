@@ -34,10 +34,12 @@ from openmolt_core.integrations.credentials import (
 	_value,
 	authorization_url,
 	oauth2_config,
+	oauth_guard,
 	token_reply,
 )
 
 if TYPE_CHECKING:
+	from openmolt_core.integrations._ssrf import SsrfGuard
 	from openmolt_core.integrations.model import Integration, OAuth2Credential
 
 __all__ = [
@@ -289,6 +291,7 @@ async def device_authorize(
 			"--device), or use --no-browser on a remote machine"
 		)
 	cfg = oauth2_config(config)
+	guard = oauth_guard(spec, cfg)  # a document's device and token URLs are checked
 	client_id = _value(credential.client_id, cfg, "clientId")
 	secret = _value(credential.client_secret, cfg, "clientSecret")
 	if not client_id:
@@ -304,7 +307,9 @@ async def device_authorize(
 	token_url = _value(credential.token_url, cfg, "tokenUrl")
 	try:
 		answer, start = await token_reply(
-			client, client.build_request("POST", device_url, data=form, headers=headers)
+			client,
+			client.build_request("POST", device_url, data=form, headers=headers),
+			guard=guard,
 		)
 	except (httpx.HTTPError, ValueError) as exc:
 		raise ToolError(
@@ -339,7 +344,9 @@ async def device_authorize(
 		await wait(interval)
 		try:
 			response, body = await token_reply(
-				client, client.build_request("POST", token_url, data=poll, headers=headers)
+				client,
+				client.build_request("POST", token_url, data=poll, headers=headers),
+				guard=guard,
 			)
 		except (httpx.HTTPError, ValueError) as exc:
 			raise ToolError(
@@ -369,6 +376,7 @@ async def exchange_code(
 	*,
 	client: httpx.AsyncClient,
 	integration: str,
+	guard: SsrfGuard | None,
 ) -> dict[str, Any]:
 	"""Exchange an authorization code for tokens at the credential's token URL.
 
@@ -379,6 +387,7 @@ async def exchange_code(
 		consent: The attempt (its redirect and PKCE verifier).
 		client: The HTTP client to send with.
 		integration: The id, for messages.
+		guard: The integration's SSRF guard of OAuth2 requests (`oauth_guard`); None: none.
 
 	Returns:
 		``accessToken``, ``refreshToken`` and ``expiryDate`` when given, plus the client id and
@@ -414,7 +423,7 @@ async def exchange_code(
 			request = client.build_request("POST", token_url, json=form, headers=headers)
 		else:
 			request = client.build_request("POST", token_url, data=form, headers=headers)
-		response, body = await token_reply(client, request)
+		response, body = await token_reply(client, request, guard=guard)
 	except (httpx.HTTPError, ValueError) as exc:
 		raise ToolError(
 			f"{integration}: the token exchange failed ({type(exc).__name__})", retryable=True
@@ -612,7 +621,13 @@ async def authorize(
 			receiver.close()
 	code = code_from_redirect(answer, consent.state)
 	tokens = await exchange_code(
-		credential, config, code, consent, client=client, integration=integration
+		credential,
+		config,
+		code,
+		consent,
+		client=client,
+		integration=integration,
+		guard=oauth_guard(spec, oauth2_config(config)),
 	)
 	return _with_config(config, tokens)
 
