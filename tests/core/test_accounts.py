@@ -730,3 +730,88 @@ async def test_a_users_record_never_sets_the_engines_own_keys(
 	assert context.config.get("allowInternalHosts") == ["10.1.1.1"]  # the operator's
 	assert "allow_private" not in context.config
 	await om.aclose()
+
+
+async def test_a_host_a_users_record_names_is_checked_from_the_first_request(
+	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A user's record gives a setup key the URL reads (their shop, their self-hosted server):
+	that host is the user's, not the application's, so the first request's address is checked
+	too (it was sent unchecked: an end user reached the operator's internal network), and a
+	token URL the record names is checked as well."""
+	from openmolt_core import OpenMolt
+	from openmolt_core.integrations import (
+		ApiSetup,
+		BearerCredential,
+		HttpTool,
+		Integration,
+		OAuth2Credential,
+		_ssrf,
+	)
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return ["127.0.0.1"] if host.endswith(".inside.example") else ["93.184.215.14"]
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	reached: list[str] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		reached.append(str(request.url))
+		return httpx.Response(200, json={"access_token": "at-1", "me": "x"})
+
+	hosted = Integration(
+		id="hosted",
+		name="Hosted",
+		api_setup=ApiSetup(base_url="https://{{ config.host }}"),
+		credential_setup=[
+			BearerCredential(headers={"Authorization": "Bearer {{ config.apiKey }}"})
+		],
+		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
+	)
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		credential_store=store,
+		integrations={"hosted": {"host": "api.public.example"}},
+	)
+	om.register_integration("hosted", hosted)
+	store.save("hosted", {"apiKey": "sk-mal-1111111", "host": "admin.inside.example"}, user="mal")
+	store.save("hosted", {"apiKey": "sk-ivy-1111111", "host": "ivy.public.example"}, user="ivy")
+	model = ScriptedModel(
+		[call_tool("hosted.me"), finish(result="a"), call_tool("hosted.me"), finish(result="b")]
+	)
+	agent = om.create_agent(
+		name="a", model=model, integrations=[{"integration": "hosted", "account": "user"}]
+	)
+	assert (await agent.run("go", user="mal")).ok
+	error = json.loads(model.requests[1].messages[-1].content)["results"][0]["error"]
+	assert "non-public address" in error
+	assert (await agent.run("go", user="ivy")).ok
+	assert len(reached) == 1 and "93.184.215.14" in reached[0]  # ivy's, pinned to its address
+	# An OAuth2 token URL read from the user's record is checked too.
+	oauth = Integration(
+		id="hosted2",
+		name="Hosted2",
+		api_setup=ApiSetup(base_url="https://api.public.example"),
+		credential_setup=[
+			OAuth2Credential(
+				type="oauth2",
+				token_url="https://{{ config.host }}/token",
+				refresh_token="{{ config.refreshToken }}",
+			)
+		],
+		tools=[HttpTool(handle="me", description="who am I", endpoint="/me")],
+	)
+	om.register_integration("hosted2", oauth)
+	store.save(
+		"hosted2", {"refreshToken": "rt-mal-1234567", "host": "sso.inside.example"}, user="mal"
+	)
+	agent2 = om.create_agent(
+		name="b",
+		model=ScriptedModel([call_tool("hosted2.me"), finish(result="a")]),
+		integrations=[{"integration": "hosted2", "account": "user"}],
+	)
+	before = len(reached)
+	await agent2.run("go", user="mal")
+	assert len(reached) == before  # the refresh never left
+	await om.aclose()

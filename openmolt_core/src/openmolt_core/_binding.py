@@ -377,6 +377,7 @@ def for_call(
 		c.extras,
 		run,
 		c.retry,
+		c.config_from_user,
 	)
 
 

@@ -35,6 +35,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets as random_bytes  # `secrets` names the instance's secret set below
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -427,6 +428,7 @@ class Accounts:
 			ConfigurationError: The service refused, or the state is forged, stale or missing.
 			ToolError: The code exchange failed.
 		"""
+		from openmolt_core.integrations.credentials import oauth_guard
 		from openmolt_core.integrations.oauth import (
 			Consent,
 			code_from_redirect,
@@ -471,7 +473,13 @@ class Accounts:
 		if credential.pkce == "unsupported":
 			consent = dataclasses.replace(consent, verifier=None)
 		tokens = await exchange_code(
-			credential, config, code, consent, client=self.http(), integration=integration
+			credential,
+			config,
+			code,
+			consent,
+			client=self.http(),
+			integration=integration,
+			guard=oauth_guard(spec, config),
 		)
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
 		self.secrets.add(*secret_values(tokens))
@@ -624,6 +632,15 @@ class UserAccounts:
 		http = base.http or self.accounts.http
 		auth = make_auth(self.spec, self.credential, config, on_token_refresh=learned, http=http)
 		if isinstance(auth, OAuth2Auth):
+			if auth.guard is None and _reads(
+				auth.credential.token_url, _setup_keys(stored, self.credential)
+			):
+				# A token URL read from the user's record is theirs: its address is checked.
+				from openmolt_core.integrations.http import guard_for
+
+				auth.guard = guard_for(
+					dataclasses.replace(base, config=config), self.spec.api_setup
+				)
 			store = self.accounts.store()
 			if store is not None:
 				auth.use_store(store, self.integration, user, keys=frozenset(stored))
@@ -719,7 +736,40 @@ class UserAccounts:
 		config = self._config(base.config, stored)
 		auth = self._auth(base, user, stored) if base.auth is not None else None
 		redact = base.redact | frozenset(secret_values(config))
-		return dataclasses.replace(base, config=config, auth=auth, redact=redact)
+		# A setup key of the user's record (their shop, their server) may name the host the
+		# calls go to: the engine checks the first request's address too.
+		chosen = bool(_setup_keys(stored, self.credential))
+		return dataclasses.replace(
+			base, config=config, auth=auth, redact=redact, config_from_user=chosen
+		)
+
+
+def _setup_keys(stored: Mapping[str, Any], credential: Credential | None) -> set[str]:
+	"""The keys of a user's record that are no credential: setup keys (a shop, a host, a region).
+
+	Not the bookkeeping, the engine's keys (dropped), the OAuth2 tokens and client keys, or a
+	key the credential signs with (a header's, a query parameter's, a password's template reads
+	it); a key its URLs read (a token URL's shop) is a setup key.
+
+	Args:
+		stored: The user's record.
+		credential: The credential the binding signs with (None: none).
+	"""
+	from openmolt_core.integrations.config import ENGINE_KEYS
+	from openmolt_core.integrations.credentials import OAUTH2_CONFIG_KEYS
+
+	signed: set[str] = {*OAUTH2_CONFIG_KEYS, *OAUTH2_CONFIG_KEYS.values()}
+	if credential is not None:
+		fields = credential.model_dump(exclude={"token_url", "auth_url", "device_url"})
+		signed |= set(re.findall(r"config\.([A-Za-z_$][\w$]*)", json.dumps(fields, default=str)))
+	return {k for k in stored if k not in _BOOKKEEPING and k not in ENGINE_KEYS and k not in signed}
+
+
+def _reads(template: str | None, keys: set[str]) -> bool:
+	"""Whether a credential template (a token URL) reads one of ``keys`` from the config."""
+	return bool(template) and any(
+		re.search(rf"config\.{re.escape(k)}\b", str(template)) for k in keys
+	)
 
 
 # events ---------------------------------------------------------------------------------------

@@ -189,6 +189,10 @@ class ToolContext:
 		run: The run making this call (set per call by the loop); `call_id` derives from it.
 		retry: The instance's retry policy for HTTP calls (a `Retries`: the instance's
 			`openmolt_core.retry.RetryPolicy`; None: the default one).
+		config_from_user: The config holds an end user's stored record
+			(`openmolt_core.accounts`): a host it names is theirs, not the application's, so
+			the HTTP engine checks the first request's address too (SSRF guard), as it does a
+			host the model or a document chose.
 	"""
 
 	agent: str
@@ -202,6 +206,7 @@ class ToolContext:
 	extras: dict[str, Any] = field(default_factory=dict)
 	run: CallingRun | None = None
 	retry: Retries | None = None
+	config_from_user: bool = False
 
 	def __repr__(self) -> str:
 		# The config holds secrets: only its keys are shown, never its values.

@@ -644,7 +644,9 @@ async def execute_http_tool(
 			follow_redirects=bool(tool.follow_redirects),
 			credentialed=context.auth is not None or bool(context.redact),
 			guard=guard_for(context, setup),
-			guard_first=setup.guard_every_request or host_from_input(tool, setup),
+			guard_first=setup.guard_every_request
+			or context.config_from_user
+			or host_from_input(tool, setup),
 			strip_credentials=redact.secrets
 			if tool.follow_redirects == "without-credentials"
 			else None,
