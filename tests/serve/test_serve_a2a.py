@@ -45,6 +45,7 @@ from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from starlette.applications import Starlette
 
 from openmolt import OpenMolt
+from openmolt_core.errors import ToolError
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.tools import ToolContext, tool
@@ -625,3 +626,91 @@ async def test_an_answer_with_files_and_data_passes_them_on_to_the_run() -> None
 	stored = await om.files.open(ref.group(0))
 	assert stored.data == PNG and stored.media_type == "image/png"
 	await om.aclose()
+
+
+def _card_naming(interface: str) -> bytes:
+	"""An agent card (served by the host the application named) whose interface is elsewhere."""
+	from google.protobuf.json_format import MessageToJson
+
+	card = AgentCard(
+		name="Elsewhere",
+		description="d",
+		version="1.0.0",
+		supported_interfaces=[
+			AgentInterface(url=interface, protocol_binding="JSONRPC", protocol_version="1.0")
+		],
+		capabilities=AgentCapabilities(streaming=False),
+		default_input_modes=["text/plain"],
+		default_output_modes=["text/plain"],
+	)
+	return MessageToJson(card).encode()
+
+
+@pytest.mark.parametrize(
+	"interface",
+	[
+		"http://127.0.0.1:8931/admin/rpc",
+		"http://169.254.169.254/latest/rpc",
+		"http://[::ffff:127.0.0.1]:8931/rpc",
+		"http://inside.example/rpc",  # a name resolving to a private address
+	],
+)
+async def test_an_agent_card_cannot_send_the_call_to_an_internal_address(
+	interface: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The card is the remote's word: the interface URL it names was reached unchecked, with the
+	application's bearer token. Another origin is checked by the SSRF guard now: refused."""
+	from openmolt_core.integrations import _ssrf
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return ["10.0.0.7"] if host == "inside.example" else ["93.184.215.14"]
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	sent: list[httpx.Request] = []
+
+	def network(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		if request.url.host == "agent.example":
+			return httpx.Response(200, content=_card_naming(interface))
+		return httpx.Response(200, json={"jsonrpc": "2.0", "id": "1", "result": {}})
+
+	planner = remote_agent(
+		"https://agent.example/a2a/Planner",
+		handle="planner",
+		token="remote-secret-token-42",
+		transport=httpx.MockTransport(network),
+	)
+	with pytest.raises(ToolError, match="non-public address") as refused:
+		await planner.function({"message": "hi"}, ToolContext(agent="A", integration="local"))
+	assert [r.url.host for r in sent] == ["agent.example"]  # the card only
+	assert "remote-secret-token-42" not in str(refused.value)
+
+
+async def test_a_card_naming_another_public_origin_gets_no_token() -> None:
+	"""A public interface elsewhere is reached (checked), without the token given for the URL."""
+	sent: list[httpx.Request] = []
+
+	def network(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		if request.url.host == "agent.example":
+			return httpx.Response(200, content=_card_naming("https://rpc.other.example/rpc"))
+		return httpx.Response(401, json={"error": "who are you?"})
+
+	async def public(host: str, port: int) -> list[str]:
+		return ["93.184.215.14"]
+
+	planner = remote_agent(
+		"https://agent.example/a2a/Planner",
+		handle="planner",
+		token="remote-secret-token-42",
+		transport=httpx.MockTransport(network),
+	)
+	from openmolt_core.integrations import _ssrf
+
+	with pytest.MonkeyPatch.context() as patch:
+		patch.setattr(_ssrf, "resolve_host", public)
+		with pytest.raises(ToolError):
+			await planner.function({"message": "hi"}, ToolContext(agent="A", integration="local"))
+	assert sent[0].headers["authorization"] == "Bearer remote-secret-token-42"
+	assert len(sent) == 2 and "authorization" not in sent[1].headers
+	assert sent[1].headers["host"] == "rpc.other.example"  # pinned to its checked address

@@ -15,12 +15,19 @@ the tool again with that ``taskId`` (and ``contextId``). Its words come from out
 message leaves the process: the tool is labelled ``untrusted`` and ``outbound``
 (`openmolt_core.taint`). The token is sent as a bearer header only: never to the model, never
 in an error.
+
+The card is the remote's word: the interface URL it names is where the SDK sends the message.
+The application chose ``url``'s origin, so that one is reached as given (a sidecar on
+127.0.0.1 too); any other origin a card names is checked by the core's SSRF guard (no loopback,
+private, link-local or metadata address unless ``allow_internal_hosts`` lists it) and gets no
+token: the token goes to the origin it was given for.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -30,6 +37,7 @@ from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
+from openmolt_core.integrations._ssrf import SsrfGuard
 from openmolt_core.secrets import register_key
 from openmolt_core.tools import ToolContext
 
@@ -73,6 +81,7 @@ def remote_agent(
 	token: str | None = None,
 	timeout: float = 300.0,
 	transport: httpx.AsyncBaseTransport | None = None,
+	allow_internal_hosts: Sequence[str] = (),
 ) -> FunctionTool:
 	"""A tool that asks a remote A2A agent and returns how its task ended.
 
@@ -84,6 +93,9 @@ def remote_agent(
 		token: The bearer token the remote agent wants, if any (read it from the environment).
 		timeout: Seconds one exchange may take.
 		transport: An httpx transport (tests; default: the network).
+		allow_internal_hosts: Internal hosts another origin the agent card names may be
+			(host names, ``*.corp.example``, networks such as ``10.20.0.0/16``); ``url``'s own
+			origin needs no entry.
 
 	Raises:
 		ConfigurationError: ``url`` is not an http(s) URL.
@@ -92,9 +104,9 @@ def remote_agent(
 		raise ConfigurationError(f"remote_agent: url must be an http(s) URL, got {url!r}")
 	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
 	name = handle or f"a2a_{host}"
+	guard = SsrfGuard(internal=allow_internal_hosts)  # checks the hosts before any call
 
 	async def ask(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-		headers = {"Authorization": f"Bearer {token}"} if token else {}
 		message = Message(
 			message_id=uuid.uuid4().hex,
 			role=Role.ROLE_USER,
@@ -105,14 +117,15 @@ def remote_agent(
 		try:
 			# A client of its own, not the instance's shared one: the SDK sets its A2A-Version
 			# header on the client it is given, and the bearer token must go to this host only.
-			async with httpx.AsyncClient(
-				headers=headers, timeout=timeout, transport=transport
-			) as http:
+			sending = _Origins(url, token, guard, transport or httpx.AsyncHTTPTransport())
+			async with httpx.AsyncClient(timeout=timeout, transport=sending) as http:
 				factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
 				client = await factory.create_from_url(url)
 				last: Any = None
 				async for response in client.send_message(SendMessageRequest(message=message)):
 					last = response
+		except ToolError as exc:  # the guard refused the address an agent card named
+			raise ToolError(f"the A2A agent at {url}: {exc.message}") from None
 		except (A2AClientError, httpx.HTTPError, ValueError) as exc:
 			text = str(exc).replace(token, "[redacted]") if token else str(exc)
 			raise ToolError(f"the A2A agent at {url} did not answer: {text}") from None
@@ -132,6 +145,44 @@ def remote_agent(
 	)
 	register_key(ask, token)  # masked by every instance and in the logs while the tool lives
 	return tool
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+	port = url.port or (443 if url.scheme == "https" else 80)
+	return (url.scheme, url.host.lower().rstrip("."), port)
+
+
+class _Origins(httpx.AsyncBaseTransport):
+	"""Sends ``url``'s origin as given, with the token; any other origin checked, without it.
+
+	Args:
+		url: The remote agent's URL, as the application gave it.
+		token: The bearer token, for that origin only.
+		guard: The SSRF guard of every other origin (an agent card's interface URL).
+		inner: The transport that sends.
+	"""
+
+	def __init__(
+		self, url: str, token: str | None, guard: SsrfGuard, inner: httpx.AsyncBaseTransport
+	) -> None:
+		self.origin = _origin(httpx.URL(url))
+		self.token = token
+		self.guard = guard
+		self.inner = inner
+
+	async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+		"""Send one request (see the class)."""
+		if _origin(request.url) == self.origin:
+			if self.token:
+				request.headers["Authorization"] = f"Bearer {self.token}"
+		else:
+			request.headers.pop("Authorization", None)
+			request = await self.guard(request)
+		return await self.inner.handle_async_request(request)
+
+	async def aclose(self) -> None:
+		"""Close the inner transport."""
+		await self.inner.aclose()
 
 
 def _reply(message: Message, status: str) -> dict[str, Any]:
