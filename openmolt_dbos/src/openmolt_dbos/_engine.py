@@ -218,11 +218,17 @@ class Engine:
 			self._table_engine = engine
 		return self._table_engine
 
-	def record_start(self, workflow_id: str, step: str) -> bool:
-		"""Record a tool call's start; True if it had started before (in a thread: it blocks)."""
+	def record_start(self, run_id: str, step: str, workflow_id: str) -> bool:
+		"""Record a tool call's start; True if it had started before (in a thread: it blocks).
+
+		Args:
+			run_id: The run's id: a start is found by every workflow of the run.
+			step: The call's step key.
+			workflow_id: The workflow starting it.
+		"""
 		from openmolt_dbos._workers import record_start
 
-		return record_start(self.tables, workflow_id, step, self.executor_id)
+		return record_start(self.tables, run_id, step, workflow_id, self.executor_id)
 
 	def client(self) -> DBOSClient:
 		"""A DBOS client on the store, for reading and answering runs from outside workflows.

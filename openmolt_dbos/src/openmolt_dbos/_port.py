@@ -69,8 +69,9 @@ class DBOSPort:
 			new run): steps up to it are answered from the journal.
 		completed: When each journaled step completed (step id to wall-clock seconds).
 		deliver_replayed: Deliver events emitted while replaying (marked ``replayed``).
-		starts: Records a tool call's start (workflow id, step key), in a thread; True if it had
-			started before (`call_started`).
+		run_id: The run's id: tool call starts are recorded under it (`call_started`).
+		starts: Records a tool call's start (run id, step key, workflow id), in a thread; True if
+			it had started before, in this workflow or in another of the run (`call_started`).
 		lease: Whether this process's worker lease holds: a step never begins without it.
 	"""
 
@@ -80,6 +81,7 @@ class DBOSPort:
 		"_journal_end",
 		"_lease",
 		"_reserved",
+		"_run_id",
 		"_starts",
 		"_times",
 		"deliver_replayed",
@@ -91,9 +93,11 @@ class DBOSPort:
 		journal_end: int,
 		completed: dict[int, float] | None = None,
 		deliver_replayed: bool = False,
-		starts: Callable[[str, str], bool] | None = None,
+		run_id: str = "",
+		starts: Callable[[str, str, str], bool] | None = None,
 		lease: Callable[[], bool] | None = None,
 	) -> None:
+		self._run_id = run_id
 		self._starts = starts
 		self._lease = lease
 		self._journal_end = journal_end
@@ -143,13 +147,15 @@ class DBOSPort:
 
 		A call started by an execution that died before journaling its result is in doubt
 		(`openmolt_core._indoubt`): its tool's policy decides what happens, not a blind re-run.
+		The start is the run's, not the workflow's: a later segment of the run, or the retry of
+		a segment that failed with the call under way, finds it too.
 		"""
 		if self._starts is None:
 			return False
 		import anyio
 
 		wid = DBOS.workflow_id or ""
-		return await anyio.to_thread.run_sync(self._starts, wid, key)
+		return await anyio.to_thread.run_sync(self._starts, self._run_id or wid, key, wid)
 
 	async def step(
 		self,

@@ -199,6 +199,8 @@ async def _run(
 		journal_end=max(completed, default=-1),
 		completed=completed,
 		deliver_replayed=engine.settings.replay_events,
+		# A scheduled run's id is its workflow's; a run's later segments carry it in their state.
+		run_id=str((state or {}).get("run_id") or wid),
 		starts=engine.record_start,
 		lease=engine.lease_valid,
 	)

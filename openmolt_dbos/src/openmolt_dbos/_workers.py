@@ -96,24 +96,42 @@ ANSWERS = sa.Table(
 """The answer that won each parked question: one row, inserted by the first answer only."""
 
 CALLS = sa.Table(
-	"openmolt_calls",
+	"openmolt_call_starts",
 	_META,
-	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("run_id", sa.String(400), primary_key=True),
 	sa.Column("step", sa.String(400), primary_key=True),
+	sa.Column("workflow_id", sa.String(400)),
 	sa.Column("executor_id", sa.String(200)),
 	sa.Column("started_at", sa.Float, nullable=False),
 )
-"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`)."""
+"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`).
+
+Keyed by the run and the call's step key (step, index, tool), not by the workflow: a run goes on
+in workflows of its own (``<run>+<steps>`` after a park, ``~<n>`` for the retry of a failed
+one), and a call that one of them started is in doubt in every later one. ``workflow_id`` says
+which started it.
+"""
 
 
-def record_start(engine: sa.Engine, workflow_id: str, step: str, executor_id: str) -> bool:
-	"""Record that a tool call starts; True if it had started before (the call is in doubt)."""
+def record_start(
+	engine: sa.Engine, run_id: str, step: str, workflow_id: str, executor_id: str
+) -> bool:
+	"""Record that a tool call of a run starts; True if it had started before (it is in doubt).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		run_id: The run's id (shared by all its workflows).
+		step: The call's step key (`openmolt_core.durability.step_key`).
+		workflow_id: The workflow that starts it now.
+		executor_id: The worker that starts it now.
+	"""
 	try:
 		with engine.begin() as conn:
 			conn.execute(
 				sa.insert(CALLS).values(
-					workflow_id=workflow_id,
+					run_id=run_id,
 					step=step,
+					workflow_id=workflow_id,
 					executor_id=executor_id,
 					started_at=time.time(),
 				)
