@@ -78,13 +78,13 @@ async def main(store: str, paid: Path, saved: Path, phase: str) -> None:
 		if phase == "first":
 			parked = await agent.run("pay")
 			decisions = [r.approve() for r in agent.approval_requests(parked.state)]
-			saved.write_text(
+			await anyio.Path(saved).write_text(
 				json.dumps(
 					{"state": parked.state.to_dict(), "decisions": [d.to_dict() for d in decisions]}
 				)
 			)
 			down["on"] = True  # the policy service goes down as the decisions arrive
-		data = json.loads(saved.read_text())
+		data = json.loads(await anyio.Path(saved).read_text())
 		decisions = [ApprovalDecision.from_dict(d) for d in data["decisions"]]
 		try:
 			result = await agent.resume(data["state"], decision=decisions)
