@@ -15,6 +15,11 @@ same way again, and the replay takes the path its journal records instead of end
 execution began: while it is behind, the run re-executes code whose effects (and events) happened
 before the crash.
 
+Cancelling: every step is preemptible. When the run is cancelled (`DBOSBackend.cancel`, from any
+process) while a step runs, DBOS stops it within about a second (it polls the cancelled runs of
+its steps) and the run ends there, its result not journaled; a step that would begin after the
+cancel never does.
+
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that
 this execution still owns the run: `openmolt_dbos._ownership`), and its result goes to the journal
@@ -31,7 +36,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from dbos import DBOS, StepReservation
+from dbos import DBOS, StepOptions, StepReservation
 
 # DBOS keeps the step counter on its context; there is no public accessor for workflow code.
 from dbos._context import get_local_dbos_context
@@ -179,8 +184,11 @@ class DBOSPort:
 		if self._lease is not None and not self._lease():
 			await _stop_here()  # fenced: the run stops (pending) before it writes another step
 		reservation = self._reserved.pop(key, None)
+		# Preemptible: once the run is cancelled (from any process), DBOS stops the call under
+		# way (a sub-agent in a tool step with it) instead of letting it finish and go on.
+		options: StepOptions = {"name": key, "preemptible": True}
 		if reservation is not None:
-			value = await reservation.run_async({"name": key}, body)
+			value = await reservation.run_async(options, body)
 		else:
-			value = await DBOS.run_step_async({"name": key}, body)
+			value = await DBOS.run_step_async(options, body)
 		return value if decode is None else decode(value)

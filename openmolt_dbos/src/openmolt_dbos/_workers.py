@@ -44,6 +44,7 @@ from openmolt_core.errors import ConfigurationError
 __all__ = [
 	"ANSWERS",
 	"CALLS",
+	"STOPS",
 	"WORKERS",
 	"Heartbeat",
 	"answered",
@@ -55,6 +56,8 @@ __all__ = [
 	"list_workers",
 	"make_engine",
 	"record_start",
+	"record_stop",
+	"stopped",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -139,6 +142,53 @@ def record_start(
 	except sa.exc.IntegrityError:
 		return True
 	return False
+
+
+STOPS = sa.Table(
+	"openmolt_stops",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("executor_id", sa.String(200)),
+	sa.Column("stopped_at", sa.Float, nullable=False),
+)
+"""The workflows whose execution stopped because they were cancelled, and the worker it was in.
+
+``DBOSBackend.cancel`` in another process waits for the row: then nothing of the run runs any
+more anywhere (see `openmolt_dbos._backend.DBOSBackend.cancel`).
+"""
+
+
+def record_stop(engine: sa.Engine, workflow_id: str, executor_id: str) -> None:
+	"""Record that a cancelled workflow's execution stopped in this worker (once).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		workflow_id: The workflow.
+		executor_id: The worker it ran in.
+	"""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(STOPS).values(
+					workflow_id=workflow_id, executor_id=executor_id, stopped_at=time.time()
+				)
+			)
+	except sa.exc.IntegrityError:
+		pass
+
+
+def stopped(engine: sa.Engine, workflow_id: str) -> bool:
+	"""Whether a cancelled workflow's execution has stopped (`record_stop`).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		workflow_id: The workflow.
+	"""
+	with engine.connect() as conn:
+		found = conn.execute(
+			sa.select(STOPS.c.workflow_id).where(STOPS.c.workflow_id == workflow_id)
+		).first()
+	return found is not None
 
 
 def make_engine(url: str) -> sa.Engine:
