@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+from typing import Any
+
 import anyio
 import pytest
 
@@ -126,3 +130,90 @@ async def test_a_run_that_just_returned_is_not_reported_cancelled(url: str) -> N
 			assert result is not None and result.status == "success"
 	finally:
 		await om.aclose()
+
+
+async def test_after_cancel_returns_no_call_of_the_run_or_its_sub_agent_goes_on(url: str) -> None:
+	"""In process: the call under way stops and the sub-agent in the tool step begins no call.
+
+	Before, om.cancel only marked the workflow cancelled: the tool step under way (a sub-agent
+	paying, waiting, paying again) ran on to its end after cancel returned.
+	"""
+	log: list[tuple[str, int]] = []
+	began = anyio.Event()
+
+	@tool(labels=["outbound"])
+	async def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		log.append(("began", amount))
+		began.set()
+		await anyio.sleep(0.5)  # the bank confirms
+		log.append(("done", amount))
+		return "paid"
+
+	om = OpenMolt(durability=url, entry_points=False)
+	clerk = om.create_agent(
+		name="Clerk",
+		model=ScriptedModel(
+			[
+				call_tool("local.pay", amount=1),
+				call_tool("local.pay", amount=2),
+				call_tool("local.pay", amount=3),
+				finish("done"),
+			]
+		),
+		tools=[pay],
+	)
+	boss = om.create_agent(
+		name="Boss",
+		model=ScriptedModel([call_tool("local.Clerk", task="pay all"), finish("ok")]),
+		tools=[clerk],
+	)
+	try:
+		handle = await boss.start("go")
+		with anyio.fail_after(30):
+			await began.wait()
+		await om.cancel(handle.run_id)
+		seen = list(log)
+		with anyio.fail_after(60), pytest.raises(ConfigurationError, match="was cancelled"):
+			await handle.result()
+		await anyio.sleep(1.5)
+		assert log == seen == [("began", 1)]  # pay 1 stopped where it waited; nothing after
+		runs = await om.durability.runs()  # type: ignore[union-attr]
+		assert [r["status"] for r in runs] == ["cancelled"]
+	finally:
+		await om.aclose()
+
+
+@pytest.mark.timeout(120)
+def test_cancel_from_another_process_returns_once_the_run_stopped(
+	store: str, spawn: Any, tmp_path: Path
+) -> None:
+	"""Two processes: once `cancel` returns, the worker's sub-agent begins no payment.
+
+	Before, the cancel returned at once and the other worker's tool step ran its sub-agent on:
+	it paid twice more after the cancel.
+	"""
+	paid = tmp_path / "paid"
+	worker = spawn(["cancel_agent.py", store, str(paid), "work"], name="worker")
+	worker.wait_line("started ")
+	run_id = worker.output().split("started ", 1)[1].split()[0]
+	deadline = time.time() + 60
+	while not paid.exists() and time.time() < deadline:
+		time.sleep(0.05)
+	assert paid.exists(), worker.output()[-3000:]
+	canceller = spawn(["cancel_agent.py", store, run_id, "cancel"], name="canceller")
+	assert canceller.popen.wait(60) == 0, canceller.output()[-3000:]
+	out = canceller.output()
+	assert "cancelled " in out, out[-3000:]
+	returned = float(out.split("cancelled ", 1)[1].split()[0])
+	assert "has not confirmed" not in out, out[-3000:]
+	worker.wait_line("result ConfigurationError", 30)
+	assert worker.popen.wait(60) == 0, worker.output()[-3000:]
+	payments = [line.split() for line in paid.read_text().splitlines()]
+	after = [p for p in payments if float(p[0]) > returned]
+	assert after == [], (payments, returned)
+	assert len(payments) < 3, payments

@@ -46,8 +46,8 @@ def question(tool: str, tool_input: dict[str, Any]) -> str:
 	if len(shown) > 300:
 		shown = shown[:300] + "..."
 	return (
-		f"In doubt: the worker running the call {tool} {shown} stopped before its result was "
-		"recorded. Did it take effect? Answer what happened (for example 'yes, it went through' "
+		f"In doubt: the run stopped while the call {tool} {shown} was under way (its worker "
+		"died, or that part of the run failed), before its result was recorded. Did it take effect? Answer what happened (for example 'yes, it went through' "
 		"or 'no, run it again'); the agent reads your answer."
 	)
 
@@ -58,7 +58,8 @@ def in_doubt_entry(tool: str, how: str) -> dict[str, Any]:
 		"tool": tool,
 		"ok": False,
 		"error": (
-			"in doubt: the worker running this call stopped before its result was recorded, so "
-			f"it may or may not have taken effect; {how}"
+			"in doubt: the run stopped while this call was under way (its worker died, or that "
+			"part of the run failed), before its result was recorded, so it may or may not have "
+			f"taken effect; {how}"
 		),
 	}

@@ -446,8 +446,10 @@ class DurabilityBackend(Protocol):
 		"""Cancel an unfinished run, from any process; the engine's id for it (its workflow's).
 
 		Running, parked or stranded, the run takes no further step wherever it lives: a call
-		under way ends, the next one never begins; an answer, a resume or a result asked of it
-		later is refused with an error that says it was cancelled. Final: it cannot be undone.
+		under way is stopped (a sub-agent in it too), the next one never begins, and nothing of
+		the run runs once this returns (a backend that cannot wait that long says so); an
+		answer, a resume or a result asked of it later is refused with an error that says it
+		was cancelled. Final: it cannot be undone.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).

@@ -414,8 +414,9 @@ class OpenMolt:
 		"""Cancel an unfinished durable run, from any process; the engine's id for it.
 
 		Running, parked on a question or an approval, or stranded, it takes no further step:
-		a tool call under way ends, the next one never begins, and a later answer, resume or
-		result is refused with an error that says it was cancelled. The run store's record of
+		a tool call under way is stopped (a sub-agent in it too), the next one never begins,
+		and nothing of the run runs once this returns (see the durable guide for what a cancel
+		from another process waits for); a later answer, resume or result is refused with an error that says it was cancelled. The run store's record of
 		the run (``run_store``) is the application's to update, as the servers do.
 
 		Args:

@@ -13,6 +13,7 @@ questions or fetches results never launches the engine nor counts as a worker.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,9 @@ if TYPE_CHECKING:
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
 
-__all__ = ["AlreadyAnsweredError", "DBOSBackend"]
+__all__ = ["CANCEL_WAIT", "AlreadyAnsweredError", "DBOSBackend"]
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 
 class AlreadyAnsweredError(ConfigurationError):
@@ -444,8 +447,17 @@ class DBOSBackend:
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished run (running, parked or stranded); its workflow id.
 
-		DBOS cancels the workflow: the step under way ends, no later step begins, and its
-		parked question is refused an answer (`DurabilityBackend.cancel`).
+		DBOS cancels the workflow, so its parked question is refused an answer and no later step
+		begins (`DurabilityBackend.cancel`). Then this waits until the run has stopped, so that
+		nothing of it runs once this returns: the call under way is stopped where it is (its
+		effect may or may not have happened, as for a crash), a sub-agent in a tool step with
+		it. In this process, its task is cancelled and awaited. In another worker, DBOS sees the
+		cancel within about a second and stops the step; that worker records that the run
+		stopped, and this waits for the record, up to `CANCEL_WAIT` seconds. A parked run, or
+		one whose worker no longer beats, runs nowhere: nothing to wait for. Past the wait, a
+		warning says the run's worker has not confirmed (it is stuck in code that ignores
+		cancellation, or cannot reach the store); the run is cancelled all the same, and no step
+		of it begins any more.
 
 		Args:
 			run_id: The run's id.
@@ -454,14 +466,51 @@ class DBOSBackend:
 			ConfigurationError: No run has that id, or it has ended.
 		"""
 		status = await self._going(run_id)
-		how = self.engine.ended.get(status.workflow_id)
+		wid = status.workflow_id
+		how = self.engine.ended.get(wid)
 		if how is not None:  # it ended here a moment ago; DBOS is recording it
 			raise ConfigurationError(
 				f"run {run_id} has ended ({'an error' if how == 'error' else 'done'}); nothing "
 				"to cancel"
 			)
-		await self.engine.client().cancel_workflow_async(status.workflow_id)
-		return status.workflow_id
+		await self.engine.client().cancel_workflow_async(wid)
+		here = self.engine.runs_here(wid)
+		if here and not await self.engine.stop(wid, CANCEL_WAIT):
+			log.warning(
+				"cancel: run %s was cancelled, but its call under way did not stop within %.0f "
+				"s (code that ignores cancellation); no step of it begins any more",
+				run_id,
+				CANCEL_WAIT,
+			)
+		elif not here:
+			await self._await_stop(run_id, status)
+		return wid
+
+	async def _await_stop(self, run_id: str, status: WorkflowStatus) -> None:
+		"""Wait until another worker running a cancelled run says it stopped (`cancel`)."""
+		from openmolt_dbos._workers import stopped
+
+		executor = status.executor_id
+		if status.status != "PENDING" or attrs(status).get("openmolt_parked") or not executor:
+			return  # parked on a question, or queued: it runs nowhere
+		if executor == self.engine.executor_id and self.engine.launched:
+			return  # this worker, but not running it now (it ended a moment ago)
+		tables = self.engine.tables
+		with anyio.move_on_after(CANCEL_WAIT):
+			while True:
+				if await anyio.to_thread.run_sync(stopped, tables, status.workflow_id):
+					return
+				if not await anyio.to_thread.run_sync(self.engine.worker_live, executor):
+					return  # its worker is gone: nothing of it runs
+				await anyio.sleep(min(self.settings.poll, 0.25))
+		log.warning(
+			"cancel: run %s was cancelled, but worker %s has not confirmed within %.0f s that it "
+			"stopped it (the call under way ignores cancellation, or the worker cannot reach the "
+			"store); no step of it begins any more",
+			run_id,
+			executor,
+			CANCEL_WAIT,
+		)
 
 	async def migrate(self, run_id: str, version: str | None = None) -> str:
 		"""Resume an unfinished run on the agent definition live workers serve; its workflow id.
@@ -577,6 +626,9 @@ def _decided(run_id: str, step: int, decisions: Sequence[ApprovalDecision]) -> A
 		call=str(getattr(decisions[0], "call", "") or ""),
 	)
 
+
+CANCEL_WAIT = 10.0
+"""The most seconds `DBOSBackend.cancel` waits for the cancelled run to stop where it runs."""
 
 _EFFECTS = ("tool:", "memory:")  # the steps whose work has effects: tool calls, memory callbacks
 

@@ -218,11 +218,17 @@ class Engine:
 			self._table_engine = engine
 		return self._table_engine
 
-	def record_start(self, workflow_id: str, step: str) -> bool:
-		"""Record a tool call's start; True if it had started before (in a thread: it blocks)."""
+	def record_start(self, run_id: str, step: str, workflow_id: str) -> bool:
+		"""Record a tool call's start; True if it had started before (in a thread: it blocks).
+
+		Args:
+			run_id: The run's id: a start is found by every workflow of the run.
+			step: The call's step key.
+			workflow_id: The workflow starting it.
+		"""
 		from openmolt_dbos._workers import record_start
 
-		return record_start(self.tables, workflow_id, step, self.executor_id)
+		return record_start(self.tables, run_id, step, workflow_id, self.executor_id)
 
 	def client(self) -> DBOSClient:
 		"""A DBOS client on the store, for reading and answering runs from outside workflows.
@@ -482,6 +488,52 @@ class Engine:
 				self._running.pop(task, None)
 
 		return untrack
+
+	async def stop(self, wid: str, within: float) -> bool:
+		"""Stop a cancelled workflow's execution in this process; True once none is left.
+
+		Cancels its task (the call under way ends there, a sub-agent's with it) and waits up to
+		``within`` seconds for it to end (the caller's own task, if it is one, is left alone).
+
+		Args:
+			wid: The workflow id.
+			within: The most seconds to wait.
+		"""
+		me = asyncio.current_task()
+		tasks = [t for t, w in list(self._running.items()) if w == wid and not t.done()]
+		tasks = [t for t in tasks if t is not me]
+		quiet = logging.getLogger("dbos")
+		level = quiet.level
+		quiet.setLevel(logging.ERROR)  # DBOS warns about each cancelled task: expected here
+		try:
+			for task in tasks:
+				task.cancel()
+			if tasks:
+				with anyio.CancelScope(shield=True), anyio.move_on_after(within):
+					await asyncio.wait(tasks)
+		finally:
+			quiet.setLevel(level)
+		return all(t.done() for t in tasks)
+
+	def record_stop(self, wid: str) -> None:
+		"""Record that a cancelled workflow stopped here (in a thread: it blocks)."""
+		from openmolt_dbos._workers import record_stop
+
+		record_stop(self.tables, wid, self.executor_id)
+
+	def worker_live(self, executor_id: str) -> bool:
+		"""Whether the worker ``executor_id`` beats (it may be executing runs); blocks."""
+		import time
+
+		from openmolt_dbos._workers import list_workers
+
+		cutoff = time.time() - self.settings.lapse
+		return any(
+			row["executor_id"] == executor_id
+			and row["state"] == "live"
+			and row["beat_at"] >= cutoff
+			for row in list_workers(self.tables)
+		)
 
 	def runs_here(self, wid: str) -> bool:
 		"""Whether the workflow is executing in this process now."""

@@ -15,6 +15,11 @@ same way again, and the replay takes the path its journal records instead of end
 execution began: while it is behind, the run re-executes code whose effects (and events) happened
 before the crash.
 
+Cancelling: every step is preemptible. When the run is cancelled (`DBOSBackend.cancel`, from any
+process) while a step runs, DBOS stops it within about a second (it polls the cancelled runs of
+its steps) and the run ends there, its result not journaled; a step that would begin after the
+cancel never does.
+
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that
 this execution still owns the run: `openmolt_dbos._ownership`), and its result goes to the journal
@@ -31,7 +36,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from dbos import DBOS, StepReservation
+from dbos import DBOS, StepOptions, StepReservation
 
 # DBOS keeps the step counter on its context; there is no public accessor for workflow code.
 from dbos._context import get_local_dbos_context
@@ -69,8 +74,9 @@ class DBOSPort:
 			new run): steps up to it are answered from the journal.
 		completed: When each journaled step completed (step id to wall-clock seconds).
 		deliver_replayed: Deliver events emitted while replaying (marked ``replayed``).
-		starts: Records a tool call's start (workflow id, step key), in a thread; True if it had
-			started before (`call_started`).
+		run_id: The run's id: tool call starts are recorded under it (`call_started`).
+		starts: Records a tool call's start (run id, step key, workflow id), in a thread; True if
+			it had started before, in this workflow or in another of the run (`call_started`).
 		lease: Whether this process's worker lease holds: a step never begins without it.
 	"""
 
@@ -80,6 +86,7 @@ class DBOSPort:
 		"_journal_end",
 		"_lease",
 		"_reserved",
+		"_run_id",
 		"_starts",
 		"_times",
 		"deliver_replayed",
@@ -91,9 +98,11 @@ class DBOSPort:
 		journal_end: int,
 		completed: dict[int, float] | None = None,
 		deliver_replayed: bool = False,
-		starts: Callable[[str, str], bool] | None = None,
+		run_id: str = "",
+		starts: Callable[[str, str, str], bool] | None = None,
 		lease: Callable[[], bool] | None = None,
 	) -> None:
+		self._run_id = run_id
 		self._starts = starts
 		self._lease = lease
 		self._journal_end = journal_end
@@ -143,13 +152,15 @@ class DBOSPort:
 
 		A call started by an execution that died before journaling its result is in doubt
 		(`openmolt_core._indoubt`): its tool's policy decides what happens, not a blind re-run.
+		The start is the run's, not the workflow's: a later segment of the run, or the retry of
+		a segment that failed with the call under way, finds it too.
 		"""
 		if self._starts is None:
 			return False
 		import anyio
 
 		wid = DBOS.workflow_id or ""
-		return await anyio.to_thread.run_sync(self._starts, wid, key)
+		return await anyio.to_thread.run_sync(self._starts, self._run_id or wid, key, wid)
 
 	async def step(
 		self,
@@ -173,8 +184,11 @@ class DBOSPort:
 		if self._lease is not None and not self._lease():
 			await _stop_here()  # fenced: the run stops (pending) before it writes another step
 		reservation = self._reserved.pop(key, None)
+		# Preemptible: once the run is cancelled (from any process), DBOS stops the call under
+		# way (a sub-agent in a tool step with it) instead of letting it finish and go on.
+		options: StepOptions = {"name": key, "preemptible": True}
 		if reservation is not None:
-			value = await reservation.run_async({"name": key}, body)
+			value = await reservation.run_async(options, body)
 		else:
-			value = await DBOS.run_step_async({"name": key}, body)
+			value = await DBOS.run_step_async(options, body)
 		return value if decode is None else decode(value)

@@ -24,8 +24,9 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from dbos import DBOS
-from dbos._error import DBOSWorkflowConflictIDError
+from dbos._error import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
 
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.result import RunResult, RunState
@@ -168,11 +169,21 @@ async def run_workflow(
 		# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
 		if isinstance(exc, BaseExceptionGroup) and exc.subgroup(DBOSWorkflowConflictIDError):
 			raise DBOSWorkflowConflictIDError(wid) from exc
+		if _cancelled(exc):  # a canceller in another process waits to hear it stopped
+			with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+				await anyio.to_thread.run_sync(engine.record_stop, wid)
 		if isinstance(exc, Exception):
 			engine.notify(wid, Outcome("error", exc))
 		raise
 	finally:
 		untrack()
+
+
+def _cancelled(exc: BaseException) -> bool:
+	"""Whether DBOS stopped the workflow because it was cancelled (alone, or in a group)."""
+	if isinstance(exc, BaseExceptionGroup):
+		return exc.subgroup(DBOSWorkflowCancelledError) is not None
+	return isinstance(exc, DBOSWorkflowCancelledError)
 
 
 async def _run(
@@ -199,6 +210,8 @@ async def _run(
 		journal_end=max(completed, default=-1),
 		completed=completed,
 		deliver_replayed=engine.settings.replay_events,
+		# A scheduled run's id is its workflow's; a run's later segments carry it in their state.
+		run_id=str((state or {}).get("run_id") or wid),
 		starts=engine.record_start,
 		lease=engine.lease_valid,
 	)

@@ -44,6 +44,7 @@ from openmolt_core.errors import ConfigurationError
 __all__ = [
 	"ANSWERS",
 	"CALLS",
+	"STOPS",
 	"WORKERS",
 	"Heartbeat",
 	"answered",
@@ -55,6 +56,8 @@ __all__ = [
 	"list_workers",
 	"make_engine",
 	"record_start",
+	"record_stop",
+	"stopped",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -96,24 +99,42 @@ ANSWERS = sa.Table(
 """The answer that won each parked question: one row, inserted by the first answer only."""
 
 CALLS = sa.Table(
-	"openmolt_calls",
+	"openmolt_call_starts",
 	_META,
-	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("run_id", sa.String(400), primary_key=True),
 	sa.Column("step", sa.String(400), primary_key=True),
+	sa.Column("workflow_id", sa.String(400)),
 	sa.Column("executor_id", sa.String(200)),
 	sa.Column("started_at", sa.Float, nullable=False),
 )
-"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`)."""
+"""The start of each tool call that must not silently run twice (`openmolt_core._indoubt`).
+
+Keyed by the run and the call's step key (step, index, tool), not by the workflow: a run goes on
+in workflows of its own (``<run>+<steps>`` after a park, ``~<n>`` for the retry of a failed
+one), and a call that one of them started is in doubt in every later one. ``workflow_id`` says
+which started it.
+"""
 
 
-def record_start(engine: sa.Engine, workflow_id: str, step: str, executor_id: str) -> bool:
-	"""Record that a tool call starts; True if it had started before (the call is in doubt)."""
+def record_start(
+	engine: sa.Engine, run_id: str, step: str, workflow_id: str, executor_id: str
+) -> bool:
+	"""Record that a tool call of a run starts; True if it had started before (it is in doubt).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		run_id: The run's id (shared by all its workflows).
+		step: The call's step key (`openmolt_core.durability.step_key`).
+		workflow_id: The workflow that starts it now.
+		executor_id: The worker that starts it now.
+	"""
 	try:
 		with engine.begin() as conn:
 			conn.execute(
 				sa.insert(CALLS).values(
-					workflow_id=workflow_id,
+					run_id=run_id,
 					step=step,
+					workflow_id=workflow_id,
 					executor_id=executor_id,
 					started_at=time.time(),
 				)
@@ -121,6 +142,53 @@ def record_start(engine: sa.Engine, workflow_id: str, step: str, executor_id: st
 	except sa.exc.IntegrityError:
 		return True
 	return False
+
+
+STOPS = sa.Table(
+	"openmolt_stops",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("executor_id", sa.String(200)),
+	sa.Column("stopped_at", sa.Float, nullable=False),
+)
+"""The workflows whose execution stopped because they were cancelled, and the worker it was in.
+
+``DBOSBackend.cancel`` in another process waits for the row: then nothing of the run runs any
+more anywhere (see `openmolt_dbos._backend.DBOSBackend.cancel`).
+"""
+
+
+def record_stop(engine: sa.Engine, workflow_id: str, executor_id: str) -> None:
+	"""Record that a cancelled workflow's execution stopped in this worker (once).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		workflow_id: The workflow.
+		executor_id: The worker it ran in.
+	"""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(STOPS).values(
+					workflow_id=workflow_id, executor_id=executor_id, stopped_at=time.time()
+				)
+			)
+	except sa.exc.IntegrityError:
+		pass
+
+
+def stopped(engine: sa.Engine, workflow_id: str) -> bool:
+	"""Whether a cancelled workflow's execution has stopped (`record_stop`).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		workflow_id: The workflow.
+	"""
+	with engine.connect() as conn:
+		found = conn.execute(
+			sa.select(STOPS.c.workflow_id).where(STOPS.c.workflow_id == workflow_id)
+		).first()
+	return found is not None
 
 
 def make_engine(url: str) -> sa.Engine:
