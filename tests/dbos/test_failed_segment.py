@@ -135,3 +135,30 @@ def test_an_approval_delivered_again_by_another_process_after_its_segment_failed
 	lines = paid.read_text().splitlines()
 	assert len(lines) == 1, (lines, out[-3000:])  # before: a second process paid again
 	assert "resume human_input_required" in out and "In doubt" in out, out[-3000:]
+
+
+def test_a_call_an_older_version_started_is_in_doubt_after_the_upgrade(tmp_path: Path) -> None:
+	"""Before the starts were the run's, they were kept per workflow (``openmolt_calls``): a call
+	in flight when the worker died on the old version is in doubt for the upgraded one too."""
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import make_engine, record_start
+
+	url = f"sqlite:///{tmp_path / 'old.db'}"
+	engine = make_engine(url)
+	with engine.begin() as conn:
+		conn.execute(
+			sa.text(
+				"CREATE TABLE openmolt_calls (workflow_id VARCHAR(400), step VARCHAR(400), "
+				"executor_id VARCHAR(200), started_at FLOAT, PRIMARY KEY (workflow_id, step))"
+			)
+		)
+		conn.execute(
+			sa.text("INSERT INTO openmolt_calls VALUES ('run-1', 'tool:1:0:local.pay', 'w1', 0)")
+		)
+	from openmolt_dbos._workers import _META
+
+	_META.create_all(engine)
+	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w2") is True
+	assert record_start(engine, "run-1", "tool:1:1:local.pay", "run-1", "w2") is False
+	engine.dispose()

@@ -141,7 +141,38 @@ def record_start(
 			)
 	except sa.exc.IntegrityError:
 		return True
-	return False
+	return _started_before_upgrade(engine, workflow_id, step)
+
+
+_LEGACY_CALLS = "openmolt_calls"
+"""Where versions before `CALLS` recorded a call's start, by workflow id and step key."""
+
+_LEGACY: dict[int, bool] = {}
+"""Whether each engine's store has `_LEGACY_CALLS` (looked up once: old versions made it)."""
+
+
+def _started_before_upgrade(engine: sa.Engine, workflow_id: str, step: str) -> bool:
+	"""Whether an older version recorded this call's start (a call in flight at the upgrade).
+
+	A store written by a version that kept starts per workflow (`_LEGACY_CALLS`) may hold the
+	start of a call its worker died in; the upgraded worker that recovers the workflow must find
+	it in doubt too, not run it again.
+	"""
+	known = _LEGACY.get(id(engine))
+	if known is False:
+		return False
+	with engine.connect() as conn:
+		if known is None:
+			known = _LEGACY[id(engine)] = sa.inspect(conn).has_table(_LEGACY_CALLS)
+			if not known:
+				return False
+		legacy = sa.table(_LEGACY_CALLS, sa.column("workflow_id"), sa.column("step"))
+		found = conn.execute(
+			sa.select(legacy.c.step).where(
+				legacy.c.workflow_id == workflow_id, legacy.c.step == step
+			)
+		).first()
+	return found is not None
 
 
 STOPS = sa.Table(
