@@ -60,6 +60,7 @@ __all__ = [
 	"mask_deep",
 	"mask_exception",
 	"mask_known",
+	"masked_excerpt",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_names",
@@ -871,6 +872,28 @@ def mask_known(text: str) -> str:
 		text: The text.
 	"""
 	return mask(text, known_secrets())
+
+
+def masked_excerpt(text: str, limit: int, secrets: Iterable[str] = (), *, more: str = "") -> str:
+	"""The start of a text fit to show: masked first, then cut to ``limit`` characters.
+
+	Cutting first would leave a secret that straddles the cut as a prefix no redactor can match
+	later; so every text that is shortened (an error body, a reason a service gave) is masked
+	whole here, with the given secrets and what `mask_known` knows (the live secret sets and
+	redactors, the environment's secrets), and only then cut.
+
+	Args:
+		text: The text.
+		limit: The most characters kept of the masked text.
+		secrets: Secrets the caller knows beyond `known_secrets` (a provider's key, a client
+			secret).
+		more: Appended when the text was cut (an ellipsis, a note of what was left out).
+
+	Returns:
+		The masked text, or its first ``limit`` characters followed by ``more``.
+	"""
+	masked = mask(text, frozenset(s for s in secrets if s) | known_secrets())
+	return masked if len(masked) <= limit else masked[:limit] + more
 
 
 _BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
