@@ -61,6 +61,7 @@ __all__ = [
 	"mask_exception",
 	"mask_known",
 	"masked_excerpt",
+	"named_secrets",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_names",
@@ -1119,6 +1120,33 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
 			out |= url_secrets(value)
 	return out
+
+
+def named_secrets(values: Mapping[str, str]) -> set[str]:
+	"""The secrets among values a user named in a configuration (an MCP server's ``env``).
+
+	Failing closed, as a named value is read where a secret is likely (``openmolt_mcp`` reads a
+	stdio server's ``env`` and every ``${VAR}`` a server's settings name): a value is secret
+	when its name holds a hint (`SECRET_HINTS`) or, with 6+ characters, when its name does not
+	end like a public one (`PUBLIC_NAMES`: ``*_PATH``, ``*_HOST``, ``*_URL``). A URL's own
+	secrets are secret whatever its name (`url_secrets`: ``DATABASE_URL=postgresql://app:
+	PASSWORD@db/prod`` gives the password), as in `environment_secrets` and
+	`settings_secrets`.
+
+	Args:
+		values: The values by their names.
+	"""
+	out: set[str] = set()
+	for name, value in values.items():
+		if not value:
+			continue
+		lowered = name.lower()
+		hinted = any(h in lowered for h in SECRET_HINTS)
+		if hinted or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
+			out.add(value)
+		if "://" in value:  # the password of a URL under a public name, or inside a secret one
+			out |= url_secrets(value)
+	return {v for v in out if v.strip()}
 
 
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:
