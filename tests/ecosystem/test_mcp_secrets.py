@@ -140,3 +140,47 @@ def test_a_server_url_s_secrets_follow_the_core_s_one_rule() -> None:
 	assert "pw" in short and "user" not in short
 	raw_at = secrets_of(parse_server("s", {"url": "https://user:p@ss-w0rd@mcp.example/x"}))
 	assert "p@ss-w0rd" in raw_at
+
+
+DB_PASSWORD = "HunterPassw0rd42"
+DB_URL = f"postgresql://app:{DB_PASSWORD}@db.internal/prod"
+
+
+@pytest.mark.parametrize("given", ["env", "${VAR}"])
+async def test_a_database_urls_password_under_a_public_name_never_reaches_the_model(
+	given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A stdio server's DATABASE_URL: its password is a secret though the name ends in _URL.
+
+	The server's tool fails naming its connection URL, as a database driver does; the model,
+	the events, the run state and the result see the URL with its password masked.
+	"""
+	import sys
+	from pathlib import Path
+
+	from openmolt_core.events import EVENT_NAMES
+	from openmolt_core.testing import call_tool, finish
+
+	if given == "${VAR}":
+		monkeypatch.setenv("OUR_DATABASE_URL", DB_URL)
+	value = DB_URL if given == "env" else "${OUR_DATABASE_URL}"
+	server = Path(__file__).parent / "db_stdio_server.py"
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"db", MCP.stdio(sys.executable, [str(server)], env={"DATABASE_URL": value}, id="db")
+	)
+	assert DB_PASSWORD in om.secrets.values()
+	model = ScriptedModel([call_tool("db.connect"), finish(result="done")])
+	agent = om.create_agent(name="A", model=model, integrations=["db"])
+	events: list[str] = []
+	for name in EVENT_NAMES:
+		if name != "schedule":
+			agent.on(name, lambda e: events.append(repr(e)))
+	with anyio.fail_after(60):
+		result = await agent.run("go")
+	sent = " ".join(repr(m) for request in model.requests for m in request.messages)
+	assert "could not connect to server at postgresql://app:" in sent  # the error did arrive
+	for text in (sent, " ".join(events), repr(result.state.to_dict()), repr(result)):
+		for spelling in spellings(DB_PASSWORD):
+			assert spelling not in text, text[:300]
+	await om.aclose()

@@ -16,11 +16,18 @@ from openmolt_core._support.masking import (
 	PUBLIC_NAMES,
 	SECRET_HINTS,
 	environment_secrets,
+	named_secrets,
 	secret_values,
 	settings_secrets,
 	url_secrets,
 )
-from openmolt_mcp._config import _arg_secrets, _is_secret, parse_server, secrets_of
+from openmolt_mcp._config import _arg_secrets, parse_server, secrets_of
+
+
+def _is_secret(name: str, value: str) -> bool:
+	"""Whether the core's rule for named values (an MCP server's env) calls a value secret."""
+	return value in named_secrets({name: value})
+
 
 _WORDS = {"token", "password", "secret", "path", "host", "accept", "content-type", "region"}
 
@@ -85,3 +92,13 @@ def test_public_headers_are_the_same_for_providers_and_mcp(header: str) -> None:
 	server = parse_server("s", {"url": "https://x.example/mcp", "headers": {header: value}})
 	assert value not in secrets_of(server)
 	assert value not in settings_secrets({"headers": {header: value}})
+
+
+@pytest.mark.parametrize("name", ["DATABASE_URL", "DB_HOST", "PGPASS_PATH", "MY_THING"])
+def test_a_urls_password_is_secret_under_any_name(name: str) -> None:
+	"""A URL's password is secret whatever the name above it, for the core and for MCP."""
+	url = "postgresql://app:HunterPassw0rd42@db.internal/prod"
+	assert "HunterPassw0rd42" in named_secrets({name: url})
+	assert "HunterPassw0rd42" in environment_secrets({name: url})
+	server = parse_server("db", {"command": "db-server", "env": {name: url}})
+	assert "HunterPassw0rd42" in secrets_of(server)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support.jsonschema import ValidationError, format_errors
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
 from openmolt_core.approvals import ApprovalDecisionEvent, ApprovalRequestEvent
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
@@ -128,7 +129,7 @@ def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) 
 		agent=ctx.agent,
 		tool=call.tool,
 		input=ctx.redact.deep(call.input),
-		reason=ctx.redact(reason[:REASON_CHARS]),
+		reason=masked_excerpt(reason, REASON_CHARS, ctx.redact.secrets),
 		rule=rule,
 		digest=digest(call.tool, call.input),
 		_approvals=signer,

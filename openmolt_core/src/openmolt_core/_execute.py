@@ -23,6 +23,7 @@ from openmolt_core._chain import add_spent, spent_entry
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._support.jsonschema import ValidationError, format_errors
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
 from openmolt_core.commands import (
 	CallTool,
@@ -1161,7 +1162,8 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 		ctx.skip_event()
 	cap = ctx.limits.max_answer_chars
 	if len(answer) > cap:
-		answer = f"{answer[:cap]} [answer shortened from {len(answer)} to {cap} characters]"
+		note = f" [answer shortened from {len(answer)} to {cap} characters]"
+		answer = masked_excerpt(answer, cap, ctx.redact.secrets, more=note)
 	return {"command": "requestHumanInput", "ok": True, "result": answer}
 
 

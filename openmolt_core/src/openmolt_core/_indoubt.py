@@ -42,9 +42,9 @@ def policy_of(bound: BoundTool) -> InDoubt:
 
 def question(tool: str, tool_input: dict[str, Any]) -> str:
 	"""The question a person answers about an in-doubt call."""
-	shown = json.dumps(tool_input, ensure_ascii=False, default=str)
-	if len(shown) > 300:
-		shown = shown[:300] + "..."
+	from openmolt_core._support.masking import masked_excerpt
+
+	shown = masked_excerpt(json.dumps(tool_input, ensure_ascii=False, default=str), 300, more="...")
 	return (
 		f"In doubt: the run stopped while the call {tool} {shown} was under way (its worker "
 		"died, or that part of the run failed), before its result was recorded. Did it take effect? Answer what happened (for example 'yes, it went through' "

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 
 from openmolt_core._support.jsonsafe import UnsafeJson, encodable_text, loads
 from openmolt_core._support.jsonschema import format_errors
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
 from openmolt_core.envelope import command_schema
 
@@ -283,13 +284,14 @@ def parse_reply(
 				f"your answer was {len(text)} characters, more than the {max_chars} allowed, so "
 				"none of it was run: send fewer or smaller commands"
 			],
-			encodable_text(text[:1000]),
+			encodable_text(masked_excerpt(text, 1000)),
 		)
 	why = _STOP_REASONS.get(finish_reason or "")
 	try:
 		data = _decode(text, max_depth)
 	except _Invalid as invalid:
-		return ParsedReply([], [why or invalid.message], encodable_text(text.strip()[:1000]))
+		shown = masked_excerpt(text.strip(), 1000)
+		return ParsedReply([], [why or invalid.message], encodable_text(shown))
 	if why:
 		return ParsedReply([], [why], dumps(data))
 	try:

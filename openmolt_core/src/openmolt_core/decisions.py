@@ -25,8 +25,9 @@ __all__ = [
 
 def _text(value: Any, most: int = 120) -> str:
 	"""A field of a decision as an error shows it: cut, and a repr when it is no string."""
-	text = value if isinstance(value, str) else repr(value)
-	return text if len(text) <= most else f"{text[:most]}..."
+	from openmolt_core._support.masking import masked_excerpt
+
+	return masked_excerpt(value if isinstance(value, str) else repr(value), most, more="...")
 
 
 # requests and decisions -------------------------------------------------------------------

@@ -7,6 +7,11 @@ derives from `Options`, whose pydantic alias generator gives each field its came
 dict that spells one field both ways with different values (``give baseUrl or base_url, not
 both``). Attributes are always the snake_case names.
 
+The ``repr`` (and ``str``) of an `Options` model masks its secret values, in every spelling
+(`masked_repr_args`: the core's rule for settings, `openmolt_core.secrets.settings_secrets`):
+a field named like a secret (``token``, ``secret``, ``api_key``), every non-standard header, a
+URL's password. A model that cannot derive from `Options` uses `masked_repr_args` too.
+
 A model for a free-form dict (an integration's credential config, a provider's settings) sets
 ``extra="allow"``: the fields it knows are read in either spelling, other keys are kept as
 given. `camel_keys` writes the known fields back under their camelCase names, for templates that
@@ -34,7 +39,7 @@ ProviderSettings.model_validate({"apiKey": "sk-..."}).api_key  # "sk-..."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -49,6 +54,7 @@ __all__ = [
 	"Options",
 	"camel",
 	"camel_keys",
+	"masked_repr_args",
 	"options_config",
 	"parse_options",
 	"snake_keys",
@@ -95,14 +101,45 @@ def options_config(
 	)
 
 
+def masked_repr_args(
+	model: BaseModel, args: Iterable[tuple[str | None, Any]]
+) -> Iterator[tuple[str | None, Any]]:
+	"""A model's ``repr`` arguments with its secret values masked, in every spelling.
+
+	Its secrets are what the core's rule for settings finds in its fields and extras
+	(`openmolt_core.secrets.settings_secrets`: a value under a name holding a hint such as
+	``token``, ``secret`` or ``key``; every header's value but a few standard ones, and the
+	credential part of ``Bearer <token>``; a URL's password and secret query values; nested
+	mappings too). A nested model masks its own (its ``repr`` is its own).
+
+	Args:
+		model: The model (``self`` in a ``__repr_args__``).
+		args: What pydantic's ``__repr_args__`` gives.
+	"""
+	from openmolt_core._support.masking import mask_deep, settings_secrets
+
+	data = dict(model)  # the fields (an excluded one too) and the extras, as they are
+	secrets = frozenset(settings_secrets(data))
+	for name, value in args:
+		if not secrets or isinstance(value, BaseModel) or value is None:
+			yield name, value
+		else:
+			yield name, mask_deep(value, secrets)
+
+
 class Options(BaseModel):
 	"""Base of every option model: each field by its snake_case name or its camelCase alias.
 
 	A field given in both spellings with different values is refused; with the same value it is
-	taken once. Subclasses change ``extra`` or ``frozen`` with `options_config`.
+	taken once. Subclasses change ``extra`` or ``frozen`` with `options_config`. Its ``repr``
+	and ``str`` mask its secrets (`masked_repr_args`).
 	"""
 
 	model_config: ClassVar[ConfigDict] = options_config()
+
+	def __repr_args__(self) -> Any:
+		"""Pydantic's ``repr`` arguments, with the secret values masked (`masked_repr_args`)."""
+		return masked_repr_args(self, super().__repr_args__())
 
 	@model_validator(mode="before")
 	@classmethod

@@ -13,7 +13,8 @@ A secret is masked in every spelling it can take on the way out (`spellings`: as
 percent-encoded, base64, JSON- and ``repr``-escaped); the masking itself, a library with no agent
 concept, is `openmolt_core._support.masking`, re-exported here, as are the secrets it finds by
 their names in the environment and in settings (`environment_secrets`, `settings_secrets`), and
-in a URL (`url_secrets`: its password, its query values named like secrets).
+in a URL (`url_secrets`: its password, its query values named like secrets). A text shown in
+part (an error body, a service's reason) is masked whole before it is cut (`masked_excerpt`).
 
 A `Redactor` knows the secrets of some tool contexts (config values, and tokens their auths learn
 later) and, for an agent, its instance's `SecretSet`; it masks every spelling of each in text and
@@ -56,6 +57,8 @@ from openmolt_core._support.masking import (
 	mask,
 	mask_deep,
 	mask_exception,
+	masked_excerpt,
+	named_secrets,
 	read_log_secrets,
 	redact_handler,
 	settings_secrets,
@@ -79,6 +82,8 @@ __all__ = [
 	"install_log_redaction",
 	"known_secrets",
 	"mask",
+	"masked_excerpt",
+	"named_secrets",
 	"redact_handler",
 	"redactor_for",
 	"register_key",

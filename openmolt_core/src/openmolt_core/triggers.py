@@ -37,10 +37,10 @@ import os
 from collections.abc import Iterable
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.options import options_config
+from openmolt_core.options import Options, options_config
 
 __all__ = [
 	"DEFAULT_HMAC_HEADER",
@@ -111,8 +111,9 @@ def starting_taint(
 	return f"{source}:{sender}" if sender is not None and str(sender) else source
 
 
-class _Model(BaseModel):
-	# The option models' one mechanism: camelCase aliases generated, snake_case names accepted.
+class _Model(Options):
+	# The option models' one mechanism: camelCase aliases generated, snake_case names accepted,
+	# secrets masked in a repr.
 	model_config = options_config()
 
 

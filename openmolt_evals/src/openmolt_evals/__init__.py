@@ -31,7 +31,7 @@ import anyio
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.llm import Usage
 from openmolt_core.result import RunState
-from openmolt_core.secrets import Redactor, redactor_for
+from openmolt_core.secrets import Redactor, masked_excerpt, redactor_for
 from openmolt_evals.evaluators import (
 	EVALUATORS,
 	Evaluator,
@@ -442,7 +442,7 @@ class Report:
 					str(c.usage.total_tokens),
 					cost,
 					f"{c.seconds:.2f}",
-					(c.error or why)[:80],
+					masked_excerpt(c.error or why, 80),
 				)
 			)
 		widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -480,10 +480,12 @@ class LLMJudge:
 			score = data = None
 		if not isinstance(data, dict) or not _is_grade(score):
 			# Not a grade from 0 to 1 (NaN, a boolean, "8" out of ten): no score is guessed.
+			from openmolt_core.secrets import masked_excerpt
+
 			return Score(
 				self.name,
 				0.0,
-				f"the judge's answer was not readable: {response.text[:200]!r}",
+				f"the judge's answer was not readable: {masked_excerpt(response.text, 200)!r}",
 				self.threshold,
 			)
 		return Score(self.name, float(score), str(data.get("reason", "")), self.threshold)

@@ -216,7 +216,9 @@ def _check(response: httpx.Response, tool: str) -> dict[str, Any]:
 	if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
 		message = str(payload["error"].get("message") or "")
 	if not message:
-		message = response.text[:500] or response.reason_phrase
+		from openmolt_core.secrets import masked_excerpt
+
+		message = masked_excerpt(response.text, 500) or response.reason_phrase
 	raise ToolError(
 		f"OpenAI Images API error {response.status_code}: {message}",
 		tool=tool,

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from openmolt_core._support.masking import PUBLIC_HEADERS, PUBLIC_NAMES, SECRET_HINTS
+from openmolt_core._support.masking import PUBLIC_HEADERS, SECRET_HINTS, named_secrets
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
 
@@ -261,7 +261,7 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 			f"{place}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
 		)
 		raise ConfigurationError(problems) from None
-	secret = {v for k, v in read.items() if _is_secret(k, v)}
+	secret = named_secrets(read)  # the core's rule for named values, URLs' passwords included
 	for part in in_url.values():  # a part of the URL: secret, unless it is a URL (then its parts)
 		if "://" in part:
 			secret |= url_secrets(part)
@@ -269,14 +269,6 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 			secret.add(part)
 	config._from_env = frozenset(secret)
 	return config
-
-
-def _is_secret(name: str, value: str) -> bool:
-	"""Whether a named value is secret: its name hints at one, or it is long and not public."""
-	lowered = name.lower()
-	hinted = any(h in lowered for h in SECRET_HINTS)  # the core's lists: one for every rule
-	public = lowered.endswith(PUBLIC_NAMES)
-	return bool(value) and (hinted or (len(value) >= 6 and not public))
 
 
 def _arg_secrets(args: list[str]) -> set[str]:
@@ -302,15 +294,16 @@ def secrets_of(config: ServerConfig) -> frozenset[str]:
 
 	An env value is secret when its name hints at one (key, token, secret, password...) or, if
 	it has 6+ characters, unless its name says it is a path, a directory, a URL, a host, a port,
-	a region, a level or a mode; the same rule holds for every ``${VAR}`` read into ``args``,
-	``env``, ``url`` or ``headers``. Every header value is secret except a few standard ones, and
+	a region, a level or a mode, and a URL's password and secret query values are whatever its
+	name (the core's rule: `openmolt_core.secrets.named_secrets`); the same rule holds for every
+	``${VAR}`` read into ``args``, ``env``, ``url`` or ``headers``. Every header value is secret except a few standard ones, and
 	so is its credential part (``Bearer <token>`` gives the token too). In ``args``, the value of
 	a flag named like a secret (``--api-key X``, ``--token=X``); in a URL (the server's, or one in
 	``args``), the userinfo and the query values named like secrets.
 	"""
 	out: set[str] = set(config._from_env)
 	if isinstance(config, StdioServer):
-		out.update(value for key, value in config.env.items() if _is_secret(key, value))
+		out |= named_secrets(config.env)
 		out |= _arg_secrets(config.args)
 	else:
 		for key, value in config.headers.items():

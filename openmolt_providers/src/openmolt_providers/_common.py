@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openmolt_core._envvars import env_var
-from openmolt_core._support.masking import warn
+from openmolt_core._support.masking import masked_excerpt, warn
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.retry import retry_after
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 	from openmolt_providers.settings import ProviderSettings
 
 __all__ = [
+	"MAX_ERROR_CHARS",
 	"RETRY_STATUSES",
 	"HTTPProvider",
 	"ModelConfigWarning",
@@ -44,6 +45,9 @@ __all__ = [
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """Statuses worth another try: timeouts, conflicts, rate limits and server trouble."""
+
+MAX_ERROR_CHARS = 500
+"""The most characters of a provider's message an error quotes (masked before it is cut)."""
 
 _MAX_WAIT = 60.0
 _T = TypeVar("_T")
@@ -714,13 +718,18 @@ class HTTPProvider:
 	# errors -------------------------------------------------------------------------------
 
 	def scrub(self, text: str) -> str:
-		"""A provider's message fit for an error: the key and key-like strings masked, capped."""
+		"""A provider's message fit for an error: every secret and key-like string masked, capped.
+
+		The whole message is masked before it is cut to `MAX_ERROR_CHARS`: every spelling of
+		this provider's key and extra headers' values (`secrets`) and of what the process knows
+		(`openmolt_core._support.masking.masked_excerpt`: the instances' secret sets), then
+		key-like strings; cut first, a secret straddling the cut would survive as a prefix.
+		"""
 		return self._redact(text)
 
 	def _redact(self, text: str) -> str:
-		if self._key:
-			text = text.replace(self._key, "***")
-		return _KEY_PATTERNS.sub("***", text)[:500]
+		masked = masked_excerpt(text, len(text), self.secrets())  # masked whole, not cut yet
+		return _KEY_PATTERNS.sub("***", masked)[:MAX_ERROR_CHARS]
 
 	def _error(self, response: httpx.Response, model: str) -> ProviderError:
 		status = response.status_code

@@ -60,6 +60,8 @@ __all__ = [
 	"mask_deep",
 	"mask_exception",
 	"mask_known",
+	"masked_excerpt",
+	"named_secrets",
 	"read_log_secrets",
 	"redact_handler",
 	"secret_names",
@@ -873,6 +875,28 @@ def mask_known(text: str) -> str:
 	return mask(text, known_secrets())
 
 
+def masked_excerpt(text: str, limit: int, secrets: Iterable[str] = (), *, more: str = "") -> str:
+	"""The start of a text fit to show: masked first, then cut to ``limit`` characters.
+
+	Cutting first would leave a secret that straddles the cut as a prefix no redactor can match
+	later; so every text that is shortened (an error body, a reason a service gave) is masked
+	whole here, with the given secrets and what `mask_known` knows (the live secret sets and
+	redactors, the environment's secrets), and only then cut.
+
+	Args:
+		text: The text.
+		limit: The most characters kept of the masked text.
+		secrets: Secrets the caller knows beyond `known_secrets` (a provider's key, a client
+			secret).
+		more: Appended when the text was cut (an ellipsis, a note of what was left out).
+
+	Returns:
+		The masked text, or its first ``limit`` characters followed by ``more``.
+	"""
+	masked = mask(text, frozenset(s for s in secrets if s) | known_secrets())
+	return masked if len(masked) <= limit else masked[:limit] + more
+
+
 _BUSY = threading.local()  # set while the filter reads the secrets (a source that logs)
 
 _PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
@@ -1096,6 +1120,33 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
 			out |= url_secrets(value)
 	return out
+
+
+def named_secrets(values: Mapping[str, str]) -> set[str]:
+	"""The secrets among values a user named in a configuration (an MCP server's ``env``).
+
+	Failing closed, as a named value is read where a secret is likely (``openmolt_mcp`` reads a
+	stdio server's ``env`` and every ``${VAR}`` a server's settings name): a value is secret
+	when its name holds a hint (`SECRET_HINTS`) or, with 6+ characters, when its name does not
+	end like a public one (`PUBLIC_NAMES`: ``*_PATH``, ``*_HOST``, ``*_URL``). A URL's own
+	secrets are secret whatever its name (`url_secrets`: ``DATABASE_URL=postgresql://app:
+	PASSWORD@db/prod`` gives the password), as in `environment_secrets` and
+	`settings_secrets`.
+
+	Args:
+		values: The values by their names.
+	"""
+	out: set[str] = set()
+	for name, value in values.items():
+		if not value:
+			continue
+		lowered = name.lower()
+		hinted = any(h in lowered for h in SECRET_HINTS)
+		if hinted or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
+			out.add(value)
+		if "://" in value:  # the password of a URL under a public name, or inside a secret one
+			out |= url_secrets(value)
+	return {v for v in out if v.strip()}
 
 
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:

@@ -40,7 +40,7 @@ from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 from openmolt_core.cli._typos import AGENT_FILE_SUFFIXES, near_file, no_such_file
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
-from openmolt_core.options import AgentMemory, options_config
+from openmolt_core.options import AgentMemory, Options, options_config
 from openmolt_core.schedule import ScheduleSpec
 from openmolt_core.triggers import Triggers
 
@@ -124,8 +124,9 @@ class AgentFileError(ConfigurationError):
 	"""The agent file is wrong; the message names the file, the line and the key."""
 
 
-class _Model(BaseModel):
-	# The option models' one mechanism: camelCase aliases generated, snake_case names accepted.
+class _Model(Options):
+	# The option models' one mechanism: camelCase aliases generated, snake_case names accepted,
+	# secrets masked in a repr.
 	model_config = options_config(frozen=False)
 
 

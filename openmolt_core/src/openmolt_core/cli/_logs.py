@@ -16,6 +16,7 @@ from typing import Any, get_args
 
 import anyio
 
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import ConfigurationError
@@ -51,7 +52,9 @@ def _store() -> Any:
 def _short(value: Any, width: int) -> str:
 	text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 	text = " ".join((text or "").split())
-	return text if len(text) <= width else text[: width - 1] + "…"
+	if len(text) <= width:
+		return text  # the whole output is masked when it is written
+	return masked_excerpt(text, width - 1, more="…")  # masked before the cut
 
 
 def _when(iso: str) -> str:

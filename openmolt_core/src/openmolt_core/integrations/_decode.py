@@ -12,12 +12,13 @@ import codecs
 import json
 import mimetypes
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from email.message import Message
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 from xml.parsers import expat
 
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.errors import ToolError
 
 if TYPE_CHECKING:
@@ -318,6 +319,7 @@ async def decode(
 	response_headers: Sequence[str] = (),
 	response_files: Sequence[str] = (),
 	checks: Sequence[Callable[[Any], str | None]] = (),
+	secrets: Iterable[str] = (),
 ) -> Any:
 	"""Decode a 2xx response in a response format.
 
@@ -331,6 +333,7 @@ async def decode(
 		response_files: Paths of base64 payloads in a JSON body to save (`inline_files`).
 		checks: The integration's checks of 2xx JSON replies (``response_checks``): each
 			returns the failure a reply reports, or None.
+		secrets: The secrets to mask before a failure's long body is cut (`trimmed_details`).
 
 	Returns:
 		For ``binary``: ``{"file", "mediaType", "size", "name"}``. For an empty body:
@@ -362,7 +365,7 @@ async def decode(
 			raise ToolError(
 				f"the service reported an error: {failure}",
 				status_code=response.status_code,
-				details=_trim(value),
+				details=_trim(value, secrets),
 			)
 		value = await inline_files(value, response_files, store)
 	elif fmt == "xml":
@@ -407,15 +410,28 @@ def error_message(body: Any) -> str | None:
 	return _find_message(body)
 
 
-def _trim(value: Any) -> Any:
+def _trim(value: Any, secrets: Iterable[str]) -> Any:
 	text = json.dumps(value, ensure_ascii=False, default=str)
 	if len(text) <= MAX_DETAIL_CHARS:
 		return value
-	return f"{text[:MAX_DETAIL_CHARS]}… [trimmed {len(text) - MAX_DETAIL_CHARS} characters]"
+	return _excerpt(text, secrets)
 
 
-def trimmed_details(response: httpx.Response, data: bytes) -> Any:
-	"""The error body for the model: parsed JSON or XML when small enough, else trimmed text."""
+def _excerpt(text: str, secrets: Iterable[str]) -> str:
+	"""A long body's start: masked whole, then cut (a secret across the cut leaves no prefix)."""
+	note = f"… [trimmed {len(text) - MAX_DETAIL_CHARS} characters]"
+	return masked_excerpt(text, MAX_DETAIL_CHARS, secrets, more=note)
+
+
+def trimmed_details(response: httpx.Response, data: bytes, secrets: Iterable[str] = ()) -> Any:
+	"""The error body for the model: parsed JSON or XML when small enough, else trimmed text.
+
+	Args:
+		response: The response (its content type and encoding).
+		data: Its body.
+		secrets: The secrets to mask before a long body is cut (beside those the process
+			knows: `openmolt_core._support.masking.masked_excerpt`).
+	"""
 	text = _text(data, response)
 	ctype = response.headers.get("content-type", "")
 	if "json" in ctype or text[:1] in "{[":
@@ -433,5 +449,5 @@ def trimmed_details(response: httpx.Response, data: bytes) -> Any:
 		if parsed is not None and len(text) <= MAX_DETAIL_CHARS:
 			return parsed
 	if len(text) > MAX_DETAIL_CHARS:
-		return f"{text[:MAX_DETAIL_CHARS]}… [trimmed {len(text) - MAX_DETAIL_CHARS} characters]"
+		return _excerpt(text, secrets)
 	return text or None

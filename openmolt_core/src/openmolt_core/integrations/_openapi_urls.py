@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from openmolt_core._support.masking import masked_excerpt, url_secrets
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._iana import METADATA_NAMES
 from openmolt_core.integrations._ssrf import InternalHosts, parse_ip, refusal
@@ -105,28 +106,29 @@ def check_url(url: str, where: str, internal: InternalHosts) -> str:
 			names a host the SSRF guard refuses; the message names the place and the way out.
 	"""
 	no_liquid(url, where)
+	shown = _shown(url)
 	try:
 		parsed = httpx.URL(url)
 	except (httpx.InvalidURL, ValueError) as exc:
-		raise ConfigurationError(f"{where}: {url[:200]!r} is not a valid URL ({exc})") from None
+		raise ConfigurationError(f"{where}: {shown!r} is not a valid URL ({exc})") from None
 	if parsed.scheme not in ("http", "https") or not parsed.host:
 		raise ConfigurationError(
-			f"{where}: {url[:200]!r} is not an absolute http(s) URL; pass base_url= (--base-url)"
+			f"{where}: {shown!r} is not an absolute http(s) URL; pass base_url= (--base-url)"
 		)
 	if ("%" in parsed.host and ":" not in parsed.host) or parsed.fragment or "#" in url:
 		raise ConfigurationError(
-			f"{where}: {url[:200]!r} has a percent-encoded host or a fragment; write the host "
+			f"{where}: {shown!r} has a percent-encoded host or a fragment; write the host "
 			"plainly and leave out the '#...'"
 		)
 	if parsed.userinfo:
 		raise ConfigurationError(
-			f"{where}: {url[:200]!r} carries a user name or password; credentials belong in the "
+			f"{where}: {shown!r} carries a user name or password; credentials belong in the "
 			"integration's config"
 		)
 	problem = _host_problem(parsed.host, internal)
 	if problem is not None:
 		raise ConfigurationError(
-			f"{where}: {url[:200]!r} points to {problem}; imported tools never reach loopback, "
+			f"{where}: {shown!r} points to {problem}; imported tools never reach loopback, "
 			"private, link-local or metadata addresses unless you allow the host: "
 			f"from_openapi(..., allow_internal_hosts=[{parsed.host!r}]) or "
 			f"--allow-internal-host {parsed.host}"
@@ -181,9 +183,14 @@ def check_same_origin(url: str, base: str, where: str, allowed: frozenset[str]) 
 		return
 	host = parsed.host
 	raise ConfigurationError(
-		f"{where}: its servers send it to {url[:200]!r}, another host (or scheme or port) than "
-		f"the API's base URL {base[:200]!r}; its requests would carry the integration's "
+		f"{where}: its servers send it to {_shown(url)!r}, another host (or scheme or port) "
+		f"than the API's base URL {_shown(base)!r}; its requests would carry the integration's "
 		"credentials and the tool's input there. If that host serves this API, allow it: "
 		f"from_openapi(..., allow_hosts=[{host!r}]) or --allow-host {host}; else leave the "
 		"operation out (operations=..., --operation)"
 	)
+
+
+def _shown(url: str) -> str:
+	"""A URL as an error shows it: its password and secret query values masked, then cut."""
+	return masked_excerpt(url, 200, url_secrets(url))

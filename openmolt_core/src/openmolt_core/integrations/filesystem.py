@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.errors import ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._paths import MAX_DEPTH, MAX_PATH_BYTES
@@ -487,7 +488,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 			for number, line in enumerate(text.splitlines(), 1):
 				if needle in (line if sensitive else line.lower()):
 					path = box.display(place.root, parts)
-					found.append({"path": path, "line": number, "text": line[:300]})
+					shown = line if len(line) <= 300 else masked_excerpt(line, 300)  # masked, cut
+					found.append({"path": path, "line": number, "text": shown})
 					if len(found) >= most:
 						return True
 			return False

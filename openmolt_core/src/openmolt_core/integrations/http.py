@@ -657,7 +657,7 @@ async def execute_http_tool(
 			max_bytes=limit,
 		)
 		if not response.is_success and response.status_code not in tool.accept_statuses:
-			details = trimmed_details(response, data)
+			details = trimmed_details(response, data, redact.secrets)
 			message = error_message(details) or response.reason_phrase or "error"
 			if response.status_code >= 500 and not replay_safe(request, key_header):
 				message += (
@@ -677,6 +677,7 @@ async def execute_http_tool(
 			response_headers=tool.response_headers,
 			response_files=tool.response_files,
 			checks=integration.response_checks,
+			secrets=redact.secrets,
 		)
 	except (httpx.HTTPError, httpx.InvalidURL) as exc:
 		raise ToolError(

@@ -165,7 +165,7 @@ async def _request(
 	)
 	shown = {k: v for k, v in response.headers.items() if k.lower() not in _HIDDEN_HEADERS}
 	if not response.is_success:
-		details = trimmed_details(response, data)
+		details = trimmed_details(response, data, context.redact)
 		raise ToolError(
 			f"{method} {request.url.host} answered {response.status_code}: "
 			f"{error_message(details) or response.reason_phrase or 'error'}",

@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from openmolt_core._envvars import env_var
+from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations.credentials import (
 	_value,
@@ -207,7 +208,9 @@ def code_from_redirect(answer: str, state: str) -> str:
 	params = dict(parse_qsl(query, keep_blank_values=True))
 	if params.get("error"):
 		reason = params.get("error_description") or params["error"]
-		raise ConfigurationError(f"the service refused the authorization: {reason[:200]}")
+		raise ConfigurationError(
+			f"the service refused the authorization: {masked_excerpt(reason, _REASON_CHARS)}"
+		)
 	got = params.get("state")
 	if not got or not secrets.compare_digest(got.encode(), state.encode()):
 		raise ConfigurationError(
@@ -221,6 +224,15 @@ def code_from_redirect(answer: str, state: str) -> str:
 			"was sent to"
 		)
 	return code
+
+
+_REASON_CHARS = 200
+"""The most characters of a service's reason an error quotes (masked before it is cut)."""
+
+
+def _reason(reason: object, secret: str) -> str:
+	"""A service's reason for a refusal as an error quotes it: masked (the client secret too), cut."""
+	return masked_excerpt(str(reason), _REASON_CHARS, (secret,))
 
 
 def _token_fields(body: dict[str, Any], client_id: str, secret: str) -> dict[str, Any]:
@@ -323,7 +335,8 @@ async def device_authorize(
 		)
 		raise ToolError(
 			f"{integration}: the device authorization was refused ({answer.status_code}: "
-			f"{str(reason or 'no device_code')[:200]}); is the device flow enabled for the app?"
+			f"{_reason(reason or 'no device_code', secret)}); is the device flow enabled for "
+			"the app?"
 		)
 	uri = str(start.get("verification_uri") or start.get("verification_url") or "")
 	show(uri, str(start.get("user_code") or ""))
@@ -362,7 +375,7 @@ async def device_authorize(
 			interval += 5  # RFC 8628 section 3.5
 			continue
 		reason = body.get("error_description") or error or f"HTTP {response.status_code}"
-		raise ToolError(f"{integration}: the device sign-in ended ({str(reason)[:200]})")
+		raise ToolError(f"{integration}: the device sign-in ended ({_reason(reason, secret)})")
 	raise ToolError(
 		f"{integration}: the device code expired; run `openmolt auth {integration} --device` again"
 	)
@@ -437,7 +450,8 @@ async def exchange_code(
 		)
 		raise ToolError(
 			f"{integration}: the token exchange was refused ({response.status_code}: "
-			f"{str(reason or 'no access_token')[:200]}); run `openmolt auth {integration}` again",
+			f"{_reason(reason or 'no access_token', secret)}); run `openmolt auth {integration}` "
+			"again",
 			status_code=response.status_code,
 		)
 	return _token_fields(body, client_id, secret)
