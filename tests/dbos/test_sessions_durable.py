@@ -222,3 +222,69 @@ async def test_a_parked_turn_answered_outside_the_session_gets_its_reply_appende
 	assert [e["content"] for e in turn["earlier"]] == ["buy a mug", "which size?", "A mug, size M."]
 	last = json.loads(model.requests[-1].messages[0].content)
 	assert [e["content"] for e in last["earlier"]].count("A mug, size M.") == 1
+
+
+async def test_the_pending_item_goes_with_its_turn_and_an_undone_turn_stays_undone(
+	url: str,
+) -> None:
+	"""A turn appended in place takes its pending item back, so an application that undoes the
+	turn (``pop_item`` twice) removes it for good: the item left behind brought it back."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			finish("a", human_message="Wrong answer."),
+			finish("b", human_message="Right answer."),
+			finish("c", human_message="ok"),
+		]
+	)
+	agent = om.create_agent(name="Host", model=model)
+	session = InMemorySession("guest")
+	try:
+		await agent.run("question one", session=session)
+		assert [i["role"] for i in await session.get_items()] == ["user", "agent"]
+		await session.pop_item()
+		await session.pop_item()
+		await agent.run("question again", session=session)
+		await agent.run("third", session=session)
+	finally:
+		await om.aclose()
+	turn = json.loads(model.requests[-1].messages[0].content)
+	assert [e["content"] for e in turn["earlier"]] == ["question again", "Right answer."]
+
+
+async def test_a_resume_delivered_twice_and_later_notes_are_kept_once(url: str) -> None:
+	"""A parked turn resumed in the session, then again (refused: it was answered): its reply is
+	in the conversation once. A parked turn answered elsewhere after another run wrote notes:
+	its reply is appended, the later notes stand."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			[ask_human("which size?")],
+			[finish("two", human_message="A mug, size M.")],
+			[ask_human("which colour?")],
+			[update_memory("likes tea"), finish("b", human_message="Noted: tea.")],
+			[update_memory("blue"), finish("a", human_message="A blue cup.")],
+			[finish("c", human_message="ok")],
+		]
+	)
+	agent = om.create_agent(name="Host", model=model, on_human_input_request=_later)
+	session = InMemorySession("guest")
+	try:
+		parked = await agent.run("buy a mug", session=session)
+		assert (await agent.resume(parked.state, answer="M", session=session)).ok
+		with pytest.raises(Exception, match=r"answer|resum|decided"):
+			await agent.resume(parked.state, answer="M", session=session)
+		cup = await agent.run("buy a cup", session=session)
+		assert cup.status == "human_input_required"
+		await agent.run("I like tea", session=session)
+		await om.durability.answer(cup.state.run_id, "blue")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			await om.durability.result(cup.state.run_id)  # type: ignore[union-attr]
+		await agent.run("anything else?", session=session)
+	finally:
+		await om.aclose()
+	turn = json.loads(model.requests[-1].messages[0].content)
+	said = [e["content"] for e in turn["earlier"]]
+	assert said.count("A mug, size M.") == 1 and said.count("A blue cup.") == 1
+	assert said[-1] == "A blue cup."  # appended when found ended, after the turns since
+	assert turn["memory"]["shortTerm"] == "likes tea"

@@ -95,6 +95,7 @@ __all__ = [
 	"default_path",
 	"history_of",
 	"items_after",
+	"last_reply",
 	"read_history",
 	"reply_of",
 ]
@@ -106,6 +107,9 @@ ENV_VAR = "OPENMOLT_SESSIONS"
 
 ROLES = ("user", "agent", "memory", "summary", "pending")
 """The kinds of session items."""
+
+RECONCILED = 5
+"""How many of the latest unfinished durable turns a run looks for (`SessionRun.reconcile`)."""
 
 
 SUMMARY_PROMPT = """\
@@ -935,6 +939,22 @@ def items_after(
 	return items
 
 
+def last_reply(items: Sequence[Any], run_id: str) -> dict[str, Any] | None:
+	"""A run's latest ``agent`` item in a session's items (None: no reply of it yet).
+
+	Its ``status`` tells a turn that ended (appended, by whichever process) from one that parked:
+	a turn appended once more would show twice.
+
+	Args:
+		items: The session's items.
+		run_id: The run.
+	"""
+	for item in reversed(_valid(items)):
+		if item["role"] == "agent" and str(item.get("run_id")) == run_id:
+			return item
+	return None
+
+
 def _plain(value: Any) -> Any:
 	"""A JSON-safe copy (anything else as its text)."""
 	try:
@@ -984,45 +1004,56 @@ class SessionRun:
 		return past
 
 	async def ahead(self, state: RunState, *, asked: Any, asked_tainted: bool) -> None:
-		"""Write that a durable run's turn is under way (a ``pending`` item), before it is driven.
+		"""Write that a new durable run's turn is under way (a ``pending`` item) before its drive.
 
 		A durable run may end where its caller cannot append its turn (the caller died and
-		another process recovered the run): the item lets the next run of the session find the
-		turn missing and append it from the run's result (`reconcile`). A run of an instance
-		without durability ends with its caller: nothing is written. A store that fails is
-		logged, not raised.
+		another process recovered the run; an answer came through ``om.durability.answer``):
+		the item lets the next run of the session find the turn missing and append it from the
+		run's result (`reconcile`). `close` takes the item back when it appends the turn, and
+		writes it again after a turn that parks (the run goes on). A resumed run's item is the
+		one its park left. A run of an instance without durability ends with its caller:
+		nothing is written. A store that fails is logged, not raised.
 
 		Args:
 			state: The run's state (its id).
-			asked: The run's input, or the answer that resumed it; None for no user turn.
+			asked: The run's input; None for no user turn.
 			asked_tainted: Whether someone untrusted wrote ``asked``.
 		"""
-		agent = self.agent
-		if agent.om.durability is None:
+		if self.agent.om.durability is None or not self.new:
 			return
-		item: dict[str, Any] = {
-			"role": "pending",
-			"run_id": state.run_id,
-			"asked": asked is not None,
-			"new": self.new,
-		}
+		await self._mark(state.run_id, asked, asked_tainted=asked_tainted, new=True)
+
+	async def _mark(self, run_id: str, asked: Any, *, asked_tainted: bool, new: bool) -> None:
+		item: dict[str, Any] = {"role": "pending", "run_id": run_id, "new": new}
 		if asked is not None:
-			item["content"] = agent._redactor.deep(_plain(asked))
+			item["content"] = self.agent._redactor.deep(_plain(asked))
 		if asked_tainted:
 			item["tainted"] = True
 		try:
 			await self.session.add_items([item])
 		except Exception as exc:
-			self._failed(state.run_id, exc)
+			self._failed(run_id, exc)
+
+	async def _unmark(self, run_id: str) -> None:
+		"""Take this run's ``pending`` item back when it is the session's last item."""
+		try:
+			last = await self.session.pop_item()
+			if last is not None and not (
+				last.get("role") == "pending" and str(last.get("run_id")) == run_id
+			):
+				await self.session.add_items([last])  # another item: put back where it was
+		except Exception as exc:
+			self._failed(run_id, exc)
 
 	async def reconcile(self) -> None:
 		"""Append the turns of durable runs that ended without their caller (see `ahead`).
 
-		For each ``pending`` item not yet summarised whose run has no final reply after it, the
-		durable backend is asked for the run's result, without waiting: a run still going (or
-		parked as the session already says) is left for a later turn; one that ended gets its
-		turn appended now (after the turns since, which were asked later). A backend that fails
-		is logged, never raised: the run reads the session as it is.
+		For the latest ``pending`` items not yet summarised whose run has no final reply in the
+		session, the durable backend is asked for the run's result, without waiting: a run still
+		going (or parked as the session already says) is left for a later turn; one that ended
+		gets its reply appended now (with its input when no part of its turn is there). When
+		other runs' turns came since, its short-term notes are not appended: the later notes
+		stand. A backend that fails is logged, never raised: the run reads the session as it is.
 		"""
 		backend = self.agent.om.durability
 		if backend is None:
@@ -1034,36 +1065,33 @@ class SessionRun:
 			if items[index]["role"] == "pending":
 				latest[str(items[index].get("run_id"))] = index
 		added: list[dict[str, Any]] = []
-		for run_id, index in latest.items():
-			replies = [
-				i
-				for i in items[index + 1 :]
-				if i["role"] == "agent" and str(i.get("run_id")) == run_id
-			]
-			if replies and replies[-1].get("status") not in PARKED_STATUSES:
-				continue  # its turn is there
+		for run_id, index in list(latest.items())[-RECONCILED:]:
+			last = last_reply(items, run_id)
+			if last is not None and last.get("status") not in PARKED_STATUSES:
+				continue  # its turn ended in the session, whoever appended it
 			result = await self._ended(backend, run_id)
 			if result is None or (
-				replies
+				last is not None
 				and result.status in PARKED_STATUSES
-				and replies[-1].get("status") == result.status
+				and last.get("status") == result.status
 			):
 				continue  # still going, or parked as the session says
 			marker = items[index]
-			asked = marker.get("content") if marker.get("asked") and not replies else None
+			new_turn = last is None and bool(marker.get("new")) and "content" in marker
+			later = any(i.get("run_id") not in (None, run_id) for i in items[index + 1 :])
+			memory = result.state.memory.get("shortTerm") or ""
 			messages = result.state.messages
 			added += items_after(
 				self.agent,
 				result,
-				asked=asked,
-				asked_tainted=bool(marker.get("tainted")) and not replies,
-				memory_before=history_of(items[:index]).memory
-				or "",  # its notes if it changed them
-				attachments=messages[0].attachments
-				if asked is not None and marker.get("new") and messages
-				else (),
+				asked=marker.get("content") if new_turn else None,
+				asked_tainted=new_turn and bool(marker.get("tainted")),
+				memory_before=memory if later else history_of([*items, *added]).memory or "",
+				attachments=messages[0].attachments if new_turn and messages else (),
 			)
 		if added:
+			if items[-1]["role"] == "pending":  # taken back: its turn is appended now
+				await self._unmark(str(items[-1].get("run_id")))
 			try:
 				await self.session.add_items(added)
 			except Exception as exc:
@@ -1075,7 +1103,9 @@ class SessionRun:
 			found: RunResult | None = await backend.result(run_id, wait=False)
 		except RunError as exc:
 			return exc.result
-		except Exception as exc:  # an unknown run (its store was reset), an engine down
+		except ConfigurationError:  # no such run (its store was reset): nothing will come
+			return None
+		except Exception as exc:  # an engine down, a store that cannot be read
 			log.warning(
 				"%s: session %s: the result of run %s could not be read: %s",
 				self.agent.name,
@@ -1107,6 +1137,10 @@ class SessionRun:
 			memory_before: The session's short-term memory when the run started.
 		"""
 		agent = self.agent
+		durable = agent.om.durability is not None
+		run_id = result.state.run_id
+		if durable:
+			await self._unmark(run_id)
 		messages = result.state.messages
 		files = messages[0].attachments if self.new and messages else ()
 		items = items_after(
@@ -1120,4 +1154,6 @@ class SessionRun:
 		try:
 			await self.session.add_items(items)
 		except Exception as exc:
-			self._failed(result.state.run_id, exc)
+			self._failed(run_id, exc)
+		if durable and result.status in PARKED_STATUSES:  # it goes on, maybe elsewhere
+			await self._mark(run_id, None, asked_tainted=False, new=False)

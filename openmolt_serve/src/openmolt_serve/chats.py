@@ -52,7 +52,7 @@ from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor
-from openmolt_core.sessions import history_of, items_after
+from openmolt_core.sessions import history_of, items_after, last_reply
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
@@ -381,6 +381,9 @@ class Conversations:
 			return
 		try:
 			items = await session.get_items()
+			last = last_reply(items, result.state.run_id)
+			if last is not None and last.get("status") == result.status:
+				return  # appended already (the session's next run found it ended: reconcile)
 			memory = history_of(items).memory or ""
 			await session.add_items(
 				items_after(
