@@ -815,3 +815,90 @@ async def test_a_host_a_users_record_names_is_checked_from_the_first_request(
 	await agent2.run("go", user="mal")
 	assert len(reached) == before  # the refresh never left
 	await om.aclose()
+
+
+@pytest.mark.parametrize(
+	("credential", "base", "record"),
+	[
+		(
+			{"type": "oauth2", "token_url": "{{ config.tokenUrl }}"},
+			"https://api.public.example",
+			{"refreshToken": "rt-mal-1234567", "tokenUrl": "https://sso.inside.example/token"},
+		),
+		(
+			{"type": "oauth2", "token_url": "{{ config.tokenUrl }}"},
+			"https://api.public.example",
+			{"refresh_token": "rt-mal-1234567", "token_url": "https://sso.inside.example/token"},
+		),
+		(
+			{
+				"type": "bearer",
+				"headers": {
+					"Authorization": "Bearer {{ config.apiKey }}",
+					"X-Tenant": "{{ config.tenant }}",
+				},
+			},
+			"https://{{ config.tenant }}",
+			{"apiKey": "sk-mal-1111111", "tenant": "admin.inside.example"},
+		),
+	],
+	ids=["tokenUrl", "token_url", "a key the address and a header read"],
+)
+async def test_every_key_of_a_users_record_an_address_reads_is_checked(
+	credential: dict[str, Any],
+	base: str,
+	record: dict[str, Any],
+	store: EncryptedFileStore,
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""The token URL key in either spelling, and a key both the base URL and a header read (S3's
+	region signs too), were counted as the credential's: the address went unchecked."""
+	from openmolt_core import OpenMolt
+	from openmolt_core.integrations import (
+		ApiSetup,
+		BearerCredential,
+		HttpTool,
+		Integration,
+		OAuth2Credential,
+		_ssrf,
+	)
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return ["127.0.0.1"] if host.endswith(".inside.example") else ["93.184.215.14"]
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+	reached: list[str] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		reached.append(request.headers.get("host", ""))
+		return httpx.Response(200, json={"access_token": "at-1", "me": "x"})
+
+	made = (
+		OAuth2Credential(**credential, refresh_token="{{ config.refreshToken }}")
+		if credential["type"] == "oauth2"
+		else BearerCredential(headers=credential["headers"])
+	)
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		credential_store=store,
+	)
+	om.register_integration(
+		"hosted",
+		Integration(
+			id="hosted",
+			name="Hosted",
+			api_setup=ApiSetup(base_url=base),
+			credential_setup=[made],
+			tools=[HttpTool(handle="me", description="me", endpoint="/me")],
+		),
+	)
+	store.save("hosted", record, user="mal")
+	agent = om.create_agent(
+		name="a",
+		model=ScriptedModel([call_tool("hosted.me"), finish(result="a")]),
+		integrations=[{"integration": "hosted", "account": "user"}],
+	)
+	await agent.run("go", user="mal")
+	assert not [host for host in reached if "inside" in host]
+	await om.aclose()

@@ -236,6 +236,22 @@ def test_same_act_knows_the_verbs_apis_use_for_one_act() -> None:
 	assert close_match("slack.sendMessage", pool) == "slack.postMessage"
 
 
+def test_a_near_exact_name_comes_before_another_verb_and_a_cancel_is_no_delete() -> None:
+	"""``getMessage`` is ``getMessages`` before ``listMessage``; the same name spelt otherwise
+	first; ``cancel`` and ``archive`` are acts of their own (never offered as a delete)."""
+	from openmolt_core._hints import close_match
+	from openmolt_core._support.suggest import nearest, same_act
+
+	pool = ["gmail.getMessages", "gmail.listMessage", "gmail.trashMessage"]
+	assert close_match("gmail.getMessage", pool) == "gmail.getMessages"
+	assert nearest("gmail.getMessage", pool)[0] == "gmail.getMessages"
+	assert nearest("x.post_message", ["x.send_message", "x.postMessage"])[0] == "x.postMessage"
+	assert same_act("x.removeLabel", ["x.archiveLabel", "x.cancelLabel", "x.deleteLabel"]) == [
+		"x.deleteLabel"
+	]
+	assert same_act("stripe.cancelSubscription", ["stripe.deleteSubscription"]) == []
+
+
 async def test_an_unknown_field_gets_the_nearest_field_name() -> None:
 	"""A misspelled command field is named with the field it probably meant."""
 	model = ScriptedModel([{"type": "finish", "outptu": {"result": "x"}}, finish(result="x")])

@@ -241,6 +241,9 @@ def close_match(name: str, candidates: Iterable[str]) -> str | None:
 	norm = re.sub(r"[-_]", "", name).lower()
 	if norm in by_norm:
 		return by_norm[norm]
+	near = difflib.get_close_matches(name, pool, n=1, cutoff=0.9)
+	if near:  # getMessage: getMessages
+		return near[0]
 	act = same_act(name, pool)  # slack.sendMessage: slack.postMessage, not scheduleMessage
 	if act:
 		return act[0]

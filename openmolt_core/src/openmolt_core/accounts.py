@@ -633,7 +633,7 @@ class UserAccounts:
 		auth = make_auth(self.spec, self.credential, config, on_token_refresh=learned, http=http)
 		if isinstance(auth, OAuth2Auth):
 			if auth.guard is None and _reads(
-				auth.credential.token_url, _setup_keys(stored, self.credential)
+				auth.credential.token_url, _setup_keys(stored, self.spec, self.credential)
 			):
 				# A token URL read from the user's record is theirs: its address is checked.
 				from openmolt_core.integrations.http import guard_for
@@ -738,38 +738,66 @@ class UserAccounts:
 		redact = base.redact | frozenset(secret_values(config))
 		# A setup key of the user's record (their shop, their server) may name the host the
 		# calls go to: the engine checks the first request's address too.
-		chosen = bool(_setup_keys(stored, self.credential))
+		chosen = bool(_setup_keys(stored, self.spec, self.credential))
 		return dataclasses.replace(
 			base, config=config, auth=auth, redact=redact, config_from_user=chosen
 		)
 
 
-def _setup_keys(stored: Mapping[str, Any], credential: Credential | None) -> set[str]:
-	"""The keys of a user's record that are no credential: setup keys (a shop, a host, a region).
+def _setup_keys(
+	stored: Mapping[str, Any], spec: Integration, credential: Credential | None
+) -> set[str]:
+	"""The keys of a user's record that may choose where requests go: setup keys.
 
-	Not the bookkeeping, the engine's keys (dropped), the OAuth2 tokens and client keys, or a
-	key the credential signs with (a header's, a query parameter's, a password's template reads
-	it); a key its URLs read (a token URL's shop) is a setup key.
+	A key an address reads (the API's base URL, a tool's endpoint or base URL, an OAuth2 token,
+	authorization or device URL) is one, whatever else reads it (S3's region also signs); so is
+	any key the credential does not sign with (a shop, a host). Not: the bookkeeping, the
+	engine's keys (dropped), the OAuth2 tokens and client credentials, a key only a header, a
+	query parameter or a password reads (an API key under any name).
 
 	Args:
 		stored: The user's record.
+		spec: The integration (its addresses).
 		credential: The credential the binding signs with (None: none).
 	"""
 	from openmolt_core.integrations.config import ENGINE_KEYS
-	from openmolt_core.integrations.credentials import OAUTH2_CONFIG_KEYS
 
-	signed: set[str] = {*OAUTH2_CONFIG_KEYS, *OAUTH2_CONFIG_KEYS.values()}
+	urls = ("token_url", "auth_url", "device_url")
+	addresses = [spec.api_setup.base_url]
+	for tool in spec.tools:
+		addresses += [
+			str(getattr(tool, "endpoint", "") or ""),
+			str(getattr(tool, "base_url", "") or ""),
+		]
+	signed = {"accessToken", "refreshToken", "expiryDate", "clientId", "clientSecret"}
+	signed |= {"access_token", "refresh_token", "expiry_date", "client_id", "client_secret"}
 	if credential is not None:
-		fields = credential.model_dump(exclude={"token_url", "auth_url", "device_url"})
-		signed |= set(re.findall(r"config\.([A-Za-z_$][\w$]*)", json.dumps(fields, default=str)))
-	return {k for k in stored if k not in _BOOKKEEPING and k not in ENGINE_KEYS and k not in signed}
+		addresses += [str(getattr(credential, field, "") or "") for field in urls]
+		fields = credential.model_dump(exclude=set(urls))
+		signed |= set(_CONFIG_REF.findall(json.dumps(fields, default=str)))
+	read = set(_CONFIG_REF.findall(" ".join(addresses)))
+	return {
+		k
+		for k in stored
+		if k not in _BOOKKEEPING
+		and k not in ENGINE_KEYS
+		and (k in read or _camel(k) in read or k not in signed)
+	}
+
+
+_CONFIG_REF = re.compile(r"config\.([A-Za-z_$][\w$]*)")
+
+
+def _camel(key: str) -> str:
+	"""``token_url`` as a template reads it: ``tokenUrl``."""
+	head, *rest = key.split("_")
+	return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _reads(template: str | None, keys: set[str]) -> bool:
-	"""Whether a credential template (a token URL) reads one of ``keys`` from the config."""
-	return bool(template) and any(
-		re.search(rf"config\.{re.escape(k)}\b", str(template)) for k in keys
-	)
+	"""Whether a credential template (a token URL) reads one of ``keys`` (in either spelling)."""
+	read = set(_CONFIG_REF.findall(str(template or "")))
+	return any(k in read or _camel(k) in read for k in keys)
 
 
 # events ---------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ _ACTS = (
 	frozenset({"get", "read", "fetch", "retrieve", "show", "find", "lookup", "view"}),
 	frozenset({"list", "search", "query", "find", "browse", "get"}),
 	frozenset({"update", "edit", "modify", "patch", "change", "set", "rename"}),
-	frozenset({"delete", "remove", "archive", "trash", "destroy", "drop", "cancel"}),
-	frozenset({"upload", "put", "attach"}),
+	frozenset({"delete", "remove", "destroy", "drop"}),
+	frozenset({"upload", "put"}),
 	frozenset({"download", "get", "export"}),
 )
 """Verbs that APIs use for one act: ``sendMessage`` is Slack's ``postMessage``."""
@@ -43,7 +43,8 @@ def same_act(name: str, candidates: Iterable[str]) -> list[str]:
 		return []
 	head = f"{prefix}." if prefix else ""
 	wanted = {f"{head}{other}{rest}".lower() for other in others}
-	return [c for c in dict.fromkeys(candidates) if c.lower() in wanted]
+	found = [c for c in dict.fromkeys(candidates) if c.lower() in wanted]
+	return sorted(found, key=lambda c: -difflib.SequenceMatcher(None, name, c).ratio())
 
 
 def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
@@ -62,8 +63,14 @@ def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
 	lowered = {c.lower(): c for c in pool}
 	key = name.lower()
 	close = difflib.get_close_matches(key, list(lowered), n=n, cutoff=0.6)
-	out = same_act(name, pool)[:n]
-	out += [lowered[c] for c in close if lowered[c] not in out][: n - len(out)]
+	# The same name spelt otherwise (post_message, postMessage), then a near-exact one
+	# (getMessage, getMessages), then another verb for the act, then the merely similar.
+	norm = _normal(name)
+	out = [c for c in pool if _normal(c) == norm][:n]
+	out += [lowered[c] for c in close if _ratio(key, c) >= _NEAR and lowered[c] not in out]
+	out += [c for c in same_act(name, pool) if c not in out]
+	out += [lowered[c] for c in close if lowered[c] not in out]
+	out = out[:n]
 	if len(out) < n and len(key) >= 3:
 		for low, original in lowered.items():
 			if original not in out and (key in low or low.split(".")[-1] in key):
@@ -71,6 +78,18 @@ def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
 				if len(out) == n:
 					break
 	return out
+
+
+_NEAR = 0.9
+"""difflib's ratio above which a name is the one meant, before another verb for its act."""
+
+
+def _normal(name: str) -> str:
+	return name.replace("_", "").replace("-", "").lower()
+
+
+def _ratio(a: str, b: str) -> float:
+	return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def edits(a: str, b: str) -> int:
