@@ -485,11 +485,12 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 def _drop_turn_file(path: Path) -> None:
-	"""Remove a session's lock file (`clear`), unless a run holds it or waits on it.
+	"""Remove a session's lock file (`clear`), unless a run holds it.
 
 	Taken first, without waiting: a run in its turn keeps its file (the next `clear` removes
-	it). A run that opened the file before it went checks, once it holds the lock, that the
-	path still names it (`_file_turn`), so two runs never hold two files of one session.
+	it). A run waiting on the file does not keep it: once it holds the lock, it checks that the
+	path still names that file (`_file_turn`) and takes the new one if not, so two runs never
+	hold two files of one session.
 	"""
 	try:
 		import fcntl
