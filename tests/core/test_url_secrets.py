@@ -22,6 +22,8 @@ BASE_URL = "http://proxyuser:Pr0xy-Passw0rd@127.0.0.1:9/v1?api-key=AzureKey-0000
 def test_a_url_gives_its_password_token_and_secret_query_values() -> None:
 	assert url_secrets(BASE_URL) == {"Pr0xy-Passw0rd", "AzureKey-0000111"}
 	assert url_secrets("https://ghp_Token0123@github.com/o/r.git") == {"ghp_Token0123"}
+	assert url_secrets("postgresql://postgres@127.0.0.1:5432/postgres") == set()  # a user name
+	assert url_secrets("redis://ghp_Token0123@cache:6379") == {"ghp_Token0123"}  # looks like one
 	assert url_secrets("postgresql://u:p%40ss-word@db/runs") == {"p%40ss-word", "p@ss-word"}
 	assert url_secrets("https://s.example/f?sig=AbC%2Bdef&se=2030") >= {"AbC%2Bdef", "AbC+def"}
 	assert url_secrets("https://api.example/v1?page=2") == set()

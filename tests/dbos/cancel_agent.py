@@ -19,6 +19,9 @@ from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish, wait
 from openmolt_core.tools import tool
 
+PAYMENTS = 8
+"""The payments the sub-agent would make if nothing stopped it."""
+
 
 async def work(store: str, paid: Path) -> None:
 	@tool(labels=["outbound"])
@@ -36,12 +39,13 @@ async def work(store: str, paid: Path) -> None:
 	clerk = om.create_agent(
 		name="Clerk",
 		model=ScriptedModel(
+			# Eight payments 2 s apart: the run outlasts a canceller started on a loaded machine.
 			[
-				call_tool("local.pay", amount=1),
-				wait(2),
-				call_tool("local.pay", amount=2),
-				wait(2),
-				call_tool("local.pay", amount=3),
+				*[
+					step
+					for n in range(1, PAYMENTS + 1)
+					for step in (call_tool("local.pay", amount=n), wait(2))
+				][:-1],
 				finish("done"),
 			]
 		),

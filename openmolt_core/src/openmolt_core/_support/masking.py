@@ -1249,8 +1249,8 @@ _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 def url_secrets(url: str) -> set[str]:
 	"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
-	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password: the user
-	is the token), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
+	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
+	URL: the user is the token; ``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
 	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
 	hold an ``@``: the userinfo ends at the last one), ``https://x.example/v1?api-key=KEY`` (an
 	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
@@ -1270,7 +1270,10 @@ def url_secrets(url: str) -> set[str]:
 	authority = _URL_AUTHORITY.match(text)
 	if authority and "@" in authority[1]:
 		user, _, password = authority[1].rpartition("@")[0].partition(":")
-		for secret in (password, user if not password or _token_like(user) else ""):
+		# A user alone is the token in a web URL (``https://TOKEN@github.com``); a database's
+		# user alone (``postgresql://postgres@db``) is a name, unless it looks like a token.
+		web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
+		for secret in (password, user if (not password and web) or _token_like(user) else ""):
 			out.update((secret, unquote(secret)))
 	try:
 		query = urlsplit(text).query if authority else ""

@@ -464,7 +464,8 @@ class OAuth2Auth(httpx.Auth):
 				stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
 			except ConfigurationError as exc:  # the store's own words (the key store's file)
 				raise ToolError(
-					f"{self.iid}: the token's store could not be read to refresh it: {exc}"
+					f"{self.iid}: the credential store could not be read to refresh the token: "
+					f"{exc}"
 				) from None
 			except Exception as exc:
 				raise ToolError(
