@@ -952,7 +952,8 @@ def last_reply(items: Sequence[Any], run_id: str) -> dict[str, Any] | None:
 	"""
 	for item in reversed(_valid(items)):
 		if item["role"] == "agent" and str(item.get("run_id")) == run_id:
-			return item
+			found: dict[str, Any] = item
+			return found
 	return None
 
 

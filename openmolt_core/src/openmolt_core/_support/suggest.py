@@ -43,8 +43,8 @@ def same_act(name: str, candidates: Iterable[str]) -> list[str]:
 		return []
 	head = f"{prefix}." if prefix else ""
 	wanted = {f"{head}{other}{rest}".lower() for other in others}
-	found = [c for c in dict.fromkeys(candidates) if c.lower() in wanted]
-	return sorted(found, key=lambda c: -difflib.SequenceMatcher(None, name, c).ratio())
+	acts = [c for c in dict.fromkeys(candidates) if c.lower() in wanted]
+	return sorted(acts, key=lambda c: -difflib.SequenceMatcher(None, name, c).ratio())
 
 
 def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
