@@ -245,4 +245,11 @@ def test_the_loop_fields_are_those_the_loop_gives_each_call() -> None:
 
 	handed = {f.name for f in fields(CallingRun)} - LOOP_FIELDS
 	assert LOOP_FIELDS < {f.name for f in fields(CallingRun)}
-	assert handed == {"on_approval_request", "cost_left", "tokens_left", "taint", "capabilities"}
+	assert handed == {
+		"on_approval_request",
+		"cost_left",
+		"tokens_left",
+		"taint",
+		"capabilities",
+		"private",
+	}

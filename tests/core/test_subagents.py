@@ -671,7 +671,7 @@ def test_a_capability_two_hand_down_reaches_the_call_once() -> None:
 	from openmolt_core.result import RunState
 
 	records = [{"call": "tool:1:0:local.inbox", "tool": "local.inbox", "step": 1}]
-	run = SimpleNamespace(state=RunState(taint=records))
+	run = SimpleNamespace(state=RunState(taint=records), link=None, tools={})
 	handed = Hooks([Safety(), TaintedStart()]).handed(run, [object(), object()])  # type: ignore[arg-type, list-item]
 	assert len(handed) == 2
 	for one in handed:
@@ -726,6 +726,8 @@ async def test_an_untainted_run_hands_its_calls_no_taint() -> None:
 
 	class Run:
 		state = RunState()
+		link = None
+		tools: ClassVar[dict[str, object]] = {}
 
 	safety, run = Safety(), Run()
 	assert safety.hand_down(run, [object(), object()]) == ()  # type: ignore[arg-type, list-item]

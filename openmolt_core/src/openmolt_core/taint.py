@@ -132,10 +132,14 @@ class TaintPolicy:
 		outbound: Rules for tools that can send data out, likewise.
 		warn: Warn when an agent holding the trifecta is created (`LethalTrifectaWarning`).
 		unknown_labels: The labels of a tool that declares none (`declared_labels`): by
-			default ``untrusted`` and ``outbound``, so a tool nobody described cannot carry
-			private data out unseen (fail closed). Declare a tool's labels rather than change
-			this (``labels=[]`` on a tool, a ``labels`` table on an integration or an MCP
-			server); ``()`` trusts every undeclared tool.
+			default ``untrusted`` and ``outbound``: a tool nobody described taints the run and
+			is gated as an outbound call where the agent holds private data (fail closed). Not
+			``private`` by default: every agent of two plain functions would then hold the
+			trifecta and ask for approval at its second call; an agent whose undeclared tool
+			reads private data gets ``unknown_labels=("private", "untrusted", "outbound")``, or
+			better, that tool's ``labels``. Declare a tool's labels rather than change this
+			(``labels=[]`` on a tool, a ``labels`` table on an integration or an MCP server);
+			``()`` trusts every undeclared tool.
 	"""
 
 	on_outbound: OnOutbound = "approve"

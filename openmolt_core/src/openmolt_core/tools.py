@@ -75,6 +75,10 @@ class CallingRun:
 			sub-agent's run stops there too.
 		taint: The calling run's taint records (`openmolt_core.taint`): a sub-agent called by a
 			tainted run starts tainted (the safety capability hands them down, and reads them).
+		private: Whether the calling run may hold private data (its agent has a tool labelled
+			``private``, or its own caller may): what it hands a sub-agent may be private, so
+			the sub-agent's outbound calls after untrusted content are gated as if it read
+			private data itself (the safety capability hands it down, and reads it).
 		user: The end user the calling run acts for (None: the operator); a sub-agent's run
 			acts for the same user (`openmolt_core.accounts`).
 		depth: How deep a run started with this parent nests: 1 under a top-level run; at
@@ -102,6 +106,7 @@ class CallingRun:
 	depth: int = 1
 	capabilities: tuple[Any, ...] = ()
 	usage_by_model: dict[str, Usage] = field(default_factory=dict)
+	private: bool = False
 
 
 LOOP_FIELDS = frozenset(

@@ -143,6 +143,17 @@ class Safety(Capability):
 		own = [t for t in tools if not t.handle.startswith(_BUILTIN)]
 		return gated(own, self.policy)  # type: ignore[arg-type]  # the loop's records
 
+	def _gated(self, run: Run) -> bool:
+		"""Whether the policy gates this run's outbound calls after untrusted content.
+
+		It does when its tools hold the trifecta, or when its caller may have handed it private
+		data (``CallingRun.private``) and it can send out.
+		"""
+		if self.gates(run.tools.values()):
+			return True
+		link = run.link
+		return link is not None and link.private and self.policy.on_outbound != "allow"
+
 	def at(self, stage: Stage, *, parallel: bool = False) -> list[Guardrail]:
 		"""The guardrails of a stage (for the input: those that run before, or alongside)."""
 		return [g for g in self._by_stage.get(stage, ()) if g.parallel == parallel]
@@ -351,7 +362,7 @@ class Safety(Capability):
 			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound)]
 			keys += [_guard_key(ctx.step, stage, index, n) for n in range(len(guards))]
 		outbound = run.state.tainted and "outbound" in tool.labels
-		if outbound and self.policy.on_outbound == "approve" and self.gates(run.tools.values()):
+		if outbound and self.policy.on_outbound == "approve" and self._gated(run):
 			keys.append(step_key("approval", ctx.step, index, call.tool))
 		return keys
 
@@ -366,7 +377,7 @@ class Safety(Capability):
 		checked = [g for g in guards if g.applies(bound)] if guards else None
 		outbound = run.state.tainted and "outbound" in bound.labels
 		if outbound:  # the rare case: worked out from the run's tools
-			outbound = self.gates(run.tools.values())
+			outbound = self._gated(run)
 		if not checked and not outbound:
 			return PROCEED
 		from openmolt_core._support.jsonschema import ValidationError, format_errors
@@ -600,10 +611,30 @@ _TAINTED_START = TaintedStart()
 
 
 def _tainted_calls(run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
-	"""What a tainted run hands each call: its records and `TaintedStart`; a clean run, nothing."""
+	"""What a run hands each call (`Safety.hand_down`).
+
+	A tainted run hands its records and `TaintedStart`; a run that may hold private data
+	(`_holds_private`) says so; a clean run without any, nothing.
+	"""
+	private = _holds_private(run)
 	if not run.state.taint:
-		return ()
-	return [{"taint": run.state.taint, "capabilities": (_TAINTED_START,)}] * len(tools)
+		return [{"private": True}] * len(tools) if private else ()
+	handed: dict[str, Any] = {"taint": run.state.taint, "capabilities": (_TAINTED_START,)}
+	if private:
+		handed["private"] = True
+	return [handed] * len(tools)
+
+
+def _holds_private(run: Run) -> bool:
+	"""Whether a run may hold private data: a tool of its agent reads some, or its caller may.
+
+	A sub-agent with untrusted and outbound tools but none private is the trifecta's other half:
+	what its caller hands it may be private (the caller read its vault, then called it).
+	"""
+	link = run.link
+	if link is not None and link.private:
+		return True
+	return any("private" in t.labels for t in run.tools.values())
 
 
 def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:

@@ -331,14 +331,22 @@ class Guardrail:
 		from openmolt_core.errors import RunError
 
 		agent: Any = self.check
+		run_id = f"{check.run_id}.guard.{check.step}.{self.name}"
+		state = None
+		if check.tainted or "untrusted" in check.labels:
+			# What it judges is content someone else wrote (an untrusted tool's result, a
+			# tainted run's words): the guardrail agent's own run starts tainted, so its own
+			# outbound calls go through its taint policy as its caller's would.
+			from openmolt_core.taint import untrusted_input
+
+			state = untrusted_input(f"guardrail:{check.stage}")
+			state.run_id = run_id
+			agent._start(state, check.payload(), (), None)
 		try:
 			# In this process, whatever the instance's durability: the verdict is one journaled
 			# step of the calling run, as a sub-agent's run lives inside its caller's step.
 			result = await agent.execute(
-				None,
-				port=LOCAL_PORT,
-				input=check.payload(),
-				run_id=f"{check.run_id}.guard.{check.step}.{self.name}",
+				state, port=LOCAL_PORT, input=check.payload(), run_id=run_id
 			)
 		except RunError as exc:
 			return Verdict(fails, f"the guardrail agent failed: {exc}"), exc.result
