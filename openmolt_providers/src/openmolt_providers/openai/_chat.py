@@ -134,7 +134,15 @@ later) stopped the reply before its end: ``incomplete``, so none of it runs."""
 
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
-	"""Turn a Chat Completions reply into a `ModelResponse`."""
+	"""Turn a Chat Completions reply into a `ModelResponse`.
+
+	Raises:
+		ProviderError: The body is an error in place of a reply (OpenRouter's, with status 200).
+	"""
+	if data.get("error") and not data.get("choices"):
+		from openmolt_providers.openai._errors import reply_error
+
+		raise reply_error(provider, model, data["error"], "the reply")
 	choices = data.get("choices") or [{}]
 	choice = choices[0]
 	message = choice.get("message") or {}

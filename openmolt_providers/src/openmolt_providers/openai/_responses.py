@@ -122,8 +122,13 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	"""Turn a Responses API reply into a `ModelResponse`.
 
 	Raises:
-		ProviderError: The response failed (``status: failed``).
+		ProviderError: The response failed (``status: failed``), or the body is an error in
+			place of a reply (OpenRouter's, with status 200).
 	"""
+	if data.get("error") and not data.get("output") and data.get("status") != "failed":
+		from openmolt_providers.openai._errors import reply_error
+
+		raise reply_error(provider, model, data["error"], "the reply")
 	if data.get("status") == "failed":
 		error = data.get("error") or {}
 		why = provider.scrub(str(error.get("message") or error.get("code") or "no reason given"))

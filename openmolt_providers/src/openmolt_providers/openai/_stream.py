@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import exceeds_context, retryable_status, window_error
+from openmolt_providers._common import exceeds_context, window_error
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
+from openmolt_providers.openai._errors import reply_error
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import ModelRequest
@@ -118,17 +119,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		if not isinstance(data, dict):
 			continue
 		if "error" in data:
-			status = _error_status(data["error"])
-			why = provider.scrub(_error_message(data["error"]))
-			if exceeds_context(_error_code(data["error"]), why):
-				raise window_error(provider, model, why, status)
-			raise ProviderError(
-				f"the stream failed: {provider.scrub(_error_message(data['error']))}",
-				provider=provider.name,
-				model=model,
-				status_code=status,
-				retryable=retryable_status(status),
-			)
+			raise reply_error(provider, model, data["error"], "the stream")
 		if not first:
 			first = data
 		if data.get("usage"):
@@ -173,26 +164,3 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		"usage": usage,
 	}
 	yield _chat.parse(provider, model, whole)
-
-
-def _error_status(error: Any) -> int | None:
-	"""The HTTP status an error event names (OpenRouter, vLLM: ``error.code``), or None."""
-	code = error.get("code") if isinstance(error, dict) else None
-	if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600:
-		return code
-	if isinstance(code, str) and code.isdigit() and 400 <= int(code) < 600:
-		return int(code)
-	return None
-
-
-def _error_code(error: Any) -> str:
-	"""The machine-readable code and type of an error event (``context_length_exceeded``)."""
-	if not isinstance(error, dict):
-		return ""
-	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
-
-
-def _error_message(error: Any) -> str:
-	if isinstance(error, dict):
-		return str(error.get("message") or error.get("type") or "no reason given")
-	return str(error)

@@ -1,0 +1,58 @@
+"""A reply body that is an error, sent with status 200, is the provider's error, not an answer.
+
+OpenRouter's error docs: once the model has started, an error "will be emitted in the response
+body" with status 200 (``{"error": {"code": 502, "message": ...}}``); vLLM and LiteLLM do the same.
+Asked for whole, the body read as an empty answer: the model was told it answered nothing, a step
+was spent, and neither a retry nor a fallback model was tried. The stream path already raised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from openmolt_core.errors import ProviderError
+from tests.providers._replies import generate
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("vendor", ["openai", "chat"])
+@pytest.mark.parametrize(
+	("error", "status", "retryable"),
+	[
+		({"code": 502, "message": "Upstream provider returned an invalid response"}, 502, True),
+		({"code": "429", "message": "Rate limited upstream"}, 429, True),
+		({"code": 400, "message": "Bad schema"}, 400, False),
+		({"message": "something broke"}, None, False),
+		("plain text error", None, False),
+	],
+)
+async def test_an_error_body_with_status_200_is_a_provider_error(
+	vendor: str, error: Any, status: int | None, retryable: bool
+) -> None:
+	with pytest.raises(ProviderError) as caught:
+		await generate(vendor, {"id": "gen-1", "error": error})
+	assert caught.value.status_code == status
+	assert caught.value.retryable is retryable
+	assert "the reply failed" in str(caught.value)
+
+
+async def test_a_context_error_in_a_200_body_is_the_window_error() -> None:
+	"""The body says the input is too long: the error the loop compacts on, as for a 400."""
+	with pytest.raises(ProviderError) as caught:
+		await generate(
+			"chat",
+			{"error": {"code": "context_length_exceeded", "message": "maximum context length"}},
+		)
+	assert "context" in str(caught.value).lower()
+
+
+async def test_a_reply_that_carries_an_error_field_beside_its_choices_is_read() -> None:
+	"""Only an error in place of a reply is one: a reply with choices is read as it is."""
+	reply = {
+		"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+		"error": None,
+	}
+	assert (await generate("chat", reply)).text == "hi"
