@@ -490,3 +490,55 @@ async def test_a_large_result_stored_as_a_file_stays_encodable(value: Any) -> No
 	turn = json.loads(model.requests[1].messages[-1].content)
 	assert "stored" in turn["results"][0]["result"]
 	_encodes(result.state)
+
+
+async def test_a_pydantic_output_is_held_to_the_schema_the_model_was_shown() -> None:
+	"""``"5"`` is no integer and ``"off"`` no boolean: pydantic's lax mode took both, while the
+	same schema as a dict (and every tool input) refused them. The model is asked again."""
+	from pydantic import BaseModel
+
+	class Out(BaseModel):
+		n: int
+		flag: bool
+		meta: dict[str, Any]
+
+	model = ScriptedModel(
+		[
+			finish(n="5", flag="off", meta={}),
+			finish(n=5, flag=False, meta={}),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	result = await om.create_agent(name="P", model=model, output_schema=Out).run()
+	assert result.ok and result.output == Out(n=5, flag=False, meta={})
+	error = results(model, 1)[0]["error"]
+	assert "n: Input should be a valid integer" in error and "flag:" in error
+
+
+async def test_json_text_a_reply_carries_is_held_to_the_depth_cap() -> None:
+	"""An output sent as JSON text (the OpenAI dialect sends a free-form output so) was decoded
+	after the depth cap was checked: 900 levels ran. It is refused as a deep reply is."""
+	import httpx
+
+	def reply(text: str) -> dict[str, Any]:
+		content = [{"type": "output_text", "text": text}]
+		return {"status": "completed", "output": [{"type": "message", "content": content}]}
+
+	answers = [
+		reply(json.dumps({"commands": [{"type": "finish", "output": "[" * 900 + "]" * 900}]})),
+		reply(json.dumps({"commands": [{"type": "finish", "output": "[]"}]})),
+	]
+	sent: list[dict[str, Any]] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(json.loads(request.content))
+		return httpx.Response(200, json=answers[len(sent) - 1])
+
+	om = OpenMolt(
+		llm_providers={"openai": {"api_key": "sk-test-000000", "max_retries": 0}},
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+	)
+	result = await om.create_agent(name="D", model="openai:gpt-5-mini").run("go")
+	assert result.ok and result.output == []
+	assert "nested too deeply" in json.dumps(sent[1])
+	await om.aclose()

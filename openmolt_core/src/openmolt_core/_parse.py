@@ -295,7 +295,9 @@ def parse_reply(
 	if why:
 		return ParsedReply([], [why], dumps(data))
 	try:
-		items = _items(restore(data) if restore is not None else data)
+		# JSON text the repair decoded (an output or a tool input sent as text) is held to the
+		# same depth cap as the reply: the cap was checked before it was decoded.
+		items = _items(_bounded(restore(data), max_depth) if restore is not None else data)
 	except (
 		UnsafeJson
 	) as unsafe:  # a tool input sent as JSON text (`openmolt_core._support.schemafit.Decode`)

@@ -1935,12 +1935,16 @@ class Agent:
 		return self._validate_output(value)
 
 	def _validate_output(self, value: Any) -> Any:
+		# The JSON Schema the model was shown, strictly (as for a dict schema and for tool
+		# inputs): pydantic's lax mode alone took "5" for an integer and "off" for a boolean.
+		if self._output_validator is None:
+			schema = self.output_schema
+			if schema is None:
+				return value
+			self._output_validator = JsonSchemaValidator(schema)
+		self._output_validator.validate(value)
 		if self._output_model is not None:
 			return self._output_model.model_validate(value)
-		if self._output_json is not None:
-			if self._output_validator is None:
-				self._output_validator = JsonSchemaValidator(self._output_json)
-			self._output_validator.validate(value)
 		return value
 
 	def _result(self, state: RunState, end: RunEnd) -> RunResult:
