@@ -36,7 +36,7 @@ async def main(store: str, paid: Path, saved: Path, phase: str) -> None:
 		"""
 		with paid.open("a") as f:
 			f.write(f"{os.getpid()} paid {amount}\n")
-		await anyio.sleep(2)  # waits for the bank's confirmation
+		await anyio.sleep(6)  # waits for the bank's confirmation
 		return "paid"
 
 	@tool
@@ -55,7 +55,7 @@ async def main(store: str, paid: Path, saved: Path, phase: str) -> None:
 
 		async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
 			if down["on"] and call.tool == "local.check":
-				await anyio.sleep(0.5)
+				await anyio.sleep(1.0)
 				raise ConnectionError("policy service unreachable")
 			return Proceed()
 

@@ -79,7 +79,7 @@ async def test_a_run_cancelled_while_a_tool_runs_begins_no_further_call(url: str
 		[call_tool("local.pay", amount=1), call_tool("local.pay", amount=2), finish("paid")]
 	)
 	began = anyio.Event()
-	agent = om.create_agent(name="Payer", model=model, tools=[_payer(paid, 1.0, began)])
+	agent = om.create_agent(name="Payer", model=model, tools=[_payer(paid, 30.0, began)])
 	try:
 		handle = await agent.start("pay")
 		with anyio.fail_after(30):
@@ -150,7 +150,7 @@ async def test_after_cancel_returns_no_call_of_the_run_or_its_sub_agent_goes_on(
 		"""
 		log.append(("began", amount))
 		began.set()
-		await anyio.sleep(0.5)  # the bank confirms
+		await anyio.sleep(30)  # the bank confirms (long: only the cancel ends it, however loaded)
 		log.append(("done", amount))
 		return "paid"
 

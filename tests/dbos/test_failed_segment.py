@@ -44,7 +44,7 @@ class Clerk(Capability):
 		if run.state.ext.get("clerk") is None:
 			return Park("the clerk decides", {"ticket": 1})
 		if self.down and call.tool == "local.check":
-			await anyio.sleep(0.5)  # pay has begun meanwhile
+			await anyio.sleep(1.0)  # pay has begun meanwhile
 			raise ConnectionError("the clerk's ledger is unreachable")
 		return Proceed()
 
@@ -66,7 +66,7 @@ async def test_a_parked_state_given_again_after_its_segment_failed_mid_call_pays
 			amount: How much.
 		"""
 		paid.append(amount)
-		await anyio.sleep(2)  # the bank's confirmation: the segment fails meanwhile
+		await anyio.sleep(6)  # the bank's confirmation: the segment fails meanwhile
 		return "paid"
 
 	@tool
