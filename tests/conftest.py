@@ -21,6 +21,13 @@ def _load_activate():
 _plugins = _load_activate()
 _root = _plugins.activate()  # before any test (or plugin cache) reads the entry points
 
+# Property tests judge behaviour, not speed: a loaded 2-core machine stalls a draw for a second
+# now and then, which Hypothesis's deadline and too_slow health check took for a failure.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("openmolt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("openmolt")
+
 
 def pytest_unconfigure(config: pytest.Config) -> None:
 	_plugins.deactivate(_root)
