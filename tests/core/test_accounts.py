@@ -732,8 +732,30 @@ async def test_a_users_record_never_sets_the_engines_own_keys(
 	await om.aclose()
 
 
+@pytest.fixture
+def inside_names(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""Names under ``.inside.example`` resolve to loopback (an attacker's DNS); others are public."""
+	from openmolt_core.integrations import _ssrf
+
+	async def resolve(host: str, port: int) -> list[str]:
+		return ["127.0.0.1"] if host.endswith(".inside.example") else ["93.184.215.14"]
+
+	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
+
+
+def _recording(reached: list[str], what: Any) -> Any:
+	"""A mock API that adds ``what(request)`` of each request to ``reached`` and answers a token."""
+
+	def api(request: httpx.Request) -> httpx.Response:
+		reached.append(what(request))
+		return httpx.Response(200, json={"access_token": "at-1", "me": "x"})
+
+	return api
+
+
+@pytest.mark.usefixtures("inside_names")
 async def test_a_host_a_users_record_names_is_checked_from_the_first_request(
-	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
+	store: EncryptedFileStore,
 ) -> None:
 	"""A user's record gives a setup key the URL reads (their shop, their self-hosted server):
 	that host is the user's, not the application's, so the first request's address is checked
@@ -746,18 +768,10 @@ async def test_a_host_a_users_record_names_is_checked_from_the_first_request(
 		HttpTool,
 		Integration,
 		OAuth2Credential,
-		_ssrf,
 	)
 
-	async def resolve(host: str, port: int) -> list[str]:
-		return ["127.0.0.1"] if host.endswith(".inside.example") else ["93.184.215.14"]
-
-	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
 	reached: list[str] = []
-
-	def api(request: httpx.Request) -> httpx.Response:
-		reached.append(str(request.url))
-		return httpx.Response(200, json={"access_token": "at-1", "me": "x"})
+	api = _recording(reached, lambda request: str(request.url))
 
 	hosted = Integration(
 		id="hosted",
@@ -849,7 +863,7 @@ async def test_every_key_of_a_users_record_an_address_reads_is_checked(
 	base: str,
 	record: dict[str, Any],
 	store: EncryptedFileStore,
-	monkeypatch: pytest.MonkeyPatch,
+	inside_names: None,
 ) -> None:
 	"""The token URL key in either spelling, and a key both the base URL and a header read (S3's
 	region signs too), were counted as the credential's: the address went unchecked."""
@@ -860,18 +874,10 @@ async def test_every_key_of_a_users_record_an_address_reads_is_checked(
 		HttpTool,
 		Integration,
 		OAuth2Credential,
-		_ssrf,
 	)
 
-	async def resolve(host: str, port: int) -> list[str]:
-		return ["127.0.0.1"] if host.endswith(".inside.example") else ["93.184.215.14"]
-
-	monkeypatch.setattr(_ssrf, "resolve_host", resolve)
 	reached: list[str] = []
-
-	def api(request: httpx.Request) -> httpx.Response:
-		reached.append(request.headers.get("host", ""))
-		return httpx.Response(200, json={"access_token": "at-1", "me": "x"})
+	api = _recording(reached, lambda request: request.headers.get("host", ""))
 
 	made = (
 		OAuth2Credential(**credential, refresh_token="{{ config.refreshToken }}")

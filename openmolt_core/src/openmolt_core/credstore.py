@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -251,19 +250,11 @@ class EncryptedFileStore:
 			raise
 		os.replace(temporary, self.path)
 
-	@contextlib.contextmanager
-	def _flock(self, name: str) -> Iterator[None]:
-		from openmolt_core._support.private import FILE_MODE, private_dir
+	def _flock(self, name: str) -> contextlib.AbstractContextManager[None]:
+		from openmolt_core._support.private import locked_file
 
-		private_dir(self.path.parent, own=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
 		lock = self.path.with_name(f".{self.path.name}.{name}.lock")
-		fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-		try:
-			fcntl.flock(fd, fcntl.LOCK_EX)
-			yield
-		finally:
-			fcntl.flock(fd, fcntl.LOCK_UN)
-			os.close(fd)
+		return locked_file(lock, own_dir=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
 
 	def check(self) -> None:
 		"""Make sure the store can be written and read: a key, and the right one.

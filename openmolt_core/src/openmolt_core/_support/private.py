@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["DIR_MODE", "FILE_MODE", "private_dir", "private_file"]
+__all__ = ["DIR_MODE", "FILE_MODE", "locked_file", "private_dir", "private_file"]
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -83,3 +84,29 @@ def private_file(path: str | os.PathLike[str], *, own_dir: bool = False) -> Path
 		with contextlib.suppress(OSError):
 			os.chmod(f"{file}{suffix}", FILE_MODE)
 	return file
+
+
+@contextlib.contextmanager
+def locked_file(lock: Path, *, own_dir: bool = False) -> Iterator[None]:
+	"""Hold an exclusive ``flock`` on the lock file ``lock`` (0600 in a 0700 folder) while the block runs.
+
+	Every process that takes the same file waits for the holder; the lock goes with a process
+	that dies. Without ``fcntl`` (Windows) nothing is locked.
+
+	Args:
+		lock: The lock file (made if missing; never followed if a symlink).
+		own_dir: The folder is OpenMolt's own: narrowed to 0700 if it is wider (`private_dir`).
+	"""
+	try:
+		import fcntl
+	except ImportError:  # pragma: no cover - Windows
+		yield
+		return
+	private_dir(lock.parent, own=own_dir)
+	fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+	try:
+		fcntl.flock(fd, fcntl.LOCK_EX)
+		yield
+	finally:
+		fcntl.flock(fd, fcntl.LOCK_UN)
+		os.close(fd)

@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,29 +111,13 @@ def _write(values: dict[str, str]) -> Path:
 	return file
 
 
-@contextlib.contextmanager
-def _locked(name: str) -> Iterator[None]:
-	"""Hold an exclusive ``flock`` on the lock file ``.<store>.<name>.lock`` beside the store.
-
-	Without ``fcntl`` (Windows) nothing is locked: one process at a time is the user's care.
-	"""
-	try:
-		import fcntl
-	except ImportError:  # pragma: no cover - Windows
-		yield
-		return
-	from openmolt_core._support.private import FILE_MODE, private_dir
+def _locked(name: str) -> contextlib.AbstractContextManager[None]:
+	"""The lock file ``.<store>.<name>`` beside the store, held exclusively (`locked_file`)."""
+	from openmolt_core._support.private import locked_file
 
 	file = path()
-	private_dir(file.parent, own=not os.environ.get("OPENMOLT_KEYS_FILE"))
 	lock = file.with_name(f".{file.name}.{name}")
-	fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-	try:
-		fcntl.flock(fd, fcntl.LOCK_EX)
-		yield
-	finally:
-		fcntl.flock(fd, fcntl.LOCK_UN)
-		os.close(fd)
+	return locked_file(lock, own_dir=not os.environ.get("OPENMOLT_KEYS_FILE"))
 
 
 def _change(variables: Mapping[str, str | None]) -> bool:
