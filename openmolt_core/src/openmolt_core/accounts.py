@@ -35,7 +35,6 @@ import hmac
 import json
 import logging
 import os
-import re
 import secrets as random_bytes  # `secrets` names the instance's secret set below
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -589,6 +588,11 @@ class UserAccounts:
 	def __repr__(self) -> str:
 		return f"UserAccounts({self.integration!r})"
 
+	@functools.cached_property
+	def _roles(self) -> tuple[frozenset[str], frozenset[str]]:
+		"""The keys its addresses read and those its credential signs with (`_key_roles`)."""
+		return _key_roles(self.spec, self.credential)
+
 	def _oauth(self) -> OAuth2Credential | None:
 		from openmolt_core.integrations.model import OAuth2Credential
 
@@ -633,7 +637,7 @@ class UserAccounts:
 		auth = make_auth(self.spec, self.credential, config, on_token_refresh=learned, http=http)
 		if isinstance(auth, OAuth2Auth):
 			if auth.guard is None and _reads(
-				auth.credential.token_url, _setup_keys(stored, self.spec, self.credential)
+				auth.credential.token_url, _setup_keys(stored, self._roles)
 			):
 				# A token URL read from the user's record is theirs: its address is checked.
 				from openmolt_core.integrations.http import guard_for
@@ -738,44 +742,28 @@ class UserAccounts:
 		redact = base.redact | frozenset(secret_values(config))
 		# A setup key of the user's record (their shop, their server) may name the host the
 		# calls go to: the engine checks the first request's address too.
-		chosen = bool(_setup_keys(stored, self.spec, self.credential))
+		chosen = bool(_setup_keys(stored, self._roles))
 		return dataclasses.replace(
 			base, config=config, auth=auth, redact=redact, config_from_user=chosen
 		)
 
 
 def _setup_keys(
-	stored: Mapping[str, Any], spec: Integration, credential: Credential | None
+	stored: Mapping[str, Any], roles: tuple[frozenset[str], frozenset[str]]
 ) -> set[str]:
 	"""The keys of a user's record that may choose where requests go: setup keys.
 
-	A key an address reads (the API's base URL, a tool's endpoint or base URL, an OAuth2 token,
-	authorization or device URL) is one, whatever else reads it (S3's region also signs); so is
-	any key the credential does not sign with (a shop, a host). Not: the bookkeeping, the
-	engine's keys (dropped), the OAuth2 tokens and client credentials, a key only a header, a
-	query parameter or a password reads (an API key under any name).
+	A key an address reads is one, whatever else reads it (S3's region also signs); so is any
+	key the credential does not sign with (a shop, a host). Not: the bookkeeping, the engine's
+	keys (dropped), or a key only the credential signs with (`_key_roles`).
 
 	Args:
 		stored: The user's record.
-		spec: The integration (its addresses).
-		credential: The credential the binding signs with (None: none).
+		roles: The keys the integration's addresses read, and those its credential signs with.
 	"""
 	from openmolt_core.integrations.config import ENGINE_KEYS
 
-	urls = ("token_url", "auth_url", "device_url")
-	addresses = [spec.api_setup.base_url]
-	for tool in spec.tools:
-		addresses += [
-			str(getattr(tool, "endpoint", "") or ""),
-			str(getattr(tool, "base_url", "") or ""),
-		]
-	signed = {"accessToken", "refreshToken", "expiryDate", "clientId", "clientSecret"}
-	signed |= {"access_token", "refresh_token", "expiry_date", "client_id", "client_secret"}
-	if credential is not None:
-		addresses += [str(getattr(credential, field, "") or "") for field in urls]
-		fields = credential.model_dump(exclude=set(urls))
-		signed |= set(_CONFIG_REF.findall(json.dumps(fields, default=str)))
-	read = set(_CONFIG_REF.findall(" ".join(addresses)))
+	read, signed = roles
 	return {
 		k
 		for k in stored
@@ -785,7 +773,39 @@ def _setup_keys(
 	}
 
 
-_CONFIG_REF = re.compile(r"config\.([A-Za-z_$][\w$]*)")
+def _key_roles(
+	spec: Integration, credential: Credential | None
+) -> tuple[frozenset[str], frozenset[str]]:
+	"""The config keys an integration's addresses read, and those its credential signs with.
+
+	Addresses: the API's base URL, each tool's endpoint and base URL, an OAuth2 token,
+	authorization or device URL. Signed: the OAuth2 tokens and client credentials, and every
+	key the credential's other fields read (a header, a query parameter, a password).
+
+	Args:
+		spec: The integration.
+		credential: The credential the binding signs with (None: none).
+	"""
+	from openmolt_core.integrations.credentials import _CONFIG_REF, OAUTH2_CONFIG_KEYS
+
+	urls = ("token_url", "auth_url", "device_url")
+	addresses = [spec.api_setup.base_url]
+	for tool in spec.tools:
+		addresses += [
+			str(getattr(tool, "endpoint", "") or ""),
+			str(getattr(tool, "base_url", "") or ""),
+		]
+	signed = {
+		spelled
+		for camel, snake in OAUTH2_CONFIG_KEYS.items()
+		if camel not in ("tokenUrl", "authUrl")
+		for spelled in (camel, snake)
+	}
+	if credential is not None:
+		addresses += [str(getattr(credential, field, "") or "") for field in urls]
+		fields = credential.model_dump(exclude=set(urls))
+		signed |= set(_CONFIG_REF.findall(json.dumps(fields, default=str)))
+	return frozenset(_CONFIG_REF.findall(" ".join(addresses))), frozenset(signed)
 
 
 def _camel(key: str) -> str:
@@ -796,6 +816,8 @@ def _camel(key: str) -> str:
 
 def _reads(template: str | None, keys: set[str]) -> bool:
 	"""Whether a credential template (a token URL) reads one of ``keys`` (in either spelling)."""
+	from openmolt_core.integrations.credentials import _CONFIG_REF
+
 	read = set(_CONFIG_REF.findall(str(template or "")))
 	return any(k in read or _camel(k) in read for k in keys)
 
