@@ -88,7 +88,7 @@ def test_what_a_prompt_lacks_is_said_for_the_command_line(tmp_path, cli) -> None
 	assert slack.returncode == 2
 	assert "set OPENMOLT_SLACK_TOKEN" in slack.stderr
 	assert "agent.json" not in slack.stderr and "{id: config}" not in slack.stderr
-	local = cli.openmolt("-m", "ollama:llama3.2", "hi", cwd=tmp_path, env=env)
+	local = cli.openmolt("-m", "mybox:llama3.2", "hi", cwd=tmp_path, env=env)
 	assert local.returncode == 2
 	assert "llm_providers=" not in local.stderr  # Python's spelling
 	assert "OPENMOLT_OPENAI_BASE_URL" in local.stderr and '"llmProviders"' in local.stderr

@@ -172,3 +172,72 @@ def _request():
 	from openmolt_core.llm import Message, ModelRequest
 
 	return ModelRequest(model="m", system="s", messages=[Message("user", "{}")])
+
+
+LOCAL = {
+	"ollama": ("http://localhost:11434/v1", "ollama serve"),
+	"lmstudio": ("http://localhost:1234/v1", "lms server start"),
+	"vllm": ("http://localhost:8000/v1", "vllm serve"),
+	"llamacpp": ("http://localhost:8080/v1", "llama-server"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOCAL))
+def test_a_local_server_is_known_by_name_without_settings(monkeypatch, name: str) -> None:
+	"""ollama:, lmstudio:, vllm:, llamacpp: need no llm_providers: Chat Completions at the default port."""
+	monkeypatch.delenv(f"OPENMOLT_{name.upper()}_BASE_URL", raising=False)
+	monkeypatch.delenv(f"OPENMOLT_{name.upper()}_API_KEY", raising=False)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-openai-never-sent-to-local")
+	provider = OpenMolt().provider(name)
+	url, start = LOCAL[name]
+	assert isinstance(provider, OpenAIProvider)
+	assert (provider.name, provider.vendor, provider.base_url) == (name, "openai", url)
+	assert provider.api_mode == "chat" and provider.may_fall_back is False
+	assert provider.key_required is False and provider.api_key() is None
+	assert start in provider.local_servers  # the hint when nothing listens there
+
+
+def test_what_the_user_sets_wins_over_a_local_server_default(monkeypatch) -> None:
+	"""base_url (either spelling), OPENMOLT_<NAME>_BASE_URL and api_mode given are kept."""
+	monkeypatch.setenv("OPENMOLT_OLLAMA_BASE_URL", "http://gpu-box:11434/v1")
+	assert OpenMolt().provider("ollama").base_url == "http://gpu-box:11434/v1"
+	om = OpenMolt(
+		llm_providers={
+			"ollama": {"base_url": "http://a.local/v1"},
+			"lmstudio": {"baseUrl": "http://b.local/v1", "apiMode": "responses"},
+			"vllm": {"api_mode": "responses", "api_key": "vk"},
+		}
+	)
+	assert om.provider("ollama").base_url == "http://a.local/v1"
+	studio = om.provider("lmstudio")
+	assert (studio.base_url, studio.api_mode) == ("http://b.local/v1", "responses")
+	vllm = om.provider("vllm")
+	assert (vllm.base_url, vllm.api_mode, vllm.api_key()) == (
+		"http://localhost:8000/v1",
+		"responses",
+		"vk",
+	)
+
+
+def test_an_instance_made_from_a_local_server_reads_its_own_variables(monkeypatch) -> None:
+	"""{"gpu": {"provider": "vllm"}}: vLLM's defaults, but OPENMOLT_GPU_* variables and its own name."""
+	monkeypatch.setenv("OPENMOLT_VLLM_BASE_URL", "http://not-this/v1")
+	monkeypatch.setenv("OPENMOLT_GPU_API_KEY", "gpu-key")
+	gpu = OpenMolt(llm_providers={"gpu": {"provider": "vllm"}}).provider("gpu")
+	assert (gpu.name, gpu.base_url, gpu.api_key()) == ("gpu", "http://localhost:8000/v1", "gpu-key")
+	monkeypatch.setenv("OPENMOLT_GPU_BASE_URL", "http://gpu.local:9000/v1")
+	assert OpenMolt(llm_providers={"gpu": {"provider": "vllm"}}).provider("gpu").base_url == (
+		"http://gpu.local:9000/v1"
+	)
+
+
+async def test_a_run_on_a_local_server_by_name_sends_no_key(monkeypatch) -> None:
+	"""model="ollama:llama3.2" alone: the request goes to Ollama's Chat Completions, no Authorization."""
+	monkeypatch.delenv("OPENMOLT_OLLAMA_BASE_URL", raising=False)
+	monkeypatch.delenv("OPENMOLT_OLLAMA_API_KEY", raising=False)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-openai-never-sent-to-local")
+	servers = Servers(chat_only=set())
+	om = OpenMolt(http_client=servers.client)
+	result = await om.create_agent(name="A", model="ollama:llama3.2").run("x")
+	assert result.output == {"greeting": "hi"}
+	assert servers.seen == [("localhost", "/v1/chat/completions", None)]
