@@ -460,7 +460,7 @@ def test_a_bad_session_path_is_refused_with_the_field() -> None:
 
 
 async def test_user_names_the_end_user_the_run_acts_for() -> None:
-	"""webhook.user: the run acts for hook:<value>; a payload without it runs for the operator."""
+	"""webhook.user: the run acts for hook:<agent>:<value>; a payload without it, for the operator."""
 	model = ScriptedModel([finish("one"), finish("two")])
 	async for server, client in serving(model, {"scheme": "github", "user": "sender.login"}):
 		launcher = server.launcher
@@ -477,4 +477,22 @@ async def test_user_names_the_end_user_the_run_acts_for() -> None:
 			await eventually(lambda launcher=launcher: not launcher.running)
 			assert agent.last_state is not None
 			users.append(agent.last_state.user)
-	assert users == ["hook:octocat", None]
+	assert users == ["hook:Triage:octocat", None]
+
+
+@pytest.mark.parametrize(
+	("one", "other"),
+	[
+		(("Triage", "alice"), ("Billing", "alice")),  # two webhooks, two senders' words
+		(("a", "b:c"), ("a:b", "c")),  # a colon cannot move the line between agent and user
+		(("Triage", "alice"), ("Triage", "Alice")),  # the sender's spelling is the user's
+	],
+)
+def test_one_webhooks_users_are_never_anothers(
+	one: tuple[str, str], other: tuple[str, str]
+) -> None:
+	"""The same value from two agents' webhooks names two users: their stored tokens never mix."""
+	from openmolt_serve.webhooks import webhook_user
+
+	assert webhook_user(*one) != webhook_user(*other)
+	assert webhook_user(*one) == webhook_user(*one)

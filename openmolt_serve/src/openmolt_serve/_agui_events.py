@@ -19,9 +19,10 @@ the state. One still open when the run ends is closed first, with ``SUBAGENT_ERR
 The text for a person streams: the ``humanMessage`` of the model's ``finish`` arrives as it is
 written (``text:delta`` events, one ``TEXT_MESSAGE`` per reply), and the run's end closes it.
 Text that did not stream (a text output, a provider that answers at once) comes whole when the
-run ends. A reply the run does not keep (its finish refused: an invalid output, a guardrail) has
-streamed already: AG-UI has no event that takes a message back, so it stays, and the text the
-run ends with follows as a message of its own; so does a reply written again by the next
+run ends. A reply the run does not keep (its finish refused: an invalid output) has streamed
+already: AG-UI has no event that takes a message back, so it stays, and the text the run ends
+with follows as a message of its own (an agent with output guardrails does not stream its
+finish: `openmolt_core.capabilities.streaming`); so does a reply written again by the next
 model of a fallback chain (``model:fallback`` closes what the failed one streamed). Everything sent is redacted with the instance's
 secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
 the protocol's schema, so an event this module builds is valid by construction.

@@ -4,6 +4,8 @@ The replay guard (`openmolt_serve._seen`) and the A2A task store (`openmolt_serv
 keep short rows in the run store's file. Their calls are short local writes, made in the event
 loop on purpose: closing the last connection of a WAL file checkpoints and syncs it, about
 20 ms, too long for the event loop at every request; a commit on an open one takes about 0.1 ms.
+The rows are callers' tasks and messages: the file (and SQLite's ``-wal`` and ``-shm``) is 0600
+in a 0700 folder, as every store of OpenMolt (`openmolt_core._support.private`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+
+from openmolt_core._support.private import private_file
 
 __all__ = ["SqliteFile"]
 
@@ -38,7 +42,7 @@ class SqliteFile:
 		"""The connection, in a transaction (committed when the block ends)."""
 		with self._lock:
 			if self._conn is None:
-				self.path.parent.mkdir(parents=True, exist_ok=True)
+				private_file(self.path)  # tasks and messages are people's words: 0600
 				conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
 				conn.execute("PRAGMA journal_mode = WAL")  # as the run store: fast commits
 				conn.execute("PRAGMA synchronous = NORMAL")

@@ -34,8 +34,11 @@ such a session starts tainted. A payload without the field (or with a value that
 a number) runs alone.
 
 With ``user`` (a dotted path too, ``sender.login``), the run acts for that end user
-(``hook:<value>``): integrations the agent binds per user use their account
-(`openmolt_core.accounts`). The value is the payload's word, so only a signed payload names it.
+(``hook:<agent>:<value>``): integrations the agent binds per user use their account
+(`openmolt_core.accounts`). The value is the payload's word, so only a signed payload names it,
+and it means something only to the sender that signed it: each agent's webhook has its own
+secret, and so its own users (`webhook_user`); the GitHub login ``alice`` one agent's webhook
+names is not the ``alice`` a form service's payload names to another agent.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ from openmolt_serve.signatures import ReplayGuard, SeenStore, SignatureError, ve
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Webhook", "handle_webhook", "session_key", "webhook_env"]
+__all__ = ["Webhook", "handle_webhook", "session_key", "webhook_env", "webhook_user"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -161,6 +164,21 @@ def session_key(data: Any, path: str | None) -> str | None:
 	return text[:200] if text else None
 
 
+def webhook_user(agent: str, value: str) -> str:
+	"""The end user a webhook's run acts for: ``hook:<agent>:<value>``.
+
+	The agent's name is part of it: a value is the word of the sender that signed the payload,
+	and each agent's webhook has its own secret, so one webhook's users are never another's.
+	Both parts are written as in a session id (`openmolt_serve._launch.session_id`: a ``:`` in
+	either is ``%3A``), so agent ``a`` and user ``b:c`` are not agent ``a:b`` and user ``c``.
+
+	Args:
+		agent: The agent's name.
+		value: The value the webhook's ``user`` path found in the signed payload.
+	"""
+	return session_id("hook", agent, value)
+
+
 async def handle_webhook(
 	request: Request,
 	hook: Webhook | None,
@@ -237,7 +255,9 @@ async def handle_webhook(
 			trigger="webhook",
 			where=hook.agent.name,
 			session=session,
-			user=f"hook:{who}" if (who := session_key(data, config.user)) else None,
+			user=webhook_user(hook.agent.name, who)
+			if (who := session_key(data, config.user))
+			else None,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)

@@ -10,6 +10,12 @@ reports becomes events. They are previews: unnumbered (``seq`` 0), not journaled
 answered from the journal does not stream again; the reply is parsed and run, or refused, only
 once it is complete, as without streaming. ``agent.stream()`` (`openmolt_core.runstream`) is the
 way to read them.
+
+A finish that a capability checks before the run may end with it (``before_finish``: an output
+guardrail, which may refuse, rewrite or stop it) is not previewed: neither its fields'
+``text:delta`` nor its ``command:ready``. A preview cannot be taken back, so what the guardrail
+refuses would already have reached the listeners (a chat, an AG-UI client); the run's ``finish``
+then carries what it let through. A question's message streams as before.
 """
 
 from __future__ import annotations
@@ -81,6 +87,9 @@ class CommandReadyEvent(Event):
 	name: str = "command:ready"
 
 
+_FINISH_FIELDS = frozenset({"humanMessage", "output"})
+"""The streamed fields of a ``finish`` (a question's ``message`` is the other one)."""
+
 _ATTEMPTS = "reply-stream"
 """Where a run's context keeps its step and that step's model calls so far (``ctx.scratch``)."""
 
@@ -95,6 +104,9 @@ def sender(ctx: RunContext) -> Send | None:
 	ready = ctx.wants("command:ready")
 	if not (text or ready):
 		return None
+	# A capability checks a finish before the run ends with it (an output guardrail): until it
+	# has, the finish is not shown (a preview cannot be taken back if it refuses or rewrites it).
+	gated = bool(ctx.hooks.before_finish)
 
 	async def send(provider: LLMProvider, request: ModelRequest, model: str) -> ModelResponse:
 		# The step's model calls so far, kept for the run: a step asked again after its history
@@ -128,7 +140,7 @@ def sender(ctx: RunContext) -> Send | None:
 		async def on_text(chunk: str) -> None:
 			for piece in decoder.feed(chunk):
 				if isinstance(piece, TextPiece):
-					if text:
+					if text and not (gated and piece.field in _FINISH_FIELDS):
 						key = (piece.index, piece.field, piece.raw)
 						masked = masks.get(key)
 						if masked is None:
@@ -136,7 +148,7 @@ def sender(ctx: RunContext) -> Send | None:
 						await delta(*key, masked.feed(piece.text))
 				else:
 					await flush(piece.index)  # the command's text is whole: send what was held
-					if ready:
+					if ready and not (gated and piece.command.get("type") == "finish"):
 						await _emit(
 							ctx,
 							CommandReadyEvent(
