@@ -155,6 +155,70 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	assert len(model.requests) == 1  # the refused answer never reached the run
 
 
+def test_a_question_parked_before_a_restart_is_answered_only_by_the_person_it_acts_for(
+	tmp_path: Path,
+) -> None:
+	"""In a group, after a restart, another trusted member's message starts a run of its own.
+
+	The run acts for the member who asked (their connected accounts): the stored question
+	names them (``PendingRun.user``) and only their message answers it.
+	"""
+	import anyio
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	fake = FakeTelegram()
+	parked: list[PendingRun] = []
+
+	def triggers(base: str) -> Triggers:
+		channel = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42, 9],
+		}
+		return Triggers.model_validate({"channels": [channel]})
+
+	async def before() -> None:
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, ScriptedModel([ask_human("Which invoice?")]))
+			async with TriggerServer([(agent, triggers(base))], port=0):
+				fake.message("pay it", user=42, chat=-100)
+				await eventually(lambda: len(fake.sent) == 1, seconds=30)
+			parked.extend(await om.pending(agent="Helper"))
+			await om.aclose()
+		await restart()
+
+	model = ScriptedModel(
+		[finish("hi", human_message="Hello 9."), finish("paid", human_message="Paid INV-2.")]
+	)
+
+	async def after() -> None:
+		fake.reset()
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, model)
+			async with TriggerServer([(agent, triggers(base))], port=0):
+				fake.message("INV-9", user=9, chat=-100)  # not the asker: a run of its own
+				await eventually(lambda: len(fake.sent) == 2, seconds=30)
+				assert [p.run_id for p in await om.pending(agent="Helper")] == [parked[0].run_id]
+				fake.message("INV-2", user=42, chat=-100)
+				await eventually(lambda: len(fake.sent) == 3, seconds=30)
+			assert await om.pending(agent="Helper") == []
+			result = await om.result(parked[0].run_id)
+			assert result is not None and result.status == "success"
+			await om.aclose()
+		await restart()
+
+	anyio.run(before)
+	assert [(p.user, p.to_dict()["user"]) for p in parked] == [("telegram:42", "telegram:42")]
+	anyio.run(after)
+	assert [m["text"] for m in fake.sent] == ["Which invoice?", "Hello 9.", "Paid INV-2."]
+	assert "INV-9" in model.requests[0].messages[-1].content  # 9's own run
+	assert "INV-2" in model.requests[1].messages[-1].content  # the answer to 42's question
+
+
 def test_an_a2a_task_parked_before_a_restart_is_answered_after_it(tmp_path: Path) -> None:
 	"""The task and its run's question survive the restart: the caller's answer resumes the run."""
 	import uuid

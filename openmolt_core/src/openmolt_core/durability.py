@@ -297,6 +297,9 @@ class PendingRun:
 		question: What the agent asked.
 		asked_at: When it asked (UTC).
 		step: The step the question belongs to.
+		user: The end user the run acts for (``agent.run(input, user=...)``), when it has one:
+			a surface that takes answers from several people (a group chat) lets only this
+			one answer. None for a run parked by a version that did not record it.
 	"""
 
 	run_id: str
@@ -304,6 +307,7 @@ class PendingRun:
 	question: str
 	asked_at: datetime
 	step: int
+	user: str | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The parked run as JSON."""
@@ -313,6 +317,7 @@ class PendingRun:
 			"question": self.question,
 			"asked_at": self.asked_at.isoformat(),
 			"step": self.step,
+			**({"user": self.user} if self.user is not None else {}),
 		}
 
 

@@ -410,6 +410,7 @@ class DBOSBackend:
 					question=str(question.get("message", "")),
 					asked_at=asked_at(question),
 					step=int(question.get("step", 0)),
+					user=None if question.get("user") is None else str(question["user"]),
 				)
 			)
 		return sorted(out, key=lambda p: p.asked_at)

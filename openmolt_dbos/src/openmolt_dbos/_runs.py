@@ -280,6 +280,7 @@ async def _finish(
 					"message": question,
 					"step": result.state.steps,
 					"asked_at": time.time(),
+					"user": result.state.user,  # who may answer, where several could
 				},
 			},
 			merge=True,

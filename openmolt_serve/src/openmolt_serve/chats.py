@@ -2,8 +2,10 @@
 
 One `Conversations` per agent and channel. For each message from someone the allow lists let in:
 
-- if the chat's last run is parked on a question (the agent's ``requestHumanInput``), the message
-  is the answer: the run resumes with it;
+- if the sender's last run in the chat is parked on a question (the agent's
+  ``requestHumanInput``), the message is the answer: the run resumes with it. A run acts for
+  the person who wrote (below), so only they answer its question: in a group, another member's
+  message starts a run of their own, and the question stays theirs to answer;
 - otherwise a new run starts, its input ``{"message", "from", "chat"}``, in the chat's session
   (`openmolt_core.sessions`; the id is ``<channel>:<agent>:<chat>[/<thread>]``): the model sees
   the chat's earlier turns, summarised when long, and the run's turn is appended to them. The
@@ -31,8 +33,8 @@ approval. The same holds when a stranger's words reach a run another way: a mess
 user forwards (Telegram's ``forward_origin``), an answer to a
 parked question taints the run it resumes, and a session whose earlier turns hold a
 stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run parked on a
-question (after a restart) is answered only by a trusted user; anyone else's message starts a
-new, tainted run.
+question (after a restart) is answered only by a trusted user who is the person it acts for;
+anyone else's message starts a new run (tainted, from a stranger).
 """
 
 from __future__ import annotations
@@ -140,8 +142,10 @@ def park_questions(agent: Agent) -> None:
 @dataclass
 class _Chat:
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
-	parked: RunState | None = None
-	asked: Incoming | None = None  # the message whose run waits for an account
+	parked: dict[str, RunState] = field(default_factory=dict)
+	"""By end user (`end_user`): the run that waits for that person's answer or account."""
+	asked: dict[str, Incoming] = field(default_factory=dict)
+	"""By end user: the message whose run waits for that person to connect an account."""
 
 
 def end_user(message: Incoming) -> str:
@@ -294,7 +298,11 @@ class Conversations:
 				outcome["result"], outcome["error"] = result, error
 				done.set()
 
-			parked, chat.parked, chat.asked = chat.parked, None, None
+			# Only the person a run acts for answers its question (their accounts are its):
+			# another member's message in a group starts a run of their own.
+			who = end_user(message)
+			parked = chat.parked.pop(who, None)
+			chat.asked.pop(who, None)
 			where = f"{self.channel}:{self.agent.name}"
 			trusted = self.trusts(message)
 			allowed = self.settings.allowed_users if trusted else ()
@@ -405,7 +413,7 @@ class Conversations:
 			# An empty question would not be sent (the services refuse an empty text), and the
 			# next message would answer a question nobody saw.
 			text = str(result.state.pending.get("message", "")).strip() or _NO_QUESTION
-			chat.parked = result.state
+			chat.parked[end_user(message)] = result.state
 		elif result is not None and result.status == "authorization_required":
 			if not _private(message):
 				# A consent link connects whoever signs in on it: never shown to a group.
@@ -414,7 +422,8 @@ class Conversations:
 					"and I will send you the link to connect it."
 				)
 			else:
-				chat.parked, chat.asked = result.state, message
+				who = end_user(message)
+				chat.parked[who], chat.asked[who] = result.state, message
 				text = connect_text(result.state)
 		else:
 			text = _reply(result, error)
@@ -439,10 +448,11 @@ class Conversations:
 			Whether a chat of this agent was waiting for it.
 		"""
 		for chat in self.chats.values():
-			if chat.parked is not None and chat.parked.run_id == run_id and chat.asked:
-				message, chat.asked = chat.asked, None  # a second callback starts nothing
-				self.launcher.tg.start_soon(self._handle, message, name=f"openmolt {run_id}")
-				return True
+			for who, state in chat.parked.items():
+				if state.run_id == run_id and who in chat.asked:
+					message = chat.asked.pop(who)  # a second callback starts nothing
+					self.launcher.tg.start_soon(self._handle, message, name=f"openmolt {run_id}")
+					return True
 		return False
 
 	async def recover(self) -> int:
@@ -513,7 +523,8 @@ class Conversations:
 		except Exception as exc:
 			log.warning("%s: cannot read the parked runs: %s", message.channel, exc)
 			return None
-		found = [p for p in waiting if p.run_id.startswith(prefix)]
+		who = end_user(message)  # only the person the run acts for answers it
+		found = [p for p in waiting if p.run_id.startswith(prefix) and p.user in (None, who)]
 		return found[-1] if found else None
 
 	def _input(self, message: Incoming) -> dict[str, Any]:
