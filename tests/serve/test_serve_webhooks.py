@@ -452,6 +452,18 @@ def test_session_key_reads_text_or_numbers_only(path: str, data: Any, key: str |
 	assert session_key(data, path) == key
 
 
+def test_long_session_keys_that_begin_alike_stay_apart() -> None:
+	"""A value past KEY_CHARS is a prefix and a digest: two long values never share a session or user."""
+	from openmolt_serve.webhooks import KEY_CHARS, session_key
+
+	a, b = "x" * 250 + "alice", "x" * 250 + "mallory"
+	ka, kb = session_key({"u": a}, "u"), session_key({"u": b}, "u")
+	assert ka is not None and kb is not None and ka != kb
+	assert len(ka) == len(kb) == KEY_CHARS and ka.startswith("x" * 100)
+	assert session_key({"u": a}, "u") == ka  # the same value, the same key
+	assert session_key({"u": "y" * KEY_CHARS}, "u") == "y" * KEY_CHARS  # short enough: as is
+
+
 def test_a_bad_session_path_is_refused_with_the_field() -> None:
 	from pydantic import ValidationError
 

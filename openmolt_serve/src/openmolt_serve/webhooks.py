@@ -141,6 +141,10 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 	return None
 
 
+KEY_CHARS = 200
+"""The longest session key or user value a payload gives, as used (a longer one is digested)."""
+
+
 def session_key(data: Any, path: str | None) -> str | None:
 	"""The value at a dotted path of the payload, as a session key (None: not there).
 
@@ -161,7 +165,14 @@ def session_key(data: Any, path: str | None) -> str | None:
 	if isinstance(value, bool) or not isinstance(value, (str, int)):
 		return None
 	text = str(value).strip()
-	return text[:200] if text else None
+	if len(text) <= KEY_CHARS:
+		return text or None
+	# Longer: a prefix and a digest of the whole, so that two values never share a key (a
+	# session, an end user's accounts) because they begin alike.
+	import hashlib
+
+	digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+	return f"{text[: KEY_CHARS - 33]}#{digest}"
 
 
 def webhook_user(agent: str, value: str) -> str:
