@@ -549,6 +549,12 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 				index = end
 				continue
 			case Finish():
+				failed = _failed_before(record, index)
+				if failed is not None:
+					# Written before the results it rests on: the model reads them first.
+					record.results[index] = _entry(command, ok=False, error=failed)
+					index += 1
+					continue
 				done: Finish | None = command
 				if ctx.hooks.before_finish:
 					_COMMAND.set((index, False))
@@ -579,6 +585,25 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 			case _:
 				assert_never(command)
 		index += 1
+
+
+def _failed_before(record: StepRecord, index: int) -> str | None:
+	"""Why the finish at ``index`` does not run: a command before it in the reply failed.
+
+	The model wrote the finish (its status, output and message) before it read those results,
+	so a failure it has not seen must not end the run (a mail that was never sent, reported
+	"sent"). None when every earlier command succeeded.
+	"""
+	for i in range(index):
+		result = record.results[i]
+		if result is not None and result.get("ok") is False:
+			command = record.commands[i]
+			what = f"callTool {command.tool}" if isinstance(command, CallTool) else command.type
+			return (
+				f"did not run: command {i} ({what}) failed, and this finish was written before "
+				"its result; read it, then finish again or try something else"
+			)
+	return None
 
 
 def _masked(decision: ToolDecision, redact: Redactor) -> ToolDecision:
