@@ -1387,8 +1387,11 @@ class Agent:
 						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
 					)
 			if hooks.before_model:  # compaction's summary call among them
-				with _budget(port, deadline) as scope:
-					await hooks.before(ctx)
+				try:
+					with _budget(port, deadline) as scope:
+						await hooks.before(ctx)
+				except ProviderError as exc:  # a summary call's: the run's state is kept
+					raise await self._provider_failed(ctx, exc) from exc
 				if scope.cancelled_caught:
 					return await self._end(ctx, self._elapsed())
 			last = self._last_call(ctx)
@@ -1712,8 +1715,11 @@ class Agent:
 		try:
 			return await self._call_model(ctx, key, envelope, deadline, shrinks=shrinks)
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
-			with _budget(ctx.port, deadline) as scope:
-				shrunk = await ctx.hooks.shrunk(ctx)
+			try:
+				with _budget(ctx.port, deadline) as scope:
+					shrunk = await ctx.hooks.shrunk(ctx)
+			except ProviderError as failed:  # the summary's call: the run's state is kept
+				raise await self._provider_failed(ctx, failed) from failed
 			if scope.cancelled_caught:
 				return None
 			if not shrunk:
