@@ -79,6 +79,9 @@ _STOP_REASONS = {
 		"your answer stopped before it was complete, so none of it was run; send the whole "
 		"answer again"
 	),
+	# The loop ends the run on it before parsing (`openmolt_core.llm.ModelResponse`); a reader
+	# of replies that does not still runs none of it.
+	"blocked": "the provider blocked this conversation, so nothing was run",
 }
 _SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
 

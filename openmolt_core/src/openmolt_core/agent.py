@@ -1418,6 +1418,8 @@ class Agent:
 				)
 				return await self._end(ctx, end)
 			slot, response = called
+			if response.finish_reason == "blocked":  # asked again, it would be blocked again
+				raise await self._provider_failed(ctx, _blocked(slot))
 			parsed = await self._parse(ctx, response, slot.fitted(key, envelope))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
@@ -2110,6 +2112,23 @@ class _OwnCall:
 
 		request = replace(request, model_id=primary.id)
 		return await agent._send(self._ctx, primary, build, self._seq, request)
+
+
+def _blocked(slot: ModelSlot) -> ProviderError:
+	"""The error of a reply whose provider blocked the conversation (finish reason ``blocked``).
+
+	The model is not told "you refused": it did not, and the same request would be blocked
+	again (Anthropic documents continued refusals until the conversation is reset).
+	"""
+	return ProviderError(
+		"the provider blocked this conversation (finish reason 'blocked': its safety system "
+		"refuses the prompt as it stands), so nothing of the reply was run and asking again "
+		"would be blocked too; change the task, an attachment or the data a tool returned (the "
+		"latest results are the usual cause), or use another model; the llmOutput event's raw "
+		"reply says why, and the run's state is kept",
+		provider=slot.provider_name or "custom",
+		model=slot.model,
+	)
 
 
 def _given(

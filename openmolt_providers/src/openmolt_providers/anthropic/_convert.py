@@ -158,7 +158,9 @@ _STOP = {
 	"stop_sequence": "stop",
 	"max_tokens": "max_tokens",
 	"model_context_window_exceeded": "max_tokens",
-	"refusal": "refusal",
+	# Anthropic's safety classifiers stopped the reply; the docs ("Handle streaming refusals"):
+	# continuing without resetting the conversation "will result in continued refusals".
+	"refusal": "blocked",
 	"tool_use": "tool_calls",
 }
 """The loop's finish reasons for the API's ``stop_reason``s; any other one (``pause_turn``: a

@@ -167,8 +167,10 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		if finish in (None, "stop") and any("functionCall" in p for p in parts):
 			finish = "tool_calls"
 	else:
+		# The prompt itself was blocked (no model wrote anything): the same prompt is blocked
+		# again, so the model is not asked to rephrase what it never wrote.
 		blocked = (data.get("promptFeedback") or {}).get("blockReason")
-		finish = "safety" if blocked else None
+		finish = "blocked" if blocked else None
 	raw = data.get("usageMetadata")
 	if not raw:  # no usage reported: tokens and cost unknown (not free)
 		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
