@@ -213,6 +213,8 @@ def _bounded(value: Any, max_depth: int) -> Any:
 
 def _items(data: Any) -> list[Any]:
 	if isinstance(data, list):
+		if not data:  # as {"commands": []}: a step without a command, told to the model
+			raise _Invalid("your answer is an empty list; give at least one command")
 		return data
 	if isinstance(data, dict) and "commands" not in data and "type" in data:
 		return [data]
