@@ -275,8 +275,10 @@ class HTTPProvider:
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
-		None when the price is unknown or the calls go to another server than the vendor's (a
-		local model, a proxy: what it costs is not known here).
+		None when the price is unknown, when the calls go to another server than the vendor's (a
+		local model, a proxy: what it costs is not known here), or when the usage counted neither
+		input nor output tokens (a server that reports only a total, or no count): unknown, not
+		0.0 for a call that used tokens (the loop counts such a reply from its size).
 
 		Args:
 			model: The model name.
@@ -285,7 +287,7 @@ class HTTPProvider:
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
 		"""
-		if not self.official:
+		if not self.official or not (input_tokens or output_tokens):
 			return None
 		from openmolt_providers._prices import cost
 
