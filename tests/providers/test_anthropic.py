@@ -170,10 +170,10 @@ async def test_parse_search_joins_cited_text(server, load, req) -> None:
 
 
 async def test_parse_refusal_and_max_tokens(server, load, req) -> None:
-	"""stop_reason refusal and max_tokens are normalized."""
+	"""stop_reason refusal (the conversation is blocked) and max_tokens are normalized."""
 	server.reply(load("anthropic_refusal"), load("anthropic_max_tokens"))
 	p = provider(server)
-	assert (await p.generate(req("claude-sonnet-4-5"))).finish_reason == "refusal"
+	assert (await p.generate(req("claude-sonnet-4-5"))).finish_reason == "blocked"
 	assert (await p.generate(req("claude-sonnet-4-5"))).finish_reason == "max_tokens"
 
 

@@ -1,6 +1,6 @@
 """A reply with no text does not make the next request invalid (Anthropic, Gemini).
 
-The loop keeps a refused, blocked or empty reply in the history as it came: empty. Anthropic
+The loop keeps an empty reply (or one a safety filter stopped) in the history as it came: empty. Anthropic
 answers a request holding an empty message with 400 ("all messages must have non-empty content
 except for the optional final assistant message") and Gemini one holding an empty text part (no
 data), so every later step of the run failed. Such a turn is now sent as ``(empty answer)``.
@@ -27,12 +27,12 @@ TEXT = json.dumps({"commands": [finish("done")]})
 CASES = {
 	"anthropic": (
 		"anthropic:claude-sonnet-4-5",
-		{"type": "message", "stop_reason": "refusal", "content": []},
+		{"type": "message", "stop_reason": "end_turn", "content": []},
 		{"type": "message", "stop_reason": "end_turn", "content": [{"type": "text", "text": TEXT}]},
 	),
 	"google": (
 		"google:gemini-2.5-flash",
-		{"promptFeedback": {"blockReason": "SAFETY"}},
+		{"candidates": [{"content": {"parts": []}, "finishReason": "SAFETY"}]},
 		{"candidates": [{"content": {"parts": [{"text": TEXT}]}, "finishReason": "STOP"}]},
 	),
 }
@@ -51,7 +51,7 @@ def _texts(vendor: str, body: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("vendor", ["anthropic", "google"])
 async def test_the_step_after_an_empty_reply_sends_no_empty_turn(vendor) -> None:
-	"""The refused reply is told to the model; the turn it left is not empty in the next body."""
+	"""The empty reply is told to the model; the turn it left is not empty in the next body."""
 	model, empty, ok = CASES[vendor]
 	bodies: list[dict[str, Any]] = []
 

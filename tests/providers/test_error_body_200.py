@@ -56,3 +56,84 @@ async def test_a_reply_that_carries_an_error_field_beside_its_choices_is_read() 
 		"error": None,
 	}
 	assert (await generate("chat", reply)).text == "hi"
+
+
+@pytest.mark.parametrize(
+	("vendor", "body", "status", "retryable"),
+	[
+		# The Messages API's error shape (docs: errors), as a gateway passes it on with 200.
+		(
+			"anthropic",
+			{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+			529,
+			True,
+		),
+		(
+			"anthropic",
+			{"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}},
+			400,
+			False,
+		),
+		# Google's error shape (google.rpc.Status in JSON).
+		(
+			"google",
+			{
+				"error": {
+					"code": 503,
+					"message": "The model is overloaded.",
+					"status": "UNAVAILABLE",
+				}
+			},
+			503,
+			True,
+		),
+		(
+			"google",
+			{"error": {"code": 400, "message": "Invalid value", "status": "INVALID_ARGUMENT"}},
+			400,
+			False,
+		),
+	],
+)
+async def test_an_error_body_is_an_error_on_every_api(
+	vendor: str, body: Any, status: int, retryable: bool
+) -> None:
+	"""Anthropic's and Gemini's error bodies too: not an empty answer that spends a step."""
+	with pytest.raises(ProviderError) as caught:
+		await generate(vendor, body)
+	assert caught.value.status_code == status
+	assert caught.value.retryable is retryable
+	assert "the reply failed" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+	("vendor", "body"),
+	[
+		(
+			"anthropic",
+			{
+				"type": "error",
+				"error": {
+					"type": "invalid_request_error",
+					"message": "prompt is too long: 250000 tokens > 200000 maximum",
+				},
+			},
+		),
+		(
+			"google",
+			{
+				"error": {
+					"code": 400,
+					"message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+				}
+			},
+		),
+	],
+)
+async def test_a_context_error_body_is_the_window_error_on_every_api(
+	vendor: str, body: Any
+) -> None:
+	"""The loop compacts on it, as on the same error sent with its status."""
+	with pytest.raises(ProviderError) as caught:
+		await generate(vendor, body)
+	assert caught.value.context_exceeded

@@ -343,3 +343,46 @@ async def test_a_refusal_is_a_plain_provider_error_that_pickles() -> None:
 	assert "_answered" not in error.to_dict()
 	again = pickle.loads(pickle.dumps(error))
 	assert refuses_stream(again) and refuses_stream(error)
+
+
+FLAGGED = [
+	# OpenAI: a prompt its moderation flags (reasoning models' "invalid_prompt").
+	(
+		"openai",
+		{
+			"error": {
+				"message": "Invalid prompt: your prompt was flagged as potentially violating our "
+				"usage policy. Please try again with a different prompt.",
+				"type": "invalid_request_error",
+				"param": None,
+				"code": "invalid_prompt",
+			}
+		},
+	),
+	# Azure OpenAI's content filter on the prompt (its documented error body).
+	(
+		"chat",
+		{
+			"error": {
+				"message": "The response was filtered due to the prompt triggering Azure OpenAI's "
+				"content management policy. Please modify your prompt and retry.",
+				"type": None,
+				"param": "prompt",
+				"code": "content_filter",
+				"status": 400,
+				"innererror": {"code": "ResponsibleAIPolicyViolation"},
+			}
+		},
+	),
+]
+
+
+@pytest.mark.parametrize(("vendor", "body"), FLAGGED)
+async def test_a_prompt_a_content_filter_refused_is_named_so(vendor, body) -> None:
+	"""Not "check model_config": the prompt was flagged; what to change is named; not retried."""
+	error, sleeps, calls = await _fail(vendor, httpx.Response(400, json=body))
+	text = str(error)
+	assert "content filter refused the prompt" in text
+	assert "a tool's result" in text and "another model" in text
+	assert "check model_config" not in text
+	assert not error.retryable and error.status_code == 400 and calls == 1 and sleeps == []

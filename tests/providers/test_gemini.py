@@ -140,7 +140,7 @@ async def test_parse_grounded_reply(server, load, req) -> None:
 	("name", "finish"),
 	[
 		("gemini_safety", "safety"),
-		("gemini_blocked", "safety"),
+		("gemini_blocked", "blocked"),
 		("gemini_max_tokens", "max_tokens"),
 	],
 )

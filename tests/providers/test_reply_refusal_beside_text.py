@@ -50,3 +50,21 @@ async def test_a_refusal_beside_a_valid_command_runs_nothing(vendor, reply, stre
 	assert any("refused" in e for e in parsed.errors)
 	clean = parse_reply(response.text, dumps=dumps, finish_reason="stop")
 	assert clean.commands  # the same text alone would have run
+
+
+@pytest.mark.parametrize(
+	"parts",
+	[
+		[{"type": "refusal", "refusal": NO}],
+		[{"type": "text", "text": CMD}, {"type": "refusal", "refusal": NO}],
+	],
+	ids=["alone", "beside-text"],
+)
+async def test_a_refusal_part_of_chat_content_parts_is_a_refusal(parts) -> None:
+	"""A server that sends content as parts (OpenAI's content part types): its refusal part
+	decides too; it was dropped, and the reply read as empty or as a command that ran."""
+	message = {"role": "assistant", "content": parts}
+	reply = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+	response = await generate("chat", reply)
+	assert response.finish_reason == "refusal"
+	assert response.text == (CMD if len(parts) == 2 else NO)

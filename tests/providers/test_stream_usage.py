@@ -91,3 +91,40 @@ async def test_a_reply_without_usage_has_an_unknown_cost_not_zero(vendor, reply)
 
 	response = await generate(vendor, reply)
 	assert response.usage.cost_usd is None and response.usage.calls == 1
+
+
+@pytest.mark.parametrize(
+	("vendor", "reply"),
+	[
+		(
+			"chat",
+			{
+				"choices": [{"index": 0, "message": {"content": CMD}, "finish_reason": "stop"}],
+				"usage": {"total_tokens": 420},
+			},
+		),
+		("openai", {"status": "completed", "output": [], "usage": {"total_tokens": 420}}),
+		(
+			"anthropic",
+			{
+				"type": "message",
+				"stop_reason": "end_turn",
+				"content": [{"type": "text", "text": CMD}],
+				"usage": {"service_tier": "standard"},
+			},
+		),
+		(
+			"google",
+			{
+				"candidates": [{"content": {"parts": [{"text": CMD}]}, "finishReason": "STOP"}],
+				"usageMetadata": {"totalTokenCount": 420},
+			},
+		),
+	],
+)
+async def test_usage_that_counts_no_input_or_output_has_an_unknown_cost(vendor, reply) -> None:
+	"""A usage object with only a total (or no counts): unknown (None), not 0.0 for 420 tokens."""
+	from tests.providers._replies import generate
+
+	response = await generate(vendor, reply)
+	assert response.usage.cost_usd is None and response.usage.calls == 1

@@ -21,7 +21,7 @@ import anyio
 
 from openmolt_core._chain import add_spent, spent_entry
 from openmolt_core._emitter import EventEmitter
-from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
+from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
@@ -467,10 +467,12 @@ def check(ctx: RunContext) -> Callable[[int, Command], Command | str]:
 				try:
 					output = ctx.output(command.output)
 				except ValidationError as exc:
-					return (
-						f"command {index} (finish): output does not match the output schema: "
-						f"{format_errors(exc)}"
-					)
+					output = _held(ctx, command.output)
+					if output is _NOTHING:
+						return (
+							f"command {index} (finish): output does not match the output "
+							f"schema: {format_errors(exc)}"
+						)
 				return command.model_copy(update={"output": output})
 			case RequestHumanInput():
 				if ctx.human is None:
@@ -494,6 +496,33 @@ def check(ctx: RunContext) -> Callable[[int, Command], Command | str]:
 				assert_never(command)
 
 	return check_one
+
+
+_NOTHING: Any = object()
+
+
+def _held(ctx: RunContext, output: Any) -> Any:
+	"""The output a text the output schema refused holds as JSON, validated; else `_NOTHING`.
+
+	A model without structured output often writes the object it was asked for as JSON text (a
+	tool's input sent so is read the same way: `openmolt_core.structured`). Text the schema
+	takes is never decoded (this is asked only once it refused it); text that is not JSON, or
+	is JSON a state cannot hold (a key twice), or does not match either, is refused as it was.
+	"""
+	if not isinstance(output, str):
+		return _NOTHING
+	from openmolt_core._support.jsonsafe import loads
+
+	try:
+		value = loads(output)
+	except (ValueError, RecursionError):  # not JSON (UnsafeJson is a ValueError too)
+		return _NOTHING
+	if isinstance(value, str) or not _depth(value, ctx.limits.max_depth):  # the reply's cap
+		return _NOTHING
+	try:
+		return ctx.output(value)
+	except ValidationError:
+		return _NOTHING
 
 
 def _check_call(ctx: RunContext, index: int, call: CallTool) -> CallTool | str:
@@ -549,6 +578,12 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 				index = end
 				continue
 			case Finish():
+				failed = _failed_before(record, index)
+				if failed is not None:
+					# Written before the results it rests on: the model reads them first.
+					record.results[index] = _entry(command, ok=False, error=failed)
+					index += 1
+					continue
 				done: Finish | None = command
 				if ctx.hooks.before_finish:
 					_COMMAND.set((index, False))
@@ -579,6 +614,25 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 			case _:
 				assert_never(command)
 		index += 1
+
+
+def _failed_before(record: StepRecord, index: int) -> str | None:
+	"""Why the finish at ``index`` does not run: a command before it in the reply failed.
+
+	The model wrote the finish (its status, output and message) before it read those results,
+	so a failure it has not seen must not end the run (a mail that was never sent, reported
+	"sent"). None when every earlier command succeeded.
+	"""
+	for i in range(index):
+		result = record.results[i]
+		if result is not None and result.get("ok") is False:
+			command = record.commands[i]
+			what = f"callTool {command.tool}" if isinstance(command, CallTool) else command.type
+			return (
+				f"did not run: command {i} ({what}) failed, and this finish was written before "
+				"its result; read it, then finish again or try something else"
+			)
+	return None
 
 
 def _masked(decision: ToolDecision, redact: Redactor) -> ToolDecision:

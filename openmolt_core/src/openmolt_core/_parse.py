@@ -79,6 +79,9 @@ _STOP_REASONS = {
 		"your answer stopped before it was complete, so none of it was run; send the whole "
 		"answer again"
 	),
+	# The loop ends the run on it before parsing (`openmolt_core.llm.ModelResponse`); a reader
+	# of replies that does not still runs none of it.
+	"blocked": "the provider blocked this conversation, so nothing was run",
 }
 _SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
 
@@ -210,6 +213,8 @@ def _bounded(value: Any, max_depth: int) -> Any:
 
 def _items(data: Any) -> list[Any]:
 	if isinstance(data, list):
+		if not data:  # as {"commands": []}: a step without a command, told to the model
+			raise _Invalid("your answer is an empty list; give at least one command")
 		return data
 	if isinstance(data, dict) and "commands" not in data and "type" in data:
 		return [data]

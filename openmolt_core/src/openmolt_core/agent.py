@@ -1387,8 +1387,11 @@ class Agent:
 						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
 					)
 			if hooks.before_model:  # compaction's summary call among them
-				with _budget(port, deadline) as scope:
-					await hooks.before(ctx)
+				try:
+					with _budget(port, deadline) as scope:
+						await hooks.before(ctx)
+				except ProviderError as exc:  # a summary call's: the run's state is kept
+					raise await self._provider_failed(ctx, exc) from exc
 				if scope.cancelled_caught:
 					return await self._end(ctx, self._elapsed())
 			last = self._last_call(ctx)
@@ -1415,6 +1418,8 @@ class Agent:
 				)
 				return await self._end(ctx, end)
 			slot, response = called
+			if response.finish_reason == "blocked":  # asked again, it would be blocked again
+				raise await self._provider_failed(ctx, _blocked(slot))
 			parsed = await self._parse(ctx, response, slot.fitted(key, envelope))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
@@ -1712,8 +1717,11 @@ class Agent:
 		try:
 			return await self._call_model(ctx, key, envelope, deadline, shrinks=shrinks)
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
-			with _budget(ctx.port, deadline) as scope:
-				shrunk = await ctx.hooks.shrunk(ctx)
+			try:
+				with _budget(ctx.port, deadline) as scope:
+					shrunk = await ctx.hooks.shrunk(ctx)
+			except ProviderError as failed:  # the summary's call: the run's state is kept
+				raise await self._provider_failed(ctx, failed) from failed
 			if scope.cancelled_caught:
 				return None
 			if not shrunk:
@@ -2104,6 +2112,23 @@ class _OwnCall:
 
 		request = replace(request, model_id=primary.id)
 		return await agent._send(self._ctx, primary, build, self._seq, request)
+
+
+def _blocked(slot: ModelSlot) -> ProviderError:
+	"""The error of a reply whose provider blocked the conversation (finish reason ``blocked``).
+
+	The model is not told "you refused": it did not, and the same request would be blocked
+	again (Anthropic documents continued refusals until the conversation is reset).
+	"""
+	return ProviderError(
+		"the provider blocked this conversation (finish reason 'blocked': its safety system "
+		"refuses the prompt as it stands), so nothing of the reply was run and asking again "
+		"would be blocked too; change the task, an attachment or the data a tool returned (the "
+		"latest results are the usual cause), or use another model; the llmOutput event's raw "
+		"reply says why, and the run's state is kept",
+		provider=slot.provider_name or "custom",
+		model=slot.model,
+	)
 
 
 def _given(

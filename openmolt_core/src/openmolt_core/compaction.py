@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._chain import spend
 from openmolt_core._cost import estimate_tokens, needs_compaction  # light: every step asks
+from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.llm import (  # the settings every agent has: re-exported (same objects)
 	DEFAULT_COMPACTION,
@@ -53,6 +54,7 @@ __all__ = [
 	"compact",
 	"estimate_tokens",
 	"needs_compaction",
+	"unfit_summary",
 ]
 
 _FILES = re.compile(r"openmolt-(?:file|result):[A-Za-z0-9_.\-/]+")
@@ -155,6 +157,14 @@ async def compact(
 	response = await journal(f"compact:{step}:1" if again else f"compact:{step}", summarise)
 	# The summary's usage counts in the run's, and under its model (``response.model``, an id).
 	spend(state, response.usage, {response.model: response.usage} if response.model else {})
+	unfit = unfit_summary(response)
+	if unfit is not None:  # the steps stay: what arrived would replace them with less
+		raise ProviderError(
+			f"the compaction summary {unfit}, so the older steps were kept as they are; "
+			+ _SUMMARY_FIX,
+			provider=getattr(provider, "name", "") or "custom",
+			model=model,
+		)
 	block = {
 		"note": f"steps 1-{through} of this run, summarised; the steps after it follow verbatim",
 		"summary": response.text.strip(),
@@ -184,6 +194,37 @@ async def compact(
 		tokens_after=estimate_tokens(state.messages, system),
 		files=tuple(files),
 	)
+
+
+_SUMMARY_STOPS = {
+	"max_tokens": "was cut off at the output token limit",
+	"refusal": "was refused by the model",
+	"safety": "was stopped by the provider's safety filter",
+	"blocked": "was blocked by the provider (it refuses this conversation)",
+	"tool_calls": "held a native tool call instead of text",
+	"incomplete": "stopped before its end",
+}
+_SUMMARY_FIX = (
+	"raise max_output_tokens, lower compaction's summary_words, or let another model write "
+	"summaries (compaction={'model': ...})"
+)
+
+
+def unfit_summary(response: ModelResponse) -> str | None:
+	"""Why a summary cannot stand for the steps it summarises (None: it can).
+
+	Read as a step's reply is (`openmolt_core.llm.ModelResponse.finish_reason`): only a
+	complete reply stands; an empty one says nothing of the steps it would replace.
+
+	Args:
+		response: The summary call's response.
+	"""
+	reason = response.finish_reason
+	if reason in _SUMMARY_STOPS:
+		return f"{_SUMMARY_STOPS[reason]} (finish reason {reason!r})"
+	if not response.text.strip():
+		return "was empty"
+	return None
 
 
 # events ---------------------------------------------------------------------------------------

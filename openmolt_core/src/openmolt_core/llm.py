@@ -235,8 +235,11 @@ class ModelResponse:
 			under which none of it runs: ``max_tokens`` (cut at the output limit), ``refusal``,
 			``safety`` (a content filter), ``tool_calls`` (the reply holds a native tool call: the
 			loop's tools are called by commands), ``incomplete`` (stopped before its end for
-			another reason: a provider maps its own reasons onto these). Any other value is read as
-			``stop``.
+			another reason: a provider maps its own reasons onto these), or ``blocked``: the
+			provider refuses the conversation itself, so the same request would be refused again
+			(Gemini's blocked prompt, Anthropic's ``refusal``); the loop then ends the run with
+			a `openmolt_core.errors.RunError` rather than ask the model again. Any other value is
+			read as ``stop``.
 		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
 			another may answer instead of the first (`openmolt_core.fallback`).
 	"""

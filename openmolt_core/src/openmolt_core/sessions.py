@@ -873,6 +873,11 @@ async def _summarise(
 	if state is not None:  # the run this summary is read for pays for it
 		price_call(provider, model, response.usage)
 		spend(state, response.usage, {model_id: response.usage})
+	from openmolt_core.compaction import unfit_summary
+
+	unfit = unfit_summary(response)
+	if unfit is not None:  # stored, it would stand for the turns it left out from now on
+		raise ValueError(f"the summary {unfit}")
 	return response.text.strip()
 
 

@@ -275,8 +275,10 @@ class HTTPProvider:
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
-		None when the price is unknown or the calls go to another server than the vendor's (a
-		local model, a proxy: what it costs is not known here).
+		None when the price is unknown, when the calls go to another server than the vendor's (a
+		local model, a proxy: what it costs is not known here), or when the usage counted neither
+		input nor output tokens (a server that reports only a total, or no count): unknown, not
+		0.0 for a call that used tokens (the loop counts such a reply from its size).
 
 		Args:
 			model: The model name.
@@ -285,7 +287,7 @@ class HTTPProvider:
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
 		"""
-		if not self.official:
+		if not self.official or not (input_tokens or output_tokens):
 			return None
 		from openmolt_providers._prices import cost
 
@@ -772,7 +774,14 @@ class HTTPProvider:
 			refusal = window_error(self, model, detail, status)
 			vars(refusal)[_ANSWERED] = True
 			return refusal
-		if status == 401 or (status in (400, 403) and "api key" in detail.lower()):
+		if status == 400 and _flagged(body):
+			message = (
+				f"the provider's content filter refused the prompt ({status}){suffix}: something "
+				"the run sent was flagged (the task, an attachment or a tool's result, often the "
+				"latest); asking again sends it again, so change it, or use another model (an "
+				"Azure deployment's filter is set on the deployment)"
+			)
+		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
 		elif status == 402:
 			message = f"a billing problem (402): check the plan and payment details{suffix}"
@@ -860,6 +869,22 @@ def _error_code(body: Any) -> str:
 	if not isinstance(error, dict):
 		return ""
 	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
+
+
+_FLAGGED = frozenset({"content_filter", "invalid_prompt", "ResponsibleAIPolicyViolation"})
+"""Error codes of a prompt a content filter refused: Azure OpenAI's ``content_filter`` (its
+``innererror.code`` ``ResponsibleAIPolicyViolation``), OpenAI's ``invalid_prompt`` ("your prompt
+was flagged as potentially violating our usage policy")."""
+
+
+def _flagged(body: Any) -> bool:
+	"""Whether a 400's body says a content filter refused the prompt (`_FLAGGED`)."""
+	error = body.get("error") if isinstance(body, dict) else None
+	if not isinstance(error, dict):
+		return False
+	inner = error.get("innererror")
+	codes = {error.get("code"), inner.get("code") if isinstance(inner, dict) else None}
+	return any(isinstance(code, str) and code in _FLAGGED for code in codes)
 
 
 def _out_of_quota(body: Any) -> bool:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused
 from openmolt_providers._body import last_key, merge_options, turn_text
+from openmolt_providers._common import exceeds_context, retryable_status, window_error
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
 	adaptive,
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.anthropic import AnthropicProvider
 
-__all__ = ["BUDGETS", "build", "parse"]
+__all__ = ["BUDGETS", "build", "parse", "reply_error"]
 
 BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 """Thinking budgets (tokens) for models that take ``budget_tokens`` (before Claude 4.6)."""
@@ -158,15 +160,66 @@ _STOP = {
 	"stop_sequence": "stop",
 	"max_tokens": "max_tokens",
 	"model_context_window_exceeded": "max_tokens",
-	"refusal": "refusal",
+	# Anthropic's safety classifiers stopped the reply; the docs ("Handle streaming refusals"):
+	# continuing without resetting the conversation "will result in continued refusals".
+	"refusal": "blocked",
 	"tool_use": "tool_calls",
 }
 """The loop's finish reasons for the API's ``stop_reason``s; any other one (``pause_turn``: a
 server tool's long turn paused halfway, or one added later) stopped the reply before its end."""
 
 
+_STATUS = {
+	"overloaded_error": 529,
+	"api_error": 500,
+	"rate_limit_error": 429,
+	"billing_error": 402,
+	"conflict_error": 409,
+	"timeout_error": 504,
+	"request_too_large": 413,
+	"invalid_request_error": 400,
+	"authentication_error": 401,
+	"permission_error": 403,
+	"not_found_error": 404,
+}
+"""Error types of the API and the HTTP status each stands for (docs: errors)."""
+
+
+def reply_error(provider: AnthropicProvider, model: str, error: Any, what: str) -> ProviderError:
+	"""The error an ``error`` object stands for: a stream's event, or a body sent with 200.
+
+	Its ``type`` names the status it would have come with (``overloaded_error`` is a 529, retried
+	later); a prompt past the context window is the window error the loop compacts on.
+
+	Args:
+		provider: The provider (its ``scrub`` masks the key in the message).
+		model: The model.
+		error: The ``error`` object (``type``, ``message``), or anything else.
+		what: What failed, for the message (``the stream``, ``the reply``).
+	"""
+	error = error if isinstance(error, dict) else {"message": str(error or "")}
+	status = _STATUS.get(str(error.get("type")))
+	why = provider.scrub(str(error.get("message") or error.get("type") or "no reason given"))
+	if exceeds_context(error.get("type"), why):
+		return window_error(provider, model, why, status)
+	return ProviderError(
+		f"{what} failed: {why}",
+		provider=provider.name,
+		model=model,
+		status_code=status,
+		retryable=retryable_status(status),
+	)
+
+
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
-	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped)."""
+	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped).
+
+	Raises:
+		ProviderError: The body is an error in place of a reply (``"type": "error"``, as a
+			gateway passes it on with status 200).
+	"""
+	if data.get("type") == "error" or (data.get("error") and not data.get("content")):
+		raise reply_error(provider, model, data.get("error"), "the reply")
 	blocks = data.get("content") or ()
 	text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
 	reason = data.get("stop_reason")

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import exceeds_context, retryable_status, window_error
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -28,20 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["stream"]
 
-# Error types of the API and the HTTP status each stands for (docs: errors).
-_STATUS = {
-	"overloaded_error": 529,
-	"api_error": 500,
-	"rate_limit_error": 429,
-	"billing_error": 402,
-	"conflict_error": 409,
-	"timeout_error": 504,
-	"request_too_large": 413,
-	"invalid_request_error": 400,
-	"authentication_error": 401,
-	"permission_error": 403,
-	"not_found_error": 404,
-}
 _APPEND = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
 
 
@@ -113,18 +98,7 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 			yield _convert.parse(provider, model, message)
 			return
 		elif kind == "error":
-			error = data.get("error") or {}
-			status = _STATUS.get(str(error.get("type")), None)
-			why = provider.scrub(str(error.get("message") or error.get("type")))
-			if exceeds_context(error.get("type"), why):
-				raise window_error(provider, model, why, status)
-			raise ProviderError(
-				f"the stream failed: {provider.scrub(str(error.get('message') or error.get('type')))}",
-				provider=provider.name,
-				model=model,
-				status_code=status,
-				retryable=retryable_status(status),
-			)
+			raise _convert.reply_error(provider, model, data.get("error"), "the stream")
 	raise ProviderError(
 		"the stream ended before the reply was complete, so none of it was run; try again",
 		provider=provider.name,

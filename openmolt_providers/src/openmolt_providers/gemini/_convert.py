@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
+from openmolt_providers._common import (
+	exceeds_context,
+	provider_message,
+	retryable_status,
+	window_error,
+)
 from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
 from openmolt_providers.gemini._dialect import version
@@ -14,7 +21,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Message, ModelRequest
 	from openmolt_providers.gemini import GeminiProvider
 
-__all__ = ["BUDGETS", "build", "parse"]
+__all__ = ["BUDGETS", "build", "parse", "reply_error"]
 
 BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """Thinking budgets (tokens) for Gemini 2.5 models, which take ``thinkingBudget``."""
@@ -154,8 +161,43 @@ def _finish(reason: str | None) -> str | None:
 	return "incomplete"
 
 
+def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> ProviderError:
+	"""The error a body's ``error`` stands for: a stream's event, or a body sent with 200.
+
+	Google's errors (``google.rpc.Status`` in JSON) carry the HTTP status as ``error.code``: a
+	503 is retried later, and a prompt past the context window is the window error the loop
+	compacts on.
+
+	Args:
+		provider: The provider (its ``scrub`` masks the key in the message).
+		model: The model.
+		data: The body holding ``error``.
+		what: What failed, for the message (``the stream``, ``the reply``).
+	"""
+	error = data.get("error") if isinstance(data, dict) else None
+	code = error.get("code") if isinstance(error, dict) else None
+	status = code if isinstance(code, int) and not isinstance(code, bool) else None
+	why = provider.scrub(provider_message(data) or "no reason given")
+	if exceeds_context(None, why):
+		return window_error(provider, model, why, status)
+	return ProviderError(
+		f"{what} failed: {why}",
+		provider=provider.name,
+		model=model,
+		status_code=status,
+		retryable=retryable_status(status),
+	)
+
+
 def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelResponse:
-	"""Turn a ``generateContent`` reply into a `ModelResponse` (thought parts skipped)."""
+	"""Turn a ``generateContent`` reply into a `ModelResponse` (thought parts skipped).
+
+	Raises:
+		ProviderError: The body is an error in place of a reply (as a gateway passes it on with
+			status 200).
+	"""
+	if data.get("error") and not data.get("candidates"):
+		raise reply_error(provider, model, data, "the reply")
 	candidates = data.get("candidates") or ()
 	text = ""
 	finish: str | None
@@ -167,8 +209,10 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		if finish in (None, "stop") and any("functionCall" in p for p in parts):
 			finish = "tool_calls"
 	else:
+		# The prompt itself was blocked (no model wrote anything): the same prompt is blocked
+		# again, so the model is not asked to rephrase what it never wrote.
 		blocked = (data.get("promptFeedback") or {}).get("blockReason")
-		finish = "safety" if blocked else None
+		finish = "blocked" if blocked else None
 	raw = data.get("usageMetadata")
 	if not raw:  # no usage reported: tokens and cost unknown (not free)
 		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)

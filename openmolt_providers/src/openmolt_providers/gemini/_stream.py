@@ -17,12 +17,6 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import (
-	exceeds_context,
-	provider_message,
-	retryable_status,
-	window_error,
-)
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
@@ -57,18 +51,7 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 		if not isinstance(data, dict):
 			continue
 		if "error" in data:
-			code = (data["error"] or {}).get("code") if isinstance(data["error"], dict) else None
-			status = code if isinstance(code, int) else None
-			why = provider.scrub(provider_message(data))
-			if exceeds_context(None, why):
-				raise window_error(provider, model, why, status)
-			raise ProviderError(
-				f"the stream failed: {provider.scrub(provider_message(data))}",
-				provider=provider.name,
-				model=model,
-				status_code=status,
-				retryable=retryable_status(status),
-			)
+			raise _convert.reply_error(provider, model, data, "the stream")
 		whole.update({k: v for k, v in data.items() if k != "candidates"})
 		if (data.get("promptFeedback") or {}).get("blockReason"):
 			ended = True

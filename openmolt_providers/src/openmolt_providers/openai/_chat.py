@@ -147,16 +147,25 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	choice = choices[0]
 	message = choice.get("message") or {}
 	content = message.get("content") or ""
+	refusal = message.get("refusal")
 	if isinstance(content, list):
-		# Some OpenAI-compatible servers send content parts instead of a string.
+		# Some OpenAI-compatible servers send content parts instead of a string: text parts,
+		# and a refusal part (``{"type": "refusal", "refusal": ...}``) that decides as the
+		# message's own ``refusal`` does.
+		parts = [p for p in content if isinstance(p, dict)]
+		refusal = refusal or "".join(
+			str(p.get("refusal") or "") for p in parts if p.get("type") == "refusal"
+		)
 		content = "".join(
-			part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+			str(p.get("text") or "") if isinstance(p, dict) else str(p)
+			for p in content
+			if not (isinstance(p, dict) and p.get("type") == "refusal")
 		)
 	text = content if isinstance(content, str) else str(content)
 	reason = choice.get("finish_reason")
 	finish = _FINISH.get(reason, "incomplete") if reason else None
-	if message.get("refusal"):  # beside text too: the text of a refused answer must not run
-		text, finish = text or message["refusal"], "refusal"
+	if refusal:  # beside text too: the text of a refused answer must not run
+		text, finish = text or str(refusal), "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
 	raw = data.get("usage")

@@ -1,0 +1,105 @@
+"""A conversation the vendor blocks fails the run at once, with its tokens counted.
+
+Anthropic answers ``stop_reason: "refusal"`` when its safety classifiers stop a reply, and
+documents that the conversation must be reset: "Attempting to continue without resetting will
+result in continued refusals" (platform.claude.com, handle streaming refusals). Gemini answers a
+prompt it blocks with no candidate and ``promptFeedback.blockReason``: the prompt itself was
+refused, before any model wrote anything. Both were read as the model's refusal or its safety
+stop: the model was told "you refused to answer" (or "rephrase"), the same prompt went out again,
+and every later step was refused and billed until ``max_steps``. The providers now say
+``blocked``, and the loop ends the run with a `RunError` that keeps the state and says what to
+change, after one call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt, RunError
+from tests.providers._replies import CMD, generate, stream
+
+pytestmark = pytest.mark.anyio
+
+REFUSED = {
+	"type": "message",
+	"role": "assistant",
+	"content": [{"type": "text", "text": '{"commands":[{"type":"fin'}],
+	"stop_reason": "refusal",
+	"stop_details": {"type": "refusal", "category": "cyber", "explanation": "Declined."},
+	"usage": {"input_tokens": 900, "output_tokens": 12},
+}
+BLOCKED = {
+	"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+	"usageMetadata": {"promptTokenCount": 900, "totalTokenCount": 900},
+	"modelVersion": "gemini-2.5-flash",
+}
+CASES = [("anthropic", REFUSED), ("google", BLOCKED)]
+
+
+@pytest.mark.parametrize(("vendor", "reply"), CASES)
+async def test_the_provider_says_blocked_and_keeps_the_usage(vendor: str, reply: Any) -> None:
+	"""Asked whole or streamed: finish reason ``blocked``, the tokens billed counted."""
+	for response in (await generate(vendor, reply), await stream(vendor, reply)):
+		assert response.finish_reason == "blocked"
+		assert response.usage.input_tokens and response.usage.cost_usd
+
+
+@pytest.mark.parametrize(
+	("vendor", "reply"),
+	[
+		(
+			"google",
+			{"candidates": [{"content": {"parts": [{"text": CMD}]}, "finishReason": "SAFETY"}]},
+		),
+		("chat", {"choices": [{"message": {"content": None}, "finish_reason": "content_filter"}]}),
+		(
+			"chat",
+			{
+				"choices": [
+					{"message": {"content": None, "refusal": "No."}, "finish_reason": "stop"}
+				]
+			},
+		),
+	],
+)
+async def test_a_reply_the_model_may_write_again_is_not_blocked(vendor: str, reply: Any) -> None:
+	"""An answer stopped by a filter, or the model's own refusal, is the model's to redo."""
+	assert (await generate(vendor, reply)).finish_reason in ("safety", "refusal")
+
+
+def _wire(vendor: str, reply: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+	model = {"anthropic": "anthropic:claude-sonnet-4-5", "google": "google:gemini-2.5-flash"}
+	key = {"anthropic": "sk-ant-test", "google": "AIza-test"}
+	return model[vendor], {vendor: {"api_key": key[vendor]}}
+
+
+@pytest.mark.parametrize(("vendor", "reply"), CASES)
+async def test_the_run_ends_after_one_call_with_its_state(vendor: str, reply: Any) -> None:
+	"""A RunError naming the block and the fix; one call, counted; no turn of the model kept."""
+	bodies: list[Any] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		bodies.append(json.loads(request.content))
+		return httpx.Response(200, json=reply)
+
+	model, settings = _wire(vendor, reply)
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	om = OpenMolt(settings, http_client=client)
+	agent = om.create_agent(name="Asker", model=model, max_steps=6)
+	errors: list[Any] = []
+	agent.on("error", errors.append)
+	with pytest.raises(RunError) as caught:
+		await agent.run("go")
+	message = str(caught.value)
+	assert "blocked" in message and "another model" in message
+	assert "you refused" not in message
+	assert len(bodies) == 1
+	state = caught.value.result.state
+	assert state.usage.input_tokens == 900 and state.usage.calls == 1
+	assert [m.role for m in state.messages] == ["user"]
+	assert [(e.kind, e.fatal) for e in errors] == [("provider", True)]
+	await om.aclose()
