@@ -103,3 +103,83 @@ async def test_the_run_ends_after_one_call_with_its_state(vendor: str, reply: An
 	assert [m.role for m in state.messages] == ["user"]
 	assert [(e.kind, e.fatal) for e in errors] == [("provider", True)]
 	await om.aclose()
+
+
+SPENT = [
+	(
+		"anthropic",
+		{
+			"type": "message",
+			"role": "assistant",
+			"content": [{"type": "thinking", "thinking": "Let me think...", "signature": "s"}],
+			"stop_reason": "max_tokens",
+			"usage": {"input_tokens": 900, "output_tokens": 1024},
+		},
+	),
+	(
+		"google",
+		{
+			"candidates": [
+				{"content": {"role": "model", "parts": []}, "finishReason": "MAX_TOKENS"}
+			],
+			"usageMetadata": {
+				"promptTokenCount": 900,
+				"thoughtsTokenCount": 1024,
+				"totalTokenCount": 1924,
+			},
+			"modelVersion": "gemini-2.5-flash",
+		},
+	),
+]
+
+
+@pytest.mark.parametrize(("vendor", "reply"), SPENT)
+async def test_an_output_limit_spent_before_any_text_ends_the_run(vendor: str, reply: Any) -> None:
+	"""Reasoning took every output token: one call, a RunError naming max_output_tokens, no loop.
+
+	Telling the model to "send fewer commands" changed nothing (it wrote none): every step was
+	cut off the same way and billed until max_steps.
+	"""
+	bodies: list[Any] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		bodies.append(json.loads(request.content))
+		return httpx.Response(200, json=reply)
+
+	model, settings = _wire(vendor, reply)
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	om = OpenMolt(settings, http_client=client)
+	agent = om.create_agent(name="Thinker", model=model, max_steps=6)
+	with pytest.raises(RunError) as caught:
+		await agent.run("go")
+	message = str(caught.value)
+	assert "max_output_tokens" in message and "send fewer" not in message
+	assert len(bodies) == 1
+	state = caught.value.result.state
+	assert state.usage.input_tokens == 900 and state.usage.calls == 1
+	await om.aclose()
+
+
+async def test_an_answer_cut_off_mid_text_is_still_the_models_to_shorten() -> None:
+	"""Some text before the limit: the model is told its answer was cut off, and goes on."""
+	cut = {
+		"type": "message",
+		"role": "assistant",
+		"content": [{"type": "text", "text": '{"commands":[{"type":"fin'}],
+		"stop_reason": "max_tokens",
+		"usage": {"input_tokens": 900, "output_tokens": 10},
+	}
+	replies = [cut, {**cut, "content": [{"type": "text", "text": CMD}], "stop_reason": "end_turn"}]
+	bodies: list[Any] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		bodies.append(json.loads(request.content))
+		return httpx.Response(200, json=replies[len(bodies) - 1])
+
+	model, settings = _wire("anthropic", cut)
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	om = OpenMolt(settings, http_client=client)
+	result = await om.create_agent(name="Writer", model=model, max_steps=6).run("go")
+	assert result.status == "success" and len(bodies) == 2
+	assert "cut off at the output token limit" in json.dumps(bodies[1])
+	await om.aclose()

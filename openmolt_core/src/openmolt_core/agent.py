@@ -1420,6 +1420,9 @@ class Agent:
 			slot, response = called
 			if response.finish_reason == "blocked":  # asked again, it would be blocked again
 				raise await self._provider_failed(ctx, _blocked(slot))
+			if response.finish_reason == "max_tokens" and not response.text.strip():
+				# Its reasoning spent the whole output limit: asked again, it would again.
+				raise await self._provider_failed(ctx, _no_room(slot))
 			parsed = await self._parse(ctx, response, slot.fitted(key, envelope))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
@@ -2126,6 +2129,22 @@ def _blocked(slot: ModelSlot) -> ProviderError:
 		"would be blocked too; change the task, an attachment or the data a tool returned (the "
 		"latest results are the usual cause), or use another model; the llmOutput event's raw "
 		"reply says why, and the run's state is kept",
+		provider=slot.provider_name or "custom",
+		model=slot.model,
+	)
+
+
+def _no_room(slot: ModelSlot) -> ProviderError:
+	"""The error of a reply cut at the output limit before it wrote anything (reasoning took it).
+
+	Telling the model "send fewer commands" would change nothing: it wrote none. The limit is
+	the application's to raise.
+	"""
+	return ProviderError(
+		"the model spent its whole output token limit before writing any answer (its reasoning "
+		"took every token: finish reason 'max_tokens', no text), so nothing was run and asking "
+		"again would end the same; raise model_config max_output_tokens (maxOutputTokens in an "
+		"agent file) or lower its thinking effort; the run's state is kept",
 		provider=slot.provider_name or "custom",
 		model=slot.model,
 	)
