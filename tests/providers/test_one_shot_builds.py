@@ -85,12 +85,14 @@ def test_a_one_shot_run_loads_no_error_message_helper() -> None:
 	assert _one_shot()["difflib"] is False
 
 
-# What a Chat Completions run without streaming never uses: the other API and the stream parsers.
+# What a Chat Completions run without streaming never uses: the other API, the stream parsers,
+# and the install hints of a plugin that is missing.
 NOT_LOADED = [
 	"openmolt_providers.openai._responses",
 	"openmolt_providers.openai._stream",
 	"openmolt_providers._sse",
 	"openmolt_core.streaming",
+	"openmolt_core._hints",
 ]
 
 
