@@ -49,7 +49,8 @@ ONE_SHOT = textwrap.dedent(
 		for m in models(BaseModel)
 		if m.__module__.startswith("openmolt") and m.__pydantic_complete__
 	}
-	print(json.dumps({"built": sorted(built), "difflib": "difflib" in sys.modules}))
+	loaded = sorted(m for m in sys.modules if m.startswith(("openmolt_providers", "openmolt_core.")))
+	print(json.dumps({"built": sorted(built), "difflib": "difflib" in sys.modules, "loaded": loaded}))
 	"""
 )
 
@@ -82,6 +83,24 @@ def test_a_one_shot_run_builds_only_the_models_it_uses() -> None:
 def test_a_one_shot_run_loads_no_error_message_helper() -> None:
 	"""difflib ("did you mean ...?") loads only when there is a near miss to name."""
 	assert _one_shot()["difflib"] is False
+
+
+# What a Chat Completions run without streaming never uses: the other API, the stream parsers,
+# and the install hints of a plugin that is missing.
+NOT_LOADED = [
+	"openmolt_providers.openai._responses",
+	"openmolt_providers.openai._stream",
+	"openmolt_providers._sse",
+	"openmolt_core.streaming",
+	"openmolt_core._hints",
+]
+
+
+def test_a_one_shot_chat_run_loads_neither_the_other_api_nor_stream_code() -> None:
+	"""The Responses API's module and the stream parsers load when a call needs them."""
+	loaded = set(_one_shot()["loaded"])  # type: ignore[call-overload]
+	assert loaded.isdisjoint(NOT_LOADED), sorted(loaded & set(NOT_LOADED))
+	assert "openmolt_providers.openai._chat" in loaded  # the API it spoke
 
 
 def test_a_model_built_on_first_use_still_refuses_with_its_message() -> None:

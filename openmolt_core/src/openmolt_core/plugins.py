@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pluggy
 
 from openmolt_core import hookspecs
-from openmolt_core._hints import extra_for, missing_integration, missing_provider
+from openmolt_core._support import lazy_exports
 from openmolt_core._support.masking import warn
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
@@ -43,10 +43,15 @@ from openmolt_core.hookspecs import (  # the contract plugins implement; re-expo
 if TYPE_CHECKING:
 	import httpx
 
+	from openmolt_core._hints import extra_for
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.llm import LLMProvider
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.skills import Skill
+
+# The install hints (`openmolt_core._hints`: distribution metadata, regular expressions) load with
+# the first message that needs one; `extra_for` is re-exported from there on first use.
+__getattr__, __dir__ = lazy_exports(globals(), {"extra_for": "openmolt_core._hints"})
 
 __all__ = [
 	"CapabilityFactory",
@@ -446,6 +451,8 @@ class Plugins:
 			self._load_entry_point("providers", name)
 		factory = self._providers.get(name)
 		if factory is None:
+			from openmolt_core._hints import missing_provider
+
 			known = {*self._providers, *self._entry_index()["providers"]}
 			raise PluginError(missing_provider(name, available=known), plugin=f"providers:{name}")
 		return factory
@@ -517,6 +524,8 @@ class Plugins:
 					return self.integration(alias)
 		spec = self._integrations.get(id)
 		if spec is None:
+			from openmolt_core._hints import missing_integration
+
 			index = self._entry_index()["integrations"]
 			listed = [id] if id in index else []
 			raise PluginError(
@@ -527,6 +536,8 @@ class Plugins:
 
 	def _alias(self, id: str) -> str | None:
 		"""The installed id that ``id`` spells as its extra (``google-drive`` → ``googleDrive``)."""
+		from openmolt_core._hints import extra_for
+
 		ids = {*self._integrations, *self._entry_index()["integrations"]}
 		same = sorted(i for i in ids if extra_for(i) == id and i != id)
 		return same[0] if same else None

@@ -24,11 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
-from openmolt_core.streaming import TextDelta
 from openmolt_providers._common import HTTPProvider, refuses_stream
 from openmolt_providers._schema import plain_request
-from openmolt_providers.openai import _chat, _dialect, _fallback, _responses, _stream
+from openmolt_providers.openai import _dialect, _fallback
 from openmolt_providers.settings import OpenAISettings
+
+# Each API's module (`_chat`, `_responses`) loads at the first request that speaks it, and the
+# stream parsers (`_stream`) at the first stream: a one-shot run on Chat Completions loads
+# neither the Responses API's module nor any streaming code.
 
 if TYPE_CHECKING:
 	import httpx
@@ -129,7 +132,11 @@ class OpenAIProvider(HTTPProvider):
 	def build(self, request: ModelRequest) -> dict[str, Any]:
 		"""The request body for one call (exposed for tests and debugging)."""
 		if self.api_mode == "chat":
+			from openmolt_providers.openai import _chat
+
 			return _chat.build(self, request)
+		from openmolt_providers.openai import _responses
+
 		return _responses.build(self, request)
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
@@ -142,6 +149,8 @@ class OpenAIProvider(HTTPProvider):
 		self.headers()  # a missing key fails here, before any body is built or sent
 		if self.api_mode == "chat":
 			return await self._chat(request)
+		from openmolt_providers.openai import _responses
+
 		payload = _responses.build(self, request)
 		try:
 			data = await _fallback.post(
@@ -200,10 +209,16 @@ class OpenAIProvider(HTTPProvider):
 	def _whole(self, request: ModelRequest, data: dict[str, Any]) -> ModelResponse | None:
 		# A whole reply a server sent for a stream (`HTTPProvider.streamed`); None: not one.
 		if self.api_mode == "chat":
+			from openmolt_providers.openai import _chat
+
 			return _chat.parse(self, request.model, data) if "choices" in data else None
+		from openmolt_providers.openai import _responses
+
 		return _responses.parse(self, request.model, data) if "output" in data else None
 
 	async def _streaming(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		from openmolt_providers.openai import _stream
+
 		source = _stream.chat if self.api_mode == "chat" else _stream.responses
 		streamed = False
 		try:
@@ -228,18 +243,24 @@ class OpenAIProvider(HTTPProvider):
 	async def _at_once_after(
 		self, request: ModelRequest, exc: ProviderError
 	) -> AsyncIterator[StreamChunk]:
+		from openmolt_core.streaming import TextDelta
+
 		response = await self._without_responses(request, exc)
 		if response.text:
 			yield TextDelta(response.text)
 		yield response
 
 	async def _at_once(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+		from openmolt_core.streaming import TextDelta
+
 		response = await self.generate(request)
 		if response.text:
 			yield TextDelta(response.text)
 		yield response
 
 	async def _chat(self, request: ModelRequest) -> ModelResponse:
+		from openmolt_providers.openai import _chat
+
 		data = await _fallback.post(
 			self,
 			self._urls["chat"],
