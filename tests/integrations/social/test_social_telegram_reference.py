@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import jsonschema
 import pytest
 from _edit import pop_at, with_input_schema, with_tool
 from _social_refs import npm_member
@@ -252,6 +253,9 @@ def test_album_uploads_attach_each_file_by_name() -> None:
 _CHARACTERS = re.compile(r"(\d+)-(\d+) characters")
 _ITEMS = re.compile(r"(\d+)-(\d+) items")
 _VALUES = re.compile(r"(?:[Vv]alues between |; |, )(\d+)-(\d+)\b(?! characters| items)")
+# "must be between 60 and 86400, or 0x7FFFFFFF for ..." (sendLocation live_period).
+_BETWEEN = re.compile(r"\bbetween (\d+) and (\d+)\b")
+_EXCEPT = re.compile(r"\b(\d+) and \d+, or (0x[0-9A-Fa-f]+|\d+)\b")
 _BOUNDS = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
 
 
@@ -292,17 +296,28 @@ def range_errors(integration: Integration) -> list[str]:
 					(_CHARACTERS, "string"),
 					(_ITEMS, "array"),
 					(_VALUES, "integer"),
+					(_BETWEEN, "integer"),
 				)
 				for low, high in pattern.findall(doc)
 			]
+			# A value the docs allow besides the range ("or 0x7FFFFFFF") may be one const branch.
+			allowed = {int(value, 0) for _, value in _EXCEPT.findall(doc)}
 			for low, high, kind in ranges:
 				if kind == "integer" and ours.get("type") not in {"integer", "number"}:
 					continue  # "0-9" in a list of allowed characters is not a range
 				least, most = _BOUNDS.get(kind, ("minimum", "maximum"))
-				if not ours.get(most, float("inf")) <= int(high):
-					errors.append(f"{tool.handle}.{name}: {most} {high} (ours {ours.get(most)})")
-				if int(low) > 0 and not ours.get(least, float("-inf")) >= int(low):
-					errors.append(f"{tool.handle}.{name}: {least} {low} (ours {ours.get(least)})")
+				for branch in ours.get("anyOf") or [{}]:
+					if branch.get("const", object()) in allowed:
+						continue
+					bounds = {**ours, **branch}
+					if not bounds.get(most, float("inf")) <= int(high):
+						errors.append(
+							f"{tool.handle}.{name}: {most} {high} (ours {bounds.get(most)})"
+						)
+					if int(low) > 0 and not bounds.get(least, float("-inf")) >= int(low):
+						errors.append(
+							f"{tool.handle}.{name}: {least} {low} (ours {bounds.get(least)})"
+						)
 	return errors
 
 
@@ -312,7 +327,23 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 	assert "1-4096 characters" in docs["sendMessage"]["text"]
 	assert _VALUES.findall(docs["getUpdates"]["limit"]) == [("1", "100")]
 	assert _ITEMS.findall(docs["sendMediaGroup"]["media"]) == [("2", "10")]
+	assert _BETWEEN.findall(docs["sendLocation"]["live_period"]) == [("60", "86400")]
 	assert range_errors(telegram.INTEGRATION) == []
+
+
+def test_live_period_is_a_day_at_most_or_indefinite() -> None:
+	"""sendLocation's live_period takes 60-86400 or 0x7FFFFFFF and nothing in between.
+
+	https://core.telegram.org/bots/api#sendlocation: "must be between 60 and 86400, or
+	0x7FFFFFFF for live locations that can be edited indefinitely".
+	"""
+	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "sendLocation")
+	schema = tool.input_schema["properties"]["live_period"]
+	for good in (60, 900, 86400, 0x7FFFFFFF):
+		jsonschema.validate(good, schema)
+	for bad in (59, 86401, 100000, 0x7FFFFFFE):
+		with pytest.raises(jsonschema.ValidationError):
+			jsonschema.validate(bad, schema)
 
 
 @pytest.mark.parametrize(
@@ -329,6 +360,7 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 		("sendLocation", "horizontal_accuracy", "maximum"),
 		("sendLocation", "heading", "minimum"),
 		("sendLocation", "heading", "maximum"),
+		("sendLocation", "live_period", "anyOf"),
 		("sendAnimation", "caption", "maxLength"),
 		("uploadAnimation", "caption", "maxLength"),
 	],
