@@ -17,7 +17,8 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, passthrough, string
+from openmolt_core.integrations.schema import array, integer, passthrough, string
+from openmolt_integrations import _airtable
 
 __all__ = [
 	"CONTENT_URL",
@@ -36,43 +37,6 @@ CONTENT_URL = "https://content.airtable.com"
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 """Airtable's limit on a file sent to uploadAttachment (larger files go by public URL)."""
-
-
-_BASE = string("The base id (starts with `app`), from listBases or the base URL.")
-_TABLE = string(
-	"The table id (starts with `tbl`, preferred: it survives renames) or the table name."
-)
-_RECORD = string("The record id (starts with `rec`).")
-_OFFSET = string("The `offset` returned by the previous page; omit for the first page.")
-_TYPECAST = boolean(
-	"Let Airtable convert values (e.g. create missing select options, parse strings).",
-	default=False,
-)
-_FIELDS_BY_ID = boolean("Key the returned fields by field id instead of field name.", default=False)
-_CELL_VALUES = {
-	"type": "object",
-	"description": (
-		"Cell values keyed by field name (or id), e.g. "
-		'{"Name": "Ada", "Status": "Done", "Tags": ["a", "b"], "Count": 3}.'
-	),
-}
-_RECORDS_OUTPUT = {
-	"type": "object",
-	"properties": {
-		"records": {
-			"type": "array",
-			"items": {
-				"type": "object",
-				"properties": {
-					"id": {"type": "string"},
-					"createdTime": {"type": "string"},
-					"fields": {"type": "object"},
-				},
-			},
-		},
-		"offset": {"type": "string", "description": "Present when more records exist."},
-	},
-}
 
 
 def _batch(description: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +63,7 @@ TOOLS = [
 		method="GET",
 		endpoint="/v0/meta/bases",
 		query_params=passthrough("offset"),
-		input_schema={"type": "object", "properties": {"offset": _OFFSET}},
+		input_schema={"type": "object", "properties": {"offset": _airtable.OFFSET}},
 	),
 	HttpTool(
 		handle="getBaseSchema",
@@ -114,7 +78,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"include": array(
 					{"type": "string", "enum": ["visibleFieldIds"]},
 					"Extra data to include: visibleFieldIds lists each view's visible fields.",
@@ -150,8 +114,8 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"fields": array(
 					{"type": "string"},
 					"Only return these fields (names or ids); default: all non-empty fields.",
@@ -176,7 +140,7 @@ TOOLS = [
 				"pageSize": integer(
 					"Records per page (1-100).", minimum=1, maximum=100, default=100
 				),
-				"offset": _OFFSET,
+				"offset": _airtable.OFFSET,
 				"cellFormat": string(
 					"json (default, typed values) or string (as shown in the UI; needs timeZone "
 					"and userLocale).",
@@ -184,11 +148,11 @@ TOOLS = [
 				),
 				"timeZone": string("Time zone for cellFormat string, e.g. Europe/Paris."),
 				"userLocale": string("Locale for cellFormat string, e.g. en-gb."),
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName"],
 		},
-		output_schema=_RECORDS_OUTPUT,
+		output_schema=_airtable.RECORDS_OUTPUT,
 	),
 	HttpTool(
 		handle="getRecord",
@@ -200,10 +164,10 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"recordId": _RECORD,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"recordId": _airtable.RECORD,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "recordId"],
 		},
@@ -218,22 +182,22 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"records": _batch(
 					'The records to create, each {"fields": {...}}.',
 					{
 						"type": "object",
-						"properties": {"fields": _CELL_VALUES},
+						"properties": {"fields": _airtable.CELL_VALUES},
 						"required": ["fields"],
 					},
 				),
-				"typecast": _TYPECAST,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"typecast": _airtable.TYPECAST,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
-		output_schema=_RECORDS_OUTPUT,
+		output_schema=_airtable.RECORDS_OUTPUT,
 	),
 	HttpTool(
 		handle="updateRecords",
@@ -248,22 +212,22 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"records": _batch(
 					'The changes, each {"id": "rec...", "fields": {...}}.',
 					{
 						"type": "object",
-						"properties": {"id": _RECORD, "fields": _CELL_VALUES},
+						"properties": {"id": _airtable.RECORD, "fields": _airtable.CELL_VALUES},
 						"required": ["id", "fields"],
 					},
 				),
-				"typecast": _TYPECAST,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"typecast": _airtable.TYPECAST,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
-		output_schema=_RECORDS_OUTPUT,
+		output_schema=_airtable.RECORDS_OUTPUT,
 	),
 	HttpTool(
 		handle="upsertRecords",
@@ -282,8 +246,8 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"fieldsToMergeOn": array(
 					{"type": "string"},
 					'1 to 3 field names or ids whose values identify a record, e.g. ["Email"].',
@@ -294,12 +258,12 @@ TOOLS = [
 					'The records, each {"fields": {...}} including the merge fields.',
 					{
 						"type": "object",
-						"properties": {"fields": _CELL_VALUES},
+						"properties": {"fields": _airtable.CELL_VALUES},
 						"required": ["fields"],
 					},
 				),
-				"typecast": _TYPECAST,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"typecast": _airtable.TYPECAST,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "fieldsToMergeOn", "records"],
 		},
@@ -314,9 +278,9 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"records": _batch("Ids of the records to delete.", _RECORD),
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"records": _batch("Ids of the records to delete.", _airtable.RECORD),
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
@@ -331,16 +295,16 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"name": string("The table name, unique in the base."),
-				"description": string("What the table holds."),
+				"description": _airtable.description_text("What the table holds"),
 				"fields": array(
 					{
 						"type": "object",
 						"properties": {
 							"name": {"type": "string"},
 							"type": {"type": "string"},
-							"description": {"type": "string"},
+							"description": _airtable.description_text("What the field holds"),
 							"options": {"type": "object"},
 						},
 						"required": ["name", "type"],
@@ -363,14 +327,14 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"tableId": string("The table id (starts with `tbl`)."),
 				"name": string("The field name."),
 				"type": string(
 					"The field type, e.g. singleLineText, multilineText, number, checkbox, date, "
 					"singleSelect, multipleSelects, email, url, currency, multipleRecordLinks."
 				),
-				"description": string("What the field holds."),
+				"description": _airtable.description_text("What the field holds"),
 				"options": {
 					"type": "object",
 					"description": (
@@ -392,10 +356,10 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"name": string("The new table name, unique in the base."),
-				"description": string("The new description (up to 20,000 characters)."),
+				"description": _airtable.description_text("The new description"),
 			},
 			"required": ["baseId", "tableIdOrName"],
 		},
@@ -410,11 +374,11 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"tableId": string("The table id (starts with `tbl`)."),
 				"columnId": string("The field id (starts with `fld`), from getBaseSchema."),
 				"name": string("The new field name."),
-				"description": string("The new description (up to 20,000 characters)."),
+				"description": _airtable.description_text("The new description"),
 			},
 			"required": ["baseId", "tableId", "columnId"],
 		},
@@ -437,8 +401,8 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"recordId": _RECORD,
+				"baseId": _airtable.BASE,
+				"recordId": _airtable.RECORD,
 				"attachmentFieldIdOrName": string(
 					"The attachment field's id (starts with `fld`) or name."
 				),
@@ -473,13 +437,13 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"recordId": _RECORD,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"recordId": _airtable.RECORD,
 				"pageSize": integer(
 					"Comments per page (1-100).", minimum=1, maximum=100, default=100
 				),
-				"offset": _OFFSET,
+				"offset": _airtable.OFFSET,
 			},
 			"required": ["baseId", "tableIdOrName", "recordId"],
 		},
@@ -494,9 +458,9 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"recordId": _RECORD,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"recordId": _airtable.RECORD,
 				"text": string("The comment text."),
 			},
 			"required": ["baseId", "tableIdOrName", "recordId", "text"],

@@ -359,6 +359,24 @@ def test_airtable_uploads_go_to_the_content_host_with_the_5_mb_cap() -> None:
 	assert tool.scopes == ["write"]
 
 
+def test_airtable_table_and_field_descriptions_hold_1_to_20000_characters() -> None:
+	"""Every table or field description input is non-empty and at most 20,000 characters.
+
+	https://airtable.com/developers/web/api/create-table, create-field, update-table and
+	update-field: "If present, must be a non-empty string no longer than 20,000 characters."
+	"""
+	tools = {t.handle: t.input_schema["properties"] for t in airtable.TOOLS}
+	descriptions = [
+		tools["createTable"]["description"],
+		tools["createTable"]["fields"]["items"]["properties"]["description"],
+		tools["createField"]["description"],
+		tools["updateTable"]["description"],
+		tools["updateField"]["description"],
+	]
+	for schema in descriptions:
+		assert (schema.get("minLength"), schema.get("maxLength")) == (1, 20000), schema
+
+
 def test_airtable_uses_bracketed_query_keys() -> None:
 	"""Airtable list params use its bracket syntax: fields[] and records[] keys, sort as dict list."""
 	tools = {t.handle: t for t in airtable.TOOLS}
