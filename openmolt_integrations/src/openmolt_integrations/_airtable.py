@@ -24,23 +24,26 @@ CELL_VALUES = {
 		'{"Name": "Ada", "Status": "Done", "Tags": ["a", "b"], "Count": 3}.'
 	),
 }
+_RECORD_LIST = {
+	"type": "array",
+	"items": {
+		"type": "object",
+		"properties": {
+			"id": {"type": "string"},
+			"createdTime": {"type": "string"},
+			"fields": {"type": "object"},
+		},
+	},
+}
 RECORDS_OUTPUT = {
 	"type": "object",
 	"properties": {
-		"records": {
-			"type": "array",
-			"items": {
-				"type": "object",
-				"properties": {
-					"id": {"type": "string"},
-					"createdTime": {"type": "string"},
-					"fields": {"type": "object"},
-				},
-			},
-		},
+		"records": _RECORD_LIST,
 		"offset": {"type": "string", "description": "Present when more records exist."},
 	},
 }
+WRITTEN_OUTPUT = {"type": "object", "properties": {"records": _RECORD_LIST}}
+"""What create and update answer: the records written (no paging)."""
 
 
 def description_text(what: str) -> dict[str, Any]:

@@ -197,7 +197,7 @@ TOOLS = [
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
-		output_schema=_airtable.RECORDS_OUTPUT,
+		output_schema=_airtable.WRITTEN_OUTPUT,
 	),
 	HttpTool(
 		handle="updateRecords",
@@ -227,7 +227,7 @@ TOOLS = [
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
-		output_schema=_airtable.RECORDS_OUTPUT,
+		output_schema=_airtable.WRITTEN_OUTPUT,
 	),
 	HttpTool(
 		handle="upsertRecords",

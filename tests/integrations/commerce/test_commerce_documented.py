@@ -377,6 +377,18 @@ def test_airtable_table_and_field_descriptions_hold_1_to_20000_characters() -> N
 		assert (schema.get("minLength"), schema.get("maxLength")) == (1, 20000), schema
 
 
+def test_airtable_only_lists_page_with_offset() -> None:
+	"""Only listRecords promises an offset; create and update answer their records, no paging.
+
+	https://airtable.com/developers/web/api/list-records ("offset" in the response) against
+	create-records and update-multiple-records (a "records" array only).
+	"""
+	tools = {t.handle: t for t in airtable.TOOLS}
+	assert "offset" in tools["listRecords"].output_schema["properties"]
+	for handle in ("createRecords", "updateRecords"):
+		assert set(tools[handle].output_schema["properties"]) == {"records"}, handle
+
+
 def test_airtable_uses_bracketed_query_keys() -> None:
 	"""Airtable list params use its bracket syntax: fields[] and records[] keys, sort as dict list."""
 	tools = {t.handle: t for t in airtable.TOOLS}
