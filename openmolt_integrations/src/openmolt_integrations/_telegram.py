@@ -52,7 +52,11 @@ REPLY = obj(
 		"message_id": integer("Id of the message to reply to."),
 		"chat_id": CHAT,
 		"allow_sending_without_reply": boolean("Send even if the replied message is gone."),
-		"quote": string("Exact part of the replied message to quote."),
+		# https://core.telegram.org/bots/api#replyparameters: "0-1024 characters after entities
+		# parsing".
+		"quote": string(
+			"Exact part of the replied message to quote, up to 1024 characters.", maxLength=1024
+		),
 	},
 	["message_id"],
 	description="Reply to a message (reply_parameters).",
