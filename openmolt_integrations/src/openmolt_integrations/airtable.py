@@ -1,8 +1,9 @@
 """Airtable Web API v0: bases and their schema, tables and fields, records, attachments, comments.
 
 Airtable writes at most 10 records per request (create, update, upsert, delete); the input
-schemas say so with ``maxItems: 10``. Query arrays use Airtable's bracket form: ``fields[]=Name``,
-``sort[0][field]=Name&sort[0][direction]=asc``, ``records[]=rec1``.
+schemas say so with ``maxItems: 10``. Query arrays use Airtable's bracket form (``records[]=rec1``);
+records are listed with ``POST .../listRecords`` and a JSON body, so no URL grows past Airtable's
+16,000-character limit.
 """
 
 from __future__ import annotations
@@ -94,23 +95,25 @@ TOOLS = [
 			"fields or to a view. Paginated: pass the returned `offset` to get the next page."
 		),
 		scopes=["read"],
-		method="GET",
-		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
-		query_params={
-			"fields[]": "{{ input.fields }}",
-			**passthrough(
-				"sort",
-				"filterByFormula",
-				"view",
-				"maxRecords",
-				"pageSize",
-				"offset",
-				"cellFormat",
-				"timeZone",
-				"userLocale",
-				"returnFieldsByFieldId",
-			),
-		},
+		# https://airtable.com/developers/web/api/list-records: a request URL must stay under
+		# 16,000 characters, so the list goes as POST .../listRecords with the options in a JSON
+		# body (a long filterByFormula or field list cannot overflow it); timeZone and
+		# userLocale stay in the query, as airtable.js sends them.
+		method="POST",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/listRecords",
+		query_params=passthrough("timeZone", "userLocale"),
+		body=passthrough(
+			"fields",
+			"sort",
+			"filterByFormula",
+			"view",
+			"maxRecords",
+			"pageSize",
+			"offset",
+			"cellFormat",
+			"returnFieldsByFieldId",
+		),
+		in_doubt="retry",
 		input_schema={
 			"type": "object",
 			"properties": {

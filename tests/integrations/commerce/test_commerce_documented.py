@@ -22,13 +22,14 @@ AIRTABLE_DOCS = {
 		{"include"},
 		set(),
 	),
+	# The page's POST form ("make a POST request to /v0/{baseId}/{tableIdOrName}/listRecords
+	# while passing the parameters within the body"), for its 16,000-character URL limit.
 	"listRecords": (
 		AT + "list-records",
-		"GET",
-		"/v0/{baseId}/{tableIdOrName}",
+		"POST",
+		"/v0/{baseId}/{tableIdOrName}/listRecords",
+		{"timeZone", "userLocale"},
 		{
-			"timeZone",
-			"userLocale",
 			"pageSize",
 			"maxRecords",
 			"offset",
@@ -40,7 +41,6 @@ AIRTABLE_DOCS = {
 			"returnFieldsByFieldId",
 			"recordMetadata",
 		},
-		set(),
 	),
 	"getRecord": (
 		AT + "get-record",
@@ -390,11 +390,13 @@ def test_airtable_only_lists_page_with_offset() -> None:
 
 
 def test_airtable_uses_bracketed_query_keys() -> None:
-	"""Airtable list params use its bracket syntax: fields[] and records[] keys, sort as dict list."""
+	"""Airtable query arrays use its bracket syntax (records[]); listRecords sends fields and sort
+	as JSON in its POST body."""
 	tools = {t.handle: t for t in airtable.TOOLS}
-	assert "fields[]" in tools["listRecords"].query_params
-	assert tools["listRecords"].query_params["sort"] == "{{ input.sort }}"
+	assert tools["listRecords"].body["fields"] == "{{ input.fields }}"
+	assert tools["listRecords"].body["sort"] == "{{ input.sort }}"
 	assert "records[]" in tools["deleteRecords"].query_params
+	assert "include[]" in tools["getBaseSchema"].query_params
 
 
 def test_etsy_sends_the_api_key_with_the_shared_secret() -> None:
