@@ -148,7 +148,12 @@ CHAT_TOOLS = [
 		["admin"],
 		obj(
 			{
-				"url": string("HTTPS URL that receives updates (ports 443, 80, 88 or 8443)."),
+				# https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to";
+				# "Ports currently supported for webhooks: 443, 80, 88, 8443".
+				"url": string(
+					"HTTPS URL that receives updates (ports 443, 80, 88 or 8443).",
+					pattern=r"^https://[^/:?#]+(:(443|80|88|8443))?([/?#].*)?$",
+				),
 				"secret_token": string(
 					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
 					pattern="^[A-Za-z0-9_-]{1,256}$",

@@ -388,6 +388,26 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 	assert range_errors(telegram.INTEGRATION) == []
 
 
+def test_set_webhook_takes_an_https_url_on_a_webhook_port() -> None:
+	"""setWebhook's url is HTTPS on port 443, 80, 88 or 8443.
+
+	https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to", "Ports
+	currently supported for webhooks: 443, 80, 88, 8443" (deleteWebhook removes one).
+	"""
+	assert "HTTPS URL" in param_docs()["setWebhook"]["url"]
+	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "setWebhook")
+	schema = tool.input_schema["properties"]["url"]
+	for good in (
+		"https://bot.example.com/hook",
+		"https://bot.example.com:8443/hook?x=1",
+		"https://bot.example.com",
+	):
+		jsonschema.validate(good, schema)
+	for bad in ("http://bot.example.com/hook", "https://bot.example.com:8080/hook", ""):
+		with pytest.raises(jsonschema.ValidationError):
+			jsonschema.validate(bad, schema)
+
+
 def test_live_period_is_a_day_at_most_or_indefinite() -> None:
 	"""sendLocation's live_period takes 60-86400 or 0x7FFFFFFF and nothing in between.
 
