@@ -42,12 +42,15 @@ def with_input_schema(
 
 
 def pop_at(path: str, *keys: str) -> Callable[[dict[str, Any]], None]:
-	"""A change that removes ``keys`` from the property at the dotted ``path`` of a schema."""
+	"""A change that removes ``keys`` from the property at the dotted ``path`` of a schema.
+
+	A ``[]`` step goes into an array's items (``media.[].caption``).
+	"""
 
 	def change(schema: dict[str, Any]) -> None:
 		node = schema
 		for step in path.split("."):
-			node = node["properties"][step]
+			node = node["items"] if step == "[]" else node["properties"][step]
 		for key in keys:
 			node.pop(key)
 

@@ -52,7 +52,11 @@ REPLY = obj(
 		"message_id": integer("Id of the message to reply to."),
 		"chat_id": CHAT,
 		"allow_sending_without_reply": boolean("Send even if the replied message is gone."),
-		"quote": string("Exact part of the replied message to quote."),
+		# https://core.telegram.org/bots/api#replyparameters: "0-1024 characters after entities
+		# parsing".
+		"quote": string(
+			"Exact part of the replied message to quote, up to 1024 characters.", maxLength=1024
+		),
 	},
 	["message_id"],
 	description="Reply to a message (reply_parameters).",
@@ -144,7 +148,12 @@ CHAT_TOOLS = [
 		["admin"],
 		obj(
 			{
-				"url": string("HTTPS URL that receives updates (ports 443, 80, 88 or 8443)."),
+				# https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to";
+				# "Ports currently supported for webhooks: 443, 80, 88, 8443".
+				"url": string(
+					"HTTPS URL that receives updates (ports 443, 80, 88 or 8443).",
+					pattern=r"^https://[^/:?#]+(:(443|80|88|8443))?([/?#].*)?$",
+				),
 				"secret_token": string(
 					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",
 					pattern="^[A-Za-z0-9_-]{1,256}$",

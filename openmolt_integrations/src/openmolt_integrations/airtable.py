@@ -1,8 +1,9 @@
 """Airtable Web API v0: bases and their schema, tables and fields, records, attachments, comments.
 
 Airtable writes at most 10 records per request (create, update, upsert, delete); the input
-schemas say so with ``maxItems: 10``. Query arrays use Airtable's bracket form: ``fields[]=Name``,
-``sort[0][field]=Name&sort[0][direction]=asc``, ``records[]=rec1``.
+schemas say so with ``maxItems: 10``. Query arrays use Airtable's bracket form (``records[]=rec1``);
+records are listed with ``POST .../listRecords`` and a JSON body, so no URL grows past Airtable's
+16,000-character limit.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, passthrough, string
+from openmolt_core.integrations.schema import array, integer, passthrough, string
+from openmolt_integrations import _airtable
 
 __all__ = [
 	"CONTENT_URL",
@@ -36,43 +38,6 @@ CONTENT_URL = "https://content.airtable.com"
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 """Airtable's limit on a file sent to uploadAttachment (larger files go by public URL)."""
-
-
-_BASE = string("The base id (starts with `app`), from listBases or the base URL.")
-_TABLE = string(
-	"The table id (starts with `tbl`, preferred: it survives renames) or the table name."
-)
-_RECORD = string("The record id (starts with `rec`).")
-_OFFSET = string("The `offset` returned by the previous page; omit for the first page.")
-_TYPECAST = boolean(
-	"Let Airtable convert values (e.g. create missing select options, parse strings).",
-	default=False,
-)
-_FIELDS_BY_ID = boolean("Key the returned fields by field id instead of field name.", default=False)
-_CELL_VALUES = {
-	"type": "object",
-	"description": (
-		"Cell values keyed by field name (or id), e.g. "
-		'{"Name": "Ada", "Status": "Done", "Tags": ["a", "b"], "Count": 3}.'
-	),
-}
-_RECORDS_OUTPUT = {
-	"type": "object",
-	"properties": {
-		"records": {
-			"type": "array",
-			"items": {
-				"type": "object",
-				"properties": {
-					"id": {"type": "string"},
-					"createdTime": {"type": "string"},
-					"fields": {"type": "object"},
-				},
-			},
-		},
-		"offset": {"type": "string", "description": "Present when more records exist."},
-	},
-}
 
 
 def _batch(description: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +64,7 @@ TOOLS = [
 		method="GET",
 		endpoint="/v0/meta/bases",
 		query_params=passthrough("offset"),
-		input_schema={"type": "object", "properties": {"offset": _OFFSET}},
+		input_schema={"type": "object", "properties": {"offset": _airtable.OFFSET}},
 	),
 	HttpTool(
 		handle="getBaseSchema",
@@ -114,7 +79,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"include": array(
 					{"type": "string", "enum": ["visibleFieldIds"]},
 					"Extra data to include: visibleFieldIds lists each view's visible fields.",
@@ -130,28 +95,30 @@ TOOLS = [
 			"fields or to a view. Paginated: pass the returned `offset` to get the next page."
 		),
 		scopes=["read"],
-		method="GET",
-		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}",
-		query_params={
-			"fields[]": "{{ input.fields }}",
-			**passthrough(
-				"sort",
-				"filterByFormula",
-				"view",
-				"maxRecords",
-				"pageSize",
-				"offset",
-				"cellFormat",
-				"timeZone",
-				"userLocale",
-				"returnFieldsByFieldId",
-			),
-		},
+		# https://airtable.com/developers/web/api/list-records: a request URL must stay under
+		# 16,000 characters, so the list goes as POST .../listRecords with the options in a JSON
+		# body (a long filterByFormula or field list cannot overflow it); timeZone and
+		# userLocale stay in the query, as airtable.js sends them.
+		method="POST",
+		endpoint="/v0/{{ input.baseId }}/{{ input.tableIdOrName }}/listRecords",
+		query_params=passthrough("timeZone", "userLocale"),
+		body=passthrough(
+			"fields",
+			"sort",
+			"filterByFormula",
+			"view",
+			"maxRecords",
+			"pageSize",
+			"offset",
+			"cellFormat",
+			"returnFieldsByFieldId",
+		),
+		in_doubt="retry",
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"fields": array(
 					{"type": "string"},
 					"Only return these fields (names or ids); default: all non-empty fields.",
@@ -176,7 +143,7 @@ TOOLS = [
 				"pageSize": integer(
 					"Records per page (1-100).", minimum=1, maximum=100, default=100
 				),
-				"offset": _OFFSET,
+				"offset": _airtable.OFFSET,
 				"cellFormat": string(
 					"json (default, typed values) or string (as shown in the UI; needs timeZone "
 					"and userLocale).",
@@ -184,11 +151,11 @@ TOOLS = [
 				),
 				"timeZone": string("Time zone for cellFormat string, e.g. Europe/Paris."),
 				"userLocale": string("Locale for cellFormat string, e.g. en-gb."),
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName"],
 		},
-		output_schema=_RECORDS_OUTPUT,
+		output_schema=_airtable.RECORDS_OUTPUT,
 	),
 	HttpTool(
 		handle="getRecord",
@@ -200,10 +167,10 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"recordId": _RECORD,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"recordId": _airtable.RECORD,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "recordId"],
 		},
@@ -218,22 +185,22 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"records": _batch(
 					'The records to create, each {"fields": {...}}.',
 					{
 						"type": "object",
-						"properties": {"fields": _CELL_VALUES},
+						"properties": {"fields": _airtable.CELL_VALUES},
 						"required": ["fields"],
 					},
 				),
-				"typecast": _TYPECAST,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"typecast": _airtable.TYPECAST,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
-		output_schema=_RECORDS_OUTPUT,
+		output_schema=_airtable.WRITTEN_OUTPUT,
 	),
 	HttpTool(
 		handle="updateRecords",
@@ -248,22 +215,22 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"records": _batch(
 					'The changes, each {"id": "rec...", "fields": {...}}.',
 					{
 						"type": "object",
-						"properties": {"id": _RECORD, "fields": _CELL_VALUES},
+						"properties": {"id": _airtable.RECORD, "fields": _airtable.CELL_VALUES},
 						"required": ["id", "fields"],
 					},
 				),
-				"typecast": _TYPECAST,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"typecast": _airtable.TYPECAST,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
-		output_schema=_RECORDS_OUTPUT,
+		output_schema=_airtable.WRITTEN_OUTPUT,
 	),
 	HttpTool(
 		handle="upsertRecords",
@@ -282,8 +249,8 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"fieldsToMergeOn": array(
 					{"type": "string"},
 					'1 to 3 field names or ids whose values identify a record, e.g. ["Email"].',
@@ -294,12 +261,12 @@ TOOLS = [
 					'The records, each {"fields": {...}} including the merge fields.',
 					{
 						"type": "object",
-						"properties": {"fields": _CELL_VALUES},
+						"properties": {"fields": _airtable.CELL_VALUES},
 						"required": ["fields"],
 					},
 				),
-				"typecast": _TYPECAST,
-				"returnFieldsByFieldId": _FIELDS_BY_ID,
+				"typecast": _airtable.TYPECAST,
+				"returnFieldsByFieldId": _airtable.FIELDS_BY_ID,
 			},
 			"required": ["baseId", "tableIdOrName", "fieldsToMergeOn", "records"],
 		},
@@ -314,9 +281,9 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"records": _batch("Ids of the records to delete.", _RECORD),
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"records": _batch("Ids of the records to delete.", _airtable.RECORD),
 			},
 			"required": ["baseId", "tableIdOrName", "records"],
 		},
@@ -331,16 +298,16 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"name": string("The table name, unique in the base."),
-				"description": string("What the table holds."),
+				"description": _airtable.description_text("What the table holds"),
 				"fields": array(
 					{
 						"type": "object",
 						"properties": {
 							"name": {"type": "string"},
 							"type": {"type": "string"},
-							"description": {"type": "string"},
+							"description": _airtable.description_text("What the field holds"),
 							"options": {"type": "object"},
 						},
 						"required": ["name", "type"],
@@ -363,14 +330,14 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"tableId": string("The table id (starts with `tbl`)."),
 				"name": string("The field name."),
 				"type": string(
 					"The field type, e.g. singleLineText, multilineText, number, checkbox, date, "
 					"singleSelect, multipleSelects, email, url, currency, multipleRecordLinks."
 				),
-				"description": string("What the field holds."),
+				"description": _airtable.description_text("What the field holds"),
 				"options": {
 					"type": "object",
 					"description": (
@@ -392,10 +359,10 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
 				"name": string("The new table name, unique in the base."),
-				"description": string("The new description (up to 20,000 characters)."),
+				"description": _airtable.description_text("The new description"),
 			},
 			"required": ["baseId", "tableIdOrName"],
 		},
@@ -410,11 +377,11 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
+				"baseId": _airtable.BASE,
 				"tableId": string("The table id (starts with `tbl`)."),
 				"columnId": string("The field id (starts with `fld`), from getBaseSchema."),
 				"name": string("The new field name."),
-				"description": string("The new description (up to 20,000 characters)."),
+				"description": _airtable.description_text("The new description"),
 			},
 			"required": ["baseId", "tableId", "columnId"],
 		},
@@ -437,8 +404,8 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"recordId": _RECORD,
+				"baseId": _airtable.BASE,
+				"recordId": _airtable.RECORD,
 				"attachmentFieldIdOrName": string(
 					"The attachment field's id (starts with `fld`) or name."
 				),
@@ -473,13 +440,13 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"recordId": _RECORD,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"recordId": _airtable.RECORD,
 				"pageSize": integer(
 					"Comments per page (1-100).", minimum=1, maximum=100, default=100
 				),
-				"offset": _OFFSET,
+				"offset": _airtable.OFFSET,
 			},
 			"required": ["baseId", "tableIdOrName", "recordId"],
 		},
@@ -494,9 +461,9 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"baseId": _BASE,
-				"tableIdOrName": _TABLE,
-				"recordId": _RECORD,
+				"baseId": _airtable.BASE,
+				"tableIdOrName": _airtable.TABLE,
+				"recordId": _airtable.RECORD,
 				"text": string("The comment text."),
 			},
 			"required": ["baseId", "tableIdOrName", "recordId", "text"],

@@ -28,6 +28,43 @@ BASE_URL = "https://api.browser-use.com/api/v2"
 # Ids are UUIDs (the SDK models' TaskView.id, SessionView.id, CreateTaskRequest.session_id...).
 _TASK_ID = string("The task id returned by createTask.", format="uuid")
 _SESSION_ID = string("The session id returned by createSession.", format="uuid")
+# The API's SupportedLLMs enum (browser-use-sdk 3.12.1 generated/v2/models.py, from the
+# service's OpenAPI); CreateTaskRequest.llm defaults to browser-use-2.0.
+LLMS = [
+	"browser-use-llm",
+	"browser-use-2.0",
+	"bu-2-0-mini-preview",
+	"gpt-4.1",
+	"gpt-4.1-mini",
+	"o4-mini",
+	"o3",
+	"gpt-5.5",
+	"gpt-5.6-sol",
+	"gpt-5.6-terra",
+	"gpt-5.6-luna",
+	"gemini-2.5-flash",
+	"gemini-2.5-pro",
+	"gemini-3-pro-preview",
+	"gemini-3.1-pro-preview",
+	"gemini-3-flash-preview",
+	"gemini-3.5-flash",
+	"gemini-flash-latest",
+	"gemini-flash-lite-latest",
+	"claude-sonnet-4-20250514",
+	"claude-sonnet-4-5-20250929",
+	"claude-sonnet-5",
+	"claude-opus-4-5-20251101",
+	"claude-opus-4-7",
+	"claude-opus-4-8",
+	"claude-opus-5",
+	"glm-5.2",
+	"minimax-m3",
+	"grok-4.6",
+	"glm-5.3-flash",
+	"deepseek-v4-flash-vision",
+	"llama-4-maverick-17b-128e-instruct",
+	"claude-3-7-sonnet-20250219",
+]
 _PAGE_SIZE = integer("Items per page (default 10).", minimum=1, maximum=100)
 _PAGE_NUMBER = integer("Page number, from 1.", minimum=1)
 
@@ -82,10 +119,8 @@ TOOLS: list[HttpTool] = [
 				},
 				"llm": {
 					"type": "string",
-					"description": (
-						'The model driving the browser, e.g. "browser-use-llm" (default), '
-						'"gemini-3-flash-preview", "claude-sonnet-4-5-20250929", "gpt-4.1".'
-					),
+					"enum": LLMS,
+					"description": 'The model driving the browser (default "browser-use-2.0").',
 				},
 				"startUrl": {"type": "string", "description": "The page to open first."},
 				"maxSteps": {
@@ -108,7 +143,8 @@ TOOLS: list[HttpTool] = [
 				"metadata": {
 					"type": "object",
 					"additionalProperties": {"type": "string"},
-					"description": "Your own string labels, returned with the task.",
+					"maxProperties": 10,
+					"description": "Up to 10 string labels of your own, returned with the task.",
 				},
 				"secrets": {
 					"type": "object",
@@ -252,6 +288,7 @@ TOOLS: list[HttpTool] = [
 				},
 				"proxyCountryCode": {
 					"type": "string",
+					"pattern": "^[a-z]{2}$",
 					"description": 'Two-letter country of the proxy, lowercase ("us", "de").',
 				},
 				"startUrl": {"type": "string", "description": "The page to open first."},

@@ -274,6 +274,15 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		input_schema=_SEARCH,
 	),
 	HttpTool(
+		handle="searchContinue",
+		description="Get the next page of search results, using the cursor of search (while has_more).",
+		scopes=["read"],
+		method="POST",
+		endpoint="/files/search/continue_v2",
+		body=passthrough("cursor"),
+		input_schema=obj({"cursor": _CURSOR | {"minLength": 1}}, ["cursor"], closed=True),
+	),
+	HttpTool(
 		handle="download",
 		description=(
 			"Download a file. The bytes are saved as a file reference (never shown inline); "
@@ -518,7 +527,7 @@ INTEGRATION = Integration(
 		"fileInfo": [],
 		"listFolder*": ["private"],
 		"getMetadata": ["private"],
-		"search": ["private"],
+		"search*": ["private"],
 		"download": ["private"],
 		"getCurrentAccount": ["private"],
 		"createSharedLink": ["outbound"],

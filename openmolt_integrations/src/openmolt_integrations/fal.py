@@ -4,6 +4,10 @@ The tools use ``fal_client.AsyncClient`` created with the key from the credentia
 queueing, retries and the CDN upload protocol are the SDK's. The model is an input
 (``"fal-ai/flux/dev"``); its arguments are the model's own JSON input. Long jobs go through the
 queue: ``submit``, then ``status`` until COMPLETED, then ``result``. ``fal-client`` runs on asyncio.
+
+Targets fal's queue API (``https://queue.fal.run``, sync runs on ``https://fal.run``, uploads
+through ``https://rest.fal.ai`` storage tokens), which carries no version: the contract is the
+one ``fal-client`` 1.x implements (https://docs.fal.ai/documentation/model-apis/inference/queue).
 """
 
 from __future__ import annotations

@@ -37,41 +37,25 @@ from openmolt_core.integrations.schema import (
 	string,
 )
 from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION, paging
+from openmolt_integrations._instagram import (
+	ACCOUNT_FIELDS,
+	AFTER,
+	COMMENT_FIELDS,
+	COMMENT_ID,
+	FACEBOOK_LOGIN_DM,
+	HASHTAG_MEDIA_FIELDS,
+	HASHTAG_USER,
+	IG_USER_ID,
+	LIMIT,
+	MEDIA_FIELDS,
+	MEDIA_ID,
+	PAGE,
+	PAGE_ID,
+	STORY_FIELDS,
+	USER,
+)
 
 __all__ = ["INTEGRATION", "register_integrations"]
-
-_USER = "/{{ input.ig_user_id | default: config.igUserId }}"
-# Direct messages (Facebook Login): the Page linked to the Instagram account.
-_PAGE = "/{{ input.page_id | default: config.pageId }}"
-_PAGE_ID = string(
-	"The Facebook Page linked to the Instagram account (its id from listAccounts); defaults to "
-	"the pageId config.",
-	pattern="^[0-9]+$",
-)
-_FACEBOOK_LOGIN_DM = (
-	" Instagram API with Facebook Login: the messages go through the linked Facebook Page "
-	"(page_id), and the access token must be that Page's token."
-)
-_IG_USER_ID = string(
-	"The Instagram account id (instagram_business_account.id from listAccounts); defaults to "
-	"the igUserId config.",
-	pattern="^[0-9]+$",
-)
-_MEDIA_ID = string("Instagram media id (from listMedia).")
-_COMMENT_ID = string("Comment id (from listComments).")
-_LIMIT = integer("Items per page.", minimum=1, maximum=100, default=25)
-_AFTER = string("Cursor: paging.cursors.after of the previous page.")
-_ACCOUNT_FIELDS = "id,username,name,biography,website,followers_count,follows_count,media_count,profile_picture_url"
-_MEDIA_FIELDS = "id,caption,media_type,media_product_type,media_url,permalink,thumbnail_url,timestamp,like_count,comments_count"
-_COMMENT_FIELDS = "id,text,username,timestamp,like_count,hidden,replies{id,text,username,timestamp}"
-_STORY_FIELDS = "id,caption,media_type,media_url,permalink,thumbnail_url,timestamp"
-_HASHTAG_MEDIA_FIELDS = (
-	"id,caption,media_type,media_url,permalink,timestamp,like_count,comments_count"
-)
-_HASHTAG_USER = string(
-	"The Instagram account id making the search (defaults to the igUserId config).",
-	pattern="^[0-9]+$",
-)
 
 _DOCS = """\
 ## Get a token
@@ -148,16 +132,16 @@ def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
 		endpoint="/{{ input.ig_hashtag_id }}/" + edge,
 		query_params={
 			"user_id": "{{ input.user_id | default: config.igUserId }}",
-			"fields": _HASHTAG_MEDIA_FIELDS,
+			"fields": HASHTAG_MEDIA_FIELDS,
 			**paging(),
 		},
 		input_schema=obj(
 			{
 				"ig_hashtag_id": string("Hashtag id from searchHashtag.", pattern="^[0-9]+$"),
-				"user_id": _HASHTAG_USER,
+				"user_id": HASHTAG_USER,
 				# The hashtag media docs: "a maximum limit of 50 results per page".
 				"limit": integer("Items per page.", minimum=1, maximum=50, default=25),
-				"after": _AFTER,
+				"after": AFTER,
 			},
 			["ig_hashtag_id"],
 		),
@@ -166,10 +150,10 @@ def _hashtag_media(handle: str, edge: str, which: str) -> HttpTool:
 
 def _account_input(tool: HttpTool) -> HttpTool:
 	"""Add the optional ig_user_id input to a tool whose path starts at the account."""
-	if not tool.endpoint.startswith(_USER):
+	if not tool.endpoint.startswith(USER):
 		return tool
 	schema = dict(tool.input_schema)
-	schema["properties"] = {"ig_user_id": _IG_USER_ID, **schema.get("properties", {})}
+	schema["properties"] = {"ig_user_id": IG_USER_ID, **schema.get("properties", {})}
 	return tool.model_copy(update={"input_schema": schema})
 
 
@@ -178,8 +162,8 @@ _NUMERIC_ID = "^[0-9]+$"
 # The IG User media docs: since and until take Unix timestamps or strtotime() dates.
 _LIST_MEDIA = obj(
 	{
-		"limit": _LIMIT,
-		"after": _AFTER,
+		"limit": LIMIT,
+		"after": AFTER,
 		"since": string("Only media published after this time (Unix seconds or ISO date)."),
 		"until": string("Only media published before this time."),
 	}
@@ -216,8 +200,8 @@ _TOOLS = [
 		description="Get the Instagram account: username, name, bio, follower and media counts.",
 		scopes=["read"],
 		method="GET",
-		endpoint=_USER,
-		query_params={"fields": _ACCOUNT_FIELDS},
+		endpoint=USER,
+		query_params={"fields": ACCOUNT_FIELDS},
 		input_schema=obj({}),
 	),
 	HttpTool(
@@ -226,8 +210,8 @@ _TOOLS = [
 		"links and like/comment counts.",
 		scopes=["read"],
 		method="GET",
-		endpoint=f"{_USER}/media",
-		query_params={"fields": _MEDIA_FIELDS, **paging(), **passthrough("since", "until")},
+		endpoint=f"{USER}/media",
+		query_params={"fields": MEDIA_FIELDS, **paging(), **passthrough("since", "until")},
 		input_schema=_LIST_MEDIA,
 	),
 	HttpTool(
@@ -236,8 +220,8 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/{{ input.ig_media_id }}",
-		query_params={"fields": _MEDIA_FIELDS},
-		input_schema=obj({"ig_media_id": _MEDIA_ID}, ["ig_media_id"]),
+		query_params={"fields": MEDIA_FIELDS},
+		input_schema=obj({"ig_media_id": MEDIA_ID}, ["ig_media_id"]),
 	),
 	HttpTool(
 		handle="createMediaContainer",
@@ -246,7 +230,7 @@ _TOOLS = [
 		"(container ids created with is_carousel_item). Returns the container id.",
 		scopes=["publish"],
 		method="POST",
-		endpoint=f"{_USER}/media",
+		endpoint=f"{USER}/media",
 		request_format="form-data",
 		body=passthrough_of(_CREATE_MEDIA),
 		input_schema=_CREATE_MEDIA,
@@ -269,7 +253,7 @@ _TOOLS = [
 		description="Step 3: publish a FINISHED container; returns the new media id.",
 		scopes=["publish"],
 		method="POST",
-		endpoint=f"{_USER}/media_publish",
+		endpoint=f"{USER}/media_publish",
 		request_format="form-data",
 		body=passthrough("creation_id"),
 		input_schema=obj(
@@ -282,7 +266,7 @@ _TOOLS = [
 		description="How many API posts the account published in the last 24 hours and its quota.",
 		scopes=["read"],
 		method="GET",
-		endpoint=f"{_USER}/content_publishing_limit",
+		endpoint=f"{USER}/content_publishing_limit",
 		query_params={"fields": "quota_usage,config"},
 		input_schema=obj({}),
 	),
@@ -292,9 +276,9 @@ _TOOLS = [
 		scopes=["comments"],
 		method="GET",
 		endpoint="/{{ input.ig_media_id }}/comments",
-		query_params={"fields": _COMMENT_FIELDS, **paging()},
+		query_params={"fields": COMMENT_FIELDS, **paging()},
 		input_schema=obj(
-			{"ig_media_id": _MEDIA_ID, "limit": _LIMIT, "after": _AFTER}, ["ig_media_id"]
+			{"ig_media_id": MEDIA_ID, "limit": LIMIT, "after": AFTER}, ["ig_media_id"]
 		),
 	),
 	HttpTool(
@@ -306,7 +290,7 @@ _TOOLS = [
 		request_format="form-data",
 		body=passthrough("message"),
 		input_schema=obj(
-			{"ig_media_id": _MEDIA_ID, "message": string("Comment text.")},
+			{"ig_media_id": MEDIA_ID, "message": string("Comment text.")},
 			["ig_media_id", "message"],
 		),
 	),
@@ -319,7 +303,7 @@ _TOOLS = [
 		request_format="form-data",
 		body=passthrough("message"),
 		input_schema=obj(
-			{"ig_comment_id": _COMMENT_ID, "message": string("Reply text.")},
+			{"ig_comment_id": COMMENT_ID, "message": string("Reply text.")},
 			["ig_comment_id", "message"],
 		),
 	),
@@ -333,7 +317,7 @@ _TOOLS = [
 		body=passthrough("hide"),
 		input_schema=obj(
 			{
-				"ig_comment_id": _COMMENT_ID,
+				"ig_comment_id": COMMENT_ID,
 				"hide": boolean("true hides, false shows again.", default=True),
 			},
 			["ig_comment_id", "hide"],
@@ -345,7 +329,7 @@ _TOOLS = [
 		scopes=["comments"],
 		method="DELETE",
 		endpoint="/{{ input.ig_comment_id }}",
-		input_schema=obj({"ig_comment_id": _COMMENT_ID}, ["ig_comment_id"]),
+		input_schema=obj({"ig_comment_id": COMMENT_ID}, ["ig_comment_id"]),
 	),
 	HttpTool(
 		handle="getMediaInsights",
@@ -357,7 +341,7 @@ _TOOLS = [
 		query_params={"metric": "{{ input.metric | join: ',' }}"},
 		input_schema=obj(
 			{
-				"ig_media_id": _MEDIA_ID,
+				"ig_media_id": MEDIA_ID,
 				"metric": array(
 					string(
 						enum=[
@@ -386,7 +370,7 @@ _TOOLS = [
 		"follower_count; total_value metrics need metric_type=total_value.",
 		scopes=["insights"],
 		method="GET",
-		endpoint=f"{_USER}/insights",
+		endpoint=f"{USER}/insights",
 		query_params={
 			"metric": "{{ input.metric | join: ',' }}",
 			**passthrough("period", "metric_type", "since", "until", "breakdown"),
@@ -443,7 +427,7 @@ _TOOLS = [
 			"fields": "id,name,instagram_business_account{id,username,name}",
 			**paging(),
 		},
-		input_schema=obj({"limit": _LIMIT, "after": _AFTER}),
+		input_schema=obj({"limit": LIMIT, "after": AFTER}),
 	),
 	HttpTool(
 		handle="listStories",
@@ -451,8 +435,8 @@ _TOOLS = [
 		"createMediaContainer with media_type STORIES).",
 		scopes=["read"],
 		method="GET",
-		endpoint=f"{_USER}/stories",
-		query_params={"fields": _STORY_FIELDS},
+		endpoint=f"{USER}/stories",
+		query_params={"fields": STORY_FIELDS},
 		input_schema=obj({}),
 	),
 	HttpTool(
@@ -468,7 +452,7 @@ _TOOLS = [
 			**passthrough("q"),
 		},
 		input_schema=obj(
-			{"user_id": _HASHTAG_USER, "q": string("Hashtag name without #.", minLength=1)},
+			{"user_id": HASHTAG_USER, "q": string("Hashtag name without #.", minLength=1)},
 			["q"],
 		),
 	),
@@ -477,10 +461,10 @@ _TOOLS = [
 	HttpTool(
 		handle="listConversations",
 		description="List the account's Instagram direct-message conversations, newest first "
-		"(needs instagram_manage_messages)." + _FACEBOOK_LOGIN_DM,
+		"(needs instagram_manage_messages)." + FACEBOOK_LOGIN_DM,
 		scopes=["messages"],
 		method="GET",
-		endpoint=f"{_PAGE}/conversations",
+		endpoint=f"{PAGE}/conversations",
 		query_params={
 			"platform": "instagram",
 			"fields": "id,updated_time,participants",
@@ -489,10 +473,10 @@ _TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"page_id": _PAGE_ID,
+				"page_id": PAGE_ID,
 				"user_id": string("Only the conversation with this Instagram-scoped user id."),
-				"limit": _LIMIT,
-				"after": _AFTER,
+				"limit": LIMIT,
+				"after": AFTER,
 			}
 		),
 	),
@@ -506,8 +490,8 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"conversation_id": string("Conversation id from listConversations."),
-				"limit": _LIMIT,
-				"after": _AFTER,
+				"limit": LIMIT,
+				"after": AFTER,
 			},
 			["conversation_id"],
 		),
@@ -516,15 +500,15 @@ _TOOLS = [
 		handle="sendMessage",
 		description="Send a direct message to a user who wrote to the account in the last 24 "
 		"hours (recipient.id: their Instagram-scoped id from a conversation or webhook)."
-		+ _FACEBOOK_LOGIN_DM,
+		+ FACEBOOK_LOGIN_DM,
 		scopes=["messages"],
 		method="POST",
-		endpoint=f"{_PAGE}/messages",
+		endpoint=f"{PAGE}/messages",
 		request_format="json",
 		body=passthrough("recipient", "message"),
 		input_schema=obj(
 			{
-				"page_id": _PAGE_ID,
+				"page_id": PAGE_ID,
 				"recipient": obj(
 					{"id": string("The user's Instagram-scoped id (IGSID).")},
 					["id"],
@@ -532,7 +516,11 @@ _TOOLS = [
 				),
 				"message": obj(
 					{
-						"text": string("Message text, up to 1000 bytes.", minLength=1),
+						"text": string(
+							"Message text, up to 1000 characters (UTF-8 bytes).",
+							minLength=1,
+							maxLength=1000,
+						),
 						"attachment": obj(
 							{
 								"type": string(

@@ -17,87 +17,14 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
+from openmolt_core.integrations.schema import array, boolean, obj, passthrough, string
+from openmolt_integrations import _notion
 
 __all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
 
 NOTION_VERSION = "2026-03-11"
 """The ``Notion-Version`` header every request sends."""
 
-
-def _id(what: str) -> dict[str, Any]:
-	return string(f"The {what} id (a UUID, with or without dashes, as found in its URL).")
-
-
-_CURSOR = string("Cursor from a previous response's `next_cursor`, to get the next page.")
-_PAGE_SIZE = integer("How many results to return (1-100).", minimum=1, maximum=100, default=100)
-_LIST_OUTPUT = {
-	"type": "object",
-	"properties": {
-		"results": {"type": "array", "items": {"type": "object"}},
-		"has_more": {"type": "boolean", "description": "Whether more results exist."},
-		"next_cursor": {"type": ["string", "null"], "description": "Pass as start_cursor."},
-	},
-}
-_RICH_TEXT = array(
-	{"type": "object"}, 'Rich text items, e.g. [{"type": "text", "text": {"content": "Hello"}}].'
-)
-_ICON = obj(
-	{},
-	description='Page icon: {"type": "emoji", "emoji": "🚀"} or {"type": "external", "external": {"url": "https://..."}} '
-	'or {"type": "file_upload", "file_upload": {"id": "..."}}.',
-)
-_COVER = obj(
-	{},
-	description='Cover image: {"type": "external", "external": {"url": "https://..."}} or '
-	'{"type": "file_upload", "file_upload": {"id": "..."}}.',
-)
-_PROPERTIES = obj(
-	{},
-	description="Property values keyed by property name or id, in Notion's property value format, e.g. "
-	'{"Name": {"title": [{"text": {"content": "Task"}}]}, "Status": {"status": {"name": "Done"}}, '
-	'"Due": {"date": {"start": "2026-12-01"}}}. Read the data source first to learn its properties.',
-)
-_BLOCKS = array(
-	{"type": "object"},
-	"Block objects, e.g. "
-	'[{"type": "paragraph", "paragraph": {"rich_text": [{"type": "text", "text": {"content": "Hi"}}]}}]. '
-	'Attach an uploaded file with {"type": "image", "image": {"type": "file_upload", "file_upload": {"id": "..."}}}. '
-	"At most 100 blocks per request.",
-	maxItems=100,
-)
-_POSITION = obj(
-	{
-		"type": {"type": "string", "enum": ["end", "start", "after_block"]},
-		"after_block": {"type": "object", "properties": {"id": {"type": "string"}}},
-	},
-	["type"],
-	description='Where to insert: {"type": "end"} (default), {"type": "start"}, or '
-	'{"type": "after_block", "after_block": {"id": "<block id>"}}.',
-)
-
-
-def _block_content(kind: str) -> dict[str, Any]:
-	return obj(
-		{},
-		description=f"New content of a `{kind}` block (only for a block of that type), e.g. "
-		'{"rich_text": [{"type": "text", "text": {"content": "..."}}]}.',
-	)
-
-
-_BLOCK_TYPES = [
-	"paragraph",
-	"heading_1",
-	"heading_2",
-	"heading_3",
-	"bulleted_list_item",
-	"numbered_list_item",
-	"to_do",
-	"toggle",
-	"quote",
-	"callout",
-	"code",
-]
 
 TOOLS = [
 	HttpTool(
@@ -131,11 +58,11 @@ TOOLS = [
 					["direction", "timestamp"],
 					description='Order: {"direction": "descending", "timestamp": "last_edited_time"}.',
 				),
-				"start_cursor": _CURSOR,
-				"page_size": _PAGE_SIZE,
+				"start_cursor": _notion.CURSOR,
+				"page_size": _notion.PAGE_SIZE,
 			},
 		},
-		output_schema=_LIST_OUTPUT,
+		output_schema=_notion.LIST_OUTPUT,
 	),
 	HttpTool(
 		handle="getPage",
@@ -147,7 +74,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"page_id": _id("page"),
+				"page_id": _notion.object_id("page"),
 				"filter_properties": array(
 					{"type": "string"}, "Only return these property ids (default: all properties)."
 				),
@@ -165,7 +92,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"page_id": _id("page"),
+				"page_id": _notion.object_id("page"),
 				"include_transcript": boolean("Include meeting-note transcripts.", default=False),
 			},
 			"required": ["page_id"],
@@ -197,17 +124,17 @@ TOOLS = [
 					description='Where the page goes: {"type": "page_id", "page_id": "..."} or '
 					'{"type": "data_source_id", "data_source_id": "..."}.',
 				),
-				"properties": _PROPERTIES,
+				"properties": _notion.PROPERTIES,
 				"markdown": string("Page content as Markdown (instead of `children`)."),
-				"children": _BLOCKS,
-				"icon": _ICON,
-				"cover": _COVER,
+				"children": _notion.BLOCKS,
+				"icon": _notion.ICON,
+				"cover": _notion.COVER,
 				"template": obj(
 					{},
 					description='Apply a data source template: {"type": "default"} or '
 					'{"type": "template_id", "template_id": "..."}. Leave content empty when used.',
 				),
-				"position": _POSITION,
+				"position": _notion.POSITION,
 			},
 			"required": ["parent"],
 		},
@@ -225,10 +152,10 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"page_id": _id("page"),
-				"properties": _PROPERTIES,
-				"icon": _ICON,
-				"cover": _COVER,
+				"page_id": _notion.object_id("page"),
+				"properties": _notion.PROPERTIES,
+				"icon": _notion.ICON,
+				"cover": _notion.COVER,
 				"in_trash": boolean("true moves the page to the trash, false restores it."),
 				"is_locked": boolean("Lock the page against edits in the Notion app."),
 			},
@@ -252,7 +179,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"page_id": _id("page"),
+				"page_id": _notion.object_id("page"),
 				"type": string(
 					"Which edit to make; the object with this name must be given.",
 					enum=[
@@ -327,7 +254,7 @@ TOOLS = [
 		endpoint="/v1/databases/{{ input.database_id }}",
 		input_schema={
 			"type": "object",
-			"properties": {"database_id": _id("database")},
+			"properties": {"database_id": _notion.object_id("database")},
 			"required": ["database_id"],
 		},
 	),
@@ -339,7 +266,7 @@ TOOLS = [
 		endpoint="/v1/data_sources/{{ input.data_source_id }}",
 		input_schema={
 			"type": "object",
-			"properties": {"data_source_id": _id("data source")},
+			"properties": {"data_source_id": _notion.object_id("data source")},
 			"required": ["data_source_id"],
 		},
 	),
@@ -357,7 +284,7 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"data_source_id": _id("data source"),
+				"data_source_id": _notion.object_id("data source"),
 				"filter": obj(
 					{},
 					description='A Notion filter, e.g. {"property": "Status", "status": {"equals": "Done"}} or '
@@ -371,12 +298,12 @@ TOOLS = [
 				"filter_properties": array(
 					{"type": "string"}, "Only return these property ids in each row."
 				),
-				"start_cursor": _CURSOR,
-				"page_size": _PAGE_SIZE,
+				"start_cursor": _notion.CURSOR,
+				"page_size": _notion.PAGE_SIZE,
 			},
 			"required": ["data_source_id"],
 		},
-		output_schema=_LIST_OUTPUT,
+		output_schema=_notion.LIST_OUTPUT,
 	),
 	HttpTool(
 		handle="listBlockChildren",
@@ -388,13 +315,13 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"block_id": _id("page or block"),
-				"start_cursor": _CURSOR,
-				"page_size": _PAGE_SIZE,
+				"block_id": _notion.object_id("page or block"),
+				"start_cursor": _notion.CURSOR,
+				"page_size": _notion.PAGE_SIZE,
 			},
 			"required": ["block_id"],
 		},
-		output_schema=_LIST_OUTPUT,
+		output_schema=_notion.LIST_OUTPUT,
 	),
 	HttpTool(
 		handle="appendBlockChildren",
@@ -406,9 +333,9 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"block_id": _id("page or block"),
-				"children": _BLOCKS,
-				"position": _POSITION,
+				"block_id": _notion.object_id("page or block"),
+				"children": _notion.BLOCKS,
+				"position": _notion.POSITION,
 			},
 			"required": ["block_id", "children"],
 		},
@@ -422,12 +349,12 @@ TOOLS = [
 		scopes=["write"],
 		method="PATCH",
 		endpoint="/v1/blocks/{{ input.block_id }}",
-		body=passthrough(*_BLOCK_TYPES, "in_trash"),
+		body=passthrough(*_notion.BLOCK_TYPES, "in_trash"),
 		input_schema={
 			"type": "object",
 			"properties": {
-				"block_id": _id("block"),
-				**{kind: _block_content(kind) for kind in _BLOCK_TYPES},
+				"block_id": _notion.object_id("block"),
+				**{kind: _notion.block_content(kind) for kind in _notion.BLOCK_TYPES},
 				"in_trash": boolean("true deletes (trashes) the block, false restores it."),
 			},
 			"required": ["block_id"],
@@ -443,13 +370,13 @@ TOOLS = [
 		input_schema={
 			"type": "object",
 			"properties": {
-				"block_id": _id("page or block"),
-				"start_cursor": _CURSOR,
-				"page_size": _PAGE_SIZE,
+				"block_id": _notion.object_id("page or block"),
+				"start_cursor": _notion.CURSOR,
+				"page_size": _notion.PAGE_SIZE,
 			},
 			"required": ["block_id"],
 		},
-		output_schema=_LIST_OUTPUT,
+		output_schema=_notion.LIST_OUTPUT,
 	),
 	HttpTool(
 		handle="createComment",
@@ -470,7 +397,7 @@ TOOLS = [
 				),
 				"discussion_id": string("Reply in this discussion thread instead."),
 				"markdown": string("The comment as Markdown."),
-				"rich_text": _RICH_TEXT,
+				"rich_text": _notion.RICH_TEXT,
 			},
 		},
 	),
@@ -483,9 +410,9 @@ TOOLS = [
 		query_params=passthrough("start_cursor", "page_size"),
 		input_schema={
 			"type": "object",
-			"properties": {"start_cursor": _CURSOR, "page_size": _PAGE_SIZE},
+			"properties": {"start_cursor": _notion.CURSOR, "page_size": _notion.PAGE_SIZE},
 		},
-		output_schema=_LIST_OUTPUT,
+		output_schema=_notion.LIST_OUTPUT,
 	),
 	HttpTool(
 		handle="createFileUpload",

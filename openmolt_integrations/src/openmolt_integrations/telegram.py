@@ -478,11 +478,12 @@ _TOOLS = [
 					"minimum": 0,
 					"maximum": 1500,
 				},
+				# https://core.telegram.org/bots/api#sendlocation: "between 60 and 86400, or
+				# 0x7FFFFFFF for live locations that can be edited indefinitely".
 				"live_period": integer(
-					"Live location: seconds it can be updated, 60 to 86400 (2147483647: "
-					"indefinitely).",
-					minimum=60,
-					maximum=2147483647,
+					"Live location: seconds it can be updated, 60 to 86400, or 2147483647 to "
+					"update it indefinitely.",
+					anyOf=[{"minimum": 60, "maximum": 86400}, {"const": 0x7FFFFFFF}],
 				),
 				"heading": integer(
 					"Live location: direction of movement in degrees.", minimum=1, maximum=360

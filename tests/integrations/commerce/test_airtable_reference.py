@@ -24,7 +24,7 @@ from openmolt_integrations import airtable
 
 # Each record tool and the airtable.js call it is: (method, path after /v0/{baseId}).
 RECORD_CALLS = {
-	"listRecords": ("get", "/{table}"),
+	"listRecords": ("post", "/{table}/listRecords"),
 	"getRecord": ("get", "/{table}/{id}"),
 	"createRecords": ("post", "/{table}/"),
 	"updateRecords": ("patch", "/{table}/"),
@@ -115,11 +115,18 @@ def test_airtable_record_tool_is_an_airtable_js_request(
 	)
 
 
-def test_list_records_parameters_are_the_clients(list_params: dict[str, set[str] | None]) -> None:
-	"""listRecords's query names are parameters airtable.js validates, with its literals."""
+def test_list_records_parameters_are_the_clients(
+	list_params: dict[str, set[str] | None], airtable_js: dict[str, str]
+) -> None:
+	"""listRecords's parameters are ones airtable.js validates, with its literals; like its POST
+	form, only timeZone and userLocale go in the query, the others in the JSON body."""
 	tool = _tool("listRecords")
 	props = tool.input_schema["properties"]
-	for key in tool.query_params:
+	src = airtable_js["query_params.js"]
+	assert "return paramName === 'timeZone' || paramName === 'userLocale';" in src
+	assert set(tool.query_params) == {"timeZone", "userLocale"}
+	assert not set(tool.query_params) & set(tool.body)
+	for key in {**tool.query_params, **tool.body}:
 		name = input_name(key)
 		assert name in list_params, f"listRecords: {key} is not an airtable.js list parameter"
 		allowed = list_params[name]

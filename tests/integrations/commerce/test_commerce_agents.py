@@ -89,7 +89,10 @@ async def test_notion_agent_searches_then_appends_blocks() -> None:
 
 
 async def test_airtable_agent_lists_then_deletes_records() -> None:
-	"""Airtable: bracketed fields[]/sort[0][...] and records[] query keys, bearer token."""
+	"""Airtable: listRecords POSTs its options as JSON (a 16,000-character formula keeps the URL
+	short), records[] query keys on delete, bearer token."""
+	formula = "OR(" + ",".join(f"{{Name}} = 'task {i:05}'" for i in range(800)) + ")"
+	assert len(formula) > 16000
 	seen = await _run(
 		airtable,
 		{"apiKey": "patSecret123"},
@@ -100,7 +103,9 @@ async def test_airtable_agent_lists_then_deletes_records() -> None:
 				tableIdOrName="Tasks",
 				fields=["Name", "Status"],
 				sort=[{"field": "Due", "direction": "desc"}],
+				filterByFormula=formula,
 				pageSize=50,
+				timeZone="Europe/Paris",
 			),
 			call_tool(
 				"airtable.deleteRecords",
@@ -112,14 +117,17 @@ async def test_airtable_agent_lists_then_deletes_records() -> None:
 		[{"records": []}, {"records": []}],
 	)
 	first, second = seen
-	assert first.method == "GET" and first.url.path == "/v0/appX/Tasks"
-	assert parse_qsl(first.url.query.decode()) == [
-		("fields[]", "Name"),
-		("fields[]", "Status"),
-		("sort[0][field]", "Due"),
-		("sort[0][direction]", "desc"),
-		("pageSize", "50"),
-	]
+	# https://airtable.com/developers/web/api/list-records: URLs must be under 16,000 characters;
+	# POST .../listRecords takes the options in the body.
+	assert first.method == "POST" and first.url.path == "/v0/appX/Tasks/listRecords"
+	assert parse_qsl(first.url.query.decode()) == [("timeZone", "Europe/Paris")]
+	assert len(str(first.url)) < 16000
+	assert _json(first) == {
+		"fields": ["Name", "Status"],
+		"sort": [{"field": "Due", "direction": "desc"}],
+		"filterByFormula": formula,
+		"pageSize": 50,
+	}
 	assert first.headers["Authorization"] == "Bearer patSecret123"
 	assert second.method == "DELETE" and second.url.path == "/v0/appX/Tasks"
 	assert second.url.host == first.url.host == "api.airtable.com"

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 import typing
+from collections.abc import Iterator
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,33 @@ def test_notion_enums_are_the_sdk_literals(tool, notion_endpoints, notion_litera
 	for name in (s["query"] | s["body"]) & set(literals):
 		assert "enum" in props[name], f"{tool.handle}.{name}: enum {literals[name]} dropped"
 		assert set(props[name]["enum"]) <= literals[name], (tool.handle, name)
+
+
+def test_notion_rich_text_and_block_arrays_hold_at_most_100_items() -> None:
+	"""Every rich_text or children array a Notion tool takes is capped at 100 items.
+
+	https://developers.notion.com/reference/request-limits: "Any array of rich text objects:
+	100 elements", "Any array of all block types ...: 100 elements".
+	"""
+
+	def arrays(schema: dict[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+		for name, prop in schema.get("properties", {}).items():
+			if name in {"rich_text", "children"} and prop.get("type") == "array":
+				yield f"{path}.{name}", prop
+			yield from arrays(prop, f"{path}.{name}")
+
+	found = [
+		(where, prop)
+		for tool in notion.INTEGRATION.tools
+		for where, prop in arrays(tool.input_schema, tool.handle)
+	]
+	assert {where for where, _ in found} >= {
+		"createPage.children",
+		"appendBlockChildren.children",
+		"createComment.rich_text",
+	}
+	for where, prop in found:
+		assert prop.get("maxItems", 101) <= 100, where
 
 
 def test_notion_uses_the_2026_03_11_names() -> None:

@@ -22,13 +22,14 @@ AIRTABLE_DOCS = {
 		{"include"},
 		set(),
 	),
+	# The page's POST form ("make a POST request to /v0/{baseId}/{tableIdOrName}/listRecords
+	# while passing the parameters within the body"), for its 16,000-character URL limit.
 	"listRecords": (
 		AT + "list-records",
-		"GET",
-		"/v0/{baseId}/{tableIdOrName}",
+		"POST",
+		"/v0/{baseId}/{tableIdOrName}/listRecords",
+		{"timeZone", "userLocale"},
 		{
-			"timeZone",
-			"userLocale",
 			"pageSize",
 			"maxRecords",
 			"offset",
@@ -40,7 +41,6 @@ AIRTABLE_DOCS = {
 			"returnFieldsByFieldId",
 			"recordMetadata",
 		},
-		set(),
 	),
 	"getRecord": (
 		AT + "get-record",
@@ -359,12 +359,44 @@ def test_airtable_uploads_go_to_the_content_host_with_the_5_mb_cap() -> None:
 	assert tool.scopes == ["write"]
 
 
-def test_airtable_uses_bracketed_query_keys() -> None:
-	"""Airtable list params use its bracket syntax: fields[] and records[] keys, sort as dict list."""
+def test_airtable_table_and_field_descriptions_hold_1_to_20000_characters() -> None:
+	"""Every table or field description input is non-empty and at most 20,000 characters.
+
+	https://airtable.com/developers/web/api/create-table, create-field, update-table and
+	update-field: "If present, must be a non-empty string no longer than 20,000 characters."
+	"""
+	tools = {t.handle: t.input_schema["properties"] for t in airtable.TOOLS}
+	descriptions = [
+		tools["createTable"]["description"],
+		tools["createTable"]["fields"]["items"]["properties"]["description"],
+		tools["createField"]["description"],
+		tools["updateTable"]["description"],
+		tools["updateField"]["description"],
+	]
+	for schema in descriptions:
+		assert (schema.get("minLength"), schema.get("maxLength")) == (1, 20000), schema
+
+
+def test_airtable_only_lists_page_with_offset() -> None:
+	"""Only listRecords promises an offset; create and update answer their records, no paging.
+
+	https://airtable.com/developers/web/api/list-records ("offset" in the response) against
+	create-records and update-multiple-records (a "records" array only).
+	"""
 	tools = {t.handle: t for t in airtable.TOOLS}
-	assert "fields[]" in tools["listRecords"].query_params
-	assert tools["listRecords"].query_params["sort"] == "{{ input.sort }}"
+	assert "offset" in tools["listRecords"].output_schema["properties"]
+	for handle in ("createRecords", "updateRecords"):
+		assert set(tools[handle].output_schema["properties"]) == {"records"}, handle
+
+
+def test_airtable_uses_bracketed_query_keys() -> None:
+	"""Airtable query arrays use its bracket syntax (records[]); listRecords sends fields and sort
+	as JSON in its POST body."""
+	tools = {t.handle: t for t in airtable.TOOLS}
+	assert tools["listRecords"].body["fields"] == "{{ input.fields }}"
+	assert tools["listRecords"].body["sort"] == "{{ input.sort }}"
 	assert "records[]" in tools["deleteRecords"].query_params
+	assert "include[]" in tools["getBaseSchema"].query_params
 
 
 def test_etsy_sends_the_api_key_with_the_shared_secret() -> None:

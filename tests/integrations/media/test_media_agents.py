@@ -125,6 +125,45 @@ async def test_dropbox_lists_a_folder_and_downloads_a_file() -> None:
 		assert stored.data == b"%PDF-1.7 report"
 
 
+async def test_dropbox_search_pages_on_with_its_cursor() -> None:
+	"""search answers has_more and a cursor; searchContinue posts that cursor to continue_v2.
+
+	Dropbox's own spec (dropbox/dropbox-api-spec files.stone, as the dropbox SDK generates it):
+	route search/continue:2 on the api host, argument SearchV2ContinueArg {cursor}.
+	"""
+	recorder = Recorder(
+		{
+			("POST", "https://api.dropboxapi.com/2/files/search_v2"): lambda r: httpx.Response(
+				200, json={"matches": [], "has_more": True, "cursor": "c-1"}
+			),
+			(
+				"POST",
+				"https://api.dropboxapi.com/2/files/search/continue_v2",
+			): lambda r: httpx.Response(200, json={"matches": [], "has_more": False}),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool("dropbox.search", query="invoice", max_results=2),
+			call_tool("dropbox.searchContinue", cursor="c-1"),
+			finish(result="done"),
+		]
+	)
+	om, agent = _agent(
+		dropbox,
+		"dropbox",
+		recorder,
+		model,
+		{"type": "bearer", "config": {"accessToken": "sl.tok123"}},
+	)
+	async with om:
+		result = await agent.run("Find the invoices")
+		assert result.output == {"result": "done"}
+		first, second = recorder.requests
+		assert json.loads(first.content) == {"query": "invoice", "options": {"max_results": 2}}
+		assert json.loads(second.content) == {"cursor": "c-1"}
+
+
 async def test_dropbox_upload_refreshes_an_offline_token_first() -> None:
 	"""With only a refresh token, the OAuth2 credential refreshes, then upload sends raw bytes."""
 	recorder = Recorder(

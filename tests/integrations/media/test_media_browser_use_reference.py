@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import browser_use_sdk
+import jsonschema
 import pytest
 from browser_use_sdk.generated.v2 import models
 from browser_use_sdk.v2 import client as v2_client
@@ -75,6 +76,29 @@ def test_enums_are_the_sdk_values() -> None:
 	assert set(sessions) == _values(models.SessionStatus)
 	out = TOOLS["getTaskStatus"].output_schema["properties"]["status"]["enum"]
 	assert set(out) == _values(models.TaskStatus)
+
+
+def test_create_inputs_carry_the_api_enums_and_limits() -> None:
+	"""llm takes the API's model names, proxyCountryCode its lowercase codes, metadata 10 keys.
+
+	The API's own models (browser-use-sdk generated/v2/models.py, from the service's OpenAPI):
+	CreateTaskRequest.llm is a SupportedLLMs (default browser-use-2.0), metadata "Up to 10
+	key-value pairs", CreateSessionRequest.proxyCountryCode a lowercase ProxyCountryCode.
+	"""
+	task = TOOLS["createTask"].input_schema["properties"]
+	assert set(task["llm"]["enum"]) == _values(models.SupportedLLMs)
+	default = models.CreateTaskRequest.model_fields["llm"].default
+	assert f'"{default.value}"' in task["llm"]["description"]
+	assert "Up to 10 key-value pairs" in str(
+		models.CreateTaskRequest.model_fields["metadata"].description
+	)
+	assert task["metadata"]["maxProperties"] == 10
+	proxy = TOOLS["createSession"].input_schema["properties"]["proxyCountryCode"]
+	for code in _values(models.ProxyCountryCode):
+		jsonschema.validate(code, proxy)
+	for wrong in ("US", "usa", "u"):
+		with pytest.raises(jsonschema.ValidationError):
+			jsonschema.validate(wrong, proxy)
 
 
 def test_list_query_names_are_the_sdks() -> None:

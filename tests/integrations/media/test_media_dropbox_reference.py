@@ -20,6 +20,7 @@ ROUTES = {
 	"listFolderContinue": ("files", "list_folder/continue"),
 	"getMetadata": ("files", "get_metadata"),
 	"search": ("files", "search:2"),
+	"searchContinue": ("files", "search/continue:2"),
 	"download": ("files", "download"),
 	"upload": ("files", "upload"),
 	"uploadSessionStart": ("files", "upload_session/start"),

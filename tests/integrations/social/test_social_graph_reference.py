@@ -583,6 +583,19 @@ def test_hashtag_media_pages_hold_at_most_50() -> None:
 		assert tools[handle].input_schema["properties"]["limit"]["maximum"] == 50
 
 
+def test_direct_message_text_holds_at_most_1000_characters() -> None:
+	"""sendMessage refuses text over 1000 characters (no SDK bound; pinned to the docs).
+
+	https://developers.facebook.com/docs/messenger-platform/instagram/features/send-message:
+	"Text message must be less than 1000 characters", "Message text must be UTF-8 and be a
+	1000 bytes or less".
+	"""
+	tool = _tools(instagram.INTEGRATION)["sendMessage"]
+	text = tool.input_schema["properties"]["message"]["properties"]["text"]
+	assert text["maxLength"] == 1000
+	assert text["minLength"] == 1
+
+
 # Inputs without an SDK parameter of their name, and why.
 NOT_SDK_PARAMS = {
 	(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import jsonschema
 import pytest
 from _edit import pop_at, with_input_schema, with_tool
 from _social_refs import npm_member
@@ -252,6 +253,9 @@ def test_album_uploads_attach_each_file_by_name() -> None:
 _CHARACTERS = re.compile(r"(\d+)-(\d+) characters")
 _ITEMS = re.compile(r"(\d+)-(\d+) items")
 _VALUES = re.compile(r"(?:[Vv]alues between |; |, )(\d+)-(\d+)\b(?! characters| items)")
+# "must be between 60 and 86400, or 0x7FFFFFFF for ..." (sendLocation live_period).
+_BETWEEN = re.compile(r"\bbetween (\d+) and (\d+)\b")
+_EXCEPT = re.compile(r"\b(\d+) and \d+, or (0x[0-9A-Fa-f]+|\d+)\b")
 _BOUNDS = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
 
 
@@ -272,37 +276,104 @@ def param_docs() -> dict[str, dict[str, str]]:
 	return docs
 
 
+@cache
+def field_docs() -> dict[str, dict[str, str]]:
+	"""Each Bot API interface's fields to their JSDoc text (the docs' description)."""
+	docs: dict[str, dict[str, str]] = {}
+	for name in _FILES:
+		text = npm_member("grammy", name)
+		for match in re.finditer(
+			r"(?:export )?interface (\w+)(?:<[^>{]*>)?(?: extends [^{]+)?\s*\{", text
+		):
+			brace = match.end() - 1
+			body = text[brace + 1 : close(text, brace) - 1]
+			found = docs.setdefault(match.group(1), {})
+			for doc in re.finditer(r"/\*\*((?:(?!\*/).)*)\*/\s*(\w+)\??:", body, re.S):
+				found[doc.group(2)] = " ".join(doc.group(1).split())
+	return docs
+
+
+def _nested_docs(api: BotApi, type_text: str, seen: frozenset[str] = frozenset()) -> dict[str, str]:
+	"""The field docs of every interface a type text names (through aliases and arrays)."""
+	out: dict[str, str] = {}
+	for name in re.findall(r"\b([A-Z]\w*)\b", type_text):
+		if name in seen:
+			continue
+		if name in field_docs():
+			for key, doc in field_docs()[name].items():
+				out.setdefault(key, doc)
+		elif name in api.aliases:
+			for key, doc in _nested_docs(api, api.aliases[name], seen | {name}).items():
+				out.setdefault(key, doc)
+	return out
+
+
+def _bound_errors(where: str, ours: dict[str, Any], doc: str) -> list[str]:
+	"""The ranges one doc text states that the input schema ``ours`` leaves open."""
+	errors = []
+	ranges = [
+		(low, high, kind)
+		for pattern, kind in (
+			(_CHARACTERS, "string"),
+			(_ITEMS, "array"),
+			(_VALUES, "integer"),
+			(_BETWEEN, "integer"),
+		)
+		for low, high in pattern.findall(doc)
+	]
+	# A value the docs allow besides the range ("or 0x7FFFFFFF") may be one const branch.
+	allowed = {int(value, 0) for _, value in _EXCEPT.findall(doc)}
+	for low, high, kind in ranges:
+		if kind == "integer" and ours.get("type") not in {"integer", "number"}:
+			continue  # "0-9" in a list of allowed characters is not a range
+		least, most = _BOUNDS.get(kind, ("minimum", "maximum"))
+		for branch in ours.get("anyOf") or [{}]:
+			if branch.get("const", object()) in allowed:
+				continue
+			bounds = {**ours, **branch}
+			if not bounds.get(most, float("inf")) <= int(high):
+				errors.append(f"{where}: {most} {high} (ours {bounds.get(most)})")
+			if int(low) > 0 and not bounds.get(least, float("-inf")) >= int(low):
+				errors.append(f"{where}: {least} {low} (ours {bounds.get(least)})")
+	return errors
+
+
+def _nested_bound_errors(
+	api: BotApi, where: str, ours: dict[str, Any], type_text: str
+) -> list[str]:
+	"""The documented ranges of the fields of an object input (at any depth) it leaves open."""
+	if ours.get("type") == "array" and isinstance(ours.get("items"), dict):
+		return _nested_bound_errors(api, where + "[]", ours["items"], type_text)
+	errors = []
+	props = ours.get("properties") or {}
+	if props:
+		docs = _nested_docs(api, type_text)
+		fields = api.fields(type_text)
+		for key, sub in props.items():
+			errors += _bound_errors(f"{where}.{key}", sub, docs.get(key, ""))
+			if key in fields:
+				errors += _nested_bound_errors(api, f"{where}.{key}", sub, fields[key].type)
+	return errors
+
+
 def range_errors(integration: Integration) -> list[str]:
-	"""The ranges the docs state for a parameter that its input schema leaves open."""
+	"""The ranges the docs state for a parameter, or a field in one, that its input leaves open."""
 	docs = param_docs()
+	api = bot_api()
 	errors = []
 	for tool in integration.tools:
 		assert isinstance(tool, HttpTool)
 		if tool.handle == "downloadFile":
 			continue
+		method = tool.endpoint.lstrip("/")
 		props = tool.input_schema["properties"]
 		for name, source in _sent_inputs(tool).items():
 			if source is None or name in tool.files or source not in props:
 				continue
 			ours = props[source]
-			doc = docs[tool.endpoint.lstrip("/")].get(name, "")
-			ranges = [
-				(low, high, kind)
-				for pattern, kind in (
-					(_CHARACTERS, "string"),
-					(_ITEMS, "array"),
-					(_VALUES, "integer"),
-				)
-				for low, high in pattern.findall(doc)
-			]
-			for low, high, kind in ranges:
-				if kind == "integer" and ours.get("type") not in {"integer", "number"}:
-					continue  # "0-9" in a list of allowed characters is not a range
-				least, most = _BOUNDS.get(kind, ("minimum", "maximum"))
-				if not ours.get(most, float("inf")) <= int(high):
-					errors.append(f"{tool.handle}.{name}: {most} {high} (ours {ours.get(most)})")
-				if int(low) > 0 and not ours.get(least, float("-inf")) >= int(low):
-					errors.append(f"{tool.handle}.{name}: {least} {low} (ours {ours.get(least)})")
+			where = f"{tool.handle}.{name}"
+			errors += _bound_errors(where, ours, docs[method].get(name, ""))
+			errors += _nested_bound_errors(api, where, ours, api.methods[method][name].type)
 	return errors
 
 
@@ -312,7 +383,44 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 	assert "1-4096 characters" in docs["sendMessage"]["text"]
 	assert _VALUES.findall(docs["getUpdates"]["limit"]) == [("1", "100")]
 	assert _ITEMS.findall(docs["sendMediaGroup"]["media"]) == [("2", "10")]
+	assert _BETWEEN.findall(docs["sendLocation"]["live_period"]) == [("60", "86400")]
+	assert "0-1024 characters" in field_docs()["ReplyParameters"]["quote"]
 	assert range_errors(telegram.INTEGRATION) == []
+
+
+def test_set_webhook_takes_an_https_url_on_a_webhook_port() -> None:
+	"""setWebhook's url is HTTPS on port 443, 80, 88 or 8443.
+
+	https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to", "Ports
+	currently supported for webhooks: 443, 80, 88, 8443" (deleteWebhook removes one).
+	"""
+	assert "HTTPS URL" in param_docs()["setWebhook"]["url"]
+	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "setWebhook")
+	schema = tool.input_schema["properties"]["url"]
+	for good in (
+		"https://bot.example.com/hook",
+		"https://bot.example.com:8443/hook?x=1",
+		"https://bot.example.com",
+	):
+		jsonschema.validate(good, schema)
+	for bad in ("http://bot.example.com/hook", "https://bot.example.com:8080/hook", ""):
+		with pytest.raises(jsonschema.ValidationError):
+			jsonschema.validate(bad, schema)
+
+
+def test_live_period_is_a_day_at_most_or_indefinite() -> None:
+	"""sendLocation's live_period takes 60-86400 or 0x7FFFFFFF and nothing in between.
+
+	https://core.telegram.org/bots/api#sendlocation: "must be between 60 and 86400, or
+	0x7FFFFFFF for live locations that can be edited indefinitely".
+	"""
+	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "sendLocation")
+	schema = tool.input_schema["properties"]["live_period"]
+	for good in (60, 900, 86400, 0x7FFFFFFF):
+		jsonschema.validate(good, schema)
+	for bad in (59, 86401, 100000, 0x7FFFFFFE):
+		with pytest.raises(jsonschema.ValidationError):
+			jsonschema.validate(bad, schema)
 
 
 @pytest.mark.parametrize(
@@ -329,6 +437,9 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 		("sendLocation", "horizontal_accuracy", "maximum"),
 		("sendLocation", "heading", "minimum"),
 		("sendLocation", "heading", "maximum"),
+		("sendLocation", "live_period", "anyOf"),
+		("sendMessage", "reply_parameters.quote", "maxLength"),
+		("sendMediaGroup", "media.[].caption", "maxLength"),
 		("sendAnimation", "caption", "maxLength"),
 		("uploadAnimation", "caption", "maxLength"),
 	],
