@@ -381,7 +381,9 @@ TOOLS = [
 					"A file reference: openmolt-file:<id> or a data: URL of the image."
 				),
 				"rank": integer("Position among the listing's images, 1 = main.", minimum=1),
-				"alt_text": string("Alt text describing the image (up to 500 characters)."),
+				"alt_text": string(
+					"Alt text describing the image (up to 500 characters).", maxLength=500
+				),
 				"overwrite": boolean("Replace the image already at that rank."),
 			},
 			"required": ["shop_id", "listing_id", "image"],

@@ -412,6 +412,7 @@ TOOLS = [
 				"inputs": obj(
 					{},
 					description='Values for the workflow\'s inputs (at most 25), e.g. {"environment": "staging"}.',
+					maxProperties=25,  # "The maximum number of properties is 25" (REST docs)
 				),
 			},
 			"required": [*_REPO_REQUIRED, "workflow_id", "ref"],

@@ -155,6 +155,7 @@ _IDEAS_INPUT = obj(
 		"geoTargetConstants": array(
 			{"type": "string"},
 			"Location resource names (max 10), e.g. ['geoTargetConstants/2840'] for the United States.",
+			maxItems=10,  # GenerateKeywordIdeasRequest.geo_target_constants: "Maximum is 10."
 		),
 		"keywordPlanNetwork": {
 			"type": "string",

@@ -246,7 +246,9 @@ _TOOLS = [
 			{
 				"To": string(f"Number to call ({_E164}), a SIP address or client:name."),
 				"From": string("Your Twilio number to call from (E.164)."),
-				"Twiml": string("TwiML instructions for the call, up to 4000 characters."),
+				"Twiml": string(
+					"TwiML instructions for the call, up to 4000 characters.", maxLength=4000
+				),
 				"Url": string("URL that returns the call's TwiML (instead of Twiml)."),
 				"StatusCallback": string("URL Twilio calls when the call ends."),
 				"Record": boolean("Record the call."),
@@ -472,7 +474,9 @@ _TOOLS = [
 		input_schema=obj(
 			{
 				"To": string("The number or email the code was sent to."),
-				"Code": string("The code the user entered (4 to 10 characters)."),
+				"Code": string(
+					"The code the user entered (4 to 10 characters).", minLength=4, maxLength=10
+				),
 				"VerificationSid": _sid("Verification SID (VE…), instead of To.", "VE"),
 			},
 			["Code"],
