@@ -220,8 +220,9 @@ class Safety(Capability):
 		bound: BoundTool | None = None,
 		call: str = "",
 		parallel: bool = False,
+		field: str = "",
 	) -> tuple[Any, Verdict | None, str]:
-		"""Run guardrails in order.
+		"""Run guardrails in order (``field``: at the output stage, what the value is).
 
 		Returns:
 			The value let through; the verdict that stopped it, or None; the name of the
@@ -240,8 +241,11 @@ class Safety(Capability):
 				tool=bound.handle if bound is not None else "",
 				labels=bound.labels if bound is not None else frozenset(),
 				tainted=ctx.state.tainted,
+				field=field,
 			)
-			verdict = await self._judge(ctx, g, check, _guard_key(step, stage, index, n))
+			# The output's steps keep their keys; the message's are apart (``output.humanMessage``).
+			at = f"{stage}.{field}" if field == "humanMessage" else stage
+			verdict = await self._judge(ctx, g, check, _guard_key(step, at, index, n))
 			if verdict.action == "allow":
 				continue
 			if parallel and verdict.action == "rewrite":
@@ -531,29 +535,49 @@ class Safety(Capability):
 		dump = getattr(finish.output, "model_dump", None)
 		value = dump(mode="json") if callable(dump) else finish.output
 		new, verdict, name = await self._stage(
-			ctx, guards, "output", value, step=ctx.step, index=ctx.command_index
+			ctx, guards, "output", value, step=ctx.step, index=ctx.command_index, field="output"
 		)
+		update: dict[str, Any] = {}
 		if verdict is None and new != value:
 			try:
-				return finish.model_copy(update={"output": ctx.output(new)})
+				update["output"] = ctx.output(new)
 			except ValidationError as exc:
 				verdict = Verdict(
 					"trip",
 					f"it rewrote the output into one that does not match the output schema: "
 					f"{format_errors(exc)}",
 				)
-		if verdict is None:
-			return PROCEED
-		if verdict.action == "refuse":
-			error = (
-				f"refused by guardrail {name!r}: {verdict.reason}; fix the output and finish again"
+		judged = "output"
+		readers = [g for g in guards if g.message]
+		if verdict is None and readers and finish.human_message:
+			judged = "humanMessage"
+			# The text people read (a chat's reply): judged as the output is, by those that read text.
+			said, verdict, by = await self._stage(
+				ctx,
+				readers,
+				"output",
+				finish.human_message,
+				step=ctx.step,
+				index=ctx.command_index,
+				field="humanMessage",
 			)
+			name = by if verdict is not None else name
+			if verdict is None and said != finish.human_message:
+				if isinstance(said, str):
+					update["human_message"] = said
+				else:
+					verdict = Verdict("trip", "it rewrote the humanMessage into something not text")
+					name = by
+		if verdict is None:
+			return finish.model_copy(update=update) if update else PROCEED
+		if verdict.action == "refuse":
+			error = f"refused by guardrail {name!r}: {verdict.reason}; fix the {judged} and finish again"
 			return Refuse(
 				error, {"command": "finish", "ok": False, "error": error, "guardrail": name}
 			)
 		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
 		entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
-		return Stop(f"guardrail {name!r} tripped on the output: {verdict.reason}", entry=entry)
+		return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
 
 
 def _reads_untrusted(run: Run, call: CallTool) -> bool:

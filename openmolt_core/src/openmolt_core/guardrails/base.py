@@ -185,6 +185,9 @@ class GuardrailCheck:
 		tool: The tool's full handle, at the tool stages ("" otherwise).
 		labels: The tool's labels (`openmolt_core.taint`), at the tool stages.
 		tainted: Whether the run has read untrusted content so far.
+		field: At the output stage, what ``value`` is: ``"output"`` (the finish's output) or
+			``"humanMessage"`` (its message to people, a string: for a guardrail made with
+			``message=True``); "" at the other stages.
 	"""
 
 	stage: Stage
@@ -195,6 +198,7 @@ class GuardrailCheck:
 	tool: str = ""
 	labels: frozenset[str] = frozenset()
 	tainted: bool = False
+	field: str = ""
 
 	def payload(self) -> dict[str, Any]:
 		"""The check as JSON, the input of a guardrail agent."""
@@ -204,6 +208,8 @@ class GuardrailCheck:
 			out["labels"] = sorted(self.labels)
 		if self.tainted:
 			out["tainted"] = True
+		if self.field == "humanMessage":
+			out["field"] = self.field
 		return out
 
 
@@ -246,10 +252,16 @@ class Guardrail:
 		labels: At the tool stages, check only tools with one of these labels
 			(``["untrusted"]``).
 		parallel: For the input stage: run alongside the first model call instead of before it.
+		message: For the output stage: also judge the finish's ``humanMessage``, the text people
+			read (a chat's reply, an AG-UI or A2A message), in a second check whose value is
+			that text (`GuardrailCheck.field` ``"humanMessage"``); a rewrite replaces it, a
+			refusal or a tripwire acts as on the output. For checks of text (the PII redaction
+			at the output stage does it by default); a guardrail that reads the output's fields
+			leaves it off.
 
 	Raises:
 		ConfigurationError: An unknown stage, tools or labels outside the tool stages, parallel
-			outside the input stage, or a malformed rule.
+			outside the input stage, message outside the output stage, or a malformed rule.
 	"""
 
 	check: GuardFunction | GuardAgent
@@ -258,6 +270,7 @@ class Guardrail:
 	tools: tuple[str, ...] = ()
 	labels: tuple[str, ...] = ()
 	parallel: bool = False
+	message: bool = False
 	_rules: ApprovalPolicy | None = field(default=None, init=False, repr=False, compare=False)
 
 	def __post_init__(self) -> None:
@@ -277,6 +290,11 @@ class Guardrail:
 			)
 		if self.parallel and self.on != "input":
 			raise ConfigurationError(f"{where}: parallel is for input guardrails only")
+		if self.message and self.on != "output":
+			raise ConfigurationError(
+				f"{where}: message judges a finish's humanMessage, so it is for output "
+				f"guardrails only, not {self.on}"
+			)
 		tools = (self.tools,) if isinstance(self.tools, str) else tuple(self.tools)
 		rules = ApprovalPolicy.of(list(tools), where=f"{where}: tools") if tools else None
 		object.__setattr__(self, "name", name)
@@ -371,6 +389,7 @@ def guardrail(
 	tools: Sequence[str] = (),
 	labels: Sequence[str] = (),
 	parallel: bool = False,
+	message: bool = False,
 ) -> Callable[[GuardFunction], Guardrail]:
 	"""Make a `Guardrail` of a function: ``@guardrail("tool_call", tools=["slack.postMessage"])``.
 
@@ -380,6 +399,7 @@ def guardrail(
 		tools: At the tool stages, rules selecting the tools it checks.
 		labels: At the tool stages, the labels of the tools it checks.
 		parallel: For the input stage: run alongside the first model call.
+		message: For the output stage: also judge the finish's humanMessage (`Guardrail`).
 	"""
 
 	def make(function: GuardFunction) -> Guardrail:
@@ -390,6 +410,7 @@ def guardrail(
 			tools=tuple(tools),
 			labels=tuple(labels),
 			parallel=parallel,
+			message=message,
 		)
 
 	return make

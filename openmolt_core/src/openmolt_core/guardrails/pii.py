@@ -180,6 +180,7 @@ def pii_redaction(
 	tools: Sequence[str] = (),
 	labels: Sequence[str] = (),
 	name: str = "pii_redaction",
+	message: bool | None = None,
 ) -> Guardrail:
 	"""A guardrail that redacts (or refuses, or trips on) emails, phone numbers and card numbers.
 
@@ -191,6 +192,8 @@ def pii_redaction(
 		tools: At the tool stages, the tools it checks (rules of `openmolt_core.policy`).
 		labels: At the tool stages, the labels of the tools it checks.
 		name: Its name in results, events and the audit.
+		message: At the output stage, also the finish's ``humanMessage``, the text people read
+			(default: yes there; `Guardrail`).
 
 	Raises:
 		ConfigurationError: An unknown kind or action, or ``phone`` without `phonenumbers`.
@@ -217,7 +220,14 @@ def pii_redaction(
 			return refuse(f"it holds personal data ({what}); leave it out")
 		return trip(f"personal data ({what})")
 
-	return Guardrail(check, on=on, name=name, tools=tuple(tools), labels=tuple(labels))
+	return Guardrail(
+		check,
+		on=on,
+		name=name,
+		tools=tuple(tools),
+		labels=tuple(labels),
+		message=on == "output" if message is None else message,
+	)
 
 
 def _no_phones() -> str:
