@@ -745,6 +745,19 @@ async def test_a_reply_that_reports_no_usage_is_counted_from_its_size() -> None:
 	assert spender.calls < 6 and (result.usage.cost_usd or 0) >= 0.4
 
 
+async def test_a_reply_whose_usage_counts_only_the_prompt_gets_its_output_counted() -> None:
+	"""Input tokens reported, no output token for a reply with text: the output is estimated
+	(characters / 4) and priced, the reported input kept; the calls are never half free."""
+	text = "a" * 400
+	model = ScriptedModel(
+		[update_plan(text), finish("x")], usage=Usage(input_tokens=50, calls=1), price=PRICE
+	)
+	result = await OpenMolt(entry_points=False).create_agent(name="Half", model=model).run("go")
+	assert result.usage.input_tokens == 100  # as reported, twice
+	assert result.usage.output_tokens >= 100  # the plan's reply alone is over 400 characters
+	assert (result.usage.cost_usd or 0) > 0
+
+
 async def test_a_reply_that_reports_its_usage_is_not_estimated() -> None:
 	"""The estimate is only for replies without usage: reported tokens are kept as they came."""
 	model = ScriptedModel([finish("x")], usage=Usage(input_tokens=7, output_tokens=3))

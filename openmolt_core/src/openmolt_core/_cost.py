@@ -66,6 +66,8 @@ def counted(usage: Usage, messages: list[Message], system: str, text: str) -> No
 	"""Fill a reply's usage from its size when the provider reported no token (characters / 4).
 
 	Its reported cost, computed from no tokens, is dropped so `price_call` prices the estimate.
+	A reply with text whose usage counts the prompt alone (no output token: a server that counts
+	only what it was sent) gets its output counted the same way.
 
 	Args:
 		usage: The reply's usage (changed in place when it names no token).
@@ -74,6 +76,9 @@ def counted(usage: Usage, messages: list[Message], system: str, text: str) -> No
 		text: The reply's text.
 	"""
 	if usage.input_tokens or usage.output_tokens:
+		if not usage.output_tokens and text:
+			usage.output_tokens = (len(text) + 3) // 4
+			usage.cost_usd = None  # priced from no output: `price_call` prices the estimate
 		return
 	usage.input_tokens = estimate_tokens(messages, system)
 	usage.output_tokens = (len(text) + 3) // 4
