@@ -106,3 +106,35 @@ def test_a_guard_agent_is_told_which_field_it_judges() -> None:
 	assert check.payload() == {"stage": "output", "value": "hi", "field": "humanMessage"}
 	output = GuardrailCheck("output", {"r": 1}, "A", "r", 1, field="output")
 	assert output.payload() == {"stage": "output", "value": {"r": 1}}
+
+
+@pytest.mark.parametrize(
+	("result", "message", "output", "said"),
+	[
+		("ok", "Write to ada@example.com", "ok", "Write to [email]"),  # the message only
+		("mail ada@example.com", "Done.", "mail [email]", "Done."),  # the output only
+	],
+)
+async def test_a_redaction_under_a_pydantic_output_schema_keeps_the_run(
+	result: str, message: str, output: str, said: str
+) -> None:
+	"""With an output model, a redacted finish ends the run with an instance of that model.
+
+	The finish's output is already the model's instance when capabilities see it: the loop's
+	check of a rewritten finish read it as JSON and stopped the run ("a valid dictionary").
+	"""
+	from pydantic import BaseModel
+
+	class Out(BaseModel):
+		result: str
+
+	model = ScriptedModel([finish(result=result, human_message=message)])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Writer",
+		model=model,
+		output_schema=Out,
+		guardrails=[pii_redaction("output", kinds=["email"])],
+	)
+	got = await agent.run("go")
+	assert got.status == "success", got.error
+	assert got.output == Out(result=output) and got.human_message == said

@@ -659,8 +659,12 @@ async def _finish_ruled(
 	"""Ask the capabilities about a finish: the finish to end with, or None (refused, stopped)."""
 	done, decision = await ctx.hooks.decide_finish(ctx, finish)
 	if done is not finish and isinstance(decision, Proceed):  # a capability rewrote the output
+		# Checked as JSON, which the schema reads: an output model's instance (what the finish
+		# holds once checked, and what a capability may answer) as its JSON form.
+		dump = getattr(done.output, "model_dump", None)
+		value = dump(mode="json") if callable(dump) else done.output
 		try:
-			done = done.model_copy(update={"output": ctx.output(done.output)})
+			done = done.model_copy(update={"output": ctx.output(value)})
 		except ValidationError as exc:
 			why = f"a capability rewrote the output into one that does not match the output schema: {format_errors(exc)}"
 			decision = Stop(why)

@@ -148,11 +148,16 @@ CHAT_TOOLS = [
 		["admin"],
 		obj(
 			{
-				# https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to";
-				# "Ports currently supported for webhooks: 443, 80, 88, 8443".
+				# https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to. Use
+				# an empty string to remove webhook integration"; "Ports currently supported for
+				# webhooks: 443, 80, 88, 8443". The host may be an IPv6 literal ([2001:db8::1]).
 				"url": string(
-					"HTTPS URL that receives updates (ports 443, 80, 88 or 8443).",
-					pattern=r"^https://[^/:?#]+(:(443|80|88|8443))?([/?#].*)?$",
+					"HTTPS URL that receives updates (ports 443, 80, 88 or 8443); an empty string "
+					"removes the webhook.",
+					pattern=(
+						r"^(?:https://(?:\[[0-9A-Fa-f:.]+\]|[^/:?#\[\]]+)(?::(?:443|80|88|8443))?"
+						r"(?:[/?#].*)?)?$"
+					),
 				),
 				"secret_token": string(
 					"1 to 256 characters A-Z a-z 0-9 _ -, echoed in a header.",

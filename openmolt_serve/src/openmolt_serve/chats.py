@@ -494,10 +494,14 @@ class Conversations:
 		data = run_input(result.state)
 		if not isinstance(data, dict) or not isinstance(data.get("chat"), str):
 			return
+		# The person the run acts for (`end_user`): its question, or the account it waits for,
+		# stays theirs to answer, as when the process that started it had it.
+		user = result.state.user or ""
+		head = f"{self.channel}:"
 		message = Incoming(
 			channel=self.channel,
 			chat=data["chat"],
-			user="",
+			user=user[len(head) :] if user.startswith(head) else "",
 			text="",
 			id=run_id,
 			thread=data.get("thread"),

@@ -389,21 +389,30 @@ def test_telegram_inputs_carry_the_documented_ranges() -> None:
 
 
 def test_set_webhook_takes_an_https_url_on_a_webhook_port() -> None:
-	"""setWebhook's url is HTTPS on port 443, 80, 88 or 8443.
+	"""setWebhook's url is HTTPS on port 443, 80, 88 or 8443, or empty (no webhook).
 
-	https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to", "Ports
-	currently supported for webhooks: 443, 80, 88, 8443" (deleteWebhook removes one).
+	https://core.telegram.org/bots/api#setwebhook: "HTTPS URL to send updates to. Use an empty
+	string to remove webhook integration", "Ports currently supported for webhooks: 443, 80, 88,
+	8443".
 	"""
-	assert "HTTPS URL" in param_docs()["setWebhook"]["url"]
+	doc = param_docs()["setWebhook"]["url"]
+	assert "HTTPS URL" in doc and "empty string to remove" in doc
 	tool = next(t for t in telegram.INTEGRATION.tools if t.handle == "setWebhook")
 	schema = tool.input_schema["properties"]["url"]
 	for good in (
 		"https://bot.example.com/hook",
 		"https://bot.example.com:8443/hook?x=1",
 		"https://bot.example.com",
+		"https://[2001:db8::1]:88/hook",
+		"",
 	):
 		jsonschema.validate(good, schema)
-	for bad in ("http://bot.example.com/hook", "https://bot.example.com:8080/hook", ""):
+	for bad in (
+		"http://bot.example.com/hook",
+		"https://bot.example.com:8080/hook",
+		"https://[2001:db8::1]:8080/hook",
+		"https://bot.example.com:443x/hook",
+	):
 		with pytest.raises(jsonschema.ValidationError):
 			jsonschema.validate(bad, schema)
 
