@@ -2141,10 +2141,12 @@ def _no_room(slot: ModelSlot) -> ProviderError:
 	the application's to raise.
 	"""
 	return ProviderError(
-		"the model spent its whole output token limit before writing any answer (its reasoning "
-		"took every token: finish reason 'max_tokens', no text), so nothing was run and asking "
-		"again would end the same; raise model_config max_output_tokens (maxOutputTokens in an "
-		"agent file) or lower its thinking effort; the run's state is kept",
+		"the model ran out of room before writing any answer (finish reason 'max_tokens', no "
+		"text: its reasoning took every output token, or the conversation filled its context "
+		"window), so nothing was run and asking again would end the same; raise model_config "
+		"max_output_tokens (maxOutputTokens in an agent file) or lower its thinking effort, or, "
+		"when the context window is full, compact earlier (a lower compaction threshold_tokens) "
+		"or use a model with a larger window; the run's state is kept",
 		provider=slot.provider_name or "custom",
 		model=slot.model,
 	)
