@@ -122,10 +122,15 @@ class FittedSchema:
 		JSON-string tool inputs (and a JSON-string output, when encoded) are decoded; a string
 		that is not JSON is left as is, and validation then reports it. Nulls that stand for a
 		property the model left out are removed. The reply is changed in place and returned;
-		it may have any shape (nothing here raises).
+		it may have any shape.
 
 		Args:
 			data: The decoded reply (``{"commands": [...]}`` or a looser shape).
+
+		Raises:
+			UnsafeJson: JSON text it decoded holds what a state cannot (``NaN``, a key twice,
+				a lone surrogate); the loop tells the model (`openmolt_core._parse`). Nothing
+				else raises, whatever the shape.
 		"""
 		return self._repair(data)
 
