@@ -147,3 +147,39 @@ async def test_a_guardrail_agent_checks_a_call_again_when_its_run_resumes_after_
 	assert sent == ["hi"]
 	assert ran == ["look", "again"]
 	await om.aclose()
+
+
+async def test_a_sub_agent_whose_guardrail_agent_sends_is_asked_about_in_doubt() -> None:
+	"""A sub-agent with read tools only, guarded by an agent that sends: its call asks in doubt."""
+	from openmolt_core.agent import HumanInputUnavailable
+
+	om = OpenMolt()
+	ran: list[str] = []
+
+	@tool(labels=[])
+	def look(q: str) -> str:
+		"""Look something up.
+
+		Args:
+			q: The query.
+		"""
+		return "found"
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	guard = Guardrail(_judge(om, ran, ["outbound"]), on="input")
+	clerk = om.create_agent(
+		name="Clerk", model=ScriptedModel([finish()]), tools=[look], guardrails=[guard]
+	)
+	plain = om.create_agent(name="Plain", model=ScriptedModel([finish()]), tools=[look])
+	model = ScriptedModel([call_tool("local.Clerk", task="do it"), finish()])
+	agent = om.create_agent(
+		name="A", model=model, tools=[clerk, plain], on_human_input_request=nobody
+	)
+	assert agent.in_doubt == {"local.Clerk": "ask", "local.Plain": "retry"}
+	port = _DoubtPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert ran == []  # neither the sub-agent nor its guardrail agent ran again
+	assert result.status == "human_input_required"
+	await om.aclose()

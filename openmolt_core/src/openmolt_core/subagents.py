@@ -204,14 +204,26 @@ def nested_in_doubt(agent: SubAgent) -> InDoubt:
 	under way after a crash, it would start again from its first step, its model asked again
 	and its tool calls made again. So it is as strict as its strictest tool (``fail`` over
 	``ask`` over ``retry``), and ``ask`` at least when it may send data out (``outbound`` in
-	its tools' labels, or tools listed at run time).
+	its tools' labels, or tools listed at run time). Its guardrail agents run again with it, so
+	their policies count too.
 
 	Args:
 		agent: The agent the step runs.
 	"""
+	return _nested_in_doubt(agent, set())
+
+
+def _nested_in_doubt(agent: SubAgent, seen: set[int]) -> InDoubt:
+	seen.add(id(agent))
 	policies = list(agent.in_doubt.values())
 	if "outbound" in nested_labels(_Runs(agent)):
 		policies.append("ask")
+	for cap in getattr(agent, "capabilities", ()):  # an Agent's: the guardrails' own agents
+		for guard in getattr(cap, "guardrails", ()):
+			judge: Any = getattr(guard, "check", None)
+			if id(judge) in seen or not callable(getattr(judge, "execute", None)):
+				continue  # a function (the application's code), or an agent counted already
+			policies.append(_nested_in_doubt(judge, seen))
 	return max(policies, key=_STRICTNESS.index, default="retry")
 
 
