@@ -91,3 +91,55 @@ async def test_a_call_parked_for_approval_is_judged_again_when_resumed(url: str)
 	assert sent == ["hi"]
 	assert alerts == ["look 0", "look 1"]
 	await om.aclose()
+
+
+async def test_a_cancel_from_elsewhere_stops_a_guardrail_agent_under_way(url: str) -> None:
+	"""Cancelled in the store (as another process does), a guardrail agent's run stops too.
+
+	Its run lives in the ``guard:`` step, as a sub-agent's in a tool step: DBOS stops a step
+	under way only if it is preemptible, and the guard's was not, so the guardrail agent went
+	on to make its next call after the run was cancelled.
+	"""
+	import anyio
+
+	log: list[str] = []
+	began = anyio.Event()
+
+	@tool(labels=["outbound"])
+	async def alert(text: str) -> str:
+		"""Tell the security team.
+
+		Args:
+			text: What happened.
+		"""
+		log.append(text)
+		began.set()
+		await anyio.sleep(2)
+		return "done"
+
+	om = OpenMolt(durability=url, entry_points=False)
+	judge = om.create_agent(
+		name="Judge",
+		model=ScriptedModel(
+			[
+				call_tool("local.alert", text="first"),
+				call_tool("local.alert", text="second"),
+				finish(action="allow", reason="ok"),
+			]
+		),
+		tools=[alert],
+		output_schema=VERDICT_SCHEMA,
+	)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([finish()]), guardrails=[Guardrail(judge, on="input")]
+	)
+	try:
+		handle = await agent.start("go")
+		with anyio.fail_after(30):
+			await began.wait()
+		engine = om.durability.engine  # type: ignore[union-attr]
+		await engine.client().cancel_workflow_async(handle.run_id)  # not this process's stop
+		await anyio.sleep(4)
+		assert log == ["first"]  # the guardrail agent made no call after the cancel
+	finally:
+		await om.aclose()
