@@ -774,3 +774,56 @@ async def test_a_batch_with_gated_calls_journals_its_steps_in_the_order_durable_
 	assert port.reserved == [batch]
 	first = [*(["hook:1:0:local.fetch"] if audits else []), "tool:1:0:local.fetch"]
 	assert port.keys() == ["start", "model:1", *first, "model:2", *batch, "model:3"]
+
+
+async def test_an_in_doubt_write_is_retried_only_when_it_carries_an_idempotency_key() -> None:
+	"""An integration's idempotency header makes its POSTs retry in doubt, not its PATCHes.
+
+	The engine puts the key on POST requests only: a PATCH found in doubt has no key for the
+	service to deduplicate, so running it again could apply it twice.
+	"""
+	from openmolt_core.agent import HumanInputUnavailable
+
+	sent: list[str] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(f"{request.method} {request.headers.get('Idempotency-Key', '-')}")
+		return httpx.Response(200, json={"ok": True})
+
+	def tool_def(handle: str, method: str) -> dict[str, Any]:
+		return {
+			"handle": handle,
+			"description": f"{method} it.",
+			"method": method,
+			"endpoint": f"/{handle}",
+			"body": {"n": "{{ input.n }}"},
+			"inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+		}
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(entry_points=False, http_client=http)
+	om.register_integration(
+		"pay",
+		{
+			"name": "pay",
+			"apiSetup": {"baseUrl": "https://pay.example", "idempotencyHeader": "Idempotency-Key"},
+			"tools": [tool_def("charge", "POST"), tool_def("amend", "PATCH")],
+		},
+	)
+	model = ScriptedModel(
+		[[call_tool("pay.charge", n=1), call_tool("pay.amend", n=2)], finish(result="ok")]
+	)
+	agent = om.create_agent(
+		name="Payer", model=model, integrations=["pay"], on_human_input_request=nobody
+	)
+	assert agent.in_doubt == {"pay.charge": "retry", "pay.amend": "ask"}
+	port = _DoubtPort()
+	result = await agent.execute(agent.new_state("pay"), port=port)
+	await http.aclose()
+	assert [s.split()[0] for s in sent] == ["POST"]  # the keyed charge ran again, the amend not
+	assert not sent[0].endswith(" -")  # with its key
+	assert result.status == "human_input_required"
+	assert "pay.amend" in result.state.pending["message"]

@@ -168,7 +168,7 @@ async def test_an_in_doubt_call_of_a_tool_that_declares_nothing_is_not_run_again
 	"""Unannotated and unlabelled, a tool's call found in doubt after a crash asks a person.
 
 	The MCP call carries no idempotency key and what it does is unknown: a blind retry could
-	repeat its effect. A closed-world (stdio) tool declares no effect and is retried.
+	repeat its effect. A closed-world read-only (stdio) tool declares no effect and is retried.
 	"""
 	from openmolt_core.agent import HumanInputUnavailable
 	from tests.core.test_durability import _DoubtPort
@@ -205,3 +205,77 @@ async def test_an_in_doubt_call_of_a_tool_that_declares_nothing_is_not_run_again
 	assert port.starts == ["tool:1:1:web.plain"]
 	assert result.status == "human_input_required"
 	assert "web.plain" in result.state.pending["message"]
+
+
+async def test_an_in_doubt_write_is_retried_only_when_the_server_says_repeating_is_safe() -> None:
+	"""A closed-world or ``[]``-labelled write found in doubt asks; read-only or idempotent retries.
+
+	Labels say where data goes, not whether a call may run twice: a local tool that appends a
+	row declares no ``outbound`` effect, yet a blind retry appends it again. Only the server's
+	``readOnlyHint`` or ``idempotentHint``, or the config's ``inDoubt``, makes a retry safe.
+	"""
+	from openmolt_core.agent import HumanInputUnavailable
+	from tests.core.test_durability import _DoubtPort
+
+	calls: list[str] = []
+	server = MCPServer("db")
+	closed = types.ToolAnnotations(open_world_hint=False)
+
+	@server.tool(annotations=closed)
+	def append(text: str) -> str:
+		"""Append a row (closed world, neither read-only nor idempotent)."""
+		calls.append("append")
+		return "ok"
+
+	@server.tool(annotations=types.ToolAnnotations(open_world_hint=False, idempotent_hint=True))
+	def put(key: str) -> str:
+		"""Set a key (idempotent)."""
+		calls.append("put")
+		return "ok"
+
+	@server.tool()
+	def note(text: str) -> str:
+		"""No annotations; the config labels it []."""
+		calls.append("note")
+		return "ok"
+
+	@server.tool(annotations=closed)
+	def bump(n: int) -> str:
+		"""Declared retry in the config."""
+		calls.append("bump")
+		return "ok"
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"db", MCP.server(server, labels={"note": []}, inDoubt={"bump": "retry"})
+	)
+	model = ScriptedModel(
+		[
+			[
+				call_tool("db.append", text="a"),
+				call_tool("db.put", key="k"),
+				call_tool("db.note", text="n"),
+				call_tool("db.bump", n=1),
+			],
+			finish(),
+		]
+	)
+	agent = om.create_agent(
+		name="A", model=model, integrations=["db"], on_human_input_request=nobody
+	)
+	port = _DoubtPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert agent.in_doubt == {
+		"db.append": "ask",
+		"db.put": "retry",
+		"db.note": "ask",
+		"db.bump": "retry",
+	}
+	assert sorted(calls) == ["bump", "put"]  # the writes nobody said were repeatable did not run
+	assert result.status == "human_input_required"
+	assert "db.append" in result.state.pending["message"]
+	assert "db.note" in result.state.pending["message"]
+	await om.aclose()

@@ -76,6 +76,39 @@ async def test_a_webhook_run_is_recorded_before_the_202_and_readable_by_its_id(s
 	await om.aclose()
 
 
+async def test_a_signed_request_without_a_delivery_id_retried_to_another_server_runs_once(
+	store: str,
+) -> None:
+	"""An hmac request (no delivery id) reaching a second server that has not seen it: one run.
+
+	Servers on other machines share the durable store, not the replay guard's file (it lives in
+	each one's file folder): the run id comes from the signature, so the retry attaches to the
+	run the first server started instead of starting another.
+	"""
+	from openmolt_serve.signatures import ReplayGuard
+
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([finish("done"), finish("again")])
+	agent = om.create_agent(name="Hooked", model=model)
+	triggers = Triggers.model_validate({"webhook": {"scheme": "hmac", "secret": SECRET}})
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			body = json.dumps({"action": "opened"}).encode()
+			headers = sign("hmac", SECRET, body)
+			first = await client.post("/hooks/Hooked", content=body, headers=headers)
+			assert first.status_code == 202
+			assert (await om.result(first.json()["run_id"])) is not None
+			# The other server: the same store, a replay guard that saw nothing.
+			server.webhooks["Hooked"].guard = ReplayGuard()
+			second = await client.post("/hooks/Hooked", content=body, headers=headers)
+	assert second.status_code in (200, 202)
+	assert second.json()["run_id"] == first.json()["run_id"]
+	assert len(model.requests) == 1
+	rows = await om.durability.runs(agent="Hooked")  # type: ignore[union-attr]
+	assert len(rows) == 1
+	await om.aclose()
+
+
 def helper(om: OpenMolt, model: ScriptedModel) -> Any:
 	return om.create_agent(name="Helper", model=model, instructions="Help.")
 

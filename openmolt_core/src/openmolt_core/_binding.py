@@ -258,9 +258,9 @@ class BoundTool:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
 		``retry`` for a tool whose calls are safe to repeat (a read, an HTTP method that is
-		idempotent, an integration that sends an idempotency key, a function tool that does
-		not declare itself ``outbound``), ``ask`` for other outbound calls, unless the tool
-		declares its own (``in_doubt`` / ``inDoubt``).
+		idempotent, a POST to which its integration adds an idempotency key, a function tool
+		that does not declare itself ``outbound``), ``ask`` for other outbound calls (a PATCH
+		too: it carries no key), unless the tool declares its own (``in_doubt`` / ``inDoubt``).
 		"""
 		tool = self.tool
 		declared = getattr(tool, "in_doubt", None)
@@ -272,8 +272,11 @@ class BoundTool:
 		if isinstance(method, str) and not callable(getattr(tool, "execute", None)):
 			if method.upper() in _IDEMPOTENT_METHODS:
 				return "retry"
+			# The engine puts the integration's idempotency key on POSTs only
+			# (`openmolt_core.integrations.http.execute_http_tool`): a PATCH carries none.
 			setup = getattr(self.integration, "api_setup", None)
-			return "retry" if getattr(setup, "idempotency_header", None) else "ask"
+			keyed = method.upper() == "POST" and getattr(setup, "idempotency_header", None)
+			return "retry" if keyed else "ask"
 		# What the tool declares, not what the taint policy makes of it: a function tool that
 		# declares nothing (the policy treats it as outbound) is retried, with the call's
 		# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to

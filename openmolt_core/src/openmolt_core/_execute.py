@@ -246,6 +246,9 @@ class RunContext:
 		hooks: The agent's capabilities (`openmolt_core.hooks`), each hook resolved once.
 		models: What capabilities may ask of the agent's models (`ModelAccess`).
 		owner: The agent whose run it is (None for a context made outside an agent).
+		began: ``state.seq`` when this execution of the run's state began: it tells apart the
+			executions of one run (a segment resumed from a parked state begins further on),
+			and is the same when a durable engine replays one.
 	"""
 
 	agent: str
@@ -266,6 +269,7 @@ class RunContext:
 	hooks: Hooks = NO_HOOKS
 	models: ModelAccess | None = None
 	owner: RunOwner | None = None
+	began: int = 0
 
 	@property
 	def command_index(self) -> int:

@@ -12,9 +12,9 @@ recorded handles the call by the tool's policy instead of running it blindly aga
 | ``fail`` | the call ends with an error the model reads |
 
 The default is ``retry`` for reads and for tools with an idempotency key, and ``ask`` for
-``outbound`` tools without one (an HTTP ``POST``/``PATCH`` whose integration names no
-``idempotencyHeader``, a function tool labelled ``outbound``; an MCP tool that declares nothing,
-whose effect is unknown). A tool declares its own with an
+``outbound`` tools without one (an HTTP ``PATCH``, a ``POST`` whose integration names no
+``idempotencyHeader``, a function tool labelled ``outbound``; an MCP tool its server marks
+neither read-only nor idempotent: its call carries no key). A tool declares its own with an
 ``in_doubt`` attribute (``@tool(in_doubt="fail")``, ``"inDoubt"`` on an HTTP tool's definition).
 """
 

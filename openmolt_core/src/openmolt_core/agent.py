@@ -1236,6 +1236,7 @@ class Agent:
 			hooks=hooks,
 			models=_RunModels(self, state),
 			owner=self,
+			began=state.seq,
 		)
 
 	async def execute(

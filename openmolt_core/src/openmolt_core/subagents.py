@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.tools import CallingRun, InDoubt, ToolContext
 
-__all__ = ["TASK_SCHEMA", "AgentTool", "SubAgent", "check_cycles"]
+__all__ = ["TASK_SCHEMA", "AgentTool", "SubAgent", "check_cycles", "nested_in_doubt"]
 
 TASK_SCHEMA: dict[str, Any] = {
 	"type": "object",
@@ -155,10 +155,7 @@ class AgentTool:
 		its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask`` at least when it
 		may send data out (``outbound`` in its `labels`).
 		"""
-		policies = list(self.agent.in_doubt.values())
-		if "outbound" in self.labels:
-			policies.append("ask")
-		return max(policies, key=_STRICTNESS.index, default="retry")
+		return nested_in_doubt(self.agent)
 
 	def __post_init__(self) -> None:
 		self.output_schema = self.agent.output_schema
@@ -198,6 +195,43 @@ class AgentTool:
 		output = result.output
 		dump = getattr(output, "model_dump", None)
 		return dump(mode="json") if callable(dump) else output
+
+
+def nested_in_doubt(agent: SubAgent) -> InDoubt:
+	"""The in-doubt policy of a run of ``agent`` nested in one journaled step of a durable run.
+
+	The nested run (an agent tool's, a guardrail agent's) is not journaled step by step: found
+	under way after a crash, it would start again from its first step, its model asked again
+	and its tool calls made again. So it is as strict as its strictest tool (``fail`` over
+	``ask`` over ``retry``), and ``ask`` at least when it may send data out (``outbound`` in
+	its tools' labels, or tools listed at run time). Its guardrail agents run again with it, so
+	their policies count too.
+
+	Args:
+		agent: The agent the step runs.
+	"""
+	return _nested_in_doubt(agent, set())
+
+
+def _nested_in_doubt(agent: SubAgent, seen: set[int]) -> InDoubt:
+	seen.add(id(agent))
+	policies = list(agent.in_doubt.values())
+	if "outbound" in nested_labels(_Runs(agent)):
+		policies.append("ask")
+	for cap in getattr(agent, "capabilities", ()):  # an Agent's: the guardrails' own agents
+		for guard in getattr(cap, "guardrails", ()):
+			judge: Any = getattr(guard, "check", None)
+			if id(judge) in seen or not callable(getattr(judge, "execute", None)):
+				continue  # a function (the application's code), or an agent counted already
+			policies.append(_nested_in_doubt(judge, seen))
+	return max(policies, key=_STRICTNESS.index, default="retry")
+
+
+@dataclass(frozen=True, slots=True)
+class _Runs:
+	"""Something that runs an agent, for `nested_labels`."""
+
+	agent: SubAgent
 
 
 def _spent(run: CallingRun | None, result: RunResult) -> None:

@@ -15,10 +15,11 @@ same way again, and the replay takes the path its journal records instead of end
 execution began: while it is behind, the run re-executes code whose effects (and events) happened
 before the crash.
 
-Cancelling: a tool call's step is preemptible. When the run is cancelled (`DBOSBackend.cancel`,
-from any process) while a call runs, DBOS stops it within about a second (it polls the cancelled
-runs of its steps) and the run ends there, its result not journaled; a step that would begin after
-the cancel never does.
+Cancelling: a tool call's step is preemptible, and so is a guardrail's (``guard:``: a guardrail
+agent makes its own calls there). When the run is cancelled (`DBOSBackend.cancel`, from any
+process) while a call runs, DBOS stops it within about a second (it polls the cancelled runs of
+its steps) and the run ends there, its result not journaled; a step that would begin after the
+cancel never does.
 
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that
@@ -58,6 +59,9 @@ async def _stop_here() -> None:
 	if task is not None:
 		task.cancel()
 	await asyncio.sleep(0)
+
+
+_PREEMPTIBLE = ("tool:", "guard:")  # the steps that run the application's code or agents
 
 
 def in_step() -> bool:
@@ -184,11 +188,12 @@ class DBOSPort:
 		if self._lease is not None and not self._lease():
 			await _stop_here()  # fenced: the run stops (pending) before it writes another step
 		reservation = self._reserved.pop(key, None)
-		# A tool call is preemptible: once the run is cancelled (from any process), DBOS stops
-		# the call under way (a sub-agent's calls with it) instead of letting it finish and go
-		# on. The other steps have no effect outside the run (a cancelled run's next step never
-		# begins), and a preemptible step costs a task and a watcher (benchmarks/durable.py).
-		options: StepOptions = {"name": key, "preemptible": key.startswith("tool:")}
+		# A tool call and a guardrail's check are preemptible: once the run is cancelled (from
+		# any process), DBOS stops the call under way (a sub-agent's or a guardrail agent's
+		# calls with it) instead of letting it finish and go on. The other steps have no effect
+		# outside the run (a cancelled run's next step never begins), and a preemptible step
+		# costs a task and a watcher (benchmarks/durable.py).
+		options: StepOptions = {"name": key, "preemptible": key.startswith(_PREEMPTIBLE)}
 		if reservation is not None:
 			value = await reservation.run_async(options, body)
 		else:

@@ -69,6 +69,14 @@ class ServerOptions(BaseModel):
 		"[] declares a tool safe. A matching entry wins over the server's annotations; a tool "
 		"gets the labels of every entry it matches.",
 	)
+	in_doubt: dict[str, Literal["retry", "ask", "fail"]] | None = Field(
+		default=None,
+		alias="inDoubt",
+		description="Tool name pattern to what a durable run does with a call found started "
+		"but unfinished after a crash (retry, ask, fail); the strictest matching entry wins. "
+		"Default: retry for tools the server marks read-only or idempotent and that declare no "
+		"outbound effect, else ask.",
+	)
 	name: str | None = Field(default=None, description="A display name.")
 	description: str = ""
 	_from_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
@@ -105,6 +113,20 @@ class ServerOptions(BaseModel):
 		if not found:
 			return None
 		return frozenset(label for labels in found for label in labels)
+
+	def in_doubt_of(self, tool: str) -> Literal["retry", "ask", "fail"] | None:
+		"""A tool's in-doubt policy from the ``inDoubt`` entries it matches (the strictest), or None."""
+		if not self.in_doubt:
+			return None
+		found = {
+			policy
+			for pattern, policy in self.in_doubt.items()
+			if fnmatch.fnmatchcase(tool, pattern)
+		}
+		for policy in ("fail", "ask", "retry"):
+			if policy in found:
+				return policy
+		return None
 
 	def scopes_of(self, tool: str, read_only: bool) -> list[str]:
 		"""The scopes a tool needs: the user's mapping, else read or write by its annotation."""

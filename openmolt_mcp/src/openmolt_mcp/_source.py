@@ -314,6 +314,8 @@ class MCPToolSource:
 					name=tool.name,
 					source=self,
 					labels=None if labels is None else frozenset(labels),
+					repeatable=read_only or bool(annotations and annotations.idempotent_hint),
+					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
 			)
 		return tuple(out)

@@ -48,6 +48,10 @@ class MCPTool:
 			open-world tool is ``untrusted`` and ``outbound``, a closed-world one has none);
 			None when it has neither, which the taint policy treats as unknown (``untrusted``
 			and ``outbound`` by default).
+		repeatable: The server marks it read-only (``readOnlyHint``) or idempotent
+			(``idempotentHint``): a second call with the same arguments has no further effect.
+		declared_in_doubt: Its in-doubt policy from the server config's ``inDoubt``, if an entry
+			matches.
 	"""
 
 	handle: str
@@ -58,17 +62,23 @@ class MCPTool:
 	name: str
 	source: MCPToolSource = field(repr=False)
 	labels: frozenset[str] | None = None
+	repeatable: bool = False
+	declared_in_doubt: Literal["retry", "ask", "fail"] | None = None
 
 	@property
-	def in_doubt(self) -> Literal["ask"] | None:
+	def in_doubt(self) -> Literal["retry", "ask", "fail"] | None:
 		"""What a durable run does with a call of it found started but unfinished after a crash.
 
-		``ask`` (a person says whether it took effect) for a tool that declares nothing (no
-		``labels`` entry, no annotations): what it does is unknown, and an MCP call carries no
-		idempotency key, so running it again blindly could repeat its effect. None otherwise:
-		its labels decide, as for any tool (``outbound``: ``ask``; else ``retry``).
+		The config's ``inDoubt`` entry when one matches. Else ``ask`` (a person says whether it
+		took effect) unless the server marks the tool read-only or idempotent: an MCP call
+		carries no idempotency key, so running a write again blindly could repeat its effect,
+		whatever its labels say of where its data goes (a closed-world tool that appends a row
+		appends it twice). None for a read-only or idempotent tool: its labels decide, as for any
+		tool (``outbound``: ``ask``; else ``retry``).
 		"""
-		return "ask" if self.labels is None else None
+		if self.declared_in_doubt is not None:
+			return self.declared_in_doubt
+		return None if self.repeatable and self.labels is not None else "ask"
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the tool on its server and map the result (see the module docstring).

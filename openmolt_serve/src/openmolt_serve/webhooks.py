@@ -22,7 +22,9 @@ In order, before anything runs:
 Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a durable backend:
 once its workflow is recorded). A delivery id the sender gives (``webhook-id``,
 ``X-GitHub-Delivery``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
-run id, so the same delivery never starts two runs. A Slack ``url_verification`` request gets
+run id, so the same delivery never starts two runs; without one, the verified signature fixes it
+(the same signed request, retried to another server on the same durable store whose replay guard
+never saw it, attaches to the run the first one started). A Slack ``url_verification`` request gets
 its challenge back. The payload was written outside the operator's hands: the run starts tainted
 (`openmolt_core.triggers.starting_taint`).
 
@@ -130,6 +132,13 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 	return JSONResponse({"error": message, **extra}, status_code=status)
 
 
+def _signed(signature: str) -> str:
+	"""A run's delivery key from a verified signature: a digest (it could sign nothing)."""
+	import hashlib
+
+	return "sig:" + hashlib.sha256(signature.encode()).hexdigest()
+
+
 def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) -> str | None:
 	if verified_delivery:
 		return verified_delivery
@@ -233,7 +242,10 @@ async def handle_webhook(
 		return _error(422, str(exc), reason="too_deep")
 	delivery = _delivery(config, verified.delivery, data)
 	verified = dataclasses.replace(verified, delivery=delivery)
-	run_id = run_id_for("hook", hook.agent.name, delivery)
+	# Without a delivery id, the same signed request is the same delivery: its run id comes
+	# from the signature (a digest), so a server whose replay guard never saw it (another
+	# machine on the same durable store) attaches to the run instead of starting another.
+	run_id = run_id_for("hook", hook.agent.name, delivery or _signed(verified.signature))
 	if delivery is not None and hook.guard.delivered(delivery):
 		# A retry of a delivery that was accepted (its answer may have been lost): the same
 		# run (its id comes from the delivery id), nothing new starts, and a 2xx tells the

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from openmolt_core._chain import add_spent, spent_entry
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
-from openmolt_core.durability import step_key
+from openmolt_core.durability import call_started, step_key
 from openmolt_core.hooks import (
 	BUILTIN,
 	PROCEED,
@@ -195,7 +195,20 @@ class Safety(Capability):
 	) -> Verdict:
 		from openmolt_core.guardrails.base import Verdict  # loaded by agents with guardrails only
 
+		policy = g.in_doubt
+
 		async def ask() -> dict[str, Any]:
+			# The start is this execution's: a call parked for approval is judged again,
+			# rightly, by the segment that resumes it (it begins at a later `began`).
+			if policy != "retry" and await call_started(ctx.port, f"{key}@{ctx.began}"):
+				# Under way when the run stopped (a crash): a guardrail agent that may have
+				# acted is not run again, and what it checks is not let through unjudged.
+				return Verdict(
+					"refuse" if check.tool else "trip",
+					f"in doubt: the guardrail agent {g.name!r} was under way when the run "
+					"stopped (its worker died), and its tools may have taken effect; it is not "
+					"run again",
+				).to_dict()
 			verdict, run = await g.judge(check)
 			out = verdict.to_dict()
 			if run is not None:

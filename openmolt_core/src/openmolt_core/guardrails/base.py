@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunResult
+	from openmolt_core.tools import InDoubt
 
 __all__ = [
 	"STAGES",
@@ -301,6 +302,22 @@ class Guardrail:
 		object.__setattr__(self, "tools", tools)
 		object.__setattr__(self, "labels", check_labels(self.labels, f"{where}: labels"))
 		object.__setattr__(self, "_rules", rules)
+
+	@property
+	def in_doubt(self) -> InDoubt:
+		"""What a durable run does with this guardrail's check found under way after a crash.
+
+		``retry`` for a function (the application's code, at least once, as a handler). For an
+		agent, the policy of its run (`openmolt_core.subagents.nested_in_doubt`): its run would
+		start again and make its tool calls again, so one that may send or declares ``ask`` or
+		``fail`` is not run again; its verdict fails closed instead (the call refused, the input
+		or output tripped).
+		"""
+		if not _is_agent(self.check):
+			return "retry"
+		from openmolt_core.subagents import nested_in_doubt
+
+		return nested_in_doubt(self.check)  # type: ignore[arg-type]  # an agent: checked above
 
 	def applies(self, bound: BoundTool) -> bool:
 		"""Whether this guardrail checks calls of a tool (at the tool stages).
