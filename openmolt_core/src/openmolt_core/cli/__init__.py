@@ -356,7 +356,9 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	held.show()
-	record_runs(loaded.om)
+	unrecorded = record_runs(loaded.om)
+	if unrecorded:
+		progress.line(f"warning: {unrecorded}")
 	session = None
 	if ns.session is not None or ns.continue_last:
 		from openmolt_core.cli._run import cli_session
