@@ -165,7 +165,8 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		action="append",
 		default=[],
 		metavar="MODULE:FUNCTION",
-		help="with -m: give the agent a Python function as a tool (repeatable)",
+		help="with -m: give the agent a Python function as a tool, module:function or "
+		"file.py:function (repeatable)",
 	)
 	parser.add_argument(
 		"--input", help="the run's input: JSON if it parses, else the text; '-' reads stdin"
