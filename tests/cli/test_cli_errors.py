@@ -88,6 +88,23 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"a.json: model 'gpt-5-mini' must read 'provider:model'; did you mean "
 			"'openai:gpt-5-mini'?",
 		),
+		(  # LiteLLM's provider/model spelling: the colon it means
+			"a.json",
+			'{"name": "x", "model": "openai/gpt-5-mini"}',
+			"a.json: model 'openai/gpt-5-mini' must read 'provider:model'; did you mean "
+			"'openai:gpt-5-mini'?",
+		),
+		(  # also for a local server's model, whose provider lists none, and in any case
+			"a.json",
+			'{"name": "x", "model": "Ollama/llama3.2"}',
+			"a.json: model 'Ollama/llama3.2' must read 'provider:model'; did you mean "
+			"'ollama:llama3.2'?",
+		),
+		(  # a slash after no provider: a model id of a hub, not a provider
+			"a.json",
+			'{"name": "x", "model": "meta-llama/Llama-3.2"}',
+			"a.json: model 'meta-llama/Llama-3.2' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
+		),
 		(  # a schedule without its kind, or of a kind that does not exist
 			"a.json",
 			'{"name": "x", "model": "a:b",\n "schedules": [{"cron": "0 9 * * *"}]}',
