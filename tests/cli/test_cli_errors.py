@@ -311,7 +311,7 @@ def test_integration_keys_are_checked_before_the_first_model_call(tmp_path, serv
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: weather needs config 'apiKey' for its custom credential: set "
-		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set weather apiKey`), or "
 		f"integrations.weather.apiKey in {path} (the {{id: config}} form)"
 	]
 	assert server.requests == []
@@ -367,7 +367,7 @@ def test_a_python_agent_file_is_told_where_python_gives_an_integration_key(
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: weather needs config 'apiKey' for its custom credential: set "
-		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set weather apiKey`), or "
 		f"'apiKey' in {path}'s create_agent(integrations=[{{'integration': 'weather', "
 		"'credential': {'config': {...}}}])"
 	]

@@ -197,3 +197,35 @@ def test_a_python_agent_file_s_warning_keeps_python_advice(tmp_path, server, cli
 	assert "combines private data" in warning
 	assert warning.endswith("TaintPolicy(warn=False) silences this"), warning
 	assert "taintPolicy" not in warning
+
+
+def test_a_missing_integration_key_names_the_keys_set_command_once(tmp_path, cli) -> None:
+	"""Each missing key is said once, with the `openmolt keys set ID KEY` that stores it.
+
+	Telegram's botToken was said twice (a warning for downloadFile, then the credential's line),
+	and every line ended in a bare `openmolt keys set`, which then asked which key.
+	"""
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-test")
+	expected = {
+		"telegram": [
+			"set OPENMOLT_TELEGRAM_BOT_TOKEN (in the environment, a .env file or "
+			"`openmolt keys set telegram botToken`)"
+		],
+		"slack": ["`openmolt keys set slack token`"],
+		"s3": ["`openmolt keys set s3 KEY`"],
+		# accountSid is an alternative of the credential, and Twilio's tools need it whatever the
+		# credential: its warning stays.
+		"twilio": ["`openmolt keys set twilio accountSid`", "`openmolt keys set twilio KEY`"],
+	}
+	for iid, said in expected.items():
+		done = cli.openmolt(
+			"-m", "openai:gpt-5-mini", "--integration", iid, "hi", cwd=tmp_path, env=env
+		)
+		assert done.returncode == 2, done.stderr
+		for text in said:
+			assert text in done.stderr, (iid, done.stderr)
+		assert "`openmolt keys set`" not in done.stderr
+	telegram = cli.openmolt(
+		"-m", "openai:gpt-5-mini", "--integration", "telegram", "hi", cwd=tmp_path, env=env
+	)
+	assert telegram.stderr.count("OPENMOLT_TELEGRAM_BOT_TOKEN") == 1, telegram.stderr

@@ -7,7 +7,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -176,13 +176,16 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	bound = [t for t in agent._tools.values() if t.integration is not None]
 	if bound:  # the credential checks load only for an agent that has integrations
 		from openmolt_core.integrations.preflight import missing_credentials
-	for missing in missing_credentials(bound) if bound else ():
+	credentials = list(missing_credentials(bound)) if bound else []
+	needed = {(m.integration, key) for m in credentials for key in m.keys}
+	for missing in credentials:
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
 		variables = missing.spelled(partial(env_var, iid))
 		wanted = [env_var(iid, k) for k in missing.named]
 		empty = blank_variables(wanted)  # os.environ holds the .env file's values too
-		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`){empty}")
+		store = _keys_set(iid, missing.keys if not missing.more else ())
+		where.append(f"{variables} (in the environment, a .env file or `{store}`){empty}")
 		if not loaded.prompt and loaded.file.suffix == ".py":
 			where[-1] += ", or"
 			keys = missing.spelled(repr)
@@ -208,6 +211,8 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
 	for iid, key, handles in _missing_tool_keys(bound):
+		if (iid, key) in needed:  # Telegram's botToken: its credential's line names it already
+			continue
 		shown = ", ".join(handles[:3]) + (
 			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
 		)
@@ -219,7 +224,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			what = f"{iid}'s tools {shown} need"
 		note = (
 			f"{what} config {key!r}, which is not set: set "
-			f"{env_var(iid, key)} (in the environment, a .env file or `openmolt keys set`)"
+			f"{env_var(iid, key)} (in the environment, a .env file or `{_keys_set(iid, [key])}`)"
 		)
 		if strict and not every:  # the agent may never call them: said, not refused
 			print(f"openmolt: warning: {note}", file=sys.stderr)
@@ -383,6 +388,11 @@ def load_prompt(
 	)
 	loaded.prompt = True
 	return loaded
+
+
+def _keys_set(iid: str, keys: Sequence[str]) -> str:
+	"""The ``openmolt keys set`` command that stores what is missing: its key when it is one."""
+	return f"openmolt keys set {iid} {keys[0] if len(keys) == 1 else 'KEY'}"
 
 
 def _import_tool(reference: str) -> Callable[..., Any]:
