@@ -240,13 +240,27 @@ def _run_command(args: list[str], prog: str) -> int:
 		startup.close()
 
 
+_NOT_EMPTY = (
+	("session", "--session", "a conversation id (a name of your choice)"),
+	("user", "--user", "the id of the end user the run acts for"),
+	("model", "-m", "a model, e.g. -m openai:gpt-5-mini"),
+	("integration", "--integration", "an integration id, e.g. --integration github"),
+	("tool", "--tool", "module:function or file.py:function, e.g. --tool mytools:lookup_order"),
+)
+"""Run options whose value cannot be empty or blank: (argparse dest, option, what to give)."""
+
+
 def _run_paused(args: list[str], prog: str, startup: StartupGC) -> int:
 	parser = _run_parser(prog)
 	ns = parser.parse_args(args)
 	if ns.session is not None and ns.continue_last:
 		parser.error("give --session ID or -c (continue the last conversation), not both")
-	if ns.session is not None and not ns.session.strip():
-		parser.error("--session: give a conversation id (a name of your choice)")
+	for dest, option, what in _NOT_EMPTY:  # `--user ""`: said here, not by the engine mid-start
+		given = getattr(ns, dest)
+		if any(
+			v is not None and not v.strip() for v in (given if isinstance(given, list) else [given])
+		):
+			parser.error(f"{option}: give {what}")
 	if ns.model is None:
 		if ns.file is None:
 			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
