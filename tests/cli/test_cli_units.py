@@ -104,11 +104,51 @@ def test_the_dry_run_prices_every_model_of_the_providers_table() -> None:
 
 
 def test_the_cli_package_exports_main_and_the_terminal_prompt() -> None:
-	"""`openmolt_core.cli:main` stays the console-script target."""
+	"""`openmolt_core.cli:main` stays the command's entry for code (the console script wraps it)."""
 	import openmolt_core.cli as cli
 
 	assert cli.__all__ == ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 	assert callable(cli.main)
+
+
+def test_the_console_script_loads_the_command_inside_its_ctrl_c_handling() -> None:
+	"""`openmolt` is `openmolt_core._main:main`, which imports nothing heavy at its top.
+
+	A Ctrl-C while `openmolt_core.cli` loaded printed a KeyboardInterrupt traceback from the
+	console script's `from openmolt_core.cli import main`.
+	"""
+	import tomllib
+
+	from openmolt_core import _main
+
+	root = Path(__file__).resolve().parents[2]
+	scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+	assert scripts == {"openmolt": "openmolt_core._main:main"}
+	assert (
+		"from openmolt_core._main import main"
+		in (root / "openmolt_core/src/openmolt/__main__.py").read_text()
+	)
+	imported = {n for n in vars(_main) if not n.startswith("_")} - {"annotations", "main"}
+	assert imported == {"sys"}
+
+
+def test_a_ctrl_c_while_the_command_loads_is_one_line_and_130(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""KeyboardInterrupt raised by the import of the command: "openmolt: interrupted", exit 130."""
+	import sys
+	import types
+
+	from openmolt_core import _main
+	from openmolt_core.cli import ExitCode
+
+	class Loading(types.ModuleType):
+		def __getattr__(self, name: str) -> object:
+			raise KeyboardInterrupt
+
+	monkeypatch.setitem(sys.modules, "openmolt_core.cli", Loading("openmolt_core.cli"))
+	assert _main.main() == ExitCode.INTERRUPTED == 130
+	assert capsys.readouterr().err == "openmolt: interrupted\n"
 
 
 def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
