@@ -54,3 +54,16 @@ def test_logs_names_a_store_that_is_no_run_store(tmp_path: Path, cli, kind: str)
 	assert done.stderr == f"openmolt: {target} cannot hold a run store: " + (
 		"file is not a database\n" if kind == "another file" else "it is a folder\n"
 	)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["help", "run"]])
+def test_the_help_says_runs_are_recorded_and_how_to_stop_it(
+	tmp_path: Path, cli, args: list[str]
+) -> None:
+	"""`openmolt --help` and `openmolt run --help` both say where runs go and how to turn it off."""
+	done = cli.openmolt(*args, cwd=tmp_path, env=cli.clean_env())
+	assert done.returncode == 0, done.stderr
+	text = " ".join(done.stdout.split())
+	assert "~/.local/state/openmolt/runs.db, readable by you only" in text
+	assert "OPENMOLT_RUN_STORE=off (or a path) turns recording off" in text
+	assert "`openmolt logs` lists them" in text

@@ -122,10 +122,7 @@ def _overview() -> str:
 		"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows the",
 		"command's options; `openmolt --version` prints the version.",
 		"",
-		"Every run is recorded with its input, output and conversation (secrets masked) in",
-		"$XDG_STATE_HOME/openmolt/runs.db (~/.local/state/openmolt/runs.db, readable by you only):",
-		"`openmolt logs` lists them, `openmolt logs --prune DAYS` deletes old ones, and",
-		"OPENMOLT_RUN_STORE=off (or a path) turns recording off (or moves it).",
+		*_RECORDED,
 		"",
 		"exit codes:",
 		*(f"  {int(code):>3}  {text}" for code, text in EXIT_CODES.items()),
@@ -133,12 +130,22 @@ def _overview() -> str:
 	return "\n".join(lines) + "\n"
 
 
+_RECORDED = (
+	"Every run is recorded with its input, output and conversation (secrets masked) in",
+	"$XDG_STATE_HOME/openmolt/runs.db (~/.local/state/openmolt/runs.db, readable by you only):",
+	"`openmolt logs` lists them, `openmolt logs --prune DAYS` deletes old ones, and",
+	"OPENMOLT_RUN_STORE=off (or a path) turns recording off (or moves it).",
+)
+"""What `openmolt --help` and `openmolt run --help` say of the run store."""
+
+
 def _run_parser(prog: str) -> argparse.ArgumentParser:
 	parser = CommandParser(
 		prog=prog,
 		help_command="openmolt run --help",
 		description="Run an OpenMolt agent file once, or on its schedules.",
-		epilog="Exit codes: see `openmolt --help`.",
+		epilog="\n".join([*_RECORDED, "", "Exit codes: see `openmolt --help`."]),
+		formatter_class=argparse.RawDescriptionHelpFormatter,
 	)
 	parser.add_argument(
 		"file",
