@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,4 +135,27 @@ def test_other_tools_words_for_the_actions_are_answered(
 	err = capsys.readouterr().err
 	assert err.startswith(f"openmolt keys: {said}"), err
 	assert "did you mean 'set'" not in err or word == "add"
+	assert _stored() == {}
+
+
+def test_ctrl_c_at_the_hidden_prompt_ends_the_line_first(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Ctrl-C at `keys set`'s prompt: "openmolt: interrupted" on a line of its own, exit 130.
+
+	getpass echoes nothing, not even the ^C: the message followed the prompt on its line.
+	"""
+	import getpass
+
+	class Terminal(io.StringIO):
+		def isatty(self) -> bool:
+			return True
+
+	def interrupted(prompt: str = "") -> str:
+		raise KeyboardInterrupt
+
+	monkeypatch.setattr(sys, "stdin", Terminal())
+	monkeypatch.setattr(getpass, "getpass", interrupted)
+	assert openmolt_main(["keys", "set", "notion"]) == 130
+	assert capsys.readouterr().err == "\nopenmolt: interrupted\n"
 	assert _stored() == {}

@@ -223,12 +223,14 @@ def _sign_in(ns: argparse.Namespace) -> int:
 def _ask(prompt: str, *, secret: bool, instead: str = "") -> str:
 	if not sys.stdin.isatty():
 		value = sys.stdin.readline().strip()
-	elif secret:
+	else:
 		import getpass
 
-		value = getpass.getpass(prompt).strip()
-	else:
-		value = input(prompt).strip()
+		try:
+			value = (getpass.getpass(prompt) if secret else input(prompt)).strip()
+		except KeyboardInterrupt:  # "openmolt: interrupted" on its own line, not after the prompt
+			print(file=sys.stderr)
+			raise
 	if not value:
 		also = f"; give it with {instead}" if instead else ""
 		raise ConfigurationError(f"{prompt.strip(' :')}: nothing given{also}")

@@ -505,6 +505,9 @@ def main(args: list[str]) -> int:
 			except EOFError:  # Ctrl-D at the prompt: nothing typed
 				print(file=sys.stderr)
 				value = ""
+			except KeyboardInterrupt:  # "openmolt: interrupted" on its own line
+				print(file=sys.stderr)
+				raise
 		else:
 			value = sys.stdin.readline()
 	value = value.strip()  # a pasted token's stray space or line end is no part of it
