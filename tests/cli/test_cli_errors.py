@@ -371,3 +371,52 @@ def test_a_python_agent_file_is_told_where_python_gives_an_integration_key(
 		f"'apiKey' in {path}'s create_agent(integrations=[{{'integration': 'weather', "
 		"'credential': {'config': {...}}}])"
 	]
+
+
+@pytest.mark.parametrize(
+	("section", "said"),
+	[
+		(
+			{"llmProviders": {"openai": {"apiKey": "${MY_OPENAI_KEY}"}}},
+			"a.json:3: llmProviders.openai.apiKey: '${MY_OPENAI_KEY}' would be sent as it is "
+			"written: only mcpServers reads ${VAR}; set OPENMOLT_OPENAI_API_KEY (in the "
+			"environment or a .env file) and leave the key out",
+		),
+		(
+			{"integrations": {"notion": {"apiKey": "${NOTION:-x}"}}},
+			"a.json:3: integrations.notion.apiKey: '${NOTION:-x}' would be sent as it is "
+			"written: only mcpServers reads ${VAR}; set OPENMOLT_NOTION_API_KEY",
+		),
+		(
+			{
+				"integrations": [
+					{"integration": "slack", "credential": {"config": {"token": "$SLACK_TOKEN"}}}
+				]
+			},
+			"a.json:3: integrations[0].credential.config.token: '$SLACK_TOKEN' would be sent as "
+			"it is written: only mcpServers reads ${VAR}; set OPENMOLT_SLACK_TOKEN",
+		),
+	],
+)
+def test_a_variable_where_none_is_read_is_refused_with_the_one_that_is(
+	tmp_path, cli, section, said
+) -> None:
+	"""`"apiKey": "${MY_KEY}"` was sent to the provider as the key: only mcpServers expands it."""
+	path = tmp_path / "a.json"
+	path.write_text(
+		'{"name": "x", "model": "openai:gpt-5-mini",\n"instructions": "x",\n'
+		+ json.dumps(section)[1:]
+	)
+	env = cli.clean_env(MY_OPENAI_KEY="sk-1", MY_NOTION="n", SLACK_TOKEN="t")
+	if "llmProviders" not in section:
+		env["OPENMOLT_OPENAI_API_KEY"] = "sk-2"
+	done = cli.openmolt(str(path.name), cwd=tmp_path, env=env)
+	assert done.returncode == 2, done.stderr
+	assert done.stderr.startswith(f"openmolt: {said}"), done.stderr
+
+
+def test_a_secret_that_starts_with_a_dollar_is_not_a_variable(tmp_path, server, cli) -> None:
+	"""`$ecret-1` is a value, not a name: the file loads."""
+	path = cli.agent_file(tmp_path, server, integrations={"weather": {"apiKey": "$ecret-1"}})
+	done = cli.openmolt(str(path), "--dry-run", cwd=tmp_path)
+	assert done.returncode == 0, done.stderr
