@@ -392,3 +392,46 @@ def test_an_error_is_one_line_unless_something_required_is_missing(
 	with pytest.raises(SystemExit):
 		parser.parse_args([])
 	assert "usage: openmolt run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_the_command_says_it_waits_for_an_abandoned_call_and_ctrl_c_ends_the_wait(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_lines: bool
+) -> None:
+	"""A sync tool a cancelled run left running: one line says why the process waits.
+
+	It hung silently until the function returned, and a second Ctrl-C printed a traceback from
+	the interpreter's threading._shutdown.
+	"""
+	import threading
+
+	from openmolt_core._support.sync import ABANDONED_THREAD
+	from openmolt_core.cli._exit import ExitCode, wait_for_abandoned_calls
+
+	exits: list[int] = []
+	wait_for_abandoned_calls(exit=exits.append)  # nothing left: nothing said
+	assert capsys.readouterr().err == "" and exits == []
+	release = threading.Event()
+	left = threading.Thread(target=release.wait, name=ABANDONED_THREAD)
+	left.start()
+	try:
+
+		def interrupted(self: threading.Thread, timeout: float | None = None) -> None:
+			raise KeyboardInterrupt
+
+		monkeypatch.setattr(threading.Thread, "join", interrupted)
+		wait_for_abandoned_calls(json_lines=json_lines, exit=exits.append)
+	finally:
+		release.set()
+		monkeypatch.undo()
+		left.join()
+	assert exits == [ExitCode.INTERRUPTED]
+	err = capsys.readouterr().err
+	said = "a function the run called is still running (a sync tool cannot be stopped)"
+	if json_lines:
+		assert json.loads(err) == {
+			"event": "message",
+			"message": f"{said}; the command ends when it returns, or now with Ctrl-C",
+		}
+	else:
+		assert err.startswith(f"openmolt: {said}") and err.count("\n") == 1

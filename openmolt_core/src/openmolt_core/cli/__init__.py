@@ -724,4 +724,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 		if argv is not None:  # called from code (tests): leave warnings as they were
 			warnings.showwarning = shown
 		else:
+			from openmolt_core.cli._exit import wait_for_abandoned_calls
+
+			# A sync tool a cancelled run left running: said, and Ctrl-C ends the wait.
+			wait_for_abandoned_calls(json_lines="--json" in args)
 			_ending()
