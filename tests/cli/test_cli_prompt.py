@@ -229,3 +229,14 @@ def test_a_missing_integration_key_names_the_keys_set_command_once(tmp_path, cli
 		"-m", "openai:gpt-5-mini", "--integration", "telegram", "hi", cwd=tmp_path, env=env
 	)
 	assert telegram.stderr.count("OPENMOLT_TELEGRAM_BOT_TOKEN") == 1, telegram.stderr
+
+
+def test_empty_piped_text_is_said_to_be_empty(tmp_path, cli) -> None:
+	"""`cat empty.txt | openmolt -m M`: the text came and was empty, not "pipe text in"."""
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-test")
+	for stdin in ("", "\n", "  \n\n"):
+		done = cli.openmolt("-m", "openai:gpt-5-mini", cwd=tmp_path, env=env, stdin=stdin)
+		assert done.returncode == 2
+		assert done.stderr == (
+			'openmolt: -m needs a prompt, and the text piped in was empty: openmolt -m MODEL "..."\n'
+		)

@@ -309,6 +309,10 @@ def _prompt_input(ns: argparse.Namespace) -> str:
 		prompt = None
 	parts = [p for p in (prompt, piped) if p and p.strip()]
 	if not parts:
+		if piped is not None and not (prompt and prompt.strip()):  # `cat empty.txt | openmolt -m`
+			raise ConfigurationError(
+				'-m needs a prompt, and the text piped in was empty: openmolt -m MODEL "..."'
+			)
 		raise ConfigurationError('-m needs a prompt: openmolt -m MODEL "..." (or pipe text in)')
 	return "\n\n".join(parts)
 
