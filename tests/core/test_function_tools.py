@@ -375,9 +375,23 @@ def _twice(a: ToolContext, b: ToolContext) -> int:
 	return 0
 
 
+class _Conn:  # a class pydantic knows no schema for (a socket, a database connection)
+	pass
+
+
+def _socket(name: str, conn: _Conn) -> int:
+	return 0
+
+
 @pytest.mark.parametrize(
 	("function", "message"),
 	[
+		(  # pydantic's paragraph about arbitrary_types_allowed was the message
+			_socket,
+			r"^tool '_socket': parameter 'conn': \S*_Conn has no JSON Schema, and a model "
+			r"sends JSON; type it with str, int, float, bool, a list or dict of them, a "
+			r"dataclass, a TypedDict or a pydantic model$",
+		),
 		(_spread, r"parameter \*values: \*args and \*\*kwargs cannot be tool input"),
 		(_options, r"parameter \*\*options: \*args and \*\*kwargs cannot be tool input"),
 		(_mixed, r"parameter 'a': a ToolContext is given as the whole parameter"),
