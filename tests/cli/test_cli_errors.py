@@ -420,3 +420,14 @@ def test_a_secret_that_starts_with_a_dollar_is_not_a_variable(tmp_path, server, 
 	path = cli.agent_file(tmp_path, server, integrations={"weather": {"apiKey": "$ecret-1"}})
 	done = cli.openmolt(str(path), "--dry-run", cwd=tmp_path)
 	assert done.returncode == 0, done.stderr
+
+
+def test_an_error_of_several_paragraphs_prints_no_empty_lines(tmp_path, cli) -> None:
+	"""A message with blank lines (a library's paragraphs) printed a bare "openmolt: " line."""
+	(tmp_path / "a.py").write_text(
+		"from openmolt import ConfigurationError\n"
+		"raise ConfigurationError('first part\\n\\nsecond part')\n"
+	)
+	done = cli.openmolt("a.py", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr == "openmolt: a.py:2: first part\nopenmolt: second part\n"

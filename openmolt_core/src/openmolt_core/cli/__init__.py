@@ -699,7 +699,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 		text = mask_known(str(exc))
 		text = text if python else for_the_command(text, prompt=prompt)
-		for line in text.splitlines() or [type(exc).__name__]:
+		# Each line in the command's voice; a blank one (a library's paragraph break) is left out.
+		for line in [t for t in text.splitlines() if t.strip()] or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint
