@@ -556,7 +556,10 @@ def _from_function(
 				args.append(value)
 			else:
 				kwargs[name] = value
-		return _jsonable(await _call(function, *args, **kwargs))
+		result = await _call(function, *args, **kwargs)
+		if inspect.isasyncgen(result):  # its items, as a sync generator's (not its repr)
+			result = [item async for item in result]
+		return _jsonable(result)
 
 	return FunctionTool(
 		handle=handle,
