@@ -124,8 +124,15 @@ def _in_process(
 		os.environ.clear()
 		os.environ.update(saved_env)
 		sys.path[:] = saved_path
+		# Python agent files and --tool files, imported by path, and --tool modules beside them
+		# (a test's folder, never the repository's own packages): the next test imports its own.
+		here = Path(cwd).resolve()
+		beside = not Path(__file__).resolve().parent.is_relative_to(here)
 		for name in set(sys.modules) - saved_modules:
-			if name.startswith("openmolt_agentfile_"):  # Python agent files, imported by path
+			module_file = getattr(sys.modules[name], "__file__", None)
+			if name.startswith(("openmolt_agentfile_", "openmolt_toolfile_")) or (
+				beside and module_file and Path(module_file).resolve().is_relative_to(here)
+			):
 				del sys.modules[name]
 	return subprocess.CompletedProcess(
 		["openmolt", *args], int(code), stdout=out.getvalue(), stderr=err.getvalue()

@@ -332,3 +332,28 @@ def test_a_mistyped_auth_action_is_not_called_a_missing_integration(
 	err = capsys.readouterr().err
 	assert f"no such action or integration {typed!r}; did you mean {meant!r}?" in err
 	assert "available:" not in err
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(["login", "slack"], "auth: no action 'login'; `openmolt auth slack` does that"),
+		(["sign-in", "gmail"], "auth: no action 'sign-in'; `openmolt auth gmail` does that"),
+		(["login"], "auth: no action 'login'; `openmolt auth ID` does that"),
+		(["logout", "gmail"], "auth: no action 'logout'; `openmolt auth revoke gmail` does that"),
+		(["ls"], "auth: no action 'ls'; `openmolt auth list` does that"),
+		(["logn", "slack"], "auth: no action 'logn'; `openmolt auth slack` signs in to slack"),
+	],
+)
+def test_another_tool_s_auth_words_get_this_command(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt auth login slack` (as gh writes it) names `openmolt auth slack`.
+
+	It was "unexpected 'slack': put words that go together in quotes", or "no such integration
+	'login'" with the 30 integration ids.
+	"""
+	assert main(["auth", *args]) == ExitCode.USAGE
+	err = capsys.readouterr().err
+	assert err.startswith(f"openmolt: {said}"), err
+	assert "available:" not in err and "quotes" not in err

@@ -88,6 +88,23 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"a.json: model 'gpt-5-mini' must read 'provider:model'; did you mean "
 			"'openai:gpt-5-mini'?",
 		),
+		(  # LiteLLM's provider/model spelling: the colon it means
+			"a.json",
+			'{"name": "x", "model": "openai/gpt-5-mini"}',
+			"a.json: model 'openai/gpt-5-mini' must read 'provider:model'; did you mean "
+			"'openai:gpt-5-mini'?",
+		),
+		(  # also for a local server's model, whose provider lists none, and in any case
+			"a.json",
+			'{"name": "x", "model": "Ollama/llama3.2"}',
+			"a.json: model 'Ollama/llama3.2' must read 'provider:model'; did you mean "
+			"'ollama:llama3.2'?",
+		),
+		(  # a slash after no provider: a model id of a hub, not a provider
+			"a.json",
+			'{"name": "x", "model": "meta-llama/Llama-3.2"}',
+			"a.json: model 'meta-llama/Llama-3.2' must read 'provider:model'; e.g. 'openai:gpt-5-mini'",
+		),
 		(  # a schedule without its kind, or of a kind that does not exist
 			"a.json",
 			'{"name": "x", "model": "a:b",\n "schedules": [{"cron": "0 9 * * *"}]}',
@@ -294,7 +311,7 @@ def test_integration_keys_are_checked_before_the_first_model_call(tmp_path, serv
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: weather needs config 'apiKey' for its custom credential: set "
-		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set weather apiKey`), or "
 		f"integrations.weather.apiKey in {path} (the {{id: config}} form)"
 	]
 	assert server.requests == []
@@ -350,7 +367,67 @@ def test_a_python_agent_file_is_told_where_python_gives_an_integration_key(
 	assert done.returncode == 2
 	assert done.stderr.splitlines() == [
 		"openmolt: weather needs config 'apiKey' for its custom credential: set "
-		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set`), or "
+		"OPENMOLT_WEATHER_API_KEY (in the environment, a .env file or `openmolt keys set weather apiKey`), or "
 		f"'apiKey' in {path}'s create_agent(integrations=[{{'integration': 'weather', "
 		"'credential': {'config': {...}}}])"
 	]
+
+
+@pytest.mark.parametrize(
+	("section", "said"),
+	[
+		(
+			{"llmProviders": {"openai": {"apiKey": "${MY_OPENAI_KEY}"}}},
+			"a.json:3: llmProviders.openai.apiKey: '${MY_OPENAI_KEY}' would be sent as it is "
+			"written: only mcpServers reads ${VAR}; set OPENMOLT_OPENAI_API_KEY (in the "
+			"environment or a .env file) and leave the key out",
+		),
+		(
+			{"integrations": {"notion": {"apiKey": "${NOTION:-x}"}}},
+			"a.json:3: integrations.notion.apiKey: '${NOTION:-x}' would be sent as it is "
+			"written: only mcpServers reads ${VAR}; set OPENMOLT_NOTION_API_KEY",
+		),
+		(
+			{
+				"integrations": [
+					{"integration": "slack", "credential": {"config": {"token": "$SLACK_TOKEN"}}}
+				]
+			},
+			"a.json:3: integrations[0].credential.config.token: '$SLACK_TOKEN' would be sent as "
+			"it is written: only mcpServers reads ${VAR}; set OPENMOLT_SLACK_TOKEN",
+		),
+	],
+)
+def test_a_variable_where_none_is_read_is_refused_with_the_one_that_is(
+	tmp_path, cli, section, said
+) -> None:
+	"""`"apiKey": "${MY_KEY}"` was sent to the provider as the key: only mcpServers expands it."""
+	path = tmp_path / "a.json"
+	path.write_text(
+		'{"name": "x", "model": "openai:gpt-5-mini",\n"instructions": "x",\n'
+		+ json.dumps(section)[1:]
+	)
+	env = cli.clean_env(MY_OPENAI_KEY="sk-1", MY_NOTION="n", SLACK_TOKEN="t")
+	if "llmProviders" not in section:
+		env["OPENMOLT_OPENAI_API_KEY"] = "sk-2"
+	done = cli.openmolt(str(path.name), cwd=tmp_path, env=env)
+	assert done.returncode == 2, done.stderr
+	assert done.stderr.startswith(f"openmolt: {said}"), done.stderr
+
+
+def test_a_secret_that_starts_with_a_dollar_is_not_a_variable(tmp_path, server, cli) -> None:
+	"""`$ecret-1` is a value, not a name: the file loads."""
+	path = cli.agent_file(tmp_path, server, integrations={"weather": {"apiKey": "$ecret-1"}})
+	done = cli.openmolt(str(path), "--dry-run", cwd=tmp_path)
+	assert done.returncode == 0, done.stderr
+
+
+def test_an_error_of_several_paragraphs_prints_no_empty_lines(tmp_path, cli) -> None:
+	"""A message with blank lines (a library's paragraphs) printed a bare "openmolt: " line."""
+	(tmp_path / "a.py").write_text(
+		"from openmolt import ConfigurationError\n"
+		"raise ConfigurationError('first part\\n\\nsecond part')\n"
+	)
+	done = cli.openmolt("a.py", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr == "openmolt: a.py:2: first part\nopenmolt: second part\n"

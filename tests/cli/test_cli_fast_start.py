@@ -163,6 +163,8 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 		'COMP_WORDS=(openmolt auth gm); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
 		f'cd {tmp_path}; COMP_WORDS=(openmolt tools a); COMP_CWORD=2; _openmolt; echo "${{COMPREPLY[@]}}"\n'
 		'COMP_WORDS=(openmolt auth a); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt tools slack postM); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt tools agent.json x); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
 	)
 	(tmp_path / "agent.json").write_text("{}")
 	(tmp_path / "a-note.txt").write_text("")
@@ -178,7 +180,11 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 		"gmail",
 		"airtable agent.json",  # after tools: an integration or an agent file, no other file
 		"airtable",  # auth takes an integration only
+		"postMessage",  # `tools ID TOOL`: the integration's tool handles
+		"",  # an agent file has no fixed tools to offer (and no file named x* here)
 	], done.stderr
+	for shell in ("zsh", "fish"):
+		assert "completion --tools" in script(shell, list(_SUMMARY))
 
 
 # Features a one-shot run of an agent file without integrations, rules or options does not use.

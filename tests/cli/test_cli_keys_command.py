@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,50 @@ def test_a_store_readable_by_others_is_narrowed_when_read(
 	assert capsys.readouterr().out.split() == ["OPENMOLT_SLACK_TOKEN"]
 	assert stat.S_IMODE(file.stat().st_mode) == 0o600
 	assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize(
+	("word", "said"),
+	[
+		("get", "no action 'get': stored values are never printed; `openmolt keys list` names"),
+		("show", "no action 'show': stored values are never printed"),
+		("add", "no action 'add'; did you mean 'set'?"),
+		("delete", "no action 'delete'; did you mean 'remove'?"),
+		("rm", "no action 'rm'; did you mean 'remove'?"),
+		("ls", "no action 'ls'; did you mean 'list'?"),
+	],
+)
+def test_other_tools_words_for_the_actions_are_answered(
+	word: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt keys get openai` (llm's words) is not offered `set`, which would overwrite it."""
+	with pytest.raises(SystemExit) as exit:
+		openmolt_main(["keys", word, "openai"])
+	assert exit.value.code == 2
+	err = capsys.readouterr().err
+	assert err.startswith(f"openmolt keys: {said}"), err
+	assert "did you mean 'set'" not in err or word == "add"
+	assert _stored() == {}
+
+
+def test_ctrl_c_at_the_hidden_prompt_ends_the_line_first(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Ctrl-C at `keys set`'s prompt: "openmolt: interrupted" on a line of its own, exit 130.
+
+	getpass echoes nothing, not even the ^C: the message followed the prompt on its line.
+	"""
+	import getpass
+
+	class Terminal(io.StringIO):
+		def isatty(self) -> bool:
+			return True
+
+	def interrupted(prompt: str = "") -> str:
+		raise KeyboardInterrupt
+
+	monkeypatch.setattr(sys, "stdin", Terminal())
+	monkeypatch.setattr(getpass, "getpass", interrupted)
+	assert openmolt_main(["keys", "set", "notion"]) == 130
+	assert capsys.readouterr().err == "\nopenmolt: interrupted\n"
+	assert _stored() == {}

@@ -79,6 +79,58 @@ def test_a_function_becomes_a_tool_and_bad_references_are_named(tmp_path, server
 	assert orphan.returncode == 2
 
 
+def test_a_tool_file_is_given_by_its_path(tmp_path, server, cli) -> None:
+	"""--tool ./tools.py:add (and tools.py:add, a path in a folder) loads the file, as llm's --functions."""
+	folder = tmp_path / "lib"
+	folder.mkdir()
+	(folder / "tools.py").write_text(
+		'def add(a: int, b: int) -> int:\n    """Add two numbers."""\n    return a + b\n'
+	)
+	(tmp_path / "tools.py").write_text((folder / "tools.py").read_text())
+	for reference in (
+		"./tools.py:add",
+		"tools.py:add",
+		"lib/tools.py:add",
+		f"{folder}/tools.py:add",
+	):
+		server.requests.clear()
+		done = cli.openmolt(
+			"-m", "openai:greet", "--tool", reference, "Ada", cwd=tmp_path, env=_env(cli, server)
+		)
+		assert done.returncode == 0, (reference, done.stderr)
+		assert "local.add" in json.dumps(_first_turn(server)["tools"]), reference
+	missing = cli.openmolt(
+		"-m", "openai:greet", "--tool", "nope.py:add", "x", cwd=tmp_path, env=_env(cli, server)
+	)
+	assert missing.returncode == 2
+	assert missing.stderr == "openmolt: --tool 'nope.py:add': no such file 'nope.py'\n"
+	typo = cli.openmolt(
+		"-m", "openai:greet", "--tool", "./tools.py:ad", "x", cwd=tmp_path, env=_env(cli, server)
+	)
+	assert typo.returncode == 2 and "did you mean ./tools.py:add?" in typo.stderr
+
+
+def test_a_tool_module_that_fails_names_its_file_and_line(tmp_path, server, cli) -> None:
+	"""A --tool module that raises or does not parse is the user's error (exit 2), with its line."""
+	(tmp_path / "broken.py").write_text("def add(:\n")
+	(tmp_path / "raises.py").write_text("import json\n\nundefined_name()\n")
+	cases = {
+		"broken:add": "broken.py:1: SyntaxError: ",
+		"./broken.py:add": "broken.py:1: SyntaxError: ",
+		"raises:add": "raises.py:3: NameError: name 'undefined_name' is not defined",
+		"./raises.py:add": "raises.py:3: NameError: name 'undefined_name' is not defined",
+	}
+	for reference, said in cases.items():
+		done = cli.openmolt(
+			"-m", "openai:greet", "--tool", reference, "x", cwd=tmp_path, env=_env(cli, server)
+		)
+		assert done.returncode == 2, (reference, done.stderr)
+		assert done.stderr.startswith(f"openmolt: --tool {reference!r}: "), done.stderr
+		assert said in done.stderr, (reference, done.stderr)
+		assert "unexpected error" not in done.stderr and "Traceback" not in done.stderr
+	assert not server.requests
+
+
 def test_what_a_prompt_lacks_is_said_for_the_command_line(tmp_path, cli) -> None:
 	"""With -m there is no agent file to point at, and no Python code: the advice is variables."""
 	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-test")
@@ -145,3 +197,46 @@ def test_a_python_agent_file_s_warning_keeps_python_advice(tmp_path, server, cli
 	assert "combines private data" in warning
 	assert warning.endswith("TaintPolicy(warn=False) silences this"), warning
 	assert "taintPolicy" not in warning
+
+
+def test_a_missing_integration_key_names_the_keys_set_command_once(tmp_path, cli) -> None:
+	"""Each missing key is said once, with the `openmolt keys set ID KEY` that stores it.
+
+	Telegram's botToken was said twice (a warning for downloadFile, then the credential's line),
+	and every line ended in a bare `openmolt keys set`, which then asked which key.
+	"""
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-test")
+	expected = {
+		"telegram": [
+			"set OPENMOLT_TELEGRAM_BOT_TOKEN (in the environment, a .env file or "
+			"`openmolt keys set telegram botToken`)"
+		],
+		"slack": ["`openmolt keys set slack token`"],
+		"s3": ["`openmolt keys set s3 KEY`"],
+		# accountSid is an alternative of the credential, and Twilio's tools need it whatever the
+		# credential: its warning stays.
+		"twilio": ["`openmolt keys set twilio accountSid`", "`openmolt keys set twilio KEY`"],
+	}
+	for iid, said in expected.items():
+		done = cli.openmolt(
+			"-m", "openai:gpt-5-mini", "--integration", iid, "hi", cwd=tmp_path, env=env
+		)
+		assert done.returncode == 2, done.stderr
+		for text in said:
+			assert text in done.stderr, (iid, done.stderr)
+		assert "`openmolt keys set`" not in done.stderr
+	telegram = cli.openmolt(
+		"-m", "openai:gpt-5-mini", "--integration", "telegram", "hi", cwd=tmp_path, env=env
+	)
+	assert telegram.stderr.count("OPENMOLT_TELEGRAM_BOT_TOKEN") == 1, telegram.stderr
+
+
+def test_empty_piped_text_is_said_to_be_empty(tmp_path, cli) -> None:
+	"""`cat empty.txt | openmolt -m M`: the text came and was empty, not "pipe text in"."""
+	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-test")
+	for stdin in ("", "\n", "  \n\n"):
+		done = cli.openmolt("-m", "openai:gpt-5-mini", cwd=tmp_path, env=env, stdin=stdin)
+		assert done.returncode == 2
+		assert done.stderr == (
+			'openmolt: -m needs a prompt, and the text piped in was empty: openmolt -m MODEL "..."\n'
+		)

@@ -4,6 +4,7 @@ import pty
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,36 @@ def test_ctrl_c_during_a_single_run_exits_130(tmp_path, server, cli) -> None:
 	assert "SIGINT received: the run was cancelled" in running.lines["stderr"][-1]
 	assert not any("Traceback" in line for line in running.lines["stderr"])
 	assert running.lines["stdout"] == []
+
+
+def test_ctrl_c_while_a_sync_tool_runs_says_why_it_waits_and_again_ends_it(
+	tmp_path, server, cli
+) -> None:
+	"""A sync tool cannot be stopped: the command says it waits for it, and a 2nd Ctrl-C quits.
+
+	It hung without a word until the tool returned, and the second Ctrl-C printed a traceback
+	from the interpreter's threading._shutdown.
+	"""
+	(tmp_path / "slowtools.py").write_text(
+		"import sys, time\n"
+		"def slow() -> str:\n"
+		'    """Take long."""\n'
+		"    print('tool started', file=sys.stderr, flush=True)\n"
+		"    time.sleep(60)\n"
+		"    return 'late'\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_OPENAI_BASE_URL": server.url})
+	running = cli.Running(
+		"-m", "openai:call:local.slow", "--tool", "slowtools:slow", "hi", cwd=tmp_path, env=env
+	)
+	running.wait_for("stderr", "tool started")
+	running.proc.send_signal(signal.SIGINT)
+	running.wait_for("stderr", "still running (a sync tool cannot be stopped)")
+	started = time.monotonic()
+	running.proc.send_signal(signal.SIGINT)
+	assert running.finish(timeout=20) == 130
+	assert time.monotonic() - started < 10  # not the tool's 60 s
+	assert not any("Traceback" in line for line in running.lines["stderr"]), running.lines
 
 
 def test_human_input_without_a_terminal_ends_the_run(tmp_path, server, cli) -> None:

@@ -643,6 +643,22 @@ def test_another_integration_s_variable_is_not_called_a_typo(
 		assert done.returncode == 2
 		assert "no API key for openai: set OPENMOLT_OPENAI_API_KEY" in done.stderr
 		assert "a typo" not in done.stderr
+	# The other way round: the provider's key set, the integration's missing (an -m run).
+	both = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-1")
+	image = cli.openmolt(
+		"-m", "openai:gpt-5-mini", "--integration", "openaiImage", "hi", cwd=tmp_path, env=both
+	)
+	assert image.returncode == 2
+	assert "set OPENMOLT_OPENAI_IMAGE_API_KEY" in image.stderr
+	assert "a typo" not in image.stderr
+	assert (
+		near_variable(["OPENMOLT_OPENAI_IMAGE_API_KEY"], owners=["openai", "openaiImage"]) is None
+	)
+	monkeypatch.setenv("OPENMOLT_OPENAI_IMAGE_API_KY", "x")  # a typo of openaiImage's own
+	assert near_variable(["OPENMOLT_OPENAI_IMAGE_API_KEY"], owners=["openai", "openaiImage"]) == (
+		"OPENMOLT_OPENAI_IMAGE_API_KY",
+		"OPENMOLT_OPENAI_IMAGE_API_KEY",
+	)
 	monkeypatch.setenv("OPENMOLT_SLACK_ACCESS_TOKEN", "x")
 	assert near_variable(["OPENMOLT_DISCORD_ACCESS_TOKEN"], owners=["discord", "slack"]) is None
 	assert near_variable(["OPENMOLT_DISCORD_ACCESS_TOKEN"]) is None  # the installed ones

@@ -104,11 +104,51 @@ def test_the_dry_run_prices_every_model_of_the_providers_table() -> None:
 
 
 def test_the_cli_package_exports_main_and_the_terminal_prompt() -> None:
-	"""`openmolt_core.cli:main` stays the console-script target."""
+	"""`openmolt_core.cli:main` stays the command's entry for code (the console script wraps it)."""
 	import openmolt_core.cli as cli
 
 	assert cli.__all__ == ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 	assert callable(cli.main)
+
+
+def test_the_console_script_loads_the_command_inside_its_ctrl_c_handling() -> None:
+	"""`openmolt` is `openmolt_core._main:main`, which imports nothing heavy at its top.
+
+	A Ctrl-C while `openmolt_core.cli` loaded printed a KeyboardInterrupt traceback from the
+	console script's `from openmolt_core.cli import main`.
+	"""
+	import tomllib
+
+	from openmolt_core import _main
+
+	root = Path(__file__).resolve().parents[2]
+	scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+	assert scripts == {"openmolt": "openmolt_core._main:main"}
+	assert (
+		"from openmolt_core._main import main"
+		in (root / "openmolt_core/src/openmolt/__main__.py").read_text()
+	)
+	imported = {n for n in vars(_main) if not n.startswith("_")} - {"annotations", "main"}
+	assert imported == {"sys"}
+
+
+def test_a_ctrl_c_while_the_command_loads_is_one_line_and_130(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""KeyboardInterrupt raised by the import of the command: "openmolt: interrupted", exit 130."""
+	import sys
+	import types
+
+	from openmolt_core import _main
+	from openmolt_core.cli import ExitCode
+
+	class Loading(types.ModuleType):
+		def __getattr__(self, name: str) -> object:
+			raise KeyboardInterrupt
+
+	monkeypatch.setitem(sys.modules, "openmolt_core.cli", Loading("openmolt_core.cli"))
+	assert _main.main() == ExitCode.INTERRUPTED == 130
+	assert capsys.readouterr().err == "openmolt: interrupted\n"
 
 
 def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
@@ -352,3 +392,46 @@ def test_an_error_is_one_line_unless_something_required_is_missing(
 	with pytest.raises(SystemExit):
 		parser.parse_args([])
 	assert "usage: openmolt run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_the_command_says_it_waits_for_an_abandoned_call_and_ctrl_c_ends_the_wait(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_lines: bool
+) -> None:
+	"""A sync tool a cancelled run left running: one line says why the process waits.
+
+	It hung silently until the function returned, and a second Ctrl-C printed a traceback from
+	the interpreter's threading._shutdown.
+	"""
+	import threading
+
+	from openmolt_core._support.sync import ABANDONED_THREAD
+	from openmolt_core.cli._exit import ExitCode, wait_for_abandoned_calls
+
+	exits: list[int] = []
+	wait_for_abandoned_calls(exit=exits.append)  # nothing left: nothing said
+	assert capsys.readouterr().err == "" and exits == []
+	release = threading.Event()
+	left = threading.Thread(target=release.wait, name=ABANDONED_THREAD)
+	left.start()
+	try:
+
+		def interrupted(self: threading.Thread, timeout: float | None = None) -> None:
+			raise KeyboardInterrupt
+
+		monkeypatch.setattr(threading.Thread, "join", interrupted)
+		wait_for_abandoned_calls(json_lines=json_lines, exit=exits.append)
+	finally:
+		release.set()
+		monkeypatch.undo()
+		left.join()
+	assert exits == [ExitCode.INTERRUPTED]
+	err = capsys.readouterr().err
+	said = "a function the run called is still running (a sync tool cannot be stopped)"
+	if json_lines:
+		assert json.loads(err) == {
+			"event": "message",
+			"message": f"{said}; the command ends when it returns, or now with Ctrl-C",
+		}
+	else:
+		assert err.startswith(f"openmolt: {said}") and err.count("\n") == 1

@@ -334,3 +334,22 @@ async def test_a_renamed_evaluator_never_takes_a_name_given_to_another() -> None
 	means = report.evaluator_means()
 	assert len(means) == 3 and means["trajectory"] == 0.5, means
 	assert means["trajectory (2)"] == 1.0 and means["trajectory (3)"] == 1.0
+
+
+def test_a_dataset_that_cannot_be_read_says_why_in_words(tmp_path: Path) -> None:
+	"""A missing file, a folder, broken JSON: the reason and the line, not "[Errno 2] ...: 'x'"."""
+	with pytest.raises(ConfigurationError) as missing:
+		Dataset.load(tmp_path / "cases.json")
+	assert str(missing.value) == (
+		f"dataset {str(tmp_path / 'cases.json')!r}: cannot be read: No such file or directory"
+	)
+	with pytest.raises(ConfigurationError, match=r": cannot be read: Is a directory$"):
+		Dataset.load(tmp_path)
+	broken = tmp_path / "broken.json"
+	broken.write_text('{"cases": [\n  {"input": 1,}\n]}')
+	with pytest.raises(ConfigurationError) as invalid:
+		Dataset.load(broken)
+	assert str(invalid.value) == (
+		f"dataset {str(broken)!r}:2: invalid JSON: Expecting property name enclosed in double "
+		"quotes (column 15)"
+	)

@@ -375,9 +375,23 @@ def _twice(a: ToolContext, b: ToolContext) -> int:
 	return 0
 
 
+class _Conn:  # a class pydantic knows no schema for (a socket, a database connection)
+	pass
+
+
+def _socket(name: str, conn: _Conn) -> int:
+	return 0
+
+
 @pytest.mark.parametrize(
 	("function", "message"),
 	[
+		(  # pydantic's paragraph about arbitrary_types_allowed was the message
+			_socket,
+			r"^tool '_socket': parameter 'conn': \S*_Conn has no JSON Schema, and a model "
+			r"sends JSON; type it with str, int, float, bool, a list or dict of them, a "
+			r"dataclass, a TypedDict or a pydantic model$",
+		),
 		(_spread, r"parameter \*values: \*args and \*\*kwargs cannot be tool input"),
 		(_options, r"parameter \*\*options: \*args and \*\*kwargs cannot be tool input"),
 		(_mixed, r"parameter 'a': a ToolContext is given as the whole parameter"),
@@ -539,3 +553,29 @@ def test_a_calls_context_copies_every_field_of_the_bindings() -> None:
 
 	wider = for_call(Wider(agent="a", integration="local", more=3), memory, None)
 	assert type(wider) is Wider and wider.more == 3 and wider.memory is memory
+
+
+async def test_a_generator_s_items_are_the_result_sync_or_async() -> None:
+	"""An async generator's items reach the model as a list, as a sync generator's do.
+
+	The model was sent "<async_generator object ... at 0x...>", a repr, as a successful result.
+	"""
+
+	def countdown(n: int) -> Any:
+		"""Count down."""
+		yield from range(n, 0, -1)
+
+	async def acountdown(n: int) -> Any:
+		"""Count down, async."""
+		for i in range(n, 0, -1):
+			yield i
+
+	for function in (countdown, acountdown):
+		model = ScriptedModel([call_tool(f"local.{function.__name__}", n=3), finish(result="done")])
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(name="A", model=model, tools=[function])
+		result = await agent.run("go")
+		await om.aclose()
+		assert result.status == "success"
+		entry = json.loads(model.requests[1].messages[-1].content)["results"][0]
+		assert entry["ok"] is True and entry["result"] == [3, 2, 1], (function.__name__, entry)

@@ -237,6 +237,35 @@ async def test_a_missing_command_is_an_integration_error_naming_the_server() -> 
 	await om.aclose()
 
 
+@pytest.mark.parametrize("servers", [1, 2])
+async def test_a_server_that_exits_at_start_is_said_so_whatever_the_number_of_servers(
+	servers: int,
+) -> None:
+	"""A crash at start names the server and says it exited, also when two servers fail at once.
+
+	It was "ExceptionGroup: Connection closed", and with two servers "capabilities:tool-sources:
+	its list_tools hook raised ExceptionGroup ... fix the capability 'tool-sources'".
+	"""
+	om = OpenMolt(entry_points=False)
+	names = [f"crash{i}" for i in range(servers)]
+	for name in names:
+		om.register_integration(
+			name, MCP.stdio(sys.executable, ["-c", "import sys; sys.exit('no config')"])
+		)
+	model = ScriptedModel([])
+	agent = om.create_agent(name="A", model=model, integrations=names)
+	with anyio.fail_after(15), pytest.raises(IntegrationError) as raised:
+		await agent.run("go")
+	said = str(raised.value)
+	assert said.startswith(("crash0: the MCP server (", "crash1: the MCP server (")), said
+	assert said.endswith(
+		"could not be started: it exited before it answered (what it printed says why)"
+	)
+	assert "ExceptionGroup" not in said and "tool-sources" not in said
+	assert model.requests == []
+	await om.aclose()
+
+
 async def test_a_server_that_never_answers_fails_within_the_startup_timeout() -> None:
 	"""A process that speaks no MCP: the start gives up after startup_timeout, process stopped."""
 	om = OpenMolt(entry_points=False)

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from openmolt_core.cli import main
+from openmolt_core._main import main
 
 raise SystemExit(main())

@@ -844,12 +844,16 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 		return known
 	provider_name, sep, model_name = model.partition(":")
 	if not sep or not provider_name or not model_name:
-		owner = _provider_listing(om, model) if not sep else None
-		hint = (
-			f"did you mean '{owner}:{model}'?"
-			if owner
-			else "e.g. 'openai:gpt-5-mini', 'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
-		)
+		slashed = _slashed(om, model) if not sep else None  # openai/gpt-5-mini, as LiteLLM writes
+		owner = _provider_listing(om, model) if not sep and not slashed else None
+		if slashed:
+			hint = f"did you mean {slashed!r}?"
+		elif owner:
+			hint = f"did you mean '{owner}:{model}'?"
+		else:
+			hint = (
+				"e.g. 'openai:gpt-5-mini', 'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
+			)
 		raise ConfigurationError(
 			f"create_agent: model {model!r} must read 'provider:model'; {hint}"
 		)
@@ -857,6 +861,16 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 	resolved = (provider_name, model_name, lambda: om.provider(provider_name))
 	shared.models[model] = resolved
 	return resolved
+
+
+def _slashed(om: Host, model: str) -> str | None:
+	"""``openai:gpt-5-mini`` for ``openai/gpt-5-mini`` (LiteLLM's spelling), if ``openai`` is installed."""
+	provider_name, slash, model_name = model.partition("/")
+	if not slash or not model_name:
+		return None
+	names = {n.lower(): n for n in om.plugins.provider_names()}
+	found = names.get(provider_name.lower())
+	return f"{found}:{model_name}" if found else None
 
 
 def _provider_listing(om: Host, model: str) -> str | None:

@@ -416,6 +416,37 @@ def _field(annotation: Any, default: Any, doc: str | None, alias: str) -> tuple[
 	return annotation, Field(default, **extra)
 
 
+def _no_schema(
+	handle: str,
+	fields: dict[str, tuple[Any, Any]],
+	slots: Sequence[tuple[str | None, str, bool]],
+	exc: BaseException,
+) -> str:
+	"""Why a function's parameters have no JSON Schema: the parameter whose type has none.
+
+	pydantic's own message is a paragraph about ``arbitrary_types_allowed`` and
+	``__get_pydantic_core_schema__``, advice for pydantic models; a tool's author needs the
+	parameter and what a model can send instead.
+	"""
+	from pydantic import TypeAdapter
+
+	names = {key: name for key, name, _ in slots if key is not None}
+	for key, (annotation, _) in fields.items():
+		try:
+			TypeAdapter(annotation).json_schema()
+		except Exception:
+			shown = getattr(annotation, "__qualname__", None) or repr(annotation)
+			module = getattr(annotation, "__module__", "builtins")
+			shown = shown if module in ("builtins", "typing") else f"{module}.{shown}"
+			return (
+				f"tool {handle!r}: parameter {names.get(key, key)!r}: {shown} has no JSON Schema, "
+				"and a model sends JSON; type it with str, int, float, bool, a list or dict of "
+				"them, a dataclass, a TypedDict or a pydantic model"
+			)
+	first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+	return f"tool {handle!r}: its parameters have no JSON Schema: {first}"
+
+
 def _from_function(
 	function: Callable[..., Any],
 	*,
@@ -494,7 +525,7 @@ def _from_function(
 		schema = _clean(model.model_json_schema(by_alias=True))
 		schema["additionalProperties"] = False
 	except Exception as exc:
-		raise TypeError(f"tool {handle!r}: its parameters have no JSON Schema: {exc}") from exc
+		raise TypeError(_no_schema(handle, fields, slots, exc)) from exc
 	returns = hints.get("return")
 	output_schema = None
 	if returns not in (None, Any, type(None)):
@@ -525,7 +556,10 @@ def _from_function(
 				args.append(value)
 			else:
 				kwargs[name] = value
-		return _jsonable(await _call(function, *args, **kwargs))
+		result = await _call(function, *args, **kwargs)
+		if inspect.isasyncgen(result):  # its items, as a sync generator's (not its repr)
+			result = [item async for item in result]
+		return _jsonable(result)
 
 	return FunctionTool(
 		handle=handle,

@@ -252,10 +252,29 @@ class RunStore(RunObserver):
 
 	# the connection ---------------------------------------------------------------------
 
+	def check(self) -> None:
+		"""Open the store now, making it if missing: a path that cannot hold one is said at once.
+
+		A run's observer that fails is logged and skipped, so a store that cannot be written
+		would otherwise record nothing, silently.
+
+		Raises:
+			ConfigurationError: The path is a folder or another kind of file (an agent file,
+				a corrupt database), or its folder cannot be made or written.
+		"""
+		try:
+			self._connect().close()
+		except (OSError, sqlite3.Error) as exc:
+			from openmolt_core.errors import ConfigurationError
+
+			raise ConfigurationError(f"{self.path} cannot hold a run store: {exc}") from None
+
 	def _connect(self) -> sqlite3.Connection:
 		if not self._ready:
 			with self._init_lock:
 				if not self._ready:
+					if self.path.is_dir():  # SQLite would say "unable to open database file"
+						raise sqlite3.OperationalError("it is a folder")
 					# 0600 in a 0700 folder: runs hold inputs, outputs. The default folder is
 					# narrowed whoever opens it (a run, `openmolt logs`, the viewer), also when
 					# an older version made it wider.

@@ -183,9 +183,17 @@ class Dataset:
 		"""
 		file = Path(path)
 		try:
-			data = json.loads(file.read_text(encoding="utf-8"))
-		except (OSError, ValueError) as exc:
-			raise ConfigurationError(f"dataset {str(file)!r}: {exc}") from exc
+			text = file.read_text(encoding="utf-8")
+		except OSError as exc:  # its reason, not "[Errno 2] No such file or directory: 'x'"
+			raise ConfigurationError(
+				f"dataset {str(file)!r}: cannot be read: {exc.strerror or exc}"
+			) from exc
+		try:
+			data = json.loads(text)
+		except json.JSONDecodeError as exc:  # as an agent file's: the line, then the column
+			raise ConfigurationError(
+				f"dataset {str(file)!r}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+			) from exc
 		return cls.from_dict(data, name=file.stem)
 
 	@classmethod

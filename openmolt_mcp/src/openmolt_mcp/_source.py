@@ -235,14 +235,19 @@ class MCPToolSource:
 
 	def _startup_error(self, error: BaseException | None) -> str:
 		what = self.describe()
-		if isinstance(error, TimeoutError):
+		leaves = _leaves(error) if error is not None else []
+		first = leaves[0] if len(leaves) == 1 else error  # a task group's one error, unwrapped
+		if isinstance(first, TimeoutError):
 			reason = f"it did not answer within {self.options.startup_timeout:g} s"
-		elif isinstance(error, FileNotFoundError):
+		elif isinstance(first, FileNotFoundError):
 			reason = "the command was not found; install it or give its full path"
-		elif error is None:
-			reason = "the connection closed"
+		elif first is None or all(_closed(e) for e in leaves):
+			if isinstance(self.options, HttpServer):
+				reason = "the connection closed before it answered"
+			else:  # a crash at start: its own stderr, passed through, is printed above this
+				reason = "it exited before it answered (what it printed says why)"
 		else:
-			reason = f"{type(error).__name__}: {_message(error)}"
+			reason = f"{type(first).__name__}: {_message(first)}"
 		return self._redact(f"the MCP server ({what}) could not be started: {reason}")
 
 	async def _reset(self) -> None:
@@ -425,6 +430,21 @@ async def _list_all(client: Client) -> list[Any]:
 		if not cursor:
 			break
 	return tools
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+	"""The exceptions inside (nested) exception groups, or ``exc`` itself."""
+	if isinstance(exc, BaseExceptionGroup):
+		return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+	return [exc]
+
+
+def _closed(exc: BaseException) -> bool:
+	"""Whether ``exc`` is the SDK's "Connection closed" (the server went away)."""
+	from mcp import MCPError
+	from mcp_types.jsonrpc import CONNECTION_CLOSED
+
+	return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
 def _message(exc: BaseException) -> str:

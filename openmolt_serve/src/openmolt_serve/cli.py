@@ -144,7 +144,9 @@ def _load(
 			)
 		names[one.agent.name] = path
 		check_ready(one, strict=True)  # a missing key fails now, not at the first message
-		record_runs(one.om)
+		unrecorded = record_runs(one.om)
+		if unrecorded and not loaded:  # one store for every agent: said once
+			_line(f"warning: {unrecorded}")
 		if one.agent.on_human_input_request is not None:
 			park_questions(one.agent)  # not the terminal: the chat or the viewer answers
 		loaded.append(one)

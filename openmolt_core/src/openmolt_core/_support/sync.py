@@ -61,10 +61,13 @@ if TYPE_CHECKING:
 
 	from anyio import CapacityLimiter
 
-__all__ = ["IDLE", "QUICK", "call", "cancelled", "is_async"]
+__all__ = ["ABANDONED_THREAD", "IDLE", "QUICK", "call", "cancelled", "is_async"]
 
 IDLE = 10.0
 """Seconds after which an idle worker thread ends."""
+
+ABANDONED_THREAD = "OpenMolt worker (abandoned)"
+"""The name of the thread that keeps the interpreter alive until an abandoned call returns."""
 
 QUICK = 0.0002
 """Seconds the loop thread waits, blocked, for a sync function before it awaits it on the loop."""
@@ -272,7 +275,7 @@ def _abandon(job: _Job) -> None:
 		if job.finished:
 			return
 		ended = job.ended = threading.Event()
-	threading.Thread(target=ended.wait, name="OpenMolt worker (abandoned)").start()
+	threading.Thread(target=ended.wait, name=ABANDONED_THREAD).start()
 
 
 def _work(jobs: SimpleQueue[_Item]) -> None:

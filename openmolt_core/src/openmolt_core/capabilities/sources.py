@@ -188,16 +188,23 @@ class Sources(Capability):
 			IntegrationError: A source could not list its tools (the message is redacted).
 		"""
 		lists: list[Sequence[Tool]] = [()] * len(self._bindings)
+		failed: list[OpenMoltError] = []
 
-		async def one(index: int, binding: SourceBinding) -> None:
-			lists[index] = await _list(binding)
+		async def one(index: int, binding: SourceBinding, scope: anyio.CancelScope) -> None:
+			try:
+				lists[index] = await _list(binding)
+			except OpenMoltError as exc:  # raised as itself below, not in an ExceptionGroup
+				failed.append(exc)
+				scope.cancel()  # the run cannot start: the other sources need not finish
 
 		if len(self._bindings) == 1:
-			await one(0, self._bindings[0])
+			lists[0] = await _list(self._bindings[0])
 		else:
 			async with anyio.create_task_group() as tg:
 				for index, binding in enumerate(self._bindings):
-					tg.start_soon(one, index, binding)
+					tg.start_soon(one, index, binding, tg.cancel_scope)
+		if failed:
+			raise failed[0]
 		previous = self._listed
 		if previous is not None and all(a is b for a, b in zip(lists, previous, strict=True)):
 			return self._bound

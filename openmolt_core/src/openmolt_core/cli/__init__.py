@@ -122,10 +122,7 @@ def _overview() -> str:
 		"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows the",
 		"command's options; `openmolt --version` prints the version.",
 		"",
-		"Every run is recorded with its input, output and conversation (secrets masked) in",
-		"$XDG_STATE_HOME/openmolt/runs.db (~/.local/state/openmolt/runs.db, readable by you only):",
-		"`openmolt logs` lists them, `openmolt logs --prune DAYS` deletes old ones, and",
-		"OPENMOLT_RUN_STORE=off (or a path) turns recording off (or moves it).",
+		*_RECORDED,
 		"",
 		"exit codes:",
 		*(f"  {int(code):>3}  {text}" for code, text in EXIT_CODES.items()),
@@ -133,12 +130,22 @@ def _overview() -> str:
 	return "\n".join(lines) + "\n"
 
 
+_RECORDED = (
+	"Every run is recorded with its input, output and conversation (secrets masked) in",
+	"$XDG_STATE_HOME/openmolt/runs.db (~/.local/state/openmolt/runs.db, readable by you only):",
+	"`openmolt logs` lists them, `openmolt logs --prune DAYS` deletes old ones, and",
+	"OPENMOLT_RUN_STORE=off (or a path) turns recording off (or moves it).",
+)
+"""What `openmolt --help` and `openmolt run --help` say of the run store."""
+
+
 def _run_parser(prog: str) -> argparse.ArgumentParser:
 	parser = CommandParser(
 		prog=prog,
 		help_command="openmolt run --help",
 		description="Run an OpenMolt agent file once, or on its schedules.",
-		epilog="Exit codes: see `openmolt --help`.",
+		epilog="\n".join([*_RECORDED, "", "Exit codes: see `openmolt --help`."]),
+		formatter_class=argparse.RawDescriptionHelpFormatter,
 	)
 	parser.add_argument(
 		"file",
@@ -165,7 +172,8 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 		action="append",
 		default=[],
 		metavar="MODULE:FUNCTION",
-		help="with -m: give the agent a Python function as a tool (repeatable)",
+		help="with -m: give the agent a Python function as a tool, module:function or "
+		"file.py:function (repeatable)",
 	)
 	parser.add_argument(
 		"--input", help="the run's input: JSON if it parses, else the text; '-' reads stdin"
@@ -239,13 +247,27 @@ def _run_command(args: list[str], prog: str) -> int:
 		startup.close()
 
 
+_NOT_EMPTY = (
+	("session", "--session", "a conversation id (a name of your choice)"),
+	("user", "--user", "the id of the end user the run acts for"),
+	("model", "-m", "a model, e.g. -m openai:gpt-5-mini"),
+	("integration", "--integration", "an integration id, e.g. --integration github"),
+	("tool", "--tool", "module:function or file.py:function, e.g. --tool mytools:lookup_order"),
+)
+"""Run options whose value cannot be empty or blank: (argparse dest, option, what to give)."""
+
+
 def _run_paused(args: list[str], prog: str, startup: StartupGC) -> int:
 	parser = _run_parser(prog)
 	ns = parser.parse_args(args)
 	if ns.session is not None and ns.continue_last:
 		parser.error("give --session ID or -c (continue the last conversation), not both")
-	if ns.session is not None and not ns.session.strip():
-		parser.error("--session: give a conversation id (a name of your choice)")
+	for dest, option, what in _NOT_EMPTY:  # `--user ""`: said here, not by the engine mid-start
+		given = getattr(ns, dest)
+		if any(
+			v is not None and not v.strip() for v in (given if isinstance(given, list) else [given])
+		):
+			parser.error(f"{option}: give {what}")
 	if ns.model is None:
 		if ns.file is None:
 			parser.error("give an agent file (agent.json or agent.py), or -m MODEL and a prompt")
@@ -287,6 +309,10 @@ def _prompt_input(ns: argparse.Namespace) -> str:
 		prompt = None
 	parts = [p for p in (prompt, piped) if p and p.strip()]
 	if not parts:
+		if piped is not None and not (prompt and prompt.strip()):  # `cat empty.txt | openmolt -m`
+			raise ConfigurationError(
+				'-m needs a prompt, and the text piped in was empty: openmolt -m MODEL "..."'
+			)
 		raise ConfigurationError('-m needs a prompt: openmolt -m MODEL "..." (or pipe text in)')
 	return "\n\n".join(parts)
 
@@ -356,7 +382,9 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	held.show()
-	record_runs(loaded.om)
+	unrecorded = record_runs(loaded.om)
+	if unrecorded:
+		progress.line(f"warning: {unrecorded}")
 	session = None
 	if ns.session is not None or ns.continue_last:
 		from openmolt_core.cli._run import cli_session
@@ -671,7 +699,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 		text = mask_known(str(exc))
 		text = text if python else for_the_command(text, prompt=prompt)
-		for line in text.splitlines() or [type(exc).__name__]:
+		# Each line in the command's voice; a blank one (a library's paragraph break) is left out.
+		for line in [t for t in text.splitlines() if t.strip()] or [type(exc).__name__]:
 			print(f"openmolt: {line}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint
@@ -700,4 +729,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 		if argv is not None:  # called from code (tests): leave warnings as they were
 			warnings.showwarning = shown
 		else:
+			from openmolt_core.cli._exit import wait_for_abandoned_calls
+
+			# A sync tool a cancelled run left running: said, and Ctrl-C ends the wait.
+			wait_for_abandoned_calls(json_lines="--json" in args)
 			_ending()

@@ -553,11 +553,66 @@ def load_json_file(path: Path) -> AgentFile:
 		raise AgentFileError(
 			f"{path}:1: an agent file holds one JSON object, not {type(data).__name__}"
 		)
+	_refuse_unread_variables(data, text, path)
 	try:
 		# Strict: JSON has its own types, so "yes" is no boolean and "10" no number.
 		return AgentFile.model_validate(data, strict=True)
 	except ValidationError as exc:
 		raise AgentFileError(_format_errors(exc, data, text, str(path))) from exc
+
+
+_VARIABLE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}|[A-Z][A-Z0-9_]+)")
+"""A whole value that names an environment variable: ``${OPENAI_KEY}``, ``$OPENAI_KEY`` (a
+secret that starts with ``$`` and a lower-case letter or digit, ``$ecret1``, is no name)."""
+
+
+def _refuse_unread_variables(data: dict[str, Any], text: str, path: Path) -> None:
+	"""``"apiKey": "${MY_KEY}"`` in llmProviders or integrations, which read no variables.
+
+	Only ``mcpServers`` expands ``${VAR}``; anywhere else the text would be sent as the key. The
+	command reads each key from its own variable (``OPENMOLT_OPENAI_API_KEY``) instead.
+
+	Raises:
+		AgentFileError: Such a value, with its line and the variable that is read.
+	"""
+	from openmolt_core._envvars import env_var
+
+	for key, section in data.items():
+		if _norm(key) not in ("llmproviders", "integrations"):
+			continue
+		for where, value in _strings(section, (key,)):
+			if not _VARIABLE.fullmatch(value.strip()):
+				continue
+			owner: Any = where[1]
+			if isinstance(owner, int):  # the list form: {"integration": id, "credential": ...}
+				entry = section[owner] if isinstance(section, list) else None
+				owner = entry.get("integration") if isinstance(entry, dict) else None
+			field = where[-1]
+			read = (
+				f"set {env_var(owner, field)} (in the environment or a .env file) and leave the "
+				"key out"
+				if isinstance(owner, str) and isinstance(field, str)
+				else "give the value itself"
+			)
+			line = _positions(text).get(tuple(_norm(w) for w in where))
+			dotted = ".".join(f"[{w}]" if isinstance(w, int) else w for w in where).replace(
+				".[", "["
+			)
+			raise AgentFileError(
+				f"{path}:{line or 1}: {dotted}: {value!r} would be sent as it is written: only "
+				f"mcpServers reads ${{VAR}}; {read}"
+			)
+
+
+def _strings(value: Any, where: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+	"""Every string inside ``value``, with its path."""
+	if isinstance(value, str):
+		return [(where, value)]
+	if isinstance(value, dict):
+		return [found for k, v in value.items() for found in _strings(v, (*where, k))]
+	if isinstance(value, list):
+		return [found for i, v in enumerate(value) for found in _strings(v, (*where, i))]
+	return []
 
 
 # Python files -----------------------------------------------------------------------------

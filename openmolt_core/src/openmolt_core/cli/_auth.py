@@ -223,12 +223,14 @@ def _sign_in(ns: argparse.Namespace) -> int:
 def _ask(prompt: str, *, secret: bool, instead: str = "") -> str:
 	if not sys.stdin.isatty():
 		value = sys.stdin.readline().strip()
-	elif secret:
+	else:
 		import getpass
 
-		value = getpass.getpass(prompt).strip()
-	else:
-		value = input(prompt).strip()
+		try:
+			value = (getpass.getpass(prompt) if secret else input(prompt)).strip()
+		except KeyboardInterrupt:  # "openmolt: interrupted" on its own line, not after the prompt
+			print(file=sys.stderr)
+			raise
 	if not value:
 		also = f"; give it with {instead}" if instead else ""
 		raise ConfigurationError(f"{prompt.strip(' :')}: nothing given{also}")
@@ -307,19 +309,47 @@ def main(args: list[str]) -> int:
 	if args and args[0] == "revoke":
 		return _revoke(args[1:])
 	if args and not args[0].startswith("-"):
-		_check_action(args[0])
+		_check_action(args[0], args[1:])
 	return _sign_in(_parser().parse_args(args))
 
 
-def _check_action(word: str) -> None:
-	"""``openmolt auth lst``: a mistyped action, not an integration that does not exist."""
+_OTHER_TOOLS_WORDS = {
+	**dict.fromkeys(("login", "signin", "sign-in", "connect", "add"), "openmolt auth {id}"),
+	**dict.fromkeys(
+		("logout", "signout", "sign-out", "remove", "rm", "delete"), "openmolt auth revoke {id}"
+	),
+	**dict.fromkeys(("ls", "status"), "openmolt auth list"),
+}
+"""What ``gh auth login`` and the like taught people to type, and the command here."""
+
+
+def _check_action(word: str, rest: list[str]) -> None:
+	"""``openmolt auth lst``, ``openmolt auth login slack``: an action, not an integration.
+
+	Args:
+		word: The first word after ``auth``.
+		rest: The words after it.
+	"""
 	import difflib
 
 	from openmolt_core.openmolt import OpenMolt
 
+	ids = OpenMolt().plugins.integration_ids()
+	if word in ids:
+		return
+	said = _OTHER_TOOLS_WORDS.get(word.lower())
+	if said is not None:
+		iid = next((w for w in rest if not w.startswith("-")), "ID")
+		raise ConfigurationError(f"auth: no action {word!r}; `{said.format(id=iid)}` does that")
 	close = difflib.get_close_matches(word, ("list", "revoke"), n=1, cutoff=0.6)
-	if close and word not in OpenMolt().plugins.integration_ids():
+	if close:
 		raise ConfigurationError(
 			f"auth: no such action or integration {word!r}; did you mean {close[0]!r}? "
+			f"(usage: {_USAGE})"
+		)
+	named = next((w for w in rest if w in ids), None)
+	if named is not None:  # `openmolt auth logn slack`: the integration is the word after
+		raise ConfigurationError(
+			f"auth: no action {word!r}; `openmolt auth {named}` signs in to {named} "
 			f"(usage: {_USAGE})"
 		)

@@ -6,7 +6,7 @@ options after ``run`` or an agent file), the words its first argument takes (``k
 `values_of`) and, after ``-m``/``--model``, the installed providers' models (asked from
 ``openmolt`` at completion time, as `openmolt_core.cli._models.rows` lists them), agent files (``*.json``, ``*.py``; after ``tools`` too) and, after ``tools``
 and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
-so new plugins appear without regenerating the script). A subcommand's options are read from its
+so new plugins appear without regenerating the script), then that integration's tool handles. A subcommand's options are read from its
 argument parser when the script is made: the command is started with ``--help`` and stopped as
 its parser is about to parse (`options_of`), so it does nothing and prints nothing; only the core's
 and OpenMolt's own distributions' commands are read so (another distribution's command might not
@@ -65,6 +65,8 @@ _openmolt() {
 	else
 		case "$COMP_CWORD:${COMP_WORDS[1]}" in
 %(bash_words)s
+			3:tools|3:integrations)  # one tool of the integration: its handle
+				COMPREPLY=( $(compgen -W "$(openmolt completion --tools "${COMP_WORDS[2]}" 2>/dev/null)" -- "$cur") );;
 		esac
 		[ -n "${COMPREPLY[*]}" ] || COMPREPLY=( $(compgen -f -- "$cur") )
 	fi
@@ -99,6 +101,10 @@ _openmolt() {
 %(zsh_words)s
 		esac
 	fi
+	if (( CURRENT == 4 )) && [[ "${words[2]}" == (tools|integrations) ]]; then
+		_values 'tool' ${(f)"$(openmolt completion --tools "${words[3]}" 2>/dev/null)"}
+		return
+	fi
 	case "${words[2]}" in
 %(zsh_cases)s
 		*) _arguments '*:file:_files' %(zsh_options)s;;
@@ -112,6 +118,7 @@ complete -c openmolt -f -n '__fish_use_subcommand' -a '%(commands)s'
 complete -c openmolt -n '__fish_use_subcommand' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
 complete -c openmolt -f -n '__fish_seen_subcommand_from tools integrations auth' -a '(openmolt completion --integrations 2>/dev/null)'
 complete -c openmolt -n '__fish_seen_subcommand_from tools' -k -a '(__fish_complete_suffix .json; __fish_complete_suffix .py)'
+complete -c openmolt -f -n '__fish_seen_subcommand_from tools integrations; and test (count (commandline -opc)) -eq 3' -a '(openmolt completion --tools (commandline -opc)[3] 2>/dev/null)'
 complete -c openmolt -f -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set remove' -a '(openmolt completion --key-owners 2>/dev/null)'
 %(fish_options)s
 %(fish_cases)s
@@ -339,7 +346,8 @@ def main(
 ) -> int:
 	"""Print a completion script, or (``--integrations``) the installed integration ids.
 
-	``--models`` prints the models, ``--key-owners`` what ``openmolt keys set`` takes.
+	``--models`` prints the models, ``--key-owners`` what ``openmolt keys set`` takes, ``--tools
+	ID`` an integration's tool handles (what ``openmolt tools ID TOOL`` takes).
 
 	Args:
 		args: The arguments after ``completion``.
@@ -355,7 +363,18 @@ def main(
 	parser.add_argument("--integrations", action="store_true", help=argparse.SUPPRESS)
 	parser.add_argument("--models", action="store_true", help=argparse.SUPPRESS)
 	parser.add_argument("--key-owners", action="store_true", help=argparse.SUPPRESS)
+	parser.add_argument("--tools", metavar="ID", help=argparse.SUPPRESS)
 	ns = parser.parse_args(args)
+	if ns.tools is not None:  # `openmolt tools slack post<TAB>`: the integration's tool handles
+		from openmolt_core.errors import OpenMoltError
+		from openmolt_core.openmolt import OpenMolt
+
+		try:
+			spec = OpenMolt().plugins.integration(ns.tools)
+		except OpenMoltError:  # not an integration (an agent file, a typo): nothing to offer
+			return 0
+		sys.stdout.write("".join(f"{t.handle}\n" for t in spec.tools))
+		return 0
 	if ns.key_owners:  # what `openmolt keys set` takes: the providers, then the integrations
 		from openmolt_core.openmolt import OpenMolt
 

@@ -119,8 +119,8 @@ def near_variable(
 	"""A set ``OPENMOLT_`` variable spelled close to a needed one, and that one; else None.
 
 	A variable of another provider or integration is not a typo: ``OPENMOLT_OPENAI_IMAGE_API_KEY``
-	(the openaiImage integration's) is not offered for ``OPENMOLT_OPENAI_API_KEY``, nor
-	``OPENMOLT_SLACK_ACCESS_TOKEN`` for ``OPENMOLT_DISCORD_ACCESS_TOKEN``.
+	(the openaiImage integration's) is not offered for ``OPENMOLT_OPENAI_API_KEY`` nor the other
+	way round, nor ``OPENMOLT_SLACK_ACCESS_TOKEN`` for ``OPENMOLT_DISCORD_ACCESS_TOKEN``.
 
 	Args:
 		needed: The variables wanted (``OPENMOLT_SLACK_TOKEN``).
@@ -136,12 +136,17 @@ def near_variable(
 	skip = {*needed, *real}
 	given = [v for v in [*os.environ, *more] if v.startswith("OPENMOLT_") and v not in skip]
 	prefixes: list[str] | None = None
+
+	def owner_of(name: str) -> str | None:
+		# The longest prefix: OPENMOLT_OPENAI_IMAGE_API_KEY is openaiImage's, not openai's.
+		return max((p for p in prefixes or () if name.startswith(p)), key=len, default=None)
+
 	for variable in needed:
 		for close in difflib.get_close_matches(variable, given, n=5, cutoff=0.85):
 			if prefixes is None:
 				known = _installed_owners() if owners is None else owners
 				prefixes = [_variable(owner, "") for owner in known]  # OPENMOLT_SLACK_
-			if not any(close.startswith(p) and not variable.startswith(p) for p in prefixes):
+			if owner_of(close) in (None, owner_of(variable)):  # another owner's: not a typo
 				return close, variable
 	return None
 

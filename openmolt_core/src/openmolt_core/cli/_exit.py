@@ -5,9 +5,12 @@ docs/cli.md lists the same table; a test checks that the two agree.
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
 from enum import IntEnum
 
-__all__ = ["EXIT_CODES", "ExitCode", "for_status"]
+__all__ = ["EXIT_CODES", "ExitCode", "for_status", "wait_for_abandoned_calls"]
 
 
 class ExitCode(IntEnum):
@@ -67,3 +70,52 @@ _BY_STATUS = {
 def for_status(status: str) -> ExitCode:
 	"""The exit code of a single run that ended with ``status`` (a `RunStatus`)."""
 	return _BY_STATUS.get(status, ExitCode.FAILURE)
+
+
+def wait_for_abandoned_calls(
+	*, json_lines: bool = False, exit: Callable[[int], object] = os._exit
+) -> None:
+	"""Before the process ends, wait for the sync calls a run stopped waiting for, saying so.
+
+	Python cannot stop a thread: a sync tool still running when its run was cancelled (Ctrl-C,
+	a timeout) keeps the process alive until it returns (`openmolt_core._support.sync`). The
+	command said "cancelled" and then hung without a word, and a second Ctrl-C printed a
+	traceback from the interpreter's ``threading._shutdown``. Now it says why it waits, and a
+	Ctrl-C during the wait ends the process at once with `ExitCode.INTERRUPTED`.
+
+	Args:
+		json_lines: Say it as a JSON ``message`` event (``--json``: stderr is JSON lines).
+		exit: How to end the process at once (``os._exit``: the interpreter would wait again).
+	"""
+	import threading
+
+	from openmolt_core._support.sync import ABANDONED_THREAD
+
+	left = [t for t in threading.enumerate() if t.name == ABANDONED_THREAD and t.is_alive()]
+	if not left:
+		return
+	calls = (
+		"a function the run called is"
+		if len(left) == 1
+		else f"{len(left)} functions the run called are"
+	)
+	said = (
+		f"{calls} still running (a sync tool cannot be stopped); the command ends when it "
+		"returns, or now with Ctrl-C"
+	)
+	if json_lines:
+		import json
+
+		print(json.dumps({"event": "message", "message": said}), file=sys.stderr)
+	else:
+		print(f"openmolt: {said}", file=sys.stderr)
+	try:
+		for thread in left:
+			thread.join()
+	except KeyboardInterrupt:
+		for stream in (sys.stdout, sys.stderr):
+			try:
+				stream.flush()
+			except (OSError, ValueError):
+				pass
+		exit(ExitCode.INTERRUPTED)

@@ -270,10 +270,14 @@ def default_dotenv(explicit: str | None) -> Path | None:
 	"""The ``.env`` file to read: ``--env-file``, else ``./.env`` when it exists.
 
 	Raises:
-		ConfigurationError: An explicit file does not exist.
+		ConfigurationError: An explicit file is empty, a folder, or does not exist.
 	"""
 	if explicit is not None:
+		if not explicit.strip():  # Path("") is ".", which is no file either: say what is missing
+			raise ConfigurationError("--env-file: give the path of a .env file")
 		path = Path(explicit)
+		if path.is_dir():
+			raise ConfigurationError(f"--env-file {explicit}: a folder; give the .env file in it")
 		if not path.is_file():
 			raise ConfigurationError(f"{path}: no such .env file")
 		return path

@@ -417,6 +417,18 @@ def _variable(name: str, key: str | None) -> str:
 	)
 
 
+_NEVER_PRINTED = frozenset({"get", "show", "print", "cat", "value"})
+"""What other tools call reading a key back (``llm keys get``): not offered as `set`."""
+
+_OTHER_WORDS = {
+	**dict.fromkeys(("add", "put", "store", "new", "save"), "set"),
+	**dict.fromkeys(("rm", "del", "delete", "unset", "forget"), "remove"),
+	**dict.fromkeys(("ls", "show-all"), "list"),
+	**dict.fromkeys(("where", "file", "location"), "path"),
+}
+"""Other words for the actions, which no "did you mean" would find (``delete``: ``remove``)."""
+
+
 def main(args: list[str]) -> int:
 	"""``openmolt keys``: set, list, remove the stored keys, or print the store's path.
 
@@ -447,6 +459,19 @@ def main(args: list[str]) -> int:
 	drop.add_argument("key", nargs="?")
 	sub.add_parser("list", help="the stored variables (never their values)")
 	sub.add_parser("path", help="print the key store's file")
+	word = args[0] if args else ""
+	if word in _NEVER_PRINTED:  # `llm keys get openai`: a value is not shown here
+		parser.exit(
+			2,
+			f"openmolt keys: no action {word!r}: stored values are never printed; `openmolt keys "
+			"list` names the stored variables, `openmolt keys path` prints the file\n",
+		)
+	if word in _OTHER_WORDS:  # `keys add`, `keys rm`: not a typo of set or remove, another word
+		meant = _OTHER_WORDS[word]
+		parser.exit(
+			2,
+			f"openmolt keys: no action {word!r}; did you mean {meant!r}? (choose from set, remove, list, path)\n",
+		)
 	ns = parser.parse_args(args)
 	if ns.action == "path":
 		print(path())
@@ -480,6 +505,9 @@ def main(args: list[str]) -> int:
 			except EOFError:  # Ctrl-D at the prompt: nothing typed
 				print(file=sys.stderr)
 				value = ""
+			except KeyboardInterrupt:  # "openmolt: interrupted" on its own line
+				print(file=sys.stderr)
+				raise
 		else:
 			value = sys.stdin.readline()
 	value = value.strip()  # a pasted token's stray space or line end is no part of it

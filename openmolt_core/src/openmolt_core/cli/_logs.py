@@ -119,6 +119,7 @@ async def _main(ns: argparse.Namespace) -> int:
 			raise ConfigurationError(f"no run {ns.run_id!r}: no runs recorded yet ({store.path})")
 		sys.stdout.write("[]\n" if ns.json else f"no runs recorded yet ({store.path})\n")
 		return 0
+	store.check()  # another kind of file (OPENMOLT_RUN_STORE=agent.json): one line, not a crash
 	if ns.prune is not None:
 		cut = (datetime.now(UTC) - timedelta(days=ns.prune)).isoformat()
 		removed = await store.prune(cut)

@@ -7,7 +7,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -176,13 +176,16 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 	bound = [t for t in agent._tools.values() if t.integration is not None]
 	if bound:  # the credential checks load only for an agent that has integrations
 		from openmolt_core.integrations.preflight import missing_credentials
-	for missing in missing_credentials(bound) if bound else ():
+	credentials = list(missing_credentials(bound)) if bound else []
+	needed = {(m.integration, key) for m in credentials for key in m.keys}
+	for missing in credentials:
 		iid = missing.integration
 		where = [f"{missing.describe()}: set"]
 		variables = missing.spelled(partial(env_var, iid))
 		wanted = [env_var(iid, k) for k in missing.named]
 		empty = blank_variables(wanted)  # os.environ holds the .env file's values too
-		where.append(f"{variables} (in the environment, a .env file or `openmolt keys set`){empty}")
+		store = _keys_set(iid, missing.keys if not missing.more else ())
+		where.append(f"{variables} (in the environment, a .env file or `{store}`){empty}")
 		if not loaded.prompt and loaded.file.suffix == ".py":
 			where[-1] += ", or"
 			keys = missing.spelled(repr)
@@ -208,6 +211,8 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			where[-1] += f" ({near[0]} is set: a typo of {near[1]}?)"
 		problems.append(" ".join(where))
 	for iid, key, handles in _missing_tool_keys(bound):
+		if (iid, key) in needed:  # Telegram's botToken: its credential's line names it already
+			continue
 		shown = ", ".join(handles[:3]) + (
 			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
 		)
@@ -219,7 +224,7 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			what = f"{iid}'s tools {shown} need"
 		note = (
 			f"{what} config {key!r}, which is not set: set "
-			f"{env_var(iid, key)} (in the environment, a .env file or `openmolt keys set`)"
+			f"{env_var(iid, key)} (in the environment, a .env file or `{_keys_set(iid, [key])}`)"
 		)
 		if strict and not every:  # the agent may never call them: said, not refused
 			print(f"openmolt: warning: {note}", file=sys.stderr)
@@ -385,23 +390,39 @@ def load_prompt(
 	return loaded
 
 
-def _import_tool(reference: str) -> Callable[..., Any]:
-	"""``package.module:function`` → the function (``--tool``)."""
-	import importlib
+def _keys_set(iid: str, keys: Sequence[str]) -> str:
+	"""The ``openmolt keys set`` command that stores what is missing: its key when it is one."""
+	return f"openmolt keys set {iid} {keys[0] if len(keys) == 1 else 'KEY'}"
 
-	module_name, _, attribute = reference.partition(":")
+
+def _import_tool(reference: str) -> Callable[..., Any]:
+	"""``package.module:function`` or ``path/to/file.py:function`` → the function (``--tool``)."""
+	import importlib
+	import importlib.util
+
+	module_name, _, attribute = reference.rpartition(":")
 	if not module_name or not attribute:
 		raise ConfigurationError(
-			f"--tool {reference!r}: give module:function, e.g. --tool mytools:lookup_order"
+			f"--tool {reference!r}: give module:function or file.py:function, e.g. "
+			"--tool mytools:lookup_order"
 		)
-	if os.getcwd() not in sys.path:  # a module beside the user, as `python -m` finds it
-		sys.path.insert(0, os.getcwd())
-	try:
-		module = importlib.import_module(module_name)
-	except ImportError as exc:
-		raise ConfigurationError(
-			f"--tool {reference!r}: cannot import {module_name}: {exc}"
-		) from None
+	if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+		module = _tool_file(reference, Path(module_name))
+	else:
+		if os.getcwd() not in sys.path:  # a module beside the user, as `python -m` finds it
+			sys.path.insert(0, os.getcwd())
+		try:
+			module = importlib.import_module(module_name)
+		except ImportError as exc:
+			raise ConfigurationError(
+				f"--tool {reference!r}: cannot import {module_name}: {exc}"
+			) from None
+		except Exception as exc:  # the module itself fails: its file and line, as an agent.py's
+			found = importlib.util.find_spec(module_name)
+			origin = found.origin if found is not None else None
+			raise ConfigurationError(
+				f"--tool {reference!r}: {_where_it_failed(exc, origin)}"
+			) from exc
 	function = getattr(module, attribute, None)
 	if not callable(function):
 		from openmolt_core._support.suggest import typo_of
@@ -413,6 +434,46 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 			f"--tool {reference!r}: {module_name} has no function {attribute!r}{hint}"
 		)
 	return function  # type: ignore[no-any-return]  # checked callable just above
+
+
+def _tool_file(reference: str, path: Path) -> Any:
+	"""The module of a ``--tool`` given by its file (``./tools.py:add``, as ``llm --functions``)."""
+	import importlib.util
+
+	if not path.is_file():
+		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}")
+	name = "openmolt_toolfile_" + re.sub(r"\W", "_", path.stem)
+	spec = importlib.util.spec_from_file_location(name, path)
+	if spec is None or spec.loader is None:
+		raise ConfigurationError(f"--tool {reference!r}: {path} cannot be imported as Python")
+	module = importlib.util.module_from_spec(spec)
+	sys.modules[name] = module  # a dataclass or pydantic model in it finds its module
+	folder = str(path.parent.resolve())
+	if folder not in sys.path:  # its own imports of modules beside it
+		sys.path.insert(0, folder)
+	try:
+		spec.loader.exec_module(module)
+	except Exception as exc:
+		del sys.modules[name]
+		raise ConfigurationError(
+			f"--tool {reference!r}: {_where_it_failed(exc, str(path))}"
+		) from exc
+	return module
+
+
+def _where_it_failed(exc: BaseException, origin: str | None) -> str:
+	"""``tools.py:3: NameError: ...``: the line of the tool's file, as an agent.py's error says."""
+	import traceback
+
+	if isinstance(exc, SyntaxError) and exc.filename:
+		return f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}"
+	lines = [
+		f.lineno
+		for f in traceback.extract_tb(exc.__traceback__)
+		if origin is not None and Path(f.filename).resolve() == Path(origin).resolve()
+	]
+	where = f"{origin}:{lines[-1]}: " if lines else ""
+	return f"{where}{type(exc).__name__}: {exc}"
 
 
 def _load_json(

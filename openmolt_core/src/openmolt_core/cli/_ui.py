@@ -20,23 +20,45 @@ if TYPE_CHECKING:
 __all__ = ["record_runs", "run_with_ui"]
 
 
-def record_runs(om: OpenMolt) -> None:
-	"""Record the instance's runs in the default run store (unless it has one, or it is off)."""
-	from openmolt_core.runstore import RunStore, default_path
+def record_runs(om: OpenMolt) -> str | None:
+	"""Record the instance's runs in the default run store (unless it has one, or it is off).
+
+	Returns:
+		None, or why the runs are not recorded, for a warning: the store named by
+		``OPENMOLT_RUN_STORE`` cannot be made, or its file is no run store (a folder, another
+		kind of file). A default store in a read-only home is passed over without a word.
+	"""
+	import os
+
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.runstore import ENV_VAR, RunStore, default_path
 
 	if om.run_store is not None:
-		return
+		return None
 	path = default_path()
 	if path is None:
-		return
+		return None
 	from openmolt_core._support.private import private_dir
 
+	named = os.environ.get(ENV_VAR) is not None
 	try:
 		private_dir(path.parent, own=True)  # ~/.local/state/openmolt: 0700, also if made before
-	except OSError:
-		return  # a read-only home: run without history rather than fail
-	om.run_store = RunStore(path)
-	om.observers.append(om.run_store)
+	except OSError as exc:
+		if not named:
+			return None  # a read-only home: run without history rather than fail
+		return _unrecorded(f"{path.parent} cannot be made ({exc.strerror or exc})")
+	store = RunStore(path)
+	try:
+		store.check()  # an observer that fails is skipped in silence: say it once, here
+	except ConfigurationError as exc:
+		return _unrecorded(str(exc))
+	om.run_store = store
+	om.observers.append(store)
+	return None
+
+
+def _unrecorded(why: str) -> str:
+	return f"runs are not recorded: {why}; set OPENMOLT_RUN_STORE to another file, or to off"
 
 
 async def run_with_ui(
