@@ -183,3 +183,56 @@ async def test_an_answer_cut_off_mid_text_is_still_the_models_to_shorten() -> No
 	assert result.status == "success" and len(bodies) == 2
 	assert "cut off at the output token limit" in json.dumps(bodies[1])
 	await om.aclose()
+
+
+async def test_a_blocked_conversation_goes_to_the_agents_next_model() -> None:
+	"""Claude blocks, the fallback model answers: success, model:fallback says 'blocked', and the
+	blocked call's tokens are counted in the run (Anthropic suggests another model)."""
+	seen: list[str] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		seen.append(request.url.host)
+		if request.url.host == "api.anthropic.com":
+			return httpx.Response(200, json=REFUSED)
+		text = '{"commands":[{"type":"finish","status":"success","output":"Oslo"}]}'
+		return httpx.Response(
+			200,
+			json={
+				"output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}],
+				"usage": {"input_tokens": 100, "output_tokens": 10},
+			},
+		)
+
+	settings = {"anthropic": {"api_key": "sk-ant-test"}, "openai": {"api_key": "sk-test"}}
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	om = OpenMolt(settings, http_client=client)
+	agent = om.create_agent(
+		name="Asker", model=["anthropic:claude-sonnet-4-5", "openai:gpt-5-mini"], max_steps=3
+	)
+	moves: list[Any] = []
+	agent.on("model:fallback", moves.append)
+	result = await agent.run("go")
+	assert result.status == "success" and result.output == "Oslo"
+	assert seen == ["api.anthropic.com", "api.openai.com"]
+	assert [(m.from_model, m.to_model, m.reason) for m in moves] == [
+		("anthropic:claude-sonnet-4-5", "openai:gpt-5-mini", "blocked")
+	]
+	assert result.usage.input_tokens == 1000 and result.usage.output_tokens == 22
+	assert result.usage.cost_usd is not None and result.usage.cost_usd > 0
+	await om.aclose()
+
+
+async def test_every_model_blocking_ends_the_run_with_all_tokens_counted() -> None:
+	"""The last model blocks too: the RunError of a blocked conversation, both calls counted."""
+	client = httpx.AsyncClient(
+		transport=httpx.MockTransport(lambda r: httpx.Response(200, json=REFUSED))
+	)
+	om = OpenMolt({"anthropic": {"api_key": "sk-ant-test"}}, http_client=client)
+	agent = om.create_agent(
+		name="Asker", model=["anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5"]
+	)
+	with pytest.raises(RunError) as caught:
+		await agent.run("go")
+	assert "blocked" in str(caught.value)
+	assert caught.value.result.state.usage.input_tokens == 1800
+	await om.aclose()

@@ -40,7 +40,9 @@ __all__ = [
 
 log: logging.Logger = logging.getLogger("openmolt")
 
-FallbackReason = Literal["server_error", "rate_limited", "overloaded", "timeout", "unreachable"]
+FallbackReason = Literal[
+	"server_error", "rate_limited", "overloaded", "timeout", "unreachable", "blocked"
+]
 """Why a step moved to the next model (`openmolt_core.fallback` has the table)."""
 
 
@@ -77,14 +79,21 @@ async def first_answer(
 	models: Sequence[str],
 	ask: Callable[[int], Awaitable[ModelResponse]],
 	on_fallback: Callable[[int, FallbackReason, BaseException], Any],
+	price: Callable[[ModelResponse], None] | None = None,
 ) -> tuple[int, ModelResponse]:
 	"""Ask each model in turn until one answers, or a failure must not fall back.
+
+	A reply whose provider blocked the conversation (finish reason ``blocked``: asked again, that
+	model would block it again) goes to the next model too, reason ``blocked``; its tokens were
+	billed, so they are added to the usage of the response returned (priced first, with
+	``price``, so each model's tokens cost its own price).
 
 	Args:
 		models: The models' ids, in the order they are tried.
 		ask: Asks the model at a position.
 		on_fallback: Called (awaited if it returns an awaitable) with the position of the model
 			that failed, the reason and the error, before the next model is asked.
+		price: Prices a response its provider did not price (`openmolt_core.hooks.ModelAccess`).
 
 	Returns:
 		The position of the model that answered, and its response.
@@ -95,9 +104,23 @@ async def first_answer(
 			fall back.
 	"""
 	failures: list[str] = []
+	blocked: list[ModelResponse] = []
 	for position, model in enumerate(models):
 		try:
-			return position, await ask(position)
+			response = await ask(position)
+			if response.finish_reason == "blocked" and position < len(models) - 1:
+				blocked.append(response)
+				why = ProviderError(
+					f"{model} blocked the conversation (its safety system refuses the prompt)",
+					provider=model.partition(":")[0],
+					model=model.partition(":")[2],
+				)
+				failures.append(str(why))
+				moved = on_fallback(position, "blocked", why)
+				if hasattr(moved, "__await__"):
+					await moved
+				continue
+			return position, _with_spent(response, blocked, price)
 		except Exception as exc:
 			reason = fallback_reason(exc)
 			said = str(exc) if isinstance(exc, ProviderError) else f"{model}: {exc!r}"
@@ -131,12 +154,31 @@ async def first_answer(
 	raise AssertionError("unreachable: the last model returns or raises")  # pragma: no cover
 
 
+def _with_spent(
+	response: ModelResponse,
+	blocked: Sequence[ModelResponse],
+	price: Callable[[ModelResponse], None] | None,
+) -> ModelResponse:
+	"""``response`` with the usage of the blocked replies before it added (each priced first)."""
+	if not blocked:
+		return response
+	for one in (*blocked, response):
+		if price is not None and one.usage.cost_usd is None:
+			price(one)
+	priced = all(one.usage.cost_usd is not None for one in (*blocked, response))
+	for one in blocked:
+		response.usage.add(one.usage)
+	if not priced:  # the loop prices the whole at the answering model's price
+		response.usage.cost_usd = None
+	return response
+
+
 @dataclass(slots=True, kw_only=True)
 class ModelFallbackEvent(Event):
 	"""A model failed in a way its retries gave up on; the step goes to the next model.
 
 	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
-	``timeout``, ``unreachable``); ``error`` the failure's message (secrets scrubbed) and
+	``timeout``, ``unreachable``, ``blocked``); ``error`` the failure's message (secrets scrubbed) and
 	``status_code`` its HTTP status, when there was one. The fallback capability
 	(`ModelFallback`) emits it when a handler listens to it.
 	"""
@@ -189,7 +231,7 @@ class ModelFallback(Capability):
 		def moved(position: int, reason: FallbackReason, exc: BaseException) -> Awaitable[None]:
 			return _fell_back(run, tried[position], tried[position + 1], reason, exc)
 
-		return (await first_answer(tried, ask, moved))[1]
+		return (await first_answer(tried, ask, moved, access.price))[1]
 
 
 async def _fell_back(
