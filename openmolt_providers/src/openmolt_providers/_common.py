@@ -846,6 +846,33 @@ def window_error(
 	)
 
 
+def reply_failure(
+	provider: HTTPProvider, model: str, what: str, why: str, status: int | None, code: Any = None
+) -> ProviderError:
+	"""The error an API's error object stands for (a stream's error event, a body sent with 200).
+
+	A prompt past the context window is `window_error` (the loop compacts on it); anything else
+	fails with the status the error names, retried when that status passes.
+
+	Args:
+		provider: The provider that was asked.
+		model: The model asked.
+		what: What failed, for the message (``the stream``, ``the reply``).
+		why: The error's message, already scrubbed (`HTTPProvider.scrub`).
+		status: The HTTP status the error stands for, when it names one.
+		code: The error's machine-readable code or type, for `exceeds_context`.
+	"""
+	if exceeds_context(code, why):
+		return window_error(provider, model, why, status)
+	return ProviderError(
+		f"{what} failed: {why}",
+		provider=provider.name,
+		model=model,
+		status_code=status,
+		retryable=retryable_status(status),
+	)
+
+
 _NEVER_LATER = frozenset({501, 505})
 """Server statuses that do not pass: 501 Not Implemented (a server without this endpoint: the
 OpenAI provider then tries Chat Completions) and 505 HTTP Version Not Supported."""

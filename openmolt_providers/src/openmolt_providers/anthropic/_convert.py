@@ -8,7 +8,9 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused
 from openmolt_providers._body import last_key, merge_options, turn_text
-from openmolt_providers._common import exceeds_context, retryable_status, window_error
+from openmolt_providers._common import (
+	reply_failure,
+)
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
 	adaptive,
@@ -200,15 +202,7 @@ def reply_error(provider: AnthropicProvider, model: str, error: Any, what: str) 
 	error = error if isinstance(error, dict) else {"message": str(error or "")}
 	status = _STATUS.get(str(error.get("type")))
 	why = provider.scrub(str(error.get("message") or error.get("type") or "no reason given"))
-	if exceeds_context(error.get("type"), why):
-		return window_error(provider, model, why, status)
-	return ProviderError(
-		f"{what} failed: {why}",
-		provider=provider.name,
-		model=model,
-		status_code=status,
-		retryable=retryable_status(status),
-	)
+	return reply_failure(provider, model, what, why, status, error.get("type"))
 
 
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:

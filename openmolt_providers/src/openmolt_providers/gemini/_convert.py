@@ -8,10 +8,8 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
-	exceeds_context,
 	provider_message,
-	retryable_status,
-	window_error,
+	reply_failure,
 )
 from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
@@ -178,15 +176,7 @@ def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> P
 	code = error.get("code") if isinstance(error, dict) else None
 	status = code if isinstance(code, int) and not isinstance(code, bool) else None
 	why = provider.scrub(provider_message(data) or "no reason given")
-	if exceeds_context(None, why):
-		return window_error(provider, model, why, status)
-	return ProviderError(
-		f"{what} failed: {why}",
-		provider=provider.name,
-		model=model,
-		status_code=status,
-		retryable=retryable_status(status),
-	)
+	return reply_failure(provider, model, what, why, status)
 
 
 def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelResponse:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
-from openmolt_providers._common import exceeds_context, retryable_status, window_error
+from openmolt_providers._common import (
+	reply_failure,
+)
 
 if TYPE_CHECKING:
 	from openmolt_providers.openai import OpenAIProvider
@@ -31,15 +33,7 @@ def reply_error(provider: OpenAIProvider, model: str, error: Any, what: str) -> 
 	"""
 	status = _status(error)
 	why = provider.scrub(_message(error))
-	if exceeds_context(_code(error), why):
-		return window_error(provider, model, why, status)
-	return ProviderError(
-		f"{what} failed: {why}",
-		provider=provider.name,
-		model=model,
-		status_code=status,
-		retryable=retryable_status(status),
-	)
+	return reply_failure(provider, model, what, why, status, _code(error))
 
 
 def _status(error: Any) -> int | None:
