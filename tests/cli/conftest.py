@@ -226,7 +226,12 @@ class Running:
 			self.lines[name].append(line)
 
 	def finish(self, timeout: float = 30) -> int:
-		code = self.proc.wait(timeout=timeout)
+		try:
+			code = self.proc.wait(timeout=timeout)
+		except subprocess.TimeoutExpired:  # ended here, so no process outlives the test
+			self.proc.kill()
+			self.proc.wait()
+			raise
 		for thread in self._threads:
 			thread.join(timeout=5)
 		self.proc.stdout.close()

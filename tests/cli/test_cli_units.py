@@ -435,3 +435,39 @@ def test_the_command_says_it_waits_for_an_abandoned_call_and_ctrl_c_ends_the_wai
 		}
 	else:
 		assert err.startswith(f"openmolt: {said}") and err.count("\n") == 1
+
+
+def test_a_ctrl_c_any_time_after_the_wait_is_said_ends_it(monkeypatch, capsys) -> None:
+	"""The SIGINT handler is in place before the line is said, and the old one is back after.
+
+	A Ctrl-C that came between saying the line and the join (CI on a loaded machine) raised
+	KeyboardInterrupt outside the wait: the interpreter then waited for the tool in silence.
+	"""
+	import signal
+	import threading
+
+	from openmolt_core._support.sync import ABANDONED_THREAD
+	from openmolt_core.cli._exit import ExitCode, wait_for_abandoned_calls
+
+	before = signal.getsignal(signal.SIGINT)
+	exits: list[int] = []
+	release = threading.Event()
+	left = threading.Thread(target=release.wait, name=ABANDONED_THREAD)
+	left.start()
+	real_join = threading.Thread.join
+
+	def ctrl_c_as_the_line_is_said(*args: object, **kwargs: object) -> None:
+		handler = signal.getsignal(signal.SIGINT)
+		assert callable(handler) and handler is not before
+		handler(signal.SIGINT, None)  # what the interpreter runs on a Ctrl-C
+		release.set()
+
+	try:
+		monkeypatch.setattr("builtins.print", ctrl_c_as_the_line_is_said)
+		wait_for_abandoned_calls(exit=exits.append)
+	finally:
+		monkeypatch.undo()
+		release.set()
+		real_join(left)
+	assert exits == [ExitCode.INTERRUPTED]
+	assert signal.getsignal(signal.SIGINT) is before

@@ -103,19 +103,34 @@ def wait_for_abandoned_calls(
 		f"{calls} still running (a sync tool cannot be stopped); the command ends when it "
 		"returns, or now with Ctrl-C"
 	)
-	if json_lines:
-		import json
 
-		print(json.dumps({"event": "message", "message": said}), file=sys.stderr)
-	else:
-		print(f"openmolt: {said}", file=sys.stderr)
-	try:
-		for thread in left:
-			thread.join()
-	except KeyboardInterrupt:
+	def interrupted(*_: object) -> None:
 		for stream in (sys.stdout, sys.stderr):
 			try:
 				stream.flush()
 			except (OSError, ValueError):
 				pass
 		exit(ExitCode.INTERRUPTED)
+
+	# The handler is in place before the line is said: a Ctrl-C that comes between saying it
+	# and the join below (a loaded machine) raised KeyboardInterrupt outside the wait, and the
+	# interpreter then waited for the thread without a word.
+	import signal
+
+	previous = None
+	if threading.current_thread() is threading.main_thread():
+		previous = signal.signal(signal.SIGINT, interrupted)
+	try:
+		if json_lines:
+			import json
+
+			print(json.dumps({"event": "message", "message": said}), file=sys.stderr)
+		else:
+			print(f"openmolt: {said}", file=sys.stderr)
+		for thread in left:
+			thread.join()
+	except KeyboardInterrupt:  # no handler of ours (not the main thread)
+		interrupted()
+	finally:
+		if previous is not None:
+			signal.signal(signal.SIGINT, previous)
