@@ -177,6 +177,7 @@ async def test_a_forwarded_chat_link_connects_nothing(
 	assert len(secrets) == 3  # the code, and the access and refresh tokens the exchange gave
 	replies = json.dumps(fake.sent)
 	assert not any(s in caplog.text or s in replies for s in secrets)
+	assert not any(s in page for s in secrets[1:])  # the page shows the code, no token
 
 
 async def test_wrong_codes_get_a_clear_reply_and_a_few_tries(
