@@ -908,3 +908,173 @@ async def test_every_key_of_a_users_record_an_address_reads_is_checked(
 	await agent.run("go", user="mal")
 	assert not [host for host in reached if "inside" in host]
 	await om.aclose()
+
+
+# who finishes a consent link: the user it was made for (a forwarded link connects nothing) -----
+
+
+def _issued(server: FakeAuthServer) -> list[dict[str, Any]]:
+	"""The tokens the fake service gives from now on (to look for them where none may be)."""
+	issued: list[dict[str, Any]] = []
+	give = server._tokens
+
+	def recording(scope: str) -> dict[str, Any]:
+		issued.append(give(scope))
+		return issued[-1]
+
+	server._tokens = recording  # type: ignore[method-assign]
+	return issued
+
+
+def _exchanges(server: FakeAuthServer) -> int:
+	return len([r for r in server.token_requests if r.get("grant_type") == "authorization_code"])
+
+
+async def test_complete_with_the_browsers_user_refuses_a_forwarded_link_and_spends_it(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""A link made for mallory finished in bob's session: refused before the code exchange,
+	nothing stored, and the link is used up (mallory's own session cannot use it after)."""
+	om = make_om(store, api, server)
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "mallory", ["mail.read"])
+	answer = await consent(url)
+	with pytest.raises(ConfigurationError, match="made for another user than bob") as refused:
+		await om.accounts.complete(answer, user="bob")
+	assert _exchanges(server) == 0  # refused before the code was sent
+	assert store.load("mail", user="mallory") is None and store.load("mail", user="bob") is None
+	code = dict(parse_qsl(urlsplit(answer).query))["code"]
+	assert code not in str(refused.value) and code not in caplog.text
+	assert "mallory" in caplog.text and "bob" in caplog.text  # the warning says who, not what
+	with pytest.raises(ConfigurationError, match="used already"):
+		await om.accounts.complete(await consent(url), user="mallory")
+	assert _exchanges(server) == 0
+	# The user the link was made for, in their own session, completes a fresh one.
+	fresh = om.accounts.consent(om.plugins.integration("mail"), "mail", "mallory", ["mail.read"])
+	assert (await om.accounts.complete(await consent(fresh), user="mallory")).user == "mallory"
+	assert store.load("mail", user="mallory") is not None
+	await om.aclose()
+
+
+async def test_a_chat_link_is_held_until_its_user_sends_the_code(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""A link sent in a chat: `complete` refuses it (and leaves it usable), `hold` keeps the
+	tokens, the right user's `confirm` stores them; no token or code in a log or a repr."""
+	from openmolt_core.accounts import is_code
+
+	caplog.set_level("INFO", logger="openmolt")
+	issued = _issued(server)
+	om = make_om(store, api, server)
+	spec = om.plugins.integration("mail")
+	url = om.accounts.consent(spec, "mail", "telegram:42", ["mail.read"], run_id="r1", in_chat=True)
+	answer = await consent(url)
+	assert om.accounts.state_of(answer)["c"] == 1
+	with pytest.raises(ConfigurationError, match="sent in a chat"):
+		await om.accounts.complete(answer)
+	held = await om.accounts.hold(answer)  # the refusal above used nothing up
+	assert (held.integration, held.user, held.run_id) == ("mail", "telegram:42", "r1")
+	assert is_code(held.code) and is_code(f"  {held.code.lower()}\n")
+	assert store.load("mail", user="telegram:42") is None  # held, not stored
+	[tokens] = issued
+	secrets = [held.code, tokens["access_token"], tokens["refresh_token"]]
+	for text in (repr(held), repr(om.accounts), caplog.text):
+		assert not any(s in text for s in secrets), text
+	connected = await om.accounts.confirm(f" {held.code.lower()} ", "telegram:42")
+	assert (connected.user, connected.run_id) == ("telegram:42", "r1")
+	assert (store.load("mail", user="telegram:42") or {})["accessToken"] == tokens["access_token"]
+	with pytest.raises(ConfigurationError, match="no sign-in waits for this code"):
+		await om.accounts.confirm(held.code, "telegram:42")  # single-use
+	with pytest.raises(ConfigurationError, match="used already"):
+		await om.accounts.hold(await consent(url))
+	assert not any(s in caplog.text for s in secrets)
+	await om.aclose()
+
+
+async def test_a_code_sent_by_another_user_drops_the_held_tokens(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""The forwarded-link attack: mallory's link, the victim signs in and sends the code from
+	their own chat: nothing is stored for anyone, and mallory cannot use the code after."""
+	issued = _issued(server)
+	om = make_om(store, api, server)
+	spec = om.plugins.integration("mail")
+	url = om.accounts.consent(spec, "mail", "telegram:666", ["mail.read"], in_chat=True)
+	held = await om.accounts.hold(await consent(url))
+	with pytest.raises(ConfigurationError, match="started by someone else") as refused:
+		await om.accounts.confirm(held.code, "telegram:42")
+	with pytest.raises(ConfigurationError, match="no sign-in waits"):
+		await om.accounts.confirm(held.code, "telegram:666")  # dropped: the owner cannot either
+	assert store.load("mail", user="telegram:666") is None
+	assert store.load("mail", user="telegram:42") is None
+	[tokens] = issued
+	warned = [r for r in caplog.records if r.levelname == "WARNING"]
+	assert any("telegram:666" in r.getMessage() and "telegram:42" in r.getMessage() for r in warned)
+	for text in (caplog.text, str(refused.value)):
+		assert held.code not in text and tokens["access_token"] not in text
+	await om.aclose()
+
+
+async def test_wrong_codes_are_counted_per_user_and_held_tokens_expire(
+	store: EncryptedFileStore,
+	api: Api,
+	server: FakeAuthServer,
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Five wrong codes make the sixth try wait (the right code too), for that user only; after
+	the window it works; held tokens are gone once the consent expires."""
+	import time
+	from types import SimpleNamespace
+
+	from openmolt_core import accounts
+
+	now = [time.time()]
+	monkeypatch.setattr(accounts, "time", SimpleNamespace(time=lambda: now[0]))
+	om = make_om(store, api, server)
+	spec = om.plugins.integration("mail")
+	url = om.accounts.consent(spec, "mail", "telegram:7", ["mail.read"], in_chat=True)
+	held = await om.accounts.hold(await consent(url))
+	for _ in range(5):
+		with pytest.raises(ConfigurationError, match="no sign-in waits"):
+			await om.accounts.confirm("AAAA-BBBB-CCC2", "telegram:7")
+	with pytest.raises(ConfigurationError, match="too many wrong codes; try again in 15 minutes"):
+		await om.accounts.confirm(held.code, "telegram:7")
+	with pytest.raises(ConfigurationError, match="no sign-in waits"):
+		await om.accounts.confirm("AAAA-BBBB-CCC3", "telegram:8")  # another user still tries
+	now[0] += 901
+	assert (await om.accounts.confirm(held.code, "telegram:7")).user == "telegram:7"
+	late = om.accounts.consent(spec, "mail", "telegram:9", ["mail.read"], in_chat=True)
+	kept = await om.accounts.hold(await consent(late))
+	now[0] = kept.expires + 1  # the consent expired: its tokens are dropped
+	with pytest.raises(ConfigurationError, match="no sign-in waits"):
+		await om.accounts.confirm(kept.code, "telegram:9")
+	assert store.load("mail", user="telegram:9") is None
+	await om.aclose()
+
+
+def test_codes_are_long_random_and_only_exact_codes_are_taken_as_codes() -> None:
+	"""60 bits from `secrets`, one digit at least; chat words shaped alike are no code."""
+	from openmolt_core.accounts import _new_code, is_code
+
+	codes = {_new_code() for _ in range(200)}
+	assert len(codes) == 200 and all(is_code(c) and len(c) == 14 for c in codes)
+	for text in ("that-very-text", "ABCD-EFGH-JKL2 please", "ABCD-EFGH", "hello", "ABCD-EFGH-JK0M"):
+		assert not is_code(text), text
+
+
+async def test_only_a_chat_triggers_run_marks_its_consent_link_as_a_chats(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""The run a chat started parks with a link whose state says so; a run of the API does not."""
+	from openmolt_core.observe import started_by
+
+	om = make_om(store, api, server)
+	agent = per_user(om, ScriptedModel([call_tool("mail.me"), call_tool("mail.me")]))
+	with started_by("chat", where="telegram:assistant", sender="42"):
+		in_chat = await agent.run("who am I?", user="telegram:42")
+	plain = await agent.run("who am I?", user="alice")
+	states = []
+	for parked in (in_chat, plain):
+		[request] = authorization_requests(parked.state)
+		states.append(om.accounts.state_of(urlsplit(request["url"]).query))
+	assert states[0].get("c") == 1 and "c" not in states[1]
+	await om.aclose()

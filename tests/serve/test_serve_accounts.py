@@ -1,12 +1,17 @@
-"""A chat user connects an account when the agent needs it: the link in the chat, the callback route."""
+"""A chat user connects an account when the agent needs it: the link in the chat, the callback
+route, and the code that proves the person who signed in is the one the link was for."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -25,10 +30,35 @@ from _fake_oauth import FakeAuthServer, mail_integration
 pytestmark = pytest.mark.anyio
 
 
-async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
-	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-	"""The run parks for the sender's account; the callback stores it; the chat gets the answer."""
+@dataclass
+class _Served:
+	"""A served Telegram bot whose agent binds ``mail`` per chat user, and what it touched."""
+
+	fake: FakeTelegram
+	url: str
+	store: EncryptedFileStore
+	om: OpenMolt
+	auth: FakeAuthServer
+	seen: list[str] = field(default_factory=list)
+	"""The Authorization header of each call of the mail API."""
+
+	async def sign_in(self, link: str) -> str:
+		"""What a browser does: the service's consent, then its redirect to the callback."""
+		async with httpx.AsyncClient(trust_env=False) as browser:
+			location = (await browser.get(link)).headers["location"]
+			query = urlsplit(location).query
+			page = await browser.get(f"{self.url}/auth/callback?{query}")
+		assert page.status_code == 200, page.text
+		return page.text
+
+	def texts(self, chat: int) -> list[str]:
+		return [str(m["text"]) for m in self.fake.sent if int(m["chat_id"]) == chat]
+
+
+@asynccontextmanager
+async def _served(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: ScriptedModel, users: list[int]
+) -> AsyncIterator[_Served]:
 	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
 	monkeypatch.setitem(sys.modules, "keyring", None)
 	store = EncryptedFileStore(tmp_path / "credentials.enc")
@@ -44,9 +74,6 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 		return httpx.Response(200, json={"me": "ada"})
 
 	fake = FakeTelegram()
-	model = ScriptedModel(
-		[call_tool("mail.me"), call_tool("mail.me"), finish("ok", human_message="You are ada.")]
-	)
 	try:
 		async with local_server(fake.app()) as base:
 			om = OpenMolt(
@@ -62,40 +89,131 @@ async def test_the_chat_gets_the_link_and_the_callback_lets_the_run_go_on(
 				model=model,
 				integrations=[{"integration": "mail", "account": "user"}],
 			)
-			channel = {"type": "telegram", "token": TOKEN, "baseUrl": base, "allowedUsers": [42]}
+			channel = {"type": "telegram", "token": TOKEN, "baseUrl": base, "allowedUsers": users}
 			triggers = Triggers.model_validate({"channels": [{**channel, "pollTimeout": 1}]})
 			async with TriggerServer([(agent, triggers)], port=0) as server:
-				fake.message("who am I?", chat=-100)  # in a group: no link where others see it
-				await eventually(lambda: len(fake.sent) == 1)
-				assert "private chat" in fake.sent[0]["text"]
-				assert "http" not in fake.sent[0]["text"]
-				fake.message("who am I?")  # in the private chat with the bot
-				await eventually(lambda: len(fake.sent) == 2)
-				text = fake.sent[1]["text"]
-				assert "Connect it here" in text and not seen
-				link = text.split("mail: ", 1)[1].strip()
-				async with httpx.AsyncClient(trust_env=False) as browser:
-					location = (await browser.get(link)).headers["location"]
-					query = urlsplit(location).query
-					bad = await browser.get(f"{server.url}/auth/callback?code=x&state=forged.sig")
-					assert bad.status_code == 400 and "not connected" in bad.text
-					looked = await browser.head(f"{server.url}/auth/callback?{query}")
-					assert looked.status_code == 200  # a link checker's HEAD uses nothing up
-					page = await browser.get(f"{server.url}/auth/callback?{query}")
-					replay = await browser.get(f"{server.url}/auth/callback?{query}")
-				assert page.status_code == 200 and "the agent goes on" in page.text
-				assert replay.status_code == 400 and "used already" in replay.text
-				await eventually(lambda: len(fake.sent) == 3)
-				assert fake.sent[2]["text"] == "You are ada."
+				yield _Served(fake, server.url, store, om, auth, seen)
 			await om.aclose()
 	finally:
 		await real.aclose()
 		auth.close()
-	stored = store.load("mail", user="telegram:42")
+
+
+def _code(page: str) -> str:
+	[code] = re.findall(r"<p>([2-9A-Z]{4}-[2-9A-Z]{4}-[2-9A-Z]{4})</p>", page)
+	return code
+
+
+async def test_the_chat_gets_the_link_and_the_sender_finishes_it_with_the_code(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The run parks for the sender's account; the callback holds the tokens and shows a code;
+	the sender sends it to the bot, the account is stored and the chat gets the answer."""
+	model = ScriptedModel(
+		[call_tool("mail.me"), call_tool("mail.me"), finish("ok", human_message="You are ada.")]
+	)
+	async with _served(tmp_path, monkeypatch, model, [42]) as served:
+		fake = served.fake
+		fake.message("who am I?", chat=-100)  # in a group: no link where others see it
+		await eventually(lambda: len(fake.sent) == 1)
+		assert "private chat" in fake.sent[0]["text"]
+		assert "http" not in fake.sent[0]["text"]
+		fake.message("who am I?")  # in the private chat with the bot
+		await eventually(lambda: len(fake.sent) == 2)
+		text = fake.sent[1]["text"]
+		assert "Connect it here" in text and not served.seen
+		link = text.split("mail: ", 1)[1].strip()
+		async with httpx.AsyncClient(trust_env=False) as browser:
+			location = (await browser.get(link)).headers["location"]
+			query = urlsplit(location).query
+			bad = await browser.get(f"{served.url}/auth/callback?code=x&state=forged.sig")
+			assert bad.status_code == 400 and "not connected" in bad.text
+			looked = await browser.head(f"{served.url}/auth/callback?{query}")
+			assert looked.status_code == 200  # a link checker's HEAD uses nothing up
+			page = await browser.get(f"{served.url}/auth/callback?{query}")
+			replay = await browser.get(f"{served.url}/auth/callback?{query}")
+		assert page.status_code == 200 and "send this code to the bot" in page.text
+		assert replay.status_code == 400 and "used already" in replay.text
+		assert served.store.load("mail", user="telegram:42") is None  # held until the code
+		fake.message(f" {_code(page.text).lower()} ")
+		await eventually(lambda: len(fake.sent) == 4)
+		assert fake.sent[2]["text"] == "Your mail account is connected; I go on."
+		assert fake.sent[3]["text"] == "You are ada."
+	stored = served.store.load("mail", user="telegram:42")
 	assert stored is not None
-	assert seen == [f"Bearer {stored['accessToken']}"]
+	assert served.seen == [f"Bearer {stored['accessToken']}"]
 	assert len([r for r in model.requests if len(r.messages) == 1]) == 2  # group's, private's
 	assert "code=" not in json.dumps(fake.sent)  # nothing of the answer reaches the chat
+
+
+async def test_a_forwarded_chat_link_connects_nothing(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Mallory (666) forwards the link the bot sent her; the victim (42) signs in and sends the
+	code from their own chat: nothing is stored for anyone, the victim is told, a warning is
+	logged; no token or code is in a log, a reply or the page's refusal."""
+	caplog.set_level("INFO", logger="openmolt")
+	model = ScriptedModel([call_tool("mail.me")])
+	async with _served(tmp_path, monkeypatch, model, [42, 666]) as served:
+		fake = served.fake
+		fake.message("read my mail", user=666, chat=666, username="mallory")
+		await eventually(lambda: len(fake.sent) == 1)
+		link = fake.sent[0]["text"].split("mail: ", 1)[1].strip()
+		page = await served.sign_in(link)  # the victim's browser, the victim's account
+		code = _code(page)
+		assert served.store.load("mail", user="telegram:666") is None
+		fake.message(code)  # the victim sends it to the bot: it was not theirs
+		await eventually(lambda: len(served.texts(42)) == 1)
+		assert "started by someone else" in served.texts(42)[0]
+		fake.message(code, user=666, chat=666, username="mallory")  # dropped: too late
+		await eventually(lambda: len(served.texts(666)) == 2)
+		assert "no sign-in waits for this code" in served.texts(666)[1].lower()
+	assert served.store.load("mail", user="telegram:666") is None
+	assert served.store.load("mail", user="telegram:42") is None
+	assert not served.seen and len(model.requests) == 1  # mallory's run never went on
+	warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+	assert any("telegram:666" in w and "telegram:42" in w for w in warned)
+	secrets = [code, *(s for s in served.om.secrets.values() if s.startswith(("at-", "rt-")))]
+	assert len(secrets) == 3  # the code, and the access and refresh tokens the exchange gave
+	replies = json.dumps(fake.sent)
+	assert not any(s in caplog.text or s in replies for s in secrets)
+	assert not any(s in page for s in secrets[1:])  # the page shows the code, no token
+
+
+async def test_wrong_codes_get_a_clear_reply_and_a_few_tries(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A code nobody was given is answered (no run starts); after five, the tries wait."""
+	model = ScriptedModel([])
+	async with _served(tmp_path, monkeypatch, model, [42]) as served:
+		for n in range(6):
+			served.fake.message(f"ABCD-EFGH-JK{n + 2}M")
+			await eventually(lambda n=n: len(served.fake.sent) == n + 1)
+		said = [m["text"] for m in served.fake.sent]
+		assert all(t.startswith("No sign-in waits for this code") for t in said[:5]), said
+		assert said[5].startswith("Too many wrong codes; try again in 15 minutes")
+	assert not model.requests
+
+
+async def test_a_chat_users_link_without_the_chat_flag_is_held_too(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A state made before links carried ``c`` (or by a run with no chat around it), naming a
+	user of a chat channel served here, is held for the code, never stored on trust."""
+	async with _served(tmp_path, monkeypatch, ScriptedModel([]), [42]) as served:
+		spec = served.om.plugins.integration("mail")
+		link = served.om.accounts.consent(spec, "mail", "telegram:42", ["mail.read"])
+		assert "c" not in served.om.accounts.read_state(parse_qs(urlsplit(link).query)["state"][0])
+		page = await served.sign_in(link)
+		assert served.store.load("mail", user="telegram:42") is None
+		served.fake.message(_code(page))
+		await eventually(lambda: len(served.fake.sent) == 1)
+		assert served.fake.sent[0]["text"] == "Your mail account is connected; ask me again."
+		assert served.store.load("mail", user="telegram:42") is not None
+		other = served.om.accounts.consent(spec, "mail", "hook:a:bob", ["mail.read"])
+		done = await served.sign_in(other)  # a webhook's user: not a chat's, completed here
+		assert "account is connected" in done
+		assert served.store.load("mail", user="hook:a:bob") is not None
 
 
 class _Refusing:
@@ -104,6 +222,9 @@ class _Refusing:
 	def __init__(self, error: Exception) -> None:
 		self.accounts = self
 		self.error = error
+
+	def state_of(self, query: str) -> dict[str, Any]:
+		return {"u": "someone"}  # no chat's user: completed
 
 	async def complete(self, query: str) -> Any:
 		raise self.error

@@ -23,6 +23,16 @@ this process until it expires, and in the user's stored record, `CONSENT`, until
 another process or a restart refuses it too, whichever consent came after), even with a fresh code the service would give for it. The PKCE verifier is
 derived from the state with the same key, so it never leaves the server. Processes that share
 runs share the key: ``OpenMolt(accounts={"key": ...})`` or ``OPENMOLT_AUTH_KEY``.
+
+The state says whom the account is for, not who signs in: whoever finishes the link is connected
+as the user it names, so a link forwarded to someone else would give their account to the user
+who asked. The one who finishes it is checked. An application that knows who is signed in in the
+browser (its own session) passes it: ``complete(url, user=...)`` refuses another user before the
+code is exchanged, and spends the link. A link sent in a chat (the run of a chat trigger:
+``"c"`` in the state) is confirmed in that chat: `hold` exchanges the code but keeps the tokens
+in memory until the state expires, and the callback's page shows a one-time code; the user sends
+it to the chat, and `confirm` stores the tokens only when the chat user who sent it is the user
+the link was made for (anyone else's drops them). `complete` refuses such a link.
 """
 
 from __future__ import annotations
@@ -35,10 +45,11 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets as random_bytes  # `secrets` names the instance's secret set below
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -69,10 +80,12 @@ __all__ = [
 	"Accounts",
 	"AuthorizationRequestEvent",
 	"Connected",
+	"Held",
 	"UserAccounts",
 	"authorization_requests",
 	"check_options",
 	"instance_accounts",
+	"is_code",
 ]
 
 log = logging.getLogger("openmolt")
@@ -122,6 +135,18 @@ def _consents(stored: Mapping[str, Any] | None) -> dict[str, float]:
 
 _BOOKKEEPING = (GRANTED, CONSENT)
 
+_CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # no 0/O, no 1/I: read off a page, typed
+_CODE = re.compile(r"[2-9A-HJ-NP-Z]{4}(?:-[2-9A-HJ-NP-Z]{4}){2}", re.IGNORECASE)
+_TRIES = 5
+"""The wrong codes one chat user may send in `_TRY_WINDOW` seconds before their tries wait."""
+_TRY_WINDOW = 900.0
+
+_CHAT_LINK = (
+	"state: this consent link was sent in a chat, and the person it was sent to finishes it "
+	f"there: the server that sent it (openmolt serve, at {CALLBACK_PATH}) shows them a code "
+	"to send to the chat"
+)
+
 _TOKEN_KEYS = frozenset({"accesstoken", "refreshtoken", "expirydate"})
 _DAY = 24 * 3600
 
@@ -143,6 +168,24 @@ def _without_tokens(config: Mapping[str, Any]) -> dict[str, Any]:
 	return {k: v for k, v in config.items() if _normal(k) not in _TOKEN_KEYS}
 
 
+def _new_code() -> str:
+	"""A one-time code: 12 characters of 32 (60 bits), at least one a digit, in groups of 4."""
+	while True:
+		raw = "".join(random_bytes.choice(_CODE_ALPHABET) for _ in range(12))
+		if any(c.isdigit() for c in raw):  # so that words like "that-very-text" are no code
+			return "-".join(raw[i : i + 4] for i in (0, 4, 8))
+
+
+def is_code(text: str) -> bool:
+	"""Whether a chat message is exactly a sign-in's code (`Held.code`), as `confirm` takes it.
+
+	Args:
+		text: The message.
+	"""
+	found = text.strip()
+	return bool(_CODE.fullmatch(found)) and any(c.isdigit() for c in found)
+
+
 @dataclass(frozen=True, slots=True)
 class Connected:
 	"""What a completed consent connected.
@@ -158,6 +201,40 @@ class Connected:
 	user: str
 	scopes: tuple[str, ...]
 	run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+	"""A consent whose tokens wait for its user to confirm in their chat (`Accounts.hold`).
+
+	Args:
+		integration: The integration id.
+		user: The end user the link was made for: only they finish it.
+		run_id: The run that asked (empty when none did).
+		expires: When the tokens are dropped (the state's expiry, seconds since the epoch).
+		code: The one-time code the user sends to the chat (`Accounts.confirm`); shown on the
+			callback's page only, never in a log or the repr.
+	"""
+
+	integration: str
+	user: str
+	run_id: str
+	expires: float
+	code: str = field(repr=False)
+
+
+@dataclass(slots=True)
+class _Exchanged:
+	"""A checked consent and the tokens its code gave, not stored yet (never in a repr)."""
+
+	integration: str
+	user: str
+	scopes: tuple[str, ...]
+	run_id: str
+	nonce: str
+	expires: float
+	store: CredentialStore = field(repr=False)
+	tokens: dict[str, Any] = field(repr=False)
 
 
 def authorization_requests(state: RunState | Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -251,6 +328,8 @@ class Accounts:
 			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
 		self.ttl: float = float(ttl)
 		self._used: dict[str, float] = {}  # the nonces of states completed here, until expiry
+		self._held: dict[str, _Exchanged] = {}  # by the digest of their code, until expiry
+		self._tries: dict[str, list[float]] = {}  # a chat user's wrong codes, in the window
 
 	def __repr__(self) -> str:
 		return f"Accounts(redirect_uri={self.redirect_uri!r})"
@@ -288,7 +367,15 @@ class Accounts:
 		# RFC 7636: 43 unreserved characters; derived, so nothing is kept between the two halves.
 		return _b64(hmac.new(self._key, b"pkce\0" + state.encode(), hashlib.sha256).digest())
 
-	def state(self, integration: str, user: str, scopes: Iterable[str], run_id: str = "") -> str:
+	def state(
+		self,
+		integration: str,
+		user: str,
+		scopes: Iterable[str],
+		run_id: str = "",
+		*,
+		in_chat: bool = False,
+	) -> str:
 		"""A signed, expiring ``state`` naming who connects what.
 
 		Args:
@@ -296,8 +383,9 @@ class Accounts:
 			user: The end user.
 			scopes: The OAuth scopes asked for.
 			run_id: The run that waits (empty: none).
+			in_chat: The link is sent in a chat: the user confirms there (`hold`).
 		"""
-		body = {
+		body: dict[str, Any] = {
 			"i": integration,
 			"u": user,
 			"s": list(scopes),
@@ -305,6 +393,8 @@ class Accounts:
 			"e": int(time.time() + self.ttl),
 			"n": _b64(random_bytes.token_bytes(9)),
 		}
+		if in_chat:
+			body["c"] = 1
 		payload = json.dumps(body, separators=(",", ":")).encode()
 		return f"{_b64(payload)}.{self._sign(payload)}"
 
@@ -365,6 +455,7 @@ class Accounts:
 		*,
 		config: Mapping[str, Any] | None = None,
 		run_id: str = "",
+		in_chat: bool = False,
 	) -> str:
 		"""The consent URL that connects ``user``'s account with these OAuth scopes.
 
@@ -375,6 +466,8 @@ class Accounts:
 			scopes: The OAuth scopes to ask for.
 			config: The client config (default: `client_config`).
 			run_id: The run that waits.
+			in_chat: The URL is sent in a chat (a chat trigger's run): its callback holds the
+				tokens until the user confirms in that chat (`hold`), and `complete` refuses it.
 
 		Raises:
 			ConfigurationError: No redirect URI, no client id, or no oauth2 credential.
@@ -390,7 +483,7 @@ class Accounts:
 			)
 		credential = oauth2_credential(spec, integration)
 		wanted = list(dict.fromkeys(scopes))
-		state = self.state(integration, user, wanted, run_id)
+		state = self.state(integration, user, wanted, run_id, in_chat=in_chat)
 		challenge = None
 		if credential.pkce != "unsupported":
 			digest = hashlib.sha256(self._verifier(state).encode("ascii")).digest()
@@ -414,19 +507,147 @@ class Accounts:
 			scopes=wanted,
 		)
 
-	async def complete(self, answer: str) -> Connected:
-		"""Finish a consent: check the state, exchange the code, store the user's tokens.
+	def state_of(self, answer: str) -> dict[str, Any]:
+		"""The contents of the state a redirect carries, checked (`read_state`).
+
+		What a callback reads to choose how to finish it: ``u`` names the user the link was
+		made for, ``c`` says it was sent in a chat (finish it with `hold`).
 
 		Args:
 			answer: The URL the service redirected to (or its query string).
+
+		Raises:
+			ConfigurationError: No state, or a forged, damaged or expired one.
+		"""
+		state = dict(parse_qsl(self._query(answer))).get("state", "")
+		if not state:
+			raise ConfigurationError(
+				"state: the redirect carries no state, so it answers no consent link of this "
+				"application (the service's words, if any, are not shown without one)"
+			)
+		# The state first: until it is known to be ours, nothing of the query is shown (a
+		# crafted link would otherwise put its error_description on this application's page).
+		return self.read_state(state)
+
+	@staticmethod
+	def _query(answer: str) -> str:
+		text = answer.strip()
+		return urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
+
+	async def complete(self, answer: str, *, user: str | None = None) -> Connected:
+		"""Finish a consent: check the state, exchange the code, store the user's tokens.
+
+		The state names the user the link was made for, not who signs in on it: a link forwarded
+		to someone else connects their account as that user. An application that knows who is
+		signed in in the browser (its own session) passes ``user``, and its callback route must:
+		another user is refused before the code is exchanged, nothing is stored, and the link is
+		spent (here: this process refuses it again until it expires).
+
+		Args:
+			answer: The URL the service redirected to (or its query string).
+			user: The user signed in in the browser that came back, by the application's own
+				session (None: not known, the link's user is taken on trust).
 
 		Returns:
 			What was connected; resume the runs that wait for it.
 
 		Raises:
+			ConfigurationError: The service refused; the state is forged, stale or missing; the
+				link was sent in a chat (finished there: `hold`); or ``user`` is not the user
+				the link was made for.
+			ToolError: The code exchange failed.
+		"""
+		body = self.state_of(answer)
+		if body.get("c"):
+			raise ConfigurationError(_CHAT_LINK)
+		done = await self._exchange(answer, body, user)
+		await self._save(done)
+		return Connected(done.integration, done.user, done.scopes, done.run_id)
+
+	async def hold(self, answer: str) -> Held:
+		"""Check a consent and exchange its code, but keep the tokens until the user confirms.
+
+		For a link sent in a chat: the page the browser lands on shows `Held.code`, the user
+		sends it to the chat, and `confirm` stores the tokens if they are the user the link was
+		made for. The tokens stay in this process's memory until the state expires (a restart
+		forgets them: the user connects again); they join the instance's secrets, so they are
+		masked everywhere, and are never logged.
+
+		Args:
+			answer: The URL the service redirected to (or its query string).
+
+		Raises:
 			ConfigurationError: The service refused, or the state is forged, stale or missing.
 			ToolError: The code exchange failed.
 		"""
+		body = self.state_of(answer)
+		done = await self._exchange(answer, body, None)
+		now = time.time()
+		self._held = {k: h for k, h in self._held.items() if h.expires >= now}
+		code = _new_code()
+		self._held[self._digest(code)] = done
+		log.info("%s: %s's sign-in waits for its code in their chat", done.integration, done.user)
+		return Held(done.integration, done.user, done.run_id, done.expires, code)
+
+	async def confirm(self, code: str, user: str) -> Connected:
+		"""Finish a consent `hold` kept: store its tokens if ``user`` is the one it was made for.
+
+		The code is single-use: from another user it drops the tokens (a link forwarded to
+		someone else connects nothing) and a warning is logged, without the code. A user's
+		wrong codes are counted: past 5 in 15 minutes, their next tries wait.
+
+		Args:
+			code: What the user sent (`Held.code`; case and surrounding spaces do not matter).
+			user: The end user who sent it (a chat's ``<channel>:<user id>``).
+
+		Returns:
+			What was connected; resume the run that waits for it.
+
+		Raises:
+			ConfigurationError: No consent waits for this code (wrong, used, expired, or this
+				process restarted), it was not ``user``'s, or ``user`` sent too many wrong
+				codes. The message is meant for the user.
+		"""
+		now = time.time()
+		self._held = {k: h for k, h in self._held.items() if h.expires >= now}
+		self._tries = {
+			u: kept
+			for u, times in self._tries.items()
+			if (kept := [t for t in times if t > now - _TRY_WINDOW])
+		}
+		tried = self._tries.get(user, [])
+		if len(tried) >= _TRIES:
+			wait = max(1, -int((now - tried[0] - _TRY_WINDOW) // 60))  # minutes, rounded up
+			raise ConfigurationError(f"code: too many wrong codes; try again in {wait} minutes")
+		done = self._held.pop(self._digest(code.strip().upper()), None)
+		if done is None or done.user != user:
+			self._tries.setdefault(user, []).append(now)
+		if done is None:
+			raise ConfigurationError(
+				"code: no sign-in waits for this code (it is mistyped, was used, or expired); "
+				"ask me again for a fresh link"
+			)
+		if done.user != user:
+			log.warning(
+				"%s: a sign-in made for %s was confirmed by %s: its tokens are dropped (a "
+				"forwarded consent link)",
+				done.integration,
+				done.user,
+				user,
+			)
+			raise ConfigurationError(
+				"code: this sign-in was started by someone else, not you, so it is dropped and "
+				"nothing is connected; never sign in on a link someone sent you"
+			)
+		self._tries.pop(user, None)
+		await self._save(done)
+		return Connected(done.integration, done.user, done.scopes, done.run_id)
+
+	def _digest(self, code: str) -> str:
+		return self._sign(b"code\0" + code.encode())
+
+	async def _exchange(self, answer: str, body: Mapping[str, Any], user: str | None) -> _Exchanged:
+		"""Check a consent's answer (whose state ``body`` is), spend it, exchange its code."""
 		from openmolt_core.integrations.credentials import oauth_guard
 		from openmolt_core.integrations.oauth import (
 			Consent,
@@ -436,19 +657,9 @@ class Accounts:
 		)
 
 		text = answer.strip()
-		query = urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
-		params = dict(parse_qsl(query))
-		state = params.get("state", "")
-		if not state:
-			raise ConfigurationError(
-				"state: the redirect carries no state, so it answers no consent link of this "
-				"application (the service's words, if any, are not shown without one)"
-			)
-		# The state first: until it is known to be ours, nothing of the query is shown (a
-		# crafted link would otherwise put its error_description on this application's page).
-		body = self.read_state(state)
+		state = dict(parse_qsl(self._query(text))).get("state", "")
 		code = code_from_redirect(text, state)
-		integration, user = str(body["i"]), str(body["u"])
+		integration, owner = str(body["i"]), str(body["u"])
 		scopes = tuple(str(s) for s in body.get("s") or ())
 		store = self.store()
 		if store is None:
@@ -467,7 +678,20 @@ class Accounts:
 		# Used only now: a process set up wrongly (above) refuses and leaves the link usable
 		# where it is set up right.
 		nonce = str(body.get("n") or "")
-		await self._use(nonce, float(body.get("e", 0)), store, integration, user)
+		expires = float(body.get("e", 0))
+		await self._use(nonce, expires, store, integration, owner)
+		if user is not None and user != owner:
+			# Spent (above) and refused before the exchange: the code is never sent.
+			log.warning(
+				"%s: a consent link made for %s was finished by %s: refused",
+				integration,
+				owner,
+				user,
+			)
+			raise ConfigurationError(
+				f"user: this consent link was made for another user than {user}, so it connects "
+				"nothing and is used up; the user it was made for asks for a fresh one"
+			)
 		consent = Consent("", state, self._verifier(state), self.redirect_uri, scopes)
 		if credential.pkce == "unsupported":
 			consent = dataclasses.replace(consent, verifier=None)
@@ -482,20 +706,24 @@ class Accounts:
 		)
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
 		self.secrets.add(*secret_values(tokens))
-		expires = float(body.get("e", 0))
+		run_id = str(body.get("r") or "")
+		return _Exchanged(integration, owner, scopes, run_id, nonce, expires, store, tokens)
+
+	async def _save(self, done: _Exchanged) -> None:
+		"""Store an exchanged consent's tokens under its user."""
+		store, integration, user = done.store, done.integration, done.user
 
 		def save() -> None:
 			# Under the credential's lock: a refresh going on saves first, then this; one that
 			# starts later reads this (else it saved what it read before over the new grant).
 			with store.locked(integration, user):
 				# Every unexpired consent of this user stays refused, not only the last one.
-				used = {**_consents(store.load(integration, user)), nonce: expires}
-				record = {**tokens, GRANTED: list(scopes), CONSENT: used}
+				used = {**_consents(store.load(integration, user)), done.nonce: done.expires}
+				record = {**done.tokens, GRANTED: list(done.scopes), CONSENT: used}
 				store.save(integration, record, user=user)
 
 		await anyio.to_thread.run_sync(save)
 		log.info("%s: connected for user %s", integration, user)
-		return Connected(integration, user, scopes, str(body.get("r") or ""))
 
 	def for_binding(
 		self,
@@ -705,7 +933,11 @@ class UserAccounts:
 			return None
 		wanted = [*(granted or []), *requested_scopes(self.spec, oauth, self.scopes), *needed]
 		scopes = list(dict.fromkeys(wanted))
-		consent = functools.partial(self.accounts.consent, run_id=run_id)
+		from openmolt_core.observe import current_trigger
+
+		# A chat's run sends the link in the chat: its user confirms there who signed in.
+		in_chat = (current_trigger() or {}).get("kind") == "chat"
+		consent = functools.partial(self.accounts.consent, run_id=run_id, in_chat=in_chat)
 		try:  # the client config may come from the store: a file read, off the event loop
 			url = await anyio.to_thread.run_sync(consent, self.spec, iid, user, scopes)
 		except ConfigurationError as exc:

@@ -54,6 +54,7 @@ __all__ = [
 	"RunObserver",
 	"RunOutcome",
 	"WatchedRun",
+	"current_trigger",
 	"event_data",
 	"run_input",
 	"started_by",
@@ -187,6 +188,12 @@ def started_by(kind: str, **details: str | int | None) -> Iterator[None]:
 		yield
 	finally:
 		_trigger.reset(token)
+
+
+def current_trigger() -> dict[str, Any] | None:
+	"""What started the runs of this context (`started_by`'s kind and details), or None."""
+	found = _trigger.get()
+	return None if found is None else dict(found)
 
 
 def run_input(state: RunState) -> Any:

@@ -5,6 +5,15 @@ this route as its redirect (``OpenMolt(accounts={"redirect_uri": "https://<host>
 The route hands the answer to ``om.accounts.complete``, which checks the signed ``state`` (it
 names the integration, the user and the run), exchanges the code and stores the user's tokens;
 then the chat whose run waits for them goes on (`openmolt_serve.chats.Conversations.connected`).
+
+A link sent in a chat is not stored here: whoever signs in on a link is connected as the user it
+names, so a link forwarded to someone else would give their account to the chat user who asked.
+Its tokens are held (`openmolt_core.accounts.Accounts.hold`) and the page shows a one-time code;
+the chat user sends it to the bot, and the chat stores the tokens only if they are the user the
+link was made for (`openmolt_serve.chats`). A link is a chat's when its state says so (``c``), or
+when it names a user of a chat channel served here (``telegram:<id>``): a state made before the
+flag existed, or by a run that had no chat around it (a durable run recovered after a restart),
+is held too, never stored on trust.
 Nothing of the answer (the code, the state) is logged or shown: a refusal's text is shown and
 logged with them masked, and an unexpected failure is a ``502`` page naming only its kind.
 """
@@ -50,8 +59,14 @@ async def handle_callback(
 		return early
 	query = request.url.query
 	problem = "this sign-in link is not for this server"
+	chats = list(conversations)
+	channels = tuple({f"{chat.channel}:" for chat in chats})
 	for om in instances:
 		try:
+			body = om.accounts.state_of(query)
+			if body.get("c") or str(body.get("u", "")).startswith(channels):
+				held = await om.accounts.hold(query)
+				return _confirm_page(held.integration, held.code)
 			connected = await om.accounts.complete(query)
 		except OpenMoltError as exc:
 			problem = masked(str(exc), query)
@@ -62,8 +77,20 @@ async def handle_callback(
 		except Exception as exc:
 			log.warning("auth callback failed: %s", type(exc).__name__)
 			return page(502, UNREACHABLE)
-		going = any([chat.connected(connected.run_id) for chat in conversations])
+		going = any([chat.connected(connected.run_id) for chat in chats])
 		said = f"Your {connected.integration} account is connected. You can close this window"
 		# No chat here waits for it (a restart forgot it): the user's next message goes on.
 		return page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")
 	return page(400, f"The account was not connected: {problem}")
+
+
+def _confirm_page(integration: str, code: str) -> Response:
+	"""The page of a chat's link: send the code to the bot yourself, and only if you asked."""
+	return page(
+		200,
+		f"One step is left: to connect this {integration} account, send this code to the bot "
+		"yourself, in the chat where you asked for the link:",
+		code,
+		"If you did not ask the bot for this link (someone sent it to you), do not send the "
+		"code, to anyone: nothing is connected, and the sign-in is dropped when it expires.",
+	)

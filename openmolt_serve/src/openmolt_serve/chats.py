@@ -17,8 +17,11 @@ thread); a question it asks is sent there too, and the run parks until the next 
 A run acts for its sender (``user="<channel>:<sender id>"``): an integration the agent binds
 per end user uses that sender's account (`openmolt_core.accounts`), and when they have not
 connected it, the chat gets the consent link (a private chat only: a link connects whoever signs
-in on it, so a group is told to write privately); the run goes on once they have (the callback
-route tells the chat: `Conversations.connected`), or at their next message. Messages
+in on it, so a group is told to write privately). Whoever signs in on it is not trusted to be
+them: the callback route keeps the tokens and shows a one-time code (`openmolt_serve._auth`),
+and a message that is exactly that code (`openmolt_core.accounts.is_code`) stores them if its
+sender is the user the link was made for, then the run goes on (`Conversations.connected`);
+from anyone else it drops them (a forwarded link connects nothing). Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
 guard's file for a day (`openmolt_serve._seen`), so a retry that reaches another server on the
@@ -48,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core.accounts import authorization_requests
+from openmolt_core.accounts import authorization_requests, is_code
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
@@ -291,6 +294,9 @@ class Conversations:
 	async def _handle(self, message: Incoming) -> None:
 		chat = self._chat(message.key)
 		async with chat.lock:  # one message of a chat at a time, in order
+			if is_code(message.text):  # a sign-in's code, from the callback's page
+				await self._confirm(message)
+				return
 			done = anyio.Event()
 			outcome: dict[str, Any] = {}
 
@@ -437,6 +443,27 @@ class Conversations:
 		if self.live is not None:
 			self.live.watch(run_id, message)
 		return run_id
+
+	async def _confirm(self, message: Incoming) -> None:
+		"""Finish the sign-in whose code the message is, if its sender is the one it was for.
+
+		`openmolt_core.accounts.Accounts.confirm` decides and counts wrong tries; its refusal
+		(a wrong or expired code, someone else's sign-in, too many tries) is the reply.
+		"""
+		who = end_user(message)
+		try:
+			connected = await OpenMolt.of(self.agent).accounts.confirm(message.text, who)
+		except ConfigurationError as exc:
+			said = str(exc).removeprefix("code: ")
+			await self._say(message, said[:1].upper() + said[1:])
+			return
+		except Exception as exc:  # the store failed: the tokens are gone with the code
+			log.warning("%s: could not connect %s: %s", self.channel, who, type(exc).__name__)
+			await self._say(message, "Sorry, I could not connect the account; ask me again.")
+			return
+		going = self.connected(connected.run_id)
+		said = f"Your {connected.integration} account is connected"
+		await self._say(message, f"{said}; I go on." if going else f"{said}; ask me again.")
 
 	def connected(self, run_id: str) -> bool:
 		"""An end user connected the account a chat's run waits for: the run goes on.

@@ -22,8 +22,8 @@ UNREACHABLE = "The account was not connected: the service could not be reached."
 """What the ``502`` page says when the consent could not be completed for an unexpected reason."""
 
 
-def page(status: int, text: str) -> HTMLResponse:
-	"""A one-paragraph page saying ``text`` (masked, escaped), never cached.
+def page(status: int, text: str, *more: str) -> HTMLResponse:
+	"""A page saying ``text`` (masked, escaped), never cached.
 
 	The text is masked with the secrets known now (`openmolt_ui._shown.shown_text`), as
 	everything else the viewer and the server serve: a service's refusal may echo a client
@@ -32,9 +32,10 @@ def page(status: int, text: str) -> HTMLResponse:
 	Args:
 		status: The HTTP status.
 		text: What to tell the end user.
+		*more: Further paragraphs (a code to copy stands alone in one).
 	"""
-	shown = html.escape(shown_text(text))
-	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title><p>{shown}</p>"
+	shown = "".join(f"<p>{html.escape(shown_text(t))}</p>" for t in (text, *more))
+	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title>{shown}"
 	return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
