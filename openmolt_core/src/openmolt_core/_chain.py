@@ -22,6 +22,7 @@ from openmolt_core.structured import fit
 
 if TYPE_CHECKING:
 	from openmolt_core.envelope import Envelope
+	from openmolt_core.errors import ProviderError
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.result import RunState
 	from openmolt_core.structured import FittedSchema, SchemaDialect
@@ -34,6 +35,7 @@ __all__ = [
 	"record",
 	"slot_id",
 	"spend",
+	"spend_failed",
 	"spent_entry",
 	"split_id",
 	"unique_ids",
@@ -261,6 +263,22 @@ def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:
 	"""
 	state.usage.add(usage)
 	add_by_model(state.usage_by_model, by_model)
+
+
+def spend_failed(state: RunState, error: ProviderError, model_id: str) -> None:
+	"""Count what a failed model call was billed for (`ProviderError.usage`), if anything.
+
+	A reply the API sent and billed but the run cannot use (one that filled the context window)
+	fails the call; its tokens count in the run's usage all the same, under the model that made
+	each call (``error.usage_by_model``), else under ``model_id``.
+
+	Args:
+		state: The run's state.
+		error: The failure.
+		model_id: The model asked, when the error does not name its models.
+	"""
+	if error.usage is not None:
+		spend(state, error.usage, error.usage_by_model or {model_id: error.usage})
 
 
 def add_by_model(into: dict[str, Usage], by_model: Mapping[str, Usage]) -> None:

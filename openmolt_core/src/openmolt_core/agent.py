@@ -28,7 +28,7 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import AgentModels, ModelSlot, slot_id
+from openmolt_core._chain import AgentModels, ModelSlot, slot_id, spend_failed
 from openmolt_core._chain import record as record_model
 from openmolt_core._emitter import EventEmitter, Handler
 from openmolt_core._execute import (
@@ -1825,6 +1825,8 @@ class Agent:
 		except ConfigurationError:
 			raise  # a missing key or a wrong setting: nothing ran
 		except ProviderError as exc:
+			# A reply billed but not usable (it filled the context window) counts all the same.
+			spend_failed(state, exc, self._models.primary.id)
 			if shrinks and exc.context_exceeded:
 				raise  # `_ask_model` asks the capabilities to shrink the history
 			raise await self._provider_failed(ctx, exc) from exc
@@ -1860,10 +1862,16 @@ class Agent:
 
 		async def send(built: ModelRequest) -> ModelResponse:
 			to = self._model(built.model_id) if built.model_id else slot
-			if live is not None:
-				response = await live(to.provider(), built, to.id)
-			else:
-				response = await to.provider().generate(built)
+			try:
+				if live is not None:
+					response = await live(to.provider(), built, to.id)
+				else:
+					response = await to.provider().generate(built)
+			except ProviderError as exc:
+				if exc.usage is not None and not exc.usage_by_model:  # billed: by whom
+					_cost.price_call(to.provider(), to.model, exc.usage)
+					exc.usage_by_model = {to.id: exc.usage}
+				raise
 			if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
 				raise ProviderError(
 					f"the provider returned {type(response).__name__} without reply text",
