@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ __all__ = [
 	"spend_failed",
 	"spent_entry",
 	"split_id",
+	"total",
 	"unique_ids",
 ]
 
@@ -244,10 +245,28 @@ class AgentModels:
 			slot.begin(config)
 
 
-def record(state: RunState, model_id: str, usage: Usage) -> None:
-	"""Record which model answered a step, and its usage (called once per answered step)."""
+def record(
+	state: RunState, model_id: str, usage: Usage, by_model: Mapping[str, Usage] | None = None
+) -> None:
+	"""Record which model answered a step, and its usage (called once per answered step).
+
+	Args:
+		state: The run's state.
+		model_id: The model that answered.
+		usage: The step's usage.
+		by_model: The same per model id, when calls of several models make it up
+			(`openmolt_core.llm.ModelResponse.usage_by_model`); else all of it is ``model_id``'s.
+	"""
 	state.models.append(model_id)
-	_per_model(state.usage_by_model, model_id).add(usage)
+	add_by_model(state.usage_by_model, by_model or {model_id: usage})
+
+
+def total(usages: Iterable[Usage]) -> Usage:
+	"""The sum of usages (the cost of those priced; None when none is)."""
+	out = Usage()
+	for usage in usages:
+		out.add(usage)
+	return out
 
 
 def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:

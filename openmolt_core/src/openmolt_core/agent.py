@@ -30,6 +30,7 @@ from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
 from openmolt_core._chain import AgentModels, ModelSlot, slot_id, spend_failed
 from openmolt_core._chain import record as record_model
+from openmolt_core._chain import total as total_usage
 from openmolt_core._emitter import EventEmitter, Handler
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -1775,8 +1776,11 @@ class Agent:
 			slot = self._models.slot(response.model)
 			asked = first if slot is primary else request(slot)  # as built, before any hook
 			# A server that reports no usage is counted from sizes: budgets hold for it too.
-			_cost.counted(response.usage, asked.messages, asked.system, response.text)
-			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
+			own = response.usage_by_model.get(slot.id, response.usage)  # this model's call
+			_cost.counted(own, asked.messages, asked.system, response.text)
+			_cost.price_call(slot.provider(), slot.model, own)  # events and journal
+			if response.usage_by_model:  # other models' calls too (a capability moved on): the sum
+				response.usage = total_usage(response.usage_by_model.values())
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
 			response.text = encodable_text(response.text)
@@ -1890,8 +1894,9 @@ class Agent:
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
 		state.usage.add(response.usage)
-		state.context_tokens = response.usage.input_tokens
-		record_model(state, model, response.usage)
+		# The prompt of the call that answered: not the sum with other models' calls.
+		state.context_tokens = response.usage_by_model.get(model, response.usage).input_tokens
+		record_model(state, model, response.usage, response.usage_by_model)
 		if log.isEnabledFor(logging.INFO):
 			u = response.usage
 			log.info(
@@ -2091,8 +2096,19 @@ class _RunModels:
 		return _OwnCall(agent, ctx, seq), agent.model
 
 	def price(self, response: ModelResponse) -> None:
-		"""Price a response of the agent's own models that the provider did not price."""
-		slot = self._agent._models.slot(response.model)
+		"""Price a response of the agent's own models that the provider did not price.
+
+		A response that calls of several models make up (``usage_by_model``) is priced part by
+		part, each at its own model's price.
+		"""
+		models = self._agent._models
+		if response.usage_by_model:
+			for model_id, usage in response.usage_by_model.items():
+				part = models.slot(model_id)
+				_cost.price_call(part.provider(), part.model, usage)
+			response.usage = total_usage(response.usage_by_model.values())
+			return
+		slot = models.slot(response.model)
 		_cost.price_call(slot.provider(), slot.model, response.usage)
 
 
