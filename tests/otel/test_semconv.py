@@ -16,7 +16,7 @@ from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 
 from openmolt import OpenMolt, RunError
 from openmolt_core.errors import ProviderError
-from openmolt_core.llm import Usage
+from openmolt_core.llm import ModelResponse, Usage
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_otel import Telemetry
 
@@ -182,6 +182,41 @@ async def test_model_calls_record_the_client_token_usage_and_duration_metrics(
 	_, duration_points = _points(reader)[gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION]
 	failed = [p for p in duration_points if "error.type" in p.attributes]
 	assert len(failed) == 1 and failed[0].attributes["error.type"] == "RuntimeError"
+
+
+class _Blocks:
+	"""A model whose provider blocks every conversation (its reply billed)."""
+
+	name, model = "anthropic", "claude-x"
+
+	async def generate(self, request: Any) -> ModelResponse:
+		return ModelResponse(text="", usage=Usage(900, 12, calls=1), finish_reason="blocked")
+
+
+async def test_a_blocked_reply_s_tokens_are_recorded_under_the_model_that_blocked(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""gen_ai.client.token.usage splits a step the fallback answered: the blocked call's tokens
+	under the model that blocked it, the answer's under the model that answered."""
+	reader = InMemoryMetricReader()
+	meters = MeterProvider(metric_readers=[reader])
+	backup = ScriptedModel([finish(result="ok")], name="openai", usage=Usage(100, 10))
+	backup.model = "gpt-x"
+	om = OpenMolt(entry_points=False)
+	Telemetry(tracer_provider=_provider(exporter), meter_provider=meters).instrument(om)
+	result = await om.create_agent(name="B", model=[_Blocks(), backup]).run("go")
+	assert result.status == "success", result.error
+	_, token_points = _points(reader)[gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE]
+	sums = {
+		(p.attributes["gen_ai.response.model"], p.attributes["gen_ai.token.type"]): p.sum
+		for p in token_points
+	}
+	assert sums == {
+		("claude-x", "input"): 900,
+		("claude-x", "output"): 12,
+		("gpt-x", "input"): 100,
+		("gpt-x", "output"): 10,
+	}
 
 
 async def test_a_refused_step_s_retry_keys_trace_as_their_step(

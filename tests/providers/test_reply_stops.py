@@ -54,7 +54,6 @@ CASES = [
 	("chat", _chat("error"), "incomplete"),
 	("chat", _chat("abort"), "incomplete"),
 	("chat", _chat("some_later_reason"), "incomplete"),
-	("chat", _chat("model_length"), "max_tokens"),
 	("chat", _chat("content_filter"), "safety"),
 ]
 

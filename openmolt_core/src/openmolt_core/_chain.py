@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from openmolt_core.structured import fit
 
 if TYPE_CHECKING:
 	from openmolt_core.envelope import Envelope
+	from openmolt_core.errors import ProviderError
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.result import RunState
 	from openmolt_core.structured import FittedSchema, SchemaDialect
@@ -34,8 +35,10 @@ __all__ = [
 	"record",
 	"slot_id",
 	"spend",
+	"spend_failed",
 	"spent_entry",
 	"split_id",
+	"total",
 	"unique_ids",
 ]
 
@@ -242,10 +245,28 @@ class AgentModels:
 			slot.begin(config)
 
 
-def record(state: RunState, model_id: str, usage: Usage) -> None:
-	"""Record which model answered a step, and its usage (called once per answered step)."""
+def record(
+	state: RunState, model_id: str, usage: Usage, by_model: Mapping[str, Usage] | None = None
+) -> None:
+	"""Record which model answered a step, and its usage (called once per answered step).
+
+	Args:
+		state: The run's state.
+		model_id: The model that answered.
+		usage: The step's usage.
+		by_model: The same per model id, when calls of several models make it up
+			(`openmolt_core.llm.ModelResponse.usage_by_model`); else all of it is ``model_id``'s.
+	"""
 	state.models.append(model_id)
-	_per_model(state.usage_by_model, model_id).add(usage)
+	add_by_model(state.usage_by_model, by_model or {model_id: usage})
+
+
+def total(usages: Iterable[Usage]) -> Usage:
+	"""The sum of usages (the cost of those priced; None when none is)."""
+	out = Usage()
+	for usage in usages:
+		out.add(usage)
+	return out
 
 
 def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:
@@ -261,6 +282,22 @@ def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:
 	"""
 	state.usage.add(usage)
 	add_by_model(state.usage_by_model, by_model)
+
+
+def spend_failed(state: RunState, error: ProviderError, model_id: str) -> None:
+	"""Count what a failed model call was billed for (`ProviderError.usage`), if anything.
+
+	A reply the API sent and billed but the run cannot use (one that filled the context window)
+	fails the call; its tokens count in the run's usage all the same, under the model that made
+	each call (``error.usage_by_model``), else under ``model_id``.
+
+	Args:
+		state: The run's state.
+		error: The failure.
+		model_id: The model asked, when the error does not name its models.
+	"""
+	if error.usage is not None:
+		spend(state, error.usage, error.usage_by_model or {model_id: error.usage})
 
 
 def add_by_model(into: dict[str, Usage], by_model: Mapping[str, Usage]) -> None:

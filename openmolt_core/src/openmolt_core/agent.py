@@ -28,8 +28,9 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import AgentModels, ModelSlot, slot_id
+from openmolt_core._chain import AgentModels, ModelSlot, slot_id, spend_failed
 from openmolt_core._chain import record as record_model
+from openmolt_core._chain import total as total_usage
 from openmolt_core._emitter import EventEmitter, Handler
 from openmolt_core._execute import (
 	HumanInputHandler,
@@ -1775,8 +1776,11 @@ class Agent:
 			slot = self._models.slot(response.model)
 			asked = first if slot is primary else request(slot)  # as built, before any hook
 			# A server that reports no usage is counted from sizes: budgets hold for it too.
-			_cost.counted(response.usage, asked.messages, asked.system, response.text)
-			_cost.price_call(slot.provider(), slot.model, response.usage)  # events and journal
+			own = response.usage_by_model.get(slot.id, response.usage)  # this model's call
+			_cost.counted(own, asked.messages, asked.system, response.text)
+			_cost.price_call(slot.provider(), slot.model, own)  # events and journal
+			if response.usage_by_model:  # other models' calls too (a capability moved on): the sum
+				response.usage = total_usage(response.usage_by_model.values())
 			# A surrogate the transport decoded (a "\ud800" in the provider's JSON body, not in the
 			# model's text) is not text: U+FFFD, so the journal and the history always encode.
 			response.text = encodable_text(response.text)
@@ -1825,6 +1829,8 @@ class Agent:
 		except ConfigurationError:
 			raise  # a missing key or a wrong setting: nothing ran
 		except ProviderError as exc:
+			# A reply billed but not usable (it filled the context window) counts all the same.
+			spend_failed(state, exc, self._models.primary.id)
 			if shrinks and exc.context_exceeded:
 				raise  # `_ask_model` asks the capabilities to shrink the history
 			raise await self._provider_failed(ctx, exc) from exc
@@ -1860,10 +1866,16 @@ class Agent:
 
 		async def send(built: ModelRequest) -> ModelResponse:
 			to = self._model(built.model_id) if built.model_id else slot
-			if live is not None:
-				response = await live(to.provider(), built, to.id)
-			else:
-				response = await to.provider().generate(built)
+			try:
+				if live is not None:
+					response = await live(to.provider(), built, to.id)
+				else:
+					response = await to.provider().generate(built)
+			except ProviderError as exc:
+				if exc.usage is not None and not exc.usage_by_model:  # billed: by whom
+					_cost.price_call(to.provider(), to.model, exc.usage)
+					exc.usage_by_model = {to.id: exc.usage}
+				raise
 			if not isinstance(response, ModelResponse) or not isinstance(response.text, str):
 				raise ProviderError(
 					f"the provider returned {type(response).__name__} without reply text",
@@ -1882,8 +1894,9 @@ class Agent:
 	def _count(self, state: RunState, step: int, model: str, response: ModelResponse) -> None:
 		state.steps += 1
 		state.usage.add(response.usage)
-		state.context_tokens = response.usage.input_tokens
-		record_model(state, model, response.usage)
+		# The prompt of the call that answered: not the sum with other models' calls.
+		state.context_tokens = response.usage_by_model.get(model, response.usage).input_tokens
+		record_model(state, model, response.usage, response.usage_by_model)
 		if log.isEnabledFor(logging.INFO):
 			u = response.usage
 			log.info(
@@ -2083,8 +2096,19 @@ class _RunModels:
 		return _OwnCall(agent, ctx, seq), agent.model
 
 	def price(self, response: ModelResponse) -> None:
-		"""Price a response of the agent's own models that the provider did not price."""
-		slot = self._agent._models.slot(response.model)
+		"""Price a response of the agent's own models that the provider did not price.
+
+		A response that calls of several models make up (``usage_by_model``) is priced part by
+		part, each at its own model's price.
+		"""
+		models = self._agent._models
+		if response.usage_by_model:
+			for model_id, usage in response.usage_by_model.items():
+				part = models.slot(model_id)
+				_cost.price_call(part.provider(), part.model, usage)
+			response.usage = total_usage(response.usage_by_model.values())
+			return
+		slot = models.slot(response.model)
 		_cost.price_call(slot.provider(), slot.model, response.usage)
 
 

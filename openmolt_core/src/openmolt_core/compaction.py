@@ -155,8 +155,12 @@ async def compact(
 		return await provider.generate(request)
 
 	response = await journal(f"compact:{step}:1" if again else f"compact:{step}", summarise)
-	# The summary's usage counts in the run's, and under its model (``response.model``, an id).
-	spend(state, response.usage, {response.model: response.usage} if response.model else {})
+	# The summary's usage counts in the run's, and under its model (``response.model``, an id),
+	# or under each model whose call it took (a blocked one before the fallback's answer).
+	by_model = response.usage_by_model or (
+		{response.model: response.usage} if response.model else {}
+	)
+	spend(state, response.usage, by_model)
 	unfit = unfit_summary(response)
 	if unfit is not None:  # the steps stay: what arrived would replace them with less
 		raise ProviderError(

@@ -19,9 +19,12 @@ and raises it again in another process, `RunError` with its state), and `to_dict
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+	from openmolt_core.llm import Usage
 	from openmolt_core.result import RunResult
 
 __all__ = [
@@ -82,7 +85,17 @@ class ProviderError(OpenMoltError):
 		context_exceeded: Whether the request was longer than the model's context window: a
 			run that compacts summarises its older steps and asks once more
 			(`openmolt_core.hooks.Capability.context_exceeded`).
+		usage: What the failed call was billed for, when the API answered with a reply the run
+			cannot use (one that filled the context window); None when nothing was billed. The
+			run counts it in its usage.
+		usage_by_model: The same per model id (``provider:model``), set by the run for the
+			model that made each call (the fallback capability's failed calls of several).
 	"""
+
+	# Class defaults: an error pickled before these attributes existed (a durable journal's)
+	# is rebuilt without them.
+	usage: Usage | None = None
+	usage_by_model: Mapping[str, Usage] = MappingProxyType({})
 
 	def __init__(
 		self,
@@ -93,6 +106,8 @@ class ProviderError(OpenMoltError):
 		status_code: int | None = None,
 		retryable: bool = False,
 		context_exceeded: bool = False,
+		usage: Usage | None = None,
+		usage_by_model: Mapping[str, Usage] | None = None,
 	) -> None:
 		where = f"{provider}:{model}" if model else provider
 		super().__init__(f"{where}: {message}")
@@ -101,6 +116,8 @@ class ProviderError(OpenMoltError):
 		self.status_code = status_code
 		self.retryable = retryable
 		self.context_exceeded = context_exceeded
+		self.usage = usage
+		self.usage_by_model = dict(usage_by_model or {})
 
 
 class IntegrationError(OpenMoltError):

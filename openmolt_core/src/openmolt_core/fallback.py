@@ -12,7 +12,7 @@ provider's retry policy gave up on, the same step, with the same messages, goes 
 | ``overloaded`` | 503 or 529 (overloaded) after the retries |
 | ``timeout`` | the call timed out (408, a read timeout, ``TimeoutError``) |
 | ``unreachable`` | the provider could not be reached (connection errors) |
-| ``blocked`` | the provider blocked the conversation (Gemini's blocked prompt, Anthropic's safety refusal): that model would block it again; its billed tokens count in the step |
+| ``blocked`` | the provider blocked the conversation (Gemini's blocked prompt, Anthropic's safety refusal): that model would block it again; its billed tokens count in the step, under its model |
 
 Anything else fails the run as without fallback: an authentication error (401, a missing key), a
 request the provider refuses (400, 404, 413...), a reply that is no reply. Those would fail the
@@ -25,7 +25,8 @@ agent gets when it has more than one model: it wraps each call of the agent's mo
 (``wrap_model``) and asks the loop for the request of the next model (``run.models.request``).
 A ``model:fallback`` event (`ModelFallbackEvent`) says which model failed,
 why, and which one is tried next. The run's state records which model answered each step
-(``RunState.models``) and the usage and cost of each (``RunState.usage_by_model``); each
+(``RunState.models``) and the usage and cost of each (``RunState.usage_by_model``: each call
+under the model that made it, a blocked one too, ``ModelResponse.usage_by_model``); each
 response names the model that answered (``ModelResponse.model``, journaled with it), so a
 replayed step is parsed as that model's reply.
 """

@@ -242,6 +242,10 @@ class ModelResponse:
 			read as ``stop``.
 		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
 			another may answer instead of the first (`openmolt_core.fallback`).
+		usage_by_model: ``usage`` split by model id, when calls of more than one model make it
+			up (the fallback capability moved past a model that blocked the conversation, or
+			whose failed call was billed): each counts under its own model in the run's
+			``usage_by_model``. Empty when ``usage`` is all ``model``'s.
 	"""
 
 	text: str
@@ -249,26 +253,32 @@ class ModelResponse:
 	raw: Any = None
 	finish_reason: str | None = None
 	model: str | None = None
+	usage_by_model: dict[str, Usage] = field(default_factory=dict)
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The response as JSON-serializable data (``raw`` as the provider gave it)."""
-		return {
+		out = {
 			"text": self.text,
 			"usage": self.usage.to_dict(),
 			"raw": self.raw,
 			"finish_reason": self.finish_reason,
 			"model": self.model,
 		}
+		if self.usage_by_model:  # a journal of one model's reply stays as it was
+			out["usage_by_model"] = {k: u.to_dict() for k, u in self.usage_by_model.items()}
+		return out
 
 	@classmethod
 	def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
 		"""Rebuild a response from `to_dict`'s output."""
+		by_model = data.get("usage_by_model") or {}
 		return cls(
 			text=str(data["text"]),
 			usage=Usage.from_dict(data.get("usage") or {}),
 			raw=data.get("raw"),
 			finish_reason=data.get("finish_reason"),
 			model=data.get("model"),
+			usage_by_model={k: Usage.from_dict(v) for k, v in by_model.items()},
 		)
 
 

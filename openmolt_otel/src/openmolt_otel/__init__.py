@@ -339,7 +339,10 @@ class Telemetry(RunObserver):
 
 	def _answered(self, run: ObservedRun, response: Any) -> dict[str, Any]:
 		"""The model that answered and its provider (a fallback's, when one answered)."""
-		answered = getattr(response, "model", None)
+		return self._named(run, getattr(response, "model", None))
+
+	def _named(self, run: ObservedRun, answered: Any) -> dict[str, Any]:
+		"""The attributes naming one of the agent's models (an id) and its provider."""
 		models = run.agent.models
 		if not isinstance(answered, str) or not models or answered == models[0]:
 			return {gen_ai.RESPONSE_MODEL: run.agent.model}
@@ -370,11 +373,18 @@ class Telemetry(RunObserver):
 		usage = getattr(response, "usage", None)
 		if usage is None:
 			return
-		for kind, count in (
-			(gen_ai.TOKEN_INPUT, usage.input_tokens),
-			(gen_ai.TOKEN_OUTPUT, usage.output_tokens),
-		):
-			self._token_usage.record(count, {**attributes, gen_ai.TOKEN_TYPE: kind})
+		# Each model's tokens under its own name: a reply a fallback moved past (a blocked one)
+		# is in the step's usage, but its model made that call.
+		parts = getattr(response, "usage_by_model", None) or {None: usage}
+		for part_model, part in parts.items():
+			named = (
+				attributes if part_model is None else {**attributes, **self._named(run, part_model)}
+			)
+			for kind, count in (
+				(gen_ai.TOKEN_INPUT, part.input_tokens),
+				(gen_ai.TOKEN_OUTPUT, part.output_tokens),
+			):
+				self._token_usage.record(count, {**named, gen_ai.TOKEN_TYPE: kind})
 
 	def _model_done(self, run: ObservedRun, span: Span, response: Any) -> None:
 		span.set_attributes(self._answered(run, response))

@@ -26,7 +26,7 @@ from openmolt_core.retry import retry_after
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.llm import ModelRequest, ModelResponse
+	from openmolt_core.llm import ModelRequest, ModelResponse, Usage
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.streaming import StreamChunk
 	from openmolt_providers._sse import SSEvent
@@ -820,21 +820,35 @@ def exceeds_context(code: Any, detail: str) -> bool:
 
 
 def window_error(
-	provider: HTTPProvider, model: str, detail: str, status: int | None = None
+	provider: HTTPProvider,
+	model: str,
+	detail: str,
+	status: int | None = None,
+	*,
+	usage: Usage | None = None,
 ) -> ProviderError:
 	"""The error for a prompt the model refused as longer than its context window.
 
 	Marked ``context_exceeded``: a run that compacts summarises its older steps and asks again.
+	A reply cut off because it filled the window (`window_stop`) is the same error: the prompt
+	left no room for the answer, and asking again unchanged would end the same way.
 
 	Args:
 		provider: The provider that was asked.
 		model: The model asked.
 		detail: The provider's message, already scrubbed (`HTTPProvider.scrub`).
 		status: The HTTP status, when the refusal came as one (None: inside a reply or stream).
+		usage: What a reply that filled the window was billed for (`window_stop`); None for a
+			refusal, which bills nothing.
 	"""
 	where = ": ".join(part for part in (str(status or ""), detail) if part)
+	what = (
+		"the prompt left no room in the model's context window for the reply, which was cut off"
+		if usage is not None
+		else "the prompt is longer than the model's context window"
+	)
 	message = (
-		f"the prompt is longer than the model's context window ({where}): "
+		f"{what} ({where}): "
 		"let compaction summarise older steps sooner (create_agent(compaction={"
 		"'share': 0.5}) or 'threshold_tokens'; on a local server set "
 		f"llm_providers['{provider.name}']['context_window'] to its real size), send smaller "
@@ -842,8 +856,32 @@ def window_error(
 		"larger context window"
 	)
 	return ProviderError(
-		message, provider=provider.name, model=model, status_code=status, context_exceeded=True
+		message,
+		provider=provider.name,
+		model=model,
+		status_code=status,
+		context_exceeded=True,
+		usage=usage,
 	)
+
+
+def window_stop(provider: HTTPProvider, model: str, reason: str, usage: Usage) -> ProviderError:
+	"""The error for a reply (sent with 200) whose finish reason says it filled the context window.
+
+	Anthropic's ``stop_reason: "model_context_window_exceeded"`` and Mistral's ``finish_reason:
+	"model_length"`` (OpenAI-compatible Chat) stop a reply at the model's context window, not
+	at the output limit the request set: read as ``max_tokens`` ("cut off, answer shorter"), the
+	run asked the same full window again at each step and never compacted. It is `window_error`,
+	carrying the reply's billed usage, so the run counts it.
+
+	Args:
+		provider: The provider that was asked.
+		model: The model asked.
+		reason: The finish reason the API gave, for the message.
+		usage: The reply's usage (what was billed).
+	"""
+	detail = f"finish reason {reason!r}"
+	return window_error(provider, model, detail, usage=usage)
 
 
 def reply_failure(

@@ -19,9 +19,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
-from openmolt_core._chain import slot_id
+from openmolt_core._chain import slot_id, spend_failed
 from openmolt_core.capabilities import Compaction  # every agent has it: defined there
 from openmolt_core.compaction import CompactionEvent, compact
+from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse
 
 if TYPE_CHECKING:
@@ -58,9 +59,15 @@ async def compact_run(
 		provider, model = models.own(ctx)
 
 	async def journal(key: str, fn: Any) -> ModelResponse:
-		response: ModelResponse = await ctx.port.step(
-			key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
-		)
+		try:
+			response: ModelResponse = await ctx.port.step(
+				key, fn, encode=ModelResponse.to_dict, decode=ModelResponse.from_dict
+			)
+		except ProviderError as exc:  # a summary billed but not usable counts all the same
+			if cap.compactor is not None and exc.usage is not None:
+				_cost.price_call(provider, model, exc.usage)
+			spend_failed(state, exc, slot_id("", model, provider))
+			raise
 		# The summary is a model's text going into the history: masked like a reply.
 		response = replace(response, text=ctx.redact(response.text))
 		# A summary the provider did not price costs its model's price (the run's cost).

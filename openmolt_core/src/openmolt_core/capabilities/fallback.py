@@ -14,15 +14,15 @@ the run's later events the same; the journal records which model answered.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from openmolt_core._chain import AgentModels, ModelSlot
+from openmolt_core._chain import AgentModels, ModelSlot, add_by_model, total
 from openmolt_core.errors import ConfigurationError, ProviderError
 from openmolt_core.events import Event
 from openmolt_core.hooks import Capability
-from openmolt_core.llm import ModelResponse
+from openmolt_core.llm import ModelResponse, Usage
 
 if TYPE_CHECKING:
 	from openmolt_core.hooks import Run
@@ -84,9 +84,11 @@ async def first_answer(
 	"""Ask each model in turn until one answers, or a failure must not fall back.
 
 	A reply whose provider blocked the conversation (finish reason ``blocked``: asked again, that
-	model would block it again) goes to the next model too, reason ``blocked``; its tokens were
-	billed, so they are added to the usage of the response returned (priced first, with
-	``price``, so each model's tokens cost its own price).
+	model would block it again) goes to the next model too, reason ``blocked``. Its tokens were
+	billed, as were those of a failed call whose error carries them (`ProviderError.usage`): the
+	response returned, or the error raised, carries them too, each under the model that made
+	the call (``usage_by_model``; a blocked reply priced first, with ``price``, at its own
+	model's price).
 
 	Args:
 		models: The models' ids, in the order they are tried.
@@ -104,12 +106,14 @@ async def first_answer(
 			fall back.
 	"""
 	failures: list[str] = []
-	blocked: list[ModelResponse] = []
+	spent: dict[str, Usage] = {}  # what the calls moved past were billed, by model id
 	for position, model in enumerate(models):
 		try:
 			response = await ask(position)
 			if response.finish_reason == "blocked" and position < len(models) - 1:
-				blocked.append(response)
+				if price is not None and response.usage.cost_usd is None:
+					price(response)
+				add_by_model(spent, {model: response.usage})
 				why = ProviderError(
 					f"{model} blocked the conversation (its safety system refuses the prompt)",
 					provider=model.partition(":")[0],
@@ -120,11 +124,14 @@ async def first_answer(
 				if hasattr(moved, "__await__"):
 					await moved
 				continue
-			return position, _with_spent(response, blocked, price)
+			return position, _with_spent(response, model, spent, price)
 		except Exception as exc:
 			reason = fallback_reason(exc)
 			said = str(exc) if isinstance(exc, ProviderError) else f"{model}: {exc!r}"
+			billed = _billed(exc, model)
 			if reason is None or position == len(models) - 1:
+				add_by_model(spent, billed)
+				usage = total(spent.values()) if spent else None
 				if failures and isinstance(exc, ProviderError):
 					failures.append(said)
 					raise ProviderError(
@@ -134,6 +141,8 @@ async def first_answer(
 						status_code=exc.status_code,
 						retryable=exc.retryable,
 						context_exceeded=exc.context_exceeded,
+						usage=usage,
+						usage_by_model=spent,
 					) from exc
 				# The last one timed out, or lacks its key or a setting (the run started: the
 				# first model was asked, so the run fails with its state): name each too.
@@ -145,8 +154,11 @@ async def first_answer(
 						provider=provider,
 						model=name,
 						retryable=reason is not None,
+						usage=usage,
+						usage_by_model=spent,
 					) from exc
 				raise
+			add_by_model(spent, billed)
 			failures.append(said)
 			result = on_fallback(position, reason, exc)
 			if hasattr(result, "__await__"):
@@ -154,22 +166,33 @@ async def first_answer(
 	raise AssertionError("unreachable: the last model returns or raises")  # pragma: no cover
 
 
+def _billed(exc: BaseException, model: str) -> dict[str, Usage]:
+	"""What a failed call was billed for (`ProviderError.usage`) by model id, ``model``'s if none."""
+	if not isinstance(exc, ProviderError) or exc.usage is None:
+		return {}
+	return dict(exc.usage_by_model) or {model: exc.usage}
+
+
 def _with_spent(
 	response: ModelResponse,
-	blocked: Sequence[ModelResponse],
+	model: str,
+	spent: Mapping[str, Usage],
 	price: Callable[[ModelResponse], None] | None,
 ) -> ModelResponse:
-	"""``response`` with the usage of the blocked replies before it added (each priced first)."""
-	if not blocked:
+	"""``response`` (``model``'s) with what the calls before it were billed for added.
+
+	Its usage becomes the sum, and ``usage_by_model`` says each model's part, so the run
+	counts each under the model that made the call.
+	"""
+	if not spent:
 		return response
-	for one in (*blocked, response):
-		if price is not None and one.usage.cost_usd is None:
-			price(one)
-	priced = all(one.usage.cost_usd is not None for one in (*blocked, response))
-	for one in blocked:
-		response.usage.add(one.usage)
-	if not priced:  # the loop prices the whole at the answering model's price
-		response.usage.cost_usd = None
+	if price is not None and response.usage.cost_usd is None:
+		price(response)
+	by_model: dict[str, Usage] = {}
+	add_by_model(by_model, spent)
+	add_by_model(by_model, {model: response.usage})
+	response.usage_by_model = by_model
+	response.usage = total(by_model.values())
 	return response
 
 

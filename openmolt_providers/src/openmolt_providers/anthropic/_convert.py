@@ -10,6 +10,7 @@ from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, 
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	reply_failure,
+	window_stop,
 )
 from openmolt_providers._schema import reply_format
 from openmolt_providers.anthropic._models import (
@@ -161,14 +162,17 @@ _STOP = {
 	"end_turn": "stop",
 	"stop_sequence": "stop",
 	"max_tokens": "max_tokens",
-	"model_context_window_exceeded": "max_tokens",
 	# Anthropic's safety classifiers stopped the reply; the docs ("Handle streaming refusals"):
 	# continuing without resetting the conversation "will result in continued refusals".
 	"refusal": "blocked",
 	"tool_use": "tool_calls",
 }
 """The loop's finish reasons for the API's ``stop_reason``s; any other one (``pause_turn``: a
-server tool's long turn paused halfway, or one added later) stopped the reply before its end."""
+server tool's long turn paused halfway, or one added later) stopped the reply before its end.
+``model_context_window_exceeded`` ("the response filled the model's context window", docs:
+stop reasons) is not among them: it is the window error (`window_stop`), not the output limit."""
+
+_WINDOW = "model_context_window_exceeded"
 
 
 _STATUS = {
@@ -210,7 +214,8 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 
 	Raises:
 		ProviderError: The body is an error in place of a reply (``"type": "error"``, as a
-			gateway passes it on with status 200).
+			gateway passes it on with status 200), or the reply filled the context window
+			(`window_stop`, the window error the loop compacts on).
 	"""
 	if data.get("type") == "error" or (data.get("error") and not data.get("content")):
 		raise reply_error(provider, model, data.get("error"), "the reply")
@@ -220,15 +225,23 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 	finish = _STOP.get(reason, "incomplete") if reason else None
 	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
 		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
+	usage = _usage(provider, model, data)
+	if reason == _WINDOW:
+		raise window_stop(provider, model, reason, usage)
+	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+
+
+def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usage:
+	"""A reply's usage, with its estimated cost; tokens and cost unknown (not free) if it has none."""
 	raw = data.get("usage")
-	if not raw:  # no usage reported: tokens and cost unknown (not free)
-		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
+	if not raw:
+		return Usage(calls=1)
 	fresh = int(raw.get("input_tokens") or 0)
 	written = int(raw.get("cache_creation_input_tokens") or 0)
 	read = int(raw.get("cache_read_input_tokens") or 0)
 	out = int(raw.get("output_tokens") or 0)
 	inp = fresh + written + read
-	usage = Usage(
+	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=read,
@@ -241,4 +254,3 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 		),
 		calls=1,
 	)
-	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, media, refused, wav_or_mp3
 from openmolt_providers._body import data_url, last_key, merge_options
+from openmolt_providers._common import window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import is_reasoning, sampling
 
@@ -123,21 +124,27 @@ _FINISH = {
 	"tool_calls": "tool_calls",
 	"function_call": "tool_calls",
 	# What OpenAI-compatible servers document besides: Hugging Face TGI ends with "eos_token"
-	# or "stop_sequence", Mistral's API stops at the context window with "model_length".
+	# or "stop_sequence".
 	"eos_token": "stop",
 	"stop_sequence": "stop",
-	"model_length": "max_tokens",
 }
 """The loop's finish reasons for Chat's ``finish_reason``; any other one (DeepSeek's
 ``insufficient_system_resource``, Mistral's and OpenRouter's ``error``, vLLM's ``abort``, one added
 later) stopped the reply before its end: ``incomplete``, so none of it runs."""
+
+_WINDOW = frozenset({"model_length"})
+"""Finish reasons of a reply stopped at the model's context window, not at the request's output
+limit: Mistral's ``model_length`` ("the context length of the model was exceeded"; ``length`` is
+its ``max_tokens``). The window error (`window_stop`), which the loop compacts on. OpenAI's own
+API has none: a prompt past the window is a 400 (``context_length_exceeded``)."""
 
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Chat Completions reply into a `ModelResponse`.
 
 	Raises:
-		ProviderError: The body is an error in place of a reply (OpenRouter's, with status 200).
+		ProviderError: The body is an error in place of a reply (OpenRouter's, with status 200),
+			or the reply filled the context window (`_WINDOW`).
 	"""
 	if data.get("error") and not data.get("choices"):
 		from openmolt_providers.openai._errors import reply_error
@@ -168,9 +175,16 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		text, finish = text or str(refusal), "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
-	raw = data.get("usage")
-	if not raw:  # no usage reported (a stream without it): tokens and cost unknown (not free)
-		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
+	usage = _usage(provider, model, data.get("usage"))
+	if reason in _WINDOW:
+		raise window_stop(provider, model, reason, usage)
+	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+
+
+def _usage(provider: OpenAIProvider, model: str, raw: dict[str, Any] | None) -> Usage:
+	"""A Chat ``usage`` object with its estimated cost; none (a stream without it): unknown."""
+	if not raw:  # tokens and cost unknown (not free)
+		return Usage(calls=1)
 	inp = int(raw.get("prompt_tokens") or 0)
 	out = int(raw.get("completion_tokens") or 0)
 	details = raw.get("prompt_tokens_details") or {}
@@ -184,7 +198,7 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		cached_tokens=cached,
 		cache_write_tokens=written,
 	)
-	usage = Usage(
+	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=cached,
@@ -192,4 +206,3 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		cost_usd=price,
 		calls=1,
 	)
-	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
