@@ -1,8 +1,9 @@
 """Taint follows every tool source: an injected instruction cannot move a secret out unapproved.
 
 For each way a tool reaches an agent (a third-party integration, a built-in one, a function, an
-MCP server over stdio, an OpenAPI import, a sub-agent, a skill's tool, httpRequest, a remote A2A
-agent, a capability's own tool), a scripted
+MCP server over stdio, an OpenAPI import, a sub-agent, the tools of a sub-agent's guardrail agent
+or of its capability's built-in tools, a skill's tool, httpRequest, a remote A2A agent, a
+capability's own tool), a scripted
 model reads a canary secret with a private tool, reads an injected instruction from an untrusted
 result, then tries to send the secret through that source's tool. Under the default policy the
 call parks for approval; under ``refuse`` it is refused; the secret never reaches the transport.
@@ -189,6 +190,93 @@ def subagent_case(om: OpenMolt, tmp: Path) -> Case:
 	)
 
 
+def guard_agent_case(om: OpenMolt, tmp: Path) -> Case:
+	"""A sub-agent that sends nothing itself, but whose guardrail agent has a tool that can send.
+
+	The guardrail agent runs inside the sub-agent's run, judging its output (the task's words):
+	its tools are the sub-agent's too, for the caller's taint policy.
+	"""
+	from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
+
+	sent: list[str] = []
+
+	def send(text: str) -> str:
+		"""Send a text."""
+		sent.append(text)
+		return "sent"
+
+	judge = om.create_agent(
+		name="judge",
+		model=ScriptedModel(
+			[
+				call_tool("local.send", text=CANARY),
+				finish({"action": "allow", "reason": "fine"}),
+			]
+		),
+		tools=[send],
+		output_schema=VERDICT_SCHEMA,
+	)
+
+	@tool(labels=[])
+	def tidy(text: str) -> str:
+		"""Tidy a text up."""
+		return text.strip()
+
+	child = om.create_agent(
+		name="courier",
+		model=ScriptedModel([finish(result=f"tidied: {CANARY}")]),
+		tools=[tidy],
+		guardrails=[Guardrail(judge, on="output")],
+	)
+	return Case(
+		tools=[child],
+		send=("local.courier", {"task": f"tidy {CANARY}"}),
+		sent=lambda: " ".join(sent),
+	)
+
+
+class Postbox(Capability):
+	"""A capability whose built-in tool (``openmolt.post``) can send, and declares no labels."""
+
+	__slots__ = ("sent",)
+	name = "postbox"
+
+	def __init__(self) -> None:
+		self.sent: list[str] = []
+
+	def builtin_tools(self, agent: Any) -> list[Any]:
+		"""The postbox's sending tool, as one of the run's machinery."""
+
+		def post(text: str) -> str:
+			"""Post a text."""
+			self.sent.append(text)
+			return "posted"
+
+		return [tool(name="post")(post)]
+
+
+def builtin_tool_case(om: OpenMolt, tmp: Path) -> Case:
+	"""A sub-agent whose capability adds a built-in tool that can send."""
+	postbox = Postbox()
+
+	@tool(labels=[])
+	def tidy(text: str) -> str:
+		"""Tidy a text up."""
+		return text.strip()
+
+	child = om.create_agent(
+		name="courier",
+		model=ScriptedModel([call_tool("openmolt.post", text=CANARY), finish(result="done")]),
+		tools=[tidy],
+		capabilities=[postbox],
+	)
+	return Case(
+		tools=[child],
+		send=("local.courier", {"task": f"post {CANARY}"}),
+		sent=lambda: " ".join(postbox.sent),
+	)
+
+
 def skill_case(om: OpenMolt, tmp: Path) -> Case:
 	"""A skill and the tool it names: the model loads the skill, then uses that tool."""
 	sent: list[str] = []
@@ -286,6 +374,8 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"mcp": mcp_case,
 	"openapi": openapi_case,
 	"sub-agent": subagent_case,
+	"sub-agent's guardrail agent": guard_agent_case,
+	"sub-agent's built-in tool": builtin_tool_case,
 	"skill": skill_case,
 	"httpRequest": http_request_case,
 	"a2a": a2a_case,
@@ -302,6 +392,8 @@ def test_the_table_covers_every_tool_source() -> None:
 		"mcp",
 		"openapi",
 		"sub-agent",
+		"sub-agent's guardrail agent",
+		"sub-agent's built-in tool",
 		"skill",
 		"httpRequest",
 		"a2a",
@@ -390,6 +482,8 @@ SENDER_LABELS = {
 	"mcp": {"untrusted", "outbound"},
 	"openapi": {"outbound"},  # a POST operation
 	"sub-agent": {"untrusted", "outbound"},  # its own tool: send, undeclared
+	"sub-agent's guardrail agent": {"untrusted", "outbound"},  # the judge's send, undeclared
+	"sub-agent's built-in tool": {"untrusted", "outbound"},  # openmolt.post, undeclared
 	"skill": {"untrusted", "outbound"},
 	"httpRequest": {"untrusted", "outbound"},
 	"a2a": {"untrusted", "outbound"},
@@ -405,6 +499,8 @@ SENDER_IN_DOUBT = {
 	"mcp": "ask",  # declares nothing, and an MCP call carries no idempotency key
 	"openapi": "ask",  # a POST operation
 	"sub-agent": "ask",  # its own tool sends
+	"sub-agent's guardrail agent": "ask",  # the judge runs again with it, and sends
+	"sub-agent's built-in tool": "ask",  # it sends
 	"skill": "retry",  # a function tool
 	"httpRequest": "ask",
 	"a2a": "ask",

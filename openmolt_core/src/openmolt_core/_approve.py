@@ -30,7 +30,7 @@ from openmolt_core.approvals import ApprovalDecisionEvent, ApprovalRequestEvent
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from openmolt_core.durability import step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError
-from openmolt_core.hooks import Park, Proceed, Refuse
+from openmolt_core.hooks import Park, Proceed, Refuse, Words
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -198,7 +198,10 @@ async def gate(
 
 	Returns:
 		`Proceed` (with the edited input, and the decision noted under ``approval``), `Refuse`
-		(the entry the model reads), or `Park` (under the gate's kind, ``approval``).
+		(the entry the model reads), or `Park` (under the gate's kind, ``approval``); a call's
+		reason goes to the approver as the capabilities let it through
+		(`openmolt_core.hooks.Capability.before_words`), which may also refuse the call or
+		`Stop` the run.
 	"""
 	approvals = run_approvals(ctx)
 	key = step_key("tool", ctx.step, index, call.tool)
@@ -208,7 +211,15 @@ async def gate(
 	delivered = approvals.decisions.pop(key, None)
 	own = "; ".join(r for r in (bound.approval, rule) if r)
 	rule = (parked or {}).get("rule") or own
-	request = _request(ctx, key, call, rule, (parked or {}).get("reason") or call.reason)
+	if parked is not None:  # its reason went through the capabilities when the call parked
+		reason = str(parked.get("reason") or "")
+	else:
+		reason = call.reason
+		if reason and ctx.hooks.before_words:  # words for the approver (an output guardrail's)
+			reason, judged = await ctx.hooks.decide_words(ctx, Words("reason", reason, call.tool))
+			if not isinstance(judged, Proceed):
+				return judged  # refused (the call does not run) or stopped
+	request = _request(ctx, key, call, rule, reason)
 	if delivered is None:
 		if ctx.wants("approval:request"):
 			await ctx.emit(ApprovalRequestEvent(agent=ctx.agent, step=ctx.step, request=request))

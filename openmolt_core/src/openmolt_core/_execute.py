@@ -47,6 +47,7 @@ from openmolt_core.hooks import (
 	RunOwner,
 	Stop,
 	ToolDecision,
+	Words,
 	decision_from_dict,
 	decision_to_dict,
 	holding,
@@ -1188,13 +1189,20 @@ async def _ask_human(
 	handler = ctx.human
 	if handler is None:  # check() refuses the command then; kept for a run resumed elsewhere
 		return _entry(command, ok=False, error="nobody can answer this agent")
+	question = command.message
+	if ctx.hooks.before_words:  # the question as a person may read it (an output guardrail's)
+		_COMMAND.set((index, False))
+		ruled = await _words_ruled(ctx, record, command, Words("message", question))
+		if not isinstance(ruled, str):
+			return ruled  # refused or stopped: nobody is asked
+		question = ruled
 
 	async def ask() -> dict[str, Any]:
 		try:
 			# A sync handler runs in a worker thread: the loop and the time budget go on.
-			answer = await call_app(handler, command.message)
+			answer = await call_app(handler, question)
 		except HumanInputUnavailable as exc:
-			return {"parked": str(exc) or command.message}
+			return {"parked": str(exc) or question}
 		except Exception as exc:
 			# The application's handler failed: the model hears it, the run goes on.
 			log.exception("the human-input handler failed; the run goes on")
@@ -1203,13 +1211,38 @@ async def _ask_human(
 
 	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
 	if "parked" in outcome:
-		_park_question(record, command.message, outcome["parked"])
+		_park_question(record, question, outcome["parked"])
 		return None
 	if "failed" in outcome:
 		message = f"{outcome['failed']}; decide yourself or finish"
 		await ctx.error("human_input", message)
 		return _entry(command, ok=False, error=message)
-	return await answer_entry(ctx, command.message, outcome["answer"])
+	return await answer_entry(ctx, question, outcome["answer"])
+
+
+async def _words_ruled(
+	ctx: RunContext, record: StepRecord, command: Command, words: Words
+) -> str | dict[str, Any]:
+	"""Ask the capabilities about words for a person (`Capability.before_words`).
+
+	Returns:
+		The text to say, or the command's result entry: refused (the model reads why and goes
+		on), or stopped (the step ends the run).
+	"""
+	said, decision = await ctx.hooks.decide_words(ctx, words)
+	if isinstance(decision, Proceed):
+		return said
+	reason = ctx.redact(decision.reason)
+	if isinstance(decision, Refuse):
+		if decision.entry is not None:  # the capability reported it
+			return dict(decision.entry)
+		await ctx.error("capability", f"{words.command} refused: {reason}")
+		return _entry(command, ok=False, error=f"refused: {reason}")
+	record.pending = None
+	record.end = RunEnd(decision.status, None, reason)
+	if decision.entry is not None:
+		return dict(decision.entry)
+	return _entry(command, ok=False, error=f"the run stopped: {reason}")
 
 
 async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str, Any]:

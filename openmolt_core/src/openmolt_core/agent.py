@@ -538,6 +538,20 @@ class Agent:
 		return {h: t.labels for h, t in self._tools.items() if t.allowed}
 
 	@property
+	def builtin_labels(self) -> dict[str, frozenset[str]]:
+		"""The labels of its built-in tools (``openmolt.<handle>``), by handle.
+
+		The tools its capabilities add as the run's machinery (`Capability.builtin_tools`): a
+		run may call them as it calls its own, so a caller of this agent counts what they do
+		(`openmolt_core.tools.nested_labels`). Those that declare no labels count as
+		``untrusted`` and ``outbound``.
+		"""
+		if not any(builds(cap, "builtin_tools") for cap in self._hooks.capabilities):
+			return {}  # only an agent with such capabilities builds its tool set for this
+		tools = self._tool_set().tools
+		return {h: t.labels for h, t in tools.items() if t.allowed and h not in self._tools}
+
+	@property
 	def in_doubt(self) -> dict[str, InDoubt]:
 		"""The in-doubt policy of the tools this agent can see, by handle.
 

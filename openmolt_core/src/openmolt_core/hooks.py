@@ -93,6 +93,8 @@ __all__ = [
 	"ToolDecision",
 	"ToolRecord",
 	"ToolSpec",
+	"Words",
+	"WordsDecision",
 	"alongside",
 	"builds",
 	"built",
@@ -275,6 +277,35 @@ ToolDecision = Proceed | Refuse | Park | Stop | Approve
 
 FinishDecision = Proceed | Refuse | Stop
 """What `Capability.before_finish` answers (or the `Finish` to go on with instead)."""
+
+WordsDecision = Proceed | Refuse | Stop
+"""What `Capability.before_words` answers (or the text to say instead)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+	"""Text the model wrote for a person, about to reach them (`Capability.before_words`).
+
+	A finish's ``humanMessage`` goes through `Capability.before_finish` with the finish; these
+	are the model's other words for people, each asked about before anyone sees it.
+
+	Args:
+		field: What it is: ``message`` (a ``requestHumanInput``'s question, for whoever answers
+			it: the human-input handler, a chat, a page) or ``reason`` (a ``callTool``'s reason,
+			for the person who approves the call).
+		text: The text, as the model wrote it (or as the capabilities before let it through).
+		tool: For a ``reason``: the handle of the tool called; "" for a question.
+	"""
+
+	field: Literal["message", "reason"]
+	text: str
+	tool: str = ""
+
+	@property
+	def command(self) -> str:
+		"""The command that carries it: ``requestHumanInput`` or ``callTool``."""
+		return "callTool" if self.field == "reason" else "requestHumanInput"
+
 
 ModelSend = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]
 """Sends one model's request in place of its provider's ``generate`` (`Capability.send_model`):
@@ -1031,6 +1062,28 @@ class Capability:
 		"""
 		return PROCEED
 
+	async def before_words(self, run: Run, words: Words) -> WordsDecision | str:
+		"""The model's words are about to reach a person: a question, or a call's reason.
+
+		Asked before a ``requestHumanInput``'s question goes to whoever answers it (the
+		human-input handler, and a parked run's ``state.pending``, its events, a chat), and
+		before a ``callTool``'s reason goes to the person who approves the call (the approval
+		request); ``run.command_index`` is the command's index. Outside any journaled step, on
+		replay too: what it decides that is not a pure function of the state goes through
+		``run.port.step`` (the safety capability's guardrails do). A run that streams does not
+		preview a question while some capability has this hook: a preview cannot be taken back.
+
+		Args:
+			run: The run.
+			words: What the model wrote, and for what (`Words`).
+
+		Returns:
+			`Proceed` (the words go as they are), the text to say instead (the next
+			capabilities see it), `Refuse` (nobody is asked; the model reads why and goes on)
+			or `Stop` (the run ends; for a reason, the call does not run).
+		"""
+		return PROCEED
+
 	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
 		"""A run this capability parked goes on: ``given`` is what the application delivered.
 
@@ -1103,6 +1156,7 @@ _HOOKS = (
 	"after_tool",
 	"tool_done",
 	"before_finish",
+	"before_words",
 	"resume",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -1483,6 +1537,8 @@ class Hooks:
 	"""The `Capability.after_tool` hooks, in the order they run (the last capability's first)."""
 	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
 	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
+	before_words: tuple[Callable[[Run, Words], Awaitable[WordsDecision | str]], ...]
+	"""The `Capability.before_words` hooks, in order."""
 	resume: tuple[Callable[[Run, Mapping[str, Any], Any], Awaitable[None]], ...]
 
 	def __bool__(self) -> bool:
@@ -1701,6 +1757,29 @@ class Hooks:
 			elif not isinstance(answer, Proceed):  # never taken for a yes: it may be a guard's no
 				raise _wrong(hook, answer, "Proceed(), a Finish, Refuse(reason) or Stop(reason)")
 		return finish, PROCEED
+
+	async def decide_words(self, run: Run, words: Words) -> tuple[str, WordsDecision]:
+		"""Ask each capability's `Capability.before_words` in order; the first non-Proceed wins.
+
+		A text answered replaces the words for the next capabilities.
+
+		Returns:
+			The text to say (the model's, or the last one a capability answered), and the
+			decision.
+		"""
+		for hook in self.before_words:
+			answer = await _await(hook, run, words)
+			if isinstance(answer, str):
+				if answer != words.text:
+					words = replace(words, text=answer)
+			elif isinstance(answer, Refuse | Stop):
+				return words.text, _checked(hook, answer)
+			elif not isinstance(answer, Proceed) or answer.input is not None:
+				# Never taken for a yes: it may be a guard's no.
+				raise _wrong(
+					hook, answer, "Proceed(), the text to say, Refuse(reason) or Stop(reason)"
+				)
+		return words.text, PROCEED
 
 	async def after(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]

@@ -20,7 +20,8 @@ schema as the tool's output schema. A call runs the researcher to its end:
   how it ended (one that parked says what it waits for and how to let it go on: an approver or
   a person's handler for the sub-agent, or a capability that decides without parking);
 - taint crosses the boundary both ways (`openmolt_core.taint`): the tool's labels are the union
-  of the sub-agent's tools' labels, so its reads of private or untrusted data and its outbound
+  of the sub-agent's tools' labels (its guardrail agents' tools and its built-in tools
+  included: `openmolt_core.tools.nested_labels`), so its reads of private or untrusted data and its outbound
   channels count in the caller (a tainted caller's call of a sub-agent that can send data out
   waits for approval, and the sub-agent's untrusted results taint the caller), and a sub-agent
   called by a tainted run starts tainted;
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from openmolt_core._chain import add_by_model
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.tools import nested_labels
+from openmolt_core.tools import guard_agents, nested_labels
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -218,11 +219,8 @@ def _nested_in_doubt(agent: SubAgent, seen: set[int]) -> InDoubt:
 	policies = list(agent.in_doubt.values())
 	if "outbound" in nested_labels(_Runs(agent)):
 		policies.append("ask")
-	for cap in getattr(agent, "capabilities", ()):  # an Agent's: the guardrails' own agents
-		for guard in getattr(cap, "guardrails", ()):
-			judge: Any = getattr(guard, "check", None)
-			if id(judge) in seen or not callable(getattr(judge, "execute", None)):
-				continue  # a function (the application's code), or an agent counted already
+	for judge in guard_agents(agent):  # the guardrails' own agents run again with it
+		if id(judge) not in seen:
 			policies.append(_nested_in_doubt(judge, seen))
 	return max(policies, key=_STRICTNESS.index, default="retry")
 

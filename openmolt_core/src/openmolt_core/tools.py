@@ -46,6 +46,7 @@ __all__ = [
 	"check_in_doubt",
 	"check_labels",
 	"declared_labels",
+	"guard_agents",
 	"nested_labels",
 	"schema_of",
 ]
@@ -400,10 +401,13 @@ def declared_labels(bound: Any) -> frozenset[str] | None:
 def nested_labels(tool: Any) -> frozenset[str]:
 	"""The labels of the agent a tool runs (a `NestedRunTool`'s ``agent``); empty for other tools.
 
-	The union of the labels of the agent's visible tools (each resolved by that agent's policy,
-	so one that declares none counts as ``untrusted`` and ``outbound``), and `UNKNOWN_LABELS`
-	when some of its tools are listed at run time (what they do is not known in advance). The
-	taint policy adds them to whatever the tool itself declares (`openmolt_core.taint`).
+	What a run of that agent may do with data, from every tool that can run inside it: the
+	labels of the agent's visible tools (each resolved by that agent's policy, so one that
+	declares none counts as ``untrusted`` and ``outbound``; its built-in tools too),
+	`UNKNOWN_LABELS` when some of its tools are listed at run time (what they do is not known in
+	advance), and the same of each agent its guardrails run (`guard_agents`: a guardrail agent
+	judging the run's words may read or send with tools of its own). The taint policy adds them
+	to whatever the tool itself declares (`openmolt_core.taint`).
 
 	Args:
 		tool: A tool.
@@ -411,13 +415,45 @@ def nested_labels(tool: Any) -> frozenset[str]:
 	agent = getattr(tool, "agent", None)
 	if agent is None:  # most tools: no agent to ask (and no ABC check of a None)
 		return _NO_LABELS
+	return _agent_labels(agent, set())
+
+
+def _agent_labels(agent: Any, seen: set[int]) -> frozenset[str]:
+	"""`nested_labels` of one agent; ``seen``: the agents counted already (a guardrail loop)."""
+	seen.add(id(agent))
 	labels = getattr(agent, "labels", None)
 	if not isinstance(labels, Mapping):
 		return _NO_LABELS
 	out = {label for found in labels.values() for label in found}
+	builtins = getattr(agent, "builtin_labels", None)  # an Agent's (a SubAgent need not have it)
+	if isinstance(builtins, Mapping):
+		out.update(label for found in builtins.values() for label in found)
 	if getattr(agent, "lists_tools_at_run_time", False):
 		out.update(UNKNOWN_LABELS)
+	for judge in guard_agents(agent):
+		if id(judge) not in seen and not LABELS <= out:
+			out.update(_agent_labels(judge, seen))
 	return frozenset(out & LABELS)
+
+
+def guard_agents(agent: Any) -> list[Any]:
+	"""The agents a run of ``agent`` asks as guardrails (`openmolt_core.guardrails.Guardrail`).
+
+	Each runs inside the run that asks it, with tools of its own: what those tools do counts
+	as the run's (`nested_labels`), and so does their in-doubt policy
+	(`openmolt_core.subagents.nested_in_doubt`). A guardrail that is a function is the
+	application's code, not an agent: it is not listed.
+
+	Args:
+		agent: An agent (its ``capabilities``: the safety capability's ``guardrails``).
+	"""
+	out: list[Any] = []
+	for cap in getattr(agent, "capabilities", ()):
+		for guard in getattr(cap, "guardrails", ()):
+			judge = getattr(guard, "check", None)
+			if callable(getattr(judge, "execute", None)) and all(judge is not o for o in out):
+				out.append(judge)
+	return out
 
 
 _WILDCARD = re.compile(r"[*?\[]")

@@ -10,7 +10,9 @@ policy labels every tool and taints a run that read untrusted content). It attac
 - `Safety.before_tool`: the tool-call guardrails, then the taint policy, which refuses the call
   or hands it to the approvals gate under its rule (`openmolt_core.hooks.Approve`);
 - `Safety.after_tool`: the tool-result guardrails, and untrusted content taints the run;
-- `Safety.before_finish`: the output guardrails on a ``finish``.
+- `Safety.before_finish`: the output guardrails on a ``finish``;
+- `Safety.before_words`: those that judge the text people read (``message=True``) on a
+  question and on a call's reason for its approver.
 
 Its decisions are a pure function of the state and of its own journaled steps: every verdict
 goes through the run's port under ``guard:<step>:<stage>:<index>:<n>``, so the loop does not
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
 		ToolDecision,
 		ToolRecord,
 		ToolSpec,
+		Words,
+		WordsDecision,
 	)
 	from openmolt_core.result import RunState
 
@@ -105,7 +109,7 @@ class Safety(Capability):
 			trifecta.
 	"""
 
-	__slots__ = ("_active", "_by_stage", "_warned", "guardrails", "policy")
+	__slots__ = ("_active", "_by_stage", "_readers", "_warned", "guardrails", "policy")
 
 	name = "safety"
 	in_fingerprint: ClassVar[bool] = False  # its own steps are journaled (guard:...)
@@ -127,8 +131,12 @@ class Safety(Capability):
 		for g in self.guardrails:
 			self._by_stage.setdefault(g.on, []).append(g)
 		gates = self.policy.on_outbound != "allow"
+		self._readers = [g for g in self._by_stage.get("output", ()) if g.message]
 		self._active = _hooks_needed(
-			frozenset(self._by_stage), gates, approves=self.policy.on_outbound == "approve"
+			frozenset(self._by_stage),
+			gates,
+			approves=self.policy.on_outbound == "approve",
+			words=bool(self._readers),
 		)
 
 	def gates(self, tools: Iterable[ToolSpec]) -> bool:
@@ -234,8 +242,12 @@ class Safety(Capability):
 		call: str = "",
 		parallel: bool = False,
 		field: str = "",
+		about: str = "",
 	) -> tuple[Any, Verdict | None, str]:
 		"""Run guardrails in order (``field``: at the output stage, what the value is).
+
+		``about``: the tool of the call the value is about, for the audit, when ``bound`` is
+		not given (a call's reason, judged at the output stage).
 
 		Returns:
 			The value let through; the verdict that stopped it, or None; the name of the
@@ -256,14 +268,15 @@ class Safety(Capability):
 				tainted=ctx.state.tainted,
 				field=field,
 			)
-			# The output's steps keep their keys; the message's are apart (``output.humanMessage``).
-			at = f"{stage}.{field}" if field == "humanMessage" else stage
+			# The output's steps keep their keys; the words' are apart (``output.humanMessage``,
+			# ``output.message`` for a question, ``output.reason`` for a call's reason).
+			at = stage if field in ("", "output") else f"{stage}.{field}"
 			verdict = await self._judge(ctx, g, check, _guard_key(step, at, index, n))
 			if verdict.action == "allow":
 				continue
 			if parallel and verdict.action == "rewrite":
 				verdict = Verdict("trip", "a parallel guardrail cannot rewrite the input")
-			tool = bound.handle if bound is not None else ""
+			tool = bound.handle if bound is not None else about
 			await self.record(ctx, g.name, stage, verdict.action, verdict.reason, tool, call)
 			if verdict.action == "rewrite":
 				value, last = verdict.value, g.name
@@ -381,6 +394,8 @@ class Safety(Capability):
 		outbound = run.state.tainted and "outbound" in tool.labels
 		if outbound and self.policy.on_outbound == "approve" and self._gated(run):
 			keys.append(step_key("approval", ctx.step, index, call.tool))
+		if call.reason and self._readers:  # its reason, judged if it goes to an approver
+			keys += [_guard_key(ctx.step, _REASON, index, n) for n in range(len(self._readers))]
 		return keys
 
 	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
@@ -561,7 +576,7 @@ class Safety(Capability):
 					f"{format_errors(exc)}",
 				)
 		judged = "output"
-		readers = [g for g in guards if g.message]
+		readers = self._readers
 		if verdict is None and readers and finish.human_message:
 			judged = "humanMessage"
 			# The text people read (a chat's reply): judged as the output is, by those that read text.
@@ -591,6 +606,62 @@ class Safety(Capability):
 		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
 		entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
 		return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
+
+	async def before_words(self, run: Run, words: Words) -> WordsDecision | str:
+		"""Judge the model's other words for a person by the guardrails that judge the humanMessage.
+
+		The output guardrails made with ``message=True`` judge a question before whoever answers
+		it reads it, and a call's reason before its approver does, as they judge a finish's
+		``humanMessage`` (`GuardrailCheck.field` ``message`` or ``reason``): a rewrite replaces
+		the text, a refusal is the model's to fix (nobody is asked; a call is not run), a
+		tripwire stops the run. Verdicts are journaled under ``guard:<step>:output.<field>:...``.
+
+		Returns:
+			The text to say instead, `Proceed`, `Refuse` or `Stop`.
+		"""
+		readers = self._readers
+		if not readers or not words.text:
+			return PROCEED
+		from openmolt_core.guardrails.base import Verdict
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		index = ctx.command_index
+		call = step_key("tool", ctx.step, index, words.tool) if words.tool else ""
+		said, verdict, name = await self._stage(
+			ctx,
+			readers,
+			"output",
+			words.text,
+			step=ctx.step,
+			index=index,
+			call=call,
+			field=words.field,
+			about=words.tool,
+		)
+		what = _WHAT[words.field]
+		if verdict is None:
+			if said == words.text:
+				return PROCEED
+			if isinstance(said, str):
+				return said
+			verdict = Verdict("trip", f"it rewrote the {what} into something not text")
+		key = {"tool": words.tool} if words.tool else {"command": words.command}
+		if verdict.action == "refuse":
+			fix = "fix the reason and call again" if words.tool else "fix it and ask again"
+			error = f"refused by guardrail {name!r}: {verdict.reason}; {fix}"
+			if words.tool:
+				error = f"not run: {error}"
+			return Refuse(error, {**key, "ok": False, "error": error, "guardrail": name})
+		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
+		entry = {**key, "ok": False, "error": error, "guardrail": name}
+		return Stop(f"guardrail {name!r} tripped on the {what}: {verdict.reason}", entry=entry)
+
+
+_REASON = "output.reason"
+"""Where the verdicts on a call's reason go (``guard:<step>:output.reason:<index>:<n>``)."""
+
+_WHAT = {"message": "question", "reason": "reason"}
+"""How a reason or a verdict names the words judged (`Words.field`)."""
 
 
 def _reads_untrusted(run: Run, call: CallTool) -> bool:
@@ -674,11 +745,16 @@ def _holds_private(run: Run) -> bool:
 	return any("private" in t.labels for t in run.tools.values())
 
 
-def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> frozenset[str]:
+def _hooks_needed(
+	stages: frozenset[str], gates: bool, *, approves: bool, words: bool = False
+) -> frozenset[str]:
 	"""The hooks a safety capability needs (labels and taint always, a stage's with guardrails).
 
 	``before_tool`` also while the policy may gate outbound calls, and ``reserve_steps`` while
 	it may send them to the approvals gate (their ``approval`` steps, in a concurrent batch).
+	``words``: some output guardrail judges the text people read (``message=True``): it judges
+	the questions and the calls' reasons too (``before_words``; a reason's verdicts are steps
+	of a concurrent batch).
 	"""
 	# Every tool's labels; untrusted results taint; a tainted run's nested runs start tainted.
 	hooks = {"describe_tools", "after_tool", "hand_down"}
@@ -692,6 +768,8 @@ def _hooks_needed(stages: frozenset[str], gates: bool, *, approves: bool) -> fro
 		hooks.add("before_finish")
 	if "tool_call" in stages or "tool_result" in stages:
 		hooks.add("reserve_steps")  # their verdicts' steps, in a concurrent batch
+	if words:
+		hooks.update(("before_words", "reserve_steps"))
 	return frozenset(hooks)
 
 

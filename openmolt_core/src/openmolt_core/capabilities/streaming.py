@@ -15,7 +15,11 @@ A finish that a capability checks before the run may end with it (``before_finis
 guardrail, which may refuse, rewrite or stop it) is not previewed: neither its fields'
 ``text:delta`` nor its ``command:ready``. A preview cannot be taken back, so what the guardrail
 refuses would already have reached the listeners (a chat, an AG-UI client); the run's ``finish``
-then carries what it let through. A question's message streams as before.
+then carries what it let through. Likewise a question, while a capability checks the words a
+person reads (``before_words``: an output guardrail made with ``message=True``): neither its
+``message``'s ``text:delta`` nor its ``command:ready``, and a call's ``command:ready`` comes
+without its ``reason``; the human-input handler, ``state.pending`` and the ``humanInput`` event
+carry the question it let through.
 """
 
 from __future__ import annotations
@@ -90,6 +94,25 @@ class CommandReadyEvent(Event):
 _FINISH_FIELDS = frozenset({"humanMessage", "output"})
 """The streamed fields of a ``finish`` (a question's ``message`` is the other one)."""
 
+_COMMAND_FIELDS = {"finish": "humanMessage", "requestHumanInput": "message"}
+"""The field whose check keeps a command from being previewed (``command:ready``)."""
+
+
+def _hidden(ctx: RunContext) -> frozenset[str]:
+	"""The fields a capability checks before a person reads them: not previewed.
+
+	A finish's (``humanMessage``, ``output``) while some capability has ``before_finish``; a
+	question's ``message`` and a call's ``reason`` while some capability has ``before_words``.
+	"""
+	hooks = ctx.hooks
+	if hooks.before_words:
+		return _ALL_WORDS if hooks.before_finish else _WORDS
+	return _FINISH_FIELDS if hooks.before_finish else frozenset()
+
+
+_WORDS = frozenset({"message", "reason"})
+_ALL_WORDS = _FINISH_FIELDS | _WORDS
+
 _ATTEMPTS = "reply-stream"
 """Where a run's context keeps its step and that step's model calls so far (``ctx.scratch``)."""
 
@@ -106,7 +129,8 @@ def sender(ctx: RunContext) -> Send | None:
 		return None
 	# A capability checks a finish before the run ends with it (an output guardrail): until it
 	# has, the finish is not shown (a preview cannot be taken back if it refuses or rewrites it).
-	gated = bool(ctx.hooks.before_finish)
+	# So with a question, or a call's reason, that a capability checks before a person reads it.
+	hidden = _hidden(ctx)
 
 	async def send(provider: LLMProvider, request: ModelRequest, model: str) -> ModelResponse:
 		# The step's model calls so far, kept for the run: a step asked again after its history
@@ -140,7 +164,7 @@ def sender(ctx: RunContext) -> Send | None:
 		async def on_text(chunk: str) -> None:
 			for piece in decoder.feed(chunk):
 				if isinstance(piece, TextPiece):
-					if text and not (gated and piece.field in _FINISH_FIELDS):
+					if text and piece.field not in hidden:
 						key = (piece.index, piece.field, piece.raw)
 						masked = masks.get(key)
 						if masked is None:
@@ -148,14 +172,18 @@ def sender(ctx: RunContext) -> Send | None:
 						await delta(*key, masked.feed(piece.text))
 				else:
 					await flush(piece.index)  # the command's text is whole: send what was held
-					if ready and not (gated and piece.command.get("type") == "finish"):
+					command = piece.command
+					kind = command.get("type")
+					if ready and _COMMAND_FIELDS.get(str(kind)) not in hidden:
+						if "reason" in hidden and kind == "callTool" and "reason" in command:
+							command = {k: v for k, v in command.items() if k != "reason"}
 						await _emit(
 							ctx,
 							CommandReadyEvent(
 								agent=ctx.agent,
 								step=ctx.step,
 								index=piece.index,
-								command=ctx.redact.deep(piece.command),
+								command=ctx.redact.deep(command),
 								model=model,
 								attempt=attempt,
 							),

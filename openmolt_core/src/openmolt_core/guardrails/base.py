@@ -186,9 +186,12 @@ class GuardrailCheck:
 		tool: The tool's full handle, at the tool stages ("" otherwise).
 		labels: The tool's labels (`openmolt_core.taint`), at the tool stages.
 		tainted: Whether the run has read untrusted content so far.
-		field: At the output stage, what ``value`` is: ``"output"`` (the finish's output) or
-			``"humanMessage"`` (its message to people, a string: for a guardrail made with
-			``message=True``); "" at the other stages.
+		field: At the output stage, what ``value`` is: ``"output"`` (the finish's output), or,
+			for a guardrail made with ``message=True``, words the model wrote for a person (a
+			string): ``"humanMessage"`` (the finish's message), ``"message"`` (a
+			``requestHumanInput``'s question, before whoever answers it reads it) or
+			``"reason"`` (a ``callTool``'s reason, before the person who approves the call reads
+			it); "" at the other stages.
 	"""
 
 	stage: Stage
@@ -209,7 +212,7 @@ class GuardrailCheck:
 			out["labels"] = sorted(self.labels)
 		if self.tainted:
 			out["tainted"] = True
-		if self.field == "humanMessage":
+		if self.field not in ("", "output"):  # the words for a person: which ones
 			out["field"] = self.field
 		return out
 
@@ -253,11 +256,14 @@ class Guardrail:
 		labels: At the tool stages, check only tools with one of these labels
 			(``["untrusted"]``).
 		parallel: For the input stage: run alongside the first model call instead of before it.
-		message: For the output stage: also judge the finish's ``humanMessage``, the text people
-			read (a chat's reply, an AG-UI or A2A message), in a second check whose value is
-			that text (`GuardrailCheck.field` ``"humanMessage"``); a rewrite replaces it, a
-			refusal or a tripwire acts as on the output. For checks of text (the PII redaction
-			at the output stage does it by default); a guardrail that reads the output's fields
+		message: For the output stage: also judge the words the model writes for people: the
+			finish's ``humanMessage`` (a chat's reply, an AG-UI or A2A message), in a second
+			check whose value is that text (`GuardrailCheck.field` ``"humanMessage"``), and,
+			before anyone reads them, a ``requestHumanInput``'s question (``"message"``) and a
+			``callTool``'s reason for its approver (``"reason"``). A rewrite replaces the text;
+			a refusal is the model's to fix (the finish is refused, the question not asked, the
+			call not run); a tripwire stops the run. For checks of text (the PII redaction at
+			the output stage does it by default); a guardrail that reads the output's fields
 			leaves it off.
 
 	Raises:
@@ -416,7 +422,8 @@ def guardrail(
 		tools: At the tool stages, rules selecting the tools it checks.
 		labels: At the tool stages, the labels of the tools it checks.
 		parallel: For the input stage: run alongside the first model call.
-		message: For the output stage: also judge the finish's humanMessage (`Guardrail`).
+		message: For the output stage: also judge the words the model writes for people (the
+			finish's humanMessage, a question, a call's reason: `Guardrail`).
 	"""
 
 	def make(function: GuardFunction) -> Guardrail:

@@ -192,8 +192,9 @@ def pii_redaction(
 		tools: At the tool stages, the tools it checks (rules of `openmolt_core.policy`).
 		labels: At the tool stages, the labels of the tools it checks.
 		name: Its name in results, events and the audit.
-		message: At the output stage, also the finish's ``humanMessage``, the text people read
-			(default: yes there; `Guardrail`).
+		message: At the output stage, also the words the model writes for people: the finish's
+			``humanMessage``, a question, a call's reason for its approver (default: yes there;
+			`Guardrail`).
 
 	Raises:
 		ConfigurationError: An unknown kind or action, or ``phone`` without `phonenumbers`.
