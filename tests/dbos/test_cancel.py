@@ -217,3 +217,40 @@ def test_cancel_from_another_process_returns_once_the_run_stopped(
 	after = [p for p in payments if float(p[0]) > returned]
 	assert after == [], (payments, returned)
 	assert len(payments) < 8, payments  # cancel_agent.PAYMENTS: the run did not go on to its end
+
+
+async def test_a_model_call_ended_after_a_cancel_from_elsewhere_confirms_the_stop(url: str) -> None:
+	"""A model step is not preemptible: the call under way ends, no tool call follows, and the
+	worker records the stop that `om.cancel` in another process waits for.
+
+	DBOS refuses to journal that step (the cancel took the run from the execution) with the
+	error of a run lost to another execution, not the cancelled one: the worker recorded no stop,
+	and the other process's cancel waited its 10 s and warned that the worker had not confirmed.
+	"""
+	from openmolt_dbos._workers import stopped
+
+	paid: list[int] = []
+	began = anyio.Event()
+
+	async def slow(request: Any) -> Any:
+		began.set()
+		await anyio.sleep(2)  # a long reply
+		return call_tool("local.pay", amount=1)
+
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([slow, finish("paid")])
+	agent = om.create_agent(name="Payer", model=model, tools=[_payer(paid)])
+	try:
+		handle = await agent.start("pay")
+		with anyio.fail_after(30):
+			await began.wait()
+		engine = om.durability.engine  # type: ignore[union-attr]
+		await engine.client().cancel_workflow_async(handle.run_id)  # not this process's stop
+		with anyio.fail_after(8):
+			while not await anyio.to_thread.run_sync(stopped, engine.tables, handle.run_id):  # noqa: ASYNC110  # a row in the store
+				await anyio.sleep(0.05)
+		assert paid == [] and model.calls == 1
+		runs = await om.durability.runs()  # type: ignore[union-attr]
+		assert [r["status"] for r in runs] == ["cancelled"]
+	finally:
+		await om.aclose()

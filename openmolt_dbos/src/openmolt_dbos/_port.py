@@ -15,11 +15,17 @@ same way again, and the replay takes the path its journal records instead of end
 execution began: while it is behind, the run re-executes code whose effects (and events) happened
 before the crash.
 
-Cancelling: a tool call's step is preemptible, and so is a guardrail's (``guard:``: a guardrail
-agent makes its own calls there). When the run is cancelled (`DBOSBackend.cancel`, from any
-process) while a call runs, DBOS stops it within about a second (it polls the cancelled runs of
-its steps) and the run ends there, its result not journaled; a step that would begin after the
-cancel never does.
+Cancelling: a step that runs the application's code or waits for a person is preemptible: a tool
+call (a sub-agent's run with it), a guardrail's check (``guard:``: a guardrail agent makes its own
+calls there), an approval, human-input or in-doubt question to the application's handler, a memory
+callback, the capabilities' journaled decisions (``hook:``) and a capability's own steps. When the
+run is cancelled (`DBOSBackend.cancel`, from any process) while one runs, DBOS stops it within
+about a second (it polls the cancelled runs of its steps) and the run ends there, its result not
+journaled (a handler's task is cancelled; a sync handler's thread sees
+``openmolt_core.tools.cancelled()``); a step that would begin after the cancel never does. A
+step that finished is journaled as any other, so a replay does not ask its handler again. The
+steps of OpenMolt's own work (the run's start, a model call, a summary, a schedule's check) are
+not: they act on nothing outside the run, and a preemptible step costs a task and a watcher.
 
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that
@@ -61,7 +67,10 @@ async def _stop_here() -> None:
 	await asyncio.sleep(0)
 
 
-_PREEMPTIBLE = ("tool:", "guard:")  # the steps that run the application's code or agents
+_PLAIN = frozenset({"start", "model", "compact", "schedule"})
+"""The kinds of step of OpenMolt's own work (the run's start, a model call, a summary, a schedule's
+check), the only ones not preemptible: every other runs the application's code or waits for a
+person (a tool, a guardrail, a handler, a memory callback, a capability's decision or step)."""
 
 
 def in_step() -> bool:
@@ -188,12 +197,13 @@ class DBOSPort:
 		if self._lease is not None and not self._lease():
 			await _stop_here()  # fenced: the run stops (pending) before it writes another step
 		reservation = self._reserved.pop(key, None)
-		# A tool call and a guardrail's check are preemptible: once the run is cancelled (from
-		# any process), DBOS stops the call under way (a sub-agent's or a guardrail agent's
-		# calls with it) instead of letting it finish and go on. The other steps have no effect
-		# outside the run (a cancelled run's next step never begins), and a preemptible step
-		# costs a task and a watcher (benchmarks/durable.py).
-		options: StepOptions = {"name": key, "preemptible": key.startswith(_PREEMPTIBLE)}
+		# A step of the application's code is preemptible: once the run is cancelled (from any
+		# process), DBOS stops the call or the handler under way (a sub-agent's or a guardrail
+		# agent's calls with it, a handler waiting for a person) instead of letting it finish
+		# and go on. OpenMolt's own steps have no effect outside the run (a cancelled run's
+		# next step never begins), and a preemptible step costs a task and a watcher
+		# (benchmarks/durable.py).
+		options: StepOptions = {"name": key, "preemptible": key.partition(":")[0] not in _PLAIN}
 		if reservation is not None:
 			value = await reservation.run_async(options, body)
 		else:

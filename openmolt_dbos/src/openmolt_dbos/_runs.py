@@ -166,12 +166,17 @@ async def run_workflow(
 	except BaseException as exc:
 		# DBOS's error for an execution that lost its run (openmolt_dbos._ownership) is a
 		# BaseException: DBOS parks this execution, and a waiter polls for the owner's outcome.
-		# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
-		if isinstance(exc, BaseExceptionGroup) and exc.subgroup(DBOSWorkflowConflictIDError):
-			raise DBOSWorkflowConflictIDError(wid) from exc
-		if _cancelled(exc):  # a canceller in another process waits to hear it stopped
-			with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+		lost = _lost(exc)
+		# A canceller in another process waits to hear it stopped. A step that is not
+		# preemptible (a model call) and ends after the cancel is not journaled: the cancel
+		# took the run from this execution, and DBOS says it lost the run, not that it was
+		# cancelled.
+		with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+			if _cancelled(exc) or (lost and await _cancelled_in_store(engine, wid)):
 				await anyio.to_thread.run_sync(engine.record_stop, wid)
+		if lost and isinstance(exc, BaseExceptionGroup):
+			# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
+			raise DBOSWorkflowConflictIDError(wid) from exc
 		if isinstance(exc, Exception):
 			engine.notify(wid, Outcome("error", exc))
 		raise
@@ -184,6 +189,21 @@ def _cancelled(exc: BaseException) -> bool:
 	if isinstance(exc, BaseExceptionGroup):
 		return exc.subgroup(DBOSWorkflowCancelledError) is not None
 	return isinstance(exc, DBOSWorkflowCancelledError)
+
+
+def _lost(exc: BaseException) -> bool:
+	"""Whether the execution lost its run to another, or to a cancel (alone, or in a group)."""
+	if isinstance(exc, BaseExceptionGroup):
+		return exc.subgroup(DBOSWorkflowConflictIDError) is not None
+	return isinstance(exc, DBOSWorkflowConflictIDError)
+
+
+async def _cancelled_in_store(engine: Engine, wid: str) -> bool:
+	"""Whether the workflow is cancelled in the store."""
+	statuses = await engine.client().list_workflows_async(
+		workflow_ids=[wid], load_input=False, load_output=False
+	)
+	return any(s.status == "CANCELLED" for s in statuses)
 
 
 async def _run(
