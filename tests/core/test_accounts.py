@@ -1078,3 +1078,199 @@ async def test_only_a_chat_triggers_run_marks_its_consent_link_as_a_chats(
 		states.append(om.accounts.state_of(urlsplit(request["url"]).query))
 	assert states[0].get("c") == 1 and "c" not in states[1]
 	await om.aclose()
+
+
+# held sign-ins shared by the processes of one credential store ---------------------------------
+
+
+def _processes(store: EncryptedFileStore, api: Api, server: FakeAuthServer) -> tuple[Any, Any]:
+	"""Two instances on one credential file, each with its own store object, like two processes
+	of ``openmolt serve`` (the file's locks are ``flock``s: they exclude each other here too)."""
+	return make_om(store, api, server), make_om(EncryptedFileStore(store.path), api, server)
+
+
+async def test_a_sign_in_held_by_one_process_is_confirmed_by_another_after_a_restart(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""The callback reaches one process, the code another that started after it: the tokens wait
+	in the store (never the code, never as an account) and are masked where they are read."""
+	from openmolt_core.accounts import HELD
+	from openmolt_core.credstore import is_reserved, stored_secrets
+
+	issued = _issued(server)
+	first, second = _processes(store, api, server)
+	assert "csecret-abcdef" in second.secrets.values()  # read as it starts: nothing held then
+	spec = first.plugins.integration("mail")
+	url = first.accounts.consent(
+		spec, "mail", "telegram:42", ["mail.read"], run_id="r7", in_chat=True
+	)
+	held = await first.accounts.hold(await consent(url))
+	await first.aclose()  # the process that held it is gone
+	[tokens] = issued
+	[(integration, digest)] = store.entries()
+	assert integration == HELD and is_reserved(integration) and digest
+	assert held.code not in digest and held.code.replace("-", "") not in digest
+	assert store.load("mail", user="telegram:42") is None and store.load("mail") is None
+	found = stored_secrets(store)  # what a starting process masks: the tokens, no name
+	assert {tokens["access_token"], tokens["refresh_token"]} <= found
+	assert not found & {"telegram:42", "mail", "r7", digest}
+	later = make_om(EncryptedFileStore(store.path), api, server)
+	assert later.secrets.mask(tokens["access_token"]) != tokens["access_token"]
+	assert second.secrets.mask(tokens["access_token"]) == tokens["access_token"]  # not read yet
+	connected = await second.accounts.confirm(held.code, "telegram:42")
+	assert (connected.integration, connected.user, connected.run_id) == (
+		"mail",
+		"telegram:42",
+		"r7",
+	)
+	assert second.secrets.mask(tokens["access_token"]) != tokens["access_token"]
+	saved = store.load("mail", user="telegram:42") or {}
+	assert saved["accessToken"] == tokens["access_token"] and saved["grantedScopes"] == [
+		"mail.read"
+	]
+	assert store.entries() == [("mail", "telegram:42")]  # taken out of the store
+	with pytest.raises(ConfigurationError, match="used already"):  # the state stays spent
+		await second.accounts.hold(await consent(url))
+	assert not any(s in caplog.text for s in (held.code, *tokens.values()) if isinstance(s, str))
+	await second.aclose()
+	await later.aclose()
+
+
+async def test_a_code_sent_to_two_processes_at_once_connects_once(
+	store: EncryptedFileStore,
+	api: Api,
+	server: FakeAuthServer,
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Both processes read the held sign-in slowly at the same moment: one takes it and stores
+	the tokens, the other finds nothing; the account is saved once."""
+	import time
+
+	from openmolt_core.accounts import HELD
+
+	first, second = _processes(store, api, server)
+	spec = first.plugins.integration("mail")
+	url = first.accounts.consent(spec, "mail", "telegram:42", ["mail.read"], in_chat=True)
+	held = await first.accounts.hold(await consent(url))
+	load, save = EncryptedFileStore.load, EncryptedFileStore.save
+	saved: list[str | None] = []
+
+	def slow_load(self: EncryptedFileStore, integration: str, user: str | None = None) -> Any:
+		found = load(self, integration, user)
+		if integration == HELD:
+			time.sleep(0.3)  # both would read it before either takes it, without the lock
+		return found
+
+	def counted_save(
+		self: EncryptedFileStore, integration: str, config: Any, user: Any = None
+	) -> None:
+		if integration == "mail":
+			saved.append(user)
+		save(self, integration, config, user)
+
+	monkeypatch.setattr(EncryptedFileStore, "load", slow_load)
+	monkeypatch.setattr(EncryptedFileStore, "save", counted_save)
+	outcomes: list[object] = []
+
+	async def confirm(om: Any) -> None:
+		try:
+			outcomes.append(await om.accounts.confirm(held.code, "telegram:42"))
+		except ConfigurationError as exc:
+			outcomes.append(str(exc))
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(confirm, first)
+		tg.start_soon(confirm, second)
+	assert saved == ["telegram:42"]
+	assert len([o for o in outcomes if isinstance(o, str) and "no sign-in waits" in o]) == 1
+	await first.aclose()
+	await second.aclose()
+
+
+async def test_wrong_codes_count_in_every_process_sharing_the_store(
+	store: EncryptedFileStore,
+	api: Api,
+	server: FakeAuthServer,
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A guesser who spreads their tries over two processes waits after five all the same, and
+	after the window they may try again; nobody else's tries are touched."""
+	import time
+	from types import SimpleNamespace
+
+	from openmolt_core import accounts
+
+	now = [time.time()]
+	monkeypatch.setattr(accounts, "time", SimpleNamespace(time=lambda: now[0]))
+	first, second = _processes(store, api, server)
+	spec = first.plugins.integration("mail")
+	url = first.accounts.consent(spec, "mail", "telegram:7", ["mail.read"], in_chat=True)
+	held = await first.accounts.hold(await consent(url))
+	for n, om in enumerate([first, second, first, second, second]):
+		with pytest.raises(ConfigurationError, match="no sign-in waits"):
+			await om.accounts.confirm(f"AAAA-BBBB-CC{n + 2}D", "telegram:7")
+	for om in (first, second):
+		with pytest.raises(ConfigurationError, match="too many wrong codes; try again in 15"):
+			await om.accounts.confirm(held.code, "telegram:7")
+	with pytest.raises(ConfigurationError, match="no sign-in waits"):
+		await second.accounts.confirm("AAAA-BBBB-CCC9", "telegram:8")  # another user still tries
+	now[0] += 901
+	assert (await second.accounts.confirm(held.code, "telegram:7")).user == "telegram:7"
+	assert ("openmolt.tries", "telegram:7") not in store.entries()  # a success clears them
+	await first.aclose()
+	await second.aclose()
+
+
+async def test_expired_sign_ins_and_tries_are_dropped_from_the_store(
+	store: EncryptedFileStore,
+	api: Api,
+	server: FakeAuthServer,
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""An expired sign-in confirmed is refused and dropped; one nobody confirmed, and tries past
+	their window, are swept when the next sign-in is held: no stale tokens stay in the store."""
+	import time
+	from types import SimpleNamespace
+
+	from openmolt_core import accounts
+	from openmolt_core.accounts import HELD, TRIES
+
+	now = [time.time()]
+	monkeypatch.setattr(accounts, "time", SimpleNamespace(time=lambda: now[0]))
+	first, second = _processes(store, api, server)
+	spec = first.plugins.integration("mail")
+
+	async def hold(user: str) -> Any:
+		url = first.accounts.consent(spec, "mail", user, ["mail.read"], in_chat=True)
+		return await first.accounts.hold(await consent(url))
+
+	confirmed, forgotten = await hold("telegram:1"), await hold("telegram:2")
+	with pytest.raises(ConfigurationError, match="no sign-in waits"):
+		await second.accounts.confirm("AAAA-BBBB-CCC2", "telegram:3")
+	assert sorted(i for i, _ in store.entries()) == [HELD, HELD, TRIES]
+	now[0] = confirmed.expires + 1
+	with pytest.raises(ConfigurationError, match="no sign-in waits"):
+		await second.accounts.confirm(confirmed.code, "telegram:1")
+	assert store.load("mail", user="telegram:1") is None
+	assert len([e for e in store.entries() if e[0] == HELD]) == 1  # the one confirmed is gone
+	now[0] += 901  # the tries (telegram:3's, and telegram:1's late code) are past their window
+	fresh = await hold("telegram:4")  # sweeps the forgotten one and every stale try count
+	kept = [e for e in store.entries() if e[0] in (HELD, TRIES)]
+	assert kept == [(HELD, kept[0][1])] and forgotten.code != fresh.code
+	assert (await second.accounts.confirm(fresh.code, "telegram:4")).user == "telegram:4"
+	await first.aclose()
+	await second.aclose()
+
+
+async def test_a_reserved_integration_id_is_never_an_end_users_account(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""An agent cannot bind the store's reserved records as a user's account."""
+	from openmolt_core.accounts import HELD, TRIES
+
+	om = make_om(store, api, server)
+	spec = om.plugins.integration("mail")
+	for reserved in (HELD, TRIES, "openmolt.other"):
+		with pytest.raises(ConfigurationError, match="reserved for OpenMolt's own records"):
+			om.accounts.for_binding(spec, reserved, None, None)
+	await om.aclose()

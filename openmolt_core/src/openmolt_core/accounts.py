@@ -30,9 +30,17 @@ who asked. The one who finishes it is checked. An application that knows who is 
 browser (its own session) passes it: ``complete(url, user=...)`` refuses another user before the
 code is exchanged, and spends the link. A link sent in a chat (the run of a chat trigger:
 ``"c"`` in the state) is confirmed in that chat: `hold` exchanges the code but keeps the tokens
-in memory until the state expires, and the callback's page shows a one-time code; the user sends
+aside until the state expires, and the callback's page shows a one-time code; the user sends
 it to the chat, and `confirm` stores the tokens only when the chat user who sent it is the user
 the link was made for (anyone else's drops them). `complete` refuses such a link.
+
+The tokens held aside wait in the credential store, where users' tokens live, so the process
+whose chat gets the code need not be the one the browser came back to, and a restart keeps
+them: one record per sign-in under the reserved integration `HELD` (its user is a keyed digest
+of the code, never the code), and a chat user's wrong codes under `TRIES`, so a guesser's tries
+count in every process. Both are read and changed under one lock of the store
+(`CredentialStore.locked`): a code is taken once, even sent twice at once to two processes.
+Expired ones are dropped when touched (a new sign-in sweeps them).
 """
 
 from __future__ import annotations
@@ -74,9 +82,11 @@ if TYPE_CHECKING:
 __all__ = [
 	"CALLBACK_PATH",
 	"CAPABILITY_NAME",
+	"HELD",
 	"KEY_VARIABLE",
 	"OPTIONS",
 	"REDIRECT_VARIABLE",
+	"TRIES",
 	"Accounts",
 	"AuthorizationRequestEvent",
 	"Connected",
@@ -135,11 +145,25 @@ def _consents(stored: Mapping[str, Any] | None) -> dict[str, float]:
 
 _BOOKKEEPING = (GRANTED, CONSENT)
 
+HELD = "openmolt.held"
+"""The credential store's reserved integration id of the sign-ins that wait for their code
+(`Accounts.hold`): one record each, whose user is the code's keyed digest. No integration id
+holds a '.', so no account's ``load`` returns one (`openmolt_core.credstore.is_reserved`)."""
+
+TRIES = "openmolt.tries"
+"""The credential store's reserved integration id of the chat users' wrong codes (`Accounts.confirm`),
+one record per chat user: when each wrong code came, in the last `_TRY_WINDOW` seconds."""
+
 _CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # no 0/O, no 1/I: read off a page, typed
 _CODE = re.compile(r"[2-9A-HJ-NP-Z]{4}(?:-[2-9A-HJ-NP-Z]{4}){2}", re.IGNORECASE)
 _TRIES = 5
 """The wrong codes one chat user may send in `_TRY_WINDOW` seconds before their tries wait."""
 _TRY_WINDOW = 900.0
+
+_NO_SIGN_IN = (
+	"code: no sign-in waits for this code (it is mistyped, was used, or expired); ask me again "
+	"for a fresh link"
+)
 
 _CHAT_LINK = (
 	"state: this consent link was sent in a chat, and the person it was sent to finishes it "
@@ -237,6 +261,69 @@ class _Exchanged:
 	tokens: dict[str, Any] = field(repr=False)
 
 
+def _held_record(done: _Exchanged) -> dict[str, Any]:
+	"""The record `Accounts.hold` stores under `HELD`: the sign-in and its tokens.
+
+	Its keys end in ``Id`` and the rest are no text, so the secret set (which takes any other
+	long text of a stored record, `openmolt_core.credstore.stored_secrets`) takes the tokens
+	only, never the user, the integration or the run.
+	"""
+	return {
+		"integrationId": done.integration,
+		"userId": done.user,
+		"runId": done.run_id,
+		"consentId": done.nonce,
+		"scopes": list(done.scopes),
+		"expires": done.expires,
+		"tokens": dict(done.tokens),
+	}
+
+
+def _held_expires(record: Mapping[str, Any]) -> float:
+	try:
+		return float(record.get("expires", 0))
+	except (TypeError, ValueError):
+		return 0.0  # unreadable: expired
+
+
+def _exchanged(record: Mapping[str, Any], store: CredentialStore) -> _Exchanged | None:
+	"""A held sign-in as `_save` takes it (None: a damaged record, dropped like an expired one)."""
+	tokens = record.get("tokens")
+	scopes = record.get("scopes")
+	if not isinstance(tokens, Mapping) or not isinstance(scopes, list):
+		return None
+	return _Exchanged(
+		integration=str(record.get("integrationId") or ""),
+		user=str(record.get("userId") or ""),
+		scopes=tuple(str(s) for s in scopes),
+		run_id=str(record.get("runId") or ""),
+		nonce=str(record.get("consentId") or ""),
+		expires=_held_expires(record),
+		store=store,
+		tokens=dict(tokens),
+	)
+
+
+def _recent(record: Mapping[str, Any] | None, now: float) -> list[float]:
+	"""When a chat user's wrong codes came (their `TRIES` record), in the last window."""
+	times = (record or {}).get("times")
+	if not isinstance(times, list):
+		return []
+	return [float(t) for t in times if isinstance(t, (int, float)) and t > now - _TRY_WINDOW]
+
+
+def _sweep(store: CredentialStore, now: float) -> None:
+	"""Drop the expired held sign-ins and the try counts past their window (under `HELD`'s lock)."""
+	for integration, user in store.entries():
+		if user is None or integration not in (HELD, TRIES):
+			continue
+		record = store.load(integration, user)
+		if record is None:
+			continue
+		if (_held_expires(record) < now) if integration == HELD else not _recent(record, now):
+			store.delete(integration, user)
+
+
 def authorization_requests(state: RunState | Mapping[str, Any]) -> list[dict[str, Any]]:
 	"""The authorization requests a parked run (``authorization_required``) waits for.
 
@@ -328,8 +415,6 @@ class Accounts:
 			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
 		self.ttl: float = float(ttl)
 		self._used: dict[str, float] = {}  # the nonces of states completed here, until expiry
-		self._held: dict[str, _Exchanged] = {}  # by the digest of their code, until expiry
-		self._tries: dict[str, list[float]] = {}  # a chat user's wrong codes, in the window
 
 	def __repr__(self) -> str:
 		return f"Accounts(redirect_uri={self.redirect_uri!r})"
@@ -569,9 +654,10 @@ class Accounts:
 
 		For a link sent in a chat: the page the browser lands on shows `Held.code`, the user
 		sends it to the chat, and `confirm` stores the tokens if they are the user the link was
-		made for. The tokens stay in this process's memory until the state expires (a restart
-		forgets them: the user connects again); they join the instance's secrets, so they are
-		masked everywhere, and are never logged.
+		made for. The tokens wait in the credential store under `HELD` until the state expires,
+		so any process sharing the store confirms them, after a restart too; they join the
+		instance's secrets (and those of the process that confirms), so they are masked
+		everywhere, and are never logged. The code itself is never stored, only its keyed digest.
 
 		Args:
 			answer: The URL the service redirected to (or its query string).
@@ -582,19 +668,28 @@ class Accounts:
 		"""
 		body = self.state_of(answer)
 		done = await self._exchange(answer, body, None)
-		now = time.time()
-		self._held = {k: h for k, h in self._held.items() if h.expires >= now}
 		code = _new_code()
-		self._held[self._digest(code)] = done
+		digest = self._digest(code)
+		record = _held_record(done)
+		store = done.store
+
+		def keep() -> None:
+			with store.locked(HELD):
+				_sweep(store, time.time())
+				store.save(HELD, record, user=digest)
+
+		await anyio.to_thread.run_sync(keep)
 		log.info("%s: %s's sign-in waits for its code in their chat", done.integration, done.user)
 		return Held(done.integration, done.user, done.run_id, done.expires, code)
 
 	async def confirm(self, code: str, user: str) -> Connected:
 		"""Finish a consent `hold` kept: store its tokens if ``user`` is the one it was made for.
 
-		The code is single-use: from another user it drops the tokens (a link forwarded to
-		someone else connects nothing) and a warning is logged, without the code. A user's
-		wrong codes are counted: past 5 in 15 minutes, their next tries wait.
+		The code is single-use, in every process sharing the credential store: it is taken out
+		of the store under its lock, so sent twice at once it connects once. From another user
+		it drops the tokens (a link forwarded to someone else connects nothing) and a warning is
+		logged, without the code. A user's wrong codes are counted in the store, whichever
+		process they reach: past 5 in 15 minutes, their next tries wait.
 
 		Args:
 			code: What the user sent (`Held.code`; case and surrounding spaces do not matter).
@@ -604,29 +699,42 @@ class Accounts:
 			What was connected; resume the run that waits for it.
 
 		Raises:
-			ConfigurationError: No consent waits for this code (wrong, used, expired, or this
-				process restarted), it was not ``user``'s, or ``user`` sent too many wrong
-				codes. The message is meant for the user.
+			ConfigurationError: No consent waits for this code (wrong, used or expired), it
+				was not ``user``'s, or ``user`` sent too many wrong codes. The message is
+				meant for the user.
 		"""
+		store = self.store()
+		if store is None:  # nothing could be held (`hold` needs the store): no code is right
+			raise ConfigurationError(_NO_SIGN_IN)
+		digest = self._digest(code.strip().upper())
 		now = time.time()
-		self._held = {k: h for k, h in self._held.items() if h.expires >= now}
-		self._tries = {
-			u: kept
-			for u, times in self._tries.items()
-			if (kept := [t for t in times if t > now - _TRY_WINDOW])
-		}
-		tried = self._tries.get(user, [])
-		if len(tried) >= _TRIES:
-			wait = max(1, -int((now - tried[0] - _TRY_WINDOW) // 60))  # minutes, rounded up
-			raise ConfigurationError(f"code: too many wrong codes; try again in {wait} minutes")
-		done = self._held.pop(self._digest(code.strip().upper()), None)
-		if done is None or done.user != user:
-			self._tries.setdefault(user, []).append(now)
+
+		def take() -> dict[str, Any] | None:
+			with store.locked(HELD):
+				counted = store.load(TRIES, user)
+				tried = _recent(counted, now)
+				if len(tried) >= _TRIES:
+					wait = max(1, -int((now - tried[0] - _TRY_WINDOW) // 60))  # minutes, up
+					raise ConfigurationError(
+						f"code: too many wrong codes; try again in {wait} minutes"
+					)
+				found = store.load(HELD, digest)
+				if found is not None:  # taken: single-use, whoever sent it
+					store.delete(HELD, digest)
+				if found is not None and _held_expires(found) < now:
+					found = None
+				if found is None or found.get("userId") != user:
+					store.save(TRIES, {"times": [*tried, now]}, user=user)
+				elif counted is not None:  # the right code: the count starts again
+					store.delete(TRIES, user)
+				return found
+
+		found = await anyio.to_thread.run_sync(take)
+		done = _exchanged(found, store) if found is not None else None
 		if done is None:
-			raise ConfigurationError(
-				"code: no sign-in waits for this code (it is mistyped, was used, or expired); "
-				"ask me again for a fresh link"
-			)
+			raise ConfigurationError(_NO_SIGN_IN)
+		# Held by another process: its tokens are masked here too.
+		self.secrets.add(*secret_values(done.tokens))
 		if done.user != user:
 			log.warning(
 				"%s: a sign-in made for %s was confirmed by %s: its tokens are dropped (a "
@@ -639,7 +747,6 @@ class Accounts:
 				"code: this sign-in was started by someone else, not you, so it is dropped and "
 				"nothing is connected; never sign in on a link someone sent you"
 			)
-		self._tries.pop(user, None)
 		await self._save(done)
 		return Connected(done.integration, done.user, done.scopes, done.run_id)
 
@@ -741,8 +848,15 @@ class Accounts:
 			scopes: The tool scopes the agent is granted (None: all).
 
 		Raises:
-			ConfigurationError: There is no credential store.
+			ConfigurationError: There is no credential store, or the id is reserved.
 		"""
+		from openmolt_core.credstore import RESERVED_PREFIX, is_reserved
+
+		if is_reserved(integration):  # its records are OpenMolt's own (`HELD`), not accounts
+			raise ConfigurationError(
+				f"integrations[{integration}]: ids that start with {RESERVED_PREFIX!r} are "
+				"reserved for OpenMolt's own records in the credential store; choose another id"
+			)
 		if self.store() is None:
 			raise ConfigurationError(
 				f"integrations[{integration}].account: 'user' reads each user's credential from "

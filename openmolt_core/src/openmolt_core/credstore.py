@@ -18,6 +18,11 @@ from ``OPENMOLT_CREDENTIALS_KEY``; make one with::
 
 Without a key nothing is stored: a credential is never written in clear. Another store (a
 database table, a secrets manager) implements the five methods of `CredentialStore`.
+
+Integration ids that start with `RESERVED_PREFIX` (``openmolt.``) are OpenMolt's own records,
+never an account: an end user's sign-in that waits for its code (`openmolt_core.accounts`), and
+its wrong tries. No integration id holds a ``.``, so no account's ``load`` returns one; a
+listing of accounts skips them (`is_reserved`). A store keeps them like any record.
 """
 
 from __future__ import annotations
@@ -38,10 +43,12 @@ from openmolt_core.secrets import register_key
 
 __all__ = [
 	"KEY_VARIABLE",
+	"RESERVED_PREFIX",
 	"CredentialStore",
 	"EncryptedFileStore",
 	"default_path",
 	"default_store",
+	"is_reserved",
 	"store_of",
 	"stored_secrets",
 ]
@@ -50,6 +57,9 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 KEY_VARIABLE = "OPENMOLT_CREDENTIALS_KEY"
 """The environment variable holding the file store's Fernet key when no keyring is available."""
+
+RESERVED_PREFIX = "openmolt."
+"""Integration ids that start so are OpenMolt's own records in a store, never an account."""
 
 _KEYRING_SERVICE = "openmolt"
 _KEYRING_NAME = "credentials-key"
@@ -109,6 +119,15 @@ class CredentialStore(Protocol):
 			user: The end user; None: the operator.
 		"""
 		...
+
+
+def is_reserved(integration: str) -> bool:
+	"""Whether a stored integration id is one of OpenMolt's own records, not an account.
+
+	Args:
+		integration: The id an entry of `CredentialStore.entries` names.
+	"""
+	return integration.startswith(RESERVED_PREFIX)
 
 
 def _keyring_key() -> bytes | None:
