@@ -209,6 +209,25 @@ def test_list_when_empty(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
 	assert "openmolt auth ID" in capsys.readouterr().out
 
 
+def test_list_and_revoke_skip_openmolt_s_own_records(
+	env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A chat sign-in waiting for its code is kept in the store, but it is no account to list."""
+	from openmolt_core.credstore import RESERVED_PREFIX, EncryptedFileStore
+
+	store = EncryptedFileStore()
+	store.save(f"{RESERVED_PREFIX}held", {"accessToken": "held-token"}, user="digest")
+	store.save(f"{RESERVED_PREFIX}tries", {"timesId": [1.0]}, user="telegram:42")
+	assert main(["auth", "list"]) == ExitCode.SUCCESS
+	out = capsys.readouterr().out
+	assert "no sign-ins in" in out and RESERVED_PREFIX not in out
+	assert main(["auth", "list", "--json"]) == ExitCode.SUCCESS
+	assert json.loads(capsys.readouterr().out) == []
+	assert main(["auth", "revoke", f"{RESERVED_PREFIX}held", "--user", "digest"]) == ExitCode.USAGE
+	assert "no stored sign-in" in capsys.readouterr().err
+	assert store.load(f"{RESERVED_PREFIX}held", "digest") == {"accessToken": "held-token"}
+
+
 def test_a_run_uses_stored_tokens_and_names_openmolt_auth_when_none(
 	tmp_path: Path, server: Any, cli: Any
 ) -> None:

@@ -238,7 +238,7 @@ def _ask(prompt: str, *, secret: bool, instead: str = "") -> str:
 
 
 def _list(args: list[str]) -> int:
-	from openmolt_core.credstore import EncryptedFileStore
+	from openmolt_core.credstore import EncryptedFileStore, is_reserved
 
 	parser = CommandParser(prog="openmolt auth list", description="The stored sign-ins.")
 	parser.add_argument("--json", action="store_true", help="print JSON")
@@ -246,6 +246,8 @@ def _list(args: list[str]) -> int:
 	store = EncryptedFileStore()
 	rows = []
 	for integration, user in store.entries():
+		if is_reserved(integration):  # OpenMolt's own records (a held sign-in): no account
+			continue
 		config = store.load(integration, user) or {}
 		rows.append(
 			{
@@ -270,7 +272,7 @@ def _list(args: list[str]) -> int:
 
 
 def _revoke(args: list[str]) -> int:
-	from openmolt_core.credstore import EncryptedFileStore
+	from openmolt_core.credstore import EncryptedFileStore, is_reserved
 
 	parser = CommandParser(
 		prog="openmolt auth revoke", description="Forget an integration's stored sign-in."
@@ -279,10 +281,11 @@ def _revoke(args: list[str]) -> int:
 	parser.add_argument("--user", metavar="ID", help="an end user's sign-in (default: yours)")
 	ns = parser.parse_args(args)
 	store = EncryptedFileStore()
-	if not store.delete(ns.integration, user=ns.user):
+	if is_reserved(ns.integration) or not store.delete(ns.integration, user=ns.user):
 		from openmolt_core._support.suggest import typo_of
 
-		near = typo_of(ns.integration, sorted({i for i, u in store.entries() if u == ns.user}))
+		ids = {i for i, u in store.entries() if u == ns.user and not is_reserved(i)}
+		near = typo_of(ns.integration, sorted(ids))
 		hint = f" (did you mean {near!r}?)" if near else ""
 		raise ConfigurationError(
 			f"{ns.integration}: no stored sign-in{hint}; `openmolt auth list` shows them"
