@@ -457,7 +457,7 @@ class Conversations:
 			said = str(exc).removeprefix("code: ")
 			await self._say(message, said[:1].upper() + said[1:])
 			return
-		except Exception as exc:  # the store failed: the tokens are gone with the code
+		except Exception as exc:  # the store failed: the user asks for a fresh link
 			log.warning("%s: could not connect %s: %s", self.channel, who, type(exc).__name__)
 			await self._say(message, "Sorry, I could not connect the account; ask me again.")
 			return
