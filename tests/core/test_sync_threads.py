@@ -229,15 +229,37 @@ async def test_a_quick_function_hands_its_result_to_the_waiting_loop_thread_a_sl
 		return original(callback, *args, **kwargs)
 
 	monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+	# Awaited on the loop: a function ends only once the loop thread gave up waiting (it made
+	# the future), else a worker done before the loop thread looked (a loaded machine) handed
+	# its result straight back and the count below was one short.
+	given_up = threading.Event()
+	if quick:
+		given_up.set()
+	else:
+		make = loop.create_future
+
+		def made() -> Any:
+			given_up.set()
+			return make()
+
+		monkeypatch.setattr(loop, "create_future", made)
+
+	def after_the_wait() -> None:
+		assert given_up.wait(5)
+		if not quick:
+			given_up.clear()
 
 	def add(a: int, b: int) -> int:
+		after_the_wait()
 		WHO.set("thread")  # its own copy of the context, in either path
 		return a + b
 
 	def fails() -> None:
+		after_the_wait()
 		raise ValueError("no")
 
 	def stops() -> None:
+		after_the_wait()
 		raise StopIteration
 
 	assert await call(add, 2, 3) == 5
