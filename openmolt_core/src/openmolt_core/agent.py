@@ -1263,6 +1263,7 @@ class Agent:
 		decisions: Sequence[ApprovalDecision] = (),
 		input: Any = None,
 		run_id: str | None = None,
+		parent: CallingRun | None = None,
 	) -> RunResult:
 		"""Run a state through the loop with the given port (for durability backends).
 
@@ -1279,6 +1280,9 @@ class Agent:
 			decisions: Approval decisions for the state's parked tool calls, if it has some.
 			input: The task input, when ``state`` is None.
 			run_id: The new state's run id, when ``state`` is None (default: a fresh one).
+			parent: The run this one nests in, inside one of its steps (a guardrail agent's
+				run: `openmolt_core.guardrails.Guardrail`): it takes what that run hands down
+				(its taint, as a sub-agent's run does: `openmolt_core.tools.CallingRun`).
 
 		Returns:
 			The result, as `run` returns it; a question nobody can answer now ends the run with
@@ -1302,7 +1306,9 @@ class Agent:
 			state = await port.step(
 				"start", start, encode=RunState.to_dict, decode=RunState.from_dict
 			)
-		return await self._drive(_load(state), answer=answer, decisions=decisions, port=port)
+		return await self._drive(
+			_load(state), answer=answer, decisions=decisions, link=parent, port=port
+		)
 
 	async def _drive(
 		self,

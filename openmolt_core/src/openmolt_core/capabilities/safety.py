@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._execute import RunContext
 	from openmolt_core.commands import CallTool, Finish
+	from openmolt_core.events import Event
 	from openmolt_core.guardrails.base import Guardrail, GuardrailCheck, Stage, Verdict
 	from openmolt_core.hooks import (
 		AgentInfo,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 		WordsDecision,
 	)
 	from openmolt_core.result import RunState
+	from openmolt_core.tools import CallingRun
 
 __all__ = ["MAX_AUDIT", "POLICY", "Safety", "TaintedStart"]
 
@@ -217,7 +219,7 @@ class Safety(Capability):
 					"stopped (its worker died), and its tools may have taken effect; it is not "
 					"run again",
 				).to_dict()
-			verdict, run = await g.judge(check)
+			verdict, run = await g.judge(check, _judged_by(ctx, g, check, key))
 			out = verdict.to_dict()
 			if run is not None:
 				out.update(spent_entry(run.usage, run.usage_by_model))
@@ -724,13 +726,71 @@ def _tainted_calls(run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str,
 	A tainted run hands its records and `TaintedStart`; a run that may hold private data
 	(`_holds_private`) says so; a clean run without any, nothing.
 	"""
+	handed = _handed(run)
+	return [handed] * len(tools) if handed else ()
+
+
+def _handed(run: Run) -> dict[str, Any]:
+	"""What a run hands each run its calls start (`_tainted_calls`), or a guardrail agent's.
+
+	A tainted run hands its records and `TaintedStart`; a run that may hold private data
+	(`_holds_private`) says so; a clean run without any, nothing.
+	"""
 	private = _holds_private(run)
 	if not run.state.taint:
-		return [{"private": True}] * len(tools) if private else ()
+		return {"private": True} if private else {}
 	handed: dict[str, Any] = {"taint": run.state.taint, "capabilities": (_TAINTED_START,)}
 	if private:
 		handed["private"] = True
-	return [handed] * len(tools)
+	return handed
+
+
+def _judged_by(ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str) -> CallingRun | None:
+	"""The judged run as its guardrail agent's run sees it: a caller, as a sub-agent's run sees one.
+
+	What the agent reads (the output, a call's input or result, the words for a person) may
+	hold what the judged run holds, so its run takes what that run hands a sub-agent's
+	(`_handed`: its taint records, and whether it may hold private data), and it may hold
+	private data when it is shown a private tool's result. Its events stay its own (the
+	verdict is the judged run's event); the judged run's approver decides its calls when its
+	agent has none, as a sub-agent's. None for a guardrail that is a function.
+
+	Args:
+		ctx: The judged run.
+		g: The guardrail.
+		check: What it judges.
+		key: The verdict's journal step (``guard:...``): the call the agent's run nests in.
+	"""
+	if not callable(getattr(g.check, "execute", None)):  # a function: the application's code
+		return None
+	from openmolt_core.llm import Usage
+	from openmolt_core.tools import CallingRun
+
+	handed = _handed(ctx)
+	if "private" in check.labels:
+		handed["private"] = True
+	return CallingRun(
+		ctx.state.run_id,
+		key,
+		check.step,
+		ctx.command_index,
+		Usage(),
+		_nobody,
+		_unheard,
+		user=ctx.state.user,
+		caller=ctx,
+		depth=1 if ctx.link is None else ctx.link.depth + 1,
+		**handed,
+	)
+
+
+def _nobody(name: str) -> bool:
+	"""A guardrail agent's events go to its own handlers only: nobody up the chain wants them."""
+	return False
+
+
+async def _unheard(event: Event) -> None:
+	"""Where a guardrail agent's run would pass its events up: nowhere (`_nobody`)."""
 
 
 def _holds_private(run: Run) -> bool:

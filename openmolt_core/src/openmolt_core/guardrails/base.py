@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import RunResult
-	from openmolt_core.tools import InDoubt
+	from openmolt_core.tools import CallingRun, InDoubt
 
 __all__ = [
 	"STAGES",
@@ -233,9 +233,15 @@ class GuardAgent(Protocol):
 		...
 
 	async def execute(
-		self, state: Any, *, port: Any, input: Any = None, run_id: str | None = None
+		self,
+		state: Any,
+		*,
+		port: Any,
+		input: Any = None,
+		run_id: str | None = None,
+		parent: CallingRun | None = None,
 	) -> RunResult:
-		"""Run the agent on ``input`` (`openmolt_core.agent.Agent.execute`)."""
+		"""Run the agent on ``input``, nested in ``parent`` (`openmolt_core.agent.Agent.execute`)."""
 		...
 
 
@@ -336,11 +342,19 @@ class Guardrail:
 		rules = self._rules
 		return rules is None or rules.rule_for(bound.handle, bound.tool) is not None
 
-	async def judge(self, check: GuardrailCheck) -> tuple[Verdict, RunResult | None]:
+	async def judge(
+		self, check: GuardrailCheck, parent: CallingRun | None = None
+	) -> tuple[Verdict, RunResult | None]:
 		"""Ask the guardrail; an exception or a bad answer becomes a failing verdict.
 
 		Args:
 			check: What to judge.
+			parent: For a guardrail agent: the judged run, as a sub-agent's run sees its caller
+				(the safety capability makes it). The agent's run nests in it for taint: it
+				starts with the caller's taint records (and tainted by what it is shown when that
+				is an untrusted tool's result), and, when the caller may hold private data (or it
+				is shown a private tool's result), its outbound calls after untrusted content are
+				gated by its taint policy as a sub-agent's are (`openmolt_core.taint`).
 
 		Returns:
 			The verdict, and a guardrail agent's run (None for a function), whose usage counts
@@ -348,7 +362,7 @@ class Guardrail:
 		"""
 		fails: Action = "refuse" if check.stage in _TOOL_STAGES else "trip"
 		if _is_agent(self.check):
-			return await self._ask_agent(check, fails)
+			return await self._ask_agent(check, fails, parent)
 		try:
 			# A sync function runs in a worker thread, so a budget running out interrupts it.
 			answer = await call_app(self.check, check)  # type: ignore[arg-type]  # a function: checked above
@@ -367,27 +381,38 @@ class Guardrail:
 			)
 		return answer, None
 
-	async def _ask_agent(self, check: GuardrailCheck, fails: Action) -> tuple[Verdict, RunResult]:
+	async def _ask_agent(
+		self, check: GuardrailCheck, fails: Action, parent: CallingRun | None
+	) -> tuple[Verdict, RunResult | None]:
 		from openmolt_core.durability import LOCAL_PORT
 		from openmolt_core.errors import RunError
+		from openmolt_core.taint import MAX_TAINT_RECORDS
+		from openmolt_core.tools import MAX_NESTING
 
 		agent: Any = self.check
 		run_id = f"{check.run_id}.guard.{check.step}.{self.name}"
 		state = None
-		if check.tainted or "untrusted" in check.labels:
-			# What it judges is content someone else wrote (an untrusted tool's result, a
-			# tainted run's words): the guardrail agent's own run starts tainted, so its own
-			# outbound calls go through its taint policy as its caller's would.
-			from openmolt_core.taint import untrusted_input
+		if parent is not None and parent.depth > MAX_NESTING:
+			why = f"runs nest more than {MAX_NESTING} deep (a guardrail agent judged by itself?)"
+			return Verdict(fails, f"the guardrail agent was not run: {why}"), None
+		taint = [dict(t) for t in parent.taint] if parent is not None else []
+		shown = "untrusted" in check.labels or (check.tainted and not taint)
+		if shown and len(taint) < MAX_TAINT_RECORDS:
+			# It starts with its caller's taint records (handed down, as a sub-agent's run
+			# does); and what it judges may be content someone else wrote (an untrusted tool's
+			# result, a tainted run's words): its run starts tainted, so its own outbound calls
+			# go through its taint policy as a sub-agent's would.
+			taint.append({"call": "input", "tool": f"guardrail:{check.stage}", "step": 0})
+		if taint:
+			from openmolt_core.result import RunState
 
-			state = untrusted_input(f"guardrail:{check.stage}")
-			state.run_id = run_id
+			state = RunState(run_id=run_id, taint=taint)
 			agent._start(state, check.payload(), (), None)
 		try:
 			# In this process, whatever the instance's durability: the verdict is one journaled
 			# step of the calling run, as a sub-agent's run lives inside its caller's step.
 			result = await agent.execute(
-				state, port=LOCAL_PORT, input=check.payload(), run_id=run_id
+				state, port=LOCAL_PORT, input=check.payload(), run_id=run_id, parent=parent
 			)
 		except RunError as exc:
 			return Verdict(fails, f"the guardrail agent failed: {exc}"), exc.result
