@@ -25,6 +25,10 @@ from openmolt_dbos._engine import reset_engine
 from openmolt_dbos._workers import list_workers, make_engine
 
 HEARTBEAT, LAPSE = 0.3, 3.0
+CALM_LAPSE = 10.0
+"""The lapse of the test whose outage must change nothing: its cut is ``LAPSE / 4``, but a worker
+starved of CPU for 3 s (a CI machine running four test processes on two cores) lapsed without any
+outage, and that test read it as the outage's doing."""
 
 
 class Proxy:
@@ -124,12 +128,12 @@ def _scripts(server: FakeServer, tag: str) -> list[str]:
 
 
 def _start(
-	spawn: Any, url: str, server: FakeServer, names: list[str]
+	spawn: Any, url: str, server: FakeServer, names: list[str], lapse: float = LAPSE
 ) -> tuple[Any, Any, dict[str, str]]:
 	env = {
 		"OPENMOLT_TEST_SERVER": server.url,
 		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
-		"OPENMOLT_TEST_LAPSE": str(LAPSE),
+		"OPENMOLT_TEST_LAPSE": str(lapse),
 	}
 	driver = spawn(["driver.py", url, "w1", *names], env, name="w1")
 	driver.wait_line("ready")
@@ -137,7 +141,7 @@ def _start(
 		line.split()[1:3] for line in driver.output().splitlines() if line.startswith("started ")
 	)
 	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", url, "--id", "w2"]
-	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(LAPSE)], env, "w2")
+	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(lapse)], env, "w2")
 	worker.wait_line("ready")
 	return driver, worker, ids
 
@@ -213,7 +217,7 @@ def test_an_outage_shorter_than_the_lapse_changes_nothing(
 	"""Nobody is fenced or taken over; every call and turn happens once, in w1."""
 	url, proxy = proxied
 	names = _scripts(server, "short")
-	driver, worker, ids = _start(spawn, url, server, names)
+	driver, worker, ids = _start(spawn, url, server, names, lapse=CALM_LAPSE)
 	_settled(url, server, names, ids)
 	proxy.cut(LAPSE / 4)
 	server.holds[names[0]].set()
