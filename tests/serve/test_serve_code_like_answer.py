@@ -9,16 +9,13 @@ as a wrong code: the run parked on the question never got it, and the user's tri
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
+from _serve_fakes import FakeTelegram, eventually, on_telegram
 
 from openmolt import OpenMolt
 from openmolt_core.accounts import is_code
 from openmolt_core.testing import ScriptedModel, ask_human, finish
-from openmolt_core.triggers import Triggers
-from openmolt_serve import TriggerServer
 
 pytestmark = pytest.mark.anyio
 
@@ -42,24 +39,12 @@ async def test_an_answer_shaped_like_a_code_answers_the_question() -> None:
 	model = ScriptedModel(
 		[ask_human("What is your order number?"), finish("ok", human_message="Found it.")]
 	)
-	async with local_server(fake.app()) as base:
-		om = OpenMolt(entry_points=False)
-		agent = om.create_agent(name="Helper", model=model, instructions="Help.")
-		channel: dict[str, Any] = {
-			"type": "telegram",
-			"token": TOKEN,
-			"baseUrl": base,
-			"pollTimeout": 1,
-			"allowedUsers": [42],
-		}
-		async with TriggerServer(
-			[(agent, Triggers.model_validate({"channels": [channel]}))], port=0
-		):
-			fake.message("where is my order?")
-			await eventually(lambda: len(fake.sent) == 1)
-			fake.message(NUMBER)
-			await eventually(lambda: len(fake.sent) == 2)
-		await om.aclose()
+	agent = OpenMolt(entry_points=False).create_agent(name="Helper", model=model)
+	async with on_telegram(agent, fake):
+		fake.message("where is my order?")
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message(NUMBER)
+		await eventually(lambda: len(fake.sent) == 2)
 	assert [m["text"] for m in fake.sent] == ["What is your order number?", "Found it."]
 	results = json.loads(model.requests[1].messages[-1].content)["results"]
 	assert results[0]["result"] == NUMBER
