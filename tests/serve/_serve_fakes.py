@@ -229,6 +229,19 @@ async def on_telegram(
 		await agent.om.aclose()
 
 
+async def restart() -> None:
+	"""What a crash and a new process do to this process's durable engine (the store stays)."""
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()
+	DBOS.destroy()
+	_engine.reset_engine()
+
+
 async def eventually(check: Callable[[], bool], *, seconds: float = 10.0) -> None:
 	"""Wait until ``check()`` holds (``seconds`` without it fails the test)."""
 	with anyio.fail_after(seconds):
