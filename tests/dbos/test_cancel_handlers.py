@@ -61,6 +61,14 @@ async def _cancel_elsewhere(om: OpenMolt, run_id: str) -> None:
 	assert [r["status"] for r in runs] == ["cancelled"]
 
 
+async def _cancel_once_asked(agent: Any, task: str, began: anyio.Event) -> None:
+	"""Start a run of ``agent``, wait until the code it waits on is asked, cancel it elsewhere."""
+	handle = await agent.start(task)
+	with anyio.fail_after(30):
+		await began.wait()
+	await _cancel_elsewhere(agent.om, handle.run_id)
+
+
 def _pay(paid: list[int]) -> Any:
 	@tool(labels=["outbound"])
 	def pay(amount: int) -> str:
@@ -106,10 +114,7 @@ async def test_a_cancel_from_elsewhere_stops_a_human_input_handler_waiting(url: 
 		on_human_input_request=_waiting(log, began),
 	)
 	try:
-		handle = await agent.start("pay")
-		with anyio.fail_after(30):
-			await began.wait()
-		await _cancel_elsewhere(om, handle.run_id)
+		await _cancel_once_asked(agent, "pay", began)
 		assert log == ["asked", "cancelled"] and paid == [] and model.calls == 1
 	finally:
 		await om.aclose()
@@ -169,10 +174,7 @@ async def test_a_cancel_from_elsewhere_stops_a_memory_callback_under_way(sqlite:
 		memory={"short_term": {"data": "", "on_update": _waiting(log, began, None)}},
 	)
 	try:
-		handle = await agent.start("pay")
-		with anyio.fail_after(30):
-			await began.wait()
-		await _cancel_elsewhere(om, handle.run_id)
+		await _cancel_once_asked(agent, "pay", began)
 		assert log == ["asked", "cancelled"] and paid == [] and model.calls == 1
 	finally:
 		await om.aclose()
@@ -196,10 +198,7 @@ async def test_a_cancel_from_elsewhere_stops_a_sub_agent_s_handler_waiting(sqlit
 		tools=[clerk],
 	)
 	try:
-		handle = await boss.start("go")
-		with anyio.fail_after(30):
-			await began.wait()
-		await _cancel_elsewhere(om, handle.run_id)
+		await _cancel_once_asked(boss, "go", began)
 		assert log == ["asked", "cancelled"] and paid == []
 	finally:
 		await om.aclose()
@@ -251,10 +250,7 @@ async def test_a_cancel_from_elsewhere_stops_a_capability_waiting(
 		capabilities=[_Asks(log, began, own_step=own_step)],
 	)
 	try:
-		handle = await agent.start("pay")
-		with anyio.fail_after(30):
-			await began.wait()
-		await _cancel_elsewhere(om, handle.run_id)
+		await _cancel_once_asked(agent, "pay", began)
 		assert log == ["asked", "cancelled"] and model.calls == 1
 		assert paid == ([1] if own_step else [])  # the audit follows the call; the hook precedes
 	finally:

@@ -204,6 +204,44 @@ class FakeSlack:
 		)
 
 
+@contextlib.asynccontextmanager
+async def on_telegram(
+	agent: Any, fake: FakeTelegram, users: list[int] | None = None
+) -> AsyncIterator[None]:
+	"""Serve ``agent`` on a Telegram channel of ``fake`` (on 127.0.0.1); close its instance after.
+
+	Its allowed users are ``users`` (default: 42, the sender of `FakeTelegram.message`).
+	"""
+	from openmolt_core.triggers import Triggers
+	from openmolt_serve import TriggerServer
+
+	async with local_server(fake.app()) as base:
+		channel: dict[str, Any] = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": users or [42],
+		}
+		triggers = Triggers.model_validate({"channels": [channel]})
+		async with TriggerServer([(agent, triggers)], port=0):
+			yield
+		await agent.om.aclose()
+
+
+async def restart() -> None:
+	"""What a crash and a new process do to this process's durable engine (the store stays)."""
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()
+	DBOS.destroy()
+	_engine.reset_engine()
+
+
 async def eventually(check: Callable[[], bool], *, seconds: float = 10.0) -> None:
 	"""Wait until ``check()`` holds (``seconds`` without it fails the test)."""
 	with anyio.fail_after(seconds):

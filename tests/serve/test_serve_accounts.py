@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
+from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server, restart
 from cryptography.fernet import Fernet
 
 from openmolt import OpenMolt
@@ -57,7 +57,11 @@ class _Served:
 
 @asynccontextmanager
 async def _served(
-	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: ScriptedModel, users: list[int]
+	tmp_path: Path,
+	monkeypatch: pytest.MonkeyPatch,
+	model: ScriptedModel,
+	users: list[int],
+	durability: str | None = None,
 ) -> AsyncIterator[_Served]:
 	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
 	monkeypatch.setitem(sys.modules, "keyring", None)
@@ -82,6 +86,7 @@ async def _served(
 				credential_store=store,
 				integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
 				accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
+				durability=durability,
 			)
 			om.register_integration("mail", mail_integration(auth.url))
 			agent = om.create_agent(
@@ -280,3 +285,28 @@ async def test_the_callback_page_is_masked_with_the_secrets_known_now() -> None:
 	assert page.status_code == 400 and page.text.count("[redacted]") == 2, page.text
 	assert secret not in page.text and quote(secret, safe="") not in page.text
 	await om.aclose()
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+async def test_a_durable_chat_run_goes_on_once_the_code_is_sent(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""On a durable store, the chat's run parked for the account goes on at the code."""
+	model = ScriptedModel(
+		[call_tool("mail.me"), call_tool("mail.me"), finish("ok", human_message="You are ada.")]
+	)
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	try:
+		async with _served(tmp_path, monkeypatch, model, [42], store) as served:
+			fake = served.fake
+			fake.message("who am I?")
+			await eventually(lambda: len(fake.sent) == 1, seconds=30)
+			link = fake.sent[0]["text"].split("mail: ", 1)[1].strip()
+			fake.message(_code(await served.sign_in(link)))
+			await eventually(lambda: len(fake.sent) == 3, seconds=30)
+			assert [m["text"] for m in fake.sent[1:]] == [
+				"Your mail account is connected; I go on.",
+				"You are ada.",
+			]
+	finally:
+		await restart()

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
+from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server, restart
 
 from openmolt import OpenMolt
 from openmolt_core.durability import PendingRun
@@ -31,28 +31,7 @@ SECRET = "durable-webhook-secret"
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[str]:
 	yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
-	from dbos import DBOS
-
-	from openmolt_dbos import _engine
-
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()
-	DBOS.destroy()
-	_engine.reset_engine()
-
-
-async def restart() -> None:
-	"""What a crash and a new process do to this process's engine (the store stays)."""
-	from dbos import DBOS
-
-	from openmolt_dbos import _engine
-
-	engine = _engine._ENGINE
-	if engine is not None and engine.launched:
-		await engine.shutdown()
-	DBOS.destroy()
-	_engine.reset_engine()
+	await restart()
 
 
 async def test_a_webhook_run_is_recorded_before_the_202_and_readable_by_its_id(store: str) -> None:

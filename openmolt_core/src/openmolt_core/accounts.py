@@ -193,11 +193,20 @@ def _without_tokens(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _new_code() -> str:
-	"""A one-time code: 12 characters of 32 (60 bits), at least one a digit, in groups of 4."""
+	"""A one-time code: 12 characters of 32 (60 bits), digits and letters both, in groups of 4."""
 	while True:
 		raw = "".join(random_bytes.choice(_CODE_ALPHABET) for _ in range(12))
-		if any(c.isdigit() for c in raw):  # so that words like "that-very-text" are no code
+		if _mixed(raw):
 			return "-".join(raw[i : i + 4] for i in (0, 4, 8))
+
+
+def _mixed(text: str) -> bool:
+	"""Whether a code's text holds a digit and a letter (a code does, and a chat's words do not).
+
+	Words like "that-very-text" are no code, nor are numbers like "4567-8923-4567" (an order's
+	or a phone's: the answer to a question).
+	"""
+	return any(c.isdigit() for c in text) and any(c.isalpha() for c in text)
 
 
 def is_code(text: str) -> bool:
@@ -207,7 +216,7 @@ def is_code(text: str) -> bool:
 		text: The message.
 	"""
 	found = text.strip()
-	return bool(_CODE.fullmatch(found)) and any(c.isdigit() for c in found)
+	return bool(_CODE.fullmatch(found)) and _mixed(found)
 
 
 @dataclass(frozen=True, slots=True)
