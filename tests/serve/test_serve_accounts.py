@@ -185,6 +185,27 @@ async def test_a_forwarded_chat_link_connects_nothing(
 	assert not any(s in page for s in secrets[1:])  # the page shows the code, no token
 
 
+async def test_a_code_sent_in_a_group_is_left_for_its_user_to_send_privately(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A member who posts someone's code in a group first neither drops nor spends it."""
+	model = ScriptedModel([call_tool("mail.me"), finish("ok", human_message="You are ada.")])
+	async with _served(tmp_path, monkeypatch, model, [42, 7]) as served:
+		fake = served.fake
+		fake.message("who am I?")
+		await eventually(lambda: len(fake.sent) == 1)
+		code = _code(await served.sign_in(fake.sent[0]["text"].split("mail: ", 1)[1].strip()))
+		fake.message(code, user=7, chat=-100)  # someone else, in a group
+		fake.message(code, chat=-100)  # its user, in a group
+		await eventually(lambda: len(fake.sent) == 3)
+		assert all("private chat" in m["text"] for m in fake.sent[1:])
+		assert served.store.load("mail", user="telegram:42") is None
+		fake.message(code)  # privately: still good
+		await eventually(lambda: len(fake.sent) == 5)
+		assert fake.sent[3]["text"] == "Your mail account is connected; I go on."
+	assert served.store.load("mail", user="telegram:42") is not None
+
+
 async def test_wrong_codes_get_a_clear_reply_and_a_few_tries(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -448,8 +448,16 @@ class Conversations:
 		"""Finish the sign-in whose code the message is, if its sender is the one it was for.
 
 		`openmolt_core.accounts.Accounts.confirm` decides and counts wrong tries; its refusal
-		(a wrong or expired code, someone else's sign-in, too many tries) is the reply.
+		(a wrong or expired code, someone else's sign-in, too many tries) is the reply. A code
+		sent in a group is left alone: the sender is told to send it privately.
 		"""
+		if not _private(message):
+			# Not taken in a group: another member who sent someone's code first would drop
+			# their sign-in (a code is confirmed once, by its user).
+			await self._say(
+				message, "Send me the code in our private chat, never in a group: nothing is done."
+			)
+			return
 		who = end_user(message)
 		try:
 			connected = await OpenMolt.of(self.agent).accounts.confirm(message.text, who)
