@@ -16,7 +16,7 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 		"openmolt.integrations"
 	]
 	# Besides the integrations, extras name features with their own distribution (mcp, ui, otel,
-	# dbos, serve, and serve's protocols a2a and agui; evals).
+	# dbos, serve, and serve's protocols a2a and agui; evals; the PII guardrail's phone numbers).
 	extras = set(_toml("pyproject.toml")["project"]["optional-dependencies"]) - {
 		"all",
 		"mcp",
@@ -27,6 +27,7 @@ def test_every_built_in_integration_has_its_extra_and_nothing_else_does() -> Non
 		"a2a",
 		"agui",
 		"evals",
+		"pii",
 	}
 	assert {extra_for(i) for i in ids} == extras
 	assert len(ids) == 29
