@@ -178,6 +178,45 @@ async def test_a_message_guardrail_is_told_it_judges_a_question() -> None:
 	assert check.payload() == {"stage": "output", "value": "Which month?", "field": "message"}
 
 
+async def test_each_verdicts_event_names_the_words_it_judged() -> None:
+	"""The guardrail event says which words it judged (the run viewer labels it): ``field``."""
+	from openmolt_core.guardrails import refuse
+
+	@guardrail("output", message=True)
+	def flag(check: GuardrailCheck) -> Any:
+		return refuse("not that") if "bad" in json.dumps(check.value) else None
+
+	model = ScriptedModel(
+		[
+			ask_human("a bad question?"),
+			finish(result="bad", human_message="a bad message"),
+			finish(result="ok", human_message="fine"),
+		]
+	)
+	events: list[Any] = []
+	agent = _agent(model, flag, on_human_input_request=lambda q: "yes")
+	agent.on("guardrail", events.append)
+	assert (await agent.run("go")).status == "success"
+	assert [(e.stage, e.field, e.tool) for e in events] == [
+		("output", "message", ""),
+		("output", "", ""),  # the finish's output: no words for a person
+	]
+	events.clear()
+	model = ScriptedModel([finish(result="ok", human_message="a bad message"), finish(result="ok")])
+	agent = _agent(model, flag)
+	agent.on("guardrail", events.append)
+	assert (await agent.run("go")).status == "success"
+	assert [(e.stage, e.field) for e in events] == [("output", "humanMessage")]
+	events.clear()
+	model = ScriptedModel([refund_call("a bad reason"), finish("done")])
+	agent = _payer(model, flag, on_approval_request=lambda r: r.approve())
+	agent.on("guardrail", events.append)
+	assert (await agent.run("go")).status == "success"
+	assert [(e.stage, e.field, e.tool, e.call) for e in events] == [
+		("output", "reason", "local.refund", "tool:1:0:local.refund")
+	]
+
+
 async def test_a_question_rewritten_into_no_text_trips() -> None:
 	"""The question stays text: a rewrite into a dict stops the run before anyone is asked."""
 	from openmolt_core.guardrails import rewrite

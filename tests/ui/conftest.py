@@ -222,3 +222,32 @@ def seed_runs(
 			],
 		)
 	conn.close()
+
+
+class OneModel:
+	"""A provider object of one model (``<name>:m``): it blocks the conversation or answers.
+
+	A blocked reply is billed (900 in, 12 out, $0.009); the fallback moves the step on to the
+	agent's next model, whose answer (100 in, 10 out, $0.0001) finishes the run.
+	"""
+
+	def __init__(self, name: str, *, blocks: bool = False) -> None:
+		self.name, self.model, self.blocks = name, "m", blocks
+
+	async def generate(self, request: Any) -> Any:
+		import json
+
+		from openmolt_core.llm import ModelResponse, Usage
+		from openmolt_core.testing import finish
+
+		if self.blocks:
+			usage = Usage(900, 12, cost_usd=0.009, calls=1)
+			return ModelResponse(text="", usage=usage, finish_reason="blocked")
+		text = json.dumps({"commands": [finish("done")]})
+		usage = Usage(100, 10, cost_usd=0.0001, calls=1)
+		return ModelResponse(text=text, usage=usage, finish_reason="stop")
+
+
+def fallback_models(first: str = "a") -> list[OneModel]:
+	"""Two models: ``<first>:m`` blocks the conversation, ``b:m`` answers (after a fallback)."""
+	return [OneModel(first, blocks=True), OneModel("b")]

@@ -540,3 +540,137 @@ def test_a_call_waiting_for_a_decision_when_its_run_stopped_did_not_run(
 	call = view.locator("[data-testid=tool-call][data-tool='local.pay']")
 	expect(call).to_have_attribute("data-status", "not_run")
 	expect(page.get_by_test_id("approval")).to_have_count(0)
+
+
+def test_each_models_usage_and_the_verdicts_on_words_for_people(served: Served, page: Any) -> None:
+	"""A fallback's run shows each model's part; a verdict on a question or a call's reason says so.
+
+	The verdict sits with the words it judged (the question's command, the call), labelled with
+	them, its reason set as text; a run recorded before the event named the words is read the
+	same way; a run of one model shows no table of models.
+	"""
+	from openmolt import HumanInputUnavailable
+	from openmolt_core.guardrails import GuardrailCheck, guardrail, refuse
+	from openmolt_core.guardrails.pii import pii_redaction
+	from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+
+	from .conftest import fallback_models
+
+	hostile = "<img src=x onerror=\"document.title='owned'\">"
+
+	def refund(customer: str) -> str:
+		"""Refund a customer.
+
+		Args:
+			customer: The customer id.
+		"""
+		return "refunded"
+
+	def park(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	@guardrail("output", message=True)
+	def no_questions_yet(check: GuardrailCheck) -> Any:
+		return refuse(f"not yet {hostile}") if check.field == "message" else None
+
+	om = served.om
+	fell = served.call(om.create_agent(name="Fallback", model=fallback_models()).run, "go")
+	reason = {**call_tool("local.refund", customer="c1"), "reason": "ada@example.com asked"}
+	guarded = served.call(
+		om.create_agent(
+			name="Guarded",
+			model=ScriptedModel([reason, ask_human("Is ada@example.com right?")]),
+			tools=[refund],
+			guardrails=[pii_redaction("output", kinds=["email"], message=True)],
+			requires_approval=["local.refund"],
+			on_approval_request=lambda r: r.approve(),
+			on_human_input_request=park,
+		).run,
+		"go",
+	)
+	refused = served.call(
+		om.create_agent(
+			name="Refused",
+			model=ScriptedModel([ask_human("May I?"), finish("ok")]),
+			guardrails=[no_questions_yet],
+			on_human_input_request=lambda q: "yes",
+		).run,
+		"go",
+	)
+	assert (fell.status, guarded.status, refused.status) == (
+		"success",
+		"human_input_required",
+		"success",
+	)
+
+	page.goto(f"{served.viewer.url}#run={fell.state.run_id}")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("success")
+	rows = view.locator("[data-testid=usage-by-model] [data-testid=usage-model]")
+	expect(rows).to_have_count(2)
+	blocked = view.locator("[data-testid=usage-model][data-model='a:m']")
+	expect(blocked).to_contain_text("900")
+	expect(blocked.get_by_test_id("usage-model-cost")).to_have_text("$0.0090")
+	expect(view.get_by_test_id("fallback")).to_contain_text("a:m failed (blocked)")
+	shoot(page, "usage-by-model")
+
+	page.goto(f"{served.viewer.url}#run={guarded.state.run_id}")
+	expect(view.get_by_test_id("run-status")).to_have_text("human input required")
+	expect(view.get_by_test_id("usage-by-model")).to_have_count(0)  # one model: its totals say it
+	call = view.locator("[data-testid=tool-call][data-tool='local.refund']")
+	expect(call.get_by_test_id("call-reason")).to_have_text("[email] asked")
+	on_reason = call.locator("[data-testid=note-guardrail][data-judged=reason]")
+	expect(on_reason).to_contain_text(
+		"guardrail pii_redaction rewrote the call's reason, for its approver: redacted 1 email"
+	)
+	asked = view.locator("[data-testid=command][data-type=requestHumanInput]")
+	on_question = asked.locator("[data-testid=note-guardrail][data-judged=message]")
+	expect(on_question).to_contain_text("guardrail pii_redaction rewrote the question")
+	shoot(page, "verdict-on-words")
+
+	page.goto(f"{served.viewer.url}#run={refused.state.run_id}")
+	expect(view.get_by_test_id("run-status")).to_have_text("success")
+	first = view.locator("[data-testid=step][data-step='1']")
+	note = first.locator(
+		"[data-testid=command][data-type=requestHumanInput] [data-testid=note-guardrail]"
+	)
+	expect(note).to_have_attribute("data-judged", "message")
+	expect(note).to_contain_text(f"no_questions_yet refused the question: not yet {hostile}")
+	assert view.locator("img").count() == 0 and page.title() != "owned"
+
+	# a run recorded before the event named the words: read from where the verdict was given
+	old = "r-old-verdicts"
+	seed_runs(
+		served.store_path,
+		[{"run_id": old, "agent": "Old", "status": "success", "started": _iso(3)}],
+		[
+			{
+				"run_id": old,
+				"name": "commandsQueued",
+				"time": _iso(3),
+				"data": {
+					"commands": [
+						{"type": "callTool", "tool": "local.refund", "input": {}},
+						{"type": "requestHumanInput", "message": "Which one?"},
+					]
+				},
+			},
+			*(
+				{
+					"run_id": old,
+					"name": "guardrail",
+					"time": _iso(3),
+					"data": {"guardrail": "g", "stage": "output", "action": "rewrite", **at},
+				}
+				for at in ({"tool": "local.refund", "call": "tool:1:0:local.refund"}, {})
+			),
+		],
+	)
+	page.goto(f"{served.viewer.url}#run={old}")
+	expect(view.get_by_test_id("run-agent")).to_have_text("Old")
+	expect(
+		view.locator("[data-testid=tool-call] [data-testid=note-guardrail][data-judged=reason]")
+	).to_have_count(1)
+	expect(
+		view.locator("[data-testid=command] [data-testid=note-guardrail][data-judged=message]")
+	).to_have_count(1)

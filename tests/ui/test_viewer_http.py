@@ -12,10 +12,13 @@ import pytest
 
 from openmolt import HumanInputUnavailable, OpenMolt
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.guardrails.pii import pii_redaction
 from openmolt_core.runstore import RunStore
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, mock_http
 from openmolt_ui import Viewer
 from openmolt_weather import weather
+
+from .conftest import fallback_models
 
 pytestmark = pytest.mark.anyio  # uvicorn serves on asyncio only: the default backend here
 
@@ -478,3 +481,89 @@ async def test_a_failed_calls_error_event_names_the_call(tmp_path: Path, stored:
 		errors = [e["data"] for e in view["events"] if e["name"] == "error"]
 		assert [(e["kind"], e["call"]) for e in errors] == [("tool", "tool:1:0:local.broken")]
 		assert "the disk is full" in errors[0]["message"]
+
+
+@pytest.mark.parametrize("where", ["store", "live", "memory"])
+async def test_a_fallback_runs_summary_has_each_models_usage(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+	"""Blocked by one model, answered by the next: the run's row says each model's part, masked.
+
+	From the store's saved state (a run of another process), from this process's live run, and
+	from memory without a store; the models add up to the run's usage.
+	"""
+	named = "CANARY-model-4711abc"  # a model id that is a secret known now: masked as any text
+	monkeypatch.setenv("OPENMOLT_MODEL_API_KEY", named)
+	store = tmp_path / "runs.db" if where != "memory" else None
+	om = OpenMolt(entry_points=False, run_store=store)
+	agent = om.create_agent(name="Fallback", model=fallback_models(named))
+	viewer = Viewer(store=RunStore(store) if where == "store" else None, poll=0.1)
+	if where != "store":
+		viewer.watch(om)
+	async with viewer, httpx.AsyncClient() as http:
+		result = await agent.run("go")
+		assert result.status == "success", result.error
+		headers = {"x-openmolt-token": viewer.token}
+		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
+		response = await http.get(url, headers=headers)
+		exported = await http.get(f"{url}/export", headers=headers)
+	run = response.json()["run"]
+	assert run["live"] is (where != "store")
+	parts = run["usage_by_model"]
+	assert {m: (u["input_tokens"], u["output_tokens"], u["calls"]) for m, u in parts.items()} == {
+		"[redacted]:m": (900, 12, 1),
+		"b:m": (100, 10, 1),
+	}
+	assert parts["[redacted]:m"]["cost_usd"] == pytest.approx(0.009)
+	assert sum(u["input_tokens"] for u in parts.values()) == run["usage"]["input_tokens"]
+	assert exported.json()["run"]["usage_by_model"] == parts
+	assert named not in response.text and named not in exported.text
+	await om.aclose()
+
+
+@pytest.mark.parametrize("stored", [True, False])
+async def test_a_verdict_on_a_question_or_a_reason_names_what_it_judged(
+	tmp_path: Path, stored: bool
+) -> None:
+	"""The page reads which words a guardrail judged (``field``): a question's, a call's reason."""
+
+	def refund(customer: str) -> str:
+		"""Refund a customer.
+
+		Args:
+			customer: The customer id.
+		"""
+		return "refunded"
+
+	def park(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db" if stored else None)
+	guard = pii_redaction("output", kinds=["email"], message=True)
+	reason = {**call_tool("local.refund", customer="c1"), "reason": "ada@example.com asked"}
+	model = ScriptedModel([reason, ask_human("Is ada@example.com right?")])
+	agent = om.create_agent(
+		name="Guarded",
+		model=model,
+		tools=[refund],
+		guardrails=[guard],
+		requires_approval=["local.refund"],
+		on_approval_request=lambda r: r.approve(),
+		on_human_input_request=park,
+	)
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+		result = await agent.run("go")
+		assert result.status == "human_input_required", result.error
+		url = f"{_base(viewer)}/api/runs/{result.state.run_id}"
+		view = (await http.get(url, headers={"x-openmolt-token": viewer.token})).json()
+	verdicts = [(e["step"], e["data"]) for e in view["events"] if e["name"] == "guardrail"]
+	assert [(n, v["field"], v["action"], v["tool"]) for n, v in verdicts] == [
+		(1, "reason", "rewrite", "local.refund"),
+		(2, "message", "rewrite", ""),
+	]
+	verdicts_data = [v for _, v in verdicts]
+	assert verdicts_data[0]["call"] == "tool:1:0:local.refund"
+	request = next(e["data"]["request"] for e in view["events"] if e["name"] == "approval:request")
+	assert request["reason"] == "[email] asked"
+	assert view["run"]["pending"]["message"] == "Is [email] right?"
+	await om.aclose()

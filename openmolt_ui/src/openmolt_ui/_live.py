@@ -81,6 +81,7 @@ class LiveRun:
 			"input": self.run.redact.deep(self.run.input),
 			"steps": state.steps,
 			"usage": state.usage.to_dict(),
+			"usage_by_model": by_model(state.usage_by_model),
 			"output": self.output,
 			"error": self.error,
 			"pending": None  # redacted, as the run store keeps it
@@ -104,6 +105,15 @@ def callers(run_id: str) -> list[str]:
 	"""
 	parts = run_id.split(".")
 	return [".".join(parts[:n]) for n in range(len(parts) - 2, 0, -2)]
+
+
+def by_model(usage_by_model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+	"""A run's tokens and cost per model (``provider:model``), as the page reads them.
+
+	Args:
+		usage_by_model: ``RunState.usage_by_model`` (each a `Usage`).
+	"""
+	return {str(k): u.to_dict() for k, u in usage_by_model.items()}
 
 
 def tainted_calls(taint: Sequence[Any]) -> list[str]:

@@ -37,7 +37,13 @@ from openmolt_core.runstore import RunStore
 from openmolt_core.secrets import register_key
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
-from openmolt_ui._live import ApprovalDecision, LiveRuns, PendingApproval, tainted_calls
+from openmolt_ui._live import (
+	ApprovalDecision,
+	LiveRuns,
+	PendingApproval,
+	by_model,
+	tainted_calls,
+)
 from openmolt_ui._waiting import capability_waits, waiting_for
 
 if TYPE_CHECKING:
@@ -48,7 +54,7 @@ __all__ = ["Viewer"]
 log: logging.Logger = logging.getLogger("openmolt")
 
 _RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
-_TAINT_KEEP = 64  # ended runs whose untrusted calls the viewer keeps (it reads their state)
+_ENDED_KEEP = 64  # ended runs whose saved state's facts the viewer keeps (taint, usage per model)
 
 _REFUSED_WITHIN = 3.0  # seconds a resume is awaited for a refusal (another surface answered)
 
@@ -114,7 +120,7 @@ class Viewer:
 		self._tg: TaskGroup | None = None
 		self._server: EmbeddedServer | None = None
 		self._resuming: set[str] = set()
-		self._tainted: dict[str, tuple[str, list[str]]] = {}
+		self._ended: dict[str, tuple[str, dict[str, Any]]] = {}
 		self._stopped: anyio.Event | None = None
 		if om is not None:
 			self.watch(om)
@@ -298,25 +304,32 @@ class Viewer:
 		if live is not None:
 			summary = _merged(live.summary(), summary)
 		elif stored.ended:
-			summary["taint"] = await self._taint(run_id, stored.ended)
+			summary.update(await self._from_state(run_id, stored.ended))
 		return {
 			"source": "store",
 			"run": _shown(summary),
 			"events": [described(e.to_dict()) for e in stored_events],
 		}
 
-	async def _taint(self, run_id: str, ended: str) -> list[str]:
-		"""The calls of an ended run whose results were untrusted (its saved state's taint)."""
-		known = self._tainted.get(run_id)
+	async def _from_state(self, run_id: str, ended: str) -> dict[str, Any]:
+		"""What an ended run's saved state adds to its row (read once per end, kept for a few).
+
+		The calls whose results were untrusted (``taint``) and the run's tokens and cost per
+		model (``usage_by_model``: a fallback's models each count their own calls).
+		"""
+		known = self._ended.get(run_id)
 		if known is not None and known[0] == ended:
 			return known[1]
 		assert self.store is not None
 		state = await self.store.state(run_id)
-		calls = tainted_calls(state.taint) if state is not None else []
-		self._tainted[run_id] = (ended, calls)
-		while len(self._tainted) > _TAINT_KEEP:  # the page asks again at each poll: keep a few
-			del self._tainted[next(iter(self._tainted))]
-		return calls
+		facts: dict[str, Any] = {
+			"taint": tainted_calls(state.taint) if state is not None else [],
+			"usage_by_model": by_model(state.usage_by_model) if state is not None else {},
+		}
+		self._ended[run_id] = (ended, facts)
+		while len(self._ended) > _ENDED_KEEP:  # the page asks again at each poll: keep a few
+			del self._ended[next(iter(self._ended))]
+		return facts
 
 	async def export(self, run_id: str) -> dict[str, Any] | None:
 		"""One run as a JSON document: its row, every event, and its sub-agents' runs' rows."""

@@ -21,7 +21,11 @@ class GuardrailEvent(Event):
 	``guardrail`` is the guardrail's name (``taint_policy`` for the policy, whose actions are
 	``refuse`` and ``approve``: the call waits for a decision). ``stage`` is ``input``,
 	``tool_call``, ``tool_result`` or ``output``; ``tool`` and ``call`` name the tool call at the
-	tool stages.
+	tool stages. ``field`` says which words for a person an output guardrail made with
+	``message=True`` judged (`openmolt_core.guardrails.GuardrailCheck.field`): ``humanMessage``
+	(the finish's message), ``message`` (a question) or ``reason`` (a call's reason, for its
+	approver; ``tool`` and ``call`` name the call); empty for any other value (the output, a
+	call's input or result, the run's input).
 	"""
 
 	guardrail: str
@@ -30,6 +34,7 @@ class GuardrailEvent(Event):
 	reason: str = ""
 	tool: str = ""
 	call: str = ""
+	field: str = ""
 	name: str = "guardrail"
 
 

@@ -279,7 +279,10 @@ class Safety(Capability):
 			if parallel and verdict.action == "rewrite":
 				verdict = Verdict("trip", "a parallel guardrail cannot rewrite the input")
 			tool = bound.handle if bound is not None else about
-			await self.record(ctx, g.name, stage, verdict.action, verdict.reason, tool, call)
+			words = field if field not in ("", "output") else ""
+			await self.record(
+				ctx, g.name, stage, verdict.action, verdict.reason, tool, call, field=words
+			)
 			if verdict.action == "rewrite":
 				value, last = verdict.value, g.name
 				continue
@@ -295,8 +298,13 @@ class Safety(Capability):
 		reason: str,
 		tool: str = "",
 		call: str = "",
+		*,
+		field: str = "",
 	) -> None:
-		"""Log, audit and emit what a guardrail or the policy did."""
+		"""Log, audit and emit what a guardrail or the policy did.
+
+		``field``: the words for a person judged at the output stage (`GuardrailEvent.field`).
+		"""
 		reason = ctx.redact(reason)
 		where = f" ({tool})" if tool else ""
 		log.info(
@@ -327,6 +335,7 @@ class Safety(Capability):
 					reason=reason,
 					tool=tool,
 					call=call,
+					field=field,
 				)
 			)
 		else:

@@ -406,10 +406,49 @@ const GUARDRAIL_ACTIONS = {
   approve: "sent it for approval",
 };
 
-function guardrailText(d) {
-  const did = GUARDRAIL_ACTIONS[d.action] || d.action;
+// the words for a person an output guardrail made with message=True judged (the event's field)
+const JUDGED = {
+  humanMessage: "the message for people",
+  message: "the question",
+  reason: "the call's reason, for its approver",
+};
+
+const WORDS_ACTIONS = {
+  refuse: "refused",
+  trip: "stopped the run on",
+  rewrite: "rewrote",
+};
+
+function judgedField(d, s) {
+  // which words a guardrail verdict judged: its field; a run recorded before events named it:
+  // a call's at the output stage is its reason, one in a step that asks and does not finish is the question
+  if (JUDGED[d.field]) return d.field;
+  if (d.field || d.stage !== "output") return "";
+  if (d.tool) return "reason";
+  const types = ((s && s.commands) || []).map((c) => c && c.type);
+  return types.includes("requestHumanInput") && !types.includes("finish") ? "message" : "";
+}
+
+function guardrailText(d, field) {
   const at = d.stage ? ` (${String(d.stage).replace(/_/g, " ")})` : "";
-  return `guardrail ${d.guardrail} ${did}${at}${d.reason ? `: ${d.reason}` : ""}`;
+  const why = d.reason ? `: ${d.reason}` : "";
+  if (JUDGED[field]) return `guardrail ${d.guardrail} ${WORDS_ACTIONS[d.action] || d.action} ${JUDGED[field]}${why}`;
+  return `guardrail ${d.guardrail} ${GUARDRAIL_ACTIONS[d.action] || d.action}${at}${why}`;
+}
+
+function guardrailNote(event, d, field) {
+  return { kind: "guardrail", name: event.name, judged: field || null, action: d.action, text: guardrailText(d, field) };
+}
+
+function wordsOf(s, type) {
+  // the command of this type a verdict judged: the first one no verdict stopped yet
+  const commands = s.commands || [];
+  for (let i = 0; i < commands.length; i += 1) {
+    if (!commands[i] || commands[i].type !== type) continue;
+    const verdicts = s.said.get(i) || [];
+    if (!verdicts.some((n) => n.action === "refuse" || n.action === "trip")) return i;
+  }
+  return -1;
 }
 
 function stepKey(key) {
@@ -427,7 +466,7 @@ function steps(events, tainted, over) {
   const byStep = new Map();
   const step = (n) => {
     if (!byStep.has(n))
-      byStep.set(n, { n, model: null, fallbacks: [], commands: null, calls: [], notes: [] });
+      byStep.set(n, { n, model: null, fallbacks: [], commands: null, calls: [], notes: [], said: new Map() });
     return byStep.get(n);
   };
   // calls an event says will not run, whenever that event arrived (a batch's events interleave)
@@ -516,10 +555,18 @@ function steps(events, tainted, over) {
       s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
     else if (event.name === "guardrail" && index >= 0) {
       const call = slot(s, index, d.tool);
-      call.notes.push({ kind: "guardrail", name: event.name, text: guardrailText(d) });
+      call.notes.push(guardrailNote(event, d, judgedField(d, s)));
       if (blocks(event)) Object.assign(call, { state: "blocked", blockedBy: d.guardrail });
-    } else if (event.name === "guardrail")
-      s.notes.push({ kind: "guardrail", text: guardrailText(d) });
+    } else if (event.name === "guardrail") {
+      // a verdict on a question or a finish's message goes with its command; any other in its step
+      const field = judgedField(d, s);
+      const type = { message: "requestHumanInput", humanMessage: "finish" }[field];
+      const at = type ? wordsOf(s, type) : -1;
+      if (at >= 0) {
+        if (!s.said.has(at)) s.said.set(at, []);
+        s.said.get(at).push(guardrailNote(event, d, field));
+      } else s.notes.push(guardrailNote(event, d, field));
+    }
     else if (event.name === "finish") {
       result = d.result;
       if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
@@ -662,6 +709,9 @@ function toolView(call, subRuns) {
     " ",
     badge(status, "tool-status"),
     call.state === "ok" || call.state === "failed" ? el("span", { class: "duration" }, ` ${ms(call.duration || 0)}`) : null,
+    call.request && call.request.reason
+      ? [el("div", { class: "label" }, "reason, as its approver read it"), el("div", { "data-testid": "call-reason" }, call.request.reason)]
+      : null,
     call.decision ? decisionView(call.decision) : null,
     asked ? [el("div", { class: "label" }, "input asked for"), long({ "data-testid": "asked-input" }, json(asked))] : null,
     call.input ? [el("div", { class: "label" }, asked ? "input run" : "input"), long({ "data-testid": "tool-input" }, json(call.input))] : null,
@@ -678,7 +728,7 @@ function toolView(call, subRuns) {
   );
 }
 
-function commandView(command) {
+function commandView(command, verdicts) {
   if (!command || typeof command !== "object" || command.type === "callTool") return null; // a call: shown with its result, below
   let text = "";
   if (command.type === "finish") text = `${command.status}: ${command.humanMessage || ""}`;
@@ -691,7 +741,39 @@ function commandView(command) {
     { class: "command", "data-testid": "command", "data-type": command.type },
     el("span", { class: "kind" }, command.type),
     " ",
-    text
+    text,
+    // what a guardrail did to these words before anyone read them (the text above is the model's)
+    verdicts && verdicts.length ? el("span", { class: "muted" }, " (as the model wrote it)") : null,
+    (verdicts || []).map(noteView)
+  );
+}
+
+function usageByModel(byModel) {
+  // each model's own calls, when more than one model took part (a fallback's: a blocked or
+  // billed failed call counts under the model that made it); they add up to the run's totals
+  const rows = Object.entries(byModel && typeof byModel === "object" ? byModel : {});
+  if (rows.length < 2) return null;
+  const cell = (u, key) => number((u && u[key]) || 0);
+  return el(
+    "table",
+    { class: "by-model", "data-testid": "usage-by-model" },
+    el("thead", {}, el("tr", {}, ["model", "calls", "tokens in", "cached", "tokens out", "cost"].map((h) => el("th", {}, h)))),
+    el(
+      "tbody",
+      {},
+      rows.map(([model, u]) =>
+        el(
+          "tr",
+          { "data-testid": "usage-model", "data-model": model },
+          el("td", {}, model),
+          el("td", {}, cell(u, "calls")),
+          el("td", {}, cell(u, "input_tokens")),
+          el("td", {}, cell(u, "cached_tokens")),
+          el("td", {}, cell(u, "output_tokens")),
+          el("td", { "data-testid": "usage-model-cost" }, cost(u))
+        )
+      )
+    )
   );
 }
 
@@ -729,6 +811,8 @@ function modelView(s) {
       el("span", { class: "kind", "data-testid": "model-name" }, m.model || "model"),
       el("span", { "data-testid": "model-tokens" }, ` ${u.input_tokens || 0} in · ${u.cached_tokens || 0} cached · ${u.output_tokens || 0} out`),
       el("span", { "data-testid": "model-cost" }, ` · ${cost(u)}`),
+      // a model that failed before it may have been billed (a blocked reply): counted here too
+      s.fallbacks.length ? el("span", { class: "muted" }, " · with the calls that failed before it") : null,
       m.start && m.end ? el("span", { class: "duration" }, ` · ${ms((Date.parse(m.end) - Date.parse(m.start)) / 1000)}`) : null
     ),
     s.fallbacks.map((f) => fallbackView(f, true)),
@@ -756,7 +840,7 @@ function stepsView(runId, tree, list) {
       { class: "step", "data-testid": "step", "data-step": s.n },
       el("div", { class: "head" }, s.n > 0 ? `Step ${s.n}` : "Before the first step"),
       modelView(s),
-      (s.commands || []).map(commandView),
+      (s.commands || []).map((command, i) => commandView(command, s.said.get(i))),
       s.calls.map((c) => toolView(c, forCall(c))),
       loose.map((r) => subRunView(r, tree)),
       s.notes.map(noteView)
@@ -774,7 +858,7 @@ function noteView(note) {
   const about = note.about && typeof note.about === "object" ? note.about : null;
   return el(
     "div",
-    { class: `command note ${note.kind}`, "data-testid": `note-${note.kind}`, "data-event": note.name || null },
+    { class: `command note ${note.kind}`, "data-testid": `note-${note.kind}`, "data-event": note.name || null, "data-judged": note.judged || null },
     about && (about.what || about.by)
       ? el(
           "div",
@@ -925,6 +1009,7 @@ function drawRun() {
       el("div", {}, el("span", {}, "tokens out"), el("b", { "data-testid": "tokens-out" }, usage.output_tokens || 0)),
       el("div", {}, el("span", {}, "cost"), el("b", { "data-testid": "run-cost" }, cost(usage)))
     ),
+    usageByModel(run.usage_by_model),
     parked ? parkedView(run) : null,
     !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, run.error) : null,
     run.status === "cancelled" && !run.error
