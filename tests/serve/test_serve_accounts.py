@@ -475,3 +475,40 @@ async def test_a_code_naming_a_stored_run_of_another_user_or_agent_resumes_nothi
 		"Your mail account is connected; ask me again.",
 	] * 2
 	assert len(model.requests) == 1 and len(other.requests) == 1 and not served.seen
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.timeout(120)
+async def test_a_run_resumed_elsewhere_is_not_resumed_again_by_the_server_holding_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The code reached another server on the store, which resumed the run: the server that
+	still holds it parked takes the user's next message as a new run, not as that run's turn
+	(the durable backend would not run it twice, but the message would get its old reply)."""
+	model = ScriptedModel(
+		[
+			call_tool("mail.me"),
+			finish("ok", human_message="You are ada."),
+			finish("hi", human_message="Hi again."),
+		]
+	)
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	try:
+		async with _served(tmp_path, monkeypatch, model, [42], store) as served:
+			fake, om = served.fake, served.om
+			fake.message("who am I?")
+			await eventually(lambda: len(fake.sent) == 1, seconds=30)
+			code = _code(await served.sign_in(_link(fake.sent[0]["text"])))
+			# The other server: it confirms the code and resumes the run from the store.
+			connected = await om.accounts.confirm(code, "telegram:42")
+			stored = await om.result(connected.run_id, wait=False)
+			assert stored is not None and stored.status == "authorization_required"
+			resumed = await served.agents["Helper"].resume(stored.state)
+			assert resumed.human_message == "You are ada."
+			fake.message("and now?")
+			await eventually(lambda: len(fake.sent) == 2, seconds=30)
+	finally:
+		await restart()
+	assert fake.sent[1]["text"] == "Hi again."
+	assert len(model.requests) == 3 and "and now?" in model.requests[2].messages[-1].content
+	assert len(served.seen) == 1  # the parked call ran once

@@ -315,6 +315,8 @@ class Conversations:
 			if stored is None:
 				parked = chat.parked.pop(who, None)
 				chat.asked.pop(who, None)
+				if parked is not None and not await self._still_waiting(parked):
+					parked = None  # it went on elsewhere (its code reached another server)
 			where = f"{self.channel}:{self.agent.name}"
 			trusted = self.trusts(message)
 			allowed = self.settings.allowed_users if trusted else ()
@@ -482,6 +484,30 @@ class Conversations:
 		)
 		said = f"Your {connected.integration} account is connected"
 		await self._say(message, f"{said}; I go on." if going else f"{said}; ask me again.")
+
+	async def _still_waiting(self, state: RunState) -> bool:
+		"""Whether a run held here parked on an account still waits for it in the durable store.
+
+		Its code may have reached another server on the store (or this one, read back from the
+		store), which resumed it: resumed here too, the durable backend would not run it twice,
+		but the message would get that run's old reply instead of a run of its own.
+		"""
+		if self.agent.om.durability is None or not authorization_requests(state):
+			return True
+		from openmolt_core.errors import RunError
+
+		try:
+			result = await OpenMolt.of(self.agent).result(state.run_id, wait=False)
+		except (RunError, ConfigurationError):  # ended on an error, or cancelled
+			return False
+		except Exception as exc:  # the store failed: the resume says so
+			log.warning("%s: cannot read the run %s: %s", self.channel, state.run_id, exc)
+			return True
+		return (
+			result is not None
+			and result.status == "authorization_required"
+			and result.state.steps == state.steps
+		)
 
 	async def _stored_for_account(self, run_id: str, message: Incoming) -> bool:
 		"""Resume a durable run of this chat parked on the sender's account; whether it goes on.
