@@ -41,6 +41,8 @@ class _Served:
 	auth: FakeAuthServer
 	seen: list[str] = field(default_factory=list)
 	"""The Authorization header of each call of the mail API."""
+	agents: dict[str, Any] = field(default_factory=dict)
+	"""The instance's agents by name: ``Helper`` (served) and the others."""
 
 	async def sign_in(self, link: str) -> str:
 		"""What a browser does: the service's consent, then its redirect to the callback."""
@@ -62,8 +64,14 @@ async def _served(
 	model: ScriptedModel,
 	users: list[int],
 	durability: str | None = None,
+	key: str | None = None,
+	others: dict[str, ScriptedModel] | None = None,
+	fake: FakeTelegram | None = None,
 ) -> AsyncIterator[_Served]:
-	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	"""``key``: the credential store's, and ``fake``: the Telegram (the same ones in a restarted
+	"process": its update ids go on); ``others``: more agents binding ``mail`` per user, by
+	name, not served (`_Served.agents`)."""
+	monkeypatch.setenv(KEY_VARIABLE, key or Fernet.generate_key().decode())
 	monkeypatch.setitem(sys.modules, "keyring", None)
 	store = EncryptedFileStore(tmp_path / "credentials.enc")
 	auth = FakeAuthServer()
@@ -77,7 +85,9 @@ async def _served(
 		seen.append(request.headers.get("authorization", ""))
 		return httpx.Response(200, json={"me": "ada"})
 
-	fake = FakeTelegram()
+	if fake is None:
+		fake = FakeTelegram()
+	fake.reset()
 	try:
 		async with local_server(fake.app()) as base:
 			om = OpenMolt(
@@ -89,15 +99,19 @@ async def _served(
 				durability=durability,
 			)
 			om.register_integration("mail", mail_integration(auth.url))
-			agent = om.create_agent(
-				name="Helper",
-				model=model,
-				integrations=[{"integration": "mail", "account": "user"}],
-			)
+			agents = {
+				name: om.create_agent(
+					name=name,
+					model=scripted,
+					integrations=[{"integration": "mail", "account": "user"}],
+				)
+				for name, scripted in {"Helper": model, **(others or {})}.items()
+			}
+			agent = agents["Helper"]
 			channel = {"type": "telegram", "token": TOKEN, "baseUrl": base, "allowedUsers": users}
 			triggers = Triggers.model_validate({"channels": [{**channel, "pollTimeout": 1}]})
 			async with TriggerServer([(agent, triggers)], port=0) as server:
-				yield _Served(fake, server.url, store, om, auth, seen)
+				yield _Served(fake, server.url, store, om, auth, seen, agents=agents)
 			await om.aclose()
 	finally:
 		await real.aclose()
@@ -308,6 +322,31 @@ async def test_the_callback_page_is_masked_with_the_secrets_known_now() -> None:
 	await om.aclose()
 
 
+async def test_a_code_naming_a_run_held_here_for_another_user_resumes_nothing(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A sign-in made for the sender whose state names a run this server holds parked for
+	someone else connects the sender's account; that run stays parked (its user is not told
+	anything, the model is not asked again)."""
+	model = ScriptedModel([call_tool("mail.me")])
+	async with _served(tmp_path, monkeypatch, model, [42, 7]) as served:
+		fake = served.fake
+		fake.message("read my mail", user=7, chat=7, username="bob")
+		await eventually(lambda: len(fake.sent) == 1)
+		state = parse_qs(urlsplit(_link(fake.sent[0]["text"])).query)["state"][0]
+		run_id = served.om.accounts.read_state(state)["r"]
+		assert run_id
+		spec = served.om.plugins.integration("mail")
+		link = served.om.accounts.consent(
+			spec, "mail", "telegram:42", ["mail.read"], run_id=run_id, in_chat=True
+		)
+		fake.message(_code(await served.sign_in(link)))
+		await eventually(lambda: len(served.texts(42)) == 1)
+		assert served.texts(42) == ["Your mail account is connected; ask me again."]
+		assert served.store.load("mail", user="telegram:42") is not None
+	assert served.texts(7) == [fake.sent[0]["text"]] and len(model.requests) == 1
+
+
 @pytest.mark.xdist_group("dbos-sqlite")
 async def test_a_durable_chat_run_goes_on_once_the_code_is_sent(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -331,3 +370,145 @@ async def test_a_durable_chat_run_goes_on_once_the_code_is_sent(
 			]
 	finally:
 		await restart()
+
+
+def _link(text: str) -> str:
+	return text.split("mail: ", 1)[1].strip()
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.timeout(120)
+def test_a_code_sent_after_a_restart_resumes_the_durable_run_from_the_store(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The process that sent the link is gone when the code comes (a restart, or another server
+	on the store): the run parked for the account is read from the store and goes on, and the
+	chat gets its answer.
+
+	Each "process" is an event loop of its own (DBOS binds its executor to the loop it starts in).
+	"""
+	import anyio
+
+	model = ScriptedModel([call_tool("mail.me"), finish("ok", human_message="You are ada.")])
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	key = Fernet.generate_key().decode()
+	code = ""
+	fake = FakeTelegram()
+
+	async def before() -> None:
+		nonlocal code
+		try:
+			async with _served(tmp_path, monkeypatch, model, [42], store, key, fake=fake) as served:
+				served.fake.message("who am I?")
+				await eventually(lambda: len(served.fake.sent) == 1, seconds=30)
+				code = _code(await served.sign_in(_link(served.fake.sent[0]["text"])))
+		finally:
+			await restart()
+
+	async def after() -> None:
+		try:
+			async with _served(tmp_path, monkeypatch, model, [42], store, key, fake=fake) as served:
+				served.fake.message(code)
+				await eventually(lambda: len(served.fake.sent) == 3, seconds=30)
+				assert len(served.seen) == 1  # the parked call, once
+		finally:
+			await restart()
+
+	anyio.run(before)
+	anyio.run(after)
+	assert [m["text"] for m in fake.sent[1:]] == [
+		"Your mail account is connected; I go on.",
+		"You are ada.",
+	]
+	assert all(int(m["chat_id"]) == 42 for m in fake.sent)
+	assert len(model.requests) == 2
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.timeout(120)
+async def test_a_code_naming_a_stored_run_of_another_user_or_agent_resumes_nothing(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A sign-in whose state names a durable run parked for another end user, or one of another
+	agent, connects the sender's account but resumes neither run: both still wait."""
+	from openmolt_core.result import RunState
+	from openmolt_serve._launch import run_id_for
+
+	model = ScriptedModel([call_tool("mail.me")])
+	other = ScriptedModel([call_tool("mail.me")])
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	try:
+		async with _served(
+			tmp_path, monkeypatch, model, [42], store, others={"Other": other}
+		) as served:
+			helper, elsewhere = served.agents["Helper"], served.agents["Other"]
+			said = {"message": "who am I?", "from": "ada", "chat": "42"}
+			parked = {
+				# This agent's run in this chat, acting for someone else (telegram:7).
+				"user": await helper.run(
+					said,
+					user="telegram:7",
+					history=RunState(run_id=run_id_for("telegram", "Helper", "1", scope="42")),
+				),
+				# Another agent's run for this very user in this chat.
+				"agent": await elsewhere.run(
+					said,
+					user="telegram:42",
+					history=RunState(run_id=run_id_for("telegram", "Other", "2", scope="42")),
+				),
+			}
+			assert {r.status for r in parked.values()} == {"authorization_required"}
+			spec = served.om.plugins.integration("mail")
+			for n, result in enumerate(parked.values()):
+				link = served.om.accounts.consent(
+					spec, "mail", "telegram:42", ["mail.read"], run_id=result.state.run_id
+				)
+				served.fake.message(_code(await served.sign_in(link)))
+				await eventually(lambda n=n: len(served.fake.sent) == n + 1, seconds=30)
+			for result in parked.values():
+				now = await served.om.result(result.state.run_id, wait=False)
+				assert now is not None and now.status == "authorization_required"
+				assert now.state.steps == result.state.steps
+	finally:
+		await restart()
+	assert [m["text"] for m in served.fake.sent] == [
+		"Your mail account is connected; ask me again.",
+	] * 2
+	assert len(model.requests) == 1 and len(other.requests) == 1 and not served.seen
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.timeout(120)
+async def test_a_run_resumed_elsewhere_is_not_resumed_again_by_the_server_holding_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The code reached another server on the store, which resumed the run: the server that
+	still holds it parked takes the user's next message as a new run, not as that run's turn
+	(the durable backend would not run it twice, but the message would get its old reply)."""
+	model = ScriptedModel(
+		[
+			call_tool("mail.me"),
+			finish("ok", human_message="You are ada."),
+			finish("hi", human_message="Hi again."),
+		]
+	)
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	try:
+		async with _served(tmp_path, monkeypatch, model, [42], store) as served:
+			fake, om = served.fake, served.om
+			fake.message("who am I?")
+			await eventually(lambda: len(fake.sent) == 1, seconds=30)
+			code = _code(await served.sign_in(_link(fake.sent[0]["text"])))
+			# The other server: it confirms the code and resumes the run from the store.
+			connected = await om.accounts.confirm(code, "telegram:42")
+			stored = await om.result(connected.run_id, wait=False)
+			assert stored is not None and stored.status == "authorization_required"
+			resumed = await served.agents["Helper"].resume(stored.state)
+			assert resumed.human_message == "You are ada."
+			fake.message("and now?")
+			await eventually(lambda: len(fake.sent) == 2, seconds=30)
+	finally:
+		await restart()
+	assert fake.sent[1]["text"] == "Hi again."
+	assert len(model.requests) == 3 and "and now?" in model.requests[2].messages[-1].content
+	assert len(served.seen) == 1  # the parked call ran once

@@ -77,7 +77,7 @@ async def handle_callback(
 		except Exception as exc:
 			log.warning("auth callback failed: %s", type(exc).__name__)
 			return page(502, UNREACHABLE)
-		going = any([chat.connected(connected.run_id) for chat in chats])
+		going = any([chat.connected(connected.run_id, connected.user) for chat in chats])
 		said = f"Your {connected.integration} account is connected. You can close this window"
 		# No chat here waits for it (a restart forgot it): the user's next message goes on.
 		return page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")

@@ -20,8 +20,11 @@ connected it, the chat gets the consent link (a private chat only: a link connec
 in on it, so a group is told to write privately). Whoever signs in on it is not trusted to be
 them: the callback route keeps the tokens and shows a one-time code (`openmolt_serve._auth`),
 and a message that is exactly that code (`openmolt_core.accounts.is_code`) stores them if its
-sender is the user the link was made for, then the run goes on (`Conversations.connected`);
-from anyone else it drops them (a forwarded link connects nothing). Messages
+sender is the user the link was made for, then the run goes on (`Conversations.connected`;
+on a durable store, a run this process does not hold, after a restart or parked by another
+server, is read from the store and goes on if it waits for that account, acts for the sender
+and is this agent's run in this chat); from anyone else it drops them (a forwarded link
+connects nothing). Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
 guard's file for a day (`openmolt_serve._seen`), so a retry that reaches another server on the
@@ -291,10 +294,11 @@ class Conversations:
 		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
 		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
 
-	async def _handle(self, message: Incoming) -> None:
+	async def _handle(self, message: Incoming, stored: RunState | None = None) -> None:
+		"""Take a message of a chat (or, with ``stored``, resume that run, the message its own)."""
 		chat = self._chat(message.key)
 		async with chat.lock:  # one message of a chat at a time, in order
-			if is_code(message.text):  # a sign-in's code, from the callback's page
+			if stored is None and is_code(message.text):  # a sign-in's code, from its page
 				await self._confirm(message)
 				return
 			done = anyio.Event()
@@ -307,8 +311,12 @@ class Conversations:
 			# Only the person a run acts for answers its question (their accounts are its):
 			# another member's message in a group starts a run of their own.
 			who = end_user(message)
-			parked = chat.parked.pop(who, None)
-			chat.asked.pop(who, None)
+			parked = stored
+			if stored is None:
+				parked = chat.parked.pop(who, None)
+				chat.asked.pop(who, None)
+				if parked is not None and not await self._still_waiting(parked):
+					parked = None  # it went on elsewhere (its code reached another server)
 			where = f"{self.channel}:{self.agent.name}"
 			trusted = self.trusts(message)
 			allowed = self.settings.allowed_users if trusted else ()
@@ -449,7 +457,9 @@ class Conversations:
 
 		`openmolt_core.accounts.Accounts.confirm` decides and counts wrong tries; its refusal
 		(a wrong or expired code, someone else's sign-in, too many tries) is the reply. A code
-		sent in a group is left alone: the sender is told to send it privately.
+		sent in a group is left alone: the sender is told to send it privately. The run the
+		sign-in names goes on: held here (`connected`), or read from the durable store
+		(`_stored_for_account`).
 		"""
 		if not _private(message):
 			# Not taken in a group: another member who sent someone's code first would drop
@@ -469,22 +479,100 @@ class Conversations:
 			log.warning("%s: could not connect %s: %s", self.channel, who, type(exc).__name__)
 			await self._say(message, "Sorry, I could not connect the account; ask me again.")
 			return
-		going = self.connected(connected.run_id)
+		going = self.connected(connected.run_id, who) or await self._stored_for_account(
+			connected.run_id, message
+		)
 		said = f"Your {connected.integration} account is connected"
 		await self._say(message, f"{said}; I go on." if going else f"{said}; ask me again.")
 
-	def connected(self, run_id: str) -> bool:
+	async def _still_waiting(self, state: RunState) -> bool:
+		"""Whether a run held here parked on an account still waits for it in the durable store.
+
+		Its code may have reached another server on the store (or this one, read back from the
+		store), which resumed it: resumed here too, the durable backend would not run it twice,
+		but the message would get that run's old reply instead of a run of its own.
+		"""
+		if self.agent.om.durability is None or not authorization_requests(state):
+			return True
+		from openmolt_core.errors import RunError
+
+		try:
+			result = await OpenMolt.of(self.agent).result(state.run_id, wait=False)
+		except (RunError, ConfigurationError):  # ended on an error, or cancelled
+			return False
+		except Exception as exc:  # the store failed: the resume says so
+			log.warning("%s: cannot read the run %s: %s", self.channel, state.run_id, exc)
+			return True
+		return (
+			result is not None
+			and result.status == "authorization_required"
+			and result.state.steps == state.steps
+		)
+
+	async def _stored_for_account(self, run_id: str, message: Incoming) -> bool:
+		"""Resume a durable run of this chat parked on the sender's account; whether it goes on.
+
+		The code reached a process that does not hold the run (another server on the store, or
+		this one after a restart). The store's record decides: the run goes on only if it is
+		parked on ``authorization_required``, acts for the sender (`end_user`), and is this
+		agent's run in this private chat (its id begins as `run_id_for` made it for the chat
+		its input names). It goes on as a run held here does (`connected`), its reply sent to
+		that chat.
+		"""
+		if self.agent.om.durability is None or not run_id:
+			return False
+		if not run_id.startswith(scope_prefix(self.channel, self.agent.name)):
+			return False  # another channel's or agent's run: not ours to resume
+		from openmolt_core.errors import RunError
+		from openmolt_core.observe import run_input
+
+		try:
+			result = await OpenMolt.of(self.agent).result(run_id, wait=False)
+		except (RunError, ConfigurationError):  # ended on an error, cancelled, or not stored
+			return False
+		except Exception as exc:
+			log.warning("%s: cannot read the run %s: %s", self.channel, run_id, exc)
+			return False
+		who = end_user(message)
+		if (
+			result is None  # going on already
+			or result.status != "authorization_required"
+			or not authorization_requests(result.state)
+			or result.state.user != who
+		):
+			return False
+		data = run_input(result.state)
+		if not isinstance(data, dict) or data.get("chat") != message.chat:
+			return False
+		thread = data.get("thread")
+		asked = Incoming(
+			channel=self.channel,
+			chat=message.chat,
+			user=message.user,
+			text=str(data.get("message", "")),
+			id=run_id,
+			username=message.username,
+			thread=thread if isinstance(thread, str) else None,
+		)
+		if not run_id.startswith(scope_prefix(self.channel, self.agent.name, asked.key)):
+			return False  # the input names another chat than the run's id was made for
+		self.launcher.tg.start_soon(self._handle, asked, result.state, name=f"openmolt {run_id}")
+		return True
+
+	def connected(self, run_id: str, user: str | None = None) -> bool:
 		"""An end user connected the account a chat's run waits for: the run goes on.
 
 		Args:
 			run_id: The run the consent named (`openmolt_core.accounts.Connected.run_id`).
+			user: The end user who connected it (`openmolt_core.accounts.Connected.user`): a
+				run held for someone else does not go on. None: whoever the run acts for.
 
 		Returns:
 			Whether a chat of this agent was waiting for it.
 		"""
 		for chat in self.chats.values():
 			for who, state in chat.parked.items():
-				if state.run_id == run_id and who in chat.asked:
+				if state.run_id == run_id and who in chat.asked and user in (None, who):
 					message = chat.asked.pop(who)  # a second callback starts nothing
 					self.launcher.tg.start_soon(self._handle, message, name=f"openmolt {run_id}")
 					return True
