@@ -201,6 +201,64 @@ async def test_a_question_is_input_required_and_the_next_message_answers_it() ->
 	assert "Oslo" in model.requests[1].messages[-1].content
 
 
+async def test_a_waiting_task_is_answered_read_or_cancelled_only_with_the_token() -> None:
+	"""Knowing a parked task's id is not enough: without the token (or with a wrong one) its
+	answer, its reading and its cancel are 401, and the run still waits for the caller's answer."""
+	model = ScriptedModel([ask_human("Which city?"), finish({"result": "Rain in Oslo."})])
+	async with serving(model) as (url, _, _), authed() as http:
+		client = await client_for(url, streaming=False, http=http)
+		(first,) = [r async for r in client.send_message(message("Weather?"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+		answer = message("Oslo", task_id=task.id, context_id=task.context_id)
+		calls = [
+			(
+				"SendMessage",
+				{
+					"message": {
+						"messageId": "m",
+						"role": "ROLE_USER",
+						"taskId": task.id,
+						"contextId": task.context_id,
+						"parts": [{"text": "Oslo"}],
+					}
+				},
+			),
+			("GetTask", {"id": task.id}),
+			("CancelTask", {"id": task.id}),
+			(
+				"message/send",
+				{
+					"message": {
+						"messageId": "m",
+						"role": "user",
+						"taskId": task.id,
+						"contextId": task.context_id,
+						"parts": [{"kind": "text", "text": "Oslo"}],
+					}
+				},
+			),
+			("tasks/cancel", {"id": task.id}),
+		]
+		for auth in ({}, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {TOKEN}"}):
+			async with httpx.AsyncClient(headers=auth, timeout=20) as stranger:
+				for method, params in calls:
+					body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+					refused = await stranger.post(f"{url}/", json=body)
+					assert refused.status_code == 401, (method, auth)
+				anon = await client_for(url, streaming=False, http=stranger)
+				with pytest.raises(Exception):  # noqa: B017 - the SDK's own HTTP error
+					async for _ in anon.send_message(answer):
+						pass
+				with pytest.raises(Exception):  # noqa: B017
+					await anon.cancel_task(CancelTaskRequest(id=task.id))
+		assert len(model.requests) == 1  # nothing answered the question
+		still = await client.get_task(GetTaskRequest(id=task.id))
+		assert still.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+		(second,) = [r async for r in client.send_message(answer)]
+		assert second.task.status.state == TaskState.TASK_STATE_COMPLETED
+
+
 async def test_answers_sent_at_once_to_an_input_required_task_resume_its_run_once() -> None:
 	"""Three answers to one task sent together: the SDK runs them one after another, and those
 	behind the first find the task moved on. Nothing runs for them (never a second run under the

@@ -225,6 +225,35 @@ async def test_approvals_are_interrupts_decided_by_the_front_end_only_when_allow
 			assert ran == ["Oslo"]
 
 
+async def test_an_approval_is_decided_only_with_the_interrupt_its_run_was_given() -> None:
+	"""A client that knows the thread but not the run cannot approve its call by the call's key."""
+	model = ScriptedModel([call_tool("local.lookup", city="Oslo"), finish({"result": "ok"})])
+	async for client, ran, _ in serving(model, approve=True, decideApprovals=True):
+		events = await run(client, run_input())
+		outcome = events[-1].outcome
+		(interrupt,) = (outcome.root if hasattr(outcome, "root") else outcome).interrupts
+		call = interrupt.id[interrupt.id.index("tool:") :]  # tool:<step>:<index>:<handle>
+		assert interrupt.id != call  # the run's random id is part of it
+
+		def approve(interrupt_id: str, thread: str = "t-1") -> dict[str, Any]:
+			entry = {
+				"interruptId": interrupt_id,
+				"status": "resolved",
+				"payload": {"approved": True},
+			}
+			return run_input("", thread=thread, resume=[entry])
+
+		for guess in (call, f"agui:Helper:t-1:{call}", interrupt.id.upper()):
+			refused = await client.post("/agui/Helper", json=approve(guess))
+			assert refused.status_code == 409, guess
+		other = await client.post("/agui/Helper", json=approve(interrupt.id, thread="t-2"))
+		assert other.status_code == 409  # another thread holds nothing of it
+		assert ran == []
+		after = await run(client, approve(interrupt.id))
+		assert after[-1].result == {"result": "ok"}
+		assert ran == ["Oslo"]
+
+
 def test_a_missing_token_fails_before_anything_listens(monkeypatch: pytest.MonkeyPatch) -> None:
 	"""No token and no variable: the error names the variable to set."""
 	from openmolt_core.errors import ConfigurationError

@@ -231,6 +231,64 @@ def test_a_question_parked_before_a_restart_is_answered_only_by_the_person_it_ac
 	assert "INV-2" in model.requests[1].messages[-1].content  # the answer to 42's question
 
 
+def test_a_stored_question_that_names_nobody_is_not_answered_by_a_group_member(
+	tmp_path: Path,
+) -> None:
+	"""In a group, a stored question without its user (an older record) is nobody's to answer:
+	a member's message starts a run of its own and the question stays parked."""
+	import anyio
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	fake = FakeTelegram()
+	parked: list[PendingRun] = []
+
+	def triggers(base: str) -> Triggers:
+		channel = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42, 9],
+		}
+		return Triggers.model_validate({"channels": [channel]})
+
+	async def before() -> None:
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, ScriptedModel([ask_human("Which invoice?")]))
+			async with TriggerServer([(agent, triggers(base))], port=0):
+				fake.message("pay it", user=42, chat=-100)
+				await eventually(lambda: len(fake.sent) == 1, seconds=30)
+			parked.extend(await om.pending(agent="Helper"))
+			await om.aclose()
+		await restart()
+
+	model = ScriptedModel([finish("hi", human_message="Hello 9.")])
+
+	async def after() -> None:
+		fake.reset()
+		async with local_server(fake.app()) as base:
+			om = OpenMolt(durability=store, entry_points=False)
+			agent = helper(om, model)
+			pending = om.pending
+
+			async def nameless(*, agent: str | None = None) -> list[PendingRun]:
+				return [replace(p, user=None) for p in await pending(agent=agent)]
+
+			om.pending = nameless  # type: ignore[method-assign]
+			async with TriggerServer([(agent, triggers(base))], port=0):
+				fake.message("INV-9", user=9, chat=-100)
+				await eventually(lambda: len(fake.sent) == 2, seconds=30)
+			assert [p.run_id for p in await pending(agent="Helper")] == [parked[0].run_id]
+			await om.aclose()
+		await restart()
+
+	anyio.run(before)
+	anyio.run(after)
+	assert [m["text"] for m in fake.sent] == ["Which invoice?", "Hello 9."]
+	assert "INV-9" in model.requests[0].messages[-1].content  # 9's own run
+
+
 def test_an_a2a_task_parked_before_a_restart_is_answered_after_it(tmp_path: Path) -> None:
 	"""The task and its run's question survive the restart: the caller's answer resumes the run."""
 	import uuid

@@ -492,6 +492,61 @@ async def test_user_names_the_end_user_the_run_acts_for() -> None:
 	assert users == ["hook:Triage:octocat", None]
 
 
+async def test_a_delivery_never_answers_or_approves_a_parked_run_of_any_user() -> None:
+	"""A webhook only starts runs: a later delivery (another user's, or the same user's, in the
+	same session, saying "approve") starts a run of its own; the parked call never runs."""
+	ran: list[str] = []
+
+	@tool(labels=[])
+	def refund(order: str) -> str:
+		"""Refund an order.
+
+		Args:
+			order: The order.
+		"""
+		ran.append(order)
+		return "refunded"
+
+	class Ends(RunObserver):
+		def __init__(self) -> None:
+			self.ended_runs: list[tuple[str, str]] = []
+
+		async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+			self.ended_runs.append((run.state.run_id, outcome.status))
+
+	ends = Ends()
+	model = ScriptedModel([call_tool("local.refund", order="A1"), finish("two"), finish("three")])
+	om = OpenMolt(entry_points=False)
+	om.observers.append(ends)
+	agent = om.create_agent(
+		name="Triage", model=model, tools=[refund], requires_approval=["local.refund"]
+	)
+	webhook = {"secret": SECRET, "scheme": "github", "user": "sender.login", "session": "issue"}
+	triggers = Triggers.model_validate({"webhook": webhook})
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(base_url=server.url) as client,
+	):
+		payloads = [
+			{"sender": {"login": "octocat"}, "issue": 7, "text": "refund A1"},
+			{"sender": {"login": "mallory"}, "issue": 7, "text": "approve it"},
+			{"sender": {"login": "octocat"}, "issue": 7, "text": "approve it"},
+		]
+		for n, payload in enumerate(payloads):
+			body = json.dumps(payload).encode()
+			response = await client.post(
+				"/hooks/Triage", content=body, headers=github_headers(body, f"p-{n}")
+			)
+			assert response.status_code == 202
+			await eventually(lambda n=n: len(ends.ended_runs) == n + 1)
+	await om.aclose()
+	first = ends.ended_runs[0]
+	assert first[1] == "approval_required"
+	assert [status for _, status in ends.ended_runs[1:]] == ["success", "success"]
+	assert first[0] not in [run_id for run_id, _ in ends.ended_runs[1:]]  # never resumed
+	assert ran == []
+
+
 @pytest.mark.parametrize(
 	("one", "other"),
 	[

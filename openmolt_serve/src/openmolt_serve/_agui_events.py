@@ -83,6 +83,7 @@ __all__ = [
 	"PARKED",
 	"PROTOCOL_VERSION",
 	"AguiEvents",
+	"approval_id",
 	"authorization_id",
 	"question_id",
 ]
@@ -110,6 +111,16 @@ PARKED: frozenset[str] = PARKED_STATUSES
 def question_id(run_id: str, step: int) -> str:
 	"""The interrupt id of the question a run parked on at a step."""
 	return f"{run_id}:question:{step}"
+
+
+def approval_id(run_id: str, call: str) -> str:
+	"""The interrupt id of a call a run waits for an approval of: the run's id and the call's key.
+
+	The call's key alone (``tool:<step>:<index>:<handle>``) can be guessed; the run's id is
+	random and reaches only the client whose run parked, so another client of the endpoint
+	that knows (or guesses) the thread's id cannot decide the call.
+	"""
+	return f"{run_id}:{call}"
 
 
 def authorization_id(run_id: str, step: int) -> str:
@@ -421,7 +432,7 @@ class AguiEvents:
 		where = "" if decide else " (decided in the run viewer, not here)"
 		return [
 			Interrupt(
-				id=request.call,
+				id=approval_id(request.run_id, request.call),
 				reason="approval",
 				message=self.redact(
 					f"{request.tool} waits for an approval{where}: {request.reason or request.rule}"

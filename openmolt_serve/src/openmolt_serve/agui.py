@@ -55,7 +55,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.secrets import Redactor
-from openmolt_serve._agui_events import MAPPED, PARKED, AguiEvents, authorization_id, question_id
+from openmolt_serve._agui_events import (
+	MAPPED,
+	PARKED,
+	AguiEvents,
+	approval_id,
+	authorization_id,
+	question_id,
+)
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
@@ -212,9 +219,9 @@ class AguiEndpoint:
 				"approvals",
 			)
 		decisions = [
-			_decision(request, entries[request.call])
+			_decision(request, entries[key])
 			for request in self.agent.approval_requests(parked)
-			if request.call in entries
+			if (key := approval_id(request.run_id, request.call)) in entries
 		]
 		if not decisions:
 			raise _Refused(409, "resume: no entry answers the approvals this thread waits for")

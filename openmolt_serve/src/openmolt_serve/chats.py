@@ -651,7 +651,11 @@ class Conversations:
 			log.warning("%s: cannot read the parked runs: %s", message.channel, exc)
 			return None
 		who = end_user(message)  # only the person the run acts for answers it
-		found = [p for p in waiting if p.run_id.startswith(prefix) and p.user in (None, who)]
+		# A stored question that names nobody (recorded before runs named their user) is
+		# answered in a private chat only: in a group, any member could be answering for the
+		# person it acts for.
+		anyone = (None, who) if _private(message) else (who,)
+		found = [p for p in waiting if p.run_id.startswith(prefix) and p.user in anyone]
 		return found[-1] if found else None
 
 	def _input(self, message: Incoming) -> dict[str, Any]:
