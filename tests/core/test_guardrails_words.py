@@ -88,6 +88,7 @@ async def test_the_question_is_redacted_before_the_handler_sees_it() -> None:
 			"action": "rewrite",
 			"reason": "redacted 1 email",
 			"step": 1,
+			"field": "message",  # the question, not the output
 		}
 	]
 	assert told(model, 1) == [{"command": "requestHumanInput", "ok": True, "result": "yes"}]
@@ -215,6 +216,41 @@ async def test_each_verdicts_event_names_the_words_it_judged() -> None:
 	assert [(e.stage, e.field, e.tool, e.call) for e in events] == [
 		("output", "reason", "local.refund", "tool:1:0:local.refund")
 	]
+
+
+async def test_the_audit_and_the_cli_line_name_the_words_a_verdict_judged() -> None:
+	"""``state.audit`` and the CLI's line say a verdict was on a question or a reason, not the answer."""
+	from openmolt_core.cli._progress import guardrail_line
+	from openmolt_core.guardrails import refuse
+
+	@guardrail("output", message=True)
+	def flag(check: GuardrailCheck) -> Any:
+		return refuse("not that") if "bad" in json.dumps(check.value) else None
+
+	model = ScriptedModel([ask_human("a bad question?"), finish(result="ok")])
+	events: list[Any] = []
+	agent = _agent(model, flag, on_human_input_request=lambda q: "yes")
+	agent.on("guardrail", events.append)
+	result = await agent.run("go")
+	assert [(a["stage"], a.get("field")) for a in result.state.audit] == [("output", "message")]
+	assert "refused the question" in guardrail_line(events[0])
+	assert "the answer" not in guardrail_line(events[0])
+	model = ScriptedModel([finish(result="ok", human_message="a bad message"), finish(result="ok")])
+	events.clear()
+	agent = _agent(model, flag)
+	agent.on("guardrail", events.append)
+	result = await agent.run("go")
+	assert [a.get("field") for a in result.state.audit] == ["humanMessage"]
+	assert "refused the message for people" in guardrail_line(events[0])
+	model = ScriptedModel([refund_call("a bad reason"), finish("done")])
+	events.clear()
+	agent = _payer(model, flag, on_approval_request=lambda r: r.approve())
+	agent.on("guardrail", events.append)
+	result = await agent.run("go")
+	assert [(a.get("field"), a.get("tool")) for a in result.state.audit] == [
+		("reason", "local.refund")
+	]
+	assert "refused the reason of the call of local.refund" in guardrail_line(events[0])
 
 
 async def test_a_question_rewritten_into_no_text_trips() -> None:

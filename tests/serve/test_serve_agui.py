@@ -254,6 +254,24 @@ async def test_an_approval_is_decided_only_with_the_interrupt_its_run_was_given(
 		assert ran == ["Oslo"]
 
 
+async def test_a_resume_with_a_calls_key_alone_is_told_the_interrupt_id_to_use() -> None:
+	"""A client that kept the old id (the call's key) gets a 409 naming the id's form, not the run."""
+	model = ScriptedModel([call_tool("local.lookup", city="Oslo"), finish({"result": "ok"})])
+	async for client, ran, _ in serving(model, approve=True, decideApprovals=True):
+		events = await run(client, run_input())
+		outcome = events[-1].outcome
+		(interrupt,) = (outcome.root if hasattr(outcome, "root") else outcome).interrupts
+		call = interrupt.id[interrupt.id.index("tool:") :]
+		entry = {"interruptId": call, "status": "resolved", "payload": {"approved": True}}
+		old = await client.post("/agui/Helper", json=run_input("", resume=[entry]))
+		assert old.status_code == 409
+		error = old.json()["error"]
+		assert "<run id>:tool:<step>:<index>:<tool>" in error  # the form the entry must have
+		assert "interrupt" in error and "key alone" in error  # where to read it, what changed
+		assert interrupt.id.split(":tool:")[0] not in old.text  # the run's id is not given out
+		assert ran == []
+
+
 def test_a_missing_token_fails_before_anything_listens(monkeypatch: pytest.MonkeyPatch) -> None:
 	"""No token and no variable: the error names the variable to set."""
 	from openmolt_core.errors import ConfigurationError

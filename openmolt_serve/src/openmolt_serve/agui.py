@@ -224,7 +224,16 @@ class AguiEndpoint:
 			if (key := approval_id(request.run_id, request.call)) in entries
 		]
 		if not decisions:
-			raise _Refused(409, "resume: no entry answers the approvals this thread waits for")
+			# A client that kept an interrupt's id from before ids named their run gives the
+			# call's key alone: told the form to use (never the run's id, nor whether it guessed).
+			raise _Refused(
+				409,
+				"resume: no entry answers the approvals this thread waits for; an entry's "
+				"interruptId is the id of the approval's interrupt as the run's RUN_FINISHED "
+				"gave it (<run id>:tool:<step>:<index>:<tool>): a call's key alone "
+				"(tool:<step>:<index>:<tool>, what clients kept before ids named their run) is "
+				"not taken",
+			)
 		return _Start(resume=parked, decisions=decisions)
 
 	async def _stream(

@@ -303,10 +303,13 @@ class Safety(Capability):
 	) -> None:
 		"""Log, audit and emit what a guardrail or the policy did.
 
-		``field``: the words for a person judged at the output stage (`GuardrailEvent.field`).
+		``field``: the words for a person judged at the output stage (`GuardrailEvent.field`),
+		named in the log line and the audit entry too.
 		"""
 		reason = ctx.redact(reason)
 		where = f" ({tool})" if tool else ""
+		if field:
+			where += f" ({field})"
 		log.info(
 			"%s step %d: %s %s at %s%s: %s", ctx.agent, ctx.step, by, action, stage, where, reason
 		)
@@ -321,6 +324,8 @@ class Safety(Capability):
 			}
 			if tool:
 				entry.update(tool=tool, call=call)
+			if field:  # a verdict on words for a person, not on the output (a reader tells them)
+				entry["field"] = field
 			audit.append(entry)
 		if ctx.wants("guardrail"):
 			from openmolt_core.capabilities._safety_events import GuardrailEvent

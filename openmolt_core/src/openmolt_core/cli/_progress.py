@@ -332,6 +332,7 @@ class Progress:
 
 
 _VERBS = {"refuse": "refused", "trip": "stopped the run on", "rewrite": "rewrote"}
+_WORDS = {"message": "the question", "humanMessage": "the message for people"}
 
 
 def guardrail_line(event: Any) -> str:
@@ -350,6 +351,11 @@ def guardrail_line(event: Any) -> str:
 		"tool_result": f"the result of {tool}" if tool else "a tool result",
 		"output": "the answer",
 	}.get(event.stage, event.stage)
+	field = getattr(event, "field", "")  # words for a person an output guardrail judged
+	if field == "reason":
+		what = f"the reason of the call of {tool}" if tool else "a call's reason"
+	elif field in _WORDS:
+		what = _WORDS[field]
 	verb = _VERBS.get(event.action, event.action)
 	why = f" ({event.reason})" if event.reason else ""
 	then = ""
