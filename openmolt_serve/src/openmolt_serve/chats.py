@@ -22,7 +22,7 @@ them: the callback route keeps the tokens and shows a one-time code (`openmolt_s
 and a message that is exactly that code (`openmolt_core.accounts.is_code`) stores them if its
 sender is the user the link was made for, then the run goes on (`Conversations.connected`;
 on a durable store, a run this process does not hold, after a restart or parked by another
-server, is read from the store and goes on if it waits for that account, acts for the sender
+server, is read from the store and goes on if it waits for an account, acts for the sender
 and is this agent's run in this chat); from anyone else it drops them (a forwarded link
 connects nothing). Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
