@@ -144,6 +144,8 @@ class DBOSBackend:
 		status = None
 		if state.steps or state.pending is not None:  # a saved run: its workflow may exist
 			status = await self._latest(run_id)
+		if status is not None:  # before anything: another agent's run is not driven
+			_refuse_other_agent(status, agent.name, run_id)
 		# A state parked on a question: the question's id is its step (`_finish` names it so).
 		asked = (state.pending or {}).get("kind") == "human_input"
 		if status is not None and status.status == "CANCELLED":
@@ -258,6 +260,13 @@ class DBOSBackend:
 			return True
 		except DBOSWorkflowIDInUseError:
 			self.engine.created.discard(wid)
+		# Taken: by this run (another delivery of it), or by another agent's run of that id (a
+		# run id given by hand), which is not attached to: its result is not this agent's.
+		found = await self.engine.client().list_workflows_async(
+			workflow_ids=[wid], load_input=False, load_output=False
+		)
+		if found:
+			_refuse_other_agent(found[0], str(labels["openmolt_agent"]), labels["openmolt_run"])
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, *args)
 		return False
@@ -613,6 +622,27 @@ def _cancelled(run_id: str) -> ConfigurationError:
 		f"run {run_id} was cancelled (openmolt runs --cancel): it takes no answer and does not "
 		"go on from its state (this answer or decision was not used, nothing ran); start a new "
 		"run instead"
+	)
+
+
+def _refuse_other_agent(status: WorkflowStatus, agent: str, run_id: str) -> None:
+	"""Refuse to drive, or attach to, a stored run with another agent than the one it runs.
+
+	The run's workflow names its agent exactly (``openmolt_agent``); a run id names it only by
+	a slug (serve's ``run_id_for``), so "Helper" and "helper" look alike there. Driven by the
+	other one, a parked run's answer or decisions would go to a run of another agent, or a new
+	segment would go on from its state with another definition.
+
+	Raises:
+		ConfigurationError: The run was started by an agent of another name (nothing ran).
+	"""
+	made = attrs(status).get("openmolt_agent")
+	if made is None or made == agent:
+		return
+	raise ConfigurationError(
+		f"run {run_id} is a run of agent {made!r}, not of agent {agent!r} (agent names are "
+		"exact: case counts); it was not resumed, answered nor attached to, and nothing ran. "
+		f"Resume it with agent {made!r}, or start a new run (with a run id of its own)"
 	)
 
 
