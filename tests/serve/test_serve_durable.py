@@ -167,6 +167,31 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	assert len(model.requests) == 1  # the refused answer never reached the run
 
 
+def _group_triggers(base: str) -> Triggers:
+	"""A Telegram channel at ``base`` where users 42 and 9 may write."""
+	channel = {
+		"type": "telegram",
+		"token": TOKEN,
+		"baseUrl": base,
+		"pollTimeout": 1,
+		"allowedUsers": [42, 9],
+	}
+	return Triggers.model_validate({"channels": [channel]})
+
+
+async def _park_a_group_question(store: str, fake: FakeTelegram, parked: list[PendingRun]) -> None:
+	"""User 42 asks in a group; the durable run parks on its question; the process restarts."""
+	async with local_server(fake.app()) as base:
+		om = OpenMolt(durability=store, entry_points=False)
+		agent = helper(om, ScriptedModel([ask_human("Which invoice?")]))
+		async with TriggerServer([(agent, _group_triggers(base))], port=0):
+			fake.message("pay it", user=42, chat=-100)
+			await eventually(lambda: len(fake.sent) == 1, seconds=30)
+		parked.extend(await om.pending(agent="Helper"))
+		await om.aclose()
+	await restart()
+
+
 def test_a_question_parked_before_a_restart_is_answered_only_by_the_person_it_acts_for(
 	tmp_path: Path,
 ) -> None:
@@ -181,27 +206,6 @@ def test_a_question_parked_before_a_restart_is_answered_only_by_the_person_it_ac
 	fake = FakeTelegram()
 	parked: list[PendingRun] = []
 
-	def triggers(base: str) -> Triggers:
-		channel = {
-			"type": "telegram",
-			"token": TOKEN,
-			"baseUrl": base,
-			"pollTimeout": 1,
-			"allowedUsers": [42, 9],
-		}
-		return Triggers.model_validate({"channels": [channel]})
-
-	async def before() -> None:
-		async with local_server(fake.app()) as base:
-			om = OpenMolt(durability=store, entry_points=False)
-			agent = helper(om, ScriptedModel([ask_human("Which invoice?")]))
-			async with TriggerServer([(agent, triggers(base))], port=0):
-				fake.message("pay it", user=42, chat=-100)
-				await eventually(lambda: len(fake.sent) == 1, seconds=30)
-			parked.extend(await om.pending(agent="Helper"))
-			await om.aclose()
-		await restart()
-
 	model = ScriptedModel(
 		[finish("hi", human_message="Hello 9."), finish("paid", human_message="Paid INV-2.")]
 	)
@@ -211,7 +215,7 @@ def test_a_question_parked_before_a_restart_is_answered_only_by_the_person_it_ac
 		async with local_server(fake.app()) as base:
 			om = OpenMolt(durability=store, entry_points=False)
 			agent = helper(om, model)
-			async with TriggerServer([(agent, triggers(base))], port=0):
+			async with TriggerServer([(agent, _group_triggers(base))], port=0):
 				fake.message("INV-9", user=9, chat=-100)  # not the asker: a run of its own
 				await eventually(lambda: len(fake.sent) == 2, seconds=30)
 				assert [p.run_id for p in await om.pending(agent="Helper")] == [parked[0].run_id]
@@ -223,7 +227,7 @@ def test_a_question_parked_before_a_restart_is_answered_only_by_the_person_it_ac
 			await om.aclose()
 		await restart()
 
-	anyio.run(before)
+	anyio.run(_park_a_group_question, store, fake, parked)
 	assert [(p.user, p.to_dict()["user"]) for p in parked] == [("telegram:42", "telegram:42")]
 	anyio.run(after)
 	assert [m["text"] for m in fake.sent] == ["Which invoice?", "Hello 9.", "Paid INV-2."]
@@ -242,27 +246,6 @@ def test_a_stored_question_that_names_nobody_is_not_answered_by_a_group_member(
 	fake = FakeTelegram()
 	parked: list[PendingRun] = []
 
-	def triggers(base: str) -> Triggers:
-		channel = {
-			"type": "telegram",
-			"token": TOKEN,
-			"baseUrl": base,
-			"pollTimeout": 1,
-			"allowedUsers": [42, 9],
-		}
-		return Triggers.model_validate({"channels": [channel]})
-
-	async def before() -> None:
-		async with local_server(fake.app()) as base:
-			om = OpenMolt(durability=store, entry_points=False)
-			agent = helper(om, ScriptedModel([ask_human("Which invoice?")]))
-			async with TriggerServer([(agent, triggers(base))], port=0):
-				fake.message("pay it", user=42, chat=-100)
-				await eventually(lambda: len(fake.sent) == 1, seconds=30)
-			parked.extend(await om.pending(agent="Helper"))
-			await om.aclose()
-		await restart()
-
 	model = ScriptedModel([finish("hi", human_message="Hello 9.")])
 
 	async def after() -> None:
@@ -276,14 +259,14 @@ def test_a_stored_question_that_names_nobody_is_not_answered_by_a_group_member(
 				return [replace(p, user=None) for p in await pending(agent=agent)]
 
 			om.pending = nameless  # type: ignore[method-assign]
-			async with TriggerServer([(agent, triggers(base))], port=0):
+			async with TriggerServer([(agent, _group_triggers(base))], port=0):
 				fake.message("INV-9", user=9, chat=-100)
 				await eventually(lambda: len(fake.sent) == 2, seconds=30)
 			assert [p.run_id for p in await pending(agent="Helper")] == [parked[0].run_id]
 			await om.aclose()
 		await restart()
 
-	anyio.run(before)
+	anyio.run(_park_a_group_question, store, fake, parked)
 	anyio.run(after)
 	assert [m["text"] for m in fake.sent] == ["Which invoice?", "Hello 9."]
 	assert "INV-9" in model.requests[0].messages[-1].content  # 9's own run
