@@ -134,10 +134,15 @@ def killed_and_recovered(
 	what: str,
 	*,
 	heartbeat: float = 0.3,
-	lapse: float = 1.5,
+	lapse: float = 5.0,
 ) -> tuple[str, RunResult]:
 	"""Start ``scenario`` in ``driver.py``, SIGKILL it once ``reached()`` holds (the call ``held``
-	in flight), then let ``openmolt worker`` recover the run: its id and its result."""
+	in flight), then let ``openmolt worker`` recover the run: its id and its result.
+
+	The lapse is what the recovering worker waits for the killed driver's lease (the driver
+	fences itself 0.6 s before it): at 1.5 s, a driver whose beats were held up 1.2 s on CI's
+	loaded machine stopped its own run mid-step and asked the model of that step again, which a
+	test of exactly-once model calls across the crash read as a repeat."""
 	server.holds[held] = threading.Event()
 	env = {
 		"OPENMOLT_TEST_SERVER": server.url,
