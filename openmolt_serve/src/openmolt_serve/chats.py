@@ -494,20 +494,28 @@ class Conversations:
 		"""
 		if self.agent.om.durability is None or not authorization_requests(state):
 			return True
-		from openmolt_core.errors import RunError
-
 		try:
-			result = await OpenMolt.of(self.agent).result(state.run_id, wait=False)
-		except (RunError, ConfigurationError):  # ended on an error, or cancelled
-			return False
+			result = await self._parked_on_account(state.run_id)
 		except Exception as exc:  # the store failed: the resume says so
 			log.warning("%s: cannot read the run %s: %s", self.channel, state.run_id, exc)
 			return True
-		return (
-			result is not None
-			and result.status == "authorization_required"
-			and result.state.steps == state.steps
-		)
+		return result is not None and result.state.steps == state.steps
+
+	async def _parked_on_account(self, run_id: str) -> RunResult | None:
+		"""The stored result of a run parked on an account, or None (it went on or ended).
+
+		Raises:
+			Exception: The durable store could not be read.
+		"""
+		from openmolt_core.errors import RunError
+
+		try:
+			result = await OpenMolt.of(self.agent).result(run_id, wait=False)
+		except (RunError, ConfigurationError):  # ended on an error, cancelled, or not stored
+			return None
+		if result is None or result.status != "authorization_required":
+			return None  # going on already, or ended
+		return result if authorization_requests(result.state) else None
 
 	async def _stored_for_account(self, run_id: str, message: Incoming) -> bool:
 		"""Resume a durable run of this chat parked on the sender's account; whether it goes on.
@@ -523,23 +531,14 @@ class Conversations:
 			return False
 		if not run_id.startswith(scope_prefix(self.channel, self.agent.name)):
 			return False  # another channel's or agent's run: not ours to resume
-		from openmolt_core.errors import RunError
 		from openmolt_core.observe import run_input
 
 		try:
-			result = await OpenMolt.of(self.agent).result(run_id, wait=False)
-		except (RunError, ConfigurationError):  # ended on an error, cancelled, or not stored
-			return False
+			result = await self._parked_on_account(run_id)
 		except Exception as exc:
 			log.warning("%s: cannot read the run %s: %s", self.channel, run_id, exc)
 			return False
-		who = end_user(message)
-		if (
-			result is None  # going on already
-			or result.status != "authorization_required"
-			or not authorization_requests(result.state)
-			or result.state.user != who
-		):
+		if result is None or result.state.user != end_user(message):
 			return False
 		data = run_input(result.state)
 		if not isinstance(data, dict) or data.get("chat") != message.chat:
