@@ -226,3 +226,52 @@ async def test_a_summary_that_filled_the_window_counts_too() -> None:
 	claude = state.usage_by_model["anthropic:claude-sonnet-4-5"]
 	assert claude.input_tokens == 6 * 1000 + 199_000 and claude.calls == 7
 	await om.aclose()
+
+
+def _local(window: int | None, reply: dict[str, Any]) -> Any:
+	"""A local OpenAI-compatible server (vLLM) of ``window`` tokens, if configured, answering ``reply``."""
+	from openmolt_providers.openai import OpenAIProvider
+	from tests.providers.conftest import make_request
+
+	client = httpx.AsyncClient(
+		transport=httpx.MockTransport(lambda r: httpx.Response(200, json=reply))
+	)
+	settings: dict[str, Any] = {
+		"api_key": "sk-local",
+		"api_mode": "chat",
+		"base_url": "http://127.0.0.1:8000/v1",
+		**({"context_window": window} if window else {}),
+	}
+	return OpenAIProvider(settings, lambda: client).generate(make_request("qwen3-32b"))
+
+
+def _cut(prompt: int, completion: int) -> dict[str, Any]:
+	return {
+		"choices": [{"message": {"content": CUT}, "finish_reason": "length"}],
+		"usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+	}
+
+
+@pytest.mark.parametrize(
+	("window", "prompt", "completion", "filled"),
+	[
+		(32_768, 31_000, 1_768, True),  # vLLM without max_tokens: the reply ran to the window's end
+		(32_768, 32_000, 900, True),  # past it (a server that counts a few tokens more)
+		(32_768, 20_000, 1_024, False),  # the request's output limit, well inside the window
+		(None, 31_000, 1_768, False),  # no known window: the output limit, as before
+	],
+)
+async def test_length_that_filled_a_known_window_is_the_window_error(
+	window: int | None, prompt: int, completion: int, filled: bool
+) -> None:
+	"""Chat's ``length`` (vLLM, llama.cpp, Ollama, OpenRouter say it for both) is the window error
+	when the prompt and the reply reach the model's known window, and the output limit otherwise."""
+	if filled:
+		with pytest.raises(ProviderError) as caught:
+			await _local(window, _cut(prompt, completion))
+		assert caught.value.context_exceeded and "'length'" in str(caught.value)
+		assert caught.value.usage is not None
+		assert caught.value.usage.input_tokens == prompt
+	else:
+		response = await _local(window, _cut(prompt, completion))
+		assert response.finish_reason == "max_tokens"
