@@ -41,29 +41,36 @@ class Chunks(httpx.AsyncByteStream):
 			yield self.body[i : i + self.size]
 
 
-def provider(vendor: str, handler: Any) -> Any:
-	"""A provider of ``vendor`` (``chat``: OpenAI's Chat Completions) whose calls ``handler`` answers."""
+def provider(vendor: str, handler: Any, **settings: Any) -> Any:
+	"""A provider of ``vendor`` (``chat``: OpenAI's Chat Completions) whose calls ``handler`` answers.
+
+	``settings`` are added to the provider's (``context_window=...``).
+	"""
 	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 	async def sleep(_: float) -> None:
 		return None
 
 	if vendor == "google":
-		return GeminiProvider({"api_key": "AIza-test"}, lambda: client, sleep=sleep)
+		return GeminiProvider({"api_key": "AIza-test", **settings}, lambda: client, sleep=sleep)
 	if vendor == "anthropic":
-		return AnthropicProvider({"api_key": "sk-ant-test"}, lambda: client, sleep=sleep)
-	settings = {"api_key": "sk-test", **({"api_mode": "chat"} if vendor == "chat" else {})}
-	return OpenAIProvider(settings, lambda: client, sleep=sleep)
+		return AnthropicProvider(
+			{"api_key": "sk-ant-test", **settings}, lambda: client, sleep=sleep
+		)
+	mode = {"api_mode": "chat"} if vendor == "chat" else {}
+	return OpenAIProvider({"api_key": "sk-test", **mode, **settings}, lambda: client, sleep=sleep)
 
 
-async def generate(vendor: str, reply: dict[str, Any]) -> ModelResponse:
+async def generate(vendor: str, reply: dict[str, Any], **settings: Any) -> ModelResponse:
 	"""The provider's `ModelResponse` for a reply body, asked for without streaming."""
-	p = provider(vendor, lambda request: httpx.Response(200, json=reply))
+	p = provider(vendor, lambda request: httpx.Response(200, json=reply), **settings)
 	response: ModelResponse = await p.generate(make_request(MODELS[vendor]))
 	return response
 
 
-async def stream(vendor: str, reply: dict[str, Any], size: int = 5) -> ModelResponse:
+async def stream(
+	vendor: str, reply: dict[str, Any], size: int = 5, **settings: Any
+) -> ModelResponse:
 	"""The provider's final `ModelResponse` for the same reply, streamed; the deltas are checked.
 
 	The text deltas must add up to the final text.
@@ -76,7 +83,7 @@ async def stream(vendor: str, reply: dict[str, Any], size: int = 5) -> ModelResp
 		kind = {"content-type": "text/event-stream"}
 		return httpx.Response(200, headers=kind, stream=Chunks(body.encode(), size))
 
-	p = provider(vendor, handle)
+	p = provider(vendor, handle, **settings)
 	deltas: list[str] = []
 	final: ModelResponse | None = None
 	async for chunk in p.stream(make_request(MODELS[vendor])):
@@ -101,7 +108,8 @@ def events(vendor: str, reply: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _anthropic(reply: dict[str, Any]) -> list[dict[str, Any]]:
-	start = {**reply, "content": [], "stop_reason": None, "usage": {"input_tokens": 1}}
+	prompt = (reply.get("usage") or {}).get("input_tokens", 1)
+	start = {**reply, "content": [], "stop_reason": None, "usage": {"input_tokens": prompt}}
 	out: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
 	for i, block in enumerate(reply.get("content") or ()):
 		if block["type"] == "text":

@@ -11,7 +11,9 @@ compacts summarises and asks again, one that cannot ends with the error that nam
 the tokens count in the run's usage either way.
 
 OpenAI's own APIs and Gemini have no such reason in a 200 reply (their window errors are 400s,
-tested in ``test_error_kinds``): their output-limit reasons stay ``max_tokens``.
+tested in ``test_error_kinds``): their output-limit reasons stay ``max_tokens``, unless the prompt
+and the reply reach the model's known window: OpenAI-compatible servers (vLLM, llama.cpp, Ollama,
+OpenRouter) say the output limit for both.
 """
 
 from __future__ import annotations
@@ -62,7 +64,14 @@ async def test_a_reply_that_filled_the_window_is_the_window_error(vendor: str) -
 
 
 OUTPUT_LIMIT = [
-	("anthropic", {**FILLED["anthropic"], "stop_reason": "max_tokens"}),
+	(
+		"anthropic",
+		{
+			**FILLED["anthropic"],
+			"stop_reason": "max_tokens",
+			"usage": {"input_tokens": 20_000, "output_tokens": 1000},  # well inside the window
+		},
+	),
 	(
 		"chat",
 		{**FILLED["chat"], "choices": [{"message": {"content": CUT}, "finish_reason": "length"}]},
@@ -228,50 +237,47 @@ async def test_a_summary_that_filled_the_window_counts_too() -> None:
 	await om.aclose()
 
 
-def _local(window: int | None, reply: dict[str, Any]) -> Any:
-	"""A local OpenAI-compatible server (vLLM) of ``window`` tokens, if configured, answering ``reply``."""
-	from openmolt_providers.openai import OpenAIProvider
-	from tests.providers.conftest import make_request
-
-	client = httpx.AsyncClient(
-		transport=httpx.MockTransport(lambda r: httpx.Response(200, json=reply))
-	)
-	settings: dict[str, Any] = {
-		"api_key": "sk-local",
-		"api_mode": "chat",
-		"base_url": "http://127.0.0.1:8000/v1",
-		**({"context_window": window} if window else {}),
-	}
-	return OpenAIProvider(settings, lambda: client).generate(make_request("qwen3-32b"))
+def _cut(vendor: str, prompt: int, completion: int) -> dict[str, Any]:
+	"""A reply of ``vendor`` cut off at what its API calls the output limit."""
+	reply: dict[str, Any] = dict(OUTPUT[vendor])
+	if vendor == "anthropic":
+		reply["usage"] = {"input_tokens": prompt, "output_tokens": completion}
+	elif vendor == "chat":
+		reply["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion}
+	elif vendor == "openai":
+		reply["usage"] = {"input_tokens": prompt, "output_tokens": completion}
+	else:
+		reply["usageMetadata"] = {"promptTokenCount": prompt, "candidatesTokenCount": completion}
+	return reply
 
 
-def _cut(prompt: int, completion: int) -> dict[str, Any]:
-	return {
-		"choices": [{"message": {"content": CUT}, "finish_reason": "length"}],
-		"usage": {"prompt_tokens": prompt, "completion_tokens": completion},
-	}
+OUTPUT = dict(OUTPUT_LIMIT)
 
 
+@pytest.mark.parametrize("vendor", sorted(OUTPUT))
 @pytest.mark.parametrize(
 	("window", "prompt", "completion", "filled"),
 	[
 		(32_768, 31_000, 1_768, True),  # vLLM without max_tokens: the reply ran to the window's end
 		(32_768, 32_000, 900, True),  # past it (a server that counts a few tokens more)
 		(32_768, 20_000, 1_024, False),  # the request's output limit, well inside the window
-		(None, 31_000, 1_768, False),  # no known window: the output limit, as before
+		(None, 31_000, 1_768, False),  # no window configured: the vendor's (far larger) one
 	],
 )
-async def test_length_that_filled_a_known_window_is_the_window_error(
-	window: int | None, prompt: int, completion: int, filled: bool
+async def test_an_output_limit_that_filled_a_known_window_is_the_window_error(
+	vendor: str, window: int | None, prompt: int, completion: int, filled: bool
 ) -> None:
-	"""Chat's ``length`` (vLLM, llama.cpp, Ollama, OpenRouter say it for both) is the window error
-	when the prompt and the reply reach the model's known window, and the output limit otherwise."""
-	if filled:
-		with pytest.raises(ProviderError) as caught:
-			await _local(window, _cut(prompt, completion))
-		assert caught.value.context_exceeded and "'length'" in str(caught.value)
-		assert caught.value.usage is not None
-		assert caught.value.usage.input_tokens == prompt
-	else:
-		response = await _local(window, _cut(prompt, completion))
-		assert response.finish_reason == "max_tokens"
+	"""An output-limit reason (vLLM, llama.cpp, Ollama and OpenRouter say it for both) is the
+	window error when the prompt and the reply reach the model's known window, asked whole or
+	streamed, and the output limit otherwise."""
+	settings = {"context_window": window} if window else {}
+	reply = _cut(vendor, prompt, completion)
+	for ask in (generate, stream):
+		if filled:
+			with pytest.raises(ProviderError) as caught:
+				await ask(vendor, reply, **settings)
+			assert caught.value.context_exceeded, ask
+			assert caught.value.usage is not None
+			assert caught.value.usage.input_tokens == prompt
+		else:
+			assert (await ask(vendor, reply, **settings)).finish_reason == "max_tokens", ask

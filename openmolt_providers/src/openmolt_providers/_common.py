@@ -865,6 +865,27 @@ def window_error(
 	)
 
 
+def filled_window(provider: HTTPProvider, model: str, usage: Usage) -> bool:
+	"""Whether a reply its API says was cut at the output limit in fact filled the context window.
+
+	An API's output-limit reason (Chat's ``length``, the Responses API's ``max_output_tokens``,
+	Messages' ``max_tokens``, Gemini's ``MAX_TOKENS``) is said by OpenAI-compatible servers
+	(vLLM, llama.cpp's server, Ollama, OpenRouter) for a reply that ran into the end of the
+	window too: vLLM's default output limit is what the window leaves. The prompt and the reply
+	together reaching the model's window, as far as it is known (`HTTPProvider.context_window`:
+	the vendor's table, or ``llm_providers[name]["context_window"]`` for a local model), is the
+	window (`window_stop`): read as the output limit, the run would ask the same full window
+	again at every step and never compact.
+
+	Args:
+		provider: The provider that was asked.
+		model: The model asked.
+		usage: The reply's usage (unknown tokens count as 0: then it is the output limit).
+	"""
+	window = provider.context_window(model)
+	return window is not None and usage.input_tokens + usage.output_tokens >= window
+
+
 def window_stop(provider: HTTPProvider, model: str, reason: str, usage: Usage) -> ProviderError:
 	"""The error for a reply (sent with 200) whose finish reason says it filled the context window.
 

@@ -9,6 +9,7 @@ from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
+	filled_window,
 	reply_failure,
 	window_stop,
 )
@@ -226,7 +227,7 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
 		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
 	usage = _usage(provider, model, data)
-	if reason == _WINDOW:
+	if reason == _WINDOW or (finish == "max_tokens" and filled_window(provider, model, usage)):
 		raise window_stop(provider, model, reason, usage)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
 

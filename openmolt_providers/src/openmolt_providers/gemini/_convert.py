@@ -8,8 +8,10 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
+	filled_window,
 	provider_message,
 	reply_failure,
+	window_stop,
 )
 from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
@@ -184,7 +186,7 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 
 	Raises:
 		ProviderError: The body is an error in place of a reply (as a gateway passes it on with
-			status 200).
+			status 200), or the reply filled the model's known context window (`filled_window`).
 	"""
 	if data.get("error") and not data.get("candidates"):
 		raise reply_error(provider, model, data, "the reply")
@@ -218,4 +220,6 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		cost_usd=provider.cost(model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
 		calls=1,
 	)
+	if finish == "max_tokens" and filled_window(provider, model, usage):
+		raise window_stop(provider, model, "MAX_TOKENS", usage)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, media, refused, wav_or_mp3
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._common import window_stop
+from openmolt_providers._common import filled_window, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import is_reasoning, sampling
 
@@ -137,7 +137,7 @@ _WINDOW = frozenset({"model_length"})
 limit: Mistral's ``model_length`` ("the context length of the model was exceeded"; ``length`` is
 its ``max_tokens``). The window error (`window_stop`), which the loop compacts on. OpenAI's own
 API has none: a prompt past the window is a 400 (``context_length_exceeded``). A ``length`` reply
-whose prompt and reply fill the model's known window is the window too (`_filled`)."""
+whose prompt and reply fill the model's known window is the window too (`filled_window`)."""
 
 
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
@@ -177,23 +177,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
 	usage = _usage(provider, model, data.get("usage"))
-	if reason in _WINDOW or (reason == "length" and _filled(provider, model, usage)):
+	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, usage)):
 		raise window_stop(provider, model, reason, usage)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
-
-
-def _filled(provider: OpenAIProvider, model: str, usage: Usage) -> bool:
-	"""Whether a reply cut off with ``length`` filled the model's context window.
-
-	vLLM, llama.cpp's server, Ollama and OpenRouter say ``length`` both for the request's output
-	limit and for a reply that ran into the end of the window (vLLM's default output limit is
-	what the window leaves). The prompt and the reply together reaching the model's window, as
-	far as it is known (the vendor's table, or ``llm_providers[name]["context_window"]`` for a
-	local model), is the window: read as the output limit, the run would ask the same full
-	window again at every step and never compact.
-	"""
-	window = provider.context_window(model)
-	return window is not None and usage.input_tokens + usage.output_tokens >= window
 
 
 def _usage(provider: OpenAIProvider, model: str, raw: dict[str, Any] | None) -> Usage:

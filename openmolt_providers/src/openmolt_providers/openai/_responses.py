@@ -8,7 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._common import exceeds_context, window_error
+from openmolt_providers._common import exceeds_context, filled_window, window_error, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
@@ -122,8 +122,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	"""Turn a Responses API reply into a `ModelResponse`.
 
 	Raises:
-		ProviderError: The response failed (``status: failed``), or the body is an error in
-			place of a reply (OpenRouter's, with status 200).
+		ProviderError: The response failed (``status: failed``), the body is an error in
+			place of a reply (OpenRouter's, with status 200), or the reply filled the model's
+			known context window (`filled_window`).
 	"""
 	if data.get("error") and not data.get("output") and data.get("status") != "failed":
 		from openmolt_providers.openai._errors import reply_error
@@ -167,9 +168,10 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		finish = "tool_calls"
 	else:
 		finish = "stop"
-	return ModelResponse(
-		text=text, usage=usage(provider, data.get("usage"), model), raw=data, finish_reason=finish
-	)
+	used = usage(provider, data.get("usage"), model)
+	if finish == "max_tokens" and filled_window(provider, model, used):
+		raise window_stop(provider, model, "max_output_tokens", used)
+	return ModelResponse(text=text, usage=used, raw=data, finish_reason=finish)
 
 
 def usage(provider: OpenAIProvider, raw: dict[str, Any] | None, model: str) -> Usage:
