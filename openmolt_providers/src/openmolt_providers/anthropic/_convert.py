@@ -228,7 +228,7 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
 	usage = _usage(provider, model, data)
 	if reason == _WINDOW or (finish == "max_tokens" and filled_window(provider, model, usage)):
-		raise window_stop(provider, model, reason, usage)
+		raise window_stop(provider, model, str(reason), usage)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
 
 
