@@ -109,9 +109,15 @@ class AnthropicProvider(HTTPProvider):
 		return await self.asked(self._generate, request)
 
 	async def _generate(self, request: ModelRequest) -> ModelResponse:
-		body = encode(self.build(request))
-		data = await self.post(self._url, body, model=request.model)
-		return _convert.parse(self, request.model, data)
+		body = self.build(request)
+		data = await self.post(self._url, encode(body), model=request.model)
+		paused: list[dict[str, Any]] = []
+		while data.get("stop_reason") == _convert.PAUSE and len(paused) < _convert.MAX_PAUSES:
+			paused.append(data)  # the API paused a long turn of its server tools: go on with it
+			data = await self.post(
+				self._url, encode(_convert.go_on(body, paused)), model=request.model
+			)
+		return _convert.parse_paused(self, request.model, paused, data)
 
 	def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		"""Send one request and yield the reply text as it arrives, then the whole response.

@@ -25,7 +25,16 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.anthropic import AnthropicProvider
 
-__all__ = ["BUDGETS", "build", "parse", "reply_error"]
+__all__ = [
+	"BUDGETS",
+	"MAX_PAUSES",
+	"PAUSE",
+	"build",
+	"go_on",
+	"parse",
+	"parse_paused",
+	"reply_error",
+]
 
 BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 """Thinking budgets (tokens) for models that take ``budget_tokens`` (before Claude 4.6)."""
@@ -230,6 +239,56 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 	if reason == _WINDOW or (finish == "max_tokens" and filled_window(provider, model, usage)):
 		raise window_stop(provider, model, str(reason), usage)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+
+
+PAUSE = "pause_turn"
+"""The stop reason of a turn the API paused: its server tools (web search) ran long. The docs
+(server tools, "The server-side loop and pause_turn"): send the response back as it is, as the
+assistant's turn, and the API goes on with it."""
+
+MAX_PAUSES = 5
+"""How many times one model call goes on with a paused turn (each is another billed request);
+a turn still paused after them is ``incomplete``: none of it runs, and the model is told so."""
+
+
+def go_on(body: dict[str, Any], paused: list[dict[str, Any]]) -> dict[str, Any]:
+	"""The request that goes on with a turn the API paused (`PAUSE`), as the docs say.
+
+	The paused replies' content blocks (server tool calls and their results, text, thinking with
+	its signature), all of them in order, are the assistant's turn at the end of the messages,
+	sent back as they came; a code execution container goes on in the same container.
+
+	Args:
+		body: The call's request body.
+		paused: The replies paused so far, oldest first.
+	"""
+	content = [block for reply in paused for block in reply.get("content") or ()]
+	turn = {"role": "assistant", "content": content}
+	out = {**body, "messages": [*body["messages"], turn]}
+	container = paused[-1].get("container")
+	if isinstance(container, dict) and container.get("id"):
+		out["container"] = container["id"]
+	return last_key(out, "messages")
+
+
+def parse_paused(
+	provider: AnthropicProvider, model: str, paused: list[dict[str, Any]], last: dict[str, Any]
+) -> ModelResponse:
+	"""The reply of a call whose turn the API paused and went on with (`go_on`): one reply.
+
+	Its content is every reply's, in order; its stop reason and the window check are the last
+	reply's (each request's prompt holds the ones before); its usage adds up every request's,
+	each billed.
+	"""
+	if not paused:
+		return parse(provider, model, last)
+	content = [block for reply in (*paused, last) for block in reply.get("content") or ()]
+	response = parse(provider, model, {**last, "content": content})
+	usage = Usage()
+	for reply in (*paused, last):
+		usage.add(_usage(provider, model, reply))
+	response.usage = usage
+	return response
 
 
 def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usage:

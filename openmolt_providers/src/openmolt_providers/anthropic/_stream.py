@@ -3,7 +3,9 @@
 ``message_start`` carries the message with empty content; each content block comes as
 ``content_block_start``, deltas (``text_delta``, ``thinking_delta``, ``signature_delta``,
 ``input_json_delta``, ``citations_delta``) and ``content_block_stop``; ``message_delta`` sets the
-stop reason and the output usage; ``message_stop`` ends the stream. The events are put back
+stop reason and the output usage; ``message_stop`` ends the stream. A turn the API paused
+(``pause_turn``: its server tools ran long) goes on in another stream (`_convert.go_on`), whose
+text follows. The events are put back
 together into the message a call without streaming returns, which `_convert.parse` reads. A stream
 without its ``message_stop`` raises a retryable `ProviderError` and runs nothing; an ``error``
 event raises as the same error would over plain HTTP (``overloaded_error`` is a 529).
@@ -31,10 +33,26 @@ _APPEND = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta"
 
 
 async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-	"""Stream one Messages API call."""
+	"""Stream one Messages API call; a turn the API paused (``pause_turn``) goes on streaming."""
 	model = request.model
-	payload = {**_convert.build(provider, request), "stream": True}
+	body = _convert.build(provider, request)
+	paused: list[dict[str, Any]] = []
 	message: dict[str, Any] = {}
+	while True:
+		payload = _convert.go_on(body, paused) if paused else body
+		async for chunk in _one(provider, {**payload, "stream": True}, model, message):
+			yield chunk
+		if message.get("stop_reason") != _convert.PAUSE or len(paused) == _convert.MAX_PAUSES:
+			break
+		paused.append(message)
+		message = {}
+	yield _convert.parse_paused(provider, model, paused, message)
+
+
+async def _one(
+	provider: AnthropicProvider, payload: dict[str, Any], model: str, message: dict[str, Any]
+) -> AsyncIterator[StreamChunk]:
+	"""Stream one request: its text as it comes; ``message`` is the whole reply once it ended."""
 	blocks: dict[int, dict[str, Any]] = {}
 	partial: dict[int, list[str]] = {}
 	texts: dict[int, Deltas] = {}  # per text block: a pair split between two deltas is joined
@@ -51,7 +69,8 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 			) from exc
 		kind = data.get("type") if isinstance(data, dict) else None
 		if kind == "message_start":
-			message = dict(data.get("message") or {})
+			message.clear()
+			message.update(data.get("message") or {})
 			message["usage"] = dict(message.get("usage") or {})
 		elif kind == "content_block_start":
 			blocks[int(data.get("index", len(blocks)))] = dict(data.get("content_block") or {})
@@ -95,7 +114,6 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 				for chunk in _rest(blocks, texts, index):
 					yield chunk
 			message["content"] = [blocks[i] for i in sorted(blocks)]
-			yield _convert.parse(provider, model, message)
 			return
 		elif kind == "error":
 			raise _convert.reply_error(provider, model, data.get("error"), "the stream")
