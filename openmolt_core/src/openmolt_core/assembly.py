@@ -18,6 +18,7 @@ first use of that work.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -332,8 +333,32 @@ def parse_options(
 	Raises:
 		ConfigurationError: An option is wrong; the message names it and the fix.
 	"""
-	if not name:
-		raise ConfigurationError("create_agent: 'name' must not be empty")
+	if not isinstance(name, str) or not name.strip():
+		raise ConfigurationError(
+			f"create_agent: name must be text, the agent's name (got {_shown(name)})"
+		)
+	if instructions is not None and not isinstance(instructions, str):
+		raise ConfigurationError(
+			f"create_agent: instructions must be text (got {_shown(instructions)}); join a list "
+			"of lines with '\\n'.join(...), or give instructions_path"
+		)
+	if instructions_path is not None and not isinstance(instructions_path, str | os.PathLike):
+		raise ConfigurationError(
+			f"create_agent: instructions_path must be a file's path (got {_shown(instructions_path)})"
+		)
+	# Lists as lists (a string's letters are no list); checked without a call when they are.
+	if type(integrations) not in _LISTS:
+		integrations = _many("integrations", integrations, "integration ids or dicts", "'slack'")
+	if type(tools) not in _LISTS:
+		tools = _many("tools", tools, "tools (functions, Tool objects or agents)", "my_function")
+	if type(skills) not in _LISTS:
+		skills = _many(
+			"skills", skills, "skills (folders, names, Skill objects or dicts)", "'./pdf'"
+		)
+	if type(fallback_models) not in _LISTS:
+		fallback_models = _many("fallback_models", fallback_models, "model ids", "'openai:gpt-5'")
+	if on_human_input_request is not None or on_approval_request is not None:
+		_handlers(on_human_input_request, on_approval_request)
 	if isinstance(model, str) and not fallback_models:  # the common case: one model
 		models: Sequence[str | LLMProvider] = (model,)
 	elif not isinstance(model, (list, tuple)) and not fallback_models:  # one provider object
@@ -393,6 +418,49 @@ def parse_options(
 	)
 
 
+_LISTS = (list, tuple)
+
+
+def _handlers(human: object, approval: object) -> None:
+	"""Refuse an ``on_human_input_request`` or ``on_approval_request`` that cannot be called."""
+	for option, handler in (("on_human_input_request", human), ("on_approval_request", approval)):
+		if handler is not None and handler is not False and not callable(handler):
+			raise ConfigurationError(
+				f"create_agent: {option} must be a function (sync or async) that answers, "
+				f"or None (got {_shown(handler)})"
+			)
+
+
+def _shown(value: object) -> str:
+	"""A wrong option's value for its error: its type, and the value when short."""
+	text = repr(value)
+	return type(value).__name__ + (f" {text}" if len(text) <= 60 else "")
+
+
+def _many(option: str, value: Any, what: str, example: str, where: str = "create_agent") -> Any:
+	"""A list option as given, or refused when it is one value (a string's letters are no list).
+
+	Args:
+		option: The keyword.
+		value: Its value.
+		what: What the list holds, for the message.
+		example: One entry, for the message.
+		where: Who was given it (``OpenMolt``, ``create_agent``), for the message.
+
+	Raises:
+		ConfigurationError: A string, bytes, a dict or anything not iterable.
+	"""
+	if isinstance(value, list | tuple):
+		return value
+	if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+		hint = " (an integration's id goes in integrations=[...])" if option == "tools" else ""
+		raise ConfigurationError(
+			f"{where}: {option} must be a list of {what} (got {_shown(value)}); "
+			f"give a list even for one: {option}=[{example}]{hint}"
+		)
+	return list(value)
+
+
 _OWN_TAINT = "create_agent: taint_policy"
 _INSTANCE_TAINT = "OpenMolt: taint_policy"
 
@@ -449,11 +517,38 @@ def check_cost(value: object, where: str) -> None:
 
 
 def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
-	"""Read ``model_config``: a `ModelConfig` or a dict of its fields."""
+	"""Read ``model_config``: a `ModelConfig` or a dict of its fields (each wrong key named)."""
+	if isinstance(value, ModelConfig):
+		return value
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(
+			f"create_agent: model_config must be a dict of its settings (got {_shown(value)}), "
+			"e.g. model_config={'temperature': 0.2}"
+		)
+	from pydantic import ValidationError
+
 	try:
-		return value if isinstance(value, ModelConfig) else ModelConfig.model_validate(value)
-	except Exception as exc:
-		raise ConfigurationError(f"create_agent: model_config: {exc}") from exc
+		return ModelConfig.model_validate(value)
+	except ValidationError as exc:
+		fields = ModelConfig.model_fields
+		unknown: list[str] = []
+		wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
+		for error in exc.errors():
+			key = str(error["loc"][0]) if error["loc"] else ""
+			if error["type"] == "extra_forbidden":
+				from openmolt_core._support.suggest import typo_of
+
+				close = typo_of(key, fields)
+				hint = f"; did you mean {close!r}?" if close else ""
+				unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
+			else:
+				must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
+				wrong.setdefault(key, ([], error.get("input")))[0].append(must)
+		problems = unknown + [
+			f"{key} must be {' or '.join(musts)} (got {given!r})"
+			for key, (musts, given) in wrong.items()
+		]
+		raise ConfigurationError("create_agent: model_config: " + "; ".join(problems)) from None
 
 
 def _agent_config(config: AgentConfig | Mapping[str, Any]) -> AgentConfig:
@@ -541,6 +636,8 @@ def _compaction(option: object) -> CompactionConfig | None:
 		return CompactionConfig(**given)
 	except TypeError as exc:
 		raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
+	except ConfigurationError as exc:
+		raise ConfigurationError(f"create_agent: {exc}") from None
 
 
 def _tool_search(option: object) -> ToolSearch:
@@ -572,7 +669,10 @@ def parse_guardrails(value: object, where: str) -> tuple[Guardrail, ...]:
 		return ()
 	from openmolt_core.guardrails import Guardrail
 
-	items = [value] if isinstance(value, Guardrail) else list(value)  # type: ignore[call-overload]
+	if isinstance(value, Guardrail):
+		return (value,)
+	example = "pii_redaction()"
+	items = list(_many("guardrails", value, "guardrails", example, where))
 	for index, item in enumerate(items):
 		if not isinstance(item, Guardrail):
 			raise ConfigurationError(

@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from openmolt_core.errors import ConfigurationError
+
 __all__ = [
 	"DEFAULT_COMPACTION",
 	"DEFAULT_CONTEXT_WINDOW",
@@ -94,6 +96,31 @@ class CompactionConfig:
 	keep_steps: int = 4
 	summary_words: int = 600
 	model: Any = None
+
+	def __post_init__(self) -> None:
+		for name, low in (("threshold_tokens", 1), ("keep_steps", 1), ("summary_words", 1)):
+			value = getattr(self, name)
+			if name == "threshold_tokens" and value is None:
+				continue
+			if not isinstance(value, int) or isinstance(value, bool) or value < low:
+				raise ConfigurationError(
+					f"compaction: {name} must be a whole number >= {low}, got {value!r}"
+				)
+		share = self.share
+		if not isinstance(share, int | float) or isinstance(share, bool) or not 0 < share <= 1:
+			raise ConfigurationError(
+				f"compaction: share must be a fraction of the context window, above 0 and at "
+				f"most 1 (0.6: compact at 60%), got {share!r}"
+			)
+		if (
+			self.model is not None
+			and not isinstance(self.model, str)
+			and not hasattr(self.model, "generate")
+		):
+			raise ConfigurationError(
+				"compaction: model must be a 'provider:model' id or a provider object, got "
+				f"{type(self.model).__name__}"
+			)
 
 
 DEFAULT_COMPACTION = CompactionConfig()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,6 +56,30 @@ __all__ = ["OpenMolt"]
 
 _MAKING = threading.RLock()
 """Held while an instance's file store is made on first use."""
+
+
+def _settings(option: str, value: object, example: str) -> dict[str, dict[str, Any]]:
+	"""``llm_providers`` or ``integrations``: settings by name, each a dict (copied).
+
+	Raises:
+		ConfigurationError: It, or one name's settings, is not a dict; the message shows the form.
+	"""
+	if value is None:
+		return {}
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(
+			f"OpenMolt: {option} must be a dict of settings by name, e.g. {example}; got "
+			f"{type(value).__name__}"
+		)
+	out: dict[str, dict[str, Any]] = {}
+	for name, settings in value.items():
+		if not isinstance(settings, Mapping):
+			raise ConfigurationError(
+				f"OpenMolt: {option}[{name!r}] must be a dict of settings, e.g. {example}; got "
+				f"{type(settings).__name__}"
+			)
+		out[name] = dict(settings)
+	return out
 
 
 class OpenMolt:
@@ -147,14 +172,33 @@ class OpenMolt:
 		accounts: Mapping[str, Any] | None = None,
 		secrets: Iterable[str] = (),
 	) -> None:
-		if max_steps < 1:
-			raise ConfigurationError(f"max_steps must be at least 1, got {max_steps}")
-		self.llm_providers: dict[str, dict[str, Any]] = {
-			k: dict(v) for k, v in (llm_providers or {}).items()
-		}
-		self.integration_configs: dict[str, dict[str, Any]] = {
-			k: dict(v) for k, v in (integrations or {}).items()
-		}
+		if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+			raise ConfigurationError(
+				f"OpenMolt: max_steps must be a whole number >= 1, got {max_steps!r}"
+			)
+		self.llm_providers: dict[str, dict[str, Any]] = _settings(
+			"llm_providers", llm_providers, "{'openai': {'api_key': ...}}"
+		)
+		self.integration_configs: dict[str, dict[str, Any]] = _settings(
+			"integrations", integrations, "{'slack': {'token': ...}}"
+		)
+		for option, path in (
+			("files_dir", files_dir),
+			("schedule_store", schedule_store),
+			("run_store", run_store),
+		):
+			if path is not None and not isinstance(path, str | os.PathLike):
+				raise ConfigurationError(
+					f"OpenMolt: {option} must be a path (text or a pathlib.Path), got "
+					f"{type(path).__name__}"
+				)
+		if http_client is not None:
+			httpx_module = sys.modules.get("httpx")  # a client exists only once httpx is imported
+			if httpx_module is None or not isinstance(http_client, httpx_module.AsyncClient):
+				raise ConfigurationError(
+					"OpenMolt: http_client must be an httpx.AsyncClient (not a sync httpx.Client), "
+					f"got {type(http_client).__name__}"
+				)
 		from openmolt_core.secrets import SecretSet, registered_keys
 
 		self.secrets: SecretSet = SecretSet()

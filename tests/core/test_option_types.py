@@ -1,0 +1,112 @@
+"""An option of the wrong type is refused where it is given, naming the option and the fix.
+
+Found by giving each option of ``OpenMolt(...)`` and ``create_agent(...)`` a value of another
+type: some raised Python's own errors from deep inside (``AttributeError: 'list' object has no
+attribute 'items'``, ``dictionary update sequence element #0 has length 1``, ``'<' not supported
+between 'str' and 'int'``), a string given for a list was read letter by letter (``tools="slack"``:
+"tools[0] is a str"), and some were taken and failed later or never (``name=5`` at the first
+request, ``instructions=[...]`` sent as a list's repr, ``on_human_input_request=5`` silently
+turned off, ``compaction={"share": 3}`` never compacting).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.llm import CompactionConfig
+
+MODEL = "openai:gpt-5-mini"
+
+
+def _refused(match: str, **options: Any) -> None:
+	om = OpenMolt({"openai": {"api_key": "sk-test"}})
+	with pytest.raises(ConfigurationError, match=match):
+		om.create_agent(**{"name": "a", "model": MODEL, **options})
+
+
+@pytest.mark.parametrize(
+	("options", "match"),
+	[
+		({"name": 5}, r"name must be text, the agent's name \(got int 5\)"),
+		({"name": "  "}, r"name must be text"),
+		({"instructions": ["Be", "brief"]}, r"instructions must be text \(got list .*'\\n'\.join"),
+		({"instructions_path": 5}, r"instructions_path must be a file's path \(got int 5\)"),
+		({"tools": "slack"}, r"tools must be a list of tools .*got str 'slack'.*integrations=\["),
+		({"tools": {"add": 1}}, r"tools must be a list .*got dict"),
+		({"integrations": "slack"}, r"integrations must be a list .*integrations=\['slack'\]"),
+		({"skills": "./pdf"}, r"skills must be a list .*skills=\['./pdf'\]"),
+		({"fallback_models": "openai:gpt-5"}, r"fallback_models must be a list .*got str"),
+		({"guardrails": "pii"}, r"guardrails must be a list .*guardrails=\[pii_redaction\(\)\]"),
+		({"on_human_input_request": 5}, r"on_human_input_request must be a function"),
+		({"on_approval_request": "yes"}, r"on_approval_request must be a function"),
+		({"model_config": [1]}, r"model_config must be a dict of its settings"),
+		(
+			{"model_config": {"temprature": 1}},
+			r"unknown key 'temprature'; did you mean 'temperature'",
+		),
+		(
+			{"model_config": {"temperature": 5}},
+			r"temperature must be less than or equal to 2 \(got 5\)",
+		),
+		({"model_config": {"thinking": "max"}}, r"thinking must be a valid boolean or 'low'"),
+		({"compaction": {"share": 3}}, r"create_agent: compaction: share must be a fraction"),
+		({"compaction": {"keep_steps": 0}}, r"keep_steps must be a whole number >= 1, got 0"),
+		({"compaction": {"threshold_tokens": -5}}, r"threshold_tokens must be a whole number"),
+		({"compaction": {"model": 5}}, r"compaction: model must be a 'provider:model' id"),
+	],
+)
+def test_create_agent_names_the_wrong_option(options: dict[str, Any], match: str) -> None:
+	"""Each wrong type is a ConfigurationError naming the option and the fix, at creation."""
+	_refused(match, **options)
+
+
+def test_a_list_given_another_way_still_works() -> None:
+	"""A tuple or a generator is a list of tools; a lone Guardrail is still taken."""
+	from openmolt_core.guardrails import pii_redaction
+
+	def add(a: int, b: int) -> int:
+		"""Add two numbers."""
+		return a + b
+
+	om = OpenMolt({"openai": {"api_key": "sk-test"}})
+	agent = om.create_agent(
+		name="a", model=MODEL, tools=(t for t in [add]), guardrails=pii_redaction()
+	)
+	assert agent.tools == ["local.add"]
+
+
+@pytest.mark.parametrize(
+	("options", "match"),
+	[
+		({"llm_providers": ["openai"]}, r"llm_providers must be a dict of settings by name"),
+		({"llm_providers": "openai"}, r"llm_providers must be a dict .*got str"),
+		({"llm_providers": {"openai": "sk-x"}}, r"llm_providers\['openai'\] must be a dict"),
+		({"integrations": "slack"}, r"integrations must be a dict of settings by name"),
+		({"integrations": {"slack": "xoxb-1"}}, r"integrations\['slack'\] must be a dict"),
+		({"max_steps": "3"}, r"max_steps must be a whole number >= 1, got '3'"),
+		({"max_steps": True}, r"max_steps must be a whole number"),
+		({"run_store": 5}, r"run_store must be a path"),
+		({"files_dir": 5}, r"files_dir must be a path"),
+		({"schedule_store": 5.0}, r"schedule_store must be a path"),
+		({"http_client": "x"}, r"http_client must be an httpx.AsyncClient"),
+		({"http_client": httpx.Client()}, r"http_client must be an httpx.AsyncClient .*got Client"),
+		({"guardrails": "pii"}, r"OpenMolt: guardrails must be a list"),
+	],
+)
+def test_openmolt_names_the_wrong_option(options: dict[str, Any], match: str) -> None:
+	"""The instance's options too: no AttributeError or TypeError from inside."""
+	with pytest.raises(ConfigurationError, match=match):
+		OpenMolt(**options)
+
+
+def test_a_compaction_config_made_in_code_is_checked() -> None:
+	"""``CompactionConfig`` itself refuses what would never compact or always would."""
+	for wrong in ({"share": 0}, {"share": True}, {"summary_words": "600"}, {"keep_steps": 1.5}):
+		with pytest.raises(ConfigurationError, match="compaction: "):
+			CompactionConfig(**wrong)
+	assert CompactionConfig(share=1, threshold_tokens=1000).share == 1
