@@ -24,6 +24,7 @@ from openmolt_core.guardrails import Guardrail, GuardrailCheck, guardrail, rewri
 from openmolt_core.guardrails.pii import pii_redaction
 from openmolt_core.result import RunState, waiting_for
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+from openmolt_core.tools import ToolContext
 
 pytestmark = pytest.mark.anyio
 
@@ -345,6 +346,101 @@ async def test_the_sub_agents_own_judge_first_then_each_caller_outermost_last() 
 		("helper", "b", "reason"),
 		("helper", "a", "reason"),
 	]
+
+
+async def test_a_caller_between_without_message_guardrails_passes_the_outer_ones_on() -> None:
+	"""Top (with one) -> middle (none) -> inner: the top caller's guardrail still judges the inner words."""
+	om = OpenMolt(entry_points=False)
+	seen: list[ApprovalRequest] = []
+	inner = helper(om, [refund_call(), finish("refunded")], tag("c"))
+	middle = om.create_agent(
+		name="middle",
+		model=ScriptedModel([delegate(), finish("ok")]),
+		tools=[inner],
+		max_steps=4,
+	)
+	top = om.create_agent(
+		name="top",
+		model=ScriptedModel([call_tool("local.middle", task="go"), finish("done")]),
+		tools=[middle],
+		guardrails=[tag("a"), redaction()],
+		on_approval_request=approving(seen),
+		max_steps=4,
+	)
+	assert (await top.run("go")).status == "success"
+	assert [r.reason for r in seen] == [f"{REDACTED_REASON} [c] [a]"]
+
+
+async def test_the_callers_guardrails_pass_through_an_agent_without_safety() -> None:
+	"""Top -> a hand-built Agent with no Safety -> inner: CallerWords hands itself on, once per run."""
+	from tests.core._bare import bare_agent
+
+	om = OpenMolt(entry_points=False)
+	seen: list[ApprovalRequest] = []
+	inner = helper(om, [refund_call(), finish("refunded")], tag("c"))
+
+	async def relay(task: str, context: ToolContext) -> Any:
+		"""Hand a task on to the helper.
+
+		Args:
+			task: The task.
+		"""
+		assert context.run is not None
+		return (await inner.run(task, parent=context.run)).status
+
+	built = om.create_agent(name="middle", model=ScriptedModel([]), tools=[relay])
+	middle_model = ScriptedModel([call_tool("local.relay", task="refund"), finish("relayed")])
+	middle = bare_agent(built, middle_model, name="middle", tools=list(built._tools.values()))
+	assert "safety" not in middle._hooks.by_name
+
+	async def delegate_to(task: str, context: ToolContext) -> Any:
+		"""Hand a task to the middle agent.
+
+		Args:
+			task: The task.
+		"""
+		assert context.run is not None
+		return (await middle.run(task, parent=context.run)).status
+
+	top = om.create_agent(
+		name="top",
+		model=ScriptedModel([call_tool("local.delegate_to", task="go"), finish("done")]),
+		tools=[delegate_to],
+		guardrails=[tag("a"), redaction()],
+		on_approval_request=approving(seen),
+		max_steps=4,
+	)
+	assert (await top.run("go")).status == "success"
+	assert [r.reason for r in seen] == [f"{REDACTED_REASON} [c] [a]"]
+
+
+async def test_a_run_any_tool_nests_is_judged_by_its_callers_guardrails() -> None:
+	"""A function tool's ``run(parent=context.run)``: the nested run's question is redacted for its handler."""
+	om = OpenMolt(entry_points=False)
+	asked: list[str] = []
+	checker = om.create_agent(
+		name="checker",
+		model=ScriptedModel([ask_human(QUESTION), finish("fine")]),
+		on_human_input_request=answering(asked, "yes"),
+	)
+
+	async def check(text: str, context: ToolContext) -> Any:
+		"""Check a text.
+
+		Args:
+			text: The text.
+		"""
+		assert context.run is not None
+		return (await checker.run(text, parent=context.run)).output
+
+	caller = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.check", text="draft"), finish("ok")]),
+		tools=[check],
+		guardrails=[redaction()],
+	)
+	assert (await caller.run("go")).status == "success"
+	assert asked == [REDACTED]
 
 
 async def test_a_caller_without_message_guardrails_hands_none_down() -> None:
