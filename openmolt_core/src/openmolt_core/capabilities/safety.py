@@ -511,7 +511,8 @@ class Safety(Capability):
 		calls, on a replay too). A clean run without such guardrails hands down nothing.
 		"""
 		handed = _handed(run)
-		words = self._handed_words(run)
+		# Most runs: no reader of their own, and no caller (nothing handed to them).
+		words = self._handed_words(run) if self._readers or run.link is not None else None
 		if words is not None:
 			handed["capabilities"] = (*handed.get("capabilities", ()), words)
 		return [handed] * len(tools) if handed else ()
