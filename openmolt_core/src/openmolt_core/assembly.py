@@ -1253,6 +1253,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"approval-gate",
 		"approvals",
 		"budget",
+		"caller-words",
 		"compaction",
 		"credential-check",
 		"model-fallback",

@@ -16,6 +16,8 @@ schema as the tool's output schema. A call runs the researcher to its end:
   ``parent_run_id`` set, and its run id is the caller's run id followed by ``.<step>.<index>``
   of the call, so a viewer can nest it;
 - it asks approvals with its own ``on_approval_request``, else with the caller's;
+- its questions and its calls' reasons, which reach the caller's people, are judged by its own
+  guardrails for words for people, then by its callers' (`openmolt_core.capabilities.safety.CallerWords`);
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
   how it ended (one that parked says what it waits for and how to let it go on: an approver or
   a person's handler for the sub-agent, or a capability that decides without parking);

@@ -12,7 +12,9 @@ policy labels every tool and taints a run that read untrusted content). It attac
 - `Safety.after_tool`: the tool-result guardrails, and untrusted content taints the run;
 - `Safety.before_finish`: the output guardrails on a ``finish``;
 - `Safety.before_words`: those that judge the text people read (``message=True``) on a
-  question and on a call's reason for its approver.
+  question and on a call's reason for its approver;
+- `Safety.hand_down`: a tainted run's records (`TaintedStart`) and its message guardrails
+  (`CallerWords`) go to the runs its calls start (a sub-agent's words reach its callers' people).
 
 Its decisions are a pure function of the state and of its own journaled steps: every verdict
 goes through the run's port under ``guard:<step>:<stage>:<index>:<n>``, so the loop does not
@@ -70,7 +72,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunState
 	from openmolt_core.tools import CallingRun
 
-__all__ = ["MAX_AUDIT", "POLICY", "Safety", "TaintedStart"]
+__all__ = ["MAX_AUDIT", "POLICY", "CallerWords", "Safety", "TaintedStart"]
 
 # Its events are built only when a handler listens: defined apart (`_safety_events`), so that a
 # run nobody listens to does not define them, and re-exported here on first use (not in __all__:
@@ -111,7 +113,15 @@ class Safety(Capability):
 			trifecta.
 	"""
 
-	__slots__ = ("_active", "_by_stage", "_readers", "_warned", "guardrails", "policy")
+	__slots__ = (
+		"_active",
+		"_by_stage",
+		"_down",
+		"_readers",
+		"_warned",
+		"guardrails",
+		"policy",
+	)
 
 	name = "safety"
 	in_fingerprint: ClassVar[bool] = False  # its own steps are journaled (guard:...)
@@ -134,6 +144,9 @@ class Safety(Capability):
 			self._by_stage.setdefault(g.on, []).append(g)
 		gates = self.policy.on_outbound != "allow"
 		self._readers = [g for g in self._by_stage.get("output", ()) if g.message]
+		# What its runs hand down with their readers, by what their caller handed them (None:
+		# a top-level run): made once per chain, so a replay hands down the same.
+		self._down: dict[CallerWords | None, CallerWords] = {}
 		self._active = _hooks_needed(
 			frozenset(self._by_stage),
 			gates,
@@ -245,11 +258,13 @@ class Safety(Capability):
 		parallel: bool = False,
 		field: str = "",
 		about: str = "",
+		keyed: str = "",
 	) -> tuple[Any, Verdict | None, str]:
 		"""Run guardrails in order (``field``: at the output stage, what the value is).
 
 		``about``: the tool of the call the value is about, for the audit, when ``bound`` is
-		not given (a call's reason, judged at the output stage).
+		not given (a call's reason, judged at the output stage). ``keyed``: what the verdicts'
+		journal keys start their stage with (`CallerWords`: ``caller.``), "" for its own.
 
 		Returns:
 			The value let through; the verdict that stopped it, or None; the name of the
@@ -272,7 +287,7 @@ class Safety(Capability):
 			)
 			# The output's steps keep their keys; the words' are apart (``output.humanMessage``,
 			# ``output.message`` for a question, ``output.reason`` for a call's reason).
-			at = stage if field in ("", "output") else f"{stage}.{field}"
+			at = keyed + (stage if field in ("", "output") else f"{stage}.{field}")
 			verdict = await self._judge(ctx, g, check, _guard_key(step, at, index, n))
 			if verdict.action == "allow":
 				continue
@@ -485,12 +500,37 @@ class Safety(Capability):
 		return Approve(rule, new)
 
 	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
-		"""A tainted run's calls: its taint records, and `TaintedStart` for the runs they start.
+		"""What the runs a run's calls start take: its taint, and its guardrails on words for people.
 
-		Asked at a call's start (once before a concurrent batch: the same for all its calls, on
-		a replay too). An untainted run hands down nothing.
+		A tainted run hands its taint records and `TaintedStart`; a run that may hold private
+		data says so; a run with guardrails that judge the text people read (``message=True``),
+		or that was handed some, hands `CallerWords`: the question and the calls' reasons of a
+		sub-agent reach the caller's people (its approver decides the sub-agent's calls, its
+		events reach the caller's handlers), so its callers' guardrails judge them too, after
+		its own. Asked at a call's start (once before a concurrent batch: the same for all its
+		calls, on a replay too). A clean run without such guardrails hands down nothing.
 		"""
-		return _tainted_calls(run, tools)
+		handed = _handed(run)
+		# Most runs: no reader of their own, and no caller (nothing handed to them).
+		words = self._handed_words(run) if self._readers or run.link is not None else None
+		if words is not None:
+			handed["capabilities"] = (*handed.get("capabilities", ()), words)
+		return [handed] * len(tools) if handed else ()
+
+	def _handed_words(self, run: Run) -> CallerWords | None:
+		"""The `CallerWords` a run hands down: its own readers, then those it was handed."""
+		link = run.link
+		given = None
+		if link is not None:
+			given = next((c for c in link.capabilities if isinstance(c, CallerWords)), None)
+		if not self._readers:
+			return given  # CallerWords hands itself down as well
+		down = self._down.get(given)
+		if down is None:
+			down = self._down[given] = CallerWords(
+				(*self._readers, *(given.guardrails if given is not None else ()))
+			)
+		return down
 
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
@@ -635,6 +675,10 @@ class Safety(Capability):
 		Returns:
 			The text to say instead, `Proceed`, `Refuse` or `Stop`.
 		"""
+		return await self._words(run, words)
+
+	async def _words(self, run: Run, words: Words, keyed: str = "") -> WordsDecision | str:
+		"""Judge words for a person by the readers (`before_words`; `CallerWords`: ``keyed``)."""
 		readers = self._readers
 		if not readers or not words.text:
 			return PROCEED
@@ -653,6 +697,7 @@ class Safety(Capability):
 			call=call,
 			field=words.field,
 			about=words.tool,
+			keyed=keyed,
 		)
 		what = _WHAT[words.field]
 		if verdict is None:
@@ -675,6 +720,10 @@ class Safety(Capability):
 
 _REASON = "output.reason"
 """Where the verdicts on a call's reason go (``guard:<step>:output.reason:<index>:<n>``)."""
+
+_CALLER = "caller."
+"""What the keys of the callers' verdicts on a called run's words start their stage with
+(``guard:<step>:caller.output.<field>:<index>:<n>``), apart from the run's own."""
 
 _WHAT = {"message": "question", "reason": "reason"}
 """How a reason or a verdict names the words judged (`Words.field`)."""
@@ -732,6 +781,59 @@ class TaintedStart(Capability):
 
 
 _TAINTED_START = TaintedStart()
+
+
+class CallerWords(Capability):
+	"""Judges a called run's words for people by its callers' message guardrails.
+
+	What a run with guardrails that judge the text people read (``message=True``) hands down to
+	the runs its calls start (`Safety.hand_down`): a sub-agent's question and its calls'
+	reasons reach the caller's people (the caller's approver decides the sub-agent's calls when
+	it has none of its own; the sub-agent's events, a question it parks on, reach the caller's
+	handlers, a chat, a viewer), so they are judged as the caller's own words are. The called
+	run's own guardrails judge first (its agent's capabilities come first), then these: the
+	nearest caller's first, the outermost caller's last, through any depth of nesting. A
+	rewrite replaces the text, a refusal is the called run's model's to fix, a tripwire stops
+	the called run (and so fails its call). The verdicts are the called run's: journaled
+	under its ``guard:<step>:caller.output.<field>:<index>:<n>`` (``n`` counts these
+	guardrails, in order), its ``guardrail`` events (passed up to the callers' handlers) and
+	its audit. A guardrail agent's run (`openmolt_core.guardrails.Guardrail`) is not handed
+	them: it would judge its own words.
+
+	Args:
+		guardrails: The callers' message guardrails, the nearest caller's first.
+	"""
+
+	__slots__ = ("_by", "guardrails")
+
+	name = "caller-words"
+	in_fingerprint: ClassVar[bool] = False  # its own steps are journaled (guard:...)
+
+	def __init__(self, guardrails: Sequence[Guardrail]) -> None:
+		self.guardrails: tuple[Guardrail, ...] = tuple(guardrails)
+		"""The callers' message guardrails, in the order they judge."""
+		self._by = Safety(self.guardrails, shared=True)  # judges and records as the caller's
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> list[str]:
+		"""A call's reason, in a concurrent batch: the steps of its verdicts, in command order."""
+		if not call.reason:
+			return []
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		at = _CALLER + _REASON
+		return [_guard_key(ctx.step, at, ctx.command_index, n) for n in range(len(self.guardrails))]
+
+	async def before_words(self, run: Run, words: Words) -> WordsDecision | str:
+		"""Judge a question or a call's reason by the callers' guardrails, after the run's own."""
+		return await self._by._words(run, words, _CALLER)
+
+	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
+		"""Hand the callers' guardrails down again, so a chain of runs is judged to its end.
+
+		The called run may belong to an agent without a `Safety` capability (an `Agent` built by
+		hand). Where its `Safety` hands down its own guardrails with these after them, that
+		one is first, and the called run takes it (one capability of a name per run).
+		"""
+		return [{"capabilities": (self,)}] * len(tools)
 
 
 def _tainted_calls(run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
