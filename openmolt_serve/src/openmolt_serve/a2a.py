@@ -11,7 +11,13 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
 
 - A message starts a task, whose run starts tainted (kind ``a2a``: another agent wrote it). Its
   ``contextId`` is a session (``a2a:<agent>:<context>``), so later tasks of one context see the
-  earlier turns. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
+  earlier turns.
+- With ``callers`` (a token each, `openmolt_serve._token`) a task is its caller's: each call's
+  a2a-sdk ``user`` is its caller (`Caller`), whose tasks the SDK's task store keeps apart (in
+  memory and in the task file, across a restart), so another caller's ``GetTask``,
+  ``CancelTask``, ``SubscribeToTask``, message or answer is "task not found" and ``ListTasks``
+  lists the caller's own; a context is the caller's too (``a2a:<agent>:<caller>:<context>``).
+  The caller ``default`` (a single ``token``) keeps the ids of before callers. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
   media type the card does not list is refused (``-32005``).
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
