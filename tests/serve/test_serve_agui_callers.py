@@ -142,3 +142,35 @@ async def test_a_new_message_on_a_waiting_thread_cancels_its_run_in_the_store(
 		assert late.status_code == 409
 	assert len(model.requests) == 2
 	await om.aclose()
+
+
+@pytest.fixture
+async def durable(tmp_path: Path) -> AsyncIterator[str]:
+	yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	from dbos import DBOS
+
+	from openmolt_dbos import _engine
+
+	engine = _engine._ENGINE
+	if engine is not None and engine.launched:
+		await engine.shutdown()
+	DBOS.destroy()
+	_engine.reset_engine()
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+async def test_a_new_message_on_a_waiting_thread_cancels_its_durable_run(durable: str) -> None:
+	"""The durable run parked on a question is cancelled by the engine: no longer pending, and
+	an answer to it (``openmolt answer``) is refused."""
+	from openmolt_core.errors import OpenMoltError
+
+	om = OpenMolt(durability=durable, entry_points=False)
+	model = ScriptedModel([ask_human("Which city?"), finish("new run")])
+	async with serving(model, om) as (crm, _, _):
+		await run(crm, run_input("Weather?"))
+		(parked,) = await om.pending()
+		await run(crm, run_input("Forget it"))
+		assert [p.run_id for p in await om.pending()] == []
+		with pytest.raises(OpenMoltError):
+			await om.answer(parked.run_id, "Oslo")
+	await om.aclose()
