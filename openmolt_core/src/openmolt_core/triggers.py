@@ -34,21 +34,24 @@ it does not know is tainted (fail closed).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
-from typing import Annotated, Literal, get_args
+from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.options import Options, options_config
 
 __all__ = [
+	"DEFAULT_CALLER",
 	"DEFAULT_HMAC_HEADER",
 	"DEFAULT_TOLERANCE",
 	"TRIGGER_KINDS",
 	"TRIGGER_TRUST",
 	"A2ATrigger",
 	"AguiTrigger",
+	"CallerToken",
 	"Channel",
 	"Scheme",
 	"SlackChannel",
@@ -206,12 +209,53 @@ class WebhookTrigger(_Model):
 	)
 
 
+DEFAULT_CALLER = "default"
+"""The name of the caller of a single ``token``/``tokenEnv`` (and of a ``callers`` entry so
+named): its A2A tasks, contexts and AG-UI threads keep the ids they had before callers existed."""
+
+_CALLER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class CallerToken(_Model):
+	"""One caller of an A2A server or an AG-UI endpoint (a front end, a partner agent).
+
+	It has a token of its own, and sees only its own A2A tasks and contexts and AG-UI threads.
+	"""
+
+	token: str | None = Field(
+		default=None,
+		description="The caller's bearer token (prefer tokenEnv: never check it in).",
+	)
+	token_env: str | None = Field(
+		default=None,
+		description="The environment variable holding the caller's bearer token.",
+	)
+
+	@model_validator(mode="after")
+	def _one_token(self) -> CallerToken:
+		if self.token is not None and self.token_env:
+			raise ValueError("give the caller's token or its tokenEnv, not both")
+		if self.token is not None and not self.token.strip():
+			raise ValueError("token: the caller's token is empty; give it (or its tokenEnv)")
+		if self.token is None and not self.token_env:
+			raise ValueError(
+				"give the caller's tokenEnv (the environment variable holding its token)"
+			)
+		return self
+
+
 class _TokenTrigger(_Model):
 	# What A2A and AG-UI share: their callers send a bearer token (neither protocol signs
 	# requests), checked before anything runs, then a rate limit and a body cap, as webhooks.
 	token: str | None = Field(
 		default=None,
 		description="The bearer token callers send (prefer tokenEnv: never check it in).",
+	)
+	callers: dict[str, CallerToken] | None = Field(
+		default=None,
+		description="Callers with a token each, by name (letters, digits, - and _): each sees "
+		"only its own tasks, contexts and threads. Instead of token/tokenEnv; a caller named "
+		"default keeps the ids of the single token's.",
 	)
 	rate_limit: int = Field(
 		default=60, ge=1, description="Runs it may start per minute (bursts up to as many)."
@@ -222,6 +266,26 @@ class _TokenTrigger(_Model):
 		le=50_000_000,
 		description="The largest request body accepted, in bytes (larger: 413).",
 	)
+
+	@model_validator(mode="after")
+	def _callers_or_token(self) -> _TokenTrigger:
+		if self.callers is None:
+			return self
+		if self.token is not None or getattr(self, "token_env", None):
+			raise ValueError(
+				"give either token/tokenEnv (one caller) or callers (a token each), not both: "
+				f"to keep the token you have, make it the caller {DEFAULT_CALLER!r} "
+				f"(callers.{DEFAULT_CALLER}.tokenEnv), whose tasks and threads stay as they were"
+			)
+		if not self.callers:
+			raise ValueError("callers: name at least one caller and its tokenEnv")
+		for name in self.callers:
+			if not _CALLER_NAME.match(name):
+				raise ValueError(
+					f"callers: {name!r} is not a caller name; use 1 to 64 letters, digits, "
+					"'-' and '_'"
+				)
+		return self
 
 
 class A2ATrigger(_TokenTrigger):
@@ -368,7 +432,13 @@ Channel = Annotated[TelegramChannel | SlackChannel, Field(discriminator="type")]
 
 
 class Triggers(_Model):
-	"""An agent's triggers: a webhook, chat channels, an A2A server, an AG-UI endpoint."""
+	"""An agent's triggers: a webhook, chat channels, an A2A server, an AG-UI endpoint.
+
+	Its errors leave out their input (which may hold a secret given as is: a token, the
+	settings of an A2A server's callers); each message names the key and the fix.
+	"""
+
+	model_config: ClassVar[ConfigDict] = ConfigDict(**options_config(), hide_input_in_errors=True)
 
 	webhook: WebhookTrigger | None = None
 	channels: list[Channel] = Field(default_factory=list)

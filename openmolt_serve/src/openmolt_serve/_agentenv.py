@@ -113,4 +113,5 @@ def check_distinct(agents: Iterable[tuple[str, Triggers]]) -> None:
 
 def _given(config: object) -> bool:
 	"""Whether a trigger names its secret itself (a value, or a variable of its choice)."""
-	return any(getattr(config, a, None) for a in ("secret", "secret_env", "token", "token_env"))
+	names = ("secret", "secret_env", "token", "token_env", "callers")  # callers: a token each
+	return any(getattr(config, a, None) for a in names)

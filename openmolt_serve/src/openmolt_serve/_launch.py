@@ -24,7 +24,7 @@ from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, started_
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import RunResult, RunState
 from openmolt_core.taint import untrusted_input
-from openmolt_core.triggers import starting_taint
+from openmolt_core.triggers import DEFAULT_CALLER, starting_taint
 from openmolt_serve._recent import recent
 
 if TYPE_CHECKING:
@@ -103,8 +103,12 @@ def run_id_for(kind: str, agent: str, delivery: str | None, *, scope: str | None
 	return f"{scope_prefix(kind, agent, scope)}{tail}"
 
 
-def session_id(kind: str, agent: str, key: str) -> str:
+def session_id(kind: str, agent: str, key: str, *, caller: str = DEFAULT_CALLER) -> str:
 	"""The session of one conversation a surface serves: ``<kind>:<agent>:<key>``.
+
+	A conversation of a named caller of A2A or AG-UI (`openmolt_serve._token`) is
+	``<kind>:<agent>:<caller>:<key>``: two callers using one context or thread id never share
+	it. `DEFAULT_CALLER`'s keeps the id without a caller (the sessions it had before callers).
 
 	The agent's name and the key (a thread, a chat, a context id) may hold a ``:`` (an agent
 	named for its model, ``openai:gpt-5-mini``): each writes ``%`` as ``%25``, ``:`` as ``%3A``
@@ -116,7 +120,10 @@ def session_id(kind: str, agent: str, key: str) -> str:
 		kind: The surface (``agui``, ``a2a``, ``hook``, a chat channel's type).
 		agent: The agent's name.
 		key: The conversation's id on that surface.
+		caller: Whose conversation it is (A2A, AG-UI).
 	"""
+	if caller != DEFAULT_CALLER:
+		return f"{kind}:{_escaped(agent)}:{_escaped(caller)}:{_escaped(key)}"
 	return f"{kind}:{_escaped(agent)}:{_escaped(key)}"
 
 

@@ -8,17 +8,18 @@ entry that is not busy is forgotten.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 __all__ = ["recent"]
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 
 def recent(
-	kept: OrderedDict[str, T],
-	key: str,
+	kept: OrderedDict[K, T],
+	key: K,
 	make: Callable[[], T],
 	*,
 	most: int,

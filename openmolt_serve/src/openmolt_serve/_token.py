@@ -7,6 +7,13 @@ the body must fit the cap (``413``) and arrive in time (``408``) before the toke
 caller with the right token counts against the rate limit (``429`` with ``Retry-After``), so
 strangers cannot use up the limit of the real one. The token is one of the instance's secrets
 (`openmolt_core.secrets`): masked in logs, runs and the viewer.
+
+A trigger may name several callers (``"callers": {"crm": {"tokenEnv": "CRM_A2A_TOKEN"}}``), each
+with a token of its own; a single ``token``/``tokenEnv`` is one caller named `DEFAULT_CALLER`.
+The presented token is compared with every caller's (each comparison in constant time, all of
+them made whichever matches, so the time says nothing of which one did); the caller found is
+handed to the route (`caller_of`), and each caller has its own rate limit. The protocols bind
+what a caller starts to it (`openmolt_serve.a2a`, `openmolt_serve.agui`).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import hmac
 import logging
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,8 +29,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import register_key
-from openmolt_core.triggers import A2ATrigger, AguiTrigger
+from openmolt_core.triggers import DEFAULT_CALLER, A2ATrigger, AguiTrigger, secret_from
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
 from openmolt_serve._limits import RateLimit
@@ -31,7 +39,7 @@ from openmolt_serve._limits import RateLimit
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["TokenGuard", "token_env"]
+__all__ = ["DEFAULT_CALLER", "TokenGuard", "caller_of", "token_env"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -49,6 +57,20 @@ def token_env(agent: str, kind: str) -> str:
 	return agent_env(agent, f"{kind}Token")
 
 
+def caller_of(request: Request) -> str:
+	"""The caller `TokenGuard` admitted the request for (`DEFAULT_CALLER` if it set none).
+
+	Args:
+		request: A request the guard admitted (the scope's ``state`` carries the name).
+	"""
+	name = request.scope.get("state", {}).get(_STATE_KEY)
+	return name if isinstance(name, str) and name else DEFAULT_CALLER
+
+
+_STATE_KEY = "openmolt_caller"
+"""Where in the request's ``state`` the guard writes the caller's name."""
+
+
 @dataclass
 class TokenGuard:
 	"""One agent's gate for one protocol.
@@ -56,53 +78,125 @@ class TokenGuard:
 	Args:
 		agent: The agent behind it.
 		kind: ``a2a`` or ``agui`` (for messages).
-		token: The token callers must send (read from the environment by `create`).
-		rate_limit: Requests a minute.
+		token: The token of the one caller `DEFAULT_CALLER` ("" when ``callers`` names them all).
+		rate_limit: Requests a minute, for each caller.
 		max_body: The largest body, in bytes.
 		body_timeout: Seconds a body may take to arrive.
+		callers: Each caller's token, by the caller's name (read from the environment by
+			`create`).
+
+	Raises:
+		ConfigurationError: No token at all, an empty one, two callers with one token, or a
+			``token`` besides a caller named `DEFAULT_CALLER`.
 	"""
 
 	agent: Agent
 	kind: str
-	token: str = field(repr=False)
+	token: str = field(default="", repr=False)
 	rate_limit: int = 60
 	max_body: int = 1_000_000
 	body_timeout: float = BODY_TIMEOUT
-	limit: RateLimit = field(init=False, repr=False)
+	callers: Mapping[str, str] = field(default_factory=dict, repr=False)
+	tokens: dict[str, str] = field(init=False, repr=False)
+	"""Every caller's token, by name (the single ``token`` is `DEFAULT_CALLER`'s)."""
+	limits: dict[str, RateLimit] = field(init=False, repr=False)
+	"""Each caller's rate limit, by name."""
 
 	def __post_init__(self) -> None:
-		register_key(self.agent.om, self.token)  # for the instance's life, however it was made
-		self.limit = RateLimit(self.rate_limit)
+		tokens = dict(self.callers)
+		if self.token:
+			if DEFAULT_CALLER in tokens:
+				raise ConfigurationError(
+					f"the {self.kind} token of {self.agent.name!r} is given twice, as token and "
+					f"as callers.{DEFAULT_CALLER}: give one"
+				)
+			tokens[DEFAULT_CALLER] = self.token
+		for token in tokens.values():  # registered first: no error below may show one
+			if token:
+				register_key(self.agent.om, token)  # for the instance's life, however made
+		if not tokens:
+			raise ConfigurationError(
+				f"the {self.kind} token of {self.agent.name!r} is not set: give token/tokenEnv "
+				"or callers"
+			)
+		owners: dict[str, str] = {}
+		for name, token in tokens.items():
+			if not token.strip():
+				raise ConfigurationError(
+					f"the {self.kind} token of caller {name!r} of {self.agent.name!r} is empty: "
+					"set its variable to the token"
+				)
+			other = owners.setdefault(token, name)
+			if other != name:
+				raise ConfigurationError(
+					f"the {self.kind} callers {other!r} and {name!r} of {self.agent.name!r} have "
+					"the same token: give each caller a token of its own (the token names the "
+					"caller)"
+				)
+		self.tokens = tokens
+		self.limits = {name: RateLimit(self.rate_limit) for name in tokens}
 
 	@classmethod
 	def create(cls, agent: Agent, kind: str, config: A2ATrigger | AguiTrigger) -> TokenGuard:
-		"""Read the token (``token``, else ``tokenEnv``, else ``OPENMOLT_<AGENT>_<KIND>_TOKEN``).
+		"""Read the tokens: each caller's, or the one (`DEFAULT_CALLER`'s).
+
+		Each caller's is its ``token`` or ``tokenEnv`` (``callers``); the one token is ``token``,
+		else ``tokenEnv``, else ``OPENMOLT_<AGENT>_<KIND>_TOKEN``.
 
 		Raises:
-			ConfigurationError: The token is not set.
+			ConfigurationError: A token is not set (the message names the variable to
+				export), empty, or two callers share one.
 		"""
+		if config.callers:
+			tokens = {
+				name: secret_from(
+					given.token,
+					given.token_env,
+					what=f"the {kind} token of caller {name!r} of {agent.name!r} "
+					f"(callers.{name}.tokenEnv)",
+				)
+				for name, given in config.callers.items()
+			}
+			return cls(agent, kind, "", config.rate_limit, config.max_body, callers=tokens)
 		what = f"the {kind} token of {agent.name!r}"
 		token = agent_secret(
 			config.token, config.token_env, agent=agent.name, key=f"{kind}Token", what=what
 		)
 		return cls(agent, kind, token, config.rate_limit, config.max_body)
 
-	def authorized(self, request: Request) -> bool:
-		"""Whether the request carries the token (compared in constant time)."""
+	def caller(self, request: Request) -> str | None:
+		"""The caller whose token the request carries, or None.
+
+		The token is compared with every caller's, each in constant time and all of them
+		whichever matches: how long it takes says nothing of which caller's it is.
+		"""
 		scheme, _, given = request.headers.get("authorization", "").partition(" ")
 		if scheme.lower() != "bearer" or not given.strip():
-			return False
-		return hmac.compare_digest(given.strip().encode(), self.token.encode())
+			return None
+		presented = given.strip().encode()
+		found: str | None = None
+		for name, token in self.tokens.items():
+			matched = hmac.compare_digest(presented, token.encode())
+			found = name if matched else found
+		return found
+
+	def authorized(self, request: Request) -> bool:
+		"""Whether the request carries a caller's token (compared in constant time)."""
+		return self.caller(request) is not None
 
 	async def admit(self, request: Request) -> tuple[bytes, Response | None]:
-		"""Read the body and check the request: ``(body, None)`` to go on, else the refusal."""
+		"""Read the body and check the request: ``(body, None)`` to go on, else the refusal.
+
+		A request admitted names its caller in its scope's ``state`` (`caller_of`).
+		"""
 		try:
 			body = await read_body(request, self.max_body, within=self.body_timeout)
 		except TooLarge:
 			return b"", _error(413, f"the body is larger than {self.max_body} bytes", "too_large")
 		except SlowBody:
 			return b"", _error(408, "the body took too long to arrive", "slow")
-		if not self.authorized(request):
+		caller = self.caller(request)
+		if caller is None:
 			log.info("%s request for %s refused: no valid bearer token", self.kind, self.agent.name)
 			refusal = _error(
 				401,
@@ -118,11 +212,12 @@ class TokenGuard:
 				return b"", _error(422, str(exc), "too_deep")
 			except ValueError:
 				pass  # not JSON: the protocol's own handler says what is wrong with it
-		wait = self.limit.take()
+		wait = self.limits[caller].take()
 		if wait:
 			refusal = _error(429, f"too many requests: at most {self.rate_limit} a minute", "rate")
 			refusal.headers["Retry-After"] = str(math.ceil(wait))
 			return b"", refusal
+		request.scope.setdefault("state", {})[_STATE_KEY] = caller  # for the route: caller_of
 		return body, None
 
 	def wrap(self, app: ASGIApp, *, open_paths: Collection[str] = ()) -> ASGIApp:

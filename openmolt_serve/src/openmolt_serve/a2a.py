@@ -11,7 +11,13 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
 
 - A message starts a task, whose run starts tainted (kind ``a2a``: another agent wrote it). Its
   ``contextId`` is a session (``a2a:<agent>:<context>``), so later tasks of one context see the
-  earlier turns. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
+  earlier turns.
+- With ``callers`` (a token each, `openmolt_serve._token`) a task is its caller's: each call's
+  a2a-sdk ``user`` is its caller (`Caller`), whose tasks the SDK's task store keeps apart (in
+  memory and in the task file, across a restart), so another caller's ``GetTask``,
+  ``CancelTask``, ``SubscribeToTask``, message or answer is "task not found" and ``ListTasks``
+  lists the caller's own; a context is the caller's too (``a2a:<agent>:<caller>:<context>``).
+  The caller ``default`` (a single ``token``) keeps the ids of before callers. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
   media type the card does not list is refused (``-32005``).
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
@@ -55,6 +61,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from a2a.auth.user import User
 from a2a.helpers.proto_helpers import (
 	get_data_parts,
 	get_text_parts,
@@ -66,7 +73,11 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event, EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+	DefaultServerCallContextBuilder,
+	create_agent_card_routes,
+	create_jsonrpc_routes,
+)
 from a2a.server.tasks import TaskUpdater
 from a2a.server.tasks.task_manager import append_artifact_to_task
 from a2a.types import (
@@ -96,6 +107,7 @@ from a2a.utils.constants import (
 )
 from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
+from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from openmolt_core.accounts import authorization_requests
@@ -109,7 +121,7 @@ from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Sessions, connect_text, run_id_for, run_trigger, session_id
-from openmolt_serve._token import TokenGuard
+from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -248,10 +260,56 @@ def a2a_server(
 		agent_card=card,
 		validate_input_modes=True,  # a part of a type the card does not take: -32005
 	)
-	jsonrpc = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)  # 0.3's method names
+	jsonrpc = create_jsonrpc_routes(
+		handler,
+		"/",
+		context_builder=_CallerContext(),  # each call's user is its caller: tasks are theirs
+		enable_v0_3_compat=True,  # 0.3's method names
+	)
 	routes = [*create_agent_card_routes(card), *jsonrpc]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
 	return A2AServer(app, handler, tasks)
+
+
+class Caller(User):
+	"""The a2a-sdk user of a call: the caller `TokenGuard` admitted it for.
+
+	The SDK's task store keeps each user's tasks apart (its owner is the user's name): a
+	caller's ``GetTask``, ``CancelTask``, ``SubscribeToTask``, ``ListTasks`` and messages reach
+	its own tasks only, another's being "task not found", as an unknown id is. The owner of
+	`DEFAULT_CALLER` is ``""``, the SDK's owner of a call without a user: tasks kept before
+	callers existed stay its.
+
+	Args:
+		name: The caller's name.
+	"""
+
+	def __init__(self, name: str) -> None:
+		self.name = name
+
+	@property
+	def is_authenticated(self) -> bool:
+		"""Always: the token was checked before the call was built."""
+		return True
+
+	@property
+	def user_name(self) -> str:
+		"""The owner of the caller's tasks (``""`` for `DEFAULT_CALLER`)."""
+		return "" if self.name == DEFAULT_CALLER else self.name
+
+
+class _CallerContext(DefaultServerCallContextBuilder):
+	"""Builds each call's context with its caller as the user (the SDK's way to scope tasks)."""
+
+	def build_user(self, request: Request) -> User:
+		"""The caller the token guard admitted the request for."""
+		return Caller(caller_of(request))
+
+
+def call_caller(context: ServerCallContext | None) -> str:
+	"""The caller of an A2A call (`DEFAULT_CALLER` for a call built without one)."""
+	user = context.user if context is not None else None
+	return user.name if isinstance(user, Caller) else DEFAULT_CALLER
 
 
 class _Handler(DefaultRequestHandler):
@@ -545,7 +603,14 @@ class OpenMoltExecutor(AgentExecutor):
 					resume=parked,
 					# after a consent the run goes on, asking its accounts again: no answer
 					answer=said if parked is not None and not connecting else None,
-					session=self.sessions(session_id("a2a", self.agent.name, context_id)),
+					session=self.sessions(
+						session_id(
+							"a2a",
+							self.agent.name,
+							context_id,
+							caller=call_caller(context.call_context),
+						)
+					),
 					attachments=attachments if parked is None else (),
 				)
 		except RunError as exc:

@@ -15,6 +15,11 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 - **Threads**: each ``threadId`` is a session (`openmolt_core.sessions`, id
   ``agui:<agent>:<thread>``): the agent sees the thread's earlier turns, so a client sends only
   what is new (the last message, a user's, is the input; ``context`` items ride along with it).
+- **Callers**: with ``callers`` (a token each, `openmolt_serve._token`), a thread is its
+  caller's: another caller's request with the same ``threadId`` is another thread (session
+  ``agui:<agent>:<caller>:<thread>``), which neither reads the first's turns nor answers its
+  interrupts (its ``resume`` is refused, 409: that thread waits for nothing). The caller
+  ``default`` (and a single ``token``) keeps the id without a caller.
 - **Interrupts**: a run that asks a question, waits for an approval, or waits for its user to
   connect an account (reason ``authorization``: the message holds the consent links), ends with
   ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
@@ -22,6 +27,10 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
   answer; an approval's is ``{"approved": true|false, "reason"?, "input"?}``, accepted only with
   ``decideApprovals: true`` (otherwise the operator decides in the run viewer); an
   authorization's entry (any payload) says the user connected: the run goes on.
+- **A new message on a thread whose run waits** (a request without ``resume``) gives that run
+  up: it is cancelled where it is kept (this endpoint's memory, the run store, the durable
+  store), so nothing resumes it later (a late ``resume``, the run viewer, ``openmolt answer``),
+  and the message starts a new run on the thread.
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
+from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import (
 	MAPPED,
@@ -66,7 +76,7 @@ from openmolt_serve._agui_events import (
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._recent import recent
-from openmolt_serve._token import TokenGuard
+from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
 
 if TYPE_CHECKING:
 	from anyio.streams.memory import MemoryObjectSendStream
@@ -150,7 +160,8 @@ class AguiEndpoint:
 		self.config = config
 		self.launcher = launcher
 		self.guard = guard or TokenGuard.create(agent, "agui", config)
-		self.threads: OrderedDict[str, _Thread] = OrderedDict()
+		self.threads: OrderedDict[str | tuple[str, str], _Thread] = OrderedDict()
+		"""The threads by id (`DEFAULT_CALLER`'s) or by ``(caller, id)``, least recent first."""
 		self.redact = Redactor(known=agent.om.secrets)
 
 	async def handle(self, request: Request) -> Response:
@@ -164,20 +175,29 @@ class AguiEndpoint:
 			return _error(422, f"not an AG-UI RunAgentInput: {_first(exc)}", "invalid")
 		if len(given.thread_id) > MAX_THREAD_ID:
 			return _error(422, f"threadId: at most {MAX_THREAD_ID} characters", "invalid")
-		thread = self._thread(given.thread_id)
+		caller = caller_of(request)
+		thread = self._thread(given.thread_id, caller)
 		try:
 			start = self._start(given, thread)
 		except _Refused as exc:
 			return _error(exc.status, str(exc), exc.reason)
 		encoder = EventEncoder(accept=request.headers.get("accept", ""))
 		return StreamingResponse(
-			self._stream(given, thread, start, encoder),
+			self._stream(given, thread, start, encoder, caller),
 			media_type=encoder.get_content_type(),
 			headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
 		)
 
-	def _thread(self, thread_id: str) -> _Thread:
-		return recent(self.threads, thread_id, _Thread, most=MAX_THREADS, busy=lambda t: t.busy)
+	def _thread(self, thread_id: str, caller: str = DEFAULT_CALLER) -> _Thread:
+		"""The caller's thread of this id (two callers' never meet).
+
+		`DEFAULT_CALLER`'s is kept by its id, another caller's by ``(caller, id)``.
+		"""
+		key: str | tuple[str, str] = thread_id if caller == DEFAULT_CALLER else (caller, thread_id)
+		return recent(self.threads, key, _Thread, most=MAX_THREADS, busy=lambda t: t.busy)
+
+	def _session(self, thread_id: str, caller: str) -> str:
+		return session_id("agui", self.agent.name, thread_id, caller=caller)
 
 	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
 		if not given.resume:
@@ -237,7 +257,12 @@ class AguiEndpoint:
 		return _Start(resume=parked, decisions=decisions)
 
 	async def _stream(
-		self, given: RunAgentInput, thread: _Thread, start: _Start, encoder: EventEncoder
+		self,
+		given: RunAgentInput,
+		thread: _Thread,
+		start: _Start,
+		encoder: EventEncoder,
+		caller: str = DEFAULT_CALLER,
 	) -> AsyncIterator[str]:
 		events = AguiEvents(given.thread_id, given.run_id, self.redact)
 		send, receive = anyio.create_memory_object_stream[BaseEvent](math.inf)
@@ -255,11 +280,18 @@ class AguiEndpoint:
 				for event in [*events.started(start.resume.plan, given.state), _gone()]:
 					yield encoder.encode(event)
 				return
-			thread.parked = None
+			given_up, thread.parked = thread.parked, None
+			if start.resume is None and given_up is not None:
+				await self._give_up(given_up.run_id)  # a new message: never resumed later
+			scope = (
+				given.thread_id
+				if caller == DEFAULT_CALLER
+				else self._session(given.thread_id, caller)
+			)
 			run_id = (
 				start.resume.run_id
 				if start.resume is not None
-				else run_id_for("agui", self.agent.name, None, scope=given.thread_id)
+				else run_id_for("agui", self.agent.name, None, scope=scope)
 			)
 			plan = start.resume.plan if start.resume is not None else []
 			for event in events.started(plan, given.state):
@@ -298,9 +330,7 @@ class AguiEndpoint:
 					decision=start.decisions or None,
 					attachments=start.attachments,
 					done=done,
-					session=self.launcher.sessions(
-						session_id("agui", self.agent.name, given.thread_id)
-					),
+					session=self.launcher.sessions(self._session(given.thread_id, caller)),
 				)
 				async with receive:
 					async for out in receive:
@@ -322,6 +352,35 @@ class AguiEndpoint:
 				turn.give_back()
 			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run
 				log.info("AG-UI run %s of %s stopped: its client left", run_id, self.agent.name)
+
+	async def _give_up(self, run_id: str) -> None:
+		"""Cancel a thread's parked run where it is kept: a new message on the thread came.
+
+		Out of memory already (the caller cleared it); marked ``cancelled`` in the run store;
+		cancelled in the durable store if it waits there (the engine's cancel). Failures are
+		logged: the new message runs anyway.
+		"""
+		log.info(
+			"AG-UI run %s of %s given up: a new message on its thread", run_id, self.agent.name
+		)
+		om = OpenMolt.of(self.agent)
+		if om.run_store is not None:
+			try:
+				await om.run_store.cancel_parked(
+					run_id, "given up: a new message came on its AG-UI thread"
+				)
+			except Exception as exc:
+				log.warning(
+					"AG-UI: could not cancel the parked run %s in the store: %s", run_id, exc
+				)
+		if om.durability is None:
+			return
+		try:
+			waiting = await om.pending(agent=self.agent.name)
+			if any(p.run_id == run_id for p in waiting):
+				await om.cancel(run_id)
+		except Exception as exc:
+			log.warning("AG-UI: could not cancel the durable run %s: %s", run_id, exc)
 
 
 @contextlib.contextmanager
