@@ -114,3 +114,20 @@ def test_a_callers_token_is_masked_in_the_triggers_repr() -> None:
 	triggers = Triggers.model_validate({"a2a": {"callers": {"crm": {"token": token}}}})
 	assert token not in repr(triggers)
 	assert token not in str(triggers)
+
+
+def test_a_request_no_guard_admitted_is_nobody_not_the_default_caller() -> None:
+	"""Unknown at the seam is unsafe: a request without an admitted caller (an open path) and an
+	A2A call built without one own nothing of the default caller's (tasks, contexts, threads)."""
+	from starlette.requests import Request
+
+	from openmolt_serve._token import DEFAULT_CALLER, NOBODY, caller_of
+	from openmolt_serve.a2a import Caller, call_caller
+
+	bare = Request({"type": "http", "method": "GET", "path": "/", "headers": []})
+	assert caller_of(bare) == NOBODY != DEFAULT_CALLER
+	assert call_caller(None) == NOBODY
+	assert Caller(NOBODY).user_name not in ("", DEFAULT_CALLER)
+	admitted = Request({"type": "http", "method": "POST", "path": "/", "headers": [], "state": {}})
+	admitted.scope["state"]["openmolt_caller"] = DEFAULT_CALLER
+	assert caller_of(admitted) == DEFAULT_CALLER

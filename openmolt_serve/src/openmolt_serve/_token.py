@@ -39,7 +39,7 @@ from openmolt_serve._limits import RateLimit
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["DEFAULT_CALLER", "TokenGuard", "caller_of", "token_env"]
+__all__ = ["DEFAULT_CALLER", "NOBODY", "TokenGuard", "caller_of", "token_env"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -58,13 +58,22 @@ def token_env(agent: str, kind: str) -> str:
 
 
 def caller_of(request: Request) -> str:
-	"""The caller `TokenGuard` admitted the request for (`DEFAULT_CALLER` if it set none).
+	"""The caller `TokenGuard` admitted the request for.
+
+	A request the guard did not admit (one of its open paths: the agent card) is nobody's: a
+	name no caller can have (`NOBODY`), which owns no task, context or thread of anyone's.
+	Unknown at a security seam is unsafe: never the default caller's.
 
 	Args:
 		request: A request the guard admitted (the scope's ``state`` carries the name).
 	"""
 	name = request.scope.get("state", {}).get(_STATE_KEY)
-	return name if isinstance(name, str) and name else DEFAULT_CALLER
+	return name if isinstance(name, str) else NOBODY
+
+
+NOBODY = "(nobody)"
+"""The caller of a request no guard admitted: no configured caller's name (they are letters,
+digits, ``-`` and ``_``)."""
 
 
 _STATE_KEY = "openmolt_caller"

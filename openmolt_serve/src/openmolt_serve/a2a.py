@@ -121,7 +121,7 @@ from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import Sessions, connect_text, run_id_for, run_trigger, session_id
-from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
+from openmolt_serve._token import DEFAULT_CALLER, NOBODY, TokenGuard, caller_of
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -307,9 +307,9 @@ class _CallerContext(DefaultServerCallContextBuilder):
 
 
 def call_caller(context: ServerCallContext | None) -> str:
-	"""The caller of an A2A call (`DEFAULT_CALLER` for a call built without one)."""
+	"""The caller of an A2A call; `NOBODY` for a call built without one (never the default's)."""
 	user = context.user if context is not None else None
-	return user.name if isinstance(user, Caller) else DEFAULT_CALLER
+	return user.name if isinstance(user, Caller) else NOBODY
 
 
 class _Handler(DefaultRequestHandler):
