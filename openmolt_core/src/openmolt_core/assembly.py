@@ -636,7 +636,7 @@ def _compaction(option: object) -> CompactionConfig | None:
 		return CompactionConfig(**given)
 	except TypeError as exc:
 		raise ConfigurationError(f"create_agent: compaction: {exc}") from exc
-	except ConfigurationError as exc:
+	except ValueError as exc:  # CompactionConfig's own check of a value
 		raise ConfigurationError(f"create_agent: {exc}") from None
 
 

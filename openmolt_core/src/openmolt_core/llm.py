@@ -13,8 +13,6 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from openmolt_core.errors import ConfigurationError
-
 __all__ = [
 	"DEFAULT_COMPACTION",
 	"DEFAULT_CONTEXT_WINDOW",
@@ -98,17 +96,18 @@ class CompactionConfig:
 	model: Any = None
 
 	def __post_init__(self) -> None:
+		# ValueError: the errors module imports this one (create_agent names the option).
 		for name, low in (("threshold_tokens", 1), ("keep_steps", 1), ("summary_words", 1)):
 			value = getattr(self, name)
 			if name == "threshold_tokens" and value is None:
 				continue
 			if not isinstance(value, int) or isinstance(value, bool) or value < low:
-				raise ConfigurationError(
+				raise ValueError(
 					f"compaction: {name} must be a whole number >= {low}, got {value!r}"
 				)
 		share = self.share
 		if not isinstance(share, int | float) or isinstance(share, bool) or not 0 < share <= 1:
-			raise ConfigurationError(
+			raise ValueError(
 				f"compaction: share must be a fraction of the context window, above 0 and at "
 				f"most 1 (0.6: compact at 60%), got {share!r}"
 			)
@@ -117,7 +116,7 @@ class CompactionConfig:
 			and not isinstance(self.model, str)
 			and not hasattr(self.model, "generate")
 		):
-			raise ConfigurationError(
+			raise ValueError(
 				"compaction: model must be a 'provider:model' id or a provider object, got "
 				f"{type(self.model).__name__}"
 			)
