@@ -110,3 +110,50 @@ def test_a_compaction_config_made_in_code_is_checked() -> None:
 		with pytest.raises(ValueError, match="compaction: "):
 			CompactionConfig(**wrong)
 	assert CompactionConfig(share=1, threshold_tokens=1000).share == 1
+
+
+def _agent() -> Any:
+	from openmolt_core.testing import ScriptedModel, finish
+
+	om = OpenMolt()
+	return om.create_agent(name="a", model=ScriptedModel([finish("ok")]), instructions="x")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+	("call", "match"),
+	[
+		(
+			lambda a: a.run("hi", attachments="receipt.pdf"),
+			r"attachments must be a list of Attachment",
+		),
+		(
+			lambda a: a.run("hi", attachments=5),
+			r"attachments must be a list of Attachment .*got int",
+		),
+		(
+			lambda a: a.run("hi", attachments=["receipt.pdf"]),
+			r"attachments\[0\] must be an Attachment",
+		),
+		(lambda a: a.run("hi", history="x"), r"history must be a saved run state .*got str"),
+		(lambda a: a.resume(None), r"resume: state must be a saved run state .*got NoneType"),
+		(lambda a: a.resume("x"), r"resume: state must be a saved run state"),
+	],
+)
+async def test_a_run_names_the_wrong_argument(call: Any, match: str) -> None:
+	"""A path given for an attachment, a state that is no state: named, nothing runs."""
+	agent = _agent()
+	with pytest.raises(ConfigurationError, match=match):
+		await call(agent)
+
+
+def test_agent_on_and_schedule_name_the_mistake() -> None:
+	"""A misspelt event gets its near name; a handler that is no function and a schedule given
+	as text are refused where they are given, not when the event or the time comes."""
+	agent = _agent()
+	with pytest.raises(ValueError, match=r"unknown event 'tool:cal'; did you mean 'tool:call'\?"):
+		agent.on("tool:cal", print)
+	with pytest.raises(TypeError, match=r"the handler must be a function .*got int"):
+		agent.on("tool:call", 5)
+	with pytest.raises(ConfigurationError, match=r"a schedule must be a dict, got str: e\.g\."):
+		agent.schedule("every 5 minutes")

@@ -85,8 +85,18 @@ class EventEmitter:
 			ValueError: The event name is unknown.
 		"""
 		if name not in EVENT_NAMES and name not in self.extra:
+			from openmolt_core._support.suggest import typo_of
+
+			known = EVENT_NAMES | self.extra
+			close = typo_of(name, known) if isinstance(name, str) else None
+			hint = f"did you mean {close!r}? " if close else ""
 			raise ValueError(
-				f"unknown event {name!r}; use one of: {', '.join(sorted(EVENT_NAMES | self.extra))}"
+				f"unknown event {name!r}; {hint}use one of: {', '.join(sorted(known))}"
+			)
+		if not callable(handler):
+			raise TypeError(
+				f"on({name!r}, ...): the handler must be a function (sync or async) taking the "
+				f"event, got {type(handler).__name__}"
 			)
 		if self.handlers is None:
 			self.handlers = {}

@@ -915,6 +915,11 @@ class Agent:
 			state.ext[KEY] = {"listed": dict(self._static[2])}
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
 		first = self.first_message(input, state, earlier)
+		if attachments and (
+			type(attachments) not in (list, tuple)
+			or not all(type(a) is Attachment for a in attachments)
+		):
+			_attachments(attachments)
 		state.messages.append(Message("user", first, list(attachments)))
 
 	def _joined(self, method: str, keyword: str, given: Any) -> tuple[CallWrap, Any]:
@@ -1028,7 +1033,7 @@ class Agent:
 		"""
 		joined = None if session is None else self._joined("resume", "session", session)
 		await self._refresh_tools()
-		loaded = _load(state)
+		loaded = _load(state, "resume: state")
 		self._keep_listed(loaded)  # what follows reads its tools
 		kind = (loaded.pending or {}).get("kind")
 		if kind is None:
@@ -1091,7 +1096,7 @@ class Agent:
 		Raises:
 			ConfigurationError: The state waits for no approval.
 		"""
-		loaded = _load(state)
+		loaded = _load(state, "approval_requests: state")
 		pending = loaded.pending or {}
 		owner = _parker(self._hooks, pending, self.name)
 		if owner is None:
@@ -1307,7 +1312,11 @@ class Agent:
 				"start", start, encode=RunState.to_dict, decode=RunState.from_dict
 			)
 		return await self._drive(
-			_load(state), answer=answer, decisions=decisions, link=parent, port=port
+			_load(state, "execute: state"),
+			answer=answer,
+			decisions=decisions,
+			link=parent,
+			port=port,
 		)
 
 	async def _drive(
@@ -2270,6 +2279,27 @@ def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBud
 	return anyio.move_on_after(max(deadline - port.now(), 0.0))
 
 
+def _attachments(given: object) -> None:
+	"""Refuse ``attachments`` that are not a list of `Attachment` objects (a path is no file)."""
+	from openmolt_core._support.docs import docs_url
+
+	entries = given if isinstance(given, list | tuple) else None
+	wrong = (
+		given
+		if entries is None
+		else next((a for a in entries if not isinstance(a, Attachment)), None)
+	)
+	if wrong is None:
+		return  # a list of Attachment objects (of a subclass)
+	what = "attachments" if entries is None else f"attachments[{entries.index(wrong)}]"
+	raise ConfigurationError(
+		f"run: {what} must be {'a list of Attachment objects' if entries is None else 'an Attachment'} "
+		f"(media_type, data as base64, name), got {type(wrong).__name__}; read a file into "
+		"one: Attachment(media_type='application/pdf', data=base64.b64encode(Path(p)"
+		f".read_bytes()).decode(), name=p) ({docs_url('guides/attachments.md')})"
+	)
+
+
 def _for_user(
 	history: RunState | Mapping[str, Any] | None, user: str | None, parent: CallingRun | None
 ) -> RunState | Mapping[str, Any] | None:
@@ -2311,10 +2341,15 @@ def _masked_history(state: RunState, redact: Redactor) -> None:
 			state.memory[key] = redact(value)
 
 
-def _load(state: RunState | Mapping[str, Any]) -> RunState:
+def _load(state: RunState | Mapping[str, Any], where: str = "history") -> RunState:
 	if isinstance(state, RunState):
 		return state
+	if not isinstance(state, Mapping):
+		raise ConfigurationError(
+			f"{where} must be a saved run state (result.state, or its dict: state.to_dict()), "
+			f"got {type(state).__name__}"
+		)
 	try:
 		return RunState.from_dict(dict(state))
 	except ValueError as exc:
-		raise ConfigurationError(f"history: {exc}") from exc
+		raise ConfigurationError(f"{where}: {exc}") from exc

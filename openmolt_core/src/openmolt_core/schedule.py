@@ -159,6 +159,12 @@ def parse_schedule(
 	"""
 	if isinstance(spec, IntervalSchedule | DailySchedule | CronSchedule):
 		return spec
+	if not isinstance(spec, Mapping):
+		raise ConfigurationError(
+			f"a schedule must be a dict, got {type(spec).__name__}: e.g. {{'type': 'interval', "
+			"'value': 300}, {'type': 'daily', 'hour': 9} or {'type': 'cron', 'expression': "
+			"'0 9 * * 1-5'}"
+		)
 	try:
 		return _adapter().validate_python(dict(spec))
 	except ValidationError as exc:
