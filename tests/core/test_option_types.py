@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from openmolt import OpenMolt
+from openmolt import FunctionTool, OpenMolt
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.llm import CompactionConfig
 
@@ -157,3 +157,31 @@ def test_agent_on_and_schedule_name_the_mistake() -> None:
 		agent.on("tool:call", 5)
 	with pytest.raises(ConfigurationError, match=r"a schedule must be a dict, got str: e\.g\."):
 		agent.schedule("every 5 minutes")
+
+
+@pytest.mark.parametrize(
+	("made", "match"),
+	[
+		(lambda: FunctionTool(5, "d", _echo), r"handle must be the tool's name \(text\), got 5"),
+		(lambda: FunctionTool("t", None, _echo), r"description must be text .*got NoneType"),
+		(lambda: FunctionTool("t", "d", 5), r"function must be callable .*got int"),
+		(
+			lambda: FunctionTool("t", "d", _echo, input_schema={"type": "objekt"}),
+			r"input_schema is not a valid JSON Schema: input_schema: type: must be one of",
+		),
+		(
+			lambda: FunctionTool("t", "d", _echo, output_schema={"type": 5}),
+			r"output_schema is not a valid JSON Schema",
+		),
+		(lambda: FunctionTool.from_function(5), r"a tool is made from a function .*got int"),
+	],
+)
+def test_a_function_tool_names_what_is_wrong(made: Any, match: str) -> None:
+	"""A FunctionTool made wrong is refused when it is made, not when the model calls it (a schema
+	that is no JSON Schema was shown to the model and failed every call's check)."""
+	with pytest.raises(TypeError, match=match):
+		made()
+
+
+def _echo(input: dict[str, Any], context: Any) -> Any:
+	return input

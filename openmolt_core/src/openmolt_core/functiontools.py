@@ -34,6 +34,7 @@ import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, overload
 
@@ -132,6 +133,20 @@ class FunctionTool:
 	in_doubt: str | None = None
 
 	def __post_init__(self) -> None:
+		if not isinstance(self.handle, str) or not self.handle.strip():
+			raise TypeError(
+				f"FunctionTool: handle must be the tool's name (text), got {self.handle!r}"
+			)
+		if not isinstance(self.description, str):
+			raise TypeError(
+				f"FunctionTool {self.handle!r}: description must be text (what the tool does, for "
+				f"the model), got {type(self.description).__name__}"
+			)
+		if not callable(self.function):
+			raise TypeError(
+				f"FunctionTool {self.handle!r}: function must be callable as function(input, "
+				f"context), sync or async; got {type(self.function).__name__}"
+			)
 		if self.timeout is not None and (
 			not isinstance(self.timeout, int | float)
 			or isinstance(self.timeout, bool)
@@ -149,6 +164,8 @@ class FunctionTool:
 				f"FunctionTool {self.handle!r}: input_schema must be a JSON Schema dict or a "
 				f"pydantic model class, got {type(schema).__name__}"
 			)
+		elif not _GENERATED.get():
+			_check_schemas(self.handle, schema, self.output_schema)
 		if self.labels is not None:
 			self.labels = check_labels(self.labels, f"tool {self.handle!r}: labels")
 		if self.in_doubt is not None:
@@ -216,6 +233,24 @@ class FunctionTool:
 		if in_doubt is not None:
 			made.in_doubt = check_in_doubt(in_doubt, f"tool {made.handle!r}")
 		return made
+
+
+def _check_schemas(handle: str, given: dict[str, Any], output: Any) -> None:
+	"""Refuse an input schema (or output schema) that is not JSON Schema, naming the mistake.
+
+	A schema the model is shown and its calls are checked against: ``{"type": "objekt"}`` would
+	reach the model as is, and every call would then fail its check.
+	"""
+	from openmolt_core._support.metaschema import check_schema
+
+	for what, schema in (("input_schema", given), ("output_schema", output)):
+		if schema is None or (what == "output_schema" and not isinstance(schema, dict)):
+			continue
+		if problems := check_schema(schema):
+			raise TypeError(
+				f"FunctionTool {handle!r}: {what} is not a valid JSON Schema: "
+				+ "; ".join(f"{what}: {p}" for p in problems)
+			)
 
 
 def _through_model(model: type[BaseModel], function: ExecuteFn) -> ExecuteFn:
@@ -458,6 +493,10 @@ def _from_function(
 ) -> FunctionTool:
 	from pydantic import ConfigDict, TypeAdapter, create_model
 
+	if not callable(function):
+		raise TypeError(
+			f"a tool is made from a function (sync or async), got {type(function).__name__}"
+		)
 	# What carries the name, docstring and hints: a partial's function, a callable's __call__.
 	target: Any = function
 	while isinstance(target, functools.partial):
@@ -561,16 +600,24 @@ def _from_function(
 			result = [item async for item in result]
 		return _jsonable(result)
 
-	return FunctionTool(
-		handle=handle,
-		description=description or summary or handle,
-		function=call,
-		input_schema=schema,
-		output_schema=output_schema,
-		scopes=tuple(scopes),
-		labels=None if labels is None else tuple(labels),
-		timeout=timeout,
-	)
+	token = _GENERATED.set(True)  # its schemas come from pydantic: valid, not checked again
+	try:
+		return FunctionTool(
+			handle=handle,
+			description=description or summary or handle,
+			function=call,
+			input_schema=schema,
+			output_schema=output_schema,
+			scopes=tuple(scopes),
+			labels=None if labels is None else tuple(labels),
+			timeout=timeout,
+		)
+	finally:
+		_GENERATED.reset(token)
+
+
+_GENERATED: ContextVar[bool] = ContextVar("openmolt_generated_schemas", default=False)
+"""Whether the `FunctionTool` being made has schemas pydantic generated (`from_function`)."""
 
 
 def _jsonable(value: Any) -> Any:
