@@ -185,3 +185,18 @@ def test_a_function_tool_names_what_is_wrong(made: Any, match: str) -> None:
 
 def _echo(input: dict[str, Any], context: Any) -> Any:
 	return input
+
+
+def test_as_tool_names_what_is_wrong() -> None:
+	"""A sub-agent's tool with a name or description that is not text, or a schema that is no
+	JSON Schema, is refused when it is made."""
+	agent = _agent()
+	for options, match in (
+		({"name": 5}, r"as_tool: name must be text, got int 5"),
+		({"description": ["x"]}, r"as_tool: description must be text"),
+		({"input_schema": "task"}, r"as_tool: input_schema must be a JSON Schema dict, got str"),
+		({"input_schema": {"type": "objekt"}}, r"as_tool: input_schema is not a valid JSON Schema"),
+	):
+		with pytest.raises(ConfigurationError, match=match):
+			agent.as_tool(**options)
+	assert agent.as_tool(name="").handle == "a"  # empty: the agent's name, as before

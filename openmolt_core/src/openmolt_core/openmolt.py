@@ -854,7 +854,13 @@ class OpenMolt:
 		"""
 		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
 
-		return AgentTool(agent, name or "", description or "", dict(input_schema or TASK_SCHEMA))
+		schema = TASK_SCHEMA if input_schema is None else input_schema
+		return AgentTool(
+			agent,
+			"" if name is None else name,
+			"" if description is None else description,
+			dict(schema) if isinstance(schema, Mapping) else schema,
+		)
 
 	# built-in integrations ----------------------------------------------------------------
 

@@ -161,6 +161,24 @@ class AgentTool:
 		return nested_in_doubt(self.agent)
 
 	def __post_init__(self) -> None:
+		for what, value in (("name", self.handle), ("description", self.description)):
+			if not isinstance(value, str):
+				raise ConfigurationError(
+					f"as_tool: {what} must be text, got {type(value).__name__} {value!r}"
+				)
+		if not isinstance(self.input_schema, dict):
+			raise ConfigurationError(
+				f"as_tool: input_schema must be a JSON Schema dict, got "
+				f"{type(self.input_schema).__name__}"
+			)
+		if self.input_schema != TASK_SCHEMA:
+			from openmolt_core._support.metaschema import check_schema
+
+			if problems := check_schema(self.input_schema):
+				raise ConfigurationError(
+					"as_tool: input_schema is not a valid JSON Schema: "
+					+ "; ".join(f"input_schema: {p}" for p in problems)
+				)
 		self.output_schema = self.agent.output_schema
 		if not self.handle:
 			self.handle = _HANDLE.sub("_", self.agent.name).strip("_") or "agent"
