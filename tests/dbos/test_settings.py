@@ -37,6 +37,10 @@ def test_options_are_checked_by_name(tmp_path: Path) -> None:
 		parse_settings({"url": "x.sqlite", "lapse": -1})
 	with pytest.raises(ConfigurationError, match="not supported"):
 		parse_settings("mysql://db/runs")
+	# A url that is not text was made a SQLite file named "5" in the working directory.
+	with pytest.raises(ConfigurationError, match=r"durability\['url'\] must be a SQLite file's"):
+		parse_settings({"url": 5})
+	assert not Path("5").exists()
 
 
 def _beat(engine: object, executor_id: str, **options: object) -> Heartbeat:

@@ -147,7 +147,13 @@ def parse_settings(config: str | os.PathLike[str] | Mapping[str, Any]) -> Settin
 		raise ConfigurationError(
 			"durability: the dict needs 'url' (a SQLite file or postgresql://)"
 		)
-	values["url"] = _url(str(values["url"]))
+	url = values["url"]
+	if not isinstance(url, str | os.PathLike):
+		raise ConfigurationError(
+			f"durability['url'] must be a SQLite file's path or a postgresql:// URL, got "
+			f"{type(url).__name__} {url!r}"
+		)
+	values["url"] = _url(os.fspath(url))
 	for key in ("heartbeat", "lapse", "poll"):
 		if key in values:
 			values[key] = _number(key, values[key])
