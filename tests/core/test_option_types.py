@@ -200,3 +200,15 @@ def test_as_tool_names_what_is_wrong() -> None:
 		with pytest.raises(ConfigurationError, match=match):
 			agent.as_tool(**options)
 	assert agent.as_tool(name="").handle == "a"  # empty: the agent's name, as before
+
+
+def test_stores_name_a_path_that_is_not_one(tmp_path: Any) -> None:
+	"""A session or run store given a number for its path says so (was Python's TypeError)."""
+	from openmolt_core.runstore import RunStore
+	from openmolt_core.sessions import SQLiteSession
+
+	with pytest.raises(ConfigurationError, match=r"SQLiteSession path must be a file's path"):
+		SQLiteSession("chat-1", path=5)  # type: ignore[arg-type]
+	with pytest.raises(ConfigurationError, match=r"RunStore: path must be a file's path"):
+		RunStore(5)  # type: ignore[arg-type]
+	assert SQLiteSession("chat-1", path=tmp_path / "s.db").path == tmp_path / "s.db"
