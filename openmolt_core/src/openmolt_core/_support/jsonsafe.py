@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 __all__ = [
+	"CYCLE_NOTE",
 	"SHALLOW_DEPTH",
 	"UnsafeJson",
 	"encodable",
@@ -100,7 +101,8 @@ def loads(text: str) -> Any:
 def problem(value: Any) -> str | None:
 	"""Why a decoded value cannot be held by a state (a lone surrogate, a non-finite number).
 
-	Iterative, so a deeply nested value cannot make it recurse.
+	Iterative, so a deeply nested value cannot make it recurse; a value that contains itself (a
+	tool's result built in Python can) is a problem too, not an endless walk.
 
 	Args:
 		value: Decoded JSON.
@@ -109,8 +111,14 @@ def problem(value: Any) -> str | None:
 		The first problem with its path, or None when the value is fine.
 	"""
 	stack: list[tuple[Any, str]] = [(value, "")]
+	open_: set[int] = set()  # the containers being walked: the current one's enclosing ones
+	done: set[int] = set()  # containers checked whole (a value may hold one twice: no cycle)
 	while stack:
 		item, path = stack.pop()
+		if item is _LEAVE:
+			open_.discard(int(path))
+			done.add(int(path))
+			continue
 		if isinstance(item, str):
 			if _SURROGATE.search(item):
 				return f"{path or '(root)'}: {_SURROGATE_TEXT}"
@@ -121,15 +129,32 @@ def problem(value: Any) -> str | None:
 			return (
 				f"{path or '(root)'}: an integer of about {_digits(item)} digits, too long to write"
 			)
-		elif isinstance(item, dict):
-			for key, sub in item.items():
-				where = f"{path}.{key}" if path else str(key)
-				if isinstance(key, str) and _SURROGATE.search(key):
-					return f"{_SURROGATE.sub('?', where)}: the key {_SURROGATE_TEXT}"
-				stack.append((sub, where))
-		elif isinstance(item, list | tuple):
-			stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item))
+		elif isinstance(item, dict | list | tuple):
+			key = id(item)
+			if key in open_:
+				return f"{path or '(root)'}: {_CYCLE_TEXT}"
+			if key in done:
+				continue
+			open_.add(key)
+			stack.append((_LEAVE, str(key)))
+			if isinstance(item, dict):
+				for name, sub in item.items():
+					where = f"{path}.{name}" if path else str(name)
+					if isinstance(name, str) and _SURROGATE.search(name):
+						return f"{_SURROGATE.sub('?', where)}: the key {_SURROGATE_TEXT}"
+					stack.append((sub, where))
+			else:
+				stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item))
 	return None
+
+
+_LEAVE = object()
+"""On `problem`'s stack: the walk of a container (its id, as the path) is over."""
+
+_CYCLE_TEXT = "refers to a value that contains it (a cycle), which JSON cannot write"
+
+CYCLE_NOTE = "(a reference to a value that contains it: cut)"
+"""What `encodable` writes where a value refers to one that contains it."""
 
 
 _SURROGATE_TEXT = (
@@ -207,23 +232,29 @@ def encodable(value: Any) -> Any:
 	"""
 	if problem(value) is None:
 		return value
-	return _clean(value, 0)
+	return _clean(value, 0, set())
 
 
-def _clean(value: Any, level: int) -> Any:
+def _clean(value: Any, level: int, enclosing: set[int]) -> Any:
 	if isinstance(value, str):
 		return encodable_text(value)
 	if isinstance(value, float) and not math.isfinite(value):
 		return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 	if type(value) is int and value.bit_length() > _SHORT_BITS and _too_long(value):
 		return f"({'-' if value < 0 else ''}an integer of about {_digits(value)} digits)"
+	if not isinstance(value, dict | list | tuple):
+		return value
+	if id(value) in enclosing:
+		return CYCLE_NOTE
 	if level > 200:
 		return value if problem(value) is None else "(too deeply nested)"
-	if isinstance(value, dict):
-		return {
-			encodable_text(k) if isinstance(k, str) else k: _clean(v, level + 1)
-			for k, v in value.items()
-		}
-	if isinstance(value, list | tuple):
-		return [_clean(v, level + 1) for v in value]
-	return value
+	enclosing.add(id(value))
+	try:
+		if isinstance(value, dict):
+			return {
+				encodable_text(k) if isinstance(k, str) else k: _clean(v, level + 1, enclosing)
+				for k, v in value.items()
+			}
+		return [_clean(v, level + 1, enclosing) for v in value]
+	finally:
+		enclosing.discard(id(value))
