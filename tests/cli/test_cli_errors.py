@@ -431,3 +431,22 @@ def test_an_error_of_several_paragraphs_prints_no_empty_lines(tmp_path, cli) -> 
 	done = cli.openmolt("a.py", cwd=tmp_path)
 	assert done.returncode == 2
 	assert done.stderr == "openmolt: a.py:2: first part\nopenmolt: second part\n"
+
+
+def test_a_file_that_is_not_utf8_is_named_with_the_fix(tmp_path, server, cli) -> None:
+	"""An agent file or .env saved as UTF-16 (PowerShell's ``>``) or with a stray byte: one line
+	that names the file and says to save it as UTF-8 (was "unexpected error: UnicodeDecodeError")."""
+	(tmp_path / "a.json").write_bytes('{"name": "a"}'.encode("utf-16"))
+	done = cli.openmolt("a.json", cwd=tmp_path)
+	assert done.returncode == 2 and "Traceback" not in done.stderr
+	assert done.stderr.strip() == (
+		"openmolt: a.json is not UTF-8 text: it is UTF-16 (as Windows PowerShell's > and "
+		"Out-File write it); save it as UTF-8"
+	)
+	path = cli.agent_file(tmp_path, server)
+	(tmp_path / ".env").write_bytes(b"OK=1\nNAME=caf\xe9\n")  # Latin-1
+	done = cli.openmolt(str(path), cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.strip() == (
+		"openmolt: .env is not UTF-8 text: the byte at offset 13 is not UTF-8; save it as UTF-8"
+	)

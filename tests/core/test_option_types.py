@@ -212,3 +212,13 @@ def test_stores_name_a_path_that_is_not_one(tmp_path: Any) -> None:
 	with pytest.raises(ConfigurationError, match=r"RunStore: path must be a file's path"):
 		RunStore(5)  # type: ignore[arg-type]
 	assert SQLiteSession("chat-1", path=tmp_path / "s.db").path == tmp_path / "s.db"
+
+
+def test_instructions_path_that_is_not_utf8_is_named(tmp_path: Any) -> None:
+	"""The instructions file saved as UTF-16: named, with the fix (was UnicodeDecodeError)."""
+	path = tmp_path / "instructions.md"
+	path.write_bytes("Be brief.".encode("utf-16"))
+	with pytest.raises(
+		ConfigurationError, match=r"instructions_path .* is not UTF-8 text: it is UTF-16"
+	):
+		OpenMolt().create_agent(name="a", model=MODEL, instructions_path=path)

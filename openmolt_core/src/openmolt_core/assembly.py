@@ -475,6 +475,12 @@ def _instructions(text: str | None, path: str | Path | None) -> str:
 		)
 	try:
 		return Path(path).read_text(encoding="utf-8")
+	except UnicodeDecodeError as exc:
+		from openmolt_core._support.textfile import not_utf8
+
+		raise ConfigurationError(
+			"create_agent: instructions_path " + not_utf8(repr(str(path)), exc)
+		) from None
 	except OSError as exc:
 		raise ConfigurationError(
 			f"create_agent: instructions_path {str(path)!r} cannot be read: {exc.strerror}"

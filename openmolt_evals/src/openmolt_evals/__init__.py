@@ -188,6 +188,11 @@ class Dataset:
 			raise ConfigurationError(
 				f"dataset {str(file)!r}: cannot be read: {exc.strerror or exc}"
 			) from exc
+		except UnicodeDecodeError as exc:
+			raise ConfigurationError(
+				f"dataset {str(file)!r} is not UTF-8 text (the byte at offset {exc.start}); save "
+				"it as UTF-8"
+			) from None
 		try:
 			data = json.loads(text)
 		except json.JSONDecodeError as exc:  # as an agent file's: the line, then the column

@@ -543,6 +543,10 @@ def load_json_file(path: Path) -> AgentFile:
 		near = near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
 		hint = f"; did you mean {near!r}?" if near else ""
 		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}{hint}") from exc
+	except UnicodeDecodeError as exc:
+		from openmolt_core._support.textfile import not_utf8
+
+		raise AgentFileError(not_utf8(str(path), exc)) from None
 	try:
 		data = json.loads(text, parse_constant=lambda name: _refuse_constant(name, text))
 	except json.JSONDecodeError as exc:

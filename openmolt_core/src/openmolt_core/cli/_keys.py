@@ -45,7 +45,13 @@ def read_dotenv(path: Path) -> dict[str, str]:
 	"""
 	values: dict[str, str] = {}
 	# utf-8-sig: a BOM, as Notepad saves, is not part of the first name.
-	for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+	try:
+		text = path.read_text(encoding="utf-8-sig")
+	except UnicodeDecodeError as exc:
+		from openmolt_core._support.textfile import not_utf8
+
+		raise ConfigurationError(not_utf8(str(path), exc)) from None
+	for number, line in enumerate(text.splitlines(), 1):
 		if not line.strip() or line.lstrip().startswith("#"):
 			continue
 		match = _LINE.match(line)

@@ -57,6 +57,10 @@ def load() -> dict[str, str]:
 		return {}
 	except OSError as exc:
 		raise ConfigurationError(f"{file}: cannot read the key store ({exc.strerror})") from None
+	except UnicodeDecodeError as exc:
+		from openmolt_core._support.textfile import not_utf8
+
+		raise ConfigurationError(not_utf8(f"the key store {file}", exc)) from None
 	_narrow(file)
 	try:
 		data = json.loads(text)

@@ -242,7 +242,9 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
 			) from None
 		except UnicodeDecodeError as exc:
-			raise ConfigurationError(f"{path}: not UTF-8 text ({exc.reason})") from None
+			from openmolt_core._support.textfile import not_utf8
+
+			raise ConfigurationError(not_utf8(str(path), exc)) from None
 		try:
 			if path.suffix.lower() in (".yaml", ".yml"):
 				raw = _yaml(text, path)
