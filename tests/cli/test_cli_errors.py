@@ -450,3 +450,17 @@ def test_a_file_that_is_not_utf8_is_named_with_the_fix(tmp_path, server, cli) ->
 	assert done.stderr.strip() == (
 		"openmolt: .env is not UTF-8 text: the byte at offset 13 is not UTF-8; save it as UTF-8"
 	)
+
+
+def test_a_key_pasted_in_the_wrong_place_is_not_repeated(tmp_path, cli) -> None:
+	"""``"llmProviders": {"openai": "sk-..."}`` (a key where its settings go): the error names
+	the place and the text's length, never the key (it showed its first 57 characters)."""
+	key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+	agent = {"name": "a", "model": "openai:gpt-5-mini", "llmProviders": {"openai": key}}
+	(tmp_path / "a.json").write_text(json.dumps(agent))
+	done = cli.openmolt("a.json", cwd=tmp_path)
+	assert done.returncode == 2 and key[:12] not in done.stderr + done.stdout
+	assert (
+		"llmProviders.openai: Input should be a valid dictionary (got text of 38 characters)"
+		in (done.stderr)
+	)

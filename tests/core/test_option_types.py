@@ -51,7 +51,7 @@ def _refused(match: str, **options: Any) -> None:
 		),
 		(
 			{"model_config": {"temperature": 5}},
-			r"temperature must be less than or equal to 2 \(got 5\)",
+			r"temperature must be less than or equal to 2 \(got int 5\)",
 		),
 		({"model_config": {"thinking": "max"}}, r"thinking must be a valid boolean or 'low'"),
 		({"compaction": {"share": 3}}, r"create_agent: compaction: share must be a fraction"),
@@ -222,3 +222,12 @@ def test_instructions_path_that_is_not_utf8_is_named(tmp_path: Any) -> None:
 		ConfigurationError, match=r"instructions_path .* is not UTF-8 text: it is UTF-16"
 	):
 		OpenMolt().create_agent(name="a", model=MODEL, instructions_path=path)
+
+
+def test_a_long_text_in_the_wrong_place_is_not_repeated() -> None:
+	"""A key pasted where a list or a dict goes is named by its length, never repeated."""
+	key = "xoxb-1234567890-abcdefghijklmnop"
+	for options in ({"integrations": key}, {"model_config": {"provider_options": key}}):
+		with pytest.raises(ConfigurationError) as caught:
+			OpenMolt().create_agent(name="a", model=MODEL, **options)
+		assert key not in str(caught.value) and "str of 32 characters" in str(caught.value)

@@ -432,9 +432,19 @@ def _handlers(human: object, approval: object) -> None:
 
 
 def _shown(value: object) -> str:
-	"""A wrong option's value for its error: its type, and the value when short."""
+	"""A wrong option's value for its error: its type, and the value when short.
+
+	Text longer than a word is not repeated (a key pasted in the wrong place would be): only
+	its length is.
+	"""
+	if isinstance(value, str | bytes) and len(value) > _SHOWN_TEXT:
+		return f"{type(value).__name__} of {len(value)} characters"
 	text = repr(value)
 	return type(value).__name__ + (f" {text}" if len(text) <= 60 else "")
+
+
+_SHOWN_TEXT = 20
+"""The longest text a wrong option's error repeats."""
 
 
 def _many(option: str, value: Any, what: str, example: str, where: str = "create_agent") -> Any:
@@ -551,7 +561,7 @@ def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
 				must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
 				wrong.setdefault(key, ([], error.get("input")))[0].append(must)
 		problems = unknown + [
-			f"{key} must be {' or '.join(musts)} (got {given!r})"
+			f"{key} must be {' or '.join(musts)} (got {_shown(given)})"
 			for key, (musts, given) in wrong.items()
 		]
 		raise ConfigurationError("create_agent: model_config: " + "; ".join(problems)) from None

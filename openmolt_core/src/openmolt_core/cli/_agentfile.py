@@ -510,11 +510,12 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {message}"))
 			continue
 		got = error.get("input")
-		shown = (
-			json.dumps(got, ensure_ascii=False)
-			if isinstance(got, str | int | float | bool) or got is None
-			else type(got).__name__
-		)
+		if isinstance(got, str) and len(got) > _SHOWN_TEXT:
+			shown = f"text of {len(got)} characters"  # a key in the wrong place: not repeated
+		elif isinstance(got, str | int | float | bool) or got is None:
+			shown = json.dumps(got, ensure_ascii=False)
+		else:
+			shown = type(got).__name__
 		if len(shown) > 60:
 			shown = shown[:57] + "..."
 		problems.append(
@@ -529,6 +530,11 @@ def _refuse_constant(name: str, text: str) -> Any:
 	raise json.JSONDecodeError(
 		f"{name} is not valid JSON; write a number or a string", text, max(text.find(name), 0)
 	)
+
+
+_SHOWN_TEXT = 20
+"""The longest text an agent file's error repeats: a longer one (a key pasted in the wrong
+place) is named by its length."""
 
 
 def load_json_file(path: Path) -> AgentFile:
