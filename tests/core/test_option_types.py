@@ -231,3 +231,22 @@ def test_a_long_text_in_the_wrong_place_is_not_repeated() -> None:
 		with pytest.raises(ConfigurationError) as caught:
 			OpenMolt().create_agent(name="a", model=MODEL, **options)
 		assert key not in str(caught.value) and "str of 32 characters" in str(caught.value)
+
+
+def test_definition_errors_do_not_repeat_the_values_given() -> None:
+	"""An integration definition's errors name the field and the problem, never a value (its
+	headers may hold a token): pydantic's own text repeated each ``input_value``."""
+	key = "xoxb-1234567890-abcdefghijklmnop"
+	tool = {"handle": "a", "description": "d", "method": "GETT", "headers": {"Authorization": key}}
+	definitions = (
+		key,
+		{"name": "X", "baseUrl": "https://x.example", "tools": [tool]},
+		{"name": "X", "tools": [key]},
+	)
+	for definition in definitions:
+		with pytest.raises(ConfigurationError) as caught:
+			OpenMolt().register_integration("x", definition)  # type: ignore[arg-type]
+		assert key not in str(caught.value) and caught.value.__cause__ is None
+	with pytest.raises(ConfigurationError) as caught:
+		OpenMolt().create_agent(name="a", model=MODEL, config={"max_cost": key})
+	assert key not in str(caught.value) and "str of 32 characters" in str(caught.value)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
 from openmolt_core._binding import bind_tools
 from openmolt_core._cost import price_of
+from openmolt_core._support.words import shown as _shown
 from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
 	ApprovalGate,
@@ -429,22 +430,6 @@ def _handlers(human: object, approval: object) -> None:
 				f"create_agent: {option} must be a function (sync or async) that answers, "
 				f"or None (got {_shown(handler)})"
 			)
-
-
-def _shown(value: object) -> str:
-	"""A wrong option's value for its error: its type, and the value when short.
-
-	Text longer than a word is not repeated (a key pasted in the wrong place would be): only
-	its length is.
-	"""
-	if isinstance(value, str | bytes) and len(value) > _SHOWN_TEXT:
-		return f"{type(value).__name__} of {len(value)} characters"
-	text = repr(value)
-	return type(value).__name__ + (f" {text}" if len(text) <= 60 else "")
-
-
-_SHOWN_TEXT = 20
-"""The longest text a wrong option's error repeats."""
 
 
 def _many(option: str, value: Any, what: str, example: str, where: str = "create_agent") -> Any:

@@ -29,6 +29,7 @@ import pluggy
 from openmolt_core import hookspecs
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.masking import warn
+from openmolt_core._support.words import problems, shown
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
 	CapabilityFactory,
@@ -299,14 +300,19 @@ class Plugins:
 			raise ConfigurationError(
 				"integration id 'openmolt' is reserved for the built-in tools; choose another"
 			)
+		if not isinstance(integration, Integration | Mapping):
+			raise ConfigurationError(
+				f"register_integration({id!r}): give an Integration or the spec's definition (a "
+				f"dict), got {shown(integration)}"
+			)
 		try:
 			spec = (
 				integration
 				if isinstance(integration, Integration)
 				else Integration.model_validate(integration)
 			)
-		except ValidationError as exc:
-			raise ConfigurationError(f"register_integration({id!r}): {exc}") from exc
+		except ValidationError as exc:  # its own text repeats the values (a header's token)
+			raise ConfigurationError(f"register_integration({id!r}): {problems(exc)}") from None
 		registered = spec.model_copy(update={"id": id})
 		self._integrations[id] = registered
 		self._owners[("integrations", id)] = "register_integration"

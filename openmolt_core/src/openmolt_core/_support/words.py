@@ -1,8 +1,14 @@
-"""Counts in messages: ``1 attempt``, ``2 attempts``, never ``1 attempts``."""
+"""Words in messages: counts, and wrong values as an error may show them.
+
+Counts read ``1 attempt``, ``2 attempts``, never ``1 attempts``; a wrong value is shown when it is
+short, and a long text (a key in the wrong place) only by its length.
+"""
 
 from __future__ import annotations
 
-__all__ = ["quantity"]
+from typing import Any
+
+__all__ = ["SHOWN_TEXT", "problems", "quantity", "shown"]
 
 
 def quantity(n: int, noun: str, plural: str | None = None) -> str:
@@ -14,3 +20,38 @@ def quantity(n: int, noun: str, plural: str | None = None) -> str:
 		plural: The plural when it is not the noun plus ``s`` (``1 entry``, ``2 entries``).
 	"""
 	return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+SHOWN_TEXT = 20
+"""The longest text an error repeats: a longer one (a key pasted in the wrong place) is named by
+its length."""
+
+
+def shown(value: object) -> str:
+	"""A wrong value for its error: its type, and the value itself when short.
+
+	Text longer than `SHOWN_TEXT` is never repeated (a key given where a list or settings go
+	would be), only its length; any other value is repeated when its ``repr`` is short.
+
+	Args:
+		value: The value given.
+	"""
+	if isinstance(value, str | bytes) and len(value) > SHOWN_TEXT:
+		return f"{type(value).__name__} of {len(value)} characters"
+	text = repr(value)
+	return type(value).__name__ + (f" {text}" if len(text) <= 60 else "")
+
+
+def problems(error: Any) -> str:
+	"""A pydantic ``ValidationError``'s problems, each ``where: what``, without the values given.
+
+	Its own text repeats each wrong value (``input_value=...``), which may be a secret of the
+	definition it checked.
+
+	Args:
+		error: The ``pydantic.ValidationError``.
+	"""
+	found = error.errors(include_input=False, include_url=False, include_context=False)
+	return "; ".join(
+		f"{'.'.join(str(p) for p in e['loc']) or 'the value'}: {e['msg']}" for e in found
+	)

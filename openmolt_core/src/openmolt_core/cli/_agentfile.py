@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from openmolt_core._support.docs import docs_url
+from openmolt_core._support.words import SHOWN_TEXT
 from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 from openmolt_core.cli._typos import AGENT_FILE_SUFFIXES, near_file, no_such_file
 from openmolt_core.errors import ConfigurationError, PluginError
@@ -510,7 +511,7 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {message}"))
 			continue
 		got = error.get("input")
-		if isinstance(got, str) and len(got) > _SHOWN_TEXT:
+		if isinstance(got, str) and len(got) > SHOWN_TEXT:
 			shown = f"text of {len(got)} characters"  # a key in the wrong place: not repeated
 		elif isinstance(got, str | int | float | bool) or got is None:
 			shown = json.dumps(got, ensure_ascii=False)
@@ -530,11 +531,6 @@ def _refuse_constant(name: str, text: str) -> Any:
 	raise json.JSONDecodeError(
 		f"{name} is not valid JSON; write a number or a string", text, max(text.find(name), 0)
 	)
-
-
-_SHOWN_TEXT = 20
-"""The longest text an agent file's error repeats: a longer one (a key pasted in the wrong
-place) is named by its length."""
 
 
 def load_json_file(path: Path) -> AgentFile:

@@ -27,6 +27,7 @@ from pydantic import (
 	model_validator,
 )
 
+from openmolt_core._support.words import problems, shown
 from openmolt_core.errors import ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._credential import (
@@ -261,8 +262,7 @@ def _tool_from(value: Any, index: int) -> HttpTool | Tool:
 		return value
 	if not isinstance(value, dict):
 		raise ValueError(
-			f"{where} must be a dict, an HttpTool or a FunctionTool, got {type(value).__name__} "
-			f"{str(value)[:60]!r}"
+			f"{where} must be a dict, an HttpTool or a FunctionTool, got {shown(value)}"
 		)
 	if "execute" in value:
 		return _function_tool(value, where)
@@ -270,7 +270,8 @@ def _tool_from(value: Any, index: int) -> HttpTool | Tool:
 		return HttpTool.model_validate(value)
 	except ValidationError as exc:
 		handle = value.get("handle")
-		raise ValueError(f"{where}{f' (tool {handle!r})' if handle else ''}: {exc}") from None
+		name = f" (tool {handle!r})" if isinstance(handle, str) and handle else ""
+		raise ValueError(f"{where}{name}: {problems(exc)}") from None
 
 
 class Integration(_Spec):
