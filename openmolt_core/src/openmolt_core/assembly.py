@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
 from openmolt_core._binding import bind_tools
 from openmolt_core._cost import price_of
-from openmolt_core._support.words import shown as _shown
 from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
 	ApprovalGate,
@@ -430,6 +429,13 @@ def _handlers(human: object, approval: object) -> None:
 				f"create_agent: {option} must be a function (sync or async) that answers, "
 				f"or None (got {_shown(handler)})"
 			)
+
+
+def _shown(value: object) -> str:
+	"""A wrong option's value for its error (`openmolt_core._support.words.shown`)."""
+	from openmolt_core._support.words import shown  # loaded by an error only
+
+	return shown(value)
 
 
 def _many(option: str, value: Any, what: str, example: str, where: str = "create_agent") -> Any:

@@ -47,7 +47,6 @@ from pydantic.alias_generators import to_camel, to_snake
 from pydantic.json_schema import SkipJsonSchema
 
 from openmolt_core._support import lazy_exports
-from openmolt_core._support.words import shown
 
 __all__ = [
 	"AgentMemory",
@@ -244,6 +243,8 @@ _PLAIN = {
 
 
 def _problems(model: type[Options], exc: ValidationError, where: str) -> list[str]:
+	from openmolt_core._support.words import shown  # loaded by an error only
+
 	known = sorted({n for f, field in model.model_fields.items() for n in (f, field.alias) if n})
 	out: list[str] = []
 	for error in exc.errors():

@@ -29,7 +29,6 @@ import pluggy
 from openmolt_core import hookspecs
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.masking import warn
-from openmolt_core._support.words import problems, shown
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
 	CapabilityFactory,
@@ -300,6 +299,8 @@ class Plugins:
 			raise ConfigurationError(
 				"integration id 'openmolt' is reserved for the built-in tools; choose another"
 			)
+		from openmolt_core._support.words import problems, shown
+
 		if not isinstance(integration, Integration | Mapping):
 			raise ConfigurationError(
 				f"register_integration({id!r}): give an Integration or the spec's definition (a "
