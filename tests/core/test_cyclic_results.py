@@ -66,3 +66,47 @@ async def test_a_run_whose_tool_returns_a_cycle_goes_on() -> None:
 	assert result.status == "success", result.error
 	results = json.loads(model.requests[1].messages[-1].content)["results"]
 	assert results[0]["result"] == {"name": "n1", "next": CYCLE_NOTE}
+
+
+async def test_a_result_nested_thousands_deep_is_cut_at_the_journal() -> None:
+	"""Every tool's result is cut at the depth a reply may nest, before the journal holds it; a
+	result that is not a number (NaN) is held as text."""
+
+	def deep(n: int) -> list[Any]:
+		"""A list nested n levels deep.
+
+		Args:
+			n: Levels.
+		"""
+		value: list[Any] = []
+		for _ in range(n):
+			value = [value]
+		return value
+
+	model = ScriptedModel([call_tool("local.deep", n=20_000), finish("done")])
+	agent = OpenMolt().create_agent(name="Deep", model=model, tools=[deep])
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	entry = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	text = json.dumps(entry["result"])
+	assert text.count("[") == 64 and "(nested more than 64 levels deep: cut)" in text
+	assert problem({"a": [[[]]]}, depth=3) == "a[0][0]: nested more than 3 levels deep"
+	assert problem({"a": [[[]]]}, depth=4) is None
+
+
+async def test_a_result_that_is_not_a_number_is_held_as_text() -> None:
+	"""NaN and the infinities from any tool become "NaN", "Infinity", "-Infinity" in the loop."""
+
+	def ratio(a: float) -> list[float]:
+		"""Ratios.
+
+		Args:
+			a: A number.
+		"""
+		return [float("nan"), float("inf"), -float("inf"), a]
+
+	model = ScriptedModel([call_tool("local.ratio", a=1.5), finish("done")])
+	agent = OpenMolt().create_agent(name="Ratio", model=model, tools=[ratio])
+	assert (await agent.run("go")).status == "success"
+	entry = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	assert entry["result"] == ["NaN", "Infinity", "-Infinity", 1.5]

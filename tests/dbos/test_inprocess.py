@@ -419,3 +419,46 @@ async def test_a_run_a_live_worker_serves_is_not_migrated(url: str) -> None:
 	finally:
 		release.set()
 		await om.aclose()
+
+
+async def test_a_tool_result_too_deep_or_cyclic_is_journaled_cut(url: str) -> None:
+	"""A result nested thousands deep, or one that contains itself, is cut before the journal:
+	the durable run ends (it failed: the journal's pickling recursed past Python's limit)."""
+
+	def deep(n: int) -> list[Any]:
+		"""A list nested n levels deep.
+
+		Args:
+			n: Levels.
+		"""
+		value: list[Any] = []
+		for _ in range(n):
+			value = [value]
+		return value
+
+	def loop(name: str) -> dict[str, Any]:
+		"""A node pointing at itself.
+
+		Args:
+			name: Its name.
+		"""
+		node: dict[str, Any] = {"name": name}
+		node["next"] = node
+		return node
+
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[call_tool("local.deep", n=20_000), call_tool("local.loop", name="a"), finish("done")]
+	)
+	agent = om.create_agent(name="Deep", model=model, tools=[deep, loop])
+	try:
+		with anyio.fail_after(60):
+			result = await agent.run("go")
+		assert result.status == "success", result.error
+		first = json.loads(model.requests[1].messages[-1].content)["results"][0]["result"]
+		text = json.dumps(first)
+		assert "levels deep: cut" in text and text.count("[") < 70
+		second = json.loads(model.requests[2].messages[-1].content)["results"][0]["result"]
+		assert second == {"name": "a", "next": "(a reference to a value that contains it: cut)"}
+	finally:
+		await om.aclose()

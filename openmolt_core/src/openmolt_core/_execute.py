@@ -22,6 +22,7 @@ import anyio
 from openmolt_core._chain import add_spent, spent_entry
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
+from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
@@ -881,17 +882,23 @@ async def _call_tool(
 			)
 		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
 		spent = spent_entry(run.usage, run.usage_by_model)
+		# What a tool returned (a value built in Python: one that contains itself, one nested
+		# thousands deep, NaN) goes on as the journal, the state and the model can hold it.
 		if not ok:
 			details = {k: v for k, v in value.items() if k != "message"}
-			return {
+			entry: dict[str, Any] = {
 				"tool": call.tool,
 				"ok": False,
 				"error": value.get("message", "failed"),
 				**({"details": details} if details else {}),
 				**spent,
 			}
+			return encodable(entry, SHALLOW_DEPTH)  # type: ignore[no-any-return]  # a dict
+		value = encodable(value, SHALLOW_DEPTH)  # what replace_result hooks are given
 		if ctx.hooks.replace_result and not call.tool.startswith(_BUILTIN):
-			value = await ctx.hooks.replaced(ctx, call, bound, value)  # journaled as replaced
+			replaced = await ctx.hooks.replaced(ctx, call, bound, value)  # journaled as replaced
+			if replaced is not value:  # a capability's own value (a stored result's preview)
+				value = encodable(replaced, SHALLOW_DEPTH)
 		return {"tool": call.tool, "ok": True, "result": value, **spent}
 
 	result: dict[str, Any] = await ctx.port.step(key, lambda: _counted(ctx, work))

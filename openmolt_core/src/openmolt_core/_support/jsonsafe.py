@@ -98,7 +98,7 @@ def loads(text: str) -> Any:
 	return value
 
 
-def problem(value: Any) -> str | None:
+def problem(value: Any, depth: int | None = None) -> str | None:
 	"""Why a decoded value cannot be held by a state (a lone surrogate, a non-finite number).
 
 	Iterative, so a deeply nested value cannot make it recurse; a value that contains itself (a
@@ -106,46 +106,64 @@ def problem(value: Any) -> str | None:
 
 	Args:
 		value: Decoded JSON.
+		depth: The levels of objects and arrays allowed (None: any number).
 
 	Returns:
 		The first problem with its path, or None when the value is fine.
 	"""
-	stack: list[tuple[Any, str]] = [(value, "")]
+	# Each entry: the item, where it is (a (parent, key) chain, written out only for a problem),
+	# and its level. A container's walk ends with a _LEAVE entry carrying its id.
+	stack: list[tuple[Any, Any, int]] = [(value, None, 0)]
 	open_: set[int] = set()  # the containers being walked: the current one's enclosing ones
 	done: set[int] = set()  # containers checked whole (a value may hold one twice: no cycle)
+	limit = -1 if depth is None else depth
 	while stack:
-		item, path = stack.pop()
-		if item is _LEAVE:
-			open_.discard(int(path))
-			done.add(int(path))
-			continue
-		if isinstance(item, str):
+		item, where, level = stack.pop()
+		kind = type(item)
+		if kind is str or isinstance(item, str):
 			if _SURROGATE.search(item):
-				return f"{path or '(root)'}: {_SURROGATE_TEXT}"
-		elif isinstance(item, float):
+				return f"{_path(where)}: {_SURROGATE_TEXT}"
+		elif kind is float or isinstance(item, float):
 			if not math.isfinite(item):
-				return f"{path or '(root)'}: {item!r} is not a JSON number; use a number or null"
-		elif type(item) is int and item.bit_length() > _SHORT_BITS and _too_long(item):
-			return (
-				f"{path or '(root)'}: an integer of about {_digits(item)} digits, too long to write"
-			)
+				return f"{_path(where)}: {item!r} is not a JSON number; use a number or null"
+		elif kind is int:
+			if item.bit_length() > _SHORT_BITS and _too_long(item):
+				return (
+					f"{_path(where)}: an integer of about {_digits(item)} digits, too long to write"
+				)
+		elif item is _LEAVE:
+			open_.discard(where)
+			done.add(where)
 		elif isinstance(item, dict | list | tuple):
 			key = id(item)
 			if key in open_:
-				return f"{path or '(root)'}: {_CYCLE_TEXT}"
+				return f"{_path(where)}: {_CYCLE_TEXT}"
 			if key in done:
 				continue
+			if level == limit:
+				return f"{_path(where)}: nested more than {depth} levels deep"
 			open_.add(key)
-			stack.append((_LEAVE, str(key)))
+			stack.append((_LEAVE, key, 0))
+			below = level + 1
 			if isinstance(item, dict):
 				for name, sub in item.items():
-					where = f"{path}.{name}" if path else str(name)
 					if isinstance(name, str) and _SURROGATE.search(name):
-						return f"{_SURROGATE.sub('?', where)}: the key {_SURROGATE_TEXT}"
-					stack.append((sub, where))
+						shown = _SURROGATE.sub("?", _path((where, name)))
+						return f"{shown}: the key {_SURROGATE_TEXT}"
+					stack.append((sub, (where, name), below))
 			else:
-				stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(item))
+				stack.extend((sub, (where, i), below) for i, sub in enumerate(item))
 	return None
+
+
+def _path(where: Any) -> str:
+	"""A place in a value, written out (``a.b[2]``; ``(root)`` for the value itself)."""
+	parts: list[str] = []
+	while where is not None:
+		where, key = where
+		parts.append(f"[{key}]" if type(key) is int else f".{key}")
+	text = "".join(reversed(parts)).lstrip(".")
+	return text or "(root)"
 
 
 _LEAVE = object()
@@ -218,24 +236,26 @@ def encodable_text(text: str) -> str:
 	return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
-def encodable(value: Any) -> Any:
+def encodable(value: Any, depth: int | None = None) -> Any:
 	"""A copy of ``value`` a state can hold (surrogates and non-finite numbers replaced).
 
 	Lone surrogates become U+FFFD; ``NaN`` and the infinities become the strings ``"NaN"``,
 	``"Infinity"`` and ``"-Infinity"``; an integer too long to write becomes a string that says
-	so (``"(an integer of about 5001 digits)"``).
+	so (``"(an integer of about 5001 digits)"``); a reference to a value that contains it,
+	`CYCLE_NOTE`; with ``depth``, what is nested deeper, a note (as `shallow` writes it).
 
 	Values that are fine are returned as they are (no copy).
 
 	Args:
 		value: Any JSON-like value (a tool's result).
+		depth: The levels of objects and arrays kept (None: all of them).
 	"""
-	if problem(value) is None:
+	if problem(value, depth) is None:
 		return value
-	return _clean(value, 0, set())
+	return _clean(value, 0, set(), depth)
 
 
-def _clean(value: Any, level: int, enclosing: set[int]) -> Any:
+def _clean(value: Any, level: int, enclosing: set[int], depth: int | None = None) -> Any:
 	if isinstance(value, str):
 		return encodable_text(value)
 	if isinstance(value, float) and not math.isfinite(value):
@@ -246,15 +266,19 @@ def _clean(value: Any, level: int, enclosing: set[int]) -> Any:
 		return value
 	if id(value) in enclosing:
 		return CYCLE_NOTE
+	if depth is not None and level >= depth:
+		return f"(nested more than {depth} levels deep: cut)"
 	if level > 200:
 		return value if problem(value) is None else "(too deeply nested)"
 	enclosing.add(id(value))
 	try:
 		if isinstance(value, dict):
 			return {
-				encodable_text(k) if isinstance(k, str) else k: _clean(v, level + 1, enclosing)
+				encodable_text(k) if isinstance(k, str) else k: _clean(
+					v, level + 1, enclosing, depth
+				)
 				for k, v in value.items()
 			}
-		return [_clean(v, level + 1, enclosing) for v in value]
+		return [_clean(v, level + 1, enclosing, depth) for v in value]
 	finally:
 		enclosing.discard(id(value))

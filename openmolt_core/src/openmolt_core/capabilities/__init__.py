@@ -27,7 +27,6 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from openmolt_core._cost import needs_compaction
-from openmolt_core._support.jsonsafe import encodable
 from openmolt_core.hooks import PROCEED, Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
@@ -516,11 +515,11 @@ class Offload:
 				as everything the run hands on is (a tool that uploads the handle sends it).
 		"""
 		limit = self.threshold(handle)
+		# The loop gives the result as the state can hold it (`encodable`: no lone surrogate,
+		# NaN, cycle or depth past a reply's), so it is written as it is.
 		if limit >= _SCALAR and _scalar(value):  # short enough without writing its JSON
-			return encodable(value)
+			return value
 		binary = isinstance(value, bytes | bytearray)
-		if not binary:
-			value = encodable(value)  # a lone surrogate or NaN must not reach the file or the state
 		text = "" if binary else dumps(value)
 		if not binary and len(text) <= limit:
 			return value
