@@ -139,6 +139,11 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		),
 		(
 			"a.json",
+			'{"name": "x", "model": "openai:gpt-5", "integrations": "slack"}',
+			'a.json:1: integrations: Input should be a valid dictionary or a valid list (got "slack")',
+		),
+		(
+			"a.json",
 			'{"name": "x", "model": "openai:gpt-5",\n "humanInput": "yes"}',
 			'a.json:2: humanInput: Input should be a valid boolean (got "yes")',
 		),

@@ -522,8 +522,32 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 		problems.append(
 			(where(norm), f"{_dotted(raw) or 'the file'}: {error['msg']} (got {shown})")
 		)
-	unique = sorted(set(problems))
+	unique = _one_per_union(sorted(set(problems)))
 	return "\n".join(f"{file}:{line}: {message}" for line, message in unique)
+
+
+_VALID = re.compile(r"^(?P<key>.+): Input should be a valid (?P<kind>[^()]+?) \(got (?P<got>.+)\)$")
+
+
+def _one_per_union(problems: list[tuple[int, str]]) -> list[tuple[int, str]]:
+	"""One line for a key whose union's members each refused its type (``a valid list or dict``)."""
+	kinds: dict[tuple[int, str, str], list[str]] = {}
+	out: list[tuple[int, str]] = []
+	for line, message in problems:
+		match = _VALID.match(message)
+		if match is None:
+			out.append((line, message))
+			continue
+		key = (line, match["key"], match["got"])
+		if key not in kinds:
+			kinds[key] = []
+			out.append((line, ""))  # its place, filled below
+		kinds[key].append(match["kind"])
+	merged = iter(
+		f"{key}: Input should be a valid {' or a valid '.join(sorted(found))} (got {got})"
+		for (_, key, got), found in kinds.items()
+	)
+	return [(line, message or next(merged)) for line, message in out]
 
 
 def _refuse_constant(name: str, text: str) -> Any:
