@@ -353,3 +353,24 @@ def test_a_dataset_that_cannot_be_read_says_why_in_words(tmp_path: Path) -> None
 		f"dataset {str(broken)!r}:2: invalid JSON: Expecting property name enclosed in double "
 		"quotes (column 15)"
 	)
+
+
+def test_a_dataset_of_the_wrong_shape_or_an_agent_file_given_first_is_named(
+	tmp_path: Path,
+) -> None:
+	"""A list of cases (no object around it), an agent file given where the dataset goes, a file
+	saved as UTF-16: each says what to do (a list was "unexpected error: AttributeError")."""
+	listed = tmp_path / "cases.json"
+	listed.write_text('[{"input": 1}]')
+	with pytest.raises(
+		ConfigurationError, match=r'a dataset is a JSON object, \{"cases": \[\.\.\.\]\}'
+	):
+		Dataset.load(listed)
+	agent = tmp_path / "agent.json"
+	agent.write_text('{"name": "a", "model": "openai:gpt-5-mini"}')
+	with pytest.raises(ConfigurationError, match=r"this is an agent file, not a dataset: give the"):
+		Dataset.load(agent)
+	wide = tmp_path / "wide.json"
+	wide.write_bytes('{"cases": [{"input": 1}]}'.encode("utf-16"))
+	with pytest.raises(ConfigurationError, match=r"is not UTF-8 text .*save it as UTF-8"):
+		Dataset.load(wide)

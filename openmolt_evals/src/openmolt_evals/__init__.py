@@ -162,8 +162,18 @@ class Dataset:
 		Raises:
 			ConfigurationError: The data is malformed; the message names the field.
 		"""
+		if not isinstance(data, Mapping):
+			raise ConfigurationError(
+				f'dataset: a dataset is a JSON object, {{"cases": [...]}}, not a '
+				f'{type(data).__name__}; put the cases under "cases"'
+			)
 		cases = data.get("cases")
 		if not isinstance(cases, list) or not cases:
+			if "model" in data and "cases" not in data:  # the agent file, given first
+				raise ConfigurationError(
+					"dataset: this is an agent file, not a dataset: give the dataset first "
+					"(openmolt eval DATASET AGENT_FILE)"
+				)
 			raise ConfigurationError("dataset: 'cases' must be a non-empty list")
 		evaluators = data.get("evaluators")
 		return cls(
