@@ -250,3 +250,23 @@ def test_definition_errors_do_not_repeat_the_values_given() -> None:
 	with pytest.raises(ConfigurationError) as caught:
 		OpenMolt().create_agent(name="a", model=MODEL, config={"max_cost": key})
 	assert key not in str(caught.value) and "str of 32 characters" in str(caught.value)
+
+
+def test_an_unknown_key_inside_an_option_is_named_where_it_is() -> None:
+	"""A key unknown to ``credential`` (inside an integration entry) or to a memory part names that
+	place and its keys, not the outer option's (it listed the entry's keys for a credential's)."""
+	with pytest.raises(ConfigurationError) as caught:
+		OpenMolt().create_agent(
+			name="a",
+			model=MODEL,
+			integrations=[{"integration": "slack", "credential": {"tpye": "bearer"}}],
+		)
+	assert (
+		"integrations[slack]['credential']: unknown key 'tpye'; did you mean 'type'? "
+		"(allowed: type, config, on_token_refresh)"
+	) in str(caught.value)
+	with pytest.raises(ConfigurationError) as caught:
+		OpenMolt().create_agent(name="a", model=MODEL, memory={"long_term": {"dat": "x"}})
+	assert (
+		"memory['long_term']: unknown key 'dat'; did you mean 'data'? (allowed: data, on_update)"
+	) in str(caught.value)

@@ -245,7 +245,6 @@ _PLAIN = {
 def _problems(model: type[Options], exc: ValidationError, where: str) -> list[str]:
 	from openmolt_core._support.words import shown  # loaded by an error only
 
-	known = sorted({n for f, field in model.model_fields.items() for n in (f, field.alias) if n})
 	out: list[str] = []
 	for error in exc.errors():
 		if error["loc"] and error["loc"][0] in ("max_cost", "maxCost"):  # dollars, not seconds
@@ -257,15 +256,72 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 		if error["type"] == "extra_forbidden":
 			import difflib  # only for an error message
 
+			# The key is unknown to the model it was given in: the option's, or one inside it
+			# (``credential``'s keys, not the integration entry's).
+			inner = _nested(model, error["loc"][:-1])
+			at = _at(model, where, error["loc"][:-1])
+			if inner is None:  # not an options model there: no list to offer
+				out.append(f"{at}: unknown key {error['loc'][-1]!r}")
+				continue
+			fields = inner.model_fields
+			known = sorted({n for f, field in fields.items() for n in (f, field.alias) if n})
 			close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
 			hint = f"; did you mean {close[0]!r}?" if close else ""
-			names = ", ".join(f for f in model.model_fields)
-			out.append(f"{where}: unknown key {error['loc'][-1]!r}{hint} (allowed: {names})")
+			names = ", ".join(f for f in fields)
+			out.append(f"{at}: unknown key {error['loc'][-1]!r}{hint} (allowed: {names})")
 		else:
 			what = _PLAIN.get(error["type"]) if len(error["loc"]) == 1 else None
 			text = what or f"is wrong: {error['msg']}"
 			out.append(f"{where}{path} {text}, got {shown(error.get('input'))}")
 	return out
+
+
+def _nested(model: type[BaseModel], parts: Iterable[Any]) -> type[BaseModel] | None:
+	"""The options model at ``parts`` inside ``model`` (its fields' models), or None.
+
+	A part may be the name of a union's member (``MemoryPart`` in ``memory.long_term``), as
+	pydantic names the member it tried.
+	"""
+	import typing
+
+	members: tuple[Any, ...] = ()
+	for part in parts:
+		member = next((m for m in members if getattr(m, "__name__", None) == part), None)
+		if member is not None:
+			model, members = member, ()
+			continue
+		fields = model.model_fields
+		field = fields.get(str(part)) or next((f for f in fields.values() if f.alias == part), None)
+		if field is None:
+			return None
+		members = tuple(
+			arg
+			for arg in (field.annotation, *typing.get_args(field.annotation))
+			if isinstance(arg, type) and issubclass(arg, BaseModel)
+		)
+		if not members:
+			return None
+		model = members[0]
+	return model
+
+
+def _at(model: type[BaseModel], where: str, parts: Iterable[Any]) -> str:
+	"""Where a key is, for a message: the option and its keys, without union members' names."""
+	names = {n for m in _models_in(model) for n in (m.__name__,)}
+	return where + "".join(f"[{p!r}]" for p in parts if p not in names)
+
+
+def _models_in(model: type[BaseModel]) -> list[type[BaseModel]]:
+	"""The options models a model holds, itself included (for `_at`)."""
+	import typing
+
+	found: list[type[BaseModel]] = [model]
+	for known in found:
+		for field in known.model_fields.values():
+			for arg in (field.annotation, *typing.get_args(field.annotation)):
+				if isinstance(arg, type) and issubclass(arg, BaseModel) and arg not in found:
+					found.append(arg)
+	return found
 
 
 class MemoryPart(Options):
