@@ -258,8 +258,8 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 
 			# The key is unknown to the model it was given in: the option's, or one inside it
 			# (``credential``'s keys, not the integration entry's).
-			inner = _nested(model, error["loc"][:-1])
-			at = _at(model, where, error["loc"][:-1])
+			inner, keys = _nested(model, error["loc"][:-1])
+			at = where + "".join(f"[{p!r}]" for p in keys)
 			if inner is None:  # not an options model there: no list to offer
 				out.append(f"{at}: unknown key {error['loc'][-1]!r}")
 				continue
@@ -276,52 +276,38 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 	return out
 
 
-def _nested(model: type[BaseModel], parts: Iterable[Any]) -> type[BaseModel] | None:
-	"""The options model at ``parts`` inside ``model`` (its fields' models), or None.
+def _nested(
+	model: type[BaseModel], parts: Iterable[Any]
+) -> tuple[type[BaseModel] | None, list[Any]]:
+	"""The options model at ``parts`` inside ``model``, or None; and the parts that name keys.
 
-	A part may be the name of a union's member (``MemoryPart`` in ``memory.long_term``), as
-	pydantic names the member it tried.
+	A union's member (``MemoryPart`` in ``memory.long_term``) is a part pydantic adds: it names
+	the member it tried, not a key.
 	"""
 	import typing
 
 	members: tuple[Any, ...] = ()
+	keys: list[Any] = []
+	found: type[BaseModel] | None = model
 	for part in parts:
 		member = next((m for m in members if getattr(m, "__name__", None) == part), None)
 		if member is not None:
-			model, members = member, ()
+			found, members = member, ()
 			continue
-		fields = model.model_fields
+		keys.append(part)
+		if found is None:
+			continue
+		fields = found.model_fields
 		field = fields.get(str(part)) or next((f for f in fields.values() if f.alias == part), None)
-		if field is None:
-			return None
 		members = tuple(
 			arg
-			for arg in (field.annotation, *typing.get_args(field.annotation))
+			for arg in (
+				() if field is None else (field.annotation, *typing.get_args(field.annotation))
+			)
 			if isinstance(arg, type) and issubclass(arg, BaseModel)
 		)
-		if not members:
-			return None
-		model = members[0]
-	return model
-
-
-def _at(model: type[BaseModel], where: str, parts: Iterable[Any]) -> str:
-	"""Where a key is, for a message: the option and its keys, without union members' names."""
-	names = {n for m in _models_in(model) for n in (m.__name__,)}
-	return where + "".join(f"[{p!r}]" for p in parts if p not in names)
-
-
-def _models_in(model: type[BaseModel]) -> list[type[BaseModel]]:
-	"""The options models a model holds, itself included (for `_at`)."""
-	import typing
-
-	found: list[type[BaseModel]] = [model]
-	for known in found:
-		for field in known.model_fields.values():
-			for arg in (field.annotation, *typing.get_args(field.annotation)):
-				if isinstance(arg, type) and issubclass(arg, BaseModel) and arg not in found:
-					found.append(arg)
-	return found
+		found = members[0] if members else None
+	return found, keys
 
 
 class MemoryPart(Options):
