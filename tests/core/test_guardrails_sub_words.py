@@ -462,15 +462,53 @@ async def test_a_caller_without_message_guardrails_hands_none_down() -> None:
 	assert outputs == ["output"]  # the caller's own finish only
 
 
-async def test_a_sub_agents_finish_is_not_judged_by_its_callers_guardrails() -> None:
-	"""The sub-agent's finish is its caller's tool result (its model reads it): not words for the caller's people."""
+async def test_a_sub_agents_finish_message_is_judged_by_its_callers_guardrails_its_output_not() -> (
+	None
+):
+	"""The sub-agent's humanMessage reaches the caller's people (its finish event); its output is the caller's tool result."""
 	om = OpenMolt(entry_points=False)
 	seen: list[tuple[str, str, Any]] = []
 	sub = helper(om, [finish("ok", human_message="Done for ada")])
 	caller = boss(om, [delegate(), finish("done", human_message="All done")], sub, tag("a", seen))
 	assert (await caller.run("go")).status == "success"
-	assert [(label, field) for label, field, _ in seen] == [("a", "output"), ("a", "humanMessage")]
-	assert ("a", "humanMessage", "All done") in seen
+	assert seen == [
+		("a", "humanMessage", "Done for ada"),
+		("a", "output", "done"),
+		("a", "humanMessage", "All done"),
+	]
+
+
+async def test_a_failing_sub_agents_message_reaches_the_callers_people_redacted() -> None:
+	"""A sub-agent that fails says why to people (AG-UI's SUBAGENT_ERROR, a viewer): the caller's guardrail judges it."""
+	om = OpenMolt(entry_points=False)
+	said = f"Could not refund {ADDRESS}: the card expired."
+	sub = helper(om, [finish(None, status="failure", human_message=said)])
+	caller = boss(om, [delegate(), finish("done")], sub, redaction())
+	events = everything(caller)
+	result = await caller.run("go")
+	assert result.status == "success"
+	(ended,) = [e for e in events if e.name == "finish" and e.parent_run_id]
+	assert ended.result.status == "failure"
+	assert ended.result.human_message == "Could not refund [email]: the card expired."
+	(verdict,) = [e for e in events if e.name == "guardrail"]
+	assert (verdict.agent, verdict.action, verdict.field) == ("helper", "rewrite", "humanMessage")
+	assert ADDRESS not in shown(events)
+
+
+async def test_a_callers_refusal_of_a_sub_agents_message_goes_back_to_its_model() -> None:
+	"""A refusing caller guardrail: the sub-agent's model reads why and finishes again."""
+	om = OpenMolt(entry_points=False)
+	sub = helper(
+		om, [finish("ok", human_message=f"Done for {ADDRESS}"), finish("ok", human_message="Done")]
+	)
+	caller = boss(om, [delegate(), finish("done")], sub, redaction("refuse"))
+	events = everything(caller)
+	assert (await caller.run("go")).status == "success"
+	sub_model: ScriptedModel = sub.provider()
+	(entry,) = json.loads(sub_model.requests[1].messages[-1].content)["results"]
+	assert entry["ok"] is False and "fix the humanMessage and finish again" in entry["error"]
+	(ended,) = [e for e in events if e.name == "finish" and e.parent_run_id]
+	assert ended.result.human_message == "Done"
 
 
 # durable ----------------------------------------------------------------------------------------
@@ -503,7 +541,7 @@ async def test_the_callers_verdicts_are_journaled_under_the_called_runs_keys() -
 
 	judged: list[tuple[str, str, Any]] = []
 	asked: list[str] = []
-	replies = [ask_human(QUESTION), finish("ok")]
+	replies = [ask_human(QUESTION), finish("ok", human_message=f"Asked {ADDRESS}")]
 
 	def agent(model: ScriptedModel) -> Any:
 		return OpenMolt(entry_points=False).create_agent(
@@ -530,7 +568,11 @@ async def test_the_callers_verdicts_are_journaled_under_the_called_runs_keys() -
 		"human:1:0",
 		"model:2",
 		"guard:2:output:0:0",
+		"guard:2:output.humanMessage:0:0",
+		"guard:2:caller.output.humanMessage:0:0",
+		"guard:2:caller.output.humanMessage:0:1",
 	]
+	assert first.human_message == "Asked [email]"
 	count = len(judged)
 	replayed = await agent(ScriptedModel([])).execute(
 		RunState.from_dict(saved), port=JournalPort(port.recorded), parent=link

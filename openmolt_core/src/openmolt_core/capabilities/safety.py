@@ -631,37 +631,45 @@ class Safety(Capability):
 					f"it rewrote the output into one that does not match the output schema: "
 					f"{format_errors(exc)}",
 				)
-		judged = "output"
-		readers = self._readers
-		if verdict is None and readers and finish.human_message:
-			judged = "humanMessage"
-			# The text people read (a chat's reply): judged as the output is, by those that read text.
-			said, verdict, by = await self._stage(
-				ctx,
-				readers,
-				"output",
-				finish.human_message,
-				step=ctx.step,
-				index=ctx.command_index,
-				field="humanMessage",
-			)
-			name = by if verdict is not None else name
-			if verdict is None and said != finish.human_message:
-				if isinstance(said, str):
-					update["human_message"] = said
-				else:
-					verdict = Verdict("trip", "it rewrote the humanMessage into something not text")
-					name = by
+		if verdict is not None:
+			return _finish_stopped(verdict, name, "output")
+		if update:
+			finish = finish.model_copy(update=update)
+		said = await self._message(ctx, finish)
+		return said if said is not PROCEED or not update else finish
+
+	async def _message(
+		self, ctx: RunContext, finish: Finish, keyed: str = ""
+	) -> FinishDecision | Finish:
+		"""Judge a finish's ``humanMessage`` by the readers, as the output is.
+
+		It is the text people read: a chat's reply, a sub-agent's finish its callers' pages
+		show (`CallerWords`: ``keyed``).
+
+		Returns:
+			The finish with the message rewritten, `Proceed`, `Refuse` or `Stop`.
+		"""
+		if not self._readers or not finish.human_message:
+			return PROCEED
+		from openmolt_core.guardrails.base import Verdict
+
+		said, verdict, name = await self._stage(
+			ctx,
+			self._readers,
+			"output",
+			finish.human_message,
+			step=ctx.step,
+			index=ctx.command_index,
+			field="humanMessage",
+			keyed=keyed,
+		)
 		if verdict is None:
-			return finish.model_copy(update=update) if update else PROCEED
-		if verdict.action == "refuse":
-			error = f"refused by guardrail {name!r}: {verdict.reason}; fix the {judged} and finish again"
-			return Refuse(
-				error, {"command": "finish", "ok": False, "error": error, "guardrail": name}
-			)
-		error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
-		entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
-		return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
+			if said == finish.human_message:
+				return PROCEED
+			if isinstance(said, str):
+				return finish.model_copy(update={"human_message": said})
+			verdict = Verdict("trip", "it rewrote the humanMessage into something not text")
+		return _finish_stopped(verdict, name, "humanMessage")
 
 	async def before_words(self, run: Run, words: Words) -> WordsDecision | str:
 		"""Judge the model's other words for a person by the guardrails that judge the humanMessage.
@@ -729,6 +737,21 @@ _WHAT = {"message": "question", "reason": "reason"}
 """How a reason or a verdict names the words judged (`Words.field`)."""
 
 
+def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:
+	"""`Refuse` or `Stop` for a finish whose ``judged`` part a guardrail refused or tripped on.
+
+	``judged``: ``output`` or ``humanMessage``; on a refusal the model fixes it and finishes again.
+	"""
+	if verdict.action == "refuse":
+		error = (
+			f"refused by guardrail {name!r}: {verdict.reason}; fix the {judged} and finish again"
+		)
+		return Refuse(error, {"command": "finish", "ok": False, "error": error, "guardrail": name})
+	error = f"stopped: guardrail {name!r} tripped ({verdict.reason})"
+	entry = {"command": "finish", "ok": False, "error": error, "guardrail": name}
+	return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
+
+
 def _reads_untrusted(run: Run, call: CallTool) -> bool:
 	"""Whether a ``readResult`` call reads a result an untrusted tool returned (or one unknown).
 
@@ -787,8 +810,8 @@ class CallerWords(Capability):
 	"""Judges a called run's words for people by its callers' message guardrails.
 
 	What a run with guardrails that judge the text people read (``message=True``) hands down to
-	the runs its calls start (`Safety.hand_down`): a sub-agent's question and its calls'
-	reasons reach the caller's people (the caller's approver decides the sub-agent's calls when
+	the runs its calls start (`Safety.hand_down`): a sub-agent's question, its calls'
+	reasons and its finish's ``humanMessage`` reach the caller's people (the caller's approver decides the sub-agent's calls when
 	it has none of its own; the sub-agent's events, a question it parks on, reach the caller's
 	handlers, a chat, a viewer), so they are judged as the caller's own words are. The called
 	run's own guardrails judge first (its agent's capabilities come first), then these: the
@@ -825,6 +848,15 @@ class CallerWords(Capability):
 	async def before_words(self, run: Run, words: Words) -> WordsDecision | str:
 		"""Judge a question or a call's reason by the callers' guardrails, after the run's own."""
 		return await self._by._words(run, words, _CALLER)
+
+	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
+		"""Judge a called run's ``humanMessage`` by the callers' guardrails, after the run's own.
+
+		A sub-agent's finish reaches its callers' people as its ``finish`` event (a chat's
+		page shows a failing sub-agent's message); its output is its caller's tool result,
+		which the caller's own guardrails judge where it goes.
+		"""
+		return await self._by._message(run, finish, _CALLER)  # type: ignore[arg-type]  # the loop's context
 
 	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
 		"""Hand the callers' guardrails down again, so a chain of runs is judged to its end.
