@@ -105,3 +105,31 @@ async def test_an_agent_without_output_guardrails_streams_its_finish() -> None:
 	events, _ = await collect(agent)
 	said = "".join(e.text for e in events if e.name == "text:delta" and e.field == "humanMessage")
 	assert said == "all good here"
+
+
+async def test_a_sub_agents_message_its_caller_judges_is_not_previewed() -> None:
+	"""The caller's message guardrail judges the sub-agent's finish: its message as written never streams."""
+	from openmolt_core.guardrails.pii import pii_redaction
+	from openmolt_core.testing import call_tool
+
+	om = OpenMolt(entry_points=False)
+	said = "Could not refund ada@example.com: the card expired."
+	sub = om.create_agent(
+		name="helper",
+		model=Streamer(
+			[{"commands": [finish(None, status="failure", human_message=said)]}], size=4
+		),
+		max_steps=2,
+	)
+	caller = om.create_agent(
+		name="boss",
+		model=Streamer([call_tool("local.helper", task="refund"), {"commands": [finish("done")]}]),
+		tools=[sub],
+		guardrails=[pii_redaction("output", kinds=["email"], action="rewrite")],
+		max_steps=4,
+	)
+	events, result = await collect(caller)
+	assert result.status == "success"
+	assert "ada@example.com" not in streamed(events)
+	(ended,) = [e for e in events if e.name == "finish" and e.parent_run_id]
+	assert ended.result.human_message == "Could not refund [email]: the card expired."
