@@ -670,6 +670,8 @@ class HTTPProvider:
 			try:
 				data = json.loads(response.content)
 			except ValueError as exc:
+				if _page(response.headers, response.text) is not None:
+					raise self._page_answer(response, model) from exc
 				raise ProviderError(
 					f"the reply is not JSON ({status}); check {self._base_url_setting()}",
 					provider=self.name,
@@ -693,6 +695,12 @@ class HTTPProvider:
 		response = await client.send(request, stream=True)
 		if response.status_code < 300:
 			kind = response.headers.get("content-type", "")
+			if "html" in kind.lower():  # a page, not events: read as a stream, it was "cut off"
+				try:
+					await response.aread()
+				finally:
+					await response.aclose()
+				raise self._page_answer(response, model)
 			if not kind.startswith("application/json"):
 				return response
 			try:  # a whole reply: the answer to this request, read as `generate` reads one
@@ -729,6 +737,19 @@ class HTTPProvider:
 		"""
 		return self._redact(text)
 
+	def _page_answer(self, response: httpx.Response, model: str) -> ProviderError:
+		"""The error of an HTML page sent with a success status in place of the API's answer."""
+		title = _page(response.headers, response.text) or "untitled"
+		return ProviderError(
+			f"the server answered with an HTML page ({self._redact(title)!r}), not the API's "
+			f"answer ({response.status_code}): something between here and the API answered (a "
+			f"proxy's sign-in page, a wrong address); check {self._base_url_setting()} and any "
+			"proxy between here and the API",
+			provider=self.name,
+			model=model,
+			status_code=response.status_code,
+		)
+
 	def _redact(self, text: str) -> str:
 		masked = masked_excerpt(text, len(text), self.secrets())  # masked whole, not cut yet
 		return _KEY_PATTERNS.sub("***", masked)[:MAX_ERROR_CHARS]
@@ -739,7 +760,11 @@ class HTTPProvider:
 			body: Any = json.loads(response.content)
 		except ValueError:
 			body = response.text
-		detail = self._redact(provider_message(body).strip())
+		page = _page(response.headers, body) if isinstance(body, str) else None
+		if page is not None:  # a proxy's or gateway's page: its title, not its markup
+			detail = self._redact(f"{_PAGE_FROM.format(page)}")
+		else:
+			detail = self._redact(provider_message(body).strip())
 		suffix = f": {detail}" if detail else ""
 		keyfix = (
 			f"set a valid key in {self.env_var} or llm_providers['{self.name}']['api_key']"
@@ -796,6 +821,11 @@ class HTTPProvider:
 			)
 		elif status == 413:
 			message = f"the request is too large (413): send smaller attachments or history{suffix}"
+		elif page is not None:
+			message = (
+				f"the request was rejected ({status}){suffix}; check "
+				f"{self._base_url_setting()} and any proxy between here and the API"
+			)
 		else:
 			message = (
 				f"the request was rejected ({status}){suffix}; check model_config and "
@@ -804,6 +834,35 @@ class HTTPProvider:
 		refusal = ProviderError(message, provider=self.name, model=model, status_code=status)
 		vars(refusal)[_ANSWERED] = True
 		return refusal
+
+
+_PAGE_FROM = "an HTML page ({!r}) from a proxy or gateway, not the API's own answer"
+"""How an error names a page in place of the API's answer (`_page`)."""
+
+_PAGE_TITLE = re.compile(r"<(title|h1)[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _page(headers: httpx.Headers, text: str) -> str | None:
+	"""The title of an HTML page answered in place of the API's JSON; None if it is not one.
+
+	None of the APIs answers with HTML (their errors are JSON); a page comes from something in
+	between (a load balancer's 502, a proxy's sign-in page) and is known by its content type or
+	its markup. Its ``<title>`` (else its first ``<h1>``) names it, cut to 120 characters.
+
+	Args:
+		headers: The answer's headers.
+		text: The answer's body.
+	"""
+	kind = headers.get("content-type", "").lower()
+	start = text[:200].lstrip().lower()
+	if "html" not in kind and not start.startswith(("<!doctype html", "<html")):
+		return None
+	import html
+
+	found = _PAGE_TITLE.search(text[:100_000])
+	title = " ".join(html.unescape(_TAG.sub(" ", found.group(2))).split()) if found else ""
+	return title[:120] or "untitled"
 
 
 def exceeds_context(code: Any, detail: str) -> bool:
