@@ -182,6 +182,27 @@ async def test_gemini_retry_delay_in_the_body_is_waited_for() -> None:
 	assert response.text == "{}" and sleeps == [7.5]
 
 
+async def test_gemini_error_as_a_one_item_list_is_read() -> None:
+	"""Google may send its error as a list of one ``google.rpc.Status`` (python-genai's
+	``APIError`` unwraps it): its ``RetryInfo`` wait is used as the object's is."""
+	status = {
+		"code": 429,
+		"message": "Resource has been exhausted (e.g. check quota).",
+		"status": "RESOURCE_EXHAUSTED",
+		"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7.5s"}],
+	}
+	sleeps: list[float] = []
+	replies = [httpx.Response(429, json=[{"error": status}]), httpx.Response(200, json=OK)]
+	p = provider("google", lambda request: replies.pop(0))
+
+	async def sleep(seconds: float) -> None:
+		sleeps.append(seconds)
+
+	p.retry = dataclasses.replace(p.retry, sleep=sleep)
+	response = await p.generate(make_request(MODELS["google"]))
+	assert response.text == "{}" and sleeps == [7.5]
+
+
 async def test_a_header_wait_wins_over_the_body() -> None:
 	"""``Retry-After`` is the server's word when both are given."""
 	body = {"error": {"code": 503, "details": [{"retryDelay": "30s"}]}}

@@ -760,6 +760,8 @@ class HTTPProvider:
 			body: Any = json.loads(response.content)
 		except ValueError:
 			body = response.text
+		if isinstance(body, list) and len(body) == 1:
+			body = body[0]  # Google's error as a list of one Status (python-genai's APIError)
 		page = _page(response.headers, body) if isinstance(body, str) else None
 		if page is not None:  # a proxy's or gateway's page: its title, not its markup
 			detail = self._redact(f"{_PAGE_FROM.format(page)}")
