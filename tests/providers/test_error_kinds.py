@@ -407,3 +407,31 @@ async def test_a_prompt_a_content_filter_refused_is_named_so(vendor, body) -> No
 	assert "a tool's result" in text and "another model" in text
 	assert "check model_config" not in text
 	assert not error.retryable and error.status_code == 400 and calls == 1 and sleeps == []
+
+
+async def test_x_should_retry_false_is_not_retried() -> None:
+	"""``x-should-retry: false`` on a 500 (obeyed by the anthropic and openai SDKs before the
+	status): one call, not retryable, and the message does not say to try again."""
+	body = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+	answer = httpx.Response(500, headers={"x-should-retry": "false"}, json=body)
+	error, sleeps, calls = await _fail("anthropic", answer)
+	assert calls == 1 and sleeps == [] and not error.retryable
+	assert "Internal server error" in str(error) and "try again later" not in str(error)
+
+
+async def test_x_should_retry_true_is_retried() -> None:
+	"""``x-should-retry: true`` on a status not retried by itself (a 400): tried again."""
+	body = {"error": {"message": "Please retry your request.", "type": "invalid_request_error"}}
+	ok = {"status": "completed", "output": [], "usage": {"input_tokens": 1, "output_tokens": 1}}
+	replies = [
+		httpx.Response(400, headers={"x-should-retry": "true"}, json=body),
+		httpx.Response(200, json=ok),
+	]
+	p = provider("openai", lambda request: replies.pop(0))
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	p.retry = dataclasses.replace(p.retry, sleep=sleep)
+	response = await p.generate(make_request(MODELS["openai"]))
+	assert response.finish_reason == "stop" and replies == []

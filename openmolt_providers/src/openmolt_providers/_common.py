@@ -1,11 +1,12 @@
 """What the three providers share: settings, the HTTP call with retries, errors and warnings.
 
 Each provider builds its request body as plain dicts, serializes it once as compact JSON
-(``_body.encode``), and hands the bytes to `HTTPProvider.post`. That method sends them with the shared
-``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection errors)
-under the instance's `openmolt_core.retry.RetryPolicy` (tenacity; the HTTP tools share it),
-honouring ``Retry-After``, and turns every other failure into a
-`openmolt_core.errors.ProviderError` that names the provider, the model and the fix, never the key.
+(``_body.encode``), and hands the bytes to `HTTPProvider.post`. That method sends them with the
+shared ``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection
+errors; the server's ``x-should-retry`` header decides instead when it is sent) under the
+instance's `openmolt_core.retry.RetryPolicy` (tenacity; the HTTP tools share it), honouring
+``Retry-After``, and turns every other failure into a `openmolt_core.errors.ProviderError` that
+names the provider, the model and the fix, never the key.
 """
 
 from __future__ import annotations
@@ -782,12 +783,31 @@ class HTTPProvider:
 				model=model,
 				status_code=status,
 			)
-		if retryable_status(status):
+		# The server's word first, as the anthropic and openai SDKs obey it (a non-standard
+		# header both APIs send): "false" on a 5xx that would fail the same way again.
+		says = response.headers.get("x-should-retry")
+		again = says == "true" if says in ("true", "false") else retryable_status(status)
+		if retryable_status(status) and not again:
+			refusal = ProviderError(
+				f"the provider failed the request ({status}){suffix}; it said another try "
+				"would fail the same way",
+				provider=self.name,
+				model=model,
+				status_code=status,
+			)
+			vars(refusal)[_ANSWERED] = True
+			return refusal
+		if again:
 			what = {
 				408: "the request timed out",
 				409: "the request conflicted with another",
 				429: "rate limited or out of quota; wait, lower concurrency or check billing",
-			}.get(status, "the provider had a server error; try again later")
+			}.get(
+				status,
+				"the provider had a server error; try again later"
+				if status >= 500
+				else "the request failed, and the provider said to try again",
+			)
 			wait = retry_after(response.headers)
 			return _RetryableError(
 				f"{what} ({status}){suffix}",
