@@ -435,3 +435,32 @@ async def test_x_should_retry_true_is_retried() -> None:
 	p.retry = dataclasses.replace(p.retry, sleep=sleep)
 	response = await p.generate(make_request(MODELS["openai"]))
 	assert response.finish_reason == "stop" and replies == []
+
+
+@pytest.mark.parametrize("code", ["invalid_prompt", "bio_policy", "image_content_policy_violation"])
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_response_failed_on_a_usage_policy_names_the_fix(code, streamed) -> None:
+	"""A failed Responses reply whose code is a usage policy (openai-openapi ``ResponseErrorCode``)
+	says what a 400 from the content filter says: the same input is refused again, change it."""
+	failed = {
+		"id": "resp_1",
+		"status": "failed",
+		"output": [],
+		"error": {"code": code, "message": "Invalid prompt: flagged as potentially violating"},
+	}
+	if streamed:
+		event = {"type": "response.failed", "sequence_number": 1, "response": failed}
+		body = f"data: {json.dumps(event)}\n\n".encode()
+		reply = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+	else:
+		reply = httpx.Response(200, json=failed)
+	p = provider("openai", lambda request: reply)
+	with pytest.raises(ProviderError) as info:
+		if streamed:
+			async for _ in p.stream(make_request(MODELS["openai"])):
+				pass
+		else:
+			await p.generate(make_request(MODELS["openai"]))
+	message = str(info.value)
+	assert "flagged as potentially violating" in message and "change it" in message
+	assert not info.value.retryable

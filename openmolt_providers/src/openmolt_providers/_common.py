@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 	from openmolt_providers.settings import ProviderSettings
 
 __all__ = [
+	"FLAGGED_FIX",
 	"MAX_ERROR_CHARS",
 	"RETRY_STATUSES",
 	"HTTPProvider",
@@ -823,10 +824,8 @@ class HTTPProvider:
 			return refusal
 		if status == 400 and _flagged(body):
 			message = (
-				f"the provider's content filter refused the prompt ({status}){suffix}: something "
-				"the run sent was flagged (the task, an attachment or a tool's result, often the "
-				"latest); asking again sends it again, so change it, or use another model (an "
-				"Azure deployment's filter is set on the deployment)"
+				f"the provider's content filter refused the prompt ({status}){suffix}: "
+				f"{FLAGGED_FIX} (an Azure deployment's filter is set on the deployment)"
 			)
 		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
@@ -1037,6 +1036,12 @@ def _error_code(body: Any) -> str:
 		return ""
 	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
 
+
+FLAGGED_FIX = (
+	"something the run sent was flagged (the task, an attachment or a tool's result, often the "
+	"latest); asking again sends it again, so change it, or use another model"
+)
+"""What to do about a prompt a content filter or usage policy refused (every API's wording)."""
 
 _FLAGGED = frozenset({"content_filter", "invalid_prompt", "ResponsibleAIPolicyViolation"})
 """Error codes of a prompt a content filter refused: Azure OpenAI's ``content_filter`` (its

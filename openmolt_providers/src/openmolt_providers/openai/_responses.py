@@ -8,7 +8,13 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._common import exceeds_context, filled_window, window_error, window_stop
+from openmolt_providers._common import (
+	FLAGGED_FIX,
+	exceeds_context,
+	filled_window,
+	window_error,
+	window_stop,
+)
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
@@ -113,6 +119,11 @@ another try may not meet: the server's trouble or a rate limit, not the request'
 (``too_many_requests`` is the code of a stream's rate-limit event, openai/openai-dotnet#881)."""
 
 
+_POLICY = frozenset({"invalid_prompt", "bio_policy", "image_content_policy_violation"})
+"""Codes of a response failed on a usage policy (``ResponseErrorCode``): the same input fails
+again, as a 400 from the content filter does (`openmolt_providers._common.FLAGGED_FIX`)."""
+
+
 def failure(provider: OpenAIProvider, model: str, error: Any, what: str) -> ProviderError:
 	"""The error of a failed response's ``error`` or of a stream's ``error`` event.
 
@@ -137,6 +148,12 @@ def failure(provider: OpenAIProvider, model: str, error: Any, what: str) -> Prov
 	why = provider.scrub(why or "no reason given")
 	if exceeds_context(" ".join(str(c or "") for c in codes), why):
 		return window_error(provider, model, why)
+	if codes & _POLICY:
+		return ProviderError(
+			f"{what} failed: the prompt was refused under a usage policy: {why}: {FLAGGED_FIX}",
+			provider=provider.name,
+			model=model,
+		)
 	return ProviderError(
 		f"{what} failed: {why}",
 		provider=provider.name,
