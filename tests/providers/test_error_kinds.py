@@ -464,3 +464,39 @@ async def test_a_response_failed_on_a_usage_policy_names_the_fix(code, streamed)
 	message = str(info.value)
 	assert "flagged as potentially violating" in message and "change it" in message
 	assert not info.value.retryable
+
+
+@pytest.mark.parametrize(
+	("vendor", "body"),
+	[
+		(
+			"anthropic",
+			{
+				"type": "error",
+				"error": {
+					"type": "invalid_request_error",
+					"message": "Your credit balance is too low to access the Anthropic API. Please "
+					"go to Plans & Billing to upgrade or purchase credits.",
+				},
+				"request_id": "req_011CbrFTcXhtiMzr3s6EocF7",
+			},
+		),
+		(
+			"google",
+			{
+				"error": {
+					"code": 400,
+					"message": "Gemini API free tier is not available in your country. Please "
+					"enable billing on your project in Google AI Studio.",
+					"status": "FAILED_PRECONDITION",
+				}
+			},
+		),
+	],
+)
+async def test_a_400_about_billing_names_billing_not_model_config(vendor, body) -> None:
+	"""Anthropic answers an account out of credit with a 400 ``invalid_request_error`` (not its
+	402 ``billing_error``), Gemini a region without a free tier with a 400: the fix is billing."""
+	error, sleeps, calls = await _fail(vendor, httpx.Response(400, json=body))
+	assert "billing" in str(error) and "model_config" not in str(error)
+	assert calls == 1 and sleeps == [] and not error.retryable

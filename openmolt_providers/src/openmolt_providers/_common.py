@@ -829,8 +829,8 @@ class HTTPProvider:
 			)
 		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
-		elif status == 402:
-			message = f"a billing problem (402): check the plan and payment details{suffix}"
+		elif status == 402 or (status == 400 and _BILLING.search(detail)):
+			message = f"a billing problem ({status}): check the plan and payment details{suffix}"
 		elif status == 403:
 			message = (
 				f"access denied (403): the key may lack access to this model or feature{suffix}"
@@ -1057,6 +1057,12 @@ def _flagged(body: Any) -> bool:
 	inner = error.get("innererror")
 	codes = {error.get("code"), inner.get("code") if isinstance(inner, dict) else None}
 	return any(isinstance(code, str) and code in _FLAGGED for code in codes)
+
+
+_BILLING = re.compile(r"credit balance|enable billing", re.IGNORECASE)
+"""How a 400 names a billing problem: Anthropic's "Your credit balance is too low to access the
+Anthropic API" (an ``invalid_request_error``, not its 402 ``billing_error``), Gemini's "Please
+enable billing on your project" (a region without the free tier)."""
 
 
 def _out_of_quota(body: Any) -> bool:
