@@ -89,11 +89,22 @@ class _NotStreamed(ProviderError):
 def _parsed(
 	parse: Callable[[dict[str, Any]], ModelResponse | None], reply: dict[str, Any]
 ) -> ModelResponse | None:
-	"""A whole reply read by the provider's parser; None if it is not one it reads."""
+	"""A whole reply read by the provider's parser; None if it is not one it reads.
+
+	Raises:
+		ProviderError: The body is the API's error object (a gateway sends it with 200): the
+			answer to this request, raised as the error it stands for, unless it is about
+			streaming (then the server does not stream, and the request is asked again).
+	"""
 	try:
 		return parse(reply)
-	except (ProviderError, LookupError, TypeError, ValueError, AttributeError):
-		return None  # not a reply of this API (an error body, another shape): asked again
+	except ProviderError as exc:
+		error = bool(reply.get("error")) or reply.get("type") == "error"
+		if error and _STREAM_WORD.search(str(exc)) is None:
+			raise
+		return None  # a refusal of the stream: asked again without it
+	except (LookupError, TypeError, ValueError, AttributeError):
+		return None  # not a reply of this API (another shape): asked again
 
 
 _ANSWERED = "_answered"
@@ -464,7 +475,8 @@ class HTTPProvider:
 			model: The model name, for the warning.
 			parse: Reads a whole reply the server sent instead of a stream (the provider's
 				reply parser; None for a body that is not a reply of its API): that reply is
-				used, not asked for again. Without it (or for no reply) it is asked again.
+				used, not asked for again. Without it (or for no reply) it is asked again. An
+				error body it raises on is the request's error: raised, and streaming stays on.
 		"""
 		from openmolt_core.streaming import TextDelta
 
@@ -479,6 +491,9 @@ class HTTPProvider:
 			except ProviderError as exc:
 				if streamed or not refuses_stream(exc):
 					raise
+				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
+					# An error body is raised here, and the server may still stream.
+					whole = _parsed(parse, exc.reply)
 				self.streams = False
 				status = f" ({exc.status_code})" if not isinstance(exc, _NotStreamed) else ""
 				self.warn(
@@ -487,8 +502,6 @@ class HTTPProvider:
 					f"{self.base_url} does not stream{status}; its replies are asked for whole",
 					category=NotStreamingWarning,
 				)
-				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
-					whole = _parsed(parse, exc.reply)
 		response = whole if whole is not None else await once()
 		if response.text:
 			yield TextDelta(response.text)
