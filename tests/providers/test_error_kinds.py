@@ -182,6 +182,27 @@ async def test_gemini_retry_delay_in_the_body_is_waited_for() -> None:
 	assert response.text == "{}" and sleeps == [7.5]
 
 
+async def test_gemini_error_as_a_one_item_list_is_read() -> None:
+	"""Google may send its error as a list of one ``google.rpc.Status`` (python-genai's
+	``APIError`` unwraps it): its ``RetryInfo`` wait is used as the object's is."""
+	status = {
+		"code": 429,
+		"message": "Resource has been exhausted (e.g. check quota).",
+		"status": "RESOURCE_EXHAUSTED",
+		"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7.5s"}],
+	}
+	sleeps: list[float] = []
+	replies = [httpx.Response(429, json=[{"error": status}]), httpx.Response(200, json=OK)]
+	p = provider("google", lambda request: replies.pop(0))
+
+	async def sleep(seconds: float) -> None:
+		sleeps.append(seconds)
+
+	p.retry = dataclasses.replace(p.retry, sleep=sleep)
+	response = await p.generate(make_request(MODELS["google"]))
+	assert response.text == "{}" and sleeps == [7.5]
+
+
 async def test_a_header_wait_wins_over_the_body() -> None:
 	"""``Retry-After`` is the server's word when both are given."""
 	body = {"error": {"code": 503, "details": [{"retryDelay": "30s"}]}}
@@ -386,3 +407,96 @@ async def test_a_prompt_a_content_filter_refused_is_named_so(vendor, body) -> No
 	assert "a tool's result" in text and "another model" in text
 	assert "check model_config" not in text
 	assert not error.retryable and error.status_code == 400 and calls == 1 and sleeps == []
+
+
+async def test_x_should_retry_false_is_not_retried() -> None:
+	"""``x-should-retry: false`` on a 500 (obeyed by the anthropic and openai SDKs before the
+	status): one call, not retryable, and the message does not say to try again."""
+	body = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+	answer = httpx.Response(500, headers={"x-should-retry": "false"}, json=body)
+	error, sleeps, calls = await _fail("anthropic", answer)
+	assert calls == 1 and sleeps == [] and not error.retryable
+	assert "Internal server error" in str(error) and "try again later" not in str(error)
+
+
+async def test_x_should_retry_true_is_retried() -> None:
+	"""``x-should-retry: true`` on a status not retried by itself (a 400): tried again."""
+	body = {"error": {"message": "Please retry your request.", "type": "invalid_request_error"}}
+	ok = {"status": "completed", "output": [], "usage": {"input_tokens": 1, "output_tokens": 1}}
+	replies = [
+		httpx.Response(400, headers={"x-should-retry": "true"}, json=body),
+		httpx.Response(200, json=ok),
+	]
+	p = provider("openai", lambda request: replies.pop(0))
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	p.retry = dataclasses.replace(p.retry, sleep=sleep)
+	response = await p.generate(make_request(MODELS["openai"]))
+	assert response.finish_reason == "stop" and replies == []
+
+
+@pytest.mark.parametrize("code", ["invalid_prompt", "bio_policy", "image_content_policy_violation"])
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_response_failed_on_a_usage_policy_names_the_fix(code, streamed) -> None:
+	"""A failed Responses reply whose code is a usage policy (openai-openapi ``ResponseErrorCode``)
+	says what a 400 from the content filter says: the same input is refused again, change it."""
+	failed = {
+		"id": "resp_1",
+		"status": "failed",
+		"output": [],
+		"error": {"code": code, "message": "Invalid prompt: flagged as potentially violating"},
+	}
+	if streamed:
+		event = {"type": "response.failed", "sequence_number": 1, "response": failed}
+		body = f"data: {json.dumps(event)}\n\n".encode()
+		reply = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+	else:
+		reply = httpx.Response(200, json=failed)
+	p = provider("openai", lambda request: reply)
+	with pytest.raises(ProviderError) as info:
+		if streamed:
+			async for _ in p.stream(make_request(MODELS["openai"])):
+				pass
+		else:
+			await p.generate(make_request(MODELS["openai"]))
+	message = str(info.value)
+	assert "flagged as potentially violating" in message and "change it" in message
+	assert not info.value.retryable
+
+
+@pytest.mark.parametrize(
+	("vendor", "body"),
+	[
+		(
+			"anthropic",
+			{
+				"type": "error",
+				"error": {
+					"type": "invalid_request_error",
+					"message": "Your credit balance is too low to access the Anthropic API. Please "
+					"go to Plans & Billing to upgrade or purchase credits.",
+				},
+				"request_id": "req_011CbrFTcXhtiMzr3s6EocF7",
+			},
+		),
+		(
+			"google",
+			{
+				"error": {
+					"code": 400,
+					"message": "Gemini API free tier is not available in your country. Please "
+					"enable billing on your project in Google AI Studio.",
+					"status": "FAILED_PRECONDITION",
+				}
+			},
+		),
+	],
+)
+async def test_a_400_about_billing_names_billing_not_model_config(vendor, body) -> None:
+	"""Anthropic answers an account out of credit with a 400 ``invalid_request_error`` (not its
+	402 ``billing_error``), Gemini a region without a free tier with a 400: the fix is billing."""
+	error, sleeps, calls = await _fail(vendor, httpx.Response(400, json=body))
+	assert "billing" in str(error) and "model_config" not in str(error)
+	assert calls == 1 and sleeps == [] and not error.retryable

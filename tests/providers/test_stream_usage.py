@@ -128,3 +128,52 @@ async def test_usage_that_counts_no_input_or_output_has_an_unknown_cost(vendor, 
 
 	response = await generate(vendor, reply)
 	assert response.usage.cost_usd is None and response.usage.calls == 1
+
+
+_THINKING_USAGE = {
+	"input_tokens": 20,
+	"cache_creation_input_tokens": 0,
+	"cache_read_input_tokens": 0,
+	"output_tokens": 300,
+	"output_tokens_details": {"thinking_tokens": 240},
+}
+"""Messages usage with its thinking tokens (anthropic SDK 2026-05-28, ``OutputTokensDetails``:
+``thinking_tokens`` are part of ``output_tokens``, which stays the billed total)."""
+
+
+async def test_anthropic_thinking_tokens_are_reasoning_tokens_whole() -> None:
+	"""A whole reply's ``output_tokens_details.thinking_tokens`` are its reasoning tokens."""
+	from tests.providers._replies import generate
+
+	reply = {
+		"type": "message",
+		"role": "assistant",
+		"content": [{"type": "text", "text": CMD}],
+		"stop_reason": "end_turn",
+		"usage": _THINKING_USAGE,
+	}
+	usage = (await generate("anthropic", reply)).usage
+	assert (usage.output_tokens, usage.reasoning_tokens) == (300, 240)
+
+
+async def test_anthropic_thinking_tokens_are_reasoning_tokens_streamed() -> None:
+	"""``message_delta``'s cumulative usage carries them when streamed: counted once, the same."""
+	start = {
+		"id": "msg_1",
+		"type": "message",
+		"role": "assistant",
+		"model": "claude-sonnet-4-5",
+		"content": [],
+		"stop_reason": None,
+		"usage": {"input_tokens": 20, "output_tokens": 1},
+	}
+	events = [
+		{"type": "message_start", "message": start},
+		{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+		{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": CMD}},
+		{"type": "content_block_stop", "index": 0},
+		{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": _THINKING_USAGE},
+		{"type": "message_stop"},
+	]
+	usage = (await _final("anthropic", events)).usage
+	assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (20, 300, 240)

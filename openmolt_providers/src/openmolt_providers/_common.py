@@ -1,11 +1,12 @@
 """What the three providers share: settings, the HTTP call with retries, errors and warnings.
 
 Each provider builds its request body as plain dicts, serializes it once as compact JSON
-(``_body.encode``), and hands the bytes to `HTTPProvider.post`. That method sends them with the shared
-``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection errors)
-under the instance's `openmolt_core.retry.RetryPolicy` (tenacity; the HTTP tools share it),
-honouring ``Retry-After``, and turns every other failure into a
-`openmolt_core.errors.ProviderError` that names the provider, the model and the fix, never the key.
+(``_body.encode``), and hands the bytes to `HTTPProvider.post`. That method sends them with the
+shared ``httpx.AsyncClient``, retries what may succeed later (408, 409, 429, 5xx, connection
+errors; the server's ``x-should-retry`` header decides instead when it is sent) under the
+instance's `openmolt_core.retry.RetryPolicy` (tenacity; the HTTP tools share it), honouring
+``Retry-After``, and turns every other failure into a `openmolt_core.errors.ProviderError` that
+names the provider, the model and the fix, never the key.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 	from openmolt_providers.settings import ProviderSettings
 
 __all__ = [
+	"FLAGGED_FIX",
 	"MAX_ERROR_CHARS",
 	"RETRY_STATUSES",
 	"HTTPProvider",
@@ -87,11 +89,22 @@ class _NotStreamed(ProviderError):
 def _parsed(
 	parse: Callable[[dict[str, Any]], ModelResponse | None], reply: dict[str, Any]
 ) -> ModelResponse | None:
-	"""A whole reply read by the provider's parser; None if it is not one it reads."""
+	"""A whole reply read by the provider's parser; None if it is not one it reads.
+
+	Raises:
+		ProviderError: The body is the API's error object (a gateway sends it with 200): the
+			answer to this request, raised as the error it stands for, unless it is about
+			streaming (then the server does not stream, and the request is asked again).
+	"""
 	try:
 		return parse(reply)
-	except (ProviderError, LookupError, TypeError, ValueError, AttributeError):
-		return None  # not a reply of this API (an error body, another shape): asked again
+	except ProviderError as exc:
+		error = bool(reply.get("error")) or reply.get("type") == "error"
+		if error and _STREAM_WORD.search(str(exc)) is None:
+			raise
+		return None  # a refusal of the stream: asked again without it
+	except (LookupError, TypeError, ValueError, AttributeError):
+		return None  # not a reply of this API (another shape): asked again
 
 
 _ANSWERED = "_answered"
@@ -462,7 +475,8 @@ class HTTPProvider:
 			model: The model name, for the warning.
 			parse: Reads a whole reply the server sent instead of a stream (the provider's
 				reply parser; None for a body that is not a reply of its API): that reply is
-				used, not asked for again. Without it (or for no reply) it is asked again.
+				used, not asked for again. Without it (or for no reply) it is asked again. An
+				error body it raises on is the request's error: raised, and streaming stays on.
 		"""
 		from openmolt_core.streaming import TextDelta
 
@@ -477,6 +491,9 @@ class HTTPProvider:
 			except ProviderError as exc:
 				if streamed or not refuses_stream(exc):
 					raise
+				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
+					# An error body is raised here, and the server may still stream.
+					whole = _parsed(parse, exc.reply)
 				self.streams = False
 				status = f" ({exc.status_code})" if not isinstance(exc, _NotStreamed) else ""
 				self.warn(
@@ -485,8 +502,6 @@ class HTTPProvider:
 					f"{self.base_url} does not stream{status}; its replies are asked for whole",
 					category=NotStreamingWarning,
 				)
-				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
-					whole = _parsed(parse, exc.reply)
 		response = whole if whole is not None else await once()
 		if response.text:
 			yield TextDelta(response.text)
@@ -670,6 +685,8 @@ class HTTPProvider:
 			try:
 				data = json.loads(response.content)
 			except ValueError as exc:
+				if _page(response.headers, response.text) is not None:
+					raise self._page_answer(response, model) from exc
 				raise ProviderError(
 					f"the reply is not JSON ({status}); check {self._base_url_setting()}",
 					provider=self.name,
@@ -693,6 +710,12 @@ class HTTPProvider:
 		response = await client.send(request, stream=True)
 		if response.status_code < 300:
 			kind = response.headers.get("content-type", "")
+			if "html" in kind.lower():  # a page, not events: read as a stream, it was "cut off"
+				try:
+					await response.aread()
+				finally:
+					await response.aclose()
+				raise self._page_answer(response, model)
 			if not kind.startswith("application/json"):
 				return response
 			try:  # a whole reply: the answer to this request, read as `generate` reads one
@@ -729,6 +752,19 @@ class HTTPProvider:
 		"""
 		return self._redact(text)
 
+	def _page_answer(self, response: httpx.Response, model: str) -> ProviderError:
+		"""The error of an HTML page sent with a success status in place of the API's answer."""
+		title = _page(response.headers, response.text) or "untitled"
+		return ProviderError(
+			f"the server answered with an HTML page ({self._redact(title)!r}), not the API's "
+			f"answer ({response.status_code}): something between here and the API answered (a "
+			f"proxy's sign-in page, a wrong address); check {self._base_url_setting()} and any "
+			"proxy between here and the API",
+			provider=self.name,
+			model=model,
+			status_code=response.status_code,
+		)
+
 	def _redact(self, text: str) -> str:
 		masked = masked_excerpt(text, len(text), self.secrets())  # masked whole, not cut yet
 		return _KEY_PATTERNS.sub("***", masked)[:MAX_ERROR_CHARS]
@@ -739,7 +775,13 @@ class HTTPProvider:
 			body: Any = json.loads(response.content)
 		except ValueError:
 			body = response.text
-		detail = self._redact(provider_message(body).strip())
+		if isinstance(body, list) and len(body) == 1:
+			body = body[0]  # Google's error as a list of one Status (python-genai's APIError)
+		page = _page(response.headers, body) if isinstance(body, str) else None
+		if page is not None:  # a proxy's or gateway's page: its title, not its markup
+			detail = self._redact(f"{_PAGE_FROM.format(page)}")
+		else:
+			detail = self._redact(provider_message(body).strip())
 		suffix = f": {detail}" if detail else ""
 		keyfix = (
 			f"set a valid key in {self.env_var} or llm_providers['{self.name}']['api_key']"
@@ -755,12 +797,31 @@ class HTTPProvider:
 				model=model,
 				status_code=status,
 			)
-		if retryable_status(status):
+		# The server's word first, as the anthropic and openai SDKs obey it (a non-standard
+		# header both APIs send): "false" on a 5xx that would fail the same way again.
+		says = response.headers.get("x-should-retry")
+		again = says == "true" if says in ("true", "false") else retryable_status(status)
+		if retryable_status(status) and not again:
+			refusal = ProviderError(
+				f"the provider failed the request ({status}){suffix}; it said another try "
+				"would fail the same way",
+				provider=self.name,
+				model=model,
+				status_code=status,
+			)
+			vars(refusal)[_ANSWERED] = True
+			return refusal
+		if again:
 			what = {
 				408: "the request timed out",
 				409: "the request conflicted with another",
 				429: "rate limited or out of quota; wait, lower concurrency or check billing",
-			}.get(status, "the provider had a server error; try again later")
+			}.get(
+				status,
+				"the provider had a server error; try again later"
+				if status >= 500
+				else "the request failed, and the provider said to try again",
+			)
 			wait = retry_after(response.headers)
 			return _RetryableError(
 				f"{what} ({status}){suffix}",
@@ -776,15 +837,13 @@ class HTTPProvider:
 			return refusal
 		if status == 400 and _flagged(body):
 			message = (
-				f"the provider's content filter refused the prompt ({status}){suffix}: something "
-				"the run sent was flagged (the task, an attachment or a tool's result, often the "
-				"latest); asking again sends it again, so change it, or use another model (an "
-				"Azure deployment's filter is set on the deployment)"
+				f"the provider's content filter refused the prompt ({status}){suffix}: "
+				f"{FLAGGED_FIX} (an Azure deployment's filter is set on the deployment)"
 			)
 		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
-		elif status == 402:
-			message = f"a billing problem (402): check the plan and payment details{suffix}"
+		elif status == 402 or (status == 400 and _BILLING.search(detail)):
+			message = f"a billing problem ({status}): check the plan and payment details{suffix}"
 		elif status == 403:
 			message = (
 				f"access denied (403): the key may lack access to this model or feature{suffix}"
@@ -796,6 +855,11 @@ class HTTPProvider:
 			)
 		elif status == 413:
 			message = f"the request is too large (413): send smaller attachments or history{suffix}"
+		elif page is not None:
+			message = (
+				f"the request was rejected ({status}){suffix}; check "
+				f"{self._base_url_setting()} and any proxy between here and the API"
+			)
 		else:
 			message = (
 				f"the request was rejected ({status}){suffix}; check model_config and "
@@ -804,6 +868,35 @@ class HTTPProvider:
 		refusal = ProviderError(message, provider=self.name, model=model, status_code=status)
 		vars(refusal)[_ANSWERED] = True
 		return refusal
+
+
+_PAGE_FROM = "an HTML page ({!r}) from a proxy or gateway, not the API's own answer"
+"""How an error names a page in place of the API's answer (`_page`)."""
+
+_PAGE_TITLE = re.compile(r"<(title|h1)[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _page(headers: httpx.Headers, text: str) -> str | None:
+	"""The title of an HTML page answered in place of the API's JSON; None if it is not one.
+
+	None of the APIs answers with HTML (their errors are JSON); a page comes from something in
+	between (a load balancer's 502, a proxy's sign-in page) and is known by its content type or
+	its markup. Its ``<title>`` (else its first ``<h1>``) names it, cut to 120 characters.
+
+	Args:
+		headers: The answer's headers.
+		text: The answer's body.
+	"""
+	kind = headers.get("content-type", "").lower()
+	start = text[:200].lstrip().lower()
+	if "html" not in kind and not start.startswith(("<!doctype html", "<html")):
+		return None
+	import html
+
+	found = _PAGE_TITLE.search(text[:100_000])
+	title = " ".join(html.unescape(_TAG.sub(" ", found.group(2))).split()) if found else ""
+	return title[:120] or "untitled"
 
 
 def exceeds_context(code: Any, detail: str) -> bool:
@@ -957,6 +1050,12 @@ def _error_code(body: Any) -> str:
 	return " ".join(str(error.get(k) or "") for k in ("code", "type"))
 
 
+FLAGGED_FIX = (
+	"something the run sent was flagged (the task, an attachment or a tool's result, often the "
+	"latest); asking again sends it again, so change it, or use another model"
+)
+"""What to do about a prompt a content filter or usage policy refused (every API's wording)."""
+
 _FLAGGED = frozenset({"content_filter", "invalid_prompt", "ResponsibleAIPolicyViolation"})
 """Error codes of a prompt a content filter refused: Azure OpenAI's ``content_filter`` (its
 ``innererror.code`` ``ResponsibleAIPolicyViolation``), OpenAI's ``invalid_prompt`` ("your prompt
@@ -971,6 +1070,12 @@ def _flagged(body: Any) -> bool:
 	inner = error.get("innererror")
 	codes = {error.get("code"), inner.get("code") if isinstance(inner, dict) else None}
 	return any(isinstance(code, str) and code in _FLAGGED for code in codes)
+
+
+_BILLING = re.compile(r"credit balance|enable billing", re.IGNORECASE)
+"""How a 400 names a billing problem: Anthropic's "Your credit balance is too low to access the
+Anthropic API" (an ``invalid_request_error``, not its 402 ``billing_error``), Gemini's "Please
+enable billing on your project" (a region without the free tier)."""
 
 
 def _out_of_quota(body: Any) -> bool:

@@ -134,7 +134,11 @@ class AnthropicProvider(HTTPProvider):
 			lambda: self.asked_stream(functools.partial(_stream.stream, self), request),
 			lambda: self.generate(request),
 			request.model,
-			lambda data: _convert.parse(self, request.model, data) if "content" in data else None,
+			lambda data: (
+				_convert.parse(self, request.model, data)
+				if "content" in data or "error" in data
+				else None
+			),
 		)
 
 

@@ -292,7 +292,13 @@ def parse_paused(
 
 
 def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usage:
-	"""A reply's usage, with its estimated cost; tokens and cost unknown (not free) if it has none."""
+	"""A reply's usage, with its estimated cost; tokens and cost unknown (not free) if it has none.
+
+	``input_tokens`` counts only the prompt tokens neither read from nor written to the cache:
+	the three add up to the prompt. ``output_tokens_details.thinking_tokens`` (anthropic SDK
+	``OutputTokensDetails``, 2026-05) are the reasoning part of ``output_tokens``, which stays
+	the billed total.
+	"""
 	raw = data.get("usage")
 	if not raw:
 		return Usage(calls=1)
@@ -300,11 +306,14 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 	written = int(raw.get("cache_creation_input_tokens") or 0)
 	read = int(raw.get("cache_read_input_tokens") or 0)
 	out = int(raw.get("output_tokens") or 0)
+	details = raw.get("output_tokens_details")
+	thinking = int((details if isinstance(details, dict) else {}).get("thinking_tokens") or 0)
 	inp = fresh + written + read
 	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=read,
+		reasoning_tokens=thinking,
 		cost_usd=provider.cost(
 			model,
 			input_tokens=inp,

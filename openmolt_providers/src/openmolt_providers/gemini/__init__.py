@@ -129,7 +129,7 @@ class GeminiProvider(HTTPProvider):
 			request.model,
 			lambda data: (
 				_convert.parse(self, request.model, data)
-				if "candidates" in data or "promptFeedback" in data
+				if "candidates" in data or "promptFeedback" in data or "error" in data
 				else None
 			),
 		)

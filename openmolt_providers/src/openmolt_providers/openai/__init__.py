@@ -211,10 +211,12 @@ class OpenAIProvider(HTTPProvider):
 		if self.api_mode == "chat":
 			from openmolt_providers.openai import _chat
 
-			return _chat.parse(self, request.model, data) if "choices" in data else None
+			reads = "choices" in data or "error" in data
+			return _chat.parse(self, request.model, data) if reads else None
 		from openmolt_providers.openai import _responses
 
-		return _responses.parse(self, request.model, data) if "output" in data else None
+		reads = "output" in data or "error" in data
+		return _responses.parse(self, request.model, data) if reads else None
 
 	async def _streaming(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		from openmolt_providers.openai import _stream

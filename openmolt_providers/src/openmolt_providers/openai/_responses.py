@@ -8,7 +8,13 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._attach import IMAGES, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._common import exceeds_context, filled_window, window_error, window_stop
+from openmolt_providers._common import (
+	FLAGGED_FIX,
+	exceeds_context,
+	filled_window,
+	window_error,
+	window_stop,
+)
 from openmolt_providers._schema import reply_format
 from openmolt_providers.openai._models import sampling
 
@@ -16,7 +22,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["RETRYABLE_CODES", "build", "parse", "text_format"]
+__all__ = ["RETRYABLE_CODES", "build", "failure", "parse", "text_format"]
 
 
 def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
@@ -107,9 +113,54 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "input")
 
 
-RETRYABLE_CODES = frozenset({"server_error", "rate_limit_exceeded"})
+RETRYABLE_CODES = frozenset({"server_error", "rate_limit_exceeded", "too_many_requests"})
 """Error codes of a failed response (``ResponseError.code``) or a stream's ``error`` event that
-another try may not meet: the server's trouble or a rate limit, not the request's."""
+another try may not meet: the server's trouble or a rate limit, not the request's
+(``too_many_requests`` is the code of a stream's rate-limit event, openai/openai-dotnet#881)."""
+
+
+_POLICY = frozenset({"invalid_prompt", "bio_policy", "image_content_policy_violation"})
+"""Codes of a response failed on a usage policy (``ResponseErrorCode``): the same input fails
+again, as a 400 from the content filter does (`openmolt_providers._common.FLAGGED_FIX`)."""
+
+
+def failure(provider: OpenAIProvider, model: str, error: Any, what: str) -> ProviderError:
+	"""The error of a failed response's ``error`` or of a stream's ``error`` event.
+
+	The API reference puts the event's ``code`` and ``message`` at its top (``ResponseErrorEvent``);
+	the API sends them nested in ``error`` too (``{"type": "error", "error": {"type":
+	"too_many_requests", "code": ..., "message": ...}}``), as the ``openai`` SDK's stream reads
+	them: both are read. A refusal of a prompt past the context window is the window error the
+	loop compacts on; a server error or a rate limit may pass on another try.
+
+	Args:
+		provider: The provider (its ``scrub`` masks the key in the message).
+		model: The model.
+		error: The error object (or the event holding it), or anything else.
+		what: What failed, for the message (``the stream``, ``the response``).
+	"""
+	if isinstance(error, dict) and isinstance(error.get("error"), dict):
+		error = error["error"]
+	if not isinstance(error, dict):
+		error = {"message": str(error or "")}
+	codes = {error.get("code"), error.get("type")}
+	why = str(error.get("message") or error.get("code") or error.get("type") or "")
+	why = provider.scrub(why or "no reason given")
+	if exceeds_context(" ".join(str(c or "") for c in codes), why):
+		return window_error(provider, model, why)
+	if codes & _POLICY:
+		return ProviderError(
+			f"{what} failed: the prompt was refused under a usage policy: {why}: {FLAGGED_FIX}",
+			provider=provider.name,
+			model=model,
+		)
+	return ProviderError(
+		f"{what} failed: {why}",
+		provider=provider.name,
+		model=model,
+		retryable=any(isinstance(c, str) and c in RETRYABLE_CODES for c in codes),
+	)
+
 
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
 
@@ -131,16 +182,7 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 
 		raise reply_error(provider, model, data["error"], "the reply")
 	if data.get("status") == "failed":
-		error = data.get("error") or {}
-		why = provider.scrub(str(error.get("message") or error.get("code") or "no reason given"))
-		if exceeds_context(error.get("code"), why):
-			raise window_error(provider, model, why)
-		raise ProviderError(
-			f"the response failed: {why}",
-			provider=provider.name,
-			model=model,
-			retryable=error.get("code") in RETRYABLE_CODES,
-		)
+		raise failure(provider, model, data.get("error") or {}, "the response")
 	texts: list[str] = []
 	refusal: str | None = None
 	native = False

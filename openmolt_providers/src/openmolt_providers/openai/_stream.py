@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._common import exceeds_context, window_error
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 from openmolt_providers.openai._errors import reply_error
@@ -85,15 +84,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 			yield _responses.parse(provider, model, data["response"])
 			return
 		elif kind == "error":
-			why = str(data.get("message") or data.get("code") or "no reason given")
-			if exceeds_context(data.get("code"), why):
-				raise window_error(provider, model, provider.scrub(why))
-			raise ProviderError(
-				f"the stream failed: {provider.scrub(why)}",
-				provider=provider.name,
-				model=model,
-				retryable=data.get("code") in _responses.RETRYABLE_CODES,
-			)
+			raise _responses.failure(provider, model, data, "the stream")
 	raise cut_off(provider, model)
 
 
