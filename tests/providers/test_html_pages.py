@@ -88,3 +88,14 @@ async def test_a_page_sent_with_200_to_a_whole_request_is_named() -> None:
 	"""A 200 page to a request without streaming names the page, as the stream does."""
 	error = await _generate_fails("google", httpx.Response(200, text=SIGN_IN, headers=HTML))
 	assert "Corp Proxy" in str(error) and "base_url" in str(error)
+
+
+async def test_a_page_of_unclosed_tags_is_read_at_once() -> None:
+	"""A hostile page (thousands of unclosed <h1>): its title is looked for in linear time, the run is not held."""
+	import time
+
+	page = "<html>" + "<h1>x" * 50_000
+	started = time.perf_counter()
+	error = await _generate_fails("chat", httpx.Response(400, text=page, headers=HTML))
+	assert time.perf_counter() - started < 2  # 12 ms; unbounded over 100 kB, the search took 6.4 s
+	assert "untitled" in str(error)

@@ -873,7 +873,8 @@ class HTTPProvider:
 _PAGE_FROM = "an HTML page ({!r}) from a proxy or gateway, not the API's own answer"
 """How an error names a page in place of the API's answer (`_page`)."""
 
-_PAGE_TITLE = re.compile(r"<(title|h1)[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_PAGE_TITLE = re.compile(r"<(title|h1)[^>]{0,200}>(.{0,500}?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+"""A page's title: bounded, so a page of unclosed tags is read in linear time."""
 _TAG = re.compile(r"<[^>]*>")
 
 
@@ -894,7 +895,7 @@ def _page(headers: httpx.Headers, text: str) -> str | None:
 		return None
 	import html
 
-	found = _PAGE_TITLE.search(text[:100_000])
+	found = _PAGE_TITLE.search(text[:20_000])
 	title = " ".join(html.unescape(_TAG.sub(" ", found.group(2))).split()) if found else ""
 	return title[:120] or "untitled"
 
