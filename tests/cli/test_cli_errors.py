@@ -153,6 +153,16 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"providers:broken (openmolt-weather): the factory returned object, not a provider",
 		),
 		(
+			"a.json",
+			'{"name": "x", "model": "openai:gpt-5",\n "openapi": {"pets": ""}}',
+			'a.json:2: openapi.pets: String should have at least 1 character (got "")',
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "openai:gpt-5", "durability": "runs\\u0000.db"}',
+			"durability must be a SQLite file's path or a postgresql:// URL with no NUL character",
+		),
+		(
 			"a.py",
 			"agent = 42\n",
 			"a.py: 'agent' must be an Agent or a function of the OpenMolt instance returning one",

@@ -11,6 +11,7 @@ turned off, ``compaction={"share": 3}`` never compacting).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -35,7 +36,12 @@ def _refused(match: str, **options: Any) -> None:
 		({"name": 5}, r"name must be text, the agent's name \(got int 5\)"),
 		({"name": "  "}, r"name must be text"),
 		({"instructions": ["Be", "brief"]}, r"instructions must be text \(got list .*'\\n'\.join"),
-		({"instructions_path": 5}, r"instructions_path must be a file's path \(got int 5\)"),
+		({"instructions_path": 5}, r"instructions_path must be a file's path \(text .*got int"),
+		({"instructions_path": "a\x00.md"}, r"instructions_path .* no NUL character \(.* at 1\)"),
+		(
+			{"instructions_path": b"a.md"},
+			r"instructions_path must be a file's path \(text .*got bytes",
+		),
 		({"tools": "slack"}, r"tools must be a list of tools .*got str 'slack'.*integrations=\["),
 		({"tools": {"add": 1}}, r"tools must be a list .*got dict"),
 		({"integrations": "slack"}, r"integrations must be a list .*integrations=\['slack'\]"),
@@ -93,6 +99,8 @@ def test_a_list_given_another_way_still_works() -> None:
 		({"run_store": 5}, r"run_store must be a path"),
 		({"files_dir": 5}, r"files_dir must be a path"),
 		({"schedule_store": 5.0}, r"schedule_store must be a path"),
+		({"run_store": "runs\x00.db"}, r"run_store must be a path with no NUL character"),
+		({"files_dir": Path("files\x00")}, r"files_dir must be a path with no NUL character"),
 		({"http_client": "x"}, r"http_client must be an httpx.AsyncClient"),
 		({"http_client": httpx.Client()}, r"http_client must be an httpx.AsyncClient .*got Client"),
 		({"guardrails": "pii"}, r"OpenMolt: guardrails must be a list"),
@@ -211,6 +219,11 @@ def test_stores_name_a_path_that_is_not_one(tmp_path: Any) -> None:
 		SQLiteSession("chat-1", path=5)  # type: ignore[arg-type]
 	with pytest.raises(ConfigurationError, match=r"RunStore: path must be a file's path"):
 		RunStore(5)  # type: ignore[arg-type]
+	for nul in ("s\x00.db", Path("s\x00.db")):  # the OS refuses it later: "embedded null byte"
+		with pytest.raises(ConfigurationError, match=r"SQLiteSession path .* no NUL character"):
+			SQLiteSession("chat-1", path=nul)
+		with pytest.raises(ConfigurationError, match=r"RunStore: path .* no NUL character"):
+			RunStore(nul)
 	assert SQLiteSession("chat-1", path=tmp_path / "s.db").path == tmp_path / "s.db"
 
 

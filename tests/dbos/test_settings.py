@@ -21,6 +21,27 @@ def test_a_path_or_a_url_names_the_store(tmp_path: Path) -> None:
 	assert pg.describe() == "postgresql://me@db:5432/runs"  # no password in messages
 
 
+@pytest.mark.parametrize(
+	("config", "match"),
+	[
+		(
+			"runs\x00.db",
+			r"durability must be a SQLite file's path .* no NUL character \(it holds one at 4\)",
+		),
+		({"url": "runs\x00.db"}, r"durability\['url'\] must be .* no NUL character"),
+		({"url": 5}, r"durability\['url'\] must be .*\(text or a pathlib.Path\), got int"),
+		(
+			{"url": "r.db", "filesDir": "f\x00"},
+			r"durability\['filesDir'\] must be a folder's path .* NUL",
+		),
+	],
+)
+def test_a_path_the_os_cannot_take_is_named_with_the_option(config: object, match: str) -> None:
+	"""A NUL character (the OS's "embedded null byte", raised at the first run) or a number: named where given."""
+	with pytest.raises(ConfigurationError, match=match):
+		parse_settings(config)  # type: ignore[arg-type]
+
+
 def test_options_are_checked_by_name(tmp_path: Path) -> None:
 	"""The dict form takes the options (camelCase too) and names a wrong one with the fix."""
 	settings = parse_settings(

@@ -342,10 +342,14 @@ def parse_options(
 			f"create_agent: instructions must be text (got {_shown(instructions)}); join a list "
 			"of lines with '\\n'.join(...), or give instructions_path"
 		)
-	if instructions_path is not None and not isinstance(instructions_path, str | os.PathLike):
-		raise ConfigurationError(
-			f"create_agent: instructions_path must be a file's path (got {_shown(instructions_path)})"
-		)
+	if instructions_path is not None:
+		from openmolt_core._support.paths import path_problem
+
+		problem = path_problem(instructions_path)
+		if problem is not None:
+			raise ConfigurationError(
+				f"create_agent: instructions_path must be a file's path {problem}"
+			)
 	# Lists as lists (a string's letters are no list); checked without a call when they are.
 	if type(integrations) not in _LISTS:
 		integrations = _many("integrations", integrations, "integration ids or dicts", "'slack'")
@@ -1597,7 +1601,6 @@ def make_provider(om: Facade, name: str) -> LLMProvider:
 		plugin, settings, om._model_http, name=name, retry=om.retry
 	)
 	om._providers[name] = provider
-	import os
 
 	from openmolt_core._envvars import env_var  # not .integrations: no template engine
 

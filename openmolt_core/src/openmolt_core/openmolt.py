@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -187,11 +186,12 @@ class OpenMolt:
 			("schedule_store", schedule_store),
 			("run_store", run_store),
 		):
-			if path is not None and not isinstance(path, str | os.PathLike):
-				raise ConfigurationError(
-					f"OpenMolt: {option} must be a path (text or a pathlib.Path), got "
-					f"{type(path).__name__}"
-				)
+			if path is not None:
+				from openmolt_core._support.paths import path_problem
+
+				problem = path_problem(path)
+				if problem is not None:
+					raise ConfigurationError(f"OpenMolt: {option} must be a path {problem}")
 		if http_client is not None:
 			httpx_module = sys.modules.get("httpx")  # a client exists only once httpx is imported
 			if httpx_module is None or not isinstance(http_client, httpx_module.AsyncClient):

@@ -343,6 +343,8 @@ _HOMES: Mapping[str, str] = {
 	"EngineConfig": "openmolt_core.integrations.config",
 	"IntegrationCredential": "openmolt_core.agentconfig",
 	"IntegrationEntry": "openmolt_core.agentconfig",
+	# the rule every path option follows (the durable backend's store checks its file with it)
+	"path_problem": "openmolt_core._support.paths",
 }
 
 __getattr__: Callable[[str], Any]

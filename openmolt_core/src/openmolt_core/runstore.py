@@ -243,13 +243,13 @@ class RunStore(RunObserver):
 	"""
 
 	def __init__(self, path: str | Path) -> None:
-		if not isinstance(path, str | os.PathLike):
+		from openmolt_core._support.paths import path_problem
+
+		problem = path_problem(path)
+		if problem is not None:
 			from openmolt_core.errors import ConfigurationError
 
-			raise ConfigurationError(
-				f"RunStore: path must be a file's path (text or a pathlib.Path), got "
-				f"{type(path).__name__}"
-			)
+			raise ConfigurationError(f"RunStore: path must be a file's path {problem}")
 		self.path: Path = Path(path)
 		self._ready = False
 		self._init_lock = threading.Lock()  # worker threads race to create the file otherwise

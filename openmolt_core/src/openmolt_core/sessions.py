@@ -249,11 +249,12 @@ class SQLiteSession:
 
 	def __init__(self, session_id: str, path: str | os.PathLike[str] | None = None) -> None:
 		self.session_id: str = _check_id(session_id)
-		if path is not None and not isinstance(path, str | os.PathLike):
-			raise ConfigurationError(
-				f"SQLiteSession path must be a file's path (text or a pathlib.Path), got "
-				f"{type(path).__name__}"
-			)
+		if path is not None:
+			from openmolt_core._support.paths import path_problem
+
+			problem = path_problem(path)
+			if problem is not None:
+				raise ConfigurationError(f"SQLiteSession path must be a file's path {problem}")
 		self.path: Path = Path(path) if path is not None else default_path()
 		if str(self.path) == ":memory:" or str(self.path).startswith("file:"):
 			raise ConfigurationError(

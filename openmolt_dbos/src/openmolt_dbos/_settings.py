@@ -114,6 +114,20 @@ def _url(value: str) -> str:
 	return f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
+_STORE = "a SQLite file's path or a postgresql:// URL"
+
+
+def _path(where: str, value: Any, what: str = _STORE) -> str:
+	"""The text of a path (``what``: the store's, by default), or the error naming ``where``."""
+	from openmolt_core.options import path_problem
+
+	problem = path_problem(value)
+	if problem is not None:
+		raise ConfigurationError(f"{where} must be {what} {problem}")
+	text: str = os.fspath(value)  # text: path_problem refused bytes
+	return text
+
+
 def _number(key: str, value: Any) -> float:
 	if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
 		raise ConfigurationError(f"durability[{key!r}] must be seconds > 0, got {value!r}")
@@ -127,7 +141,7 @@ def parse_settings(config: str | os.PathLike[str] | Mapping[str, Any]) -> Settin
 		ConfigurationError: A value is wrong; the message names the key and the fix.
 	"""
 	if isinstance(config, str | os.PathLike):
-		return Settings(url=_url(os.fspath(config)))
+		return Settings(url=_url(_path("durability", config)))
 	if not isinstance(config, Mapping):
 		raise ConfigurationError(
 			f"durability must be a path, a URL or a dict, not {type(config).__name__}"
@@ -147,18 +161,15 @@ def parse_settings(config: str | os.PathLike[str] | Mapping[str, Any]) -> Settin
 		raise ConfigurationError(
 			"durability: the dict needs 'url' (a SQLite file or postgresql://)"
 		)
-	url = values["url"]
-	if not isinstance(url, str | os.PathLike):
-		raise ConfigurationError(
-			f"durability['url'] must be a SQLite file's path or a postgresql:// URL, got "
-			f"{type(url).__name__} {url!r}"
-		)
-	values["url"] = _url(os.fspath(url))
+	values["url"] = _url(_path("durability['url']", values["url"]))
 	for key in ("heartbeat", "lapse", "poll"):
 		if key in values:
 			values[key] = _number(key, values[key])
 	if "files_dir" in values and values["files_dir"] is not None:
-		values["files_dir"] = Path(values["files_dir"]).expanduser().resolve()
+		values["files_dir"] = Path(
+			_path("durability['filesDir']", values["files_dir"], "a folder's path")
+		)
+		values["files_dir"] = values["files_dir"].expanduser().resolve()
 	for key in ("worker_id", "app_version", "log_level"):
 		if key in values and not (isinstance(values[key], str) and values[key]):
 			raise ConfigurationError(f"durability[{key!r}] must be a non-empty string")

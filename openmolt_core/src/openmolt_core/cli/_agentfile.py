@@ -256,7 +256,7 @@ class AgentFile(_Model):
 		description="MCP servers whose tools the agent uses, in the shape MCP clients use: "
 		"{id: {command, args, env, cwd} or {url, headers}} (needs openmolt[mcp]).",
 	)
-	openapi: dict[str, str | OpenApiSource] = Field(
+	openapi: dict[str, Annotated[str, Field(min_length=1)] | OpenApiSource] = Field(
 		default_factory=dict,
 		description="Integrations made from OpenAPI documents, by the id the agent uses: "
 		"{id: 'petstore.json'} or {id: {document, tags, operations, baseUrl, allowInternalHosts, "
@@ -527,10 +527,20 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 
 
 _VALID = re.compile(r"^(?P<key>.+): Input should be a valid (?P<kind>[^()]+?) \(got (?P<got>.+)\)$")
+_GOT = re.compile(r"^(?P<key>.+?): .+ \(got (?P<got>.+)\)$")
 
 
 def _one_per_union(problems: list[tuple[int, str]]) -> list[tuple[int, str]]:
-	"""One line for a key whose union's members each refused its type (``a valid list or dict``)."""
+	"""One line for a key whose union's members each refused its type (``a valid list or dict``).
+
+	When a member took the value's type but refused the value itself (``"document": ""``: at
+	least 1 character), that is the line: the other members' "should be a valid ..." are noise.
+	"""
+	refused = {
+		(line, m["key"], m["got"])
+		for line, message in problems
+		if _VALID.match(message) is None and (m := _GOT.match(message)) is not None
+	}
 	kinds: dict[tuple[int, str, str], list[str]] = {}
 	out: list[tuple[int, str]] = []
 	for line, message in problems:
@@ -539,6 +549,8 @@ def _one_per_union(problems: list[tuple[int, str]]) -> list[tuple[int, str]]:
 			out.append((line, message))
 			continue
 		key = (line, match["key"], match["got"])
+		if key in refused:
+			continue
 		if key not in kinds:
 			kinds[key] = []
 			out.append((line, ""))  # its place, filled below
