@@ -219,6 +219,10 @@ def test_stores_name_a_path_that_is_not_one(tmp_path: Any) -> None:
 		SQLiteSession("chat-1", path=5)  # type: ignore[arg-type]
 	with pytest.raises(ConfigurationError, match=r"RunStore: path must be a file's path"):
 		RunStore(5)  # type: ignore[arg-type]
+	from openmolt_core.credstore import EncryptedFileStore
+
+	with pytest.raises(ConfigurationError, match=r"EncryptedFileStore: path .* no NUL character"):
+		EncryptedFileStore("creds\x00.json")
 	for nul in ("s\x00.db", Path("s\x00.db")):  # the OS refuses it later: "embedded null byte"
 		with pytest.raises(ConfigurationError, match=r"SQLiteSession path .* no NUL character"):
 			SQLiteSession("chat-1", path=nul)

@@ -170,11 +170,22 @@ class EncryptedFileStore:
 		key: The Fernet key (default: the OS keyring, else ``OPENMOLT_CREDENTIALS_KEY``).
 
 	The key is looked up when the file is first read or written, so making a store is cheap.
+
+	Raises:
+		ConfigurationError: ``path`` is not a file's path (a number, bytes, a NUL character).
 	"""
 
 	def __init__(
 		self, path: str | os.PathLike[str] | None = None, *, key: str | bytes | None = None
 	):
+		if path is not None:
+			from openmolt_core._support.paths import path_problem
+
+			problem = path_problem(path)
+			if problem is not None:
+				raise ConfigurationError(
+					f"EncryptedFileStore: path must be a file's path {problem}"
+				)
 		self.path = Path(path) if path is not None else default_path()
 		self._key = key.encode("ascii") if isinstance(key, str) else key
 		register_key(self, key)  # the store's encryption key: masked everywhere
