@@ -42,12 +42,13 @@ async def serving(
 	model: ScriptedModel | None = None,
 	run_store: Path | None = None,
 	channels: list[dict[str, Any]] | None = None,
+	more: dict[str, Any] | None = None,
 	**server: Any,
 ) -> AsyncIterator[tuple[httpx.AsyncClient, ScriptedModel, TriggerServer]]:
 	model = model or ScriptedModel([finish("ok")] * 5)
 	om = OpenMolt(entry_points=False, run_store=run_store)
 	agent = om.create_agent(name="Triage", model=model)
-	settings: dict[str, Any] = {"channels": channels or []}
+	settings: dict[str, Any] = {"channels": channels or [], **(more or {})}
 	if webhook is not None:
 		settings["webhook"] = {"secret": SECRET, **webhook}
 	triggers = Triggers.model_validate(settings)
@@ -133,6 +134,88 @@ async def test_slack_events_and_telegram_updates_nested_too_deeply_are_422() -> 
 				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
 			)
 			assert telegram.status_code == 422 and telegram.json()["reason"] == "too_deep"
+		assert (await client.get("/health")).status_code == 200
+	assert model.requests == []
+
+
+UNSAFE_JSON = [
+	(b'{"title": "an emoji cut in half \\ud83d"}', "lone surrogate", "title"),
+	(b'{"items": [{"name": "\\udc00"}]}', "lone surrogate", "items[0].name"),
+	(b'{"\\ud800": 1}', "lone surrogate", ""),
+	(b'{"title": "\xed\xa0\x80"}', "lone surrogate", "title"),  # the raw bytes of one
+	(b'{"amount": NaN}', "NaN is not a JSON number", ""),
+	(b'{"amount": -Infinity}', "-Infinity is not a JSON number", ""),
+	(b'{"amount": 1e999}', "1e999 is too large", ""),
+]
+"""JSON Python reads but a run cannot hold (a lone surrogate is no text; NaN is no JSON number):
+each body, the words its refusal names, and where."""
+
+
+@pytest.mark.parametrize(("body", "says", "where"), UNSAFE_JSON)
+async def test_json_a_run_cannot_hold_is_422_on_every_route_and_runs_nothing(
+	body: bytes, says: str, where: str, tmp_path: Path
+) -> None:
+	"""A lone surrogate, NaN or an infinity is refused 422 naming it, never a 500 or a lost run."""
+	channels = [
+		{
+			"type": "slack",
+			"botToken": SLACK_TOKEN,
+			"signingSecret": SLACK_SECRET,
+			"allowEveryone": True,
+		},
+		{
+			"type": "telegram",
+			"token": TOKEN,
+			"mode": "webhook",
+			"secretToken": "tg-secret",
+			"allowEveryone": True,
+		},
+	]
+	more = {"a2a": {"token": "a2a-token-for-tests"}, "agui": {"token": "agui-token-for-tests"}}
+	rpc = b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {'
+	rpc += b'"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}, {"data": '
+	rpc += body + b"}]}}}"
+	model = ScriptedModel([finish("ok")] * 5)
+	webhook = {"scheme": "hmac", "session": "title", "user": "title"}
+	async for client, _, _ in serving(
+		webhook, model=model, channels=channels, more=more, run_store=tmp_path / "runs.db"
+	):
+		form = urlencode({"payload": body}).encode()
+		answers = {
+			"slack": await client.post(
+				"/channels/slack/Triage",
+				content=body,
+				headers={**sign("slack", SLACK_SECRET, body), "content-type": "application/json"},
+			),
+			"telegram": await client.post(
+				"/channels/telegram/Triage",
+				content=body,
+				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
+			),
+			"a2a": await client.post(
+				"/a2a/Triage/",
+				content=rpc,
+				headers={"Authorization": "Bearer a2a-token-for-tests", "A2A-Version": "1.0"},
+			),
+			"agui": await client.post(
+				"/agui/Triage",
+				content=b'{"threadId": "t", "runId": "r", "messages": [], "state": ' + body + b"}",
+				headers={"Authorization": "Bearer agui-token-for-tests"},
+			),
+		}
+		if body.isascii():  # a webhook reads bytes that are not UTF-8 replaced (U+FFFD)
+			answers["webhook"] = await post(client, "hmac", body)
+			answers["webhook as text"] = await post(client, "hmac", body + b" ", "text/plain")
+			# Slack's interactive payloads: JSON in a form field
+			answers["form's payload"] = await post(
+				client, "hmac", form, "application/x-www-form-urlencoded"
+			)
+		for route, answer in answers.items():
+			assert answer.status_code == 422, (route, answer.status_code, answer.text)
+			refusal = answer.json()
+			assert refusal["reason"] == "unsafe_json", route
+			assert says in refusal["error"], (route, refusal)
+			assert where in refusal["error"], (route, refusal)
 		assert (await client.get("/health")).status_code == 200
 	assert model.requests == []
 

@@ -35,8 +35,8 @@ from openmolt_core.secrets import register_key
 from openmolt_core.triggers import TelegramChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
+	BadJson,
 	SlowBody,
-	TooDeep,
 	TooLarge,
 	parse_json,
 	read_body,
@@ -185,7 +185,7 @@ class TelegramBot:
 			raise TelegramError(f"Telegram {method}: {type(exc).__name__}") from None
 		try:
 			data = parse_json(response.content, what=f"Telegram's answer to {method}")
-		except ValueError:  # not JSON, or nested too deeply (TooDeep)
+		except ValueError:  # not JSON, or JSON a run cannot take (BadJson)
 			data = {}
 		if not isinstance(data, dict):
 			data = {}
@@ -291,8 +291,8 @@ class TelegramBot:
 			return too_slow("the update")
 		try:
 			update = parse_json(body, what="the update")
-		except TooDeep as exc:
-			return JSONResponse({"error": str(exc), "reason": "too_deep"}, status_code=422)
+		except BadJson as exc:
+			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=422)
 		except ValueError:
 			return JSONResponse({"error": "the update is not JSON"}, status_code=400)
 		message = incoming(update) if isinstance(update, dict) else None

@@ -61,8 +61,8 @@ from openmolt_core.triggers import WebhookTrigger
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
+	BadJson,
 	SlowBody,
-	TooDeep,
 	TooLarge,
 	payload,
 	read_body,
@@ -238,8 +238,8 @@ async def handle_webhook(
 		return _error(401, str(exc), reason=exc.reason)
 	try:
 		data = payload(body, request.headers.get("content-type", ""))
-	except TooDeep as exc:
-		return _error(422, str(exc), reason="too_deep")
+	except BadJson as exc:
+		return _error(422, str(exc), reason=exc.reason)
 	delivery = _delivery(config, verified.delivery, data)
 	verified = dataclasses.replace(verified, delivery=delivery)
 	# Without a delivery id, the same signed request is the same delivery: its run id comes
