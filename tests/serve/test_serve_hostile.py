@@ -551,3 +551,38 @@ async def test_a_websocket_upgrade_is_plain_http_under_the_same_limits() -> None
 			},
 		)
 		assert response.status_code == 200 and response.json()["ok"] is True
+
+
+SLACK_VERIFICATION = "SlackVerificationToken0123"
+"""The deprecated verification token Slack still puts in every request it signs."""
+
+
+async def test_slacks_verification_token_never_reaches_a_webhooks_run(tmp_path: Path) -> None:
+	"""A slash command, an interactive payload or an event carries Slack's verification token (a
+	credential of the app): the run, the model and the run store see it masked."""
+	model = ScriptedModel([finish("ok")] * 3)
+	command = urlencode({"token": SLACK_VERIFICATION, "command": "/triage", "text": "the login"})
+	action = json.dumps(
+		{"type": "block_actions", "token": SLACK_VERIFICATION, "user": {"id": "U1"}}
+	)
+	event = {"token": SLACK_VERIFICATION, "type": "event_callback", "event_id": "Ev1", "event": {}}
+	bodies = [
+		(command.encode(), "application/x-www-form-urlencoded"),
+		(urlencode({"payload": action}).encode(), "application/x-www-form-urlencoded"),
+		(json.dumps(event).encode(), "application/json"),
+	]
+	async for client, _, ts in serving(
+		{"scheme": "slack"}, model=model, run_store=tmp_path / "runs.db"
+	):
+		for body, kind in bodies:
+			response = await post(client, "slack", body, kind)
+			assert response.status_code == 202, response.text
+		await eventually(lambda: len(model.requests) == 3)
+		store = ts.agents["Triage"][0].om.run_store
+		assert store is not None
+		inputs = [run.input for run in await store.runs()]
+	assert len(inputs) == 3
+	assert SLACK_VERIFICATION not in json.dumps(inputs)
+	said = [request.messages[0].content for request in model.requests]
+	assert not [one for one in said if SLACK_VERIFICATION in one]
+	assert any("the login" in one for one in said)  # the rest of the payload is there
