@@ -13,7 +13,15 @@ from urllib.parse import urlencode
 import anyio
 import httpx
 import pytest
-from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, TOKEN, FakeSlack, eventually, local_server
+from _serve_fakes import (
+	SLACK_SECRET,
+	SLACK_TOKEN,
+	TOKEN,
+	FakeSlack,
+	FakeTelegram,
+	eventually,
+	local_server,
+)
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, finish
@@ -586,3 +594,87 @@ async def test_slacks_verification_token_never_reaches_a_webhooks_run(tmp_path: 
 	said = [request.messages[0].content for request in model.requests]
 	assert not [one for one in said if SLACK_VERIFICATION in one]
 	assert any("the login" in one for one in said)  # the rest of the payload is there
+
+
+@pytest.mark.parametrize("authorizations", [[{"user_id": ["U0BOT"]}], [{"user_id": 5}], "U0BOT"])
+async def test_a_slack_event_with_fields_of_the_wrong_type_is_answered_not_a_500(
+	authorizations: Any,
+) -> None:
+	"""An event's ``authorizations`` that are not what Slack documents (a list where the app's
+	user id goes) are left out: 200, the mention answered, never a 500 that loses the event."""
+	slack = FakeSlack()
+	model = ScriptedModel([finish("ok")])
+	async with local_server(slack.app()) as api:
+		channels = [
+			{
+				"type": "slack",
+				"botToken": SLACK_TOKEN,
+				"signingSecret": SLACK_SECRET,
+				"baseUrl": api,
+				"allowEveryone": True,
+			}
+		]
+		async for client, _, _ in serving(channels=channels, model=model):
+			event = {
+				"type": "event_callback",
+				"event_id": "Ev1",
+				"authorizations": authorizations,
+				"event": {
+					"type": "app_mention",
+					"user": "U2",
+					"channel": "C1",
+					"text": "<@U0BOT> hi",
+					"ts": "1.1",
+				},
+			}
+			body = json.dumps(event).encode()
+			headers = {**sign("slack", SLACK_SECRET, body), "content-type": "application/json"}
+			answer = await client.post("/channels/slack/Triage", content=body, headers=headers)
+			assert answer.status_code == 200, answer.text
+			await eventually(lambda: len(slack.posted) == 1)
+	assert slack.posted[0]["text"] == "ok"
+
+
+@pytest.mark.parametrize(
+	"odd",
+	[
+		{"message_id": "zz"},
+		{"message_id": 1.5},
+		{"is_topic_message": True, "message_thread_id": True},
+	],
+)
+async def test_a_telegram_update_with_ids_of_the_wrong_type_is_still_answered(
+	odd: dict[str, Any],
+) -> None:
+	"""A message id or topic that is no integer is left out of the reply: the run's answer
+	reaches the chat (it was lost: int('zz') failed every sendMessage)."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("ok")])
+	async with local_server(fake.app()) as api:
+		channels = [
+			{
+				"type": "telegram",
+				"token": TOKEN,
+				"mode": "webhook",
+				"secretToken": "tg-secret",
+				"baseUrl": api,
+				"allowEveryone": True,
+			}
+		]
+		async for client, _, _ in serving(channels=channels, model=model):
+			message = {
+				"message_id": 7,
+				"from": {"id": 42, "is_bot": False, "first_name": "Ada"},
+				"chat": {"id": 42, "type": "private"},
+				"text": "hi",
+				**odd,
+			}
+			answer = await client.post(
+				"/channels/telegram/Triage",
+				json={"update_id": 1, "message": message},
+				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
+			)
+			assert answer.status_code == 200, answer.text
+			await eventually(lambda: len(fake.sent) == 1)
+	[sent] = fake.sent
+	assert sent["text"] == "ok" and "message_thread_id" not in sent

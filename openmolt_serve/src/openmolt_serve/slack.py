@@ -241,7 +241,8 @@ class SlackApp:
 		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):
 			authorizations = data.get("authorizations")
 			first = authorizations[0] if isinstance(authorizations, list) and authorizations else {}
-			bot_user = self.bot_user or (first.get("user_id") if isinstance(first, dict) else None)
+			given = first.get("user_id") if isinstance(first, dict) else None
+			bot_user = self.bot_user or (given if isinstance(given, str) else None)
 			message = incoming(data["event"], str(data.get("event_id", "")), bot_user)
 			if message is not None:
 				await self.conversations.receive(message)

@@ -93,6 +93,7 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 	if sender.get("is_bot") or "id" not in chat or "id" not in sender:
 		return None
 	topic = message.get("message_thread_id") if message.get("is_topic_message") else None
+	answered = message.get("message_id")
 	return Incoming(
 		channel="telegram",
 		chat=str(chat["id"]),
@@ -100,12 +101,15 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		username=name if isinstance(name := sender.get("username"), str) else None,
 		text=message["text"],
 		id=str(update.get("update_id", message.get("message_id", ""))),
-		reply_to=str(message["message_id"]) if "message_id" in message else None,
+		reply_to=str(answered) if _an_id(answered) else None,
 		forwarded="forward_origin" in message or "forward_date" in message,
-		thread=str(topic)
-		if isinstance(topic, int)
-		else None,  # a forum topic: its own conversation
+		thread=str(topic) if _an_id(topic) else None,  # a forum topic: its own conversation
 	)
+
+
+def _an_id(value: Any) -> bool:
+	"""Whether an update's id is one the Bot API takes back (an integer; a bool is not one)."""
+	return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _topic(message: Incoming) -> dict[str, Any]:
