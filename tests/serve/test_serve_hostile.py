@@ -13,7 +13,15 @@ from urllib.parse import urlencode
 import anyio
 import httpx
 import pytest
-from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, TOKEN, FakeSlack, eventually, local_server
+from _serve_fakes import (
+	SLACK_SECRET,
+	SLACK_TOKEN,
+	TOKEN,
+	FakeSlack,
+	FakeTelegram,
+	eventually,
+	local_server,
+)
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, finish
@@ -42,12 +50,13 @@ async def serving(
 	model: ScriptedModel | None = None,
 	run_store: Path | None = None,
 	channels: list[dict[str, Any]] | None = None,
+	more: dict[str, Any] | None = None,
 	**server: Any,
 ) -> AsyncIterator[tuple[httpx.AsyncClient, ScriptedModel, TriggerServer]]:
 	model = model or ScriptedModel([finish("ok")] * 5)
 	om = OpenMolt(entry_points=False, run_store=run_store)
 	agent = om.create_agent(name="Triage", model=model)
-	settings: dict[str, Any] = {"channels": channels or []}
+	settings: dict[str, Any] = {"channels": channels or [], **(more or {})}
 	if webhook is not None:
 		settings["webhook"] = {"secret": SECRET, **webhook}
 	triggers = Triggers.model_validate(settings)
@@ -133,6 +142,88 @@ async def test_slack_events_and_telegram_updates_nested_too_deeply_are_422() -> 
 				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
 			)
 			assert telegram.status_code == 422 and telegram.json()["reason"] == "too_deep"
+		assert (await client.get("/health")).status_code == 200
+	assert model.requests == []
+
+
+UNSAFE_JSON = [
+	(b'{"title": "an emoji cut in half \\ud83d"}', "lone surrogate", "title"),
+	(b'{"items": [{"name": "\\udc00"}]}', "lone surrogate", "items[0].name"),
+	(b'{"\\ud800": 1}', "lone surrogate", ""),
+	(b'{"title": "\xed\xa0\x80"}', "lone surrogate", "title"),  # the raw bytes of one
+	(b'{"amount": NaN}', "NaN is not a JSON number", ""),
+	(b'{"amount": -Infinity}', "-Infinity is not a JSON number", ""),
+	(b'{"amount": 1e999}', "1e999 is too large", ""),
+]
+"""JSON Python reads but a run cannot hold (a lone surrogate is no text; NaN is no JSON number):
+each body, the words its refusal names, and where."""
+
+
+@pytest.mark.parametrize(("body", "says", "where"), UNSAFE_JSON)
+async def test_json_a_run_cannot_hold_is_422_on_every_route_and_runs_nothing(
+	body: bytes, says: str, where: str, tmp_path: Path
+) -> None:
+	"""A lone surrogate, NaN or an infinity is refused 422 naming it, never a 500 or a lost run."""
+	channels = [
+		{
+			"type": "slack",
+			"botToken": SLACK_TOKEN,
+			"signingSecret": SLACK_SECRET,
+			"allowEveryone": True,
+		},
+		{
+			"type": "telegram",
+			"token": TOKEN,
+			"mode": "webhook",
+			"secretToken": "tg-secret",
+			"allowEveryone": True,
+		},
+	]
+	more = {"a2a": {"token": "a2a-token-for-tests"}, "agui": {"token": "agui-token-for-tests"}}
+	rpc = b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {'
+	rpc += b'"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}, {"data": '
+	rpc += body + b"}]}}}"
+	model = ScriptedModel([finish("ok")] * 5)
+	webhook = {"scheme": "hmac", "session": "title", "user": "title"}
+	async for client, _, _ in serving(
+		webhook, model=model, channels=channels, more=more, run_store=tmp_path / "runs.db"
+	):
+		form = urlencode({"payload": body}).encode()
+		answers = {
+			"slack": await client.post(
+				"/channels/slack/Triage",
+				content=body,
+				headers={**sign("slack", SLACK_SECRET, body), "content-type": "application/json"},
+			),
+			"telegram": await client.post(
+				"/channels/telegram/Triage",
+				content=body,
+				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
+			),
+			"a2a": await client.post(
+				"/a2a/Triage/",
+				content=rpc,
+				headers={"Authorization": "Bearer a2a-token-for-tests", "A2A-Version": "1.0"},
+			),
+			"agui": await client.post(
+				"/agui/Triage",
+				content=b'{"threadId": "t", "runId": "r", "messages": [], "state": ' + body + b"}",
+				headers={"Authorization": "Bearer agui-token-for-tests"},
+			),
+		}
+		if body.isascii():  # a webhook reads bytes that are not UTF-8 replaced (U+FFFD)
+			answers["webhook"] = await post(client, "hmac", body)
+			answers["webhook as text"] = await post(client, "hmac", body + b" ", "text/plain")
+			# Slack's interactive payloads: JSON in a form field
+			answers["form's payload"] = await post(
+				client, "hmac", form, "application/x-www-form-urlencoded"
+			)
+		for route, answer in answers.items():
+			assert answer.status_code == 422, (route, answer.status_code, answer.text)
+			refusal = answer.json()
+			assert refusal["reason"] == "unsafe_json", route
+			assert says in refusal["error"], (route, refusal)
+			assert where in refusal["error"], (route, refusal)
 		assert (await client.get("/health")).status_code == 200
 	assert model.requests == []
 
@@ -468,3 +559,122 @@ async def test_a_websocket_upgrade_is_plain_http_under_the_same_limits() -> None
 			},
 		)
 		assert response.status_code == 200 and response.json()["ok"] is True
+
+
+SLACK_VERIFICATION = "SlackVerificationToken0123"
+"""The deprecated verification token Slack still puts in every request it signs."""
+
+
+async def test_slacks_verification_token_never_reaches_a_webhooks_run(tmp_path: Path) -> None:
+	"""A slash command, an interactive payload or an event carries Slack's verification token (a
+	credential of the app): the run, the model and the run store see it masked."""
+	model = ScriptedModel([finish("ok")] * 3)
+	command = urlencode({"token": SLACK_VERIFICATION, "command": "/triage", "text": "the login"})
+	action = json.dumps(
+		{"type": "block_actions", "token": SLACK_VERIFICATION, "user": {"id": "U1"}}
+	)
+	event = {"token": SLACK_VERIFICATION, "type": "event_callback", "event_id": "Ev1", "event": {}}
+	bodies = [
+		(command.encode(), "application/x-www-form-urlencoded"),
+		(urlencode({"payload": action}).encode(), "application/x-www-form-urlencoded"),
+		(json.dumps(event).encode(), "application/json"),
+	]
+	async for client, _, ts in serving(
+		{"scheme": "slack"}, model=model, run_store=tmp_path / "runs.db"
+	):
+		for body, kind in bodies:
+			response = await post(client, "slack", body, kind)
+			assert response.status_code == 202, response.text
+		await eventually(lambda: len(model.requests) == 3)
+		store = ts.agents["Triage"][0].om.run_store
+		assert store is not None
+		inputs = [run.input for run in await store.runs()]
+	assert len(inputs) == 3
+	assert SLACK_VERIFICATION not in json.dumps(inputs)
+	said = [request.messages[0].content for request in model.requests]
+	assert not [one for one in said if SLACK_VERIFICATION in one]
+	assert any("the login" in one for one in said)  # the rest of the payload is there
+
+
+@pytest.mark.parametrize("authorizations", [[{"user_id": ["U0BOT"]}], [{"user_id": 5}], "U0BOT"])
+async def test_a_slack_event_with_fields_of_the_wrong_type_is_answered_not_a_500(
+	authorizations: Any,
+) -> None:
+	"""An event's ``authorizations`` that are not what Slack documents (a list where the app's
+	user id goes) are left out: 200, the mention answered, never a 500 that loses the event."""
+	slack = FakeSlack()
+	model = ScriptedModel([finish("ok")])
+	async with local_server(slack.app()) as api:
+		channels = [
+			{
+				"type": "slack",
+				"botToken": SLACK_TOKEN,
+				"signingSecret": SLACK_SECRET,
+				"baseUrl": api,
+				"allowEveryone": True,
+			}
+		]
+		async for client, _, _ in serving(channels=channels, model=model):
+			event = {
+				"type": "event_callback",
+				"event_id": "Ev1",
+				"authorizations": authorizations,
+				"event": {
+					"type": "app_mention",
+					"user": "U2",
+					"channel": "C1",
+					"text": "<@U0BOT> hi",
+					"ts": "1.1",
+				},
+			}
+			body = json.dumps(event).encode()
+			headers = {**sign("slack", SLACK_SECRET, body), "content-type": "application/json"}
+			answer = await client.post("/channels/slack/Triage", content=body, headers=headers)
+			assert answer.status_code == 200, answer.text
+			await eventually(lambda: len(slack.posted) == 1)
+	assert slack.posted[0]["text"] == "ok"
+
+
+@pytest.mark.parametrize(
+	"odd",
+	[
+		{"message_id": "zz"},
+		{"message_id": 1.5},
+		{"is_topic_message": True, "message_thread_id": True},
+	],
+)
+async def test_a_telegram_update_with_ids_of_the_wrong_type_is_still_answered(
+	odd: dict[str, Any],
+) -> None:
+	"""A message id or topic that is no integer is left out of the reply: the run's answer
+	reaches the chat (it was lost: int('zz') failed every sendMessage)."""
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("ok")])
+	async with local_server(fake.app()) as api:
+		channels = [
+			{
+				"type": "telegram",
+				"token": TOKEN,
+				"mode": "webhook",
+				"secretToken": "tg-secret",
+				"baseUrl": api,
+				"allowEveryone": True,
+			}
+		]
+		async for client, _, _ in serving(channels=channels, model=model):
+			message = {
+				"message_id": 7,
+				"from": {"id": 42, "is_bot": False, "first_name": "Ada"},
+				"chat": {"id": 42, "type": "private"},
+				"text": "hi",
+				**odd,
+			}
+			answer = await client.post(
+				"/channels/telegram/Triage",
+				json={"update_id": 1, "message": message},
+				headers={"X-Telegram-Bot-Api-Secret-Token": "tg-secret"},
+			)
+			assert answer.status_code == 200, answer.text
+			await eventually(lambda: len(fake.sent) == 1)
+	[sent] = fake.sent
+	assert sent["text"] == "ok" and "message_thread_id" not in sent

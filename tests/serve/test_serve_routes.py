@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -296,3 +297,31 @@ async def test_no_spelling_of_a_guarded_route_answers_without_a_credential() -> 
 		card = await client.get("/a2a/Triage/%2ewell-known/agent-card.json")
 		assert card.status_code == 200 and "Triage" in card.text  # the open card, decoded
 	assert model.requests == []
+
+
+@pytest.mark.parametrize("name", ["ops/prod", "x{y}", "{agent}", "..", "."])
+def test_an_agent_name_no_route_can_hold_is_refused_before_serving(name: str) -> None:
+	"""A '/' makes its routes unreachable; braces make its A2A mount take other agents'
+	addresses (x{y} answered /a2a/xz/ with its own card and token): refused, naming the fix."""
+	from openmolt_core.errors import ConfigurationError
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name=name, model=ScriptedModel([]))
+	triggers = Triggers.model_validate({"a2a": {"token": "a2a-token-0123456789"}})
+	with pytest.raises(ConfigurationError) as refused:
+		TriggerServer([(agent, triggers)], port=0)
+	assert repr(name) in str(refused.value) and "rename" in str(refused.value)
+
+
+async def test_agent_names_with_spaces_colons_and_dots_are_served() -> None:
+	"""What a path segment can hold, percent-encoded, still reaches its own agent."""
+	om = OpenMolt(entry_points=False)
+	names = ["openai:gpt-5-mini", "Ops Bot", "v1.2"]
+	agents = [om.create_agent(name=name, model=ScriptedModel([])) for name in names]
+	triggers = Triggers.model_validate({"a2a": {"token": "a2a-token-0123456789"}})
+	async with TriggerServer([(agent, triggers) for agent in agents], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			for name in names:
+				card = await client.get(f"/a2a/{quote(name, safe='')}/.well-known/agent-card.json")
+				assert card.status_code == 200 and card.json()["name"] == name
+	await om.aclose()

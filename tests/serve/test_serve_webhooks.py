@@ -563,3 +563,34 @@ def test_one_webhooks_users_are_never_anothers(
 
 	assert webhook_user(*one) != webhook_user(*other)
 	assert webhook_user(*one) == webhook_user(*one)
+
+
+@pytest.mark.parametrize(
+	("settings", "field"),
+	[
+		({"webhook": {"scheme": "hmac", "header": ""}}, "webhook.header"),
+		({"webhook": {"scheme": "hmac", "header": "X-Signature-256: sha256="}}, "webhook.header"),
+		({"webhook": {"scheme": "hmac", "header": "X Signature"}}, "webhook.header"),
+		(
+			{
+				"channels": [
+					{"type": "telegram", "baseUrl": "api.telegram.org", "allowEveryone": True}
+				]
+			},
+			"baseUrl",
+		),
+		(
+			{"channels": [{"type": "slack", "baseUrl": "slack.com/api", "allowEveryone": True}]},
+			"baseUrl",
+		),
+	],
+)
+def test_a_setting_no_request_could_meet_is_refused_where_given(
+	settings: dict[str, Any], field: str
+) -> None:
+	"""A header name no request can carry, or an API address without its scheme, is refused."""
+	with pytest.raises(ValueError) as refused:
+		Triggers.model_validate(settings)
+	said = str(refused.value)
+	assert field in said  # where
+	assert "letters, digits and '-'" in said or "with its scheme" in said  # the fix

@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable
 from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.options import Options, options_config
@@ -152,6 +152,9 @@ DEFAULT_TOLERANCE = 300.0
 DEFAULT_HMAC_HEADER = "X-Signature-256"
 """The header of the plain ``hmac`` scheme, unless configured."""
 
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+"""An HTTP header's name (RFC 9110's token): what a request can carry."""
+
 
 class WebhookTrigger(_Model):
 	"""``POST /hooks/<agent>``: a signed request starts a run with its payload as the input.
@@ -176,6 +179,17 @@ class WebhookTrigger(_Model):
 	header: str = Field(
 		default=DEFAULT_HMAC_HEADER, description="The signature header of the hmac scheme."
 	)
+
+	@field_validator("header")
+	@classmethod
+	def _a_header_name(cls, value: str) -> str:
+		if not _HEADER_NAME.match(value):
+			raise ValueError(
+				"header: give the name of the signature header alone (X-Signature-256): letters, "
+				"digits and '-', no spaces, no ':' and no value"
+			)
+		return value
+
 	tolerance: float = Field(
 		default=DEFAULT_TOLERANCE,
 		gt=0,
@@ -358,6 +372,16 @@ class _ChatChannel(_Model):
 	base_url: str | None = Field(
 		default=None, description="The API's address (a local server, tests)."
 	)
+
+	@field_validator("base_url")
+	@classmethod
+	def _an_address(cls, value: str | None) -> str | None:
+		if value is not None and not re.match(r"^https?://[^/?#\s]", value):
+			raise ValueError(
+				"baseUrl: give the API's whole address, with its scheme (https://api.example, "
+				"http://localhost:8081 for a local server)"
+			)
+		return value
 
 	@model_validator(mode="after")
 	def _someone_may_talk(self) -> _ChatChannel:

@@ -1,14 +1,22 @@
-"""Read a request's body up to a cap and a time, and turn a payload into a run's input.
+r"""Read a request's body up to a cap and a time, and turn a payload into a run's input.
 
 Every body parser of the trigger routes (webhook payloads, Slack's events and forms, Telegram's
-updates, and the Bot and Web APIs' answers) goes through `parse_json`: a value nested deeper than
-`MAX_DEPTH` levels (the cap on model replies) is refused with `TooDeep` (the routes answer
-``422``), never a ``RecursionError``.
+updates, the A2A and AG-UI bodies, and the Bot and Web APIs' answers) goes through `parse_json`,
+which refuses what Python's ``json`` reads but a run cannot hold (the routes answer ``422``):
+
+- a value nested deeper than `MAX_DEPTH` levels (the cap on model replies): `TooDeep`, never a
+  ``RecursionError``;
+- a lone surrogate (``"\ud83d"``, half of an emoji a sender cut, or its raw bytes), which is no
+  text: a run store, a session or the model's request would fail to encode it; and ``NaN``,
+  ``Infinity`` or a number too large for a float (``1e999``), which are no JSON numbers:
+  `UnsafeJson`, naming where it is.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -17,13 +25,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from openmolt_core._parse import DEFAULT_MAX_DEPTH
+from openmolt_core._support.jsonsafe import problem
 
 __all__ = [
 	"BODY_TIMEOUT",
 	"MAX_DEPTH",
+	"BadJson",
 	"SlowBody",
 	"TooDeep",
 	"TooLarge",
+	"UnsafeJson",
 	"parse_json",
 	"payload",
 	"read_body",
@@ -45,18 +56,61 @@ class SlowBody(Exception):
 	"""The body did not arrive in time."""
 
 
-class TooDeep(ValueError):
+class BadJson(ValueError):
+	"""JSON that parses but that a run cannot take (the routes answer ``422`` with `reason`)."""
+
+	reason = "invalid"
+	"""The ``reason`` of the refusal."""
+
+
+class TooDeep(BadJson):
 	"""A JSON body nests deeper than `MAX_DEPTH` levels.
 
 	Args:
 		what: What was parsed (``the body``, ``the update``), for the message.
 	"""
 
+	reason = "too_deep"
+
 	def __init__(self, what: str = "the body") -> None:
 		super().__init__(
 			f"{what} is nested deeper than {MAX_DEPTH} levels of objects and arrays; send a "
 			"flatter payload"
 		)
+
+
+class UnsafeJson(BadJson):
+	"""A JSON body holds a lone surrogate, ``NaN``, or a number too large for a float.
+
+	Args:
+		message: What is wrong, where, and what to send instead.
+	"""
+
+	reason = "unsafe_json"
+
+
+class _NotNumber(ValueError):
+	"""Raised by the decoder at ``NaN``, ``Infinity`` or ``1e999`` (its text in the message)."""
+
+
+def _constant(name: str) -> Any:
+	raise _NotNumber(f"{name} is not a JSON number")
+
+
+def _float(text: str) -> float:
+	value = float(text)
+	if not math.isfinite(value):
+		raise _NotNumber(f"{text[:40]} is too large for a JSON number")
+	return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float)
+
+_SURROGATES = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+"""A surrogate escape, or one decoded from the bytes: only a text holding one needs a walk."""
+
+_LONGEST_PATH = 120
+"""The most characters of where a problem is shown (a payload's keys are the sender's)."""
 
 
 async def read_body(request: Request, cap: int, *, within: float = BODY_TIMEOUT) -> bytes:
@@ -120,14 +174,30 @@ def parse_json(data: bytes | str, *, what: str = "the body") -> Any:
 
 	Raises:
 		TooDeep: It nests too deeply (never a ``RecursionError``).
+		UnsafeJson: It holds a lone surrogate, ``NaN``, ``Infinity`` or a number too large for a
+			float.
 		ValueError: It is not JSON.
 	"""
+	# As json.loads reads bytes: a surrogate's raw bytes decode to it (surrogatepass).
+	text = (
+		data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
+	)
 	try:
-		value = json.loads(data)
+		value = _DECODER.decode(text)
 	except RecursionError:
 		raise TooDeep(what) from None
+	except _NotNumber as exc:
+		raise UnsafeJson(f"{what}: {exc}; send a number, null or a string") from None
 	if isinstance(value, dict | list) and not _nested_at_most(value, MAX_DEPTH):
 		raise TooDeep(what)
+	if _SURROGATES.search(text):
+		found = problem(value)
+		if found is not None:
+			where, _, why = found.rpartition(": ")
+			if len(where) > _LONGEST_PATH:
+				where = where[: _LONGEST_PATH - 3] + "..."
+			at = f", at {where}," if where and where != "(root)" else ""
+			raise UnsafeJson(f"{what}{at} {why}")
 	return value
 
 
@@ -139,7 +209,8 @@ def payload(body: bytes, content_type: str) -> Any:
 	JSON, is checked like a JSON body); a JSON body its value; anything else its text.
 
 	Raises:
-		TooDeep: The JSON (or a form's ``payload`` field) nests deeper than `MAX_DEPTH`.
+		BadJson: The JSON (or a form's ``payload`` field) nests deeper than `MAX_DEPTH`, or
+			holds what a run cannot (`UnsafeJson`).
 	"""
 	kind = content_type.split(";", 1)[0].strip().lower()
 	text = body.decode("utf-8", errors="replace")
@@ -150,7 +221,7 @@ def payload(body: bytes, content_type: str) -> Any:
 		if isinstance(inner, str) and inner.lstrip()[:1] in ("{", "["):
 			try:
 				parse_json(inner, what="the form's payload field")
-			except TooDeep:
+			except BadJson:
 				raise
 			except ValueError:
 				pass  # not JSON: kept as the text it is
@@ -158,7 +229,7 @@ def payload(body: bytes, content_type: str) -> Any:
 	if kind == "application/json" or kind.endswith("+json") or text.lstrip()[:1] in ("{", "["):
 		try:
 			return parse_json(text)
-		except TooDeep:
+		except BadJson:
 			raise
 		except ValueError:
 			return text

@@ -33,7 +33,7 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import register_key
 from openmolt_core.triggers import DEFAULT_CALLER, A2ATrigger, AguiTrigger, secret_from
 from openmolt_serve._agentenv import agent_env, agent_secret
-from openmolt_serve._body import BODY_TIMEOUT, SlowBody, TooDeep, TooLarge, parse_json, read_body
+from openmolt_serve._body import BODY_TIMEOUT, BadJson, SlowBody, TooLarge, parse_json, read_body
 from openmolt_serve._limits import RateLimit
 
 if TYPE_CHECKING:
@@ -217,8 +217,8 @@ class TokenGuard:
 		if body:
 			try:
 				parse_json(body)
-			except TooDeep as exc:
-				return b"", _error(422, str(exc), "too_deep")
+			except BadJson as exc:
+				return b"", _error(422, str(exc), exc.reason)
 			except ValueError:
 				pass  # not JSON: the protocol's own handler says what is wrong with it
 		wait = self.limits[caller].take()

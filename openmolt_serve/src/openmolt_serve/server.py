@@ -96,8 +96,8 @@ class TriggerServer:
 			``lambda sid: SQLiteSession(sid, path)``); default: in this process only.
 
 	Raises:
-		ConfigurationError: Two agents share a name, a secret or token is not set, or a limit
-			is not positive.
+		ConfigurationError: Two agents share a name, a name cannot be part of a route (a
+			``/``, a brace), a secret or token is not set, or a limit is not positive.
 	"""
 
 	def __init__(
@@ -132,6 +132,7 @@ class TriggerServer:
 		for agent, triggers in agents:
 			if triggers is None:
 				continue
+			_routable(agent.name)
 			if agent.name in self.agents:
 				raise ConfigurationError(
 					f"two agents are named {agent.name!r}: their triggers would share "
@@ -370,6 +371,20 @@ class TriggerServer:
 			for store in stores:
 				if isinstance(store, SqliteSeen):
 					store.close()
+
+
+def _routable(name: str) -> None:
+	"""Refuse an agent name its routes cannot hold (``/hooks/<agent>``, ``/a2a/<agent>/``).
+
+	A ``/`` splits the path (no route reaches the agent), braces are a route's parameter (the
+	agent's A2A mount would take other agents' addresses), and ``.`` or ``..`` are what clients
+	remove from a path.
+	"""
+	if name in (".", "..") or any(c in name for c in "/{}"):
+		raise ConfigurationError(
+			f"the agent {name!r} cannot be served: its routes (/hooks/<agent>, /a2a/<agent>/) "
+			"take no '/', '{' or '}', and no name '.' or '..'; rename the agent"
+		)
 
 
 _EXTRAS = {"a2a": ("a2a", "openmolt[a2a]"), "agui": ("ag_ui", "openmolt[agui]")}

@@ -39,8 +39,8 @@ from openmolt_core.secrets import register_key
 from openmolt_core.triggers import SlackChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
+	BadJson,
 	SlowBody,
-	TooDeep,
 	TooLarge,
 	parse_json,
 	read_body,
@@ -175,7 +175,7 @@ class SlackApp:
 			raise SlackError(f"Slack {method}: {type(exc).__name__}") from None
 		try:
 			data = parse_json(response.content, what=f"Slack's answer to {method}")
-		except ValueError:  # not JSON, or nested too deeply (TooDeep)
+		except ValueError:  # not JSON, or JSON a run cannot take (BadJson)
 			data = {}
 		if not isinstance(data, dict):
 			data = {}
@@ -220,8 +220,8 @@ class SlackApp:
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)
 		try:
 			data = parse_json(body, what="the event")
-		except TooDeep as exc:
-			return JSONResponse({"error": str(exc), "reason": "too_deep"}, status_code=422)
+		except BadJson as exc:
+			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=422)
 		except ValueError:
 			return JSONResponse({"error": "the request is not JSON"}, status_code=400)
 		if not isinstance(data, dict):
@@ -241,7 +241,8 @@ class SlackApp:
 		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):
 			authorizations = data.get("authorizations")
 			first = authorizations[0] if isinstance(authorizations, list) and authorizations else {}
-			bot_user = self.bot_user or (first.get("user_id") if isinstance(first, dict) else None)
+			given = first.get("user_id") if isinstance(first, dict) else None
+			bot_user = self.bot_user or (given if isinstance(given, str) else None)
 			message = incoming(data["event"], str(data.get("event_id", "")), bot_user)
 			if message is not None:
 				await self.conversations.receive(message)

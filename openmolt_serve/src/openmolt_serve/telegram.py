@@ -35,8 +35,8 @@ from openmolt_core.secrets import register_key
 from openmolt_core.triggers import TelegramChannel, secret_from
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
+	BadJson,
 	SlowBody,
-	TooDeep,
 	TooLarge,
 	parse_json,
 	read_body,
@@ -93,6 +93,7 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 	if sender.get("is_bot") or "id" not in chat or "id" not in sender:
 		return None
 	topic = message.get("message_thread_id") if message.get("is_topic_message") else None
+	answered = message.get("message_id")
 	return Incoming(
 		channel="telegram",
 		chat=str(chat["id"]),
@@ -100,12 +101,15 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 		username=name if isinstance(name := sender.get("username"), str) else None,
 		text=message["text"],
 		id=str(update.get("update_id", message.get("message_id", ""))),
-		reply_to=str(message["message_id"]) if "message_id" in message else None,
+		reply_to=str(answered) if _an_id(answered) else None,
 		forwarded="forward_origin" in message or "forward_date" in message,
-		thread=str(topic)
-		if isinstance(topic, int)
-		else None,  # a forum topic: its own conversation
+		thread=str(topic) if _an_id(topic) else None,  # a forum topic: its own conversation
 	)
+
+
+def _an_id(value: Any) -> bool:
+	"""Whether an update's id is one the Bot API takes back (an integer; a bool is not one)."""
+	return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _topic(message: Incoming) -> dict[str, Any]:
@@ -185,7 +189,7 @@ class TelegramBot:
 			raise TelegramError(f"Telegram {method}: {type(exc).__name__}") from None
 		try:
 			data = parse_json(response.content, what=f"Telegram's answer to {method}")
-		except ValueError:  # not JSON, or nested too deeply (TooDeep)
+		except ValueError:  # not JSON, or JSON a run cannot take (BadJson)
 			data = {}
 		if not isinstance(data, dict):
 			data = {}
@@ -291,8 +295,8 @@ class TelegramBot:
 			return too_slow("the update")
 		try:
 			update = parse_json(body, what="the update")
-		except TooDeep as exc:
-			return JSONResponse({"error": str(exc), "reason": "too_deep"}, status_code=422)
+		except BadJson as exc:
+			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=422)
 		except ValueError:
 			return JSONResponse({"error": "the update is not JSON"}, status_code=400)
 		message = incoming(update) if isinstance(update, dict) else None

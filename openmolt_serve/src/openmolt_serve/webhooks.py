@@ -26,7 +26,10 @@ run id, so the same delivery never starts two runs; without one, the verified si
 (the same signed request, retried to another server on the same durable store whose replay guard
 never saw it, attaches to the run the first one started). A Slack ``url_verification`` request gets
 its challenge back. The payload was written outside the operator's hands: the run starts tainted
-(`openmolt_core.triggers.starting_taint`).
+(`openmolt_core.triggers.starting_taint`). On the ``slack`` scheme, the verification token Slack
+still puts in what it signs (an event's, a slash command's or an interactive payload's ``token``:
+a credential of the app) joins the instance's secrets, so the run, the model and the stores see
+it masked.
 
 With ``session`` (a dotted path into the payload, ``issue.number``), the runs whose payloads
 hold the same value continue one session (`openmolt_core.sessions`, id
@@ -61,8 +64,8 @@ from openmolt_core.triggers import WebhookTrigger
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
+	BadJson,
 	SlowBody,
-	TooDeep,
 	TooLarge,
 	payload,
 	read_body,
@@ -148,6 +151,26 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 		if config.scheme == "slack" and isinstance(data.get("event_id"), str):
 			return str(data["event_id"])
 	return None
+
+
+def _slack_tokens(data: Any) -> list[str]:
+	"""The verification tokens a Slack request carries (a credential of the app, deprecated).
+
+	Slack still puts one in every request it signs: an event's ``token``, a slash command's form
+	field, the ``token`` of an interactive ``payload`` field's JSON.
+	"""
+	if not isinstance(data, dict):
+		return []
+	found = [data.get("token")]
+	inner = data.get("payload")
+	if isinstance(inner, str) and inner.lstrip()[:1] == "{":
+		try:
+			parsed = json.loads(inner)
+		except ValueError:
+			parsed = None
+		if isinstance(parsed, dict):
+			found.append(parsed.get("token"))
+	return [token for token in found if isinstance(token, str)]
 
 
 KEY_CHARS = 200
@@ -238,8 +261,10 @@ async def handle_webhook(
 		return _error(401, str(exc), reason=exc.reason)
 	try:
 		data = payload(body, request.headers.get("content-type", ""))
-	except TooDeep as exc:
-		return _error(422, str(exc), reason="too_deep")
+	except BadJson as exc:
+		return _error(422, str(exc), reason=exc.reason)
+	if config.scheme == "slack":
+		register_key(hook.agent.om, *_slack_tokens(data))  # masked in the run, for the model too
 	delivery = _delivery(config, verified.delivery, data)
 	verified = dataclasses.replace(verified, delivery=delivery)
 	# Without a delivery id, the same signed request is the same delivery: its run id comes
