@@ -47,6 +47,29 @@ def test_a_variable_holding_only_spaces_is_an_empty_token(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("config", ["callers", "token"])
+def test_a_token_too_short_to_mask_or_to_resist_guessing_is_refused(
+	kind: str, config: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""Under 16 characters (the logs mask a secret of 8 or more): refused with how to make one, never shown."""
+	monkeypatch.setenv("CRM_TOKEN", "abc12")
+	caplog.set_level(logging.DEBUG)
+	given = (
+		{"callers": {"crm": {"tokenEnv": "CRM_TOKEN"}}}
+		if config == "callers"
+		else {"tokenEnv": "CRM_TOKEN"}
+	)
+	with pytest.raises(ConfigurationError) as refused:
+		_server(kind, given)
+	message = str(refused.value)
+	assert "has 5 characters; give one of at least 16" in message
+	assert "secrets.token_urlsafe" in message
+	assert "abc12" not in message and "abc12" not in caplog.text
+	monkeypatch.setenv("CRM_TOKEN", "abc12" * 4)  # 20: served
+	assert _server(kind, given) is not None
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_two_callers_with_one_token_are_refused_without_showing_it(
 	kind: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -336,14 +336,14 @@ def test_an_agents_own_secrets_follow_the_one_rule_and_the_former_name_still_wor
 	monkeypatch.delenv(old, raising=False)
 	with pytest.raises(ConfigurationError, match=f"export {new}"):
 		secret()
-	monkeypatch.setenv(old, "former-value-123")
+	monkeypatch.setenv(old, "former-value-123456")
 	with pytest.warns(UserWarning, match=f"{old}, its former name") as said:
-		assert secret() == "former-value-123"
+		assert secret() == "former-value-123456"
 	(warning,) = [str(w.message) for w in said if old in str(w.message)]
-	assert new in warning and "former-value-123" not in warning
-	monkeypatch.setenv(new, "new-value-456")
+	assert new in warning and "former-value-123456" not in warning
+	monkeypatch.setenv(new, "new-value-456789")
 	with pytest.warns(UserWarning, match="both set, to different values"):
-		assert secret() == "new-value-456"
+		assert secret() == "new-value-456789"
 
 
 def test_two_agents_that_would_read_one_variable_are_refused(

@@ -39,7 +39,7 @@ from openmolt_serve._limits import RateLimit
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["DEFAULT_CALLER", "NOBODY", "TokenGuard", "caller_of", "token_env"]
+__all__ = ["DEFAULT_CALLER", "MIN_TOKEN", "NOBODY", "TokenGuard", "caller_of", "token_env"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -74,6 +74,10 @@ def caller_of(request: Request) -> str:
 NOBODY = "(nobody)"
 """The caller of a request no guard admitted: no configured caller's name (they are letters,
 digits, ``-`` and ``_``)."""
+
+MIN_TOKEN = 16
+"""The fewest characters a caller's bearer token may have: a shorter one is guessable in a few
+requests per minute, and shorter than the secrets the logs and stores mask (8)."""
 
 
 _STATE_KEY = "openmolt_caller"
@@ -134,6 +138,13 @@ class TokenGuard:
 				raise ConfigurationError(
 					f"the {self.kind} token of caller {name!r} of {self.agent.name!r} is empty: "
 					"set its variable to the token"
+				)
+			if len(token.strip()) < MIN_TOKEN:
+				raise ConfigurationError(
+					f"the {self.kind} token of caller {name!r} of {self.agent.name!r} has "
+					f"{len(token.strip())} characters; give one of at least {MIN_TOKEN} (a shorter "
+					"one is guessable, and too short to be masked in logs and stores): "
+					"python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 				)
 			other = owners.setdefault(token, name)
 			if other != name:
