@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._support.masking import (
 	LOGGERS,
 	MASK,
+	MIN_KEY,
 	RedactingFilter,
 	StreamMask,
 	environment_secrets,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"LOGGERS",
 	"MASK",
+	"MIN_KEY",
 	"RedactingFilter",
 	"Redactor",
 	"SecretSet",
@@ -257,7 +259,7 @@ def register_key(owner: object, *keys: object) -> None:
 		owner: The object that holds the keys (held weakly).
 		*keys: The keys: strings, bytes, a ``SecretStr``; ``None`` is ignored.
 	"""
-	texts = frozenset(t for key in keys for t in _key_texts(key) if len(t.strip()) >= 8)
+	texts = frozenset(t for key in keys for t in _key_texts(key) if len(t.strip()) >= MIN_KEY)
 	if texts:
 		with _LOCK:
 			_drop_dead()  # an owner that died at this id before this one was made

@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.secrets import register_key
+from openmolt_core.secrets import MIN_KEY, register_key
 from openmolt_core.triggers import DEFAULT_CALLER, A2ATrigger, AguiTrigger, secret_from
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import BODY_TIMEOUT, BadJson, SlowBody, TooLarge, parse_json, read_body
@@ -75,9 +75,9 @@ NOBODY = "(nobody)"
 """The caller of a request no guard admitted: no configured caller's name (they are letters,
 digits, ``-`` and ``_``)."""
 
-MIN_TOKEN = 16
-"""The fewest characters a caller's bearer token may have: a shorter one is guessable in a few
-requests per minute, and shorter than the secrets the logs and stores mask (8)."""
+MIN_TOKEN = MIN_KEY
+"""The fewest characters a caller's bearer token may have: those of a secret the logs, the stores
+and the model's requests mask (`openmolt_core.secrets.MIN_KEY`); a shorter one never would be."""
 
 
 _STATE_KEY = "openmolt_caller"
@@ -143,7 +143,8 @@ class TokenGuard:
 				raise ConfigurationError(
 					f"the {self.kind} token of caller {name!r} of {self.agent.name!r} has "
 					f"{len(token.strip())} characters; give one of at least {MIN_TOKEN} (a shorter "
-					"one is guessable, and too short to be masked in logs and stores): "
+					"one is too short to be masked in logs and stores; a long random one resists "
+					"guessing): "
 					"python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 				)
 			other = owners.setdefault(token, name)

@@ -47,6 +47,7 @@ __all__ = [
 	"LOGGERS",
 	"MASK",
 	"MIN_ENCODED",
+	"MIN_KEY",
 	"PUBLIC_HEADERS",
 	"PUBLIC_NAMES",
 	"SECRET_HINTS",
@@ -1102,6 +1103,12 @@ PUBLIC_HEADERS = frozenset(
 provider's settings (`settings_secrets`) and an MCP server's ``headers`` (``openmolt_mcp``)."""
 
 
+MIN_KEY = 8
+"""The fewest characters of a key or token masked wherever it goes (`environment_secrets`,
+`openmolt_core.secrets.register_key`): a shorter value would mask ordinary words. A feature that
+takes a token people choose refuses a shorter one (a served agent's bearer token)."""
+
+
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	"""The values of environment variables named like secrets (``*_KEY``, ``*_TOKEN``...).
 
@@ -1115,7 +1122,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	"""
 	source = os.environ if environ is None else environ
 	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
-	out = {v for v in found if len(v.strip()) >= 8}
+	out = {v for v in found if len(v.strip()) >= MIN_KEY}
 	for value in list(source.values()):
 		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
 			out |= url_secrets(value)
