@@ -543,7 +543,7 @@ def test_a_call_waiting_for_a_decision_when_its_run_stopped_did_not_run(
 
 
 def test_each_models_usage_and_the_verdicts_on_words_for_people(served: Served, page: Any) -> None:
-	"""A fallback's run shows each model's part; a verdict on a question or a call's reason says so.
+	"""A fallback's run shows each model's part; a verdict on a question, a plan or a call's reason says so.
 
 	The verdict sits with the words it judged (the question's command, the call), labelled with
 	them, its reason set as text; a run recorded before the event named the words is read the
@@ -552,7 +552,7 @@ def test_each_models_usage_and_the_verdicts_on_words_for_people(served: Served, 
 	from openmolt import HumanInputUnavailable
 	from openmolt_core.guardrails import GuardrailCheck, guardrail, refuse
 	from openmolt_core.guardrails.pii import pii_redaction
-	from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+	from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
 
 	from .conftest import fallback_models
 
@@ -579,7 +579,12 @@ def test_each_models_usage_and_the_verdicts_on_words_for_people(served: Served, 
 	guarded = served.call(
 		om.create_agent(
 			name="Guarded",
-			model=ScriptedModel([reason, ask_human("Is ada@example.com right?")]),
+			model=ScriptedModel(
+				[
+					reason,
+					[update_plan("Email ada@example.com"), ask_human("Is ada@example.com right?")],
+				]
+			),
 			tools=[refund],
 			guardrails=[pii_redaction("output", kinds=["email"], message=True)],
 			requires_approval=["local.refund"],
@@ -626,6 +631,9 @@ def test_each_models_usage_and_the_verdicts_on_words_for_people(served: Served, 
 	asked = view.locator("[data-testid=command][data-type=requestHumanInput]")
 	on_question = asked.locator("[data-testid=note-guardrail][data-judged=message]")
 	expect(on_question).to_contain_text("guardrail pii_redaction rewrote the question")
+	planned = view.locator("[data-testid=command][data-type=updatePlan]")
+	on_plan = planned.locator("[data-testid=note-guardrail][data-judged=plan]")
+	expect(on_plan).to_contain_text("guardrail pii_redaction rewrote the plan")
 	shoot(page, "verdict-on-words")
 
 	page.goto(f"{served.viewer.url}#run={refused.state.run_id}")

@@ -603,7 +603,18 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 					command, ok=True, result=f"waited {command.seconds:g} s"
 				)
 			case UpdatePlan():
-				ctx.state.plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
+				plan = [s.model_dump(mode="json", by_alias=True) for s in command.plan]
+				if ctx.hooks.before_words:  # a person reads the plan (a page's state, a viewer)
+					_COMMAND.set((index, False))
+					ruled = await _plan_ruled(ctx, record, command, plan)
+					if not isinstance(ruled, list):
+						record.results[index] = ruled  # refused, or stopped: nothing after it runs
+						if record.end is not None:
+							return
+						index += 1
+						continue
+					plan = ruled
+				ctx.state.plan = plan
 				record.results[index] = _entry(command, ok=True)
 				if ctx.wants("planUpdate"):
 					from openmolt_core.events import PlanUpdateEvent
@@ -1225,6 +1236,32 @@ async def _ask_human(
 		await ctx.error("human_input", message)
 		return _entry(command, ok=False, error=message)
 	return await answer_entry(ctx, question, outcome["answer"])
+
+
+async def _plan_ruled(
+	ctx: RunContext, record: StepRecord, command: UpdatePlan, plan: list[dict[str, Any]]
+) -> list[dict[str, Any]] | dict[str, Any]:
+	"""Ask the capabilities about a plan a person will read (`Words` ``plan``: its JSON text).
+
+	Returns:
+		The plan to keep (as the capabilities let it through), or the command's result entry
+		(`_words_ruled`). A rewrite that is no plan stops the run: what a person would read
+		is unknown.
+	"""
+	text = json.dumps(plan, ensure_ascii=False)
+	ruled = await _words_ruled(ctx, record, command, Words("plan", text))
+	if not isinstance(ruled, str):
+		return ruled
+	if ruled == text:
+		return plan
+	try:
+		steps = UpdatePlan.model_validate({"type": "updatePlan", "plan": json.loads(ruled)}).plan
+	except ValueError:  # not JSON, or not a plan (pydantic's ValidationError is a ValueError)
+		stop = Stop("a capability rewrote the plan into something that is not a plan")
+		await ctx.error("capability", f"updatePlan stopped: {stop.reason}")
+		record.end = RunEnd(stop.status, None, stop.reason)
+		return _entry(command, ok=False, error=f"the run stopped: {stop.reason}")
+	return [s.model_dump(mode="json", by_alias=True) for s in steps]
 
 
 async def _words_ruled(

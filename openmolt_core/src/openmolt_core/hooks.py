@@ -291,20 +291,27 @@ class Words:
 
 	Args:
 		field: What it is: ``message`` (a ``requestHumanInput``'s question, for whoever answers
-			it: the human-input handler, a chat, a page) or ``reason`` (a ``callTool``'s reason,
-			for the person who approves the call).
-		text: The text, as the model wrote it (or as the capabilities before let it through).
-		tool: For a ``reason``: the handle of the tool called; "" for a question.
+			it: the human-input handler, a chat, a page), ``reason`` (a ``callTool``'s reason,
+			for the person who approves the call) or ``plan`` (an ``updatePlan``'s plan, which
+			a page's state and a viewer show).
+		text: The text, as the model wrote it (or as the capabilities before let it through);
+			a plan as its JSON text (a list of steps: ``name``, ``status``, ``notes``,
+			``subSteps``), which a rewrite must keep a plan.
+		tool: For a ``reason``: the handle of the tool called; "" otherwise.
 	"""
 
-	field: Literal["message", "reason"]
+	field: Literal["message", "reason", "plan"]
 	text: str
 	tool: str = ""
 
 	@property
 	def command(self) -> str:
-		"""The command that carries it: ``requestHumanInput`` or ``callTool``."""
-		return "callTool" if self.field == "reason" else "requestHumanInput"
+		"""The command that carries it: ``requestHumanInput``, ``callTool`` or ``updatePlan``."""
+		return _WORDS_COMMAND[self.field]
+
+
+_WORDS_COMMAND = {"message": "requestHumanInput", "reason": "callTool", "plan": "updatePlan"}
+"""The command that carries each kind of `Words`."""
 
 
 ModelSend = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]

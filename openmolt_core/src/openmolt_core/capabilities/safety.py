@@ -716,7 +716,7 @@ class Safety(Capability):
 			verdict = Verdict("trip", f"it rewrote the {what} into something not text")
 		key = {"tool": words.tool} if words.tool else {"command": words.command}
 		if verdict.action == "refuse":
-			fix = "fix the reason and call again" if words.tool else "fix it and ask again"
+			fix = _FIX[words.field]
 			error = f"refused by guardrail {name!r}: {verdict.reason}; {fix}"
 			if words.tool:
 				error = f"not run: {error}"
@@ -733,8 +733,15 @@ _CALLER = "caller."
 """What the keys of the callers' verdicts on a called run's words start their stage with
 (``guard:<step>:caller.output.<field>:<index>:<n>``), apart from the run's own."""
 
-_WHAT = {"message": "question", "reason": "reason"}
+_WHAT = {"message": "question", "reason": "reason", "plan": "plan"}
 """How a reason or a verdict names the words judged (`Words.field`)."""
+
+_FIX = {
+	"message": "fix it and ask again",
+	"reason": "fix the reason and call again",
+	"plan": "fix it and update the plan again",
+}
+"""What the model reads it should do when a guardrail refused its words (`Words.field`)."""
 
 
 def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:

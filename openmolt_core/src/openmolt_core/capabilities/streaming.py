@@ -94,7 +94,7 @@ class CommandReadyEvent(Event):
 _FINISH_FIELDS = frozenset({"humanMessage", "output"})
 """The streamed fields of a ``finish`` (a question's ``message`` is the other one)."""
 
-_COMMAND_FIELDS = {"finish": "humanMessage", "requestHumanInput": "message"}
+_COMMAND_FIELDS = {"finish": "humanMessage", "requestHumanInput": "message", "updatePlan": "plan"}
 """The field whose check keeps a command from being previewed (``command:ready``)."""
 
 
@@ -110,7 +110,7 @@ def _hidden(ctx: RunContext) -> frozenset[str]:
 	return _FINISH_FIELDS if hooks.before_finish else frozenset()
 
 
-_WORDS = frozenset({"message", "reason"})
+_WORDS = frozenset({"message", "reason", "plan"})
 _ALL_WORDS = _FINISH_FIELDS | _WORDS
 
 _ATTEMPTS = "reply-stream"

@@ -191,7 +191,8 @@ class GuardrailCheck:
 			string): ``"humanMessage"`` (the finish's message), ``"message"`` (a
 			``requestHumanInput``'s question, before whoever answers it reads it) or
 			``"reason"`` (a ``callTool``'s reason, before the person who approves the call reads
-			it); "" at the other stages.
+			it) or ``"plan"`` (an ``updatePlan``'s plan as JSON text, before a page or a viewer
+			shows it; a rewrite must still be a plan); "" at the other stages.
 	"""
 
 	stage: Stage

@@ -411,6 +411,7 @@ const JUDGED = {
   humanMessage: "the message for people",
   message: "the question",
   reason: "the call's reason, for its approver",
+  plan: "the plan",
 };
 
 const WORDS_ACTIONS = {
@@ -558,9 +559,9 @@ function steps(events, tainted, over) {
       call.notes.push(guardrailNote(event, d, judgedField(d, s)));
       if (blocks(event)) Object.assign(call, { state: "blocked", blockedBy: d.guardrail });
     } else if (event.name === "guardrail") {
-      // a verdict on a question or a finish's message goes with its command; any other in its step
+      // a verdict on a question, a plan or a finish's message goes with its command; any other in its step
       const field = judgedField(d, s);
-      const type = { message: "requestHumanInput", humanMessage: "finish" }[field];
+      const type = { message: "requestHumanInput", humanMessage: "finish", plan: "updatePlan" }[field];
       const at = type ? wordsOf(s, type) : -1;
       if (at >= 0) {
         if (!s.said.has(at)) s.said.set(at, []);
