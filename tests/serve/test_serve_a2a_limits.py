@@ -112,6 +112,31 @@ async def test_with_a_run_store_a_parked_task_survives_a_restart(tmp_path: Path)
 	assert "Oslo" in second.requests[0].messages[-1].content
 
 
+async def test_after_a_restart_list_tasks_lists_the_callers_tasks_of_the_store(
+	tmp_path: Path,
+) -> None:
+	"""A new server on the same run store lists the tasks from before it (it listed none), the caller's only."""
+	from a2a.types import ListTasksRequest
+
+	store = tmp_path / "runs.db"
+	om = OpenMolt(entry_points=False, run_store=store)
+	model = ScriptedModel([finish({"result": "Sunny."}), ask_human("Which city?")])
+	async with served(om, model) as (client, _):
+		done = await send(client, message("Weather in Rome?"))
+		waiting = await send(client, message("Weather?"))
+	await om.aclose()
+	om = OpenMolt(entry_points=False, run_store=store)
+	async with served(om, ScriptedModel([])) as (client, _):
+		listed = (await client.list_tasks(ListTasksRequest())).tasks
+		assert sorted(t.id for t in listed) == sorted([done.id, waiting.id])
+		states = {t.id: t.status.state for t in listed}
+		assert states[done.id] == TaskState.TASK_STATE_COMPLETED
+		assert states[waiting.id] == TaskState.TASK_STATE_INPUT_REQUIRED
+		asking = ListTasksRequest(status=TaskState.TASK_STATE_INPUT_REQUIRED)
+		assert [t.id for t in (await client.list_tasks(asking)).tasks] == [waiting.id]
+	await om.aclose()
+
+
 async def test_the_task_file_keeps_about_max_tasks_and_a_new_store_reads_it(
 	tmp_path: Path,
 ) -> None:

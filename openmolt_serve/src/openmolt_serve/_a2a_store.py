@@ -6,8 +6,8 @@ it without limit. `A2ATaskStore` keeps the newest ``max_tasks`` (the oldest is f
 durable store it also writes each task to a table of its own in a SQLite file (`task_file`; the
 newest ``max_tasks`` of the agent are kept there too), so a task, and the question it waits for,
 survives a restart:
-``GetTask`` finds it and the caller's answer resumes the run (`openmolt_serve.a2a`). ``ListTasks``
-lists the tasks this process has seen.
+``GetTask`` finds it and the caller's answer resumes the run (`openmolt_serve.a2a`), and
+``ListTasks`` lists it.
 """
 
 from __future__ import annotations
@@ -153,13 +153,25 @@ class A2ATaskStore(TaskStore):
 		return task
 
 	async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-		"""The tasks kept in memory (this process's), as the a2a-sdk's store lists them.
+		"""The caller's tasks, as the a2a-sdk's store lists them: in memory, and in the file.
 
-		Each is read as `get` reads it first (settled), so a list never shows a task behind its
-		run, and its filters (a status) see the task as it is.
+		A task of the file that this process has not read yet (it was saved before a restart,
+		or by another server on the same store) is read first, so a list after a restart is
+		the one before it. Each is read as `get` reads it (settled), so a list never shows a
+		task behind its run, and its filters (a status) see the task as it is.
 		"""
+		owner = resolve_user_scope(context)
+		if self.file is not None:
+			with self.file.transaction() as db:
+				stored = db.execute(
+					"SELECT task_id FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ?"
+					" ORDER BY updated DESC LIMIT ?",
+					(self.scope, owner, self.max_tasks),
+				).fetchall()
+			for (task_id,) in reversed(stored):  # the oldest first: the newest stay in memory
+				if (owner, task_id) not in self._order:
+					await self._get(task_id, context)
 		if self.settle is not None:
-			owner = resolve_user_scope(context)
 			for task_id in [task for scope, task in self._order if scope == owner]:
 				await self.get(task_id, context)  # settles it, saving what changed
 		return await self.memory.list(params, context)
