@@ -175,3 +175,15 @@ def test_no_json_stops_reporting() -> None:
 	assert decoder.feed('{"type":"finish","humanMessage":"more"}') == []
 	other = ReplyDecoder().feed('{"commands":[{"type":"updateMemory","data":"x","message":"y"}]}')
 	assert [type(p) for p in other] == [CommandDone]
+
+
+def test_a_lone_surrogate_escape_is_reported_as_a_replacement_character() -> None:
+	"""A lone ``\\ud800`` (a reply the parser refuses) never reaches a preview: it cannot be encoded."""
+	lone = '{"commands":[{"type":"finish","humanMessage":"a\\ud800b\\udc00","output":"\\udbff"}]}'
+	for size in (1, 3, len(lone)):
+		decoder = ReplyDecoder()
+		pieces = [p for i in range(0, len(lone), size) for p in decoder.feed(lone[i : i + size])]
+		texts = _texts([(0, p) for p in pieces])
+		assert texts == {(0, "humanMessage"): "a\ufffdb\ufffd", (0, "output"): "\ufffd"}
+		done = [p for p in pieces if isinstance(p, CommandDone)]
+		assert json.dumps(done[0].command, ensure_ascii=False).encode()  # encodable as UTF-8
