@@ -1054,3 +1054,28 @@ async def test_a_parked_turn_keeps_its_sessions_history_and_notes_when_resumed_e
 	]
 	assert turn["memory"]["shortTerm"] == "likes tea\nsize M"
 	assert updates == []  # the notes are the session's, in every process
+
+
+class _SlowStore(InMemorySession):
+	"""A store whose writes take a moment (a database over the network)."""
+
+	async def add_items(self, items: Any) -> None:
+		await anyio.sleep(0.05)
+		await super().add_items(items)
+
+
+async def test_a_run_that_ended_keeps_its_turn_when_its_caller_leaves() -> None:
+	"""Leaving a stream once its finish came (the run ended) still appends the run's turn."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([{"commands": [finish("ok", human_message="hello")]}])
+	)
+	session = _SlowStore("u1")
+	async with agent.stream("hi", session=session) as run:
+		async for event in run:
+			if event.name == "finish":
+				break  # the caller has what it wanted and leaves the block
+	assert [(i["role"], i["content"]) for i in await session.get_items()] == [
+		("user", "hi"),
+		("agent", "hello"),
+	]

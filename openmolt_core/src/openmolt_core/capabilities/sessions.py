@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
+	"CLOSE_TIMEOUT",
 	"SESSION_KEY",
 	"RunConversation",
 	"SessionHistory",
@@ -46,6 +47,10 @@ __all__ = [
 	"session_call",
 	"session_memory",
 ]
+
+
+CLOSE_TIMEOUT = 30.0
+"""Seconds the appending of an ended run's turn may take once its caller is cancelled."""
 
 
 class SessionHistory:
@@ -306,10 +311,29 @@ class SessionTurn:
 			result = await run
 		except RunError as exc:
 			if exc.result is not None:
-				await close(exc.result)
+				await _closed(close, exc.result)
 			raise
-		await close(result)
+		await _closed(close, result)
 		return result
+
+
+async def _closed(close: Callable[[RunResult], Awaitable[None]], result: RunResult) -> None:
+	"""Append an ended run's turn, shielded from its caller's cancellation.
+
+	A caller that leaves now (a stream's block left after the run's ``finish``, a client gone)
+	must not lose a turn whose tools already ran. Bounded by `CLOSE_TIMEOUT`, so a store that
+	hangs does not keep a cancelled caller forever.
+	"""
+	with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT) as bound:
+		await close(result)
+	if bound.cancelled_caught:
+		import logging
+
+		logging.getLogger("openmolt").warning(
+			"session turn of run %s not appended: the store took more than %s seconds",
+			result.state.run_id,
+			CLOSE_TIMEOUT,
+		)
 
 
 def _session(session: Any) -> Session:
