@@ -1079,3 +1079,30 @@ async def test_a_run_that_ended_keeps_its_turn_when_its_caller_leaves() -> None:
 		("user", "hi"),
 		("agent", "hello"),
 	]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_an_input_no_store_can_hold_is_appended_as_json(kind: str, tmp_path: Path) -> None:
+	"""A lone surrogate, NaN or an integer too long to write in the input: the turn is kept."""
+	om = OpenMolt(entry_points=False)
+	said = [{"commands": [finish("ok", human_message="hello")]}] * 2
+	agent = om.create_agent(name="A", model=ScriptedModel(said))
+	session = sessions(kind, tmp_path, "odd")
+	asked = {"text": "a\ud800b", "x": float("nan"), "n": 10**5000}
+	result = await agent.run(asked, session=session)
+	assert result.human_message == "hello"
+	user, reply = await session.get_items()
+	assert user["content"]["text"] == "a\ufffdb" and user["content"]["x"] == "NaN"
+	assert "digits" in user["content"]["n"] and reply["content"] == "hello"
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_add_items_refuses_what_a_store_cannot_hold(kind: str, tmp_path: Path) -> None:
+	"""An item with a lone surrogate or NaN is refused by every store alike, naming the item."""
+	session = sessions(kind, tmp_path, "odd")
+	for bad in ("a\ud800", float("nan")):
+		with pytest.raises(ConfigurationError, match="session item 1"):
+			await session.add_items(
+				[{"role": "user", "content": "fine"}, {"role": "user", "content": bad}]
+			)
+	assert await session.get_items() == []
