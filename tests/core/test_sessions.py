@@ -1106,3 +1106,33 @@ async def test_add_items_refuses_what_a_store_cannot_hold(kind: str, tmp_path: P
 				[{"role": "user", "content": "fine"}, {"role": "user", "content": bad}]
 			)
 	assert await session.get_items() == []
+
+
+class _Slow:
+	"""A model that answers each input after a moment, noting the earlier turns it read."""
+
+	name = "slow"
+
+	def __init__(self) -> None:
+		self.read: list[list[Any]] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		turn = first_turn(request)
+		self.read.append([e["content"] for e in turn.get("earlier", [])])
+		await anyio.sleep(0.05)
+		said = finish("ok", human_message=f"re {turn['input']}")
+		return ModelResponse(text=json.dumps({"commands": [said]}))
+
+
+async def test_two_instances_take_turns_in_one_session() -> None:
+	"""Agents of two instances in one process running one session go one after another."""
+	session = InMemorySession("shared")
+	first, second = _Slow(), _Slow()
+	a = OpenMolt(entry_points=False).create_agent(name="A", model=first)
+	b = OpenMolt(entry_points=False).create_agent(name="B", model=second)
+	async with anyio.create_task_group() as group:
+		group.start_soon(lambda: a.run("one", session=session))
+		await anyio.sleep(0.01)
+		group.start_soon(lambda: b.run("two", session=session))
+	assert first.read == [[]]
+	assert second.read == [["one", "re one"]]  # B waited for A's turn, then read it

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -46,6 +47,7 @@ __all__ = [
 	"not_held",
 	"session_call",
 	"session_memory",
+	"turns_here",
 ]
 
 
@@ -131,7 +133,7 @@ async def session_call(
 		call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input, or
 			the answer that resumed it.
 		drive: Builds a new run's first turn with the earlier turns, and returns the drive.
-		turns: The sessions with runs in this process (`Sessions` keeps one per instance).
+		turns: The sessions with runs in this process (`turns_here`).
 
 	Raises:
 		ConfigurationError: ``session`` is no session, a new run's state holds messages, or a
@@ -154,6 +156,22 @@ async def session_call(
 		turn = _turn(conversation, agent, session, fresh_state(session, state))
 		past = await turn.open()
 		return await turn.drive(call.asked, drive(_opening(past)))
+
+
+_HERE = threading.local()
+
+
+def turns_here() -> dict[str, _Queue]:
+	"""The sessions with runs in this thread's event loop, by id: every instance's.
+
+	One queue per session for the whole process (per thread: each runs its own loop), not per
+	instance: two instances' agents running one session (a store the application shares) take
+	turns, and a tool's run of its caller's session through another instance is refused.
+	"""
+	turns: dict[str, _Queue] | None = getattr(_HERE, "turns", None)
+	if turns is None:
+		turns = _HERE.turns = {}
+	return turns
 
 
 class _Queue:
