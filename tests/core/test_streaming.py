@@ -384,3 +384,16 @@ async def test_a_lone_surrogate_in_a_reply_streams_as_text_that_encodes() -> Non
 	assert "".join(e.text for e in said if e.step == 1) == "x\ufffdy"
 	for event in previews:  # what an AG-UI stream or a chat sends on
 		json.dumps(dataclasses.asdict(event), ensure_ascii=False, default=str).encode()
+
+
+async def test_what_comes_after_the_reply_ends_is_not_previewed() -> None:
+	"""Commands after a finish or a question do not run: none of them is previewed either."""
+	tail = [finish("no", human_message="not this"), call_tool("local.add", a=1, b=2)]
+	replies = [
+		{"commands": [finish("ok", human_message="this"), *tail]},
+	]
+	events, result = await collect(agent_with(Streamer(replies, size=5)))
+	assert result.human_message == "this"
+	said = [e for e in events if e.name == "text:delta" and e.field == "humanMessage"]
+	assert "".join(e.text for e in said) == "this"
+	assert {e.index for e in events if e.name in STREAM_EVENTS} == {0}

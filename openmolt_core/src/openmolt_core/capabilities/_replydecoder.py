@@ -15,8 +15,9 @@ surrogate pair split between two chunks), and a command is done only when its cl
 The decoder accepts the shapes the parser accepts (``{"commands": [...]}``, a bare list, a single
 command object, with prose or a Markdown fence before); it skips what comes before the first
 ``{`` or ``[``, stops after the value it started closes, and stops reporting anything at the
-first character that is no JSON (the parser will say what was wrong). It is pure and holds one
-reply: a new reply needs a new decoder.
+first character that is no JSON (the parser will say what was wrong), and after a command that
+ends the reply (``finish``, ``requestHumanInput``: the commands after it never run). It is pure
+and holds one reply: a new reply needs a new decoder.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ __all__ = ["CommandDone", "ReplyDecoder", "ReplyPiece", "TextPiece"]
 
 # The streamed fields, and the command type each belongs to.
 _FIELDS = {"humanMessage": "finish", "output": "finish", "message": "requestHumanInput"}
+_ENDS = frozenset(_FIELDS.values())
+"""The commands that end a reply (`openmolt_core.commands.ENDS_REPLY`): what follows never runs."""
 _SPACE = frozenset(" \t\r\n")
 _SPECIAL = re.compile(r'["\\]')
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -237,6 +240,9 @@ class ReplyDecoder:
 			if isinstance(command, dict):
 				if frame.role == "command" or "type" in command:
 					out.append(CommandDone(frame.index, encodable(command)))
+				if command.get("type") in _ENDS:
+					self._stopped = True  # the commands after it do not run: not previewed
+					return
 		if self._raw is not None and len(self._stack) == self._raw[1]:
 			self._emit_raw(end, out)
 			self._raw = None
