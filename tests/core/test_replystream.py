@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openmolt_core._replystream import CommandDone, ReplyDecoder, ReplyPiece, TextPiece
+from openmolt_core.commands import ENDS_REPLY
 
 # Text with what makes decoding hard: quotes, backslashes, control characters (escaped by
 # json.dumps), characters outside the BMP (a surrogate pair with ensure_ascii) and accents.
@@ -40,6 +41,14 @@ _COMMAND = st.one_of(
 	st.builds(lambda p: {"type": "updatePlan", "plan": [{"name": p}]}, _TEXT),
 )
 _STREAMED = {"finish": ("humanMessage", "output"), "requestHumanInput": ("message",)}
+
+
+def _until_end(commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+	"""The commands up to the first that ends the reply (those after it never run)."""
+	for index, command in enumerate(commands):
+		if command["type"] in _STREAMED:
+			return commands[: index + 1]
+	return commands
 
 
 def _reply(commands: list[dict[str, Any]], ascii_only: bool, indent: int | None) -> str:
@@ -87,7 +96,7 @@ def test_any_split_gives_the_final_strings(
 	texts = _texts(pieces)
 	raw = {k for _, p in pieces if isinstance(p, TextPiece) and p.raw for k in [(p.index, p.field)]}
 	expected: dict[tuple[int, str], Any] = {}
-	for index, command in enumerate(commands):
+	for index, command in enumerate(_until_end(commands)):
 		for name in _STREAMED.get(command["type"], ()):
 			expected[index, name] = command[name]
 	for key, value in expected.items():
@@ -99,7 +108,7 @@ def test_any_split_gives_the_final_strings(
 			assert key not in texts
 	assert set(texts) <= set(expected)
 	done = [p for _, p in pieces if isinstance(p, CommandDone)]
-	assert [(d.index, d.command) for d in done] == list(enumerate(commands))
+	assert [(d.index, d.command) for d in done] == list(enumerate(_until_end(commands)))
 
 
 @settings(max_examples=200, deadline=None)
@@ -175,3 +184,28 @@ def test_no_json_stops_reporting() -> None:
 	assert decoder.feed('{"type":"finish","humanMessage":"more"}') == []
 	other = ReplyDecoder().feed('{"commands":[{"type":"updateMemory","data":"x","message":"y"}]}')
 	assert [type(p) for p in other] == [CommandDone]
+
+
+def test_a_lone_surrogate_escape_is_reported_as_a_replacement_character() -> None:
+	"""A lone ``\\ud800`` (a reply the parser refuses) never reaches a preview: it cannot be encoded."""
+	lone = '{"commands":[{"type":"finish","humanMessage":"a\\ud800b\\udc00","output":"\\udbff"}]}'
+	for size in (1, 3, len(lone)):
+		decoder = ReplyDecoder()
+		pieces = [p for i in range(0, len(lone), size) for p in decoder.feed(lone[i : i + size])]
+		texts = _texts([(0, p) for p in pieces])
+		assert texts == {(0, "humanMessage"): "a\ufffdb\ufffd", (0, "output"): "\ufffd"}
+		done = [p for p in pieces if isinstance(p, CommandDone)]
+		assert json.dumps(done[0].command, ensure_ascii=False).encode()  # encodable as UTF-8
+
+
+def test_nothing_after_a_command_that_ends_the_reply_is_reported() -> None:
+	"""After a finish or a question (ENDS_REPLY), the commands that never run are not previewed."""
+	assert {c.example["type"] for c in ENDS_REPLY} == set(_STREAMED)  # the decoder's own list
+	for end in (
+		'{"type":"finish","humanMessage":"a"}',
+		'{"type":"requestHumanInput","message":"a"}',
+	):
+		text = f'{{"commands":[{end},{{"type":"finish","humanMessage":"b"}},{{"type":"wait"}}]}}'
+		pieces = _feed(list(text))
+		assert _texts(pieces) == {(0, "humanMessage" if "finish" in end else "message"): "a"}
+		assert [p.index for _, p in pieces if isinstance(p, CommandDone)] == [0]

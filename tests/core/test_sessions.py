@@ -1054,3 +1054,85 @@ async def test_a_parked_turn_keeps_its_sessions_history_and_notes_when_resumed_e
 	]
 	assert turn["memory"]["shortTerm"] == "likes tea\nsize M"
 	assert updates == []  # the notes are the session's, in every process
+
+
+class _SlowStore(InMemorySession):
+	"""A store whose writes take a moment (a database over the network)."""
+
+	async def add_items(self, items: Any) -> None:
+		await anyio.sleep(0.05)
+		await super().add_items(items)
+
+
+async def test_a_run_that_ended_keeps_its_turn_when_its_caller_leaves() -> None:
+	"""Leaving a stream once its finish came (the run ended) still appends the run's turn."""
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([{"commands": [finish("ok", human_message="hello")]}])
+	)
+	session = _SlowStore("u1")
+	async with agent.stream("hi", session=session) as run:
+		async for event in run:
+			if event.name == "finish":
+				break  # the caller has what it wanted and leaves the block
+	assert [(i["role"], i["content"]) for i in await session.get_items()] == [
+		("user", "hi"),
+		("agent", "hello"),
+	]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_an_input_no_store_can_hold_is_appended_as_json(kind: str, tmp_path: Path) -> None:
+	"""A lone surrogate, NaN or an integer too long to write in the input: the turn is kept."""
+	om = OpenMolt(entry_points=False)
+	said = [{"commands": [finish("ok", human_message="hello")]}] * 2
+	agent = om.create_agent(name="A", model=ScriptedModel(said))
+	session = sessions(kind, tmp_path, "odd")
+	asked = {"text": "a\ud800b", "x": float("nan"), "n": 10**5000}
+	result = await agent.run(asked, session=session)
+	assert result.human_message == "hello"
+	user, reply = await session.get_items()
+	assert user["content"]["text"] == "a\ufffdb" and user["content"]["x"] == "NaN"
+	assert "digits" in user["content"]["n"] and reply["content"] == "hello"
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_add_items_refuses_what_a_store_cannot_hold(kind: str, tmp_path: Path) -> None:
+	"""An item with a lone surrogate or NaN is refused by every store alike, naming the item."""
+	session = sessions(kind, tmp_path, "odd")
+	for bad in ("a\ud800", float("nan")):
+		with pytest.raises(ConfigurationError, match="session item 1"):
+			await session.add_items(
+				[{"role": "user", "content": "fine"}, {"role": "user", "content": bad}]
+			)
+	assert await session.get_items() == []
+
+
+class _Slow:
+	"""A model that answers each input after a moment, noting the earlier turns it read."""
+
+	name = "slow"
+
+	def __init__(self) -> None:
+		self.read: list[list[Any]] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		turn = first_turn(request)
+		self.read.append([e["content"] for e in turn.get("earlier", [])])
+		await anyio.sleep(0.05)
+		said = finish("ok", human_message=f"re {turn['input']}")
+		return ModelResponse(text=json.dumps({"commands": [said]}))
+
+
+async def test_two_instances_take_turns_in_one_session() -> None:
+	"""Agents of two instances in one process running one session go one after another."""
+	session = InMemorySession("shared")
+	first, second = _Slow(), _Slow()
+	a = OpenMolt(entry_points=False).create_agent(name="A", model=first)
+	b = OpenMolt(entry_points=False).create_agent(name="B", model=second)
+	async with anyio.create_task_group() as group:
+		group.start_soon(lambda: a.run("one", session=session))
+		await anyio.sleep(0.01)
+		group.start_soon(lambda: b.run("two", session=session))
+	assert first.read == [[]]
+	assert second.read == [["one", "re one"]]  # B waited for A's turn, then read it

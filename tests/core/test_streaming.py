@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar
@@ -369,3 +370,30 @@ async def test_each_step_counts_its_attempts_from_one() -> None:
 	events, _ = await collect(agent_with(Streamer(REPLIES)))
 	steps = {(e.step, e.attempt) for e in events if e.name in STREAM_EVENTS}  # type: ignore[attr-defined]
 	assert steps == {(1, 1), (2, 1)}
+
+
+async def test_a_lone_surrogate_in_a_reply_streams_as_text_that_encodes() -> None:
+	"""A reply with a lone ``\\ud800`` (refused, asked again) previews only text UTF-8 can carry."""
+	lone = '{"commands":[{"type":"finish","status":"success","humanMessage":"x\\ud800y"}]}'
+	model = Streamer([{"commands": [finish("ok", human_message="fine")]}], size=4)
+	model.texts.insert(0, lone)
+	events, result = await collect(agent_with(model))
+	assert result.human_message == "fine"
+	previews = [e for e in events if e.name in STREAM_EVENTS]
+	said = [e for e in previews if e.name == "text:delta" and e.field == "humanMessage"]
+	assert "".join(e.text for e in said if e.step == 1) == "x\ufffdy"
+	for event in previews:  # what an AG-UI stream or a chat sends on
+		json.dumps(dataclasses.asdict(event), ensure_ascii=False, default=str).encode()
+
+
+async def test_what_comes_after_the_reply_ends_is_not_previewed() -> None:
+	"""Commands after a finish or a question do not run: none of them is previewed either."""
+	tail = [finish("no", human_message="not this"), call_tool("local.add", a=1, b=2)]
+	replies = [
+		{"commands": [finish("ok", human_message="this"), *tail]},
+	]
+	events, result = await collect(agent_with(Streamer(replies, size=5)))
+	assert result.human_message == "this"
+	said = [e for e in events if e.name == "text:delta" and e.field == "humanMessage"]
+	assert "".join(e.text for e in said) == "this"
+	assert {e.index for e in events if e.name in STREAM_EVENTS} == {0}

@@ -69,6 +69,7 @@ import anyio
 
 from openmolt_core._chain import slot_id, spend
 from openmolt_core._cost import price_call
+from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory, not_held
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
@@ -165,12 +166,18 @@ def _check_items(items: Sequence[dict[str, Any]]) -> list[str]:
 				f"keys {sorted(map(str, item))[:10]}"
 			)
 		try:
-			texts.append(json.dumps(item, ensure_ascii=False))
-		except (TypeError, ValueError) as exc:
+			text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+		except (TypeError, ValueError, RecursionError) as exc:
 			raise ConfigurationError(
 				f"session item {i}: not JSON-serializable ({type(exc).__name__}); give text, "
-				"numbers, lists and dicts"
+				"numbers (finite), lists and dicts"
 			) from exc
+		if encodable_text(text) != text:  # a database's UTF-8 cannot hold it
+			raise ConfigurationError(
+				f"session item {i}: holds a lone surrogate (U+D800 to U+DFFF without its pair), "
+				"which is not text; replace it (U+FFFD)"
+			)
+		texts.append(text)
 	return texts
 
 
@@ -969,12 +976,21 @@ def last_reply(items: Sequence[Any], run_id: str) -> dict[str, Any] | None:
 
 
 def _plain(value: Any) -> Any:
-	"""A JSON-safe copy (anything else as its text)."""
+	"""A copy every store holds: JSON (anything else as its text), UTF-8, finite numbers.
+
+	Lone surrogates become U+FFFD, ``NaN`` and the infinities strings, an integer too long to
+	write a note (`openmolt_core._support.jsonsafe.encodable`): a run's input may hold them, and
+	its turn must still be appended (a SQL store refused it, and an integer too long failed the
+	run that had ended).
+	"""
 	try:
-		result: Any = json.loads(json.dumps(value, ensure_ascii=False, default=str))
-	except (TypeError, ValueError):
-		return str(value)
-	return result
+		result: Any = json.loads(json.dumps(encodable(value), ensure_ascii=False, default=str))
+	except Exception:  # a value whose text cannot be made (its __str__ fails): its type
+		try:
+			result = str(value)
+		except Exception:
+			result = f"({type(value).__name__})"
+	return encodable(result)
 
 
 class SessionRun:

@@ -404,7 +404,7 @@ class Sessions(Capability):
 		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
 	"""
 
-	__slots__ = ("_conversation", "_turns")
+	__slots__ = ("_conversation",)
 
 	name = "sessions"
 	takes: ClassVar[str] = "session"
@@ -412,16 +412,15 @@ class Sessions(Capability):
 
 	def __init__(self, conversation: Callable[[Agent, Session], RunConversation]) -> None:
 		self._conversation = conversation
-		self._turns: dict[str, Any] = {}  # the sessions with runs in this process, by id
 
 	def __repr__(self) -> str:
 		return f"Sessions({self._conversation!r})"
 
 	async def wrap_call(self, call: Call, drive: CallDrive) -> RunResult:
 		"""The run's turn in the session, around its drive (`capabilities.sessions.session_call`)."""
-		from openmolt_core.capabilities.sessions import session_call
+		from openmolt_core.capabilities.sessions import session_call, turns_here
 
-		return await session_call(self._conversation, call, drive, turns=self._turns)
+		return await session_call(self._conversation, call, drive, turns=turns_here())
 
 	def memory_option(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option, without ``short_term`` in a session's run.

@@ -15,8 +15,9 @@ surrogate pair split between two chunks), and a command is done only when its cl
 The decoder accepts the shapes the parser accepts (``{"commands": [...]}``, a bare list, a single
 command object, with prose or a Markdown fence before); it skips what comes before the first
 ``{`` or ``[``, stops after the value it started closes, and stops reporting anything at the
-first character that is no JSON (the parser will say what was wrong). It is pure and holds one
-reply: a new reply needs a new decoder.
+first character that is no JSON (the parser will say what was wrong), and after a command that
+ends the reply (``finish``, ``requestHumanInput``: the commands after it never run). It is pure
+and holds one reply: a new reply needs a new decoder.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from openmolt_core._support.jsonsafe import encodable, encodable_text
+
 __all__ = ["CommandDone", "ReplyDecoder", "ReplyPiece", "TextPiece"]
 
 # The streamed fields, and the command type each belongs to.
 _FIELDS = {"humanMessage": "finish", "output": "finish", "message": "requestHumanInput"}
+_ENDS = frozenset(_FIELDS.values())
+"""The commands that end a reply (`openmolt_core.commands.ENDS_REPLY`): what follows never runs."""
 _SPACE = frozenset(" \t\r\n")
 _SPECIAL = re.compile(r'["\\]')
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -234,7 +239,10 @@ class ReplyDecoder:
 				command = None
 			if isinstance(command, dict):
 				if frame.role == "command" or "type" in command:
-					out.append(CommandDone(frame.index, command))
+					out.append(CommandDone(frame.index, encodable(command)))
+				if command.get("type") in _ENDS:
+					self._stopped = True  # the commands after it do not run: not previewed
+					return
 		if self._raw is not None and len(self._stack) == self._raw[1]:
 			self._emit_raw(end, out)
 			self._raw = None
@@ -347,7 +355,8 @@ class ReplyDecoder:
 		assert self._raw is not None
 		index, depth, begin = self._raw
 		if end > begin:
-			out.append(TextPiece(index, "output", self._text[begin:end], raw=True))
+			source = encodable_text(self._text[begin:end])
+			out.append(TextPiece(index, "output", source, raw=True))
 			self._raw = (index, depth, end)
 
 	# helpers --------------------------------------------------------------------------------
@@ -372,11 +381,16 @@ class ReplyDecoder:
 
 	@staticmethod
 	def _decode(source: str) -> str | None:
-		"""A string's source (between the quotes) decoded, or None when it is no JSON string."""
+		"""A string's source (between the quotes) decoded, or None when it is no JSON string.
+
+		A lone surrogate (an escape of D800 to DFFF without its pair, which makes the parser
+		refuse the reply) is U+FFFD: a preview is sent on as UTF-8 (an AG-UI stream, a chat, a
+		terminal), which cannot hold one.
+		"""
 		if "\\" not in source and '"' not in source:
-			return source if not any(ord(ch) < 0x20 for ch in source) else None
+			return encodable_text(source) if not any(ord(ch) < 0x20 for ch in source) else None
 		try:
 			value = json.loads(f'"{source}"')
 		except ValueError:
 			return None
-		return value if isinstance(value, str) else None
+		return encodable_text(value) if isinstance(value, str) else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
+	"CLOSE_TIMEOUT",
 	"SESSION_KEY",
 	"RunConversation",
 	"SessionHistory",
@@ -45,7 +47,12 @@ __all__ = [
 	"not_held",
 	"session_call",
 	"session_memory",
+	"turns_here",
 ]
+
+
+CLOSE_TIMEOUT = 30.0
+"""Seconds the appending of an ended run's turn may take once its caller is cancelled."""
 
 
 class SessionHistory:
@@ -126,7 +133,7 @@ async def session_call(
 		call: The call: ``given`` is what ``session=`` was given; ``asked`` the run's input, or
 			the answer that resumed it.
 		drive: Builds a new run's first turn with the earlier turns, and returns the drive.
-		turns: The sessions with runs in this process (`Sessions` keeps one per instance).
+		turns: The sessions with runs in this process (`turns_here`).
 
 	Raises:
 		ConfigurationError: ``session`` is no session, a new run's state holds messages, or a
@@ -149,6 +156,22 @@ async def session_call(
 		turn = _turn(conversation, agent, session, fresh_state(session, state))
 		past = await turn.open()
 		return await turn.drive(call.asked, drive(_opening(past)))
+
+
+_HERE = threading.local()
+
+
+def turns_here() -> dict[str, _Queue]:
+	"""The sessions with runs in this thread's event loop, by id: every instance's.
+
+	One queue per session for the whole process (per thread: each runs its own loop), not per
+	instance: two instances' agents running one session (a store the application shares) take
+	turns, and a tool's run of its caller's session through another instance is refused.
+	"""
+	turns: dict[str, _Queue] | None = getattr(_HERE, "turns", None)
+	if turns is None:
+		turns = _HERE.turns = {}
+	return turns
 
 
 class _Queue:
@@ -306,10 +329,29 @@ class SessionTurn:
 			result = await run
 		except RunError as exc:
 			if exc.result is not None:
-				await close(exc.result)
+				await _closed(close, exc.result)
 			raise
-		await close(result)
+		await _closed(close, result)
 		return result
+
+
+async def _closed(close: Callable[[RunResult], Awaitable[None]], result: RunResult) -> None:
+	"""Append an ended run's turn, shielded from its caller's cancellation.
+
+	A caller that leaves now (a stream's block left after the run's ``finish``, a client gone)
+	must not lose a turn whose tools already ran. Bounded by `CLOSE_TIMEOUT`, so a store that
+	hangs does not keep a cancelled caller forever.
+	"""
+	with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT) as bound:
+		await close(result)
+	if bound.cancelled_caught:
+		import logging
+
+		logging.getLogger("openmolt").warning(
+			"session turn of run %s not appended: the store took more than %s seconds",
+			result.state.run_id,
+			CLOSE_TIMEOUT,
+		)
 
 
 def _session(session: Any) -> Session:
