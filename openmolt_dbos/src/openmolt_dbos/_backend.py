@@ -457,12 +457,22 @@ class DBOSBackend:
 			)
 		return sorted(out, key=lambda p: p.asked_at)
 
+	@property
+	def worker_id(self) -> str:
+		"""This process's worker id (the executor id its runs are recorded under)."""
+		return self.engine.executor_id
+
 	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-		"""The latest durable runs (newest first): id, agent, status, parked, worker, times."""
+		"""The latest durable runs (newest first): id, agent, status, parked, worker, times.
+
+		``worker_live`` says whether the run's worker beats now (this process included): a run
+		of a live worker has a process that follows it; one of a gone worker is taken over.
+		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
 		out = []
 		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
+		beating = await anyio.to_thread.run_sync(self.engine.live_workers)
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
 			labels_of = attrs(status)
 			going = status.status in ("PENDING", "ENQUEUED")
@@ -481,6 +491,7 @@ class DBOSBackend:
 					else status.status.lower(),
 					"version": status.app_version,
 					"worker": status.executor_id,
+					"worker_live": status.executor_id in beating,
 					"created_at": _ms(status.created_at),
 					"updated_at": _ms(status.updated_at),
 				}
