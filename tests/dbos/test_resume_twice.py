@@ -187,3 +187,95 @@ async def test_a_capability_park_resumed_twice_at_once_runs_its_call_once(url: s
 		assert again.output == "paid" and paid == [5]
 	finally:
 		await om.aclose()
+
+
+async def test_calls_left_undecided_park_again_and_their_decisions_go_on(url: str) -> None:
+	"""One of two parked calls approved, the other parks again at the same step: its approval
+	runs it (as in process), once; a pass without decisions leaves the run approvable."""
+	from openmolt_core.errors import ApprovalError
+
+	paid: list[str] = []
+
+	def pay(invoice: str) -> str:
+		"""Pay an invoice.
+
+		Args:
+			invoice: The invoice.
+		"""
+		paid.append(invoice)
+		return f"paid {invoice}"
+
+	script = [
+		[call_tool("local.pay", invoice="A"), call_tool("local.pay", invoice="B")],
+		finish(result="AB"),
+	]
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Approved", model=ScriptedModel(script), tools=[pay], requires_approval=["local.pay"]
+	)
+	try:
+		parked = await agent.run("pay")
+		assert parked.status == "approval_required"
+		again = await agent.run(history=parked.state)  # no decisions: it parks where it was
+		assert again.status == "approval_required" and paid == []
+		first, second = agent.approval_requests(parked.state)
+		half = await agent.resume(parked.state, decision=first.approve())
+		assert half.status == "approval_required" and paid == ["A"]
+		[rest] = agent.approval_requests(half.state)
+		done = await agent.resume(half.state, decision=rest.approve())
+		assert done.ok and done.output == {"result": "AB"} and paid == ["A", "B"]
+		for state, request in ((half.state, rest), (parked.state, second)):
+			with pytest.raises(ApprovalError, match="already decided"):
+				await agent.resume(state, decision=request.approve())
+		assert paid == ["A", "B"]
+	finally:
+		await om.aclose()
+
+
+async def test_a_capability_that_parks_again_lets_its_next_delivery_go_on(url: str) -> None:
+	"""A capability-parked run resumed with what leaves it parked at the same call (an account
+	not connected yet) goes on at its next delivery, instead of getting the old park back."""
+	from typing import Any, ClassVar
+
+	from openmolt_core.hooks import Capability, Park, Proceed
+
+	class Later(Capability):
+		name: ClassVar[str] = "later"
+
+		async def before_tool(self, run: Any, call: Any, tool: Any) -> Any:
+			if run.state.ext.get("later", {}).get("ok"):
+				return Proceed()
+			return Park("waits", {"ticket": 7})
+
+		async def resume(self, run: Any, parked: Any, given: Any) -> None:
+			if given == "yes":
+				run.state.ext["later"] = {"ok": True}
+
+	paid: list[str] = []
+
+	def pay(invoice: str) -> str:
+		"""Pay an invoice.
+
+		Args:
+			invoice: The invoice.
+		"""
+		paid.append(invoice)
+		return f"paid {invoice}"
+
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(
+		name="Waiting",
+		model=ScriptedModel([call_tool("local.pay", invoice="A"), finish(result="A")]),
+		tools=[pay],
+		capabilities=[Later()],
+	)
+	try:
+		parked = await agent.run("pay")
+		assert parked.status == "approval_required"
+		still = await agent.resume(parked.state, given="not yet")
+		assert still.status == "approval_required" and paid == []
+		done = await agent.resume(still.state, given="yes")
+		assert done.ok and paid == ["A"]
+		assert (await agent.resume(still.state, given="yes")).ok and paid == ["A"]
+	finally:
+		await om.aclose()

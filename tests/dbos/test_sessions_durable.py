@@ -288,3 +288,39 @@ async def test_a_resume_delivered_twice_and_later_notes_are_kept_once(url: str) 
 	assert said.count("A mug, size M.") == 1 and said.count("A blue cup.") == 1
 	assert said[-1] == "A blue cup."  # appended when found ended, after the turns since
 	assert turn["memory"]["shortTerm"] == "likes tea"
+
+
+async def test_a_run_id_delivered_twice_appends_its_turn_once(url: str) -> None:
+	"""A new run started again under its taken id (a webhook delivery retried to a second server,
+	whose replay guard never saw it) attaches to the run: its turn is in the session once, ended
+	or parked, and a parked one's reply from elsewhere is appended once by the next run."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			finish("one", human_message="Done once."),
+			[ask_human("which size?")],
+			[finish("two", human_message="A mug, size M.")],
+			[finish("three", human_message="ok")],
+		]
+	)
+	agent = om.create_agent(name="Hook", model=model, on_human_input_request=_later)
+	session = InMemorySession("hook:Hook:42")
+	try:
+		first = await agent.run("payload", history=RunState(run_id="hook-a"), session=session)
+		again = await agent.run("payload", history=RunState(run_id="hook-a"), session=session)
+		assert first.output == again.output == "one"
+		parked = await agent.run("buy", history=RunState(run_id="hook-b"), session=session)
+		twice = await agent.run("buy", history=RunState(run_id="hook-b"), session=session)
+		assert parked.status == twice.status == "human_input_required"
+		items = await session.get_items()
+		assert [i["role"] for i in items] == ["user", "agent", "user", "agent", "pending"]
+		await om.durability.answer("hook-b", "M")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			await om.durability.result("hook-b")  # type: ignore[union-attr]
+		await agent.run("is that all?", session=session)
+	finally:
+		await om.aclose()
+	assert len(model.requests) == 4  # each run's model asked once
+	turn = json.loads(model.requests[-1].messages[0].content)
+	said = [e["content"] for e in turn["earlier"]]
+	assert said == ["payload", "Done once.", "buy", "which size?", "A mug, size M."]

@@ -485,3 +485,74 @@ def test_a_chat_answer_another_surface_gave_first_is_told_not_used(tmp_path: Pat
 	said = fake.sent[1]["text"]
 	assert said.startswith("Your answer was not used: ") and "already answered" in said, said
 	assert "INV-1" in model.requests[1].messages[-1].content and len(model.requests) == 2
+
+
+async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(store: str) -> None:
+	"""At a start, a chat follows the runs of a worker that stopped beating (its caller is gone),
+	not those of another live server on the store, which sends their replies itself (followed
+	here too, a reply would reach the chat twice)."""
+	import time
+
+	import anyio
+	import sqlalchemy as sa
+
+	from openmolt_core.testing import call_tool
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve._launch import run_id_for
+
+	holding = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test ends."""
+		entered.append("x")
+		await holding.wait()
+		return "held"
+
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold"), call_tool("local.hold")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	ids = {who: run_id_for("telegram", "Helper", None) for who in ("other-live", "other-gone")}
+	for run_id in ids.values():
+		await agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(entered) == 2, seconds=30)
+	engine = om.durability.engine  # type: ignore[union-attr]
+	now = time.time()
+	client = engine.client()
+	table = client._sys_db.tables.workflow_status
+	with client._sys_db.engine.begin() as conn:  # as if two other servers had started them
+		for who, run_id in ids.items():
+			conn.execute(
+				sa.update(table).where(table.c.workflow_uuid == run_id).values(executor_id=who)
+			)
+	with engine.tables.begin() as conn:
+		for who, beat in (("other-live", now), ("other-gone", now - 3600)):
+			conn.execute(
+				sa.insert(WORKERS).values(
+					executor_id=who,
+					token="t",
+					app_version=engine.app_version,
+					host="elsewhere",
+					pid=1,
+					started_at=beat,
+					beat_at=beat,
+					state="live",
+				)
+			)
+	fake = FakeTelegram()
+	followed: list[str] = []
+	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+	async with local_server(fake.app()) as base:
+		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
+		async with TriggerServer([(agent, triggers)], port=0) as server:
+			(bot,) = server.telegram.values()
+
+			async def follow(run_id: str) -> None:
+				followed.append(run_id)
+
+			bot.conversations._follow = follow  # type: ignore[method-assign]
+			assert await bot.conversations.recover() == 1
+			await eventually(lambda: len(followed) == 1)
+	holding.set()
+	await om.aclose()
+	assert followed == [ids["other-gone"]]

@@ -1005,13 +1005,17 @@ class SessionRun:
 		session: The conversation's store.
 	"""
 
-	__slots__ = ("agent", "new", "session")
+	__slots__ = ("agent", "attached", "new", "session")
 
 	def __init__(self, agent: Agent, session: Session) -> None:
 		self.agent: Agent = agent
 		self.session: Session = session
 		self.new: bool = False
 		"""Whether `open` read the session: a new run (its first turn's files are its own)."""
+		self.attached: bool = False
+		"""Whether the new run's id already has a turn in the session: a durable run started
+		again under its id (a delivery retried to another server) attaches to the run, whose
+		first caller began its turn; `close` then appends only what the session misses."""
 
 	def __repr__(self) -> str:
 		return f"SessionRun({self.agent.name!r}, {self.session!r})"
@@ -1025,7 +1029,8 @@ class SessionRun:
 			state: The new run's state (no messages yet).
 		"""
 		self.new = True
-		await self.reconcile()
+		items = await self.reconcile()
+		self.attached = any(str(i.get("run_id")) == state.run_id for i in items)
 		past = await read_history(self.agent, self.session, state)
 		if past.tainted and not state.tainted:
 			session = f"session:{self.session.session_id}"
@@ -1048,8 +1053,8 @@ class SessionRun:
 			asked: The run's input; None for no user turn.
 			asked_tainted: Whether someone untrusted wrote ``asked``.
 		"""
-		if self.agent.om.durability is None or not self.new:
-			return
+		if self.agent.om.durability is None or not self.new or self.attached:
+			return  # an attached run's turn was begun by its first caller
 		await self._mark(state.run_id, asked, asked_tainted=asked_tainted, new=True)
 
 	async def _mark(self, run_id: str, asked: Any, *, asked_tainted: bool, new: bool) -> None:
@@ -1074,7 +1079,7 @@ class SessionRun:
 		except Exception as exc:
 			self._failed(run_id, exc)
 
-	async def reconcile(self) -> None:
+	async def reconcile(self, known: RunResult | None = None) -> list[dict[str, Any]]:
 		"""Append the turns of durable runs that ended without their caller (see `ahead`).
 
 		For the latest ``pending`` items not yet summarised whose run has no final reply in the
@@ -1083,10 +1088,17 @@ class SessionRun:
 		gets its reply appended now (with its input when no part of its turn is there). When
 		other runs' turns came since, its short-term notes are not appended: the later notes
 		stand. A backend that fails is logged, never raised: the run reads the session as it is.
+
+		Args:
+			known: A run's result this process holds already (an attached run's): used for its
+				run instead of asking the backend.
+
+		Returns:
+			The session's items as read (empty without durability), then those appended.
 		"""
 		backend = self.agent.om.durability
 		if backend is None:
-			return
+			return []
 		items = _valid(await self.session.get_items())
 		start, _ = _start(items)
 		latest: dict[str, int] = {}  # run id: its latest pending item
@@ -1098,7 +1110,10 @@ class SessionRun:
 			last = last_reply(items, run_id)
 			if last is not None and last.get("status") not in PARKED_STATUSES:
 				continue  # its turn ended in the session, whoever appended it
-			result = await self._ended(backend, run_id)
+			if known is not None and known.state.run_id == run_id:
+				result: RunResult | None = known
+			else:
+				result = await self._ended(backend, run_id)
 			if result is None or (
 				last is not None
 				and result.status in PARKED_STATUSES
@@ -1125,6 +1140,7 @@ class SessionRun:
 				await self.session.add_items(added)
 			except Exception as exc:
 				self._failed("of runs that ended elsewhere", exc)
+		return [*items, *added]
 
 	async def _ended(self, backend: Any, run_id: str) -> RunResult | None:
 		"""A durable run's result if it has one now (a failed run's too), else None."""
@@ -1168,6 +1184,12 @@ class SessionRun:
 		agent = self.agent
 		durable = agent.om.durability is not None
 		run_id = result.state.run_id
+		if durable and self.attached:
+			# Another caller began this run's turn: appended again, it would show twice. What
+			# the session misses of it (its caller died, or it went on elsewhere) is appended
+			# as for a run that ended without its caller.
+			await self.reconcile(known=result)
+			return
 		if durable:
 			await self._unmark(run_id)
 		messages = result.state.messages

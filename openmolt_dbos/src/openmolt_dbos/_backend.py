@@ -150,11 +150,18 @@ class DBOSBackend:
 		asked = (state.pending or {}).get("kind") == "human_input"
 		if status is not None and status.status == "CANCELLED":
 			raise _cancelled(run_id)  # final: neither an answer nor a decision goes on with it
+		# The latest segment went on from this state's step and parked again right where this
+		# state waits (calls left without a decision, a capability asking again): nothing of
+		# the step ran there, and this state is the run's current park, to go on from.
+		again = status is not None and await self._parked_here(status, run_id, state)
 		if decisions and status is not None:
 			steps, _ = _segment(status.workflow_id, run_id)
 			# A segment went on from this state (or later): its calls were decided then, unless
-			# that very segment failed (the kept state may go on, see below).
-			if steps > state.steps or (steps == state.steps and not self._failed(status)):
+			# that very segment failed (the kept state may go on, see below) or parked again
+			# where this state waits.
+			if steps > state.steps or (
+				steps == state.steps and not self._failed(status) and not again
+			):
 				raise _decided(run_id, state.steps, decisions)
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
@@ -175,7 +182,9 @@ class DBOSBackend:
 				# again); else the same state resumed again attaches to that segment.
 				if failed and state.pending is not None:
 					await self._refuse_repeat(status.workflow_id, run_id, steps)
-				wid = f"{run_id}+{steps}~{retry + 1}" if failed else status.workflow_id
+				# Parked again where this state waits: the next segment goes on from it
+				# (attached to, the one that parked would only return its park again).
+				wid = f"{run_id}+{steps}~{retry + 1}" if failed or again else status.workflow_id
 		waiter = self.engine.waiter(wid)
 		labels = self._labels(run_id, agent)
 		args = (agent.name, state.to_dict(), answer, None, list(decisions))
@@ -187,6 +196,30 @@ class DBOSBackend:
 		finally:
 			self.engine.created.discard(wid)  # when the workflow never began
 			self.engine.forget(wid)
+
+	async def _parked_here(self, status: WorkflowStatus, run_id: str, state: RunState) -> bool:
+		"""Whether a segment of the run ended parked at the very point ``state`` is parked at.
+
+		A segment that goes on from a parked step and parks again in it without running
+		anything (the calls left without a decision park again; a capability asks again) ends
+		with the same step waiting on the same calls: that park is the run's current one, and
+		a delivery to it starts the next segment. A segment that ran any of the step's calls
+		parks with fewer calls waiting, or later.
+		"""
+		where = _parked_at(state.pending)
+		if where is None or status.workflow_id == run_id:
+			return False  # not parked on calls; or the run's first workflow, no segment yet
+		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
+			return False
+		found = await self._outcome(status.workflow_id)
+		with anyio.move_on_after(_RECORDING):  # ended here a moment ago: DBOS is recording it
+			while found is None:
+				await anyio.sleep(min(self.settings.poll, 0.1))
+				found = await self._outcome(status.workflow_id)
+		if found is None or found.kind != "done" or not isinstance(found.payload, dict):
+			return False
+		ended = found.payload.get("state")
+		return isinstance(ended, dict) and _parked_at(ended.get("pending")) == where
 
 	def _failed(self, status: WorkflowStatus) -> bool:
 		"""Whether a run's workflow ended on an error (in this process a moment ago, or stored)."""
@@ -424,12 +457,22 @@ class DBOSBackend:
 			)
 		return sorted(out, key=lambda p: p.asked_at)
 
+	@property
+	def worker_id(self) -> str:
+		"""This process's worker id (the executor id its runs are recorded under)."""
+		return self.engine.executor_id
+
 	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-		"""The latest durable runs (newest first): id, agent, status, parked, worker, times."""
+		"""The latest durable runs (newest first): id, agent, status, parked, worker, times.
+
+		``worker_live`` says whether the run's worker beats now (this process included): a run
+		of a live worker has a process that follows it; one of a gone worker is taken over.
+		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
 		out = []
 		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
+		beating = await anyio.to_thread.run_sync(self.engine.live_workers)
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
 			labels_of = attrs(status)
 			going = status.status in ("PENDING", "ENQUEUED")
@@ -448,6 +491,7 @@ class DBOSBackend:
 					else status.status.lower(),
 					"version": status.app_version,
 					"worker": status.executor_id,
+					"worker_live": status.executor_id in beating,
 					"created_at": _ms(status.created_at),
 					"updated_at": _ms(status.updated_at),
 				}
@@ -673,6 +717,26 @@ def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
 	if head.startswith("+") and head[1:].isdigit() and (retry.isdigit() or not retry):
 		return int(head[1:]), int(retry or 0)
 	return -1, 0
+
+
+def _parked_at(pending: Any) -> tuple[Any, ...] | None:
+	"""Where a state is parked on calls: the kind, the step, and its commands still to run.
+
+	None for a state parked on no calls (a question, or none).
+	"""
+	if not isinstance(pending, dict) or not isinstance(pending.get("results"), list):
+		return None
+	waiting = tuple(i for i, result in enumerate(pending["results"]) if result is None)
+	calls = pending.get("calls")
+	parked = sorted(
+		str(c.get("index"))
+		for c in (calls if isinstance(calls, list) else [])
+		if isinstance(c, dict)
+	)
+	return (pending.get("kind"), pending.get("step"), waiting, tuple(parked))
+
+
+_RECORDING = 10.0  # seconds to wait for DBOS to record the outcome of a segment that ended here
 
 
 def _answered(outcome: Outcome, skip: str | None) -> bool:

@@ -523,17 +523,23 @@ class Engine:
 
 	def worker_live(self, executor_id: str) -> bool:
 		"""Whether the worker ``executor_id`` beats (it may be executing runs); blocks."""
+		return executor_id in self.live_workers()
+
+	def live_workers(self) -> set[str]:
+		"""The ids of the workers that beat now (this process's, if launched); blocks."""
 		import time
 
 		from openmolt_dbos._workers import list_workers
 
 		cutoff = time.time() - self.settings.lapse
-		return any(
-			row["executor_id"] == executor_id
-			and row["state"] == "live"
-			and row["beat_at"] >= cutoff
+		live = {
+			str(row["executor_id"])
 			for row in list_workers(self.tables)
-		)
+			if row["state"] == "live" and row["beat_at"] >= cutoff
+		}
+		if self.launched:
+			live.add(self.executor_id)
+		return live
 
 	def runs_here(self, wid: str) -> bool:
 		"""Whether the workflow is executing in this process now."""

@@ -581,12 +581,17 @@ class Conversations:
 		"""After a restart on a durable store: follow this channel's runs that were going.
 
 		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
-		and sends it to its chat, which the run's input names. Returns how many it follows.
+		and sends it to its chat, which the run's input names. Only the runs whose caller is gone
+		are followed: those of this worker (its process before the restart) and of workers that
+		no longer beat. A run of another live worker (a second server on the store) is followed
+		by the server that started it: followed here too, its reply would reach the chat twice.
+		Returns how many it follows.
 		"""
 		om = OpenMolt.of(self.agent)
 		lister = getattr(om.durability, "runs", None)
 		if lister is None:
 			return 0
+		me = getattr(om.durability, "worker_id", None)
 		prefix = scope_prefix(self.channel, self.agent.name)
 		rows = await lister(agent=self.agent.name)
 		going = [
@@ -594,6 +599,7 @@ class Conversations:
 			for r in rows
 			if str(r.get("run_id", "")).startswith(prefix)
 			and r.get("status") in ("pending", "enqueued")
+			and (r.get("worker") == me or not r.get("worker_live", False))
 		]
 		for run_id in going:
 			self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
