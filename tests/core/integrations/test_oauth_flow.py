@@ -377,3 +377,51 @@ def test_a_port_out_of_range_is_named(port: int) -> None:
 	"""Not a port: an error naming --port, never an OverflowError."""
 	with pytest.raises(ConfigurationError, match="--port"):
 		LoopbackReceiver(port)
+
+
+@pytest.mark.parametrize("expires_in", ["", "1e400", 1e300])
+async def test_an_unreadable_expires_in_keeps_the_exchanged_tokens(
+	server: FakeAuthServer, expires_in: Any
+) -> None:
+	"""A code exchange whose expires_in is no usable number gives its tokens, with no expiry."""
+	from openmolt_core.integrations.oauth import Consent, exchange_code
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		body = {
+			"access_token": "at-1234567",
+			"refresh_token": "rt-1234567",
+			"expires_in": expires_in,
+		}
+		return httpx.Response(200, json=body)
+
+	credential = service(server).credential_setup[0]
+	assert isinstance(credential, OAuth2Credential)
+	consent = Consent("", "state", "verifier", "http://127.0.0.1:9/callback", ())
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		tokens = await exchange_code(
+			credential, CONFIG, "code-1", consent, client=client, integration="mail", guard=None
+		)
+	assert tokens["refreshToken"] == "rt-1234567" and "expiryDate" not in tokens
+
+
+async def test_device_flow_takes_an_unreadable_expires_in_as_the_default(
+	server: FakeAuthServer,
+) -> None:
+	"""A device authorization whose expires_in is no number polls as if it had none (900 s)."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path == "/device":
+			start = {"device_code": "dev-1", "user_code": "AB-CD", "expires_in": "later"}
+			return httpx.Response(200, json={**start, "verification_uri": "https://x.test/a"})
+		return httpx.Response(200, json={"access_token": "at-1234567"})
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	spec = service(server, device_url=f"{server.url}/device")
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		tokens = await device_authorize(
+			spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
+		)
+	assert tokens["accessToken"] == "at-1234567"

@@ -16,7 +16,6 @@ No token, secret, code or verifier is ever logged or put in an error message.
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import hashlib
 import secrets
 import threading
@@ -32,6 +31,9 @@ from openmolt_core._envvars import env_var
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations.credentials import (
+	_REASON_CHARS,
+	_expires_at,
+	_reason,
 	_value,
 	authorization_url,
 	oauth2_config,
@@ -226,28 +228,14 @@ def code_from_redirect(answer: str, state: str) -> str:
 	return code
 
 
-_REASON_CHARS = 200
-"""The most characters of a service's reason an error quotes (masked before it is cut)."""
-
-
-def _reason(reason: object, secret: str) -> str:
-	"""A service's reason for a refusal as an error quotes it: masked (the client secret too), cut."""
-	return masked_excerpt(str(reason), _REASON_CHARS, (secret,))
-
-
 def _token_fields(body: dict[str, Any], client_id: str, secret: str) -> dict[str, Any]:
 	"""The tokens of a token answer, and the client that obtained them."""
 	out: dict[str, Any] = {"accessToken": str(body["access_token"])}
 	if body.get("refresh_token"):
 		out["refreshToken"] = str(body["refresh_token"])
-	if body.get("expires_in") is not None:
-		try:
-			seconds = float(body["expires_in"])
-		except (TypeError, ValueError):
-			seconds = None
-		if seconds is not None:
-			when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
-			out["expiryDate"] = when.isoformat().replace("+00:00", "Z")
+	expires = _expires_at(body.get("expires_in"))
+	if expires is not None:
+		out["expiryDate"] = expires
 	if client_id:
 		out["clientId"] = client_id
 	if secret:
@@ -344,7 +332,15 @@ async def device_authorize(
 		interval = max(0.0, float(start["interval"])) if start.get("interval") is not None else 5.0
 	except (TypeError, ValueError):
 		interval = 5.0
-	deadline = anyio.current_time() + float(start.get("expires_in") or 900)
+	if not interval < 600:  # infinite or NaN: one poll would never come
+		interval = 5.0
+	try:  # section 3.2: the code's lifetime; unreadable, the usual 15 minutes
+		lifetime = float(start.get("expires_in") or 900)
+	except (TypeError, ValueError):
+		lifetime = 900.0
+	if not 0 < lifetime < 86400:  # NaN, negative or absurd: the usual too
+		lifetime = 900.0
+	deadline = anyio.current_time() + lifetime
 	poll = {
 		"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
 		"device_code": str(start["device_code"]),
