@@ -51,6 +51,7 @@ __all__ = [
 	"LoopbackReceiver",
 	"authorize",
 	"code_from_redirect",
+	"code_grant",
 	"consent_url",
 	"device_authorize",
 	"exchange_code",
@@ -406,6 +407,41 @@ async def exchange_code(
 		ConfigurationError: The client secret is needed but missing.
 		ToolError: The service refused or did not answer with an access token.
 	"""
+	tokens, _ = await code_grant(
+		credential, config, code, consent, client=client, integration=integration, guard=guard
+	)
+	return tokens
+
+
+async def code_grant(
+	credential: OAuth2Credential,
+	config: Mapping[str, Any],
+	code: str,
+	consent: Consent,
+	*,
+	client: httpx.AsyncClient,
+	integration: str,
+	guard: SsrfGuard | None,
+) -> tuple[dict[str, Any], str | None]:
+	"""`exchange_code`, and the scopes the service says it granted.
+
+	Args:
+		credential: The oauth2 credential (token URL, client authentication, encoding).
+		config: The client id and secret (and what the token URL reads).
+		code: The code from `code_from_redirect`.
+		consent: The attempt (its redirect and PKCE verifier).
+		client: The HTTP client to send with.
+		integration: The id, for messages.
+		guard: The integration's SSRF guard of OAuth2 requests (`oauth_guard`); None: none.
+
+	Returns:
+		The tokens, as `exchange_code` returns them, and the reply's ``scope`` (RFC 6749
+		section 5.1: the granted scopes, as the service lists them; None when it gives none).
+
+	Raises:
+		ConfigurationError: The client secret is needed but missing.
+		ToolError: The service refused or did not answer with an access token.
+	"""
 	cfg = oauth2_config(config)
 	client_id = _value(credential.client_id, cfg, "clientId")
 	secret = _value(credential.client_secret, cfg, "clientSecret")
@@ -450,7 +486,8 @@ async def exchange_code(
 			"again",
 			status_code=response.status_code,
 		)
-	return _token_fields(body, client_id, secret)
+	scope = body.get("scope")
+	return _token_fields(body, client_id, secret), scope if isinstance(scope, str) else None
 
 
 _PAGE = (
