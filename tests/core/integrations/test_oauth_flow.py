@@ -276,6 +276,7 @@ def test_requested_scopes_follow_the_tool_scopes(server: FakeAuthServer) -> None
 def test_the_loopback_listener_binds_127_0_0_1_and_ignores_other_paths() -> None:
 	"""Only GET /callback is taken; the listener is on the loopback address."""
 	receiver = LoopbackReceiver()
+	receiver.expect("s")
 	try:
 		assert receiver.redirect_uri.startswith("http://127.0.0.1:")
 		base = receiver.redirect_uri.removesuffix("/callback")
@@ -425,3 +426,34 @@ async def test_device_flow_takes_an_unreadable_expires_in_as_the_default(
 			spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
 		)
 	assert tokens["accessToken"] == "at-1234567"
+
+
+def test_a_silent_connection_does_not_hold_up_the_loopback_answer() -> None:
+	"""A connection that sends nothing (a browser's preconnect) leaves the real answer served."""
+	import socket
+
+	receiver = LoopbackReceiver()
+	receiver.expect("s")
+	port = int(receiver.redirect_uri.split(":")[2].split("/")[0])
+	idle = socket.create_connection(("127.0.0.1", port))
+	try:
+		with httpx.Client(trust_env=False, timeout=3) as client:
+			answer = client.get(f"{receiver.redirect_uri}?code=c&state=s")
+		assert answer.status_code == 200
+		assert receiver.wait(1) == "/callback?code=c&state=s"
+	finally:
+		idle.close()
+		receiver.close()
+
+
+def test_the_loopback_takes_no_answer_before_it_knows_the_state() -> None:
+	"""An answer that comes before the sign-in's state is known is turned away, not taken."""
+	receiver = LoopbackReceiver()
+	try:
+		with httpx.Client(trust_env=False) as client:
+			assert client.get(f"{receiver.redirect_uri}?code=c&state=early").status_code == 400
+			receiver.expect("s")
+			assert client.get(f"{receiver.redirect_uri}?code=c&state=s").status_code == 200
+		assert receiver.wait(1) == "/callback?code=c&state=s"
+	finally:
+		receiver.close()

@@ -21,7 +21,7 @@ import secrets
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"CALLBACK_PATH",
+	"IDLE_SECONDS",
 	"Consent",
 	"LoopbackReceiver",
 	"authorize",
@@ -501,13 +502,25 @@ _WRONG = (
 )
 
 
+IDLE_SECONDS = 10.0
+"""Seconds the loopback listener waits on a connection that sends nothing before dropping it."""
+
+
+class _Server(ThreadingHTTPServer):
+	daemon_threads = True  # a connection still open never keeps the process alive
+	block_on_close = False  # nor holds up `LoopbackReceiver.close`
+
+
 class LoopbackReceiver:
 	"""A one-shot HTTP listener on 127.0.0.1 that catches the service's redirect.
 
 	Only ``GET /callback`` is taken (a browser's ``/favicon.ico`` gets 404); the listener binds
-	the loopback address only, never every interface. Once told the sign-in's ``state``
-	(`expect`), an answer carrying another state (a stale tab, another local program) is turned
-	away with 400 and the listener keeps waiting for the real one.
+	the loopback address only, never every interface. Only an answer carrying the sign-in's
+	``state`` (`expect`) is taken: one with another state (a stale tab, another local program),
+	or any that comes before the state is known, is turned away with 400 and the listener keeps
+	waiting for the real one. Each connection is served on its own thread and dropped after
+	`IDLE_SECONDS` of silence, so one that sends nothing (a browser's preconnect, another local
+	program) never holds up the answer.
 
 	Args:
 		port: The port (0: any free one; services that register an exact redirect need a fixed one).
@@ -519,6 +532,8 @@ class LoopbackReceiver:
 		owner = self
 
 		class _Handler(BaseHTTPRequestHandler):
+			timeout = IDLE_SECONDS  # a silent connection's thread ends
+
 			def do_GET(self) -> None:
 				if urlsplit(self.path).path != CALLBACK_PATH:
 					self.send_error(404)
@@ -547,7 +562,7 @@ class LoopbackReceiver:
 		"""Answers turned away because their state was not this sign-in's."""
 		self._state: str | None = None
 		try:
-			self._server = HTTPServer(("127.0.0.1", port), _Handler)
+			self._server = _Server(("127.0.0.1", port), _Handler)
 		except OSError as exc:
 			raise ConfigurationError(
 				f"--port: cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another port"
@@ -567,8 +582,8 @@ class LoopbackReceiver:
 		self._state = state
 
 	def _expected_state(self, path: str) -> bool:
-		if self._state is None:
-			return True
+		if self._state is None:  # not known yet: no answer can be this sign-in's
+			return False
 		got = dict(parse_qsl(urlsplit(path).query)).get("state", "")
 		return secrets.compare_digest(got.encode(), self._state.encode())
 
