@@ -457,3 +457,55 @@ def test_the_loopback_takes_no_answer_before_it_knows_the_state() -> None:
 		assert receiver.wait(1) == "/callback?code=c&state=s"
 	finally:
 		receiver.close()
+
+
+async def test_a_refused_exchange_shows_neither_the_code_nor_the_verifier(
+	server: FakeAuthServer,
+) -> None:
+	"""A token endpoint echoing the code and the PKCE verifier in its refusal: the error hides both."""
+	from openmolt_core.integrations.oauth import Consent, exchange_code
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		form = dict(parse_qsl(request.content.decode()))
+		reason = f"code {form['code']} does not match verifier {form['code_verifier']}"
+		return httpx.Response(400, json={"error": "invalid_grant", "error_description": reason})
+
+	credential = service(server).credential_setup[0]
+	assert isinstance(credential, OAuth2Credential)
+	verifier, _ = pkce_pair()
+	consent = Consent("", "state", verifier, "http://127.0.0.1:9/callback", ())
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		with pytest.raises(ToolError, match="refused") as info:
+			await exchange_code(
+				credential,
+				CONFIG,
+				"4/0Acode-abcdef",
+				consent,
+				client=client,
+				integration="mail",
+				guard=None,
+			)
+	assert "4/0Acode-abcdef" not in str(info.value) and verifier not in str(info.value)
+
+
+async def test_a_device_refusal_does_not_show_the_device_code(server: FakeAuthServer) -> None:
+	"""A device flow's refusal echoing the device code: the error hides it."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path == "/device":
+			start = {"device_code": "dev-secret-123456", "user_code": "AB-CD", "interval": 1}
+			return httpx.Response(200, json={**start, "verification_uri": "https://x.test/a"})
+		reason = "device code dev-secret-123456 was denied"
+		return httpx.Response(400, json={"error": "access_denied", "error_description": reason})
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	spec = service(server, device_url=f"{server.url}/device")
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		with pytest.raises(ToolError, match="denied") as info:
+			await device_authorize(
+				spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
+			)
+	assert "dev-secret-123456" not in str(info.value)

@@ -373,7 +373,8 @@ async def device_authorize(
 			interval += 5  # RFC 8628 section 3.5
 			continue
 		reason = body.get("error_description") or error or f"HTTP {response.status_code}"
-		raise ToolError(f"{integration}: the device sign-in ended ({_reason(reason, secret)})")
+		shown = _reason(reason, secret, poll["device_code"])
+		raise ToolError(f"{integration}: the device sign-in ended ({shown})")
 	raise ToolError(
 		f"{integration}: the device code expired; run `openmolt auth {integration} --device` again"
 	)
@@ -481,10 +482,11 @@ async def code_grant(
 		reason = (
 			body.get("error_description") or body.get("error") if isinstance(body, dict) else None
 		)
+		# The service may echo what it was sent: the code and the verifier are hidden too.
+		shown = _reason(reason or "no access_token", secret, code, consent.verifier or "")
 		raise ToolError(
-			f"{integration}: the token exchange was refused ({response.status_code}: "
-			f"{_reason(reason or 'no access_token', secret)}); run `openmolt auth {integration}` "
-			"again",
+			f"{integration}: the token exchange was refused ({response.status_code}: {shown}); "
+			f"run `openmolt auth {integration}` again",
 			status_code=response.status_code,
 		)
 	scope = body.get("scope")
