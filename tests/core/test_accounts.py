@@ -1274,3 +1274,58 @@ async def test_a_reserved_integration_id_is_never_an_end_users_account(
 		with pytest.raises(ConfigurationError, match="reserved for OpenMolt's own records"):
 			om.accounts.for_binding(spec, reserved, None, None)
 	await om.aclose()
+
+
+@pytest.mark.parametrize("separator", [" ", ","])
+async def test_a_scope_the_user_declined_is_not_recorded_as_granted(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, separator: str
+) -> None:
+	"""A user who unticks send on the consent page: the send call parks again, asking for it."""
+	server.declined = {"mail.send"}
+	server.scope_separator = separator  # Google lists them with spaces, GitHub with commas
+	om = make_om(store, api, server)
+	url = om.accounts.consent(
+		om.plugins.integration("mail"), "mail", "gail", ["offline", "mail.read", "mail.send"]
+	)
+	await om.accounts.complete(await consent(url))
+	stored = store.load("mail", user="gail")
+	assert stored is not None and stored["grantedScopes"] == ["offline", "mail.read"]
+	model = ScriptedModel([call_tool("mail.me"), call_tool("mail.send"), finish(result="x")])
+	agent = om.create_agent(
+		name="a",
+		model=model,
+		integrations=[{"integration": "mail", "account": "user", "scopes": ["read", "send"]}],
+	)
+	parked = await agent.run("go", user="gail")
+	[request] = authorization_requests(parked.state)
+	assert request["reason"] == "scopes" and request["tool"] == "mail.send"
+	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")]  # read ran, send did not
+	await om.aclose()
+
+
+@pytest.mark.parametrize(
+	"reported",
+	[None, "", "https://mail.example.com/MAIL.READ https://mail.example.com/mail.send"],
+)
+async def test_a_grant_reported_otherwise_keeps_the_scopes_asked(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, reported: str | None
+) -> None:
+	"""No scope in the reply, an empty one (GitHub Apps), or Microsoft's URL form: all asked kept."""
+	original = server._tokens
+
+	def tokens_as_reported(scope: str) -> dict[str, Any]:
+		body = original(scope)
+		if reported is None:
+			body.pop("scope")
+		else:
+			body["scope"] = reported
+		return body
+
+	server._tokens = tokens_as_reported  # type: ignore[method-assign]
+	om = make_om(store, api, server)
+	asked = ["offline", "mail.read", "mail.send"]
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "hal", asked)
+	await om.accounts.complete(await consent(url))
+	stored = store.load("mail", user="hal")
+	assert stored is not None and stored["grantedScopes"] == asked
+	await om.aclose()

@@ -226,7 +226,8 @@ class Connected:
 	Args:
 		integration: The integration id.
 		user: The end user whose tokens were stored.
-		scopes: The OAuth scopes asked for.
+		scopes: The OAuth scopes granted: those asked for, less any the service's reply says
+			the user declined.
 		run_id: The run that asked (empty when none did).
 	"""
 
@@ -331,6 +332,38 @@ def _sweep(store: CredentialStore, now: float) -> None:
 			continue
 		if (_held_expires(record) < now) if integration == HELD else not _recent(record, now):
 			store.delete(integration, user)
+
+
+def _granted(
+	asked: tuple[str, ...], reported: str | None, credential: OAuth2Credential
+) -> tuple[str, ...]:
+	"""The scopes asked that the user granted, as the token reply's ``scope`` lists them.
+
+	A consent page may let the user untick a scope (Google's does): the reply then lists fewer
+	(RFC 6749 section 5.1), and a tool needing one left out must park for it, not be sent with
+	a token the service will refuse. Only the scopes tools ask for (the credential's
+	``scope_map``) are checked: one asked always (``offline_access``) a service may leave out of
+	the list without refusing it. A reply with no list, or an empty one (a GitHub App's), grants
+	what was asked; a name matches whatever its case, or as the end of a URL the service lists
+	(Microsoft's ``https://graph.microsoft.com/mail.read``), in a list split on spaces or commas.
+
+	Args:
+		asked: The scopes the consent asked for.
+		reported: The reply's ``scope`` (None: none).
+		credential: The integration's oauth2 credential (its ``scope_map``).
+	"""
+	listed = [s for s in re.split(r"[\s,]+", reported or "") if s]
+	if not listed:
+		return asked
+	names = {s.lower() for s in listed} | {s.lower().rstrip("/").rsplit("/", 1)[-1] for s in listed}
+	mapped = {s for values in credential.scope_map.values() for s in values}
+	return tuple(
+		s
+		for s in asked
+		if s not in mapped
+		or s.lower() in names
+		or s.lower().rstrip("/").rsplit("/", 1)[-1] in names
+	)
 
 
 def authorization_requests(state: RunState | Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -768,7 +801,7 @@ class Accounts:
 		from openmolt_core.integrations.oauth import (
 			Consent,
 			code_from_redirect,
-			exchange_code,
+			code_grant,
 			oauth2_credential,
 		)
 
@@ -811,7 +844,7 @@ class Accounts:
 		consent = Consent("", state, self._verifier(state), self.redirect_uri, scopes)
 		if credential.pkce == "unsupported":
 			consent = dataclasses.replace(consent, verifier=None)
-		tokens = await exchange_code(
+		tokens, reported = await code_grant(
 			credential,
 			config,
 			code,
@@ -823,7 +856,11 @@ class Accounts:
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
 		self.secrets.add(*secret_values(tokens))
 		run_id = str(body.get("r") or "")
-		return _Exchanged(integration, owner, scopes, run_id, nonce, expires, store, tokens)
+		granted = _granted(scopes, reported, credential)
+		if granted != scopes:
+			declined = [s for s in scopes if s not in granted]
+			log.info("%s: %s did not grant %s", integration, owner, ", ".join(declined))
+		return _Exchanged(integration, owner, granted, run_id, nonce, expires, store, tokens)
 
 	async def _save(self, done: _Exchanged) -> None:
 		"""Store an exchanged consent's tokens under its user."""

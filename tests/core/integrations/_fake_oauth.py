@@ -50,6 +50,8 @@ class FakeAuthServer:
 		self.device_answers: list[str] = ["authorization_pending", "slow_down", "ok"]
 		self.devices: dict[str, str] = {}
 		self.device_interval = 5
+		self.declined: set[str] = set()  # scopes the user unticks on the consent page
+		self.scope_separator = " "  # how the token reply lists the granted scopes
 		self._lock = threading.Lock()
 		owner = self
 
@@ -178,7 +180,8 @@ class FakeAuthServer:
 				made = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 				if made != grant["challenge"]:
 					return 400, {"error": "invalid_grant", "error_description": "PKCE failed"}
-			return 200, self._tokens(grant["scope"])
+			granted = [s for s in grant["scope"].split() if s not in self.declined]
+			return 200, self._tokens(self.scope_separator.join(granted))
 		if form.get("grant_type") == "refresh_token":
 			time.sleep(self.refresh_delay)
 			with self._lock:

@@ -356,3 +356,35 @@ def test_credential_is_a_union_by_type_that_refuses_other_types_fields() -> None
 	for cred in (bearer, OAuth2Credential(type="oauth2", token_url="https://t"), custom):
 		again = adapter.validate_python(cred.model_dump(exclude_defaults=True, by_alias=True))
 		assert again == cred
+
+
+@pytest.mark.parametrize("expires_in", ["", "soon", "1e400", 1e300, -1e300, True])
+async def test_an_unreadable_expires_in_keeps_the_rotated_refresh_token(expires_in: Any) -> None:
+	"""A refresh reply whose expires_in is no usable number still gives its tokens to the caller."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		body = {"access_token": "at-new-1", "refresh_token": "rtoken-2", "expires_in": expires_in}
+		return httpx.Response(200, json=body)
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	refreshed: list[dict[str, Any]] = []
+	auth = OAuth2Auth(
+		oauth_cred(), dict(BASE), "svc", on_token_refresh=refreshed.append, http=lambda: client
+	)
+	assert await auth.token() == "at-new-1"
+	assert refreshed[0]["refreshToken"] == "rtoken-2"  # rotated: the old one is spent
+	assert "expiryDate" not in refreshed[0]
+
+
+async def test_a_refused_refresh_quotes_the_services_reason_masked_and_short() -> None:
+	"""A refusal echoing the refresh token and client secret shows neither, and stays short."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		reason = "refresh token rtoken-1 of client cid (secret csecret-1) is bad " + "x" * 5000
+		return httpx.Response(400, json={"error": "invalid_request", "error_description": reason})
+
+	with pytest.raises(ToolError, match="authorize again") as info:
+		await run(oauth_cred(), dict(BASE), handler)
+	text = json.dumps(info.value.to_dict())
+	assert "rtoken-1" not in text and "csecret-1" not in text
+	assert len(info.value.message) < 600

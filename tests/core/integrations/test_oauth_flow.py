@@ -276,6 +276,7 @@ def test_requested_scopes_follow_the_tool_scopes(server: FakeAuthServer) -> None
 def test_the_loopback_listener_binds_127_0_0_1_and_ignores_other_paths() -> None:
 	"""Only GET /callback is taken; the listener is on the loopback address."""
 	receiver = LoopbackReceiver()
+	receiver.expect("s")
 	try:
 		assert receiver.redirect_uri.startswith("http://127.0.0.1:")
 		base = receiver.redirect_uri.removesuffix("/callback")
@@ -377,3 +378,134 @@ def test_a_port_out_of_range_is_named(port: int) -> None:
 	"""Not a port: an error naming --port, never an OverflowError."""
 	with pytest.raises(ConfigurationError, match="--port"):
 		LoopbackReceiver(port)
+
+
+@pytest.mark.parametrize("expires_in", ["", "1e400", 1e300])
+async def test_an_unreadable_expires_in_keeps_the_exchanged_tokens(
+	server: FakeAuthServer, expires_in: Any
+) -> None:
+	"""A code exchange whose expires_in is no usable number gives its tokens, with no expiry."""
+	from openmolt_core.integrations.oauth import Consent, exchange_code
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		body = {
+			"access_token": "at-1234567",
+			"refresh_token": "rt-1234567",
+			"expires_in": expires_in,
+		}
+		return httpx.Response(200, json=body)
+
+	credential = service(server).credential_setup[0]
+	assert isinstance(credential, OAuth2Credential)
+	consent = Consent("", "state", "verifier", "http://127.0.0.1:9/callback", ())
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		tokens = await exchange_code(
+			credential, CONFIG, "code-1", consent, client=client, integration="mail", guard=None
+		)
+	assert tokens["refreshToken"] == "rt-1234567" and "expiryDate" not in tokens
+
+
+async def test_device_flow_takes_an_unreadable_expires_in_as_the_default(
+	server: FakeAuthServer,
+) -> None:
+	"""A device authorization whose expires_in is no number polls as if it had none (900 s)."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path == "/device":
+			start = {"device_code": "dev-1", "user_code": "AB-CD", "expires_in": "later"}
+			return httpx.Response(200, json={**start, "verification_uri": "https://x.test/a"})
+		return httpx.Response(200, json={"access_token": "at-1234567"})
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	spec = service(server, device_url=f"{server.url}/device")
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		tokens = await device_authorize(
+			spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
+		)
+	assert tokens["accessToken"] == "at-1234567"
+
+
+def test_a_silent_connection_does_not_hold_up_the_loopback_answer() -> None:
+	"""A connection that sends nothing (a browser's preconnect) leaves the real answer served."""
+	import socket
+
+	receiver = LoopbackReceiver()
+	receiver.expect("s")
+	port = int(receiver.redirect_uri.split(":")[2].split("/")[0])
+	idle = socket.create_connection(("127.0.0.1", port))
+	try:
+		with httpx.Client(trust_env=False, timeout=3) as client:
+			answer = client.get(f"{receiver.redirect_uri}?code=c&state=s")
+		assert answer.status_code == 200
+		assert receiver.wait(1) == "/callback?code=c&state=s"
+	finally:
+		idle.close()
+		receiver.close()
+
+
+def test_the_loopback_takes_no_answer_before_it_knows_the_state() -> None:
+	"""An answer that comes before the sign-in's state is known is turned away, not taken."""
+	receiver = LoopbackReceiver()
+	try:
+		with httpx.Client(trust_env=False) as client:
+			assert client.get(f"{receiver.redirect_uri}?code=c&state=early").status_code == 400
+			receiver.expect("s")
+			assert client.get(f"{receiver.redirect_uri}?code=c&state=s").status_code == 200
+		assert receiver.wait(1) == "/callback?code=c&state=s"
+	finally:
+		receiver.close()
+
+
+async def test_a_refused_exchange_shows_neither_the_code_nor_the_verifier(
+	server: FakeAuthServer,
+) -> None:
+	"""A token endpoint echoing the code and the PKCE verifier in its refusal: the error hides both."""
+	from openmolt_core.integrations.oauth import Consent, exchange_code
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		form = dict(parse_qsl(request.content.decode()))
+		reason = f"code {form['code']} does not match verifier {form['code_verifier']}"
+		return httpx.Response(400, json={"error": "invalid_grant", "error_description": reason})
+
+	credential = service(server).credential_setup[0]
+	assert isinstance(credential, OAuth2Credential)
+	verifier, _ = pkce_pair()
+	consent = Consent("", "state", verifier, "http://127.0.0.1:9/callback", ())
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		with pytest.raises(ToolError, match="refused") as info:
+			await exchange_code(
+				credential,
+				CONFIG,
+				"4/0Acode-abcdef",
+				consent,
+				client=client,
+				integration="mail",
+				guard=None,
+			)
+	assert "4/0Acode-abcdef" not in str(info.value) and verifier not in str(info.value)
+
+
+async def test_a_device_refusal_does_not_show_the_device_code(server: FakeAuthServer) -> None:
+	"""A device flow's refusal echoing the device code: the error hides it."""
+	from openmolt_core.integrations.oauth import device_authorize
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path == "/device":
+			start = {"device_code": "dev-secret-123456", "user_code": "AB-CD", "interval": 1}
+			return httpx.Response(200, json={**start, "verification_uri": "https://x.test/a"})
+		reason = "device code dev-secret-123456 was denied"
+		return httpx.Response(400, json={"error": "access_denied", "error_description": reason})
+
+	async def sleep(seconds: float) -> None:
+		return None
+
+	spec = service(server, device_url=f"{server.url}/device")
+	async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+		with pytest.raises(ToolError, match="denied") as info:
+			await device_authorize(
+				spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
+			)
+	assert "dev-secret-123456" not in str(info.value)

@@ -316,6 +316,33 @@ def _expiry(value: Any) -> float | None:
 	return when.timestamp()
 
 
+def _expires_at(seconds: Any) -> str | None:
+	"""When a token that lives ``seconds`` (a token reply's ``expires_in``) expires, ISO 8601.
+
+	None when ``seconds`` is no usable number (text that is none, a boolean, NaN, or so large
+	it overflows): the token is then taken as not expiring until a 401 says otherwise, and the
+	reply's tokens are kept (a refresh token it rotated is never lost to a bad field).
+	"""
+	if isinstance(seconds, bool) or not isinstance(seconds, (int, float, str)):
+		return None
+	try:
+		when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=float(seconds))
+	except (ValueError, OverflowError):
+		return None
+	return when.isoformat().replace("+00:00", "Z")
+
+
+_REASON_CHARS = 200
+"""The most characters of a token endpoint's reason an error quotes (masked before it is cut)."""
+
+
+def _reason(reason: object, *secrets: str) -> str:
+	"""A token endpoint's reason for a refusal as an error quotes it: masked, then cut."""
+	from openmolt_core._support.masking import masked_excerpt
+
+	return masked_excerpt(str(reason), _REASON_CHARS, secrets, more="...")
+
+
 def carries_token(credential: OAuth2Credential) -> bool:
 	"""Whether an oauth2 credential's own ``headers`` send the access token.
 
@@ -589,7 +616,8 @@ class OAuth2Auth(httpx.Auth):
 			code = body.get("error") if isinstance(body, dict) else None
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh was refused ({response.status_code}: "
-				f"{reason or 'no access_token'}); the user must authorize again",
+				f"{_reason(reason or 'no access_token', refresh, secret)}); the user must "
+				"authorize again",
 				status_code=response.status_code,
 				# The OAuth error code (RFC 6749 section 5.2): invalid_grant is a revoked grant.
 				details={"error": code} if isinstance(code, str) else None,
@@ -597,9 +625,9 @@ class OAuth2Auth(httpx.Auth):
 		self.refreshes += 1
 		updates = {"accessToken": str(access)}
 		self._seen.add(str(access))
-		if body.get("expires_in") is not None:
-			expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=float(body["expires_in"]))
-			updates["expiryDate"] = expires.isoformat().replace("+00:00", "Z")
+		expires = _expires_at(body.get("expires_in"))
+		if expires is not None:
+			updates["expiryDate"] = expires
 		if body.get("refresh_token"):
 			updates["refreshToken"] = str(body["refresh_token"])
 			self._seen.add(updates["refreshToken"])

@@ -16,13 +16,12 @@ No token, secret, code or verifier is ever logged or put in an error message.
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import hashlib
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -32,6 +31,9 @@ from openmolt_core._envvars import env_var
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations.credentials import (
+	_REASON_CHARS,
+	_expires_at,
+	_reason,
 	_value,
 	authorization_url,
 	oauth2_config,
@@ -45,10 +47,12 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"CALLBACK_PATH",
+	"IDLE_SECONDS",
 	"Consent",
 	"LoopbackReceiver",
 	"authorize",
 	"code_from_redirect",
+	"code_grant",
 	"consent_url",
 	"device_authorize",
 	"exchange_code",
@@ -226,28 +230,14 @@ def code_from_redirect(answer: str, state: str) -> str:
 	return code
 
 
-_REASON_CHARS = 200
-"""The most characters of a service's reason an error quotes (masked before it is cut)."""
-
-
-def _reason(reason: object, secret: str) -> str:
-	"""A service's reason for a refusal as an error quotes it: masked (the client secret too), cut."""
-	return masked_excerpt(str(reason), _REASON_CHARS, (secret,))
-
-
 def _token_fields(body: dict[str, Any], client_id: str, secret: str) -> dict[str, Any]:
 	"""The tokens of a token answer, and the client that obtained them."""
 	out: dict[str, Any] = {"accessToken": str(body["access_token"])}
 	if body.get("refresh_token"):
 		out["refreshToken"] = str(body["refresh_token"])
-	if body.get("expires_in") is not None:
-		try:
-			seconds = float(body["expires_in"])
-		except (TypeError, ValueError):
-			seconds = None
-		if seconds is not None:
-			when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
-			out["expiryDate"] = when.isoformat().replace("+00:00", "Z")
+	expires = _expires_at(body.get("expires_in"))
+	if expires is not None:
+		out["expiryDate"] = expires
 	if client_id:
 		out["clientId"] = client_id
 	if secret:
@@ -344,7 +334,15 @@ async def device_authorize(
 		interval = max(0.0, float(start["interval"])) if start.get("interval") is not None else 5.0
 	except (TypeError, ValueError):
 		interval = 5.0
-	deadline = anyio.current_time() + float(start.get("expires_in") or 900)
+	if not interval < 600:  # infinite or NaN: one poll would never come
+		interval = 5.0
+	try:  # section 3.2: the code's lifetime; unreadable, the usual 15 minutes
+		lifetime = float(start.get("expires_in") or 900)
+	except (TypeError, ValueError):
+		lifetime = 900.0
+	if not 0 < lifetime < 86400:  # NaN, negative or absurd: the usual too
+		lifetime = 900.0
+	deadline = anyio.current_time() + lifetime
 	poll = {
 		"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
 		"device_code": str(start["device_code"]),
@@ -375,7 +373,8 @@ async def device_authorize(
 			interval += 5  # RFC 8628 section 3.5
 			continue
 		reason = body.get("error_description") or error or f"HTTP {response.status_code}"
-		raise ToolError(f"{integration}: the device sign-in ended ({_reason(reason, secret)})")
+		shown = _reason(reason, secret, poll["device_code"])
+		raise ToolError(f"{integration}: the device sign-in ended ({shown})")
 	raise ToolError(
 		f"{integration}: the device code expired; run `openmolt auth {integration} --device` again"
 	)
@@ -405,6 +404,41 @@ async def exchange_code(
 	Returns:
 		``accessToken``, ``refreshToken`` and ``expiryDate`` when given, plus the client id and
 		secret used.
+
+	Raises:
+		ConfigurationError: The client secret is needed but missing.
+		ToolError: The service refused or did not answer with an access token.
+	"""
+	tokens, _ = await code_grant(
+		credential, config, code, consent, client=client, integration=integration, guard=guard
+	)
+	return tokens
+
+
+async def code_grant(
+	credential: OAuth2Credential,
+	config: Mapping[str, Any],
+	code: str,
+	consent: Consent,
+	*,
+	client: httpx.AsyncClient,
+	integration: str,
+	guard: SsrfGuard | None,
+) -> tuple[dict[str, Any], str | None]:
+	"""`exchange_code`, and the scopes the service says it granted.
+
+	Args:
+		credential: The oauth2 credential (token URL, client authentication, encoding).
+		config: The client id and secret (and what the token URL reads).
+		code: The code from `code_from_redirect`.
+		consent: The attempt (its redirect and PKCE verifier).
+		client: The HTTP client to send with.
+		integration: The id, for messages.
+		guard: The integration's SSRF guard of OAuth2 requests (`oauth_guard`); None: none.
+
+	Returns:
+		The tokens, as `exchange_code` returns them, and the reply's ``scope`` (RFC 6749
+		section 5.1: the granted scopes, as the service lists them; None when it gives none).
 
 	Raises:
 		ConfigurationError: The client secret is needed but missing.
@@ -448,13 +482,15 @@ async def exchange_code(
 		reason = (
 			body.get("error_description") or body.get("error") if isinstance(body, dict) else None
 		)
+		# The service may echo what it was sent: the code and the verifier are hidden too.
+		shown = _reason(reason or "no access_token", secret, code, consent.verifier or "")
 		raise ToolError(
-			f"{integration}: the token exchange was refused ({response.status_code}: "
-			f"{_reason(reason or 'no access_token', secret)}); run `openmolt auth {integration}` "
-			"again",
+			f"{integration}: the token exchange was refused ({response.status_code}: {shown}); "
+			f"run `openmolt auth {integration}` again",
 			status_code=response.status_code,
 		)
-	return _token_fields(body, client_id, secret)
+	scope = body.get("scope")
+	return _token_fields(body, client_id, secret), scope if isinstance(scope, str) else None
 
 
 _PAGE = (
@@ -468,13 +504,25 @@ _WRONG = (
 )
 
 
+IDLE_SECONDS = 10.0
+"""Seconds the loopback listener waits on a connection that sends nothing before dropping it."""
+
+
+class _Server(ThreadingHTTPServer):
+	daemon_threads = True  # a connection still open never keeps the process alive
+	block_on_close = False  # nor holds up `LoopbackReceiver.close`
+
+
 class LoopbackReceiver:
 	"""A one-shot HTTP listener on 127.0.0.1 that catches the service's redirect.
 
 	Only ``GET /callback`` is taken (a browser's ``/favicon.ico`` gets 404); the listener binds
-	the loopback address only, never every interface. Once told the sign-in's ``state``
-	(`expect`), an answer carrying another state (a stale tab, another local program) is turned
-	away with 400 and the listener keeps waiting for the real one.
+	the loopback address only, never every interface. Only an answer carrying the sign-in's
+	``state`` (`expect`) is taken: one with another state (a stale tab, another local program),
+	or any that comes before the state is known, is turned away with 400 and the listener keeps
+	waiting for the real one. Each connection is served on its own thread and dropped after
+	`IDLE_SECONDS` of silence, so one that sends nothing (a browser's preconnect, another local
+	program) never holds up the answer.
 
 	Args:
 		port: The port (0: any free one; services that register an exact redirect need a fixed one).
@@ -486,6 +534,8 @@ class LoopbackReceiver:
 		owner = self
 
 		class _Handler(BaseHTTPRequestHandler):
+			timeout = IDLE_SECONDS  # a silent connection's thread ends
+
 			def do_GET(self) -> None:
 				if urlsplit(self.path).path != CALLBACK_PATH:
 					self.send_error(404)
@@ -514,7 +564,7 @@ class LoopbackReceiver:
 		"""Answers turned away because their state was not this sign-in's."""
 		self._state: str | None = None
 		try:
-			self._server = HTTPServer(("127.0.0.1", port), _Handler)
+			self._server = _Server(("127.0.0.1", port), _Handler)
 		except OSError as exc:
 			raise ConfigurationError(
 				f"--port: cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another port"
@@ -534,8 +584,8 @@ class LoopbackReceiver:
 		self._state = state
 
 	def _expected_state(self, path: str) -> bool:
-		if self._state is None:
-			return True
+		if self._state is None:  # not known yet: no answer can be this sign-in's
+			return False
 		got = dict(parse_qsl(urlsplit(path).query)).get("state", "")
 		return secrets.compare_digest(got.encode(), self._state.encode())
 
