@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, TextIO
 from openmolt_core._support.docs import docs_url
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
+from openmolt_core.cli._terminal import printable, printing
 from openmolt_core.cli._voice import FILE_ADVICE as _FILE_ADVICE  # noqa: F401  (tests read it)
 from openmolt_core.cli._voice import for_the_command
 from openmolt_core.cli._voice import show_warning as _show_warning
@@ -376,7 +377,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 		except OpenMoltError as exc:
 			progress.line(f"warning: the run-time tools could not be listed: {exc}")
 		try:
-			dry_run(loaded.agent, loaded.model_id, input, sys.stdout, as_json=ns.json)
+			dry_run(loaded.agent, loaded.model_id, input, printing(sys.stdout), as_json=ns.json)
 		finally:
 			await loaded.om.aclose()
 		return ExitCode.SUCCESS
@@ -508,9 +509,9 @@ def _info_command(name: str, args: list[str]) -> int:
 	if name == "schema":
 		print_schema(sys.stdout, OpenMolt())
 	elif name == "plugins":
-		list_plugins(OpenMolt(), sys.stdout, as_json=ns.json)
+		list_plugins(OpenMolt(), printing(sys.stdout), as_json=ns.json)
 	elif ns.integration is None:
-		list_integrations(OpenMolt(), sys.stdout, as_json=ns.json)
+		list_integrations(OpenMolt(), printing(sys.stdout), as_json=ns.json)
 	elif ns.integration.endswith((".json", ".py")) and os.path.isfile(ns.integration):
 		import anyio
 
@@ -519,7 +520,11 @@ def _info_command(name: str, args: list[str]) -> int:
 		with _Held("LethalTrifectaWarning"):  # about running the agent, which this does not do
 			anyio.run(
 				partial(
-					list_file_tools, ns.integration, sys.stdout, as_json=ns.json, handle=ns.tool
+					list_file_tools,
+					ns.integration,
+					printing(sys.stdout),
+					as_json=ns.json,
+					handle=ns.tool,
 				)
 			)
 	elif ns.integration.endswith((".json", ".py")):
@@ -533,7 +538,7 @@ def _info_command(name: str, args: list[str]) -> int:
 		integration, tool = ns.integration, ns.tool
 		if tool is None and "." in integration:  # slack.postMessage, as agent files spell it
 			integration, tool = integration.split(".", 1)
-		list_tools(OpenMolt(), integration, sys.stdout, as_json=ns.json, handle=tool)
+		list_tools(OpenMolt(), integration, printing(sys.stdout), as_json=ns.json, handle=tool)
 	return ExitCode.SUCCESS
 
 
@@ -701,7 +706,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 		text = text if python else for_the_command(text, prompt=prompt)
 		# Each line in the command's voice; a blank one (a library's paragraph break) is left out.
 		for line in [t for t in text.splitlines() if t.strip()] or [type(exc).__name__]:
-			print(f"openmolt: {line}", file=sys.stderr)
+			print(f"openmolt: {printable(line)}", file=sys.stderr)
 		if isinstance(exc, PluginError):
 			from openmolt_core.cli._ecosystem import former_plugin_hint
 
@@ -718,9 +723,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 		if verbose:  # the chain and notes too: masked like a log record's traceback
 			sys.stderr.write(mask_known(traceback.format_exc()))
 		print(
-			mask_known(
-				f"openmolt: unexpected error: {type(exc).__name__}: {exc} "
-				"(--verbose shows the traceback)"
+			printable(
+				mask_known(
+					f"openmolt: unexpected error: {type(exc).__name__}: {exc} "
+					"(--verbose shows the traceback)"
+				)
 			),
 			file=sys.stderr,
 		)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from openmolt_core.cli._progress import active
+from openmolt_core.cli._terminal import printable
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -68,9 +69,13 @@ async def approve_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
 		if progress is not None:
 			progress.done()
 		text = json.dumps(request.input, ensure_ascii=False, indent=2)
+		# The reason and the input are the model's: a control sequence in them must not rewrite
+		# what the person reads before deciding.
 		sys.stderr.write(
-			f"\n{request.agent} wants to call {request.tool} (it needs approval: {request.rule})\n"
-			f"  reason: {request.reason or '(none given)'}\n  input: {text}\n"
+			printable(
+				f"\n{request.agent} wants to call {request.tool} (it needs approval: "
+				f"{request.rule})\n  reason: {request.reason or '(none given)'}\n  input: {text}\n"
+			)
 		)
 		while True:
 			answer = await _line("Approve? [y]es, [n]o, [e]dit the input: ")

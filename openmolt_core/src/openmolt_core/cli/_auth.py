@@ -33,6 +33,7 @@ from typing import Any
 from openmolt_core._envvars import env_var
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.cli._exit import ExitCode
+from openmolt_core.cli._terminal import printable
 from openmolt_core.errors import ConfigurationError
 
 __all__ = ["main"]
@@ -190,7 +191,8 @@ def _sign_in(ns: argparse.Namespace) -> int:
 		return sys.stdin.readline()
 
 	def show_code(uri: str, code: str) -> None:
-		print(f"On any device, open {uri} and enter the code {code}", file=sys.stderr)
+		# the service's words: printed as they are, a control sequence would be obeyed
+		print(printable(f"On any device, open {uri} and enter the code {code}"), file=sys.stderr)
 
 	async def flow() -> dict[str, Any]:
 		async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:

@@ -126,7 +126,9 @@ def wait_for_abandoned_calls(
 
 			print(json.dumps({"event": "message", "message": said}), file=sys.stderr)
 		else:
-			print(f"openmolt: {said}", file=sys.stderr)
+			from openmolt_core.cli._terminal import printable
+
+			print(f"openmolt: {printable(said)}", file=sys.stderr)
 		for thread in left:
 			thread.join()
 	except KeyboardInterrupt:  # no handler of ours (not the main thread)

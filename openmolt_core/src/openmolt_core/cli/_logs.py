@@ -19,6 +19,7 @@ import anyio
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser
+from openmolt_core.cli._terminal import printable
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunStatus
 
@@ -183,7 +184,7 @@ def _show(text: str) -> None:
 	"""
 	from openmolt_core._support.masking import mask_known
 
-	sys.stdout.write(mask_known(text))
+	sys.stdout.write(printable(mask_known(text)))
 
 
 def main(args: list[str]) -> int:

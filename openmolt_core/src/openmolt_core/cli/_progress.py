@@ -18,6 +18,7 @@ import anyio
 
 from openmolt_core._support.words import quantity
 from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.cli._terminal import printable
 from openmolt_core.commands import PLAN_STATUSES
 
 __all__ = ["Progress", "active", "ask_on_terminal", "guardrail_line", "to_json"]
@@ -121,7 +122,7 @@ class Progress:
 			self.emit({"event": "message", "message": text})
 			return
 		self._clear()
-		self.stream.write(f"openmolt: {text}\n")
+		self.stream.write(f"openmolt: {printable(text)}\n")
 		self._draw()
 
 	def emit(self, data: dict[str, Any]) -> None:
@@ -158,7 +159,7 @@ class Progress:
 	def _draw(self) -> None:
 		text = self._text()
 		if self.mode == "spinner" and text and not self._paused:
-			self.stream.write(f"\r\x1b[K{_FRAMES[self._frame % len(_FRAMES)]} {text}")
+			self.stream.write(f"\r\x1b[K{_FRAMES[self._frame % len(_FRAMES)]} {printable(text)}")
 			self._shown = True
 		self.stream.flush()
 
@@ -393,7 +394,7 @@ async def ask_on_terminal(question: str) -> str:
 		raise HumanInputUnavailable(f"no terminal to ask: {question}")
 	if _ACTIVE is not None:
 		_ACTIVE.done()
-	sys.stderr.write(f"\n{question}\n> ")
+	sys.stderr.write(f"\n{printable(question)}\n> ")
 	sys.stderr.flush()
 	answer: str = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
 	if not answer:

@@ -41,6 +41,7 @@ from openmolt_core.cli._keys import (
 	snapshot_environ,
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
+from openmolt_core.cli._terminal import printable
 from openmolt_core.cli._voice import for_the_command
 from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.observe import started_by
@@ -722,9 +723,8 @@ async def _watch_signals(
 
 
 def _print(data: Any, *, indent: int | None) -> None:
-	sys.stdout.write(
-		json.dumps(to_json(data), indent=indent, ensure_ascii=False, default=str) + "\n"
-	)
+	text = json.dumps(to_json(data), indent=indent, ensure_ascii=False, default=str)
+	sys.stdout.write(printable(text) + "\n")  # the same JSON, no character a terminal obeys
 	sys.stdout.flush()
 
 
@@ -749,7 +749,7 @@ def _print_result(
 
 	store = getattr(loaded.om.run_store, "path", None)
 	shown = live is not None and live.shown(result.human_message)
-	sys.stdout.write(summary(result, store=store, message=not shown, error=not said))
+	sys.stdout.write(printable(summary(result, store=store, message=not shown, error=not said)))
 	sys.stdout.flush()
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any
 
+from openmolt_core.cli._terminal import printable
+
 if TYPE_CHECKING:
 	from openmolt_core.cli._progress import Progress
 
@@ -54,7 +56,7 @@ class LiveText:
 			self.progress.pause()
 			self._text = []
 		self._text.append(event.text)
-		self.out.write(event.text)
+		self.out.write(printable(event.text))
 		self.out.flush()
 
 	def _end(self, event: Any) -> None:
