@@ -68,6 +68,9 @@ def test_the_agent_file_api_is_the_command_s_own_objects() -> None:
 
 	assert agentfile.CommandParser is _argparse.CommandParser
 	assert agentfile.resolve_run_id is _runids.resolve_run_id
+	from openmolt_core.cli import _terminal
+
+	assert agentfile.printable is _terminal.printable
 	assert sorted(agentfile.__all__) == sorted(agentfile._EXPORTS)
 	for name in agentfile.__all__:  # each name resolves, to what its home module holds
 		home = importlib.import_module(agentfile._EXPORTS[name])

@@ -3,7 +3,8 @@
 ``openmolt serve``, ``openmolt ui``, the durable worker (``openmolt worker``) and ``openmolt mcp``
 load agent files the way the ``openmolt`` command does, parse their arguments with its
 `CommandParser`, take run ids as it does (`resolve_run_id`) and show the ``openmolt`` logger on
-stderr without repeating a verbose run's lines (`NotVerbose`). They import these names from here,
+stderr without repeating a verbose run's lines (`NotVerbose`), and print text from outside
+(a model's, a service's) with the characters a terminal obeys escaped (`printable`). They import these names from here,
 never from the core's private modules (``openmolt_core.cli._*``, ``openmolt_core._verbose``), so
 the command can change inside without breaking them. Each name is the command's own object (a
 re-export, checked for identity by the tests).
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 	from openmolt_core.cli._progress import to_json
 	from openmolt_core.cli._run import Loaded, check_ready, load
 	from openmolt_core.cli._runids import resolve_run_id
+	from openmolt_core.cli._terminal import printable
 	from openmolt_core.cli._ui import record_runs
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
 	"load",
 	"load_json_file",
 	"load_python_file",
+	"printable",
 	"read_dotenv",
 	"record_runs",
 	"resolve_run_id",
@@ -82,6 +85,7 @@ _EXPORTS = {
 	"load": "openmolt_core.cli._run",
 	"record_runs": "openmolt_core.cli._ui",
 	"resolve_run_id": "openmolt_core.cli._runids",
+	"printable": "openmolt_core.cli._terminal",
 	"NotVerbose": "openmolt_core._verbose",
 }
 

@@ -95,18 +95,20 @@ async def _write(
 def _write_sync(
 	ns: argparse.Namespace, table: str, data: dict[str, object], before: dict[str, Any] | None
 ) -> None:
+	from openmolt_core.agentfile import printable
 	from openmolt_evals import compare
 
+	# The table and the report hold the model's outputs: a terminal must not obey them.
 	if ns.json == "-":
-		sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+		sys.stdout.write(printable(json.dumps(data, indent=2, default=str)) + "\n")
 	else:
-		sys.stdout.write(table + "\n")
+		sys.stdout.write(printable(table) + "\n")
 		if ns.json:
 			Path(ns.json).write_text(
 				json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8"
 			)
 	if before is not None:
-		sys.stderr.write(compare(before, data) + "\n")
+		sys.stderr.write(printable(compare(before, data)) + "\n")
 
 
 def main(args: list[str]) -> int:

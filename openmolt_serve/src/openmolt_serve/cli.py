@@ -68,7 +68,9 @@ log: logging.Logger = logging.getLogger("openmolt")
 def _line(text: str) -> None:
 	# One line, as written: a run's error (words of a model, a page, a tool) may hold a newline
 	# that forges the next line, or an escape sequence the terminal would obey.
-	shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+	from openmolt_core.agentfile import printable
+
+	shown = printable(text).replace("\n", "\\n")  # one line: a newline would forge the next
 	sys.stderr.write(f"openmolt serve: {shown}\n")
 	sys.stderr.flush()
 
