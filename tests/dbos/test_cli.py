@@ -89,17 +89,24 @@ def _park(question: str) -> str:
 	raise HumanInputUnavailable(question)
 
 
+QUESTION = "Ship it?\x1b]0;owned\x07"
+"""A question whose escape sequence would set the terminal's title."""
+
+
 @pytest.mark.anyio
-@pytest.mark.timeout(300)  # four CLI processes, each importing DBOS: over 120 s under load 9
+@pytest.mark.timeout(300)  # five CLI processes, each importing DBOS: over 120 s under load 9
 async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_path: Path) -> None:
-	"""A run parked here is listed by `openmolt runs` and answered by `openmolt answer`."""
+	"""A run parked here is listed by `openmolt runs` and answered by `openmolt answer`.
+
+	The listed question is the model's: printed with the characters a terminal obeys escaped
+	(the JSON means the same)."""
 	import anyio
 
 	store = str(tmp_path / "runs.sqlite")
 	om = OpenMolt(durability=store, entry_points=False)
 	agent = om.create_agent(
 		name="Asker",
-		model=ScriptedModel([ask_human("Ship it?"), finish(result="shipped")]),
+		model=ScriptedModel([ask_human(QUESTION), finish(result="shipped")]),
 		on_human_input_request=_park,
 	)
 	try:
@@ -109,8 +116,11 @@ async def test_openmolt_runs_lists_and_openmolt_answer_answers_a_parked_run(tmp_
 		assert listed.returncode == 0, listed.stderr
 		rows = json.loads(listed.stdout)
 		assert [(r["run_id"], r["agent"], r["question"]) for r in rows] == [
-			(run_id, "Asker", "Ship it?")
+			(run_id, "Asker", QUESTION)
 		]
+		plain = await anyio.to_thread.run_sync(_cli, "runs", "--durability", store)
+		assert "\x1b" not in listed.stdout + plain.stdout and "\x07" not in plain.stdout
+		assert "Ship it?\\u001b]0;owned\\u0007" in plain.stdout
 		env = {"OPENMOLT_DURABILITY": store}
 		every = await anyio.to_thread.run_sync(lambda: _cli("runs", "--all", "--json", env=env))
 		assert [(r["run_id"], r["status"]) for r in json.loads(every.stdout)] == [

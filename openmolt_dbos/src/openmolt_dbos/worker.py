@@ -50,8 +50,17 @@ __all__ = ["Loaded", "load_agents", "main"]
 log: logging.Logger = logging.getLogger("openmolt")
 
 
+def _shown(text: str) -> str:
+	"""Text from the store (the model's question, an agent's name) as a terminal may print it."""
+	from openmolt_core.agentfile import printable
+
+	return printable(text)
+
+
 def _line(text: str) -> None:
-	sys.stderr.write(f"openmolt: {text}\n")
+	from openmolt_core.agentfile import printable
+
+	sys.stderr.write(f"openmolt: {printable(text)}\n")
 	sys.stderr.flush()
 
 
@@ -297,7 +306,7 @@ async def _serve(ns: argparse.Namespace) -> int:
 		_line(f"schedule {sid} of {agent.name}")
 
 	def ended(event: Any) -> None:
-		sys.stdout.write(json.dumps(to_json(event.record.to_dict()), default=str) + "\n")
+		sys.stdout.write(_shown(json.dumps(to_json(event.record.to_dict()), default=str)) + "\n")
 		sys.stdout.flush()
 
 	for agent in loaded.agents.values():
@@ -350,10 +359,14 @@ async def _runs(ns: argparse.Namespace) -> int:
 		if ns.all:
 			rows = await backend.runs(agent=ns.agent)  # type: ignore[attr-defined]
 			if ns.json:
-				print(json.dumps(rows, indent=2, default=str))
+				print(_shown(json.dumps(rows, indent=2, default=str)))
 			else:
 				for row in rows:
-					print(f"{row['run_id']}  {row['agent']}  {row['status']}  {row['created_at']}")
+					print(
+						_shown(
+							f"{row['run_id']}  {row['agent']}  {row['status']}  {row['created_at']}"
+						)
+					)
 				if any(row["status"] == "stranded" for row in rows):
 					_line(
 						"stranded: no live worker serves the agent version of these runs; keep "
@@ -363,13 +376,14 @@ async def _runs(ns: argparse.Namespace) -> int:
 			return 0
 		pending = await om.pending(agent=ns.agent)
 		if ns.json:
-			print(json.dumps([p.to_dict() for p in pending], indent=2))
+			print(_shown(json.dumps([p.to_dict() for p in pending], indent=2)))
 		elif not pending:
 			_line("no run waits for an answer")
 		else:
 			for p in pending:
 				asked = p.asked_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-				print(f"{p.run_id}  {p.agent}  step {p.step}  asked {asked}: {p.question}")
+				# the question is the model's: a terminal must not obey it
+				print(_shown(f"{p.run_id}  {p.agent}  step {p.step}  asked {asked}: {p.question}"))
 		return 0
 	finally:
 		await om.aclose()
@@ -393,7 +407,7 @@ async def _answer(ns: argparse.Namespace) -> int:
 		ns.run_id = _whole_id(ns.run_id, [p.run_id for p in await om.pending()])
 		await om.answer(ns.run_id, ns.text, step=ns.step)
 	except AlreadyAnsweredError as exc:
-		print(f"openmolt: {exc}", file=sys.stderr)
+		_line(str(exc))
 		return 1  # not used: another answer won
 	finally:
 		await om.aclose()
