@@ -15,6 +15,7 @@ from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_memory, wait
+from openmolt_core.tools import ToolContext
 from openmolt_dbos._engine import reset_engine
 
 pytestmark = pytest.mark.anyio
@@ -462,3 +463,38 @@ async def test_a_tool_result_too_deep_or_cyclic_is_journaled_cut(url: str) -> No
 		assert second == {"name": "a", "next": "(a reference to a value that contains it: cut)"}
 	finally:
 		await om.aclose()
+
+
+async def test_an_agent_run_inside_a_tool_without_its_parent_says_how(url: str) -> None:
+	"""Started inside a durable step, a run was DBOS's wordless AssertionError; it names parent=context.run, which works."""
+	om = OpenMolt(durability=url, entry_points=False)
+	helper = om.create_agent(name="helper", model=ScriptedModel([finish("inner")] * 2))
+
+	async def alone(task: str) -> str:
+		"""Ask the helper on its own.
+
+		Args:
+			task: The task.
+		"""
+		return str((await helper.run(task)).output)
+
+	async def nested(task: str, context: ToolContext) -> str:
+		"""Ask the helper inside this call.
+
+		Args:
+			task: The task.
+		"""
+		return str((await helper.run(task, parent=context.run)).output)
+
+	model = ScriptedModel(
+		[call_tool("local.alone", task="x"), call_tool("local.nested", task="y"), finish("done")]
+	)
+	boss = om.create_agent(name="boss", model=model, tools=[alone, nested])
+	result = await boss.run("go")
+	await om.aclose()
+	assert result.ok
+	failed, worked = (json.loads(r.messages[-1].content)["results"][0] for r in model.requests[1:3])
+	assert failed["ok"] is False and "AssertionError" not in failed["error"]
+	assert "agent 'helper' was run inside a step of a durable run" in failed["error"]
+	assert "parent=context.run" in failed["error"]
+	assert worked["ok"] is True and worked["result"] == "inner"

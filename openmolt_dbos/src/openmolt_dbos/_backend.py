@@ -139,6 +139,8 @@ class DBOSBackend:
 		A run parked on tool calls that wait for approval (``approval_required``) has ended
 		its workflow: resuming it with ``decisions`` starts the run's next segment.
 		"""
+		if DBOS.step_id is not None:
+			raise _inside_a_step(agent.name)
 		await self.start()
 		run_id = state.run_id
 		status = None
@@ -666,6 +668,22 @@ def _cancelled(run_id: str) -> ConfigurationError:
 		f"run {run_id} was cancelled (openmolt runs --cancel): it takes no answer and does not "
 		"go on from its state (this answer or decision was not used, nothing ran); start a new "
 		"run instead"
+	)
+
+
+def _inside_a_step(agent: str) -> ConfigurationError:
+	"""The error of a run started inside a durable run's step (DBOS asserts there, wordless).
+
+	A tool's function or a callback runs inside its run's journaled step, and a durable run
+	cannot start another one from there; a nested run is part of that step instead.
+	"""
+	from openmolt_core._support.docs import docs_url
+
+	return ConfigurationError(
+		f"agent {agent!r} was run inside a step of a durable run (a tool's function or a "
+		"callback) without parent=context.run; pass it (agent.run(task, parent=context.run)) so "
+		"its run is part of the calling step, or give the agent as a tool (tools=[agent]) "
+		f"({docs_url('guides/agents-as-tools.md')})"
 	)
 
 
