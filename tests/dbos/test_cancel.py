@@ -71,6 +71,45 @@ async def test_a_cancelled_parked_run_takes_no_answer_and_does_not_go_on(url: st
 		await om.aclose()
 
 
+async def test_a_run_parked_on_an_approval_is_cancelled_and_no_decision_goes_on(url: str) -> None:
+	"""Parked on an approval, its workflow has ended (it returned the park): om.cancel said the run
+	"has ended; nothing to do", and a later approval made the payment the cancel was for."""
+	paid: list[int] = []
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel([call_tool("local.pay", amount=1), finish("paid")])
+	agent = om.create_agent(
+		name="Payer", model=model, tools=[_payer(paid)], requires_approval=["local.pay"]
+	)
+	try:
+		parked = await agent.run("pay")
+		assert parked.status == "approval_required"
+		run_id = parked.state.run_id
+		await om.cancel(run_id)
+		await om.cancel(run_id)  # again: still cancelled, no error
+		(request,) = agent.approval_requests(parked.state)
+		with pytest.raises(ConfigurationError, match=f"run {run_id} was cancelled"):
+			await agent.resume(parked.state, decision=request.approve())
+		with pytest.raises(ConfigurationError, match="was cancelled"):
+			await om.result(run_id)
+		assert paid == [] and len(model.requests) == 1
+	finally:
+		await om.aclose()
+
+
+async def test_a_run_that_finished_is_still_not_cancelled(url: str) -> None:
+	"""Only a parked run's ended workflow takes a cancel: a finished run's stays "has ended"."""
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(name="Quick", model=ScriptedModel([finish("done")]))
+	try:
+		ended = await agent.run("go")
+		with pytest.raises(ConfigurationError, match="has ended"):
+			await om.cancel(ended.state.run_id)
+		result = await om.result(ended.state.run_id)
+		assert result is not None and result.status == "success"
+	finally:
+		await om.aclose()
+
+
 async def test_a_run_cancelled_while_a_tool_runs_begins_no_further_call(url: str) -> None:
 	"""The call under way ends; the next one never begins and the run's result says cancelled."""
 	paid: list[int] = []

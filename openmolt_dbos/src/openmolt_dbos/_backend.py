@@ -23,6 +23,7 @@ from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised
 
 from openmolt_core.durability import PendingRun
 from openmolt_core.errors import ApprovalError, ConfigurationError
+from openmolt_core.result import PARKED_STATUSES
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
@@ -37,7 +38,14 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
-from openmolt_dbos._workers import answered, answered_in_run, claim_answer, claimed
+from openmolt_dbos._workers import (
+	answered,
+	answered_in_run,
+	cancelled_runs,
+	claim_answer,
+	claimed,
+	record_cancel,
+)
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -148,6 +156,8 @@ class DBOSBackend:
 			status = await self._latest(run_id)
 		if status is not None:  # before anything: another agent's run is not driven
 			_refuse_other_agent(status, agent.name, run_id)
+			if await self._cancelled_parked(status, run_id):
+				raise _cancelled(run_id)  # cancelled while parked on an approval or an account
 		# A state parked on a question: the question's id is its step (`_finish` names it so).
 		asked = (state.pending or {}).get("kind") == "human_input"
 		if status is not None and status.status == "CANCELLED":
@@ -372,6 +382,29 @@ class DBOSBackend:
 		found = await find(self.engine, {"openmolt_run": run_id}, workflow_id_prefix=run_id)
 		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
 
+	async def _parked_in(self, status: WorkflowStatus) -> bool:
+		"""Whether the run's workflow ended with the run parked (on an approval, an account).
+
+		A run parked on a question is not: its workflow waits for the answer.
+		"""
+		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
+			return False
+		found = await self._outcome(status.workflow_id)
+		with anyio.move_on_after(_RECORDING):  # ended here a moment ago: DBOS is recording it
+			while found is None:
+				await anyio.sleep(min(self.settings.poll, 0.1))
+				found = await self._outcome(status.workflow_id)
+		data = found.payload if found is not None and found.kind == "done" else None
+		result = data.get("result") if isinstance(data, dict) else None
+		return isinstance(result, dict) and result.get("status") in PARKED_STATUSES
+
+	async def _cancelled_parked(self, status: WorkflowStatus, run_id: str) -> bool:
+		"""Whether the run, parked in an ended workflow, was cancelled (`cancel`)."""
+		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
+			return False
+		found = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, [run_id])
+		return run_id in found and await self._parked_in(status)
+
 	async def _send(self, status: WorkflowStatus, text: str, step: int | None = None) -> str:
 		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
 		if status.status == "CANCELLED":
@@ -521,6 +554,13 @@ class DBOSBackend:
 		Raises:
 			ConfigurationError: No run has that id, or it has ended.
 		"""
+		require_asyncio("openmolt runs")
+		status = await self._latest(run_id)
+		if status is not None and await self._parked_in(status):
+			# Parked on an approval or an account: its workflow returned the park, and DBOS has
+			# nothing to cancel; the record refuses the run's next delivery (`drive`).
+			await anyio.to_thread.run_sync(record_cancel, self.engine.tables, run_id)
+			return status.workflow_id
 		status = await self._going(run_id)
 		wid = status.workflow_id
 		how = self.engine.ended.get(wid)
@@ -648,6 +688,8 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
+		if await self._cancelled_parked(status, run_id):
+			raise ConfigurationError(f"durable run {run_id} was cancelled while parked")
 		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 		wid = status.workflow_id
 		while True:

@@ -44,17 +44,20 @@ from openmolt_core.errors import ConfigurationError
 __all__ = [
 	"ANSWERS",
 	"CALLS",
+	"CANCELS",
 	"STOPS",
 	"WORKERS",
 	"Heartbeat",
 	"answered",
 	"answered_in_run",
+	"cancelled_runs",
 	"claim_answer",
 	"claimed",
 	"create_tables",
 	"ensure_database",
 	"list_workers",
 	"make_engine",
+	"record_cancel",
 	"record_start",
 	"record_stop",
 	"stopped",
@@ -316,6 +319,34 @@ def _probe(target: sa.URL, name: str, where: str, exc: Exception) -> None:
 def _first_line(exc: BaseException) -> str:
 	orig = getattr(exc, "orig", None) or exc
 	return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+
+
+CANCELS = sa.Table(
+	"openmolt_cancels",
+	_META,
+	sa.Column("run_id", sa.String(400), primary_key=True),
+	sa.Column("cancelled_at", sa.Float, nullable=False),
+)
+"""The runs cancelled while parked on an approval or an account: their workflow has ended (it
+returned the park), so DBOS has nothing to cancel; a row here refuses their next delivery."""
+
+
+def record_cancel(engine: sa.Engine, run_id: str) -> None:
+	"""Record that a run parked in an ended workflow is cancelled (again: nothing changes)."""
+	try:
+		with engine.begin() as conn:
+			conn.execute(sa.insert(CANCELS).values(run_id=run_id, cancelled_at=time.time()))
+	except sa.exc.IntegrityError:
+		pass  # cancelled before
+
+
+def cancelled_runs(engine: sa.Engine, run_ids: list[str]) -> set[str]:
+	"""Which of ``run_ids`` were cancelled while parked (`record_cancel`)."""
+	if not run_ids:
+		return set()
+	with engine.connect() as conn:
+		rows = conn.execute(sa.select(CANCELS.c.run_id).where(CANCELS.c.run_id.in_(run_ids)))
+		return {str(r[0]) for r in rows}
 
 
 def create_tables(engine: sa.Engine) -> None:
