@@ -382,6 +382,63 @@ async def test_config_chosen_hosts_stay_allowed_and_are_not_guarded() -> None:
 	assert str(seen[0].url) == "https://s.myshopify.com/admin/orders/1"
 
 
+@pytest.mark.parametrize("where", ["tool", "api_setup"])
+@pytest.mark.parametrize(
+	("value", "sent"),
+	[
+		("acct-1", "https://api.example.com/v1/acct-1/x?k=fixed"),
+		("a b/c?d#e", "https://api.example.com/v1/a%20b%2Fc%3Fd%23e/x?k=fixed"),
+		("../../admin?steal=1#", None),
+		("..", None),
+	],
+)
+async def test_input_in_a_base_url_path_is_one_encoded_segment(
+	where: str, value: str, sent: str | None
+) -> None:
+	"""Input after a fixed origin in a base URL is encoded like an endpoint value, never raw."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	base = "https://api.example.com/v1/{{ input.acct }}"
+	tool = HttpTool(
+		handle="t",
+		description="d",
+		endpoint="/x?k=fixed",
+		**({"base_url": base} if where == "tool" else {}),
+	)
+	integration = spec(tool, **({"base_url": base} if where == "api_setup" else {}))
+	if sent is None:
+		with pytest.raises(ToolError, match=r"'\.\.'"):
+			await execute_http_tool(tool, integration, {"acct": value}, context(handler))
+		assert seen == []
+	else:
+		await execute_http_tool(tool, integration, {"acct": value}, context(handler))
+		assert str(seen[0].url) == sent
+
+
+async def test_a_base_url_query_from_input_cannot_add_parameters() -> None:
+	"""A query written in a base URL encodes its input values: no '&' adds a parameter."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	tool = HttpTool(
+		handle="t",
+		description="d",
+		endpoint="",
+		base_url="https://api.example.com/v1/items?q={{ input.q }}&account={{ config.acct }}",
+	)
+	ctx = context(handler, config={"acct": "mine"})
+	await execute_http_tool(tool, spec(tool), {"q": "x&account=theirs"}, ctx)
+	assert seen[0].url.params.get_list("account") == ["mine"]
+	assert seen[0].url.params["q"] == "x&account=theirs"
+
+
+async def test_config_in_a_base_url_path_keeps_its_slashes() -> None:
+	"""A path prefix from config (a self-hosted API under /gitlab/api/v4) is not encoded."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	tool = HttpTool(handle="t", description="d", endpoint="/projects/{{ input.id }}")
+	integration = spec(tool, base_url="https://{{ config.host }}/{{ config.prefix }}")
+	ctx = context(handler, config={"host": "api.example.com", "prefix": "gitlab/api/v4"})
+	await execute_http_tool(tool, integration, {"id": "g/p"}, ctx)
+	assert str(seen[0].url) == "https://api.example.com/gitlab/api/v4/projects/g%2Fp"
+
+
 def origin_tool(origins: list[str]) -> HttpTool:
 	return HttpTool(
 		handle="upload",

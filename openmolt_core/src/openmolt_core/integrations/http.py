@@ -4,8 +4,8 @@ A call goes through these steps:
 
 1. merge the integration's ``api_setup`` with the tool (URL, query, headers, formats, timeout);
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
-   from the model are data, endpoint values are encoded path segments, header values with line
-   breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
+   from the model are data, endpoint values (and input in a base URL's path after a fixed
+   origin) are encoded path segments, header values with line breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
 3. encode the body in the request format (`_encode`, or the integration's own ``encoders``),
    resolving file references; headers an encoder computes from the body (a checksum, S3
    metadata) are checked like any other; a POST gets an idempotency key derived from its call
@@ -72,12 +72,14 @@ from openmolt_core.integrations._origin import (
 	is_absolute,
 	origin_part,
 	origin_problem,
+	uses_input,
 )
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts, parse_ip
 from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
+	Filters,
 	reading_files,
 	render,
 	render_endpoint,
@@ -482,6 +484,24 @@ def _check_url_keys(tool: HttpTool, context: ToolContext) -> None:
 			)
 
 
+def _render_base(source: str, data: Mapping[str, Any], filters: Filters) -> Any:
+	"""Render a base URL: input after a fixed origin is encoded like an endpoint's values.
+
+	Its path after the origin is rendered as an endpoint (each value one path segment, ``.``
+	and ``..`` refused; after a ``?``, percent-encoded query values) when it uses ``input``,
+	so a value cannot climb the path or add a query. A base URL whose origin itself comes
+	from the input (an upload URL the service returned, checked against ``input_origins``) is
+	taken as it is, and so is one using config alone (a self-hosted path prefix keeps its
+	slashes).
+	"""
+	part = origin_part(source)
+	rest = source[len(part) :]
+	if not rest or origin_problem(part) is not None or not uses_input(rest):
+		return render_string(source, data, filters=filters)
+	head = render_string(part, data, filters=filters)
+	return f"{'' if head is MISSING else head}{render_endpoint(rest, data, filters=filters)}"
+
+
 async def build_request(
 	tool: HttpTool,
 	integration: Integration,
@@ -501,7 +521,7 @@ async def build_request(
 	_check_url_keys(tool, context)
 
 	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
-		base = render_string(tool.base_url or setup.base_url, data, filters=filters)
+		base = _render_base(tool.base_url or setup.base_url, data, filters)
 		endpoint = render_endpoint(tool.endpoint, data, filters=filters) if tool.endpoint else ""
 		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
 		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
