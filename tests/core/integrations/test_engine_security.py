@@ -666,6 +666,49 @@ async def test_an_empty_query_value_inside_an_endpoint_is_sent() -> None:
 	assert seen[1].url.params["cursor"] == "a&b=c"
 
 
+@pytest.mark.parametrize(
+	("url", "disposition"),
+	[
+		("https://api.example.com/v1/dl/..%252F..%252Fetc%252Fpasswd", None),
+		("https://api.example.com/v1/dl/..%255C..%255Cwin.ini", None),
+		("https://api.example.com/v1/dl/x", 'attachment; filename=".."'),
+		("https://api.example.com/v1/dl/x", "attachment; filename*=UTF-8''..%2F..%2Fx"),
+		("https://api.example.com/v1/dl/x", 'attachment; filename="a\r\nb"'),
+	],
+)
+async def test_a_downloaded_file_name_carries_no_path(url: str, disposition: str | None) -> None:
+	"""The name a download is saved under has no slash, backslash, control character or dot name."""
+	headers = {"content-type": "application/octet-stream"}
+	if disposition:
+		headers["content-disposition"] = disposition
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path.endswith("/start"):
+			return httpx.Response(302, headers={"Location": url})
+		return httpx.Response(200, content=b"data", headers=headers)
+
+	tool = HttpTool(handle="t", description="d", endpoint="/start", response_format="binary")
+	out = await execute_http_tool(tool, spec(tool), {}, context(handler))
+	name = out["name"]
+	assert name not in ("", ".", "..")
+	assert not any(c in name for c in "/\\\r\n")
+
+
+async def test_a_multipart_file_name_carries_no_path() -> None:
+	"""A stored name with path separators is sent as a plain file name in a multipart part."""
+	from openmolt_core.files import StoredFile
+	from openmolt_core.integrations._encode import multipart_body
+
+	for name, sent in [
+		("../../etc/passwd", ".._.._etc_passwd"),
+		("..\\..\\boot.ini", ".._.._boot.ini"),
+		("..", "file"),
+		("a\x00b.txt", "ab.txt"),
+	]:
+		body = multipart_body([], [("f", StoredFile(b"x", "text/plain", name))])
+		assert f'filename="{sent}"'.encode() in (body.content or b""), name
+
+
 # -- 15. nesting depth -------------------------------------------------------------------------
 
 
