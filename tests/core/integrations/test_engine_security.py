@@ -593,6 +593,50 @@ async def test_a_refreshed_oauth2_token_with_control_characters_is_refused(bad: 
 	assert sent == []
 
 
+CLIENT_HEADERS = [
+	("Content-Length", "1"),
+	("Transfer-Encoding", "chunked"),
+	("transfer-encoding", "identity"),
+	("Connection", "keep-alive, Upgrade"),
+	("Upgrade", "websocket"),
+	("Host", "internal.example"),
+	("TE", "trailers"),
+	("Keep-Alive", "timeout=5"),
+	("Trailer", "X-Sig"),
+	("Proxy-Connection", "keep-alive"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), CLIENT_HEADERS)
+async def test_http_request_refuses_headers_the_client_sets(name: str, value: str) -> None:
+	"""The model cannot set how a body is framed, the connection or the Host (no smuggling)."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	with pytest.raises(ToolError, match=rf"{name}.*set by the HTTP client") as info:
+		await http_request_tool().execute(
+			{
+				"url": "https://api.example.com/",
+				"method": "POST",
+				"headers": {name: value},
+				"body": {"a": "GET /admin HTTP/1.1"},
+			},
+			context(handler),
+		)
+	assert value not in info.value.message
+	assert seen == []
+
+
+@pytest.mark.parametrize(("name", "value"), CLIENT_HEADERS)
+async def test_a_tool_header_the_client_sets_is_refused(name: str, value: str) -> None:
+	"""An HTTP tool (an imported one too) cannot send a framing, connection or Host header."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	tool = HttpTool(
+		handle="t", description="d", method="POST", endpoint="/x", headers={name: "{{ input.v }}"}
+	)
+	with pytest.raises(ToolError, match=rf"{name}.*set by the HTTP client"):
+		await execute_http_tool(tool, spec(tool), {"v": value}, context(handler))
+	assert seen == []
+
+
 # -- 8. text the encoders cannot take, stripped credentials, empty query values --------------
 
 

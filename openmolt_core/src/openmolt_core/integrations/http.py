@@ -62,8 +62,8 @@ from openmolt_core.integrations._encode import append_query, encode_body, query_
 from openmolt_core.integrations._headers import (
 	SAFE_HEADERS,
 	CheckedAuth,
-	check_header,
 	check_headers,
+	check_tool_header,
 	is_token,
 )
 from openmolt_core.integrations._origin import (
@@ -465,7 +465,7 @@ def _encoded_headers(extra: Mapping[str, str]) -> list[tuple[str, str]]:
 	for name, value in extra.items():
 		if not is_token(name):
 			raise ToolError(f"{name[:60]!r} is not a valid header name")
-		pairs.append((name, check_header(name, value)))
+		pairs.append((name, check_tool_header(name, value)))
 	return pairs
 
 
@@ -565,7 +565,7 @@ async def build_request(
 	headers: dict[str, tuple[str, str]] = {}
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
-			headers[name.lower()] = (name, check_header(name, value))
+			headers[name.lower()] = (name, check_tool_header(name, value))
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
 	encoded = await encode_body(
