@@ -1,4 +1,5 @@
 import base64
+from urllib.parse import quote
 
 import pytest
 
@@ -126,11 +127,23 @@ def test_a_path_value_holding_a_dot_segment_is_refused(value: str) -> None:
 		render_endpoint("/repos/{{ input.id | downcase }}/issues", {"input": {"id": value}})
 
 
-@pytest.mark.parametrize("value", ["group/project", "...", "a..b", "v1.2/x.json", ".env", "a/"])
+@pytest.mark.parametrize(
+	"value",
+	["\uff0e\uff0e", "\u2025", "\uff0e\uff0e\uff0fadmin", "a\uff3c\uff0e\uff0e\uff3cb", "\uff0e"],
+)
+def test_a_path_value_that_normalises_to_a_dot_segment_is_refused(value: str) -> None:
+	"""Fullwidth dots and slashes (which NFKC and Windows best-fit mapping turn ASCII) cannot climb."""
+	with pytest.raises(ToolError, match=r"'\.' or '\.\.'"):
+		render_endpoint("/repos/{{ input.id }}/issues", {"input": {"id": value}})
+
+
+@pytest.mark.parametrize(
+	"value", ["group/project", "...", "a..b", "v1.2/x.json", ".env", "a/", "caf\u00e9", "\u2026"]
+)
 def test_a_path_value_with_slashes_and_dots_but_no_dot_segment_is_sent(value: str) -> None:
 	"""A slash inside one value is sent as %2F (GitLab's group%2Fproject) when no piece is a dot."""
 	out = render_endpoint("/projects/{{ input.id }}", {"input": {"id": value}})
-	assert out == "/projects/" + value.replace("/", "%2F")
+	assert out == "/projects/" + quote(value, safe="")
 
 
 @pytest.mark.parametrize(

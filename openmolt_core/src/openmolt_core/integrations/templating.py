@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -123,9 +124,20 @@ def _quote(value: str) -> str:
 _SEPARATORS = re.compile(r"[/\\]")
 
 
+def _dot_piece(text: str) -> bool:
+	return any(piece in (".", "..") for piece in _SEPARATORS.split(text))
+
+
 def _segment(value: str) -> str:
 	plain = unquote(value)
-	if plain == "" or "\x00" in value or any(p in (".", "..") for p in _SEPARATORS.split(plain)):
+	if (
+		plain == ""
+		or "\x00" in value
+		or _dot_piece(plain)
+		# Fullwidth dots and slashes, the two-dot leader: NFKC and Windows' best-fit mapping
+		# turn them into ASCII dots and slashes on a server that applies either.
+		or (not plain.isascii() and _dot_piece(unicodedata.normalize("NFKC", plain)))
+	):
 		# The value itself is not repeated: it may be long, or not meant to be shown.
 		raise ToolError(
 			"a value in the URL path is empty, '.' or '..' (or holds one between slashes or "
