@@ -439,6 +439,19 @@ def test_user_info_and_liquid_in_urls_and_paths_are_refused() -> None:
 		from_openapi(document, id="t")
 
 
+def test_header_parameters_the_http_client_sets_are_not_imported() -> None:
+	"""A header parameter named Host, Transfer-Encoding, Connection... is no tool input or header."""
+	names = ["Host", "Transfer-Encoding", "Connection", "TE", "Upgrade", "Keep-Alive", "Trailer"]
+	document = _simple()
+	document["paths"]["/pets"]["get"]["parameters"] = [
+		*({"name": n, "in": "header", "schema": {"type": "string"}} for n in names),
+		{"name": "X-Request-Id", "in": "header", "schema": {"type": "string"}},
+	]
+	tool = next(t for t in from_openapi(document, id="t").tools if t.handle == "listPets")
+	assert list(tool.headers) == ["X-Request-Id"]
+	assert len(tool.input_schema["properties"]) == 1
+
+
 def test_allowed_internal_hosts_import_and_are_kept_in_the_outputs(tmp_path: Path) -> None:
 	"""allow_internal_hosts lets a local server import; the module and JSON carry it."""
 	integration = from_openapi(

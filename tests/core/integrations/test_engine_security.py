@@ -382,6 +382,63 @@ async def test_config_chosen_hosts_stay_allowed_and_are_not_guarded() -> None:
 	assert str(seen[0].url) == "https://s.myshopify.com/admin/orders/1"
 
 
+@pytest.mark.parametrize("where", ["tool", "api_setup"])
+@pytest.mark.parametrize(
+	("value", "sent"),
+	[
+		("acct-1", "https://api.example.com/v1/acct-1/x?k=fixed"),
+		("a b/c?d#e", "https://api.example.com/v1/a%20b%2Fc%3Fd%23e/x?k=fixed"),
+		("../../admin?steal=1#", None),
+		("..", None),
+	],
+)
+async def test_input_in_a_base_url_path_is_one_encoded_segment(
+	where: str, value: str, sent: str | None
+) -> None:
+	"""Input after a fixed origin in a base URL is encoded like an endpoint value, never raw."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	base = "https://api.example.com/v1/{{ input.acct }}"
+	tool = HttpTool(
+		handle="t",
+		description="d",
+		endpoint="/x?k=fixed",
+		**({"base_url": base} if where == "tool" else {}),
+	)
+	integration = spec(tool, **({"base_url": base} if where == "api_setup" else {}))
+	if sent is None:
+		with pytest.raises(ToolError, match=r"'\.\.'"):
+			await execute_http_tool(tool, integration, {"acct": value}, context(handler))
+		assert seen == []
+	else:
+		await execute_http_tool(tool, integration, {"acct": value}, context(handler))
+		assert str(seen[0].url) == sent
+
+
+async def test_a_base_url_query_from_input_cannot_add_parameters() -> None:
+	"""A query written in a base URL encodes its input values: no '&' adds a parameter."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	tool = HttpTool(
+		handle="t",
+		description="d",
+		endpoint="",
+		base_url="https://api.example.com/v1/items?q={{ input.q }}&account={{ config.acct }}",
+	)
+	ctx = context(handler, config={"acct": "mine"})
+	await execute_http_tool(tool, spec(tool), {"q": "x&account=theirs"}, ctx)
+	assert seen[0].url.params.get_list("account") == ["mine"]
+	assert seen[0].url.params["q"] == "x&account=theirs"
+
+
+async def test_config_in_a_base_url_path_keeps_its_slashes() -> None:
+	"""A path prefix from config (a self-hosted API under /gitlab/api/v4) is not encoded."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	tool = HttpTool(handle="t", description="d", endpoint="/projects/{{ input.id }}")
+	integration = spec(tool, base_url="https://{{ config.host }}/{{ config.prefix }}")
+	ctx = context(handler, config={"host": "api.example.com", "prefix": "gitlab/api/v4"})
+	await execute_http_tool(tool, integration, {"id": "g/p"}, ctx)
+	assert str(seen[0].url) == "https://api.example.com/gitlab/api/v4/projects/g%2Fp"
+
+
 def origin_tool(origins: list[str]) -> HttpTool:
 	return HttpTool(
 		handle="upload",
@@ -536,6 +593,50 @@ async def test_a_refreshed_oauth2_token_with_control_characters_is_refused(bad: 
 	assert sent == []
 
 
+CLIENT_HEADERS = [
+	("Content-Length", "1"),
+	("Transfer-Encoding", "chunked"),
+	("transfer-encoding", "identity"),
+	("Connection", "keep-alive, Upgrade"),
+	("Upgrade", "websocket"),
+	("Host", "internal.example"),
+	("TE", "trailers"),
+	("Keep-Alive", "timeout=5"),
+	("Trailer", "X-Sig"),
+	("Proxy-Connection", "keep-alive"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), CLIENT_HEADERS)
+async def test_http_request_refuses_headers_the_client_sets(name: str, value: str) -> None:
+	"""The model cannot set how a body is framed, the connection or the Host (no smuggling)."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	with pytest.raises(ToolError, match=rf"{name}.*set by the HTTP client") as info:
+		await http_request_tool().execute(
+			{
+				"url": "https://api.example.com/",
+				"method": "POST",
+				"headers": {name: value},
+				"body": {"a": "GET /admin HTTP/1.1"},
+			},
+			context(handler),
+		)
+	assert value not in info.value.message
+	assert seen == []
+
+
+@pytest.mark.parametrize(("name", "value"), CLIENT_HEADERS)
+async def test_a_tool_header_the_client_sets_is_refused(name: str, value: str) -> None:
+	"""An HTTP tool (an imported one too) cannot send a framing, connection or Host header."""
+	handler, seen = recorder(httpx.Response(200, json={}))
+	tool = HttpTool(
+		handle="t", description="d", method="POST", endpoint="/x", headers={name: "{{ input.v }}"}
+	)
+	with pytest.raises(ToolError, match=rf"{name}.*set by the HTTP client"):
+		await execute_http_tool(tool, spec(tool), {"v": value}, context(handler))
+	assert seen == []
+
+
 # -- 8. text the encoders cannot take, stripped credentials, empty query values --------------
 
 
@@ -607,6 +708,49 @@ async def test_an_empty_query_value_inside_an_endpoint_is_sent() -> None:
 	assert seen[0].url.raw_path == b"/v1/list?cursor=&n=1"
 	await execute_http_tool(tool, spec(tool), {"c": "a&b=c"}, context(handler))
 	assert seen[1].url.params["cursor"] == "a&b=c"
+
+
+@pytest.mark.parametrize(
+	("url", "disposition"),
+	[
+		("https://api.example.com/v1/dl/..%252F..%252Fetc%252Fpasswd", None),
+		("https://api.example.com/v1/dl/..%255C..%255Cwin.ini", None),
+		("https://api.example.com/v1/dl/x", 'attachment; filename=".."'),
+		("https://api.example.com/v1/dl/x", "attachment; filename*=UTF-8''..%2F..%2Fx"),
+		("https://api.example.com/v1/dl/x", 'attachment; filename="a\r\nb"'),
+	],
+)
+async def test_a_downloaded_file_name_carries_no_path(url: str, disposition: str | None) -> None:
+	"""The name a download is saved under has no slash, backslash, control character or dot name."""
+	headers = {"content-type": "application/octet-stream"}
+	if disposition:
+		headers["content-disposition"] = disposition
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		if request.url.path.endswith("/start"):
+			return httpx.Response(302, headers={"Location": url})
+		return httpx.Response(200, content=b"data", headers=headers)
+
+	tool = HttpTool(handle="t", description="d", endpoint="/start", response_format="binary")
+	out = await execute_http_tool(tool, spec(tool), {}, context(handler))
+	name = out["name"]
+	assert name not in ("", ".", "..")
+	assert not any(c in name for c in "/\\\r\n")
+
+
+async def test_a_multipart_file_name_carries_no_path() -> None:
+	"""A stored name with path separators is sent as a plain file name in a multipart part."""
+	from openmolt_core.files import StoredFile
+	from openmolt_core.integrations._encode import multipart_body
+
+	for name, sent in [
+		("../../etc/passwd", ".._.._etc_passwd"),
+		("..\\..\\boot.ini", ".._.._boot.ini"),
+		("..", "file"),
+		("a\x00b.txt", "ab.txt"),
+	]:
+		body = multipart_body([], [("f", StoredFile(b"x", "text/plain", name))])
+		assert f'filename="{sent}"'.encode() in (body.content or b""), name
 
 
 # -- 15. nesting depth -------------------------------------------------------------------------

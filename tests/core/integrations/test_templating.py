@@ -1,4 +1,5 @@
 import base64
+from urllib.parse import quote
 
 import pytest
 
@@ -113,6 +114,50 @@ def test_path_segments_filter_keeps_slashes_and_refuses_dot_segments() -> None:
 	for bad in ("docs/../secret", "./x", "a/%2e%2e/b"):
 		with pytest.raises(ToolError):
 			render_endpoint("/contents/{{ input.p | path_segments }}", {"input": {"p": bad}})
+
+
+@pytest.mark.parametrize(
+	"value", ["../admin", "..%2Fadmin", "a/../../b", "..\\admin", "x/.", "./x", "a\\..\\b"]
+)
+def test_a_path_value_holding_a_dot_segment_is_refused(value: str) -> None:
+	"""'../admin' in one segment is refused: a server that decodes %2F would climb with it."""
+	with pytest.raises(ToolError, match=r"'\.' or '\.\.'"):
+		render_endpoint("/repos/{{ input.id }}/issues", {"input": {"id": value}})
+	with pytest.raises(ToolError, match=r"'\.' or '\.\.'"):
+		render_endpoint("/repos/{{ input.id | downcase }}/issues", {"input": {"id": value}})
+
+
+@pytest.mark.parametrize(
+	"value",
+	["\uff0e\uff0e", "\u2025", "\uff0e\uff0e\uff0fadmin", "a\uff3c\uff0e\uff0e\uff3cb", "\uff0e"],
+)
+def test_a_path_value_that_normalises_to_a_dot_segment_is_refused(value: str) -> None:
+	"""Fullwidth dots and slashes (which NFKC and Windows best-fit mapping turn ASCII) cannot climb."""
+	with pytest.raises(ToolError, match=r"'\.' or '\.\.'"):
+		render_endpoint("/repos/{{ input.id }}/issues", {"input": {"id": value}})
+
+
+@pytest.mark.parametrize(
+	"value", ["group/project", "...", "a..b", "v1.2/x.json", ".env", "a/", "caf\u00e9", "\u2026"]
+)
+def test_a_path_value_with_slashes_and_dots_but_no_dot_segment_is_sent(value: str) -> None:
+	"""A slash inside one value is sent as %2F (GitLab's group%2Fproject) when no piece is a dot."""
+	out = render_endpoint("/projects/{{ input.id }}", {"input": {"id": value}})
+	assert out == "/projects/" + quote(value, safe="")
+
+
+@pytest.mark.parametrize(
+	"endpoint",
+	["/u/{% cycle input.x %}/y", "/u/{% cycle 'a', input.x %}", "/u?q={% cycle input.x %}"],
+)
+def test_cycle_cannot_write_an_input_value_unencoded_into_an_endpoint(endpoint: str) -> None:
+	"""The cycle tag writes values raw, so an endpoint may not use it (like echo and liquid)."""
+	from openmolt_core.integrations.templating import parse_template
+
+	with pytest.raises(ToolError, match="cycle"):
+		parse_template(endpoint, path=True)
+	with pytest.raises(ToolError, match="cycle"):
+		render_endpoint(endpoint, {"input": {"x": "../../admin?k=evil#"}})
 
 
 def test_url_encode_leaves_dots_but_cannot_climb_in_an_endpoint() -> None:

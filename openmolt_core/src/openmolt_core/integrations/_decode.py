@@ -20,6 +20,7 @@ from xml.parsers import expat
 
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._encode import plain_file_name
 
 if TYPE_CHECKING:
 	import httpx
@@ -189,9 +190,9 @@ def _file_name(response: httpx.Response) -> str:
 		msg["content-disposition"] = disposition
 		name = msg.get_filename()
 		if name:
-			return name.replace("/", "_").replace("\\", "_")
+			return plain_file_name(name, "download")
 	tail = unquote(response.request.url.path.rsplit("/", 1)[-1]) if response.request else ""
-	return tail.replace("\\", "_") or "download"
+	return plain_file_name(tail, "download")
 
 
 # Codecs a service must not choose: punycode decodes in quadratic time (an 8 MB reply would hold

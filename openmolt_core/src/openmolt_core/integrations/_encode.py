@@ -35,6 +35,7 @@ __all__ = [
 	"form_encoder",
 	"multipart_body",
 	"open_file",
+	"plain_file_name",
 	"query_pairs",
 	"set_query",
 ]
@@ -189,6 +190,25 @@ def _quote_header(value: str) -> str:
 	return _CONTROL.sub("", value.replace("\\", "\\\\").replace('"', '\\"'))
 
 
+_SEPARATOR = re.compile(r"[/\\]")
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def plain_file_name(name: str, default: str = "file") -> str:
+	"""A file name that names no path: slashes and backslashes become ``_``, controls go.
+
+	Used for every name a file is saved or uploaded under (a download's ``Content-Disposition``
+	or URL, a multipart part's ``filename``), which the service or a later reader may take as a
+	path.
+
+	Args:
+		name: The name as found.
+		default: The name to use when nothing usable is left, or it is ``.`` or ``..``.
+	"""
+	plain = _SEPARATOR.sub("_", _NAME_CONTROL.sub("", name)).strip()
+	return default if plain in ("", ".", "..") else plain
+
+
 def checked_media_type(stored: StoredFile) -> str:
 	"""A file's media type for a header, refused unless it is a plain RFC 9110 media type.
 
@@ -223,7 +243,7 @@ def multipart_body(
 	for name, stored in files:
 		head = (
 			f"--{boundary}\r\nContent-Disposition: form-data; "
-			f'name="{_quote_header(name)}"; filename="{_quote_header(stored.name)}"\r\n'
+			f'name="{_quote_header(name)}"; filename="{_quote_header(plain_file_name(stored.name))}"\r\n'
 			f"Content-Type: {checked_media_type(stored)}\r\n\r\n"
 		)
 		chunks.append(head.encode() + stored.data + b"\r\n")

@@ -8,6 +8,9 @@ headers of each hop just before it is sent, and, through `CheckedAuth`, the head
 credential adds, OAuth2 tokens included; so a value the transport would crash on, or log raw,
 never reaches it.
 
+A header a tool sends (`check_tool_header`) may not be one of `CLIENT_HEADERS`, which only the
+client sets (Host, Content-Length, Transfer-Encoding, Connection and the other hop-by-hop ones).
+
 On a redirect to another origin, or from https to http, only `SAFE_HEADERS` are kept.
 """
 
@@ -21,7 +24,15 @@ import httpx
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["SAFE_HEADERS", "CheckedAuth", "check_header", "check_headers", "is_token"]
+__all__ = [
+	"CLIENT_HEADERS",
+	"SAFE_HEADERS",
+	"CheckedAuth",
+	"check_header",
+	"check_headers",
+	"check_tool_header",
+	"is_token",
+]
 
 SAFE_HEADERS = frozenset({
 	"accept",
@@ -32,6 +43,24 @@ SAFE_HEADERS = frozenset({
 	"user-agent",
 })  # fmt: skip
 """Headers kept on a cross-origin or downgrading redirect; every other header is dropped."""
+
+CLIENT_HEADERS = frozenset({
+	"connection",
+	"content-length",
+	"host",
+	"keep-alive",
+	"proxy-connection",
+	"te",
+	"trailer",
+	"transfer-encoding",
+	"upgrade",
+})  # fmt: skip
+"""Headers only the HTTP client sets: where the request goes, how its body is framed, the
+connection. A tool's headers (the model's in ``httpRequest``) never name one: a
+``Transfer-Encoding: chunked`` the model adds is sent beside the client's ``Content-Length``
+(the framing a front end and the server behind it can disagree on: request smuggling), a
+``Content-Length`` of its own cuts the body, and a ``Host`` sends the call to another site on
+the same address."""
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 section 5.6.2
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -77,6 +106,23 @@ def check_header(name: str, value: Any) -> str:
 			"use ASCII (or percent-encode the value)"
 		)
 	return text
+
+
+def check_tool_header(name: str, value: Any) -> str:
+	"""Check a header a tool sends (rendered from its definition, or the model's), returning it.
+
+	Like `check_header`, and a name in `CLIENT_HEADERS` is refused.
+
+	Raises:
+		ToolError: The header is one the HTTP client sets, or `check_header` refuses it. The
+			message names the header, never the value.
+	"""
+	if isinstance(name, str) and name.lower() in CLIENT_HEADERS:
+		raise ToolError(
+			f"header {name[:60]!r} is set by the HTTP client (it says where the request goes, "
+			"how its body is framed, or how the connection is used); leave it out"
+		)
+	return check_header(name, value)
 
 
 def check_headers(headers: httpx.Headers | Iterable[tuple[str, str]]) -> None:

@@ -22,6 +22,7 @@ from openmolt_core.integrations._credential import (
 	CustomCredential,
 	OAuth2Credential,
 )
+from openmolt_core.integrations._headers import CLIENT_HEADERS
 from openmolt_core.integrations._httptool import ApiSetup, HttpTool
 from openmolt_core.integrations._openapi_load import load_document, pointer
 from openmolt_core.integrations._openapi_names import field_names, is_plain, request_body_name
@@ -53,7 +54,9 @@ _LIQUID_WORDS = {
 	"and", "or", "not", "contains", "in", "empty", "blank", "nil", "null", "true", "false",
 	"limit", "offset", "reversed", "with", "as", "for", "if", "else", "endif", "cols",
 }  # fmt: skip
-_SKIP_HEADERS = {"authorization", "content-type", "accept", "content-length"}
+# Set by the credential, the body's format or the HTTP client (`CLIENT_HEADERS`: where the request
+# goes, how its body is framed), never by the model.
+_SKIP_HEADERS = {"authorization", "content-type", "accept", *CLIENT_HEADERS}
 
 
 # reading ------------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ A call goes through these steps:
 
 1. merge the integration's ``api_setup`` with the tool (URL, query, headers, formats, timeout);
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
-   from the model are data, endpoint values are encoded path segments, header values with line
-   breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
+   from the model are data, endpoint values (and input in a base URL's path after a fixed
+   origin) are encoded path segments, header values with line breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
 3. encode the body in the request format (`_encode`, or the integration's own ``encoders``),
    resolving file references; headers an encoder computes from the body (a checksum, S3
    metadata) are checked like any other; a POST gets an idempotency key derived from its call
@@ -62,8 +62,8 @@ from openmolt_core.integrations._encode import append_query, encode_body, query_
 from openmolt_core.integrations._headers import (
 	SAFE_HEADERS,
 	CheckedAuth,
-	check_header,
 	check_headers,
+	check_tool_header,
 	is_token,
 )
 from openmolt_core.integrations._origin import (
@@ -72,12 +72,14 @@ from openmolt_core.integrations._origin import (
 	is_absolute,
 	origin_part,
 	origin_problem,
+	uses_input,
 )
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts, parse_ip
 from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
+	Filters,
 	reading_files,
 	render,
 	render_endpoint,
@@ -463,7 +465,7 @@ def _encoded_headers(extra: Mapping[str, str]) -> list[tuple[str, str]]:
 	for name, value in extra.items():
 		if not is_token(name):
 			raise ToolError(f"{name[:60]!r} is not a valid header name")
-		pairs.append((name, check_header(name, value)))
+		pairs.append((name, check_tool_header(name, value)))
 	return pairs
 
 
@@ -480,6 +482,24 @@ def _check_url_keys(tool: HttpTool, context: ToolContext) -> None:
 				f"{iid}: this tool needs config {key!r}, which is not set; the user must set "
 				f"{env_var(iid, key)} or give {key!r} in the integration's config"
 			)
+
+
+def _render_base(source: str, data: Mapping[str, Any], filters: Filters) -> Any:
+	"""Render a base URL: input after a fixed origin is encoded like an endpoint's values.
+
+	Its path after the origin is rendered as an endpoint (each value one path segment, ``.``
+	and ``..`` refused; after a ``?``, percent-encoded query values) when it uses ``input``,
+	so a value cannot climb the path or add a query. A base URL whose origin itself comes
+	from the input (an upload URL the service returned, checked against ``input_origins``) is
+	taken as it is, and so is one using config alone (a self-hosted path prefix keeps its
+	slashes).
+	"""
+	part = origin_part(source)
+	rest = source[len(part) :]
+	if not rest or origin_problem(part) is not None or not uses_input(rest):
+		return render_string(source, data, filters=filters)
+	head = render_string(part, data, filters=filters)
+	return f"{'' if head is MISSING else head}{render_endpoint(rest, data, filters=filters)}"
 
 
 async def build_request(
@@ -501,7 +521,7 @@ async def build_request(
 	_check_url_keys(tool, context)
 
 	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
-		base = render_string(tool.base_url or setup.base_url, data, filters=filters)
+		base = _render_base(tool.base_url or setup.base_url, data, filters)
 		endpoint = render_endpoint(tool.endpoint, data, filters=filters) if tool.endpoint else ""
 		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
 		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
@@ -545,7 +565,7 @@ async def build_request(
 	headers: dict[str, tuple[str, str]] = {}
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
-			headers[name.lower()] = (name, check_header(name, value))
+			headers[name.lower()] = (name, check_tool_header(name, value))
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
 	encoded = await encode_body(

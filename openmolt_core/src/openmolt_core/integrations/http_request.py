@@ -27,7 +27,7 @@ from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING
 from openmolt_core.integrations._decode import decode, error_message, trimmed_details
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
-from openmolt_core.integrations._headers import check_header
+from openmolt_core.integrations._headers import check_tool_header
 from openmolt_core.integrations._ssrf import InternalHosts, Resolver, SsrfGuard, internal_hosts
 from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.http import (
@@ -128,7 +128,7 @@ async def _request(
 	guard = _guard(context, internal, resolver)
 	client = context.http()
 	method = i.get("method", "GET").upper()
-	headers = [(k, check_header(k, v)) for k, v in (i.get("headers") or {}).items()]
+	headers = [(k, check_tool_header(k, v)) for k, v in (i.get("headers") or {}).items()]
 	encoded = await encode_body(
 		_FORMATS[i.get("bodyFormat", "json")], i.get("body"), {}, context.files
 	)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -118,12 +119,29 @@ def _quote(value: str) -> str:
 		) from None
 
 
+# Where a server may split a path after decoding it: %2F decoded to a slash (nginx normalises
+# the decoded path), and a backslash read as a slash (IIS, some frameworks).
+_SEPARATORS = re.compile(r"[/\\]")
+
+
+def _dot_piece(text: str) -> bool:
+	return any(piece in (".", "..") for piece in _SEPARATORS.split(text))
+
+
 def _segment(value: str) -> str:
-	if unquote(value) in ("", ".", "..") or "\x00" in value:
+	plain = unquote(value)
+	if (
+		plain == ""
+		or "\x00" in value
+		or _dot_piece(plain)
+		# Fullwidth dots and slashes, the two-dot leader: NFKC and Windows' best-fit mapping
+		# turn them into ASCII dots and slashes on a server that applies either.
+		or (not plain.isascii() and _dot_piece(unicodedata.normalize("NFKC", plain)))
+	):
 		# The value itself is not repeated: it may be long, or not meant to be shown.
 		raise ToolError(
-			"a value in the URL path is empty, '.' or '..' (or holds NUL), which would change "
-			"the path; give a non-empty name"
+			"a value in the URL path is empty, '.' or '..' (or holds one between slashes or "
+			"backslashes, or NUL), which would change the path; give a plain name"
 		)
 	return _quote(value)
 
@@ -255,8 +273,9 @@ class _PathEnv(_Env):
 	def __init__(self, extra: Mapping[str, Callable[..., Any]] | None = None) -> None:
 		super().__init__(extra)
 		self.add_tag(self.output)
-		# echo and liquid would write values without going through the encoding output node.
-		for tag in ("echo", "liquid"):
+		# echo, liquid and cycle would write values without going through the encoding output
+		# node (cycle writes its arguments as they are: '../../admin?k=v' would be sent raw).
+		for tag in ("echo", "liquid", "cycle"):
 			self.tags.pop(tag, None)
 
 
@@ -474,6 +493,10 @@ def render(value: Any, data: Mapping[str, Any], *, filters: Filters | None = Non
 
 def render_endpoint(source: str, data: Mapping[str, Any], *, filters: Filters | None = None) -> str:
 	"""Render an endpoint: each value is URL-encoded as one path segment; ``.``/``..`` refused.
+
+	A value is refused too when ``.`` or ``..`` stands between its slashes or backslashes
+	(``../admin`` is sent as ``..%2Fadmin``, which a server that decodes ``%2F`` before it
+	normalises the path would climb with).
 
 	After a plain-text ``?`` (a query written into the endpoint), each value is percent-encoded
 	as a query value instead, and may be empty. ``filters`` are the integration's own filters.
