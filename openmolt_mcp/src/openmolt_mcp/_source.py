@@ -14,6 +14,7 @@ wait, then terminate its process group).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -66,6 +67,7 @@ def _errlog() -> TextIO:
 
 _CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
 _HANDLE = re.compile(r"[^A-Za-z0-9_.-]")
+_MAX_HANDLE = 128
 
 
 @dataclass(eq=False)
@@ -287,13 +289,26 @@ class MCPToolSource:
 
 	def _wrap(self, listed: Sequence[Any]) -> tuple[MCPTool, ...]:
 		out: list[MCPTool] = []
+		names: set[str] = set()
 		handles: set[str] = set()
 		for tool in listed:
 			if not self.options.admits(tool.name):
 				continue
-			handle = _HANDLE.sub("_", tool.name)[:128] or "tool"
-			while handle in handles:
-				handle += "_"
+			if tool.name in names:  # calls go by name: a second entry could never be called
+				log.warning(
+					"MCP server %s lists the tool %r twice; the first is kept", self.id, tool.name
+				)
+				continue
+			names.add(tool.name)
+			handle = _handle(tool.name)
+			if handle in handles:  # a safe name that is another's made-safe form, hash and all
+				log.warning(
+					"MCP server %s: the tool %r is left out: its handle %r is taken",
+					self.id,
+					tool.name,
+					handle,
+				)
+				continue
 			handles.add(handle)
 			annotations = tool.annotations
 			read_only = bool(annotations and annotations.read_only_hint)
@@ -391,6 +406,25 @@ class MCPToolSource:
 		connection.scope.cancel()
 		with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_WAIT):
 			await connection.closed.wait()
+
+
+def _handle(name: str) -> str:
+	"""A tool's handle: its name when that is safe, else a safe form that only it gets.
+
+	A name of letters, digits, ``_``, ``.`` and ``-``, at most `_MAX_HANDLE` long, is its own
+	handle. Any other name (a space, unicode, too long) is made safe and cut, and ends with a
+	digest of the whole name: ``a b`` and ``a:b`` are two handles, each the same at every listing
+	whatever the order, so a run resumed against a list that was reordered or grew still calls
+	the tool it began with.
+
+	Args:
+		name: The server's name for the tool.
+	"""
+	safe = _HANDLE.sub("_", name)
+	if safe == name and 0 < len(name) <= _MAX_HANDLE:
+		return name
+	digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+	return f"{safe[: _MAX_HANDLE - len(digest) - 1]}_{digest}"
 
 
 def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
