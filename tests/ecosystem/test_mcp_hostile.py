@@ -86,3 +86,26 @@ async def test_a_long_name_is_cut_to_a_handle_that_still_tells_it_apart() -> Non
 	await source.aclose()
 	assert all(len(h) <= 128 for h in listed.values())
 	assert listed[long_a] != listed[long_b]
+
+
+async def test_a_tool_whose_input_schema_is_huge_is_left_out_and_said_so(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A schema is sent with every prompt: one past the cap is left out (logged), not sent."""
+	huge = {
+		"type": "object",
+		"properties": {f"p{i}": {"type": "string", "description": "z" * 1000} for i in range(100)},
+	}
+	assert len(json.dumps(huge)) > 100_000
+	server, _ = listing(
+		[types.Tool(name="huge", input_schema=huge), types.Tool(name="small", input_schema=OBJECT)]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server))
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	await agent.run("go")
+	await om.aclose()
+	assert [t["tool"] for t in _tools(model)] == ["h.small"]
+	assert len(model.requests[0].messages[0].content) < 10_000
+	assert "'huge' is left out: its input schema" in caplog.text

@@ -15,6 +15,7 @@ wait, then terminate its process group).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -37,12 +38,16 @@ if TYPE_CHECKING:
 	from mcp import Client
 	from mcp.types import CallToolResult
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MCPToolSource"]
+__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "MCPToolSource"]
 
 log = logging.getLogger("openmolt.mcp")
 
 MAX_DESCRIPTION_CHARS = 2000
 """A tool description longer than this is cut (it is sent with every prompt)."""
+
+MAX_SCHEMA_CHARS = 64_000
+"""A tool whose input schema (as JSON) is longer than this is left out, with a warning: the schema
+is sent with every prompt, and no real tool needs one this large."""
 
 _MAX_PAGES = 100
 
@@ -317,6 +322,17 @@ class MCPToolSource:
 				labels = _hinted(annotations, remote=isinstance(self.options, HttpServer))
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
+			size = len(json.dumps(schema, ensure_ascii=False, default=str))
+			if size > MAX_SCHEMA_CHARS:  # sent with every prompt, like the description
+				log.warning(
+					"MCP server %s: the tool %r is left out: its input schema is %d characters, "
+					"more than the %d a tool's schema may take in every prompt",
+					self.id,
+					tool.name,
+					size,
+					MAX_SCHEMA_CHARS,
+				)
+				continue
 			# A pattern no regex engine supports is said now, at binding, not at the first call.
 			unchecked_patterns(schema, f"MCP tool {tool.name!r}: input")
 			description = (
