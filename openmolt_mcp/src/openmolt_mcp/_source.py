@@ -446,14 +446,18 @@ def _handle(name: str) -> str:
 def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
 	"""A tool's labels from the server's annotations, when the config declares none.
 
-	The annotations are the server's own claims, so they only ever inform: a tool the server
-	marks closed-world (``openWorldHint: false``) declares no labels, except on a remote server
-	(Streamable HTTP), which receives every argument, so it is ``outbound``; any other annotated
-	tool (``openWorldHint`` true, or absent, which the specification reads as true) may read
-	what someone else wrote and send its arguments anywhere, ``readOnlyHint`` or not (a fetcher
-	"only reads", yet its URL carries data out), so it is ``untrusted`` and ``outbound``. A tool
-	without annotations declares nothing (None): the agent's taint policy treats it as unknown,
-	``untrusted`` and ``outbound`` by default, and names it in the trifecta warning.
+	The annotations are the server's own claims, so they never make a result trusted: every
+	annotated tool is ``untrusted`` (what it returns is data someone else may have written: a
+	closed-world tool reads its database's rows or its folder's files, which others wrote), and
+	only the config's ``labels`` entry (``[]``) says otherwise. A claim may only spare
+	``outbound``: a tool the server marks closed-world (``openWorldHint: false``) on a stdio or
+	in-process server sends nothing out; on a remote server (Streamable HTTP), which receives
+	every argument, it is ``outbound`` too. Any other annotated tool (``openWorldHint`` true, or
+	absent, which the specification reads as true) may send its arguments anywhere,
+	``readOnlyHint`` or not (a fetcher "only reads", yet its URL carries data out), so it is
+	``untrusted`` and ``outbound``. A tool without annotations declares nothing (None): the
+	agent's taint policy treats it as unknown, ``untrusted`` and ``outbound`` by default, and
+	names it in the trifecta warning.
 
 	Args:
 		annotations: The tool's annotations, or None.
@@ -461,12 +465,12 @@ def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
 	"""
 	if annotations is None:
 		return None
-	if annotations.open_world_hint is False:
-		return _OUTBOUND if remote else frozenset()
+	if annotations.open_world_hint is False and not remote:
+		return _UNTRUSTED
 	return _BOTH
 
 
-_OUTBOUND: frozenset[str] = frozenset(("outbound",))
+_UNTRUSTED: frozenset[str] = frozenset(("untrusted",))
 _BOTH: frozenset[str] = frozenset(("untrusted", "outbound"))
 
 
