@@ -14,6 +14,7 @@ wait, then terminate its process group).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -68,6 +69,37 @@ def _errlog() -> TextIO:
 		except (AttributeError, OSError, ValueError):
 			continue
 	return open(os.devnull, "w", encoding="utf-8")  # closed with the connection
+
+
+_RELAY_CHUNK = 64 * 1024
+
+
+def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
+	"""A pipe for a stdio server's stderr whose lines reach ``sink`` with the secrets masked.
+
+	A server given a token in its environment may print it (``auth failed for sk-...``), and its
+	stderr was this process's own: the operator's terminal, a service's log. A thread reads the
+	pipe line by line (a line longer than 64 KiB in parts), masks each with the server's secrets
+	and writes it to ``sink``; it ends when every copy of the write end is closed (the server's
+	when it exits, the returned one by the connection's close).
+
+	Args:
+		sink: Where the lines go (this process's stderr).
+		redact: The server's secrets' masker.
+		id: The integration id (for the thread's name).
+	"""
+	import threading
+
+	read, write = os.pipe()
+
+	def pump() -> None:
+		with open(read, "rb") as pipe, contextlib.suppress(Exception):  # a closed sink: stop
+			while chunk := pipe.readline(_RELAY_CHUNK):
+				sink.write(redact(chunk.decode("utf-8", errors="replace")))
+				sink.flush()
+
+	threading.Thread(target=pump, name=f"openmolt-mcp-stderr-{id}", daemon=True).start()
+	return open(write, "w", encoding="utf-8")
 
 
 _CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
@@ -157,6 +189,9 @@ class MCPToolSource:
 				errlog = _errlog()
 				if errlog is not sys.stderr and errlog is not sys.__stderr__:
 					stack.callback(errlog.close)
+				elif self.secrets:  # what the server prints passes through, its secrets masked
+					errlog = _relay(errlog, self._redact, self.id)
+					stack.callback(errlog.close)  # the relay ends once the server's copy closes too
 				client = Client(stdio_client(params, errlog=errlog), **common)
 			else:
 				import httpx2
