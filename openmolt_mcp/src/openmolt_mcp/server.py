@@ -4,8 +4,8 @@ The server has one tool, named after the agent. Its input is ``{"input": "<text 
 (JSON that parses is passed as JSON, like ``openmolt --input``); it runs the agent once and
 answers with the output: as ``structuredContent`` under the agent's output schema when that schema
 is an object, and as JSON text. A run that does not succeed answers ``isError`` with the status
-and the agent's message (so does a call without ``input``: MCP reports input validation as a
-tool error; an unknown tool is ``-32602``). Claude Desktop, IDEs and other agents can then call
+and the agent's message (so does a call without ``input``, or whose ``input`` is not text: MCP
+reports input validation as a tool error; an unknown tool is ``-32602``). Claude Desktop, IDEs and other agents can then call
 the agent. A client that sends a progress token hears a progress notification at each tool call
 of the run ("calling <tool>").
 
