@@ -14,7 +14,6 @@ wait, then terminate its process group).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -93,10 +92,16 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 	read, write = os.pipe()
 
 	def pump() -> None:
-		with open(read, "rb") as pipe, contextlib.suppress(Exception):  # a closed sink: stop
+		writing = True
+		with open(read, "rb") as pipe:
 			while chunk := pipe.readline(_RELAY_CHUNK):
-				sink.write(redact(chunk.decode("utf-8", errors="replace")))
-				sink.flush()
+				if not writing:
+					continue  # still drained: a server never blocks on a full pipe
+				try:
+					sink.write(redact(chunk.decode("utf-8", errors="replace")))
+					sink.flush()
+				except Exception:  # the sink was closed (the program is ending): discard
+					writing = False
 
 	threading.Thread(target=pump, name=f"openmolt-mcp-stderr-{id}", daemon=True).start()
 	return open(write, "w", encoding="utf-8")
