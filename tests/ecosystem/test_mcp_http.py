@@ -89,7 +89,7 @@ async def test_tools_over_streamable_http_with_a_bearer_header(http_server: str)
 	assert last["ok"] is True
 	assert last["result"] == {"result": "hi (authorized with [redacted])"}
 	# A remote server receives every argument: its closed-world claim still leaves outbound.
-	assert agent.labels["remote.add"] == {"outbound"}
+	assert agent.labels["remote.add"] == {"untrusted", "outbound"}
 	assert agent.labels["remote.echo_header"] == {"untrusted", "outbound"}  # no annotations
 	assert TOKEN not in repr(om.plugins.integration("remote"))
 

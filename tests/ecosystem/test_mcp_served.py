@@ -113,6 +113,24 @@ async def test_a_call_without_input_is_a_tool_error_and_an_unknown_tool_a_protoc
 	assert model.requests == []
 
 
+async def test_an_input_that_is_not_text_is_a_tool_error_naming_the_field() -> None:
+	"""The schema says ``input`` is a string: null, a number or an object never runs the agent."""
+	model = ScriptedModel([])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model)
+	answers = []
+	with anyio.fail_after(30):
+		async with Client(agent_server(agent), cache=None) as client:
+			for value in (None, 5, {"city": "Oslo"}, ["Oslo"]):
+				answers.append(await client.call_tool("Helper", {"input": value}))
+	await om.aclose()
+	assert all(a.is_error for a in answers)
+	texts = [str(getattr(a.content[0], "text", "")) for a in answers]
+	assert all("'input' argument must be text" in t for t in texts), texts
+	assert "as JSON text" in texts[2]
+	assert model.requests == []
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_question_asks_a_client_that_declared_elicitation(mode: str) -> None:
 	"""With ask_client (as ``openmolt mcp`` serves), the agent's question is an elicitation form

@@ -306,3 +306,56 @@ async def test_a_server_starts_when_this_process_stderr_is_no_file(
 
 		with _errlog() as errlog:
 			assert errlog.name == os.devnull
+
+
+async def test_a_secret_the_server_prints_to_its_stderr_is_masked(
+	capfd: pytest.CaptureFixture[str],
+) -> None:
+	"""A server's stderr is passed through to ours: the token it was given is masked in it."""
+	script = (
+		"import os, sys; sys.stderr.write('auth failed for ' + os.environ['DEMO_TOKEN'] + '\\n'); "
+		"sys.stderr.flush(); sys.exit(1)"
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"leaky", MCP.stdio(sys.executable, ["-c", script], env={"DEMO_TOKEN": SECRET})
+	)
+	agent = om.create_agent(name="A", model=ScriptedModel([]), integrations=["leaky"])
+	with anyio.fail_after(15), pytest.raises(IntegrationError, match="exited before it answered"):
+		await agent.run("go")
+	await om.aclose()
+	for _ in range(100):  # the relay writes what the server printed as it comes
+		err = capfd.readouterr().err
+		if "auth failed" in err:
+			break
+		await anyio.sleep(0.02)
+	assert "auth failed for [redacted]" in err
+	assert SECRET not in err
+
+
+def test_the_stderr_relay_still_drains_when_this_process_stderr_fails() -> None:
+	"""A closed sink stops the writing, not the reading: the server never blocks on its stderr."""
+	import io
+	import threading
+
+	from openmolt_mcp._config import Masker
+	from openmolt_mcp._source import _relay
+
+	class Closed(io.StringIO):
+		def write(self, text: str) -> int:
+			raise ValueError("I/O operation on closed file")
+
+	pipe = _relay(Closed(), Masker(frozenset({SECRET})), "test")
+	failed: list[BaseException] = []
+
+	def server() -> None:
+		try:
+			pipe.write(("x" * 1000 + "\n") * 1000)  # 1 MB: far more than a pipe holds
+			pipe.close()
+		except OSError as exc:  # a broken pipe: a server that is not Python dies of SIGPIPE
+			failed.append(exc)
+
+	writer = threading.Thread(target=server, daemon=True)
+	writer.start()
+	writer.join(10)
+	assert not writer.is_alive() and failed == []

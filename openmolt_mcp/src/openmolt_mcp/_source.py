@@ -14,6 +14,8 @@ wait, then terminate its process group).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 import os
@@ -36,12 +38,16 @@ if TYPE_CHECKING:
 	from mcp import Client
 	from mcp.types import CallToolResult
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MCPToolSource"]
+__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "MCPToolSource"]
 
 log = logging.getLogger("openmolt.mcp")
 
 MAX_DESCRIPTION_CHARS = 2000
 """A tool description longer than this is cut (it is sent with every prompt)."""
+
+MAX_SCHEMA_CHARS = 64_000
+"""A tool whose input schema (as JSON) is longer than this is left out, with a warning: the schema
+is sent with every prompt, and no real tool needs one this large."""
 
 _MAX_PAGES = 100
 
@@ -64,8 +70,46 @@ def _errlog() -> TextIO:
 	return open(os.devnull, "w", encoding="utf-8")  # closed with the connection
 
 
+_RELAY_CHUNK = 64 * 1024
+
+
+def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
+	"""A pipe for a stdio server's stderr whose lines reach ``sink`` with the secrets masked.
+
+	A server given a token in its environment may print it (``auth failed for sk-...``), and its
+	stderr was this process's own: the operator's terminal, a service's log. A thread reads the
+	pipe line by line (a line longer than 64 KiB in parts), masks each with the server's secrets
+	and writes it to ``sink``; it ends when every copy of the write end is closed (the server's
+	when it exits, the returned one by the connection's close).
+
+	Args:
+		sink: Where the lines go (this process's stderr).
+		redact: The server's secrets' masker.
+		id: The integration id (for the thread's name).
+	"""
+	import threading
+
+	read, write = os.pipe()
+
+	def pump() -> None:
+		writing = True
+		with open(read, "rb") as pipe:
+			while chunk := pipe.readline(_RELAY_CHUNK):
+				if not writing:
+					continue  # still drained: a server never blocks on a full pipe
+				try:
+					sink.write(redact(chunk.decode("utf-8", errors="replace")))
+					sink.flush()
+				except Exception:  # the sink was closed (the program is ending): discard
+					writing = False
+
+	threading.Thread(target=pump, name=f"openmolt-mcp-stderr-{id}", daemon=True).start()
+	return open(write, "w", encoding="utf-8")
+
+
 _CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
 _HANDLE = re.compile(r"[^A-Za-z0-9_.-]")
+_MAX_HANDLE = 128
 
 
 @dataclass(eq=False)
@@ -150,6 +194,9 @@ class MCPToolSource:
 				errlog = _errlog()
 				if errlog is not sys.stderr and errlog is not sys.__stderr__:
 					stack.callback(errlog.close)
+				elif self.secrets:  # what the server prints passes through, its secrets masked
+					errlog = _relay(errlog, self._redact, self.id)
+					stack.callback(errlog.close)  # the relay ends once the server's copy closes too
 				client = Client(stdio_client(params, errlog=errlog), **common)
 			else:
 				import httpx2
@@ -287,13 +334,26 @@ class MCPToolSource:
 
 	def _wrap(self, listed: Sequence[Any]) -> tuple[MCPTool, ...]:
 		out: list[MCPTool] = []
+		names: set[str] = set()
 		handles: set[str] = set()
 		for tool in listed:
 			if not self.options.admits(tool.name):
 				continue
-			handle = _HANDLE.sub("_", tool.name)[:128] or "tool"
-			while handle in handles:
-				handle += "_"
+			if tool.name in names:  # calls go by name: a second entry could never be called
+				log.warning(
+					"MCP server %s lists the tool %r twice; the first is kept", self.id, tool.name
+				)
+				continue
+			names.add(tool.name)
+			handle = _handle(tool.name)
+			if handle in handles:  # a safe name that is another's made-safe form, hash and all
+				log.warning(
+					"MCP server %s: the tool %r is left out: its handle %r is taken",
+					self.id,
+					tool.name,
+					handle,
+				)
+				continue
 			handles.add(handle)
 			annotations = tool.annotations
 			read_only = bool(annotations and annotations.read_only_hint)
@@ -302,6 +362,17 @@ class MCPToolSource:
 				labels = _hinted(annotations, remote=isinstance(self.options, HttpServer))
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
+			size = len(json.dumps(schema, ensure_ascii=False, default=str))
+			if size > MAX_SCHEMA_CHARS:  # sent with every prompt, like the description
+				log.warning(
+					"MCP server %s: the tool %r is left out: its input schema is %d characters, "
+					"more than the %d a tool's schema may take in every prompt",
+					self.id,
+					tool.name,
+					size,
+					MAX_SCHEMA_CHARS,
+				)
+				continue
 			# A pattern no regex engine supports is said now, at binding, not at the first call.
 			unchecked_patterns(schema, f"MCP tool {tool.name!r}: input")
 			description = (
@@ -393,17 +464,40 @@ class MCPToolSource:
 			await connection.closed.wait()
 
 
+def _handle(name: str) -> str:
+	"""A tool's handle: its name when that is safe, else a safe form that only it gets.
+
+	A name of letters, digits, ``_``, ``.`` and ``-``, at most `_MAX_HANDLE` long, is its own
+	handle. Any other name (a space, unicode, too long) is made safe and cut, and ends with a
+	digest of the whole name: ``a b`` and ``a:b`` are two handles, each the same at every listing
+	whatever the order, so a run resumed against a list that was reordered or grew still calls
+	the tool it began with.
+
+	Args:
+		name: The server's name for the tool.
+	"""
+	safe = _HANDLE.sub("_", name)
+	if safe == name and 0 < len(name) <= _MAX_HANDLE:
+		return name
+	digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+	return f"{safe[: _MAX_HANDLE - len(digest) - 1]}_{digest}"
+
+
 def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
 	"""A tool's labels from the server's annotations, when the config declares none.
 
-	The annotations are the server's own claims, so they only ever inform: a tool the server
-	marks closed-world (``openWorldHint: false``) declares no labels, except on a remote server
-	(Streamable HTTP), which receives every argument, so it is ``outbound``; any other annotated
-	tool (``openWorldHint`` true, or absent, which the specification reads as true) may read
-	what someone else wrote and send its arguments anywhere, ``readOnlyHint`` or not (a fetcher
-	"only reads", yet its URL carries data out), so it is ``untrusted`` and ``outbound``. A tool
-	without annotations declares nothing (None): the agent's taint policy treats it as unknown,
-	``untrusted`` and ``outbound`` by default, and names it in the trifecta warning.
+	The annotations are the server's own claims, so they never make a result trusted: every
+	annotated tool is ``untrusted`` (what it returns is data someone else may have written: a
+	closed-world tool reads its database's rows or its folder's files, which others wrote), and
+	only the config's ``labels`` entry (``[]``) says otherwise. A claim may only spare
+	``outbound``: a tool the server marks closed-world (``openWorldHint: false``) on a stdio or
+	in-process server sends nothing out; on a remote server (Streamable HTTP), which receives
+	every argument, it is ``outbound`` too. Any other annotated tool (``openWorldHint`` true, or
+	absent, which the specification reads as true) may send its arguments anywhere,
+	``readOnlyHint`` or not (a fetcher "only reads", yet its URL carries data out), so it is
+	``untrusted`` and ``outbound``. A tool without annotations declares nothing (None): the
+	agent's taint policy treats it as unknown, ``untrusted`` and ``outbound`` by default, and
+	names it in the trifecta warning.
 
 	Args:
 		annotations: The tool's annotations, or None.
@@ -411,12 +505,12 @@ def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
 	"""
 	if annotations is None:
 		return None
-	if annotations.open_world_hint is False:
-		return _OUTBOUND if remote else frozenset()
+	if annotations.open_world_hint is False and not remote:
+		return _UNTRUSTED
 	return _BOTH
 
 
-_OUTBOUND: frozenset[str] = frozenset(("outbound",))
+_UNTRUSTED: frozenset[str] = frozenset(("untrusted",))
 _BOTH: frozenset[str] = frozenset(("untrusted", "outbound"))
 
 

@@ -45,8 +45,8 @@ class MCPTool:
 		source: The source that calls the server.
 		labels: What it does with data (`openmolt_core.taint`): the server config's
 			``labels`` entry for the tool when one matches; else from its annotations (an
-			open-world tool is ``untrusted`` and ``outbound``, a closed-world one has none);
-			None when it has neither, which the taint policy treats as unknown (``untrusted``
+			open-world tool is ``untrusted`` and ``outbound``, a closed-world one ``untrusted``,
+			and ``outbound`` too on a remote server); None when it has neither, which the taint policy treats as unknown (``untrusted``
 			and ``outbound`` by default).
 		repeatable: The server marks it read-only (``readOnlyHint``) or idempotent
 			(``idempotentHint``): a second call with the same arguments has no further effect.

@@ -4,8 +4,8 @@ The server has one tool, named after the agent. Its input is ``{"input": "<text 
 (JSON that parses is passed as JSON, like ``openmolt --input``); it runs the agent once and
 answers with the output: as ``structuredContent`` under the agent's output schema when that schema
 is an object, and as JSON text. A run that does not succeed answers ``isError`` with the status
-and the agent's message (so does a call without ``input``: MCP reports input validation as a
-tool error; an unknown tool is ``-32602``). Claude Desktop, IDEs and other agents can then call
+and the agent's message (so does a call without ``input``, or whose ``input`` is not text: MCP
+reports input validation as a tool error; an unknown tool is ``-32602``). Claude Desktop, IDEs and other agents can then call
 the agent. A client that sends a progress token hears a progress notification at each tool call
 of the run ("calling <tool>").
 
@@ -60,9 +60,18 @@ def tool_name(agent: Agent) -> str:
 	return re.sub(r"[^A-Za-z0-9_.-]+", "_", agent.name).strip("_")[:128] or "agent"
 
 
-def _parse(text: Any) -> Any:
-	if not isinstance(text, str):
-		return text
+def _kind(value: Any) -> str:
+	"""A JSON value's kind, for an error about an argument."""
+	if value is None:
+		return "null"
+	if isinstance(value, bool):
+		return "a boolean"
+	if isinstance(value, (int, float)):
+		return "a number"
+	return "an object" if isinstance(value, dict) else "a list"
+
+
+def _parse(text: str) -> Any:
 	try:
 		value = json.loads(text)
 	except json.JSONDecodeError:
@@ -122,6 +131,11 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 			return failed("this question was answered already, or expired: call the tool again")
 		if resumed is None and "input" not in arguments:  # a tool error the model can correct
 			return failed("the 'input' argument is required: the task")
+		if resumed is None and not isinstance(arguments["input"], str):
+			return failed(
+				f"the 'input' argument must be text, not {_kind(arguments['input'])}: the task, "
+				"or an object or a list as JSON text"
+			)
 		if resumed is not None:
 			history, answer = resumed  # a run parked on a question, and the user's answer
 		else:

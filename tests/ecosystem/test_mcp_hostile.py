@@ -1,0 +1,111 @@
+"""What an MCP server lists is someone else's data: odd names, duplicates and huge schemas."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp.types as types
+import pytest
+from mcp.server.lowlevel import Server
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_mcp import MCP
+
+pytestmark = pytest.mark.anyio
+
+OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def listing(tools: list[types.Tool]) -> tuple[Server[Any], list[str]]:
+	"""A low-level server that lists ``tools`` (the list can be changed) and notes each call."""
+	called: list[str] = []
+
+	async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+		return types.ListToolsResult(tools=list(tools))
+
+	async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+		called.append(params.name)
+		return types.CallToolResult(content=[types.TextContent(text=f"called {params.name}")])
+
+	return Server("hostile", on_list_tools=list_tools, on_call_tool=call), called
+
+
+def _tools(model: ScriptedModel, request: int = 0) -> list[dict[str, Any]]:
+	tools: list[dict[str, Any]] = json.loads(model.requests[request].messages[0].content)["tools"]
+	return tools
+
+
+async def test_a_handle_names_the_same_server_tool_whatever_the_listing_order() -> None:
+	"""Names that are made safe the same way get handles of their own, not by listing order."""
+	names = ["a b", "a_b", "a:b"]
+
+	async def handles(order: list[str]) -> dict[str, str]:
+		server, _ = listing([types.Tool(name=n, input_schema=OBJECT) for n in order])
+		source = MCP.server(server, id="h").source
+		assert source is not None
+		try:
+			return {t.name: t.handle for t in await source.list_tools()}
+		finally:
+			await source.aclose()
+
+	first = await handles(names)
+	assert first == await handles(list(reversed(names)))
+	assert first["a_b"] == "a_b"  # a name that is safe keeps it
+	assert len(set(first.values())) == 3
+
+
+async def test_a_name_listed_twice_is_one_tool() -> None:
+	"""A server that lists a name twice gives one tool (calls go by name), not 'x' and 'x_'."""
+	server, called = listing(
+		[
+			types.Tool(name="x", input_schema=OBJECT, description="first"),
+			types.Tool(name="x", input_schema=OBJECT, description="second"),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server))
+	model = ScriptedModel([call_tool("h.x"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	await agent.run("go")
+	await om.aclose()
+	assert [(t["tool"], t["description"]) for t in _tools(model)] == [("h.x", "first")]
+	assert called == ["x"]
+
+
+async def test_a_long_name_is_cut_to_a_handle_that_still_tells_it_apart() -> None:
+	"""Two 300-character names that share their first 128 characters are two handles."""
+	long_a, long_b = "y" * 299 + "a", "y" * 299 + "b"
+	server, _ = listing(
+		[types.Tool(name=long_a, input_schema=OBJECT), types.Tool(name=long_b, input_schema=OBJECT)]
+	)
+	source = MCP.server(server, id="h").source
+	assert source is not None
+	listed = {t.name: t.handle for t in await source.list_tools()}
+	await source.aclose()
+	assert all(len(h) <= 128 for h in listed.values())
+	assert listed[long_a] != listed[long_b]
+
+
+async def test_a_tool_whose_input_schema_is_huge_is_left_out_and_said_so(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A schema is sent with every prompt: one past the cap is left out (logged), not sent."""
+	huge = {
+		"type": "object",
+		"properties": {f"p{i}": {"type": "string", "description": "z" * 1000} for i in range(100)},
+	}
+	assert len(json.dumps(huge)) > 100_000
+	server, _ = listing(
+		[types.Tool(name="huge", input_schema=huge), types.Tool(name="small", input_schema=OBJECT)]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server))
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	await agent.run("go")
+	await om.aclose()
+	assert [t["tool"] for t in _tools(model)] == ["h.small"]
+	assert len(model.requests[0].messages[0].content) < 10_000
+	assert "'huge' is left out: its input schema" in caplog.text
