@@ -26,6 +26,7 @@ from __future__ import annotations
 import calendar
 import math
 import os
+import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import cache
@@ -38,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
+	"MAX_INTERVAL",
 	"Clock",
 	"CronSchedule",
 	"DailySchedule",
@@ -51,7 +53,12 @@ __all__ = [
 	"schedule_zone",
 ]
 
+MAX_INTERVAL = 10 * 365 * 86_400
+"""The longest interval in seconds (ten years); a longer one could not be counted in dates."""
+
 _DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+# croniter's random field (R, R(0-30), R/5): a different time in each process and each restart.
+_RANDOM = re.compile(r"r(?:\(\d+-\d+\))?(?:/\d+)?", re.I | re.ASCII)
 _MAX_DST_SHIFT = timedelta(hours=3)  # larger than any real DST jump
 
 
@@ -80,7 +87,11 @@ class IntervalSchedule(_Spec):
 	"""Run every ``value`` seconds, counted from when the schedule starts."""
 
 	type: Literal["interval"]
-	value: float = Field(ge=0.1, description="Seconds between runs (at least 0.1).")
+	value: float = Field(
+		ge=0.1,
+		le=MAX_INTERVAL,
+		description="Seconds between runs (at least 0.1, at most ten years: 315,360,000).",
+	)
 
 
 class DailySchedule(_Spec):
@@ -125,6 +136,19 @@ class CronSchedule(_Spec):
 			croniter,
 		)
 
+		fields = self.expression.split()
+		if len(fields) != 5 and not (len(fields) == 1 and fields[0].startswith("@")):
+			raise ValueError(
+				f"invalid cron expression {self.expression!r}: it has {len(fields)} fields, not "
+				"five; give minute hour day-of-month month day-of-week (seconds and years are not "
+				"supported; for runs more often than once a minute, use an interval)"
+			)
+		if any(_RANDOM.fullmatch(part) for field in fields for part in field.split(",")):
+			raise ValueError(
+				f"invalid cron expression {self.expression!r}: a random field (R) gives each "
+				"process and "
+				"each restart another time; write the minute or hour"
+			)
 		if not croniter.is_valid(self.expression):
 			raise ValueError(f"invalid cron expression {self.expression!r}")
 		try:  # 30 February: valid, and never due (serving it would stop every schedule)
@@ -198,7 +222,7 @@ def local_zone() -> tzinfo:
 		if name:
 			try:
 				return ZoneInfo(name)
-			except (ZoneInfoNotFoundError, ValueError):
+			except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, too long
 				continue
 	return UTC
 
@@ -210,10 +234,13 @@ def _zone(name: str | None) -> tzinfo:
 
 	try:
 		return ZoneInfo(name)
-	except (ZoneInfoNotFoundError, ValueError) as exc:
+	except (ZoneInfoNotFoundError, ValueError, OSError):
+		# OSError: a folder of the database ("Europe"), or a name too long for a file; its
+		# message names the host's path to the database.
+		shown = name if len(name) <= 100 else f"{name[:100]}..."
 		raise ValueError(
-			f"unknown time zone {name!r}; use an IANA name like 'Europe/Berlin'"
-		) from exc
+			f"unknown time zone {shown!r}; use an IANA name like 'Europe/Berlin'"
+		) from None
 
 
 def schedule_zone(spec: IntervalSchedule | DailySchedule | CronSchedule) -> tzinfo:
