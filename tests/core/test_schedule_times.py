@@ -320,3 +320,15 @@ def test_an_interval_of_ten_years_is_accepted() -> None:
 	"""The longest interval still counts forward."""
 	spec = parse_schedule({"type": "interval", "value": 10 * 365 * 86400})
 	assert next_run(spec, utc(2026, 1, 1)) == utc(2026, 1, 1) + timedelta(days=3650)
+
+
+def test_a_spec_object_is_validated_like_a_dict() -> None:
+	"""A spec built without validation (model_construct) is checked when given, like a dict."""
+	never = CronSchedule.model_construct(type="cron", expression="0 0 30 2 *", time_zone="UTC")
+	with pytest.raises(ConfigurationError, match="never fires"):
+		parse_schedule(never)
+	huge = IntervalSchedule.model_construct(type="interval", value=float("inf"))
+	with pytest.raises(ConfigurationError, match=r"interval\.value"):
+		parse_schedule(huge)
+	good = parse_schedule({"type": "daily", "hour": 9, "timeZone": "UTC", "id": "d"})
+	assert parse_schedule(good) == good

@@ -499,3 +499,31 @@ async def test_a_run_that_raises_records_its_error_masked(tmp_path) -> None:
 	assert record.status == "error" and "refused" in (record.error or "")
 	assert secret not in (record.error or "") and ended and secret not in ended[0]
 	assert secret.encode() not in store.read_bytes()
+
+
+async def test_a_schedule_whose_next_time_fails_stops_alone(monkeypatch, caplog) -> None:
+	"""next_run raising for one schedule logs it and pauses that schedule; the others go on.
+
+	The error left the schedule's loop and ended the scheduler, every schedule with it.
+	"""
+	import openmolt_core.scheduler as scheduler_module
+
+	real = scheduler_module.next_run
+
+	def next_run(spec, after, *, anchor=None):
+		if spec.id == "broken":
+			raise OverflowError("date value out of range")
+		return real(spec, after, anchor=anchor)
+
+	monkeypatch.setattr(scheduler_module, "next_run", next_run)
+	clock, om, agent = setup(finishes(3))
+	other = om.create_agent(name="Other", model=finishes(0))
+	other.schedule({"type": "interval", "value": 60, "id": "broken"})
+	sid = agent.schedule({"type": "interval", "value": 60})
+	with caplog.at_level("ERROR", logger="openmolt"):
+		async with om:
+			await clock.advance(minutes=3)
+	assert [r.status for r in om.scheduler.get(sid).history] == ["success"] * 3
+	broken = om.scheduler.get("broken")
+	assert broken.paused and broken.next_run is None and broken.history == []
+	assert any("broken" in r.getMessage() and "stops" in r.getMessage() for r in caplog.records)

@@ -178,11 +178,15 @@ def parse_schedule(
 ) -> IntervalSchedule | DailySchedule | CronSchedule:
 	"""Validate a schedule given as a dict (snake_case or camelCase keys) or a spec object.
 
+	A spec object is validated again, so one built without validation is refused here too.
+
 	Raises:
 		ConfigurationError: The schedule is invalid; the message names the field.
 	"""
 	if isinstance(spec, IntervalSchedule | DailySchedule | CronSchedule):
-		return spec
+		# Checked again: ``model_construct`` (or a copy with ``update``) skips the validators.
+		# Its fields as they are (an input object stays that object, not its dump).
+		spec = dict(spec)
 	if not isinstance(spec, Mapping):
 		raise ConfigurationError(
 			f"a schedule must be a dict, got {type(spec).__name__}: e.g. {{'type': 'interval', "

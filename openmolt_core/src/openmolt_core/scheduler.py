@@ -507,7 +507,17 @@ class Scheduler:
 			schedule._cursor = schedule._cursor or now
 			schedule._anchor = schedule._anchor or now
 			while True:
-				due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+				try:
+					due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+				except Exception:  # its times cannot be computed: it stops, the others go on
+					schedule._paused, schedule._next = True, None
+					log.exception(
+						"schedule %s: its next run cannot be computed after %s; it stops (the "
+						"other schedules go on)",
+						schedule.id,
+						schedule._cursor.isoformat(),
+					)
+					return
 				schedule._next = due
 				await self.clock.sleep_until(due)
 				now = self.clock.now()
