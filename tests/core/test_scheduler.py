@@ -527,3 +527,39 @@ async def test_a_schedule_whose_next_time_fails_stops_alone(monkeypatch, caplog)
 	broken = om.scheduler.get("broken")
 	assert broken.paused and broken.next_run is None and broken.history == []
 	assert any("broken" in r.getMessage() and "stops" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+	("given", "fragment"),
+	[("", "empty"), ("   ", "empty"), ("a\nb", "control"), ("x" * 201, "200")],
+	ids=["empty", "blank", "newline", "long"],
+)
+async def test_an_explicit_id_must_be_a_short_line_of_text(given: str, fragment: str) -> None:
+	"""A blank id, one with a line break (it forged log lines) or a huge one is refused."""
+	_, _, agent = setup(finishes(0))
+	with pytest.raises(ConfigurationError, match=r"id") as info:
+		agent.schedule({"type": "interval", "value": 5, "id": given})
+	assert fragment in str(info.value)
+	assert agent.om.scheduler.schedules == []
+
+
+@pytest.mark.parametrize("store", [False, True])
+async def test_stored_history_returns_at_most_limit_records(tmp_path, store: bool) -> None:
+	"""limit=1 is the latest record, with or without a file; a limit under 1 is refused.
+
+	In memory, limit=0 returned every record and -1 all but the first; the file took -1 as all.
+	"""
+	options = {"schedule_store": tmp_path / "runs.sqlite"} if store else {}
+	clock, om, agent = setup(finishes(3), **options)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	async with om:
+		for n in (1, 2, 3):  # the store is read and written in threads: one due time at a time
+			await until(lambda: clock.sleeping)
+			await clock.advance(seconds=60)
+			await until(lambda n=n: len(schedule.history) == n)
+	assert [r.due for r in await schedule.stored_history(1)] == [T0 + timedelta(minutes=3)]
+	assert len(await schedule.stored_history()) == 3
+	for limit in (0, -1):
+		with pytest.raises(ConfigurationError, match="limit"):
+			await schedule.stored_history(limit)

@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+	BaseModel,
+	ConfigDict,
+	Field,
+	TypeAdapter,
+	ValidationError,
+	field_validator,
+	model_validator,
+)
 
 from openmolt_core.errors import ConfigurationError
 
@@ -81,6 +89,20 @@ class _Spec(BaseModel):
 		description="Runs missed while the process was down or asleep: skip them, or run once.",
 	)
 	paused: bool = Field(default=False, description="Start paused.")
+
+	@field_validator("id")
+	@classmethod
+	def _check_id(cls, value: str | None) -> str | None:
+		# It names the schedule in logs, events, the history file and durable workflow ids.
+		if value is None:
+			return None
+		if not value.strip():
+			raise ValueError("an id must not be empty; leave it out for one derived from the agent")
+		if len(value) > 200:
+			raise ValueError(f"an id is at most 200 characters, this one has {len(value)}")
+		if any(ord(c) < 32 or ord(c) == 127 for c in value):
+			raise ValueError("an id must not hold control characters such as a line break")
+		return value
 
 
 class IntervalSchedule(_Spec):

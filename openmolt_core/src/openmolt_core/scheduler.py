@@ -296,7 +296,18 @@ class Schedule:
 		return self._running
 
 	async def stored_history(self, limit: int = 100) -> list[RunRecord]:
-		"""Records from the SQLite file when there is one, else the in-memory history."""
+		"""Records from the SQLite file when there is one, else the in-memory history.
+
+		Args:
+			limit: The most records returned, the latest ones (at least 1).
+
+		Raises:
+			ConfigurationError: ``limit`` is under 1.
+		"""
+		if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+			raise ConfigurationError(
+				f"stored_history: limit is the most records returned, at least 1; got {limit!r}"
+			)
 		store = self._scheduler.store
 		if store is None:
 			return self.history[-limit:]
