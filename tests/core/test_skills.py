@@ -393,6 +393,18 @@ async def test_a_plugin_skill_object_may_read_hard_linked_files(
 	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
 
 
+async def test_a_plugin_skill_given_as_a_dict_may_read_hard_linked_files(
+	hostile: tuple[Path, Path],
+) -> None:
+	"""A plugin may register a skill's fields as a dict: its files are read as a Skill's are."""
+	root, _ = hostile
+	os.link(root / "refs" / "rates.csv", root.parent / "cache-copy")
+	[found] = load_skills([{"name": "invoices", "description": "d", "root": root}], hard_links=True)
+	assert found.files() == ["refs/rates.csv"]
+	tool = skill_tool([found], available=[])
+	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
+
+
 def test_a_symlinked_subfolder_is_not_a_skill(hostile: tuple[Path, Path]) -> None:
 	"""In a folder of skills, a symlink to a folder elsewhere is not followed."""
 	root, outside = hostile

@@ -443,6 +443,14 @@ def load_skills(
 	"""
 	skills: list[Skill] = []
 	for entry in entries:
+		if isinstance(entry, Mapping):
+			fields = dict(entry)
+			if "allowed-tools" in fields and "allowed_tools" not in fields:  # as SKILL.md spells it
+				fields["allowed_tools"] = fields.pop("allowed-tools")
+			try:
+				entry = Skill(**fields)  # then read as a Skill object is (a plugin's hard links)
+			except TypeError as exc:
+				raise ConfigurationError(f"skills: {exc}") from exc
 		if isinstance(entry, Skill):
 			if hard_links and entry.root is not None and entry._folder is None:
 				try:  # a plugin's Skill object: its files may be hard-linked too
@@ -451,14 +459,6 @@ def load_skills(
 				except ToolError:
 					pass  # its folder is missing: said when the model loads it
 			skills.append(entry)
-		elif isinstance(entry, Mapping):
-			fields = dict(entry)
-			if "allowed-tools" in fields and "allowed_tools" not in fields:  # as SKILL.md spells it
-				fields["allowed_tools"] = fields.pop("allowed-tools")
-			try:
-				skills.append(Skill(**fields))
-			except TypeError as exc:
-				raise ConfigurationError(f"skills: {exc}") from exc
 		elif isinstance(entry, str) and plugins is not None and _NAME.match(entry):
 			skills.extend(_named(entry, plugins, known))
 		elif isinstance(entry, (str, os.PathLike)):
