@@ -563,3 +563,28 @@ async def test_stored_history_returns_at_most_limit_records(tmp_path, store: boo
 	for limit in (0, -1):
 		with pytest.raises(ConfigurationError, match="limit"):
 			await schedule.stored_history(limit)
+
+
+async def test_run_now_does_not_move_an_intervals_grid_across_a_restart(tmp_path) -> None:
+	"""An hourly interval on the hour stays on the hour after a run_now at half past and a restart.
+
+	The restarted schedule counted from the run_now's time: 09:30, 10:30... instead of 09:00.
+	"""
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 3600}
+	clock, om, agent = setup(finishes(2), schedule_store=db)
+	schedule = om.scheduler.get(agent.schedule(spec))
+	async with om:
+		await until(lambda: clock.sleeping)
+		await clock.advance(hours=1)
+		await until(lambda: len(schedule.history) == 1)
+		await clock.advance(minutes=30)
+		await schedule.run_now()
+		assert schedule.next_run == T0 + timedelta(hours=2)
+	clock2, om2, agent2 = setup(
+		finishes(0), start=T0 + timedelta(hours=1, minutes=40), schedule_store=db
+	)
+	restarted = om2.scheduler.get(agent2.schedule(spec))
+	async with om2:
+		await until(lambda: clock2.sleeping)
+		assert restarted.next_run == T0 + timedelta(hours=2)

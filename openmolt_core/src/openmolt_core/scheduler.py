@@ -220,9 +220,15 @@ class LocalScheduleBackend:
 	async def starting_point(
 		self, scheduler: Scheduler, schedule: Schedule, now: datetime
 	) -> tuple[datetime | None, datetime | None]:
-		"""The last due time in the scheduler's store (None without one); the anchor is that time."""
-		last = await scheduler.store.last_due(schedule.id) if scheduler.store is not None else None
-		return last, last
+		"""The last due time in the scheduler's store, and the anchor it keeps (None without one).
+
+		A file from before anchors were kept gives the last due time as the anchor.
+		"""
+		store = scheduler.store
+		if store is None:
+			return None, None
+		last = await store.last_due(schedule.id)
+		return last, await store.anchor(schedule.id, last or now)
 
 	async def fire(
 		self,
