@@ -332,3 +332,13 @@ def test_a_spec_object_is_validated_like_a_dict() -> None:
 		parse_schedule(huge)
 	good = parse_schedule({"type": "daily", "hour": 9, "timeZone": "UTC", "id": "d"})
 	assert parse_schedule(good) == good
+
+
+@pytest.mark.parametrize("kind", ["daily", "cron"])
+@pytest.mark.parametrize("zone", ["", "  "])
+def test_an_empty_time_zone_is_refused(kind: str, zone: str) -> None:
+	"""An empty timeZone names no zone: refused, where it quietly meant the machine's zone."""
+	spec = {"type": kind, "hour": 9, "expression": "0 9 * * *", "timeZone": zone}
+	spec.pop("expression" if kind == "daily" else "hour")
+	with pytest.raises(ConfigurationError, match="timeZone is empty"):
+		parse_schedule(spec)

@@ -138,7 +138,7 @@ class DailySchedule(_Spec):
 	def _check(self) -> DailySchedule:
 		if self.day_of_week and self.day_of_month:
 			raise ValueError("give dayOfWeek or dayOfMonth, not both")
-		_zone(self.time_zone)
+		_check_zone(self.time_zone)
 		return self
 
 
@@ -179,7 +179,7 @@ class CronSchedule(_Spec):
 			raise ValueError(
 				f"cron expression {self.expression!r} never fires (no month has that day)"
 			) from None
-		_zone(self.time_zone)
+		_check_zone(self.time_zone)
 		return self
 
 
@@ -251,6 +251,16 @@ def local_zone() -> tzinfo:
 			except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, too long
 				continue
 	return UTC
+
+
+def _check_zone(name: str | None) -> None:
+	"""Refuse a spec's ``timeZone`` that names no zone (an empty one too)."""
+	if name is not None and not name.strip():
+		raise ValueError(
+			"timeZone is empty; leave it out for the machine's zone, or give an IANA name like "
+			"'Europe/Berlin'"
+		)
+	_zone(name)
 
 
 def _zone(name: str | None) -> tzinfo:
