@@ -250,3 +250,95 @@ def test_next_run_refuses_naive_datetimes() -> None:
 	"""A naive datetime is ambiguous, so next_run refuses it."""
 	with pytest.raises(ValueError, match="aware"):
 		next_run(IntervalSchedule(type="interval", value=1), datetime(2024, 1, 1))
+
+
+@pytest.mark.parametrize(
+	"zone",
+	[
+		"Europe",
+		"Etc",
+		pytest.param("a" * 5000, id="long"),
+	],  # a folder of the zone database; a name too long for a file
+)
+def test_a_zone_that_names_no_zone_file_is_a_clear_error_without_host_paths(zone: str) -> None:
+	"""A zone naming a folder of the database, or too long, is refused like any unknown zone."""
+	with pytest.raises(ConfigurationError, match="unknown time zone") as info:
+		parse_schedule({"type": "daily", "hour": 9, "timeZone": zone})
+	assert "zoneinfo/" not in str(info.value) and "site-packages" not in str(info.value)
+
+
+@pytest.mark.parametrize("tz", ["Europe", pytest.param("b" * 5000, id="long")])
+def test_a_tz_variable_that_names_no_zone_file_falls_back(monkeypatch, tz: str) -> None:
+	"""TZ naming a folder of the database (or too long) is skipped like an unknown name."""
+	from openmolt_core.schedule import local_zone
+
+	monkeypatch.setenv("TZ", tz)
+	assert local_zone().utcoffset(datetime(2024, 1, 1)) is not None
+
+
+@pytest.mark.parametrize(
+	("expression", "fragment"),
+	[
+		("* * * * * *", "not five"),  # croniter's seconds field: every second
+		("*/5 * * * * 30", "not five"),
+		("0 0 1 1 * 0 2030", "not five"),  # a year field: nothing after 2030
+		("0 0 1 1 * 0 2001", "not five"),
+		("R * * * *", "random"),  # a different minute in each process and each restart
+		("0 R * * *", "random"),
+	],
+)
+def test_cron_expressions_beyond_five_fields_or_random_are_refused(
+	expression: str, fragment: str
+) -> None:
+	"""Only the five cron fields are a schedule; seconds, years and croniter's R are refused."""
+	with pytest.raises(ConfigurationError, match="invalid schedule") as info:
+		parse_schedule({"type": "cron", "expression": expression, "timeZone": "UTC"})
+	assert fragment in str(info.value)
+
+
+def test_cron_extensions_that_are_deterministic_are_accepted() -> None:
+	"""Nicknames, L, W and # stay schedules: each process computes the same times."""
+	after = utc(2026, 12, 5, 12)
+	for expression, due in [
+		("@daily", utc(2026, 12, 6)),
+		("0 0 L * *", utc(2026, 12, 31)),
+		("0 0 * * 5#3", utc(2026, 12, 18)),
+		("0 0 15W * *", utc(2026, 12, 15)),
+	]:
+		spec = parse_schedule({"type": "cron", "expression": expression, "timeZone": "UTC"})
+		assert next_run(spec, after) == due, expression
+
+
+@pytest.mark.parametrize("value", [1e12, 1e300, float("inf"), "inf"])
+def test_an_interval_too_long_to_count_is_refused(value: object) -> None:
+	"""An interval past ten years is refused when made (served, its time overflowed)."""
+	with pytest.raises(ConfigurationError, match=r"interval\.value"):
+		parse_schedule({"type": "interval", "value": value})
+
+
+def test_an_interval_of_ten_years_is_accepted() -> None:
+	"""The longest interval still counts forward."""
+	spec = parse_schedule({"type": "interval", "value": 10 * 365 * 86400})
+	assert next_run(spec, utc(2026, 1, 1)) == utc(2026, 1, 1) + timedelta(days=3650)
+
+
+def test_a_spec_object_is_validated_like_a_dict() -> None:
+	"""A spec built without validation (model_construct) is checked when given, like a dict."""
+	never = CronSchedule.model_construct(type="cron", expression="0 0 30 2 *", time_zone="UTC")
+	with pytest.raises(ConfigurationError, match="never fires"):
+		parse_schedule(never)
+	huge = IntervalSchedule.model_construct(type="interval", value=float("inf"))
+	with pytest.raises(ConfigurationError, match=r"interval\.value"):
+		parse_schedule(huge)
+	good = parse_schedule({"type": "daily", "hour": 9, "timeZone": "UTC", "id": "d"})
+	assert parse_schedule(good) == good
+
+
+@pytest.mark.parametrize("kind", ["daily", "cron"])
+@pytest.mark.parametrize("zone", ["", "  "])
+def test_an_empty_time_zone_is_refused(kind: str, zone: str) -> None:
+	"""An empty timeZone names no zone: refused, where it quietly meant the machine's zone."""
+	spec = {"type": kind, "hour": 9, "expression": "0 9 * * *", "timeZone": zone}
+	spec.pop("expression" if kind == "daily" else "hour")
+	with pytest.raises(ConfigurationError, match="timeZone is empty"):
+		parse_schedule(spec)

@@ -499,3 +499,92 @@ async def test_a_run_that_raises_records_its_error_masked(tmp_path) -> None:
 	assert record.status == "error" and "refused" in (record.error or "")
 	assert secret not in (record.error or "") and ended and secret not in ended[0]
 	assert secret.encode() not in store.read_bytes()
+
+
+async def test_a_schedule_whose_next_time_fails_stops_alone(monkeypatch, caplog) -> None:
+	"""next_run raising for one schedule logs it and pauses that schedule; the others go on.
+
+	The error left the schedule's loop and ended the scheduler, every schedule with it.
+	"""
+	import openmolt_core.scheduler as scheduler_module
+
+	real = scheduler_module.next_run
+
+	def next_run(spec, after, *, anchor=None):
+		if spec.id == "broken":
+			raise OverflowError("date value out of range")
+		return real(spec, after, anchor=anchor)
+
+	monkeypatch.setattr(scheduler_module, "next_run", next_run)
+	clock, om, agent = setup(finishes(3))
+	other = om.create_agent(name="Other", model=finishes(0))
+	other.schedule({"type": "interval", "value": 60, "id": "broken"})
+	sid = agent.schedule({"type": "interval", "value": 60})
+	with caplog.at_level("ERROR", logger="openmolt"):
+		async with om:
+			await clock.advance(minutes=3)
+	assert [r.status for r in om.scheduler.get(sid).history] == ["success"] * 3
+	broken = om.scheduler.get("broken")
+	assert broken.paused and broken.next_run is None and broken.history == []
+	assert any("broken" in r.getMessage() and "stops" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+	("given", "fragment"),
+	[("", "empty"), ("   ", "empty"), ("a\nb", "control"), ("x" * 201, "200")],
+	ids=["empty", "blank", "newline", "long"],
+)
+async def test_an_explicit_id_must_be_a_short_line_of_text(given: str, fragment: str) -> None:
+	"""A blank id, one with a line break (it forged log lines) or a huge one is refused."""
+	_, _, agent = setup(finishes(0))
+	with pytest.raises(ConfigurationError, match=r"id") as info:
+		agent.schedule({"type": "interval", "value": 5, "id": given})
+	assert fragment in str(info.value)
+	assert agent.om.scheduler.schedules == []
+
+
+@pytest.mark.parametrize("store", [False, True])
+async def test_stored_history_returns_at_most_limit_records(tmp_path, store: bool) -> None:
+	"""limit=1 is the latest record, with or without a file; a limit under 1 is refused.
+
+	In memory, limit=0 returned every record and -1 all but the first; the file took -1 as all.
+	"""
+	options = {"schedule_store": tmp_path / "runs.sqlite"} if store else {}
+	clock, om, agent = setup(finishes(3), **options)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	schedule = om.scheduler.get(sid)
+	async with om:
+		for n in (1, 2, 3):  # the store is read and written in threads: one due time at a time
+			await until(lambda: clock.sleeping)
+			await clock.advance(seconds=60)
+			await until(lambda n=n: len(schedule.history) == n)
+	assert [r.due for r in await schedule.stored_history(1)] == [T0 + timedelta(minutes=3)]
+	assert len(await schedule.stored_history()) == 3
+	for limit in (0, -1):
+		with pytest.raises(ConfigurationError, match="limit"):
+			await schedule.stored_history(limit)
+
+
+async def test_run_now_does_not_move_an_intervals_grid_across_a_restart(tmp_path) -> None:
+	"""An hourly interval on the hour stays on the hour after a run_now at half past and a restart.
+
+	The restarted schedule counted from the run_now's time: 09:30, 10:30... instead of 09:00.
+	"""
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 3600}
+	clock, om, agent = setup(finishes(2), schedule_store=db)
+	schedule = om.scheduler.get(agent.schedule(spec))
+	async with om:
+		await until(lambda: clock.sleeping)
+		await clock.advance(hours=1)
+		await until(lambda: len(schedule.history) == 1)
+		await clock.advance(minutes=30)
+		await schedule.run_now()
+		assert schedule.next_run == T0 + timedelta(hours=2)
+	clock2, om2, agent2 = setup(
+		finishes(0), start=T0 + timedelta(hours=1, minutes=40), schedule_store=db
+	)
+	restarted = om2.scheduler.get(agent2.schedule(spec))
+	async with om2:
+		await until(lambda: clock2.sleeping)
+		assert restarted.next_run == T0 + timedelta(hours=2)

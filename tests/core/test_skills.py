@@ -393,6 +393,18 @@ async def test_a_plugin_skill_object_may_read_hard_linked_files(
 	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
 
 
+async def test_a_plugin_skill_given_as_a_dict_may_read_hard_linked_files(
+	hostile: tuple[Path, Path],
+) -> None:
+	"""A plugin may register a skill's fields as a dict: its files are read as a Skill's are."""
+	root, _ = hostile
+	os.link(root / "refs" / "rates.csv", root.parent / "cache-copy")
+	[found] = load_skills([{"name": "invoices", "description": "d", "root": root}], hard_links=True)
+	assert found.files() == ["refs/rates.csv"]
+	tool = skill_tool([found], available=[])
+	assert (await load(tool, name="invoices", file="refs/rates.csv"))["content"] == "inside"
+
+
 def test_a_symlinked_subfolder_is_not_a_skill(hostile: tuple[Path, Path]) -> None:
 	"""In a folder of skills, a symlink to a folder elsewhere is not followed."""
 	root, outside = hostile
@@ -439,3 +451,91 @@ def test_a_hidden_folder_of_a_folder_of_skills_is_no_skill(skills_dir: Path) -> 
 	(hidden / "SKILL.md").write_text(INVOICES.replace("invoices", "stale"))
 	names = [s.name for s in load_skills([skills_dir])]
 	assert "stale" not in names and "invoices" in names
+
+
+# -- front matter and fields of every shape -----------------------------------------------------
+
+
+def test_a_skill_md_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+	"""A UTF-8 BOM (Windows editors write one) does not hide the front matter."""
+	folder = tmp_path / "tone"
+	folder.mkdir()
+	(folder / "SKILL.md").write_bytes(
+		"\ufeff---\r\nname: tone\r\ndescription: How we write.\r\n---\r\nBe brief.".encode()
+	)
+	[skill] = load_skills([folder])
+	assert (skill.name, skill.description, skill.instructions) == (
+		"tone",
+		"How we write.",
+		"Be brief.",
+	)
+	assert parse_skill("\ufeff" + INVOICES).name == "invoices"
+
+
+@pytest.mark.parametrize(
+	("text", "message"),
+	[
+		("---\n---\nbody", "skill name ''"),  # empty front matter: the field is missing
+		("---\n---", "skill name ''"),
+		("---\nname: [a, b]\ndescription: d\n---\n", "name must be text"),
+		("---\nname: ok\ndescription: [a, b]\n---\n", "description must be text"),
+		("---\nname: ok\ndescription:\n  - a\n  - b\n---\n", "description must be text"),
+	],
+)
+def test_front_matter_fields_of_the_wrong_shape_are_refused(text: str, message: str) -> None:
+	"""An empty front matter says what is missing; a list where text is due is refused."""
+	with pytest.raises(ConfigurationError, match=r"SKILL\.md") as info:
+		parse_skill(text)
+	assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+	("fields", "message"),
+	[
+		({"name": 5, "description": "d"}, "name must be text"),
+		({"name": "x", "description": 5}, "description must be text"),
+		({"name": "x", "description": "d", "instructions": 5}, "instructions must be text"),
+		({"name": "x", "description": "d", "allowed_tools": "a.b"}, "a list of tool handles"),
+		({"name": "x", "description": "d", "allowed_tools": [1]}, "a list of tool handles"),
+		({"name": "x", "description": "d", "root": 5}, "root must be a folder's path"),
+	],
+)
+def test_skill_fields_of_the_wrong_type_are_refused_where_given(
+	fields: dict[str, Any], message: str
+) -> None:
+	"""A Skill, or a dict of its fields, with a field of the wrong type names the field."""
+	with pytest.raises(ConfigurationError) as info:
+		load_skills([fields])
+	assert message in str(info.value)
+
+
+def test_a_dict_skill_takes_skill_md_spellings_and_lists(tmp_path: Path) -> None:
+	"""A dict may spell allowed-tools as SKILL.md does; lists become tuples, a root a Path."""
+	(tmp_path / "notes.txt").write_text("n")
+	[skill] = load_skills(
+		[
+			{
+				"name": "x",
+				"description": "d",
+				"allowed-tools": ["local.pay"],
+				"root": str(tmp_path),
+			}
+		]
+	)
+	assert skill.allowed_tools == ("local.pay",) and skill.root == tmp_path
+	assert skill.files() == ["notes.txt"]
+	assert hash(skill) == hash(
+		Skill(name="x", description="d", root=tmp_path, allowed_tools=("local.pay",))
+	)
+
+
+@pytest.mark.parametrize("indent", ["  ", ""])
+def test_allowed_tools_as_a_block_list_are_read(indent: str) -> None:
+	"""``allowed-tools:`` then ``- item`` lines is a list (its items were all dropped)."""
+	text = (
+		f"---\nname: x\ndescription: |\n  - a point\n  - another\nallowed-tools:\n"
+		f"{indent}- local.pay\n{indent}- stripe\n---\n"
+	)
+	skill = parse_skill(text)
+	assert skill.allowed_tools == ("local.pay", "stripe")
+	assert skill.description == "- a point - another"  # a block of text keeps its dashes

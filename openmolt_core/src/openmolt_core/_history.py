@@ -83,6 +83,10 @@ CREATE TABLE IF NOT EXISTS runs (
 	error TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_schedule ON runs (schedule_id, due);
+CREATE TABLE IF NOT EXISTS anchors (
+	schedule_id TEXT PRIMARY KEY,
+	anchor TEXT NOT NULL
+);
 """
 
 
@@ -156,6 +160,21 @@ class SqliteHistory:
 			conn.close()
 		return datetime.fromisoformat(row[0]) if row else None
 
+	def _anchor(self, schedule_id: str, default: datetime) -> datetime:
+		conn = self._connect()
+		try:
+			with conn:
+				conn.execute(
+					"INSERT OR IGNORE INTO anchors (schedule_id, anchor) VALUES (?, ?)",
+					(schedule_id, default.isoformat()),
+				)
+				row = conn.execute(
+					"SELECT anchor FROM anchors WHERE schedule_id = ?", (schedule_id,)
+				).fetchone()
+		finally:
+			conn.close()
+		return datetime.fromisoformat(row[0])
+
 	def _records(self, schedule_id: str, limit: int) -> list[RunRecord]:
 		conn = self._connect()
 		try:
@@ -188,6 +207,17 @@ class SqliteHistory:
 	async def last_due(self, schedule_id: str) -> datetime | None:
 		"""The due time of the schedule's latest stored run or skip, if any."""
 		return await anyio.to_thread.run_sync(self._last_due, schedule_id)
+
+	async def anchor(self, schedule_id: str, default: datetime) -> datetime:
+		"""The instant the schedule's interval counts from, kept from its first start.
+
+		A ``run_now`` between two due times does not move it, so a restart keeps the grid.
+
+		Args:
+			schedule_id: The schedule's id.
+			default: The anchor to keep when the file has none for it yet.
+		"""
+		return await anyio.to_thread.run_sync(self._anchor, schedule_id, default)
 
 	async def records(self, schedule_id: str, limit: int = 100) -> list[RunRecord]:
 		"""The schedule's latest stored records, oldest first."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import calendar
 import math
 import os
+import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import cache
@@ -33,11 +34,20 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+	BaseModel,
+	ConfigDict,
+	Field,
+	TypeAdapter,
+	ValidationError,
+	field_validator,
+	model_validator,
+)
 
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
+	"MAX_INTERVAL",
 	"Clock",
 	"CronSchedule",
 	"DailySchedule",
@@ -51,7 +61,12 @@ __all__ = [
 	"schedule_zone",
 ]
 
+MAX_INTERVAL = 10 * 365 * 86_400
+"""The longest interval in seconds (ten years); a longer one could not be counted in dates."""
+
 _DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+# croniter's random field (R, R(0-30), R/5): a different time in each process and each restart.
+_RANDOM = re.compile(r"r(?:\(\d+-\d+\))?(?:/\d+)?", re.I | re.ASCII)
 _MAX_DST_SHIFT = timedelta(hours=3)  # larger than any real DST jump
 
 
@@ -75,12 +90,30 @@ class _Spec(BaseModel):
 	)
 	paused: bool = Field(default=False, description="Start paused.")
 
+	@field_validator("id")
+	@classmethod
+	def _check_id(cls, value: str | None) -> str | None:
+		# It names the schedule in logs, events, the history file and durable workflow ids.
+		if value is None:
+			return None
+		if not value.strip():
+			raise ValueError("an id must not be empty; leave it out for one derived from the agent")
+		if len(value) > 200:
+			raise ValueError(f"an id is at most 200 characters, this one has {len(value)}")
+		if any(ord(c) < 32 or ord(c) == 127 for c in value):
+			raise ValueError("an id must not hold control characters such as a line break")
+		return value
+
 
 class IntervalSchedule(_Spec):
 	"""Run every ``value`` seconds, counted from when the schedule starts."""
 
 	type: Literal["interval"]
-	value: float = Field(ge=0.1, description="Seconds between runs (at least 0.1).")
+	value: float = Field(
+		ge=0.1,
+		le=MAX_INTERVAL,
+		description="Seconds between runs (at least 0.1, at most ten years: 315,360,000).",
+	)
 
 
 class DailySchedule(_Spec):
@@ -105,7 +138,7 @@ class DailySchedule(_Spec):
 	def _check(self) -> DailySchedule:
 		if self.day_of_week and self.day_of_month:
 			raise ValueError("give dayOfWeek or dayOfMonth, not both")
-		_zone(self.time_zone)
+		_check_zone(self.time_zone)
 		return self
 
 
@@ -125,6 +158,19 @@ class CronSchedule(_Spec):
 			croniter,
 		)
 
+		fields = self.expression.split()
+		if len(fields) != 5 and not (len(fields) == 1 and fields[0].startswith("@")):
+			raise ValueError(
+				f"invalid cron expression {self.expression!r}: it has {len(fields)} fields, not "
+				"five; give minute hour day-of-month month day-of-week (seconds and years are not "
+				"supported; for runs more often than once a minute, use an interval)"
+			)
+		if any(_RANDOM.fullmatch(part) for field in fields for part in field.split(",")):
+			raise ValueError(
+				f"invalid cron expression {self.expression!r}: a random field (R) gives each "
+				"process and "
+				"each restart another time; write the minute or hour"
+			)
 		if not croniter.is_valid(self.expression):
 			raise ValueError(f"invalid cron expression {self.expression!r}")
 		try:  # 30 February: valid, and never due (serving it would stop every schedule)
@@ -133,7 +179,7 @@ class CronSchedule(_Spec):
 			raise ValueError(
 				f"cron expression {self.expression!r} never fires (no month has that day)"
 			) from None
-		_zone(self.time_zone)
+		_check_zone(self.time_zone)
 		return self
 
 
@@ -154,11 +200,15 @@ def parse_schedule(
 ) -> IntervalSchedule | DailySchedule | CronSchedule:
 	"""Validate a schedule given as a dict (snake_case or camelCase keys) or a spec object.
 
+	A spec object is validated again, so one built without validation is refused here too.
+
 	Raises:
 		ConfigurationError: The schedule is invalid; the message names the field.
 	"""
 	if isinstance(spec, IntervalSchedule | DailySchedule | CronSchedule):
-		return spec
+		# Checked again: ``model_construct`` (or a copy with ``update``) skips the validators.
+		# Its fields as they are (an input object stays that object, not its dump).
+		spec = dict(spec)
 	if not isinstance(spec, Mapping):
 		raise ConfigurationError(
 			f"a schedule must be a dict, got {type(spec).__name__}: e.g. {{'type': 'interval', "
@@ -198,9 +248,19 @@ def local_zone() -> tzinfo:
 		if name:
 			try:
 				return ZoneInfo(name)
-			except (ZoneInfoNotFoundError, ValueError):
+			except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, too long
 				continue
 	return UTC
+
+
+def _check_zone(name: str | None) -> None:
+	"""Refuse a spec's ``timeZone`` that names no zone (an empty one too)."""
+	if name is not None and not name.strip():
+		raise ValueError(
+			"timeZone is empty; leave it out for the machine's zone, or give an IANA name like "
+			"'Europe/Berlin'"
+		)
+	_zone(name)
 
 
 def _zone(name: str | None) -> tzinfo:
@@ -210,10 +270,13 @@ def _zone(name: str | None) -> tzinfo:
 
 	try:
 		return ZoneInfo(name)
-	except (ZoneInfoNotFoundError, ValueError) as exc:
+	except (ZoneInfoNotFoundError, ValueError, OSError):
+		# OSError: a folder of the database ("Europe"), or a name too long for a file; its
+		# message names the host's path to the database.
+		shown = name if len(name) <= 100 else f"{name[:100]}..."
 		raise ValueError(
-			f"unknown time zone {name!r}; use an IANA name like 'Europe/Berlin'"
-		) from exc
+			f"unknown time zone {shown!r}; use an IANA name like 'Europe/Berlin'"
+		) from None
 
 
 def schedule_zone(spec: IntervalSchedule | DailySchedule | CronSchedule) -> tzinfo:

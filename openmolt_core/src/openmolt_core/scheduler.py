@@ -220,9 +220,15 @@ class LocalScheduleBackend:
 	async def starting_point(
 		self, scheduler: Scheduler, schedule: Schedule, now: datetime
 	) -> tuple[datetime | None, datetime | None]:
-		"""The last due time in the scheduler's store (None without one); the anchor is that time."""
-		last = await scheduler.store.last_due(schedule.id) if scheduler.store is not None else None
-		return last, last
+		"""The last due time in the scheduler's store, and the anchor it keeps (None without one).
+
+		A file from before anchors were kept gives the last due time as the anchor.
+		"""
+		store = scheduler.store
+		if store is None:
+			return None, None
+		last = await store.last_due(schedule.id)
+		return last, await store.anchor(schedule.id, last or now)
 
 	async def fire(
 		self,
@@ -296,7 +302,18 @@ class Schedule:
 		return self._running
 
 	async def stored_history(self, limit: int = 100) -> list[RunRecord]:
-		"""Records from the SQLite file when there is one, else the in-memory history."""
+		"""Records from the SQLite file when there is one, else the in-memory history.
+
+		Args:
+			limit: The most records returned, the latest ones (at least 1).
+
+		Raises:
+			ConfigurationError: ``limit`` is under 1.
+		"""
+		if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+			raise ConfigurationError(
+				f"stored_history: limit is the most records returned, at least 1; got {limit!r}"
+			)
 		store = self._scheduler.store
 		if store is None:
 			return self.history[-limit:]
@@ -507,7 +524,17 @@ class Scheduler:
 			schedule._cursor = schedule._cursor or now
 			schedule._anchor = schedule._anchor or now
 			while True:
-				due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+				try:
+					due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+				except Exception:  # its times cannot be computed: it stops, the others go on
+					schedule._paused, schedule._next = True, None
+					log.exception(
+						"schedule %s: its next run cannot be computed after %s; it stops (the "
+						"other schedules go on)",
+						schedule.id,
+						schedule._cursor.isoformat(),
+					)
+					return
 				schedule._next = due
 				await self.clock.sleep_until(due)
 				now = self.clock.now()

@@ -89,7 +89,8 @@ def _hidden(path: str) -> bool:
 
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
+# The front matter may be empty ("---" then "---"): then the fields are missing, said as such.
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,14 +113,40 @@ class Skill:
 	_folder: _Folder | None = field(default=None, init=False, repr=False, compare=False)
 
 	def __post_init__(self) -> None:
+		if not isinstance(self.name, str):
+			raise ConfigurationError(
+				f"a skill's name must be text (lowercase letters, digits and hyphens), not "
+				f"{type(self.name).__name__}"
+			)
 		if len(self.name) > 64 or not _NAME.match(self.name):
 			raise ConfigurationError(
-				f"skill name {self.name!r}: use lowercase letters, digits and hyphens (at most 64)"
+				f"skill name {self.name[:100]!r}: use lowercase letters, digits and hyphens (at "
+				"most 64)"
 			)
+		for key in ("description", "instructions"):
+			value = getattr(self, key)
+			if not isinstance(value, str):
+				raise ConfigurationError(
+					f"skill {self.name!r}: the {key} must be text, not {type(value).__name__}"
+				)
 		if not self.description.strip() or len(self.description) > 1024:
 			raise ConfigurationError(
 				f"skill {self.name!r}: the description must say what it is for, in 1 to 1024 characters"
 			)
+		tools = self.allowed_tools
+		if not isinstance(tools, list | tuple) or not all(isinstance(t, str) for t in tools):
+			raise ConfigurationError(
+				f"skill {self.name!r}: allowed_tools must be a list of tool handles or integration "
+				"ids, like ['local.pay', 'stripe']"
+			)
+		object.__setattr__(self, "allowed_tools", tuple(tools))
+		if self.root is not None:
+			if not isinstance(self.root, str | os.PathLike):
+				raise ConfigurationError(
+					f"skill {self.name!r}: root must be a folder's path, not "
+					f"{type(self.root).__name__}"
+				)
+			object.__setattr__(self, "root", Path(self.root))
 
 	def files(self) -> list[str]:
 		"""The skill's other files, as paths relative to its folder (at most `MAX_SKILL_FILES`).
@@ -266,14 +293,16 @@ def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
 		)
 	data: dict[str, Any] = {}
 	key: str | None = None
-	for raw in match.group(1).splitlines():
+	block = False  # the key's value is a block of text ("|" or ">"), whose lines may start with "-"
+	for raw in (match.group(1) or "").splitlines():
 		line = raw.rstrip()
 		if not line.strip() or line.lstrip().startswith("#"):
 			continue
 		if line.startswith((" ", "\t", "-")) and key is not None:
 			item = line.strip()
-			if item.startswith("- "):
-				data.setdefault(key, [])
+			if item.startswith("- ") and not block:
+				if data[key] == "":  # "key:" alone, then "- item" lines: a list
+					data[key] = []
 				if isinstance(data[key], list):
 					data[key].append(_scalar(item[2:]))
 			elif isinstance(data.get(key), str):  # a folded continuation line
@@ -284,6 +313,7 @@ def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
 			raise ConfigurationError(f"{where}: front matter line {line!r} is not 'key: value'")
 		key = name.strip()
 		value = value.strip()
+		block = value in ("|", ">")
 		if value in ("", "|", ">"):
 			data[key] = ""
 		elif value.startswith("[") and value.endswith("]"):
@@ -304,14 +334,14 @@ def parse_skill(text: str, *, root: Path | None = None, where: str = "SKILL.md")
 	Raises:
 		ConfigurationError: The front matter is missing or malformed, or a field is invalid.
 	"""
-	data, body = _front_matter(text, where)
+	data, body = _front_matter(text.removeprefix("\ufeff"), where)  # a BOM, from some editors
 	tools = data.get("allowed-tools", data.get("allowed_tools", ()))
 	if isinstance(tools, str):
 		tools = [t for t in re.split(r"[\s,]+", tools) if t]
 	try:
 		return Skill(
-			name=str(data.get("name", "")),
-			description=str(data.get("description", "")),
+			name=data.get("name", ""),  # a list is refused by Skill, not written out as text
+			description=data.get("description", ""),
 			instructions=body.strip(),
 			root=root,
 			allowed_tools=tuple(str(t) for t in tools),
@@ -413,6 +443,14 @@ def load_skills(
 	"""
 	skills: list[Skill] = []
 	for entry in entries:
+		if isinstance(entry, Mapping):
+			fields = dict(entry)
+			if "allowed-tools" in fields and "allowed_tools" not in fields:  # as SKILL.md spells it
+				fields["allowed_tools"] = fields.pop("allowed-tools")
+			try:
+				entry = Skill(**fields)  # then read as a Skill object is (a plugin's hard links)
+			except TypeError as exc:
+				raise ConfigurationError(f"skills: {exc}") from exc
 		if isinstance(entry, Skill):
 			if hard_links and entry.root is not None and entry._folder is None:
 				try:  # a plugin's Skill object: its files may be hard-linked too
@@ -421,11 +459,6 @@ def load_skills(
 				except ToolError:
 					pass  # its folder is missing: said when the model loads it
 			skills.append(entry)
-		elif isinstance(entry, Mapping):
-			try:
-				skills.append(Skill(**dict(entry)))
-			except TypeError as exc:
-				raise ConfigurationError(f"skills: {exc}") from exc
 		elif isinstance(entry, str) and plugins is not None and _NAME.match(entry):
 			skills.extend(_named(entry, plugins, known))
 		elif isinstance(entry, (str, os.PathLike)):
