@@ -161,6 +161,7 @@ class Telemetry(RunObserver):
 			**common,
 			gen_ai.REQUEST_MODEL: run.agent.model,
 			"openmolt.run.resumed": run.resumed,
+			**_trigger_attributes(run.trigger),
 		}
 		span = self.tracer.start_span(
 			f"{gen_ai.INVOKE_AGENT} {run.agent_name}", kind=SpanKind.INTERNAL, attributes=attributes
@@ -416,6 +417,19 @@ class Telemetry(RunObserver):
 			span.set_status(Status(StatusCode.ERROR, run.redact(str(entry.get("error", "")))))
 		elif self.capture_content:
 			span.set_attribute(gen_ai.TOOL_CALL_RESULT, _json(run.redact.deep(entry.get("result"))))
+
+
+def _trigger_attributes(trigger: dict[str, Any]) -> dict[str, Any]:
+	"""Where a run came from (`ObservedRun.trigger`, redacted) as ``openmolt.trigger.*``.
+
+	Its kind, ``where`` (the trigger's or schedule's name), ``sender`` (the chat user, the A2A
+	or AG-UI caller), ``parent_run_id`` (a sub-agent's caller): each plain value it holds.
+	"""
+	return {
+		f"openmolt.trigger.{key}": value
+		for key, value in trigger.items()
+		if isinstance(value, str | int | float | bool) and value != ""
+	}
 
 
 def _request_attributes(run: ObservedRun) -> dict[str, Any]:
