@@ -602,8 +602,9 @@ function steps(events, tainted, over) {
       // one still waiting for a decision then never gets one (a sub-agent's park its caller
       // went past, a run cancelled while a person was asked)
       if (call.state === "waiting" && over) call.state = "not_run";
-      // a call still queued when its step is over never ran (a capability held or skipped it)
-      if (call.state === "queued" && (s.n !== last || (result && !parked))) call.state = "not_run";
+      // a call still queued when its step is over never ran (a capability held or skipped it),
+      // nor one when its run stopped (a parked run cancelled waits for nothing)
+      if (call.state === "queued" && (s.n !== last || (result && !parked) || over)) call.state = "not_run";
       else if (call.state === "queued" && parked) call.state = "waiting";
     }
   }

@@ -1,0 +1,94 @@
+"""Where the run viewer's stories meet: a parked run its caller cancelled.
+
+A run parked on an approval whose A2A caller cancelled it (`RunStore.cancel_parked`: status
+``cancelled``) showed its other queued call as still "waiting", as if the run could go on.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import Served, seed_runs
+
+pytestmark = [pytest.mark.xdist_group("browser")]
+
+
+def _iso(minutes_ago: float) -> str:
+	return (datetime.now(UTC) - timedelta(minutes=minutes_ago)).isoformat()
+
+
+def test_a_cancelled_parked_runs_calls_wait_for_nothing(served: Served, page: Any) -> None:
+	"""Parked on an approval, then cancelled: neither of its step's calls is shown waiting."""
+	commands = [
+		{"type": "callTool", "tool": "local.pay", "input": {"amount": 5}},
+		{"type": "callTool", "tool": "local.note", "input": {"text": "paid"}},
+	]
+	request = {"tool": "local.pay", "input": {"amount": 5}, "call": "tool:1:0:local.pay"}
+	seed_runs(
+		served.store_path,
+		[
+			{
+				"run_id": "parked-then-cancelled",
+				"agent": "Payer",
+				"status": "cancelled",
+				"started": _iso(3),
+				"ended": _iso(2),
+				"updated": _iso(1),
+				"error": "cancelled by its A2A caller (CancelTask)",
+			}
+		],
+		[
+			{
+				"run_id": "parked-then-cancelled",
+				"name": name,
+				"step": 1,
+				"time": _iso(t),
+				"data": data,
+			}
+			for name, t, data in (
+				("llmOutput", 2.9, {"output": "{}", "usage": {}, "model": "scripted"}),
+				("commandsQueued", 2.8, {"commands": commands}),
+				("approval:request", 2.7, {"request": request}),
+				("finish", 2.6, {"result": {"status": "approval_required", "plan": []}}),
+			)
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=parked-then-cancelled")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("cancelled")
+	expect(view.get_by_test_id("run-error")).to_contain_text("CancelTask")
+	calls = view.get_by_test_id("tool-call")
+	expect(calls).to_have_count(2)
+	for tool in ("local.pay", "local.note"):
+		expect(calls.and_(page.locator(f"[data-tool='{tool}']"))).to_have_attribute(
+			"data-status", "not_run"
+		)
+	expect(view.locator("[data-testid=bar][data-kind=parked]")).to_have_count(0)
+
+
+def test_a_verdict_on_a_plan_is_shown_with_the_plan_it_judged(served: Served, page: Any) -> None:
+	"""A refused plan's verdict is with its updatePlan command; the plan kept is the next one."""
+	from openmolt_core.guardrails.pii import pii_redaction
+	from openmolt_core.testing import ScriptedModel, finish, update_plan
+
+	plan = update_plan("Email ada@example.com the invoice")
+	model = ScriptedModel([plan, update_plan("Send the invoice"), finish("sent")])
+	agent = served.om.create_agent(
+		name="Planner",
+		model=model,
+		guardrails=[pii_redaction("output", kinds=["email"], action="refuse")],
+	)
+	served.call(agent.run, "go")
+	page.goto(served.viewer.url)
+	page.locator("[data-testid=run-item]").first.click()
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("success")
+	first = view.locator("[data-testid=step][data-step='1']")
+	judged = first.locator("[data-testid=command][data-type=updatePlan] [data-judged=plan]")
+	expect(judged).to_have_count(1)
+	expect(judged).to_contain_text("refused the plan")
+	expect(view.get_by_test_id("plan-item")).to_have_text(["○Send the invoice pending"])
