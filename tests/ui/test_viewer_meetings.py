@@ -1,4 +1,5 @@
-"""Where the run viewer's stories meet: a parked run its caller cancelled.
+"""Where the run viewer's stories meet: a parked run its caller cancelled, verdicts on a plan and
+on a sub-agent's words.
 
 A run parked on an approval whose A2A caller cancelled it (`RunStore.cancel_parked`: status
 ``cancelled``) showed its other queued call as still "waiting", as if the run could go on.
@@ -92,3 +93,33 @@ def test_a_verdict_on_a_plan_is_shown_with_the_plan_it_judged(served: Served, pa
 	expect(judged).to_have_count(1)
 	expect(judged).to_contain_text("refused the plan")
 	expect(view.get_by_test_id("plan-item")).to_have_text(["○Send the invoice pending"])
+
+
+def test_a_callers_verdict_on_a_sub_agents_message_is_shown_in_the_sub_run(
+	served: Served, page: Any
+) -> None:
+	"""The caller's guardrail rewrote a sub-agent's humanMessage: with the sub-run's finish."""
+	from openmolt_core.guardrails.pii import pii_redaction
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	address = "ada@example.com"
+	sub = served.om.create_agent(
+		name="helper",
+		model=ScriptedModel([finish("ok", human_message=f"Done for {address}")]),
+	)
+	boss = served.om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.helper", task="help"), finish("done")]),
+		tools=[sub],
+		guardrails=[pii_redaction("output", kinds=["email"])],
+	)
+	result = served.call(boss.run, "go")
+	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("success")
+	run = view.locator("[data-testid=sub-run][data-agent=helper]")
+	expect(run).to_have_count(1)
+	judged = run.locator("[data-testid=command][data-type=finish] [data-judged=humanMessage]")
+	expect(judged).to_have_count(1)
+	expect(judged).to_contain_text("pii_redaction")
+	expect(judged).to_contain_text("rewrote the message for people")
