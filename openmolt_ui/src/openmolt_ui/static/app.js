@@ -822,8 +822,34 @@ function modelView(s) {
   );
 }
 
-function stepsView(runId, tree, list) {
-  return list.map((s) => {
+const STEPS_SHOWN = 100; // a long run's steps drawn at first (its latest), with a button for more
+const shownSteps = new Map(); // run id → how many of its latest steps a person asked to see
+
+function latest(runId, list) {
+  // the steps of a run that are drawn (its latest), and how many earlier ones are not
+  const count = shownSteps.get(runId) || STEPS_SHOWN;
+  if (list.length <= count) return { shown: list, hidden: 0 };
+  return { shown: list.slice(list.length - count), hidden: list.length - count };
+}
+
+function stepsView(runId, tree, all) {
+  // a run of thousands of steps stays quick to draw: its latest steps, and earlier ones on request
+  const { shown: list, hidden } = latest(runId, all);
+  const more = hidden
+    ? el(
+        "button",
+        {
+          class: "show-all",
+          "data-testid": "earlier-steps",
+          onclick: () => {
+            shownSteps.set(runId, (shownSteps.get(runId) || STEPS_SHOWN) + STEPS_SHOWN);
+            renderRun();
+          },
+        },
+        `Show ${number(Math.min(hidden, STEPS_SHOWN))} earlier steps (${number(hidden)} not shown)`
+      )
+    : null;
+  return [more, ...list.map((s) => {
     const subs = [...tree.runs.values()].filter((r) => r.parent === runId);
     const forCall = (call) => {
       const mine = subs.filter((r) => {
@@ -847,7 +873,7 @@ function stepsView(runId, tree, list) {
       loose.map((r) => subRunView(r, tree)),
       s.notes.map(noteView)
     );
-  });
+  })];
 }
 
 function eventNote(event, d) {
@@ -888,8 +914,10 @@ function subRunView(sub, tree) {
   );
 }
 
-function timeline(run, list, result) {
-  // A waterfall: one bar per model call, tool call and wait, placed by its start and duration.
+function timeline(run, all, result) {
+  // A waterfall: one bar per model call, tool call and wait, placed by its start and duration;
+  // of the steps drawn (a long run's latest: see stepsView)
+  const { shown: list, hidden } = latest(run.run_id, all);
   const bars = [];
   const t = (iso) => (iso ? Date.parse(iso) : NaN);
   const now = Date.now();
@@ -918,6 +946,7 @@ function timeline(run, list, result) {
   return el(
     "div",
     { class: "timeline", "data-testid": "timeline" },
+    hidden ? el("div", { class: "muted", "data-testid": "timeline-latest" }, `the latest ${number(list.length)} steps of ${number(all.length)}`) : null,
     el("div", { class: "axis muted" }, el("span", {}, "0"), el("span", {}, ms((t1 - t0) / 1000))),
     good.map((b) => {
       const left = ((b.start - t0) / (t1 - t0)) * 100;
