@@ -123,3 +123,92 @@ def test_a_callers_verdict_on_a_sub_agents_message_is_shown_in_the_sub_run(
 	expect(judged).to_have_count(1)
 	expect(judged).to_contain_text("pii_redaction")
 	expect(judged).to_contain_text("rewrote the message for people")
+
+
+def test_a_scheduled_runs_events_read_as_sentences_where_they_belong(
+	served: Served, page: Any
+) -> None:
+	"""schedule:run before the first step, schedule:end after the last; taint with its call.
+
+	``schedule:end`` (step 0, as every event emitted outside the run) was a note before the
+	first step, and each was its data as JSON.
+	"""
+	import anyio
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import FakeClock, ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@tool(labels=["untrusted"])
+	def fetch() -> str:
+		"""Fetch a page."""
+		return "page"
+
+	async def scheduled() -> str:
+		clock = FakeClock(datetime(2024, 3, 9, 12, tzinfo=UTC))
+		om = OpenMolt(entry_points=False, clock=clock, run_store=served.store_path)
+		model = ScriptedModel([call_tool("local.fetch"), finish("x")])
+		agent = om.create_agent(name="Ticker", model=model, tools=[fetch])
+		agent.schedule({"type": "interval", "value": 60, "id": "hourly"})
+		assert om.run_store is not None
+		async with om:
+			await clock.advance(minutes=1, seconds=1)
+			for _ in range(200):  # the scheduled run ends in its own task
+				ended = await om.run_store.runs(status="success")
+				if ended and any(
+					e.name == "schedule:end" for e in await om.run_store.events(ended[0].run_id)
+				):
+					return ended[0].run_id
+				await anyio.sleep(0.05)
+		raise AssertionError("the scheduled run did not end")
+
+	run_id = served.call(scheduled)
+	page.goto(f"{served.viewer.url}#run={run_id}")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-status")).to_have_text("success")
+	before = view.locator("[data-testid=step][data-step='0'] [data-event='schedule:run']")
+	expect(before).to_contain_text("schedule hourly: the run due 2024-03-09 12:01 UTC started")
+	end = view.locator("[data-testid=step][data-step='2'] [data-event='schedule:end']")
+	expect(end).to_contain_text("schedule hourly: the run due 2024-03-09 12:01 UTC ended: success")
+	taint = view.locator("[data-testid=tool-call][data-tool='local.fetch'] [data-event=taint]")
+	expect(taint).to_contain_text("the result of local.fetch is untrusted")
+	for note in (before, end, taint):
+		expect(note).not_to_contain_text('{"')
+
+
+def test_compaction_and_a_stranded_run_read_as_sentences(served: Served, page: Any) -> None:
+	"""A compaction says which steps it summarised; a stranded run which version it waits for."""
+	seed_runs(
+		served.store_path,
+		[{"run_id": "kept", "agent": "Kept", "status": "stranded", "started": _iso(3)}],
+		[
+			{
+				"run_id": "kept",
+				"name": name,
+				"step": step,
+				"time": _iso(t),
+				"data": data,
+			}
+			for name, step, t, data in (
+				("llmOutput", 1, 2.9, {"output": "{}", "usage": {}, "model": "scripted"}),
+				(
+					"compaction",
+					1,
+					2.8,
+					{"through_step": 12, "tokens_before": 90000, "tokens_after": 8000, "files": []},
+				),
+				("run:stranded", 0, 2.7, {"version": "v1", "current": "v2", "worker": "w-1"}),
+			)
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=kept")
+	view = page.get_by_test_id("run-view")
+	compaction = view.locator("[data-step='1'] [data-event=compaction]")
+	expect(compaction).to_contain_text(
+		"summarised the steps through step 12: about 90,000 tokens to 8,000"
+	)
+	stranded = view.locator("[data-step='1'] [data-event='run:stranded']")
+	expect(stranded).to_contain_text(
+		"waits for agent version v1, which no live worker serves (this worker serves v2; it last"
+		" ran on w-1)"
+	)

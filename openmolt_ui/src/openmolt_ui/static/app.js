@@ -497,9 +497,14 @@ function steps(events, tainted, over) {
   let result = null;
   let plan = null;
   let previous = null;
+  let latestStep = 0;
   const read = (event) => {
     const d = event.data && typeof event.data === "object" ? event.data : {};
-    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(stepOf(event));
+    // an event of no step (one emitted outside the run: schedule:end, run:stranded) that comes
+    // after the run's steps belongs with the latest, not before the first
+    const n = stepOf(event) === 0 ? latestStep : stepOf(event);
+    latestStep = Math.max(latestStep, n);
+    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(n);
     const index = s ? callOf(d) : -1;
     if (event.name === "planUpdate") {
       if (!Array.isArray(d.plan)) throw new Error("its plan is not a list");
@@ -876,9 +881,42 @@ function stepsView(runId, tree, all) {
   })];
 }
 
+function dueOf(d) {
+  // a schedule's due time (its record's), as a person reads it: 2024-03-09 12:01 UTC
+  const due = (d.record || {}).due;
+  const at = due ? new Date(due) : null;
+  return at && !Number.isNaN(at.getTime()) ? `${at.toISOString().slice(0, 16).replace("T", " ")} UTC` : String(due || "?");
+}
+
+const SAID = {
+  // the core's events emitted beside the loop's, each said in a sentence: [the fields it needs, how]
+  compaction: [["through_step", "tokens_before", "tokens_after"], (d) =>
+    `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
+    (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")],
+  taint: [["tool"], (d) => `the result of ${d.tool} is untrusted: from now on the taint policy judges the run's outbound calls`],
+  "authorization:request": [["request"], (d) => {
+    const r = d.request || {};
+    const scopes = Array.isArray(r.scopes) && r.scopes.length ? ` (${r.scopes.join(", ")})` : "";
+    const why = r.reason ? `: ${String(r.reason).replace(/_/g, " ")}` : "";
+    return `${r.tool || "the call"} waits for ${r.user || "its user"} to connect ${r.integration || "an account"}${scopes}${why}${r.url ? `\n${r.url}` : ""}`;
+  }],
+  "run:stranded": [["version", "current"], (d) =>
+    `waits for agent version ${d.version}, which no live worker serves (this worker serves ${d.current}${d.worker ? `; it last ran on ${d.worker}` : ""})`],
+  "schedule:run": [["schedule_id", "record"], (d) => `schedule ${d.schedule_id}: the run due ${dueOf(d)} started`],
+  "schedule:end": [["schedule_id", "record"], (d) => {
+    const why = [d.record.error, d.record.note].filter(Boolean).join("; ");
+    return `schedule ${d.schedule_id}: the run due ${dueOf(d)} ended: ${d.record.status}${why ? ` (${why})` : ""}`;
+  }],
+  "schedule:skip": [["schedule_id", "record"], (d) =>
+    `schedule ${d.schedule_id}: the run due ${dueOf(d)} was skipped${d.record.note ? `: ${d.record.note}` : ""}`],
+};
+
 function eventNote(event, d) {
-  // an event the page has no view of: its name, what the core's registry says of it, its data
-  return { kind: "event", name: event.name, about: event.about, text: `${event.name}: ${json(eventFields(d))}` };
+  // an event the page has no view of: its name, what the core's registry says of it, and what it
+  // says (a sentence for the core's own, its data for a capability's)
+  const [needs, say] = SAID[event.name] || [null, null];
+  const sayable = say && needs.every((key) => d[key] !== undefined && d[key] !== null);
+  return { kind: "event", name: event.name, about: event.about, text: sayable ? say(d) : `${event.name}: ${json(eventFields(d))}` };
 }
 
 function noteView(note) {
