@@ -443,6 +443,28 @@ def leaky_integration() -> Integration:
 	)
 
 
+async def _logs_of(store: Any, run_id: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+	"""What ``openmolt logs`` prints of the store and of the run, as text and as JSON."""
+	import contextlib
+	import io
+
+	from openmolt_core.cli import main as openmolt_main
+
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(store))
+	out = []
+	for args in (["logs"], ["logs", run_id], ["logs", run_id, "--json"], ["logs", "--json"]):
+		printed = io.StringIO()
+
+		def run(args: list[str] = args, printed: io.StringIO = printed) -> int:
+			with contextlib.redirect_stdout(printed):
+				return openmolt_main(args)
+
+		assert await anyio.to_thread.run_sync(run) == 0
+		out.append(printed.getvalue())
+	assert "tool:response" in out[1]
+	return out
+
+
 def stored_text(path: Any) -> str:
 	"""Every value of every table of a SQLite file, as text."""
 	import sqlite3
@@ -548,11 +570,22 @@ async def test_every_secret_kind_in_every_spelling_never_shows_anywhere(
 		view = await http.get(f"{base}/api/runs/{result.state.run_id}", headers=headers)
 		assert view.status_code == 200 and "tool:response" in view.text
 		seen += [view.text, (await http.get(f"{base}/api/state", headers=headers)).text]
+		for path in ("/api/runs", f"/api/runs/{result.state.run_id}/export", "/api/overview"):
+			answer = await http.get(f"{base}{path}", headers=headers)
+			assert answer.status_code == 200, path
+			seen.append(answer.text)
 	spans = exporter.get_finished_spans()
 	assert any("gen_ai.tool.call.result" in (s.attributes or {}) for s in spans)
 	for span in spans:
 		seen.append(json.dumps(dict(span.attributes or {}), ensure_ascii=False))
 		seen.append(str(span.status.description))
+		for span_event in span.events:  # a guardrail's, an error's...: data captured
+			seen.append(span_event.name)
+			seen.append(json.dumps(dict(span_event.attributes or {}), ensure_ascii=False))
+	assert any(
+		e.attributes and "openmolt.event.data" in e.attributes for s in spans for e in s.events
+	)
+	seen += await _logs_of(store, result.state.run_id, monkeypatch)
 	for name in ("remote", "local"):
 		seen.append(repr(om.plugins.integration(name)))
 	await om.aclose()

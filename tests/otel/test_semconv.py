@@ -363,6 +363,7 @@ async def test_a_replayed_event_is_marked_on_its_span_event(exporter: InMemorySp
 		agent_name="R",
 		provider="custom",
 		resumed=True,
+		trigger={"kind": "api"},
 		input="go",
 		state=state,
 		redact=lambda value: value,

@@ -144,6 +144,7 @@ async def test_a_run_makes_a_tree_of_run_step_model_and_tool_spans(
 		"gen_ai.conversation.id": result.state.run_id,
 		"gen_ai.request.model": "scripted",
 		"openmolt.run.resumed": False,
+		"openmolt.trigger.kind": "api",
 		"gen_ai.usage.input_tokens": 200,
 		"gen_ai.usage.output_tokens": 40,
 		"openmolt.run.status": "success",

@@ -18,6 +18,7 @@ against semconv 1.41 and the ``opentelemetry-semantic-conventions`` package):
 | model call | ``chat {model}`` | CLIENT | the step |
 | tool call | ``execute_tool {tool}`` | INTERNAL | the step |
 | a person's answer | ``human_input`` | INTERNAL | the step |
+| an event outside a run | ``schedule:skip``... (the event's name) | INTERNAL | the current span |
 
 Model and tool spans are current while they run, so spans of instrumented libraries (an HTTP
 client) nest under them. Message contents (instructions, messages, replies, tool arguments and
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 	from opentelemetry.metrics import MeterProvider
 	from opentelemetry.trace import TracerProvider
 
+	from openmolt_core.agent import Agent
 	from openmolt_core.durability import RunPort
 	from openmolt_core.events import Event
 	from openmolt_core.openmolt import OpenMolt
@@ -161,6 +163,7 @@ class Telemetry(RunObserver):
 			**common,
 			gen_ai.REQUEST_MODEL: run.agent.model,
 			"openmolt.run.resumed": run.resumed,
+			**_trigger_attributes(run.trigger),
 		}
 		span = self.tracer.start_span(
 			f"{gen_ai.INVOKE_AGENT} {run.agent_name}", kind=SpanKind.INTERNAL, attributes=attributes
@@ -229,6 +232,33 @@ class Telemetry(RunObserver):
 		if self.capture_content:
 			attributes["openmolt.event.data"] = _json(event_data(event, run.redact))
 		(step or spans.run).add_event(event.name, attributes)
+
+	async def outside(self, agent: Agent, event: Event, data: dict[str, Any]) -> None:
+		"""Record an event emitted outside a run: a schedule's fire, end or skip, a stranded run.
+
+		A span of its own named like the event (a span event of the run's span while the run it
+		names is traced here), with the agent, the run it names (``gen_ai.conversation.id``),
+		the schedule's id, due time and status for a schedule's, and, when contents are
+		captured, its data (redacted).
+		"""
+		attributes: dict[str, Any] = {gen_ai.AGENT_NAME: agent.name}
+		if event.run_id:
+			attributes[gen_ai.CONVERSATION_ID] = event.run_id
+		schedule = data.get("schedule_id")
+		if isinstance(schedule, str) and schedule:
+			attributes["openmolt.schedule.id"] = schedule
+			record = data.get("record")
+			for key in ("due", "status"):
+				value = record.get(key) if isinstance(record, dict) else None
+				if isinstance(value, str):
+					attributes[f"openmolt.schedule.{key}"] = value
+		if self.capture_content:
+			attributes["openmolt.event.data"] = _json(data)
+		spans = self._runs.get(event.run_id) if event.run_id else None
+		if spans is not None:
+			spans.run.add_event(event.name, attributes)
+			return
+		self.tracer.start_span(event.name, kind=SpanKind.INTERNAL, attributes=attributes).end()
 
 	def _step(self, run: ObservedRun, step: int) -> Span | None:
 		spans = self._runs.get(run.run_id)
@@ -416,6 +446,19 @@ class Telemetry(RunObserver):
 			span.set_status(Status(StatusCode.ERROR, run.redact(str(entry.get("error", "")))))
 		elif self.capture_content:
 			span.set_attribute(gen_ai.TOOL_CALL_RESULT, _json(run.redact.deep(entry.get("result"))))
+
+
+def _trigger_attributes(trigger: dict[str, Any]) -> dict[str, Any]:
+	"""Where a run came from (`ObservedRun.trigger`, redacted) as ``openmolt.trigger.*``.
+
+	Its kind, ``where`` (the trigger's or schedule's name), ``sender`` (the chat user, the A2A
+	or AG-UI caller), ``parent_run_id`` (a sub-agent's caller): each plain value it holds.
+	"""
+	return {
+		f"openmolt.trigger.{key}": value
+		for key, value in trigger.items()
+		if isinstance(value, str | int | float | bool) and value != ""
+	}
 
 
 def _request_attributes(run: ObservedRun) -> dict[str, Any]:

@@ -39,6 +39,7 @@ __all__ = [
 	"Launcher",
 	"RunCancelled",
 	"Sessions",
+	"caller_sender",
 	"connect_text",
 	"in_memory_sessions",
 	"run_id_for",
@@ -125,6 +126,21 @@ def session_id(kind: str, agent: str, key: str, *, caller: str = DEFAULT_CALLER)
 	if caller != DEFAULT_CALLER:
 		return f"{kind}:{_escaped(agent)}:{_escaped(caller)}:{_escaped(key)}"
 	return f"{kind}:{_escaped(agent)}:{_escaped(key)}"
+
+
+def caller_sender(caller: str) -> str | None:
+	"""Who sent a run's input, for its trigger (`run_trigger`'s ``sender``): a named caller.
+
+	An A2A or AG-UI run of a named caller (`openmolt_serve._token`) is recorded as that
+	caller's (the run store's trigger, the run viewer's origin, the run's span); None for
+	`DEFAULT_CALLER` (a single token: no name to tell) and for `NOBODY`.
+
+	Args:
+		caller: The caller the token guard admitted the request for.
+	"""
+	from openmolt_serve._token import NOBODY
+
+	return None if caller in (DEFAULT_CALLER, NOBODY) else caller
 
 
 def _escaped(part: str) -> str:

@@ -120,7 +120,14 @@ from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import Sessions, connect_text, run_id_for, run_trigger, session_id
+from openmolt_serve._launch import (
+	Sessions,
+	caller_sender,
+	connect_text,
+	run_id_for,
+	run_trigger,
+	session_id,
+)
 from openmolt_serve._token import DEFAULT_CALLER, NOBODY, TokenGuard, caller_of
 
 if TYPE_CHECKING:
@@ -594,12 +601,14 @@ class OpenMoltExecutor(AgentExecutor):
 			if stored is not None:
 				result = await self._answer_stored(stored, said)
 			else:
+				caller = call_caller(context.call_context)
 				result = await run_trigger(
 					self.agent,
 					_input(text, data, files),
 					run_id=run_id,
 					trigger="a2a",
 					where=self.agent.name,
+					sender=caller_sender(caller),
 					resume=parked,
 					# after a consent the run goes on, asking its accounts again: no answer
 					answer=said if parked is not None and not connecting else None,
@@ -608,7 +617,7 @@ class OpenMoltExecutor(AgentExecutor):
 							"a2a",
 							self.agent.name,
 							context_id,
-							caller=call_caller(context.call_context),
+							caller=caller,
 						)
 					),
 					attachments=attachments if parked is None else (),

@@ -74,7 +74,7 @@ from openmolt_serve._agui_events import (
 	question_id,
 )
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import Launcher, run_id_for, session_id
+from openmolt_serve._launch import Launcher, caller_sender, run_id_for, session_id
 from openmolt_serve._recent import recent
 from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
 
@@ -325,6 +325,7 @@ class AguiEndpoint:
 					run_id=run_id,
 					trigger="agui",
 					where=self.agent.name,
+					sender=caller_sender(caller),
 					resume=start.resume,
 					answer=start.answer,
 					decision=start.decisions or None,

@@ -246,13 +246,15 @@ def create_app(viewer: Viewer) -> ASGIApp:
 					if view is None:
 						return
 				source = view["source"]
-				for event in view["events"]:
-					cursor = event["id"]
-					yield sse("event", event, id=event["id"])
+				if view["events"]:  # a page of events at once: one write, not one per event
+					cursor = view["events"][-1]["id"]
+					yield "".join(sse("event", e, id=e["id"]) for e in view["events"])
 				summary = json.dumps(view["run"], sort_keys=True, default=str)
 				if summary != last:
 					last = summary
 					yield sse("run", view["run"])
+				if source == "store" and len(view["events"]) >= viewer.page:
+					continue  # a page full: more are stored already, read them at once
 				with anyio.move_on_after(viewer.poll if source == "store" else _HEARTBEAT) as scope:
 					await changed.wait()
 				idle = idle + viewer.poll if scope.cancelled_caught else 0.0

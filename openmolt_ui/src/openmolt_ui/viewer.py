@@ -107,6 +107,9 @@ class Viewer:
 		self.header_timeout = header_timeout
 		self.body_timeout = body_timeout
 		self.live = LiveRuns()
+		self.page: int = 5000
+		"""The most of a run's stored events read at once (its stream reads them a page at a
+		time, without waiting between full pages)."""
 		self.token: str = token or secrets.token_urlsafe(32)
 		register_key(self, self.token)  # masked in logs (an access line's ?token=) and runs
 		self.host = host
@@ -299,7 +302,7 @@ class Viewer:
 			events = [described(e) for e in live.events if e["id"] > after]
 			return {"source": "live", "run": _shown(live.summary()), "events": events}
 		assert self.store is not None
-		stored_events = await self.store.events(run_id, after=after, limit=5000)
+		stored_events = await self.store.events(run_id, after=after, limit=self.page)
 		summary = _checked(stored.to_dict())
 		if live is not None:
 			summary = _merged(live.summary(), summary)
@@ -337,8 +340,8 @@ class Viewer:
 		if view is None:
 			return None
 		events = list(view["events"])
-		while self.store is not None and events and len(events) % 5000 == 0:
-			more = await self.store.events(run_id, after=events[-1]["id"], limit=5000)
+		while self.store is not None and events and len(events) % self.page == 0:
+			more = await self.store.events(run_id, after=events[-1]["id"], limit=self.page)
 			if not more:
 				break
 			events += [e.to_dict() for e in more]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 
@@ -86,7 +88,33 @@ def _list(runs: list[Any]) -> str:
 	return "\n".join(lines) + "\n"
 
 
-def _one(run: Any, events: list[Any]) -> str:
+_PAGE = 1000
+"""How many of a run's events ``openmolt logs RUN`` reads at once (it writes each page as read)."""
+
+
+async def _pages(store: Any, run_id: str) -> AsyncIterator[list[Any]]:
+	"""A run's events, a page at a time, to its last (memory holds one page, whatever the run)."""
+	after = 0
+	while True:
+		page = await store.events(run_id, after=after, limit=_PAGE)
+		if page:
+			yield page
+		if len(page) < _PAGE:
+			return
+		after = page[-1].id
+
+
+def _event_line(event: Any) -> str:
+	detail = {
+		k: v
+		for k, v in event.data.items()
+		if k not in ("run_id", "agent", "step")
+		and not (k in ("parent_run_id", "replayed") and not v)
+	}
+	return f"  {event.step:>3}  {event.name:<20} {_short(detail, 110)}\n"
+
+
+def _head(run: Any) -> str:
 	lines = [
 		f"run {run.run_id}: {run.agent}"
 		+ (f" with {run.model}" if run.model != run.agent else "")  # -m's agent is its model
@@ -102,15 +130,30 @@ def _one(run: Any, events: list[Any]) -> str:
 		lines.append(f"error: {run.error}")
 	lines.append("")
 	lines.append("events:")
-	for event in events:
-		detail = {
-			k: v
-			for k, v in event.data.items()
-			if k not in ("run_id", "agent", "step")
-			and not (k in ("parent_run_id", "replayed") and not v)
-		}
-		lines.append(f"  {event.step:>3}  {event.name:<20} {_short(detail, 110)}")
 	return "\n".join(lines) + "\n"
+
+
+async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
+	"""Write one run and its events, a page of events at a time (`_pages`)."""
+	if not as_json:
+		_show(_head(run))
+		async for page in _pages(store, run.run_id):
+			_show("".join(_event_line(e) for e in page))
+		return
+	# The document `json.dumps({**row, "events": [...]}, indent=2)` makes, written in pieces.
+	head = json.dumps({**run.to_dict(), "events": []}, indent=2, ensure_ascii=False, default=str)
+	_show(head.removesuffix("[]\n}") + "[")
+	first = True
+	async for page in _pages(store, run.run_id):
+		items = [
+			textwrap.indent(
+				json.dumps(e.to_dict(), indent=2, ensure_ascii=False, default=str), "    "
+			)
+			for e in page
+		]
+		_show(("\n" if first else ",\n") + ",\n".join(items))
+		first = False
+	_show("]\n}\n" if first else "\n  ]\n}\n")
 
 
 async def _main(ns: argparse.Namespace) -> int:
@@ -143,12 +186,7 @@ async def _main(ns: argparse.Namespace) -> int:
 			run = await store.run(resolve_run_id(ns.run_id, ids, where=f"in {store.path}"))
 		if run is None:  # pruned meanwhile
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
-		events = await store.events(run.run_id, limit=100_000)
-		if ns.json:
-			data = {**run.to_dict(), "events": [e.to_dict() for e in events]}
-			_show(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-		else:
-			_show(_one(run, events))
+		await _show_one(store, run, as_json=ns.json)
 		return 0
 	runs = await store.runs(ns.count, agent=ns.agent, status=ns.status, search=ns.search)
 	if ns.json:

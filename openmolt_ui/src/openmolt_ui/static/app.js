@@ -497,9 +497,14 @@ function steps(events, tainted, over) {
   let result = null;
   let plan = null;
   let previous = null;
+  let latestStep = 0;
   const read = (event) => {
     const d = event.data && typeof event.data === "object" ? event.data : {};
-    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(stepOf(event));
+    // an event of no step (one emitted outside the run: schedule:end, run:stranded) that comes
+    // after the run's steps belongs with the latest, not before the first
+    const n = stepOf(event) === 0 ? latestStep : stepOf(event);
+    latestStep = Math.max(latestStep, n);
+    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(n);
     const index = s ? callOf(d) : -1;
     if (event.name === "planUpdate") {
       if (!Array.isArray(d.plan)) throw new Error("its plan is not a list");
@@ -602,8 +607,9 @@ function steps(events, tainted, over) {
       // one still waiting for a decision then never gets one (a sub-agent's park its caller
       // went past, a run cancelled while a person was asked)
       if (call.state === "waiting" && over) call.state = "not_run";
-      // a call still queued when its step is over never ran (a capability held or skipped it)
-      if (call.state === "queued" && (s.n !== last || (result && !parked))) call.state = "not_run";
+      // a call still queued when its step is over never ran (a capability held or skipped it),
+      // nor one when its run stopped (a parked run cancelled waits for nothing)
+      if (call.state === "queued" && (s.n !== last || (result && !parked) || over)) call.state = "not_run";
       else if (call.state === "queued" && parked) call.state = "waiting";
     }
   }
@@ -821,8 +827,34 @@ function modelView(s) {
   );
 }
 
-function stepsView(runId, tree, list) {
-  return list.map((s) => {
+const STEPS_SHOWN = 100; // a long run's steps drawn at first (its latest), with a button for more
+const shownSteps = new Map(); // run id → how many of its latest steps a person asked to see
+
+function latest(runId, list) {
+  // the steps of a run that are drawn (its latest), and how many earlier ones are not
+  const count = shownSteps.get(runId) || STEPS_SHOWN;
+  if (list.length <= count) return { shown: list, hidden: 0 };
+  return { shown: list.slice(list.length - count), hidden: list.length - count };
+}
+
+function stepsView(runId, tree, all) {
+  // a run of thousands of steps stays quick to draw: its latest steps, and earlier ones on request
+  const { shown: list, hidden } = latest(runId, all);
+  const more = hidden
+    ? el(
+        "button",
+        {
+          class: "show-all",
+          "data-testid": "earlier-steps",
+          onclick: () => {
+            shownSteps.set(runId, (shownSteps.get(runId) || STEPS_SHOWN) + STEPS_SHOWN);
+            renderRun();
+          },
+        },
+        `Show ${number(Math.min(hidden, STEPS_SHOWN))} earlier steps (${number(hidden)} not shown)`
+      )
+    : null;
+  return [more, ...list.map((s) => {
     const subs = [...tree.runs.values()].filter((r) => r.parent === runId);
     const forCall = (call) => {
       const mine = subs.filter((r) => {
@@ -846,12 +878,45 @@ function stepsView(runId, tree, list) {
       loose.map((r) => subRunView(r, tree)),
       s.notes.map(noteView)
     );
-  });
+  })];
 }
 
+function dueOf(d) {
+  // a schedule's due time (its record's), as a person reads it: 2024-03-09 12:01 UTC
+  const due = (d.record || {}).due;
+  const at = due ? new Date(due) : null;
+  return at && !Number.isNaN(at.getTime()) ? `${at.toISOString().slice(0, 16).replace("T", " ")} UTC` : String(due || "?");
+}
+
+const SAID = {
+  // the core's events emitted beside the loop's, each said in a sentence: [the fields it needs, how]
+  compaction: [["through_step", "tokens_before", "tokens_after"], (d) =>
+    `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
+    (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")],
+  taint: [["tool"], (d) => `the result of ${d.tool} is untrusted: from now on the taint policy judges the run's outbound calls`],
+  "authorization:request": [["request"], (d) => {
+    const r = d.request || {};
+    const scopes = Array.isArray(r.scopes) && r.scopes.length ? ` (${r.scopes.join(", ")})` : "";
+    const why = r.reason ? `: ${String(r.reason).replace(/_/g, " ")}` : "";
+    return `${r.tool || "the call"} waits for ${r.user || "its user"} to connect ${r.integration || "an account"}${scopes}${why}${r.url ? `\n${r.url}` : ""}`;
+  }],
+  "run:stranded": [["version", "current"], (d) =>
+    `waits for agent version ${d.version}, which no live worker serves (this worker serves ${d.current}${d.worker ? `; it last ran on ${d.worker}` : ""})`],
+  "schedule:run": [["schedule_id", "record"], (d) => `schedule ${d.schedule_id}: the run due ${dueOf(d)} started`],
+  "schedule:end": [["schedule_id", "record"], (d) => {
+    const why = [d.record.error, d.record.note].filter(Boolean).join("; ");
+    return `schedule ${d.schedule_id}: the run due ${dueOf(d)} ended: ${d.record.status}${why ? ` (${why})` : ""}`;
+  }],
+  "schedule:skip": [["schedule_id", "record"], (d) =>
+    `schedule ${d.schedule_id}: the run due ${dueOf(d)} was skipped${d.record.note ? `: ${d.record.note}` : ""}`],
+};
+
 function eventNote(event, d) {
-  // an event the page has no view of: its name, what the core's registry says of it, its data
-  return { kind: "event", name: event.name, about: event.about, text: `${event.name}: ${json(eventFields(d))}` };
+  // an event the page has no view of: its name, what the core's registry says of it, and what it
+  // says (a sentence for the core's own, its data for a capability's)
+  const [needs, say] = SAID[event.name] || [null, null];
+  const sayable = say && needs.every((key) => d[key] !== undefined && d[key] !== null);
+  return { kind: "event", name: event.name, about: event.about, text: sayable ? say(d) : `${event.name}: ${json(eventFields(d))}` };
 }
 
 function noteView(note) {
@@ -887,8 +952,10 @@ function subRunView(sub, tree) {
   );
 }
 
-function timeline(run, list, result) {
-  // A waterfall: one bar per model call, tool call and wait, placed by its start and duration.
+function timeline(run, all, result) {
+  // A waterfall: one bar per model call, tool call and wait, placed by its start and duration;
+  // of the steps drawn (a long run's latest: see stepsView)
+  const { shown: list, hidden } = latest(run.run_id, all);
   const bars = [];
   const t = (iso) => (iso ? Date.parse(iso) : NaN);
   const now = Date.now();
@@ -917,6 +984,7 @@ function timeline(run, list, result) {
   return el(
     "div",
     { class: "timeline", "data-testid": "timeline" },
+    hidden ? el("div", { class: "muted", "data-testid": "timeline-latest" }, `the latest ${number(list.length)} steps of ${number(all.length)}`) : null,
     el("div", { class: "axis muted" }, el("span", {}, "0"), el("span", {}, ms((t1 - t0) / 1000))),
     good.map((b) => {
       const left = ((b.start - t0) / (t1 - t0)) * 100;
