@@ -221,13 +221,7 @@ class DBOSBackend:
 		where = _parked_at(state.pending)
 		if where is None or status.workflow_id == run_id:
 			return False  # not parked on calls; or the run's first workflow, no segment yet
-		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
-			return False
-		found = await self._outcome(status.workflow_id)
-		with anyio.move_on_after(_RECORDING):  # ended here a moment ago: DBOS is recording it
-			while found is None:
-				await anyio.sleep(min(self.settings.poll, 0.1))
-				found = await self._outcome(status.workflow_id)
+		found = await self._ended_outcome(status)
 		if found is None or found.kind != "done" or not isinstance(found.payload, dict):
 			return False
 		ended = found.payload.get("state")
@@ -382,18 +376,27 @@ class DBOSBackend:
 		found = await find(self.engine, {"openmolt_run": run_id}, workflow_id_prefix=run_id)
 		return max(found, key=lambda s: _segment(s.workflow_id, run_id), default=None)
 
-	async def _parked_in(self, status: WorkflowStatus) -> bool:
-		"""Whether the run's workflow ended with the run parked (on an approval, an account).
+	async def _ended_outcome(self, status: WorkflowStatus) -> Outcome | None:
+		"""The outcome a workflow that returned was recorded with; None if it did not return.
 
-		A run parked on a question is not: its workflow waits for the answer.
+		One that returned in this process a moment ago is waited for while DBOS records it
+		(up to `_RECORDING` seconds).
 		"""
 		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
-			return False
+			return None
 		found = await self._outcome(status.workflow_id)
 		with anyio.move_on_after(_RECORDING):  # ended here a moment ago: DBOS is recording it
 			while found is None:
 				await anyio.sleep(min(self.settings.poll, 0.1))
 				found = await self._outcome(status.workflow_id)
+		return found
+
+	async def _parked_in(self, status: WorkflowStatus) -> bool:
+		"""Whether the run's workflow ended with the run parked (on an approval, an account).
+
+		A run parked on a question is not: its workflow waits for the answer.
+		"""
+		found = await self._ended_outcome(status)
 		data = found.payload if found is not None and found.kind == "done" else None
 		result = data.get("result") if isinstance(data, dict) else None
 		return isinstance(result, dict) and result.get("status") in PARKED_STATUSES
