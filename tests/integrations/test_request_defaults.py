@@ -136,3 +136,22 @@ async def test_calendar_patch_to_timed_clears_the_all_day_date() -> None:
 		"end": {"date": "2026-12-25", "dateTime": None},
 	}
 	assert all_day.headers["content-type"] == "application/json"
+
+
+async def test_notion_create_page_at_the_top_sends_page_start() -> None:
+	"""createPage places a page with page_start/page_end (PagePositionSchema), not start/end."""
+	request = await one_request(
+		"notion",
+		"createPage",
+		{"apiKey": "ntn_123456789"},
+		parent={"type": "page_id", "page_id": "p1"},
+		markdown="# Hi",
+		position={"type": "page_start"},
+	)
+	assert request.url.path == "/v1/pages"
+	assert request.headers["Notion-Version"] == "2026-03-11"
+	assert json.loads(request.content) == {
+		"parent": {"type": "page_id", "page_id": "p1"},
+		"markdown": "# Hi",
+		"position": {"type": "page_start"},
+	}
