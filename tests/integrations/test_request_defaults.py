@@ -99,3 +99,59 @@ async def test_slack_channel_list_sends_its_defaults_and_keeps_false() -> None:
 	assert archived.url.params["exclude_archived"] == "false"
 	users = await one_request("slack", "listUsers", config)
 	assert users.url.params["limit"] == "200"
+
+
+async def test_calendar_patch_to_timed_clears_the_all_day_date() -> None:
+	"""A patched start/end with dateTime sends date null (and date sends dateTime null).
+
+	events.patch merges the EventDateTime objects, so an all-day event patched with only dateTime
+	would hold both date and dateTime, which Calendar v3 refuses.
+	"""
+	config = {"accessToken": "ya29.token-123456"}
+	timed = await one_request(
+		"googleCalendar",
+		"updateEvent",
+		config,
+		eventId="e1",
+		start={"dateTime": "2026-12-03T15:00:00", "timeZone": "Europe/Paris"},
+		end={"dateTime": "2026-12-03T16:00:00", "timeZone": "Europe/Paris"},
+	)
+	assert timed.method == "PATCH"
+	assert json.loads(timed.content) == {
+		"start": {"dateTime": "2026-12-03T15:00:00", "timeZone": "Europe/Paris", "date": None},
+		"end": {"dateTime": "2026-12-03T16:00:00", "timeZone": "Europe/Paris", "date": None},
+	}
+	all_day = await one_request(
+		"googleCalendar",
+		"updateEvent",
+		config,
+		eventId="e1",
+		start={"date": "2026-12-24"},
+		end={"date": "2026-12-25"},
+		summary="Off",
+	)
+	assert json.loads(all_day.content) == {
+		"summary": "Off",
+		"start": {"date": "2026-12-24", "dateTime": None},
+		"end": {"date": "2026-12-25", "dateTime": None},
+	}
+	assert all_day.headers["content-type"] == "application/json"
+
+
+async def test_notion_create_page_at_the_top_sends_page_start() -> None:
+	"""createPage places a page with page_start/page_end (PagePositionSchema), not start/end."""
+	request = await one_request(
+		"notion",
+		"createPage",
+		{"apiKey": "ntn_123456789"},
+		parent={"type": "page_id", "page_id": "p1"},
+		markdown="# Hi",
+		position={"type": "page_start"},
+	)
+	assert request.url.path == "/v1/pages"
+	assert request.headers["Notion-Version"] == "2026-03-11"
+	assert json.loads(request.content) == {
+		"parent": {"type": "page_id", "page_id": "p1"},
+		"markdown": "# Hi",
+		"position": {"type": "page_start"},
+	}

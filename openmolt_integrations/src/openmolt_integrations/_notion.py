@@ -67,6 +67,21 @@ POSITION = obj(
 	description='Where to insert: {"type": "end"} (default), {"type": "start"}, or '
 	'{"type": "after_block", "after_block": {"id": "<block id>"}}.',
 )
+"""Where appended blocks go (``ContentPositionSchema``: end, start, after_block)."""
+PAGE_POSITION = obj(
+	{
+		"type": {"type": "string", "enum": ["page_end", "page_start", "after_block"]},
+		"after_block": {"type": "object", "properties": {"id": {"type": "string"}}},
+	},
+	["type"],
+	description='Where the new page goes in its parent page: {"type": "page_end"} (default), '
+	'{"type": "page_start"}, or {"type": "after_block", "after_block": {"id": "<block id>"}}.',
+)
+"""Where a created page goes (``PagePositionSchema``: page_end, page_start, after_block).
+
+Checked against @notionhq/client 5.26.0 (Notion-Version 2026-03-11): pages.create takes
+``page_start``/``page_end`` where blocks.children.append takes ``start``/``end``.
+"""
 
 
 def block_content(kind: str) -> dict[str, Any]:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_core.integrations.extensions import EncodedBody
 from openmolt_core.integrations.schema import array, obj, passthrough
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
+
+if TYPE_CHECKING:
+	from openmolt_core.integrations.extensions import EncodeRequest
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -110,6 +115,33 @@ _EVENT_FIELDS: dict[str, Any] = {
 	},
 }
 _EVENT_BODY = {name: f"{{{{ input.{name} }}}}" for name in _EVENT_FIELDS}
+
+_PATCH_FORMAT = "calendar-event-patch"
+"""updateEvent's request format: JSON where a new kind of start/end clears the other kind."""
+
+
+async def _patch_body(body: Any, request: EncodeRequest) -> EncodedBody:
+	"""JSON for events.patch whose ``start``/``end`` switch cleanly between timed and all-day.
+
+	Checked against Calendar API v3 (discovery rev 20261030, ``calendar.events.patch``): a patch
+	merges the ``EventDateTime`` objects into the stored event, so an all-day event patched with
+	only ``dateTime`` would keep its ``date`` too, and Calendar refuses an event with both. A
+	given ``dateTime`` therefore sends ``date: null`` and a given ``date`` sends
+	``dateTime: null``, as Google's patch semantics require to clear a field.
+	"""
+	fields = dict(body) if isinstance(body, dict) else {}
+	for key in ("start", "end"):
+		when = fields.get(key)
+		if isinstance(when, dict):
+			when = dict(when)
+			if "dateTime" in when:
+				when.setdefault("date", None)
+			elif "date" in when:
+				when.setdefault("dateTime", None)
+			fields[key] = when
+	data = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+	return EncodedBody(data, "application/json")
+
 
 _EVENT_OUT = obj(
 	{
@@ -305,6 +337,7 @@ TOOLS = [
 		query_params=passthrough(
 			"sendUpdates", conferenceDataVersion="{% if input.conferenceData %}1{% endif %}"
 		),
+		request_format=_PATCH_FORMAT,
 		body=_EVENT_BODY,
 		input_schema=obj(
 			{
@@ -477,6 +510,7 @@ INTEGRATION = Integration(
 		"delete": "Delete events.",
 	},
 	tools=TOOLS,
+	encoders={_PATCH_FORMAT: _patch_body},
 	docs=token_guide(
 		"Google Calendar",
 		"Google Calendar API",
@@ -486,7 +520,9 @@ INTEGRATION = Integration(
 
 Timed events take `{"dateTime": "2026-12-03T15:00:00", "timeZone": "Europe/Paris"}` (or a
 date-time with an offset); all-day events take `{"date": "2026-12-03"}` with an exclusive end
-date. Recurring events need a `timeZone`. `timeMin`/`timeMax` filters need an offset or `Z`.""",
+date. Recurring events need a `timeZone`. `updateEvent` switches an event between timed and
+all-day: a new `dateTime` clears the stored `date` (sent as `null`), and a new `date` clears
+`dateTime`. `timeMin`/`timeMax` filters need an offset or `Z`.""",
 	),
 )
 """The Google Calendar integration."""

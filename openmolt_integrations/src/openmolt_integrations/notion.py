@@ -134,7 +134,7 @@ TOOLS = [
 					description='Apply a data source template: {"type": "default"} or '
 					'{"type": "template_id", "template_id": "..."}. Leave content empty when used.',
 				),
-				"position": _notion.POSITION,
+				"position": _notion.PAGE_POSITION,
 			},
 			"required": ["parent"],
 		},
