@@ -1,0 +1,86 @@
+"""Where the long-run features meet: budgets, compaction, guardrail agents, offload, tool search.
+
+Each feature was right alone; these are the places where one spends, moves or relabels what
+another counts or reads: a compaction's summary spends the budget the step's check read, a
+guardrail agent's run spends the judged run's budget, and so on.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core import ModelRequest, ModelResponse, Usage
+from openmolt_core.compaction import estimate_tokens
+from openmolt_core.errors import ProviderError
+from openmolt_core.testing import call_tool, finish
+
+pytestmark = pytest.mark.anyio
+
+
+def echo(pad: str) -> str:
+	"""Echo."""
+	return pad
+
+
+class Worker:
+	"""Calls its tool each step; counts its prompt like a provider; ``limit``: its real window."""
+
+	name = "worker"
+
+	def __init__(self, limit: int | None = None) -> None:
+		self.calls = 0
+		self.limit = limit
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.calls += 1
+		tokens = estimate_tokens(request.messages, request.system)
+		if self.limit is not None and tokens > self.limit:
+			raise ProviderError(
+				"the prompt is longer than the model's context window (400)",
+				provider="worker",
+				model=request.model,
+				status_code=400,
+				context_exceeded=True,
+			)
+		step = call_tool("local.echo", pad="x" * 400) if self.calls < 30 else finish("done")
+		return ModelResponse(
+			text=json.dumps({"commands": [step]}), usage=Usage(tokens, 20, calls=1)
+		)
+
+
+class Costly:
+	"""A summariser whose one call uses 100,000 tokens; notes how many step calls came before."""
+
+	name = "costly"
+
+	def __init__(self, worker: Worker) -> None:
+		self.calls = 0
+		self.worker = worker
+		self.after = 0  # the worker's calls when the summary was asked
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.calls += 1
+		self.after = self.worker.calls
+		return ModelResponse(text="the summary", usage=Usage(100_000, 40, calls=1))
+
+
+@pytest.mark.parametrize("path", ["threshold", "refused"])
+async def test_a_summary_that_spends_the_budget_starts_no_step_call(path: str) -> None:
+	"""The summary's tokens reach max_tokens: the step's call (or its retry) never starts."""
+	om = OpenMolt(entry_points=False, max_steps=100)
+	compaction = {"threshold_tokens": 3000 if path == "threshold" else 10**6, "keep_steps": 2}
+	worker = Worker(limit=3000 if path == "refused" else None)
+	agent = om.create_agent(
+		name="Long", model=worker, tools=[echo], max_tokens=50_000, compaction=compaction
+	)
+	costly = Costly(worker)
+	agent.compactor = lambda: (costly, "cheap")
+	result = await agent.run("go")
+	assert costly.calls == 1
+	assert result.status == "limit_reached"
+	assert "of 50000 tokens used" in (result.error or "")
+	assert worker.calls == costly.after  # no step call started after the summary
+	assert '"compacted"' in result.state.messages[0].content  # the summary is kept: it resumes
