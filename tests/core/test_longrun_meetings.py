@@ -15,7 +15,7 @@ from openmolt import OpenMolt
 from openmolt_core import ModelRequest, ModelResponse, Usage
 from openmolt_core.compaction import estimate_tokens
 from openmolt_core.errors import ProviderError
-from openmolt_core.testing import call_tool, finish
+from openmolt_core.testing import ScriptedModel, call_tool, finish, update_plan
 
 pytestmark = pytest.mark.anyio
 
@@ -84,3 +84,34 @@ async def test_a_summary_that_spends_the_budget_starts_no_step_call(path: str) -
 	assert "of 50000 tokens used" in (result.error or "")
 	assert worker.calls == costly.after  # no step call started after the summary
 	assert '"compacted"' in result.state.messages[0].content  # the summary is kept: it resumes
+
+
+PRICE = (0.001, 0.0, 4000.0, None)
+"""USD per million tokens: 5 output tokens (ScriptedModel's usage) cost $0.02."""
+SMALL = {"max_output_tokens": 5}
+
+
+async def test_a_guardrail_agent_stops_at_what_the_judged_run_had_left() -> None:
+	"""A guardrail agent's run is capped by the judged run's max_cost, as a sub-agent's is."""
+	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.guardrails.base import VERDICT_SCHEMA
+
+	om = OpenMolt(entry_points=False)
+	judge_model = ScriptedModel([update_plan("a")] * 8 + [finish({"action": "allow"})], price=PRICE)
+	judge = om.create_agent(
+		name="judge", model=judge_model, model_config=SMALL, output_schema=VERDICT_SCHEMA
+	)
+	model = ScriptedModel([update_plan("b"), finish("x")], price=PRICE)
+	agent = om.create_agent(
+		name="A",
+		model=model,
+		model_config=SMALL,
+		max_cost=0.09,
+		guardrails=[Guardrail(judge, on="output")],
+	)
+	result = await agent.run("go")
+	# $0.04 spent by the judged run leaves $0.05: the judge stops after three $0.02 calls
+	assert judge_model.calls == 3
+	assert result.usage.cost_usd == pytest.approx(0.1)
+	assert result.status == "guardrail_tripped"  # a guardrail agent that did not finish: closed
+	assert "cost budget (max_cost) the calling run had left" in (result.error or "")

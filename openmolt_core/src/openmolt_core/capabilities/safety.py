@@ -905,7 +905,8 @@ def _judged_by(ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str) -
 
 	What the agent reads (the output, a call's input or result, the words for a person) may
 	hold what the judged run holds, so its run takes what that run hands a sub-agent's
-	(`_handed`: its taint records, and whether it may hold private data), and it may hold
+	(`_handed`: its taint records, and whether it may hold private data; the budget's caps:
+	what the judged run has left, since the agent's spend is that run's), and it may hold
 	private data when it is shown a private tool's result. Its events stay its own (the
 	verdict is the judged run's event); the judged run's approver decides its calls when its
 	agent has none, as a sub-agent's. None for a guardrail that is a function.
@@ -921,7 +922,13 @@ def _judged_by(ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str) -
 	from openmolt_core.llm import Usage
 	from openmolt_core.tools import CallingRun
 
-	handed = _handed(ctx)
+	# What the judged run hands a sub-agent's run (`Safety.hand_down` among them: `_handed`),
+	# its budget's caps too (the agent's spend is the judged run's), but not its message
+	# guardrails (`CallerWords`): the agent would judge its own words.
+	handed = ctx.hooks.handed(ctx, (g.check,))[0]  # type: ignore[arg-type]  # an agent: a spender
+	caps = tuple(c for c in handed.pop("capabilities", ()) if not isinstance(c, CallerWords))
+	if caps:
+		handed["capabilities"] = caps
 	if "private" in check.labels:
 		handed["private"] = True
 	return CallingRun(
