@@ -259,12 +259,15 @@ class Safety(Capability):
 		field: str = "",
 		about: str = "",
 		keyed: str = "",
+		labels: frozenset[str] | None = None,
 	) -> tuple[Any, Verdict | None, str]:
 		"""Run guardrails in order (``field``: at the output stage, what the value is).
 
 		``about``: the tool of the call the value is about, for the audit, when ``bound`` is
 		not given (a call's reason, judged at the output stage). ``keyed``: what the verdicts'
 		journal keys start their stage with (`CallerWords`: ``caller.``), "" for its own.
+		``labels``: the labels of what is judged, when not ``bound``'s (a ``readResult``
+		slice: its tool's).
 
 		Returns:
 			The value let through; the verdict that stopped it, or None; the name of the
@@ -281,7 +284,11 @@ class Safety(Capability):
 				run_id=ctx.state.run_id,
 				step=step,
 				tool=bound.handle if bound is not None else "",
-				labels=bound.labels if bound is not None else frozenset(),
+				labels=labels
+				if labels is not None
+				else bound.labels
+				if bound is not None
+				else frozenset(),
 				tainted=ctx.state.tainted,
 				field=field,
 			)
@@ -543,10 +550,12 @@ class Safety(Capability):
 		"""
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_result")
-		checked = [g for g in guards if g.applies(bound)] if guards else None
-		untrusted = "untrusted" in bound.labels or (
-			call.tool == READ_TOOL and _reads_untrusted(run, call)
-		)
+		# A slice ``readResult`` reads back is the content of the tool that returned it: judged
+		# by the guardrails that judge that tool's results, under its labels.
+		read = _read_from(run, call) if call.tool == READ_TOOL else None
+		labels = bound.labels if read is None else read[0]
+		checked = [g for g in guards if _applies(g, bound, read)] if guards else None
+		untrusted = "untrusted" in labels
 		if not checked and not untrusted:
 			return entry
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
@@ -562,6 +571,7 @@ class Safety(Capability):
 				index=index,
 				bound=bound,
 				call=key,
+				labels=labels,
 			)
 			if verdict is not None:
 				if verdict.action == "trip":
@@ -759,17 +769,35 @@ def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:
 	return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
 
 
-def _reads_untrusted(run: Run, call: CallTool) -> bool:
-	"""Whether a ``readResult`` call reads a result an untrusted tool returned (or one unknown).
+def _read_from(run: Run, call: CallTool) -> tuple[frozenset[str], BoundTool | None] | None:
+	"""What a ``readResult`` call reads: its tool's labels and the tool (None: not a stored one).
 
-	Its slice is that result's content, so the model reads it with the same marker.
+	Its slice is that result's content, so the model reads it with the same marker, and the
+	guardrails that judge that tool's results judge it. A result of a tool the run no longer
+	has reads as untrusted content, of no tool.
 	"""
 	ref = call.input.get("result")
 	for record in run.state.stored:
 		if record.get("file") == ref:
-			source = run.tools.get(str(record.get("tool")))
-			return source is None or "untrusted" in source.labels
-	return False
+			source: BoundTool | None = run.tools.get(str(record.get("tool")))  # type: ignore[assignment]  # the loop's bound tools
+			if source is None:
+				return frozenset({"untrusted"}), None
+			return frozenset(source.labels), source
+	return None
+
+
+def _applies(
+	g: Guardrail, bound: BoundTool, read: tuple[frozenset[str], BoundTool | None] | None
+) -> bool:
+	"""Whether a tool_result guardrail judges a call's result (a slice: as its tool's, too)."""
+	if g.applies(bound):
+		return True
+	if read is None:
+		return False
+	labels, source = read
+	if source is None:  # its tool is gone: judged by the guardrails of such labels
+		return bool(set(g.labels) & labels)
+	return g.applies(source)
 
 
 @functools.cache
