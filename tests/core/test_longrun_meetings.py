@@ -21,6 +21,11 @@ from openmolt_core.testing import ScriptedModel, call_tool, finish, update_plan
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+	return str(request.param)
+
+
 def echo(pad: str) -> str:
 	"""Echo."""
 	return pad
@@ -173,3 +178,63 @@ async def test_a_slice_read_back_is_judged_by_the_guardrails_of_the_tool_that_re
 	[entry] = json.loads(model.requests[2].messages[-1].content)["results"]
 	assert entry["ok"] is False and "an injection" in entry["error"]
 	assert seen[1] == (READ_TOOL, frozenset({"untrusted"}))  # the content's labels
+
+
+# a nested run interrupted by the calling run's timeout --------------------------------------
+
+NONE = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+async def _forever(input: dict[str, Any], context: Any) -> None:
+	import anyio
+
+	await anyio.Event().wait()  # never set: only the time budget ends this
+
+
+def _hanging(om: OpenMolt, name: str, **options: Any) -> tuple[Any, ScriptedModel]:
+	"""An agent that spends two $0.02 calls, then calls a tool that never returns."""
+	from openmolt import FunctionTool
+
+	hang = FunctionTool(
+		handle="hang", description="", function=_forever, input_schema=NONE, labels=[]
+	)
+	model = ScriptedModel(
+		[update_plan("a"), update_plan("b"), call_tool("local.hang"), finish("x")], price=PRICE
+	)
+	return om.create_agent(
+		name=name, model=model, tools=[hang], model_config=SMALL, **options
+	), model
+
+
+async def test_a_sub_agent_cut_off_by_the_callers_timeout_still_counts_what_it_spent() -> None:
+	"""The sub-agent's three calls are billed: the caller's usage holds them after its timeout."""
+	om = OpenMolt(entry_points=False)
+	child, child_model = _hanging(om, "child")
+	model = ScriptedModel([call_tool("local.child", task="go"), finish("x")], price=PRICE)
+	parent = om.create_agent(name="P", model=model, tools=[child], model_config=SMALL, timeout=0.5)
+	result = await parent.run("go")
+	assert result.status == "limit_reached" and child_model.calls == 3
+	assert result.usage.calls == 4
+	assert result.usage.cost_usd == pytest.approx(0.08)
+	assert sum(u.calls for u in result.usage_by_model.values()) == 4
+
+
+async def test_a_guardrail_agent_cut_off_by_the_timeout_still_counts_what_it_spent() -> None:
+	"""A judge interrupted by the judged run's timeout: its calls count in that run's usage."""
+	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.guardrails.base import VERDICT_SCHEMA
+
+	om = OpenMolt(entry_points=False)
+	judge, judge_model = _hanging(om, "judge", output_schema=VERDICT_SCHEMA)
+	model = ScriptedModel([finish("x")], price=PRICE)
+	agent = om.create_agent(
+		name="A",
+		model=model,
+		model_config=SMALL,
+		timeout=0.5,
+		guardrails=[Guardrail(judge, on="output")],
+	)
+	result = await agent.run("go")
+	assert result.status == "limit_reached" and judge_model.calls == 3
+	assert result.usage.calls == 4
+	assert result.usage.cost_usd == pytest.approx(0.08)

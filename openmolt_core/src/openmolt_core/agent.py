@@ -28,7 +28,7 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import AgentModels, ModelSlot, slot_id, spend_failed
+from openmolt_core._chain import AgentModels, ModelSlot, add_by_model, slot_id, spend_failed
 from openmolt_core._chain import record as record_model
 from openmolt_core._chain import total as total_usage
 from openmolt_core._emitter import EventEmitter, Handler
@@ -1344,6 +1344,13 @@ class Agent:
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
 				return await drive_wrapped(ctx.hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
+		except anyio.get_cancelled_exc_class():
+			if link is not None and state.usage.calls:
+				# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
+				# so it counts there (the call that started it adds it to its run).
+				link.usage.add(state.usage)
+				add_by_model(link.usage_by_model, state.usage_by_model)
+			raise
 		except (RunError, ConfigurationError, ApprovalError) as error:
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise

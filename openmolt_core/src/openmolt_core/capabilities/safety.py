@@ -29,7 +29,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._chain import add_spent, spent_entry
+import anyio
+
+from openmolt_core._chain import add_spent, spend, spent_entry
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import call_started, step_key
@@ -232,7 +234,15 @@ class Safety(Capability):
 					"stopped (its worker died), and its tools may have taken effect; it is not "
 					"run again",
 				).to_dict()
-			verdict, run = await g.judge(check, _judged_by(ctx, g, check, key))
+			parent = _judged_by(ctx, g, check, key)
+			try:
+				verdict, run = await g.judge(check, parent)
+			except anyio.get_cancelled_exc_class():
+				# Interrupted (the run's timeout, a cancel): the agent's calls were billed all
+				# the same (its run handed them up as it was cut off), so they count here.
+				if parent is not None and parent.usage.calls:
+					spend(ctx.state, parent.usage, parent.usage_by_model)
+				raise
 			out = verdict.to_dict()
 			if run is not None:
 				out.update(spent_entry(run.usage, run.usage_by_model))
