@@ -28,7 +28,7 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import AgentModels, ModelSlot, slot_id, spend_failed
+from openmolt_core._chain import AgentModels, ModelSlot, add_by_model, slot_id, spend_failed
 from openmolt_core._chain import record as record_model
 from openmolt_core._chain import total as total_usage
 from openmolt_core._emitter import EventEmitter, Handler
@@ -1344,6 +1344,13 @@ class Agent:
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
 				return await drive_wrapped(ctx.hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
+		except anyio.get_cancelled_exc_class():
+			if link is not None and state.usage.calls:
+				# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
+				# so it counts there (the call that started it adds it to its run).
+				link.usage.add(state.usage)
+				add_by_model(link.usage_by_model, state.usage_by_model)
+			raise
 		except (RunError, ConfigurationError, ApprovalError) as error:
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
@@ -1407,17 +1414,11 @@ class Agent:
 			end = self._budget_end(state, port, deadline)
 			if end is not None:
 				return await self._end(ctx, end)
-			if hooks.before_step:  # may the run take another step? (a token or cost budget)
-				stop = None
-				with _budget(port, deadline) as scope:
-					stop = await hooks.stepping(ctx)
-				if scope.cancelled_caught:
-					return await self._end(ctx, self._elapsed())
-				if stop is not None:
-					return await self._end(
-						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
-					)
+			end = await self._may_step(ctx, deadline)  # a token or cost budget
+			if end is not None:
+				return await self._end(ctx, end)
 			if hooks.before_model:  # compaction's summary call among them
+				spent = _spent(state)
 				try:
 					with _budget(port, deadline) as scope:
 						await hooks.before(ctx)
@@ -1425,6 +1426,10 @@ class Agent:
 					raise await self._provider_failed(ctx, exc) from exc
 				if scope.cancelled_caught:
 					return await self._end(ctx, self._elapsed())
+				if _spent(state) != spent:  # a summary's call spent: may the step's call start?
+					end = await self._may_step(ctx, deadline)
+					if end is not None:
+						return await self._end(ctx, end)
 			last = self._last_call(ctx)
 			if last:
 				self._append_notice(state, _LAST_STEP.format(why=last))
@@ -1443,6 +1448,8 @@ class Agent:
 					)
 			else:
 				called = await self._ask_model(ctx, key, envelope, deadline)
+			if isinstance(called, RunEnd):  # a summary spent what was left before the retry
+				return await self._end(ctx, called)
 			if called is None:
 				end = RunEnd(
 					"limit_reached", None, f"{self.timeout:g} seconds elapsed during a model call"
@@ -1721,6 +1728,24 @@ class Agent:
 			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
 		return None
 
+	async def _may_step(self, ctx: RunContext, deadline: float | None) -> RunEnd | None:
+		"""How the run ends if a capability stops it before a model call (a budget), else None.
+
+		Asked before each step's call (`Capability.before_step`), and again when what ran
+		before the call spent (a compaction's summary): a call never starts once the run's
+		usage reached a cap, whoever's call reached it.
+		"""
+		if not ctx.hooks.before_step:
+			return None
+		stop = None
+		with _budget(ctx.port, deadline) as scope:
+			stop = await ctx.hooks.stepping(ctx)
+		if scope.cancelled_caught:
+			return self._elapsed()
+		if stop is not None:
+			return RunEnd(stop.status, None, self._redactor(stop.reason))
+		return None
+
 	def _last_call(self, ctx: RunContext) -> str | None:
 		"""Why the coming call is the run's last, if it is (``max_steps``, or a capability's)."""
 		state = ctx.state
@@ -1744,13 +1769,15 @@ class Agent:
 		key: tuple[str, ...],
 		envelope: Envelope,
 		deadline: float | None,
-	) -> tuple[ModelSlot, ModelResponse] | None:
+	) -> tuple[ModelSlot, ModelResponse] | RunEnd | None:
 		# A request past the model's context window: a capability may shrink the history
-		# (compaction summarises older steps), then the step is asked once more.
+		# (compaction summarises older steps), then the step is asked once more, unless what
+		# the refusal and the summary spent reached a budget (the run ends: a `RunEnd`).
 		shrinks = bool(ctx.hooks.context_exceeded)
 		try:
 			return await self._call_model(ctx, key, envelope, deadline, shrinks=shrinks)
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
+			spent = _spent(ctx.state)
 			try:
 				with _budget(ctx.port, deadline) as scope:
 					shrunk = await ctx.hooks.shrunk(ctx)
@@ -1761,6 +1788,10 @@ class Agent:
 			if not shrunk:
 				raise await self._provider_failed(ctx, exc) from exc
 			await ctx.error("context_exceeded", self._redactor(str(exc)))
+			if _spent(ctx.state) != spent:  # the summary's call spent: may the retry start?
+				end = await self._may_step(ctx, deadline)
+				if end is not None:
+					return end
 			return await self._call_model(ctx, key, envelope, deadline, attempt=1)
 
 	async def _provider_failed(self, ctx: RunContext, exc: Exception) -> RunError:
@@ -2267,6 +2298,12 @@ class _NoBudget:
 
 
 _NO_BUDGET = _NoBudget()
+
+
+def _spent(state: RunState) -> tuple[int, int, float | None]:
+	"""What a run has spent, to tell whether something before a model call spent (a summary)."""
+	usage = state.usage
+	return usage.calls, usage.total_tokens, usage.cost_usd
 
 
 def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBudget:

@@ -871,8 +871,10 @@ class Capability:
 	async def before_step(self, run: Run) -> Stop | None:
 		"""May the run take another model step? Asked before each (before `before_model`).
 
-		Asked once ``max_steps`` and ``timeout`` let the step go, on a replay too: decide from
-		journaled inputs (``run.state.usage``, ``run.link``) or journal the decision.
+		Asked once ``max_steps`` and ``timeout`` let the step go, on a replay too, and again
+		before the step's call when a `before_model` or `context_exceeded` hook spent (a
+		compaction's summary): decide from journaled inputs (``run.state.usage``,
+		``run.link``) or journal the decision.
 
 		Args:
 			run: The run.

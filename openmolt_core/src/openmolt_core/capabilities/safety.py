@@ -29,7 +29,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._chain import add_spent, spent_entry
+import anyio
+
+from openmolt_core._chain import add_spent, spend, spent_entry
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import call_started, step_key
@@ -232,7 +234,15 @@ class Safety(Capability):
 					"stopped (its worker died), and its tools may have taken effect; it is not "
 					"run again",
 				).to_dict()
-			verdict, run = await g.judge(check, _judged_by(ctx, g, check, key))
+			parent = _judged_by(ctx, g, check, key)
+			try:
+				verdict, run = await g.judge(check, parent)
+			except anyio.get_cancelled_exc_class():
+				# Interrupted (the run's timeout, a cancel): the agent's calls were billed all
+				# the same (its run handed them up as it was cut off), so they count here.
+				if parent is not None and parent.usage.calls:
+					spend(ctx.state, parent.usage, parent.usage_by_model)
+				raise
 			out = verdict.to_dict()
 			if run is not None:
 				out.update(spent_entry(run.usage, run.usage_by_model))
@@ -259,12 +269,15 @@ class Safety(Capability):
 		field: str = "",
 		about: str = "",
 		keyed: str = "",
+		labels: frozenset[str] | None = None,
 	) -> tuple[Any, Verdict | None, str]:
 		"""Run guardrails in order (``field``: at the output stage, what the value is).
 
 		``about``: the tool of the call the value is about, for the audit, when ``bound`` is
 		not given (a call's reason, judged at the output stage). ``keyed``: what the verdicts'
 		journal keys start their stage with (`CallerWords`: ``caller.``), "" for its own.
+		``labels``: the labels of what is judged, when not ``bound``'s (a ``readResult``
+		slice: its tool's).
 
 		Returns:
 			The value let through; the verdict that stopped it, or None; the name of the
@@ -281,7 +294,11 @@ class Safety(Capability):
 				run_id=ctx.state.run_id,
 				step=step,
 				tool=bound.handle if bound is not None else "",
-				labels=bound.labels if bound is not None else frozenset(),
+				labels=labels
+				if labels is not None
+				else bound.labels
+				if bound is not None
+				else frozenset(),
 				tainted=ctx.state.tainted,
 				field=field,
 			)
@@ -543,10 +560,12 @@ class Safety(Capability):
 		"""
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_result")
-		checked = [g for g in guards if g.applies(bound)] if guards else None
-		untrusted = "untrusted" in bound.labels or (
-			call.tool == READ_TOOL and _reads_untrusted(run, call)
-		)
+		# A slice ``readResult`` reads back is the content of the tool that returned it: judged
+		# by the guardrails that judge that tool's results, under its labels.
+		read = _read_from(run, call) if call.tool == READ_TOOL else None
+		labels = bound.labels if read is None else read[0]
+		checked = [g for g in guards if _applies(g, bound, read)] if guards else None
+		untrusted = "untrusted" in labels
 		if not checked and not untrusted:
 			return entry
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
@@ -562,6 +581,7 @@ class Safety(Capability):
 				index=index,
 				bound=bound,
 				call=key,
+				labels=labels,
 			)
 			if verdict is not None:
 				if verdict.action == "trip":
@@ -759,17 +779,35 @@ def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:
 	return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
 
 
-def _reads_untrusted(run: Run, call: CallTool) -> bool:
-	"""Whether a ``readResult`` call reads a result an untrusted tool returned (or one unknown).
+def _read_from(run: Run, call: CallTool) -> tuple[frozenset[str], BoundTool | None] | None:
+	"""What a ``readResult`` call reads: its tool's labels and the tool (None: not a stored one).
 
-	Its slice is that result's content, so the model reads it with the same marker.
+	Its slice is that result's content, so the model reads it with the same marker, and the
+	guardrails that judge that tool's results judge it. A result of a tool the run no longer
+	has reads as untrusted content, of no tool.
 	"""
 	ref = call.input.get("result")
 	for record in run.state.stored:
 		if record.get("file") == ref:
-			source = run.tools.get(str(record.get("tool")))
-			return source is None or "untrusted" in source.labels
-	return False
+			source: BoundTool | None = run.tools.get(str(record.get("tool")))  # type: ignore[assignment]  # the loop's bound tools
+			if source is None:
+				return frozenset({"untrusted"}), None
+			return frozenset(source.labels), source
+	return None
+
+
+def _applies(
+	g: Guardrail, bound: BoundTool, read: tuple[frozenset[str], BoundTool | None] | None
+) -> bool:
+	"""Whether a tool_result guardrail judges a call's result (a slice: as its tool's, too)."""
+	if g.applies(bound):
+		return True
+	if read is None:
+		return False
+	labels, source = read
+	if source is None:  # its tool is gone: judged by the guardrails of such labels
+		return bool(set(g.labels) & labels)
+	return g.applies(source)
 
 
 @functools.cache
@@ -905,7 +943,8 @@ def _judged_by(ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str) -
 
 	What the agent reads (the output, a call's input or result, the words for a person) may
 	hold what the judged run holds, so its run takes what that run hands a sub-agent's
-	(`_handed`: its taint records, and whether it may hold private data), and it may hold
+	(`_handed`: its taint records, and whether it may hold private data; the budget's caps:
+	what the judged run has left, since the agent's spend is that run's), and it may hold
 	private data when it is shown a private tool's result. Its events stay its own (the
 	verdict is the judged run's event); the judged run's approver decides its calls when its
 	agent has none, as a sub-agent's. None for a guardrail that is a function.
@@ -921,7 +960,13 @@ def _judged_by(ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str) -
 	from openmolt_core.llm import Usage
 	from openmolt_core.tools import CallingRun
 
-	handed = _handed(ctx)
+	# What the judged run hands a sub-agent's run (`Safety.hand_down` among them: `_handed`),
+	# its budget's caps too (the agent's spend is the judged run's), but not its message
+	# guardrails (`CallerWords`): the agent would judge its own words.
+	handed = ctx.hooks.handed(ctx, (g.check,))[0]  # type: ignore[arg-type]  # an agent: a spender
+	caps = tuple(c for c in handed.pop("capabilities", ()) if not isinstance(c, CallerWords))
+	if caps:
+		handed["capabilities"] = caps
 	if "private" in check.labels:
 		handed["private"] = True
 	return CallingRun(
