@@ -130,6 +130,35 @@ def notion_endpoints() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
+def notion_named_unions() -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
+	"""@notionhq/client's body params typed by a named alias, and each alias's ``type`` literals.
+
+	Returns endpoint name → parameter → alias (``position?: PagePositionSchema;``), and alias →
+	the ``type: "..."`` discriminators of its branches (``after_block``, ``page_start``...).
+	"""
+	block = re.compile(
+		r"^type (\w+?)BodyParameters = (.*?)^(?=export |type |declare )", re.S | re.M
+	)
+	field = re.compile(r"^ {4}(\w+)\??: ([A-Z]\w+);$", re.M)
+	alias = re.compile(
+		r"^(?:export )?type (\w+) = (.*?)^(?=export |type |declare |/\*\*)", re.S | re.M
+	)
+	params: dict[str, dict[str, str]] = {}
+	literals: dict[str, set[str]] = {}
+	for text in members("notion", "package/build/src/api-endpoints/", ".d.ts").values():
+		source = text.decode()
+		for m in block.finditer(source):
+			name = m.group(1)[0].lower() + m.group(1)[1:]
+			for f in field.finditer(m.group(2)):
+				params.setdefault(name, {})[f.group(1)] = f.group(2)
+		for m in alias.finditer(source):
+			found = set(re.findall(r'^ {4}type\??: "([^"]+)";$', m.group(2), re.M))
+			if found:
+				literals[m.group(1)] = found
+	return params, literals
+
+
+@pytest.fixture(scope="session")
 def notion_literals() -> dict[str, dict[str, set[str]]]:
 	"""Endpoint name → top-level parameter → its string literal union in @notionhq/client's types
 	(``mode?: "single_part" | "multi_part" | "external_url"``), over the union's branches."""

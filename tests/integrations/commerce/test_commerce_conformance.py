@@ -76,41 +76,13 @@ def test_notion_enums_are_the_sdk_literals(tool, notion_endpoints, notion_litera
 		assert set(props[name]["enum"]) <= literals[name], (tool.handle, name)
 
 
-def _notion_named_unions() -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
-	"""@notionhq/client's body params typed by a named alias, and each alias's ``type`` literals.
-
-	Returns endpoint name → parameter → alias (``position?: PagePositionSchema;``), and alias →
-	the ``type: "..."`` discriminators of its branches (``after_block``, ``page_start``...).
-	"""
-	from conftest import members
-
-	block = re.compile(
-		r"^type (\w+?)BodyParameters = (.*?)^(?=export |type |declare )", re.S | re.M
-	)
-	field = re.compile(r"^ {4}(\w+)\??: ([A-Z]\w+);$", re.M)
-	alias = re.compile(
-		r"^(?:export )?type (\w+) = (.*?)^(?=export |type |declare |/\*\*)", re.S | re.M
-	)
-	params: dict[str, dict[str, str]] = {}
-	literals: dict[str, set[str]] = {}
-	for text in members("notion", "package/build/src/api-endpoints/", ".d.ts").values():
-		source = text.decode()
-		for m in block.finditer(source):
-			name = m.group(1)[0].lower() + m.group(1)[1:]
-			for f in field.finditer(m.group(2)):
-				params.setdefault(name, {})[f.group(1)] = f.group(2)
-		for m in alias.finditer(source):
-			found = set(re.findall(r'^ {4}type\??: "([^"]+)";$', m.group(2), re.M))
-			if found:
-				literals[m.group(1)] = found
-	return params, literals
-
-
-def test_notion_nested_type_enums_are_the_sdk_literals(notion_endpoints, shape) -> None:
+def test_notion_nested_type_enums_are_the_sdk_literals(
+	notion_endpoints, notion_named_unions, shape
+) -> None:
 	"""An object input sent as a Notion parameter typed by a named union (``position``) offers only
 	that union's ``type`` values: pages take page_start/page_end, blocks take start/end
 	(@notionhq/client 5.26.0, Notion-Version 2026-03-11)."""
-	params, literals = _notion_named_unions()
+	params, literals = notion_named_unions
 	checked = set()
 	for tool in notion.TOOLS:
 		s = shape(tool)
