@@ -430,6 +430,23 @@ def test_exemptions_win_and_every_rule_form_selects_what_it_says() -> None:
 	assert gated("*:writes") == ["local.lookup", "local.refund"]  # no scopes: may write
 
 
+def test_a_pattern_in_the_integration_part_selects_like_the_tool_part() -> None:
+	"""'loc*.refund' and 'lo?al' gate the tools they spell, on an instance as on an agent."""
+	shop = Shop()
+	for rules in (["loc*.refund"], ["lo?al:writes", "!*.lookup"]):
+		om = OpenMolt(entry_points=False, requires_approval=rules)
+		agent = om.create_agent(name="A", model=ScriptedModel([]), tools=shop.tools)
+		assert sorted(h for h, t in agent._tools.items() if t.approval) == ["local.refund"]
+		mine = OpenMolt(entry_points=False).create_agent(
+			name="B", model=ScriptedModel([]), tools=shop.tools, requires_approval=rules
+		)
+		assert sorted(h for h, t in mine._tools.items() if t.approval) == ["local.refund"]
+	with pytest.raises(ConfigurationError, match="no tool of loc\\* matches 'refnd'"):
+		OpenMolt(entry_points=False).create_agent(
+			name="C", model=ScriptedModel([]), tools=shop.tools, requires_approval="loc*.refnd"
+		)
+
+
 # sub-runs and the timeout -----------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ A policy (``requires_approval``: on `openmolt_core.openmolt.OpenMolt` for every 
 | --- | --- |
 | ``"*"`` | every tool |
 | ``"stripe"`` | every tool of the integration ``stripe`` (``local`` for ``create_agent(tools=...)``) |
-| ``"stripe.createRefund"``, ``"github.delete*"`` | tools by handle (shell-style patterns) |
+| ``"stripe.createRefund"``, ``"github.delete*"`` | tools by handle (shell-style patterns, in both parts) |
 | ``"stripe:refunds"`` | the tools that need the scope ``refunds`` |
 | ``"stripe:writes"``, ``"*:writes"`` | the tools that can change something (see `writes`) |
 | ``"!stripe.createCustomer"`` | exempts what it selects, whatever the other rules say |
@@ -183,7 +183,7 @@ class ApprovalPolicy:
 			label = f"{where}[{index}] {rule.text!r}"
 			if rule.integration == "*":
 				continue
-			known = integrations.get(rule.integration)
+			known = _integration(rule.integration, integrations)
 			if known is None:
 				if strict:
 					hint = suggestion(rule.integration, integrations, noun="integrations")
@@ -207,8 +207,24 @@ class ApprovalPolicy:
 					)
 
 
+def _integration(
+	pattern: str, integrations: Mapping[str, tuple[Iterable[str], Iterable[str] | None]]
+) -> tuple[Iterable[str], Iterable[str] | None] | None:
+	"""The scopes and tools of the integrations a rule's pattern selects, or None for none."""
+	if pattern in integrations:
+		return integrations[pattern]
+	chosen = [known for name, known in integrations.items() if fnmatch.fnmatchcase(name, pattern)]
+	if not chosen:
+		return None
+	scopes = [s for known in chosen for s in known[0]]
+	lists = [known[1] for known in chosen]
+	tools = None if any(t is None for t in lists) else [n for t in lists if t for n in t]
+	return scopes, tools
+
+
 def _matches(rule: _Rule, integration: str, name: str, tool: ToolDefinition) -> bool:
-	if rule.integration != "*" and rule.integration != integration:
+	# The integration part is a shell-style pattern too ("*", "git*"), as the tool part is.
+	if rule.integration != integration and not fnmatch.fnmatchcase(integration, rule.integration):
 		return False
 	match rule.kind:
 		case "all":

@@ -81,7 +81,11 @@ MIN_ENCODED = 6
 
 _SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (httpx), userinfo
 _RUN_ENDS = frozenset("\"'<>\\&?#=,;")  # with whitespace, what ends a percent-encoded run
-_PERCENT_RUN = re.compile(r"[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*")
+# Each run pattern starts only where a run starts (the lookbehind): otherwise a long run without
+# the encoded character is scanned again from each of its positions (quadratic time).
+_PERCENT_RUN = re.compile(
+	r"(?<![^\s\"'<>\\&?#=,;])[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*"
+)
 _MAX_HELD_RUN = 4096
 """The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
 
@@ -249,7 +253,9 @@ def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, 
 	return tuple(sorted(wide, key=len, reverse=True)), tuple(sorted(hexes, key=len, reverse=True))
 
 
-_HTML_RUN = re.compile(r"[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*")
+_HTML_RUN = re.compile(
+	r"(?<![^\s\"'<>])[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*"
+)
 _MIN_WRAPPED = 40
 """The shortest first line of a base64 text wrapped in lines that is joined and checked."""
 _B64_LINE = re.compile(r"[A-Za-z0-9+/_=-]+")

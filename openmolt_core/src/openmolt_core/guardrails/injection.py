@@ -68,7 +68,10 @@ SIGNALS: dict[str, tuple[int, re.Pattern[str]]] = {
 		3,
 		re.compile(
 			r"<\|?(?:im_start|im_end|system|endoftext|eot_id|start_header_id)\|?>|\[/?INST\]|"
-			r"<</?SYS>>|</?(?:system|instructions?)>|^\s*#*\s*(?:system|developer)\s*(?:prompt)?\s*:",
+			# A header at a line's start; blanks of one line only, each run matched one way (a
+			# pattern like ``\s*#*\s*`` tries every split of a long blank run: quadratic time).
+			r"<</?SYS>>|</?(?:system|instructions?)>|"
+			r"^[ \t]*(?:#+[ \t]*)?(?:system|developer)[ \t]*(?:prompt[ \t]*)?:",
 			re.IGNORECASE | re.MULTILINE,
 		),
 	),

@@ -19,8 +19,8 @@ Each match is replaced by ``[email]``, ``[phone]`` or ``[card]`` in every string
   without a ``+`` country code are read as numbers of ``region``.
 - Card numbers are 13 to 19 digits (spaces or dashes allowed between them) with a card network's
   prefix and a valid Luhn check digit. The Luhn check is a few lines of arithmetic, so no library.
-- Email addresses are matched by a pattern for the common form (``local@domain.tld``), not every
-  form RFC 5322 allows (quoted local parts, IP-literal domains).
+- Email addresses are matched by a pattern for the common form (``local@domain.tld``, letters of
+  any script included), not every form RFC 5322 allows (quoted local parts, IP-literal domains).
 
 This finds what is written in the usual ways; it is no guarantee that nothing personal remains
 (names, addresses and numbers spelled out in words pass through).
@@ -28,8 +28,9 @@ This finds what is written in the usual ways; it is no guarantee that nothing pe
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, get_args
 
 from openmolt_core.errors import ConfigurationError
@@ -51,10 +52,13 @@ PiiKind = Literal["email", "phone", "card"]
 PII_KINDS: tuple[str, ...] = get_args(PiiKind)
 """Every kind, the default."""
 
-_EMAIL = re.compile(
-	r"[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}"
-)
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
+# Letters and digits of any script (``[^\W_]``), so ``jöhn@exämple.de`` is found whole. The
+# lookbehind starts a match only where a local part starts: without it a long run of letters
+# is scanned once from each of its positions (quadratic time).
+_EMAIL = re.compile(r"(?<![\w.%+-])[\w.%+-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_]{2,}")
+# Digits in groups with one space or dash between them; a card is found among its groups.
+_DIGIT_RUN = re.compile(r"\d+(?:[ -]\d+)*")
+_DIGIT_GROUP = re.compile(r"\d+")
 # Visa, Mastercard (51-55, 2221-2720), American Express, Diners, JCB, Discover, UnionPay.
 _NETWORK = re.compile(r"4|5[1-5]|2[2-7]|3[0478]|35|6")
 
@@ -67,6 +71,37 @@ def _luhn(digits: str) -> bool:
 			value = value * 2 - 9 if value > 4 else value * 2
 		total += value
 	return total % 10 == 0
+
+
+def _cards(run: str) -> Iterator[tuple[int, int]]:
+	"""The card numbers in a run of digit groups, as spans of it.
+
+	A card starts and ends at a group's edge and is the longest such stretch from its start
+	(13 to 19 digits, a network's prefix, a valid check digit); the search goes on after it.
+	So a card next to another number (``qty 3 4111 1111 1111 1111``) is found, not skipped.
+	"""
+	groups = [(m.start(), m.end()) for m in _DIGIT_GROUP.finditer(run)]
+	first = 0
+	while first < len(groups):
+		found = None
+		if run[groups[first][0]] in "23456":  # the networks' first digits
+			digits = ""
+			candidates = []
+			for last in range(first, len(groups)):
+				digits += run[groups[last][0] : groups[last][1]]
+				if len(digits) > 19:
+					break
+				if len(digits) >= 13:
+					candidates.append((last, digits))
+			for last, digits in reversed(candidates):
+				if _NETWORK.match(digits) and _luhn(digits):
+					found = last
+					break
+		if found is None:
+			first += 1
+			continue
+		yield groups[first][0], groups[found][1]
+		first = found + 1
 
 
 def _phones() -> Any:
@@ -96,30 +131,32 @@ def find_pii(
 	"""
 	kinds = set(kinds)
 	found: list[tuple[str, int, int]] = []
-	taken: list[tuple[int, int]] = []
-
-	def free(start: int, end: int) -> bool:
-		return all(end <= s or start >= e for s, e in taken)
+	starts: list[int] = []  # the spans taken, sorted and apart: only neighbours can overlap
+	ends: list[int] = []
 
 	def add(kind: str, start: int, end: int) -> None:
-		if free(start, end):
-			found.append((kind, start, end))
-			taken.append((start, end))
+		at = bisect.bisect_right(starts, start)
+		if (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
+			return
+		found.append((kind, start, end))
+		starts.insert(at, start)
+		ends.insert(at, end)
 
 	if "email" in kinds:
 		for m in _EMAIL.finditer(text):
 			add("email", m.start(), m.end())
 	if "card" in kinds:
-		for m in _CARD.finditer(text):
-			digits = re.sub(r"\D", "", m.group())
-			if 13 <= len(digits) <= 19 and _NETWORK.match(digits) and _luhn(digits):
-				add("card", m.start(), m.end())
+		for run in _DIGIT_RUN.finditer(text):
+			for start, end in _cards(run.group()):
+				add("card", run.start() + start, run.start() + end)
 	if "phone" in kinds:
 		phonenumbers = _phones()
 		if phonenumbers is None:
 			raise ConfigurationError(_no_phones())
+		# The matcher gives up after max_tries candidates (65535 by default), which would let
+		# the numbers after them through; a text has fewer candidates than characters.
 		matcher = phonenumbers.PhoneNumberMatcher(
-			text, region, leniency=phonenumbers.Leniency.VALID
+			text, region, leniency=phonenumbers.Leniency.VALID, max_tries=max(len(text), 1)
 		)
 		for match in matcher:
 			add("phone", match.start, match.end)
