@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.result import RunState
 	from openmolt_core.structured import FittedSchema, SchemaDialect
+	from openmolt_core.tools import CallingRun
 
 __all__ = [
 	"AgentModels",
@@ -35,6 +36,7 @@ __all__ = [
 	"record",
 	"slot_id",
 	"spend",
+	"spend_cut_off",
 	"spend_failed",
 	"spent_entry",
 	"split_id",
@@ -282,6 +284,21 @@ def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:
 	"""
 	state.usage.add(usage)
 	add_by_model(state.usage_by_model, by_model)
+
+
+def spend_cut_off(state: RunState, run: CallingRun | None) -> None:
+	"""Count what the nested runs of a call cut off (a timeout, a cancel) spent, in ``state``.
+
+	Their calls were billed all the same: a nested run hands its usage up to ``run`` as it is
+	cut off (`openmolt_core.agent.Agent`), and the call that started it (a tool call, a
+	guardrail agent's check) adds it to its run's here, since no result will.
+
+	Args:
+		state: The calling run's state.
+		run: The calling run the nested runs were handed (None: none was).
+	"""
+	if run is not None and run.usage.calls:
+		spend(state, run.usage, run.usage_by_model)
 
 
 def spend_failed(state: RunState, error: ProviderError, model_id: str) -> None:

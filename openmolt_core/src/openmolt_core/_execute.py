@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
-from openmolt_core._chain import add_spent, spend, spent_entry
+from openmolt_core._chain import add_spent, spend_cut_off, spent_entry
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
 from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
@@ -874,10 +874,7 @@ async def _call_tool(
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
 			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)
 		except anyio.get_cancelled_exc_class():
-			# Interrupted (the run's timeout, a cancel): a nested run's calls were billed all
-			# the same (it handed them up as it was cut off), so they count in this run's.
-			if run.usage.calls:
-				spend(ctx.state, run.usage, run.usage_by_model)
+			spend_cut_off(ctx.state, run)  # a nested run's calls were billed all the same
 			raise
 		except ToolError as exc:
 			ok = False

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
-from openmolt_core._chain import add_spent, spend, spent_entry
+from openmolt_core._chain import add_spent, spend_cut_off, spent_entry
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import call_started, step_key
@@ -238,10 +238,7 @@ class Safety(Capability):
 			try:
 				verdict, run = await g.judge(check, parent)
 			except anyio.get_cancelled_exc_class():
-				# Interrupted (the run's timeout, a cancel): the agent's calls were billed all
-				# the same (its run handed them up as it was cut off), so they count here.
-				if parent is not None and parent.usage.calls:
-					spend(ctx.state, parent.usage, parent.usage_by_model)
+				spend_cut_off(ctx.state, parent)  # the agent's calls were billed all the same
 				raise
 			out = verdict.to_dict()
 			if run is not None:
@@ -286,6 +283,9 @@ class Safety(Capability):
 		from openmolt_core.guardrails.base import GuardrailCheck, Verdict
 
 		last = ""
+		judged = (
+			labels if labels is not None else bound.labels if bound is not None else frozenset()
+		)
 		for n, g in enumerate(guards):
 			check = GuardrailCheck(
 				stage=stage,
@@ -294,11 +294,7 @@ class Safety(Capability):
 				run_id=ctx.state.run_id,
 				step=step,
 				tool=bound.handle if bound is not None else "",
-				labels=labels
-				if labels is not None
-				else bound.labels
-				if bound is not None
-				else frozenset(),
+				labels=judged,
 				tainted=ctx.state.tainted,
 				field=field,
 			)
