@@ -14,6 +14,7 @@ from openmolt_providers._common import (
 	window_stop,
 )
 from openmolt_providers._schema import reply_format
+from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.anthropic._models import (
 	adaptive,
 	default_max_tokens,
@@ -219,6 +220,7 @@ def reply_error(provider: AnthropicProvider, model: str, error: Any, what: str) 
 	return reply_failure(provider, model, what, why, status, error.get("type"))
 
 
+@reads_replies("Messages")
 def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Messages API reply into a `ModelResponse` (text blocks joined, thinking skipped).
 
@@ -229,9 +231,16 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 	"""
 	if data.get("type") == "error" or (data.get("error") and not data.get("content")):
 		raise reply_error(provider, model, data.get("error"), "the reply")
-	blocks = data.get("content") or ()
-	text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
-	reason = data.get("stop_reason")
+	blocks = [
+		fields(block, f"content[{i}]")
+		for i, block in enumerate(items(data.get("content"), "content"))
+	]
+	text = "".join(
+		word(block.get("text"), f"content[{i}].text") or ""
+		for i, block in enumerate(blocks)
+		if block.get("type") == "text"
+	)
+	reason = word(data.get("stop_reason"), "stop_reason")
 	finish = _STOP.get(reason, "incomplete") if reason else None
 	if finish in (None, "stop") and any(block.get("type") == "tool_use" for block in blocks):
 		finish = "tool_calls"  # a call of the caller's tools (the loop declares none)
@@ -271,6 +280,7 @@ def go_on(body: dict[str, Any], paused: list[dict[str, Any]]) -> dict[str, Any]:
 	return last_key(out, "messages")
 
 
+@reads_replies("Messages")
 def parse_paused(
 	provider: AnthropicProvider, model: str, paused: list[dict[str, Any]], last: dict[str, Any]
 ) -> ModelResponse:
@@ -299,15 +309,16 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 	``OutputTokensDetails``, 2026-05) are the reasoning part of ``output_tokens``, which stays
 	the billed total.
 	"""
-	raw = data.get("usage")
+	raw = fields(data.get("usage"), "usage")
 	if not raw:
 		return Usage(calls=1)
-	fresh = int(raw.get("input_tokens") or 0)
-	written = int(raw.get("cache_creation_input_tokens") or 0)
-	read = int(raw.get("cache_read_input_tokens") or 0)
-	out = int(raw.get("output_tokens") or 0)
+	fresh = tokens(raw, "input_tokens", "usage")
+	written = tokens(raw, "cache_creation_input_tokens", "usage")
+	read = tokens(raw, "cache_read_input_tokens", "usage")
+	out = tokens(raw, "output_tokens", "usage")
 	details = raw.get("output_tokens_details")
-	thinking = int((details if isinstance(details, dict) else {}).get("thinking_tokens") or 0)
+	at = "usage.output_tokens_details"
+	thinking = tokens(details if isinstance(details, dict) else {}, "thinking_tokens", at)
 	inp = fresh + written + read
 	return Usage(
 		input_tokens=inp,

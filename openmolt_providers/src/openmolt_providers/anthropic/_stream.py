@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._shape import reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -32,6 +33,7 @@ __all__ = ["stream"]
 _APPEND = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
 
 
+@reads_stream("Messages")
 async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Messages API call; a turn the API paused (``pause_turn``) goes on streaming."""
 	model = request.model

@@ -15,6 +15,7 @@ from openmolt_providers._common import (
 )
 from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
+from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.gemini._dialect import version
 
 if TYPE_CHECKING:
@@ -181,6 +182,7 @@ def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> P
 	return reply_failure(provider, model, what, why, status)
 
 
+@reads_replies("Gemini")
 def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a ``generateContent`` reply into a `ModelResponse` (thought parts skipped).
 
@@ -190,28 +192,35 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 	"""
 	if data.get("error") and not data.get("candidates"):
 		raise reply_error(provider, model, data, "the reply")
-	candidates = data.get("candidates") or ()
+	candidates = items(data.get("candidates"), "candidates")
 	text = ""
 	finish: str | None
 	if candidates:
-		first = candidates[0]
-		parts = (first.get("content") or {}).get("parts") or ()
-		text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
-		finish = _finish(first.get("finishReason"))
+		first = fields(candidates[0], "candidates[0]")
+		content = fields(first.get("content"), "candidates[0].content")
+		at = "candidates[0].content.parts"
+		parts = [fields(p, f"{at}[{i}]") for i, p in enumerate(items(content.get("parts"), at))]
+		text = "".join(
+			word(p.get("text"), f"{at}[{i}].text") or ""
+			for i, p in enumerate(parts)
+			if not p.get("thought")
+		)
+		finish = _finish(word(first.get("finishReason"), "candidates[0].finishReason"))
 		if finish in (None, "stop") and any("functionCall" in p for p in parts):
 			finish = "tool_calls"
 	else:
 		# The prompt itself was blocked (no model wrote anything): the same prompt is blocked
 		# again, so the model is not asked to rephrase what it never wrote.
-		blocked = (data.get("promptFeedback") or {}).get("blockReason")
+		blocked = fields(data.get("promptFeedback"), "promptFeedback").get("blockReason")
 		finish = "blocked" if blocked else None
-	raw = data.get("usageMetadata")
+	raw = fields(data.get("usageMetadata"), "usageMetadata")
 	if not raw:  # no usage reported: tokens and cost unknown (not free)
 		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
-	inp = int(raw.get("promptTokenCount") or 0) + int(raw.get("toolUsePromptTokenCount") or 0)
-	thoughts = int(raw.get("thoughtsTokenCount") or 0)
-	out = int(raw.get("candidatesTokenCount") or 0) + thoughts
-	cached = int(raw.get("cachedContentTokenCount") or 0)
+	at = "usageMetadata"
+	inp = tokens(raw, "promptTokenCount", at) + tokens(raw, "toolUsePromptTokenCount", at)
+	thoughts = tokens(raw, "thoughtsTokenCount", at)
+	out = tokens(raw, "candidatesTokenCount", at) + thoughts
+	cached = tokens(raw, "cachedContentTokenCount", at)
 	usage = Usage(
 		input_tokens=inp,
 		output_tokens=out,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._shape import fields, items, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
@@ -32,6 +33,7 @@ def stream_url(provider: GeminiProvider, model: str) -> str:
 	return provider.url(model).removesuffix(":generateContent") + ":streamGenerateContent?alt=sse"
 
 
+@reads_stream("Gemini")
 async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one ``generateContent`` call."""
 	model = request.model
@@ -53,12 +55,16 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 		if "error" in data:
 			raise _convert.reply_error(provider, model, data, "the stream")
 		whole.update({k: v for k, v in data.items() if k != "candidates"})
-		if (data.get("promptFeedback") or {}).get("blockReason"):
+		if fields(data.get("promptFeedback"), "promptFeedback").get("blockReason"):
 			ended = True
-		for item in data.get("candidates") or ():
+		for i, item in enumerate(items(data.get("candidates"), "candidates")):
+			item = fields(item, f"candidates[{i}]")
 			if item.get("index", 0) != 0:
 				continue
-			for part in (item.get("content") or {}).get("parts") or ():
+			content = fields(item.get("content"), "candidates[0].content")
+			at = "candidates[0].content.parts"
+			for j, part in enumerate(items(content.get("parts"), at)):
+				part = fields(part, f"{at}[{j}]")
 				text = part.get("text")
 				if isinstance(text, str) and not part.get("thought") and text:
 					part = {**part, "text": deltas(text)}

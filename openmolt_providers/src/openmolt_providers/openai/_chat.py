@@ -14,6 +14,7 @@ from openmolt_providers._attach import IMAGES, media, refused, wav_or_mp3
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._common import filled_window, window_stop
 from openmolt_providers._schema import reply_format
+from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._models import is_reasoning, sampling
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ API has none: a prompt past the window is a 400 (``context_length_exceeded``). A
 whose prompt and reply fill the model's known window is the window too (`filled_window`)."""
 
 
+@reads_replies("Chat Completions")
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Chat Completions reply into a `ModelResponse`.
 
@@ -151,9 +153,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		from openmolt_providers.openai._errors import reply_error
 
 		raise reply_error(provider, model, data["error"], "the reply")
-	choices = data.get("choices") or [{}]
-	choice = choices[0]
-	message = choice.get("message") or {}
+	choices = items(data.get("choices"), "choices") or [{}]
+	choice = fields(choices[0], "choices[0]")
+	message = fields(choice.get("message"), "choices[0].message")
 	content = message.get("content") or ""
 	refusal = message.get("refusal")
 	if isinstance(content, list):
@@ -170,7 +172,7 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			if not (isinstance(p, dict) and p.get("type") == "refusal")
 		)
 	text = content if isinstance(content, str) else str(content)
-	reason = choice.get("finish_reason")
+	reason = word(choice.get("finish_reason"), "choices[0].finish_reason")
 	finish = _FINISH.get(reason, "incomplete") if reason else None
 	if refusal:  # beside text too: the text of a refused answer must not run
 		text, finish = text or str(refusal), "refusal"
@@ -182,16 +184,18 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
 
 
-def _usage(provider: OpenAIProvider, model: str, raw: dict[str, Any] | None) -> Usage:
+def _usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	"""A Chat ``usage`` object with its estimated cost; none (a stream without it): unknown."""
 	if not raw:  # tokens and cost unknown (not free)
 		return Usage(calls=1)
-	inp = int(raw.get("prompt_tokens") or 0)
-	out = int(raw.get("completion_tokens") or 0)
-	details = raw.get("prompt_tokens_details") or {}
-	cached = int(details.get("cached_tokens") or 0)
-	written = int(details.get("cache_write_tokens") or 0)
-	reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+	raw = fields(raw, "usage")
+	inp = tokens(raw, "prompt_tokens", "usage")
+	out = tokens(raw, "completion_tokens", "usage")
+	details = fields(raw.get("prompt_tokens_details"), "usage.prompt_tokens_details")
+	cached = tokens(details, "cached_tokens", "usage.prompt_tokens_details")
+	written = tokens(details, "cache_write_tokens", "usage.prompt_tokens_details")
+	thinking = fields(raw.get("completion_tokens_details"), "usage.completion_tokens_details")
+	reasoning = tokens(thinking, "reasoning_tokens", "usage.completion_tokens_details")
 	price = provider.cost(
 		model,
 		input_tokens=inp,

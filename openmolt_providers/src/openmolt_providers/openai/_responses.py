@@ -16,6 +16,7 @@ from openmolt_providers._common import (
 	window_stop,
 )
 from openmolt_providers._schema import reply_format
+from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._models import sampling
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ _NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
 commands); the calls the API runs itself (``web_search_call``...) are not among them."""
 
 
+@reads_replies("Responses")
 def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelResponse:
 	"""Turn a Responses API reply into a `ModelResponse`.
 
@@ -186,17 +188,21 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	texts: list[str] = []
 	refusal: str | None = None
 	native = False
-	for item in data.get("output") or ():
-		if item.get("type") in _NATIVE_CALLS:
+	for i, item in enumerate(items(data.get("output"), "output")):
+		item = fields(item, f"output[{i}]")
+		kind = word(item.get("type"), f"output[{i}].type")
+		if kind in _NATIVE_CALLS:
 			native = True
-		if item.get("type") != "message":
+		if kind != "message":
 			continue
-		for part in item.get("content") or ():
-			kind = part.get("type")
+		for j, part in enumerate(items(item.get("content"), f"output[{i}].content")):
+			at = f"output[{i}].content[{j}]"
+			part = fields(part, at)
+			kind = word(part.get("type"), f"{at}.type")
 			if kind == "output_text":
-				texts.append(part.get("text") or "")
+				texts.append(word(part.get("text"), f"{at}.text") or "")
 			elif kind == "refusal":
-				refusal = part.get("refusal") or ""
+				refusal = word(part.get("refusal"), f"{at}.refusal") or ""
 	text = "".join(texts)
 	status = data.get("status")
 	if status == "incomplete":
@@ -216,16 +222,19 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	return ModelResponse(text=text, usage=used, raw=data, finish_reason=finish)
 
 
-def usage(provider: OpenAIProvider, raw: dict[str, Any] | None, model: str) -> Usage:
+def usage(provider: OpenAIProvider, raw: Any, model: str) -> Usage:
 	"""Usage from a Responses API ``usage`` object, with the estimated cost (`HTTPProvider.cost`)."""
 	if not raw:
 		return Usage(calls=1)
-	inp = int(raw.get("input_tokens") or 0)
-	out = int(raw.get("output_tokens") or 0)
-	details = raw.get("input_tokens_details") or {}
-	cached = int(details.get("cached_tokens") or 0)
-	written = int(details.get("cache_write_tokens") or 0)  # priced apart on newer models
-	reasoning = int((raw.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
+	raw = fields(raw, "usage")
+	inp = tokens(raw, "input_tokens", "usage")
+	out = tokens(raw, "output_tokens", "usage")
+	details = fields(raw.get("input_tokens_details"), "usage.input_tokens_details")
+	cached = tokens(details, "cached_tokens", "usage.input_tokens_details")
+	# priced apart on newer models
+	written = tokens(details, "cache_write_tokens", "usage.input_tokens_details")
+	thinking = fields(raw.get("output_tokens_details"), "usage.output_tokens_details")
+	reasoning = tokens(thinking, "reasoning_tokens", "usage.output_tokens_details")
 	return Usage(
 		input_tokens=inp,
 		output_tokens=out,

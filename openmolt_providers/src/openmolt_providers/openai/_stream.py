@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._shape import reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 from openmolt_providers.openai._errors import reply_error
@@ -57,6 +58,7 @@ def _data(provider: OpenAIProvider, model: str, event: SSEvent) -> Any:
 		) from exc
 
 
+@reads_stream("Responses")
 async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Responses API call."""
 	model = request.model
@@ -88,6 +90,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	raise cut_off(provider, model)
 
 
+@reads_stream("Chat Completions")
 async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Chat Completions call."""
 	model = request.model
