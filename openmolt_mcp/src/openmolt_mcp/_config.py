@@ -11,6 +11,7 @@ server has ``command``, ``args``, ``env`` and ``cwd`` (stdio), or ``url`` and ``
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -232,6 +233,51 @@ def expand(value: str, where: str, found: dict[str, str] | None = None) -> str:
 	return _VAR.sub(one, value)
 
 
+def _text(value: Any, where: str) -> str:
+	# A number is written as JSON writes it ("PORT": 8080); anything else is no argument.
+	if isinstance(value, str):
+		return value
+	if isinstance(value, int | float) and not isinstance(value, bool):
+		return json.dumps(value)
+	raise ConfigurationError(f"{where} must be a string, not {_kind(value)}")
+
+
+def _strings(value: Any, where: str) -> list[str]:
+	"""A list of strings (a command's arguments); none: empty."""
+	if value is None:
+		return []
+	if not isinstance(value, list):
+		raise ConfigurationError(
+			f"{where} must be a list of strings (the command's arguments, one item each), "
+			f"not {_kind(value)}"
+		)
+	return [_text(item, f"{where}[{i}]") for i, item in enumerate(value)]
+
+
+def _named(value: Any, where: str) -> dict[str, str]:
+	"""An object of named strings (environment variables, headers); none: empty."""
+	if value is None:
+		return {}
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(
+			f"{where} must be an object of names and string values, not {_kind(value)}"
+		)
+	return {str(k): _text(v, f"{where}.{k}") for k, v in value.items()}
+
+
+def _kind(value: Any) -> str:
+	"""A value's JSON type, for messages (never the value: it may be a secret)."""
+	if value is None:
+		return "null"
+	if isinstance(value, bool):
+		return "a boolean"
+	if isinstance(value, int | float):
+		return "a number"
+	if isinstance(value, str):
+		return "a string"
+	return "an array" if isinstance(value, list | tuple) else "an object"
+
+
 def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers") -> ServerConfig:
 	"""Read one ``mcpServers`` entry, expanding ``${VAR}`` references.
 
@@ -260,17 +306,20 @@ def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers"
 	in_url: dict[str, str] = {}
 	if "command" in data or kind == "stdio":
 		model = StdioServer
-		data["args"] = [expand(str(a), f"{place}.args", read) for a in data.get("args") or []]
+		data["args"] = [
+			expand(a, f"{place}.args", read) for a in _strings(data.get("args"), f"{place}.args")
+		]
 		data["env"] = {
-			k: expand(str(v), f"{place}.env.{k}", read) for k, v in (data.get("env") or {}).items()
+			k: expand(v, f"{place}.env.{k}", read)
+			for k, v in _named(data.get("env"), f"{place}.env").items()
 		}
 	elif "url" in data or kind in ("http", "streamable-http", "streamableHttp"):
 		model = HttpServer
 		if isinstance(data.get("url"), str):
 			data["url"] = expand(data["url"], f"{place}.url", in_url)
 		data["headers"] = {
-			k: expand(str(v), f"{place}.headers.{k}", read)
-			for k, v in (data.get("headers") or {}).items()
+			k: expand(v, f"{place}.headers.{k}", read)
+			for k, v in _named(data.get("headers"), f"{place}.headers").items()
 		}
 	else:
 		raise ConfigurationError(
