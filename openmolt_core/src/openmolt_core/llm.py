@@ -7,7 +7,7 @@ plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``mode
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -245,8 +245,23 @@ class Usage:
 
 	@classmethod
 	def from_dict(cls, data: dict[str, Any]) -> Usage:
-		"""Build a usage from `to_dict`'s output."""
-		return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+		"""Build a usage from `to_dict`'s output.
+
+		Raises:
+			ValueError: It is no usage: a count that is no whole, non-negative number, or a
+				cost that is no number.
+		"""
+		if not isinstance(data, Mapping):
+			raise ValueError("a usage is a JSON object of counts")
+		out = cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+		for name in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "calls"):
+			count = getattr(out, name)
+			if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+				raise ValueError(f"a usage's {name} is no whole, non-negative number")
+		cost = out.cost_usd
+		if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
+			raise ValueError("a usage's cost_usd is no number")
+		return out
 
 
 @dataclass(slots=True)

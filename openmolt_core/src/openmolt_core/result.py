@@ -187,6 +187,7 @@ class RunState:
 		"""
 		from openmolt_core.llm import Attachment
 
+		_check_saved(data)
 		try:
 			messages = [
 				Message(
@@ -219,8 +220,71 @@ class RunState:
 				ext=dict(data.get("ext") or {}),
 				user=None if data.get("user") is None else str(data["user"]),
 			)
-		except (KeyError, TypeError) as exc:
+		except (KeyError, TypeError, ValueError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc
+
+
+_SAVED: dict[str, type] = {
+	"messages": list,
+	"plan": list,
+	"memory": dict,
+	"usage": dict,
+	"steps": int,
+	"run_id": str,
+	"pending": dict,
+	"context_tokens": int,
+	"compaction": dict,
+	"seq": int,
+	"loaded": list,
+	"stored": list,
+	"models": list,
+	"usage_by_model": dict,
+	"taint": list,
+	"audit": list,
+	"ext": dict,
+	"user": str,
+}
+"""The JSON type of each field of a saved state (`RunState.to_dict`); null is none."""
+
+
+def _check_saved(data: Any) -> None:
+	"""Refuse a saved state whose fields have other types than `RunState.to_dict` writes.
+
+	A state edited by hand, or cut or mixed up in a store, would otherwise fail later, inside a
+	run, where its `ValueError` cannot name the field.
+
+	Raises:
+		ValueError: A field has another type; the message names it.
+	"""
+	if not isinstance(data, Mapping):
+		raise ValueError(f"not a saved run state: a {type(data).__name__}, not a JSON object")
+	for key, kind in _SAVED.items():
+		value = data.get(key)
+		if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+			raise ValueError(f"not a saved run state: {key} is not a {kind.__name__}")
+	for i, m in enumerate(data.get("messages") or ()):
+		if not (isinstance(m, Mapping) and isinstance(m.get("content"), str)):
+			raise ValueError(f"not a saved run state: messages[{i}] has no text content")
+		if m.get("role") not in ("user", "assistant"):
+			raise ValueError(f"not a saved run state: messages[{i}].role is not user or assistant")
+	for name, value in (data.get("memory") or {}).items():
+		if not isinstance(value, str):
+			raise ValueError(f"not a saved run state: memory.{name} is not a str")
+	for name, kind in _PENDING.items():
+		value = (data.get("pending") or {}).get(name)
+		if value is not None and not isinstance(value, kind):
+			raise ValueError(f"not a saved run state: pending.{name} is not a {kind.__name__}")
+
+
+_PENDING: dict[str, type] = {
+	"kind": str,
+	"message": str,
+	"results": list,
+	"calls": list,
+	"commands": list,
+	"ignored": list,
+}
+"""The JSON type of each field of a parked state's ``pending`` the loop reads."""
 
 
 @dataclass(slots=True)
