@@ -150,9 +150,13 @@ def problem(value: Any, depth: int | None = None) -> str | None:
 					if isinstance(name, str) and _SURROGATE.search(name):
 						shown = _SURROGATE.sub("?", _path((where, name)))
 						return f"{shown}: the key {_SURROGATE_TEXT}"
+					if not isinstance(name, _JSON_KEYS):
+						return f"{_path(where)}: a {type(name).__name__} key is not JSON"
 					stack.append((sub, (where, name), below))
 			else:
 				stack.extend((sub, (where, i), below) for i, sub in enumerate(item))
+		elif not isinstance(item, _JSON_LEAVES):
+			return f"{_path(where)}: a {kind.__name__} is not JSON; it is written as its str()"
 	return None
 
 
@@ -263,7 +267,7 @@ def _clean(value: Any, level: int, enclosing: set[int], depth: int | None = None
 	if type(value) is int and value.bit_length() > _SHORT_BITS and _too_long(value):
 		return f"({'-' if value < 0 else ''}an integer of about {_digits(value)} digits)"
 	if not isinstance(value, dict | list | tuple):
-		return value
+		return value if isinstance(value, _JSON_LEAVES) else _written(value)
 	if id(value) in enclosing:
 		return CYCLE_NOTE
 	if depth is not None and level >= depth:
@@ -273,12 +277,33 @@ def _clean(value: Any, level: int, enclosing: set[int], depth: int | None = None
 	enclosing.add(id(value))
 	try:
 		if isinstance(value, dict):
-			return {
-				encodable_text(k) if isinstance(k, str) else k: _clean(
-					v, level + 1, enclosing, depth
-				)
-				for k, v in value.items()
-			}
+			return {_key(k): _clean(v, level + 1, enclosing, depth) for k, v in value.items()}
 		return [_clean(v, level + 1, enclosing, depth) for v in value]
 	finally:
 		enclosing.discard(id(value))
+
+
+_JSON_KEYS = (str, int, float, bool, type(None))
+"""The keys ``json.dumps`` writes (a number, a boolean or null as its text)."""
+
+_JSON_LEAVES = (*_JSON_KEYS, bytes, bytearray, memoryview)
+"""What a tool's result may hold as it is: JSON's scalars, and bytes (stored as a file later)."""
+
+
+def _key(key: Any) -> Any:
+	"""A dict key ``json.dumps`` can write: a tuple or an object key becomes its str()."""
+	if isinstance(key, str):
+		return encodable_text(key)
+	return key if isinstance(key, _JSON_KEYS) else _written(key)
+
+
+def _written(value: Any) -> str:
+	"""An object that is not JSON (a date, a set, an enum) as its str(), as ``default=str`` does.
+
+	A str() that raises gives a note instead: the value must not fail the run that holds it.
+	"""
+	try:
+		text = str(value)
+	except Exception as exc:
+		text = f"(a {type(value).__name__} that cannot be written: its str() raised {type(exc).__name__})"
+	return encodable_text(text)
