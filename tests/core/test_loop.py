@@ -848,6 +848,23 @@ async def test_a_failing_human_input_handler_is_reported_to_the_model() -> None:
 	assert "could not be asked (OSError)" in results_of(model, 1)[0]["error"]
 
 
+async def test_an_answer_whose_str_raises_is_a_failed_handler_too() -> None:
+	"""An answer that cannot be written as text is the handler's failure, not the run's end."""
+
+	class Unwritable:
+		def __str__(self) -> str:
+			raise RuntimeError("no text")
+
+	agent, model = make_agent(
+		[ask_human("?"), finish(result="x")],
+		output_schema=Report,
+		on_human_input_request=lambda question: Unwritable(),
+	)
+	result = await agent.run()
+	assert result.status == "success"
+	assert "could not be asked (RuntimeError)" in results_of(model, 1)[0]["error"]
+
+
 class SlowProvider:
 	name = "slow"
 

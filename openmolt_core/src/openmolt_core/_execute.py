@@ -1222,13 +1222,13 @@ async def _ask_human(
 		try:
 			# A sync handler runs in a worker thread: the loop and the time budget go on.
 			answer = await call_app(handler, question)
+			return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
 		except HumanInputUnavailable as exc:
 			return {"parked": str(exc) or question}
 		except Exception as exc:
 			# The application's handler failed: the model hears it, the run goes on.
 			log.exception("the human-input handler failed; the run goes on")
 			return {"failed": f"the person could not be asked ({type(exc).__name__})"}
-		return {"answer": "" if answer is None else str(answer)}
 
 	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
 	if "parked" in outcome:
