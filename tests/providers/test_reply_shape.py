@@ -251,3 +251,28 @@ async def test_the_error_names_a_stream_or_a_reply(streamed) -> None:
 		await read("google", reply, streamed)
 	said = "the stream" if streamed else "the reply"
 	assert str(caught.value).startswith(f"google:gemini-2.5-flash: {said} does not have the shape")
+
+
+@pytest.mark.parametrize("index", ["q", -1, 1.5, None, [0]])
+async def test_an_anthropic_stream_block_index_of_another_type_is_named(index) -> None:
+	"""A content block's index that is no whole, non-negative number is named, not int()ed."""
+	events_ = [
+		{"type": "message_start", "message": {"usage": {"input_tokens": 1}}},
+		{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+		{
+			"type": "content_block_delta",
+			"index": index,
+			"delta": {"type": "text_delta", "text": "x"},
+		},
+	]
+	text = "".join(f"data: {json.dumps(e)}\n\n" for e in events_)
+	head = {"content-type": "text/event-stream"}
+	p = provider(
+		"anthropic", lambda request: httpx.Response(200, headers=head, content=text.encode())
+	)
+	with pytest.raises(ProviderError) as caught:
+		async for _ in p.stream(make_request(MODELS["anthropic"])):
+			pass
+	assert "index is " in str(caught.value) and "not a whole, non-negative number" in str(
+		caught.value
+	)

@@ -25,7 +25,16 @@ from openmolt_core.errors import ProviderError
 if TYPE_CHECKING:
 	from openmolt_providers._common import HTTPProvider
 
-__all__ = ["BadReply", "fields", "items", "reads_replies", "reads_stream", "tokens", "word"]
+__all__ = [
+	"BadReply",
+	"fields",
+	"items",
+	"position",
+	"reads_replies",
+	"reads_stream",
+	"tokens",
+	"word",
+]
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -116,6 +125,17 @@ def tokens(usage: Mapping[str, Any], key: str, where: str) -> int:
 	if count is None or count < 0:
 		raise BadReply(f"{where}.{key}", value, "a whole, non-negative number of tokens")
 	return count
+
+
+def position(value: Any, where: str = "index") -> int:
+	"""A content block's index in a stream's event (a whole, non-negative number).
+
+	Raises:
+		BadReply: It is something else.
+	"""
+	if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+		return value
+	raise BadReply(where, value, "a whole, non-negative number")
 
 
 def shape_error(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._shape import reads_stream
+from openmolt_providers._shape import position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -75,9 +75,9 @@ async def _one(
 			message.update(data.get("message") or {})
 			message["usage"] = dict(message.get("usage") or {})
 		elif kind == "content_block_start":
-			blocks[int(data.get("index", len(blocks)))] = dict(data.get("content_block") or {})
+			blocks[position(data.get("index", len(blocks)))] = dict(data.get("content_block") or {})
 		elif kind == "content_block_delta":
-			index = int(data.get("index", 0))
+			index = position(data.get("index", 0))
 			block = blocks.setdefault(index, {"type": "text", "text": ""})
 			delta = data.get("delta") or {}
 			dtype = delta.get("type")
@@ -94,7 +94,7 @@ async def _one(
 			elif dtype == "citations_delta":
 				block.setdefault("citations", []).append(delta.get("citation"))
 		elif kind == "content_block_stop":
-			index = int(data.get("index", 0))
+			index = position(data.get("index", 0))
 			for chunk in _rest(blocks, texts, index):
 				yield chunk
 			if index in partial and index in blocks:
