@@ -28,8 +28,10 @@ schema as the tool's output schema. A call runs the researcher to its end:
   waits for approval, and the sub-agent's untrusted results taint the caller), and a sub-agent
   called by a tainted run starts tainted;
 - in a durable run, a call of it found in doubt after a crash follows the strictest in-doubt
-  policy of its tools (``ask`` at least when it may send data out): it is retried, which runs the
-  sub-agent again from its start, only when every tool it has may run again.
+  policy of its tools (``ask`` at least when it may send data out), of its guardrail agents' and
+  of its caller's guardrail agents that judge its words (they run inside the call too: the
+  caller's safety capability sets the call's ``in_doubt_at_least``): it is retried, which runs
+  the sub-agent again from its start, only when everything that would run again may.
 
 Agents cannot call each other in a cycle: ``create_agent`` refuses a tool graph with one.
 """
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from openmolt_core._chain import add_by_model
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.tools import guard_agents, nested_labels
+from openmolt_core.tools import guard_agents, nested_labels, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -112,8 +114,6 @@ class SubAgent(Protocol):
 
 _HANDLE = re.compile(r"[^A-Za-z0-9_-]+")
 
-_STRICTNESS: tuple[InDoubt, ...] = ("retry", "ask", "fail")  # in-doubt policies, laxest first
-
 
 @dataclass(slots=True)
 class AgentTool:
@@ -156,7 +156,9 @@ class AgentTool:
 		The sub-agent's run is not journaled step by step inside its caller's call: in doubt, it
 		would start again from its first step, its model asked again. So the call is as strict as
 		its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask`` at least when it
-		may send data out (``outbound`` in its `labels`).
+		may send data out (``outbound`` in its `labels`). The caller's guardrail agents that
+		judge the sub-agent's words run inside the call too: the caller's record of the tool
+		counts them (``BoundTool.in_doubt_at_least``, which the caller's safety capability sets).
 		"""
 		return nested_in_doubt(self.agent)
 
@@ -242,7 +244,7 @@ def _nested_in_doubt(agent: SubAgent, seen: set[int]) -> InDoubt:
 	for judge in guard_agents(agent):  # the guardrails' own agents run again with it
 		if id(judge) not in seen:
 			policies.append(_nested_in_doubt(judge, seen))
-	return max(policies, key=_STRICTNESS.index, default="retry")
+	return strictest(policies)
 
 
 @dataclass(frozen=True, slots=True)
