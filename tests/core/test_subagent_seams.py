@@ -121,3 +121,62 @@ async def test_a_sub_agent_call_judged_by_a_callers_sending_guardrail_agent_is_n
 	assert result.status == "human_input_required"
 	assert "In doubt" in (result.state.pending or {}).get("message", "")
 	await om.aclose()
+
+
+# the last-step estimate: the model that may answer --------------------------------------------
+
+CHEAP = (0.001, 0.0, 1.0, None)
+DEAR = (0.001, 0.0, 12000.0, None)  # 5 output tokens (ScriptedModel's usage): $0.06 a call
+SMALL = {"max_output_tokens": 5}
+
+
+class Down:
+	"""A cheap first model that is always overloaded: every step falls back."""
+
+	name = "down"
+	model = "m"
+
+	def price(self, model: str) -> Any:
+		return CHEAP
+
+	async def generate(self, request: Any) -> Any:
+		from openmolt import ProviderError
+
+		raise ProviderError("overloaded (529)", provider="down", status_code=529, retryable=True)
+
+
+def _notices(model: ScriptedModel) -> list[str | None]:
+	"""The notice each request's last user turn carries, if any."""
+	import json
+
+	out = []
+	for request in model.requests:
+		last = json.loads(request.messages[-1].content)
+		out.append(last.get("notice") if isinstance(last, dict) else None)
+	return out
+
+
+async def test_the_last_step_estimate_prices_the_dearest_model_that_may_answer() -> None:
+	"""A dear fallback may answer: the call expected to cross max_cost at its price is the last."""
+	from openmolt_core.testing import update_plan
+
+	backup = ScriptedModel([update_plan("a")] * 3 + [finish("x")], price=DEAR)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="F", model=[Down(), backup], max_cost=0.1, model_config=SMALL
+	)
+	await agent.run()
+	told = _notices(backup)
+	assert told[0] is None  # $0 + $0.06 < $0.10
+	assert "last step (the $0.1 cost budget)" in (told[1] or "")  # $0.06 + $0.06 >= $0.10
+
+
+async def test_a_single_models_estimate_is_its_own_price() -> None:
+	"""Without fallbacks the estimate is the one model's: a cheap one is not told too early."""
+	from openmolt_core.testing import update_plan
+
+	model = ScriptedModel([update_plan("a"), finish("x")], price=CHEAP)
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="S", model=model, max_cost=0.1, model_config=SMALL
+	)
+	await agent.run()
+	assert _notices(model) == [None, None]

@@ -2137,6 +2137,11 @@ class _RunModels:
 		slot = self._agent._models.primary
 		return slot.provider(), slot.model, self._agent._prompt_for(slot)
 
+	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
+		"""Every model that may answer a step, the first first: provider, name, system prompt."""
+		agent = self._agent
+		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
+
 	def context_window(self) -> int | None:
 		"""The first model's context window in tokens, when its provider says."""
 		agent = self._agent

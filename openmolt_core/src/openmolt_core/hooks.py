@@ -489,6 +489,15 @@ class ModelAccess(Protocol):
 		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
 		...
 
+	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
+		"""Every model that may answer a step, the first first, as `primary` gives each.
+
+		A step asks the first; model fallback sends it on to the next when that one fails, so
+		which one answers is known only after the call. An estimate of the coming call (a cost
+		budget's) takes the dearest of them.
+		"""
+		...
+
 	def context_window(self) -> int | None:
 		"""The first model's context window in tokens, when its provider says."""
 		...
