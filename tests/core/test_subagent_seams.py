@@ -16,15 +16,17 @@ pin what holds at each seam:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from openmolt import OpenMolt
+from openmolt import ConfigurationError, OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
+from openmolt_core.result import RunState
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
-from openmolt_core.tools import tool
+from openmolt_core.tools import ToolContext, tool
 from tests.core.test_durability import _DoubtPort
 
 pytestmark = pytest.mark.anyio
@@ -147,8 +149,6 @@ class Down:
 
 def _notices(model: ScriptedModel) -> list[str | None]:
 	"""The notice each request's last user turn carries, if any."""
-	import json
-
 	out = []
 	for request in model.requests:
 		last = json.loads(request.messages[-1].content)
@@ -180,3 +180,153 @@ async def test_a_single_models_estimate_is_its_own_price() -> None:
 	)
 	await agent.run()
 	assert _notices(model) == [None, None]
+
+
+# a nested run that parked goes on only with its caller -----------------------------------------
+
+
+def refund(customer: str, amount: int) -> dict[str, Any]:
+	"""Refund a customer.
+
+	Args:
+		customer: The customer id.
+		amount: Cents.
+	"""
+	REFUNDED.append(amount)
+	return {"refunded": amount}
+
+
+REFUNDED: list[int] = []
+
+
+def _parking_pair(om: OpenMolt, sub_replies: list[Any], **sub: Any) -> tuple[Any, Any]:
+	"""A caller (``boss``) and its sub-agent (``helper``), whose refunds wait for approval."""
+	helper = om.create_agent(
+		name="helper",
+		model=ScriptedModel(sub_replies),
+		tools=[refund],
+		requires_approval=["local.refund"],
+		**sub,
+	)
+	boss = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.helper", task="refund ada"), finish("gave up")]),
+		tools=[helper],
+	)
+	return boss, helper
+
+
+async def test_a_sub_agents_run_parked_for_approval_is_not_resumed_on_its_own() -> None:
+	"""Resuming the parked sub-run directly is refused, naming its caller's run: nothing runs."""
+	REFUNDED.clear()
+	om = OpenMolt(entry_points=False)
+	boss, helper = _parking_pair(
+		om, [call_tool("local.refund", customer="c", amount=500), finish("done")]
+	)
+	result = await boss.run("go")
+	assert result.status == "success"  # its model read that the sub-agent parked, and finished
+	parked = helper.last_state
+	assert parked.pending["kind"] == "approval"
+	assert parked.caller == {
+		"run_id": result.state.run_id,
+		"call": "tool:1:0:local.helper",
+		"agent": "boss",
+	}
+	[request] = helper.approval_requests(parked)  # what waits can still be read
+	with pytest.raises(ConfigurationError) as refused:
+		await helper.resume(parked, decision=request.approve())
+	said = str(refused.value)
+	assert f"nested in run {result.state.run_id} (agent 'boss'" in said
+	assert "resume it if it waits, or run agent 'boss' again" in said
+	assert REFUNDED == []
+	# A state saved and loaded elsewhere (a run store's) is refused the same way.
+	again = RunState.from_dict(json.loads(json.dumps(parked.to_dict())))
+	with pytest.raises(ConfigurationError, match="nested in run"):
+		await helper.resume(again, decision=request.approve())
+	with pytest.raises(ConfigurationError, match=r"^run: .*nested in run"):
+		await helper.run(history=again)
+	assert REFUNDED == []
+	assert "caller" not in result.state.to_dict()  # a top-level run's state is as it was
+	await om.aclose()
+
+
+async def test_a_sub_agents_run_parked_on_a_question_is_not_answered_on_its_own() -> None:
+	"""A sub-run parked on a question is refused an answer given to it directly."""
+	om = OpenMolt(entry_points=False)
+	boss, helper = _parking_pair(
+		om, [ask_human("Which customer?"), finish("done")], on_human_input_request=_nobody
+	)
+	await boss.run("go")
+	parked = helper.last_state
+	assert parked.pending["kind"] == "human_input"
+	with pytest.raises(ConfigurationError, match="of agent 'helper' is nested in run"):
+		await helper.resume(parked, answer="ada")
+	await om.aclose()
+
+
+async def test_a_guardrail_agents_parked_run_is_not_resumed_on_its_own() -> None:
+	"""A guardrail agent's run that parked (its verdict failed closed) is not resumed alone."""
+	om = OpenMolt(entry_points=False)
+	judge = om.create_agent(
+		name="Judge",
+		model=ScriptedModel([ask_human("Is this fine?"), finish(action="allow", reason="ok")]),
+		output_schema=VERDICT_SCHEMA,
+		on_human_input_request=_nobody,
+	)
+	agent = om.create_agent(
+		name="A", model=ScriptedModel([finish("hi")]), guardrails=[Guardrail(judge, on="input")]
+	)
+	result = await agent.run("go")
+	assert result.status == "guardrail_tripped"
+	parked = judge.last_state
+	assert parked.pending["kind"] == "human_input"
+	assert parked.caller is not None and parked.caller["agent"] == "A"
+	with pytest.raises(ConfigurationError, match="of agent 'Judge' is nested in run"):
+		await judge.resume(parked, answer="yes")
+	await om.aclose()
+
+
+async def test_a_tool_going_on_with_a_nested_runs_history_keeps_its_caller() -> None:
+	"""``run(answer, history=saved, parent=context.run)`` goes on nested: the caller hears it."""
+	om = OpenMolt(entry_points=False)
+	reviewer = om.create_agent(
+		name="reviewer",
+		model=ScriptedModel([ask_human("Which draft?"), finish("reviewed")]),
+		on_human_input_request=_nobody,
+	)
+	saved: list[Any] = []
+
+	@tool(labels=[])
+	async def review(draft: str, context: ToolContext) -> str:
+		"""Review a draft, asking which one when unsure.
+
+		Args:
+			draft: The draft, or the answer to the reviewer's question.
+		"""
+		if not saved:
+			result = await reviewer.run(draft, parent=context.run)
+		else:
+			result = await reviewer.run(draft, history=saved.pop(), parent=context.run)
+		if result.state.pending is not None:
+			saved.append(result.state)
+			return "the reviewer asks: which draft?"
+		return str(result.output)
+
+	boss = om.create_agent(
+		name="boss",
+		model=ScriptedModel(
+			[
+				call_tool("local.review", draft="d"),
+				call_tool("local.review", draft="the 2nd"),
+				finish(),
+			]
+		),
+		tools=[review],
+	)
+	heard: list[Any] = []
+	boss.on("finish", heard.append)
+	result = await boss.run("go")
+	assert result.status == "success", result.error
+	nested = [e for e in heard if e.parent_run_id == result.state.run_id]
+	assert [e.agent for e in nested] == ["reviewer", "reviewer"]  # parked, then went on
+	await om.aclose()

@@ -20,7 +20,9 @@ schema as the tool's output schema. A call runs the researcher to its end:
   guardrails for words for people, then by its callers' (`openmolt_core.capabilities.safety.CallerWords`);
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
   how it ended (one that parked says what it waits for and how to let it go on: an approver or
-  a person's handler for the sub-agent, or a capability that decides without parking);
+  a person's handler for the sub-agent, or a capability that decides without parking); its
+  parked state names its caller (``state.caller``) and is not resumed on its own
+  (`openmolt_core.agent.Agent.resume` refuses it: it would run without its caller);
 - taint crosses the boundary both ways (`openmolt_core.taint`): the tool's labels are the union
   of the sub-agent's tools' labels (its guardrail agents' tools and its built-in tools
   included: `openmolt_core.tools.nested_labels`), so its reads of private or untrusted data and its outbound
@@ -283,8 +285,8 @@ def _parked(name: str, result: RunResult) -> str:
 		by = sorted({str(c.get("by") or kind) for c in pending.get("calls") or ()})
 		fix = (
 			f"make capability {', '.join(map(repr, by))} decide without parking in this "
-			f"agent's runs, or run agent {name!r} on its own and resume it "
-			"(agent.resume(state, given=...))"
+			f"agent's runs, or run agent {name!r} on its own (agent.run, not as a tool) and "
+			"resume that run (agent.resume(state, given=...))"
 		)
 	return (
 		f"the agent {name!r} parked after {quantity(result.steps, 'step')} ({result.status}), waiting "
