@@ -330,3 +330,39 @@ async def test_a_tool_going_on_with_a_nested_runs_history_keeps_its_caller() -> 
 	nested = [e for e in heard if e.parent_run_id == result.state.run_id]
 	assert [e.agent for e in nested] == ["reviewer", "reviewer"]  # parked, then went on
 	await om.aclose()
+
+
+# streaming: a sub-agent's preview hides its callers' secrets -----------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+async def test_a_callers_secret_split_across_a_sub_agents_deltas_never_streams(size: int) -> None:
+	"""A sub-agent of another instance does not know the caller's secret: its halves are held too."""
+	from tests.core.test_streaming import Streamer
+
+	secret = "sk-live-7f3a9c2e11"
+	reply = {"commands": [finish({"n": 1}, human_message=f"the key is {secret}, keep it")]}
+	helper = OpenMolt(entry_points=False).create_agent(
+		name="helper", instructions="Helps.", model=Streamer([reply], size=size)
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(secret)
+	main = om.create_agent(
+		name="main",
+		model=Streamer(
+			[
+				{"commands": [call_tool("local.helper", task="x")]},
+				{"commands": [finish({"n": 2}, human_message="done")]},
+			],
+			size=size,
+		),
+		tools=[helper],
+	)
+	async with main.stream("go") as run:
+		events = [e async for e in run]
+		await run.result()
+	streamed = "".join(
+		e.text for e in events if e.name == "text:delta" and e.parent_run_id == run.run_id
+	)
+	assert secret not in streamed
+	assert streamed.startswith('{"n": 1}the key is ') and streamed.endswith(", keep it")
