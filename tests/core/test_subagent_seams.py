@@ -366,3 +366,33 @@ async def test_a_callers_secret_split_across_a_sub_agents_deltas_never_streams(s
 	)
 	assert secret not in streamed
 	assert streamed.startswith('{"n": 1}the key is ') and streamed.endswith(", keep it")
+
+
+# budgets: every agent whose calls the budget counts has a price ---------------------------------
+
+PRICED = (1.0, 1.0, 1.0, None)
+
+
+@pytest.mark.parametrize("where", ["own", "sub_agents", "callers_words"])
+def test_max_cost_with_an_unpriced_guardrail_agent_is_refused_at_creation(where: str) -> None:
+	"""A guardrail agent's calls spend the judged run's budget: an unknown price would count $0."""
+	om = OpenMolt(entry_points=False)
+	judge = om.create_agent(
+		name="Judge", model=ScriptedModel([]), output_schema=VERDICT_SCHEMA
+	)  # no price
+	options: dict[str, Any] = {"model": ScriptedModel([], price=PRICED), "max_cost": 1.0}
+	if where == "own":
+		options["guardrails"] = [Guardrail(judge, on="input")]
+	elif where == "sub_agents":
+		helper = om.create_agent(
+			name="helper",
+			model=ScriptedModel([], price=PRICED),
+			guardrails=[Guardrail(judge, on="input")],
+		)
+		options["tools"] = [helper]
+	else:
+		options["guardrails"] = [Guardrail(judge, on="output", message=True)]
+	with pytest.raises(
+		ConfigurationError, match=r"max_cost \(guardrail agent 'Judge'\): the price of .* unknown"
+	):
+		om.create_agent(name="A", **options)
