@@ -396,3 +396,70 @@ def test_max_cost_with_an_unpriced_guardrail_agent_is_refused_at_creation(where:
 		ConfigurationError, match=r"max_cost \(guardrail agent 'Judge'\): the price of .* unknown"
 	):
 		om.create_agent(name="A", **options)
+
+
+# approvals: a sub-agent's call approved through its caller, after a restart ---------------------
+
+
+async def test_a_sub_agents_call_approved_again_after_a_crash_runs() -> None:
+	"""Run again after a crash, the sub-agent's call its caller's approver approves again runs.
+
+	The call of the sub-agent is retried (its tools may repeat): its run starts over, under the
+	same run id, and asks the caller's approver again. That new decision was refused as a
+	replay of the first one (the ledger had the call decided), so the call did not run.
+	"""
+	from tests.core.test_durability import JournalPort
+
+	done: list[str] = []
+
+	@tool(labels=[])
+	def repeatable(customer: str) -> str:
+		"""Refund a customer (an idempotent service).
+
+		Args:
+			customer: The customer id.
+		"""
+		done.append(customer)
+		return "ok"
+
+	class Crash(Exception):
+		pass
+
+	class CrashingPort(JournalPort):
+		async def step(self, key: str, fn: Any, **kw: Any) -> Any:
+			if key == "tool:1:0:local.helper":  # the process dies before the result is journaled
+				await fn()
+				raise Crash
+			return await super().step(key, fn, **kw)
+
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(
+		name="helper",
+		model=ScriptedModel([call_tool("local.repeatable", customer="c"), finish("refunded")] * 2),
+		tools=[repeatable],
+		requires_approval=["local.repeatable"],
+	)
+	asked: list[str] = []
+
+	def approve(request: Any) -> Any:
+		asked.append(request.call)
+		return request.approve()
+
+	boss = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.helper", task="refund c"), finish("x")]),
+		tools=[helper],
+		on_approval_request=approve,
+	)
+	assert boss.in_doubt == {"local.helper": "retry"}
+	saved = boss.new_state("go").to_dict()
+	crashing = CrashingPort()
+	with pytest.raises(Exception):  # noqa: B017  # the crash, as the run reports it
+		await boss.execute(RunState.from_dict(saved), port=crashing)  # type: ignore[attr-defined]
+	replay = JournalPort(journal=crashing.recorded)
+	result = await boss.execute(RunState.from_dict(saved), port=replay)  # type: ignore[attr-defined]
+	assert result.status == "success", result.error
+	assert asked == ["tool:1:0:local.repeatable"] * 2
+	assert done == ["c", "c"]  # approved again, it ran again (its tool may repeat)
+	sub = helper.last_state.messages
+	assert "replayed" not in sub[2].content and '"ok":true' in sub[2].content
