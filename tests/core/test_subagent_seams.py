@@ -402,12 +402,10 @@ def test_max_cost_with_an_unpriced_guardrail_agent_is_refused_at_creation(where:
 
 
 async def test_a_sub_agents_call_approved_again_after_a_crash_runs() -> None:
-	"""Run again after a crash, the sub-agent's call its caller's approver approves again runs.
-
-	The call of the sub-agent is retried (its tools may repeat): its run starts over, under the
-	same run id, and asks the caller's approver again. That new decision was refused as a
-	replay of the first one (the ledger had the call decided), so the call did not run.
-	"""
+	"""Run again after a crash, the sub-agent's call its caller's approver approves again runs."""
+	# The call of the sub-agent is retried (its tools may repeat): its run starts over, under
+	# the same run id, and asks the caller's approver again. That new decision was refused as a
+	# replay of the first one (the ledger had the call decided), so the call did not run.
 	from tests.core.test_durability import JournalPort
 
 	done: list[str] = []
