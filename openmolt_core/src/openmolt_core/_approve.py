@@ -77,6 +77,9 @@ class RunApprovals:
 		decisions: Decisions delivered on resume, by call key; each is used once.
 		parked: The calls a resumed step parked on, by call key (tool, reason, rule...).
 		parking: The calls parked at this run's steps, (step, index, tool) each.
+		scope: What the ledger's names of this run's decided calls end with: empty for a
+			top-level run; for a nested run (a sub-agent's, a guardrail agent's), its own
+			execution's mark (`nested_scope`).
 	"""
 
 	handler: ApprovalHandler | None = None
@@ -84,6 +87,7 @@ class RunApprovals:
 	decisions: dict[str, ApprovalDecision] = field(default_factory=dict)
 	parked: dict[str, dict[str, Any]] = field(default_factory=dict)
 	parking: list[tuple[int, int, str]] = field(default_factory=list)
+	scope: str = ""
 	_own: Approvals | None = None
 
 	def authority(self) -> Approvals:
@@ -114,9 +118,27 @@ def run_approvals(ctx: RunContext) -> RunApprovals:
 	if approvals is None:
 		om = getattr(ctx.owner, "om", None)
 		approvals = ctx.scratch[KIND] = RunApprovals(
-			approver(ctx), None if om is None else lambda: om.approvals
+			approver(ctx),
+			None if om is None else lambda: om.approvals,
+			scope="" if ctx.link is None else nested_scope(),
 		)
 	return approvals
+
+
+def nested_scope() -> str:
+	"""The mark of one execution of a nested run, which its decided calls are claimed under.
+
+	A nested run lives inside one step of its caller and journals nothing of its own: a caller
+	that runs that step again (a call retried after a crash: `openmolt_core._indoubt`) runs it
+	from its start under the same run id, and its approver is asked again, as a top-level
+	run's journaled decision lets its retried call run. Claimed under the run id and call
+	alone, that new decision would be refused as a replay of the first execution's, and the
+	call approved again would not run. A decision still decides one call of one execution
+	once; a nested run takes no decision from outside (its state is not resumed alone).
+	"""
+	import uuid
+
+	return "@" + uuid.uuid4().hex
 
 
 def _request(ctx: RunContext, key: str, call: CallTool, rule: str, reason: str) -> ApprovalRequest:
@@ -143,6 +165,7 @@ async def _accept(
 	bound: BoundTool | None,
 	*,
 	claim: bool,
+	scope: str = "",
 ) -> dict[str, Any] | None:
 	"""Check a decision against the call; returns the edited input, validated, if any.
 
@@ -161,7 +184,7 @@ async def _accept(
 				problem="invalid",
 				call=request.call,
 			) from None
-	name = f"{request.run_id}/{request.call}"
+	name = f"{request.run_id}/{request.call}{scope}"
 	ledger = signer.ledger
 	if claim:
 		fresh = await ledger.claim(name, decision.id)
@@ -251,7 +274,9 @@ async def gate(
 		if decision is None:  # pragma: no cover - delivered or asked above
 			return {"refused": "no decision"}
 		try:
-			edited = await _accept(signer, decision, request, bound, claim=True)
+			edited = await _accept(
+				signer, decision, request, bound, claim=True, scope=approvals.scope
+			)
 		except ApprovalError as exc:
 			return {"refused": str(exc), "problem": exc.problem}
 		return {

@@ -29,6 +29,7 @@ from openmolt_core.tools import (
 	check_in_doubt,
 	check_labels,
 	declared_labels,
+	strictest,
 )
 
 if TYPE_CHECKING:
@@ -183,6 +184,10 @@ class BoundTool:
 			and ``outbound``) when it declares nothing (fail closed).
 		account: For an integration bound per end user: finds the run's user's credential for
 			each call (`UserAccount`); None: the tool runs in ``context`` as bound.
+		in_doubt_at_least: The laxest in-doubt policy its calls may follow, whatever the tool's
+			own: what else runs inside a call (the caller's guardrail agents that judge the
+			words of the agent a call runs, set by `openmolt_core.hooks.Capability.describe_tools`)
+			would run again with it.
 	"""
 
 	handle: str
@@ -197,6 +202,7 @@ class BoundTool:
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
 	_described: frozenset[str] | None = None
+	in_doubt_at_least: InDoubt = "retry"
 
 	def __repr__(self) -> str:
 		# The context holds the credential config: it is not shown.
@@ -260,8 +266,15 @@ class BoundTool:
 		``retry`` for a tool whose calls are safe to repeat (a read, an HTTP method that is
 		idempotent, a POST to which its integration adds an idempotency key, a function tool
 		that does not declare itself ``outbound``), ``ask`` for other outbound calls (a PATCH
-		too: it carries no key), unless the tool declares its own (``in_doubt`` / ``inDoubt``).
+		too: it carries no key), unless the tool declares its own (``in_doubt`` / ``inDoubt``);
+		never laxer than `in_doubt_at_least` (what else runs inside its calls).
 		"""
+		own = self._own_in_doubt()
+		floor = self.in_doubt_at_least
+		return own if floor == "retry" else strictest((own, floor))
+
+	def _own_in_doubt(self) -> InDoubt:
+		"""The tool's in-doubt policy: its declared one, else the default for its kind."""
 		tool = self.tool
 		declared = getattr(tool, "in_doubt", None)
 		if declared is None:

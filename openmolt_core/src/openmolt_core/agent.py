@@ -885,7 +885,7 @@ class Agent:
 				"run(input, history=...): this saved run already has its input and waits for no "
 				"answer; call run(history=state) to go on"
 			)
-		return self._drive(state, answer=None if input is None else str(input))
+		return self._drive(state, answer=None if input is None else str(input), link=parent)
 
 	def _start(
 		self,
@@ -1027,13 +1027,17 @@ class Agent:
 		Raises:
 			ConfigurationError: The state waits for nothing, or for something else; or another
 				resume of the same parked step is going on in this process (two would run its
-				calls twice; a durable backend keeps one resume per step across processes).
+				calls twice; a durable backend keeps one resume per step across processes); or
+				it is a nested run's (a sub-agent's, a guardrail agent's: `RunState.caller`),
+				which goes on only inside its caller: the message names the run to go on with.
 			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
 			RunError: As for `run`.
 		"""
 		joined = None if session is None else self._joined("resume", "session", session)
 		await self._refresh_tools()
 		loaded = _load(state, "resume: state")
+		if loaded.caller is not None:  # before a decision is read: it stays good for the caller
+			raise ConfigurationError(_nested_alone(loaded, self.name, "resume"))
 		self._keep_listed(loaded)  # what follows reads its tools
 		kind = (loaded.pending or {}).get("kind")
 		if kind is None:
@@ -1328,6 +1332,15 @@ class Agent:
 		link: CallingRun | None = None,
 		port: RunPort | None = None,
 	) -> RunResult:
+		if link is not None:  # a nested run: its state names the run it lives in
+			if state.caller is None or state.caller.get("run_id") != link.run_id:
+				state.caller = {
+					"run_id": link.run_id,
+					"call": link.call,
+					"agent": getattr(link.caller, "agent", None),
+				}
+		elif state.caller is not None:
+			raise ConfigurationError(_nested_alone(state, self.name, "run"))
 		if port is None:
 			backend = self.om.durability
 			if backend is not None and link is None:  # the backend's workflow calls `execute`
@@ -2137,6 +2150,11 @@ class _RunModels:
 		slot = self._agent._models.primary
 		return slot.provider(), slot.model, self._agent._prompt_for(slot)
 
+	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
+		"""Every model that may answer a step, the first first: provider, name, system prompt."""
+		agent = self._agent
+		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
+
 	def context_window(self) -> int | None:
 		"""The first model's context window in tokens, when its provider says."""
 		agent = self._agent
@@ -2353,6 +2371,23 @@ def _for_user(
 		)
 	state.user = user
 	return state
+
+
+def _nested_alone(state: RunState, name: str, method: str) -> str:
+	"""Why a nested run's state (`RunState.caller`) does not go on without its caller."""
+	caller = state.caller or {}
+	run_id = caller.get("run_id")
+	agent = caller.get("agent")
+	by = f" (agent {agent!r}, in its step {caller.get('call')})" if agent else ""
+	again = f"run agent {agent!r} again" if agent else "run its agent again"
+	return (
+		f"{method}: run {state.run_id} of agent {name!r} is nested in run {run_id}{by} and goes "
+		"on only inside it: on its own it would run without its caller's guardrails, budget, "
+		"taint and event handlers, and its result would reach no one (the step it lived in "
+		f"has ended). Go on with run {run_id} instead: resume it if it waits, or {again}; "
+		f"for agent {name!r} not to park there, give it an on_human_input_request or an "
+		"on_approval_request (its own or its caller's) that answers at once"
+	)
 
 
 def _user_id(user: str | None) -> str | None:

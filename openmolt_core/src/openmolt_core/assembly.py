@@ -1522,20 +1522,27 @@ def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
 
 
 def _check_prices(agent: Agent) -> None:
-	"""Refuse ``max_cost`` when a model of the agent or of its sub-agents has no known price."""
+	"""Refuse ``max_cost`` when a model whose calls it counts has no known price.
+
+	The agent's, its sub-agents' and its guardrail agents' (theirs too, at any depth): each of
+	their calls spends the run's budget (a guardrail agent's, the run it judges).
+	"""
+	from openmolt_core.tools import guard_agents
+
 	seen: set[int] = set()
-	todo = [agent]
+	todo: list[tuple[Agent, str]] = [(agent, "")]
 	while todo:
-		one = todo.pop()
+		one, what = todo.pop()
 		if id(one) in seen:
 			continue
 		seen.add(id(one))
-		where = "create_agent: max_cost" + ("" if one is agent else f" (sub-agent {one.name!r})")
+		where = "create_agent: max_cost" + (f" ({what} {one.name!r})" if what else "")
 		check_prices(one.name, one._models.slots, where)
 		if one.compaction is not None and one.compactor is not None:  # summaries cost too
 			provider, model = one.compactor()
 			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
-		todo.extend(one.sub_agents)
+		todo.extend((sub, "sub-agent") for sub in one.sub_agents)
+		todo.extend((judge, "guardrail agent") for judge in guard_agents(one))
 
 
 # the instance's work ------------------------------------------------------------------------

@@ -489,6 +489,15 @@ class ModelAccess(Protocol):
 		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
 		...
 
+	def chain(self) -> tuple[tuple[LLMProvider, str, str], ...]:
+		"""Every model that may answer a step, the first first, as `primary` gives each.
+
+		A step asks the first; model fallback sends it on to the next when that one fails, so
+		which one answers is known only after the call. An estimate of the coming call (a cost
+		budget's) takes the dearest of them.
+		"""
+		...
+
 	def context_window(self) -> int | None:
 		"""The first model's context window in tokens, when its provider says."""
 		...
@@ -587,6 +596,11 @@ class ToolRecord(ToolSpec, Protocol):
 
 	labels: frozenset[str]
 	"""What it does with data (``private``, ``untrusted``, ``outbound``)."""
+
+	in_doubt_at_least: Literal["retry", "ask", "fail"]
+	"""The laxest in-doubt policy its calls may follow (``retry``: the tool's own decides):
+	what a capability runs inside its calls (the caller's guardrail agents that judge the words
+	of the agent a call runs) would run again with a call found in doubt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -749,7 +763,7 @@ class Capability:
 		return {}
 
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""See the agent's whole tool set, and set what the records say (their ``labels``).
+		"""See the agent's whole tool set, and set what the records say (``labels``, ``in_doubt_at_least``).
 
 		Called when the agent is built, and again when a run-time source (an MCP server)
 		changes its tools; the capabilities in order, each seeing what the earlier ones set.

@@ -103,6 +103,12 @@ class RunState:
 		user: The end user the run acts for (``agent.run(input, user=...)``): integrations
 			bound per user use this user's credentials (`openmolt_core.accounts`). None: the
 			operator; the key is then left out of `to_dict`, so a plain run's state is unchanged.
+		caller: For a run nested in another's step (a sub-agent's, a guardrail agent's): that
+			run, ``{"run_id", "call", "agent"}`` (its id, the step the run lives in, its
+			agent's name). Such a run goes on only with its caller (``parent=``): resumed on
+			its own it would run without its caller's guardrails, budget, taint and handlers,
+			its result read by nobody, so `openmolt_core.agent.Agent.resume` refuses it.
+			None for a top-level run (left out of `to_dict`).
 	"""
 
 	messages: list[Message] = field(default_factory=list)
@@ -123,6 +129,7 @@ class RunState:
 	audit: list[dict[str, Any]] = field(default_factory=list)
 	ext: dict[str, Any] = field(default_factory=dict)
 	user: str | None = None
+	caller: dict[str, Any] | None = None
 
 	@property
 	def tainted(self) -> bool:
@@ -169,6 +176,7 @@ class RunState:
 			"taint": list(self.taint),
 			"audit": list(self.audit),
 			**({"user": self.user} if self.user is not None else {}),
+			**({"caller": dict(self.caller)} if self.caller is not None else {}),
 		}
 		# a capability that kept nothing (`Capability.state` made its dict) saves nothing; a
 		# value it set, 0, False, "" and [] included, is saved as it is
@@ -219,6 +227,7 @@ class RunState:
 				audit=list(data.get("audit") or []),
 				ext=dict(data.get("ext") or {}),
 				user=None if data.get("user") is None else str(data["user"]),
+				caller=None if data.get("caller") is None else dict(data["caller"]),
 			)
 		except (KeyError, TypeError, ValueError) as exc:
 			raise ValueError(f"not a saved run state: {exc}") from exc

@@ -20,7 +20,9 @@ schema as the tool's output schema. A call runs the researcher to its end:
   guardrails for words for people, then by its callers' (`openmolt_core.capabilities.safety.CallerWords`);
 - its output is the tool's result; a sub-run that does not succeed is an error result that says
   how it ended (one that parked says what it waits for and how to let it go on: an approver or
-  a person's handler for the sub-agent, or a capability that decides without parking);
+  a person's handler for the sub-agent, or a capability that decides without parking); its
+  parked state names its caller (``state.caller``) and is not resumed on its own
+  (`openmolt_core.agent.Agent.resume` refuses it: it would run without its caller);
 - taint crosses the boundary both ways (`openmolt_core.taint`): the tool's labels are the union
   of the sub-agent's tools' labels (its guardrail agents' tools and its built-in tools
   included: `openmolt_core.tools.nested_labels`), so its reads of private or untrusted data and its outbound
@@ -28,8 +30,10 @@ schema as the tool's output schema. A call runs the researcher to its end:
   waits for approval, and the sub-agent's untrusted results taint the caller), and a sub-agent
   called by a tainted run starts tainted;
 - in a durable run, a call of it found in doubt after a crash follows the strictest in-doubt
-  policy of its tools (``ask`` at least when it may send data out): it is retried, which runs the
-  sub-agent again from its start, only when every tool it has may run again.
+  policy of its tools (``ask`` at least when it may send data out), of its guardrail agents' and
+  of its caller's guardrail agents that judge its words (they run inside the call too: the
+  caller's safety capability sets the call's ``in_doubt_at_least``): it is retried, which runs
+  the sub-agent again from its start, only when everything that would run again may.
 
 Agents cannot call each other in a cycle: ``create_agent`` refuses a tool graph with one.
 """
@@ -44,7 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from openmolt_core._chain import add_by_model
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.tools import guard_agents, nested_labels
+from openmolt_core.tools import guard_agents, nested_labels, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -112,8 +116,6 @@ class SubAgent(Protocol):
 
 _HANDLE = re.compile(r"[^A-Za-z0-9_-]+")
 
-_STRICTNESS: tuple[InDoubt, ...] = ("retry", "ask", "fail")  # in-doubt policies, laxest first
-
 
 @dataclass(slots=True)
 class AgentTool:
@@ -156,7 +158,9 @@ class AgentTool:
 		The sub-agent's run is not journaled step by step inside its caller's call: in doubt, it
 		would start again from its first step, its model asked again. So the call is as strict as
 		its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask`` at least when it
-		may send data out (``outbound`` in its `labels`).
+		may send data out (``outbound`` in its `labels`). The caller's guardrail agents that
+		judge the sub-agent's words run inside the call too: the caller's record of the tool
+		counts them (``BoundTool.in_doubt_at_least``, which the caller's safety capability sets).
 		"""
 		return nested_in_doubt(self.agent)
 
@@ -242,7 +246,7 @@ def _nested_in_doubt(agent: SubAgent, seen: set[int]) -> InDoubt:
 	for judge in guard_agents(agent):  # the guardrails' own agents run again with it
 		if id(judge) not in seen:
 			policies.append(_nested_in_doubt(judge, seen))
-	return max(policies, key=_STRICTNESS.index, default="retry")
+	return strictest(policies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,8 +285,8 @@ def _parked(name: str, result: RunResult) -> str:
 		by = sorted({str(c.get("by") or kind) for c in pending.get("calls") or ()})
 		fix = (
 			f"make capability {', '.join(map(repr, by))} decide without parking in this "
-			f"agent's runs, or run agent {name!r} on its own and resume it "
-			"(agent.resume(state, given=...))"
+			f"agent's runs, or run agent {name!r} on its own (agent.run, not as a tool) and "
+			"resume that run (agent.resume(state, given=...))"
 		)
 	return (
 		f"the agent {name!r} parked after {quantity(result.steps, 'step')} ({result.status}), waiting "

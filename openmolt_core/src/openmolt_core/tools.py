@@ -49,6 +49,7 @@ __all__ = [
 	"guard_agents",
 	"nested_labels",
 	"schema_of",
+	"strictest",
 ]
 
 
@@ -127,6 +128,18 @@ without a cap such a chain has no end unless a cost, token or time budget stops 
 InDoubt = Literal["retry", "ask", "fail"]
 """What a durable run does with a tool call found started but not finished after a crash
 (`openmolt_core._indoubt`)."""
+
+
+_STRICTNESS: tuple[InDoubt, ...] = get_args(InDoubt)  # laxest first
+
+
+def strictest(policies: Iterable[InDoubt]) -> InDoubt:
+	"""The strictest of some in-doubt policies (``fail`` over ``ask`` over ``retry``; none: ``retry``).
+
+	Args:
+		policies: The policies of what one call would make again if it ran again.
+	"""
+	return max(policies, key=_STRICTNESS.index, default="retry")
 
 
 def check_in_doubt(value: Any, where: str) -> InDoubt | None:

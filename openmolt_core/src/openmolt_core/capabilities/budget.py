@@ -5,7 +5,8 @@ tells the model its call is the last when one more call of the average size woul
 ``max_cost`` (USD) starts no model call once the run's spend reaches it, and tells the model its
 call is the last when the call is expected to reach it: its request's size (characters / 4) at the
 input price plus the model's ``max_output_tokens`` (or `ASSUMED_OUTPUT_TOKENS`) at the output price
-(`openmolt_core._cost` prices the calls). Both end the run with ``limit_reached``.
+(`openmolt_core._cost` prices the calls), at the dearest model that may answer it (an agent's
+fallback models serve a step its first model fails). Both end the run with ``limit_reached``.
 
 A sub-agent's run stops at what its calling run had left, when that is less than its own budget:
 the calling run hands its caps down (`Budget.hand_down`: ``CallingRun.cost_left`` and
@@ -29,6 +30,8 @@ from openmolt_core._cost import Price, estimate_tokens, price_of
 from openmolt_core.hooks import Capability, Run, Stop, ToolSpec
 
 if TYPE_CHECKING:
+	from openmolt_core.hooks import ModelAccess
+	from openmolt_core.result import RunState
 	from openmolt_core.tools import CallingRun
 
 __all__ = [
@@ -155,13 +158,9 @@ class Budget(Capability):
 		budget = self._cost(run.link)
 		models = run.models
 		if budget is not None and models is not None:
-			provider, model, system = models.primary()
-			price = price_of(provider, model)
-			if price is not None:
-				size = estimate_tokens(state.messages, system)
-				expected = estimate(price, size, models.config.max_output_tokens)
-				if (state.usage.cost_usd or 0.0) + expected >= budget[0]:
-					return f"the ${usd(budget[0])} cost budget"
+			expected = _expected(state, models)
+			if expected is not None and (state.usage.cost_usd or 0.0) + expected >= budget[0]:
+				return f"the ${usd(budget[0])} cost budget"
 		return None
 
 	def hand_down(self, run: Run, tools: Sequence[ToolSpec]) -> Sequence[Mapping[str, Any]]:
@@ -188,6 +187,26 @@ class Budget(Capability):
 			}
 			for spent in spends
 		]
+
+
+def _expected(state: RunState, models: ModelAccess) -> float | None:
+	"""What the coming call is expected to cost: at the dearest model that may answer it.
+
+	The first model answers unless it fails, and then a fallback does (`ModelAccess.chain`):
+	which one is known only after the call, so each is priced and the dearest counts (with one
+	model, its own). None when no model has a price.
+	"""
+	most = models.config.max_output_tokens
+	chain = models.chain()
+	expected: float | None = None
+	for provider, model, system in chain:
+		price = price_of(provider, model)
+		if price is None:
+			continue
+		cost = estimate(price, estimate_tokens(state.messages, system), most)
+		if expected is None or cost > expected:
+			expected = cost
+	return expected
 
 
 _INHERITED = Budget()

@@ -54,6 +54,7 @@ from openmolt_core.taint import (
 	unlabelled,
 	warn_trifecta,
 )
+from openmolt_core.tools import strictest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -203,10 +204,15 @@ class Safety(Capability):
 		bound: Sequence[BoundTool] = tools  # type: ignore[assignment]  # the loop's records
 		policy = self.policy
 		labels: set[str] = set()  # those of the tools it may call
+		# Its guardrails on words for people judge the words of the runs its calls start
+		# (`CallerWords`), inside those calls: a call found in doubt would run them again.
+		words = strictest(g.in_doubt for g in self._readers) if self._readers else "retry"
 		for t in bound:
 			t.labels = found = policy.labels_for(t, described=t.described_labels)
 			if t.allowed:
 				labels.update(found)
+			if words != "retry" and getattr(t.tool, "agent", None) is not None:
+				t.in_doubt_at_least = strictest((t.in_doubt_at_least, words))
 		held = trifecta(bound) if len(labels) == len(LABELS) else None  # most agents: not all
 		if held and policy.warn and not self._warned:
 			warn_trifecta(agent.name, held, policy, unlabelled(bound))

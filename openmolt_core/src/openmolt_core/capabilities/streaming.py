@@ -36,7 +36,7 @@ from openmolt_core.llm import ModelResponse
 from openmolt_core.secrets import StreamMask
 
 if TYPE_CHECKING:
-	from collections.abc import AsyncIterator, Awaitable, Callable
+	from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
 	from openmolt_core._execute import RunContext
 	from openmolt_core.llm import LLMProvider, ModelRequest
@@ -142,6 +142,7 @@ def sender(ctx: RunContext) -> Send | None:
 		# One mask per field: a secret split across two deltas is held back until it is whole,
 		# then masked (each delta masked alone would let its halves through).
 		masks: dict[tuple[int, str, bool], StreamMask] = {}
+		secrets = _chain_secrets(ctx)
 
 		async def delta(index: int, field: str, raw: bool, piece: str) -> None:
 			if piece:
@@ -168,7 +169,7 @@ def sender(ctx: RunContext) -> Send | None:
 						key = (piece.index, piece.field, piece.raw)
 						masked = masks.get(key)
 						if masked is None:
-							masked = masks[key] = StreamMask(lambda: ctx.redact.secrets)
+							masked = masks[key] = StreamMask(secrets)
 						await delta(*key, masked.feed(piece.text))
 				else:
 					await flush(piece.index)  # the command's text is whole: send what was held
@@ -194,6 +195,28 @@ def sender(ctx: RunContext) -> Send | None:
 		return response
 
 	return send
+
+
+def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
+	"""The secrets a run's previews hide: its own, and each calling run's up the chain.
+
+	A sub-agent's deltas go up to its callers' listeners, each caller masking every event
+	with its own secrets as it passes (`openmolt_core._execute.RunContext.forward_nested`);
+	but a delta masked alone lets the halves of a secret split across two through, and a
+	sub-agent made by another instance does not know its callers' secrets. So the sub-run's
+	masks hold back what may start a secret of any run of the chain.
+	"""
+	redactors = [ctx.redact]
+	link = ctx.link
+	while link is not None:
+		caller = link.caller
+		redact = getattr(caller, "redact", None)
+		if redact is not None and all(redact is not r for r in redactors):
+			redactors.append(redact)
+		link = getattr(caller, "link", None)
+	if len(redactors) == 1:
+		return lambda: ctx.redact.secrets
+	return lambda: {secret for r in redactors for secret in r.secrets}
 
 
 async def _emit(ctx: RunContext, event: Event) -> None:
