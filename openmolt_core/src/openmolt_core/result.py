@@ -252,6 +252,7 @@ _SAVED: dict[str, type] = {
 	"audit": list,
 	"ext": dict,
 	"user": str,
+	"caller": dict,
 }
 """The JSON type of each field of a saved state (`RunState.to_dict`); null is none."""
 
