@@ -333,11 +333,23 @@ class MCPToolSource:
 		return self._tools
 
 	def _wrap(self, listed: Sequence[Any]) -> tuple[MCPTool, ...]:
+		from openmolt_core.secrets import known_secrets, mask
+
 		out: list[MCPTool] = []
 		names: set[str] = set()
 		handles: set[str] = set()
+		secrets = self.secrets | known_secrets()
 		for tool in listed:
 			if not self.options.admits(tool.name):
+				continue
+			if mask(tool.name, secrets) != tool.name:
+				# A handle is kept as it is (the run's state, its journal's keys, its events):
+				# a name that shows a secret of this process never becomes one.
+				log.warning(
+					"MCP server %s: the tool %r is left out: its name holds a secret",
+					self.id,
+					mask(tool.name, secrets),
+				)
 				continue
 			if tool.name in names:  # calls go by name: a second entry could never be called
 				log.warning(
