@@ -5,8 +5,9 @@
 - ``blobs``: an embedded text resource, an image and an audio clip whose bytes hold $DEMO_TOKEN,
   and an image that holds nothing secret (a 1x1 PNG);
 - ``leak_<token>`` (when $DEMO_TOKEN is set): a tool whose very name holds the token;
-- ``flood``: writes ``size`` bytes to its stdout without a newline (a message without an end),
-  then waits;
+- ``flood``: writes ``size`` bytes to the client's pipe without a newline (a message without an
+  end), then waits;
+- ``huge``: answers ``size`` characters (a well-formed message on one very long line);
 - ``echo``: answers its text (the server is still usable);
 - ``shout``: prints a line with terminal escapes (a colour, OSC 52, a bidi override) to stderr;
 - ``poisoned``: a tool whose description holds an instruction to the model.
@@ -61,17 +62,25 @@ if TOKEN:
 		return "leaked"
 
 
+WIRE = os.dup(1)
+"""The pipe the client reads (the SDK diverts fd 1 to stderr once it serves: prints stay off it)."""
+
+
 @server.tool()
 async def flood(size: int) -> str:
-	"""Write ``size`` bytes to stdout without a newline, then wait."""
+	"""Write ``size`` bytes to the client's pipe without a newline, then wait."""
 	chunk = b"x" * 65536
 	left = size
 	while left > 0:
-		sys.stdout.buffer.write(chunk[: min(left, len(chunk))])
-		left -= len(chunk)
-	sys.stdout.buffer.flush()
+		left -= os.write(WIRE, chunk[: min(left, len(chunk))])
 	await anyio.sleep(3600)
 	return "never"
+
+
+@server.tool()
+def huge(size: int) -> str:
+	"""A well-formed answer of ``size`` characters: one message, one very long line."""
+	return "y" * size
 
 
 @server.tool()

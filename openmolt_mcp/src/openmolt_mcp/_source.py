@@ -121,6 +121,16 @@ class _Connection:
 	closed: anyio.Event = field(default_factory=anyio.Event)
 	client: Client | None = None
 	error: BaseException | None = None
+	too_long: bool = False
+
+	def cut(self) -> None:
+		"""A stdio server wrote a line past its limit (`_lines`): close the connection now.
+
+		The SDK's reader, once it fails, drains the pipe until the server closes it before the
+		session sees an end: a server that keeps it open would hold every call to its timeout.
+		"""
+		self.too_long = True
+		self.scope.cancel()
 
 
 class MCPToolSource:
@@ -188,8 +198,15 @@ class MCPToolSource:
 			elif isinstance(options, StdioServer):
 				from mcp.client.stdio import stdio_client
 
+				from openmolt_mcp._lines import encoding
+
+				# The SDK reads each line whole, however long: the codec bounds them (`_lines`).
 				params = StdioServerParameters(
-					command=options.command, args=options.args, env=options.env, cwd=options.cwd
+					command=options.command,
+					args=options.args,
+					env=options.env,
+					cwd=options.cwd,
+					encoding=encoding(options.max_message_bytes),
 				)
 				errlog = _errlog()
 				if errlog is not sys.stderr and errlog is not sys.__stderr__:
@@ -221,6 +238,9 @@ class MCPToolSource:
 
 	async def _own(self, connection: _Connection) -> None:
 		"""The owner task: open the connection, hold it until cancelled, close it."""
+		from openmolt_mcp._lines import WATCH
+
+		WATCH.set(connection)  # this task's own context: its stdio reader tells this connection
 		try:
 			# The startup timeout is the scope's deadline until the server is up: a fail_after
 			# could not be left while the client's task groups, opened inside it, stay open.
@@ -238,6 +258,8 @@ class MCPToolSource:
 		except Exception as exc:  # reported to whoever waits for the connection
 			connection.error = exc
 			log.debug("MCP server %s: the connection ended", self.id, exc_info=True)
+			if connection.too_long:
+				log.warning("%s", self._too_long())
 		finally:
 			connection.client = None
 			if self._connection is connection:
@@ -276,6 +298,8 @@ class MCPToolSource:
 				self._tools = None  # a new connection lists again
 				spawn(lambda: self._own(connection))
 			await connection.ready.wait()
+			if connection.client is None and connection.too_long:
+				raise IntegrationError(self._too_long(), integration=self.id)
 			if connection.client is None:
 				raise IntegrationError(self._startup_error(connection.error), integration=self.id)
 			return connection.client
@@ -297,6 +321,16 @@ class MCPToolSource:
 			reason = f"{type(first).__name__}: {_message(first)}"
 		return self._redact(f"the MCP server ({what}) could not be started: {reason}")
 
+	def _too_long(self) -> str:
+		"""What is said of a stdio server that wrote a message longer than its limit."""
+		limit = getattr(self.options, "max_message_bytes", 0)
+		return self._redact(
+			f"the MCP server ({self.describe()}) sent a message longer than {limit} bytes (a "
+			"line of its stdout), the most read from it: it was stopped, and is started again "
+			"at the next use; if its answers are this large, raise its maxMessageBytes "
+			"(max_message_bytes=... in Python)"
+		)
+
 	async def _reset(self) -> None:
 		"""Drop a broken connection; the next use opens a new one."""
 		connection = self._connection
@@ -315,6 +349,7 @@ class MCPToolSource:
 		client = await self._client()
 		if self._tools is not None and not self._stale:
 			return self._tools
+		connection = self._connection
 		async with self._list_lock:
 			if self._tools is None or self._stale:
 				self._stale = False
@@ -322,6 +357,8 @@ class MCPToolSource:
 					with anyio.fail_after(self.options.startup_timeout):
 						listed = await _list_all(client)
 				except Exception as exc:
+					if connection is not None and connection.too_long:
+						raise IntegrationError(self._too_long(), integration=self.id) from None
 					raise IntegrationError(
 						self._redact(
 							f"the MCP server ({self.describe()}) did not list its tools: "
@@ -417,15 +454,27 @@ class MCPToolSource:
 			tool: The tool's handle, for errors.
 
 		Raises:
-			ToolError: The server failed, refused or did not answer in time.
+			ToolError: The server failed, refused or did not answer in time, or wrote a
+				message longer than its limit.
 		"""
-		from mcp import MCPError
-		from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
 		try:
 			client = await self._client()
 		except IntegrationError as exc:
 			raise ToolError(str(exc), tool=tool, retryable=True) from None
+		connection = self._connection
+		try:
+			return await self._call(client, name, arguments, tool)
+		except ToolError:
+			if connection is None or not connection.too_long:
+				raise
+			raise ToolError(self._too_long(), tool=tool) from None  # it was reset: not retried
+
+	async def _call(
+		self, client: Client, name: str, arguments: dict[str, Any], tool: str
+	) -> CallToolResult:
+		from mcp import MCPError
+		from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
 		timeout = self.options.timeout
 		try:
 			with anyio.fail_after(timeout + 1.0):
