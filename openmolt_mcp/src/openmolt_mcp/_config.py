@@ -5,7 +5,8 @@ server has ``command``, ``args``, ``env`` and ``cwd`` (stdio), or ``url`` and ``
 (Streamable HTTP), with an optional ``type``. OpenMolt adds ``includeTools`` / ``excludeTools``
 (the allow and deny lists), ``scopes``, ``labels`` (what each tool does with data, see
 `openmolt_core.taint`), ``timeout`` and ``startupTimeout`` (seconds, like every OpenMolt timeout),
-and for a stdio server ``maxMessageBytes`` (the longest line of its stdout read). ``${VAR}`` and
+``trustDescriptions`` (the listing is the user's word, not untrusted content), and for a stdio
+server ``maxMessageBytes`` (the longest line of its stdout read). ``${VAR}`` and
 ``${VAR:-default}`` in ``args``, ``env``, ``url`` and ``headers`` read the environment when the
 server is defined, so secrets stay out of agent files.
 """
@@ -83,6 +84,13 @@ class ServerOptions(BaseModel):
 		"but unfinished after a crash (retry, ask, fail); the strictest matching entry wins. "
 		"Default: retry for tools the server marks read-only or idempotent and that declare no "
 		"outbound effect, else ask.",
+	)
+	trust_descriptions: bool = Field(
+		default=False,
+		alias="trustDescriptions",
+		description="Trust the names, descriptions and input schemas the server lists, as you "
+		"trust your own configuration. By default they are untrusted content: a run of an agent "
+		"that may call one of its tools is tainted from its first model call.",
 	)
 	name: str | None = Field(default=None, description="A display name.")
 	description: str = ""

@@ -158,6 +158,9 @@ class MCPToolSource:
 			secrets_of(options) if isinstance(options, (StdioServer, HttpServer)) else frozenset()
 		)
 		self._redact = Masker(self.secrets)
+		self.trust_descriptions = options.trust_descriptions
+		"""Whether the user trusts what the server lists (else it taints the runs that read it:
+		`openmolt_core.sources.ToolSource`)."""
 		self._connection: _Connection | None = None
 		self._connect_lock = anyio.Lock()
 		self._list_lock = anyio.Lock()
