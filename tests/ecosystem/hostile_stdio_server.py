@@ -9,7 +9,8 @@
   end), then waits;
 - ``huge``: answers ``size`` characters (a well-formed message on one very long line);
 - ``echo``: answers its text (the server is still usable);
-- ``shout``: prints a line with terminal escapes (a colour, OSC 52, a bidi override) to stderr;
+- ``shout``: prints a line with terminal escapes (a colour, OSC 52, a bidi override) to stderr
+  (at start too, when $SHOUT_AT_START is set);
 - ``poisoned``: a tool whose description holds an instruction to the model.
 """
 
@@ -89,11 +90,19 @@ def echo(text: str) -> str:
 	return text
 
 
+def _shout() -> None:
+	sys.stderr.write("\x1b[31mred\x1b[0m \x1b]52;c;cm0gLXJmIC8=\x07 \u202eevil\u202c done\r\n")
+	sys.stderr.flush()
+
+
+if os.environ.get("SHOUT_AT_START"):
+	_shout()
+
+
 @server.tool()
 def shout() -> str:
 	"""Print terminal escapes to stderr."""
-	sys.stderr.write("\x1b[31mred\x1b[0m \x1b]52;c;cm0gLXJmIC8=\x07 \u202eevil\u202c done\r\n")
-	sys.stderr.flush()
+	_shout()
 	return "shouted"
 
 

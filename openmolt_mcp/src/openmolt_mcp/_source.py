@@ -74,13 +74,18 @@ _RELAY_CHUNK = 64 * 1024
 
 
 def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
-	"""A pipe for a stdio server's stderr whose lines reach ``sink`` with the secrets masked.
+	"""A pipe for a stdio server's stderr whose lines reach ``sink`` masked and made printable.
 
-	A server given a token in its environment may print it (``auth failed for sk-...``), and its
-	stderr was this process's own: the operator's terminal, a service's log. A thread reads the
-	pipe line by line (a line longer than 64 KiB in parts), masks each with the server's secrets
-	and writes it to ``sink``; it ends when every copy of the write end is closed (the server's
-	when it exits, the returned one by the connection's close).
+	Its stderr was this process's own, the operator's terminal or a service's log, and what it
+	prints is outside text: a server given a token in its environment may print it (``auth
+	failed for sk-...``), and any server may print what a terminal obeys (an escape that clears
+	lines, OSC 52 writing the clipboard, a bidi override). A thread reads the pipe line by line
+	(a line longer than 64 KiB in parts), masks each with the server's secrets and those the
+	process knows (`openmolt_core._support.masking.mask_known`), escapes the characters a terminal obeys
+	as every outside text the ``openmolt`` command prints is (`openmolt_core.agentfile.printable`:
+	C0 and C1 controls but newline and tab, bidi overrides; a CRLF ends a line as a newline), and
+	writes it to ``sink``; it ends when every copy of the write end is closed (the server's when
+	it exits, the returned one by the connection's close).
 
 	Args:
 		sink: Where the lines go (this process's stderr).
@@ -88,6 +93,9 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 		id: The integration id (for the thread's name).
 	"""
 	import threading
+
+	from openmolt_core._support.masking import mask_known
+	from openmolt_core.agentfile import printable
 
 	read, write = os.pipe()
 
@@ -97,8 +105,11 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 			while chunk := pipe.readline(_RELAY_CHUNK):
 				if not writing:
 					continue  # still drained: a server never blocks on a full pipe
+				text = chunk.decode("utf-8", errors="replace")
+				if text.endswith("\r\n"):
+					text = text[:-2] + "\n"
 				try:
-					sink.write(redact(chunk.decode("utf-8", errors="replace")))
+					sink.write(printable(mask_known(redact(text))))
 					sink.flush()
 				except Exception:  # the sink was closed (the program is ending): discard
 					writing = False
@@ -214,7 +225,7 @@ class MCPToolSource:
 				errlog = _errlog()
 				if errlog is not sys.stderr and errlog is not sys.__stderr__:
 					stack.callback(errlog.close)
-				elif self.secrets:  # what the server prints passes through, its secrets masked
+				else:  # what the server prints passes through: masked, controls escaped
 					errlog = _relay(errlog, self._redact, self.id)
 					stack.callback(errlog.close)  # the relay ends once the server's copy closes too
 				client = Client(stdio_client(params, errlog=errlog), **common)
