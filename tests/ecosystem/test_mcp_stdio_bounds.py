@@ -36,11 +36,13 @@ def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
 	return results
 
 
-async def test_a_line_without_end_fails_its_call_and_the_run_goes_on() -> None:
+async def test_a_line_without_end_fails_its_call_and_the_run_goes_on(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
 	"""64 MiB without a newline: the call fails naming the server and the limit, memory stays low.
 
 	The server is stopped and started again: the run's next call of it answers, and the run ends
-	as it would have.
+	as it would have. The operator's log says it too.
 	"""
 	om = OpenMolt(entry_points=False)
 	om.register_integration(
@@ -76,6 +78,7 @@ async def test_a_line_without_end_fails_its_call_and_the_run_goes_on() -> None:
 	assert echo["ok"] is True and "still here" in json.dumps(echo["result"]), echo
 	assert result.status == "success" and result.state.steps == 3
 	assert peak < 4 * MiB, peak  # the line is dropped as it comes, not held
+	assert f"sent a message longer than {MiB} bytes" in caplog.text
 
 
 async def test_a_well_formed_answer_past_the_limit_is_refused_unless_the_limit_is_raised() -> None:

@@ -81,11 +81,12 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 	failed for sk-...``), and any server may print what a terminal obeys (an escape that clears
 	lines, OSC 52 writing the clipboard, a bidi override). A thread reads the pipe line by line
 	(a line longer than 64 KiB in parts), masks each with the server's secrets and those the
-	process knows (`openmolt_core._support.masking.mask_known`), escapes the characters a terminal obeys
-	as every outside text the ``openmolt`` command prints is (`openmolt_core.agentfile.printable`:
-	C0 and C1 controls but newline and tab, bidi overrides; a CRLF ends a line as a newline), and
-	writes it to ``sink``; it ends when every copy of the write end is closed (the server's when
-	it exits, the returned one by the connection's close).
+	process knows (`openmolt_core._support.masking.mask_known`), escapes the characters a
+	terminal obeys as every outside text the ``openmolt`` command prints is
+	(`openmolt_core.agentfile.printable`: C0 and C1 controls but newline and tab, bidi
+	overrides; a CRLF ends a line as a newline), and writes it to ``sink``; it ends when every
+	copy of the write end is closed (the server's when it exits, the returned one by the
+	connection's close).
 
 	Args:
 		sink: Where the lines go (this process's stderr).
@@ -272,9 +273,9 @@ class MCPToolSource:
 		except Exception as exc:  # reported to whoever waits for the connection
 			connection.error = exc
 			log.debug("MCP server %s: the connection ended", self.id, exc_info=True)
-			if connection.too_long:
-				log.warning("%s", self._too_long())
 		finally:
+			if connection.too_long:  # said where the operator looks, whoever was waiting
+				log.warning("%s", self._too_long())
 			connection.client = None
 			if self._connection is connection:
 				self._connection = None
