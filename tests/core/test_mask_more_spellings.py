@@ -88,3 +88,25 @@ def test_base32_is_masked_in_either_case() -> None:
 	encoded = base64.b32encode(SECRET.encode()).decode()
 	for spelling in (encoded, encoded.rstrip("="), encoded.lower(), encoded.lower().rstrip("=")):
 		assert mask(f"otp: {spelling}.", SECRETS) == f"otp: {MASK}.", spelling
+
+
+def test_bytes_are_masked_in_every_spelling_whatever_surrounds_them() -> None:
+	"""mask_bytes finds a secret in bytes that are not text, as its UTF-8 when it is not ASCII."""
+	from openmolt_core.secrets import mask_bytes
+
+	accented = "pässwörd-Geheim42"
+	secrets = frozenset({SECRET, accented})
+	cases = [
+		b"\x89PNG\r\n\x1a\n\x00\xff" + SECRET.encode() + b"\x00\xfe",
+		b"\xff\xfe" + SECRET.encode("utf-16-le") + b"\xd8\x00",
+		b"\x00\x01" + base64.b64encode(b"user:" + SECRET.encode()) + b"\x80",
+		b"\xc0" + SECRET.encode().hex().encode() + b"\xc1",
+		b"PK\x03\x04" + accented.encode() + b"\x00",
+	]
+	for data in cases:
+		masked = mask_bytes(data, secrets)
+		assert MASK.encode() in masked, data
+		assert SECRET.encode() not in masked and accented.encode() not in masked
+		assert masked[:1] == data[:1] and masked[-1:] == data[-1:]  # the bytes around it are kept
+	clean = bytes(range(256)) * 4
+	assert mask_bytes(clean, secrets) is clean

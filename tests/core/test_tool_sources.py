@@ -407,3 +407,22 @@ async def test_a_source_that_never_answers_is_bounded_by_the_run_timeout() -> No
 		with pytest.raises(IntegrationError, match=r"not listed within its run timeout \(0.2 s\)"):
 			await agent.run("go")
 	assert model.requests == []
+
+
+async def test_a_sources_listing_taints_the_run_unless_the_source_trusts_it() -> None:
+	"""Tool descriptions a source lists are untrusted content: a run starts tainted by them.
+
+	Only a source whose ``trust_descriptions`` is True is trusted; one without the attribute, or
+	with a value that is not True, is not (fail closed).
+	"""
+	for trust, tainted in ((None, True), ("yes", True), (True, False)):
+		source = FakeSource([_echo("say")])
+		if trust is not None:
+			source.trust_descriptions = trust  # type: ignore[attr-defined]
+		om = _om(source)
+		model = ScriptedModel([finish(result="ok")])
+		agent = om.create_agent(name="A", model=model, integrations=["srv"])
+		result = await agent.run("go")
+		await om.aclose()
+		expected = [{"call": "tools:srv", "tool": "the tool list of srv", "step": 0}]
+		assert result.state.taint == (expected if tainted else []), trust

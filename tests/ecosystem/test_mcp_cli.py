@@ -229,3 +229,34 @@ async def test_a_question_over_stdio_is_asked_of_the_clients_user(
 			result = await client.call_tool("Greeter", {"input": "greet someone"})
 	assert asked == ["Which name?"]
 	assert result.structured_content == {"greeting": "Hello, Ada"}
+
+
+def test_the_cli_prints_a_servers_stderr_with_controls_escaped(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt --dry-run` starts the servers: what one prints on its stderr shows escaped.
+
+	The command escapes every outside text it prints (`printable`); a server's stderr went to the
+	terminal as it was, and the terminal obeyed it (a colour, OSC 52 writing the clipboard, a
+	bidi override reordering the line).
+	"""
+	from openmolt_core.cli import main as openmolt_main
+
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	agent_file = tmp_path / "agent.json"
+	server = {
+		"command": sys.executable,
+		"args": [str(HERE / "hostile_stdio_server.py")],
+		"env": {"SHOUT_AT_START": "1"},
+	}
+	agent_file.write_text(
+		json.dumps({"name": "A", "model": "openai:gpt-5-mini", "mcpServers": {"h": server}}),
+		encoding="utf-8",
+	)
+	assert openmolt_main([str(agent_file), "--dry-run", "--json"]) == 0
+	err = capfd.readouterr().err
+	assert (
+		"\\u001b[31mred\\u001b[0m \\u001b]52;c;cm0gLXJmIC8=\\u0007 \\u202eevil\\u202c done" in err
+	)
+	assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+	assert not children("hostile_stdio_server.py")

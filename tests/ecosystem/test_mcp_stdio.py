@@ -359,3 +359,36 @@ def test_the_stderr_relay_still_drains_when_this_process_stderr_fails() -> None:
 	writer.start()
 	writer.join(10)
 	assert not writer.is_alive() and failed == []
+
+
+@pytest.mark.parametrize("env", [{}, {"DEMO_TOKEN": SECRET}], ids=["no-secrets", "secrets"])
+async def test_what_a_server_prints_to_its_stderr_reaches_ours_with_controls_escaped(
+	env: dict[str, str], capfd: pytest.CaptureFixture[str]
+) -> None:
+	"""A server's stderr is outside text: escapes (a colour, OSC 52, a bidi override) show escaped.
+
+	It reached this process's stderr (the operator's terminal) as it was: the terminal obeyed
+	them, OSC 52 writing the clipboard; the relay masked secrets only, and only when the server
+	had some.
+	"""
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"h", MCP.stdio(sys.executable, [str(HERE / "hostile_stdio_server.py")], env=env)
+	)
+	model = ScriptedModel([call_tool("h.shout"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	try:
+		with anyio.fail_after(60):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	err = ""
+	for _ in range(100):  # the relay writes what the server printed as it comes
+		err += capfd.readouterr().err
+		if "done" in err:
+			break
+		await anyio.sleep(0.02)
+	assert (
+		"\\u001b[31mred\\u001b[0m \\u001b]52;c;cm0gLXJmIC8=\\u0007 \\u202eevil\\u202c done\n" in err
+	)
+	assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err and "\r" not in err

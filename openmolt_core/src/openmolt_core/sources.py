@@ -29,6 +29,12 @@ class ToolSource(Protocol):
 	A source caches what it lists: `list_tools` returns the *same* sequence object for as long as
 	the list has not changed (that identity is how agents know they can keep their tools), and a
 	new one after a change (an MCP server's ``notifications/tools/list_changed``).
+
+	What it lists (names, descriptions, schemas) is text from outside that the model reads: a
+	run of an agent that may call one of its tools is tainted from its first model call
+	(`openmolt_core.taint`), unless the source has a ``trust_descriptions`` attribute that is
+	True, which it sets only when its user said to (an MCP server's ``trust_descriptions``
+	option). Without the attribute, the listing is not trusted.
 	"""
 
 	secrets: frozenset[str]

@@ -85,7 +85,8 @@ class MCP:
 			cwd: The working directory.
 			id: The id used in messages until ``register_integration`` sets the real one.
 			**options: `ServerOptions` fields: ``include_tools``, ``exclude_tools``, ``scopes``,
-				``timeout``, ``startup_timeout``, ``name``, ``description``.
+				``labels``, ``in_doubt``, ``trust_descriptions``, ``timeout``,
+				``startup_timeout``, ``name``, ``description``; and ``max_message_bytes``.
 
 		Raises:
 			ConfigurationError: An option is wrong.

@@ -4,8 +4,11 @@ The shape is the one MCP clients share (Claude Desktop, VS Code, Claude Code, Ge
 server has ``command``, ``args``, ``env`` and ``cwd`` (stdio), or ``url`` and ``headers``
 (Streamable HTTP), with an optional ``type``. OpenMolt adds ``includeTools`` / ``excludeTools``
 (the allow and deny lists), ``scopes``, ``labels`` (what each tool does with data, see
-`openmolt_core.taint`), ``timeout`` and ``startupTimeout`` (seconds, like every OpenMolt timeout). ``${VAR}`` and ``${VAR:-default}`` in ``args``, ``env``, ``url`` and
-``headers`` read the environment when the server is defined, so secrets stay out of agent files.
+`openmolt_core.taint`), ``timeout`` and ``startupTimeout`` (seconds, like every OpenMolt timeout),
+``trustDescriptions`` (the listing is the user's word, not untrusted content), and for a stdio
+server ``maxMessageBytes`` (the longest line of its stdout read). ``${VAR}`` and
+``${VAR:-default}`` in ``args``, ``env``, ``url`` and ``headers`` read the environment when the
+server is defined, so secrets stay out of agent files.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
 
 __all__ = [
+	"MAX_MESSAGE_BYTES",
 	"HttpServer",
 	"Masker",
 	"ServerConfig",
@@ -35,6 +39,10 @@ __all__ = [
 ]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The longest message read from a stdio server by default (``maxMessageBytes``): an image or a
+document of a few MB in base64 fits; a server that writes without end is stopped there."""
 
 
 class ServerOptions(BaseModel):
@@ -77,6 +85,13 @@ class ServerOptions(BaseModel):
 		"but unfinished after a crash (retry, ask, fail); the strictest matching entry wins. "
 		"Default: retry for tools the server marks read-only or idempotent and that declare no "
 		"outbound effect, else ask.",
+	)
+	trust_descriptions: bool = Field(
+		default=False,
+		alias="trustDescriptions",
+		description="Trust the names, descriptions and input schemas the server lists, as you "
+		"trust your own configuration. By default they are untrusted content: a run of an agent "
+		"that may call one of its tools is tainted from its first model call.",
 	)
 	name: str | None = Field(default=None, description="A display name.")
 	description: str = ""
@@ -159,6 +174,13 @@ class StdioServer(ServerOptions):
 	args: list[str] = Field(default_factory=list)
 	env: dict[str, str] = Field(default_factory=dict)
 	cwd: str | None = None
+	max_message_bytes: int = Field(
+		default=MAX_MESSAGE_BYTES,
+		ge=1024,
+		alias="maxMessageBytes",
+		description="The longest message (a line of its stdout) read from the server, in bytes; "
+		"a longer one stops the server and fails the call that waited for it. Default: 16 MiB.",
+	)
 
 	def describe(self) -> str:
 		"""The command line, for messages (arguments are shown; env values never are)."""

@@ -74,13 +74,19 @@ _RELAY_CHUNK = 64 * 1024
 
 
 def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
-	"""A pipe for a stdio server's stderr whose lines reach ``sink`` with the secrets masked.
+	"""A pipe for a stdio server's stderr whose lines reach ``sink`` masked and made printable.
 
-	A server given a token in its environment may print it (``auth failed for sk-...``), and its
-	stderr was this process's own: the operator's terminal, a service's log. A thread reads the
-	pipe line by line (a line longer than 64 KiB in parts), masks each with the server's secrets
-	and writes it to ``sink``; it ends when every copy of the write end is closed (the server's
-	when it exits, the returned one by the connection's close).
+	Its stderr was this process's own, the operator's terminal or a service's log, and what it
+	prints is outside text: a server given a token in its environment may print it (``auth
+	failed for sk-...``), and any server may print what a terminal obeys (an escape that clears
+	lines, OSC 52 writing the clipboard, a bidi override). A thread reads the pipe line by line
+	(a line longer than 64 KiB in parts), masks each with the server's secrets and those the
+	process knows (`openmolt_core._support.masking.mask_known`), escapes the characters a
+	terminal obeys as every outside text the ``openmolt`` command prints is
+	(`openmolt_core.agentfile.printable`: C0 and C1 controls but newline and tab, bidi
+	overrides; a CRLF ends a line as a newline), and writes it to ``sink``; it ends when every
+	copy of the write end is closed (the server's when it exits, the returned one by the
+	connection's close).
 
 	Args:
 		sink: Where the lines go (this process's stderr).
@@ -88,6 +94,9 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 		id: The integration id (for the thread's name).
 	"""
 	import threading
+
+	from openmolt_core._support.masking import mask_known
+	from openmolt_core.agentfile import printable
 
 	read, write = os.pipe()
 
@@ -97,8 +106,11 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 			while chunk := pipe.readline(_RELAY_CHUNK):
 				if not writing:
 					continue  # still drained: a server never blocks on a full pipe
+				text = chunk.decode("utf-8", errors="replace")
+				if text.endswith("\r\n"):
+					text = text[:-2] + "\n"
 				try:
-					sink.write(redact(chunk.decode("utf-8", errors="replace")))
+					sink.write(printable(mask_known(redact(text))))
 					sink.flush()
 				except Exception:  # the sink was closed (the program is ending): discard
 					writing = False
@@ -121,6 +133,16 @@ class _Connection:
 	closed: anyio.Event = field(default_factory=anyio.Event)
 	client: Client | None = None
 	error: BaseException | None = None
+	too_long: bool = False
+
+	def cut(self) -> None:
+		"""A stdio server wrote a line past its limit (`_lines`): close the connection now.
+
+		The SDK's reader, once it fails, drains the pipe until the server closes it before the
+		session sees an end: a server that keeps it open would hold every call to its timeout.
+		"""
+		self.too_long = True
+		self.scope.cancel()
 
 
 class MCPToolSource:
@@ -148,6 +170,9 @@ class MCPToolSource:
 			secrets_of(options) if isinstance(options, (StdioServer, HttpServer)) else frozenset()
 		)
 		self._redact = Masker(self.secrets)
+		self.trust_descriptions = options.trust_descriptions
+		"""Whether the user trusts what the server lists (else it taints the runs that read it:
+		`openmolt_core.sources.ToolSource`)."""
 		self._connection: _Connection | None = None
 		self._connect_lock = anyio.Lock()
 		self._list_lock = anyio.Lock()
@@ -188,13 +213,20 @@ class MCPToolSource:
 			elif isinstance(options, StdioServer):
 				from mcp.client.stdio import stdio_client
 
+				from openmolt_mcp._lines import encoding
+
+				# The SDK reads each line whole, however long: the codec bounds them (`_lines`).
 				params = StdioServerParameters(
-					command=options.command, args=options.args, env=options.env, cwd=options.cwd
+					command=options.command,
+					args=options.args,
+					env=options.env,
+					cwd=options.cwd,
+					encoding=encoding(options.max_message_bytes),
 				)
 				errlog = _errlog()
 				if errlog is not sys.stderr and errlog is not sys.__stderr__:
 					stack.callback(errlog.close)
-				elif self.secrets:  # what the server prints passes through, its secrets masked
+				else:  # what the server prints passes through: masked, controls escaped
 					errlog = _relay(errlog, self._redact, self.id)
 					stack.callback(errlog.close)  # the relay ends once the server's copy closes too
 				client = Client(stdio_client(params, errlog=errlog), **common)
@@ -221,6 +253,9 @@ class MCPToolSource:
 
 	async def _own(self, connection: _Connection) -> None:
 		"""The owner task: open the connection, hold it until cancelled, close it."""
+		from openmolt_mcp._lines import WATCH
+
+		WATCH.set(connection)  # this task's own context: its stdio reader tells this connection
 		try:
 			# The startup timeout is the scope's deadline until the server is up: a fail_after
 			# could not be left while the client's task groups, opened inside it, stay open.
@@ -239,6 +274,8 @@ class MCPToolSource:
 			connection.error = exc
 			log.debug("MCP server %s: the connection ended", self.id, exc_info=True)
 		finally:
+			if connection.too_long:  # said where the operator looks, whoever was waiting
+				log.warning("%s", self._too_long())
 			connection.client = None
 			if self._connection is connection:
 				self._connection = None
@@ -276,6 +313,8 @@ class MCPToolSource:
 				self._tools = None  # a new connection lists again
 				spawn(lambda: self._own(connection))
 			await connection.ready.wait()
+			if connection.client is None and connection.too_long:
+				raise IntegrationError(self._too_long(), integration=self.id)
 			if connection.client is None:
 				raise IntegrationError(self._startup_error(connection.error), integration=self.id)
 			return connection.client
@@ -297,6 +336,16 @@ class MCPToolSource:
 			reason = f"{type(first).__name__}: {_message(first)}"
 		return self._redact(f"the MCP server ({what}) could not be started: {reason}")
 
+	def _too_long(self) -> str:
+		"""What is said of a stdio server that wrote a message longer than its limit."""
+		limit = getattr(self.options, "max_message_bytes", 0)
+		return self._redact(
+			f"the MCP server ({self.describe()}) sent a message longer than {limit} bytes (a "
+			"line of its stdout), the most read from it: it was stopped, and is started again "
+			"at the next use; if its answers are this large, raise its maxMessageBytes "
+			"(max_message_bytes=... in Python)"
+		)
+
 	async def _reset(self) -> None:
 		"""Drop a broken connection; the next use opens a new one."""
 		connection = self._connection
@@ -315,6 +364,7 @@ class MCPToolSource:
 		client = await self._client()
 		if self._tools is not None and not self._stale:
 			return self._tools
+		connection = self._connection
 		async with self._list_lock:
 			if self._tools is None or self._stale:
 				self._stale = False
@@ -322,6 +372,8 @@ class MCPToolSource:
 					with anyio.fail_after(self.options.startup_timeout):
 						listed = await _list_all(client)
 				except Exception as exc:
+					if connection is not None and connection.too_long:
+						raise IntegrationError(self._too_long(), integration=self.id) from None
 					raise IntegrationError(
 						self._redact(
 							f"the MCP server ({self.describe()}) did not list its tools: "
@@ -333,11 +385,23 @@ class MCPToolSource:
 		return self._tools
 
 	def _wrap(self, listed: Sequence[Any]) -> tuple[MCPTool, ...]:
+		from openmolt_core.secrets import known_secrets, mask
+
 		out: list[MCPTool] = []
 		names: set[str] = set()
 		handles: set[str] = set()
+		secrets = self.secrets | known_secrets()
 		for tool in listed:
 			if not self.options.admits(tool.name):
+				continue
+			if mask(tool.name, secrets) != tool.name:
+				# A handle is kept as it is (the run's state, its journal's keys, its events):
+				# a name that shows a secret of this process never becomes one.
+				log.warning(
+					"MCP server %s: the tool %r is left out: its name holds a secret",
+					self.id,
+					mask(tool.name, secrets),
+				)
 				continue
 			if tool.name in names:  # calls go by name: a second entry could never be called
 				log.warning(
@@ -405,15 +469,27 @@ class MCPToolSource:
 			tool: The tool's handle, for errors.
 
 		Raises:
-			ToolError: The server failed, refused or did not answer in time.
+			ToolError: The server failed, refused or did not answer in time, or wrote a
+				message longer than its limit.
 		"""
-		from mcp import MCPError
-		from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
 		try:
 			client = await self._client()
 		except IntegrationError as exc:
 			raise ToolError(str(exc), tool=tool, retryable=True) from None
+		connection = self._connection
+		try:
+			return await self._call(client, name, arguments, tool)
+		except ToolError:
+			if connection is None or not connection.too_long:
+				raise
+			raise ToolError(self._too_long(), tool=tool) from None  # it was reset: not retried
+
+	async def _call(
+		self, client: Client, name: str, arguments: dict[str, Any], tool: str
+	) -> CallToolResult:
+		from mcp import MCPError
+		from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
 		timeout = self.options.timeout
 		try:
 			with anyio.fail_after(timeout + 1.0):

@@ -58,6 +58,7 @@ __all__ = [
 	"install_log_redaction",
 	"known_secrets",
 	"mask",
+	"mask_bytes",
 	"mask_deep",
 	"mask_exception",
 	"mask_known",
@@ -298,6 +299,35 @@ def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[
 		out.extend(lines[i : max(j, i + 1)])
 		i = max(j, i + 1)
 	return newline.join(out)
+
+
+def mask_bytes(data: bytes, secrets: frozenset[str]) -> bytes:
+	"""Bytes with every spelling of every secret masked, as `mask` masks text.
+
+	For bytes from outside that are kept or handed on (a file a tool returned): the bytes are
+	read as Latin-1, one character per byte whatever the byte, so each spelling `mask` knows
+	(raw, percent-encoded, base64, hex, UTF-16, escaped) is found wherever it stands, in text
+	or not, and replaced by ``[redacted]``; a secret with characters beyond ASCII is looked for
+	as its UTF-8 bytes too. A file that is not text is no longer what it was once masked (an
+	image's length fields are wrong): the caller decides whether to keep it. A secret a format
+	compresses (a PNG's image data, a zip) cannot be seen, as in any text.
+
+	Args:
+		data: The bytes.
+		secrets: The raw secret values.
+
+	Returns:
+		``data`` itself when nothing was masked, else the masked bytes.
+	"""
+	if not secrets or not data:
+		return data
+	view = data.decode("latin-1")
+	utf8 = {s.encode("utf-8").decode("latin-1") for s in secrets if not s.isascii()}
+	masked = mask(view, secrets | frozenset(utf8) if utf8 else secrets)
+	if masked == view:
+		return data
+	# Every character left is one of the view's (a byte) or of the mask (ASCII).
+	return masked.encode("latin-1", errors="replace")
 
 
 def mask_deep(value: Any, secrets: frozenset[str]) -> Any:

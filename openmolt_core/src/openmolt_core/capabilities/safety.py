@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunState
 	from openmolt_core.tools import CallingRun
 
-__all__ = ["MAX_AUDIT", "POLICY", "CallerWords", "Safety", "TaintedStart"]
+__all__ = ["MAX_AUDIT", "POLICY", "CallerWords", "Safety", "TaintedStart", "taint"]
 
 # Its events are built only when a handler listens: defined apart (`_safety_events`), so that a
 # run nobody listens to does not define them, and re-exported here on first use (not in __all__:
@@ -601,26 +601,8 @@ class Safety(Capability):
 				entry = {**entry, "result": value}
 		if untrusted:
 			entry = {**entry, "untrusted": True}
-			await self._taint(ctx, key, call.tool, not ctx.call_from_journal)
+			await taint(ctx, key, call.tool, live=not ctx.call_from_journal)
 		return entry
-
-	async def _taint(self, ctx: RunContext, key: str, tool: str, live: bool) -> None:
-		taint = ctx.state.taint
-		first = not taint
-		if len(taint) < MAX_TAINT_RECORDS and all(t.get("call") != key for t in taint):
-			taint.append({"call": key, "tool": tool, "step": ctx.step})
-		if not first:
-			return
-		if not live:  # answered from the journal: the event went out when the call ran
-			ctx.skip_event()
-			return
-		log.info("%s step %d: untrusted content from %s taints the run", ctx.agent, ctx.step, tool)
-		if ctx.wants("taint"):
-			from openmolt_core.capabilities._safety_events import TaintEvent
-
-			await ctx.emit(TaintEvent(agent=ctx.agent, step=ctx.step, tool=tool, call=key))
-		else:
-			ctx.skip_event()
 
 	# the output ---------------------------------------------------------------------------
 
@@ -810,6 +792,37 @@ def _applies(
 	if source is None:  # its tool is gone: judged by the guardrails of such labels
 		return bool(set(g.labels) & labels)
 	return g.applies(source)
+
+
+async def taint(ctx: RunContext, key: str, tool: str, *, live: bool = True) -> None:
+	"""Record that untrusted content reached the run's model, and say so the first time.
+
+	The record (``{"call", "tool", "step"}``) joins ``state.taint`` once per ``key`` (at most
+	`MAX_TAINT_RECORDS`); the first one is logged and emitted as a ``taint`` event.
+
+	Args:
+		ctx: The run.
+		key: What brought the content: a call's step key, or ``tools:<integration>`` for the
+			tool descriptions a source listed (`openmolt_core.capabilities.sources`).
+		tool: Where it came from, as messages name it (a tool's handle).
+		live: False for a call answered from the journal: its event went out when it ran.
+	"""
+	records = ctx.state.taint
+	first = not records
+	if len(records) < MAX_TAINT_RECORDS and all(t.get("call") != key for t in records):
+		records.append({"call": key, "tool": tool, "step": ctx.step})
+	if not first:
+		return
+	if not live:  # answered from the journal: the event went out when the call ran
+		ctx.skip_event()
+		return
+	log.info("%s step %d: untrusted content from %s taints the run", ctx.agent, ctx.step, tool)
+	if ctx.wants("taint"):
+		from openmolt_core.capabilities._safety_events import TaintEvent
+
+		await ctx.emit(TaintEvent(agent=ctx.agent, step=ctx.step, tool=tool, call=key))
+	else:
+		ctx.skip_event()
 
 
 @functools.cache

@@ -44,7 +44,14 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.sources import ToolSource
 
-__all__ = ["MAX_IMAGE_BYTES", "SourceBinding", "Sources", "bind_source", "close_sources"]
+__all__ = [
+	"MAX_IMAGE_BYTES",
+	"SourceBinding",
+	"Sources",
+	"bind_source",
+	"close_sources",
+	"trusts_descriptions",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -161,7 +168,7 @@ class Sources(Capability):
 		bindings: One `SourceBinding` per source integration, in the agent's order.
 	"""
 
-	__slots__ = ("_bindings", "_bound", "_listed", "_prefixes")
+	__slots__ = ("_bindings", "_bound", "_listed", "_prefixes", "_untrusted")
 
 	name = "tool-sources"
 	# The tools it lists are in the fingerprint (schemas, handles) once listed.
@@ -172,11 +179,46 @@ class Sources(Capability):
 		self._listed: list[Sequence[Tool]] | None = None
 		self._bound: Sequence[BoundTool] = ()
 		self._prefixes = tuple(f"{b.id}." for b in self._bindings)
+		# What is unknown at a security seam is unsafe: a source that does not say its listing
+		# is trusted (`trusts_descriptions`) lists words the model reads as untrusted content.
+		self._untrusted = tuple(b.id for b in self._bindings if not trusts_descriptions(b.source))
 
 	@property
 	def bindings(self) -> tuple[SourceBinding, ...]:
 		"""The source integrations, in the agent's order."""
 		return self._bindings
+
+	def active_hooks(self) -> frozenset[str]:
+		"""Its hooks; ``on_run_start`` only when a source's listing is not trusted."""
+		hooks = {"list_tools", "tool_done", "before_model"}
+		if self._untrusted:
+			hooks.add("on_run_start")
+		return frozenset(hooks)
+
+	async def on_run_start(self, run: Run) -> None:
+		"""Taint a run whose model reads tools an untrusted source listed, from its first call.
+
+		A tool's name, description and schemas are words the model reads before any call: a
+		server that lists them at run time can put instructions in them (tool poisoning), and
+		change them at any listing. Each such source whose tools the agent may call adds a
+		record (``{"call": "tools:<integration>", "tool": "the tool list of <integration>"}``)
+		to ``state.taint``, as untrusted input does (`openmolt_core.taint.untrusted_input`), so
+		the taint policy gates the run's outbound calls from its first step. A source says its
+		listing is trusted with ``trust_descriptions = True`` (`trusts_descriptions`).
+		"""
+		taint = run.state.taint
+		for iid in self._untrusted:
+			key = f"tools:{iid}"
+			if any(t.get("call") == key for t in taint):
+				continue  # resumed, or replayed: already recorded
+			prefix = f"{iid}."
+			tools: Mapping[str, BoundTool] = run.tools  # type: ignore[assignment]  # the loop's records
+			if not any(t.allowed and h.startswith(prefix) for h, t in tools.items()):
+				continue  # none of its tools is the agent's to call: the model reads none
+			from openmolt_core.capabilities.safety import taint as record
+
+			ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+			await record(ctx, key, f"the tool list of {iid}")
 
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""List every source's tools (at once); bind them again if a list changed.
@@ -258,6 +300,18 @@ class Sources(Capability):
 				continue
 			data = base64.b64encode(stored.data).decode("ascii")
 			last.attachments.append(Attachment(media_type, data, image.get("name") or None))
+
+
+def trusts_descriptions(source: ToolSource) -> bool:
+	"""Whether a source says the names, descriptions and schemas it lists are trusted.
+
+	Read from its optional ``trust_descriptions`` attribute, True only when its user said so (an
+	MCP server's ``trust_descriptions`` option); a source without it is not trusted.
+
+	Args:
+		source: The tool source.
+	"""
+	return getattr(source, "trust_descriptions", False) is True
 
 
 def _images(result: Any) -> list[dict[str, Any]]:
