@@ -20,11 +20,12 @@ connected it, the chat gets the consent link (a private chat only: a link connec
 in on it, so a group is told to write privately). Whoever signs in on it is not trusted to be
 them: the callback route keeps the tokens and shows a one-time code (`openmolt_serve._auth`),
 and a message that is exactly that code (`openmolt_core.accounts.is_code`) stores them if its
-sender is the user the link was made for, then the run goes on (`Conversations.connected`;
-on a durable store, a run this process does not hold, after a restart or parked by another
-server, is read from the store and goes on if it waits for an account, acts for the sender
-and is this agent's run in this chat); from anyone else it drops them (a forwarded link
-connects nothing). Messages
+sender is the user the link was made for and the chat is that of the agent whose run asked,
+then the run goes on (`Conversations.connected`; on a durable store, a run this process does
+not hold, after a restart or parked by another server, is read from the store and goes on if
+it waits for an account, acts for the sender, is a run of this chat and the link's signed
+state names this agent exactly); from anyone else it drops them (a forwarded link connects
+nothing), and in another agent's chat it is refused and left for that one. Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
 guard's file for a day (`openmolt_serve._seen`), so a retry that reaches another server on the
@@ -67,6 +68,7 @@ from openmolt_serve._recent import recent
 from openmolt_serve._seen import SqliteSeen, seen_store
 
 if TYPE_CHECKING:
+	from openmolt_core.accounts import Connected
 	from openmolt_core.agent import Agent
 	from openmolt_core.durability import PendingRun
 	from openmolt_core.sessions import Session
@@ -470,7 +472,8 @@ class Conversations:
 			return
 		who = end_user(message)
 		try:
-			connected = await OpenMolt.of(self.agent).accounts.confirm(message.text, who)
+			accounts = OpenMolt.of(self.agent).accounts
+			connected = await accounts.confirm(message.text, who, agent=self.agent.name)
 		except ConfigurationError as exc:
 			said = str(exc).removeprefix("code: ")
 			await self._say(message, said[:1].upper() + said[1:])
@@ -480,7 +483,7 @@ class Conversations:
 			await self._say(message, "Sorry, I could not connect the account; ask me again.")
 			return
 		going = self.connected(connected.run_id, who) or await self._stored_for_account(
-			connected.run_id, message
+			connected, message
 		)
 		said = f"Your {connected.integration} account is connected"
 		await self._say(message, f"{said}; I go on." if going else f"{said}; ask me again.")
@@ -517,20 +520,26 @@ class Conversations:
 			return None  # going on already, or ended
 		return result if authorization_requests(result.state) else None
 
-	async def _stored_for_account(self, run_id: str, message: Incoming) -> bool:
+	async def _stored_for_account(self, connected: Connected, message: Incoming) -> bool:
 		"""Resume a durable run of this chat parked on the sender's account; whether it goes on.
 
 		The code reached a process that does not hold the run (another server on the store, or
-		this one after a restart). The store's record decides: the run goes on only if it is
-		parked on ``authorization_required``, acts for the sender (`end_user`), and is this
-		agent's run in this private chat (its id begins as `run_id_for` made it for the chat
-		its input names). It goes on as a run held here does (`connected`), its reply sent to
-		that chat.
+		this one after a restart). The run goes on only if the consent's signed state names
+		this very agent (`openmolt_core.accounts.Connected.agent`: the run ids of agents whose
+		names differ in case or punctuation begin alike, so the id does not tell them apart; a
+		state that names no agent, made outside a run or before states named one, resumes
+		nothing), and the store's record is parked on ``authorization_required``, acts for the
+		sender (`end_user`), and is a run of this private chat (its id begins as `run_id_for`
+		made it for the chat its input names). It goes on as a run held here does
+		(`connected`), its reply sent to that chat.
 		"""
+		run_id = connected.run_id
 		if self.agent.om.durability is None or not run_id:
 			return False
+		if connected.agent != self.agent.name:
+			return False  # another agent's run, or one the state does not name: not ours
 		if not run_id.startswith(scope_prefix(self.channel, self.agent.name)):
-			return False  # another channel's or agent's run: not ours to resume
+			return False  # another channel's run: not ours to resume
 		from openmolt_core.observe import run_input
 
 		try:
