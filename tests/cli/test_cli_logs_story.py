@@ -86,3 +86,34 @@ def test_the_json_of_a_run_is_what_it_was(store: Path, capsys: pytest.CaptureFix
 	data = json.loads(out)
 	assert [e["name"] for e in data["events"]] == ["tool:call", "finish"]
 	assert out == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_a_huge_multi_line_error_is_shown_bounded_readable_masked_and_escaped(
+	store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A run's error of 5,000 lines (a service's page, an escape sequence, a key): `logs RUN`
+	shows its first lines, each bounded, masked and escaped, and says how to see it whole;
+	--json holds all of it (masked)."""
+	key = "sk-live-InTheError-00042"
+	monkeypatch.setenv("SOME_SERVICE_API_KEY", key)
+	lines = [f"line {n}: " + "x" * 50 for n in range(5000)]
+	error = (
+		f"ToolError: the service said\r\n\x1b]0;owned\x07{key}\n" + "\n".join(lines) + "y" * 9000
+	)
+	_seed(store, "failed", [("finish", {"result": {}})])
+	with sqlite3.connect(store) as conn:
+		conn.execute(
+			"UPDATE agent_runs SET status = 'error', error = ? WHERE run_id = 'failed'", (error,)
+		)
+	assert openmolt_main(["logs", "failed"]) == 0
+	head = capsys.readouterr().out.split("events:\n")[0]
+	shown = head[head.index("error: ") :].rstrip("\n").splitlines()
+	assert shown[0] == "error: ToolError: the service said"
+	assert shown[1] == r"  \u001b]0;owned\u0007[redacted]"
+	assert shown[2] == f"  {lines[0]}"
+	assert 5 <= len(shown) <= 25 and max(len(line) for line in shown) <= 320, shown
+	assert "more lines" in shown[-1] and "--json" in shown[-1]
+	assert key not in head and "\x1b" not in head and "\r" not in head
+	assert openmolt_main(["logs", "failed", "--json"]) == 0
+	whole = json.loads(capsys.readouterr().out)["error"]
+	assert whole == error.replace(key, "[redacted]")

@@ -115,3 +115,21 @@ async def test_an_output_guardrail_that_refuses_says_why_each_time(mode) -> None
 		"than the 10 allowed); the model is asked to fix it"
 	), lines[0]
 	assert "after 2 steps" in text
+
+
+def test_an_error_event_of_many_lines_is_a_bounded_readable_line() -> None:
+	"""A tool error of 2,000 lines is said in its first lines, escaped, with a note; --json's
+	event keeps it whole."""
+	from openmolt_core.events import ErrorEvent
+
+	message = "\x1b[2Jthe API said:\n" + "\n".join(f"row {n}" for n in range(2000))
+	for mode in ("plain", "json"):
+		stream = io.StringIO()
+		progress = Progress(mode, stream)
+		progress.event(ErrorEvent(agent="A", step=1, run_id="r", kind="tool", message=message))
+		text = stream.getvalue()
+		if mode == "json":
+			assert json.loads(text)["message"] == message
+			continue
+		assert text.startswith("openmolt: step 1: tool: \\u001b[2Jthe API said:\n  row 0\n")
+		assert len(text.splitlines()) <= 25 and "more lines" in text and "\x1b" not in text

@@ -187,3 +187,14 @@ def test_a_run_stopped_before_it_starts_does_not_warn_of_the_trifecta(tmp_path, 
 	assert stopped.returncode == 2
 	assert stopped.stderr.startswith("openmolt: gmail needs config")
 	assert "combines private data" not in stopped.stderr
+
+
+def test_a_huge_multi_line_error_is_summarised_in_a_few_bounded_lines() -> None:
+	"""An error of 3,000 long lines: its first lines, each bounded, and where the whole is."""
+	error = "ToolError: the page said\n" + "\n".join("z" * 900 for _ in range(3000))
+	text = summary(_result(status="error", error=error, output=None))
+	lines = text.split("\n\n")[0].splitlines()
+	assert lines[1] == "error: ToolError: the page said"
+	assert lines[2].startswith("  zzz") and lines[2].endswith("…") and len(lines[2]) <= 302
+	assert len(lines) <= 25 and "more lines" in lines[-1] and "--json" in lines[-1]
+	assert len(text) < 4000

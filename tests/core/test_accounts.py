@@ -1329,3 +1329,73 @@ async def test_a_grant_reported_otherwise_keeps_the_scopes_asked(
 	stored = store.load("mail", user="hal")
 	assert stored is not None and stored["grantedScopes"] == asked
 	await om.aclose()
+
+
+async def test_a_state_names_its_agent_and_an_instance_sharing_the_key_refuses_it(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, tmp_path: Path
+) -> None:
+	"""Two instances on one OPENMOLT_AUTH_KEY: a link made for one's agent is refused by the
+	other (nothing stored there, the link still usable) and completed by its own instance."""
+	from openmolt_core.accounts import ForeignConsentError
+
+	mine = make_om(store, api, server)
+	theirs = make_om(EncryptedFileStore(tmp_path / "theirs.enc"), api, server)
+	per_user(theirs, ScriptedModel([]), "beta")
+	alpha = per_user(mine, ScriptedModel([call_tool("mail.me")]), "alpha")
+	parked = await alpha.run("who am I?", user="carol")
+	[request] = authorization_requests(parked.state)
+	answer = await consent(request["url"])
+	assert mine.accounts.state_of(answer)["a"] == "alpha"
+	with pytest.raises(ForeignConsentError, match="'alpha'") as refused:
+		await theirs.accounts.complete(answer)
+	assert isinstance(refused.value, ConfigurationError) and _exchanges(server) == 0
+	assert theirs.credential_store is not None and theirs.credential_store.entries() == []
+	connected = await mine.accounts.complete(answer)
+	assert (connected.agent, connected.user, connected.integration) == ("alpha", "carol", "mail")
+	assert store.load("mail", user="carol") is not None
+	await mine.aclose()
+	await theirs.aclose()
+
+
+async def test_a_state_is_accepted_only_for_the_integration_its_agent_binds_per_user(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A link naming an agent that does not bind its integration per user connects nothing."""
+	from openmolt_core.accounts import ForeignConsentError
+
+	om = make_om(store, api, server)
+	om.register_integration("inbox", mail(server.url))
+	per_user(om, ScriptedModel([]), "alpha")  # binds mail per user, not inbox
+	om.create_agent(name="beta", model=ScriptedModel([]), integrations=["inbox"])  # operator's
+	inbox = om.plugins.integration("inbox")
+	for agent in ("alpha", "beta", "gamma"):
+		client = {"clientId": "cid-123"}
+		url = om.accounts.consent(
+			inbox, "inbox", "carol", ["mail.read"], agent=agent, config=client
+		)
+		with pytest.raises(ForeignConsentError, match=f"'{agent}'.*inbox"):
+			await om.accounts.complete(await consent(url))
+	assert _exchanges(server) == 0 and store.entries() == []
+	await om.aclose()
+
+
+async def test_a_held_sign_in_is_confirmed_only_in_its_agents_chat(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""The code of agent alpha's sign-in sent to another agent's chat is refused and kept;
+	sent to alpha's, it connects, and says which agent asked."""
+	om = make_om(store, api, server)
+	per_user(om, ScriptedModel([]), "alpha")
+	spec = om.plugins.integration("mail")
+	url = om.accounts.consent(
+		spec, "mail", "telegram:42", ["mail.read"], run_id="r1", in_chat=True, agent="alpha"
+	)
+	held = await om.accounts.hold(await consent(url))
+	assert held.agent == "alpha"
+	with pytest.raises(ConfigurationError, match="another agent"):
+		await om.accounts.confirm(held.code, "telegram:42", agent="beta")
+	assert store.load("mail", user="telegram:42") is None
+	connected = await om.accounts.confirm(held.code, "telegram:42", agent="alpha")
+	assert (connected.agent, connected.run_id) == ("alpha", "r1")
+	assert store.load("mail", user="telegram:42") is not None
+	await om.aclose()

@@ -240,3 +240,33 @@ async def test_totals_sum_tokens_and_cost_per_day_and_agent(tmp_path: Path) -> N
 	assert row["input_tokens"] == result.usage.input_tokens
 	assert row["output_tokens"] == result.usage.output_tokens
 	await om.aclose()
+
+
+async def test_a_session_run_records_its_session_and_runs_can_be_listed_by_it(
+	tmp_path: Path,
+) -> None:
+	"""A run of a session says which one (the observers' run, the stored row); a plain run none."""
+	from openmolt_core.observe import ObservedRun, RunObserver
+	from openmolt_core.sessions import InMemorySession
+
+	seen: list[str | None] = []
+
+	class Sessions(RunObserver):
+		async def started(self, run: ObservedRun) -> None:
+			seen.append(run.session_id)
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db", observers=[Sessions()])
+	model = ScriptedModel([finish(answer=1), finish(answer=2), finish(answer=3)])
+	agent = om.create_agent(name="Chat", model=model)
+	session = InMemorySession("support:ada")
+	first = await agent.run("hi", session=session)
+	second = await agent.run("again", session=session)
+	plain = await agent.run("alone")
+	assert seen == ["support:ada", "support:ada", None]
+	assert om.run_store is not None
+	stored = {r.run_id: r for r in await om.run_store.runs()}
+	assert stored[first.state.run_id].session_id == "support:ada"
+	assert stored[plain.state.run_id].session_id is None
+	assert stored[first.state.run_id].to_dict()["session_id"] == "support:ada"
+	listed = await om.run_store.runs(session="support:ada")
+	assert [r.run_id for r in listed] == [second.state.run_id, first.state.run_id]

@@ -367,6 +367,7 @@ async def test_a_replayed_event_is_marked_on_its_span_event(exporter: InMemorySp
 		input="go",
 		state=state,
 		redact=lambda value: value,
+		session_id=None,
 	)
 	await telemetry.started(run)  # type: ignore[arg-type]
 	for replayed in (True, False):

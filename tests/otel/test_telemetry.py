@@ -142,6 +142,7 @@ async def test_a_run_makes_a_tree_of_run_step_model_and_tool_spans(
 		"gen_ai.provider.name": "custom",
 		"gen_ai.agent.name": "Umbrella",
 		"gen_ai.conversation.id": result.state.run_id,
+		"openmolt.run.id": result.state.run_id,
 		"gen_ai.request.model": "scripted",
 		"openmolt.run.resumed": False,
 		"openmolt.trigger.kind": "api",
@@ -332,3 +333,26 @@ async def test_events_no_span_stands_for_are_span_events_of_their_step(
 		"replayed": False,
 	}
 	assert json.loads(str(named["taint"]["openmolt.event.data"]))["tool"] == "local.read_page"
+
+
+async def test_a_session_run_names_its_session_as_the_conversation_and_keeps_its_run_id(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""gen_ai.conversation.id is the session's id on every span of a session's runs (the run
+	id without a session); openmolt.run.id is always the run's own id."""
+	from openmolt_core.sessions import InMemorySession
+
+	telemetry = Telemetry(tracer_provider=_provider(exporter))
+	agent = _om(telemetry).create_agent(
+		name="Chat", model=ScriptedModel([finish(result="a"), finish(result="b")])
+	)
+	turn = await agent.run("hi", session=InMemorySession("support:ada"))
+	plain = await agent.run("alone")
+	spans = exporter.get_finished_spans()
+	for span in spans:
+		attributes = dict(span.attributes or {})
+		run_id = attributes["openmolt.run.id"]
+		assert run_id in (turn.state.run_id, plain.state.run_id), span.name
+		session = "support:ada" if run_id == turn.state.run_id else plain.state.run_id
+		assert attributes["gen_ai.conversation.id"] == session, span.name
+	assert len(spans) == 6  # each run: invoke_agent, a step, a chat

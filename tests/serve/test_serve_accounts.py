@@ -512,3 +512,115 @@ async def test_a_run_resumed_elsewhere_is_not_resumed_again_by_the_server_holdin
 	assert fake.sent[1]["text"] == "Hi again."
 	assert len(model.requests) == 3 and "and now?" in model.requests[2].messages[-1].content
 	assert len(served.seen) == 1  # the parked call ran once
+
+
+async def test_the_callback_completes_a_state_on_the_instance_of_its_agent(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Two served instances share OPENMOLT_AUTH_KEY: the link of the second one's agent is
+	completed there (its store, its client), never by the first, which it reaches first."""
+	from starlette.applications import Starlette
+	from starlette.routing import Route
+
+	from openmolt_core.accounts import authorization_requests
+	from openmolt_serve._auth import CALLBACK_ROUTE, handle_callback
+
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	auth = FakeAuthServer(client_id="cid-B")  # the second instance's client
+	real = httpx.AsyncClient(trust_env=False)
+
+	async def api(request: httpx.Request) -> httpx.Response:
+		answer = await real.send(request)  # only the token server is reached
+		return httpx.Response(answer.status_code, content=await answer.aread())
+
+	def instance(name: str) -> tuple[OpenMolt, Any, EncryptedFileStore]:
+		store = EncryptedFileStore(tmp_path / f"{name}.enc")
+		om = OpenMolt(
+			entry_points=False,
+			http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+			credential_store=store,
+			integrations={"mail": {"clientId": f"cid-{name}", "clientSecret": "csecret-abcdef"}},
+			accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
+		)
+		om.register_integration("mail", mail_integration(auth.url))
+		agent = om.create_agent(
+			name=name,
+			model=ScriptedModel([call_tool("mail.me")]),
+			integrations=[{"integration": "mail", "account": "user"}],
+		)
+		return om, agent, store
+
+	(first, _, first_store), (second, agent, second_store) = instance("A"), instance("B")
+
+	async def route(request: Any) -> Any:
+		return await handle_callback(request, [first, second], [])
+
+	app = Starlette(routes=[Route(CALLBACK_ROUTE, route)])
+	try:
+		parked = await agent.run("who am I?", user="hook:b:carol")
+		[request] = authorization_requests(parked.state)
+		async with httpx.AsyncClient(trust_env=False) as browser:
+			location = (await browser.get(request["url"])).headers["location"]
+		transport = httpx.ASGITransport(app=app)
+		async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+			page = await http.get(f"{CALLBACK_ROUTE}?{urlsplit(location).query}")
+		assert page.status_code == 200 and "account is connected" in page.text, page.text
+		assert first_store.entries() == []
+		assert second_store.load("mail", user="hook:b:carol") is not None
+		[exchange] = [r for r in auth.token_requests if r.get("grant_type") == "authorization_code"]
+		assert exchange["client_id"] == "cid-B"
+	finally:
+		await first.aclose()
+		await second.aclose()
+		await real.aclose()
+		auth.close()
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.timeout(120)
+async def test_a_code_naming_a_stored_run_of_an_agent_whose_name_slugs_alike_resumes_nothing(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Agents ``Helper`` and ``helper`` begin their run ids alike: a code sent to ``Helper``'s
+	chat whose state names ``helper``'s parked run connects the account and resumes nothing;
+	one whose state names ``helper`` itself is left for that agent's chat."""
+	from openmolt_core.result import RunState
+	from openmolt_serve._launch import run_id_for, scope_prefix
+
+	assert scope_prefix("telegram", "Helper") == scope_prefix("telegram", "helper")
+	model = ScriptedModel([])
+	twin = ScriptedModel([call_tool("mail.me")])
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	try:
+		async with _served(
+			tmp_path, monkeypatch, model, [42], store, others={"helper": twin}
+		) as served:
+			said = {"message": "who am I?", "from": "ada", "chat": "42"}
+			parked = await served.agents["helper"].run(
+				said,
+				user="telegram:42",
+				history=RunState(run_id=run_id_for("telegram", "helper", "3", scope="42")),
+			)
+			assert parked.status == "authorization_required"
+			spec = served.om.plugins.integration("mail")
+			run_id = parked.state.run_id
+			link = served.om.accounts.consent(
+				spec, "mail", "telegram:42", ["mail.read"], run_id=run_id
+			)
+			served.fake.message(_code(await served.sign_in(link)))
+			await eventually(lambda: len(served.fake.sent) == 1, seconds=30)
+			named = served.om.accounts.consent(
+				spec, "mail", "telegram:42", ["mail.read"], run_id=run_id, agent="helper"
+			)
+			served.fake.message(_code(await served.sign_in(named)))
+			await eventually(lambda: len(served.fake.sent) == 2, seconds=30)
+			now = await served.om.result(run_id, wait=False)
+			assert now is not None and now.status == "authorization_required"
+			assert now.state.steps == parked.state.steps
+	finally:
+		await restart()
+	said = [m["text"] for m in served.fake.sent]
+	assert said[0] == "Your mail account is connected; ask me again."
+	assert said[1].startswith("This sign-in was started by another agent"), said
+	assert len(twin.requests) == 1 and not model.requests and not served.seen

@@ -305,3 +305,48 @@ async def test_a_retried_event_to_a_second_server_on_one_run_store_runs_once(tmp
 			await om.aclose()
 	assert fake.posted == [{"channel": "D1", "text": "Hi!"}]
 	assert [len(m.requests) for m in models] == [1, 0]
+
+
+def test_a_slack_user_is_known_by_their_team_and_id() -> None:
+	"""A user id is unique within its workspace only: the run's end user names the team (the
+	sender's own for a Slack Connect user); a Telegram user, whose id is global, needs none."""
+	from openmolt_serve.chats import Incoming, end_user
+	from openmolt_serve.slack import incoming
+
+	message = incoming(dm("hi"), "Ev1", "UBOT", team="T1")
+	assert message is not None and message.team == "T1" and end_user(message) == "slack:T1:U42"
+	outside = incoming({**dm("hi"), "user_team": "T2", "team": "T2"}, "Ev2", "UBOT", team="T1")
+	assert outside is not None and end_user(outside) == "slack:T2:U42"
+	telegram = Incoming(channel="telegram", chat="42", user="42", text="hi", id="1")
+	assert end_user(telegram) == "telegram:42"
+
+
+async def test_the_same_user_id_in_another_team_does_not_answer_a_question() -> None:
+	"""U7 of team T1 is asked a question in a shared channel's thread; U7 of team T2 writes in
+	that thread: a run of their own starts, and T1's U7 answers their question after."""
+	fake = FakeSlack()
+	model = ScriptedModel(
+		[
+			ask_human("Which region?"),
+			finish("ok", human_message="Hello, other U7."),
+			finish("ok", human_message="Deployed to eu."),
+		]
+	)
+
+	def mention(text: str, team: str, ts: str) -> dict[str, Any]:
+		event = {"type": "app_mention", "channel": "C9", "user": "U7", "text": f"<@UBOT> {text}"}
+		return {**event, "team": team, "user_team": team, "ts": ts, "thread_ts": "111.222"}
+
+	async for client in app(model, fake, allowedUsers=[], allowedChats=["C9"]):
+		await send(client, callback(mention("deploy", "T1", "111.222")))
+		await eventually(lambda: len(fake.posted) == 1)
+		await send(client, callback(mention("hello", "T2", "111.250")))
+		await eventually(lambda: len(fake.posted) == 2)
+		await send(client, callback(mention("eu", "T1", "111.300")))
+		await eventually(lambda: len(fake.posted) == 3)
+	assert [p["text"] for p in fake.posted] == [
+		"Which region?",
+		"Hello, other U7.",
+		"Deployed to eu.",
+	]
+	assert [i["message"] for i in inputs(model)] == ["deploy", "hello"]

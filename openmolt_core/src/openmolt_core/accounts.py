@@ -16,9 +16,14 @@ service sends her browser back to the redirect URI, where ``await om.accounts.co
 stores her tokens; ``agent.resume(state)`` goes on, in any process, durable runs too.
 
 The ``state`` is signed (HMAC-SHA256 with the instance's key, compared in constant time) and
-names the integration, the user, the scopes and the run, and expires: an answer cannot be
-replayed for another user, and no server-side record is needed between the park and the
-callback. It is single-use: a state that connected an account is refused again (remembered in
+names the agent, the integration, the user, the scopes and the run, and expires: an answer
+cannot be replayed for another user, and no server-side record is needed between the park and
+the callback. Instances (and processes) that share the key accept each other's signatures, so
+the agent is checked too: an instance completes a state only if one of its agents of that name
+binds that integration per user (`for_binding`); another instance's state is refused with
+`ForeignConsentError` before anything is used up, and a server holding several instances hands
+it to the next one. A state made outside a run (``consent`` called without ``agent``) names no
+agent and is completed by any instance whose key signed it. It is single-use: a state that connected an account is refused again (remembered in
 this process until it expires, and in the user's stored record, `CONSENT`, until it expires, so
 another process or a restart refuses it too, whichever consent came after), even with a fresh code the service would give for it. The PKCE verifier is
 derived from the state with the same key, so it never leaves the server. Processes that share
@@ -90,6 +95,7 @@ __all__ = [
 	"Accounts",
 	"AuthorizationRequestEvent",
 	"Connected",
+	"ForeignConsentError",
 	"Held",
 	"UserAccounts",
 	"authorization_requests",
@@ -165,11 +171,26 @@ _NO_SIGN_IN = (
 	"for a fresh link"
 )
 
+_OTHER_AGENT = (
+	"code: this sign-in was started by another agent, not me: send the code in the chat "
+	"where you asked for the link"
+)
+
 _CHAT_LINK = (
 	"state: this consent link was sent in a chat, and the person it was sent to finishes it "
 	f"there: the server that sent it (openmolt serve, at {CALLBACK_PATH}) shows them a code "
 	"to send to the chat"
 )
+
+
+class ForeignConsentError(ConfigurationError):
+	"""A consent's ``state`` is not this instance's to complete.
+
+	Another key signed it, or it names an agent (and integration) this instance does not
+	serve: an instance sharing ``OPENMOLT_AUTH_KEY`` made it. Nothing was used up; a server
+	that holds several instances (``openmolt serve``) hands the answer to the next one.
+	"""
+
 
 _TOKEN_KEYS = frozenset({"accesstoken", "refreshtoken", "expirydate"})
 _DAY = 24 * 3600
@@ -229,12 +250,14 @@ class Connected:
 		scopes: The OAuth scopes granted: those asked for, less any the service's reply says
 			the user declined.
 		run_id: The run that asked (empty when none did).
+		agent: The agent whose run asked (empty when the consent named none).
 	"""
 
 	integration: str
 	user: str
 	scopes: tuple[str, ...]
 	run_id: str
+	agent: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +271,8 @@ class Held:
 		expires: When the tokens are dropped (the state's expiry, seconds since the epoch).
 		code: The one-time code the user sends to the chat (`Accounts.confirm`); shown on the
 			callback's page only, never in a log or the repr.
+		agent: The agent whose run asked (empty when the consent named none): the code is
+			taken in that agent's chat only.
 	"""
 
 	integration: str
@@ -255,6 +280,7 @@ class Held:
 	run_id: str
 	expires: float
 	code: str = field(repr=False)
+	agent: str = ""
 
 
 @dataclass(slots=True)
@@ -269,6 +295,7 @@ class _Exchanged:
 	expires: float
 	store: CredentialStore = field(repr=False)
 	tokens: dict[str, Any] = field(repr=False)
+	agent: str = ""
 
 
 def _held_record(done: _Exchanged) -> dict[str, Any]:
@@ -282,6 +309,7 @@ def _held_record(done: _Exchanged) -> dict[str, Any]:
 		"integrationId": done.integration,
 		"userId": done.user,
 		"runId": done.run_id,
+		"agentId": done.agent,
 		"consentId": done.nonce,
 		"scopes": list(done.scopes),
 		"expires": done.expires,
@@ -311,6 +339,7 @@ def _exchanged(record: Mapping[str, Any], store: CredentialStore) -> _Exchanged 
 		expires=_held_expires(record),
 		store=store,
 		tokens=dict(tokens),
+		agent=str(record.get("agentId") or ""),
 	)
 
 
@@ -457,6 +486,7 @@ class Accounts:
 			raise ConfigurationError(f"accounts.ttl: give a positive number of seconds, got {ttl}")
 		self.ttl: float = float(ttl)
 		self._used: dict[str, float] = {}  # the nonces of states completed here, until expiry
+		self._bound: dict[str, set[str]] = {}  # by agent: the integrations it binds per user
 
 	def __repr__(self) -> str:
 		return f"Accounts(redirect_uri={self.redirect_uri!r})"
@@ -502,8 +532,9 @@ class Accounts:
 		run_id: str = "",
 		*,
 		in_chat: bool = False,
+		agent: str = "",
 	) -> str:
-		"""A signed, expiring ``state`` naming who connects what.
+		"""A signed, expiring ``state`` naming who connects what, and for which agent.
 
 		Args:
 			integration: The integration id.
@@ -511,6 +542,8 @@ class Accounts:
 			scopes: The OAuth scopes asked for.
 			run_id: The run that waits (empty: none).
 			in_chat: The link is sent in a chat: the user confirms there (`hold`).
+			agent: The agent whose run asks (empty: none); only an instance where an agent of
+				that name binds the integration per user completes it (`state_of`).
 		"""
 		body: dict[str, Any] = {
 			"i": integration,
@@ -522,6 +555,8 @@ class Accounts:
 		}
 		if in_chat:
 			body["c"] = 1
+		if agent:
+			body["a"] = agent
 		payload = json.dumps(body, separators=(",", ":")).encode()
 		return f"{_b64(payload)}.{self._sign(payload)}"
 
@@ -532,7 +567,8 @@ class Accounts:
 			state: The ``state`` the service sent back.
 
 		Raises:
-			ConfigurationError: Forged, damaged or expired.
+			ForeignConsentError: Another key signed it (or it is forged or damaged).
+			ConfigurationError: It expired.
 		"""
 		head, _, signature = state.partition(".")
 		try:
@@ -543,7 +579,7 @@ class Accounts:
 		if not isinstance(body, dict) or not hmac.compare_digest(
 			signature.encode(), self._sign(payload).encode()
 		):
-			raise ConfigurationError(
+			raise ForeignConsentError(
 				"state: this answer was not started here (its signature does not match); "
 				f"processes that share runs must share {KEY_VARIABLE}"
 			)
@@ -583,6 +619,7 @@ class Accounts:
 		config: Mapping[str, Any] | None = None,
 		run_id: str = "",
 		in_chat: bool = False,
+		agent: str = "",
 	) -> str:
 		"""The consent URL that connects ``user``'s account with these OAuth scopes.
 
@@ -595,6 +632,8 @@ class Accounts:
 			run_id: The run that waits.
 			in_chat: The URL is sent in a chat (a chat trigger's run): its callback holds the
 				tokens until the user confirms in that chat (`hold`), and `complete` refuses it.
+			agent: The agent whose run asks (empty: none, e.g. a settings page): the state names
+				it, and only an instance serving that agent completes it.
 
 		Raises:
 			ConfigurationError: No redirect URI, no client id, or no oauth2 credential.
@@ -610,7 +649,7 @@ class Accounts:
 			)
 		credential = oauth2_credential(spec, integration)
 		wanted = list(dict.fromkeys(scopes))
-		state = self.state(integration, user, wanted, run_id, in_chat=in_chat)
+		state = self.state(integration, user, wanted, run_id, in_chat=in_chat, agent=agent)
 		challenge = None
 		if credential.pkce != "unsupported":
 			digest = hashlib.sha256(self._verifier(state).encode("ascii")).digest()
@@ -638,13 +677,16 @@ class Accounts:
 		"""The contents of the state a redirect carries, checked (`read_state`).
 
 		What a callback reads to choose how to finish it: ``u`` names the user the link was
-		made for, ``c`` says it was sent in a chat (finish it with `hold`).
+		made for, ``a`` the agent whose run asked, ``c`` says it was sent in a chat (finish it
+		with `hold`).
 
 		Args:
 			answer: The URL the service redirected to (or its query string).
 
 		Raises:
-			ConfigurationError: No state, or a forged, damaged or expired one.
+			ForeignConsentError: Another key signed it, or it names an agent that does not bind
+				its integration per user here (another instance's state).
+			ConfigurationError: No state, or a damaged or expired one.
 		"""
 		state = dict(parse_qsl(self._query(answer))).get("state", "")
 		if not state:
@@ -654,7 +696,15 @@ class Accounts:
 			)
 		# The state first: until it is known to be ours, nothing of the query is shown (a
 		# crafted link would otherwise put its error_description on this application's page).
-		return self.read_state(state)
+		body = self.read_state(state)
+		agent, integration = str(body.get("a") or ""), str(body.get("i") or "")
+		if agent and integration not in self._bound.get(agent, ()):
+			raise ForeignConsentError(
+				f"state: this consent link was made for the agent {agent!r}'s {integration} "
+				"account, and no agent of that name binds it per end user in this instance "
+				f"(another instance sharing {KEY_VARIABLE} made it: that one finishes it)"
+			)
+		return body
 
 	@staticmethod
 	def _query(answer: str) -> str:
@@ -679,7 +729,9 @@ class Accounts:
 			What was connected; resume the runs that wait for it.
 
 		Raises:
-			ConfigurationError: The service refused; the state is forged, stale or missing; the
+			ForeignConsentError: Another instance's state (another key, or an agent this
+				instance does not serve): nothing was used up.
+			ConfigurationError: The service refused; the state is damaged, stale or missing; the
 				link was sent in a chat (finished there: `hold`); or ``user`` is not the user
 				the link was made for.
 			ToolError: The code exchange failed.
@@ -689,7 +741,7 @@ class Accounts:
 			raise ConfigurationError(_CHAT_LINK)
 		done = await self._exchange(answer, body, user)
 		await self._save(done)
-		return Connected(done.integration, done.user, done.scopes, done.run_id)
+		return Connected(done.integration, done.user, done.scopes, done.run_id, done.agent)
 
 	async def hold(self, answer: str) -> Held:
 		"""Check a consent and exchange its code, but keep the tokens until the user confirms.
@@ -705,7 +757,8 @@ class Accounts:
 			answer: The URL the service redirected to (or its query string).
 
 		Raises:
-			ConfigurationError: The service refused, or the state is forged, stale or missing.
+			ForeignConsentError: Another instance's state: nothing was used up.
+			ConfigurationError: The service refused, or the state is damaged, stale or missing.
 			ToolError: The code exchange failed.
 		"""
 		body = self.state_of(answer)
@@ -722,9 +775,9 @@ class Accounts:
 
 		await anyio.to_thread.run_sync(keep)
 		log.info("%s: %s's sign-in waits for its code in their chat", done.integration, done.user)
-		return Held(done.integration, done.user, done.run_id, done.expires, code)
+		return Held(done.integration, done.user, done.run_id, done.expires, code, done.agent)
 
-	async def confirm(self, code: str, user: str) -> Connected:
+	async def confirm(self, code: str, user: str, *, agent: str | None = None) -> Connected:
 		"""Finish a consent `hold` kept: store its tokens if ``user`` is the one it was made for.
 
 		The code is single-use, in every process sharing the credential store: it is taken out
@@ -736,14 +789,17 @@ class Accounts:
 		Args:
 			code: What the user sent (`Held.code`; case and surrounding spaces do not matter).
 			user: The end user who sent it (a chat's ``<channel>:<user id>``).
+			agent: The agent whose chat it was sent to (None: any). A sign-in another agent's
+				run asked for is refused and kept for that agent's chat (counted as a wrong
+				try: the code is no proof here).
 
 		Returns:
 			What was connected; resume the run that waits for it.
 
 		Raises:
 			ConfigurationError: No consent waits for this code (wrong, used or expired), it
-				was not ``user``'s, or ``user`` sent too many wrong codes. The message is
-				meant for the user.
+				was not ``user``'s, another agent asked for it, or ``user`` sent too many wrong
+				codes. The message is meant for the user.
 		"""
 		store = self.store()
 		if store is None:  # nothing could be held (`hold` needs the store): no code is right
@@ -761,6 +817,12 @@ class Accounts:
 						f"code: too many wrong codes; try again in {wait} minutes"
 					)
 				found = store.load(HELD, digest)
+				asked_by = str((found or {}).get("agentId") or "")
+				if found is not None and agent is not None and asked_by not in ("", agent):
+					# Another agent's sign-in: left for its chat, this try counted.
+					if _held_expires(found) >= now:
+						store.save(TRIES, {"times": [*tried, now]}, user=user)
+						raise ConfigurationError(_OTHER_AGENT)
 				if found is not None:  # taken: single-use, whoever sent it
 					store.delete(HELD, digest)
 				if found is not None and _held_expires(found) < now:
@@ -790,7 +852,7 @@ class Accounts:
 				"nothing is connected; never sign in on a link someone sent you"
 			)
 		await self._save(done)
-		return Connected(done.integration, done.user, done.scopes, done.run_id)
+		return Connected(done.integration, done.user, done.scopes, done.run_id, done.agent)
 
 	def _digest(self, code: str) -> str:
 		return self._sign(b"code\0" + code.encode())
@@ -860,7 +922,8 @@ class Accounts:
 		if granted != scopes:
 			declined = [s for s in scopes if s not in granted]
 			log.info("%s: %s did not grant %s", integration, owner, ", ".join(declined))
-		return _Exchanged(integration, owner, granted, run_id, nonce, expires, store, tokens)
+		agent = str(body.get("a") or "")
+		return _Exchanged(integration, owner, granted, run_id, nonce, expires, store, tokens, agent)
 
 	async def _save(self, done: _Exchanged) -> None:
 		"""Store an exchanged consent's tokens under its user."""
@@ -884,14 +947,19 @@ class Accounts:
 		integration: str,
 		credential_type: str | None,
 		scopes: Iterable[str] | None,
+		*,
+		agent: str = "",
 	) -> UserAccounts:
 		"""The `UserAccounts` of one agent's binding.
+
+		The instance then completes the consents this agent's runs ask for (`state_of`).
 
 		Args:
 			spec: The integration.
 			integration: Its id.
 			credential_type: The credential type the agent chose (None: the first).
 			scopes: The tool scopes the agent is granted (None: all).
+			agent: The agent's name: its consent states name it.
 
 		Raises:
 			ConfigurationError: There is no credential store, or the id is reserved.
@@ -909,7 +977,8 @@ class Accounts:
 				"the credential store; give OpenMolt(credential_store='credentials.enc') (and "
 				"OPENMOLT_CREDENTIALS_KEY)"
 			)
-		return UserAccounts(self, spec, integration, credential_type, scopes)
+		self._bound.setdefault(agent, set()).add(integration)
+		return UserAccounts(self, spec, integration, credential_type, scopes, agent=agent)
 
 
 def instance_accounts(om: Any, options: Mapping[str, Any], store_option: object) -> Accounts:
@@ -957,6 +1026,7 @@ class UserAccounts:
 		credential_type: The credential type (None: the integration's first).
 		scopes: The tool scopes the agent is granted (None: all): a user who connects is asked
 			for all of them at once.
+		agent: The agent's name (its consent states name it; empty: none).
 	"""
 
 	def __init__(
@@ -966,8 +1036,11 @@ class UserAccounts:
 		integration: str,
 		credential_type: str | None,
 		scopes: Iterable[str] | None,
+		*,
+		agent: str = "",
 	) -> None:
 		self.accounts = accounts
+		self.agent = agent
 		self.spec = spec
 		self.integration = integration
 		self.credential: Credential | None = spec.credential(credential_type)
@@ -1097,7 +1170,9 @@ class UserAccounts:
 
 		# A chat's run sends the link in the chat: its user confirms there who signed in.
 		in_chat = (current_trigger() or {}).get("kind") == "chat"
-		consent = functools.partial(self.accounts.consent, run_id=run_id, in_chat=in_chat)
+		consent = functools.partial(
+			self.accounts.consent, run_id=run_id, in_chat=in_chat, agent=self.agent
+		)
 		try:  # the client config may come from the store: a file read, off the event loop
 			url = await anyio.to_thread.run_sync(consent, self.spec, iid, user, scopes)
 		except ConfigurationError as exc:

@@ -1105,7 +1105,7 @@ def _bind_integrations(
 		)
 		if binding.account == "user":  # each run's end user's credential, per call
 			account = om.accounts.for_binding(
-				spec, binding.integration, binding.credential_type, binding.scopes
+				spec, binding.integration, binding.credential_type, binding.scopes, agent=name
 			)
 			for tool in bound[added:]:
 				tool.account = account

@@ -105,6 +105,16 @@ class ObservedRun:
 		"""The run's input, read from its first message (None if it cannot be read)."""
 		return run_input(self.state)
 
+	@property
+	def session_id(self) -> str | None:
+		"""The id of the session the run is a turn of (``run(input, session=...)``), or None.
+
+		Read from the run's state (`openmolt_core.result.RunState.session_id`), which the
+		session marks before the run is driven: a durable run recovered without its session
+		names it too. None for a run of no session, or one saved before runs named theirs.
+		"""
+		return self.state.session_id
+
 
 @dataclass(slots=True)
 class RunOutcome:

@@ -13,6 +13,7 @@ from openmolt_core.llm import Message, Usage
 
 __all__ = [
 	"PARKED_STATUSES",
+	"SESSION_KEY",
 	"ParkedStatus",
 	"RunResult",
 	"RunState",
@@ -49,6 +50,11 @@ either way.
 """
 
 PARKED_STATUSES: frozenset[str] = frozenset(get_args(ParkedStatus))
+
+SESSION_KEY = "session"
+"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's): the
+session's id, written by the sessions capability as a run of it is driven (``True`` in a state
+saved before runs named their session). `RunState.session_id` reads it."""
 """The `ParkedStatus` values: the one list every surface reads (the run store, the servers, the
 viewer, which gets it from its page) to tell a parked run from an ended one."""
 
@@ -135,6 +141,17 @@ class RunState:
 	def tainted(self) -> bool:
 		"""Whether the run has read untrusted content (see `openmolt_core.taint`)."""
 		return bool(self.taint)
+
+	@property
+	def session_id(self) -> str | None:
+		"""The id of the session the run is a turn of (``run(input, session=...)``), or None.
+
+		The sessions capability marks it in ``ext`` (`SESSION_KEY`) before the run is driven,
+		so it is saved with the run: a durable run recovered without its session names it too.
+		None for a run of no session, or one saved before runs named theirs.
+		"""
+		mark = self.ext.get(SESSION_KEY)
+		return mark if isinstance(mark, str) else None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict.

@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS agent_runs (
 	pending TEXT,
 	state TEXT,
 	pid INTEGER,
-	trigger TEXT
+	trigger TEXT,
+	session TEXT
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_start ON agent_runs (started);
 CREATE TABLE IF NOT EXISTS run_events (
@@ -81,9 +82,9 @@ CREATE INDEX IF NOT EXISTS run_events_by_run ON run_events (run_id, id);
 
 _RUN_COLUMNS = (
 	"run_id, agent, model, status, started, updated, ended, input, steps, usage, output, error,"
-	" pending, pid, trigger"
+	" pending, pid, trigger, session"
 )
-_ADDED_COLUMNS = {"trigger": "TEXT"}
+_ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 
@@ -154,6 +155,8 @@ class StoredRun:
 		pid: The process that ran it.
 		trigger: Where it came from (`openmolt_core.observe.started_by`): ``{"kind":
 			"webhook", "where": "Triage"}``; None for a run recorded before triggers were.
+		session_id: The session the run is a turn of (`openmolt_core.observe.ObservedRun.
+			session_id`); None for a run of no session (or recorded before sessions were).
 	"""
 
 	run_id: str
@@ -171,6 +174,7 @@ class StoredRun:
 	pending: dict[str, Any] | None
 	pid: int | None
 	trigger: dict[str, Any] | None = None
+	session_id: str | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The run as JSON-serializable data."""
@@ -190,6 +194,7 @@ class StoredRun:
 			"pending": _public_pending(self.pending),
 			"pid": self.pid,
 			"trigger": self.trigger,
+			"session_id": self.session_id,
 		}
 
 
@@ -320,9 +325,14 @@ class RunStore(RunObserver):
 	# recording (the observer) -----------------------------------------------------------
 
 	async def started(self, run: ObservedRun) -> None:
-		"""Write the run's row (status ``running``); a resumed run keeps its row, input, trigger."""
+		"""Write the run's row (status ``running``); a resumed run keeps its row, input, trigger.
+
+		A run of a session records the session's id (masked like everything else), also when
+		it is resumed: a row made before the column was gets it then.
+		"""
 		now = _now()
 		state = run.state
+		session = run.session_id
 		row = (
 			run.run_id,
 			run.agent_name,
@@ -334,14 +344,15 @@ class RunStore(RunObserver):
 			_dumps(state.usage.to_dict()),
 			os.getpid(),
 			_dumps(run.trigger),
+			None if session is None else run.redact(session),
 		)
 		await anyio.to_thread.run_sync(
 			self._write,
 			"INSERT INTO agent_runs (run_id, agent, model, status, started, updated, input, steps,"
-			" usage, pid, trigger) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)"
+			" usage, pid, trigger, session) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)"
 			" ON CONFLICT(run_id) DO UPDATE"
 			" SET status = 'running', updated = excluded.updated, ended = NULL, pending = NULL,"
-			" pid = excluded.pid",
+			" pid = excluded.pid, session = coalesce(excluded.session, session)",
 			row,
 		)
 
@@ -505,6 +516,7 @@ class RunStore(RunObserver):
 		before: str | None = None,
 		since: str | None = None,
 		trigger: str | None = None,
+		session: str | None = None,
 	) -> list[StoredRun]:
 		"""The latest runs, newest first, optionally filtered.
 
@@ -516,6 +528,7 @@ class RunStore(RunObserver):
 			before: Only runs started before this ISO 8601 time (to page back).
 			since: Only runs started at or after this ISO 8601 time.
 			trigger: Only runs started by this kind of trigger (``webhook``, ``cli``...).
+			session: Only the runs of this session (`StoredRun.session_id`).
 		"""
 		clauses: list[str] = []
 		args: list[Any] = []
@@ -525,6 +538,7 @@ class RunStore(RunObserver):
 			("started", "<", before),
 			("started", ">=", since),
 			("json_extract(trigger, '$.kind')", "=", trigger),
+			("session", "=", session),
 		):
 			if value is not None:
 				clauses.append(f"{column} {op} ?")
@@ -670,4 +684,5 @@ def _run(row: tuple[Any, ...]) -> StoredRun:
 		pending=_loads(row[12]),
 		pid=row[13],
 		trigger=_loads(row[14]),
+		session_id=row[15],
 	)

@@ -20,6 +20,10 @@ against semconv 1.41 and the ``opentelemetry-semantic-conventions`` package):
 | a person's answer | ``human_input`` | INTERNAL | the step |
 | an event outside a run | ``schedule:skip``... (the event's name) | INTERNAL | the current span |
 
+Every span of a run carries ``gen_ai.agent.name``, ``gen_ai.provider.name``,
+``gen_ai.conversation.id`` (the session's id for a run that is a turn of a session, so the
+turns of one conversation correlate; the run's id otherwise) and ``openmolt.run.id`` (`RUN_ID`).
+
 Model and tool spans are current while they run, so spans of instrumented libraries (an HTTP
 client) nest under them. Message contents (instructions, messages, replies, tool arguments and
 results) are recorded only when opted in (``capture_content=True`` or
@@ -62,10 +66,15 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["CAPTURE_ENV", "PROVIDER_NAMES", "Telemetry"]
+__all__ = ["CAPTURE_ENV", "PROVIDER_NAMES", "RUN_ID", "Telemetry"]
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The variable the GenAI instrumentations read to record message contents (``true`` to opt in)."""
+
+RUN_ID = "openmolt.run.id"
+"""The attribute with the run's own id on each of its spans (the GenAI conventions name no
+attribute for one invocation of an agent): ``gen_ai.conversation.id`` is its session's id when
+the run is a turn of a session (``agent.run(input, session=...)``), the run id otherwise."""
 
 PROVIDER_NAMES: dict[str, str] = {
 	"openai": "openai",
@@ -153,10 +162,13 @@ class Telemetry(RunObserver):
 	async def started(self, run: ObservedRun) -> None:
 		"""Open the run's span, a child of the current span."""
 		provider = PROVIDER_NAMES.get(run.provider, run.provider)
+		session = run.session_id
 		common: dict[str, Any] = {
 			gen_ai.PROVIDER_NAME: provider,
 			gen_ai.AGENT_NAME: run.agent_name,
-			gen_ai.CONVERSATION_ID: run.run_id,
+			# The conversation is the session a run is a turn of; a run of none is its own.
+			gen_ai.CONVERSATION_ID: run.run_id if session is None else run.redact(session),
+			RUN_ID: run.run_id,
 		}
 		attributes: dict[str, Any] = {
 			gen_ai.OPERATION_NAME: gen_ai.INVOKE_AGENT,
@@ -237,13 +249,17 @@ class Telemetry(RunObserver):
 		"""Record an event emitted outside a run: a schedule's fire, end or skip, a stranded run.
 
 		A span of its own named like the event (a span event of the run's span while the run it
-		names is traced here), with the agent, the run it names (``gen_ai.conversation.id``),
-		the schedule's id, due time and status for a schedule's, and, when contents are
+		names is traced here), with the agent, the run it names (`RUN_ID`, and as
+		``gen_ai.conversation.id`` its session's id while the run is traced here, else the run
+		id), the schedule's id, due time and status for a schedule's, and, when contents are
 		captured, its data (redacted).
 		"""
 		attributes: dict[str, Any] = {gen_ai.AGENT_NAME: agent.name}
+		traced = self._runs.get(event.run_id) if event.run_id else None
 		if event.run_id:
-			attributes[gen_ai.CONVERSATION_ID] = event.run_id
+			conversation = traced.common[gen_ai.CONVERSATION_ID] if traced else event.run_id
+			attributes[gen_ai.CONVERSATION_ID] = conversation
+			attributes[RUN_ID] = event.run_id
 		schedule = data.get("schedule_id")
 		if isinstance(schedule, str) and schedule:
 			attributes["openmolt.schedule.id"] = schedule
@@ -254,9 +270,8 @@ class Telemetry(RunObserver):
 					attributes[f"openmolt.schedule.{key}"] = value
 		if self.capture_content:
 			attributes["openmolt.event.data"] = _json(data)
-		spans = self._runs.get(event.run_id) if event.run_id else None
-		if spans is not None:
-			spans.run.add_event(event.name, attributes)
+		if traced is not None:
+			traced.run.add_event(event.name, attributes)
 			return
 		self.tracer.start_span(event.name, kind=SpanKind.INTERNAL, attributes=attributes).end()
 

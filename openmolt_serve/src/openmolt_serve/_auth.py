@@ -3,8 +3,11 @@
 The consent URL of a run parked on ``authorization_required`` (`openmolt_core.accounts`) names
 this route as its redirect (``OpenMolt(accounts={"redirect_uri": "https://<host>/auth/callback"})``).
 The route hands the answer to ``om.accounts.complete``, which checks the signed ``state`` (it
-names the integration, the user and the run), exchanges the code and stores the user's tokens;
-then the chat whose run waits for them goes on (`openmolt_serve.chats.Conversations.connected`).
+names the agent, the integration, the user and the run), exchanges the code and stores the user's
+tokens; then the chat of that agent whose run waits for them goes on
+(`openmolt_serve.chats.Conversations.connected`). The served instances may share
+``OPENMOLT_AUTH_KEY``: each refuses a state it did not make for one of its agents
+(`openmolt_core.accounts.ForeignConsentError`, nothing used up), and the next one is asked.
 
 A link sent in a chat is not stored here: whoever signs in on a link is connected as the user it
 names, so a link forwarded to someone else would give their account to the chat user who asked.
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from starlette.responses import Response
 
+from openmolt_core.accounts import ForeignConsentError
 from openmolt_core.errors import OpenMoltError
 from openmolt_ui._consent import UNREACHABLE, looked_at, masked, page
 
@@ -68,16 +72,23 @@ async def handle_callback(
 				held = await om.accounts.hold(query)
 				return _confirm_page(held.integration, held.code)
 			connected = await om.accounts.complete(query)
+		except ForeignConsentError as exc:  # another instance's state: the next one may own it
+			problem = masked(str(exc), query)
+			continue
 		except OpenMoltError as exc:
 			problem = masked(str(exc), query)
-			if "signature" in problem:  # another instance's state: try the next one
-				continue
 			log.info("auth callback refused: %s", problem)
 			return page(400, f"The account was not connected: {problem}")
 		except Exception as exc:
 			log.warning("auth callback failed: %s", type(exc).__name__)
 			return page(502, UNREACHABLE)
-		going = any([chat.connected(connected.run_id, connected.user) for chat in chats])
+		# Only the chats of the agent the state names (of this instance) hold its run.
+		ours = [
+			chat
+			for chat in chats
+			if chat.agent.om is om and connected.agent in ("", chat.agent.name)
+		]
+		going = any([chat.connected(connected.run_id, connected.user) for chat in ours])
 		said = f"Your {connected.integration} account is connected. You can close this window"
 		# No chat here waits for it (a restart forgot it): the user's next message goes on.
 		return page(200, f"{said}; the agent goes on." if going else f"{said} and ask again.")

@@ -14,17 +14,20 @@ One `Conversations` per agent and channel. For each message from someone the all
 
 When the run ends, its ``humanMessage`` (else its output, if text) is sent to the same chat (and
 thread); a question it asks is sent there too, and the run parks until the next message.
-A run acts for its sender (``user="<channel>:<sender id>"``): an integration the agent binds
+A run acts for its sender (``user="<channel>:<sender>"``: ``telegram:42``, and for Slack,
+whose user ids are unique within a workspace only, ``slack:<team>:<user id>``,
+`Incoming.sender`): an integration the agent binds
 per end user uses that sender's account (`openmolt_core.accounts`), and when they have not
 connected it, the chat gets the consent link (a private chat only: a link connects whoever signs
 in on it, so a group is told to write privately). Whoever signs in on it is not trusted to be
 them: the callback route keeps the tokens and shows a one-time code (`openmolt_serve._auth`),
 and a message that is exactly that code (`openmolt_core.accounts.is_code`) stores them if its
-sender is the user the link was made for, then the run goes on (`Conversations.connected`;
-on a durable store, a run this process does not hold, after a restart or parked by another
-server, is read from the store and goes on if it waits for an account, acts for the sender
-and is this agent's run in this chat); from anyone else it drops them (a forwarded link
-connects nothing). Messages
+sender is the user the link was made for and the chat is that of the agent whose run asked,
+then the run goes on (`Conversations.connected`; on a durable store, a run this process does
+not hold, after a restart or parked by another server, is read from the store and goes on if
+it waits for an account, acts for the sender, is a run of this chat and the link's signed
+state names this agent exactly); from anyone else it drops them (a forwarded link connects
+nothing), and in another agent's chat it is refused and left for that one. Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
 guard's file for a day (`openmolt_serve._seen`), so a retry that reaches another server on the
@@ -67,6 +70,7 @@ from openmolt_serve._recent import recent
 from openmolt_serve._seen import SqliteSeen, seen_store
 
 if TYPE_CHECKING:
+	from openmolt_core.accounts import Connected
 	from openmolt_core.agent import Agent
 	from openmolt_core.durability import PendingRun
 	from openmolt_core.sessions import Session
@@ -113,6 +117,9 @@ class Incoming:
 		reply_to: The message to reply to (Telegram ``message_id``), if any.
 		forwarded: Whether it is someone else's message forwarded by the sender (its words are
 			not the sender's: the run starts tainted, whoever forwarded it).
+		team: The sender's team where a user id is unique only within it (Slack: the
+			sender's workspace, their own for a Slack Connect user); None where ids are global
+			(Telegram). OpenMolt knows the sender as `sender`: the team and the id.
 	"""
 
 	channel: str
@@ -124,11 +131,21 @@ class Incoming:
 	thread: str | None = None
 	reply_to: str | None = None
 	forwarded: bool = False
+	team: str | None = None
 
 	@property
 	def key(self) -> str:
 		"""The conversation it belongs to: the chat, and the thread."""
 		return f"{self.chat}/{self.thread}" if self.thread else self.chat
+
+	@property
+	def sender(self) -> str:
+		"""Who sent it, as OpenMolt keys people: ``<team>:<user id>`` with a team, else the id.
+
+		Two workspaces may each have a user ``U7``: their runs, questions and accounts are
+		never one person's.
+		"""
+		return f"{self.team}:{self.user}" if self.team else self.user
 
 
 def pieces(text: str, most: int) -> list[str]:
@@ -155,8 +172,18 @@ class _Chat:
 
 
 def end_user(message: Incoming) -> str:
-	"""The end user a chat message's run acts for: ``<channel>:<sender id>``."""
-	return f"{message.channel}:{message.user}"
+	"""The end user a chat message's run acts for: ``<channel>:<sender>`` (`Incoming.sender`).
+
+	``telegram:42``; ``slack:T0123:U0456`` (a Slack user id is unique within its team only).
+	"""
+	return f"{message.channel}:{message.sender}"
+
+
+def _sender_of(channel: str, user: str) -> tuple[str, str | None]:
+	"""The sender's id and team from an end user (`end_user`) of ``channel``."""
+	rest = user.removeprefix(f"{channel}:")
+	team, _, uid = rest.rpartition(":")
+	return uid, team or None
 
 
 def _private(message: Incoming) -> bool:
@@ -241,7 +268,7 @@ class Conversations:
 		if s.allow_everyone:
 			return True
 		users = {str(u).lstrip("@").lower() for u in s.allowed_users}
-		if message.user.lower() in users:
+		if message.user.lower() in users or message.sender.lower() in users:
 			return True
 		if message.username and message.username.lstrip("@").lower() in users:
 			return True
@@ -253,8 +280,12 @@ class Conversations:
 		The decision is `openmolt_core.triggers.starting_taint`'s (this asks it). A forwarded
 		message is not trusted: its words are someone else's.
 		"""
-		return not message.forwarded and (
-			starting_taint("chat", sender=message.user, trusted=self.settings.allowed_users) is None
+		if message.forwarded:
+			return False
+		trusted = self.settings.allowed_users  # an id alone, or the team's user (``T1:U7``)
+		return any(
+			starting_taint("chat", sender=sender, trusted=trusted) is None
+			for sender in dict.fromkeys((message.sender, message.user))
 		)
 
 	def _first_time(self, message: Incoming) -> bool:
@@ -319,7 +350,7 @@ class Conversations:
 					parked = None  # it went on elsewhere (its code reached another server)
 			where = f"{self.channel}:{self.agent.name}"
 			trusted = self.trusts(message)
-			allowed = self.settings.allowed_users if trusted else ()
+			allowed = (message.sender,) if trusted else ()  # as `trusts` decided
 			session = self.session(message.key)
 			watched: str | None = None
 			answering = parked is not None  # the message answers a run's question
@@ -335,7 +366,7 @@ class Conversations:
 						done=ended,
 						trigger="chat",
 						where=where,
-						sender=message.user,
+						sender=message.sender,
 						trusted=allowed,
 						session=session,
 					)
@@ -365,7 +396,7 @@ class Conversations:
 						done=ended,
 						trigger="chat",
 						where=where,
-						sender=message.user,
+						sender=message.sender,
 						trusted=allowed,
 						session=session,
 						user=end_user(message),
@@ -470,7 +501,8 @@ class Conversations:
 			return
 		who = end_user(message)
 		try:
-			connected = await OpenMolt.of(self.agent).accounts.confirm(message.text, who)
+			accounts = OpenMolt.of(self.agent).accounts
+			connected = await accounts.confirm(message.text, who, agent=self.agent.name)
 		except ConfigurationError as exc:
 			said = str(exc).removeprefix("code: ")
 			await self._say(message, said[:1].upper() + said[1:])
@@ -480,7 +512,7 @@ class Conversations:
 			await self._say(message, "Sorry, I could not connect the account; ask me again.")
 			return
 		going = self.connected(connected.run_id, who) or await self._stored_for_account(
-			connected.run_id, message
+			connected, message
 		)
 		said = f"Your {connected.integration} account is connected"
 		await self._say(message, f"{said}; I go on." if going else f"{said}; ask me again.")
@@ -517,20 +549,26 @@ class Conversations:
 			return None  # going on already, or ended
 		return result if authorization_requests(result.state) else None
 
-	async def _stored_for_account(self, run_id: str, message: Incoming) -> bool:
+	async def _stored_for_account(self, connected: Connected, message: Incoming) -> bool:
 		"""Resume a durable run of this chat parked on the sender's account; whether it goes on.
 
 		The code reached a process that does not hold the run (another server on the store, or
-		this one after a restart). The store's record decides: the run goes on only if it is
-		parked on ``authorization_required``, acts for the sender (`end_user`), and is this
-		agent's run in this private chat (its id begins as `run_id_for` made it for the chat
-		its input names). It goes on as a run held here does (`connected`), its reply sent to
-		that chat.
+		this one after a restart). The run goes on only if the consent's signed state names
+		this very agent (`openmolt_core.accounts.Connected.agent`: the run ids of agents whose
+		names differ in case or punctuation begin alike, so the id does not tell them apart; a
+		state that names no agent, made outside a run or before states named one, resumes
+		nothing), and the store's record is parked on ``authorization_required``, acts for the
+		sender (`end_user`), and is a run of this private chat (its id begins as `run_id_for`
+		made it for the chat its input names). It goes on as a run held here does
+		(`connected`), its reply sent to that chat.
 		"""
+		run_id = connected.run_id
 		if self.agent.om.durability is None or not run_id:
 			return False
+		if connected.agent != self.agent.name:
+			return False  # another agent's run, or one the state does not name: not ours
 		if not run_id.startswith(scope_prefix(self.channel, self.agent.name)):
-			return False  # another channel's or agent's run: not ours to resume
+			return False  # another channel's run: not ours to resume
 		from openmolt_core.observe import run_input
 
 		try:
@@ -552,6 +590,7 @@ class Conversations:
 			id=run_id,
 			username=message.username,
 			thread=thread if isinstance(thread, str) else None,
+			team=message.team,
 		)
 		if not run_id.startswith(scope_prefix(self.channel, self.agent.name, asked.key)):
 			return False  # the input names another chat than the run's id was made for
@@ -625,14 +664,17 @@ class Conversations:
 		# The person the run acts for (`end_user`): its question, or the account it waits for,
 		# stays theirs to answer, as when the process that started it had it.
 		user = result.state.user or ""
-		head = f"{self.channel}:"
+		uid, team = (
+			_sender_of(self.channel, user) if user.startswith(f"{self.channel}:") else ("", None)
+		)
 		message = Incoming(
 			channel=self.channel,
 			chat=data["chat"],
-			user=user[len(head) :] if user.startswith(head) else "",
+			user=uid,
 			text="",
 			id=run_id,
 			thread=data.get("thread"),
+			team=team,
 		)
 		chat = self._chat(message.key)
 		async with chat.lock:

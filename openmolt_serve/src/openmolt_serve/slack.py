@@ -79,8 +79,18 @@ class SlackError(OpenMoltError):
 	"""A Web API call failed (the message never holds the token)."""
 
 
-def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) -> Incoming | None:
-	"""A person's message or mention as an `Incoming` (None for anything to skip)."""
+def incoming(
+	event: dict[str, Any], event_id: str, bot_user: str | None = None, *, team: str | None = None
+) -> Incoming | None:
+	"""A person's message or mention as an `Incoming` (None for anything to skip).
+
+	Args:
+		event: The event.
+		event_id: The envelope's ``event_id``.
+		bot_user: The app's own user id (its mention is cut, its messages skipped).
+		team: The envelope's ``team_id``: the sender's team when the event names none. A user
+			of another workspace (Slack Connect) is named by their own (``user_team``).
+	"""
 	kind = event.get("type")
 	if kind not in ("message", "app_mention"):
 		return None
@@ -99,6 +109,8 @@ def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) 
 	if kind == "app_mention":
 		text = _without_mention(text, bot_user)
 		thread = thread or event.get("ts")
+	teams = (event.get("user_team"), event.get("team"), team)
+	sender_team = next((t for t in teams if isinstance(t, str) and t), None)
 	return Incoming(
 		channel="slack",
 		chat=channel,
@@ -106,6 +118,7 @@ def incoming(event: dict[str, Any], event_id: str, bot_user: str | None = None) 
 		text=text,
 		id=event_id or str(event.get("client_msg_id") or event.get("ts", "")),
 		thread=thread if isinstance(thread, str) else None,
+		team=sender_team,
 	)
 
 
@@ -243,7 +256,13 @@ class SlackApp:
 			first = authorizations[0] if isinstance(authorizations, list) and authorizations else {}
 			given = first.get("user_id") if isinstance(first, dict) else None
 			bot_user = self.bot_user or (given if isinstance(given, str) else None)
-			message = incoming(data["event"], str(data.get("event_id", "")), bot_user)
+			team = data.get("team_id")
+			message = incoming(
+				data["event"],
+				str(data.get("event_id", "")),
+				bot_user,
+				team=team if isinstance(team, str) else None,
+			)
 			if message is not None:
 				await self.conversations.receive(message)
 		return Response(status_code=200)

@@ -477,7 +477,7 @@ class Viewer:
 		Returns:
 			Whether the account was connected, and what to tell the user.
 		"""
-		from openmolt_core.accounts import authorization_requests
+		from openmolt_core.accounts import ForeignConsentError, authorization_requests
 		from openmolt_core.errors import OpenMoltError
 		from openmolt_ui._consent import masked
 
@@ -486,10 +486,11 @@ class Viewer:
 		for om in instances.values():
 			try:
 				connected = await om.accounts.complete(answer)
+			except ForeignConsentError as exc:  # another instance's state: try the next one
+				problem = masked(str(exc), answer)
+				continue
 			except OpenMoltError as exc:
 				problem = masked(str(exc), answer)  # a refusal may echo the code or state
-				if "signature" in problem:  # another instance's state: try the next one
-					continue
 				return False, f"The account was not connected: {problem}"
 			said = f"Your {connected.integration} account is connected. You can close this window"
 			run_id = connected.run_id

@@ -30,6 +30,7 @@ from openmolt_core._cost import needs_compaction
 from openmolt_core.hooks import PROCEED, Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
+from openmolt_core.result import SESSION_KEY  # the state's key, re-exported here
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
@@ -375,9 +376,6 @@ class Streaming(Capability):
 
 
 # sessions -----------------------------------------------------------------------------------
-
-SESSION_KEY = "session"
-"""``RunState.ext`` key marking a run of a session (its short-term memory is the session's)."""
 
 
 def in_session(state: RunState) -> bool:

@@ -21,7 +21,7 @@ import anyio
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser
-from openmolt_core.cli._terminal import printable
+from openmolt_core.cli._terminal import excerpt, printable
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunStatus
 
@@ -126,8 +126,9 @@ def _head(run: Any) -> str:
 	]
 	if run.output is not None:
 		lines.append(f"output: {_short(run.output, 400)}")
-	if run.error:
-		lines.append(f"error: {run.error}")
+	if run.error:  # bounded: an error may be a service's page, thousands of lines long
+		whole = f"`openmolt logs {run.run_id} --json` prints it whole"
+		lines.append(f"error: {excerpt(run.error, whole=whole)}")
 	lines.append("")
 	lines.append("events:")
 	return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ import anyio
 
 from openmolt_core._support.words import quantity
 from openmolt_core.agent import HumanInputUnavailable
-from openmolt_core.cli._terminal import printable
+from openmolt_core.cli._terminal import excerpt, printable
 from openmolt_core.commands import PLAN_STATUSES
 
 __all__ = ["Progress", "active", "ask_on_terminal", "guardrail_line", "to_json"]
@@ -309,11 +309,11 @@ class Progress:
 			status = f" {event.status_code}" if event.status_code else ""
 			self.line(
 				f"{agent} {step}: {event.from_model} failed ({event.reason}{status}: "
-				f"{self.voice(event.error)}); trying {event.to_model}"
+				f"{_bounded(self.voice(event.error))}); trying {event.to_model}"
 			)
 		elif name == "error":
 			self.errors_shown.add(event.message)
-			self.line(f"{step}: {event.kind}: {self.voice(event.message)}")
+			self.line(f"{step}: {event.kind}: {_bounded(self.voice(event.message))}")
 		elif name == "finish":
 			result = event.result
 			self._runs.pop(agent, None)
@@ -333,6 +333,13 @@ class Progress:
 
 
 _VERBS = {"refuse": "refused", "trip": "stopped the run on", "rewrite": "rewrote"}
+
+
+def _bounded(text: str) -> str:
+	"""An error for a progress line: its first lines, bounded (`excerpt`); --json has it whole."""
+	return excerpt(text, lines=8, total=1_000, whole="--json shows it whole")
+
+
 _WORDS = {"message": "the question", "humanMessage": "the message for people"}
 
 

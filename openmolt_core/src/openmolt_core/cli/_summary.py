@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support.words import quantity
+from openmolt_core.cli._terminal import excerpt
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -111,8 +112,8 @@ def summary(
 	elif tokens:  # no list price (a local server, a model the table lacks): said, not left out
 		parts.append("cost unknown")
 	lines = [" · ".join(parts)]
-	if result.error and error:
-		lines.append(f"error: {result.error}")
+	if result.error and error:  # bounded: an error may be a service's page, thousands of lines
+		lines.append(f"error: {excerpt(result.error, whole='--json prints it whole')}")
 	if result.human_message and message:
 		lines.append("")
 		lines.append("message:")

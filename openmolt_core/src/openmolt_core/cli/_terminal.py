@@ -17,7 +17,7 @@ import io
 import re
 from typing import IO, cast
 
-__all__ = ["Printable", "printable", "printing"]
+__all__ = ["Printable", "excerpt", "printable", "printing"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """The characters a terminal obeys or that reorder a line: C0 and C1 controls but a newline and
@@ -33,6 +33,61 @@ def printable(text: str) -> str:
 	if _CONTROL.search(text) is None:  # almost always: nothing to copy
 		return text
 	return _CONTROL.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+_NEWLINES = re.compile(r"\r\n?|\n")
+
+
+def excerpt(
+	text: str,
+	*,
+	lines: int = 20,
+	width: int = 300,
+	total: int = 2_000,
+	indent: str = "  ",
+	whole: str = "",
+) -> str:
+	r"""A long text from outside (a run's error) as a few readable lines for a terminal.
+
+	Masked whole first (a secret cut in two would escape the mask), with what the command knows
+	(`openmolt_core._support.masking.mask_known`), then each character a terminal obeys escaped
+	(`printable`); lines after the first are indented, blank ones at the ends dropped. At most
+	``lines`` lines of at most ``width`` characters each and ``total`` in all are kept; a text
+	cut says how much was left out, and where the whole is (``whole``).
+
+	Args:
+		text: The text.
+		lines: The most lines shown.
+		width: The most characters of one line (a longer one ends with ``…``).
+		total: The most characters shown in all.
+		indent: What the lines after the first begin with.
+		whole: What the note of a cut text ends with (``--json prints it whole``).
+
+	Returns:
+		The lines, joined with newlines (no newline at the end).
+	"""
+	from openmolt_core._support.masking import mask_known
+
+	split = _NEWLINES.split(mask_known(text).strip())
+	shown: list[str] = []
+	size = 0
+	cut = False
+	for n, line in enumerate(split):
+		if n == lines or size >= total:
+			cut = True
+			break
+		room = min(width, max(total - size, 1))
+		line = printable(line.rstrip())
+		if len(line) > room:
+			line, cut = line[: room - 1] + "…", True
+		shown.append(line if n == 0 else indent + line)
+		size += len(line)
+	if cut:
+		left = len(split) - len(shown)
+		more = f"{left:,} more lines" if left > 1 else "1 more line" if left else "cut"
+		note = f"… ({more}, {len(text):,} characters in all"
+		shown.append(f"{indent}{note}; {whole})" if whole else f"{indent}{note})")
+	return "\n".join(shown)
 
 
 class Printable(io.TextIOBase):

@@ -1,4 +1,4 @@
-"""The PII-redaction guardrail: email addresses, phone numbers and payment card numbers.
+"""The PII-redaction guardrail: emails, phone, card and bank account numbers, US SSNs, IPs.
 
 ```python
 from openmolt_core.guardrails import pii_redaction
@@ -9,8 +9,9 @@ guardrails = [
 ]
 ```
 
-Each match is replaced by ``[email]``, ``[phone]`` or ``[card]`` in every string of the value
-(dict keys are left alone); redacting twice gives the same text.
+Each match is replaced by ``[email]``, ``[phone]``, ``[card]``, ``[iban]``, ``[ssn]`` or ``[ip]``
+in every string of the value (dict keys are left alone); redacting twice gives the same text.
+Every kind is found in time linear in the text's length.
 
 - Phone numbers are found by `phonenumbers`, the Python port of Google's libphonenumber: it
   knows every country's numbering plan, so it finds numbers written in local and international
@@ -21,6 +22,18 @@ Each match is replaced by ``[email]``, ``[phone]`` or ``[card]`` in every string
   prefix and a valid Luhn check digit. The Luhn check is a few lines of arithmetic, so no library.
 - Email addresses are matched by a pattern for the common form (``local@domain.tld``, letters of
   any script included), not every form RFC 5322 allows (quoted local parts, IP-literal domains).
+- IBANs (ISO 13616) are a country code of the IBAN registry, two check digits and as many
+  letters and digits as that country's IBANs have, written together (``DE89370400440532013000``)
+  or in the printed groups of four (``DE89 3704 0044 0532 0130 00``), whose ISO 7064 mod-97
+  check holds. A card number among an IBAN's digits is part of the IBAN.
+- US Social Security numbers are the dashed ``AAA-GG-SSSS`` form, less the numbers never issued:
+  area 000, 666 or 900-999 (ITINs among them), group 00, serial 0000, and the two voided ones
+  printed on specimen cards (078-05-1120, 219-09-9999). Nine digits without dashes are any
+  number, and are left alone.
+- IP addresses (kind ``ip``, not a default: a version number such as ``1.2.3.4`` reads as one)
+  are IPv4 dotted quads (no octet above 255, no leading zero) and IPv6 addresses that the
+  standard library's `ipaddress` accepts and that hold a digit (so ``Add::Bee``, a C++ name made
+  of hex letters, is none).
 
 This finds what is written in the usual ways; it is no guarantee that nothing personal remains
 (names, addresses and numbers spelled out in words pass through).
@@ -29,6 +42,7 @@ This finds what is written in the usual ways; it is no guarantee that nothing pe
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, get_args
@@ -46,11 +60,13 @@ from openmolt_core.guardrails.base import (
 
 __all__ = ["PII_KINDS", "PiiKind", "find_pii", "pii_redaction", "redact_pii"]
 
-PiiKind = Literal["email", "phone", "card"]
+PiiKind = Literal["email", "phone", "card", "iban", "ssn", "ip"]
 """What the redaction finds."""
 
-PII_KINDS: tuple[str, ...] = get_args(PiiKind)
-"""Every kind, the default."""
+PII_KINDS: tuple[str, ...] = tuple(k for k in get_args(PiiKind) if k != "ip")
+"""The kinds found by default: every kind but ``ip`` (which a version number looks like)."""
+
+_ALL_KINDS: tuple[str, ...] = get_args(PiiKind)
 
 # Letters and digits of any script (``[^\W_]``), so ``jöhn@exämple.de`` is found whole. The
 # lookbehind starts a match only where a local part starts: without it a long run of letters
@@ -61,6 +77,101 @@ _DIGIT_RUN = re.compile(r"\d+(?:[ -]\d+)*")
 _DIGIT_GROUP = re.compile(r"\d+")
 # Visa, Mastercard (51-55, 2221-2720), American Express, Diners, JCB, Discover, UnionPay.
 _NETWORK = re.compile(r"4|5[1-5]|2[2-7]|3[0478]|35|6")
+
+
+# The IBAN registry (SWIFT, ISO 13616): each country's IBAN length, check digits included.
+_IBAN_LENGTHS: dict[str, int] = {
+	**dict.fromkeys(("NO",), 15),
+	**dict.fromkeys(("BE",), 16),
+	**dict.fromkeys(("DK", "FI", "FK", "FO", "GL", "NL", "SD"), 18),
+	**dict.fromkeys(("MK", "SI"), 19),
+	**dict.fromkeys(("AT", "BA", "EE", "KZ", "LT", "LU", "MN", "XK"), 20),
+	**dict.fromkeys(("CH", "HR", "LI", "LV"), 21),
+	**dict.fromkeys(("BG", "BH", "CR", "DE", "GB", "GE", "IE", "ME", "RS", "VA"), 22),
+	**dict.fromkeys(("AE", "GI", "IL", "IQ", "OM", "SO", "TL"), 23),
+	**dict.fromkeys(("AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"), 24),
+	**dict.fromkeys(("LY", "PT", "ST"), 25),
+	**dict.fromkeys(("IS", "TR"), 26),
+	**dict.fromkeys(("BI", "DJ", "FR", "GR", "IT", "MC", "MR", "SM"), 27),
+	**dict.fromkeys(("AL", "AZ", "BY", "CY", "DO", "GT", "HN", "HU", "LB", "NI", "PL", "SV"), 28),
+	**dict.fromkeys(("BR", "EG", "PS", "QA", "UA"), 29),
+	**dict.fromkeys(("JO", "KW", "MU", "YE"), 30),
+	**dict.fromkeys(("MT", "SC"), 31),
+	**dict.fromkeys(("LC",), 32),
+	**dict.fromkeys(("RU",), 33),
+}
+# Where an IBAN may start: two letters and two digits, not inside a word.
+_IBAN_START = re.compile(r"(?<![^\W_])[A-Za-z]{2}[0-9]{2}")
+# AAA-GG-SSSS, not inside a longer dashed number or a word.
+_SSN = re.compile(r"(?<![\w-])([0-9]{3})-([0-9]{2})-([0-9]{4})(?![\w]|-[0-9])")
+_VOID_SSNS = frozenset({"078051120", "219099999"})
+# A dotted quad, not inside a longer dotted run (an OID, a version) or a word.
+_IPV4 = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![\w]|\.[0-9])")
+# Hex digits and colons with two colons at least (and an IPv4 tail): checked by `ipaddress`.
+_IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:.]{2,46}(?![\w:])")
+
+
+@functools.cache
+def _iban_rest(need: int) -> re.Pattern[str]:
+	"""The rest of an IBAN after its first four characters, then no letter or digit.
+
+	That is ``need`` letters and digits, written together or in the printed groups of four
+	after single spaces (the last group may be shorter).
+	"""
+	whole, left = divmod(need, 4)
+	printed = rf"(?: [A-Za-z0-9]{{4}}){{{whole}}}" + (rf" [A-Za-z0-9]{{{left}}}" if left else "")
+	return re.compile(rf"(?:[A-Za-z0-9]{{{need}}}|{printed})(?![A-Za-z0-9])")
+
+
+def _iban_valid(iban: str) -> bool:
+	"""ISO 7064 mod 97-10 over the IBAN (its first four characters moved to the end)."""
+	if iban[2:4] in ("00", "01", "99"):  # never check digits: 98 - (n mod 97) is 2 to 98
+		return False
+	moved = iban[4:] + iban[:4]
+	return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _ibans(text: str) -> Iterator[tuple[int, int]]:
+	"""The IBANs in a text, as spans."""
+	for m in _IBAN_START.finditer(text):
+		country = m.group()[:2].upper()
+		length = _IBAN_LENGTHS.get(country)
+		if length is None:
+			continue
+		rest = _iban_rest(length - 4).match(text, m.end())
+		if rest is not None and _iban_valid((m.group() + rest.group()).replace(" ", "").upper()):
+			yield m.start(), rest.end()
+
+
+def _ssns(text: str) -> Iterator[tuple[int, int]]:
+	"""The dashed US Social Security numbers the SSA could have issued, as spans."""
+	for m in _SSN.finditer(text):
+		area, group, serial = m.groups()
+		if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
+			continue
+		if area + group + serial not in _VOID_SSNS:
+			yield m.start(), m.end()
+
+
+def _ips(text: str) -> Iterator[tuple[int, int]]:
+	"""The IPv6 and IPv4 addresses in a text, as spans (`ipaddress` decides IPv6's).
+
+	IPv6 first: an IPv4 tail (``::ffff:10.0.0.1``) is part of its IPv6 address.
+	"""
+	import ipaddress
+
+	for m in _IPV6.finditer(text):
+		found = m.group().removesuffix(".")  # a sentence's full stop
+		if not any(c.isdigit() for c in found):
+			continue
+		try:
+			ipaddress.IPv6Address(found)
+		except ValueError:
+			continue
+		yield m.start(), m.start() + len(found)
+	for m in _IPV4.finditer(text):
+		if all(len(o) == 1 or (o[0] != "0" and int(o) < 256) for o in m.group().split(".")):
+			yield m.start(), m.end()
 
 
 def _luhn(digits: str) -> bool:
@@ -145,6 +256,13 @@ def find_pii(
 	if "email" in kinds:
 		for m in _EMAIL.finditer(text):
 			add("email", m.start(), m.end())
+	# Before cards and phones: an IBAN's or an SSN's digits are its own, not a card's.
+	if "iban" in kinds:
+		for start, end in _ibans(text):
+			add("iban", start, end)
+	if "ssn" in kinds:
+		for start, end in _ssns(text):
+			add("ssn", start, end)
 	if "card" in kinds:
 		for run in _DIGIT_RUN.finditer(text):
 			for start, end in _cards(run.group()):
@@ -160,6 +278,9 @@ def find_pii(
 		)
 		for match in matcher:
 			add("phone", match.start, match.end)
+	if "ip" in kinds:
+		for start, end in _ips(text):
+			add("ip", start, end)
 	return sorted(found, key=lambda f: f[1])
 
 
@@ -236,10 +357,10 @@ def pii_redaction(
 	Raises:
 		ConfigurationError: An unknown kind or action, or ``phone`` without `phonenumbers`.
 	"""
-	wrong = sorted(set(kinds) - set(PII_KINDS))
+	wrong = sorted(set(kinds) - set(_ALL_KINDS))
 	if wrong:
 		raise ConfigurationError(
-			f"pii_redaction: unknown kind(s) {wrong}; use {', '.join(PII_KINDS)}"
+			f"pii_redaction: unknown kind(s) {wrong}; use {', '.join(_ALL_KINDS)}"
 		)
 	if action not in ("rewrite", "refuse", "trip"):
 		raise ConfigurationError("pii_redaction: action must be 'rewrite', 'refuse' or 'trip'")
