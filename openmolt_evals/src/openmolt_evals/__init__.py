@@ -93,25 +93,75 @@ def _evaluator(data: Any, where: str) -> Evaluator:
 		raise ConfigurationError(
 			f"{where}: unknown evaluator {data['type']!r}; {suggestion(str(data['type']), EVALUATORS, noun='evaluators')}"
 		)
-	fields = {k: v for k, v in data.items() if k != "type"}
+	known = [spec.name for spec in fields(cls)]
+	values = {k: v for k, v in data.items() if k != "type"}
+	for key in values:
+		if key not in known:  # not Python's "__init__() got an unexpected keyword argument"
+			from openmolt_core._support.suggest import suggestion
+
+			raise ConfigurationError(
+				f"{where}: {data['type']}: unknown field {key!r}; "
+				f"{suggestion(str(key), known, noun='fields')}"
+			)
 	try:
-		if "expected" in fields and cls is Trajectory:
-			fields["expected"] = tuple(_tool_call(c) for c in fields["expected"])
-		evaluator: Evaluator = cls(**fields)
+		if "expected" in values and cls is Trajectory and values["expected"] is not None:
+			try:
+				values["expected"] = _tool_calls(values["expected"])
+			except ValueError as exc:
+				raise ValueError(f"expected: {exc}") from None
+		evaluator: Evaluator = cls(**values)
 	except (TypeError, ValueError) as exc:
 		raise ConfigurationError(f"{where}: {data['type']}: {exc}") from exc
 	return evaluator
+
+
+def _tool_calls(data: Any) -> tuple[ToolCall, ...]:
+	"""Expected calls from their JSON form, a list of ``{"tool": ..., "input": {...}}``.
+
+	Raises:
+		ValueError: ``data`` is not a list of such objects.
+	"""
+	if not isinstance(data, list | tuple):
+		raise ValueError(
+			f"a list of calls [{{'tool': ..., 'input': {{...}}}}], not a {type(data).__name__}"
+		)
+	return tuple(_tool_call(call) for call in data)
 
 
 def _tool_call(data: Any) -> ToolCall:
 	"""An expected call from its JSON form, ``{"tool": ..., "input": {...}}``."""
 	if not isinstance(data, Mapping) or set(data) - {"tool", "input"} or "tool" not in data:
 		raise ValueError(f"an expected call is {{'tool': ..., 'input': {{...}}}}, not {data!r}")
-	return ToolCall(tool=data["tool"], input=data.get("input") or {})
+	given = data.get("input")
+	return ToolCall(tool=data["tool"], input={} if given is None else given)
 
 
-def _case(data: Mapping[str, Any], index: int) -> Case:
+def _evaluator_list(data: Mapping[str, Any], where: str) -> list[Any] | None:
+	"""The list under ``evaluators`` (None when absent), refusing another kind of value by name."""
+	value = data.get("evaluators")
+	if value is None or isinstance(value, list):
+		return value
+	raise ConfigurationError(
+		f"{where}: a list of evaluators ([{{'type': ...}}, ...]), not a {type(value).__name__}"
+	)
+
+
+def _text(value: Any, where: str, default: str) -> str:
+	"""A name from a dataset: text, or ``default`` when it gives none."""
+	if value is None or value == "":
+		return default
+	if not isinstance(value, str):
+		raise ConfigurationError(f"{where}: a name is text, not a {type(value).__name__}")
+	return value
+
+
+def _case(data: Any, index: int) -> Case:
 	where = f"cases[{index}]"
+	if not isinstance(data, Mapping):
+		raise ConfigurationError(
+			f'{where}: a case is an object ({{"input": ..., "expected_output": ...}}), not a '
+			f"{type(data).__name__}"
+		)
 	known = {
 		"name",
 		"input",
@@ -124,18 +174,19 @@ def _case(data: Mapping[str, Any], index: int) -> Case:
 	unknown = sorted(set(data) - known)
 	if unknown:
 		raise ConfigurationError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(known)}")
-	tools = data.get("expected_tools", data.get("expectedTools")) or ()
+	key = "expected_tools" if "expected_tools" in data else "expectedTools"
 	try:
-		expected = tuple(_tool_call(t) for t in tools)
-	except (ValueError, TypeError) as exc:
+		expected = _tool_calls(data.get(key) or [])
+	except ValueError as exc:
 		raise ConfigurationError(f"{where}.expected_tools: {exc}") from exc
+	evaluators = _evaluator_list(data, f"{where}.evaluators") or []
 	return Case(
-		name=str(data.get("name") or f"case {index + 1}"),
+		name=_text(data.get("name"), f"{where}.name", f"case {index + 1}"),
 		input=data.get("input"),
 		expected_output=data.get("expected_output", data.get("expectedOutput")),
 		expected_tools=expected,
 		evaluators=tuple(
-			_evaluator(e, f"{where}.evaluators") for e in data.get("evaluators") or ()
+			_evaluator(e, f"{where}.evaluators[{i}]") for i, e in enumerate(evaluators)
 		),
 	)
 
@@ -175,13 +226,13 @@ class Dataset:
 					"(openmolt eval DATASET AGENT_FILE)"
 				)
 			raise ConfigurationError("dataset: 'cases' must be a non-empty list")
-		evaluators = data.get("evaluators")
+		listed = _evaluator_list(data, "evaluators")
 		return cls(
 			cases=tuple(_case(c, i) for i, c in enumerate(cases)),
 			evaluators=None
-			if evaluators is None
-			else tuple(_evaluator(e, f"evaluators[{i}]") for i, e in enumerate(evaluators)),
-			name=str(data.get("name") or name),
+			if listed is None
+			else tuple(_evaluator(e, f"evaluators[{i}]") for i, e in enumerate(listed)),
+			name=_text(data.get("name"), "name", name),
 		)
 
 	@classmethod
