@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,3 +115,92 @@ def test_values_of_the_wrong_type_are_named_when_the_dataset_is_read(
 	"""Each wrong value names its field and what it should be (was accepted, or a TypeError)."""
 	with pytest.raises(ConfigurationError, match=says):
 		Dataset.from_dict(data)
+
+
+def test_a_dataset_file_is_read_as_an_agent_file_is(tmp_path: Path) -> None:
+	"""A BOM (Notepad) is read; nesting past the parser, NaN, a NUL in the path are named errors."""
+	bom = tmp_path / "bom.json"
+	bom.write_text(json.dumps({"cases": ONE}), encoding="utf-8-sig")
+	assert Dataset.load(bom).cases[0].input == "a"  # was "invalid JSON: Unexpected UTF-8 BOM"
+	deep = tmp_path / "deep.json"
+	deep.write_text('{"cases": [{"input": ' + "[" * 100_000 + "]" * 100_000 + "}]}")
+	with pytest.raises(ConfigurationError, match=r"deep\.json.*nests deeper"):  # RecursionError
+		Dataset.load(deep)
+	nan = tmp_path / "nan.json"
+	nan.write_text('{"cases": [{"input": 1, "expected_output": NaN}]}')
+	with pytest.raises(ConfigurationError, match=r"nan\.json':1: .*NaN is not valid JSON"):
+		Dataset.load(nan)
+	twice = tmp_path / "twice.json"
+	twice.write_text('{"cases": [{"input": 1}],\n "cases": [{"input": 2}]}')
+	with pytest.raises(ConfigurationError, match=r"twice\.json': 'cases' is given twice"):
+		Dataset.load(twice)
+	with pytest.raises(ConfigurationError, match=r"dataset: .*NUL"):  # was "embedded null byte"
+		Dataset.load("cases\x00.json")
+	wide = tmp_path / "wide.json"
+	wide.write_bytes(json.dumps({"cases": ONE}).encode("utf-16"))
+	with pytest.raises(ConfigurationError, match="UTF-16"):
+		Dataset.load(wide)
+
+
+AGENT_FILE = """
+import json
+from openmolt import OpenMolt
+from openmolt_core import ModelResponse
+from openmolt_core.testing import finish
+
+class Model:
+	name = "fake"
+	model = "fake-1"
+	async def generate(self, request):
+		task = json.loads(request.messages[0].content)["input"]
+		return ModelResponse(text=json.dumps({"commands": [finish(task)]}))
+
+om = OpenMolt(entry_points=False)
+agent = om.create_agent(name="Same", model=Model())
+"""
+
+
+def _eval(
+	tmp_path: Path, cli: Any, *args: str, cases: list[dict[str, Any]] | None = None
+) -> subprocess.CompletedProcess[str]:
+	(tmp_path / "agent.py").write_text(textwrap.dedent(AGENT_FILE))
+	if not (tmp_path / "data.json").exists():
+		(tmp_path / "data.json").write_text(json.dumps({"cases": cases or ONE}))
+	done: subprocess.CompletedProcess[str] = cli(
+		["eval", "data.json", "agent.py", *args], cwd=tmp_path, env=dict(os.environ)
+	)
+	return done
+
+
+@pytest.mark.parametrize(
+	("report", "says"),
+	[
+		({"cases": [1]}, r"cases\[0\]: .*not a int"),
+		({"cases": [{"case": "a"}]}, r"cases\[0\]\.score: .*number"),
+		({"cases": [{"case": 5, "score": 1}]}, r"cases\[0\]\.case: .*text"),
+		({"cases": [], "score": "x"}, r"score: .*number"),
+		({"cases": [{"case": "a", "score": True}]}, r"cases\[0\]\.score: .*number"),
+	],
+)
+def test_a_compare_file_that_is_no_report_is_refused_before_any_case_runs(
+	tmp_path: Path, cli_in_process: Any, report: dict[str, Any], says: str
+) -> None:
+	"""Exit 2 naming the field (these crashed with 70 after every case had run)."""
+	(tmp_path / "old.json").write_text(json.dumps(report))
+	done = _eval(tmp_path, cli_in_process, "--compare", "old.json")
+	assert done.returncode == 2, (done.stdout, done.stderr)
+	assert "--compare 'old.json'" in done.stderr, done.stderr
+	assert re.search(says, done.stderr), done.stderr
+	assert "cases passed" not in done.stdout
+
+
+def test_compare_names_what_is_wrong_with_a_report_given_in_python() -> None:
+	"""compare() of a dict that is no report says which field, not a KeyError."""
+	from openmolt_evals import compare
+
+	good = {"agent": "a", "score": 1.0, "cases": [{"case": "c", "score": 1.0}]}
+	assert "score 1.00 → 1.00" in compare(good, good)
+	with pytest.raises(ConfigurationError, match=r"before: cases\[0\]\.score"):
+		compare({"cases": [{"case": "c"}]}, good)
+	with pytest.raises(ConfigurationError, match=r"after: cases: .*list"):
+		compare(good, {"cases": "c"})

@@ -54,6 +54,7 @@ __all__ = [
 	"Observed",
 	"Report",
 	"ToolCall",
+	"check_report",
 	"compare",
 	"evaluate",
 	"trajectory_of",
@@ -237,29 +238,18 @@ class Dataset:
 
 	@classmethod
 	def load(cls, path: str | Path) -> Dataset:
-		"""Read a dataset from a JSON file.
+		"""Read a dataset from a JSON file (UTF-8, a BOM allowed).
 
 		Raises:
-			ConfigurationError: The file cannot be read or is malformed.
+			ConfigurationError: The file cannot be read or is malformed; the message names the
+				file, and the line where JSON says one.
 		"""
-		file = Path(path)
-		try:
-			text = file.read_text(encoding="utf-8")
-		except OSError as exc:  # its reason, not "[Errno 2] No such file or directory: 'x'"
+		file = Path(path) if not isinstance(path, str) or "\x00" not in path else None
+		if file is None:
 			raise ConfigurationError(
-				f"dataset {str(file)!r}: cannot be read: {exc.strerror or exc}"
-			) from exc
-		except UnicodeDecodeError as exc:
-			raise ConfigurationError(
-				f"dataset {str(file)!r} is not UTF-8 text (the byte at offset {exc.start}); save "
-				"it as UTF-8"
-			) from None
-		try:
-			data = json.loads(text)
-		except json.JSONDecodeError as exc:  # as an agent file's: the line, then the column
-			raise ConfigurationError(
-				f"dataset {str(file)!r}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
-			) from exc
+				f"dataset: {path!r} cannot name a file (it holds a NUL character)"
+			)
+		data = _read_json(file, f"dataset {str(file)!r}")
 		return cls.from_dict(data, name=file.stem)
 
 	@classmethod
@@ -313,6 +303,54 @@ class Dataset:
 			cases.append(case)
 		data["cases"] = cases
 		return data
+
+
+def _read_json(file: Path, name: str) -> Any:
+	"""A JSON file's value, read as agent files are: UTF-8 with or without a BOM, strict JSON.
+
+	Args:
+		file: The file.
+		name: How messages name it (``dataset 'cases.json'``, ``--compare 'old.json'``).
+
+	Raises:
+		ConfigurationError: The file cannot be read, is not UTF-8, is not JSON (the line and
+			column), holds NaN or Infinity, gives a key twice in one object, or nests deeper
+			than the parser reads.
+	"""
+	try:
+		text = file.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
+	except OSError as exc:  # its reason, not "[Errno 2] No such file or directory: 'x'"
+		raise ConfigurationError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
+	except UnicodeDecodeError as exc:
+		from openmolt_core._support.textfile import not_utf8
+
+		raise ConfigurationError(not_utf8(name, exc)) from None
+
+	def constant(word: str) -> Any:
+		raise json.JSONDecodeError(
+			f"{word} is not valid JSON; write a number or a string", text, max(text.find(word), 0)
+		)
+
+	def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+		out: dict[str, Any] = {}
+		for key, value in pairs:
+			if key in out:  # json keeps the last: the first block would be dropped unseen
+				raise ConfigurationError(
+					f"{name}: {key!r} is given twice in one object; merge the two"
+				)
+			out[key] = value
+		return out
+
+	try:
+		return json.loads(text, parse_constant=constant, object_pairs_hook=unique)
+	except json.JSONDecodeError as exc:  # as an agent file's: the line, then the column
+		raise ConfigurationError(
+			f"{name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+		) from exc
+	except RecursionError:
+		raise ConfigurationError(
+			f"{name}: the JSON nests deeper than the parser reads; flatten it"
+		) from None
 
 
 def _evaluator_dict(evaluator: Evaluator, where: str) -> dict[str, Any]:
@@ -530,15 +568,52 @@ class Report:
 		return "\n".join(lines)
 
 
+def check_report(data: Any, name: str) -> dict[str, Any]:
+	"""A report's JSON form (`Report.to_dict`, ``--json``), checked as far as `compare` reads it.
+
+	Args:
+		data: The report read from a file, or given.
+		name: How messages name it (``--compare 'old.json'``).
+
+	Raises:
+		ConfigurationError: It is no object with a list of cases, each named by text with a
+			number for its score (and a number for the overall score, if any); the message
+			names the field.
+	"""
+
+	def number(value: Any) -> bool:
+		return isinstance(value, int | float) and not isinstance(value, bool)
+
+	hint = "write one with --json PATH"
+	if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
+		raise ConfigurationError(f"{name}: cases: not a report, whose cases are a list ({hint})")
+	if "score" in data and not number(data["score"]):
+		raise ConfigurationError(f"{name}: score: a number, not {data['score']!r} ({hint})")
+	for index, case in enumerate(data["cases"]):
+		where = f"{name}: cases[{index}]"
+		if not isinstance(case, Mapping):
+			raise ConfigurationError(
+				f"{where}: a case's report is an object, not a {type(case).__name__} ({hint})"
+			)
+		if not isinstance(case.get("case"), str):
+			raise ConfigurationError(f"{where}.case: the case's name, as text ({hint})")
+		if not number(case.get("score")):
+			raise ConfigurationError(f"{where}.score: a number, not {case.get('score')!r} ({hint})")
+	return dict(data)
+
+
 def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Report) -> str:
 	"""How two reports of one dataset differ, per case and overall (``before`` → ``after``).
 
 	Args:
 		before: The earlier report (or its `Report.to_dict`).
 		after: The later one.
+
+	Raises:
+		ConfigurationError: A mapping given is no report (`check_report`).
 	"""
-	a = before.to_dict() if isinstance(before, Report) else dict(before)
-	b = after.to_dict() if isinstance(after, Report) else dict(after)
+	a = before.to_dict() if isinstance(before, Report) else check_report(before, "before")
+	b = after.to_dict() if isinstance(after, Report) else check_report(after, "after")
 	old = {c["case"]: c["score"] for c in a.get("cases", [])}
 	lines = [
 		f"{a.get('agent')} → {b.get('agent')}: score {a.get('score', 0):.2f} → {b.get('score', 0):.2f}"

@@ -70,20 +70,16 @@ async def _main(ns: argparse.Namespace) -> int:
 
 
 def _earlier(path: str) -> dict[str, Any]:
-	"""The ``--compare`` report, read before any case runs.
+	"""The ``--compare`` report, read and checked before any case runs.
 
 	Raises:
-		ConfigurationError: The file cannot be read or is not a JSON report.
+		ConfigurationError: The file cannot be read or is not a JSON report; the message names
+			the field.
 	"""
-	from openmolt_core.errors import ConfigurationError
+	from openmolt_evals import _read_json, check_report
 
-	try:
-		data = json.loads(Path(path).read_text(encoding="utf-8"))
-	except (OSError, ValueError) as exc:
-		raise ConfigurationError(f"--compare {path!r}: {exc}") from exc
-	if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-		raise ConfigurationError(f"--compare {path!r}: not a report (write one with --json PATH)")
-	return data
+	name = f"--compare {path!r}"
+	return check_report(_read_json(Path(path), name), name)
 
 
 async def _write(
