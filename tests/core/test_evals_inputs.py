@@ -204,3 +204,47 @@ def test_compare_names_what_is_wrong_with_a_report_given_in_python() -> None:
 		compare({"cases": [{"case": "c"}]}, good)
 	with pytest.raises(ConfigurationError, match=r"after: cases: .*list"):
 		compare(good, {"cases": "c"})
+
+
+@pytest.mark.parametrize(
+	("target", "says"),
+	[
+		("outdir", "--json 'outdir': is a folder"),
+		("data.json", "--json 'data.json': is the dataset"),
+		("agent.py", "--json 'agent.py': is the agent file"),
+		("./data.json", "--json './data.json': is the dataset"),
+	],
+)
+def test_a_json_path_the_report_cannot_replace_is_refused_before_any_case_runs(
+	tmp_path: Path, cli_in_process: Any, target: str, says: str
+) -> None:
+	"""A folder (crashed with 70 after the runs), the dataset or the agent file (overwritten)."""
+	(tmp_path / "outdir").mkdir()
+	(tmp_path / "data.json").write_text(json.dumps({"cases": ONE}))
+	before = (tmp_path / "data.json").read_text()
+	done = _eval(tmp_path, cli_in_process, "--json", target)
+	assert done.returncode == 2, (done.stdout, done.stderr)
+	assert says in done.stderr and "cases passed" not in done.stdout
+	assert (tmp_path / "data.json").read_text() == before
+	assert (tmp_path / "agent.py").read_text() == textwrap.dedent(AGENT_FILE)
+
+
+def test_the_report_is_written_whole_and_for_its_owner_only(
+	tmp_path: Path, cli_in_process: Any
+) -> None:
+	"""0600 whatever the umask (it holds what the runs said), and a link there is replaced, not
+	followed."""
+	elsewhere = tmp_path / "elsewhere.txt"
+	elsewhere.write_text("keep me")
+	(tmp_path / "report.json").symlink_to(elsewhere)
+	old = os.umask(0o022)
+	try:
+		done = _eval(tmp_path, cli_in_process, "--json", "report.json")
+	finally:
+		os.umask(old)
+	assert done.returncode == 0, done.stderr
+	report = tmp_path / "report.json"
+	assert not report.is_symlink() and json.loads(report.read_text())["total"] == 1
+	assert elsewhere.read_text() == "keep me"
+	assert report.stat().st_mode & 0o777 == 0o600
+	assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []
