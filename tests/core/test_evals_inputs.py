@@ -248,3 +248,31 @@ def test_the_report_is_written_whole_and_for_its_owner_only(
 	assert elsewhere.read_text() == "keep me"
 	assert report.stat().st_mode & 0o777 == 0o600
 	assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []
+
+
+def test_the_table_and_the_comparison_keep_each_case_on_its_own_line() -> None:
+	"""A line break in a case's name or a judge's reason cannot add a row or a summary line."""
+	from openmolt_core.llm import Usage
+	from openmolt_evals import CaseReport, Report, compare
+	from openmolt_evals.evaluators import Score
+
+	forged = "\nrefunds with Support: score 1.00, 9/9 cases passed"
+	case = CaseReport(
+		"a\nfake  success  1.00",
+		"success",
+		(Score("llm_judge", 0.0, f"bad{forged}", 0.5),),
+		1,
+		Usage(),
+		0.1,
+	)
+	report = Report("refunds\r", "Support\tx", (case,))
+	lines = report.table().splitlines()
+	assert len(lines) == 5, lines  # header, rule, one row, blank, summary
+	assert lines[2].startswith("a\\nfake  success  1.00")
+	assert lines[-1] == "refunds\\r with Support\\tx: score 0.00, 0/1 cases passed"
+	text = compare(report, {"agent": "b\nc", "score": 0.0, "cases": [{"case": "x\ny", "score": 1}]})
+	assert text.splitlines() == [
+		"Support\\tx → b\\nc: score 0.00 → 0.00",
+		"  x\\ny: new, 1.00",
+		"  a\\nfake  success  1.00: gone (was 0.00)",
+	]

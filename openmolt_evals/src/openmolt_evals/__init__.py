@@ -547,14 +547,14 @@ class Report:
 			cost = f"${c.usage.cost_usd:.4f}" if c.usage.cost_usd is not None else "-"
 			rows.append(
 				(
-					c.case,
-					c.status,
+					_one_line(c.case),
+					_one_line(c.status),
 					f"{c.score:.2f}",
 					str(c.steps),
 					str(c.usage.total_tokens),
 					cost,
 					f"{c.seconds:.2f}",
-					masked_excerpt(c.error or why, 80),
+					_one_line(masked_excerpt(c.error or why, 80)),
 				)
 			)
 		widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -563,7 +563,8 @@ class Report:
 		]
 		lines.insert(1, "  ".join("-" * w for w in widths))
 		lines.append(
-			f"\n{self.dataset} with {self.agent}: score {self.score:.2f}, {self.passed}/{len(self.cases)} cases passed"
+			f"\n{_one_line(self.dataset)} with {_one_line(self.agent)}: score {self.score:.2f}, "
+			f"{self.passed}/{len(self.cases)} cases passed"
 		)
 		return "\n".join(lines)
 
@@ -616,17 +617,35 @@ def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Repor
 	b = after.to_dict() if isinstance(after, Report) else check_report(after, "after")
 	old = {c["case"]: c["score"] for c in a.get("cases", [])}
 	lines = [
-		f"{a.get('agent')} → {b.get('agent')}: score {a.get('score', 0):.2f} → {b.get('score', 0):.2f}"
+		f"{_one_line(str(a.get('agent')))} → {_one_line(str(b.get('agent')))}: "
+		f"score {a.get('score', 0):.2f} → {b.get('score', 0):.2f}"
 	]
 	for case in b.get("cases", []):
 		prev = old.get(case["case"])
+		name = _one_line(case["case"])
 		if prev is None:
-			lines.append(f"  {case['case']}: new, {case['score']:.2f}")
+			lines.append(f"  {name}: new, {case['score']:.2f}")
 		elif abs(prev - case["score"]) > 1e-9:
-			lines.append(f"  {case['case']}: {prev:.2f} → {case['score']:.2f}")
+			lines.append(f"  {name}: {prev:.2f} → {case['score']:.2f}")
 	now = {c["case"] for c in b.get("cases", [])}
-	lines += [f"  {name}: gone (was {score:.2f})" for name, score in old.items() if name not in now]
+	lines += [
+		f"  {_one_line(name)}: gone (was {score:.2f})"
+		for name, score in old.items()
+		if name not in now
+	]
 	return "\n".join(lines)
+
+
+_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def _one_line(text: str) -> str:
+	"""Text for one cell or line: a line break or tab shown as its escape.
+
+	A case's name comes from the dataset, a reason from a model: a line break in either would
+	start a row or a summary line of its own in the table.
+	"""
+	return text.translate(_BREAKS)
 
 
 async def evaluate(
