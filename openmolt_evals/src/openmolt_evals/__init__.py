@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -421,6 +421,8 @@ class Observed:
 		error: What went wrong, when the run failed.
 		resolve_model: Turns a ``"provider:model"`` (or None) into a provider and a model name.
 		judge_usage: Tokens the judges spent on this case.
+		redact: Masks the secrets the agent's instance knows in a text; what an evaluator sends
+			to a model goes through it, as everything the agent's model reads does.
 	"""
 
 	output: Any
@@ -433,6 +435,7 @@ class Observed:
 	error: str | None
 	resolve_model: Any
 	judge_usage: Usage = field(default_factory=Usage)
+	redact: Callable[[str], str] = str
 
 
 @dataclass(frozen=True, slots=True)
@@ -667,7 +670,8 @@ async def evaluate(
 		The report, cases in the dataset's order.
 
 	Raises:
-		ConfigurationError: ``concurrency`` is under 1.
+		ConfigurationError: ``concurrency`` is under 1, or a judge's model cannot be used (its
+			provider is not installed or not configured): said before any case runs.
 	"""
 	if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
 		raise ConfigurationError(
@@ -676,6 +680,7 @@ async def evaluate(
 	limiter = anyio.CapacityLimiter(concurrency)
 	reports: list[CaseReport | None] = [None] * len(dataset.cases)
 	chosen = evaluators if evaluators is not None else dataset.evaluators
+	_check_judges(agent, [*(chosen or ()), *(e for c in dataset.cases for e in c.evaluators)])
 
 	async def one(index: int, case: Case) -> None:
 		async with limiter:
@@ -689,6 +694,34 @@ async def evaluate(
 		agent=f"{agent.name} ({agent.provider_name or 'custom'}:{agent.model})",
 		cases=tuple(r for r in reports if r is not None),
 	)
+
+
+def _check_judges(agent: Agent, evaluators: Sequence[Evaluator]) -> None:
+	"""Make the provider of each judge's ``"provider:model"`` now, before any case runs.
+
+	A provider nobody installed or configured would otherwise fail each case's judge, after the
+	agent's run (which costs money) had been made for nothing.
+
+	Raises:
+		ConfigurationError: A judge's model cannot be used; the message names it.
+	"""
+	from openmolt_core.errors import OpenMoltError
+	from openmolt_evals.evaluators import LLMJudge
+
+	models = sorted(
+		{e.model for e in evaluators if isinstance(e, LLMJudge) and isinstance(e.model, str)}
+	)
+	if not models:
+		return
+	from openmolt_core.assembly import resolve_model
+	from openmolt_core.openmolt import OpenMolt
+
+	om = OpenMolt.of(agent)
+	for model in models:
+		try:
+			resolve_model(om, model)[2]()
+		except OpenMoltError as exc:
+			raise ConfigurationError(f"llm_judge: model {model!r} cannot be used: {exc}") from exc
 
 
 def _defaults(case: Case) -> list[Evaluator]:
@@ -746,6 +779,7 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		tool_calls=calls,
 		error=error or result.error,
 		resolve_model=resolve,
+		redact=redact,
 	)
 	evaluators = [*(chosen if chosen is not None else _defaults(case)), *case.evaluators]
 	scores = _distinct([_masked(await _score(e, observed, case), redact) for e in evaluators])

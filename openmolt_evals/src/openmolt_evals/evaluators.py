@@ -535,17 +535,17 @@ class LLMJudge:
 			"humanMessage": observed.human_message,
 			"rubric": self.rubric,
 		}
-		request = ModelRequest(
-			model=model, system=_JUDGE, messages=[Message("user", json.dumps(payload, default=str))]
-		)
+		# The judge reads what the agent's model read: masked (the case's input may hold a key).
+		text = observed.redact(json.dumps(payload, default=str))
+		request = ModelRequest(model=model, system=_JUDGE, messages=[Message("user", text)])
 		response = await provider.generate(request)
 		observed.judge_usage.add(response.usage)
+		data = _grade(response.text)
 		try:
-			data = json.loads(_json_part(response.text))
-			score = data["score"]
+			score = data["score"] if data is not None else None
 			score = float(score) if isinstance(score, str) else score  # "0.8" as a string
-		except (ValueError, KeyError, TypeError):
-			score = data = None
+		except ValueError:
+			score = None
 		if not isinstance(data, dict) or not _is_grade(score):
 			# Not a grade from 0 to 1 (NaN, a boolean, "8" out of ten): no score is guessed.
 			from openmolt_core.secrets import masked_excerpt
@@ -564,9 +564,31 @@ def _is_grade(value: Any) -> bool:
 	return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
 
 
-def _json_part(text: str) -> str:
-	start, end = text.find("{"), text.rfind("}")
-	return text[start : end + 1] if start >= 0 and end > start else text
+_TRIES = 32
+"""How many of an answer's ``{`` are tried as the start of its grade (bounds the work)."""
+
+
+def _grade(text: Any) -> dict[str, Any] | None:
+	"""The first JSON object in a judge's answer that holds a ``score``; None when there is none.
+
+	The answer may wrap it in prose or a code fence, with braces of its own around it
+	(``Thinking {step 1}... {"score": 0.4}``).
+	"""
+	if not isinstance(text, str):
+		return None
+	decoder = json.JSONDecoder()
+	start = text.find("{")
+	for _ in range(_TRIES):
+		if start < 0:
+			return None
+		try:
+			data, _end = decoder.raw_decode(text, start)
+		except (ValueError, RecursionError):
+			data = None
+		if isinstance(data, dict) and "score" in data:
+			return data
+		start = text.find("{", start + 1)
+	return None
 
 
 @dataclass(frozen=True, slots=True)
