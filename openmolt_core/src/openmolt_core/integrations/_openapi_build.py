@@ -115,6 +115,61 @@ def _ref(key: str, then: str = "") -> str:
 	return f"{{{{ {field}{f' | {then}' if then else ''} }}}}"
 
 
+_STYLES = {
+	"path": ("simple", "label", "matrix"),
+	"query": ("form", "spaceDelimited", "pipeDelimited", "deepObject"),
+	"header": ("simple",),
+}
+"""The styles OpenAPI allows in each place a parameter is sent; the first is the default."""
+
+
+def _styled(key: str, style: str, explode: bool, name: str | None = None) -> str:
+	"""The template serialising input field ``key`` in an OpenAPI style (``param_style``)."""
+	field = f'input["{key}"]' if key in _LIQUID_WORDS else f"input.{key}"
+	args = f'"{style}", {"true" if explode else "false"}' + (f', "{name}"' if name else "")
+	return f"{{{{ {field} | param_style: {args} }}}}"
+
+
+def _style_of(param: Mapping[str, Any], where: str, place: str) -> tuple[str, bool]:
+	"""A parameter's style and explode, checked against what its place allows.
+
+	Raises:
+		ConfigurationError: A style the place does not take, or an explode that is no boolean.
+	"""
+	allowed = _STYLES[where]
+	style = param.get("style", allowed[0])
+	if style not in allowed:
+		raise ConfigurationError(
+			f"{place}/style: {str(style)[:40]!r} is not a style of a {where} parameter; use "
+			f"{', '.join(allowed)}"
+		)
+	explode = param.get("explode", style == "form")
+	if not isinstance(explode, bool):
+		raise ConfigurationError(f"{place}/explode: true or false, not {str(explode)[:40]!r}")
+	return style, explode
+
+
+def _may_be(schema: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
+	"""Whether a converted schema may hold a value of one of ``kinds`` (no type: anything)."""
+	branches = schema.get("anyOf")
+	if isinstance(branches, list):
+		return any(isinstance(b, Mapping) and _may_be(b, kinds) for b in branches)
+	given = schema.get("type")
+	if given is None:
+		return True
+	return any(k in kinds for k in (given if isinstance(given, list) else [given]))
+
+
+def _json_content(param: Mapping[str, Any]) -> bool:
+	"""Whether a parameter is given as JSON ``content`` (sent as JSON text) rather than a schema."""
+	content = param.get("content")
+	return (
+		param.get("schema") is None
+		and isinstance(content, Mapping)
+		and any(_JSON.match(str(media)) for media in content)
+	)
+
+
 # security -----------------------------------------------------------------------------------
 
 
@@ -423,19 +478,34 @@ def _tool(
 		properties[key] = converted
 		if where == "path" or param.get("required"):
 			required.append(key)
+		place = places[(name, where)]
+		if _json_content(param):
+			template = _ref(key, "json")  # content: application/json is JSON text
+		else:
+			style, explode = _style_of(param, where, place)
+			# Where the engine's own rendering is the style's (a primitive; an exploded form
+			# array repeats its key; deepObject's brackets), the template stays plain.
+			plain = (
+				style == "deepObject"
+				or (style in ("simple", "form") and not _may_be(converted, ("array", "object")))
+				or (style == "form" and explode and not _may_be(converted, ("object",)))
+			)
+			if style == "matrix" and not re.fullmatch(r'[^"\\{}]+', name):
+				raise ConfigurationError(
+					f"{place}/name: {name[:60]!r} cannot name a matrix parameter (it holds a "
+					"quote, a backslash or a brace)"
+				)
+			template = (
+				_ref(key)
+				if plain
+				else _styled(key, style, explode, name if style == "matrix" else None)
+			)
 		if where == "path":
-			endpoint = endpoint.replace(f"{{{name}}}", _ref(key))
+			endpoint = endpoint.replace(f"{{{name}}}", template)
 		elif where == "query":
-			style, explode = param.get("style", "form"), param.get("explode")
-			if converted.get("type") == "array" and style == "form" and explode is False:
-				query[name] = _ref(key, 'join: ","')
-			elif converted.get("type") == "array" and style in ("pipeDelimited", "spaceDelimited"):
-				sep = "|" if style == "pipeDelimited" else " "
-				query[name] = _ref(key, f'join: "{sep}"')
-			else:
-				query[name] = _ref(key)
+			query[name] = template
 		elif where == "header":
-			headers[name] = _ref(key)
+			headers[name] = template
 	for missing, key in zip(undeclared, keys[len(sent) :], strict=True):
 		properties[key] = {"type": "string"}
 		if key != missing:
