@@ -160,8 +160,29 @@ def _segment(value: str) -> str:
 	return _quote(value)
 
 
+def _url_value(value: Any, encode: Callable[[str], str]) -> str:
+	"""A value written into a URL, encoded: a list of plain values as ``a,b`` (the simple style).
+
+	Anything else but an object is one encoded piece.
+
+	Raises:
+		ToolError: The value is an object, or a list holding one (its text would be Python's).
+	"""
+	if isinstance(value, _PathSafe):
+		return str(value)
+	if isinstance(value, (Mapping, list, tuple)):
+		if isinstance(value, Mapping) or any(isinstance(v, (Mapping, list, tuple)) for v in value):
+			raise ToolError(
+				"a value in the URL is an object (or a list of them), which has no plain form "
+				"there; the integration should write it with param_style"
+			)
+		items = [encode(_style_scalar(v)) for v in value if v is not None]
+		return ",".join(items) if items else encode("")
+	return encode(to_liquid_string(value, False))
+
+
 def _query_value(value: Any) -> str:
-	return str(value) if isinstance(value, _PathSafe) else _quote(to_liquid_string(value, False))
+	return _url_value(value, _quote)
 
 
 def _path_segments(value: Any) -> str:
@@ -423,10 +444,7 @@ class _PathOutputNode(OutputNode):
 
 	def render_to_output(self, context: Any, buffer: Any) -> int:
 		value = self.expression.evaluate(context)
-		text = (
-			str(value) if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
-		)
-		return int(buffer.write(text))
+		return int(buffer.write(_url_value(value, _segment)))
 
 
 class _PathOutput(Output):
@@ -631,9 +649,7 @@ def _render_mode(source: str, data: Mapping[str, Any], mode: str, envs: _Envs) -
 	if kind == "exact":
 		value = _lookup(data, *compiled)
 		if mode == "path" and value is not MISSING:
-			return (
-				value if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
-			)
+			return _url_value(value, _segment)
 		if mode == "query" and value is not MISSING:
 			return _query_value(value)
 		return value
