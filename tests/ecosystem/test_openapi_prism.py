@@ -507,8 +507,8 @@ async def test_parameter_styles_reach_prism_as_the_document_describes_them(prism
 	assert all(s["status"] == 200 for s in seen), seen
 
 
-async def test_prism_reports_an_array_header_sent_as_python_text(prism: Any) -> None:
-	"""Negative control: the header rendered plainly (the list's Python text) is a violation."""
+async def test_prism_reports_an_array_header_sent_as_json_text(prism: Any) -> None:
+	"""Negative control: the header sent as JSON text ('[1,1]') is a violation."""
 	document = styles()
 	url = await prism(document)
 	integration = from_openapi(
@@ -519,6 +519,6 @@ async def test_prism_reports_an_array_header_sent_as_python_text(prism: Any) -> 
 		allow_internal_hosts=["127.0.0.1"],
 	)
 	(tool,) = integration.tools
-	plain = tool.model_copy(update={"headers": {"X-Ids": "{{ input.X_Ids }}"}})
+	plain = tool.model_copy(update={"headers": {"X-Ids": "{{ input.X_Ids | json }}"}})
 	seen = await _drive(url, integration.model_copy(update={"tools": [plain]}), {})
 	assert _violations(seen), seen
