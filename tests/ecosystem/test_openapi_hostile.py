@@ -1017,3 +1017,80 @@ def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, ki
 		from_openapi(document, id="t")
 	assert "external reference" in str(caught.value)
 	assert "TOP-SECRET-CONTENT" not in str(caught.value)
+
+
+def _key_scheme(where: str, name: str) -> dict[str, Any]:
+	return _simple(
+		components={"securitySchemes": {"k": {"type": "apiKey", "in": where, "name": name}}},
+		security=[{"k": []}],
+	)
+
+
+@pytest.mark.parametrize(
+	("where", "name"),
+	[
+		("header", "X-Key\r\nX-Evil: 1"),
+		("header", "X-Key: v"),
+		("header", ""),
+		("cookie", "session; admin=1"),
+		("cookie", "a b"),
+		("query", ""),
+	],
+)
+def test_an_api_key_name_that_cannot_be_sent_is_refused_at_import(where: str, name: str) -> None:
+	"""A header or cookie name that is no token (it was imported, and every call failed, or a
+	cookie name added cookies of its own), an empty name: said with the scheme's place."""
+	with pytest.raises(ConfigurationError, match=r"#/components/securitySchemes/k/name: "):
+		from_openapi(_key_scheme(where, name), id="t")
+
+
+def test_an_api_key_sent_in_no_place_is_noted_not_made_an_empty_credential() -> None:
+	"""'in: body' (Swagger 2's word) made a credential that sent nothing, the docs saying it
+	was a header; it is now one of the schemes to map by hand."""
+	integration = from_openapi(_key_scheme("body", "key"), id="t")
+	assert integration.credential_setup == []
+	assert "scheme 'k' (apiKey in 'body') is not mapped" in integration.docs
+
+
+@pytest.mark.parametrize(
+	("param", "says"),
+	[
+		({"name": "X-A\r\nB", "in": "header"}, r"parameters/0/name: .*not a header name"),
+		({"name": "X-A: b", "in": "header"}, r"parameters/0/name: .*not a header name"),
+		({"name": "", "in": "query"}, r"parameters/0/name: .*empty"),
+		({"in": "query"}, r"parameters/0/name: .*empty"),
+		({"name": "x", "in": "body"}, r"parameters/0/in: 'body' is not .*path, query, header"),
+		({"name": "x"}, r"parameters/0/in: None is not .*path, query, header"),
+	],
+)
+def test_a_parameter_that_cannot_be_sent_is_refused_at_import(
+	param: dict[str, Any], says: str
+) -> None:
+	"""A parameter 'in: body' became an input the request never sent; a header name that is no
+	token failed every call; an empty name sent '=value'."""
+	document = _simple()
+	document["paths"]["/pets"]["get"]["parameters"] = [param | {"schema": {"type": "string"}}]
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1pets/get/" + says):
+		from_openapi(document, id="t", operations=["listPets"])
+
+
+def test_scopes_that_are_no_list_are_refused_naming_the_requirement() -> None:
+	"""{"o": "read"} was read letter by letter: 'needs scopes [a, d, e, r]'."""
+	document = _simple(
+		components={
+			"securitySchemes": {
+				"o": {
+					"type": "oauth2",
+					"flows": {
+						"clientCredentials": {
+							"tokenUrl": "https://api.example.com/t",
+							"scopes": {"read": "r"},
+						}
+					},
+				}
+			}
+		}
+	)
+	document["paths"]["/pets"]["get"]["security"] = [{"o": "read"}]
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1pets/get/security/0/o: a list"):
+		from_openapi(document, id="t", operations=["listPets"])

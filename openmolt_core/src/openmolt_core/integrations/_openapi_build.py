@@ -22,7 +22,7 @@ from openmolt_core.integrations._credential import (
 	CustomCredential,
 	OAuth2Credential,
 )
-from openmolt_core.integrations._headers import CLIENT_HEADERS
+from openmolt_core.integrations._headers import CLIENT_HEADERS, is_token
 from openmolt_core.integrations._httptool import ApiSetup, HttpTool
 from openmolt_core.integrations._openapi_load import load_document, pointer
 from openmolt_core.integrations._openapi_names import field_names, is_plain, request_body_name
@@ -173,6 +173,24 @@ def _json_content(param: Mapping[str, Any]) -> bool:
 # security -----------------------------------------------------------------------------------
 
 
+def _check_name(name: Any, where: Any, place: str) -> str:
+	"""A parameter's or API key's name, refused where it cannot be sent as the document says.
+
+	Raises:
+		ConfigurationError: It is no text or empty, or, in a header or a cookie, no token
+			(RFC 9110: letters, digits and ``!#$%&'*+-.^_`|~``), so a line break or ``;`` in it
+			cannot add a header or a cookie of its own.
+	"""
+	if not isinstance(name, str) or not name:
+		raise ConfigurationError(f"{place}: a name is needed, and this one is empty or missing")
+	if where in ("header", "cookie") and not is_token(name):
+		raise ConfigurationError(
+			f"{place}: {name[:60]!r} is not a {where} name (letters, digits and "
+			"!#$%&'*+-.^_`|~ only)"
+		)
+	return name
+
+
 def _credentials(
 	document: Mapping[str, Any], internal: InternalHosts
 ) -> tuple[list[Credential], dict[str, str], list[str]]:
@@ -182,7 +200,12 @@ def _credentials(
 	for requirement in document.get("security") or []:
 		order += [name for name in requirement if name in schemes and name not in order]
 	order += [name for name in schemes if name not in order]
-	keys = [schemes[n] for n in order if schemes[n].get("type") == "apiKey"]
+	keys = [
+		schemes[n]
+		for n in order
+		if schemes[n].get("type") == "apiKey"
+		and schemes[n].get("in") in ("header", "query", "cookie")
+	]
 	headers: dict[str, str] = {}
 	query: dict[str, str] = {}
 	cookies: list[str] = []
@@ -193,10 +216,16 @@ def _credentials(
 	for name in order:
 		scheme = schemes[name]
 		kind = scheme.get("type")
-		if kind == "apiKey":
+		if kind == "apiKey" and scheme.get("in") not in ("header", "query", "cookie"):
+			notes.append(
+				f"scheme {name!r} (apiKey in {str(scheme.get('in'))[:40]!r}) is not mapped: an "
+				"API key goes in a header, the query or a cookie; add a credential by hand"
+			)
+		elif kind == "apiKey":
 			key = "apiKey" if len(keys) == 1 else _camel(name)
-			where, param = scheme.get("in"), str(scheme.get("name", ""))
-			no_liquid(param, pointer(("components", "securitySchemes", name, "name")))
+			where, param = scheme.get("in"), scheme.get("name")
+			at_name = pointer(("components", "securitySchemes", name, "name"))
+			no_liquid(_check_name(param, where, at_name), at_name)
 			value = f"{{{{ config.{key} }}}}"
 			if where == "header":
 				headers[param] = value
@@ -446,8 +475,15 @@ def _tool(
 		param = schemas.deref(raw)
 		if not isinstance(param, Mapping):
 			raise ConfigurationError(f"{place}: a parameter must be an object")
-		params[(str(param.get("name", "")), str(param.get("in", "")))] = param
-		places[(str(param.get("name", "")), str(param.get("in", "")))] = place
+		where = param.get("in")
+		if where not in ("path", "query", "header", "cookie"):
+			raise ConfigurationError(
+				f"{place}/in: {str(where)[:40] if where is not None else None!r} is not where a "
+				"parameter goes: path, query, header or cookie (a body is the requestBody)"
+			)
+		name = _check_name(param.get("name"), where, f"{place}/name")
+		params[(name, where)] = param
+		places[(name, where)] = place
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	endpoint = path
@@ -568,6 +604,7 @@ def _tool(
 	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"
+	own = "security" in op
 	requirements = op.get("security", document.get("security")) or []
 	oauth = {
 		name
@@ -576,9 +613,18 @@ def _tool(
 		).items()
 		if scheme.get("type") == "oauth2"
 	}
-	scopes = sorted(
-		{s for req in requirements for name, ss in req.items() if name in oauth for s in ss}
-	)
+	found: set[str] = set()
+	for index, requirement in enumerate(as_list(requirements, "security")):
+		for name, listed_scopes in requirement.items():
+			if not isinstance(listed_scopes, list):
+				where = f"{at}/security" if own else "#/security"
+				raise ConfigurationError(
+					f"{where}/{index}/{segment(str(name))}: a list of scopes ([] for none), not "
+					f"{str(listed_scopes)[:40]!r}"
+				)
+			if name in oauth:
+				found.update(str(scope) for scope in listed_scopes)
+	scopes = sorted(found)
 	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
 		input_schema["required"] = required
