@@ -1094,3 +1094,40 @@ def test_scopes_that_are_no_list_are_refused_naming_the_requirement() -> None:
 	document["paths"]["/pets"]["get"]["security"] = [{"o": "read"}]
 	with pytest.raises(ConfigurationError, match=r"#/paths/~1pets/get/security/0/o: a list"):
 		from_openapi(document, id="t", operations=["listPets"])
+
+
+@pytest.mark.parametrize(
+	("servers", "says"),
+	[
+		(
+			[{"url": "https://{tenant}.example.com"}],
+			r"#/servers/0/url: .*\{tenant\}.*no variable of that name.*base_url",
+		),
+		(
+			[{"url": "https://{tenant}.example.com", "variables": {"region": {"default": "eu"}}}],
+			r"#/servers/0/url: .*\{tenant\}",
+		),
+		(
+			[
+				{
+					"url": "https://{tenant}.example.com",
+					"variables": {"tenant": {"default": "evil", "enum": ["a", "b"]}},
+				}
+			],
+			r"#/servers/0/variables/tenant/default: 'evil' is not one of its enum",
+		),
+	],
+)
+def test_a_server_variable_without_a_value_is_refused_at_import(
+	servers: list[dict[str, Any]], says: str
+) -> None:
+	"""'https://{tenant}.example.com' was imported as the base URL, and every call failed to
+	resolve '{tenant}.example.com'."""
+	with pytest.raises(ConfigurationError, match=says):
+		from_openapi(_simple(servers=servers), id="t")
+	document = _simple()
+	document["paths"]["/pets"]["get"]["servers"] = servers
+	with pytest.raises(
+		ConfigurationError, match=says.replace("#/servers", "#/paths/~1pets/get/servers")
+	):
+		from_openapi(document, id="t", operations=["listPets"])
