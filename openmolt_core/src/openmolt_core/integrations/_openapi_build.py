@@ -74,6 +74,23 @@ def _camel(text: str) -> str:
 	return out if out[0].isalpha() else f"op{out}"
 
 
+MAX_HANDLE_CHARS = 64
+"""The longest tool handle an operation gets (as input names: what every provider accepts)."""
+
+
+def _handle(op_id: str, taken: set[str]) -> str:
+	"""The tool handle of an operationId: camelCase, at most `MAX_HANDLE_CHARS`, one of its own.
+
+	A handle ``taken`` by an operation earlier in the document gets underscores appended.
+	"""
+	base = _camel(op_id)[:MAX_HANDLE_CHARS]
+	handle, extra = base, 0
+	while handle in taken:
+		extra += 1
+		handle = base[: MAX_HANDLE_CHARS - extra] + "_" * extra
+	return handle
+
+
 def _words(text: str) -> str:
 	"""Text compared by its words only (a description that restates its summary)."""
 	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
@@ -781,9 +798,10 @@ def _integration(
 	for path, method, op, common in _operations(doc):
 		op_id = str(op.get("operationId") or f"{method} {path}")
 		try:
-			handle = _camel(op_id)
-			while handle in handles:
-				handle += "_"
+			# Every operation takes its handle, selected or not: a handle never depends on
+			# what else is imported (rules, labels and --operation name the full import's).
+			handle = _handle(op_id, handles)
+			handles.add(handle)
 			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
 			seen_ids.update((op_id, handle))
 			seen_tags |= op_tags
@@ -791,7 +809,6 @@ def _integration(
 				continue
 			if tags and not op_tags & set(tags):
 				continue
-			handles.add(handle)
 			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal, base))
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
