@@ -992,7 +992,7 @@ def test_allowed_hosts_must_be_host_names() -> None:
 			from_openapi(_simple(), id="t", allow_hosts=[wrong])
 
 
-@pytest.mark.parametrize("place", ["schema", "parameter", "body", "response"])
+@pytest.mark.parametrize("place", ["schema", "parameter", "body", "response", "path item"])
 @pytest.mark.parametrize("kind", ["file", "url", "file-url"])
 def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, kind: str) -> None:
 	"""A $ref to a local file, a URL or a file: URL anywhere is an error; nothing is read."""
@@ -1011,6 +1011,8 @@ def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, ki
 		op["parameters"] = [{"$ref": ref}]
 	elif place == "body":
 		op["requestBody"] = {"$ref": ref}
+	elif place == "path item":
+		document["paths"]["/pets"] = {"$ref": ref}
 	else:
 		op["responses"] = {"200": {"$ref": ref}}
 	with pytest.raises(ConfigurationError) as caught:
@@ -1131,3 +1133,33 @@ def test_a_server_variable_without_a_value_is_refused_at_import(
 		ConfigurationError, match=says.replace("#/servers", "#/paths/~1pets/get/servers")
 	):
 		from_openapi(document, id="t", operations=["listPets"])
+
+
+def test_a_path_item_given_by_reference_is_imported() -> None:
+	"""``paths: {"/a": {"$ref": "#/components/pathItems/p"}}`` (3.1's pathItems, 3.0's $ref) was
+	skipped: 'the selection matches no operation'. Its parameters and servers count too."""
+	document = _simple(
+		paths={
+			"/things/{id}": {"$ref": "#/components/pathItems/thing"},
+			"/loop": {"$ref": "#/components/pathItems/loop"},
+		},
+		components={
+			"pathItems": {
+				"thing": {
+					"parameters": [
+						{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+					],
+					"servers": [{"url": "/v2"}],
+					"get": {"operationId": "getThing", "responses": {"200": {"description": "ok"}}},
+				},
+				"loop": {"$ref": "#/components/pathItems/loop"},
+			}
+		},
+	)
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1loop: .*refers to itself"):
+		from_openapi(document, id="t")
+	del document["paths"]["/loop"]
+	(tool,) = from_openapi(document, id="t").tools
+	assert (tool.handle, tool.endpoint) == ("getThing", "/things/{{ input.id }}")
+	assert tool.base_url == "https://api.example.com/v2"
+	assert tool.input_schema["required"] == ["id"]

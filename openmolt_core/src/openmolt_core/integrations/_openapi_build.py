@@ -335,7 +335,7 @@ def _tool_base(
 	path: str,
 	method: str,
 	op: Mapping[str, Any],
-	document: Mapping[str, Any],
+	item: Mapping[str, Any],
 	internal: InternalHosts,
 	base: _Base,
 ) -> str | None:
@@ -346,7 +346,6 @@ def _tool_base(
 	resolves one against where the document is served (the base URL stands for it): the
 	operation does not silently stay on the base URL.
 	"""
-	item = (document.get("paths") or {}).get(path) or {}
 	for servers, where in (
 		(op.get("servers"), pointer(("paths", path, method, "servers"))),
 		(item.get("servers"), pointer(("paths", path, "servers"))),
@@ -454,22 +453,34 @@ def _response_format(responses: Mapping[str, Any], schemas: Schemas) -> str:
 
 
 def _operations(
-	document: Mapping[str, Any],
-) -> Iterable[tuple[str, str, dict[str, Any], list[Any]]]:
-	for path, item in (document.get("paths") or {}).items():
+	document: Mapping[str, Any], schemas: Schemas
+) -> Iterable[tuple[str, str, dict[str, Any], Mapping[str, Any]]]:
+	"""Each operation: its path, method, object and path item (a ``$ref`` to one followed)."""
+	for path, given in (document.get("paths") or {}).items():
+		item = given
+		if isinstance(given, Mapping) and "$ref" in given:
+			try:  # 3.1's #/components/pathItems, or anywhere in the document
+				target = schemas.deref(given)
+			except ConfigurationError as exc:
+				raise ConfigurationError(f"{pointer(('paths', path))}: {exc}") from None
+			if not isinstance(target, Mapping):
+				raise ConfigurationError(
+					f"{pointer(('paths', path))}: {given['$ref']!r} is not a path item"
+				)
+			item = {**target, **{k: v for k, v in given.items() if k != "$ref"}}
 		if not isinstance(item, Mapping):
 			continue
 		for method in _METHODS:
 			op = item.get(method)
 			if isinstance(op, Mapping):
-				yield path, method, dict(op), list(item.get("parameters") or [])
+				yield path, method, dict(op), item
 
 
 def _tool(
 	path: str,
 	method: str,
 	op: Mapping[str, Any],
-	common: Sequence[Any],
+	item: Mapping[str, Any],
 	schemas: Schemas,
 	document: Mapping[str, Any],
 	handle: str,
@@ -486,6 +497,7 @@ def _tool(
 		)
 	params: dict[tuple[str, str], Any] = {}
 	places: dict[tuple[str, str], str] = {}
+	common = list(item.get("parameters") or [])
 	listed = [(f"{pointer(('paths', path))}/parameters/{i}", p) for i, p in enumerate(common)]
 	listed += [(f"{at}/parameters/{i}", p) for i, p in enumerate(op.get("parameters") or [])]
 	for place, raw in listed:
@@ -645,7 +657,7 @@ def _tool(
 	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
 		input_schema["required"] = required
-	base_url = _tool_base(path, method, op, document, internal, base)
+	base_url = _tool_base(path, method, op, item, internal, base)
 	from openmolt_core._support.jsonschema import unchecked_patterns
 
 	# A pattern no regex engine supports is said at import, not at the tool's first call.
@@ -795,7 +807,7 @@ def _integration(
 	seen_tags: set[str] = set()
 	handles: set[str] = set()
 	tools: list[HttpTool] = []
-	for path, method, op, common in _operations(doc):
+	for path, method, op, item in _operations(doc, schemas):
 		op_id = str(op.get("operationId") or f"{method} {path}")
 		try:
 			# Every operation takes its handle, selected or not: a handle never depends on
@@ -809,7 +821,7 @@ def _integration(
 				continue
 			if tags and not op_tags & set(tags):
 				continue
-			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal, base))
+			tools.append(_tool(path, method, op, item, schemas, doc, handle, internal, base))
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
 				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
