@@ -1163,3 +1163,31 @@ def test_a_path_item_given_by_reference_is_imported() -> None:
 	assert (tool.handle, tool.endpoint) == ("getThing", "/things/{{ input.id }}")
 	assert tool.base_url == "https://api.example.com/v2"
 	assert tool.input_schema["required"] == ["id"]
+
+
+def test_a_document_file_is_read_as_an_agent_file_is(tmp_path: Path) -> None:
+	"""A JSON document with a BOM (Notepad) is read (it was 'invalid JSON: Unexpected UTF-8 BOM',
+	though the agent file's openapi key had read it); a NUL in the path is named."""
+	bom = tmp_path / "api.json"
+	bom.write_text(json.dumps(_simple()), encoding="utf-8-sig")
+	assert len(from_openapi(bom, id="t").tools) == 3
+	with pytest.raises(ConfigurationError, match="NUL"):  # was ValueError: embedded null byte
+		from_openapi(str(tmp_path / "a\x00.json"), id="t")
+
+
+@pytest.mark.parametrize(
+	"url", ["https://petstore3.swagger.io/api/v3/openapi.json", "http://x/a.yaml"]
+)
+def test_a_url_given_for_the_document_says_to_download_it(url: str) -> None:
+	"""The importer reads files; a URL was 'https:/petstore3...: No such file or directory'."""
+	with pytest.raises(ConfigurationError, match=r"a URL.*download it first.*curl -o"):
+		from_openapi(url, id="t")
+
+
+def test_the_import_command_given_a_url_says_to_download_it(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""openmolt import-openapi https://... said 'https:/...: No such file or directory'."""
+	code = main(["import-openapi", "https://api.example.com/openapi.json", "--id", "t"])
+	assert code == 2
+	assert "is a URL; the importer reads a file" in capsys.readouterr().err

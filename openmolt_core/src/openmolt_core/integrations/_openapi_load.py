@@ -234,9 +234,20 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 	if isinstance(source, Mapping):
 		raw: Any = source
 	else:
+		given = str(source)
+		if re.match(r"(?i)https?:/", given):
+			given = re.sub(r"(?i)^(https?):/(?!/)", r"\1://", given)  # a Path keeps one slash
+			raise ConfigurationError(
+				f"{given[:200]!r} is a URL; the importer reads a file (or a dict): download it "
+				f"first (curl -o openapi.json '{given[:200]}') and give the file"
+			)
+		if "\x00" in given:
+			raise ConfigurationError(
+				f"{given[:200]!r} cannot name an OpenAPI document (it holds a NUL character)"
+			)
 		path = Path(source)
 		try:
-			text = path.read_text(encoding="utf-8")
+			text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
 		except OSError as exc:
 			raise ConfigurationError(
 				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
