@@ -1191,3 +1191,14 @@ def test_the_import_command_given_a_url_says_to_download_it(
 	code = main(["import-openapi", "https://api.example.com/openapi.json", "--id", "t"])
 	assert code == 2
 	assert "is a URL; the importer reads a file" in capsys.readouterr().err
+
+
+def test_a_document_file_too_large_to_read_is_refused_before_it_is_read(tmp_path: Path) -> None:
+	"""A file past MAX_DOCUMENT_BYTES is refused by its size (it was read whole, then parsed)."""
+	from openmolt_core.integrations._openapi_load import MAX_DOCUMENT_BYTES
+
+	huge = tmp_path / "huge.json"
+	with huge.open("wb") as out:
+		out.truncate(MAX_DOCUMENT_BYTES + 1)  # sparse: no disk, no memory
+	with pytest.raises(ConfigurationError, match=r"huge\.json: the document is 128\.0 MiB"):
+		from_openapi(huge, id="t")
