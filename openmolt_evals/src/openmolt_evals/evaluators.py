@@ -541,12 +541,13 @@ class LLMJudge:
 		response = await provider.generate(request)
 		observed.judge_usage.add(response.usage)
 		data = _grade(response.text)
-		try:
-			score = data["score"] if data is not None else None
-			score = float(score) if isinstance(score, str) else score  # "0.8" as a string
-		except ValueError:
-			score = None
-		if not isinstance(data, dict) or not _is_grade(score):
+		score: Any = None if data is None else data["score"]
+		if isinstance(score, str):  # "0.8" as a string
+			try:
+				score = float(score)
+			except ValueError:
+				score = None
+		if data is None or not _is_grade(score):
 			# Not a grade from 0 to 1 (NaN, a boolean, "8" out of ten): no score is guessed.
 			from openmolt_core.secrets import masked_excerpt
 
