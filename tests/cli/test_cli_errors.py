@@ -159,6 +159,11 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		),
 		(
 			"a.json",
+			'{"name": "x", "model": "openai:gpt-5",\n "openapi": {"pets": "https://api.example.com/openapi.json"}}',
+			"a.json: openapi.pets: 'https://api.example.com/openapi.json' is a URL; the importer reads a file",
+		),
+		(
+			"a.json",
 			'{"name": "x", "model": "openai:gpt-5", "durability": "runs\\u0000.db"}',
 			"durability must be a SQLite file's path or a postgresql:// URL with no NUL character",
 		),

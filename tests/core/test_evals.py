@@ -372,5 +372,5 @@ def test_a_dataset_of_the_wrong_shape_or_an_agent_file_given_first_is_named(
 		Dataset.load(agent)
 	wide = tmp_path / "wide.json"
 	wide.write_bytes('{"cases": [{"input": 1}]}'.encode("utf-16"))
-	with pytest.raises(ConfigurationError, match=r"is not UTF-8 text .*save it as UTF-8"):
+	with pytest.raises(ConfigurationError, match=r"is not UTF-8 text.*UTF-16.*save it as UTF-8"):
 		Dataset.load(wide)

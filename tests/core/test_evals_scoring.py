@@ -12,6 +12,7 @@ import pytest
 
 from openmolt import ConfigurationError, OpenMolt
 from openmolt_core import ModelRequest, ModelResponse, Usage
+from openmolt_core.errors import OpenMoltError
 from openmolt_core.testing import finish
 from openmolt_evals import Case, Dataset, Observed, ToolCall, evaluate
 from openmolt_evals.evaluators import LLMJudge, OutputEquals, Score, Trajectory
@@ -437,3 +438,53 @@ def test_an_evaluator_json_cannot_hold_is_refused_by_to_dict() -> None:
 		dataset.to_dict()
 	with pytest.raises(ConfigurationError, match="raising"):
 		Dataset(cases=(Case("c", "i", evaluators=(Raising(),)),)).to_dict()
+
+
+async def test_the_judge_never_reads_a_secret_the_agent_s_model_never_read() -> None:
+	"""The case's input and the run's words reach the judge masked, as they reach the agent."""
+	asked: list[str] = []
+
+	class Judge:
+		name = "judge"
+		model = "judge-1"
+
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			asked.append(request.messages[0].content)
+			return ModelResponse(text='{"score": 1, "reason": "fine"}')
+
+	case = Case("c", f"use the key {SECRET}")
+	report = await evaluate(
+		_agent(), Dataset(cases=(case,), evaluators=(LLMJudge("fine", model=Judge()),))
+	)
+	assert report.cases[0].passed
+	assert asked and SECRET not in asked[0] and "use the key" in asked[0]
+
+
+@pytest.mark.parametrize(
+	("text", "grade"),
+	[
+		('I would say {"score": 0.8, "reason": "good"}. Note: {x} was odd.', 0.8),
+		('Thinking {step 1}... then {"score": 0.4, "reason": "weak"}', 0.4),
+		('```json\n{"score": "0.9", "reason": "fine {really}"}\n```', 0.9),
+	],
+)
+async def test_a_judge_s_grade_is_read_from_prose_around_it(text: str, grade: float) -> None:
+	"""The first JSON object with a score is the grade (braces in the prose around it made the
+	answer unreadable)."""
+	judge = LLMJudge("fine", model=_judge(text))
+	observed = _observed([], output="x")
+	observed.resolve_model = lambda model: (model, "judge-1")
+	score = await judge.evaluate(observed, Case("c"))
+	assert score.score == grade, score
+
+
+async def test_a_judge_model_that_cannot_be_used_is_refused_before_any_case_runs() -> None:
+	"""A judge naming a provider nobody installed fails the evaluation at once, not each case's
+	judge after every agent run (the runs cost money)."""
+	model = Echo()
+	dataset = Dataset(
+		cases=(Case("a", "a", evaluators=(LLMJudge("fine", model="nobody:judge-1"),)),),
+	)
+	with pytest.raises(OpenMoltError, match="nobody"):
+		await evaluate(_agent(model), dataset)
+	assert model.most == 0  # no run started

@@ -992,7 +992,7 @@ def test_allowed_hosts_must_be_host_names() -> None:
 			from_openapi(_simple(), id="t", allow_hosts=[wrong])
 
 
-@pytest.mark.parametrize("place", ["schema", "parameter", "body", "response"])
+@pytest.mark.parametrize("place", ["schema", "parameter", "body", "response", "path item"])
 @pytest.mark.parametrize("kind", ["file", "url", "file-url"])
 def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, kind: str) -> None:
 	"""A $ref to a local file, a URL or a file: URL anywhere is an error; nothing is read."""
@@ -1011,9 +1011,194 @@ def test_external_refs_are_refused_and_never_read(tmp_path: Path, place: str, ki
 		op["parameters"] = [{"$ref": ref}]
 	elif place == "body":
 		op["requestBody"] = {"$ref": ref}
+	elif place == "path item":
+		document["paths"]["/pets"] = {"$ref": ref}
 	else:
 		op["responses"] = {"200": {"$ref": ref}}
 	with pytest.raises(ConfigurationError) as caught:
 		from_openapi(document, id="t")
 	assert "external reference" in str(caught.value)
 	assert "TOP-SECRET-CONTENT" not in str(caught.value)
+
+
+def _key_scheme(where: str, name: str) -> dict[str, Any]:
+	return _simple(
+		components={"securitySchemes": {"k": {"type": "apiKey", "in": where, "name": name}}},
+		security=[{"k": []}],
+	)
+
+
+@pytest.mark.parametrize(
+	("where", "name"),
+	[
+		("header", "X-Key\r\nX-Evil: 1"),
+		("header", "X-Key: v"),
+		("header", ""),
+		("cookie", "session; admin=1"),
+		("cookie", "a b"),
+		("query", ""),
+	],
+)
+def test_an_api_key_name_that_cannot_be_sent_is_refused_at_import(where: str, name: str) -> None:
+	"""A header or cookie name that is no token (it was imported, and every call failed, or a
+	cookie name added cookies of its own), an empty name: said with the scheme's place."""
+	with pytest.raises(ConfigurationError, match=r"#/components/securitySchemes/k/name: "):
+		from_openapi(_key_scheme(where, name), id="t")
+
+
+def test_an_api_key_sent_in_no_place_is_noted_not_made_an_empty_credential() -> None:
+	"""'in: body' (Swagger 2's word) made a credential that sent nothing, the docs saying it
+	was a header; it is now one of the schemes to map by hand."""
+	integration = from_openapi(_key_scheme("body", "key"), id="t")
+	assert integration.credential_setup == []
+	assert "scheme 'k' (apiKey in 'body') is not mapped" in integration.docs
+
+
+@pytest.mark.parametrize(
+	("param", "says"),
+	[
+		({"name": "X-A\r\nB", "in": "header"}, r"parameters/0/name: .*not a header name"),
+		({"name": "X-A: b", "in": "header"}, r"parameters/0/name: .*not a header name"),
+		({"name": "", "in": "query"}, r"parameters/0/name: .*empty"),
+		({"in": "query"}, r"parameters/0/name: .*empty"),
+		({"name": "x", "in": "body"}, r"parameters/0/in: 'body' is not .*path, query, header"),
+		({"name": "x"}, r"parameters/0/in: None is not .*path, query, header"),
+	],
+)
+def test_a_parameter_that_cannot_be_sent_is_refused_at_import(
+	param: dict[str, Any], says: str
+) -> None:
+	"""A parameter 'in: body' became an input the request never sent; a header name that is no
+	token failed every call; an empty name sent '=value'."""
+	document = _simple()
+	document["paths"]["/pets"]["get"]["parameters"] = [param | {"schema": {"type": "string"}}]
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1pets/get/" + says):
+		from_openapi(document, id="t", operations=["listPets"])
+
+
+def test_scopes_that_are_no_list_are_refused_naming_the_requirement() -> None:
+	"""{"o": "read"} was read letter by letter: 'needs scopes [a, d, e, r]'."""
+	document = _simple(
+		components={
+			"securitySchemes": {
+				"o": {
+					"type": "oauth2",
+					"flows": {
+						"clientCredentials": {
+							"tokenUrl": "https://api.example.com/t",
+							"scopes": {"read": "r"},
+						}
+					},
+				}
+			}
+		}
+	)
+	document["paths"]["/pets"]["get"]["security"] = [{"o": "read"}]
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1pets/get/security/0/o: a list"):
+		from_openapi(document, id="t", operations=["listPets"])
+
+
+@pytest.mark.parametrize(
+	("servers", "says"),
+	[
+		(
+			[{"url": "https://{tenant}.example.com"}],
+			r"#/servers/0/url: .*\{tenant\}.*no variable of that name.*base_url",
+		),
+		(
+			[{"url": "https://{tenant}.example.com", "variables": {"region": {"default": "eu"}}}],
+			r"#/servers/0/url: .*\{tenant\}",
+		),
+		(
+			[
+				{
+					"url": "https://{tenant}.example.com",
+					"variables": {"tenant": {"default": "evil", "enum": ["a", "b"]}},
+				}
+			],
+			r"#/servers/0/variables/tenant/default: 'evil' is not one of its enum",
+		),
+	],
+)
+def test_a_server_variable_without_a_value_is_refused_at_import(
+	servers: list[dict[str, Any]], says: str
+) -> None:
+	"""'https://{tenant}.example.com' was imported as the base URL, and every call failed to
+	resolve '{tenant}.example.com'."""
+	with pytest.raises(ConfigurationError, match=says):
+		from_openapi(_simple(servers=servers), id="t")
+	document = _simple()
+	document["paths"]["/pets"]["get"]["servers"] = servers
+	with pytest.raises(
+		ConfigurationError, match=says.replace("#/servers", "#/paths/~1pets/get/servers")
+	):
+		from_openapi(document, id="t", operations=["listPets"])
+
+
+def test_a_path_item_given_by_reference_is_imported() -> None:
+	"""``paths: {"/a": {"$ref": "#/components/pathItems/p"}}`` (3.1's pathItems, 3.0's $ref) was
+	skipped: 'the selection matches no operation'. Its parameters and servers count too."""
+	document = _simple(
+		paths={
+			"/things/{id}": {"$ref": "#/components/pathItems/thing"},
+			"/loop": {"$ref": "#/components/pathItems/loop"},
+		},
+		components={
+			"pathItems": {
+				"thing": {
+					"parameters": [
+						{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+					],
+					"servers": [{"url": "/v2"}],
+					"get": {"operationId": "getThing", "responses": {"200": {"description": "ok"}}},
+				},
+				"loop": {"$ref": "#/components/pathItems/loop"},
+			}
+		},
+	)
+	with pytest.raises(ConfigurationError, match=r"#/paths/~1loop: .*refers to itself"):
+		from_openapi(document, id="t")
+	del document["paths"]["/loop"]
+	(tool,) = from_openapi(document, id="t").tools
+	assert (tool.handle, tool.endpoint) == ("getThing", "/things/{{ input.id }}")
+	assert tool.base_url == "https://api.example.com/v2"
+	assert tool.input_schema["required"] == ["id"]
+
+
+def test_a_document_file_is_read_as_an_agent_file_is(tmp_path: Path) -> None:
+	"""A JSON document with a BOM (Notepad) is read (it was 'invalid JSON: Unexpected UTF-8 BOM',
+	though the agent file's openapi key had read it); a NUL in the path is named."""
+	bom = tmp_path / "api.json"
+	bom.write_text(json.dumps(_simple()), encoding="utf-8-sig")
+	assert len(from_openapi(bom, id="t").tools) == 3
+	with pytest.raises(ConfigurationError, match="NUL"):  # was ValueError: embedded null byte
+		from_openapi(str(tmp_path / "a\x00.json"), id="t")
+
+
+@pytest.mark.parametrize(
+	"url", ["https://petstore3.swagger.io/api/v3/openapi.json", "http://x/a.yaml"]
+)
+def test_a_url_given_for_the_document_says_to_download_it(url: str) -> None:
+	"""The importer reads files; a URL was 'https:/petstore3...: No such file or directory'."""
+	with pytest.raises(ConfigurationError, match=r"a URL.*download it first.*curl -o"):
+		from_openapi(url, id="t")
+
+
+def test_the_import_command_given_a_url_says_to_download_it(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""openmolt import-openapi https://... said 'https:/...: No such file or directory'."""
+	code = main(["import-openapi", "https://api.example.com/openapi.json", "--id", "t"])
+	assert code == 2
+	assert "is a URL; the importer reads a file" in capsys.readouterr().err
+
+
+def test_a_document_file_too_large_to_read_is_refused_before_it_is_read(tmp_path: Path) -> None:
+	"""A file past MAX_DOCUMENT_BYTES is refused by its size (it was read whole, then parsed)."""
+	from openmolt_core.integrations._openapi_load import MAX_DOCUMENT_BYTES
+
+	huge = tmp_path / "huge.json"
+	with huge.open("wb") as out:
+		out.truncate(MAX_DOCUMENT_BYTES + 1)  # sparse: no disk, no memory
+	with pytest.raises(ConfigurationError, match=r"huge\.json: the document is 128\.0 MiB"):
+		from_openapi(huge, id="t")

@@ -511,3 +511,35 @@ def test_every_comparison_suffix_has_its_own_name_and_the_plain_one_keeps_its_ow
 		"Status!=": "{{ input.StatusNot }}",
 		"Status": "{{ input.Status }}",
 	}
+
+
+def _clashing() -> dict[str, Any]:
+	ok = {"200": {"description": "ok"}}
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": "T", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/a": {"get": {"operationId": "get-a", "tags": ["one"], "responses": ok}},
+			"/b": {"get": {"operationId": "getA", "tags": ["two"], "responses": ok}},
+			"/c": {"get": {"operationId": "c" * 10_000, "responses": ok}},
+		},
+	}
+
+
+def test_a_tool_s_handle_does_not_depend_on_which_operations_are_imported() -> None:
+	"""Two operationIds that make one handle are told apart in document order whatever is
+	selected: 'getA_' named in the full import selects that operation (it was 'no operation'),
+	and importing tag 'two' alone keeps 'getA_' (it became 'getA', so rules and labels written
+	for the full import named another tool)."""
+	full = [t.handle for t in from_openapi(_clashing(), id="t").tools]
+	assert full[:2] == ["getA", "getA_"]
+	picked = from_openapi(_clashing(), id="t", operations=["getA_"]).tools
+	assert [(t.handle, t.endpoint) for t in picked] == [("getA_", "/b")]
+	assert [t.handle for t in from_openapi(_clashing(), id="t", tags=["two"]).tools] == ["getA_"]
+
+
+def test_a_handle_is_at_most_64_characters() -> None:
+	"""A 10,000-character operationId made a 10,000-character tool name."""
+	handles = [t.handle for t in from_openapi(_clashing(), id="t").tools]
+	assert max(len(h) for h in handles) == 64 and handles[2] == "c" * 64

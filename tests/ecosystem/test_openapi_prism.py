@@ -220,7 +220,10 @@ async def prism(tmp_path: Path) -> AsyncIterator[Any]:
 	async with anyio.create_task_group() as tg:
 		yield start
 		for process in processes:
-			process.terminate()
+			try:
+				process.terminate()
+			except ProcessLookupError:  # it died (Prism throws on some malformed requests)
+				pass
 			with anyio.move_on_after(10):
 				await process.wait()
 			if process.returncode is None:
@@ -450,4 +453,72 @@ async def test_prism_reports_a_field_sent_under_its_input_name(prism: Any) -> No
 		update={"tools": [tool.model_copy(update={"body": wrong})]}
 	)
 	seen = await _drive(url, integration, {})
+	assert _violations(seen), seen
+
+
+def styles() -> dict[str, Any]:
+	"""Arrays in a header and in the query, label and matrix path parameters (integers, so Prism
+	checks each item; two items, so a wrong delimiter shows)."""
+	ints = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
+	ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {}}}}}
+
+	def param(name: str, where: str, schema: dict[str, Any], **style: Any) -> dict[str, Any]:
+		return {"name": name, "in": where, "required": True, "schema": schema, **style}
+
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": "Styles", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/label/{id}": {
+				"get": {
+					"operationId": "labelled",
+					"parameters": [
+						param("id", "path", {"type": "integer"}, style="label"),
+						param("X-Ids", "header", ints),
+						param("ids", "query", ints, explode=False),
+					],
+					"responses": ok,
+				}
+			},
+			"/matrix/{ids}": {
+				"get": {
+					"operationId": "matrixed",
+					"parameters": [param("ids", "path", ints, style="matrix", explode=True)],
+					"responses": ok,
+				}
+			},
+		},
+	}
+
+
+async def test_parameter_styles_reach_prism_as_the_document_describes_them(prism: Any) -> None:
+	"""A label and a matrix path parameter, a header and an unexploded query array: no violation
+	(the header was sent as '[1, 1]', which Prism refuses; label and matrix values without their
+	'.' and ';' made Prism's own deserialiser throw)."""
+	document = styles()
+	url = await prism(document)
+	integration = from_openapi(
+		document, id="styles", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
+	seen = await _drive(url, integration, {})
+	assert len(seen) == 2
+	assert _violations(seen) == [], json.dumps(seen, indent=1)[:4000]
+	assert all(s["status"] == 200 for s in seen), seen
+
+
+async def test_prism_reports_an_array_header_sent_as_json_text(prism: Any) -> None:
+	"""Negative control: the header sent as JSON text ('[1,1]') is a violation."""
+	document = styles()
+	url = await prism(document)
+	integration = from_openapi(
+		document,
+		id="styles",
+		operations=["labelled"],
+		base_url=url,
+		allow_internal_hosts=["127.0.0.1"],
+	)
+	(tool,) = integration.tools
+	plain = tool.model_copy(update={"headers": {"X-Ids": "{{ input.X_Ids | json }}"}})
+	seen = await _drive(url, integration.model_copy(update={"tools": [plain]}), {})
 	assert _violations(seen), seen

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,7 @@ __all__ = [
 	"Observed",
 	"Report",
 	"ToolCall",
+	"check_report",
 	"compare",
 	"evaluate",
 	"trajectory_of",
@@ -93,25 +94,75 @@ def _evaluator(data: Any, where: str) -> Evaluator:
 		raise ConfigurationError(
 			f"{where}: unknown evaluator {data['type']!r}; {suggestion(str(data['type']), EVALUATORS, noun='evaluators')}"
 		)
-	fields = {k: v for k, v in data.items() if k != "type"}
+	known = [spec.name for spec in fields(cls)]
+	values = {k: v for k, v in data.items() if k != "type"}
+	for key in values:
+		if key not in known:  # not Python's "__init__() got an unexpected keyword argument"
+			from openmolt_core._support.suggest import suggestion
+
+			raise ConfigurationError(
+				f"{where}: {data['type']}: unknown field {key!r}; "
+				f"{suggestion(str(key), known, noun='fields')}"
+			)
 	try:
-		if "expected" in fields and cls is Trajectory:
-			fields["expected"] = tuple(_tool_call(c) for c in fields["expected"])
-		evaluator: Evaluator = cls(**fields)
+		if "expected" in values and cls is Trajectory and values["expected"] is not None:
+			try:
+				values["expected"] = _tool_calls(values["expected"])
+			except ValueError as exc:
+				raise ValueError(f"expected: {exc}") from None
+		evaluator: Evaluator = cls(**values)
 	except (TypeError, ValueError) as exc:
 		raise ConfigurationError(f"{where}: {data['type']}: {exc}") from exc
 	return evaluator
+
+
+def _tool_calls(data: Any) -> tuple[ToolCall, ...]:
+	"""Expected calls from their JSON form, a list of ``{"tool": ..., "input": {...}}``.
+
+	Raises:
+		ValueError: ``data`` is not a list of such objects.
+	"""
+	if not isinstance(data, list | tuple):
+		raise ValueError(
+			f"a list of calls [{{'tool': ..., 'input': {{...}}}}], not a {type(data).__name__}"
+		)
+	return tuple(_tool_call(call) for call in data)
 
 
 def _tool_call(data: Any) -> ToolCall:
 	"""An expected call from its JSON form, ``{"tool": ..., "input": {...}}``."""
 	if not isinstance(data, Mapping) or set(data) - {"tool", "input"} or "tool" not in data:
 		raise ValueError(f"an expected call is {{'tool': ..., 'input': {{...}}}}, not {data!r}")
-	return ToolCall(tool=data["tool"], input=data.get("input") or {})
+	given = data.get("input")
+	return ToolCall(tool=data["tool"], input={} if given is None else given)
 
 
-def _case(data: Mapping[str, Any], index: int) -> Case:
+def _evaluator_list(data: Mapping[str, Any], where: str) -> list[Any] | None:
+	"""The list under ``evaluators`` (None when absent), refusing another kind of value by name."""
+	value = data.get("evaluators")
+	if value is None or isinstance(value, list):
+		return value
+	raise ConfigurationError(
+		f"{where}: a list of evaluators ([{{'type': ...}}, ...]), not a {type(value).__name__}"
+	)
+
+
+def _text(value: Any, where: str, default: str) -> str:
+	"""A name from a dataset: text, or ``default`` when it gives none."""
+	if value is None or value == "":
+		return default
+	if not isinstance(value, str):
+		raise ConfigurationError(f"{where}: a name is text, not a {type(value).__name__}")
+	return value
+
+
+def _case(data: Any, index: int) -> Case:
 	where = f"cases[{index}]"
+	if not isinstance(data, Mapping):
+		raise ConfigurationError(
+			f'{where}: a case is an object ({{"input": ..., "expected_output": ...}}), not a '
+			f"{type(data).__name__}"
+		)
 	known = {
 		"name",
 		"input",
@@ -124,18 +175,19 @@ def _case(data: Mapping[str, Any], index: int) -> Case:
 	unknown = sorted(set(data) - known)
 	if unknown:
 		raise ConfigurationError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(known)}")
-	tools = data.get("expected_tools", data.get("expectedTools")) or ()
+	key = "expected_tools" if "expected_tools" in data else "expectedTools"
 	try:
-		expected = tuple(_tool_call(t) for t in tools)
-	except (ValueError, TypeError) as exc:
+		expected = _tool_calls(data.get(key) or [])
+	except ValueError as exc:
 		raise ConfigurationError(f"{where}.expected_tools: {exc}") from exc
+	evaluators = _evaluator_list(data, f"{where}.evaluators") or []
 	return Case(
-		name=str(data.get("name") or f"case {index + 1}"),
+		name=_text(data.get("name"), f"{where}.name", f"case {index + 1}"),
 		input=data.get("input"),
 		expected_output=data.get("expected_output", data.get("expectedOutput")),
 		expected_tools=expected,
 		evaluators=tuple(
-			_evaluator(e, f"{where}.evaluators") for e in data.get("evaluators") or ()
+			_evaluator(e, f"{where}.evaluators[{i}]") for i, e in enumerate(evaluators)
 		),
 	)
 
@@ -175,40 +227,29 @@ class Dataset:
 					"(openmolt eval DATASET AGENT_FILE)"
 				)
 			raise ConfigurationError("dataset: 'cases' must be a non-empty list")
-		evaluators = data.get("evaluators")
+		listed = _evaluator_list(data, "evaluators")
 		return cls(
 			cases=tuple(_case(c, i) for i, c in enumerate(cases)),
 			evaluators=None
-			if evaluators is None
-			else tuple(_evaluator(e, f"evaluators[{i}]") for i, e in enumerate(evaluators)),
-			name=str(data.get("name") or name),
+			if listed is None
+			else tuple(_evaluator(e, f"evaluators[{i}]") for i, e in enumerate(listed)),
+			name=_text(data.get("name"), "name", name),
 		)
 
 	@classmethod
 	def load(cls, path: str | Path) -> Dataset:
-		"""Read a dataset from a JSON file.
+		"""Read a dataset from a JSON file (UTF-8, a BOM allowed).
 
 		Raises:
-			ConfigurationError: The file cannot be read or is malformed.
+			ConfigurationError: The file cannot be read or is malformed; the message names the
+				file, and the line where JSON says one.
 		"""
-		file = Path(path)
-		try:
-			text = file.read_text(encoding="utf-8")
-		except OSError as exc:  # its reason, not "[Errno 2] No such file or directory: 'x'"
+		file = Path(path) if not isinstance(path, str) or "\x00" not in path else None
+		if file is None:
 			raise ConfigurationError(
-				f"dataset {str(file)!r}: cannot be read: {exc.strerror or exc}"
-			) from exc
-		except UnicodeDecodeError as exc:
-			raise ConfigurationError(
-				f"dataset {str(file)!r} is not UTF-8 text (the byte at offset {exc.start}); save "
-				"it as UTF-8"
-			) from None
-		try:
-			data = json.loads(text)
-		except json.JSONDecodeError as exc:  # as an agent file's: the line, then the column
-			raise ConfigurationError(
-				f"dataset {str(file)!r}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
-			) from exc
+				f"dataset: {path!r} cannot name a file (it holds a NUL character)"
+			)
+		data = _read_json(file, f"dataset {str(file)!r}")
 		return cls.from_dict(data, name=file.stem)
 
 	@classmethod
@@ -262,6 +303,54 @@ class Dataset:
 			cases.append(case)
 		data["cases"] = cases
 		return data
+
+
+def _read_json(file: Path, name: str) -> Any:
+	"""A JSON file's value, read as agent files are: UTF-8 with or without a BOM, strict JSON.
+
+	Args:
+		file: The file.
+		name: How messages name it (``dataset 'cases.json'``, ``--compare 'old.json'``).
+
+	Raises:
+		ConfigurationError: The file cannot be read, is not UTF-8, is not JSON (the line and
+			column), holds NaN or Infinity, gives a key twice in one object, or nests deeper
+			than the parser reads.
+	"""
+	try:
+		text = file.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
+	except OSError as exc:  # its reason, not "[Errno 2] No such file or directory: 'x'"
+		raise ConfigurationError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
+	except UnicodeDecodeError as exc:
+		from openmolt_core._support.textfile import not_utf8
+
+		raise ConfigurationError(not_utf8(name, exc)) from None
+
+	def constant(word: str) -> Any:
+		raise json.JSONDecodeError(
+			f"{word} is not valid JSON; write a number or a string", text, max(text.find(word), 0)
+		)
+
+	def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+		out: dict[str, Any] = {}
+		for key, value in pairs:
+			if key in out:  # json keeps the last: the first block would be dropped unseen
+				raise ConfigurationError(
+					f"{name}: {key!r} is given twice in one object; merge the two"
+				)
+			out[key] = value
+		return out
+
+	try:
+		return json.loads(text, parse_constant=constant, object_pairs_hook=unique)
+	except json.JSONDecodeError as exc:  # as an agent file's: the line, then the column
+		raise ConfigurationError(
+			f"{name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+		) from exc
+	except RecursionError:
+		raise ConfigurationError(
+			f"{name}: the JSON nests deeper than the parser reads; flatten it"
+		) from None
 
 
 def _evaluator_dict(evaluator: Evaluator, where: str) -> dict[str, Any]:
@@ -332,6 +421,8 @@ class Observed:
 		error: What went wrong, when the run failed.
 		resolve_model: Turns a ``"provider:model"`` (or None) into a provider and a model name.
 		judge_usage: Tokens the judges spent on this case.
+		redact: Masks the secrets the agent's instance knows in a text; what an evaluator sends
+			to a model goes through it, as everything the agent's model reads does.
 	"""
 
 	output: Any
@@ -344,6 +435,7 @@ class Observed:
 	error: str | None
 	resolve_model: Any
 	judge_usage: Usage = field(default_factory=Usage)
+	redact: Callable[[str], str] = str
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,14 +550,14 @@ class Report:
 			cost = f"${c.usage.cost_usd:.4f}" if c.usage.cost_usd is not None else "-"
 			rows.append(
 				(
-					c.case,
-					c.status,
+					_one_line(c.case),
+					_one_line(c.status),
 					f"{c.score:.2f}",
 					str(c.steps),
 					str(c.usage.total_tokens),
 					cost,
 					f"{c.seconds:.2f}",
-					masked_excerpt(c.error or why, 80),
+					_one_line(masked_excerpt(c.error or why, 80)),
 				)
 			)
 		widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -474,9 +566,44 @@ class Report:
 		]
 		lines.insert(1, "  ".join("-" * w for w in widths))
 		lines.append(
-			f"\n{self.dataset} with {self.agent}: score {self.score:.2f}, {self.passed}/{len(self.cases)} cases passed"
+			f"\n{_one_line(self.dataset)} with {_one_line(self.agent)}: score {self.score:.2f}, "
+			f"{self.passed}/{len(self.cases)} cases passed"
 		)
 		return "\n".join(lines)
+
+
+def check_report(data: Any, name: str) -> dict[str, Any]:
+	"""A report's JSON form (`Report.to_dict`, ``--json``), checked as far as `compare` reads it.
+
+	Args:
+		data: The report read from a file, or given.
+		name: How messages name it (``--compare 'old.json'``).
+
+	Raises:
+		ConfigurationError: It is no object with a list of cases, each named by text with a
+			number for its score (and a number for the overall score, if any); the message
+			names the field.
+	"""
+
+	def number(value: Any) -> bool:
+		return isinstance(value, int | float) and not isinstance(value, bool)
+
+	hint = "write one with --json PATH"
+	if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
+		raise ConfigurationError(f"{name}: cases: not a report, whose cases are a list ({hint})")
+	if "score" in data and not number(data["score"]):
+		raise ConfigurationError(f"{name}: score: a number, not {data['score']!r} ({hint})")
+	for index, case in enumerate(data["cases"]):
+		where = f"{name}: cases[{index}]"
+		if not isinstance(case, Mapping):
+			raise ConfigurationError(
+				f"{where}: a case's report is an object, not a {type(case).__name__} ({hint})"
+			)
+		if not isinstance(case.get("case"), str):
+			raise ConfigurationError(f"{where}.case: the case's name, as text ({hint})")
+		if not number(case.get("score")):
+			raise ConfigurationError(f"{where}.score: a number, not {case.get('score')!r} ({hint})")
+	return dict(data)
 
 
 def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Report) -> str:
@@ -485,22 +612,43 @@ def compare(before: Mapping[str, Any] | Report, after: Mapping[str, Any] | Repor
 	Args:
 		before: The earlier report (or its `Report.to_dict`).
 		after: The later one.
+
+	Raises:
+		ConfigurationError: A mapping given is no report (`check_report`).
 	"""
-	a = before.to_dict() if isinstance(before, Report) else dict(before)
-	b = after.to_dict() if isinstance(after, Report) else dict(after)
+	a = before.to_dict() if isinstance(before, Report) else check_report(before, "before")
+	b = after.to_dict() if isinstance(after, Report) else check_report(after, "after")
 	old = {c["case"]: c["score"] for c in a.get("cases", [])}
 	lines = [
-		f"{a.get('agent')} → {b.get('agent')}: score {a.get('score', 0):.2f} → {b.get('score', 0):.2f}"
+		f"{_one_line(str(a.get('agent')))} → {_one_line(str(b.get('agent')))}: "
+		f"score {a.get('score', 0):.2f} → {b.get('score', 0):.2f}"
 	]
 	for case in b.get("cases", []):
 		prev = old.get(case["case"])
+		name = _one_line(case["case"])
 		if prev is None:
-			lines.append(f"  {case['case']}: new, {case['score']:.2f}")
+			lines.append(f"  {name}: new, {case['score']:.2f}")
 		elif abs(prev - case["score"]) > 1e-9:
-			lines.append(f"  {case['case']}: {prev:.2f} → {case['score']:.2f}")
+			lines.append(f"  {name}: {prev:.2f} → {case['score']:.2f}")
 	now = {c["case"] for c in b.get("cases", [])}
-	lines += [f"  {name}: gone (was {score:.2f})" for name, score in old.items() if name not in now]
+	lines += [
+		f"  {_one_line(name)}: gone (was {score:.2f})"
+		for name, score in old.items()
+		if name not in now
+	]
 	return "\n".join(lines)
+
+
+_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def _one_line(text: str) -> str:
+	"""Text for one cell or line: a line break or tab shown as its escape.
+
+	A case's name comes from the dataset, a reason from a model: a line break in either would
+	start a row or a summary line of its own in the table.
+	"""
+	return text.translate(_BREAKS)
 
 
 async def evaluate(
@@ -522,7 +670,8 @@ async def evaluate(
 		The report, cases in the dataset's order.
 
 	Raises:
-		ConfigurationError: ``concurrency`` is under 1.
+		ConfigurationError: ``concurrency`` is under 1, or a judge's model cannot be used (its
+			provider is not installed or not configured): said before any case runs.
 	"""
 	if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
 		raise ConfigurationError(
@@ -531,6 +680,7 @@ async def evaluate(
 	limiter = anyio.CapacityLimiter(concurrency)
 	reports: list[CaseReport | None] = [None] * len(dataset.cases)
 	chosen = evaluators if evaluators is not None else dataset.evaluators
+	_check_judges(agent, [*(chosen or ()), *(e for c in dataset.cases for e in c.evaluators)])
 
 	async def one(index: int, case: Case) -> None:
 		async with limiter:
@@ -544,6 +694,34 @@ async def evaluate(
 		agent=f"{agent.name} ({agent.provider_name or 'custom'}:{agent.model})",
 		cases=tuple(r for r in reports if r is not None),
 	)
+
+
+def _check_judges(agent: Agent, evaluators: Sequence[Evaluator]) -> None:
+	"""Make the provider of each judge's ``"provider:model"`` now, before any case runs.
+
+	A provider nobody installed or configured would otherwise fail each case's judge, after the
+	agent's run (which costs money) had been made for nothing.
+
+	Raises:
+		ConfigurationError: A judge's model cannot be used; the message names it.
+	"""
+	from openmolt_core.errors import OpenMoltError
+	from openmolt_evals.evaluators import LLMJudge
+
+	models = sorted(
+		{e.model for e in evaluators if isinstance(e, LLMJudge) and isinstance(e.model, str)}
+	)
+	if not models:
+		return
+	from openmolt_core.assembly import resolve_model
+	from openmolt_core.openmolt import OpenMolt
+
+	om = OpenMolt.of(agent)
+	for model in models:
+		try:
+			resolve_model(om, model)[2]()
+		except OpenMoltError as exc:
+			raise ConfigurationError(f"llm_judge: model {model!r} cannot be used: {exc}") from exc
 
 
 def _defaults(case: Case) -> list[Evaluator]:
@@ -601,6 +779,7 @@ async def _run_case(agent: Agent, case: Case, chosen: Sequence[Evaluator] | None
 		tool_calls=calls,
 		error=error or result.error,
 		resolve_model=resolve,
+		redact=redact,
 	)
 	evaluators = [*(chosen if chosen is not None else _defaults(case)), *case.evaluators]
 	scores = _distinct([_masked(await _score(e, observed, case), redact) for e in evaluators])

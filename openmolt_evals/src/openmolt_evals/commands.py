@@ -51,10 +51,8 @@ async def _main(ns: argparse.Namespace) -> int:
 
 	dataset = Dataset.load(ns.dataset)
 	before = _earlier(ns.compare) if ns.compare else None  # a bad file fails before any run
-	if ns.json and ns.json != "-" and not Path(ns.json).parent.is_dir():
-		from openmolt_core.errors import ConfigurationError
-
-		raise ConfigurationError(f"--json {ns.json!r}: its folder does not exist")
+	if ns.json and ns.json != "-":
+		_check_output(ns.json, {"dataset": ns.dataset, "agent file": ns.file})
 	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
 	check_ready(loaded, strict=True)  # a missing key fails before the first case runs
 	async with loaded.om:
@@ -69,21 +67,74 @@ async def _main(ns: argparse.Namespace) -> int:
 	return 0
 
 
-def _earlier(path: str) -> dict[str, Any]:
-	"""The ``--compare`` report, read before any case runs.
+def _check_output(path: str, inputs: dict[str, str]) -> None:
+	"""Refuse, before any case runs, a ``--json`` path the report cannot take.
+
+	The dataset and the agent file are refused: the report would overwrite them.
 
 	Raises:
-		ConfigurationError: The file cannot be read or is not a JSON report.
+		ConfigurationError: Its folder is missing or not writable, it is a folder, or it is one of
+			``inputs`` (named by what it is).
 	"""
+	import os
+
 	from openmolt_core.errors import ConfigurationError
 
+	target = Path(path)
+	if not target.parent.is_dir():
+		raise ConfigurationError(f"--json {path!r}: its folder does not exist")
+	if target.is_dir():
+		raise ConfigurationError(f"--json {path!r}: is a folder; give the report file's path")
+	if not os.access(target.parent, os.W_OK | os.X_OK):
+		raise ConfigurationError(f"--json {path!r}: its folder is not writable")
+	for what, given in inputs.items():
+		try:
+			same = target.exists() and target.samefile(given)
+		except OSError:
+			same = False
+		if same:
+			raise ConfigurationError(
+				f"--json {path!r}: is the {what}; the report would replace it, give another path"
+			)
+
+
+def _write_report(path: str, text: str) -> None:
+	"""Write the report whole (a temporary file renamed over the path), readable by its owner only.
+
+	It holds what the runs said; a link at the path is replaced, not written through.
+
+	Raises:
+		ConfigurationError: The file cannot be written (the disk is full, the folder changed).
+	"""
+	import os
+	import tempfile
+
+	from openmolt_core.errors import ConfigurationError
+
+	target = Path(path)
+	fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)  # 0600
 	try:
-		data = json.loads(Path(path).read_text(encoding="utf-8"))
-	except (OSError, ValueError) as exc:
-		raise ConfigurationError(f"--compare {path!r}: {exc}") from exc
-	if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-		raise ConfigurationError(f"--compare {path!r}: not a report (write one with --json PATH)")
-	return data
+		with os.fdopen(fd, "w", encoding="utf-8") as out:
+			out.write(text)
+		os.replace(temporary, target)
+	except OSError as exc:
+		Path(temporary).unlink(missing_ok=True)
+		raise ConfigurationError(
+			f"--json {path!r}: cannot be written: {exc.strerror or exc}"
+		) from None
+
+
+def _earlier(path: str) -> dict[str, Any]:
+	"""The ``--compare`` report, read and checked before any case runs.
+
+	Raises:
+		ConfigurationError: The file cannot be read or is not a JSON report; the message names
+			the field.
+	"""
+	from openmolt_evals import _read_json, check_report
+
+	name = f"--compare {path!r}"
+	return check_report(_read_json(Path(path), name), name)
 
 
 async def _write(
@@ -104,9 +155,7 @@ def _write_sync(
 	else:
 		sys.stdout.write(printable(table) + "\n")
 		if ns.json:
-			Path(ns.json).write_text(
-				json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8"
-			)
+			_write_report(ns.json, json.dumps(data, indent=2, default=str) + "\n")
 	if before is not None:
 		sys.stderr.write(printable(compare(before, data)) + "\n")
 

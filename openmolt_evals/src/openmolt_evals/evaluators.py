@@ -16,6 +16,7 @@ built-ins are small frozen dataclasses, so a dataset file can name them with the
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -215,6 +216,27 @@ def _plain(value: Any) -> Any:
 	return dump(mode="json") if callable(dump) else value
 
 
+def _check_name(name: Any) -> None:
+	"""Refuse an evaluator name that is not text (reports key their means by it)."""
+	if not isinstance(name, str) or not name:
+		raise ValueError(f"name: how reports name the evaluator, a non-empty text, not {name!r}")
+
+
+def _check_limit(field_name: str, value: Any, *, whole: bool) -> None:
+	"""Refuse a limit that is not a number from 0 up (a count: a whole number)."""
+	if value is None:
+		return
+	kinds = int if whole else int | float
+	if (
+		isinstance(value, bool)
+		or not isinstance(value, kinds)
+		or not math.isfinite(value)
+		or value < 0
+	):
+		what = "a whole number" if whole else "a number"
+		raise ValueError(f"{field_name}: {what} from 0 up, or null for no limit; not {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class OutputEquals:
 	"""The output equals the case's ``expected_output`` (or ``expected`` when given here).
@@ -225,6 +247,10 @@ class OutputEquals:
 
 	expected: Any = None
 	name: str = "output_equals"
+
+	def __post_init__(self) -> None:
+		"""Refuse a name that is not text."""
+		_check_name(self.name)
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""1 when equal (as JSON), else 0; skipped when no output is expected."""
@@ -254,6 +280,7 @@ class OutputSchema:
 	def __post_init__(self) -> None:
 		from openmolt_core._support.metaschema import check_schema
 
+		_check_name(self.name)
 		if not isinstance(self.schema, Mapping):
 			raise ValueError("schema: must be a JSON Schema object")
 		problems = check_schema(dict(self.schema))
@@ -325,9 +352,19 @@ class Trajectory:
 	name: str = "trajectory"
 
 	def __post_init__(self) -> None:
-		"""Refuse a mode that is not one of `TrajectoryMode`'s."""
+		"""Refuse a mode that is not one of `TrajectoryMode`'s, or expected calls that are not calls."""
+		_check_name(self.name)
 		if self.mode not in _MODES:
 			raise ValueError(f"mode {self.mode!r} is not one of {', '.join(_MODES)}")
+		if self.expected is not None and (
+			isinstance(self.expected, str | Mapping)
+			or not isinstance(self.expected, Sequence)
+			or not all(isinstance(call, ToolCall) for call in self.expected)
+		):
+			raise ValueError(
+				"expected: a list of calls (ToolCall, or {'tool': ..., 'input': {...}} in a "
+				f"dataset), not {self.expected!r}"
+			)
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""The share of expected calls matched (1 only when the mode's rule holds)."""
@@ -381,7 +418,22 @@ class ToolArguments:
 	name: str = "tool_arguments"
 
 	def __post_init__(self) -> None:
-		"""Refuse a pattern that does not compile, naming its field."""
+		"""Refuse a field of the wrong type, or a pattern that does not compile, naming it."""
+		_check_name(self.name)
+		if not isinstance(self.tool, str) or not self.tool:
+			raise ValueError(f"tool: the tool handle ('integration.tool'), not {self.tool!r}")
+		for label, given in (("equals", self.equals), ("matches", self.matches)):
+			if not isinstance(given, Mapping):
+				raise ValueError(
+					f"{label}: an object of argument names (dotted paths) to "
+					f"{'values' if label == 'equals' else 'regular expressions'}, not a "
+					f"{type(given).__name__}"
+				)
+		if self.check is not None and not callable(self.check):
+			raise ValueError(
+				"check: a Python function of the input, given from Python (a dataset file "
+				f"cannot hold one), not a {type(self.check).__name__}"
+			)
 		for key, pattern in self.matches.items():
 			try:
 				re.compile(pattern)
@@ -452,7 +504,23 @@ class LLMJudge:
 	name: str = "llm_judge"
 
 	def __post_init__(self) -> None:
-		"""Refuse a threshold that is not a score from 0 to 1."""
+		"""Refuse a rubric, model or threshold of the wrong kind, naming the field."""
+		_check_name(self.name)
+		if not isinstance(self.rubric, str) or not self.rubric.strip():
+			raise ValueError(f"rubric: what a good result is, in words; not {self.rubric!r}")
+		model = self.model
+		if isinstance(model, str):
+			provider, colon, name = model.partition(":")
+			if not (colon and provider and name):
+				raise ValueError(
+					"model: a 'provider:model' id (e.g. 'openai:gpt-5-mini') or a provider "
+					f"object, not {model!r}"
+				)
+		elif model is not None and not callable(getattr(model, "generate", None)):
+			raise ValueError(
+				"model: a 'provider:model' id (e.g. 'openai:gpt-5-mini') or a provider object, "
+				f"not {model!r}"
+			)
 		if not _is_grade(self.threshold):
 			raise ValueError(f"threshold is a score from 0 to 1, not {self.threshold!r}")
 
@@ -467,18 +535,19 @@ class LLMJudge:
 			"humanMessage": observed.human_message,
 			"rubric": self.rubric,
 		}
-		request = ModelRequest(
-			model=model, system=_JUDGE, messages=[Message("user", json.dumps(payload, default=str))]
-		)
+		# The judge reads what the agent's model read: masked (the case's input may hold a key).
+		text = observed.redact(json.dumps(payload, default=str))
+		request = ModelRequest(model=model, system=_JUDGE, messages=[Message("user", text)])
 		response = await provider.generate(request)
 		observed.judge_usage.add(response.usage)
-		try:
-			data = json.loads(_json_part(response.text))
-			score = data["score"]
-			score = float(score) if isinstance(score, str) else score  # "0.8" as a string
-		except (ValueError, KeyError, TypeError):
-			score = data = None
-		if not isinstance(data, dict) or not _is_grade(score):
+		data = _grade(response.text)
+		score: Any = None if data is None else data["score"]
+		if isinstance(score, str):  # "0.8" as a string
+			try:
+				score = float(score)
+			except ValueError:
+				score = None
+		if data is None or not _is_grade(score):
 			# Not a grade from 0 to 1 (NaN, a boolean, "8" out of ten): no score is guessed.
 			from openmolt_core.secrets import masked_excerpt
 
@@ -496,9 +565,31 @@ def _is_grade(value: Any) -> bool:
 	return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
 
 
-def _json_part(text: str) -> str:
-	start, end = text.find("{"), text.rfind("}")
-	return text[start : end + 1] if start >= 0 and end > start else text
+_TRIES = 32
+"""How many of an answer's ``{`` are tried as the start of its grade (bounds the work)."""
+
+
+def _grade(text: Any) -> dict[str, Any] | None:
+	"""The first JSON object in a judge's answer that holds a ``score``; None when there is none.
+
+	The answer may wrap it in prose or a code fence, with braces of its own around it
+	(``Thinking {step 1}... {"score": 0.4}``).
+	"""
+	if not isinstance(text, str):
+		return None
+	decoder = json.JSONDecoder()
+	start = text.find("{")
+	for _ in range(_TRIES):
+		if start < 0:
+			return None
+		try:
+			data, _end = decoder.raw_decode(text, start)
+		except (ValueError, RecursionError):
+			data = None
+		if isinstance(data, dict) and "score" in data:
+			return data
+		start = text.find("{", start + 1)
+	return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,6 +610,14 @@ class Efficiency:
 	max_cost_usd: float | None = None
 	max_seconds: float | None = None
 	name: str = "efficiency"
+
+	def __post_init__(self) -> None:
+		"""Refuse a limit that is not a number from 0 up, naming it."""
+		_check_name(self.name)
+		_check_limit("max_steps", self.max_steps, whole=True)
+		_check_limit("max_tokens", self.max_tokens, whole=True)
+		_check_limit("max_cost_usd", self.max_cost_usd, whole=False)
+		_check_limit("max_seconds", self.max_seconds, whole=False)
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
 		"""The share of limits kept."""

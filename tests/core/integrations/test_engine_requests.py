@@ -394,3 +394,22 @@ async def test_a_header_carrying_the_token_replaces_authorization() -> None:
 	_, calls = await run_oauth(etsy)
 	assert calls[0].headers["authorization"] == "Bearer fresh-token-123"
 	assert calls[0].headers["x-api-key"] == "cid"
+
+
+async def test_a_list_header_is_sent_comma_separated_and_an_object_header_is_refused() -> None:
+	"""A header's list of values is one comma-separated value (it was Python's "['a', 'b']");
+	an object has no header form: refused, naming the header (it was "{'a': 1}")."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={})
+
+	tool = HttpTool(handle="t", description="d", endpoint="/x", headers={"X-V": "{{ input.v }}"})
+	await execute_http_tool(tool, integration(tool), {"v": ["a", 1, True]}, context(handler))
+	assert seen[0].headers["X-V"] == "a,1,true"
+	with pytest.raises(ToolError, match=r"header 'X-V' .*object.*json.*param_style"):
+		await execute_http_tool(tool, integration(tool), {"v": {"a": 1}}, context(handler))
+	with pytest.raises(ToolError, match=r"header 'X-V' .*object"):
+		await execute_http_tool(tool, integration(tool), {"v": [{"a": 1}]}, context(handler))
+	assert len(seen) == 1

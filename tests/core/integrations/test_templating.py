@@ -228,3 +228,17 @@ def test_parsed_templates_are_cached() -> None:
 		render_string("hello {{ input.n }}", {"input": {"n": n}})
 	assert _compile.cache_info().misses == 1
 	assert _compile.cache_info().hits == 4
+
+
+def test_a_list_in_an_endpoint_is_comma_separated_and_an_object_is_refused() -> None:
+	"""A list was written as its items run together ('/x/ab', '?t=ab'), an object as Python's
+	text; a list is now the simple style ('a,b', each item encoded) and an object refused."""
+	data = {"input": {"tags": ["a", "b/c"], "obj": {"k": 1}, "none": [], "deep": [["a"]]}}
+	assert render_endpoint("/x/{{ input.tags }}", data) == "/x/a,b%2Fc"
+	assert render_endpoint("/x/y{{ input.tags }}", data) == "/x/ya,b%2Fc"
+	assert render_endpoint("/x?t={{ input.tags }}", data) == "/x?t=a,b%2Fc"
+	for endpoint in ("/x/{{ input.obj }}", "/x/y{{ input.deep }}", "/x?o={{ input.obj }}"):
+		with pytest.raises(ToolError, match=r"object.*param_style"):
+			render_endpoint(endpoint, data)
+	with pytest.raises(ToolError, match="empty"):
+		render_endpoint("/x/{{ input.none }}", data)

@@ -66,6 +66,8 @@ def _integration(file: Path, entry: OpenApiSource, iid: str, where: str) -> Any:
 	"""The integration of one entry: imported from its document, or the imported JSON itself."""
 	from openmolt_core.integrations.model import Integration
 
+	if entry.document.lower().startswith(("http://", "https://")):
+		Integration.from_openapi(entry.document)  # raises: it names the URL and the fix
 	if not file.is_file():
 		raise AgentFileError(
 			f"{where}: no such file {entry.document!r} ({file}; a path is relative to the agent "

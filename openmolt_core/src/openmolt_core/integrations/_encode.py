@@ -27,6 +27,7 @@ __all__ = [
 	"ArrayStyle",
 	"BodyEncoder",
 	"EncodeRequest",
+	"Encoded",
 	"EncodedBody",
 	"append_query",
 	"checked_media_type",
@@ -130,14 +131,30 @@ def flatten(value: Any, prefix: str = "", arrays: ArrayStyle = "indices") -> lis
 	return out
 
 
+class Encoded(str):
+	"""Query text already percent-encoded, with the delimiters of its style left as they are.
+
+	`query_pairs` gives a pair of two for a value a template serialised with ``param_style``
+	(``color=blue,black`` keeps its comma: encoded, it would read as one item); `append_query`
+	sends such a pair as it is.
+	"""
+
+	__slots__ = ()
+
+
 def query_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
 	"""Query parameters as pairs: lists of scalars repeat the key, dicts use bracketed keys.
 
-	Values that are None or the empty string are dropped.
+	Values that are None or the empty string are dropped. A value a template serialised with
+	``param_style`` gives its own pairs, already encoded (`Encoded`), named by its key.
 	"""
 	out: list[tuple[str, str]] = []
 	for key, value in params.items():
 		if value is None or value == "":
+			continue
+		styled = getattr(value, "query_pairs", None)  # `templating.Styled`
+		if callable(styled):
+			out.extend(styled(key))
 			continue
 		if isinstance(value, (list, tuple)) and all(
 			not isinstance(v, (dict, list, tuple)) for v in value
@@ -156,7 +173,12 @@ def append_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
 	"""
 	if not pairs:
 		return url
-	extra = urlencode(pairs)
+	extra = "&".join(
+		f"{name}={value}"
+		if isinstance(name, Encoded) and isinstance(value, Encoded)
+		else urlencode([(name, value)])
+		for name, value in pairs
+	)
 	query = url.query.decode("ascii")
 	return url.copy_with(query=f"{query}&{extra}".encode() if query else extra.encode())
 

@@ -17,7 +17,7 @@ On a redirect to another origin, or from https to http, only `SAFE_HEADERS` are 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Generator, Iterable
+from collections.abc import AsyncGenerator, Generator, Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -71,29 +71,46 @@ def is_token(name: str) -> bool:
 	return bool(_TOKEN.fullmatch(name))
 
 
+def _plain(value: Any) -> str:
+	if isinstance(value, bool):
+		return "true" if value else "false"
+	return str(value)
+
+
 def check_header(name: str, value: Any) -> str:
 	"""Check one header, returning its value as text.
 
 	Args:
 		name: The header name.
-		value: The value (booleans become ``true``/``false``, other values their text).
+		value: The value (booleans become ``true``/``false``, a list of plain values one
+			comma-separated value, as HTTP writes a list; other values their text).
 
 	Returns:
 		The value without surrounding whitespace.
 
 	Raises:
-		ToolError: The name is not a token, or the value holds a control character or
-			non-ASCII text. The message names the header, never the value.
+		ToolError: The name is not a token, the value is an object (or a list holding one),
+			or it holds a control character or non-ASCII text. The message names the header,
+			never the value.
 	"""
 	shown = repr(name[:60]) if isinstance(name, str) and name.isprintable() else "a header"
 	if not isinstance(name, str) or not is_token(name):
 		raise ToolError(
 			f"{shown} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)"
 		)
-	if isinstance(value, bool):
-		text = "true" if value else "false"
+	if isinstance(value, str):
+		text = value
+	elif isinstance(value, (list, tuple)) and not any(
+		isinstance(v, (Mapping, list, tuple)) for v in value
+	):
+		text = ",".join(_plain(v) for v in value if v is not None)
+	elif isinstance(value, (Mapping, list, tuple)):
+		raise ToolError(
+			f"header {shown} would be an object's text, which no service reads; write it with "
+			"the json filter or param_style"
+		)
 	else:
-		text = value if isinstance(value, str) else str(value)
+		text = _plain(value)
 	text = text.strip(" \t")
 	if _CONTROL.search(text):
 		raise ToolError(

@@ -22,7 +22,7 @@ from openmolt_core.integrations._credential import (
 	CustomCredential,
 	OAuth2Credential,
 )
-from openmolt_core.integrations._headers import CLIENT_HEADERS
+from openmolt_core.integrations._headers import CLIENT_HEADERS, is_token
 from openmolt_core.integrations._httptool import ApiSetup, HttpTool
 from openmolt_core.integrations._openapi_load import load_document, pointer
 from openmolt_core.integrations._openapi_names import field_names, is_plain, request_body_name
@@ -74,6 +74,23 @@ def _camel(text: str) -> str:
 	return out if out[0].isalpha() else f"op{out}"
 
 
+MAX_HANDLE_CHARS = 64
+"""The longest tool handle an operation gets (as input names: what every provider accepts)."""
+
+
+def _handle(op_id: str, taken: set[str]) -> str:
+	"""The tool handle of an operationId: camelCase, at most `MAX_HANDLE_CHARS`, one of its own.
+
+	A handle ``taken`` by an operation earlier in the document gets underscores appended.
+	"""
+	base = _camel(op_id)[:MAX_HANDLE_CHARS]
+	handle, extra = base, 0
+	while handle in taken:
+		extra += 1
+		handle = base[: MAX_HANDLE_CHARS - extra] + "_" * extra
+	return handle
+
+
 def _words(text: str) -> str:
 	"""Text compared by its words only (a description that restates its summary)."""
 	return " ".join(re.findall(r"\w+", short(text, MAX_DESCRIPTION_CHARS).lower()))
@@ -115,7 +132,80 @@ def _ref(key: str, then: str = "") -> str:
 	return f"{{{{ {field}{f' | {then}' if then else ''} }}}}"
 
 
+_STYLES = {
+	"path": ("simple", "label", "matrix"),
+	"query": ("form", "spaceDelimited", "pipeDelimited", "deepObject"),
+	"header": ("simple",),
+}
+"""The styles OpenAPI allows in each place a parameter is sent; the first is the default."""
+
+
+def _styled(key: str, style: str, explode: bool, name: str | None = None) -> str:
+	"""The template serialising input field ``key`` in an OpenAPI style (``param_style``)."""
+	field = f'input["{key}"]' if key in _LIQUID_WORDS else f"input.{key}"
+	args = f'"{style}", {"true" if explode else "false"}' + (f', "{name}"' if name else "")
+	return f"{{{{ {field} | param_style: {args} }}}}"
+
+
+def _style_of(param: Mapping[str, Any], where: str, place: str) -> tuple[str, bool]:
+	"""A parameter's style and explode, checked against what its place allows.
+
+	Raises:
+		ConfigurationError: A style the place does not take, or an explode that is no boolean.
+	"""
+	allowed = _STYLES[where]
+	style = param.get("style", allowed[0])
+	if style not in allowed:
+		raise ConfigurationError(
+			f"{place}/style: {str(style)[:40]!r} is not a style of a {where} parameter; use "
+			f"{', '.join(allowed)}"
+		)
+	explode = param.get("explode", style == "form")
+	if not isinstance(explode, bool):
+		raise ConfigurationError(f"{place}/explode: true or false, not {str(explode)[:40]!r}")
+	return style, explode
+
+
+def _may_be(schema: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
+	"""Whether a converted schema may hold a value of one of ``kinds`` (no type: anything)."""
+	branches = schema.get("anyOf")
+	if isinstance(branches, list):
+		return any(isinstance(b, Mapping) and _may_be(b, kinds) for b in branches)
+	given = schema.get("type")
+	if given is None:
+		return True
+	return any(k in kinds for k in (given if isinstance(given, list) else [given]))
+
+
+def _json_content(param: Mapping[str, Any]) -> bool:
+	"""Whether a parameter is given as JSON ``content`` (sent as JSON text) rather than a schema."""
+	content = param.get("content")
+	return (
+		param.get("schema") is None
+		and isinstance(content, Mapping)
+		and any(_JSON.match(str(media)) for media in content)
+	)
+
+
 # security -----------------------------------------------------------------------------------
+
+
+def _check_name(name: Any, where: Any, place: str) -> str:
+	"""A parameter's or API key's name, refused where it cannot be sent as the document says.
+
+	Raises:
+		ConfigurationError: It is no text or empty, or, in a header or a cookie, no token
+			(RFC 9110: letters, digits and ``!#$%&'*+-.^_`|~``), so a line break or ``;`` in it
+			cannot add a header or a cookie of its own.
+	"""
+	if not isinstance(name, str) or not name:
+		raise ConfigurationError(f"{place}: a name is needed, and this one is empty or missing")
+	if where in ("header", "cookie") and not is_token(name):
+		raise ConfigurationError(
+			f"{place}: {name[:60]!r} is not a {where} name (letters, digits and "
+			"!#$%&'*+-.^_`|~ only)"
+		)
+	return name
 
 
 def _credentials(
@@ -127,7 +217,12 @@ def _credentials(
 	for requirement in document.get("security") or []:
 		order += [name for name in requirement if name in schemes and name not in order]
 	order += [name for name in schemes if name not in order]
-	keys = [schemes[n] for n in order if schemes[n].get("type") == "apiKey"]
+	keys = [
+		schemes[n]
+		for n in order
+		if schemes[n].get("type") == "apiKey"
+		and schemes[n].get("in") in ("header", "query", "cookie")
+	]
 	headers: dict[str, str] = {}
 	query: dict[str, str] = {}
 	cookies: list[str] = []
@@ -138,10 +233,16 @@ def _credentials(
 	for name in order:
 		scheme = schemes[name]
 		kind = scheme.get("type")
-		if kind == "apiKey":
+		if kind == "apiKey" and scheme.get("in") not in ("header", "query", "cookie"):
+			notes.append(
+				f"scheme {name!r} (apiKey in {str(scheme.get('in'))[:40]!r}) is not mapped: an "
+				"API key goes in a header, the query or a cookie; add a credential by hand"
+			)
+		elif kind == "apiKey":
 			key = "apiKey" if len(keys) == 1 else _camel(name)
-			where, param = scheme.get("in"), str(scheme.get("name", ""))
-			no_liquid(param, pointer(("components", "securitySchemes", name, "name")))
+			where, param = scheme.get("in"), scheme.get("name")
+			at_name = pointer(("components", "securitySchemes", name, "name"))
+			no_liquid(_check_name(param, where, at_name), at_name)
 			value = f"{{{{ config.{key} }}}}"
 			if where == "header":
 				headers[param] = value
@@ -234,7 +335,7 @@ def _tool_base(
 	path: str,
 	method: str,
 	op: Mapping[str, Any],
-	document: Mapping[str, Any],
+	item: Mapping[str, Any],
 	internal: InternalHosts,
 	base: _Base,
 ) -> str | None:
@@ -245,7 +346,6 @@ def _tool_base(
 	resolves one against where the document is served (the base URL stands for it): the
 	operation does not silently stay on the base URL.
 	"""
-	item = (document.get("paths") or {}).get(path) or {}
 	for servers, where in (
 		(op.get("servers"), pointer(("paths", path, method, "servers"))),
 		(item.get("servers"), pointer(("paths", path, "servers"))),
@@ -353,22 +453,34 @@ def _response_format(responses: Mapping[str, Any], schemas: Schemas) -> str:
 
 
 def _operations(
-	document: Mapping[str, Any],
-) -> Iterable[tuple[str, str, dict[str, Any], list[Any]]]:
-	for path, item in (document.get("paths") or {}).items():
+	document: Mapping[str, Any], schemas: Schemas
+) -> Iterable[tuple[str, str, dict[str, Any], Mapping[str, Any]]]:
+	"""Each operation: its path, method, object and path item (a ``$ref`` to one followed)."""
+	for path, given in (document.get("paths") or {}).items():
+		item = given
+		if isinstance(given, Mapping) and "$ref" in given:
+			try:  # 3.1's #/components/pathItems, or anywhere in the document
+				target = schemas.deref(given)
+			except ConfigurationError as exc:
+				raise ConfigurationError(f"{pointer(('paths', path))}: {exc}") from None
+			if not isinstance(target, Mapping):
+				raise ConfigurationError(
+					f"{pointer(('paths', path))}: {given['$ref']!r} is not a path item"
+				)
+			item = {**target, **{k: v for k, v in given.items() if k != "$ref"}}
 		if not isinstance(item, Mapping):
 			continue
 		for method in _METHODS:
 			op = item.get(method)
 			if isinstance(op, Mapping):
-				yield path, method, dict(op), list(item.get("parameters") or [])
+				yield path, method, dict(op), item
 
 
 def _tool(
 	path: str,
 	method: str,
 	op: Mapping[str, Any],
-	common: Sequence[Any],
+	item: Mapping[str, Any],
 	schemas: Schemas,
 	document: Mapping[str, Any],
 	handle: str,
@@ -385,14 +497,22 @@ def _tool(
 		)
 	params: dict[tuple[str, str], Any] = {}
 	places: dict[tuple[str, str], str] = {}
+	common = list(item.get("parameters") or [])
 	listed = [(f"{pointer(('paths', path))}/parameters/{i}", p) for i, p in enumerate(common)]
 	listed += [(f"{at}/parameters/{i}", p) for i, p in enumerate(op.get("parameters") or [])]
 	for place, raw in listed:
 		param = schemas.deref(raw)
 		if not isinstance(param, Mapping):
 			raise ConfigurationError(f"{place}: a parameter must be an object")
-		params[(str(param.get("name", "")), str(param.get("in", "")))] = param
-		places[(str(param.get("name", "")), str(param.get("in", "")))] = place
+		where = param.get("in")
+		if where not in ("path", "query", "header", "cookie"):
+			raise ConfigurationError(
+				f"{place}/in: {str(where)[:40] if where is not None else None!r} is not where a "
+				"parameter goes: path, query, header or cookie (a body is the requestBody)"
+			)
+		name = _check_name(param.get("name"), where, f"{place}/name")
+		params[(name, where)] = param
+		places[(name, where)] = place
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	endpoint = path
@@ -423,19 +543,34 @@ def _tool(
 		properties[key] = converted
 		if where == "path" or param.get("required"):
 			required.append(key)
+		place = places[(name, where)]
+		if _json_content(param):
+			template = _ref(key, "json")  # content: application/json is JSON text
+		else:
+			style, explode = _style_of(param, where, place)
+			# Where the engine's own rendering is the style's (a primitive; an exploded form
+			# array repeats its key; deepObject's brackets), the template stays plain.
+			plain = (
+				style == "deepObject"
+				or (style in ("simple", "form") and not _may_be(converted, ("array", "object")))
+				or (style == "form" and explode and not _may_be(converted, ("object",)))
+			)
+			if style == "matrix" and not re.fullmatch(r'[^"\\{}]+', name):
+				raise ConfigurationError(
+					f"{place}/name: {name[:60]!r} cannot name a matrix parameter (it holds a "
+					"quote, a backslash or a brace)"
+				)
+			template = (
+				_ref(key)
+				if plain
+				else _styled(key, style, explode, name if style == "matrix" else None)
+			)
 		if where == "path":
-			endpoint = endpoint.replace(f"{{{name}}}", _ref(key))
+			endpoint = endpoint.replace(f"{{{name}}}", template)
 		elif where == "query":
-			style, explode = param.get("style", "form"), param.get("explode")
-			if converted.get("type") == "array" and style == "form" and explode is False:
-				query[name] = _ref(key, 'join: ","')
-			elif converted.get("type") == "array" and style in ("pipeDelimited", "spaceDelimited"):
-				sep = "|" if style == "pipeDelimited" else " "
-				query[name] = _ref(key, f'join: "{sep}"')
-			else:
-				query[name] = _ref(key)
+			query[name] = template
 		elif where == "header":
-			headers[name] = _ref(key)
+			headers[name] = template
 	for missing, key in zip(undeclared, keys[len(sent) :], strict=True):
 		properties[key] = {"type": "string"}
 		if key != missing:
@@ -498,6 +633,7 @@ def _tool(
 	description = short(text, MAX_DESCRIPTION_CHARS) or f"{method.upper()} {path}"
 	if op.get("deprecated"):
 		description = f"(deprecated) {description}"
+	own = "security" in op
 	requirements = op.get("security", document.get("security")) or []
 	oauth = {
 		name
@@ -506,13 +642,22 @@ def _tool(
 		).items()
 		if scheme.get("type") == "oauth2"
 	}
-	scopes = sorted(
-		{s for req in requirements for name, ss in req.items() if name in oauth for s in ss}
-	)
+	found: set[str] = set()
+	for index, requirement in enumerate(as_list(requirements, "security")):
+		for name, listed_scopes in requirement.items():
+			if not isinstance(listed_scopes, list):
+				where = f"{at}/security" if own else "#/security"
+				raise ConfigurationError(
+					f"{where}/{index}/{segment(str(name))}: a list of scopes ([] for none), not "
+					f"{str(listed_scopes)[:40]!r}"
+				)
+			if name in oauth:
+				found.update(str(scope) for scope in listed_scopes)
+	scopes = sorted(found)
 	input_schema: dict[str, Any] = {"type": "object", "properties": properties}
 	if required:
 		input_schema["required"] = required
-	base_url = _tool_base(path, method, op, document, internal, base)
+	base_url = _tool_base(path, method, op, item, internal, base)
 	from openmolt_core._support.jsonschema import unchecked_patterns
 
 	# A pattern no regex engine supports is said at import, not at the tool's first call.
@@ -662,12 +807,13 @@ def _integration(
 	seen_tags: set[str] = set()
 	handles: set[str] = set()
 	tools: list[HttpTool] = []
-	for path, method, op, common in _operations(doc):
+	for path, method, op, item in _operations(doc, schemas):
 		op_id = str(op.get("operationId") or f"{method} {path}")
 		try:
-			handle = _camel(op_id)
-			while handle in handles:
-				handle += "_"
+			# Every operation takes its handle, selected or not: a handle never depends on
+			# what else is imported (rules, labels and --operation name the full import's).
+			handle = _handle(op_id, handles)
+			handles.add(handle)
 			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
 			seen_ids.update((op_id, handle))
 			seen_tags |= op_tags
@@ -675,8 +821,7 @@ def _integration(
 				continue
 			if tags and not op_tags & set(tags):
 				continue
-			handles.add(handle)
-			tools.append(_tool(path, method, op, common, schemas, doc, handle, internal, base))
+			tools.append(_tool(path, method, op, item, schemas, doc, handle, internal, base))
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
 				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"

@@ -25,7 +25,18 @@ from typing import Any
 
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["MAX_ALIAS_VALUES", "MAX_NESTING", "MAX_NODES", "load_document", "pointer"]
+__all__ = [
+	"MAX_ALIAS_VALUES",
+	"MAX_DOCUMENT_BYTES",
+	"MAX_NESTING",
+	"MAX_NODES",
+	"load_document",
+	"pointer",
+]
+
+MAX_DOCUMENT_BYTES = 128 * 1024 * 1024
+"""The largest document file read (GitHub's dereferenced GHEC document, the largest known, is 78
+MB): a larger one is refused by its size, before it is read."""
 
 MAX_NESTING = 200
 """Containers nested deeper than this in a document are refused."""
@@ -234,9 +245,27 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 	if isinstance(source, Mapping):
 		raw: Any = source
 	else:
+		given = str(source)
+		if re.match(r"(?i)https?:/", given):
+			given = re.sub(r"(?i)^(https?):/(?!/)", r"\1://", given)  # a Path keeps one slash
+			raise ConfigurationError(
+				f"{given[:200]!r} is a URL; the importer reads a file (or a dict): download it "
+				f"first (curl -o openapi.json '{given[:200]}') and give the file"
+			)
+		if "\x00" in given:
+			raise ConfigurationError(
+				f"{given[:200]!r} cannot name an OpenAPI document (it holds a NUL character)"
+			)
 		path = Path(source)
 		try:
-			text = path.read_text(encoding="utf-8")
+			size = path.stat().st_size
+			if size > MAX_DOCUMENT_BYTES:
+				raise ConfigurationError(
+					f"{path}: the document is {size / 2**20:.1f} MiB, more than the "
+					f"{MAX_DOCUMENT_BYTES // 2**20} MiB read; import a part of it (or a "
+					"document that is not dereferenced: $refs keep it small)"
+				)
+			text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
 		except OSError as exc:
 			raise ConfigurationError(
 				f"{path}: cannot read the OpenAPI document: {exc.strerror}"

@@ -17,6 +17,7 @@ user allows that host (`other_hosts`, `check_same_origin`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,7 +59,8 @@ def server_url(server: Any, where: str) -> str:
 		where: Its place in the document.
 
 	Raises:
-		ConfigurationError: The server is not an object or a variable has no usable default.
+		ConfigurationError: The server is not an object, a variable has no usable default (or
+			one its enum does not list), or the URL names a variable it does not define.
 	"""
 	if not isinstance(server, Mapping):
 		raise ConfigurationError(f"{where}: a server must be an object with a url")
@@ -68,14 +70,32 @@ def server_url(server: Any, where: str) -> str:
 	variables = server.get("variables") or {}
 	if not isinstance(variables, Mapping):
 		raise ConfigurationError(f"{where}/variables: must be an object")
+	no_liquid(url, f"{where}/url")  # before its braces are read as variables
+	named = set(_VARIABLE.findall(url))
 	for name, spec in variables.items():
 		default = spec.get("default") if isinstance(spec, Mapping) else None
 		if not isinstance(default, (str, int, float)) or isinstance(default, bool):
 			raise ConfigurationError(
 				f"{where}/variables/{name}: a server variable needs a default (a string)"
 			)
+		allowed = spec.get("enum")
+		if isinstance(allowed, list) and allowed and str(default) not in map(str, allowed):
+			raise ConfigurationError(
+				f"{where}/variables/{name}/default: {str(default)[:60]!r} is not one of its enum "
+				f"({', '.join(repr(str(a))[:40] for a in allowed[:10])})"
+			)
 		url = url.replace(f"{{{name}}}", str(default))
+	missing = sorted(named - {str(n) for n in variables})
+	if missing:
+		raise ConfigurationError(
+			f"{where}/url: {url[:120]!r} names {{{missing[0][:40]}}}, and the server defines no "
+			"variable of that name to fill it; pass base_url= (--base-url) with the value"
+		)
 	return url
+
+
+_VARIABLE = re.compile(r"\{([^{}]*)\}")
+"""A server URL's variable, ``{tenant}``."""
 
 
 def _host_problem(host: str, internal: InternalHosts) -> str | None:

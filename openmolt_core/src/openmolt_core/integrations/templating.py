@@ -12,6 +12,12 @@ The file filters (``file_base64``, ``file_media_type``) read files: they work on
 `reading_files`, which the HTTP engine enters (in a worker thread) for tools that use them. A string
 that is exactly ``{{ input.x | file_base64 }}`` (or ``file_media_type``) with ``x`` missing drops the
 object that holds it, not just its key: that object describes a file that was not given.
+
+``param_style`` serialises a value as an OpenAPI parameter style says (the OpenAPI importer writes
+it; `PARAM_STYLES`): ``{{ input.ids | param_style: "matrix", true, "ids" }}`` in an endpoint is
+``;ids=1;ids=2``, each value percent-encoded and the style's delimiters not. In a header it is the
+text (``simple``: ``1,2``); a query parameter that is exactly such a template sends the style's
+own pairs (``form`` exploded: ``R=100&G=200``), named by its key.
 """
 
 from __future__ import annotations
@@ -27,12 +33,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import quote, quote_plus, unquote
 
-from liquid import Environment
+from liquid import Environment, Undefined
 from liquid.builtin.output import Output, OutputNode
 from liquid.exceptions import LiquidError
 from liquid.stringify import to_liquid_string
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._encode import Encoded, flatten
 
 if TYPE_CHECKING:
 	from openmolt_core.files import StoredFile
@@ -42,8 +49,10 @@ __all__ = [
 	"FILE_FILTERS",
 	"MAX_INLINE_FILE_BYTES",
 	"MISSING",
+	"PARAM_STYLES",
 	"FileSource",
 	"Filters",
+	"Styled",
 	"parse_template",
 	"reading_files",
 	"render",
@@ -97,6 +106,11 @@ _DROP_OBJECT: Any = _Missing()
 _PATH = r'((?:\.[A-Za-z_$][\w$-]*|\[\d+\]|\["[^"\\{}]*"\])*)'
 _EXACT = re.compile(r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*-?\}\}\s*$", re.ASCII)
 _PART = re.compile(r'\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\["([^"\\{}]*)"\]', re.ASCII)
+_EXACT_STYLE = re.compile(
+	r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*\|\s*param_style\s*:\s*\"(\w+)\"\s*"
+	r"(?:,\s*(true|false)\s*)?(?:,\s*\"([^\"\\{}]*)\"\s*)?-?\}\}\s*$",
+	re.ASCII,
+)
 _EXACT_FILE = re.compile(
 	r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*\|\s*"
 	r"(?:file_base64(?:\s*:\s*\d+)?|file_media_type)\s*-?\}\}\s*$",
@@ -146,8 +160,29 @@ def _segment(value: str) -> str:
 	return _quote(value)
 
 
+def _url_value(value: Any, encode: Callable[[str], str]) -> str:
+	"""A value written into a URL, encoded: a list of plain values as ``a,b`` (the simple style).
+
+	Anything else but an object is one encoded piece.
+
+	Raises:
+		ToolError: The value is an object, or a list holding one (its text would be Python's).
+	"""
+	if isinstance(value, _PathSafe):
+		return str(value)
+	if isinstance(value, (Mapping, list, tuple)):
+		if isinstance(value, Mapping) or any(isinstance(v, (Mapping, list, tuple)) for v in value):
+			raise ToolError(
+				"a value in the URL is an object (or a list of them), which has no plain form "
+				"there; the integration should write it with param_style"
+			)
+		items = [encode(_style_scalar(v)) for v in value if v is not None]
+		return ",".join(items) if items else encode("")
+	return encode(to_liquid_string(value, False))
+
+
 def _query_value(value: Any) -> str:
-	return str(value) if isinstance(value, _PathSafe) else _quote(to_liquid_string(value, False))
+	return _url_value(value, _quote)
 
 
 def _path_segments(value: Any) -> str:
@@ -157,6 +192,171 @@ def _path_segments(value: Any) -> str:
 
 def _json(value: Any) -> str:
 	return json.dumps(value, separators=(",", ":"), default=str)
+
+
+PARAM_STYLES = (
+	"simple",
+	"label",
+	"matrix",
+	"form",
+	"spaceDelimited",
+	"pipeDelimited",
+	"deepObject",
+)
+"""The styles ``param_style`` writes (OpenAPI's; the first three for paths and headers, the rest
+for queries)."""
+
+_QUERY_STYLES = frozenset(PARAM_STYLES[3:])
+
+
+def _style_scalar(value: Any) -> str:
+	"""One item's text: booleans as ``true``/``false``, an object or array nested in it as JSON."""
+	if isinstance(value, bool):
+		return "true" if value else "false"
+	if isinstance(value, (Mapping, list, tuple)):
+		return json.dumps(value, separators=(",", ":"), default=str)
+	return str(value)
+
+
+def _undefined(value: Any) -> bool:
+	"""Whether RFC 6570 calls the value undefined: absent, null, or an empty array or object."""
+	return (
+		value is None
+		or value is MISSING
+		or isinstance(value, Undefined)
+		or (isinstance(value, (Mapping, list, tuple)) and not value)
+	)
+
+
+def _style_args(style: Any, explode: Any, name: Any) -> tuple[str, bool, str | None]:
+	if style not in PARAM_STYLES:
+		raise ToolError(f"param_style: {style!r} is not a style; one of {', '.join(PARAM_STYLES)}")
+	if not isinstance(explode, bool):
+		raise ToolError(f"param_style: explode is true or false, not {explode!r}")
+	if name is not None and not isinstance(name, str):
+		raise ToolError(f"param_style: the parameter's name is text, not {name!r}")
+	return style, explode, name
+
+
+def _style_text(
+	value: Any, style: str, explode: bool, name: str, encode: Callable[[str], str]
+) -> str:
+	"""A path or header style's text (simple, label, matrix), each name and value encoded."""
+
+	def one(item: Any) -> str:
+		return encode(_style_scalar(item))
+
+	if isinstance(value, Mapping):
+		pairs = [(encode(str(k)), one(v)) for k, v in value.items() if v is not None]
+		if explode and style == "matrix":
+			return "".join(f";{k}={v}" for k, v in pairs)
+		body = (
+			("." if style == "label" else ",").join(f"{k}={v}" for k, v in pairs)
+			if explode
+			else ",".join(f"{k},{v}" for k, v in pairs)
+		)
+	elif isinstance(value, (list, tuple)):
+		items = [one(v) for v in value if v is not None]
+		if explode and style == "matrix":
+			return "".join(f";{encode(name)}={v}" for v in items)
+		body = ("." if explode and style == "label" else ",").join(items)
+	else:
+		body = one(value)
+	if style == "label":
+		return f".{body}"
+	if style == "matrix":
+		return f";{encode(name)}={body}"
+	return body
+
+
+def _style_pairs(value: Any, style: str, explode: bool, name: str) -> list[tuple[str, str]]:
+	"""A query style's pairs (form, spaceDelimited, pipeDelimited, deepObject), encoded."""
+	if style == "deepObject" and isinstance(value, Mapping):
+		return [(_quote(k), _quote(v)) for k, v in flatten(value, name)]
+	sep = {"spaceDelimited": "%20", "pipeDelimited": "%7C"}.get(style, ",")
+	key = _quote(name)
+	if isinstance(value, Mapping):
+		items = [
+			(_quote(str(k)), _quote(_style_scalar(v))) for k, v in value.items() if v is not None
+		]
+		if explode:
+			return items
+		return [(key, sep.join(f"{k}{sep}{v}" for k, v in items))]
+	if isinstance(value, (list, tuple)):
+		values = [_quote(_style_scalar(v)) for v in value if v is not None]
+		return [(key, v) for v in values] if explode else [(key, sep.join(values))]
+	return [(key, _quote(_style_scalar(value)))]
+
+
+class Styled(str):
+	"""A value ``param_style`` serialised: its text, and its query pairs.
+
+	The text is what a header sends (a query style's: its pairs, encoded, joined by ``&``); a
+	query parameter sends `query_pairs`, named by its key when the template names none.
+	"""
+
+	value: Any
+	style: str
+	explode: bool
+	name: str | None
+
+	def __new__(cls, value: Any, style: str, explode: bool, name: str | None) -> Styled:
+		"""Serialise ``value`` in ``style``.
+
+		Raises:
+			ToolError: The style needs the parameter's name (matrix) and none is given.
+		"""
+		if style in _QUERY_STYLES:
+			text = "&".join(f"{k}={v}" for k, v in _style_pairs(value, style, explode, name or ""))
+		else:
+			if style == "matrix" and not name:
+				raise ToolError("param_style: the matrix style needs the parameter's name")
+			text = _style_text(value, style, explode, name or "", str)
+		made = super().__new__(cls, text)
+		made.value, made.style, made.explode, made.name = value, style, explode, name
+		return made
+
+	def query_pairs(self, key: str) -> list[tuple[str, str]]:
+		"""The pairs a query sends for this value, already percent-encoded (`Encoded`).
+
+		Args:
+			key: The query parameter's name, when the template gave none.
+		"""
+		if self.style not in _QUERY_STYLES:  # a path style in a query: one value, its text
+			return [(Encoded(_quote(self.name or key)), Encoded(_quote(str(self))))]
+		pairs = _style_pairs(self.value, self.style, self.explode, self.name or key)
+		return [(Encoded(k), Encoded(v)) for k, v in pairs]
+
+
+def _param_style(value: Any, style: Any, explode: Any = False, name: Any = None) -> Any:
+	"""The ``param_style`` filter outside URLs: a `Styled` text (empty when undefined)."""
+	args = _style_args(style, explode, name)
+	return "" if _undefined(value) else Styled(value, *args)
+
+
+def _param_style_path(value: Any, style: Any, explode: Any = False, name: Any = None) -> str:
+	"""The ``param_style`` filter in an endpoint's path: encoded text, delimiters left bare.
+
+	Each value and name is one encoded piece, refused as `_segment` refuses one (empty, ``.``
+	or ``..``), so no value can climb the path.
+	"""
+	style, explode, name = _style_args(style, explode, name)
+	if style in _QUERY_STYLES:
+		raise ToolError(f"param_style: {style!r} is a query style, not one for a URL's path")
+	if style == "matrix" and not name:
+		raise ToolError("param_style: the matrix style needs the parameter's name")
+	if _undefined(value):
+		_segment("")  # refused, as an empty value in the path is
+	return _PathSafe(_style_text(value, style, explode, name or "", _segment))
+
+
+def _param_style_query(value: Any, style: Any, explode: Any = False, name: Any = None) -> str:
+	"""The ``param_style`` filter after an endpoint's ``?``: the encoded pairs (or text)."""
+	args = _style_args(style, explode, name)
+	if _undefined(value):
+		return ""
+	styled = Styled(value, *args)
+	return _PathSafe("&".join(f"{k}={v}" for k, v in styled.query_pairs(name or "")))
 
 
 def _base64(value: Any) -> str:
@@ -244,10 +444,7 @@ class _PathOutputNode(OutputNode):
 
 	def render_to_output(self, context: Any, buffer: Any) -> int:
 		value = self.expression.evaluate(context)
-		text = (
-			str(value) if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
-		)
-		return int(buffer.write(text))
+		return int(buffer.write(_url_value(value, _segment)))
 
 
 class _PathOutput(Output):
@@ -277,14 +474,21 @@ class _PathEnv(_Env):
 		# node (cycle writes its arguments as they are: '../../admin?k=v' would be sent raw).
 		for tag in ("echo", "liquid", "cycle"):
 			self.tags.pop(tag, None)
+		# In a URL, param_style writes encoded text with the style's delimiters left bare.
+		styled: Callable[..., str] = _param_style_query if self.query else _param_style_path
+		self.add_filter("param_style", styled)
+
+	query: ClassVar[bool] = False
 
 
 class _QueryEnv(_PathEnv):
 	output = _QueryOutput
+	query = True
 
 
-_FILTERS = {
+_FILTERS: dict[str, Callable[..., Any]] = {
 	"json": _json,
+	"param_style": _param_style,
 	"base64": _base64,
 	"base64url": _base64url,
 	"file_base64": _file_base64,
@@ -362,6 +566,11 @@ def _compile(source: str, mode: str = "", envs: _Envs = _DEFAULT_ENVS) -> tuple[
 	exact = _EXACT.match(source)
 	if exact:
 		return "exact", (exact.group(1), _parts(exact.group(2)))
+	styled = _EXACT_STYLE.match(source) if mode == "" else None
+	if styled:
+		root, path, style, explode, name = styled.groups()
+		args = _style_args(style, explode == "true", name)  # a wrong style: said when defined
+		return "styled", (root, _parts(path), args)
 	if "{{" not in source and "{%" not in source:
 		return "literal", source
 	try:
@@ -440,12 +649,14 @@ def _render_mode(source: str, data: Mapping[str, Any], mode: str, envs: _Envs) -
 	if kind == "exact":
 		value = _lookup(data, *compiled)
 		if mode == "path" and value is not MISSING:
-			return (
-				value if isinstance(value, _PathSafe) else _segment(to_liquid_string(value, False))
-			)
+			return _url_value(value, _segment)
 		if mode == "query" and value is not MISSING:
 			return _query_value(value)
 		return value
+	if kind == "styled":
+		root, parts, args = compiled
+		value = _lookup(data, root, parts)
+		return MISSING if _undefined(value) or value == "" else Styled(value, *args)
 	if kind == "file":
 		root, parts, compiled = compiled
 		if _lookup(data, root, parts) is MISSING:
