@@ -32,6 +32,7 @@ from openmolt_dbos._runs import (
 	asked_at,
 	attrs,
 	find,
+	listed_status,
 	outcome_of,
 	result_of,
 	run_workflow,
@@ -503,38 +504,86 @@ class DBOSBackend:
 	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
 		"""The latest durable runs (newest first): id, agent, status, parked, worker, times.
 
+		One row per run, read from its latest workflow (a run resumed from a park goes on in a
+		segment of its own): ``status`` is the run's (`openmolt_dbos._runs.listed_status`):
+		``parked`` while it waits for someone (``parked_on`` says on what: a question, an
+		approval, an account; ``waiting_for`` says for what, in one line), ``stranded`` when no
+		live worker serves its agent version, ``pending`` or ``enqueued`` while it runs, else how
+		it ended (``success``, ``failure``, ``limit_reached``, ``error``, ``cancelled``...).
 		``worker_live`` says whether the run's worker beats now (this process included): a run
 		of a live worker has a process that follows it; one of a gone worker is taken over.
 		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
-		out = []
 		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
 		beating = await anyio.to_thread.run_sync(self.engine.live_workers)
+		latest: dict[str, WorkflowStatus] = {}  # newest run first: its newest workflow first
+		began: dict[str, int | None] = {}  # when each run's first workflow listed was created
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
-			labels_of = attrs(status)
+			run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+			began[run_id] = status.created_at
+			seen = latest.get(run_id)
+			if seen is None or _segment(status.workflow_id, run_id) > _segment(
+				seen.workflow_id, run_id
+			):
+				latest[run_id] = status
+		# A workflow that returned holds the run's result, which says how the run ended or
+		# where it parked: read for those only (the others' status is their workflow's). One
+		# that returned here a moment ago is read once DBOS has recorded it.
+		returned = [s.workflow_id for s in latest.values() if s.status == "SUCCESS"]
+		ending = [w.workflow_id for w in latest.values() if w.workflow_id in self.engine.ended]
+		outputs: dict[str, Any] = {}
+		for status in await self._recorded(returned, ending):
+			run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+			latest[run_id] = status
+			if status.status == "SUCCESS":
+				outputs[status.workflow_id] = status.output
+		parked = [r for r, s in latest.items() if s.workflow_id in outputs]
+		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, parked)
+		out = []
+		for run_id, status in latest.items():
+			shown, parked_on, waiting = listed_status(
+				status, outputs.get(status.workflow_id), cancelled=run_id in cancelled
+			)
 			going = status.status in ("PENDING", "ENQUEUED")
-			parked = going and bool(labels_of.get("openmolt_parked"))  # cancelled: not parked
 			# A run no live worker can resume: its agent version is served nowhere.
-			stranded = going and bool(status.app_version) and status.app_version not in versions
+			if going and bool(status.app_version) and status.app_version not in versions:
+				shown = "stranded"
 			out.append(
 				{
-					"run_id": labels_of.get("openmolt_run", status.workflow_id),
+					"run_id": run_id,
 					"workflow_id": status.workflow_id,
-					"agent": labels_of.get("openmolt_agent", ""),
-					"status": "stranded"
-					if stranded
-					else "parked"
-					if parked
-					else status.status.lower(),
+					"agent": attrs(status).get("openmolt_agent", ""),
+					"status": shown,
+					"parked_on": parked_on,
+					"waiting_for": waiting,
 					"version": status.app_version,
 					"worker": status.executor_id,
 					"worker_live": status.executor_id in beating,
-					"created_at": _ms(status.created_at),
+					"created_at": _ms(began.get(run_id)),
 					"updated_at": _ms(status.updated_at),
 				}
 			)
 		return out
+
+	async def _recorded(self, returned: list[str], ending: list[str]) -> list[WorkflowStatus]:
+		"""The workflows ``returned`` and ``ending`` with their outputs, ``ending`` once recorded.
+
+		``ending``: workflows that ended in this process, which DBOS may still be recording
+		(waited for up to `_RECORDING` seconds, as `_ended_outcome` does).
+		"""
+		wanted = list(dict.fromkeys([*returned, *ending]))
+		if not wanted:
+			return []
+		client = self.engine.client()
+		found = await client.list_workflows_async(workflow_ids=wanted, load_input=False)
+		with anyio.move_on_after(_RECORDING):
+			while any(
+				s.status in ("PENDING", "ENQUEUED") for s in found if s.workflow_id in ending
+			):
+				await anyio.sleep(min(self.settings.poll, 0.1))
+				found = await client.list_workflows_async(workflow_ids=wanted, load_input=False)
+		return list(found)
 
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished run (running, parked or stranded); its workflow id.

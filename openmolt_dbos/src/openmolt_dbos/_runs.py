@@ -47,6 +47,7 @@ __all__ = [
 	"attrs",
 	"check_definition",
 	"find",
+	"listed_status",
 	"outcome_of",
 	"payload",
 	"result_of",
@@ -135,6 +136,53 @@ def outcome_of(status: WorkflowStatus, parked: Any) -> Outcome | None:
 	if attrs(status).get("openmolt_parked") and isinstance(parked, dict):
 		return Outcome("parked", parked)
 	return None
+
+
+def listed_status(
+	status: WorkflowStatus, output: Any, *, cancelled: bool = False
+) -> tuple[str, str | None, str | None]:
+	"""A run's status as its latest workflow says it: the status, what it is parked on, and why.
+
+	The one reading of a workflow's status as a run's (``openmolt runs``, `DBOSBackend.runs`).
+	A workflow that returned holds the run's result: its status is the run's (``success``,
+	``failure``, ``limit_reached``...), and a result that parked (an approval, an account)
+	makes the run ``parked``, not ``success``; a run cancelled while parked so
+	(``openmolt_cancels``) is ``cancelled``. A workflow still going is ``parked`` while it waits
+	for an answer to its question, else ``pending`` or ``enqueued``. Other workflow statuses
+	(``error``, ``cancelled``) are the run's.
+
+	Args:
+		status: The run's latest workflow.
+		output: The workflow's output (`payload`'s JSON), when it returned; None otherwise.
+		cancelled: Whether the run was cancelled while parked in that output.
+
+	Returns:
+		``(status, parked_on, waiting_for)``: ``parked_on`` is the `RunResult` status of the park
+		(``human_input_required``, ``approval_required``, ``authorization_required``) and
+		``waiting_for`` says what it waits for in one line (`openmolt_core.result.waiting_for`);
+		both None unless ``status`` is ``parked``.
+	"""
+	from openmolt_core.result import PARKED_STATUSES, waiting_for
+
+	labels = attrs(status)
+	going = status.status in ("PENDING", "ENQUEUED")
+	question = labels.get("openmolt_question")
+	if going and labels.get("openmolt_parked") and isinstance(question, dict):
+		asked = {"kind": "human_input", "message": str(question.get("message", ""))}
+		return "parked", "human_input_required", waiting_for(asked)
+	if status.status != "SUCCESS" or not isinstance(output, dict):
+		return status.status.lower(), None, None
+	if "skipped" in output:  # a scheduled run that overlapped its previous one
+		return "skipped", None, None
+	result = output.get("result")
+	ended = str(result.get("status")) if isinstance(result, dict) else "success"
+	if ended not in PARKED_STATUSES:
+		return ended, None, None
+	if cancelled:
+		return "cancelled", None, None
+	state = output.get("state")
+	pending = state.get("pending") if isinstance(state, dict) else None
+	return "parked", ended, waiting_for(pending)
 
 
 @DBOS.workflow(name=WORKFLOW)
