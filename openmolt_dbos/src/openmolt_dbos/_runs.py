@@ -1,7 +1,7 @@
 """The durable run: one DBOS workflow per run, parked questions, and results as JSON.
 
 A run is the workflow ``openmolt.run`` with the run id as its workflow id (a scheduled run's id is
-``<schedule id>@<due time>``). Its inputs are the agent's name and the run's state (or, for a
+``<schedule key>@<due time>``). Its inputs are the agent's name and the run's state (or, for a
 scheduled run, the input: the state is then built in the journaled step ``start``). The workflow
 finds the agent by name in this process (`openmolt_dbos._engine.Engine.agent`) and runs the loop
 with a `openmolt_dbos._port.DBOSPort`.
@@ -295,9 +295,9 @@ async def _run(
 		first = await agent.execute(None, port=port, input=schedule.get("input"), run_id=wid)
 		done = await _finish(engine, wid, port, agent, first)
 	except RunError as exc:
-		await scheduled_end(engine, wid, schedule, None, exc)
+		await scheduled_end(engine, wid, schedule, None, exc, agent=agent.name)
 		raise
-	await scheduled_end(engine, wid, schedule, result_of(done, agent))
+	await scheduled_end(engine, wid, schedule, result_of(done, agent), agent=agent.name)
 	return done
 
 
