@@ -22,8 +22,8 @@ from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
 from openmolt_core.durability import PendingRun
-from openmolt_core.errors import ApprovalError, ConfigurationError
-from openmolt_core.result import PARKED_STATUSES
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError
+from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
 	from openmolt_core.openmolt import OpenMolt
-	from openmolt_core.result import RunResult, RunState
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
 
@@ -322,6 +321,8 @@ class DBOSBackend:
 		waiter = waiter or self.engine.waiter(wid)
 		try:
 			outcome = await self.wait(wid, waiter, skip=skip)
+			if outcome.kind == "cancelled":  # stopped here: the store says how far it got
+				outcome = await self._outcome(wid) or outcome
 		finally:
 			self.engine.forget(wid)
 		return self._result(outcome, agent)
@@ -351,6 +352,8 @@ class DBOSBackend:
 				return found
 
 	def _result(self, outcome: Outcome, agent: Agent | None) -> RunResult:
+		if outcome.kind == "cancelled":  # not recorded yet (it is, at once: DBOS cancels in SQL)
+			raise ConfigurationError("durable run was cancelled")
 		if outcome.kind == "error":
 			error = outcome.payload
 			if isinstance(error, BaseException):
@@ -366,10 +369,59 @@ class DBOSBackend:
 		if not found:
 			return None
 		status = found[0]
+		if status.status == "CANCELLED":
+			return Outcome("error", await self._cancelled_error(status))
 		parked = None
 		if attrs(status).get("openmolt_parked"):
 			parked = await client.get_event_async(wid, PARK_EVENT, timeout_seconds=0)
 		return outcome_of(status, parked)
+
+	async def _cancelled_error(
+		self, status: WorkflowStatus, *, parked: RunResult | None = None
+	) -> RunCancelledError:
+		"""The error of a cancelled run, with its state as far as the store kept it.
+
+		That is the state of its last park (a question's park event, or the park its workflow
+		returned: ``parked``), else the state its workflow went on from (its input); what it
+		did since is not in it (the cancel stopped it where it was).
+		"""
+		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+		message = (
+			f"durable run {run_id} was cancelled (openmolt runs --cancel): it ended there, and "
+			"takes no answer or resume"
+		)
+		state = parked.state if parked is not None else await self._last_state(status, run_id)
+		result = RunResult(
+			output=None,
+			status="error",
+			human_message="",
+			plan=list(state.plan),
+			steps=state.steps,
+			usage=state.usage,
+			state=state,
+			error=message,
+		)
+		return RunCancelledError(message, result=result)
+
+	async def _last_state(self, status: WorkflowStatus, run_id: str) -> RunState:
+		"""A workflow's latest state in the store: its park's, else its input's, else a new one."""
+		client = self.engine.client()
+		wid = status.workflow_id
+		data: Any = None
+		try:
+			parked = await client.get_event_async(wid, PARK_EVENT, timeout_seconds=0)
+			if isinstance(parked, dict):
+				data = parked.get("state")
+			if data is None:
+				found = await client.list_workflows_async(workflow_ids=[wid], load_output=False)
+				given: Any = found[0].input if found else None  # {"args": [...], "kwargs": ...}
+				args = given.get("args") if isinstance(given, dict) else None
+				data = args[1] if isinstance(args, list | tuple) and len(args) > 1 else None
+			if isinstance(data, dict):
+				return RunState.from_dict(data)
+		except Exception:  # unreadable: the turn is still the run's, with nothing of it
+			log.warning("durable run %s: its last state could not be read", run_id, exc_info=True)
+		return RunState(run_id=run_id)
 
 	async def _latest(self, run_id: str) -> WorkflowStatus | None:
 		# A run's workflows: its id, then `<id>+<steps>` for segments started from its state
@@ -740,8 +792,12 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
-		if await self._cancelled_parked(status, run_id):
-			raise ConfigurationError(f"durable run {run_id} was cancelled while parked")
+		if await self._cancelled_parked(status, run_id):  # it parked, then was cancelled
+			found = await self._ended_outcome(status)
+			payload = found.payload if found is not None else None
+			agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
+			parked = result_of(payload, agent) if isinstance(payload, dict) else None
+			raise await self._cancelled_error(status, parked=parked)
 		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 		wid = status.workflow_id
 		while True:

@@ -219,13 +219,17 @@ async def run_workflow(
 		# preemptible (a model call) and ends after the cancel is not journaled: the cancel
 		# took the run from this execution, and DBOS says it lost the run, not that it was
 		# cancelled.
+		cancelled = _cancelled(exc)
 		with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-			if _cancelled(exc) or (lost and await _cancelled_in_store(engine, wid)):
+			cancelled = cancelled or (lost and await _cancelled_in_store(engine, wid))
+			if cancelled:
 				await anyio.to_thread.run_sync(engine.record_stop, wid)
 		if lost and isinstance(exc, BaseExceptionGroup):
 			# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
 			raise DBOSWorkflowConflictIDError(wid) from exc
-		if isinstance(exc, Exception):
+		if cancelled:  # its caller reads the cancel from the store (DBOS's error is not for it)
+			engine.notify(wid, Outcome("cancelled", None))
+		elif isinstance(exc, Exception):
 			engine.notify(wid, Outcome("error", exc))
 		raise
 	finally:

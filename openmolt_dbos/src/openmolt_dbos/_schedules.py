@@ -34,7 +34,7 @@ import anyio
 import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 
-from openmolt_core.errors import RunError
+from openmolt_core.errors import RunCancelledError, RunError
 from openmolt_core.scheduler import RunRecord
 from openmolt_dbos._runs import FINGERPRINT, attrs, find, result_of, run_workflow
 from openmolt_dbos._workers import SCHEDULES, claim_schedule
@@ -153,7 +153,9 @@ class DBOSScheduleBackend:
 		finally:
 			engine.forget(wid)
 		record.ended = scheduler.clock.now()
-		if outcome.kind == "error":
+		if outcome.kind == "cancelled" or isinstance(outcome.payload, RunCancelledError):
+			record.status, record.error = "cancelled", f"durable run {wid} was cancelled"
+		elif outcome.kind == "error":
 			record.status, record.error = "error", str(outcome.payload)
 		elif isinstance(outcome.payload, dict) and "skipped" in outcome.payload:
 			record.status, record.note = "skipped", str(outcome.payload["skipped"])
