@@ -1136,3 +1136,29 @@ async def test_two_instances_take_turns_in_one_session() -> None:
 		group.start_soon(lambda: b.run("two", session=session))
 	assert first.read == [[]]
 	assert second.read == [["one", "re one"]]  # B waited for A's turn, then read it
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_replace_pending_takes_back_the_runs_items_and_appends_at_once(
+	kind: str, tmp_path: Path
+) -> None:
+	"""The given runs' pending items go wherever they are; the others, and other sessions', stay."""
+	session = sessions(kind, tmp_path, "s1")
+	other = sessions(kind, tmp_path, "s2")
+	await session.add_items(
+		[
+			{"role": "pending", "run_id": "a", "new": True, "content": "hi"},
+			{"role": "pending", "run_id": "b", "new": True},
+			{"role": "user", "content": "pending", "run_id": "c"},
+		]
+	)
+	await other.add_items([{"role": "pending", "run_id": "a", "new": True}])
+	await session.replace_pending(  # type: ignore[attr-defined]
+		["a"], [{"role": "agent", "content": "done", "run_id": "a"}]
+	)
+	assert [(i["role"], i["run_id"]) for i in await session.get_items()] == [
+		("pending", "b"),
+		("user", "c"),
+		("agent", "a"),
+	]
+	assert [i["run_id"] for i in await other.get_items()] == ["a"]

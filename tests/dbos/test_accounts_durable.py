@@ -48,7 +48,11 @@ async def test_a_parked_durable_run_resumes_in_another_process_once_connected(
 	)
 	async with om:
 		parked = await agent.run("who am I?", user="alice")
+		# Its workflow returned the park: listed as the run's park, not as a success.
+		[row] = await om.durability.runs()  # type: ignore[union-attr]
 	assert parked.status == "authorization_required" and not seen
+	assert (row["status"], row["parked_on"]) == ("parked", "authorization_required")
+	assert "mail.me (held by accounts)" in row["waiting_for"]
 	[request] = authorization_requests(parked.state)
 	assert request["user"] == "alice" and request["integration"] == "mail"
 	state_file = tmp_path / "state.json"

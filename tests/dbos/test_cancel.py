@@ -250,7 +250,7 @@ def test_cancel_from_another_process_returns_once_the_run_stopped(
 	assert "cancelled " in out, out[-3000:]
 	returned = float(out.split("cancelled ", 1)[1].split()[0])
 	assert "has not confirmed" not in out, out[-3000:]
-	worker.wait_line("result ConfigurationError", 30)
+	worker.wait_line("result RunCancelledError", 30)  # a ConfigurationError too
 	assert worker.popen.wait(60) == 0, worker.output()[-3000:]
 	payments = [line.split() for line in paid.read_text().splitlines()]
 	after = [p for p in payments if float(p[0]) > returned]

@@ -204,6 +204,39 @@ async def test_a_cancel_from_elsewhere_stops_a_sub_agent_s_handler_waiting(sqlit
 		await om.aclose()
 
 
+@pytest.mark.parametrize("event", ["tool:response", "llmOutput"])
+async def test_a_cancel_from_elsewhere_stops_a_slow_async_event_handler(
+	url: str, event: str
+) -> None:
+	"""An async event handler of the run (outside any step) is cancelled where it waits, and the
+	run begins nothing after it.
+
+	DBOS looks for a cancel only in a preemptible step: a handler runs in the workflow's own
+	code, so the cancel reached it only once it returned (``om.cancel`` elsewhere waited 10 s
+	for the worker to confirm, then warned)."""
+	log: list[str] = []
+	paid: list[int] = []
+	began = anyio.Event()
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[call_tool("local.pay", amount=1), call_tool("local.pay", amount=2), finish("paid")]
+	)
+	agent = om.create_agent(name="Payer", model=model, tools=[_pay(paid)])
+	waiting = _waiting(log, began)
+
+	async def handler(seen: Any) -> None:
+		if not began.is_set():  # the first one waits; a replay or a later one goes by
+			await waiting()
+
+	agent.on(event, handler)
+	try:
+		await _cancel_once_asked(agent, "pay", began)
+		assert log == ["asked", "cancelled"] and model.calls == 1
+		assert paid == ([1] if event == "tool:response" else [])
+	finally:
+		await om.aclose()
+
+
 class _Asks(Capability):
 	"""Asks a person before each call (journaled by the loop under ``hook:``), or audits each
 	result in a step of its own (``acme-audit:``, as a plugin might)."""

@@ -196,3 +196,79 @@ async def test_a_worker_back_after_another_served_its_absence_catches_up_nothing
 	assert back.scheduler.get("digest").history == []
 	# It went on from B's cursor: its next due time is the one after B's last.
 	assert back.scheduler.get("digest").next_run == T0 + timedelta(minutes=25)
+
+
+@pytest.mark.parametrize(
+	("names", "spec"),
+	[
+		(("Alpha", "Beta"), {"type": "interval", "value": 60, "id": "daily"}),
+		(("Helper", "helper"), {"type": "interval", "value": 60}),  # one derived id: "helper-…"
+	],
+	ids=["explicit-id", "derived-id"],
+)
+async def test_two_agents_with_one_schedule_id_each_run_their_own_due_time(
+	store: str, names: tuple[str, str], spec: dict[str, Any]
+) -> None:
+	"""Two agents (two instances, as two workers) whose schedules share an id each run every due
+	time, once: the first keeps the id's workflows (``<id>@<due>``), the other's are its own.
+
+	They shared the workflow ``<id>@<due>``: the second agent's firing attached to the first's run,
+	and the second agent never ran (and its cursor moved with the first's)."""
+	clock = FakeClock(T0)
+	ends: dict[str, list[Any]] = {}
+	instances, ids = [], []
+	for name in names:
+		om = OpenMolt(durability=store, entry_points=False, clock=clock)
+		agent = om.create_agent(name=name, model=ScriptedModel([finish(result=name)] * 2))
+		ends[name] = []
+		agent.on("schedule:end", ends[name].append)
+		ids.append(agent.schedule(spec))
+		instances.append(om)
+	assert ids[0] == ids[1]
+	first, second = instances
+	async with first, second:
+		await _until(lambda: _async(clock.sleeping >= 2))
+		await clock.advance(seconds=60)
+		await _until(lambda: _async(all(ends.values())))
+		runs = await _outputs(store, "")
+		for om in instances:
+			om.scheduler.stop()
+	_forget()
+	due = T0 + timedelta(seconds=60)
+	records = {name: [e.record for e in got] for name, got in ends.items()}
+	assert {name: [(r.status, r.result.output) for r in got] for name, got in records.items()} == {
+		name: [("success", {"result": name})] for name in names
+	}
+	run_ids = sorted(e.run_id for got in ends.values() for e in got)
+	assert len(set(run_ids)) == 2 and due_id(ids[0], due) in run_ids  # the first keeps its ids
+	assert sorted(runs) == run_ids
+	assert [status for status, _ in runs.values()] == ["SUCCESS", "SUCCESS"]
+
+
+async def test_a_schedule_key_is_held_by_one_agent_and_a_key_spelled_twice_is_refused(
+	store: str,
+) -> None:
+	"""The first agent keeps the id; the next gets its own key, the same each time; a key that
+	another agent's id spells already is refused, naming both agents."""
+	import hashlib
+
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_dbos._workers import claim_schedule, create_tables, ensure_database, make_engine
+
+	ensure_database(store)
+	engine = make_engine(store)
+	try:
+		create_tables(engine)
+		assert claim_schedule(engine, "daily", "Alpha") == "daily"
+		beta = claim_schedule(engine, "daily", "Beta")
+		assert beta.endswith(":daily") and beta.startswith("beta-")
+		assert claim_schedule(engine, "daily", "Beta") == beta
+		assert claim_schedule(engine, "daily", "Alpha") == "daily"
+		delta = f"delta-{hashlib.sha256(b'Delta').hexdigest()[:8]}:daily"
+		assert claim_schedule(engine, delta, "Gamma") == delta  # Delta's key, Gamma's id
+		with pytest.raises(ConfigurationError) as err:
+			claim_schedule(engine, "daily", "Delta")
+	finally:
+		engine.dispose()
+	assert "belongs to agent 'Alpha'" in str(err.value) and "to agent 'Gamma'" in str(err.value)
+	assert "give the schedule an id of its own" in str(err.value)

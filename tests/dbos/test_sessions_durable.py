@@ -324,3 +324,36 @@ async def test_a_run_id_delivered_twice_appends_its_turn_once(url: str) -> None:
 	turn = json.loads(model.requests[-1].messages[0].content)
 	said = [e["content"] for e in turn["earlier"]]
 	assert said == ["payload", "Done once.", "buy", "which size?", "A mug, size M."]
+
+
+async def test_a_turn_settled_by_the_next_run_takes_back_its_own_item_only(url: str) -> None:
+	"""The next run appends the turn of a run answered elsewhere and takes back that run's item,
+	not the latest one: another run's turn, still under way, keeps its item (it was taken back
+	with the first run's turn, and that run's end was never appended)."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			[ask_human("which size?")],
+			[finish("two", human_message="A mug, size M.")],
+			[finish("three", human_message="Yes.")],
+		]
+	)
+	agent = om.create_agent(name="Host", model=model, on_human_input_request=_later)
+	session = InMemorySession("guest")
+	try:
+		parked = await agent.run("buy a mug", session=session)
+		# Another run of the session under way, whose caller is gone (its item, last).
+		await session.add_items([{"role": "pending", "run_id": "elsewhere", "new": True}])
+		await om.durability.answer(parked.state.run_id, "M")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			await om.durability.result(parked.state.run_id)  # type: ignore[union-attr]
+		await agent.run("is that all?", session=session)
+	finally:
+		await om.aclose()
+	items = await session.get_items()
+	assert [i.get("run_id") for i in items if i["role"] == "pending"] == ["elsewhere"]
+	assert [i.get("content") for i in items if i["role"] == "agent"] == [
+		"which size?",
+		"A mug, size M.",
+		"Yes.",
+	]

@@ -91,3 +91,53 @@ async def test_a_parked_durable_run_is_cancelled_with_its_task(durable: str) -> 
 		await om.answer(run_id, "INV-2")
 	assert run_id in str(answered.value) or "cancel" in str(answered.value).lower()
 	await om.aclose()
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+async def test_a_durable_run_parked_on_an_approval_is_cancelled_with_its_task(
+	durable: str,
+) -> None:
+	"""Parked on an approval (``auth-required``), its workflow returned the park: CancelTask looked
+	for a parked question only, left the run waiting, and an approval given later paid."""
+	from openmolt_core.testing import call_tool
+	from openmolt_core.tools import tool
+
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	om = OpenMolt(durability=durable, entry_points=False)
+	agent = om.create_agent(
+		name="Payer",
+		model=ScriptedModel([call_tool("local.pay", amount=1), finish("paid")]),
+		tools=[pay],
+		requires_approval=["local.pay"],
+	)
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	headers = {"Authorization": f"Bearer {TOKEN}"}
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(headers=headers, timeout=30) as http,
+	):
+		config = ClientConfig(httpx_client=http, streaming=False)
+		client = await create_client(f"{server.url}/a2a/Payer", client_config=config)
+		(first,) = [r async for r in client.send_message(message("pay it"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+		cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
+		assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+	run_id = run_id_for("a2a", "Payer", task.id)
+	with pytest.raises(OpenMoltError, match="cancelled"):
+		await om.result(run_id, wait=False)  # a decision given now is refused the same way
+	runs = await om.durability.runs()  # type: ignore[union-attr]
+	assert [(r["run_id"], r["status"]) for r in runs] == [(run_id, "cancelled")]
+	await om.aclose()
+	assert paid == []

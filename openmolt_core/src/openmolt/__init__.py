@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 		OpenMoltError,
 		PluginError,
 		ProviderError,
+		RunCancelledError,
 		RunError,
 		ToolError,
 	)
@@ -69,6 +70,7 @@ __all__ = [
 	"ProviderError",
 	"Refuse",
 	"RetryPolicy",
+	"RunCancelledError",
 	"RunError",
 	"RunResult",
 	"RunState",
@@ -104,6 +106,7 @@ _EXPORTS = {
 	"OpenMoltError": "openmolt_core.errors",
 	"PluginError": "openmolt_core.errors",
 	"ProviderError": "openmolt_core.errors",
+	"RunCancelledError": "openmolt_core.errors",
 	"RunError": "openmolt_core.errors",
 	"RunResult": "openmolt_core.result",
 	"RunState": "openmolt_core.result",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 		OpenMoltError,
 		PluginError,
 		ProviderError,
+		RunCancelledError,
 		RunError,
 		ToolError,
 	)
@@ -81,6 +82,7 @@ __all__ = [
 	"ProviderError",
 	"Refuse",
 	"RetryPolicy",
+	"RunCancelledError",
 	"RunError",
 	"RunResult",
 	"RunState",
@@ -111,6 +113,7 @@ _EXPORTS = {
 	"OpenMoltError": "openmolt_core.errors",
 	"PluginError": "openmolt_core.errors",
 	"ProviderError": "openmolt_core.errors",
+	"RunCancelledError": "openmolt_core.errors",
 	"RunError": "openmolt_core.errors",
 	"ToolError": "openmolt_core.errors",
 	"hookimpl": "openmolt_core.hookspecs",

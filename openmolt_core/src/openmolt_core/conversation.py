@@ -23,6 +23,11 @@ class Session(Protocol):
 
 	Items are JSON-serializable dicts with a ``role`` (see `openmolt_core.sessions`); the store
 	keeps them in the order they were added and never rewrites one.
+
+	A store may also have ``async def replace_pending(run_ids, items)``: remove the ``pending``
+	items of these runs and append ``items``, in one transaction (the built-in stores do).
+	Durable runs use it to append a turn and take back its item together
+	(`openmolt_core.sessions.SessionRun`); without it, a trailing item is taken back first.
 	"""
 
 	session_id: str

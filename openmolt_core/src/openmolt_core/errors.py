@@ -9,6 +9,7 @@ OpenMoltError
 ├── ToolError               a tool failed; the loop turns it into a result the model sees
 ├── ApprovalError           a decision was refused: forged, replayed, stale or invalid
 └── RunError                a run stopped on an error; carries the partial result to resume from
+    └── RunCancelledError   a durable run was cancelled (also a ConfigurationError)
 ```
 
 Messages say what to do next, and never contain a secret.
@@ -34,6 +35,7 @@ __all__ = [
 	"OpenMoltError",
 	"PluginError",
 	"ProviderError",
+	"RunCancelledError",
 	"RunError",
 	"ToolError",
 ]
@@ -211,6 +213,21 @@ class RunError(OpenMoltError):
 			"result": self.result.to_dict(),
 			"state": self.result.state.to_dict(),
 		}
+
+
+class RunCancelledError(RunError, ConfigurationError):
+	"""A durable run was cancelled (``om.cancel``, ``openmolt runs --cancel``): final.
+
+	What its caller, ``om.result`` and a session's next run get of it: the run ended there, and
+	nothing of it goes on (an answer or a resume given to it later is refused). ``result`` holds
+	its state as far as the store kept it (its last park, else the state it went on from), with
+	status ``error``: a session appends the turn from it (`openmolt_core.sessions`). It is a
+	`ConfigurationError` too, as the refusal a cancelled run's delivery gets.
+
+	Args:
+		message: Which run, and that it was cancelled.
+		result: The run's result as far as it is known.
+	"""
 
 
 def _rebuild(cls: type[OpenMoltError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:

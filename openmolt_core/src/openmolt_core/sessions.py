@@ -181,6 +181,14 @@ def _check_items(items: Sequence[dict[str, Any]]) -> list[str]:
 	return texts
 
 
+def _marker_of(text: str, run_ids: frozenset[str]) -> bool:
+	"""Whether a stored item is the ``pending`` item of one of these runs (`replace_pending`)."""
+	try:
+		return _is_marker(json.loads(text), run_ids)
+	except ValueError:
+		return False
+
+
 class InMemorySession:
 	"""A session kept in this process only (tests, notebooks): gone when the process ends.
 
@@ -207,6 +215,18 @@ class InMemorySession:
 	async def pop_item(self) -> dict[str, Any] | None:
 		"""Remove and return the latest item."""
 		return json.loads(self._items.pop()) if self._items else None
+
+	async def replace_pending(
+		self, run_ids: Sequence[str], items: Sequence[dict[str, Any]]
+	) -> None:
+		"""Remove these runs' ``pending`` items and append ``items``, at once.
+
+		A run's turn and its item go together (`SessionRun`): both or neither.
+		"""
+		texts = _check_items(items)
+		ids = frozenset(map(str, run_ids))
+		self._items[:] = [t for t in self._items if not _marker_of(t, ids)]
+		self._items.extend(texts)
 
 	async def clear(self) -> None:
 		"""Remove every item."""
@@ -340,6 +360,37 @@ class SQLiteSession:
 				conn.close()
 
 		return await anyio.to_thread.run_sync(pop)
+
+	async def replace_pending(
+		self, run_ids: Sequence[str], items: Sequence[dict[str, Any]]
+	) -> None:
+		"""Remove these runs' ``pending`` items and append ``items``, in one transaction.
+
+		A run's turn and its item go together (`SessionRun`): both or neither, whatever stops
+		the process.
+		"""
+		texts = _check_items(items)
+		ids = frozenset(map(str, run_ids))
+		now = time.time()
+
+		def swap() -> None:
+			conn = self._connect()
+			try:
+				with conn:
+					rows = conn.execute(
+						"SELECT id, item FROM session_items WHERE session_id = ? AND item LIKE ?",
+						(self.session_id, "%pending%"),
+					).fetchall()
+					gone = [(r[0],) for r in rows if _marker_of(r[1], ids)]
+					conn.executemany("DELETE FROM session_items WHERE id = ?", gone)
+					conn.executemany(
+						"INSERT INTO session_items (session_id, item, created) VALUES (?, ?, ?)",
+						[(self.session_id, t, now) for t in texts],
+					)
+			finally:
+				conn.close()
+
+		await anyio.to_thread.run_sync(swap)
 
 	async def clear(self) -> None:
 		"""Remove every item of this session (the others in the file stay), and its lock file."""
@@ -710,6 +761,37 @@ class SQLAlchemySession:
 
 		return await anyio.to_thread.run_sync(pop)
 
+	async def replace_pending(
+		self, run_ids: Sequence[str], items: Sequence[dict[str, Any]]
+	) -> None:
+		"""Remove these runs' ``pending`` items and append ``items``, in one transaction.
+
+		A run's turn and its item go together (`SessionRun`): both or neither, whatever stops
+		the process.
+		"""
+		texts = _check_items(items)
+		ids = frozenset(map(str, run_ids))
+		now = time.time()
+		rows = [{"session_id": self.session_id, "item": x, "created": now} for x in texts]
+		t, sa = self._table, self._sa
+
+		def swap() -> None:
+			self._ensure()
+			with self.engine.begin() as conn:
+				self._one_writer(conn)
+				found = conn.execute(
+					sa.select(t.c.id, t.c.item)
+					.where(t.c.session_id == self.session_id)
+					.where(t.c.item.like("%pending%"))
+				).fetchall()
+				gone = [r[0] for r in found if _marker_of(r[1], ids)]
+				if gone:
+					conn.execute(t.delete().where(t.c.id.in_(gone)))
+				if rows:
+					conn.execute(t.insert(), rows)
+
+		await anyio.to_thread.run_sync(swap)
+
 	async def clear(self) -> None:
 		"""Remove every item of this session (and on SQLite its lock file, as `SQLiteSession`)."""
 		t = self._table
@@ -993,6 +1075,27 @@ def _plain(value: Any) -> Any:
 	return encodable(result)
 
 
+def _marker(
+	agent: Agent, run_id: str, asked: Any, asked_tainted: bool, new: bool
+) -> dict[str, Any]:
+	"""A ``pending`` item: a durable run's turn is under way (`SessionRun.ahead`)."""
+	item: dict[str, Any] = {"role": "pending", "run_id": run_id, "new": new}
+	if asked is not None:
+		item["content"] = agent._redactor.deep(_plain(asked))
+	if asked_tainted:
+		item["tainted"] = True
+	return item
+
+
+def _is_marker(item: Any, run_ids: Sequence[str] | frozenset[str]) -> bool:
+	"""Whether an item is the ``pending`` item of one of these runs."""
+	return (
+		isinstance(item, dict)
+		and item.get("role") == "pending"
+		and str(item.get("run_id")) in run_ids
+	)
+
+
 class SessionRun:
 	"""A run's part in a session (`openmolt_core.capabilities.sessions.RunConversation`).
 
@@ -1058,26 +1161,34 @@ class SessionRun:
 		await self._mark(state.run_id, asked, asked_tainted=asked_tainted, new=True)
 
 	async def _mark(self, run_id: str, asked: Any, *, asked_tainted: bool, new: bool) -> None:
-		item: dict[str, Any] = {"role": "pending", "run_id": run_id, "new": new}
-		if asked is not None:
-			item["content"] = self.agent._redactor.deep(_plain(asked))
-		if asked_tainted:
-			item["tainted"] = True
 		try:
-			await self.session.add_items([item])
+			await self.session.add_items([_marker(self.agent, run_id, asked, asked_tainted, new)])
 		except Exception as exc:
 			self._failed(run_id, exc)
 
-	async def _unmark(self, run_id: str) -> None:
-		"""Take this run's ``pending`` item back when it is the session's last item."""
-		try:
-			last = await self.session.pop_item()
-			if last is not None and not (
-				last.get("role") == "pending" and str(last.get("run_id")) == run_id
-			):
-				await self.session.add_items([last])  # another item: put back where it was
-		except Exception as exc:
-			self._failed(run_id, exc)
+	async def _settle(self, run_ids: Sequence[str], items: list[dict[str, Any]]) -> None:
+		"""Append turns of these runs and take their ``pending`` items back, together.
+
+		Shielded from the caller's cancellation: a caller that leaves while a turn is written
+		(a client gone, a timeout) leaves it written whole, never its item taken back without it
+		(the turn would be lost: no item left to find it by) nor the turn without its item
+		taken back (an application that undoes the turn would find it appended again). A store
+		with ``replace_pending`` (every built-in one) does both in one transaction, so a crash
+		cannot split them either; another store's trailing item is taken back, then the turn
+		appended. A store that fails is logged, not raised.
+		"""
+		replace = getattr(self.session, "replace_pending", None)
+		with anyio.CancelScope(shield=True):
+			try:
+				if replace is not None:
+					await replace(list(run_ids), items)
+					return
+				last = await self.session.get_items(1)
+				if last and _is_marker(last[-1], run_ids):
+					await self.session.pop_item()
+				await self.session.add_items(items)
+			except Exception as exc:
+				self._failed(", ".join(run_ids), exc)
 
 	async def reconcile(self, known: RunResult | None = None) -> list[dict[str, Any]]:
 		"""Append the turns of durable runs that ended without their caller (see `ahead`).
@@ -1085,9 +1196,12 @@ class SessionRun:
 		For the latest ``pending`` items not yet summarised whose run has no final reply in the
 		session, the durable backend is asked for the run's result, without waiting: a run still
 		going (or parked as the session already says) is left for a later turn; one that ended
-		gets its reply appended now (with its input when no part of its turn is there). When
-		other runs' turns came since, its short-term notes are not appended: the later notes
-		stand. A backend that fails is logged, never raised: the run reads the session as it is.
+		gets its reply appended now (with its input when no part of its turn is there), and one
+		that was cancelled gets it from the state its `openmolt_core.errors.RunCancelledError` holds. The items of the
+		runs appended are taken back with them (`_settle`); a run that parked again elsewhere
+		gets a new one after its reply. When other runs' turns came since, its short-term notes
+		are not appended: the later notes stand. A backend that fails is logged, never raised:
+		the run reads the session as it is.
 
 		Args:
 			known: A run's result this process holds already (an attached run's): used for its
@@ -1106,6 +1220,7 @@ class SessionRun:
 			if items[index]["role"] == "pending":
 				latest[str(items[index].get("run_id"))] = index
 		added: list[dict[str, Any]] = []
+		settled: list[str] = []
 		for run_id, index in list(latest.items())[-RECONCILED:]:
 			last = last_reply(items, run_id)
 			if last is not None and last.get("status") not in PARKED_STATUSES:
@@ -1133,17 +1248,15 @@ class SessionRun:
 				memory_before=memory if later else history_of([*items, *added]).memory or "",
 				attachments=messages[0].attachments if new_turn and messages else (),
 			)
+			settled.append(run_id)
+			if result.status in PARKED_STATUSES:  # parked again elsewhere: it goes on
+				added.append(_marker(self.agent, run_id, None, False, False))
 		if added:
-			if items[-1]["role"] == "pending":  # taken back: its turn is appended now
-				await self._unmark(str(items[-1].get("run_id")))
-			try:
-				await self.session.add_items(added)
-			except Exception as exc:
-				self._failed("of runs that ended elsewhere", exc)
+			await self._settle(settled, added)  # each run's item goes with its turn
 		return [*items, *added]
 
 	async def _ended(self, backend: Any, run_id: str) -> RunResult | None:
-		"""A durable run's result if it has one now (a failed run's too), else None."""
+		"""A durable run's result if it has one now (a failed or cancelled run's too), else None."""
 		try:
 			found: RunResult | None = await backend.result(run_id, wait=False)
 		except RunError as exc:
@@ -1190,8 +1303,6 @@ class SessionRun:
 			# as for a run that ended without its caller.
 			await self.reconcile(known=result)
 			return
-		if durable:
-			await self._unmark(run_id)
 		messages = result.state.messages
 		files = messages[0].attachments if self.new and messages else ()
 		items = items_after(
@@ -1202,9 +1313,12 @@ class SessionRun:
 			memory_before=memory_before,
 			attachments=files,
 		)
-		try:
-			await self.session.add_items(items)
-		except Exception as exc:
-			self._failed(run_id, exc)
-		if durable and result.status in PARKED_STATUSES:  # it goes on, maybe elsewhere
-			await self._mark(run_id, None, asked_tainted=False, new=False)
+		if not durable:
+			try:
+				await self.session.add_items(items)
+			except Exception as exc:
+				self._failed(run_id, exc)
+			return
+		if result.status in PARKED_STATUSES:  # it goes on, maybe elsewhere: a new item
+			items.append(_marker(agent, run_id, None, False, False))
+		await self._settle([run_id], items)  # the item `ahead` wrote goes with the turn

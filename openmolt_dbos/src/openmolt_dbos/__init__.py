@@ -19,7 +19,7 @@ instance is given ``durability=...``; nothing imports DBOS otherwise. See docs/g
 | `openmolt_dbos._port` | the core's `RunPort` on DBOS steps, sleep and clock |
 | `openmolt_dbos._runs` | the run workflow, parked questions, results as JSON |
 | `openmolt_dbos._backend` | what ``agent.run``, ``om.answer``, ``om.pending``, ``om.result`` do |
-| `openmolt_dbos._schedules` | schedules on the engine (``<schedule id>@<due time>``) |
+| `openmolt_dbos._schedules` | schedules on the engine (``<schedule key>@<due time>``) |
 | `openmolt_dbos._workers` | executor ids, heartbeats, takeover of dead workers' runs |
 | `openmolt_dbos.worker` | ``openmolt worker``, ``openmolt runs``, ``openmolt answer`` |
 """

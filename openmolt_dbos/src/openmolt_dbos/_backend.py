@@ -22,8 +22,8 @@ from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
 from openmolt_core.durability import PendingRun
-from openmolt_core.errors import ApprovalError, ConfigurationError
-from openmolt_core.result import PARKED_STATUSES
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError
+from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
@@ -32,6 +32,7 @@ from openmolt_dbos._runs import (
 	asked_at,
 	attrs,
 	find,
+	listed_status,
 	outcome_of,
 	result_of,
 	run_workflow,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
 	from openmolt_core.openmolt import OpenMolt
-	from openmolt_core.result import RunResult, RunState
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
 
@@ -321,6 +321,8 @@ class DBOSBackend:
 		waiter = waiter or self.engine.waiter(wid)
 		try:
 			outcome = await self.wait(wid, waiter, skip=skip)
+			if outcome.kind == "cancelled":  # stopped here: the store says how far it got
+				outcome = await self._outcome(wid) or outcome
 		finally:
 			self.engine.forget(wid)
 		return self._result(outcome, agent)
@@ -350,6 +352,8 @@ class DBOSBackend:
 				return found
 
 	def _result(self, outcome: Outcome, agent: Agent | None) -> RunResult:
+		if outcome.kind == "cancelled":  # not recorded yet (it is, at once: DBOS cancels in SQL)
+			raise ConfigurationError("durable run was cancelled")
 		if outcome.kind == "error":
 			error = outcome.payload
 			if isinstance(error, BaseException):
@@ -365,10 +369,59 @@ class DBOSBackend:
 		if not found:
 			return None
 		status = found[0]
+		if status.status == "CANCELLED":
+			return Outcome("error", await self._cancelled_error(status))
 		parked = None
 		if attrs(status).get("openmolt_parked"):
 			parked = await client.get_event_async(wid, PARK_EVENT, timeout_seconds=0)
 		return outcome_of(status, parked)
+
+	async def _cancelled_error(
+		self, status: WorkflowStatus, *, parked: RunResult | None = None
+	) -> RunCancelledError:
+		"""The error of a cancelled run, with its state as far as the store kept it.
+
+		That is the state of its last park (a question's park event, or the park its workflow
+		returned: ``parked``), else the state its workflow went on from (its input); what it
+		did since is not in it (the cancel stopped it where it was).
+		"""
+		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+		message = (
+			f"durable run {run_id} was cancelled (openmolt runs --cancel): it ended there, and "
+			"takes no answer or resume"
+		)
+		state = parked.state if parked is not None else await self._last_state(status, run_id)
+		result = RunResult(
+			output=None,
+			status="error",
+			human_message="",
+			plan=list(state.plan),
+			steps=state.steps,
+			usage=state.usage,
+			state=state,
+			error=message,
+		)
+		return RunCancelledError(message, result=result)
+
+	async def _last_state(self, status: WorkflowStatus, run_id: str) -> RunState:
+		"""A workflow's latest state in the store: its park's, else its input's, else a new one."""
+		client = self.engine.client()
+		wid = status.workflow_id
+		data: Any = None
+		try:
+			parked = await client.get_event_async(wid, PARK_EVENT, timeout_seconds=0)
+			if isinstance(parked, dict):
+				data = parked.get("state")
+			if data is None:
+				found = await client.list_workflows_async(workflow_ids=[wid], load_output=False)
+				given: Any = found[0].input if found else None  # {"args": [...], "kwargs": ...}
+				args = given.get("args") if isinstance(given, dict) else None
+				data = args[1] if isinstance(args, list | tuple) and len(args) > 1 else None
+			if isinstance(data, dict):
+				return RunState.from_dict(data)
+		except Exception:  # unreadable: the turn is still the run's, with nothing of it
+			log.warning("durable run %s: its last state could not be read", run_id, exc_info=True)
+		return RunState(run_id=run_id)
 
 	async def _latest(self, run_id: str) -> WorkflowStatus | None:
 		# A run's workflows: its id, then `<id>+<steps>` for segments started from its state
@@ -503,38 +556,86 @@ class DBOSBackend:
 	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
 		"""The latest durable runs (newest first): id, agent, status, parked, worker, times.
 
+		One row per run, read from its latest workflow (a run resumed from a park goes on in a
+		segment of its own): ``status`` is the run's (`openmolt_dbos._runs.listed_status`):
+		``parked`` while it waits for someone (``parked_on`` says on what: a question, an
+		approval, an account; ``waiting_for`` says for what, in one line), ``stranded`` when no
+		live worker serves its agent version, ``pending`` or ``enqueued`` while it runs, else how
+		it ended (``success``, ``failure``, ``limit_reached``, ``error``, ``cancelled``...).
 		``worker_live`` says whether the run's worker beats now (this process included): a run
 		of a live worker has a process that follows it; one of a gone worker is taken over.
 		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
-		out = []
 		versions = await anyio.to_thread.run_sync(self.engine.live_versions)
 		beating = await anyio.to_thread.run_sync(self.engine.live_workers)
+		latest: dict[str, WorkflowStatus] = {}  # newest run first: its newest workflow first
+		began: dict[str, int | None] = {}  # when each run's first workflow listed was created
 		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
-			labels_of = attrs(status)
+			run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+			began[run_id] = status.created_at
+			seen = latest.get(run_id)
+			if seen is None or _segment(status.workflow_id, run_id) > _segment(
+				seen.workflow_id, run_id
+			):
+				latest[run_id] = status
+		# A workflow that returned holds the run's result, which says how the run ended or
+		# where it parked: read for those only (the others' status is their workflow's). One
+		# that returned here a moment ago is read once DBOS has recorded it.
+		returned = [s.workflow_id for s in latest.values() if s.status == "SUCCESS"]
+		ending = [w.workflow_id for w in latest.values() if w.workflow_id in self.engine.ended]
+		outputs: dict[str, Any] = {}
+		for status in await self._recorded(returned, ending):
+			run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+			latest[run_id] = status
+			if status.status == "SUCCESS":
+				outputs[status.workflow_id] = status.output
+		parked = [r for r, s in latest.items() if s.workflow_id in outputs]
+		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, parked)
+		out = []
+		for run_id, status in latest.items():
+			shown, parked_on, waiting = listed_status(
+				status, outputs.get(status.workflow_id), cancelled=run_id in cancelled
+			)
 			going = status.status in ("PENDING", "ENQUEUED")
-			parked = going and bool(labels_of.get("openmolt_parked"))  # cancelled: not parked
 			# A run no live worker can resume: its agent version is served nowhere.
-			stranded = going and bool(status.app_version) and status.app_version not in versions
+			if going and bool(status.app_version) and status.app_version not in versions:
+				shown = "stranded"
 			out.append(
 				{
-					"run_id": labels_of.get("openmolt_run", status.workflow_id),
+					"run_id": run_id,
 					"workflow_id": status.workflow_id,
-					"agent": labels_of.get("openmolt_agent", ""),
-					"status": "stranded"
-					if stranded
-					else "parked"
-					if parked
-					else status.status.lower(),
+					"agent": attrs(status).get("openmolt_agent", ""),
+					"status": shown,
+					"parked_on": parked_on,
+					"waiting_for": waiting,
 					"version": status.app_version,
 					"worker": status.executor_id,
 					"worker_live": status.executor_id in beating,
-					"created_at": _ms(status.created_at),
+					"created_at": _ms(began.get(run_id)),
 					"updated_at": _ms(status.updated_at),
 				}
 			)
 		return out
+
+	async def _recorded(self, returned: list[str], ending: list[str]) -> list[WorkflowStatus]:
+		"""The workflows ``returned`` and ``ending`` with their outputs, ``ending`` once recorded.
+
+		``ending``: workflows that ended in this process, which DBOS may still be recording
+		(waited for up to `_RECORDING` seconds, as `_ended_outcome` does).
+		"""
+		wanted = list(dict.fromkeys([*returned, *ending]))
+		if not wanted:
+			return []
+		client = self.engine.client()
+		found = await client.list_workflows_async(workflow_ids=wanted, load_input=False)
+		with anyio.move_on_after(_RECORDING):
+			while any(
+				s.status in ("PENDING", "ENQUEUED") for s in found if s.workflow_id in ending
+			):
+				await anyio.sleep(min(self.settings.poll, 0.1))
+				found = await client.list_workflows_async(workflow_ids=wanted, load_input=False)
+		return list(found)
 
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished run (running, parked or stranded); its workflow id.
@@ -691,8 +792,12 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
-		if await self._cancelled_parked(status, run_id):
-			raise ConfigurationError(f"durable run {run_id} was cancelled while parked")
+		if await self._cancelled_parked(status, run_id):  # it parked, then was cancelled
+			found = await self._ended_outcome(status)
+			payload = found.payload if found is not None else None
+			agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
+			parked = result_of(payload, agent) if isinstance(payload, dict) else None
+			raise await self._cancelled_error(status, parked=parked)
 		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 		wid = status.workflow_id
 		while True:

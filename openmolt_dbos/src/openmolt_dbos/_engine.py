@@ -103,7 +103,7 @@ def require_asyncio(what: str) -> None:
 class Outcome:
 	"""What a run this process waits on came to: parked (with its state) or ended."""
 
-	kind: str  # "parked" | "done" | "error"
+	kind: str  # "parked" | "done" | "error" | "cancelled" (the store says how far it got)
 	payload: Any
 
 
@@ -513,6 +513,7 @@ class Engine:
 					await asyncio.wait(tasks)
 		finally:
 			quiet.setLevel(level)
+		self.notify(wid, Outcome("cancelled", None))  # its caller here stops waiting now
 		return all(t.done() for t in tasks)
 
 	def record_stop(self, wid: str) -> None:
@@ -558,9 +559,9 @@ class Engine:
 
 	def notify(self, run_id: str, outcome: Outcome) -> None:
 		"""A run of this process parked or ended: wake whoever waits on it here."""
-		if outcome.kind != "parked":
+		if outcome.kind not in ("parked", "cancelled"):
 			# Ended here, a moment before DBOS records it: a run started from its state at once
-			# must not take it for still going.
+			# must not take it for still going. (A cancel is in the store already.)
 			self.ended[run_id] = outcome.kind
 			while len(self.ended) > 1024:
 				self.ended.pop(next(iter(self.ended)))

@@ -26,6 +26,8 @@ journaled (a handler's task is cancelled; a sync handler's thread sees
 step that finished is journaled as any other, so a replay does not ask its handler again. The
 steps of OpenMolt's own work (the run's start, a model call, a summary, a schedule's check) are
 not: they act on nothing outside the run, and a preemptible step costs a task and a watcher.
+What runs between steps (event handlers, observers) and those steps are stopped by the run's
+own watch (`openmolt_dbos._runs.CancelWatch`), which cancels the workflow's task.
 
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that

@@ -1,7 +1,7 @@
 """The durable run: one DBOS workflow per run, parked questions, and results as JSON.
 
 A run is the workflow ``openmolt.run`` with the run id as its workflow id (a scheduled run's id is
-``<schedule id>@<due time>``). Its inputs are the agent's name and the run's state (or, for a
+``<schedule key>@<due time>``). Its inputs are the agent's name and the run's state (or, for a
 scheduled run, the input: the state is then built in the journaled step ``start``). The workflow
 finds the agent by name in this process (`openmolt_dbos._engine.Engine.agent`) and runs the loop
 with a `openmolt_dbos._port.DBOSPort`.
@@ -20,7 +20,9 @@ state), so ``om.result`` in another process raises it again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +45,12 @@ __all__ = [
 	"FINGERPRINT",
 	"PARK_EVENT",
 	"WORKFLOW",
+	"CancelWatch",
 	"asked_at",
 	"attrs",
 	"check_definition",
 	"find",
+	"listed_status",
 	"outcome_of",
 	"payload",
 	"result_of",
@@ -137,6 +141,53 @@ def outcome_of(status: WorkflowStatus, parked: Any) -> Outcome | None:
 	return None
 
 
+def listed_status(
+	status: WorkflowStatus, output: Any, *, cancelled: bool = False
+) -> tuple[str, str | None, str | None]:
+	"""A run's status as its latest workflow says it: the status, what it is parked on, and why.
+
+	The one reading of a workflow's status as a run's (``openmolt runs``, `DBOSBackend.runs`).
+	A workflow that returned holds the run's result: its status is the run's (``success``,
+	``failure``, ``limit_reached``...), and a result that parked (an approval, an account)
+	makes the run ``parked``, not ``success``; a run cancelled while parked so
+	(``openmolt_cancels``) is ``cancelled``. A workflow still going is ``parked`` while it waits
+	for an answer to its question, else ``pending`` or ``enqueued``. Other workflow statuses
+	(``error``, ``cancelled``) are the run's.
+
+	Args:
+		status: The run's latest workflow.
+		output: The workflow's output (`payload`'s JSON), when it returned; None otherwise.
+		cancelled: Whether the run was cancelled while parked in that output.
+
+	Returns:
+		``(status, parked_on, waiting_for)``: ``parked_on`` is the `RunResult` status of the park
+		(``human_input_required``, ``approval_required``, ``authorization_required``) and
+		``waiting_for`` says what it waits for in one line (`openmolt_core.result.waiting_for`);
+		both None unless ``status`` is ``parked``.
+	"""
+	from openmolt_core.result import PARKED_STATUSES, waiting_for
+
+	labels = attrs(status)
+	going = status.status in ("PENDING", "ENQUEUED")
+	question = labels.get("openmolt_question")
+	if going and labels.get("openmolt_parked") and isinstance(question, dict):
+		asked = {"kind": "human_input", "message": str(question.get("message", ""))}
+		return "parked", "human_input_required", waiting_for(asked)
+	if status.status != "SUCCESS" or not isinstance(output, dict):
+		return status.status.lower(), None, None
+	if "skipped" in output:  # a scheduled run that overlapped its previous one
+		return "skipped", None, None
+	result = output.get("result")
+	ended = str(result.get("status")) if isinstance(result, dict) else "success"
+	if ended not in PARKED_STATUSES:
+		return ended, None, None
+	if cancelled:
+		return "cancelled", None, None
+	state = output.get("state")
+	pending = state.get("pending") if isinstance(state, dict) else None
+	return "parked", ended, waiting_for(pending)
+
+
 @DBOS.workflow(name=WORKFLOW)
 async def run_workflow(
 	agent_name: str,
@@ -161,8 +212,10 @@ async def run_workflow(
 	wid = DBOS.workflow_id or ""
 	task = asyncio.current_task()
 	untrack = engine.track(wid, task) if task is not None else (lambda: None)
+	watch = CancelWatch(wid, task)
 	try:
-		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [])
+		watch.start()
+		return await _run(engine, wid, agent_name, state, answer, schedule, decisions or [], watch)
 	except BaseException as exc:
 		# DBOS's error for an execution that lost its run (openmolt_dbos._ownership) is a
 		# BaseException: DBOS parks this execution, and a waiter polls for the owner's outcome.
@@ -171,17 +224,114 @@ async def run_workflow(
 		# preemptible (a model call) and ends after the cancel is not journaled: the cancel
 		# took the run from this execution, and DBOS says it lost the run, not that it was
 		# cancelled.
+		cancelled = _cancelled(exc) or watch.fired  # a cancel stopped it outside a step
 		with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-			if _cancelled(exc) or (lost and await _cancelled_in_store(engine, wid)):
+			cancelled = cancelled or (lost and await _cancelled_in_store(engine, wid))
+			if cancelled:
 				await anyio.to_thread.run_sync(engine.record_stop, wid)
 		if lost and isinstance(exc, BaseExceptionGroup):
 			# From a concurrent batch it comes in a task group's group: DBOS knows it only alone.
 			raise DBOSWorkflowConflictIDError(wid) from exc
-		if isinstance(exc, Exception):
+		if cancelled:  # its caller reads the cancel from the store (DBOS's error is not for it)
+			engine.notify(wid, Outcome("cancelled", None))
+		elif isinstance(exc, Exception):
 			engine.notify(wid, Outcome("error", exc))
 		raise
 	finally:
+		watch.stop()
 		untrack()
+
+
+class CancelWatch:
+	"""Stops a workflow's execution in this process once the run is cancelled, from any process.
+
+	DBOS looks for a cancel only around a preemptible step (`openmolt_dbos._port`): what runs
+	in the workflow's own code, between steps, went on until its next step began. That is the
+	run's event handlers and observers (an async one waiting on a slow service), a model call
+	under way, the loop's own work. The watch registers the workflow with DBOS's cancellation
+	watcher (one poller per event loop, one query a second for every workflow and preemptible
+	step it watches), and cancels the workflow's task when it sees the cancel, as a cancel in
+	this process does (`openmolt_dbos._engine.Engine.stop`): the run stops where it is, and
+	`run_workflow` records that it stopped. Paused while the run waits for an answer to its
+	question (nothing runs then, and a park may last days).
+
+	The watcher is DBOS's private API; a DBOS without it leaves the run as before (stopped at
+	its next step), and says so once in the log.
+
+	Args:
+		wid: The workflow id.
+		task: The workflow's task (None: nothing to watch).
+	"""
+
+	__slots__ = ("_signal", "_task", "_wid", "fired")
+
+	def __init__(self, wid: str, task: asyncio.Task[Any] | None) -> None:
+		self._wid = wid
+		self._task = task
+		self._signal: Any = None
+		self.fired = False
+		"""Whether the watch saw the cancel and stopped the execution."""
+
+	def start(self) -> None:
+		"""Watch from now on (again, after `pause`)."""
+		if self._task is None or self._signal is not None or self.fired:
+			return
+		watcher, shard = _watcher()
+		if watcher is None:
+			return
+		signal = watcher.register(self._wid, shard)
+		signal.add_done_callback(self._seen)
+		self._signal = (watcher, shard, signal)
+
+	def stop(self) -> None:
+		"""Stop watching (the run ended here, or parks)."""
+		if self._signal is not None:
+			watcher, shard, signal = self._signal
+			self._signal = None
+			watcher.unregister(self._wid, shard, signal)
+
+	@contextlib.contextmanager
+	def pause(self) -> Iterator[None]:
+		"""Not watching while the block runs (a wait for an answer)."""
+		self.stop()
+		try:
+			yield
+		finally:
+			self.start()
+
+	def _seen(self, signal: asyncio.Future[None]) -> None:
+		if signal.cancelled():
+			return  # unregistered
+		self.stop()  # the watcher polls while anything is registered
+		if self._task is None or self._task.done():
+			return  # ended meanwhile
+		self.fired = True
+		self._task.cancel()
+
+
+_NO_WATCHER: list[bool] = []
+
+
+def _watcher() -> tuple[Any, str | None]:
+	"""DBOS's cancellation watcher of this event loop, and the workflow's shard key."""
+	try:
+		from dbos._context import get_local_dbos_context
+		from dbos._core import _cancellation_watcher
+		from dbos._dbos import _get_dbos_instance
+
+		ctx = get_local_dbos_context()
+		return _cancellation_watcher(_get_dbos_instance()), getattr(ctx, "shard_key", None)
+	except (ImportError, AttributeError, RuntimeError) as exc:
+		if not _NO_WATCHER:
+			_NO_WATCHER.append(True)
+			import logging
+
+			logging.getLogger("openmolt").warning(
+				"durable: this DBOS has no cancellation watcher (%s); a run cancelled from "
+				"another process stops at its next step, not in an event handler or a model call",
+				exc,
+			)
+		return None, None
 
 
 def _cancelled(exc: BaseException) -> bool:
@@ -214,6 +364,7 @@ async def _run(
 	answer: str | None,
 	schedule: dict[str, Any] | None,
 	decisions: list[Any],
+	watch: CancelWatch,
 ) -> dict[str, Any] | None:
 	agent = engine.agent(agent_name)
 	if wid in engine.created:  # this process created the workflow a moment ago: nothing to read
@@ -237,7 +388,7 @@ async def _run(
 	)
 	if schedule is None:
 		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)
-		return await _finish(engine, wid, port, agent, result)
+		return await _finish(engine, wid, port, agent, result, watch)
 	from openmolt_dbos._schedules import scheduled_end, scheduled_start
 
 	skipped = await scheduled_start(engine, port, agent, wid, schedule)
@@ -245,11 +396,11 @@ async def _run(
 		return {"skipped": skipped}
 	try:
 		first = await agent.execute(None, port=port, input=schedule.get("input"), run_id=wid)
-		done = await _finish(engine, wid, port, agent, first)
+		done = await _finish(engine, wid, port, agent, first, watch)
 	except RunError as exc:
-		await scheduled_end(engine, wid, schedule, None, exc)
+		await scheduled_end(engine, wid, schedule, None, exc, agent=agent.name)
 		raise
-	await scheduled_end(engine, wid, schedule, result_of(done, agent))
+	await scheduled_end(engine, wid, schedule, result_of(done, agent), agent=agent.name)
 	return done
 
 
@@ -283,7 +434,7 @@ async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
 
 
 async def _finish(
-	engine: Engine, wid: str, port: DBOSPort, agent: Agent, result: RunResult
+	engine: Engine, wid: str, port: DBOSPort, agent: Agent, result: RunResult, watch: CancelWatch
 ) -> dict[str, Any]:
 	# Park on each question nobody could answer, until the run ends.
 	while result.status == "human_input_required" and result.state.pending is not None:
@@ -306,7 +457,8 @@ async def _finish(
 			merge=True,
 		)
 		engine.notify(wid, Outcome("parked", parked))
-		text = await _answer(qid)
+		with watch.pause():  # nothing runs while it waits; a park may last days
+			text = await _answer(qid)
 		await DBOS.update_workflow_attributes_async(
 			wid, {"openmolt_parked": False, "openmolt_question": None}, merge=True
 		)

@@ -1,14 +1,19 @@
-"""Schedules on the engine: each due time is the workflow ``<schedule id>@<due time>``.
+"""Schedules on the engine: each due time is the workflow ``<schedule key>@<due time>``.
 
 Every worker that serves a schedule runs the core's scheduler loop (`openmolt_core.scheduler`),
 which computes due times with OpenMolt's own `openmolt_core.schedule.next_run`: DST-correct daily
 and cron times, and intervals of any length in seconds, none of which DBOS's cron schedules can
 express exactly. What makes it durable and shared is here:
 
-- **One run per due time.** Firing starts the workflow whose id is ``<schedule id>@<due time>``;
+- **One run per due time.** Firing starts the workflow whose id is ``<schedule key>@<due time>``;
   DBOS keeps one workflow per id, so when several workers fire the same due time, one runs it
   and the others attach to it. A worker that dies mid-run has the run taken over like any
   other (`openmolt_dbos._workers`).
+- **One agent per key.** A schedule's key is its id, held in the store by the first agent that
+  serves it (``openmolt_schedule_owners``); another agent whose schedule has the same id (two
+  workers' files, two instances, two names of one slug) gets a key of its own
+  (``<its name's slug>-<hash>:<id>``), so its due times are its runs, not the first agent's
+  (`openmolt_dbos._workers.claim_schedule`).
 - **One grid.** Interval schedules count from an anchor kept in ``openmolt_schedules``: the first
   worker to serve a schedule writes it, the others read it, so all compute the same due times.
 - **Missed runs.** The last due time handled is kept there too, so a restart (of any worker)
@@ -29,10 +34,10 @@ import anyio
 import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 
-from openmolt_core.errors import RunError
+from openmolt_core.errors import RunCancelledError, RunError
 from openmolt_core.scheduler import RunRecord
 from openmolt_dbos._runs import FINGERPRINT, attrs, find, result_of, run_workflow
-from openmolt_dbos._workers import SCHEDULES
+from openmolt_dbos._workers import SCHEDULES, claim_schedule
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -47,9 +52,15 @@ __all__ = ["DBOSScheduleBackend", "due_id", "scheduled_end", "scheduled_start"]
 log: logging.Logger = logging.getLogger("openmolt")
 
 
-def due_id(schedule_id: str, due: datetime) -> str:
-	"""The workflow id of one due time: ``<schedule id>@<due time in UTC, ISO 8601>``."""
-	return f"{schedule_id}@{due.astimezone(UTC).isoformat().replace('+00:00', 'Z')}"
+def due_id(key: str, due: datetime) -> str:
+	"""The workflow id of one due time: ``<schedule key>@<due time in UTC, ISO 8601>``.
+
+	Args:
+		key: The schedule's key in the store (`DBOSScheduleBackend.key`: its id, unless
+			another agent holds the id).
+		due: The due time.
+	"""
+	return f"{key}@{due.astimezone(UTC).isoformat().replace('+00:00', 'Z')}"
 
 
 def _parse_due(text: str) -> datetime:
@@ -65,6 +76,22 @@ class DBOSScheduleBackend:
 
 	def __init__(self, backend: DBOSBackend) -> None:
 		self._backend = backend
+		self._keys: dict[tuple[str, str], str] = {}
+
+	async def key(self, schedule: Schedule) -> str:
+		"""The schedule's key in the store: its id, or its own if another agent holds the id.
+
+		It names the due times' workflows (``<key>@<due>``) and the shared cursor
+		(`openmolt_dbos._workers.claim_schedule`).
+		"""
+		found = self._keys.get((schedule.id, schedule.agent.name))
+		if found is None:
+			engine = self._backend.engine
+			found = await anyio.to_thread.run_sync(
+				claim_schedule, engine.tables, schedule.id, schedule.agent.name
+			)
+			self._keys[(schedule.id, schedule.agent.name)] = found
+		return found
 
 	async def starting_point(
 		self, scheduler: Scheduler, schedule: Schedule, now: datetime
@@ -72,8 +99,9 @@ class DBOSScheduleBackend:
 		"""The schedule's shared cursor and anchor (the anchor is written by the first worker)."""
 		await self._backend.start()
 		engine = self._backend.engine
-		engine.schedules[schedule.id] = (scheduler, schedule)
-		anchor, last = await anyio.to_thread.run_sync(_row, engine, schedule.id, now.timestamp())
+		key = await self.key(schedule)
+		engine.schedules[key] = (scheduler, schedule)
+		anchor, last = await anyio.to_thread.run_sync(_row, engine, key, now.timestamp())
 		return (
 			datetime.fromtimestamp(last, UTC) if last is not None else None,
 			datetime.fromtimestamp(anchor, UTC),
@@ -91,8 +119,9 @@ class DBOSScheduleBackend:
 		"""Start the due time's workflow (or attach to it); with ``wait``, until it ends."""
 		await self._backend.start()
 		engine = self._backend.engine
-		engine.schedules.setdefault(schedule.id, (scheduler, schedule))
-		wid = due_id(schedule.id, due)
+		key = await self.key(schedule)
+		engine.schedules.setdefault(key, (scheduler, schedule))
+		wid = due_id(key, due)
 		record = RunRecord(
 			schedule_id=schedule.id,
 			agent=schedule.agent.name,
@@ -101,7 +130,7 @@ class DBOSScheduleBackend:
 			note=note,
 		)
 		info = {
-			"id": schedule.id,
+			"id": key,  # finds the schedule in the worker that runs it (`Engine.schedules`)
 			"due": due.astimezone(UTC).isoformat(),
 			"input": schedule.spec.input,
 			"note": note,
@@ -116,7 +145,7 @@ class DBOSScheduleBackend:
 		waiter = engine.waiter(wid) if wait else None
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, schedule.agent.name, None, None, info)
-		await anyio.to_thread.run_sync(_advance, engine, schedule.id, due.timestamp())
+		await anyio.to_thread.run_sync(_advance, engine, key, due.timestamp())
 		if waiter is None:
 			return record
 		try:
@@ -124,7 +153,9 @@ class DBOSScheduleBackend:
 		finally:
 			engine.forget(wid)
 		record.ended = scheduler.clock.now()
-		if outcome.kind == "error":
+		if outcome.kind == "cancelled" or isinstance(outcome.payload, RunCancelledError):
+			record.status, record.error = "cancelled", f"durable run {wid} was cancelled"
+		elif outcome.kind == "error":
 			record.status, record.error = "error", str(outcome.payload)
 		elif isinstance(outcome.payload, dict) and "skipped" in outcome.payload:
 			record.status, record.note = "skipped", str(outcome.payload["skipped"])
@@ -139,7 +170,8 @@ class DBOSScheduleBackend:
 	) -> RunRecord | None:
 		"""Record a missed due time, if this worker is the one that moves the cursor past it."""
 		engine = self._backend.engine
-		moved = await anyio.to_thread.run_sync(_advance, engine, schedule.id, due.timestamp())
+		key = await self.key(schedule)
+		moved = await anyio.to_thread.run_sync(_advance, engine, key, due.timestamp())
 		if not moved:
 			return None
 		return await scheduler.skipped(schedule, due, note)
@@ -208,7 +240,7 @@ async def scheduled_start(
 		return None
 
 	note: str | None = await port.step("schedule:overlap", overlap)
-	found = engine.schedules.get(str(schedule["id"]))
+	found = _served(engine, schedule, agent.name)
 	due = _parse_due(str(schedule["due"]))
 	if note is not None:
 		if found is not None and not port.replaying:
@@ -229,15 +261,29 @@ async def scheduled_start(
 	return None
 
 
+def _served(
+	engine: Engine, schedule: dict[str, Any], agent: str
+) -> tuple[Scheduler, Schedule] | None:
+	"""The schedule a scheduled run belongs to in this process, if it serves it.
+
+	Found by the key in the run's input; a run started under another agent's key (by a version
+	before keys were owned, when two agents gave one id) is reported to neither.
+	"""
+	found = engine.schedules.get(str(schedule["id"]))
+	return found if found is not None and found[1].agent.name == agent else None
+
+
 async def scheduled_end(
 	engine: Engine,
 	wid: str,
 	schedule: dict[str, Any],
 	result: RunResult | None,
 	error: RunError | None = None,
+	*,
+	agent: str,
 ) -> None:
 	"""Report a scheduled run's end (``schedule:end``) to the schedule in this process."""
-	found = engine.schedules.get(str(schedule["id"]))
+	found = _served(engine, schedule, agent)
 	if found is None:
 		return
 	scheduler, sched = found

@@ -45,6 +45,7 @@ __all__ = [
 	"ANSWERS",
 	"CALLS",
 	"CANCELS",
+	"SCHEDULE_OWNERS",
 	"STOPS",
 	"WORKERS",
 	"Heartbeat",
@@ -52,6 +53,7 @@ __all__ = [
 	"answered_in_run",
 	"cancelled_runs",
 	"claim_answer",
+	"claim_schedule",
 	"claimed",
 	"create_tables",
 	"ensure_database",
@@ -90,6 +92,85 @@ SCHEDULES = sa.Table(
 	sa.Column("last_due", sa.Float),
 )
 """Per schedule: the instant interval counts start from, and the last due time handled."""
+
+SCHEDULE_OWNERS = sa.Table(
+	"openmolt_schedule_owners",
+	_META,
+	sa.Column("schedule_key", sa.String(400), primary_key=True),
+	sa.Column("agent", sa.String(400), nullable=False),
+	sa.Column("claimed_at", sa.Float, nullable=False),
+)
+"""The agent each schedule key of the store belongs to: the first agent that served it.
+
+A schedule's key names its due times' workflows (``<key>@<due>``) and its row in `SCHEDULES`.
+Schedule ids are chosen per instance (or derived from the agent's name), so two agents (two
+workers' files, two instances) can give one id: the first keeps it as its key, the other gets a
+key of its own (`claim_schedule`), and neither run is taken for the other's.
+"""
+
+
+def claim_schedule(engine: sa.Engine, schedule_id: str, agent: str) -> str:
+	"""The key of an agent's schedule in the store: its id, unless another agent holds the id.
+
+	The first agent to serve a schedule id holds it (its due times stay ``<id>@<due>``, as
+	before keys were owned, so runs and cursors of a store from an earlier version keep their
+	ids). Another agent serving a schedule of that id gets ``<its name's slug>-<hash of its
+	name>:<id>``, held the same way (the hash tells apart names of one slug, "Helper" and
+	"helper").
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		schedule_id: The schedule's id (as `openmolt_core.scheduler.Schedule` has it).
+		agent: The agent's exact name.
+
+	Raises:
+		ConfigurationError: The agent's own key is held by yet another agent (names and ids
+			that spell one key); the message names both agents and the fix.
+	"""
+	owner = _claim(engine, schedule_id, agent)
+	if owner == agent:
+		return schedule_id
+	import hashlib
+	import re
+
+	slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-") or "agent"
+	key = f"{slug}-{hashlib.sha256(agent.encode()).hexdigest()[:8]}:{schedule_id}"
+	held = _claim(engine, key, agent)
+	if held != agent:
+		raise ConfigurationError(
+			f"schedule {schedule_id!r} of agent {agent!r}: its id belongs to agent {owner!r} "
+			f"in this store, and its own key {key!r} to agent {held!r}; give the schedule an "
+			'id of its own ("id": "...")'
+		)
+	log.info(
+		"durable: schedule id %r belongs to agent %r in this store; agent %r's schedule of that "
+		"id runs as %s@<due time>",
+		schedule_id,
+		owner,
+		agent,
+		key,
+	)
+	return key
+
+
+def _claim(engine: sa.Engine, key: str, agent: str) -> str:
+	"""Hold ``key`` for ``agent`` unless an agent holds it; the agent that holds it."""
+	try:
+		with engine.begin() as conn:
+			conn.execute(
+				sa.insert(SCHEDULE_OWNERS).values(
+					schedule_key=key, agent=agent, claimed_at=time.time()
+				)
+			)
+		return agent
+	except sa.exc.IntegrityError:
+		pass  # held: by this agent (another worker of it, a restart) or by another
+	with engine.connect() as conn:
+		held = conn.execute(
+			sa.select(SCHEDULE_OWNERS.c.agent).where(SCHEDULE_OWNERS.c.schedule_key == key)
+		).scalar()
+	return str(held)
+
 
 ANSWERS = sa.Table(
 	"openmolt_answers",

@@ -5,8 +5,9 @@ openmolt worker PATH... [--durability STORE] [--id ID] [--heartbeat S] [--lapse 
                         [--env-file PATH] [--verbose]
     run the durable runs and schedules of the agents in PATH (agent files, or folders of them)
 openmolt runs [--durability STORE] [--agent NAME] [--all] [--json]
-    the runs parked on a question (with --all: the latest runs and their status; "stranded":
-    no live worker serves their agent version)
+    the runs parked on a question (with --all: the latest runs and their status: "parked", and
+    what for, while one waits for an answer, an approval or an account; "stranded": no live
+    worker serves their agent version; else how each ended)
 openmolt runs --cancel RUN_ID | --migrate RUN_ID [--version V]
     cancel an unfinished run, or resume a stranded one on the definition live workers serve
 openmolt answer RUN_ID TEXT [--step N] [--durability STORE]
@@ -362,11 +363,10 @@ async def _runs(ns: argparse.Namespace) -> int:
 				print(_shown(json.dumps(rows, indent=2, default=str)))
 			else:
 				for row in rows:
-					print(
-						_shown(
-							f"{row['run_id']}  {row['agent']}  {row['status']}  {row['created_at']}"
-						)
-					)
+					status = str(row["status"])
+					if row.get("waiting_for"):  # the question is the model's: shown escaped
+						status += f", waits for {row['waiting_for']}"
+					print(_shown(f"{row['run_id']}  {row['agent']}  {status}  {row['created_at']}"))
 				if any(row["status"] == "stranded" for row in rows):
 					_line(
 						"stranded: no live worker serves the agent version of these runs; keep "

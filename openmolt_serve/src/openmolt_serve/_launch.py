@@ -19,10 +19,10 @@ import anyio
 from anyio.abc import TaskGroup
 
 from openmolt_core.accounts import authorization_requests
-from openmolt_core.errors import OpenMoltError, RunError
+from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, started_by
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.result import RunResult, RunState
+from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.taint import untrusted_input
 from openmolt_core.triggers import DEFAULT_CALLER, starting_taint
 from openmolt_serve._recent import recent
@@ -40,6 +40,7 @@ __all__ = [
 	"RunCancelled",
 	"Sessions",
 	"caller_sender",
+	"cancel_if_parked",
 	"connect_text",
 	"in_memory_sessions",
 	"run_id_for",
@@ -57,6 +58,34 @@ class RunCancelled(OpenMoltError):
 
 Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
 """Called when a run ends: its result, or the error it ended with."""
+
+
+async def cancel_if_parked(om: OpenMolt, run_id: str) -> bool:
+	"""Cancel a durable run that is parked, on whatever it waits for; whether it was.
+
+	Parked on a question, its workflow waits; parked on an approval or an account, its workflow
+	returned the park. Both read as a parked result (``om.result(run_id, wait=False)``), the one
+	status query a surface asks: `OpenMolt.pending` lists questions only. A run that goes on,
+	ended, was cancelled or is unknown is left as it is.
+
+	Args:
+		om: The instance (durable, else nothing is done).
+		run_id: The run.
+
+	Raises:
+		OpenMoltError: The store could not be read, or the cancel failed.
+	"""
+	if om.durability is None:
+		return False
+	try:
+		result = await om.result(run_id, wait=False)
+	except (RunError, ConfigurationError):  # ended on an error, cancelled, or no such run
+		return False
+	if result is None or result.status not in PARKED_STATUSES:
+		return False
+	await om.cancel(run_id)
+	return True
+
 
 Sessions = Callable[[str], "Session"]
 """Gives the session of a conversation id (`openmolt_core.sessions`): where chats keep theirs."""

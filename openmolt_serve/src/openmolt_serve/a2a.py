@@ -123,6 +123,7 @@ from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import (
 	Sessions,
 	caller_sender,
+	cancel_if_parked,
 	connect_text,
 	run_id_for,
 	run_trigger,
@@ -740,11 +741,11 @@ class OpenMoltExecutor(AgentExecutor):
 			run_id = (
 				parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
 			)
-			await self._cancel_parked(task_id, run_id)
+			await self._cancel_parked(run_id)
 		updater = TaskUpdater(event_queue, task_id, context.context_id or "")
 		await updater.cancel()
 
-	async def _cancel_parked(self, task_id: str, run_id: str) -> None:
+	async def _cancel_parked(self, run_id: str) -> None:
 		"""Cancel a task's parked run in the run store and the durable store (failures logged)."""
 		om = OpenMolt.of(self.agent)
 		store = om.run_store
@@ -753,13 +754,8 @@ class OpenMoltExecutor(AgentExecutor):
 				await store.cancel_parked(run_id, "cancelled by its A2A caller (CancelTask)")
 			except Exception as exc:
 				log.warning("A2A: could not cancel the parked run %s in the store: %s", run_id, exc)
-		if om.durability is None:
-			return
-		waiting = await self._durable_question(task_id)
-		if waiting is None:
-			return
 		try:
-			await om.cancel(waiting.run_id)
+			await cancel_if_parked(om, run_id)  # on a question, an approval or an account
 		except Exception as exc:
 			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 

@@ -74,7 +74,13 @@ from openmolt_serve._agui_events import (
 	question_id,
 )
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import Launcher, caller_sender, run_id_for, session_id
+from openmolt_serve._launch import (
+	Launcher,
+	caller_sender,
+	cancel_if_parked,
+	run_id_for,
+	session_id,
+)
 from openmolt_serve._recent import recent
 from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
 
@@ -374,12 +380,8 @@ class AguiEndpoint:
 				log.warning(
 					"AG-UI: could not cancel the parked run %s in the store: %s", run_id, exc
 				)
-		if om.durability is None:
-			return
 		try:
-			waiting = await om.pending(agent=self.agent.name)
-			if any(p.run_id == run_id for p in waiting):
-				await om.cancel(run_id)
+			await cancel_if_parked(om, run_id)  # on a question, an approval or an account
 		except Exception as exc:
 			log.warning("AG-UI: could not cancel the durable run %s: %s", run_id, exc)
 
