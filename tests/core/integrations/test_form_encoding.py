@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from openmolt_core.errors import ToolError
+from openmolt_core.files import FileStore
 from openmolt_core.integrations import FieldEncoding, HttpTool, Integration
 from openmolt_core.integrations._encode import EncodedBody, encode_body
-from openmolt_core.files import FileStore
 
 pytestmark = pytest.mark.anyio
 
