@@ -17,7 +17,9 @@ object that holds it, not just its key: that object describes a file that was no
 it; `PARAM_STYLES`): ``{{ input.ids | param_style: "matrix", true, "ids" }}`` in an endpoint is
 ``;ids=1;ids=2``, each value percent-encoded and the style's delimiters not. In a header it is the
 text (``simple``: ``1,2``); a query parameter that is exactly such a template sends the style's
-own pairs (``form`` exploded: ``R=100&G=200``), named by its key.
+own pairs (``form`` exploded: ``R=100&G=200``), named by its key. ``reserved: true`` (OpenAPI's
+``allowReserved``) leaves a query value's reserved characters bare:
+``{{ input.path | param_style: "form", true, reserved: true }}`` sends ``path=a/b``.
 """
 
 from __future__ import annotations
