@@ -75,10 +75,10 @@ def test_petstore_tools_endpoints_schemas_and_credentials() -> None:
 	status = tools["findPetsByStatus"].input_schema["properties"]["status"]
 	assert status["type"] == "array" and status["items"]["enum"] == ["available", "pending", "sold"]
 	upload = tools["uploadFile"]
-	assert upload.request_format == "multipart"
+	assert upload.request_format == "openapi-multipart"
 	assert upload.files == {"file": "{{ input.body.file }}"}
 	assert upload.body == {"additionalMetadata": "{{ input.body.additionalMetadata }}"}
-	assert tools["updatePetWithForm"].request_format == "form-data"
+	assert tools["updatePetWithForm"].request_format == "openapi-form"
 	types = {c.type: c for c in integration.credential_setup}
 	assert types["custom"].headers == {"api_key": "{{ config.apiKey }}"}
 	assert types["oauth2"].auth_url == "http://petstore.swagger.io/oauth/dialog"

@@ -522,3 +522,90 @@ async def test_prism_reports_an_array_header_sent_as_json_text(prism: Any) -> No
 	plain = tool.model_copy(update={"headers": {"X-Ids": "{{ input.X_Ids | json }}"}})
 	seen = await _drive(url, integration.model_copy(update={"tools": [plain]}), {})
 	assert _violations(seen), seen
+
+
+def form_bodies() -> dict[str, Any]:
+	"""A form body with the encodings Prism 5.16 deserialises: deepObject, an exploded form
+	object, a pipe-delimited array (integers, so Prism checks each item), and a plain field.
+
+	Prism cannot check the rest, so tests/core/integrations/test_form_encoding.py compares those
+	bytes with the specification's examples instead. Tried against Prism 5.16.0: it reads a
+	repeated key as its last value, so ``tags=x&tags=y`` fails "must be array" with or without
+	an encoding (stoplightio/prism#2473, open); it does not parse a JSON-valued form field or a
+	JSON multipart part, so both fail "must be object" (stoplightio/prism#1622, open); and it
+	refuses the literal comma of ``style: form, explode: false`` ("Reserved characters used in
+	request body"), which the specification's style table writes bare.
+	"""
+	ints = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
+	point = {
+		"type": "object",
+		"additionalProperties": False,
+		"required": ["x"],
+		"properties": {"x": {"type": "integer"}},
+	}
+	schema = {
+		"type": "object",
+		"additionalProperties": False,
+		"required": ["name", "meta", "ids", "at"],
+		"properties": {"name": {"type": "string"}, "meta": point, "ids": ints, "at": point},
+	}
+	encoding = {
+		"meta": {"style": "deepObject", "explode": True},
+		"ids": {"style": "pipeDelimited", "explode": False},
+		"at": {"style": "form", "explode": True},
+	}
+	ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {}}}}}
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": "Forms", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"paths": {
+			"/forms": {
+				"post": {
+					"operationId": "sendForm",
+					"requestBody": {
+						"required": True,
+						"content": {
+							"application/x-www-form-urlencoded": {
+								"schema": schema,
+								"encoding": encoding,
+							}
+						},
+					},
+					"responses": ok,
+				}
+			}
+		},
+	}
+
+
+async def test_form_body_encodings_reach_prism_as_the_document_describes_them(prism: Any) -> None:
+	"""meta[x]=1, ids=1|1 and the form object's own key: no violation (meta was sent as
+	meta[x], but ids as ids[0]=1&ids[1]=1, which Prism reports as a missing field)."""
+	document = form_bodies()
+	url = await prism(document)
+	integration = from_openapi(
+		document, id="forms", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
+	(tool,) = integration.tools
+	assert tool.request_format == "openapi-form"
+	seen = await _drive(url, integration, {})
+	assert len(seen) == 1
+	assert _violations(seen) == [], json.dumps(seen, indent=1)[:4000]
+	assert seen[0]["status"] == 200, seen
+
+
+async def test_prism_reports_a_deep_object_field_sent_as_json_text(prism: Any) -> None:
+	"""Negative control: without its encoding, meta is JSON text, which the document does not
+	describe and Prism reports."""
+	document = form_bodies()
+	url = await prism(document)
+	integration = from_openapi(
+		document, id="forms", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
+	(tool,) = integration.tools
+	plain = tool.model_copy(
+		update={"encoding": {k: v for k, v in tool.encoding.items() if k != "meta"}}
+	)
+	seen = await _drive(url, integration.model_copy(update={"tools": [plain]}), {})
+	assert _violations(seen), seen

@@ -98,7 +98,12 @@ def post_form(
 	schema: dict[str, Any],
 	body: dict[str, Any] | None = None,
 ) -> HttpTool:
-	"""A form POST; the body sends every input under its own name unless ``body`` is given."""
+	"""A form POST; the body sends every input under its own name unless ``body`` is given.
+
+	Slack's Web API (unversioned; checked against its method reference and slack-sdk) reads form
+	fields as text: the tools join a list with commas (``users``) or send it as JSON text
+	(``files``) in their ``body``, so form-data never meets a list or an object here.
+	"""
 	return _post("form-data", handle, method, description, scopes, schema, body)
 
 

@@ -818,6 +818,10 @@ INTEGRATION = Integration(
 	api_setup=ApiSetup(
 		base_url="https://api.stripe.com",
 		headers={"Stripe-Version": STRIPE_VERSION, "Stripe-Account": "{{ config.accountId }}"},
+		# form-data's indexed and bracketed keys (expand[0]=a, metadata[k]=v,
+		# line_items[0][price]=p) are what stripe-python 16.1.0 sends for API version
+		# 2026-10-28.endive (STRIPE_VERSION), and what Stripe's OpenAPI document asks with
+		# deepObject; tests/integrations/commerce/test_stripe_form_bodies.py compares the bytes.
 		request_format="form-data",
 		idempotency_header="Idempotency-Key",
 	),

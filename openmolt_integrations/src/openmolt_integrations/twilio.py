@@ -507,7 +507,10 @@ INTEGRATION = Integration(
 	description="Send SMS, MMS and WhatsApp messages, place calls, verify users and look up numbers.",
 	api_version="2010-04-01 (core), Verify v2, Lookup v2",
 	api_setup=ApiSetup(base_url=_API, request_format="form-data"),
-	# Twilio reads a list as its key repeated (MediaUrl=a&MediaUrl=b), not Stripe's indices.
+	# Twilio reads a list as its key repeated (MediaUrl=a&MediaUrl=b), not Stripe's indices:
+	# what twilio-python 9.13.0 sends for API 2010-04-01 (and Verify v2, Lookup v2), and
+	# OpenAPI's default for twilio-oai's arrays; tests/integrations/messaging/
+	# test_twilio_form_bodies.py compares the bytes.
 	encoders={"form-data": form_encoder("repeat")},
 	credential_setup=[
 		BasicCredential(

@@ -1,9 +1,11 @@
 """Request encoding for HTTP tools: query strings, and the built-in request formats.
 
-The built-in formats are ``json``, ``form-data``, ``multipart``, ``text`` and ``binary``; an
-integration adds its own (or replaces one) with ``encoders`` (see
-`openmolt_core.integrations.extensions`). `form_encoder` builds a ``form-data`` encoder that
-writes lists another way, and `multipart_body` and `flatten` are the pieces the built-ins use.
+The built-in formats are ``json``, ``form-data``, ``multipart``, ``openapi-form``,
+``openapi-multipart``, ``text`` and ``binary``; an integration adds its own (or replaces one)
+with ``encoders`` (see `openmolt_core.integrations.extensions`). `form_encoder` builds a
+``form-data`` encoder that writes lists another way, and `multipart_body` and `flatten` are the
+pieces the built-ins use. ``openapi-form`` and ``openapi-multipart`` write each field as an
+OpenAPI document's ``encoding`` says (the tool's ``encoding``; `openmolt_core.integrations._form`).
 """
 
 from __future__ import annotations
@@ -11,14 +13,23 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_plus, urlencode
 
 import httpx
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._form import (
+	MEDIA_TYPE,
+	ArrayStyle,
+	FieldEncoding,
+	flatten,
+	form_pairs,
+	multipart_fields,
+	scalar_text,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.files import FileAccess, StoredFile
@@ -40,14 +51,6 @@ __all__ = [
 	"query_pairs",
 	"set_query",
 ]
-
-ArrayStyle = Literal["indices", "brackets", "repeat"]
-"""How form and multipart bodies write a list of scalars ``k: [a, b]``.
-
-``indices``: ``k[0]=a&k[1]=b`` (the built-in ``form-data``, what Stripe's SDKs send).
-``brackets``: ``k[]=a&k[]=b``. ``repeat``: ``k=a&k=b`` (Twilio's ``MediaUrl``). Lists of objects
-always use indices.
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +76,13 @@ class EncodeRequest:
 	Args:
 		files: The tool's rendered ``files`` fields (field name to a file reference).
 		store: The agent's file store, which resolves file references.
+		encoding: The tool's ``encoding``: how each field of an ``openapi-form`` or
+			``openapi-multipart`` body is written (field name to a `FieldEncoding`).
 	"""
 
 	files: Mapping[str, Any]
 	store: FileAccess | None
+	encoding: Mapping[str, FieldEncoding] = field(default_factory=dict)
 
 	async def open(self, reference: Any, what: str) -> StoredFile:
 		"""The bytes, media type and name behind a file reference.
@@ -89,46 +95,6 @@ class EncodeRequest:
 			ToolError: There is no file store, or the reference cannot be resolved.
 		"""
 		return await open_file(self.store, reference, what)
-
-
-def _scalar(value: Any) -> str:
-	if isinstance(value, bool):
-		return "true" if value else "false"
-	if isinstance(value, (dict, list)):
-		return json.dumps(value, separators=(",", ":"))
-	return str(value)
-
-
-def _is_scalar(value: Any) -> bool:
-	return not isinstance(value, (Mapping, list, tuple))
-
-
-def flatten(value: Any, prefix: str = "", arrays: ArrayStyle = "indices") -> list[tuple[str, str]]:
-	"""Flatten nested values into bracketed keys, the way Stripe and Airtable read them.
-
-	``{"metadata": {"k": "v"}, "items": [{"price": "p"}]}`` gives ``metadata[k]=v`` and
-	``items[0][price]=p``. Booleans become ``true``/``false``; None is left out.
-
-	Args:
-		value: The value to flatten.
-		prefix: The key of ``value`` itself.
-		arrays: How lists of scalars are written (see `ArrayStyle`); lists holding objects or
-			lists always use indices.
-	"""
-	out: list[tuple[str, str]] = []
-	if isinstance(value, Mapping):
-		for key, item in value.items():
-			out.extend(flatten(item, f"{prefix}[{key}]" if prefix else str(key), arrays))
-	elif isinstance(value, (list, tuple)):
-		if arrays != "indices" and prefix and all(_is_scalar(item) for item in value):
-			key = prefix if arrays == "repeat" else f"{prefix}[]"
-			out.extend((key, _scalar(item)) for item in value if item is not None)
-			return out
-		for index, item in enumerate(value):
-			out.extend(flatten(item, f"{prefix}[{index}]", arrays))
-	elif value is not None:
-		out.append((prefix, _scalar(value)))
-	return out
 
 
 class Encoded(str):
@@ -159,7 +125,7 @@ def query_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
 		if isinstance(value, (list, tuple)) and all(
 			not isinstance(v, (dict, list, tuple)) for v in value
 		):
-			out.extend((key, _scalar(v)) for v in value if v is not None)
+			out.extend((key, scalar_text(v)) for v in value if v is not None)
 		else:
 			out.extend(flatten(value, key))
 	return out
@@ -202,10 +168,6 @@ def set_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_MEDIA_TYPE = re.compile(
-	r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-	r"(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(\"[^\"\x00-\x1f\x7f]*\"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*"
-)
 
 
 def _quote_header(value: str) -> str:
@@ -237,7 +199,7 @@ def checked_media_type(stored: StoredFile) -> str:
 	Raises:
 		ToolError: The media type is malformed (it would go into a header).
 	"""
-	if not _MEDIA_TYPE.fullmatch(stored.media_type):
+	if not MEDIA_TYPE.fullmatch(stored.media_type):
 		raise ToolError(
 			"the file's media type is not a valid media type (type/subtype); refused, since it "
 			"would go into a header"
@@ -246,22 +208,28 @@ def checked_media_type(stored: StoredFile) -> str:
 
 
 def multipart_body(
-	fields: list[tuple[str, str]], files: list[tuple[str, StoredFile]]
+	fields: Sequence[tuple[str, str] | tuple[str, str, str | None]],
+	files: list[tuple[str, StoredFile]],
 ) -> EncodedBody:
 	"""A multipart/form-data body: text fields, then file parts.
 
 	Args:
-		fields: Field names and text values (`flatten` makes them from an object).
+		fields: Field names and text values (`flatten` makes them from an object), each with
+			its part's ``Content-Type`` as a third item if it has one (none: ``text/plain``).
 		files: Field names and the files to send under them.
+
+	Raises:
+		ToolError: A part's media type is malformed (it would go into a header).
 	"""
 	boundary = f"openmolt-{secrets.token_hex(12)}"
 	chunks: list[bytes] = []
-	for name, text in fields:
-		chunks.append(
-			f'--{boundary}\r\nContent-Disposition: form-data; name="{_quote_header(name)}"\r\n\r\n'.encode()
-			+ text.encode()
-			+ b"\r\n"
-		)
+	for name, text, *kind in fields:
+		head = f'--{boundary}\r\nContent-Disposition: form-data; name="{_quote_header(name)}"\r\n'
+		if kind and kind[0] is not None:
+			if not MEDIA_TYPE.fullmatch(kind[0]):
+				raise ToolError(f"field {name[:60]!r}: {kind[0][:60]!r} is not a media type")
+			head += f"Content-Type: {kind[0]}\r\n"
+		chunks.append(f"{head}\r\n".encode() + text.encode() + b"\r\n")
 	for name, stored in files:
 		head = (
 			f"--{boundary}\r\nContent-Disposition: form-data; "
@@ -333,6 +301,24 @@ async def _multipart(body: Any, request: EncodeRequest) -> EncodedBody:
 	return multipart_body(flatten(body or {}), await _files(request))
 
 
+async def _openapi_form(body: Any, request: EncodeRequest) -> EncodedBody:
+	if request.files:
+		raise ToolError("an openapi-form body has no file fields; files go in openapi-multipart")
+	if body is None:
+		return EncodedBody(None)
+	if not isinstance(body, Mapping):
+		raise ToolError("an openapi-form body must be an object")
+	text = "&".join(f"{name}={value}" for name, value in form_pairs(body, request.encoding))
+	return EncodedBody(text.encode("ascii"), "application/x-www-form-urlencoded")
+
+
+async def _openapi_multipart(body: Any, request: EncodeRequest) -> EncodedBody:
+	if body is not None and not isinstance(body, Mapping):
+		raise ToolError("an openapi-multipart body must be an object")
+	fields = multipart_fields(body or {}, request.encoding)
+	return multipart_body(fields, await _files(request))
+
+
 async def _json(body: Any, request: EncodeRequest) -> EncodedBody:
 	if body is None:
 		return EncodedBody(None)
@@ -358,6 +344,8 @@ _BUILTIN: dict[str, BodyEncoder] = {
 	"json": _json,
 	"form-data": form_encoder(),
 	"multipart": _multipart,
+	"openapi-form": _openapi_form,
+	"openapi-multipart": _openapi_multipart,
 	"text": _text,
 	"binary": _binary,
 }
@@ -370,6 +358,7 @@ async def encode_body(
 	store: FileAccess | None,
 	*,
 	encoders: Mapping[str, BodyEncoder] | None = None,
+	encoding: Mapping[str, FieldEncoding] | None = None,
 ) -> EncodedBody:
 	"""Encode a rendered body in a request format.
 
@@ -379,6 +368,7 @@ async def encode_body(
 		files: Rendered file fields (field name to file reference), for form-data and multipart.
 		store: Resolves file references.
 		encoders: The integration's own encoders (one under a built-in name replaces it).
+		encoding: How each body field is written (``openapi-form``, ``openapi-multipart``).
 
 	Raises:
 		ToolError: A file reference cannot be resolved, or the body does not fit the format.
@@ -386,4 +376,4 @@ async def encode_body(
 	encoder = (encoders or {}).get(fmt) or _BUILTIN.get(fmt)
 	if encoder is None:
 		raise ToolError(f"unknown request format {fmt!r}")
-	return await encoder(body, EncodeRequest(files=files, store=store))
+	return await encoder(body, EncodeRequest(files=files, store=store, encoding=encoding or {}))

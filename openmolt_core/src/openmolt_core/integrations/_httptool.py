@@ -13,11 +13,12 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from openmolt_core.errors import ConfigurationError
+from openmolt_core.integrations._form import FieldEncoding
 from openmolt_core.integrations._ssrf import internal_hosts
 from openmolt_core.options import Options, options_config
 from openmolt_core.tools import schema_of
 
-__all__ = ["ApiSetup", "HttpTool", "RequestFormat", "ResponseFormat"]
+__all__ = ["ApiSetup", "FieldEncoding", "HttpTool", "RequestFormat", "ResponseFormat"]
 
 RequestFormat = str
 """How a request body is encoded: a built-in format, or one the integration registers.
@@ -25,8 +26,12 @@ RequestFormat = str
 Built in (`openmolt_core.integrations.extensions.BUILTIN_FORMATS`): ``json``, a JSON body;
 ``form-data``, application/x-www-form-urlencoded with nested keys the way Stripe expects
 (``metadata[key]=v``, ``items[0][price]=p``), multipart when a file is sent; ``multipart``,
-multipart/form-data (``files`` name the file fields); ``text``, the rendered body as text;
-``binary``, raw bytes (the body renders to a file reference). An integration adds formats (or
+multipart/form-data (``files`` name the file fields) with the same nested keys;
+``openapi-form`` and ``openapi-multipart``, the same two media types with each field written as
+an OpenAPI document's ``encoding`` says (the tool's ``encoding``; without one, an array repeats
+its key, ``tags=x&tags=y``, and an object is JSON text, or in multipart a JSON part; see
+`openmolt_core.integrations._form`), which imported operations use; ``text``, the rendered body
+as text; ``binary``, raw bytes (the body renders to a file reference). An integration adds formats (or
 replaces a built-in one for its own tools) in ``Integration.encoders``: Google's
 ``multipart-related`` upload lives in the Google integrations, Twilio's repeated form keys in
 Twilio's.
@@ -109,6 +114,9 @@ class HttpTool(_Spec):
 		response_format: Overrides the integration's response format.
 		base_url: Overrides the integration's base URL (e.g. a separate upload host).
 		files: Multipart file fields: field name to a template giving a file reference.
+		encoding: How each field of an ``openapi-form`` or ``openapi-multipart`` body is
+			written, by the name the request sends it under (OpenAPI's Encoding Object: a
+			`FieldEncoding` each); a field not named takes the defaults.
 		follow_redirects: Whether to follow redirects. A credentialed request never takes its
 			credentials to another origin: by default such a redirect is refused; with
 			``"without-credentials"`` it is followed with every credential removed (for download
@@ -155,6 +163,7 @@ class HttpTool(_Spec):
 	response_format: ResponseFormat | None = None
 	base_url: str | None = None
 	files: dict[str, str] = Field(default_factory=dict)
+	encoding: dict[str, FieldEncoding] = Field(default_factory=dict)
 	follow_redirects: bool | Literal["without-credentials"] = True
 	response_headers: list[str] = Field(default_factory=list)
 	response_files: list[str] = Field(default_factory=list)

@@ -22,6 +22,7 @@ from openmolt_core.integrations._credential import (
 	CustomCredential,
 	OAuth2Credential,
 )
+from openmolt_core.integrations._form import FieldEncoding
 from openmolt_core.integrations._headers import CLIENT_HEADERS, is_token
 from openmolt_core.integrations._httptool import ApiSetup, HttpTool
 from openmolt_core.integrations._openapi_load import load_document, pointer
@@ -140,10 +141,14 @@ _STYLES = {
 """The styles OpenAPI allows in each place a parameter is sent; the first is the default."""
 
 
-def _styled(key: str, style: str, explode: bool, name: str | None = None) -> str:
+def _styled(
+	key: str, style: str, explode: bool, name: str | None = None, reserved: bool = False
+) -> str:
 	"""The template serialising input field ``key`` in an OpenAPI style (``param_style``)."""
 	field = f'input["{key}"]' if key in _LIQUID_WORDS else f"input.{key}"
 	args = f'"{style}", {"true" if explode else "false"}' + (f', "{name}"' if name else "")
+	if reserved:
+		args += ", reserved: true"
 	return f"{{{{ {field} | param_style: {args} }}}}"
 
 
@@ -164,6 +169,18 @@ def _style_of(param: Mapping[str, Any], where: str, place: str) -> tuple[str, bo
 	if not isinstance(explode, bool):
 		raise ConfigurationError(f"{place}/explode: true or false, not {str(explode)[:40]!r}")
 	return style, explode
+
+
+def _allow_reserved(param: Mapping[str, Any], place: str) -> bool:
+	"""A query parameter's ``allowReserved``: its reserved characters are sent unencoded.
+
+	Raises:
+		ConfigurationError: It is no boolean.
+	"""
+	given = param.get("allowReserved", False)
+	if not isinstance(given, bool):
+		raise ConfigurationError(f"{place}/allowReserved: true or false, not {str(given)[:40]!r}")
+	return given
 
 
 def _may_be(schema: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
@@ -417,20 +434,85 @@ def _rename_fields(schema: dict[str, Any]) -> dict[str, str]:
 	return {key: name for name, key in renamed.items() if key != name}
 
 
-def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Any] | None:
-	"""The request format, media type and schema of a request body (preferring JSON)."""
+def _body_format(content: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]] | None:
+	"""The request format, media type and Media Type Object of a request body (JSON first).
+
+	Form bodies use the formats that follow the document's ``encoding`` (``openapi-form``,
+	``openapi-multipart``), not the built-in ``form-data`` and ``multipart``, whose nested keys
+	(``tags[0]=x``) are Stripe's convention and not OpenAPI's defaults.
+	"""
 	ranked: list[tuple[str, Callable[[str], bool]]] = [
 		("json", lambda m: bool(_JSON.match(m))),
-		("form-data", lambda m: m.startswith("application/x-www-form-urlencoded")),
-		("multipart", lambda m: m.startswith("multipart/form-data")),
+		("openapi-form", lambda m: m.startswith("application/x-www-form-urlencoded")),
+		("openapi-multipart", lambda m: m.startswith("multipart/form-data")),
 		("text", lambda m: m.startswith("text/")),
 		("binary", lambda m: True),
 	]
 	for fmt, test in ranked:
 		for media, spec in content.items():
 			if test(media.lower()):
-				return fmt, media, (spec or {}).get("schema", {})
+				return fmt, media, spec if isinstance(spec, Mapping) else {}
 	return None
+
+
+def _encoding(given: Any, fields: Iterable[str], place: str) -> dict[str, FieldEncoding]:
+	"""A form body's ``encoding``, checked: field name to how it is written.
+
+	Entries for no field of the body are left out (the specification ignores them), and so are
+	entries that say nothing the engine uses (only ``headers``, which it does not send).
+
+	Raises:
+		ConfigurationError: The map or an entry is no object, a style is not a query style, or
+			``explode``, ``allowReserved`` or ``contentType`` has the wrong type or form.
+	"""
+	if given is None:
+		return {}
+	if not isinstance(given, Mapping):
+		raise ConfigurationError(f"{place}: an object of Encoding Objects by field name")
+	out: dict[str, FieldEncoding] = {}
+	known = set(fields)
+	for name, entry in given.items():
+		at = f"{place}/{segment(str(name))}"
+		if not isinstance(entry, Mapping):
+			raise ConfigurationError(f"{at}: an Encoding Object must be an object")
+		if name not in known:
+			continue
+		style = entry.get("style")
+		if style is not None and style not in _STYLES["query"]:
+			raise ConfigurationError(
+				f"{at}/style: {str(style)[:40]!r} is not a style of a form field; use "
+				f"{', '.join(_STYLES['query'])}"
+			)
+		for flag in ("explode", "allowReserved"):
+			if flag in entry and not isinstance(entry[flag], bool):
+				raise ConfigurationError(
+					f"{at}/{flag}: true or false, not {str(entry[flag])[:40]!r}"
+				)
+		kind = entry.get("contentType")
+		if kind is not None and not isinstance(kind, str):
+			raise ConfigurationError(f"{at}/contentType: a media type, not {str(kind)[:40]!r}")
+		try:
+			field = FieldEncoding(
+				content_type=kind,
+				style=style,
+				explode=entry.get("explode"),
+				# In multipart it still chooses the style (nothing is percent-encoded there).
+				allow_reserved=entry.get("allowReserved"),
+			)
+		except ValueError as exc:
+			raise ConfigurationError(f"{at}/contentType: {_first_error(exc)}") from None
+		if field.by_style or field.content_type is not None:
+			out[str(name)] = field
+	return out
+
+
+def _first_error(exc: ValueError) -> str:
+	errors = getattr(exc, "errors", None)
+	if callable(errors):
+		found = errors()
+		if found:
+			return str(found[0].get("msg", exc)).removeprefix("Value error, ")
+	return str(exc)
 
 
 def _response_format(responses: Mapping[str, Any], schemas: Schemas) -> str:
@@ -486,7 +568,9 @@ def _tool(
 	handle: str,
 	internal: InternalHosts,
 	base: _Base,
+	notes: list[str],
 ) -> HttpTool:
+	"""One operation as a tool; what was left out of it is said in ``notes``."""
 	schemas.parts = 0
 	at = pointer(("paths", path, method))
 	no_liquid(path, pointer(("paths", path)))
@@ -513,6 +597,15 @@ def _tool(
 		name = _check_name(param.get("name"), where, f"{place}/name")
 		params[(name, where)] = param
 		places[(name, where)] = place
+	in_path = set(re.findall(r"\{([^}{]+)\}", path))
+	for name, where in list(params):
+		if where == "path" and name not in in_path:
+			# An input the request could never send; OpenAPI requires the path to name it.
+			del params[(name, where)]
+			notes.append(
+				f"`{handle}`: path parameter {name[:60]!r} ({places[(name, where)]}) is not in "
+				f"the path {path[:100]!r}, so no request could send it; left out of the tool"
+			)
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	endpoint = path
@@ -548,10 +641,13 @@ def _tool(
 			template = _ref(key, "json")  # content: application/json is JSON text
 		else:
 			style, explode = _style_of(param, where, place)
+			reserved = where == "query" and _allow_reserved(param, place)
 			# Where the engine's own rendering is the style's (a primitive; an exploded form
-			# array repeats its key; deepObject's brackets), the template stays plain.
-			plain = (
-				style == "deepObject"
+			# array repeats its key; deepObject's brackets for an object), the template stays
+			# plain. A deepObject array is styled: its keys get indices (expand[0]=a), as
+			# Stripe reads them, where the plain rendering would repeat the key.
+			plain = not reserved and (
+				(style == "deepObject" and not _may_be(converted, ("array",)))
 				or (style in ("simple", "form") and not _may_be(converted, ("array", "object")))
 				or (style == "form" and explode and not _may_be(converted, ("object",)))
 			)
@@ -563,7 +659,7 @@ def _tool(
 			template = (
 				_ref(key)
 				if plain
-				else _styled(key, style, explode, name if style == "matrix" else None)
+				else _styled(key, style, explode, name if style == "matrix" else None, reserved)
 			)
 		if where == "path":
 			endpoint = endpoint.replace(f"{{{name}}}", template)
@@ -579,12 +675,14 @@ def _tool(
 		endpoint = endpoint.replace(f"{{{missing}}}", _ref(key))
 	body: Any = None
 	files: dict[str, str] = {}
+	encoding: dict[str, FieldEncoding] = {}
 	request_format = None
 	request = schemas.deref(op.get("requestBody")) if op.get("requestBody") else None
 	if request:
 		chosen = _body_format(request.get("content") or {})
 		if chosen:
-			fmt, media, raw_schema = chosen
+			fmt, media, media_object = chosen
+			raw_schema = media_object.get("schema", {})
 			# A text body's media type becomes its Content-Type header, a template.
 			no_liquid(media, f"{at}/requestBody/content/{segment(media)}")
 			key = request_body_name(taken)
@@ -605,7 +703,14 @@ def _tool(
 			request_format = fmt
 			wire = _rename_fields(converted) if fmt != "binary" else {}
 			place = f"{at}/requestBody"
-			if fmt == "multipart" and isinstance(converted.get("properties"), dict):
+			if fmt in ("openapi-form", "openapi-multipart"):
+				sent_names = [wire.get(n, n) for n in converted.get("properties") or {}]
+				encoding = _encoding(
+					media_object.get("encoding"),
+					sent_names,
+					f"{place}/content/{segment(media)}/encoding",
+				)
+			if fmt == "openapi-multipart" and isinstance(converted.get("properties"), dict):
 				raw = schemas.deref(raw_schema) or {}
 				binary = {
 					n for n, s in (raw.get("properties") or {}).items()
@@ -672,6 +777,7 @@ def _tool(
 		headers=headers,
 		body=body,
 		files=files,
+		encoding=encoding,
 		input_schema=input_schema,
 		request_format=request_format,
 		response_format=_response_format(op.get("responses") or {}, schemas),
@@ -807,6 +913,7 @@ def _integration(
 	seen_tags: set[str] = set()
 	handles: set[str] = set()
 	tools: list[HttpTool] = []
+	dropped: list[str] = []
 	for path, method, op, item in _operations(doc, schemas):
 		op_id = str(op.get("operationId") or f"{method} {path}")
 		try:
@@ -821,7 +928,9 @@ def _integration(
 				continue
 			if tags and not op_tags & set(tags):
 				continue
-			tools.append(_tool(path, method, op, item, schemas, doc, handle, internal, base))
+			tools.append(
+				_tool(path, method, op, item, schemas, doc, handle, internal, base, dropped)
+			)
 		except (ValueError, ConfigurationError) as exc:
 			raise ConfigurationError(
 				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
@@ -857,7 +966,7 @@ def _integration(
 			),
 			"",
 		]
-		+ [f"- {n}" for n in notes]
+		+ [f"- {n}" for n in [*notes, *dropped]]
 	)
 	try:
 		return make(

@@ -25,8 +25,8 @@ Pieces for writing them: `form_encoder` (a ``form-data`` encoder with another li
 `multipart_body` and `flatten` (the built-in multipart and form encodings), `checked_media_type`,
 `error_messages`, and `openmolt_core.integrations.credentials.render_value` for auths.
 
-The built-in request formats are ``json``, ``form-data``, ``multipart``, ``text`` and ``binary``
-(`BUILTIN_FORMATS`); the built-in credential types are ``bearer``, ``custom``, ``oauth2`` and
+The built-in request formats are ``json``, ``form-data``, ``multipart``, ``openapi-form``,
+``openapi-multipart``, ``text`` and ``binary`` (`BUILTIN_FORMATS`); the built-in credential types are ``bearer``, ``custom``, ``oauth2`` and
 ``basic``.
 """
 
@@ -67,7 +67,15 @@ __all__ = [
 	"multipart_body",
 ]
 
-BUILTIN_FORMATS = ("json", "form-data", "multipart", "text", "binary")
+BUILTIN_FORMATS = (
+	"json",
+	"form-data",
+	"multipart",
+	"openapi-form",
+	"openapi-multipart",
+	"text",
+	"binary",
+)
 """The request formats the engine encodes itself (see `openmolt_core.integrations.model.RequestFormat`)."""
 
 LiquidFilter = Callable[..., Any]

@@ -569,7 +569,12 @@ async def build_request(
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
 	encoded = await encode_body(
-		fmt, None if body is MISSING else body, files, store, encoders=integration.encoders
+		fmt,
+		None if body is MISSING else body,
+		files,
+		store,
+		encoders=integration.encoders,
+		encoding=tool.encoding,
 	)
 	content, content_type = encoded.content, encoded.content_type
 	if content_type and (content_type.startswith("multipart/") or "content-type" not in headers):

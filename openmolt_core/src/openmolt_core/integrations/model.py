@@ -42,6 +42,7 @@ from openmolt_core.integrations._credential import (
 )
 from openmolt_core.integrations._httptool import (
 	ApiSetup,
+	FieldEncoding,
 	HttpTool,
 	RequestFormat,
 	ResponseFormat,
@@ -60,6 +61,7 @@ __all__ = [
 	"Credential",
 	"CredentialType",
 	"CustomCredential",
+	"FieldEncoding",
 	"HttpTool",
 	"Integration",
 	"OAuth2Credential",
@@ -67,6 +69,9 @@ __all__ = [
 	"ResponseFormat",
 ]
 
+
+_ENCODED_FORMATS = ("openapi-form", "openapi-multipart")
+"""The built-in request formats that read a tool's ``encoding``."""
 
 ToolSpec = HttpTool | FunctionTool
 """A tool as declared in an integration's data: an HTTP request, or Python code."""
@@ -184,6 +189,18 @@ def _check_extensions(integration: Integration) -> None:
 			raise ValueError(
 				f"tool {getattr(tool, 'handle', '?')!r}: request format {fmt!r} is neither built "
 				f"in ({', '.join(BUILTIN_FORMATS)}) nor in the integration's encoders"
+			)
+		if (
+			isinstance(tool, HttpTool)
+			and tool.encoding
+			and fmt in BUILTIN_FORMATS
+			and fmt not in _ENCODED_FORMATS
+			and fmt not in integration.encoders
+		):
+			raise ValueError(
+				f"tool {tool.handle!r}: encoding applies to the {' and '.join(_ENCODED_FORMATS)} "
+				f"request formats only, and this tool's is {fmt!r}; set request_format to one of "
+				"them, or leave encoding out"
 			)
 	if setup.request_format not in known:
 		raise ValueError(

@@ -17,7 +17,9 @@ object that holds it, not just its key: that object describes a file that was no
 it; `PARAM_STYLES`): ``{{ input.ids | param_style: "matrix", true, "ids" }}`` in an endpoint is
 ``;ids=1;ids=2``, each value percent-encoded and the style's delimiters not. In a header it is the
 text (``simple``: ``1,2``); a query parameter that is exactly such a template sends the style's
-own pairs (``form`` exploded: ``R=100&G=200``), named by its key.
+own pairs (``form`` exploded: ``R=100&G=200``), named by its key. ``reserved: true`` (OpenAPI's
+``allowReserved``) leaves a query value's reserved characters bare:
+``{{ input.path | param_style: "form", true, reserved: true }}`` sends ``path=a/b``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from liquid.exceptions import LiquidError
 from liquid.stringify import to_liquid_string
 
 from openmolt_core.errors import ToolError
-from openmolt_core.integrations._encode import Encoded, flatten
+from openmolt_core.integrations._encode import Encoded
+from openmolt_core.integrations._form import scalar_text as _style_scalar
+from openmolt_core.integrations._form import style_pairs
 
 if TYPE_CHECKING:
 	from openmolt_core.files import StoredFile
@@ -108,7 +112,8 @@ _EXACT = re.compile(r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*-?\}\}\s*$", r
 _PART = re.compile(r'\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\["([^"\\{}]*)"\]', re.ASCII)
 _EXACT_STYLE = re.compile(
 	r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*\|\s*param_style\s*:\s*\"(\w+)\"\s*"
-	r"(?:,\s*(true|false)\s*)?(?:,\s*\"([^\"\\{}]*)\"\s*)?-?\}\}\s*$",
+	r"(?:,\s*(true|false)\s*)?(?:,\s*\"([^\"\\{}]*)\"\s*)?"
+	r"(?:,\s*reserved\s*:\s*(true|false)\s*)?-?\}\}\s*$",
 	re.ASCII,
 )
 _EXACT_FILE = re.compile(
@@ -209,15 +214,6 @@ for queries)."""
 _QUERY_STYLES = frozenset(PARAM_STYLES[3:])
 
 
-def _style_scalar(value: Any) -> str:
-	"""One item's text: booleans as ``true``/``false``, an object or array nested in it as JSON."""
-	if isinstance(value, bool):
-		return "true" if value else "false"
-	if isinstance(value, (Mapping, list, tuple)):
-		return json.dumps(value, separators=(",", ":"), default=str)
-	return str(value)
-
-
 def _undefined(value: Any) -> bool:
 	"""Whether RFC 6570 calls the value undefined: absent, null, or an empty array or object."""
 	return (
@@ -228,14 +224,18 @@ def _undefined(value: Any) -> bool:
 	)
 
 
-def _style_args(style: Any, explode: Any, name: Any) -> tuple[str, bool, str | None]:
+def _style_args(
+	style: Any, explode: Any, name: Any, reserved: Any = False
+) -> tuple[str, bool, str | None, bool]:
 	if style not in PARAM_STYLES:
 		raise ToolError(f"param_style: {style!r} is not a style; one of {', '.join(PARAM_STYLES)}")
 	if not isinstance(explode, bool):
 		raise ToolError(f"param_style: explode is true or false, not {explode!r}")
 	if name is not None and not isinstance(name, str):
 		raise ToolError(f"param_style: the parameter's name is text, not {name!r}")
-	return style, explode, name
+	if not isinstance(reserved, bool):
+		raise ToolError(f"param_style: reserved is true or false, not {reserved!r}")
+	return style, explode, name or None, reserved
 
 
 def _style_text(
@@ -269,51 +269,39 @@ def _style_text(
 	return body
 
 
-def _style_pairs(value: Any, style: str, explode: bool, name: str) -> list[tuple[str, str]]:
-	"""A query style's pairs (form, spaceDelimited, pipeDelimited, deepObject), encoded."""
-	if style == "deepObject" and isinstance(value, Mapping):
-		return [(_quote(k), _quote(v)) for k, v in flatten(value, name)]
-	sep = {"spaceDelimited": "%20", "pipeDelimited": "%7C"}.get(style, ",")
-	key = _quote(name)
-	if isinstance(value, Mapping):
-		items = [
-			(_quote(str(k)), _quote(_style_scalar(v))) for k, v in value.items() if v is not None
-		]
-		if explode:
-			return items
-		return [(key, sep.join(f"{k}{sep}{v}" for k, v in items))]
-	if isinstance(value, (list, tuple)):
-		values = [_quote(_style_scalar(v)) for v in value if v is not None]
-		return [(key, v) for v in values] if explode else [(key, sep.join(values))]
-	return [(key, _quote(_style_scalar(value)))]
-
-
 class Styled(str):
 	"""A value ``param_style`` serialised: its text, and its query pairs.
 
 	The text is what a header sends (a query style's: its pairs, encoded, joined by ``&``); a
-	query parameter sends `query_pairs`, named by its key when the template names none.
+	query parameter sends `query_pairs`, named by its key when the template names none. With
+	``reserved`` (OpenAPI's ``allowReserved``) a query value keeps RFC 3986's reserved
+	characters that a query can hold bare (`openmolt_core.integrations._form.percent`).
 	"""
 
 	value: Any
 	style: str
 	explode: bool
 	name: str | None
+	reserved: bool
 
-	def __new__(cls, value: Any, style: str, explode: bool, name: str | None) -> Styled:
+	def __new__(
+		cls, value: Any, style: str, explode: bool, name: str | None, reserved: bool = False
+	) -> Styled:
 		"""Serialise ``value`` in ``style``.
 
 		Raises:
 			ToolError: The style needs the parameter's name (matrix) and none is given.
 		"""
 		if style in _QUERY_STYLES:
-			text = "&".join(f"{k}={v}" for k, v in _style_pairs(value, style, explode, name or ""))
+			pairs = style_pairs(value, style, explode, name or "", "query", reserved)
+			text = "&".join(f"{k}={v}" for k, v in pairs)
 		else:
 			if style == "matrix" and not name:
 				raise ToolError("param_style: the matrix style needs the parameter's name")
 			text = _style_text(value, style, explode, name or "", str)
 		made = super().__new__(cls, text)
 		made.value, made.style, made.explode, made.name = value, style, explode, name
+		made.reserved = reserved
 		return made
 
 	def query_pairs(self, key: str) -> list[tuple[str, str]]:
@@ -324,23 +312,30 @@ class Styled(str):
 		"""
 		if self.style not in _QUERY_STYLES:  # a path style in a query: one value, its text
 			return [(Encoded(_quote(self.name or key)), Encoded(_quote(str(self))))]
-		pairs = _style_pairs(self.value, self.style, self.explode, self.name or key)
+		pairs = style_pairs(
+			self.value, self.style, self.explode, self.name or key, "query", self.reserved
+		)
 		return [(Encoded(k), Encoded(v)) for k, v in pairs]
 
 
-def _param_style(value: Any, style: Any, explode: Any = False, name: Any = None) -> Any:
+def _param_style(
+	value: Any, style: Any, explode: Any = False, name: Any = None, reserved: Any = False
+) -> Any:
 	"""The ``param_style`` filter outside URLs: a `Styled` text (empty when undefined)."""
-	args = _style_args(style, explode, name)
+	args = _style_args(style, explode, name, reserved)
 	return "" if _undefined(value) else Styled(value, *args)
 
 
-def _param_style_path(value: Any, style: Any, explode: Any = False, name: Any = None) -> str:
+def _param_style_path(
+	value: Any, style: Any, explode: Any = False, name: Any = None, reserved: Any = False
+) -> str:
 	"""The ``param_style`` filter in an endpoint's path: encoded text, delimiters left bare.
 
 	Each value and name is one encoded piece, refused as `_segment` refuses one (empty, ``.``
-	or ``..``), so no value can climb the path.
+	or ``..``), so no value can climb the path; ``reserved`` (a query's ``allowReserved``) has
+	no effect here.
 	"""
-	style, explode, name = _style_args(style, explode, name)
+	style, explode, name, _ = _style_args(style, explode, name, reserved)
 	if style in _QUERY_STYLES:
 		raise ToolError(f"param_style: {style!r} is a query style, not one for a URL's path")
 	if style == "matrix" and not name:
@@ -350,9 +345,11 @@ def _param_style_path(value: Any, style: Any, explode: Any = False, name: Any = 
 	return _PathSafe(_style_text(value, style, explode, name or "", _segment))
 
 
-def _param_style_query(value: Any, style: Any, explode: Any = False, name: Any = None) -> str:
+def _param_style_query(
+	value: Any, style: Any, explode: Any = False, name: Any = None, reserved: Any = False
+) -> str:
 	"""The ``param_style`` filter after an endpoint's ``?``: the encoded pairs (or text)."""
-	args = _style_args(style, explode, name)
+	args = _style_args(style, explode, name, reserved)
 	if _undefined(value):
 		return ""
 	styled = Styled(value, *args)
@@ -568,8 +565,9 @@ def _compile(source: str, mode: str = "", envs: _Envs = _DEFAULT_ENVS) -> tuple[
 		return "exact", (exact.group(1), _parts(exact.group(2)))
 	styled = _EXACT_STYLE.match(source) if mode == "" else None
 	if styled:
-		root, path, style, explode, name = styled.groups()
-		args = _style_args(style, explode == "true", name)  # a wrong style: said when defined
+		root, path, style, explode, name, reserved = styled.groups()
+		# A wrong style is said when the integration is defined.
+		args = _style_args(style, explode == "true", name, reserved == "true")
 		return "styled", (root, _parts(path), args)
 	if "{{" not in source and "{%" not in source:
 		return "literal", source
