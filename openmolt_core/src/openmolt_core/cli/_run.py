@@ -21,11 +21,13 @@ from pydantic import ValidationError
 from openmolt_core._envvars import blank_variables
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
+	MAX_AGENT_FILE_BYTES,
 	AgentFile,
 	AgentFileError,
 	call_factory,
 	load_json_file,
 	load_python_file,
+	source_spec,
 )
 from openmolt_core.cli._early import near_variable, no_key
 from openmolt_core.cli._exit import ExitCode, for_status
@@ -441,10 +443,18 @@ def _tool_file(reference: str, path: Path) -> Any:
 	"""The module of a ``--tool`` given by its file (``./tools.py:add``, as ``llm --functions``)."""
 	import importlib.util
 
-	if not path.is_file():
+	from openmolt_core._support.paths import read_file
+
+	if not path.exists():
 		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}")
+	try:
+		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
+	except OSError as exc:
+		raise ConfigurationError(
+			f"--tool {reference!r}: cannot read {str(path)!r}: {exc.strerror or exc}"
+		) from None
 	name = "openmolt_toolfile_" + re.sub(r"\W", "_", path.stem)
-	spec = importlib.util.spec_from_file_location(name, path)
+	spec = source_spec(name, path, source)
 	if spec is None or spec.loader is None:
 		raise ConfigurationError(f"--tool {reference!r}: {path} cannot be imported as Python")
 	module = importlib.util.module_from_spec(spec)
