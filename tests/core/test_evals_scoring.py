@@ -488,3 +488,48 @@ async def test_a_judge_model_that_cannot_be_used_is_refused_before_any_case_runs
 	with pytest.raises(OpenMoltError, match="nobody"):
 		await evaluate(_agent(model), dataset)
 	assert model.most == 0  # no run started
+
+
+@pytest.mark.timeout(30)  # without its own timeout the judge waited forever, and so did the eval
+async def test_a_judge_that_does_not_answer_in_its_timeout_scores_zero_and_the_eval_goes_on() -> (
+	None
+):
+	"""A judge's model that never answers: that judge's zero, with why, after its timeout."""
+
+	class Silent:
+		name = "silent"
+		model = "silent-1"
+
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			await anyio.sleep_forever()
+			raise AssertionError("unreachable")
+
+	judge = LLMJudge("is fine", model=Silent(), timeout=0.2)
+	cases = (Case("a", "a", expected_output="a"), Case("b", "b", expected_output="b"))
+	with anyio.fail_after(20):
+		report = await evaluate(_agent(), Dataset(cases=cases, evaluators=(OutputEquals(), judge)))
+	for case in report.cases:
+		scores = {s.evaluator: s for s in case.scores}
+		assert scores["output_equals"].score == 1.0
+		assert scores["llm_judge"].score == 0.0
+		assert "did not answer within 0.2 s" in scores["llm_judge"].reason
+
+
+def test_the_judge_s_timeout_has_a_default_is_checked_and_survives_json() -> None:
+	"""120 s unless given; a timeout that is no number above 0 is refused by name."""
+	from openmolt_evals.evaluators import JUDGE_TIMEOUT
+
+	assert LLMJudge("fine").timeout == JUDGE_TIMEOUT == 120.0
+	for bad in (0, -1, True, "30", float("inf"), None):
+		with pytest.raises(ValueError, match=r"^timeout: the seconds the judge's answer may take"):
+			LLMJudge("fine", timeout=bad)
+	data = {
+		"cases": [{"input": "i"}],
+		"evaluators": [{"type": "llm_judge", "rubric": "r", "timeout": -1}],
+	}
+	with pytest.raises(ConfigurationError, match=r"evaluators\[0\]: llm_judge: timeout: "):
+		Dataset.from_dict(data)
+	data["evaluators"] = [{"type": "llm_judge", "rubric": "r", "timeout": 30}]
+	dataset = Dataset.from_dict(data)
+	assert dataset.evaluators is not None and dataset.evaluators[0].timeout == 30
+	assert Dataset.from_dict(json.loads(json.dumps(dataset.to_dict()))) == dataset
