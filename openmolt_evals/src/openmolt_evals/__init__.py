@@ -679,7 +679,8 @@ async def evaluate(
 
 	Raises:
 		ConfigurationError: ``concurrency`` is under 1, or a judge's model cannot be used (its
-			provider is not installed or not configured): said before any case runs.
+			provider is not installed or not configured, or has no API key): said before any
+			case runs.
 	"""
 	if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
 		raise ConfigurationError(
@@ -705,10 +706,12 @@ async def evaluate(
 
 
 def _check_judges(agent: Agent, evaluators: Sequence[Evaluator]) -> None:
-	"""Make the provider of each judge's ``"provider:model"`` now, before any case runs.
+	"""Make each judge's provider, and check its key, before any case runs.
 
-	A provider nobody installed or configured would otherwise fail each case's judge, after the
-	agent's run (which costs money) had been made for nothing.
+	A provider nobody installed or configured, or one without its API key, would otherwise fail
+	each case's judge, after the agent's run (which costs money) had been made for nothing. The
+	key is checked as the provider reads it (a provider that says it needs one, ``key_required``,
+	is asked for it: ``api_key()``).
 
 	Raises:
 		ConfigurationError: A judge's model cannot be used; the message names it.
@@ -727,7 +730,10 @@ def _check_judges(agent: Agent, evaluators: Sequence[Evaluator]) -> None:
 	om = OpenMolt.of(agent)
 	for model in models:
 		try:
-			resolve_model(om, model)[2]()
+			provider = resolve_model(om, model)[2]()
+			key = getattr(provider, "api_key", None)
+			if getattr(provider, "key_required", False) and callable(key):
+				key()  # no key: the provider's error names the variable to set
 		except OpenMoltError as exc:
 			raise ConfigurationError(f"llm_judge: model {model!r} cannot be used: {exc}") from exc
 
