@@ -343,7 +343,7 @@ def test_a_dataset_that_cannot_be_read_says_why_in_words(tmp_path: Path) -> None
 	assert str(missing.value) == (
 		f"dataset {str(tmp_path / 'cases.json')!r}: cannot be read: No such file or directory"
 	)
-	with pytest.raises(ConfigurationError, match=r": cannot be read: Is a directory$"):
+	with pytest.raises(ConfigurationError, match=r": cannot be read: it is a folder, not a file$"):
 		Dataset.load(tmp_path)
 	broken = tmp_path / "broken.json"
 	broken.write_text('{"cases": [\n  {"input": 1,}\n]}')

@@ -488,3 +488,131 @@ async def test_a_judge_model_that_cannot_be_used_is_refused_before_any_case_runs
 	with pytest.raises(OpenMoltError, match="nobody"):
 		await evaluate(_agent(model), dataset)
 	assert model.most == 0  # no run started
+
+
+@pytest.mark.timeout(30)  # without its own timeout the judge waited forever, and so did the eval
+async def test_a_judge_that_does_not_answer_in_its_timeout_scores_zero_and_the_eval_goes_on() -> (
+	None
+):
+	"""A judge's model that never answers: that judge's zero, with why, after its timeout."""
+
+	class Silent:
+		name = "silent"
+		model = "silent-1"
+
+		async def generate(self, request: ModelRequest) -> ModelResponse:
+			await anyio.sleep_forever()
+			raise AssertionError("unreachable")
+
+	judge = LLMJudge("is fine", model=Silent(), timeout=0.2)
+	cases = (Case("a", "a", expected_output="a"), Case("b", "b", expected_output="b"))
+	with anyio.fail_after(20):
+		report = await evaluate(_agent(), Dataset(cases=cases, evaluators=(OutputEquals(), judge)))
+	for case in report.cases:
+		scores = {s.evaluator: s for s in case.scores}
+		assert scores["output_equals"].score == 1.0
+		assert scores["llm_judge"].score == 0.0
+		assert "did not answer within 0.2 s" in scores["llm_judge"].reason
+
+
+def test_the_judge_s_timeout_has_a_default_is_checked_and_survives_json() -> None:
+	"""120 s unless given; a timeout that is no number above 0 is refused by name."""
+	from openmolt_evals.evaluators import JUDGE_TIMEOUT
+
+	assert LLMJudge("fine").timeout == JUDGE_TIMEOUT == 120.0
+	for bad in (0, -1, True, "30", float("inf"), None):
+		with pytest.raises(ValueError, match=r"^timeout: the seconds the judge's answer may take"):
+			LLMJudge("fine", timeout=bad)
+	data = {
+		"cases": [{"input": "i"}],
+		"evaluators": [{"type": "llm_judge", "rubric": "r", "timeout": -1}],
+	}
+	with pytest.raises(ConfigurationError, match=r"evaluators\[0\]: llm_judge: timeout: "):
+		Dataset.from_dict(data)
+	data["evaluators"] = [{"type": "llm_judge", "rubric": "r", "timeout": 30}]
+	dataset = Dataset.from_dict(data)
+	assert dataset.evaluators is not None and dataset.evaluators[0].timeout == 30
+	assert Dataset.from_dict(json.loads(json.dumps(dataset.to_dict()))) == dataset
+
+
+async def test_a_judge_without_its_provider_s_key_is_refused_before_any_case_runs(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""The judge's key is checked as its provider reads it, before the first (paid) run; it
+	failed each case's judge after the agent had run."""
+	import openmolt_providers.openai
+
+	monkeypatch.delenv("OPENMOLT_OPENAI_API_KEY", raising=False)
+	model = Echo()
+	om = OpenMolt(entry_points=False, plugins=[openmolt_providers.openai])
+	agent = om.create_agent(name="Echo", model=model)
+	judge = LLMJudge("fine", model="openai:gpt-5-mini")
+	dataset = Dataset(cases=(Case("a", "a"),), evaluators=(judge,))
+	with pytest.raises(
+		ConfigurationError,
+		match=r"llm_judge: model 'openai:gpt-5-mini' cannot be used: .*OPENMOLT_OPENAI_API_KEY",
+	):
+		await evaluate(agent, dataset)
+	assert model.most == 0  # no run started
+
+
+JUDGED_AGENT = """
+import json
+from openmolt import OpenMolt
+from openmolt_core import ModelResponse
+from openmolt_core.testing import finish
+
+class Model:
+	name = "fake"
+	model = "fake-1"
+	async def generate(self, request):
+		raise AssertionError("a case ran")
+
+agent = OpenMolt().create_agent(name="Judged", model=Model())
+"""
+
+
+def test_the_eval_command_refuses_a_judge_without_its_key_before_any_case_runs(
+	tmp_path: Path, cli_in_process: Any
+) -> None:
+	"""``openmolt eval`` checks a judge's provider key as it checks the agent's: exit 2, the
+	variable named, no case run."""
+	(tmp_path / "agent.py").write_text(textwrap.dedent(JUDGED_AGENT))
+	judge = {"type": "llm_judge", "rubric": "fine", "model": "openai:gpt-5-mini"}
+	(tmp_path / "data.json").write_text(
+		json.dumps({"cases": [{"input": "a"}], "evaluators": [judge]})
+	)
+	env = {k: v for k, v in os.environ.items() if k != "OPENMOLT_OPENAI_API_KEY"}
+	env["OPENMOLT_KEYS_FILE"] = str(tmp_path / "keys.json")  # none stored
+	done = cli_in_process(["eval", "data.json", "agent.py"], cwd=tmp_path, env=env)
+	assert done.returncode == 2, (done.stdout, done.stderr)
+	assert "no API key for openai: set OPENMOLT_OPENAI_API_KEY" in done.stderr, done.stderr
+	assert "cases passed" not in done.stdout
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_a_judge_s_key_comes_from_the_agent_s_sources_and_is_checked_with_its_key(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stored: bool
+) -> None:
+	"""A JSON agent file's judges get their keys as the agent's model does (here the key store),
+	and `check_ready` says a missing one as it says the agent's."""
+	from openmolt_core.agentfile import check_ready, load
+	from openmolt_core.assembly import resolve_model
+
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-agent-test-1")
+	monkeypatch.delenv("OPENMOLT_ANTHROPIC_API_KEY", raising=False)
+	keys = tmp_path / "keys.json"
+	keys.write_text(json.dumps({"OPENMOLT_ANTHROPIC_API_KEY": "sk-judge-test-1"} if stored else {}))
+	monkeypatch.setenv("OPENMOLT_KEYS_FILE", str(keys))
+	(tmp_path / "agent.json").write_text(json.dumps({"name": "A", "model": "openai:gpt-5-mini"}))
+	loaded = load("agent.json", env_file=None, verbose=False, models=["anthropic:claude-x"])
+	if stored:
+		check_ready(loaded, strict=True)
+		provider = resolve_model(loaded.om, "anthropic:claude-x")[2]()
+		assert provider.api_key() == "sk-judge-test-1"  # type: ignore[attr-defined]
+	else:
+		with pytest.raises(
+			ConfigurationError, match=r"no API key for anthropic: set OPENMOLT_ANTHROPIC_API_KEY"
+		):
+			check_ready(loaded, strict=True)

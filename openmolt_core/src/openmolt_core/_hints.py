@@ -128,6 +128,19 @@ def _uv_project() -> Path | None:
 	return candidate if candidate.is_file() and (folder / "uv.lock").is_file() else None
 
 
+def _project_text(project: Path) -> str:
+	"""A project's ``pyproject.toml`` as text for the hint (empty when it cannot be read).
+
+	Read within a bound, as a regular file: the hint is worth no more than a glance.
+	"""
+	from openmolt_core._support.paths import read_file
+
+	try:
+		return read_file(project, limit=1 << 20).decode("utf-8", errors="replace")
+	except OSError:
+		return ""
+
+
 def install_environment() -> str:
 	"""How this Python was installed: ``uv-tool``, ``uvx``, ``pipx``, ``uv-project``, ``pip``...
 
@@ -190,7 +203,7 @@ def install_command(requirement: str) -> str:
 		return f"pipx inject openmolt '{requirement}'"  # added to the tool's environment
 	if kind == "uv-project":
 		project = _uv_project()
-		text = project.read_text(encoding="utf-8", errors="replace") if project else ""
+		text = _project_text(project) if project else ""
 		# Run from outside the project (its .venv/bin/openmolt): uv is told which project.
 		where = ""
 		if project is not None and not Path.cwd().resolve().is_relative_to(project.parent):

@@ -85,6 +85,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"BUILT_IN_CAPABILITIES",
+	"MAX_INSTRUCTIONS_BYTES",
 	"AgentFiles",
 	"AgentOptions",
 	"Facade",
@@ -470,6 +471,12 @@ _OWN_TAINT = "create_agent: taint_policy"
 _INSTANCE_TAINT = "OpenMolt: taint_policy"
 
 
+MAX_INSTRUCTIONS_BYTES = 4 << 20
+"""The largest ``instructions_path`` file read: about a million tokens, more than a model reads
+in one request. A larger file, or a path that names no regular file (a folder, a device, a named
+pipe), is refused before it is read."""
+
+
 def _instructions(text: str | None, path: str | Path | None) -> str:
 	"""Read ``instructions`` or ``instructions_path`` (one of them)."""
 	if path is None:
@@ -478,8 +485,10 @@ def _instructions(text: str | None, path: str | Path | None) -> str:
 		raise ConfigurationError(
 			"create_agent: give 'instructions' or 'instructions_path', not both"
 		)
+	from openmolt_core._support.paths import read_text
+
 	try:
-		return Path(path).read_text(encoding="utf-8")
+		return read_text(path, limit=MAX_INSTRUCTIONS_BYTES)
 	except UnicodeDecodeError as exc:
 		from openmolt_core._support.textfile import not_utf8
 

@@ -43,6 +43,7 @@ from openmolt_core.secrets import register_key
 
 __all__ = [
 	"KEY_VARIABLE",
+	"MAX_STORE_BYTES",
 	"RESERVED_PREFIX",
 	"CredentialStore",
 	"EncryptedFileStore",
@@ -60,6 +61,10 @@ KEY_VARIABLE = "OPENMOLT_CREDENTIALS_KEY"
 
 RESERVED_PREFIX = "openmolt."
 """Integration ids that start so are OpenMolt's own records in a store, never an account."""
+
+MAX_STORE_BYTES = 64 << 20
+"""The largest credential file read (tokens of tens of thousands of accounts fit): a larger file,
+or a path that names no regular file (a folder, a device, a pipe), is refused before reading."""
 
 _KEYRING_SERVICE = "openmolt"
 _KEYRING_NAME = "credentials-key"
@@ -225,8 +230,10 @@ class EncryptedFileStore:
 		return self._fernet
 
 	def _read(self) -> list[dict[str, Any]]:
+		from openmolt_core._support.paths import read_file
+
 		try:
-			blob = self.path.read_bytes()
+			blob = read_file(self.path, limit=MAX_STORE_BYTES)
 		except FileNotFoundError:
 			return []
 		except OSError as exc:
@@ -290,8 +297,9 @@ class EncryptedFileStore:
 		"""Make sure the store can be written and read: a key, and the right one.
 
 		Raises:
-			ConfigurationError: No key (the message says how to make one), a malformed key, or
-				a file written with another key.
+			ConfigurationError: No key (the message says how to make one), a malformed key, a
+				file written with another key, or a path that names no regular file (or one
+				larger than `MAX_STORE_BYTES`).
 		"""
 		self._cipher()
 		self._read()

@@ -743,7 +743,8 @@ class OpenMolt:
 			model: ``"provider:model"`` (``"openai:gpt-5-mini"``), or a provider object; or a
 				list of them, tried in order when one fails for good (`openmolt_core.fallback`).
 			instructions: What the agent must do.
-			instructions_path: A file to read the instructions from instead.
+			instructions_path: A file to read the instructions from instead (UTF-8, a regular
+				file of at most 4 MiB, `openmolt_core.assembly.MAX_INSTRUCTIONS_BYTES`).
 			model_config: Standard model settings: thinking, search, temperature, max_output_tokens,
 				top_p, stop, provider_options.
 			config: Overrides of this instance's settings for this agent, as the spec's

@@ -279,7 +279,8 @@ class RunStore(RunObserver):
 		except (OSError, sqlite3.Error) as exc:
 			from openmolt_core.errors import ConfigurationError
 
-			raise ConfigurationError(f"{self.path} cannot hold a run store: {exc}") from None
+			why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+			raise ConfigurationError(f"{self.path} cannot hold a run store: {why}") from None
 
 	def _connect(self) -> sqlite3.Connection:
 		if not self._ready:

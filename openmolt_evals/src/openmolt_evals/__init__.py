@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunResult
 
 __all__ = [
+	"MAX_FILE_BYTES",
 	"Case",
 	"CaseReport",
 	"Dataset",
@@ -59,6 +60,11 @@ __all__ = [
 	"evaluate",
 	"trajectory_of",
 ]
+
+MAX_FILE_BYTES = 64 << 20
+"""The largest dataset or ``--compare`` report read (one of a thousand cases is a few megabytes):
+a larger file, or a path that names no regular file (a folder, a device such as ``/dev/zero``, a
+named pipe), is refused before it is read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,13 +319,15 @@ def _read_json(file: Path, name: str) -> Any:
 		name: How messages name it (``dataset 'cases.json'``, ``--compare 'old.json'``).
 
 	Raises:
-		ConfigurationError: The file cannot be read, is not UTF-8, is not JSON (the line and
-			column), holds NaN or Infinity, gives a key twice in one object, or nests deeper
-			than the parser reads.
+		ConfigurationError: The file cannot be read (missing, not a regular file, or larger
+			than `MAX_FILE_BYTES`), is not UTF-8, is not JSON (the line and column), holds NaN
+			or Infinity, gives a key twice in one object, or nests deeper than the parser reads.
 	"""
-	try:
-		text = file.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
-	except OSError as exc:  # its reason, not "[Errno 2] No such file or directory: 'x'"
+	from openmolt_core._support.paths import read_text
+
+	try:  # a BOM, as Notepad saves
+		text = read_text(file, limit=MAX_FILE_BYTES, encoding="utf-8-sig")
+	except OSError as exc:  # its reason ("it is a named pipe"), not "[Errno 2] ...: 'x'"
 		raise ConfigurationError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
 	except UnicodeDecodeError as exc:
 		from openmolt_core._support.textfile import not_utf8
@@ -671,7 +679,8 @@ async def evaluate(
 
 	Raises:
 		ConfigurationError: ``concurrency`` is under 1, or a judge's model cannot be used (its
-			provider is not installed or not configured): said before any case runs.
+			provider is not installed or not configured, or has no API key): said before any
+			case runs.
 	"""
 	if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
 		raise ConfigurationError(
@@ -697,10 +706,12 @@ async def evaluate(
 
 
 def _check_judges(agent: Agent, evaluators: Sequence[Evaluator]) -> None:
-	"""Make the provider of each judge's ``"provider:model"`` now, before any case runs.
+	"""Make each judge's provider, and check its key, before any case runs.
 
-	A provider nobody installed or configured would otherwise fail each case's judge, after the
-	agent's run (which costs money) had been made for nothing.
+	A provider nobody installed or configured, or one without its API key, would otherwise fail
+	each case's judge, after the agent's run (which costs money) had been made for nothing. The
+	key is checked as the provider reads it (a provider that says it needs one, ``key_required``,
+	is asked for it: ``api_key()``).
 
 	Raises:
 		ConfigurationError: A judge's model cannot be used; the message names it.
@@ -719,7 +730,10 @@ def _check_judges(agent: Agent, evaluators: Sequence[Evaluator]) -> None:
 	om = OpenMolt.of(agent)
 	for model in models:
 		try:
-			resolve_model(om, model)[2]()
+			provider = resolve_model(om, model)[2]()
+			key = getattr(provider, "api_key", None)
+			if getattr(provider, "key_required", False) and callable(key):
+				key()  # no key: the provider's error names the variable to set
 		except OpenMoltError as exc:
 			raise ConfigurationError(f"llm_judge: model {model!r} cannot be used: {exc}") from exc
 

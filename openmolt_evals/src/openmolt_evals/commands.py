@@ -25,6 +25,7 @@ from openmolt_core.agentfile import CommandParser
 
 if TYPE_CHECKING:
 	from openmolt_core.plugins import CommandRegistrar
+	from openmolt_evals import Dataset
 
 __all__ = ["main", "register_commands"]
 
@@ -53,8 +54,10 @@ async def _main(ns: argparse.Namespace) -> int:
 	before = _earlier(ns.compare) if ns.compare else None  # a bad file fails before any run
 	if ns.json and ns.json != "-":
 		_check_output(ns.json, {"dataset": ns.dataset, "agent file": ns.file})
-	loaded = load(ns.file, env_file=ns.env_file, verbose=False)
-	check_ready(loaded, strict=True)  # a missing key fails before the first case runs
+	# The judges' models get their keys from the agent's sources (the key store too), and a
+	# missing key, the agent's or a judge's, fails before the first case runs.
+	loaded = load(ns.file, env_file=ns.env_file, verbose=False, models=_judge_models(dataset))
+	check_ready(loaded, strict=True)
 	async with loaded.om:
 		report = await evaluate(loaded.agent, dataset, concurrency=ns.concurrency)
 	data = report.to_dict()
@@ -65,6 +68,18 @@ async def _main(ns: argparse.Namespace) -> int:
 		)
 		return 1
 	return 0
+
+
+def _judge_models(dataset: Dataset) -> list[str]:
+	"""The ``"provider:model"`` ids of the dataset's judges, each once, in order."""
+	from openmolt_evals.evaluators import LLMJudge
+
+	every = [*(dataset.evaluators or ()), *(e for c in dataset.cases for e in c.evaluators)]
+	return list(
+		dict.fromkeys(
+			e.model for e in every if isinstance(e, LLMJudge) and isinstance(e.model, str)
+		)
+	)
 
 
 def _check_output(path: str, inputs: dict[str, str]) -> None:

@@ -22,10 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
+import anyio
+
 if TYPE_CHECKING:
 	from openmolt_evals import Case, Observed
 
 __all__ = [
+	"JUDGE_TIMEOUT",
 	"Efficiency",
 	"Evaluator",
 	"LLMJudge",
@@ -487,6 +490,11 @@ output and message, and the rubric. Answer with one JSON object and nothing else
 {"score": <a number from 0 to 1>, "reason": "<one sentence>"}."""
 
 
+JUDGE_TIMEOUT = 120.0
+"""Seconds an `LLMJudge` waits for its model's answer by default (the provider's retries
+included): a judge that does not answer scores 0 with the reason, and the evaluation goes on."""
+
+
 @dataclass(frozen=True, slots=True)
 class LLMJudge:
 	"""A model grades the output against a rubric, with any configured provider.
@@ -496,12 +504,15 @@ class LLMJudge:
 		model: A ``"provider:model"`` id, resolved with the evaluating `OpenMolt` instance, or a
 			provider object.
 		threshold: Scores at or above this count as passed in reports.
+		timeout: Seconds the judge's answer may take, retries included (default
+			`JUDGE_TIMEOUT`, 120); past it the case scores 0 for this judge, with the reason.
 	"""
 
 	rubric: str
 	model: Any = None
 	threshold: float = 0.5
 	name: str = "llm_judge"
+	timeout: float = JUDGE_TIMEOUT
 
 	def __post_init__(self) -> None:
 		"""Refuse a rubric, model or threshold of the wrong kind, naming the field."""
@@ -523,9 +534,20 @@ class LLMJudge:
 			)
 		if not _is_grade(self.threshold):
 			raise ValueError(f"threshold is a score from 0 to 1, not {self.threshold!r}")
+		timeout = self.timeout
+		if (
+			isinstance(timeout, bool)
+			or not isinstance(timeout, int | float)
+			or not math.isfinite(timeout)
+			or timeout <= 0
+		):
+			raise ValueError(
+				f"timeout: the seconds the judge's answer may take, a number above 0 (default "
+				f"{JUDGE_TIMEOUT:g}); not {timeout!r}"
+			)
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
-		"""The judge's score (0 when its answer cannot be read)."""
+		"""The judge's score (0 when its answer cannot be read, or does not come in `timeout`)."""
 		from openmolt_core.llm import Message, ModelRequest
 
 		provider, model = observed.resolve_model(self.model)
@@ -538,7 +560,16 @@ class LLMJudge:
 		# The judge reads what the agent's model read: masked (the case's input may hold a key).
 		text = observed.redact(json.dumps(payload, default=str))
 		request = ModelRequest(model=model, system=_JUDGE, messages=[Message("user", text)])
-		response = await provider.generate(request)
+		with anyio.move_on_after(self.timeout) as waited:
+			response = await provider.generate(request)
+		if waited.cancelled_caught:
+			return Score(
+				self.name,
+				0.0,
+				f"the judge did not answer within {self.timeout:g} s (its timeout); give it "
+				"more time with the judge's timeout, or a faster model",
+				self.threshold,
+			)
 		observed.judge_usage.add(response.usage)
 		data = _grade(response.text)
 		score: Any = None if data is None else data["score"]

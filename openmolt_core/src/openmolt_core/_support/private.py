@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from openmolt_core._support.paths import check_regular
+
 __all__ = ["DIR_MODE", "FILE_MODE", "locked_file", "private_dir", "private_file"]
 
 DIR_MODE = 0o700
@@ -60,10 +62,18 @@ def private_file(path: str | os.PathLike[str], *, own_dir: bool = False) -> Path
 
 	Returns:
 		The file.
+
+	Raises:
+		FileRefused: The path names a folder, a device, a named pipe or a socket (an
+			``OSError``, as a folder that cannot be made is).
 	"""
 	file = Path(path)
 	if str(file) == ":memory:" or str(file).startswith("file:"):
 		return file  # SQLite's in-memory database, or a URI: nothing to make here
+	# A folder, a device (/dev/null), a pipe or a socket is no store: refused before its mode,
+	# and the mode of its sidecars, are changed (a store at /dev/null, run as root, made the
+	# device 0600 for every other user and left /dev/null-journal behind).
+	check_regular(file)
 	private_dir(file.parent, own=own_dir)
 	# Never open (and close) a file that exists: closing any descriptor of a file drops every
 	# POSIX lock this process holds on it, and SQLite's locks are POSIX locks; a store opened

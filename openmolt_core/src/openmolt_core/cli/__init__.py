@@ -288,15 +288,30 @@ def _run_paused(args: list[str], prog: str, startup: StartupGC) -> int:
 	return anyio.run(_run_agent, ns, startup)
 
 
+MAX_STDIN_CHARS = 8 << 20
+"""The most characters read from stdin (the prompt of ``-m``, ``--input -``): about two million
+tokens, more than a model reads in one request; ``openmolt -m ... < /dev/zero`` stops there."""
+
+
 def _stdin_text() -> str | None:
 	"""What was piped in, less one final newline (None on a terminal).
 
 	``echo Ada | openmolt -m ...`` sends ``Ada``, as `llm` does: the newline ends the line, it
 	is not part of the prompt. Only one is taken off; the text's own blank lines stay.
+
+	Raises:
+		ConfigurationError: More than `MAX_STDIN_CHARS` characters were piped in.
 	"""
 	if sys.stdin is None or sys.stdin.isatty():
 		return None
-	text = sys.stdin.read()
+	text = sys.stdin.read(MAX_STDIN_CHARS + 1)
+	if len(text) > MAX_STDIN_CHARS:
+		from openmolt_core.errors import ConfigurationError
+
+		raise ConfigurationError(
+			f"stdin: more than {MAX_STDIN_CHARS // 2**20} Mi characters were piped in, more than "
+			"a model reads in one request; give a shorter text (a tool can read a large file)"
+		)
 	return text.removesuffix("\r\n") if text.endswith("\r\n") else text.removesuffix("\n")
 
 

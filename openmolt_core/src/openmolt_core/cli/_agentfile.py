@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
 	AliasChoices,
@@ -38,15 +38,24 @@ from pydantic import (
 from openmolt_core._support.docs import docs_url
 from openmolt_core._support.words import SHOWN_TEXT
 from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
-from openmolt_core.cli._typos import AGENT_FILE_SUFFIXES, near_file, no_such_file
+from openmolt_core.cli._typos import (
+	AGENT_FILE_SUFFIXES,
+	MAX_AGENT_FILE_BYTES,
+	near_file,
+	no_such_file,
+)
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
 from openmolt_core.options import AgentMemory, Options, options_config
 from openmolt_core.schedule import ScheduleSpec
 from openmolt_core.triggers import Triggers
 
+if TYPE_CHECKING:
+	from importlib.machinery import ModuleSpec
+
 __all__ = [
 	"AGENT_FILE_SUFFIXES",
+	"MAX_AGENT_FILE_BYTES",
 	"AgentFile",
 	"AgentFileError",
 	"PythonAgent",
@@ -55,6 +64,7 @@ __all__ = [
 	"is_tool_source",
 	"load_json_file",
 	"load_python_file",
+	"source_spec",
 ]
 
 
@@ -88,7 +98,7 @@ def agent_files(paths: Sequence[str]) -> list[Path]:
 			if not found:
 				raise AgentFileError(f"{path}: no agent files (*.json, *.py) in this folder")
 			out.extend(found)
-		elif path.is_file():
+		elif path.exists():  # a regular file; anything else is refused by its loader, by kind
 			out.append(path)
 		else:
 			raise AgentFileError(no_such_file(text, "file or folder"))
@@ -105,10 +115,10 @@ def is_tool_source(path: Path) -> bool:
 	"""
 	if path.suffix != ".json":
 		return False
-	try:
-		if path.stat().st_size > _MAX_PEEK:
-			return False
-		data = json.loads(path.read_text(encoding="utf-8-sig"))
+	from openmolt_core._support.paths import read_text
+
+	try:  # a FileRefused (a pipe, a device, a file over the limit) is an OSError
+		data = json.loads(read_text(path, limit=_MAX_PEEK, encoding="utf-8-sig"))
 	except (OSError, ValueError, RecursionError):
 		return False
 	if not isinstance(data, dict):
@@ -562,6 +572,13 @@ def _one_per_union(problems: list[tuple[int, str]]) -> list[tuple[int, str]]:
 	return [(line, message or next(merged)) for line, message in out]
 
 
+def _unreadable(path: Path, exc: OSError) -> str:
+	"""Why an agent file cannot be read: its reason, a near name when it is missing."""
+	near = near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
+	hint = f"; did you mean {near!r}?" if near else ""
+	return f"{path}: cannot read the agent file: {exc.strerror or exc}{hint}"
+
+
 def _refuse_constant(name: str, text: str) -> Any:
 	# Python's json accepts NaN and Infinity; JSON does not, and neither do the agent-file keys.
 	raise json.JSONDecodeError(
@@ -575,12 +592,12 @@ def load_json_file(path: Path) -> AgentFile:
 	Raises:
 		AgentFileError: The file cannot be read, is not JSON, or has unknown or wrong keys.
 	"""
-	try:
-		text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
+	from openmolt_core._support.paths import read_text
+
+	try:  # a BOM, as Notepad saves
+		text = read_text(path, limit=MAX_AGENT_FILE_BYTES, encoding="utf-8-sig")
 	except OSError as exc:
-		near = near_file(str(path)) if isinstance(exc, FileNotFoundError) else None
-		hint = f"; did you mean {near!r}?" if near else ""
-		raise AgentFileError(f"{path}: cannot read the agent file: {exc.strerror}{hint}") from exc
+		raise AgentFileError(_unreadable(path, exc)) from None
 	except UnicodeDecodeError as exc:
 		from openmolt_core._support.textfile import not_utf8
 
@@ -716,10 +733,16 @@ def load_python_file(path: Path) -> PythonAgent:
 	Raises:
 		AgentFileError: The file cannot be imported or defines no ``agent``.
 	"""
-	if not path.is_file():
+	if not path.exists():
 		raise AgentFileError(no_such_file(str(path)))
+	from openmolt_core._support.paths import read_file
+
+	try:
+		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
+	except OSError as exc:
+		raise AgentFileError(_unreadable(path, exc)) from None
 	name = "openmolt_agentfile_" + re.sub(r"\W", "_", path.stem)
-	spec = importlib.util.spec_from_file_location(name, path)
+	spec = source_spec(name, path, source)
 	if spec is None or spec.loader is None:
 		raise AgentFileError(f"{path}: cannot be imported as Python")
 	module = importlib.util.module_from_spec(spec)
@@ -744,6 +767,26 @@ def load_python_file(path: Path) -> PythonAgent:
 	agents = list(several) if several else None
 	triggers = _python_triggers(path, getattr(module, "triggers", None), by_name=bool(several))
 	return PythonAgent(agent, getattr(module, "input", None), list(schedules), agents, triggers)
+
+
+def source_spec(name: str, path: Path, source: bytes) -> ModuleSpec | None:
+	"""The spec that imports a Python file from its ``source``, read already (`read_file`).
+
+	Python's own loader would read the file again, without the checks: a file swapped for a
+	named pipe in between would block the import. Its compiled cache is used as an import uses it.
+
+	Args:
+		name: The module's name.
+		path: The file.
+		source: Its bytes.
+	"""
+	from importlib.machinery import SourceFileLoader
+
+	class _Read(SourceFileLoader):
+		def get_data(self, path: str) -> bytes:
+			return source if path == self.path else super().get_data(path)
+
+	return importlib.util.spec_from_file_location(name, path, loader=_Read(name, str(path)))
 
 
 def _python_triggers(

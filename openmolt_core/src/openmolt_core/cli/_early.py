@@ -38,10 +38,14 @@ def missing_provider_key(file: str, env_file: str | None) -> str | None:
 	path = Path(file)
 	if path.suffix != ".json":
 		return None
-	try:
-		data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM, as Notepad saves
-	except (OSError, ValueError):
-		return None  # the full load explains what is wrong with the file
+	from openmolt_core._support.paths import read_text
+	from openmolt_core.cli._typos import MAX_AGENT_FILE_BYTES
+
+	try:  # a BOM, as Notepad saves
+		text = read_text(path, limit=MAX_AGENT_FILE_BYTES, encoding="utf-8-sig")
+		data = json.loads(text)
+	except (OSError, ValueError, RecursionError):
+		return None  # the full load explains what is wrong with the file (a pipe, a device...)
 	if not isinstance(data, dict):
 		return None
 	models: list[Any] = []

@@ -80,9 +80,11 @@ def plugin_record_path() -> Path:
 
 
 def _read_record(path: Path) -> dict[str, dict[str, str]]:
-	try:
-		data = json.loads(path.read_text(encoding="utf-8"))
-	except (OSError, ValueError):
+	from openmolt_core._support.paths import read_text
+
+	try:  # a few hundred bytes a plugin: anything larger, or no regular file, is no record
+		data = json.loads(read_text(path, limit=1 << 20))
+	except (OSError, ValueError, RecursionError):
 		return {}
 	if not isinstance(data, dict):
 		return {}

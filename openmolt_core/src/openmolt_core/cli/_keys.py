@@ -19,6 +19,7 @@ from openmolt_core._envvars import blank, env_var  # one spelling of the variabl
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
+	"MAX_DOTENV_BYTES",
 	"KeyReport",
 	"apply_dotenv",
 	"default_dotenv",
@@ -29,6 +30,9 @@ __all__ = [
 	"resolve_keys",
 	"snapshot_environ",
 ]
+
+MAX_DOTENV_BYTES = 1 << 20
+"""The largest ``.env`` file read (one of a few keys is under a kilobyte; certificates fit too)."""
 
 _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
@@ -41,12 +45,20 @@ def read_dotenv(path: Path) -> dict[str, str]:
 	and ``\\\\``; single-quoted ones are literal; an unquoted value ends at `` #``.
 
 	Raises:
-		ConfigurationError: A line is not ``KEY=value``; the message gives its number, not its text.
+		ConfigurationError: The file cannot be read (it is missing, not a regular file, or over
+			`MAX_DOTENV_BYTES`), or a line is not ``KEY=value``; the message gives its number,
+			not its text.
 	"""
+	from openmolt_core._support.paths import read_text
+
 	values: dict[str, str] = {}
 	# utf-8-sig: a BOM, as Notepad saves, is not part of the first name.
 	try:
-		text = path.read_text(encoding="utf-8-sig")
+		text = read_text(path, limit=MAX_DOTENV_BYTES, encoding="utf-8-sig")
+	except OSError as exc:
+		raise ConfigurationError(
+			f"the .env file {str(path)!r} cannot be read: {exc.strerror or exc}"
+		) from None
 	except UnicodeDecodeError as exc:
 		from openmolt_core._support.textfile import not_utf8
 
@@ -284,8 +296,14 @@ def default_dotenv(explicit: str | None) -> Path | None:
 		path = Path(explicit)
 		if path.is_dir():
 			raise ConfigurationError(f"--env-file {explicit}: a folder; give the .env file in it")
-		if not path.is_file():
+		if not path.exists():
 			raise ConfigurationError(f"{path}: no such .env file")
+		from openmolt_core._support.paths import check_regular
+
+		try:
+			check_regular(path)
+		except OSError as exc:
+			raise ConfigurationError(f"--env-file {explicit}: {exc.strerror}") from None
 		return path
 	path = Path(".env")
 	return path if path.is_file() else None

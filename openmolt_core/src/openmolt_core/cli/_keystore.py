@@ -32,7 +32,12 @@ from openmolt_core.errors import ConfigurationError, OpenMoltError
 if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["RefreshTokens", "load", "path", "remove", "save", "where_set"]
+__all__ = ["MAX_STORE_BYTES", "RefreshTokens", "load", "path", "remove", "save", "where_set"]
+
+
+MAX_STORE_BYTES = 1 << 20
+"""The largest key store read (a key is under a kilobyte): a larger file, or one that is not a
+regular file (``OPENMOLT_KEYS_FILE`` naming a folder, a device or a pipe), is refused unread."""
 
 
 def path() -> Path:
@@ -48,11 +53,14 @@ def load() -> dict[str, str]:
 	"""The stored values by variable name (empty when there is no store).
 
 	Raises:
-		ConfigurationError: The file is not a JSON object of strings.
+		ConfigurationError: The file cannot be read (it is not a regular file, or larger than
+			`MAX_STORE_BYTES`), or it is not a JSON object of strings.
 	"""
+	from openmolt_core._support.paths import read_text
+
 	file = path()
 	try:
-		text = file.read_text(encoding="utf-8")
+		text = read_text(file, limit=MAX_STORE_BYTES)
 	except FileNotFoundError:
 		return {}
 	except OSError as exc:

@@ -68,15 +68,22 @@ def _integration(file: Path, entry: OpenApiSource, iid: str, where: str) -> Any:
 
 	if entry.document.lower().startswith(("http://", "https://")):
 		Integration.from_openapi(entry.document)  # raises: it names the URL and the fix
-	if not file.is_file():
+	if not file.exists():
 		raise AgentFileError(
 			f"{where}: no such file {entry.document!r} ({file}; a path is relative to the agent "
 			"file)"
 		)
 	if file.suffix.lower() == ".json":
+		from openmolt_core._support.paths import read_text
+		from openmolt_core.integrations._openapi_load import MAX_DOCUMENT_BYTES
+
 		try:
-			data = json.loads(file.read_text(encoding="utf-8-sig"))
-		except (OSError, ValueError, RecursionError) as exc:
+			text = read_text(file, limit=MAX_DOCUMENT_BYTES, encoding="utf-8-sig")
+		except OSError as exc:
+			raise AgentFileError(f"{where}: cannot read {file}: {exc.strerror or exc}") from None
+		try:
+			data = json.loads(text)
+		except (ValueError, RecursionError) as exc:
 			raise AgentFileError(f"{where}: {file} cannot be read as JSON: {exc}") from None
 		if isinstance(data, dict) and "openapi" not in data and "swagger" not in data:
 			given = [_camel(k) for k in _OPTIONS if getattr(entry, k) is not None]

@@ -21,11 +21,13 @@ from pydantic import ValidationError
 from openmolt_core._envvars import blank_variables
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
+	MAX_AGENT_FILE_BYTES,
 	AgentFile,
 	AgentFileError,
 	call_factory,
 	load_json_file,
 	load_python_file,
+	source_spec,
 )
 from openmolt_core.cli._early import near_variable, no_key
 from openmolt_core.cli._exit import ExitCode, for_status
@@ -86,6 +88,7 @@ class Loaded:
 	triggers: Any = None  # the file's webhooks and channels (openmolt_core.triggers.Triggers)
 	prompt: bool = False  # made from the command line (-m): no agent file to point at
 	entries: frozenset[str] = frozenset()  # ids the file binds with an entry ({"integration": id})
+	models: tuple[str, ...] = ()  # other models the program calls (an eval's judges): `load`
 	say: Callable[[str], None] = field(default=_warn, repr=False)
 	"""How the program that loaded the file tells its user something during runs (a rotated refresh
 	token it cannot keep, `openmolt_core.cli._rotation`): a Python warning, which the ``openmolt``
@@ -170,6 +173,16 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 			if strict:
 				raise
 			problems.append(str(exc))
+	if loaded.models:
+		from openmolt_core.assembly import resolve_model
+	for model in loaded.models:  # and the program's other models (an eval's judges)
+		try:
+			name, _, factory = resolve_model(loaded.om, model)
+			checked.append((name, factory()))
+		except OpenMoltError as exc:
+			if strict:
+				raise ConfigurationError(f"model {model!r}: {exc}") from exc
+			problems.append(f"model {model!r}: {exc}")
 	for name, made in checked:
 		if made is not None and getattr(made, "key_required", False):
 			if any(r.owner == name and r.source is None for r in loaded.keys):
@@ -239,7 +252,12 @@ def check_ready(loaded: Loaded, *, strict: bool) -> list[str]:
 
 
 def load(
-	file: str, *, env_file: str | None, verbose: bool, durability: str | None = None
+	file: str,
+	*,
+	env_file: str | None,
+	verbose: bool,
+	durability: str | None = None,
+	models: Sequence[str] = (),
 ) -> Loaded:
 	"""Read the agent file (after the ``.env`` file) and build the agent.
 
@@ -248,6 +266,9 @@ def load(
 		env_file: The ``.env`` file to read.
 		verbose: Log steps and key sources.
 		durability: Make runs durable on this store (overrides the file's ``durability``).
+		models: Other ``"provider:model"`` ids the program calls with the agent's instance (an
+			eval's judges): each one's provider gets its key from the same sources as the
+			agent's, and `check_ready` checks it as it checks the agent's.
 
 	Raises:
 		OpenMoltError: The file, a key or a plugin is wrong; the message says what to do.
@@ -258,12 +279,12 @@ def load(
 		# Its code binds integrations as it runs, reading the environment: the key store's
 		# values join it (after the environment and .env) as the .env file's did.
 		apply_dotenv(keys["stored"], os.environ)
-		loaded = _load_python(path, verbose=verbose, keys=keys)
+		loaded = _load_python(path, verbose=verbose, keys=keys, models=models)
 		if durability:
 			make_durable(loaded, durability)
 		return loaded
 	if path.suffix == ".json":
-		return _load_json(path, verbose=verbose, keys=keys, durability=durability)
+		return _load_json(path, verbose=verbose, keys=keys, durability=durability, models=models)
 	if not path.exists():
 		from openmolt_core.cli._typos import no_such_file
 
@@ -441,10 +462,18 @@ def _tool_file(reference: str, path: Path) -> Any:
 	"""The module of a ``--tool`` given by its file (``./tools.py:add``, as ``llm --functions``)."""
 	import importlib.util
 
-	if not path.is_file():
+	from openmolt_core._support.paths import read_file
+
+	if not path.exists():
 		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}")
+	try:
+		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
+	except OSError as exc:
+		raise ConfigurationError(
+			f"--tool {reference!r}: cannot read {str(path)!r}: {exc.strerror or exc}"
+		) from None
 	name = "openmolt_toolfile_" + re.sub(r"\W", "_", path.stem)
-	spec = importlib.util.spec_from_file_location(name, path)
+	spec = source_spec(name, path, source)
 	if spec is None or spec.loader is None:
 		raise ConfigurationError(f"--tool {reference!r}: {path} cannot be imported as Python")
 	module = importlib.util.module_from_spec(spec)
@@ -478,11 +507,18 @@ def _where_it_failed(exc: BaseException, origin: str | None) -> str:
 
 
 def _load_json(
-	path: Path, *, verbose: bool, keys: dict[str, Any], durability: str | None
+	path: Path,
+	*,
+	verbose: bool,
+	keys: dict[str, Any],
+	durability: str | None,
+	models: Sequence[str] = (),
 ) -> Loaded:
-	return _build_json(
-		load_json_file(path), path, verbose=verbose, keys=keys, durability=durability
+	loaded = _build_json(
+		load_json_file(path), path, verbose=verbose, keys=keys, durability=durability, models=models
 	)
+	loaded.models = tuple(models)
+	return loaded
 
 
 def _build_json(
@@ -494,11 +530,12 @@ def _build_json(
 	durability: str | None,
 	tools: list[Callable[..., Any]] | None = None,
 	where: str | None = None,
+	models: Sequence[str] = (),
 ) -> Loaded:
 	"""The agent of a JSON agent file (or of ``-m``: ``where`` names it in errors)."""
 	providers = {name: dict(settings) for name, settings in spec.llm_providers.items()}
 	model_id, *fallbacks = spec.models
-	for model in spec.models:  # each model's provider gets its key
+	for model in (*spec.models, *models):  # each model's provider gets its key (judges' too)
 		providers.setdefault(model.partition(":")[0], {})
 	if isinstance(spec.integrations, dict):
 		given = {name: dict(cfg) for name, cfg in spec.integrations.items()}
@@ -647,7 +684,9 @@ def _mcp_servers(om: OpenMolt, servers: dict[str, Any], bindings: list[Any]) -> 
 	return [sid for sid in servers if sid not in listed]
 
 
-def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
+def _load_python(
+	path: Path, *, verbose: bool, keys: dict[str, Any], models: Sequence[str] = ()
+) -> Loaded:
 	loaded = load_python_file(path)
 	agent = loaded.agent
 	integration_reports: list[KeyReport] = []
@@ -671,12 +710,14 @@ def _load_python(path: Path, *, verbose: bool, keys: dict[str, Any]) -> Loaded:
 	provider = agent.provider_name
 	reports: list[KeyReport] = []
 	names = dict.fromkeys(s.provider_name for s in agent._models.slots if s.provider_name)
+	names.update(dict.fromkeys(m.partition(":")[0] for m in models))  # an eval's judges
 	if names:  # the model's provider, and each fallback model's
 		owners = [(n, n, OpenMolt.of(agent).llm_providers.setdefault(n, {})) for n in names]
 		reports = resolve_keys(owners, code_first=True, **keys)
 	model_id = f"{provider}:{agent.model}" if provider else agent.model
 	found = reports + integration_reports
 	made = Loaded(agent, model_id, loaded.input, loaded.schedules, found, path, loaded.triggers)
+	made.models = tuple(models)
 	return _watch_refresh_tokens(made)
 
 

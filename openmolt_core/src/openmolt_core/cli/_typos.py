@@ -12,10 +12,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-__all__ = ["AGENT_FILE_SUFFIXES", "file_like", "near_file", "no_such_file", "not_a_file"]
+__all__ = [
+	"AGENT_FILE_SUFFIXES",
+	"MAX_AGENT_FILE_BYTES",
+	"file_like",
+	"near_file",
+	"no_such_file",
+	"not_a_file",
+]
 
 AGENT_FILE_SUFFIXES = (".json", ".py")
 """What an agent file's name ends with."""
+
+MAX_AGENT_FILE_BYTES = 16 << 20
+"""The largest agent file read, JSON or Python (a large one is a few kilobytes); a larger file,
+or one that is not a regular file (a folder, a device, a named pipe), is refused before it is
+read."""
 
 _BARE = {"version": "--version", "help": "help"}
 """Words a user types bare that the command spells otherwise (``openmolt version``)."""

@@ -16,6 +16,7 @@ A document is someone else's text. Reading it must end, in little memory, with J
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import math
 import re
@@ -36,7 +37,8 @@ __all__ = [
 
 MAX_DOCUMENT_BYTES = 128 * 1024 * 1024
 """The largest document file read (GitHub's dereferenced GHEC document, the largest known, is 78
-MB): a larger one is refused by its size, before it is read."""
+MB): a larger one is refused by its size, before it is read, and so is a path that names no
+regular file (a folder, a device such as ``/dev/zero``, a named pipe)."""
 
 MAX_NESTING = 200
 """Containers nested deeper than this in a document are refused."""
@@ -256,19 +258,22 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 			raise ConfigurationError(
 				f"{given[:200]!r} cannot name an OpenAPI document (it holds a NUL character)"
 			)
+		from openmolt_core._support.paths import read_text
+
 		path = Path(source)
-		try:
-			size = path.stat().st_size
-			if size > MAX_DOCUMENT_BYTES:
-				raise ConfigurationError(
-					f"{path}: the document is {size / 2**20:.1f} MiB, more than the "
-					f"{MAX_DOCUMENT_BYTES // 2**20} MiB read; import a part of it (or a "
-					"document that is not dereferenced: $refs keep it small)"
+		try:  # a BOM, as Notepad saves
+			text = read_text(path, limit=MAX_DOCUMENT_BYTES, encoding="utf-8-sig")
+		except (
+			OSError
+		) as exc:  # a FileRefused says what the path is (a pipe, a device), or its size
+			hint = ""
+			if exc.errno == errno.EFBIG:
+				hint = (
+					"; import a part of it (or a document that is not dereferenced: $refs keep it "
+					"small)"
 				)
-			text = path.read_text(encoding="utf-8-sig")  # a BOM, as Notepad saves
-		except OSError as exc:
 			raise ConfigurationError(
-				f"{path}: cannot read the OpenAPI document: {exc.strerror}"
+				f"{path}: cannot read the OpenAPI document: {exc.strerror or exc}{hint}"
 			) from None
 		except UnicodeDecodeError as exc:
 			from openmolt_core._support.textfile import not_utf8
