@@ -875,11 +875,21 @@ class AgentFiles:
 	def _view(self) -> FileAccess:
 		return self._om.files.for_agent(allow_file_system=self._allow)
 
+	screens = True
+	"""Its `save` is the store's: it screens what it keeps and takes a call's secrets."""
+
 	async def save(
-		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+		self,
+		data: bytes,
+		*,
+		media_type: str = "application/octet-stream",
+		name: str = "",
+		secrets: Iterable[str] = (),
 	) -> dict[str, Any]:
-		"""Save bytes: see `openmolt_core.files.FileAccess.save`."""
-		return await self._view().save(data, media_type=media_type, name=name)
+		"""Save bytes: see `openmolt_core.filestore.FileStore.save`."""
+		return await self._om.files.for_agent(allow_file_system=self._allow).save(
+			data, media_type=media_type, name=name, secrets=secrets
+		)
 
 	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
 		"""Resolve a file reference to bytes: see `openmolt_core.files.FileAccess.open`."""
