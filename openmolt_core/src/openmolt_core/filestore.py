@@ -22,7 +22,7 @@ import secrets as secrets_module
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote_to_bytes
@@ -108,7 +108,7 @@ class FileStore:
 		return private_dir(self._root)  # a folder made here is 0700
 
 	screens: ClassVar[bool] = True
-	"""Its `save` screens what it keeps and takes the ``secrets`` of a call."""
+	"""Its `save` screens what it keeps and takes the ``secrets`` and ``origin`` of a call."""
 
 	async def save(
 		self,
@@ -117,6 +117,7 @@ class FileStore:
 		media_type: str = "application/octet-stream",
 		name: str = "",
 		secrets: Iterable[str] = (),
+		origin: Mapping[str, Any] | None = None,
 	) -> dict[str, Any]:
 		"""Save bytes and return the reference the model sees; the one way bytes enter the store.
 
@@ -131,6 +132,10 @@ class FileStore:
 			media_type: Its media type.
 			name: A file name (kept for uploads; not used on disk).
 			secrets: More secrets to mask: the calling tool's (its context's ``redact``).
+			origin: The call that keeps it (``{"run", "call", "user"}``), written beside the
+				file, never shown: `origin` reads it back (the tool sources' images are shown
+				only by the call that made them), and a run for another end user finds no such
+				file (`openmolt_core._binding.CallFiles`).
 
 		Returns:
 			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``; for a file not
@@ -145,7 +150,9 @@ class FileStore:
 			kept = screen(data, media_type, known)
 			if kept is None:
 				return None
-			meta = {"mediaType": media_type, "name": name, "size": len(kept)}
+			meta: dict[str, Any] = {"mediaType": media_type, "name": name, "size": len(kept)}
+			if origin is not None:
+				meta["origin"] = dict(origin)
 			folder = self._dir()
 			_write_private(folder / file_id, kept)
 			_write_private(folder / f"{file_id}.json", json.dumps(meta).encode("utf-8"))
@@ -165,6 +172,23 @@ class FileStore:
 			"name": name,
 			"size": len(kept),
 		}
+
+	def origin(self, reference: str) -> dict[str, Any] | None:
+		"""The call that kept a stored file (see `save`), blocking; None when unknown.
+
+		None too for a reference that is not ``openmolt-file:``, is malformed, or names no file
+		of the store, and for a file kept outside a run (the application's, an upload).
+
+		Args:
+			reference: ``openmolt-file:<id>``, optionally with a byte range.
+		"""
+		try:
+			path = self.path_of(split_range(reference)[0] if isinstance(reference, str) else "")
+			meta = json.loads(path.with_name(f"{path.name}.json").read_text("utf-8"))
+		except (ToolError, OSError, ValueError):
+			return None
+		found = meta.get("origin") if isinstance(meta, dict) else None
+		return found if isinstance(found, dict) else None
 
 	def path_of(self, reference: str) -> Path:
 		"""The local path of an ``openmolt-file:`` reference.

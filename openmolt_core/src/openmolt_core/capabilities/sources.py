@@ -13,9 +13,13 @@ the file store: ``{"type": "image", "file": "openmolt-file:...", "mediaType": "i
 are shown to the model with the results of their step: `Sources.tool_done` notes them (the
 newest `Limits.max_tool_images <openmolt_core._execute.Limits>` of a step, in the run's state so
 a parked or replayed run keeps them), and `Sources.before_model` attaches them to the results
-turn before the next model call. An image is attached when its bytes are one of the four
-formats every built-in API reads (PNG, JPEG, GIF, WebP) and at most `MAX_IMAGE_BYTES`; the
-model keeps the file reference for the others.
+turn before the next model call. An image is attached only when the very call whose result
+names it kept it in the store (the store writes the run and call that kept each file beside it:
+`openmolt_core._binding.CallFiles`): a reference is text a service writes, and a server that
+echoes one the model gave it, or one of another run or end user, must not have that file
+shown; what cannot be told (a store that records no origin, a note from before) is not shown.
+It is attached when its bytes are one of the four formats every built-in API reads (PNG, JPEG,
+GIF, WebP) and at most `MAX_IMAGE_BYTES`; the model keeps the file reference for the others.
 """
 
 from __future__ import annotations
@@ -267,8 +271,12 @@ class Sources(Capability):
 		most = ctx.limits.max_tool_images
 		if most <= 0:
 			return
+		from openmolt_core.durability import step_key
+
+		# The call whose result names them: an image is shown only if this call kept it.
+		key = step_key("tool", ctx.step, index, call.tool)
 		kept: list[dict[str, Any]] = self.state(run).setdefault("images", [])
-		kept.extend(found)
+		kept.extend({**image, "call": key} for image in found)
 		del kept[: max(len(kept) - most, 0)]  # the newest ones
 
 	async def before_model(self, run: Run) -> None:
@@ -287,8 +295,18 @@ class Sources(Capability):
 			return
 		from openmolt_core.llm import Attachment
 
+		origin_of = getattr(files, "origin", None)
 		for image in images:
 			ref = image["file"]
+			kept_by = None if origin_of is None else await anyio.to_thread.run_sync(origin_of, ref)
+			if not _kept_by(kept_by, run.state.run_id, image.get("call")):
+				log.warning(
+					"%s: %s is not shown to the model: the call whose result names it did not "
+					"keep it (a reference a service echoed, or another run's file)",
+					run.agent,
+					ref,
+				)
+				continue
 			try:
 				stored = await files.open(ref, max_bytes=MAX_IMAGE_BYTES)
 			except OpenMoltError as exc:  # too large, or gone from the store
@@ -329,6 +347,13 @@ def _images(result: Any) -> list[dict[str, Any]]:
 		and isinstance(b.get("file"), str)
 		and b["file"].startswith("openmolt-file:")
 	]
+
+
+def _kept_by(origin: Mapping[str, Any] | None, run_id: str, call: Any) -> bool:
+	"""Whether a stored file was kept by this call of this run (fails closed on what is unknown)."""
+	if origin is None or not isinstance(call, str):
+		return False
+	return origin.get("run") == run_id and origin.get("call") == call
 
 
 def _format(data: bytes) -> str | None:
