@@ -36,6 +36,7 @@ from openmolt_core._binding import BoundTool, secret_values
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
 from openmolt_core.hooks import Capability, Run
 from openmolt_core.secrets import Redactor
+from openmolt_core.sources import trusts_descriptions
 from openmolt_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -220,9 +221,10 @@ class Sources(Capability):
 			if not any(t.allowed and h.startswith(prefix) for h, t in tools.items()):
 				continue  # none of its tools is the agent's to call: the model reads none
 			from openmolt_core.capabilities.safety import taint as record
+			from openmolt_core.taint import LISTING
 
 			ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
-			await record(ctx, key, f"the tool list of {iid}")
+			await record(ctx, key, f"{LISTING}{iid}")
 
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""List every source's tools (at once); bind them again if a list changed.
@@ -318,18 +320,6 @@ class Sources(Capability):
 				continue
 			data = base64.b64encode(stored.data).decode("ascii")
 			last.attachments.append(Attachment(media_type, data, image.get("name") or None))
-
-
-def trusts_descriptions(source: ToolSource) -> bool:
-	"""Whether a source says the names, descriptions and schemas it lists are trusted.
-
-	Read from its optional ``trust_descriptions`` attribute, True only when its user said so (an
-	MCP server's ``trust_descriptions`` option); a source without it is not trusted.
-
-	Args:
-		source: The tool source.
-	"""
-	return getattr(source, "trust_descriptions", False) is True
 
 
 def _images(result: Any) -> list[dict[str, Any]]:
