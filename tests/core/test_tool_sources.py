@@ -426,3 +426,59 @@ async def test_a_sources_listing_taints_the_run_unless_the_source_trusts_it() ->
 		await om.aclose()
 		expected = [{"call": "tools:srv", "tool": "the tool list of srv", "step": 0}]
 		assert result.state.taint == (expected if tainted else []), trust
+
+
+async def test_the_trifecta_warning_counts_an_untrusted_tool_list_as_the_untrusted_part() -> None:
+	"""A private tool, an outbound one and a source not trusted: warned, and the post is gated.
+
+	The source's tools say they do none of the three (``labels=[]``), yet its listing taints the
+	run from its first step, so the policy refuses the post. The warning said nothing: it counted
+	only tools labelled ``untrusted``. Now it names the tool list, and says how to trust it.
+	"""
+	import warnings
+
+	from openmolt_core.taint import LethalTrifectaWarning
+	from openmolt_core.tools import tool
+
+	sent: list[str] = []
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Read the vault."""
+		return "the vault"
+
+	@tool(labels=["outbound"])
+	def post(text: str) -> str:
+		"""Post a text publicly.
+
+		Args:
+			text: The text.
+		"""
+		sent.append(text)
+		return "posted"
+
+	for trust in (False, True):
+		source = FakeSource([_echo("say")])
+		source.trust_descriptions = trust  # type: ignore[attr-defined]
+		om = OpenMolt(entry_points=False)
+		om.register_integration("srv", Integration(name="Server", source=source, labels={"*": []}))
+		model = ScriptedModel([call_tool("local.post", text="hi"), finish(result="ok")])
+		agent = om.create_agent(
+			name="A",
+			model=model,
+			integrations=["srv"],
+			tools=[vault, post],
+			taint_policy="refuse",
+		)
+		with warnings.catch_warnings(record=True) as caught:
+			warnings.simplefilter("always")
+			await agent.run("go")
+		await om.aclose()
+		said = [str(w.message) for w in caught if issubclass(w.category, LethalTrifectaWarning)]
+		if trust:
+			assert said == [] and sent == ["hi"]
+			continue
+		assert sent == []  # gated: the run was tainted by the list from its first step
+		(message,) = said
+		assert "untrusted content (the tool list of srv)" in message, message
+		assert "trust_descriptions=True" in message and "refused" in message

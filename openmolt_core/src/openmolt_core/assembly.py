@@ -884,11 +884,26 @@ class AgentFiles:
 	def _view(self) -> FileAccess:
 		return self._om.files.for_agent(allow_file_system=self._allow)
 
+	screens = True
+	"""Its `save` is the store's: it screens what it keeps and takes a call's secrets and origin."""
+
 	async def save(
-		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+		self,
+		data: bytes,
+		*,
+		media_type: str = "application/octet-stream",
+		name: str = "",
+		secrets: Iterable[str] = (),
+		origin: Mapping[str, Any] | None = None,
 	) -> dict[str, Any]:
-		"""Save bytes: see `openmolt_core.files.FileAccess.save`."""
-		return await self._view().save(data, media_type=media_type, name=name)
+		"""Save bytes: see `openmolt_core.filestore.FileStore.save`."""
+		return await self._om.files.for_agent(allow_file_system=self._allow).save(
+			data, media_type=media_type, name=name, secrets=secrets, origin=origin
+		)
+
+	def origin(self, reference: str) -> dict[str, Any] | None:
+		"""The call that kept a stored file: see `openmolt_core.filestore.FileStore.origin`."""
+		return self._om.files.origin(reference)
 
 	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
 		"""Resolve a file reference to bytes: see `openmolt_core.files.FileAccess.open`."""

@@ -27,13 +27,23 @@ from openmolt_core._support import lazy_exports
 
 __all__ = [
 	"FILE_PREFIX",
+	"WITHHELD",
 	"FileAccess",
 	"LocalFile",
 	"StoredFile",
+	"screen",
+	"textual",
 ]
 
 FILE_PREFIX = "openmolt-file:"
 """The prefix of references to files saved in the store."""
+
+WITHHELD = (
+	"not kept: it holds a secret of this run, and a file that is not text cannot be masked "
+	"without breaking it"
+)
+"""Why a file is not kept (the ``withheld`` of what the store's ``save`` returns instead of a
+reference): its bytes show a secret, and it is not text (`screen`)."""
 
 
 class LocalFile(Protocol):
@@ -133,6 +143,86 @@ class FileAccess(Protocol):
 			ToolError: The reference is malformed, unknown, out of range or refused.
 		"""
 		...
+
+
+def textual(media_type: str) -> bool:
+	"""Whether a media type is text, which stays whole once masked (JSON, XML, YAML, CSV too).
+
+	Args:
+		media_type: The media type, parameters allowed (``text/plain; charset=utf-16``).
+	"""
+	base = media_type.split(";")[0].strip().lower()
+	return base.startswith("text/") or base.endswith(("json", "xml", "yaml", "csv"))
+
+
+_BOMS = (
+	(b"\xef\xbb\xbf", "utf-8"),
+	(b"\xff\xfe", "utf-16-le"),
+	(b"\xfe\xff", "utf-16-be"),
+)
+
+
+def _charset(data: bytes, media_type: str) -> tuple[bytes, str]:
+	"""A text's byte-order mark (kept as it was) and encoding: the BOM's, the declared, or UTF-8."""
+	for bom, codec in _BOMS:
+		if data.startswith(bom):
+			return bom, codec
+	for param in media_type.split(";")[1:]:
+		key, _, value = param.partition("=")
+		if key.strip().lower() == "charset" and value.strip():
+			import codecs
+
+			try:
+				info = codecs.lookup(value.strip().strip('"'))
+			except LookupError:
+				break
+			# Not a codec a body may choose: base64 or zlib are no text encoding, and punycode
+			# decodes in quadratic time (`openmolt_core.integrations._decode` refuses them too).
+			if info._is_text_encoding and info.name not in ("punycode", "idna"):
+				return b"", info.name
+			break
+	return b"", "utf-8"
+
+
+def screen(data: bytes, media_type: str, secrets: frozenset[str]) -> bytes | None:
+	"""What the file store keeps of a file: the bytes as given, masked, or nothing.
+
+	Every save of the store goes through here (`openmolt_core.filestore.FileStore.save`), so a
+	source of bytes (a binary HTTP reply, an image a service generated, an MCP blob, an upload)
+	need not remember to mask them. A secret shows in any spelling `openmolt_core.secrets.mask`
+	knows (raw, base64, hex, percent-encoded, UTF-16...). A text file (`textual`) is kept masked:
+	read in its encoding (its byte-order mark, its ``charset``, else UTF-8), masked, and written
+	back in it, so UTF-16 stays UTF-16; bytes that do not decode are masked byte for byte. Any
+	other file in which a secret shows is not kept (None): masked, an image or an archive would be
+	broken (a length field wrong), and kept whole, it would hand the secret on. A secret a format
+	compresses (a PNG's pixels, a zip) cannot be seen, as in any text. Blocking: call it from a
+	worker thread (masking reads a few MB a second of bytes that are not text).
+
+	Args:
+		data: The bytes.
+		media_type: Their media type.
+		secrets: The raw secret values.
+
+	Returns:
+		``data`` itself when it shows no secret; else its masked copy (text), or None.
+	"""
+	if not secrets or not data:
+		return data
+	from openmolt_core._support.masking import mask, mask_bytes
+
+	if textual(media_type):
+		bom, codec = _charset(data, media_type)
+		try:
+			text = data[len(bom) :].decode(codec)
+			masked = mask(text, secrets)
+			if masked != text:
+				data = bom + masked.encode(codec)
+		except (LookupError, UnicodeError):
+			pass  # not in its encoding: masked byte for byte below
+		# Then byte for byte: a secret spelled in another encoding than the text's.
+		return mask_bytes(data, secrets)
+	masked_bytes = mask_bytes(data, secrets)
+	return data if masked_bytes is data else None
 
 
 # The store and its helpers, under their old names here (loaded on first use; not in __all__: a

@@ -14,23 +14,24 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import mimetypes
 import os
 import re
-import secrets
+import secrets as secrets_module
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote_to_bytes
 
 import anyio
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
-from openmolt_core.files import FILE_PREFIX, LocalFile, StoredFile
+from openmolt_core.files import FILE_PREFIX, WITHHELD, LocalFile, StoredFile, screen
 
 __all__ = [
 	"MAX_DATA_URL_BYTES",
@@ -47,6 +48,8 @@ MAX_DATA_URL_BYTES = 20 * 1024 * 1024
 MAX_READ_BYTES = 512 * 1024 * 1024
 """The most bytes one read of a reference brings into memory when the caller sets no cap (a
 request body, a file written from a reference); a larger file is sent in byte ranges."""
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
@@ -104,29 +107,88 @@ class FileStore:
 
 		return private_dir(self._root)  # a folder made here is 0700
 
+	screens: ClassVar[bool] = True
+	"""Its `save` screens what it keeps and takes the ``secrets`` and ``origin`` of a call."""
+
 	async def save(
-		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+		self,
+		data: bytes,
+		*,
+		media_type: str = "application/octet-stream",
+		name: str = "",
+		secrets: Iterable[str] = (),
+		origin: Mapping[str, Any] | None = None,
 	) -> dict[str, Any]:
-		"""Save bytes and return the reference the model sees.
+		"""Save bytes and return the reference the model sees; the one way bytes enter the store.
+
+		What is kept is screened first (`openmolt_core.files.screen`) with every secret the
+		process knows (`openmolt_core.secrets.known_secrets`: each instance's set, every live
+		redactor, the keys given in code, the environment's) and ``secrets``: a text file is kept
+		masked, and any other file that shows a secret is not kept at all, which the returned
+		record says (``withheld``) where the reference would be, and a warning logs.
 
 		Args:
 			data: The content.
 			media_type: Its media type.
 			name: A file name (kept for uploads; not used on disk).
+			secrets: More secrets to mask: the calling tool's (its context's ``redact``).
+			origin: The call that keeps it (``{"run", "call", "user"}``), written beside the
+				file, never shown: `origin` reads it back (the tool sources' images are shown
+				only by the call that made them), and a run for another end user finds no such
+				file (`openmolt_core._binding.CallFiles`).
 
 		Returns:
-			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``.
+			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``; for a file not
+			kept, ``{"mediaType", "size", "name", "withheld": <why>}``.
 		"""
-		file_id = secrets.token_urlsafe(12)
-		meta = {"mediaType": media_type, "name": name, "size": len(data)}
+		from openmolt_core._support.masking import known_secrets
 
-		def write() -> None:
+		known = known_secrets() | frozenset(s for s in secrets if s)
+		file_id = secrets_module.token_urlsafe(12)
+
+		def write() -> bytes | None:
+			kept = screen(data, media_type, known)
+			if kept is None:
+				return None
+			meta: dict[str, Any] = {"mediaType": media_type, "name": name, "size": len(kept)}
+			if origin is not None:
+				meta["origin"] = dict(origin)
 			folder = self._dir()
-			_write_private(folder / file_id, data)
+			_write_private(folder / file_id, kept)
 			_write_private(folder / f"{file_id}.json", json.dumps(meta).encode("utf-8"))
+			return kept
 
-		await anyio.to_thread.run_sync(write)
-		return {"file": f"{FILE_PREFIX}{file_id}", **meta}
+		kept = await anyio.to_thread.run_sync(write)
+		if kept is None:
+			log.warning(
+				"a file (%s, %d bytes) was not kept: it shows a secret, and it is not text",
+				media_type,
+				len(data),
+			)
+			return {"mediaType": media_type, "size": len(data), "name": name, "withheld": WITHHELD}
+		return {
+			"file": f"{FILE_PREFIX}{file_id}",
+			"mediaType": media_type,
+			"name": name,
+			"size": len(kept),
+		}
+
+	def origin(self, reference: str) -> dict[str, Any] | None:
+		"""The call that kept a stored file (see `save`), blocking; None when unknown.
+
+		None too for a reference that is not ``openmolt-file:``, is malformed, or names no file
+		of the store, and for a file kept outside a run (the application's, an upload).
+
+		Args:
+			reference: ``openmolt-file:<id>``, optionally with a byte range.
+		"""
+		try:
+			path = self.path_of(split_range(reference)[0] if isinstance(reference, str) else "")
+			meta = json.loads(path.with_name(f"{path.name}.json").read_text("utf-8"))
+		except (ToolError, OSError, ValueError):
+			return None
+		found = meta.get("origin") if isinstance(meta, dict) else None
+		return found if isinstance(found, dict) else None
 
 	def path_of(self, reference: str) -> Path:
 		"""The local path of an ``openmolt-file:`` reference.

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from openmolt_core.tools import Tool
 
-__all__ = ["ToolSource"]
+__all__ = ["ToolSource", "trusts_descriptions"]
 
 
 @runtime_checkable
@@ -53,3 +53,18 @@ class ToolSource(Protocol):
 	async def aclose(self) -> None:
 		"""Stop the service and release what the source holds; a later use may start it again."""
 		...
+
+
+def trusts_descriptions(source: ToolSource) -> bool:
+	"""Whether a source says the names, descriptions and schemas it lists are trusted.
+
+	Read from its optional ``trust_descriptions`` attribute, True only when its user said so (an
+	MCP server's ``trust_descriptions`` option); a source without it is not trusted. A run of an
+	agent that may call a tool of a source not trusted is tainted from its first model call
+	(`openmolt_core.capabilities.sources.Sources.on_run_start`), and the source's tool list is
+	the untrusted part of the lethal trifecta (`openmolt_core.taint.trifecta`).
+
+	Args:
+		source: The tool source.
+	"""
+	return getattr(source, "trust_descriptions", False) is True

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"LABELS",
+	"LISTING",
 	"MAX_TAINT_RECORDS",
 	"UNKNOWN_LABELS",
 	"Label",
@@ -70,6 +71,7 @@ __all__ = [
 	"trifecta",
 	"unlabelled",
 	"untrusted_input",
+	"untrusted_listings",
 	"warn_trifecta",
 ]
 
@@ -290,20 +292,55 @@ def untrusted_input(source: str) -> RunState:
 _SORTED_LABELS = tuple(sorted(LABELS))
 
 
+LISTING = "the tool list of "
+"""How `trifecta` names an untrusted tool list among the untrusted content (then its id), as the
+run's taint record does (``{"call": "tools:<id>", "tool": "the tool list of <id>"}``)."""
+
+
+def untrusted_listings(tools: Iterable[BoundTool]) -> list[str]:
+	"""The integrations whose tool list is untrusted content the agent reads, by id, in order.
+
+	A tool source that does not trust what it lists (`openmolt_core.sources.trusts_descriptions`)
+	lists names, descriptions and schemas someone else wrote, which the model reads before any
+	call: a run of an agent that may call one of its tools is tainted from its first model call
+	(`openmolt_core.capabilities.sources.Sources.on_run_start`), whatever its tools' labels.
+
+	Args:
+		tools: The agent's bound tools.
+	"""
+	from openmolt_core.sources import trusts_descriptions
+
+	found: list[str] = []
+	for t in tools:
+		source = getattr(t.integration, "source", None) if t.allowed else None
+		if source is not None and not trusts_descriptions(source):
+			iid = t.handle.partition(".")[0]
+			if iid not in found:
+				found.append(iid)
+	return found
+
+
 def trifecta(tools: Iterable[BoundTool]) -> dict[str, list[str]] | None:
 	"""The agent's visible tools per label, when they hold all three labels (else None).
+
+	An untrusted tool list (`untrusted_listings`) is untrusted content as a tool labelled
+	``untrusted`` is: it is named under ``untrusted`` as ``the tool list of <integration>``,
+	since it taints the run as such a tool's result does, from the first step.
 
 	Args:
 		tools: The agent's bound tools (their ``labels`` set).
 	"""
-	tools = [t for t in tools if t.labels]
-	if not tools:  # most agents: nothing labelled, no trifecta
+	tools = list(tools)
+	listings = untrusted_listings(tools)
+	labelled = [t for t in tools if t.labels]
+	if not labelled and not listings:  # most agents: nothing labelled, no trifecta
 		return None
 	found: dict[str, list[str]] = {label: [] for label in _SORTED_LABELS}
-	for t in tools:
+	for t in labelled:
 		if t.allowed:
 			for label in t.labels:
 				found[label].append(t.handle)
+	found["untrusted"].extend(f"{LISTING}{iid}" for iid in listings)
 	return found if all(found.values()) else None
 
 
@@ -341,6 +378,13 @@ def warn_trifecta(
 		f"someone else wrote could make it send private data out; {effect}. See "
 		f"{docs_url('guides/safety.md')}; TaintPolicy(warn=False) silences this"
 	)
+	listed = [h.removeprefix(LISTING) for h in held["untrusted"] if h.startswith(LISTING)]
+	if listed:
+		message += (
+			f". The tool list of {few(listed)} is text its server wrote, which the model reads "
+			"before any call: each run is tainted from its first step, whatever its tools' "
+			"labels; a server you trust says so (an MCP server's trust_descriptions=True)"
+		)
 	if unknown and policy.unknown_labels:
 		message += (
 			f". {few(list(unknown))} declare(s) no labels, so they count as "

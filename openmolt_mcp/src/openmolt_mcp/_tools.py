@@ -10,11 +10,10 @@ A result maps to the tool result this way:
   references (``{"type": "image", "file": "openmolt-file:...", "mediaType", "size", "name"}``), so
   large media never reach the model but can be passed to other tools. Their bytes are the
   server's and may hold a secret of the run (a config file it read, its token in an image's
-  metadata), which the file store would keep and the model or another tool would get: they are
-  masked first, as a text result is (`openmolt_core.secrets.mask_bytes`, with every secret this
-  process knows). Text (``text/*``, JSON, XML, YAML, CSV) is kept masked; any other file in which
-  a secret shows is not kept, since a masked image or archive is broken, and the block says so
-  (``{"type": "image", "mediaType", "size", "withheld": "..."}``);
+  metadata): the file store screens every file it is given, as it does any tool's
+  (`openmolt_core.files.screen`). Text (``text/*``, JSON, XML, YAML, CSV) is kept masked; any
+  other file in which a secret shows is not kept, since a masked image or archive is broken, and
+  the block says so (``{"type": "image", "mediaType", "size", "name", "withheld": "..."}``);
 - embedded text resources and resource links keep their URI, type and text.
 """
 
@@ -26,9 +25,8 @@ import mimetypes
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-
 from openmolt_core.errors import ToolError
+from openmolt_core.files import WITHHELD
 
 if TYPE_CHECKING:
 	from mcp.types import CallToolResult
@@ -129,13 +127,6 @@ async def to_result(result: CallToolResult, context: ToolContext, *, tool: str) 
 	return blocks
 
 
-WITHHELD = (
-	"not kept: the server's data holds a secret of this run, and a file that is not text cannot "
-	"be masked without breaking it"
-)
-"""Why a binary block in which a secret shows is not kept (its ``withheld``)."""
-
-
 async def _save(data: str, media_type: str, kind: str, context: ToolContext, tool: str) -> Any:
 	if context.files is None:
 		raise ToolError(f"{tool} returned {kind} data, but there is no file store to keep it")
@@ -143,23 +134,10 @@ async def _save(data: str, media_type: str, kind: str, context: ToolContext, too
 		raw = base64.b64decode(data, validate=True)
 	except (binascii.Error, ValueError):
 		raise ToolError(f"{tool} returned {kind} data that is not valid base64") from None
-	from openmolt_core.secrets import known_secrets, mask_bytes
-
-	# The run's secrets are its contexts' and its instance's; every live redactor and secret set
-	# of the process is among what `known_secrets` reads, the environment's too.
-	secrets = frozenset(context.redact) | known_secrets()
 	media_type = media_type or "application/octet-stream"
-	masked = await anyio.to_thread.run_sync(mask_bytes, raw, secrets)  # linear, a few MB a second
-	if masked is not raw and not _textual(media_type):
-		return {"mediaType": media_type, "size": len(raw), "withheld": WITHHELD}
 	extension = mimetypes.guess_extension(media_type) or ""
-	return await context.files.save(masked, media_type=media_type, name=f"{kind}{extension}")
-
-
-def _textual(media_type: str) -> bool:
-	"""Whether a media type is text, which stays whole once masked (JSON, XML, YAML, CSV too)."""
-	base = media_type.split(";")[0].strip().lower()
-	return base.startswith("text/") or base.endswith(("json", "xml", "yaml", "csv"))
+	# The store screens what it keeps (`openmolt_core.files.screen`): masked, or withheld.
+	return await context.files.save(raw, media_type=media_type, name=f"{kind}{extension}")
 
 
 async def _block(content: Any, context: ToolContext, tool: str) -> dict[str, Any]:

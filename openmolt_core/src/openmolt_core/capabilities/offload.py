@@ -428,7 +428,9 @@ _NOTE = (
 async def store(offload: Offload, handle: str, value: Any, text: str, limit: int) -> Any:
 	"""A result too large for the model, stored whole: the preview the model reads instead.
 
-	Without a file store (or when saving fails), the result shortened (`trim`).
+	Without a file store (or when saving fails), the result shortened (`trim`). Bytes the store
+	does not keep, since they show a secret (`openmolt_core.files.screen`), are the store's
+	record of why (``withheld``).
 
 	Args:
 		offload: The agent's offload (its file store).
@@ -446,6 +448,8 @@ async def store(offload: Offload, handle: str, value: Any, text: str, limit: int
 		saved = await files.save(data, media_type=kind, name=name)
 	except OSError:
 		return trim(value, limit)
+	if "file" not in saved:  # bytes that show a secret are not kept: the record says why
+		return saved
 	return _preview(saved["file"], kind, data, document, min(limit, _PREVIEW))
 
 

@@ -46,7 +46,6 @@ from openmolt_core.hooks import (
 	Stop,
 )
 from openmolt_core.taint import (
-	LABELS,
 	MAX_TAINT_RECORDS,
 	TaintPolicy,
 	gated,
@@ -213,7 +212,8 @@ class Safety(Capability):
 				labels.update(found)
 			if words != "retry" and getattr(t.tool, "agent", None) is not None:
 				t.in_doubt_at_least = strictest((t.in_doubt_at_least, words))
-		held = trifecta(bound) if len(labels) == len(LABELS) else None  # most agents: not all
+		# Most agents do not hold all three; an untrusted tool list is the untrusted part too.
+		held = trifecta(bound) if {"private", "outbound"} <= labels else None
 		if held and policy.warn and not self._warned:
 			warn_trifecta(agent.name, held, policy, unlabelled(bound))
 		if self._warned is not None:

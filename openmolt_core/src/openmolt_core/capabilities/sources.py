@@ -13,9 +13,13 @@ the file store: ``{"type": "image", "file": "openmolt-file:...", "mediaType": "i
 are shown to the model with the results of their step: `Sources.tool_done` notes them (the
 newest `Limits.max_tool_images <openmolt_core._execute.Limits>` of a step, in the run's state so
 a parked or replayed run keeps them), and `Sources.before_model` attaches them to the results
-turn before the next model call. An image is attached when its bytes are one of the four
-formats every built-in API reads (PNG, JPEG, GIF, WebP) and at most `MAX_IMAGE_BYTES`; the
-model keeps the file reference for the others.
+turn before the next model call. An image is attached only when the very call whose result
+names it kept it in the store (the store writes the run and call that kept each file beside it:
+`openmolt_core._binding.CallFiles`): a reference is text a service writes, and a server that
+echoes one the model gave it, or one of another run or end user, must not have that file
+shown; what cannot be told (a store that records no origin, a note from before) is not shown.
+It is attached when its bytes are one of the four formats every built-in API reads (PNG, JPEG,
+GIF, WebP) and at most `MAX_IMAGE_BYTES`; the model keeps the file reference for the others.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from openmolt_core._binding import BoundTool, secret_values
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
 from openmolt_core.hooks import Capability, Run
 from openmolt_core.secrets import Redactor
+from openmolt_core.sources import trusts_descriptions
 from openmolt_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -216,9 +221,10 @@ class Sources(Capability):
 			if not any(t.allowed and h.startswith(prefix) for h, t in tools.items()):
 				continue  # none of its tools is the agent's to call: the model reads none
 			from openmolt_core.capabilities.safety import taint as record
+			from openmolt_core.taint import LISTING
 
 			ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
-			await record(ctx, key, f"the tool list of {iid}")
+			await record(ctx, key, f"{LISTING}{iid}")
 
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""List every source's tools (at once); bind them again if a list changed.
@@ -267,8 +273,12 @@ class Sources(Capability):
 		most = ctx.limits.max_tool_images
 		if most <= 0:
 			return
+		from openmolt_core.durability import step_key
+
+		# The call whose result names them: an image is shown only if this call kept it.
+		key = step_key("tool", ctx.step, index, call.tool)
 		kept: list[dict[str, Any]] = self.state(run).setdefault("images", [])
-		kept.extend(found)
+		kept.extend({**image, "call": key} for image in found)
 		del kept[: max(len(kept) - most, 0)]  # the newest ones
 
 	async def before_model(self, run: Run) -> None:
@@ -287,8 +297,18 @@ class Sources(Capability):
 			return
 		from openmolt_core.llm import Attachment
 
+		origin_of = getattr(files, "origin", None)
 		for image in images:
 			ref = image["file"]
+			kept_by = None if origin_of is None else await anyio.to_thread.run_sync(origin_of, ref)
+			if not _kept_by(kept_by, run.state.run_id, image.get("call")):
+				log.warning(
+					"%s: %s is not shown to the model: the call whose result names it did not "
+					"keep it (a reference a service echoed, or another run's file)",
+					run.agent,
+					ref,
+				)
+				continue
 			try:
 				stored = await files.open(ref, max_bytes=MAX_IMAGE_BYTES)
 			except OpenMoltError as exc:  # too large, or gone from the store
@@ -300,18 +320,6 @@ class Sources(Capability):
 				continue
 			data = base64.b64encode(stored.data).decode("ascii")
 			last.attachments.append(Attachment(media_type, data, image.get("name") or None))
-
-
-def trusts_descriptions(source: ToolSource) -> bool:
-	"""Whether a source says the names, descriptions and schemas it lists are trusted.
-
-	Read from its optional ``trust_descriptions`` attribute, True only when its user said so (an
-	MCP server's ``trust_descriptions`` option); a source without it is not trusted.
-
-	Args:
-		source: The tool source.
-	"""
-	return getattr(source, "trust_descriptions", False) is True
 
 
 def _images(result: Any) -> list[dict[str, Any]]:
@@ -329,6 +337,13 @@ def _images(result: Any) -> list[dict[str, Any]]:
 		and isinstance(b.get("file"), str)
 		and b["file"].startswith("openmolt-file:")
 	]
+
+
+def _kept_by(origin: Mapping[str, Any] | None, run_id: str, call: Any) -> bool:
+	"""Whether a stored file was kept by this call of this run (fails closed on what is unknown)."""
+	if origin is None or not isinstance(call, str):
+		return False
+	return origin.get("run") == run_id and origin.get("call") == call
 
 
 def _format(data: bytes) -> str | None:
