@@ -476,7 +476,10 @@ class OpenMolt:
 
 		Args:
 			run_id: The run's id.
-			wait: Wait until the run ends (or parks on a question); otherwise None while it runs.
+			wait: Wait until the run ends, or parks on an approval or an account (its result
+				says so: ``agent.resume`` goes on); a run parked on a question is still going
+				(``om.answer`` answers it) and is waited for. Otherwise at once: None while it
+				runs, or the parked result of a run waiting for an answer.
 
 		Raises:
 			RunError: The run ended on an error (with its state, to resume from).

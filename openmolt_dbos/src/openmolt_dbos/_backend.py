@@ -780,9 +780,11 @@ class DBOSBackend:
 	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
 		"""A run's result from the store.
 
-		With ``wait``, once the run has ended (a parked run is still going: this waits for its
-		answer and what follows). Without, at once: the result of an ended run, the
-		``human_input_required`` result of a parked one, or None while it runs.
+		With ``wait``, once the run has ended or parked on an approval or an account (its
+		workflow returned the park: ``agent.resume`` goes on in a new one); a run parked on a
+		question is still going (its workflow waits for ``om.answer``), so this waits for its
+		answer and what follows. Without, at once: the result of an ended run, the
+		``human_input_required`` result of one parked on a question, or None while it runs.
 
 		Raises:
 			RunError: The run ended on an error (with its state).
