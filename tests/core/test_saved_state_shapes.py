@@ -8,8 +8,6 @@ type was taken as it came, to fail later (a count of ``"x"`` cannot be added to)
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,41 +15,15 @@ import pytest
 from openmolt import ConfigurationError, FunctionTool, HumanInputUnavailable, OpenMolt, RunState
 from openmolt_core.llm import Usage
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+from tests._mutate import changed, variants
 
 pytestmark = pytest.mark.anyio
 
 NONE = {"type": "object", "properties": {}, "additionalProperties": False}
-OTHERS: list[Any] = ["DELETE", None, 1, "x", [], {}, True, -5, 1.5, [None], {"a": None}]
 
 
 def nobody(question: str) -> str:
 	raise HumanInputUnavailable("no one to ask")
-
-
-def paths(node: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-	"""Every field's path in a saved state, the state itself (``()``) first."""
-	yield at
-	if isinstance(node, dict):
-		for key, value in node.items():
-			yield from paths(value, (*at, key))
-	elif isinstance(node, list):
-		for i, value in enumerate(node):
-			yield from paths(value, (*at, i))
-
-
-def changed(state: dict[str, Any], at: tuple[Any, ...], other: Any) -> Any:
-	"""The state with the field at ``at`` replaced by ``other`` (or removed)."""
-	if not at:
-		return other
-	out = copy.deepcopy(state)
-	parent = out
-	for step in at[:-1]:
-		parent = parent[step]
-	if other == "DELETE":
-		del parent[at[-1]]
-	else:
-		parent[at[-1]] = other
-	return out
 
 
 def agent(om: OpenMolt, model: ScriptedModel) -> Any:
@@ -74,18 +46,13 @@ async def test_every_field_of_another_type_is_refused_or_resumes() -> None:
 	om = OpenMolt(entry_points=False)
 	saved = await parked_state(om)
 	crashed = []
-	for at in paths(saved):
-		for other in OTHERS:
-			if other == "DELETE" and not at:
-				continue
-			try:
-				await agent(om, ScriptedModel([finish("paid")])).resume(
-					changed(saved, at, other), answer="A"
-				)
-			except ConfigurationError:
-				pass
-			except Exception as exc:  # what this test is for
-				crashed.append((at, other, repr(exc)))
+	for at, other, state in variants(saved):
+		try:
+			await agent(om, ScriptedModel([finish("paid")])).resume(state, answer="A")
+		except ConfigurationError:
+			pass
+		except Exception as exc:  # what this test is for
+			crashed.append((at, other, repr(exc)))
 	assert crashed == []
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -18,6 +17,7 @@ import pytest
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse
+from tests._mutate import changed, variants
 from tests.providers._replies import MODELS, events, generate, provider
 from tests.providers.conftest import make_request
 
@@ -88,35 +88,6 @@ REPLIES: dict[str, dict[str, Any]] = {
 	},
 }
 
-OTHERS: list[Any] = ["DELETE", None, 7, "x", [], {}, True, -5, 2.5, [None], {"a": None}]
-"""What each field is replaced with (``DELETE``: removed)."""
-
-
-def paths(node: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-	"""Every field's path in a reply, the reply itself (``()``) first."""
-	yield at
-	if isinstance(node, dict):
-		for key, value in node.items():
-			yield from paths(value, (*at, key))
-	elif isinstance(node, list):
-		for i, value in enumerate(node):
-			yield from paths(value, (*at, i))
-
-
-def changed(reply: dict[str, Any], at: tuple[Any, ...], other: Any) -> Any:
-	"""The reply with the field at ``at`` replaced by ``other`` (or removed)."""
-	if not at:
-		return other
-	out = copy.deepcopy(reply)
-	parent = out
-	for step in at[:-1]:
-		parent = parent[step]
-	if other == "DELETE":
-		del parent[at[-1]]
-	else:
-		parent[at[-1]] = other
-	return out
-
 
 async def read(vendor: str, body: Any, streamed: bool) -> ModelResponse | None:
 	"""The provider's response to ``body``, sent whole or as the vendor's stream of it."""
@@ -144,16 +115,13 @@ async def test_every_field_of_another_type_is_a_provider_error(vendor, streamed)
 	"""Each field of each API's reply replaced or removed: a response, or a ProviderError."""
 	reply = REPLIES[vendor]
 	crashed = []
-	for at in paths(reply):
-		for other in OTHERS:
-			if other == "DELETE" and not at:
-				continue
-			try:
-				await read(vendor, changed(reply, at, other), streamed)
-			except ProviderError:
-				pass
-			except Exception as exc:  # what this test is for
-				crashed.append((at, other, repr(exc)))
+	for at, other, body in variants(reply):
+		try:
+			await read(vendor, body, streamed)
+		except ProviderError:
+			pass
+		except Exception as exc:  # what this test is for
+			crashed.append((at, other, repr(exc)))
 	assert crashed == []
 
 
