@@ -118,6 +118,27 @@ async def test_a_run_that_ended_short_of_success_is_listed_with_its_own_status(u
 	assert rows[failed.state.run_id]["status"] == "failure"
 
 
+async def test_the_limit_counts_the_agents_runs_not_every_workflow(url: str) -> None:
+	"""``runs(agent=..., limit=n)`` gives that agent's n latest runs, whatever ran after them.
+
+	Before, the limit was applied to every agent's workflows first, then the agent's were kept:
+	an agent whose runs were older than another's latest ``limit`` had none listed.
+	"""
+	om = OpenMolt(durability=url, entry_points=False)
+	quiet = om.create_agent(name="Quiet", model=ScriptedModel([finish("a"), finish("b")]))
+	busy = om.create_agent(name="Busy", model=ScriptedModel([finish(str(i)) for i in range(4)]))
+	try:
+		mine = [(await quiet.run("q")).state.run_id for _ in range(2)]
+		for _ in range(4):
+			await busy.run("b")
+		rows = await om.durability.runs(agent="Quiet", limit=2)  # type: ignore[union-attr]
+		newest = await om.durability.runs(limit=3)  # type: ignore[union-attr]
+	finally:
+		await om.aclose()
+	assert [r["run_id"] for r in rows] == mine[::-1]
+	assert len(newest) == 3 and {r["agent"] for r in newest} == {"Busy"}
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 	env = {**os.environ, "PYTHONPATH": str(HERE)}
 	env.pop("OPENMOLT_DURABILITY", None)

@@ -29,6 +29,7 @@ from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
 	FINGERPRINT,
 	PARK_EVENT,
+	WORKFLOW,
 	asked_at,
 	attrs,
 	find,
@@ -571,14 +572,34 @@ class DBOSBackend:
 		beating = await anyio.to_thread.run_sync(self.engine.live_workers)
 		latest: dict[str, WorkflowStatus] = {}  # newest run first: its newest workflow first
 		began: dict[str, int | None] = {}  # when each run's first workflow listed was created
-		for status in await find(self.engine, labels, sort_desc=True, limit=limit):
-			run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
-			began[run_id] = status.created_at
-			seen = latest.get(run_id)
-			if seen is None or _segment(status.workflow_id, run_id) > _segment(
-				seen.workflow_id, run_id
-			):
-				latest[run_id] = status
+		# Workflows are listed a page at a time until `limit` runs are found: the agent filter
+		# is applied here (SQLite cannot in SQL) and a run may have several workflows, so one
+		# page of `limit` workflows could hold fewer runs than asked for.
+		offset, page = 0, max(limit, 50)
+		while True:
+			listed = await self.engine.client().list_workflows_async(
+				name=WORKFLOW,
+				load_input=False,
+				load_output=False,
+				sort_desc=True,
+				limit=page,
+				offset=offset,
+			)
+			for status in listed:
+				if any(attrs(status).get(k) != v for k, v in labels.items()):
+					continue
+				run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
+				if run_id not in latest and len(latest) >= limit:
+					continue  # an older run than those listed: only its own rows matter
+				began[run_id] = status.created_at
+				seen = latest.get(run_id)
+				if seen is None or _segment(status.workflow_id, run_id) > _segment(
+					seen.workflow_id, run_id
+				):
+					latest[run_id] = status
+			if len(listed) < page or len(latest) >= limit:
+				break
+			offset += page
 		# A workflow that returned holds the run's result, which says how the run ended or
 		# where it parked: read for those only (the others' status is their workflow's). One
 		# that returned here a moment ago is read once DBOS has recorded it.
