@@ -21,10 +21,7 @@ import errno
 import os
 import stat
 
-__all__ = ["FileRefused", "check_regular", "path_problem", "read_file", "read_text"]
-
-_CHUNK = 1 << 16
-"""Bytes read at a time past a file's stated size (a file that grows, or ``/proc``'s, size 0)."""
+__all__ = ["FileRefused", "check_regular", "path_problem", "read_capped", "read_file", "read_text"]
 
 
 class FileRefused(OSError):
@@ -140,24 +137,32 @@ def read_file(path: str | os.PathLike[str], *, limit: int) -> bytes:
 	# A named pipe swapped in after the check would block an open without O_NONBLOCK.
 	fd = os.open(text, flags | getattr(os, "O_NONBLOCK", 0))
 	try:
-		info = os.fstat(fd)
-		_refuse(info, text, limit)
-		chunks = []
-		left = limit + 1
-		want = min(info.st_size + 1, left)
-		while left > 0:
-			chunk = os.read(fd, want)
-			if not chunk:
-				break
-			chunks.append(chunk)
-			left -= len(chunk)
-			want = min(_CHUNK, left)
+		_refuse(os.fstat(fd), text, limit)
+		data = read_capped(fd, limit)
 	finally:
 		os.close(fd)
-	data = b"".join(chunks)
-	if len(data) > limit:
+	if data is None:
 		raise FileRefused(errno.EFBIG, f"it holds more than the {_size(limit)} read", text)
 	return data
+
+
+def read_capped(fd: int, most: int) -> bytes | None:
+	"""Read a descriptor to its end, never more than ``most`` bytes; None when it holds more.
+
+	For files whose size was checked with ``fstat`` before: a file that grows while it is read
+	(appended to by another process), or states no size (``/proc``), still costs at most
+	``most + 1`` bytes of memory.
+	"""
+	chunks: list[bytes] = []
+	total = 0
+	while True:
+		chunk = os.read(fd, min(1 << 20, most + 1 - total))
+		if not chunk:
+			return b"".join(chunks)
+		chunks.append(chunk)
+		total += len(chunk)
+		if total > most:
+			return None
 
 
 def read_text(path: str | os.PathLike[str], *, limit: int, encoding: str = "utf-8") -> str:

@@ -47,6 +47,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmolt_core._support.paths import read_capped
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._paths import (
 	MAX_DEPTH,
@@ -209,24 +210,6 @@ def open_regular(
 		os.close(fd)
 		raise _hard_linked(given)
 	return fd, info
-
-
-def read_capped(fd: int, most: int) -> bytes | None:
-	"""Read a descriptor to its end, never more than ``most`` bytes; None when it holds more.
-
-	For files whose size was checked with ``fstat`` before: a file that grows while it is read
-	(appended to by another process) still costs at most ``most + 1`` bytes of memory.
-	"""
-	chunks: list[bytes] = []
-	total = 0
-	while True:
-		chunk = os.read(fd, min(1 << 20, most + 1 - total))
-		if not chunk:
-			return b"".join(chunks)
-		chunks.append(chunk)
-		total += len(chunk)
-		if total > most:
-			return None
 
 
 def read_all(fd: int, size: int) -> bytes:
