@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from openmolt_core._support.masking import PUBLIC_HEADERS, SECRET_HINTS, named_secrets
+from openmolt_core._support.words import json_kind
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
 
@@ -261,7 +262,7 @@ def _text(value: Any, where: str) -> str:
 		return value
 	if isinstance(value, int | float) and not isinstance(value, bool):
 		return json.dumps(value)
-	raise ConfigurationError(f"{where} must be a string, not {_kind(value)}")
+	raise ConfigurationError(f"{where} must be a string, not {json_kind(value)}")
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -271,7 +272,7 @@ def _strings(value: Any, where: str) -> list[str]:
 	if not isinstance(value, list):
 		raise ConfigurationError(
 			f"{where} must be a list of strings (the command's arguments, one item each), "
-			f"not {_kind(value)}"
+			f"not {json_kind(value)}"
 		)
 	return [_text(item, f"{where}[{i}]") for i, item in enumerate(value)]
 
@@ -282,22 +283,9 @@ def _named(value: Any, where: str) -> dict[str, str]:
 		return {}
 	if not isinstance(value, Mapping):
 		raise ConfigurationError(
-			f"{where} must be an object of names and string values, not {_kind(value)}"
+			f"{where} must be an object of names and string values, not {json_kind(value)}"
 		)
 	return {str(k): _text(v, f"{where}.{k}") for k, v in value.items()}
-
-
-def _kind(value: Any) -> str:
-	"""A value's JSON type, for messages (never the value: it may be a secret)."""
-	if value is None:
-		return "null"
-	if isinstance(value, bool):
-		return "a boolean"
-	if isinstance(value, int | float):
-		return "a number"
-	if isinstance(value, str):
-		return "a string"
-	return "an array" if isinstance(value, list | tuple) else "an object"
 
 
 def parse_server(id: str, value: Mapping[str, Any], *, where: str = "mcpServers") -> ServerConfig:

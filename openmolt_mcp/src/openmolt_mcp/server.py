@@ -25,6 +25,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.words import json_kind
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.result import RunState
@@ -58,17 +59,6 @@ _DESCRIPTION_CHARS = 1000
 def tool_name(agent: Agent) -> str:
 	"""The served tool's name: the agent's name made into a valid MCP tool name."""
 	return re.sub(r"[^A-Za-z0-9_.-]+", "_", agent.name).strip("_")[:128] or "agent"
-
-
-def _kind(value: Any) -> str:
-	"""A JSON value's kind, for an error about an argument."""
-	if value is None:
-		return "null"
-	if isinstance(value, bool):
-		return "a boolean"
-	if isinstance(value, (int, float)):
-		return "a number"
-	return "an object" if isinstance(value, dict) else "a list"
 
 
 def _parse(text: str) -> Any:
@@ -133,7 +123,7 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 			return failed("the 'input' argument is required: the task")
 		if resumed is None and not isinstance(arguments["input"], str):
 			return failed(
-				f"the 'input' argument must be text, not {_kind(arguments['input'])}: the task, "
+				f"the 'input' argument must be text, not {json_kind(arguments['input'])}: the task, "
 				"or an object or a list as JSON text"
 			)
 		if resumed is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SHOWN_TEXT", "problems", "quantity", "shown"]
+__all__ = ["SHOWN_TEXT", "json_kind", "problems", "quantity", "shown"]
 
 
 def quantity(n: int, noun: str, plural: str | None = None) -> str:
@@ -20,6 +20,30 @@ def quantity(n: int, noun: str, plural: str | None = None) -> str:
 		plural: The plural when it is not the noun plus ``s`` (``1 entry``, ``2 entries``).
 	"""
 	return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def json_kind(value: object) -> str:
+	"""A value's JSON type in words, for an error that must not repeat the value (a secret).
+
+	``null``, ``a boolean``, ``a number``, ``a string``, ``an array`` or ``an object`` (any
+	other value: ``a <type name>``).
+
+	Args:
+		value: The value given.
+	"""
+	if value is None:
+		return "null"
+	if isinstance(value, bool):
+		return "a boolean"
+	if isinstance(value, int | float):
+		return "a number"
+	if isinstance(value, str):
+		return "a string"
+	if isinstance(value, list | tuple):
+		return "an array"
+	if isinstance(value, dict):
+		return "an object"
+	return f"a {type(value).__name__}"
 
 
 SHOWN_TEXT = 20
