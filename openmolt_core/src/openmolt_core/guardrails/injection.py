@@ -119,29 +119,40 @@ _HIDDEN = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 _ZERO_RUN = re.compile("[\u200b-\u200d\u2060\ufeff]{3,}")
 _HIDDEN_WEIGHT = 3
-_MAX_CHARS = 200_000  # a result is scanned up to this many characters
+_IN_THREAD = 200_000
+"""Characters above which a check scans in a worker thread: every character is scanned, and a
+long text (a result the agent's ``max_result_chars`` lets the model read whole) costs up to a
+second per megabyte, which must not hold up the event loop."""
 
 
-def _strings(value: Any, out: list[str]) -> None:
-	if isinstance(value, str):
-		out.append(value)
-	elif isinstance(value, dict):
-		for item in value.values():
-			_strings(item, out)
-	elif isinstance(value, list):
-		for item in value:
-			_strings(item, out)
+def _strings(value: Any) -> list[str]:
+	"""Every string the model would read in a value: JSON keys too, at any depth (no recursion)."""
+	out: list[str] = []
+	stack = [value]
+	while stack:
+		item = stack.pop()
+		if isinstance(item, str):
+			out.append(item)
+		elif isinstance(item, dict):
+			for key, inner in reversed(list(item.items())):
+				stack.append(inner)
+				stack.append(key)
+		elif isinstance(item, list | tuple):
+			stack.extend(reversed(item))
+	return out
 
 
 def injection_signals(value: Any) -> dict[str, int]:
 	"""The injection signals found in a value and their weights (empty when none).
 
 	Args:
-		value: A string, or JSON data (its strings are read, up to 200,000 characters).
+		value: A string, or JSON data: every string in it is read, keys included, however long
+			(an injection padded past a cap would slip through one).
 	"""
-	parts: list[str] = []
-	_strings(value, parts)
-	raw = "\n".join(parts)[:_MAX_CHARS]
+	return _signals("\n".join(_strings(value)))
+
+
+def _signals(raw: str) -> dict[str, int]:
 	found: dict[str, int] = {}
 	if _HIDDEN.search(raw) or _ZERO_RUN.search(raw):
 		found["hidden"] = _HIDDEN_WEIGHT
@@ -183,8 +194,14 @@ def prompt_injection(
 	if action not in ("flag", "refuse", "trip"):
 		raise ConfigurationError("prompt_injection: action must be 'flag', 'refuse' or 'trip'")
 
-	def check(c: GuardrailCheck) -> Verdict | None:
-		signals = injection_signals(c.value)
+	async def check(c: GuardrailCheck) -> Verdict | None:
+		raw = "\n".join(_strings(c.value))
+		if len(raw) > _IN_THREAD:
+			import anyio.to_thread
+
+			signals = await anyio.to_thread.run_sync(_signals, raw)
+		else:
+			signals = _signals(raw)
 		if sum(signals.values()) < threshold:
 			return None
 		seen = ", ".join(sorted(signals))
