@@ -44,7 +44,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from openmolt_core.errors import ConfigurationError
@@ -290,7 +290,8 @@ def redact_pii(
 	"""A value with personal data replaced by ``[email]``, ``[phone]`` and ``[card]``.
 
 	Args:
-		value: A string, or JSON data (every string in it is redacted).
+		value: A string, or JSON data: every string in it is redacted, an object's keys too (a
+			key that redacts to another's is numbered: ``[email] 2``).
 		kinds: What to redact (`PII_KINDS`).
 		region: The country of phone numbers written without ``+``.
 
@@ -319,14 +320,28 @@ def redact_pii(
 		if isinstance(node, str):
 			return text(node)
 		if isinstance(node, dict):
-			new = {k: walk(v) for k, v in node.items()}
-			return node if all(new[k] is node[k] for k in node) else new
+			new: dict[Any, Any] = {}
+			for k, v in node.items():
+				key = _free(text(k), new) if isinstance(k, str) else k
+				new[key] = walk(v)
+			same = all(a is b for a, b in zip(new, node, strict=True))
+			return node if same and all(new[k] is node[k] for k in node) else new
 		if isinstance(node, list):
 			items = [walk(v) for v in node]
 			return node if all(a is b for a, b in zip(items, node, strict=True)) else items
 		return node
 
 	return walk(value), counts
+
+
+def _free(key: str, taken: Mapping[Any, Any]) -> str:
+	"""A redacted key that no other key of its object has taken (``[email] 2``): none is lost."""
+	if key not in taken:
+		return key
+	n = 2
+	while f"{key} {n}" in taken:
+		n += 1
+	return f"{key} {n}"
 
 
 def pii_redaction(
