@@ -122,6 +122,27 @@ async def test_two_users_interleaved_never_mix(kind: str, tmp_path: Path) -> Non
 	assert len(await alice.get_items()) == 3 * 2 + 1  # three turns and one note
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_in_one_session_each_users_notes_are_their_own(kind: str, tmp_path: Path) -> None:
+	"""In a group chat's session, a run for Bob reads the turns but never Alice's notes."""
+	model = Echo(note={"check my inbox": "alice: overdraft mail from the bank", "hi": "bob: hi"})
+	agent = OpenMolt(entry_points=False).create_agent(name="Chat", model=model)
+	group = sessions(kind, tmp_path, "group")
+	await agent.run("check my inbox", session=group, user="slack:T1:alice")
+	await agent.run("what do you know?", session=group, user="slack:T1:bob")
+	await agent.run("hi", session=group, user="slack:T1:bob")
+	await agent.run("and me?", session=group, user="slack:T1:alice")
+	await agent.run("and no one?", session=group)
+	turns = [first_turn(r) for r in model.requests]
+	assert "overdraft" not in json.dumps(turns[1]) and "overdraft" not in json.dumps(turns[2])
+	assert [e["content"] for e in turns[1]["earlier"]][:1] == ["check my inbox"]  # the turns
+	assert "memory" not in turns[1] and "memory" not in turns[2]  # Bob kept no notes yet
+	assert turns[3]["memory"]["shortTerm"] == "alice: overdraft mail from the bank"
+	assert "overdraft" not in json.dumps(turns[4].get("memory"))  # a run for no one
+	notes = [i for i in await group.get_items() if i.get("role") == "memory"]
+	assert [n["user"] for n in notes] == ["slack:T1:alice", "slack:T1:bob"]
+
+
 async def test_only_a_sessions_runs_keep_their_notes_from_the_agents_callback() -> None:
 	"""After a run in a session, the agent's run without one calls its short-term callback again."""
 	# (The fake model's inputs are its attributes' keys, read for secrets as a provider's are: a

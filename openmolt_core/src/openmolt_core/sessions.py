@@ -9,8 +9,8 @@ them. Items are JSON dicts; ``role`` says which kind:
   asked (``attachments``: the media type and name of each file sent with it, whose bytes are not
   kept: a later turn reads that they were sent);
 - ``{"role": "agent", "content": reply, "status", "run_id", "tainted"?}``: what it answered;
-- ``{"role": "memory", "content": text, "run_id", "tainted"?}``: the session's short-term memory
-  after a run (the latest one counts);
+- ``{"role": "memory", "content": text, "run_id", "user"?, "tainted"?}``: the session's
+  short-term memory after a run for ``user`` (the latest one for the run's user counts);
 - ``{"role": "summary", "content": text, "through": n, "tainted"?}``: the first ``n`` items, summarised
   (empty content: they were dropped), written when the history grew past its budget;
 - ``{"role": "pending", "run_id", "content"?, "asked", "new", "tainted"?}``: a durable run's turn
@@ -34,7 +34,12 @@ agent's redactor: every secret of ``om.secrets`` and of its tools).
 Short-term memory (``updateMemory`` with ``shortTerm``) in a session run is the session's: it
 starts from the session's latest ``memory`` item and is stored back at the end, and the agent's
 ``short_term`` ``on_update`` callback is not called, so two sessions never see each other's
-notes. Long-term memory stays the agent's, shared by all its sessions.
+notes. In a session several people write in (a group chat, where each message's run acts for
+its sender: ``run(user=...)``), the notes are each user's: a run reads those of the latest run
+for the same user, so what a run noted from one person's connected account never reaches a run
+for another. The turns themselves (what was asked, and answered, in the chat) are the
+session's. Notes written before they named their user are read only by runs for no user.
+Long-term memory stays the agent's, shared by all its sessions.
 
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
 the sessions capability (`openmolt_core.capabilities.sessions`): a `SessionRun` made per run (`OpenMolt.conversation`)
@@ -839,8 +844,15 @@ def _valid(items: Sequence[Any]) -> list[dict[str, Any]]:
 	return [i for i in items if isinstance(i, dict) and i.get("role") in ROLES]
 
 
-def history_of(items: Sequence[Any]) -> SessionHistory:
-	"""The history a run reads from a session's items (see the module)."""
+def history_of(items: Sequence[Any], user: str | None = None) -> SessionHistory:
+	"""The history a run reads from a session's items (see the module).
+
+	Args:
+		items: The session's items.
+		user: The end user the run acts for: its short-term memory is the latest that a run
+			for the same user kept (None: a run for nobody in particular, whose notes a run for
+			a user does not read).
+	"""
 	items = _valid(items)
 	start, summary = _start(items)
 	earlier: list[dict[str, Any]] = []
@@ -856,7 +868,7 @@ def history_of(items: Sequence[Any]) -> SessionHistory:
 			tainted = tainted or bool(item.get("tainted"))
 	memory: str | None = None
 	for item in reversed(items):
-		if item.get("role") == "memory":
+		if item.get("role") == "memory" and item.get("user") == user:
 			memory = str(item.get("content") or "")
 			tainted = tainted or bool(item.get("tainted"))
 			break
@@ -891,10 +903,12 @@ async def read_history(
 	Args:
 		agent: The agent whose run reads it.
 		session: The conversation's store.
-		state: The run's state: the summary's model call counts in its usage, under its model.
+		state: The run's state: the summary's model call counts in its usage, under its model,
+			and its user (`RunState.user`) picks the short-term memory (`history_of`).
 	"""
 	items = _valid(await session.get_items())
-	history = history_of(items)
+	user = state.user if state is not None else None
+	history = history_of(items, user)
 	budget = _budget(agent)
 	if _tokens(history.earlier) <= budget:
 		return history
@@ -935,7 +949,7 @@ async def read_history(
 		marker["tainted"] = True
 	if keep:
 		await session.add_items([marker])
-	return history_of([*items, marker])
+	return history_of([*items, marker], user)
 
 
 async def _summarise(
@@ -1034,6 +1048,8 @@ def items_after(
 	memory = state.memory.get("shortTerm") or ""
 	if memory != memory_before:
 		note: dict[str, Any] = {"role": "memory", "content": redact(memory), "run_id": state.run_id}
+		if state.user is not None:  # its notes are that user's (see `history_of`)
+			note["user"] = state.user
 		if state.tainted:  # a tainted run's notes carry its taint into the next turns
 			note["tainted"] = True
 		items.append(note)
@@ -1245,7 +1261,11 @@ class SessionRun:
 				result,
 				asked=marker.get("content") if new_turn else None,
 				asked_tainted=new_turn and bool(marker.get("tainted")),
-				memory_before=memory if later else history_of([*items, *added]).memory or "",
+				memory_before=(
+					memory
+					if later
+					else history_of([*items, *added], result.state.user).memory or ""
+				),
 				attachments=messages[0].attachments if new_turn and messages else (),
 			)
 			settled.append(run_id)

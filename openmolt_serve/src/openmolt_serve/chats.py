@@ -437,7 +437,7 @@ class Conversations:
 			last = last_reply(items, result.state.run_id)
 			if last is not None and last.get("status") == result.status:
 				return  # appended already (the session's next run found it ended: reconcile)
-			memory = history_of(items).memory or ""
+			memory = history_of(items, result.state.user).memory or ""
 			await session.add_items(
 				items_after(
 					self.agent,
