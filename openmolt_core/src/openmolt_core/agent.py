@@ -2155,12 +2155,16 @@ class _RunModels:
 		agent = self._agent
 		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
 
-	def context_window(self) -> int | None:
-		"""The first model's context window in tokens, when its provider says."""
-		agent = self._agent
-		window = getattr(agent.provider(), "context_window", None)
-		size = window(agent.model) if callable(window) else None
-		return size if isinstance(size, int) else None
+	def context_window(self, model: str | None = None) -> int | None:
+		"""The context window a call's prompt must fit (`AgentModels.context_window`).
+
+		None: the smallest of the models a step may reach (it falls back along the chain);
+		a model's id: that model's own. None when no provider says.
+		"""
+		models = self._agent._models
+		return (
+			models.context_window() if model is None else self._agent._model(model).context_window()
+		)
 
 	def own(self, run: Run) -> tuple[LLMProvider, str]:
 		"""The agent's models as one provider for a call of a capability's own (a summary).

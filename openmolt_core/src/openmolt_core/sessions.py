@@ -870,8 +870,7 @@ def _budget(agent: Agent) -> int:
 	config = agent.compaction or DEFAULT_COMPACTION
 	threshold = config.threshold_tokens
 	if threshold is None:
-		window = getattr(agent.provider(), "context_window", None)
-		size = window(agent.model) if callable(window) else None
+		size = agent._models.context_window()  # the smallest a step may reach (fallback)
 		threshold = int((size or DEFAULT_CONTEXT_WINDOW) * config.share)
 	return max(threshold // 2, 1)
 
