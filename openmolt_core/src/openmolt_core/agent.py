@@ -1956,6 +1956,11 @@ class Agent:
 					model=to.model,
 				)
 			response.model = to.id
+			# Each call is counted and priced as it returns, at its own model's price: one a
+			# capability moves past (a blocked reply) is billed too, and never free when its
+			# provider reports no token (counted from its size, as an answering reply is).
+			_cost.counted(response.usage, built.messages, built.system, response.text)
+			_cost.price_call(to.provider(), to.model, response.usage)
 			return response
 
 		hooks = ctx.hooks

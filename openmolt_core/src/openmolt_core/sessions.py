@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from openmolt_core._chain import slot_id, spend
-from openmolt_core._cost import price_call
+from openmolt_core._cost import counted, price_call
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory, not_held
@@ -965,6 +965,7 @@ async def _summarise(
 	)
 	response = await provider.generate(request)
 	if state is not None:  # the run this summary is read for pays for it
+		counted(response.usage, request.messages, request.system, response.text)
 		price_call(provider, model, response.usage)
 		spend(state, response.usage, {model_id: response.usage})
 	from openmolt_core.compaction import unfit_summary
