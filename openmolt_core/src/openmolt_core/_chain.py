@@ -309,8 +309,9 @@ def spend_cut_off(state: RunState, run: CallingRun | None) -> None:
 	"""Count what the nested runs of a call cut off (a timeout, a cancel) spent, in ``state``.
 
 	Their calls were billed all the same: a nested run hands its usage up to ``run`` as it is
-	cut off (`openmolt_core.agent.Agent`), and the call that started it (a tool call, a
-	guardrail agent's check) adds it to its run's here, since no result will.
+	cut off, or fails with an error that carries no result (a configuration error:
+	`openmolt_core.agent.Agent`), and the call that started it (a tool call, a guardrail
+	agent's check) adds it to its run's here, since no result will.
 
 	Args:
 		state: The calling run's state.

@@ -1358,13 +1358,13 @@ class Agent:
 				return await drive_wrapped(ctx.hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
 		except anyio.get_cancelled_exc_class():
-			if link is not None and state.usage.calls:
-				# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
-				# so it counts there (the call that started it adds it to its run).
-				link.usage.add(state.usage)
-				add_by_model(link.usage_by_model, state.usage_by_model)
+			# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
+			# so it counts there (the call that started it adds it to its run).
+			_hand_up(link, state)
 			raise
 		except (RunError, ConfigurationError, ApprovalError) as error:
+			if not isinstance(error, RunError):  # no result carries what it spent: handed up
+				_hand_up(link, state)
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
 		except Exception as exc:
@@ -2227,6 +2227,19 @@ class _OwnCall:
 
 		request = replace(request, model_id=primary.id)
 		return await agent._send(self._ctx, primary, build, self._seq, request)
+
+
+def _hand_up(link: CallingRun | None, state: RunState) -> None:
+	"""Hand a nested run's usage to its calling run, as it ends without a result that carries it.
+
+	A run cut off (a timeout, a cancel) or failed with an error that has no result (a
+	configuration error) was billed for its calls all the same: they count in the calling run
+	(the call that started it adds them to its run: `openmolt_core._chain.spend_cut_off`, or the
+	tool call's journaled entry). A `RunError`'s result carries them instead.
+	"""
+	if link is not None and state.usage.calls:
+		link.usage.add(state.usage)
+		add_by_model(link.usage_by_model, state.usage_by_model)
 
 
 def _blocked(slot: ModelSlot) -> ProviderError:
