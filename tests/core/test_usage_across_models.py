@@ -246,3 +246,75 @@ async def test_a_sub_agents_fallback_counts_under_each_model_in_the_caller() -> 
 		"a:m": (900, 12, 1),
 		"b:m": (100, 10, 1),
 	}
+
+
+class PricedModel(Model):
+	"""`Model` with a price per million tokens (its provider reports no cost)."""
+
+	def __init__(
+		self, name: str, reply: Callable[[ModelRequest], ModelResponse], price: float
+	) -> None:
+		super().__init__(name, reply)
+		self._price = price
+
+	def price(self, model: str) -> tuple[float, float, float, None]:
+		return (self._price, self._price, self._price, None)
+
+
+async def test_a_blocked_reply_reporting_no_token_is_counted_from_its_size() -> None:
+	"""A reply the fallback moves past whose provider reports no token is not free: its prompt
+	is counted from its size (as an answering reply's is) and priced at its own model's price."""
+
+	def silent_block(request: ModelRequest) -> ModelResponse:
+		return ModelResponse(text="", usage=Usage(calls=1), finish_reason="blocked")
+
+	def done(request: ModelRequest) -> ModelResponse:
+		return ModelResponse(text=DONE, usage=Usage(100, 10, calls=1), finish_reason="stop")
+
+	first, second = PricedModel("a", silent_block, 10.0), PricedModel("b", done, 1.0)
+	result = await _fallback(first, second).run("go")
+	assert result.status == "success", result.error
+	blocked_part = result.usage_by_model["a:m"]
+	assert blocked_part.input_tokens > 0 and blocked_part.calls == 1
+	assert blocked_part.cost_usd == pytest.approx(blocked_part.input_tokens * 10.0 / 1e6)
+	assert result.usage_by_model["b:m"].cost_usd == pytest.approx(110 * 1.0 / 1e6)
+	assert result.usage.cost_usd == pytest.approx((blocked_part.cost_usd or 0) + 110 * 1.0 / 1e6)
+
+
+@pytest.mark.parametrize("own", [False, True], ids=["compactor", "own-models"])
+async def test_a_summary_reporting_no_token_is_counted_from_its_size(own: bool) -> None:
+	"""A compaction summary whose provider reports no token counts its prompt and text."""
+	step_replies: list[ModelResponse] = []
+
+	def main(request: ModelRequest) -> ModelResponse:
+		if SUMMARY_PROMPT.split("{", 1)[0][:40] in request.system:
+			return ModelResponse(text="the summary", usage=Usage(calls=1), finish_reason="stop")
+		n = len(step_replies)
+		command = finish("done") if n >= 8 else call_tool("local.echo", pad="x" * 800)
+		tokens = estimate_tokens(request.messages, request.system)
+		reply = ModelResponse(
+			text=json.dumps({"commands": [command]}), usage=Usage(tokens, 10, calls=1)
+		)
+		step_replies.append(reply)
+		return reply
+
+	summariser = Model("s", lambda request: ModelResponse(text="sum", usage=Usage(calls=1)))
+	om = OpenMolt(entry_points=False, max_steps=100)
+	agent = om.create_agent(
+		name="Long",
+		model=Model("a", main),
+		tools=[echo],
+		compaction=CompactionConfig(threshold_tokens=1500, keep_steps=2),
+	)
+	if not own:
+		agent.compactor = lambda: (summariser, "m")
+	result = await agent.run("go")
+	assert result.status == "success", result.error
+	summaries = result.usage.calls - result.steps
+	assert summaries >= 1
+	steps_in = sum(r.usage.input_tokens for r in step_replies)
+	assert len(step_replies) == result.steps
+	# Each summary's prompt (the older steps, several hundred tokens) and text count too.
+	assert result.usage.input_tokens - steps_in > 200 * summaries
+	text = "the summary" if own else "sum"
+	assert result.usage.output_tokens - 10 * result.steps == summaries * ((len(text) + 3) // 4)

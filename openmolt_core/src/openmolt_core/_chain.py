@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support import lazy_exports
-from openmolt_core.llm import Usage
+from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW, Usage
 from openmolt_core.structured import fit
 
 if TYPE_CHECKING:
@@ -128,6 +128,12 @@ class ModelSlot:
 		"""Drop the fitted schemas (the agent's tools changed)."""
 		self._fitted = None
 
+	def context_window(self) -> int | None:
+		"""The model's context window in tokens, when its provider says (``context_window``)."""
+		window = getattr(self.provider(), "context_window", None)
+		size = window(self.model) if callable(window) else None
+		return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+
 
 def _ask(declare: Callable[..., Any], model: str, config: ModelConfig | None) -> Any:
 	"""Ask a provider for its dialect, with the model config when it takes one (search on)."""
@@ -236,6 +242,19 @@ class AgentModels:
 				return slot
 		return self.slots[0]
 
+	def context_window(self) -> int | None:
+		"""The context window a step's prompt must fit: the smallest of the models it may reach.
+
+		A step asks the first model, and model fallback sends it on to the next when that one
+		fails, so the prompt must fit each. A model whose provider does not say counts as
+		`openmolt_core.llm.DEFAULT_CONTEXT_WINDOW`, as it would alone. None when no model's
+		provider says (the caller assumes the default).
+		"""
+		sizes = [slot.context_window() for slot in self.slots]
+		if all(size is None for size in sizes):
+			return None
+		return min(DEFAULT_CONTEXT_WINDOW if size is None else size for size in sizes)
+
 	def forget(self) -> None:
 		"""Drop every model's fitted schemas (the agent's tools changed)."""
 		for slot in self.slots:
@@ -290,8 +309,9 @@ def spend_cut_off(state: RunState, run: CallingRun | None) -> None:
 	"""Count what the nested runs of a call cut off (a timeout, a cancel) spent, in ``state``.
 
 	Their calls were billed all the same: a nested run hands its usage up to ``run`` as it is
-	cut off (`openmolt_core.agent.Agent`), and the call that started it (a tool call, a
-	guardrail agent's check) adds it to its run's here, since no result will.
+	cut off, or fails with an error that carries no result (a configuration error:
+	`openmolt_core.agent.Agent`), and the call that started it (a tool call, a guardrail
+	agent's check) adds it to its run's here, since no result will.
 
 	Args:
 		state: The calling run's state.

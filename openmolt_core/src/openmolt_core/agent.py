@@ -1358,13 +1358,13 @@ class Agent:
 				return await drive_wrapped(ctx.hooks, ctx, loop)()
 			return await self._loop(ctx, answer, decisions)
 		except anyio.get_cancelled_exc_class():
-			if link is not None and state.usage.calls:
-				# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
-				# so it counts there (the call that started it adds it to its run).
-				link.usage.add(state.usage)
-				add_by_model(link.usage_by_model, state.usage_by_model)
+			# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
+			# so it counts there (the call that started it adds it to its run).
+			_hand_up(link, state)
 			raise
 		except (RunError, ConfigurationError, ApprovalError) as error:
+			if not isinstance(error, RunError):  # no result carries what it spent: handed up
+				_hand_up(link, state)
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
 		except Exception as exc:
@@ -1956,6 +1956,11 @@ class Agent:
 					model=to.model,
 				)
 			response.model = to.id
+			# Each call is counted and priced as it returns, at its own model's price: one a
+			# capability moves past (a blocked reply) is billed too, and never free when its
+			# provider reports no token (counted from its size, as an answering reply is).
+			_cost.counted(response.usage, built.messages, built.system, response.text)
+			_cost.price_call(to.provider(), to.model, response.usage)
 			return response
 
 		hooks = ctx.hooks
@@ -2155,12 +2160,16 @@ class _RunModels:
 		agent = self._agent
 		return tuple((s.provider(), s.model, agent._prompt_for(s)) for s in agent._models.slots)
 
-	def context_window(self) -> int | None:
-		"""The first model's context window in tokens, when its provider says."""
-		agent = self._agent
-		window = getattr(agent.provider(), "context_window", None)
-		size = window(agent.model) if callable(window) else None
-		return size if isinstance(size, int) else None
+	def context_window(self, model: str | None = None) -> int | None:
+		"""The context window a call's prompt must fit (`AgentModels.context_window`).
+
+		None: the smallest of the models a step may reach (it falls back along the chain);
+		a model's id: that model's own. None when no provider says.
+		"""
+		models = self._agent._models
+		return (
+			models.context_window() if model is None else self._agent._model(model).context_window()
+		)
 
 	def own(self, run: Run) -> tuple[LLMProvider, str]:
 		"""The agent's models as one provider for a call of a capability's own (a summary).
@@ -2218,6 +2227,19 @@ class _OwnCall:
 
 		request = replace(request, model_id=primary.id)
 		return await agent._send(self._ctx, primary, build, self._seq, request)
+
+
+def _hand_up(link: CallingRun | None, state: RunState) -> None:
+	"""Hand a nested run's usage to its calling run, as it ends without a result that carries it.
+
+	A run cut off (a timeout, a cancel) or failed with an error that has no result (a
+	configuration error) was billed for its calls all the same: they count in the calling run
+	(the call that started it adds them to its run: `openmolt_core._chain.spend_cut_off`, or the
+	tool call's journaled entry). A `RunError`'s result carries them instead.
+	"""
+	if link is not None and state.usage.calls:
+		link.usage.add(state.usage)
+		add_by_model(link.usage_by_model, state.usage_by_model)
 
 
 def _blocked(slot: ModelSlot) -> ProviderError:

@@ -28,7 +28,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._chain import spend
-from openmolt_core._cost import estimate_tokens, needs_compaction  # light: every step asks
+from openmolt_core._cost import (  # light: every step asks
+	counted,
+	estimate_tokens,
+	needs_compaction,
+)
 from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.llm import (  # the settings every agent has: re-exported (same objects)
@@ -152,7 +156,10 @@ async def compact(
 	)
 
 	async def summarise() -> ModelResponse:
-		return await provider.generate(request)
+		response = await provider.generate(request)
+		# A summary whose provider reports no token is counted from its size: never free.
+		counted(response.usage, request.messages, request.system, response.text)
+		return response
 
 	response = await journal(f"compact:{step}:1" if again else f"compact:{step}", summarise)
 	# The summary's usage counts in the run's, and under its model (``response.model``, an id),

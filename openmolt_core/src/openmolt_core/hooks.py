@@ -498,8 +498,20 @@ class ModelAccess(Protocol):
 		"""
 		...
 
-	def context_window(self) -> int | None:
-		"""The first model's context window in tokens, when its provider says."""
+	def context_window(self, model: str | None = None) -> int | None:
+		"""The context window a call's prompt must fit, in tokens, when the providers say.
+
+		A step asks the first model and may fall back to any next one, so by default this is
+		the smallest window of the agent's models (a model whose provider does not say counts
+		as `openmolt_core.llm.DEFAULT_CONTEXT_WINDOW`); None when no provider says.
+
+		Args:
+			model: One of `ids`: that model's own window instead (None when its provider does
+				not say).
+
+		Raises:
+			ConfigurationError: ``model`` is not one of the agent's.
+		"""
 		...
 
 	def own(self, run: Run) -> tuple[LLMProvider, str]:

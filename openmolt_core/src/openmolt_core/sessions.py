@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from openmolt_core._chain import slot_id, spend
-from openmolt_core._cost import price_call
+from openmolt_core._cost import counted, price_call
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.private import private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory, not_held
@@ -882,8 +882,7 @@ def _budget(agent: Agent) -> int:
 	config = agent.compaction or DEFAULT_COMPACTION
 	threshold = config.threshold_tokens
 	if threshold is None:
-		window = getattr(agent.provider(), "context_window", None)
-		size = window(agent.model) if callable(window) else None
+		size = agent._models.context_window()  # the smallest a step may reach (fallback)
 		threshold = int((size or DEFAULT_CONTEXT_WINDOW) * config.share)
 	return max(threshold // 2, 1)
 
@@ -980,6 +979,7 @@ async def _summarise(
 	)
 	response = await provider.generate(request)
 	if state is not None:  # the run this summary is read for pays for it
+		counted(response.usage, request.messages, request.system, response.text)
 		price_call(provider, model, response.usage)
 		spend(state, response.usage, {model_id: response.usage})
 	from openmolt_core.compaction import unfit_summary

@@ -2,9 +2,9 @@
 
 ``create_agent(compaction=...)`` builds it (on by default; `openmolt_core.compaction` holds the
 settings and the summariser). Before each step it estimates the request's size; past the threshold
-(a share of the primary model's context window, or a fixed number of tokens) it replaces the older
-steps with a summary written by the compactor model, or by the agent's own models (falling back
-as a step does, through the fallback capability). The summary call is a journaled step of its own
+(a share of the context window, the smallest of the models a step may fall back to, or a fixed
+number of tokens) it replaces the older steps with a summary written by the compactor model, or by
+the agent's own models (falling back as a step does, through the fallback capability). The summary call is a journaled step of its own
 (``compact:<step>``), so a replay reads it instead of asking again, and the ``compaction`` event
 follows it; it goes through the run's ``wrap_model`` hooks like a step's call.
 

@@ -29,8 +29,6 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import anyio
-
 from openmolt_core._chain import add_spent, spend_cut_off, spent_entry
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
@@ -243,8 +241,8 @@ class Safety(Capability):
 			parent = _judged_by(ctx, g, check, key)
 			try:
 				verdict, run = await g.judge(check, parent)
-			except anyio.get_cancelled_exc_class():
-				spend_cut_off(ctx.state, parent)  # the agent's calls were billed all the same
+			except BaseException:  # cut off, or failed without a result: the agent's calls
+				spend_cut_off(ctx.state, parent)  # were billed all the same
 				raise
 			out = verdict.to_dict()
 			if run is not None:
