@@ -118,6 +118,7 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
+from openmolt_serve._a2a_parts import ScreenedResponses
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import (
@@ -276,7 +277,8 @@ def a2a_server(
 	)
 	routes = [*create_agent_card_routes(card), *jsonrpc]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
-	return A2AServer(app, handler, tasks)
+	# Every answer's parts screened: a file's bytes as bytes, never its base64 as text.
+	return A2AServer(ScreenedResponses(app), handler, tasks)
 
 
 class Caller(User):
