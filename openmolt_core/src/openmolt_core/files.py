@@ -37,6 +37,7 @@ __all__ = [
 	"LocalFile",
 	"StoredFile",
 	"keep_attachments",
+	"masked_state",
 	"save_screened",
 	"screen",
 	"textual",
@@ -353,6 +354,56 @@ async def keep_attachments(
 		encoded = given.data if kept is data else base64.b64encode(kept).decode("ascii")
 		shown.append(Attachment(given.media_type, encoded, given.name))
 	return shown, records
+
+
+def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
+	"""A saved run state (`RunState.to_dict`) masked for a store, its files' bytes as bytes.
+
+	Every string is masked as text (``redact.deep``) but the base64 of the files sent with a
+	turn (``messages[i].attachments[j].data``): masked as text, it would be base64 no more, and
+	a run resumed from the store would send the model a broken file. Each is screened as bytes
+	(`screen`, with ``redact.secrets``): kept, kept masked (a text), or left out of the state.
+
+	Args:
+		state: The state as `RunState.to_dict` gives it.
+		redact: The agent's `openmolt_core.secrets.Redactor`.
+	"""
+	messages = state.get("messages")
+	if not isinstance(messages, list) or not any(
+		isinstance(m, dict) and m.get("attachments") for m in messages
+	):
+		return redact.deep(state)
+	import base64
+	import binascii
+
+	from openmolt_core._support.masking import mask
+
+	secrets = frozenset(redact.secrets)
+	bare = [
+		{k: v for k, v in m.items() if k != "attachments"} if isinstance(m, dict) else m
+		for m in messages
+	]
+	masked: dict[str, Any] = redact.deep({**state, "messages": bare})
+	for given, out in zip(messages, masked["messages"], strict=True):
+		files = given.get("attachments") if isinstance(given, dict) else None
+		if not files:
+			continue
+		kept_files: list[Any] = []
+		for file in files:
+			try:
+				data = base64.b64decode(file["data"], validate=True)
+			except (KeyError, TypeError, binascii.Error, ValueError):
+				continue  # not a file's base64: nothing a model could read either
+			kept = screen(data, str(file.get("media_type") or ""), secrets)
+			if kept is None:
+				continue
+			encoded = base64.b64encode(kept).decode("ascii")
+			if mask(encoded, secrets) != encoded:
+				continue
+			rest = redact.deep({k: v for k, v in file.items() if k != "data"})
+			kept_files.append({**rest, "data": encoded})
+		out["attachments"] = kept_files
+	return masked
 
 
 # The store and its helpers, under their old names here (loaded on first use; not in __all__: a
