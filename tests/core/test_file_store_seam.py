@@ -106,6 +106,13 @@ async def check_block(om: OpenMolt, block: dict[str, Any], payload: str, media_t
 # what drives it in a test. A new caller fails here until a test drives it too.
 CALLERS = {
 	"openmolt_core/src/openmolt_core/_binding.py:CallFiles.save": "every tool (test_sources)",
+	"openmolt_core/src/openmolt_core/files.py:save_screened": "every tool, a run's attachments",
+	"openmolt_core/src/openmolt_core/files.py:keep_attachments": (
+		"tests/serve/test_serve_attachments_kept.py"
+	),
+	"openmolt_serve/src/openmolt_serve/agui.py:AguiEndpoint._keep": (
+		"tests/serve/test_serve_attachments_kept.py"
+	),
 	"openmolt_core/src/openmolt_core/assembly.py:AgentFiles.save": "every tool (test_sources)",
 	"openmolt_core/src/openmolt_core/capabilities/offload.py:store": "test_offload_bytes",
 	"openmolt_core/src/openmolt_core/integrations/_decode.py:_save_payload": "response_files",
@@ -116,6 +123,10 @@ CALLERS = {
 		"tests/serve/test_serve_a2a_files_screened.py"
 	),
 }
+
+
+SAVES = ("save", "save_screened")
+"""A store's ``save``, and the seam every save of a run's goes through (`files.save_screened`)."""
 
 
 def _savers(path: Path) -> set[str]:
@@ -131,8 +142,8 @@ def _savers(path: Path) -> set[str]:
 			)
 			if (
 				isinstance(child, ast.Call)
-				and isinstance(child.func, ast.Attribute)
-				and child.func.attr == "save"
+				and isinstance(child.func, ast.Attribute | ast.Name)
+				and getattr(child.func, "attr", getattr(child.func, "id", "")) in SAVES
 				and any(k.arg == "media_type" for k in child.keywords)
 			):
 				found.add(f"{path.relative_to(ROOT)}:{'.'.join(where)}")

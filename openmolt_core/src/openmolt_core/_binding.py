@@ -446,23 +446,16 @@ class CallFiles:
 			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``; for a file not
 			kept, ``{"mediaType", "size", "name", "withheld": <why>}``.
 		"""
-		files = self._files
-		if getattr(files, "screens", False) is True:
-			save: Any = files.save  # the store's own, which takes a call's secrets and origin
-			kept: dict[str, Any] = await save(
-				data, media_type=media_type, name=name, secrets=self._secrets, origin=self.kept_by
-			)
-			return kept
-		import anyio.to_thread
+		from openmolt_core.files import save_screened
 
-		from openmolt_core._support.masking import known_secrets
-		from openmolt_core.files import WITHHELD, screen
-
-		secrets = known_secrets() | self._secrets
-		screened = await anyio.to_thread.run_sync(screen, data, media_type, secrets)
-		if screened is None:
-			return {"mediaType": media_type, "size": len(data), "name": name, "withheld": WITHHELD}
-		return await files.save(screened, media_type=media_type, name=name)
+		return await save_screened(
+			self._files,
+			data,
+			media_type=media_type,
+			name=name,
+			secrets=self._secrets,
+			origin=self.kept_by,
+		)
 
 	def _check(self, reference: str) -> None:
 		"""Refuse a stored file another end user's run kept, as if it were unknown."""

@@ -717,6 +717,11 @@ class Agent:
 		if state.plan:
 			rest["plan"] = state.plan
 		rest["input"] = input
+		if state.ext:
+			from openmolt_core.files import INPUT_FILES
+
+			if state.ext.get(INPUT_FILES):
+				rest["files"] = state.ext[INPUT_FILES]
 		budget = f',"maxSteps":{self.max_steps}' if self.max_steps else ""
 		return f"{self._static_prefix()}{budget},{self._redactor(dumps(rest)[1:])}"
 
@@ -863,6 +868,8 @@ class Agent:
 	) -> RunResult:
 		await self._refresh_tools()
 		state = RunState() if history is None else _load(history)
+		if attachments and not state.messages:
+			attachments = await self._keep_attachments(attachments, state)
 		if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
 			wrap, given = joined
 			drive = functools.partial(self._begin, state, input, attachments, parent)
@@ -921,6 +928,29 @@ class Agent:
 		):
 			_attachments(attachments)
 		state.messages.append(Message("user", first, list(attachments)))
+
+	async def _keep_attachments(
+		self, attachments: Sequence[Attachment], state: RunState
+	) -> list[Attachment]:
+		"""A new run's files, kept in the file store (`openmolt_core.files.keep_attachments`).
+
+		Each is screened and owned by the run's user; the first turn lists their records
+		(``files``: a reference the run's tools read, or why one was withheld), and the model
+		is shown those kept.
+		"""
+		if type(attachments) not in (list, tuple) or not all(
+			type(a) is Attachment for a in attachments
+		):
+			_attachments(attachments)
+		from openmolt_core.files import INPUT_FILES, keep_attachments
+
+		files = self._files if self._files is not None else self.om.files
+		origin = {"run": state.run_id, "call": "input", "user": state.user}
+		shown, records = await keep_attachments(
+			files, attachments, secrets=self._redactor.secrets, origin=origin
+		)
+		state.ext[INPUT_FILES] = records
+		return shown
 
 	def _joined(self, method: str, keyword: str, given: Any) -> tuple[CallWrap, Any]:
 		# A keyword a capability takes (`Capability.takes`): its wrap_call, and the value.
@@ -984,6 +1014,8 @@ class Agent:
 		state = RunState(user=_user_id(user))
 		if run_id:
 			state.run_id = str(run_id)
+		if attachments:
+			attachments = await self._keep_attachments(attachments, state)
 		self._start(state, input, attachments, None)
 		await backend.begin(self, state)
 		return RunHandle(state.run_id, backend)

@@ -19,18 +19,26 @@ first use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openmolt_core._support import lazy_exports
 
+if TYPE_CHECKING:
+	from openmolt_core.llm import Attachment
+
 __all__ = [
 	"FILE_PREFIX",
+	"INPUT_FILES",
+	"MAX_ATTACHMENT_BYTES",
 	"WITHHELD",
 	"FileAccess",
 	"LocalFile",
 	"StoredFile",
+	"keep_attachments",
+	"masked_state",
+	"save_screened",
 	"screen",
 	"textual",
 ]
@@ -44,6 +52,15 @@ WITHHELD = (
 )
 """Why a file is not kept (the ``withheld`` of what the store's ``save`` returns instead of a
 reference): its bytes show a secret, and it is not text (`screen`)."""
+
+
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+"""The largest file a run's input takes (decoded): the providers' request limits are of this
+order (a few MB an image, tens of MB a request)."""
+
+INPUT_FILES = "inputFiles"
+"""``RunState.ext`` key: the records of the files sent with the run's input, as the store kept
+them (`keep_attachments`); the first turn lists them under ``files``."""
 
 
 class LocalFile(Protocol):
@@ -223,6 +240,170 @@ def screen(data: bytes, media_type: str, secrets: frozenset[str]) -> bytes | Non
 		return mask_bytes(data, secrets)
 	masked_bytes = mask_bytes(data, secrets)
 	return data if masked_bytes is data else None
+
+
+async def save_screened(
+	files: FileAccess,
+	data: bytes,
+	*,
+	media_type: str,
+	name: str = "",
+	secrets: Iterable[str] = (),
+	origin: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+	"""Save bytes in a store, screened (`screen`), with who kept them: the one way in.
+
+	The instance's store screens what it saves and writes ``origin`` beside it (`FileStore.save`,
+	a store whose ``screens`` is true); the bytes are screened here for a store an application
+	gave that does not.
+
+	Args:
+		files: The store (or an agent's view of it).
+		data: The bytes.
+		media_type: Their media type.
+		name: A file name.
+		secrets: Secrets to mask besides those the process knows.
+		origin: Who keeps the file (``{"run", "call", "user"}``): a run for another end user
+			finds no such file (`openmolt_core._binding.CallFiles`).
+
+	Returns:
+		The store's record: ``{"file", "mediaType", "size", "name"}``, or for a file not kept
+		``{"mediaType", "size", "name", "withheld"}``.
+	"""
+	extra = frozenset(s for s in secrets if s)
+	if getattr(files, "screens", False) is True:
+		save: Any = files.save  # the store's own, which takes a call's secrets and origin
+		kept: dict[str, Any] = await save(
+			data, media_type=media_type, name=name, secrets=extra, origin=origin
+		)
+		return kept
+	import anyio.to_thread
+
+	from openmolt_core._support.masking import known_secrets
+
+	screened = await anyio.to_thread.run_sync(screen, data, media_type, known_secrets() | extra)
+	if screened is None:
+		return {"mediaType": media_type, "size": len(data), "name": name, "withheld": WITHHELD}
+	return await files.save(screened, media_type=media_type, name=name)
+
+
+async def keep_attachments(
+	files: FileAccess,
+	attachments: Sequence[Attachment],
+	*,
+	secrets: Iterable[str] = (),
+	origin: Mapping[str, Any] | None = None,
+) -> tuple[list[Attachment], list[dict[str, Any]]]:
+	"""The files sent with a run's input, kept in the store: what the model sees, what tools read.
+
+	Every surface's files come this way (``agent.run(attachments=...)``, an A2A or AG-UI
+	caller's): each is saved through `save_screened`, so it is screened as every kept file is,
+	owned by the run's user (``origin``), and listed where the run's tools find it (its
+	reference). The model is shown what was kept (a text masked), never a file withheld.
+
+	Args:
+		files: The agent's view of the store.
+		attachments: The files, as given.
+		secrets: The agent's own secrets, besides those the process knows.
+		origin: The run that keeps them (``{"run", "call", "user"}``).
+
+	Returns:
+		The attachments for the model, and each file's record in the order given (its
+		reference, or why it was withheld).
+
+	Raises:
+		ConfigurationError: A file's data is not base64, or is larger than
+			`MAX_ATTACHMENT_BYTES`.
+	"""
+	import base64
+	import binascii
+
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.llm import Attachment
+
+	shown: list[Attachment] = []
+	records: list[dict[str, Any]] = []
+	secret_list = list(secrets)
+	for i, given in enumerate(attachments):
+		what = f"attachments[{i}]" + (f" ({given.name!r})" if given.name else "")
+		if len(given.data) > MAX_ATTACHMENT_BYTES * 4 // 3 + 4:
+			raise ConfigurationError(
+				f"{what}: more than the {MAX_ATTACHMENT_BYTES} bytes a run's input takes; send a "
+				"smaller file, or give the agent a tool that fetches it"
+			)
+		try:
+			data = base64.b64decode(given.data, validate=True)
+		except (binascii.Error, ValueError):
+			raise ConfigurationError(
+				f"{what}.data: not base64; give the file's bytes as base64.b64encode(data).decode()"
+			) from None
+		record = await save_screened(
+			files,
+			data,
+			media_type=given.media_type,
+			name=given.name or "",
+			secrets=secret_list,
+			origin=origin,
+		)
+		records.append(record)
+		if "withheld" in record:
+			continue
+		kept = data
+		if textual(given.media_type):  # kept masked, maybe: the model sees what was kept
+			kept = (await files.open(str(record["file"]))).data
+		encoded = given.data if kept is data else base64.b64encode(kept).decode("ascii")
+		shown.append(Attachment(given.media_type, encoded, given.name))
+	return shown, records
+
+
+def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
+	"""A saved run state (`RunState.to_dict`) masked for a store, its files' bytes as bytes.
+
+	Every string is masked as text (``redact.deep``) but the base64 of the files sent with a
+	turn (``messages[i].attachments[j].data``): masked as text, it would be base64 no more, and
+	a run resumed from the store would send the model a broken file. Each is screened as bytes
+	(`screen`, with ``redact.secrets``): kept, kept masked (a text), or left out of the state.
+
+	Args:
+		state: The state as `RunState.to_dict` gives it.
+		redact: The agent's `openmolt_core.secrets.Redactor`.
+	"""
+	messages = state.get("messages")
+	if not isinstance(messages, list) or not any(
+		isinstance(m, dict) and m.get("attachments") for m in messages
+	):
+		return redact.deep(state)
+	import base64
+	import binascii
+
+	from openmolt_core._support.masking import mask
+
+	secrets = frozenset(redact.secrets)
+	bare = [
+		{k: v for k, v in m.items() if k != "attachments"} if isinstance(m, dict) else m
+		for m in messages
+	]
+	masked: dict[str, Any] = redact.deep({**state, "messages": bare})
+	for given, out in zip(messages, masked["messages"], strict=True):
+		files = given.get("attachments") if isinstance(given, dict) else None
+		if not files:
+			continue
+		kept_files: list[Any] = []
+		for file in files:
+			try:
+				data = base64.b64decode(file["data"], validate=True)
+			except (KeyError, TypeError, binascii.Error, ValueError):
+				continue  # not a file's base64: nothing a model could read either
+			kept = screen(data, str(file.get("media_type") or ""), secrets)
+			if kept is None:
+				continue
+			encoded = base64.b64encode(kept).decode("ascii")
+			if mask(encoded, secrets) != encoded:
+				continue
+			rest = redact.deep({k: v for k, v in file.items() if k != "data"})
+			kept_files.append({**rest, "data": encoded})
+		out["attachments"] = kept_files
+	return masked
 
 
 # The store and its helpers, under their old names here (loaded on first use; not in __all__: a

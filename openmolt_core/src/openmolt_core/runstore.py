@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core._support.private import private_file
+from openmolt_core.files import masked_state
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 from openmolt_core.result import PARKED_STATUSES
 
@@ -402,7 +403,7 @@ class RunStore(RunObserver):
 			_dumps(run.redact.deep(output)),
 			outcome.error,
 			_dumps(run.redact.deep(state.pending)) if state.pending is not None else None,
-			_dumps(run.redact.deep(state.to_dict())),
+			_dumps(masked_state(state.to_dict(), run.redact)),  # a file's bytes masked as bytes
 			run.run_id,
 		)
 		await anyio.to_thread.run_sync(

@@ -18,12 +18,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
 from a2a.server.context import ServerCallContext
 from a2a.server.owner_resolver import resolve_user_scope
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
 
 from openmolt_core.openmolt import OpenMolt
+from openmolt_serve._a2a_parts import screened_task
 from openmolt_serve._sqlite import SqliteFile
 
 if TYPE_CHECKING:
@@ -105,7 +107,13 @@ class A2ATaskStore(TaskStore):
 			await self.memory.delete(old, old_context)
 
 	async def save(self, task: Task, context: ServerCallContext) -> None:
-		"""Keep a task (and write it to the file); past ``max_tasks`` the oldest goes."""
+		"""Keep a task (and write it to the file); past ``max_tasks`` the oldest goes.
+
+		What is kept is screened first (`openmolt_serve._a2a_parts.screened_task`): a secret
+		in a text or data part is masked, a file's bytes that show one are withheld (a note
+		stands in the part's place), never masked as base64 text.
+		"""
+		task = await anyio.to_thread.run_sync(screened_task, task)
 		await self._keep(task, context)
 		if self.file is None:
 			return

@@ -113,11 +113,13 @@ from starlette.types import ASGIApp
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
 from openmolt_core.events import ToolCallEvent
+from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES
 from openmolt_core.secrets import Redactor
 from openmolt_serve import _a2a_store
+from openmolt_serve._a2a_parts import ScreenedResponses
 from openmolt_serve._a2a_remote import remote_agent
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import (
@@ -276,7 +278,8 @@ def a2a_server(
 	)
 	routes = [*create_agent_card_routes(card), *jsonrpc]
 	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
-	return A2AServer(app, handler, tasks)
+	# Every answer's parts screened: a file's bytes as bytes, never its base64 as text.
+	return A2AServer(ScreenedResponses(app), handler, tasks)
 
 
 class Caller(User):
@@ -589,7 +592,16 @@ class OpenMoltExecutor(AgentExecutor):
 		await updater.start_work()
 		answering = stored is not None or (parked is not None and not connecting)
 		# An answer is text: its data parts and files go with it (files saved, as references).
-		said = await self._answer(text, data, files, attachments) if answering else text
+		if answering:
+			answering_run = parked.run_id if parked is not None else run_id
+			user = (
+				parked.user if parked is not None else stored.user if stored is not None else None
+			)
+			said = await self._answer(
+				text, data, files, attachments, run_id=answering_run, user=user
+			)
+		else:
+			said = text
 
 		async def working(event: ToolCallEvent) -> None:
 			if event.run_id == run_id and not event.replayed:
@@ -660,19 +672,28 @@ class OpenMoltExecutor(AgentExecutor):
 		data: list[Any],
 		files: list[dict[str, str]],
 		attachments: list[Attachment],
+		*,
+		run_id: str,
+		user: str | None,
 	) -> str:
 		"""The answer to a question as the run reads it: the text, or JSON with what came along.
 
-		A file's bytes are saved to the file store and passed on as its reference, which the
-		agent's tools accept (an answer takes no attachment for the model).
+		A file's bytes are saved to the file store as every file is (screened, owned by the
+		run's user: `openmolt_core.files.save_screened`) and passed on as its reference, which
+		the agent's tools accept (an answer takes no attachment for the model).
 		"""
 		if not (data or files or attachments):
 			return text
 		store = self.agent.om.files
+		origin = {"run": run_id, "call": "answer", "user": user}
 		saved: list[dict[str, Any]] = []
 		for a in attachments:
 			raw = base64.b64decode(a.data)
-			saved.append(await store.save(raw, media_type=a.media_type, name=a.name or ""))
+			saved.append(
+				await save_screened(
+					store, raw, media_type=a.media_type, name=a.name or "", origin=origin
+				)
+			)
 		answer = _input(text, data, [*files, *saved])
 		return json.dumps(answer, ensure_ascii=False)
 
@@ -808,6 +829,12 @@ def _content(message: Message | None) -> _Content | str:
 		if kind == "url":
 			file = {"url": part.url, "mediaType": part.media_type, "name": part.filename}
 			files.append({k: v for k, v in file.items() if v})
+		elif kind == "raw" and len(part.raw) > MAX_ATTACHMENT_BYTES:
+			what = f"the file {part.filename!r}" if part.filename else "a file"
+			return (
+				f"{what} is {len(part.raw)} bytes, more than the {MAX_ATTACHMENT_BYTES} a message "
+				"takes: send a smaller file, or its address (a url part)"
+			)
 		elif kind == "raw" and part.media_type in ATTACHABLE:
 			attachments.append(attachment(part.media_type, part.raw, name))
 		elif kind == "raw":

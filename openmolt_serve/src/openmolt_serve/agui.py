@@ -63,6 +63,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
+from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import (
@@ -143,6 +144,8 @@ class _Start:
 	answer: str | None = None
 	decisions: list[ApprovalDecision] = field(default_factory=list)
 	attachments: list[Attachment] = field(default_factory=list)
+	kept: list[tuple[str, bytes]] = field(default_factory=list)
+	"""Files for the agent's tools only (`_Said.kept`), saved once the run's id is known."""
 
 
 class AguiEndpoint:
@@ -221,8 +224,9 @@ class AguiEndpoint:
 			more = {"context": context, "files": said.files}
 			extra = {key: value for key, value in more.items() if value}
 			return _Start(
-				input={"message": said.text, **extra} if extra else said.text,
+				input={"message": said.text, **extra} if extra or said.kept else said.text,
 				attachments=said.attachments,
+				kept=said.kept,
 			)
 		parked = thread.parked
 		if parked is None or parked.pending is None:
@@ -299,6 +303,8 @@ class AguiEndpoint:
 				if start.resume is not None
 				else run_id_for("agui", self.agent.name, None, scope=scope)
 			)
+			if start.kept:  # the run's own files, screened and kept as every file is
+				await self._keep(start, run_id)
 			plan = start.resume.plan if start.resume is not None else []
 			for event in events.started(plan, given.state):
 				yield encoder.encode(event)
@@ -359,6 +365,16 @@ class AguiEndpoint:
 				turn.give_back()
 			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run
 				log.info("AG-UI run %s of %s stopped: its client left", run_id, self.agent.name)
+
+	async def _keep(self, start: _Start, run_id: str) -> None:
+		"""Save a new run's files for its tools; their records join its input's ``files``."""
+		origin = {"run": run_id, "call": "input", "user": None}
+		records = [
+			await save_screened(self.agent.om.files, data, media_type=kind, origin=origin)
+			for kind, data in start.kept
+		]
+		given = start.input if isinstance(start.input, dict) else {"message": start.input}
+		start.input = {**given, "files": [*given.get("files", []), *records]}
 
 	async def _give_up(self, run_id: str) -> None:
 		"""Cancel a thread's parked run where it is kept: a new message on the thread came.
@@ -430,7 +446,10 @@ class _Said:
 
 	text: str
 	attachments: list[Attachment] = field(default_factory=list)
-	files: list[dict[str, str]] = field(default_factory=list)
+	files: list[dict[str, Any]] = field(default_factory=list)
+	kept: list[tuple[str, bytes]] = field(default_factory=list)
+	"""Inline files of a type the model is not shown (media type, bytes): kept in the file
+	store for the agent's tools, their records joining ``files``."""
 
 
 def _last_user_turn(given: RunAgentInput) -> _Said | None:
@@ -439,12 +458,15 @@ def _last_user_turn(given: RunAgentInput) -> _Said | None:
 	Only the last message is new: the thread's session holds the earlier turns. A request that
 	ends with another kind of message (the agent's reply, a front end tool's result: this agent
 	calls none) asks nothing, and taking an earlier user message would run that turn again.
-	A media part's inline bytes of an `ATTACHABLE` type go to the model, of a `TEXTUAL` type are
-	text; a URL is passed on as a reference (the server fetches nothing); other parts (a
-	provider's file handle, audio, video) are dropped, as the protocol lets a peer do.
+	A media part's inline bytes of an `ATTACHABLE` type go to the model (the run keeps them in
+	the file store: `openmolt_core.files.keep_attachments`), of a `TEXTUAL` type are text, of
+	another type are kept in the file store for the agent's tools (`_Said.kept`); a URL is
+	passed on as a reference (the server fetches nothing); other parts (a provider's file
+	handle) are dropped, as the protocol lets a peer do.
 
 	Raises:
-		_Refused: A part's inline bytes are not base64 (or not text where text is said).
+		_Refused: A part's inline bytes are not base64 (or not text where text is said), or
+			larger than `MAX_ATTACHMENT_BYTES`.
 	"""
 	message = given.messages[-1] if given.messages else None
 	if not isinstance(message, UserMessage):
@@ -462,13 +484,22 @@ def _last_user_turn(given: RunAgentInput) -> _Said | None:
 		if isinstance(source, UrlSource):
 			file = {"url": source.value, "mediaType": source.mime_type or ""}
 			said.files.append({k: v for k, v in file.items() if v})
-		elif isinstance(source, DataSource) and source.mime_type in (*ATTACHABLE, *TEXTUAL):
+		elif isinstance(source, DataSource):
+			if len(source.value) > MAX_ATTACHMENT_BYTES * 4 // 3 + 4:
+				raise _Refused(
+					413,
+					f"messages: a {part.type} part is more than the {MAX_ATTACHMENT_BYTES} bytes "
+					"a message takes: send a smaller file, or its URL",
+					"too_large",
+				)
 			try:
 				data = base64.b64decode(source.value, validate=True)
 				if source.mime_type in TEXTUAL:
 					texts.append(data.decode("utf-8"))
-				else:
+				elif source.mime_type in ATTACHABLE:
 					said.attachments.append(attachment(source.mime_type, data))
+				else:
+					said.kept.append((source.mime_type, data))
 			except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
 				raise _Refused(
 					422,

@@ -6,7 +6,9 @@ secret was known, a service's refusal that echoes a client secret, an error nami
 it is masked with `openmolt_core._support.masking.known_secrets` (every live instance's secrets,
 the keys given in code, the environment's) before it leaves: JSON and pages by `shown`, and every
 response of the trigger server by `MaskedResponses`, streamed ones (server-sent events) through a
-`StreamMask`, so a secret split across two chunks is masked whole.
+`StreamMask`, so a secret split across two chunks is masked whole. A response that says it was
+masked part by part already (`SCREENED`: an A2A answer, whose files' bytes are screened as bytes by
+`openmolt_serve._a2a_parts`) is sent as it is: masked again as text, a file's base64 would break.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openmolt_core._support.masking import StreamMask, known_secrets, mask_deep, mask_known
 
-__all__ = ["MaskedResponses", "shown", "shown_text"]
+__all__ = ["SCREENED", "MaskedResponses", "shown", "shown_text"]
+
+SCREENED = b"x-openmolt-screened"
+"""The header of a response masked part by part already (taken off before it is sent)."""
 
 
 def shown(data: Any) -> Any:
@@ -48,7 +53,8 @@ class MaskedResponses:
 	A text body (JSON, HTML, plain text) is read whole, masked and sent with its length set
 	again; a server-sent event stream is masked as it goes (`StreamMask`: what may start a
 	secret waits for the next chunk, an event's end never does); any other body (bytes, a
-	protobuf event stream) is sent as it is.
+	protobuf event stream), and one whose response says it was screened already (`SCREENED`),
+	is sent as it is.
 
 	Args:
 		app: The application whose responses are masked.
@@ -71,8 +77,13 @@ class MaskedResponses:
 		async def masked(message: Message) -> None:
 			nonlocal mode
 			if message["type"] == "http.response.start":
-				kind = dict(message.get("headers", [])).get(b"content-type", b"")
-				if kind.startswith(b"text/event-stream"):
+				headers = message.get("headers", [])
+				kind = dict(headers).get(b"content-type", b"")
+				if any(k == SCREENED for k, _ in headers):
+					mode = "as is"
+					kept = [(k, v) for k, v in headers if k != SCREENED]
+					await send({**message, "headers": kept})
+				elif kind.startswith(b"text/event-stream"):
 					mode = "stream"
 					await send(message)
 				elif kind.startswith(_TEXT):
