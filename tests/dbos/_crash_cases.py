@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 import pytest
 from _durable import FakeServer
-from conftest import Proc, make_store, start_python
+from _harness import Proc, make_store, start_python
 
 from openmolt import OpenMolt
 from openmolt_core.errors import RunError

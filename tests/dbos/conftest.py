@@ -9,28 +9,21 @@ timeouts: each one starts real DBOS engines, often in subprocesses.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# The helpers (_durable.py, crash_agents.py) are imported by the test modules and by the worker
-# processes the tests start; this folder is not a package.
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-	sys.path.insert(0, str(HERE))
+# The helpers (_durable.py, _harness.py, crash_agents.py) are imported by the test modules and by
+# the worker processes the tests start; this folder is not a package.
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:
+	sys.path.insert(0, str(_HERE))
 
 from _durable import FakeServer  # noqa: E402
-
-POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
-STORES = ["sqlite", "postgres"]
+from _harness import STORES, Proc, make_store, start_python  # noqa: E402
 
 
 # tryfirst: pytest-xdist's worker reads the xdist_group marks in this same hook to send a group
@@ -41,7 +34,7 @@ STORES = ["sqlite", "postgres"]
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 	for item in items:
-		if HERE in Path(str(item.fspath)).parents or Path(str(item.fspath)).parent == HERE:
+		if _HERE in Path(str(item.fspath)).parents or Path(str(item.fspath)).parent == _HERE:
 			item.add_marker(pytest.mark.xdist_group(_group(item)))
 			if item.get_closest_marker("timeout") is None:
 				item.add_marker(pytest.mark.timeout(120))
@@ -52,35 +45,6 @@ def _group(item: pytest.Item) -> str:
 	and the two stores' tests on two workers side by side (each database its own). A test
 	of no one store goes with PostgreSQL's, the shorter group (SQLite's has the serve tests)."""
 	return "dbos-sqlite" if "sqlite" in item.nodeid else "dbos-postgres"
-
-
-def _postgres_database() -> Iterator[str]:
-	if not POSTGRES_URL:
-		pytest.skip("PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL (.ci/run starts a cluster)")
-	import psycopg
-
-	name = f"om_{uuid.uuid4().hex[:12]}"
-	admin = POSTGRES_URL
-	with psycopg.connect(admin, autocommit=True) as conn:
-		conn.execute(f'CREATE DATABASE "{name}"')
-	base, _, _ = admin.rpartition("/")
-	try:
-		yield f"{base}/{name}"
-	finally:
-		with psycopg.connect(admin, autocommit=True) as conn:
-			conn.execute(
-				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-				(name,),
-			)
-			conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-
-
-def make_store(kind: str, tmp_path: Path) -> Iterator[str]:
-	"""A fresh store of the kind: a SQLite file, or a new PostgreSQL database."""
-	if kind == "sqlite":
-		yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
-	else:
-		yield from _postgres_database()
 
 
 @pytest.fixture(params=STORES)
@@ -116,62 +80,6 @@ def server() -> Iterator[FakeServer]:
 	fake = FakeServer()
 	yield fake
 	fake.close()
-
-
-class Proc:
-	"""A subprocess of the test (a worker or a driver); its output goes to a file."""
-
-	def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
-		self.log = log
-		self._out = log.open("w")
-		self.started = time.time()
-		self.popen = subprocess.Popen(
-			args, env=env, stdout=self._out, stderr=subprocess.STDOUT, cwd=HERE
-		)
-
-	def output(self) -> str:
-		if not self._out.closed:
-			self._out.flush()
-		return self.log.read_text(errors="replace")
-
-	def wait_line(self, text: str, timeout: float = 90) -> float:
-		"""Wait until the process printed a line holding ``text``; the time it was seen."""
-		deadline = time.time() + timeout
-		while time.time() < deadline:
-			if text in self.output():
-				return time.time()
-			if self.popen.poll() is not None:
-				raise AssertionError(f"the process ended early:\n{self.output()[-4000:]}")
-			time.sleep(0.05)
-		raise AssertionError(f"no line {text!r} in time:\n{self.output()[-4000:]}")
-
-	def kill(self) -> None:
-		"""SIGKILL, as a crash."""
-		if self.popen.poll() is None:
-			self.popen.send_signal(signal.SIGKILL)
-		self.popen.wait(30)
-		self._out.close()
-
-	def stop(self, timeout: float = 60) -> int:
-		"""SIGTERM, then wait (SIGKILL if it does not stop)."""
-		if self.popen.poll() is None:
-			self.popen.send_signal(signal.SIGTERM)
-		try:
-			return self.popen.wait(timeout)
-		except subprocess.TimeoutExpired:
-			self.popen.kill()
-			self.popen.wait(30)
-			raise AssertionError(f"the process did not stop:\n{self.output()[-4000:]}") from None
-		finally:
-			self._out.close()
-
-
-def start_python(args: list[str], env: dict[str, str] | None, log: Path) -> Proc:
-	"""Start ``python ARGS`` in tests/dbos with this folder importable; output to ``log``."""
-	full = dict(os.environ)
-	full["PYTHONPATH"] = os.pathsep.join([str(HERE), full.get("PYTHONPATH", "")])
-	full.update(env or {})
-	return Proc([sys.executable, *args], full, log)
 
 
 @pytest.fixture

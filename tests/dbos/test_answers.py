@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import HERE
+from _harness import HERE
 
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable

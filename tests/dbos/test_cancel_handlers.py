@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 from _durable import stop_process
-from conftest import make_store
+from _harness import make_store
 
 from openmolt import Capability, OpenMolt
 from openmolt_core.commands import CallTool

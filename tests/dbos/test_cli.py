@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import HERE
+from _harness import HERE
 
 from openmolt import HumanInputUnavailable, OpenMolt
 from openmolt_core.cli._run import load

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from _durable import FakeServer
-from conftest import Proc
+from _harness import Proc
 from hook_agent import SECRET
 
 from openmolt_serve._launch import run_id_for

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_store
+from _harness import make_store
 
 from openmolt import FunctionTool, OpenMolt, ProviderError
 from openmolt_core.agent import HumanInputUnavailable

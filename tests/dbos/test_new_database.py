@@ -6,7 +6,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from conftest import POSTGRES_URL
+from _harness import POSTGRES_URL
 
 from openmolt import OpenMolt
 from openmolt_core.errors import ConfigurationError

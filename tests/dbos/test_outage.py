@@ -19,7 +19,7 @@ import anyio
 import pytest
 from _crash_cases import _client_om, _om_call, _steps
 from _durable import FakeServer
-from conftest import make_store
+from _harness import make_store
 
 from openmolt_dbos._engine import reset_engine
 from openmolt_dbos._workers import list_workers, make_engine

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import HERE
+from _harness import HERE
 
 from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable

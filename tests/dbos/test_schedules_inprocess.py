@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import make_store
+from _harness import make_store
 
 from openmolt import OpenMolt
 from openmolt_core import ModelResponse, Usage

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from _crash_cases import run_sync
 from _durable import FakeServer
-from conftest import HERE
+from _harness import HERE
 
 HEARTBEAT, LAPSE = 0.3, 1.5
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _crash_cases import run_sync
 from _durable import FakeServer
-from conftest import Proc
+from _harness import Proc
 
 from openmolt_dbos._workers import list_workers, make_engine
 
