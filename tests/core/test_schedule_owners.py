@@ -91,3 +91,141 @@ async def test_two_schedulers_on_one_store_fire_each_due_time_once(tmp_path, cap
 	assert om2.scheduler.get(ids[1]).history == []
 	said = [r.getMessage() for r in caplog.records if "served by" in r.getMessage()]
 	assert len(said) == 1 and f"pid {__import__('os').getpid()}" in said[0] and ids[0] in said[0]
+
+
+async def test_a_standby_takes_over_when_the_owner_stops_without_repeat_or_loss(tmp_path) -> None:
+	"""The owner stops (its lease given up) after two due times: the other scheduler runs the
+	third on time and the ones after, and neither runs a due time the other ran."""
+	db = tmp_path / "runs.sqlite"
+	clock = FakeClock(T0)
+	spec = {"type": "interval", "value": 60, "missedRuns": "run_once"}
+	(om1, a1), (om2, a2) = instance(clock, db), instance(clock, db)
+	sid = a1.schedule(spec)
+	a2.schedule(spec)
+	owner, standby = om1.scheduler.get(sid), om2.scheduler.get(sid)
+	async with anyio.create_task_group() as tg:
+		await om1.start(tg)
+		await until(lambda: clock.sleeping == 1)
+		await om2.start(tg)
+		await clock.advance(seconds=120)
+		assert owner.held_by is None and standby.held_by is not None
+		assert standby.next_run is None
+		await om1.stop()
+		await clock.advance(seconds=120)
+		assert standby.held_by is None
+		await om2.stop()
+	assert [r.due for r in owner.history] == [T0 + timedelta(seconds=s) for s in (60, 120)]
+	assert [(r.due, r.started, r.note) for r in standby.history] == [
+		(T0 + timedelta(seconds=s), T0 + timedelta(seconds=s), None) for s in (180, 240)
+	]
+
+
+async def test_a_lease_held_elsewhere_is_respected_until_it_ends(tmp_path, caplog) -> None:
+	"""A scheduler on another machine holds the schedule: nothing fires here while its lease
+	lasts; once it ends unrenewed, the due time it left runs here, once and within the grace."""
+	from openmolt_core._history import Owner, SqliteHistory
+
+	db = tmp_path / "runs.sqlite"
+	clock = FakeClock(T0)
+	om, agent = instance(clock, db)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	elsewhere = Owner("elsewhere", "host-b", 4321)
+	claim = await SqliteHistory(db).claim(sid, "Digest", elsewhere, T0, T0 + timedelta(seconds=90))
+	assert claim.held
+	schedule = om.scheduler.get(sid)
+	with caplog.at_level(logging.WARNING, logger="openmolt"):
+		async with om:
+			await clock.advance(seconds=89)
+			assert schedule.history == [] and schedule.held_by == "pid 4321 on host-b"
+			await clock.advance(seconds=1)
+			assert [r.due for r in schedule.history] == [T0 + timedelta(seconds=60)]
+			await clock.advance(seconds=60)
+	assert [(r.due, r.status) for r in schedule.history] == [
+		(T0 + timedelta(seconds=60), "success"),
+		(T0 + timedelta(seconds=120), "success"),
+	]
+	said = [r.getMessage() for r in caplog.records]
+	assert any("served by" in m and "pid 4321 on host-b" in m for m in said)
+	assert any("taken over from pid 4321 on host-b" in m for m in said)
+
+
+async def test_a_crashed_owner_on_this_machine_is_taken_over_at_once_and_its_run_not_rerun(
+	tmp_path,
+) -> None:
+	"""The owner's process died during the run due at 12:10: a restart takes the schedule at
+	once (the process is gone) and does not run 12:10 again, even with ``run_once``.
+
+	The cursor was the latest record's due time, written when a run ended: the run in flight at
+	the crash was missed and caught up again."""
+	import subprocess
+	import sys
+
+	from openmolt_core._history import Owner, RunRecord, SqliteHistory
+
+	gone = subprocess.run(
+		[sys.executable, "-c", "import os; print(os.getpid())"],
+		check=True,
+		capture_output=True,
+		text=True,
+	)
+	pid = int(gone.stdout)
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 600, "missedRuns": "run_once"}
+	clock = FakeClock(T0 + timedelta(minutes=15))
+	om, agent = instance(clock, db)
+	sid = agent.schedule(spec)
+	store = SqliteHistory(db)
+	crashed = Owner("crashed", Owner.here().host, pid)
+	due = T0 + timedelta(minutes=10)
+	await store.claim(sid, "Digest", crashed, T0, T0 + timedelta(minutes=1))
+	await store.add(RunRecord(sid, "Digest", T0, T0, T0, "success"))  # an earlier run
+	moved = await store.advance(sid, "Digest", crashed, due, due, due + timedelta(minutes=30))
+	assert moved.moved  # the 12:10 run started; the process died during it
+	schedule = om.scheduler.get(sid)
+	async with om:
+		await clock.advance(seconds=1)
+		assert schedule.held_by is None and schedule.history == []
+		assert schedule.next_run == T0 + timedelta(minutes=20)
+
+
+async def test_a_store_file_from_before_keeps_its_cursor_and_anchor(tmp_path) -> None:
+	"""A file with the old tables (an anchor per id, the cursor as the latest record) is read:
+	the agent's schedule catches up from its last record on its old grid."""
+	import sqlite3
+
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 600, "missedRuns": "run_once"}
+	clock = FakeClock(T0 + timedelta(hours=1, minutes=5))
+	om, agent = instance(clock, db)
+	sid = agent.schedule(spec)
+	conn = sqlite3.connect(db)
+	conn.executescript(
+		"""
+		CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, schedule_id TEXT NOT NULL,
+			agent TEXT NOT NULL, due TEXT NOT NULL, started TEXT NOT NULL, ended TEXT,
+			status TEXT NOT NULL, usage TEXT, note TEXT, error TEXT);
+		CREATE INDEX runs_by_schedule ON runs (schedule_id, due);
+		CREATE TABLE anchors (schedule_id TEXT PRIMARY KEY, anchor TEXT NOT NULL);
+		"""
+	)
+	anchor = T0 - timedelta(minutes=3)  # the grid: 11:57, 12:07, ...
+	last = anchor + timedelta(minutes=20)
+	with conn:
+		conn.execute("INSERT INTO anchors VALUES (?, ?)", (sid, anchor.isoformat()))
+		conn.execute(
+			"INSERT INTO runs (schedule_id, agent, due, started, ended, status)"
+			" VALUES (?, 'Digest', ?, ?, ?, 'success')",
+			(sid, last.isoformat(), last.isoformat(), last.isoformat()),
+		)
+	conn.close()
+	schedule = om.scheduler.get(sid)
+	async with om:
+		await clock.advance(seconds=1)
+		assert [(r.due, r.note) for r in schedule.history] == [
+			(
+				anchor + timedelta(minutes=60),
+				"catching up once: 4 runs missed while the process was down or asleep",
+			)
+		]
+		assert schedule.next_run == anchor + timedelta(minutes=70)
+	assert len(await schedule.stored_history()) == 2
