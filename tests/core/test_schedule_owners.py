@@ -26,7 +26,9 @@ def instance(clock: FakeClock, store, name: str = "Digest", n: int = 5):
 async def until(condition) -> None:
 	# The SQLite store works in threads; poll briefly for what they do.
 	with anyio.fail_after(5):
-		while not condition():
+		for _ in range(1000):
+			if condition():
+				return
 			await anyio.sleep(0.005)
 
 
@@ -157,18 +159,12 @@ async def test_a_crashed_owner_on_this_machine_is_taken_over_at_once_and_its_run
 
 	The cursor was the latest record's due time, written when a run ended: the run in flight at
 	the crash was missed and caught up again."""
-	import subprocess
 	import sys
 
 	from openmolt_core._history import Owner, RunRecord, SqliteHistory
 
-	gone = subprocess.run(
-		[sys.executable, "-c", "import os; print(os.getpid())"],
-		check=True,
-		capture_output=True,
-		text=True,
-	)
-	pid = int(gone.stdout)
+	gone = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
+	pid = int(gone.stdout)  # a process of this machine that ended
 	db = tmp_path / "runs.sqlite"
 	spec = {"type": "interval", "value": 600, "missedRuns": "run_once"}
 	clock = FakeClock(T0 + timedelta(minutes=15))
