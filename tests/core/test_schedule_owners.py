@@ -69,30 +69,37 @@ async def test_two_agents_with_one_schedule_id_keep_their_own_cursor(tmp_path, n
 	assert [r.agent for r in await om.scheduler.get(sid).stored_history()] == [names[0]] * 2
 
 
-async def test_two_schedulers_on_one_store_fire_each_due_time_once(tmp_path, caplog) -> None:
+async def test_two_schedulers_on_one_store_fire_each_due_time_once(tmp_path) -> None:
 	"""Two instances serving one agent's schedule on one store (two processes, or two instances
-	of one process): the first owns it and runs every due time; the second fires none and says
-	which scheduler owns it.
+	of one process): the first owns it and runs every due time; the second fires none and warns
+	once, naming the scheduler that owns it.
 
 	Both fired every due time: each run ran twice."""
+	import os
+
+	from openmolt_core.scheduler import ScheduleWarning
+
 	db = tmp_path / "runs.sqlite"
 	clock = FakeClock(T0)
 	spec = {"type": "interval", "value": 60}
 	(om1, a1), (om2, a2) = instance(clock, db), instance(clock, db)
 	ids = [a1.schedule(spec), a2.schedule(spec)]
 	assert ids[0] == ids[1]
-	with caplog.at_level(logging.WARNING, logger="openmolt"):
+	with pytest.warns(ScheduleWarning) as warned:
 		async with om1:
 			await until(lambda: clock.sleeping == 1)
 			async with om2:
 				for n in (1, 2, 3):
-					await until(lambda: clock.sleeping == 2)
 					await clock.advance(seconds=60)
-					await until(lambda n=n: len(om1.scheduler.get(ids[0]).history) == n)
+					assert len(om1.scheduler.get(ids[0]).history) == n
 	assert [r.status for r in om1.scheduler.get(ids[0]).history] == ["success"] * 3
 	assert om2.scheduler.get(ids[1]).history == []
-	said = [r.getMessage() for r in caplog.records if "served by" in r.getMessage()]
-	assert len(said) == 1 and f"pid {__import__('os').getpid()}" in said[0] and ids[0] in said[0]
+	said = [str(w.message) for w in warned]
+	assert len(said) == 1 and ids[0] in said[0] and "does not fire here" in said[0]
+	assert (
+		f"pid {os.getpid()} on " in said[0]
+		and "another OpenMolt instance of this process" in said[0]
+	)
 
 
 async def test_a_standby_takes_over_when_the_owner_stops_without_repeat_or_loss(tmp_path) -> None:
@@ -225,3 +232,45 @@ async def test_a_store_file_from_before_keeps_its_cursor_and_anchor(tmp_path) ->
 		]
 		assert schedule.next_run == anchor + timedelta(minutes=70)
 	assert len(await schedule.stored_history()) == 2
+
+
+_SERVE = """
+import json, sys
+import anyio
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, finish
+
+async def main():
+	om = OpenMolt(entry_points=False, schedule_store=sys.argv[1])
+	agent = om.create_agent(name="Digest", model=ScriptedModel([finish({"ok": True})] * 50))
+	sid = agent.schedule({"type": "interval", "value": 1})
+	async with om:
+		await anyio.sleep(float(sys.argv[2]))
+	print(json.dumps([r.due.isoformat() for r in om.scheduler.get(sid).history]))
+
+anyio.run(main)
+"""
+
+
+async def test_two_processes_on_one_store_never_run_one_due_time_twice(tmp_path) -> None:
+	"""Two processes serving one schedule (every second) on one file: no due time runs in both,
+	and the one that does not fire says which process does."""
+	import json
+	import sys
+
+	script = tmp_path / "serve.py"
+	script.write_text(_SERVE)
+	db = tmp_path / "runs.sqlite"
+	done: list[tuple[list[str], str]] = []
+
+	async def serve(seconds: float) -> None:
+		got = await anyio.run_process([sys.executable, str(script), str(db), str(seconds)])
+		done.append((json.loads(got.stdout), got.stderr.decode()))
+
+	with anyio.fail_after(60):
+		async with anyio.create_task_group() as tg:
+			tg.start_soon(serve, 4.0)
+			tg.start_soon(serve, 4.0)
+	dues = [due for ran, _ in done for due in ran]
+	assert dues and len(dues) == len(set(dues))
+	assert any("served by another scheduler" in said and "pid " in said for _, said in done)

@@ -88,7 +88,11 @@ AnySpec = IntervalSchedule | DailySchedule | CronSchedule
 
 
 class ScheduleWarning(UserWarning):
-	"""Schedules were added to an OpenMolt instance that never served them, so none ran."""
+	"""A schedule does not fire here: never served, or fired by another scheduler of its store.
+
+	Its instance was never served (so none of its schedules ran), or another scheduler sharing
+	its SQLite ``schedule_store`` (another process, another instance) holds it.
+	"""
 
 
 def warn_unserved(scheduler: Scheduler, *, stacklevel: int = 2) -> None:
@@ -598,7 +602,8 @@ class Scheduler:
 				return
 			if shared is not None:
 				# The lease outlasts the due time a little: another scheduler waits for it.
-				held = await self._keep(schedule, shared, due + self._lease)
+				now = self.clock.now()
+				held = await self._keep(schedule, shared, max(due, now) + self._lease)
 				if not held:
 					continue  # another held it meanwhile; the count goes on from its cursor
 			schedule._next = due
@@ -663,16 +668,16 @@ class Scheduler:
 		# lease ends (its holder renews it at each due time while it serves the schedule).
 		schedule._held, schedule._next = False, None
 		if claim.owner != schedule._held_by:
-			log.warning(
-				"schedule %s of agent %r is served by another scheduler of the store %s (%s; "
-				"its lease runs until %s): it does not fire here; this scheduler takes it over "
-				"if that one stops",
-				schedule.id,
-				schedule.agent.name,
-				store.path,
-				claim.owner,
-				claim.until.isoformat() if claim.until else "now",
+			said = (
+				f"schedule {schedule.id} of agent {schedule.agent.name!r} is served by another "
+				f"scheduler of the store {store.path} ({claim.owner}; its lease runs until "
+				f"{claim.until.isoformat() if claim.until else 'now'}): it does not fire here; "
+				"this scheduler takes it over if that one stops"
 			)
+			try:  # shown by default, a log line is not (the library logs to a NullHandler)
+				warn(said, ScheduleWarning, stacklevel=2)
+			except Exception:  # warnings made errors: no caller here to raise to; logged
+				log.warning("%s", said)
 		schedule._held_by = claim.owner
 		# The count follows the file's: the last due time handled, else the first start. It
 		# looks again at its next due time too, in case the holder stopped serving it by then.
