@@ -274,3 +274,30 @@ async def test_two_processes_on_one_store_never_run_one_due_time_twice(tmp_path)
 	dues = [due for ran, _ in done for due in ran]
 	assert dues and len(dues) == len(set(dues))
 	assert any("served by another scheduler" in said and "pid " in said for _, said in done)
+
+
+async def test_a_store_that_fails_to_answer_does_not_stop_the_scheduler(
+	tmp_path, monkeypatch, caplog
+) -> None:
+	"""The file cannot be read when the schedule starts: it is logged and tried again, and the
+	schedule fires its due times (an error escaping the loop would end every schedule)."""
+	from openmolt_core._history import SqliteHistory
+
+	real, calls = SqliteHistory.claim, []
+
+	async def claim(self, *args, **kwargs):
+		calls.append(args)
+		if len(calls) == 1:
+			raise OSError("disk I/O error")
+		return await real(self, *args, **kwargs)
+
+	monkeypatch.setattr(SqliteHistory, "claim", claim)
+	clock = FakeClock(T0)
+	om, agent = instance(clock, tmp_path / "runs.sqlite")
+	schedule = om.scheduler.get(agent.schedule({"type": "interval", "value": 60}))
+	with caplog.at_level(logging.ERROR, logger="openmolt"):
+		async with om:
+			await clock.advance(seconds=150)
+	# It counts from when it could read the file, half the grace later.
+	assert [r.due for r in schedule.history] == [T0 + timedelta(seconds=s) for s in (90, 150)]
+	assert any("cannot be read" in r.getMessage() for r in caplog.records)

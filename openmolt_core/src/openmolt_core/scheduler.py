@@ -629,10 +629,20 @@ class Scheduler:
 		# the cursor and anchor in the file (a takeover starts as a restart would).
 		while True:
 			now = self.clock.now()
-			with self._working():
-				claim = await store.claim(
-					schedule.id, schedule.agent.name, self._me(), now, now + self._lease
+			try:
+				with self._working():
+					claim = await store.claim(
+						schedule.id, schedule.agent.name, self._me(), now, now + self._lease
+					)
+			except Exception:  # the file cannot be read (locked, broken): tried again later
+				log.exception(
+					"schedule %s: its row in %s cannot be read; trying again in %s s",
+					schedule.id,
+					store.path,
+					self._lease.total_seconds(),
 				)
+				await self.clock.sleep_until(now + self._lease)
+				continue
 			if claim.held:
 				self._adopt(schedule, claim)
 				return
@@ -642,8 +652,12 @@ class Scheduler:
 		# Renew the lease until `until`; False when another scheduler took it (this one slept
 		# or was held up past its lease), after waiting to hold it again.
 		now = self.clock.now()
-		with self._working():
-			claim = await store.claim(schedule.id, schedule.agent.name, self._me(), now, until)
+		try:
+			with self._working():
+				claim = await store.claim(schedule.id, schedule.agent.name, self._me(), now, until)
+		except Exception:  # the due time's own transaction decides whether it runs
+			log.exception("schedule %s: could not renew its lease in %s", schedule.id, store.path)
+			return True
 		if claim.held:
 			return True
 		await self._wait_for(schedule, store, claim)
