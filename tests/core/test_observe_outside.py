@@ -163,3 +163,34 @@ async def test_observers_alone_do_not_turn_streaming_on() -> None:
 	result = await agent.run("go")
 	assert result.status == "success", result.error
 	assert provider.calls == ["generate"]
+
+
+async def test_two_agents_skipping_one_schedule_id_and_due_time_get_a_row_each(
+	tmp_path: Path,
+) -> None:
+	"""Two agents whose schedules share an id skip the same due time: the run store lists a
+	skipped run of each, with its own events.
+
+	The row's id was ``<schedule id>@<due>:skipped`` for both: the second agent's row was dropped
+	and its skip event filed under the first agent's run."""
+	clock = FakeClock(T0)
+	models = {name: Gated() for name in ("Alpha", "Beta")}
+	instances = []
+	for name, model in models.items():  # two instances (two files, say) on one run store
+		om = OpenMolt(entry_points=False, clock=clock, run_store=tmp_path / "runs.db")
+		om.create_agent(name=name, model=model).schedule(
+			{"type": "interval", "value": 60, "id": "daily"}
+		)
+		instances.append(om)
+	async with instances[0], instances[1]:
+		await clock.advance(minutes=2)
+		for model in models.values():
+			model.gate.set()
+		await clock.advance(seconds=1)
+	store = instances[0].run_store
+	assert store is not None
+	skipped = await store.runs(status="skipped", trigger="schedule")
+	assert sorted(r.agent for r in skipped) == ["Alpha", "Beta"]
+	for run in skipped:
+		events = await store.events(run.run_id)
+		assert [e.name for e in events] == ["schedule:skip"]

@@ -17,7 +17,7 @@ import anyio
 
 from openmolt_core.result import RunResult, RunStatus
 
-__all__ = ["RecordStatus", "RunRecord", "SqliteHistory"]
+__all__ = ["Claim", "Owner", "RecordStatus", "RunRecord", "SqliteHistory"]
 
 RecordStatus = Literal[RunStatus, "running", "cancelled", "skipped"]
 """A run's status: the run's own (`openmolt_core.result.RunStatus`), or ``running``, ``cancelled``
@@ -83,15 +83,100 @@ CREATE TABLE IF NOT EXISTS runs (
 	error TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_schedule ON runs (schedule_id, due);
-CREATE TABLE IF NOT EXISTS anchors (
-	schedule_id TEXT PRIMARY KEY,
-	anchor TEXT NOT NULL
+CREATE TABLE IF NOT EXISTS schedules (
+	schedule_id TEXT NOT NULL,
+	agent TEXT NOT NULL,
+	anchor TEXT NOT NULL,
+	last_due TEXT,
+	owner TEXT,
+	owner_host TEXT,
+	owner_pid INTEGER,
+	lease_until TEXT,
+	PRIMARY KEY (schedule_id, agent)
 );
 """
+"""The file's tables. A schedule's row in ``schedules`` is keyed by its id and its agent's name
+(two agents may give one id: two files, two instances, names of one slug): its anchor, the last
+due time handled (the cursor, moved before a run starts) and the lease of the scheduler that
+fires it. Files from before kept the anchor per id in ``anchors`` and the cursor as the latest
+record's due time; `SqliteHistory` moves them into ``schedules`` once (``user_version`` 2)."""
+
+_VERSION = 2
 
 
 KEEP = 1000
 """How many records of each schedule a `SqliteHistory` keeps by default (the oldest go first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+	"""The scheduler that fires a schedule from a shared file: one per `Scheduler`.
+
+	Args:
+		token: Tells this scheduler from every other (another instance of the same process too).
+		host: The machine's name.
+		pid: The process id.
+	"""
+
+	token: str
+	host: str
+	pid: int
+
+	@classmethod
+	def here(cls) -> Owner:
+		"""A new owner for a scheduler of this process."""
+		import os
+		import socket
+		import uuid
+
+		return cls(uuid.uuid4().hex, socket.gethostname(), os.getpid())
+
+	def describe(self, host: str | None, pid: int | None) -> str:
+		"""How a warning names the owner on ``host`` with ``pid``, seen from this one."""
+		where = f"pid {pid} on {host}"
+		if host == self.host and pid == self.pid:
+			return f"{where}: another OpenMolt instance of this process"
+		return where
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+	"""A schedule's row as a scheduler found it while taking or keeping its lease.
+
+	Args:
+		held: Whether the asking scheduler holds the lease now.
+		anchor: The instant interval counts start from.
+		last_due: The last due time handled, by any scheduler (None: none yet).
+		moved: `SqliteHistory.advance` moved the cursor to the due time (it runs here).
+		owner: Who holds the lease when another scheduler does (`Owner.describe`).
+		until: When that lease ends, unless its holder renews it.
+	"""
+
+	held: bool
+	anchor: datetime
+	last_due: datetime | None
+	moved: bool = False
+	owner: str | None = None
+	until: datetime | None = None
+
+
+def _alive(pid: int) -> bool:
+	"""Whether a process of this machine runs with ``pid`` (True when it cannot be told)."""
+	import os
+
+	if os.name != "posix":  # os.kill(pid, 0) is no probe elsewhere
+		return True
+	try:
+		os.kill(pid, 0)
+	except ProcessLookupError:
+		return False
+	except OSError:
+		return True
+	return True
+
+
+def _when(text: str | None) -> datetime | None:
+	return datetime.fromisoformat(text) if text else None
 
 
 class SqliteHistory:
@@ -101,8 +186,13 @@ class SqliteHistory:
 	file keeps the latest ``keep`` records of each schedule: a schedule that fires every minute
 	for years does not grow it without end.
 
+	Several schedulers may share the file (two processes, two instances of one process): each
+	schedule, keyed by its id and its agent's name, is fired by the one scheduler that holds its
+	lease (`claim`), and its cursor moves in the transaction that lets a due time run
+	(`advance`), so a due time runs once, in one place.
+
 	Args:
-		path: The database file; created with its table on first use.
+		path: The database file; created with its tables on first use.
 		keep: The records kept per schedule (at least 1).
 	"""
 
@@ -116,16 +206,21 @@ class SqliteHistory:
 			from openmolt_core._support.private import private_file
 
 			private_file(self.path)  # 0600 in a 0700 folder, also a file made before
-		conn = sqlite3.connect(self.path, timeout=10)
+		conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
 		if not self._ready:
-			conn.executescript(_SCHEMA)
+			try:
+				conn.executescript(_SCHEMA)
+				_migrate(conn)
+			except BaseException:
+				conn.close()
+				raise
 			self._ready = True
 		return conn
 
 	def _add(self, record: RunRecord) -> None:
 		conn = self._connect()
 		try:
-			with conn:
+			with _immediate(conn):
 				conn.execute(
 					"INSERT INTO runs (schedule_id, agent, due, started, ended, status, usage, note, error)"
 					" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -142,47 +237,154 @@ class SqliteHistory:
 					),
 				)
 				conn.execute(
-					"DELETE FROM runs WHERE schedule_id = ? AND id <= (SELECT id FROM runs"
-					" WHERE schedule_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
-					(record.schedule_id, record.schedule_id, self.keep),
+					"DELETE FROM runs WHERE schedule_id = ? AND agent = ? AND id <= (SELECT id"
+					" FROM runs WHERE schedule_id = ? AND agent = ? ORDER BY id DESC LIMIT 1"
+					" OFFSET ?)",
+					(record.schedule_id, record.agent) * 2 + (self.keep,),
 				)
 		finally:
 			conn.close()
 
-	def _last_due(self, schedule_id: str) -> datetime | None:
+	def _last_due(self, schedule_id: str, agent: str | None) -> datetime | None:
 		conn = self._connect()
 		try:
-			row = conn.execute(
-				"SELECT due FROM runs WHERE schedule_id = ? ORDER BY due DESC LIMIT 1",
-				(schedule_id,),
-			).fetchone()
-		finally:
-			conn.close()
-		return datetime.fromisoformat(row[0]) if row else None
-
-	def _anchor(self, schedule_id: str, default: datetime) -> datetime:
-		conn = self._connect()
-		try:
-			with conn:
-				conn.execute(
-					"INSERT OR IGNORE INTO anchors (schedule_id, anchor) VALUES (?, ?)",
-					(schedule_id, default.isoformat()),
-				)
+			if agent is None:
 				row = conn.execute(
-					"SELECT anchor FROM anchors WHERE schedule_id = ?", (schedule_id,)
+					"SELECT max(due) FROM runs WHERE schedule_id = ?", (schedule_id,)
+				).fetchone()
+			else:
+				row = conn.execute(
+					"SELECT max(due) FROM runs WHERE schedule_id = ? AND agent = ?",
+					(schedule_id, agent),
 				).fetchone()
 		finally:
 			conn.close()
-		return datetime.fromisoformat(row[0])
+		return _when(row[0])
 
-	def _records(self, schedule_id: str, limit: int) -> list[RunRecord]:
+	def _row(
+		self, conn: sqlite3.Connection, schedule_id: str, agent: str, now: datetime
+	) -> tuple[Any, ...]:
+		# The schedule's row, made when missing (inside the caller's transaction). A row of a
+		# file from before whose agent was unknown (an anchor with no record) goes to the first
+		# agent that asks, as the id did.
+		query = (
+			"SELECT anchor, last_due, owner, owner_host, owner_pid, lease_until FROM schedules"
+			" WHERE schedule_id = ? AND agent = ?"
+		)
+		row = conn.execute(query, (schedule_id, agent)).fetchone()
+		if row is not None:
+			return tuple(row)
+		adopted = conn.execute(
+			"UPDATE schedules SET agent = ? WHERE schedule_id = ? AND agent = ''",
+			(agent, schedule_id),
+		).rowcount
+		if not adopted:
+			conn.execute(
+				"INSERT INTO schedules (schedule_id, agent, anchor) VALUES (?, ?, ?)",
+				(schedule_id, agent, now.isoformat()),
+			)
+		return tuple(conn.execute(query, (schedule_id, agent)).fetchone())
+
+	def _take(
+		self,
+		schedule_id: str,
+		agent: str,
+		owner: Owner,
+		now: datetime,
+		until: datetime,
+		due: datetime | None,
+	) -> Claim:
+		# Take or keep the lease unless another live scheduler holds it; with `due`, move the
+		# cursor to it too, unless it is there already. One transaction: two schedulers asking at
+		# once are served one after the other.
 		conn = self._connect()
 		try:
-			rows = conn.execute(
-				"SELECT schedule_id, agent, due, started, ended, status, usage, note, error FROM runs"
-				" WHERE schedule_id = ? ORDER BY id DESC LIMIT ?",
-				(schedule_id, limit),
-			).fetchall()
+			with _immediate(conn):
+				anchor, last, token, host, pid, lease = self._row(conn, schedule_id, agent, now)
+				last_due, ends = _when(last), _when(lease)
+				free = (
+					token is None
+					or token == owner.token
+					or ends is None
+					or ends <= now
+					or (host == owner.host and pid != owner.pid and not _alive(int(pid)))
+				)
+				if not free:
+					return Claim(
+						False,
+						datetime.fromisoformat(anchor),
+						last_due,
+						owner=owner.describe(host, pid),
+						until=ends,
+					)
+				moved = due is not None and (last_due is None or last_due < due)
+				if moved:
+					assert due is not None
+					last_due = due
+				conn.execute(
+					"UPDATE schedules SET last_due = ?, owner = ?, owner_host = ?, owner_pid = ?,"
+					" lease_until = ? WHERE schedule_id = ? AND agent = ?",
+					(
+						last_due.isoformat() if last_due else None,
+						owner.token,
+						owner.host,
+						owner.pid,
+						until.isoformat(),
+						schedule_id,
+						agent,
+					),
+				)
+				return Claim(True, datetime.fromisoformat(anchor), last_due, moved=moved)
+		finally:
+			conn.close()
+
+	def _release(self, schedule_id: str, agent: str, owner: Owner) -> None:
+		conn = self._connect()
+		try:
+			with _immediate(conn):
+				conn.execute(
+					"UPDATE schedules SET owner = NULL, owner_host = NULL, owner_pid = NULL,"
+					" lease_until = NULL WHERE schedule_id = ? AND agent = ? AND owner = ?",
+					(schedule_id, agent, owner.token),
+				)
+		finally:
+			conn.close()
+
+	def _anchor(self, schedule_id: str, default: datetime, agent: str) -> datetime:
+		conn = self._connect()
+		try:
+			with _immediate(conn):
+				anchor = self._row(conn, schedule_id, agent, default)[0]
+		finally:
+			conn.close()
+		return datetime.fromisoformat(anchor)
+
+	def _cursor(
+		self, schedule_id: str, agent: str, now: datetime
+	) -> tuple[datetime | None, datetime]:
+		conn = self._connect()
+		try:
+			with _immediate(conn):
+				anchor, last = self._row(conn, schedule_id, agent, now)[:2]
+		finally:
+			conn.close()
+		return _when(last), datetime.fromisoformat(anchor)
+
+	def _records(self, schedule_id: str, limit: int, agent: str | None) -> list[RunRecord]:
+		conn = self._connect()
+		columns = "schedule_id, agent, due, started, ended, status, usage, note, error"
+		try:
+			if agent is None:
+				rows = conn.execute(
+					f"SELECT {columns} FROM runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?",
+					(schedule_id, limit),
+				).fetchall()
+			else:
+				rows = conn.execute(
+					f"SELECT {columns} FROM runs WHERE schedule_id = ? AND agent = ?"
+					" ORDER BY id DESC LIMIT ?",
+					(schedule_id, agent, limit),
+				).fetchall()
 		finally:
 			conn.close()
 		return [
@@ -204,11 +406,16 @@ class SqliteHistory:
 		"""Store a finished (or skipped) run."""
 		await anyio.to_thread.run_sync(self._add, record)
 
-	async def last_due(self, schedule_id: str) -> datetime | None:
-		"""The due time of the schedule's latest stored run or skip, if any."""
-		return await anyio.to_thread.run_sync(self._last_due, schedule_id)
+	async def last_due(self, schedule_id: str, *, agent: str | None = None) -> datetime | None:
+		"""The due time of the schedule's latest stored run or skip, if any.
 
-	async def anchor(self, schedule_id: str, default: datetime) -> datetime:
+		Args:
+			schedule_id: The schedule's id.
+			agent: Only the records of this agent (None: of every agent that gave the id).
+		"""
+		return await anyio.to_thread.run_sync(self._last_due, schedule_id, agent)
+
+	async def anchor(self, schedule_id: str, default: datetime, *, agent: str = "") -> datetime:
 		"""The instant the schedule's interval counts from, kept from its first start.
 
 		A ``run_now`` between two due times does not move it, so a restart keeps the grid.
@@ -216,9 +423,126 @@ class SqliteHistory:
 		Args:
 			schedule_id: The schedule's id.
 			default: The anchor to keep when the file has none for it yet.
+			agent: The schedule's agent (each agent's schedule of one id has its own).
 		"""
-		return await anyio.to_thread.run_sync(self._anchor, schedule_id, default)
+		return await anyio.to_thread.run_sync(self._anchor, schedule_id, default, agent)
 
-	async def records(self, schedule_id: str, limit: int = 100) -> list[RunRecord]:
-		"""The schedule's latest stored records, oldest first."""
-		return await anyio.to_thread.run_sync(self._records, schedule_id, limit)
+	async def cursor(
+		self, schedule_id: str, agent: str, now: datetime
+	) -> tuple[datetime | None, datetime]:
+		"""The last due time handled of an agent's schedule (None: none yet), and its anchor.
+
+		Args:
+			schedule_id: The schedule's id.
+			agent: The agent's name.
+			now: The anchor kept when the file has none for the schedule yet.
+		"""
+		return await anyio.to_thread.run_sync(self._cursor, schedule_id, agent, now)
+
+	async def claim(
+		self, schedule_id: str, agent: str, owner: Owner, now: datetime, until: datetime
+	) -> Claim:
+		"""Take (or keep) the lease of an agent's schedule until ``until``, unless another holds it.
+
+		A lease held by another scheduler is free once it ended, or at once when its holder was a
+		process of this machine that no longer runs (a crash).
+
+		Args:
+			schedule_id: The schedule's id.
+			agent: The agent's name.
+			owner: The asking scheduler.
+			now: The current time.
+			until: When the lease ends unless renewed.
+		"""
+		return await anyio.to_thread.run_sync(
+			self._take, schedule_id, agent, owner, now, until, None
+		)
+
+	async def advance(
+		self,
+		schedule_id: str,
+		agent: str,
+		owner: Owner,
+		due: datetime,
+		now: datetime,
+		until: datetime,
+	) -> Claim:
+		"""Let a due time run here: hold the lease and move the cursor to ``due`` in one transaction.
+
+		The claim's ``moved`` says the due time is this scheduler's to run or skip; it is False
+		when the lease is another's (``held`` is False) or the cursor is at ``due`` already.
+
+		Args:
+			schedule_id: The schedule's id.
+			agent: The agent's name.
+			owner: The asking scheduler.
+			due: The due time to run (or to skip).
+			now: The current time.
+			until: When the lease ends unless renewed.
+		"""
+		return await anyio.to_thread.run_sync(
+			self._take, schedule_id, agent, owner, now, until, due
+		)
+
+	async def release(self, schedule_id: str, agent: str, owner: Owner) -> None:
+		"""Give up the lease (the scheduler stopped serving the schedule), if ``owner`` holds it."""
+		await anyio.to_thread.run_sync(self._release, schedule_id, agent, owner)
+
+	async def records(
+		self, schedule_id: str, limit: int = 100, *, agent: str | None = None
+	) -> list[RunRecord]:
+		"""The schedule's latest stored records, oldest first.
+
+		Args:
+			schedule_id: The schedule's id.
+			limit: The most records returned.
+			agent: Only this agent's records (None: every agent's that gave the id).
+		"""
+		return await anyio.to_thread.run_sync(self._records, schedule_id, limit, agent)
+
+
+class _immediate:
+	"""A write transaction taken at once (``BEGIN IMMEDIATE``), committed unless it raised."""
+
+	def __init__(self, conn: sqlite3.Connection) -> None:
+		self.conn = conn
+
+	def __enter__(self) -> sqlite3.Connection:
+		self.conn.execute("BEGIN IMMEDIATE")
+		return self.conn
+
+	def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+		self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+	"""Bring a file from before ``schedules`` to it: once, whoever opens it first.
+
+	Each anchor of the old ``anchors`` table (kept per id) goes to the agent of the id's latest
+	record ('' when it has none: the first agent to serve the id adopts it); each agent's
+	schedule with records gets its cursor, the latest record's due time (and that as its anchor
+	when it had none, as before).
+	"""
+	if conn.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
+		return
+	with _immediate(conn):
+		if conn.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
+			return  # another process migrated it meanwhile
+		old = conn.execute(
+			"SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'anchors'"
+		).fetchone()
+		if old is not None:
+			conn.execute(
+				"INSERT OR IGNORE INTO schedules (schedule_id, agent, anchor)"
+				" SELECT a.schedule_id, coalesce((SELECT r.agent FROM runs r WHERE r.schedule_id"
+				" = a.schedule_id ORDER BY r.id DESC LIMIT 1), ''), a.anchor FROM anchors a"
+			)
+		conn.execute(
+			"INSERT OR IGNORE INTO schedules (schedule_id, agent, anchor)"
+			" SELECT schedule_id, agent, max(due) FROM runs GROUP BY schedule_id, agent"
+		)
+		conn.execute(
+			"UPDATE schedules SET last_due = (SELECT max(due) FROM runs r WHERE r.schedule_id"
+			" = schedules.schedule_id AND r.agent = schedules.agent) WHERE last_due IS NULL"
+		)
+		conn.execute(f"PRAGMA user_version = {_VERSION}")

@@ -143,7 +143,8 @@ class StoredRun:
 		model: The model id.
 		status: ``running``, the run's status, ``cancelled``, ``stranded`` (a durable run that
 			waits for an agent version no live worker serves) or ``skipped`` (a schedule's due
-			time that did not run; its row's id is ``<schedule id>@<due time>:skipped``).
+			time that did not run; its row's id is ``<schedule id>@<due time>:skipped``, and
+			``...:skipped:<agent>`` for another agent whose schedule has that id).
 		started: When it started (ISO 8601, UTC).
 		updated: When its row last changed.
 		ended: When it ended; None while running (or if its process died).
@@ -418,7 +419,9 @@ class RunStore(RunObserver):
 
 		``run:stranded`` marks its run ``stranded`` (not ``running``, whose process is gone);
 		``schedule:skip`` records the due time as a ``skipped`` run of the schedule (trigger
-		``schedule``), so the list of a schedule's runs shows it.
+		``schedule``), so the list of a schedule's runs shows it. Its id is
+		``<schedule id>@<due time>:skipped``; another agent's schedule of that id (another
+		instance on this store) gets ``...:skipped:<its name>``, a row and events of its own.
 		"""
 		now = _now()
 		name = event.name
@@ -472,8 +475,16 @@ class RunStore(RunObserver):
 			conn = self._connect()
 			try:
 				with conn:
+					mine = run_id
+					if name == "schedule:skip":
+						conn.execute("BEGIN IMMEDIATE")  # read and insert: one writer at a time
+						held = conn.execute(
+							"SELECT agent FROM agent_runs WHERE run_id = ?", (run_id,)
+						).fetchone()
+						if held is not None and held[0] != agent.name:
+							mine = f"{run_id}:{agent.name}"
 					for sql, row in rows:
-						conn.execute(sql, row)
+						conn.execute(sql, tuple(mine if v is run_id else v for v in row))
 			finally:
 				conn.close()
 

@@ -412,7 +412,11 @@ def describe_schedule(spec: IntervalSchedule | DailySchedule | CronSchedule) -> 
 
 
 class Clock(Protocol):
-	"""Where the scheduler reads the time and waits; tests pass `openmolt_core.testing.FakeClock`."""
+	"""Where the scheduler reads the time and waits; tests pass `openmolt_core.testing.FakeClock`.
+
+	A clock may also have ``working()``, a context manager the scheduler enters around the work
+	its SQLite store does in a thread (`FakeClock.working`: its ``advance`` waits for it).
+	"""
 
 	def now(self) -> datetime:
 		"""The current time, aware, in UTC."""

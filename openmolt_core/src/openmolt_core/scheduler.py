@@ -13,6 +13,14 @@ Runs of one agent never overlap: a run due while another is going is skipped and
 the log) and the schedule goes on. Runs missed while the process was down or asleep follow the
 schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up.
 
+Schedulers that share a ``store`` (two processes, or two instances of one process, serving one
+agent's schedule) fire each schedule from one of them: the first to serve it holds its lease in the
+file and renews it at each due time; the others log a warning naming it and fire nothing while
+the lease lasts. When the holder stops (or its process is gone, or it left a due time unhandled
+for half the grace), another takes the schedule over from the cursor in the file, so no due time
+runs twice and none is lost. A schedule is keyed there by its id and its agent's name: two
+agents whose schedules share an id keep their own cursor and history.
+
 The scheduler decides when each schedule is due (`openmolt_core.schedule.next_run`); a
 `ScheduleBackend` turns due times into runs. `LocalScheduleBackend`, the default, runs them in this
 process. A durable instance (``OpenMolt(durability=...)``) uses the engine's backend instead: each
@@ -23,12 +31,13 @@ across all of them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -37,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from openmolt_core._history import RecordStatus, RunRecord, SqliteHistory
+from openmolt_core._history import Claim, Owner, RecordStatus, RunRecord, SqliteHistory
 from openmolt_core._support.masking import warn
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError
@@ -79,7 +88,11 @@ AnySpec = IntervalSchedule | DailySchedule | CronSchedule
 
 
 class ScheduleWarning(UserWarning):
-	"""Schedules were added to an OpenMolt instance that never served them, so none ran."""
+	"""A schedule does not fire here: never served, or fired by another scheduler of its store.
+
+	Its instance was never served (so none of its schedules ran), or another scheduler sharing
+	its SQLite ``schedule_store`` (another process, another instance) holds it.
+	"""
 
 
 def warn_unserved(scheduler: Scheduler, *, stacklevel: int = 2) -> None:
@@ -227,8 +240,7 @@ class LocalScheduleBackend:
 		store = scheduler.store
 		if store is None:
 			return None, None
-		last = await store.last_due(schedule.id)
-		return last, await store.anchor(schedule.id, last or now)
+		return await store.cursor(schedule.id, schedule.agent.name, now)
 
 	async def fire(
 		self,
@@ -275,6 +287,17 @@ class Schedule:
 		self._loop_scope: anyio.CancelScope | None = None
 		self._run_scope: anyio.CancelScope | None = None
 		self._running: RunRecord | None = None
+		self._held = False  # this scheduler holds the schedule's lease in the store
+		self._held_by: str | None = None  # who does, while another scheduler holds it
+
+	@property
+	def held_by(self) -> str | None:
+		"""The scheduler that fires this schedule from the shared store, when not this one.
+
+		None when this scheduler fires it (or has no store). Set while another scheduler (another
+		process, or another instance of this one) holds its lease: this one fires nothing then.
+		"""
+		return self._held_by
 
 	@property
 	def paused(self) -> bool:
@@ -284,7 +307,7 @@ class Schedule:
 	@property
 	def next_run(self) -> datetime | None:
 		"""When it fires next (UTC); None when paused. Before the scheduler starts: if started now."""
-		if self._paused:
+		if self._paused or self._held_by is not None:
 			return None
 		if self._next is not None:
 			return self._next
@@ -317,7 +340,7 @@ class Schedule:
 		store = self._scheduler.store
 		if store is None:
 			return self.history[-limit:]
-		return await store.records(self.id, limit)
+		return await store.records(self.id, limit, agent=self.agent.name)
 
 	def pause(self) -> None:
 		"""Stop firing until `resume`; a run in flight goes on."""
@@ -361,7 +384,9 @@ class Scheduler:
 	Args:
 		clock: Where time comes from (default: the system clock).
 		store: A SQLite file for run history and missed-run detection across restarts.
-		grace: Seconds a run may start late and still count as on time (not missed).
+		grace: Seconds a run may start late and still count as on time (not missed). With a
+			shared ``store``, a scheduler takes over a schedule whose holder left a due time
+			unhandled for half of it.
 		history_size: Records kept in memory per schedule.
 		backend: Turns due times into runs (default: `LocalScheduleBackend`, in this process).
 	"""
@@ -388,6 +413,7 @@ class Scheduler:
 		self._closed: anyio.Event | None = None
 		self._served = False
 		self._warned = False
+		self._owner: Owner | None = None
 
 	# managing schedules -------------------------------------------------------------------
 
@@ -513,50 +539,202 @@ class Scheduler:
 		schedule._loop_scope = scope
 		self._tg.start_soon(self._loop, schedule, scope, name=f"openmolt schedule {schedule.id}")
 
+	def _shared(self) -> SqliteHistory | None:
+		# The file whose leases say which scheduler fires a schedule: the store, when due times
+		# run in this process (a durable backend keeps its own cursor and runs each once).
+		if self.store is None or not isinstance(self.backend, LocalScheduleBackend):
+			return None
+		return self.store
+
+	@property
+	def _lease(self) -> timedelta:
+		# How long a holder's lease outlasts the due time it waits for: half the grace, so a
+		# scheduler that takes over a due time left unhandled still runs it on time.
+		return timedelta(seconds=max(self.grace / 2, 1.0))
+
+	@contextlib.contextmanager
+	def _working(self) -> Iterator[None]:
+		# The store works in threads, which a fake clock cannot see: it is told (its advance()
+		# then waits for the store as for the tasks).
+		working = getattr(self.clock, "working", None)
+		if working is None:
+			yield
+			return
+		with working():
+			yield
+
 	async def _loop(self, schedule: Schedule, scope: anyio.CancelScope) -> None:
 		backend = self.backend
+		shared = self._shared()
 		with scope:
-			if schedule._cursor is None:
-				cursor, anchor = await backend.starting_point(self, schedule, self.clock.now())
-				schedule._cursor = cursor
-				schedule._anchor = schedule._anchor or anchor
-			now = self.clock.now()
-			schedule._cursor = schedule._cursor or now
-			schedule._anchor = schedule._anchor or now
-			while True:
-				try:
-					due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
-				except Exception:  # its times cannot be computed: it stops, the others go on
-					schedule._paused, schedule._next = True, None
-					log.exception(
-						"schedule %s: its next run cannot be computed after %s; it stops (the "
-						"other schedules go on)",
-						schedule.id,
-						schedule._cursor.isoformat(),
-					)
-					return
-				schedule._next = due
-				await self.clock.sleep_until(due)
+			try:
+				if shared is not None:
+					await self._take(schedule, shared)
+				elif schedule._cursor is None:
+					cursor, anchor = await backend.starting_point(self, schedule, self.clock.now())
+					schedule._cursor = cursor
+					schedule._anchor = schedule._anchor or anchor
+				await self._run_loop(schedule, shared)
+			finally:
+				if schedule._held and shared is not None:
+					schedule._held = False
+					with anyio.CancelScope(shield=True), self._working():
+						try:
+							await shared.release(schedule.id, schedule.agent.name, self._me())
+						except Exception:
+							log.exception("schedule %s: could not give up its lease", schedule.id)
+
+	async def _run_loop(self, schedule: Schedule, shared: SqliteHistory | None) -> None:
+		now = self.clock.now()
+		schedule._cursor = schedule._cursor or now
+		schedule._anchor = schedule._anchor or now
+		while True:
+			try:
+				due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+			except Exception:  # its times cannot be computed: it stops, the others go on
+				schedule._paused, schedule._next = True, None
+				log.exception(
+					"schedule %s: its next run cannot be computed after %s; it stops (the "
+					"other schedules go on)",
+					schedule.id,
+					schedule._cursor.isoformat(),
+				)
+				return
+			if shared is not None:
+				# The lease outlasts the due time a little: another scheduler waits for it.
 				now = self.clock.now()
-				try:
-					await self._due(schedule, due, now)
-				except Exception:  # a backend that failed (its database): the next due time runs
-					schedule._cursor = max(schedule._cursor or due, due)
-					log.exception(
-						"schedule %s: the run due %s could not be started; the schedule goes on",
-						schedule.id,
-						due.isoformat(),
+				held = await self._keep(schedule, shared, max(due, now) + self._lease)
+				if not held:
+					continue  # another held it meanwhile; the count goes on from its cursor
+			schedule._next = due
+			await self.clock.sleep_until(due)
+			now = self.clock.now()
+			try:
+				await self._due(schedule, due, now)
+			except Exception:  # a backend that failed (its database): the next due time runs
+				schedule._cursor = max(schedule._cursor or due, due)
+				log.exception(
+					"schedule %s: the run due %s could not be started; the schedule goes on",
+					schedule.id,
+					due.isoformat(),
+				)
+
+	def _me(self) -> Owner:
+		if self._owner is None:
+			self._owner = Owner.here()
+		return self._owner
+
+	async def _take(self, schedule: Schedule, store: SqliteHistory) -> None:
+		# Hold the schedule's lease, waiting while another scheduler holds it; then go on from
+		# the cursor and anchor in the file (a takeover starts as a restart would).
+		while True:
+			now = self.clock.now()
+			try:
+				with self._working():
+					claim = await store.claim(
+						schedule.id, schedule.agent.name, self._me(), now, now + self._lease
 					)
+			except Exception:  # the file cannot be read (locked, broken): tried again later
+				log.exception(
+					"schedule %s: its row in %s cannot be read; trying again in %s s",
+					schedule.id,
+					store.path,
+					self._lease.total_seconds(),
+				)
+				await self.clock.sleep_until(now + self._lease)
+				continue
+			if claim.held:
+				self._adopt(schedule, claim)
+				return
+			await self._wait_for(schedule, store, claim)
+
+	async def _keep(self, schedule: Schedule, store: SqliteHistory, until: datetime) -> bool:
+		# Renew the lease until `until`; False when another scheduler took it (this one slept
+		# or was held up past its lease), after waiting to hold it again.
+		now = self.clock.now()
+		try:
+			with self._working():
+				claim = await store.claim(schedule.id, schedule.agent.name, self._me(), now, until)
+		except Exception:  # the due time's own transaction decides whether it runs
+			log.exception("schedule %s: could not renew its lease in %s", schedule.id, store.path)
+			return True
+		if claim.held:
+			return True
+		await self._wait_for(schedule, store, claim)
+		await self._take(schedule, store)
+		return False
+
+	def _adopt(self, schedule: Schedule, claim: Claim) -> None:
+		if schedule._held_by is not None:
+			log.warning(
+				"schedule %s of agent %r: taken over from %s; it fires here from now on",
+				schedule.id,
+				schedule.agent.name,
+				schedule._held_by,
+			)
+		schedule._held, schedule._held_by = True, None
+		schedule._anchor = claim.anchor
+		if claim.last_due is not None:
+			schedule._cursor = max(schedule._cursor or claim.last_due, claim.last_due)
+
+	async def _wait_for(self, schedule: Schedule, store: SqliteHistory, claim: Claim) -> None:
+		# Another scheduler holds the lease: say so once, fire nothing, and look again when its
+		# lease ends (its holder renews it at each due time while it serves the schedule).
+		schedule._held, schedule._next = False, None
+		if claim.owner != schedule._held_by:
+			said = (
+				f"schedule {schedule.id} of agent {schedule.agent.name!r} is served by another "
+				f"scheduler of the store {store.path} ({claim.owner}; its lease runs until "
+				f"{claim.until.isoformat() if claim.until else 'now'}): it does not fire here; "
+				"this scheduler takes it over if that one stops"
+			)
+			try:  # shown by default, a log line is not (the library logs to a NullHandler)
+				warn(said, ScheduleWarning, stacklevel=2)
+			except Exception:  # warnings made errors: no caller here to raise to; logged
+				log.warning("%s", said)
+		schedule._held_by = claim.owner
+		# The count follows the file's: the last due time handled, else the first start. It
+		# looks again at its next due time too, in case the holder stopped serving it by then.
+		stored = claim.last_due or claim.anchor
+		schedule._cursor = max(schedule._cursor or stored, stored)
+		schedule._anchor = claim.anchor
+		now = self.clock.now()
+		wake = claim.until or now
+		try:
+			due = next_run(schedule.spec, schedule._cursor, anchor=schedule._anchor)
+		except Exception:  # said when it would run: the loop stops it then
+			due = wake
+		await self.clock.sleep_until(due if now < due < wake else wake)
 
 	async def _due(self, schedule: Schedule, due: datetime, now: datetime) -> None:
 		# One wake-up: the due time runs, or the ones missed are skipped or caught up once.
 		backend = self.backend
-		if (now - due).total_seconds() <= self.grace:
-			schedule._cursor = due
+		on_time = (now - due).total_seconds() <= self.grace
+		count, last = ("1", due) if on_time else self._dues_until(schedule, due, now)
+		shared = self._shared()
+		if shared is not None:
+			# The cursor moves to `last` in the transaction that checks the lease: the due times
+			# up to it are this scheduler's to run or skip, and no other's.
+			with self._working():
+				claim = await shared.advance(
+					schedule.id,
+					schedule.agent.name,
+					self._me(),
+					last,
+					now,
+					max(now, last) + self._lease,
+				)
+			if not claim.held:
+				await self._wait_for(schedule, shared, claim)
+				await self._take(schedule, shared)
+				return
+			if not claim.moved:  # handled already, by the scheduler that held it before
+				schedule._cursor = max(schedule._cursor or last, claim.last_due or last)
+				return
+		schedule._cursor = last
+		if on_time:
 			await backend.fire(self, schedule, due)
 			return
-		count, last = self._dues_until(schedule, due, now)
-		schedule._cursor = last
 		if (now - last).total_seconds() <= self.grace:
 			# The latest due time is on time: it runs, the earlier ones were missed.
 			missed = str(int(count) - 1) if count.isdigit() else count
@@ -696,7 +874,8 @@ class Scheduler:
 		schedule._history.append(record)
 		if self.store is not None:
 			try:
-				await self.store.add(record)
+				with self._working():
+					await self.store.add(record)
 			except Exception:
 				log.exception("schedule %s: could not write the run history", schedule.id)
 

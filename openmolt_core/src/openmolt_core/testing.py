@@ -10,9 +10,10 @@ model.assert_consumed()
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, get_args
@@ -230,6 +231,7 @@ class FakeClock:
 	def __init__(self, start: datetime | None = None) -> None:
 		self._now = (start or datetime(2024, 1, 1, tzinfo=UTC)).astimezone(UTC)
 		self._sleepers: list[tuple[datetime, anyio.Event]] = []
+		self._working = 0
 
 	def now(self) -> datetime:
 		"""The fake current time (UTC)."""
@@ -254,6 +256,26 @@ class FakeClock:
 		"""How many tasks wait on this clock."""
 		return len(self._sleepers)
 
+	@contextlib.contextmanager
+	def working(self) -> Iterator[None]:
+		"""Mark work in a worker thread (the scheduler's SQLite store) that `advance` waits for.
+
+		A task waiting for a thread counts as blocked, so without this `advance` would move the
+		time on while the store still decides whether a due time runs.
+		"""
+		self._working += 1
+		try:
+			yield
+		finally:
+			self._working -= 1
+
+	async def _settle(self) -> None:
+		# Every task blocked, and no marked work in a thread.
+		await anyio.wait_all_tasks_blocked()
+		while self._working:
+			await anyio.sleep(0.001)
+			await anyio.wait_all_tasks_blocked()
+
 	def _wake(self) -> None:
 		for when, event in list(self._sleepers):
 			if when <= self._now:
@@ -271,14 +293,14 @@ class FakeClock:
 		their due times and in order, as with a real clock.
 		"""
 		target = self._now + timedelta(**delta)
-		await anyio.wait_all_tasks_blocked()
+		await self._settle()
 		while True:
 			due = [when for when, _ in self._sleepers if when <= target]
 			if not due:
 				break
 			self._now = max(self._now, min(due))
 			self._wake()
-			await anyio.wait_all_tasks_blocked()
+			await self._settle()
 		self._now = target
 		self._wake()
-		await anyio.wait_all_tasks_blocked()
+		await self._settle()
