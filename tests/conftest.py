@@ -84,6 +84,16 @@ def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -
 			os.environ[name] = value
 
 
+@pytest.fixture(autouse=True)
+def _state_folder_per_test(
+	tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	# Each test's own state folder: the schedules the commands it starts serve keep their
+	# cursors and leases there ($XDG_STATE_HOME/openmolt/schedules.db), and two tests serving
+	# one agent file's schedule must not find each other's.
+	monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 class _Terminal(io.StringIO):
 	"""A captured stdout that says it is a terminal (what a person at one sees)."""
 

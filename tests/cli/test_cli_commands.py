@@ -286,3 +286,31 @@ def test_the_overview_shows_the_three_ways_to_run(capsys) -> None:
 	assert "openmolt <command> [options]" in head
 	assert "openmolt FILE [options]" in head
 	assert 'openmolt -m MODEL "PROMPT" [options]' in head
+
+
+def test_two_commands_serving_one_schedule_fire_each_due_time_once(tmp_path, server, cli) -> None:
+	"""Two `openmolt agent.json` on one machine: the first fires the schedule, the second says so."""
+	path = cli.agent_file(tmp_path, server, schedules=[{"type": "interval", "value": 0.3}])
+	first = cli.Running(str(path), cwd=tmp_path)
+	first.wait_for("stderr", ": success")
+	second = cli.Running(str(path), cwd=tmp_path)
+	second.wait_for("stderr", "served by another scheduler")
+	seen = len([line for line in first.lines["stderr"] if ": success" in line])
+	first.wait_for("stderr", ": success", count=seen + 3)
+	for running in (second, first):
+		running.proc.send_signal(signal.SIGINT)
+		assert running.finish() == 0
+	assert not [line for line in second.lines["stderr"] if ": success" in line], second.lines
+	stored = Path(os.environ["XDG_STATE_HOME"]) / "openmolt" / "schedules.db"
+	assert stored.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_schedule_store_can_be_turned_off(tmp_path, server, cli) -> None:
+	"""OPENMOLT_SCHEDULE_STORE=off: nothing is written, the schedule still runs."""
+	path = cli.agent_file(tmp_path, server, schedules=[{"type": "interval", "value": 0.3}])
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_SCHEDULE_STORE": "off"})
+	running = cli.Running(str(path), cwd=tmp_path, env=env)
+	running.wait_for("stderr", ": success")
+	running.proc.send_signal(signal.SIGINT)
+	assert running.finish() == 0
+	assert not (Path(os.environ["XDG_STATE_HOME"]) / "openmolt" / "schedules.db").exists()

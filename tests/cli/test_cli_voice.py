@@ -81,10 +81,45 @@ def _model_config() -> list[warnings.WarningMessage]:
 	return caught
 
 
+def _held() -> list[warnings.WarningMessage]:
+	"""Two instances serving one schedule on one store: the second says the first fires it."""
+	import tempfile
+	from datetime import UTC, datetime
+	from pathlib import Path
+
+	import anyio
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import FakeClock, ScriptedModel, finish
+
+	async def serve_twice(store: Path) -> None:
+		clock = FakeClock(datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+		instances = [
+			OpenMolt(entry_points=False, clock=clock, schedule_store=store) for _ in range(2)
+		]
+		for om in instances:
+			agent = om.create_agent(name="Digest", model=ScriptedModel([finish("x")]))
+			agent.schedule({"type": "interval", "value": 60})
+		async with instances[0]:
+			with anyio.fail_after(5):
+				while clock.sleeping < 1:
+					await anyio.sleep(0.005)
+			async with instances[1]:
+				with anyio.fail_after(5):
+					while instances[1].schedules[0].held_by is None:
+						await anyio.sleep(0.005)
+
+	with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings(record=True) as caught:
+		warnings.simplefilter("always")
+		anyio.run(serve_twice, Path(folder) / "schedules.db")
+	return [w for w in caught if w.category.__name__ == "ScheduleHeldWarning"]
+
+
 CASES: dict[str, Callable[[], list[warnings.WarningMessage]]] = {
 	"LethalTrifectaWarning": _trifecta,
 	"PluginConflictWarning": _conflict,
 	"ModelConfigWarning": _model_config,
+	"ScheduleHeldWarning": _held,
 }
 SILENT = {"ScheduleWarning", "NotStreamingWarning"}
 """Warnings the command does not show (it serves the schedules; --verbose says the other)."""

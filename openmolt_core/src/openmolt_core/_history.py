@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,7 +18,15 @@ import anyio
 
 from openmolt_core.result import RunResult, RunStatus
 
-__all__ = ["Claim", "Owner", "RecordStatus", "RunRecord", "SqliteHistory"]
+__all__ = [
+	"ENV_VAR",
+	"Claim",
+	"Owner",
+	"RecordStatus",
+	"RunRecord",
+	"SqliteHistory",
+	"default_path",
+]
 
 RecordStatus = Literal[RunStatus, "running", "cancelled", "skipped"]
 """A run's status: the run's own (`openmolt_core.result.RunStatus`), or ``running``, ``cancelled``
@@ -102,6 +111,27 @@ fires it. Files from before kept the anchor per id in ``anchors`` and the cursor
 record's due time; `SqliteHistory` moves them into ``schedules`` once (``user_version`` 2)."""
 
 _VERSION = 2
+
+
+ENV_VAR = "OPENMOLT_SCHEDULE_STORE"
+"""Names the ``openmolt`` command's schedule store (a path), or turns it ``off``."""
+
+
+def default_path() -> Path | None:
+	"""The ``openmolt`` command's schedule store (``openmolt agent.json``, ``serve``, ``ui``).
+
+	``$OPENMOLT_SCHEDULE_STORE``, else ``$XDG_STATE_HOME/openmolt/schedules.db``
+	(``~/.local/state/openmolt/schedules.db``): missed runs are noticed across restarts, and two
+	commands serving one agent's schedules on this machine fire each due time once, in one of
+	them (`SqliteHistory`). None when the variable is ``off`` (or empty): the history is then
+	kept in memory, and each command fires its schedules itself.
+	"""
+	value = os.environ.get(ENV_VAR)
+	if value is not None:
+		off = ("", "off", "0", "false", "no", "none", "disabled")
+		return None if value.strip().lower() in off else Path(value)
+	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+	return Path(state_home) / "openmolt" / "schedules.db"
 
 
 KEEP = 1000

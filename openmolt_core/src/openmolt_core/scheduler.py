@@ -74,6 +74,7 @@ __all__ = [
 	"Schedule",
 	"ScheduleBackend",
 	"ScheduleEvent",
+	"ScheduleHeldWarning",
 	"ScheduleWarning",
 	"Scheduler",
 	"SqliteHistory",
@@ -91,7 +92,15 @@ class ScheduleWarning(UserWarning):
 	"""A schedule does not fire here: never served, or fired by another scheduler of its store.
 
 	Its instance was never served (so none of its schedules ran), or another scheduler sharing
-	its SQLite ``schedule_store`` (another process, another instance) holds it.
+	its SQLite ``schedule_store`` (another process, another instance) holds it
+	(`ScheduleHeldWarning`).
+	"""
+
+
+class ScheduleHeldWarning(ScheduleWarning):
+	"""A schedule is fired by another scheduler of its SQLite store, which this one names.
+
+	This scheduler fires nothing of it while that one holds it, and takes it over when it stops.
 	"""
 
 
@@ -689,7 +698,7 @@ class Scheduler:
 				"this scheduler takes it over if that one stops"
 			)
 			try:  # shown by default, a log line is not (the library logs to a NullHandler)
-				warn(said, ScheduleWarning, stacklevel=2)
+				warn(said, ScheduleHeldWarning, stacklevel=2)
 			except Exception:  # warnings made errors: no caller here to raise to; logged
 				log.warning("%s", said)
 		schedule._held_by = claim.owner

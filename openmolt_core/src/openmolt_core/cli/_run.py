@@ -19,6 +19,7 @@ from anyio.abc import TaskStatus
 from pydantic import ValidationError
 
 from openmolt_core._envvars import blank_variables
+from openmolt_core._history import default_path as schedule_store_path
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
 	MAX_AGENT_FILE_BYTES,
@@ -551,10 +552,15 @@ def _build_json(
 	instructions_path = spec.instructions_path
 	if instructions_path and not Path(instructions_path).is_absolute():
 		instructions_path = str(path.parent / instructions_path)
+	durable = durability or spec.durability or None
 	om = OpenMolt(
 		llm_providers=providers,
 		verbose=verbose,
-		durability=durability or spec.durability or None,
+		durability=durable,
+		# Schedules served by this command keep their history in the user's state folder:
+		# missed runs are noticed across restarts, and two commands serving them fire each
+		# due time once (a durable engine keeps its own).
+		schedule_store=None if durable or not spec.schedules else schedule_store_path(),
 	)
 	if spec.openapi:  # each document is an integration the agent uses, its keys read as theirs
 		from openmolt_core.cli._openapi_sources import register_openapi
