@@ -126,6 +126,13 @@ async def _async(value: Any) -> Any:
 	return value
 
 
+async def _settled(url: str) -> dict[str, Any] | None:
+	"""Every workflow of the store with its status and output, once none is still going."""
+	runs = await _outputs(url, "")
+	going = ("PENDING", "ENQUEUED")
+	return None if any(status in going for status, _ in runs.values()) else runs
+
+
 async def test_runs_missed_while_every_worker_was_down_run_once_on_the_next_start(
 	store: str,
 ) -> None:
@@ -230,7 +237,8 @@ async def test_two_agents_with_one_schedule_id_each_run_their_own_due_time(
 		await _until(lambda: _async(clock.sleeping >= 2))
 		await clock.advance(seconds=60)
 		await _until(lambda: _async(all(ends.values())))
-		runs = await _outputs(store, "")
+		# A run's end is heard before DBOS marks its workflow done: read once both are.
+		runs = await _until(lambda: _settled(store))
 		for om in instances:
 			om.scheduler.stop()
 	_forget()
