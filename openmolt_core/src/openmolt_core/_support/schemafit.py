@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openmolt_core._support import LazyPattern
 from openmolt_core._support.jsonsafe import UnsafeJson, loads
 
 __all__ = [
@@ -928,7 +929,7 @@ def _def_name(where: str, ref: str, defs: Mapping[str, Any], busy: Mapping[str, 
 	return name
 
 
-_NOT_SIMPLE = re.compile(r"\\[1-9bBk]|\(\?(?!:)")
+_NOT_SIMPLE = LazyPattern(r"\\[1-9bBk]|\(\?(?!:)")
 """Backreferences, word boundaries, named references and every ``(?...)`` group but ``(?:``."""
 
 
@@ -938,7 +939,7 @@ def simple_pattern(pattern: Any) -> bool:
 	Args:
 		pattern: The keyword's value.
 	"""
-	if not isinstance(pattern, str) or _NOT_SIMPLE.search(pattern):
+	if not isinstance(pattern, str) or _NOT_SIMPLE().search(pattern):
 		return False
 	try:
 		re.compile(pattern)
