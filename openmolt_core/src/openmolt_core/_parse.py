@@ -87,7 +87,7 @@ _STOP_REASONS = {
 _SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class ParsedReply:
 	"""A parsed reply: the commands to run, or the errors, plus the text for the history.
 

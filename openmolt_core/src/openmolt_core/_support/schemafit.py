@@ -94,7 +94,7 @@ Repair = Callable[[Any], Any]
 """Undoes the dialect's changes on one value valid under the fitted sub-schema (in place)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class Decode:
 	"""A value sent as JSON text: decoded (text that is not JSON stays as it is).
 
@@ -114,7 +114,7 @@ class Decode:
 			return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class ObjectRepair:
 	"""Repairs the properties of an object.
 
@@ -140,7 +140,7 @@ class ObjectRepair:
 		return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class ArrayRepair:
 	"""Repairs every item of an array."""
 
@@ -166,7 +166,7 @@ def kinds_of(value: Any) -> frozenset[str]:
 	return frozenset({kind} if kind else ())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class Match:
 	"""What a value must look like to be valid under one fitted ``anyOf`` branch (a necessary test).
 
@@ -223,7 +223,7 @@ class RefRepair:
 		return self.target(value) if self.target is not None else value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class UnionRepair:
 	"""Repairs a value with the repair of the first ``anyOf`` branch it could match.
 
@@ -388,7 +388,7 @@ def _disjoint(branches: Sequence[Mapping[str, Any]]) -> bool:
 # metrics ------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class Metrics:
 	"""The sizes the providers limit, measured on one schema.
 
@@ -573,7 +573,7 @@ class SchemaDialect:
 # the fitter ---------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class Fitter:
 	"""Fits sub-schemas to one dialect; one instance per part fitted (it collects `relaxed`).
 
