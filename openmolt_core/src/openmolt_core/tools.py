@@ -190,7 +190,7 @@ class Retries(Protocol):
 		...
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)  # its own __repr__: none to generate
 class ToolContext:
 	"""What a tool can see while it runs.
 
