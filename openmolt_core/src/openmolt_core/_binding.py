@@ -162,7 +162,7 @@ class UserAccount(Protocol):
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)  # its own __repr__: none to generate
 class BoundTool:
 	"""A tool as one agent sees it: the one record of a tool, whatever its source.
 

@@ -131,7 +131,7 @@ class Limits:
 	max_tool_images: int = 4
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__ to generate
 class RunEnd:
 	"""How a step ends the run.
 
@@ -146,7 +146,7 @@ class RunEnd:
 	message: str = ""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class StepRecord:
 	"""What one step's commands produced so far (filled as they run, read even if interrupted).
 
@@ -186,7 +186,7 @@ class StepRecord:
 		return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class ModelCall:
 	"""A model call in progress: its requests for the agent's models, its event numbers.
 
@@ -224,7 +224,7 @@ async def in_call(
 		_CALL.reset(token)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class RunContext:
 	"""What the commands of a run may touch, passed explicitly instead of the agent object.
 

@@ -35,6 +35,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
+from openmolt_core._support import LazyPattern
 from openmolt_core._support.jsonsafe import UnsafeJson, encodable_text, loads
 from openmolt_core._support.jsonschema import format_errors
 from openmolt_core._support.masking import masked_excerpt
@@ -86,7 +87,7 @@ _STOP_REASONS = {
 _SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class ParsedReply:
 	"""A parsed reply: the commands to run, or the errors, plus the text for the history.
 
@@ -103,13 +104,13 @@ class ParsedReply:
 	ignored: list[str] = field(default_factory=list)
 
 
-_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
+_THINK = LazyPattern(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
 # One token per string (terminated or not) or bracket; possessive, so no backtracking.
-_TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
+_TOKENS = LazyPattern(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
 
 
 def _strip(text: str) -> str:
-	s = _THINK.sub("", text).strip() if "<think" in text.lower() else text.strip()
+	s = _THINK().sub("", text).strip() if "<think" in text.lower() else text.strip()
 	if s.startswith("```"):
 		s = s.split("\n", 1)[1] if "\n" in s else ""
 		end = s.rfind("```")
@@ -124,7 +125,7 @@ def _objects(s: str) -> list[tuple[int, int]]:
 	spans: list[tuple[int, int]] = []
 	depth = 0
 	start = 0
-	for match in _TOKENS.finditer(s):
+	for match in _TOKENS().finditer(s):
 		token = match.group()
 		if token[0] == '"':
 			continue

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,6 +39,7 @@ from typing import Any, Protocol, cast, overload
 
 from pydantic import BaseModel
 
+from openmolt_core._support import LazyPattern
 from openmolt_core._support.sync import call as _call
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.tools import Tool, ToolContext, check_in_doubt, check_labels
@@ -346,18 +346,18 @@ def tool(
 	return decorate
 
 
-_SECTION = re.compile(
+_SECTION = LazyPattern(
 	r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
 )
-_GOOGLE_ARG = re.compile(r"^\s+(\*{0,2}\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
-_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:\S+\s+)?(\w+):\s*(.*)$")
+_GOOGLE_ARG = LazyPattern(r"^\s+(\*{0,2}\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+_SPHINX_ARG = LazyPattern(r"^\s*:param\s+(?:\S+\s+)?(\w+):\s*(.*)$")
 
 
 def _docstring(doc: str) -> tuple[str, dict[str, str]]:
 	"""The first paragraph and the parameter descriptions of a Google or Sphinx docstring."""
 	text = inspect.cleandoc(doc)
 	summary = text.split("\n\n", 1)[0].strip()
-	if summary.startswith(":param") or _SECTION.match(summary.splitlines()[0] if summary else ""):
+	if summary.startswith(":param") or _SECTION().match(summary.splitlines()[0] if summary else ""):
 		summary = ""
 	params: dict[str, str] = {}
 	current: str | None = None
@@ -365,17 +365,17 @@ def _docstring(doc: str) -> tuple[str, dict[str, str]]:
 	arg_indent: int | None = None  # the indentation of the first argument line
 	for line in text.splitlines():
 		indent = len(line) - len(line.lstrip())
-		section = _SECTION.match(line)
+		section = _SECTION().match(line)
 		if section:
 			in_args = section.group(1) in ("Args", "Arguments", "Parameters")
 			current, arg_indent = None, None
 			continue
-		sphinx = _SPHINX_ARG.match(line)
+		sphinx = _SPHINX_ARG().match(line)
 		if sphinx:
 			current = sphinx.group(1)
 			params[current] = sphinx.group(2).strip()
 			continue
-		google = _GOOGLE_ARG.match(line) if in_args else None
+		google = _GOOGLE_ARG().match(line) if in_args else None
 		if google and (arg_indent is None or indent <= arg_indent):
 			arg_indent = indent
 			current = google.group(1).lstrip("*")

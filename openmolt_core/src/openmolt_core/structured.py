@@ -59,7 +59,7 @@ _ENCODED_OUTPUT = {"type": "string", "description": "The output as JSON text."}
 _STAND_IN = {"type": "string"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__ to generate
 class _EnvelopeRepair:
 	"""Repairs a decoded reply command by command: by ``type``, and by ``tool`` for tool calls."""
 
@@ -145,7 +145,7 @@ def _with(repair: Repair | None, name: str, inner: Repair | None) -> Repair | No
 	return ObjectRepair(((name, False, inner), *props))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class _Part:
 	key: tuple[str, str | None]
 	schema: dict[str, Any]

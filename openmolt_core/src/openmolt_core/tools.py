@@ -8,7 +8,6 @@ calling run). Tools made from Python functions (`FunctionTool`, the `tool` decor
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_chec
 
 from pydantic import BaseModel
 
-from openmolt_core._support import lazy_exports
+from openmolt_core._support import LazyPattern, lazy_exports
 from openmolt_core._support.sync import cancelled
 
 if TYPE_CHECKING:
@@ -191,7 +190,7 @@ class Retries(Protocol):
 		...
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)  # its own __repr__: none to generate
 class ToolContext:
 	"""What a tool can see while it runs.
 
@@ -469,7 +468,7 @@ def guard_agents(agent: Any) -> list[Any]:
 	return out
 
 
-_WILDCARD = re.compile(r"[*?\[]")
+_WILDCARD = LazyPattern(r"[*?\[]")
 _PATTERNS: dict[int, tuple[Mapping[str, Sequence[str]], int, tuple[str, ...]]] = {}
 
 
@@ -483,7 +482,7 @@ def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
 	if entry is None or entry[0] is not table or entry[1] != len(table):
 		if len(_PATTERNS) > 1024:  # tables made on the fly (tests): keep the cache small
 			_PATTERNS.clear()
-		entry = (table, len(table), tuple(k for k in table if _WILDCARD.search(k)))
+		entry = (table, len(table), tuple(k for k in table if _WILDCARD().search(k)))
 		_PATTERNS[id(table)] = entry
 	return entry[2]
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from openmolt_core._support import LazyPattern
 
 __all__ = ["EMPTY_TURN", "data_url", "encode", "keep", "last_key", "merge_options", "turn_text"]
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 _KEPT: dict[int, tuple[Any, str | None]] = {}
 """``id(value)`` -> (the value, its JSON once written): the values `keep` was given."""
@@ -80,7 +81,7 @@ def encode(body: dict[str, Any]) -> bytes:
 	try:
 		return text.encode()
 	except UnicodeEncodeError:
-		return _SURROGATE.sub("\ufffd", text).encode()
+		return _SURROGATE().sub("\ufffd", text).encode()
 
 
 def merge_options(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openmolt_core._envvars import env_var
+from openmolt_core._support import LazyPattern
 from openmolt_core._support.masking import masked_excerpt, warn
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, ProviderError
@@ -54,7 +55,7 @@ MAX_ERROR_CHARS = 500
 _MAX_WAIT = 60.0
 _T = TypeVar("_T")
 
-_KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
+_KEY_PATTERNS = LazyPattern(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
 
 class ModelConfigWarning(UserWarning):
@@ -72,7 +73,7 @@ class NotStreamingWarning(ModelConfigWarning):
 _REFUSED_STREAM = frozenset({400, 404, 405, 415, 422})
 """Statuses a server answers a ``stream`` it does not take with (with "stream" in the message)."""
 
-_STREAM_WORD = re.compile(r"\bstream", re.IGNORECASE)
+_STREAM_WORD = LazyPattern(r"\bstream", re.IGNORECASE)
 """"stream" as a word or a word's start (``stream_options``, "streaming"), not "upstream"."""
 
 
@@ -100,7 +101,7 @@ def _parsed(
 		return parse(reply)
 	except ProviderError as exc:
 		error = bool(reply.get("error")) or reply.get("type") == "error"
-		if error and _STREAM_WORD.search(str(exc)) is None:
+		if error and _STREAM_WORD().search(str(exc)) is None:
 			raise
 		return None  # a refusal of the stream: asked again without it
 	except (LookupError, TypeError, ValueError, AttributeError):
@@ -124,7 +125,7 @@ def refuses_stream(exc: ProviderError) -> bool:
 	return (
 		bool(vars(exc).get(_ANSWERED))
 		and exc.status_code in _REFUSED_STREAM
-		and _STREAM_WORD.search(str(exc)) is not None
+		and _STREAM_WORD().search(str(exc)) is not None
 	)
 
 
@@ -767,7 +768,7 @@ class HTTPProvider:
 
 	def _redact(self, text: str) -> str:
 		masked = masked_excerpt(text, len(text), self.secrets())  # masked whole, not cut yet
-		return _KEY_PATTERNS.sub("***", masked)[:MAX_ERROR_CHARS]
+		return _KEY_PATTERNS().sub("***", masked)[:MAX_ERROR_CHARS]
 
 	def _error(self, response: httpx.Response, model: str) -> ProviderError:
 		status = response.status_code
@@ -842,7 +843,7 @@ class HTTPProvider:
 			)
 		elif status == 401 or (status in (400, 403) and "api key" in detail.lower()):
 			message = f"the API key was rejected ({status}); {keyfix}"
-		elif status == 402 or (status == 400 and _BILLING.search(detail)):
+		elif status == 402 or (status == 400 and _BILLING().search(detail)):
 			message = f"a billing problem ({status}): check the plan and payment details{suffix}"
 		elif status == 403:
 			message = (
@@ -873,9 +874,9 @@ class HTTPProvider:
 _PAGE_FROM = "an HTML page ({!r}) from a proxy or gateway, not the API's own answer"
 """How an error names a page in place of the API's answer (`_page`)."""
 
-_PAGE_TITLE = re.compile(r"<(title|h1)[^>]{0,200}>(.{0,500}?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_PAGE_TITLE = LazyPattern(r"<(title|h1)[^>]{0,200}>(.{0,500}?)</\1\s*>", re.IGNORECASE | re.DOTALL)
 """A page's title: bounded, so a page of unclosed tags is read in linear time."""
-_TAG = re.compile(r"<[^>]*>")
+_TAG = LazyPattern(r"<[^>]*>")
 
 
 def _page(headers: httpx.Headers, text: str) -> str | None:
@@ -895,8 +896,8 @@ def _page(headers: httpx.Headers, text: str) -> str | None:
 		return None
 	import html
 
-	found = _PAGE_TITLE.search(text[:20_000])
-	title = " ".join(html.unescape(_TAG.sub(" ", found.group(2))).split()) if found else ""
+	found = _PAGE_TITLE().search(text[:20_000])
+	title = " ".join(html.unescape(_TAG().sub(" ", found.group(2))).split()) if found else ""
 	return title[:120] or "untitled"
 
 
@@ -910,7 +911,7 @@ def exceeds_context(code: Any, detail: str) -> bool:
 		code: The error's machine-readable code or type (any value; None for none).
 		detail: The error's message.
 	"""
-	return bool(_CONTEXT_EXCEEDED.search(f"{code or ''} {detail}"))
+	return bool(_CONTEXT_EXCEEDED().search(f"{code or ''} {detail}"))
 
 
 def window_error(
@@ -1030,7 +1031,7 @@ _NEVER_LATER = frozenset({501, 505})
 """Server statuses that do not pass: 501 Not Implemented (a server without this endpoint: the
 OpenAI provider then tries Chat Completions) and 505 HTTP Version Not Supported."""
 
-_CONTEXT_EXCEEDED = re.compile(
+_CONTEXT_EXCEEDED = LazyPattern(
 	r"context_length_exceeded|exceed_context_size|context (length|window|size|limit)"
 	r"|prompt is too long"
 	r"|input token count.*exceeds|maximum number of tokens allowed|too many input tokens",
@@ -1073,7 +1074,7 @@ def _flagged(body: Any) -> bool:
 	return any(isinstance(code, str) and code in _FLAGGED for code in codes)
 
 
-_BILLING = re.compile(r"credit balance|enable billing", re.IGNORECASE)
+_BILLING = LazyPattern(r"credit balance|enable billing", re.IGNORECASE)
 """How a 400 names a billing problem: Anthropic's "Your credit balance is too low to access the
 Anthropic API" (an ``invalid_request_error``, not its 402 ``billing_error``), Gemini's "Please
 enable billing on your project" (a region without the free tier)."""

@@ -21,17 +21,19 @@ This module itself holds the lazy re-exports (`lazy_exports`, PEP 562 module att
 import their module on first access), the one helper ``import openmolt`` needs: the facades
 (`openmolt`, `openmolt_core`) re-export names from heavier modules, and resolving each on first
 use keeps ``import openmolt`` from loading pydantic, pluggy or httpx before a program needs
-them. Importing it loads no other module of the package.
+them; and `LazyPattern`, a regular expression compiled on its first use. Importing it loads no
+other module of the package.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports", "loaded"]
+__all__ = ["LazyPattern", "lazy_exports", "loaded"]
 
 
 def lazy_exports(
@@ -70,3 +72,34 @@ def loaded(module: str, name: str) -> Any:
 	"""
 	found = sys.modules.get(module)
 	return None if found is None else getattr(found, name, None)
+
+
+class LazyPattern:
+	"""A regular expression compiled on its first use, not when its module is imported.
+
+	Compiling takes tens of microseconds a pattern, paid by every process that imports the module;
+	a pattern for a rare path (an error's wording, an escape a secret may take, a docstring
+	format) costs nothing until that path runs. Call it for the compiled pattern:
+	``_WORD().match(text)``. Two threads may both compile it once; either result is the same.
+
+	Args:
+		pattern: The regular expression.
+		flags: `re` flags.
+	"""
+
+	__slots__ = ("_compiled", "_flags", "_pattern")
+
+	def __init__(self, pattern: str, flags: int = 0) -> None:
+		self._pattern = pattern
+		self._flags = flags
+		self._compiled: re.Pattern[str] | None = None
+
+	def __call__(self) -> re.Pattern[str]:
+		"""The compiled pattern (compiled on the first call)."""
+		compiled = self._compiled
+		if compiled is None:
+			compiled = self._compiled = re.compile(self._pattern, self._flags)
+		return compiled
+
+	def __repr__(self) -> str:
+		return f"LazyPattern({self._pattern!r})"

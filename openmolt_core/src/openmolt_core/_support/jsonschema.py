@@ -53,6 +53,8 @@ from pydantic_core import (
 	core_schema,
 )
 
+from openmolt_core._support import LazyPattern
+
 __all__ = [
 	"CHECKED_FORMATS",
 	"ENFORCED",
@@ -817,13 +819,13 @@ def _integral(value: Any) -> int:
 	raise PydanticCustomError("int_type", "Input should be a valid integer")
 
 
-_DATE_TIME = re.compile(
+_DATE_TIME = LazyPattern(
 	r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$", re.ASCII
 )
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$", re.ASCII)
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$", re.ASCII)
+_DATE = LazyPattern(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+_EMAIL = LazyPattern(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+_UUID = LazyPattern(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$", re.ASCII)
+_SCHEME = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*$", re.ASCII)
 
 
 def _fails(name: str, what: str) -> PydanticCustomError:
@@ -833,7 +835,7 @@ def _fails(name: str, what: str) -> PydanticCustomError:
 def _uri(value: str) -> str:
 	scheme, sep, rest = value.partition(":")
 	web = scheme.lower() in ("http", "https")
-	fine = bool(sep and _SCHEME.match(scheme) and rest) and not any(c.isspace() for c in value)
+	fine = bool(sep and _SCHEME().match(scheme) and rest) and not any(c.isspace() for c in value)
 	if fine and web:
 		fine = rest.startswith("//") and len(rest) > 2  # a web URL names its host
 	if not fine:
@@ -845,7 +847,7 @@ def _date_time(value: str) -> str:
 	import datetime as dt
 
 	try:
-		if not _DATE_TIME.match(value):
+		if not _DATE_TIME().match(value):
 			raise ValueError(value)
 		dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
 	except ValueError:
@@ -857,7 +859,7 @@ def _date(value: str) -> str:
 	import datetime as dt
 
 	try:
-		if not _DATE.match(value):
+		if not _DATE().match(value):
 			raise ValueError(value)
 		dt.date.fromisoformat(value)
 	except ValueError:
@@ -866,13 +868,13 @@ def _date(value: str) -> str:
 
 
 def _email(value: str) -> str:
-	if not _EMAIL.match(value):
+	if not _EMAIL().match(value):
 		raise _fails("email", "an email address, such as ana@example.com")
 	return value
 
 
 def _uuid(value: str) -> str:
-	if not _UUID.match(value):
+	if not _UUID().match(value):
 		raise _fails("uuid", "a UUID, such as 123e4567-e89b-12d3-a456-426614174000")
 	return value
 

@@ -43,6 +43,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
+from openmolt_core._support import LazyPattern
+
 __all__ = [
 	"LOGGERS",
 	"MASK",
@@ -84,7 +86,7 @@ _SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (h
 _RUN_ENDS = frozenset("\"'<>\\&?#=,;")  # with whitespace, what ends a percent-encoded run
 # Each run pattern starts only where a run starts (the lookbehind): otherwise a long run without
 # the encoded character is scanned again from each of its positions (quadratic time).
-_PERCENT_RUN = re.compile(
+_PERCENT_RUN = LazyPattern(
 	r"(?<![^\s\"'<>\\&?#=,;])[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*"
 )
 _MAX_HELD_RUN = 4096
@@ -195,7 +197,7 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 					if spelling in text:
 						text = text.replace(spelling, MASK)
 		if decoded and "%" in text:
-			text = _PERCENT_RUN.sub(lambda m: _masked_run(m[0], decoded), text)
+			text = _PERCENT_RUN().sub(lambda m: _masked_run(m[0], decoded), text)
 		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
 		if decoded:
@@ -221,7 +223,7 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 			if spelling in text:
 				text = text.replace(spelling, MASK)
 	if "&" in text and ("&#" in text or "&amp;#" in text):  # one character first: the cheapest
-		text = _HTML_RUN.sub(lambda m: _masked_html(m[0], secrets), text)
+		text = _HTML_RUN().sub(lambda m: _masked_html(m[0], secrets), text)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
 		if newline in text:
 			lines = text.split(newline)
@@ -254,12 +256,12 @@ def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, 
 	return tuple(sorted(wide, key=len, reverse=True)), tuple(sorted(hexes, key=len, reverse=True))
 
 
-_HTML_RUN = re.compile(
+_HTML_RUN = LazyPattern(
 	r"(?<![^\s\"'<>])[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*"
 )
 _MIN_WRAPPED = 40
 """The shortest first line of a base64 text wrapped in lines that is joined and checked."""
-_B64_LINE = re.compile(r"[A-Za-z0-9+/_=-]+")
+_B64_LINE = LazyPattern(r"[A-Za-z0-9+/_=-]+")
 
 
 def _masked_html(run: str, secrets: frozenset[str]) -> str:
@@ -283,7 +285,9 @@ def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[
 	while i < len(lines):
 		j = i
 		while (
-			j < len(lines) and len(lines[j]) >= 4 and _B64_LINE.fullmatch(lines[j].removesuffix(cr))
+			j < len(lines)
+			and len(lines[j]) >= 4
+			and _B64_LINE().fullmatch(lines[j].removesuffix(cr))
 		):
 			j += 1
 		# The block starts at the run's first long line: a short word before it ("Hello",
@@ -454,16 +458,16 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 	return run
 
 
-_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
-_UNESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|.)", re.DOTALL)
-_ODD_ESCAPE = re.compile(r"\\[^\\'\"abfnrtvxuU]")
+_ESCAPE = LazyPattern(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
+_UNESCAPE = LazyPattern(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+_ODD_ESCAPE = LazyPattern(r"\\[^\\'\"abfnrtvxuU]")
 """An escape the codec does not know (it warns of it), or an octal one: decoded by hand."""
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
 _ESCAPED_RUN_ENDS = '"<>\n\r\t\v\f'
-_ESCAPED_RUN = re.compile(r'(?:[^"<>\n\r\t\v\f\\]++|\\.)*+', re.DOTALL)
+_ESCAPED_RUN = LazyPattern(r'(?:[^"<>\n\r\t\v\f\\]++|\\.)*+', re.DOTALL)
 """What ends an escaped run: a JSON string's quote, a tag, a line. Not a space (JSON writes it as
 is, inside a secret too), nor ``'`` (a JSON string holds it as is)."""
-_OPEN_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{0,3}|U[0-9A-Fa-f]{0,7}|x[0-9A-Fa-f]?)?$")
+_OPEN_ESCAPE = LazyPattern(r"\\(?:u[0-9A-Fa-f]{0,3}|U[0-9A-Fa-f]{0,7}|x[0-9A-Fa-f]?)?$")
 
 
 def _escaped_run_ends(char: str) -> bool:
@@ -482,11 +486,11 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 	pieces: list[str] = []
 	done = 0  # what is copied to pieces
 	scanned = 0  # where the last run ended: an escape before it belongs to a run already read
-	while found := _ESCAPE.search(text, scanned):
+	while found := _ESCAPE().search(text, scanned):
 		start = max(
 			scanned, *(text.rfind(c, scanned, found.start()) + 1 for c in _ESCAPED_RUN_ENDS)
 		)
-		end = _ESCAPED_RUN.match(text, found.start()).end()  # type: ignore[union-attr]
+		end = _ESCAPED_RUN().match(text, found.start()).end()  # type: ignore[union-attr]
 		scanned = max(end, found.end())
 		if _escapes_hold(text[start:end], secrets):
 			pieces += (text[done:start], MASK)
@@ -531,12 +535,12 @@ def _readings(decoded: str) -> set[str]:
 def _unescaped(run: str) -> str:
 	"""The run with its backslash escapes decoded (by the codec; a malformed one by hand)."""
 	run = run.replace("\\/", "/")
-	if not _ODD_ESCAPE.search(run):  # the codec warns of an escape it does not know
+	if not _ODD_ESCAPE().search(run):  # the codec warns of an escape it does not know
 		try:
 			return run.encode("latin-1", "backslashreplace").decode("unicode_escape")
 		except UnicodeDecodeError:  # ``C:\\xyz``: a backslash that starts no escape
 			pass
-	return _UNESCAPE.sub(_unescape, run)
+	return _UNESCAPE().sub(_unescape, run)
 
 
 def _unescape(escape: re.Match[str]) -> str:
@@ -723,8 +727,8 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 	return len(text) - start if "%" in text[start:] else 0
 
 
-_HTML_REF = re.compile(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
-_OPEN_HTML_REF = re.compile(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
+_HTML_REF = LazyPattern(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
+_OPEN_HTML_REF = LazyPattern(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
 _HTML_RUN_ENDS = frozenset("\"'<>")
 
 
@@ -742,7 +746,7 @@ def _open_html_run(text: str, secrets: frozenset[str]) -> int:
 		if len(text) - start > _MAX_HELD_RUN:
 			return 0
 	run = text[start:]
-	if "&" in run and (_HTML_REF.search(run) or _OPEN_HTML_REF.search(run)):
+	if "&" in run and (_HTML_REF().search(run) or _OPEN_HTML_REF().search(run)):
 		return len(run)
 	return 0
 
@@ -775,7 +779,7 @@ def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> 
 		if newline != "\n":  # a JSON text: its last line may end with half an escape
 			last = last.removesuffix("\\")
 		last = last.removesuffix(cr)
-		if (last and not _B64_LINE.fullmatch(last)) or len(last) > _MAX_HELD_RUN:
+		if (last and not _B64_LINE().fullmatch(last)) or len(last) > _MAX_HELD_RUN:
 			continue
 		start = partial if last else -1  # where a block would start
 		while end > 0:
@@ -783,7 +787,7 @@ def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> 
 			if before == -1 and not fresh:
 				break
 			line = text[before + len(newline) if before != -1 else 0 : end].removesuffix(cr)
-			if len(line) < 4 or not _B64_LINE.fullmatch(line):
+			if len(line) < 4 or not _B64_LINE().fullmatch(line):
 				break
 			if len(line) >= _MIN_WRAPPED:
 				start = before + len(newline) if before != -1 else 0
@@ -810,7 +814,7 @@ def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
 		if len(text) - start > _MAX_HELD_RUN:
 			return 0
 	run = text[start:]
-	if _ESCAPE.search(run) or _OPEN_ESCAPE.search(run):
+	if _ESCAPE().search(run) or _OPEN_ESCAPE().search(run):
 		return len(run)
 	return 0
 

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openmolt_core._support import LazyPattern
 from openmolt_core._support.jsonsafe import UnsafeJson, loads
 
 __all__ = [
@@ -93,7 +94,7 @@ Repair = Callable[[Any], Any]
 """Undoes the dialect's changes on one value valid under the fitted sub-schema (in place)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class Decode:
 	"""A value sent as JSON text: decoded (text that is not JSON stays as it is).
 
@@ -113,7 +114,7 @@ class Decode:
 			return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class ObjectRepair:
 	"""Repairs the properties of an object.
 
@@ -139,7 +140,7 @@ class ObjectRepair:
 		return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class ArrayRepair:
 	"""Repairs every item of an array."""
 
@@ -165,7 +166,7 @@ def kinds_of(value: Any) -> frozenset[str]:
 	return frozenset({kind} if kind else ())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class Match:
 	"""What a value must look like to be valid under one fitted ``anyOf`` branch (a necessary test).
 
@@ -222,7 +223,7 @@ class RefRepair:
 		return self.target(value) if self.target is not None else value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__
 class UnionRepair:
 	"""Repairs a value with the repair of the first ``anyOf`` branch it could match.
 
@@ -387,7 +388,7 @@ def _disjoint(branches: Sequence[Mapping[str, Any]]) -> bool:
 # metrics ------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class Metrics:
 	"""The sizes the providers limit, measured on one schema.
 
@@ -572,7 +573,7 @@ class SchemaDialect:
 # the fitter ---------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # never compared: no __eq__ to generate
 class Fitter:
 	"""Fits sub-schemas to one dialect; one instance per part fitted (it collects `relaxed`).
 
@@ -928,7 +929,7 @@ def _def_name(where: str, ref: str, defs: Mapping[str, Any], busy: Mapping[str, 
 	return name
 
 
-_NOT_SIMPLE = re.compile(r"\\[1-9bBk]|\(\?(?!:)")
+_NOT_SIMPLE = LazyPattern(r"\\[1-9bBk]|\(\?(?!:)")
 """Backreferences, word boundaries, named references and every ``(?...)`` group but ``(?:``."""
 
 
@@ -938,7 +939,7 @@ def simple_pattern(pattern: Any) -> bool:
 	Args:
 		pattern: The keyword's value.
 	"""
-	if not isinstance(pattern, str) or _NOT_SIMPLE.search(pattern):
+	if not isinstance(pattern, str) or _NOT_SIMPLE().search(pattern):
 		return False
 	try:
 		re.compile(pattern)

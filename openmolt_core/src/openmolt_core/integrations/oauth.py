@@ -135,7 +135,7 @@ def requested_scopes(
 	return list(dict.fromkeys(out))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)  # its own __repr__: none to generate
 class Consent:
 	"""One authorization attempt: the URL to open and what checks its answer.
 
