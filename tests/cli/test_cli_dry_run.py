@@ -109,3 +109,23 @@ def test_the_estimate_is_the_bytes_the_first_request_sends(
 	assert estimate["characters"] == len(sent.decode())
 	assert estimate["estimated_tokens"] == (estimate["characters"] + 3) // 4
 	assert 0 < estimate["schema_characters"] < estimate["characters"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("max_steps", [1, 2, 3])
+async def test_the_first_request_of_a_one_step_agent_carries_its_last_step_notice(
+	max_steps: int,
+) -> None:
+	"""first_request (what --dry-run measures) is what the first call sends, at any max_steps."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, finish
+
+	model = ScriptedModel([finish("hi")])
+	agent = OpenMolt().create_agent(name="G", model=model, max_steps=max_steps)
+	built = agent.first_request("Zoë")
+	result = await agent.run("Zoë")
+	assert result.status == "success", result.error
+	sent = model.requests[0]
+	assert [m.content for m in built.messages] == [m.content for m in sent.messages]
+	assert built.system == sent.system
+	assert ("last step" in sent.messages[-1].content) == (max_steps == 1)

@@ -98,6 +98,18 @@ def test_logs_of_a_mistyped_agent_names_the_agent_that_ran(
 	assert "did you mean" not in capsys.readouterr().err
 
 
+def test_logs_of_an_agent_s_name_points_to_agent(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs Fruit` (an agent's name where a run id goes) points to --agent 'Fruit'."""
+	for typed in ("Fruit", "fruit"):
+		assert openmolt_main(["logs", typed]) == 2
+		err = capsys.readouterr().err
+		assert "`openmolt logs --agent Fruit` lists that agent's runs" in err, err
+	assert openmolt_main(["logs", "pears"]) == 2
+	assert "--agent" not in capsys.readouterr().err
+
+
 def test_logs_prune_deletes_old_runs_only(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
 	"""--prune DAYS removes runs started before the cut, with their events."""
 	import sqlite3

@@ -133,3 +133,22 @@ def test_an_error_event_of_many_lines_is_a_bounded_readable_line() -> None:
 			continue
 		assert text.startswith("openmolt: step 1: tool: \\u001b[2Jthe API said:\n  row 0\n")
 		assert len(text.splitlines()) <= 25 and "more lines" in text and "\x1b" not in text
+
+
+def test_a_long_one_line_error_with_its_fix_is_said_whole() -> None:
+	"""A provider's one-line error of a few hundred characters keeps its hint and link whole."""
+	from openmolt_core.events import ErrorEvent
+
+	message = (
+		"ollama:llama3.2: nothing listens at http://localhost:11434/v1 (the connection failed): "
+		"start the server, e.g. `ollama serve` (Ollama), `vllm serve MODEL` (vLLM) or "
+		"`llama-server -m MODEL.gguf` (llama.cpp), or fix llmProviders.ollama.baseUrl in the "
+		"agent file (or OPENMOLT_OLLAMA_BASE_URL) "
+		"(https://github.com/openmolt/openmolt/blob/main/docs/guides/local-models.md)"
+	)
+	stream = io.StringIO()
+	Progress("plain", stream).event(
+		ErrorEvent(agent="A", step=1, run_id="r", kind="provider", message=message)
+	)
+	text = stream.getvalue()
+	assert message in text and "cut" not in text, text

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def _first_turn(server) -> dict:
 	turns = server.requests[0]["body"]["input"]
@@ -240,3 +242,17 @@ def test_empty_piped_text_is_said_to_be_empty(tmp_path, cli) -> None:
 		assert done.stderr == (
 			'openmolt: -m needs a prompt, and the text piped in was empty: openmolt -m MODEL "..."\n'
 		)
+
+
+def test_an_integration_s_tool_given_to_tool_points_to_integration() -> None:
+	"""--tool slack.postMessage (an integration's tool, not a function) names --integration slack."""
+	from openmolt_core.cli._run import _import_tool
+	from openmolt_core.errors import ConfigurationError
+
+	with pytest.raises(ConfigurationError) as refused:
+		_import_tool("slack.postMessage")
+	assert "give module:function" in str(refused.value)
+	assert "`--integration slack` gives the agent slack's tools" in str(refused.value)
+	with pytest.raises(ConfigurationError) as other:
+		_import_tool("mytools.lookup")
+	assert "--integration" not in str(other.value)

@@ -586,10 +586,17 @@ def test_a_variable_of_another_credential_type_is_pointed_to(
 
 
 @pytest.mark.parametrize(
-	"typed", ["OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_BOTTOKEN"]
+	("typed", "meant"),
+	[
+		("OPENMOLT_SLAK_TOKEN", "OPENMOLT_SLACK_TOKEN"),
+		("OPENMOLT_SLACK_TOKN", "OPENMOLT_SLACK_TOKEN"),
+		("OPENMOLT_SLACK_BOTTOKEN", "OPENMOLT_SLACK_BOT_TOKEN"),
+	],
 )
-def test_a_secret_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli, typed: str) -> None:
-	"""The missing OPENMOLT_SLACK_TOKEN's message names the near variable that is set."""
+def test_a_secret_set_under_a_near_name_is_pointed_out(
+	tmp_path: Path, cli, typed: str, meant: str
+) -> None:
+	"""The missing token's message names the near variable that is set, and the one it is near."""
 	path = tmp_path / "agent.json"
 	path.write_text(
 		json.dumps(
@@ -604,7 +611,7 @@ def test_a_secret_set_under_a_near_name_is_pointed_out(tmp_path: Path, cli, type
 	env = cli.clean_env(OPENMOLT_OPENAI_API_KEY="sk-x", **{typed: "xoxb-1"})
 	done = cli.openmolt(str(path), cwd=tmp_path, env=env)
 	assert done.returncode == 2
-	assert f"({typed} is set: a typo of OPENMOLT_SLACK_TOKEN?)" in done.stderr
+	assert f"({typed} is set: a typo of {meant}?)" in done.stderr
 	assert "xoxb-1" not in done.stderr
 
 
@@ -666,6 +673,20 @@ def test_another_integration_s_variable_is_not_called_a_typo(
 	assert near_variable(["OPENMOLT_DISCORD_ACCESS_TOKEN"], owners=["discord", "slack"]) == (
 		"OPENMOLT_DISCORD_ACCES_TOKEN",
 		"OPENMOLT_DISCORD_ACCESS_TOKEN",
+	)
+
+
+def test_a_typo_is_taken_for_the_variable_it_is_closest_to(monkeypatch: pytest.MonkeyPatch) -> None:
+	"""OPENMOLT_SLACK_BOT_TOKN is a typo of ..._BOT_TOKEN, not of ..._TOKEN listed before it."""
+	from openmolt_core.cli._early import near_variable
+
+	for variable in [v for v in os.environ if v.startswith("OPENMOLT_")]:
+		monkeypatch.delenv(variable)
+	monkeypatch.setenv("OPENMOLT_SLACK_BOT_TOKN", "xoxb-1")
+	wanted = ["OPENMOLT_SLACK_TOKEN", "OPENMOLT_SLACK_BOT_TOKEN"]
+	assert near_variable(wanted, owners=["slack"]) == (
+		"OPENMOLT_SLACK_BOT_TOKN",
+		"OPENMOLT_SLACK_BOT_TOKEN",
 	)
 
 

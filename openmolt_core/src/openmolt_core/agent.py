@@ -1691,6 +1691,7 @@ class Agent:
 
 		The first model's system prompt, the first message and the reply schema as sent: what
 		``openmolt --dry-run`` measures (a provider's ``build`` turns it into the body it posts).
+		The first message carries the last step's notice when ``max_steps`` is 1, as a run's does.
 		A run that continues a conversation or has memory sends more.
 
 		Args:
@@ -1698,6 +1699,10 @@ class Agent:
 		"""
 		state = RunState()
 		state.messages.append(Message("user", self.first_message(input, state)))
+		if self.max_steps == 1:  # the first call is the last: a run adds its notice (_last_call)
+			from openmolt_core._support.words import quantity
+
+			self._append_notice(state, _LAST_STEP.format(why=quantity(1, "step")))
 		primary = self._models.primary
 		primary.begin(self.model_config)  # as a run starts: the dialect asked again
 		return self._request(state, primary, *self._tool_set().envelope(state))

@@ -145,14 +145,19 @@ def near_variable(
 		# The longest prefix: OPENMOLT_OPENAI_IMAGE_API_KEY is openaiImage's, not openai's.
 		return max((p for p in prefixes or () if name.startswith(p)), key=len, default=None)
 
+	best: tuple[float, str, str] | None = None
 	for variable in needed:
 		for close in difflib.get_close_matches(variable, given, n=5, cutoff=0.85):
 			if prefixes is None:
 				known = _installed_owners() if owners is None else owners
 				prefixes = [_variable(owner, "") for owner in known]  # OPENMOLT_SLACK_
-			if owner_of(close) in (None, owner_of(variable)):  # another owner's: not a typo
-				return close, variable
-	return None
+			if owner_of(close) not in (None, owner_of(variable)):  # another owner's: no typo
+				continue
+			# The closest pair: OPENMOLT_SLACK_BOT_TOKN is BOT_TOKEN's typo, not TOKEN's.
+			ratio = difflib.SequenceMatcher(None, close, variable).ratio()
+			if best is None or ratio > best[0]:
+				best = (ratio, close, variable)
+	return (best[1], best[2]) if best is not None else None
 
 
 def _installed_owners() -> list[str]:

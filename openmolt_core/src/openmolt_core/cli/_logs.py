@@ -180,6 +180,15 @@ async def _main(ns: argparse.Namespace) -> int:
 		if run is None:  # a prefix, as the summary's id shortened by hand
 			ids = await store.run_ids(ns.run_id, limit=ENOUGH)
 			if not ids:  # `openmolt logs Ada`: a word to look for, not an id
+				agents = {row["agent"] for row in await store.totals("")}
+				named = [a for a in sorted(agents) if a.casefold() == ns.run_id.casefold()]
+				if named:  # `openmolt logs Greeter`: an agent's name
+					import shlex
+
+					raise ConfigurationError(
+						f"no run {ns.run_id!r} in {store.path}; `openmolt logs --agent "
+						f"{shlex.quote(named[0])}` lists that agent's runs"
+					)
 				raise ConfigurationError(
 					f"no run {ns.run_id!r} in {store.path}; `openmolt logs -q {ns.run_id}` "
 					"finds the runs whose input, output or error has it"

@@ -425,9 +425,15 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 
 	module_name, _, attribute = reference.rpartition(":")
 	if not module_name or not attribute:
+		from openmolt_core._envvars import installed_owners
+
+		owner = reference.partition(".")[0]
+		hint = ""
+		if owner and owner in installed_owners():  # slack.postMessage: an integration's tool
+			hint = f"; {reference} is an integration's: `--integration {owner}` gives the agent {owner}'s tools"
 		raise ConfigurationError(
 			f"--tool {reference!r}: give module:function or file.py:function, e.g. "
-			"--tool mytools:lookup_order"
+			f"--tool mytools:lookup_order{hint}"
 		)
 	if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
 		module = _tool_file(reference, Path(module_name))

@@ -53,12 +53,15 @@ def excerpt(
 	(`openmolt_core._support.masking.mask_known`), then each character a terminal obeys escaped
 	(`printable`); lines after the first are indented, blank ones at the ends dropped. At most
 	``lines`` lines of at most ``width`` characters each and ``total`` in all are kept; a text
-	cut says how much was left out, and where the whole is (``whole``).
+	of one line may fill all of ``total`` (the terminal wraps it: an error the command wrote
+	keeps its hint and link whole). A text cut says how much was left out, and where the whole
+	is (``whole``).
 
 	Args:
 		text: The text.
 		lines: The most lines shown.
-		width: The most characters of one line (a longer one ends with ``…``).
+		width: The most characters of one line of a text of several (a longer one ends with
+			``…``).
 		total: The most characters shown in all.
 		indent: What the lines after the first begin with.
 		whole: What the note of a cut text ends with (``--json prints it whole``).
@@ -69,6 +72,8 @@ def excerpt(
 	from openmolt_core._support.masking import mask_known
 
 	split = _NEWLINES.split(mask_known(text).strip())
+	if len(split) == 1:
+		width = total
 	shown: list[str] = []
 	size = 0
 	cut = False
