@@ -247,6 +247,26 @@ class SqliteHistory:
 			self._ready = True
 		return conn
 
+	def check(self) -> None:
+		"""Open the file (made with its tables when missing) and try a write, rolled back.
+
+		Raises:
+			OSError: Its folder cannot be made, or the path is no regular file.
+			sqlite3.Error: It is no SQLite file, or cannot be written (a read-only file or
+				folder): a scheduler on it could claim no schedule, and would fire none.
+		"""
+		conn = self._connect()
+		try:
+			conn.execute("BEGIN IMMEDIATE")
+			try:
+				conn.execute(
+					"INSERT INTO schedules (schedule_id, agent, anchor) VALUES ('', '', '')"
+				)
+			finally:
+				conn.execute("ROLLBACK")
+		finally:
+			conn.close()
+
 	def _add(self, record: RunRecord) -> None:
 		conn = self._connect()
 		try:
