@@ -278,19 +278,24 @@ def test_the_heuristic_reads_values_nested_deeper_than_the_recursion_limit() -> 
 	assert "override" in injection_signals(value)
 
 
-@pytest.mark.parametrize("text", ["\ufdfa" * 50_000, "ignore all " * 10_000], ids=["nfkc", "words"])
+@pytest.mark.parametrize(
+	"text",
+	["\ufdfa" * 50_000, "ignore all " * 10_000, [{"k": "v"}] * 100_000],
+	ids=["nfkc", "words", "many-strings"],
+)
 async def test_a_text_slow_to_scan_is_scanned_off_the_event_loop(
-	text: str, monkeypatch: pytest.MonkeyPatch
+	text: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-	"""A text under 200,000 characters that takes tens of ms to scan is read in a worker thread."""
+	"""A text under 200,000 characters that takes tens of ms to scan (or to gather from JSON of
+	many strings) is read in a worker thread, not on the event loop."""
 	threads: list[int] = []
-	scan = injection_module._signals
+	gather = injection_module._strings
 
-	def spy(raw: str) -> dict[str, int]:
+	def spy(value: Any) -> list[str]:
 		threads.append(threading.get_ident())
-		return scan(raw)
+		return gather(value)
 
-	monkeypatch.setattr(injection_module, "_signals", spy)
+	monkeypatch.setattr(injection_module, "_strings", spy)
 	assert (await judge(prompt_injection(), "tool_result", text)).action in ("allow", "rewrite")
 	assert threads and threads[0] != threading.get_ident()
 
