@@ -314,3 +314,43 @@ def test_the_schedule_store_can_be_turned_off(tmp_path, server, cli) -> None:
 	running.proc.send_signal(signal.SIGINT)
 	assert running.finish() == 0
 	assert not (Path(os.environ["XDG_STATE_HOME"]) / "openmolt" / "schedules.db").exists()
+
+
+def test_a_state_folder_that_cannot_be_written_keeps_schedules_in_memory(
+	tmp_path, server, cli, monkeypatch
+) -> None:
+	"""A home whose state folder cannot be made (read-only): the schedules still fire, in memory.
+
+	The default store was used unchecked: every claim of the lease failed, and the command fired
+	no schedule at all, logging an error every half grace."""
+	from openmolt_core.cli._run import load
+
+	blocked = tmp_path / "a-file"
+	blocked.write_text("")
+	monkeypatch.setenv("XDG_STATE_HOME", str(blocked))  # its "folder" is a file
+	path = cli.agent_file(tmp_path, server, schedules=[{"type": "interval", "value": 60}])
+	with pytest.warns(
+		UserWarning,
+		match=r"kept in memory: .*schedules.db cannot be written.*OPENMOLT_SCHEDULE_STORE",
+	):
+		loaded = load(str(path), env_file=None, verbose=False)
+	assert loaded.om.scheduler.store is None
+
+
+@pytest.mark.parametrize("content", [b"not a database " * 100, None], ids=["not-sqlite", "folder"])
+def test_a_schedule_store_named_that_cannot_be_used_is_a_clear_error(
+	tmp_path, server, cli, monkeypatch, content
+) -> None:
+	"""OPENMOLT_SCHEDULE_STORE naming a file that is no SQLite file (or a folder) says so at start."""
+	from openmolt_core.cli._run import load
+	from openmolt_core.errors import ConfigurationError
+
+	store = tmp_path / "store.db"
+	if content is None:
+		store.mkdir()
+	else:
+		store.write_bytes(content)
+	monkeypatch.setenv("OPENMOLT_SCHEDULE_STORE", str(store))
+	path = cli.agent_file(tmp_path, server, schedules=[{"type": "interval", "value": 60}])
+	with pytest.raises(ConfigurationError, match=r"OPENMOLT_SCHEDULE_STORE.*store\.db.*off"):
+		load(str(path), env_file=None, verbose=False)

@@ -1,6 +1,7 @@
 """The built-in guardrails: PII redaction, maximum size, JSON Schema, the injection heuristic."""
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from openmolt_core.guardrails import (
 	prompt_injection,
 	redact_pii,
 )
+from openmolt_core.guardrails import injection as injection_module
 from openmolt_core.guardrails import pii as pii_module
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
@@ -274,6 +276,28 @@ def test_the_heuristic_reads_values_nested_deeper_than_the_recursion_limit() -> 
 	for _ in range(5_000):
 		value = {"a": [value]}
 	assert "override" in injection_signals(value)
+
+
+@pytest.mark.parametrize(
+	"text",
+	["\ufdfa" * 50_000, "ignore all " * 10_000, [{"k": "v"}] * 100_000],
+	ids=["nfkc", "words", "many-strings"],
+)
+async def test_a_text_slow_to_scan_is_scanned_off_the_event_loop(
+	text: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A text under 200,000 characters that takes tens of ms to scan (or to gather from JSON of
+	many strings) is read in a worker thread, not on the event loop."""
+	threads: list[int] = []
+	gather = injection_module._strings
+
+	def spy(value: Any) -> list[str]:
+		threads.append(threading.get_ident())
+		return gather(value)
+
+	monkeypatch.setattr(injection_module, "_strings", spy)
+	assert (await judge(prompt_injection(), "tool_result", text)).action in ("allow", "rewrite")
+	assert threads and threads[0] != threading.get_ident()
 
 
 async def test_a_long_result_the_model_reads_whole_is_scanned_whole() -> None:

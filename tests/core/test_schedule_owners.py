@@ -191,6 +191,31 @@ async def test_a_crashed_owner_on_this_machine_is_taken_over_at_once_and_its_run
 		assert schedule.next_run == T0 + timedelta(minutes=20)
 
 
+async def test_an_owner_of_this_pid_from_before_a_restart_is_taken_over_at_once(tmp_path) -> None:
+	"""A container's process (pid 1, same host name) died and restarted: the lease its earlier
+	self left, which no scheduler of this process holds, is taken at once, not waited out.
+
+	It was taken for "another OpenMolt instance of this process": nothing fired until the dead
+	process's lease ended (a day's schedule: its next due time and half the grace later)."""
+	import os
+
+	from openmolt_core._history import Owner, SqliteHistory
+
+	db = tmp_path / "runs.sqlite"
+	clock = FakeClock(T0 + timedelta(minutes=15))
+	om, agent = instance(clock, db)
+	sid = agent.schedule({"type": "interval", "value": 600})
+	before = Owner("before-the-restart", Owner.here().host, os.getpid())
+	held = await SqliteHistory(db).claim(sid, "Digest", before, T0, T0 + timedelta(days=1))
+	assert held.held
+	schedule = om.scheduler.get(sid)
+	async with om:
+		await clock.advance(seconds=1)
+		assert schedule.held_by is None
+		await clock.advance(seconds=600)
+		assert len(schedule.history) == 1
+
+
 async def test_a_store_file_from_before_keeps_its_cursor_and_anchor(tmp_path) -> None:
 	"""A file with the old tables (an anchor per id, the cursor as the latest record) is read:
 	the agent's schedule catches up from its last record on its old grid."""

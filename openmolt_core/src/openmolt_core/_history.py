@@ -159,14 +159,32 @@ class Owner:
 		import socket
 		import uuid
 
-		return cls(uuid.uuid4().hex, socket.gethostname(), os.getpid())
+		owner = cls(uuid.uuid4().hex, socket.gethostname(), os.getpid())
+		_MINE.add(owner.token)
+		return owner
 
-	def describe(self, host: str | None, pid: int | None) -> str:
+	def describe(self, host: str | None, pid: int | None, token: str | None = None) -> str:
 		"""How a warning names the owner on ``host`` with ``pid``, seen from this one."""
 		where = f"pid {pid} on {host}"
-		if host == self.host and pid == self.pid:
+		if host == self.host and pid == self.pid and (token is None or token in _MINE):
 			return f"{where}: another OpenMolt instance of this process"
 		return where
+
+	def gone(self, host: str | None, pid: int | None, token: str | None) -> bool:
+		"""Whether the owner ``token`` on ``host`` with ``pid`` is a process of this machine that ended.
+
+		A process of this pid is this one, or an earlier one of the same pid (a container's
+		pid 1 restarted, same host name): an owner of it that this process never made is gone.
+		"""
+		if host != self.host or pid is None:
+			return False
+		if int(pid) == self.pid:
+			return token not in _MINE
+		return not _alive(int(pid))
+
+
+_MINE: set[str] = set()
+"""The tokens of the owners this process made (`Owner.here`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +264,26 @@ class SqliteHistory:
 				raise
 			self._ready = True
 		return conn
+
+	def check(self) -> None:
+		"""Open the file (made with its tables when missing) and try a write, rolled back.
+
+		Raises:
+			OSError: Its folder cannot be made, or the path is no regular file.
+			sqlite3.Error: It is no SQLite file, or cannot be written (a read-only file or
+				folder): a scheduler on it could claim no schedule, and would fire none.
+		"""
+		conn = self._connect()
+		try:
+			conn.execute("BEGIN IMMEDIATE")
+			try:
+				conn.execute(
+					"INSERT INTO schedules (schedule_id, agent, anchor) VALUES ('', '', '')"
+				)
+			finally:
+				conn.execute("ROLLBACK")
+		finally:
+			conn.close()
 
 	def _add(self, record: RunRecord) -> None:
 		conn = self._connect()
@@ -337,14 +375,14 @@ class SqliteHistory:
 					or token == owner.token
 					or ends is None
 					or ends <= now
-					or (host == owner.host and pid != owner.pid and not _alive(int(pid)))
+					or owner.gone(host, pid, token)
 				)
 				if not free:
 					return Claim(
 						False,
 						datetime.fromisoformat(anchor),
 						last_due,
-						owner=owner.describe(host, pid),
+						owner=owner.describe(host, pid, token),
 						until=ends,
 					)
 				moved = due is not None and (last_due is None or last_due < due)

@@ -566,7 +566,7 @@ def _build_json(
 		# Schedules served by this command keep their history in the user's state folder:
 		# missed runs are noticed across restarts, and two commands serving them fire each
 		# due time once (a durable engine keeps its own).
-		schedule_store=None if durable or not spec.schedules else schedule_store_path(),
+		schedule_store=None if durable or not spec.schedules else _schedule_store(),
 	)
 	if spec.openapi:  # each document is an integration the agent uses, its keys read as theirs
 		from openmolt_core.cli._openapi_sources import register_openapi
@@ -602,6 +602,41 @@ def _build_json(
 		entries=entries,
 	)
 	return _watch_refresh_tokens(loaded)
+
+
+def _schedule_store() -> Path | None:
+	"""The command's schedule store (`openmolt_core._history.default_path`), checked first.
+
+	A scheduler on a file it cannot write claims no schedule and fires none (it only logs that
+	it tries again): the default file that cannot be written (a read-only home) leaves the
+	history in memory, with a warning; a file named by the variable is an error naming it.
+
+	Raises:
+		ConfigurationError: ``OPENMOLT_SCHEDULE_STORE`` names a file that cannot be used.
+	"""
+	import sqlite3
+
+	from openmolt_core._history import ENV_VAR, SqliteHistory
+
+	path = schedule_store_path()
+	if path is None:
+		return None
+	try:
+		SqliteHistory(path).check()
+	except (OSError, sqlite3.Error) as exc:
+		why = f"{type(exc).__name__}: {exc}"
+		if os.environ.get(ENV_VAR):
+			raise ConfigurationError(
+				f"{ENV_VAR}={str(path)!r}: no schedule store can be kept there ({why}); name a "
+				f"file in a folder you can write, or {ENV_VAR}=off to keep it in memory"
+			) from None
+		_warn(
+			f"the schedules' history is kept in memory: {path} cannot be written ({why}); "
+			f"missed runs are not noticed across restarts. Set {ENV_VAR} to a file you can "
+			f"write (or {ENV_VAR}=off to say so)"
+		)
+		return None
+	return path
 
 
 def _entry_keys(

@@ -119,10 +119,11 @@ _HIDDEN = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 _ZERO_RUN = re.compile("[\u200b-\u200d\u2060\ufeff]{3,}")
 _HIDDEN_WEIGHT = 3
-_IN_THREAD = 200_000
+_IN_THREAD = 4_096
 """Characters above which a check scans in a worker thread: every character is scanned, and a
-long text (a result the agent's ``max_result_chars`` lets the model read whole) costs up to a
-second per megabyte, which must not hold up the event loop."""
+character costs up to 2.5 microseconds (NFKC writes U+FDFA as 18), so a longer text (a result
+the agent's ``max_result_chars`` lets the model read whole) would hold up the event loop: 200,000
+such characters took half a second. Under this, a scan takes 10 ms at most."""
 
 
 def _strings(value: Any) -> list[str]:
@@ -195,13 +196,13 @@ def prompt_injection(
 		raise ConfigurationError("prompt_injection: action must be 'flag', 'refuse' or 'trip'")
 
 	async def check(c: GuardrailCheck) -> Verdict | None:
-		raw = "\n".join(_strings(c.value))
-		if len(raw) > _IN_THREAD:
+		value = c.value
+		if isinstance(value, str) and len(value) <= _IN_THREAD:
+			signals = _signals(value)
+		else:  # long, or JSON whose walk is as long as it has strings (300,000: 0.13 s)
 			import anyio.to_thread
 
-			signals = await anyio.to_thread.run_sync(_signals, raw)
-		else:
-			signals = _signals(raw)
+			signals = await anyio.to_thread.run_sync(injection_signals, value)
 		if sum(signals.values()) < threshold:
 			return None
 		seen = ", ".join(sorted(signals))

@@ -10,7 +10,8 @@ guardrails = [
 ```
 
 Each match is replaced by ``[email]``, ``[phone]``, ``[card]``, ``[iban]``, ``[ssn]`` or ``[ip]``
-in every string of the value (dict keys are left alone); redacting twice gives the same text.
+in every string of the value, an object's keys too (two keys that redact alike are numbered:
+``[email]``, ``[email] 2``); redacting twice gives the same text.
 Every kind is found in time linear in the text's length.
 
 - Phone numbers are found by `phonenumbers`, the Python port of Google's libphonenumber: it
