@@ -290,6 +290,36 @@ async def test_a_resume_delivered_twice_and_later_notes_are_kept_once(url: str) 
 	assert turn["memory"]["shortTerm"] == "likes tea"
 
 
+async def test_notes_of_a_turn_answered_elsewhere_stand_when_another_user_came_since(
+	url: str,
+) -> None:
+	"""Alice's parked turn answered elsewhere after Bob's turn: her notes are kept for her (Bob's
+	later turn kept his own notes, which do not replace hers)."""
+	om = OpenMolt(durability=url, entry_points=False)
+	model = ScriptedModel(
+		[
+			[ask_human("which colour?")],
+			[update_memory("bob likes tea"), finish("b", human_message="Noted: tea.")],
+			[update_memory("alice: blue"), finish("a", human_message="A blue cup.")],
+			[finish("c", human_message="ok")],
+		]
+	)
+	agent = om.create_agent(name="Host", model=model, on_human_input_request=_later)
+	session = InMemorySession("group")
+	try:
+		cup = await agent.run("buy a cup", session=session, user="alice")
+		assert cup.status == "human_input_required"
+		await agent.run("I like tea", session=session, user="bob")
+		await om.durability.answer(cup.state.run_id, "blue")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			await om.durability.result(cup.state.run_id)  # type: ignore[union-attr]
+		await agent.run("anything else?", session=session, user="alice")
+	finally:
+		await om.aclose()
+	turn = json.loads(model.requests[-1].messages[0].content)
+	assert turn["memory"]["shortTerm"] == "alice: blue"
+
+
 async def test_a_run_id_delivered_twice_appends_its_turn_once(url: str) -> None:
 	"""A new run started again under its taken id (a webhook delivery retried to a second server,
 	whose replay guard never saw it) attaches to the run: its turn is in the session once, ended

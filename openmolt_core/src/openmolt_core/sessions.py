@@ -1253,7 +1253,14 @@ class SessionRun:
 				continue  # still going, or parked as the session says
 			marker = items[index]
 			new_turn = last is None and bool(marker.get("new")) and "content" in marker
-			later = any(i.get("run_id") not in (None, run_id) for i in items[index + 1 :])
+			# Notes a later run kept for the same user stand (a run for another user keeps its
+			# own: `history_of`); a later run with users of a session that has none counts.
+			user = result.state.user
+			later = any(
+				i.get("run_id") not in (None, run_id)
+				and (user is None or (i.get("role") == "memory" and i.get("user") == user))
+				for i in items[index + 1 :]
+			)
 			memory = result.state.memory.get("shortTerm") or ""
 			messages = result.state.messages
 			added += items_after(
