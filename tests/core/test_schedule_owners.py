@@ -320,9 +320,14 @@ async def test_a_store_that_fails_to_answer_does_not_stop_the_scheduler(
 	clock = FakeClock(T0)
 	om, agent = instance(clock, tmp_path / "runs.sqlite")
 	schedule = om.scheduler.get(agent.schedule({"type": "interval", "value": 60}))
-	with caplog.at_level(logging.ERROR, logger="openmolt"):
+	from openmolt_core.scheduler import ScheduleWarning
+
+	with caplog.at_level(logging.ERROR, logger="openmolt"), pytest.warns(ScheduleWarning) as warned:
 		async with om:
 			await clock.advance(seconds=150)
 	# It counts from when it could read the file, half the grace later.
 	assert [r.due for r in schedule.history] == [T0 + timedelta(seconds=s) for s in (90, 150)]
 	assert any("cannot be read" in r.getMessage() for r in caplog.records)
+	# Said once where it shows (the library logs to a NullHandler), naming the file and the fix.
+	said = [str(w.message) for w in warned if "cannot be used" in str(w.message)]
+	assert len(said) == 1 and "disk I/O error" in said[0] and "runs.sqlite" in said[0]

@@ -297,6 +297,7 @@ class Schedule:
 		self._run_scope: anyio.CancelScope | None = None
 		self._running: RunRecord | None = None
 		self._held = False  # this scheduler holds the schedule's lease in the store
+		self._store_failed = False  # its store could not be used (said once)
 		self._held_by: str | None = None  # who does, while another scheduler holds it
 
 	@property
@@ -643,13 +644,25 @@ class Scheduler:
 					claim = await store.claim(
 						schedule.id, schedule.agent.name, self._me(), now, now + self._lease
 					)
-			except Exception:  # the file cannot be read (locked, broken): tried again later
+			except Exception as exc:  # the file cannot be read (locked, broken): tried again later
 				log.exception(
 					"schedule %s: its row in %s cannot be read; trying again in %s s",
 					schedule.id,
 					store.path,
 					self._lease.total_seconds(),
 				)
+				if not schedule._store_failed:  # shown once (the library logs nowhere by default)
+					schedule._store_failed = True
+					said = (
+						f"schedule {schedule.id} of agent {schedule.agent.name!r} does not fire: "
+						f"its store {store.path} cannot be used ({type(exc).__name__}: {exc}); it "
+						f"is tried again every {self._lease.total_seconds():g} s. Give "
+						"schedule_store a file in a folder this process can write"
+					)
+					try:
+						warn(said, ScheduleWarning, stacklevel=2)
+					except Exception:  # warnings made errors: no caller here to raise to
+						log.warning("%s", said)
 				await self.clock.sleep_until(now + self._lease)
 				continue
 			if claim.held:
