@@ -68,3 +68,30 @@ async def test_streams_are_masked_across_chunks_and_bytes_pass_as_they_are() -> 
 		assert (await http.get("/data")).json() == {"said": "[redacted]"}
 		assert (await http.get("/blob")).content == raw
 	await om.aclose()
+
+
+async def test_a_response_that_only_says_it_was_screened_is_masked_all_the_same() -> None:
+	"""A route that copies another server's headers (x-openmolt-screened: 1) is masked; only the
+	process's own token passes a response as it is, and the header is never sent on."""
+	from openmolt_ui._shown import SCREENED, SCREENED_TOKEN
+
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(SECRET)
+
+	async def forged(request: object) -> Response:
+		return JSONResponse({"said": SECRET}, headers={SCREENED.decode(): "1"})
+
+	async def own(request: object) -> Response:
+		return JSONResponse(
+			{"said": "[redacted]"}, headers={SCREENED.decode(): SCREENED_TOKEN.decode()}
+		)
+
+	app = Starlette(routes=[Route("/forged", forged), Route("/own", own)])
+	transport = httpx.ASGITransport(app=MaskedResponses(app))
+	async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+		answer = await http.get("/forged")
+		assert answer.json() == {"said": "[redacted]"} and SECRET not in answer.text
+		assert SCREENED.decode() not in answer.headers
+		mine = await http.get("/own")
+		assert mine.json() == {"said": "[redacted]"} and SCREENED.decode() not in mine.headers
+	await om.aclose()

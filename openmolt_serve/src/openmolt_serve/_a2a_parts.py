@@ -36,7 +36,7 @@ from google.protobuf.json_format import (  # type: ignore[import-untyped]  # a2a
 
 from openmolt_core._support.masking import known_secrets, mask, mask_deep
 from openmolt_core.files import WITHHELD, screen
-from openmolt_ui._shown import SCREENED
+from openmolt_ui._shown import SCREENED, SCREENED_TOKEN
 
 if TYPE_CHECKING:
 	from a2a.types import Task
@@ -233,7 +233,7 @@ class ScreenedResponses:
 					if kind.startswith(b"application/json")
 					else "text"
 				)
-				headers.append((SCREENED, b"1"))
+				headers.append((SCREENED, SCREENED_TOKEN))
 				message = {**message, "headers": headers}
 				if mode == "stream":
 					await send(message)

@@ -14,16 +14,22 @@ masked part by part already (`SCREENED`: an A2A answer, whose files' bytes are s
 from __future__ import annotations
 
 import codecs
+import secrets as _secrets
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openmolt_core._support.masking import StreamMask, known_secrets, mask_deep, mask_known
 
-__all__ = ["SCREENED", "MaskedResponses", "shown", "shown_text"]
+__all__ = ["SCREENED", "SCREENED_TOKEN", "MaskedResponses", "shown", "shown_text"]
 
 SCREENED = b"x-openmolt-screened"
-"""The header of a response masked part by part already (taken off before it is sent)."""
+"""The header of a response masked part by part already (taken off before it is sent); its value
+must be `SCREENED_TOKEN`."""
+
+SCREENED_TOKEN = _secrets.token_hex(16).encode("ascii")
+"""This process's value of `SCREENED`: a route that copies another server's headers (or its
+caller's) cannot say its response was screened, which would send it unmasked."""
 
 
 def shown(data: Any) -> Any:
@@ -79,10 +85,12 @@ class MaskedResponses:
 			if message["type"] == "http.response.start":
 				headers = message.get("headers", [])
 				kind = dict(headers).get(b"content-type", b"")
-				if any(k == SCREENED for k, _ in headers):
+				screened = any(k == SCREENED and v == SCREENED_TOKEN for k, v in headers)
+				headers = [(k, v) for k, v in headers if k != SCREENED]  # never sent on
+				message = {**message, "headers": headers}
+				if screened:
 					mode = "as is"
-					kept = [(k, v) for k, v in headers if k != SCREENED]
-					await send({**message, "headers": kept})
+					await send(message)
 				elif kind.startswith(b"text/event-stream"):
 					mode = "stream"
 					await send(message)
