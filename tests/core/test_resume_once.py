@@ -73,3 +73,69 @@ async def test_a_resume_refused_before_it_ran_leaves_the_step_resumable() -> Non
 	with pytest.raises(ConfigurationError, match="answer="):
 		await agent.resume(parked.state)  # no answer given
 	assert (await agent.resume(parked.state, answer="A1")).status == "success"
+
+
+def _refunding(store, ran: list[str]):
+	"""An instance on the run store ``store`` whose agent asks which order, then refunds it."""
+
+	@tool(labels=[])
+	def refund(order: str) -> str:
+		"""Refund an order.
+
+		Args:
+			order: The order.
+		"""
+		ran.append(order)
+		return "refunded"
+
+	model = ScriptedModel(
+		[ask_human("Which order?"), call_tool("local.refund", order="A1"), finish("done")] * 2
+	)
+	om = OpenMolt(entry_points=False, run_store=store)
+	return om.create_agent(name="Clerk", model=model, tools=[refund], on_human_input_request=later)
+
+
+async def test_a_parked_step_is_resumed_once_by_the_processes_sharing_a_run_store(
+	tmp_path,
+) -> None:
+	"""Two instances on one run store (the viewer and `openmolt serve`): the second resume of a
+	parked step, from its own copy, is refused after the first went on; the tool ran once."""
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	first, second = _refunding(store, ran), _refunding(store, ran)
+	parked = await first.run("refund my order")
+	saved = parked.state.to_dict()  # each process holds a copy (read from the store)
+	assert (await first.resume(dict(saved), answer="A1")).status == "success"
+	with pytest.raises(ConfigurationError, match="waits no longer at step 1 in the run store"):
+		await second.resume(dict(saved), answer="A1")
+	assert ran == ["A1"]
+
+
+async def test_a_cancelled_parked_run_is_not_resumed_from_a_copy(tmp_path) -> None:
+	"""A parked run its caller gave up (cancel_parked) is refused, from any copy of its state."""
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	agent = _refunding(store, ran)
+	parked = await agent.run("refund my order")
+	assert await OpenMolt.of(agent).run_store.cancel_parked(parked.state.run_id, "gave up")
+	with pytest.raises(ConfigurationError, match=r"resumed already .* or it was cancelled"):
+		await agent.resume(parked.state, answer="A1")
+	assert ran == []
+
+
+async def test_a_resume_refused_before_it_went_on_gives_the_run_back(tmp_path) -> None:
+	"""A resume refused once it took the run (in another session than the run's) leaves the run
+	parked in the store: the right resume then goes on."""
+	from openmolt import InMemorySession
+
+	store = tmp_path / "runs.db"
+	ran: list[str] = []
+	agent = _refunding(store, ran)
+	mine, other = InMemorySession("mine"), InMemorySession("other")
+	parked = await agent.run("refund my order", session=mine)
+	with pytest.raises(ConfigurationError, match="this run is a turn of session 'mine'"):
+		await agent.resume(parked.state, answer="A1", session=other)
+	row = await OpenMolt.of(agent).run_store.run(parked.state.run_id)
+	assert row is not None and row.status == "human_input_required"
+	assert (await agent.resume(parked.state, answer="A1", session=mine)).status == "success"
+	assert ran == ["A1"]

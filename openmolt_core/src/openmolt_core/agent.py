@@ -1058,8 +1058,9 @@ class Agent:
 
 		Raises:
 			ConfigurationError: The state waits for nothing, or for something else; or another
-				resume of the same parked step is going on in this process (two would run its
-				calls twice; a durable backend keeps one resume per step across processes); or
+				resume of the same parked step is going on in this process, or took it in the
+				instance's run store (two would run its calls twice; the processes that share the
+				store resume a step once, as a durable backend does); or
 				it is a nested run's (a sub-agent's, a guardrail agent's: `RunState.caller`),
 				which goes on only inside its caller: the message names the run to go on with.
 			ApprovalError: A decision is forged, replayed, stale or invalid; the state is kept.
@@ -1111,14 +1112,54 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
-		if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
-			wrap, given = joined
-			asked = answer if kind == "human_input" else None
-			call = Call(self, loaded, given, asked, resumed=True)
-			return await wrap(
-				call, lambda _: self._drive(loaded, answer=answer, decisions=delivered)
+		claimed = await self._claim(loaded)
+		try:
+			if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
+				wrap, given = joined
+				asked = answer if kind == "human_input" else None
+				call = Call(self, loaded, given, asked, resumed=True)
+				return await wrap(
+					call, lambda _: self._drive(loaded, answer=answer, decisions=delivered)
+				)
+			return await self._drive(loaded, answer=answer, decisions=delivered)
+		except (ConfigurationError, ApprovalError):  # refused before it went on: given back
+			if claimed:
+				store: Any = getattr(self.om, "run_store", None)
+				await store.release_parked(loaded.run_id, loaded.steps, claimed)
+			raise
+
+	async def _claim(self, state: RunState) -> str:
+		"""Take a parked run in the instance's run store for this resume (`claim_parked`).
+
+		Processes that share a run store (the viewer, ``openmolt serve``) each resume the runs
+		parked there: of two resumes of one parked step, the second is refused, as a durable
+		backend refuses it, so its calls never run twice. Returns the status taken (empty: the
+		store has no row of it, or there is no store, or the run is durable: its backend keeps
+		one resume per step).
+
+		Raises:
+			ConfigurationError: Another resume took the run, or it went on, ended or was
+				cancelled since this state was saved.
+		"""
+		store: Any = getattr(
+			self.om, "run_store", None
+		)  # the instance's (`openmolt_core.runstore`)
+		if getattr(store, "claim_parked", None) is None or self.om.durability is not None:
+			return ""
+		try:
+			claimed: str | None = await store.claim_parked(state.run_id, state.steps)
+		except Exception as exc:  # a store that fails records nothing: it cannot refuse either
+			log.warning(
+				"%s: the run store could not be read to resume %s: %s", self.name, state.run_id, exc
 			)
-		return await self._drive(loaded, answer=answer, decisions=delivered)
+			return ""
+		if claimed is None:
+			raise ConfigurationError(
+				f"resume: the run {state.run_id} waits no longer at step {state.steps} in the run "
+				"store: it was resumed already (by another process or surface), or it was "
+				"cancelled; read its latest state from the store (openmolt logs, the viewer)"
+			)
+		return claimed
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.

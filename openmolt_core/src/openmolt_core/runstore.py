@@ -517,6 +517,62 @@ class RunStore(RunObserver):
 
 		return await anyio.to_thread.run_sync(update)
 
+	async def claim_parked(self, run_id: str, steps: int) -> str | None:
+		"""Take a parked run for one resume; None when another took it (this one is refused).
+
+		The run's row, parked at ``steps`` (on a question, an approval, an account), is marked
+		``running`` in one transaction: of two resumes at once, in two processes sharing the
+		store (the viewer and ``openmolt serve``, two viewers), one goes on and the other is
+		refused, and a run that went on, ended or was cancelled since is refused too.
+
+		Args:
+			run_id: The run.
+			steps: The steps of the parked state resumed (`RunState.steps`).
+
+		Returns:
+			The status the run was parked with (to give it back: `release_parked`); ``""`` for a
+			run the store has no row of (kept by the application, or from before the store),
+			which the resume takes as it is; None when the run is not parked there at ``steps``.
+		"""
+
+		def update() -> str | None:
+			conn = self._connect()
+			try:
+				with conn:
+					conn.execute("BEGIN IMMEDIATE")  # no other claim between the read and the write
+					row = conn.execute(
+						"SELECT status, steps FROM agent_runs WHERE run_id = ?", (run_id,)
+					).fetchone()
+					if row is None:
+						return ""
+					if row[0] not in _PARKED or row[1] != steps:
+						return None
+					conn.execute(
+						"UPDATE agent_runs SET status = 'running', updated = ?, pid = ?"
+						" WHERE run_id = ?",
+						(_now(), os.getpid(), run_id),
+					)
+					return str(row[0])
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(update)
+
+	async def release_parked(self, run_id: str, steps: int, status: str) -> None:
+		"""Give back a claim (`claim_parked`) whose resume was refused before the run went on.
+
+		Args:
+			run_id: The run.
+			steps: The steps of the parked state.
+			status: The status it was parked with.
+		"""
+		await anyio.to_thread.run_sync(
+			self._write,
+			"UPDATE agent_runs SET status = ?, updated = ?"
+			" WHERE run_id = ? AND steps = ? AND status = 'running' AND pid = ?",
+			(status, _now(), run_id, steps, os.getpid()),
+		)
+
 	# reading ----------------------------------------------------------------------------
 
 	async def runs(
