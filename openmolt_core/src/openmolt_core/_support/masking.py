@@ -84,11 +84,11 @@ MIN_ENCODED = 6
 
 _SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (httpx), userinfo
 _RUN_ENDS = frozenset("\"'<>\\&?#=,;")  # with whitespace, what ends a percent-encoded run
-# Each run pattern starts only where a run starts (the lookbehind): otherwise a long run without
-# the encoded character is scanned again from each of its positions (quadratic time).
-_PERCENT_RUN = LazyPattern(
-	r"(?<![^\s\"'<>\\&?#=,;])[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*"
-)
+# A run is found from the encoded character it holds (a search for a literal ``%``), then taken
+# whole: back to the last character that ends a run, on to the next one (`_runs_replaced`).
+_PERCENT = LazyPattern(r"%[0-9A-Fa-f]{2}")
+_PERCENT_RUN_START = LazyPattern(r"(?s:.*)[\s\"'<>\\&?#=,;]")
+_PERCENT_RUN_REST = LazyPattern(r"[^\s\"'<>\\&?#=,;]*+")
 _MAX_HELD_RUN = 4096
 """The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
 
@@ -197,7 +197,11 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 					if spelling in text:
 						text = text.replace(spelling, MASK)
 		if decoded and "%" in text:
-			text = _PERCENT_RUN().sub(lambda m: _masked_run(m[0], decoded), text)
+			text = _runs_replaced(
+				text,
+				(_PERCENT(), _PERCENT_RUN_START(), _PERCENT_RUN_REST()),
+				lambda run: _masked_run(run, decoded),
+			)
 		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
 		if decoded:
@@ -223,7 +227,11 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 			if spelling in text:
 				text = text.replace(spelling, MASK)
 	if "&" in text and ("&#" in text or "&amp;#" in text):  # one character first: the cheapest
-		text = _HTML_RUN().sub(lambda m: _masked_html(m[0], secrets), text)
+		text = _runs_replaced(
+			text,
+			(_HTML_REF(), _HTML_RUN_START(), _HTML_RUN_REST()),
+			lambda run: _masked_html(run, secrets),
+		)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
 		if newline in text:
 			lines = text.split(newline)
@@ -256,9 +264,9 @@ def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, 
 	return tuple(sorted(wide, key=len, reverse=True)), tuple(sorted(hexes, key=len, reverse=True))
 
 
-_HTML_RUN = LazyPattern(
-	r"(?<![^\s\"'<>])[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*"
-)
+_HTML_REF = LazyPattern(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
+_HTML_RUN_START = LazyPattern(r"(?s:.*)[\s\"'<>]")
+_HTML_RUN_REST = LazyPattern(r"[^\s\"'<>]*+")
 _MIN_WRAPPED = 40
 """The shortest first line of a base64 text wrapped in lines that is joined and checked."""
 _B64_LINE = LazyPattern(r"[A-Za-z0-9+/_=-]+")
@@ -425,6 +433,45 @@ def _data_of(value: Any) -> Any:
 	return None
 
 
+def _runs_replaced(
+	text: str,
+	patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]],
+	replaced: Callable[[str], str],
+) -> str:
+	"""The text with each run holding an encoded character replaced as ``replaced`` says.
+
+	A run is a longest stretch of characters that end none (a percent-encoded run ends at
+	whitespace or a quote, a ``&``, a ``?``...). The encoded characters are searched for (a
+	literal first: fast), and each run around one is taken once: back to the last character
+	that ends a run before it, on to the next after it. Linear in the text, where a pattern for
+	the whole run tries every run, backtracking through each (slow on bytes that are not text).
+
+	Args:
+		text: The text.
+		patterns: The encoded character; what matches up to the end of the last character that
+			ends a run (from where to look back); the characters that go on a run.
+		replaced: A run's replacement (the run itself to keep it).
+	"""
+	encoded, start_of, rest = patterns
+	pieces: list[str] = []
+	done = 0  # what is copied to pieces
+	scanned = 0  # where the last run ended (a character that ends a run, or the text's end)
+	while found := encoded.search(text, scanned):
+		before = start_of.match(text, scanned, found.start())  # the last end before it
+		start = before.end() if before else scanned
+		end = rest.match(text, found.end()).end()  # type: ignore[union-attr]
+		scanned = end
+		run = text[start:end]
+		new = replaced(run)
+		if new != run:
+			pieces += (text[done:start], new)
+			done = end
+	if not pieces:
+		return text
+	pieces.append(text[done:])
+	return "".join(pieces)
+
+
 @lru_cache(maxsize=256)
 def _by_length(secrets: frozenset[str]) -> tuple[frozenset[str], re.Pattern[str] | None]:
 	"""The secrets masked wherever they stand, and a pattern for the very short ones.
@@ -445,17 +492,33 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 	"""A percent-encoded run, masked whole when it decodes to something holding a secret.
 
 	It is decoded up to three times: a URL inside another URL's query (an OAuth2 redirect) has
-	its secret percent-encoded twice (``%252F``).
+	its secret percent-encoded twice (``%252F``). Decoding never lengthens a text, so a run
+	shorter than every secret is kept unread; and ``unquote_plus`` reads the same as ``unquote``
+	when no step it would decode holds a ``+``.
 	"""
+	stripped, shortest = _stripped(secrets)
+	if len(run) < shortest:
+		return run
+	plus = False  # whether a text the first decoder read holds a "+"
 	for decode in (unquote, unquote_plus):
 		decoded = run
 		for _ in range(3):
+			plus = plus or "+" in decoded
 			decoded = decode(decoded)
-			if any(s.strip() in decoded for s in secrets):
+			if any(s in decoded for s in stripped):
 				return MASK
 			if "%" not in decoded:
 				break
+		if not plus:
+			break
 	return run
+
+
+@lru_cache(maxsize=256)
+def _stripped(secrets: frozenset[str]) -> tuple[tuple[str, ...], int]:
+	"""The secrets stripped (as a decoded run is searched for them), and the shortest's length."""
+	stripped = tuple(s.strip() for s in secrets)
+	return stripped, min(map(len, stripped), default=0)
 
 
 _ESCAPE = LazyPattern(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
@@ -727,7 +790,6 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 	return len(text) - start if "%" in text[start:] else 0
 
 
-_HTML_REF = LazyPattern(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
 _OPEN_HTML_REF = LazyPattern(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
 _HTML_RUN_ENDS = frozenset("\"'<>")
 
