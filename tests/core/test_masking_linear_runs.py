@@ -223,6 +223,15 @@ def test_random_bytes_with_spellings_among_them_are_masked_as_before() -> None:
 		assert mask(text, SECRETS) == old_mask(text, SECRETS), repr(text)
 
 
+def test_a_hex_dump_in_mixed_case_is_masked_without_digits_outside_it() -> None:
+	"""The digits a text is checked for first are the hex spelling's own: mixed case is masked."""
+	hexed = SECRET.encode().hex()
+	mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(hexed))
+	assert mask(f"dump: {mixed}.", frozenset({SECRET})) == f"dump: {MASK}."
+	assert masking._hex_digits((hexed,))[0] in hexed
+	assert masking._hex_digits(("abcdef",)) == ("",)  # no digits: every text is lower-cased
+
+
 def test_wrapped_base64_after_a_long_line_inside_a_block_is_masked_as_before() -> None:
 	"""A block whose first long line is not its first line, between prose lines, is masked whole."""
 	body = base64.b64encode(b"y" * 80 + SECRET.encode() + b"!" * 30).decode()  # across a break

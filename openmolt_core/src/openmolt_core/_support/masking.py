@@ -219,9 +219,12 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 	lines (a MIME body at 76 characters, PEM at 64).
 	"""
 	wide, hexes = _wide_and_hex(secrets)
-	lowered = text.lower()
-	if any(h in lowered for h in hexes):  # a hex dump in any case, mixed too
-		text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
+	# A hex dump in any case, mixed too; the text is lower-cased only when the digits of a hex
+	# spelling (the same in every case) are in it.
+	if any(digits in text for digits in _hex_digits(hexes)):
+		lowered = text.lower()
+		if any(h in lowered for h in hexes):
+			text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
 	if "\x00" in text or ("\\" in text and ("x00" in text or "u0000" in text)):  # NUL, escaped
 		for spelling in wide:
 			if spelling in text:
@@ -234,10 +237,18 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 		)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
 		if newline in text:
-			lines = text.split(newline)
-			if any(len(line) >= _MIN_WRAPPED and " " not in line for line in lines):
-				text = _masked_wrapped(lines, newline, cr, secrets)
+			text = _masked_wrapped(text, newline, cr, secrets)
 	return text
+
+
+@lru_cache(maxsize=256)
+def _hex_digits(hexes: tuple[str, ...]) -> tuple[str, ...]:
+	"""What a text holding one of the hex spellings, in any case, holds as is.
+
+	Each spelling's longest run of digits (no letter changes case in it; no other character
+	lower-cases to a digit); an empty string, which every text holds, for a spelling with none.
+	"""
+	return tuple(max(re.findall("[0-9]+", h), key=len, default="") for h in hexes)
 
 
 def _hex_of(secret: str) -> set[str]:
@@ -286,30 +297,43 @@ def _masked_html(run: str, secrets: frozenset[str]) -> str:
 	return run
 
 
-def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[str]) -> str:
-	"""Base64 wrapped in lines, masked whole when the joined text holds a secret's spelling."""
+def _masked_wrapped(text: str, newline: str, cr: str, secrets: frozenset[str]) -> str:
+	"""Base64 wrapped in lines, masked whole when the joined text holds a secret's spelling.
+
+	A block is a longest run of base64 lines (4+ characters each), from its first line of 40+
+	characters on: a short word before it ("Hello", "MIME") has the same characters, and would
+	else hide the block behind it. Only such a line starts a block, so the lines are read on
+	from each of those alone.
+	"""
+	lines = text.split(newline)
+	b64 = _B64_LINE().fullmatch
+	starts = [
+		n
+		for n, line in enumerate(lines)
+		if len(line) >= _MIN_WRAPPED
+		and " " not in line  # prose: the cheapest check first
+		and len(line.removesuffix(cr)) >= _MIN_WRAPPED
+		and b64(line.removesuffix(cr))
+	]
 	out: list[str] = []
-	i = 0
-	while i < len(lines):
-		j = i
-		while (
-			j < len(lines)
-			and len(lines[j]) >= 4
-			and _B64_LINE().fullmatch(lines[j].removesuffix(cr))
-		):
+	copied = 0  # the lines copied to out
+	read = 0  # where the last block read ended
+	for k in starts:
+		if k < read:  # a long line inside the block already read
+			continue
+		j = k + 1
+		while j < len(lines) and len(lines[j]) >= 4 and b64(lines[j].removesuffix(cr)):
 			j += 1
-		# The block starts at the run's first long line: a short word before it ("Hello",
-		# "MIME") has the same characters, and would else hide the block behind it.
-		k = next((n for n in range(i, j) if len(lines[n].removesuffix(cr)) >= _MIN_WRAPPED), j)
+		read = j
 		if j - k >= 2:
 			joined = "".join(line.removesuffix(cr) for line in lines[k:j])
 			if mask(joined, secrets) != joined:
-				out.extend(lines[i:k])
+				out.extend(lines[copied:k])
 				out.append(MASK + (cr if lines[j - 1].endswith(cr) else ""))
-				i = j
-				continue
-		out.extend(lines[i : max(j, i + 1)])
-		i = max(j, i + 1)
+				copied = j
+	if not out:
+		return text
+	out.extend(lines[copied:])
 	return newline.join(out)
 
 
