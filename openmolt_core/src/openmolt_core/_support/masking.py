@@ -87,7 +87,7 @@ _RUN_ENDS = frozenset("\"'<>\\&?#=,;")  # with whitespace, what ends a percent-e
 # A run is found from the encoded character it holds (a search for a literal ``%``), then taken
 # whole: back to the last character that ends a run, on to the next one (`_runs_replaced`).
 _PERCENT = LazyPattern(r"%[0-9A-Fa-f]{2}")
-_PERCENT_RUN_START = LazyPattern(r"(?s:.*)[\s\"'<>\\&?#=,;]")
+_PERCENT_RUN_START = LazyPattern(r"[\s\"'<>\\&?#=,;](?=[^\s\"'<>\\&?#=,;]*+\Z)")
 _PERCENT_RUN_REST = LazyPattern(r"[^\s\"'<>\\&?#=,;]*+")
 _MAX_HELD_RUN = 4096
 """The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
@@ -200,7 +200,8 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 			text = _runs_replaced(
 				text,
 				(_PERCENT(), _PERCENT_RUN_START(), _PERCENT_RUN_REST()),
-				lambda run: _masked_run(run, decoded),
+				_masked_run,
+				decoded,
 			)
 		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
@@ -233,7 +234,8 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 		text = _runs_replaced(
 			text,
 			(_HTML_REF(), _HTML_RUN_START(), _HTML_RUN_REST()),
-			lambda run: _masked_html(run, secrets),
+			_masked_html,
+			secrets,
 		)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
 		if newline in text:
@@ -276,7 +278,7 @@ def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, 
 
 
 _HTML_REF = LazyPattern(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
-_HTML_RUN_START = LazyPattern(r"(?s:.*)[\s\"'<>]")
+_HTML_RUN_START = LazyPattern(r"[\s\"'<>](?=[^\s\"'<>]*+\Z)")
 _HTML_RUN_REST = LazyPattern(r"[^\s\"'<>]*+")
 _MIN_WRAPPED = 40
 """The shortest first line of a base64 text wrapped in lines that is joined and checked."""
@@ -285,12 +287,15 @@ _B64_LINE = LazyPattern(r"[A-Za-z0-9+/_=-]+")
 
 def _masked_html(run: str, secrets: frozenset[str]) -> str:
 	"""A run with HTML character references, masked whole when it decodes to a secret."""
+	stripped, shortest = _stripped(secrets)
+	if len(run) < shortest:  # a reference is never shorter than what it stands for
+		return run
 	import html
 
 	decoded = run
 	for _ in range(2):  # ``&amp;#115;``: encoded twice
 		decoded = html.unescape(decoded)
-		if any(s.strip() in decoded for s in secrets):
+		if any(s in decoded for s in stripped):
 			return MASK
 		if "&" not in decoded:
 			break
@@ -318,11 +323,14 @@ def _masked_wrapped(text: str, newline: str, cr: str, secrets: frozenset[str]) -
 	out: list[str] = []
 	copied = 0  # the lines copied to out
 	read = 0  # where the last block read ended
+	known = set(starts)
 	for k in starts:
 		if k < read:  # a long line inside the block already read
 			continue
 		j = k + 1
-		while j < len(lines) and len(lines[j]) >= 4 and b64(lines[j].removesuffix(cr)):
+		while j < len(lines) and (
+			j in known or (len(lines[j]) >= 4 and b64(lines[j].removesuffix(cr)))
+		):
 			j += 1
 		read = j
 		if j - k >= 2:
@@ -460,7 +468,8 @@ def _data_of(value: Any) -> Any:
 def _runs_replaced(
 	text: str,
 	patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]],
-	replaced: Callable[[str], str],
+	replaced: Callable[[str, frozenset[str]], str],
+	secrets: frozenset[str],
 ) -> str:
 	"""The text with each run holding an encoded character replaced as ``replaced`` says.
 
@@ -472,21 +481,29 @@ def _runs_replaced(
 
 	Args:
 		text: The text.
-		patterns: The encoded character; what matches up to the end of the last character that
-			ends a run (from where to look back); the characters that go on a run.
-		replaced: A run's replacement (the run itself to keep it).
+		patterns: The encoded character; a character that ends a run followed by none up to
+			the end (searched for before the encoded character: the last one); the characters
+			that go on a run.
+		replaced: A run's replacement, given the run and ``secrets`` (the run itself to keep it).
+		secrets: The raw secret values.
 	"""
 	encoded, start_of, rest = patterns
 	pieces: list[str] = []
 	done = 0  # what is copied to pieces
 	scanned = 0  # where the last run ended (a character that ends a run, or the text's end)
 	while found := encoded.search(text, scanned):
-		before = start_of.match(text, scanned, found.start())  # the last end before it
+		at = found.start()
+		# The last end before it: in the characters just before it (a run is short), else in
+		# all since the last run (read once: the next run starts after it).
+		near = at - 64 if at - 64 > scanned else scanned
+		before = start_of.search(text, near, at)
+		if before is None and near > scanned:
+			before = start_of.search(text, scanned, near)
 		start = before.end() if before else scanned
 		end = rest.match(text, found.end()).end()  # type: ignore[union-attr]
 		scanned = end
 		run = text[start:end]
-		new = replaced(run)
+		new = replaced(run, secrets)
 		if new != run:
 			pieces += (text[done:start], new)
 			done = end
