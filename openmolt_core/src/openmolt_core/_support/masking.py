@@ -84,11 +84,11 @@ MIN_ENCODED = 6
 
 _SAFE = ("", "/", "!$&'()*+,;=:@/~", ":@")  # nothing, a path segment, a path (httpx), userinfo
 _RUN_ENDS = frozenset("\"'<>\\&?#=,;")  # with whitespace, what ends a percent-encoded run
-# Each run pattern starts only where a run starts (the lookbehind): otherwise a long run without
-# the encoded character is scanned again from each of its positions (quadratic time).
-_PERCENT_RUN = LazyPattern(
-	r"(?<![^\s\"'<>\\&?#=,;])[^\s\"'<>\\&?#=,;]*%[0-9A-Fa-f]{2}[^\s\"'<>\\&?#=,;]*"
-)
+# A run is found from the encoded character it holds (a search for a literal ``%``), then taken
+# whole: back to the last character that ends a run, on to the next one (`_runs_replaced`).
+_PERCENT = LazyPattern(r"%[0-9A-Fa-f]{2}")
+_PERCENT_RUN_START = LazyPattern(r"[\s\"'<>\\&?#=,;](?=[^\s\"'<>\\&?#=,;]*+\Z)")
+_PERCENT_RUN_REST = LazyPattern(r"[^\s\"'<>\\&?#=,;]*+")
 _MAX_HELD_RUN = 4096
 """The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
 
@@ -197,7 +197,12 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 					if spelling in text:
 						text = text.replace(spelling, MASK)
 		if decoded and "%" in text:
-			text = _PERCENT_RUN().sub(lambda m: _masked_run(m[0], decoded), text)
+			text = _runs_replaced(
+				text,
+				(_PERCENT(), _PERCENT_RUN_START(), _PERCENT_RUN_REST()),
+				_masked_run,
+				decoded,
+			)
 		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
 			text = _masked_escapes(text, decoded)
 		if decoded:
@@ -215,21 +220,37 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 	lines (a MIME body at 76 characters, PEM at 64).
 	"""
 	wide, hexes = _wide_and_hex(secrets)
-	lowered = text.lower()
-	if any(h in lowered for h in hexes):  # a hex dump in any case, mixed too
-		text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
+	# A hex dump in any case, mixed too; the text is lower-cased only when the digits of a hex
+	# spelling (the same in every case) are in it.
+	if any(digits in text for digits in _hex_digits(hexes)):
+		lowered = text.lower()
+		if any(h in lowered for h in hexes):
+			text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
 	if "\x00" in text or ("\\" in text and ("x00" in text or "u0000" in text)):  # NUL, escaped
 		for spelling in wide:
 			if spelling in text:
 				text = text.replace(spelling, MASK)
 	if "&" in text and ("&#" in text or "&amp;#" in text):  # one character first: the cheapest
-		text = _HTML_RUN().sub(lambda m: _masked_html(m[0], secrets), text)
+		text = _runs_replaced(
+			text,
+			(_HTML_REF(), _HTML_RUN_START(), _HTML_RUN_REST()),
+			_masked_html,
+			secrets,
+		)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
 		if newline in text:
-			lines = text.split(newline)
-			if any(len(line) >= _MIN_WRAPPED and " " not in line for line in lines):
-				text = _masked_wrapped(lines, newline, cr, secrets)
+			text = _masked_wrapped(text, newline, cr, secrets)
 	return text
+
+
+@lru_cache(maxsize=256)
+def _hex_digits(hexes: tuple[str, ...]) -> tuple[str, ...]:
+	"""What a text holding one of the hex spellings, in any case, holds as is.
+
+	Each spelling's longest run of digits (no letter changes case in it; no other character
+	lower-cases to a digit); an empty string, which every text holds, for a spelling with none.
+	"""
+	return tuple(max(re.findall("[0-9]+", h), key=len, default="") for h in hexes)
 
 
 def _hex_of(secret: str) -> set[str]:
@@ -256,9 +277,9 @@ def _wide_and_hex(secrets: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, 
 	return tuple(sorted(wide, key=len, reverse=True)), tuple(sorted(hexes, key=len, reverse=True))
 
 
-_HTML_RUN = LazyPattern(
-	r"(?<![^\s\"'<>])[^\s\"'<>]*&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+);?[^\s\"'<>]*"
-)
+_HTML_REF = LazyPattern(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
+_HTML_RUN_START = LazyPattern(r"[\s\"'<>](?=[^\s\"'<>]*+\Z)")
+_HTML_RUN_REST = LazyPattern(r"[^\s\"'<>]*+")
 _MIN_WRAPPED = 40
 """The shortest first line of a base64 text wrapped in lines that is joined and checked."""
 _B64_LINE = LazyPattern(r"[A-Za-z0-9+/_=-]+")
@@ -266,42 +287,61 @@ _B64_LINE = LazyPattern(r"[A-Za-z0-9+/_=-]+")
 
 def _masked_html(run: str, secrets: frozenset[str]) -> str:
 	"""A run with HTML character references, masked whole when it decodes to a secret."""
+	stripped, shortest = _stripped(secrets)
+	if len(run) < shortest:  # a reference is never shorter than what it stands for
+		return run
 	import html
 
 	decoded = run
 	for _ in range(2):  # ``&amp;#115;``: encoded twice
 		decoded = html.unescape(decoded)
-		if any(s.strip() in decoded for s in secrets):
+		if any(s in decoded for s in stripped):
 			return MASK
 		if "&" not in decoded:
 			break
 	return run
 
 
-def _masked_wrapped(lines: list[str], newline: str, cr: str, secrets: frozenset[str]) -> str:
-	"""Base64 wrapped in lines, masked whole when the joined text holds a secret's spelling."""
+def _masked_wrapped(text: str, newline: str, cr: str, secrets: frozenset[str]) -> str:
+	"""Base64 wrapped in lines, masked whole when the joined text holds a secret's spelling.
+
+	A block is a longest run of base64 lines (4+ characters each), from its first line of 40+
+	characters on: a short word before it ("Hello", "MIME") has the same characters, and would
+	else hide the block behind it. Only such a line starts a block, so the lines are read on
+	from each of those alone.
+	"""
+	lines = text.split(newline)
+	b64 = _B64_LINE().fullmatch
+	starts = [
+		n
+		for n, line in enumerate(lines)
+		if len(line) >= _MIN_WRAPPED
+		and " " not in line  # prose: the cheapest check first
+		and len(line.removesuffix(cr)) >= _MIN_WRAPPED
+		and b64(line.removesuffix(cr))
+	]
 	out: list[str] = []
-	i = 0
-	while i < len(lines):
-		j = i
-		while (
-			j < len(lines)
-			and len(lines[j]) >= 4
-			and _B64_LINE().fullmatch(lines[j].removesuffix(cr))
+	copied = 0  # the lines copied to out
+	read = 0  # where the last block read ended
+	known = set(starts)
+	for k in starts:
+		if k < read:  # a long line inside the block already read
+			continue
+		j = k + 1
+		while j < len(lines) and (
+			j in known or (len(lines[j]) >= 4 and b64(lines[j].removesuffix(cr)))
 		):
 			j += 1
-		# The block starts at the run's first long line: a short word before it ("Hello",
-		# "MIME") has the same characters, and would else hide the block behind it.
-		k = next((n for n in range(i, j) if len(lines[n].removesuffix(cr)) >= _MIN_WRAPPED), j)
+		read = j
 		if j - k >= 2:
 			joined = "".join(line.removesuffix(cr) for line in lines[k:j])
 			if mask(joined, secrets) != joined:
-				out.extend(lines[i:k])
+				out.extend(lines[copied:k])
 				out.append(MASK + (cr if lines[j - 1].endswith(cr) else ""))
-				i = j
-				continue
-		out.extend(lines[i : max(j, i + 1)])
-		i = max(j, i + 1)
+				copied = j
+	if not out:
+		return text
+	out.extend(lines[copied:])
 	return newline.join(out)
 
 
@@ -425,6 +465,54 @@ def _data_of(value: Any) -> Any:
 	return None
 
 
+def _runs_replaced(
+	text: str,
+	patterns: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]],
+	replaced: Callable[[str, frozenset[str]], str],
+	secrets: frozenset[str],
+) -> str:
+	"""The text with each run holding an encoded character replaced as ``replaced`` says.
+
+	A run is a longest stretch of characters that end none (a percent-encoded run ends at
+	whitespace or a quote, a ``&``, a ``?``...). The encoded characters are searched for (a
+	literal first: fast), and each run around one is taken once: back to the last character
+	that ends a run before it, on to the next after it. Linear in the text, where a pattern for
+	the whole run tries every run, backtracking through each (slow on bytes that are not text).
+
+	Args:
+		text: The text.
+		patterns: The encoded character; a character that ends a run followed by none up to
+			the end (searched for before the encoded character: the last one); the characters
+			that go on a run.
+		replaced: A run's replacement, given the run and ``secrets`` (the run itself to keep it).
+		secrets: The raw secret values.
+	"""
+	encoded, start_of, rest = patterns
+	pieces: list[str] = []
+	done = 0  # what is copied to pieces
+	scanned = 0  # where the last run ended (a character that ends a run, or the text's end)
+	while found := encoded.search(text, scanned):
+		at = found.start()
+		# The last end before it: in the characters just before it (a run is short), else in
+		# all since the last run (read once: the next run starts after it).
+		near = at - 64 if at - 64 > scanned else scanned
+		before = start_of.search(text, near, at)
+		if before is None and near > scanned:
+			before = start_of.search(text, scanned, near)
+		start = before.end() if before else scanned
+		end = rest.match(text, found.end()).end()  # type: ignore[union-attr]
+		scanned = end
+		run = text[start:end]
+		new = replaced(run, secrets)
+		if new != run:
+			pieces += (text[done:start], new)
+			done = end
+	if not pieces:
+		return text
+	pieces.append(text[done:])
+	return "".join(pieces)
+
+
 @lru_cache(maxsize=256)
 def _by_length(secrets: frozenset[str]) -> tuple[frozenset[str], re.Pattern[str] | None]:
 	"""The secrets masked wherever they stand, and a pattern for the very short ones.
@@ -445,17 +533,33 @@ def _masked_run(run: str, secrets: frozenset[str]) -> str:
 	"""A percent-encoded run, masked whole when it decodes to something holding a secret.
 
 	It is decoded up to three times: a URL inside another URL's query (an OAuth2 redirect) has
-	its secret percent-encoded twice (``%252F``).
+	its secret percent-encoded twice (``%252F``). Decoding never lengthens a text, so a run
+	shorter than every secret is kept unread; and ``unquote_plus`` reads the same as ``unquote``
+	when no step it would decode holds a ``+``.
 	"""
+	stripped, shortest = _stripped(secrets)
+	if len(run) < shortest:
+		return run
+	plus = False  # whether a text the first decoder read holds a "+"
 	for decode in (unquote, unquote_plus):
 		decoded = run
 		for _ in range(3):
+			plus = plus or "+" in decoded
 			decoded = decode(decoded)
-			if any(s.strip() in decoded for s in secrets):
+			if any(s in decoded for s in stripped):
 				return MASK
 			if "%" not in decoded:
 				break
+		if not plus:
+			break
 	return run
+
+
+@lru_cache(maxsize=256)
+def _stripped(secrets: frozenset[str]) -> tuple[tuple[str, ...], int]:
+	"""The secrets stripped (as a decoded run is searched for them), and the shortest's length."""
+	stripped = tuple(s.strip() for s in secrets)
+	return stripped, min(map(len, stripped), default=0)
 
 
 _ESCAPE = LazyPattern(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
@@ -727,7 +831,6 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 	return len(text) - start if "%" in text[start:] else 0
 
 
-_HTML_REF = LazyPattern(r"&(?:amp;)?#(?:[0-9]+|[xX][0-9A-Fa-f]+)")
 _OPEN_HTML_REF = LazyPattern(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
 _HTML_RUN_ENDS = frozenset("\"'<>")
 
