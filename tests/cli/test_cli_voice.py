@@ -100,14 +100,19 @@ def _held() -> list[warnings.WarningMessage]:
 		for om in instances:
 			agent = om.create_agent(name="Digest", model=ScriptedModel([finish("x")]))
 			agent.schedule({"type": "interval", "value": 60})
-		async with instances[0]:
+
+		async def until(condition: Callable[[], bool]) -> None:
+			# The store works in threads: poll briefly for what they do.
 			with anyio.fail_after(5):
-				while clock.sleeping < 1:
+				for _ in range(1000):
+					if condition():
+						return
 					await anyio.sleep(0.005)
+
+		async with instances[0]:
+			await until(lambda: clock.sleeping >= 1)
 			async with instances[1]:
-				with anyio.fail_after(5):
-					while instances[1].schedules[0].held_by is None:
-						await anyio.sleep(0.005)
+				await until(lambda: instances[1].schedules[0].held_by is not None)
 
 	with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings(record=True) as caught:
 		warnings.simplefilter("always")
