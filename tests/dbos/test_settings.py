@@ -122,14 +122,16 @@ def test_a_dead_worker_is_taken_over_once_and_only_by_its_version(store: str) ->
 	engine = make_engine(store)
 	try:
 		create_tables(engine)
-		dead = _beat(engine, "dead")
+		# A lapse of 2 s: on a loaded machine claiming three workers on PostgreSQL took longer
+		# than 0.5 s, and the dead one's lapse was over before the check that it still beats.
+		dead = _beat(engine, "dead", lapse=2.0)
 		dead.claim()
-		live = [_beat(engine, "a"), _beat(engine, "b")]
-		other = _beat(engine, "c", version="v2")
+		live = [_beat(engine, "a", lapse=2.0), _beat(engine, "b", lapse=2.0)]
+		other = _beat(engine, "c", version="v2", lapse=2.0)
 		for heartbeat in (*live, other):
 			heartbeat.claim()
 		assert [h.take_over() for h in live] == [[], []]  # still beating
-		time.sleep(0.6)
+		time.sleep(2.2)
 		for heartbeat in (*live, other):
 			heartbeat.beat()
 		taken = [h.take_over() for h in (*live, other)]
