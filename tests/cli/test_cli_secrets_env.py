@@ -562,15 +562,14 @@ def test_the_command_reads_keys_for_the_extras_spelling(
 	assert "needs config" not in err
 
 
-def test_a_variable_of_another_credential_type_is_pointed_to(
+def test_a_variable_of_another_credential_type_alone_is_used(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-	"""OPENMOLT_X_BEARER_TOKEN set, X's default is OAuth2: the message says to choose bearer."""
+	"""OPENMOLT_X_BEARER_TOKEN alone, X's first type is OAuth2: bearer is used, in Python and in an
+	agent file that names no credential type (it used to be refused, pointing to the type)."""
 	monkeypatch.setenv("OPENMOLT_X_BEARER_TOKEN", "AAAA-app-only")
 	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=["x"])
-	(problem,) = missing_credentials(agent._tools.values())
-	assert problem.ready == ("bearer",)
-	assert "choose it with 'credential': {'type': 'bearer'}" in problem.describe()
+	assert missing_credentials(agent._tools.values()) == []
 	chosen = [{"integration": "x", "credential": {"type": "bearer"}}]
 	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=chosen)
 	assert missing_credentials(agent._tools.values()) == []
@@ -579,10 +578,22 @@ def test_a_variable_of_another_credential_type_is_pointed_to(
 	path = tmp_path / "agent.json"
 	file = {"name": "a", "model": "openai:gpt-5-mini", "instructions": "x", "integrations": ["x"]}
 	path.write_text(json.dumps(file))
-	assert openmolt_main([str(path), "--input", "x"]) == 2
+	assert openmolt_main([str(path), "--dry-run"]) == 0
 	err = capsys.readouterr().err
-	assert 'choose it with "credential": {"type": "bearer"}' in err
-	assert "a typo" not in err  # a variable X reads is no typo of another of its keys
+	assert "needs config" not in err and "a typo" not in err
+
+
+def test_a_variable_of_another_credential_type_is_pointed_to_when_the_first_is_partly_given(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A client id for X's OAuth2 and a bearer token: which one was meant is the entry's to say
+	(neither is guessed); the message points to the type that is ready."""
+	monkeypatch.setenv("OPENMOLT_X_BEARER_TOKEN", "AAAA-app-only")
+	monkeypatch.setenv("OPENMOLT_X_CLIENT_ID", "client-123456")
+	agent = OpenMolt().create_agent(name="a", model=ScriptedModel([]), integrations=["x"])
+	(problem,) = missing_credentials(agent._tools.values())
+	assert problem.credential == "oauth2" and problem.ready == ("bearer",)
+	assert "choose it with 'credential': {'type': 'bearer'}" in problem.describe()
 
 
 @pytest.mark.parametrize(

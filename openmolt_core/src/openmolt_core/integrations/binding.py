@@ -39,7 +39,8 @@ class IntegrationBinding:
 
 	Args:
 		integration: The integration id.
-		credential_type: The credential type to use (None: the integration's first).
+		credential_type: The credential type to use (None: the integration's first, or the one
+			other type the config alone can use: `openmolt_core.integrations.preflight.usable_credential`).
 		config: The credential config (API keys, OAuth tokens...), merged over the instance's.
 		scopes: The granted scopes; None means all.
 		on_token_refresh: Called with the new config after an OAuth2 refresh.
@@ -165,7 +166,12 @@ def bind_integration(
 		filled = {k.replace("_", "").lower() for k in stored}
 		config = {k: v for k, v in config.items() if k.replace("_", "").lower() not in filled}
 	config = {**stored, **config}
-	credential = spec.credential(binding.credential_type)
+	if binding.credential_type is None:  # the first type, or the one the config alone can use
+		from openmolt_core.integrations.preflight import usable_credential
+
+		credential = usable_credential(iid, spec, config)
+	else:
+		credential = spec.credential(binding.credential_type)
 	if binding.credential_type and credential is None:
 		types = [c.type for c in spec.credential_setup]
 		raise ConfigurationError(

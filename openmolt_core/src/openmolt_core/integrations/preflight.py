@@ -41,6 +41,7 @@ __all__ = [
 	"setup_required_keys",
 	"tool_keys",
 	"tool_url_keys",
+	"usable_credential",
 ]
 
 _REF = re.compile(r"""config(?:\.([A-Za-z_$][\w$]*)|\[\s*["']([^"']+)["']\s*\])""")
@@ -282,6 +283,36 @@ def _ready_instead(
 		if given and _missing_for(iid, other, config, spec) is None:
 			out.append(other.type)
 	return tuple(out)
+
+
+def usable_credential(iid: str, spec: Integration, config: Mapping[str, Any]) -> Credential | None:
+	"""The credential an entry naming no type uses: the first, or the one other type that is ready.
+
+	An integration with several credential types (X: a user's OAuth 2.0 tokens first, an app's
+	bearer token second) is used with its first when the entry names none. When the config (the
+	environment included) lacks what that one needs and holds everything one other type needs,
+	that type is used: a bearer token in ``OPENMOLT_X_BEARER_TOKEN`` is enough, without
+	``"credential": {"type": "bearer"}`` in the agent file. The first stays when any of its own
+	keys is given (it was meant), and with two such types, or none: the check before the run
+	then says what it lacks, and what is ready instead.
+
+	Args:
+		iid: The integration's id.
+		spec: The integration.
+		config: The entry's config, the environment's keys included.
+	"""
+	first = spec.credential(None)
+	if first is None or len(spec.credential_setup) < 2:
+		return first
+	if _missing_for(iid, first, config, spec) is None:
+		return first
+	read = _refs(json.dumps(first.model_dump(mode="json"), default=str))
+	if first.type == "oauth2":
+		read += list(_oauth2_keys())
+	if any(not _unset(config, k) for k in read):
+		return first  # some of its keys are given: it was meant (the check says what it lacks)
+	ready = _ready_instead(iid, first, config, spec)
+	return spec.credential(ready[0]) if len(ready) == 1 else first
 
 
 def check_credentials(tools: Iterable[BoundTool], *, agent: str) -> None:
