@@ -66,3 +66,19 @@ async def test_the_tool_response_event_shows_no_secret_of_an_object_result() -> 
 	await agent.run("go")
 	assert seen and KEY not in repr(seen) and MASK in repr(seen)
 	assert seen[0].response["a"] == {"user": "u", "token": MASK}
+
+
+def test_keys_that_mask_alike_are_all_kept() -> None:
+	"""Two keys holding secrets (or one and a key spelled as the mask) mask alike: none is lost."""
+	other = "sk-live-Deep0bjects-02"
+	secrets = frozenset({KEY, other})
+	assert mask_deep({KEY: 1, other: 2, "n": 3}, secrets) == {
+		MASK: 1,
+		f"{MASK} 2": 2,
+		"n": 3,
+	}
+	assert mask_deep({MASK: "was there", f"id {KEY}": {KEY: 4}}, secrets) == {
+		MASK: "was there",
+		f"id {MASK}": {MASK: 4},
+	}
+	assert mask_deep({KEY: 1, MASK: 2}, secrets) == {MASK: 1, f"{MASK} 2": 2}

@@ -95,3 +95,14 @@ async def test_a_response_that_only_says_it_was_screened_is_masked_all_the_same(
 		mine = await http.get("/own")
 		assert mine.json() == {"said": "[redacted]"} and SCREENED.decode() not in mine.headers
 	await om.aclose()
+
+
+def test_an_a2a_value_whose_keys_mask_alike_keeps_them_all() -> None:
+	"""The A2A screen masks keys as mask_deep does: two that mask alike are both kept."""
+	from openmolt_core._support.masking import MASK
+	from openmolt_serve._a2a_parts import screened
+
+	other = "sk-live-0123456789abcdefXYZ-2"
+	value = {"metadata": {SECRET: 1, other: 2}, SECRET: {"parts": []}, other: 3}
+	out = screened(value, frozenset({SECRET, other}))
+	assert out == {"metadata": {MASK: 1, f"{MASK} 2": 2}, MASK: {"parts": []}, f"{MASK} 2": 3}

@@ -34,7 +34,7 @@ from google.protobuf.json_format import (  # type: ignore[import-untyped]  # a2a
 	ParseError,
 )
 
-from openmolt_core._support.masking import known_secrets, mask, mask_deep
+from openmolt_core._support.masking import free_key, known_secrets, mask, mask_deep
 from openmolt_core.files import WITHHELD, screen
 from openmolt_ui._shown import SCREENED, SCREENED_TOKEN
 
@@ -154,7 +154,7 @@ def screened(value: Any, secrets: frozenset[str]) -> Any:
 	if isinstance(value, dict):
 		out: dict[Any, Any] = {}
 		for key, item in value.items():
-			name = mask(key, secrets) if isinstance(key, str) else key
+			name = free_key(mask(key, secrets), out) if isinstance(key, str) else key
 			if key == "parts" and isinstance(item, list):
 				out[name] = [_part(p, secrets) for p in item]
 			elif key in _OPAQUE:

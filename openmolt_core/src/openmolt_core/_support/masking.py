@@ -56,6 +56,7 @@ __all__ = [
 	"RedactingFilter",
 	"StreamMask",
 	"environment_secrets",
+	"free_key",
 	"held_back",
 	"install_log_redaction",
 	"known_secrets",
@@ -377,6 +378,7 @@ def mask_bytes(data: bytes, secrets: frozenset[str]) -> bytes:
 def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
 	"""A copy of a JSON-like value with every secret masked in every string (and key).
 
+	Two keys of an object that mask alike are both kept, the later numbered (``[redacted] 2``).
 	Any other object (a dataclass, a pydantic model, bytes, a set, an exception) is kept as is
 	when neither its data nor its ``repr`` shows a secret; else it becomes its data masked (a
 	dataclass's or model's fields), or its ``repr`` masked.
@@ -388,15 +390,45 @@ def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
 	if isinstance(value, str):
 		return mask(value, secrets)
 	if isinstance(value, dict):
-		return {
+		out = {
 			(mask(k, secrets) if isinstance(k, str) else k): mask_deep(v, secrets)
 			for k, v in value.items()
 		}
+		return out if len(out) == len(value) else _numbered_keys(value, secrets)
 	if isinstance(value, (list, tuple)):
 		return [mask_deep(v, secrets) for v in value]
 	if value is None or isinstance(value, int | float):
 		return value
 	return _masked_object(value, secrets)
+
+
+def _numbered_keys(value: dict[Any, Any], secrets: frozenset[str]) -> dict[Any, Any]:
+	"""`mask_deep` of an object two of whose keys mask alike: the later ones numbered, none lost.
+
+	``{"sk-a…": 1, "sk-b…": 2}`` is ``{"[redacted]": 1, "[redacted] 2": 2}``.
+	"""
+	out: dict[Any, Any] = {}
+	for k, v in value.items():
+		out[free_key(mask(k, secrets), out) if isinstance(k, str) else k] = mask_deep(v, secrets)
+	return out
+
+
+def free_key(key: str, taken: Mapping[Any, Any]) -> str:
+	"""A key that no other key of its object has taken: ``key``, else ``key 2``, ``key 3``...
+
+	For an object whose keys are rewritten (masked, redacted): two that come out alike are both
+	kept, and no value is lost.
+
+	Args:
+		key: The rewritten key.
+		taken: The object's keys so far.
+	"""
+	if key not in taken:
+		return key
+	n = 2
+	while f"{key} {n}" in taken:
+		n += 1
+	return f"{key} {n}"
 
 
 def mask_exception(error: BaseException, secrets: frozenset[str]) -> None:

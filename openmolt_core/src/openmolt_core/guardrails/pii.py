@@ -45,9 +45,10 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, get_args
 
+from openmolt_core._support.masking import free_key
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.guardrails.base import (
 	Guardrail,
@@ -323,7 +324,7 @@ def redact_pii(
 		if isinstance(node, dict):
 			new: dict[Any, Any] = {}
 			for k, v in node.items():
-				key = _free(text(k), new) if isinstance(k, str) else k
+				key = free_key(text(k), new) if isinstance(k, str) else k
 				new[key] = walk(v)
 			same = all(a is b for a, b in zip(new, node, strict=True))
 			return node if same and all(new[k] is node[k] for k in node) else new
@@ -333,16 +334,6 @@ def redact_pii(
 		return node
 
 	return walk(value), counts
-
-
-def _free(key: str, taken: Mapping[Any, Any]) -> str:
-	"""A redacted key that no other key of its object has taken (``[email] 2``): none is lost."""
-	if key not in taken:
-		return key
-	n = 2
-	while f"{key} {n}" in taken:
-		n += 1
-	return f"{key} {n}"
 
 
 def pii_redaction(
