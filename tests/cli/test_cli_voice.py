@@ -120,11 +120,43 @@ def _held() -> list[warnings.WarningMessage]:
 	return [w for w in caught if w.category.__name__ == "ScheduleHeldWarning"]
 
 
+def _store_failed() -> list[warnings.WarningMessage]:
+	"""A schedule whose store cannot be used (its folder is a file): said once, with the fix."""
+	import tempfile
+	from datetime import UTC, datetime
+	from pathlib import Path
+
+	import anyio
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import FakeClock, ScriptedModel, finish
+
+	async def serve(store: Path) -> None:
+		clock = FakeClock(datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+		om = OpenMolt(entry_points=False, clock=clock, schedule_store=store)
+		agent = om.create_agent(name="Digest", model=ScriptedModel([finish("x")]))
+		agent.schedule({"type": "interval", "value": 60})
+		async with om:
+			with anyio.fail_after(5):
+				for _ in range(1000):
+					if clock.sleeping >= 1:
+						return
+					await anyio.sleep(0.005)
+
+	with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings(record=True) as caught:
+		warnings.simplefilter("always")
+		blocker = Path(folder) / "blocker"
+		blocker.write_text("a file where a folder should be\n")
+		anyio.run(serve, blocker / "schedules.db")
+	return [w for w in caught if w.category.__name__ == "ScheduleStoreWarning"]
+
+
 CASES: dict[str, Callable[[], list[warnings.WarningMessage]]] = {
 	"LethalTrifectaWarning": _trifecta,
 	"PluginConflictWarning": _conflict,
 	"ModelConfigWarning": _model_config,
 	"ScheduleHeldWarning": _held,
+	"ScheduleStoreWarning": _store_failed,
 }
 SILENT = {"ScheduleWarning", "NotStreamingWarning"}
 """Warnings the command does not show (it serves the schedules; --verbose says the other)."""

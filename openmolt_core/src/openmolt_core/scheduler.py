@@ -75,6 +75,7 @@ __all__ = [
 	"ScheduleBackend",
 	"ScheduleEvent",
 	"ScheduleHeldWarning",
+	"ScheduleStoreWarning",
 	"ScheduleWarning",
 	"Scheduler",
 	"SqliteHistory",
@@ -93,7 +94,15 @@ class ScheduleWarning(UserWarning):
 
 	Its instance was never served (so none of its schedules ran), or another scheduler sharing
 	its SQLite ``schedule_store`` (another process, another instance) holds it
-	(`ScheduleHeldWarning`).
+	(`ScheduleHeldWarning`), or that store cannot be used (`ScheduleStoreWarning`).
+	"""
+
+
+class ScheduleStoreWarning(ScheduleWarning):
+	"""A schedule's SQLite store cannot be used: it does not fire until the store answers again.
+
+	Said once per schedule, with the file, the error and the fix; the store is tried again every
+	half grace.
 	"""
 
 
@@ -657,10 +666,11 @@ class Scheduler:
 						f"schedule {schedule.id} of agent {schedule.agent.name!r} does not fire: "
 						f"its store {store.path} cannot be used ({type(exc).__name__}: {exc}); it "
 						f"is tried again every {self._lease.total_seconds():g} s. Give "
-						"schedule_store a file in a folder this process can write"
+						"schedule_store (OPENMOLT_SCHEDULE_STORE for the openmolt command) a file in a folder "
+						"this process can write"
 					)
 					try:
-						warn(said, ScheduleWarning, stacklevel=2)
+						warn(said, ScheduleStoreWarning, stacklevel=2)
 					except Exception:  # warnings made errors: no caller here to raise to
 						log.warning("%s", said)
 				await self.clock.sleep_until(now + self._lease)

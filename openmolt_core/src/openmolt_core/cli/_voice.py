@@ -162,7 +162,8 @@ def show_warning(
 		python: An ``agent.py``, whose advice stays Python's, which is what that file is.
 	"""
 	kinds = {c.__name__ for c in category.__mro__}
-	if "ScheduleWarning" in kinds and "ScheduleHeldWarning" not in kinds:
+	said = {"ScheduleHeldWarning", "ScheduleStoreWarning"}  # what the command's own schedules do
+	if "ScheduleWarning" in kinds and not kinds & said:
 		return  # about Python code that never served its schedules; the command serves them
 	if "NotStreamingWarning" in kinds and not verbose:
 		return  # the run goes on as it would have without a terminal: said with --verbose
