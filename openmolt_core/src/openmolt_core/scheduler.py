@@ -669,10 +669,7 @@ class Scheduler:
 						"schedule_store (OPENMOLT_SCHEDULE_STORE for the openmolt command) a file in a folder "
 						"this process can write"
 					)
-					try:
-						warn(said, ScheduleStoreWarning, stacklevel=2)
-					except Exception:  # warnings made errors: no caller here to raise to
-						log.warning("%s", said)
+					_said(said, ScheduleStoreWarning)
 				await self.clock.sleep_until(now + self._lease)
 				continue
 			if claim.held:
@@ -720,10 +717,7 @@ class Scheduler:
 				f"{claim.until.isoformat() if claim.until else 'now'}): it does not fire here; "
 				"this scheduler takes it over if that one stops"
 			)
-			try:  # shown by default, a log line is not (the library logs to a NullHandler)
-				warn(said, ScheduleHeldWarning, stacklevel=2)
-			except Exception:  # warnings made errors: no caller here to raise to; logged
-				log.warning("%s", said)
+			_said(said, ScheduleHeldWarning)
 		schedule._held_by = claim.owner
 		# The count follows the file's: the last due time handled, else the first start. It
 		# looks again at its next due time too, in case the holder stopped serving it by then.
@@ -930,6 +924,18 @@ class Scheduler:
 
 _WALK = 100
 """Due times walked one by one to count the missed ones; past that, the last is looked up."""
+
+
+def _said(message: str, category: type[Warning]) -> None:
+	"""Say what a schedule's loop found: a warning, or a log line where warnings are errors.
+
+	A warning is shown by default (the library logs to a NullHandler); a background loop has no
+	caller to raise one to.
+	"""
+	try:
+		warn(message, category, stacklevel=3)
+	except Exception:
+		log.warning("%s", message)
 
 
 def _latest_due(spec: AnySpec, last: datetime, now: datetime, anchor: datetime | None) -> datetime:
