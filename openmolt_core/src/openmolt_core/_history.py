@@ -126,12 +126,9 @@ def default_path() -> Path | None:
 	them (`SqliteHistory`). None when the variable is ``off`` (or empty): the history is then
 	kept in memory, and each command fires its schedules itself.
 	"""
-	value = os.environ.get(ENV_VAR)
-	if value is not None:
-		off = ("", "off", "0", "false", "no", "none", "disabled")
-		return None if value.strip().lower() in off else Path(value)
-	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-	return Path(state_home) / "openmolt" / "schedules.db"
+	from openmolt_core._support.private import state_file
+
+	return state_file(ENV_VAR, "schedules.db")
 
 
 KEEP = 1000
@@ -155,7 +152,6 @@ class Owner:
 	@classmethod
 	def here(cls) -> Owner:
 		"""A new owner for a scheduler of this process."""
-		import os
 		import socket
 		import uuid
 
@@ -210,8 +206,6 @@ class Claim:
 
 def _alive(pid: int) -> bool:
 	"""Whether a process of this machine runs with ``pid`` (True when it cannot be told)."""
-	import os
-
 	if os.name != "posix":  # os.kill(pid, 0) is no probe elsewhere
 		return True
 	try:

@@ -100,17 +100,16 @@ def default_path() -> Path | None:
 	That is ``$XDG_STATE_HOME/openmolt/runs.db`` (``~/.local/state/openmolt/runs.db``). Returns
 	None when ``OPENMOLT_RUN_STORE`` is ``off`` (or empty): nothing is recorded then.
 	"""
-	value = os.environ.get(ENV_VAR)
-	if value is not None:
-		off = ("", "off", "0", "false", "no", "none", "disabled")  # never a file named "none"
-		return None if value.strip().lower() in off else Path(value)
-	return _own_folder() / "runs.db"
+	from openmolt_core._support.private import state_file
+
+	return state_file(ENV_VAR, "runs.db")
 
 
 def _own_folder() -> Path:
-	"""OpenMolt's own state folder: ``$XDG_STATE_HOME/openmolt`` (``~/.local/state/openmolt``)."""
-	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-	return Path(state_home) / "openmolt"
+	"""OpenMolt's own state folder (`openmolt_core._support.private.state_folder`)."""
+	from openmolt_core._support.private import state_folder
+
+	return state_folder()
 
 
 def _is_own_folder(folder: Path) -> bool:

@@ -247,8 +247,9 @@ def default_path() -> Path:
 	value = os.environ.get(ENV_VAR, "").strip()
 	if value:
 		return Path(value)
-	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-	return Path(state_home) / "openmolt" / "sessions.db"
+	from openmolt_core._support.private import state_folder
+
+	return state_folder() / "sessions.db"
 
 
 _SCHEMA = """

@@ -16,7 +16,42 @@ from pathlib import Path
 
 from openmolt_core._support.paths import check_regular
 
-__all__ = ["DIR_MODE", "FILE_MODE", "locked_file", "private_dir", "private_file"]
+__all__ = [
+	"DIR_MODE",
+	"FILE_MODE",
+	"locked_file",
+	"private_dir",
+	"private_file",
+	"state_file",
+	"state_folder",
+]
+
+_OFF = ("", "off", "0", "false", "no", "none", "disabled")
+"""What a store's variable says to keep no file (never a file named "none")."""
+
+
+def state_folder() -> Path:
+	"""OpenMolt's own state folder: ``$XDG_STATE_HOME/openmolt`` (``~/.local/state/openmolt``).
+
+	Where the ``openmolt`` command keeps its run store, sessions, schedules and plugin record.
+	"""
+	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+	return Path(state_home) / "openmolt"
+
+
+def state_file(variable: str, name: str) -> Path | None:
+	"""A store of the ``openmolt`` command: ``$<variable>``, else ``name`` in `state_folder`.
+
+	Args:
+		variable: The environment variable that names the file, or turns it ``off`` (also
+			empty, ``0``, ``false``, ``no``, ``none``, ``disabled``: then None).
+		name: The file's name in the state folder.
+	"""
+	value = os.environ.get(variable)
+	if value is not None:
+		return None if value.strip().lower() in _OFF else Path(value)
+	return state_folder() / name
+
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -20,7 +20,6 @@ was uninstalled since is told what to install again (`former_plugin_hint`).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from importlib import metadata
@@ -75,8 +74,9 @@ _FIRST_PARTY = frozenset({"openmolt-core", "openmolt-providers", "openmolt-integ
 
 def plugin_record_path() -> Path:
 	"""Where the command remembers third-party plugins: ``$XDG_STATE_HOME/openmolt/plugins.json``."""
-	state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-	return Path(state_home) / "openmolt" / "plugins.json"
+	from openmolt_core._support.private import state_folder
+
+	return state_folder() / "plugins.json"
 
 
 def _read_record(path: Path) -> dict[str, dict[str, str]]:
