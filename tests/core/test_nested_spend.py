@@ -7,15 +7,20 @@ call counts once in the caller's usage, per model, and in its budget.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from openmolt import OpenMolt, Usage
+from openmolt import OpenMolt, RunState, Usage
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
 from openmolt_core.llm import ModelRequest, ModelResponse
 from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import tool
+
+from .test_durability import JournalPort
 
 pytestmark = pytest.mark.anyio
 
@@ -97,3 +102,186 @@ async def test_a_guardrail_agent_that_fails_without_a_result_still_counts() -> N
 	assert state is not None
 	assert judge_model.calls == 2
 	assert state.usage_by_model.get("judge:scripted", Usage()).calls == 1
+
+
+class Crash(BaseException):
+	"""The worker dies: nothing of the step under way is journaled."""
+
+
+class KeepingPort(JournalPort):
+	"""`JournalPort` that keeps what a tool call's nested runs spent, as a durable store does
+	(``kept`` outlives a crash: the recovered execution gets the same dict)."""
+
+	def __init__(self, journal: Any = None, kept: dict[str, Any] | None = None) -> None:
+		super().__init__(journal)
+		self.kept: dict[str, Any] = {} if kept is None else kept
+
+	async def spent_before(self, key: str) -> dict[str, Any] | None:
+		return self.kept.get(key)
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		self.kept[key] = json.loads(json.dumps(dict(entry)))
+
+
+def _crashing_pair(crash: bool, recovered: bool = False) -> Any:
+	"""top calls sub; sub's second call crashes the worker. Recovered: top's first step is the
+	journal's, so its model is asked for the rest only."""
+	om = OpenMolt(entry_points=False)
+
+	def noop() -> str:
+		"""Do nothing."""
+		return "ok"
+
+	def dies(request: ModelRequest) -> Any:
+		raise Crash
+
+	second: Any = dies if crash else finish("sub done")
+	sub = om.create_agent(
+		name="sub",
+		model=ScriptedModel([call_tool("local.noop"), second], usage=PRICED, name="sub"),
+		instructions="x",
+		tools=[noop],
+	)
+	return om.create_agent(
+		name="top",
+		model=ScriptedModel(
+			[finish("done")] if recovered else [call_tool("local.sub", task="t"), finish("done")],
+			usage=PRICED,
+			name="top",
+		),
+		instructions="x",
+		tools=[sub],
+	)
+
+
+async def test_a_sub_agent_call_a_crash_interrupted_counts_its_first_attempt_once() -> None:
+	"""A durable run's worker dies inside a sub-agent's run, after one billed call: the
+	recovered run runs the call again and counts both attempts' calls, once; a replay of the
+	finished run from its journal counts them the same, never twice."""
+	state = _crashing_pair(crash=True).new_state("go")
+	saved = state.to_dict()
+	first = KeepingPort()
+	with pytest.raises(Crash):
+		await _crashing_pair(crash=True).execute(state, port=first)
+	assert first.kept  # the billed call was kept as it was made
+	again = KeepingPort(first.recorded, first.kept)
+	result = await _crashing_pair(crash=False, recovered=True).execute(
+		RunState.from_dict(saved), port=again
+	)
+	assert result.status == "success", result.error
+	calls = {m: u.calls for m, u in result.usage_by_model.items()}
+	assert calls == {"top:scripted": 2, "sub:scripted": 3}  # 1 before the crash, 2 after
+	assert result.usage.calls == 5
+	assert result.usage.cost_usd == pytest.approx(0.05)
+	replayed = await _crashing_pair(crash=False).execute(
+		RunState.from_dict(saved), port=KeepingPort(again.recorded, again.kept)
+	)
+	assert {m: u.calls for m, u in replayed.usage_by_model.items()} == calls
+	assert replayed.usage.calls == 5
+
+
+def _crashing_judge(crash: bool) -> Any:
+	"""top's output is judged by a guardrail agent whose second call crashes the worker."""
+	om = OpenMolt(entry_points=False)
+
+	def noop() -> str:
+		"""Do nothing."""
+		return "ok"
+
+	def dies(request: ModelRequest) -> Any:
+		raise Crash
+
+	second: Any = dies if crash else finish(action="allow", reason="ok")
+	judge = om.create_agent(
+		name="judge",
+		model=ScriptedModel([call_tool("local.noop"), second], usage=PRICED, name="judge"),
+		instructions="x",
+		tools=[noop],
+		output_schema=VERDICT_SCHEMA,
+	)
+	return om.create_agent(
+		name="top",
+		model=ScriptedModel([finish("done")], usage=PRICED, name="top"),
+		instructions="x",
+		guardrails=[Guardrail(judge, on="output")],
+	)
+
+
+async def test_a_guardrail_check_a_crash_interrupted_counts_its_first_attempt_once() -> None:
+	"""A durable run's worker dies while a guardrail agent judges, after one billed call: the
+	recovered run judges again and counts both attempts' calls once, a replay the same."""
+	state = _crashing_judge(crash=True).new_state("go")
+	saved = state.to_dict()
+	first = KeepingPort()
+	with pytest.raises(Crash):
+		await _crashing_judge(crash=True).execute(state, port=first)
+	assert first.kept  # the judge's billed call was kept as it was made
+	again = KeepingPort(first.recorded, first.kept)
+	result = await _crashing_judge(crash=False).execute(RunState.from_dict(saved), port=again)
+	assert result.status == "success", result.error
+	calls = {m: u.calls for m, u in result.usage_by_model.items()}
+	assert calls == {"top:scripted": 1, "judge:scripted": 3}  # 1 before the crash, 2 after
+	assert result.usage.calls == 4
+	assert result.usage.cost_usd == pytest.approx(0.04)
+	replayed = await _crashing_judge(crash=False).execute(
+		RunState.from_dict(saved), port=KeepingPort(again.recorded, again.kept)
+	)
+	assert {m: u.calls for m, u in replayed.usage_by_model.items()} == calls
+	assert replayed.usage.calls == 4
+
+
+class StartingPort(KeepingPort):
+	"""`KeepingPort` that records each call's start as a durable store does (``starts``
+	outlives a crash): a call found started is in doubt."""
+
+	def __init__(self, journal: Any = None, kept: Any = None, starts: Any = None) -> None:
+		super().__init__(journal, kept)
+		self.starts: set[str] = set() if starts is None else starts
+
+	async def call_started(self, key: str) -> bool:
+		before = key in self.starts
+		self.starts.add(key)
+		return before
+
+
+async def test_a_guardrail_check_found_in_doubt_counts_what_its_agent_spent() -> None:
+	"""A guardrail agent that may send is not run again after a crash: its verdict fails closed,
+	and the call it was billed for before the crash still counts in the judged run, once."""
+	om = OpenMolt(entry_points=False)
+
+	@tool(labels=["outbound"])
+	def send(text: str) -> str:
+		"""Send.
+
+		Args:
+			text: The text.
+		"""
+		raise Crash  # the worker dies while the guardrail agent's call is under way
+
+	judge = om.create_agent(
+		name="judge",
+		model=ScriptedModel([call_tool("local.send", text="hi")], usage=PRICED, name="judge"),
+		instructions="x",
+		tools=[send],
+		output_schema=VERDICT_SCHEMA,
+	)
+	top = om.create_agent(
+		name="top",
+		model=ScriptedModel([finish("done")], usage=PRICED, name="top"),
+		instructions="x",
+		guardrails=[Guardrail(judge, on="output")],
+	)
+	state = top.new_state("go")
+	saved = state.to_dict()
+	first = StartingPort()
+	with pytest.raises(Crash):
+		await top.execute(state, port=first)
+	again = StartingPort(first.recorded, first.kept, first.starts)
+	result = await top.execute(RunState.from_dict(saved), port=again)
+	assert result.status == "guardrail_tripped"
+	assert "in doubt" in (result.error or "")
+	assert {m: u.calls for m, u in result.usage_by_model.items()} == {
+		"top:scripted": 1,
+		"judge:scripted": 1,
+	}
+	assert result.usage.cost_usd == pytest.approx(0.02)

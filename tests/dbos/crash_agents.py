@@ -35,9 +35,12 @@ class ServerModel:
 	name = "server"
 	model = "server"
 
+	def scenario(self, request: ModelRequest) -> Any:
+		"""The scenario of a request: its run's input."""
+		return json.loads(request.messages[0].content)["input"]
+
 	async def generate(self, request: ModelRequest) -> ModelResponse:
-		first = json.loads(request.messages[0].content)
-		scenario = first["input"]
+		scenario = self.scenario(request)
 		turn = sum(1 for m in request.messages if m.role == "assistant")
 		async with httpx.AsyncClient(timeout=60) as client:
 			reply = await client.post(

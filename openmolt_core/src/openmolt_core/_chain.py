@@ -33,6 +33,7 @@ __all__ = [
 	"ModelSlot",
 	"add_by_model",
 	"add_spent",
+	"read_spent",
 	"record",
 	"slot_id",
 	"spend",
@@ -40,6 +41,7 @@ __all__ = [
 	"spend_failed",
 	"spent_entry",
 	"split_id",
+	"summed",
 	"total",
 	"unique_ids",
 ]
@@ -361,6 +363,28 @@ def spent_entry(usage: Usage, by_model: Mapping[str, Usage]) -> dict[str, Any]:
 		return {}
 	per_model = {_BY_MODEL: {k: u.to_dict() for k, u in by_model.items()}} if by_model else {}
 	return {_SPENT: usage.to_dict(), **per_model}
+
+
+def read_spent(entry: Mapping[str, Any]) -> tuple[Usage | None, dict[str, Usage]]:
+	"""The usage a journaled entry carries (`spent_entry`), in total and per model (None: none)."""
+	total = entry.get(_SPENT)
+	if total is None:
+		return None, {}
+	per_model = entry.get(_BY_MODEL) or {}
+	return Usage.from_dict(total), {k: Usage.from_dict(v) for k, v in per_model.items()}
+
+
+def summed(
+	*parts: tuple[Usage | None, Mapping[str, Usage]],
+) -> tuple[Usage, dict[str, Usage]]:
+	"""Usages and their parts per model, added up (one that made no call adds nothing)."""
+	usage = Usage()
+	by_model: dict[str, Usage] = {}
+	for part, part_by_model in parts:
+		if part is not None and part.calls:
+			usage.add(part)
+			add_by_model(by_model, part_by_model)
+	return usage, by_model
 
 
 def add_spent(state: RunState, entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
-from openmolt_core._chain import add_spent, spend_cut_off, spent_entry
+from openmolt_core._chain import add_spent, read_spent, spend_cut_off, spent_entry, summed
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
 from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
@@ -35,7 +35,14 @@ from openmolt_core.commands import (
 	UpdatePlan,
 	Wait,
 )
-from openmolt_core.durability import RunPort, call_started, step_key
+from openmolt_core.durability import (
+	RunPort,
+	call_started,
+	keeps_spent,
+	record_spent,
+	spent_before,
+	step_key,
+)
 from openmolt_core.errors import ToolError
 from openmolt_core.hooks import (
 	BUILTIN,
@@ -840,11 +847,15 @@ async def _call_tool(
 		policy = policy_of(bound)
 
 	async def work() -> dict[str, Any]:
+		# What an earlier execution of this call spent before a crash stopped it (a durable
+		# port keeps it as the call's nested runs spend): it counts once, with this result.
+		keeps = keeps_spent(ctx.port)
+		before = await spent_before(ctx.port, key) if keeps else {}
 		if policy != "retry":
 			from openmolt_core._indoubt import IN_DOUBT
 
-			if await call_started(ctx.port, key):
-				return {IN_DOUBT: policy, "tool": call.tool}  # started before a crash: in doubt
+			if await call_started(ctx.port, key):  # started before a crash: in doubt
+				return {IN_DOUBT: policy, "tool": call.tool, **before}
 		if ctx.wants("tool:call"):
 			from openmolt_core.events import ToolCallEvent
 
@@ -870,10 +881,27 @@ async def _call_tool(
 			depth=1 if ctx.link is None else ctx.link.depth + 1,
 			**(inherits or {}),
 		)
+		earlier = read_spent(before)
+
+		def so_far(
+			usage: Usage | None = None, by_model: Mapping[str, Usage] | None = None
+		) -> dict[str, Any]:
+			# Earlier executions', this call's ended nested runs', and a running one's usage.
+			running = (usage, by_model or {})
+			return spent_entry(*summed(earlier, (run.usage, run.usage_by_model), running))
+
+		if keeps:
+
+			async def spending(usage: Usage, by_model: Mapping[str, Usage]) -> None:
+				await record_spent(ctx.port, key, so_far(usage, by_model))
+
+			run.spending = spending
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
 			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)
 		except anyio.get_cancelled_exc_class():
+			if before:
+				add_spent(ctx.state, before)
 			spend_cut_off(ctx.state, run)  # a nested run's calls were billed all the same
 			raise
 		except ToolError as exc:
@@ -895,7 +923,7 @@ async def _call_tool(
 				duration * 1000,
 			)
 		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
-		spent = spent_entry(run.usage, run.usage_by_model)
+		spent = so_far()
 		# What a tool returned (a value built in Python: one that contains itself, one nested
 		# thousands deep, NaN) goes on as the journal, the state and the model can hold it.
 		if not ok:
@@ -917,6 +945,8 @@ async def _call_tool(
 
 	result: dict[str, Any] = await ctx.port.step(key, lambda: _counted(ctx, work))
 	result = _replayed_events(ctx, result, bool(done))
+	if "_usage" in result:  # what its nested runs spent (an in-doubt call's earlier ones too)
+		result = add_spent(ctx.state, result)
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq, key)
 	else:  # answered from the journal: a call found in doubt there is handled now
@@ -925,8 +955,6 @@ async def _call_tool(
 		if IN_DOUBT in result:
 			policy = result[IN_DOUBT]
 			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq)
-	if "_usage" in result:
-		result = add_spent(ctx.state, result)
 	if hooks.after_tool:
 		_COMMAND.set((index, not done))
 		result, stop = await hooks.after(ctx, call, bound, result)

@@ -1975,6 +1975,9 @@ class Agent:
 					slot.provider(), slot.model, response.usage
 				)  # a journal without it
 				self._count(state, step, response.model or slot.id, response)
+				link = ctx.link
+				if link is not None and link.spending is not None:  # kept against a crash
+					await link.spending(state.usage, state.usage_by_model)
 				return slot, response
 			return None
 		except ConfigurationError:

@@ -78,6 +78,9 @@ __all__ = [
 	"RunHandle",
 	"RunPort",
 	"call_started",
+	"keeps_spent",
+	"record_spent",
+	"spent_before",
 	"step_key",
 ]
 
@@ -225,6 +228,45 @@ async def call_started(port: RunPort, key: str) -> bool:
 	return bool(await started(key))
 
 
+# A port may also keep what the nested runs of a tool call spent while it ran, so a call that a
+# crash interrupts (run again, or found in doubt) still counts what its first attempt was billed:
+# ``async def spent_before(key) -> Mapping | None`` (the last record for the call ``key``) and
+# ``async def record_spent(key, entry) -> None`` (replaces it). Entries are
+# `openmolt_core._chain.spent_entry` dicts; ports without them keep nothing.
+
+
+async def spent_before(port: RunPort, key: str) -> dict[str, Any]:
+	"""What earlier executions of the tool call ``key`` recorded as spent (empty: nothing).
+
+	Args:
+		port: The run's port.
+		key: The tool call's step key.
+	"""
+	read = getattr(port, "spent_before", None)
+	if read is None:
+		return {}
+	found = await read(key)
+	return dict(found) if found else {}
+
+
+def keeps_spent(port: RunPort) -> bool:
+	"""Whether the port keeps what a tool call's nested runs spent (`record_spent`)."""
+	return getattr(port, "record_spent", None) is not None
+
+
+async def record_spent(port: RunPort, key: str, entry: Mapping[str, Any]) -> None:
+	"""Record what the tool call ``key`` spent so far, earlier executions' included.
+
+	Args:
+		port: The run's port.
+		key: The tool call's step key.
+		entry: The spend (`openmolt_core._chain.spent_entry`).
+	"""
+	write = getattr(port, "record_spent", None)
+	if write is not None:
+		await write(key, entry)
+
+
 class ForwardingPort:
 	"""A port that hands everything to another port: the base for ports that wrap one.
 
@@ -282,6 +324,14 @@ class ForwardingPort:
 	async def call_started(self, key: str) -> bool:
 		"""Record a tool call's start on the wrapped port (see `openmolt_core._indoubt`)."""
 		return await call_started(self.port, key)
+
+	async def spent_before(self, key: str) -> dict[str, Any]:
+		"""What earlier executions of a tool call spent, on the wrapped port."""
+		return await spent_before(self.port, key)
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		"""Record what a tool call spent so far, on the wrapped port."""
+		await record_spent(self.port, key, entry)
 
 
 # backends -----------------------------------------------------------------------------------

@@ -89,6 +89,9 @@ class CallingRun:
 		capabilities: Capabilities the called run attaches to itself, besides its agent's (one
 			its agent has by name is not attached again): the calling run's capabilities hand
 			them down (`openmolt_core.hooks.Capability.hand_down`).
+		spending: Awaited by a called run after each of its model calls with its usage so far
+			(and per model), so a durable calling run keeps what the call spent before a crash
+			could interrupt it (None: nobody keeps it).
 	"""
 
 	run_id: str
@@ -108,10 +111,13 @@ class CallingRun:
 	capabilities: tuple[Any, ...] = ()
 	usage_by_model: dict[str, Usage] = field(default_factory=dict)
 	private: bool = False
+	spending: Callable[[Usage, Mapping[str, Usage]], Awaitable[None]] | None = field(
+		default=None, repr=False
+	)
 
 
 LOOP_FIELDS = frozenset(
-	"run_id call step index usage usage_by_model wants emit user caller depth".split()
+	"run_id call step index usage usage_by_model wants emit user caller depth spending".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 

@@ -29,6 +29,13 @@ not: they act on nothing outside the run, and a preemptible step costs a task an
 What runs between steps (event handlers, observers) and those steps are stopped by the run's
 own watch (`openmolt_dbos._runs.CancelWatch`), which cancels the workflow's task.
 
+Spend: a sub-agent's run (a guardrail agent's) lives inside its call's step, and each of its
+model calls is billed as it returns. The port keeps the call's spend so far as a workflow event of
+the step (``openmolt_spent:<step id>:<key>``, written from the step by DBOS, which commits it
+only while this execution owns the run); an execution that recovers the run after a crash reads
+it once, as the step begins again, and the step's journaled result carries it, counted once
+(`openmolt_core.durability.record_spent`).
+
 Fencing: a step's body (the model call, the tool call) begins only while this worker's lease holds
 (checked when the body begins, after DBOS looked the step up in the store, which also checks that
 this execution still owns the run: `openmolt_dbos._ownership`), and its result goes to the journal
@@ -41,8 +48,9 @@ takes it over); once another execution owns the run, nothing of the old one is j
 from __future__ import annotations
 
 import bisect
+import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from dbos import DBOS, StepOptions, StepReservation
@@ -50,7 +58,9 @@ from dbos import DBOS, StepOptions, StepReservation
 # DBOS keeps the step counter on its context; there is no public accessor for workflow code.
 from dbos._context import get_local_dbos_context
 
-__all__ = ["DBOSPort", "current_step_id", "in_step"]
+__all__ = ["SPENT_EVENT", "DBOSPort", "current_step_id", "in_step"]
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 
 def current_step_id() -> int:
@@ -73,6 +83,16 @@ _PLAIN = frozenset({"start", "model", "compact", "schedule"})
 """The kinds of step of OpenMolt's own work (the run's start, a model call, a summary, a schedule's
 check), the only ones not preemptible: every other runs the application's code or waits for a
 person (a tool, a guardrail, a handler, a memory callback, a capability's decision or step)."""
+
+
+SPENT_EVENT = "openmolt_spent"
+"""The prefix of the workflow events that keep what a step's nested runs spent (`DBOSPort`)."""
+
+
+def _spent_event(key: str) -> str | None:
+	"""The event keeping the spend of the step running now (None outside a step)."""
+	step = DBOS.step_id
+	return None if step is None else f"{SPENT_EVENT}:{step}:{key}"
 
 
 def in_step() -> bool:
@@ -176,6 +196,59 @@ class DBOSPort:
 
 		wid = DBOS.workflow_id or ""
 		return await anyio.to_thread.run_sync(self._starts, self._run_id or wid, key, wid)
+
+	async def spent_before(self, key: str) -> dict[str, Any] | None:
+		"""What an earlier execution of the step running now (the call ``key``) spent.
+
+		A sub-agent's run (a guardrail agent's) lives inside its call's step, and its model
+		calls are billed as they are made; an execution that died before the step's result was
+		journaled recorded its spend so far as a workflow event of that step (`record_spent`).
+		The step is found by its position in the workflow (its DBOS step id), which the
+		recovered execution gives it again; a step that opens later in the workflow with the
+		same key has another id, and another event. A later segment of the run (another
+		workflow) reads none: it goes on from the state its predecessor kept, which counted
+		what a call cut off there had spent.
+
+		Args:
+			key: The call's step key.
+		"""
+		name = _spent_event(key)
+		if name is None:
+			return None
+		found = await DBOS.get_event_async(DBOS.workflow_id or "", name, timeout_seconds=0)
+		return dict(found) if isinstance(found, dict) else None
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		"""Record what the step running now (the call ``key``) spent so far, as its event.
+
+		DBOS writes it as the step's workflow event, committed before the call goes on (a
+		SIGKILL after it keeps it), and only while this execution owns the run: an execution
+		that lost it stops here, as at a step. The record is bookkeeping: a store that refuses
+		it is logged, and the call goes on (its result carries the spend when journaled).
+
+		Args:
+			key: The call's step key.
+			entry: The spend so far, earlier executions' included (`openmolt_core._chain.spent_entry`).
+		"""
+		name = _spent_event(key)
+		if name is None:
+			return
+		from dbos._error import DBOSWorkflowConflictIDError
+
+		try:
+			await DBOS.set_event_async(name, dict(entry))
+		except DBOSWorkflowConflictIDError:
+			await _stop_here()  # another execution owns the run now
+		except Exception as exc:
+			said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+			log.warning(
+				"durable: could not keep what the call %s of run %s spent so far (%s: %s); it "
+				"is lost if the worker dies before the call's result is journaled",
+				key,
+				self._run_id or DBOS.workflow_id,
+				type(exc).__name__,
+				said[0] if said else "",
+			)
 
 	async def step(
 		self,

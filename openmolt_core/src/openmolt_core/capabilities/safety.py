@@ -29,10 +29,16 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._chain import add_spent, spend_cut_off, spent_entry
+from openmolt_core._chain import add_spent, read_spent, spend_cut_off, spent_entry, summed
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
-from openmolt_core.durability import call_started, step_key
+from openmolt_core.durability import (
+	call_started,
+	keeps_spent,
+	record_spent,
+	spent_before,
+	step_key,
+)
 from openmolt_core.hooks import (
 	BUILTIN,
 	PROCEED,
@@ -69,6 +75,7 @@ if TYPE_CHECKING:
 		Words,
 		WordsDecision,
 	)
+	from openmolt_core.llm import Usage
 	from openmolt_core.result import RunState
 	from openmolt_core.tools import CallingRun
 
@@ -227,26 +234,47 @@ class Safety(Capability):
 		policy = g.in_doubt
 
 		async def ask() -> dict[str, Any]:
+			# What an earlier execution's guardrail agent spent before a crash stopped it (a
+			# durable port keeps it as the agent makes its calls): it counts once, with this
+			# verdict, as a sub-agent call's does (`openmolt_core._execute`).
+			keeps = keeps_spent(ctx.port)
+			before = await spent_before(ctx.port, key) if keeps else {}
 			# The start is this execution's: a call parked for approval is judged again,
 			# rightly, by the segment that resumes it (it begins at a later `began`).
 			if policy != "retry" and await call_started(ctx.port, f"{key}@{ctx.began}"):
 				# Under way when the run stopped (a crash): a guardrail agent that may have
 				# acted is not run again, and what it checks is not let through unjudged.
-				return Verdict(
-					"refuse" if check.tool else "trip",
-					f"in doubt: the guardrail agent {g.name!r} was under way when the run "
-					"stopped (its worker died), and its tools may have taken effect; it is not "
-					"run again",
-				).to_dict()
+				return {
+					**Verdict(
+						"refuse" if check.tool else "trip",
+						f"in doubt: the guardrail agent {g.name!r} was under way when the run "
+						"stopped (its worker died), and its tools may have taken effect; it is "
+						"not run again",
+					).to_dict(),
+					**before,
+				}
 			parent = _judged_by(ctx, g, check, key)
+			earlier = read_spent(before)
+			if keeps and parent is not None:
+
+				async def spending(usage: Usage, by_model: Mapping[str, Usage]) -> None:
+					await record_spent(
+						ctx.port, key, spent_entry(*summed(earlier, (usage, by_model)))
+					)
+
+				parent.spending = spending
 			try:
 				verdict, run = await g.judge(check, parent)
 			except BaseException:  # cut off, or failed without a result: the agent's calls
-				spend_cut_off(ctx.state, parent)  # were billed all the same
+				if before:  # were billed all the same, an earlier execution's too
+					add_spent(ctx.state, before)
+				spend_cut_off(ctx.state, parent)
 				raise
 			out = verdict.to_dict()
+			ran: tuple[Usage | None, Mapping[str, Usage]] = (None, {})
 			if run is not None:
-				out.update(spent_entry(run.usage, run.usage_by_model))
+				ran = (run.usage, run.usage_by_model)
+			out.update(spent_entry(*summed(earlier, ran)))
 			return out
 
 		data = add_spent(ctx.state, await ctx.port.step(key, ask))
