@@ -285,3 +285,25 @@ async def test_a_guardrail_check_found_in_doubt_counts_what_its_agent_spent() ->
 		"judge:scripted": 1,
 	}
 	assert result.usage.cost_usd == pytest.approx(0.02)
+
+
+class StoreDown(KeepingPort):
+	"""A keeping port whose store refuses the spend record (its database went away)."""
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		raise OSError("the store is unreachable")
+
+
+async def test_a_port_that_cannot_keep_spend_fails_as_itself_not_as_the_model() -> None:
+	"""A port's failure to keep a nested run's spend is the port's: the sub-agent's model
+	answered, so the error does not say the model failed, and the caller's state is kept."""
+	agent = _crashing_pair(crash=False)
+	(sub,) = agent.sub_agents
+	kinds: list[str] = []
+	sub.on("error", lambda event: kinds.append(event.kind))
+	result = await agent.execute(agent.new_state("go"), port=StoreDown())
+	assert result.status == "success", result.error  # the caller goes on with the tool's error
+	said = json.dumps(result.state.to_dict())
+	assert "the store is unreachable" in said
+	assert "provider" not in kinds  # the model answered; the port failed
+	assert sub.last_state is not None and sub.last_state.usage.calls == 1  # its call counted

@@ -1943,6 +1943,7 @@ class Agent:
 			response.model = slot.id
 			return response
 
+		answered: tuple[ModelSlot, ModelResponse] | None = None  # once counted
 		try:
 			with _budget(ctx.port, deadline):
 				# The journal keeps which model answered: a replayed step parses as that model's.
@@ -1975,11 +1976,7 @@ class Agent:
 					slot.provider(), slot.model, response.usage
 				)  # a journal without it
 				self._count(state, step, response.model or slot.id, response)
-				link = ctx.link
-				if link is not None and link.spending is not None:  # kept against a crash
-					await link.spending(state.usage, state.usage_by_model)
-				return slot, response
-			return None
+				answered = slot, response
 		except ConfigurationError:
 			raise  # a missing key or a wrong setting: nothing ran
 		except ProviderError as exc:
@@ -1990,6 +1987,13 @@ class Agent:
 			raise await self._provider_failed(ctx, exc) from exc
 		except Exception as exc:
 			raise await self._provider_failed(ctx, exc) from exc
+		if answered is None:
+			return None  # the run's budget ran out first
+		link = ctx.link
+		if link is not None and link.spending is not None:
+			# Kept against a crash (a durable port): a failure there is the port's, not the model's.
+			await link.spending(state.usage, state.usage_by_model)
+		return answered
 
 	def _model(self, model: str) -> ModelSlot:
 		"""The agent's model of this id (`ModelAccess.request`, a request's ``model_id``)."""
