@@ -307,3 +307,106 @@ async def test_a_port_that_cannot_keep_spend_fails_as_itself_not_as_the_model() 
 	assert "the store is unreachable" in said
 	assert "provider" not in kinds  # the model answered; the port failed
 	assert sub.last_state is not None and sub.last_state.usage.calls == 1  # its call counted
+
+
+def _crashing_chain(crash: bool, recovered: bool = False) -> Any:
+	"""top calls mid, mid calls leaf; leaf's second call crashes the worker."""
+	om = OpenMolt(entry_points=False)
+
+	def noop() -> str:
+		"""Do nothing."""
+		return "ok"
+
+	def dies(request: ModelRequest) -> Any:
+		raise Crash
+
+	second: Any = dies if crash else finish("leaf done")
+	leaf = om.create_agent(
+		name="leaf",
+		model=ScriptedModel([call_tool("local.noop"), second], usage=PRICED, name="leaf"),
+		instructions="x",
+		tools=[noop],
+	)
+	mid = om.create_agent(
+		name="mid",
+		model=ScriptedModel(
+			[call_tool("local.leaf", task="t"), finish("mid done")], usage=PRICED, name="mid"
+		),
+		instructions="x",
+		tools=[leaf],
+	)
+	return om.create_agent(
+		name="top",
+		model=ScriptedModel(
+			[finish("done")] if recovered else [call_tool("local.mid", task="t"), finish("done")],
+			usage=PRICED,
+			name="top",
+		),
+		instructions="x",
+		tools=[mid],
+	)
+
+
+async def test_a_sub_agents_own_sub_agent_a_crash_interrupted_counts_its_calls_once() -> None:
+	"""The worker dies inside a sub-agent's sub-agent, after the leaf's billed call: the spend
+	kept for the top call includes it (a nested run's port keeps nothing, so the nested run
+	hands its running spend up), and the recovered run counts every call once."""
+	state = _crashing_chain(crash=True).new_state("go")
+	saved = state.to_dict()
+	first = KeepingPort()
+	with pytest.raises(Crash):
+		await _crashing_chain(crash=True).execute(state, port=first)
+	(kept,) = first.kept.values()
+	assert {m: u["calls"] for m, u in kept["_usage_by_model"].items()} == {
+		"mid:scripted": 1,
+		"leaf:scripted": 1,
+	}
+	again = KeepingPort(first.recorded, first.kept)
+	result = await _crashing_chain(crash=False, recovered=True).execute(
+		RunState.from_dict(saved), port=again
+	)
+	assert result.status == "success", result.error
+	calls = {m: u.calls for m, u in result.usage_by_model.items()}
+	# top: 1 before, 1 after; mid: 1 before, 2 after; leaf: 1 before, 2 after
+	assert calls == {"top:scripted": 2, "mid:scripted": 3, "leaf:scripted": 3}
+
+
+async def test_a_sub_agents_guardrail_check_a_crash_interrupted_is_kept_by_the_top_call() -> None:
+	"""The worker dies inside the guardrail agent judging a sub-agent's output: the spend kept
+	for the top call includes the judge's billed call, handed up through the sub-agent."""
+	om = OpenMolt(entry_points=False)
+
+	def noop() -> str:
+		"""Do nothing."""
+		return "ok"
+
+	def dies(request: ModelRequest) -> Any:
+		raise Crash
+
+	judge = om.create_agent(
+		name="judge",
+		model=ScriptedModel([call_tool("local.noop"), dies], usage=PRICED, name="judge"),
+		instructions="x",
+		tools=[noop],
+		output_schema=VERDICT_SCHEMA,
+	)
+	sub = om.create_agent(
+		name="sub",
+		model=ScriptedModel([finish("sub done")], usage=PRICED, name="sub"),
+		instructions="x",
+		guardrails=[Guardrail(judge, on="output")],
+	)
+	top = om.create_agent(
+		name="top",
+		model=ScriptedModel([call_tool("local.sub", task="t")], usage=PRICED, name="top"),
+		instructions="x",
+		tools=[sub],
+	)
+	port = KeepingPort()
+	with pytest.raises(Crash):
+		await top.execute(top.new_state("go"), port=port)
+	(kept,) = port.kept.values()
+	assert {m: u["calls"] for m, u in kept["_usage_by_model"].items()} == {
+		"sub:scripted": 1,
+		"judge:scripted": 1,
+	}

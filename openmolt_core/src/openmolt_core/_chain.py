@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ __all__ = [
 	"ModelSlot",
 	"add_by_model",
 	"add_spent",
+	"passed_up",
 	"read_spent",
 	"record",
 	"slot_id",
@@ -385,6 +386,33 @@ def summed(
 			usage.add(part)
 			add_by_model(by_model, part_by_model)
 	return usage, by_model
+
+
+def passed_up(
+	link: CallingRun | None, state: RunState, run: CallingRun
+) -> Callable[[Usage, Mapping[str, Usage]], Awaitable[None]] | None:
+	"""For a call whose run's port keeps no spend (a nested run's): its caller's keeping, if any.
+
+	A durable port keeps a tool call's spend as its nested runs make model calls
+	(`openmolt_core.durability.record_spent`); the runs nested in those run on a port that keeps
+	nothing. A call they make hands its running spend up through their own ``link``, as this
+	run's spend so far: its state's, the call's ended nested runs' (``run``) and the running
+	one's, so a crash deep down loses nothing the top call kept.
+
+	Args:
+		link: How the run making the call was called (None: a top run).
+		state: That run's state.
+		run: The calling run handed to the call's nested runs.
+	"""
+	up = None if link is None else link.spending
+	if up is None:
+		return None
+
+	async def spending(usage: Usage, by_model: Mapping[str, Usage]) -> None:
+		mine = (state.usage, state.usage_by_model)
+		await up(*summed(mine, (run.usage, run.usage_by_model), (usage, by_model)))
+
+	return spending
 
 
 def add_spent(state: RunState, entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
-from openmolt_core._chain import add_spent, read_spent, spend_cut_off, spent_entry, summed
+from openmolt_core._chain import (
+	add_spent,
+	passed_up,
+	read_spent,
+	spend_cut_off,
+	spent_entry,
+	summed,
+)
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
 from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
@@ -896,6 +903,8 @@ async def _call_tool(
 				await record_spent(ctx.port, key, so_far(usage, by_model))
 
 			run.spending = spending
+		else:  # a nested run's port: its caller keeps it
+			run.spending = passed_up(ctx.link, ctx.state, run)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
 			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)

@@ -29,7 +29,14 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._chain import add_spent, read_spent, spend_cut_off, spent_entry, summed
+from openmolt_core._chain import (
+	add_spent,
+	passed_up,
+	read_spent,
+	spend_cut_off,
+	spent_entry,
+	summed,
+)
 from openmolt_core._support import lazy_exports
 from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import (
@@ -263,6 +270,8 @@ class Safety(Capability):
 					)
 
 				parent.spending = spending
+			elif parent is not None:  # a nested run's port: its caller keeps it
+				parent.spending = passed_up(ctx.link, ctx.state, parent)
 			try:
 				verdict, run = await g.judge(check, parent)
 			except BaseException:  # cut off, or failed without a result: the agent's calls
