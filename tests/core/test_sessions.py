@@ -143,6 +143,130 @@ async def test_in_one_session_each_users_notes_are_their_own(kind: str, tmp_path
 	assert [n["user"] for n in notes] == ["slack:T1:alice", "slack:T1:bob"]
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "sqlalchemy"])
+async def test_in_one_session_a_runs_output_is_its_users_and_what_it_said_everyones(
+	kind: str, tmp_path: Path
+) -> None:
+	"""In a group chat's session, Bob's run reads what Alice's runs said, never the output only
+	her run's caller got (a chat posts "Done." for a dict); her own later runs still read it."""
+	inbox = {"inbox": ["overdraft mail from the bank"]}
+	mails = {"result": "Two new mails.", "from": ["bank@example.com"]}
+	model = ScriptedModel(
+		[
+			finish(inbox),  # no humanMessage: nothing said to the chat
+			finish(mails),  # its result's text is said; the rest is not
+			finish("b", human_message="Hello Bob."),
+			finish("a", human_message="Here it is."),
+			finish("n", human_message="Hi."),
+		]
+	)
+	agent = OpenMolt(entry_points=False).create_agent(name="Chat", model=model)
+	group = sessions(kind, tmp_path, "group")
+	await agent.run("check my inbox", session=group, user="slack:T1:alice")
+	await agent.run("any mail?", session=group, user="slack:T1:alice")
+	await agent.run("hello", session=group, user="slack:T1:bob")
+	await agent.run("what did you find?", session=group, user="slack:T1:alice")
+	await agent.run("and no one?", session=group)
+	turns = [first_turn(r) for r in model.requests]
+	bob, alice, nobody = turns[2], turns[3], turns[4]
+	for turn in (bob, nobody):
+		assert "overdraft" not in json.dumps(turn) and "bank@" not in json.dumps(turn)
+	assert [e["content"] for e in bob["earlier"] if e["role"] == "agent"] == [
+		None,
+		"Two new mails.",
+	]
+	assert [e["content"] for e in alice["earlier"] if e["role"] == "agent"] == [
+		inbox,
+		mails,
+		"Hello Bob.",  # what Bob was told reaches Alice's run
+	]
+	assert [e["content"] for e in nobody["earlier"] if e["role"] == "agent"][-2:] == [
+		"Hello Bob.",
+		"Here it is.",
+	]
+	replies = [i for i in await group.get_items() if i["role"] == "agent"]
+	assert [r.get("user") for r in replies] == [*["slack:T1:alice"] * 2, None, None, None]
+
+
+@pytest.mark.parametrize("user", [None, "telegram:42"])
+async def test_one_persons_session_reads_each_reply_as_its_caller_got_it(user: str | None) -> None:
+	"""A session of one person's runs (agent.run, a direct chat) reads a run's whole output."""
+	total = {"total": 42, "items": ["tea", "cake"]}
+	model = ScriptedModel([finish(total), finish("ok", human_message="Yes.")])
+	agent = OpenMolt(entry_points=False).create_agent(name="Chat", model=model)
+	session = InMemorySession("one")
+	await agent.run("sum it up", session=session, user=user)
+	await agent.run("is that all?", session=session, user=user)
+	assert first_turn(model.requests[1])["earlier"] == [
+		{"role": "user", "content": "sum it up"},
+		{"role": "agent", "content": total},
+	]
+
+
+class Outputs:
+	"""A model that answers Alice with an output only (her inbox), and anyone else in words."""
+
+	name = "outputs"
+
+	def __init__(self) -> None:
+		self.requests: list[ModelRequest] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.requests.append(replace(request, messages=list(request.messages)))
+		asked = str(first_turn(request)["input"])
+		if asked.startswith("alice"):
+			command = finish({"inbox": f"overdraft mail {asked} " + "words " * 10})
+		else:
+			command = finish("ok", human_message=f"you said {asked}")
+		tokens = estimate_tokens(request.messages, request.system)
+		return ModelResponse(
+			text=json.dumps({"commands": [command]}), usage=Usage(tokens, 10, calls=1)
+		)
+
+
+class Retelling:
+	"""A summariser that retells every turn it was given (a leak into a summary shows)."""
+
+	name = "retelling"
+
+	def __init__(self) -> None:
+		self.requests: list[ModelRequest] = []
+
+	async def generate(self, request: ModelRequest) -> ModelResponse:
+		self.requests.append(request)
+		turns = json.loads(request.messages[0].content)["turns"]
+		return ModelResponse(text=json.dumps(turns)[-600:], usage=Usage(50, 10, calls=1))
+
+
+async def test_a_summary_of_a_users_outputs_is_read_by_that_users_runs_only() -> None:
+	"""A summary written as Alice's run read the turns (her outputs in it) is hers: Bob's run reads
+	one of what was said, and its summariser never sees her outputs."""
+	model = Outputs()
+	summariser = Retelling()
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Chat", model=model, compaction=CompactionConfig(threshold_tokens=400)
+	)
+	agent.compactor = lambda: (summariser, "cheap")
+	group = InMemorySession("group")
+	for i in range(12):
+		await agent.run(f"alice {i}", session=group, user="alice")
+	assert summariser.requests, "the session was never summarised"
+	asked = len(summariser.requests)
+	for i in range(3):
+		await agent.run(f"bob {i}", session=group, user="bob")
+	await agent.run("alice again", session=group, user="alice")
+	summaries = [i for i in await group.get_items() if i["role"] == "summary"]
+	assert [(s.get("private"), s.get("user")) for s in summaries if "overdraft" in s["content"]]
+	for s in summaries:
+		assert ("overdraft" in s["content"]) == bool(s.get("private") and s["user"] == "alice")
+	for request in model.requests[12:15]:  # Bob's
+		assert "overdraft" not in json.dumps(first_turn(request))
+	for request in summariser.requests[asked:]:
+		if "bob" in request.messages[0].content:
+			assert "overdraft" not in request.messages[0].content
+	assert "overdraft" in json.dumps(first_turn(model.requests[-1]))  # Alice's own
+
+
 async def test_only_a_sessions_runs_keep_their_notes_from_the_agents_callback() -> None:
 	"""After a run in a session, the agent's run without one calls its short-term callback again."""
 	# (The fake model's inputs are its attributes' keys, read for secrets as a provider's are: a

@@ -320,6 +320,46 @@ async def test_notes_of_a_turn_answered_elsewhere_stand_when_another_user_came_s
 	assert turn["memory"]["shortTerm"] == "alice: blue"
 
 
+async def test_an_output_of_a_turn_answered_elsewhere_is_read_by_its_users_runs_only(
+	url: str,
+) -> None:
+	"""Alice's parked turn answered elsewhere ends with an output only (no humanMessage): the
+	session's next run appends it, and Bob's run reads that nothing was said; Alice's reads it."""
+	om = OpenMolt(durability=url, entry_points=False)
+	inbox = {"inbox": ["overdraft mail from the bank"]}
+	model = ScriptedModel(
+		[
+			[ask_human("which folder?")],
+			[finish("b", human_message="Hi Bob.")],
+			[finish(inbox)],
+			[finish("b2", human_message="Hi again.")],
+			[finish("a", human_message="ok")],
+		]
+	)
+	agent = om.create_agent(name="Host", model=model, on_human_input_request=_later)
+	session = InMemorySession("group")
+	try:
+		mail = await agent.run("check my inbox", session=session, user="alice")
+		assert mail.status == "human_input_required"
+		await agent.run("hello", session=session, user="bob")
+		await om.durability.answer(mail.state.run_id, "bank")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			await om.durability.result(mail.state.run_id)  # type: ignore[union-attr]
+		await agent.run("hello again", session=session, user="bob")
+		await agent.run("what was there?", session=session, user="alice")
+	finally:
+		await om.aclose()
+	bob = json.loads(model.requests[3].messages[0].content)
+	assert "overdraft" not in json.dumps(bob)
+	assert [e["content"] for e in bob["earlier"] if e["role"] == "agent"] == [
+		"which folder?",
+		"Hi Bob.",
+		None,
+	]
+	alice = json.loads(model.requests[4].messages[0].content)
+	assert inbox in [e["content"] for e in alice["earlier"]]
+
+
 async def test_a_run_id_delivered_twice_appends_its_turn_once(url: str) -> None:
 	"""A new run started again under its taken id (a webhook delivery retried to a second server,
 	whose replay guard never saw it) attaches to the run: its turn is in the session once, ended

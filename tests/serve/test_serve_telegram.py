@@ -328,3 +328,60 @@ async def test_an_empty_question_is_still_asked_so_the_next_message_is_an_answer
 		await eventually(lambda: len(fake.sent) == 2)
 	assert fake.sent[0]["text"] == "I need your answer to go on: what should I do?"
 	assert fake.sent[1]["text"] == "ok"  # a blank humanMessage gives way to the output
+
+
+async def test_in_a_group_a_run_reads_what_the_chat_was_told_not_another_members_output() -> None:
+	"""Alice's run's output (a dict, no humanMessage: the group got "Done.") never reaches Bob's run."""
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[
+			finish({"inbox": ["overdraft mail from the bank"]}),
+			finish("b", human_message="Hi Bob."),
+			finish("c", human_message="Here it is."),
+		]
+	)
+	async for _ in bot(model, fake, allowedUsers=[42, 43]):
+		fake.message("check my inbox", chat=-100)
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message("hello", user=43, chat=-100, username="bob")
+		await eventually(lambda: len(fake.sent) == 2)
+		fake.message("what did you find?", chat=-100)
+		await eventually(lambda: len(fake.sent) == 3)
+	assert [s["text"] for s in fake.sent] == ["Done.", "Hi Bob.", "Here it is."]
+	bobs = earlier(model)[1]
+	assert "overdraft" not in json.dumps(bobs)
+	assert bobs == [
+		{"role": "user", "content": {"message": "check my inbox", "from": "ada", "chat": "-100"}},
+		{"role": "agent", "content": None},  # what the group was told: nothing of its own
+	]
+	# The output went to Alice's run only: her next run reads it, and what Bob was told.
+	alices = earlier(model)[2]
+	assert alices[1] == {"role": "agent", "content": {"inbox": ["overdraft mail from the bank"]}}
+	assert alices[3] == {"role": "agent", "content": "Hi Bob."}
+
+
+async def test_in_a_group_what_a_run_said_reaches_the_next_members_run() -> None:
+	"""A posted humanMessage, or the posted text of an output's result, reaches Bob's run; the rest
+	of that output does not."""
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[
+			finish("hidden", human_message="Your balance is fine."),
+			finish({"result": "Two new mails.", "subjects": ["overdraft notice"]}),
+			finish("c", human_message="ok"),
+		]
+	)
+	async for _ in bot(model, fake, allowedUsers=[42, 43]):
+		fake.message("how is my account?", chat=-100)
+		await eventually(lambda: len(fake.sent) == 1)
+		fake.message("any mail?", chat=-100)
+		await eventually(lambda: len(fake.sent) == 2)
+		fake.message("hello", user=43, chat=-100, username="bob")
+		await eventually(lambda: len(fake.sent) == 3)
+	assert [s["text"] for s in fake.sent] == ["Your balance is fine.", "Two new mails.", "ok"]
+	bobs = earlier(model)[2]
+	assert [e["content"] for e in bobs if e["role"] == "agent"] == [
+		"Your balance is fine.",
+		"Two new mails.",
+	]
+	assert "overdraft" not in json.dumps(bobs)

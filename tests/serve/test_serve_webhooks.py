@@ -492,6 +492,29 @@ async def test_user_names_the_end_user_the_run_acts_for() -> None:
 	assert users == ["hook:Triage:octocat", None]
 
 
+async def test_a_users_run_output_in_a_webhook_session_is_read_by_their_runs_only() -> None:
+	"""webhook.session with webhook.user: one sender's run output (said to no one) never reaches
+	another sender's run of the same session; that sender's own next run reads it."""
+	found = {"private": "octocat's draft advisory CVE-0000"}
+	model = ScriptedModel([finish(found), finish("two"), finish("three")])
+	webhook = {"scheme": "github", "user": "sender.login", "session": "issue"}
+	async for server, client in serving(model, webhook):
+		launcher = server.launcher
+		assert launcher is not None
+		for n, login in enumerate(["octocat", "mallory", "octocat"]):
+			body = json.dumps({"sender": {"login": login}, "issue": 7, "n": n}).encode()
+			response = await client.post(
+				"/hooks/Triage", content=body, headers=github_headers(body, f"o-{n}")
+			)
+			assert response.status_code == 202
+			await eventually(lambda n=n: len(model.requests) == n + 1)
+			await eventually(lambda launcher=launcher: not launcher.running)
+	turns = [json.loads(r.messages[0].content) for r in model.requests]
+	assert "CVE-0000" not in json.dumps(turns[1])
+	assert turns[1]["earlier"][1]["content"] is None  # the first run said nothing
+	assert turns[2]["earlier"][1]["content"] == found
+
+
 async def test_a_delivery_never_answers_or_approves_a_parked_run_of_any_user() -> None:
 	"""A webhook only starts runs: a later delivery (another user's, or the same user's, in the
 	same session, saying "approve") starts a run of its own; the parked call never runs."""

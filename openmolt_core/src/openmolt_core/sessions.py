@@ -2,17 +2,22 @@
 
 A session is an ordered, append-only record of one conversation, keyed by an id the application
 chooses (per user, per chat, per thread). Each run in it reads the earlier turns and appends its
-own: the user's input, the agent's reply (its human message, else its output) and the run behind
-them. Items are JSON dicts; ``role`` says which kind:
+own: the user's input, the agent's reply (what it said: `said`) and the run behind them. Items
+are JSON dicts; ``role`` says which kind:
 
 - ``{"role": "user", "content": input, "run_id", "tainted"?, "attachments"?}``: what the run was
   asked (``attachments``: the media type and name of each file sent with it, whose bytes are not
   kept: a later turn reads that they were sent);
-- ``{"role": "agent", "content": reply, "status", "run_id", "tainted"?}``: what it answered;
+- ``{"role": "agent", "content": said, "status", "run_id", "output"?, "user"?, "tainted"?}``:
+  what it said to everyone in the conversation (`said`: its human message or question, else its
+  output's text; None: nothing), and, when its caller got more (an output a chat does not
+  post), that as ``output``, for the runs of the same ``user`` only;
 - ``{"role": "memory", "content": text, "run_id", "user"?, "tainted"?}``: the session's
   short-term memory after a run for ``user`` (the latest one for the run's user counts);
-- ``{"role": "summary", "content": text, "through": n, "tainted"?}``: the first ``n`` items, summarised
-  (empty content: they were dropped), written when the history grew past its budget;
+- ``{"role": "summary", "content": text, "through": n, "private"?, "user"?, "tainted"?}``: the
+  first ``n`` items, summarised (empty content: they were dropped), written when the history grew
+  past its budget (``private``: as a run for ``user`` read them, outputs included: only runs for
+  the same user read it);
 - ``{"role": "pending", "run_id", "content"?, "asked", "new", "tainted"?}``: a durable run's turn
   under way, written as it starts (never shown to a model). A durable run goes on where its
   caller cannot follow (the caller's process died, and another one recovered the run; an answer
@@ -37,8 +42,12 @@ starts from the session's latest ``memory`` item and is stored back at the end, 
 notes. In a session several people write in (a group chat, where each message's run acts for
 its sender: ``run(user=...)``), the notes are each user's: a run reads those of the latest run
 for the same user, so what a run noted from one person's connected account never reaches a run
-for another. The turns themselves (what was asked, and answered, in the chat) are the
-session's. Notes written before they named their user are read only by runs for no user.
+for another. The turns themselves (what was asked, and said, in the chat) are the session's; an
+output its run's caller got and the chat did not (a dict a chat answers "Done." for) is its
+user's too, as is a summary that holds one. A run for no one reads the outputs of runs for no
+one: a session of one person's runs (``agent.run(session=...)``, a direct chat) reads every
+reply as its caller got it. Notes written before they named their user are read only by runs
+for no user.
 Long-term memory stays the agent's, shared by all its sessions.
 
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
@@ -104,6 +113,7 @@ __all__ = [
 	"last_reply",
 	"read_history",
 	"reply_of",
+	"said",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -816,10 +826,12 @@ class SQLAlchemySession:
 # what a run reads and writes -------------------------------------------------------------------
 
 
-def _entry(item: dict[str, Any]) -> dict[str, Any]:
-	# The stored item as the model sees it: who, what, and whether someone untrusted wrote or
-	# shaped it (all fixed when it was written: an entry never changes between turns).
-	entry = {"role": item["role"], "content": item.get("content")}
+def _entry(item: dict[str, Any], user: str | None = None) -> dict[str, Any]:
+	# The stored item as a run for ``user`` sees it: who, what, and whether someone untrusted
+	# wrote or shaped it (all fixed when it was written: an entry never changes between turns).
+	# What was said is everyone's; a reply's output only its user's (`items_after`).
+	content = item["output"] if "output" in item and _owns(item, user) else item.get("content")
+	entry = {"role": item["role"], "content": content}
 	if item.get("attachments"):
 		entry["attachments"] = item["attachments"]
 	if item.get("tainted"):
@@ -827,11 +839,26 @@ def _entry(item: dict[str, Any]) -> dict[str, Any]:
 	return entry
 
 
-def _start(items: list[dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
-	"""Where the verbatim turns begin: after the latest summary's ``through``."""
+def _owns(item: dict[str, Any], user: str | None) -> bool:
+	"""Whether an item holds what only runs for ``user`` read (a reply's output, a summary of it)."""
+	return ("output" in item or bool(item.get("private"))) and item.get("user") == user
+
+
+def _start(
+	items: list[dict[str, Any]], user: str | None = None, *, anyone: bool = False
+) -> tuple[int, dict[str, Any] | None]:
+	"""Where the verbatim turns begin: after the latest summary's ``through``.
+
+	Args:
+		items: The session's items.
+		user: The run's user: a summary only another user's runs read does not count (`_owns`).
+		anyone: Whoever's it is, the latest summary counts.
+	"""
 	for index in range(len(items) - 1, -1, -1):
 		item = items[index]
-		if item.get("role") == "summary":
+		if item.get("role") == "summary" and (
+			anyone or not item.get("private") or _owns(item, user)
+		):
 			through = item.get("through")
 			# A summary covers the items before it, never more (a hand-edited store).
 			if not isinstance(through, int) or isinstance(through, bool):
@@ -851,11 +878,12 @@ def history_of(items: Sequence[Any], user: str | None = None) -> SessionHistory:
 	Args:
 		items: The session's items.
 		user: The end user the run acts for: its short-term memory is the latest that a run
-			for the same user kept (None: a run for nobody in particular, whose notes a run for
-			a user does not read).
+			for the same user kept, and it reads the outputs of the runs for the same user
+			(and their summaries), else what each run said (None: a run for nobody in
+			particular, whose notes and outputs a run for a user does not read).
 	"""
 	items = _valid(items)
-	start, summary = _start(items)
+	start, summary = _start(items, user)
 	earlier: list[dict[str, Any]] = []
 	tainted = False
 	if summary is not None:
@@ -865,7 +893,7 @@ def history_of(items: Sequence[Any], user: str | None = None) -> SessionHistory:
 		tainted = bool(summary.get("tainted"))
 	for item in items[start:]:
 		if item.get("role") in ("user", "agent"):
-			earlier.append(_entry(item))
+			earlier.append(_entry(item, user))
 			tainted = tainted or bool(item.get("tainted"))
 	memory: str | None = None
 	for item in reversed(items):
@@ -912,13 +940,13 @@ async def read_history(
 	budget = _budget(agent)
 	if _tokens(history.earlier) <= budget:
 		return history
-	start, summary = _start(items)
+	start, summary = _start(items, user)
 	turns = [i for i in range(start, len(items)) if items[i].get("role") in ("user", "agent")]
 	# Keep the latest turns that fit in half the budget; summarise everything before them.
 	kept = 0
 	size = 0
 	for i in reversed(turns):
-		size += _tokens([_entry(items[i])])
+		size += _tokens([_entry(items[i], user)])
 		if size > budget // 2:
 			break
 		kept += 1
@@ -928,11 +956,14 @@ async def read_history(
 	if not old:
 		return history
 	tainted = bool(summary and summary.get("tainted")) or any(i.get("tainted") for i in old)
+	# A summary of what only this user's runs read (their outputs) is theirs too (`_owns`).
+	private = any(_owns(i, user) for i in [*old, *([summary] if summary else [])])
 	text = ""
 	keep = True
 	if agent.compaction is not None:
 		try:
-			text = await _summarise(agent, str((summary or {}).get("content") or ""), old, state)
+			previous = str((summary or {}).get("content") or "")
+			text = await _summarise(agent, previous, old, state, user)
 		except Exception as exc:
 			# No summary this time: this run reads the latest turns only; the session keeps
 			# every turn, and the next run tries again.
@@ -945,6 +976,10 @@ async def read_history(
 			)
 			keep = False
 	marker: dict[str, Any] = {"role": "summary", "content": agent._redactor(text), "through": cut}
+	if private:
+		marker["private"] = True
+		if user is not None:
+			marker["user"] = user
 	if tainted:
 		marker["tainted"] = True
 	if keep:
@@ -953,7 +988,11 @@ async def read_history(
 
 
 async def _summarise(
-	agent: Agent, previous: str, old: list[dict[str, Any]], state: RunState | None
+	agent: Agent,
+	previous: str,
+	old: list[dict[str, Any]],
+	state: RunState | None,
+	user: str | None,
 ) -> str:
 	config = agent.compaction
 	words = config.summary_words if config is not None else 600
@@ -971,7 +1010,7 @@ async def _summarise(
 				"user",
 				# Masked again: a turn may hold what became a secret after it was stored.
 				agent._redactor(
-					dumps({"previousSummary": previous, "turns": [_entry(i) for i in old]})
+					dumps({"previousSummary": previous, "turns": [_entry(i, user) for i in old]})
 				),
 			)
 		],
@@ -992,8 +1031,8 @@ async def _summarise(
 
 
 def reply_of(result: RunResult) -> Any:
-	"""What a run answered, for the session: its human message, else its output."""
-	if result.human_message:
+	"""What a run answered its caller: its human message, else its question, else its output."""
+	if result.human_message and result.human_message.strip():
 		return result.human_message
 	if result.status == "human_input_required" and result.state.pending:
 		return str(result.state.pending.get("message", ""))
@@ -1001,6 +1040,31 @@ def reply_of(result: RunResult) -> Any:
 	if hasattr(output, "model_dump"):
 		output = output.model_dump(mode="json")
 	return output
+
+
+def said(result: RunResult) -> str | None:
+	"""What a run said to everyone in its conversation (None: nothing of its own).
+
+	Its human message (unless blank), else the question it parks on; a run that succeeded
+	without either says its output when that is text, or the text of its output's ``result``
+	(the default output's field). A chat posts this (``openmolt serve``; "Done." for None), and
+	a session keeps it as the turn every later run reads (`items_after`): the rest of the
+	output went to the run's caller only.
+
+	Args:
+		result: The run's result.
+	"""
+	message = result.human_message
+	if message and message.strip():
+		return message
+	if result.status == "human_input_required" and result.state.pending:
+		return str(result.state.pending.get("message", ""))
+	if result.status != "success":
+		return None
+	output = result.output
+	if isinstance(output, dict):
+		output = output.get("result")
+	return output if isinstance(output, str) and output.strip() else None
 
 
 def items_after(
@@ -1037,12 +1101,17 @@ def items_after(
 		]
 	if asked_tainted:
 		user["tainted"] = True
+	told, answered = _plain(said(result)), _plain(reply_of(result))
 	reply: dict[str, Any] = {
 		"role": "agent",
-		"content": redact.deep(_plain(reply_of(result))),
+		"content": redact.deep(told),
 		"status": result.status,
 		"run_id": state.run_id,
 	}
+	if answered != told:  # the rest went to the run's caller: its user's runs read it
+		reply["output"] = redact.deep(answered)
+		if state.user is not None:
+			reply["user"] = state.user
 	if state.tainted:
 		reply["tainted"] = True
 	items = [reply] if asked is None else [user, reply]
@@ -1231,7 +1300,7 @@ class SessionRun:
 		if backend is None:
 			return []
 		items = _valid(await self.session.get_items())
-		start, _ = _start(items)
+		start, _ = _start(items, anyone=True)
 		latest: dict[str, int] = {}  # run id: its latest pending item
 		for index in range(start, len(items)):
 			if items[index]["role"] == "pending":

@@ -12,8 +12,10 @@ One `Conversations` per agent and channel. For each message from someone the all
   server's sessions store keeps them (``openmolt serve``: a SQLite file), so a restart keeps every
   conversation. ``history: 0`` turns this off: each message is a run of its own.
 
-When the run ends, its ``humanMessage`` (else its output, if text) is sent to the same chat (and
-thread); a question it asks is sent there too, and the run parks until the next message.
+When the run ends, what it said (`openmolt_core.sessions.said`: its ``humanMessage``, else its
+output's text) is sent to the same chat (and thread); a question it asks is sent there too, and
+the run parks until the next message. That is what the session keeps as the turn every later run
+reads; an output the chat was not sent (a dict: "Done.") is read by the same person's runs only.
 A run acts for its sender (``user="<channel>:<sender>"``: ``telegram:42``, and for Slack,
 whose user ids are unique within a workspace only, ``slack:<team>:<user id>``,
 `Incoming.sender`): an integration the agent binds
@@ -63,7 +65,7 @@ from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor
-from openmolt_core.sessions import history_of, items_after, last_reply
+from openmolt_core.sessions import history_of, items_after, last_reply, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
@@ -210,12 +212,7 @@ def _refused(error: BaseException | None) -> str | None:
 
 def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	if result is not None and result.status == "success":
-		if result.human_message and result.human_message.strip():
-			return result.human_message
-		output = result.output
-		if isinstance(output, dict) and isinstance(output.get("result"), str):
-			return str(output["result"])
-		return output if isinstance(output, str) and output.strip() else "Done."
+		return said(result) or "Done."  # what the chat's session keeps as the turn, too
 	if result is not None and result.status == "approval_required":
 		return "This waits for an approval: decide it in the run viewer, and I will go on there."
 	if result is not None and result.status in PARKED_STATUSES:  # one this chat has no view of
