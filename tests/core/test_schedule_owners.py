@@ -331,3 +331,136 @@ async def test_a_store_that_fails_to_answer_does_not_stop_the_scheduler(
 	# Said once where it shows (the library logs to a NullHandler), naming the file and the fix.
 	said = [str(w.message) for w in warned if "cannot be used" in str(w.message)]
 	assert len(said) == 1 and "disk I/O error" in said[0] and "runs.sqlite" in said[0]
+
+
+class Gated:
+	"""A model that finishes once its gate opens; counts its calls."""
+
+	name = "gated"
+	model = "gated"
+
+	def __init__(self) -> None:
+		self.gate = anyio.Event()
+		self.calls = 0
+
+	async def generate(self, request):
+		import json
+
+		from openmolt_core import ModelResponse, Usage
+
+		self.calls += 1
+		await self.gate.wait()
+		text = json.dumps({"commands": [{"type": "finish", "output": {"n": self.calls}}]})
+		return ModelResponse(text=text, usage=Usage(input_tokens=3, output_tokens=2, calls=1))
+
+
+async def test_run_now_on_a_standby_runs_there_and_moves_no_cursor(tmp_path) -> None:
+	"""run_now where another scheduler fires the schedule runs there at once; it takes no lease
+	and moves no cursor, so the holder fires its next due time as planned."""
+	from openmolt_core._history import SqliteHistory
+	from openmolt_core.scheduler import ScheduleHeldWarning
+
+	db = tmp_path / "runs.sqlite"
+	clock = FakeClock(T0)
+	spec = {"type": "interval", "value": 60}
+	(om1, a1), (om2, a2) = instance(clock, db), instance(clock, db, n=1)
+	sid = a1.schedule(spec)
+	a2.schedule(spec)
+	holder, standby = om1.scheduler.get(sid), om2.scheduler.get(sid)
+	with pytest.warns(ScheduleHeldWarning):
+		async with anyio.create_task_group() as tg:
+			await om1.start(tg)
+			await until(lambda: clock.sleeping == 1)
+			await om2.start(tg)
+			await clock.advance(seconds=60)
+			await until(lambda: len(holder.history) == 1)
+			await clock.advance(seconds=30)
+			record = await standby.run_now()
+			assert (record.status, record.due) == ("success", T0 + timedelta(seconds=90))
+			assert standby.held_by is not None  # the lease stays the holder's
+			cursor, _ = await SqliteHistory(db).cursor(sid, "Digest", clock.now())
+			assert cursor == T0 + timedelta(seconds=60)
+			await clock.advance(seconds=30)
+			await until(lambda: len(holder.history) == 2)
+			await om2.stop()
+			await om1.stop()
+	assert [r.due for r in holder.history] == [T0 + timedelta(seconds=s) for s in (60, 120)]
+	assert [r.due for r in standby.history] == [T0 + timedelta(seconds=90)]
+
+
+async def test_run_now_on_a_standby_is_skipped_while_the_holder_runs_a_due_time(tmp_path) -> None:
+	"""While the scheduler that holds the schedule runs a due time, run_now elsewhere is skipped
+	(runs of one agent never overlap), naming that scheduler; once it ended, run_now runs.
+
+	The standby ran the agent a second time beside the holder's run of the due time."""
+	from openmolt_core.scheduler import ScheduleHeldWarning
+
+	db = tmp_path / "runs.sqlite"
+	clock = FakeClock(T0)
+	spec = {"type": "interval", "value": 600}
+	model = Gated()
+	om1 = OpenMolt(entry_points=False, clock=clock, schedule_store=db)
+	a1 = om1.create_agent(name="Digest", model=model)
+	om2, a2 = instance(clock, db, n=1)
+	sid = a1.schedule(spec)
+	a2.schedule(spec)
+	holder, standby = om1.scheduler.get(sid), om2.scheduler.get(sid)
+	with pytest.warns(ScheduleHeldWarning):
+		async with anyio.create_task_group() as tg:
+			await om1.start(tg)
+			await until(lambda: clock.sleeping == 1)
+			await om2.start(tg)
+			await clock.advance(seconds=600)
+			await until(lambda: model.calls == 1)
+			busy = await standby.run_now()
+			assert busy.status == "skipped"
+			assert "still going" in (busy.note or "") and "another OpenMolt instance" in busy.note
+			model.gate.set()
+			await until(lambda: len(holder.history) == 1)
+			ran = await standby.run_now()
+			assert ran.status == "success"
+			await om2.stop()
+			await om1.stop()
+	assert [r.status for r in holder.history] == ["success"]
+	assert [r.status for r in standby.history] == ["skipped", "success"]
+	assert model.calls == 1
+
+
+async def test_a_run_in_flight_is_said_by_its_holder_only(tmp_path) -> None:
+	"""A file of version 2 gains the ``running`` column; a run in flight counts while its holder's
+	lease lasts, and not for the scheduler that takes the schedule over once it ended."""
+	import sqlite3
+
+	from openmolt_core._history import Owner, SqliteHistory
+
+	db = tmp_path / "runs.sqlite"
+	conn = sqlite3.connect(db)
+	conn.executescript(
+		"""
+		CREATE TABLE schedules (schedule_id TEXT NOT NULL, agent TEXT NOT NULL,
+			anchor TEXT NOT NULL, last_due TEXT, owner TEXT, owner_host TEXT, owner_pid INTEGER,
+			lease_until TEXT, PRIMARY KEY (schedule_id, agent));
+		PRAGMA user_version = 2;
+		"""
+	)
+	conn.execute(
+		"INSERT INTO schedules VALUES ('s', 'Digest', ?, ?, NULL, NULL, NULL, NULL)",
+		(T0.isoformat(), T0.isoformat()),
+	)
+	conn.commit()
+	conn.close()
+	store = SqliteHistory(db)
+	a, b, asking = Owner("a", "host-a", 1), Owner("b", "host-b", 2), Owner("c", "host-c", 3)
+	assert (await store.cursor("s", "Digest", T0))[0] == T0
+	due = T0 + timedelta(minutes=1)
+	assert (await store.claim("s", "Digest", a, due, due + timedelta(minutes=5))).held
+	await store.running("s", "Digest", a, due)
+	said = await store.firing("Digest", asking, due)
+	assert said is not None and "pid 1 on host-a" in said and "schedule s" in said
+	assert await store.firing("Digest", a, due) is None  # its own run is known in its process
+	await store.running("s", "Digest", b, None)  # not the holder: changes nothing
+	assert await store.firing("Digest", asking, due) is not None
+	later = due + timedelta(minutes=6)  # a's lease ended unrenewed: b takes the schedule over
+	assert await store.firing("Digest", asking, later) is None
+	assert (await store.claim("s", "Digest", b, later, later + timedelta(minutes=5))).held
+	assert await store.firing("Digest", asking, later) is None

@@ -165,6 +165,39 @@ async def test_runs_missed_while_every_worker_was_down_run_once_on_the_next_star
 	assert record.note == "catching up once: 3 runs missed while the process was down or asleep"
 
 
+async def test_run_now_moves_no_cursor_so_missed_runs_are_still_caught_up(store: str) -> None:
+	"""A run_now while every worker was down is a run of its own: the next start still finds
+	the due times missed since the last one and catches up once.
+
+	run_now moved the shared cursor to its own time: the next start found nothing missed."""
+	clock = FakeClock(T0)
+	om = OpenMolt(durability=store, entry_points=False, clock=clock)
+	agent = om.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	spec = {"type": "interval", "value": 300, "id": "digest", "missedRuns": "run_once"}
+	agent.schedule(spec)
+	async with om:
+		await _until(lambda: _async(clock.sleeping))
+		await clock.advance(seconds=300)
+		await _until(lambda: _async(om.scheduler.get("digest").history))
+		om.scheduler.stop()
+	_forget()
+
+	later = FakeClock(T0 + timedelta(minutes=22))
+	om2 = OpenMolt(durability=store, entry_points=False, clock=later)
+	agent2 = om2.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	agent2.schedule(spec)
+	schedule = om2.scheduler.get("digest")
+	by_hand = await schedule.run_now()
+	assert (by_hand.status, by_hand.due) == ("success", later.now())
+	async with om2:
+		await _until(lambda: _async(len(schedule.history) == 2))
+		om2.scheduler.stop()
+	_forget()
+	record = schedule.history[-1]
+	assert record.due == T0 + timedelta(minutes=20) and record.status == "success"
+	assert record.note == "catching up once: 3 runs missed while the process was down or asleep"
+
+
 async def test_a_worker_back_after_another_served_its_absence_catches_up_nothing(
 	store: str,
 ) -> None:

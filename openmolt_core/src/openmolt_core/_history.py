@@ -101,16 +101,19 @@ CREATE TABLE IF NOT EXISTS schedules (
 	owner_host TEXT,
 	owner_pid INTEGER,
 	lease_until TEXT,
+	running TEXT,
 	PRIMARY KEY (schedule_id, agent)
 );
 """
 """The file's tables. A schedule's row in ``schedules`` is keyed by its id and its agent's name
 (two agents may give one id: two files, two instances, names of one slug): its anchor, the last
-due time handled (the cursor, moved before a run starts) and the lease of the scheduler that
-fires it. Files from before kept the anchor per id in ``anchors`` and the cursor as the latest
-record's due time; `SqliteHistory` moves them into ``schedules`` once (``user_version`` 2)."""
+due time handled (the cursor, moved before a run starts), the lease of the scheduler that
+fires it, and the due time of the run that scheduler has in flight (``running``). Files from
+before kept the anchor per id in ``anchors`` and the cursor as the latest record's due time;
+`SqliteHistory` moves them into ``schedules`` once (``user_version`` 2), and adds ``running``
+(``user_version`` 3)."""
 
-_VERSION = 2
+_VERSION = 3
 
 
 ENV_VAR = "OPENMOLT_SCHEDULE_STORE"
@@ -383,15 +386,18 @@ class SqliteHistory:
 				if moved:
 					assert due is not None
 					last_due = due
+				# A run in flight is said by its holder only: a new holder's row says none yet.
 				conn.execute(
 					"UPDATE schedules SET last_due = ?, owner = ?, owner_host = ?, owner_pid = ?,"
-					" lease_until = ? WHERE schedule_id = ? AND agent = ?",
+					" lease_until = ?, running = CASE WHEN owner = ? THEN running END"
+					" WHERE schedule_id = ? AND agent = ?",
 					(
 						last_due.isoformat() if last_due else None,
 						owner.token,
 						owner.host,
 						owner.pid,
 						until.isoformat(),
+						owner.token,
 						schedule_id,
 						agent,
 					),
@@ -400,13 +406,46 @@ class SqliteHistory:
 		finally:
 			conn.close()
 
+	def _running(self, schedule_id: str, agent: str, owner: Owner, due: str | None) -> None:
+		conn = self._connect()
+		try:
+			with _immediate(conn):
+				conn.execute(
+					"UPDATE schedules SET running = ? WHERE schedule_id = ? AND agent = ?"
+					" AND owner = ?",
+					(due, schedule_id, agent, owner.token),
+				)
+		finally:
+			conn.close()
+
+	def _firing(self, agent: str, owner: Owner, now: datetime) -> str | None:
+		conn = self._connect()
+		try:
+			rows = conn.execute(
+				"SELECT schedule_id, owner, owner_host, owner_pid, lease_until, running"
+				" FROM schedules WHERE agent = ? AND running IS NOT NULL AND owner IS NOT NULL",
+				(agent,),
+			).fetchall()
+		finally:
+			conn.close()
+		for schedule_id, token, host, pid, lease, running in rows:
+			ends = _when(lease)
+			if token == owner.token or ends is None or ends <= now or owner.gone(host, pid, token):
+				continue  # this scheduler's own (its runs count in process), or a lease that ended
+			return (
+				f"{owner.describe(host, pid, token)}, which fires schedule {schedule_id} (its run "
+				f"due {running})"
+			)
+		return None
+
 	def _release(self, schedule_id: str, agent: str, owner: Owner) -> None:
 		conn = self._connect()
 		try:
 			with _immediate(conn):
 				conn.execute(
 					"UPDATE schedules SET owner = NULL, owner_host = NULL, owner_pid = NULL,"
-					" lease_until = NULL WHERE schedule_id = ? AND agent = ? AND owner = ?",
+					" lease_until = NULL, running = NULL WHERE schedule_id = ? AND agent = ?"
+					" AND owner = ?",
 					(schedule_id, agent, owner.token),
 				)
 		finally:
@@ -546,6 +585,37 @@ class SqliteHistory:
 			self._take, schedule_id, agent, owner, now, until, due
 		)
 
+	async def running(
+		self, schedule_id: str, agent: str, owner: Owner, due: datetime | None
+	) -> None:
+		"""Say that the lease's holder runs a due time of the schedule now (None: none any more).
+
+		Written only while ``owner`` holds the lease: a scheduler of another process reads it
+		(`firing`) before a run it is asked for, so runs of one agent do not overlap.
+
+		Args:
+			schedule_id: The schedule's id.
+			agent: The agent's name.
+			owner: The scheduler that holds the lease.
+			due: The due time of its run in flight, or None when it ended.
+		"""
+		when = due.isoformat() if due is not None else None
+		await anyio.to_thread.run_sync(self._running, schedule_id, agent, owner, when)
+
+	async def firing(self, agent: str, owner: Owner, now: datetime) -> str | None:
+		"""Which other scheduler runs one of the agent's schedules now, if one does.
+
+		Args:
+			agent: The agent's name.
+			owner: The asking scheduler (its own runs are not counted: it knows them).
+			now: The current time: a lease that ended, or whose process on this machine is
+				gone, counts no run.
+
+		Returns:
+			That scheduler, the schedule and the due time, as a note says them; or None.
+		"""
+		return await anyio.to_thread.run_sync(self._firing, agent, owner, now)
+
 	async def release(self, schedule_id: str, agent: str, owner: Owner) -> None:
 		"""Give up the lease (the scheduler stopped serving the schedule), if ``owner`` holds it."""
 		await anyio.to_thread.run_sync(self._release, schedule_id, agent, owner)
@@ -578,9 +648,10 @@ class _immediate:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-	"""Bring a file from before ``schedules`` to it: once, whoever opens it first.
+	"""Bring a file from before to this version: once, whoever opens it first.
 
-	Each anchor of the old ``anchors`` table (kept per id) goes to the agent of the id's latest
+	A file of version 2 gains the ``running`` column. In one from before ``schedules``, each
+	anchor of the old ``anchors`` table (kept per id) goes to the agent of the id's latest
 	record ('' when it has none: the first agent to serve the id adopts it); each agent's
 	schedule with records gets its cursor, the latest record's due time (and that as its anchor
 	when it had none, as before).
@@ -588,8 +659,15 @@ def _migrate(conn: sqlite3.Connection) -> None:
 	if conn.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
 		return
 	with _immediate(conn):
-		if conn.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
+		version = conn.execute("PRAGMA user_version").fetchone()[0]
+		if version >= _VERSION:
 			return  # another process migrated it meanwhile
+		columns = {row[1] for row in conn.execute("PRAGMA table_info(schedules)")}
+		if "running" not in columns:  # a file of version 2 (a new file has it already)
+			conn.execute("ALTER TABLE schedules ADD COLUMN running TEXT")
+		if version >= 2:
+			conn.execute(f"PRAGMA user_version = {_VERSION}")
+			return
 		old = conn.execute(
 			"SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'anchors'"
 		).fetchone()

@@ -15,14 +15,23 @@ differ is code that reads a step's raw value in the process (a tool result shown
 guardrail judge before redaction): a durable run sees it masked, live and on replay alike, so
 the two never diverge. An in-process run (`openmolt_core.durability.LOCAL_PORT`) has no journal
 and is not wrapped.
+
+A step whose value is a run's state (the step ``start`` journals a new run's) is masked as the
+run store masks one (`openmolt_core.files.masked_state`): the base64 of a file sent with a turn
+is screened as bytes, so a secret known by then (one learned during the run, an integration
+bound later) leaves the file kept, kept masked (a text) or left out, never broken.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core.durability import ForwardingPort, RunPort
+from openmolt_core.result import RunState
+
+if TYPE_CHECKING:
+	from openmolt_core.secrets import Redactor
 
 __all__ = ["RedactedPort"]
 
@@ -32,15 +41,15 @@ class RedactedPort(ForwardingPort):
 
 	Args:
 		port: The backend's port.
-		redact: Masks secrets in a JSON-like value (the agent's `Redactor.deep`); looked up at
-			each step, so secrets learned during the run (a refreshed token) are masked too.
+		redactor: Gives the agent's `Redactor`; asked at each step, so secrets learned during
+			the run (a refreshed token, an integration bound later) are masked too.
 	"""
 
-	__slots__ = ("_redact",)
+	__slots__ = ("_redactor",)
 
-	def __init__(self, port: RunPort, redact: Callable[[Any], Any]) -> None:
+	def __init__(self, port: RunPort, redactor: Callable[[], Redactor]) -> None:
 		super().__init__(port)
-		self._redact = redact
+		self._redactor = redactor
 
 	async def step(
 		self,
@@ -50,10 +59,19 @@ class RedactedPort(ForwardingPort):
 		encode: Callable[[Any], Any] | None = None,
 		decode: Callable[[Any], Any] | None = None,
 	) -> Any:
-		"""Run the step on the wrapped port; the value it journals (and returns) is redacted."""
-		redact = self._redact
+		"""Run the step on the wrapped port; the value it journals (and returns) is redacted.
+
+		A state's files are screened as bytes (`openmolt_core.files.masked_state`); every other
+		value is masked as text (`Redactor.deep`).
+		"""
+		redactor = self._redactor
 
 		def sealed(value: Any) -> Any:
-			return redact(value if encode is None else encode(value))
+			data = value if encode is None else encode(value)
+			if isinstance(value, RunState) and isinstance(data, Mapping):
+				from openmolt_core.files import masked_state
+
+				return masked_state(data, redactor())
+			return redactor().deep(data)
 
 		return await self.port.step(key, fn, encode=sealed, decode=decode)

@@ -1376,7 +1376,7 @@ class Agent:
 		await self._refresh_tools()
 		from openmolt_core._redacted_port import RedactedPort
 
-		port = RedactedPort(port, lambda value: self._redactor.deep(value))  # no secret journaled
+		port = RedactedPort(port, lambda: self._redactor)  # no secret journaled
 		if state is None:
 
 			async def start() -> RunState:

@@ -19,6 +19,8 @@ first use.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,6 +42,7 @@ __all__ = [
 	"masked_state",
 	"save_screened",
 	"screen",
+	"screened_base64",
 	"textual",
 ]
 
@@ -356,13 +359,78 @@ async def keep_attachments(
 	return shown, records
 
 
+_CLEAN_KEPT = 256
+"""How many files found clean are remembered (by digest), so a state or a task that carries the
+same files is not screened again at each save and read (`screened_base64`)."""
+
+_clean: OrderedDict[tuple[bytes, str, frozenset[str]], None] = OrderedDict()
+_clean_lock = threading.Lock()  # screening runs in worker threads
+
+
+def screened_base64(encoded: Any, media_type: str, secrets: frozenset[str]) -> str | None:
+	"""A file's base64 as a store or an answer may hold it: screened as bytes, never as text.
+
+	Masked as text, base64 whose bytes spell a secret would be base64 no more (a client, or a run
+	resumed from it, would read a broken file). So the bytes are screened (`screen`): kept as
+	they are, kept masked (a text, encoded again), or withheld. Bytes whose base64 the text
+	masking would still change are withheld too: a spelling `screen` cannot see in the bytes (a
+	secret that is itself base64, decoded in the file) never shows. Every place that holds a
+	file's base64 where text is masked comes here: a saved state (`masked_state`: the run
+	store, a durable journal) and an A2A task's file parts (``openmolt_serve``). Blocking, as
+	`screen` is.
+
+	Args:
+		encoded: The file's base64 (standard alphabet, padded); anything else is not kept.
+		media_type: The file's media type.
+		secrets: The secrets to mask.
+
+	Returns:
+		``encoded`` itself when the file shows no secret, the masked text's base64, or None:
+		withheld, or not base64.
+	"""
+	import base64
+	import binascii
+
+	if not isinstance(encoded, str):
+		return None
+	try:
+		data = base64.b64decode(encoded, validate=True)
+	except (binascii.Error, ValueError):
+		return None
+	if not secrets:
+		return encoded
+	import hashlib
+
+	from openmolt_core._support.masking import mask
+
+	key = (hashlib.sha256(data).digest(), media_type, secrets)
+	with _clean_lock:
+		if key in _clean:
+			_clean.move_to_end(key)
+			return encoded
+	kept = screen(data, media_type, secrets)
+	if kept is None:
+		return None
+	out = encoded if kept is data else base64.b64encode(kept).decode("ascii")
+	if mask(out, secrets) != out:
+		return None
+	if kept is data:
+		with _clean_lock:
+			_clean[key] = None
+			while len(_clean) > _CLEAN_KEPT:
+				_clean.popitem(last=False)
+	return out
+
+
 def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
 	"""A saved run state (`RunState.to_dict`) masked for a store, its files' bytes as bytes.
 
 	Every string is masked as text (``redact.deep``) but the base64 of the files sent with a
 	turn (``messages[i].attachments[j].data``): masked as text, it would be base64 no more, and
 	a run resumed from the store would send the model a broken file. Each is screened as bytes
-	(`screen`, with ``redact.secrets``): kept, kept masked (a text), or left out of the state.
+	(`screened_base64`, with ``redact.secrets``): kept, kept masked (a text), or left out of the
+	state. The run store saves a state so, and a durable run journals one so
+	(`openmolt_core._redacted_port.RedactedPort`).
 
 	Args:
 		state: The state as `RunState.to_dict` gives it.
@@ -373,11 +441,6 @@ def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
 		isinstance(m, dict) and m.get("attachments") for m in messages
 	):
 		return redact.deep(state)
-	import base64
-	import binascii
-
-	from openmolt_core._support.masking import mask
-
 	secrets = frozenset(redact.secrets)
 	bare = [
 		{k: v for k, v in m.items() if k != "attachments"} if isinstance(m, dict) else m
@@ -390,18 +453,13 @@ def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
 			continue
 		kept_files: list[Any] = []
 		for file in files:
-			try:
-				data = base64.b64decode(file["data"], validate=True)
-			except (KeyError, TypeError, binascii.Error, ValueError):
-				continue  # not a file's base64: nothing a model could read either
-			kept = screen(data, str(file.get("media_type") or ""), secrets)
+			if not isinstance(file, dict):
+				continue  # not a file: nothing a model could read either
+			kept = screened_base64(file.get("data"), str(file.get("media_type") or ""), secrets)
 			if kept is None:
 				continue
-			encoded = base64.b64encode(kept).decode("ascii")
-			if mask(encoded, secrets) != encoded:
-				continue
 			rest = redact.deep({k: v for k, v in file.items() if k != "data"})
-			kept_files.append({**rest, "data": encoded})
+			kept_files.append({**rest, "data": kept})
 		out["attachments"] = kept_files
 	return masked
 

@@ -196,8 +196,9 @@ class ScheduleBackend(Protocol):
 			schedule: The schedule.
 			due: The due time (UTC).
 			note: Why this run is special (catching up on missed runs).
-			wait: Return only when the run ended (``run_now``); otherwise it runs in the
-				background and the record is ``running``.
+			wait: A run asked for by hand (``run_now``): return only when it ended, and move
+				no cursor (``due`` is no due time of the schedule). Otherwise the run is a due
+				time's: it runs in the background and the record is ``running``.
 		"""
 		...
 
@@ -385,9 +386,34 @@ class Schedule:
 		self._scheduler._start_loop(self)
 
 	async def run_now(self) -> RunRecord:
-		"""Run at once, in the caller's task, and return the record (``skipped`` if one is going)."""
+		"""Run at once, in the caller's task, and return the record (``skipped`` if one is going).
+
+		A run asked for by hand, outside the schedule's times: it runs here, whichever scheduler
+		fires the schedule (another process on a shared ``schedule_store``, or a durable
+		backend's worker), and its record's ``due`` is the time it was asked for. It takes no
+		lease and moves no cursor (here, in the store or in the durable backend), so every due
+		time stays due: the scheduler that holds the schedule fires the next one as planned,
+		and a restart still finds the ones missed before.
+
+		Runs of one agent never overlap, so it is ``skipped``, its note saying why, while a
+		run of the agent goes on in this process, or while another scheduler of the shared
+		store runs a due time of one of the agent's schedules (the note names it). A durable
+		backend's run checks the overlap across its workers itself.
+		"""
 		scheduler = self._scheduler
-		return await scheduler.backend.fire(scheduler, self, scheduler.clock.now(), wait=True)
+		now = scheduler.clock.now()
+		shared = scheduler._shared()
+		if shared is not None and self.agent not in scheduler._busy:
+			try:
+				with scheduler._working():
+					holder = await shared.firing(self.agent.name, scheduler._me(), now)
+			except Exception:  # the store cannot be read: a run by hand is still a run
+				log.exception("schedule %s: could not read %s before run_now", self.id, shared.path)
+				holder = None
+			if holder is not None:
+				note = f"overlap: a run of agent {self.agent.name!r} is still going in {holder}"
+				return await scheduler.skipped(self, now, note)
+		return await scheduler.backend.fire(scheduler, self, now, wait=True)
 
 	def cancel(self, *, cancel_running: bool = False) -> None:
 		"""Remove the schedule; its run in flight finishes unless ``cancel_running``."""
@@ -862,7 +888,12 @@ class Scheduler:
 		self, schedule: Schedule, record: RunRecord, scope: anyio.CancelScope
 	) -> None:
 		state = RunState()  # its id is known before the run starts: the events carry it
+		# Where it holds the schedule in a shared store, it says its run there: another
+		# scheduler's run_now of the agent is skipped meanwhile (runs of one agent never overlap).
+		shared = self._shared() if schedule._held else None
 		try:
+			if shared is not None:
+				await self._say_running(schedule, shared, record.due)
 			record.started = self.clock.now()
 			log.info("schedule %s: running %s", schedule.id, schedule.agent.name)
 			with scope:
@@ -889,12 +920,23 @@ class Scheduler:
 			self._runs.discard(scope)
 			schedule._run_scope = schedule._running = None
 			with anyio.CancelScope(shield=True):
+				if shared is not None:
+					await self._say_running(schedule, shared, None)
 				await self._record(schedule, record)
 		if record.status == "error":
 			log.warning(
 				"schedule %s: run failed: %s; the schedule goes on", schedule.id, record.error
 			)
 		await self._emit(schedule, record, "schedule:end", run_id=state.run_id)
+
+	async def _say_running(
+		self, schedule: Schedule, store: SqliteHistory, due: datetime | None
+	) -> None:
+		try:
+			with self._working():
+				await store.running(schedule.id, schedule.agent.name, self._me(), due)
+		except Exception:  # only another scheduler's run_now reads it
+			log.exception("schedule %s: could not say its run in %s", schedule.id, store.path)
 
 	async def _record(self, schedule: Schedule, record: RunRecord) -> None:
 		schedule._history.append(record)

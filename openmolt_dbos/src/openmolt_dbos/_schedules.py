@@ -116,7 +116,11 @@ class DBOSScheduleBackend:
 		note: str | None = None,
 		wait: bool = False,
 	) -> RunRecord:
-		"""Start the due time's workflow (or attach to it); with ``wait``, until it ends."""
+		"""Start the due time's workflow (or attach to it); with ``wait``, until it ends.
+
+		With ``wait`` (``run_now``), the run is asked for by hand and the shared cursor does not
+		move: a start after it still finds the due times missed before it.
+		"""
 		await self._backend.start()
 		engine = self._backend.engine
 		key = await self.key(schedule)
@@ -145,9 +149,11 @@ class DBOSScheduleBackend:
 		waiter = engine.waiter(wid) if wait else None
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):
 			await DBOS.start_workflow_async(run_workflow, schedule.agent.name, None, None, info)
-		await anyio.to_thread.run_sync(_advance, engine, key, due.timestamp())
-		if waiter is None:
+		if waiter is None:  # a due time's run: the shared cursor moves to it
+			await anyio.to_thread.run_sync(_advance, engine, key, due.timestamp())
 			return record
+		# A run by hand (run_now) moves no cursor: the due times before it stay due, and a
+		# start after it still finds the ones missed.
 		try:
 			outcome = await self._backend.wait(wid, waiter)
 		finally:

@@ -3,9 +3,9 @@
 A part is text, data (JSON), a file's address or a file's bytes, which A2A's JSON writes as base64
 (``raw`` in 1.0, ``file.bytes`` in 0.3). Masking that base64 as text (a secret's base64 spelling
 replaced by ``[redacted]``) leaves no base64 at all, and the official client cannot read the task.
-So a file's bytes are screened as bytes (`openmolt_core.files.screen`, as the file store screens
-what it keeps): kept as they are, kept masked (a text file, encoded again), or the part replaced
-by a text part that says a file was withheld here and why. Every other string is masked as text.
+So a file's bytes are screened as bytes (`openmolt_core.files.screened_base64`, as the run store
+screens a saved state's files): kept as they are, kept masked (a text file, encoded again), or the
+part replaced by a text part that says a file was withheld here and why. Every other string is masked as text.
 
 Where a part goes out or is kept, it passes here: each response of an agent's A2A app (a JSON-RPC
 answer: a task, a message, a list of tasks; each event of a stream: a status or an artifact
@@ -17,14 +17,9 @@ as they are: masking them again as text would break what was screened.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import codecs
-import hashlib
 import json
 import re
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -35,7 +30,7 @@ from google.protobuf.json_format import (  # type: ignore[import-untyped]  # a2a
 )
 
 from openmolt_core._support.masking import free_key, known_secrets, mask, mask_deep
-from openmolt_core.files import WITHHELD, screen
+from openmolt_core.files import WITHHELD, screened_base64
 from openmolt_ui._shown import SCREENED, SCREENED_TOKEN
 
 if TYPE_CHECKING:
@@ -43,13 +38,6 @@ if TYPE_CHECKING:
 	from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["ScreenedResponses", "screened", "screened_task", "withheld_note"]
-
-_CLEAN_KEPT = 256
-"""How many files found clean are remembered (by digest), so a task's history is not screened
-again at each save and read."""
-
-_clean: OrderedDict[tuple[bytes, str, frozenset[str]], None] = OrderedDict()
-_clean_lock = threading.Lock()  # screening runs in worker threads
 
 
 def withheld_note(name: str, media_type: str, size: int, secrets: frozenset[str]) -> str:
@@ -67,50 +55,15 @@ def withheld_note(name: str, media_type: str, size: int, secrets: frozenset[str]
 	)
 
 
-def _bytes_kept(data: bytes, media_type: str, secrets: frozenset[str]) -> bytes | None:
-	"""A file's bytes as they may go out: as they are, masked (text), or None (withheld).
-
-	Bytes whose base64 the text masking would change are withheld too: a spelling `screen`
-	cannot see in the bytes (a secret that is itself base64, decoded in the file) is still
-	never sent.
-	"""
-	key = (hashlib.sha256(data).digest(), media_type, secrets)
-	with _clean_lock:
-		if key in _clean:
-			_clean.move_to_end(key)
-			return data
-	kept = screen(data, media_type, secrets)
-	if kept is None:
-		return None
-	encoded = base64.b64encode(kept).decode("ascii")
-	if mask(encoded, secrets) != encoded:
-		return None
-	if kept is data:
-		with _clean_lock:
-			_clean[key] = None
-			while len(_clean) > _CLEAN_KEPT:
-				_clean.popitem(last=False)
-	return kept
-
-
 def _file(
 	encoded: Any, media_type: Any, name: Any, secrets: frozenset[str]
 ) -> tuple[str | None, str]:
 	"""A part's base64 as it may go out (None: withheld), and the note that would replace it."""
 	media = media_type if isinstance(media_type, str) else ""
 	label = name if isinstance(name, str) else ""
-	try:
-		data = base64.b64decode(encoded, validate=True) if isinstance(encoded, str) else None
-	except (binascii.Error, ValueError):
-		data = None
-	if data is None:  # not base64: nothing to screen, and never sent on as it is
-		size = len(encoded) * 3 // 4 if isinstance(encoded, str) else 0
-		return None, withheld_note(label, media, size, secrets)
-	kept = _bytes_kept(data, media, secrets)
-	note = withheld_note(label, media, len(data), secrets)
-	if kept is None:
-		return None, note
-	return (encoded if kept is data else base64.b64encode(kept).decode("ascii")), note
+	kept = screened_base64(encoded, media, secrets)
+	size = len(encoded.rstrip("=")) * 3 // 4 if isinstance(encoded, str) else 0
+	return kept, withheld_note(label, media, size, secrets)
 
 
 def _part(part: Any, secrets: frozenset[str]) -> Any:

@@ -991,7 +991,13 @@ def _watch_refresh_tokens(loaded: Loaded) -> Loaded:
 
 
 async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
-	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout."""
+	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout.
+
+	Returns:
+		The exit code of the signal that stopped it, as for a single run: `ExitCode.INTERRUPTED`
+		(130) for Ctrl-C, `ExitCode.TERMINATED` (143) for SIGTERM; `ExitCode.SUCCESS` when
+		the scheduler stopped otherwise.
+	"""
 	agent, om = loaded.agent, loaded.om
 	for spec in schedule_specs(loaded, input):
 		agent.schedule(spec)
@@ -1000,6 +1006,7 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	set_active(progress)
 
 	stopping = False
+	stopped_by = 0  # the first signal received
 
 	def ended(event: Any) -> None:
 		_print(event.record.to_dict(), indent=None)
@@ -1016,8 +1023,9 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	agent.on("schedule:end", ended)
 
 	def stop(signum: int, count: int) -> None:
-		nonlocal stopping
+		nonlocal stopping, stopped_by
 		stopping = True
+		stopped_by = stopped_by or signum
 		name = signal.Signals(signum).name
 		running = any(s.running for s in om.schedules)
 		if count > 1:
@@ -1038,8 +1046,10 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	try:
 		async with anyio.create_task_group() as tg:
 			tg.start_soon(progress.spin)
-			await tg.start(_watch_signals, stop)
+			# Serving first: a signal the watcher hands on then always finds a scheduler to stop
+			# (one before it still ends the command, as a KeyboardInterrupt: exit code 130).
 			await tg.start(om.scheduler.serve)
+			await tg.start(_watch_signals, stop)
 			for schedule in om.schedules:
 				progress.line(
 					f"schedule {schedule.id}: {describe_schedule(schedule.spec)}; "
@@ -1053,4 +1063,6 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 		set_active(None)
 		await om.aclose()
 	progress.line("stopped")
-	return ExitCode.SUCCESS
+	if stopped_by == signal.SIGTERM:
+		return ExitCode.TERMINATED
+	return ExitCode.INTERRUPTED if stopped_by else ExitCode.SUCCESS

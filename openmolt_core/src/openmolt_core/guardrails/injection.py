@@ -127,18 +127,27 @@ such characters took half a second. Under this, a scan takes 10 ms at most."""
 
 
 def _strings(value: Any) -> list[str]:
-	"""Every string the model would read in a value: JSON keys too, at any depth (no recursion)."""
+	"""Every string the model would read in a value: JSON keys too, at any depth (no recursion).
+
+	Each object, array and tuple is read once: one that contains itself (or is met twice) adds
+	no new string, and a value that contains itself is read to its end.
+	"""
 	out: list[str] = []
 	stack = [value]
+	seen: set[int] = set()  # the containers read (alive in ``value``: their ids stay theirs)
 	while stack:
 		item = stack.pop()
 		if isinstance(item, str):
 			out.append(item)
+		elif not isinstance(item, dict | list | tuple) or id(item) in seen:
+			continue
 		elif isinstance(item, dict):
+			seen.add(id(item))
 			for key, inner in reversed(list(item.items())):
 				stack.append(inner)
 				stack.append(key)
-		elif isinstance(item, list | tuple):
+		else:
+			seen.add(id(item))
 			stack.extend(reversed(item))
 	return out
 

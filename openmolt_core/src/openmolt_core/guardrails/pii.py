@@ -45,7 +45,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, get_args
 
 from openmolt_core._support.masking import free_key
@@ -292,8 +292,8 @@ def redact_pii(
 	"""A value with personal data replaced by ``[email]``, ``[phone]`` and ``[card]``.
 
 	Args:
-		value: A string, or JSON data: every string in it is redacted, an object's keys too (a
-			key that redacts to another's is numbered: ``[email] 2``).
+		value: A string, or JSON data (tuples too), of any depth: every string in it is redacted,
+			an object's keys too (a key that redacts to another's is numbered: ``[email] 2``).
 		kinds: What to redact (`PII_KINDS`).
 		region: The country of phone numbers written without ``+``.
 
@@ -318,22 +318,60 @@ def redact_pii(
 		out.append(s[last:])
 		return "".join(out)
 
-	def walk(node: Any) -> Any:
-		if isinstance(node, str):
-			return text(node)
+	return _rebuilt(value, text), counts
+
+
+def _rebuilt(value: Any, text: Callable[[str], str]) -> Any:
+	"""``value`` with ``text`` applied to every string, an object's keys too, without recursion.
+
+	Objects, arrays and tuples are rebuilt after their items (an explicit stack, so a value
+	thousands of levels deep is as good as a shallow one); each is kept as the same object
+	when none of its items changed. Two keys that come out alike are both kept, the later one
+	numbered (`free_key`). A reference to a value that contains it becomes `CYCLE_NOTE`, as in
+	a tool's result.
+	"""
+	if isinstance(value, str):
+		return text(value)
+	if not isinstance(value, dict | list | tuple):
+		return value
+	from openmolt_core._support.jsonsafe import CYCLE_NOTE
+
+	def items(node: Any) -> list[Any]:
+		return list(node.values()) if isinstance(node, dict) else list(node)
+
+	# Each frame: a container, its items, and what each of them became so far.
+	stack: list[tuple[Any, list[Any], list[Any]]] = [(value, items(value), [])]
+	inside = {id(value)}  # the containers being rebuilt: one met again is a cycle
+	while True:
+		node, given, done = stack[-1]
+		if len(done) < len(given):
+			item = given[len(done)]
+			if isinstance(item, str):
+				done.append(text(item))
+			elif not isinstance(item, dict | list | tuple):
+				done.append(item)
+			elif id(item) in inside:
+				done.append(CYCLE_NOTE)
+			else:
+				inside.add(id(item))
+				stack.append((item, items(item), []))
+			continue
+		stack.pop()
+		inside.discard(id(node))
+		built: Any
 		if isinstance(node, dict):
 			new: dict[Any, Any] = {}
-			for k, v in node.items():
-				key = free_key(text(k), new) if isinstance(k, str) else k
-				new[key] = walk(v)
+			for key, item in zip(node, done, strict=True):
+				new[free_key(text(key), new) if isinstance(key, str) else key] = item
 			same = all(a is b for a, b in zip(new, node, strict=True))
-			return node if same and all(new[k] is node[k] for k in node) else new
-		if isinstance(node, list):
-			items = [walk(v) for v in node]
-			return node if all(a is b for a, b in zip(items, node, strict=True)) else items
-		return node
-
-	return walk(value), counts
+			built = node if same and all(a is b for a, b in zip(done, given, strict=True)) else new
+		elif all(a is b for a, b in zip(done, given, strict=True)):
+			built = node
+		else:
+			built = tuple(done) if isinstance(node, tuple) else done
+		if not stack:
+			return built
+		stack[-1][2].append(built)
 
 
 def pii_redaction(
