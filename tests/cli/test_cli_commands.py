@@ -272,7 +272,7 @@ def test_no_next_run_is_announced_after_a_stop(tmp_path, server, cli) -> None:
 	running = cli.Running(str(path), cwd=tmp_path)
 	running.wait_for("stderr", "scheduled run")
 	running.proc.send_signal(signal.SIGINT)
-	assert running.finish() == 130
+	assert running.finish() == 0
 	ended = [line for line in running.lines["stderr"] if ": success" in line]
 	assert ended and not any("next run" in line for line in ended)
 
@@ -299,7 +299,7 @@ def test_two_commands_serving_one_schedule_fire_each_due_time_once(tmp_path, ser
 	first.wait_for("stderr", ": success", count=seen + 3)
 	for running in (second, first):
 		running.proc.send_signal(signal.SIGINT)
-		assert running.finish() == 130
+		assert running.finish() == 0
 	assert not [line for line in second.lines["stderr"] if ": success" in line], second.lines
 	stored = Path(os.environ["XDG_STATE_HOME"]) / "openmolt" / "schedules.db"
 	assert stored.stat().st_mode & 0o777 == 0o600
@@ -312,7 +312,7 @@ def test_the_schedule_store_can_be_turned_off(tmp_path, server, cli) -> None:
 	running = cli.Running(str(path), cwd=tmp_path, env=env)
 	running.wait_for("stderr", ": success")
 	running.proc.send_signal(signal.SIGINT)
-	assert running.finish() == 130
+	assert running.finish() == 0
 	assert not (Path(os.environ["XDG_STATE_HOME"]) / "openmolt" / "schedules.db").exists()
 
 

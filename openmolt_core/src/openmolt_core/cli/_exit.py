@@ -16,10 +16,8 @@ __all__ = ["EXIT_CODES", "ExitCode", "for_status", "wait_for_abandoned_calls"]
 class ExitCode(IntEnum):
 	"""How the ``openmolt`` command ended; `EXIT_CODES` says what each code means.
 
-	A single run ends with the code of its status. A signal ends the command with its own code,
-	whatever it stopped: `INTERRUPTED` (130, Ctrl-C) or `TERMINATED` (143, SIGTERM), 128 plus the
-	signal's number as shells expect, for a single run cancelled as for served schedules (each
-	scheduled run's own status is in its record on stdout).
+	A single run ends with the code of its status; a scheduled process stopped by a signal ends
+	with `SUCCESS` (each run's own status is in its record on stdout).
 	"""
 
 	SUCCESS = 0
@@ -50,9 +48,9 @@ EXIT_CODES: dict[ExitCode, str] = {
 		"status authorization_required: the end user (--user) must connect an account"
 	),
 	ExitCode.INTERNAL: "an unexpected error in OpenMolt or a plugin (--verbose shows it)",
-	ExitCode.INTERRUPTED: "stopped by Ctrl-C (SIGINT): a single run cancelled, or the schedules",
+	ExitCode.INTERRUPTED: "a single run cancelled by Ctrl-C (SIGINT)",
 	ExitCode.PIPE_CLOSED: "stdout was closed early (`openmolt tools notion` piped into `head`)",
-	ExitCode.TERMINATED: "stopped by SIGTERM: a single run cancelled, or the schedules",
+	ExitCode.TERMINATED: "a single run cancelled by SIGTERM",
 }
 """What each exit code means; ``openmolt --help`` and docs/cli.md show this table."""
 

@@ -994,9 +994,8 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout.
 
 	Returns:
-		The exit code of the signal that stopped it, as for a single run: `ExitCode.INTERRUPTED`
-		(130) for Ctrl-C, `ExitCode.TERMINATED` (143) for SIGTERM; `ExitCode.SUCCESS` when
-		the scheduler stopped otherwise.
+		`ExitCode.SUCCESS`: stopping is how serving ends, as for ``openmolt serve``, ``ui`` and
+		``worker`` (each scheduled run's own status is in its record).
 	"""
 	agent, om = loaded.agent, loaded.om
 	for spec in schedule_specs(loaded, input):
@@ -1006,7 +1005,6 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	set_active(progress)
 
 	stopping = False
-	stopped_by = 0  # the first signal received
 
 	def ended(event: Any) -> None:
 		_print(event.record.to_dict(), indent=None)
@@ -1023,9 +1021,8 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	agent.on("schedule:end", ended)
 
 	def stop(signum: int, count: int) -> None:
-		nonlocal stopping, stopped_by
+		nonlocal stopping
 		stopping = True
-		stopped_by = stopped_by or signum
 		name = signal.Signals(signum).name
 		running = any(s.running for s in om.schedules)
 		if count > 1:
@@ -1047,7 +1044,7 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 		async with anyio.create_task_group() as tg:
 			tg.start_soon(progress.spin)
 			# Serving first: a signal the watcher hands on then always finds a scheduler to stop
-			# (one before it still ends the command, as a KeyboardInterrupt: exit code 130).
+			# (one before it ends the command as a KeyboardInterrupt does).
 			await tg.start(om.scheduler.serve)
 			await tg.start(_watch_signals, stop)
 			for schedule in om.schedules:
@@ -1063,6 +1060,4 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 		set_active(None)
 		await om.aclose()
 	progress.line("stopped")
-	if stopped_by == signal.SIGTERM:
-		return ExitCode.TERMINATED
-	return ExitCode.INTERRUPTED if stopped_by else ExitCode.SUCCESS
+	return ExitCode.SUCCESS
