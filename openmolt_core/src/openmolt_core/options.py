@@ -84,6 +84,12 @@ def options_config(
 	model thread-safely from 2.14 (the first use may come from several threads at once), hence
 	openmolt-core's ``pydantic>=2.14``.
 
+	A validation error leaves out the values given (``hide_input_in_errors``): option models
+	hold secrets (a signing secret, a bot token, a client secret, a header's token, an API key),
+	and pydantic's text repeats each wrong ``input_value``, a secret given in the wrong shape or
+	under a misspelled key whole. The error still names each field and what is wrong with it;
+	`parse_options` and the agent files say which value they refuse where it is safe to.
+
 	Args:
 		extra: What to do with keys that are not fields: ``forbid`` (an error naming them),
 			``allow`` (kept as given) or ``ignore``.
@@ -98,6 +104,7 @@ def options_config(
 		frozen=frozen,
 		arbitrary_types_allowed=arbitrary_types_allowed,
 		defer_build=True,
+		hide_input_in_errors=True,
 	)
 
 
