@@ -60,3 +60,42 @@ def test_a_provider_s_settings_error_shows_no_key() -> None:
 		settings.OpenAISettings(api_key=[KEY], headers={"X-Api-Key": [KEY]})
 	shown = str(raised.value)
 	assert "api_key" in shown and "X-Api-Key" in shown and not leaks(shown, KEY), shown
+
+
+SHORT = "pw-Short/Cred+1"  # short enough for an error to repeat a wrong value of its length
+
+
+@pytest.mark.parametrize(
+	"credential",
+	[SHORT, {"config": SHORT}, {"config": [SHORT]}, {"type": "bearer", "config": (SHORT,)}],
+	ids=["the credential", "its config", "its config in a list", "its config in a tuple"],
+)
+def test_a_credential_in_the_wrong_shape_is_not_repeated(credential: Any) -> None:
+	"""A password given where a credential's dict goes is named by its type, never repeated.
+
+	Short wrong values are repeated to help (``got str 'ten'``); under a name that says secret
+	(``credential``, ``token``, ``headers``...) the value is a secret, whatever its length."""
+	from openmolt import OpenMolt
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.testing import ScriptedModel
+
+	with pytest.raises(ConfigurationError) as raised:
+		OpenMolt(entry_points=False).create_agent(
+			name="a",
+			model=ScriptedModel([]),
+			integrations=[{"integration": "slack", "credential": credential}],
+		)
+	shown = str(raised.value)
+	assert "credential" in shown and not leaks(shown, SHORT), shown
+
+
+def test_a_short_wrong_value_elsewhere_is_still_repeated() -> None:
+	"""The rule keeps its help where no secret goes: ``max_steps: 'ten'`` says what it got."""
+	from openmolt import OpenMolt
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.testing import ScriptedModel
+
+	with pytest.raises(ConfigurationError, match="'ten'"):
+		OpenMolt(entry_points=False).create_agent(
+			name="a", model=ScriptedModel([]), config={"max_steps": "ten"}
+		)

@@ -257,7 +257,7 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 		if error["loc"] and error["loc"][0] in ("max_cost", "maxCost"):  # dollars, not seconds
 			text = f"{where}[{error['loc'][0]!r}] must be US dollars > 0 (maxCost: 0.5), got "
 			if not any(o.startswith(text) for o in out):
-				out.append(f"{text}{shown(error.get('input'))}")
+				out.append(f"{text}{shown(error.get('input'), error['loc'])}")
 			continue
 		path = "".join(f"[{p!r}]" for p in error["loc"])
 		if error["type"] == "extra_forbidden":
@@ -279,7 +279,7 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 		else:
 			what = _PLAIN.get(error["type"]) if len(error["loc"]) == 1 else None
 			text = what or f"is wrong: {error['msg']}"
-			out.append(f"{where}{path} {text}, got {shown(error.get('input'))}")
+			out.append(f"{where}{path} {text}, got {shown(error.get('input'), error['loc'])}")
 	return out
 
 
