@@ -492,12 +492,12 @@ def _mask_own(exc: BaseException, secrets: frozenset[str]) -> None:
 	for name, value in list(getattr(exc, "__dict__", {}).items()):
 		if name.startswith("_") or not isinstance(value, str | dict | list | tuple):
 			continue  # an object (a response, a result) is kept: code reads it
-		kept = mask_deep(value, secrets)
-		if kept != value:
-			try:
+		try:
+			kept = mask_deep(value, secrets)
+			if kept != value:
 				setattr(exc, name, tuple(kept) if isinstance(value, tuple) else kept)
-			except Exception:  # a read-only attribute: its text is checked (`_shows`)
-				continue
+		except Exception:  # read-only, or values that cannot be compared: its text is checked
+			continue
 
 
 def _text(exc: BaseException) -> str:
