@@ -55,3 +55,35 @@ def test_an_error_and_a_warning_the_command_prints_show_no_secret(
 	assert "openmolt: warning: odd setting [redacted]" in err
 	assert "openmolt: llmProviders.openai: bad value '[redacted]'" in err
 	assert KEY not in err
+
+
+SHORT = "pw-Short/Cred+1"
+
+
+@pytest.mark.parametrize(
+	"entry",
+	[
+		{"integration": "slack", "credential": SHORT},
+		{"integration": "slack", "credential": {"config": [SHORT]}},
+		{"integration": "slack", "credential": {"type": "bearer", "config": SHORT}},
+	],
+	ids=["the credential", "its config in a list", "its config as text"],
+)
+def test_an_agent_file_s_credential_in_the_wrong_shape_is_not_repeated(
+	entry: dict[str, object],
+	tmp_path: pytest.TempPathFactory,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""The file's error line names the key and what it must be, not the password given there."""
+	import json
+	from pathlib import Path
+
+	folder = Path(str(tmp_path))
+	(folder / "agent.json").write_text(
+		json.dumps({"name": "A", "model": "openai:gpt-5-mini", "integrations": [entry]})
+	)
+	monkeypatch.chdir(folder)
+	code = cli.main(["run", "agent.json", "--input", "hi", "--dry-run"])
+	err = capsys.readouterr().err
+	assert code != 0 and "credential" in err and SHORT not in err, err

@@ -2507,17 +2507,31 @@ def _masked_history(state: RunState, redact: Redactor) -> None:
 	"""Mask, in place, what a state brings from before: its turns and memory.
 
 	A state saved by a process that did not know a secret yet (or before it became one) is
-	resumed where it is known: its turns go to the model again, and into the result.
+	resumed where it is known: its turns go to the model again, and into the result. A file's
+	bytes were screened when it was kept; its labels (name, media type) are masked again here.
 	"""
 	if not redact or not state.messages:
 		return
 	for index, message in enumerate(state.messages):
 		masked = redact(message.content)
-		if masked != message.content:
-			state.messages[index] = Message(message.role, masked, message.attachments)
+		files = [_relabeled(a, redact) for a in message.attachments]
+		if masked != message.content or any(
+			a is not b for a, b in zip(files, message.attachments, strict=True)
+		):
+			state.messages[index] = Message(message.role, masked, files)
 	for key, value in state.memory.items():
 		if isinstance(value, str) and value:
 			state.memory[key] = redact(value)
+
+
+def _relabeled(attachment: Attachment, redact: Redactor) -> Attachment:
+	"""An attachment with its name and media type masked (itself when they show no secret)."""
+	name, media_type = attachment.name, attachment.media_type
+	name = redact(name) if isinstance(name, str) and name else name
+	media_type = redact(media_type) if isinstance(media_type, str) else media_type
+	if name == attachment.name and media_type == attachment.media_type:
+		return attachment
+	return Attachment(media_type, attachment.data, name)
 
 
 def _load(state: RunState | Mapping[str, Any], where: str = "history") -> RunState:

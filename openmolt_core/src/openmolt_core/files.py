@@ -39,6 +39,7 @@ __all__ = [
 	"LocalFile",
 	"StoredFile",
 	"keep_attachments",
+	"masked_labels",
 	"masked_state",
 	"save_screened",
 	"screen",
@@ -245,6 +246,29 @@ def screen(data: bytes, media_type: str, secrets: frozenset[str]) -> bytes | Non
 	return data if masked_bytes is data else None
 
 
+def masked_labels(name: str, media_type: str, secrets: frozenset[str]) -> tuple[str, str]:
+	"""A file's name and media type as the store keeps and shows them: each secret masked.
+
+	The labels of a file travel with it (the store's record on disk, the reference a tool and the
+	model read, the name a provider is sent with an attachment, a session's item), and whoever
+	made the file chose them: a tool names an export after a token, a caller's media type carries
+	a parameter. They are masked with the secrets its bytes are screened with (`screen`).
+
+	Args:
+		name: The file's name (may be empty).
+		media_type: Its media type.
+		secrets: The raw secret values.
+
+	Returns:
+		The name and the media type, masked.
+	"""
+	if not secrets:
+		return name, media_type
+	from openmolt_core._support.masking import mask
+
+	return (mask(name, secrets) if name else name), mask(media_type, secrets)
+
+
 async def save_screened(
 	files: FileAccess,
 	data: bytes,
@@ -284,7 +308,9 @@ async def save_screened(
 
 	from openmolt_core._support.masking import known_secrets
 
-	screened = await anyio.to_thread.run_sync(screen, data, media_type, known_secrets() | extra)
+	known = known_secrets() | extra
+	name, media_type = masked_labels(name, media_type, known)
+	screened = await anyio.to_thread.run_sync(screen, data, media_type, known)
 	if screened is None:
 		return {"mediaType": media_type, "size": len(data), "name": name, "withheld": WITHHELD}
 	return await files.save(screened, media_type=media_type, name=name)
@@ -321,14 +347,18 @@ async def keep_attachments(
 	import base64
 	import binascii
 
+	from openmolt_core._support.masking import known_secrets
 	from openmolt_core.errors import ConfigurationError
 	from openmolt_core.llm import Attachment
 
 	shown: list[Attachment] = []
 	records: list[dict[str, Any]] = []
 	secret_list = list(secrets)
+	known = known_secrets() | frozenset(s for s in secret_list if s)
 	for i, given in enumerate(attachments):
-		what = f"attachments[{i}]" + (f" ({given.name!r})" if given.name else "")
+		# What the model, the state and the session are shown of its labels: masked.
+		name, media_type = masked_labels(given.name or "", given.media_type, known)
+		what = f"attachments[{i}]" + (f" ({name!r})" if name else "")
 		if len(given.data) > MAX_ATTACHMENT_BYTES * 4 // 3 + 4:
 			raise ConfigurationError(
 				f"{what}: more than the {MAX_ATTACHMENT_BYTES} bytes a run's input takes; send a "
@@ -343,8 +373,8 @@ async def keep_attachments(
 		record = await save_screened(
 			files,
 			data,
-			media_type=given.media_type,
-			name=given.name or "",
+			media_type=media_type,
+			name=name,
 			secrets=secret_list,
 			origin=origin,
 		)
@@ -352,10 +382,10 @@ async def keep_attachments(
 		if "withheld" in record:
 			continue
 		kept = data
-		if textual(given.media_type):  # kept masked, maybe: the model sees what was kept
+		if textual(media_type):  # kept masked, maybe: the model sees what was kept
 			kept = (await files.open(str(record["file"]))).data
 		encoded = given.data if kept is data else base64.b64encode(kept).decode("ascii")
-		shown.append(Attachment(given.media_type, encoded, given.name))
+		shown.append(Attachment(media_type, encoded, name if given.name else given.name))
 	return shown, records
 
 

@@ -31,7 +31,14 @@ import anyio
 import anyio.to_thread
 
 from openmolt_core.errors import ToolError
-from openmolt_core.files import FILE_PREFIX, WITHHELD, LocalFile, StoredFile, screen
+from openmolt_core.files import (
+	FILE_PREFIX,
+	WITHHELD,
+	LocalFile,
+	StoredFile,
+	masked_labels,
+	screen,
+)
 
 __all__ = [
 	"MAX_DATA_URL_BYTES",
@@ -125,7 +132,9 @@ class FileStore:
 		process knows (`openmolt_core.secrets.known_secrets`: each instance's set, every live
 		redactor, the keys given in code, the environment's) and ``secrets``: a text file is kept
 		masked, and any other file that shows a secret is not kept at all, which the returned
-		record says (``withheld``) where the reference would be, and a warning logs.
+		record says (``withheld``) where the reference would be, and a warning logs. Its name
+		and media type are kept, and returned, masked with the same secrets
+		(`openmolt_core.files.masked_labels`).
 
 		Args:
 			data: The content.
@@ -144,6 +153,7 @@ class FileStore:
 		from openmolt_core._support.masking import known_secrets
 
 		known = known_secrets() | frozenset(s for s in secrets if s)
+		name, media_type = masked_labels(name, media_type, known)  # kept and shown as the bytes
 		file_id = secrets_module.token_urlsafe(12)
 
 		def write() -> bytes | None:

@@ -84,6 +84,12 @@ def options_config(
 	model thread-safely from 2.14 (the first use may come from several threads at once), hence
 	openmolt-core's ``pydantic>=2.14``.
 
+	A validation error leaves out the values given (``hide_input_in_errors``): option models
+	hold secrets (a signing secret, a bot token, a client secret, a header's token, an API key),
+	and pydantic's text repeats each wrong ``input_value``, a secret given in the wrong shape or
+	under a misspelled key whole. The error still names each field and what is wrong with it;
+	`parse_options` and the agent files say which value they refuse where it is safe to.
+
 	Args:
 		extra: What to do with keys that are not fields: ``forbid`` (an error naming them),
 			``allow`` (kept as given) or ``ignore``.
@@ -98,6 +104,7 @@ def options_config(
 		frozen=frozen,
 		arbitrary_types_allowed=arbitrary_types_allowed,
 		defer_build=True,
+		hide_input_in_errors=True,
 	)
 
 
@@ -250,7 +257,7 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 		if error["loc"] and error["loc"][0] in ("max_cost", "maxCost"):  # dollars, not seconds
 			text = f"{where}[{error['loc'][0]!r}] must be US dollars > 0 (maxCost: 0.5), got "
 			if not any(o.startswith(text) for o in out):
-				out.append(f"{text}{shown(error.get('input'))}")
+				out.append(f"{text}{shown(error.get('input'), error['loc'])}")
 			continue
 		path = "".join(f"[{p!r}]" for p in error["loc"])
 		if error["type"] == "extra_forbidden":
@@ -272,7 +279,7 @@ def _problems(model: type[Options], exc: ValidationError, where: str) -> list[st
 		else:
 			what = _PLAIN.get(error["type"]) if len(error["loc"]) == 1 else None
 			text = what or f"is wrong: {error['msg']}"
-			out.append(f"{where}{path} {text}, got {shown(error.get('input'))}")
+			out.append(f"{where}{path} {text}, got {shown(error.get('input'), error['loc'])}")
 	return out
 
 

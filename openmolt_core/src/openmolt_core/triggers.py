@@ -36,9 +36,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from typing import Annotated, ClassVar, Literal, get_args
+from typing import Annotated, Literal, get_args
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.options import Options, options_config
@@ -461,8 +461,6 @@ class Triggers(_Model):
 	Its errors leave out their input (which may hold a secret given as is: a token, the
 	settings of an A2A server's callers); each message names the key and the fix.
 	"""
-
-	model_config: ClassVar[ConfigDict] = ConfigDict(**options_config(), hide_input_in_errors=True)
 
 	webhook: WebhookTrigger | None = None
 	channels: list[Channel] = Field(default_factory=list)

@@ -432,35 +432,189 @@ def free_key(key: str, taken: Mapping[Any, Any]) -> str:
 
 
 def mask_exception(error: BaseException, secrets: frozenset[str]) -> None:
-	"""Mask, in place, the secrets an exception and its chain show: arguments and notes.
+	"""Mask, in place, the secrets an exception and its chain show, as ``traceback`` prints them.
 
 	The chain is what ``traceback`` prints (``__cause__``, ``__context__``, a group's
-	exceptions); each exception keeps its type, so code that inspects the cause still can.
+	exceptions). Each exception's arguments, notes, public attributes of JSON-like values (a
+	text built from one: an SDK's ``body``) and an ``OSError``'s file names are masked; each
+	keeps its type, so code that inspects the cause still can. A cause whose text still shows a
+	secret (pydantic's ``ValidationError`` repeats each ``input_value``; a ``__str__`` reading an
+	object) is replaced in the chain by a masked one of its type (`_stand_in`).
 
 	Args:
 		error: The exception.
 		secrets: The raw secret values.
 	"""
-	seen: set[int] = set()
+	seen: dict[int, BaseException] = {}
 	todo: list[BaseException | None] = [error]
 	while todo:
 		exc = todo.pop()
 		if exc is None or id(exc) in seen:
 			continue
-		seen.add(id(exc))
-		try:
-			args = list(exc.args)
-			masked = mask_deep(args, secrets)
-			if masked != args:
-				exc.args = tuple(masked)
-			notes = getattr(exc, "__notes__", None)
-			if isinstance(notes, list) and notes:
-				exc.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
-		except Exception:  # an exception that refuses new arguments keeps its own
-			pass
+		seen[id(exc)] = exc
+		_mask_own(exc, secrets)
 		todo += (exc.__cause__, exc.__context__)
 		if isinstance(exc, BaseExceptionGroup):
 			todo += exc.exceptions
+	stand_ins: dict[int, BaseException] = {}
+	for exc in list(seen.values()):
+		for link in ("__cause__", "__context__"):
+			inner = getattr(exc, link)
+			if inner is None:
+				continue
+			if id(inner) not in stand_ins:
+				stand_ins[id(inner)] = (
+					_stand_in(inner, secrets) if _shows(inner, secrets) else inner
+				)
+			if stand_ins[id(inner)] is not inner:
+				suppressed = exc.__suppress_context__  # setting __cause__ would set it
+				setattr(exc, link, stand_ins[id(inner)])
+				exc.__suppress_context__ = suppressed
+
+
+def _mask_own(exc: BaseException, secrets: frozenset[str]) -> None:
+	"""Mask an exception's arguments, notes, JSON-like public attributes and file names."""
+	try:
+		args = list(exc.args)
+		masked = mask_deep(args, secrets)
+		if masked != args:
+			exc.args = tuple(masked)
+		notes = getattr(exc, "__notes__", None)
+		if isinstance(notes, list) and notes:
+			exc.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
+	except Exception:  # an exception that refuses new arguments keeps its own
+		pass
+	if isinstance(exc, OSError):  # printed beside its arguments: [Errno 2] ...: '/path'
+		for name in ("filename", "filename2"):
+			value = getattr(exc, name, None)
+			if isinstance(value, str) and (kept := mask(value, secrets)) != value:
+				setattr(exc, name, kept)
+	for name, value in list(getattr(exc, "__dict__", {}).items()):
+		if name.startswith("_") or not isinstance(value, str | dict | list | tuple):
+			continue  # an object (a response, a result) is kept: code reads it
+		try:
+			kept = mask_deep(value, secrets)
+			if kept != value:
+				setattr(exc, name, tuple(kept) if isinstance(value, tuple) else kept)
+		except Exception:  # read-only, or values that cannot be compared: its text is checked
+			continue
+
+
+def _text(exc: BaseException) -> str:
+	"""What ``traceback`` prints of an exception itself: its type, its text and its notes."""
+	import traceback
+
+	return "".join(traceback.format_exception_only(exc))
+
+
+def _shows(exc: BaseException, secrets: frozenset[str]) -> bool:
+	"""Whether an exception, masked in place, still prints a secret."""
+	text = _text(exc)
+	return mask(text, secrets) != text
+
+
+class MaskedError(Exception):
+	"""Stands in a chain for an exception that still showed a secret (`mask_exception`).
+
+	Used when it could be neither masked in place nor made again as its own type; its text
+	names that type.
+	"""
+
+
+def _stand_in(exc: BaseException, secrets: frozenset[str]) -> BaseException:
+	"""An exception to link instead of ``exc``, which still prints a secret: masked, same type.
+
+	A pydantic ``ValidationError`` is rebuilt from its errors, their input hidden and masked;
+	another exception becomes an instance of a subclass of its type (its name and module)
+	whose text is its own masked. Its traceback, chain and notes go with it. When neither
+	can be made, a `MaskedError` naming the type stands there.
+	"""
+	said = mask(_said(exc), secrets)
+	made: BaseException | None = _rebuilt_validation(exc, secrets)
+	if made is None:
+		try:
+			kind = _masked_type(type(exc))
+			made = kind.__new__(kind)
+			made.args = (said,)
+			made.__dict__.update(getattr(exc, "__dict__", {}))
+			made._openmolt_said = said  # type: ignore[attr-defined]
+		except Exception:  # a type that cannot be made so (a C type's own constructor)
+			made = None
+	if made is None or _shows(made, secrets):
+		made = MaskedError(f"{type(exc).__module__}.{type(exc).__qualname__}: {said}")
+	made.__traceback__ = exc.__traceback__
+	made.__cause__, made.__context__ = exc.__cause__, exc.__context__
+	made.__suppress_context__ = exc.__suppress_context__
+	notes = getattr(exc, "__notes__", None)
+	if isinstance(notes, list):
+		made.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
+	return made
+
+
+def _said(exc: BaseException) -> str:
+	try:
+		return str(exc)
+	except Exception:  # a broken __str__: traceback prints this too
+		return "<exception str() failed>"
+
+
+_MASKED_TYPES: dict[type[BaseException], type[BaseException]] = {}
+
+
+def _masked_type(kind: type[BaseException]) -> type[BaseException]:
+	"""A subclass of ``kind`` that prints the masked text it was given, under ``kind``'s name."""
+	made = _MASKED_TYPES.get(kind)
+	if made is None:
+		made = _MASKED_TYPES[kind] = _subclass(kind)
+	return made
+
+
+def _subclass(kind: type[BaseException]) -> type[BaseException]:
+
+	def text(self: BaseException) -> str:
+		return str(getattr(self, "_openmolt_said", ""))
+
+	def shown(self: BaseException) -> str:
+		return f"{kind.__qualname__}({text(self)!r})"
+
+	namespace = {
+		"__module__": kind.__module__,
+		"__qualname__": kind.__qualname__,
+		"__str__": text,
+		"__repr__": shown,
+		"__doc__": kind.__doc__,
+	}
+	return type(kind.__name__, (kind,), namespace)
+
+
+def _rebuilt_validation(exc: BaseException, secrets: frozenset[str]) -> BaseException | None:
+	"""A pydantic ``ValidationError`` rebuilt with its inputs masked and hidden (None: not one)."""
+	build = getattr(type(exc), "from_exception_data", None)
+	errors = getattr(exc, "errors", None)
+	if build is None or not callable(errors):
+		return None
+	try:
+		details = []
+		for error in errors():
+			detail = {
+				"type": error["type"],
+				"loc": tuple(mask_deep(list(error["loc"]), secrets)),
+				"input": mask_deep(error.get("input"), secrets),
+			}
+			context = error.get("ctx")
+			if context:
+				cause = context.get("error")
+				if isinstance(cause, BaseException):
+					mask_exception(cause, secrets)
+				detail["ctx"] = {
+					k: v if isinstance(v, BaseException) else mask_deep(v, secrets)
+					for k, v in context.items()
+				}
+			details.append(detail)
+		made: BaseException = build(str(getattr(exc, "title", "")), details, hide_input=True)
+	except Exception:  # an error type it cannot rebuild (a custom one): stood in otherwise
+		return None
+	return made
 
 
 def _masked_object(value: Any, secrets: frozenset[str]) -> Any:

@@ -6,9 +6,10 @@ short, and a long text (a key in the wrong place) only by its length.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["SHOWN_TEXT", "json_kind", "problems", "quantity", "shown"]
+__all__ = ["SHOWN_TEXT", "json_kind", "problems", "quantity", "secret_place", "shown"]
 
 
 def quantity(n: int, noun: str, plural: str | None = None) -> str:
@@ -51,19 +52,50 @@ SHOWN_TEXT = 20
 its length."""
 
 
-def shown(value: object) -> str:
-	"""A wrong value for its error: its type, and the value itself when short.
+def shown(value: object, at: Sequence[object] = ()) -> str:
+	"""A wrong value for its error: its type, and the value itself when short and not a secret.
 
 	Text longer than `SHOWN_TEXT` is never repeated (a key given where a list or settings go
-	would be), only its length; any other value is repeated when its ``repr`` is short.
+	would be), only its length; any other value is repeated when its ``repr`` is short, masked
+	with the secrets known now. A value given under a name that says secret (`secret_place`: a
+	credential, a token, a header) is never repeated, whatever its length: a password given where
+	the credential's dict goes, or in a list, is named by its type and size.
 
 	Args:
 		value: The value given.
+		at: Where it was given: the keys on its way (``("credential", "config")``).
 	"""
-	if isinstance(value, str | bytes) and len(value) > SHOWN_TEXT:
-		return f"{type(value).__name__} of {len(value)} characters"
-	text = repr(value)
+	if isinstance(value, str | bytes | list | tuple | dict) and (
+		secret_place(at) or (isinstance(value, str | bytes) and len(value) > SHOWN_TEXT)
+	):
+		what = "characters" if isinstance(value, str | bytes) else "items"
+		return f"{type(value).__name__} of {len(value)} {what}"
+	if secret_place(at):
+		return type(value).__name__
+	from openmolt_core._support.masking import mask_known  # an error's words only
+
+	text = mask_known(repr(value))
 	return type(value).__name__ + (f" {text}" if len(text) <= 60 else "")
+
+
+def secret_place(at: Sequence[object]) -> bool:
+	"""Whether a value given at ``at`` (the keys on its way) is a secret by its place's name.
+
+	A key named like a secret (``credential``, ``apiKey``, ``token``...: the one list,
+	`openmolt_core._support.masking.SECRET_HINTS`), or ``headers`` (every header's value may
+	carry a token), anywhere on the way: what is inside a credential's ``config`` is a secret too.
+
+	Args:
+		at: The keys (a pydantic error's ``loc``, a path in an agent file).
+	"""
+	from openmolt_core._support.masking import SECRET_HINTS
+
+	for part in at:
+		if isinstance(part, str):
+			name = part.lower()
+			if name in ("header", "headers") or any(hint in name for hint in SECRET_HINTS):
+				return True
+	return False
 
 
 def problems(error: Any) -> str:

@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from openmolt_core._support.docs import docs_url
-from openmolt_core._support.words import SHOWN_TEXT
+from openmolt_core._support.words import SHOWN_TEXT, secret_place
 from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
 from openmolt_core.cli._typos import (
 	AGENT_FILE_SUFFIXES,
@@ -521,8 +521,13 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			problems.append((where(norm), f"{_dotted(raw) or 'the file'}: {message}"))
 			continue
 		got = error.get("input")
-		if isinstance(got, str) and len(got) > SHOWN_TEXT:
+		if secret_place(raw) and isinstance(got, str | list | dict):
+			# Under a credential, a token, a header: a secret whatever its length.
+			shown = f"text of {len(got)} characters" if isinstance(got, str) else type(got).__name__
+		elif isinstance(got, str) and len(got) > SHOWN_TEXT:
 			shown = f"text of {len(got)} characters"  # a key in the wrong place: not repeated
+		elif secret_place(raw):
+			shown = type(got).__name__
 		elif isinstance(got, str | int | float | bool) or got is None:
 			shown = json.dumps(got, ensure_ascii=False)
 		else:
