@@ -533,7 +533,7 @@ def _stand_in(exc: BaseException, secrets: frozenset[str]) -> BaseException:
 	made: BaseException | None = _rebuilt_validation(exc, secrets)
 	if made is None:
 		try:
-			kind = _masked_type(type(exc))
+			kind = _stand_in_type(type(exc))
 			made = kind.__new__(kind)
 			made.args = (said,)
 			made.__dict__.update(getattr(exc, "__dict__", {}))
@@ -561,7 +561,7 @@ def _said(exc: BaseException) -> str:
 _MASKED_TYPES: dict[type[BaseException], type[BaseException]] = {}
 
 
-def _masked_type(kind: type[BaseException]) -> type[BaseException]:
+def _stand_in_type(kind: type[BaseException]) -> type[BaseException]:
 	"""A subclass of ``kind`` that prints the masked text it was given, under ``kind``'s name."""
 	made = _MASKED_TYPES.get(kind)
 	if made is None:
