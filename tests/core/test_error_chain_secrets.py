@@ -120,3 +120,54 @@ async def test_a_cause_that_shows_no_secret_is_the_same_object() -> None:
 	with pytest.raises(RunError) as caught:
 		await agent.run("go")
 	assert caught.value.__cause__ is raised and caught.value.__cause__.response.status_code == 401
+
+
+def _grouped() -> None:
+	try:
+		_unauthorized()
+	except Unauthorized as inner:
+		raise ExceptionGroup("two calls failed", [inner, ValueError("the other one")]) from None
+
+
+async def test_a_group_in_the_chain_whose_member_shows_a_secret_is_rebuilt() -> None:
+	"""A task group's ExceptionGroup (concurrent calls) whose member prints the key from an
+	object it keeps: the group is rebuilt with that member masked; the group's message, its
+	other members and their types stay (its ``exceptions`` cannot be changed in place)."""
+
+	def fail(request: Any) -> Any:
+		_grouped()
+
+	om = OpenMolt({"openai": {"api_key": KEY}}, entry_points=False)
+	agent = om.create_agent(name="A", model=ScriptedModel([fail]))
+	with pytest.raises(RunError) as raised:
+		await agent.run("go")
+	shown = "".join(traceback.format_exception(raised.value))
+	assert "two calls failed" in shown and "the other one" in shown, shown
+	assert not leaks(shown, KEY), shown
+	group = raised.value.__cause__
+	assert isinstance(group, ExceptionGroup)
+	first, second = group.exceptions
+	assert isinstance(first, Unauthorized) and isinstance(second, ValueError)
+
+
+def _twice() -> None:
+	try:
+		_unauthorized()
+	except Unauthorized as inner:
+		raise Unauthorized(httpx.Response(401, text=f"retried: {KEY}")) from inner
+
+
+async def test_a_cause_replaced_links_the_replaced_cause_of_its_own() -> None:
+	"""Two causes in a row that each print the key from an object: the stand-in of the outer one
+	links the stand-in of the inner one, never the original (innermost first)."""
+
+	def fail(request: Any) -> Any:
+		_twice()
+
+	om = OpenMolt({"openai": {"api_key": KEY}}, entry_points=False)
+	agent = om.create_agent(name="A", model=ScriptedModel([fail]))
+	with pytest.raises(RunError) as raised:
+		await agent.run("go")
+	shown = "".join(traceback.format_exception(raised.value))
+	assert "retried: [redacted]" in shown and "unknown key [redacted]" in shown, shown
+	assert not leaks(shown, KEY), shown

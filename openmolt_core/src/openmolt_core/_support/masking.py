@@ -456,20 +456,75 @@ def mask_exception(error: BaseException, secrets: frozenset[str]) -> None:
 		todo += (exc.__cause__, exc.__context__)
 		if isinstance(exc, BaseExceptionGroup):
 			todo += exc.exceptions
-	stand_ins: dict[int, BaseException] = {}
-	for exc in list(seen.values()):
-		for link in ("__cause__", "__context__"):
-			inner = getattr(exc, link)
-			if inner is None:
-				continue
-			if id(inner) not in stand_ins:
-				stand_ins[id(inner)] = (
-					_stand_in(inner, secrets) if _shows(inner, secrets) else inner
-				)
-			if stand_ins[id(inner)] is not inner:
+	_relink(error, secrets)
+
+
+def _relink(error: BaseException, secrets: frozenset[str]) -> None:
+	"""Link a masked stand-in in place of each exception of the chain that still shows a secret.
+
+	Innermost first, so a stand-in carries links already relinked; a group whose member was
+	replaced is rebuilt (`_regrouped`: its ``exceptions`` cannot change in place). ``error``
+	itself is kept (the caller holds it), masked in place only.
+	"""
+	linked: dict[int, BaseException] = {}  # id of an exception: what to link in its place
+	entered: set[int] = set()
+	todo: list[tuple[BaseException, bool]] = [(error, False)]
+	while todo:
+		exc, ready = todo.pop()
+		if id(exc) in linked:
+			continue
+		group = exc.exceptions if isinstance(exc, BaseExceptionGroup) else ()
+		if not ready:
+			if id(exc) in entered:
+				continue  # a chain that loops: relinked where it was entered first
+			entered.add(id(exc))
+			todo.append((exc, True))
+			for inner in (exc.__cause__, exc.__context__, *group):
+				if inner is not None and id(inner) not in entered:
+					todo.append((inner, False))
+			continue
+		for name in ("__cause__", "__context__"):
+			inner = getattr(exc, name)
+			if inner is not None and linked.get(id(inner), inner) is not inner:
 				suppressed = exc.__suppress_context__  # setting __cause__ would set it
-				setattr(exc, link, stand_ins[id(inner)])
+				setattr(exc, name, linked[id(inner)])
 				exc.__suppress_context__ = suppressed
+		made = exc
+		if exc is not error:
+			if isinstance(exc, BaseExceptionGroup):
+				members = [linked.get(id(m), m) for m in group]
+				if any(m is not o for m, o in zip(members, group, strict=True)) or _shows(
+					exc, secrets
+				):
+					made = _regrouped(exc, members, secrets)
+			elif _shows(exc, secrets):
+				made = _stand_in(exc, secrets)
+		linked[id(exc)] = made
+
+
+def _regrouped(
+	group: BaseExceptionGroup[Any], members: list[Any], secrets: frozenset[str]
+) -> BaseException:
+	"""A group rebuilt with its members' stand-ins, of its type where it can be (``derive``)."""
+	made: BaseException | None
+	try:
+		made = group.derive(members)
+	except Exception:  # a subclass whose derive needs more
+		made = None
+	if made is None or _shows(made, secrets):
+		made = BaseExceptionGroup(mask(group.message, secrets), members)
+	_carry(group, made, secrets)
+	return made
+
+
+def _carry(exc: BaseException, made: BaseException, secrets: frozenset[str]) -> None:
+	"""Give a stand-in the traceback, links and (masked) notes of the exception it replaces."""
+	made.__traceback__ = exc.__traceback__
+	made.__cause__, made.__context__ = exc.__cause__, exc.__context__
+	made.__suppress_context__ = exc.__suppress_context__
+	notes = getattr(exc, "__notes__", None)
+	if isinstance(notes, list):
+		made.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
 
 
 def _mask_own(exc: BaseException, secrets: frozenset[str]) -> None:
@@ -542,12 +597,7 @@ def _stand_in(exc: BaseException, secrets: frozenset[str]) -> BaseException:
 			made = None
 	if made is None or _shows(made, secrets):
 		made = MaskedError(f"{type(exc).__module__}.{type(exc).__qualname__}: {said}")
-	made.__traceback__ = exc.__traceback__
-	made.__cause__, made.__context__ = exc.__cause__, exc.__context__
-	made.__suppress_context__ = exc.__suppress_context__
-	notes = getattr(exc, "__notes__", None)
-	if isinstance(notes, list):
-		made.__notes__ = [mask(n, secrets) if isinstance(n, str) else n for n in notes]
+	_carry(exc, made, secrets)
 	return made
 
 
