@@ -114,3 +114,17 @@ async def test_other_journaled_values_are_masked_as_text() -> None:
 	read = await port.step("tool:1:0:t", call)
 	assert read == {"result": "echo [redacted]", "[redacted]": 1}
 	assert journal.kept["tool:1:0:t"] == read
+
+
+async def test_a_kept_spend_passes_the_redactor_too() -> None:
+	"""What a tool call spent so far reaches the backend redacted, as a step's value does."""
+	redactor = Redactor(frozenset({LATER}))
+	kept: dict[str, Any] = {}
+
+	class Keeping(Journal):
+		async def record_spent(self, key: str, entry: Any) -> None:
+			kept[key] = entry
+
+	port = RedactedPort(Keeping(), lambda: redactor)
+	await port.record_spent("tool:1:0:t", {"_usage": {"calls": 1}, "model": f"m-{LATER}"})
+	assert kept == {"tool:1:0:t": {"_usage": {"calls": 1}, "model": "m-[redacted]"}}

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core.durability import ForwardingPort, RunPort
+from openmolt_core.durability import ForwardingPort, RunPort, record_spent
 from openmolt_core.result import RunState
 
 if TYPE_CHECKING:
@@ -75,3 +75,11 @@ class RedactedPort(ForwardingPort):
 			return redactor().deep(data)
 
 		return await self.port.step(key, fn, encode=sealed, decode=decode)
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		"""Keep what a tool call spent so far on the wrapped port, redacted as a step's value is.
+
+		It holds usage and model ids today; redacted all the same, everything the backend keeps
+		for a run passes this port's redactor.
+		"""
+		await record_spent(self.port, key, self._redactor().deep(dict(entry)))
