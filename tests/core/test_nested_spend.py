@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from openmolt import OpenMolt, RunState, Usage
+from openmolt_core.durability import ForwardingPort
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
 from openmolt_core.llm import ModelRequest, ModelResponse
+from openmolt_core.observe import RunObserver
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 
@@ -309,9 +311,16 @@ async def test_a_port_that_cannot_keep_spend_fails_as_itself_not_as_the_model() 
 	assert sub.last_state is not None and sub.last_state.usage.calls == 1  # its call counted
 
 
-def _crashing_chain(crash: bool, recovered: bool = False) -> Any:
+class Timing(RunObserver):
+	"""An observer that wraps each run's port, as telemetry does (`ForwardingPort`)."""
+
+	def wrap_port(self, run: Any, port: Any) -> Any:
+		return ForwardingPort(port)
+
+
+def _crashing_chain(crash: bool, recovered: bool = False, observed: bool = False) -> Any:
 	"""top calls mid, mid calls leaf; leaf's second call crashes the worker."""
-	om = OpenMolt(entry_points=False)
+	om = OpenMolt(entry_points=False, observers=[Timing()] if observed else ())
 
 	def noop() -> str:
 		"""Do nothing."""
@@ -347,15 +356,19 @@ def _crashing_chain(crash: bool, recovered: bool = False) -> Any:
 	)
 
 
-async def test_a_sub_agents_own_sub_agent_a_crash_interrupted_counts_its_calls_once() -> None:
+@pytest.mark.parametrize("observed", [False, True], ids=["plain", "ports-wrapped"])
+async def test_a_sub_agents_own_sub_agent_a_crash_interrupted_counts_its_calls_once(
+	observed: bool,
+) -> None:
 	"""The worker dies inside a sub-agent's sub-agent, after the leaf's billed call: the spend
 	kept for the top call includes it (a nested run's port keeps nothing, so the nested run
-	hands its running spend up), and the recovered run counts every call once."""
+	hands its running spend up), and the recovered run counts every call once. An observer
+	wrapping each run's port (`ForwardingPort`) does not make a nested port look as if it kept."""
 	state = _crashing_chain(crash=True).new_state("go")
 	saved = state.to_dict()
 	first = KeepingPort()
 	with pytest.raises(Crash):
-		await _crashing_chain(crash=True).execute(state, port=first)
+		await _crashing_chain(crash=True, observed=observed).execute(state, port=first)
 	(kept,) = first.kept.values()
 	assert {m: u["calls"] for m, u in kept["_usage_by_model"].items()} == {
 		"mid:scripted": 1,

@@ -250,7 +250,14 @@ async def spent_before(port: RunPort, key: str) -> dict[str, Any]:
 
 
 def keeps_spent(port: RunPort) -> bool:
-	"""Whether the port keeps what a tool call's nested runs spent (`record_spent`)."""
+	"""Whether the port keeps what a tool call's nested runs spent (`record_spent`).
+
+	A port that forwards to another (`ForwardingPort`: an observer's, the redacting one) keeps
+	what the port it wraps keeps; it says so with a ``keeps_spent()`` method of its own.
+	"""
+	asked = getattr(port, "keeps_spent", None)
+	if callable(asked):
+		return bool(asked())
 	return getattr(port, "record_spent", None) is not None
 
 
@@ -332,6 +339,10 @@ class ForwardingPort:
 	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
 		"""Record what a tool call spent so far, on the wrapped port."""
 		await record_spent(self.port, key, entry)
+
+	def keeps_spent(self) -> bool:
+		"""Whether the wrapped port keeps what a tool call spent (`record_spent`)."""
+		return keeps_spent(self.port)
 
 
 # backends -----------------------------------------------------------------------------------
