@@ -1412,6 +1412,11 @@ class Agent:
 					"call": link.call,
 					"agent": getattr(link.caller, "agent", None),
 				}
+			if link.user is not None and state.user != link.user:
+				# It acts for its caller's user (a guardrail agent's run, started here too).
+				if state.user is not None:
+					raise ConfigurationError(_not_callers_user(link.user, state.user))
+				state.user = link.user
 		elif state.caller is not None:
 			raise ConfigurationError(_nested_alone(state, self.name, "run"))
 		if port is None:
@@ -2463,6 +2468,8 @@ def _for_user(
 		user = parent.user if parent is not None else None
 		if user is None:
 			return history
+	if parent is not None and parent.user is not None and parent.user != user:
+		raise ConfigurationError(_not_callers_user(parent.user, user))
 	user = _user_id(user)
 	state = RunState() if history is None else _load(history)
 	if state.messages and state.user != user:
@@ -2471,6 +2478,15 @@ def _for_user(
 		)
 	state.user = user
 	return state
+
+
+def _not_callers_user(caller: str, user: str) -> str:
+	"""Why a nested run may not act for ``user`` inside a run for ``caller`` (`_for_user`)."""
+	return (
+		f"run: the calling run acts for {caller!r}, so a run nested in it acts for {caller!r} "
+		f"too, not {user!r}: it would use {user!r}'s accounts and files for {caller!r}'s run; "
+		"leave user= out (a nested run takes its caller's), or run it outside the call"
+	)
 
 
 def _nested_alone(state: RunState, name: str, method: str) -> str:
