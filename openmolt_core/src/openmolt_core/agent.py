@@ -798,7 +798,8 @@ class Agent:
 			user: The end user the run acts for: integrations bound with ``account: "user"``
 				use this user's credential (`openmolt_core.accounts`); kept in the state, so a
 				resumed run acts for the same user. None: the operator (a sub-agent's run: its
-				caller's user).
+				caller's user). A run nested in a run for a user (``parent``) acts for that user:
+				another is refused.
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -806,8 +807,9 @@ class Agent:
 		Raises:
 			RunError: The provider failed for good, or the run broke unexpectedly;
 				``error.result.state`` resumes the run.
-			ConfigurationError: A saved run was given a new input it cannot use, or a key or
-				setting is missing (nothing was sent to the model).
+			ConfigurationError: A saved run was given a new input it cannot use, ``user`` is not
+				the user of the saved run or of the calling run, or a key or setting is missing
+				(nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 			ToolError: ``parent`` nests deeper than `openmolt_core.tools.MAX_NESTING` (the
 				calling tool's call fails with that message).
