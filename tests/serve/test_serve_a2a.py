@@ -408,6 +408,39 @@ async def test_a_remote_a2a_agent_is_a_tool_whose_words_taint_the_run() -> None:
 		await om.aclose()
 
 
+def _remote_entry(model: ScriptedModel) -> dict[str, Any]:
+	found: dict[str, Any] = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	return found
+
+
+async def test_a_remote_conversation_is_its_users_alone() -> None:
+	"""The remote agent knows one caller, this server, for every user: the taskId and contextId
+	it gave alice's run are refused in bob's and the operator's (bob answered her question, in
+	her conversation), and nothing is sent; alice's next run goes on with them."""
+	async with remote() as (url, seen):
+		weather = remote_agent(url, handle="weather", token="remote-secret-token-42")
+		async with OpenMolt(entry_points=False) as om:
+
+			async def ask(user: str | None, **given: str) -> dict[str, Any]:
+				model = ScriptedModel([call_tool("local.weather", **given), finish("done")])
+				agent = om.create_agent(name="Asker", model=model, tools=[weather])
+				assert (await agent.run("Ask the weather agent.", user=user)).ok
+				return _remote_entry(model)
+
+			first = (await ask("alice", message="Weather?"))["result"]
+			assert first["status"] == "input-required"
+			ids = {"taskId": first["taskId"], "contextId": first["contextId"]}
+			sent = len(seen)
+			for other in ("bob", None):
+				for given in ({"taskId": ids["taskId"]}, {"contextId": ids["contextId"]}, ids):
+					refused = await ask(other, message="city: Oslo", **given)
+					assert refused["ok"] is False, refused
+					assert "leave taskId and contextId out" in refused["error"], refused
+			assert len(seen) == sent  # nothing reached the remote agent
+			again = await ask("alice", message="city: Oslo", **ids)
+			assert again["ok"] is True and again["result"]["status"] == "completed", again
+
+
 async def test_an_unreachable_remote_agent_is_a_tool_error_without_the_token() -> None:
 	"""A remote that is down is an error result the model reads; the token is never in it."""
 	weather = remote_agent("http://127.0.0.1:9/", handle="weather", token="remote-secret-token-42")

@@ -1078,9 +1078,19 @@ class UserAccounts:
 		if self._oauth() is not None:  # the operator's OAuth client, the user's tokens
 			return {**_without_tokens(base), **mine}
 		# Another credential (an API key per user): nothing secret of the operator's is kept,
-		# so a user whose stored config lacks a key never signs with the operator's.
+		# nor anything the credential signs with (a short key, a PIN of digits, an account id:
+		# none looks secret), so a user whose stored config lacks a key never signs with the
+		# operator's. What an address reads stays (the operator's region, as a default).
 		hidden = secret_values(base)
-		public = {k: v for k, v in base.items() if not (isinstance(v, str) and v in hidden)}
+		read, signed = self._roles
+		public = {
+			k: v
+			for k, v in base.items()
+			if not (isinstance(v, str) and v in hidden)
+			and not (
+				(k in signed or _camel(k) in signed) and k not in read and _camel(k) not in read
+			)
+		}
 		return {**_without_tokens(public), **mine}
 
 	def _auth(self, base: ToolContext, user: str, stored: Mapping[str, Any]) -> httpx.Auth | None:

@@ -798,7 +798,8 @@ class Agent:
 			user: The end user the run acts for: integrations bound with ``account: "user"``
 				use this user's credential (`openmolt_core.accounts`); kept in the state, so a
 				resumed run acts for the same user. None: the operator (a sub-agent's run: its
-				caller's user).
+				caller's user). A run nested in a run for a user (``parent``) acts for that user:
+				another is refused.
 
 		Returns:
 			The result: validated output, status, plan, usage and the full state.
@@ -806,8 +807,9 @@ class Agent:
 		Raises:
 			RunError: The provider failed for good, or the run broke unexpectedly;
 				``error.result.state`` resumes the run.
-			ConfigurationError: A saved run was given a new input it cannot use, or a key or
-				setting is missing (nothing was sent to the model).
+			ConfigurationError: A saved run was given a new input it cannot use, ``user`` is not
+				the user of the saved run or of the calling run, or a key or setting is missing
+				(nothing was sent to the model).
 			IntegrationError: A tool source (an MCP server) could not list its tools.
 			ToolError: ``parent`` nests deeper than `openmolt_core.tools.MAX_NESTING` (the
 				calling tool's call fails with that message).
@@ -1412,6 +1414,11 @@ class Agent:
 					"call": link.call,
 					"agent": getattr(link.caller, "agent", None),
 				}
+			if link.user is not None and state.user != link.user:
+				# It acts for its caller's user (a guardrail agent's run, started here too).
+				if state.user is not None:
+					raise ConfigurationError(_not_callers_user(link.user, state.user))
+				state.user = link.user
 		elif state.caller is not None:
 			raise ConfigurationError(_nested_alone(state, self.name, "run"))
 		if port is None:
@@ -2470,6 +2477,8 @@ def _for_user(
 		user = parent.user if parent is not None else None
 		if user is None:
 			return history
+	if parent is not None and parent.user is not None and parent.user != user:
+		raise ConfigurationError(_not_callers_user(parent.user, user))
 	user = _user_id(user)
 	state = RunState() if history is None else _load(history)
 	if state.messages and state.user != user:
@@ -2478,6 +2487,15 @@ def _for_user(
 		)
 	state.user = user
 	return state
+
+
+def _not_callers_user(caller: str, user: str) -> str:
+	"""Why a nested run may not act for ``user`` inside a run for ``caller`` (`_for_user`)."""
+	return (
+		f"run: the calling run acts for {caller!r}, so a run nested in it acts for {caller!r} "
+		f"too, not {user!r}: it would use {user!r}'s accounts and files for {caller!r}'s run; "
+		"leave user= out (a nested run takes its caller's), or run it outside the call"
+	)
 
 
 def _nested_alone(state: RunState, name: str, method: str) -> str:

@@ -98,6 +98,8 @@ class OpenMolt:
 		plugins: Plugin modules or objects to use besides (or instead of) installed ones.
 		entry_points: Whether to find installed plugins through entry points.
 		http_client: An ``httpx.AsyncClient`` to use for every request (tests pass a mock one).
+			Every user of the instance shares it, so from then on it stores no cookie a response
+			sets (the cookies given to it are still sent), as the client an instance makes.
 		files_dir: Where the file store keeps binary tool results (downloads, generated images);
 			default: a temporary directory made on first use and removed by `aclose`.
 		schedule_store: A SQLite file keeping the schedules' run history across restarts (so
@@ -199,6 +201,9 @@ class OpenMolt:
 					"OpenMolt: http_client must be an httpx.AsyncClient (not a sync httpx.Client), "
 					f"got {type(http_client).__name__}"
 				)
+			from openmolt_core.integrations._client import keep_no_cookies
+
+			keep_no_cookies(http_client)  # shared by every user: one's cookie is never another's
 		from openmolt_core.secrets import SecretSet, registered_keys
 
 		self.secrets: SecretSet = SecretSet()

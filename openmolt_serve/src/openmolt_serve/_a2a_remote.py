@@ -16,6 +16,13 @@ message leaves the process: the tool is labelled ``untrusted`` and ``outbound``
 (`openmolt_core.taint`). The token is sent as a bearer header only: never to the model, never
 in an error.
 
+The remote agent knows one caller, this process's token, whoever the run acts for: a conversation
+it holds (a ``contextId``, a ``taskId`` waiting for an answer) is the end user's whose run the
+tool gave its ids to (`openmolt_core.tools.CallingRun.user`; None, the operator). A run for
+anyone else that names them (a model told them, or shown them in a shared chat) is refused
+before anything is sent, as an unknown file reference is (`MAX_KNOWN` ids are remembered, in
+this process: an id it never gave, from another process or before a restart, is sent as given).
+
 The card is the remote's word: the interface URL it names is where the SDK sends the message.
 The application chose ``url``'s origin, so that one is reached as given (a sidecar on
 127.0.0.1 too); any other origin a card names is checked by the core's SSRF guard (no loopback,
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +49,11 @@ from openmolt_core.integrations._ssrf import SsrfGuard
 from openmolt_core.secrets import register_key
 from openmolt_core.tools import ToolContext
 
-__all__ = ["REMOTE_INPUT", "remote_agent"]
+__all__ = ["MAX_KNOWN", "REMOTE_INPUT", "remote_agent"]
+
+MAX_KNOWN = 10_000
+"""The most task and context ids one remote agent's tool remembers the end user of; past it the
+oldest is forgotten (then sent as given, as an id from another process is)."""
 
 REMOTE_INPUT: dict[str, Any] = {
 	"type": "object",
@@ -105,8 +117,11 @@ def remote_agent(
 	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
 	name = handle or f"a2a_{host}"
 	guard = SsrfGuard(internal=allow_internal_hosts)  # checks the hosts before any call
+	owners: OrderedDict[str, str | None] = OrderedDict()  # an id the remote gave: whose run got it
 
 	async def ask(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+		user = context.run.user if context.run is not None else None
+		_check_owner(owners, input, user)
 		message = Message(
 			message_id=uuid.uuid4().hex,
 			role=Role.ROLE_USER,
@@ -131,9 +146,9 @@ def remote_agent(
 			raise ToolError(f"the A2A agent at {url} did not answer: {text}") from None
 		if last is None:
 			raise ToolError(f"the A2A agent at {url} sent nothing back")
-		if last.HasField("message"):
-			return _reply(last.message, "completed")
-		return _task(last.task)
+		out = _reply(last.message, "completed") if last.HasField("message") else _task(last.task)
+		_keep_owner(owners, out, user)
+		return out
 
 	tool = FunctionTool(
 		handle=name,
@@ -145,6 +160,39 @@ def remote_agent(
 	)
 	register_key(ask, token)  # masked by every instance and in the logs while the tool lives
 	return tool
+
+
+_IDS = ("taskId", "contextId")
+
+
+def _check_owner(
+	owners: OrderedDict[str, str | None], given: dict[str, Any], user: str | None
+) -> None:
+	"""Refuse an id the remote gave a run for another end user (see the module).
+
+	Raises:
+		ToolError: ``taskId`` or ``contextId`` is another user's conversation.
+	"""
+	for field in _IDS:
+		value = str(given.get(field) or "")
+		if value and value in owners and owners[value] != user:
+			raise ToolError(
+				f"{field} {value[:80]!r} names no conversation of this run with the remote agent; "
+				"leave taskId and contextId out to start a new one"
+			)
+
+
+def _keep_owner(
+	owners: OrderedDict[str, str | None], out: dict[str, Any], user: str | None
+) -> None:
+	"""Remember whose run the remote's ids were given to (the newest `MAX_KNOWN`)."""
+	for field in _IDS:
+		value = out.get(field)
+		if isinstance(value, str) and value:
+			owners[value] = user
+			owners.move_to_end(value)
+	while len(owners) > MAX_KNOWN:
+		owners.popitem(last=False)
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

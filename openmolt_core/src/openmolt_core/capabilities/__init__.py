@@ -501,7 +501,12 @@ class Offload:
 		return self.limit
 
 	async def shrink(
-		self, handle: str, value: Any, *, redact: Callable[[Any], Any] | None = None
+		self,
+		handle: str,
+		value: Any,
+		*,
+		redact: Callable[[Any], Any] | None = None,
+		origin: Mapping[str, Any] | None = None,
 	) -> Any:
 		"""The result as the model sees it: itself when small enough, else a stored preview.
 
@@ -510,6 +515,9 @@ class Offload:
 			value: The tool's result.
 			redact: Masks the run's secrets in a JSON value: a result stored is masked first,
 				as everything the run hands on is (a tool that uploads the handle sends it).
+			origin: The call whose result it is (``{"run", "call", "user"}``), written beside
+				the stored file as any file a call keeps: a run for another end user finds no
+				such file (`openmolt_core._binding.CallFiles`). None: the instance's.
 		"""
 		limit = self.threshold(handle)
 		# The loop gives the result as the state can hold it (`encodable`: no lone surrogate,
@@ -526,7 +534,7 @@ class Offload:
 				value, text = masked, dumps(masked)
 		from openmolt_core.capabilities.offload import store
 
-		return await store(self, handle, value, text, limit)
+		return await store(self, handle, value, text, limit, origin)
 
 	async def read(self, input: Mapping[str, Any], files: FileAccess | None) -> Any:
 		"""Read a slice of a stored result (the ``openmolt.readResult`` tool's work).
@@ -674,9 +682,17 @@ class OffloadResults(Capability):
 		)
 
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
-		"""The result itself when small enough, else stored (masked) with a preview in its place."""
+		"""The result itself when small enough, else stored (masked) with a preview in its place.
+
+		Stored, it is the run's user's, as every file a call keeps (`openmolt_core._binding.CallFiles`).
+		"""
+		from openmolt_core.durability import step_key  # loaded with the loop
+
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
-		return await self.offload.shrink(call.tool, value, redact=ctx.redact.deep)
+		state = ctx.state
+		key = step_key("tool", ctx.step, ctx.command_index, call.tool)
+		origin = {"run": state.run_id, "call": key, "user": state.user}
+		return await self.offload.shrink(call.tool, value, redact=ctx.redact.deep, origin=origin)
 
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""A stored result: the reader loads, and ``state.stored`` lists the handle in order."""

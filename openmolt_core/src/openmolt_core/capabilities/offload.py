@@ -425,12 +425,20 @@ _NOTE = (
 )
 
 
-async def store(offload: Offload, handle: str, value: Any, text: str, limit: int) -> Any:
+async def store(
+	offload: Offload,
+	handle: str,
+	value: Any,
+	text: str,
+	limit: int,
+	origin: Mapping[str, Any] | None = None,
+) -> Any:
 	"""A result too large for the model, stored whole: the preview the model reads instead.
 
 	Without a file store (or when saving fails), the result shortened (`trim`). Bytes the store
 	does not keep, since they show a secret (`openmolt_core.files.screen`), are the store's
-	record of why (``withheld``).
+	record of why (``withheld``). It is saved as every file is (`openmolt_core.files.save_screened`),
+	with the call that kept it: a run for another end user finds no such file.
 
 	Args:
 		offload: The agent's offload (its file store).
@@ -438,14 +446,17 @@ async def store(offload: Offload, handle: str, value: Any, text: str, limit: int
 		value: The tool's result (made encodable).
 		text: Its JSON (empty for bytes).
 		limit: The tool's threshold.
+		origin: The call whose result it is (``{"run", "call", "user"}``); None: the instance's.
 	"""
 	files = offload.files
 	if files is None:
 		return trim(value, limit)
+	from openmolt_core.files import save_screened
+
 	kind, data, document = _encode(value, text)
 	name = f"{handle.replace('.', '-')}-result{_EXTENSIONS[kind]}"
 	try:
-		saved = await files.save(data, media_type=kind, name=name)
+		saved = await save_screened(files, data, media_type=kind, name=name, origin=origin)
 	except OSError:
 		return trim(value, limit)
 	if "file" not in saved:  # bytes that show a secret are not kept: the record says why

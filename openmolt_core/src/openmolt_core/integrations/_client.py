@@ -31,7 +31,14 @@ import httpx
 
 from openmolt_core._tls import client_context
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_CONNECTIONS", "PooledTransport", "fast_path", "new_client"]
+__all__ = [
+	"DEFAULT_TIMEOUT",
+	"MAX_CONNECTIONS",
+	"PooledTransport",
+	"fast_path",
+	"keep_no_cookies",
+	"new_client",
+]
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds for reading a reply; connecting gets 10."""
@@ -340,6 +347,29 @@ class _NoCookies(http.cookiejar.DefaultCookiePolicy):
 	def return_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
 		"""Refuse to send any stored cookie."""
 		return False
+
+
+class _StoresNone(http.cookiejar.DefaultCookiePolicy):
+	"""Stores no cookie a response sets; sends those its owner put in the jar (`keep_no_cookies`)."""
+
+	def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+		"""Refuse to store any cookie a response sets."""
+		return False
+
+
+def keep_no_cookies(client: httpx.AsyncClient) -> None:
+	"""Make a client an application gave an instance keep no cookie a response sets.
+
+	It is shared by every agent, user and integration of the instance, as the client the
+	instance makes (`new_client`, `_NoCookies`): a session cookie a service set in one user's call
+	would otherwise ride along on another user's request to that host. The cookies the
+	application put in the client itself (``AsyncClient(cookies=...)``) are still sent: the
+	operator's, on every request, as before.
+
+	Args:
+		client: The client given (``OpenMolt(http_client=...)``).
+	"""
+	client.cookies.jar.set_policy(_StoresNone())
 
 
 def new_client(transport: PooledTransport | None = None) -> httpx.AsyncClient:
