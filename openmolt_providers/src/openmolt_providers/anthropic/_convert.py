@@ -288,15 +288,20 @@ def parse_paused(
 
 	Its content is every reply's, in order; its stop reason and the window check are the last
 	reply's (each request's prompt holds the ones before); its usage adds up every request's,
-	each billed.
+	each billed, and so does the window error's (`window_stop`) when the last one filled it.
 	"""
 	if not paused:
 		return parse(provider, model, last)
 	content = [block for reply in (*paused, last) for block in reply.get("content") or ()]
-	response = parse(provider, model, {**last, "content": content})
 	usage = Usage()
 	for reply in (*paused, last):
 		usage.add(_usage(provider, model, reply))
+	try:
+		response = parse(provider, model, {**last, "content": content})
+	except ProviderError as exc:
+		if exc.usage is not None:  # a turn that filled the window: every request was billed
+			exc.usage = usage
+		raise
 	response.usage = usage
 	return response
 
