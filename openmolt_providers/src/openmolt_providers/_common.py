@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -1101,9 +1102,11 @@ def _retry_delay(body: Any) -> float | None:
 		delay = detail.get("retryDelay") if isinstance(detail, dict) else None
 		if isinstance(delay, str) and delay.endswith("s"):
 			try:
-				return max(float(delay[:-1]), 0.0)
+				seconds = float(delay[:-1])
 			except ValueError:
 				continue
+			if math.isfinite(seconds):  # "nans" reads as NaN, which no sleep takes
+				return max(seconds, 0.0)
 	return None
 
 
