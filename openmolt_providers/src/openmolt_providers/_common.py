@@ -287,6 +287,7 @@ class HTTPProvider:
 		output_tokens: int,
 		cached_tokens: int = 0,
 		cache_write_tokens: int = 0,
+		hour_writes: int = 0,
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
@@ -301,6 +302,7 @@ class HTTPProvider:
 			output_tokens: All output tokens, reasoning included.
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
+			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
 		"""
 		if not self.official or not (input_tokens or output_tokens):
 			return None
@@ -313,6 +315,7 @@ class HTTPProvider:
 			output_tokens=output_tokens,
 			cached_tokens=cached_tokens,
 			cache_write_tokens=cache_write_tokens,
+			hour_writes=hour_writes,
 		)
 
 	def models(self) -> list[str]:

@@ -310,7 +310,8 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 	"""A reply's usage, with its estimated cost; tokens and cost unknown (not free) if it has none.
 
 	``input_tokens`` counts only the prompt tokens neither read from nor written to the cache:
-	the three add up to the prompt. ``output_tokens_details.thinking_tokens`` (anthropic SDK
+	the three add up to the prompt. ``cache_creation`` splits the writes by TTL: the 1-hour ones
+	cost twice the input price, the 5-minute ones 1.25 times (`openmolt_providers._prices.cost`). ``output_tokens_details.thinking_tokens`` (anthropic SDK
 	``OutputTokensDetails``, 2026-05) are the reasoning part of ``output_tokens``, which stays
 	the billed total.
 	"""
@@ -324,6 +325,10 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 	details = raw.get("output_tokens_details")
 	at = "usage.output_tokens_details"
 	thinking = tokens(details if isinstance(details, dict) else {}, "thinking_tokens", at)
+	# The writes by TTL (the SDK's CacheCreation): an hour's cost more than 5 minutes'.
+	ttl = raw.get("cache_creation")
+	at = "usage.cache_creation"
+	hour = tokens(ttl if isinstance(ttl, dict) else {}, "ephemeral_1h_input_tokens", at)
 	inp = fresh + written + read
 	return Usage(
 		input_tokens=inp,
@@ -336,6 +341,7 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 			output_tokens=out,
 			cached_tokens=read,
 			cache_write_tokens=written,
+			hour_writes=hour,
 		),
 		calls=1,
 	)
