@@ -115,6 +115,12 @@ not from an error event inside a stream; private, so not in ``to_dict`` (the typ
 ``ProviderError``)."""
 
 
+_RETRIED = "_retried"
+"""Marks a `ProviderError` raised out of the HTTP call itself (`HTTPProvider.post`, the opening of
+`HTTPProvider.post_stream`): the retry policy has had its say on it, so a stream that failed with
+it before anything streamed is not asked again (`HTTPProvider.streamed`)."""
+
+
 def refuses_stream(exc: ProviderError) -> bool:
 	"""Whether a failure before anything streamed says the server does not stream.
 
@@ -469,8 +475,11 @@ class HTTPProvider:
 	) -> AsyncIterator[StreamChunk]:
 		"""Yield ``source``'s stream, or the reply asked for whole if the server does not stream.
 
-		A server that refuses ``stream`` before anything streamed is asked once more without
-		streaming (one that answers it with a whole reply has answered: that reply is used when
+		A stream that fails before anything streamed, in a way another try may not meet (an
+		overload or rate limit sent as an event after a 200), is asked again under the retry
+		policy, as `post` asks a call again; once text streamed, a failure is raised (the text
+		was shown). A server that refuses ``stream`` before anything streamed is asked once more
+		without streaming (one that answers it with a whole reply has answered: that reply is used when
 		``parse`` reads it); the provider remembers it, so its later
 		calls are plain requests, and a `NotStreamingWarning` says so once.
 
@@ -486,7 +495,8 @@ class HTTPProvider:
 		from openmolt_core.streaming import TextDelta
 
 		whole: ModelResponse | None = None
-		if self.streams:
+		attempt = 0
+		while self.streams:
 			streamed = False
 			try:
 				async for chunk in source():
@@ -494,6 +504,10 @@ class HTTPProvider:
 					yield chunk
 				return
 			except ProviderError as exc:
+				if not streamed and self._stream_again(exc, attempt):
+					attempt += 1
+					await self.retry.sleep(self.retry.delay(attempt))
+					continue
 				if streamed or not refuses_stream(exc):
 					raise
 				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
@@ -512,6 +526,22 @@ class HTTPProvider:
 			yield TextDelta(response.text)
 		yield response
 
+	def _stream_again(self, exc: ProviderError, attempt: int) -> bool:
+		"""Whether a stream that failed before anything streamed is asked again (`streamed`).
+
+		A failure another try may not meet (``retryable``: Anthropic's ``overloaded_error``
+		event after a 200, the Responses API's rate-limit event, a gateway's 502 in a chunk, a
+		stream cut before its first text) is what `post` retries for a call asked whole; up to
+		the provider's retries. Not one the HTTP call raised (the policy retried it already:
+		`_RETRIED`), nor a prompt past the context window (the loop compacts on it).
+		"""
+		return (
+			exc.retryable
+			and not exc.context_exceeded
+			and not vars(exc).get(_RETRIED)
+			and attempt < self.max_retries
+		)
+
 	# HTTP ---------------------------------------------------------------------------------
 
 	async def post(self, url: str, body: bytes, *, model: str) -> dict[str, Any]:
@@ -529,11 +559,15 @@ class HTTPProvider:
 			ProviderError: The provider refused the request, or it still failed after the retries.
 		"""
 		try:
-			# The first attempt goes straight out: tenacity is set up only when a retry is due.
-			return await self._send(url, body, model)
-		except Exception as exc:
-			first = self._retryable(exc, url, model)
-		return await self._retry(functools.partial(self._send, url, body, model), model, first)
+			try:
+				# The first attempt goes straight out: tenacity is set up only when a retry is due.
+				return await self._send(url, body, model)
+			except Exception as exc:
+				first = self._retryable(exc, url, model)
+			return await self._retry(functools.partial(self._send, url, body, model), model, first)
+		except ProviderError as exc:
+			vars(exc)[_RETRIED] = True
+			raise
 
 	async def post_stream(self, url: str, body: bytes, *, model: str) -> AsyncIterator[SSEvent]:
 		"""POST a JSON body and yield the server-sent events of the reply as they arrive.
@@ -555,12 +589,16 @@ class HTTPProvider:
 		from openmolt_providers._sse import sse_events  # loaded with the first stream
 
 		try:
-			response = await self._open(url, body, model)
-		except Exception as exc:
-			first = self._retryable(exc, url, model)
-			response = await self._retry(
-				functools.partial(self._open, url, body, model), model, first
-			)
+			try:
+				response = await self._open(url, body, model)
+			except Exception as exc:
+				first = self._retryable(exc, url, model)
+				response = await self._retry(
+					functools.partial(self._open, url, body, model), model, first
+				)
+		except ProviderError as exc:
+			vars(exc)[_RETRIED] = True
+			raise
 		try:
 			async for event in sse_events(response.aiter_bytes()):
 				yield event
