@@ -152,6 +152,12 @@ _SAFETY = frozenset(
 _CALLS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
 """Finish reasons of a native function call (the loop declares no functions)."""
 
+_BLOCKED = frozenset({"PUP_LIMITED_DISABLED"})
+"""Finish reasons that every later request meets as well: ``PUP_LIMITED_DISABLED``, "the user
+account is limited or disabled due to Prohibited Use Policy (PUP) violations" (google-genai 3.6
+``FinishReason``). ``blocked``: the run ends (or the next model answers) instead of asking the
+model again at every step."""
+
 
 def _finish(reason: str | None) -> str | None:
 	"""The loop's finish reason for a Gemini ``finishReason`` (API reference: ``FinishReason``).
@@ -169,6 +175,8 @@ def _finish(reason: str | None) -> str | None:
 		return "safety"
 	if reason in _CALLS:
 		return "tool_calls"
+	if reason in _BLOCKED:
+		return "blocked"
 	return "incomplete"
 
 
