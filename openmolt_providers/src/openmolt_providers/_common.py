@@ -504,10 +504,11 @@ class HTTPProvider:
 					yield chunk
 				return
 			except ProviderError as exc:
-				if not streamed and self._stream_again(exc, attempt):
+				if not streamed and self._again(exc, attempt):
 					attempt += 1
 					await self.retry.sleep(self.retry.delay(attempt))
 					continue
+				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
 				if streamed or not refuses_stream(exc):
 					raise
 				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
@@ -526,14 +527,16 @@ class HTTPProvider:
 			yield TextDelta(response.text)
 		yield response
 
-	def _stream_again(self, exc: ProviderError, attempt: int) -> bool:
-		"""Whether a stream that failed before anything streamed is asked again (`streamed`).
+	def _again(self, exc: ProviderError, attempt: int) -> bool:
+		"""Whether a call that failed with ``exc`` is asked again (`again`, `streamed`).
 
-		A failure another try may not meet (``retryable``: Anthropic's ``overloaded_error``
-		event after a 200, the Responses API's rate-limit event, a gateway's 502 in a chunk, a
-		stream cut before its first text) is what `post` retries for a call asked whole; up to
-		the provider's retries. Not one the HTTP call raised (the policy retried it already:
-		`_RETRIED`), nor a prompt past the context window (the loop compacts on it).
+		A failure another try may not meet (``retryable``) that reached here past the HTTP call
+		(an error sent in a reply with 200: Anthropic's ``overloaded_error``, a failed Responses
+		reply's ``server_error``, a gateway's 502; in a stream, an event after the 200 or a cut
+		before the first text) is what `post` retries as a status; up to the provider's
+		retries. Not one the retry policy had its say on already (`_RETRIED`: the HTTP call's
+		own failures, and what `again` gave up on), nor a prompt past the context window (the
+		loop compacts on it).
 		"""
 		return (
 			exc.retryable
@@ -541,6 +544,26 @@ class HTTPProvider:
 			and not vars(exc).get(_RETRIED)
 			and attempt < self.max_retries
 		)
+
+	async def again(self, call: Callable[[], Awaitable[_T]]) -> _T:
+		"""``call()``, asked again under the retry policy after a failure `post` did not retry.
+
+		For a reply that is an error sent with status 200 (`_again`): retried as its status
+		would be. What it raises at the end is marked, so no caller asks again.
+
+		Args:
+			call: Makes the whole call: the request and the reading of its reply.
+		"""
+		attempt = 0
+		while True:
+			try:
+				return await call()
+			except ProviderError as exc:
+				if not self._again(exc, attempt):
+					vars(exc)[_RETRIED] = True
+					raise
+			attempt += 1
+			await self.retry.sleep(self.retry.delay(attempt))
 
 	# HTTP ---------------------------------------------------------------------------------
 
