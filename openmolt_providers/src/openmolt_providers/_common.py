@@ -116,9 +116,10 @@ not from an error event inside a stream; private, so not in ``to_dict`` (the typ
 
 
 _RETRIED = "_retried"
-"""Marks a `ProviderError` raised out of the HTTP call itself (`HTTPProvider.post`, the opening of
-`HTTPProvider.post_stream`): the retry policy has had its say on it, so a stream that failed with
-it before anything streamed is not asked again (`HTTPProvider.streamed`)."""
+"""Marks a `ProviderError` the retry policy had its say on: raised out of the HTTP call itself
+(`HTTPProvider.post`, the opening of `HTTPProvider.post_stream`), or given up on by
+`HTTPProvider.again` or `HTTPProvider.streamed`; so no caller asks again (`HTTPProvider._again`).
+Private, as `_ANSWERED` is: not in ``to_dict``."""
 
 
 def refuses_stream(exc: ProviderError) -> bool:
@@ -478,10 +479,10 @@ class HTTPProvider:
 		A stream that fails before anything streamed, in a way another try may not meet (an
 		overload or rate limit sent as an event after a 200), is asked again under the retry
 		policy, as `post` asks a call again; once text streamed, a failure is raised (the text
-		was shown). A server that refuses ``stream`` before anything streamed is asked once more
-		without streaming (one that answers it with a whole reply has answered: that reply is used when
-		``parse`` reads it); the provider remembers it, so its later
-		calls are plain requests, and a `NotStreamingWarning` says so once.
+		was shown). A server that refuses ``stream`` before anything streamed is asked once
+		more without streaming (one that answers it with a whole reply has answered: that
+		reply is used when ``parse`` reads it); the provider remembers it, so its later calls
+		are plain requests, and a `NotStreamingWarning` says so once.
 
 		Args:
 			source: Opens the stream.
