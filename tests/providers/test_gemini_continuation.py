@@ -158,3 +158,30 @@ async def test_a_continued_reply_that_fills_the_window_carries_every_requests_to
 	assert caught.value.context_exceeded and caught.value.usage is not None
 	assert caught.value.usage.calls == 2
 	assert caught.value.usage.input_tokens == 1_049_000
+
+
+def test_the_token_goes_where_the_sdk_puts_it() -> None:
+	"""google-genai reads the reply's base64 token as bytes, and its Gemini API converter writes
+	the request's token at the top level, as `go_on` does (bytes travel as base64 in JSON)."""
+	import base64
+	from unittest import mock
+
+	from google.genai import models, types
+
+	from openmolt_providers.gemini._convert import continued, go_on
+
+	reply = types.GenerateContentResponse._from_response(response=FIRST, kwargs={})
+	assert reply.candidates
+	token = reply.candidates[0].continuation_token
+	assert token == base64.b64decode(FIRST["candidates"][0]["continuationToken"])
+	config = types.GenerateContentConfig(continuation_token=token)
+	params = types._GenerateContentParameters(
+		model="gemini-2.5-flash",
+		contents=[types.Content(role="user", parts=[types.Part(text="q")])],
+		config=config,
+	)
+	client = mock.Mock(vertexai=False)
+	sdk = models._GenerateContentParameters_to_mldev(client, params)
+	ours = go_on({"contents": [{"role": "user", "parts": [{"text": "q"}]}]}, continued(FIRST) or "")
+	assert set(sdk) - {"_url", "generationConfig"} == set(ours)
+	assert base64.b64decode(ours["continuationToken"]) == sdk["continuationToken"]
