@@ -101,3 +101,29 @@ async def test_openmolt_retry_reaches_the_built_in_providers() -> None:
 	assert om2.provider("openai").max_retries == 5  # type: ignore[attr-defined]
 	await om.aclose()
 	await om2.aclose()
+
+
+@pytest.mark.parametrize(
+	"headers",
+	[
+		{"retry-after": "nan"},
+		{"retry-after": "NaN"},
+		{"retry-after": "inf"},
+		{"retry-after": "-Infinity"},
+		{"retry-after": "1e999"},
+		{"retry-after-ms": "nan"},
+		{"retry-after-ms": "inf"},
+		{"x-ratelimit-reset": "nan"},
+		{"ratelimit-reset": "inf"},
+	],
+)
+def test_a_hint_that_is_no_finite_number_is_no_hint(headers: dict[str, str]) -> None:
+	"""``float`` reads 'nan' and 'inf': no wait at all (anyio refused to sleep NaN seconds)."""
+	assert retry_after(headers) is None
+
+
+def test_a_delay_is_a_finite_number_whatever_the_hint() -> None:
+	"""A hint that is no finite number is ignored: the backoff applies."""
+	policy = RetryPolicy(backoff=1.0, jitter=0.0)
+	assert policy.delay(1, hint=float("nan")) == 1.0
+	assert policy.delay(2, hint=float("inf")) == 2.0

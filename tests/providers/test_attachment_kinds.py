@@ -122,3 +122,58 @@ def test_gemini_reads_audio_video_and_text_inline(req) -> None:
 	body = p.build(req("gemini-2.5-flash", attachments=[WAV, VIDEO, TEXT]))
 	kinds = [part["inlineData"]["mimeType"] for part in body["contents"][0]["parts"][1:]]
 	assert kinds == ["audio/wav", "video/mp4", "text/plain"]
+
+
+@pytest.fixture(scope="module")
+def responses_params() -> TypeAdapter[Any]:
+	from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+
+	return strict_adapter(ResponseCreateParamsNonStreaming)
+
+
+@pytest.mark.parametrize(
+	("attachment", "filename"),
+	[
+		(Attachment("text/plain", TEXT.data), "attachment.txt"),
+		(Attachment("text/csv", "YSxi"), "attachment.csv"),
+		(Attachment("application/pdf", "JVBERi0="), "attachment.pdf"),
+		(Attachment("text/markdown", TEXT.data, "notes"), "notes.md"),
+		(Attachment("text/plain; charset=utf-8", TEXT.data, "notes.txt"), "notes.txt"),
+	],
+)
+def test_responses_names_a_file_by_its_media_type(
+	req, responses_params, attachment, filename
+) -> None:
+	"""The API reads an ``input_file`` by its name's extension ("Expected context stuffing file
+	type to be a supported format"): a file without a name (or an extension) was called
+	``attachment.pdf`` whatever it held, so a text file was read as a PDF."""
+	body = openai().build(req("gpt-5-mini", attachments=[attachment]))
+	part = body["input"][0]["content"][1]
+	assert part["type"] == "input_file" and part["filename"] == filename
+	materialize(responses_params.validate_python(body))
+
+
+@pytest.mark.parametrize("settings", [{}, {"base_url": "http://localhost:8000/v1"}])
+def test_chat_sends_a_text_file_as_text(req, chat_params, settings) -> None:
+	"""Chat Completions takes only PDF as a ``file`` part (OpenAI's file inputs guide: "read the
+	file in your application and send its contents as a text content part"); a text file went
+	as a ``file`` named ``attachment.pdf`` or as its own name, and the API refused it."""
+	body = openai(api_mode="chat", **settings).build(req("gpt-4o", attachments=[TEXT]))
+	part = body["messages"][1]["content"][1]
+	assert part == {"type": "text", "text": "notes.txt (text/plain):\nZoë's notes"}
+	materialize(chat_params.validate_python(body))
+
+
+def test_chat_refuses_a_document_that_is_no_pdf_before_sending(req) -> None:
+	"""A Word file on OpenAI's Chat Completions: refused, naming the API that reads it."""
+	docx = Attachment(
+		"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+		"UEsDBA==",
+		"a.docx",
+	)
+	with pytest.raises(ProviderError, match="PDF") as info:
+		openai(api_mode="chat").build(req("gpt-4o", attachments=[docx]))
+	assert "api_mode" in str(info.value) and not info.value.retryable
+	local = openai(api_mode="chat", base_url="http://localhost:8000/v1")
+	part = local.build(req("qwen", attachments=[docx]))["messages"][1]["content"][1]
+	assert part["type"] == "file"  # another server decides for itself

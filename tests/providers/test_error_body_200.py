@@ -137,3 +137,47 @@ async def test_a_context_error_body_is_the_window_error_on_every_api(
 	with pytest.raises(ProviderError) as caught:
 		await generate(vendor, body)
 	assert caught.value.context_exceeded
+
+
+@pytest.mark.parametrize(
+	("vendor", "body"),
+	[
+		(
+			"chat",
+			{"error": {"code": 502, "message": "Upstream provider returned an invalid response"}},
+		),
+		("openai", {"status": "failed", "error": {"code": "server_error", "message": "oops"}}),
+		("anthropic", {"type": "error", "error": {"type": "overloaded_error", "message": "Over"}}),
+		("google", {"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}),
+	],
+)
+async def test_a_retryable_error_body_is_asked_again_as_its_status_would_be(
+	vendor: str, body: Any
+) -> None:
+	"""A 529 or 502 sent as a body with 200 is retried under the policy, as the status is: it was
+	raised at once (a run without a fallback model failed on one overloaded moment)."""
+	import httpx
+
+	from tests.providers._replies import MODELS, provider
+	from tests.providers.conftest import make_request
+
+	good = {
+		"chat": {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]},
+		"openai": {
+			"status": "completed",
+			"output": [{"type": "message", "content": [{"type": "output_text", "text": "hi"}]}],
+		},
+		"anthropic": {"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"},
+		"google": {
+			"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}]
+		},
+	}[vendor]
+	replies = [body, good]
+	asked: list[int] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		asked.append(1)
+		return httpx.Response(200, json=replies[min(len(asked), 2) - 1])
+
+	response = await provider(vendor, handle).generate(make_request(MODELS[vendor]))
+	assert response.text == "hi" and len(asked) == 2

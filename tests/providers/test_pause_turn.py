@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
+from openmolt_core.errors import ProviderError
 from openmolt_core.testing import finish
 from openmolt_providers.anthropic import AnthropicProvider
 from openmolt_providers.anthropic._convert import MAX_PAUSES
@@ -160,3 +161,17 @@ async def test_an_agent_run_with_search_takes_one_step() -> None:
 	assert result.steps == 1 and len(api.bodies) == 2
 	assert result.usage.calls == 2 and result.usage.input_tokens == 2300
 	await om.aclose()
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_paused_turn_that_fills_the_window_carries_every_requests_tokens(
+	streamed: bool,
+) -> None:
+	"""The turn goes on and then fills the context window: the window error bills both requests."""
+	full = _reply([{"type": "text", "text": "{"}], "model_context_window_exceeded", 199_000, 1000)
+	api = Api(PAUSED, full)
+	with pytest.raises(ProviderError) as caught:
+		await _ask(api, streamed)
+	assert caught.value.context_exceeded and caught.value.usage is not None
+	assert caught.value.usage.calls == 2
+	assert caught.value.usage.input_tokens == 200_000

@@ -265,3 +265,30 @@ def test_every_provider_takes_the_instances_retry_policy(name: str) -> None:
 	)
 	provider = om.provider(name)
 	assert provider.retry is om.retry  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+	"response",
+	[
+		httpx.Response(529, headers={"retry-after": "nan"}),
+		httpx.Response(429, headers={"retry-after-ms": "NaN"}),
+		httpx.Response(
+			429,
+			json={
+				"error": {
+					"code": 429,
+					"status": "RESOURCE_EXHAUSTED",
+					"details": [
+						{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "nans"}
+					],
+				}
+			},
+		),
+	],
+)
+async def test_a_wait_asked_for_as_no_number_is_backed_off_instead(server, req, response) -> None:
+	"""'Retry-After: nan' (float reads it) was slept as NaN seconds: anyio raised ValueError."""
+	server.reply(response, OK)
+	answer = await openai(server).generate(req("gpt-4.1"))
+	assert answer.text == "{}" and len(server.requests) == 2
+	assert len(server.sleeps) == 1 and 0 <= server.sleeps[0] < 60

@@ -48,6 +48,8 @@ CASES = [
 	("google", _gemini("LANGUAGE"), "incomplete"),
 	("google", _gemini("MALFORMED_RESPONSE"), "incomplete"),
 	("google", _gemini("FINISH_REASON_UNSPECIFIED"), "incomplete"),
+	# The account is limited under the Prohibited Use Policy: every later request stops so.
+	("google", _gemini("PUP_LIMITED_DISABLED"), "blocked"),
 	("anthropic", _anthropic("some_later_reason"), "incomplete"),
 	("openai", _responses("in_progress"), "incomplete"),
 	("openai", _responses("cancelled"), "incomplete"),

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import httpx
 import pytest
 
@@ -174,3 +177,52 @@ async def test_a_server_other_than_the_vendors_has_no_cost(vendor, reply) -> Non
 	other = cls[vendor]({"api_key": "k", "base_url": "http://localhost:8000/v1"}, lambda: client)
 	response = await other.generate(request)
 	assert response.usage.input_tokens == 1000 and response.usage.cost_usd is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_anthropic_one_hour_cache_writes_cost_twice_the_input_price(streamed: bool) -> None:
+	"""``usage.cache_creation`` splits the writes by TTL: a 1-hour write costs 2x the base input
+	price, a 5-minute one 1.25x (platform.claude.com pricing, prompt caching); every write was
+	priced at the 5-minute rate."""
+	from tests.providers import _replies
+
+	reply = {
+		"type": "message",
+		"role": "assistant",
+		"content": [{"type": "text", "text": _replies.CMD}],
+		"stop_reason": "end_turn",
+		"usage": {
+			"input_tokens": 100,
+			"cache_creation_input_tokens": 1500,
+			"cache_read_input_tokens": 0,
+			"cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000},
+			"output_tokens": 10,
+		},
+	}
+	if streamed:  # message_start carries the input counts as the API sends them
+		reply_events = _replies.events("anthropic", reply)
+		reply_events[0]["message"]["usage"] = reply["usage"]
+		response = await _stream_events(reply_events)
+	else:
+		response = await _replies.generate("anthropic", reply)
+	inp, _, out, write = PRICES["anthropic"]["claude-sonnet-4-5"]
+	assert write == 1.25 * inp
+	expected = (100 * inp + 500 * write + 1000 * 2 * inp + 10 * out) / 1e6
+	assert response.usage.input_tokens == 1600
+	assert response.usage.cost_usd == pytest.approx(expected)
+
+
+async def _stream_events(reply_events: list[dict[str, Any]]) -> Any:
+	from tests.providers import _replies
+
+	body = "".join(f"data: {json.dumps(e)}\n\n" for e in reply_events)
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
+
+	provider = _replies.provider("anthropic", handle)
+	final = None
+	async for chunk in provider.stream(_replies.make_request("claude-sonnet-4-5")):
+		final = chunk
+	return final

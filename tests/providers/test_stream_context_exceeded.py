@@ -104,3 +104,31 @@ async def test_a_failed_whole_reply_naming_the_window_is_marked() -> None:
 async def test_other_stream_errors_are_not_taken_for_a_long_prompt(vendor, events) -> None:
 	"""An error event about something else is not marked."""
 	assert not (await _streamed(vendor, events)).context_exceeded
+
+
+@pytest.mark.parametrize("api_mode", ["chat", "responses"])
+async def test_a_local_servers_context_refusal_is_not_taken_for_a_format_refusal(
+	api_mode: str,
+) -> None:
+	"""vLLM's 400 "maximum context length" on a request with structured output: the window
+	error at once. It was taken for a refusal of ``response_format`` (any 400 from another
+	server is), so the request went again without it, to the same refusal."""
+	from openmolt_providers.openai import OpenAIProvider
+	from tests.providers.conftest import SCHEMA
+
+	bodies: list[dict[str, Any]] = []
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		bodies.append(json.loads(request.content))
+		message = "This model's maximum context length is 8192 tokens. However, you requested 9000"
+		return httpx.Response(400, json={"error": {"message": message, "code": 400}})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+	settings = {"base_url": "http://localhost:8000/v1", "api_mode": api_mode}
+	provider = OpenAIProvider(settings, lambda: client)
+	request = make_request("qwen", schema=json.loads(json.dumps(SCHEMA)))
+	request.response_mode = "strict"
+	with pytest.raises(ProviderError) as caught:
+		await provider.generate(request)
+	assert caught.value.context_exceeded
+	assert len(bodies) == 1 and not provider.plain_json

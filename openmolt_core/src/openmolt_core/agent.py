@@ -1333,7 +1333,7 @@ class Agent:
 			link=link,
 			toolset=toolset,
 			hooks=hooks,
-			models=_RunModels(self, state),
+			models=_RunModels(self, state, toolset),
 			owner=self,
 			began=state.seq,
 		)
@@ -2210,11 +2210,12 @@ _RESUMING: set[tuple[str, int]] = set()
 class _RunModels:
 	"""What capabilities may ask of an agent's models during a run (`RunContext.models`)."""
 
-	__slots__ = ("_agent", "_state")
+	__slots__ = ("_agent", "_state", "_toolset")
 
-	def __init__(self, agent: Agent, state: RunState) -> None:
+	def __init__(self, agent: Agent, state: RunState, toolset: ToolSet) -> None:
 		self._agent = agent
 		self._state = state
+		self._toolset = toolset
 
 	@property
 	def ids(self) -> tuple[str, ...]:
@@ -2230,6 +2231,10 @@ class _RunModels:
 				"in Capability.wrap_model, around a call of the agent's models"
 			)
 		return call.build(model)
+
+	def fitted(self, model: str) -> FittedSchema:
+		"""The reply schema fitted to ``model``'s dialect at the coming step (`ModelAccess.fitted`)."""
+		return self._agent._model(model).fitted(*self._toolset.envelope(self._state))
 
 	@property
 	def config(self) -> ModelConfig:

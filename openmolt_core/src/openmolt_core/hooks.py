@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.secrets import Redactor
+	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, Tool
 
 __all__ = [
@@ -473,6 +474,22 @@ class ModelAccess(Protocol):
 		Raises:
 			ConfigurationError: No call of the agent's models is in progress, or ``model`` is
 				not one of the agent's.
+		"""
+		...
+
+	def fitted(self, model: str) -> FittedSchema:
+		"""The reply schema fitted to a model's dialect at the coming step, as its request sends it.
+
+		How to read that model's reply as the loop reads it: ``restore`` undoes the dialect's
+		changes (inputs and an output sent as JSON text, nulls for properties left out), and
+		``output_encoded`` says whether a finish's output comes as JSON text. A sender that
+		previews a reply while it streams (`Capability.send_model`) shows it so.
+
+		Args:
+			model: One of `ids`.
+
+		Raises:
+			ConfigurationError: ``model`` is not one of the agent's.
 		"""
 		...
 

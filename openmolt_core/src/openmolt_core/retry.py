@@ -22,6 +22,7 @@ already used, and its stop and wait strategies compose (attempts, total time, a 
 from __future__ import annotations
 
 import email.utils
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -79,8 +80,8 @@ class RetryPolicy:
 			hint: The wait the service asked for (`retry_after`), if any; it wins, capped at
 				``max_wait``.
 		"""
-		if hint is not None:
-			return min(hint, self.max_wait)
+		if hint is not None and math.isfinite(hint):  # NaN would be slept, and refused
+			return min(max(hint, 0.0), self.max_wait)
 		wait = min(self.backoff * 2.0 ** (attempt - 1), self.max_backoff, self.max_wait)
 		return wait + (random.uniform(0, self.jitter) if self.jitter else 0.0)
 
@@ -175,28 +176,39 @@ def retry_after(headers: httpx.Headers | Mapping[str, str]) -> float | None:
 	"""
 	value = headers.get("retry-after-ms")
 	if value:
-		try:
-			return max(float(value) / 1000.0, 0.0)
-		except ValueError:
-			pass
+		ms = _number(value)
+		if ms is not None:
+			return max(ms / 1000.0, 0.0)
 	value = headers.get("retry-after")
 	if value:
+		seconds = _number(value)
+		if seconds is not None:
+			return max(seconds, 0.0)
 		try:
-			return max(float(value), 0.0)
-		except ValueError:
-			try:
-				when = email.utils.parsedate_to_datetime(value)
-			except (TypeError, ValueError):
-				return None
-			return max(when.timestamp() - time.time(), 0.0)
+			when = email.utils.parsedate_to_datetime(value)
+		except (TypeError, ValueError):
+			return None
+		return max(when.timestamp() - time.time(), 0.0)
 	for name in ("x-ratelimit-reset", "x-rate-limit-reset", "ratelimit-reset"):
 		value = headers.get(name)
 		if value:
-			try:
-				reset = float(value)
-			except ValueError:
+			reset = _number(value)
+			if reset is None:
 				continue
 			if reset > 1e9:  # an epoch timestamp; else seconds from now
 				reset -= time.time()
 			return max(reset, 0.0)
 	return None
+
+
+def _number(text: str) -> float | None:
+	"""A header's number of seconds, or None when it is no finite number.
+
+	``float`` reads ``nan`` and ``inf`` too, which are no wait: anyio refuses to sleep NaN
+	seconds, and an infinite wait is no hint either.
+	"""
+	try:
+		value = float(text)
+	except ValueError:
+		return None
+	return value if math.isfinite(value) else None

@@ -7,7 +7,10 @@ pages: OpenAI's images guide (PNG, JPEG, WEBP, non-animated GIF; up to 50 MB of 
 request) and file inputs (PDF), and Chat Completions' ``input_audio`` (WAV and MP3; the
 Responses API takes no audio); Anthropic's vision and PDF support pages (JPEG, PNG, GIF, WEBP
 images of at most 5 MB each; PDF, and plain text as a ``text`` document source). Gemini reads
-images, audio, video, PDF and text inline: its attachments go as they are.
+images, audio, video, PDF and text inline: its attachments go as they are. OpenAI's file inputs
+guide (2026-12): the Responses API's ``input_file`` reads PDF, text, code, documents and
+spreadsheets, by the file name's extension; Chat Completions' ``file`` part reads PDF only, and a
+text file goes as a text part holding its content, as the guide says.
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment
 	from openmolt_providers._common import HTTPProvider
 
-__all__ = ["IMAGES", "decoded_size", "media", "plain_text", "refused", "wav_or_mp3"]
+__all__ = [
+	"IMAGES",
+	"decoded_size",
+	"filename",
+	"media",
+	"plain_text",
+	"refused",
+	"text_part",
+	"textual",
+	"wav_or_mp3",
+]
 
 IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The image types OpenAI and Anthropic both read."""
@@ -62,6 +75,41 @@ def plain_text(provider: HTTPProvider, model: str, attachment: Attachment) -> st
 		return base64.b64decode(attachment.data, validate=True).decode("utf-8")
 	except (binascii.Error, ValueError):
 		raise refused(provider, model, attachment, "it is not base64 of UTF-8 text") from None
+
+
+def textual(attachment: Attachment) -> bool:
+	"""Whether an attachment is text (``text/*``, JSON, XML, YAML, CSV: `openmolt_core.files`)."""
+	from openmolt_core.files import textual as is_text
+
+	return is_text(media(attachment))
+
+
+def filename(attachment: Attachment) -> str:
+	"""The file name an API that reads a file by its extension is given (OpenAI's ``input_file``).
+
+	OpenAI reads a file by its name's extension ("Expected context stuffing file type to be a
+	supported format: .pdf but got .txt"): a name without one gets its media type's
+	(``attachment.txt`` for an unnamed text file), so a text file is not read as a PDF.
+	"""
+	import mimetypes
+	import posixpath
+
+	name = attachment.name or "attachment"
+	if posixpath.splitext(name)[1]:
+		return name
+	extension = mimetypes.guess_extension(media(attachment), strict=False)
+	return name + (extension or "")
+
+
+def text_part(provider: HTTPProvider, model: str, attachment: Attachment) -> str:
+	"""A text file's content as the text of a turn, after a line that names it.
+
+	Raises:
+		ProviderError: It is not base64 of UTF-8 text.
+	"""
+	text = plain_text(provider, model, attachment)
+	name = attachment.name or "attachment"
+	return f"{name} ({media(attachment)}):\n{text}"
 
 
 def refused(provider: HTTPProvider, model: str, attachment: Attachment, why: str) -> ProviderError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -112,6 +113,13 @@ _ANSWERED = "_answered"
 """Marks a `ProviderError` made from the server's HTTP answer to the request (`HTTPProvider._error`),
 not from an error event inside a stream; private, so not in ``to_dict`` (the type stays
 ``ProviderError``)."""
+
+
+_RETRIED = "_retried"
+"""Marks a `ProviderError` the retry policy had its say on: raised out of the HTTP call itself
+(`HTTPProvider.post`, the opening of `HTTPProvider.post_stream`), or given up on by
+`HTTPProvider.again` or `HTTPProvider.streamed`; so no caller asks again (`HTTPProvider._again`).
+Private, as `_ANSWERED` is: not in ``to_dict``."""
 
 
 def refuses_stream(exc: ProviderError) -> bool:
@@ -286,6 +294,7 @@ class HTTPProvider:
 		output_tokens: int,
 		cached_tokens: int = 0,
 		cache_write_tokens: int = 0,
+		hour_writes: int = 0,
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
@@ -300,6 +309,7 @@ class HTTPProvider:
 			output_tokens: All output tokens, reasoning included.
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
+			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
 		"""
 		if not self.official or not (input_tokens or output_tokens):
 			return None
@@ -312,6 +322,7 @@ class HTTPProvider:
 			output_tokens=output_tokens,
 			cached_tokens=cached_tokens,
 			cache_write_tokens=cache_write_tokens,
+			hour_writes=hour_writes,
 		)
 
 	def models(self) -> list[str]:
@@ -465,10 +476,13 @@ class HTTPProvider:
 	) -> AsyncIterator[StreamChunk]:
 		"""Yield ``source``'s stream, or the reply asked for whole if the server does not stream.
 
-		A server that refuses ``stream`` before anything streamed is asked once more without
-		streaming (one that answers it with a whole reply has answered: that reply is used when
-		``parse`` reads it); the provider remembers it, so its later
-		calls are plain requests, and a `NotStreamingWarning` says so once.
+		A stream that fails before anything streamed, in a way another try may not meet (an
+		overload or rate limit sent as an event after a 200), is asked again under the retry
+		policy, as `post` asks a call again; once text streamed, a failure is raised (the text
+		was shown). A server that refuses ``stream`` before anything streamed is asked once
+		more without streaming (one that answers it with a whole reply has answered: that
+		reply is used when ``parse`` reads it); the provider remembers it, so its later calls
+		are plain requests, and a `NotStreamingWarning` says so once.
 
 		Args:
 			source: Opens the stream.
@@ -482,7 +496,8 @@ class HTTPProvider:
 		from openmolt_core.streaming import TextDelta
 
 		whole: ModelResponse | None = None
-		if self.streams:
+		attempt = 0
+		while self.streams:
 			streamed = False
 			try:
 				async for chunk in source():
@@ -490,6 +505,11 @@ class HTTPProvider:
 					yield chunk
 				return
 			except ProviderError as exc:
+				if not streamed and self._again(exc, attempt):
+					attempt += 1
+					await self.retry.sleep(self.retry.delay(attempt))
+					continue
+				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
 				if streamed or not refuses_stream(exc):
 					raise
 				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
@@ -508,6 +528,44 @@ class HTTPProvider:
 			yield TextDelta(response.text)
 		yield response
 
+	def _again(self, exc: ProviderError, attempt: int) -> bool:
+		"""Whether a call that failed with ``exc`` is asked again (`again`, `streamed`).
+
+		A failure another try may not meet (``retryable``) that reached here past the HTTP call
+		(an error sent in a reply with 200: Anthropic's ``overloaded_error``, a failed Responses
+		reply's ``server_error``, a gateway's 502; in a stream, an event after the 200 or a cut
+		before the first text) is what `post` retries as a status; up to the provider's
+		retries. Not one the retry policy had its say on already (`_RETRIED`: the HTTP call's
+		own failures, and what `again` gave up on), nor a prompt past the context window (the
+		loop compacts on it).
+		"""
+		return (
+			exc.retryable
+			and not exc.context_exceeded
+			and not vars(exc).get(_RETRIED)
+			and attempt < self.max_retries
+		)
+
+	async def again(self, call: Callable[[], Awaitable[_T]]) -> _T:
+		"""``call()``, asked again under the retry policy after a failure `post` did not retry.
+
+		For a reply that is an error sent with status 200 (`_again`): retried as its status
+		would be. What it raises at the end is marked, so no caller asks again.
+
+		Args:
+			call: Makes the whole call: the request and the reading of its reply.
+		"""
+		attempt = 0
+		while True:
+			try:
+				return await call()
+			except ProviderError as exc:
+				if not self._again(exc, attempt):
+					vars(exc)[_RETRIED] = True
+					raise
+			attempt += 1
+			await self.retry.sleep(self.retry.delay(attempt))
+
 	# HTTP ---------------------------------------------------------------------------------
 
 	async def post(self, url: str, body: bytes, *, model: str) -> dict[str, Any]:
@@ -525,11 +583,15 @@ class HTTPProvider:
 			ProviderError: The provider refused the request, or it still failed after the retries.
 		"""
 		try:
-			# The first attempt goes straight out: tenacity is set up only when a retry is due.
-			return await self._send(url, body, model)
-		except Exception as exc:
-			first = self._retryable(exc, url, model)
-		return await self._retry(functools.partial(self._send, url, body, model), model, first)
+			try:
+				# The first attempt goes straight out: tenacity is set up only when a retry is due.
+				return await self._send(url, body, model)
+			except Exception as exc:
+				first = self._retryable(exc, url, model)
+			return await self._retry(functools.partial(self._send, url, body, model), model, first)
+		except ProviderError as exc:
+			vars(exc)[_RETRIED] = True
+			raise
 
 	async def post_stream(self, url: str, body: bytes, *, model: str) -> AsyncIterator[SSEvent]:
 		"""POST a JSON body and yield the server-sent events of the reply as they arrive.
@@ -551,12 +613,16 @@ class HTTPProvider:
 		from openmolt_providers._sse import sse_events  # loaded with the first stream
 
 		try:
-			response = await self._open(url, body, model)
-		except Exception as exc:
-			first = self._retryable(exc, url, model)
-			response = await self._retry(
-				functools.partial(self._open, url, body, model), model, first
-			)
+			try:
+				response = await self._open(url, body, model)
+			except Exception as exc:
+				first = self._retryable(exc, url, model)
+				response = await self._retry(
+					functools.partial(self._open, url, body, model), model, first
+				)
+		except ProviderError as exc:
+			vars(exc)[_RETRIED] = True
+			raise
 		try:
 			async for event in sse_events(response.aiter_bytes()):
 				yield event
@@ -1101,9 +1167,11 @@ def _retry_delay(body: Any) -> float | None:
 		delay = detail.get("retryDelay") if isinstance(detail, dict) else None
 		if isinstance(delay, str) and delay.endswith("s"):
 			try:
-				return max(float(delay[:-1]), 0.0)
+				seconds = float(delay[:-1])
 			except ValueError:
 				continue
+			if math.isfinite(seconds):  # "nans" reads as NaN, which no sleep takes
+				return max(seconds, 0.0)
 	return None
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from openmolt_providers._price_table import MATCH, PRICES
 
-__all__ = ["PRICES", "Price", "cost", "price_for"]
+__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for"]
 
 Price = tuple[float, float, float, float | None]
 """(input, cached input read, output, cache write) in USD per million tokens."""
@@ -110,6 +110,7 @@ def cost(
 	output_tokens: int,
 	cached_tokens: int = 0,
 	cache_write_tokens: int = 0,
+	hour_writes: int = 0,
 ) -> float | None:
 	"""Estimate the cost of one call in US dollars.
 
@@ -119,7 +120,10 @@ def cost(
 		input_tokens: All prompt tokens, cached and cache-written ones included.
 		output_tokens: All output tokens, reasoning included.
 		cached_tokens: Prompt tokens read from the cache.
-		cache_write_tokens: Prompt tokens written to the cache (Anthropic).
+		cache_write_tokens: Prompt tokens written to the cache, the 1-hour ones included.
+		hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic's ``ttl:
+			"1h"``): `HOUR_WRITE` times the input price, where the table's write price is the
+			5-minute one.
 
 	Returns:
 		The cost, or None when the model's price is unknown.
@@ -129,10 +133,19 @@ def cost(
 		return None
 	inp, cached, out, write = price
 	fresh = max(input_tokens - cached_tokens - cache_write_tokens, 0)
+	hour = min(max(hour_writes, 0), cache_write_tokens)
 	total = (
 		fresh * inp
 		+ cached_tokens * cached
-		+ cache_write_tokens * (write if write is not None else inp)
+		+ (cache_write_tokens - hour) * (write if write is not None else inp)
+		+ hour * HOUR_WRITE * inp
 		+ output_tokens * out
 	)
 	return round(total / 1_000_000, 10)
+
+
+HOUR_WRITE = 2.0
+"""What a prompt token written to Anthropic's cache for an hour costs, in input prices: "1-hour
+cache write tokens are 2 times the base input tokens price" (5-minute ones 1.25 times, the
+table's write price; platform.claude.com/docs/en/about-claude/pricing, prompt caching).
+genai-prices has no price for them."""

@@ -5,7 +5,9 @@ r"""Decode a reply's JSON commands as they arrive (for `openmolt_core.capabiliti
 - `TextPiece`: new text of a command's ``humanMessage`` or ``output`` (``finish``) or ``message``
   (``requestHumanInput``), decoded (escapes resolved) as soon as it can be. A string value is
   reported decoded; an ``output`` that is not a string is reported as its JSON source text
-  (``raw``). For a valid reply, the pieces of one field concatenate to its final value.
+  (``raw``). For a valid reply, the pieces of one field concatenate to its final value; an
+  ``output`` sent as JSON text (``encoded_output``: the fitted reply schema's) is read as the
+  JSON it holds, so its pieces are the output's, not the text's.
 - `CommandDone`: a command's object closed; its decoded JSON. This says the command was fully
   received, not that it is valid: the parser (`openmolt_core._parse`) decides that once the whole
   reply is in, and nothing runs before.
@@ -104,10 +106,25 @@ class _String:
 	high: int = -1  # offset of a high-surrogate escape whose pair may follow
 
 
+_OUTPUT_OPENS = '{"type":"finish","output":'
+"""What an output sent as JSON text is read after (`ReplyDecoder.encoded_output`): its text is
+the value of a finish's ``output``, read by a decoder of its own."""
+
+
 @dataclass(slots=True)
 class ReplyDecoder:
-	"""Reads one reply in chunks and reports text pieces and done commands (see the module)."""
+	"""Reads one reply in chunks and reports text pieces and done commands (see the module).
 
+	Args:
+		encoded_output: Whether a ``finish``'s ``output`` is sent as JSON text (a string whose
+			content is the output's JSON: the reply schema fitted to a provider's dialect says
+			so, `openmolt_core.structured.FittedSchema.output_encoded`). Its text is then read
+			as the output's JSON source, so the pieces are what they would be for the output
+			itself: a string decoded, any other value as its JSON source (``raw``).
+	"""
+
+	encoded_output: bool = False
+	_inner: dict[int, ReplyDecoder] = field(default_factory=dict)  # an encoded output's reader
 	_text: str = ""
 	_pos: int = 0
 	_stack: list[_Frame] = field(default_factory=list)
@@ -327,7 +344,7 @@ class ReplyDecoder:
 		if s.target is not None:
 			piece = self._decode(self._text[s.flushed : self._pos])
 			if piece:
-				out.append(TextPiece(s.target[0], s.target[1], piece))
+				self._piece(s.target, piece, out)
 		if self._raw is not None and len(self._stack) == self._raw[1]:
 			self._emit_raw(self._pos + 1, out)
 			self._raw = None
@@ -346,10 +363,24 @@ class ReplyDecoder:
 				if piece is None:
 					self._stopped = True
 					return
-				out.append(TextPiece(s.target[0], s.target[1], piece))
+				self._piece(s.target, piece, out)
 				s.flushed = end
 		if self._raw is not None:
 			self._emit_raw(self._pos, out)
+
+	def _piece(self, target: tuple[int, str], text: str, out: list[ReplyPiece]) -> None:
+		"""Report decoded text of a streamed string field (an encoded output's, read as JSON)."""
+		index, name = target
+		if name != "output" or not self.encoded_output:
+			out.append(TextPiece(index, name, text))
+			return
+		inner = self._inner.get(index)
+		if inner is None:
+			inner = self._inner[index] = ReplyDecoder()
+			inner.feed(_OUTPUT_OPENS)
+		for piece in inner.feed(text):
+			if isinstance(piece, TextPiece):
+				out.append(TextPiece(index, "output", piece.text, piece.raw))
 
 	def _emit_raw(self, end: int, out: list[ReplyPiece]) -> None:
 		assert self._raw is not None

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
 	from openmolt_core.llm import LLMProvider, ModelRequest
 	from openmolt_core.streaming import StreamChunk
+	from openmolt_core.structured import FittedSchema
 
 __all__ = ["CommandReadyEvent", "Send", "Streaming", "TextDeltaEvent", "sender", "stream_reply"]
 
@@ -78,7 +79,10 @@ class CommandReadyEvent(Event):
 
 	Args:
 		index: The command's position in the reply (0-based).
-		command: The command as the model wrote it (JSON).
+		command: The command as the model wrote it (JSON), read as the loop reads it: an input
+			or output that the reply schema fitted to the provider's dialect had the model send
+			as JSON text is the value it holds, and nulls that stood for properties left out
+			are gone (`openmolt_core.structured.FittedSchema.restore`).
 		model: The model writing the reply (``provider:model``).
 		attempt: Which model call of the step wrote it (1 for the first; see `TextDeltaEvent`):
 			the commands of an earlier attempt are not the reply's.
@@ -138,7 +142,13 @@ def sender(ctx: RunContext) -> Send | None:
 		step, before = ctx.scratch.get(_ATTEMPTS, (ctx.step, 0))
 		attempt = before + 1 if step == ctx.step else 1
 		ctx.scratch[_ATTEMPTS] = (ctx.step, attempt)
-		decoder = ReplyDecoder()  # one per call: a retry or a fallback starts the reply over
+		# The reply is previewed as the loop reads it: under the schema fitted to this model's
+		# dialect, an output or a tool's input may come as JSON text, and nulls in place of
+		# properties left out (`openmolt_core.structured.FittedSchema.restore`).
+		fitted = ctx.models.fitted(model) if ctx.models is not None else None
+		encoded = fitted is not None and fitted.output_encoded
+		# One per call: a retry or a fallback starts the reply over.
+		decoder = ReplyDecoder(encoded_output=encoded)
 		# One mask per field: a secret split across two deltas is held back until it is whole,
 		# then masked (each delta masked alone would let its halves through).
 		masks: dict[tuple[int, str, bool], StreamMask] = {}
@@ -173,7 +183,7 @@ def sender(ctx: RunContext) -> Send | None:
 						await delta(*key, masked.feed(piece.text))
 				else:
 					await flush(piece.index)  # the command's text is whole: send what was held
-					command = piece.command
+					command = _restored(fitted, piece.command)
 					kind = command.get("type")
 					if ready and _COMMAND_FIELDS.get(str(kind)) not in hidden:
 						if "reason" in hidden and kind == "callTool" and "reason" in command:
@@ -195,6 +205,27 @@ def sender(ctx: RunContext) -> Send | None:
 		return response
 
 	return send
+
+
+def _restored(fitted: FittedSchema | None, command: dict[str, Any]) -> dict[str, Any]:
+	"""A ready command as the loop reads it: the fitted schema's changes undone (on a copy).
+
+	Its input or output sent as JSON text is decoded, and the nulls that stood for properties
+	left out are gone (`openmolt_core.structured.FittedSchema.restore`). A command whose JSON
+	text holds what a state cannot (the parser refuses the reply) is shown as it came.
+	"""
+	if fitted is None:
+		return command
+	import copy
+
+	from openmolt_core._support.jsonsafe import UnsafeJson
+
+	restored = copy.deepcopy(command)
+	try:
+		fitted.restore({"commands": [restored]})
+	except UnsafeJson:
+		return command
+	return restored
 
 
 def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:

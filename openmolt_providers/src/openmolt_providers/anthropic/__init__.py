@@ -106,7 +106,8 @@ class AnthropicProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()
-		return await self.asked(self._generate, request)
+		# An error sent in a 200 reply (an overload) is retried as its status would be.
+		return await self.again(lambda: self.asked(self._generate, request))
 
 	async def _generate(self, request: ModelRequest) -> ModelResponse:
 		body = self.build(request)

@@ -288,15 +288,20 @@ def parse_paused(
 
 	Its content is every reply's, in order; its stop reason and the window check are the last
 	reply's (each request's prompt holds the ones before); its usage adds up every request's,
-	each billed.
+	each billed, and so does the window error's (`window_stop`) when the last one filled it.
 	"""
 	if not paused:
 		return parse(provider, model, last)
 	content = [block for reply in (*paused, last) for block in reply.get("content") or ()]
-	response = parse(provider, model, {**last, "content": content})
 	usage = Usage()
 	for reply in (*paused, last):
 		usage.add(_usage(provider, model, reply))
+	try:
+		response = parse(provider, model, {**last, "content": content})
+	except ProviderError as exc:
+		if exc.usage is not None:  # a turn that filled the window: every request was billed
+			exc.usage = usage
+		raise
 	response.usage = usage
 	return response
 
@@ -305,7 +310,8 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 	"""A reply's usage, with its estimated cost; tokens and cost unknown (not free) if it has none.
 
 	``input_tokens`` counts only the prompt tokens neither read from nor written to the cache:
-	the three add up to the prompt. ``output_tokens_details.thinking_tokens`` (anthropic SDK
+	the three add up to the prompt. ``cache_creation`` splits the writes by TTL: the 1-hour ones
+	cost twice the input price, the 5-minute ones 1.25 times (`openmolt_providers._prices.cost`). ``output_tokens_details.thinking_tokens`` (anthropic SDK
 	``OutputTokensDetails``, 2026-05) are the reasoning part of ``output_tokens``, which stays
 	the billed total.
 	"""
@@ -319,6 +325,10 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 	details = raw.get("output_tokens_details")
 	at = "usage.output_tokens_details"
 	thinking = tokens(details if isinstance(details, dict) else {}, "thinking_tokens", at)
+	# The writes by TTL (the SDK's CacheCreation): an hour's cost more than 5 minutes'.
+	ttl = raw.get("cache_creation")
+	at = "usage.cache_creation"
+	hour = tokens(ttl if isinstance(ttl, dict) else {}, "ephemeral_1h_input_tokens", at)
 	inp = fresh + written + read
 	return Usage(
 		input_tokens=inp,
@@ -331,6 +341,7 @@ def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usa
 			output_tokens=out,
 			cached_tokens=read,
 			cache_write_tokens=written,
+			hour_writes=hour,
 		),
 		calls=1,
 	)

@@ -4,7 +4,9 @@ API targeted: ``POST /v1beta/models/{model}:generateContent``
 (https://ai.google.dev/api/generate-content), checked against the ``google-genai`` 3.6 types. The
 key travels in the ``x-goog-api-key`` header, never in the URL. Structured output uses
 ``responseMimeType`` with ``responseJsonSchema``; thinking uses ``thinkingLevel`` on Gemini 3 and
-``thinkingBudget`` on Gemini 2.5; search is the ``googleSearch`` grounding tool.
+``thinkingBudget`` on Gemini 2.5; search is the ``googleSearch`` grounding tool. A reply the API
+stops at its per-request token limit (``finishReason: CONTINUATION``) goes on with its
+``continuationToken``, as the SDK's ``automatic_continuation`` does (`_convert.go_on`).
 
 Settings: `openmolt_providers.settings.GeminiSettings`.
 """
@@ -105,12 +107,19 @@ class GeminiProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()
-		return await self.asked(self._generate, request)
+		# An error sent in a 200 reply (an overload) is retried as its status would be.
+		return await self.again(lambda: self.asked(self._generate, request))
 
 	async def _generate(self, request: ModelRequest) -> ModelResponse:
-		body = encode(self.build(request))
-		data = await self.post(self.url(request.model), body, model=request.model)
-		return _convert.parse(self, request.model, data)
+		body = self.build(request)
+		url = self.url(request.model)
+		data = await self.post(url, encode(body), model=request.model)
+		hops: list[dict[str, Any]] = []
+		# The API stopped the reply at its per-request limit: go on with it (`_convert.go_on`).
+		while (token := _convert.continued(data)) and len(hops) < _convert.MAX_CONTINUATIONS:
+			hops.append(data)
+			data = await self.post(url, encode(_convert.go_on(body, token)), model=request.model)
+		return _convert.parse_continued(self, request.model, hops, data)
 
 	def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		"""Send one request and yield the reply text as it arrives, then the whole response.

@@ -22,7 +22,17 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Message, ModelRequest
 	from openmolt_providers.gemini import GeminiProvider
 
-__all__ = ["BUDGETS", "build", "parse", "reply_error"]
+__all__ = [
+	"BUDGETS",
+	"CONTINUATION",
+	"MAX_CONTINUATIONS",
+	"build",
+	"continued",
+	"go_on",
+	"parse",
+	"parse_continued",
+	"reply_error",
+]
 
 BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """Thinking budgets (tokens) for Gemini 2.5 models, which take ``thinkingBudget``."""
@@ -142,6 +152,12 @@ _SAFETY = frozenset(
 _CALLS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
 """Finish reasons of a native function call (the loop declares no functions)."""
 
+_BLOCKED = frozenset({"PUP_LIMITED_DISABLED"})
+"""Finish reasons that every later request meets as well: ``PUP_LIMITED_DISABLED``, "the user
+account is limited or disabled due to Prohibited Use Policy (PUP) violations" (google-genai 3.6
+``FinishReason``). ``blocked``: the run ends (or the next model answers) instead of asking the
+model again at every step."""
+
 
 def _finish(reason: str | None) -> str | None:
 	"""The loop's finish reason for a Gemini ``finishReason`` (API reference: ``FinishReason``).
@@ -159,6 +175,8 @@ def _finish(reason: str | None) -> str | None:
 		return "safety"
 	if reason in _CALLS:
 		return "tool_calls"
+	if reason in _BLOCKED:
+		return "blocked"
 	return "incomplete"
 
 
@@ -213,15 +231,28 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		# again, so the model is not asked to rephrase what it never wrote.
 		blocked = fields(data.get("promptFeedback"), "promptFeedback").get("blockReason")
 		finish = "blocked" if blocked else None
+	usage = _usage(provider, model, data)
+	if finish == "max_tokens" and filled_window(provider, model, usage):
+		raise window_stop(provider, model, "MAX_TOKENS", usage)
+	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+
+
+def _usage(provider: GeminiProvider, model: str, data: dict[str, Any]) -> Usage:
+	"""A reply's ``usageMetadata`` with its estimated cost; none: tokens and cost unknown (not free).
+
+	``promptTokenCount`` holds the cached tokens (``cachedContentTokenCount``); the tool-use
+	prompt and the thoughts are counted apart from it and from ``candidatesTokenCount``
+	(``totalTokenCount`` is the sum of the four).
+	"""
 	raw = fields(data.get("usageMetadata"), "usageMetadata")
-	if not raw:  # no usage reported: tokens and cost unknown (not free)
-		return ModelResponse(text=text, usage=Usage(calls=1), raw=data, finish_reason=finish)
+	if not raw:
+		return Usage(calls=1)
 	at = "usageMetadata"
 	inp = tokens(raw, "promptTokenCount", at) + tokens(raw, "toolUsePromptTokenCount", at)
 	thoughts = tokens(raw, "thoughtsTokenCount", at)
 	out = tokens(raw, "candidatesTokenCount", at) + thoughts
 	cached = tokens(raw, "cachedContentTokenCount", at)
-	usage = Usage(
+	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=cached,
@@ -229,6 +260,84 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 		cost_usd=provider.cost(model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
 		calls=1,
 	)
-	if finish == "max_tokens" and filled_window(provider, model, usage):
-		raise window_stop(provider, model, "MAX_TOKENS", usage)
-	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+
+
+CONTINUATION = "CONTINUATION"
+"""The finish reason of a reply the API stopped at its per-request token limit before it was
+complete (``FinishReason.CONTINUATION``, google-genai 3.6 types): "the model response can be
+continued via a subsequent request using the returned ``continuation_token``"."""
+
+MAX_CONTINUATIONS = 8
+"""How many times one model call goes on with a reply the API stopped (each is another billed
+request); a reply still stopped after them is ``incomplete``: none of it runs."""
+
+
+def continued(data: dict[str, Any]) -> str | None:
+	"""The token to go on with, when the API stopped this reply before its end (`CONTINUATION`).
+
+	As the SDK reads it (``should_continue_generation``): the first candidate's
+	``continuationToken``, when its finish reason is ``CONTINUATION``. None otherwise, and for a
+	reply of another shape (`parse` names what is wrong with it).
+
+	Args:
+		data: A ``generateContent`` reply (or a stream's reply put back together).
+	"""
+	candidates = data.get("candidates")
+	first = candidates[0] if isinstance(candidates, list) and candidates else None
+	if not isinstance(first, dict) or first.get("finishReason") != CONTINUATION:
+		return None
+	token = first.get("continuationToken")
+	return token if isinstance(token, str) and token else None
+
+
+def go_on(body: dict[str, Any], token: str) -> dict[str, Any]:
+	"""The request that goes on with a reply the API stopped (`CONTINUATION`): the same, with its token.
+
+	The token is the request's top-level ``continuationToken`` (base64 text, sent back as it
+	came), as the SDK's Gemini API converter writes ``GenerateContentConfig.continuation_token``;
+	the conversation stays last, so the request's prefix is the first one's.
+
+	Args:
+		body: The call's request body.
+		token: The stopped reply's ``continuationToken``.
+	"""
+	return last_key({**body, "continuationToken": token}, "contents")
+
+
+@reads_replies("Gemini")
+def parse_continued(
+	provider: GeminiProvider, model: str, hops: list[dict[str, Any]], last: dict[str, Any]
+) -> ModelResponse:
+	"""The reply of a call the API stopped and went on with (`go_on`): one reply.
+
+	As the SDK merges them (``merge_continuation_responses``): the first candidate's parts are
+	every reply's, in order; its finish reason and the window check are the last reply's; the
+	usage adds up every request's, each billed.
+
+	Args:
+		provider: The provider.
+		model: The model.
+		hops: The replies the API stopped, oldest first.
+		last: The reply that ended the call.
+	"""
+	if not hops:
+		return parse(provider, model, last)
+	parts: list[Any] = []
+	for reply in (*hops, last):
+		for candidate in items(reply.get("candidates"), "candidates")[:1]:
+			content = fields(fields(candidate, "candidates[0]").get("content"), "content")
+			parts.extend(items(content.get("parts"), "candidates[0].content.parts"))
+	candidates = items(last.get("candidates"), "candidates")
+	end = fields(candidates[0], "candidates[0]") if candidates else {}
+	merged = {**last, "candidates": [{**end, "content": {"role": "model", "parts": parts}}]}
+	usage = Usage()
+	for reply in (*hops, last):
+		usage.add(_usage(provider, model, reply))
+	try:
+		response = parse(provider, model, merged)
+	except ProviderError as exc:
+		if exc.usage is not None:  # a reply that filled the window: every request was billed
+			exc.usage = usage
+		raise
+	response.usage = usage
+	return response

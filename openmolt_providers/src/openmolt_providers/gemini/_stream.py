@@ -5,7 +5,8 @@ carries the candidate's ``finishReason`` and the usage (a blocked prompt says so
 ``promptFeedback`` instead). There is no end marker: a stream that ends without a finish reason or
 a block was cut off, raises a retryable `ProviderError` and runs nothing. The parts are put back
 together (adjacent text parts of the same kind joined) into the response a call without streaming
-returns, which `_convert.parse` reads.
+returns, which `_convert.parse` reads. A reply the API stopped at its per-request token limit
+(``CONTINUATION``) goes on in another stream with its token (`_convert.go_on`), whose text follows.
 """
 
 from __future__ import annotations
@@ -35,15 +36,42 @@ def stream_url(provider: GeminiProvider, model: str) -> str:
 
 @reads_stream("Gemini")
 async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-	"""Stream one ``generateContent`` call."""
+	"""Stream one ``generateContent`` call; a reply the API stopped (``CONTINUATION``) goes on."""
 	model = request.model
-	body = encode(_convert.build(provider, request))
-	parts: list[dict[str, Any]] = []
-	whole: dict[str, Any] = {}
-	candidate: dict[str, Any] = {}
+	body = _convert.build(provider, request)
+	url = stream_url(provider, model)
 	deltas = Deltas()  # the reply's text: a pair split between two parts is joined
+	hops: list[dict[str, Any]] = []
+	token: str | None = None
+	while True:
+		payload = body if token is None else _convert.go_on(body, token)
+		whole: dict[str, Any] = {}
+		async for chunk in _one(provider, url, encode(payload), model, deltas, whole):
+			yield chunk
+		token = _convert.continued(whole)
+		if token is None or len(hops) == _convert.MAX_CONTINUATIONS:
+			break
+		hops.append(whole)
+	if rest := deltas.rest():  # what it held back, the reply's last text
+		yield TextDelta(rest)
+		for candidate in whole.get("candidates") or ():
+			_add(candidate["content"]["parts"], {"text": rest})
+	yield _convert.parse_continued(provider, model, hops, whole)
+
+
+async def _one(
+	provider: GeminiProvider,
+	url: str,
+	body: bytes,
+	model: str,
+	deltas: Deltas,
+	whole: dict[str, Any],
+) -> AsyncIterator[StreamChunk]:
+	"""Stream one request: its text as it comes; ``whole`` is the reply once the stream ended."""
+	parts: list[dict[str, Any]] = []
+	candidate: dict[str, Any] = {}
 	ended = False
-	async for event in provider.post_stream(stream_url(provider, model), body, model=model):
+	async for event in provider.post_stream(url, body, model=model):
 		try:
 			data = json.loads(event.data)
 		except ValueError as exc:
@@ -81,12 +109,8 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 			model=model,
 			retryable=True,
 		)
-	if rest := deltas.rest():
-		yield TextDelta(rest)
-		_add(parts, {"text": rest})
 	if candidate or parts:
 		whole["candidates"] = [{"content": {"parts": parts, "role": "model"}, **candidate}]
-	yield _convert.parse(provider, model, whole)
 
 
 def _add(parts: list[dict[str, Any]], part: dict[str, Any]) -> None:

@@ -147,6 +147,11 @@ class OpenAIProvider(HTTPProvider):
 			ProviderError: The API refused the request or failed after retries.
 		"""
 		self.headers()  # a missing key fails here, before any body is built or sent
+		# An error sent in a 200 reply (a failed response's server_error, a gateway's 502) is
+		# retried as its status would be.
+		return await self.again(lambda: self._generate(request))
+
+	async def _generate(self, request: ModelRequest) -> ModelResponse:
 		if self.api_mode == "chat":
 			return await self._chat(request)
 		from openmolt_providers.openai import _responses

@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._attach import IMAGES, media, refused, wav_or_mp3
+from openmolt_providers._attach import (
+	IMAGES,
+	filename,
+	media,
+	refused,
+	text_part,
+	textual,
+	wav_or_mp3,
+)
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._common import filled_window, window_stop
 from openmolt_providers._schema import reply_format
@@ -38,10 +46,10 @@ def _content(provider: OpenAIProvider, model: str, message: Message) -> str | li
 			parts.append({"type": "image_url", "image_url": {"url": url}})
 		elif audio is not None:
 			parts.append({"type": "input_audio", "input_audio": {"data": a.data, "format": audio}})
+		elif textual(a):  # the file inputs guide: Chat reads a text file's content as text
+			parts.append({"type": "text", "text": text_part(provider, model, a)})
 		else:
-			parts.append(
-				{"type": "file", "file": {"filename": a.name or "attachment.pdf", "file_data": url}}
-			)
+			parts.append({"type": "file", "file": {"filename": filename(a), "file_data": url}})
 	return parts
 
 
@@ -50,7 +58,8 @@ def _check(
 ) -> None:
 	"""Refuse, before sending, an attachment OpenAI's Chat Completions cannot read.
 
-	Another server (vLLM, Ollama...) decides for itself: it gets what it is given.
+	Its ``file`` part reads PDF only (file inputs guide); a text file goes as text. Another
+	server (vLLM, Ollama...) decides for itself: it gets what it is given.
 	"""
 	if kind.startswith("image/") and kind not in IMAGES:
 		raise refused(provider, model, attachment, "OpenAI reads PNG, JPEG, WEBP and GIF images")
@@ -58,6 +67,15 @@ def _check(
 		raise refused(provider, model, attachment, "Chat Completions takes WAV and MP3 audio")
 	if kind.startswith("video/"):
 		raise refused(provider, model, attachment, "OpenAI's models take no video")
+	document = not kind.startswith(("image/", "audio/")) and not textual(attachment)
+	if document and kind != "application/pdf":
+		raise refused(
+			provider,
+			model,
+			attachment,
+			"Chat Completions reads PDF files only (the Responses API, api_mode 'responses', "
+			"reads documents, spreadsheets and text files too)",
+		)
 
 
 def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:

@@ -38,7 +38,13 @@ def _format_key(payload: dict[str, Any]) -> str | None:
 
 
 def blames_format(exc: ProviderError) -> bool:
-	"""Whether a server's refusal may be about the request's structured output."""
+	"""Whether a server's refusal may be about the request's structured output.
+
+	Not a prompt past the context window (vLLM's 400 "maximum context length"): asked again
+	without the format, it is refused the same; the loop compacts on it instead.
+	"""
+	if exc.context_exceeded:
+		return False
 	if exc.status_code in _REJECTED:
 		return True
 	text = str(exc).lower()

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._attach import IMAGES, media, refused
+from openmolt_providers._attach import IMAGES, filename, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._common import (
 	FLAGGED_FIX,
@@ -37,9 +37,7 @@ def _content(provider: OpenAIProvider, model: str, message: Message) -> str | li
 		if a.media_type.startswith("image/"):
 			parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
 		else:
-			parts.append(
-				{"type": "input_file", "filename": a.name or "attachment.pdf", "file_data": url}
-			)
+			parts.append({"type": "input_file", "filename": filename(a), "file_data": url})
 	return parts
 
 
