@@ -284,7 +284,7 @@ async def _decide_answer_and_crash(
 		await anyio.sleep_forever()
 
 	om = OpenMolt(durability=durability, entry_points=False, secrets=[KEY])
-	replies = [call_tool("local.send", text="hi"), ask_human("More?"), hang]
+	replies: list[Any] = [call_tool("local.send", text="hi"), ask_human("More?"), hang]
 	agent = _sending(om, got, ScriptedModel(replies))
 	try:
 		parked = await agent.run("send it")
