@@ -109,7 +109,10 @@ async def find(engine: Engine, labels: dict[str, Any], **filters: Any) -> list[W
 
 
 def result_of(data: dict[str, Any], agent: Agent | None) -> RunResult:
-	"""Rebuild a `RunResult` from a workflow's output (`openmolt_dbos._sealed.payload`'s JSON) (the output validated by the agent, if known)."""
+	"""Rebuild a `RunResult` from a workflow's output (`openmolt_dbos._sealed.payload`'s JSON).
+
+	The output is validated by the agent, if known.
+	"""
 	state = RunState.from_dict(data["state"])
 	result = RunResult.from_dict(data["result"], state)
 	if agent is not None and result.output is not None and result.status in ("success", "failure"):
