@@ -16,6 +16,11 @@ guardrail judge before redaction): a durable run sees it masked, live and on rep
 the two never diverge. An in-process run (`openmolt_core.durability.LOCAL_PORT`) has no journal
 and is not wrapped.
 
+A step that fails is journaled with its error: the error is masked in place before the backend
+sees it (`Redactor.exception`), as the run masks it anyway once it reaches the loop. What a
+durable backend keeps of a run besides its steps (the workflow's input, output and error) is the
+backend's to mask, with the same redactor (`openmolt_core.agent.Agent.redact`).
+
 A step whose value is a run's state (the step ``start`` journals a new run's) is masked as the
 run store masks one (`openmolt_core.files.masked_state`): the base64 of a file sent with a turn
 is screened as bytes, so a secret known by then (one learned during the run, an integration
@@ -62,7 +67,9 @@ class RedactedPort(ForwardingPort):
 		"""Run the step on the wrapped port; the value it journals (and returns) is redacted.
 
 		A state's files are screened as bytes (`openmolt_core.files.masked_state`); every other
-		value is masked as text (`Redactor.deep`).
+		value is masked as text (`Redactor.deep`). A step that fails is journaled with its
+		error (a provider's error quoting a key), masked in place first (`Redactor.exception`),
+		as the run masks it anyway once it reaches the loop.
 		"""
 		redactor = self._redactor
 
@@ -74,7 +81,14 @@ class RedactedPort(ForwardingPort):
 				return masked_state(data, redactor())
 			return redactor().deep(data)
 
-		return await self.port.step(key, fn, encode=sealed, decode=decode)
+		async def body() -> Any:
+			try:
+				return await fn()
+			except Exception as exc:
+				redactor().exception(exc)
+				raise
+
+		return await self.port.step(key, body, encode=sealed, decode=decode)
 
 	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
 		"""Keep what a tool call spent so far on the wrapped port, redacted as a step's value is.

@@ -446,6 +446,16 @@ class Agent:
 			)
 		return self._redactor_cache
 
+	@property
+	def redact(self) -> Redactor:
+		"""What masks every secret the agent knows now, as its runs' ``ctx.redact`` does.
+
+		Its tools' credentials, the instance's secrets and the tokens its integrations learn
+		later (a refresh). What keeps a run's values outside the run (a durable backend's
+		store) masks them with it.
+		"""
+		return self._redactor
+
 	# events -------------------------------------------------------------------------------
 
 	def on(self, event: str, handler: Handler) -> None:

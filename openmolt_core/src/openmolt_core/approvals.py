@@ -32,9 +32,9 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 
@@ -47,6 +47,9 @@ from openmolt_core.decisions import (
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.events import Event
 from openmolt_core.secrets import register_key
+
+if TYPE_CHECKING:
+	from openmolt_core.secrets import Redactor
 
 __all__ = [
 	"APPROVAL_KEY_ENV",
@@ -335,6 +338,32 @@ class Approvals:
 				problem="stale",
 				call=call,
 			)
+
+	def masked(self, decision: ApprovalDecision, redact: Redactor) -> ApprovalDecision:
+		"""The decision with every secret its reason and edited input show masked, for a store.
+
+		A run reads a decision's reason and edited input masked (its history, its events, and a
+		durable run's journal keep them so, and a durable run calls the tool with the journaled
+		input); a store that keeps the decision itself (a durable run's workflow input) keeps it
+		masked too. A decision signed here is signed again over its masked fields, so it is
+		accepted where the run uses it, once, as before (same id, call and digest); one that is
+		not comes back unsigned, and is refused there as it would have been.
+
+		Args:
+			decision: The decision, as delivered.
+			redact: The run's agent's redactor (`openmolt_core.agent.Agent.redact`).
+
+		Returns:
+			``decision`` itself when neither field shows a secret.
+		"""
+		reason = redact(decision.reason) if isinstance(decision.reason, str) else decision.reason
+		edited = decision.input if decision.input is None else redact.deep(decision.input)
+		if reason == decision.reason and edited == decision.input:
+			return decision
+		unsigned = replace(decision, reason=reason, input=edited, signature="")
+		if not self._signed(decision):
+			return unsigned
+		return replace(unsigned, signature=self._sign(unsigned))
 
 	def _signed(self, decision: ApprovalDecision) -> bool:
 		"""Whether a decision is well formed and its signature is this key's (constant time)."""

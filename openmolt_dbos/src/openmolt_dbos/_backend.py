@@ -24,6 +24,7 @@ from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised
 from openmolt_core.durability import PendingRun
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
+from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
 from openmolt_dbos._runs import (
 	ANSWER_TOPIC,
@@ -181,7 +182,8 @@ class DBOSBackend:
 			# The run's workflow is still going (parked on this question, or running).
 			skip = None
 			if answer is not None:  # to this state's question only, never to a later one
-				skip = await self._send(status, answer, state.steps if asked else None)
+				text = sealed.answer(answer, agent.redact)
+				skip = await self._send(status, text, state.steps if asked else None)
 			return await self._await(status.workflow_id, agent, skip=skip)
 		if asked and status is not None:
 			await self._refuse_answered(run_id, state.steps)
@@ -200,7 +202,7 @@ class DBOSBackend:
 				wid = f"{run_id}+{steps}~{retry + 1}" if failed or again else status.workflow_id
 		waiter = self.engine.waiter(wid)
 		labels = self._labels(run_id, agent)
-		args = (agent.name, state.to_dict(), answer, None, list(decisions))
+		args = sealed.workflow_args(agent, state, answer, decisions)  # what DBOS keeps: masked
 		try:
 			created = await self._start(wid, labels, args)
 			if decisions and not created:  # another delivery started the segment a moment ago
@@ -278,7 +280,7 @@ class DBOSBackend:
 		await self.start()
 		wid = state.run_id
 		labels = self._labels(wid, agent)
-		await self._start(wid, labels, (agent.name, state.to_dict(), None, None, []))
+		await self._start(wid, labels, sealed.workflow_args(agent, state, None))
 
 	def _labels(self, run_id: str, agent: Agent) -> dict[str, Any]:
 		# The definition that makes the journal: a recovery by another is refused (`_runs`).
@@ -463,6 +465,7 @@ class DBOSBackend:
 		return run_id in found and await self._parked_in(status)
 
 	async def _send(self, status: WorkflowStatus, text: str, step: int | None = None) -> str:
+		# ``text``: the answer masked (`openmolt_dbos._sealed.answer`); it is recorded and sent.
 		run_id = str(attrs(status).get("openmolt_run", status.workflow_id))
 		if status.status == "CANCELLED":
 			raise _cancelled(run_id)  # its question stays marked, but nobody waits for it
@@ -522,7 +525,10 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
-		await self._send(status, text, step)
+		# Masked by the run's agent when this process knows it, else by the instance's secrets.
+		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
+		redact = agent.redact if agent is not None else sealed.instance_redactor(self.om.secrets)
+		await self._send(status, sealed.answer(text, redact), step)
 
 	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
 		"""The runs parked on a question, oldest question first."""

@@ -14,7 +14,9 @@ message on the topic ``openmolt_answer`` that names its question. Any process ca
 
 The workflow returns ``{"result": RunResult.to_dict(), "state": RunState.to_dict()}``: JSON, so
 any process can read it. An error ends the workflow with the `RunError` (which pickles with its
-state), so ``om.result`` in another process raises it again.
+state), so ``om.result`` in another process raises it again. What DBOS keeps (the input, the
+park event and question, the output, the error) is masked with the agent's redactor first
+(`openmolt_dbos._sealed`), and the run and its caller read the same.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dbos._error import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
 
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.result import RunResult, RunState
+from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._engine import Engine, Outcome
 from openmolt_dbos._port import DBOSPort
 
@@ -52,7 +55,6 @@ __all__ = [
 	"find",
 	"listed_status",
 	"outcome_of",
-	"payload",
 	"result_of",
 	"run_workflow",
 	"set_engine",
@@ -106,13 +108,11 @@ async def find(engine: Engine, labels: dict[str, Any], **filters: Any) -> list[W
 	return [s for s in statuses if all(attrs(s).get(k) == v for k, v in labels.items())]
 
 
-def payload(result: RunResult) -> dict[str, Any]:
-	"""A result as JSON: the result's dict and its state's."""
-	return {"result": result.to_dict(), "state": result.state.to_dict()}
-
-
 def result_of(data: dict[str, Any], agent: Agent | None) -> RunResult:
-	"""Rebuild a `RunResult` from `payload`'s JSON (the output validated by the agent, if known)."""
+	"""Rebuild a `RunResult` from a workflow's output (`openmolt_dbos._sealed.payload`'s JSON).
+
+	The output is validated by the agent, if known.
+	"""
 	state = RunState.from_dict(data["state"])
 	result = RunResult.from_dict(data["result"], state)
 	if agent is not None and result.output is not None and result.status in ("success", "failure"):
@@ -156,7 +156,8 @@ def listed_status(
 
 	Args:
 		status: The run's latest workflow.
-		output: The workflow's output (`payload`'s JSON), when it returned; None otherwise.
+		output: The workflow's output (`openmolt_dbos._sealed.payload`'s JSON), when it
+			returned; None otherwise.
 		cancelled: Whether the run was cancelled while parked in that output.
 
 	Returns:
@@ -206,7 +207,8 @@ async def run_workflow(
 		decisions: Approval decisions for the state's parked tool calls, if it has some.
 
 	Returns:
-		`payload` of the result, or ``{"skipped": note}`` for a scheduled run that overlapped.
+		The result as `openmolt_dbos._sealed.payload` keeps it (masked), or ``{"skipped":
+		note}`` for a scheduled run that overlapped.
 	"""
 	engine = _engine()
 	wid = DBOS.workflow_id or ""
@@ -235,11 +237,22 @@ async def run_workflow(
 		if cancelled:  # its caller reads the cancel from the store (DBOS's error is not for it)
 			engine.notify(wid, Outcome("cancelled", None))
 		elif isinstance(exc, Exception):
+			_sealed_error(engine, agent_name, exc)  # before DBOS pickles it; the caller's too
 			engine.notify(wid, Outcome("error", exc))
 		raise
 	finally:
 		watch.stop()
 		untrack()
+
+
+def _sealed_error(engine: Engine, agent_name: str, exc: Exception) -> None:
+	"""Mask the error a run ends with, with its agent's redactor (`openmolt_dbos._sealed.error`).
+
+	An agent this process does not know has run nothing here: its error names the agent only.
+	"""
+	agent = engine.agents.get(agent_name)
+	if agent is not None:
+		sealed.error(exc, agent.redact)
 
 
 class CancelWatch:
@@ -393,11 +406,12 @@ async def _run(
 
 	skipped = await scheduled_start(engine, port, agent, wid, schedule)
 	if skipped is not None:
-		return {"skipped": skipped}
+		return {"skipped": agent.redact(skipped)}
 	try:
 		first = await agent.execute(None, port=port, input=schedule.get("input"), run_id=wid)
 		done = await _finish(engine, wid, port, agent, first, watch)
 	except RunError as exc:
+		sealed.error(exc, agent.redact)  # reported as DBOS keeps it
 		await scheduled_end(engine, wid, schedule, None, exc, agent=agent.name)
 		raise
 	await scheduled_end(engine, wid, schedule, result_of(done, agent), agent=agent.name)
@@ -436,24 +450,24 @@ async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
 async def _finish(
 	engine: Engine, wid: str, port: DBOSPort, agent: Agent, result: RunResult, watch: CancelWatch
 ) -> dict[str, Any]:
-	# Park on each question nobody could answer, until the run ends.
+	# Park on each question nobody could answer, until the run ends. What DBOS keeps of the
+	# park (its event, the question in the attributes) and of the end (the output) is masked,
+	# and this process's caller reads the same (`openmolt_dbos._sealed`).
+	redact = agent.redact
 	while result.status == "human_input_required" and result.state.pending is not None:
-		question = str(result.state.pending.get("message", ""))
 		qid = str(result.state.steps)
-		parked = payload(result)
+		parked = sealed.payload(result, redact)
 		await DBOS.set_event_async(PARK_EVENT, parked)
+		asked = {
+			"id": qid,
+			"message": str(result.state.pending.get("message", "")),
+			"step": result.state.steps,
+			"asked_at": time.time(),
+			"user": result.state.user,  # who may answer, where several could
+		}
 		await DBOS.update_workflow_attributes_async(
 			wid,
-			{
-				"openmolt_parked": True,
-				"openmolt_question": {
-					"id": qid,
-					"message": question,
-					"step": result.state.steps,
-					"asked_at": time.time(),
-					"user": result.state.user,  # who may answer, where several could
-				},
-			},
+			{"openmolt_parked": True, "openmolt_question": sealed.question(asked, redact)},
 			merge=True,
 		)
 		engine.notify(wid, Outcome("parked", parked))
@@ -463,7 +477,7 @@ async def _finish(
 			wid, {"openmolt_parked": False, "openmolt_question": None}, merge=True
 		)
 		result = await agent.execute(result.state, port=port, answer=text)
-	done = payload(result)
+	done = sealed.payload(result, redact)
 	engine.notify(wid, Outcome("done", done))
 	return done
 

@@ -36,6 +36,7 @@ from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 
 from openmolt_core.errors import RunCancelledError, RunError
 from openmolt_core.scheduler import RunRecord
+from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._runs import FINGERPRINT, attrs, find, result_of, run_workflow
 from openmolt_dbos._workers import SCHEDULES, claim_schedule
 
@@ -139,6 +140,7 @@ class DBOSScheduleBackend:
 			"input": schedule.spec.input,
 			"note": note,
 		}
+		info = sealed.schedule_info(info, schedule.agent.redact)  # the workflow's input: masked
 		labels = {
 			"openmolt_run": wid,
 			"openmolt_agent": schedule.agent.name,
