@@ -55,6 +55,7 @@ MAX_ERROR_CHARS = 500
 
 _MAX_WAIT = 60.0
 _T = TypeVar("_T")
+_C = TypeVar("_C")
 
 _KEY_PATTERNS = LazyPattern(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
@@ -497,19 +498,22 @@ class HTTPProvider:
 
 		whole: ModelResponse | None = None
 		attempt = 0
+		spent: Usage | None = None  # what the tries asked again were billed for
 		while self.streams:
 			streamed = False
 			try:
 				async for chunk in source():
 					streamed = True
-					yield chunk
+					yield _charged(chunk, spent)
 				return
 			except ProviderError as exc:
 				if not streamed and self._again(exc, attempt):
+					spent = added(spent, exc.usage)
 					attempt += 1
 					await self.retry.sleep(self.retry.delay(attempt))
 					continue
 				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
+				billed(exc, spent)
 				if streamed or not refuses_stream(exc):
 					raise
 				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
@@ -526,7 +530,7 @@ class HTTPProvider:
 		response = whole if whole is not None else await once()
 		if response.text:
 			yield TextDelta(response.text)
-		yield response
+		yield _charged(response, spent)
 
 	def _again(self, exc: ProviderError, attempt: int) -> bool:
 		"""Whether a call that failed with ``exc`` is asked again (`again`, `streamed`).
@@ -546,23 +550,30 @@ class HTTPProvider:
 			and attempt < self.max_retries
 		)
 
-	async def again(self, call: Callable[[], Awaitable[_T]]) -> _T:
+	async def again(self, call: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
 		"""``call()``, asked again under the retry policy after a failure `post` did not retry.
 
 		For a reply that is an error sent with status 200 (`_again`): retried as its status
-		would be. What it raises at the end is marked, so no caller asks again.
+		would be. What it raises at the end is marked, so no caller asks again. A try that
+		failed but was billed (its error carries usage: a failed Responses reply) counts in
+		what the call returns or raises at the end.
 
 		Args:
 			call: Makes the whole call: the request and the reading of its reply.
 		"""
 		attempt = 0
+		spent: Usage | None = None
 		while True:
 			try:
-				return await call()
+				response = await call()
 			except ProviderError as exc:
 				if not self._again(exc, attempt):
 					vars(exc)[_RETRIED] = True
+					billed(exc, spent)
 					raise
+				spent = added(spent, exc.usage)
+			else:
+				return _charged(response, spent)
 			attempt += 1
 			await self.retry.sleep(self.retry.delay(attempt))
 
@@ -1067,7 +1078,14 @@ def window_stop(provider: HTTPProvider, model: str, reason: str, usage: Usage) -
 
 
 def reply_failure(
-	provider: HTTPProvider, model: str, what: str, why: str, status: int | None, code: Any = None
+	provider: HTTPProvider,
+	model: str,
+	what: str,
+	why: str,
+	status: int | None,
+	code: Any = None,
+	*,
+	usage: Usage | None = None,
 ) -> ProviderError:
 	"""The error an API's error object stands for (a stream's error event, a body sent with 200).
 
@@ -1081,16 +1099,49 @@ def reply_failure(
 		why: The error's message, already scrubbed (`HTTPProvider.scrub`).
 		status: The HTTP status the error stands for, when it names one.
 		code: The error's machine-readable code or type, for `exceeds_context`.
+		usage: What the failed reply reports it was billed for (its ``usage`` beside the error);
+			None when it reports nothing.
 	"""
 	if exceeds_context(code, why):
-		return window_error(provider, model, why, status)
+		refusal = window_error(provider, model, why, status)
+		refusal.usage = usage  # the refusal's message stays a refusal's: nothing was cut off
+		return refusal
 	return ProviderError(
 		f"{what} failed: {why}",
 		provider=provider.name,
 		model=model,
 		status_code=status,
 		retryable=retryable_status(status),
+		usage=usage,
 	)
+
+
+def billed(exc: ProviderError, spent: Usage | None) -> ProviderError:
+	"""``exc`` with what billed requests before it cost added to its usage (in place).
+
+	A call made of several requests (an Anthropic paused turn, a Gemini continuation, the tries
+	a retry made) was billed for each that answered; the request that failed last carries its
+	own usage, if it reported any (`ProviderError.usage`), and the run counts the sum.
+
+	Args:
+		exc: The failure.
+		spent: What the earlier requests of the call were billed for (None: nothing).
+	"""
+	if spent is not None:
+		exc.usage = added(spent, exc.usage)
+	return exc
+
+
+def added(first: Usage | None, then: Usage | None) -> Usage | None:
+	"""The sum of two usages, either of which may be None (nothing billed); neither is changed."""
+	if first is None or then is None:
+		return first or then
+	from openmolt_core.llm import Usage
+
+	total = Usage()
+	total.add(first)
+	total.add(then)
+	return total
 
 
 _NEVER_LATER = frozenset({501, 505})
@@ -1209,6 +1260,18 @@ class _Head:
 			self.raw: list[tuple[bytes, bytes]] | None = None
 		else:
 			self.raw = [(b"Host", self.url.netloc), *self.headers.raw]
+
+
+def _charged(chunk: _C, spent: Usage | None) -> _C:
+	"""A call's reply with what its earlier, failed but billed, tries cost added to its usage.
+
+	Only the whole reply (a `ModelResponse`) carries usage; a text delta is returned as it is.
+	"""
+	from openmolt_core.llm import ModelResponse
+
+	if spent is not None and isinstance(chunk, ModelResponse):
+		chunk.usage = added(spent, chunk.usage) or chunk.usage
+	return chunk
 
 
 def _hint(exc: BaseException) -> float | None:
