@@ -512,6 +512,8 @@ class HTTPProvider:
 					attempt += 1
 					await self.retry.sleep(self.retry.delay(attempt))
 					continue
+				if not streamed:  # shown text is why it is not asked again, not the policy
+					self._given_up(exc, attempt)
 				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
 				billed(exc, spent)
 				if streamed or not refuses_stream(exc):
@@ -543,12 +545,21 @@ class HTTPProvider:
 		own failures, and what `again` gave up on), nor a prompt past the context window (the
 		loop compacts on it).
 		"""
-		return (
-			exc.retryable
-			and not exc.context_exceeded
-			and not vars(exc).get(_RETRIED)
-			and attempt < self.max_retries
-		)
+		return self._retries(exc) and attempt < self.max_retries
+
+	@staticmethod
+	def _retries(exc: ProviderError) -> bool:
+		"""Whether the retry policy may ask again after ``exc`` (`_again`, with attempts left)."""
+		return exc.retryable and not exc.context_exceeded and not vars(exc).get(_RETRIED)
+
+	def _given_up(self, exc: ProviderError, attempt: int) -> None:
+		"""Say in ``exc`` that the policy gave up after ``attempt + 1`` tries (`_gave_up`).
+
+		Only for a failure the policy would ask again with attempts left (`_retries`): one it
+		does not retry was not given up on.
+		"""
+		if self._retries(exc):
+			self._gave_up(exc, exc.model or "", attempts=attempt + 1)
 
 	async def again(self, call: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
 		"""``call()``, asked again under the retry policy after a failure `post` did not retry.
@@ -568,6 +579,7 @@ class HTTPProvider:
 				response = await call()
 			except ProviderError as exc:
 				if not self._again(exc, attempt):
+					self._given_up(exc, attempt)
 					vars(exc)[_RETRIED] = True
 					billed(exc, spent)
 					raise
@@ -699,19 +711,34 @@ class HTTPProvider:
 	def _gave_up(
 		self, exc: Exception, model: str, *, attempts: int | None = None, note: str = ""
 	) -> ProviderError:
-		attempts = attempts or self.max_retries + 1
+		"""The error of a call the retry policy gave up on: the one place that words it.
+
+		Every give-up says ``(gave up after N attempts)`` after what failed: an HTTP status or
+		a connection `post` retried, and an error in a reply or a stream that `again` or
+		`streamed` asked again (that error itself, its message extended: its type, usage and
+		marks stay).
+
+		Args:
+			exc: The last failure.
+			model: The model asked.
+			attempts: How many tries were made (default: all the policy allows).
+			note: Said after the count (why the policy stopped early).
+		"""
+		gave_up = f"(gave up after {quantity(attempts or self.max_retries + 1, 'attempt')})"
 		if isinstance(exc, _RetryableError):
 			return ProviderError(
-				f"{exc.detail} (gave up after {quantity(attempts, 'attempt')}){note}",
+				f"{exc.detail} {gave_up}{note}",
 				provider=self.name,
 				model=model,
 				status_code=exc.status_code,
 				retryable=True,
 			)
+		if isinstance(exc, ProviderError):
+			exc.args = (f"{exc.args[0]} {gave_up}{note}", *exc.args[1:])
+			return exc
 		return ProviderError(
-			f"could not reach {self.base_url} ({type(exc).__name__}) after "
-			f"{quantity(attempts, 'attempt')}; check the network and "
-			f"{self._base_url_setting()}",
+			f"could not reach {self.base_url}: {type(exc).__name__} {gave_up}; check the "
+			f"network and {self._base_url_setting()}",
 			provider=self.name,
 			model=model,
 			retryable=True,
