@@ -53,10 +53,14 @@ def _family(model: str) -> str:
 	return "old"
 
 
-def _content(message: Message) -> dict[str, Any]:
+def _content(
+	provider: GeminiProvider, model: str, message: Message, sent: list[int]
+) -> dict[str, Any]:
 	parts: list[dict[str, Any]] = [{"text": turn_text(message.content)}]
-	for a in message.attachments:
-		parts.append({"inlineData": {"mimeType": a.media_type, "data": a.data}})
+	if message.attachments:
+		from openmolt_providers.gemini._inline import inline_parts
+
+		parts.extend(inline_parts(provider, model, message.attachments, sent))
 	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
 
 
@@ -119,7 +123,8 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 		generation["responseMimeType"] = "application/json"
 		if schema is not None:
 			generation["responseJsonSchema"] = schema
-	contents = [_content(m) for m in request.messages]
+	sent = [0]  # the request's inline data so far (base64 characters): Gemini caps it
+	contents = [_content(provider, model, m, sent) for m in request.messages]
 	body: dict[str, Any] = {}
 	if gemma and contents:
 		# Gemma refuses a system instruction ("Developer instruction is not enabled"): it

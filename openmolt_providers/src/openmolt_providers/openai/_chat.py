@@ -41,7 +41,7 @@ def _content(provider: OpenAIProvider, model: str, message: Message) -> str | li
 		audio = wav_or_mp3(a)
 		if provider.official:
 			_check(provider, model, a, kind, audio)
-		url = data_url(a.media_type, a.data)
+		url = data_url(kind, a.data)  # the bare type: a parameter is no part of a data URL's
 		if kind.startswith("image/"):
 			parts.append({"type": "image_url", "image_url": {"url": url}})
 		elif audio is not None:

@@ -33,7 +33,7 @@ def _content(provider: OpenAIProvider, model: str, message: Message) -> str | li
 	for a in message.attachments:
 		if provider.official:
 			_check(provider, model, a)
-		url = data_url(a.media_type, a.data)
+		url = data_url(media(a), a.data)  # the bare type: no parameter in the URL
 		if a.media_type.startswith("image/"):
 			parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
 		else:
