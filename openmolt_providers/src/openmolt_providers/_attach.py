@@ -6,7 +6,8 @@ takes, and is not retried (a fallback model that reads it may answer instead). F
 pages: OpenAI's images guide (PNG, JPEG, WEBP, non-animated GIF; up to 50 MB of images per
 request) and file inputs (PDF), and Chat Completions' ``input_audio`` (WAV and MP3; the
 Responses API takes no audio); Anthropic's vision and PDF support pages (JPEG, PNG, GIF, WEBP
-images of at most 5 MB each; PDF, and plain text as a ``text`` document source). Gemini reads
+images of at most 5 MB each; PDF, and any text file as a ``text`` document source of type
+``text/plain``, its text decoded as UTF-8). Gemini reads
 images, audio, video, PDF and text inline, of the types and sizes `openmolt_providers.gemini.
 _inline` lists. Every API is sent the bare media type (`media`: no ``; charset=...``). OpenAI's file inputs
 guide (2026-12): the Responses API's ``input_file`` reads PDF, text, code, documents and
@@ -67,15 +68,21 @@ def decoded_size(attachment: Attachment) -> int:
 
 
 def plain_text(provider: HTTPProvider, model: str, attachment: Attachment) -> str:
-	"""The text of a ``text/plain`` attachment (Anthropic takes it as text, not base64).
+	"""The text of a text attachment, decoded as UTF-8 (a byte-order mark dropped).
+
+	For an API that takes a text file as its text, not base64 (Anthropic's ``text`` document
+	source, Chat Completions' text part).
 
 	Raises:
 		ProviderError: It is not base64 of UTF-8 text.
 	"""
 	try:
-		return base64.b64decode(attachment.data, validate=True).decode("utf-8")
+		return base64.b64decode(attachment.data, validate=True).decode("utf-8-sig")
 	except (binascii.Error, ValueError):
-		raise refused(provider, model, attachment, "it is not base64 of UTF-8 text") from None
+		why = "it is sent as its text, and its data is not base64 of UTF-8 text"
+		raise refused(
+			provider, model, attachment, why, fix="save it as UTF-8 and attach it again"
+		) from None
 
 
 def textual(attachment: Attachment) -> bool:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused
+from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused, textual
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
@@ -53,7 +53,8 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 	"""The content block of an attachment; an error for one the API cannot read.
 
 	Raises:
-		ProviderError: Not an image, PDF or plain text the API takes, or an image over 5 MB.
+		ProviderError: Not an image, PDF or text file the API takes, a text file that is not
+			UTF-8, or an image over 5 MB.
 	"""
 	kind = media(a)
 	if kind in IMAGES:
@@ -70,11 +71,14 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 			"type": "document",
 			"source": {"type": "base64", "media_type": kind, "data": a.data},
 		}
-	if kind == "text/plain":
+	if textual(a):
+		# A text document's source is its text, of type text/plain (the only one it takes):
+		# CSV, Markdown, JSON... are read as the text they are.
 		text = plain_text(provider, model, a)
-		return {"type": "document", "source": {"type": "text", "media_type": kind, "data": text}}
+		source = {"type": "text", "media_type": "text/plain", "data": text}
+		return {"type": "document", "source": source}
 	raise refused(
-		provider, model, a, "Anthropic reads JPEG, PNG, GIF and WEBP images, PDF and plain text"
+		provider, model, a, "Anthropic reads JPEG, PNG, GIF and WEBP images, PDF and text files"
 	)
 
 
