@@ -483,7 +483,9 @@ class HTTPProvider:
 		was shown). A server that refuses ``stream`` before anything streamed is asked once
 		more without streaming (one that answers it with a whole reply has answered: that
 		reply is used when ``parse`` reads it); the provider remembers it, so its later calls
-		are plain requests, and a `NotStreamingWarning` says so once.
+		are plain requests, and a `NotStreamingWarning` says so once. A stream asked again
+		after a failure that was billed (its error carries usage) counts in the final reply's
+		usage, or in the error raised at the end.
 
 		Args:
 			source: Opens the stream.
@@ -513,7 +515,7 @@ class HTTPProvider:
 					await self.retry.sleep(self.retry.delay(attempt))
 					continue
 				if not streamed:  # shown text is why it is not asked again, not the policy
-					self._given_up(exc, attempt)
+					self._note_gave_up(exc, attempt)
 				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
 				billed(exc, spent)
 				if streamed or not refuses_stream(exc):
@@ -552,7 +554,7 @@ class HTTPProvider:
 		"""Whether the retry policy may ask again after ``exc`` (`_again`, with attempts left)."""
 		return exc.retryable and not exc.context_exceeded and not vars(exc).get(_RETRIED)
 
-	def _given_up(self, exc: ProviderError, attempt: int) -> None:
+	def _note_gave_up(self, exc: ProviderError, attempt: int) -> None:
 		"""Say in ``exc`` that the policy gave up after ``attempt + 1`` tries (`_gave_up`).
 
 		Only for a failure the policy would ask again with attempts left (`_retries`): one it
@@ -579,7 +581,7 @@ class HTTPProvider:
 				response = await call()
 			except ProviderError as exc:
 				if not self._again(exc, attempt):
-					self._given_up(exc, attempt)
+					self._note_gave_up(exc, attempt)
 					vars(exc)[_RETRIED] = True
 					billed(exc, spent)
 					raise
@@ -1160,14 +1162,15 @@ def billed(exc: ProviderError, spent: Usage | None) -> ProviderError:
 
 
 def added(first: Usage | None, then: Usage | None) -> Usage | None:
-	"""The sum of two usages, either of which may be None (nothing billed); neither is changed."""
-	if first is None or then is None:
-		return first or then
+	"""The sum of two usages, either of which may be None (nothing billed), as a new usage."""
+	if first is None and then is None:
+		return None
 	from openmolt_core.llm import Usage
 
 	total = Usage()
-	total.add(first)
-	total.add(then)
+	for usage in (first, then):
+		if usage is not None:
+			total.add(usage)
 	return total
 
 
