@@ -141,3 +141,52 @@ async def test_an_object_output_sent_as_text_previews_as_its_json_source() -> No
 	assert all(raw for _, raw in output)
 	assert json.loads("".join(text for text, _ in output)) == result.output
 	await om.aclose()
+
+
+PLACE = {
+	"type": "object",
+	"properties": {
+		"city": {"type": "string"},
+		"zip": {"type": "string"},
+		"tags": {
+			"type": "array",
+			"items": {
+				"type": "object",
+				"properties": {"k": {"type": "string"}, "v": {"type": "integer"}},
+				"required": ["k"],
+				"additionalProperties": False,
+			},
+		},
+	},
+	"required": ["city"],
+	"additionalProperties": False,
+}
+
+
+async def test_an_object_output_previews_without_the_nulls_of_properties_left_out() -> None:
+	"""OpenAI's strict mode sends each optional property the model left out as null; the loop
+	drops them, and so do the previews: the output's deltas add up to the run's output."""
+	out = {"city": "Oslo", "zip": None, "tags": [{"k": "a", "v": None}, {"k": "b", "v": 2}]}
+	done = {"type": "finish", "status": "success", "humanMessage": "Done.", "output": out}
+	sent: list[dict[str, Any]] = []
+	handle = _api("openai", [{"commands": [done]}])
+
+	def api(request: httpx.Request) -> httpx.Response:
+		sent.append(json.loads(request.content))
+		return handle(request)
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(llm_providers=SETTINGS, http_client=http)
+	agent = om.create_agent(name="Clerk", model="openai:gpt-5-mini", output_schema=PLACE)
+	deltas: list[tuple[str, str, bool]] = []
+	agent.on("text:delta", lambda e: deltas.append((e.field, e.text, e.raw)))
+	result = await agent.run("Where?")
+	assert result.output == {"city": "Oslo", "tags": [{"k": "a"}, {"k": "b", "v": 2}]}
+	output = [(text, raw) for field, text, raw in deltas if field == "output"]
+	assert output and all(raw for _, raw in output)
+	joined = "".join(text for text, _ in output)
+	assert json.loads(joined) == result.output and "null" not in joined
+	# What was asked: strict output, every property required, the optional ones nullable.
+	fmt = sent[0]["text"]["format"]
+	assert sent[0]["stream"] is True and fmt["strict"] is True
+	await om.aclose()

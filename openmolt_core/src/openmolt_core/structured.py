@@ -134,6 +134,22 @@ class FittedSchema:
 		"""
 		return self._repair(data)
 
+	def output_repair(self) -> tuple[bool, Repair | None] | None:
+		"""How `restore` changes a ``finish``'s ``output``, for previews of it as it streams.
+
+		Returns:
+			Whether a null output is dropped (the output was made required and nullable) and
+			the repair of its value (`openmolt_core._support.schemafit`: the nulls of its
+			properties left out), or None when `restore` leaves the output as the model wrote
+			it. An output sent as JSON text (``output_encoded``) is read apart.
+		"""
+		commands = getattr(self._repair, "commands", None)
+		finish = commands.get(("finish", None)) if isinstance(commands, Mapping) else None
+		for name, drop, repair in getattr(finish, "props", ()):
+			if name == "output" and (drop or repair is not None) and not self.output_encoded:
+				return drop, repair
+		return None
+
 
 def _with(repair: Repair | None, name: str, inner: Repair | None) -> Repair | None:
 	"""``repair`` (of an object) extended with a repair of its property ``name``."""

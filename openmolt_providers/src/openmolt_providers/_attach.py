@@ -6,8 +6,10 @@ takes, and is not retried (a fallback model that reads it may answer instead). F
 pages: OpenAI's images guide (PNG, JPEG, WEBP, non-animated GIF; up to 50 MB of images per
 request) and file inputs (PDF), and Chat Completions' ``input_audio`` (WAV and MP3; the
 Responses API takes no audio); Anthropic's vision and PDF support pages (JPEG, PNG, GIF, WEBP
-images of at most 5 MB each; PDF, and plain text as a ``text`` document source). Gemini reads
-images, audio, video, PDF and text inline: its attachments go as they are. OpenAI's file inputs
+images of at most 5 MB each; PDF, and any text file as a ``text`` document source of type
+``text/plain``, its text decoded as UTF-8). Gemini reads
+images, audio, video, PDF and text inline, of the types and sizes `openmolt_providers.gemini.
+_inline` lists. Every API is sent the bare media type (`media`: no ``; charset=...``). OpenAI's file inputs
 guide (2026-12): the Responses API's ``input_file`` reads PDF, text, code, documents and
 spreadsheets, by the file name's extension; Chat Completions' ``file`` part reads PDF only, and a
 text file goes as a text part holding its content, as the guide says.
@@ -66,15 +68,21 @@ def decoded_size(attachment: Attachment) -> int:
 
 
 def plain_text(provider: HTTPProvider, model: str, attachment: Attachment) -> str:
-	"""The text of a ``text/plain`` attachment (Anthropic takes it as text, not base64).
+	"""The text of a text attachment, decoded as UTF-8 (a byte-order mark dropped).
+
+	For an API that takes a text file as its text, not base64 (Anthropic's ``text`` document
+	source, Chat Completions' text part).
 
 	Raises:
 		ProviderError: It is not base64 of UTF-8 text.
 	"""
 	try:
-		return base64.b64decode(attachment.data, validate=True).decode("utf-8")
+		return base64.b64decode(attachment.data, validate=True).decode("utf-8-sig")
 	except (binascii.Error, ValueError):
-		raise refused(provider, model, attachment, "it is not base64 of UTF-8 text") from None
+		why = "it is sent as its text, and its data is not base64 of UTF-8 text"
+		raise refused(
+			provider, model, attachment, why, fix="save it as UTF-8 and attach it again"
+		) from None
 
 
 def textual(attachment: Attachment) -> bool:
@@ -112,7 +120,12 @@ def text_part(provider: HTTPProvider, model: str, attachment: Attachment) -> str
 	return f"{name} ({media(attachment)}):\n{text}"
 
 
-def refused(provider: HTTPProvider, model: str, attachment: Attachment, why: str) -> ProviderError:
+_FIX = "convert it, or use a model that reads it (a Gemini model reads audio, video and text too)"
+
+
+def refused(
+	provider: HTTPProvider, model: str, attachment: Attachment, why: str, *, fix: str = _FIX
+) -> ProviderError:
 	"""The error for an attachment the API cannot read, raised before anything is sent.
 
 	Args:
@@ -120,11 +133,11 @@ def refused(provider: HTTPProvider, model: str, attachment: Attachment, why: str
 		model: The model name.
 		attachment: The attachment.
 		why: What the API takes instead, or what is wrong with it.
+		fix: What to do about it (default: convert it, or use a Gemini model).
 	"""
 	name = f" {attachment.name!r}" if attachment.name else ""
 	return ProviderError(
-		f"the attachment{name} ({attachment.media_type}) cannot be sent: {why}; convert it, or "
-		"use a model that reads it (a Gemini model reads audio, video and text too)",
+		f"the attachment{name} ({attachment.media_type}) cannot be sent: {why}; {fix}",
 		provider=provider.name,
 		model=model,
 	)

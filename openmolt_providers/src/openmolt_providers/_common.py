@@ -55,6 +55,7 @@ MAX_ERROR_CHARS = 500
 
 _MAX_WAIT = 60.0
 _T = TypeVar("_T")
+_C = TypeVar("_C")
 
 _KEY_PATTERNS = LazyPattern(r"(sk-[A-Za-z0-9*_\-]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
@@ -482,7 +483,9 @@ class HTTPProvider:
 		was shown). A server that refuses ``stream`` before anything streamed is asked once
 		more without streaming (one that answers it with a whole reply has answered: that
 		reply is used when ``parse`` reads it); the provider remembers it, so its later calls
-		are plain requests, and a `NotStreamingWarning` says so once.
+		are plain requests, and a `NotStreamingWarning` says so once. A stream asked again
+		after a failure that was billed (its error carries usage) counts in the final reply's
+		usage, or in the error raised at the end.
 
 		Args:
 			source: Opens the stream.
@@ -497,19 +500,24 @@ class HTTPProvider:
 
 		whole: ModelResponse | None = None
 		attempt = 0
+		spent: Usage | None = None  # what the tries asked again were billed for
 		while self.streams:
 			streamed = False
 			try:
 				async for chunk in source():
 					streamed = True
-					yield chunk
+					yield _charged(chunk, spent)
 				return
 			except ProviderError as exc:
 				if not streamed and self._again(exc, attempt):
+					spent = added(spent, exc.usage)
 					attempt += 1
 					await self.retry.sleep(self.retry.delay(attempt))
 					continue
+				if not streamed:  # shown text is why it is not asked again, not the policy
+					self._note_gave_up(exc, attempt)
 				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
+				billed(exc, spent)
 				if streamed or not refuses_stream(exc):
 					raise
 				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
@@ -526,7 +534,7 @@ class HTTPProvider:
 		response = whole if whole is not None else await once()
 		if response.text:
 			yield TextDelta(response.text)
-		yield response
+		yield _charged(response, spent)
 
 	def _again(self, exc: ProviderError, attempt: int) -> bool:
 		"""Whether a call that failed with ``exc`` is asked again (`again`, `streamed`).
@@ -539,30 +547,47 @@ class HTTPProvider:
 		own failures, and what `again` gave up on), nor a prompt past the context window (the
 		loop compacts on it).
 		"""
-		return (
-			exc.retryable
-			and not exc.context_exceeded
-			and not vars(exc).get(_RETRIED)
-			and attempt < self.max_retries
-		)
+		return self._retries(exc) and attempt < self.max_retries
 
-	async def again(self, call: Callable[[], Awaitable[_T]]) -> _T:
+	@staticmethod
+	def _retries(exc: ProviderError) -> bool:
+		"""Whether the retry policy may ask again after ``exc`` (`_again`, with attempts left)."""
+		return exc.retryable and not exc.context_exceeded and not vars(exc).get(_RETRIED)
+
+	def _note_gave_up(self, exc: ProviderError, attempt: int) -> None:
+		"""Say in ``exc`` that the policy gave up after ``attempt + 1`` tries (`_gave_up`).
+
+		Only for a failure the policy would ask again with attempts left (`_retries`): one it
+		does not retry was not given up on.
+		"""
+		if self._retries(exc):
+			self._gave_up(exc, exc.model or "", attempts=attempt + 1)
+
+	async def again(self, call: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
 		"""``call()``, asked again under the retry policy after a failure `post` did not retry.
 
 		For a reply that is an error sent with status 200 (`_again`): retried as its status
-		would be. What it raises at the end is marked, so no caller asks again.
+		would be. What it raises at the end is marked, so no caller asks again. A try that
+		failed but was billed (its error carries usage: a failed Responses reply) counts in
+		what the call returns or raises at the end.
 
 		Args:
 			call: Makes the whole call: the request and the reading of its reply.
 		"""
 		attempt = 0
+		spent: Usage | None = None
 		while True:
 			try:
-				return await call()
+				response = await call()
 			except ProviderError as exc:
 				if not self._again(exc, attempt):
+					self._note_gave_up(exc, attempt)
 					vars(exc)[_RETRIED] = True
+					billed(exc, spent)
 					raise
+				spent = added(spent, exc.usage)
+			else:
+				return _charged(response, spent)
 			attempt += 1
 			await self.retry.sleep(self.retry.delay(attempt))
 
@@ -688,19 +713,34 @@ class HTTPProvider:
 	def _gave_up(
 		self, exc: Exception, model: str, *, attempts: int | None = None, note: str = ""
 	) -> ProviderError:
-		attempts = attempts or self.max_retries + 1
+		"""The error of a call the retry policy gave up on: the one place that words it.
+
+		Every give-up says ``(gave up after N attempts)`` after what failed: an HTTP status or
+		a connection `post` retried, and an error in a reply or a stream that `again` or
+		`streamed` asked again (that error itself, its message extended: its type, usage and
+		marks stay).
+
+		Args:
+			exc: The last failure.
+			model: The model asked.
+			attempts: How many tries were made (default: all the policy allows).
+			note: Said after the count (why the policy stopped early).
+		"""
+		gave_up = f"(gave up after {quantity(attempts or self.max_retries + 1, 'attempt')})"
 		if isinstance(exc, _RetryableError):
 			return ProviderError(
-				f"{exc.detail} (gave up after {quantity(attempts, 'attempt')}){note}",
+				f"{exc.detail} {gave_up}{note}",
 				provider=self.name,
 				model=model,
 				status_code=exc.status_code,
 				retryable=True,
 			)
+		if isinstance(exc, ProviderError):
+			exc.args = (f"{exc.args[0]} {gave_up}{note}", *exc.args[1:])
+			return exc
 		return ProviderError(
-			f"could not reach {self.base_url} ({type(exc).__name__}) after "
-			f"{quantity(attempts, 'attempt')}; check the network and "
-			f"{self._base_url_setting()}",
+			f"could not reach {self.base_url}: {type(exc).__name__} {gave_up}; check the "
+			f"network and {self._base_url_setting()}",
 			provider=self.name,
 			model=model,
 			retryable=True,
@@ -1067,7 +1107,14 @@ def window_stop(provider: HTTPProvider, model: str, reason: str, usage: Usage) -
 
 
 def reply_failure(
-	provider: HTTPProvider, model: str, what: str, why: str, status: int | None, code: Any = None
+	provider: HTTPProvider,
+	model: str,
+	what: str,
+	why: str,
+	status: int | None,
+	code: Any = None,
+	*,
+	usage: Usage | None = None,
 ) -> ProviderError:
 	"""The error an API's error object stands for (a stream's error event, a body sent with 200).
 
@@ -1081,16 +1128,50 @@ def reply_failure(
 		why: The error's message, already scrubbed (`HTTPProvider.scrub`).
 		status: The HTTP status the error stands for, when it names one.
 		code: The error's machine-readable code or type, for `exceeds_context`.
+		usage: What the failed reply reports it was billed for (its ``usage`` beside the error);
+			None when it reports nothing.
 	"""
 	if exceeds_context(code, why):
-		return window_error(provider, model, why, status)
+		refusal = window_error(provider, model, why, status)
+		refusal.usage = usage  # the refusal's message stays a refusal's: nothing was cut off
+		return refusal
 	return ProviderError(
 		f"{what} failed: {why}",
 		provider=provider.name,
 		model=model,
 		status_code=status,
 		retryable=retryable_status(status),
+		usage=usage,
 	)
+
+
+def billed(exc: ProviderError, spent: Usage | None) -> ProviderError:
+	"""``exc`` with what billed requests before it cost added to its usage (in place).
+
+	A call made of several requests (an Anthropic paused turn, a Gemini continuation, the tries
+	a retry made) was billed for each that answered; the request that failed last carries its
+	own usage, if it reported any (`ProviderError.usage`), and the run counts the sum.
+
+	Args:
+		exc: The failure.
+		spent: What the earlier requests of the call were billed for (None: nothing).
+	"""
+	if spent is not None:
+		exc.usage = added(spent, exc.usage)
+	return exc
+
+
+def added(first: Usage | None, then: Usage | None) -> Usage | None:
+	"""The sum of two usages, either of which may be None (nothing billed), as a new usage."""
+	if first is None and then is None:
+		return None
+	from openmolt_core.llm import Usage
+
+	total = Usage()
+	for usage in (first, then):
+		if usage is not None:
+			total.add(usage)
+	return total
 
 
 _NEVER_LATER = frozenset({501, 505})
@@ -1209,6 +1290,18 @@ class _Head:
 			self.raw: list[tuple[bytes, bytes]] | None = None
 		else:
 			self.raw = [(b"Host", self.url.netloc), *self.headers.raw]
+
+
+def _charged(chunk: _C, spent: Usage | None) -> _C:
+	"""A call's reply with what its earlier, failed but billed, tries cost added to its usage.
+
+	Only the whole reply (a `ModelResponse`) carries usage; a text delta is returned as it is.
+	"""
+	from openmolt_core.llm import ModelResponse
+
+	if spent is not None and isinstance(chunk, ModelResponse):
+		chunk.usage = added(spent, chunk.usage) or chunk.usage
+	return chunk
 
 
 def _hint(exc: BaseException) -> float | None:

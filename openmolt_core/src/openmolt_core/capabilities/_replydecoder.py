@@ -7,7 +7,10 @@ r"""Decode a reply's JSON commands as they arrive (for `openmolt_core.capabiliti
   reported decoded; an ``output`` that is not a string is reported as its JSON source text
   (``raw``). For a valid reply, the pieces of one field concatenate to its final value; an
   ``output`` sent as JSON text (``encoded_output``: the fitted reply schema's) is read as the
-  JSON it holds, so its pieces are the output's, not the text's.
+  JSON it holds, so its pieces are the output's, not the text's; an output reported as its
+  source whose fitted schema made optional properties nullable (``output_repair``) is restored
+  as it streams (`openmolt_core.capabilities._rawrestore`), so its pieces hold no null the loop
+  drops.
 - `CommandDone`: a command's object closed; its decoded JSON. This says the command was fully
   received, not that it is valid: the parser (`openmolt_core._parse`) decides that once the whole
   reply is in, and nothing runs before.
@@ -27,9 +30,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support.jsonsafe import encodable, encodable_text
+
+if TYPE_CHECKING:
+	from openmolt_core._support.schemafit import Repair
+	from openmolt_core.capabilities._rawrestore import RawRestorer
 
 __all__ = ["CommandDone", "ReplyDecoder", "ReplyPiece", "TextPiece"]
 
@@ -121,10 +128,17 @@ class ReplyDecoder:
 			so, `openmolt_core.structured.FittedSchema.output_encoded`). Its text is then read
 			as the output's JSON source, so the pieces are what they would be for the output
 			itself: a string decoded, any other value as its JSON source (``raw``).
+		output_repair: How the fitted schema's `FittedSchema.restore` changes a ``finish``'s
+			``output`` (`FittedSchema.output_repair`: whether a null output is dropped, and the
+			repair of its value), or None when it leaves it as written. An output reported as
+			its JSON source is then restored as it streams (`RawRestorer`: the nulls of
+			properties left out removed), so its pieces add up to the output the loop reads.
 	"""
 
 	encoded_output: bool = False
+	output_repair: tuple[bool, Repair | None] | None = None
 	_inner: dict[int, ReplyDecoder] = field(default_factory=dict)  # an encoded output's reader
+	_restorer: RawRestorer | None = None  # the raw output's, when it has a repair
 	_text: str = ""
 	_pos: int = 0
 	_stack: list[_Frame] = field(default_factory=list)
@@ -222,6 +236,11 @@ class ReplyDecoder:
 			index = self._command_index(frame)
 			if index is not None and self._streams(frame):
 				self._raw = (index, len(self._stack), self._pos)
+				self._restorer = None
+				if self.output_repair is not None:
+					from openmolt_core.capabilities._rawrestore import RawRestorer
+
+					self._restorer = RawRestorer(*self.output_repair)
 
 	def _open(self, c: str, out: list[ReplyPiece]) -> None:
 		parent = self._stack[-1] if self._stack else None
@@ -288,7 +307,7 @@ class ReplyDecoder:
 		is_type = frame.kind == "{" and frame.key == "type"
 		self._start_value(frame)
 		if target is not None:
-			self._raw = None  # a string output is reported decoded, not as source
+			self._raw = self._restorer = None  # a string output is reported decoded, not as source
 		self._string = _String(start, target, False, is_type, start)
 
 	def _in_string(self, c: str, out: list[ReplyPiece]) -> None:
@@ -387,7 +406,10 @@ class ReplyDecoder:
 		index, depth, begin = self._raw
 		if end > begin:
 			source = encodable_text(self._text[begin:end])
-			out.append(TextPiece(index, "output", source, raw=True))
+			if self._restorer is not None:
+				source = self._restorer.feed(source)
+			if source:
+				out.append(TextPiece(index, "output", source, raw=True))
 			self._raw = (index, depth, end)
 
 	# helpers --------------------------------------------------------------------------------

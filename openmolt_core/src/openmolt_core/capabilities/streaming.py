@@ -147,8 +147,9 @@ def sender(ctx: RunContext) -> Send | None:
 		# properties left out (`openmolt_core.structured.FittedSchema.restore`).
 		fitted = ctx.models.fitted(model) if ctx.models is not None else None
 		encoded = fitted is not None and fitted.output_encoded
+		repair = fitted.output_repair() if fitted is not None else None
 		# One per call: a retry or a fallback starts the reply over.
-		decoder = ReplyDecoder(encoded_output=encoded)
+		decoder = ReplyDecoder(encoded_output=encoded, output_repair=repair)
 		# One mask per field: a secret split across two deltas is held back until it is whole,
 		# then masked (each delta masked alone would let its halves through).
 		masks: dict[tuple[int, str, bool], StreamMask] = {}

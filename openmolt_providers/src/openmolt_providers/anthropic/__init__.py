@@ -15,8 +15,9 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
+from openmolt_core.errors import ProviderError
 from openmolt_providers._body import encode
-from openmolt_providers._common import HTTPProvider
+from openmolt_providers._common import HTTPProvider, billed
 from openmolt_providers.anthropic import _convert, _models, _stream
 from openmolt_providers.anthropic._dialect import ANTHROPIC
 from openmolt_providers.settings import AnthropicSettings
@@ -115,9 +116,13 @@ class AnthropicProvider(HTTPProvider):
 		paused: list[dict[str, Any]] = []
 		while data.get("stop_reason") == _convert.PAUSE and len(paused) < _convert.MAX_PAUSES:
 			paused.append(data)  # the API paused a long turn of its server tools: go on with it
-			data = await self.post(
-				self._url, encode(_convert.go_on(body, paused)), model=request.model
-			)
+			try:
+				data = await self.post(
+					self._url, encode(_convert.go_on(body, paused)), model=request.model
+				)
+			except ProviderError as exc:  # the paused requests were billed all the same
+				billed(exc, _convert.paused_usage(self, request.model, paused))
+				raise
 		return _convert.parse_paused(self, request.model, paused, data)
 
 	def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:

@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused
+from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused, textual
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
+	billed,
 	filled_window,
 	reply_failure,
 	window_stop,
@@ -34,6 +35,7 @@ __all__ = [
 	"go_on",
 	"parse",
 	"parse_paused",
+	"paused_usage",
 	"reply_error",
 ]
 
@@ -51,7 +53,8 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 	"""The content block of an attachment; an error for one the API cannot read.
 
 	Raises:
-		ProviderError: Not an image, PDF or plain text the API takes, or an image over 5 MB.
+		ProviderError: Not an image, PDF or text file the API takes, a text file that is not
+			UTF-8, or an image over 5 MB.
 	"""
 	kind = media(a)
 	if kind in IMAGES:
@@ -68,11 +71,14 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 			"type": "document",
 			"source": {"type": "base64", "media_type": kind, "data": a.data},
 		}
-	if kind == "text/plain":
+	if textual(a):
+		# A text document's source is its text, of type text/plain (the only one it takes):
+		# CSV, Markdown, JSON... are read as the text they are.
 		text = plain_text(provider, model, a)
-		return {"type": "document", "source": {"type": "text", "media_type": kind, "data": text}}
+		source = {"type": "text", "media_type": "text/plain", "data": text}
+		return {"type": "document", "source": source}
 	raise refused(
-		provider, model, a, "Anthropic reads JPEG, PNG, GIF and WEBP images, PDF and plain text"
+		provider, model, a, "Anthropic reads JPEG, PNG, GIF and WEBP images, PDF and text files"
 	)
 
 
@@ -202,7 +208,9 @@ _STATUS = {
 """Error types of the API and the HTTP status each stands for (docs: errors)."""
 
 
-def reply_error(provider: AnthropicProvider, model: str, error: Any, what: str) -> ProviderError:
+def reply_error(
+	provider: AnthropicProvider, model: str, error: Any, what: str, usage: Usage | None = None
+) -> ProviderError:
 	"""The error an ``error`` object stands for: a stream's event, or a body sent with 200.
 
 	Its ``type`` names the status it would have come with (``overloaded_error`` is a 529, retried
@@ -213,11 +221,13 @@ def reply_error(provider: AnthropicProvider, model: str, error: Any, what: str) 
 		model: The model.
 		error: The ``error`` object (``type``, ``message``), or anything else.
 		what: What failed, for the message (``the stream``, ``the reply``).
+		usage: What the body reports it was billed for (a ``usage`` beside the error); None
+			when it reports nothing.
 	"""
 	error = error if isinstance(error, dict) else {"message": str(error or "")}
 	status = _STATUS.get(str(error.get("type")))
 	why = provider.scrub(str(error.get("message") or error.get("type") or "no reason given"))
-	return reply_failure(provider, model, what, why, status, error.get("type"))
+	return reply_failure(provider, model, what, why, status, error.get("type"), usage=usage)
 
 
 @reads_replies("Messages")
@@ -230,7 +240,8 @@ def parse(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Mode
 			(`window_stop`, the window error the loop compacts on).
 	"""
 	if data.get("type") == "error" or (data.get("error") and not data.get("content")):
-		raise reply_error(provider, model, data.get("error"), "the reply")
+		spent = _usage(provider, model, data) if data.get("usage") else None
+		raise reply_error(provider, model, data.get("error"), "the reply", spent)
 	blocks = [
 		fields(block, f"content[{i}]")
 		for i, block in enumerate(items(data.get("content"), "content"))
@@ -288,22 +299,29 @@ def parse_paused(
 
 	Its content is every reply's, in order; its stop reason and the window check are the last
 	reply's (each request's prompt holds the ones before); its usage adds up every request's,
-	each billed, and so does the window error's (`window_stop`) when the last one filled it.
+	each billed, and so does the error's when the last one failed (the window error,
+	`window_stop`, or an error in place of the last reply): the paused requests were billed.
 	"""
 	if not paused:
 		return parse(provider, model, last)
 	content = [block for reply in (*paused, last) for block in reply.get("content") or ()]
-	usage = Usage()
-	for reply in (*paused, last):
-		usage.add(_usage(provider, model, reply))
 	try:
 		response = parse(provider, model, {**last, "content": content})
 	except ProviderError as exc:
-		if exc.usage is not None:  # a turn that filled the window: every request was billed
-			exc.usage = usage
+		billed(exc, paused_usage(provider, model, paused))
 		raise
+	usage = paused_usage(provider, model, paused)
+	usage.add(_usage(provider, model, last))
 	response.usage = usage
 	return response
+
+
+def paused_usage(provider: AnthropicProvider, model: str, paused: list[dict[str, Any]]) -> Usage:
+	"""What the paused requests of a turn were billed for (each answered: `PAUSE`)."""
+	usage = Usage()
+	for reply in paused:
+		usage.add(_usage(provider, model, reply))
+	return usage
 
 
 def _usage(provider: AnthropicProvider, model: str, data: dict[str, Any]) -> Usage:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._common import billed
 from openmolt_providers._shape import position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
@@ -42,8 +43,13 @@ async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIte
 	message: dict[str, Any] = {}
 	while True:
 		payload = _convert.go_on(body, paused) if paused else body
-		async for chunk in _one(provider, {**payload, "stream": True}, model, message):
-			yield chunk
+		try:
+			async for chunk in _one(provider, {**payload, "stream": True}, model, message):
+				yield chunk
+		except ProviderError as exc:  # the paused requests before it were billed all the same
+			if paused:
+				billed(exc, _convert.paused_usage(provider, model, paused))
+			raise
 		if message.get("stop_reason") != _convert.PAUSE or len(paused) == _convert.MAX_PAUSES:
 			break
 		paused.append(message)

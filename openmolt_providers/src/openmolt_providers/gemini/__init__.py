@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from openmolt_core import hookimpl
+from openmolt_core.errors import ProviderError
 from openmolt_providers._body import encode
-from openmolt_providers._common import HTTPProvider
+from openmolt_providers._common import HTTPProvider, billed
 from openmolt_providers.gemini import _convert, _dialect, _stream
 from openmolt_providers.settings import GeminiSettings
 
@@ -118,7 +119,13 @@ class GeminiProvider(HTTPProvider):
 		# The API stopped the reply at its per-request limit: go on with it (`_convert.go_on`).
 		while (token := _convert.continued(data)) and len(hops) < _convert.MAX_CONTINUATIONS:
 			hops.append(data)
-			data = await self.post(url, encode(_convert.go_on(body, token)), model=request.model)
+			try:
+				data = await self.post(
+					url, encode(_convert.go_on(body, token)), model=request.model
+				)
+			except ProviderError as exc:  # the stopped requests were billed all the same
+				billed(exc, _convert.hops_usage(self, request.model, hops))
+				raise
 		return _convert.parse_continued(self, request.model, hops, data)
 
 	def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:

@@ -8,6 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
+	billed,
 	filled_window,
 	provider_message,
 	reply_failure,
@@ -29,6 +30,7 @@ __all__ = [
 	"build",
 	"continued",
 	"go_on",
+	"hops_usage",
 	"parse",
 	"parse_continued",
 	"reply_error",
@@ -51,10 +53,14 @@ def _family(model: str) -> str:
 	return "old"
 
 
-def _content(message: Message) -> dict[str, Any]:
+def _content(
+	provider: GeminiProvider, model: str, message: Message, sent: list[int]
+) -> dict[str, Any]:
 	parts: list[dict[str, Any]] = [{"text": turn_text(message.content)}]
-	for a in message.attachments:
-		parts.append({"inlineData": {"mimeType": a.media_type, "data": a.data}})
+	if message.attachments:
+		from openmolt_providers.gemini._inline import inline_parts
+
+		parts.extend(inline_parts(provider, model, message.attachments, sent))
 	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
 
 
@@ -117,7 +123,8 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 		generation["responseMimeType"] = "application/json"
 		if schema is not None:
 			generation["responseJsonSchema"] = schema
-	contents = [_content(m) for m in request.messages]
+	sent = [0]  # the request's inline data so far (base64 characters): Gemini caps it
+	contents = [_content(provider, model, m, sent) for m in request.messages]
 	body: dict[str, Any] = {}
 	if gemma and contents:
 		# Gemma refuses a system instruction ("Developer instruction is not enabled"): it
@@ -185,7 +192,8 @@ def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> P
 
 	Google's errors (``google.rpc.Status`` in JSON) carry the HTTP status as ``error.code``: a
 	503 is retried later, and a prompt past the context window is the window error the loop
-	compacts on.
+	compacts on. A ``usageMetadata`` beside the error is what the body reports it was billed
+	for: the error carries it.
 
 	Args:
 		provider: The provider (its ``scrub`` masks the key in the message).
@@ -197,7 +205,9 @@ def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> P
 	code = error.get("code") if isinstance(error, dict) else None
 	status = code if isinstance(code, int) and not isinstance(code, bool) else None
 	why = provider.scrub(provider_message(data) or "no reason given")
-	return reply_failure(provider, model, what, why, status)
+	reported = isinstance(data, dict) and isinstance(data.get("usageMetadata"), dict)
+	spent = _usage(provider, model, data) if reported and data["usageMetadata"] else None
+	return reply_failure(provider, model, what, why, status, usage=spent)
 
 
 @reads_replies("Gemini")
@@ -322,6 +332,11 @@ def parse_continued(
 	"""
 	if not hops:
 		return parse(provider, model, last)
+	if last.get("error") and not last.get("candidates"):
+		# The request that went on failed: its error, not the stopped parts read as a reply.
+		raise billed(
+			reply_error(provider, model, last, "the reply"), hops_usage(provider, model, hops)
+		)
 	parts: list[Any] = []
 	for reply in (*hops, last):
 		for candidate in items(reply.get("candidates"), "candidates")[:1]:
@@ -330,14 +345,20 @@ def parse_continued(
 	candidates = items(last.get("candidates"), "candidates")
 	end = fields(candidates[0], "candidates[0]") if candidates else {}
 	merged = {**last, "candidates": [{**end, "content": {"role": "model", "parts": parts}}]}
-	usage = Usage()
-	for reply in (*hops, last):
-		usage.add(_usage(provider, model, reply))
 	try:
 		response = parse(provider, model, merged)
-	except ProviderError as exc:
-		if exc.usage is not None:  # a reply that filled the window: every request was billed
-			exc.usage = usage
+	except ProviderError as exc:  # the stopped requests were billed all the same
+		billed(exc, hops_usage(provider, model, hops))
 		raise
+	usage = hops_usage(provider, model, hops)
+	usage.add(_usage(provider, model, last))
 	response.usage = usage
 	return response
+
+
+def hops_usage(provider: GeminiProvider, model: str, hops: list[dict[str, Any]]) -> Usage:
+	"""What the requests the API stopped (`CONTINUATION`) were billed for, each having answered."""
+	usage = Usage()
+	for reply in hops:
+		usage.add(_usage(provider, model, reply))
+	return usage

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
+from openmolt_providers._common import billed
 from openmolt_providers._shape import fields, items, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
@@ -46,8 +47,13 @@ async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterat
 	while True:
 		payload = body if token is None else _convert.go_on(body, token)
 		whole: dict[str, Any] = {}
-		async for chunk in _one(provider, url, encode(payload), model, deltas, whole):
-			yield chunk
+		try:
+			async for chunk in _one(provider, url, encode(payload), model, deltas, whole):
+				yield chunk
+		except ProviderError as exc:  # the stopped requests before it were billed all the same
+			if hops:
+				billed(exc, _convert.hops_usage(provider, model, hops))
+			raise
 		token = _convert.continued(whole)
 		if token is None or len(hops) == _convert.MAX_CONTINUATIONS:
 			break

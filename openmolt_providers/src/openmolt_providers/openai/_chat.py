@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["build", "parse", "response_format"]
+__all__ = ["build", "parse", "response_format", "usage"]
 
 
 def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
@@ -41,7 +41,7 @@ def _content(provider: OpenAIProvider, model: str, message: Message) -> str | li
 		audio = wav_or_mp3(a)
 		if provider.official:
 			_check(provider, model, a, kind, audio)
-		url = data_url(a.media_type, a.data)
+		url = data_url(kind, a.data)  # the bare type: a parameter is no part of a data URL's
 		if kind.startswith("image/"):
 			parts.append({"type": "image_url", "image_url": {"url": url}})
 		elif audio is not None:
@@ -170,7 +170,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	if data.get("error") and not data.get("choices"):
 		from openmolt_providers.openai._errors import reply_error
 
-		raise reply_error(provider, model, data["error"], "the reply")
+		spent = data.get("usage")
+		billed = usage(provider, model, spent) if isinstance(spent, dict) and spent else None
+		raise reply_error(provider, model, data["error"], "the reply", billed)
 	choices = items(data.get("choices"), "choices") or [{}]
 	choice = fields(choices[0], "choices[0]")
 	message = fields(choice.get("message"), "choices[0].message")
@@ -196,13 +198,13 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		text, finish = text or str(refusal), "refusal"
 	elif message.get("tool_calls") or message.get("function_call"):
 		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
-	usage = _usage(provider, model, data.get("usage"))
-	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, usage)):
-		raise window_stop(provider, model, reason, usage)
-	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+	used = usage(provider, model, data.get("usage"))
+	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, used)):
+		raise window_stop(provider, model, reason, used)
+	return ModelResponse(text=text, usage=used, raw=data, finish_reason=finish)
 
 
-def _usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
+def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	"""A Chat ``usage`` object with its estimated cost; none (a stream without it): unknown."""
 	if not raw:  # tokens and cost unknown (not free)
 		return Usage(calls=1)

@@ -17,12 +17,15 @@ from openmolt_providers._common import (
 )
 
 if TYPE_CHECKING:
+	from openmolt_core.llm import Usage
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = ["reply_error"]
 
 
-def reply_error(provider: OpenAIProvider, model: str, error: Any, what: str) -> ProviderError:
+def reply_error(
+	provider: OpenAIProvider, model: str, error: Any, what: str, usage: Usage | None = None
+) -> ProviderError:
 	"""The error a body's ``error`` stands for (a window error when it says the input is too long).
 
 	Args:
@@ -30,10 +33,12 @@ def reply_error(provider: OpenAIProvider, model: str, error: Any, what: str) -> 
 		model: The model.
 		error: The body's ``error`` (an object with ``code``/``message``, or text).
 		what: What failed, for the message (``the stream``, ``the reply``).
+		usage: What the body reports it was billed for (its ``usage`` beside the error); None
+			when it reports nothing.
 	"""
 	status = _status(error)
 	why = provider.scrub(_message(error))
-	return reply_failure(provider, model, what, why, status, _code(error))
+	return reply_failure(provider, model, what, why, status, _code(error), usage=usage)
 
 
 def _status(error: Any) -> int | None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["RETRYABLE_CODES", "build", "failure", "parse", "text_format"]
+__all__ = ["RETRYABLE_CODES", "build", "failure", "parse", "reported", "text_format"]
 
 
 def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
@@ -33,7 +33,7 @@ def _content(provider: OpenAIProvider, model: str, message: Message) -> str | li
 	for a in message.attachments:
 		if provider.official:
 			_check(provider, model, a)
-		url = data_url(a.media_type, a.data)
+		url = data_url(media(a), a.data)  # the bare type: no parameter in the URL
 		if a.media_type.startswith("image/"):
 			parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
 		else:
@@ -123,7 +123,9 @@ _POLICY = frozenset({"invalid_prompt", "bio_policy", "image_content_policy_viola
 again, as a 400 from the content filter does (`openmolt_providers._common.FLAGGED_FIX`)."""
 
 
-def failure(provider: OpenAIProvider, model: str, error: Any, what: str) -> ProviderError:
+def failure(
+	provider: OpenAIProvider, model: str, error: Any, what: str, usage: Usage | None = None
+) -> ProviderError:
 	"""The error of a failed response's ``error`` or of a stream's ``error`` event.
 
 	The API reference puts the event's ``code`` and ``message`` at its top (``ResponseErrorEvent``);
@@ -137,6 +139,8 @@ def failure(provider: OpenAIProvider, model: str, error: Any, what: str) -> Prov
 		model: The model.
 		error: The error object (or the event holding it), or anything else.
 		what: What failed, for the message (``the stream``, ``the response``).
+		usage: What the failed response reports it was billed for (its ``usage``), so the run
+			counts it; None when it reports nothing.
 	"""
 	if isinstance(error, dict) and isinstance(error.get("error"), dict):
 		error = error["error"]
@@ -146,22 +150,40 @@ def failure(provider: OpenAIProvider, model: str, error: Any, what: str) -> Prov
 	why = str(error.get("message") or error.get("code") or error.get("type") or "")
 	why = provider.scrub(why or "no reason given")
 	if exceeds_context(" ".join(str(c or "") for c in codes), why):
-		return window_error(provider, model, why)
+		refusal = window_error(provider, model, why)
+		refusal.usage = usage
+		return refusal
 	if codes & _POLICY:
 		return ProviderError(
 			f"{what} failed: the prompt was refused under a usage policy: {why}: {FLAGGED_FIX}",
 			provider=provider.name,
 			model=model,
+			usage=usage,
 		)
 	return ProviderError(
 		f"{what} failed: {why}",
 		provider=provider.name,
 		model=model,
 		retryable=any(isinstance(c, str) and c in RETRYABLE_CODES for c in codes),
+		usage=usage,
 	)
 
 
+def reported(provider: OpenAIProvider, model: str, data: Any) -> Usage | None:
+	"""What a response (a failed one, a stream's snapshot) reports it was billed for, or None.
+
+	Only a ``usage`` object counts: a response without one reports nothing, and a failure
+	without it is not counted (unlike a reply, whose unknown usage the loop estimates).
+	"""
+	raw = data.get("usage") if isinstance(data, dict) else None
+	return usage(provider, raw, model) if isinstance(raw, dict) and raw else None
+
+
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "safety"}
+
+_STATUSES = frozenset({"completed", "failed", "in_progress", "cancelled", "queued", "incomplete"})
+"""A response's ``status`` values (``ResponseStatus``): a body that has one is a response, whose
+``error`` is the API's own (``ResponseError``, its ``code`` a word), not a gateway's error body."""
 
 _NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
 """Output items that call a tool of the caller's (the loop declares none: its tools are called by
@@ -177,12 +199,16 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			place of a reply (OpenRouter's, with status 200), or the reply filled the model's
 			known context window (`filled_window`).
 	"""
-	if data.get("error") and not data.get("output") and data.get("status") != "failed":
+	status = data.get("status")
+	if status == "failed" or (data.get("error") and not data.get("output") and status in _STATUSES):
+		# The response's own error (``ResponseError``), billed for what its usage says.
+		spent = reported(provider, model, data)
+		raise failure(provider, model, data.get("error") or {}, "the response", spent)
+	if data.get("error") and not data.get("output"):
 		from openmolt_providers.openai._errors import reply_error
 
-		raise reply_error(provider, model, data["error"], "the reply")
-	if data.get("status") == "failed":
-		raise failure(provider, model, data.get("error") or {}, "the response")
+		spent = reported(provider, model, data)
+		raise reply_error(provider, model, data["error"], "the reply", spent)
 	texts: list[str] = []
 	refusal: str | None = None
 	native = False
@@ -202,7 +228,6 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			elif kind == "refusal":
 				refusal = word(part.get("refusal"), f"{at}.refusal") or ""
 	text = "".join(texts)
-	status = data.get("status")
 	if status == "incomplete":
 		reason = (data.get("incomplete_details") or {}).get("reason") or ""
 		finish = _INCOMPLETE.get(reason, "incomplete")

@@ -66,12 +66,15 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	url = provider.base_url + "/responses"
 	deltas, refused = Deltas(), Deltas()
 	wrote = False  # whether output text came: a refusal beside it is not the reply's text
+	snapshot: Any = None  # the last response a lifecycle event held: its usage, if it said
 	async for event in provider.post_stream(url, encode(payload), model=model):
 		data = _data(provider, model, event)
 		if not isinstance(data, dict):
 			continue
 		kind = data.get("type") or event.event
 		delta = data.get("delta")
+		if isinstance(data.get("response"), dict):
+			snapshot = data["response"]
 		if kind == "response.output_text.delta":
 			if isinstance(delta, str) and delta:
 				wrote = True
@@ -86,7 +89,9 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 			yield _responses.parse(provider, model, data["response"])
 			return
 		elif kind == "error":
-			raise _responses.failure(provider, model, data, "the stream")
+			# The event holds no usage (``ResponseErrorEvent``); a snapshot before it may have.
+			spent = _responses.reported(provider, model, snapshot)
+			raise _responses.failure(provider, model, data, "the stream", spent)
 	raise cut_off(provider, model)
 
 
@@ -113,7 +118,10 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		if not isinstance(data, dict):
 			continue
 		if "error" in data:
-			raise reply_error(provider, model, data["error"], "the stream")
+			# A gateway's error chunk; a chunk before it (or this one) may have reported usage.
+			spent = data.get("usage") or usage
+			billed = _chat.usage(provider, model, spent) if isinstance(spent, dict) else None
+			raise reply_error(provider, model, data["error"], "the stream", billed)
 		if not first:
 			first = data
 		if data.get("usage"):
