@@ -108,6 +108,7 @@ async def test_a_billed_failure_retried_counts_in_the_reply() -> None:
 	assert len(api.requests) == 2
 	usage = response.usage
 	assert (usage.input_tokens, usage.output_tokens, usage.calls) == (1010, 51, 2)
+	assert response.prompt_tokens == 10  # the prompt's size: the answering request's
 
 
 async def test_a_streamed_failed_response_carries_its_usage() -> None:
@@ -142,6 +143,7 @@ async def test_a_billed_stream_failure_retried_counts_in_the_reply() -> None:
 	assert len(api.requests) == 2 and api.body(0) == api.body(1)
 	usage = response.usage
 	assert (usage.input_tokens, usage.output_tokens, usage.calls) == (1010, 51, 2)
+	assert response.prompt_tokens == 10  # the prompt's size: the answering request's
 
 
 async def test_a_stream_error_event_carries_the_usage_its_snapshot_reported() -> None:

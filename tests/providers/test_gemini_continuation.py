@@ -143,6 +143,9 @@ async def test_an_agent_run_takes_one_step() -> None:
 	assert result.status == "success" and result.output == "Oslo"
 	assert result.steps == 1 and len(api.bodies) == 2
 	assert result.usage.calls == 2 and result.usage.input_tokens == 2000
+	# The prompt's size is the last request's: billed twice, it is not twice as long (the
+	# compaction threshold reads it).
+	assert result.state.context_tokens == 1000
 	await om.aclose()
 
 

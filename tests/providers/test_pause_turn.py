@@ -117,6 +117,7 @@ async def test_a_paused_turn_goes_on_and_is_one_reply(streamed: bool) -> None:
 	assert response.text == CMD and response.finish_reason == "stop"
 	assert (response.usage.input_tokens, response.usage.output_tokens) == (2300, 60)
 	assert response.usage.calls == 2
+	assert response.prompt_tokens == 1300  # the prompt's size: the last request's, not the sum
 	alone = _provider(Api(DONE)).cost("claude-sonnet-4-5", input_tokens=2300, output_tokens=60)
 	assert response.usage.cost_usd == pytest.approx(alone)
 

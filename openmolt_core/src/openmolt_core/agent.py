@@ -2075,7 +2075,10 @@ class Agent:
 		state.steps += 1
 		state.usage.add(response.usage)
 		# The prompt of the call that answered: not the sum with other models' calls.
-		state.context_tokens = response.usage_by_model.get(model, response.usage).input_tokens
+		prompt = response.prompt_tokens  # a reply of several requests: the last one's prompt
+		if prompt is None:
+			prompt = response.usage_by_model.get(model, response.usage).input_tokens
+		state.context_tokens = prompt
 		record_model(state, model, response.usage, response.usage_by_model)
 		if log.isEnabledFor(logging.INFO):
 			u = response.usage

@@ -287,6 +287,10 @@ class ModelResponse:
 			up (the fallback capability moved past a model that blocked the conversation, or
 			whose failed call was billed): each counts under its own model in the run's
 			``usage_by_model``. Empty when ``usage`` is all ``model``'s.
+		prompt_tokens: The input tokens of the request that gave the reply, when ``usage`` adds
+			up several requests (an Anthropic paused turn, a Gemini continuation, billed tries a
+			retry moved past): the prompt's size, which the run keeps (``state.context_tokens``)
+			for its context-window checks. None: ``usage.input_tokens`` is it.
 	"""
 
 	text: str
@@ -295,6 +299,7 @@ class ModelResponse:
 	finish_reason: str | None = None
 	model: str | None = None
 	usage_by_model: dict[str, Usage] = field(default_factory=dict)
+	prompt_tokens: int | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The response as JSON-serializable data (``raw`` as the provider gave it)."""
@@ -307,6 +312,8 @@ class ModelResponse:
 		}
 		if self.usage_by_model:  # a journal of one model's reply stays as it was
 			out["usage_by_model"] = {k: u.to_dict() for k, u in self.usage_by_model.items()}
+		if self.prompt_tokens is not None:
+			out["prompt_tokens"] = self.prompt_tokens
 		return out
 
 	@classmethod
@@ -320,7 +327,13 @@ class ModelResponse:
 			finish_reason=data.get("finish_reason"),
 			model=data.get("model"),
 			usage_by_model={k: Usage.from_dict(v) for k, v in by_model.items()},
+			prompt_tokens=_count(data.get("prompt_tokens")),
 		)
+
+
+def _count(value: Any) -> int | None:
+	"""A journaled token count (None: none, or not a count)."""
+	return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @runtime_checkable

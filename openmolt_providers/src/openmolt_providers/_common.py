@@ -1300,6 +1300,8 @@ def _charged(chunk: _C, spent: Usage | None) -> _C:
 	from openmolt_core.llm import ModelResponse
 
 	if spent is not None and isinstance(chunk, ModelResponse):
+		if chunk.prompt_tokens is None:  # the prompt's size stays the answering request's
+			chunk.prompt_tokens = chunk.usage.input_tokens
 		chunk.usage = added(spent, chunk.usage) or chunk.usage
 	return chunk
 

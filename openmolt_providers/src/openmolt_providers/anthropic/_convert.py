@@ -311,8 +311,10 @@ def parse_paused(
 		billed(exc, paused_usage(provider, model, paused))
 		raise
 	usage = paused_usage(provider, model, paused)
-	usage.add(_usage(provider, model, last))
+	final = _usage(provider, model, last)
+	usage.add(final)
 	response.usage = usage
+	response.prompt_tokens = final.input_tokens  # the prompt's size: the last request's
 	return response
 
 

@@ -351,8 +351,10 @@ def parse_continued(
 		billed(exc, hops_usage(provider, model, hops))
 		raise
 	usage = hops_usage(provider, model, hops)
-	usage.add(_usage(provider, model, last))
+	final = _usage(provider, model, last)
+	usage.add(final)
 	response.usage = usage
+	response.prompt_tokens = final.input_tokens  # the prompt's size: the last request's
 	return response
 
 
