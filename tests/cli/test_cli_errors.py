@@ -484,3 +484,17 @@ def test_a_key_pasted_in_the_wrong_place_is_not_repeated(tmp_path, cli) -> None:
 		"llmProviders.openai: Input should be a valid dictionary (got text of 38 characters)"
 		in (done.stderr)
 	)
+
+
+def test_a_key_named_like_a_schedules_type_is_not_read_as_the_type(tmp_path, cli) -> None:
+	"""``{"type": "cron", "cron": ...}``: the missing key is 'expression', and the known keys are cron's."""
+	(tmp_path / "a.json").write_text(
+		'{"name": "x", "model": "a:b",\n "schedules": [{"type": "cron", "cron": "0 9 * * *"}]}'
+	)
+	done = cli.openmolt("a.json", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		"openmolt: a.json:2: missing required key 'expression' in 'schedules[0]'",
+		"openmolt: a.json:2: unknown key 'schedules[0].cron'; known keys: id, input, "
+		"missedRuns, missed_runs, paused, type, expression, timeZone, time_zone",
+	]
