@@ -87,7 +87,9 @@ def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Pa
 		proc.send_signal(signal.SIGTERM)
 		out, err = proc.communicate(timeout=60)
 	assert proc.returncode == 0, "".join(log) + err
-	assert "SIGTERM received: stopping" in err and "stopped (1 agents with triggers" in err
+	assert (
+		"SIGTERM received: stopping" in err and "stopped (1 agent with triggers, 1 schedule)" in err
+	)
 	records = [json.loads(line) for line in out.splitlines() if line.strip()]
 	assert records and all(r["status"] == "success" for r in records)  # the schedule's runs
 	path = default_path()

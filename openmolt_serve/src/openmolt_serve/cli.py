@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import hookimpl
+from openmolt_core._support.words import quantity
 from openmolt_core.agentfile import CommandParser, agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve._body import BODY_TIMEOUT
@@ -298,7 +299,8 @@ async def serve(
 	for om in instances:
 		with anyio.CancelScope(shield=True):
 			await om.aclose()
-	_line(f"stopped ({len(server.agents)} agents with triggers, {scheduled} schedules)")
+	agents = quantity(len(server.agents), "agent")
+	_line(f"stopped ({agents} with triggers, {quantity(scheduled, 'schedule')})")
 	return 0
 
 
