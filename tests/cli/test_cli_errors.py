@@ -132,6 +132,18 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5', max_steps='ten')\n",
 			"a.py:2: create_agent: max_steps must be a whole number >= 1, got 'ten'",
 		),
+		(  # an agent file's camelCase key given to create_agent: its Python name
+			"a.py",
+			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5', maxSteps=3)\n",
+			"a.py:2: TypeError: OpenMolt.create_agent() got an unexpected keyword argument "
+			"'maxSteps'; did you mean 'max_steps'?",
+		),
+		(  # a misspelled argument: the closest one
+			"a.py",
+			"from openmolt import OpenMolt\nom = OpenMolt(max_step=3)\n",
+			"a.py:2: TypeError: OpenMolt.__init__() got an unexpected keyword argument "
+			"'max_step'; did you mean 'max_steps'?",
+		),
 		(
 			"a.json",
 			'{"name": "x", "model": "openai:gpt-5",\n "outputSchema": {"type": "objekt", "properties": 5}}',

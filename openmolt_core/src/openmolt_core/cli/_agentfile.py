@@ -730,7 +730,29 @@ def _located(path: Path, exc: BaseException) -> str:
 	where = f"{path}:{line}" if line else str(path)
 	if isinstance(exc, ConfigurationError | PluginError):
 		return f"{where}: {exc}"
-	return f"{where}: {type(exc).__name__}: {exc}"
+	return f"{where}: {type(exc).__name__}: {exc}{_argument_hint(exc)}"
+
+
+_UNEXPECTED = re.compile(r"^(\w+)\.(\w+)\(\) got an unexpected keyword argument '(\w+)'$")
+
+
+def _argument_hint(exc: BaseException) -> str:
+	"""``; did you mean 'max_steps'?`` for an argument OpenMolt's API does not take (``maxSteps``)."""
+	import inspect
+
+	from openmolt_core.agent import Agent
+	from openmolt_core.openmolt import OpenMolt
+
+	found = _UNEXPECTED.match(str(exc)) if isinstance(exc, TypeError) else None
+	owner = {"OpenMolt": OpenMolt, "Agent": Agent}.get(found.group(1)) if found else None
+	method = getattr(owner, found.group(2), None) if found and owner else None
+	if found is None or method is None:
+		return ""
+	given = found.group(3)
+	known = [p for p in inspect.signature(method).parameters if p not in ("self", "args", "kwargs")]
+	snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", given).lower()  # an agent file's maxSteps
+	close = snake if snake in known else _suggest(given, known)
+	return f"; did you mean {close!r}?" if close else ""
 
 
 def call_factory(factory: Any, om: Any, path: Path) -> Any:
