@@ -138,6 +138,13 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"a.py:2: TypeError: OpenMolt.create_agent() got an unexpected keyword argument "
 			"'maxSteps'; did you mean 'max_steps'?",
 		),
+		(  # a Python file's schedule: its place in the file's list
+			"a.py",
+			"schedules = [{'type': 'cron', 'expresion': '0 9 * * *'}]\n"
+			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5')\n",
+			"a.py: schedules[0]: missing key 'expression'; unknown key 'expresion'; did you mean "
+			"'expression'?",
+		),
 		(  # a misspelled argument: the closest one
 			"a.py",
 			"from openmolt import OpenMolt\nom = OpenMolt(max_step=3)\n",

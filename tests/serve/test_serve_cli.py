@@ -192,6 +192,23 @@ def test_the_overview_lists_serve_and_bad_trigger_keys_name_their_line(
 	)
 
 
+def test_a_python_files_bad_schedule_names_the_file_and_its_place(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An agent.py's schedule that is wrong stops serve with the file and ``schedules[N]``."""
+	bad = tmp_path / "bad.py"
+	bad.write_text(
+		"schedules = [{'type': 'cron', 'expresion': '0 9 * * *'}]\n"
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model='echo:v1')\n"
+	)
+	assert main(["serve", str(bad), "--port", "0", "--no-ui"]) == 2
+	assert (
+		f"{bad}: schedules[0]: missing key 'expression'; unknown key 'expresion'"
+		in capsys.readouterr().err
+	)
+
+
 def test_python_agent_files_define_triggers(tmp_path: Path) -> None:
 	"""A Python file's `triggers` dict is read and checked like a JSON file's."""
 	from openmolt_core.cli._agentfile import AgentFileError

@@ -160,8 +160,12 @@ def _schedule(one: Loaded) -> list[str]:
 	from openmolt_core.schedule import parse_schedule
 
 	ids = []
-	for raw in one.schedules:
-		spec = parse_schedule(raw)
+	for n, raw in enumerate(one.schedules):
+		try:
+			spec = parse_schedule(raw)
+		except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
+			problem = str(exc).removeprefix("invalid schedule: ")
+			raise ConfigurationError(f"{one.file}: schedules[{n}]: {problem}") from None
 		if spec.input is None and one.input is not None:
 			spec = spec.model_copy(update={"input": one.input})
 		ids.append(one.agent.schedule(spec))
