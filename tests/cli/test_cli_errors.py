@@ -132,6 +132,25 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5', max_steps='ten')\n",
 			"a.py:2: create_agent: max_steps must be a whole number >= 1, got 'ten'",
 		),
+		(  # an agent file's camelCase key given to create_agent: its Python name
+			"a.py",
+			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5', maxSteps=3)\n",
+			"a.py:2: TypeError: OpenMolt.create_agent() got an unexpected keyword argument "
+			"'maxSteps'; did you mean 'max_steps'?",
+		),
+		(  # a Python file's schedule: its place in the file's list
+			"a.py",
+			"schedules = [{'type': 'cron', 'expresion': '0 9 * * *'}]\n"
+			"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5')\n",
+			"a.py: schedules[0]: missing key 'expression'; unknown key 'expresion'; did you mean "
+			"'expression'?",
+		),
+		(  # a misspelled argument: the closest one
+			"a.py",
+			"from openmolt import OpenMolt\nom = OpenMolt(max_step=3)\n",
+			"a.py:2: TypeError: OpenMolt.__init__() got an unexpected keyword argument "
+			"'max_step'; did you mean 'max_steps'?",
+		),
 		(
 			"a.json",
 			'{"name": "x", "model": "openai:gpt-5",\n "outputSchema": {"type": "objekt", "properties": 5}}',
@@ -484,3 +503,17 @@ def test_a_key_pasted_in_the_wrong_place_is_not_repeated(tmp_path, cli) -> None:
 		"llmProviders.openai: Input should be a valid dictionary (got text of 38 characters)"
 		in (done.stderr)
 	)
+
+
+def test_a_key_named_like_a_schedules_type_is_not_read_as_the_type(tmp_path, cli) -> None:
+	"""``{"type": "cron", "cron": ...}``: the missing key is 'expression', and the known keys are cron's."""
+	(tmp_path / "a.json").write_text(
+		'{"name": "x", "model": "a:b",\n "schedules": [{"type": "cron", "cron": "0 9 * * *"}]}'
+	)
+	done = cli.openmolt("a.json", cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr.splitlines() == [
+		"openmolt: a.json:2: missing required key 'expression' in 'schedules[0]'",
+		"openmolt: a.json:2: unknown key 'schedules[0].cron'; known keys: id, input, "
+		"missedRuns, missed_runs, paused, type, expression, timeZone, time_zone",
+	]

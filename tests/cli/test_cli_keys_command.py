@@ -38,6 +38,7 @@ def _stored() -> dict[str, str]:
 		(["googledrive"], "did you mean 'googleDrive'?"),
 		(["opnai"], "did you mean 'openai'?"),
 		(["slack", "tokn"], "did you mean 'token'?"),
+		(["slack.tokn"], "did you mean 'token'?"),
 		(["s3", "secretKey"], "did you mean 'secretAccessKey'?"),
 		(["OPENMOLT_SLAK_TOKEN"], "did you mean OPENMOLT_SLACK_TOKEN?"),
 		(["OPENMOLT_SLACK_TOKN"], "did you mean OPENMOLT_SLACK_TOKEN?"),
@@ -56,6 +57,12 @@ def test_a_name_or_key_it_does_not_know_is_refused_with_the_nearest(
 	assert openmolt_main(["keys", "set", *args, "--value", "v-123456"]) == 2
 	assert said in capsys.readouterr().err
 	assert _stored() == {}
+
+
+def test_an_integration_and_its_key_may_be_dotted(capsys: pytest.CaptureFixture[str]) -> None:
+	"""``keys set s3.secretAccessKey`` is ``keys set s3 secretAccessKey``, as ``tools slack.postMessage`` is."""
+	assert openmolt_main(["keys", "set", "s3.secretAccessKey", "--value", "v-123456"]) == 0
+	assert _stored() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "v-123456"}
 
 
 def test_a_variable_nothing_installed_reads_is_stored_with_a_note(

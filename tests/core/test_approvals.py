@@ -399,6 +399,11 @@ def test_rules_are_checked_against_the_agents_tools() -> None:
 		make(["lokal.refund"])
 	with pytest.raises(ConfigurationError, match="did you mean 'refund'"):
 		make("local.refnd")
+	# A tool named alone: its handle (a bare word reads as an integration).
+	with pytest.raises(
+		ConfigurationError, match=r"'refund' is a tool: did you mean 'local.refund'\?"
+	):
+		make(["refund"])
 	with pytest.raises(ConfigurationError, match="defines no scope 'write'"):
 		make(["local:write"])
 	with pytest.raises(ConfigurationError, match="is not a rule"):

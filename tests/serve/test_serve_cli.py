@@ -87,7 +87,9 @@ def test_serve_hosts_a_folders_webhooks_and_schedules_until_sigterm(tmp_path: Pa
 		proc.send_signal(signal.SIGTERM)
 		out, err = proc.communicate(timeout=60)
 	assert proc.returncode == 0, "".join(log) + err
-	assert "SIGTERM received: stopping" in err and "stopped (1 agents with triggers" in err
+	assert (
+		"SIGTERM received: stopping" in err and "stopped (1 agent with triggers, 1 schedule)" in err
+	)
 	records = [json.loads(line) for line in out.splitlines() if line.strip()]
 	assert records and all(r["status"] == "success" for r in records)  # the schedule's runs
 	path = default_path()
@@ -186,6 +188,23 @@ def test_the_overview_lists_serve_and_bad_trigger_keys_name_their_line(
 	assert main(["serve", str(bad)]) == 2
 	assert (
 		"bad.json:5: unknown key 'triggers.webhok'; did you mean 'webhook'?"
+		in capsys.readouterr().err
+	)
+
+
+def test_a_python_files_bad_schedule_names_the_file_and_its_place(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An agent.py's schedule that is wrong stops serve with the file and ``schedules[N]``."""
+	bad = tmp_path / "bad.py"
+	bad.write_text(
+		"schedules = [{'type': 'cron', 'expresion': '0 9 * * *'}]\n"
+		"def agent(om):\n"
+		"    return om.create_agent(name='Py', model='echo:v1')\n"
+	)
+	assert main(["serve", str(bad), "--port", "0", "--no-ui"]) == 2
+	assert (
+		f"{bad}: schedules[0]: missing key 'expression'; unknown key 'expresion'"
 		in capsys.readouterr().err
 	)
 

@@ -187,6 +187,13 @@ class ApprovalPolicy:
 			if known is None:
 				if strict:
 					hint = suggestion(rule.integration, integrations, noun="integrations")
+					owner = next(
+						(i for i, (_, t) in integrations.items() if t and rule.integration in t),
+						None,
+					)
+					if owner is not None and rule.kind == "all":  # `refund` for `local.refund`
+						handle = f"{owner}.{rule.integration}"
+						hint = f"{rule.integration!r} is a tool: did you mean {handle!r}?"
 					raise ConfigurationError(
 						f"{label}: this agent uses no integration {rule.integration!r}; {hint}"
 					)

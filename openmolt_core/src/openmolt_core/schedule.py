@@ -142,6 +142,30 @@ class DailySchedule(_Spec):
 		return self
 
 
+_CRON_FIELDS = (
+	("minute", "0-59"),
+	("hour", "0-23"),
+	("day-of-month", "1-31, L or W"),
+	("month", "1-12 or JAN-DEC"),
+	("day-of-week", "0-7 or SUN-SAT, # and L"),
+)
+_CRON_ALIASES = "@yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly"
+
+
+def _cron_fault(fields: list[str]) -> str:
+	"""Which field of a cron expression croniter refuses, and what it may hold ('' if none alone)."""
+	from croniter import croniter  # type: ignore[import-untyped]  # the package ships no stubs
+
+	if len(fields) == 1:
+		return f": {fields[0]!r} is not one of {_CRON_ALIASES}"
+	for n, (name, values) in enumerate(_CRON_FIELDS):
+		alone = ["*"] * 5
+		alone[n] = fields[n]
+		if not croniter.is_valid(" ".join(alone)):
+			return f": the {name} field {fields[n]!r} is not valid ({values}, with , - and /)"
+	return ""
+
+
 class CronSchedule(_Spec):
 	"""Run on a cron expression (minute hour day-of-month month day-of-week), in a time zone."""
 
@@ -153,7 +177,7 @@ class CronSchedule(_Spec):
 
 	@model_validator(mode="after")
 	def _check(self) -> CronSchedule:
-		from croniter import (  # type: ignore[import-untyped]  # the package ships no stubs
+		from croniter import (  # (no stubs: ignored above, where mypy meets it first)
 			CroniterBadDateError,
 			croniter,
 		)
@@ -172,7 +196,7 @@ class CronSchedule(_Spec):
 				"each restart another time; write the minute or hour"
 			)
 		if not croniter.is_valid(self.expression):
-			raise ValueError(f"invalid cron expression {self.expression!r}")
+			raise ValueError(f"invalid cron expression {self.expression!r}{_cron_fault(fields)}")
 		try:  # 30 February: valid, and never due (serving it would stop every schedule)
 			croniter(self.expression, datetime(2000, 1, 1)).get_next(datetime)
 		except CroniterBadDateError:
@@ -218,12 +242,40 @@ def parse_schedule(
 	try:
 		return _adapter().validate_python(dict(spec))
 	except ValidationError as exc:
-		problems = "; ".join(
-			f"{'.'.join(str(p) for p in e['loc']) or 'schedule'}: {e['msg']}" for e in exc.errors()
-		)
+		problems = "; ".join(dict.fromkeys(_problem(e, spec) for e in exc.errors()))
 		raise ConfigurationError(f"invalid schedule: {problems}") from exc
 	except TypeError as exc:
 		raise ConfigurationError(f"a schedule must be a dict, got {type(spec).__name__}") from exc
+
+
+def _problem(error: Any, spec: Mapping[Any, Any]) -> str:
+	"""One of pydantic's errors in the schedule dict's own keys (no union tag, no pydantic phrase)."""
+	import difflib
+
+	kinds = "'interval', 'daily', 'cron'"
+	loc = [str(p) for p in error["loc"]]
+	if loc and loc[0] == spec.get("type"):
+		loc = loc[1:]  # the tag pydantic puts first
+	key = ".".join(loc)
+	kind = error["type"]
+	if kind == "union_tag_invalid":
+		return f"'type' is {spec.get('type')!r}, not one of {kinds}"
+	if kind == "union_tag_not_found":
+		return f"missing key 'type', one of {kinds}"
+	if kind == "missing":
+		return f"missing key {key!r}"
+	if kind == "extra_forbidden":
+		models: dict[str, type[_Spec]] = {
+			"interval": IntervalSchedule,
+			"daily": DailySchedule,
+			"cron": CronSchedule,
+		}
+		fields = models[str(spec.get("type"))].model_fields.items()
+		known = [k for name, f in fields for k in (f.alias, name) if k]
+		close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+		return f"unknown key {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+	message = str(error["msg"]).removeprefix("Value error, ")
+	return f"{key}: {message}" if key else message
 
 
 # time zones -------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import hookimpl
+from openmolt_core._support.words import quantity
 from openmolt_core.agentfile import CommandParser, agent_files
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve._body import BODY_TIMEOUT
@@ -159,8 +160,12 @@ def _schedule(one: Loaded) -> list[str]:
 	from openmolt_core.schedule import parse_schedule
 
 	ids = []
-	for raw in one.schedules:
-		spec = parse_schedule(raw)
+	for n, raw in enumerate(one.schedules):
+		try:
+			spec = parse_schedule(raw)
+		except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
+			problem = str(exc).removeprefix("invalid schedule: ")
+			raise ConfigurationError(f"{one.file}: schedules[{n}]: {problem}") from None
 		if spec.input is None and one.input is not None:
 			spec = spec.model_copy(update={"input": one.input})
 		ids.append(one.agent.schedule(spec))
@@ -298,7 +303,8 @@ async def serve(
 	for om in instances:
 		with anyio.CancelScope(shield=True):
 			await om.aclose()
-	_line(f"stopped ({len(server.agents)} agents with triggers, {scheduled} schedules)")
+	agents = quantity(len(server.agents), "agent")
+	_line(f"stopped ({agents} with triggers, {quantity(scheduled, 'schedule')})")
 	return 0
 
 

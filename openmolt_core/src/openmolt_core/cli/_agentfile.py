@@ -34,6 +34,7 @@ from pydantic import (
 	ValidationError,
 	field_validator,
 )
+from pydantic.fields import FieldInfo
 
 from openmolt_core._support.docs import docs_url
 from openmolt_core._support.words import SHOWN_TEXT, secret_place
@@ -376,10 +377,18 @@ def _positions(text: str) -> dict[tuple[Any, ...], int]:
 
 def _data_path(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[list[Any], list[Any]]:
 	# Follow the error's loc through the data, dropping union tags pydantic inserts; returns
-	# the user's own keys and the matching normalized path.
+	# the user's own keys and the matching normalized path. A tagged union's tag (a schedule's
+	# 'cron') is dropped even when the user's dict has a key of that name.
 	raw: list[Any] = []
 	norm: list[Any] = []
+	annotations: list[Any] = [AgentFile]
 	for n, element in enumerate(loc):
+		members = _tagged(annotations)
+		if isinstance(element, str) and element in members:
+			annotations = [members[element]]
+			continue
+		children = [c for a in annotations for c in _children(a, element)]
+		annotations = children or annotations  # a plain union's tag ('str') keeps the place
 		if isinstance(data, dict) and isinstance(element, str):
 			match = next((k for k in data if _norm(k) == _norm(element)), None)
 			if match is not None:
@@ -394,6 +403,27 @@ def _data_path(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[list[Any
 			norm.append(element)
 			data = data[element]
 	return raw, norm
+
+
+def _tagged(annotations: list[Any]) -> dict[str, Any]:
+	"""The members of a tagged union among ``annotations`` (``Field(discriminator=...)``), by tag.
+
+	The tag key is ``members[""]`` when there is one (a schedule's ``"type"``).
+	"""
+	members: dict[str, Any] = {}
+	for annotation in annotations:
+		if get_origin(annotation) is not Annotated:
+			continue
+		inner, *extras = get_args(annotation)
+		key = next((e.discriminator for e in extras if isinstance(e, FieldInfo)), None)
+		if not isinstance(key, str):
+			continue
+		for model in _models(inner):
+			field = model.model_fields.get(key)
+			for tag in get_args(field.annotation) if field is not None else ():
+				members[str(tag)] = model
+		members[""] = key
+	return members
 
 
 def _children(annotation: Any, key: Any) -> list[Any]:
@@ -425,10 +455,15 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
 	return []
 
 
-def _known_keys(path: list[Any]) -> list[str]:
+def _known_keys(path: list[Any], data: Any) -> list[str]:
 	annotations: list[Any] = [AgentFile]
 	for key in path:
 		annotations = [c for a in annotations for c in _children(a, key)]
+		data = data[key] if isinstance(data, dict | list) else None
+		members = _tagged(annotations)
+		tag = data.get(members.get("", "")) if isinstance(data, dict) else None
+		if isinstance(tag, str) and tag and tag in members:  # a schedule's keys are its type's
+			annotations = [members[tag]]
 	keys: list[str] = []
 	for model in (m for a in annotations for m in _models(a)):
 		for name, field in model.model_fields.items():
@@ -488,7 +523,7 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 	problems: list[tuple[int, str]] = []
 	for error, raw, norm in found:
 		if error["type"] == "extra_forbidden":
-			known = _known_keys(norm[:-1])
+			known = _known_keys(raw[:-1], data)
 			close = _suggest(raw[-1], known)
 			if close:
 				suggested.add((*norm[:-1], _norm(close)))
@@ -695,7 +730,29 @@ def _located(path: Path, exc: BaseException) -> str:
 	where = f"{path}:{line}" if line else str(path)
 	if isinstance(exc, ConfigurationError | PluginError):
 		return f"{where}: {exc}"
-	return f"{where}: {type(exc).__name__}: {exc}"
+	return f"{where}: {type(exc).__name__}: {exc}{_argument_hint(exc)}"
+
+
+_UNEXPECTED = re.compile(r"^(\w+)\.(\w+)\(\) got an unexpected keyword argument '(\w+)'$")
+
+
+def _argument_hint(exc: BaseException) -> str:
+	"""``; did you mean 'max_steps'?`` for an argument OpenMolt's API does not take (``maxSteps``)."""
+	import inspect
+
+	from openmolt_core.agent import Agent
+	from openmolt_core.openmolt import OpenMolt
+
+	found = _UNEXPECTED.match(str(exc)) if isinstance(exc, TypeError) else None
+	owner = {"OpenMolt": OpenMolt, "Agent": Agent}.get(found.group(1)) if found else None
+	method = getattr(owner, found.group(2), None) if found and owner else None
+	if found is None or method is None:
+		return ""
+	given = found.group(3)
+	known = [p for p in inspect.signature(method).parameters if p not in ("self", "args", "kwargs")]
+	snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", given).lower()  # an agent file's maxSteps
+	close = snake if snake in known else _suggest(given, known)
+	return f"; did you mean {close!r}?" if close else ""
 
 
 def call_factory(factory: Any, om: Any, path: Path) -> Any:

@@ -386,6 +386,10 @@ def _variable(name: str, key: str | None) -> str:
 	om = OpenMolt()
 	if name.startswith("OPENMOLT_"):
 		return _named_variable(om, name)
+	if (
+		key is None and name.count(".") == 1
+	):  # s3.secretAccessKey, as tools writes slack.postMessage
+		name, key = name.split(".")
 	kind, name = _owner(om, name)
 	if kind == "provider":
 		if key is not None and key.replace("_", "").lower() != "apikey":
@@ -460,7 +464,11 @@ def main(args: list[str]) -> int:
 	sub = parser.add_subparsers(dest="action", required=True)
 	put = sub.add_parser("set", help="store a key (asked without echo, or read from stdin)")
 	put.add_argument("name", help="a provider (openai), an integration (slack) or a variable")
-	put.add_argument("key", nargs="?", help="the integration's config key (s3 secretAccessKey)")
+	put.add_argument(
+		"key",
+		nargs="?",
+		help="the integration's config key (s3 secretAccessKey, or s3.secretAccessKey)",
+	)
 	put.add_argument(
 		"--value",
 		help="the value itself, for scripts: a command line is seen by `ps` and kept in the "

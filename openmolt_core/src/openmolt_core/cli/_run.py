@@ -967,8 +967,12 @@ def schedule_specs(loaded: Loaded, input: Any) -> list[Any]:
 		input: The input of the runs (the file's, or ``--input``).
 	"""
 	specs = []
-	for raw in loaded.schedules:
-		spec = parse_schedule(raw)
+	for n, raw in enumerate(loaded.schedules):
+		try:
+			spec = parse_schedule(raw)
+		except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
+			problem = str(exc).removeprefix("invalid schedule: ")
+			raise ConfigurationError(f"{loaded.file}: schedules[{n}]: {problem}") from None
 		if spec.input is None and input is not None:
 			spec = spec.model_copy(update={"input": input})
 		specs.append(spec)
