@@ -75,7 +75,12 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "nosuch:model"}',
-			"providers:nosuch: no such model provider (installed: ",
+			"a.json: providers:nosuch: no such model provider (installed: ",
+		),
+		(
+			"a.json",
+			'{"name": "x", "model": "openai:gpt-5", "integrations": [{"integration": "slak"}]}',
+			"a.json: integrations:slak: no such integration; did you mean 'slack'?",
 		),
 		(
 			"a.json",
@@ -184,7 +189,8 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		(
 			"a.json",
 			'{"name": "x", "model": "openai:gpt-5", "durability": "runs\\u0000.db"}',
-			"durability must be a SQLite file's path or a postgresql:// URL with no NUL character",
+			"a.json: durability must be a SQLite file's path or a postgresql:// URL with no NUL "
+			"character",
 		),
 		(
 			"a.py",

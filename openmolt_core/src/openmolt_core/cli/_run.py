@@ -46,7 +46,7 @@ from openmolt_core.cli._keys import (
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
 from openmolt_core.cli._terminal import printable
 from openmolt_core.cli._voice import for_the_command
-from openmolt_core.errors import ConfigurationError, OpenMoltError, RunError
+from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError, RunError
 from openmolt_core.observe import started_by
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.options import snake_keys
@@ -521,9 +521,17 @@ def _load_json(
 	durability: str | None,
 	models: Sequence[str] = (),
 ) -> Loaded:
-	loaded = _build_json(
-		load_json_file(path), path, verbose=verbose, keys=keys, durability=durability, models=models
-	)
+	spec = load_json_file(path)
+	try:
+		loaded = _build_json(
+			spec, path, verbose=verbose, keys=keys, durability=durability, models=models
+		)
+	except (ConfigurationError, PluginError) as exc:
+		# Said for the file, as its keys' errors are: an integration or a provider it names
+		# that is not installed, a durability setting the engine refuses.
+		if not str(exc).startswith(str(path)) and type(exc) in (ConfigurationError, PluginError):
+			exc.args = (f"{path}: {exc}", *exc.args[1:])
+		raise
 	loaded.models = tuple(models)
 	return loaded
 
