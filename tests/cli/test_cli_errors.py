@@ -79,6 +79,11 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 		),
 		(
 			"a.json",
+			'{"name": "x", "model": "openai:gpt-5", "requiresApproval": ["refund"]}',
+			"a.json: requiresApproval[0] 'refund': ",
+		),
+		(
+			"a.json",
 			'{"name": "x", "model": "openai:gpt-5", "integrations": [{"integration": "slak"}]}',
 			"a.json: integrations:slak: no such integration; did you mean 'slack'?",
 		),

@@ -513,6 +513,19 @@ def _where_it_failed(exc: BaseException, origin: str | None) -> str:
 	return f"{where}{type(exc).__name__}: {exc}"
 
 
+def _as_the_file_says(text: str) -> str:
+	"""``requires_approval[0] ...`` of create_agent's, with the key as a file spells it.
+
+	``requiresApproval[0] ...``: an agent file's keys are camelCase (`AgentFile`'s aliases).
+	"""
+	head = re.match(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?=[\[.:' ]|$)", text)
+	if head is None:
+		return text
+	aliases = {name: f.alias for name, f in AgentFile.model_fields.items() if f.alias}
+	alias = aliases.get(head.group())
+	return text if alias is None else alias + text[head.end() :]
+
+
 def _load_json(
 	path: Path,
 	*,
@@ -593,7 +606,7 @@ def _build_json(
 		if type(exc) is not ConfigurationError or not str(exc).startswith("create_agent: "):
 			raise
 		# Said for the file (or -m), not for Python's create_agent(...).
-		text = str(exc).removeprefix("create_agent: ")
+		text = _as_the_file_says(str(exc).removeprefix("create_agent: "))
 		raise ConfigurationError(f"{where or path}: {text}") from None
 	reports += [
 		r for r in integration_reports if r.source is not None or r.owner.split(".")[1] in given
