@@ -683,9 +683,17 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is not None and await self._parked_in(status):
 			# Parked on an approval or an account: its workflow returned the park, and DBOS has
-			# nothing to cancel; the record refuses the run's next delivery (`drive`).
+			# nothing to cancel; the record refuses the run's next delivery (`drive`), and a
+			# segment that begins after it stops at its start (`openmolt_dbos._runs`).
 			await anyio.to_thread.run_sync(record_cancel, self.engine.tables, run_id)
-			return status.workflow_id
+			later = await self._latest(run_id)
+			if later is None or later.workflow_id == status.workflow_id:
+				return status.workflow_id
+			# A delivery that passed its check before the record started the run's next
+			# segment meanwhile: it is cancelled as any run under way (once it ended, the
+			# run has ended, or parked again: the record holds that park).
+			if later.status not in ("PENDING", "ENQUEUED") and await self._parked_in(later):
+				return later.workflow_id
 		status = await self._going(run_id)
 		wid = status.workflow_id
 		how = self.engine.ended.get(wid)
