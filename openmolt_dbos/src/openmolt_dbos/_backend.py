@@ -787,23 +787,34 @@ class DBOSBackend:
 				)
 			version = live[0]
 
-		def move() -> None:
+		def move() -> bool:
 			import sqlalchemy as sa
 
 			client = self.engine.client()
 			table = client._sys_db.tables.workflow_status  # DBOS's own table (no public API for it)
 			with client._sys_db.engine.begin() as conn:
-				conn.execute(
+				# Only from the stranded version read above: a migration that moved it meanwhile
+				# (another process's, at the same moment) handed it to a worker already, and a
+				# resume now would take it from the execution under way and run it again.
+				moved = conn.execute(
 					sa.update(table)
 					.where(table.c.workflow_uuid == status.workflow_id)
 					.where(table.c.status.in_(("PENDING", "ENQUEUED")))
+					.where(table.c.application_version == status.app_version)
 					.values(application_version=version)
-				)
+				).rowcount
+			if not moved:
+				return False
 			# Moved on purpose: whichever definition that version serves replays it.
 			client.update_workflow_attributes(status.workflow_id, {FINGERPRINT: None}, merge=True)
 			client.resume_workflow(status.workflow_id)
+			return True
 
-		await anyio.to_thread.run_sync(move)
+		if not await anyio.to_thread.run_sync(move):
+			raise ConfigurationError(
+				f"migrate {run_id}: the run is no longer stranded at version {status.app_version}: "
+				"another migration moved it a moment ago (or it ended); see `openmolt runs --all`"
+			)
 		return status.workflow_id
 
 	async def _going(self, run_id: str) -> WorkflowStatus:
