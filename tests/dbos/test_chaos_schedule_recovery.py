@@ -61,7 +61,8 @@ def test_run_now_beside_a_due_time_s_run_recovering_after_a_kill_is_skipped(
 		crash_agents.tokens_agent(om)
 		try:
 			await om.durability.start()  # type: ignore[union-attr]
-			spec = {k: v for k, v in crash_agents.schedules[0].items() if k != "agent"}
+			# The schedule w1 serves (crash_agents.schedules, read there from the environment).
+			spec = {"id": "tick", "type": "interval", "value": 3600.0, "input": "tick"}
 			schedule = crash.schedule(spec)
 			async with anyio.create_task_group() as tg:
 				await tg.start(om.scheduler.serve)  # its next due time is an hour away
