@@ -720,18 +720,22 @@ class DBOSBackend:
 		from openmolt_dbos._workers import stopped
 
 		executor = status.executor_id
-		if status.status != "PENDING" or not executor:
-			return  # queued: it runs nowhere
-		if attrs(status).get("openmolt_parked"):
-			# Parked on a question when read, before the cancel: an answer may have come since,
-			# and the run gone on. Read again now that it is cancelled: a run that goes on marks
-			# itself so before its next step, and a step that begins after the cancel never
-			# runs, so a run still marked parked runs nowhere.
+		queued = status.status == "ENQUEUED"
+		if not (status.status == "PENDING" or queued) or not executor:
+			return
+		if queued or attrs(status).get("openmolt_parked"):
+			# Queued (a takeover's) or parked on a question when read, before the cancel: a
+			# worker may have dequeued it since, or an answer come, and the run gone on. Read
+			# again now that it is cancelled: a dequeue names the worker that runs it, a run
+			# that goes on from its question marks itself so before its next step, and a step
+			# that begins after the cancel never runs.
 			found = await self.engine.client().list_workflows_async(
 				workflow_ids=[status.workflow_id], load_input=False, load_output=False
 			)
 			if not found or attrs(found[0]).get("openmolt_parked"):
-				return
+				return  # it runs nowhere
+			if queued and found[0].executor_id == executor:
+				return  # still queued when cancelled: no worker took it
 			executor = found[0].executor_id or executor
 		if executor == self.engine.executor_id and self.engine.launched:
 			return  # this worker, but not running it now (it ended a moment ago)
