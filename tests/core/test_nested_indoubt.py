@@ -15,7 +15,7 @@ import pytest
 from openmolt import OpenMolt
 from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_core.tools import tool
+from openmolt_core.tools import ToolContext, tool
 from tests.core.test_durability import JournalPort, _DoubtPort
 
 pytestmark = pytest.mark.anyio
@@ -182,4 +182,125 @@ async def test_a_sub_agent_whose_guardrail_agent_sends_is_asked_about_in_doubt()
 	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
 	assert ran == []  # neither the sub-agent nor its guardrail agent ran again
 	assert result.status == "human_input_required"
+	await om.aclose()
+
+
+class _FreshPort(JournalPort):
+	"""A durable-like port on which no call had started before (a first execution)."""
+
+	def __init__(self) -> None:
+		super().__init__()
+		self.starts: list[str] = []
+
+	async def call_started(self, key: str) -> bool:
+		self.starts.append(key)
+		return False
+
+
+def _nesting_tool(om: OpenMolt, paid: list[int], labels: list[str], runs: int = 1) -> Any:
+	@tool(labels=labels)
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	payer = om.create_agent(
+		name="Payer",
+		model=ScriptedModel([call_tool("local.pay", amount=7), finish("paid")] * runs),
+		tools=[pay],
+	)
+
+	async def settle(invoice: str, context: ToolContext) -> str:
+		"""Settle an invoice with runs of Payer nested in this call.
+
+		Args:
+			invoice: The invoice.
+			context: The call's context.
+		"""
+		for _ in range(runs):
+			await payer.run(f"pay {invoice}", parent=context.run)
+		return "settled"
+
+	return settle
+
+
+async def test_a_run_a_tool_nests_is_in_doubt_when_an_earlier_execution_began_it() -> None:
+	"""A tool's own nested run (``parent=context.run``) of an agent that may send is recorded as
+	it starts; found begun by an earlier execution, it does not start again and the call is in
+	doubt (``ask``: the run asks). Before, the retried tool ran it again and it paid again."""
+	om = OpenMolt()
+	paid: list[int] = []
+	model = ScriptedModel([call_tool("local.settle", invoice="I-1"), finish()])
+	agent = om.create_agent(
+		name="Clerk", model=model, tools=[_nesting_tool(om, paid, ["outbound"])]
+	)
+	port = _DoubtPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert paid == []
+	assert port.starts == ["tool:1:0:local.settle#nested:1"]
+	assert result.status == "human_input_required"
+	assert "local.settle" in str((result.state.pending or {}).get("message"))
+	await om.aclose()
+
+
+async def test_runs_a_tool_nests_are_recorded_each_under_its_number_and_run() -> None:
+	"""A first execution records each nested run that may send as it starts, and runs them."""
+	om = OpenMolt()
+	paid: list[int] = []
+	model = ScriptedModel([call_tool("local.settle", invoice="I-1"), finish()])
+	tool_ = _nesting_tool(om, paid, ["outbound"], runs=2)
+	agent = om.create_agent(name="Clerk", model=model, tools=[tool_])
+	port = _FreshPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert result.status == "success", result.error
+	assert paid == [7, 7]
+	assert port.starts == ["tool:1:0:local.settle#nested:1", "tool:1:0:local.settle#nested:2"]
+	await om.aclose()
+
+
+async def test_a_nested_run_whose_tools_may_repeat_or_a_sub_agent_call_records_nothing_more() -> (
+	None
+):
+	"""A nested run of an agent whose tools may all run again records nothing; a sub-agent's
+	call (an agent as a tool) is covered by its own start, not recorded again as it nests."""
+	om = OpenMolt()
+	paid: list[int] = []
+	model = ScriptedModel([call_tool("local.settle", invoice="I-1"), finish()])
+	agent = om.create_agent(name="Clerk", model=model, tools=[_nesting_tool(om, paid, [])])
+	port = _FreshPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert result.status == "success" and paid == [7] and port.starts == []
+	await om.aclose()
+
+	om = OpenMolt()
+	sent: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		sent.append(amount)
+		return "paid"
+
+	sub = om.create_agent(
+		name="Payer",
+		model=ScriptedModel([call_tool("local.pay", amount=7), finish("paid")]),
+		tools=[pay],
+	)
+	boss = om.create_agent(
+		name="Boss",
+		model=ScriptedModel([call_tool("local.Payer", task="pay"), finish()]),
+		tools=[sub],
+	)
+	port = _FreshPort()
+	result = await boss.execute(boss.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert result.status == "success" and sent == [7]
+	assert port.starts == ["tool:1:0:local.Payer"]
 	await om.aclose()

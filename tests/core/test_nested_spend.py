@@ -318,9 +318,47 @@ class Timing(RunObserver):
 		return ForwardingPort(port)
 
 
-def _crashing_chain(crash: bool, recovered: bool = False, observed: bool = False) -> Any:
+class OwnPort:
+	"""An observer's port of its own: `RunPort`'s members only, none of the optional ones."""
+
+	def __init__(self, port: Any) -> None:
+		self.port = port
+
+	@property
+	def replaying(self) -> bool:
+		return bool(self.port.replaying)
+
+	@property
+	def deliver_replayed(self) -> bool:
+		return bool(self.port.deliver_replayed)
+
+	def now(self) -> float:
+		return float(self.port.now())
+
+	async def deadline(self, seconds: float) -> float:
+		return float(await self.port.deadline(seconds))
+
+	async def sleep(self, seconds: float) -> None:
+		await self.port.sleep(seconds)
+
+	def reserve(self, keys: Any) -> None:
+		self.port.reserve(keys)
+
+	async def step(self, key: str, fn: Any, *, encode: Any = None, decode: Any = None) -> Any:
+		return await self.port.step(key, fn, encode=encode, decode=decode)
+
+
+class OwnTiming(RunObserver):
+	"""An observer that wraps each run's port in one of its own (`OwnPort`)."""
+
+	def wrap_port(self, run: Any, port: Any) -> Any:
+		return OwnPort(port)
+
+
+def _crashing_chain(crash: bool, recovered: bool = False, observed: str = "") -> Any:
 	"""top calls mid, mid calls leaf; leaf's second call crashes the worker."""
-	om = OpenMolt(entry_points=False, observers=[Timing()] if observed else ())
+	observers = {"": (), "forwarding": (Timing(),), "own": (OwnTiming(),)}[observed]
+	om = OpenMolt(entry_points=False, observers=observers)
 
 	def noop() -> str:
 		"""Do nothing."""
@@ -356,14 +394,18 @@ def _crashing_chain(crash: bool, recovered: bool = False, observed: bool = False
 	)
 
 
-@pytest.mark.parametrize("observed", [False, True], ids=["plain", "ports-wrapped"])
+@pytest.mark.parametrize(
+	"observed", ["", "forwarding", "own"], ids=["plain", "ports-wrapped", "own-ports"]
+)
 async def test_a_sub_agents_own_sub_agent_a_crash_interrupted_counts_its_calls_once(
-	observed: bool,
+	observed: str,
 ) -> None:
 	"""The worker dies inside a sub-agent's sub-agent, after the leaf's billed call: the spend
 	kept for the top call includes it (a nested run's port keeps nothing, so the nested run
 	hands its running spend up), and the recovered run counts every call once. An observer
-	wrapping each run's port (`ForwardingPort`) does not make a nested port look as if it kept."""
+	wrapping each run's port (`ForwardingPort`) does not make a nested port look as if it kept;
+	one wrapping it in a port of its own (no optional members) does not hide the durable
+	port's keeping (the top call's spend was lost: ``kept`` stayed empty)."""
 	state = _crashing_chain(crash=True).new_state("go")
 	saved = state.to_dict()
 	first = KeepingPort()

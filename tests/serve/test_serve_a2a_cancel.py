@@ -141,3 +141,89 @@ async def test_a_durable_run_parked_on_an_approval_is_cancelled_with_its_task(
 	assert [(r["run_id"], r["status"]) for r in runs] == [(run_id, "cancelled")]
 	await om.aclose()
 	assert paid == []
+
+
+@pytest.mark.xdist_group("dbos-sqlite")
+async def test_a_task_whose_approval_is_being_delivered_elsewhere_is_cancelled_with_it(
+	durable: str,
+) -> None:
+	"""The operator approves the parked call outside the A2A handler (their viewer), and the
+	caller cancels the task while the approved payment is under way: CancelTask looked for a
+	parked run only, found it going, and left it: the task said canceled while the run went on
+	to its next call."""
+	import anyio
+
+	from openmolt_core.testing import call_tool
+	from openmolt_core.tools import tool
+
+	paid: list[int] = []
+	noted: list[str] = []
+	paying, release = anyio.Event(), anyio.Event()
+
+	@tool(labels=["outbound"])
+	async def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		paying.set()
+		await release.wait()
+		return "paid"
+
+	@tool(labels=["outbound"])
+	def note(text: str) -> str:
+		"""Write to the customer.
+
+		Args:
+			text: What to say.
+		"""
+		noted.append(text)
+		return "sent"
+
+	om = OpenMolt(durability=durable, entry_points=False)
+	agent = om.create_agent(
+		name="Payer",
+		model=ScriptedModel(
+			[call_tool("local.pay", amount=1), call_tool("local.note", text="paid"), finish("ok")]
+		),
+		tools=[pay, note],
+		requires_approval=["local.pay"],
+	)
+	triggers = Triggers.model_validate({"a2a": {"token": TOKEN}})
+	headers = {"Authorization": f"Bearer {TOKEN}"}
+	delivered: list[object] = []
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(headers=headers, timeout=30) as http,
+		anyio.create_task_group() as tg,
+	):
+		config = ClientConfig(httpx_client=http, streaming=False)
+		client = await create_client(f"{server.url}/a2a/Payer", client_config=config)
+		(first,) = [r async for r in client.send_message(message("pay it"))]
+		task = first.task
+		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+		run_id = run_id_for("a2a", "Payer", task.id)
+		parked = await om.result(run_id, wait=False)
+		assert parked is not None
+		(request,) = agent.approval_requests(parked.state)
+
+		async def approve() -> None:  # the operator, outside the A2A handler
+			try:
+				delivered.append(await agent.resume(parked.state, decision=request.approve()))
+			except Exception as exc:
+				delivered.append(exc)
+
+		tg.start_soon(approve)
+		with anyio.fail_after(30):
+			await paying.wait()
+		cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
+		assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+		release.set()
+	await anyio.sleep(1)
+	assert paid == [1] and noted == []  # the call under way stopped there; nothing after it
+	assert "was cancelled" in str(delivered[0])
+	with pytest.raises(OpenMoltError, match="cancelled"):
+		await om.result(run_id, wait=False)
+	await om.aclose()

@@ -69,7 +69,7 @@ from openmolt_core.hooks import (
 )
 from openmolt_core.llm import Usage
 from openmolt_core.prompt import dumps
-from openmolt_core.tools import CallingRun
+from openmolt_core.tools import CallingRun, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.result import RunState, RunStatus
 	from openmolt_core.secrets import Redactor
+	from openmolt_core.tools import InDoubt
 
 __all__ = [
 	"MAX_RESULT_CHARS",
@@ -847,8 +848,9 @@ async def _call_tool(
 	# journaled, so an observer never sees "done" for a call a crash would run again.
 	done: dict[str, Any] = {}
 	# A durable port records the start of a call that must not silently run twice.
-	policy = "retry"
-	if getattr(ctx.port, "call_started", None) is not None:  # openmolt_core._indoubt
+	policy: InDoubt = "retry"
+	records = getattr(ctx.port, "call_started", None) is not None
+	if records:  # openmolt_core._indoubt
 		from openmolt_core._indoubt import policy_of
 
 		policy = policy_of(bound)
@@ -905,6 +907,10 @@ async def _call_tool(
 			run.spending = spending
 		else:  # a nested run's port: its caller keeps it
 			run.spending = passed_up(ctx.link, ctx.state, run)
+		if ctx.link is not None:  # runs nested deeper are recorded by the top call
+			run.nesting = ctx.link.nesting
+		elif records:
+			run.nesting = _nesting(ctx, key, policy)
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
 			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)
@@ -917,6 +923,11 @@ async def _call_tool(
 			ok = False
 			value = exc.to_dict()
 		except Exception as exc:
+			from openmolt_core._indoubt import IN_DOUBT, nested_doubt
+
+			doubt = nested_doubt(exc)
+			if doubt is not None:  # a run it nested before a crash was not run again
+				return {IN_DOUBT: doubt, "tool": call.tool, **so_far()}
 			ok = False
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
@@ -979,6 +990,28 @@ async def _call_tool(
 	if rewritten:  # the result shows the input that ran
 		result = {**result, "input": ctx.redact.deep(tool_input)}
 	return result
+
+
+def _nesting(
+	ctx: RunContext, key: str, policy: InDoubt
+) -> Callable[[InDoubt], Awaitable[InDoubt | None]]:
+	"""What a run nested in the call ``key`` asks as it starts (`CallingRun.nesting`).
+
+	A run the call's own policy does not cover (a tool's code running an agent whose tools may
+	not run twice, under a tool retried after a crash) is recorded as it starts, each under its
+	number in the call (``<key>#nested:<n>``); one found recorded by an earlier execution of the
+	call is in doubt under its policy, and does not start again.
+	"""
+	count = 0
+
+	async def nesting(nested: InDoubt) -> InDoubt | None:
+		nonlocal count
+		if strictest((policy, nested)) == policy:  # the call's own start covers it
+			return None
+		count += 1
+		return nested if await call_started(ctx.port, f"{key}#nested:{count}") else None
+
+	return nesting
 
 
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:

@@ -23,13 +23,23 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core.errors import OpenMoltError
 from openmolt_core.tools import InDoubt
 from openmolt_core.tools import check_in_doubt as check_policy
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 
-__all__ = ["IN_DOUBT", "InDoubt", "check_policy", "in_doubt_entry", "policy_of", "question"]
+__all__ = [
+	"IN_DOUBT",
+	"InDoubt",
+	"NestedRunInDoubt",
+	"check_policy",
+	"in_doubt_entry",
+	"nested_doubt",
+	"policy_of",
+	"question",
+]
 
 IN_DOUBT = "_in_doubt"
 """The key of a tool step's journaled result when its call was in doubt."""
@@ -63,3 +73,43 @@ def in_doubt_entry(tool: str, how: str) -> dict[str, Any]:
 			f"taken effect; {how}"
 		),
 	}
+
+
+class NestedRunInDoubt(OpenMoltError):
+	"""A run nested in a tool call does not start: an earlier execution of the call began one.
+
+	Raised by ``agent.run(..., parent=context.run)`` inside a durable run's tool call that a
+	crash cut off after a run it nested had begun: that run may have taken effect (its tools'
+	in-doubt policy is not ``retry``), so it is not run again from its start. The call it was
+	raised in is in doubt under ``policy`` (`openmolt_core._execute` reads it), as a sub-agent's
+	call is.
+
+	Args:
+		agent: The nested run's agent.
+		policy: The strictest in-doubt policy of what the nested run would make again.
+	"""
+
+	def __init__(self, agent: str, policy: InDoubt) -> None:
+		super().__init__(
+			f"in doubt: an earlier execution of this tool call began a run of agent {agent!r} "
+			"before it was cut off (its worker died), so that run may or may not have taken "
+			f"effect; it is not run again (its tools' in-doubt policy is {policy!r})"
+		)
+		self.agent = agent
+		self.policy: InDoubt = policy
+
+
+def nested_doubt(exc: BaseException) -> InDoubt | None:
+	"""The policy of a `NestedRunInDoubt` a tool raised (alone, as its cause, or in a group)."""
+	seen = 0
+	found: BaseException | None = exc
+	while found is not None and seen < 16:
+		if isinstance(found, NestedRunInDoubt):
+			return found.policy
+		if isinstance(found, BaseExceptionGroup):
+			inner = found.subgroup(NestedRunInDoubt)
+			if inner is not None:
+				return nested_doubt(inner.exceptions[0])
+		found = found.__cause__ or found.__context__
+		seen += 1
+	return None

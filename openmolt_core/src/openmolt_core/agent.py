@@ -1429,6 +1429,8 @@ class Agent:
 				if state.user is not None:
 					raise ConfigurationError(_not_callers_user(link.user, state.user))
 				state.user = link.user
+			if link.nesting is not None:  # a durable caller records what its call began
+				await self._nesting(link)
 		elif state.caller is not None:
 			raise ConfigurationError(_nested_alone(state, self.name, "run"))
 		if port is None:
@@ -1464,6 +1466,28 @@ class Agent:
 				log.exception("%s: %s", self.name, message)
 			self._redactor.exception(exc)
 			raise self._failed(state, message) from exc
+
+	async def _nesting(self, link: CallingRun) -> None:
+		"""Tell a durable calling run that this run, nested in its call, starts.
+
+		A run whose tools may not run twice, begun by a tool's code (``parent=context.run``)
+		under a call retried after a crash, is not covered by the call's own policy: the caller
+		records it, and one an earlier execution of the call had begun does not start again
+		(`openmolt_core._indoubt.NestedRunInDoubt`; the call is then in doubt).
+
+		Raises:
+			NestedRunInDoubt: An earlier execution of the call began a run here.
+		"""
+		from openmolt_core.tools import nested_in_doubt
+
+		policy = nested_in_doubt(self)
+		if policy == "retry" or link.nesting is None:
+			return
+		found = await link.nesting(policy)
+		if found is not None:
+			from openmolt_core._indoubt import NestedRunInDoubt
+
+			raise NestedRunInDoubt(self.name, found)
 
 	def _unexpected(self, exc: Exception) -> str:
 		return self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")

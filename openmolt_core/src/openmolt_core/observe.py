@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from openmolt_core.durability import completed_port
 from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
 
@@ -166,7 +167,10 @@ class RunObserver:
 		through ``port.step(key, fn)``: a wrapper can time each one. Keep the key, the value and
 		the exceptions unchanged. Subclass `openmolt_core.durability.ForwardingPort` and override
 		`step`: the port's other members (its clock, durable sleep, reserved batches) then
-		reach the wrapped port as they are.
+		reach the wrapped port as they are. A port of the observer's own that implements only
+		`openmolt_core.durability.RunPort` hides nothing either: the members it lacks (a durable
+		port's record of the calls it started, what a call's nested runs spent) reach the port
+		it wraps (`openmolt_core.durability.completed_port`).
 		"""
 		return port
 
@@ -342,7 +346,8 @@ class WatchedRun:
 		port = ctx.port
 		for observer in self.observers:
 			try:
-				port = observer.wrap_port(self.run, port)
+				# A port of the observer's own keeps the optional members of the one it wraps.
+				port = completed_port(observer.wrap_port(self.run, port), port)
 			except Exception:
 				log.exception("run observer %r failed in wrap_port; the run goes on", observer)
 		ctx.port = port

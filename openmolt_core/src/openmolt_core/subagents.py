@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from openmolt_core._chain import add_by_model
 from openmolt_core._support.words import quantity
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.tools import guard_agents, nested_labels, strictest
+from openmolt_core.tools import nested_in_doubt, nested_labels
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -220,40 +220,6 @@ class AgentTool:
 		output = result.output
 		dump = getattr(output, "model_dump", None)
 		return dump(mode="json") if callable(dump) else output
-
-
-def nested_in_doubt(agent: SubAgent) -> InDoubt:
-	"""The in-doubt policy of a run of ``agent`` nested in one journaled step of a durable run.
-
-	The nested run (an agent tool's, a guardrail agent's) is not journaled step by step: found
-	under way after a crash, it would start again from its first step, its model asked again
-	and its tool calls made again. So it is as strict as its strictest tool (``fail`` over
-	``ask`` over ``retry``), and ``ask`` at least when it may send data out (``outbound`` in
-	its tools' labels, or tools listed at run time). Its guardrail agents run again with it, so
-	their policies count too.
-
-	Args:
-		agent: The agent the step runs.
-	"""
-	return _nested_in_doubt(agent, set())
-
-
-def _nested_in_doubt(agent: SubAgent, seen: set[int]) -> InDoubt:
-	seen.add(id(agent))
-	policies = list(agent.in_doubt.values())
-	if "outbound" in nested_labels(_Runs(agent)):
-		policies.append("ask")
-	for judge in guard_agents(agent):  # the guardrails' own agents run again with it
-		if id(judge) not in seen:
-			policies.append(_nested_in_doubt(judge, seen))
-	return strictest(policies)
-
-
-@dataclass(frozen=True, slots=True)
-class _Runs:
-	"""Something that runs an agent, for `nested_labels`."""
-
-	agent: SubAgent
 
 
 def _spent(run: CallingRun | None, result: RunResult) -> None:

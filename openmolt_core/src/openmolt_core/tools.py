@@ -46,6 +46,7 @@ __all__ = [
 	"check_labels",
 	"declared_labels",
 	"guard_agents",
+	"nested_in_doubt",
 	"nested_labels",
 	"schema_of",
 	"strictest",
@@ -92,6 +93,13 @@ class CallingRun:
 		spending: Awaited by a called run after each of its model calls with its usage so far
 			(and per model), so a durable calling run keeps what the call spent before a crash
 			could interrupt it (None: nobody keeps it).
+		nesting: Awaited by a called run as it starts, with the strictest in-doubt policy of
+			what it would make again (`openmolt_core.subagents.nested_in_doubt`): a durable
+			calling run records that the call began a run its own policy does not cover (a
+			tool's code running an agent with ``parent=context.run``), and answers the policy
+			under which an earlier execution of the call, cut off by a crash, had begun one:
+			the called run does not start again then (None: nobody records it, or no run
+			began before).
 	"""
 
 	run_id: str
@@ -114,10 +122,12 @@ class CallingRun:
 	spending: Callable[[Usage, Mapping[str, Usage]], Awaitable[None]] | None = field(
 		default=None, repr=False
 	)
+	nesting: Callable[[InDoubt], Awaitable[InDoubt | None]] | None = field(default=None, repr=False)
 
 
 LOOP_FIELDS = frozenset(
-	"run_id call step index usage usage_by_model wants emit user caller depth spending".split()
+	"run_id call step index usage usage_by_model wants emit user caller depth spending "
+	"nesting".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
@@ -434,6 +444,34 @@ def nested_labels(tool: Any) -> frozenset[str]:
 	if agent is None:  # most tools: no agent to ask (and no ABC check of a None)
 		return _NO_LABELS
 	return _agent_labels(agent, set())
+
+
+def nested_in_doubt(agent: Any) -> InDoubt:
+	"""The in-doubt policy of a run of ``agent`` nested in one journaled step of a durable run.
+
+	The nested run (an agent tool's, a guardrail agent's, one a tool's code starts with
+	``parent=context.run``) is not journaled step by step: found under way after a crash, it
+	would start again from its first step, its model asked again and its tool calls made again.
+	So it is as strict as its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask``
+	at least when it may send data out (``outbound`` in its tools' labels, or tools listed at run
+	time). Its guardrail agents run again with it, so their policies count too.
+	(`openmolt_core.subagents` re-exports it.)
+
+	Args:
+		agent: The agent the step runs (its ``in_doubt``: its tools' policies by handle).
+	"""
+	return _nested_in_doubt(agent, set())
+
+
+def _nested_in_doubt(agent: Any, seen: set[int]) -> InDoubt:
+	seen.add(id(agent))
+	policies: list[InDoubt] = list(getattr(agent, "in_doubt", {}).values())
+	if "outbound" in _agent_labels(agent, set()):
+		policies.append("ask")
+	for judge in guard_agents(agent):  # the guardrails' own agents run again with it
+		if id(judge) not in seen:
+			policies.append(_nested_in_doubt(judge, seen))
+	return strictest(policies)
 
 
 def _agent_labels(agent: Any, seen: set[int]) -> frozenset[str]:

@@ -689,9 +689,17 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is not None and await self._parked_in(status):
 			# Parked on an approval or an account: its workflow returned the park, and DBOS has
-			# nothing to cancel; the record refuses the run's next delivery (`drive`).
+			# nothing to cancel; the record refuses the run's next delivery (`drive`), and a
+			# segment that begins after it stops at its start (`openmolt_dbos._runs`).
 			await anyio.to_thread.run_sync(record_cancel, self.engine.tables, run_id)
-			return status.workflow_id
+			later = await self._latest(run_id)
+			if later is None or later.workflow_id == status.workflow_id:
+				return status.workflow_id
+			# A delivery that passed its check before the record started the run's next
+			# segment meanwhile: it is cancelled as any run under way (once it ended, the
+			# run has ended, or parked again: the record holds that park).
+			if later.status not in ("PENDING", "ENQUEUED") and await self._parked_in(later):
+				return later.workflow_id
 		status = await self._going(run_id)
 		wid = status.workflow_id
 		how = self.engine.ended.get(wid)
@@ -718,8 +726,23 @@ class DBOSBackend:
 		from openmolt_dbos._workers import stopped
 
 		executor = status.executor_id
-		if status.status != "PENDING" or attrs(status).get("openmolt_parked") or not executor:
-			return  # parked on a question, or queued: it runs nowhere
+		queued = status.status == "ENQUEUED"
+		if not (status.status == "PENDING" or queued) or not executor:
+			return
+		if queued or attrs(status).get("openmolt_parked"):
+			# Queued (a takeover's) or parked on a question when read, before the cancel: a
+			# worker may have dequeued it since, or an answer come, and the run gone on. Read
+			# again now that it is cancelled: a dequeue names the worker that runs it, a run
+			# that goes on from its question marks itself so before its next step, and a step
+			# that begins after the cancel never runs.
+			found = await self.engine.client().list_workflows_async(
+				workflow_ids=[status.workflow_id], load_input=False, load_output=False
+			)
+			if not found or attrs(found[0]).get("openmolt_parked"):
+				return  # it runs nowhere
+			if queued and found[0].executor_id == executor:
+				return  # still queued when cancelled: no worker took it
+			executor = found[0].executor_id or executor
 		if executor == self.engine.executor_id and self.engine.launched:
 			return  # this worker, but not running it now (it ended a moment ago)
 		tables = self.engine.tables
@@ -774,23 +797,34 @@ class DBOSBackend:
 				)
 			version = live[0]
 
-		def move() -> None:
+		def move() -> bool:
 			import sqlalchemy as sa
 
 			client = self.engine.client()
 			table = client._sys_db.tables.workflow_status  # DBOS's own table (no public API for it)
 			with client._sys_db.engine.begin() as conn:
-				conn.execute(
+				# Only from the stranded version read above: a migration that moved it meanwhile
+				# (another process's, at the same moment) handed it to a worker already, and a
+				# resume now would take it from the execution under way and run it again.
+				moved = conn.execute(
 					sa.update(table)
 					.where(table.c.workflow_uuid == status.workflow_id)
 					.where(table.c.status.in_(("PENDING", "ENQUEUED")))
+					.where(table.c.application_version == status.app_version)
 					.values(application_version=version)
-				)
+				).rowcount
+			if not moved:
+				return False
 			# Moved on purpose: whichever definition that version serves replays it.
 			client.update_workflow_attributes(status.workflow_id, {FINGERPRINT: None}, merge=True)
 			client.resume_workflow(status.workflow_id)
+			return True
 
-		await anyio.to_thread.run_sync(move)
+		if not await anyio.to_thread.run_sync(move):
+			raise ConfigurationError(
+				f"migrate {run_id}: the run is no longer stranded at version {status.app_version}: "
+				"another migration moved it a moment ago (or it ended); see `openmolt runs --all`"
+			)
 		return status.workflow_id
 
 	async def _going(self, run_id: str) -> WorkflowStatus:

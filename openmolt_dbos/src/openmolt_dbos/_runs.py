@@ -380,6 +380,12 @@ async def _run(
 	watch: CancelWatch,
 ) -> dict[str, Any] | None:
 	agent = engine.agent(agent_name)
+	run_id = str((state or {}).get("run_id") or wid)
+	if wid != run_id and await _cancelled_while_parked(engine, run_id):
+		# A segment going on from a park the run was cancelled in (a delivery that passed its
+		# check a moment before the cancel): nothing of it runs.
+		await engine.client().cancel_workflow_async(wid)
+		raise DBOSWorkflowCancelledError(f"run {run_id} was cancelled while it was parked")
 	if wid in engine.created:  # this process created the workflow a moment ago: nothing to read
 		engine.created.discard(wid)
 		steps = []
@@ -395,7 +401,7 @@ async def _run(
 		completed=completed,
 		deliver_replayed=engine.settings.replay_events,
 		# A scheduled run's id is its workflow's; a run's later segments carry it in their state.
-		run_id=str((state or {}).get("run_id") or wid),
+		run_id=run_id,
 		starts=engine.record_start,
 		lease=engine.lease_valid,
 	)
@@ -416,6 +422,14 @@ async def _run(
 		raise
 	await scheduled_end(engine, wid, schedule, result_of(done, agent), agent=agent.name)
 	return done
+
+
+async def _cancelled_while_parked(engine: Engine, run_id: str) -> bool:
+	"""Whether the run was cancelled while parked in an ended workflow (`record_cancel`)."""
+	from openmolt_dbos._workers import cancelled_runs
+
+	found = await anyio.to_thread.run_sync(cancelled_runs, engine.tables, [run_id])
+	return run_id in found
 
 
 async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:

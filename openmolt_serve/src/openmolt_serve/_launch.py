@@ -60,17 +60,20 @@ Done = Callable[[RunResult | None, BaseException | None], Awaitable[None]]
 """Called when a run ends: its result, or the error it ended with."""
 
 
-async def cancel_if_parked(om: OpenMolt, run_id: str) -> bool:
+async def cancel_if_parked(om: OpenMolt, run_id: str, *, going: bool = False) -> bool:
 	"""Cancel a durable run that is parked, on whatever it waits for; whether it was.
 
 	Parked on a question, its workflow waits; parked on an approval or an account, its workflow
 	returned the park. Both read as a parked result (``om.result(run_id, wait=False)``), the one
-	status query a surface asks: `OpenMolt.pending` lists questions only. A run that goes on,
-	ended, was cancelled or is unknown is left as it is.
+	status query a surface asks: `OpenMolt.pending` lists questions only. A run that ended, was
+	cancelled or is unknown is left as it is; so is one that goes on, unless ``going``.
 
 	Args:
 		om: The instance (durable, else nothing is done).
 		run_id: The run.
+		going: Cancel a run that goes on too: the surface saw it parked, and a delivery from
+			elsewhere (an operator's approval, an answer through ``om.answer``) resumed it
+			since; its caller asked for it to stop (A2A's CancelTask).
 
 	Raises:
 		OpenMoltError: The store could not be read, or the cancel failed.
@@ -81,6 +84,12 @@ async def cancel_if_parked(om: OpenMolt, run_id: str) -> bool:
 		result = await om.result(run_id, wait=False)
 	except (RunError, ConfigurationError):  # ended on an error, cancelled, or no such run
 		return False
+	if result is None and going:
+		try:
+			await om.cancel(run_id)
+		except ConfigurationError:  # it ended a moment ago
+			return False
+		return True
 	if result is None or result.status not in PARKED_STATUSES:
 		return False
 	await om.cancel(run_id)

@@ -36,7 +36,8 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   (``authorization_required``) is ``auth-required`` too, its status message the consent links;
   once connected, the caller's next message to the task makes the run go on.
 - ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
-  store and the durable store too, so no later answer (from any surface) resumes it.
+  store and the durable store too, so no later answer (from any surface) resumes it, and so is
+  a durable run the operator's approval resumed elsewhere since (it stops where it is).
 
 What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
 the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
@@ -754,7 +755,8 @@ class OpenMoltExecutor(AgentExecutor):
 		A running run is cancelled by the handler. A parked one (``input-required``,
 		``auth-required``) is taken out of memory, marked ``cancelled`` in the run store, and
 		cancelled in the durable store (the engine's cancel): a later answer to it, from any
-		surface, is refused.
+		surface, is refused. A durable run that a delivery from elsewhere resumed since (the
+		operator approved its call in another process) is cancelled too, where it runs.
 		"""
 		task_id = context.task_id or ""
 		parked = self.parked.pop(task_id, None)
@@ -776,7 +778,9 @@ class OpenMoltExecutor(AgentExecutor):
 			except Exception as exc:
 				log.warning("A2A: could not cancel the parked run %s in the store: %s", run_id, exc)
 		try:
-			await cancel_if_parked(om, run_id)  # on a question, an approval or an account
+			# On a question, an approval or an account; or going on: a delivery from elsewhere
+			# (the operator's approval) resumed it since the task said it waits.
+			await cancel_if_parked(om, run_id, going=True)
 		except Exception as exc:
 			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 
