@@ -85,18 +85,31 @@ class NestedRunInDoubt(OpenMoltError):
 	call is.
 
 	Args:
+		message: What happened (`of` words it).
 		agent: The nested run's agent.
 		policy: The strictest in-doubt policy of what the nested run would make again.
 	"""
 
-	def __init__(self, agent: str, policy: InDoubt) -> None:
-		super().__init__(
-			f"in doubt: an earlier execution of this tool call began a run of agent {agent!r} "
-			"before it was cut off (its worker died), so that run may or may not have taken "
-			f"effect; it is not run again (its tools' in-doubt policy is {policy!r})"
-		)
+	def __init__(self, message: str, *, agent: str, policy: InDoubt) -> None:
+		super().__init__(message)
 		self.agent = agent
 		self.policy: InDoubt = policy
+
+	@classmethod
+	def of(cls, agent: str, policy: InDoubt) -> NestedRunInDoubt:
+		"""The error for a run of ``agent`` an earlier execution began, worded for a person.
+
+		Args:
+			agent: The nested run's agent.
+			policy: The strictest in-doubt policy of what the nested run would make again.
+		"""
+		return cls(
+			f"in doubt: an earlier execution of this tool call began a run of agent {agent!r} "
+			"before it was cut off (its worker died), so that run may or may not have taken "
+			f"effect; it is not run again (its tools' in-doubt policy is {policy!r})",
+			agent=agent,
+			policy=policy,
+		)
 
 
 def nested_doubt(exc: BaseException) -> InDoubt | None:

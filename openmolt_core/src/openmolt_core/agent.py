@@ -1487,7 +1487,7 @@ class Agent:
 		if found is not None:
 			from openmolt_core._indoubt import NestedRunInDoubt
 
-			raise NestedRunInDoubt(self.name, found)
+			raise NestedRunInDoubt.of(self.name, found)
 
 	def _unexpected(self, exc: Exception) -> str:
 		return self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
