@@ -330,7 +330,7 @@ class Guardrail:
 			return "retry"
 		from openmolt_core.subagents import nested_in_doubt
 
-		return nested_in_doubt(self.check)  # type: ignore[arg-type]  # an agent: checked above
+		return nested_in_doubt(self.check)  # an agent: checked above
 
 	def applies(self, bound: BoundTool) -> bool:
 		"""Whether this guardrail checks calls of a tool (at the tool stages).
