@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 	from openmolt_core.cli._exit import EXIT_CODES, ExitCode, for_status
 	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
 	from openmolt_core.cli._progress import to_json
-	from openmolt_core.cli._run import Loaded, check_ready, load
+	from openmolt_core.cli._run import Loaded, check_ready, load, schedule_specs
 	from openmolt_core.cli._runids import resolve_run_id
 	from openmolt_core.cli._terminal import printable
 	from openmolt_core.cli._ui import record_runs
@@ -62,6 +62,7 @@ __all__ = [
 	"read_dotenv",
 	"record_runs",
 	"resolve_run_id",
+	"schedule_specs",
 	"to_json",
 ]
 
@@ -83,6 +84,7 @@ _EXPORTS = {
 	"Loaded": "openmolt_core.cli._run",
 	"check_ready": "openmolt_core.cli._run",
 	"load": "openmolt_core.cli._run",
+	"schedule_specs": "openmolt_core.cli._run",
 	"record_runs": "openmolt_core.cli._ui",
 	"resolve_run_id": "openmolt_core.cli._runids",
 	"printable": "openmolt_core.cli._terminal",

@@ -1161,6 +1161,24 @@ def billed(exc: ProviderError, spent: Usage | None) -> ProviderError:
 	return exc
 
 
+def joined(response: ModelResponse, earlier: Usage, last: Usage) -> ModelResponse:
+	"""A reply made of several requests (a paused turn, a continuation): each one billed.
+
+	Its usage adds up every request's; the prompt's size stays the last request's
+	(``prompt_tokens``), as each request's prompt holds the ones before.
+
+	Args:
+		response: The reply, its content joined.
+		earlier: What the requests before the last were billed for.
+		last: The last request's usage.
+	"""
+	usage = added(earlier, last)
+	if usage is not None:
+		response.usage = usage
+	response.prompt_tokens = last.input_tokens
+	return response
+
+
 def added(first: Usage | None, then: Usage | None) -> Usage | None:
 	"""The sum of two usages, either of which may be None (nothing billed), as a new usage."""
 	if first is None and then is None:

@@ -157,19 +157,9 @@ def _load(
 
 
 def _schedule(one: Loaded) -> list[str]:
-	from openmolt_core.schedule import parse_schedule
+	from openmolt_core.agentfile import schedule_specs
 
-	ids = []
-	for n, raw in enumerate(one.schedules):
-		try:
-			spec = parse_schedule(raw)
-		except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
-			problem = str(exc).removeprefix("invalid schedule: ")
-			raise ConfigurationError(f"{one.file}: schedules[{n}]: {problem}") from None
-		if spec.input is None and one.input is not None:
-			spec = spec.model_copy(update={"input": one.input})
-		ids.append(one.agent.schedule(spec))
-	return ids
+	return [one.agent.schedule(spec) for spec in schedule_specs(one, one.input)]
 
 
 async def _until_stopped() -> None:

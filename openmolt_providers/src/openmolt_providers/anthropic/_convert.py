@@ -11,6 +11,7 @@ from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
 	filled_window,
+	joined,
 	reply_failure,
 	window_stop,
 )
@@ -310,12 +311,7 @@ def parse_paused(
 	except ProviderError as exc:
 		billed(exc, paused_usage(provider, model, paused))
 		raise
-	usage = paused_usage(provider, model, paused)
-	final = _usage(provider, model, last)
-	usage.add(final)
-	response.usage = usage
-	response.prompt_tokens = final.input_tokens  # the prompt's size: the last request's
-	return response
+	return joined(response, paused_usage(provider, model, paused), _usage(provider, model, last))
 
 
 def paused_usage(provider: AnthropicProvider, model: str, paused: list[dict[str, Any]]) -> Usage:

@@ -10,6 +10,7 @@ from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
 	filled_window,
+	joined,
 	provider_message,
 	reply_failure,
 	window_stop,
@@ -350,12 +351,7 @@ def parse_continued(
 	except ProviderError as exc:  # the stopped requests were billed all the same
 		billed(exc, hops_usage(provider, model, hops))
 		raise
-	usage = hops_usage(provider, model, hops)
-	final = _usage(provider, model, last)
-	usage.add(final)
-	response.usage = usage
-	response.prompt_tokens = final.input_tokens  # the prompt's size: the last request's
-	return response
+	return joined(response, hops_usage(provider, model, hops), _usage(provider, model, last))
 
 
 def hops_usage(provider: GeminiProvider, model: str, hops: list[dict[str, Any]]) -> Usage:
