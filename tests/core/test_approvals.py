@@ -411,7 +411,14 @@ def test_rules_are_checked_against_the_agents_tools() -> None:
 	with pytest.raises(ConfigurationError, match="must be True, a rule"):
 		make(42)
 	make(["local.ref*", "!local.lookup", "local:writes"])
-	# An instance's defaults may name integrations this agent does not use.
+	# An instance's defaults may name integrations this agent does not use, but a bare tool
+	# name of this agent is a mistake there too (it would leave the tool it meant unguarded).
+	with pytest.raises(
+		ConfigurationError, match=r"OpenMolt: requires_approval\[0\] 'refund': 'refund' is a tool"
+	):
+		OpenMolt(entry_points=False, requires_approval=["refund"]).create_agent(
+			name="C", model=ScriptedModel([]), tools=shop.tools
+		)
 	shared = OpenMolt(entry_points=False, requires_approval=["stripe:writes", "local.refund"])
 	agent = shared.create_agent(name="B", model=ScriptedModel([]), tools=shop.tools)
 	assert "approval" in agent.system_prompt()

@@ -610,6 +610,22 @@ def test_a_rule_that_names_no_tool_is_refused_at_create_agent() -> None:
 		_local_agent(OpenMolt(), ScriptedModel([]), taint_policy={"untrusted": ["local.nope"]})
 
 
+@pytest.mark.parametrize("where", ["agent", "instance"])
+@pytest.mark.parametrize("rule", ["fetch_page", "!notes"])
+def test_a_tool_named_without_its_integration_is_refused(where: str, rule: str) -> None:
+	"""A bare tool name selects no tool (it reads as an integration): refused at either level."""
+	policy = {"untrusted": [rule]}
+	om = OpenMolt(taint_policy=policy) if where == "instance" else OpenMolt()
+	options = {"taint_policy": policy} if where == "agent" else {}
+	name = rule.lstrip("!")
+	with pytest.raises(
+		ConfigurationError, match=rf"'{name}' is a tool: did you mean 'local.{name}'"
+	):
+		_local_agent(om, ScriptedModel([]), **options)
+	# The instance's rules may name an integration other agents use, written as one.
+	_local_agent(OpenMolt(taint_policy={"untrusted": [f"{name}.*", "stripe"]}), ScriptedModel([]))
+
+
 def test_labels_are_checked_where_they_are_declared() -> None:
 	with pytest.raises(ConfigurationError, match="'secret' is not a label"):
 

@@ -185,15 +185,21 @@ class ApprovalPolicy:
 				continue
 			known = _integration(rule.integration, integrations)
 			if known is None:
+				# `refund` for `local.refund`: a bare word reads as an integration, so a tool
+				# named alone selects nothing. Refused even among an instance's rules (which may
+				# name other agents' integrations): a safety rule that silently selects nothing
+				# leaves the tool it meant unguarded. `refund.*` names the integration.
+				owner = rule.kind == "all" and next(
+					(i for i, (_, t) in integrations.items() if t and rule.integration in t), None
+				)
+				if owner:
+					raise ConfigurationError(
+						f"{label}: {rule.integration!r} is a tool: did you mean "
+						f"'{owner}.{rule.integration}'? (a bare word names an integration: "
+						f"'{rule.integration}.*' for one this agent does not use)"
+					)
 				if strict:
 					hint = suggestion(rule.integration, integrations, noun="integrations")
-					owner = next(
-						(i for i, (_, t) in integrations.items() if t and rule.integration in t),
-						None,
-					)
-					if owner is not None and rule.kind == "all":  # `refund` for `local.refund`
-						handle = f"{owner}.{rule.integration}"
-						hint = f"{rule.integration!r} is a tool: did you mean {handle!r}?"
 					raise ConfigurationError(
 						f"{label}: this agent uses no integration {rule.integration!r}; {hint}"
 					)
