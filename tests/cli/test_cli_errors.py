@@ -82,6 +82,13 @@ def test_unknown_and_wrong_keys_name_the_key_the_file_and_the_line(tmp_path, cli
 			'{"name": "x", "model": "openai:gpt-5", "requiresApproval": ["refund"]}',
 			"a.json: requiresApproval[0] 'refund': ",
 		),
+		(  # a key under config, as the file spells it, and the tool's handle
+			"a.json",
+			'{"name": "x", "model": "openai:gpt-5", "integrations": ["httpRequest"], '
+			'"config": {"maxResultCharsPerTool": {"request": 5}}}',
+			"a.json: config.maxResultCharsPerTool: 'request' selects none of this agent's "
+			"tools; 'request' is a tool: did you mean 'httpRequest.request'?",
+		),
 		(
 			"a.json",
 			'{"name": "x", "model": "openai:gpt-5", "integrations": [{"integration": "slak"}]}',

@@ -318,6 +318,30 @@ def test_a_bad_per_tool_threshold_is_refused_clearly() -> None:
 		)
 
 
+def test_a_per_tool_threshold_that_selects_nothing_is_refused() -> None:
+	"""A threshold for a tool the agent does not have (a bare name, a typo) is an error."""
+	from openmolt import ConfigurationError
+
+	om = OpenMolt(entry_points=False)
+	for key, message in [("get", "'get' is a tool: did you mean 'local.get'"), ("lokal.*", "none")]:
+		with pytest.raises(
+			ConfigurationError, match=f"max_result_chars_per_tool: '{key}'.*{message}"
+		):
+			om.create_agent(
+				name="A",
+				model=ScriptedModel([]),
+				tools=[returning(1)],
+				config={"max_result_chars_per_tool": {key: 10}},
+			)
+	# The built-in tools' (openmolt.readResult's slices) are taken: capabilities add them later.
+	om.create_agent(
+		name="A",
+		model=ScriptedModel([]),
+		tools=[returning(1)],
+		config={"max_result_chars_per_tool": {"openmolt.readResult": 10, "local.*": 5}},
+	)
+
+
 # text, binary, errors -----------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from openmolt import FunctionTool, HumanInputUnavailable, OpenMolt, RunState
+from openmolt import ConfigurationError, FunctionTool, HumanInputUnavailable, OpenMolt, RunState
 from openmolt_core._execute import check
 from openmolt_core._parse import parse_reply
 from openmolt_core.durability import LOCAL_PORT
@@ -259,6 +259,25 @@ async def test_pinned_tools_are_callable_from_the_first_step() -> None:
 	assert "postMessage," not in " ".join(first["catalog"])
 	await agent.run("go")
 	assert tool_results(model, 1)[0]["ok"] is True
+
+
+@pytest.mark.parametrize(
+	("pinned", "message"),
+	[
+		("postMessage", r"'postMessage' is a tool: did you mean 'slack.postMessage'\?"),
+		("slack.postMesage", "did you mean 'slack.postMessage'"),
+		("slak.*", "selects none of this agent's tools"),
+	],
+)
+def test_a_pinned_pattern_that_selects_nothing_is_refused(pinned: str, message: str) -> None:
+	"""A pin naming no tool of the agent (a bare name, a typo) is an error, not a silent no-op."""
+	with pytest.raises(ConfigurationError, match=rf"tool_loading: pinned: .*{message}"):
+		instance().create_agent(
+			name="A",
+			model=ScriptedModel([]),
+			integrations=["slack"],
+			tool_loading=ToolSearch(pinned=[pinned]),
+		)
 
 
 async def test_auto_searches_only_above_the_threshold() -> None:

@@ -787,6 +787,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 
 		_verbose.enable()
 	max_cost = om.max_cost if options.max_cost is None else options.max_cost
+	if options.limits is not None and options.limits.max_result_chars_per_tool:
+		where = "create_agent: config: max_result_chars_per_tool"
+		_check_patterns(options.limits.max_result_chars_per_tool, bound, sources, where)
 	caps.append(_offload(shared, files, options.limits))
 	if options.max_tokens or max_cost is not None:  # a run stops once they are spent
 		from openmolt_core.capabilities.budget import budget
@@ -810,6 +813,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if options.tool_search is not None:  # after offload: it says why readResult is hidden first
 		from openmolt_core.capabilities.toolsearch import ToolCatalog
 
+		if options.tool_search.pinned:
+			where = "create_agent: tool_loading: pinned"
+			_check_patterns(options.tool_search.pinned, bound, sources, where)
 		names = [*(type(c).name for c in caps), Safety.name]
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
@@ -1411,6 +1417,43 @@ def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[Sourc
 		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
 		if callable(learned):
 			known.add_source(learned)
+
+
+def _check_patterns(
+	patterns: Iterable[str],
+	bound: Sequence[BoundTool],
+	sources: Sequence[SourceBinding],
+	where: str,
+) -> None:
+	"""Refuse handles or patterns that select none of an agent's tools (a typo, a bare name).
+
+	A pattern whose integration part names a source listed at run time (an MCP server's), or
+	the built-in tools the capabilities add (``openmolt.readResult``), is taken as it is: those
+	tools are not known yet.
+
+	Raises:
+		ConfigurationError: Naming the pattern, and the handle meant when it names a tool alone.
+	"""
+	import fnmatch
+
+	handles = [t.handle for t in bound]
+	for pattern in patterns:
+		if any(fnmatch.fnmatchcase(h, pattern) for h in handles):
+			continue
+		head = pattern.partition(".")[0]
+		if fnmatch.fnmatchcase("openmolt", head) or any(
+			fnmatch.fnmatchcase(s.id, head) for s in sources
+		):
+			continue
+		from openmolt_core._support.suggest import suggestion
+
+		meant = [h for h in handles if h.partition(".")[2] == pattern]
+		hint = (
+			f"{pattern!r} is a tool: did you mean {meant[0]!r}? (a handle is integration.tool)"
+			if meant
+			else suggestion(pattern, handles, noun="tools")
+		)
+		raise ConfigurationError(f"{where}: {pattern!r} selects none of this agent's tools; {hint}")
 
 
 def _known_tools(bound: Sequence[BoundTool], sources: Sequence[SourceBinding]) -> _Known:

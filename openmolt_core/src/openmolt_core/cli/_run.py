@@ -518,6 +518,10 @@ def _as_the_file_says(text: str) -> str:
 
 	``requiresApproval[0] ...``: an agent file's keys are camelCase (`AgentFile`'s aliases).
 	"""
+	if inner := re.match(r"config: ([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b", text):
+		# `config` keys (`AgentConfig`) are camelCase in a file too: config.maxResultCharsPerTool
+		first, *rest = inner.group(1).split("_")
+		return f"config.{first}{''.join(w.title() for w in rest)}{text[inner.end() :]}"
 	head = re.match(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?=[\[.:' ]|$)", text)
 	if head is None:
 		return text
