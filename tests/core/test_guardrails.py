@@ -300,6 +300,27 @@ async def test_labels_and_tools_select_what_a_tool_guardrail_checks() -> None:
 	assert checked == ["local.send"]
 
 
+@pytest.mark.parametrize(
+	("rule", "level", "message"),
+	[
+		("send", "agent", r"'send' is a tool: did you mean 'local.send'"),
+		("send", "instance", r"'send' is a tool: did you mean 'local.send'"),
+		("local.sned", "agent", r"no tool of local matches 'sned'; did you mean 'send'"),
+		("stripe", "agent", r"this agent uses no integration 'stripe'"),
+	],
+)
+def test_a_tool_rule_that_selects_nothing_is_refused(rule: str, level: str, message: str) -> None:
+	"""A guardrail's tools rule is checked against the agent's tools, as approval rules are."""
+	guard = Guardrail(lambda c: None, on="tool_call", tools=[rule], name="g")
+	om = OpenMolt(guardrails=[guard]) if level == "instance" else OpenMolt()
+	own = [guard] if level == "agent" else []
+	with pytest.raises(ConfigurationError, match=rf"guardrail 'g': tools\[0\] '{rule}': {message}"):
+		om.create_agent(name="A", model=ScriptedModel([]), tools=Desk().tools, guardrails=own)
+	# An instance's guardrail may name an integration other agents use.
+	other = Guardrail(lambda c: None, on="tool_call", tools=["stripe"], name="g")
+	OpenMolt(guardrails=[other]).create_agent(name="A", model=ScriptedModel([]), tools=Desk().tools)
+
+
 # tool results -------------------------------------------------------------------------------
 
 

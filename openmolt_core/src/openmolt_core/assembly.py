@@ -819,6 +819,8 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		names = [*(type(c).name for c in caps), Safety.name]
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
+	if guards:
+		_check_guard_rules(om._guardrails, options.guardrails, bound, sources)
 	max_steps = options.max_steps
 	hooks = _resolved(shared, caps, own, guards, taint)
 	if chain:  # outermost: every other capability's wrap_model sees each model it tries
@@ -1417,6 +1419,30 @@ def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[Sourc
 		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
 		if callable(learned):
 			known.add_source(learned)
+
+
+def _check_guard_rules(
+	instance: Sequence[Guardrail],
+	own: Sequence[Guardrail],
+	bound: Sequence[BoundTool],
+	sources: Sequence[SourceBinding],
+) -> None:
+	"""Check the tool rules of the guardrails (``tools=[...]``) against the agent's tools.
+
+	As approval rules are: an agent's own may name only its integrations, scopes and tools; an
+	instance's may name other agents' integrations. A rule that selects nothing would leave
+	the tools it meant unchecked.
+
+	Raises:
+		ConfigurationError: A rule names a scope or tool that does not exist.
+	"""
+	known: _Known | None = None
+	for guards, strict in ((instance, False), (own, True)):
+		for guard in guards:
+			rules = guard._rules
+			if rules:
+				known = _known_tools(bound, sources) if known is None else known
+				rules.check(known, where=f"guardrail {guard.name!r}: tools", strict=strict)
 
 
 def _check_patterns(
