@@ -3,6 +3,8 @@ official client reads, and a refused request loses nothing."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -90,3 +92,80 @@ async def test_without_the_token_a_json_rpc_call_is_still_http_401() -> None:
 			answer = await stranger.post(f"{url}/", json=body)
 	assert answer.status_code == 401
 	assert answer.headers["WWW-Authenticate"] == "Bearer"
+
+
+class _Dripped(httpx.AsyncByteStream):
+	"""A body sent as it comes off the network, in pieces (never read into memory at once)."""
+
+	def __init__(self, data: bytes) -> None:
+		self.data = data
+		self.read = 0
+
+	async def __aiter__(self) -> AsyncIterator[bytes]:
+		for i in range(0, len(self.data), 65_536):
+			self.read += len(self.data[i : i + 65_536])
+			yield self.data[i : i + 65_536]
+
+
+def _card() -> bytes:
+	"""The remote's agent card: its JSON-RPC interface at its own origin."""
+	interface = {
+		"url": "https://agent.example/a2a/P/",
+		"protocolBinding": "JSONRPC",
+		"protocolVersion": "1.0",
+	}
+	card = {
+		"name": "Planner",
+		"description": "d",
+		"version": "1.0.0",
+		"supportedInterfaces": [interface],
+		"capabilities": {},
+		"defaultInputModes": ["text/plain"],
+		"defaultOutputModes": ["text/plain"],
+	}
+	return json.dumps(card).encode()
+
+
+def _remote_answer(text: str) -> bytes:
+	"""A remote's JSON-RPC answer: a completed task whose artifact holds ``text``."""
+	task = {
+		"id": "t-1",
+		"contextId": "c-1",
+		"status": {"state": "TASK_STATE_COMPLETED"},
+		"artifacts": [{"artifactId": "a", "parts": [{"text": text}]}],
+	}
+	return json.dumps({"jsonrpc": "2.0", "id": "1", "result": {"task": task}}).encode()
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+async def test_a_remote_agents_answer_is_read_up_to_a_cap(compressed: bool) -> None:
+	"""A remote that answers more than max_response_bytes (or a small gzip body that inflates
+	past it) is a tool error naming the cap, read no further; one within it is the tool's answer."""
+	from openmolt_core.errors import ToolError
+	from openmolt_core.tools import ToolContext
+	from openmolt_serve.a2a import remote_agent
+
+	huge = _remote_answer("x" * 5_000_000)
+	body = gzip.compress(huge) if compressed else huge
+	streams: list[_Dripped] = []
+
+	def network(request: httpx.Request) -> httpx.Response:
+		if request.url.path.endswith("agent-card.json"):
+			return httpx.Response(200, content=_card())
+		streams.append(_Dripped(body))
+		headers = {"Content-Encoding": "gzip"} if compressed else {}
+		return httpx.Response(200, headers=headers, stream=streams[-1])
+
+	planner = remote_agent(
+		"https://agent.example/a2a/P",
+		transport=httpx.MockTransport(network),
+		max_response_bytes=1_000_000,
+	)
+	context = ToolContext(agent="A", integration="local")
+	with pytest.raises(ToolError, match="larger than 1000000 bytes"):
+		await planner.function({"message": "hi"}, context)
+	assert streams[0].read < 2_000_000  # it stopped reading past the cap
+	fine = _remote_answer("fine")
+	body = gzip.compress(fine) if compressed else fine
+	answer = await planner.function({"message": "hi"}, context)
+	assert answer["text"] == "fine"
