@@ -169,3 +169,12 @@ async def test_a_remote_agents_answer_is_read_up_to_a_cap(compressed: bool) -> N
 	body = gzip.compress(fine) if compressed else fine
 	answer = await planner.function({"message": "hi"}, context)
 	assert answer["text"] == "fine"
+
+
+def test_a_remote_agents_cap_must_be_positive() -> None:
+	"""max_response_bytes=0 is refused when the tool is made, naming the parameter."""
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_serve.a2a import remote_agent
+
+	with pytest.raises(ConfigurationError, match="max_response_bytes must be at least 1"):
+		remote_agent("https://agent.example/a2a/P", max_response_bytes=0)

@@ -48,7 +48,6 @@ from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._ssrf import SsrfGuard
-from openmolt_core.integrations.http import MAX_RESPONSE_BYTES
 from openmolt_core.secrets import register_key
 from openmolt_core.tools import ToolContext
 
@@ -97,7 +96,7 @@ def remote_agent(
 	timeout: float = 300.0,
 	transport: httpx.AsyncBaseTransport | None = None,
 	allow_internal_hosts: Sequence[str] = (),
-	max_response_bytes: int = MAX_RESPONSE_BYTES,
+	max_response_bytes: int | None = None,
 ) -> FunctionTool:
 	"""A tool that asks a remote A2A agent and returns how its task ended.
 
@@ -113,13 +112,17 @@ def remote_agent(
 			(host names, ``*.corp.example``, networks such as ``10.20.0.0/16``); ``url``'s own
 			origin needs no entry.
 		max_response_bytes: The largest answer read from the remote (its card, its JSON-RPC
-			reply), once decompressed; a larger one is a tool error, read no further (default:
-			the HTTP tools' cap, 8 MiB).
+			reply), once decompressed; a larger one is a tool error, read no further (None: the
+			HTTP tools' cap, `openmolt_core.integrations.http.MAX_RESPONSE_BYTES`, 8 MiB).
 
 	Raises:
 		ConfigurationError: ``url`` is not an http(s) URL, or ``max_response_bytes`` is not
 			positive.
 	"""
+	if max_response_bytes is None:
+		from openmolt_core.integrations.http import MAX_RESPONSE_BYTES  # a heavy module: lazily
+
+		max_response_bytes = MAX_RESPONSE_BYTES
 	if max_response_bytes < 1:
 		raise ConfigurationError(
 			f"remote_agent: max_response_bytes must be at least 1, got {max_response_bytes}"
@@ -236,7 +239,7 @@ class _Origins(httpx.AsyncBaseTransport):
 		guard: SsrfGuard,
 		inner: httpx.AsyncBaseTransport,
 		*,
-		max_bytes: int = MAX_RESPONSE_BYTES,
+		max_bytes: int,
 	) -> None:
 		self.origin = _origin(httpx.URL(url))
 		self.token = token
