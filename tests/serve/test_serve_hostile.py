@@ -163,7 +163,8 @@ each body, the words its refusal names, and where."""
 async def test_json_a_run_cannot_hold_is_422_on_every_route_and_runs_nothing(
 	body: bytes, says: str, where: str, tmp_path: Path
 ) -> None:
-	"""A lone surrogate, NaN or an infinity is refused 422 naming it, never a 500 or a lost run."""
+	"""A lone surrogate, NaN or an infinity is refused 422 naming it (on A2A a JSON-RPC parse
+	error naming it), never a 500 or a lost run."""
 	channels = [
 		{
 			"type": "slack",
@@ -218,6 +219,11 @@ async def test_json_a_run_cannot_hold_is_422_on_every_route_and_runs_nothing(
 			answers["form's payload"] = await post(
 				client, "hmac", form, "application/x-www-form-urlencoded"
 			)
+		a2a = answers.pop("a2a").json()  # JSON-RPC: an error its client reads (HTTP 200)
+		assert a2a["error"]["code"] == -32700, a2a
+		assert a2a["error"]["data"] == {"reason": "unsafe_json"}
+		assert says in a2a["error"]["message"], a2a
+		assert where in a2a["error"]["message"], a2a
 		for route, answer in answers.items():
 			assert answer.status_code == 422, (route, answer.status_code, answer.text)
 			refusal = answer.json()

@@ -153,7 +153,8 @@ async def test_bad_input_on_every_route_is_a_clear_4xx_never_a_500() -> None:
 			answer = await client.get(f"/auth/callback?{query}")
 			assert answer.status_code == 400, (query, answer.text)
 		big = b"{" + b" " * 20_000 + b"}"
-		assert (await client.post("/a2a/Triage/", content=big, headers=a2a)).status_code == 413
+		too_large = await client.post("/a2a/Triage/", content=big, headers=a2a)
+		assert too_large.json()["error"]["code"] == -32600  # JSON-RPC: its client reads why
 		assert (await client.post("/agui/Triage", content=big, headers=agui)).status_code == 413
 
 

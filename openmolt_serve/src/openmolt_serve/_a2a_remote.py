@@ -27,7 +27,8 @@ The card is the remote's word: the interface URL it names is where the SDK sends
 The application chose ``url``'s origin, so that one is reached as given (a sidecar on
 127.0.0.1 too); any other origin a card names is checked by the core's SSRF guard (no loopback,
 private, link-local or metadata address unless ``allow_internal_hosts`` lists it) and gets no
-token: the token goes to the origin it was given for.
+token: the token goes to the origin it was given for. Each answer is read up to
+``max_response_bytes`` once decompressed (a larger one is a tool error, read no further).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
+from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._ssrf import SsrfGuard
 from openmolt_core.secrets import register_key
 from openmolt_core.tools import ToolContext
@@ -94,6 +96,7 @@ def remote_agent(
 	timeout: float = 300.0,
 	transport: httpx.AsyncBaseTransport | None = None,
 	allow_internal_hosts: Sequence[str] = (),
+	max_response_bytes: int | None = None,
 ) -> FunctionTool:
 	"""A tool that asks a remote A2A agent and returns how its task ended.
 
@@ -108,10 +111,22 @@ def remote_agent(
 		allow_internal_hosts: Internal hosts another origin the agent card names may be
 			(host names, ``*.corp.example``, networks such as ``10.20.0.0/16``); ``url``'s own
 			origin needs no entry.
+		max_response_bytes: The largest answer read from the remote (its card, its JSON-RPC
+			reply), once decompressed; a larger one is a tool error, read no further (None: the
+			HTTP tools' cap, `openmolt_core.integrations.http.MAX_RESPONSE_BYTES`, 8 MiB).
 
 	Raises:
-		ConfigurationError: ``url`` is not an http(s) URL.
+		ConfigurationError: ``url`` is not an http(s) URL, or ``max_response_bytes`` is not
+			positive.
 	"""
+	if max_response_bytes is None:
+		from openmolt_core.integrations.http import MAX_RESPONSE_BYTES  # a heavy module: lazily
+
+		max_response_bytes = MAX_RESPONSE_BYTES
+	if max_response_bytes < 1:
+		raise ConfigurationError(
+			f"remote_agent: max_response_bytes must be at least 1, got {max_response_bytes}"
+		)
 	if not re.match(r"^https?://[^/\s]+", url or ""):
 		raise ConfigurationError(f"remote_agent: url must be an http(s) URL, got {url!r}")
 	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
@@ -132,7 +147,8 @@ def remote_agent(
 		try:
 			# A client of its own, not the instance's shared one: the SDK sets its A2A-Version
 			# header on the client it is given, and the bearer token must go to this host only.
-			sending = _Origins(url, token, guard, transport or httpx.AsyncHTTPTransport())
+			inner = transport or httpx.AsyncHTTPTransport()
+			sending = _Origins(url, token, guard, inner, max_bytes=max_response_bytes)
 			async with httpx.AsyncClient(timeout=timeout, transport=sending) as http:
 				factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
 				client = await factory.create_from_url(url)
@@ -203,20 +219,33 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 class _Origins(httpx.AsyncBaseTransport):
 	"""Sends ``url``'s origin as given, with the token; any other origin checked, without it.
 
+	Every answer is read here, up to ``max_bytes`` once decompressed (the core's bounded reader:
+	`openmolt_core.integrations._body.read_body`), and handed on whole: the remote is another
+	party, and a reply of gigabytes (or a small gzip body that inflates to them) would otherwise
+	be read into memory and passed to the model.
+
 	Args:
 		url: The remote agent's URL, as the application gave it.
 		token: The bearer token, for that origin only.
 		guard: The SSRF guard of every other origin (an agent card's interface URL).
 		inner: The transport that sends.
+		max_bytes: The largest decoded answer read.
 	"""
 
 	def __init__(
-		self, url: str, token: str | None, guard: SsrfGuard, inner: httpx.AsyncBaseTransport
+		self,
+		url: str,
+		token: str | None,
+		guard: SsrfGuard,
+		inner: httpx.AsyncBaseTransport,
+		*,
+		max_bytes: int,
 	) -> None:
 		self.origin = _origin(httpx.URL(url))
 		self.token = token
 		self.guard = guard
 		self.inner = inner
+		self.max_bytes = max_bytes
 
 	async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
 		"""Send one request (see the class)."""
@@ -226,7 +255,24 @@ class _Origins(httpx.AsyncBaseTransport):
 		else:
 			request.headers.pop("Authorization", None)
 			request = await self.guard(request)
-		return await self.inner.handle_async_request(request)
+		request.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what the reader bounds
+		answer = await self.inner.handle_async_request(request)
+		streamed = httpx.Response(
+			answer.status_code, headers=answer.headers, stream=answer.stream, request=request
+		)
+		body = await read_body(streamed, self.max_bytes)  # closes it; ToolError past the cap
+		kept = [
+			(k, v)
+			for k, v in answer.headers.multi_items()
+			if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+		]
+		return httpx.Response(
+			answer.status_code,
+			headers=kept,
+			content=body,
+			request=request,
+			extensions=answer.extensions,
+		)
 
 	async def aclose(self) -> None:
 		"""Close the inner transport."""

@@ -5,8 +5,9 @@ Neither protocol signs its requests, so a caller proves itself with ``Authorizat
 the body must fit the cap (``413``) and arrive in time (``408``) before the token is checked
 (``401``, with ``WWW-Authenticate: Bearer``), a body nested too deep is ``422``, and only a
 caller with the right token counts against the rate limit (``429`` with ``Retry-After``), so
-strangers cannot use up the limit of the real one. The token is one of the instance's secrets
-(`openmolt_core.secrets`): masked in logs, runs and the viewer.
+strangers cannot use up the limit of the real one. On A2A (JSON-RPC) a body refused for what it
+holds (``413``, ``422``) is a JSON-RPC error instead (`jsonrpc_refusal`). The token is one of the
+instance's secrets (`openmolt_core.secrets`): masked in logs, runs and the viewer.
 
 A trigger may name several callers (``"callers": {"crm": {"tokenEnv": "CRM_A2A_TOKEN"}}``), each
 with a token of its own; a single ``token``/``tokenEnv`` is one caller named `DEFAULT_CALLER`.
@@ -19,6 +20,7 @@ what a caller starts to it (`openmolt_serve.a2a`, `openmolt_serve.agui`).
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import math
 from collections.abc import Collection, Mapping
@@ -39,7 +41,15 @@ from openmolt_serve._limits import RateLimit
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["DEFAULT_CALLER", "MIN_TOKEN", "NOBODY", "TokenGuard", "caller_of", "token_env"]
+__all__ = [
+	"DEFAULT_CALLER",
+	"MIN_TOKEN",
+	"NOBODY",
+	"TokenGuard",
+	"caller_of",
+	"jsonrpc_refusal",
+	"token_env",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -241,12 +251,17 @@ class TokenGuard:
 		request.scope.setdefault("state", {})[_STATE_KEY] = caller  # for the route: caller_of
 		return body, None
 
-	def wrap(self, app: ASGIApp, *, open_paths: Collection[str] = ()) -> ASGIApp:
+	def wrap(
+		self, app: ASGIApp, *, open_paths: Collection[str] = (), jsonrpc: bool = False
+	) -> ASGIApp:
 		"""An ASGI app that admits each request (`admit`) before ``app`` sees it.
 
 		Args:
 			app: The protocol's application.
 			open_paths: Paths (under the mount) answered without a token: the A2A agent card.
+			jsonrpc: ``app`` speaks JSON-RPC (A2A): a body refused for what it holds (too
+				large, nested too deep, JSON a run cannot hold) is a JSON-RPC error
+				(`jsonrpc_refusal`), which a client reads, not an HTTP status it cannot.
 		"""
 
 		async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
@@ -259,6 +274,8 @@ class TokenGuard:
 				return
 			body, refusal = await self.admit(request)
 			if refusal is not None:
+				if jsonrpc:
+					refusal = jsonrpc_refusal(refusal)
 				await refusal(scope, receive, send)
 				return
 			sent = False
@@ -277,3 +294,31 @@ class TokenGuard:
 
 def _error(status: int, message: str, reason: str) -> JSONResponse:
 	return JSONResponse({"error": message, "reason": reason}, status_code=status)
+
+
+_JSONRPC_CODES = {413: -32600, 422: -32700}
+"""The JSON-RPC error of a body refused for what it holds: Invalid Request (too large, as the
+a2a-sdk's own cap answers), or Parse error (JSON a run cannot hold)."""
+
+
+def jsonrpc_refusal(refusal: Response) -> Response:
+	"""A refusal of a request's body as a JSON-RPC error, as a JSON-RPC client reads one.
+
+	A refusal for what the body holds (``413``, ``422``) becomes a JSON-RPC error response:
+	HTTP 200, ``id`` null (the request's id was not read), the refusal's words as the message
+	and its reason in ``data``, as the a2a-sdk answers a body past its own cap. The official
+	client then raises an error with those words; an HTTP 413 or 422 it reports only by its
+	status. A refusal of the caller (``401``, ``429``) or of a body that came too slowly (``408``)
+	stays the transport's: A2A leaves authentication and rate limits to HTTP.
+
+	Args:
+		refusal: What `TokenGuard.admit` answered.
+	"""
+	code = _JSONRPC_CODES.get(refusal.status_code)
+	if code is None:
+		return refusal
+	said = json.loads(bytes(refusal.body))
+	if said.get("reason") == "too_deep":
+		code = -32600  # JSON, but no request this server reads
+	error = {"code": code, "message": said["error"], "data": {"reason": said["reason"]}}
+	return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error})

@@ -278,7 +278,9 @@ def a2a_server(
 		enable_v0_3_compat=True,  # 0.3's method names
 	)
 	routes = [*create_agent_card_routes(card), *jsonrpc]
-	app = guard.wrap(Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH})
+	app = guard.wrap(
+		Starlette(routes=routes), open_paths={AGENT_CARD_WELL_KNOWN_PATH}, jsonrpc=True
+	)
 	# Every answer's parts screened: a file's bytes as bytes, never its base64 as text.
 	return A2AServer(ScreenedResponses(app), handler, tasks)
 
