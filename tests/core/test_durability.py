@@ -557,6 +557,45 @@ async def test_in_doubt_calls_follow_their_tool_s_policy() -> None:
 		tool(in_doubt="maybe")(read)
 
 
+async def test_an_in_doubt_call_is_named_by_an_in_doubt_error_whatever_its_policy() -> None:
+	"""ask and fail each emit error kind in_doubt naming the call (ask emitted nothing before)."""
+
+	@tool(labels=["outbound"])
+	def send(n: int) -> int:
+		"""Send.
+
+		Args:
+			n: A number.
+		"""
+		return n
+
+	@tool(labels=["outbound"], in_doubt="fail")
+	def strict(n: int) -> int:
+		"""Send, strictly.
+
+		Args:
+			n: A number.
+		"""
+		return n
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Doubt",
+		model=ScriptedModel([[call_tool("local.send", n=1), call_tool("local.strict", n=2)]]),
+		tools=[send, strict],
+		on_human_input_request=lambda q: (_ for _ in ()).throw(HumanInputUnavailable(q)),
+	)
+	errors: list[Any] = []
+	agent.on("error", errors.append)
+	result = await agent.execute(agent.new_state("go"), port=_DoubtPort())
+	assert result.status == "human_input_required"
+	named = {e.call: e for e in errors if e.kind == "in_doubt"}
+	assert set(named) == {"tool:1:0:local.send", "tool:1:1:local.strict"}
+	assert all("may or may not have taken effect" in e.message for e in named.values())
+	seqs = [e.seq for e in errors]
+	assert len(set(seqs)) == len(seqs)  # each in its call's own slot
+
+
 async def test_two_calls_of_a_batch_in_doubt_park_on_one_question_about_both() -> None:
 	"""Killed during a batch of two outbound calls: the person is asked about each of them.
 

@@ -1153,14 +1153,18 @@ async def _in_doubt(
 	seq: int,
 ) -> dict[str, Any]:
 	# A call found started but not finished after a crash (openmolt_core._indoubt).
+	# Either way an ``in_doubt`` error names the call (its slot's number): a viewer shows the
+	# call in doubt, not as run, failed, or still running since its first execution.
 	from openmolt_core._indoubt import in_doubt_entry, question
 
+	key = step_key("tool", ctx.step, index, tool)
 	if policy == "fail":
 		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
-		key = step_key("tool", ctx.step, index, tool)
-		await ctx.error("tool", entry["error"], seq=seq + 2, call=key)
+		await ctx.error("in_doubt", entry["error"], seq=seq + 2, call=key)
 		return entry
 	text = question(tool, tool_input)
+	said = in_doubt_entry(tool, "a person is asked whether it did")
+	await ctx.error("in_doubt", said["error"], seq=seq + 2, call=key)
 	handler = ctx.human
 	outcome: dict[str, Any] = {"parked": text}
 	if handler is not None:

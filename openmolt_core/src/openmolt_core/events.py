@@ -222,7 +222,9 @@ class ErrorEvent(Event):
 			a call or gave it a bad input), ``approval``, ``policy``, ``invalid_reply``,
 			``ignored``, ``human_input``, ``provider``, ``context_exceeded`` (the model refused
 			the step's request as longer than its context window and a capability shrank the
-			history: the step is asked again; not fatal).
+			history: the step is asked again; not fatal), ``in_doubt`` (a durable run's call
+			found started but not finished after a crash: it may or may not have taken effect;
+			its tool's policy says what follows, see `openmolt_core._indoubt`).
 		message: What happened, for a person (masked like every event).
 		fatal: The run ends on it.
 		call: The step key of the call it is about (``tool:<step>:<index>:<handle>``, as

@@ -132,6 +132,18 @@ def _loads(text: str | None) -> Any:
 	return None if text is None else json.loads(text)
 
 
+def _event_data(text: str) -> Any:
+	"""A stored event's data; one too deeply nested to read (another program wrote it) says so.
+
+	The JSON decoder recurses once per level: a row nested thousands deep would make every read
+	of its run fail, not just the one event.
+	"""
+	try:
+		return json.loads(text)
+	except RecursionError:
+		return {"unreadable": f"its data ({len(text):,} characters) is nested too deep to read"}
+
+
 @dataclass(slots=True)
 class StoredRun:
 	"""One run as the store holds it.
@@ -716,7 +728,7 @@ class RunStore(RunObserver):
 			" WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?",
 			(run_id, after, limit),
 		)
-		return [StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
+		return [StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], _event_data(r[6])) for r in rows]
 
 	async def state(self, run_id: str) -> RunState | None:
 		"""The state a run ended with (to resume a parked run), or None while it has none."""

@@ -344,7 +344,7 @@ class Viewer:
 			more = await self.store.events(run_id, after=events[-1]["id"], limit=self.page)
 			if not more:
 				break
-			events += [e.to_dict() for e in more]
+			events += [described(e.to_dict()) for e in more]
 		subs = sorted({e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")})
 		sub_runs = []
 		for sub in subs:
@@ -666,6 +666,10 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 def described(event: dict[str, Any]) -> dict[str, Any]:
 	"""An event as the page reads it: with what its name stands for and who emits it, if known.
 
+	Its data is cut past 64 levels (`openmolt_core._support.jsonsafe.shallow`): masking and
+	encoding it recurse once per level, and one event nested deeper (a capability's own fields)
+	must not make its whole run fail to load.
+
 	``about`` is ``{"what", "by"}`` from the core's registry of event names
 	(`openmolt_core.events.describe_event`): the loop's, and those the capabilities of this
 	process's agents register. A name it does not know is shown by its name and data alone.
@@ -673,6 +677,9 @@ def described(event: dict[str, Any]) -> dict[str, Any]:
 	Args:
 		event: The event (``name``, ``data``...).
 	"""
+	from openmolt_core._support.jsonsafe import shallow
+
+	event = {**event, "data": shallow(event.get("data"))}  # masked and encoded as it is served
 	info = describe_event(event["name"])
 	return event if info is None else {**event, "about": {"what": info.about, "by": info.by}}
 
@@ -683,7 +690,9 @@ def _zero(**key: str) -> dict[str, Any]:
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:
 	"""A run's row as the list and the run page read it: with what it waits for, if parked."""
-	return {**row, "waiting_for": waiting_for(row)}
+	from openmolt_core._support.jsonsafe import shallow
+
+	return {**shallow(row), "waiting_for": waiting_for(row)}
 
 
 def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:

@@ -494,95 +494,21 @@ function steps(events, tainted, over) {
     }
     return -1;
   };
-  let result = null;
-  let plan = null;
   let previous = null;
   let latestStep = 0;
+  const out = { plan: null, result: null };
   const read = (event) => {
     const d = event.data && typeof event.data === "object" ? event.data : {};
     // an event of no step (one emitted outside the run: schedule:end, run:stranded) that comes
     // after the run's steps belongs with the latest, not before the first
     const n = stepOf(event) === 0 ? latestStep : stepOf(event);
     latestStep = Math.max(latestStep, n);
-    const s = event.name === "finish" || event.name === "planUpdate" ? null : step(n);
+    const view = Object.hasOwn(VIEWS, event.name) ? VIEWS[event.name] : null;
+    const s = view && view.run ? null : step(n);
     const index = s ? callOf(d) : -1;
-    if (event.name === "planUpdate") {
-      if (!Array.isArray(d.plan)) throw new Error("its plan is not a list");
-      plan = d.plan;
-    }
-    else if (event.name === "llmOutput")
-      s.model = { ...d, start: previous ? previous.time : null, end: event.time }; // fallbacks included
-    else if (event.name === "model:fallback") s.fallbacks.push(d);
-    else if (event.name === "commandsQueued") {
-      if (!Array.isArray(d.commands)) throw new Error("its commands are not a list");
-      s.commands = d.commands;
-      s.queued = event.time;
-      s.commands.forEach((command, i) => {
-        if (command && command.type === "callTool") {
-          const call = slot(s, i, command.tool);
-          if (!call.input) call.input = command.input;
-        }
-      });
-    } else if (event.name === "approval:request") {
-      const r = d.request || {};
-      const call = slot(s, index, r.tool);
-      call.request = { ...r, time: event.time };
-      if (call.state === "queued") call.state = "waiting";
-    } else if (event.name === "approval:decision") {
-      const call = slot(s, index, d.tool);
-      call.decision = { ...d, time: event.time };
-      if (d.action === "denied" || d.action === "refused") call.state = d.action;
-      if (!call.input && call.request) call.input = call.request.input;
-    } else if (event.name === "tool:call") {
-      const free = nextFree(s, d.tool);
-      const call = free >= 0 ? slot(s, free, d.tool) : slot(s, -1 - s.calls.length, d.tool);
-      Object.assign(call, { input: d.input, state: "running", start: event.time });
-    } else if (event.name === "tool:response") {
-      let call = s.calls.find((c) => c.state === "running" && c.tool === d.tool);
-      if (!call) call = slot(s, -1 - s.calls.length, d.tool);
-      Object.assign(call, {
-        state: d.error ? "failed" : "ok",
-        response: d.response,
-        error: d.error,
-        duration: d.duration,
-        end: event.time,
-        input: call.input || d.input,
-      });
-    } else if (event.name === "humanInput")
-      s.notes.push({ kind: "humanInput", text: `asked: ${d.message}\nanswer: ${d.response}`, start: previous ? previous.time : null, end: event.time });
-    else if (event.name === "error" && index >= 0) {
-      // an error about one call (it failed, a capability or a decision refused it): its key
-      // (``call``, tool:<step>:<index>:<handle>) puts it with that call
-      const call = slot(s, index, String(d.call).split(":").slice(3).join(":"));
-      call.notes.push({ kind: "error", name: event.name, text: `${d.kind}: ${d.message}` });
-    } else if (event.name === "error")
-      s.notes.push({ kind: "error", text: `${d.kind}: ${d.message}` });
-    else if (event.name === "memoryUpdate")
-      s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` });
-    else if (event.name === "guardrail" && index >= 0) {
-      const call = slot(s, index, d.tool);
-      call.notes.push(guardrailNote(event, d, judgedField(d, s)));
-      if (blocks(event)) Object.assign(call, { state: "blocked", blockedBy: d.guardrail });
-    } else if (event.name === "guardrail") {
-      // a verdict on a question, a plan or a finish's message goes with its command; any other in its step
-      const field = judgedField(d, s);
-      const type = { message: "requestHumanInput", humanMessage: "finish", plan: "updatePlan" }[field];
-      const at = type ? wordsOf(s, type) : -1;
-      if (at >= 0) {
-        if (!s.said.has(at)) s.said.set(at, []);
-        s.said.get(at).push(guardrailNote(event, d, field));
-      } else s.notes.push(guardrailNote(event, d, field));
-    }
-    else if (event.name === "finish") {
-      result = d.result;
-      if (result && PARKED.includes(result.status)) result = { ...result, parkedAt: event.time };
-    } else if (index >= 0) {
-      // any other event about a call (taint, authorization:request, a capability's own): its call's
-      const call = slot(s, index, d.tool || (d.request || {}).tool);
-      if (event.name === "taint") call.untrusted = true;
-      call.notes.push(eventNote(event, d));
-    } else s.notes.push(eventNote(event, d));
-    // any other event (compaction, a capability's own) is a note of its step
+    const at = { event, d, s, index, previous, slot, nextFree, out };
+    if (view && view.read) view.read(at);
+    else noted(at, eventNote(event, d));
   };
   for (const event of events) {
     try {
@@ -596,6 +522,7 @@ function steps(events, tainted, over) {
   }
   const list = [...byStep.values()].sort((a, b) => a.n - b.n);
   const last = list.length ? list[list.length - 1].n : 0;
+  const { plan, result } = out;
   const parked = Boolean(result && PARKED.includes(result.status));
   const untrusted = new Set((tainted || []).map(stepKey)); // the run's taint records
   for (const s of list) {
@@ -707,6 +634,7 @@ function toolView(call, subRuns) {
     blocked: "refused",
     not_run: "not_run",
     interrupted: "interrupted",
+    in_doubt: "in_doubt",
   }[call.state];
   const asked = call.request && call.decision && call.decision.action === "edited" ? call.request.input : null;
   return el(
@@ -888,33 +816,167 @@ function dueOf(d) {
   return at && !Number.isNaN(at.getTime()) ? `${at.toISOString().slice(0, 16).replace("T", " ")} UTC` : String(due || "?");
 }
 
-const SAID = {
-  // the core's events emitted beside the loop's, each said in a sentence: [the fields it needs, how]
-  compaction: [["through_step", "tokens_before", "tokens_after"], (d) =>
+function noted(at, note) {
+  // a note about one call (its key or request names it) goes with that call, any other in its step
+  const { event, d, s, index } = at;
+  if (index < 0) {
+    s.notes.push(note);
+    return;
+  }
+  const call = at.slot(s, index, d.tool || (d.request || {}).tool);
+  if (event.name === "taint") call.untrusted = true;
+  call.notes.push(note);
+}
+
+function sentence(needs, say) {
+  // a view that says an event in a sentence (when it has the fields the sentence needs)
+  return { say: [needs, say], read: (at) => noted(at, eventNote(at.event, at.d)) };
+}
+
+// Every event name the page knows, and how it reads it: the one place. ``read`` puts the event
+// where it belongs (a step's model call, a call, a note); ``run: true``: it is about the run, in
+// no step; ``say``: the sentence a note says. A name not here (a capability's own) is a note with
+// what the core's registry says of it (``about``) and its data. tests/ui/test_viewer_labels.py
+// checks every name the core can store is here.
+const VIEWS = {
+  planUpdate: {
+    run: true,
+    read: ({ d, out }) => {
+      if (!Array.isArray(d.plan)) throw new Error("its plan is not a list");
+      out.plan = d.plan;
+    },
+  },
+  finish: {
+    run: true,
+    read: ({ event, d, out }) => {
+      out.result = d.result;
+      if (out.result && PARKED.includes(out.result.status)) out.result = { ...out.result, parkedAt: event.time };
+    },
+  },
+  llmOutput: { read: ({ event, d, s, previous }) => { s.model = { ...d, start: previous ? previous.time : null, end: event.time }; } }, // fallbacks included
+  "model:fallback": { read: ({ d, s }) => { s.fallbacks.push(d); } },
+  // previews while a reply streams: never numbered nor stored (openmolt_core.events.STREAM_EVENTS)
+  "text:delta": { read: () => {} },
+  "command:ready": { read: () => {} },
+  commandsQueued: {
+    read: ({ event, d, s, slot }) => {
+      if (!Array.isArray(d.commands)) throw new Error("its commands are not a list");
+      s.commands = d.commands;
+      s.queued = event.time;
+      s.commands.forEach((command, i) => {
+        if (command && command.type === "callTool") {
+          const call = slot(s, i, command.tool);
+          if (!call.input) call.input = command.input;
+        }
+      });
+    },
+  },
+  "approval:request": {
+    read: ({ event, d, s, index, slot }) => {
+      const r = d.request || {};
+      const call = slot(s, index, r.tool);
+      call.request = { ...r, time: event.time };
+      if (call.state === "queued") call.state = "waiting";
+    },
+  },
+  "approval:decision": {
+    read: ({ event, d, s, index, slot }) => {
+      const call = slot(s, index, d.tool);
+      call.decision = { ...d, time: event.time };
+      if (d.action === "denied" || d.action === "refused") call.state = d.action;
+      if (!call.input && call.request) call.input = call.request.input;
+    },
+  },
+  "tool:call": {
+    read: ({ event, d, s, slot, nextFree }) => {
+      const free = nextFree(s, d.tool);
+      const call = free >= 0 ? slot(s, free, d.tool) : slot(s, -1 - s.calls.length, d.tool);
+      Object.assign(call, { input: d.input, state: "running", start: event.time });
+    },
+  },
+  "tool:response": {
+    read: ({ event, d, s, slot }) => {
+      let call = s.calls.find((c) => c.state === "running" && c.tool === d.tool);
+      if (!call) call = slot(s, -1 - s.calls.length, d.tool);
+      Object.assign(call, {
+        state: d.error ? "failed" : "ok",
+        response: d.response,
+        error: d.error,
+        duration: d.duration,
+        end: event.time,
+        input: call.input || d.input,
+      });
+    },
+  },
+  humanInput: {
+    read: ({ event, d, s, previous }) => {
+      s.notes.push({ kind: "humanInput", text: `asked: ${d.message}\nanswer: ${d.response}`, start: previous ? previous.time : null, end: event.time });
+    },
+  },
+  error: {
+    read: ({ event, d, s, index, slot }) => {
+      const note = { kind: "error", name: event.name, text: `${d.kind}: ${d.message}` };
+      if (index < 0) {
+        s.notes.push(note);
+        return;
+      }
+      // an error about one call (it failed, a capability or a decision refused it, it is in
+      // doubt after a crash): its key (``call``, tool:<step>:<index>:<handle>) puts it with that call
+      const call = slot(s, index, String(d.call).split(":").slice(3).join(":"));
+      if (d.kind === "in_doubt") {
+        // started before a crash, its result never recorded: it may or may not have taken effect
+        Object.assign(call, { state: "in_doubt", end: call.start ? event.time : undefined });
+        note.kind = "in_doubt";
+        note.text = `in doubt: ${String(d.message).replace(/^in doubt: /, "")}`;
+      }
+      call.notes.push(note);
+    },
+  },
+  memoryUpdate: { read: ({ d, s }) => { s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` }); } },
+  guardrail: {
+    read: ({ event, d, s, index, slot }) => {
+      if (index >= 0) {
+        const call = slot(s, index, d.tool);
+        call.notes.push(guardrailNote(event, d, judgedField(d, s)));
+        if (blocks(event)) Object.assign(call, { state: "blocked", blockedBy: d.guardrail });
+        return;
+      }
+      // a verdict on a question, a plan or a finish's message goes with its command; any other in its step
+      const field = judgedField(d, s);
+      const type = { message: "requestHumanInput", humanMessage: "finish", plan: "updatePlan" }[field];
+      const at = type ? wordsOf(s, type) : -1;
+      if (at >= 0) {
+        if (!s.said.has(at)) s.said.set(at, []);
+        s.said.get(at).push(guardrailNote(event, d, field));
+      } else s.notes.push(guardrailNote(event, d, field));
+    },
+  },
+  // the core's events emitted beside the loop's, each said in a sentence: the fields it needs, how
+  compaction: sentence(["through_step", "tokens_before", "tokens_after"], (d) =>
     `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
-    (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")],
-  taint: [["tool"], (d) => `the result of ${d.tool} is untrusted: from now on the taint policy judges the run's outbound calls`],
-  "authorization:request": [["request"], (d) => {
+    (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")),
+  taint: sentence(["tool"], (d) => `the result of ${d.tool} is untrusted: from now on the taint policy judges the run's outbound calls`),
+  "authorization:request": sentence(["request"], (d) => {
     const r = d.request || {};
     const scopes = Array.isArray(r.scopes) && r.scopes.length ? ` (${r.scopes.join(", ")})` : "";
     const why = r.reason ? `: ${String(r.reason).replace(/_/g, " ")}` : "";
     return `${r.tool || "the call"} waits for ${r.user || "its user"} to connect ${r.integration || "an account"}${scopes}${why}${r.url ? `\n${r.url}` : ""}`;
-  }],
-  "run:stranded": [["version", "current"], (d) =>
-    `waits for agent version ${d.version}, which no live worker serves (this worker serves ${d.current}${d.worker ? `; it last ran on ${d.worker}` : ""})`],
-  "schedule:run": [["schedule_id", "record"], (d) => `schedule ${d.schedule_id}: the run due ${dueOf(d)} started`],
-  "schedule:end": [["schedule_id", "record"], (d) => {
+  }),
+  "run:stranded": sentence(["version", "current"], (d) =>
+    `waits for agent version ${d.version}, which no live worker serves (this worker serves ${d.current}${d.worker ? `; it last ran on ${d.worker}` : ""})`),
+  "schedule:run": sentence(["schedule_id", "record"], (d) => `schedule ${d.schedule_id}: the run due ${dueOf(d)} started`),
+  "schedule:end": sentence(["schedule_id", "record"], (d) => {
     const why = [d.record.error, d.record.note].filter(Boolean).join("; ");
     return `schedule ${d.schedule_id}: the run due ${dueOf(d)} ended: ${d.record.status}${why ? ` (${why})` : ""}`;
-  }],
-  "schedule:skip": [["schedule_id", "record"], (d) =>
-    `schedule ${d.schedule_id}: the run due ${dueOf(d)} was skipped${d.record.note ? `: ${d.record.note}` : ""}`],
+  }),
+  "schedule:skip": sentence(["schedule_id", "record"], (d) =>
+    `schedule ${d.schedule_id}: the run due ${dueOf(d)} was skipped${d.record.note ? `: ${d.record.note}` : ""}`),
 };
 
 function eventNote(event, d) {
   // an event the page has no view of: its name, what the core's registry says of it, and what it
   // says (a sentence for the core's own, its data for a capability's)
-  const [needs, say] = SAID[event.name] || [null, null];
+  const [needs, say] = (Object.hasOwn(VIEWS, event.name) && VIEWS[event.name].say) || [null, null];
   const sayable = say && needs.every((key) => d[key] !== undefined && d[key] !== null);
   return { kind: "event", name: event.name, about: event.about, text: sayable ? say(d) : `${event.name}: ${json(eventFields(d))}` };
 }
@@ -938,6 +1000,25 @@ function noteView(note) {
   );
 }
 
+const COUNTED = {
+  // whether the run's totals hold its nested runs' spend (an agent tool's always do; a tool that
+  // runs an agent itself adds it with context.run.usage.add, or it is not there)
+  yes: "(counted in this run's totals)",
+  no: "(not in this run's totals: the tool that ran it did not add its usage to the calling run)",
+  later: "(counted in this run's totals when its call ends)",
+};
+
+function countedIn(run, tree, own) {
+  // yes, no or later: whether the run's tokens hold its own model calls' and every nested run's
+  const tokens = (u) => (u.input_tokens || 0) + (u.output_tokens || 0);
+  let nested = 0;
+  for (const sub of tree.runs.values())
+    if (sub !== tree.root) nested += tokens(usageSum(steps(sub.events, [], tree.over).list));
+  if (!nested) return "yes";
+  if (["running", "waiting"].includes(run.status)) return "later"; // a parked run's totals are its own so far
+  return tokens(run.usage || {}) >= tokens(usageSum(own)) + nested ? "yes" : "no";
+}
+
 function subRunView(sub, tree) {
   const { list, result, plan } = steps(sub.events, [], tree.over);
   const usage = usageSum(list);
@@ -946,7 +1027,7 @@ function subRunView(sub, tree) {
     "div",
     { class: "subrun", "data-testid": "sub-run", "data-run-id": sub.id, "data-agent": sub.agent || "" },
     el("div", { class: "title" }, el("b", { "data-testid": "sub-agent" }, `sub-agent ${sub.agent || ""}`), badge(status, "sub-status")),
-    el("div", { class: "muted", "data-testid": "sub-usage" }, `${usage.input_tokens} in · ${usage.cached_tokens} cached · ${usage.output_tokens} out · ${cost(usage)} (counted in this run's totals)`),
+    el("div", { class: "muted", "data-testid": "sub-usage", "data-counted": String(tree.counted) }, `${usage.input_tokens} in · ${usage.cached_tokens} cached · ${usage.output_tokens} out · ${cost(usage)} ${COUNTED[tree.counted]}`),
     plan && plan.length ? el("div", { class: "plan", "data-testid": "sub-plan" }, planList(plan)) : null,
     stepsView(sub.id, tree, list)
   );
@@ -1049,6 +1130,7 @@ function drawRun() {
   const tree = runTree(run.run_id, selected.events);
   tree.over = ["running", "waiting"].includes(run.status) || PARKED.includes(run.status) ? null : run.ended || run.updated;
   const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over);
+  tree.counted = countedIn(run, tree, list);
   // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
   const usage = run.usage || {};
