@@ -672,3 +672,25 @@ async def test_a_call_made_again_streams_its_reply_in_a_message_of_its_own() -> 
 	names = types(events)
 	assert names.count("TEXT_MESSAGE_START") == names.count("TEXT_MESSAGE_END") == 2
 	assert names[-1] == "RUN_FINISHED"
+
+
+async def test_a_launcher_that_fails_on_its_own_still_ends_the_stream_with_run_error(
+	monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""An unexpected failure to start is a RUN_ERROR the client reads, not a cut-off stream."""
+	from openmolt_serve._launch import Launcher
+
+	async def broken(self: Any, *args: Any, **kwargs: Any) -> None:
+		raise RuntimeError("database is locked at /srv/internal/runs.db")
+
+	monkeypatch.setattr(Launcher, "start", broken)
+	async for client, ran, _ in serving(ScriptedModel([finish("x")])):
+		events = await run(client, run_input())
+		assert types(events) == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_ERROR"]
+		assert "could not start this run" in events[-1].message
+		assert "/srv/internal" not in events[-1].message  # the server's, for its log
+		assert ran == []
+		# The thread is free again: the next message is not refused as a turn in flight.
+		monkeypatch.undo()
+		assert types(await run(client, run_input(thread="t-1")))[-1] == "RUN_FINISHED"
+	assert "/srv/internal/runs.db" in caplog.text

@@ -356,7 +356,13 @@ class AguiEndpoint:
 				yield encoder.encode(events.finished(None, exc)[-1])
 			except Exception:
 				turn.give_back()  # the launcher failed on its own: its done may never come
-				raise
+				send.close()
+				receive.close()
+				# The stream still ends as AG-UI says a run does (RUN_ERROR), not cut off; what
+				# failed is the server's, for its log, not the client's to read.
+				log.exception("AG-UI run %s of %s failed to start", run_id, self.agent.name)
+				failed = RuntimeError("the server could not start this run; its log says why")
+				yield encoder.encode(events.finished(None, failed)[-1])
 			finally:
 				for name in MAPPED:
 					self.agent.off(name, relay)
