@@ -535,3 +535,16 @@ def test_a_key_named_like_a_schedules_type_is_not_read_as_the_type(tmp_path, cli
 		"openmolt: a.json:2: unknown key 'schedules[0].cron'; known keys: id, input, "
 		"missedRuns, missed_runs, paused, type, expression, timeZone, time_zone",
 	]
+
+
+def test_a_dry_run_says_an_agent_py_s_bad_schedule(tmp_path, cli) -> None:
+	"""--dry-run warns of the schedule a run (or serve, or the worker) would refuse."""
+	(tmp_path / "a.py").write_text(
+		"schedules = [{'type': 'interval', 'value': 60}, {'type': 'daily', 'hour': 25}]\n"
+		"def agent(om):\n\treturn om.create_agent(name='x', model='openai:gpt-5')\n"
+	)
+	done = cli.openmolt(
+		"a.py", "--dry-run", cwd=tmp_path, env={**cli.clean_env(), "OPENAI_API_KEY": "sk-x"}
+	)
+	assert done.returncode == 0, done.stderr
+	assert "warning: a.py: schedules[1]: hour: " in done.stderr, done.stderr

@@ -588,3 +588,66 @@ async def test_run_now_does_not_move_an_intervals_grid_across_a_restart(tmp_path
 	async with om2:
 		await until(lambda: clock2.sleeping)
 		assert restarted.next_run == T0 + timedelta(hours=2)
+
+
+async def _one_due(om, clock, sid) -> None:
+	async with om:
+		await until(lambda: clock.sleeping)
+		await clock.advance(seconds=600)
+		await until(lambda: len(om.scheduler.get(sid).history) == 1)
+
+
+async def test_pausing_a_schedule_in_its_file_keeps_its_id_and_cursor(tmp_path) -> None:
+	"""Paused, then unpaused (or its missed-run policy changed): one id, one cursor, no catch-up."""
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 600, "input": "tick"}
+	clock, om, agent = setup(finishes(1), schedule_store=db)
+	sid = agent.schedule(spec)
+	await _one_due(om, clock, sid)
+	for changed in (
+		{"paused": True},
+		{"missedRuns": "run_once"},
+		{"paused": True, "missedRuns": "run_once"},
+	):
+		_, other, again = setup(finishes(0), schedule_store=db)
+		assert again.schedule({**spec, **changed}) == sid  # what it is, not how it is served
+		other.scheduler.get(sid).cancel()
+	_, other, again = setup(finishes(0), schedule_store=db)
+	assert again.schedule({**spec, "input": "tock"}) != sid  # another input: another schedule
+	other.scheduler.get(again.om.schedules[0].id).cancel()
+	# Unpaused an hour later: the count goes on from the cursor the file kept.
+	later = T0 + timedelta(hours=1, minutes=5)
+	_, om2, agent2 = setup(finishes(0), start=later, schedule_store=db)
+	assert agent2.schedule(spec) == sid
+	schedule = om2.scheduler.get(sid)
+	async with om2:
+		await until(lambda: len(schedule.history) == 1)
+	assert schedule.history[0].status == "skipped"
+	assert schedule.history[0].due == T0 + timedelta(hours=1)
+	assert "5 runs missed" in (schedule.history[0].note or "")
+	assert len(await schedule.stored_history()) == 2
+
+
+async def test_a_cursor_kept_under_an_id_derived_with_the_pause_is_read_once(tmp_path) -> None:
+	"""A store from before: the schedule's row under its former id is taken over by its id."""
+	from openmolt_core.scheduler import _former_id
+
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 600, "missedRuns": "run_once"}
+	clock, om, agent = setup(finishes(1), schedule_store=db)
+	sid = agent.schedule(spec)
+	former = _former_id("Ticker", om.scheduler.get(sid).spec)
+	assert former is not None and former != sid
+	# As an earlier version kept it: its row and history under the id it derived then.
+	first = om.scheduler.get(sid)
+	first.id, first._former_id, om.scheduler._schedules = former, None, {former: first}
+	await _one_due(om, clock, former)
+	later = T0 + timedelta(hours=1, minutes=5)
+	_, om2, agent2 = setup(finishes(1), start=later, schedule_store=db)
+	assert agent2.schedule(spec) == sid
+	schedule = om2.scheduler.get(sid)
+	async with om2:
+		await until(lambda: len(schedule.history) == 1)
+	assert schedule.history[0].due == T0 + timedelta(hours=1)
+	assert "5 runs missed" in (schedule.history[0].note or "")  # caught up from the old cursor
+	assert [r.schedule_id for r in await schedule.stored_history()] == [sid, sid]

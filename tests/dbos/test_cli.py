@@ -226,3 +226,62 @@ def test_a_verbose_worker_prints_each_line_of_a_run_once() -> None:
 	assert done.stdout.strip() == "success"
 	lines = done.stderr.splitlines()
 	assert lines.count("openmolt: Durable step 1: finish (success)") == 1, done.stderr
+
+
+@pytest.mark.parametrize(
+	("schedules", "problem"),
+	[
+		("[{'type': 'cron', 'expression': 'at nine'}]", "schedules[0]: "),
+		("[{'type': 'interval', 'value': 60}, {'type': 'daily', 'hour': 25}]", "schedules[1]: "),
+		("['every hour']", "schedules[0]: a schedule must be a dict"),
+	],
+)
+def test_a_worker_refuses_an_agent_py_s_bad_schedule_at_load_naming_file_and_schedule(
+	tmp_path: Path, schedules: str, problem: str
+) -> None:
+	"""An agent.py's invalid schedule fails load_agents, as `openmolt serve` and a run fail."""
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_dbos.worker import load_agents
+
+	path = tmp_path / "timed.py"
+	path.write_text(
+		"from openmolt import OpenMolt\n"
+		"from openmolt_core.testing import ScriptedModel\n"
+		"agent = OpenMolt(entry_points=False).create_agent(name='Timed', model=ScriptedModel([]))\n"
+		f"schedules = {schedules}\n"
+	)
+	try:
+		with pytest.raises(ConfigurationError) as caught:
+			load_agents(
+				[str(path)], durability=str(tmp_path / "runs.sqlite"), env_file=None, verbose=False
+			)
+	finally:
+		reset_engine()
+	assert str(caught.value).startswith(f"{path}: {problem}"), str(caught.value)
+
+
+def test_a_worker_s_schedules_are_the_ids_the_other_programs_give_them(tmp_path: Path) -> None:
+	"""A JSON and a Python file's schedules reach the worker checked, with the file's input."""
+	from openmolt_core.agentfile import load, schedule_specs
+	from openmolt_core.scheduler import _derived_id
+	from openmolt_dbos.worker import load_agents
+
+	path = tmp_path / "timed.py"
+	path.write_text(
+		"from openmolt import OpenMolt\n"
+		"from openmolt_core.testing import ScriptedModel\n"
+		"agent = OpenMolt(entry_points=False).create_agent(name='Timed', model=ScriptedModel([]))\n"
+		"input = 'tick'\n"
+		"schedules = [{'type': 'interval', 'value': 60}]\n"
+	)
+	try:
+		loaded, _ = load_agents(
+			[str(path)], durability=str(tmp_path / "runs.sqlite"), env_file=None, verbose=False
+		)
+		[(agent, spec)] = loaded.schedules
+		assert spec.input == "tick"
+	finally:
+		reset_engine()
+	one = load(str(path), env_file=None, verbose=False)  # as `openmolt serve` and a run load it
+	[theirs] = schedule_specs(one, one.input)
+	assert agent.name == "Timed" and _derived_id("Timed", spec) == _derived_id("Timed", theirs)

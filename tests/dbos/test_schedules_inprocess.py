@@ -313,3 +313,37 @@ async def test_a_schedule_key_is_held_by_one_agent_and_a_key_spelled_twice_is_re
 		engine.dispose()
 	assert "belongs to agent 'Alpha'" in str(err.value) and "to agent 'Gamma'" in str(err.value)
 	assert "give the schedule an id of its own" in str(err.value)
+
+
+async def test_a_cursor_kept_under_a_derived_id_of_before_is_taken_over(store: str) -> None:
+	"""A run_once schedule of an earlier version's store goes on from its cursor: it catches up."""
+	clock = FakeClock(T0)
+	om = OpenMolt(durability=store, entry_points=False, clock=clock)
+	agent = om.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	spec = {"type": "interval", "value": 300, "missedRuns": "run_once"}
+	sid = agent.schedule(spec)
+	first = om.scheduler.get(sid)
+	former = first.former_id
+	assert former is not None and former != sid
+	# As an earlier version served it: under the id it derived then.
+	first.id, first._former_id, om.scheduler._schedules = former, None, {former: first}
+	async with om:
+		await _until(lambda: _async(clock.sleeping))
+		await clock.advance(seconds=300)
+		await _until(lambda: _async(first.history))
+		om.scheduler.stop()
+	_forget()
+
+	later = FakeClock(T0 + timedelta(minutes=22))
+	om2 = OpenMolt(durability=store, entry_points=False, clock=later)
+	agent2 = om2.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	assert agent2.schedule(spec) == sid
+	schedule = om2.scheduler.get(sid)
+	async with om2:
+		with anyio.fail_after(20):
+			await _until(lambda: _async(schedule.history))
+		om2.scheduler.stop()
+	_forget()
+	record = schedule.history[-1]
+	assert record.due == T0 + timedelta(minutes=20) and record.status == "success"
+	assert record.note == "catching up once: 3 runs missed while the process was down or asleep"

@@ -620,6 +620,48 @@ class SqliteHistory:
 		"""Give up the lease (the scheduler stopped serving the schedule), if ``owner`` holds it."""
 		await anyio.to_thread.run_sync(self._release, schedule_id, agent, owner)
 
+	async def take_over(self, former: str, schedule_id: str, agent: str) -> bool:
+		"""Keep an agent's schedule row and history of ``former`` as ``schedule_id``'s, once.
+
+		For a schedule whose derived id changed (`openmolt_core.scheduler.Schedule.former_id`):
+		nothing is done when ``schedule_id`` has a row already.
+
+		Args:
+			former: The id the schedule was kept under.
+			schedule_id: Its id now.
+			agent: The agent's name.
+
+		Returns:
+			Whether a row was taken over.
+		"""
+		return await anyio.to_thread.run_sync(self._take_over, former, schedule_id, agent)
+
+	def _take_over(self, former: str, schedule_id: str, agent: str) -> bool:
+		conn = self._connect()
+		try:
+			with _immediate(conn):
+				mine = conn.execute(
+					"SELECT 1 FROM schedules WHERE schedule_id = ? AND agent IN (?, '')",
+					(schedule_id, agent),
+				).fetchone()
+				if mine is not None:
+					return False
+				moved = 0
+				for owner in (agent, ""):  # '': a row of a file from before agents were kept
+					moved = conn.execute(
+						"UPDATE schedules SET schedule_id = ? WHERE schedule_id = ? AND agent = ?",
+						(schedule_id, former, owner),
+					).rowcount
+					if moved:
+						break
+				conn.execute(
+					"UPDATE runs SET schedule_id = ? WHERE schedule_id = ? AND agent = ?",
+					(schedule_id, former, agent),
+				)
+				return bool(moved)
+		finally:
+			conn.close()
+
 	async def records(
 		self, schedule_id: str, limit: int = 100, *, agent: str | None = None
 	) -> list[RunRecord]:

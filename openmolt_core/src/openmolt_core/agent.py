@@ -18,6 +18,7 @@ leaves the state on ``agent.last_state`` (and on a `RunError`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -2563,14 +2564,36 @@ def _user_id(user: str | None) -> str | None:
 	return user
 
 
-def _masked_history(state: RunState, redact: Redactor) -> None:
-	"""Mask, in place, what a state brings from before: its turns and memory.
+_AS_IS = frozenset(
+	{
+		"messages",
+		"memory",
+		"usage",
+		"usage_by_model",
+		"steps",
+		"seq",
+		"context_tokens",
+		"run_id",
+		"user",
+	}
+)
+"""The state's fields `_masked_history` leaves as they are: masked on their own (the turns, the
+memory), counts, and the ids the run is known by (its id, the user it acts for)."""
 
-	A state saved by a process that did not know a secret yet (or before it became one) is
-	resumed where it is known: its turns go to the model again, and into the result. A file's
-	bytes were screened when it was kept; its labels (name, media type) are masked again here.
+
+def _masked_history(state: RunState, redact: Redactor) -> None:
+	"""Mask, in place, what a state brings from before: every field of it.
+
+	A state saved by a process that did not know a secret yet (or before it became one: a
+	token the run learned) is resumed where it is known: its turns go to the model again, and
+	into the result, and the whole state is the one saved again (by its caller, as
+	``result.state``). So its turns and memory are masked, and every other field too: ``ext``
+	(the files sent with its input, ``inputFiles``, and each capability's own), its plan,
+	question, compaction, stored results, taint and audit. A file's bytes were screened when
+	it was kept; its labels (name, media type) are masked again here. Its counts and ids
+	(`_AS_IS`) stay as they are.
 	"""
-	if not redact or not state.messages:
+	if not redact:
 		return
 	for index, message in enumerate(state.messages):
 		masked = redact(message.content)
@@ -2582,6 +2605,18 @@ def _masked_history(state: RunState, redact: Redactor) -> None:
 	for key, value in state.memory.items():
 		if isinstance(value, str) and value:
 			state.memory[key] = redact(value)
+	for key, value in list(state.ext.items()):  # by key: a capability keeps its own entry
+		masked = redact.deep(value)
+		if masked != value:
+			state.ext[key] = masked
+	for field in dataclasses.fields(state):
+		if field.name in _AS_IS or field.name == "ext":
+			continue
+		value = getattr(state, field.name)
+		if value:
+			masked = redact.deep(value)
+			if masked != value:
+				setattr(state, field.name, masked)
 
 
 def _relabeled(attachment: Attachment, redact: Redactor) -> Attachment:

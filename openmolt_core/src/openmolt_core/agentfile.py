@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 	from openmolt_core.cli._exit import EXIT_CODES, ExitCode, for_status
 	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
 	from openmolt_core.cli._progress import to_json
-	from openmolt_core.cli._run import Loaded, check_ready, load, schedule_specs
+	from openmolt_core.cli._run import Loaded, check_ready, file_schedule, load, schedule_specs
 	from openmolt_core.cli._runids import resolve_run_id
 	from openmolt_core.cli._terminal import printable
 	from openmolt_core.cli._ui import record_runs
@@ -54,6 +54,7 @@ __all__ = [
 	"call_factory",
 	"check_ready",
 	"default_dotenv",
+	"file_schedule",
 	"for_status",
 	"load",
 	"load_json_file",
@@ -83,6 +84,7 @@ _EXPORTS = {
 	"to_json": "openmolt_core.cli._progress",
 	"Loaded": "openmolt_core.cli._run",
 	"check_ready": "openmolt_core.cli._run",
+	"file_schedule": "openmolt_core.cli._run",
 	"load": "openmolt_core.cli._run",
 	"schedule_specs": "openmolt_core.cli._run",
 	"record_runs": "openmolt_core.cli._ui",

@@ -309,6 +309,18 @@ class Schedule:
 		self._held = False  # this scheduler holds the schedule's lease in the store
 		self._store_failed = False  # its store could not be used (said once)
 		self._held_by: str | None = None  # who does, while another scheduler holds it
+		self._former_id: str | None = None
+
+	@property
+	def former_id(self) -> str | None:
+		"""The id earlier versions derived for this schedule, when it differs from its id now.
+
+		Derived ids once hashed ``paused`` and ``missedRuns`` too (pausing a schedule in its file
+		made it another one). A store that finds nothing under `id` takes over what it kept
+		under this one, once (the scheduler's SQLite file; a durable backend's cursor). None
+		for an explicit id, or when the two are the same.
+		"""
+		return self._former_id
 
 	@property
 	def held_by(self) -> str | None:
@@ -479,6 +491,7 @@ class Scheduler:
 			ConfigurationError: The schedule is invalid, or its explicit id is taken.
 		"""
 		parsed = parse_schedule(spec)
+		former = None
 		if parsed.id is not None:
 			if parsed.id in self._schedules:
 				raise ConfigurationError(f"a schedule with id {parsed.id!r} already exists")
@@ -488,7 +501,10 @@ class Scheduler:
 			n = 2
 			while sid in self._schedules:
 				sid, n = f"{base}-{n}", n + 1
+			if sid == base:  # (a -2 is this process's own count: no store kept one before)
+				former = _former_id(agent.name, parsed)
 		schedule = Schedule(self, sid, agent, parsed, self.history_size)
+		schedule._former_id = former
 		self._schedules[sid] = schedule
 		self._start_loop(schedule)
 		return schedule
@@ -613,6 +629,8 @@ class Scheduler:
 		shared = self._shared()
 		with scope:
 			try:
+				if schedule._former_id is not None and self.store is not None:
+					await self._take_over_former(schedule, self.store)
 				if shared is not None:
 					await self._take(schedule, shared)
 				elif schedule._cursor is None:
@@ -663,6 +681,22 @@ class Scheduler:
 					schedule.id,
 					due.isoformat(),
 				)
+
+	async def _take_over_former(self, schedule: Schedule, store: SqliteHistory) -> None:
+		# The row and history kept under the id an earlier version derived (`former_id`) become
+		# the schedule's, once: its cursor goes on, and no due time runs twice.
+		former = schedule._former_id
+		if former is None:
+			return
+		try:
+			with self._working():
+				moved = await store.take_over(former, schedule.id, schedule.agent.name)
+		except Exception:
+			log.exception("schedule %s: could not read its former id %s", schedule.id, former)
+			return
+		schedule._former_id = None  # read once
+		if moved:
+			log.info("schedule %s: its cursor and history were kept as %s", schedule.id, former)
 
 	def _me(self) -> Owner:
 		if self._owner is None:
@@ -1002,7 +1036,27 @@ def _latest_due(spec: AnySpec, last: datetime, now: datetime, anchor: datetime |
 
 
 def _derived_id(agent_name: str, spec: AnySpec) -> str:
-	# Stable across restarts, so the SQLite history follows the schedule.
+	"""The id of a schedule that names none: its agent and what it is, stable across restarts.
+
+	What it is: when it runs (its kind, times and time zone) and its input; not how it is
+	served. A schedule paused in its file, or given another ``missedRuns`` policy, keeps its id,
+	and with it its cursor, lease and history in the store. Those two fields are hashed at their
+	defaults, so a schedule that had them so keeps the id earlier versions derived.
+	"""
+	return _hashed_id(agent_name, spec.model_copy(update={"paused": False, "missed_runs": "skip"}))
+
+
+def _former_id(agent_name: str, spec: AnySpec) -> str | None:
+	"""The id earlier versions derived for a schedule, when it is not its id now (else None).
+
+	They hashed its ``paused`` and ``missedRuns`` too: a schedule with either not at its default
+	was kept in the store under this id (`Schedule.former_id`).
+	"""
+	former = _hashed_id(agent_name, spec)
+	return None if former == _derived_id(agent_name, spec) else former
+
+
+def _hashed_id(agent_name: str, spec: AnySpec) -> str:
 	slug = re.sub(r"[^a-z0-9]+", "-", agent_name.lower()).strip("-") or "agent"
 	body = json.dumps(spec.model_dump(mode="json", exclude={"id"}), sort_keys=True, default=str)
 	return f"{slug}-{hashlib.sha256(body.encode()).hexdigest()[:8]}"

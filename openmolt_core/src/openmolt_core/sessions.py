@@ -1352,6 +1352,46 @@ class SessionRun:
 			await self._settle(settled, added)  # each run's item goes with its turn
 		return [*items, *added]
 
+	async def record(self, result: RunResult, *, asked: Any, asked_tainted: bool) -> None:
+		"""Append the turn of a run that ended outside its session's call, once.
+
+		For a caller that followed a durable run it did not drive with ``session=`` (a chat
+		server's answer given through the store, or its run followed after a restart): the turn
+		is appended under the session's turn, as a run of it is
+		(`openmolt_core.capabilities.sessions.session_turn`), after reading the session again
+		there. A turn another writer appended meanwhile (the session's next run reconciled it,
+		another server followed the same run) is not appended twice; the run's ``pending`` item
+		goes with its turn (`_settle`), and a run that parked again gets a new one. A store that
+		fails is logged, not raised.
+
+		Args:
+			result: The run's result (of a failed run: the error's result).
+			asked: What the run was asked (its input, or the answer that resumed it); None for
+				no user turn.
+			asked_tainted: Whether someone untrusted wrote ``asked``.
+		"""
+		from openmolt_core.capabilities.sessions import session_turn
+
+		run_id = result.state.run_id
+		try:
+			async with session_turn(self.session):
+				items = _valid(await self.session.get_items())
+				last = last_reply(items, run_id)
+				if last is not None and last.get("status") == result.status:
+					return  # appended already, by whichever writer came first
+				added = items_after(
+					self.agent,
+					result,
+					asked=asked,
+					asked_tainted=asked_tainted,
+					memory_before=history_of(items, result.state.user).memory or "",
+				)
+				if self.agent.om.durability is not None and result.status in PARKED_STATUSES:
+					added.append(_marker(self.agent, run_id, None, False, False))  # it goes on
+				await self._settle([run_id], added)
+		except Exception as exc:  # the store (or its lock) failed: the run's result stands
+			self._failed(run_id, exc)
+
 	async def _ended(self, backend: Any, run_id: str) -> RunResult | None:
 		"""A durable run's result if it has one now (a failed or cancelled run's too), else None."""
 		try:

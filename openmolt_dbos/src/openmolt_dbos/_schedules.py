@@ -18,7 +18,9 @@ express exactly. What makes it durable and shared is here:
   worker to serve a schedule writes it, the others read it, so all compute the same due times.
 - **Missed runs.** The last due time handled is kept there too, so a restart (of any worker)
   finds the runs missed while every worker was down and applies the schedule's policy; a
-  skipped due time is recorded by the one worker that moves the cursor past it.
+  skipped due time is recorded by the one worker that moves the cursor past it. A schedule
+  whose derived id changed takes over the cursor kept under its former id, once
+  (`openmolt_dbos._workers.take_over_schedule`).
 - **Overlap.** A scheduled run's first step checks for a run of the same agent started before it
   and still going (a parked run does not count): if there is one, it ends as skipped, in
   whichever worker runs it.
@@ -38,7 +40,7 @@ from openmolt_core.errors import RunCancelledError, RunError
 from openmolt_core.scheduler import RunRecord
 from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._runs import FINGERPRINT, attrs, find, result_of, run_workflow
-from openmolt_dbos._workers import SCHEDULES, claim_schedule
+from openmolt_dbos._workers import SCHEDULES, claim_schedule, take_over_schedule
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -102,6 +104,11 @@ class DBOSScheduleBackend:
 		engine = self._backend.engine
 		key = await self.key(schedule)
 		engine.schedules[key] = (scheduler, schedule)
+		former = schedule.former_id  # an id derived before: its cursor goes on under the key
+		if former is not None and former != key:
+			await anyio.to_thread.run_sync(
+				take_over_schedule, engine.tables, key, former, schedule.agent.name
+			)
 		anchor, last = await anyio.to_thread.run_sync(_row, engine, key, now.timestamp())
 		return (
 			datetime.fromtimestamp(last, UTC) if last is not None else None,

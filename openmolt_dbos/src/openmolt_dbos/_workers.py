@@ -130,11 +130,7 @@ def claim_schedule(engine: sa.Engine, schedule_id: str, agent: str) -> str:
 	owner = _claim(engine, schedule_id, agent)
 	if owner == agent:
 		return schedule_id
-	import hashlib
-	import re
-
-	slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-") or "agent"
-	key = f"{slug}-{hashlib.sha256(agent.encode()).hexdigest()[:8]}:{schedule_id}"
+	key = _own_key(schedule_id, agent)
 	held = _claim(engine, key, agent)
 	if held != agent:
 		raise ConfigurationError(
@@ -151,6 +147,64 @@ def claim_schedule(engine: sa.Engine, schedule_id: str, agent: str) -> str:
 		key,
 	)
 	return key
+
+
+def _own_key(schedule_id: str, agent: str) -> str:
+	"""An agent's own key for a schedule id another agent holds (`claim_schedule`)."""
+	import hashlib
+	import re
+
+	slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-") or "agent"
+	return f"{slug}-{hashlib.sha256(agent.encode()).hexdigest()[:8]}:{schedule_id}"
+
+
+def take_over_schedule(engine: sa.Engine, key: str, former: str, agent: str) -> bool:
+	"""Give a schedule's key the cursor the agent kept under its former id, once.
+
+	For a schedule whose derived id changed (`openmolt_core.scheduler.Schedule.former_id`):
+	the anchor and last due time of the key the agent held for ``former`` (the id itself, or
+	its own key for it) are copied to ``key``'s row, unless ``key`` has a row already. The due
+	times that ran stay under their old workflow ids; the cursor says they were handled.
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		key: The schedule's key now (`claim_schedule`).
+		former: Its former id.
+		agent: The agent's exact name.
+
+	Returns:
+		Whether a cursor was taken over.
+	"""
+	candidates = [former, _own_key(former, agent)]
+	with engine.begin() as conn:
+		mine = sa.select(SCHEDULES.c.schedule_id).where(SCHEDULES.c.schedule_id == key)
+		if conn.execute(mine).first() is not None:
+			return False
+		held = dict(
+			conn.execute(
+				sa.select(SCHEDULE_OWNERS.c.schedule_key, SCHEDULE_OWNERS.c.agent).where(
+					SCHEDULE_OWNERS.c.schedule_key.in_(candidates)
+				)
+			).all()
+		)
+		source = next((k for k in candidates if held.get(k) == agent), None)
+		if source is None:
+			return False
+		row = conn.execute(
+			sa.select(SCHEDULES.c.anchor, SCHEDULES.c.last_due).where(
+				SCHEDULES.c.schedule_id == source
+			)
+		).first()
+		if row is None:
+			return False
+		try:
+			with conn.begin_nested():
+				conn.execute(
+					sa.insert(SCHEDULES).values(schedule_id=key, anchor=row[0], last_due=row[1])
+				)
+		except sa.exc.IntegrityError:  # another worker made the key's row first
+			return False
+	return True
 
 
 def _claim(engine: sa.Engine, key: str, agent: str) -> str:

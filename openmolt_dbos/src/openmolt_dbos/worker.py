@@ -31,7 +31,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,12 +86,13 @@ def _store(given: str | None, files: Sequence[Any] = ()) -> str | dict[str, Any]
 class Loaded:
 	"""The agents a worker serves (``agents``, by name) and their schedules (``schedules``).
 
-	``schedules`` holds ``(agent, schedule dict)`` pairs from the files.
+	``schedules`` holds ``(agent, schedule)`` pairs from the files, each schedule checked (a
+	spec, with the file's input unless it names its own: `openmolt_core.agentfile.file_schedule`).
 	"""
 
 	def __init__(self) -> None:
 		self.agents: dict[str, Agent] = {}
-		self.schedules: list[tuple[Agent, dict[str, Any]]] = []
+		self.schedules: list[tuple[Agent, Any]] = []
 
 	@property
 	def instances(self) -> list[OpenMolt]:
@@ -165,20 +166,12 @@ def load_agents(
 def _load_json(
 	loaded: Loaded, path: Path, store: Any, *, env_file: str | None, verbose: bool
 ) -> None:
-	from openmolt_core.agentfile import check_ready, load
+	from openmolt_core.agentfile import check_ready, load, schedule_specs
 
 	one = load(str(path), env_file=env_file, verbose=verbose, durability=store)
 	check_ready(one, strict=True)  # a missing key fails at start, not in the first run
 	loaded.add(one.agent, path)
-	for raw in one.schedules:
-		spec = (
-			raw.model_dump(by_alias=True, exclude_none=True)
-			if hasattr(raw, "model_dump")
-			else dict(raw)
-		)
-		if spec.get("input") is None and one.input is not None:
-			spec["input"] = one.input
-		loaded.schedules.append((one.agent, spec))
+	loaded.schedules += [(one.agent, spec) for spec in schedule_specs(one, one.input)]
 
 
 def _load_python(
@@ -190,6 +183,7 @@ def _load_python(
 		apply_dotenv,
 		call_factory,
 		default_dotenv,
+		file_schedule,
 		load_python_file,
 		read_dotenv,
 	)
@@ -215,21 +209,21 @@ def _load_python(
 		loaded.add(agent, path)
 		agents.append(agent)
 	by_name = {a.name: a for a in agents}
-	for raw in module.schedules:
-		spec = dict(raw)
-		name = spec.pop("agent", None)
+	for n, raw in enumerate(module.schedules):
+		# Checked as the other programs check a file's schedules (`file_schedule`): a bad one
+		# fails the worker at start, naming the file and the schedule.
+		spec = dict(raw) if isinstance(raw, Mapping) else raw
+		name = spec.pop("agent", None) if isinstance(spec, dict) else None
 		if name is None and len(agents) == 1:
 			target = agents[0]
 		elif name in by_name:
 			target = by_name[name]
 		else:
 			raise AgentFileError(
-				f"{path}: a schedule of a file with several agents names its agent "
-				f'("agent": one of {", ".join(sorted(by_name))})'
+				f"{path}: schedules[{n}]: a schedule of a file with several agents names its "
+				f'agent ("agent": one of {", ".join(sorted(by_name))})'
 			)
-		if spec.get("input") is None and module.input is not None:
-			spec["input"] = module.input
-		loaded.schedules.append((target, spec))
+		loaded.schedules.append((target, file_schedule(path, n, spec, module.input)))
 
 
 # commands ---------------------------------------------------------------------------------

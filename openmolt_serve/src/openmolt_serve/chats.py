@@ -65,7 +65,7 @@ from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor
-from openmolt_core.sessions import history_of, items_after, last_reply, said
+from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
@@ -426,26 +426,17 @@ class Conversations:
 	async def _record(
 		self, session: Session | None, result: RunResult | None, asked: Any, *, asked_tainted: bool
 	) -> None:
-		"""Append a run's turn that ran outside `agent.run` (a durable run resumed elsewhere)."""
+		"""Append a run's turn that ran outside `agent.run` (a durable run resumed elsewhere).
+
+		Once, under the session's turn, its ``pending`` item taken back with it
+		(`openmolt_core.sessions.SessionRun.record`): another server following the same run, or
+		the session's next run finding it ended, does not append it a second time.
+		"""
 		if session is None or result is None:
 			return
-		try:
-			items = await session.get_items()
-			last = last_reply(items, result.state.run_id)
-			if last is not None and last.get("status") == result.status:
-				return  # appended already (the session's next run found it ended: reconcile)
-			memory = history_of(items, result.state.user).memory or ""
-			await session.add_items(
-				items_after(
-					self.agent,
-					result,
-					asked=asked,
-					asked_tainted=asked_tainted,
-					memory_before=memory,
-				)
-			)
-		except Exception as exc:
-			log.warning("%s: could not record the turn of %s: %s", self.channel, session, exc)
+		await SessionRun(self.agent, session).record(
+			result, asked=asked, asked_tainted=asked_tainted
+		)
 
 	async def _after(
 		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None

@@ -47,6 +47,7 @@ __all__ = [
 	"not_held",
 	"session_call",
 	"session_memory",
+	"session_turn",
 	"turns_here",
 ]
 
@@ -245,6 +246,23 @@ async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> A
 			queue.users -= 1
 			if not queue.users:
 				del turns[session_id]
+
+
+def session_turn(session: Session) -> contextlib.AbstractAsyncContextManager[None]:
+	"""Hold a session's turn as a run of it does: for a writer that appends a turn itself.
+
+	This process's queue of the session's runs, then, for a store processes share
+	(`openmolt_core.conversation.SharedSession`), its lock in the store: a turn appended under
+	it cannot interleave with a run of the session (whose ``reconcile`` may append the same
+	turn) nor with another process appending it (`openmolt_core.sessions.SessionRun.record`).
+
+	Args:
+		session: The session.
+
+	Raises:
+		ConfigurationError: This call chain holds the session's turn already.
+	"""
+	return _in_turn(turns_here(), str(session.session_id), session)
 
 
 def _turn(

@@ -385,6 +385,12 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 
 		for problem in check_ready(loaded, strict=False):
 			progress.line(f"warning: {problem}")
+		try:  # a bad schedule fails the runs (`openmolt FILE`, serve, worker): said here too
+			from openmolt_core.cli._run import schedule_specs
+
+			schedule_specs(loaded, input)
+		except OpenMoltError as exc:
+			progress.line(f"warning: {exc}")
 		held.show()
 		try:
 			# Tools only a running service knows (MCP servers) are listed as a run would.

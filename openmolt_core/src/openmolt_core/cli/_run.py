@@ -59,6 +59,7 @@ __all__ = [
 	"Loaded",
 	"check_ready",
 	"cli_session",
+	"file_schedule",
 	"load",
 	"load_prompt",
 	"make_durable",
@@ -990,18 +991,37 @@ def schedule_specs(loaded: Loaded, input: Any) -> list[Any]:
 	Args:
 		loaded: The agent file.
 		input: The input of the runs (the file's, or ``--input``).
+
+	Raises:
+		ConfigurationError: A schedule is invalid: the error names the file and the schedule.
 	"""
-	specs = []
-	for n, raw in enumerate(loaded.schedules):
-		try:
-			spec = parse_schedule(raw)
-		except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
-			problem = str(exc).removeprefix("invalid schedule: ")
-			raise ConfigurationError(f"{loaded.file}: schedules[{n}]: {problem}") from None
-		if spec.input is None and input is not None:
-			spec = spec.model_copy(update={"input": input})
-		specs.append(spec)
-	return specs
+	return [file_schedule(loaded.file, n, raw, input) for n, raw in enumerate(loaded.schedules)]
+
+
+def file_schedule(file: Any, index: int, raw: Any, input: Any) -> Any:
+	"""One schedule of an agent file, checked, with the runs' input unless it names its own.
+
+	What every program that serves an agent file's schedules does with each (`schedule_specs`,
+	the durable worker), before anything starts: a bad schedule fails there, naming the file and
+	the schedule, rather than when the scheduler first reads it.
+
+	Args:
+		file: The agent file (named in the error).
+		index: The schedule's place in the file's ``schedules``.
+		raw: The schedule, as the file gives it (a dict, or a schedule spec).
+		input: The input of the runs (the file's, or ``--input``).
+
+	Raises:
+		ConfigurationError: The schedule is invalid (``<file>: schedules[<index>]: <problem>``).
+	"""
+	try:
+		spec = parse_schedule(raw)
+	except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
+		problem = str(exc).removeprefix("invalid schedule: ")
+		raise ConfigurationError(f"{file}: schedules[{index}]: {problem}") from None
+	if spec.input is None and input is not None:
+		spec = spec.model_copy(update={"input": input})
+	return spec
 
 
 def _watch_refresh_tokens(loaded: Loaded) -> Loaded:
