@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -315,3 +316,16 @@ def test_a_filter_that_matches_nothing_names_providers_pointed_elsewhere(
 	err = capsys.readouterr().err
 	assert "no model matches 'gpt-5'" in err
 	assert "openai lists no models: its calls go to http://127.0.0.1:9/v1" in err
+
+
+def test_logs_show_each_run_s_tokens_and_say_when_its_cost_is_unknown(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run without a list price reads "N tokens, cost unknown" as the run's summary says it,
+	not a bare "-", in the list and in one run's head."""
+	assert openmolt_main(["logs", "-n", "1"]) == 0
+	first = capsys.readouterr().out.splitlines()[0]
+	assert re.search(r"  1 step, \d+ tokens, cost unknown$", first), first
+	run_id = first.split()[2]
+	assert openmolt_main(["logs", run_id]) == 0
+	assert re.search(r", 1 step, \d+ tokens, cost unknown\n", capsys.readouterr().out)
