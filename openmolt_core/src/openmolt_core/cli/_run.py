@@ -402,15 +402,23 @@ def load_prompt(
 	except ValidationError as exc:
 		raise AgentFileError(f"{where}: {exc.errors()[0]['msg']}") from None
 	functions = [_import_tool(t) for t in tools]
-	loaded = _build_json(
-		spec,
-		Path.cwd() / "agent.json",
-		verbose=verbose,
-		keys=_keys_context(where, env_file),
-		durability=durability,
-		tools=functions,
-		where="-m",
-	)
+	try:
+		loaded = _build_json(
+			spec,
+			Path.cwd() / "agent.json",
+			verbose=verbose,
+			keys=_keys_context(where, env_file),
+			durability=durability,
+			tools=functions,
+			where="-m",
+		)
+	except PluginError as exc:
+		iid = exc.plugin.removeprefix("integrations:")
+		if exc.plugin == iid or iid not in integrations:
+			raise
+		# Named as the option gave it; `plugin` stays, for the record of uninstalled plugins.
+		exc.args = (f"--integration {iid!r}: {str(exc).removeprefix(exc.plugin + ': ')}",)
+		raise
 	loaded.prompt = True
 	return loaded
 
