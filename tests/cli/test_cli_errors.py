@@ -548,3 +548,43 @@ def test_a_dry_run_says_an_agent_py_s_bad_schedule(tmp_path, cli) -> None:
 	)
 	assert done.returncode == 0, done.stderr
 	assert "warning: a.py: schedules[1]: hour: " in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+	("line", "said"),
+	[
+		(
+			'"temperature": 0.2',
+			'a.json:3: \'temperature\' is a model setting: put it in "modelConfig": {"temperature": ...}',
+		),
+		(
+			'"maxOutputTokens": 100',
+			'a.json:3: \'maxOutputTokens\' is a model setting: put it in "modelConfig": {"maxOutputTokens": ...}',
+		),
+		(
+			'"max_output_tokens": 100',
+			'a.json:3: \'max_output_tokens\' is a model setting: put it in "modelConfig": {"maxOutputTokens": ...}',
+		),
+		(
+			'"providerOptions": {}',
+			'a.json:3: \'providerOptions\' is a model setting: put it in "modelConfig": {"providerOptions": ...}',
+		),
+		(
+			'"maxReplyChars": 10',
+			'a.json:3: \'maxReplyChars\' is an instance setting: put it in "config": {"maxReplyChars": ...}',
+		),
+	],
+)
+def test_a_setting_at_the_top_of_an_agent_file_names_the_key_it_goes_in(
+	tmp_path: Path, line: str, said: str
+) -> None:
+	"""`"maxOutputTokens"` at the top is a model setting, not a typo of the run's token budget
+	`maxTokens` (a different limit); `temperature` gets the same, not 40 known keys."""
+	from openmolt_core.cli._agentfile import AgentFileError, load_json_file
+
+	path = tmp_path / "a.json"
+	path.write_text('{\n  "name": "x", "model": "openai:gpt-5-mini",\n  ' + line + "\n}\n")
+	with pytest.raises(AgentFileError) as raised:
+		load_json_file(path)
+	assert str(raised.value).endswith(said), str(raised.value)
+	assert "maxTokens" not in str(raised.value) and "known keys" not in str(raised.value)

@@ -126,3 +126,15 @@ def test_the_note_never_lands_inside_an_unclosed_block() -> None:
 	closed = [*lines, "```"]
 	said = for_agent_files(closed, "x")
 	assert said[: len(closed)] == closed and "openmolt auth x" in " ".join(said[len(closed) :])
+
+
+def test_a_key_only_some_tools_read_says_it_is_read_by_them() -> None:
+	"""`openmolt tools s3`: forcePathStyle's line says "read by tools listObjects, ...", not a
+	bare "tools listObjects, ..." that reads like a list of the key's tools."""
+	from openmolt_core.integrations.connect import credential_needs
+
+	spec = OpenMolt().plugins.integration("s3")
+	keys = {k.name: k for need in credential_needs(spec, "s3") for k in need.keys}
+	used = keys["forcePathStyle"].used_for
+	assert used.startswith("read by tools listObjects, "), used
+	assert used.endswith(" more")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -288,3 +289,43 @@ def test_a_provider_on_another_server_says_why_it_has_no_prices(
 	assert openmolt_main(["agent.json", "--dry-run"]) == 0
 	said = capsys.readouterr().out
 	assert "set by OPENMOLT_OPENAI_BASE_URL, not the vendor's API" in said
+
+
+def test_a_filter_matches_at_the_start_of_a_word_of_the_id(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`models mini` lists gpt-5-mini and o4-mini, not every gemini model ("ge-mini");
+	a filter may still span words (`5-mini`) or start the id (`openai:gpt`)."""
+	monkeypatch.delenv("OPENMOLT_OPENAI_BASE_URL", raising=False)
+	assert openmolt_main(["models", "mini", "--json"]) == 0
+	found = [r["model"] for r in json.loads(capsys.readouterr().out)]
+	assert "openai:gpt-5-mini" in found and "openai:o4-mini" in found
+	assert not [m for m in found if "gemini" in m]
+	for word in ("5-mini", "openai:gpt-5-m", "GPT-5-MINI"):
+		assert openmolt_main(["models", word, "--json"]) == 0
+		assert "openai:gpt-5-mini" in [r["model"] for r in json.loads(capsys.readouterr().out)]
+
+
+def test_a_filter_that_matches_nothing_names_providers_pointed_elsewhere(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""With OPENMOLT_OPENAI_BASE_URL set, `models gpt-5` finds nothing: the error says openai
+	lists no models because its calls go to that server, not only that nothing matched."""
+	monkeypatch.setenv("OPENMOLT_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	assert openmolt_main(["models", "gpt-5"]) == 1
+	err = capsys.readouterr().err
+	assert "no model matches 'gpt-5'" in err
+	assert "openai lists no models: its calls go to http://127.0.0.1:9/v1" in err
+
+
+def test_logs_show_each_run_s_tokens_and_say_when_its_cost_is_unknown(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run without a list price reads "N tokens, cost unknown" as the run's summary says it,
+	not a bare "-", in the list and in one run's head."""
+	assert openmolt_main(["logs", "-n", "1"]) == 0
+	first = capsys.readouterr().out.splitlines()[0]
+	assert re.search(r"  1 step, \d+ tokens, cost unknown$", first), first
+	run_id = first.split()[2]
+	assert openmolt_main(["logs", run_id]) == 0
+	assert re.search(r", 1 step, \d+ tokens, cost unknown\n", capsys.readouterr().out)

@@ -302,3 +302,16 @@ def test_completion_offers_option_values_and_models(
 	lines = done.stdout.splitlines()
 	assert lines[:2] == ["success", "ask approve"], done.stderr
 	assert "openai:gpt-5-mini" in lines[2].split(), done.stderr
+
+
+def test_completion_offers_a_local_provider_s_prefix(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`-m oll<TAB>` completes to `ollama:` (a local server lists no models, any it serves
+	works), and `-m op<TAB>` to `openai:` when OPENMOLT_OPENAI_BASE_URL points elsewhere."""
+	monkeypatch.setenv("OPENMOLT_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	assert main(["completion", "--models"]) == 0
+	models = capsys.readouterr().out.split()
+	assert "ollama:" in models and "openai:" in models
+	assert not [m for m in models if m.startswith("openai:gpt")]
+	assert "anthropic:claude-haiku-4-5" in models

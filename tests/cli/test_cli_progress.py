@@ -152,3 +152,39 @@ def test_a_long_one_line_error_with_its_fix_is_said_whole() -> None:
 	)
 	text = stream.getvalue()
 	assert message in text and "cut" not in text, text
+
+
+async def test_a_tool_result_line_names_the_step_that_called_it() -> None:
+	"""--verbose: the result of a tool step 1 called is on a 'step 1/5' line, not the next step's;
+	token counts are written with thousands separators."""
+	stream = io.StringIO()
+	progress = Progress("plain", stream, verbose=True)
+	shout = FunctionTool(
+		handle="shout",
+		description="Shout.",
+		input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+		function=lambda input, ctx: input["text"].upper(),
+	)
+
+	class Big(Watching):
+		async def generate(self, request) -> ModelResponse:
+			reply = await super().generate(request)
+			reply.usage = Usage(input_tokens=12345, output_tokens=20, calls=1)
+			return reply
+
+	model = Big(
+		progress,
+		[
+			[{"type": "callTool", "tool": "local.shout", "input": {"text": "hi"}}],
+			[finish(done=True)],
+		],
+	)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Shouter", model=model, tools=[shout], max_steps=5)
+	progress.attach(agent)
+	progress.start(agent.name, agent.max_steps)
+	await agent.run("x")
+	lines = stream.getvalue().splitlines()
+	(called,) = [line for line in lines if "local.shout ok" in line]
+	assert "Shouter step 1/5 · " in called
+	assert any("the model replied (12,345 in, 20 out, 0 cached tokens)" in line for line in lines)

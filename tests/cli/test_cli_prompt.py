@@ -256,3 +256,27 @@ def test_an_integration_s_tool_given_to_tool_points_to_integration() -> None:
 	with pytest.raises(ConfigurationError) as other:
 		_import_tool("mytools.lookup")
 	assert "--integration" not in str(other.value)
+
+
+def test_a_mistyped_integration_is_named_as_the_option_that_gave_it(
+	tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""`-m ... --integration notionn` says "--integration 'notionn': ... did you mean 'notion'?",
+	not the agent file's "integrations:notionn", since no agent file was given."""
+	from openmolt_core.cli._run import load_prompt
+	from openmolt_core.errors import PluginError
+
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test")
+	with pytest.raises(PluginError) as raised:
+		load_prompt(
+			"openai:gpt-5-mini",
+			instructions=None,
+			integrations=["notionn"],
+			tools=[],
+			env_file=None,
+			verbose=False,
+		)
+	said = str(raised.value)
+	assert said.startswith("--integration 'notionn': no such integration; did you mean 'notion'?")
+	assert raised.value.plugin == "integrations:notionn"  # the plugin record still finds it

@@ -140,3 +140,20 @@ async def test_a_message_of_a_refused_reply_is_said_to_be_refused() -> None:
 	assert out.getvalue() == "Done!\nDone, really.\n"
 	assert err.getvalue().count("came with a reply that was refused") == 1
 	assert live.shown("Done, really.") and not live.shown("Done!")
+
+
+async def test_verbose_lines_start_after_the_streamed_message_ends() -> None:
+	"""With --verbose on a terminal, the model-reply line follows the streamed text on a line of
+	its own, never glued to its end (stdout and stderr share the screen)."""
+	from openmolt_core.cli._run import watch
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Main", model=Typist({"commands": [finish({"ok": 1}, human_message="done")]})
+	)
+	screen = io.StringIO()
+	progress = Progress("plain", screen, verbose=True)
+	watch(agent, progress, stream=True, out=screen)
+	await agent.run("go")
+	assert "done\nopenmolt: Main step 1" in screen.getvalue()
+	assert "doneopenmolt" not in screen.getvalue()

@@ -203,3 +203,26 @@ def test_revoking_a_mistyped_sign_in_names_the_stored_one(
 	EncryptedFileStore().save("gmail", {"refreshToken": "1//r-token"})
 	err = _error(["auth", "revoke", "gmial"], capsys)
 	assert "gmial: no stored sign-in (did you mean 'gmail'?)" in err, err
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		(["keys"], "openmolt keys: say what to do: set, remove, list or path"),
+		(["keys", "set"], "openmolt keys set: missing name"),
+		(["auth"], "openmolt auth: missing integration"),
+		(["schedules"], "openmolt schedules: missing file"),
+	],
+)
+def test_a_missing_argument_is_said_in_the_command_s_voice(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt keys` alone names what it takes (set, remove, list or path), not argparse's
+	"error: the following arguments are required: action"; the usage line stays above it."""
+	with pytest.raises(SystemExit) as stopped:
+		openmolt_main(args)
+	assert stopped.value.code == 2
+	err = capsys.readouterr().err
+	assert err.startswith("usage: openmolt ")
+	assert f"{said} (`openmolt {args[0]}" in err
+	assert "error:" not in err and "action" not in err

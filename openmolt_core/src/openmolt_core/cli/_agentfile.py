@@ -482,6 +482,23 @@ def _suggest(key: Any, known: list[str]) -> str | None:
 	return lowered[close[0]] if close else None
 
 
+def _nested_setting(key: Any) -> str | None:
+	"""Where a top-level key that is a nested setting goes: ``"modelConfig": {"temperature": ...}``.
+
+	A model setting (``temperature``, ``maxOutputTokens``) or an instance setting
+	(``maxReplyChars``) written at the top of a file; None for any other key. Its spelling there
+	is the camelCase one, whichever the file used.
+	"""
+	for container, kind, model in (
+		("modelConfig", "a model setting", ModelConfig),
+		("config", "an instance setting", AgentConfig),
+	):
+		for name, field in model.model_fields.items():
+			if _norm(key) in (_norm(name), _norm(field.alias or name)):
+				return f'{kind}: put it in "{container}": {{"{field.alias or name}": ...}}'
+	return None
+
+
 def _dotted(raw: list[Any]) -> str:
 	return "".join(
 		f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k)) for i, k in enumerate(raw)
@@ -523,6 +540,10 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 	problems: list[tuple[int, str]] = []
 	for error, raw, norm in found:
 		if error["type"] == "extra_forbidden":
+			nested = _nested_setting(raw[-1]) if len(raw) == 1 else None
+			if nested is not None:  # not a typo of a top-level key (maxOutputTokens: maxTokens)
+				problems.append((where(norm), f"{raw[-1]!r} is {nested}"))
+				continue
 			known = _known_keys(raw[:-1], data)
 			close = _suggest(raw[-1], known)
 			if close:

@@ -64,7 +64,9 @@ class CommandParser(argparse.ArgumentParser):
 				f'("...") (`{self.help_command}` lists the arguments)\n',
 			)
 		if message.startswith(_REQUIRED):  # what is missing: the usage shows what goes where
-			super().error(message)
+			self.print_usage(sys.stderr)
+			missing = self._missing(message.removeprefix(_REQUIRED).split(", "))
+			self.exit(2, f"{self.prog}: {missing} (`{self.help_command}` lists the arguments)\n")
 		if not message.startswith(_UNKNOWN) or not options:  # one line, as every other error
 			self.exit(2, f"{self.prog}: {message} (`{self.help_command}` lists the arguments)\n")
 		from openmolt_core._support.suggest import typo_of
@@ -76,6 +78,22 @@ class CommandParser(argparse.ArgumentParser):
 		self.exit(
 			2, f"{self.prog}: no such option {word!r}{hint} (`{self.help_command}` lists them)\n"
 		)
+
+	def _missing(self, names: list[str]) -> str:
+		"""What argparse found missing, in the command's words.
+
+		``say what to do: set, remove, list or path`` for a subcommand (argparse would name its
+		``dest``), else ``missing file``.
+		"""
+		for action in self._actions:
+			if isinstance(action, argparse._SubParsersAction) and action.choices:
+				if argparse._get_action_name(action) in names:
+					words = list(action.choices)
+					listed = (
+						", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+					)
+					return f"say what to do: {listed}"
+		return f"missing {', '.join(names)}"
 
 	def _unknown_option(self, word: str) -> bool:
 		"""Whether ``word`` is an option this parser does not know (nor abbreviates)."""

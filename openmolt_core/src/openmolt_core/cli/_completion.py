@@ -250,6 +250,8 @@ def _bash_value(pattern: str, values: list[str] | None) -> str:
 		return (
 			f'\t\t{pattern}) COMPREPLY=( $(compgen -W {_ASK_MODELS} -- "$cur") ); '
 			'type __ltrim_colon_completions &>/dev/null && __ltrim_colon_completions "$cur"; '
+			# `ollama:` alone: the model's name follows it, not a space
+			"[[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]] && compopt -o nospace 2>/dev/null; "
 			"return;;"
 		)
 	return f'\t\t{pattern}) COMPREPLY=( $(compgen -W "{" ".join(values)}" -- "$cur") ); return;;'
@@ -385,7 +387,8 @@ def main(
 	if ns.models:
 		from openmolt_core.cli._models import rows
 
-		ids = [r["model"] for r in rows() if "error" not in r and "note" not in r]
+		# a provider that lists no models (a local server) is offered as its prefix, `ollama:`
+		ids = [r["model"] for r in rows() if "error" not in r]
 		sys.stdout.write("\n".join(ids) + "\n")
 		return 0
 	if ns.integrations:

@@ -69,15 +69,19 @@ def _when(iso: str) -> str:
 
 
 def _cost(usage: dict[str, Any] | None) -> str:
-	cost = (usage or {}).get("cost_usd")
-	return "-" if cost is None else f"${cost:.4f}"
+	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it."""
+	usage = usage or {}
+	tokens = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
+	cost = usage.get("cost_usd")
+	money = "cost unknown" if cost is None else f"${cost:.4f}"
+	return f"{quantity(tokens, 'token')}, {money}"
 
 
 def _list(runs: list[Any]) -> str:
 	lines = []
 	for run in runs:
 		lines.append(
-			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}  "
+			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}, "
 			f"{_cost(run.usage)}"
 		)
 		lines.append(f"    input: {_short(run.input, 100)}")

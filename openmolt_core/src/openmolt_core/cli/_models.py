@@ -14,7 +14,7 @@ from typing import Any
 from openmolt_core.cli._argparse import CommandParser
 from openmolt_core.errors import OpenMoltError
 
-__all__ = ["main", "rows"]
+__all__ = ["main", "matches", "rows"]
 
 
 def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
@@ -56,12 +56,31 @@ def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
 	return out
 
 
+def matches(word: str, model: str) -> bool:
+	"""Whether ``word`` starts a word of the model id (case-insensitive).
+
+	``mini`` matches ``openai:gpt-5-mini`` and ``openai:o4-mini``, not ``google:gemini-2.5-pro``
+	(its ``mini`` is inside a word); ``5-mini`` and ``openai:gpt`` match too.
+
+	Args:
+		word: What the person typed.
+		model: A ``provider:model`` id.
+	"""
+	word, model = word.lower(), model.lower()
+	at = model.find(word)
+	while at != -1:
+		if at == 0 or not model[at - 1].isalnum():
+			return True
+		at = model.find(word, at + 1)
+	return False
+
+
 def _money(value: float | None) -> str:
 	return "-" if value is None else f"${value:g}"
 
 
 def main(args: list[str]) -> int:
-	"""Print the models (``--json`` for JSON; a word filters by substring).
+	"""Print the models (``--json`` for JSON; a word filters them, `matches`).
 
 	Args:
 		args: The arguments after ``models``.
@@ -71,13 +90,16 @@ def main(args: list[str]) -> int:
 		description="The models of the installed providers with their list prices (USD per "
 		"million tokens: input, cached input, output).",
 	)
-	parser.add_argument("filter", nargs="?", help="only models whose id contains this (e.g. mini)")
+	parser.add_argument(
+		"filter",
+		nargs="?",
+		help="only models with a word of their id starting so (mini: gpt-5-mini, not gemini)",
+	)
 	parser.add_argument("--provider", action="append", help="only this provider (repeatable)")
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
-	found = rows(ns.provider)
-	if ns.filter:
-		found = [r for r in found if ns.filter.lower() in r["model"].lower()]
+	listed = rows(ns.provider)
+	found = [r for r in listed if not ns.filter or matches(ns.filter, r["model"])]
 	if ns.json:
 		sys.stdout.write(json.dumps(found, indent=2, ensure_ascii=False) + "\n")
 		return 0
@@ -87,6 +109,13 @@ def main(args: list[str]) -> int:
 			f"openmolt: no model matches {asked} (`openmolt models` lists them all)",
 			file=sys.stderr,
 		)
+		for r in listed:  # a provider pointed at another server lists none: say why
+			if "(its calls go to " in r.get("note", ""):
+				where = r["note"].split("(its calls go to ", 1)[1].rstrip(")")
+				print(
+					f"openmolt: {r['model'].rstrip(':')} lists no models: its calls go to {where}",
+					file=sys.stderr,
+				)
 		return 1
 	width = max((len(r["model"]) for r in found), default=5)
 	sys.stdout.write(f"{'model'.ljust(width)}  {'input':>8}  {'cached':>8}  {'output':>8}\n")

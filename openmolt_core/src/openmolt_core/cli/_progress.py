@@ -214,10 +214,18 @@ class Progress:
 			run = self._runs[agent] = _Run(max_steps=self._max_steps.get(agent, 0))
 		return run
 
-	def _show(self, agent: str, run: _Run, activity: str, *, keep: str | None = None) -> None:
+	def _show(
+		self,
+		agent: str,
+		run: _Run,
+		activity: str,
+		*,
+		keep: str | None = None,
+		header: str | None = None,
+	) -> None:
 		run.activity = activity
 		if keep is not None and (self.verbose or self.mode == "plain"):
-			self.line(f"{run.header(agent)}: {keep}")
+			self.line(f"{header or run.header(agent)}: {keep}")
 		if self.mode == "plain":
 			return
 		self._live = (agent, run)
@@ -259,8 +267,8 @@ class Progress:
 				agent,
 				run,
 				"running the model's commands",
-				keep=f"the model replied ({usage.input_tokens} in, {usage.output_tokens} out, "
-				f"{usage.cached_tokens} cached tokens)",
+				keep=f"the model replied ({usage.input_tokens:,} in, {usage.output_tokens:,} out, "
+				f"{usage.cached_tokens:,} cached tokens)",
 			)
 		elif name == "commandsQueued":
 			kinds = [c.get("type") for c in event.commands]
@@ -274,12 +282,14 @@ class Progress:
 			self._show(agent, run, f"calling {event.tool}")
 		elif name == "tool:response":
 			state = "failed" if event.error else "ok"
+			header = run.header(agent)  # the step that called it, before the next one is counted
 			self._step_done(agent, run)
 			self._show(
 				agent,
 				run,
 				run.activity,
 				keep=f"{event.tool} {state} ({event.duration * 1000:.0f} ms)",
+				header=header,
 			)
 		elif name == "planUpdate":
 			plan = ", ".join(
@@ -289,9 +299,14 @@ class Progress:
 			self.line(f"{step}: plan: {plan}")
 			self._show(agent, run, run.activity)
 		elif name == "memoryUpdate":
+			header = run.header(agent)
 			self._step_done(agent, run)
 			self._show(
-				agent, run, run.activity, keep=f"{event.memory} memory updated ({event.mode})"
+				agent,
+				run,
+				run.activity,
+				keep=f"{event.memory} memory updated ({event.mode})",
+				header=header,
 			)
 		elif name == "humanInput":
 			self._step_done(agent, run)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -53,6 +53,7 @@ from openmolt_core.options import snake_keys
 from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
 if TYPE_CHECKING:
+	from openmolt_core.cli._stream import LiveText
 	from openmolt_core.sessions import Session, SQLiteSession
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
 	"run_once",
 	"schedule_specs",
 	"serve",
+	"watch",
 ]
 
 
@@ -401,15 +403,23 @@ def load_prompt(
 	except ValidationError as exc:
 		raise AgentFileError(f"{where}: {exc.errors()[0]['msg']}") from None
 	functions = [_import_tool(t) for t in tools]
-	loaded = _build_json(
-		spec,
-		Path.cwd() / "agent.json",
-		verbose=verbose,
-		keys=_keys_context(where, env_file),
-		durability=durability,
-		tools=functions,
-		where="-m",
-	)
+	try:
+		loaded = _build_json(
+			spec,
+			Path.cwd() / "agent.json",
+			verbose=verbose,
+			keys=_keys_context(where, env_file),
+			durability=durability,
+			tools=functions,
+			where="-m",
+		)
+	except PluginError as exc:
+		iid = exc.plugin.removeprefix("integrations:")
+		if exc.plugin == iid or iid not in integrations:
+			raise
+		# Named as the option gave it; `plugin` stays, for the record of uninstalled plugins.
+		exc.args = (f"--integration {iid!r}: {str(exc).removeprefix(exc.plugin + ': ')}",)
+		raise
 	loaded.prompt = True
 	return loaded
 
@@ -898,6 +908,33 @@ async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
 	return session
 
 
+def watch(
+	agent: Any, progress: Progress, *, stream: bool, out: IO[str] | None = None
+) -> LiveText | None:
+	"""Report the agent's events on ``progress`` and, with ``stream``, write its message as it comes.
+
+	The streamed text listens first: a model reply ends its line before the progress lines
+	about that reply are written, so the two never share a line on the terminal.
+
+	Args:
+		agent: The agent of the run.
+		progress: Where progress lines go.
+		stream: Write the agent's message to ``out`` as the model writes it (a terminal).
+		out: Where the message goes (default: stdout).
+
+	Returns:
+		The streamed text's writer, or None without ``stream``.
+	"""
+	live = None
+	if stream:
+		from openmolt_core.cli._stream import LiveText
+
+		live = LiveText(out or sys.stdout, progress)
+		live.attach(agent)
+	progress.attach(agent)
+	return live
+
+
 async def run_once(
 	loaded: Loaded,
 	input: Any,
@@ -920,14 +957,8 @@ async def run_once(
 		user: The end user the run acts for (``--user``; `openmolt_core.accounts`).
 	"""
 	agent = loaded.agent
-	progress.attach(agent)
+	live = watch(agent, progress, stream=stream)
 	loaded.say = progress.line  # a rotated refresh token's warning (`_watch_refresh_tokens`)
-	live = None
-	if stream:
-		from openmolt_core.cli._stream import LiveText
-
-		live = LiveText(sys.stdout, progress)
-		live.attach(agent)
 	set_active(progress)
 	outcome: dict[str, Any] = {}
 

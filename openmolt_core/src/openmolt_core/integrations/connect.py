@@ -377,7 +377,7 @@ def _tool_keys(spec: Integration, iid: str, taken: set[str]) -> list[ConfigKey]:
 		shown = ", ".join(handles[:3]) + (
 			f" and {len(handles) - 3} more" if len(handles) > 3 else ""
 		)
-		keys.add([name], f"tools {shown}", required=False)
+		keys.add([name], f"read by tools {shown}", required=False)
 	return list(keys.found.values())
 
 
