@@ -18,6 +18,10 @@ another worker took its row meanwhile (the runs went there), it holds the id aga
 is still pending under it (runs its queue dequeued while it was fenced, which stopped at their
 first step). A worker without a lease takes nothing over.
 
+Every beat is written, and every beat judged, by the store's clock (`store_now`), never a
+worker's own: machines' clocks may be minutes apart. A worker times its own lease by a clock
+that counts a suspend (`_lease_clock`).
+
 An executor id is held by one process at a time: a process that starts under an id whose row
 still beats waits up to ``lapse`` for it to stop (a predecessor that just crashed), then refuses;
 a holder on the same machine whose process is gone is known dead at once.
