@@ -15,7 +15,7 @@ import pytest
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_dbos import _engine
+from openmolt_dbos import _engine, _workers
 
 pytestmark = pytest.mark.anyio
 
@@ -126,7 +126,9 @@ async def test_a_call_that_ends_after_the_lease_ran_out_is_not_journaled(url: st
 	heartbeat = engine.heartbeat if engine is not None else None
 	assert heartbeat is not None
 	heartbeat._stop.set()  # no more beats (as when the store is unreachable) ...
-	heartbeat.renewed = time.monotonic() - heartbeat.fence_after  # ... for as long as the lease
+	heartbeat.renewed = (
+		_workers._lease_clock() - heartbeat.fence_after
+	)  # ... for as long as the lease
 	gate.set()
 	await _until(lambda: heartbeat.fenced, "the fence")
 	await anyio.sleep(0.5)

@@ -314,15 +314,10 @@ class Engine:
 
 	def live_versions(self) -> set[str]:
 		"""The application versions some live worker serves now (this process's, if launched)."""
-		import time
+		from openmolt_dbos._workers import live_workers
 
-		from openmolt_dbos._workers import list_workers
-
-		cutoff = time.time() - self.settings.lapse
 		versions = {
-			str(row["app_version"])
-			for row in list_workers(self.tables)
-			if row["state"] == "live" and row["beat_at"] >= cutoff
+			str(row["app_version"]) for row in live_workers(self.tables, self.settings.lapse)
 		}
 		if self.launched:
 			versions.add(self.app_version)
@@ -528,16 +523,9 @@ class Engine:
 
 	def live_workers(self) -> set[str]:
 		"""The ids of the workers that beat now (this process's, if launched); blocks."""
-		import time
+		from openmolt_dbos._workers import live_workers
 
-		from openmolt_dbos._workers import list_workers
-
-		cutoff = time.time() - self.settings.lapse
-		live = {
-			str(row["executor_id"])
-			for row in list_workers(self.tables)
-			if row["state"] == "live" and row["beat_at"] >= cutoff
-		}
+		live = {str(row["executor_id"]) for row in live_workers(self.tables, self.settings.lapse)}
 		if self.launched:
 			live.add(self.executor_id)
 		return live

@@ -18,6 +18,10 @@ another worker took its row meanwhile (the runs went there), it holds the id aga
 is still pending under it (runs its queue dequeued while it was fenced, which stopped at their
 first step). A worker without a lease takes nothing over.
 
+Every beat is written, and every beat judged, by the store's clock (`store_now`), never a
+worker's own: machines' clocks may be minutes apart. A worker times its own lease by a clock
+that counts a suspend (`_lease_clock`).
+
 An executor id is held by one process at a time: a process that starts under an id whose row
 still beats waits up to ``lapse`` for it to stop (a predecessor that just crashed), then refuses;
 a holder on the same machine whose process is gone is known dead at once.
@@ -58,11 +62,13 @@ __all__ = [
 	"create_tables",
 	"ensure_database",
 	"list_workers",
+	"live_workers",
 	"make_engine",
 	"record_cancel",
 	"record_start",
 	"record_stop",
 	"stopped",
+	"store_now",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -559,6 +565,64 @@ def list_workers(engine: sa.Engine) -> list[dict[str, Any]]:
 		return [dict(r) for r in rows]
 
 
+def store_now(engine: sa.Engine) -> sa.ColumnElement[float]:
+	"""The store's wall clock, in seconds since the epoch, as an SQL expression.
+
+	Every lease of the workers' table is written and judged by this one clock, the database's,
+	never by a worker's own: two machines' clocks may be minutes apart, and a worker whose clock
+	ran ahead would take live workers over (their runs then ran in two places), one whose clock
+	ran behind would be taken over while it beats, or would not see a dead worker's lease end.
+	SQLite's clock is its host's (the file's processes share one machine).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+	"""
+	if engine.dialect.name == "postgresql":
+		return sa.cast(sa.extract("epoch", sa.func.clock_timestamp()), sa.Float)
+	return sa.cast((sa.func.julianday("now") - 2440587.5) * 86400.0, sa.Float)
+
+
+def live_workers(engine: sa.Engine, lapse: float) -> list[dict[str, Any]]:
+	"""The worker rows whose beat is at most ``lapse`` old by the store's clock (`store_now`).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		lapse: Seconds without a beat after which a worker counts as dead.
+	"""
+	with engine.connect() as conn:
+		rows = conn.execute(
+			sa.select(WORKERS)
+			.where(WORKERS.c.state == "live")
+			.where(WORKERS.c.beat_at >= store_now(engine) - lapse)
+		).mappings()
+		return [dict(r) for r in rows]
+
+
+def _lease_clock() -> float:
+	"""Seconds on the clock a worker's own lease is timed by: one that counts a suspend.
+
+	``time.monotonic`` stands still while the machine sleeps (Linux's ``CLOCK_MONOTONIC``,
+	macOS's ``mach_absolute_time``): a laptop that slept past its lease found it still valid
+	on waking, and went on with runs another worker had taken over. ``CLOCK_BOOTTIME`` (Linux)
+	and macOS's ``CLOCK_MONOTONIC`` count the sleep; elsewhere the monotonic clock is the best
+	there is (the store's ownership check still refuses such a worker's writes).
+	"""
+	return time.clock_gettime(_SUSPEND_AWARE) if _SUSPEND_AWARE is not None else time.monotonic()
+
+
+def _suspend_aware() -> int | None:
+	import sys
+
+	if sys.platform.startswith("linux"):
+		return getattr(time, "CLOCK_BOOTTIME", None)
+	if sys.platform == "darwin":
+		return getattr(time, "CLOCK_MONOTONIC", None)
+	return None
+
+
+_SUSPEND_AWARE: int | None = _suspend_aware()
+
+
 def _gone(row: Any) -> bool:
 	# A holder on this machine whose process no longer exists is dead, whatever its last beat.
 	if row["host"] != socket.gethostname() or not row["pid"]:
@@ -609,10 +673,12 @@ class Heartbeat:
 		self.token = uuid.uuid4().hex
 		self.taken: list[tuple[str, float]] = []  # (executor id, when claimed), for reports
 		# The lease: valid until `fence_after` seconds after the last beat began (this process's
-		# monotonic clock), which is before any other worker's takeover (`lapse` after the beat
-		# time it wrote, on the wall clock): the margin covers stopping the runs and clock skew.
+		# own clock, `_lease_clock`, which counts a suspend), which is before any other worker's
+		# takeover (`lapse` after the beat, on the store's clock, `store_now`, read as the beat
+		# was written, after it began): the margin covers stopping the runs. No two machines'
+		# wall clocks are compared.
 		self.fence_after = max(lapse - max(heartbeat, lapse * 0.2), lapse * 0.5)
-		self.renewed = time.monotonic()
+		self.renewed = _lease_clock()
 		self.fenced = False
 		self.fences = 0  # how often the lease ran out (for reports and tests)
 		self._owed = False  # the lease came back and this id's own runs are still to resume
@@ -629,11 +695,11 @@ class Heartbeat:
 		Raises:
 			ConfigurationError: Another live process holds the id.
 		"""
-		deadline = time.time() + self.lapse + self.heartbeat
+		deadline = _lease_clock() + self.lapse + self.heartbeat
 		while True:
 			if self._try_claim():
 				return
-			if time.time() > deadline:
+			if _lease_clock() > deadline:
 				raise ConfigurationError(
 					f"worker id {self.executor_id!r} is held by another live process; give each "
 					"worker its own id (openmolt worker --id NAME, or durability={'worker_id': ...})"
@@ -642,18 +708,18 @@ class Heartbeat:
 
 	def lease_valid(self) -> bool:
 		"""Whether this process may execute its runs now (it beat recently, and is not fenced)."""
-		return not self.fenced and time.monotonic() - self.renewed < self.fence_after
+		return not self.fenced and _lease_clock() - self.renewed < self.fence_after
 
 	def check(self) -> bool:
 		"""`lease_valid`, fencing at once when it ran out (so its runs resume once it is back)."""
 		if self.lease_valid():
 			return True
-		self._fence(f"could not beat for {time.monotonic() - self.renewed:.1f} s")
+		self._fence(f"could not beat for {_lease_clock() - self.renewed:.1f} s")
 		return False
 
 	def _try_claim(self) -> bool:
-		began = time.monotonic()
-		now = time.time()
+		began = _lease_clock()
+		now = store_now(self.engine)
 		row = {
 			"token": self.token,
 			"app_version": self.app_version,
@@ -666,7 +732,11 @@ class Heartbeat:
 		}
 		with self.engine.begin() as conn:
 			current = (
-				conn.execute(sa.select(WORKERS).where(WORKERS.c.executor_id == self.executor_id))
+				conn.execute(
+					sa.select(WORKERS, now.label("store_now")).where(
+						WORKERS.c.executor_id == self.executor_id
+					)
+				)
 				.mappings()
 				.first()
 			)
@@ -677,7 +747,10 @@ class Heartbeat:
 					return False  # another process inserted it first
 				self.renewed = began
 				return True
-			held = current["state"] == "live" and current["beat_at"] >= now - self.lapse
+			held = (
+				current["state"] == "live"
+				and current["beat_at"] >= current["store_now"] - self.lapse
+			)
 			if held and not _gone(current):
 				return False
 			done = conn.execute(
@@ -770,14 +843,14 @@ class Heartbeat:
 		have dequeued some of them while it was fenced, and stopped them at their first step. A
 		recovery that fails is tried again at the next beat.
 		"""
-		began = time.monotonic()
+		began = _lease_clock()
 		with self.engine.begin() as conn:
 			done = conn.execute(
 				sa.update(WORKERS)
 				.where(WORKERS.c.executor_id == self.executor_id)
 				.where(WORKERS.c.token == self.token)
 				.where(WORKERS.c.state == "live")
-				.values(beat_at=time.time())
+				.values(beat_at=store_now(self.engine))
 			)
 		if done.rowcount == 1:
 			self.renewed = began
@@ -809,7 +882,7 @@ class Heartbeat:
 
 	def take_over(self) -> list[str]:
 		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""
-		cutoff = time.time() - self.lapse
+		cutoff = store_now(self.engine) - self.lapse  # the store's clock, read in each statement
 		with self.engine.connect() as conn:
 			dead = [
 				row[0]
