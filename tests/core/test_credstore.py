@@ -28,7 +28,7 @@ from openmolt_core.credstore import (
 	default_path,
 	default_store,
 )
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, ToolError
 
 from .integrations._fake_oauth import FakeAuthServer
 
@@ -614,6 +614,87 @@ async def test_a_run_cancelled_while_the_token_comes_back_still_saves_the_rotate
 	saved = store.load("svc") or {}
 	assert saved["refreshToken"] == "rt-2222222" and saved["accessToken"] == "at-new-2222"
 	assert auth.config["refreshToken"] == "rt-2222222"
+
+
+def _stored_auth(store: Any, server: FakeAuthServer, user: str | None = None) -> Any:
+	"""An OAuth2Auth over the expired sign-in stored for ``user``, refreshing through the store."""
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	credential = OAuth2Credential(
+		type="oauth2",
+		token_url=f"{server.url}/token",
+		client_id="{{ config.clientId }}",
+		client_secret="{{ config.clientSecret }}",
+		refresh_token="{{ config.refreshToken }}",
+	)
+	config = store.load("mail", user) or {}
+	client = httpx.AsyncClient(trust_env=False)
+	auth = OAuth2Auth(credential, config, "mail", on_token_refresh=None, http=lambda: client)
+	auth.use_store(store, "mail", user, keys=frozenset(config))
+	return auth, client
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("user", [None, "alice"])
+async def test_a_refresh_never_brings_back_a_sign_in_deleted_meanwhile(
+	store: EncryptedFileStore, auth_server: FakeAuthServer, user: str | None
+) -> None:
+	"""A sign-in forgotten (`openmolt auth revoke`) while a run held it is not refreshed back.
+
+	The refresh read the store under its lock, found nothing, spent the refresh token it still
+	held and saved the new tokens: the account the user had disconnected was connected again.
+	"""
+	store.save(
+		"mail",
+		{
+			"accessToken": "at-expired-0000",
+			"refreshToken": "rt-initial-000",
+			"expiryDate": "2000-01-01T00:00:00Z",
+			"clientId": "cid-123",
+			"clientSecret": "csecret-abcdef",
+		},
+		user=user,
+	)
+	auth, client = _stored_auth(store, auth_server, user)
+	assert store.delete("mail", user)  # disconnected while the run still holds its config
+	with pytest.raises(ToolError, match="openmolt auth mail") as info:
+		await auth.token()
+	await client.aclose()
+	assert "no longer" in info.value.message
+	assert store.load("mail", user) is None and store.entries() == []
+	assert auth_server.refreshes == 0 and "rt-initial-000" in auth_server.live_refresh
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+	("user", "says"),
+	[
+		(None, "reconnect with `openmolt auth mail`"),
+		("alice", "reconnect with `openmolt auth mail --user alice`"),
+	],
+)
+async def test_a_revoked_grant_names_the_command_that_reconnects(
+	store: EncryptedFileStore, auth_server: FakeAuthServer, user: str | None, says: str
+) -> None:
+	"""invalid_grant at refresh (revoked, or a rotated token spent elsewhere): the fix is named."""
+	store.save(
+		"mail",
+		{
+			"accessToken": "at-expired-0000",
+			"refreshToken": "rt-revoked-000",
+			"expiryDate": "2000-01-01T00:00:00Z",
+			"clientId": "cid-123",
+			"clientSecret": "csecret-abcdef",
+		},
+		user=user,
+	)
+	auth, client = _stored_auth(store, auth_server, user)
+	with pytest.raises(ToolError) as info:
+		await auth.token()
+	await client.aclose()
+	assert says in info.value.message, info.value.message
+	assert "invalid_grant" in info.value.message and "rt-revoked-000" not in info.value.message
 
 
 def test_a_config_that_is_not_json_is_refused_and_nothing_changes(

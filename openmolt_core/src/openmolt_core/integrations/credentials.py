@@ -488,7 +488,7 @@ class OAuth2Auth(httpx.Auth):
 			return self._token_now()
 		try:
 			try:
-				stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
+				found = await anyio.to_thread.run_sync(store.load, integration, user)
 			except ConfigurationError as exc:  # the store's own words (the key store's file)
 				raise ToolError(
 					f"{self.iid}: the credential store could not be read to refresh the token: "
@@ -500,6 +500,16 @@ class OAuth2Auth(httpx.Auth):
 					f"({type(exc).__name__}); check the store's key, or run `openmolt auth "
 					f"{integration}` again"
 				) from None
+			if found is None and keys:
+				# The sign-in these tokens came from was forgotten meanwhile (`openmolt auth
+				# revoke`, an application disconnecting its user): refreshing would spend the
+				# grant and save it back, connecting the account again.
+				raise ToolError(
+					f"{self.iid}: the stored sign-in is no longer there (it was disconnected); "
+					f"reconnect with {self._reconnect_command()}",
+					details={"error": "disconnected"},
+				)
+			stored = found or {}
 			adopted = {}
 			for key in keys:  # camelCase, or the snake_case spelling a store may hold
 				value = stored.get(key) or stored.get(OAUTH2_CONFIG_KEYS[key])
@@ -576,7 +586,7 @@ class OAuth2Auth(httpx.Auth):
 		if not refresh or not token_url:
 			raise ToolError(
 				f"{self.iid}: the OAuth2 access token is missing or expired and no refresh token "
-				"(or token URL) is configured; the user must authorize again"
+				f"(or token URL) is configured; {self._authorize_again()}"
 			)
 		client_id = _value(self.credential.client_id, cfg, "clientId")
 		secret = _value(self.credential.client_secret, cfg, "clientSecret")
@@ -614,10 +624,15 @@ class OAuth2Auth(httpx.Auth):
 				else None
 			)
 			code = body.get("error") if isinstance(body, dict) else None
+			if isinstance(code, str) and reason not in (None, code):
+				reason = f"{code}: {reason}"  # the code says what to do, the words why
+			if code == "invalid_grant":  # revoked, expired, or a rotated token spent elsewhere
+				fix = f"the grant is revoked or expired: {self._authorize_again()}"
+			else:
+				fix = "the user must authorize again"
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh was refused ({response.status_code}: "
-				f"{_reason(reason or 'no access_token', refresh, secret)}); the user must "
-				"authorize again",
+				f"{_reason(reason or 'no access_token', refresh, secret)}); {fix}",
 				status_code=response.status_code,
 				# The OAuth error code (RFC 6749 section 5.2): invalid_grant is a revoked grant.
 				details={"error": code} if isinstance(code, str) else None,
@@ -636,6 +651,23 @@ class OAuth2Auth(httpx.Auth):
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
+
+	def _reconnect_command(self) -> str:
+		"""The command that signs this credential in again (``openmolt auth gmail --user alice``)."""
+		import shlex
+
+		integration, user = (self._store[1], self._store[2]) if self._store else (self.iid, None)
+		who = f" --user {shlex.quote(user)}" if user is not None else ""
+		return f"`openmolt auth {shlex.quote(integration)}{who}`"
+
+	def _authorize_again(self) -> str:
+		"""What to do when the grant is gone: the user signs in again, and how."""
+		if self._store is not None:  # its tokens come from the store: a new sign-in replaces them
+			return f"the user must authorize again: reconnect with {self._reconnect_command()}"
+		return (
+			f"the user must authorize again (`openmolt auth {self.iid}` signs in) and the config "
+			"be given the new refresh token, or none"
+		)
 
 	async def _notify(self, new: dict[str, Any]) -> None:
 		"""Give the new config to ``on_token_refresh`` and every listener."""
