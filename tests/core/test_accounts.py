@@ -249,7 +249,9 @@ async def test_the_state_is_signed_and_bound_to_the_user(
 		"error_description": "The user said no",
 		"state": query["state"],
 	}
-	with pytest.raises(ConfigurationError, match="refused the authorization: The user said no"):
+	with pytest.raises(
+		ConfigurationError, match=r"refused the authorization \(access_denied: The user said no\)"
+	):
 		await om.accounts.complete("?" + urlencode(refusal))  # the service's, with our state
 	assert store.entries() == []
 	assert (await om.accounts.complete(location)).user == "carol"
