@@ -78,6 +78,32 @@ def test_the_file_is_encrypted_and_0600(store: EncryptedFileStore) -> None:
 	assert not list(store.path.parent.glob("*.tmp"))
 
 
+def test_a_store_in_a_folder_of_yours_leaves_the_folder_s_mode(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""credential_store="credentials.enc" in a project folder: the file is 0600, the folder kept.
+
+	The folder was narrowed to 0700 (the project, or the working directory, of whoever ran it),
+	as only OpenMolt's own folder (``$XDG_CONFIG_HOME/openmolt``) is.
+	"""
+	monkeypatch.setenv(KEY_VARIABLE, KEY)
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	monkeypatch.delenv("OPENMOLT_CREDENTIALS_FILE", raising=False)
+	monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+	project = tmp_path / "project"
+	project.mkdir()
+	project.chmod(0o755)
+	monkeypatch.chdir(project)
+	EncryptedFileStore("credentials.enc").save("mail", SECRETS, user="alice")
+	assert stat.S_IMODE(project.stat().st_mode) == 0o755
+	assert stat.S_IMODE((project / "credentials.enc").stat().st_mode) == 0o600
+	own = default_path().parent
+	own.mkdir(parents=True)
+	own.chmod(0o755)
+	EncryptedFileStore().save("mail", SECRETS)
+	assert stat.S_IMODE(own.stat().st_mode) == 0o700  # OpenMolt's own folder: narrowed
+
+
 def test_no_key_refuses_to_store_in_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 	"""Without a keyring or OPENMOLT_CREDENTIALS_KEY nothing is written, and the fix is named."""
 	monkeypatch.delenv(KEY_VARIABLE, raising=False)
