@@ -994,7 +994,8 @@ def save_sign_in(
 ) -> None:
 	"""Store a new sign-in's tokens in place of the old ones, under the credential's lock.
 
-	Every writer of a sign-in goes through here (a consent, ``openmolt auth``): a refresh going
+	Every writer of a sign-in goes through here (a consent, ``openmolt auth``), holding the
+	credential as a refresh does (`openmolt_core.integrations.credentials.holding`): a refresh going
 	on saves first, then this; one that starts later reads this (a save that did not wait was
 	overwritten by the refresh's save of the grant it had read before). The consents that stored
 	the user's earlier tokens stay recorded (`CONSENT`) until they expire, so their links stay
@@ -1008,7 +1009,9 @@ def save_sign_in(
 		scopes: The OAuth scopes granted (`GRANTED`; None: not known, no scope is checked).
 		consent: The nonce of the consent that made it, and when its state expires.
 	"""
-	with store.locked(integration, user):
+	from openmolt_core.integrations.credentials import holding
+
+	with holding(store, integration, user):
 		used = _consents(store.load(integration, user))
 		if consent is not None:
 			used[consent[0]] = consent[1]
@@ -1031,7 +1034,9 @@ def forget_sign_in(store: CredentialStore, integration: str, user: str | None = 
 		integration: The integration id.
 		user: The end user; None: the operator.
 	"""
-	with store.locked(integration, user):
+	from openmolt_core.integrations.credentials import holding
+
+	with holding(store, integration, user):
 		return store.delete(integration, user)
 
 

@@ -18,11 +18,14 @@ refresh token) goes to ``on_token_refresh`` and to every callback added with
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import logging
 import re
-from collections.abc import Callable, Generator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, urlencode
 
@@ -62,6 +65,7 @@ __all__ = [
 	"authorization_url",
 	"carries_token",
 	"either_keys",
+	"holding",
 	"make_auth",
 	"oauth2_config",
 	"oauth_guard",
@@ -475,7 +479,24 @@ class OAuth2Auth(httpx.Auth):
 			return await self._refresh_shared(stale)
 
 	async def _refresh_shared(self, stale: str | None) -> str:
-		"""`_refresh` under the store's cross-process lock, adopting what another process saved."""
+		"""`_refresh` under the store's cross-process lock, adopting what another process saved.
+
+		The process's own lock of the credential (`_gate`) is taken first: each call of a user's
+		run makes its own auth, so two runs of one user in this process are kept apart there,
+		whatever the store's lock does within one process (a dict's store has none).
+		"""
+		assert self._store is not None
+		store, integration, user, _ = self._store
+		gate = _gate(store, integration, user)
+		with anyio.CancelScope(shield=True):  # taken is always released below
+			await anyio.to_thread.run_sync(gate.lock.acquire)
+		try:
+			return await self._refresh_stored(stale)
+		finally:
+			gate.lock.release()
+
+	async def _refresh_stored(self, stale: str | None) -> str:
+		"""`_refresh_shared` once this process's lock of the credential is held."""
 		assert self._store is not None
 		store, integration, user, keys = self._store
 		lock = store.locked(integration, user)
@@ -705,6 +726,53 @@ class OAuth2Auth(httpx.Auth):
 	def secrets(self) -> set[str]:
 		"""Every token and secret this credential has held, for redaction."""
 		return {s for s in {*self._seen, self._token_now()} if len(s) >= 6}
+
+
+class _Gate:
+	"""This process's lock of one stored credential (`OAuth2Auth._refresh_shared`)."""
+
+	__slots__ = ("__weakref__", "lock")
+
+	def __init__(self) -> None:
+		self.lock = threading.Lock()
+
+
+_GATES: weakref.WeakValueDictionary[tuple[int, str, str | None], _Gate] = (
+	weakref.WeakValueDictionary()
+)
+_GATES_LOCK = threading.Lock()
+
+
+def _gate(store: object, integration: str, user: str | None) -> _Gate:
+	"""The process's lock of (store, integration, user): kept while an auth holds or waits on it.
+
+	A threading lock, so the runs of every event loop of the process (``run_sync`` in threads)
+	share it.
+	"""
+	key = (id(store), integration, user)
+	with _GATES_LOCK:
+		found = _GATES.get(key)
+		if found is None:
+			found = _GATES[key] = _Gate()
+		return found
+
+
+@contextlib.contextmanager
+def holding(store: CredentialStore, integration: str, user: str | None = None) -> Iterator[None]:
+	"""Hold a stored credential as a refresh does: this process's lock of it, then the store's.
+
+	For code that replaces or forgets a sign-in (`openmolt_core.accounts.save_sign_in`): a
+	refresh going on ends first, and one that starts later reads what was written. Blocking:
+	call it from a worker thread in async code.
+
+	Args:
+		store: The credential store.
+		integration: The integration id.
+		user: The end user; None: the operator.
+	"""
+	gate = _gate(store, integration, user)  # kept while held: the registry holds it weakly
+	with gate.lock, store.locked(integration, user):
+		yield
 
 
 def revoked(error: ToolError) -> bool:
