@@ -1469,3 +1469,39 @@ async def test_two_runs_of_one_user_refresh_once_whatever_the_store_s_lock(
 	assert stored["refreshToken"] in server.live_refresh
 	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")] * 2
 	await om.aclose()
+
+
+async def test_a_burst_of_calls_of_one_user_with_an_expired_token_refreshes_once(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""More calls at once than worker threads: one refresh, every call uses its token.
+
+	Each waiting call held a worker thread (waiting on the credential's lock); with all of them
+	taken, the refresh holding the lock could not read or save the store, and the run hung.
+	"""
+	server.refresh_delay = 0.2
+	store.save(
+		"mail",
+		{"accessToken": "at-old", "refreshToken": "rt-initial-000", "expiryDate": _future(-1)},
+		user="erin",
+	)
+	om = make_om(store, api, server)
+	limiter = anyio.to_thread.current_default_thread_limiter()
+	calls = int(limiter.total_tokens) + 10
+	agent = per_user(om, ScriptedModel([*[call_tool("mail.me")] * 1, finish(result="done")]))
+	agents = [agent] + [
+		per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="done")]), name=f"a{i}")
+		for i in range(calls - 1)
+	]
+	results: list[Any] = []
+
+	async def run(one: Any) -> None:
+		results.append(await one.run("who am I?", user="erin"))
+
+	with anyio.fail_after(60):
+		async with anyio.create_task_group() as tg:
+			for one in agents:
+				tg.start_soon(run, one)
+	assert all(r.ok for r in results) and len(results) == calls
+	assert server.refreshes == 1
+	await om.aclose()

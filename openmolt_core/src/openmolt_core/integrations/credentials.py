@@ -488,8 +488,13 @@ class OAuth2Auth(httpx.Auth):
 		assert self._store is not None
 		store, integration, user, _ = self._store
 		gate = _gate(store, integration, user)
-		with anyio.CancelScope(shield=True):  # taken is always released below
-			await anyio.to_thread.run_sync(gate.lock.acquire)
+		# Polled, not waited on in a worker thread: a burst of calls waiting here holds no
+		# thread the holder needs (to take the store's lock, read and save), and a call
+		# cancelled while waiting has taken nothing.
+		delay = 0.005
+		while not gate.lock.acquire(blocking=False):
+			await anyio.sleep(delay)
+			delay = min(delay * 2, 0.05)
 		try:
 			return await self._refresh_stored(stale)
 		finally:
