@@ -1488,10 +1488,9 @@ async def test_a_burst_of_calls_of_one_user_with_an_expired_token_refreshes_once
 	om = make_om(store, api, server)
 	limiter = anyio.to_thread.current_default_thread_limiter()
 	calls = int(limiter.total_tokens) + 10
-	agent = per_user(om, ScriptedModel([*[call_tool("mail.me")] * 1, finish(result="done")]))
-	agents = [agent] + [
+	agents = [
 		per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="done")]), name=f"a{i}")
-		for i in range(calls - 1)
+		for i in range(calls)
 	]
 	results: list[Any] = []
 
