@@ -376,3 +376,83 @@ def test_another_tool_s_auth_words_get_this_command(
 	err = capsys.readouterr().err
 	assert err.startswith(f"openmolt: {said}"), err
 	assert "available:" not in err and "quotes" not in err
+
+
+def test_sign_in_and_revoke_wait_for_a_refresh_holding_the_credential(
+	env: Path, auth_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A refresh in another process holds the credential's lock: the sign-in saves after it.
+
+	Saved at once, the new sign-in was overwritten by the refresh's save of the old grant (it
+	had read the store before); a revoke was likewise undone by it.
+	"""
+	import threading
+	import time
+
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	_browser(monkeypatch)
+	store = EncryptedFileStore(env)
+	seen: list[Any] = []
+	holding, go = threading.Event(), threading.Event()
+
+	def refresher() -> None:  # what OAuth2Auth._refresh_shared does in another process
+		with store.locked("mail", None):
+			holding.set()
+			go.wait(10)
+			time.sleep(0.3)  # the command would have saved by now
+			seen.append(store.load("mail"))
+
+	thread = threading.Thread(target=refresher)
+	thread.start()
+	holding.wait(10)
+	monkeypatch.setattr(
+		auth_server, "authorize", _after(auth_server.authorize, go.set), raising=False
+	)
+	assert main(["auth", "mail", "--client-id", "cid-123", "--scopes", "read"]) == 0
+	thread.join(10)
+	assert seen == [None]  # nothing saved while the refresh held the credential
+	assert store.load("mail") is not None
+
+	seen.clear()
+	holding.clear()
+	go.clear()
+	thread = threading.Thread(target=refresher)
+	thread.start()
+	holding.wait(10)
+	go.set()
+	assert main(["auth", "revoke", "mail"]) == 0
+	thread.join(10)
+	assert seen[0] is not None  # forgotten only once the refresh let go
+	assert store.load("mail") is None
+
+
+def _after(method: Any, then: Any) -> Any:
+	def wrapped(*args: Any) -> Any:
+		try:
+			return method(*args)
+		finally:
+			then()
+
+	return wrapped
+
+
+def test_signing_in_an_end_user_again_keeps_their_used_consent_links_refused(
+	env: Path, auth_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""`openmolt auth ID --user U` replaces U's tokens but keeps the consents that stored them.
+
+	The record it wrote had none: a consent link U had used, not yet expired, was taken again by
+	another process.
+	"""
+	import time
+
+	from openmolt_core.accounts import CONSENT
+
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	_browser(monkeypatch)
+	store = EncryptedFileStore(env)
+	used = {"nonce-used-1": time.time() + 3600}
+	store.save("mail", {"accessToken": "at-old-1", CONSENT: used}, user="alice")
+	assert main(["auth", "mail", "--client-id", "cid-123", "--user", "alice"]) == 0
+	stored = store.load("mail", user="alice") or {}
+	assert stored["accessToken"] != "at-old-1" and stored[CONSENT] == used

@@ -249,7 +249,9 @@ async def test_the_state_is_signed_and_bound_to_the_user(
 		"error_description": "The user said no",
 		"state": query["state"],
 	}
-	with pytest.raises(ConfigurationError, match="refused the authorization: The user said no"):
+	with pytest.raises(
+		ConfigurationError, match=r"refused the authorization \(access_denied: The user said no\)"
+	):
 		await om.accounts.complete("?" + urlencode(refusal))  # the service's, with our state
 	assert store.entries() == []
 	assert (await om.accounts.complete(location)).user == "carol"
@@ -650,16 +652,21 @@ async def test_every_unexpired_consent_stays_used_after_a_restart(
 	await restarted.aclose()
 
 
+@pytest.mark.parametrize("lockless", [False, True])
 async def test_a_consent_completed_while_a_refresh_goes_keeps_its_scopes_and_nonce(
-	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, lockless: bool
 ) -> None:
 	"""A run refreshes gina's token while she consents to one more scope: her consent stays.
 
 	The refresh saved what it had read before the consent over it: the new scope and the used
 	consent were gone, so the run parked again and the link worked once more after a restart.
+	A store whose lock does not exclude the process's own tasks (lockless) keeps it too: the
+	consent waits on the process's lock of the credential, as the refresh does.
 	"""
 	from openmolt_core.accounts import CONSENT, GRANTED
 
+	if lockless:
+		store = _MemoryStore()  # type: ignore[assignment]
 	server.refresh_delay = 0.5
 	store.save(
 		"mail",
@@ -1398,4 +1405,102 @@ async def test_a_held_sign_in_is_confirmed_only_in_its_agents_chat(
 	connected = await om.accounts.confirm(held.code, "telegram:42", agent="alpha")
 	assert (connected.agent, connected.run_id) == ("alpha", "r1")
 	assert store.load("mail", user="telegram:42") is not None
+	await om.aclose()
+
+
+class _MemoryStore:
+	"""An application's own store for one process: a dict, and no lock of its own."""
+
+	def __init__(self) -> None:
+		self.records: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+	def load(self, integration: str, user: str | None = None) -> dict[str, Any] | None:
+		found = self.records.get((integration, user))
+		return None if found is None else dict(found)
+
+	def save(self, integration: str, config: Any, user: str | None = None) -> None:
+		self.records[integration, user] = dict(config)
+
+	def delete(self, integration: str, user: str | None = None) -> bool:
+		return self.records.pop((integration, user), None) is not None
+
+	def entries(self) -> list[tuple[str, str | None]]:
+		return sorted(self.records, key=lambda e: (e[0], e[1] or ""))
+
+	def locked(self, integration: str, user: str | None = None) -> Any:
+		import contextlib
+
+		return contextlib.nullcontext()
+
+
+async def test_two_runs_of_one_user_refresh_once_whatever_the_store_s_lock(
+	api: Api, server: FakeAuthServer
+) -> None:
+	"""Two runs of a user at once find the token expired: one refresh, both use its token.
+
+	Each call makes its own auth, so only the store's lock kept them apart: with a store whose
+	lock does not exclude the process's own tasks, both spent the rotating refresh token, the
+	second was refused (invalid_grant) and saved the spent token over the new one, and the user
+	had to connect again.
+	"""
+	server.refresh_delay = 0.3
+	store = _MemoryStore()
+	store.save(
+		"mail",
+		{"accessToken": "at-old", "refreshToken": "rt-initial-000", "expiryDate": _future(-1)},
+		user="erin",
+	)
+	om = make_om(store, api, server)  # type: ignore[arg-type]
+	agents = [
+		per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="done")]), name=n)
+		for n in ("a", "b")
+	]
+	results: list[Any] = []
+
+	async def run(agent: Any) -> None:
+		results.append(await agent.run("who am I?", user="erin"))
+
+	async with anyio.create_task_group() as tg:
+		for agent in agents:
+			tg.start_soon(run, agent)
+	assert [r.status for r in results] == ["success", "success"]
+	assert server.refreshes == 1
+	stored = store.load("mail", user="erin") or {}
+	assert stored["refreshToken"] in server.live_refresh
+	assert api.calls == [("/me", f"Bearer {stored['accessToken']}")] * 2
+	await om.aclose()
+
+
+async def test_a_burst_of_calls_of_one_user_with_an_expired_token_refreshes_once(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""More calls at once than worker threads: one refresh, every call uses its token.
+
+	Each waiting call held a worker thread (waiting on the credential's lock); with all of them
+	taken, the refresh holding the lock could not read or save the store, and the run hung.
+	"""
+	server.refresh_delay = 0.2
+	store.save(
+		"mail",
+		{"accessToken": "at-old", "refreshToken": "rt-initial-000", "expiryDate": _future(-1)},
+		user="erin",
+	)
+	om = make_om(store, api, server)
+	limiter = anyio.to_thread.current_default_thread_limiter()
+	calls = int(limiter.total_tokens) + 10
+	agents = [
+		per_user(om, ScriptedModel([call_tool("mail.me"), finish(result="done")]), name=f"a{i}")
+		for i in range(calls)
+	]
+	results: list[Any] = []
+
+	async def run(one: Any) -> None:
+		results.append(await one.run("who am I?", user="erin"))
+
+	with anyio.fail_after(60):
+		async with anyio.create_task_group() as tg:
+			for one in agents:
+				tg.start_soon(run, one)
+	assert all(r.ok for r in results) and len(results) == calls
+	assert server.refreshes == 1
 	await om.aclose()

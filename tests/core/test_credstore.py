@@ -28,7 +28,7 @@ from openmolt_core.credstore import (
 	default_path,
 	default_store,
 )
-from openmolt_core.errors import ConfigurationError
+from openmolt_core.errors import ConfigurationError, ToolError
 
 from .integrations._fake_oauth import FakeAuthServer
 
@@ -76,6 +76,32 @@ def test_the_file_is_encrypted_and_0600(store: EncryptedFileStore) -> None:
 	assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
 	assert KEY not in repr(store) and "gmail" not in repr(store)
 	assert not list(store.path.parent.glob("*.tmp"))
+
+
+def test_a_store_in_a_folder_of_yours_leaves_the_folder_s_mode(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""credential_store="credentials.enc" in a project folder: the file is 0600, the folder kept.
+
+	The folder was narrowed to 0700 (the project, or the working directory, of whoever ran it),
+	as only OpenMolt's own folder (``$XDG_CONFIG_HOME/openmolt``) is.
+	"""
+	monkeypatch.setenv(KEY_VARIABLE, KEY)
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	monkeypatch.delenv("OPENMOLT_CREDENTIALS_FILE", raising=False)
+	monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+	project = tmp_path / "project"
+	project.mkdir()
+	project.chmod(0o755)
+	monkeypatch.chdir(project)
+	EncryptedFileStore("credentials.enc").save("mail", SECRETS, user="alice")
+	assert stat.S_IMODE(project.stat().st_mode) == 0o755
+	assert stat.S_IMODE((project / "credentials.enc").stat().st_mode) == 0o600
+	own = default_path().parent
+	own.mkdir(parents=True)
+	own.chmod(0o755)
+	EncryptedFileStore().save("mail", SECRETS)
+	assert stat.S_IMODE(own.stat().st_mode) == 0o700  # OpenMolt's own folder: narrowed
 
 
 def test_no_key_refuses_to_store_in_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -614,6 +640,87 @@ async def test_a_run_cancelled_while_the_token_comes_back_still_saves_the_rotate
 	saved = store.load("svc") or {}
 	assert saved["refreshToken"] == "rt-2222222" and saved["accessToken"] == "at-new-2222"
 	assert auth.config["refreshToken"] == "rt-2222222"
+
+
+def _stored_auth(store: Any, server: FakeAuthServer, user: str | None = None) -> Any:
+	"""An OAuth2Auth over the expired sign-in stored for ``user``, refreshing through the store."""
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	credential = OAuth2Credential(
+		type="oauth2",
+		token_url=f"{server.url}/token",
+		client_id="{{ config.clientId }}",
+		client_secret="{{ config.clientSecret }}",
+		refresh_token="{{ config.refreshToken }}",
+	)
+	config = store.load("mail", user) or {}
+	client = httpx.AsyncClient(trust_env=False)
+	auth = OAuth2Auth(credential, config, "mail", on_token_refresh=None, http=lambda: client)
+	auth.use_store(store, "mail", user, keys=frozenset(config))
+	return auth, client
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("user", [None, "alice"])
+async def test_a_refresh_never_brings_back_a_sign_in_deleted_meanwhile(
+	store: EncryptedFileStore, auth_server: FakeAuthServer, user: str | None
+) -> None:
+	"""A sign-in forgotten (`openmolt auth revoke`) while a run held it is not refreshed back.
+
+	The refresh read the store under its lock, found nothing, spent the refresh token it still
+	held and saved the new tokens: the account the user had disconnected was connected again.
+	"""
+	store.save(
+		"mail",
+		{
+			"accessToken": "at-expired-0000",
+			"refreshToken": "rt-initial-000",
+			"expiryDate": "2000-01-01T00:00:00Z",
+			"clientId": "cid-123",
+			"clientSecret": "csecret-abcdef",
+		},
+		user=user,
+	)
+	auth, client = _stored_auth(store, auth_server, user)
+	assert store.delete("mail", user)  # disconnected while the run still holds its config
+	with pytest.raises(ToolError, match="openmolt auth mail") as info:
+		await auth.token()
+	await client.aclose()
+	assert "no longer" in info.value.message
+	assert store.load("mail", user) is None and store.entries() == []
+	assert auth_server.refreshes == 0 and "rt-initial-000" in auth_server.live_refresh
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+	("user", "says"),
+	[
+		(None, "reconnect with `openmolt auth mail`"),
+		("alice", "reconnect with `openmolt auth mail --user alice`"),
+	],
+)
+async def test_a_revoked_grant_names_the_command_that_reconnects(
+	store: EncryptedFileStore, auth_server: FakeAuthServer, user: str | None, says: str
+) -> None:
+	"""invalid_grant at refresh (revoked, or a rotated token spent elsewhere): the fix is named."""
+	store.save(
+		"mail",
+		{
+			"accessToken": "at-expired-0000",
+			"refreshToken": "rt-revoked-000",
+			"expiryDate": "2000-01-01T00:00:00Z",
+			"clientId": "cid-123",
+			"clientSecret": "csecret-abcdef",
+		},
+		user=user,
+	)
+	auth, client = _stored_auth(store, auth_server, user)
+	with pytest.raises(ToolError) as info:
+		await auth.token()
+	await client.aclose()
+	assert says in info.value.message, info.value.message
+	assert "invalid_grant" in info.value.message and "rt-revoked-000" not in info.value.message
 
 
 def test_a_config_that_is_not_json_is_refused_and_nothing_changes(

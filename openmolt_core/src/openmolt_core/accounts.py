@@ -100,8 +100,10 @@ __all__ = [
 	"UserAccounts",
 	"authorization_requests",
 	"check_options",
+	"forget_sign_in",
 	"instance_accounts",
 	"is_code",
+	"save_sign_in",
 ]
 
 log = logging.getLogger("openmolt")
@@ -929,15 +931,15 @@ class Accounts:
 		"""Store an exchanged consent's tokens under its user."""
 		store, integration, user = done.store, done.integration, done.user
 
-		def save() -> None:
-			# Under the credential's lock: a refresh going on saves first, then this; one that
-			# starts later reads this (else it saved what it read before over the new grant).
-			with store.locked(integration, user):
-				# Every unexpired consent of this user stays refused, not only the last one.
-				used = {**_consents(store.load(integration, user)), done.nonce: done.expires}
-				record = {**done.tokens, GRANTED: list(done.scopes), CONSENT: used}
-				store.save(integration, record, user=user)
-
+		save = functools.partial(
+			save_sign_in,
+			store,
+			integration,
+			done.tokens,
+			user,
+			scopes=done.scopes,
+			consent=(done.nonce, done.expires),
+		)
 		await anyio.to_thread.run_sync(save)
 		log.info("%s: connected for user %s", integration, user)
 
@@ -979,6 +981,63 @@ class Accounts:
 			)
 		self._bound.setdefault(agent, set()).add(integration)
 		return UserAccounts(self, spec, integration, credential_type, scopes, agent=agent)
+
+
+def save_sign_in(
+	store: CredentialStore,
+	integration: str,
+	tokens: Mapping[str, Any],
+	user: str | None = None,
+	*,
+	scopes: Iterable[str] | None = None,
+	consent: tuple[str, float] | None = None,
+) -> None:
+	"""Store a new sign-in's tokens in place of the old ones, under the credential's lock.
+
+	Every writer of a sign-in goes through here (a consent, ``openmolt auth``), holding the
+	credential as a refresh does (`openmolt_core.integrations.credentials.holding`): a refresh going
+	on saves first, then this; one that starts later reads this (a save that did not wait was
+	overwritten by the refresh's save of the grant it had read before). The consents that stored
+	the user's earlier tokens stay recorded (`CONSENT`) until they expire, so their links stay
+	refused in every process.
+
+	Args:
+		store: The credential store.
+		integration: The integration id.
+		tokens: The config to store (tokens, and the client for the operator's).
+		user: The end user; None: the operator.
+		scopes: The OAuth scopes granted (`GRANTED`; None: not known, no scope is checked).
+		consent: The nonce of the consent that made it, and when its state expires.
+	"""
+	from openmolt_core.integrations.credentials import holding
+
+	with holding(store, integration, user):
+		used = _consents(store.load(integration, user))
+		if consent is not None:
+			used[consent[0]] = consent[1]
+		record = {k: v for k, v in tokens.items() if k not in _BOOKKEEPING}
+		if scopes is not None:
+			record[GRANTED] = list(scopes)
+		if used:
+			record[CONSENT] = used
+		store.save(integration, record, user=user)
+
+
+def forget_sign_in(store: CredentialStore, integration: str, user: str | None = None) -> bool:
+	"""Delete a sign-in under the credential's lock; True when there was one.
+
+	A refresh going on ends first (else it saved the tokens back after the delete); one that
+	starts later finds the sign-in gone and refuses, naming the command that reconnects.
+
+	Args:
+		store: The credential store.
+		integration: The integration id.
+		user: The end user; None: the operator.
+	"""
+	from openmolt_core.integrations.credentials import holding
+
+	with holding(store, integration, user):
+		return store.delete(integration, user)
 
 
 def instance_accounts(om: Any, options: Mapping[str, Any], store_option: object) -> Accounts:

@@ -273,7 +273,7 @@ class EncryptedFileStore:
 				f"objects): {type(exc).__name__}"
 			) from None
 		token = self._cipher().encrypt(text.encode())
-		private_dir(self.path.parent, own=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
+		private_dir(self.path.parent, own=self._own_dir())
 		temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
 		fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
 		try:
@@ -291,7 +291,20 @@ class EncryptedFileStore:
 		from openmolt_core._support.private import locked_file
 
 		lock = self.path.with_name(f".{self.path.name}.{name}.lock")
-		return locked_file(lock, own_dir=not os.environ.get("OPENMOLT_CREDENTIALS_FILE"))
+		return locked_file(lock, own_dir=self._own_dir())
+
+	def _own_dir(self) -> bool:
+		"""Whether the file's folder is OpenMolt's own (``$XDG_CONFIG_HOME/openmolt``).
+
+		Only that one is narrowed to 0700 when it is wider; a folder named with the file (a
+		project's ``credentials.enc``, ``$OPENMOLT_CREDENTIALS_FILE``) keeps its mode.
+		"""
+		if os.environ.get("OPENMOLT_CREDENTIALS_FILE"):
+			return False
+		try:
+			return self.path.parent.resolve() == default_path().parent.resolve()
+		except (OSError, RuntimeError):
+			return False
 
 	def check(self) -> None:
 		"""Make sure the store can be written and read: a key, and the right one.

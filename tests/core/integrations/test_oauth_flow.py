@@ -509,3 +509,31 @@ async def test_a_device_refusal_does_not_show_the_device_code(server: FakeAuthSe
 				spec, "mail", CONFIG, client=client, show=lambda u, c: None, sleep=sleep
 			)
 	assert "dev-secret-123456" not in str(info.value)
+
+
+async def test_a_declined_consent_is_said_on_the_page_and_in_the_terminal(
+	server: FakeAuthServer,
+) -> None:
+	"""error=access_denied on the loopback: the page says nothing was signed in, the flow ends.
+
+	The page said "Signed in. You can close this window" while the terminal said the service
+	refused: a user who declined, or whose consent failed, was told it worked.
+	"""
+	pages: list[httpx.Response] = []
+
+	def decline(url: str) -> None:  # the user clicks "Cancel" on the consent page
+		asked = dict(parse_qsl(urlsplit(url).query))
+		answer = {"error": "access_denied", "error_description": "The user denied access"}
+		with httpx.Client(trust_env=False) as client:
+			pages.append(
+				client.get(asked["redirect_uri"], params={**answer, "state": asked["state"]})
+			)
+
+	async with httpx.AsyncClient(trust_env=False) as client:
+		with pytest.raises(ConfigurationError, match="access_denied") as info:
+			await authorize(service(server), "mail", CONFIG, client=client, show=decline)
+	assert "The user denied access" in str(info.value)
+	(page,) = pages
+	assert page.status_code == 400 and "Signed in" not in page.text
+	assert "not signed in" in page.text and "access_denied" in page.text
+	assert server.token_requests == []

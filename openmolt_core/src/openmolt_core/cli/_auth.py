@@ -216,7 +216,9 @@ def _sign_in(ns: argparse.Namespace) -> int:
 	tokens = anyio.run(flow)
 	if ns.user is not None:  # the operator's client stays the operator's
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
-	store.save(iid, tokens, user=ns.user)
+	from openmolt_core.accounts import save_sign_in
+
+	save_sign_in(store, iid, tokens, ns.user)  # under the credential's lock
 	refresh = "with a refresh token" if tokens.get("refreshToken") else "without a refresh token"
 	print(f"Signed in to {iid} ({refresh}); saved in {store.path}", file=sys.stderr)
 	return ExitCode.SUCCESS
@@ -282,8 +284,10 @@ def _revoke(args: list[str]) -> int:
 	parser.add_argument("integration", help="the integration id")
 	parser.add_argument("--user", metavar="ID", help="an end user's sign-in (default: yours)")
 	ns = parser.parse_args(args)
+	from openmolt_core.accounts import forget_sign_in
+
 	store = EncryptedFileStore()
-	if is_reserved(ns.integration) or not store.delete(ns.integration, user=ns.user):
+	if is_reserved(ns.integration) or not forget_sign_in(store, ns.integration, ns.user):
 		from openmolt_core._support.suggest import typo_of
 
 		ids = {i for i, u in store.entries() if u == ns.user and not is_reserved(i)}

@@ -18,11 +18,14 @@ refresh token) goes to ``on_token_refresh`` and to every callback added with
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import logging
 import re
-from collections.abc import Callable, Generator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, urlencode
 
@@ -62,6 +65,7 @@ __all__ = [
 	"authorization_url",
 	"carries_token",
 	"either_keys",
+	"holding",
 	"make_auth",
 	"oauth2_config",
 	"oauth_guard",
@@ -475,7 +479,29 @@ class OAuth2Auth(httpx.Auth):
 			return await self._refresh_shared(stale)
 
 	async def _refresh_shared(self, stale: str | None) -> str:
-		"""`_refresh` under the store's cross-process lock, adopting what another process saved."""
+		"""`_refresh` under the store's cross-process lock, adopting what another process saved.
+
+		The process's own lock of the credential (`_gate`) is taken first: each call of a user's
+		run makes its own auth, so two runs of one user in this process are kept apart there,
+		whatever the store's lock does within one process (a dict's store has none).
+		"""
+		assert self._store is not None
+		store, integration, user, _ = self._store
+		gate = _gate(store, integration, user)
+		# Polled, not waited on in a worker thread: a burst of calls waiting here holds no
+		# thread the holder needs (to take the store's lock, read and save), and a call
+		# cancelled while waiting has taken nothing.
+		delay = 0.005
+		while not gate.lock.acquire(blocking=False):
+			await anyio.sleep(delay)
+			delay = min(delay * 2, 0.05)
+		try:
+			return await self._refresh_stored(stale)
+		finally:
+			gate.lock.release()
+
+	async def _refresh_stored(self, stale: str | None) -> str:
+		"""`_refresh_shared` once this process's lock of the credential is held."""
 		assert self._store is not None
 		store, integration, user, keys = self._store
 		lock = store.locked(integration, user)
@@ -488,7 +514,7 @@ class OAuth2Auth(httpx.Auth):
 			return self._token_now()
 		try:
 			try:
-				stored = await anyio.to_thread.run_sync(store.load, integration, user) or {}
+				found = await anyio.to_thread.run_sync(store.load, integration, user)
 			except ConfigurationError as exc:  # the store's own words (the key store's file)
 				raise ToolError(
 					f"{self.iid}: the credential store could not be read to refresh the token: "
@@ -500,6 +526,16 @@ class OAuth2Auth(httpx.Auth):
 					f"({type(exc).__name__}); check the store's key, or run `openmolt auth "
 					f"{integration}` again"
 				) from None
+			if found is None and keys:
+				# The sign-in these tokens came from was forgotten meanwhile (`openmolt auth
+				# revoke`, an application disconnecting its user): refreshing would spend the
+				# grant and save it back, connecting the account again.
+				raise ToolError(
+					f"{self.iid}: the stored sign-in is no longer there (it was disconnected); "
+					f"reconnect with {self._reconnect_command()}",
+					details={"error": "disconnected"},
+				)
+			stored = found or {}
 			adopted = {}
 			for key in keys:  # camelCase, or the snake_case spelling a store may hold
 				value = stored.get(key) or stored.get(OAUTH2_CONFIG_KEYS[key])
@@ -576,7 +612,7 @@ class OAuth2Auth(httpx.Auth):
 		if not refresh or not token_url:
 			raise ToolError(
 				f"{self.iid}: the OAuth2 access token is missing or expired and no refresh token "
-				"(or token URL) is configured; the user must authorize again"
+				f"(or token URL) is configured; {self._authorize_again()}"
 			)
 		client_id = _value(self.credential.client_id, cfg, "clientId")
 		secret = _value(self.credential.client_secret, cfg, "clientSecret")
@@ -614,10 +650,15 @@ class OAuth2Auth(httpx.Auth):
 				else None
 			)
 			code = body.get("error") if isinstance(body, dict) else None
+			if isinstance(code, str) and reason not in (None, code):
+				reason = f"{code}: {reason}"  # the code says what to do, the words why
+			if code == "invalid_grant":  # revoked, expired, or a rotated token spent elsewhere
+				fix = f"the grant is revoked or expired: {self._authorize_again()}"
+			else:
+				fix = "the user must authorize again"
 			raise ToolError(
 				f"{self.iid}: the OAuth2 token refresh was refused ({response.status_code}: "
-				f"{_reason(reason or 'no access_token', refresh, secret)}); the user must "
-				"authorize again",
+				f"{_reason(reason or 'no access_token', refresh, secret)}); {fix}",
 				status_code=response.status_code,
 				# The OAuth error code (RFC 6749 section 5.2): invalid_grant is a revoked grant.
 				details={"error": code} if isinstance(code, str) else None,
@@ -636,6 +677,23 @@ class OAuth2Auth(httpx.Auth):
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
 		self.config = new
+
+	def _reconnect_command(self) -> str:
+		"""The command that signs this credential in again (``openmolt auth gmail --user alice``)."""
+		import shlex
+
+		integration, user = (self._store[1], self._store[2]) if self._store else (self.iid, None)
+		who = f" --user {shlex.quote(user)}" if user is not None else ""
+		return f"`openmolt auth {shlex.quote(integration)}{who}`"
+
+	def _authorize_again(self) -> str:
+		"""What to do when the grant is gone: the user signs in again, and how."""
+		if self._store is not None:  # its tokens come from the store: a new sign-in replaces them
+			return f"the user must authorize again: reconnect with {self._reconnect_command()}"
+		return (
+			f"the user must authorize again (`openmolt auth {self.iid}` signs in) and the config "
+			"be given the new refresh token, or none"
+		)
 
 	async def _notify(self, new: dict[str, Any]) -> None:
 		"""Give the new config to ``on_token_refresh`` and every listener."""
@@ -673,6 +731,53 @@ class OAuth2Auth(httpx.Auth):
 	def secrets(self) -> set[str]:
 		"""Every token and secret this credential has held, for redaction."""
 		return {s for s in {*self._seen, self._token_now()} if len(s) >= 6}
+
+
+class _Gate:
+	"""This process's lock of one stored credential (`OAuth2Auth._refresh_shared`)."""
+
+	__slots__ = ("__weakref__", "lock")
+
+	def __init__(self) -> None:
+		self.lock = threading.Lock()
+
+
+_GATES: weakref.WeakValueDictionary[tuple[int, str, str | None], _Gate] = (
+	weakref.WeakValueDictionary()
+)
+_GATES_LOCK = threading.Lock()
+
+
+def _gate(store: object, integration: str, user: str | None) -> _Gate:
+	"""The process's lock of (store, integration, user): kept while an auth holds or waits on it.
+
+	A threading lock, so the runs of every event loop of the process (``run_sync`` in threads)
+	share it.
+	"""
+	key = (id(store), integration, user)
+	with _GATES_LOCK:
+		found = _GATES.get(key)
+		if found is None:
+			found = _GATES[key] = _Gate()
+		return found
+
+
+@contextlib.contextmanager
+def holding(store: CredentialStore, integration: str, user: str | None = None) -> Iterator[None]:
+	"""Hold a stored credential as a refresh does: this process's lock of it, then the store's.
+
+	For code that replaces or forgets a sign-in (`openmolt_core.accounts.save_sign_in`): a
+	refresh going on ends first, and one that starts later reads what was written. Blocking:
+	call it from a worker thread in async code.
+
+	Args:
+		store: The credential store.
+		integration: The integration id.
+		user: The end user; None: the operator.
+	"""
+	gate = _gate(store, integration, user)  # kept while held: the registry holds it weakly
+	with gate.lock, store.locked(integration, user):
+		yield
 
 
 def revoked(error: ToolError) -> bool:

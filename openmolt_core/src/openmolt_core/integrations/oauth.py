@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -58,6 +59,7 @@ __all__ = [
 	"exchange_code",
 	"oauth2_credential",
 	"pkce_pair",
+	"refusal",
 	"requested_scopes",
 ]
 
@@ -211,9 +213,8 @@ def code_from_redirect(answer: str, state: str) -> str:
 	query = urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
 	params = dict(parse_qsl(query, keep_blank_values=True))
 	if params.get("error"):
-		reason = params.get("error_description") or params["error"]
 		raise ConfigurationError(
-			f"the service refused the authorization: {masked_excerpt(reason, _REASON_CHARS)}"
+			f"the service refused the authorization ({refusal(params)}); nothing was signed in"
 		)
 	got = params.get("state")
 	if not got or not secrets.compare_digest(got.encode(), state.encode()):
@@ -228,6 +229,23 @@ def code_from_redirect(answer: str, state: str) -> str:
 			"was sent to"
 		)
 	return code
+
+
+def refusal(params: Mapping[str, str]) -> str:
+	"""An authorization error response's code and words, masked and cut (RFC 6749 4.1.2.1).
+
+	``access_denied: The user denied access``; ``access_denied`` is also said plainly (the
+	consent was declined), as the services word it differently or not at all.
+
+	Args:
+		params: The redirect's query (``error``, ``error_description``).
+	"""
+	code = params.get("error", "")
+	words = params.get("error_description") or ""
+	if not words and code == "access_denied":
+		words = "the consent was declined or cancelled"
+	said = f"{code}: {words}" if words and words != code else code
+	return masked_excerpt(said, _REASON_CHARS)
 
 
 def _token_fields(body: dict[str, Any], client_id: str, secret: str) -> dict[str, Any]:
@@ -497,6 +515,11 @@ _PAGE = (
 	b"<!doctype html><meta charset=utf-8><title>OpenMolt</title>"
 	b"<p>Signed in. You can close this window and return to the terminal."
 )
+_REFUSED = (
+	b"<!doctype html><meta charset=utf-8><title>OpenMolt</title>"
+	b"<p>You are not signed in: the service refused the authorization (%s). Return to the "
+	b"terminal to try again."
+)
 _WRONG = (
 	b"<!doctype html><meta charset=utf-8><title>OpenMolt</title>"
 	b"<p>This answer is not for the sign-in in progress (its state differs). Use the newest "
@@ -546,7 +569,12 @@ class LoopbackReceiver:
 					return
 				received.append(self.path)
 				arrived.set()
-				self._page(200, _PAGE)
+				query = dict(parse_qsl(urlsplit(self.path).query))
+				if query.get("error"):  # declined, or the service failed: nothing signed in
+					said = html.escape(refusal(query))
+					self._page(400, _REFUSED % said.encode("utf-8", "replace"))
+				else:
+					self._page(200, _PAGE)
 
 			def _page(self, status: int, body: bytes) -> None:
 				self.send_response(status)
