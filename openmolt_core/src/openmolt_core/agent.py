@@ -2613,10 +2613,10 @@ def _masked_history(state: RunState, redact: Redactor) -> None:
 	if state.ext:
 		from openmolt_core.files import INPUT_FILES
 
-		files = state.ext.get(INPUT_FILES)
-		masked_files = redact.deep(files) if files else files
-		if masked_files != files:
-			state.ext[INPUT_FILES] = masked_files
+		records = state.ext.get(INPUT_FILES)
+		masked_records = redact.deep(records) if records else records
+		if masked_records != records:
+			state.ext[INPUT_FILES] = masked_records
 	for field in dataclasses.fields(state):
 		if field.name in _AS_IS:
 			continue
