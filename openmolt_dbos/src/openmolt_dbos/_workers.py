@@ -69,6 +69,7 @@ __all__ = [
 	"record_stop",
 	"stopped",
 	"store_now",
+	"take_over_schedule",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
