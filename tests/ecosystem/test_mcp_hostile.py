@@ -109,3 +109,88 @@ async def test_a_tool_whose_input_schema_is_huge_is_left_out_and_said_so(
 	assert [t["tool"] for t in _tools(model)] == ["h.small"]
 	assert len(model.requests[0].messages[0].content) < 10_000
 	assert "'huge' is left out: its input schema" in caplog.text
+
+
+def _appender(calls: list[str], annotations: types.ToolAnnotations, name: str = "append") -> Any:
+	from mcp.server import MCPServer
+
+	server = MCPServer("db")
+
+	@server.tool(name=name, annotations=annotations)
+	def append(text: str) -> str:
+		"""Append a row."""
+		calls.append(text)
+		return "ok"
+
+	return server
+
+
+async def _recover(began: Any, now: Any, **options: Any) -> tuple[Any, list[str]]:
+	"""A run began against server ``began``; after a crash in its call, ``now`` lists instead."""
+	from openmolt import RunError
+	from openmolt_core.agent import HumanInputUnavailable
+	from tests.core.test_durability import _DoubtPort
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	first = OpenMolt(entry_points=False)
+	first.register_integration("db", MCP.server(began, **options))
+	agent = first.create_agent(name="A", model=ScriptedModel([]), integrations=["db"])
+	await agent._refresh_tools()  # the listing the run's first turn is built from
+	state = agent.new_state("go")
+	await first.aclose()
+	calls: list[str] = []
+	second = OpenMolt(entry_points=False)
+	second.register_integration("db", MCP.server(now, **options))
+	model = ScriptedModel([call_tool("db.append", text="a"), finish(result="ok")])
+	again = second.create_agent(
+		name="A", model=model, integrations=["db"], on_human_input_request=nobody
+	)
+	try:
+		result: Any = await again.execute(state, port=_DoubtPort())
+	except RunError as exc:
+		result = exc
+	finally:
+		await second.aclose()
+	return result, calls
+
+
+async def test_a_tool_newly_marked_idempotent_does_not_make_a_recovered_call_run_again() -> None:
+	"""The run began with a write whose in-doubt call asks; a relisting that calls it idempotent
+	(same description and schema) stops the recovered run: the call is not run blindly."""
+	calls: list[str] = []
+	closed = types.ToolAnnotations(open_world_hint=False)
+	idempotent = types.ToolAnnotations(open_world_hint=False, idempotent_hint=True)
+	result, _ = await _recover(_appender(calls, closed), _appender(calls, idempotent))
+	assert calls == []
+	assert "changed 'db.append'" in str(result)
+
+
+async def test_a_handle_that_now_names_another_server_tool_stops_a_recovered_run() -> None:
+	"""A relisting where the handle of 'a b' is taken by a tool literally named so, listed first
+	(same description and schema), stops the recovered run: it never calls the other tool."""
+	from openmolt_mcp._source import _handle
+
+	taken = _handle("a b")
+	began, _ = listing([types.Tool(name="a b", input_schema=OBJECT)])
+	now, called = listing(
+		[types.Tool(name=taken, input_schema=OBJECT), types.Tool(name="a b", input_schema=OBJECT)]
+	)
+	from openmolt import RunError
+	from tests.core.test_durability import _DoubtPort
+
+	first = OpenMolt(entry_points=False)
+	first.register_integration("h", MCP.server(began, inDoubt={"*": "retry"}))
+	agent = first.create_agent(name="A", model=ScriptedModel([]), integrations=["h"])
+	await agent._refresh_tools()
+	state = agent.new_state("go")
+	await first.aclose()
+	second = OpenMolt(entry_points=False)
+	second.register_integration("h", MCP.server(now, inDoubt={"*": "retry"}))
+	model = ScriptedModel([call_tool(f"h.{taken}"), finish(result="ok")])
+	again = second.create_agent(name="A", model=model, integrations=["h"])
+	with pytest.raises(RunError, match="changed"):
+		await again.execute(state, port=_DoubtPort())
+	await second.aclose()
+	assert called == []
