@@ -194,3 +194,33 @@ async def test_a_handle_that_now_names_another_server_tool_stops_a_recovered_run
 		await again.execute(state, port=_DoubtPort())
 	await second.aclose()
 	assert called == []
+
+
+async def test_a_tool_whose_schema_is_no_json_schema_is_left_out_and_said_so(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A provider refuses a request whose tool schema is invalid: that tool is left out (logged)
+	and the others serve, rather than every run of the agent failing at its first model call."""
+	server, _ = listing(
+		[
+			types.Tool(
+				name="typed", input_schema={"type": "object", "properties": {"x": {"type": 5}}}
+			),
+			types.Tool(name="props", input_schema={"type": "object", "properties": "nope"}),
+			types.Tool(
+				name="out", input_schema=OBJECT, output_schema={"type": "object", "required": "x"}
+			),
+			types.Tool(name="small", input_schema=OBJECT),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server))
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	with caplog.at_level("WARNING", logger="openmolt.mcp"):
+		await agent.run("go")
+	await om.aclose()
+	assert [t["tool"] for t in _tools(model)] == ["h.small"]
+	said = caplog.text
+	assert "'typed'" in said and "properties.x.type" in said
+	assert "'props'" in said and "'out'" in said and "output schema" in said

@@ -437,6 +437,15 @@ class MCPToolSource:
 					MAX_SCHEMA_CHARS,
 				)
 				continue
+			problem = _schema_problem(schema, tool.output_schema)
+			if problem is not None:  # a provider refuses a request that carries it: every run
+				log.warning(
+					"MCP server %s: the tool %r is left out: its %s",
+					self.id,
+					tool.name,
+					problem,
+				)
+				continue
 			# A pattern no regex engine supports is said now, at binding, not at the first call.
 			unchecked_patterns(schema, f"MCP tool {tool.name!r}: input")
 			description = (
@@ -557,6 +566,26 @@ def _handle(name: str) -> str:
 		return name
 	digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 	return f"{safe[: _MAX_HANDLE - len(digest) - 1]}_{digest}"
+
+
+def _schema_problem(given: dict[str, Any], output: dict[str, Any] | None) -> str | None:
+	"""What makes a listed tool's input or output schema no JSON Schema (None: both are).
+
+	A tool's schemas are sent with every prompt, and a provider refuses the whole request when
+	one is invalid (``{"type": 5}``, ``"properties": "x"``): one such tool would fail every run
+	of every agent that may call it, at its first model call.
+
+	Args:
+		given: The input schema.
+		output: The output schema, if any.
+	"""
+	from openmolt_core._support.metaschema import check_schema
+
+	for which, schema in (("input schema", given), ("output schema", output)):
+		if schema is not None and (problems := check_schema(schema)):
+			more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+			return f"{which} is no valid JSON Schema: {problems[0]}{more}"
+	return None
 
 
 def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
