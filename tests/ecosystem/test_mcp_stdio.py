@@ -392,3 +392,30 @@ async def test_what_a_server_prints_to_its_stderr_reaches_ours_with_controls_esc
 		"\\u001b[31mred\\u001b[0m \\u001b]52;c;cm0gLXJmIC8=\\u0007 \\u202eevil\\u202c done\n" in err
 	)
 	assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err and "\r" not in err
+
+
+def test_a_flood_on_a_servers_stderr_reaches_ours_bounded_and_said_so() -> None:
+	"""Past its budget in a window, what a server prints is drained but dropped, with one note;
+	the next window shows its lines again, and the count dropped is said."""
+	import io
+	import threading
+
+	from openmolt_mcp._config import Masker
+	from openmolt_mcp._source import STDERR_BYTES, _relay
+
+	now = [0.0]
+	sink = io.StringIO()
+	pipe = _relay(sink, Masker(frozenset()), "flood", clock=lambda: now[0])
+	pipe.write(("x" * 999 + "\n") * 4096)  # 4 MB in one window
+	pipe.flush()
+	now[0] = 61.0
+	pipe.write("later\n")
+	pipe.close()
+	(pump,) = [t for t in threading.enumerate() if t.name == "openmolt-mcp-stderr-flood"]
+	pump.join(20)
+	assert not pump.is_alive()
+	out = sink.getvalue()
+	assert len(out) < 2 * STDERR_BYTES + 1000  # the flood's first window, and what the pipe held
+	assert "later\n" in out
+	assert "the MCP server flood printed more than 256 KiB on its stderr within 60 s" in out
+	assert "bytes the MCP server flood printed on its stderr were dropped]" in out

@@ -21,7 +21,8 @@ import math
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
@@ -38,7 +39,13 @@ if TYPE_CHECKING:
 	from mcp import Client
 	from mcp.types import CallToolResult
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "MCPToolSource"]
+__all__ = [
+	"MAX_DESCRIPTION_CHARS",
+	"MAX_SCHEMA_CHARS",
+	"STDERR_BYTES",
+	"STDERR_WINDOW",
+	"MCPToolSource",
+]
 
 log = logging.getLogger("openmolt.mcp")
 
@@ -72,8 +79,17 @@ def _errlog() -> TextIO:
 
 _RELAY_CHUNK = 64 * 1024
 
+STDERR_BYTES = 256 * 1024
+"""The most a stdio server's stderr writes to ours in `STDERR_WINDOW` seconds; past it, what it
+prints is read and dropped (a server that logs without end fills no disk and floods no terminal)."""
 
-def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
+STDERR_WINDOW = 60.0
+"""The window `STDERR_BYTES` is counted over, in seconds."""
+
+
+def _relay(
+	sink: TextIO, redact: Masker, id: str, *, clock: Callable[[], float] = time.monotonic
+) -> TextIO:
 	"""A pipe for a stdio server's stderr whose lines reach ``sink`` masked and made printable.
 
 	Its stderr was this process's own, the operator's terminal or a service's log, and what it
@@ -86,12 +102,15 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 	(`openmolt_core.agentfile.printable`: C0 and C1 controls but newline and tab, bidi
 	overrides; a CRLF ends a line as a newline), and writes it to ``sink``; it ends when every
 	copy of the write end is closed (the server's when it exits, the returned one by the
-	connection's close).
+	connection's close). What the server prints past `STDERR_BYTES` in a `STDERR_WINDOW` is
+	drained and dropped, said in one line when it begins and, in the next window or at the end,
+	how much was dropped.
 
 	Args:
 		sink: Where the lines go (this process's stderr).
 		redact: The server's secrets' masker.
-		id: The integration id (for the thread's name).
+		id: The integration id (for the thread's name and the notes).
+		clock: Seconds, for the window (tests pass a fake one).
 	"""
 	import threading
 
@@ -102,18 +121,47 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 
 	def pump() -> None:
 		writing = True
+		began, used, dropped = clock(), 0, 0
+
+		def write(text: str) -> None:
+			nonlocal writing
+			try:
+				sink.write(text)
+				sink.flush()
+			except Exception:  # the sink was closed (the program is ending): discard
+				writing = False
+
+		def said_dropped() -> None:
+			write(
+				f"[openmolt: {dropped} bytes the MCP server {id} printed on its stderr were "
+				"dropped]\n"
+			)
+
 		with open(read, "rb") as pipe:
 			while chunk := pipe.readline(_RELAY_CHUNK):
 				if not writing:
 					continue  # still drained: a server never blocks on a full pipe
+				now = clock()
+				if now - began >= STDERR_WINDOW:
+					if dropped:
+						said_dropped()
+					began, used, dropped = now, 0, 0
+				if used + len(chunk) > STDERR_BYTES:  # drained, dropped: said once a window
+					if not dropped:
+						write(
+							f"[openmolt: the MCP server {id} printed more than "
+							f"{STDERR_BYTES // 1024} KiB on its stderr within {STDERR_WINDOW:g} s; "
+							"what it prints is dropped until then]\n"
+						)
+					dropped += len(chunk)
+					continue
+				used += len(chunk)
 				text = chunk.decode("utf-8", errors="replace")
 				if text.endswith("\r\n"):
 					text = text[:-2] + "\n"
-				try:
-					sink.write(printable(mask_known(redact(text))))
-					sink.flush()
-				except Exception:  # the sink was closed (the program is ending): discard
-					writing = False
+				write(printable(mask_known(redact(text))))
+			if dropped and writing:
+				said_dropped()
 
 	threading.Thread(target=pump, name=f"openmolt-mcp-stderr-{id}", daemon=True).start()
 	return open(write, "w", encoding="utf-8")
