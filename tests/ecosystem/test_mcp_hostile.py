@@ -224,3 +224,36 @@ async def test_a_tool_whose_schema_is_no_json_schema_is_left_out_and_said_so(
 	said = caplog.text
 	assert "'typed'" in said and "properties.x.type" in said
 	assert "'props'" in said and "'out'" in said and "output schema" in said
+
+
+async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe() -> None:
+	"""Timed out, a write may have run: the model reads so; a read-only tool's timeout does not."""
+	import anyio
+	from mcp.server import MCPServer
+
+	server = MCPServer("slow")
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+	async def read() -> str:
+		"""Read slowly."""
+		await anyio.sleep(5)
+		return "read"
+
+	@server.tool()
+	async def write() -> str:
+		"""Write slowly."""
+		await anyio.sleep(5)
+		return "written"
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server, timeout=0.3))
+	model = ScriptedModel([[call_tool("h.read"), call_tool("h.write")], finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	with anyio.fail_after(10):
+		await agent.run("go")
+	await om.aclose()
+	reading, writing = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert "did not answer within 0.3 s" in reading["error"]
+	assert "taken effect" not in reading["error"]
+	assert "did not answer within 0.3 s" in writing["error"]
+	assert "may or may not have taken effect" in writing["error"]

@@ -419,3 +419,25 @@ def test_a_flood_on_a_servers_stderr_reaches_ours_bounded_and_said_so() -> None:
 	assert "later\n" in out
 	assert "the MCP server flood printed more than 256 KiB on its stderr within 60 s" in out
 	assert "bytes the MCP server flood printed on its stderr were dropped]" in out
+
+
+async def test_a_server_that_dies_mid_call_leaves_a_write_in_doubt_not_retried_blindly(
+	tmp_path: Path,
+) -> None:
+	"""The server took the write's effect, then died: the model reads that the call may have
+	taken effect and to check first, not only that the server is started again."""
+	done = tmp_path / "rows.txt"
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.stdio(sys.executable, [str(HERE / "hostile_stdio_server.py")]))
+	model = ScriptedModel([call_tool("h.crash", path=str(done)), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	try:
+		with anyio.fail_after(30):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	(entry,) = _results(model, 1)
+	assert done.read_text() == "appended\n"
+	assert entry["ok"] is False
+	assert "may or may not have taken effect" in entry["error"]
+	assert "check" in entry["error"]

@@ -44,6 +44,7 @@ __all__ = [
 	"MAX_SCHEMA_CHARS",
 	"STDERR_BYTES",
 	"STDERR_WINDOW",
+	"CallCutOff",
 	"MCPToolSource",
 ]
 
@@ -170,6 +171,14 @@ def _relay(
 _CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
 _HANDLE = re.compile(r"[^A-Za-z0-9_.-]")
 _MAX_HANDLE = 128
+
+
+class CallCutOff(ToolError):
+	"""A call the server was sent but never answered: it timed out, or the connection ended.
+
+	The server may have run it: `openmolt_mcp.MCPTool` says so to the model unless repeating the
+	tool is safe.
+	"""
 
 
 @dataclass(eq=False)
@@ -528,6 +537,7 @@ class MCPToolSource:
 		Raises:
 			ToolError: The server failed, refused or did not answer in time, or wrote a
 				message longer than its limit.
+			CallCutOff: The call was sent and no answer came (a timeout, a closed connection).
 		"""
 		try:
 			client = await self._client()
@@ -552,19 +562,19 @@ class MCPToolSource:
 			with anyio.fail_after(timeout + 1.0):
 				return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
 		except TimeoutError:
-			raise ToolError(
+			raise CallCutOff(
 				f"the MCP server did not answer within {timeout:g} s", tool=tool, retryable=True
 			) from None
 		except MCPError as exc:
 			if exc.code == CONNECTION_CLOSED:
 				await self._reset()
-				raise ToolError(
+				raise CallCutOff(
 					"the MCP server closed the connection; it is started again at the next call",
 					tool=tool,
 					retryable=True,
 				) from None
 			if exc.code == REQUEST_TIMEOUT:
-				raise ToolError(
+				raise CallCutOff(
 					f"the MCP server did not answer within {timeout:g} s", tool=tool, retryable=True
 				) from None
 			raise ToolError(
@@ -574,7 +584,7 @@ class MCPToolSource:
 			) from None
 		except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
 			await self._reset()
-			raise ToolError(
+			raise CallCutOff(
 				"the connection to the MCP server was lost; it is opened again at the next call",
 				tool=tool,
 				retryable=True,
