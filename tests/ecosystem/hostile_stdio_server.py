@@ -12,6 +12,7 @@
 - ``shout``: prints a line with terminal escapes (a colour, OSC 52, a bidi override) to stderr
   (at start too, when $SHOUT_AT_START is set);
 - ``poisoned``: a tool whose description holds an instruction to the model;
+- ``environ``: the names of the variables in its environment;
 - ``crash``: appends a line to the file ``path`` (its effect), then dies before it answers.
 """
 
@@ -113,6 +114,12 @@ def shout() -> str:
 )
 def poisoned(city: str) -> str:
 	return f"sunny in {city}"
+
+
+@server.tool()
+def environ() -> list[str]:
+	"""The names of the environment variables this process got."""
+	return sorted(os.environ)
 
 
 @server.tool()

@@ -441,3 +441,27 @@ async def test_a_server_that_dies_mid_call_leaves_a_write_in_doubt_not_retried_b
 	assert entry["ok"] is False
 	assert "may or may not have taken effect" in entry["error"]
 	assert "check" in entry["error"]
+
+
+async def test_a_stdio_server_gets_only_a_minimal_environment_and_its_own_env(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""This process's provider keys, OPENMOLT_* settings and cloud credentials are not passed on."""
+	for name in ("OPENMOLT_OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"):
+		monkeypatch.setenv(name, "sk-parent-0123456789abcdef")
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"h",
+		MCP.stdio(sys.executable, [str(HERE / "hostile_stdio_server.py")], env={"GIVEN": "yes"}),
+	)
+	model = ScriptedModel([call_tool("h.environ"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	try:
+		with anyio.fail_after(30):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	(entry,) = _results(model, 1)
+	names = set(entry["result"]["result"]) - {"LC_CTYPE"}  # Python may set it for itself
+	assert "GIVEN" in names
+	assert names <= {"GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}, names
