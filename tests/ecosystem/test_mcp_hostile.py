@@ -257,3 +257,28 @@ async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe(
 	assert "taken effect" not in reading["error"]
 	assert "did not answer within 0.3 s" in writing["error"]
 	assert "may or may not have taken effect" in writing["error"]
+
+
+async def test_a_listing_past_the_cap_keeps_the_tools_that_fit_and_says_so(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""5,000 tools of 2,000-character descriptions (10 MB) put each in every prompt: past the
+	listing's cap the rest is left out, with one warning naming how many and the fix."""
+	from openmolt_mcp._source import MAX_LISTING_CHARS
+
+	server, _ = listing(
+		[types.Tool(name=f"t{i}", description="d" * 1999, input_schema=OBJECT) for i in range(5000)]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server, id="h"))
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	with caplog.at_level("WARNING", logger="openmolt.mcp"):
+		await agent.run("go")
+	await om.aclose()
+	kept = [t["tool"] for t in _tools(model)]
+	assert kept[:2] == ["h.t0", "h.t1"] and 0 < len(kept) < 5000
+	assert len(model.requests[0].messages[0].content) < MAX_LISTING_CHARS * 1.2
+	(said,) = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+	assert f"{5000 - len(kept)} of its 5000 tools are left out" in said
+	assert "includeTools" in said

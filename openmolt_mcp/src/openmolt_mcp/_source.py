@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"MAX_DESCRIPTION_CHARS",
+	"MAX_LISTING_CHARS",
 	"MAX_SCHEMA_CHARS",
 	"STDERR_BYTES",
 	"STDERR_WINDOW",
@@ -56,6 +57,11 @@ MAX_DESCRIPTION_CHARS = 2000
 MAX_SCHEMA_CHARS = 64_000
 """A tool whose input schema (as JSON) is longer than this is left out, with a warning: the schema
 is sent with every prompt, and no real tool needs one this large."""
+
+MAX_LISTING_CHARS = 1_000_000
+"""The most characters one server's tools may take in every prompt (descriptions and schemas, as
+JSON): about 250,000 tokens, more than most models' whole context. The tools past it, in the
+server's order, are left out with one warning."""
 
 _MAX_PAGES = 100
 
@@ -447,6 +453,7 @@ class MCPToolSource:
 		out: list[MCPTool] = []
 		names: set[str] = set()
 		handles: set[str] = set()
+		total = over = 0  # what the kept tools take in a prompt; the tools past the cap
 		secrets = self.secrets | known_secrets()
 		for tool in listed:
 			if not self.options.admits(tool.name):
@@ -510,12 +517,19 @@ class MCPToolSource:
 			)
 			if len(description) > MAX_DESCRIPTION_CHARS:
 				description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+			output = tool.output_schema
+			takes = len(description) + size
+			takes += len(json.dumps(output, ensure_ascii=False, default=str)) if output else 0
+			if over or total + takes > MAX_LISTING_CHARS:
+				over += 1
+				continue
+			total += takes
 			out.append(
 				MCPTool(
 					handle=handle,
 					description=description,
 					input_schema=schema,
-					output_schema=tool.output_schema,
+					output_schema=output,
 					scopes=tuple(self.options.scopes_of(tool.name, read_only)),
 					name=tool.name,
 					source=self,
@@ -523,6 +537,16 @@ class MCPToolSource:
 					repeatable=read_only or bool(annotations and annotations.idempotent_hint),
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
+			)
+		if over:
+			log.warning(
+				"MCP server %s: %d of its %d tools are left out: the others take the %d "
+				"characters a server's tools may take in every prompt; choose the ones agents "
+				"need with includeTools or excludeTools",
+				self.id,
+				over,
+				len(out) + over,
+				MAX_LISTING_CHARS,
 			)
 		return tuple(out)
 
