@@ -282,3 +282,30 @@ async def test_a_listing_past_the_cap_keeps_the_tools_that_fit_and_says_so(
 	(said,) = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
 	assert f"{5000 - len(kept)} of its 5000 tools are left out" in said
 	assert "includeTools" in said
+
+
+async def test_a_relisting_that_fails_is_tried_again_not_answered_from_the_old_list() -> None:
+	"""The server said its list changed, then failed to list once: the next run lists again and
+	binds the new tools, rather than the list the server said was out of date."""
+	tools = [types.Tool(name="old", input_schema=OBJECT)]
+	failing: list[bool] = []
+
+	async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+		if failing:
+			failing.pop()
+			raise RuntimeError("listing broke")
+		return types.ListToolsResult(tools=list(tools))
+
+	async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+		return types.CallToolResult(content=[types.TextContent(text="ok")])
+
+	source = MCP.server(Server("flaky", on_list_tools=list_tools, on_call_tool=call), id="h").source
+	assert source is not None
+	assert [t.name for t in await source.list_tools()] == ["old"]
+	tools[:] = [types.Tool(name="new", input_schema=OBJECT)]
+	source._stale = True  # as notifications/tools/list_changed marks it
+	failing.append(True)
+	with pytest.raises(Exception, match="did not list its tools"):
+		await source.list_tools()
+	assert [t.name for t in await source.list_tools()] == ["new"]
+	await source.aclose()

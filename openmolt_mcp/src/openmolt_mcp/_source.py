@@ -430,11 +430,16 @@ class MCPToolSource:
 		connection = self._connection
 		async with self._list_lock:
 			if self._tools is None or self._stale:
-				self._stale = False
+				self._stale = False  # a change announced while this lists is listed again
 				try:
 					with anyio.fail_after(self.options.startup_timeout):
 						listed = await _list_all(client)
-				except Exception as exc:
+				except BaseException as exc:
+					# The list held is out of date (the server said so): the next use lists again,
+					# rather than answer from it.
+					self._stale = True
+					if not isinstance(exc, Exception):
+						raise  # cancelled
 					if connection is not None and connection.too_long:
 						raise IntegrationError(self._too_long(), integration=self.id) from None
 					raise IntegrationError(
