@@ -205,6 +205,42 @@ async def test_a_tool_error_carries_status_and_details() -> None:
 	}
 
 
+@pytest.mark.parametrize("raised", ["tool error", "exception"])
+async def test_a_huge_tool_error_reaches_the_model_cut_with_a_note(
+	raised: str, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""An error's text and details are cut (a successful result is stored and previewed; an error
+	was sent whole: an MCP server's 5 MB isError text went into the next model request, its
+	event and a warning line)."""
+	from openmolt_core._execute import MAX_ERROR_CHARS
+
+	def refuse(i: Any, c: Any) -> Any:
+		if raised == "exception":
+			raise RuntimeError("e" * 1_000_000)
+		raise ToolError("e" * 1_000_000, details={"blob": "d" * 1_000_000})
+
+	tool = FunctionTool(
+		handle="add", description="", function=refuse, input_schema=ADD_SCHEMA, labels=[]
+	)
+	agent, model = make_agent(
+		[call_tool("local.add", a=1, b=2), finish(result="x")], tools=[tool], output_schema=Report
+	)
+	responses: list[Any] = []
+	agent.on("tool:response", responses.append)
+	with caplog.at_level("WARNING", logger="openmolt"):
+		await agent.run()
+	[error] = results_of(model, 1)
+	assert len(json.dumps(error)) < MAX_ERROR_CHARS + 3000
+	assert len(json.dumps(responses[0].response)) < MAX_ERROR_CHARS + 3000
+	assert caplog.records and all(
+		len(r.getMessage()) < MAX_ERROR_CHARS + 3000 for r in caplog.records
+	)
+	assert error["error"].endswith(" characters]") and "trimmed" in error["error"]
+	if raised == "tool error":
+		assert isinstance(error["details"]["details"], str)
+		assert error["details"]["details"].startswith('{"blob":"ddd')
+
+
 async def test_finish_output_failing_the_schema_is_refused_until_fixed() -> None:
 	"""A finish whose output fails the schema is fed back; the run ends on the valid finish."""
 	agent, model = make_agent(

@@ -192,6 +192,27 @@ async def test_a_resumed_run_whose_listed_tool_is_gone_or_changed_stops_with_its
 		assert model.calls == 1
 
 
+async def test_a_run_saved_with_the_older_record_resumes_and_still_sees_a_change() -> None:
+	"""A record saved before the digest named what a tool does (no ':') resumes; a tool whose
+	description changed since still stops it."""
+	source = FakeSource([_echo("one")])
+	om = _om(source)
+	model = ScriptedModel([ask_human("Which text?"), finish(result="done"), ask_human("Again?")])
+	agent = om.create_agent(name="A", model=model, integrations=["srv"], **_PARKS)
+	parked = await agent.run("go")
+	saved = parked.state.to_dict()
+	listed = saved["ext"]["tool-sources"]["listed"]
+	assert all(":" in digest for digest in listed.values())
+	listed.update({h: d.partition(":")[0] for h, d in listed.items()})  # as saved before
+	done = await agent.resume(json.loads(json.dumps(saved)), answer="hi")
+	assert done.status == "success"
+	from dataclasses import replace
+
+	source.tools = (replace(_echo("one"), description="Other."),)
+	with pytest.raises(RunError, match=r"changed 'srv\.one'"):
+		await agent.resume(json.loads(json.dumps(saved)), answer="hi")
+
+
 async def test_scopes_decide_which_listed_tools_an_agent_sees() -> None:
 	"""A tool needing an ungranted scope is listed as hidden, and a call to it is refused."""
 	source = FakeSource([_echo("look", ["read"]), _echo("change", ["write"])])

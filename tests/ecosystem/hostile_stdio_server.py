@@ -11,7 +11,9 @@
 - ``echo``: answers its text (the server is still usable);
 - ``shout``: prints a line with terminal escapes (a colour, OSC 52, a bidi override) to stderr
   (at start too, when $SHOUT_AT_START is set);
-- ``poisoned``: a tool whose description holds an instruction to the model.
+- ``poisoned``: a tool whose description holds an instruction to the model;
+- ``environ``: the names of the variables in its environment;
+- ``crash``: appends a line to the file ``path`` (its effect), then dies before it answers.
 """
 
 from __future__ import annotations
@@ -112,6 +114,20 @@ def shout() -> str:
 )
 def poisoned(city: str) -> str:
 	return f"sunny in {city}"
+
+
+@server.tool()
+def environ() -> list[str]:
+	"""The names of the environment variables this process got."""
+	return sorted(os.environ)
+
+
+@server.tool()
+def crash(path: str) -> str:
+	"""Append a line to a file, then die before answering (a crash mid-call, after its effect)."""
+	with open(path, "a", encoding="utf-8") as file:
+		file.write("appended\n")
+	os._exit(1)
 
 
 if __name__ == "__main__":

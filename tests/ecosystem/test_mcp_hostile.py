@@ -109,3 +109,203 @@ async def test_a_tool_whose_input_schema_is_huge_is_left_out_and_said_so(
 	assert [t["tool"] for t in _tools(model)] == ["h.small"]
 	assert len(model.requests[0].messages[0].content) < 10_000
 	assert "'huge' is left out: its input schema" in caplog.text
+
+
+def _appender(calls: list[str], annotations: types.ToolAnnotations, name: str = "append") -> Any:
+	from mcp.server import MCPServer
+
+	server = MCPServer("db")
+
+	@server.tool(name=name, annotations=annotations)
+	def append(text: str) -> str:
+		"""Append a row."""
+		calls.append(text)
+		return "ok"
+
+	return server
+
+
+async def _recover(began: Any, now: Any, **options: Any) -> tuple[Any, list[str]]:
+	"""A run began against server ``began``; after a crash in its call, ``now`` lists instead."""
+	from openmolt import RunError
+	from openmolt_core.agent import HumanInputUnavailable
+	from tests.core.test_durability import _DoubtPort
+
+	def nobody(question: str) -> str:
+		raise HumanInputUnavailable(question)
+
+	first = OpenMolt(entry_points=False)
+	first.register_integration("db", MCP.server(began, **options))
+	agent = first.create_agent(name="A", model=ScriptedModel([]), integrations=["db"])
+	await agent._refresh_tools()  # the listing the run's first turn is built from
+	state = agent.new_state("go")
+	await first.aclose()
+	calls: list[str] = []
+	second = OpenMolt(entry_points=False)
+	second.register_integration("db", MCP.server(now, **options))
+	model = ScriptedModel([call_tool("db.append", text="a"), finish(result="ok")])
+	again = second.create_agent(
+		name="A", model=model, integrations=["db"], on_human_input_request=nobody
+	)
+	try:
+		result: Any = await again.execute(state, port=_DoubtPort())
+	except RunError as exc:
+		result = exc
+	finally:
+		await second.aclose()
+	return result, calls
+
+
+async def test_a_tool_newly_marked_idempotent_does_not_make_a_recovered_call_run_again() -> None:
+	"""The run began with a write whose in-doubt call asks; a relisting that calls it idempotent
+	(same description and schema) stops the recovered run: the call is not run blindly."""
+	calls: list[str] = []
+	closed = types.ToolAnnotations(open_world_hint=False)
+	idempotent = types.ToolAnnotations(open_world_hint=False, idempotent_hint=True)
+	result, _ = await _recover(_appender(calls, closed), _appender(calls, idempotent))
+	assert calls == []
+	assert "changed 'db.append'" in str(result)
+
+
+async def test_a_handle_that_now_names_another_server_tool_stops_a_recovered_run() -> None:
+	"""A relisting where the handle of 'a b' is taken by a tool literally named so, listed first
+	(same description and schema), stops the recovered run: it never calls the other tool."""
+	from openmolt_mcp._source import _handle
+
+	taken = _handle("a b")
+	began, _ = listing([types.Tool(name="a b", input_schema=OBJECT)])
+	now, called = listing(
+		[types.Tool(name=taken, input_schema=OBJECT), types.Tool(name="a b", input_schema=OBJECT)]
+	)
+	from openmolt import RunError
+	from tests.core.test_durability import _DoubtPort
+
+	first = OpenMolt(entry_points=False)
+	first.register_integration("h", MCP.server(began, inDoubt={"*": "retry"}))
+	agent = first.create_agent(name="A", model=ScriptedModel([]), integrations=["h"])
+	await agent._refresh_tools()
+	state = agent.new_state("go")
+	await first.aclose()
+	second = OpenMolt(entry_points=False)
+	second.register_integration("h", MCP.server(now, inDoubt={"*": "retry"}))
+	model = ScriptedModel([call_tool(f"h.{taken}"), finish(result="ok")])
+	again = second.create_agent(name="A", model=model, integrations=["h"])
+	with pytest.raises(RunError, match="changed"):
+		await again.execute(state, port=_DoubtPort())
+	await second.aclose()
+	assert called == []
+
+
+async def test_a_tool_whose_schema_is_no_json_schema_is_left_out_and_said_so(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""A provider refuses a request whose tool schema is invalid: that tool is left out (logged)
+	and the others serve, rather than every run of the agent failing at its first model call."""
+	server, _ = listing(
+		[
+			types.Tool(
+				name="typed", input_schema={"type": "object", "properties": {"x": {"type": 5}}}
+			),
+			types.Tool(name="props", input_schema={"type": "object", "properties": "nope"}),
+			types.Tool(
+				name="out", input_schema=OBJECT, output_schema={"type": "object", "required": "x"}
+			),
+			types.Tool(name="small", input_schema=OBJECT),
+		]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server))
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	with caplog.at_level("WARNING", logger="openmolt.mcp"):
+		await agent.run("go")
+	await om.aclose()
+	assert [t["tool"] for t in _tools(model)] == ["h.small"]
+	said = caplog.text
+	assert "'typed'" in said and "properties.x.type" in said
+	assert "'props'" in said and "'out'" in said and "output schema" in said
+
+
+async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe() -> None:
+	"""Timed out, a write may have run: the model reads so; a read-only tool's timeout does not."""
+	import anyio
+	from mcp.server import MCPServer
+
+	server = MCPServer("slow")
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+	async def read() -> str:
+		"""Read slowly."""
+		await anyio.sleep(5)
+		return "read"
+
+	@server.tool()
+	async def write() -> str:
+		"""Write slowly."""
+		await anyio.sleep(5)
+		return "written"
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server, timeout=0.3))
+	model = ScriptedModel([[call_tool("h.read"), call_tool("h.write")], finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	with anyio.fail_after(10):
+		await agent.run("go")
+	await om.aclose()
+	reading, writing = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert "did not answer within 0.3 s" in reading["error"]
+	assert "taken effect" not in reading["error"]
+	assert "did not answer within 0.3 s" in writing["error"]
+	assert "may or may not have taken effect" in writing["error"]
+
+
+async def test_a_listing_past_the_cap_keeps_the_tools_that_fit_and_says_so(
+	caplog: pytest.LogCaptureFixture,
+) -> None:
+	"""5,000 tools of 2,000-character descriptions (10 MB) put each in every prompt: past the
+	listing's cap the rest is left out, with one warning naming how many and the fix."""
+	from openmolt_mcp._source import MAX_LISTING_CHARS
+
+	server, _ = listing(
+		[types.Tool(name=f"t{i}", description="d" * 1999, input_schema=OBJECT) for i in range(5000)]
+	)
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server, id="h"))
+	model = ScriptedModel([finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	with caplog.at_level("WARNING", logger="openmolt.mcp"):
+		await agent.run("go")
+	await om.aclose()
+	kept = [t["tool"] for t in _tools(model)]
+	assert kept[:2] == ["h.t0", "h.t1"] and 0 < len(kept) < 5000
+	assert len(model.requests[0].messages[0].content) < MAX_LISTING_CHARS * 1.2
+	(said,) = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+	assert f"{5000 - len(kept)} of its 5000 tools are left out" in said
+	assert "includeTools" in said
+
+
+async def test_a_relisting_that_fails_is_tried_again_not_answered_from_the_old_list() -> None:
+	"""The server said its list changed, then failed to list once: the next run lists again and
+	binds the new tools, rather than the list the server said was out of date."""
+	tools = [types.Tool(name="old", input_schema=OBJECT)]
+	failing: list[bool] = []
+
+	async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+		if failing:
+			failing.pop()
+			raise RuntimeError("listing broke")
+		return types.ListToolsResult(tools=list(tools))
+
+	async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+		return types.CallToolResult(content=[types.TextContent(text="ok")])
+
+	source = MCP.server(Server("flaky", on_list_tools=list_tools, on_call_tool=call), id="h").source
+	assert source is not None
+	assert [t.name for t in await source.list_tools()] == ["old"]
+	tools[:] = [types.Tool(name="new", input_schema=OBJECT)]
+	source._stale = True  # as notifications/tools/list_changed marks it
+	failing.append(True)
+	with pytest.raises(Exception, match="did not list its tools"):
+		await source.list_tools()
+	assert [t.name for t in await source.list_tools()] == ["new"]
+	await source.aclose()

@@ -392,3 +392,76 @@ async def test_what_a_server_prints_to_its_stderr_reaches_ours_with_controls_esc
 		"\\u001b[31mred\\u001b[0m \\u001b]52;c;cm0gLXJmIC8=\\u0007 \\u202eevil\\u202c done\n" in err
 	)
 	assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err and "\r" not in err
+
+
+def test_a_flood_on_a_servers_stderr_reaches_ours_bounded_and_said_so() -> None:
+	"""Past its budget in a window, what a server prints is drained but dropped, with one note;
+	the next window shows its lines again, and the count dropped is said."""
+	import io
+	import threading
+
+	from openmolt_mcp._config import Masker
+	from openmolt_mcp._source import STDERR_BYTES, _relay
+
+	now = [0.0]
+	sink = io.StringIO()
+	pipe = _relay(sink, Masker(frozenset()), "flood", clock=lambda: now[0])
+	pipe.write(("x" * 999 + "\n") * 4096)  # 4 MB in one window
+	pipe.flush()
+	now[0] = 61.0
+	pipe.write("later\n")
+	pipe.close()
+	(pump,) = [t for t in threading.enumerate() if t.name == "openmolt-mcp-stderr-flood"]
+	pump.join(20)
+	assert not pump.is_alive()
+	out = sink.getvalue()
+	assert len(out) < 2 * STDERR_BYTES + 1000  # the flood's first window, and what the pipe held
+	assert "later\n" in out
+	assert "the MCP server flood printed more than 256 KiB on its stderr within 60 s" in out
+	assert "bytes the MCP server flood printed on its stderr were dropped]" in out
+
+
+async def test_a_server_that_dies_mid_call_leaves_a_write_in_doubt_not_retried_blindly(
+	tmp_path: Path,
+) -> None:
+	"""The server took the write's effect, then died: the model reads that the call may have
+	taken effect and to check first, not only that the server is started again."""
+	done = tmp_path / "rows.txt"
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.stdio(sys.executable, [str(HERE / "hostile_stdio_server.py")]))
+	model = ScriptedModel([call_tool("h.crash", path=str(done)), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	try:
+		with anyio.fail_after(30):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	(entry,) = _results(model, 1)
+	assert done.read_text() == "appended\n"
+	assert entry["ok"] is False
+	assert "may or may not have taken effect" in entry["error"]
+	assert "check" in entry["error"]
+
+
+async def test_a_stdio_server_gets_only_a_minimal_environment_and_its_own_env(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""This process's provider keys, OPENMOLT_* settings and cloud credentials are not passed on."""
+	for name in ("OPENMOLT_OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"):
+		monkeypatch.setenv(name, "sk-parent-0123456789abcdef")
+	om = OpenMolt(entry_points=False)
+	om.register_integration(
+		"h",
+		MCP.stdio(sys.executable, [str(HERE / "hostile_stdio_server.py")], env={"GIVEN": "yes"}),
+	)
+	model = ScriptedModel([call_tool("h.environ"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	try:
+		with anyio.fail_after(30):
+			await agent.run("go")
+	finally:
+		await om.aclose()
+	(entry,) = _results(model, 1)
+	names = set(entry["result"]["result"]) - {"LC_CTYPE"}  # Python may set it for itself
+	assert "GIVEN" in names
+	assert names <= {"GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}, names

@@ -82,6 +82,8 @@ if TYPE_CHECKING:
 	from openmolt_core.tools import InDoubt
 
 __all__ = [
+	"MAX_ERROR_CHARS",
+	"MAX_ERROR_DETAIL_CHARS",
 	"MAX_RESULT_CHARS",
 	"HumanInputHandler",
 	"HumanInputUnavailable",
@@ -106,6 +108,12 @@ validated as `openmolt_core.options.AgentMemory`)."""
 
 MAX_RESULT_CHARS = 16_000
 """A tool result longer than this (as JSON) is stored and previewed (by default)."""
+
+MAX_ERROR_CHARS = 8_000
+"""The most characters of a tool error's message the model reads; past it, the start and a note."""
+
+MAX_ERROR_DETAIL_CHARS = 2_000
+"""The most characters (as JSON) of each of a tool error's details the model reads."""
 
 HumanInputHandler = Callable[[str], Awaitable[str] | str]
 """Answers the agent's question (sync or async)."""
@@ -932,6 +940,11 @@ async def _call_tool(
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
 		duration = time.perf_counter() - began
+		if not ok:  # what the model, the events and the log read of it: bounded
+			value = {
+				k: _cut_error(v, ctx) if k == "message" else _cut_detail(v, ctx)
+				for k, v in value.items()
+			}
 		done.update(value=value, ok=ok, duration=duration)
 		if log.isEnabledFor(logging.INFO):
 			log.info(
@@ -1190,6 +1203,30 @@ async def _in_doubt(
 		}
 	_park_question(record, text, outcome["parked"])
 	return in_doubt_entry(tool, "a person is asked whether it did; their answer follows")
+
+
+def _cut_error(message: Any, ctx: RunContext) -> Any:
+	"""A tool error's message as the model reads it: at most `MAX_ERROR_CHARS`, masked, then cut.
+
+	A successful result past its limit is stored and previewed; an error is not stored, and its
+	text is a service's (an MCP server's ``isError`` text, an exception's message): one of
+	megabytes went whole into the next model request, and into every later one.
+	"""
+	if not isinstance(message, str) or len(message) <= MAX_ERROR_CHARS:
+		return message
+	note = f"… [trimmed {len(message) - MAX_ERROR_CHARS} characters]"
+	return masked_excerpt(message, MAX_ERROR_CHARS, ctx.redact.secrets, more=note)
+
+
+def _cut_detail(value: Any, ctx: RunContext) -> Any:
+	"""One of a tool error's details: as it is, or past `MAX_ERROR_DETAIL_CHARS` its JSON's start."""
+	if isinstance(value, int | float | bool) or value is None:
+		return value
+	text = value if isinstance(value, str) else dumps(value)
+	if len(text) <= MAX_ERROR_DETAIL_CHARS:
+		return value
+	note = f"… [trimmed {len(text) - MAX_ERROR_DETAIL_CHARS} characters]"
+	return masked_excerpt(text, MAX_ERROR_DETAIL_CHARS, ctx.redact.secrets, more=note)
 
 
 def _park_question(record: StepRecord, question: str, why: str) -> None:

@@ -4,7 +4,8 @@ Tools listed at run time (`openmolt_core.hooks.Capability.list_tools`: an MCP se
 again before each run, resume and durable execution. A new run records the listed tools its first
 turn was built from in ``state.ext["tool-sources"]["listed"]``: each handle with a digest of
 what the model, the fingerprint and the capabilities read of it (description, schemas,
-scopes, labels, whether it is allowed). The state goes
+scopes, labels, whether it is allowed), then of what the handle calls and how a call found in
+doubt is treated (the source's own name for the tool, its in-doubt policy). The state goes
 through the durability port (a durable workflow's input, or its ``start`` step), so a run
 recovered after a crash, or resumed in a new segment or process, binds the tools it began with:
 a tool listed since is left out of that run, and a tool it began with that is gone or has
@@ -29,9 +30,21 @@ KEY = "tool-sources"
 """Where a run's state keeps the record (the name of the built-in capability that lists tools)."""
 
 
+def _hash(body: object) -> str:
+	text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+	return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _digest(bound: BoundTool) -> str:
+	"""``<what it says>:<what it does>``: the first part is the whole digest records kept before.
+
+	What it says: description, schemas, scopes, labels, whether it is allowed. What it does: the
+	source's own name for the tool (a handle a relisting gives another tool calls that one) and
+	its in-doubt policy (a relisting that marks a write idempotent would have the call a crash
+	cut off run again blindly).
+	"""
 	tool = bound.tool
-	body = [
+	says = [
 		tool.description,
 		tool.input_schema,
 		tool.output_schema,
@@ -39,8 +52,13 @@ def _digest(bound: BoundTool) -> str:
 		sorted(bound.labels),
 		bound.allowed,
 	]
-	text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-	return hashlib.sha256(text.encode()).hexdigest()[:16]
+	does = [getattr(tool, "name", None), bound.in_doubt]
+	return f"{_hash(says)[:16]}:{_hash(does)[:8]}"
+
+
+def _same(began: str, now: str) -> bool:
+	"""Whether a tool is as the run began with it (a record from before ``:`` checks the first part)."""
+	return began == now or (":" not in began and now.partition(":")[0] == began)
 
 
 def record(lists: Sequence[Sequence[BoundTool]]) -> dict[str, str]:
@@ -72,7 +90,7 @@ def kept(
 		are gone, then those whose description or schemas changed (both empty: bind the lists).
 	"""
 	gone = [h for h in began if h not in now]
-	changed = [h for h in began if h in now and now[h] != began[h]]
+	changed = [h for h in began if h in now and not _same(began[h], now[h])]
 	return [[b for b in listed if b.handle in began] for listed in lists], gone, changed
 
 

@@ -21,7 +21,8 @@ import math
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
@@ -38,7 +39,15 @@ if TYPE_CHECKING:
 	from mcp import Client
 	from mcp.types import CallToolResult
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_SCHEMA_CHARS", "MCPToolSource"]
+__all__ = [
+	"MAX_DESCRIPTION_CHARS",
+	"MAX_LISTING_CHARS",
+	"MAX_SCHEMA_CHARS",
+	"STDERR_BYTES",
+	"STDERR_WINDOW",
+	"CallCutOff",
+	"MCPToolSource",
+]
 
 log = logging.getLogger("openmolt.mcp")
 
@@ -48,6 +57,11 @@ MAX_DESCRIPTION_CHARS = 2000
 MAX_SCHEMA_CHARS = 64_000
 """A tool whose input schema (as JSON) is longer than this is left out, with a warning: the schema
 is sent with every prompt, and no real tool needs one this large."""
+
+MAX_LISTING_CHARS = 1_000_000
+"""The most characters one server's tools may take in every prompt (descriptions and schemas, as
+JSON): about 250,000 tokens, more than most models' whole context. The tools past it, in the
+server's order, are left out with one warning."""
 
 _MAX_PAGES = 100
 
@@ -72,8 +86,17 @@ def _errlog() -> TextIO:
 
 _RELAY_CHUNK = 64 * 1024
 
+STDERR_BYTES = 256 * 1024
+"""The most a stdio server's stderr writes to ours in `STDERR_WINDOW` seconds; past it, what it
+prints is read and dropped (a server that logs without end fills no disk and floods no terminal)."""
 
-def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
+STDERR_WINDOW = 60.0
+"""The window `STDERR_BYTES` is counted over, in seconds."""
+
+
+def _relay(
+	sink: TextIO, redact: Masker, id: str, *, clock: Callable[[], float] = time.monotonic
+) -> TextIO:
 	"""A pipe for a stdio server's stderr whose lines reach ``sink`` masked and made printable.
 
 	Its stderr was this process's own, the operator's terminal or a service's log, and what it
@@ -86,12 +109,15 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 	(`openmolt_core.agentfile.printable`: C0 and C1 controls but newline and tab, bidi
 	overrides; a CRLF ends a line as a newline), and writes it to ``sink``; it ends when every
 	copy of the write end is closed (the server's when it exits, the returned one by the
-	connection's close).
+	connection's close). What the server prints past `STDERR_BYTES` in a `STDERR_WINDOW` is
+	drained and dropped, said in one line when it begins and, in the next window or at the end,
+	how much was dropped.
 
 	Args:
 		sink: Where the lines go (this process's stderr).
 		redact: The server's secrets' masker.
-		id: The integration id (for the thread's name).
+		id: The integration id (for the thread's name and the notes).
+		clock: Seconds, for the window (tests pass a fake one).
 	"""
 	import threading
 
@@ -102,18 +128,47 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 
 	def pump() -> None:
 		writing = True
+		began, used, dropped = clock(), 0, 0
+
+		def write(text: str) -> None:
+			nonlocal writing
+			try:
+				sink.write(text)
+				sink.flush()
+			except Exception:  # the sink was closed (the program is ending): discard
+				writing = False
+
+		def said_dropped() -> None:
+			write(
+				f"[openmolt: {dropped} bytes the MCP server {id} printed on its stderr were "
+				"dropped]\n"
+			)
+
 		with open(read, "rb") as pipe:
 			while chunk := pipe.readline(_RELAY_CHUNK):
 				if not writing:
 					continue  # still drained: a server never blocks on a full pipe
+				now = clock()
+				if now - began >= STDERR_WINDOW:
+					if dropped:
+						said_dropped()
+					began, used, dropped = now, 0, 0
+				if used + len(chunk) > STDERR_BYTES:  # drained, dropped: said once a window
+					if not dropped:
+						write(
+							f"[openmolt: the MCP server {id} printed more than "
+							f"{STDERR_BYTES // 1024} KiB on its stderr within {STDERR_WINDOW:g} s; "
+							"what it prints is dropped until then]\n"
+						)
+					dropped += len(chunk)
+					continue
+				used += len(chunk)
 				text = chunk.decode("utf-8", errors="replace")
 				if text.endswith("\r\n"):
 					text = text[:-2] + "\n"
-				try:
-					sink.write(printable(mask_known(redact(text))))
-					sink.flush()
-				except Exception:  # the sink was closed (the program is ending): discard
-					writing = False
+				write(printable(mask_known(redact(text))))
+			if dropped and writing:
+				said_dropped()
 
 	threading.Thread(target=pump, name=f"openmolt-mcp-stderr-{id}", daemon=True).start()
 	return open(write, "w", encoding="utf-8")
@@ -122,6 +177,14 @@ def _relay(sink: TextIO, redact: Masker, id: str) -> TextIO:
 _CLOSE_WAIT = 20.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP closes faster
 _HANDLE = re.compile(r"[^A-Za-z0-9_.-]")
 _MAX_HANDLE = 128
+
+
+class CallCutOff(ToolError):
+	"""A call the server was sent but never answered: it timed out, or the connection ended.
+
+	The server may have run it: `openmolt_mcp.MCPTool` says so to the model unless repeating the
+	tool is safe.
+	"""
 
 
 @dataclass(eq=False)
@@ -367,11 +430,16 @@ class MCPToolSource:
 		connection = self._connection
 		async with self._list_lock:
 			if self._tools is None or self._stale:
-				self._stale = False
+				self._stale = False  # a change announced while this lists is listed again
 				try:
 					with anyio.fail_after(self.options.startup_timeout):
 						listed = await _list_all(client)
-				except Exception as exc:
+				except BaseException as exc:
+					# The list held is out of date (the server said so): the next use lists again,
+					# rather than answer from it.
+					self._stale = True
+					if not isinstance(exc, Exception):
+						raise  # cancelled
 					if connection is not None and connection.too_long:
 						raise IntegrationError(self._too_long(), integration=self.id) from None
 					raise IntegrationError(
@@ -390,6 +458,7 @@ class MCPToolSource:
 		out: list[MCPTool] = []
 		names: set[str] = set()
 		handles: set[str] = set()
+		total = over = 0  # what the kept tools take in a prompt; the tools past the cap
 		secrets = self.secrets | known_secrets()
 		for tool in listed:
 			if not self.options.admits(tool.name):
@@ -437,6 +506,15 @@ class MCPToolSource:
 					MAX_SCHEMA_CHARS,
 				)
 				continue
+			problem = _schema_problem(schema, tool.output_schema)
+			if problem is not None:  # a provider refuses a request that carries it: every run
+				log.warning(
+					"MCP server %s: the tool %r is left out: its %s",
+					self.id,
+					tool.name,
+					problem,
+				)
+				continue
 			# A pattern no regex engine supports is said now, at binding, not at the first call.
 			unchecked_patterns(schema, f"MCP tool {tool.name!r}: input")
 			description = (
@@ -444,12 +522,19 @@ class MCPToolSource:
 			)
 			if len(description) > MAX_DESCRIPTION_CHARS:
 				description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+			output = tool.output_schema
+			takes = len(description) + size
+			takes += len(json.dumps(output, ensure_ascii=False, default=str)) if output else 0
+			if over or total + takes > MAX_LISTING_CHARS:
+				over += 1
+				continue
+			total += takes
 			out.append(
 				MCPTool(
 					handle=handle,
 					description=description,
 					input_schema=schema,
-					output_schema=tool.output_schema,
+					output_schema=output,
 					scopes=tuple(self.options.scopes_of(tool.name, read_only)),
 					name=tool.name,
 					source=self,
@@ -457,6 +542,16 @@ class MCPToolSource:
 					repeatable=read_only or bool(annotations and annotations.idempotent_hint),
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
+			)
+		if over:
+			log.warning(
+				"MCP server %s: %d of its %d tools are left out: the others take the %d "
+				"characters a server's tools may take in every prompt; choose the ones agents "
+				"need with includeTools or excludeTools",
+				self.id,
+				over,
+				len(out) + over,
+				MAX_LISTING_CHARS,
 			)
 		return tuple(out)
 
@@ -471,6 +566,7 @@ class MCPToolSource:
 		Raises:
 			ToolError: The server failed, refused or did not answer in time, or wrote a
 				message longer than its limit.
+			CallCutOff: The call was sent and no answer came (a timeout, a closed connection).
 		"""
 		try:
 			client = await self._client()
@@ -495,19 +591,19 @@ class MCPToolSource:
 			with anyio.fail_after(timeout + 1.0):
 				return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
 		except TimeoutError:
-			raise ToolError(
+			raise CallCutOff(
 				f"the MCP server did not answer within {timeout:g} s", tool=tool, retryable=True
 			) from None
 		except MCPError as exc:
 			if exc.code == CONNECTION_CLOSED:
 				await self._reset()
-				raise ToolError(
+				raise CallCutOff(
 					"the MCP server closed the connection; it is started again at the next call",
 					tool=tool,
 					retryable=True,
 				) from None
 			if exc.code == REQUEST_TIMEOUT:
-				raise ToolError(
+				raise CallCutOff(
 					f"the MCP server did not answer within {timeout:g} s", tool=tool, retryable=True
 				) from None
 			raise ToolError(
@@ -517,7 +613,7 @@ class MCPToolSource:
 			) from None
 		except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
 			await self._reset()
-			raise ToolError(
+			raise CallCutOff(
 				"the connection to the MCP server was lost; it is opened again at the next call",
 				tool=tool,
 				retryable=True,
@@ -557,6 +653,26 @@ def _handle(name: str) -> str:
 		return name
 	digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 	return f"{safe[: _MAX_HANDLE - len(digest) - 1]}_{digest}"
+
+
+def _schema_problem(given: dict[str, Any], output: dict[str, Any] | None) -> str | None:
+	"""What makes a listed tool's input or output schema no JSON Schema (None: both are).
+
+	A tool's schemas are sent with every prompt, and a provider refuses the whole request when
+	one is invalid (``{"type": 5}``, ``"properties": "x"``): one such tool would fail every run
+	of every agent that may call it, at its first model call.
+
+	Args:
+		given: The input schema.
+		output: The output schema, if any.
+	"""
+	from openmolt_core._support.metaschema import check_schema
+
+	for which, schema in (("input schema", given), ("output schema", output)):
+		if schema is not None and (problems := check_schema(schema)):
+			more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+			return f"{which} is no valid JSON Schema: {problems[0]}{more}"
+	return None
 
 
 def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:

@@ -89,11 +89,31 @@ class MCPTool:
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:
 		"""Call the tool on its server and map the result (see the module docstring).
 
+		A call that was sent and got no answer (a timeout, a server that died) is in doubt: unless
+		repeating the tool is safe (the server marks it read-only or idempotent, or the config's
+		``inDoubt`` says ``retry``), the model reads that it may have taken effect and to check
+		before calling again, and the error is not retryable.
+
 		Raises:
 			ToolError: The server reported an error, failed, or did not answer in time.
 		"""
+		from openmolt_mcp._source import CallCutOff
+
 		handle = f"{context.integration}.{self.handle}"
-		result = await self.source.call(self.name, input, tool=handle)
+		try:
+			result = await self.source.call(self.name, input, tool=handle)
+		except CallCutOff as exc:
+			if self.declared_in_doubt == "retry" or (
+				self.declared_in_doubt is None and self.repeatable
+			):
+				raise
+			# No answer is no news: the server may have run it (its effect taken, then a crash).
+			raise ToolError(
+				f"{exc.message}. The call was sent and no answer came, so it may or may not have "
+				"taken effect: check whether it did (with a tool that reads) before calling it "
+				"again",
+				tool=handle,
+			) from None
 		return await to_result(result, context, tool=handle)
 
 
