@@ -187,6 +187,14 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 		text: The text.
 		secrets: The raw secret values (`spellings` are derived, and cached).
 	"""
+	return _mask(text, secrets, escapes=True)
+
+
+def _mask(text: str, secrets: frozenset[str], *, escapes: bool) -> str:
+	r"""`mask`, reading ``\u``/``\x``-escaped runs only when ``escapes`` is true.
+
+	A run already decoded is read without (`_run_unescaped_masked`): it is decoded no further.
+	"""
 	if not secrets:
 		return text
 	long, short = _by_length(secrets)
@@ -204,7 +212,12 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 				_masked_run,
 				decoded,
 			)
-		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
+		if (
+			escapes
+			and decoded
+			and "\\" in text
+			and ("\\u" in text or "\\x" in text or "\\U" in text)
+		):
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
@@ -815,13 +828,14 @@ def _escaped_run_ends(char: str) -> bool:
 
 
 def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
-	r"""The text with each run of ``\u``/``\x``-escaped characters masked whole when it holds a secret.
+	r"""The text with each run of ``\u``/``\x``-escaped characters masked when it holds a secret.
 
 	The fixed spellings are what ``json.dumps`` and ``repr`` write; another encoder escapes
 	other characters (an HTML-safe JSON's ``\u003c``, every character, upper-case hex
-	``\u00E9``, a byte string's ``\xc3\xa9``). A run (up to a double quote, a tag's bracket or
-	a line end) holding such an escape is decoded, twice when it is escaped twice, and masked
-	whole when it holds a secret.
+	``\u00E9``, a byte string's ``\xc3\xa9``), and a model may escape a few letters of a
+	JSON string. A run (up to a double quote, a tag's bracket or a line end) holding such an
+	escape is decoded, twice when it is escaped twice, and masked when what it decodes to shows
+	a secret in any spelling (`_run_unescaped_masked`).
 	"""
 	pieces: list[str] = []
 	done = 0  # what is copied to pieces
@@ -832,8 +846,10 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 		)
 		end = _ESCAPED_RUN().match(text, found.start()).end()  # type: ignore[union-attr]
 		scanned = max(end, found.end())
-		if _escapes_hold(text[start:end], secrets):
-			pieces += (text[done:start], MASK)
+		run = text[start:end]
+		masked = _run_unescaped_masked(run, secrets)
+		if masked is not run:
+			pieces += (text[done:start], masked)
 			done = end
 	if not pieces:
 		return text
@@ -841,15 +857,49 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 	return "".join(pieces)
 
 
-def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
-	"""Whether an escaped run decodes (once or twice) to something holding a secret."""
-	for _ in range(2):
-		run = _unescaped(run)
-		if any(s.strip() in reading for s in secrets for reading in _readings(run)):
-			return True
-		if "\\" not in run:
-			break
-	return False
+def _run_unescaped_masked(run: str, secrets: frozenset[str]) -> str:
+	r"""An escaped run masked: itself when what it decodes to (once or twice) shows no secret.
+
+	A secret in any spelling `mask` knows counts (the base64, percent-encoded or hex text of a
+	key, a few of its letters ``\u``-escaped in a JSON string: a JSON reader decodes them).
+	When the decoded text shows it as text (not only as UTF-16 or as UTF-8 bytes), the run is
+	that text masked and escaped again as JSON as often as it was decoded, so a JSON string
+	reads as the same words with ``[redacted]`` where the secret was (as its streamed pieces,
+	decoded first, do); otherwise the run is masked whole.
+	"""
+	decoded = run
+	for times in (1, 2):
+		decoded = _unescaped(decoded)
+		readings = _readings(decoded)
+		if not any(s.strip() in r for s in secrets for r in readings) and all(
+			_mask(r, secrets, escapes=False) == r for r in readings
+		):
+			if "\\" not in decoded:
+				break
+			continue
+		plain = _joined_pairs(decoded)
+		masked = _mask(plain, secrets, escapes=False)
+		if masked == plain:
+			return MASK  # shown in another reading only
+		for _ in range(times):  # a lone surrogate stays an escape: the text must encode
+			masked = _LONE().sub(_escape_lone, json.dumps(masked, ensure_ascii=False)[1:-1])
+		return masked if _mask(masked, secrets, escapes=False) == masked else MASK
+	return run
+
+
+_LONE = LazyPattern("[\ud800-\udfff]")
+
+
+def _escape_lone(found: re.Match[str]) -> str:
+	return f"\\u{ord(found[0]):04x}"
+
+
+def _joined_pairs(decoded: str) -> str:
+	r"""The decoded text with its surrogate pairs joined (as JSON reads ``\ud83d\ude00``)."""
+	try:
+		return decoded.encode("utf-16", "surrogatepass").decode("utf-16")
+	except UnicodeError:
+		return decoded
 
 
 def _readings(decoded: str) -> set[str]:
