@@ -140,3 +140,47 @@ async def test_a_message_of_a_refused_reply_is_said_to_be_refused() -> None:
 	assert out.getvalue() == "Done!\nDone, really.\n"
 	assert err.getvalue().count("came with a reply that was refused") == 1
 	assert live.shown("Done, really.") and not live.shown("Done!")
+
+
+async def test_a_message_cut_by_a_failed_call_is_said_to_be_cut() -> None:
+	"""A call that fails mid-message ends the cut text's line with a line saying it was cut off,
+	and the message the next model writes is the one the summary takes as shown."""
+	from openmolt_core.errors import ProviderError
+
+	class Breaks(Typist):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			text = self.texts.pop(0)
+			yield TextDelta(text[: text.index("three") + 2])
+			raise ProviderError("overloaded", provider="typist", model="t", retryable=True)
+
+	said: dict[str, object] = {
+		"commands": [finish({"n": 5}, human_message="Two and three make five.")]
+	}
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Main", model=[Breaks(said), Typist(said)]
+	)
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	live.attach(agent)
+	result = await agent.run("go")
+	assert result.human_message == "Two and three make five."
+	cut, whole, end = out.getvalue().split("\n")  # (a tail that may start a secret is dropped)
+	assert cut and whole.startswith(cut) and cut != whole
+	assert whole == "Two and three make five." and end == ""
+	assert err.getvalue().count("the message above was cut off") == 1
+	assert live.shown(result.human_message)
+
+
+def test_a_cut_mark_of_another_attempt_or_run_writes_nothing() -> None:
+	"""A ``cut`` delta of a message not being written (a sub-agent's, an earlier attempt's)."""
+	from openmolt_core.events import TextDeltaEvent
+
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	base = {"agent": "a", "step": 1, "index": 0, "field": "humanMessage"}
+	live._delta(TextDeltaEvent(**base, text="Hi", attempt=2))
+	live._delta(TextDeltaEvent(**base, text="", attempt=1, cut=True))
+	sub = TextDeltaEvent(**base, text="", attempt=2, cut=True)
+	sub.parent_run_id = "r"
+	live._delta(sub)
+	assert out.getvalue() == "Hi" and err.getvalue() == ""

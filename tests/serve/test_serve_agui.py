@@ -618,8 +618,8 @@ async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follow
 
 async def test_a_call_made_again_streams_its_reply_in_a_message_of_its_own() -> None:
 	"""A retry of the same model (the next attempt) writes the reply anew: what the cut call
-	streamed is closed (AG-UI takes no text back), the whole reply is a message of its own, and
-	the run's end does not send it again."""
+	streamed is closed with a mark saying it was cut off (AG-UI takes no text back), the whole
+	reply is a message of its own, and the run's end does not send it again."""
 	from collections.abc import Awaitable, Callable
 	from typing import ClassVar
 
@@ -667,7 +667,11 @@ async def test_a_call_made_again_streams_its_reply_in_a_message_of_its_own() -> 
 		if event.type.value == "TEXT_MESSAGE_CONTENT":
 			messages[event.message_id] = messages.get(event.message_id, "") + event.delta
 	first, second = messages.values()
-	assert said.startswith(first) and first != said
+	from openmolt_serve._agui_events import CUT_MARK
+
+	assert first.endswith(CUT_MARK)  # the cut call's text, said to be cut off
+	piece = first.removesuffix(CUT_MARK)
+	assert piece and said.startswith(piece) and piece != said
 	assert second == said
 	names = types(events)
 	assert names.count("TEXT_MESSAGE_START") == names.count("TEXT_MESSAGE_END") == 2

@@ -23,7 +23,9 @@ run ends. A reply the run does not keep (its finish refused: an invalid output) 
 already: AG-UI has no event that takes a message back, so it stays, and the text the run ends
 with follows as a message of its own (an agent with output guardrails does not stream its
 finish: `openmolt_core.capabilities.streaming`); so does a reply written again by the next
-model of a fallback chain (``model:fallback`` closes what the failed one streamed). Everything sent is redacted with the instance's
+model of a fallback chain, or the same model's call made again: what the failed call streamed
+is closed with `CUT_MARK` as the call fails (its ``cut`` delta), and so is it when the failure
+ends the run (``RUN_ERROR`` follows). Everything sent is redacted with the instance's
 secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
 the protocol's schema, so an event this module builds is valid by construction.
 """
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"APPROVAL_SCHEMA",
+	"CUT_MARK",
 	"MAPPED",
 	"PARKED",
 	"PROTOCOL_VERSION",
@@ -87,6 +90,9 @@ __all__ = [
 	"authorization_id",
 	"question_id",
 ]
+
+CUT_MARK = " [cut off]"
+"""What closes a streamed message whose model call failed midway (the message is not the reply)."""
 
 PROTOCOL_VERSION = "1.0"
 """The AG-UI version these events follow (that of ``ag-ui-protocol``)."""
@@ -306,11 +312,19 @@ class AguiEvents:
 
 		Each reply's message is one ``TEXT_MESSAGE``: a piece of another reply (the model asked
 		again, or the same call made again: ``attempt``) closes the open one first. Other fields
-		(an output, a question) are not streamed.
+		(an output, a question) are not streamed. A call that fails midway (a ``cut`` delta)
+		closes its message with `CUT_MARK`: AG-UI takes no text back, so the mark says it.
 		"""
-		if event.field != "humanMessage" or event.raw or not event.text:
+		if event.field != "humanMessage" or event.raw:
 			return []
 		key = (event.step, event.index, event.attempt)
+		if getattr(event, "cut", False):
+			if key != self._streaming or self._message is None:
+				return []
+			self._streaming, self._streamed = None, ""
+			return [*self.text(CUT_MARK), *self.end_text()]
+		if not event.text:
+			return []
 		out: list[BaseEvent] = []
 		if key != self._streaming:
 			out += self.end_text()

@@ -2,7 +2,8 @@
 
 Only the run the command started is shown (a sub-agent's text is not), and only its
 ``humanMessage``: the commands and the output come with the summary once the run ends. The
-spinner on stderr pauses while a message is written, so the two never share a line.
+spinner on stderr pauses while a message is written, so the two never share a line. A message
+whose call failed midway (``cut``), or whose reply was refused, is said to be so on stderr.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class LiveText:
 		if event.parent_run_id or event.field != "humanMessage":
 			return
 		writing = (event.step, event.attempt)
+		if getattr(event, "cut", False):  # the call writing it failed: the text is no reply
+			if self._text is not None and writing == self._writing:
+				self._end(event)
+				self.last = ""  # not the run's message: the summary shows the one it ends with
+				self.progress.line("the message above was cut off: the model's call failed")
+			return
 		if self._text is not None and writing != self._writing:
 			self._end(event)  # the call was made again: its message starts on a line of its own
 		self._writing = writing
