@@ -184,3 +184,26 @@ def test_a_cut_mark_of_another_attempt_or_run_writes_nothing() -> None:
 	sub.parent_run_id = "r"
 	live._delta(sub)
 	assert out.getvalue() == "Hi" and err.getvalue() == ""
+
+
+async def test_a_message_cut_by_the_run_s_timeout_is_said_to_be_cut() -> None:
+	"""The run's ``timeout`` stops a call mid-message: its line ends, a line says it was cut
+	off, and the summary (which follows) starts on a line of its own."""
+
+	class Slow(Typist):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			import anyio
+
+			yield TextDelta('{"commands":[{"type":"finish","humanMessage":"Two and ')
+			await anyio.sleep(30)
+			yield TextDelta("three")  # pragma: no cover - the run timed out
+
+	agent = OpenMolt(entry_points=False).create_agent(name="Main", model=Slow(), timeout=1)
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	live.attach(agent)
+	result = await agent.run("go")
+	assert result.status == "limit_reached"
+	assert out.getvalue() == "Two and \n"
+	assert err.getvalue().count("the message above was cut off") == 1
+	assert not live.shown("Two and ")

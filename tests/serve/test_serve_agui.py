@@ -563,7 +563,8 @@ async def test_the_human_message_streams_as_the_model_writes_it() -> None:
 
 async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follows() -> None:
 	"""A finish refused (its output does not fit the schema) streamed already: its message is
-	closed, the tool calls after it come outside any message, and the final text is its own."""
+	closed with a mark saying it was not used, the tool calls after it come outside any
+	message, and the final text is its own."""
 	model = Streaming(
 		[
 			finish({"wrong": 1}, human_message="Done already."),
@@ -612,7 +613,9 @@ async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follow
 			open_ = None
 		else:
 			assert open_ is None, f"{kind} inside an open text message"
-	assert list(messages.values()) == ["Done already.", "Rain in Oslo."]
+	from openmolt_serve._agui_events import NOT_USED_MARK
+
+	assert list(messages.values()) == [f"Done already.{NOT_USED_MARK}", "Rain in Oslo."]
 	assert names[-1] == "RUN_FINISHED" and ran == ["Oslo"]
 
 

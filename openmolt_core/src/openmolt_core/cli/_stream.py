@@ -41,6 +41,7 @@ class LiveText:
 		agent.on("llmOutput", self._end)
 		agent.on("model:fallback", self._end)
 		agent.on("error", self._refused)
+		agent.on("finish", self._stopped)
 
 	def shown(self, message: str) -> bool:
 		"""Whether ``message`` (the result's) was written already, so a summary can skip it."""
@@ -65,6 +66,14 @@ class LiveText:
 		self._text.append(event.text)
 		self.out.write(printable(event.text))
 		self.out.flush()
+
+	def _stopped(self, event: Any) -> None:
+		# The run ended while a message was being written: its call was stopped (the run's
+		# timeout, a budget), so the reply was never read.
+		if self._text is not None and not event.parent_run_id:
+			self._end(event)
+			self.last = ""
+			self.progress.line("the message above was cut off: the run ended before its reply")
 
 	def _end(self, event: Any) -> None:
 		if self._text is None or event.parent_run_id:
