@@ -1113,9 +1113,75 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 	while start and not (text[start - 1] in _RUN_ENDS or text[start - 1].isspace()):
 		start -= 1
 		if len(text) - start > _MAX_HELD_RUN:
-			return 0
+			return _long_run_tail(text[start:], secrets, _PERCENT_READINGS, _OPEN_PERCENT())
 	return len(text) - start if "%" in text[start:] else 0
 
+
+def _long_run_tail(
+	run: str,
+	secrets: frozenset[str],
+	readings: tuple[Callable[[str], str], ...],
+	opened: re.Pattern[str],
+) -> int:
+	"""How much of a run too long to hold whole a stream holds back: what may start a secret.
+
+	``run`` is the last `_MAX_HELD_RUN` + 1 characters of the run; what is held is the encoded
+	text of what, decoded, may start a secret (`held_back`). The rest goes out, and what `mask` makes of it alone: cut anywhere else, the first part of
+	a secret encoded in the run would go now and its rest later, neither decoding to it. The
+	cut falls where each reading (``readings``: the decodings `mask` tries) of the two parts
+	joins to the reading of the whole, so no part of the run's text is read otherwise.
+
+	Args:
+		run: The run's end.
+		secrets: The raw secret values.
+		readings: How `mask` decodes such a run (once, twice...).
+		opened: What ends a reading that stops inside an encoded character (``%4``): held
+			with what comes before it.
+	"""
+	keep = 0
+	for read in readings:
+		end = len(run)  # where the run's text stops being read whole: an open escape is held
+		while end > len(run) - _MAX_OPEN and (
+			opened.search(run, 0, end) or opened.search(read(run[:end]))
+		):
+			end -= 1
+		whole = read(run[:end])
+		need = held_back(whole, secrets)
+		if not need:
+			keep = max(keep, len(run) - end)
+			continue
+		for cut in range(end - 1, -1, -1):
+			rest = read(run[cut:end])
+			if len(rest) >= need and whole.endswith(rest) and read(run[:cut]) + rest == whole:
+				keep = max(keep, len(run) - cut)
+				break
+		else:
+			return len(run)
+	return keep
+
+
+_MAX_OPEN = 16
+"""The most characters of an encoded character a run may end inside (``&#x10FFFF``, ``\\U0010FF``)."""
+_OPEN_PERCENT = LazyPattern(r"%[0-9A-Fa-f]?$")
+_OPEN_HTML_TAIL = LazyPattern(
+	r"&(?:a(?:m(?:p(?:;(?:#(?:[0-9]*|[xX][0-9A-Fa-f]*))?)?)?)?|#(?:[0-9]*|[xX][0-9A-Fa-f]*))?$"
+)
+"""A reference that may go on (``&#11`` before the ``5;`` of ``&#115;``: read alone, another)."""
+
+
+def _twice(read: Callable[[str], str]) -> Callable[[str], str]:
+	return lambda text: read(read(text))
+
+
+def _html_unescape(text: str) -> str:
+	import html
+
+	return html.unescape(text)
+
+
+_PERCENT_READINGS = (unquote, _twice(unquote), _twice(_twice(unquote)), unquote_plus)
+_HTML_READINGS = (_html_unescape, _twice(_html_unescape))
+_ESCAPED_READINGS = (_unescaped, _twice(_unescaped))
 
 _OPEN_HTML_REF = LazyPattern(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
 _HTML_RUN_ENDS = frozenset("\"'<>")
@@ -1133,7 +1199,7 @@ def _open_html_run(text: str, secrets: frozenset[str]) -> int:
 	while start and not (text[start - 1] in _HTML_RUN_ENDS or text[start - 1].isspace()):
 		start -= 1
 		if len(text) - start > _MAX_HELD_RUN:
-			return 0
+			return _long_run_tail(text[start:], secrets, _HTML_READINGS, _OPEN_HTML_TAIL())
 	run = text[start:]
 	if "&" in run and (_HTML_REF().search(run) or _OPEN_HTML_REF().search(run)):
 		return len(run)
@@ -1201,7 +1267,7 @@ def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
 	while start and not _escaped_run_ends(text[start - 1]):
 		start -= 1
 		if len(text) - start > _MAX_HELD_RUN:
-			return 0
+			return _long_run_tail(text[start:], secrets, _ESCAPED_READINGS, _OPEN_ESCAPE())
 	run = text[start:]
 	if _ESCAPE().search(run) or _OPEN_ESCAPE().search(run):
 		return len(run)
