@@ -115,3 +115,22 @@ def test_a_run_too_long_to_hold_never_sends_a_secret_in_two_parts() -> None:
 				shown = decode(out)  # type: ignore[operator]
 				assert secret[:8] not in shown and secret[-8:] not in shown, (filler, back, piece)
 				assert MASK in out and out.endswith(" end")
+
+
+def test_base64_lines_too_long_to_hold_never_send_a_secret_in_two_parts() -> None:
+	"""A base64 body wrapped in lines, longer than a stream holds back, goes out in parts; the
+	cut never falls inside the secret's base64 (its lines before the cut went out, the rest
+	later, and joined and decoded they held it)."""
+	import base64
+	import textwrap
+
+	secret = "sk-live-7f3a9c2e11abcdef"
+	for before in range(2990, 3140, 7):
+		data = b"x" * before + secret.encode() + b" and more" * 3
+		for newline in ("\n", "\\n"):
+			body = newline.join(textwrap.wrap(base64.b64encode(data).decode(), 76))
+			text = f"see:{newline}{body}{newline}end"
+			stream = StreamMask(lambda: [secret])
+			parts = [stream.feed(text[i : i + 64]) for i in range(0, len(text), 64)]
+			out = "".join([*parts, stream.flush()])
+			assert MASK in out, (before, newline)

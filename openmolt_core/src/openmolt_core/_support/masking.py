@@ -1212,8 +1212,9 @@ def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> 
 	`mask` joins a block of base64 lines (from the first of 40+ characters) and masks it whole
 	when it holds a secret; sent line by line, a secret across a line break went out in halves.
 	A line of base64 characters is held until it ends (it may start a block), and a block until
-	a line that is not base64 (prose, which has spaces, is never held here). A block longer than
-	`_MAX_HELD_RUN` is not held (its lines are sent masked one by one).
+	a line that is not base64 (prose, which has spaces, is never held here). Of a block longer
+	than `_MAX_HELD_RUN`, only the lines that may start a secret's base64 are held
+	(`_wrapped_tail`); the others are sent, masked.
 
 	Args:
 		text: The text not yet sent, after the last characters sent (a line break may be split
@@ -1248,11 +1249,47 @@ def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> 
 				start = before + len(newline) if before != -1 else 0
 			end = before
 			if len(text) - max(end, 0) > _MAX_HELD_RUN:
-				start = -1
+				begin = end + len(newline) if end != -1 else 0
+				start = _wrapped_tail(text, begin, newline, cr, secrets)
 				break
 		if start != -1:
 			held = max(held, len(text) - start)
 	return held
+
+
+def _wrapped_tail(text: str, begin: int, newline: str, cr: str, secrets: frozenset[str]) -> int:
+	"""Where the held lines start of a block of base64 too long for a stream to hold whole.
+
+	They are the last lines whose joined text may start a secret's spelling (`held_back`), and
+	at least the last one (it may go on): cut anywhere else, a secret across a line break would
+	go out in two parts (a line's start alone starts no block `mask` reads).
+
+	Args:
+		text: The text not yet sent.
+		begin: Where the block's lines read so far start (they go on to the end of ``text``).
+		newline: The line break (a newline, or a JSON text's escaped one).
+		cr: What may end a line before its break.
+		secrets: The raw secret values.
+	"""
+	starts = [begin]
+	while (found := text.find(newline, starts[-1])) != -1:
+		starts.append(found + len(newline))
+	ends = [s - len(newline) for s in starts[1:]] + [len(text)]
+	lines = [text[a:b].removesuffix(cr) for a, b in zip(starts, ends, strict=True)]
+	joined = "".join(lines)
+	need = held_back(joined, secrets)
+	cut, total = len(lines) - 1, len(lines[-1])
+	while cut and total < need:
+		cut -= 1
+		total += len(lines[cut])
+	# Nor inside a spelling the lines hold whole: masked apart, its two parts would show.
+	whole = mask(joined, secrets)
+	while cut and whole != mask(joined[: len(joined) - total], secrets) + mask(
+		joined[len(joined) - total :], secrets
+	):
+		cut -= 1
+		total += len(lines[cut])
+	return starts[cut]
 
 
 def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
