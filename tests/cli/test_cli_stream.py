@@ -157,3 +157,70 @@ async def test_verbose_lines_start_after_the_streamed_message_ends() -> None:
 	await agent.run("go")
 	assert "done\nopenmolt: Main step 1" in screen.getvalue()
 	assert "doneopenmolt" not in screen.getvalue()
+
+
+async def test_a_message_cut_by_a_failed_call_is_said_to_be_cut() -> None:
+	"""A call that fails mid-message ends the cut text's line with a line saying it was cut off,
+	and the message the next model writes is the one the summary takes as shown."""
+	from openmolt_core.errors import ProviderError
+
+	class Breaks(Typist):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			text = self.texts.pop(0)
+			yield TextDelta(text[: text.index("three") + 2])
+			raise ProviderError("overloaded", provider="typist", model="t", retryable=True)
+
+	said: dict[str, object] = {
+		"commands": [finish({"n": 5}, human_message="Two and three make five.")]
+	}
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Main", model=[Breaks(said), Typist(said)]
+	)
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	live.attach(agent)
+	result = await agent.run("go")
+	assert result.human_message == "Two and three make five."
+	cut, whole, end = out.getvalue().split("\n")  # (a tail that may start a secret is dropped)
+	assert cut and whole.startswith(cut) and cut != whole
+	assert whole == "Two and three make five." and end == ""
+	assert err.getvalue().count("the message above was cut off") == 1
+	assert live.shown(result.human_message)
+
+
+def test_a_cut_mark_of_another_attempt_or_run_writes_nothing() -> None:
+	"""A ``cut`` delta of a message not being written (a sub-agent's, an earlier attempt's)."""
+	from openmolt_core.events import TextDeltaEvent
+
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	base = {"agent": "a", "step": 1, "index": 0, "field": "humanMessage"}
+	live._delta(TextDeltaEvent(**base, text="Hi", attempt=2))
+	live._delta(TextDeltaEvent(**base, text="", attempt=1, cut=True))
+	sub = TextDeltaEvent(**base, text="", attempt=2, cut=True)
+	sub.parent_run_id = "r"
+	live._delta(sub)
+	assert out.getvalue() == "Hi" and err.getvalue() == ""
+
+
+async def test_a_message_cut_by_the_run_s_timeout_is_said_to_be_cut() -> None:
+	"""The run's ``timeout`` stops a call mid-message: its line ends, a line says it was cut
+	off, and the summary (which follows) starts on a line of its own."""
+
+	class Slow(Typist):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			import anyio
+
+			yield TextDelta('{"commands":[{"type":"finish","humanMessage":"Two and ')
+			await anyio.sleep(30)
+			yield TextDelta("three")  # pragma: no cover - the run timed out
+
+	agent = OpenMolt(entry_points=False).create_agent(name="Main", model=Slow(), timeout=1)
+	out, err = io.StringIO(), io.StringIO()
+	live = LiveText(out, Progress("plain", err))
+	live.attach(agent)
+	result = await agent.run("go")
+	assert result.status == "limit_reached"
+	assert out.getvalue() == "Two and \n"
+	assert err.getvalue().count("the message above was cut off") == 1
+	assert not live.shown("Two and ")

@@ -77,3 +77,60 @@ def test_a_held_back_tail_never_splits_a_secret() -> None:
 		stream = StreamMask(lambda: [SECRET])
 		out = stream.feed(SECRET + after) + stream.flush()
 		assert SECRET not in out and out == mask(SECRET + after, frozenset({SECRET}))
+
+
+def _long_runs(secret: str) -> list[tuple[str, str, object]]:
+	"""Runs `mask` decodes whole, longer than a stream holds, with the secret near the bound:
+	(filler, the secret so spelled, what decodes the run)."""
+	import html
+	from urllib.parse import unquote
+
+	every = "".join(f"%{byte:02X}" for byte in secret.encode())
+	escaped = "".join(f"\\u{ord(c):04x}" for c in secret)
+	refs = "".join(f"&#{ord(c)};" for c in secret)
+	return [
+		("%41", every, unquote),
+		("\\u0041", escaped, lambda t: t.encode().decode("unicode_escape")),
+		("&#65;", refs, html.unescape),
+	]
+
+
+def test_a_run_too_long_to_hold_never_sends_a_secret_in_two_parts() -> None:
+	"""A percent-encoded, escaped or HTML run longer than a stream holds back goes out in parts;
+	the cut never falls inside the secret it holds (each part alone decoded to no secret, the
+	two together to the whole of it: a 4 KB URL with a key in it leaked so)."""
+	from openmolt_core._support.masking import _MAX_HELD_RUN
+
+	secret = "sk-live-7f3a9c2e11abcdef"
+	for filler, spelled, decode in _long_runs(secret):
+		size = len(filler)
+		# the secret's spelling across the point where the stream stops holding the run
+		for back in range(0, len(spelled) + size, max(size, len(spelled) // 5)):
+			n = (_MAX_HELD_RUN - back) // size
+			text = "x " + filler * n + spelled + filler * 3 + " end"
+			for piece in (7, 64):
+				stream = StreamMask(lambda: [secret])
+				parts = [stream.feed(text[i : i + piece]) for i in range(0, len(text), piece)]
+				out = "".join([*parts, stream.flush()])
+				shown = decode(out)  # type: ignore[operator]
+				assert secret[:8] not in shown and secret[-8:] not in shown, (filler, back, piece)
+				assert MASK in out and out.endswith(" end")
+
+
+def test_base64_lines_too_long_to_hold_never_send_a_secret_in_two_parts() -> None:
+	"""A base64 body wrapped in lines, longer than a stream holds back, goes out in parts; the
+	cut never falls inside the secret's base64 (its lines before the cut went out, the rest
+	later, and joined and decoded they held it)."""
+	import base64
+	import textwrap
+
+	secret = "sk-live-7f3a9c2e11abcdef"
+	for before in range(2990, 3140, 7):
+		data = b"x" * before + secret.encode() + b" and more" * 3
+		for newline in ("\n", "\\n"):
+			body = newline.join(textwrap.wrap(base64.b64encode(data).decode(), 76))
+			text = f"see:{newline}{body}{newline}end"
+			stream = StreamMask(lambda: [secret])
+			parts = [stream.feed(text[i : i + 64]) for i in range(0, len(text), 64)]
+			out = "".join([*parts, stream.flush()])
+			assert MASK in out, (before, newline)

@@ -397,3 +397,57 @@ async def test_what_comes_after_the_reply_ends_is_not_previewed() -> None:
 	said = [e for e in events if e.name == "text:delta" and e.field == "humanMessage"]
 	assert "".join(e.text for e in said) == "this"
 	assert {e.index for e in events if e.name in STREAM_EVENTS} == {0}
+
+
+# a call that fails after some of its text streamed: the text is marked cut ----------------
+
+
+def _cut_marks(events: list[Event]) -> list[tuple[int, int, str]]:
+	return [
+		(e.step, e.attempt, e.field)  # type: ignore[attr-defined]
+		for e in events
+		if e.name == "text:delta" and e.cut  # type: ignore[attr-defined]
+	]
+
+
+async def test_text_of_a_call_made_again_is_marked_cut_before_the_next_attempt() -> None:
+	"""The failed call's text is followed at once by an empty delta marked ``cut``: a consumer
+	learns the text is not the reply when the call fails, not when (or if) the next one writes."""
+	model = CutOnce({"commands": [finish({"result": "5"}, human_message=SAID)]})
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="S", model=model, capabilities=[RetryOnce()])
+	events, result = await collect(agent)
+	assert _cut_marks(events) == [(1, 1, "output"), (1, 1, "humanMessage")]  # as they streamed
+	names = [(e.name, getattr(e, "attempt", 0), getattr(e, "cut", False)) for e in events]
+	cuts = [i for i, name in enumerate(names) if name == ("text:delta", 1, True)]
+	assert cuts == [cuts[0], cuts[0] + 1]  # together, once the call failed
+	assert all(a == 1 for n, a, c in names[: cuts[0]] if n == "text:delta")
+	assert all(a == 2 for n, a, c in names[cuts[-1] + 1 :] if n == "text:delta")
+	assert all(getattr(e, "text", "?") == "" for e in events if getattr(e, "cut", False))
+	assert _attempts(events)[2] == SAID == result.human_message
+
+
+async def test_text_of_a_call_that_ends_the_run_is_marked_cut_before_the_error() -> None:
+	"""A provider that fails mid-message ends the run: its text is marked cut, then the error."""
+
+	class Broken(Streamer):
+		async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+			yield TextDelta('{"commands":[{"type":"finish","humanMessage":"Two and three ')
+			yield TextDelta("ma")
+			raise ProviderError("the request was rejected (400)", provider="streamer")
+
+	async with agent_with(Broken(REPLIES)).stream("go") as run:
+		with pytest.raises(RunError, match="rejected"):
+			await run.result()
+		events = [event async for event in run]
+	assert _cut_marks(events) == [(1, 1, "humanMessage")]
+	names = [e.name for e in events]
+	assert names.index("error") > max(i for i, e in enumerate(events) if e.name == "text:delta")
+
+
+async def test_a_call_that_completes_marks_nothing_cut() -> None:
+	"""A whole reply, or a call that fails before any text, has no ``cut`` delta."""
+	events, _ = await collect(agent_with(Streamer(REPLIES)))
+	assert _cut_marks(events) == []
+	events, _ = await collect(agent_with(Streamer(REPLIES, cut=3), ScriptedModel(REPLIES)))
+	assert _cut_marks(events) == []

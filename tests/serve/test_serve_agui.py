@@ -563,7 +563,8 @@ async def test_the_human_message_streams_as_the_model_writes_it() -> None:
 
 async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follows() -> None:
 	"""A finish refused (its output does not fit the schema) streamed already: its message is
-	closed, the tool calls after it come outside any message, and the final text is its own."""
+	closed with a mark saying it was not used, the tool calls after it come outside any
+	message, and the final text is its own."""
 	model = Streaming(
 		[
 			finish({"wrong": 1}, human_message="Done already."),
@@ -612,14 +613,16 @@ async def test_a_reply_the_run_does_not_keep_is_closed_and_the_final_text_follow
 			open_ = None
 		else:
 			assert open_ is None, f"{kind} inside an open text message"
-	assert list(messages.values()) == ["Done already.", "Rain in Oslo."]
+	from openmolt_serve._agui_events import NOT_USED_MARK
+
+	assert list(messages.values()) == [f"Done already.{NOT_USED_MARK}", "Rain in Oslo."]
 	assert names[-1] == "RUN_FINISHED" and ran == ["Oslo"]
 
 
 async def test_a_call_made_again_streams_its_reply_in_a_message_of_its_own() -> None:
 	"""A retry of the same model (the next attempt) writes the reply anew: what the cut call
-	streamed is closed (AG-UI takes no text back), the whole reply is a message of its own, and
-	the run's end does not send it again."""
+	streamed is closed with a mark saying it was cut off (AG-UI takes no text back), the whole
+	reply is a message of its own, and the run's end does not send it again."""
 	from collections.abc import Awaitable, Callable
 	from typing import ClassVar
 
@@ -667,7 +670,11 @@ async def test_a_call_made_again_streams_its_reply_in_a_message_of_its_own() -> 
 		if event.type.value == "TEXT_MESSAGE_CONTENT":
 			messages[event.message_id] = messages.get(event.message_id, "") + event.delta
 	first, second = messages.values()
-	assert said.startswith(first) and first != said
+	from openmolt_serve._agui_events import CUT_MARK
+
+	assert first.endswith(CUT_MARK)  # the cut call's text, said to be cut off
+	piece = first.removesuffix(CUT_MARK)
+	assert piece and said.startswith(piece) and piece != said
 	assert second == said
 	names = types(events)
 	assert names.count("TEXT_MESSAGE_START") == names.count("TEXT_MESSAGE_END") == 2

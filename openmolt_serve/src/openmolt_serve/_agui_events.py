@@ -19,12 +19,14 @@ the state. One still open when the run ends is closed first, with ``SUBAGENT_ERR
 The text for a person streams: the ``humanMessage`` of the model's ``finish`` arrives as it is
 written (``text:delta`` events, one ``TEXT_MESSAGE`` per reply), and the run's end closes it.
 Text that did not stream (a text output, a provider that answers at once) comes whole when the
-run ends. A reply the run does not keep (its finish refused: an invalid output) has streamed
-already: AG-UI has no event that takes a message back, so it stays, and the text the run ends
-with follows as a message of its own (an agent with output guardrails does not stream its
-finish: `openmolt_core.capabilities.streaming`); so does a reply written again by the next
-model of a fallback chain (``model:fallback`` closes what the failed one streamed). Everything sent is redacted with the instance's
-secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
+run ends. A reply the run does not keep has streamed already: AG-UI has no event that takes a
+message back, so it stays, closed with a mark that says so, and the text the run ends with
+follows as a message of its own. A finish refused once whole (an invalid output) is marked
+`NOT_USED_MARK` (an agent with output guardrails does not stream its finish:
+`openmolt_core.capabilities.streaming`); a call that failed midway (written again by the next
+model of a fallback chain or by the same model, or ending the run: ``RUN_ERROR`` follows), or
+that the run's end stopped (its timeout), is marked `CUT_MARK`. Everything sent is redacted
+with the instance's secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
 the protocol's schema, so an event this module builds is valid by construction.
 """
 
@@ -79,7 +81,9 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"APPROVAL_SCHEMA",
+	"CUT_MARK",
 	"MAPPED",
+	"NOT_USED_MARK",
 	"PARKED",
 	"PROTOCOL_VERSION",
 	"AguiEvents",
@@ -87,6 +91,12 @@ __all__ = [
 	"authorization_id",
 	"question_id",
 ]
+
+CUT_MARK = " [cut off]"
+"""What closes a streamed message whose model call failed midway (the message is not the reply)."""
+
+NOT_USED_MARK = " [not used]"
+"""What closes a streamed message whose reply was refused once whole (the model is asked again)."""
 
 PROTOCOL_VERSION = "1.0"
 """The AG-UI version these events follow (that of ``ag-ui-protocol``)."""
@@ -254,7 +264,17 @@ class AguiEvents:
 		]
 
 	def run_failed(self, event: ErrorEvent) -> list[BaseEvent]:
-		"""A sub-agent's run broke (a fatal ``error``, no ``finish`` follows): it closes."""
+		"""A sub-agent's run broke (a fatal ``error``, no ``finish`` follows): it closes.
+
+		The run's own reply refused once whole (``invalid_reply``: the model is asked again)
+		closes the message it streamed with `NOT_USED_MARK`.
+		"""
+		if not event.parent_run_id and event.kind == "invalid_reply":
+			streaming = self._streaming
+			if streaming is None or streaming[0] != event.step or self._message is None:
+				return []
+			self._streaming, self._streamed = None, ""
+			return [*self.text(NOT_USED_MARK), *self.end_text()]
 		if not event.parent_run_id or not event.fatal:
 			return []  # a mistake fed back to the model; the run's own end is `finished`
 		self._subagents[event.run_id] = False
@@ -306,11 +326,19 @@ class AguiEvents:
 
 		Each reply's message is one ``TEXT_MESSAGE``: a piece of another reply (the model asked
 		again, or the same call made again: ``attempt``) closes the open one first. Other fields
-		(an output, a question) are not streamed.
+		(an output, a question) are not streamed. A call that fails midway (a ``cut`` delta)
+		closes its message with `CUT_MARK`: AG-UI takes no text back, so the mark says it.
 		"""
-		if event.field != "humanMessage" or event.raw or not event.text:
+		if event.field != "humanMessage" or event.raw:
 			return []
 		key = (event.step, event.index, event.attempt)
+		if getattr(event, "cut", False):
+			if key != self._streaming or self._message is None:
+				return []
+			self._streaming, self._streamed = None, ""
+			return [*self.text(CUT_MARK), *self.end_text()]
+		if not event.text:
+			return []
 		out: list[BaseEvent] = []
 		if key != self._streaming:
 			out += self.end_text()
@@ -362,6 +390,8 @@ class AguiEvents:
 		if words and self._streaming is not None and self._streamed == words:
 			out += self.end_text()  # the reply's message streamed whole: not sent again
 		else:
+			if self._streaming is not None and self._message is not None:
+				out += self.text(CUT_MARK)  # its call was stopped (a timeout): never read
 			out += self.end_text()
 			out += self.text(words)
 			out += self.end_text()

@@ -187,6 +187,14 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 		text: The text.
 		secrets: The raw secret values (`spellings` are derived, and cached).
 	"""
+	return _mask(text, secrets, escapes=True)
+
+
+def _mask(text: str, secrets: frozenset[str], *, escapes: bool) -> str:
+	r"""`mask`, reading ``\u``/``\x``-escaped runs only when ``escapes`` is true.
+
+	A run already decoded is read without (`_run_unescaped_masked`): it is decoded no further.
+	"""
 	if not secrets:
 		return text
 	long, short = _by_length(secrets)
@@ -204,7 +212,12 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 				_masked_run,
 				decoded,
 			)
-		if decoded and "\\" in text and ("\\u" in text or "\\x" in text or "\\U" in text):
+		if (
+			escapes
+			and decoded
+			and "\\" in text
+			and ("\\u" in text or "\\x" in text or "\\U" in text)
+		):
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
@@ -815,13 +828,14 @@ def _escaped_run_ends(char: str) -> bool:
 
 
 def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
-	r"""The text with each run of ``\u``/``\x``-escaped characters masked whole when it holds a secret.
+	r"""The text with each run of ``\u``/``\x``-escaped characters masked when it holds a secret.
 
 	The fixed spellings are what ``json.dumps`` and ``repr`` write; another encoder escapes
 	other characters (an HTML-safe JSON's ``\u003c``, every character, upper-case hex
-	``\u00E9``, a byte string's ``\xc3\xa9``). A run (up to a double quote, a tag's bracket or
-	a line end) holding such an escape is decoded, twice when it is escaped twice, and masked
-	whole when it holds a secret.
+	``\u00E9``, a byte string's ``\xc3\xa9``), and a model may escape a few letters of a
+	JSON string. A run (up to a double quote, a tag's bracket or a line end) holding such an
+	escape is decoded, twice when it is escaped twice, and masked when what it decodes to shows
+	a secret in any spelling (`_run_unescaped_masked`).
 	"""
 	pieces: list[str] = []
 	done = 0  # what is copied to pieces
@@ -832,8 +846,10 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 		)
 		end = _ESCAPED_RUN().match(text, found.start()).end()  # type: ignore[union-attr]
 		scanned = max(end, found.end())
-		if _escapes_hold(text[start:end], secrets):
-			pieces += (text[done:start], MASK)
+		run = text[start:end]
+		masked = _run_unescaped_masked(run, secrets)
+		if masked is not run:
+			pieces += (text[done:start], masked)
 			done = end
 	if not pieces:
 		return text
@@ -841,15 +857,49 @@ def _masked_escapes(text: str, secrets: frozenset[str]) -> str:
 	return "".join(pieces)
 
 
-def _escapes_hold(run: str, secrets: frozenset[str]) -> bool:
-	"""Whether an escaped run decodes (once or twice) to something holding a secret."""
-	for _ in range(2):
-		run = _unescaped(run)
-		if any(s.strip() in reading for s in secrets for reading in _readings(run)):
-			return True
-		if "\\" not in run:
-			break
-	return False
+def _run_unescaped_masked(run: str, secrets: frozenset[str]) -> str:
+	r"""An escaped run masked: itself when what it decodes to (once or twice) shows no secret.
+
+	A secret in any spelling `mask` knows counts (the base64, percent-encoded or hex text of a
+	key, a few of its letters ``\u``-escaped in a JSON string: a JSON reader decodes them).
+	When the decoded text shows it as text (not only as UTF-16 or as UTF-8 bytes), the run is
+	that text masked and escaped again as JSON as often as it was decoded, so a JSON string
+	reads as the same words with ``[redacted]`` where the secret was (as its streamed pieces,
+	decoded first, do); otherwise the run is masked whole.
+	"""
+	decoded = run
+	for times in (1, 2):
+		decoded = _unescaped(decoded)
+		readings = _readings(decoded)
+		if not any(s.strip() in r for s in secrets for r in readings) and all(
+			_mask(r, secrets, escapes=False) == r for r in readings
+		):
+			if "\\" not in decoded:
+				break
+			continue
+		plain = _joined_pairs(decoded)
+		masked = _mask(plain, secrets, escapes=False)
+		if masked == plain:
+			return MASK  # shown in another reading only
+		for _ in range(times):  # a lone surrogate stays an escape: the text must encode
+			masked = _LONE().sub(_escape_lone, json.dumps(masked, ensure_ascii=False)[1:-1])
+		return masked if _mask(masked, secrets, escapes=False) == masked else MASK
+	return run
+
+
+_LONE = LazyPattern("[\ud800-\udfff]")
+
+
+def _escape_lone(found: re.Match[str]) -> str:
+	return f"\\u{ord(found[0]):04x}"
+
+
+def _joined_pairs(decoded: str) -> str:
+	r"""The decoded text with its surrogate pairs joined (as JSON reads ``\ud83d\ude00``)."""
+	try:
+		return decoded.encode("utf-16", "surrogatepass").decode("utf-16")
+	except UnicodeError:
+		return decoded
 
 
 def _readings(decoded: str) -> set[str]:
@@ -1063,9 +1113,75 @@ def _open_run(text: str, secrets: frozenset[str]) -> int:
 	while start and not (text[start - 1] in _RUN_ENDS or text[start - 1].isspace()):
 		start -= 1
 		if len(text) - start > _MAX_HELD_RUN:
-			return 0
+			return _long_run_tail(text[start:], secrets, _PERCENT_READINGS, _OPEN_PERCENT())
 	return len(text) - start if "%" in text[start:] else 0
 
+
+def _long_run_tail(
+	run: str,
+	secrets: frozenset[str],
+	readings: tuple[Callable[[str], str], ...],
+	opened: re.Pattern[str],
+) -> int:
+	"""How much of a run too long to hold whole a stream holds back: what may start a secret.
+
+	``run`` is the last `_MAX_HELD_RUN` + 1 characters of the run; what is held is the encoded
+	text of what, decoded, may start a secret (`held_back`). The rest goes out, and what `mask` makes of it alone: cut anywhere else, the first part of
+	a secret encoded in the run would go now and its rest later, neither decoding to it. The
+	cut falls where each reading (``readings``: the decodings `mask` tries) of the two parts
+	joins to the reading of the whole, so no part of the run's text is read otherwise.
+
+	Args:
+		run: The run's end.
+		secrets: The raw secret values.
+		readings: How `mask` decodes such a run (once, twice...).
+		opened: What ends a reading that stops inside an encoded character (``%4``): held
+			with what comes before it.
+	"""
+	keep = 0
+	for read in readings:
+		end = len(run)  # where the run's text stops being read whole: an open escape is held
+		while end > len(run) - _MAX_OPEN and (
+			opened.search(run, 0, end) or opened.search(read(run[:end]))
+		):
+			end -= 1
+		whole = read(run[:end])
+		need = held_back(whole, secrets)
+		if not need:
+			keep = max(keep, len(run) - end)
+			continue
+		for cut in range(end - 1, -1, -1):
+			rest = read(run[cut:end])
+			if len(rest) >= need and whole.endswith(rest) and read(run[:cut]) + rest == whole:
+				keep = max(keep, len(run) - cut)
+				break
+		else:
+			return len(run)
+	return keep
+
+
+_MAX_OPEN = 16
+"""The most characters of an encoded character a run may end inside (``&#x10FFFF``, ``\\U0010FF``)."""
+_OPEN_PERCENT = LazyPattern(r"%[0-9A-Fa-f]?$")
+_OPEN_HTML_TAIL = LazyPattern(
+	r"&(?:a(?:m(?:p(?:;(?:#(?:[0-9]*|[xX][0-9A-Fa-f]*))?)?)?)?|#(?:[0-9]*|[xX][0-9A-Fa-f]*))?$"
+)
+"""A reference that may go on (``&#11`` before the ``5;`` of ``&#115;``: read alone, another)."""
+
+
+def _twice(read: Callable[[str], str]) -> Callable[[str], str]:
+	return lambda text: read(read(text))
+
+
+def _html_unescape(text: str) -> str:
+	import html
+
+	return html.unescape(text)
+
+
+_PERCENT_READINGS = (unquote, _twice(unquote), _twice(_twice(unquote)), unquote_plus)
+_HTML_READINGS = (_html_unescape, _twice(_html_unescape))
+_ESCAPED_READINGS = (_unescaped, _twice(_unescaped))
 
 _OPEN_HTML_REF = LazyPattern(r"&(?:a(?:m(?:p(?:;(?:#[xX]?)?)?)?)?|#[xX]?)?$")
 _HTML_RUN_ENDS = frozenset("\"'<>")
@@ -1083,7 +1199,7 @@ def _open_html_run(text: str, secrets: frozenset[str]) -> int:
 	while start and not (text[start - 1] in _HTML_RUN_ENDS or text[start - 1].isspace()):
 		start -= 1
 		if len(text) - start > _MAX_HELD_RUN:
-			return 0
+			return _long_run_tail(text[start:], secrets, _HTML_READINGS, _OPEN_HTML_TAIL())
 	run = text[start:]
 	if "&" in run and (_HTML_REF().search(run) or _OPEN_HTML_REF().search(run)):
 		return len(run)
@@ -1096,8 +1212,9 @@ def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> 
 	`mask` joins a block of base64 lines (from the first of 40+ characters) and masks it whole
 	when it holds a secret; sent line by line, a secret across a line break went out in halves.
 	A line of base64 characters is held until it ends (it may start a block), and a block until
-	a line that is not base64 (prose, which has spaces, is never held here). A block longer than
-	`_MAX_HELD_RUN` is not held (its lines are sent masked one by one).
+	a line that is not base64 (prose, which has spaces, is never held here). Of a block longer
+	than `_MAX_HELD_RUN`, only the lines that may start a secret's base64 are held
+	(`_wrapped_tail`); the others are sent, masked.
 
 	Args:
 		text: The text not yet sent, after the last characters sent (a line break may be split
@@ -1132,11 +1249,47 @@ def _open_wrapped(text: str, secrets: frozenset[str], *, fresh: bool = True) -> 
 				start = before + len(newline) if before != -1 else 0
 			end = before
 			if len(text) - max(end, 0) > _MAX_HELD_RUN:
-				start = -1
+				begin = end + len(newline) if end != -1 else 0
+				start = _wrapped_tail(text, begin, newline, cr, secrets)
 				break
 		if start != -1:
 			held = max(held, len(text) - start)
 	return held
+
+
+def _wrapped_tail(text: str, begin: int, newline: str, cr: str, secrets: frozenset[str]) -> int:
+	"""Where the held lines start of a block of base64 too long for a stream to hold whole.
+
+	They are the last lines whose joined text may start a secret's spelling (`held_back`), and
+	at least the last one (it may go on): cut anywhere else, a secret across a line break would
+	go out in two parts (a line's start alone starts no block `mask` reads).
+
+	Args:
+		text: The text not yet sent.
+		begin: Where the block's lines read so far start (they go on to the end of ``text``).
+		newline: The line break (a newline, or a JSON text's escaped one).
+		cr: What may end a line before its break.
+		secrets: The raw secret values.
+	"""
+	starts = [begin]
+	while (found := text.find(newline, starts[-1])) != -1:
+		starts.append(found + len(newline))
+	ends = [s - len(newline) for s in starts[1:]] + [len(text)]
+	lines = [text[a:b].removesuffix(cr) for a, b in zip(starts, ends, strict=True)]
+	joined = "".join(lines)
+	need = held_back(joined, secrets)
+	cut, total = len(lines) - 1, len(lines[-1])
+	while cut and total < need:
+		cut -= 1
+		total += len(lines[cut])
+	# Nor inside a spelling the lines hold whole: masked apart, its two parts would show.
+	whole = mask(joined, secrets)
+	while cut and whole != mask(joined[: len(joined) - total], secrets) + mask(
+		joined[len(joined) - total :], secrets
+	):
+		cut -= 1
+		total += len(lines[cut])
+	return starts[cut]
 
 
 def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
@@ -1151,7 +1304,7 @@ def _open_escaped_run(text: str, secrets: frozenset[str]) -> int:
 	while start and not _escaped_run_ends(text[start - 1]):
 		start -= 1
 		if len(text) - start > _MAX_HELD_RUN:
-			return 0
+			return _long_run_tail(text[start:], secrets, _ESCAPED_READINGS, _OPEN_ESCAPE())
 	run = text[start:]
 	if _ESCAPE().search(run) or _OPEN_ESCAPE().search(run):
 		return len(run)

@@ -62,6 +62,11 @@ class TextDeltaEvent(Event):
 			and is made again (a retry of the same model, or the next model of a fallback)
 			writes the reply from its start with the next number: drop the text of an earlier
 			attempt of the step when a later one begins.
+		cut: This delta says the call failed (``text`` is empty): what its attempt streamed
+			of this field is not the reply and never will be (the call is made again, or the
+			run ends on the failure). It comes as soon as the call fails, once per field that
+			streamed text, before anything else of the run (a retry's text, ``model:fallback``,
+			the ``error``); what was held back, in case it started a secret, is dropped.
 	"""
 
 	index: int
@@ -70,6 +75,7 @@ class TextDeltaEvent(Event):
 	raw: bool = False
 	model: str = ""
 	attempt: int = 1
+	cut: bool = False
 	name: str = "text:delta"
 
 
@@ -155,8 +161,12 @@ def sender(ctx: RunContext) -> Send | None:
 		masks: dict[tuple[int, str, bool], StreamMask] = {}
 		secrets = _chain_secrets(ctx)
 
-		async def delta(index: int, field: str, raw: bool, piece: str) -> None:
-			if piece:
+		shown: list[tuple[int, str, bool]] = []  # the fields that streamed text, in order
+
+		async def delta(index: int, field: str, raw: bool, piece: str, cut: bool = False) -> None:
+			if piece or cut:
+				if not cut and (index, field, raw) not in shown:
+					shown.append((index, field, raw))
 				event = TextDeltaEvent(
 					agent=ctx.agent,
 					step=ctx.step,
@@ -166,6 +176,7 @@ def sender(ctx: RunContext) -> Send | None:
 					raw=raw,
 					model=model,
 					attempt=attempt,
+					cut=cut,
 				)
 				await _emit(ctx, event)
 
@@ -201,7 +212,14 @@ def sender(ctx: RunContext) -> Send | None:
 							),
 						)
 
-		response = await stream_reply(provider, request, on_text)
+		try:
+			response = await stream_reply(provider, request, on_text)
+		except Exception:
+			# The reply will not be read: say so of each field that showed some of it (what
+			# the masks held back is dropped), before the run goes on to a retry or its end.
+			for key in shown:
+				await delta(*key, "", cut=True)
+			raise
 		await flush()
 		return response
 

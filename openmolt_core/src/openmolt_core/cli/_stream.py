@@ -2,7 +2,8 @@
 
 Only the run the command started is shown (a sub-agent's text is not), and only its
 ``humanMessage``: the commands and the output come with the summary once the run ends. The
-spinner on stderr pauses while a message is written, so the two never share a line.
+spinner on stderr pauses while a message is written, so the two never share a line. A message
+whose call failed midway (``cut``), or whose reply was refused, is said to be so on stderr.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class LiveText:
 		agent.on("llmOutput", self._end)
 		agent.on("model:fallback", self._end)
 		agent.on("error", self._refused)
+		agent.on("finish", self._stopped)
 
 	def shown(self, message: str) -> bool:
 		"""Whether ``message`` (the result's) was written already, so a summary can skip it."""
@@ -49,6 +51,12 @@ class LiveText:
 		if event.parent_run_id or event.field != "humanMessage":
 			return
 		writing = (event.step, event.attempt)
+		if getattr(event, "cut", False):  # the call writing it failed: the text is no reply
+			if self._text is not None and writing == self._writing:
+				self._end(event)
+				self.last = ""  # not the run's message: the summary shows the one it ends with
+				self.progress.line("the message above was cut off: the model's call failed")
+			return
 		if self._text is not None and writing != self._writing:
 			self._end(event)  # the call was made again: its message starts on a line of its own
 		self._writing = writing
@@ -58,6 +66,14 @@ class LiveText:
 		self._text.append(event.text)
 		self.out.write(printable(event.text))
 		self.out.flush()
+
+	def _stopped(self, event: Any) -> None:
+		# The run ended while a message was being written: its call was stopped (the run's
+		# timeout, a budget), so the reply was never read.
+		if self._text is not None and not event.parent_run_id:
+			self._end(event)
+			self.last = ""
+			self.progress.line("the message above was cut off: the run ended before its reply")
 
 	def _end(self, event: Any) -> None:
 		if self._text is None or event.parent_run_id:
