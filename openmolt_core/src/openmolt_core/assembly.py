@@ -789,7 +789,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	max_cost = om.max_cost if options.max_cost is None else options.max_cost
 	if options.limits is not None and options.limits.max_result_chars_per_tool:
 		where = "create_agent: config: max_result_chars_per_tool"
-		_check_patterns(options.limits.max_result_chars_per_tool, bound, sources, where)
+		_check_patterns(options.limits.max_result_chars_per_tool, bound, sources, where, caps)
 	caps.append(_offload(shared, files, options.limits))
 	if options.max_tokens or max_cost is not None:  # a run stops once they are spent
 		from openmolt_core.capabilities.budget import budget
@@ -815,7 +815,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 
 		if options.tool_search.pinned:
 			where = "create_agent: tool_loading: pinned"
-			_check_patterns(options.tool_search.pinned, bound, sources, where)
+			_check_patterns(options.tool_search.pinned, bound, sources, where, caps)
 		names = [*(type(c).name for c in caps), Safety.name]
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
@@ -1450,18 +1450,25 @@ def _check_patterns(
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
 	where: str,
+	caps: Sequence[Capability] = (),
 ) -> None:
 	"""Refuse handles or patterns that select none of an agent's tools (a typo, a bare name).
 
 	A pattern whose integration part names a source listed at run time (an MCP server's), or
 	the built-in tools the capabilities add (``openmolt.readResult``), is taken as it is: those
-	tools are not known yet.
+	tools are not known yet. So is every pattern of an agent with a capability of its own that
+	lists tools at run time (`openmolt_core.hooks.Capability.list_tools`): it names their
+	handles, unknown until then.
 
 	Raises:
 		ConfigurationError: Naming the pattern, and the handle meant when it names a tool alone.
 	"""
 	import fnmatch
 
+	from openmolt_core.capabilities.sources import Sources
+
+	if any(builds(c, "list_tools") and not isinstance(c, Sources) for c in caps):
+		return
 	handles = [t.handle for t in bound]
 	for pattern in patterns:
 		if any(fnmatch.fnmatchcase(h, pattern) for h in handles):
