@@ -820,7 +820,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
 	if guards:
-		_check_guard_rules(om._guardrails, options.guardrails, bound, sources)
+		_check_guard_rules(om._guardrails, options.guardrails, bound, sources, caps)
 	max_steps = options.max_steps
 	hooks = _resolved(shared, caps, own, guards, taint)
 	if chain:  # outermost: every other capability's wrap_model sees each model it tries
@@ -1426,23 +1426,36 @@ def _check_guard_rules(
 	own: Sequence[Guardrail],
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
+	caps: Sequence[Capability] = (),
 ) -> None:
 	"""Check the tool rules of the guardrails (``tools=[...]``) against the agent's tools.
 
 	As approval rules are: an agent's own may name only its integrations, scopes and tools; an
 	instance's may name other agents' integrations. A rule that selects nothing would leave
-	the tools it meant unchecked.
+	the tools it meant unchecked. With a capability of the agent's own that lists tools at run
+	time (`openmolt_core.hooks.Capability.list_tools`, handles its own), the agent's rules
+	may name integrations not known yet too, as an instance's do.
 
 	Raises:
 		ConfigurationError: A rule names a scope or tool that does not exist.
 	"""
 	known: _Known | None = None
-	for guards, strict in ((instance, False), (own, True)):
+	listing = _lists_own_tools(caps)
+	for guards, strict in ((instance, False), (own, not listing)):
 		for guard in guards:
 			rules = guard._rules
 			if rules:
 				known = _known_tools(bound, sources) if known is None else known
 				rules.check(known, where=f"guardrail {guard.name!r}: tools", strict=strict)
+
+
+def _lists_own_tools(caps: Sequence[Capability]) -> bool:
+	"""Whether a capability other than the MCP servers' lists tools at run time, handles its own."""
+	if not caps:
+		return False
+	from openmolt_core.capabilities.sources import Sources
+
+	return any(builds(c, "list_tools") and not isinstance(c, Sources) for c in caps)
 
 
 def _check_patterns(
@@ -1465,9 +1478,7 @@ def _check_patterns(
 	"""
 	import fnmatch
 
-	from openmolt_core.capabilities.sources import Sources
-
-	if any(builds(c, "list_tools") and not isinstance(c, Sources) for c in caps):
+	if _lists_own_tools(caps):
 		return
 	handles = [t.handle for t in bound]
 	for pattern in patterns:
