@@ -1,6 +1,7 @@
 """Guardrails: the four stages, rewrite, refuse and trip, parallel input checks, agents as guards."""
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -319,6 +320,23 @@ def test_a_tool_rule_that_selects_nothing_is_refused(rule: str, level: str, mess
 	# An instance's guardrail may name an integration other agents use.
 	other = Guardrail(lambda c: None, on="tool_call", tools=["stripe"], name="g")
 	OpenMolt(guardrails=[other]).create_agent(name="A", model=ScriptedModel([]), tools=Desk().tools)
+
+
+def test_a_tool_rule_naming_a_capabilitys_run_time_tools_stands() -> None:
+	"""A capability that lists tools at run time names their handles: a rule for them is kept."""
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.hooks import Capability
+
+	class Lister(Capability):
+		name = "lister"
+
+		async def list_tools(self) -> Sequence[BoundTool]:
+			return ()
+
+	guard = Guardrail(lambda c: None, on="tool_call", tools=["lister.x"], name="g")
+	OpenMolt().create_agent(
+		name="A", model=ScriptedModel([]), capabilities=[Lister()], guardrails=[guard]
+	)
 
 
 # tool results -------------------------------------------------------------------------------

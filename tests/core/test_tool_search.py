@@ -280,6 +280,32 @@ def test_a_pinned_pattern_that_selects_nothing_is_refused(pinned: str, message: 
 		)
 
 
+def test_a_pattern_of_a_capabilitys_run_time_tools_is_taken_as_it_is() -> None:
+	"""A capability listing tools at run time (its own handles): its pins and thresholds stand."""
+	from openmolt_core._binding import BoundTool
+	from openmolt_core.hooks import Capability
+
+	class Lister(Capability):
+		name = "lister"
+
+		async def list_tools(self) -> Sequence[BoundTool]:
+			return ()
+
+	om = instance()
+	for option in (
+		{"tool_loading": ToolSearch(pinned=["lister.*"])},
+		{"config": {"max_result_chars_per_tool": {"lister.big": 100}}},
+	):
+		om.create_agent(name="A", model=ScriptedModel([]), capabilities=[Lister()], **option)
+	with pytest.raises(ConfigurationError, match="'postMessage' is a tool"):  # still checked
+		om.create_agent(
+			name="A",
+			model=ScriptedModel([]),
+			integrations=["slack"],
+			tool_loading=ToolSearch(pinned=["postMessage"]),
+		)
+
+
 async def test_auto_searches_only_above_the_threshold() -> None:
 	"""tool_loading='auto' lists a few tools as usual and searches many."""
 	om = instance()

@@ -226,6 +226,43 @@ async def test_a_tool_whose_schema_is_no_json_schema_is_left_out_and_said_so(
 	assert "'props'" in said and "'out'" in said and "output schema" in said
 
 
+async def test_a_draft_7_tuple_schema_is_kept_in_its_2020_12_form() -> None:
+	"""A server's draft-7 tuple (``items`` a list, as zod writes one) is no broken schema: the tool
+	is kept, sent as 2020-12 (``prefixItems``; ``additionalItems`` as ``items``), and validated."""
+	point = {"type": "array", "items": [{"type": "number"}, {"type": "number"}], "minItems": 2}
+	pair = {"items": [{"type": "string"}], "additionalItems": False}
+	schema = {
+		"$schema": "http://json-schema.org/draft-07/schema#",
+		"type": "object",
+		"properties": {
+			"at": point,
+			"tag": pair,
+			"raw": {"type": "object", "default": {"items": [1]}},
+		},
+		"required": ["at"],
+	}
+	server, called = listing([types.Tool(name="move", input_schema=schema)])
+	om = OpenMolt(entry_points=False)
+	om.register_integration("h", MCP.server(server))
+	model = ScriptedModel(
+		[
+			call_tool("h.move", at=["x", 2]),
+			call_tool("h.move", at=[1, 2], tag=["a"]),
+			finish(result="ok"),
+		]
+	)
+	agent = om.create_agent(name="A", model=model, integrations=["h"])
+	await agent.run("go")
+	await om.aclose()
+	[tool] = _tools(model)
+	sent = tool["inputSchema"]
+	at, tag = sent["properties"]["at"], sent["properties"]["tag"]
+	assert at["prefixItems"] == point["items"] and "items" not in at
+	assert tag == {"prefixItems": [{"type": "string"}], "items": False}
+	assert sent["properties"]["raw"]["default"] == {"items": [1]}  # a value, not a schema
+	assert called == ["move"]  # the first call's input was refused by the tuple's schema
+
+
 async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe() -> None:
 	"""Timed out, a write may have run: the model reads so; a read-only tool's timeout does not."""
 	import anyio

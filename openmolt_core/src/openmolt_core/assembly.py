@@ -789,7 +789,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	max_cost = om.max_cost if options.max_cost is None else options.max_cost
 	if options.limits is not None and options.limits.max_result_chars_per_tool:
 		where = "create_agent: config: max_result_chars_per_tool"
-		_check_patterns(options.limits.max_result_chars_per_tool, bound, sources, where)
+		_check_patterns(options.limits.max_result_chars_per_tool, bound, sources, where, caps)
 	caps.append(_offload(shared, files, options.limits))
 	if options.max_tokens or max_cost is not None:  # a run stops once they are spent
 		from openmolt_core.capabilities.budget import budget
@@ -815,12 +815,12 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 
 		if options.tool_search.pinned:
 			where = "create_agent: tool_loading: pinned"
-			_check_patterns(options.tool_search.pinned, bound, sources, where)
+			_check_patterns(options.tool_search.pinned, bound, sources, where, caps)
 		names = [*(type(c).name for c in caps), Safety.name]
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
 	if guards:
-		_check_guard_rules(om._guardrails, options.guardrails, bound, sources)
+		_check_guard_rules(om._guardrails, options.guardrails, bound, sources, caps)
 	max_steps = options.max_steps
 	hooks = _resolved(shared, caps, own, guards, taint)
 	if chain:  # outermost: every other capability's wrap_model sees each model it tries
@@ -1426,18 +1426,22 @@ def _check_guard_rules(
 	own: Sequence[Guardrail],
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
+	caps: Sequence[Capability] = (),
 ) -> None:
 	"""Check the tool rules of the guardrails (``tools=[...]``) against the agent's tools.
 
 	As approval rules are: an agent's own may name only its integrations, scopes and tools; an
 	instance's may name other agents' integrations. A rule that selects nothing would leave
-	the tools it meant unchecked.
+	the tools it meant unchecked. With a capability of the agent's own that lists tools at run
+	time (`openmolt_core.hooks.Capability.list_tools`, handles its own), the agent's rules
+	may name integrations not known yet too, as an instance's do.
 
 	Raises:
 		ConfigurationError: A rule names a scope or tool that does not exist.
 	"""
 	known: _Known | None = None
-	for guards, strict in ((instance, False), (own, True)):
+	listing = _lists_own_tools(caps)
+	for guards, strict in ((instance, False), (own, not listing)):
 		for guard in guards:
 			rules = guard._rules
 			if rules:
@@ -1445,23 +1449,37 @@ def _check_guard_rules(
 				rules.check(known, where=f"guardrail {guard.name!r}: tools", strict=strict)
 
 
+def _lists_own_tools(caps: Sequence[Capability]) -> bool:
+	"""Whether a capability other than the MCP servers' lists tools at run time, handles its own."""
+	if not caps:
+		return False
+	from openmolt_core.capabilities.sources import Sources
+
+	return any(builds(c, "list_tools") and not isinstance(c, Sources) for c in caps)
+
+
 def _check_patterns(
 	patterns: Iterable[str],
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
 	where: str,
+	caps: Sequence[Capability] = (),
 ) -> None:
 	"""Refuse handles or patterns that select none of an agent's tools (a typo, a bare name).
 
 	A pattern whose integration part names a source listed at run time (an MCP server's), or
 	the built-in tools the capabilities add (``openmolt.readResult``), is taken as it is: those
-	tools are not known yet.
+	tools are not known yet. So is every pattern of an agent with a capability of its own that
+	lists tools at run time (`openmolt_core.hooks.Capability.list_tools`): it names their
+	handles, unknown until then.
 
 	Raises:
 		ConfigurationError: Naming the pattern, and the handle meant when it names a tool alone.
 	"""
 	import fnmatch
 
+	if _lists_own_tools(caps):
+		return
 	handles = [t.handle for t in bound]
 	for pattern in patterns:
 		if any(fnmatch.fnmatchcase(h, pattern) for h in handles):

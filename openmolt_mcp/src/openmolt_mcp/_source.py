@@ -506,7 +506,9 @@ class MCPToolSource:
 					MAX_SCHEMA_CHARS,
 				)
 				continue
-			problem = _schema_problem(schema, tool.output_schema)
+			schema = _tuples_2020(schema)  # a draft-7 tuple (zod writes one): its 2020-12 form
+			output = _tuples_2020(tool.output_schema) if tool.output_schema else None
+			problem = _schema_problem(schema, output)
 			if problem is not None:  # a provider refuses a request that carries it: every run
 				log.warning(
 					"MCP server %s: the tool %r is left out: its %s",
@@ -522,7 +524,6 @@ class MCPToolSource:
 			)
 			if len(description) > MAX_DESCRIPTION_CHARS:
 				description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
-			output = tool.output_schema
 			takes = len(description) + size
 			takes += len(json.dumps(output, ensure_ascii=False, default=str)) if output else 0
 			if over or total + takes > MAX_LISTING_CHARS:
@@ -653,6 +654,35 @@ def _handle(name: str) -> str:
 		return name
 	digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 	return f"{safe[: _MAX_HANDLE - len(digest) - 1]}_{digest}"
+
+
+_VALUES = frozenset({"enum", "const", "default", "examples"})
+"""Keywords whose value is data, not a schema: a ``{"items": [...]}`` there stays as it is."""
+
+
+def _tuples_2020(schema: Any) -> Any:
+	"""A schema with each draft-7 tuple in its 2020-12 form (the schema itself when it has none).
+
+	Draft 7 (which servers built with zod declare) writes a tuple as ``"items": [...]``, the
+	items after it as ``additionalItems``; 2020-12, the dialect tools are sent in and checked
+	against (`_schema_problem`), as ``prefixItems`` and ``items``. A tool with such a tuple is a
+	valid tool, not one to leave out.
+
+	Args:
+		schema: A schema, or any value inside one.
+	"""
+	if isinstance(schema, list):
+		items = [_tuples_2020(item) for item in schema]
+		return schema if all(a is b for a, b in zip(items, schema, strict=True)) else items
+	if not isinstance(schema, dict):
+		return schema
+	out = {k: v if k in _VALUES else _tuples_2020(v) for k, v in schema.items()}
+	if isinstance(out.get("items"), list) and "prefixItems" not in out:
+		out["prefixItems"] = out.pop("items")
+		if "additionalItems" in out:
+			out["items"] = out.pop("additionalItems")
+	changed = out.keys() != schema.keys() or any(out[k] is not schema[k] for k in schema)
+	return out if changed else schema
 
 
 def _schema_problem(given: dict[str, Any], output: dict[str, Any] | None) -> str | None:
