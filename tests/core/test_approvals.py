@@ -419,6 +419,15 @@ def test_rules_are_checked_against_the_agents_tools() -> None:
 		OpenMolt(entry_points=False, requires_approval=["refund"]).create_agent(
 			name="C", model=ScriptedModel([]), tools=shop.tools
 		)
+	# Unless the word is an integration's id (registered or installed): the instance means it.
+	stripe = OpenMolt(entry_points=False, requires_approval=["stripe"])
+	from openmolt_core.integrations.model import HttpTool, Integration
+	from openmolt_core.tools import FunctionTool
+
+	get = HttpTool(handle="get", description="Get.", method="GET", endpoint="/x")
+	stripe.register_integration("stripe", Integration(id="stripe", name="Stripe", tools=[get]))
+	named = FunctionTool("stripe", "A local tool named like one.", lambda i, c: 1)
+	stripe.create_agent(name="D", model=ScriptedModel([]), tools=[*shop.tools, named])
 	shared = OpenMolt(entry_points=False, requires_approval=["stripe:writes", "local.refund"])
 	agent = shared.create_agent(name="B", model=ScriptedModel([]), tools=shop.tools)
 	assert "approval" in agent.system_prompt()

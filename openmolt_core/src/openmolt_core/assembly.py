@@ -797,13 +797,16 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
-	policy = _approval_policy(om._approval_rules, options.requires_approval, bound, sources)
+	elsewhere = _elsewhere(om)
+	policy = _approval_policy(
+		om._approval_rules, options.requires_approval, bound, sources, elsewhere
+	)
 	taint = options.taint_policy
 	if taint is not None:
 		_check_taint(taint, bound, sources, _OWN_TAINT, strict=True)
 	elif (taint := shared.plain_taint) is None:
 		taint = TaintPolicy.of(om._taint_policy, where=_INSTANCE_TAINT)
-		if _check_taint(taint, bound, sources, _INSTANCE_TAINT, strict=False):
+		if _check_taint(taint, bound, sources, _INSTANCE_TAINT, strict=False, elsewhere=elsewhere):
 			shared.plain_taint = taint  # checked against no tool: the same for every agent
 	own: list[Capability] = []  # this agent's, after the shared (then its safety)
 	if policy:  # first: it marks the tools the rules select before the others see them
@@ -820,7 +823,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
 	if guards:
-		_check_guard_rules(om._guardrails, options.guardrails, bound, sources, caps)
+		_check_guard_rules(om._guardrails, options.guardrails, bound, sources, caps, elsewhere)
 	max_steps = options.max_steps
 	hooks = _resolved(shared, caps, own, guards, taint)
 	if chain:  # outermost: every other capability's wrap_model sees each model it tries
@@ -1421,12 +1424,18 @@ def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[Sourc
 			known.add_source(learned)
 
 
+def _elsewhere(om: Host) -> Callable[[str], bool]:
+	"""Whether an integration id is registered or installed for the instance (asked lazily)."""
+	return lambda iid: iid in om.plugins.integration_ids()
+
+
 def _check_guard_rules(
 	instance: Sequence[Guardrail],
 	own: Sequence[Guardrail],
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
 	caps: Sequence[Capability] = (),
+	elsewhere: Callable[[str], bool] | None = None,
 ) -> None:
 	"""Check the tool rules of the guardrails (``tools=[...]``) against the agent's tools.
 
@@ -1446,7 +1455,8 @@ def _check_guard_rules(
 			rules = guard._rules
 			if rules:
 				known = _known_tools(bound, sources) if known is None else known
-				rules.check(known, where=f"guardrail {guard.name!r}: tools", strict=strict)
+				where = f"guardrail {guard.name!r}: tools"
+				rules.check(known, where=where, strict=strict, elsewhere=elsewhere)
 
 
 def _lists_own_tools(caps: Sequence[Capability]) -> bool:
@@ -1521,6 +1531,7 @@ def _approval_policy(
 	own: ApprovalPolicy | None,
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
+	elsewhere: Callable[[str], bool] | None = None,
 ) -> ApprovalPolicy | None:
 	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
 
@@ -1537,7 +1548,7 @@ def _approval_policy(
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = own if own is not None else ApprovalPolicy()
 	tools = _known_tools(bound, sources)
-	defaults.check(tools, where="OpenMolt: requires_approval", strict=False)
+	defaults.check(tools, where="OpenMolt: requires_approval", strict=False, elsewhere=elsewhere)
 	mine.check(tools, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
 
@@ -1549,6 +1560,7 @@ def _check_taint(
 	where: str,
 	*,
 	strict: bool,
+	elsewhere: Callable[[str], bool] | None = None,
 ) -> bool:
 	"""Check a taint policy's rules against the agent's tools; True when it has none.
 
@@ -1565,7 +1577,9 @@ def _check_taint(
 
 			stripped = tuple(r.lstrip("!") for r in rules)
 			tools = _known_tools(bound, sources) if tools is None else tools
-			ApprovalPolicy(stripped).check(tools, where=f"{where}: {label}", strict=strict)
+			ApprovalPolicy(stripped).check(
+				tools, where=f"{where}: {label}", strict=strict, elsewhere=elsewhere
+			)
 	return tools is None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -166,6 +166,7 @@ class ApprovalPolicy:
 		*,
 		where: str,
 		strict: bool,
+		elsewhere: Callable[[str], bool] | None = None,
 	) -> None:
 		"""Refuse rules that name a scope or a tool an agent's integration does not have.
 
@@ -175,6 +176,9 @@ class ApprovalPolicy:
 			where: The option's name, for error messages.
 			strict: Also refuse rules naming an integration the agent does not use (an agent's
 				own rules; an instance's defaults may name integrations other agents use).
+			elsewhere: Whether an integration of that id exists for other agents (registered
+				or installed): an instance's bare word that is also one of this agent's tool
+				names then means that integration, as written. Asked only then.
 
 		Raises:
 			ConfigurationError: The message names the rule and what exists.
@@ -188,11 +192,14 @@ class ApprovalPolicy:
 				# `refund` for `local.refund`: a bare word reads as an integration, so a tool
 				# named alone selects nothing. Refused even among an instance's rules (which may
 				# name other agents' integrations): a safety rule that silently selects nothing
-				# leaves the tool it meant unguarded. `refund.*` names the integration.
+				# leaves the tool it meant unguarded. `refund.*` names the integration; so does
+				# an instance's bare word that is an integration's id (`github`, other agents').
 				owner = rule.kind == "all" and next(
 					(i for i, (_, t) in integrations.items() if t and rule.integration in t), None
 				)
-				if owner:
+				if owner and not (
+					not strict and elsewhere is not None and elsewhere(rule.integration)
+				):
 					raise ConfigurationError(
 						f"{label}: {rule.integration!r} is a tool: did you mean "
 						f"'{owner}.{rule.integration}'? (a bare word names an integration: "
