@@ -617,3 +617,33 @@ def test_a_setting_no_request_could_meet_is_refused_where_given(
 	said = str(refused.value)
 	assert field in said  # where
 	assert "letters, digits and '-'" in said or "with its scheme" in said  # the fix
+
+
+class _SlowModel(ScriptedModel):
+	"""A model that takes seconds to answer, as a real one does."""
+
+	async def generate(self, request: Any) -> Any:
+		await anyio.sleep(4)
+		return await super().generate(request)
+
+
+async def test_a_delivery_behind_a_running_session_turn_is_acknowledged_at_once() -> None:
+	"""A run queued behind its session's running turn is answered 202 at once, not after it.
+
+	Slack wants an answer within three seconds (GitHub ten): a sender that waits longer
+	counts the delivery failed, and retries it.
+	"""
+	model = _SlowModel([finish("one"), finish("two")])
+	async for _server, client in serving(model, {"scheme": "slack", "session": "event.channel"}):
+		answers = []
+		for n in range(2):
+			body = json.dumps(
+				{"type": "event_callback", "event_id": f"Ev{n}", "event": {"channel": "C1"}}
+			).encode()
+			headers = {**sign("slack", SECRET, body), "content-type": "application/json"}
+			began = time.monotonic()
+			response = await client.post("/hooks/Triage", content=body, headers=headers)
+			answers.append((response.status_code, time.monotonic() - began))
+		assert [status for status, _ in answers] == [202, 202]
+		assert all(took < 3 for _, took in answers), answers
+		await eventually(lambda: len(model.requests) == 2, seconds=20)

@@ -20,7 +20,10 @@ In order, before anything runs:
    cannot use up the limit of the real sender.
 
 Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a durable backend:
-once its workflow is recorded). A delivery id the sender gives (``webhook-id``,
+once its workflow is recorded), or after `ACK_WITHIN` seconds at most: senders count a slow
+answer as a failed delivery (Slack waits three seconds, GitHub ten) and retry it, and a run of a
+``session`` waits for the session's running turn to end before it starts. Such a queued run that
+then fails to start is logged (the sender was told ``202``). A delivery id the sender gives (``webhook-id``,
 ``X-GitHub-Delivery``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs; without one, the verified signature fixes it
 (the same signed request, retried to another server on the same durable store whose replay guard
@@ -79,9 +82,12 @@ from openmolt_serve.signatures import ReplayGuard, SeenStore, SignatureError, ve
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Webhook", "handle_webhook", "session_key", "webhook_env", "webhook_user"]
+__all__ = ["ACK_WITHIN", "Webhook", "handle_webhook", "session_key", "webhook_env", "webhook_user"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+ACK_WITHIN = 2.0
+"""The most seconds a webhook's answer waits for its run to start (Slack wants one in three)."""
 
 
 def webhook_env(agent: str) -> str:
@@ -306,6 +312,7 @@ async def handle_webhook(
 			user=webhook_user(hook.agent.name, who)
 			if (who := session_key(data, config.user))
 			else None,
+			within=ACK_WITHIN,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
