@@ -647,3 +647,42 @@ async def test_a_delivery_behind_a_running_session_turn_is_acknowledged_at_once(
 		assert [status for status, _ in answers] == [202, 202]
 		assert all(took < 3 for _, took in answers), answers
 		await eventually(lambda: len(model.requests) == 2, seconds=20)
+
+
+@pytest.mark.parametrize(
+	"secret", ["whsec_", "whsec_not base64!", "plain-text-secret", "whsec_AAAA"]
+)
+def test_a_standard_secret_that_is_no_key_fails_before_anything_listens(secret: str) -> None:
+	"""A Standard Webhooks secret that is not whsec_<base64> of a real key is refused at start.
+
+	Before, the server started and answered every sender 401 ``malformed`` (and ``whsec_``
+	alone decoded to an empty key, which anyone can sign with).
+	"""
+	from openmolt import ConfigurationError
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Std", model=ScriptedModel([]))
+	triggers = Triggers.model_validate({"webhook": {"scheme": "standard", "secret": secret}})
+	with pytest.raises(ConfigurationError) as refused:
+		TriggerServer([(agent, triggers)])
+	said = str(refused.value)
+	assert "whsec_<base64" in said and "'Std'" in said
+	assert secret.removeprefix("whsec_") not in said or not secret.removeprefix("whsec_")
+
+
+async def test_only_a_slack_webhook_answers_a_url_verification_challenge() -> None:
+	"""A signed payload of another sender that reads like Slack's handshake starts its run.
+
+	The handshake is Slack's: a form service's payload {"type": "url_verification", ...} (its
+	text the form's user's) was echoed and ran nothing.
+	"""
+	model = ScriptedModel([finish("ok")])
+	async for _server, client in serving(model, {"scheme": "hmac"}):
+		body = json.dumps({"type": "url_verification", "challenge": "abc"}).encode()
+		response = await client.post(
+			"/hooks/Triage",
+			content=body,
+			headers={**sign("hmac", SECRET, body), "content-type": "application/json"},
+		)
+		assert response.status_code == 202 and "challenge" not in response.json()
+		await eventually(lambda: len(model.requests) == 1)

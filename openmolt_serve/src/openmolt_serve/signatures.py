@@ -57,6 +57,7 @@ __all__ = [
 	"SeenStore",
 	"SignatureError",
 	"Verified",
+	"check_secret",
 	"sign",
 	"verify",
 ]
@@ -157,6 +158,11 @@ def _b64(text: str) -> bytes:
 		return b""
 
 
+STANDARD_KEY_BYTES = 16
+"""The fewest bytes of a Standard Webhooks key accepted: 128 bits (its specification asks for 24
+to 64 random bytes; fewer than 16 is a key one could guess)."""
+
+
 def _standard_key(secret: str) -> bytes:
 	raw = secret.removeprefix("whsec_")
 	try:
@@ -166,6 +172,31 @@ def _standard_key(secret: str) -> bytes:
 			"a Standard Webhooks secret reads whsec_<base64 of 24 to 64 random bytes>",
 			reason="malformed",
 		) from None
+
+
+def check_secret(scheme: Scheme | str, secret: str) -> None:
+	"""Refuse a secret no request of ``scheme`` could be checked with (before anything listens).
+
+	A ``standard`` secret must be ``whsec_<base64>`` of at least 16 bytes: one that is no
+	base64 would refuse every request as ``malformed``, and ``whsec_`` alone is an empty key,
+	which anyone can sign with.
+
+	Args:
+		scheme: The scheme.
+		secret: The secret.
+
+	Raises:
+		SignatureError: It is empty, or no key of the scheme (``reason`` ``malformed``); the
+			message never holds it.
+	"""
+	if not secret.strip():
+		raise SignatureError("the secret is empty", reason="malformed")
+	if scheme == "standard" and len(_standard_key(secret)) < STANDARD_KEY_BYTES:
+		raise SignatureError(
+			"a Standard Webhooks secret reads whsec_<base64 of 24 to 64 random bytes>; this "
+			f"one holds fewer than {STANDARD_KEY_BYTES} bytes",
+			reason="malformed",
+		)
 
 
 def verify(

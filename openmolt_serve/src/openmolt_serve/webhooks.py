@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from openmolt_core.errors import OpenMoltError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.secrets import Redactor, register_key
 from openmolt_core.triggers import WebhookTrigger
 from openmolt_serve._agentenv import agent_env, agent_secret
@@ -77,7 +77,13 @@ from openmolt_serve._body import (
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import seen_store
-from openmolt_serve.signatures import ReplayGuard, SeenStore, SignatureError, verify
+from openmolt_serve.signatures import (
+	ReplayGuard,
+	SeenStore,
+	SignatureError,
+	check_secret,
+	verify,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -116,6 +122,12 @@ class Webhook:
 
 	def __post_init__(self) -> None:
 		register_key(self.agent.om, self.secret)  # for the instance's life, however it was made
+		try:
+			check_secret(self.config.scheme, self.secret)
+		except SignatureError as exc:
+			raise ConfigurationError(
+				f"the webhook secret of {self.agent.name!r} (scheme {self.config.scheme}): {exc}"
+			) from None
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
 		self.redact = Redactor(known=self.agent.om.secrets)  # for what an answer says
@@ -128,7 +140,8 @@ class Webhook:
 		(`seen_store`), so a restart forgets no signature.
 
 		Raises:
-			ConfigurationError: The secret is not set.
+			ConfigurationError: The secret is not set, or is no key of the scheme (a
+				``standard`` secret that is not ``whsec_<base64>`` of 16 bytes or more).
 		"""
 		what = f"the webhook secret of {agent.name!r}"
 		secret = agent_secret(
@@ -157,6 +170,20 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 		if config.scheme == "slack" and isinstance(data.get("event_id"), str):
 			return str(data["event_id"])
 	return None
+
+
+def _handshake(config: WebhookTrigger, data: Any) -> bool:
+	"""Whether a payload is Slack's ``url_verification`` (answered with its challenge, no run).
+
+	Slack's only: another sender's signed payload that reads alike (a form service's, its text
+	a stranger's) is a payload like any other, and runs.
+	"""
+	return (
+		config.scheme == "slack"
+		and isinstance(data, dict)
+		and data.get("type") == "url_verification"
+		and "challenge" in data
+	)
 
 
 def _slack_tokens(data: Any) -> list[str]:
@@ -296,7 +323,7 @@ async def handle_webhook(
 			headers={"Retry-After": str(math.ceil(wait))},
 		)
 	hook.guard.remember(verified)
-	if isinstance(data, dict) and data.get("type") == "url_verification" and "challenge" in data:
+	if _handshake(config, data):
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted.
