@@ -686,3 +686,27 @@ async def test_only_a_slack_webhook_answers_a_url_verification_challenge() -> No
 		)
 		assert response.status_code == 202 and "challenge" not in response.json()
 		await eventually(lambda: len(model.requests) == 1)
+
+
+async def test_while_a_webhook_secret_rotates_both_are_taken_and_both_are_masked(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""previousSecretEnv: deliveries signed with the old secret still run while senders switch."""
+	monkeypatch.setenv("TRIAGE_OLD_SECRET", "the-old-webhook-secret")
+	model = ScriptedModel([finish("one"), finish("two")])
+	async for server, client in serving(
+		model, {"scheme": "github", "previousSecretEnv": "TRIAGE_OLD_SECRET"}
+	):
+		for n, secret in enumerate((SECRET, "the-old-webhook-secret")):
+			body = json.dumps({"n": n}).encode()
+			headers = {**sign("github", secret, body), "X-GitHub-Delivery": f"d-{n}"}
+			response = await client.post("/hooks/Triage", content=body, headers=headers)
+			assert response.status_code == 202, response.text
+		await eventually(lambda: len(model.requests) == 2)
+		hook = server.webhooks["Triage"]
+		assert "the-old-webhook-secret" not in repr(hook)
+		assert "the-old-webhook-secret" in hook.agent.om.secrets  # masked wherever it shows
+		wrong = await client.post(
+			"/hooks/Triage", content=b"{}", headers=sign("github", "a-third-secret", b"{}")
+		)
+		assert wrong.status_code == 401

@@ -398,3 +398,42 @@ def test_a_claim_on_a_shared_file_is_won_once_and_drops_the_expired_entries(tmp_
 	assert two.claim("msg:stale", now + 60)  # expired: a new message may take the id
 	one.close()
 	two.close()
+
+
+@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack", "standard"])
+def test_while_a_secret_rotates_either_one_verifies(scheme: str) -> None:
+	"""Given the new secret and the one it replaces, a request signed with either verifies.
+
+	A sender switches to a new secret when its owner says so (GitHub, a form service: one
+	secret at a time); the receiver must take both meanwhile, else deliveries fail in between.
+	"""
+	old, new = (
+		(
+			"whsec_" + "b2xkLXNlY3JldC1vZi10aGUtc2VuZGVy",
+			"whsec_" + "bmV3LXNlY3JldC1vZi10aGUtc2VuZGVy",
+		)
+		if scheme == "standard"
+		else ("old-secret", "new-secret")
+	)
+	body = b'{"n": 1}'
+	for used in (old, new):
+		headers = sign(scheme, used, body)
+		got = verify(scheme, [new, old], body, headers)
+		assert got.signature == verify(scheme, used, body, headers).signature
+	with pytest.raises(SignatureError) as refused:
+		verify(
+			scheme,
+			[new, old],
+			body,
+			sign(
+				scheme,
+				"another-one"
+				if scheme != "standard"
+				else "whsec_" + "YW5vdGhlci1vbmUtb2YtdGhlLXNlbmRlcg==",
+				body,
+			),
+		)
+	assert refused.value.reason == "invalid"
+	assert "secret" not in str(refused.value).replace("a wrong secret", "").replace(
+		"endpoint secret", ""
+	).replace("signing secret", "")

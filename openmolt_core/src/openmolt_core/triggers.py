@@ -176,6 +176,15 @@ class WebhookTrigger(_Model):
 		description="The environment variable holding the secret (default: "
 		"OPENMOLT_<AGENT>_WEBHOOK_SECRET).",
 	)
+	previous_secret: str | None = Field(
+		default=None,
+		description="While the secret is replaced: the one it replaces, accepted too until every "
+		"sender signs with the new one; then remove it (prefer previousSecretEnv).",
+	)
+	previous_secret_env: str | None = Field(
+		default=None,
+		description="The environment variable holding the secret being replaced (previousSecret).",
+	)
 	header: str = Field(
 		default=DEFAULT_HMAC_HEADER, description="The signature header of the hmac scheme."
 	)

@@ -201,7 +201,7 @@ def check_secret(scheme: Scheme | str, secret: str) -> None:
 
 def verify(
 	scheme: Scheme | str,
-	secret: str,
+	secret: str | Sequence[str],
 	body: bytes,
 	headers: Mapping[str, str],
 	*,
@@ -213,7 +213,9 @@ def verify(
 
 	Args:
 		scheme: ``hmac``, ``standard``, ``github``, ``stripe`` or ``slack``.
-		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...).
+		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...), or
+			several while one replaces another: the request verifies if it is signed with one
+			of them (the first that matches gives `Verified.signature`, so keep the order).
 		body: The raw request body, as received (never re-serialized JSON).
 		headers: The request's headers (any case).
 		tolerance: Seconds a signed timestamp may be away from ``now``.
@@ -226,9 +228,30 @@ def verify(
 	Raises:
 		SignatureError: The request is unsigned, malformed, wrongly signed or too old.
 	"""
-	if not secret:
+	secrets = [secret] if isinstance(secret, str) else [s for s in secret if s]
+	if not secrets or not secrets[0]:
 		raise SignatureError("no secret is configured to check signatures with", reason="unsigned")
 	clock = time.time() if now is None else now
+	wrong: list[SignatureError] = []
+	for one in secrets:
+		try:
+			return _verify(scheme, one, body, headers, tolerance, clock, header)
+		except SignatureError as exc:
+			if exc.reason != "invalid":  # the same for every secret: unsigned, expired, ...
+				raise
+			wrong.append(exc)
+	raise wrong[0]
+
+
+def _verify(
+	scheme: Scheme | str,
+	secret: str,
+	body: bytes,
+	headers: Mapping[str, str],
+	tolerance: float,
+	clock: float,
+	header: str,
+) -> Verified:
 	key = secret.encode()
 	if scheme in ("hmac", "github"):
 		name = "X-Hub-Signature-256" if scheme == "github" else header

@@ -63,7 +63,7 @@ from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.secrets import Redactor, register_key
-from openmolt_core.triggers import WebhookTrigger
+from openmolt_core.triggers import WebhookTrigger, secret_from
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -110,31 +110,40 @@ class Webhook:
 		config: Its settings.
 		secret: The shared secret (read from the environment by `create`).
 		store: Where the replay guard also keeps what it has seen (None: memory only).
+		previous: The secret ``secret`` replaces, accepted too while senders switch (None:
+			none).
 	"""
 
 	agent: Agent
 	config: WebhookTrigger
 	secret: str = field(repr=False)
 	store: SeenStore | None = None
+	previous: str | None = field(default=None, repr=False)
 	limit: RateLimit = field(init=False)
 	guard: ReplayGuard = field(init=False)
 	redact: Redactor = field(init=False, repr=False)
 
 	def __post_init__(self) -> None:
-		register_key(self.agent.om, self.secret)  # for the instance's life, however it was made
-		try:
-			check_secret(self.config.scheme, self.secret)
-		except SignatureError as exc:
-			raise ConfigurationError(
-				f"the webhook secret of {self.agent.name!r} (scheme {self.config.scheme}): {exc}"
-			) from None
+		register_key(self.agent.om, self.secret, self.previous)  # for the instance's life
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
 		self.redact = Redactor(known=self.agent.om.secrets)  # for what an answer says
+		for what, secret in (("secret", self.secret), ("previous secret", self.previous)):
+			try:
+				if secret is not None:
+					check_secret(self.config.scheme, secret)
+			except SignatureError as exc:
+				raise ConfigurationError(
+					f"the webhook {what} of {self.agent.name!r} (scheme {self.config.scheme}): "
+					f"{exc}"
+				) from None
 
 	@classmethod
 	def create(cls, agent: Agent, config: WebhookTrigger) -> Webhook:
 		"""Read the secret (``secret``, else ``secretEnv``, else ``OPENMOLT_<AGENT>_WEBHOOK_SECRET``).
+
+		While it is replaced, the one it replaces (``previousSecret``, ``previousSecretEnv``) is
+		read too: a request signed with either is taken.
 
 		With a run store or a durable store the replay guard keeps what it has seen there too
 		(`seen_store`), so a restart forgets no signature.
@@ -147,7 +156,19 @@ class Webhook:
 		secret = agent_secret(
 			config.secret, config.secret_env, agent=agent.name, key="webhookSecret", what=what
 		)
-		return cls(agent, config, secret, seen_store(agent, "hook"))
+		previous = None
+		if config.previous_secret or config.previous_secret_env:
+			previous = secret_from(
+				config.previous_secret,
+				config.previous_secret_env,
+				what=f"the previous webhook secret of {agent.name!r} (previousSecretEnv)",
+			)
+		return cls(agent, config, secret, seen_store(agent, "hook"), previous)
+
+	@property
+	def secrets(self) -> tuple[str, ...]:
+		"""The secrets a request may be signed with: the secret, then the one it replaces."""
+		return (self.secret,) if self.previous is None else (self.secret, self.previous)
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -283,7 +304,7 @@ async def handle_webhook(
 	try:
 		verified = verify(
 			config.scheme,
-			hook.secret,
+			hook.secrets,
 			body,
 			request.headers,
 			tolerance=config.tolerance,
