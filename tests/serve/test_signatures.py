@@ -232,7 +232,7 @@ def test_signatures_without_a_time_are_refused_for_the_guards_life() -> None:
 def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
 	"""Other spellings of the same valid signature (case, spaces, variants, extra signatures)."""
 	out: list[dict[str, str]] = []
-	name, value = next((k, v) for k, v in headers.items() if "ignature" in k)
+	name, value = next((k, v) for k, v in headers.items() if "ignature" in k or "Hmac" in k)
 	if scheme in ("hmac", "github"):
 		digest = value.removeprefix("sha256=")
 		out += [{name: "sha256=" + digest.upper()}, {name: f"  sha256={digest}  "}]
@@ -249,6 +249,9 @@ def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
 			{name: f"{t},v1={'0' * 64},v1={digest},v0=abc"},
 			{name: f"{t},v1={digest},v1={digest.upper()}"},
 		]
+	elif scheme == "shopify":
+		url = value.replace("+", "-").replace("/", "_")
+		out += [{name: value.rstrip("=")}, {name: f" {url} "}, {name: url.rstrip("=")}]
 	elif scheme == "standard":
 		b64 = value.removeprefix("v1,")
 		url = b64.replace("+", "-").replace("/", "_")
@@ -262,7 +265,7 @@ def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
 	return out
 
 
-@pytest.mark.parametrize("scheme", ["hmac", "github", "slack", "stripe", "standard"])
+@pytest.mark.parametrize("scheme", ["hmac", "github", "slack", "stripe", "standard", "shopify"])
 def test_a_respelled_signature_is_the_same_request_for_the_replay_guard(scheme: str) -> None:
 	"""Upper-case hex, spaces, base64 variants or extra signatures do not make a new request."""
 	secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" if scheme == "standard" else "s3cret"
@@ -437,3 +440,30 @@ def test_while_a_secret_rotates_either_one_verifies(scheme: str) -> None:
 	assert "secret" not in str(refused.value).replace("a wrong secret", "").replace(
 		"endpoint secret", ""
 	).replace("signing secret", "")
+
+
+def test_shopify_signs_the_raw_body_in_base64_and_names_its_event() -> None:
+	"""Shopify: X-Shopify-Hmac-Sha256 is base64 of HMAC-SHA256 over the raw body (not hex).
+
+	As Shopify's "Verify webhooks" computes it: ``base64(hmac_sha256(client secret, raw body))``;
+	a retry carries the same X-Shopify-Event-Id, the id the guard keeps.
+	"""
+	import base64
+	import hashlib
+	import hmac
+
+	secret, body = "shpss_client_secret", b'{"id": 820982911946154508, "email": "jon@example.com"}'
+	theirs = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+	headers = {"X-Shopify-Hmac-Sha256": theirs, "X-Shopify-Event-Id": "98880550-7158-44d4-b7cd"}
+	got = verify("shopify", secret, body, headers)
+	assert got.delivery == "98880550-7158-44d4-b7cd" and got.timestamp is None
+	assert sign("shopify", secret, body) == {"X-Shopify-Hmac-Sha256": theirs}
+	with pytest.raises(SignatureError) as changed:
+		verify("shopify", secret, body + b" ", headers)
+	assert changed.value.reason == "invalid"
+	hexed = {"X-Shopify-Hmac-Sha256": hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()}
+	with pytest.raises(SignatureError):
+		verify("shopify", secret, body, hexed)
+	with pytest.raises(SignatureError) as unsigned:
+		verify("shopify", secret, body, {})
+	assert unsigned.value.reason == "unsigned"

@@ -143,7 +143,7 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 	return found
 
 
-Scheme = Literal["hmac", "standard", "github", "stripe", "slack"]
+Scheme = Literal["hmac", "standard", "github", "stripe", "slack", "shopify"]
 """How a webhook's requests are signed; ``openmolt_serve.signatures`` checks each scheme."""
 
 DEFAULT_TOLERANCE = 300.0
@@ -166,7 +166,7 @@ class WebhookTrigger(_Model):
 	scheme: Scheme = Field(
 		default="standard",
 		description="How requests are signed: standard (Standard Webhooks), hmac, github, "
-		"stripe or slack.",
+		"stripe, slack or shopify.",
 	)
 	secret: str | None = Field(
 		default=None, description="The shared secret (prefer secretEnv: never check it in)."

@@ -1,6 +1,6 @@
 """Webhook signatures: check that a request was signed by the sender, before anything runs.
 
-Five schemes, each exactly as its owner documents it (all HMAC-SHA256 over the raw body bytes,
+Six schemes, each exactly as its owner documents it (all HMAC-SHA256 over the raw body bytes,
 compared in constant time):
 
 | scheme | headers | signed text | replay window |
@@ -10,12 +10,14 @@ compared in constant time):
 | ``github`` | ``X-Hub-Signature-256: sha256=<hex>`` | the body | none (GitHub signs no time); ``X-GitHub-Delivery`` names the delivery |
 | ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
 | ``slack`` | ``X-Slack-Request-Timestamp``, ``X-Slack-Signature: v0=<hex>`` | ``v0:<timestamp>:<body>`` | ``tolerance`` seconds (Slack: 5 minutes) |
+| ``shopify`` | ``X-Shopify-Hmac-Sha256: <base64>`` | the body | none (Shopify signs no time); ``X-Shopify-Event-Id`` names the event |
 
 ``standard`` is [Standard Webhooks](https://www.standardwebhooks.com/) (its secrets read
 ``whsec_<base64>``), the shared-secret scheme to choose when you control the sender: it signs an
 id and a time, so a captured request cannot be replayed later. Sources: GitHub's "Validating
 webhook deliveries", Stripe's "Check the webhook signatures" (manual verification), Slack's
-"Verifying requests from Slack"; the tests check each against its documented example.
+"Verifying requests from Slack", Shopify's "Verify webhooks" (and "Ignore duplicate
+webhooks": a retry carries the same ``X-Shopify-Event-Id``); the tests check each against its documented example.
 
 A timestamp outside the window (either way: a clock ahead by more than ``tolerance`` too) is
 refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen, keyed on
@@ -94,7 +96,7 @@ class Verified:
 			respelled copy.
 		timestamp: The signed time (Unix seconds), when the scheme signs one.
 		delivery: The sender's id of this delivery, when it sends one (``webhook-id``,
-			``X-GitHub-Delivery``); a retry of one delivery carries the same id.
+			``X-GitHub-Delivery``, ``X-Shopify-Event-Id``); a retry of one delivery carries the same id.
 	"""
 
 	scheme: str
@@ -212,7 +214,7 @@ def verify(
 	"""Check a request's signature.
 
 	Args:
-		scheme: ``hmac``, ``standard``, ``github``, ``stripe`` or ``slack``.
+		scheme: ``hmac``, ``standard``, ``github``, ``stripe``, ``slack`` or ``shopify``.
 		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...), or
 			several while one replaces another: the request verifies if it is signed with one
 			of them (the first that matches gives `Verified.signature`, so keep the order).
@@ -266,6 +268,17 @@ def _verify(
 			)
 		delivery = _header(headers, "X-GitHub-Delivery") if scheme == "github" else None
 		return Verified(scheme, expected.hex(), None, delivery.strip() if delivery else None)
+	if scheme == "shopify":
+		given = _need(headers, "X-Shopify-Hmac-Sha256", scheme)
+		expected = _mac(key, body)
+		if not hmac.compare_digest(_b64(given), expected):
+			raise SignatureError(
+				"X-Shopify-Hmac-Sha256 (the base64 of the body's HMAC-SHA256) does not match: a "
+				"wrong client secret, or a changed body",
+				reason="invalid",
+			)
+		event = _header(headers, "X-Shopify-Event-Id") or _header(headers, "X-Shopify-Webhook-Id")
+		return Verified(scheme, expected.hex(), None, event.strip() if event else None)
 	if scheme == "stripe":
 		given = _need(headers, "Stripe-Signature", scheme)
 		parts = [p.partition("=") for p in given.split(",")]
@@ -346,6 +359,8 @@ def sign(
 		return {header: "sha256=" + _mac(key, body).hex()}
 	if scheme == "github":
 		return {"X-Hub-Signature-256": "sha256=" + _mac(key, body).hex()}
+	if scheme == "shopify":
+		return {"X-Shopify-Hmac-Sha256": base64.b64encode(_mac(key, body)).decode()}
 	if scheme == "stripe":
 		return {"Stripe-Signature": f"t={stamp},v1={_mac(key, stamp.encode() + b'.' + body).hex()}"}
 	if scheme == "slack":

@@ -24,7 +24,7 @@ once its workflow is recorded), or after `ACK_WITHIN` seconds at most: senders c
 answer as a failed delivery (Slack waits three seconds, GitHub ten) and retry it, and a run of a
 ``session`` waits for the session's running turn to end before it starts. Such a queued run that
 then fails to start is logged (the sender was told ``202``). A delivery id the sender gives (``webhook-id``,
-``X-GitHub-Delivery``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
+``X-GitHub-Delivery``, ``X-Shopify-Event-Id``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs; without one, the verified signature fixes it
 (the same signed request, retried to another server on the same durable store whose replay guard
 never saw it, attaches to the run the first one started). A Slack ``url_verification`` request gets
