@@ -710,3 +710,53 @@ async def test_while_a_webhook_secret_rotates_both_are_taken_and_both_are_masked
 			"/hooks/Triage", content=b"{}", headers=sign("github", "a-third-secret", b"{}")
 		)
 		assert wrong.status_code == 401
+
+
+async def test_twilio_requests_are_checked_against_the_url_twilio_calls() -> None:
+	"""The url setting (the public URL, a proxy in front) and the request's query are signed.
+
+	A form (an SMS) and a JSON body (bodySHA256 in the query) run; the same request signed for
+	another address, or a changed body, is 401; a second delivery of one idempotency token is a
+	duplicate.
+	"""
+	import hashlib
+
+	public = "https://agents.example.com/hooks/Triage"
+	model = ScriptedModel([finish("sms"), finish("json")])
+	async for _server, client in serving(model, {"scheme": "twilio", "url": public}):
+		form = b"Body=hello&From=%2B15550100&To=%2B15550199&MessageSid=SM1"
+		headers = {
+			**sign("twilio", SECRET, form, url=public),
+			"content-type": "application/x-www-form-urlencoded",
+			"I-Twilio-Idempotency-Token": "idem-sms",
+		}
+		ok = await client.post("/hooks/Triage", content=form, headers=headers)
+		assert ok.status_code == 202, ok.text
+		again = await client.post("/hooks/Triage", content=form, headers=headers)
+		assert again.json()["status"] == "duplicate"
+		elsewhere = sign("twilio", SECRET, form, url="https://other.example/hooks/Triage")
+		moved = await client.post(
+			"/hooks/Triage",
+			content=form,
+			headers={**elsewhere, "content-type": "application/x-www-form-urlencoded"},
+		)
+		assert moved.status_code == 401 and moved.json()["reason"] == "invalid"
+		body = b'{"EventType": "onMessageAdded", "Body": "hi"}'
+		query = f"bodySHA256={hashlib.sha256(body).hexdigest()}"
+		signed = sign("twilio", SECRET, body, url=f"{public}?{query}")
+		json_headers = {**signed, "content-type": "application/json"}
+		ran = await client.post(f"/hooks/Triage?{query}", content=body, headers=json_headers)
+		assert ran.status_code == 202, ran.text
+		changed = await client.post(
+			f"/hooks/Triage?{query}", content=body + b" ", headers=json_headers
+		)
+		assert changed.status_code == 401
+		await eventually(lambda: len(model.requests) == 2)
+	assert first_input(model)["Body"] == "hello" and first_input(model, 1)["Body"] == "hi"
+
+
+def test_the_twilio_scheme_needs_the_url_twilio_calls() -> None:
+	"""Without url (or with one that is no http(s) address) the setting is refused, naming url."""
+	for settings in ({"scheme": "twilio"}, {"scheme": "twilio", "url": "agents.example.com/h"}):
+		with pytest.raises(ValueError, match="url"):
+			Triggers.model_validate({"webhook": {"secret": SECRET, **settings}})

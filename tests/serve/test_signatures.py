@@ -467,3 +467,59 @@ def test_shopify_signs_the_raw_body_in_base64_and_names_its_event() -> None:
 	with pytest.raises(SignatureError) as unsigned:
 		verify("shopify", secret, body, {})
 	assert unsigned.value.reason == "unsigned"
+
+
+# Twilio, "Webhooks security" (its worked example, and the twilio-java test vector):
+# https://www.twilio.com/docs/usage/webhooks/webhooks-security
+TWILIO_TOKEN = "12345"
+TWILIO_URL = "https://mycompany.com/myapp.php?foo=1&bar=2"
+TWILIO_FORM = b"CallSid=CA1234567890ABCDE&Caller=%2B14158675309&Digits=1234&From=%2B14158675309&To=%2B18005551212"
+TWILIO_SIGNATURE = "RSOYDt4T1cUTdK1PDd93/VVr8B8="
+
+
+def test_twilios_documented_example_verifies_and_agrees_with_its_sdk() -> None:
+	"""URL + the POST fields sorted by name, HMAC-SHA1 in base64; a JSON body by bodySHA256."""
+	from urllib.parse import parse_qs
+
+	from twilio.request_validator import RequestValidator
+
+	headers = {"X-Twilio-Signature": TWILIO_SIGNATURE, "I-Twilio-Idempotency-Token": "idem-1"}
+	got = verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers, url=TWILIO_URL)
+	assert got.delivery == "idem-1" and got.timestamp is None
+	# The port Twilio may or may not have signed, as its SDK accepts both.
+	ported = "https://mycompany.com:443/myapp.php?foo=1&bar=2"
+	assert verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers, url=ported).signature
+	for wrong_url in (
+		"https://mycompany.com/myapp.php?foo=1&bar=3",
+		"https://evil.example/myapp.php?foo=1&bar=2",
+	):
+		with pytest.raises(SignatureError) as refused:
+			verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers, url=wrong_url)
+		assert refused.value.reason == "invalid"
+	# Ours as Twilio's SDK computes them, for a form (a field given twice: both values signed)
+	# and a JSON body (bodySHA256 in the URL).
+	validator = RequestValidator(TWILIO_TOKEN)
+
+	class Fields(dict[str, list[str]]):
+		def getall(self, name: str) -> list[str]:
+			return self[name]
+
+	form = b"Body=hello+there&From=%2B15550100&To=%2B15550199&MediaUrl0=b&MediaUrl0=a"
+	url = "https://Example.com/hooks/Triage"
+	fields = Fields(parse_qs(form.decode(), keep_blank_values=True))
+	mine = sign("twilio", TWILIO_TOKEN, form, url=url)["X-Twilio-Signature"]
+	assert mine == validator.compute_signature(url, fields)
+	assert validator.validate(url, fields, mine)
+	assert verify("twilio", TWILIO_TOKEN, form, {"X-Twilio-Signature": mine}, url=url)
+	body = b'{"event": "message.added", "text": "hi"}'
+	json_url = f"{url}?bodySHA256={__import__('hashlib').sha256(body).hexdigest()}"
+	theirs = validator.compute_signature(json_url, {})
+	assert verify("twilio", TWILIO_TOKEN, body, {"X-Twilio-Signature": theirs}, url=json_url)
+	assert sign("twilio", TWILIO_TOKEN, body, url=json_url) == {"X-Twilio-Signature": theirs}
+	assert validator.validate(json_url, body.decode(), theirs)
+	with pytest.raises(SignatureError) as changed:
+		verify("twilio", TWILIO_TOKEN, body + b" ", {"X-Twilio-Signature": theirs}, url=json_url)
+	assert changed.value.reason == "invalid"
+	with pytest.raises(SignatureError) as nourl:
+		verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers)
+	assert nourl.value.reason == "malformed"

@@ -143,7 +143,7 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 	return found
 
 
-Scheme = Literal["hmac", "standard", "github", "stripe", "slack", "shopify"]
+Scheme = Literal["hmac", "standard", "github", "stripe", "slack", "shopify", "twilio"]
 """How a webhook's requests are signed; ``openmolt_serve.signatures`` checks each scheme."""
 
 DEFAULT_TOLERANCE = 300.0
@@ -166,7 +166,7 @@ class WebhookTrigger(_Model):
 	scheme: Scheme = Field(
 		default="standard",
 		description="How requests are signed: standard (Standard Webhooks), hmac, github, "
-		"stripe, slack or shopify.",
+		"stripe, slack, shopify or twilio.",
 	)
 	secret: str | None = Field(
 		default=None, description="The shared secret (prefer secretEnv: never check it in)."
@@ -230,6 +230,26 @@ class WebhookTrigger(_Model):
 		"(sender.login); integrations bound per user use their account (openmolt_core.accounts). "
 		"A payload without it runs for the operator.",
 	)
+	url: str | None = Field(
+		default=None,
+		description="The twilio scheme: this webhook's public URL as Twilio calls it "
+		"(https://agents.example.com/hooks/Triage); Twilio signs it, and a proxy in front "
+		"changes what the server sees. The request's query is added to it.",
+	)
+
+	@model_validator(mode="after")
+	def _twilio_url(self) -> WebhookTrigger:
+		if self.url is not None and not re.match(r"^https?://[^/\s]+", self.url):
+			raise ValueError(
+				"url: give the whole address Twilio calls, with its scheme "
+				"(https://agents.example.com/hooks/<agent>)"
+			)
+		if self.scheme == "twilio" and not self.url:
+			raise ValueError(
+				"url: the twilio scheme signs the URL Twilio calls; give it "
+				"(https://agents.example.com/hooks/<agent>)"
+			)
+		return self
 
 
 DEFAULT_CALLER = "default"

@@ -1,7 +1,7 @@
 """Webhook signatures: check that a request was signed by the sender, before anything runs.
 
-Six schemes, each exactly as its owner documents it (all HMAC-SHA256 over the raw body bytes,
-compared in constant time):
+Seven schemes, each exactly as its owner documents it (HMAC over the raw body bytes, or over what
+the table says, compared in constant time):
 
 | scheme | headers | signed text | replay window |
 | --- | --- | --- | --- |
@@ -11,13 +11,16 @@ compared in constant time):
 | ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
 | ``slack`` | ``X-Slack-Request-Timestamp``, ``X-Slack-Signature: v0=<hex>`` | ``v0:<timestamp>:<body>`` | ``tolerance`` seconds (Slack: 5 minutes) |
 | ``shopify`` | ``X-Shopify-Hmac-Sha256: <base64>`` | the body | none (Shopify signs no time); ``X-Shopify-Event-Id`` names the event |
+| ``twilio`` | ``X-Twilio-Signature: <base64>`` (HMAC-SHA1, or SHA-256 when ``X-Twilio-Webhooks-Signature-Settings`` says so) | the URL Twilio called, then each form field's name and value sorted by name; a JSON body: the URL, whose ``bodySHA256`` is the body's SHA-256 | none; ``I-Twilio-Idempotency-Token`` names the delivery |
 
 ``standard`` is [Standard Webhooks](https://www.standardwebhooks.com/) (its secrets read
 ``whsec_<base64>``), the shared-secret scheme to choose when you control the sender: it signs an
 id and a time, so a captured request cannot be replayed later. Sources: GitHub's "Validating
 webhook deliveries", Stripe's "Check the webhook signatures" (manual verification), Slack's
 "Verifying requests from Slack", Shopify's "Verify webhooks" (and "Ignore duplicate
-webhooks": a retry carries the same ``X-Shopify-Event-Id``); the tests check each against its documented example.
+webhooks": a retry carries the same ``X-Shopify-Event-Id``), Twilio's "Webhooks security" (the
+URL is the one Twilio calls, the webhook's ``url`` setting with the request's query: a proxy in
+front changes what the server sees, not what Twilio signed); the tests check each against its documented example.
 
 A timestamp outside the window (either way: a clock ahead by more than ``tolerance`` too) is
 refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen, keyed on
@@ -45,6 +48,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, get_args
+from urllib.parse import parse_qs, urlsplit
 
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.triggers import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
@@ -201,6 +205,71 @@ def check_secret(scheme: Scheme | str, secret: str) -> None:
 		)
 
 
+_TWILIO_HASHES = {"HMAC_SHA1": hashlib.sha1, "HMAC_SHA256": hashlib.sha256}
+
+
+def _twilio_signed(url: str, body: bytes) -> tuple[list[str], bool]:
+	"""What Twilio signs before the key: the URL (with and without its port) and the fields.
+
+	Returns the texts to try (Twilio's libraries accept the URL with or without the scheme's
+	port) and whether the body is a JSON one (signed by the URL's ``bodySHA256``).
+	"""
+	parts = urlsplit(url)
+	json_body = "bodySHA256" in parse_qs(parts.query)
+	tail = ""
+	if not json_body:
+		fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+		tail = "".join(k + v for k in sorted(fields) for v in sorted(set(fields[k])))
+	# As Twilio's libraries do: the host as written (its case kept), with and without the port.
+	if parts.port:
+		urls = [parts._replace(netloc=parts.netloc.rsplit(":", 1)[0]).geturl(), parts.geturl()]
+	else:
+		port = 443 if parts.scheme == "https" else 80
+		urls = [parts.geturl(), parts._replace(netloc=f"{parts.netloc}:{port}").geturl()]
+	return [u + tail for u in urls], json_body
+
+
+def _twilio(secret: str, body: bytes, headers: Mapping[str, str], url: str | None) -> Verified:
+	given = _need(headers, "X-Twilio-Signature", "twilio")
+	if not url:
+		raise SignatureError(
+			"the twilio scheme signs the URL Twilio calls: give the webhook's url",
+			reason="malformed",
+		)
+	settings = _header(headers, "X-Twilio-Webhooks-Signature-Settings") or ""
+	algorithm = "HMAC_SHA1"
+	for part in settings.split(","):
+		name, eq, value = part.partition("=")
+		if eq and name.strip() == "algorithm" and value.strip():
+			algorithm = value.strip().upper()
+	digest = _TWILIO_HASHES.get(algorithm)
+	if digest is None:
+		raise SignatureError(
+			"X-Twilio-Webhooks-Signature-Settings names an algorithm other than HMAC_SHA1 or "
+			"HMAC_SHA256",
+			reason="malformed",
+		)
+	texts, json_body = _twilio_signed(url, body)
+	if json_body:
+		stated = parse_qs(urlsplit(url).query)["bodySHA256"][0].strip().lower()
+		if not hmac.compare_digest(hashlib.sha256(body).hexdigest().encode(), stated.encode()):
+			raise SignatureError(
+				"the body's SHA-256 is not the URL's bodySHA256: a changed body",
+				reason="invalid",
+			)
+	mac = _b64(given)
+	for text in texts:
+		expected = hmac.new(secret.encode(), text.encode(), digest).digest()
+		if hmac.compare_digest(mac, expected):
+			token = _header(headers, "I-Twilio-Idempotency-Token")
+			return Verified("twilio", expected.hex(), None, token.strip() if token else None)
+	raise SignatureError(
+		"X-Twilio-Signature does not match: a wrong auth token, a changed body, or a url setting "
+		"other than the URL Twilio calls",
+		reason="invalid",
+	)
+
+
 def verify(
 	scheme: Scheme | str,
 	secret: str | Sequence[str],
@@ -210,11 +279,13 @@ def verify(
 	tolerance: float = DEFAULT_TOLERANCE,
 	now: float | None = None,
 	header: str = DEFAULT_HMAC_HEADER,
+	url: str | None = None,
 ) -> Verified:
 	"""Check a request's signature.
 
 	Args:
-		scheme: ``hmac``, ``standard``, ``github``, ``stripe``, ``slack`` or ``shopify``.
+		scheme: ``hmac``, ``standard``, ``github``, ``stripe``, ``slack``, ``shopify`` or
+			``twilio``.
 		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...), or
 			several while one replaces another: the request verifies if it is signed with one
 			of them (the first that matches gives `Verified.signature`, so keep the order).
@@ -223,6 +294,7 @@ def verify(
 		tolerance: Seconds a signed timestamp may be away from ``now``.
 		now: The current Unix time (default: the clock).
 		header: The header of the ``hmac`` scheme.
+		url: The URL the sender called, its query included (``twilio``, which signs it).
 
 	Returns:
 		What the signature tells (its time and delivery id).
@@ -237,6 +309,8 @@ def verify(
 	wrong: list[SignatureError] = []
 	for one in secrets:
 		try:
+			if scheme == "twilio":
+				return _twilio(one, body, headers, url)
 			return _verify(scheme, one, body, headers, tolerance, clock, header)
 		except SignatureError as exc:
 			if exc.reason != "invalid":  # the same for every secret: unsigned, expired, ...
@@ -339,6 +413,7 @@ def sign(
 	timestamp: int | None = None,
 	delivery: str = "msg_openmolt",
 	header: str = DEFAULT_HMAC_HEADER,
+	url: str = "",
 ) -> dict[str, str]:
 	"""The headers a sender of that scheme adds: for your own senders, and for tests.
 
@@ -349,6 +424,8 @@ def sign(
 		timestamp: The time to sign (default: now), for the schemes that sign one.
 		delivery: The ``webhook-id`` of the ``standard`` scheme.
 		header: The header of the ``hmac`` scheme.
+		url: The URL called, its query included (``twilio``: a JSON body's URL holds its
+			``bodySHA256``).
 
 	Raises:
 		SignatureError: The scheme is unknown, or a ``standard`` secret is not ``whsec_<base64>``.
@@ -361,6 +438,10 @@ def sign(
 		return {"X-Hub-Signature-256": "sha256=" + _mac(key, body).hex()}
 	if scheme == "shopify":
 		return {"X-Shopify-Hmac-Sha256": base64.b64encode(_mac(key, body)).decode()}
+	if scheme == "twilio":
+		text = _twilio_signed(url, body)[0][0]
+		mac = hmac.new(key, text.encode(), hashlib.sha1).digest()
+		return {"X-Twilio-Signature": base64.b64encode(mac).decode()}
 	if scheme == "stripe":
 		return {"Stripe-Signature": f"t={stamp},v1={_mac(key, stamp.encode() + b'.' + body).hex()}"}
 	if scheme == "slack":

@@ -24,7 +24,7 @@ once its workflow is recorded), or after `ACK_WITHIN` seconds at most: senders c
 answer as a failed delivery (Slack waits three seconds, GitHub ten) and retry it, and a run of a
 ``session`` waits for the session's running turn to end before it starts. Such a queued run that
 then fails to start is logged (the sender was told ``202``). A delivery id the sender gives (``webhook-id``,
-``X-GitHub-Delivery``, ``X-Shopify-Event-Id``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
+``X-GitHub-Delivery``, ``X-Shopify-Event-Id``, ``I-Twilio-Idempotency-Token``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs; without one, the verified signature fixes it
 (the same signed request, retried to another server on the same durable store whose replay guard
 never saw it, attaches to the run the first one started). A Slack ``url_verification`` request gets
@@ -193,6 +193,18 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 	return None
 
 
+def _called(url: str | None, query: str) -> str | None:
+	"""The URL the sender called: the webhook's public ``url`` and the request's query (raw).
+
+	Twilio signs it (a JSON body's ``bodySHA256`` rides in the query); the server behind a proxy
+	sees another host, so the address is the setting's, and only the query is the request's.
+	"""
+	if not url:
+		return None
+	base = url.split("?", 1)[0]
+	return f"{base}?{query}" if query else base
+
+
 def _handshake(config: WebhookTrigger, data: Any) -> bool:
 	"""Whether a payload is Slack's ``url_verification`` (answered with its challenge, no run).
 
@@ -309,6 +321,7 @@ async def handle_webhook(
 			request.headers,
 			tolerance=config.tolerance,
 			header=config.header,
+			url=_called(config.url, request.url.query),
 		)
 	except SignatureError as exc:
 		log.info("webhook of %s refused (%s): %s", hook.agent.name, exc.reason, exc)
