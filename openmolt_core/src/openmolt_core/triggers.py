@@ -478,6 +478,11 @@ class SlackChannel(_ChatChannel):
 		default="SLACK_SIGNING_SECRET",
 		description="The environment variable holding the signing secret.",
 	)
+	previous_signing_secret_env: str | None = Field(
+		default=None,
+		description="While the signing secret is regenerated: the variable holding the one it "
+		"replaces, accepted too until the new one is in place everywhere; then remove it.",
+	)
 
 
 Channel = Annotated[TelegramChannel | SlackChannel, Field(discriminator="type")]
