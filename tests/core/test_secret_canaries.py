@@ -548,7 +548,7 @@ async def test_every_secret_kind_in_every_spelling_never_shows_anywhere(
 			{"integration": "leaky", "credential": {"config": {"apiKey": KINDS["integration"]}}}
 		],
 	)
-	Webhook.create(agent, WebhookTrigger(secret=KINDS["webhook"]))
+	Webhook.create(agent, WebhookTrigger(scheme="github", secret=KINDS["webhook"]))
 	bot = TelegramBot(
 		agent,
 		TelegramChannel(type="telegram", token=KINDS["bot"], allowed_users=[1]),

@@ -78,7 +78,7 @@ async def post(
 	return await client.post("/hooks/Triage", content=body, headers=headers)
 
 
-@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack", "standard"])
+@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack", "standard", "shopify"])
 @pytest.mark.parametrize("body", [deep(400_000), deep(MAX_DEPTH + 1), deep_object(2000)])
 async def test_a_signed_body_nested_too_deeply_is_422_and_runs_nothing(
 	scheme: str, body: bytes
@@ -257,10 +257,12 @@ async def test_a_bot_api_answer_nested_too_deeply_is_an_error_the_poller_survive
 
 
 def respelled(scheme: str, headers: dict[str, str]) -> dict[str, str]:
-	name, value = next((k, v) for k, v in headers.items() if "ignature" in k)
+	name, value = next((k, v) for k, v in headers.items() if "ignature" in k or "Hmac" in k)
 	if scheme == "standard":
 		b64 = value.removeprefix("v1,")
 		return {**headers, name: f"v1,{'A' * 44} v1,{b64.replace('+', '-').rstrip('=')}"}
+	if scheme == "shopify":
+		return {**headers, name: value.replace("+", "-").replace("/", "_").rstrip("=")}
 	if scheme == "stripe":
 		t, _, v1 = value.partition(",")
 		return {**headers, name: f"{t}, v1={'0' * 64}, {v1.upper().replace('V1=', 'v1=')}"}
@@ -268,7 +270,7 @@ def respelled(scheme: str, headers: dict[str, str]) -> dict[str, str]:
 	return {**headers, name: f"{prefix}={digest.upper()}"}
 
 
-@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack", "standard"])
+@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack", "standard", "shopify"])
 async def test_a_respelled_copy_of_a_signed_request_starts_no_second_run(scheme: str) -> None:
 	"""Upper-case hex, spaces or a base64 variant: the same request, so 409 or duplicate."""
 	secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" if scheme == "standard" else SECRET
@@ -294,7 +296,7 @@ async def test_a_respelled_copy_of_a_signed_request_starts_no_second_run(scheme:
 	assert len(model.requests) == 1
 
 
-@pytest.mark.parametrize("scheme", ["hmac", "github"])
+@pytest.mark.parametrize("scheme", ["hmac", "github", "shopify"])
 async def test_a_signature_without_a_time_is_refused_after_a_restart_with_a_run_store(
 	scheme: str, tmp_path: Path
 ) -> None:
@@ -320,7 +322,8 @@ async def test_a_signature_without_a_time_is_refused_after_a_restart_with_a_run_
 	rows = sqlite3.connect(store).execute("SELECT scope, key FROM openmolt_webhook_seen").fetchall()
 	assert rows and all(scope == "hook:Triage" for scope, _ in rows)
 	kept = " ".join(key for _, key in rows)
-	mac = next(v for k, v in headers.items() if "ignature" in k).removeprefix("sha256=")
+	mac = next(v for k, v in headers.items() if "ignature" in k or "Hmac" in k)
+	mac = mac.removeprefix("sha256=")
 	assert mac not in kept and SECRET not in kept
 
 

@@ -27,7 +27,9 @@ async def test_a_refusal_that_echoes_a_known_secret_is_masked() -> None:
 	om = OpenMolt(entry_points=False)
 	om.secrets.add(SECRET)
 	agent = om.create_agent(name="Triage", model=ScriptedModel([]))
-	triggers = Triggers.model_validate({"webhook": {"secret": "webhook-secret-for-tests"}})
+	triggers = Triggers.model_validate(
+		{"webhook": {"scheme": "hmac", "secret": "webhook-secret-for-tests"}}
+	)
 	async with TriggerServer([(agent, triggers)], port=0) as server:
 		async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
 			answer = await client.post(f"/hooks/{SECRET}", content=b"{}")

@@ -33,7 +33,7 @@ async def everything(model: ScriptedModel) -> AsyncIterator[httpx.AsyncClient]:
 	agent = om.create_agent(name="Triage", model=model)
 	triggers = Triggers.model_validate(
 		{
-			"webhook": {"secret": SECRET},
+			"webhook": {"scheme": "hmac", "secret": SECRET},
 			"a2a": {"token": A2A, "maxBody": 10_000},
 			"agui": {"token": AGUI, "maxBody": 10_000},
 			"channels": [

@@ -38,7 +38,7 @@ async def test_serve_secrets_are_masked_in_httpx_lines_and_runs(
 	)
 	om = OpenMolt(entry_points=False, http_client=http)
 	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
-	Webhook.create(agent, WebhookTrigger(secret=SECRETS["webhook"]))
+	Webhook.create(agent, WebhookTrigger(scheme="hmac", secret=SECRETS["webhook"]))
 	telegram: Any = TelegramChannel(
 		type="telegram",
 		token=SECRETS["bot"],
@@ -107,7 +107,7 @@ def _owners(given: dict[str, str]) -> Any:
 
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
-	Webhook(agent, WebhookTrigger(), given["webhook"])  # kept while the instance lives
+	Webhook(agent, WebhookTrigger(scheme="hmac"), given["webhook"])  # kept while the instance lives
 	TokenGuard(agent, "a2a", given["guard"])
 	held = [
 		remote_agent("http://127.0.0.1:9/", handle="weather", token=given["remote"]),

@@ -350,3 +350,18 @@ async def test_the_same_user_id_in_another_team_does_not_answer_a_question() -> 
 		"Deployed to eu.",
 	]
 	assert [i["message"] for i in inputs(model)] == ["deploy", "hello"]
+
+
+async def test_while_the_signing_secret_is_regenerated_both_are_taken(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""previousSigningSecretEnv: events signed with the old secret still come in, both masked."""
+	monkeypatch.setenv("SLACK_OLD_SIGNING_SECRET", "the-old-slack-signing-secret")
+	fake = FakeSlack()
+	model = ScriptedModel([finish("ok", human_message="one"), finish("ok", human_message="two")])
+	async for client in app(model, fake, previousSigningSecretEnv="SLACK_OLD_SIGNING_SECRET"):
+		assert (await send(client, callback(dm("new")))).status_code == 200
+		old = await send(client, callback(dm("old")), secret="the-old-slack-signing-secret")
+		assert old.status_code == 200
+		assert (await send(client, callback(dm("x")), secret="a-third")).status_code == 401
+		await eventually(lambda: len(fake.posted) == 2)

@@ -617,3 +617,146 @@ def test_a_setting_no_request_could_meet_is_refused_where_given(
 	said = str(refused.value)
 	assert field in said  # where
 	assert "letters, digits and '-'" in said or "with its scheme" in said  # the fix
+
+
+class _SlowModel(ScriptedModel):
+	"""A model that takes seconds to answer, as a real one does."""
+
+	async def generate(self, request: Any) -> Any:
+		await anyio.sleep(4)
+		return await super().generate(request)
+
+
+async def test_a_delivery_behind_a_running_session_turn_is_acknowledged_at_once() -> None:
+	"""A run queued behind its session's running turn is answered 202 at once, not after it.
+
+	Slack wants an answer within three seconds (GitHub ten): a sender that waits longer
+	counts the delivery failed, and retries it.
+	"""
+	model = _SlowModel([finish("one"), finish("two")])
+	async for _server, client in serving(model, {"scheme": "slack", "session": "event.channel"}):
+		answers = []
+		for n in range(2):
+			body = json.dumps(
+				{"type": "event_callback", "event_id": f"Ev{n}", "event": {"channel": "C1"}}
+			).encode()
+			headers = {**sign("slack", SECRET, body), "content-type": "application/json"}
+			began = time.monotonic()
+			response = await client.post("/hooks/Triage", content=body, headers=headers)
+			answers.append((response.status_code, time.monotonic() - began))
+		assert [status for status, _ in answers] == [202, 202]
+		assert all(took < 3 for _, took in answers), answers
+		await eventually(lambda: len(model.requests) == 2, seconds=20)
+
+
+@pytest.mark.parametrize(
+	"secret", ["whsec_", "whsec_not base64!", "plain-text-secret", "whsec_AAAA"]
+)
+def test_a_standard_secret_that_is_no_key_fails_before_anything_listens(secret: str) -> None:
+	"""A Standard Webhooks secret that is not whsec_<base64> of a real key is refused at start.
+
+	Before, the server started and answered every sender 401 ``malformed`` (and ``whsec_``
+	alone decoded to an empty key, which anyone can sign with).
+	"""
+	from openmolt import ConfigurationError
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Std", model=ScriptedModel([]))
+	triggers = Triggers.model_validate({"webhook": {"scheme": "standard", "secret": secret}})
+	with pytest.raises(ConfigurationError) as refused:
+		TriggerServer([(agent, triggers)])
+	said = str(refused.value)
+	assert "whsec_<base64" in said and "'Std'" in said
+	assert secret.removeprefix("whsec_") not in said or not secret.removeprefix("whsec_")
+
+
+async def test_only_a_slack_webhook_answers_a_url_verification_challenge() -> None:
+	"""A signed payload of another sender that reads like Slack's handshake starts its run.
+
+	The handshake is Slack's: a form service's payload {"type": "url_verification", ...} (its
+	text the form's user's) was echoed and ran nothing.
+	"""
+	model = ScriptedModel([finish("ok")])
+	async for _server, client in serving(model, {"scheme": "hmac"}):
+		body = json.dumps({"type": "url_verification", "challenge": "abc"}).encode()
+		response = await client.post(
+			"/hooks/Triage",
+			content=body,
+			headers={**sign("hmac", SECRET, body), "content-type": "application/json"},
+		)
+		assert response.status_code == 202 and "challenge" not in response.json()
+		await eventually(lambda: len(model.requests) == 1)
+
+
+async def test_while_a_webhook_secret_rotates_both_are_taken_and_both_are_masked(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""previousSecretEnv: deliveries signed with the old secret still run while senders switch."""
+	monkeypatch.setenv("TRIAGE_OLD_SECRET", "the-old-webhook-secret")
+	model = ScriptedModel([finish("one"), finish("two")])
+	async for server, client in serving(
+		model, {"scheme": "github", "previousSecretEnv": "TRIAGE_OLD_SECRET"}
+	):
+		for n, secret in enumerate((SECRET, "the-old-webhook-secret")):
+			body = json.dumps({"n": n}).encode()
+			headers = {**sign("github", secret, body), "X-GitHub-Delivery": f"d-{n}"}
+			response = await client.post("/hooks/Triage", content=body, headers=headers)
+			assert response.status_code == 202, response.text
+		await eventually(lambda: len(model.requests) == 2)
+		hook = server.webhooks["Triage"]
+		assert "the-old-webhook-secret" not in repr(hook)
+		assert "the-old-webhook-secret" in hook.agent.om.secrets  # masked wherever it shows
+		wrong = await client.post(
+			"/hooks/Triage", content=b"{}", headers=sign("github", "a-third-secret", b"{}")
+		)
+		assert wrong.status_code == 401
+
+
+async def test_twilio_requests_are_checked_against_the_url_twilio_calls() -> None:
+	"""The url setting (the public URL, a proxy in front) and the request's query are signed.
+
+	A form (an SMS) and a JSON body (bodySHA256 in the query) run; the same request signed for
+	another address, or a changed body, is 401; a second delivery of one idempotency token is a
+	duplicate.
+	"""
+	import hashlib
+
+	public = "https://agents.example.com/hooks/Triage"
+	model = ScriptedModel([finish("sms"), finish("json")])
+	async for _server, client in serving(model, {"scheme": "twilio", "url": public}):
+		form = b"Body=hello&From=%2B15550100&To=%2B15550199&MessageSid=SM1"
+		headers = {
+			**sign("twilio", SECRET, form, url=public),
+			"content-type": "application/x-www-form-urlencoded",
+			"I-Twilio-Idempotency-Token": "idem-sms",
+		}
+		ok = await client.post("/hooks/Triage", content=form, headers=headers)
+		assert ok.status_code == 202, ok.text
+		again = await client.post("/hooks/Triage", content=form, headers=headers)
+		assert again.json()["status"] == "duplicate"
+		elsewhere = sign("twilio", SECRET, form, url="https://other.example/hooks/Triage")
+		moved = await client.post(
+			"/hooks/Triage",
+			content=form,
+			headers={**elsewhere, "content-type": "application/x-www-form-urlencoded"},
+		)
+		assert moved.status_code == 401 and moved.json()["reason"] == "invalid"
+		body = b'{"EventType": "onMessageAdded", "Body": "hi"}'
+		query = f"bodySHA256={hashlib.sha256(body).hexdigest()}"
+		signed = sign("twilio", SECRET, body, url=f"{public}?{query}")
+		json_headers = {**signed, "content-type": "application/json"}
+		ran = await client.post(f"/hooks/Triage?{query}", content=body, headers=json_headers)
+		assert ran.status_code == 202, ran.text
+		changed = await client.post(
+			f"/hooks/Triage?{query}", content=body + b" ", headers=json_headers
+		)
+		assert changed.status_code == 401
+		await eventually(lambda: len(model.requests) == 2)
+	assert first_input(model)["Body"] == "hello" and first_input(model, 1)["Body"] == "hi"
+
+
+def test_the_twilio_scheme_needs_the_url_twilio_calls() -> None:
+	"""Without url (or with one that is no http(s) address) the setting is refused, naming url."""
+	for settings in ({"scheme": "twilio"}, {"scheme": "twilio", "url": "agents.example.com/h"}):
+		with pytest.raises(ValueError, match="url"):
+			Triggers.model_validate({"webhook": {"secret": SECRET, **settings}})

@@ -232,7 +232,7 @@ def test_signatures_without_a_time_are_refused_for_the_guards_life() -> None:
 def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
 	"""Other spellings of the same valid signature (case, spaces, variants, extra signatures)."""
 	out: list[dict[str, str]] = []
-	name, value = next((k, v) for k, v in headers.items() if "ignature" in k)
+	name, value = next((k, v) for k, v in headers.items() if "ignature" in k or "Hmac" in k)
 	if scheme in ("hmac", "github"):
 		digest = value.removeprefix("sha256=")
 		out += [{name: "sha256=" + digest.upper()}, {name: f"  sha256={digest}  "}]
@@ -249,6 +249,9 @@ def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
 			{name: f"{t},v1={'0' * 64},v1={digest},v0=abc"},
 			{name: f"{t},v1={digest},v1={digest.upper()}"},
 		]
+	elif scheme == "shopify":
+		url = value.replace("+", "-").replace("/", "_")
+		out += [{name: value.rstrip("=")}, {name: f" {url} "}, {name: url.rstrip("=")}]
 	elif scheme == "standard":
 		b64 = value.removeprefix("v1,")
 		url = b64.replace("+", "-").replace("/", "_")
@@ -262,7 +265,7 @@ def _respelled(scheme: str, headers: dict[str, str]) -> list[dict[str, str]]:
 	return out
 
 
-@pytest.mark.parametrize("scheme", ["hmac", "github", "slack", "stripe", "standard"])
+@pytest.mark.parametrize("scheme", ["hmac", "github", "slack", "stripe", "standard", "shopify"])
 def test_a_respelled_signature_is_the_same_request_for_the_replay_guard(scheme: str) -> None:
 	"""Upper-case hex, spaces, base64 variants or extra signatures do not make a new request."""
 	secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" if scheme == "standard" else "s3cret"
@@ -398,3 +401,125 @@ def test_a_claim_on_a_shared_file_is_won_once_and_drops_the_expired_entries(tmp_
 	assert two.claim("msg:stale", now + 60)  # expired: a new message may take the id
 	one.close()
 	two.close()
+
+
+@pytest.mark.parametrize("scheme", ["hmac", "github", "stripe", "slack", "standard"])
+def test_while_a_secret_rotates_either_one_verifies(scheme: str) -> None:
+	"""Given the new secret and the one it replaces, a request signed with either verifies.
+
+	A sender switches to a new secret when its owner says so (GitHub, a form service: one
+	secret at a time); the receiver must take both meanwhile, else deliveries fail in between.
+	"""
+	old, new = (
+		(
+			"whsec_" + "b2xkLXNlY3JldC1vZi10aGUtc2VuZGVy",
+			"whsec_" + "bmV3LXNlY3JldC1vZi10aGUtc2VuZGVy",
+		)
+		if scheme == "standard"
+		else ("old-secret", "new-secret")
+	)
+	body = b'{"n": 1}'
+	for used in (old, new):
+		headers = sign(scheme, used, body)
+		got = verify(scheme, [new, old], body, headers)
+		assert got.signature == verify(scheme, used, body, headers).signature
+	with pytest.raises(SignatureError) as refused:
+		verify(
+			scheme,
+			[new, old],
+			body,
+			sign(
+				scheme,
+				"another-one"
+				if scheme != "standard"
+				else "whsec_" + "YW5vdGhlci1vbmUtb2YtdGhlLXNlbmRlcg==",
+				body,
+			),
+		)
+	assert refused.value.reason == "invalid"
+	assert "secret" not in str(refused.value).replace("a wrong secret", "").replace(
+		"endpoint secret", ""
+	).replace("signing secret", "")
+
+
+def test_shopify_signs_the_raw_body_in_base64_and_names_its_event() -> None:
+	"""Shopify: X-Shopify-Hmac-Sha256 is base64 of HMAC-SHA256 over the raw body (not hex).
+
+	As Shopify's "Verify webhooks" computes it: ``base64(hmac_sha256(client secret, raw body))``;
+	a retry carries the same X-Shopify-Event-Id, the id the guard keeps.
+	"""
+	import base64
+	import hashlib
+	import hmac
+
+	secret, body = "shpss_client_secret", b'{"id": 820982911946154508, "email": "jon@example.com"}'
+	theirs = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+	headers = {"X-Shopify-Hmac-Sha256": theirs, "X-Shopify-Event-Id": "98880550-7158-44d4-b7cd"}
+	got = verify("shopify", secret, body, headers)
+	assert got.delivery == "98880550-7158-44d4-b7cd" and got.timestamp is None
+	assert sign("shopify", secret, body) == {"X-Shopify-Hmac-Sha256": theirs}
+	with pytest.raises(SignatureError) as changed:
+		verify("shopify", secret, body + b" ", headers)
+	assert changed.value.reason == "invalid"
+	hexed = {"X-Shopify-Hmac-Sha256": hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()}
+	with pytest.raises(SignatureError):
+		verify("shopify", secret, body, hexed)
+	with pytest.raises(SignatureError) as unsigned:
+		verify("shopify", secret, body, {})
+	assert unsigned.value.reason == "unsigned"
+
+
+# Twilio, "Webhooks security" (its worked example, and the twilio-java test vector):
+# https://www.twilio.com/docs/usage/webhooks/webhooks-security
+TWILIO_TOKEN = "12345"
+TWILIO_URL = "https://mycompany.com/myapp.php?foo=1&bar=2"
+TWILIO_FORM = b"CallSid=CA1234567890ABCDE&Caller=%2B14158675309&Digits=1234&From=%2B14158675309&To=%2B18005551212"
+TWILIO_SIGNATURE = "RSOYDt4T1cUTdK1PDd93/VVr8B8="
+
+
+def test_twilios_documented_example_verifies_and_agrees_with_its_sdk() -> None:
+	"""URL + the POST fields sorted by name, HMAC-SHA1 in base64; a JSON body by bodySHA256."""
+	from urllib.parse import parse_qs
+
+	from twilio.request_validator import RequestValidator
+
+	headers = {"X-Twilio-Signature": TWILIO_SIGNATURE, "I-Twilio-Idempotency-Token": "idem-1"}
+	got = verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers, url=TWILIO_URL)
+	assert got.delivery == "idem-1" and got.timestamp is None
+	# The port Twilio may or may not have signed, as its SDK accepts both.
+	ported = "https://mycompany.com:443/myapp.php?foo=1&bar=2"
+	assert verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers, url=ported).signature
+	for wrong_url in (
+		"https://mycompany.com/myapp.php?foo=1&bar=3",
+		"https://evil.example/myapp.php?foo=1&bar=2",
+	):
+		with pytest.raises(SignatureError) as refused:
+			verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers, url=wrong_url)
+		assert refused.value.reason == "invalid"
+	# Ours as Twilio's SDK computes them, for a form (a field given twice: both values signed)
+	# and a JSON body (bodySHA256 in the URL).
+	validator = RequestValidator(TWILIO_TOKEN)
+
+	class Fields(dict[str, list[str]]):
+		def getall(self, name: str) -> list[str]:
+			return self[name]
+
+	form = b"Body=hello+there&From=%2B15550100&To=%2B15550199&MediaUrl0=b&MediaUrl0=a"
+	url = "https://Example.com/hooks/Triage"
+	fields = Fields(parse_qs(form.decode(), keep_blank_values=True))
+	mine = sign("twilio", TWILIO_TOKEN, form, url=url)["X-Twilio-Signature"]
+	assert mine == validator.compute_signature(url, fields)
+	assert validator.validate(url, fields, mine)
+	assert verify("twilio", TWILIO_TOKEN, form, {"X-Twilio-Signature": mine}, url=url)
+	body = b'{"event": "message.added", "text": "hi"}'
+	json_url = f"{url}?bodySHA256={__import__('hashlib').sha256(body).hexdigest()}"
+	theirs = validator.compute_signature(json_url, {})
+	assert verify("twilio", TWILIO_TOKEN, body, {"X-Twilio-Signature": theirs}, url=json_url)
+	assert sign("twilio", TWILIO_TOKEN, body, url=json_url) == {"X-Twilio-Signature": theirs}
+	assert validator.validate(json_url, body.decode(), theirs)
+	with pytest.raises(SignatureError) as changed:
+		verify("twilio", TWILIO_TOKEN, body + b" ", {"X-Twilio-Signature": theirs}, url=json_url)
+	assert changed.value.reason == "invalid"
+	with pytest.raises(SignatureError) as nourl:
+		verify("twilio", TWILIO_TOKEN, TWILIO_FORM, headers)
+	assert nourl.value.reason == "malformed"

@@ -143,7 +143,7 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 	return found
 
 
-Scheme = Literal["hmac", "standard", "github", "stripe", "slack"]
+Scheme = Literal["hmac", "standard", "github", "stripe", "slack", "shopify", "twilio"]
 """How a webhook's requests are signed; ``openmolt_serve.signatures`` checks each scheme."""
 
 DEFAULT_TOLERANCE = 300.0
@@ -166,7 +166,7 @@ class WebhookTrigger(_Model):
 	scheme: Scheme = Field(
 		default="standard",
 		description="How requests are signed: standard (Standard Webhooks), hmac, github, "
-		"stripe or slack.",
+		"stripe, slack, shopify or twilio.",
 	)
 	secret: str | None = Field(
 		default=None, description="The shared secret (prefer secretEnv: never check it in)."
@@ -175,6 +175,15 @@ class WebhookTrigger(_Model):
 		default=None,
 		description="The environment variable holding the secret (default: "
 		"OPENMOLT_<AGENT>_WEBHOOK_SECRET).",
+	)
+	previous_secret: str | None = Field(
+		default=None,
+		description="While the secret is replaced: the one it replaces, accepted too until every "
+		"sender signs with the new one; then remove it (prefer previousSecretEnv).",
+	)
+	previous_secret_env: str | None = Field(
+		default=None,
+		description="The environment variable holding the secret being replaced (previousSecret).",
 	)
 	header: str = Field(
 		default=DEFAULT_HMAC_HEADER, description="The signature header of the hmac scheme."
@@ -221,6 +230,26 @@ class WebhookTrigger(_Model):
 		"(sender.login); integrations bound per user use their account (openmolt_core.accounts). "
 		"A payload without it runs for the operator.",
 	)
+	url: str | None = Field(
+		default=None,
+		description="The twilio scheme: this webhook's public URL as Twilio calls it "
+		"(https://agents.example.com/hooks/Triage); Twilio signs it, and a proxy in front "
+		"changes what the server sees. The request's query is added to it.",
+	)
+
+	@model_validator(mode="after")
+	def _twilio_url(self) -> WebhookTrigger:
+		if self.url is not None and not re.match(r"^https?://[^/\s]+", self.url):
+			raise ValueError(
+				"url: give the whole address Twilio calls, with its scheme "
+				"(https://agents.example.com/hooks/<agent>)"
+			)
+		if self.scheme == "twilio" and not self.url:
+			raise ValueError(
+				"url: the twilio scheme signs the URL Twilio calls; give it "
+				"(https://agents.example.com/hooks/<agent>)"
+			)
+		return self
 
 
 DEFAULT_CALLER = "default"
@@ -448,6 +477,11 @@ class SlackChannel(_ChatChannel):
 	signing_secret_env: str = Field(
 		default="SLACK_SIGNING_SECRET",
 		description="The environment variable holding the signing secret.",
+	)
+	previous_signing_secret_env: str | None = Field(
+		default=None,
+		description="While the signing secret is regenerated: the variable holding the one it "
+		"replaces, accepted too until the new one is in place everywhere; then remove it.",
 	)
 
 

@@ -331,6 +331,7 @@ class Launcher:
 		session: Session | None = None,
 		user: str | None = None,
 		attachments: Sequence[Attachment] = (),
+		within: float | None = None,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -358,6 +359,10 @@ class Launcher:
 			user: The end user the run acts for (a chat's sender): integrations bound per
 				user use their account (`openmolt_core.accounts`).
 			attachments: Files for the model with a new run's input (a resume takes none).
+			within: The most seconds to wait for it to start (at most ``start_timeout``; None:
+				``start_timeout``). A run queued behind its session's running turn starts when
+				that turn ends: a caller that must answer its sender soon (a webhook) returns
+				before, and a failure to start is then only logged.
 
 		Returns:
 			The run id.
@@ -384,7 +389,7 @@ class Launcher:
 				attachments=attachments,
 			)
 
-		return await self._launch(agent, run_id, go, done, wait=True)
+		return await self._launch(agent, run_id, go, done, wait=True, within=within)
 
 	async def answer(
 		self,
@@ -429,6 +434,7 @@ class Launcher:
 		done: Done | None,
 		*,
 		wait: bool,
+		within: float | None = None,
 	) -> str:
 		starts = self._watch(OpenMolt.of(agent))
 		started = starts.waiting.setdefault(run_id, anyio.Event())
@@ -468,7 +474,8 @@ class Launcher:
 
 		self.tg.start_soon(go, name=f"openmolt trigger run {run_id}")
 		try:
-			with anyio.move_on_after(self.start_timeout):
+			limit = self.start_timeout if within is None else min(within, self.start_timeout)
+			with anyio.move_on_after(limit):
 				await started.wait()
 		finally:
 			starts.waiting.pop(run_id, None)

@@ -1,7 +1,7 @@
 """Webhook signatures: check that a request was signed by the sender, before anything runs.
 
-Five schemes, each exactly as its owner documents it (all HMAC-SHA256 over the raw body bytes,
-compared in constant time):
+Seven schemes, each exactly as its owner documents it (HMAC over the raw body bytes, or over what
+the table says, compared in constant time):
 
 | scheme | headers | signed text | replay window |
 | --- | --- | --- | --- |
@@ -10,12 +10,17 @@ compared in constant time):
 | ``github`` | ``X-Hub-Signature-256: sha256=<hex>`` | the body | none (GitHub signs no time); ``X-GitHub-Delivery`` names the delivery |
 | ``stripe`` | ``Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`` | ``<t>.<body>`` | ``tolerance`` seconds (Stripe's libraries: 300) |
 | ``slack`` | ``X-Slack-Request-Timestamp``, ``X-Slack-Signature: v0=<hex>`` | ``v0:<timestamp>:<body>`` | ``tolerance`` seconds (Slack: 5 minutes) |
+| ``shopify`` | ``X-Shopify-Hmac-Sha256: <base64>`` | the body | none (Shopify signs no time); ``X-Shopify-Event-Id`` names the event |
+| ``twilio`` | ``X-Twilio-Signature: <base64>`` (HMAC-SHA1, or SHA-256 when ``X-Twilio-Webhooks-Signature-Settings`` says so) | the URL Twilio called, then each form field's name and value sorted by name; a JSON body: the URL, whose ``bodySHA256`` is the body's SHA-256 | none; ``I-Twilio-Idempotency-Token`` names the delivery |
 
 ``standard`` is [Standard Webhooks](https://www.standardwebhooks.com/) (its secrets read
 ``whsec_<base64>``), the shared-secret scheme to choose when you control the sender: it signs an
 id and a time, so a captured request cannot be replayed later. Sources: GitHub's "Validating
 webhook deliveries", Stripe's "Check the webhook signatures" (manual verification), Slack's
-"Verifying requests from Slack"; the tests check each against its documented example.
+"Verifying requests from Slack", Shopify's "Verify webhooks" (and "Ignore duplicate
+webhooks": a retry carries the same ``X-Shopify-Event-Id``), Twilio's "Webhooks security" (the
+URL is the one Twilio calls, the webhook's ``url`` setting with the request's query: a proxy in
+front changes what the server sees, not what Twilio signed); the tests check each against its documented example.
 
 A timestamp outside the window (either way: a clock ahead by more than ``tolerance`` too) is
 refused as ``expired``. Within the window, `ReplayGuard` refuses a signature it has seen, keyed on
@@ -43,6 +48,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, get_args
+from urllib.parse import parse_qs, urlsplit
 
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.triggers import DEFAULT_HMAC_HEADER, DEFAULT_TOLERANCE, Scheme
@@ -57,6 +63,7 @@ __all__ = [
 	"SeenStore",
 	"SignatureError",
 	"Verified",
+	"check_secret",
 	"sign",
 	"verify",
 ]
@@ -93,7 +100,7 @@ class Verified:
 			respelled copy.
 		timestamp: The signed time (Unix seconds), when the scheme signs one.
 		delivery: The sender's id of this delivery, when it sends one (``webhook-id``,
-			``X-GitHub-Delivery``); a retry of one delivery carries the same id.
+			``X-GitHub-Delivery``, ``X-Shopify-Event-Id``); a retry of one delivery carries the same id.
 	"""
 
 	scheme: str
@@ -157,6 +164,11 @@ def _b64(text: str) -> bytes:
 		return b""
 
 
+STANDARD_KEY_BYTES = 16
+"""The fewest bytes of a Standard Webhooks key accepted: 128 bits (its specification asks for 24
+to 64 random bytes; fewer than 16 is a key one could guess)."""
+
+
 def _standard_key(secret: str) -> bytes:
 	raw = secret.removeprefix("whsec_")
 	try:
@@ -168,26 +180,121 @@ def _standard_key(secret: str) -> bytes:
 		) from None
 
 
+def check_secret(scheme: Scheme | str, secret: str) -> None:
+	"""Refuse a secret no request of ``scheme`` could be checked with (before anything listens).
+
+	A ``standard`` secret must be ``whsec_<base64>`` of at least 16 bytes: one that is no
+	base64 would refuse every request as ``malformed``, and ``whsec_`` alone is an empty key,
+	which anyone can sign with.
+
+	Args:
+		scheme: The scheme.
+		secret: The secret.
+
+	Raises:
+		SignatureError: It is empty, or no key of the scheme (``reason`` ``malformed``); the
+			message never holds it.
+	"""
+	if not secret.strip():
+		raise SignatureError("the secret is empty", reason="malformed")
+	if scheme == "standard" and len(_standard_key(secret)) < STANDARD_KEY_BYTES:
+		raise SignatureError(
+			"a Standard Webhooks secret reads whsec_<base64 of 24 to 64 random bytes>; this "
+			f"one holds fewer than {STANDARD_KEY_BYTES} bytes",
+			reason="malformed",
+		)
+
+
+_TWILIO_HASHES = {"HMAC_SHA1": hashlib.sha1, "HMAC_SHA256": hashlib.sha256}
+
+
+def _twilio_signed(url: str, body: bytes) -> tuple[list[str], bool]:
+	"""What Twilio signs before the key: the URL (with and without its port) and the fields.
+
+	Returns the texts to try (Twilio's libraries accept the URL with or without the scheme's
+	port) and whether the body is a JSON one (signed by the URL's ``bodySHA256``).
+	"""
+	parts = urlsplit(url)
+	json_body = "bodySHA256" in parse_qs(parts.query)
+	tail = ""
+	if not json_body:
+		fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+		tail = "".join(k + v for k in sorted(fields) for v in sorted(set(fields[k])))
+	# As Twilio's libraries do: the host as written (its case kept), with and without the port.
+	if parts.port:
+		urls = [parts._replace(netloc=parts.netloc.rsplit(":", 1)[0]).geturl(), parts.geturl()]
+	else:
+		port = 443 if parts.scheme == "https" else 80
+		urls = [parts.geturl(), parts._replace(netloc=f"{parts.netloc}:{port}").geturl()]
+	return [u + tail for u in urls], json_body
+
+
+def _twilio(secret: str, body: bytes, headers: Mapping[str, str], url: str | None) -> Verified:
+	given = _need(headers, "X-Twilio-Signature", "twilio")
+	if not url:
+		raise SignatureError(
+			"the twilio scheme signs the URL Twilio calls: give the webhook's url",
+			reason="malformed",
+		)
+	settings = _header(headers, "X-Twilio-Webhooks-Signature-Settings") or ""
+	algorithm = "HMAC_SHA1"
+	for part in settings.split(","):
+		name, eq, value = part.partition("=")
+		if eq and name.strip() == "algorithm" and value.strip():
+			algorithm = value.strip().upper()
+	digest = _TWILIO_HASHES.get(algorithm)
+	if digest is None:
+		raise SignatureError(
+			"X-Twilio-Webhooks-Signature-Settings names an algorithm other than HMAC_SHA1 or "
+			"HMAC_SHA256",
+			reason="malformed",
+		)
+	texts, json_body = _twilio_signed(url, body)
+	if json_body:
+		stated = parse_qs(urlsplit(url).query)["bodySHA256"][0].strip().lower()
+		if not hmac.compare_digest(hashlib.sha256(body).hexdigest().encode(), stated.encode()):
+			raise SignatureError(
+				"the body's SHA-256 is not the URL's bodySHA256: a changed body",
+				reason="invalid",
+			)
+	mac = _b64(given)
+	for text in texts:
+		expected = hmac.new(secret.encode(), text.encode(), digest).digest()
+		if hmac.compare_digest(mac, expected):
+			token = _header(headers, "I-Twilio-Idempotency-Token")
+			return Verified("twilio", expected.hex(), None, token.strip() if token else None)
+	raise SignatureError(
+		"X-Twilio-Signature does not match: a wrong auth token, a changed body, or a url setting "
+		"other than the URL Twilio calls",
+		reason="invalid",
+	)
+
+
 def verify(
 	scheme: Scheme | str,
-	secret: str,
+	secret: str | Sequence[str],
 	body: bytes,
 	headers: Mapping[str, str],
 	*,
 	tolerance: float = DEFAULT_TOLERANCE,
 	now: float | None = None,
 	header: str = DEFAULT_HMAC_HEADER,
+	url: str | None = None,
 ) -> Verified:
 	"""Check a request's signature.
 
 	Args:
-		scheme: ``hmac``, ``standard``, ``github``, ``stripe`` or ``slack``.
-		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...).
+		scheme: ``hmac``, ``standard``, ``github``, ``stripe``, ``slack``, ``shopify`` or
+			``twilio``.
+		secret: The shared secret (Stripe's ``whsec_...``, Slack's signing secret, ...), or
+			several while one replaces another: the request verifies if it is signed with one
+			of them (the first that matches gives `Verified.signature`, so keep the order).
 		body: The raw request body, as received (never re-serialized JSON).
 		headers: The request's headers (any case).
 		tolerance: Seconds a signed timestamp may be away from ``now``.
 		now: The current Unix time (default: the clock).
 		header: The header of the ``hmac`` scheme.
+		url: The URL the sender called, its query included (``twilio``, which signs it).
 
 	Returns:
 		What the signature tells (its time and delivery id).
@@ -195,9 +302,32 @@ def verify(
 	Raises:
 		SignatureError: The request is unsigned, malformed, wrongly signed or too old.
 	"""
-	if not secret:
+	secrets = [secret] if isinstance(secret, str) else [s for s in secret if s]
+	if not secrets or not secrets[0]:
 		raise SignatureError("no secret is configured to check signatures with", reason="unsigned")
 	clock = time.time() if now is None else now
+	wrong: list[SignatureError] = []
+	for one in secrets:
+		try:
+			if scheme == "twilio":
+				return _twilio(one, body, headers, url)
+			return _verify(scheme, one, body, headers, tolerance, clock, header)
+		except SignatureError as exc:
+			if exc.reason != "invalid":  # the same for every secret: unsigned, expired, ...
+				raise
+			wrong.append(exc)
+	raise wrong[0]
+
+
+def _verify(
+	scheme: Scheme | str,
+	secret: str,
+	body: bytes,
+	headers: Mapping[str, str],
+	tolerance: float,
+	clock: float,
+	header: str,
+) -> Verified:
 	key = secret.encode()
 	if scheme in ("hmac", "github"):
 		name = "X-Hub-Signature-256" if scheme == "github" else header
@@ -212,6 +342,17 @@ def verify(
 			)
 		delivery = _header(headers, "X-GitHub-Delivery") if scheme == "github" else None
 		return Verified(scheme, expected.hex(), None, delivery.strip() if delivery else None)
+	if scheme == "shopify":
+		given = _need(headers, "X-Shopify-Hmac-Sha256", scheme)
+		expected = _mac(key, body)
+		if not hmac.compare_digest(_b64(given), expected):
+			raise SignatureError(
+				"X-Shopify-Hmac-Sha256 (the base64 of the body's HMAC-SHA256) does not match: a "
+				"wrong client secret, or a changed body",
+				reason="invalid",
+			)
+		event = _header(headers, "X-Shopify-Event-Id") or _header(headers, "X-Shopify-Webhook-Id")
+		return Verified(scheme, expected.hex(), None, event.strip() if event else None)
 	if scheme == "stripe":
 		given = _need(headers, "Stripe-Signature", scheme)
 		parts = [p.partition("=") for p in given.split(",")]
@@ -272,6 +413,7 @@ def sign(
 	timestamp: int | None = None,
 	delivery: str = "msg_openmolt",
 	header: str = DEFAULT_HMAC_HEADER,
+	url: str = "",
 ) -> dict[str, str]:
 	"""The headers a sender of that scheme adds: for your own senders, and for tests.
 
@@ -282,6 +424,8 @@ def sign(
 		timestamp: The time to sign (default: now), for the schemes that sign one.
 		delivery: The ``webhook-id`` of the ``standard`` scheme.
 		header: The header of the ``hmac`` scheme.
+		url: The URL called, its query included (``twilio``: a JSON body's URL holds its
+			``bodySHA256``).
 
 	Raises:
 		SignatureError: The scheme is unknown, or a ``standard`` secret is not ``whsec_<base64>``.
@@ -292,6 +436,12 @@ def sign(
 		return {header: "sha256=" + _mac(key, body).hex()}
 	if scheme == "github":
 		return {"X-Hub-Signature-256": "sha256=" + _mac(key, body).hex()}
+	if scheme == "shopify":
+		return {"X-Shopify-Hmac-Sha256": base64.b64encode(_mac(key, body)).decode()}
+	if scheme == "twilio":
+		text = _twilio_signed(url, body)[0][0]
+		mac = hmac.new(key, text.encode(), hashlib.sha1).digest()
+		return {"X-Twilio-Signature": base64.b64encode(mac).decode()}
 	if scheme == "stripe":
 		return {"Stripe-Signature": f"t={stamp},v1={_mac(key, stamp.encode() + b'.' + body).hex()}"}
 	if scheme == "slack":

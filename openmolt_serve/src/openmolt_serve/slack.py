@@ -151,9 +151,17 @@ class SlackApp:
 			settings.signing_secret_env,
 			what=f"the Slack signing secret of {agent.name!r}",
 		)
-		register_key(
-			agent.om, self.token, self.signing_secret
-		)  # masked in logs, runs and the viewer
+		self.previous_signing_secret: str | None = None
+		"""The signing secret being replaced, taken too (``previousSigningSecretEnv``)."""
+		if settings.previous_signing_secret_env:
+			self.previous_signing_secret = secret_from(
+				None,
+				settings.previous_signing_secret_env,
+				what=f"the previous Slack signing secret of {agent.name!r}",
+			)
+		register_key(  # masked in logs, runs and the viewer
+			agent.om, self.token, self.signing_secret, self.previous_signing_secret
+		)
 		self.base_url = (settings.base_url or SLACK_API).rstrip("/")
 		self._http = http
 		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None
@@ -227,7 +235,8 @@ class SlackApp:
 		except SlowBody:
 			return too_slow()
 		try:
-			verified = verify("slack", self.signing_secret, body, request.headers)
+			secrets = [self.signing_secret, self.previous_signing_secret or ""]
+			verified = verify("slack", secrets, body, request.headers)
 		except SignatureError as exc:
 			log.info("Slack events of %s refused (%s): %s", self.agent.name, exc.reason, exc)
 			return JSONResponse({"error": str(exc), "reason": exc.reason}, status_code=401)

@@ -20,8 +20,11 @@ In order, before anything runs:
    cannot use up the limit of the real sender.
 
 Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a durable backend:
-once its workflow is recorded). A delivery id the sender gives (``webhook-id``,
-``X-GitHub-Delivery``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
+once its workflow is recorded), or after `ACK_WITHIN` seconds at most: senders count a slow
+answer as a failed delivery (Slack waits three seconds, GitHub ten) and retry it, and a run of a
+``session`` waits for the session's running turn to end before it starts. Such a queued run that
+then fails to start is logged (the sender was told ``202``). A delivery id the sender gives (``webhook-id``,
+``X-GitHub-Delivery``, ``X-Shopify-Event-Id``, ``I-Twilio-Idempotency-Token``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs; without one, the verified signature fixes it
 (the same signed request, retried to another server on the same durable store whose replay guard
 never saw it, attaches to the run the first one started). A Slack ``url_verification`` request gets
@@ -58,9 +61,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from openmolt_core.errors import OpenMoltError
+from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_core.secrets import Redactor, register_key
-from openmolt_core.triggers import WebhookTrigger
+from openmolt_core.triggers import WebhookTrigger, secret_from
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import (
 	BODY_TIMEOUT,
@@ -74,14 +77,23 @@ from openmolt_serve._body import (
 from openmolt_serve._launch import Launcher, run_id_for, session_id
 from openmolt_serve._limits import RateLimit
 from openmolt_serve._seen import seen_store
-from openmolt_serve.signatures import ReplayGuard, SeenStore, SignatureError, verify
+from openmolt_serve.signatures import (
+	ReplayGuard,
+	SeenStore,
+	SignatureError,
+	check_secret,
+	verify,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Webhook", "handle_webhook", "session_key", "webhook_env", "webhook_user"]
+__all__ = ["ACK_WITHIN", "Webhook", "handle_webhook", "session_key", "webhook_env", "webhook_user"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+ACK_WITHIN = 2.0
+"""The most seconds a webhook's answer waits for its run to start (Slack wants one in three)."""
 
 
 def webhook_env(agent: str) -> str:
@@ -98,37 +110,65 @@ class Webhook:
 		config: Its settings.
 		secret: The shared secret (read from the environment by `create`).
 		store: Where the replay guard also keeps what it has seen (None: memory only).
+		previous: The secret ``secret`` replaces, accepted too while senders switch (None:
+			none).
 	"""
 
 	agent: Agent
 	config: WebhookTrigger
 	secret: str = field(repr=False)
 	store: SeenStore | None = None
+	previous: str | None = field(default=None, repr=False)
 	limit: RateLimit = field(init=False)
 	guard: ReplayGuard = field(init=False)
 	redact: Redactor = field(init=False, repr=False)
 
 	def __post_init__(self) -> None:
-		register_key(self.agent.om, self.secret)  # for the instance's life, however it was made
+		register_key(self.agent.om, self.secret, self.previous)  # for the instance's life
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
 		self.redact = Redactor(known=self.agent.om.secrets)  # for what an answer says
+		for what, secret in (("secret", self.secret), ("previous secret", self.previous)):
+			try:
+				if secret is not None:
+					check_secret(self.config.scheme, secret)
+			except SignatureError as exc:
+				raise ConfigurationError(
+					f"the webhook {what} of {self.agent.name!r} (scheme {self.config.scheme}): "
+					f"{exc}"
+				) from None
 
 	@classmethod
 	def create(cls, agent: Agent, config: WebhookTrigger) -> Webhook:
 		"""Read the secret (``secret``, else ``secretEnv``, else ``OPENMOLT_<AGENT>_WEBHOOK_SECRET``).
 
+		While it is replaced, the one it replaces (``previousSecret``, ``previousSecretEnv``) is
+		read too: a request signed with either is taken.
+
 		With a run store or a durable store the replay guard keeps what it has seen there too
 		(`seen_store`), so a restart forgets no signature.
 
 		Raises:
-			ConfigurationError: The secret is not set.
+			ConfigurationError: The secret is not set, or is no key of the scheme (a
+				``standard`` secret that is not ``whsec_<base64>`` of 16 bytes or more).
 		"""
 		what = f"the webhook secret of {agent.name!r}"
 		secret = agent_secret(
 			config.secret, config.secret_env, agent=agent.name, key="webhookSecret", what=what
 		)
-		return cls(agent, config, secret, seen_store(agent, "hook"))
+		previous = None
+		if config.previous_secret or config.previous_secret_env:
+			previous = secret_from(
+				config.previous_secret,
+				config.previous_secret_env,
+				what=f"the previous webhook secret of {agent.name!r} (previousSecretEnv)",
+			)
+		return cls(agent, config, secret, seen_store(agent, "hook"), previous)
+
+	@property
+	def secrets(self) -> tuple[str, ...]:
+		"""The secrets a request may be signed with: the secret, then the one it replaces."""
+		return (self.secret,) if self.previous is None else (self.secret, self.previous)
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -151,6 +191,32 @@ def _delivery(config: WebhookTrigger, verified_delivery: str | None, data: Any) 
 		if config.scheme == "slack" and isinstance(data.get("event_id"), str):
 			return str(data["event_id"])
 	return None
+
+
+def _called(url: str | None, query: str) -> str | None:
+	"""The URL the sender called: the webhook's public ``url`` and the request's query (raw).
+
+	Twilio signs it (a JSON body's ``bodySHA256`` rides in the query); the server behind a proxy
+	sees another host, so the address is the setting's, and only the query is the request's.
+	"""
+	if not url:
+		return None
+	base = url.split("?", 1)[0]
+	return f"{base}?{query}" if query else base
+
+
+def _handshake(config: WebhookTrigger, data: Any) -> bool:
+	"""Whether a payload is Slack's ``url_verification`` (answered with its challenge, no run).
+
+	Slack's only: another sender's signed payload that reads alike (a form service's, its text
+	a stranger's) is a payload like any other, and runs.
+	"""
+	return (
+		config.scheme == "slack"
+		and isinstance(data, dict)
+		and data.get("type") == "url_verification"
+		and "challenge" in data
+	)
 
 
 def _slack_tokens(data: Any) -> list[str]:
@@ -250,11 +316,12 @@ async def handle_webhook(
 	try:
 		verified = verify(
 			config.scheme,
-			hook.secret,
+			hook.secrets,
 			body,
 			request.headers,
 			tolerance=config.tolerance,
 			header=config.header,
+			url=_called(config.url, request.url.query),
 		)
 	except SignatureError as exc:
 		log.info("webhook of %s refused (%s): %s", hook.agent.name, exc.reason, exc)
@@ -290,7 +357,7 @@ async def handle_webhook(
 			headers={"Retry-After": str(math.ceil(wait))},
 		)
 	hook.guard.remember(verified)
-	if isinstance(data, dict) and data.get("type") == "url_verification" and "challenge" in data:
+	if _handshake(config, data):
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted.
@@ -306,6 +373,7 @@ async def handle_webhook(
 			user=webhook_user(hook.agent.name, who)
 			if (who := session_key(data, config.user))
 			else None,
+			within=ACK_WITHIN,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
