@@ -1305,8 +1305,8 @@ class RedactingFilter(logging.Filter):
 			message = record.getMessage()
 		except Exception:  # arguments that do not fit the format: logging would print both
 			message = f"{record.msg} {record.args!r}"
-		masked = mask(message, secrets)
-		if masked != message:
+		masked = _masked_text(message, secrets)
+		if masked != message and not _masked_args(record, secrets):
 			record.msg, record.args = masked, None
 		if record.exc_info:
 			text = record.exc_text or logging.Formatter().formatException(record.exc_info)
@@ -1318,6 +1318,86 @@ class RedactingFilter(logging.Filter):
 			record.stack_info = mask(record.stack_info, secrets)
 		_mask_extras(record, [k for k in record.__dict__ if k not in _PLAIN], secrets)
 		return True
+
+
+def _masked_text(text: str, secrets: frozenset[str]) -> str:
+	"""A log record's text masked: every spelling `mask` knows."""
+	return mask(text, secrets)
+
+
+class _Shown(str):
+	"""A record's argument that showed a secret: its text masked, and its ``repr`` too.
+
+	A ``str``, so a format's ``%s`` and a handler that reads the arguments (a JSON formatter)
+	get text; ``%r`` gets the masked ``repr`` of the object it stands for.
+	"""
+
+	__slots__ = ("shown",)
+
+	shown: str
+
+	def __new__(cls, text: str, shown: str | None = None) -> _Shown:
+		"""The masked text, and the masked ``repr`` (default: the text's own)."""
+		out = super().__new__(cls, text)
+		out.shown = str.__repr__(text) if shown is None else shown
+		return out
+
+	def __repr__(self) -> str:
+		return self.shown
+
+
+def _masked_arg(value: Any, secrets: frozenset[str]) -> Any:
+	"""A record's argument, itself when it shows no secret; else masked, of its type if it can."""
+	if value is None or isinstance(value, int | float):
+		return value
+	if isinstance(value, str):
+		return _masked_text(value, secrets)
+	if isinstance(value, bytes | bytearray):
+		shown = repr(bytes(value))
+		masked = _masked_text(shown, secrets)
+		if masked == shown:
+			return value
+		import ast
+
+		try:  # the masked repr read back: bytes still, for ``%s`` and ``%r`` alike
+			return type(value)(ast.literal_eval(masked))
+		except (ValueError, SyntaxError):  # pragma: no cover - a masked repr stays a literal
+			return _Shown(masked, masked)
+	try:
+		text, shown = str(value), repr(value)
+	except Exception:  # a broken str or repr: the record is rewritten whole
+		return _Shown(MASK)
+	masked_text, masked_shown = _masked_text(text, secrets), _masked_text(shown, secrets)
+	if masked_text == text and masked_shown == shown:
+		return value
+	return _Shown(masked_text, masked_shown)
+
+
+def _masked_args(record: logging.LogRecord, secrets: frozenset[str]) -> bool:
+	"""Mask a record's arguments one by one, its format kept; False if it cannot be so masked.
+
+	A formatter that reads the arguments (uvicorn's access lines unpack the client, method,
+	path, version and status) keeps working; a record whose format shows a secret, or whose
+	secret spans two arguments, or whose masked arguments no longer fit its format, cannot.
+	"""
+	args, msg = record.args, record.msg
+	if not args or not isinstance(msg, str) or _masked_text(msg, secrets) != msg:
+		return False
+	new: tuple[Any, ...] | dict[Any, Any]
+	if isinstance(args, tuple):
+		new = tuple(_masked_arg(a, secrets) for a in args)
+	elif isinstance(args, Mapping):
+		new = {k: _masked_arg(v, secrets) for k, v in args.items()}
+	else:  # pragma: no cover - logging makes args a tuple or a mapping
+		return False
+	try:
+		message = msg % new
+	except Exception:  # a masked argument that no longer fits (``%d`` of a number that showed one)
+		return False
+	if _masked_text(message, secrets) != message:
+		return False  # a secret spread over two arguments, or over the format and an argument
+	record.args = new
+	return True
 
 
 def _quiet_secrets() -> frozenset[str]:
