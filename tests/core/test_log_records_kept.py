@@ -1,13 +1,16 @@
-"""A record masked by the logging filter keeps what its handlers read.
+"""A record masked by the logging filter keeps what its handlers read, and HTTP/2 headers are masked.
 
 Every logger at DEBUG, as ``logging.basicConfig(level=logging.DEBUG)`` sets it: uvicorn's access
 lines (a viewer's ``?token=``) are masked and still formatted by uvicorn's own formatter, which
-unpacks the record's arguments. Local servers on 127.0.0.1 only.
+unpacks the record's arguments; the HPACK header blocks the ``hpack`` library logs for HTTP/2
+show no secret Huffman-coded. Local servers on 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
+import ast
 import logging
+import re
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -151,3 +154,64 @@ def test_a_record_that_cannot_be_masked_argument_by_argument_is_rewritten(
 	(record,) = debug.records
 	assert record.args is None and "[redacted]" in record.getMessage()
 	assert leaks(_text(debug), SECRET) == []
+
+
+def _huffman(value: str) -> bytes:
+	"""The HPACK Huffman code of a value (hpack's own encoder: not the masking's)."""
+	from hpack.huffman import HuffmanEncoder
+	from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
+
+	return bytes(HuffmanEncoder(REQUEST_CODES, REQUEST_CODES_LENGTH).encode(value.encode()))
+
+
+def _blocks(text: str) -> list[bytes]:
+	"""The ``bytes`` literals a log text shows."""
+	found = re.findall(r"b'(?:[^'\\\n]|\\.)*'|b\"(?:[^\"\\\n]|\\.)*\"", text)
+	return [ast.literal_eval(literal) for literal in found]
+
+
+async def _h2_server(stream: Any) -> None:
+	"""Answer each HTTP/2 request (prior knowledge) with its ``x-api-key`` echoed in a header."""
+	import h2.config
+	import h2.connection
+	import h2.events
+
+	conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False))
+	conn.initiate_connection()
+	async with stream:
+		await stream.send(conn.data_to_send())
+		while True:
+			try:
+				data = await stream.receive()
+			except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+				return
+			for event in conn.receive_data(data):
+				if isinstance(event, h2.events.RequestReceived):
+					key = dict(event.headers)[b"x-api-key"].decode()
+					conn.send_headers(event.stream_id, [(":status", "200"), ("x-echo", key)])
+					conn.send_data(event.stream_id, b"{}", end_stream=True)
+			if out := conn.data_to_send():
+				await stream.send(out)
+
+
+async def test_http2_header_blocks_show_no_secret_huffman_coded(debug: Kept) -> None:
+	"""hpack logs each header block Huffman-coded at DEBUG: a secret's code is masked in it."""
+	pytest.importorskip("h2")
+	listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+	port = listener.extra(anyio.abc.SocketAttribute.local_port)
+	async with listener, anyio.create_task_group() as group:
+		group.start_soon(listener.serve, _h2_server)
+		async with httpx.AsyncClient(http1=False, http2=True) as client:
+			response = await client.get(
+				f"http://127.0.0.1:{port}/x",
+				headers={"X-Api-Key": SECRET, "Authorization": f"Bearer {SECRET}"},
+			)
+		group.cancel_scope.cancel()
+	assert response.http_version == "HTTP/2" and response.headers["x-echo"] == SECRET
+	text = _text(debug)
+	assert "Encoded header block to b" in text and "[redacted]" in text
+	assert leaks(text, SECRET) == []
+	code = _huffman(SECRET)[:-1]  # its last byte may hold the next header's bits
+	middle = _huffman(f"Bearer {SECRET}")[6:-1]  # the secret's bits, after "Bearer "
+	blocks = _blocks(text)
+	assert blocks and not any(code in block or middle in block for block in blocks)

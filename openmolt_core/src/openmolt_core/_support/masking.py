@@ -17,7 +17,10 @@ it ends.
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
 at every level: a record's message, arguments, traceback and stack text are rendered and masked
-before any handler sees them. It masks what its sources know (`read_log_secrets`).
+before any handler sees them (an argument that shows a secret is masked in place, so formatters
+that read the arguments keep working; the ``bytes`` a record shows are searched for a secret
+Huffman-coded too, as HTTP/2 header blocks are). It masks what its sources know
+(`read_log_secrets`).
 
 Which values are secrets, by their names: the values of environment variables named like
 secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
@@ -1321,8 +1324,11 @@ class RedactingFilter(logging.Filter):
 
 
 def _masked_text(text: str, secrets: frozenset[str]) -> str:
-	"""A log record's text masked: every spelling `mask` knows."""
-	return mask(text, secrets)
+	"""A log record's text masked: every spelling `mask` knows, and HPACK's (`_masked_hpack`)."""
+	masked = mask(text, secrets)
+	if "b'" in masked or 'b"' in masked:
+		masked = _masked_hpack(masked, secrets)
+	return masked
 
 
 class _Shown(str):
@@ -1398,6 +1404,69 @@ def _masked_args(record: logging.LogRecord, secrets: frozenset[str]) -> bool:
 		return False  # a secret spread over two arguments, or over the format and an argument
 	record.args = new
 	return True
+
+
+_BYTES_LITERAL = LazyPattern(r"b'(?:[^'\\\n]|\\.)*+'|b\"(?:[^\"\\\n]|\\.)*+\"")
+
+
+def _masked_hpack(text: str, secrets: frozenset[str]) -> str:
+	"""Text whose ``bytes`` literals show no secret Huffman-coded as HTTP/2 headers are (HPACK).
+
+	The ``hpack`` library logs each header block it encodes and decodes at DEBUG, as ``bytes``:
+	a header's value Huffman-coded, which the static code of RFC 7541 reads back. A secret in a
+	header (an ``Authorization``, an ``x-api-key``) is found by its bits at each of the 8 bit
+	offsets it may start at (`_huffman_cores`), and those bytes replaced by the mask.
+	"""
+	cores = _huffman_cores(secrets)
+	if not cores:
+		return text
+
+	def masked(found: re.Match[str]) -> str:
+		import ast
+
+		literal = found[0]
+		try:
+			data = ast.literal_eval(literal)
+		except (ValueError, SyntaxError):
+			return literal
+		out = data
+		for core in cores:
+			if core in out:
+				out = out.replace(core, MASK.encode())
+		return literal if out == data else repr(out)
+
+	return _BYTES_LITERAL().sub(masked, text)
+
+
+@lru_cache(maxsize=256)
+def _huffman_cores(secrets: frozenset[str]) -> tuple[bytes, ...]:
+	"""The bytes a secret's HPACK Huffman code always holds, at each of the 8 bit offsets.
+
+	A secret inside a header's value starts at any bit: the bytes made of its bits only are the
+	same whatever comes before and after (as `_b64_cores` for base64). Empty when ``hpack``
+	(which brings the code) is not installed: then nothing logs HPACK blocks either.
+	"""
+	try:
+		from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
+	except ImportError:
+		return ()
+	out: set[bytes] = set()
+	for secret in secrets:
+		data = secret.encode("utf-8")
+		if len(data) < MIN_KEY:
+			continue
+		code, bits = 0, 0
+		for byte in data:
+			code = (code << REQUEST_CODES_LENGTH[byte]) | REQUEST_CODES[byte]
+			bits += REQUEST_CODES_LENGTH[byte]
+		for offset in range(8):
+			first = -(-offset // 8)  # the first byte made of the secret's bits only
+			last = (offset + bits) // 8
+			if last - first < 4:  # too short to tell from other bytes
+				continue
+			whole = (code << (8 * (last + 1) - offset - bits)).to_bytes(last + 1, "big")
+			out.add(whole[first:last])
+	return tuple(sorted(out, key=len, reverse=True))
 
 
 def _quiet_secrets() -> frozenset[str]:
