@@ -277,6 +277,9 @@ def _common_start(rest: str, text: str, at: int) -> int:
 
 
 _ELLIPSES = ("...", "\u2026", "\\u2026")  # three dots, the character, JSON's escape
+_ELIDED_SIDE = 4
+"""The fewest characters of a secret each side of an ellipsis shows for `_masked_elided` to
+read it as that secret (a display shows far more: pydantic 24 each side)."""
 
 
 def _elided_at(text: str, at: int, end: int, secret: str) -> tuple[int, int]:
@@ -310,7 +313,7 @@ def _masked_elided(text: str, secrets: frozenset[str]) -> str:
 
 	pydantic (a validation error's input), ``reprlib`` and other displays shorten a long value
 	to its start and end around an ellipsis; when the two together show two thirds of a secret
-	(at least `MIN_KEY` characters), both are masked with the ellipsis.
+	(at least `MIN_KEY` characters, and `_ELIDED_SIDE` each), both are masked with the ellipsis.
 	"""
 	for mark in _ELLIPSES:
 		if mark not in text:
@@ -321,7 +324,7 @@ def _masked_elided(text: str, secrets: frozenset[str]) -> str:
 			while at != -1:
 				end = at + len(mark)
 				head, tail = _elided_at(text, at, end, secret)
-				if head and tail and head + tail >= need:
+				if min(head, tail) >= _ELIDED_SIDE and head + tail >= need:
 					text = text[: at - head] + MASK + text[end + tail :]
 					at = text.find(mark, at - head + len(MASK))
 				else:
@@ -1177,25 +1180,36 @@ def _open_elided(text: str, secrets: frozenset[str]) -> int:
 	(`_masked_elided`); sent before the end came, the start would go out alone. Held: a
 	secret's start, then an ellipsis (or its first characters) and what may begin its end.
 	"""
+	long, alphabet, longest = _elided_secrets(secrets)
+	if not long:
+		return 0
+	window = max(0, len(text) - 2 * longest - 8)
+	ats = []
+	for mark in _ELLIPSES:
+		at = text.rfind(mark, window)
+		if at != -1:
+			after = text[at + len(mark) :]
+			if len(after) < longest and all(c in alphabet for c in after):  # its end may come
+				ats.append((at, after))
+		for k in range(len(mark) - 1, 0, -1):  # the mark itself may be coming
+			if text.endswith(mark[:k]):
+				ats.append((len(text) - k, ""))
+				break
 	held = 0
-	for secret in secrets:
-		if len(secret.strip()) < MIN_ENCODED:
-			continue
-		window = max(0, len(text) - 2 * len(secret) - 8)
-		for mark in _ELLIPSES:
-			ats = []
-			at = text.rfind(mark, window)
-			if at != -1 and text[at + len(mark) :] in secret[1:]:  # the end may be coming
-				ats.append(at)
-			for k in range(len(mark) - 1, 0, -1):  # the mark itself may be coming
-				if text.endswith(mark[:k]):
-					ats.append(len(text) - k)
-					break
-			for at in ats:
+	for at, after in ats:
+		for secret in long:
+			if after in secret[1:]:
 				head = _elided_at(text, at, len(text), secret)[0]
-				if head:
+				if head >= _ELIDED_SIDE:
 					held = max(held, len(text) - at + head)
 	return held
+
+
+@lru_cache(maxsize=64)
+def _elided_secrets(secrets: frozenset[str]) -> tuple[tuple[str, ...], frozenset[str], int]:
+	"""The secrets `_masked_elided` looks for, the characters they hold, and the longest's length."""
+	long = tuple(s for s in secrets if len(s.strip()) >= MIN_ENCODED)
+	return long, frozenset("".join(long)), max(map(len, long), default=0)
 
 
 def _open_run(text: str, secrets: frozenset[str]) -> int:
