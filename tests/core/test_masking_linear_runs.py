@@ -112,6 +112,9 @@ def old_mask(text: str, secrets: frozenset[str]) -> str:
 			text = masking._masked_escapes(text, decoded)
 		if decoded:
 			text = old_other_spellings(text, decoded)
+			if any(mark in text for mark in masking._ELLIPSES):  # later families, as they are
+				text = masking._masked_elided(text, decoded)
+		text = masking._masked_cuts(text, long)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text

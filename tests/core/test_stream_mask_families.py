@@ -64,6 +64,13 @@ def families(secret: str) -> dict[str, str]:
 		"html, every character": f"<p>{refs} ok</p>",
 		"html, encoded twice": f"<p>key: &amp;#{ord(secret[0])};{secret[1:]}</p>",
 		"html, in the middle": f"<p>key: {secret[:5]}&#{ord(secret[5])};{secret[6:]}</p>",
+		# cut short by another program (`_masked_cuts`): its first two thirds or more
+		"cut, raw": f"echo: Bearer {secret[: len(secret) * 3 // 4]}') end",
+		"cut, base64": f"Basic {base64.b64encode(f'u:{secret}'.encode()).decode()[:-5]}') end",
+		# the middle cut out around an ellipsis (`_masked_elided`), as pydantic shows a value
+		"elided, three dots": f"input_value='{secret[:6]}...{secret[-12:]}', input_type=str",
+		"elided, the character": f"value {secret[:9]}\u2026{secret[-9:]} end",
+		"elided, in JSON": f'{{"v": "{secret[:9]}\\u2026{secret[-9:]}"}}',
 	}
 	for codec in ("utf-16-le", "utf-16-be"):
 		raw = secret.encode(codec).decode("latin-1")
@@ -130,6 +137,8 @@ def test_the_families_are_the_ones_mask_knows() -> None:
 		"_masked_html",
 		"_masked_wrapped",
 		"_wide_and_hex",
+		"_masked_cuts",
+		"_masked_elided",
 	}
 	found = {n for n in vars(masking) if n.startswith(("_masked_", "_wide"))}
 	assert found - {"_masked_object", "_masked_extra"} == known

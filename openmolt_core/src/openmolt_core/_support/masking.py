@@ -10,14 +10,20 @@ encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and ma
 it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
 (every character escaped, upper-case hex, a byte string). Hex in mixed case, UTF-16 text (a
 NUL beside each character, raw or escaped), HTML character references and base64 wrapped in
-lines (MIME, PEM) are looked for behind a cheap check. Text sent piece by piece holds back
+lines (MIME, PEM) are looked for behind a cheap check. A spelling another program cut short (its
+first two thirds or more: a server that echoes a header up to a width) and a secret shown as its
+start and end around an ellipsis (pydantic's ``input_value='sk-pro...j9Xz'``) are masked too
+(`_masked_cuts`, `_masked_elided`). Text sent piece by piece holds back
 what may start a secret (`held_back`, `StreamMask`), and a percent-encoded or escaped run until
 it ends.
 
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
 at every level: a record's message, arguments, traceback and stack text are rendered and masked
-before any handler sees them. It masks what its sources know (`read_log_secrets`).
+before any handler sees them (an argument that shows a secret is masked in place, so formatters
+that read the arguments keep working; the ``bytes`` a record shows are searched for a secret
+Huffman-coded too, as HTTP/2 header blocks are). It masks what its sources know
+(`read_log_secrets`).
 
 Which values are secrets, by their names: the values of environment variables named like
 secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
@@ -221,8 +227,121 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool) -> str:
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
+		text = _masked_cuts(text, long)  # last: another family reads a whole run first
 	if short is not None:
 		text = short.sub(MASK, text)
+	return text
+
+
+def _start(spelling: str) -> str | None:
+	"""The start of a spelling that tells it, or None for a spelling too short to cut.
+
+	Its first two thirds, at least `MIN_KEY` characters (what ``tests/_leaks.py`` calls a
+	leak of the secret).
+	"""
+	keep = max(MIN_KEY, -(-2 * len(spelling) // 3))
+	return spelling[:keep] if keep < len(spelling) else None
+
+
+@lru_cache(maxsize=256)
+def _cuts(secrets: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+	"""The start of each spelling (`_start`), with the rests of the spellings it starts."""
+	hexes = {h for s in secrets for h in _hex_of(s)}
+	whole = set().union(*(spellings(s) for s in secrets)) - hexes
+	rests: dict[str, set[str]] = {}
+	for spelling in whole:
+		if cut := _start(spelling):
+			rests.setdefault(cut, set()).add(spelling[len(cut) :])
+	found = [(cut, tuple(rest)) for cut, rest in rests.items() if cut not in whole]
+	return tuple(sorted(found, key=lambda c: len(c[0]), reverse=True))
+
+
+def _masked_cuts(text: str, secrets: frozenset[str]) -> str:
+	"""A spelling another program cut short: its start masked, with what follows of it.
+
+	A server that echoes a header up to 200 characters, a log line cut to a width, a display
+	that shortens a value: the text shows a spelling's first two thirds or more, and no whole
+	spelling (those were masked before).
+	"""
+	for cut, rests in _cuts(secrets):
+		if cut not in text:
+			continue
+		out: list[str] = []
+		done = 0
+		at = text.find(cut)
+		while at != -1:
+			end = at + len(cut)
+			more = max(_common_start(rest, text, end) for rest in rests)
+			out += (text[done:at], MASK)
+			done = end + more
+			at = text.find(cut, done)
+		text = "".join(out) + text[done:]
+	return text
+
+
+def _common_start(rest: str, text: str, at: int) -> int:
+	"""How many first characters of ``rest`` the text holds from ``at`` on."""
+	k = 0
+	for want, got in zip(rest, text[at : at + len(rest)], strict=False):
+		if want != got:
+			break
+		k += 1
+	return k
+
+
+_ELLIPSES = ("...", "\u2026", "\\u2026")  # three dots, the character, JSON's escape
+_ELIDED_SIDE = 4
+"""The fewest characters of a secret each side of an ellipsis shows for `_masked_elided` to
+read it as that secret (a display shows far more: pydantic 24 each side)."""
+
+
+def _elided_at(text: str, at: int, end: int, secret: str) -> tuple[int, int]:
+	"""How much of the secret's start ends at ``at`` and of its end begins at ``end``.
+
+	Each is a proper part (the whole secret was masked before); ``(0, 0)`` when either is none.
+	"""
+	n = len(secret)
+	head = 0
+	j = text.find(secret[0], max(0, at - n + 1), at)
+	while j != -1:  # the leftmost start that reaches ``at`` is the longest
+		if text.startswith(secret[: at - j], j):
+			head = at - j
+			break
+		j = text.find(secret[0], j + 1, at)
+	if not head:
+		return 0, 0
+	tail = 0
+	if end < len(text):
+		i = secret.find(text[end], 1)
+		while i != -1:  # the leftmost in the secret is the longest end
+			if text.startswith(secret[i:], end):
+				tail = n - i
+				break
+			i = secret.find(text[end], i + 1)
+	return head, tail
+
+
+def _masked_elided(text: str, secrets: frozenset[str]) -> str:
+	"""A secret shown with its middle cut out: pydantic's ``input_value='sk-pro...j9Xz'``.
+
+	pydantic (a validation error's input), ``reprlib`` and other displays shorten a long value
+	to its start and end around an ellipsis; when the two together show two thirds of a secret
+	(at least `MIN_KEY` characters, and `_ELIDED_SIDE` each), both are masked with the ellipsis.
+	"""
+	for mark in _ELLIPSES:
+		if mark not in text:
+			continue
+		for secret in secrets:
+			need = max(MIN_KEY, -(-2 * len(secret) // 3))
+			at = text.find(mark)
+			while at != -1:
+				end = at + len(mark)
+				head, tail = _elided_at(text, at, end, secret)
+				if min(head, tail) >= _ELIDED_SIDE and head + tail >= need:
+					text = text[: at - head] + MASK + text[end + tail :]
+					at = text.find(mark, at - head + len(MASK))
+				else:
+					at = text.find(mark, end)
 	return text
 
 
@@ -233,6 +352,8 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 	escaped), HTML character references (``&#115;k-...``, ``&#x73;``) and base64 wrapped in
 	lines (a MIME body at 76 characters, PEM at 64).
 	"""
+	if any(mark in text for mark in _ELLIPSES):
+		text = _masked_elided(text, secrets)
 	wide, hexes = _wide_and_hex(secrets)
 	# A hex dump in any case, mixed too; the text is lower-cased only when the digits of a hex
 	# spelling (the same in every case) are in it.
@@ -1036,6 +1157,7 @@ class StreamMask:
 			_open_run(text, secrets),
 			_open_escaped_run(text, secrets),
 			_open_html_run(text, secrets),
+			_open_elided(text, secrets),
 			# with the last characters sent: where a line starts (a break may be split)
 			min(_open_wrapped(self._before + text, secrets, fresh=not self._before), len(text)),
 		)
@@ -1099,6 +1221,45 @@ def _every_spelling(
 	every = set().union(*(spellings(s) for s in long)) | {w for w in wide if "\x00" in w}
 	every |= secrets - long  # a short secret, as is
 	return tuple(every), hexes, frozenset("".join(every)) | _HEX_DIGITS
+
+
+def _open_elided(text: str, secrets: frozenset[str]) -> int:
+	"""How many trailing characters of ``text`` may be a secret with its middle cut out.
+
+	`mask` masks a secret's start and end around an ellipsis when together they tell it
+	(`_masked_elided`); sent before the end came, the start would go out alone. Held: a
+	secret's start, then an ellipsis (or its first characters) and what may begin its end.
+	"""
+	long, alphabet, longest = _elided_secrets(secrets)
+	if not long:
+		return 0
+	window = max(0, len(text) - 2 * longest - 8)
+	ats = []
+	for mark in _ELLIPSES:
+		at = text.rfind(mark, window)
+		if at != -1:
+			after = text[at + len(mark) :]
+			if len(after) < longest and all(c in alphabet for c in after):  # its end may come
+				ats.append((at, after))
+		for k in range(len(mark) - 1, 0, -1):  # the mark itself may be coming
+			if text.endswith(mark[:k]):
+				ats.append((len(text) - k, ""))
+				break
+	held = 0
+	for at, after in ats:
+		for secret in long:
+			if after in secret[1:]:
+				head = _elided_at(text, at, len(text), secret)[0]
+				if head >= _ELIDED_SIDE:
+					held = max(held, len(text) - at + head)
+	return held
+
+
+@lru_cache(maxsize=64)
+def _elided_secrets(secrets: frozenset[str]) -> tuple[tuple[str, ...], frozenset[str], int]:
+	"""The secrets `_masked_elided` looks for, the characters they hold, and the longest's length."""
+	long = tuple(s for s in secrets if len(s.strip()) >= MIN_ENCODED)
+	return long, frozenset("".join(long)), max(map(len, long), default=0)
 
 
 def _open_run(text: str, secrets: frozenset[str]) -> int:
@@ -1458,8 +1619,8 @@ class RedactingFilter(logging.Filter):
 			message = record.getMessage()
 		except Exception:  # arguments that do not fit the format: logging would print both
 			message = f"{record.msg} {record.args!r}"
-		masked = mask(message, secrets)
-		if masked != message:
+		masked = _record_text(message, secrets)
+		if masked != message and not _record_args(record, secrets):
 			record.msg, record.args = masked, None
 		if record.exc_info:
 			text = record.exc_text or logging.Formatter().formatException(record.exc_info)
@@ -1471,6 +1632,152 @@ class RedactingFilter(logging.Filter):
 			record.stack_info = mask(record.stack_info, secrets)
 		_mask_extras(record, [k for k in record.__dict__ if k not in _PLAIN], secrets)
 		return True
+
+
+def _record_text(text: str, secrets: frozenset[str]) -> str:
+	"""A log record's text masked: every spelling `mask` knows, and HPACK's (`_hpack_masked`)."""
+	masked = mask(text, secrets)
+	if "b'" in masked or 'b"' in masked:
+		masked = _hpack_masked(masked, secrets)
+	return masked
+
+
+class _Shown(str):
+	"""A record's argument that showed a secret: its text masked, and its ``repr`` too.
+
+	A ``str``, so a format's ``%s`` and a handler that reads the arguments (a JSON formatter)
+	get text; ``%r`` gets the masked ``repr`` of the object it stands for.
+	"""
+
+	__slots__ = ("shown",)
+
+	shown: str
+
+	def __new__(cls, text: str, shown: str | None = None) -> _Shown:
+		"""The masked text, and the masked ``repr`` (default: the text's own)."""
+		out = super().__new__(cls, text)
+		out.shown = str.__repr__(text) if shown is None else shown
+		return out
+
+	def __repr__(self) -> str:
+		return self.shown
+
+
+def _record_arg(value: Any, secrets: frozenset[str]) -> Any:
+	"""A record's argument, itself when it shows no secret; else masked, of its type if it can."""
+	if value is None or isinstance(value, int | float):
+		return value
+	if isinstance(value, str):
+		return _record_text(value, secrets)
+	if isinstance(value, bytes | bytearray):
+		shown = repr(bytes(value))
+		masked = _record_text(shown, secrets)
+		if masked == shown:
+			return value
+		import ast
+
+		try:  # the masked repr read back: bytes still, for ``%s`` and ``%r`` alike
+			return type(value)(ast.literal_eval(masked))
+		except (ValueError, SyntaxError):  # pragma: no cover - a masked repr stays a literal
+			return _Shown(masked, masked)
+	try:
+		text, shown = str(value), repr(value)
+	except Exception:  # a broken str or repr: the record is rewritten whole
+		return _Shown(MASK)
+	masked_text, masked_shown = _record_text(text, secrets), _record_text(shown, secrets)
+	if masked_text == text and masked_shown == shown:
+		return value
+	return _Shown(masked_text, masked_shown)
+
+
+def _record_args(record: logging.LogRecord, secrets: frozenset[str]) -> bool:
+	"""Mask a record's arguments one by one, its format kept; False if it cannot be so masked.
+
+	A formatter that reads the arguments (uvicorn's access lines unpack the client, method,
+	path, version and status) keeps working; a record whose format shows a secret, or whose
+	secret spans two arguments, or whose masked arguments no longer fit its format, cannot.
+	"""
+	args, msg = record.args, record.msg
+	if not args or not isinstance(msg, str) or _record_text(msg, secrets) != msg:
+		return False
+	new: tuple[Any, ...] | dict[Any, Any]
+	if isinstance(args, tuple):
+		new = tuple(_record_arg(a, secrets) for a in args)
+	elif isinstance(args, Mapping):
+		new = {k: _record_arg(v, secrets) for k, v in args.items()}
+	else:  # pragma: no cover - logging makes args a tuple or a mapping
+		return False
+	try:
+		message = msg % new
+	except Exception:  # a masked argument that no longer fits (``%d`` of a number that showed one)
+		return False
+	if _record_text(message, secrets) != message:
+		return False  # a secret spread over two arguments, or over the format and an argument
+	record.args = new
+	return True
+
+
+_BYTES_LITERAL = LazyPattern(r"b'(?:[^'\\\n]|\\.)*+'|b\"(?:[^\"\\\n]|\\.)*+\"")
+
+
+def _hpack_masked(text: str, secrets: frozenset[str]) -> str:
+	"""Text whose ``bytes`` literals show no secret Huffman-coded as HTTP/2 headers are (HPACK).
+
+	The ``hpack`` library logs each header block it encodes and decodes at DEBUG, as ``bytes``:
+	a header's value Huffman-coded, which the static code of RFC 7541 reads back. A secret in a
+	header (an ``Authorization``, an ``x-api-key``) is found by its bits at each of the 8 bit
+	offsets it may start at (`_huffman_cores`), and those bytes replaced by the mask.
+	"""
+	cores = _huffman_cores(secrets)
+	if not cores:
+		return text
+
+	def masked(found: re.Match[str]) -> str:
+		import ast
+
+		literal = found[0]
+		try:
+			data = ast.literal_eval(literal)
+		except (ValueError, SyntaxError):
+			return literal
+		out = data
+		for core in cores:
+			if core in out:
+				out = out.replace(core, MASK.encode())
+		return literal if out == data else repr(out)
+
+	return _BYTES_LITERAL().sub(masked, text)
+
+
+@lru_cache(maxsize=256)
+def _huffman_cores(secrets: frozenset[str]) -> tuple[bytes, ...]:
+	"""The bytes a secret's HPACK Huffman code always holds, at each of the 8 bit offsets.
+
+	A secret inside a header's value starts at any bit: the bytes made of its bits only are the
+	same whatever comes before and after (as `_b64_cores` for base64). Empty when ``hpack``
+	(which brings the code) is not installed: then nothing logs HPACK blocks either.
+	"""
+	try:
+		from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
+	except ImportError:
+		return ()
+	out: set[bytes] = set()
+	for secret in secrets:
+		data = secret.encode("utf-8")
+		if len(data) < MIN_KEY:
+			continue
+		code, bits = 0, 0
+		for byte in data:
+			code = (code << REQUEST_CODES_LENGTH[byte]) | REQUEST_CODES[byte]
+			bits += REQUEST_CODES_LENGTH[byte]
+		for offset in range(8):
+			first = -(-offset // 8)  # the first byte made of the secret's bits only
+			last = (offset + bits) // 8
+			if last - first < 4:  # too short to tell from other bytes
+				continue
+			whole = (code << (8 * (last + 1) - offset - bits)).to_bytes(last + 1, "big")
+			out.add(whole[first:last])
+	return tuple(sorted(out, key=len, reverse=True))
 
 
 def _quiet_secrets() -> frozenset[str]:
