@@ -196,10 +196,11 @@ def mask(text: str, secrets: frozenset[str]) -> str:
 	return _mask(text, secrets, escapes=True)
 
 
-def _mask(text: str, secrets: frozenset[str], *, escapes: bool) -> str:
+def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = True) -> str:
 	r"""`mask`, reading ``\u``/``\x``-escaped runs only when ``escapes`` is true.
 
 	A run already decoded is read without (`_run_unescaped_masked`): it is decoded no further.
+	``cuts``: also mask a spelling's start that another program cut short (`_masked_cuts`).
 	"""
 	if not secrets:
 		return text
@@ -227,7 +228,8 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool) -> str:
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
-		text = _masked_cuts(text, long)  # last: another family reads a whole run first
+		if cuts:
+			text = _masked_cuts(text, long)  # last: another family reads a whole run first
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
@@ -263,7 +265,10 @@ def _masked_cuts(text: str, secrets: frozenset[str]) -> str:
 	that shortens a value: the text shows a spelling's first two thirds or more, and no whole
 	spelling (those were masked before).
 	"""
-	for cut, rests in _cuts(secrets):
+	cuts = _cuts(secrets)
+	if not cuts or len(text) < len(cuts[-1][0]):  # shorter than every cut (most values)
+		return text
+	for cut, rests in cuts:
 		if cut not in text:
 			continue
 		out: list[str] = []
@@ -999,7 +1004,9 @@ def _run_unescaped_masked(run: str, secrets: frozenset[str]) -> str:
 				break
 			continue
 		plain = _joined_pairs(decoded)
-		masked = _mask(plain, secrets, escapes=False)
+		# Whole in the plain text, or the run is masked whole: a secret shown whole in another
+		# reading only (UTF-8 bytes of a key with an 'é'), whose plain reading shows but a cut.
+		masked = _mask(plain, secrets, escapes=False, cuts=False)
 		if masked == plain:
 			return MASK  # shown in another reading only
 		for _ in range(times):  # a lone surrogate stays an escape: the text must encode
