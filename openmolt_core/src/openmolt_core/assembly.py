@@ -797,16 +797,13 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
-	elsewhere = _elsewhere(om)
-	policy = _approval_policy(
-		om._approval_rules, options.requires_approval, bound, sources, elsewhere
-	)
+	policy = _approval_policy(om._approval_rules, options.requires_approval, bound, sources, om)
 	taint = options.taint_policy
 	if taint is not None:
 		_check_taint(taint, bound, sources, _OWN_TAINT, strict=True)
 	elif (taint := shared.plain_taint) is None:
 		taint = TaintPolicy.of(om._taint_policy, where=_INSTANCE_TAINT)
-		if _check_taint(taint, bound, sources, _INSTANCE_TAINT, strict=False, elsewhere=elsewhere):
+		if _check_taint(taint, bound, sources, _INSTANCE_TAINT, strict=False, om=om):
 			shared.plain_taint = taint  # checked against no tool: the same for every agent
 	own: list[Capability] = []  # this agent's, after the shared (then its safety)
 	if policy:  # first: it marks the tools the rules select before the others see them
@@ -823,7 +820,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		own.append(ToolCatalog(options.tool_search, own=names))
 	guards = om._guardrails + options.guardrails
 	if guards:
-		_check_guard_rules(om._guardrails, options.guardrails, bound, sources, caps, elsewhere)
+		_check_guard_rules(om._guardrails, options.guardrails, bound, sources, caps, om)
 	max_steps = options.max_steps
 	hooks = _resolved(shared, caps, own, guards, taint)
 	if chain:  # outermost: every other capability's wrap_model sees each model it tries
@@ -1424,9 +1421,12 @@ def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[Sourc
 			known.add_source(learned)
 
 
-def _elsewhere(om: Host) -> Callable[[str], bool]:
-	"""Whether an integration id is registered or installed for the instance (asked lazily)."""
-	return lambda iid: iid in om.plugins.integration_ids()
+def _elsewhere(om: Host | None) -> Callable[[str], bool] | None:
+	"""Whether an integration id is registered or installed for the instance (asked lazily).
+
+	Made only where an agent has rules to check: creating a plain agent makes no such call.
+	"""
+	return None if om is None else (lambda iid: iid in om.plugins.integration_ids())
 
 
 def _check_guard_rules(
@@ -1435,7 +1435,7 @@ def _check_guard_rules(
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
 	caps: Sequence[Capability] = (),
-	elsewhere: Callable[[str], bool] | None = None,
+	om: Host | None = None,
 ) -> None:
 	"""Check the tool rules of the guardrails (``tools=[...]``) against the agent's tools.
 
@@ -1456,7 +1456,7 @@ def _check_guard_rules(
 			if rules:
 				known = _known_tools(bound, sources) if known is None else known
 				where = f"guardrail {guard.name!r}: tools"
-				rules.check(known, where=where, strict=strict, elsewhere=elsewhere)
+				rules.check(known, where=where, strict=strict, elsewhere=_elsewhere(om))
 
 
 def _lists_own_tools(caps: Sequence[Capability]) -> bool:
@@ -1531,7 +1531,7 @@ def _approval_policy(
 	own: ApprovalPolicy | None,
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
-	elsewhere: Callable[[str], bool] | None = None,
+	om: Host | None = None,
 ) -> ApprovalPolicy | None:
 	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
 
@@ -1548,7 +1548,9 @@ def _approval_policy(
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = own if own is not None else ApprovalPolicy()
 	tools = _known_tools(bound, sources)
-	defaults.check(tools, where="OpenMolt: requires_approval", strict=False, elsewhere=elsewhere)
+	defaults.check(
+		tools, where="OpenMolt: requires_approval", strict=False, elsewhere=_elsewhere(om)
+	)
 	mine.check(tools, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
 
@@ -1560,7 +1562,7 @@ def _check_taint(
 	where: str,
 	*,
 	strict: bool,
-	elsewhere: Callable[[str], bool] | None = None,
+	om: Host | None = None,
 ) -> bool:
 	"""Check a taint policy's rules against the agent's tools; True when it has none.
 
@@ -1578,7 +1580,7 @@ def _check_taint(
 			stripped = tuple(r.lstrip("!") for r in rules)
 			tools = _known_tools(bound, sources) if tools is None else tools
 			ApprovalPolicy(stripped).check(
-				tools, where=f"{where}: {label}", strict=strict, elsewhere=elsewhere
+				tools, where=f"{where}: {label}", strict=strict, elsewhere=_elsewhere(om)
 			)
 	return tools is None
 
