@@ -88,6 +88,11 @@ async def test_an_access_line_with_a_token_in_its_query_is_masked_and_still_form
 	viewer = Viewer(token=SECRET)
 	access = Kept(AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s'))
 	logger = logging.getLogger("uvicorn.access")
+	# As an application that logs access lines has it (another test's logging config may have
+	# disabled it or raised its level in this process).
+	was = (logger.disabled, logger.level)
+	logger.disabled = False
+	logger.setLevel(logging.INFO)
 	logger.addHandler(access)
 	sock = socket.socket()
 	sock.bind(("127.0.0.1", 0))
@@ -104,6 +109,8 @@ async def test_an_access_line_with_a_token_in_its_query_is_masked_and_still_form
 			server.should_exit = True
 	finally:
 		logger.removeHandler(access)
+		logger.disabled, _ = was
+		logger.setLevel(was[1])
 		sock.close()
 	assert response.status_code == 200
 	assert access.errors == 0 and debug.errors == 0
