@@ -29,7 +29,14 @@ import anyio
 
 from openmolt_core import _cost
 from openmolt_core._binding import BoundTool
-from openmolt_core._chain import AgentModels, ModelSlot, add_by_model, slot_id, spend_failed
+from openmolt_core._chain import (
+	AgentModels,
+	ModelSlot,
+	add_by_model,
+	slot_id,
+	spend_failed,
+	split_id,
+)
 from openmolt_core._chain import record as record_model
 from openmolt_core._chain import total as total_usage
 from openmolt_core._emitter import EventEmitter, Handler
@@ -91,6 +98,7 @@ from openmolt_core.llm import (
 	ModelConfig,
 	ModelRequest,
 	ModelResponse,
+	options_for,
 )
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
@@ -1762,7 +1770,7 @@ class Agent:
 			system=self._prompt_for(slot) + self._missing(state, slot),
 			messages=state.messages,
 			response_schema=self._sent_schema(fitted.schema),
-			config=self.model_config,
+			config=self._config_for(split_id(slot.id)[0]),
 			cache_key=f"openmolt:{self.name}",
 			response_mode=fitted.mode if slot.declared else None,
 			plain_system=plain,
@@ -2037,6 +2045,33 @@ class Agent:
 			await link.spending(state.usage, state.usage_by_model)
 		return answered
 
+	def _providers(self) -> tuple[str, ...]:
+		"""The providers this agent's model calls go to: its models', then its summaries'.
+
+		Each is the prefix of a model's id (``anthropic`` in ``anthropic:claude-sonnet-4-5``).
+		"""
+		names = [split_id(slot.id)[0] for slot in self._models.slots]
+		compaction = self.compaction
+		model = None if compaction is None else compaction.model
+		if isinstance(model, str):
+			names.append(split_id(model)[0])
+		elif model is not None:
+			names.append(str(getattr(model, "name", "") or "custom"))
+		return tuple(dict.fromkeys(names))
+
+	def _config_for(self, provider: str) -> ModelConfig:
+		"""The model configuration a request to ``provider`` carries (`openmolt_core.llm.options_for`).
+
+		``provider_options`` keyed by provider give each provider its own part only.
+
+		Args:
+			provider: The provider's name (a model id's prefix).
+		"""
+		config = self.model_config
+		if not config.provider_options:
+			return config
+		return options_for(config, provider, self._providers())
+
 	def _model(self, model: str) -> ModelSlot:
 		"""The agent's model of this id (`ModelAccess.request`, a request's ``model_id``)."""
 		for slot in self._models.slots:
@@ -2279,6 +2314,10 @@ class _RunModels:
 		"""The agent's model configuration."""
 		return self._agent.model_config
 
+	def config_for(self, provider: str) -> ModelConfig:
+		"""The model configuration a request to ``provider`` carries (`ModelAccess.config_for`)."""
+		return self._agent._config_for(provider)
+
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
 		agent = self._agent
@@ -2356,11 +2395,16 @@ class _OwnCall:
 		agent = self._agent
 		primary = agent._models.primary
 
+		config = request.config
+
 		def build(model: str) -> ModelRequest:
 			slot = agent._model(model)
-			return replace(request, model=slot.model, model_id=slot.id)
+			own = (
+				agent._config_for(split_id(slot.id)[0]) if config is agent.model_config else config
+			)
+			return replace(request, model=slot.model, model_id=slot.id, config=own)
 
-		request = replace(request, model_id=primary.id)
+		request = build(primary.id)
 		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 

@@ -865,10 +865,38 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		check_cycles(agent)
 	if max_cost is not None:  # an unknown price would count as zero: refused now
 		_check_prices(agent)
+	if options.model_config.provider_options:
+		_check_provider_options(agent)
 	durability = om.durability
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
+
+
+def _check_provider_options(agent: Agent) -> None:
+	"""Refuse ``provider_options`` that would go to models of several providers as they are.
+
+	A provider writes them into its request body unchanged: Anthropic's ``top_k`` sent to
+	OpenAI is refused (400), so the step a fallback was meant to save fails, and a summary
+	model's call fails the run deep into it. Keyed by provider, each gets its own part.
+
+	Raises:
+		ConfigurationError: The options are not keyed by provider and the agent's models (or
+			its summary model) are of more than one provider.
+	"""
+	from openmolt_core.llm import scoped_options
+
+	options = agent.model_config.provider_options
+	providers = agent._providers()
+	if len(providers) < 2 or scoped_options(options, providers):
+		return
+	keys = ", ".join(repr(k) for k in options)
+	raise ConfigurationError(
+		f"create_agent: model_config provider_options ({keys}) would go into the request body "
+		f"of every model as they are, and the models of agent {agent.name!r} (or its summary model) "
+		f"are of several providers ({', '.join(providers)}); key them by provider, e.g. "
+		f"provider_options={{{providers[0]!r}: {{...}}, {providers[1]!r}: {{...}}}}"
+	)
 
 
 class AgentFiles:

@@ -498,6 +498,18 @@ class ModelAccess(Protocol):
 		"""The agent's model configuration."""
 		...
 
+	def config_for(self, provider: str) -> ModelConfig:
+		"""The model configuration a request to ``provider`` carries.
+
+		The agent's, with only that provider's part of ``provider_options`` when they are keyed
+		by provider (`openmolt_core.llm.options_for`): a call of a capability's own to a model
+		of another provider (a summary model) sends it.
+
+		Args:
+			provider: The provider's name (a model id's prefix).
+		"""
+		...
+
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
 		...

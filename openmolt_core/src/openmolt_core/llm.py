@@ -7,7 +7,7 @@ plugins (``openai``, ``anthropic``, ``google``) or are passed directly as ``mode
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -26,6 +26,8 @@ __all__ = [
 	"ModelResponse",
 	"StructuredMode",
 	"Usage",
+	"options_for",
+	"scoped_options",
 ]
 
 StructuredMode = Literal["strict", "partial", "off"]
@@ -60,8 +62,50 @@ class ModelConfig(BaseModel):
 	provider_options: dict[str, Any] = Field(
 		default_factory=dict,
 		alias="providerOptions",
-		description="Passed through to the provider's request body as is.",
+		description=(
+			"Passed through to the provider's request body as is; for an agent whose models are "
+			"of several providers, keyed by provider: {'anthropic': {'top_k': 5}}."
+		),
 	)
+
+
+def scoped_options(options: Mapping[str, Any], providers: Collection[str]) -> bool:
+	"""Whether ``provider_options`` are keyed by provider (``{"anthropic": {"top_k": 5}}``).
+
+	They are when each key names one of ``providers`` and holds an object: no request body has
+	a field named after a provider, so the two forms cannot be confused.
+
+	Args:
+		options: The ``provider_options`` of a model configuration.
+		providers: The names of the providers the agent's models (and its summaries') use.
+	"""
+	return bool(options) and all(
+		key in providers and isinstance(value, Mapping) for key, value in options.items()
+	)
+
+
+def options_for(config: ModelConfig, provider: str, providers: Collection[str]) -> ModelConfig:
+	"""The configuration one provider's requests carry: only its own ``provider_options``.
+
+	An agent whose models are of several providers (model fallback, a summary model) keys
+	``provider_options`` by provider; each request then carries its provider's part, as a
+	provider writes them into its body as they are (Anthropic's ``top_k`` is refused by OpenAI,
+	which would fail the very step the fallback was meant to save).
+
+	Args:
+		config: The agent's model configuration.
+		provider: The provider the request goes to (the prefix of its model id).
+		providers: The names of the providers the agent's models use.
+
+	Returns:
+		``config`` itself when its options are not keyed by provider; else a copy holding
+		``provider``'s part (nothing when the options name no part for it).
+	"""
+	options = config.provider_options
+	if not scoped_options(options, providers):
+		return config
+	own = options.get(provider)
+	return config.model_copy(update={"provider_options": dict(own) if own else {}})
 
 
 DEFAULT_MODEL_CONFIG = ModelConfig.model_construct()  # every field's default: nothing to validate

@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
-from openmolt_core._chain import slot_id, spend
+from openmolt_core._chain import slot_id, spend, split_id
 from openmolt_core._cost import counted, price_call
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.private import private_dir, private_file
@@ -1014,7 +1014,7 @@ async def _summarise(
 				),
 			)
 		],
-		config=agent.model_config,
+		config=agent._config_for(split_id(model_id)[0]),
 		cache_key=None,
 	)
 	response = await provider.generate(request)

@@ -23,7 +23,7 @@ from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._common import filled_window, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
-from openmolt_providers.openai._models import is_reasoning, sampling
+from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
@@ -101,7 +101,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if provider.official:
 		body["store"] = False
 		if request.cache_key:
-			body["prompt_cache_key"] = request.cache_key
+			body["prompt_cache_key"] = cache_key(request.cache_key)
 	s = sampling(provider, model, config)
 	if s.effort is not None:
 		body["reasoning_effort"] = s.effort

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["Sampling", "is_reasoning", "only_effort", "sampling"]
+__all__ = ["CACHE_KEY_LIMIT", "Sampling", "cache_key", "is_reasoning", "only_effort", "sampling"]
 
 _GPT5X = re.compile(r"^gpt-5\.\d")
 _REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
@@ -124,3 +124,27 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 				)
 		temperature = top_p = None
 	return Sampling(effort, temperature, top_p, False)
+
+
+CACHE_KEY_LIMIT = 64
+"""The longest ``prompt_cache_key`` the API takes, in characters: a longer one is refused with
+400 ``string_above_max_length`` ("Expected a string with maximum length 64")."""
+
+
+def cache_key(key: str) -> str:
+	"""A request's cache key as ``prompt_cache_key`` takes it: at most `CACHE_KEY_LIMIT` characters.
+
+	The loop's key is ``openmolt:`` and the agent's name, which may be long: every call of an
+	agent named with more than 55 characters was refused. A longer key keeps its start and ends
+	with a digest of the whole, so it stays stable from call to call and two keys that share
+	their start stay apart.
+
+	Args:
+		key: The request's ``cache_key``.
+	"""
+	if len(key) <= CACHE_KEY_LIMIT:
+		return key
+	import hashlib
+
+	digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+	return f"{key[: CACHE_KEY_LIMIT - len(digest) - 1]}:{digest}"

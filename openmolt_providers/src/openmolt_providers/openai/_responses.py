@@ -17,7 +17,7 @@ from openmolt_providers._common import (
 )
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
-from openmolt_providers.openai._models import sampling
+from openmolt_providers.openai._models import cache_key, sampling
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
@@ -88,7 +88,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		"store": False,
 	}
 	if request.cache_key:
-		body["prompt_cache_key"] = request.cache_key
+		body["prompt_cache_key"] = cache_key(request.cache_key)
 	s = sampling(provider, model, config)
 	if s.effort is not None:
 		body["reasoning"] = {"effort": s.effort}
