@@ -281,6 +281,10 @@ class _Recorded(InMemorySession):
 		self.log.append("read")
 		return await super().get_items(limit)
 
+	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
+		self.log.append("read")
+		return await super().get_latest(limit)
+
 	async def add_items(self, items: Any) -> None:
 		self.log.append("append")
 		await super().add_items(items)

@@ -28,6 +28,10 @@ class Session(Protocol):
 	items of these runs and append ``items``, in one transaction (the built-in stores do).
 	Durable runs use it to append a turn and take back its item together
 	(`openmolt_core.sessions.SessionRun`); without it, a trailing item is taken back first.
+
+	A store may also have ``async def get_latest(limit) -> (skipped, items)``: how many items
+	come before the latest ``limit``, and those items, read together (the built-in stores do).
+	A run then reads the session from its end, not whole (`openmolt_core.sessions.read_history`).
 	"""
 
 	session_id: str

@@ -14,10 +14,12 @@ are JSON dicts; ``role`` says which kind:
   post), that as ``output``, for the runs of the same ``user`` only;
 - ``{"role": "memory", "content": text, "run_id", "user"?, "tainted"?}``: the session's
   short-term memory after a run for ``user`` (the latest one for the run's user counts);
-- ``{"role": "summary", "content": text, "through": n, "private"?, "user"?, "tainted"?}``: the
-  first ``n`` items, summarised (empty content: they were dropped), written when the history grew
-  past its budget (``private``: as a run for ``user`` read them, outputs included: only runs for
-  the same user read it);
+- ``{"role": "summary", "content": text, "through": n, "notes", "private"?, "user"?,
+  "tainted"?}``: the first ``n`` items, summarised (empty content: they were dropped), written
+  when the history grew past its budget (``private``: as a run for ``user`` read them, outputs
+  included: only runs for the same user read it; ``notes``: every user's short-term notes as
+  they stood, ``{"content", "user"?, "tainted"?}`` each, so a run reads the session from its
+  latest summary on, not from its first item);
 - ``{"role": "pending", "run_id", "content"?, "asked", "new", "tainted"?}``: a durable run's turn
   under way, written as it starts (never shown to a model). A durable run goes on where its
   caller cannot follow (the caller's process died, and another one recovered the run; an answer
@@ -57,6 +59,10 @@ reads the history the first request shows (`read_history`) when the run opens, a
 (`openmolt_core.capabilities.sessions.session_call`), in a process and, through the stores that
 processes share (`SharedSession`: ``turn()``), across processes: each reads the turns of those
 before it.
+
+A run reads a session from its end (`get_latest`, which every built-in store has): the latest
+items, more of them only while they lack the run's latest summary or one with everyone's notes,
+so a session of thousands of turns costs a run a few hundred items, not all of them.
 
 Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
 `SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and
@@ -223,6 +229,11 @@ class InMemorySession:
 		rows = self._items if limit is None else self._items[-limit:] if limit > 0 else []
 		return [json.loads(r) for r in rows]
 
+	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
+		"""How many items come before the latest ``limit``, and those items (`read_history`)."""
+		skipped = max(len(self._items) - max(limit, 0), 0)
+		return skipped, [json.loads(r) for r in self._items[skipped:]]
+
 	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
 		"""Append items (copies: a caller's later change does not reach the session)."""
 		self._items.extend(_check_items(items))
@@ -344,6 +355,29 @@ class SQLiteSession:
 			args = (self.session_id, int(limit))
 		rows = await anyio.to_thread.run_sync(self._run, sql, [args])
 		return [json.loads(r[0]) for r in reversed(rows)]
+
+	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
+		"""How many items come before the latest ``limit``, and those items, in one read."""
+
+		def read() -> tuple[int, list[dict[str, Any]]]:
+			conn = self._connect()
+			try:
+				with conn:  # one transaction: the count and the rows agree
+					conn.execute("BEGIN")
+					(total,) = conn.execute(
+						"SELECT COUNT(*) FROM session_items WHERE session_id = ?",
+						(self.session_id,),
+					).fetchone()
+					rows = conn.execute(
+						"SELECT item FROM session_items WHERE session_id = ? ORDER BY id DESC "
+						"LIMIT ?",
+						(self.session_id, max(int(limit), 0)),
+					).fetchall()
+			finally:
+				conn.close()
+			return int(total) - len(rows), [json.loads(r[0]) for r in reversed(rows)]
+
+		return await anyio.to_thread.run_sync(read)
 
 	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
 		"""Append items, in one transaction."""
@@ -740,6 +774,23 @@ class SQLAlchemySession:
 
 		return await anyio.to_thread.run_sync(read)
 
+	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
+		"""How many items come before the latest ``limit``, and those items, in one transaction."""
+		t, sa = self._table, self._sa
+
+		def read() -> tuple[int, list[dict[str, Any]]]:
+			self._ensure()
+			mine = t.c.session_id == self.session_id
+			with self.engine.begin() as conn:
+				self._one_writer(conn)  # no turn appended between the count and the rows
+				total = conn.execute(sa.select(sa.func.count()).select_from(t).where(mine))
+				count = int(total.scalar() or 0)
+				query = sa.select(t.c.item).where(mine).order_by(t.c.id.desc())
+				rows = conn.execute(query.limit(max(int(limit), 0))).fetchall()
+			return count - len(rows), [json.loads(r[0]) for r in reversed(rows)]
+
+		return await anyio.to_thread.run_sync(read)
+
 	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
 		"""Append items, in one transaction."""
 		texts = _check_items(items)
@@ -845,14 +896,20 @@ def _owns(item: dict[str, Any], user: str | None) -> bool:
 
 
 def _start(
-	items: list[dict[str, Any]], user: str | None = None, *, anyone: bool = False
+	items: list[dict[str, Any]],
+	user: str | None = None,
+	*,
+	anyone: bool = False,
+	skipped: int = 0,
 ) -> tuple[int, dict[str, Any] | None]:
 	"""Where the verbatim turns begin: after the latest summary's ``through``.
 
 	Args:
-		items: The session's items.
+		items: The session's items (its latest ones, after ``skipped`` others).
 		user: The run's user: a summary only another user's runs read does not count (`_owns`).
 		anyone: Whoever's it is, the latest summary counts.
+		skipped: How many items of the session come before ``items`` (`_window`); the index
+			returned is in ``items``.
 	"""
 	for index in range(len(items) - 1, -1, -1):
 		item = items[index]
@@ -862,9 +919,75 @@ def _start(
 			through = item.get("through")
 			# A summary covers the items before it, never more (a hand-edited store).
 			if not isinstance(through, int) or isinstance(through, bool):
-				through = index
-			return max(0, min(through, index)), item
+				through = index + skipped
+			return max(0, min(through - skipped, index)), item
 	return 0, None
+
+
+WINDOW = 256
+"""How many of a session's latest items a run reads first (`read_history`); four times more
+each time that is too few (the latest summary the run reads, or one with every user's notes,
+lies further back), up to every item."""
+
+
+def _notes(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+	"""Each user's latest short-term notes in these items (oldest first), as a summary keeps them.
+
+	A summary written with ``notes`` holds every user's notes as they stood then, so a run that
+	reads the items from that summary on knows everyone's notes without the items before it.
+	"""
+	found: dict[Any, dict[str, Any]] = {}
+	for item in items:
+		if item.get("role") == "summary" and isinstance(item.get("notes"), list):
+			found = {n.get("user"): n for n in item["notes"] if isinstance(n, dict)}
+		elif item.get("role") == "memory":
+			note: dict[str, Any] = {"content": str(item.get("content") or "")}
+			if item.get("user") is not None:
+				note["user"] = item["user"]
+			if item.get("tainted"):
+				note["tainted"] = True
+			found.pop(item.get("user"), None)  # in the order they were last written
+			found[item.get("user")] = note
+	return list(found.values())
+
+
+def _enough(items: list[dict[str, Any]], skipped: int, user: str | None) -> bool:
+	"""Whether a run for ``user`` reads, in the latest items only, what it would read of all.
+
+	They must hold a summary with every user's notes (`_notes`), and the run's latest summary
+	with the turns it leaves verbatim.
+	"""
+	if not skipped:
+		return True
+	if not any(i.get("role") == "summary" and isinstance(i.get("notes"), list) for i in items):
+		return False
+	for index in range(len(items) - 1, -1, -1):
+		item = items[index]
+		if item.get("role") == "summary" and (not item.get("private") or _owns(item, user)):
+			through = item.get("through")
+			return isinstance(through, int) and not isinstance(through, bool) and through >= skipped
+	return False
+
+
+async def _window(session: Session, user: str | None) -> tuple[int, list[dict[str, Any]]]:
+	"""The latest items a run for ``user`` needs, and how many come before them.
+
+	A store with ``get_latest(limit)`` (every built-in one) is read from its end, a window that
+	grows until it holds what the run reads (`_enough`): a session of thousands of turns costs
+	a run a few hundred items. Another store is read whole.
+	"""
+	latest = getattr(session, "get_latest", None)
+	if latest is None:
+		return 0, _valid(await session.get_items())
+	limit = WINDOW
+	while True:
+		skipped, items = await latest(limit)
+		items = list(items)
+		if len(items) != len(_valid(items)):  # a store that holds more: its indexes are not ours
+			return 0, _valid(await session.get_items())
+		if _enough(items, skipped, user):
+			return skipped, items
+		limit *= 4
 
 
 def _valid(items: Sequence[Any]) -> list[dict[str, Any]]:
@@ -872,7 +995,9 @@ def _valid(items: Sequence[Any]) -> list[dict[str, Any]]:
 	return [i for i in items if isinstance(i, dict) and i.get("role") in ROLES]
 
 
-def history_of(items: Sequence[Any], user: str | None = None) -> SessionHistory:
+def history_of(
+	items: Sequence[Any], user: str | None = None, *, skipped: int = 0
+) -> SessionHistory:
 	"""The history a run reads from a session's items (see the module).
 
 	Args:
@@ -881,9 +1006,11 @@ def history_of(items: Sequence[Any], user: str | None = None) -> SessionHistory:
 			for the same user kept, and it reads the outputs of the runs for the same user
 			(and their summaries), else what each run said (None: a run for nobody in
 			particular, whose notes and outputs a run for a user does not read).
+		skipped: How many items of the session come before ``items`` (its latest ones, read
+			from a summary on: `_window`).
 	"""
 	items = _valid(items)
-	start, summary = _start(items, user)
+	start, summary = _start(items, user, skipped=skipped)
 	earlier: list[dict[str, Any]] = []
 	tainted = False
 	if summary is not None:
@@ -901,7 +1028,14 @@ def history_of(items: Sequence[Any], user: str | None = None) -> SessionHistory:
 			memory = str(item.get("content") or "")
 			tainted = tainted or bool(item.get("tainted"))
 			break
-	return SessionHistory(earlier, memory, tainted, len(items))
+		if item.get("role") == "summary" and isinstance(item.get("notes"), list):
+			# Every user's notes as they stood when it was written (`_notes`).
+			for note in item["notes"]:
+				if isinstance(note, dict) and note.get("user") == user:
+					memory = str(note.get("content") or "")
+					tainted = tainted or bool(note.get("tainted"))
+			break
+	return SessionHistory(earlier, memory, tainted, skipped + len(items))
 
 
 def _budget(agent: Agent) -> int:
@@ -934,13 +1068,13 @@ async def read_history(
 		state: The run's state: the summary's model call counts in its usage, under its model,
 			and its user (`RunState.user`) picks the short-term memory (`history_of`).
 	"""
-	items = _valid(await session.get_items())
 	user = state.user if state is not None else None
-	history = history_of(items, user)
+	skipped, items = await _window(session, user)
+	history = history_of(items, user, skipped=skipped)
 	budget = _budget(agent)
 	if _tokens(history.earlier) <= budget:
 		return history
-	start, summary = _start(items, user)
+	start, summary = _start(items, user, skipped=skipped)
 	turns = [i for i in range(start, len(items)) if items[i].get("role") in ("user", "agent")]
 	# Keep the latest turns that fit in half the budget; summarise everything before them.
 	kept = 0
@@ -975,7 +1109,14 @@ async def read_history(
 				agent._redactor(f"{type(exc).__name__}: {exc}"),
 			)
 			keep = False
-	marker: dict[str, Any] = {"role": "summary", "content": agent._redactor(text), "through": cut}
+	marker: dict[str, Any] = {
+		"role": "summary",
+		"content": agent._redactor(text),
+		"through": skipped + cut,
+		# Everyone's notes (a later run reads from here on: `_window`), masked again: a note
+		# may hold what became a secret after it was stored.
+		"notes": [{**n, "content": agent._redactor(n["content"])} for n in _notes(items)],
+	}
 	if private:
 		marker["private"] = True
 		if user is not None:
@@ -984,7 +1125,7 @@ async def read_history(
 		marker["tainted"] = True
 	if keep:
 		await session.add_items([marker])
-	return history_of([*items, marker], user)
+	return history_of([*items, marker], user, skipped=skipped)
 
 
 async def _summarise(
