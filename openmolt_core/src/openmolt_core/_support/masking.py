@@ -207,11 +207,16 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 	long, short = _by_length(secrets)
 	if long:
 		probes, decoded = _patterns(long)
-		for probe, around in probes:
-			if probe in text:
-				for spelling in around:
-					if spelling in text:
-						text = text.replace(spelling, MASK)
+		# One scan for whole spellings and their cuts: each holds one of these (most texts, none).
+		needles, shortest = _needles(long)
+		shown = len(text) >= shortest and any(map(text.__contains__, needles))
+		if shown:
+			for probe, around in probes:
+				if probe in text:
+					for spelling in around:
+						if spelling in text:
+							text = text.replace(spelling, MASK)
+		scanned = text
 		if decoded and "%" in text:
 			text = _runs_replaced(
 				text,
@@ -228,7 +233,7 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
-		if cuts:
+		if cuts and (shown or text != scanned):  # a text another family changed: read again
 			text = _masked_cuts(text, long)  # last: another family reads a whole run first
 	if short is not None:
 		text = short.sub(MASK, text)
@@ -243,6 +248,24 @@ def _start(spelling: str) -> str | None:
 	"""
 	keep = max(MIN_KEY, -(-2 * len(spelling) // 3))
 	return spelling[:keep] if keep < len(spelling) else None
+
+
+@lru_cache(maxsize=256)
+def _needles(secrets: frozenset[str]) -> tuple[tuple[str, ...], int]:
+	"""What a text holds when it shows a spelling whole or cut (`_cuts`); the shortest's length.
+
+	Every spelling (but hex, read apart) starts with its cut, or is too short to cut: the
+	shortest of those cuts and short spellings are enough (a longer one holds one of them), so a
+	text holding none shows no spelling, whole or cut, and `_mask` reads it once, not once for
+	the whole spellings and again for the cuts.
+	"""
+	hexes = {h for s in secrets for h in _hex_of(s)}
+	whole = set().union(*(spellings(s) for s in secrets)) - hexes
+	needles: list[str] = []
+	for start in sorted({_start(s) or s for s in whole}, key=len):
+		if not any(needle in start for needle in needles):
+			needles.append(start)
+	return tuple(needles), len(needles[0]) if needles else 0
 
 
 @lru_cache(maxsize=256)
@@ -357,12 +380,16 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 	escaped), HTML character references (``&#115;k-...``, ``&#x73;``) and base64 wrapped in
 	lines (a MIME body at 76 characters, PEM at 64).
 	"""
-	if any(mark in text for mark in _ELLIPSES):
+	# A character first, then the longer marks (a search for a short one reads the whole text).
+	if "\u2026" in text or ("." in text and "..." in text) or ("\\" in text and "\\u2026" in text):
 		text = _masked_elided(text, secrets)
 	wide, hexes = _wide_and_hex(secrets)
 	# A hex dump in any case, mixed too; the text is lower-cased only when the digits of a hex
-	# spelling (the same in every case) are in it.
-	if any(digits in text for digits in _hex_digits(hexes)):
+	# spelling (the same in every case) are in it, and those are looked for when their first
+	# digits are.
+	if any(map(text.__contains__, _hex_first_digits(hexes))) and any(
+		map(text.__contains__, _hex_digits(hexes))
+	):
 		lowered = text.lower()
 		if any(h in lowered for h in hexes):
 			text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
@@ -378,7 +405,7 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 			secrets,
 		)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
-		if newline in text:
+		if newline[0] in text and newline in text:
 			text = _masked_wrapped(text, newline, cr, secrets)
 	return text
 
@@ -391,6 +418,12 @@ def _hex_digits(hexes: tuple[str, ...]) -> tuple[str, ...]:
 	lower-cases to a digit); an empty string, which every text holds, for a spelling with none.
 	"""
 	return tuple(max(re.findall("[0-9]+", h), key=len, default="") for h in hexes)
+
+
+@lru_cache(maxsize=256)
+def _hex_first_digits(hexes: tuple[str, ...]) -> tuple[str, ...]:
+	"""The first character of each of `_hex_digits` (a search for one character is the cheapest)."""
+	return tuple({digits[:1] for digits in _hex_digits(hexes)})
 
 
 def _hex_of(secret: str) -> set[str]:
