@@ -10,7 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import random
+from unittest.mock import patch
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from openmolt_core._support import masking
 from openmolt_core._support.masking import MASK, MIN_KEY, mask, spellings
 
 _RANDOM = random.Random(7)
@@ -85,3 +90,48 @@ def test_an_elided_secret_is_masked_with_no_other_dot_or_backslash() -> None:
 		assert mask(text, SECRETS) == f"got {MASK} then"
 		escaped = json.dumps(text)
 		assert mask(escaped, SECRETS) == json.dumps(f"got {MASK} then")
+
+
+# Secrets with brackets: masking one spelling may show another that runs into the mask.
+_POOL = (
+	*sorted(SECRETS)[:3],
+	"ed]-tail-Bx12345",
+	"[pw]-0123456789ab",
+	"p@ss word/+\u00e9-98765",
+	"pa55wd",
+	"xy",
+)
+_PIECES = sorted({w for s in _POOL for w in spellings(s)})
+
+
+def _every_one(secrets: frozenset[str]) -> masking._Scan:
+	"""A scan that finds something in every text and tells nothing: every loop reads it all."""
+	probes, cuts = masking._patterns(secrets)[0], masking._cuts(secrets)
+	every = (("",), 0, probes, {"": ()}, cuts, {"": ()}, False)
+	return masking._Scan(*every)
+
+
+_TEXTS = st.lists(
+	st.one_of(
+		st.sampled_from([*_WORDS, " ", MASK, "[", "]", "ed", "...", "%2F", "\\u0041", "\n"]),
+		st.tuples(st.sampled_from(_PIECES), st.integers(1, 80)).map(lambda p: p[0][: p[1]]),
+		st.tuples(st.sampled_from(_PIECES), st.integers(1, 80)).map(lambda p: p[0][-p[1] :]),
+	),
+	max_size=12,
+).map("".join)
+
+
+@settings(max_examples=400)
+@example(text="zz pa55wd-tail-Bx12345 zz", chosen={"pa55wd", "ed]-tail-Bx12345"})  # shown by a mask
+@example(
+	text="x=%70a55wd;tail-Bx12345", chosen={"pa55wd", "ed];tail-Bx12345"}
+)  # by another family's
+@given(text=_TEXTS, chosen=st.sets(st.sampled_from(_POOL), min_size=1))
+def test_the_scan_masks_what_reading_every_spelling_and_cut_masks(
+	text: str, chosen: set[str]
+) -> None:
+	"""Whole spellings, cuts, masks and brackets mixed: the same text as every loop read whole."""
+	secrets = frozenset(chosen)
+	with patch.object(masking, "_scan", _every_one):
+		expected = mask(text, secrets)
+	assert mask(text, secrets) == expected

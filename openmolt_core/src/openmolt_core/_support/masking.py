@@ -44,9 +44,9 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from openmolt_core._support import LazyPattern
@@ -82,6 +82,8 @@ __all__ = [
 	"url_secrets",
 	"warn",
 ]
+
+_T = TypeVar("_T")
 
 MASK = "[redacted]"
 """What a secret is replaced with."""
@@ -164,6 +166,8 @@ def spellings(secret: str) -> frozenset[str]:
 
 
 Probes = tuple[tuple[str, tuple[str, ...]], ...]
+_Cut = tuple[str, tuple[str, ...]]  # a spelling's start (`_start`), and the rests it may go on with
+Cuts = tuple[_Cut, ...]
 
 
 @lru_cache(maxsize=256)
@@ -206,12 +210,12 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 		return text
 	long, short = _by_length(secrets)
 	if long:
-		probes, decoded = _patterns(long)
+		decoded = _patterns(long)[1]
 		# One scan for whole spellings and their cuts: each holds one of these (most texts, none).
-		needles, shortest = _needles(long)
-		shown = len(text) >= shortest and any(map(text.__contains__, needles))
-		if shown:
-			for probe, around in probes:
+		scan = _scan(long)
+		found = list(filter(text.__contains__, scan.needles)) if len(text) >= scan.shortest else []
+		if found:
+			for probe, around in _chosen(scan.probes, scan.probes_by, found, scan.apart):
 				if probe in text:
 					for spelling in around:
 						if spelling in text:
@@ -233,8 +237,11 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
-		if cuts and (shown or text != scanned):  # a text another family changed: read again
-			text = _masked_cuts(text, long)  # last: another family reads a whole run first
+		if cuts and (found or text != scanned):  # last: another family reads a whole run first
+			# Those the scan found, unless another family changed the text: then every one.
+			every = text != scanned or not scan.apart
+			chosen = None if every else _chosen(scan.cuts, scan.cuts_by, found)
+			text = _masked_cuts(text, long, chosen)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
@@ -250,14 +257,35 @@ def _start(spelling: str) -> str | None:
 	return spelling[:keep] if keep < len(spelling) else None
 
 
+class _Scan(NamedTuple):
+	"""What `_mask` looks for first in a text (`_scan`)."""
+
+	needles: tuple[str, ...]
+	"""What a text holds when it shows a spelling, whole or cut."""
+	shortest: int
+	"""The shortest needle's length (a shorter text holds none)."""
+	probes: Probes
+	"""The probes (`_patterns`)."""
+	probes_by: Mapping[str, tuple[int, ...]]
+	"""By needle: the probes that hold it (where in ``probes``)."""
+	cuts: Cuts
+	"""The cuts (`_cuts`)."""
+	cuts_by: Mapping[str, tuple[int, ...]]
+	"""By needle: the cuts that hold it (where in ``cuts``)."""
+	apart: bool
+	"""Whether no spelling can run into a mask put in the text: masking one spelling then shows
+	no other that was not there before, so the needles found at first tell which to look for."""
+
+
 @lru_cache(maxsize=256)
-def _needles(secrets: frozenset[str]) -> tuple[tuple[str, ...], int]:
-	"""What a text holds when it shows a spelling whole or cut (`_cuts`); the shortest's length.
+def _scan(secrets: frozenset[str]) -> _Scan:
+	"""What a text holds when it shows a spelling whole or cut (`_cuts`), and what each tells.
 
 	Every spelling (but hex, read apart) starts with its cut, or is too short to cut: the
 	shortest of those cuts and short spellings are enough (a longer one holds one of them), so a
 	text holding none shows no spelling, whole or cut, and `_mask` reads it once, not once for
-	the whole spellings and again for the cuts.
+	the whole spellings and again for the cuts; in one that holds some, only the spellings and
+	cuts holding those are looked for.
 	"""
 	hexes = {h for s in secrets for h in _hex_of(s)}
 	whole = set().union(*(spellings(s) for s in secrets)) - hexes
@@ -265,11 +293,29 @@ def _needles(secrets: frozenset[str]) -> tuple[tuple[str, ...], int]:
 	for start in sorted({_start(s) or s for s in whole}, key=len):
 		if not any(needle in start for needle in needles):
 			needles.append(start)
-	return tuple(needles), len(needles[0]) if needles else 0
+	probes, cuts = _patterns(secrets)[0], _cuts(secrets)
+	return _Scan(
+		tuple(needles),
+		len(needles[0]) if needles else 0,
+		probes,
+		{n: tuple(k for k, (probe, _) in enumerate(probes) if n in probe) for n in needles},
+		cuts,
+		{n: tuple(k for k, (cut, _) in enumerate(cuts) if n in cut) for n in needles},
+		not any("[" in w or "]" in w or w in MASK for w in whole),
+	)
+
+
+def _chosen(
+	items: Sequence[_T], by: Mapping[str, tuple[int, ...]], found: list[str], apart: bool = True
+) -> Sequence[_T]:
+	"""The items (in their order) that the found needles tell, or all of them unless ``apart``."""
+	if not apart:
+		return items
+	return [items[k] for k in sorted({k for needle in found for k in by[needle]})]
 
 
 @lru_cache(maxsize=256)
-def _cuts(secrets: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _cuts(secrets: frozenset[str]) -> Cuts:
 	"""The start of each spelling (`_start`), with the rests of the spellings it starts."""
 	hexes = {h for s in secrets for h in _hex_of(s)}
 	whole = set().union(*(spellings(s) for s in secrets)) - hexes
@@ -281,17 +327,18 @@ def _cuts(secrets: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 	return tuple(sorted(found, key=lambda c: len(c[0]), reverse=True))
 
 
-def _masked_cuts(text: str, secrets: frozenset[str]) -> str:
+def _masked_cuts(text: str, secrets: frozenset[str], only: Sequence[_Cut] | None = None) -> str:
 	"""A spelling another program cut short: its start masked, with what follows of it.
 
 	A server that echoes a header up to 200 characters, a log line cut to a width, a display
 	that shortens a value: the text shows a spelling's first two thirds or more, and no whole
-	spelling (those were masked before).
+	spelling (those were masked before). ``only``: the cuts to look for (some of `_cuts`, in
+	its order), when the others are known not to be there.
 	"""
 	cuts = _cuts(secrets)
 	if not cuts or len(text) < len(cuts[-1][0]):  # shorter than every cut (most values)
 		return text
-	for cut, rests in cuts:
+	for cut, rests in cuts if only is None else only:
 		if cut not in text:
 			continue
 		out: list[str] = []
