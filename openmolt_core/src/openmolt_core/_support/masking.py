@@ -44,9 +44,9 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from openmolt_core._support import LazyPattern
@@ -82,6 +82,8 @@ __all__ = [
 	"url_secrets",
 	"warn",
 ]
+
+_T = TypeVar("_T")
 
 MASK = "[redacted]"
 """What a secret is replaced with."""
@@ -164,6 +166,8 @@ def spellings(secret: str) -> frozenset[str]:
 
 
 Probes = tuple[tuple[str, tuple[str, ...]], ...]
+_Cut = tuple[str, tuple[str, ...]]  # a spelling's start (`_start`), and the rests it may go on with
+Cuts = tuple[_Cut, ...]
 
 
 @lru_cache(maxsize=256)
@@ -206,12 +210,17 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 		return text
 	long, short = _by_length(secrets)
 	if long:
-		probes, decoded = _patterns(long)
-		for probe, around in probes:
-			if probe in text:
-				for spelling in around:
-					if spelling in text:
-						text = text.replace(spelling, MASK)
+		decoded = _patterns(long)[1]
+		# One scan for whole spellings and their cuts: each holds one of these (most texts, none).
+		scan = _scan(long)
+		found = list(filter(text.__contains__, scan.needles)) if len(text) >= scan.shortest else []
+		if found:
+			for probe, around in _chosen(scan.probes, scan.probes_by, found, scan.apart):
+				if probe in text:
+					for spelling in around:
+						if spelling in text:
+							text = text.replace(spelling, MASK)
+		scanned = text
 		if decoded and "%" in text:
 			text = _runs_replaced(
 				text,
@@ -228,8 +237,11 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 			text = _masked_escapes(text, decoded)
 		if decoded:
 			text = _masked_other_spellings(text, decoded)
-		if cuts:
-			text = _masked_cuts(text, long)  # last: another family reads a whole run first
+		if cuts and (found or text != scanned):  # last: another family reads a whole run first
+			# Those the scan found, unless another family changed the text: then every one.
+			every = text != scanned or not scan.apart
+			chosen = None if every else _chosen(scan.cuts, scan.cuts_by, found)
+			text = _masked_cuts(text, long, chosen)
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
@@ -245,8 +257,65 @@ def _start(spelling: str) -> str | None:
 	return spelling[:keep] if keep < len(spelling) else None
 
 
+class _Scan(NamedTuple):
+	"""What `_mask` looks for first in a text (`_scan`)."""
+
+	needles: tuple[str, ...]
+	"""What a text holds when it shows a spelling, whole or cut."""
+	shortest: int
+	"""The shortest needle's length (a shorter text holds none)."""
+	probes: Probes
+	"""The probes (`_patterns`)."""
+	probes_by: Mapping[str, tuple[int, ...]]
+	"""By needle: the probes that hold it (where in ``probes``)."""
+	cuts: Cuts
+	"""The cuts (`_cuts`)."""
+	cuts_by: Mapping[str, tuple[int, ...]]
+	"""By needle: the cuts that hold it (where in ``cuts``)."""
+	apart: bool
+	"""Whether no spelling can run into a mask put in the text: masking one spelling then shows
+	no other that was not there before, so the needles found at first tell which to look for."""
+
+
 @lru_cache(maxsize=256)
-def _cuts(secrets: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _scan(secrets: frozenset[str]) -> _Scan:
+	"""What a text holds when it shows a spelling whole or cut (`_cuts`), and what each tells.
+
+	Every spelling (but hex, read apart) starts with its cut, or is too short to cut: the
+	shortest of those cuts and short spellings are enough (a longer one holds one of them), so a
+	text holding none shows no spelling, whole or cut, and `_mask` reads it once, not once for
+	the whole spellings and again for the cuts; in one that holds some, only the spellings and
+	cuts holding those are looked for.
+	"""
+	hexes = {h for s in secrets for h in _hex_of(s)}
+	whole = set().union(*(spellings(s) for s in secrets)) - hexes
+	needles: list[str] = []
+	for start in sorted({_start(s) or s for s in whole}, key=len):
+		if not any(needle in start for needle in needles):
+			needles.append(start)
+	probes, cuts = _patterns(secrets)[0], _cuts(secrets)
+	return _Scan(
+		tuple(needles),
+		len(needles[0]) if needles else 0,
+		probes,
+		{n: tuple(k for k, (probe, _) in enumerate(probes) if n in probe) for n in needles},
+		cuts,
+		{n: tuple(k for k, (cut, _) in enumerate(cuts) if n in cut) for n in needles},
+		not any("[" in w or "]" in w or w in MASK for w in whole),
+	)
+
+
+def _chosen(
+	items: Sequence[_T], by: Mapping[str, tuple[int, ...]], found: list[str], apart: bool = True
+) -> Sequence[_T]:
+	"""The items (in their order) that the found needles tell, or all of them unless ``apart``."""
+	if not apart:
+		return items
+	return [items[k] for k in sorted({k for needle in found for k in by[needle]})]
+
+
+@lru_cache(maxsize=256)
+def _cuts(secrets: frozenset[str]) -> Cuts:
 	"""The start of each spelling (`_start`), with the rests of the spellings it starts."""
 	hexes = {h for s in secrets for h in _hex_of(s)}
 	whole = set().union(*(spellings(s) for s in secrets)) - hexes
@@ -258,17 +327,18 @@ def _cuts(secrets: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 	return tuple(sorted(found, key=lambda c: len(c[0]), reverse=True))
 
 
-def _masked_cuts(text: str, secrets: frozenset[str]) -> str:
+def _masked_cuts(text: str, secrets: frozenset[str], only: Sequence[_Cut] | None = None) -> str:
 	"""A spelling another program cut short: its start masked, with what follows of it.
 
 	A server that echoes a header up to 200 characters, a log line cut to a width, a display
 	that shortens a value: the text shows a spelling's first two thirds or more, and no whole
-	spelling (those were masked before).
+	spelling (those were masked before). ``only``: the cuts to look for (some of `_cuts`, in
+	its order), when the others are known not to be there.
 	"""
 	cuts = _cuts(secrets)
 	if not cuts or len(text) < len(cuts[-1][0]):  # shorter than every cut (most values)
 		return text
-	for cut, rests in cuts:
+	for cut, rests in cuts if only is None else only:
 		if cut not in text:
 			continue
 		out: list[str] = []
@@ -357,12 +427,16 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 	escaped), HTML character references (``&#115;k-...``, ``&#x73;``) and base64 wrapped in
 	lines (a MIME body at 76 characters, PEM at 64).
 	"""
-	if any(mark in text for mark in _ELLIPSES):
+	# A character first, then the longer marks (a search for a short one reads the whole text).
+	if "\u2026" in text or ("." in text and "..." in text) or ("\\" in text and "\\u2026" in text):
 		text = _masked_elided(text, secrets)
 	wide, hexes = _wide_and_hex(secrets)
 	# A hex dump in any case, mixed too; the text is lower-cased only when the digits of a hex
-	# spelling (the same in every case) are in it.
-	if any(digits in text for digits in _hex_digits(hexes)):
+	# spelling (the same in every case) are in it, and those are looked for when their first
+	# digits are.
+	if any(map(text.__contains__, _hex_first_digits(hexes))) and any(
+		map(text.__contains__, _hex_digits(hexes))
+	):
 		lowered = text.lower()
 		if any(h in lowered for h in hexes):
 			text = re.sub("|".join(hexes), MASK, text, flags=re.IGNORECASE)
@@ -378,7 +452,7 @@ def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 			secrets,
 		)
 	for newline, cr in (("\n", "\r"), ("\\n", "\\r")):  # real line breaks, or JSON's escapes
-		if newline in text:
+		if newline[0] in text and newline in text:
 			text = _masked_wrapped(text, newline, cr, secrets)
 	return text
 
@@ -391,6 +465,12 @@ def _hex_digits(hexes: tuple[str, ...]) -> tuple[str, ...]:
 	lower-cases to a digit); an empty string, which every text holds, for a spelling with none.
 	"""
 	return tuple(max(re.findall("[0-9]+", h), key=len, default="") for h in hexes)
+
+
+@lru_cache(maxsize=256)
+def _hex_first_digits(hexes: tuple[str, ...]) -> tuple[str, ...]:
+	"""The first character of each of `_hex_digits` (a search for one character is the cheapest)."""
+	return tuple({digits[:1] for digits in _hex_digits(hexes)})
 
 
 def _hex_of(secret: str) -> set[str]:
