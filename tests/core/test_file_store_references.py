@@ -42,3 +42,12 @@ async def test_a_kept_file_swapped_for_a_symlink_is_unknown(tmp_path: Path) -> N
 	os.symlink(outside / "key", path)
 	with pytest.raises(ToolError, match="unknown file reference"):
 		await store.open(kept["file"])
+
+
+def test_a_data_url_over_the_cap_is_refused_however_it_is_encoded() -> None:
+	"""A percent-encoded data: URL larger than MAX_DATA_URL_BYTES decoded is refused too."""
+	from openmolt_core.filestore import MAX_DATA_URL_BYTES, parse_data_url
+
+	assert len(parse_data_url("data:text/plain,abc").data) == 3
+	with pytest.raises(ToolError, match="larger than"):
+		parse_data_url("data:text/plain," + "a" * (MAX_DATA_URL_BYTES + 1))

@@ -436,6 +436,8 @@ def parse_data_url(url: str) -> StoredFile:
 		data = base64.b64decode(payload, validate=True) if is_base64 else unquote_to_bytes(payload)
 	except (binascii.Error, ValueError) as exc:
 		raise ToolError(f"malformed base64 in data: URL: {exc}") from exc
+	if len(data) > MAX_DATA_URL_BYTES:  # percent-encoded: up to the payload's length
+		raise ToolError(f"data: URL larger than {MAX_DATA_URL_BYTES} bytes; save it as a file")
 	ext = mimetypes.guess_extension(media_type) or ""
 	return StoredFile(data, media_type, f"file{ext}")
 
