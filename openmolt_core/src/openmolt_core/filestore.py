@@ -20,6 +20,7 @@ import os
 import re
 import secrets as secrets_module
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -203,14 +204,27 @@ class FileStore:
 	def path_of(self, reference: str) -> Path:
 		"""The local path of an ``openmolt-file:`` reference.
 
+		Only a file the store kept is one: a regular file (not a symlink) with its record beside
+		it (``<id>.json``, which `save` writes after the bytes), so another file of the folder
+		(``files_dir`` named a folder that holds a ``Dockerfile``, a symlink) is unknown.
+
 		Raises:
 			ToolError: The reference is malformed or unknown.
 		"""
-		file_id = reference.removeprefix(FILE_PREFIX)
-		if not reference.startswith(FILE_PREFIX) or not _ID.match(file_id) or self._root is None:
+		file_id = reference.removeprefix(FILE_PREFIX) if isinstance(reference, str) else ""
+		if (
+			not reference.startswith(FILE_PREFIX)
+			or not _ID.fullmatch(file_id)
+			or self._root is None
+		):
 			raise ToolError(f"unknown file reference {reference[:80]!r}")
 		path = self._root / file_id
-		if not path.is_file():
+		try:
+			kept = os.lstat(path).st_mode
+			record = os.lstat(path.with_name(f"{file_id}.json")).st_mode
+		except (OSError, ValueError):
+			raise ToolError(f"unknown file reference {reference[:80]!r}") from None
+		if not (stat.S_ISREG(kept) and stat.S_ISREG(record)):
 			raise ToolError(f"unknown file reference {reference[:80]!r}")
 		return path
 
@@ -251,9 +265,14 @@ class FileStore:
 			raise ToolError(f"no file at {reference[:80]!r}")
 		size = path.stat().st_size
 
+		# The store's own files are read without following a symlink (see `path_of`).
+		flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+		if reference.startswith(FILE_PREFIX):
+			flags |= os.O_NOFOLLOW | os.O_NONBLOCK
+
 		def read_slice(start: int, stop: int) -> bytes:
 			try:
-				with path.open("rb") as handle:
+				with os.fdopen(os.open(path, flags), "rb") as handle:
 					handle.seek(start)
 					return handle.read(stop - start)
 			except OSError as exc:
@@ -417,6 +436,8 @@ def parse_data_url(url: str) -> StoredFile:
 		data = base64.b64decode(payload, validate=True) if is_base64 else unquote_to_bytes(payload)
 	except (binascii.Error, ValueError) as exc:
 		raise ToolError(f"malformed base64 in data: URL: {exc}") from exc
+	if len(data) > MAX_DATA_URL_BYTES:  # percent-encoded: up to the payload's length
+		raise ToolError(f"data: URL larger than {MAX_DATA_URL_BYTES} bytes; save it as a file")
 	ext = mimetypes.guess_extension(media_type) or ""
 	return StoredFile(data, media_type, f"file{ext}")
 

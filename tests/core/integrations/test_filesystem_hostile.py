@@ -279,3 +279,23 @@ async def test_any_sequence_of_operations_fails_only_with_tool_errors(
 			continue
 		assert SECRET not in repr(out)
 	assert outside_state(outside) == before
+
+
+async def test_a_nested_directory_swapped_for_a_symlink_is_not_followed(tmp_path: Path) -> None:
+	"""A directory inside another, replaced by a link leading out, is refused, never followed."""
+	data, outside = tmp_path / "data", tmp_path / "outside"
+	(data / "docs" / "a").mkdir(parents=True)
+	outside.mkdir()
+	(outside / "f.txt").write_text(SECRET)
+	os.symlink("..", data / "docs" / "a" / "up")  # an ordinary relative link, leading inside
+	t = {t.handle: t for t in file_system_integration([data, data / "docs"]).tools}
+	await call(t, "move", source="docs/a/up", destination="up")  # now it leads out of data
+	await call(t, "move", source="docs", destination="docs-old")
+	await call(t, "move", source="up", destination="docs")  # the second directory is that link
+	before = outside_state(outside)
+	for handle, extra in (("read", {}), ("write", {"content": "x"}), ("stat", {})):
+		with pytest.raises(ToolError, match="replaced"):
+			await call(t, handle, path=str(data / "docs" / "outside" / "f.txt"), **extra)
+	with pytest.raises(ToolError, match="replaced"):
+		await call(t, "list", path=str(data / "docs"))
+	assert outside_state(outside) == before

@@ -17,7 +17,10 @@ checked, so swapping a directory for a symlink while a tool runs (even with an a
 ``renameat2`` exchange) cannot lead outside: the swapped name fails to open, or the descriptor
 already held still points at the checked directory. A symlink met on the way is read once and
 its target walked the same way, inside the directories only (an absolute target must start
-with one of them; ``..`` never climbs above a directory); 40 links at most.
+with one of them; ``..`` never climbs above a directory); 40 links at most. A directory itself is
+opened from ``/`` down, its path resolved once when the sandbox was made and walked with
+``O_NOFOLLOW``: one directory nested in another and replaced by a symlink (moved away by a tool, a
+link moved in its place) is refused, not followed.
 
 Files:
 
@@ -75,6 +78,9 @@ MAX_LINKS = 40
 """Symlinks followed in one path at most (the kernel's own limit)."""
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# The directories above an allowed one are only passed through: O_PATH needs no read permission
+# on them (a home folder may be 0711), where it exists (Linux).
+_WALK_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = {
 	stat.S_IFREG: "file",
@@ -457,7 +463,33 @@ class Sandbox:
 		return None
 
 	def _open_root(self, index: int) -> int:
-		fd = os.open(self.roots[index], _DIR_FLAGS & ~os.O_NOFOLLOW)
+		"""A descriptor of a directory, walked from ``/`` without following any symlink.
+
+		Its path was resolved when the sandbox was made, so a symlink on it now means a part of
+		it was replaced since (one directory nested in another, moved away by a tool and a
+		symlink moved in its place): refused, never followed out of the directories.
+		"""
+		fd = os.open("/", _WALK_FLAGS)
+		try:
+			for part in self.roots[index].parts[1:-1]:
+				inner = os.open(part, _WALK_FLAGS, dir_fd=fd)
+				os.close(fd)
+				fd = inner
+			if len(self.roots[index].parts) > 1:
+				inner = os.open(self.roots[index].name, _DIR_FLAGS, dir_fd=fd)
+				os.close(fd)
+				fd = inner
+			else:
+				os.close(fd)
+				fd = os.open("/", _DIR_FLAGS)
+		except OSError as err:
+			os.close(fd)
+			if err.errno in (errno.ELOOP, errno.ENOTDIR):
+				raise ToolError(
+					"an allowed directory was replaced since it was given (a part of its path is "
+					"now a symlink or a file); refused"
+				) from None
+			raise
 		if self._pins is not None:
 			info = os.fstat(fd)
 			if (info.st_dev, info.st_ino) != self._pins[index]:
