@@ -78,17 +78,30 @@ MAX_HANDLE_CHARS = 64
 """The longest tool handle an operation gets (as input names: what every provider accepts)."""
 
 
-def _handle(op_id: str, taken: set[str]) -> str:
+def _handle(op_id: str, taken: set[str], tries: dict[str, int]) -> str:
 	"""The tool handle of an operationId: camelCase, at most `MAX_HANDLE_CHARS`, one of its own.
 
-	A handle ``taken`` by an operation earlier in the document gets underscores appended.
+	A handle ``taken`` by an operation earlier in the document gets a suffix: ``_``, ``__``,
+	``___``, then ``_4``, ``_5``... (a camelCase handle holds no ``_``, so only another suffix
+	can look like one). ``tries`` keeps, by handle, the last suffix given, so many operations
+	making one handle take linear time, not quadratic.
 	"""
 	base = _camel(op_id)[:MAX_HANDLE_CHARS]
-	handle, extra = base, 0
+	extra = tries.get(base, 0)
+	handle = _suffixed(base, extra)
 	while handle in taken:
 		extra += 1
-		handle = base[: MAX_HANDLE_CHARS - extra] + "_" * extra
+		handle = _suffixed(base, extra)
+	tries[base] = extra
 	return handle
+
+
+def _suffixed(base: str, extra: int) -> str:
+	"""``base`` with the ``extra``-th suffix, cut to keep it within `MAX_HANDLE_CHARS`."""
+	if not extra:
+		return base
+	suffix = "_" * extra if extra <= 3 else f"_{extra}"
+	return base[: MAX_HANDLE_CHARS - len(suffix)] + suffix
 
 
 def _words(text: str) -> str:
@@ -913,6 +926,7 @@ def _integration(
 	seen_ids: set[str] = set()
 	seen_tags: set[str] = set()
 	handles: set[str] = set()
+	tries: dict[str, int] = {}
 	tools: list[HttpTool] = []
 	dropped: list[str] = []
 	for path, method, op, item in _operations(doc, schemas):
@@ -920,7 +934,7 @@ def _integration(
 		try:
 			# Every operation takes its handle, selected or not: a handle never depends on
 			# what else is imported (rules, labels and --operation name the full import's).
-			handle = _handle(op_id, handles)
+			handle = _handle(op_id, handles, tries)
 			handles.add(handle)
 			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
 			seen_ids.update((op_id, handle))
