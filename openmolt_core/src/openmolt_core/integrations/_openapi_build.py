@@ -620,6 +620,14 @@ def _tool(
 				f"`{handle}`: path parameter {name[:60]!r} ({places[(name, where)]}) is not in "
 				f"the path {path[:100]!r}, so no request could send it; left out of the tool"
 			)
+	for name, where in params:
+		if where == "cookie":  # said, not dropped unseen: a required one fails every call
+			needed = ", required" if params[(name, where)].get("required") else ""
+			notes.append(
+				f"`{handle}`: cookie parameter {name[:60]!r} ({places[(name, where)]}{needed}) is "
+				"not sent (the importer sends no cookie parameters; add a Cookie header to the "
+				"tool by hand)"
+			)
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	endpoint = path
