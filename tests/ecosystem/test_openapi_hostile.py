@@ -1205,3 +1205,40 @@ def test_a_document_file_too_large_to_read_is_refused_before_it_is_read(tmp_path
 		match=r"huge\.json: cannot read the OpenAPI document: it is 128\.0 MiB, more than",
 	):
 		from_openapi(huge, id="t")
+
+
+def _oauth(flow: dict[str, Any], kind: str = "authorizationCode") -> dict[str, Any]:
+	document = _simple(
+		components={"securitySchemes": {"o": {"type": "oauth2", "flows": {kind: flow}}}}
+	)
+	document["servers"] = [{"url": "https://api.example.com/v1"}]
+	return document
+
+
+@pytest.mark.parametrize(
+	"url",
+	[
+		"file:///etc/passwd",
+		"javascript:alert(1)",
+		"ssh://login.example.com/",
+		"https://user:pw@login.example.com/authorize",
+		"https://login.example.com/\x1b]8;;https://evil.example.com\x07authorize",
+		"http://169.254.169.254/authorize",
+	],
+)
+def test_an_authorization_url_that_is_no_public_web_address_is_refused(url: str) -> None:
+	"""The consent URL a browser opens: it was kept whatever its scheme or control characters."""
+	document = _oauth({"authorizationUrl": url, "tokenUrl": "https://login.example.com/token"})
+	with pytest.raises(ConfigurationError, match=r"flows/authorizationCode/authorizationUrl"):
+		from_openapi(document, id="t")
+
+
+def test_relative_oauth2_urls_are_resolved_against_the_server() -> None:
+	"""OpenAPI resolves a relative URL against the server's; '/oauth/token' was refused."""
+	document = _oauth({"authorizationUrl": "/oauth/authorize", "tokenUrl": "token", "scopes": {}})
+	credential = from_openapi(document, id="t").credential_setup[0]
+	assert credential.auth_url == "https://api.example.com/oauth/authorize"
+	assert credential.token_url == "https://api.example.com/v1/token"
+	inside = _oauth({"tokenUrl": "//169.254.169.254/token", "scopes": {}}, "clientCredentials")
+	with pytest.raises(ConfigurationError, match=r"clientCredentials/tokenUrl.*non-public"):
+		from_openapi(inside, id="t")

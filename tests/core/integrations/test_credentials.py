@@ -388,3 +388,16 @@ async def test_a_refused_refresh_quotes_the_services_reason_masked_and_short() -
 	text = json.dumps(info.value.to_dict())
 	assert "rtoken-1" not in text and "csecret-1" not in text
 	assert len(info.value.message) < 600
+
+
+@pytest.mark.parametrize(
+	"auth_url",
+	["file:///etc/passwd", "javascript:alert(1)", "/authorize", "https://a.example.com/\x1b[2Jx"],
+)
+def test_an_authorization_url_that_is_no_web_address_is_refused(auth_url: str) -> None:
+	"""A browser is sent to it: a file:, javascript: or relative URL, or control characters."""
+	from openmolt_core.errors import ConfigurationError
+
+	cred = oauth_cred().model_copy(update={"auth_url": "{{ config.authUrl }}"})
+	with pytest.raises(ConfigurationError, match=r"authorization URL.*http"):
+		authorization_url(cred, {"clientId": "c", "authUrl": auth_url}, "http://localhost/cb", "s")

@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
-
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._credential import (
 	BasicCredential,
@@ -39,6 +37,7 @@ from openmolt_core.integrations._openapi_urls import (
 	check_url,
 	no_liquid,
 	other_hosts,
+	resolved,
 	server_url,
 )
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
@@ -79,17 +78,30 @@ MAX_HANDLE_CHARS = 64
 """The longest tool handle an operation gets (as input names: what every provider accepts)."""
 
 
-def _handle(op_id: str, taken: set[str]) -> str:
+def _handle(op_id: str, taken: set[str], tries: dict[str, int]) -> str:
 	"""The tool handle of an operationId: camelCase, at most `MAX_HANDLE_CHARS`, one of its own.
 
-	A handle ``taken`` by an operation earlier in the document gets underscores appended.
+	A handle ``taken`` by an operation earlier in the document gets a suffix: ``_``, ``__``,
+	``___``, then ``_4``, ``_5``... (a camelCase handle holds no ``_``, so only another suffix
+	can look like one). ``tries`` keeps, by handle, the last suffix given, so many operations
+	making one handle take linear time, not quadratic.
 	"""
 	base = _camel(op_id)[:MAX_HANDLE_CHARS]
-	handle, extra = base, 0
+	extra = tries.get(base, 0)
+	handle = _suffixed(base, extra)
 	while handle in taken:
 		extra += 1
-		handle = base[: MAX_HANDLE_CHARS - extra] + "_" * extra
+		handle = _suffixed(base, extra)
+	tries[base] = extra
 	return handle
+
+
+def _suffixed(base: str, extra: int) -> str:
+	"""``base`` with the ``extra``-th suffix, cut to keep it within `MAX_HANDLE_CHARS`."""
+	if not extra:
+		return base
+	suffix = "_" * extra if extra <= 3 else f"_{extra}"
+	return base[: MAX_HANDLE_CHARS - len(suffix)] + suffix
 
 
 def _words(text: str) -> str:
@@ -226,9 +238,12 @@ def _check_name(name: Any, where: Any, place: str) -> str:
 
 
 def _credentials(
-	document: Mapping[str, Any], internal: InternalHosts
+	document: Mapping[str, Any], internal: InternalHosts, base: str
 ) -> tuple[list[Credential], dict[str, str], list[str]]:
-	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented."""
+	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented.
+
+	``base`` is the base URL, which relative OAuth2 URLs are resolved against.
+	"""
 	schemes: dict[str, Any] = dict((document.get("components") or {}).get("securitySchemes") or {})
 	order: list[str] = []
 	for requirement in document.get("security") or []:
@@ -299,19 +314,24 @@ def _credentials(
 			)
 			flow: Mapping[str, Any] = flows[kind_of_flow] if kind_of_flow else {}
 			at = pointer(("components", "securitySchemes", name, "flows", kind_of_flow or ""))
-			if flow.get("tokenUrl"):
-				check_url(str(flow["tokenUrl"]), f"{at}/tokenUrl", internal)
-			if flow.get("authorizationUrl"):
-				no_liquid(str(flow["authorizationUrl"]), f"{at}/authorizationUrl")
+			# Relative ones are resolved against the base URL; both are checked like a
+			# server's: the token URL gets the client's secrets, a browser opens the other.
+			urls = {
+				field: check_url(
+					resolved(str(flow[field]), base, f"{at}/{field}"), f"{at}/{field}", internal
+				)
+				for field in ("tokenUrl", "authorizationUrl")
+				if flow.get(field)
+			}
 			for flow_value in flows.values():
 				for scope, text in (flow_value.get("scopes") or {}).items():
 					scopes.setdefault(scope, short(text, 120) or scope)
 			creds.append(
 				OAuth2Credential(
 					type="oauth2",
-					auth_url=flow.get("authorizationUrl"),
+					auth_url=urls.get("authorizationUrl"),
 					# An implicit flow has no token URL: it can then come from the config.
-					token_url=flow.get("tokenUrl") or "{{ config.tokenUrl }}",
+					token_url=urls.get("tokenUrl") or "{{ config.tokenUrl }}",
 					client_id="{{ config.clientId }}",
 					client_secret="{{ config.clientSecret }}",
 					refresh_token="{{ config.refreshToken }}",
@@ -369,15 +389,9 @@ def _tool_base(
 	):
 		if not servers:
 			continue
-		url = server_url(as_list(servers, where)[0], f"{where}/0")
-		if not url.startswith(("http://", "https://")):
-			no_liquid(url, f"{where}/0/url")
-			try:
-				url = str(httpx.URL(base.url + "/").join(url))
-			except (httpx.InvalidURL, ValueError) as exc:
-				raise ConfigurationError(
-					f"{where}/0/url: {url[:200]!r} is not a URL ({exc})"
-				) from None
+		url = resolved(
+			server_url(as_list(servers, where)[0], f"{where}/0"), base.url, f"{where}/0/url"
+		)
 		checked = check_url(url, f"{where}/0/url", internal)
 		check_same_origin(checked, base.url, f"{where}/0/url", base.allowed)
 		return checked
@@ -605,6 +619,14 @@ def _tool(
 			notes.append(
 				f"`{handle}`: path parameter {name[:60]!r} ({places[(name, where)]}) is not in "
 				f"the path {path[:100]!r}, so no request could send it; left out of the tool"
+			)
+	for name, where in params:
+		if where == "cookie":  # said, not dropped unseen: a required one fails every call
+			needed = ", required" if params[(name, where)].get("required") else ""
+			notes.append(
+				f"`{handle}`: cookie parameter {name[:60]!r} ({places[(name, where)]}{needed}) is "
+				"not sent (the importer sends no cookie parameters; add a Cookie header to the "
+				"tool by hand)"
 			)
 	properties: dict[str, Any] = {}
 	required: list[str] = []
@@ -912,6 +934,7 @@ def _integration(
 	seen_ids: set[str] = set()
 	seen_tags: set[str] = set()
 	handles: set[str] = set()
+	tries: dict[str, int] = {}
 	tools: list[HttpTool] = []
 	dropped: list[str] = []
 	for path, method, op, item in _operations(doc, schemas):
@@ -919,7 +942,7 @@ def _integration(
 		try:
 			# Every operation takes its handle, selected or not: a handle never depends on
 			# what else is imported (rules, labels and --operation name the full import's).
-			handle = _handle(op_id, handles)
+			handle = _handle(op_id, handles, tries)
 			handles.add(handle)
 			op_tags = {str(t) for t in as_list(op.get("tags") or [], "tags")}
 			seen_ids.update((op_id, handle))
@@ -957,7 +980,7 @@ def _integration(
 		)
 	if not tools:
 		raise ConfigurationError("the selection matches no operation")
-	credentials, scopes, notes = _credentials(doc, internal)
+	credentials, scopes, notes = _credentials(doc, internal, base.url)
 	title = str(info.get("title") or id or "API")
 	docs = "\n".join(
 		[

@@ -39,12 +39,19 @@ def _joined(base: str, word: str) -> str:
 	return base[: MAX_NAME_CHARS - len(tail)] + tail
 
 
-def _numbered(base: str, taken: set[str]) -> str:
-	n = 2
+def _numbered(base: str, taken: set[str], tries: dict[str, int] | None = None) -> str:
+	"""``base`` with the first number from 2 that makes a name not ``taken`` (``a_2``, ``A2``).
+
+	``tries`` keeps, by base, the last number given, so many names making one base take linear
+	time rather than trying every number before theirs again.
+	"""
+	n = (tries or {}).get(base, 1) + 1
 	while True:
 		tail = f"_{n}" if _snake(base) else str(n)
 		key = base[: MAX_NAME_CHARS - len(tail)] + tail
 		if key not in taken:
+			if tries is not None:
+				tries[base] = n
 			return key
 		n += 1
 
@@ -65,6 +72,7 @@ def field_names(wanted: Sequence[tuple[str, str]], taken: set[str] | None = None
 	"""
 	taken = taken if taken is not None else set()
 	held: dict[str, str] = {}  # input name -> the place of what holds it
+	tries: dict[str, int] = {}  # base -> the last number `_numbered` gave it
 	keys = [input_name(name)[:MAX_NAME_CHARS] for name, _ in wanted]
 	out = [""] * len(wanted)
 	order = sorted(range(len(wanted)), key=lambda i: (keys[i] != wanted[i][0], i))
@@ -76,7 +84,7 @@ def field_names(wanted: Sequence[tuple[str, str]], taken: set[str] | None = None
 			if other is not None and other != place:
 				key = _joined(key, _PLACE_WORDS.get(place, place.title()))
 			if key in taken:
-				key = _numbered(keys[i], taken)
+				key = _numbered(keys[i], taken, tries)
 		taken.add(key)
 		held[key] = place
 		out[i] = key

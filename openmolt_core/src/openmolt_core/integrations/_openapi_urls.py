@@ -28,7 +28,14 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._iana import METADATA_NAMES
 from openmolt_core.integrations._ssrf import InternalHosts, parse_ip, refusal
 
-__all__ = ["check_same_origin", "check_url", "no_liquid", "other_hosts", "server_url"]
+__all__ = [
+	"check_same_origin",
+	"check_url",
+	"no_liquid",
+	"other_hosts",
+	"resolved",
+	"server_url",
+]
 
 _LIQUID = ("{{", "}}", "{%", "%}")
 
@@ -154,6 +161,30 @@ def check_url(url: str, where: str, internal: InternalHosts) -> str:
 			f"--allow-internal-host {parsed.host}"
 		)
 	return url.rstrip("/")
+
+
+def resolved(url: str, base: str, where: str) -> str:
+	"""A URL of the document made absolute: a relative one is resolved against the base URL.
+
+	OpenAPI resolves a relative URL (a server's ``/v2``, an OAuth2 ``tokenUrl`` of
+	``/oauth/token``) against the Server Object's URL; the base URL stands for it. An absolute
+	URL is returned as it is. `check_url` checks the result.
+
+	Args:
+		url: The URL as the document writes it.
+		base: The integration's base URL.
+		where: Its place in the document.
+
+	Raises:
+		ConfigurationError: It holds Liquid markup, or cannot be resolved.
+	"""
+	no_liquid(url, where)
+	if url.startswith(("http://", "https://")):
+		return url
+	try:
+		return str(httpx.URL(base + "/").join(url))
+	except (httpx.InvalidURL, ValueError) as exc:
+		raise ConfigurationError(f"{where}: {_shown(url)!r} is not a URL ({exc})") from None
 
 
 def other_hosts(hosts: Sequence[str]) -> frozenset[str]:

@@ -893,6 +893,12 @@ def make_auth(
 	)
 
 
+_UNSEEN = r"\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_WEB_URL = re.compile(rf"https?://[^{_UNSEEN}/?#@]+(?:[/?#][^{_UNSEEN}]*)?", re.IGNORECASE)
+"""An absolute http(s) URL with a host, and no user info, space, control character or
+bidirectional override (a browser opens it; a terminal prints it)."""
+
+
 def authorization_url(
 	credential: OAuth2Credential,
 	config: Mapping[str, Any],
@@ -921,6 +927,8 @@ def authorization_url(
 
 	Raises:
 		IntegrationError: The credential is not oauth2 or has no ``auth_url``.
+		ConfigurationError: The ``auth_url`` is not an absolute http(s) URL, or holds a space
+			or a control character.
 	"""
 	if credential.type != "oauth2" or not credential.auth_url:
 		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
@@ -952,4 +960,12 @@ def authorization_url(
 		params.pop("code_challenge_method", None)
 	sent = {k: v for k, v in params.items() if v is not None}
 	base = _value(credential.auth_url, config, "authUrl")
+	if not _WEB_URL.fullmatch(base):
+		# A browser is sent there: a file:, javascript: or custom scheme would open something
+		# else, and a control character would be obeyed by the terminal that prints it.
+		raise ConfigurationError(
+			f"the OAuth2 authorization URL {base[:120]!r} is not an absolute http(s) URL "
+			"without spaces or control characters; set the credential's auth_url (or the "
+			"config's authUrl) to the service's https://... address"
+		)
 	return f"{base}{'&' if '?' in base else '?'}{urlencode(sent, quote_via=quote)}"
