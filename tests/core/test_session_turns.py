@@ -390,7 +390,9 @@ async def test_postgres_turns_take_no_connection_of_the_sessions_pool() -> None:
 					tg.start_soon(one, i)
 				tg.start_soon(watch)
 		assert [r.status for r in results] == ["success"] * 5
-		assert states and set(states) == {"idle"}  # autocommit: never "idle in transaction"
+		# Autocommit: a lock's connection is never "idle in transaction" (the cluster is shared
+		# with other tests: a lock asked at that instant reads "active").
+		assert states and set(states) <= {"idle", "active"}, states
 
 		session = SQLAlchemySession(f"d-{tag}", engine=engine)
 		# The connection that holds this session's lock, and no other test's: its key in pg_locks.
