@@ -144,6 +144,7 @@ class OpenMolt:
 			``OPENMOLT_AUTH_KEY``.
 		secrets: More values that must never show (a database password, a key the application
 			gives its tools itself); they join `secrets` with what the instance finds on its own.
+			A mapping gives its values (``{"db": password}``), not its names.
 	"""
 
 	def __init__(
@@ -171,7 +172,7 @@ class OpenMolt:
 		credential_store: CredentialStore | str | Path | bool | None = None,
 		capabilities: Sequence[CapabilityEntry] = (),
 		accounts: Mapping[str, Any] | None = None,
-		secrets: Iterable[str] = (),
+		secrets: Iterable[str] | Mapping[str, str] = (),
 	) -> None:
 		if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
 			raise ConfigurationError(
@@ -212,7 +213,11 @@ class OpenMolt:
 		viewer, telemetry and the logging filter read it; add what else must never show."""
 		self.secrets.add_once(self._configured_secrets)  # read at first use: creating stays cheap
 		if secrets:
-			self.secrets.add(*([secrets] if isinstance(secrets, str) else secrets))
+			if isinstance(secrets, str):
+				secrets = [secrets]
+			elif isinstance(secrets, Mapping):  # names to values: the values are the secrets
+				secrets = secrets.values()
+			self.secrets.add(*secrets)
 		self.secrets.add_source(self._provider_secrets)
 		self.secrets.add_source(registered_keys)  # the keys given in code (`register_key`)
 		self.max_steps = max_steps

@@ -1,14 +1,19 @@
-"""The served agent's questions, asked of the calling client's user (MCP elicitation).
+"""The served agent's questions and approvals, asked of the calling client's user (MCP elicitation).
 
 ``openmolt mcp`` answers the agent's ``requestHumanInput`` by asking the client that called it,
-when the client declared elicitation, as a form with one text field (`ANSWER_SCHEMA`):
+when the client declared elicitation, as a form with one text field (`ANSWER_SCHEMA`), and a
+tool call that waits for approval (the agent's ``requiresApproval`` rules) as a form with a yes
+or no and a reason (`APPROVAL_SCHEMA`), one form per call:
 
-- on a connection of MCP 2026-07-28 or later, the question travels in the call's result: the run
+- on a connection of MCP 2026-07-28 or later, the form travels in the call's result: the run
   parks, the call returns an ``InputRequiredResult`` whose ``requestState`` names the parked run
-  (`Questions`), and the client's retry with the answer resumes it;
+  (`Questions`), and the client's retry with the answers resumes it;
 - on an older one, the server sends ``elicitation/create`` while the call waits.
 
-A client that did not declare elicitation is answered `NOBODY`, and the run goes on.
+A client that did not declare elicitation is answered `NOBODY`, and a call that waits for its
+approval is denied (`NO_APPROVER`): nothing it would do is done, and the run goes on, so the
+model can say what it could not do. An approval is the client's user's own decision: a declined
+or dismissed form, or a form accepted without ``approve: true``, denies the call.
 """
 
 from __future__ import annotations
@@ -18,22 +23,30 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
 	import mcp.types as types
 
+	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.result import RunState
 	from openmolt_core.secrets import Redactor
 
 __all__ = [
 	"ANSWER_SCHEMA",
+	"APPROVAL_SCHEMA",
 	"DECLINED",
 	"MAX_PARKED",
 	"NOBODY",
+	"NO_APPROVER",
+	"Parked",
 	"Questions",
+	"approval_message",
+	"approves_client",
 	"asking",
 	"asks_client",
+	"decision_of",
 ]
 
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -43,14 +56,36 @@ ANSWER_SCHEMA: dict[str, Any] = {
 }
 """The form a question is asked with: one text field."""
 
+APPROVAL_SCHEMA: dict[str, Any] = {
+	"type": "object",
+	"properties": {
+		"approve": {"type": "boolean", "title": "Approve", "description": "Let this call run"},
+		"reason": {"type": "string", "title": "Reason", "description": "Optional, for the agent"},
+	},
+	"required": ["approve"],
+}
+"""The form a tool call waiting for approval is asked with: yes or no, and an optional reason."""
+
 MAX_PARKED = 1_000
-"""The most runs kept parked on a question sent in a call's result; past it the oldest goes."""
+"""The most runs kept parked on a form sent in a call's result; past it the oldest goes."""
 
 DECLINED = "(the person chose not to answer)"
 """The answer the run reads when the client's user declines or dismisses the question."""
 
 NOBODY = "nobody can answer: the client that called this agent cannot ask its user; go on without"
 """The answer the run reads when the client cannot ask (it declared no elicitation)."""
+
+NO_APPROVER = (
+	"nobody could approve this call: the client that called this agent cannot ask its user, "
+	"so it was not made; do not try it again, say what you could not do"
+)
+"""The reason a call is denied with when the client cannot ask its user for the approval."""
+
+_DENIED = "the person did not approve this call"
+"""The reason a call is denied with when the client's user declines it and gives no reason."""
+
+_MESSAGE_CHARS = 2_000
+"""The longest approval message a form shows (the call's input is cut to fit)."""
 
 _IN_RESULT = "2026-07-28"
 """The first MCP version whose questions travel in the call's result (``InputRequiredResult``)."""
@@ -115,8 +150,79 @@ def asks_client(redact: Redactor) -> Callable[[str], Awaitable[str]]:
 	return ask
 
 
+def approval_message(request: ApprovalRequest, redact: Redactor) -> str:
+	"""What the client's user reads about a call that waits for approval: who, what, with what.
+
+	Args:
+		request: The call (its input has the run's secrets redacted already).
+		redact: Masks the instance's secrets as well (the message leaves the instance).
+	"""
+	import json
+
+	why = request.reason  # the agent's own words; the rule is the operator's, not the user's
+	head = f"{request.agent} wants to call {request.tool}" + (f" ({why})" if why else "")
+	shown = json.dumps(request.input, ensure_ascii=False, default=str)
+	room = max(_MESSAGE_CHARS - len(head) - 30, 100)
+	if len(shown) > room:
+		shown = shown[: room - 1] + "…"
+	return redact(f"{head} with {shown}. Approve it?")
+
+
+def decision_of(request: ApprovalRequest, reply: Any) -> ApprovalDecision:
+	"""The decision an elicitation reply makes: approved only when accepted with ``approve`` true.
+
+	Args:
+		request: The call the form asked about.
+		reply: The client's ``ElicitResult`` (or None when it sent none).
+	"""
+	content = getattr(reply, "content", None)
+	if getattr(reply, "action", None) != "accept" or not isinstance(content, dict):
+		return request.deny(_DENIED)
+	reason = str(content.get("reason") or "")[:_MESSAGE_CHARS]
+	if content.get("approve") is True:
+		return request.approve(reason=reason)
+	return request.deny(reason or _DENIED)
+
+
+def approves_client(redact: Redactor) -> Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]:
+	"""An approval handler that asks the calling client's user (see the module's text).
+
+	Args:
+		redact: Masks the instance's secrets in the form's message (it leaves the instance).
+	"""
+
+	async def decide(request: ApprovalRequest) -> ApprovalDecision:
+		ctx = _CALL.get()
+		if ctx is None or not _elicits(ctx):
+			return request.deny(NO_APPROVER)
+		if in_result(ctx):
+			from openmolt_core.approvals import ApprovalUnavailable
+
+			raise ApprovalUnavailable  # the run parks: `Questions.park_approvals` asks
+		reply = await ctx.session.elicit_form(approval_message(request, redact), APPROVAL_SCHEMA)
+		return decision_of(request, reply)
+
+	return decide
+
+
+@dataclass(frozen=True, slots=True)
+class Parked:
+	"""A parked run a client's retry resumes, with what the client's user gave it.
+
+	Args:
+		state: The parked run's state.
+		answer: The answer to its question (a run parked on ``human_input_required``).
+		replies: The client's reply to each call's form, by the call's key (a run parked on
+			``approval_required``); None for a question.
+	"""
+
+	state: RunState
+	answer: str | None = None
+	replies: dict[str, Any] | None = None
+
+
 class Questions:
-	"""The runs parked on a question sent in a call's result, by its ``requestState``.
+	"""The runs parked on a form sent in a call's result, by its ``requestState``.
 
 	Args:
 		most: The most kept (the oldest goes first).
@@ -124,7 +230,14 @@ class Questions:
 
 	def __init__(self, most: int = MAX_PARKED) -> None:
 		self.most = most
-		self.parked: OrderedDict[str, RunState] = OrderedDict()
+		self.parked: OrderedDict[str, tuple[RunState, dict[str, str] | None]] = OrderedDict()
+
+	def _keep(self, state: RunState, calls: dict[str, str] | None) -> str:
+		token = secrets.token_urlsafe(24)  # unguessable: it alone resumes the run
+		self.parked[token] = (state, calls)
+		while len(self.parked) > self.most:
+			self.parked.popitem(last=False)
+		return token
 
 	def park(self, state: RunState, question: str) -> types.InputRequiredResult:
 		"""Keep a parked run; the result that asks its question (the client retries with it).
@@ -135,18 +248,44 @@ class Questions:
 		"""
 		import mcp.types as types
 
-		token = secrets.token_urlsafe(24)  # unguessable: it alone resumes the run
-		self.parked[token] = state
-		while len(self.parked) > self.most:
-			self.parked.popitem(last=False)
 		form = types.ElicitRequestFormParams(message=question, requested_schema=ANSWER_SCHEMA)
 		return types.InputRequiredResult(
-			input_requests={"answer": types.ElicitRequest(params=form)}, request_state=token
+			input_requests={"answer": types.ElicitRequest(params=form)},
+			request_state=self._keep(state, None),
 		)
 
-	def take(self, params: types.CallToolRequestParams) -> tuple[RunState, str] | None:
-		"""The parked run a retry names, with the client's answer (once), or None."""
-		state = self.parked.pop(params.request_state or "", None)
-		if state is None:
+	def park_approvals(
+		self, state: RunState, requests: list[ApprovalRequest], redact: Redactor
+	) -> types.InputRequiredResult:
+		"""Keep a run parked on approvals; the result that asks one form per call.
+
+		Args:
+			state: The run parked on ``approval_required``.
+			requests: The calls it waits for (``agent.approval_requests(state)``).
+			redact: Masks the instance's secrets in the forms' messages.
+		"""
+		import mcp.types as types
+
+		calls = {f"approve-{i}": request.call for i, request in enumerate(requests)}
+		forms = {
+			key: types.ElicitRequest(
+				params=types.ElicitRequestFormParams(
+					message=approval_message(request, redact), requested_schema=APPROVAL_SCHEMA
+				)
+			)
+			for key, request in zip(calls, requests, strict=True)
+		}
+		return types.InputRequiredResult(
+			input_requests=forms, request_state=self._keep(state, calls)
+		)
+
+	def take(self, params: types.CallToolRequestParams) -> Parked | None:
+		"""The parked run a retry names, with what the client's user gave it (once), or None."""
+		kept = self.parked.pop(params.request_state or "", None)
+		if kept is None:
 			return None
-		return state, answer_of((params.input_responses or {}).get("answer"))
+		state, calls = kept
+		responses = params.input_responses or {}
+		if calls is None:
+			return Parked(state, answer=answer_of(responses.get("answer")))
+		return Parked(state, replies={call: responses.get(key) for key, call in calls.items()})

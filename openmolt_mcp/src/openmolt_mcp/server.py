@@ -9,9 +9,10 @@ reports input validation as a tool error; an unknown tool is ``-32602``). Claude
 the agent. A client that sends a progress token hears a progress notification at each tool call
 of the run ("calling <tool>").
 
-Over stdio (``serve_stdio``) the agent's questions (``requestHumanInput``) are asked of the
-client's user by MCP elicitation, when the client declared it (`openmolt_mcp._ask`); a client
-that did not is answered "nobody can answer", and the run goes on. The input was written by
+Over stdio (``serve_stdio``) the agent's questions (``requestHumanInput``) and its tool calls
+that wait for approval are asked of the client's user by MCP elicitation, when the client
+declared it (`openmolt_mcp._ask`); a client that did not is answered "nobody can answer", its
+calls that wait for approval are denied (not made), and the run goes on. The input was written by
 another program's model, not by the operator: each run starts tainted
 (`openmolt_core.triggers.starting_taint`, kind ``mcp``), so the agent's taint policy gates its
 outbound tools from the first step. What the client reads goes outside the instance: the answer
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 	from mcp.server.lowlevel import Server
 
 	from openmolt_core.agent import Agent
+	from openmolt_core.decisions import ApprovalDecision
 
 __all__ = ["INPUT_SCHEMA", "agent_server", "serve_stdio", "tool_name"]
 
@@ -69,6 +71,15 @@ def _parse(text: str) -> Any:
 	return value if isinstance(value, (dict, list)) else text
 
 
+def _decisions(agent: Agent, parked: _ask.Parked) -> list[ApprovalDecision]:
+	"""The decisions a client's replies make for the calls its run parked on (unasked: denied)."""
+	replies = parked.replies or {}
+	return [
+		_ask.decision_of(request, replies.get(request.call))
+		for request in agent.approval_requests(parked.state)
+	]
+
+
 def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 	"""A low-level MCP server (official SDK) whose one tool runs ``agent``.
 
@@ -76,7 +87,9 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		agent: The agent to serve.
 		ask_client: Answer the agent's questions by asking the calling client's user (MCP
 			elicitation, when the client declares it): this replaces the agent's own
-			``on_human_input_request``.
+			``on_human_input_request``. Its tool calls that wait for approval are asked of the
+			client's user too, unless the agent has an ``on_approval_request`` of its own; a
+			client that cannot ask denies them (`openmolt_mcp._ask`).
 	"""
 	import mcp.types as types
 	from mcp import MCPError
@@ -94,6 +107,10 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 	questions = _ask.Questions()
 	if ask_client:
 		agent.on_human_input_request = _ask.asks_client(redact)
+	# The operator's own approval handler decides, when the agent has one; else the client's user.
+	asks_approvals = ask_client and agent.on_approval_request is None
+	if asks_approvals:
+		agent.on_approval_request = _ask.approves_client(redact)
 	tool = types.Tool(
 		name=name,
 		title=agent.name,
@@ -118,7 +135,7 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		arguments = params.arguments or {}
 		resumed = questions.take(params) if params.request_state is not None else None
 		if params.request_state is not None and resumed is None:
-			return failed("this question was answered already, or expired: call the tool again")
+			return failed("this form was answered already, or expired: call the tool again")
 		if resumed is None and "input" not in arguments:  # a tool error the model can correct
 			return failed("the 'input' argument is required: the task")
 		if resumed is None and not isinstance(arguments["input"], str):
@@ -127,7 +144,7 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 				"or an object or a list as JSON text"
 			)
 		if resumed is not None:
-			history, answer = resumed  # a run parked on a question, and the user's answer
+			history = resumed.state  # a run parked on a form, and what the user gave it
 		else:
 			source = starting_taint("mcp", where=agent.name)
 			history = untrusted_input(source) if source is not None else RunState()
@@ -142,8 +159,10 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		agent.on("tool:call", progress)  # a no-op unless the client sent a progress token
 		try:
 			with _ask.asking(ctx):  # the run's questions go to this call's client
-				if resumed is not None:
-					result = await agent.resume(history, answer=answer)
+				if resumed is not None and resumed.replies is not None:
+					result = await agent.resume(history, decision=_decisions(agent, resumed))
+				elif resumed is not None:
+					result = await agent.resume(history, answer=resumed.answer)
 				else:
 					result = await agent.run(_parse(arguments["input"]), history=history)
 		except RunError as exc:
@@ -155,6 +174,15 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		if result.status == "human_input_required" and ask_client and _ask.in_result(ctx):
 			question = str((result.state.pending or {}).get("message", ""))
 			return questions.park(result.state, redact(question))
+		if result.status == "approval_required" and asks_approvals and _ask.in_result(ctx):
+			requests = agent.approval_requests(result.state)
+			return questions.park_approvals(result.state, requests, redact)
+		if result.status == "approval_required":  # decided elsewhere: nothing waits here
+			tools = ", ".join(sorted({r.tool for r in agent.approval_requests(result.state)}))
+			return failed(
+				f"the run stopped: {tools} waits for an approval this server does not ask for; "
+				"nothing it would do was done"
+			)
 		if result.status != "success":
 			message = result.human_message or result.error or ""
 			text = f"the run ended with status {result.status!r}" + (
