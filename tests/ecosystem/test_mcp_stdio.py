@@ -465,3 +465,15 @@ async def test_a_stdio_server_gets_only_a_minimal_environment_and_its_own_env(
 	names = set(entry["result"]["result"]) - {"LC_CTYPE"}  # Python may set it for itself
 	assert "GIVEN" in names
 	assert names <= {"GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}, names
+
+
+def test_an_integration_registered_under_another_id_is_named_by_it() -> None:
+	"""``MCP.stdio(...)`` made with the default id and registered as ``files``: its name, its
+	source's messages and its repr say ``files``; a name given explicitly is kept."""
+	om = OpenMolt(entry_points=False)
+	om.register_integration("files", MCP.stdio("/nonexistent/mcp-server"))
+	om.register_integration("docs", MCP.stdio("/nonexistent/mcp-server", name="Docs"))
+	files, docs = om.plugins.integration("files"), om.plugins.integration("docs")
+	assert (files.id, files.name, docs.id, docs.name) == ("files", "files", "docs", "Docs")
+	assert repr(files.source).startswith("MCPToolSource('files'")
+	assert getattr(files.source, "id", None) == "files"

@@ -314,7 +314,14 @@ class Plugins:
 			)
 		except ValidationError as exc:  # its own text repeats the values (a header's token)
 			raise ConfigurationError(f"register_integration({id!r}): {problems(exc)}") from None
-		registered = spec.model_copy(update={"id": id})
+		update: dict[str, Any] = {"id": id}
+		if spec.id != id:
+			if spec.name == spec.id:  # a name that was only the id it was made with
+				update["name"] = id
+			named = getattr(spec.source, "named", None)  # `ToolSource.named`, when it has one
+			if callable(named):
+				named(id)
+		registered = spec.model_copy(update=update)
 		self._integrations[id] = registered
 		self._owners[("integrations", id)] = "register_integration"
 		return registered

@@ -55,6 +55,11 @@ class ToolSource(Protocol):
 		...
 
 
+# A source may also have ``named(id: str) -> None``: ``register_integration`` calls it with the
+# id its integration is registered under when that differs from the one it was made with, so the
+# source's messages and logs name the integration as the agents know it.
+
+
 def trusts_descriptions(source: ToolSource) -> bool:
 	"""Whether a source says the names, descriptions and schemas it lists are trusted.
 

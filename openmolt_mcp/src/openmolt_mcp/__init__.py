@@ -83,7 +83,8 @@ class MCP:
 			env: Extra environment variables (the process gets only a minimal environment
 				besides these); their secret values are redacted everywhere.
 			cwd: The working directory.
-			id: The id used in messages until ``register_integration`` sets the real one.
+			id: The integration's id; ``register_integration`` gives it the id it registers (and
+				the name, unless ``name`` is given).
 			**options: `ServerOptions` fields: ``include_tools``, ``exclude_tools``, ``scopes``,
 				``labels``, ``in_doubt``, ``trust_descriptions``, ``timeout``,
 				``startup_timeout``, ``name``, ``description``; and ``max_message_bytes``.
@@ -108,7 +109,8 @@ class MCP:
 			url: The MCP endpoint (``https://host/mcp``).
 			headers: Headers for every request (an ``Authorization`` token...), redacted
 				everywhere.
-			id: The id used in messages until ``register_integration`` sets the real one.
+			id: The integration's id; ``register_integration`` gives it the id it registers (and
+				the name, unless ``name`` is given).
 			**options: `ServerOptions` fields (see `stdio`).
 
 		Raises:
@@ -123,7 +125,8 @@ class MCP:
 
 		Args:
 			server: The server object.
-			id: The id used in messages.
+			id: The integration's id; ``register_integration`` gives it the id it registers (and
+				the name, unless ``name`` is given).
 			**options: `ServerOptions` fields (see `stdio`).
 		"""
 		return _integration(id, ServerOptions.model_validate(options), server=server)

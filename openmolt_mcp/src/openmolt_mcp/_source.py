@@ -242,6 +242,14 @@ class MCPToolSource:
 		self._tools: tuple[MCPTool, ...] | None = None
 		self._stale = False
 
+	def named(self, id: str) -> None:
+		"""Take the id the integration is registered under (its messages and logs name it).
+
+		Args:
+			id: The integration's id (``register_integration``'s).
+		"""
+		self.id = id
+
 	def describe(self) -> str:
 		"""What the source connects to: a command line, a URL, or an in-process server."""
 		if isinstance(self.options, (StdioServer, HttpServer)):
