@@ -1850,7 +1850,7 @@ class Agent:
 		except (ValueError, AttributeError):
 			return ""
 		need = {
-			h: toolset.tools[h].tool.input_schema
+			h: toolset.tools[h].listed_input_schema
 			for h in toolset.callable()
 			if h not in listed and (off or h in fitted.encoded)
 		}
