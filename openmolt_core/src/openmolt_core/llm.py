@@ -294,16 +294,22 @@ class Usage:
 			self.unpriced_calls += max(calls, other.unpriced_calls)
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The usage as a JSON-serializable dict."""
-		return {
+		"""The usage as a JSON-serializable dict (``unpriced_calls`` only when some call was).
+
+		Left out at zero, so the saved state of a run whose calls were all priced reads as it
+		did before the count existed (`from_dict` reads its absence as zero).
+		"""
+		out: dict[str, Any] = {
 			"input_tokens": self.input_tokens,
 			"output_tokens": self.output_tokens,
 			"cached_tokens": self.cached_tokens,
 			"reasoning_tokens": self.reasoning_tokens,
 			"cost_usd": self.cost_usd,
 			"calls": self.calls,
-			"unpriced_calls": self.unpriced_calls,
 		}
+		if self.unpriced_calls:
+			out["unpriced_calls"] = self.unpriced_calls
+		return out
 
 	@classmethod
 	def from_dict(cls, data: dict[str, Any]) -> Usage:
