@@ -616,3 +616,15 @@ def test_a_judge_s_key_comes_from_the_agent_s_sources_and_is_checked_with_its_ke
 			ConfigurationError, match=r"no API key for anthropic: set OPENMOLT_ANTHROPIC_API_KEY"
 		):
 			check_ready(loaded, strict=True)
+
+
+async def test_efficiency_does_not_keep_a_cost_limit_on_a_partial_cost() -> None:
+	"""A cost under the limit that leaves out unpriced calls does not show the limit kept."""
+	from dataclasses import replace
+
+	from openmolt_evals.evaluators import Efficiency
+
+	usage = Usage(cost_usd=0.001, calls=2, unpriced_calls=1)
+	observed = replace(_observed([]), usage=usage)
+	score = await Efficiency(max_cost_usd=0.01).evaluate(observed, Case("c"))
+	assert score.score < 1 and "cost partial" in score.reason

@@ -118,3 +118,63 @@ async def test_a_summary_model_of_another_provider_gets_its_own_part() -> None:
 	assert summary.requests[0].config.provider_options == {"reasoning": "low"}
 	assert {r.config.provider_options["top_k"] for r in steps.requests} == {5}
 	assert all("writer" not in r.config.provider_options for r in steps.requests)
+
+
+def test_dropping_the_summary_model_refuses_options_keyed_for_its_provider() -> None:
+	"""Setting compaction without its other-provider model leaves a key for no provider: refused.
+
+	Keyed options naming a provider the agent no longer uses were sent as they are (a body field
+	``google``), as ``scoped_options`` no longer recognised them as keyed.
+	"""
+	from openmolt_core.llm import CompactionConfig
+
+	om = instance(lambda request: httpx.Response(500))
+	agent = om.create_agent(
+		name="Finder",
+		model=ANTHROPIC,
+		compaction={"model": GOOGLE},
+		model_config={"provider_options": {"anthropic": {"top_k": 5}, "google": {"x": 1}}},
+	)
+	before = agent.compaction
+	with pytest.raises(ConfigurationError, match=r"agent.compaction.*'google'.*no longer|'google'"):
+		agent.compaction = CompactionConfig()
+	assert agent.compaction == before  # the agent is left as it was
+	assert agent.first_request().config.provider_options == {"top_k": 5}
+
+
+def test_a_summary_model_of_another_provider_set_later_refuses_unkeyed_options() -> None:
+	"""Setting a summary model of another provider on an agent with unkeyed options: refused."""
+	from openmolt_core.llm import CompactionConfig
+
+	om = instance(lambda request: httpx.Response(500))
+	agent = om.create_agent(
+		name="Finder", model=ANTHROPIC, model_config={"provider_options": {"top_k": 5}}
+	)
+	with pytest.raises(ConfigurationError, match="anthropic, google"):
+		agent.compaction = CompactionConfig(model=GOOGLE)
+	assert agent.compaction is not None and agent.compaction.model is None
+
+
+def test_a_compactor_without_a_price_set_later_is_refused_under_max_cost() -> None:
+	"""Setting the compactor re-checks max_cost: a summary model without a price is refused."""
+	from openmolt_core.testing import ScriptedModel
+
+	om = OpenMolt(entry_points=False)
+	priced = ScriptedModel([], price=(1.0, 0.1, 2.0, None))
+	agent = om.create_agent(name="Finder", model=priced, max_cost=1.0, compaction=True)
+	before = agent.compactor
+	unpriced = ScriptedModel([])
+	with pytest.raises(ConfigurationError, match=r"agent.compactor.*unknown"):
+		agent.compactor = lambda: (unpriced, "scripted")
+	assert agent.compactor is before
+
+
+def test_options_keyed_for_a_provider_the_agent_does_not_use_are_refused_at_creation() -> None:
+	"""A key naming a provider none of the agent's models use: refused, not sent as a field."""
+	om = instance(lambda request: httpx.Response(500))
+	with pytest.raises(ConfigurationError, match="'openai'"):
+		om.create_agent(
+			name="Finder",
+			model=ANTHROPIC,
+			model_config={"provider_options": {"openai": {"service_tier": "flex"}}},
+		)

@@ -308,3 +308,23 @@ async def test_a_fine_tuned_reasoning_model_gets_the_reasoning_parameters(
 		assert "max_tokens" not in body
 	else:
 		assert body["reasoning"] == {"effort": "low"}
+
+
+async def test_responses_body_to_another_server_has_no_openai_only_field(server, load, req) -> None:
+	"""A Responses call to a vLLM/llama.cpp-style server sends no prompt_cache_key (it may 400)."""
+	server.reply(load("openai_text"))
+	p = OpenAIProvider(
+		{"base_url": "http://localhost:8000/v1", "api_mode": "responses"}, server.http
+	)
+	await p.generate(req("gpt-4.1"))
+	assert str(server.requests[0].url) == "http://localhost:8000/v1/responses"
+	assert "prompt_cache_key" not in server.body
+	assert server.body["store"] is False  # a Responses API field: the server keeps nothing
+
+
+async def test_chat_body_to_another_server_has_no_openai_only_field(server, load, req) -> None:
+	"""A Chat call to another server sends neither store nor prompt_cache_key."""
+	server.reply(load("openai_chat"))
+	p = OpenAIProvider({"base_url": "http://localhost:8000/v1", "api_mode": "chat"}, server.http)
+	await p.generate(req("gpt-4.1"))
+	assert not {"store", "prompt_cache_key"} & set(server.body)

@@ -12,6 +12,7 @@ kernel never imports the HTTP engine.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -49,6 +50,8 @@ __all__ = [
 	"register_executor",
 	"secret_names",
 	"secret_values",
+	"shown",
+	"shown_schema",
 ]
 
 
@@ -159,6 +162,64 @@ class UserAccount(Protocol):
 		...
 
 
+_UNSHOWN = re.compile(
+	"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+	"\U000e0000-\U000e007f]"
+)
+"""What no tool description may carry to the model: C0 and C1 controls (a tab and a line break
+kept), zero-width characters and marks, line and paragraph separators, bidirectional embeddings,
+overrides and isolates, word joiners and Unicode tag characters. They hide text from whoever
+reads the description (the next words read backwards, an instruction no one sees) while the
+model reads it."""
+
+
+def shown(text: str) -> str:
+	"""A tool's text as the model reads it: `_UNSHOWN` characters taken out.
+
+	The one seam every tool description passes (the tool record, `BoundTool`): an OpenAPI
+	document's, an MCP server's, a function's docstring, a sub-agent's or a skill's.
+
+	Args:
+		text: The description (anything else is returned as it is).
+	"""
+	if not isinstance(text, str) or _UNSHOWN.search(text) is None:
+		return text
+	return _UNSHOWN.sub("", text)
+
+
+_SHOWN_KEYS = frozenset({"description", "title", "$comment"})
+"""The keys of a JSON Schema whose words only describe (`shown_schema` cleans them)."""
+
+
+def shown_schema(schema: Any) -> Any:
+	"""A JSON Schema as the model reads it: `shown` on each description, title and comment.
+
+	The same object when it holds none to clean (no copy), else a copy: the tool's own is kept.
+
+	Args:
+		schema: The schema (a dict, a list of them, anything else as it is).
+	"""
+	if isinstance(schema, dict):
+		out: dict[str, Any] | None = None
+		for key, value in schema.items():
+			new = (
+				shown(value)
+				if key in _SHOWN_KEYS and isinstance(value, str)
+				else shown_schema(value)
+				if isinstance(value, (dict, list))
+				else value
+			)
+			if new is not value:
+				if out is None:
+					out = dict(schema)
+				out[key] = new
+		return schema if out is None else out
+	if isinstance(schema, list):
+		items = [shown_schema(v) for v in schema]
+		return schema if all(a is b for a, b in zip(items, schema, strict=True)) else items
+	return schema
+
+
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
@@ -203,6 +264,7 @@ class BoundTool:
 	_validator: JsonSchemaValidator | None = None
 	_description: dict[str, Any] | None = None
 	_described: frozenset[str] | None = None
+	_shown: tuple[str, Any, Any] | None = None
 	in_doubt_at_least: InDoubt = "retry"
 
 	def __repr__(self) -> str:
@@ -240,15 +302,35 @@ class BoundTool:
 		"""
 		return self._described
 
+	def _seen(self) -> tuple[str, Any, Any]:
+		"""Its description and schemas as the model reads them (`shown`), made once."""
+		found = self._shown
+		if found is None:
+			tool = self.tool
+			found = self._shown = (
+				shown(tool.description),
+				shown_schema(tool.input_schema),
+				shown_schema(tool.output_schema),
+			)
+		return found
+
 	@property
 	def input_schema(self) -> dict[str, Any]:
-		"""The JSON Schema of its input."""
-		return self.tool.input_schema or {"type": "object"}
+		"""The JSON Schema of its input (its descriptions as the model reads them: `shown`)."""
+		schema: dict[str, Any] = self._seen()[1] or {"type": "object"}
+		return schema
+
+	@property
+	def listed_input_schema(self) -> dict[str, Any]:
+		"""The tool's own input schema as the model reads it (`shown`): empty as given."""
+		schema: dict[str, Any] = self._seen()[1]
+		return schema
 
 	@property
 	def output_schema(self) -> dict[str, Any] | None:
-		"""The JSON Schema of its result, or None when it names none."""
-		return self.tool.output_schema or None
+		"""The JSON Schema of its result, or None when it names none (as the model reads it)."""
+		schema: dict[str, Any] | None = self._seen()[2] or None
+		return schema
 
 	@property
 	def scopes(self) -> tuple[str, ...]:
@@ -299,8 +381,8 @@ class BoundTool:
 
 	@property
 	def description(self) -> str:
-		"""What it does, for the model."""
-		return self.tool.description
+		"""What it does, for the model: control and invisible characters taken out (`shown`)."""
+		return self._seen()[0]
 
 	@property
 	def integration_name(self) -> str:
@@ -312,7 +394,7 @@ class BoundTool:
 	def integration_description(self) -> str:
 		"""One line on what its integration does (empty when it has none, or says nothing)."""
 		spec = self.integration
-		return spec.description if spec is not None else ""
+		return shown(spec.description) if spec is not None else ""
 
 	@property
 	def is_function(self) -> bool:
@@ -328,13 +410,14 @@ class BoundTool:
 	def describe(self) -> dict[str, Any]:
 		"""The tool as listed for the model."""
 		if self._description is None:
+			description, input_schema, output_schema = self._seen()
 			desc: dict[str, Any] = {
 				"tool": self.handle,
-				"description": self.tool.description,
-				"inputSchema": self.tool.input_schema,
+				"description": description,
+				"inputSchema": input_schema,
 			}
-			if self.tool.output_schema:
-				desc["outputSchema"] = self.tool.output_schema
+			if output_schema:
+				desc["outputSchema"] = output_schema
 			if self.approval is not None:
 				desc["approval"] = True
 			self._description = desc

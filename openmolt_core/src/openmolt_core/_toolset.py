@@ -128,7 +128,7 @@ class ToolSet:
 			if len(self._envelopes) >= _ENVELOPES:
 				self._envelopes.clear()
 			envelope = Envelope.build(
-				[ToolSchema(h, self.tools[h].tool.input_schema) for h in key],
+				[ToolSchema(h, self.tools[h].listed_input_schema) for h in key],
 				output_schema=self._output_schema,
 				human_input=self._human_input,
 				approvals=self.reasons,

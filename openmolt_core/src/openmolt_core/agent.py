@@ -335,6 +335,7 @@ class Agent:
 		"_long_term",
 		"_memory",
 		"_models",
+		"_models_check",
 		"_output_json",
 		"_output_model",
 		"_output_validator",
@@ -427,6 +428,10 @@ class Agent:
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
 		self._files = files
 		self._toolset: ToolSet | None = None
+		# What checks the agent's models with its options once they change after creation (the
+		# compaction setters): the assembly's (prices under max_cost, provider_options by
+		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
+		self._models_check: Callable[[str], None] | None = None
 		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
 		# and their record (`_listed`: what a run keeps of them; None until the first listing).
 		self._static: (
@@ -489,7 +494,9 @@ class Agent:
 	def compaction(self, value: CompactionConfig | None) -> None:
 		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		self._replace(found, None if value is None else found.changed(config=value))
+		self._changed_models(
+			found, None if value is None else found.changed(config=value), "agent.compaction"
+		)
 
 	@property
 	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
@@ -502,7 +509,29 @@ class Agent:
 	@compactor.setter
 	def compactor(self, value: Callable[[], tuple[LLMProvider, str]] | None) -> None:
 		found: Any = self._compaction(needed=True)  # capabilities.Compaction
-		self._replace(found, found.changed(compactor=value))
+		self._changed_models(found, found.changed(compactor=value), "agent.compactor")
+
+	def _changed_models(self, old: Capability | None, new: Capability | None, where: str) -> None:
+		"""Swap a capability that changes which models the agent calls, checked as at creation.
+
+		The summary model's provider counts in ``provider_options`` keyed by provider (a key for
+		a provider no longer used, or unkeyed options on models now of several providers, would
+		go into a body as they are) and its price in ``max_cost``: a change that breaks either
+		is refused and the agent left as it was.
+
+		Raises:
+			ConfigurationError: The agent's options do not hold for its new models.
+		"""
+		hooks, toolset = self._hooks, self._toolset
+		self._replace(old, new)
+		check = self._models_check
+		if check is None:
+			return
+		try:
+			check(where)
+		except BaseException:
+			self._hooks, self._toolset = hooks, toolset
+			raise
 
 	def _compaction(self, *, needed: bool = False) -> Capability | None:
 		found = self._hooks.by_name.get("compaction")
@@ -1850,7 +1879,7 @@ class Agent:
 		except (ValueError, AttributeError):
 			return ""
 		need = {
-			h: toolset.tools[h].tool.input_schema
+			h: toolset.tools[h].listed_input_schema
 			for h in toolset.callable()
 			if h not in listed and (off or h in fitted.encoded)
 		}

@@ -18,6 +18,7 @@ first use of that work.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -867,32 +868,69 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		_check_prices(agent)
 	if options.model_config.provider_options:
 		_check_provider_options(agent)
+	agent._models_check = functools.partial(_recheck, agent)  # the setters that change models
 	durability = om.durability
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
 
 
-def _check_provider_options(agent: Agent) -> None:
+def _recheck(agent: Agent, where: str) -> None:
+	"""Check an agent's options against its models again, after a setter changed them.
+
+	The checks of `build_agent`: prices under ``max_cost`` (`_check_prices`) and
+	``provider_options`` by provider (`_check_provider_options`).
+
+	Args:
+		agent: The agent.
+		where: The setter, for the message (``agent.compaction``).
+	"""
+	if agent.max_cost is not None:
+		_check_prices(agent, where)
+	if agent.model_config.provider_options:
+		_check_provider_options(agent, where)
+
+
+def _check_provider_options(agent: Agent, where: str = "create_agent") -> None:
 	"""Refuse ``provider_options`` that would go to models of several providers as they are.
 
 	A provider writes them into its request body unchanged: Anthropic's ``top_k`` sent to
 	OpenAI is refused (400), so the step a fallback was meant to save fails, and a summary
-	model's call fails the run deep into it. Keyed by provider, each gets its own part.
+	model's call fails the run deep into it. Keyed by provider, each gets its own part; a key
+	naming a provider none of the agent's models use is refused too (the options would no
+	longer read as keyed, and go into every body as they are: a field named ``openai``).
+
+	Args:
+		agent: The agent.
+		where: What set the options or the models, for the message.
 
 	Raises:
 		ConfigurationError: The options are not keyed by provider and the agent's models (or
-			its summary model) are of more than one provider.
+			its summary model) are of more than one provider, or they are keyed and name a
+			provider the agent does not use.
 	"""
 	from openmolt_core.llm import scoped_options
 
 	options = agent.model_config.provider_options
 	providers = agent._providers()
-	if len(providers) < 2 or scoped_options(options, providers):
+	if scoped_options(options, providers):
+		return
+	if all(isinstance(v, Mapping) for v in options.values()):
+		om: Any = agent.om  # the instance (`Facade`): its settings and plugins name providers
+		known = {*providers, *om.llm_providers, *om.plugins.provider_names()}
+		stray = [k for k in options if k not in providers]
+		if any(k in known for k in options):
+			raise ConfigurationError(
+				f"{where}: model_config provider_options are keyed by provider, and "
+				f"{', '.join(repr(k) for k in stray)} is no provider of agent {agent.name!r}'s "
+				f"models (or its summary model): {', '.join(providers)}; drop that key, or give "
+				"the agent a model of that provider"
+			)
+	if len(providers) < 2:
 		return
 	keys = ", ".join(repr(k) for k in options)
 	raise ConfigurationError(
-		f"create_agent: model_config provider_options ({keys}) would go into the request body "
+		f"{where}: model_config provider_options ({keys}) would go into the request body "
 		f"of every model as they are, and the models of agent {agent.name!r} (or its summary model) "
 		f"are of several providers ({', '.join(providers)}); key them by provider, e.g. "
 		f"provider_options={{{providers[0]!r}: {{...}}, {providers[1]!r}: {{...}}}}"
@@ -1676,7 +1714,7 @@ def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
 			)
 
 
-def _check_prices(agent: Agent) -> None:
+def _check_prices(agent: Agent, label: str = "create_agent: max_cost") -> None:
 	"""Refuse ``max_cost`` when a model whose calls it counts has no known price.
 
 	The agent's, its sub-agents' and its guardrail agents' (theirs too, at any depth): each of
@@ -1691,7 +1729,7 @@ def _check_prices(agent: Agent) -> None:
 		if id(one) in seen:
 			continue
 		seen.add(id(one))
-		where = "create_agent: max_cost" + (f" ({what} {one.name!r})" if what else "")
+		where = label + (f" ({what} {one.name!r})" if what else "")
 		check_prices(one.name, one._models.slots, where)
 		if one.compaction is not None and one.compactor is not None:  # summaries cost too
 			provider, model = one.compactor()

@@ -250,8 +250,11 @@ class Usage:
 		output_tokens: Completion tokens, reasoning included.
 		cached_tokens: Prompt tokens served from the provider's cache.
 		reasoning_tokens: Output tokens spent on reasoning.
-		cost_usd: Estimated cost in US dollars, when the price is known.
+		cost_usd: Estimated cost in US dollars, when the price is known: of the priced calls only
+			when some were not (`cost_partial`).
 		calls: How many model calls this covers.
+		unpriced_calls: How many of them had no price (no reported cost, no known price: a
+			model the price table lacks, a local server): their cost is in no ``cost_usd``.
 	"""
 
 	input_tokens: int = 0
@@ -260,6 +263,16 @@ class Usage:
 	reasoning_tokens: int = 0
 	cost_usd: float | None = None
 	calls: int = 0
+	unpriced_calls: int = 0
+
+	@property
+	def cost_partial(self) -> bool:
+		"""Whether ``cost_usd`` counts only some of the calls: others had no price.
+
+		A sum of priced and unpriced calls (an unknown model beside a priced one, a fallback to
+		a local model, a sub-agent's run): ``cost_usd`` is then a lower bound, never the whole.
+		"""
+		return self.cost_usd is not None and self.unpriced_calls > 0
 
 	@property
 	def total_tokens(self) -> int:
@@ -272,13 +285,21 @@ class Usage:
 		self.output_tokens += other.output_tokens
 		self.cached_tokens += other.cached_tokens
 		self.reasoning_tokens += other.reasoning_tokens
-		self.calls += other.calls or 1
+		calls = other.calls or 1
+		self.calls += calls
 		if other.cost_usd is not None:
 			self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+			self.unpriced_calls += other.unpriced_calls
+		else:  # none of its calls was priced
+			self.unpriced_calls += max(calls, other.unpriced_calls)
 
 	def to_dict(self) -> dict[str, Any]:
-		"""The usage as a JSON-serializable dict."""
-		return {
+		"""The usage as a JSON-serializable dict (``unpriced_calls`` only when some call was).
+
+		Left out at zero, so the saved state of a run whose calls were all priced reads as it
+		did before the count existed (`from_dict` reads its absence as zero).
+		"""
+		out: dict[str, Any] = {
 			"input_tokens": self.input_tokens,
 			"output_tokens": self.output_tokens,
 			"cached_tokens": self.cached_tokens,
@@ -286,6 +307,9 @@ class Usage:
 			"cost_usd": self.cost_usd,
 			"calls": self.calls,
 		}
+		if self.unpriced_calls:
+			out["unpriced_calls"] = self.unpriced_calls
+		return out
 
 	@classmethod
 	def from_dict(cls, data: dict[str, Any]) -> Usage:
@@ -298,7 +322,14 @@ class Usage:
 		if not isinstance(data, Mapping):
 			raise ValueError("a usage is a JSON object of counts")
 		out = cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-		for name in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "calls"):
+		for name in (
+			"input_tokens",
+			"output_tokens",
+			"cached_tokens",
+			"reasoning_tokens",
+			"calls",
+			"unpriced_calls",
+		):
 			count = getattr(out, name)
 			if not isinstance(count, int) or isinstance(count, bool) or count < 0:
 				raise ValueError(f"a usage's {name} is no whole, non-negative number")

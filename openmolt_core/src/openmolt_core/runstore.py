@@ -682,19 +682,32 @@ class RunStore(RunObserver):
 		Returns:
 			One row per (day, agent), oldest day first: ``day`` (``YYYY-MM-DD``, UTC),
 			``agent``, ``runs``, ``input_tokens``, ``output_tokens``, ``cost_usd`` (None when no
-			run of the group knew its cost).
+			run of the group knew its cost), ``unpriced_calls`` (the calls that cost leaves out:
+			it is a lower bound when they are not 0; a run saved before they were counted and
+			without a cost counts all its calls).
 		"""
 		rows = await anyio.to_thread.run_sync(
 			self._read,
 			"SELECT substr(started, 1, 10), agent, count(*),"
 			" coalesce(sum(json_extract(usage, '$.input_tokens')), 0),"
 			" coalesce(sum(json_extract(usage, '$.output_tokens')), 0),"
-			" sum(json_extract(usage, '$.cost_usd'))"
+			" sum(json_extract(usage, '$.cost_usd')),"
+			" coalesce(sum(CASE WHEN json_extract(usage, '$.cost_usd') IS NULL"
+			" THEN json_extract(usage, '$.calls')"
+			" ELSE coalesce(json_extract(usage, '$.unpriced_calls'), 0) END), 0)"
 			" FROM agent_runs WHERE started >= ? AND instr(run_id, '.') = 0"
 			" GROUP BY 1, 2 ORDER BY 1, 2",
 			(since,),
 		)
-		keys = ("day", "agent", "runs", "input_tokens", "output_tokens", "cost_usd")
+		keys = (
+			"day",
+			"agent",
+			"runs",
+			"input_tokens",
+			"output_tokens",
+			"cost_usd",
+			"unpriced_calls",
+		)
 		return [dict(zip(keys, r, strict=True)) for r in rows]
 
 	async def run_ids(self, prefix: str, limit: int = 10) -> list[str]:

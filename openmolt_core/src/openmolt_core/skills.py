@@ -630,5 +630,7 @@ def skill_tool(
 
 
 def describe(skills: Sequence[Skill]) -> list[dict[str, str]]:
-	"""The skills as the first turn lists them: name and description only."""
-	return [{"name": s.name, "description": s.description} for s in skills]
+	"""The skills as the first turn lists them: name and description only (as a tool's: `shown`)."""
+	from openmolt_core._binding import shown
+
+	return [{"name": s.name, "description": shown(s.description)} for s in skills]

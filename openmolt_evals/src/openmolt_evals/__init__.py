@@ -556,6 +556,7 @@ class Report:
 				f"{s.evaluator}: {s.reason}" for s in c.scores if not s.passed and s.reason
 			)
 			cost = f"${c.usage.cost_usd:.4f}" if c.usage.cost_usd is not None else "-"
+			cost += "+" if c.usage.cost_partial else ""  # some calls had no price
 			rows.append(
 				(
 					_one_line(c.case),

@@ -667,6 +667,13 @@ class Efficiency:
 			for n, limit, value in active
 			if value is None or value > limit
 		]
+		# A cost of some calls only (others had no price) is a lower bound: under the limit, it
+		# does not show the limit kept.
+		usage = observed.usage
+		if self.max_cost_usd is not None and usage.cost_partial:
+			cost = usage.cost_usd or 0.0
+			if cost <= self.max_cost_usd:
+				over.append(f"cost partial ({usage.unpriced_calls} calls unpriced)")
 		return Score(self.name, 1 - len(over) / len(active), "; ".join(over))
 
 

@@ -200,6 +200,7 @@ class Telemetry(RunObserver):
 		span.set_attribute(gen_ai.USAGE_OUTPUT_TOKENS, usage.output_tokens)
 		if usage.cost_usd is not None:
 			span.set_attribute("openmolt.usage.cost_usd", usage.cost_usd)
+			span.set_attribute("openmolt.usage.unpriced_calls", usage.unpriced_calls)
 		span.set_attribute("openmolt.run.status", outcome.status)
 		span.set_attribute("openmolt.run.steps", run.state.steps)
 		if outcome.status in ("error", "cancelled"):

@@ -53,7 +53,8 @@ class RunLines(RunObserver):
 			quantity(usage.input_tokens + usage.output_tokens, "token"),
 		]
 		if usage.cost_usd is not None:
-			parts.append(f"${usage.cost_usd:.4f}")
+			# a cost of some calls only (others had no price) is a lower bound
+			parts.append(f"${usage.cost_usd:.4f}" + ("+" if usage.cost_partial else ""))
 		if outcome.error and outcome.status not in ("success", "failure"):
 			parts.append(run.redact(outcome.error)[:200])
 		self.line(f"run {run.run_id} of {run.agent_name}: {' · '.join(parts)}")

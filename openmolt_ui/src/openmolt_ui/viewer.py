@@ -380,6 +380,8 @@ class Viewer:
 				into["tokens"] = into["input_tokens"] + into["output_tokens"]
 				if row["cost_usd"] is not None:
 					into["cost_usd"] = (into["cost_usd"] or 0.0) + row["cost_usd"]
+				# The calls the cost leaves out: a cost beside them is a lower bound.
+				into["unpriced_calls"] += row.get("unpriced_calls") or 0
 		agents = sorted(per_agent.values(), key=lambda a: (-(a["cost_usd"] or 0), -a["tokens"]))
 		return {"since": first.isoformat(), "days": list(per_day.values()), "agents": agents}
 
@@ -685,7 +687,15 @@ def described(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _zero(**key: str) -> dict[str, Any]:
-	return {**key, "runs": 0, "input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost_usd": None}
+	return {
+		**key,
+		"runs": 0,
+		"input_tokens": 0,
+		"output_tokens": 0,
+		"tokens": 0,
+		"cost_usd": None,
+		"unpriced_calls": 0,
+	}
 
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 ``max_tokens`` starts no model call once the run's tokens (input + output, summed) reach it, and
 tells the model its call is the last when one more call of the average size would reach it.
-``max_cost`` (USD) starts no model call once the run's spend reaches it, and tells the model its
+``max_cost`` (USD) starts no model call once the run's spend reaches it, nor once a call of the
+run had no price (`openmolt_core.llm.Usage.unpriced_calls`: a model whose price went missing after
+the assembly checked it, a provider that names another model): its spend is unknown, so the cap
+fails closed rather than count it as free; and tells the model its
 call is the last when the call is expected to reach it: its request's size (characters / 4) at the
 input price plus the model's ``max_output_tokens`` (or `ASSUMED_OUTPUT_TOKENS`) at the output price
 (`openmolt_core._cost` prices the calls), at the dearest model that may answer it (an agent's
@@ -141,6 +144,13 @@ class Budget(Capability):
 		budget = self._cost(run.link)
 		if budget is not None:
 			cap, whose = budget
+			if usage.unpriced_calls:  # fail closed: what they spent is not known
+				calls = usage.unpriced_calls
+				return Stop(
+					f"{calls} model call{'s' if calls != 1 else ''} of this run had no price, so "
+					f"the ${usd(cap)} {whose} cannot be held: give every model a price",
+					"limit_reached",
+				)
 			spent = usage.cost_usd or 0.0
 			if spent >= cap:
 				return Stop(f"${usd(spent)} of the ${usd(cap)} {whose} spent", "limit_reached")

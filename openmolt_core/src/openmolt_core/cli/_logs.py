@@ -72,9 +72,11 @@ def _cost(usage: dict[str, Any] | None) -> str:
 	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it."""
 	usage = usage or {}
 	tokens = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
-	cost = usage.get("cost_usd")
-	money = "cost unknown" if cost is None else f"${cost:.4f}"
-	return f"{quantity(tokens, 'token')}, {money}"
+	from openmolt_core.cli._summary import money
+
+	unpriced = usage.get("unpriced_calls")
+	said = money(usage.get("cost_usd"), unpriced if isinstance(unpriced, int) else 0)
+	return f"{quantity(tokens, 'token')}, {said or 'cost unknown'}"
 
 
 def _list(runs: list[Any]) -> str:

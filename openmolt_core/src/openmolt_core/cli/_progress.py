@@ -333,7 +333,10 @@ class Progress:
 			result = event.result
 			self._runs.pop(agent, None)
 			self.done()
-			cost = f", ${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else ""
+			from openmolt_core.cli._summary import money
+
+			said = money(result.usage.cost_usd, result.usage.unpriced_calls)
+			cost = f", {said}" if said is not None else ""
 			self.line(
 				f"{agent} finished: {result.status} after {quantity(result.steps, 'step')}, "
 				f"{quantity(result.usage.total_tokens, 'token')}{cost}, "

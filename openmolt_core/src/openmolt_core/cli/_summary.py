@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.result import RunResult
 
-__all__ = ["error_for_the_command", "summary"]
+__all__ = ["error_for_the_command", "money", "summary"]
 
 _GLOSS = {"error": "the model provider failed", "limit_reached": "stopped at a limit"}
 """What a status that does not say itself means (the status is printed as ``--json`` has it)."""
@@ -60,6 +60,23 @@ def _render(value: Any, indent: str = "  ") -> list[str]:
 
 
 _CONNECT = re.compile(r" waits for (?P<user>.+?) to connect (?P<integration>\S+): ")
+
+
+def money(cost: float | None, unpriced: int = 0) -> str | None:
+	"""A run's cost as the CLI says it: ``$0.0123``, or ``$0.0123+ (2 calls unpriced)``.
+
+	A cost of some calls only (others had no price: `openmolt_core.llm.Usage.cost_partial`) is a
+	lower bound, never shown as the whole. None when no call had a price.
+
+	Args:
+		cost: The usage's ``cost_usd``.
+		unpriced: Its ``unpriced_calls``.
+	"""
+	if cost is None:
+		return None
+	if unpriced:
+		return f"${cost:.4f}+ ({quantity(unpriced, 'call')} unpriced)"
+	return f"${cost:.4f}"
 
 
 def error_for_the_command(error: str, file: Path | None) -> str:
@@ -107,8 +124,9 @@ def summary(
 		quantity(result.steps, "step"),
 		quantity(tokens, "token"),
 	]
-	if usage.cost_usd is not None:
-		parts.append(f"${usage.cost_usd:.4f}")
+	cost = money(usage.cost_usd, usage.unpriced_calls)
+	if cost is not None:
+		parts.append(cost)
 	elif tokens:  # no list price (a local server, a model the table lacks): said, not left out
 		parts.append("cost unknown")
 	lines = [" · ".join(parts)]

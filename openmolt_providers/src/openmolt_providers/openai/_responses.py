@@ -75,7 +75,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""The Responses API body for one call.
 
 	The instructions (system prompt) come first and the input grows only at the end, so OpenAI's
-	automatic prefix cache keeps hitting; ``prompt_cache_key`` routes the agent's calls together.
+	automatic prefix cache keeps hitting; ``prompt_cache_key`` routes the agent's calls together
+	(sent to api.openai.com only: it is no field of the Responses API other servers implement, and
+	a strict one, vLLM's or llama.cpp's, may refuse the body with a 400). ``store`` is the Responses
+	API's own field (those servers take it): false, so no server keeps the conversation.
 	"""
 	config = request.config
 	model = request.model
@@ -87,7 +90,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		],
 		"store": False,
 	}
-	if request.cache_key:
+	if request.cache_key and provider.official:
 		body["prompt_cache_key"] = cache_key(request.cache_key)
 	s = sampling(provider, model, config)
 	if s.effort is not None:

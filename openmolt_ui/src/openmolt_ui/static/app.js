@@ -46,7 +46,9 @@ function tokens(usage) {
 
 function cost(usage) {
   if (!usage || usage.cost_usd === null || usage.cost_usd === undefined) return "unknown";
-  return `$${usage.cost_usd.toFixed(4)}`;
+  // a cost of some calls only (others had no price) is a lower bound, never the whole
+  const unpriced = usage.unpriced_calls || 0;
+  return unpriced ? `$${usage.cost_usd.toFixed(4)}+ (${unpriced} unpriced)` : `$${usage.cost_usd.toFixed(4)}`;
 }
 
 function when(iso) {
@@ -713,10 +715,12 @@ function usageByModel(byModel) {
 }
 
 function usageSum(list) {
-  const sum = { input_tokens: 0, cached_tokens: 0, output_tokens: 0, cost_usd: null };
+  const sum = { input_tokens: 0, cached_tokens: 0, output_tokens: 0, cost_usd: null, unpriced_calls: 0 };
   for (const s of list) {
     const u = s.model && s.model.usage;
     if (!u) continue;
+    if (u.cost_usd === null || u.cost_usd === undefined) sum.unpriced_calls += u.calls || 1;
+    else sum.unpriced_calls += u.unpriced_calls || 0;
     sum.input_tokens += u.input_tokens || 0;
     sum.cached_tokens += u.cached_tokens || 0;
     sum.output_tokens += u.output_tokens || 0;
@@ -1246,7 +1250,7 @@ async function renderOverview() {
         rows.map((r) =>
           el("tr", { "data-testid": `${testid}-row`, "data-key": r.agent || r.day },
             el("td", {}, r.agent || r.day), el("td", {}, number(r.runs)), el("td", {}, number(r.input_tokens)),
-            el("td", {}, number(r.output_tokens)), el("td", {}, money(r.cost_usd)))
+            el("td", {}, number(r.output_tokens)), el("td", {}, money(r.cost_usd) + (r.cost_usd !== null && r.unpriced_calls ? `+ (${r.unpriced_calls} unpriced)` : "")))
         )
       )
     );
