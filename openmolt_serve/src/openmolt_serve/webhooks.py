@@ -175,6 +175,14 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 	return JSONResponse({"error": message, **extra}, status_code=status)
 
 
+def _replayed() -> JSONResponse:
+	return _error(
+		409,
+		"this signed request was received before: a replay; send a new, freshly signed one",
+		reason="replayed",
+	)
+
+
 def _signed(signature: str) -> str:
 	"""A run's delivery key from a verified signature: a digest (it could sign nothing)."""
 	import hashlib
@@ -344,11 +352,7 @@ async def handle_webhook(
 		# sender to stop retrying.
 		return JSONResponse({"run_id": run_id, "status": "duplicate"})
 	if hook.guard.seen(verified):
-		return _error(
-			409,
-			"this signed request was received before: a replay; send a new, freshly signed one",
-			reason="replayed",
-		)
+		return _replayed()
 	wait = hook.limit.take()
 	if wait:  # not remembered: the sender may retry this request later
 		return JSONResponse(
@@ -356,7 +360,13 @@ async def handle_webhook(
 			status_code=429,
 			headers={"Retry-After": str(math.ceil(wait))},
 		)
-	hook.guard.remember(verified)
+	# Taken in one step (the store's unique key): of two copies of a delivery checked above at
+	# once, here or on another server on the same store, exactly one goes on.
+	taken = hook.guard.claim(verified)
+	if taken == "delivery":
+		return JSONResponse({"run_id": run_id, "status": "duplicate"})
+	if taken is not None:
+		return _replayed()
 	if _handshake(config, data):
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
 	try:
@@ -374,10 +384,12 @@ async def handle_webhook(
 			if (who := session_key(data, config.user))
 			else None,
 			within=ACK_WITHIN,
+			# Nothing ran, also when it fails after the answer (queued behind its session's
+			# turn): the claim is given back, so the sender's retry runs.
+			unstarted=lambda _exc: hook.guard.forget(verified),
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
-		hook.guard.forget(verified)  # nothing ran: the sender's retry is welcome
 		return _error(500, hook.redact(f"the run could not start: {exc}"))
 	return Response(
 		json.dumps({"run_id": run_id, "status": "accepted"}),
