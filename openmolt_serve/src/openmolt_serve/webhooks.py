@@ -17,13 +17,20 @@ In order, before anything runs:
    or a durable store is configured (`openmolt_serve._seen`);
 7. the agent's rate limit must allow it (else ``429`` with ``Retry-After``; the request is not
    remembered, so the sender may retry it). Only verified requests count, so unsigned floods
-   cannot use up the limit of the real sender.
+   cannot use up the limit of the real sender;
+8. the request is claimed (`ReplayGuard.claim <openmolt_serve.signatures.ReplayGuard.claim>`):
+   its delivery id and signature are kept only if neither is, in one step (a unique key in the
+   store's one transaction), so of two copies that passed the checks above at once, here or on
+   another server on the same store, one runs and the other is answered as in 5 or 6.
 
 Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a durable backend:
 once its workflow is recorded), or after `ACK_WITHIN` seconds at most: senders count a slow
 answer as a failed delivery (Slack waits three seconds, GitHub ten) and retry it, and a run of a
 ``session`` waits for the session's running turn to end before it starts. Such a queued run that
-then fails to start is logged (the sender was told ``202``). A delivery id the sender gives (``webhook-id``,
+then fails to start (the sender was told ``202``) is recorded in the run store as a failed run
+with the reason, masked (`openmolt_serve._launch.record_unstarted`), and its claim is given back:
+the sender's retry runs. A run that could not start before the answer is a ``500``, its claim
+given back too; a run that started keeps its claim (a retry is a duplicate). A delivery id the sender gives (``webhook-id``,
 ``X-GitHub-Delivery``, ``X-Shopify-Event-Id``, ``I-Twilio-Idempotency-Token``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs; without one, the verified signature fixes it
 (the same signed request, retried to another server on the same durable store whose replay guard
