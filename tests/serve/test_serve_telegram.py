@@ -385,3 +385,38 @@ async def test_in_a_group_what_a_run_said_reaches_the_next_members_run() -> None
 		"Two new mails.",
 	]
 	assert "overdraft" not in json.dumps(bobs)
+
+
+async def test_while_the_secret_token_is_replaced_both_are_taken(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""previousSecretTokenEnv: updates carrying the old token still come in; both are masked."""
+	from openmolt_core.secrets import Redactor
+
+	monkeypatch.setenv("TG_OLD_SECRET", "the-old-telegram-secret-token")
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("ok", human_message="one"), finish("ok", human_message="two")])
+	channel = {"mode": "webhook", "secretToken": "tg-new-secret-token"}
+	async for server in bot(model, fake, previousSecretTokenEnv="TG_OLD_SECRET", **channel):
+		fake.message("new")
+		fake.message("old")
+		fake.message("third")
+		new, old, third = fake.updates[:3]
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			header = "X-Telegram-Bot-Api-Secret-Token"
+			for update, token, status in (
+				(new, "tg-new-secret-token", 200),
+				(old, "the-old-telegram-secret-token", 200),
+				(third, "a-third-token", 401),
+				(third, "", 401),
+			):
+				answer = await client.post(
+					"/channels/telegram/Helper", json=update, headers={header: token}
+				)
+				assert answer.status_code == status, (token, answer.text)
+		await eventually(lambda: len(fake.sent) == 2)
+		masked = Redactor(known=server.telegram["Helper"].agent.om.secrets)
+		assert masked("the-old-telegram-secret-token tg-new-secret-token") == (
+			"[redacted] [redacted]"
+		)
+	assert [i["message"] for i in inputs(model)] == ["new", "old"]

@@ -1,7 +1,7 @@
 """Webhook signatures, checked against the examples the vendors document and their own SDKs."""
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -305,6 +305,12 @@ def test_a_replay_guard_with_a_store_remembers_across_restarts() -> None:
 			for k in keys:
 				self.kept.pop(k, None)
 
+		def take(self, entries: Mapping[str, float | None], now: float) -> str | None:
+			held = next((k for k in entries if self.seen([k], now)), None)
+			if held is None:
+				self.kept.update(entries)
+			return held
+
 	store = Seen()
 	first = verify("github", GITHUB_SECRET, GITHUB_BODY, {"X-Hub-Signature-256": GITHUB_SIGNATURE})
 	ReplayGuard(store=store).check(first, now=0)
@@ -316,6 +322,22 @@ def test_a_replay_guard_with_a_store_remembers_across_restarts() -> None:
 		ReplayGuard(store=store).check(timed, now=300)
 	ReplayGuard(store=store).forget(timed)
 	ReplayGuard(store=store).check(timed, now=300)  # forgotten: its run could not start
+
+
+def test_a_store_without_an_atomic_take_is_refused_with_the_fix() -> None:
+	"""A SeenStore of the older protocol (seen, add, discard) could let two servers run one delivery."""
+	from openmolt_core.errors import ConfigurationError
+
+	class Old:
+		def seen(self, keys: Sequence[str], now: float) -> bool:
+			return False
+
+		def add(self, keys: Sequence[str], until: float | None) -> None: ...
+
+		def discard(self, keys: Sequence[str]) -> None: ...
+
+	with pytest.raises(ConfigurationError, match=r"store: .*take\(entries, now\)"):
+		ReplayGuard(store=Old())  # type: ignore[arg-type]
 
 
 def test_with_a_store_signatures_without_a_time_are_kept_in_memory_up_to_size(

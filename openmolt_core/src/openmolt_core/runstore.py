@@ -501,6 +501,64 @@ class RunStore(RunObserver):
 
 		await anyio.to_thread.run_sync(write)
 
+	async def not_started(
+		self,
+		run_id: str,
+		agent: str,
+		*,
+		input: Any,
+		trigger: dict[str, Any] | None,
+		error: str,
+		model: str = "",
+	) -> bool:
+		"""Record a run that failed before it started: a row with status ``error`` and the reason.
+
+		Its observers never heard it start (no row of its own), yet someone was told it would
+		run (a webhook's ``202``): `openmolt logs` and the run viewer show it with the reason. A
+		run already recorded keeps its row (it started elsewhere). The caller masks ``input``
+		and ``error``.
+
+		Args:
+			run_id: The run's id.
+			agent: The agent's name.
+			input: The run's input (masked).
+			trigger: What started it (`openmolt_core.observe.started_by`'s kind and details).
+			error: Why it did not start (masked).
+			model: The agent's model, if known.
+
+		Returns:
+			Whether a row was written (False: the run had one).
+		"""
+		now = _now()
+		row = (
+			run_id,
+			agent,
+			model,
+			now,
+			now,
+			now,
+			_dumps(input),
+			error,
+			os.getpid(),
+			_dumps(trigger),
+		)
+
+		def write() -> bool:
+			conn = self._connect()
+			try:
+				with conn:
+					written = conn.execute(
+						"INSERT OR IGNORE INTO agent_runs (run_id, agent, model, status, started,"
+						" updated, ended, input, error, pid, trigger) VALUES (?, ?, ?, 'error', ?,"
+						" ?, ?, ?, ?, ?, ?)",
+						row,
+					)
+					return written.rowcount == 1
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(write)
+
 	async def cancel_parked(self, run_id: str, reason: str) -> bool:
 		"""Mark a parked run ``cancelled``, so nothing answers it later; whether one was.
 

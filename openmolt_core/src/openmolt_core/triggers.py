@@ -446,6 +446,12 @@ class TelegramChannel(_ChatChannel):
 		default="TELEGRAM_WEBHOOK_SECRET",
 		description="webhook mode: the environment variable holding that secret token.",
 	)
+	previous_secret_token_env: str | None = Field(
+		default=None,
+		description="webhook mode, while the secret token is replaced (setWebhook called again "
+		"with a new one): the variable holding the one it replaces, accepted too until Telegram "
+		"sends the new one; then remove it.",
+	)
 	poll_timeout: int = Field(
 		default=30,
 		ge=0,

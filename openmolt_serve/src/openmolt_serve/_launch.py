@@ -43,6 +43,7 @@ __all__ = [
 	"cancel_if_parked",
 	"connect_text",
 	"in_memory_sessions",
+	"record_unstarted",
 	"run_id_for",
 	"run_trigger",
 	"scope_prefix",
@@ -257,6 +258,59 @@ async def run_trigger(
 		)
 
 
+async def record_unstarted(
+	agent: Agent,
+	run_id: str,
+	input: Any,
+	error: BaseException,
+	*,
+	trigger: str,
+	where: str = "",
+	sender: str | None = None,
+) -> None:
+	"""Record a trigger's run that failed before it started, where its user looks for it.
+
+	A run that fails before its observers hear it start (its session's store is down, a tool
+	set cannot be prepared) leaves no row of its own, and a webhook's sender was told ``202``
+	already when it was queued: the run store (``openmolt logs``, the run viewer) gets it as a
+	failed run (status ``error``) with its input, its trigger and the reason, the instance's
+	secrets masked. A run already recorded (it started elsewhere: another server, a durable
+	store) keeps its row. Without a run store the failure is logged only. A store that fails
+	is logged, never raised.
+
+	Args:
+		agent: The agent.
+		run_id: The run's id.
+		input: The run's input.
+		error: Why it did not start.
+		trigger: The trigger's kind (``webhook``, ``chat``).
+		where: Which one (the agent's name, ``telegram:Support``).
+		sender: Who wrote the input, when known.
+	"""
+	store = OpenMolt.of(agent).run_store
+	if store is None:
+		return
+	from openmolt_core.secrets import Redactor
+
+	redact = Redactor(known=OpenMolt.of(agent).secrets)
+	details = {"where": where, "sender": sender}
+	origin = {"kind": trigger, **{k: v for k, v in details.items() if v not in (None, "")}}
+	reason = f"the run did not start: {type(error).__name__}: {error}"
+	if isinstance(error, OpenMoltError):
+		reason = f"the run did not start: {error}"
+	try:
+		await store.not_started(
+			run_id,
+			agent.name,
+			input=redact.deep(input),
+			trigger=origin,
+			error=redact(reason),
+			model=f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model,
+		)
+	except Exception as exc:
+		log.warning("the run store could not record the run %s: %s", run_id, type(exc).__name__)
+
+
 class _Starts(RunObserver):
 	"""Sets an event when a run it waits for starts."""
 
@@ -332,6 +386,7 @@ class Launcher:
 		user: str | None = None,
 		attachments: Sequence[Attachment] = (),
 		within: float | None = None,
+		unstarted: Callable[[BaseException], None] | None = None,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -362,7 +417,12 @@ class Launcher:
 			within: The most seconds to wait for it to start (at most ``start_timeout``; None:
 				``start_timeout``). A run queued behind its session's running turn starts when
 				that turn ends: a caller that must answer its sender soon (a webhook) returns
-				before, and a failure to start is then only logged.
+				before; its failure to start is then recorded (`record_unstarted`) and told
+				to ``unstarted``.
+			unstarted: Called with the error when the run fails before it started (before or
+				after this returned): a trigger gives back what it claimed (its delivery id),
+				so the sender's retry runs. A new run that fails so is recorded in the run
+				store as a failed run with the reason (`record_unstarted`), masked.
 
 		Returns:
 			The run id.
@@ -389,7 +449,20 @@ class Launcher:
 				attachments=attachments,
 			)
 
-		return await self._launch(agent, run_id, go, done, wait=True, within=within)
+		async def not_started(error: BaseException) -> None:
+			if unstarted is not None:
+				try:
+					unstarted(error)
+				except Exception:
+					log.exception("after the run %s of %s failed to start", run_id, agent.name)
+			if resume is None:  # a resumed run has its row: its own failure is its caller's
+				await record_unstarted(
+					agent, run_id, input, error, trigger=trigger, where=where, sender=sender
+				)
+
+		return await self._launch(
+			agent, run_id, go, done, wait=True, within=within, unstarted=not_started
+		)
 
 	async def answer(
 		self,
@@ -435,6 +508,7 @@ class Launcher:
 		*,
 		wait: bool,
 		within: float | None = None,
+		unstarted: Callable[[BaseException], Awaitable[None]] | None = None,
 	) -> str:
 		starts = self._watch(OpenMolt.of(agent))
 		started = starts.waiting.setdefault(run_id, anyio.Event())
@@ -455,10 +529,14 @@ class Launcher:
 					error = RunCancelled(f"the run {run_id} was cancelled")
 			except RunError as exc:
 				error, result = exc, exc.result
+				if not started.is_set() and unstarted is not None:  # no observer saw it start
+					await unstarted(exc)
 			except Exception as exc:
 				error = exc
 				if not started.is_set():
 					failure.append(exc)
+					if unstarted is not None:
+						await unstarted(exc)
 				log.warning("the run %s of %s failed: %s", run_id, agent.name, exc)
 			finally:
 				self.running.discard(run_id)

@@ -5,14 +5,15 @@ and the Slack app's `ReplayGuard <openmolt_serve.signatures.ReplayGuard>` keeps 
 in a table of its own in the same file (else, on a durable store, in a file of its files
 folder: `seen_store`), so a restart forgets no signature: a signature without a time (``hmac``,
 ``github``) is refused again for as long as the file lives, a timestamped one until its window
-closes. The calls are short local writes, made in the event loop on purpose: the guard's check
-and its remembering must not be interleaved by another request.
+closes. A request is taken in one step (`SqliteSeen.take`: one write transaction), so of two
+servers on the file that receive one delivery at once, one runs it. The calls are short local
+writes, made in the event loop on purpose.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,22 +74,39 @@ class SqliteSeen(SqliteFile):
 				(self.scope, time.time()),
 			)
 
-	def claim(self, key: str, until: float) -> bool:
-		"""Keep ``key`` until ``until`` unless it is kept already: whether this call kept it.
+	def take(self, entries: Mapping[str, float | None], now: float) -> str | None:
+		"""Keep every key of ``entries`` unless one is kept and not expired: that key, else None.
 
-		One transaction, so of several processes on the file claiming one key, one wins. The
-		scope's expired entries (this key's too) are dropped first.
+		One write transaction (``BEGIN IMMEDIATE``: one writer from the look-up to the insert),
+		so of several processes on the file taking one key, one wins. The scope's expired
+		entries are dropped first.
 		"""
+		keys = list(entries)
+		marks = ",".join("?" * len(keys))
 		with self.transaction() as db:
+			db.execute("BEGIN IMMEDIATE")
 			db.execute(
-				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?",
-				(self.scope, time.time()),
+				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?", (self.scope, now)
 			)
-			taken = db.execute(
-				"INSERT OR IGNORE INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
-				(self.scope, key, until),
+			held = {
+				row[0]
+				for row in db.execute(
+					f"SELECT key FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks})",
+					(self.scope, *keys),
+				)
+			}
+			for key in keys:
+				if key in held:
+					return key
+			db.executemany(
+				"INSERT INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
+				[(self.scope, k, u) for k, u in entries.items()],
 			)
-			return taken.rowcount == 1
+			return None
+
+	def claim(self, key: str, until: float) -> bool:
+		"""Keep ``key`` until ``until`` unless it is kept already: whether this call kept it (`take`)."""
+		return self.take({key: until}, time.time()) is None
 
 	def discard(self, keys: Sequence[str]) -> None:
 		"""Drop ``keys``."""

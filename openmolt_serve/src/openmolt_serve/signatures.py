@@ -480,6 +480,22 @@ class SeenStore(Protocol):
 		"""Drop ``keys`` (their request's run could not start)."""
 		...
 
+	def take(self, entries: Mapping[str, float | None], now: float) -> str | None:
+		"""Keep every key of ``entries`` (each until its time) unless one is kept already.
+
+		One step, atomic across every process on the store (a unique key, one transaction): of
+		two servers taking one delivery at once, one takes it. Expired entries do not count.
+
+		Args:
+			entries: The keys, each with its ``until`` (None: for good), in the order to report.
+			now: The current Unix time.
+
+		Returns:
+			The first key of ``entries`` kept and not expired at ``now`` (nothing was kept),
+			else None (all are kept now).
+		"""
+		...
+
 
 class ReplayGuard:
 	"""Refuses a signature (or a delivery id) seen before, for as long as it could be valid.
@@ -518,6 +534,14 @@ class ReplayGuard:
 		self.deliveries = deliveries
 		self.keep = keep
 		self.size = size
+		if store is not None and not callable(getattr(store, "take", None)):
+			from openmolt_core.errors import ConfigurationError
+
+			raise ConfigurationError(
+				f"store: {type(store).__name__} has no take(entries, now), the one-step claim "
+				"of a SeenStore (keep the keys unless one is kept, in one transaction): without "
+				"it two servers on the store could both run one delivery; add it"
+			)
 		self.store = store
 		self._timed: OrderedDict[str, float] = OrderedDict()
 		self._kept: dict[str, float] = {}
@@ -561,19 +585,61 @@ class ReplayGuard:
 		"""
 		return self.seen(Verified("", "", None, delivery), now=now, signature=False)
 
+	def _entries(self, verified: Verified, clock: float) -> dict[str, float | None]:
+		"""The keys a request is kept under, each with its ``until``: the delivery id first."""
+		until = self._until(verified, clock)
+		keys = self._keys(verified)
+		kept: dict[str, float | None] = dict.fromkeys(keys[::-1], until)
+		if verified.delivery and until is not None:  # retried past the signature's window
+			kept[keys[-1]] = max(until, clock + self.deliveries)
+		return kept
+
+	def claim(self, verified: Verified, *, now: float | None = None) -> str | None:
+		"""Take a request if neither its delivery id nor its signature was taken: one step.
+
+		What a server does with each verified request, instead of `seen` then `remember`: two
+		requests (or two servers on one `SeenStore`) with the same delivery can both find it
+		unseen before either remembers it, and both would run it. Here the store keeps the keys
+		only if none is kept (`SeenStore.take`, one transaction), so exactly one claim wins.
+		A claim whose run then fails to start is given back with `forget`.
+
+		Args:
+			verified: The verified request.
+			now: The current Unix time (default: the clock).
+
+		Returns:
+			None when this call took it; ``"delivery"`` when its delivery id was taken before
+			(a retry), ``"signature"`` when its signature was (a replay).
+		"""
+		clock = time.time() if now is None else now
+		entries = self._entries(verified, clock)
+		for key in entries:
+			until = self._timed.get(key, self._kept.get(key))
+			if until is not None and until >= clock:
+				return _taken(key)
+		if self.store is not None:
+			held = self.store.take(entries, clock)
+			if held is not None:
+				return _taken(held)
+		self._keep(verified, entries, clock)
+		return None
+
 	def remember(self, verified: Verified, *, now: float | None = None) -> None:
-		"""Remember a request that was accepted.
+		"""Remember a request that was accepted (whether or not it was seen: see `claim`).
 
 		Args:
 			verified: The verified request.
 			now: The current Unix time (default: the clock).
 		"""
 		clock = time.time() if now is None else now
-		until = self._until(verified, clock)
-		keys = self._keys(verified)
-		kept = dict.fromkeys(keys, until)
-		if verified.delivery and until is not None:  # retried past the signature's window
-			kept[keys[-1]] = max(until, clock + self.deliveries)
+		entries = self._entries(verified, clock)
+		self._keep(verified, entries, clock)
+		if self.store is not None:
+			for key, until in entries.items():
+				self.store.add([key], until)
+
+	def _keep(self, verified: Verified, kept: dict[str, float | None], clock: float) -> None:
+		"""Keep the entries in memory (the store, if any, has them already)."""
 		for k, u in kept.items():
 			if verified.timestamp is None:
 				self._kept[k] = math.inf if u is None else u
@@ -589,9 +655,6 @@ class ReplayGuard:
 			for k in [k for k, u in self._kept.items() if u < clock]:
 				del self._kept[k]
 		if self.store is not None:
-			self.store.add(keys[:1], until)
-			if len(keys) > 1:
-				self.store.add(keys[1:], kept[keys[1]])
 			while len(self._kept) > self.size:  # the store keeps them all: memory is a cache
 				del self._kept[next(iter(self._kept))]
 
@@ -605,7 +668,7 @@ class ReplayGuard:
 			self.store.discard(keys)
 
 	def check(self, verified: Verified, *, now: float | None = None) -> None:
-		"""Remember a verified request; raise if it was seen already.
+		"""Take a verified request (`claim`, one step); raise if it was seen already.
 
 		Args:
 			verified: The verified request.
@@ -614,10 +677,14 @@ class ReplayGuard:
 		Raises:
 			SignatureError: The same signature (or delivery id) came before (``replayed``).
 		"""
-		if self.seen(verified, now=now):
+		if self.claim(verified, now=now) is not None:
 			raise SignatureError(
 				"this signed request was received before: a replay (or a retry of a delivery "
 				"that was already accepted)",
 				reason="replayed",
 			)
-		self.remember(verified, now=now)
+
+
+def _taken(key: str) -> str:
+	"""What a kept key says of a request: its delivery was taken, or its signature."""
+	return "delivery" if key.startswith("id:") else "signature"

@@ -253,11 +253,11 @@ class SlackApp:
 			# Slack's retry (X-Slack-Retry-Num) is signed anew but names the same event: the
 			# guard (kept in the run store's file) knows it after a restart too.
 			verified = replace(verified, delivery=event_id)
-		if self.guard.seen(verified):
-			# A replay, however its signature is spelled, or Slack's retry of an event taken:
-			# nothing runs, and the 200 tells Slack to stop.
+		if self.guard.claim(verified) is not None:
+			# A replay, however its signature is spelled, or Slack's retry of an event taken
+			# (here or by another server on the store: the claim is one step): nothing runs,
+			# and the 200 tells Slack to stop.
 			return Response(status_code=200)
-		self.guard.remember(verified)
 		if data.get("type") == "url_verification":
 			return JSONResponse({"challenge": data.get("challenge", "")})
 		if data.get("type") == "event_callback" and isinstance(data.get("event"), dict):

@@ -8,7 +8,9 @@ Two ways in, as the Bot API offers (https://core.telegram.org/bots/api#getting-u
   webhook is set: call ``deleteWebhook`` first.)
 - ``webhook``: Telegram posts each update to ``POST /channels/telegram/<agent>``; the request
   must carry the ``X-Telegram-Bot-Api-Secret-Token`` given to ``setWebhook`` as
-  ``secret_token``, else ``401``.
+  ``secret_token``, else ``401``. While it is replaced (``setWebhook`` called again with a new
+  one), ``previousSecretTokenEnv`` names the variable of the old one, taken too, as the other
+  schemes take a previous secret; remove it once the new one is in place.
 
 Replies use ``sendMessage`` (``chat_id``, ``text`` of at most 4096 characters, longer ones are
 split; ``reply_parameters`` points at the message answered). With ``stream: true`` the reply is
@@ -146,7 +148,17 @@ class TelegramBot:
 				settings.secret_token_env,
 				what=f"the Telegram webhook secret token of {agent.name!r} (setWebhook's secret_token)",
 			)
-		register_key(agent.om, self.token, self.secret_token)  # masked in logs, runs and the viewer
+		self.previous_secret_token: str | None = None
+		"""The secret token being replaced, taken too (``previousSecretTokenEnv``)."""
+		if settings.mode == "webhook" and settings.previous_secret_token_env:
+			self.previous_secret_token = secret_from(
+				None,
+				settings.previous_secret_token_env,
+				what=f"the previous Telegram webhook secret token of {agent.name!r}",
+			)
+		register_key(  # masked in logs, runs and the viewer
+			agent.om, self.token, self.secret_token, self.previous_secret_token
+		)
 		self.base_url = (settings.base_url or TELEGRAM_API).rstrip("/")
 		self._http = http
 		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None
@@ -280,10 +292,11 @@ class TelegramBot:
 
 	async def handle(self, request: Request) -> Response:
 		"""``POST /channels/telegram/<agent>``: one update, in webhook mode."""
-		given = request.headers.get("x-telegram-bot-api-secret-token", "")
-		if self.secret_token is None or not hmac.compare_digest(
-			given.encode(), self.secret_token.encode()
-		):
+		given = request.headers.get("x-telegram-bot-api-secret-token", "").encode()
+		taken = [t for t in (self.secret_token, self.previous_secret_token) if t]
+		# Each compared in constant time, and each one always: no early exit tells which.
+		matches = [hmac.compare_digest(given, t.encode()) for t in taken]
+		if not given or not any(matches):
 			return JSONResponse(
 				{"error": "missing or wrong X-Telegram-Bot-Api-Secret-Token"}, status_code=401
 			)

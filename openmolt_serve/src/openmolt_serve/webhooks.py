@@ -17,13 +17,20 @@ In order, before anything runs:
    or a durable store is configured (`openmolt_serve._seen`);
 7. the agent's rate limit must allow it (else ``429`` with ``Retry-After``; the request is not
    remembered, so the sender may retry it). Only verified requests count, so unsigned floods
-   cannot use up the limit of the real sender.
+   cannot use up the limit of the real sender;
+8. the request is claimed (`ReplayGuard.claim <openmolt_serve.signatures.ReplayGuard.claim>`):
+   its delivery id and signature are kept only if neither is, in one step (a unique key in the
+   store's one transaction), so of two copies that passed the checks above at once, here or on
+   another server on the same store, one runs and the other is answered as in 5 or 6.
 
 Then the run starts, and the answer is ``202 {"run_id": ...}`` once it has (on a durable backend:
 once its workflow is recorded), or after `ACK_WITHIN` seconds at most: senders count a slow
 answer as a failed delivery (Slack waits three seconds, GitHub ten) and retry it, and a run of a
 ``session`` waits for the session's running turn to end before it starts. Such a queued run that
-then fails to start is logged (the sender was told ``202``). A delivery id the sender gives (``webhook-id``,
+then fails to start (the sender was told ``202``) is recorded in the run store as a failed run
+with the reason, masked (`openmolt_serve._launch.record_unstarted`), and its claim is given back:
+the sender's retry runs. A run that could not start before the answer is a ``500``, its claim
+given back too; a run that started keeps its claim (a retry is a duplicate). A delivery id the sender gives (``webhook-id``,
 ``X-GitHub-Delivery``, ``X-Shopify-Event-Id``, ``I-Twilio-Idempotency-Token``, the ``id`` of a Stripe event, the ``event_id`` of a Slack event) fixes the
 run id, so the same delivery never starts two runs; without one, the verified signature fixes it
 (the same signed request, retried to another server on the same durable store whose replay guard
@@ -173,6 +180,14 @@ class Webhook:
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 	return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+def _replayed() -> JSONResponse:
+	return _error(
+		409,
+		"this signed request was received before: a replay; send a new, freshly signed one",
+		reason="replayed",
+	)
 
 
 def _signed(signature: str) -> str:
@@ -344,11 +359,7 @@ async def handle_webhook(
 		# sender to stop retrying.
 		return JSONResponse({"run_id": run_id, "status": "duplicate"})
 	if hook.guard.seen(verified):
-		return _error(
-			409,
-			"this signed request was received before: a replay; send a new, freshly signed one",
-			reason="replayed",
-		)
+		return _replayed()
 	wait = hook.limit.take()
 	if wait:  # not remembered: the sender may retry this request later
 		return JSONResponse(
@@ -356,7 +367,13 @@ async def handle_webhook(
 			status_code=429,
 			headers={"Retry-After": str(math.ceil(wait))},
 		)
-	hook.guard.remember(verified)
+	# Taken in one step (the store's unique key): of two copies of a delivery checked above at
+	# once, here or on another server on the same store, exactly one goes on.
+	taken = hook.guard.claim(verified)
+	if taken == "delivery":
+		return JSONResponse({"run_id": run_id, "status": "duplicate"})
+	if taken is not None:
+		return _replayed()
 	if _handshake(config, data):
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
 	try:
@@ -374,10 +391,12 @@ async def handle_webhook(
 			if (who := session_key(data, config.user))
 			else None,
 			within=ACK_WITHIN,
+			# Nothing ran, also when it fails after the answer (queued behind its session's
+			# turn): the claim is given back, so the sender's retry runs.
+			unstarted=lambda _exc: hook.guard.forget(verified),
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
-		hook.guard.forget(verified)  # nothing ran: the sender's retry is welcome
 		return _error(500, hook.redact(f"the run could not start: {exc}"))
 	return Response(
 		json.dumps({"run_id": run_id, "status": "accepted"}),
