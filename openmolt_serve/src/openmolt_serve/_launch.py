@@ -236,13 +236,14 @@ async def run_trigger(
 	session: Session | None = None,
 	user: str | None = None,
 	attachments: Sequence[Attachment] = (),
+	vouched: bool = False,
 ) -> RunResult:
 	"""Run (or resume) a trigger's run here, tainted as `starting_taint` decides.
 
 	What `Launcher.start` runs in the server's task group; a protocol whose handler owns the run
 	(A2A's executor, which cancels it) calls it directly. The arguments are `Launcher.start`'s.
 	"""
-	source = starting_taint(trigger, where=where, sender=sender, trusted=trusted)
+	source = starting_taint(trigger, where=where, sender=sender, trusted=trusted, vouched=vouched)
 	if source is None and tainted:
 		source = f"{trigger}:{where}:earlier" if where else f"{trigger}:earlier"
 	with started_by(trigger, where=where, sender=sender):
@@ -332,6 +333,7 @@ class Launcher:
 		user: str | None = None,
 		attachments: Sequence[Attachment] = (),
 		within: float | None = None,
+		vouched: bool = False,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -363,6 +365,8 @@ class Launcher:
 				``start_timeout``). A run queued behind its session's running turn starts when
 				that turn ends: a caller that must answer its sender soon (a webhook) returns
 				before, and a failure to start is then only logged.
+			vouched: The operator vouches for this trigger's input (a webhook's
+				``trustPayload``, an AG-UI endpoint's ``trustInput``: `starting_taint`).
 
 		Returns:
 			The run id.
@@ -387,6 +391,7 @@ class Launcher:
 				session=session,
 				user=user,
 				attachments=attachments,
+				vouched=vouched,
 			)
 
 		return await self._launch(agent, run_id, go, done, wait=True, within=within)
