@@ -491,15 +491,11 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 					rels = _tree(src.dir_fd, src.name)
 					olds = [where(src.root, (*source[1], *rel)) for rel in rels]
 					news = [where(target[0], (*target[1], *rel)) for rel in rels]
-					carried = (
-						set(news)
-						if tainted
-						else {
-							new
-							for old, new in zip(olds, news, strict=True)
-							if old in marks.which(olds)
-						}
-					)
+					if tainted:
+						carried = set(news)
+					else:
+						held = marks.which(olds)  # one reading of the record
+						carried = {n for o, n in zip(olds, news, strict=True) if o in held}
 					marks.update(add=[*carried, *(made(created) if tainted else ())])
 					try:
 						if move:
