@@ -69,7 +69,7 @@ from openmolt_core.hooks import (
 )
 from openmolt_core.llm import Usage
 from openmolt_core.prompt import dumps
-from openmolt_core.tools import CallingRun, strictest
+from openmolt_core.tools import CallingRun, LabelledResult, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -882,6 +882,7 @@ async def _call_tool(
 			)
 		began = time.perf_counter()
 		ok = True
+		labelled: tuple[str, ...] = ()
 		inherits = handed
 		if inherits is None and hooks.hand_down:
 			inherits = hooks.handed(ctx, (bound,))[0]
@@ -922,6 +923,8 @@ async def _call_tool(
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
 			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)
+			if type(value) is LabelledResult:  # labels of this result's own (a tool's say)
+				labelled, value = value.labels, value.value
 		except anyio.get_cancelled_exc_class():
 			if before:
 				add_spent(ctx.state, before)
@@ -974,6 +977,14 @@ async def _call_tool(
 			replaced = await ctx.hooks.replaced(ctx, call, bound, value)  # journaled as replaced
 			if replaced is not value:  # a capability's own value (a stored result's preview)
 				value = encodable(replaced, SHALLOW_DEPTH)
+		if labelled:  # journaled with the result: the capabilities read them (a replay too)
+			return {
+				"tool": call.tool,
+				"ok": True,
+				"result": value,
+				"labels": list(labelled),
+				**spent,
+			}
 		return {"tool": call.tool, "ok": True, "result": value, **spent}
 
 	result: dict[str, Any] = await ctx.port.step(key, lambda: _counted(ctx, work))

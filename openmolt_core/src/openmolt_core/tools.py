@@ -37,6 +37,7 @@ __all__ = [
 	"CallingRun",
 	"InDoubt",
 	"Label",
+	"LabelledResult",
 	"NestedRunTool",
 	"Retries",
 	"Tool",
@@ -355,6 +356,30 @@ UNKNOWN: frozenset[str] = frozenset(UNKNOWN_LABELS)
 """`UNKNOWN_LABELS` as a set: what a tool record holds until a policy resolves its labels."""
 
 _NO_LABELS: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledResult:
+	"""A tool's result that carries labels of its own, beyond the tool's (this call only).
+
+	Most tools are described once by their labels; some know per call. The FileSystem
+	integration's ``read`` of a file a tainted run wrote returns its result as
+	``LabelledResult(value, ("untrusted",))``: that read brings untrusted content, though
+	``read`` is only ``private``. The loop unwraps it: the model reads ``value``, and the entry
+	keeps the labels under ``labels`` (journaled with it, so a replay decides the same), where
+	the taint policy reads them (`openmolt_core.taint`). Labels only add: a result cannot take
+	away its tool's.
+
+	Args:
+		value: The result itself.
+		labels: Labels this result carries (`LABELS`; an unknown one is refused).
+	"""
+
+	value: Any
+	labels: tuple[Label, ...]
+
+	def __post_init__(self) -> None:
+		object.__setattr__(self, "labels", check_labels(self.labels, "LabelledResult: labels"))
 
 
 def check_labels(labels: Iterable[str], where: str) -> tuple[Label, ...]:

@@ -26,9 +26,18 @@ but it is accepted for local tests.
 Whether a run a trigger starts begins *tainted* (`openmolt_core.taint`: its input was written by
 someone other than the operator, so the taint policy applies to outbound tools from the first
 step) is decided in one place, `starting_taint`, for every kind in `TRIGGER_KINDS`: webhook
-payloads, MCP calls and chat messages are tainted, except chat messages from a user id the
-operator listed in ``allowedUsers``; schedules and the operator's own code or CLI are not. A kind
-it does not know is tainted (fail closed).
+payloads, MCP calls, A2A messages, AG-UI requests and chat messages are tainted, except chat
+messages from a user id the operator listed in ``allowedUsers`` (the person chatting is then the
+operator's principal: themselves, or someone they vouch for by id); schedules and the operator's
+own code or CLI are not. A kind it does not know is tainted (fail closed).
+
+The operator may vouch for a trigger's input, explicitly, where someone they trust writes all of
+it (`VOUCHABLE`): a webhook's ``trustPayload`` (their own CI or back office posting, never
+GitHub issues or a form anyone fills in) and an AG-UI endpoint's ``trustInput`` (their own
+signed-in front end, used by the people the agent acts for). Its runs then start clean
+(``starting_taint(..., vouched=True)``), unless an earlier turn of their session was tainted. An
+A2A message cannot be vouched for: the calling agent's run may have read anything, and its taint
+does not travel with the message.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ __all__ = [
 	"DEFAULT_TOLERANCE",
 	"TRIGGER_KINDS",
 	"TRIGGER_TRUST",
+	"VOUCHABLE",
 	"A2ATrigger",
 	"AguiTrigger",
 	"CallerToken",
@@ -84,12 +94,19 @@ TRIGGER_TRUST: dict[str, Literal["operator", "sender", "outside"]] = {
 (tainted unless the sender is a trusted user id)."""
 
 
+VOUCHABLE: frozenset[str] = frozenset({"webhook", "agui"})
+"""The kinds whose input the operator may vouch for in their settings (a webhook's
+``trustPayload``, an AG-UI endpoint's ``trustInput``); `starting_taint` ignores ``vouched`` for
+any other (an A2A caller's words, a chat stranger's, an MCP client's)."""
+
+
 def starting_taint(
 	kind: str,
 	*,
 	where: str = "",
 	sender: str | int | None = None,
 	trusted: Iterable[str | int] = (),
+	vouched: bool = False,
 ) -> str | None:
 	"""Whether a run that a trigger starts begins tainted: the one decision for every trigger.
 
@@ -99,13 +116,16 @@ def starting_taint(
 		sender: Who wrote the input (a chat user's id), when known.
 		trusted: The user ids the operator trusts (a chat's ``allowedUsers``; @usernames in it
 			let a user in but never trust them: a name can change hands, an id cannot).
+		vouched: The operator vouches for this trigger's input in its settings (a webhook's
+			``trustPayload``, an AG-UI endpoint's ``trustInput``): a kind in `VOUCHABLE` starts
+			clean then; any other kind ignores it.
 
 	Returns:
 		None for a clean start, else the source to record (``untrusted_input(source)``):
 		``webhook:Triage``, ``chat:telegram:Support:12345``.
 	"""
 	trust = TRIGGER_TRUST.get(kind, "outside")
-	if trust == "operator":
+	if trust == "operator" or (vouched and kind in VOUCHABLE):
 		return None
 	if trust == "sender" and sender is not None and str(sender):
 		if str(sender) in {str(t) for t in trusted if not str(t).startswith("@")}:
@@ -229,6 +249,13 @@ class WebhookTrigger(_Model):
 		description="The end user the run acts for: this payload field, a dotted path "
 		"(sender.login); integrations bound per user use their account (openmolt_core.accounts). "
 		"A payload without it runs for the operator.",
+	)
+	trust_payload: bool = Field(
+		default=False,
+		description="Vouch for every payload this webhook accepts: its runs start clean, not "
+		"tainted (openmolt_core.taint). Only for a sender whose payloads you or people you "
+		"trust write in full (your own CI, your back office); never for GitHub issues, Stripe "
+		"metadata, form posts or anything a stranger can put words into.",
 	)
 	url: str | None = Field(
 		default=None,
@@ -365,6 +392,12 @@ class AguiTrigger(_TokenTrigger):
 		default=None,
 		description="The environment variable holding the token (default: "
 		"OPENMOLT_<AGENT>_AGUI_TOKEN).",
+	)
+	trust_input: bool = Field(
+		default=False,
+		description="Vouch for what the front end's users type: their runs start clean, not "
+		"tainted (openmolt_core.taint). Only for your own signed-in front end whose users are "
+		"the people the agent acts for; a public page's visitors are strangers.",
 	)
 	decide_approvals: bool = Field(
 		default=False,

@@ -237,13 +237,14 @@ async def run_trigger(
 	session: Session | None = None,
 	user: str | None = None,
 	attachments: Sequence[Attachment] = (),
+	vouched: bool = False,
 ) -> RunResult:
 	"""Run (or resume) a trigger's run here, tainted as `starting_taint` decides.
 
 	What `Launcher.start` runs in the server's task group; a protocol whose handler owns the run
 	(A2A's executor, which cancels it) calls it directly. The arguments are `Launcher.start`'s.
 	"""
-	source = starting_taint(trigger, where=where, sender=sender, trusted=trusted)
+	source = starting_taint(trigger, where=where, sender=sender, trusted=trusted, vouched=vouched)
 	if source is None and tainted:
 		source = f"{trigger}:{where}:earlier" if where else f"{trigger}:earlier"
 	with started_by(trigger, where=where, sender=sender):
@@ -387,6 +388,7 @@ class Launcher:
 		attachments: Sequence[Attachment] = (),
 		within: float | None = None,
 		unstarted: Callable[[BaseException], None] | None = None,
+		vouched: bool = False,
 	) -> str:
 		"""Start a run (or resume a parked one with an answer); return once it has started.
 
@@ -423,6 +425,8 @@ class Launcher:
 				after this returned): a trigger gives back what it claimed (its delivery id),
 				so the sender's retry runs. A new run that fails so is recorded in the run
 				store as a failed run with the reason (`record_unstarted`), masked.
+			vouched: The operator vouches for this trigger's input (a webhook's
+				``trustPayload``, an AG-UI endpoint's ``trustInput``: `starting_taint`).
 
 		Returns:
 			The run id.
@@ -447,6 +451,7 @@ class Launcher:
 				session=session,
 				user=user,
 				attachments=attachments,
+				vouched=vouched,
 			)
 
 		async def not_started(error: BaseException) -> None:

@@ -11,7 +11,8 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 
 - **Who may call**: ``Authorization: Bearer <token>`` (`openmolt_serve._token`: body cap,
   token, depth, rate limit, in the webhooks' order). The words are a front end user's: the run
-  starts tainted (`openmolt_core.triggers.starting_taint`, kind ``agui``).
+  starts tainted (`openmolt_core.triggers.starting_taint`, kind ``agui``), unless the operator
+  vouched for the front end's users (``trustInput: true``: their own signed-in application).
 - **Threads**: each ``threadId`` is a session (`openmolt_core.sessions`, id
   ``agui:<agent>:<thread>``): the agent sees the thread's earlier turns, so a client sends only
   what is new (the last message, a user's, is the input; ``context`` items ride along with it).
@@ -344,6 +345,7 @@ class AguiEndpoint:
 					attachments=start.attachments,
 					done=done,
 					session=self.launcher.sessions(self._session(given.thread_id, caller)),
+					vouched=self.config.trust_input,
 				)
 				async with receive:
 					async for out in receive:

@@ -36,7 +36,9 @@ run id, so the same delivery never starts two runs; without one, the verified si
 (the same signed request, retried to another server on the same durable store whose replay guard
 never saw it, attaches to the run the first one started). A Slack ``url_verification`` request gets
 its challenge back. The payload was written outside the operator's hands: the run starts tainted
-(`openmolt_core.triggers.starting_taint`). On the ``slack`` scheme, the verification token Slack
+(`openmolt_core.triggers.starting_taint`), unless the operator vouched for every payload this
+webhook accepts (``trustPayload: true``, ``WebhookTrigger(trust_payload=True)``: their own CI or
+back office, never a sender that relays a stranger's words). On the ``slack`` scheme, the verification token Slack
 still puts in what it signs (an event's, a slash command's or an interactive payload's ``token``:
 a credential of the app) joins the instance's secrets, so the run, the model and the stores see
 it masked.
@@ -377,7 +379,8 @@ async def handle_webhook(
 	if _handshake(config, data):
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
 	try:
-		# The payload is outside content, like a fetched page: the run starts tainted.
+		# The payload is outside content, like a fetched page: the run starts tainted, unless
+		# the operator vouched for this sender's payloads (trustPayload).
 		key = session_key(data, config.session)
 		session = launcher.sessions(session_id("hook", hook.agent.name, key)) if key else None
 		await launcher.start(
@@ -394,6 +397,7 @@ async def handle_webhook(
 			# Nothing ran, also when it fails after the answer (queued behind its session's
 			# turn): the claim is given back, so the sender's retry runs.
 			unstarted=lambda _exc: hook.guard.forget(verified),
+			vouched=config.trust_payload,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)

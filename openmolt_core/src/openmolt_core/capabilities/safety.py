@@ -64,7 +64,7 @@ from openmolt_core.taint import (
 	unlabelled,
 	warn_trifecta,
 )
-from openmolt_core.tools import strictest
+from openmolt_core.tools import LABELS, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -593,7 +593,9 @@ class Safety(Capability):
 
 		A withheld result taints nothing: the model never read it. A call answered from the
 		journal taints the state again, but its ``taint`` event went out when it ran: like the
-		call's own events, it is not emitted twice.
+		call's own events, it is not emitted twice. A result with labels of its own
+		(`openmolt_core.tools.LabelledResult`: a file a tainted run wrote) counts with them too;
+		the model reads ``"untrusted": true``, not the labels.
 		"""
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_result")
@@ -601,6 +603,11 @@ class Safety(Capability):
 		# by the guardrails that judge that tool's results, under its labels.
 		read = _read_from(run, call) if call.tool == READ_TOOL else None
 		labels = bound.labels if read is None else read[0]
+		own = entry.get("labels")
+		if own is not None:  # labels of this result's own (`openmolt_core.tools.LabelledResult`)
+			entry = {k: v for k, v in entry.items() if k != "labels"}
+			if isinstance(own, list):
+				labels = labels | {x for x in own if x in LABELS}
 		checked = [g for g in guards if _applies(g, bound, read)] if guards else None
 		untrusted = "untrusted" in labels
 		if not checked and not untrusted:

@@ -344,7 +344,12 @@ class Sandbox:
 
 	@contextmanager
 	def locate(
-		self, path: str, *, follow: bool = True, create_parents: bool = False
+		self,
+		path: str,
+		*,
+		follow: bool = True,
+		create_parents: bool = False,
+		created: list[tuple[int, tuple[str, ...]]] | None = None,
 	) -> Iterator[Located]:
 		"""Walk a path from its directory down, holding directory descriptors (closed after).
 
@@ -353,6 +358,8 @@ class Sandbox:
 			follow: Follow a symlink in the last component (inside the directories only);
 				False keeps the link itself (to delete or move it).
 			create_parents: Create missing directories on the way (for writes).
+			created: Where to add each directory made on the way (its directory's index and
+				its components), for the FileSystem integration's taint marks.
 
 		Yields:
 			The place; its entry may not exist yet.
@@ -397,6 +404,9 @@ class Sandbox:
 						os.mkdir(part, 0o777, dir_fd=fds[-1])
 					except FileExistsError:
 						pass
+					else:
+						if created is not None:
+							created.append((root, (*parts, part)))
 					info = os.stat(part, dir_fd=fds[-1], follow_symlinks=False)
 				if stat.S_ISLNK(info.st_mode):
 					links += 1

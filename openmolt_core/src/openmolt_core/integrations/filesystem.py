@@ -7,6 +7,12 @@ descriptors and never resolves a checked name again; only regular files are read
 and a file with more than one hard link is not read, appended to, copied or searched (see that
 module). Blocking work runs in a worker thread. Paths are also file references
 (``fileSystem:<path>``) other tools can upload.
+
+Taint is not laundered through files (`openmolt_core.integrations._taintmarks`): what a run that
+read untrusted content writes, appends, creates, moves or copies is marked in a small record that
+outlives the process, and a read, listing or search that shows a marked path is labelled
+``untrusted`` for that call (`openmolt_core.tools.LabelledResult`), so the run reading it is
+tainted. A clean run replacing a whole file clears its mark; a move or copy carries it.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import mimetypes
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -39,8 +46,9 @@ from openmolt_core.integrations._sandbox import (
 	temp_name,
 	write_file,
 )
+from openmolt_core.integrations._taintmarks import TaintMarks, default_record
 from openmolt_core.integrations.model import Integration
-from openmolt_core.tools import ToolContext
+from openmolt_core.tools import Label, LabelledResult, ToolContext
 
 __all__ = ["file_system_integration", "sandbox_of"]
 
@@ -63,6 +71,32 @@ _APPEND_FLAGS = (
 @dataclass(slots=True)
 class _SandboxTool(FunctionTool):
 	sandbox: Sandbox | None = None
+	marks: TaintMarks | None = None
+
+
+_UNTRUSTED: tuple[Label, ...] = ("untrusted",)
+
+
+def _tainted(context: ToolContext) -> bool:
+	"""Whether the calling run has read untrusted content (its taint, handed to each call)."""
+	run = context.run
+	return run is not None and bool(run.taint)
+
+
+def _tree(fd: int, name: str) -> list[tuple[str, ...]]:
+	"""Every place in a tree, relative to its top (``()``: the top); a file is only ``[()]``."""
+	info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+	if not stat.S_ISDIR(info.st_mode):
+		return [()]
+	found: list[tuple[str, ...]] = [()]
+	top = os.open(name, _DIR_FLAGS, dir_fd=fd)
+	try:
+		for folder, dirs, files, _ in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+			rel = tuple(p for p in folder.split("/") if p not in ("", "."))
+			found.extend((*rel, entry) for entry in (*dirs, *files))
+	finally:
+		os.close(top)
+	return found
 
 
 def sandbox_of(integration: Integration) -> Sandbox:
@@ -205,8 +239,18 @@ def _remove(fd: int, name: str) -> None:
 		os.unlink(name, dir_fd=fd)
 
 
-def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
-	def read(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Callable[..., Any]]:
+	def where(root: int, parts: Iterable[str]) -> str:
+		return marks.key(box.roots[root], tuple(parts))
+
+	def labelled(out: dict[str, Any], keys: Iterable[str]) -> Any:
+		"""The result, labelled untrusted when it shows a place a tainted run wrote."""
+		return LabelledResult(out, _UNTRUSTED) if marks.marked(keys) else out
+
+	def made(created: list[tuple[int, tuple[str, ...]]]) -> list[str]:
+		return [where(root, parts) for root, parts in created]
+
+	def read(i: dict[str, Any], _: ToolContext) -> Any:
 		given = i["path"]
 		with box.locate(given) as place:
 			fd, info = open_regular(place, given)
@@ -218,30 +262,34 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 			finally:
 				os.close(fd)
 			shown, name = place.display, place.name or ""
+			key = where(place.root, _parts_of(place))
 		try:
 			text = data.decode("utf-8") if data is not None else None
 		except UnicodeDecodeError:
 			text = None
 		if text is None:
 			media = mimetypes.guess_type(name)[0] or "application/octet-stream"
-			return {
+			binary = {
 				"path": shown,
 				"binary": True,
 				"file": f"fileSystem:{shown}",
 				"mediaType": media,
 				"size": info.st_size,
 			}
+			return labelled(binary, [key])
 		offset, limit = i.get("offset", 0), i.get("limit", max_read)
 		part = text[offset : offset + limit]
 		out: dict[str, Any] = {"path": shown, "content": part, "size": info.st_size}
 		if offset + limit < len(text):
 			out["truncated"] = True
 			out["nextOffset"] = offset + limit
-		return out
+		return labelled(out, [key])
 
-	def write(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+	def write(i: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 		given, data = i["path"], i["_data"]
-		with box.locate(given, create_parents=True) as place:
+		tainted = _tainted(context)
+		created: list[tuple[int, tuple[str, ...]]] = []
+		with box.locate(given, create_parents=True, created=created) as place:
 			info = place.lstat()
 			if place.name is None or (info is not None and stat.S_ISDIR(info.st_mode)):
 				raise ToolError(f"{_shown(given)} is a directory")
@@ -254,16 +302,23 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 						f"{_shown(given)} is a {kind_of(info.st_mode)}, not a regular file; refused"
 					)
 				mode = stat.S_IMODE(info.st_mode)
+			key = where(place.root, (*place.parts, place.name))
+			if tainted:  # marked first: a mark that cannot be kept stops the write
+				marks.update(add=[key, *made(created)])
 			try:
 				write_file(place.dir_fd, place.name, data, mode)
 			except OSError as err:
 				raise os_error(err, given, "write") from None
+			if not tainted:  # every byte replaced by a clean run
+				marks.update(remove=[key])
 			return {"path": place.display, "size": len(data)}
 
-	def append(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+	def append(i: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 		given = i["path"]
 		data = i["content"].encode("utf-8")
-		with APPEND_LOCK, box.locate(given, create_parents=True) as place:
+		tainted = _tainted(context)
+		created: list[tuple[int, tuple[str, ...]]] = []
+		with APPEND_LOCK, box.locate(given, create_parents=True, created=created) as place:
 			info = place.lstat()
 			if place.name is None or (info is not None and stat.S_ISDIR(info.st_mode)):
 				raise ToolError(f"{_shown(given)} is a directory")
@@ -271,6 +326,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				raise ToolError(
 					f"{_shown(given)} is a {kind_of(info.st_mode)}, not a regular file; refused"
 				)
+			if tainted:  # the earlier bytes stay: a clean append leaves a mark as it is
+				marks.update(add=[where(place.root, (*place.parts, place.name)), *made(created)])
 			try:
 				fd = os.open(place.name, _APPEND_FLAGS, 0o666, dir_fd=place.dir_fd)
 			except OSError as err:
@@ -293,10 +350,11 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 			finally:
 				os.close(fd)
 
-	def listing(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+	def listing(i: dict[str, Any], _: ToolContext) -> Any:
 		given = i.get("path", ".")
 		most = i.get("maxEntries", 1000)
 		entries: list[dict[str, Any]] = []
+		keys: list[str] = []  # a name a tainted run chose is text the model reads
 		with box.locate(given) as place:
 			fd = _open_dir(place, given)
 			base = _parts_of(place)
@@ -314,15 +372,16 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 						if kind == "file":
 							entry["size"] = info.st_size
 						entries.append(entry)
+						keys.append(where(place.root, (*base, *rel, name)))
 						if len(entries) >= most:
-							return {"entries": entries, "truncated": True}
+							return labelled({"entries": entries, "truncated": True}, keys)
 					if not i.get("recursive"):
 						break
 			except OSError as err:
 				raise os_error(err, given, "list") from None
 			finally:
 				os.close(fd)
-		return {"entries": entries}
+		return labelled({"entries": entries}, keys)
 
 	def stat_(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
 		given = i["path"]
@@ -338,11 +397,17 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				"modified": modified,
 			}
 
-	def mkdir(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+	def mkdir(i: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 		given = i["path"]
-		with box.locate(given, create_parents=True) as place:
+		tainted = _tainted(context)
+		parents: list[tuple[int, tuple[str, ...]]] = []
+		with box.locate(given, create_parents=True, created=parents) as place:
 			created = False
 			if place.name is not None:
+				if tainted:  # its name (and its new parents') is the tainted run's text
+					marks.update(
+						add=[where(place.root, (*place.parts, place.name)), *made(parents)]
+					)
 				try:
 					os.mkdir(place.name, 0o777, dir_fd=place.dir_fd)
 					created = True
@@ -376,17 +441,20 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 					_remove(place.dir_fd, place.name)
 			except OSError as err:
 				raise os_error(err, given, "delete") from None
+			marks.update(remove=[where(place.root, (*place.parts, place.name))])
 			return {"path": place.display, "deleted": True}
 
-	def transfer(i: dict[str, Any], *, move: bool) -> dict[str, Any]:
+	def transfer(i: dict[str, Any], context: ToolContext, *, move: bool) -> dict[str, Any]:
 		src_given, dst_given = i["source"], i["destination"]
+		tainted = _tainted(context)
+		created: list[tuple[int, tuple[str, ...]]] = []
 		with box.locate(src_given, follow=False) as src:
 			if src.name is None:
 				raise ToolError("refusing to move or copy an allowed directory itself")
 			info = src.lstat()
 			if info is None:
 				raise ToolError(f"nothing at {_shown(src_given)}")
-			with box.locate(dst_given, follow=False, create_parents=True) as dst:
+			with box.locate(dst_given, follow=False, create_parents=True, created=created) as dst:
 				dst_fd = os.dup(dst.dir_fd)
 				try:
 					name, parts = dst.name, dst.parts
@@ -418,6 +486,17 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 							f"{shown!r} {what}; pass overwrite=true to replace it (a symlink is "
 							"replaced itself, never written through)"
 						)
+					# The destination's marks are the source's (every place under it), or all
+					# of them in a tainted run: kept before the move or copy, cleared after it.
+					rels = _tree(src.dir_fd, src.name)
+					olds = [where(src.root, (*source[1], *rel)) for rel in rels]
+					news = [where(target[0], (*target[1], *rel)) for rel in rels]
+					if tainted:
+						carried = set(news)
+					else:
+						held = marks.which(olds)  # one reading of the record
+						carried = {n for o, n in zip(olds, news, strict=True) if o in held}
+					marks.update(add=[*carried, *(made(created) if tainted else ())])
 					try:
 						if move:
 							_move(src.dir_fd, src.name, dst_fd, name, src_given)
@@ -427,6 +506,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 						raise os_error(
 							err, dst_given, "move onto" if move else "copy onto"
 						) from None
+					cleared = [n for n in news if n not in carried]
+					marks.update(remove=[*cleared, *(olds if move else ())])
 				finally:
 					os.close(dst_fd)
 			return {"source": src.display, "destination": shown}
@@ -453,12 +534,13 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 			_copy(src_fd, src_name, dst_fd, dst_name, given)
 			_remove(src_fd, src_name)
 
-	def search(i: dict[str, Any], _: ToolContext) -> dict[str, Any]:
+	def search(i: dict[str, Any], _: ToolContext) -> Any:
 		given = i.get("path", ".")
 		query, sensitive = i["query"], i.get("caseSensitive", False)
 		needle = query if sensitive else query.lower()
 		most = i.get("maxResults", 100)
 		found: list[dict[str, Any]] = []
+		keys: list[str] = []  # the files its lines came from
 
 		def scan(folder_fd: int, name: str, parts: Sequence[str]) -> bool:
 			info = _lstat(folder_fd, name)
@@ -487,6 +569,9 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				os.close(fd)
 			for number, line in enumerate(text.splitlines(), 1):
 				if needle in (line if sensitive else line.lower()):
+					key = where(place.root, parts)
+					if not keys or keys[-1] != key:
+						keys.append(key)
 					path = box.display(place.root, parts)
 					shown = line if len(line) <= 300 else masked_excerpt(line, 300)  # masked, cut
 					found.append({"path": path, "line": number, "text": shown})
@@ -500,7 +585,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				raise ToolError(f"nothing at {_shown(given)}")
 			if stat.S_ISREG(info.st_mode) and place.name is not None:
 				full = scan(place.dir_fd, place.name, _parts_of(place))
-				return {"matches": found, "truncated": True} if full else {"matches": found}
+				out = {"matches": found, "truncated": True} if full else {"matches": found}
+				return labelled(out, keys)
 			if not stat.S_ISDIR(info.st_mode):
 				raise ToolError(
 					f"{_shown(given)} is a {kind_of(info.st_mode)}, not a file or directory"
@@ -511,10 +597,10 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 				for rel, _dirs, files, folder_fd in _walk(fd):
 					for name in files:
 						if scan(folder_fd, name, [*base, *rel, name]):
-							return {"matches": found, "truncated": True}
+							return labelled({"matches": found, "truncated": True}, keys)
 			finally:
 				os.close(fd)
-		return {"matches": found}
+		return labelled({"matches": found}, keys)
 
 	return {
 		"read": read,
@@ -524,8 +610,8 @@ def _make_tools(box: Sandbox, max_read: int) -> dict[str, Callable[..., Any]]:
 		"stat": stat_,
 		"mkdir": mkdir,
 		"delete": delete,
-		"move": lambda i, _: transfer(i, move=True),
-		"copy": lambda i, _: transfer(i, move=False),
+		"move": lambda i, context: transfer(i, context, move=True),
+		"copy": lambda i, context: transfer(i, context, move=False),
 		"search": search,
 	}
 
@@ -579,6 +665,7 @@ def file_system_integration(
 	*,
 	read_only: bool = False,
 	max_read_chars: int = MAX_READ_CHARS,
+	taint_record: str | os.PathLike[str] | None = None,
 ) -> Integration:
 	"""Build a FileSystem integration confined to some directories.
 
@@ -586,13 +673,27 @@ def file_system_integration(
 		paths: One directory or several (relative paths from the model use the first).
 		read_only: Offer only the tools that read.
 		max_read_chars: Characters a read returns unless the model asks for fewer.
+		taint_record: The file that keeps which paths tainted runs wrote
+			(`openmolt_core.integrations._taintmarks`); None: ``$OPENMOLT_FILE_TAINT``, else
+			``file-taint.json`` in OpenMolt's state folder (``~/.local/state/openmolt``).
+			Integrations over the same directories should share it.
 
 	Raises:
 		ValueError: A directory does not exist.
 	"""
 	roots = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
 	box = Sandbox(roots)
-	funcs = _make_tools(box, max_read_chars)
+	if taint_record is not None:
+		from openmolt_core._support.paths import path_problem
+
+		problem = path_problem(taint_record)
+		if problem is not None:
+			raise ValueError(f"FileSystemIntegration: taint_record must be a file's path {problem}")
+		record: Path | None = Path(taint_record)
+	else:
+		record = default_record()
+	marks = TaintMarks(record)
+	funcs = _make_tools(box, max_read_chars, marks)
 	where = ", ".join(str(r) for r in box.roots)
 	tools = [
 		_SandboxTool(
@@ -602,6 +703,7 @@ def file_system_integration(
 			input_schema=schema,
 			scopes=(scope,),
 			sandbox=box,
+			marks=marks,
 		)
 		for handle, (scope, description, schema) in _SPECS.items()
 		if not (read_only and scope == "write")

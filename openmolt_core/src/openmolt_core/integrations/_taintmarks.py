@@ -1,0 +1,209 @@
+"""Which files a tainted run wrote: the FileSystem integration's record, kept across processes.
+
+A run that has read untrusted content (`openmolt_core.taint`) may write what that content told it
+to; a later run that reads the file back would read those words as its own user's files. So
+every path a tainted run writes, appends to, creates, moves or copies to is *marked* here, and a
+read, a listing or a search that shows a marked path is labelled ``untrusted``
+(`openmolt_core.tools.LabelledResult`): the run that reads it is tainted. A clean run that
+replaces a whole file (``write``, a ``copy`` or ``move`` of a clean file over it) clears its
+mark; a move or copy carries the source's marks to the destination.
+
+The record is one small JSON file (``$OPENMOLT_FILE_TAINT``, else
+``$XDG_STATE_HOME/openmolt/file-taint.json``; ``file_system_integration(taint_record=...)``
+names another): 0600 in a 0700 folder, replaced atomically (a temporary file, then a rename)
+under an exclusive lock, so processes that share the directories share the marks. It holds no
+file content and no path: each marked place is the SHA-256 digest of its absolute path. A
+record that exists but cannot be read (corrupt, unreadable) is treated as marking every path
+(fail closed), and a warning says so; a tainted write whose mark cannot be kept is not made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from openmolt_core._support.private import (
+	FILE_MODE,
+	locked_file,
+	private_dir,
+	state_file,
+)
+from openmolt_core.errors import ToolError
+
+__all__ = ["RECORD_VARIABLE", "TaintMarks", "default_record"]
+
+log: logging.Logger = logging.getLogger("openmolt")
+
+RECORD_VARIABLE = "OPENMOLT_FILE_TAINT"
+"""The environment variable that names the record (``off``: keep none, reads are not labelled)."""
+
+_VERSION = 1
+
+
+def default_record() -> Path | None:
+	"""``$OPENMOLT_FILE_TAINT``, else ``file-taint.json`` in OpenMolt's state folder (None: off)."""
+	return state_file(RECORD_VARIABLE, "file-taint.json")
+
+
+class _Unreadable(Exception):
+	"""The record exists but cannot be read: every path counts as marked."""
+
+
+class TaintMarks:
+	"""The marks of the paths tainted runs wrote, in one record file.
+
+	Args:
+		path: The record file (None: keep no marks; nothing is labelled).
+	"""
+
+	__slots__ = ("_lock", "_warned", "path")
+
+	def __init__(self, path: Path | None) -> None:
+		self.path: Path | None = path
+		"""The record file, or None."""
+		self._lock = threading.Lock()
+		self._warned: set[str] = set()
+
+	@staticmethod
+	def key(root: Path, parts: Sequence[str]) -> str:
+		"""The mark of a place: the digest of its absolute path (no path is kept in the record).
+
+		Args:
+			root: The allowed directory it is in (resolved).
+			parts: Its components below that directory.
+		"""
+		whole = os.fsencode(os.path.join(os.fspath(root), *parts))
+		return hashlib.sha256(whole).hexdigest()
+
+	def _read(self) -> set[str]:
+		"""The marks in the record (empty when it does not exist yet)."""
+		assert self.path is not None
+		try:
+			raw = self.path.read_bytes()
+		except FileNotFoundError:
+			return set()
+		except OSError as exc:
+			raise _Unreadable(f"{type(exc).__name__}: {exc.strerror or exc}") from None
+		try:
+			data = json.loads(raw)
+		except ValueError:
+			raise _Unreadable("it is not JSON") from None
+		marks = data.get("marks") if isinstance(data, dict) else None
+		if not isinstance(marks, list) or not all(isinstance(m, str) for m in marks):
+			raise _Unreadable("it has no list of marks")
+		return set(marks)
+
+	def _warn(self, why: str) -> None:
+		if why in self._warned:
+			return
+		self._warned.add(why)
+		log.warning(
+			"the FileSystem taint record %s cannot be read (%s): every file is treated as "
+			"written by a tainted run, so each read, listing and search taints the run that "
+			"makes it. Fix or remove the record (removing it forgets every mark)",
+			self.path,
+			why,
+		)
+
+	def marked(self, keys: Iterable[str]) -> bool:
+		"""Whether any of these places is marked (True for all when the record is unreadable).
+
+		Args:
+			keys: Places (`key`).
+		"""
+		if self.path is None:
+			return False
+		keys = list(keys)
+		if not keys:
+			return False
+		try:
+			with self._lock:
+				marks = self._read()
+		except _Unreadable as exc:
+			self._warn(str(exc))
+			return True
+		return any(k in marks for k in keys)
+
+	def which(self, keys: Iterable[str]) -> set[str]:
+		"""The marked ones among these places (all of them when the record is unreadable).
+
+		Args:
+			keys: Places (`key`).
+		"""
+		keys = set(keys)
+		if self.path is None or not keys:
+			return set()
+		try:
+			with self._lock:
+				marks = self._read()
+		except _Unreadable as exc:
+			self._warn(str(exc))
+			return keys
+		return keys & marks
+
+	def update(self, add: Iterable[str] = (), remove: Iterable[str] = ()) -> None:
+		"""Mark some places and clear others, in one atomic replacement of the record.
+
+		A place in both is marked. Clearing is best effort: when the record cannot be read or
+		written, a mark stays (fail closed) and a warning says so.
+
+		Args:
+			add: Places to mark.
+			remove: Places to clear.
+
+		Raises:
+			ToolError: A mark could not be kept (the record is unreadable, or cannot be
+				written): the caller does not make the write it was for.
+		"""
+		add, remove = set(add), set(remove) - set(add)
+		if self.path is None or not (add or remove):
+			return
+		try:
+			with self._lock, locked_file(self.path.with_name(self.path.name + ".lock")):
+				marks = self._read()
+				before = len(marks)
+				marks -= remove
+				if len(marks) == before and add <= marks:
+					return  # nothing changes: no write
+				marks |= add
+				self._write(marks)
+		except (_Unreadable, OSError) as exc:
+			why = str(exc) if isinstance(exc, _Unreadable) else f"{type(exc).__name__}: {exc}"
+			if add:
+				raise ToolError(
+					f"not done: this run has read untrusted content, and the FileSystem taint "
+					f"record, which keeps that mark on what it writes, cannot be kept ({why}); "
+					"tell the user"
+				) from None
+			self._warn(why)
+
+	def _write(self, marks: set[str]) -> None:
+		assert self.path is not None
+		private_dir(self.path.parent)
+		body = json.dumps({"version": _VERSION, "marks": sorted(marks)}).encode()
+		tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+		fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+		try:
+			os.fchmod(fd, FILE_MODE)
+			view = memoryview(body)
+			while view:
+				view = view[os.write(fd, view) :]
+			os.fsync(fd)
+		except BaseException:
+			os.close(fd)
+			with contextlib.suppress(OSError):
+				os.unlink(tmp)
+			raise
+		os.close(fd)
+		try:
+			os.replace(tmp, self.path)
+		except BaseException:
+			with contextlib.suppress(OSError):
+				os.unlink(tmp)
+			raise
