@@ -456,3 +456,31 @@ def test_signing_in_an_end_user_again_keeps_their_used_consent_links_refused(
 	assert main(["auth", "mail", "--client-id", "cid-123", "--user", "alice"]) == 0
 	stored = store.load("mail", user="alice") or {}
 	assert stored["accessToken"] != "at-old-1" and stored[CONSENT] == used
+
+
+@pytest.mark.parametrize("device", [False, True], ids=["browser", "device"])
+def test_sign_in_for_an_end_user_records_the_scopes_granted(
+	env: Path,
+	auth_server: Any,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+	device: bool,
+) -> None:
+	"""--user records the OAuth scopes granted (less those the user unticked), as a consent does,
+	so a tool needing one left out parks for it instead of being sent with the token."""
+	from openmolt_core.accounts import GRANTED
+
+	monkeypatch.setenv("OPENMOLT_MAIL_CLIENT_SECRET", "csecret-abcdef")
+	_browser(monkeypatch)
+	auth_server.declined = {"mail.send"}
+	auth_server.device_interval = 0
+	auth_server.device_answers = ["ok"]
+	flow = ["--device"] if device else []
+	args = ["auth", "mail", "--client-id", "cid-123", "--scopes", "read,send", *flow]
+	assert main([*args, "--user", "alice"]) == ExitCode.SUCCESS, capsys.readouterr().err
+	stored = EncryptedFileStore(env).load("mail", user="alice")
+	assert stored is not None
+	if device:  # the fake's device reply lists what was asked for: all granted
+		assert stored[GRANTED] == ["offline", "mail.read", "mail.send"]
+	else:
+		assert stored[GRANTED] == ["offline", "mail.read"]

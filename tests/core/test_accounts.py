@@ -1504,3 +1504,30 @@ async def test_a_burst_of_calls_of_one_user_with_an_expired_token_refreshes_once
 	assert all(r.ok for r in results) and len(results) == calls
 	assert server.refreshes == 1
 	await om.aclose()
+
+
+async def test_a_link_bound_to_a_browser_is_finished_only_with_that_browser_s_secret(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""Bound: another secret, none, a callback that binds none, or a chat's `hold` refuse it
+	and use nothing up; unbound, a binding callback refuses it; the state's life is capped."""
+	import time
+
+	om = make_om(store, api, server)
+	spec = om.plugins.integration("mail")
+	url = om.accounts.consent(spec, "mail", "carol", ["mail.read"], browser="s3cret", ttl=60)
+	location = await consent(url)
+	body = om.accounts.state_of(location)
+	assert body["e"] <= time.time() + 61 and "s3cret" not in json.dumps(body)
+	assert om.accounts.browser_cookie(body).startswith("openmolt_auth_")
+	for browser in ("another", "", None):
+		with pytest.raises(ConfigurationError, match="browser"):
+			await om.accounts.complete(location, browser=browser)
+	with pytest.raises(ConfigurationError, match="browser"):
+		await om.accounts.hold(location)
+	unbound = await consent(om.accounts.consent(spec, "mail", "carol", ["mail.read"]))
+	with pytest.raises(ConfigurationError, match="not started in this browser"):
+		await om.accounts.complete(unbound, browser="s3cret")
+	assert store.entries() == [] and not server.token_requests
+	assert (await om.accounts.complete(location, browser="s3cret")).user == "carol"
+	await om.aclose()

@@ -1242,3 +1242,57 @@ def test_relative_oauth2_urls_are_resolved_against_the_server() -> None:
 	inside = _oauth({"tokenUrl": "//169.254.169.254/token", "scopes": {}}, "clientCredentials")
 	with pytest.raises(ConfigurationError, match=r"clientCredentials/tokenUrl.*non-public"):
 		from_openapi(inside, id="t")
+
+
+@pytest.mark.parametrize(
+	("token_url", "host"),
+	[
+		("https://collector.evil.test/token", "collector.evil.test"),
+		("http://auth.example.com/token", "auth.example.com"),  # the secret in clear text
+		("https://api.example.com:8443/token", "api.example.com"),  # another port
+	],
+)
+def test_a_token_url_on_another_site_gets_the_client_secret_only_when_allowed(
+	token_url: str, host: str
+) -> None:
+	"""The token URL receives the client id and secret: on another site (or in clear text) the
+	import leaves it to the config and says which key allows it; allowed, it is kept."""
+	document = _oauth({"tokenUrl": token_url, "scopes": {}}, "clientCredentials")
+	refused = from_openapi(document, id="t")
+	assert refused.credential_setup[0].token_url == "{{ config.tokenUrl }}"
+	assert f"tokenUrl: the token URL {token_url!r} is on another site" in str(refused.docs)
+	assert f"allow_hosts=[{host!r}]" in str(refused.docs)
+	credential = from_openapi(document, id="t", allow_hosts=[host]).credential_setup[0]
+	assert credential.token_url == token_url
+
+
+@pytest.mark.parametrize(
+	("base", "token_url"),
+	[
+		("https://api.example.com/v1", "https://auth.example.com/token"),
+		("https://gmail.googleapis.com", "https://oauth2.googleapis.com/token"),
+		("https://api.example.co.uk", "https://login.example.co.uk/token"),
+		("https://example.com", "https://auth.example.com/token"),
+	],
+)
+def test_a_token_url_on_the_api_s_own_site_needs_no_allow_list(base: str, token_url: str) -> None:
+	"""A separate auth host of the same registrable domain (Google's) is the API's own."""
+	document = _oauth({"tokenUrl": token_url, "scopes": {}}, "clientCredentials")
+	document["servers"] = [{"url": base}]
+	assert from_openapi(document, id="t").credential_setup[0].token_url == token_url
+
+
+@pytest.mark.parametrize(
+	("base", "token_url"),
+	[
+		("https://mine.github.io", "https://theirs.github.io/token"),
+		("https://api.example.co.uk", "https://evil.co.uk/token"),
+		("https://shop.herokuapp.com", "https://other.herokuapp.com/token"),
+	],
+)
+def test_a_shared_hosting_suffix_is_no_common_site(base: str, token_url: str) -> None:
+	"""Two tenants of one hosting domain, or of one country suffix, are different sites."""
+	document = _oauth({"tokenUrl": token_url, "scopes": {}}, "clientCredentials")
+	document["servers"] = [{"url": base}]
+	credential = from_openapi(document, id="t").credential_setup[0]
+	assert credential.token_url == "{{ config.tokenUrl }}"

@@ -152,6 +152,7 @@ async def test_the_chat_gets_the_link_and_the_sender_finishes_it_with_the_code(
 			page = await browser.get(f"{served.url}/auth/callback?{query}")
 			replay = await browser.get(f"{served.url}/auth/callback?{query}")
 		assert page.status_code == 200 and "send this code to the bot" in page.text
+		assert "mail account you signed in with for the chat user telegram:42" in page.text
 		assert replay.status_code == 400 and "used already" in replay.text
 		assert served.store.load("mail", user="telegram:42") is None  # held until the code
 		fake.message(f" {_code(page.text).lower()} ")

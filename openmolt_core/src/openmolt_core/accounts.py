@@ -39,6 +39,13 @@ aside until the state expires, and the callback's page shows a one-time code; th
 it to the chat, and `confirm` stores the tokens only when the chat user who sent it is the user
 the link was made for (anyone else's drops them). `complete` refuses such a link.
 
+A callback with no sessions at all (``openmolt ui``'s viewer) binds each link to the browser
+that started it instead: ``consent(..., browser=secret)`` puts the secret's keyed digest in the
+state, the browser keeps the secret in a cookie (`Accounts.browser_cookie` names it), and
+``complete(url, browser=cookie)`` refuses the link in any other browser, and refuses a link
+bound to none (a run's own, a recovered durable run's), before anything is used up. A bound
+link reaching a callback that binds none is refused too (`hold` included).
+
 The tokens held aside wait in the credential store, where users' tokens live, so the process
 whose chat gets the code need not be the one the browser came back to, and a restart keeps
 them: one record per sign-in under the reserved integration `HELD` (its user is a keyed digest
@@ -182,6 +189,18 @@ _CHAT_LINK = (
 	"state: this consent link was sent in a chat, and the person it was sent to finishes it "
 	f"there: the server that sent it (openmolt serve, at {CALLBACK_PATH}) shows them a code "
 	"to send to the chat"
+)
+
+
+_NOT_STARTED_HERE = (
+	"state: this sign-in was not started in this browser, so it connects nothing (a link is "
+	"finished only in the browser that started it from this page); start it again from the "
+	"page that lists the run"
+)
+
+_BOUND_ELSEWHERE = (
+	"state: this sign-in was started in a browser, from the page that listed its run, and is "
+	"finished only there (its redirect must be that page's /auth/callback)"
 )
 
 
@@ -526,6 +545,10 @@ class Accounts:
 		# RFC 7636: 43 unreserved characters; derived, so nothing is kept between the two halves.
 		return _b64(hmac.new(self._key, b"pkce\0" + state.encode(), hashlib.sha256).digest())
 
+	def _browser(self, secret: str) -> str:
+		"""The keyed digest of a browser's secret a state holds (never the secret itself)."""
+		return self._sign(b"browser\0" + secret.encode())
+
 	def state(
 		self,
 		integration: str,
@@ -535,6 +558,8 @@ class Accounts:
 		*,
 		in_chat: bool = False,
 		agent: str = "",
+		browser: str | None = None,
+		ttl: float | None = None,
 	) -> str:
 		"""A signed, expiring ``state`` naming who connects what, and for which agent.
 
@@ -546,17 +571,24 @@ class Accounts:
 			in_chat: The link is sent in a chat: the user confirms there (`hold`).
 			agent: The agent whose run asks (empty: none); only an instance where an agent of
 				that name binds the integration per user completes it (`state_of`).
+			browser: The secret of the browser that starts the link (a cookie the callback
+				reads back, `browser_cookie` names it): the state holds its keyed digest, and `complete`
+				then finishes it only with that secret (None: the link is bound to no browser).
+			ttl: Seconds the state stays valid (None: the instance's ``ttl``; never longer).
 		"""
+		lasts = self.ttl if ttl is None else min(float(ttl), self.ttl)
 		body: dict[str, Any] = {
 			"i": integration,
 			"u": user,
 			"s": list(scopes),
 			"r": run_id,
-			"e": int(time.time() + self.ttl),
+			"e": int(time.time() + lasts),
 			"n": _b64(random_bytes.token_bytes(9)),
 		}
 		if in_chat:
 			body["c"] = 1
+		if browser is not None:
+			body["b"] = self._browser(browser)
 		if agent:
 			body["a"] = agent
 		payload = json.dumps(body, separators=(",", ":")).encode()
@@ -622,6 +654,8 @@ class Accounts:
 		run_id: str = "",
 		in_chat: bool = False,
 		agent: str = "",
+		browser: str | None = None,
+		ttl: float | None = None,
 	) -> str:
 		"""The consent URL that connects ``user``'s account with these OAuth scopes.
 
@@ -636,6 +670,9 @@ class Accounts:
 				tokens until the user confirms in that chat (`hold`), and `complete` refuses it.
 			agent: The agent whose run asks (empty: none, e.g. a settings page): the state names
 				it, and only an instance serving that agent completes it.
+			browser: The secret of the browser that starts the link (`state`): only a callback
+				that reads it back from that browser finishes it (``complete(url, browser=...)``).
+			ttl: Seconds the link stays valid (None: the instance's ``ttl``).
 
 		Raises:
 			ConfigurationError: No redirect URI, no client id, or no oauth2 credential.
@@ -651,7 +688,16 @@ class Accounts:
 			)
 		credential = oauth2_credential(spec, integration)
 		wanted = list(dict.fromkeys(scopes))
-		state = self.state(integration, user, wanted, run_id, in_chat=in_chat, agent=agent)
+		state = self.state(
+			integration,
+			user,
+			wanted,
+			run_id,
+			in_chat=in_chat,
+			agent=agent,
+			browser=browser,
+			ttl=ttl,
+		)
 		challenge = None
 		if credential.pkce != "unsupported":
 			digest = hashlib.sha256(self._verifier(state).encode("ascii")).digest()
@@ -713,7 +759,9 @@ class Accounts:
 		text = answer.strip()
 		return urlsplit(text).query if "?" in text or "://" in text else text.lstrip("?")
 
-	async def complete(self, answer: str, *, user: str | None = None) -> Connected:
+	async def complete(
+		self, answer: str, *, user: str | None = None, browser: str | None = None
+	) -> Connected:
 		"""Finish a consent: check the state, exchange the code, store the user's tokens.
 
 		The state names the user the link was made for, not who signs in on it: a link forwarded
@@ -726,6 +774,11 @@ class Accounts:
 			answer: The URL the service redirected to (or its query string).
 			user: The user signed in in the browser that came back, by the application's own
 				session (None: not known, the link's user is taken on trust).
+			browser: The secret the browser that came back holds (the cookie `browser_cookie`
+				names), from a callback that binds its links to the browser that started them
+				(``openmolt ui``): a state bound to no browser, or to another, is refused before
+				anything is used up. None: this callback binds none, and refuses a state that
+				is bound (it cannot check it).
 
 		Returns:
 			What was connected; resume the runs that wait for it.
@@ -734,13 +787,15 @@ class Accounts:
 			ForeignConsentError: Another instance's state (another key, or an agent this
 				instance does not serve): nothing was used up.
 			ConfigurationError: The service refused; the state is damaged, stale or missing; the
-				link was sent in a chat (finished there: `hold`); or ``user`` is not the user
-				the link was made for.
+				link was sent in a chat (finished there: `hold`); it was started in another
+				browser, or in none while this callback binds browsers; or ``user`` is not the
+				user the link was made for.
 			ToolError: The code exchange failed.
 		"""
 		body = self.state_of(answer)
 		if body.get("c"):
 			raise ConfigurationError(_CHAT_LINK)
+		self._check_browser(body, browser)
 		done = await self._exchange(answer, body, user)
 		await self._save(done)
 		return Connected(done.integration, done.user, done.scopes, done.run_id, done.agent)
@@ -764,6 +819,8 @@ class Accounts:
 			ToolError: The code exchange failed.
 		"""
 		body = self.state_of(answer)
+		if body.get("b"):  # started in a browser (the viewer's page): finished there only
+			raise ConfigurationError(_BOUND_ELSEWHERE)
 		done = await self._exchange(answer, body, None)
 		code = _new_code()
 		digest = self._digest(code)
@@ -855,6 +912,45 @@ class Accounts:
 			)
 		await self._save(done)
 		return Connected(done.integration, done.user, done.scopes, done.run_id, done.agent)
+
+	def _check_browser(self, body: Mapping[str, Any], browser: str | None) -> None:
+		"""Refuse a state whose browser binding (``b``) the browser that came back does not hold.
+
+		Nothing is used up: the browser that started the link may still finish it.
+		"""
+		bound = str(body.get("b") or "")
+		if browser is None:
+			if bound:
+				raise ConfigurationError(_BOUND_ELSEWHERE)
+			return
+		if not bound or not browser:
+			log.warning(
+				"%s: a consent link made for %s that no browser started here was refused",
+				body.get("i"),
+				body.get("u"),
+			)
+			raise ConfigurationError(_NOT_STARTED_HERE)
+		if not hmac.compare_digest(bound.encode(), self._browser(browser).encode()):
+			log.warning(
+				"%s: a consent link made for %s came back in another browser than the one that "
+				"started it: refused",
+				body.get("i"),
+				body.get("u"),
+			)
+			raise ConfigurationError(_NOT_STARTED_HERE)
+
+	@staticmethod
+	def browser_cookie(body: Mapping[str, Any]) -> str:
+		"""The name of the cookie that holds the secret a state's browser binding is made with.
+
+		One per link (its state's nonce names it), so two links started at once in one browser
+		do not undo each other.
+
+		Args:
+			body: The state's contents (`state_of`).
+		"""
+		nonce = re.sub(r"[^A-Za-z0-9_-]", "", str(body.get("n") or ""))
+		return f"openmolt_auth_{nonce}"
 
 	def _digest(self, code: str) -> str:
 		return self._sign(b"code\0" + code.encode())

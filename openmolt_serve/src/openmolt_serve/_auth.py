@@ -70,7 +70,7 @@ async def handle_callback(
 			body = om.accounts.state_of(query)
 			if body.get("c") or str(body.get("u", "")).startswith(channels):
 				held = await om.accounts.hold(query)
-				return _confirm_page(held.integration, held.code)
+				return _confirm_page(held.integration, held.user, held.code)
 			connected = await om.accounts.complete(query)
 		except ForeignConsentError as exc:  # another instance's state: the next one may own it
 			problem = masked(str(exc), query)
@@ -95,12 +95,13 @@ async def handle_callback(
 	return page(400, f"The account was not connected: {problem}")
 
 
-def _confirm_page(integration: str, code: str) -> Response:
-	"""The page of a chat's link: send the code to the bot yourself, and only if you asked."""
+def _confirm_page(integration: str, user: str, code: str) -> Response:
+	"""The page of a chat's link: who and what it connects; send the code only if you asked."""
 	return page(
 		200,
-		f"One step is left: to connect this {integration} account, send this code to the bot "
-		"yourself, in the chat where you asked for the link:",
+		f"One step is left: this connects the {integration} account you signed in with for "
+		f"the chat user {user}. If that is you, send this code to the bot yourself, in the "
+		"chat where you asked for the link:",
 		code,
 		"If you did not ask the bot for this link (someone sent it to you), do not send the "
 		"code, to anyone: nothing is connected, and the sign-in is dropped when it expires.",

@@ -10,13 +10,17 @@ page naming nothing of it.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from starlette.responses import HTMLResponse
 
+if TYPE_CHECKING:
+	from openmolt_ui.viewer import SignIn
+
 from openmolt_ui._shown import shown_text
 
-__all__ = ["UNREACHABLE", "looked_at", "masked", "page"]
+__all__ = ["UNREACHABLE", "confirm_page", "looked_at", "masked", "page"]
 
 UNREACHABLE = "The account was not connected: the service could not be reached."
 """What the ``502`` page says when the consent could not be completed for an unexpected reason."""
@@ -64,3 +68,28 @@ def masked(text: str, query: str) -> str:
 		if name in ("code", "state") and len(value) >= 4:
 			text = text.replace(value, f"[{name}]")
 	return text
+
+
+def confirm_page(sign_in: SignIn, go: str) -> HTMLResponse:
+	"""The page before a sign-in the viewer starts: who is connected, what, for which agent.
+
+	Whoever signs in on the next page gives that account to the user it names: the page says so
+	before the browser leaves for the service.
+
+	Args:
+		sign_in: The sign-in (its user, integration and agent are shown, masked and escaped).
+		go: The viewer's address that sets the browser's cookie and goes to the service.
+	"""
+	what = (
+		f"Connect a {sign_in.integration} account for the user {sign_in.user}: the agent "
+		f"{sign_in.agent} will act with it for {sign_in.user}."
+	)
+	warn = (
+		f"Sign in only with {sign_in.user}'s own {sign_in.integration} account. The sign-in "
+		"finishes in this browser only, within "
+		f"{int(sign_in.ttl // 60)} minutes."
+	)
+	shown = "".join(f"<p>{html.escape(shown_text(t))}</p>" for t in (what, warn))
+	link = f'<p><a href="{html.escape(go, quote=True)}">Continue to sign in</a></p>'
+	body = f"<!doctype html><meta charset=utf-8><title>OpenMolt</title>{shown}{link}"
+	return HTMLResponse(body, headers={"Cache-Control": "no-store"})

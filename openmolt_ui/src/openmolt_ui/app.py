@@ -13,6 +13,7 @@
 | ``GET /api/runs/{id}/stream?after=N`` | its new events as they happen (``event``, ``run``, ``reset``) |
 | ``POST /api/questions/{id}`` | answer a question: ``{"answer": "..."}`` |
 | ``POST /api/approvals/{id}`` | decide a call: ``{"action": "approve" / "deny" / "edit", "reason", "input"}`` |
+| ``GET /auth/start?run=&index=`` | start a parked run's sign-in in this browser: who and what, then the service |
 | ``GET /auth/callback`` | an end user connected an account (`openmolt_core.accounts`): store it, resume the run |
 
 Every request must carry the viewer's token: in the ``X-OpenMolt-Token`` header (the page's
@@ -22,7 +23,10 @@ carries it: a browser sends a cookie set by ``127.0.0.1`` to every port of ``127
 another local server would receive it. A ``POST`` needs the header, so another site cannot make a
 browser post to the viewer. Without the token the answer is ``403``, except at
 ``GET /auth/callback``, where a service sends a user's browser back: it carries no token, and the
-signed ``state`` of the consent it completes is its check. When bound to a loopback
+signed ``state`` of the consent it completes is its check, with the cookie ``/auth/start`` set:
+the viewer has no sessions, so a sign-in finishes only in the browser that started it here
+(``HttpOnly``, ``SameSite=Lax``, for ``/auth/callback`` only, one per link, for 10 minutes). A
+run's own consent link, a chat's, or one another browser started, is refused. When bound to a loopback
 address, requests must also name a loopback host (against DNS rebinding).
 
 Server-sent events rather than websockets: the page only listens, and sends its rare answers as
@@ -64,6 +68,9 @@ if TYPE_CHECKING:
 __all__ = ["HEADER", "TokenGuard", "create_app", "sse"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+CALLBACK_START = "/auth/start"
+"""Where the page starts a sign-in for a parked run, bound to the browser (`Viewer.sign_in`)."""
 
 HEADER = "x-openmolt-token"
 """The header that carries the token (required on ``POST``)."""
@@ -302,14 +309,44 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		if early is not None:
 			return early
 		try:
-			connected, text = await viewer.connect(request.url.query)
+			connected, text, cookie = await viewer.connect(request.url.query, request.cookies)
 		except Exception as exc:  # the code exchange failed unexpectedly: nothing of it shown
 			log.warning("auth callback failed: %s", type(exc).__name__)
 			return page(502, UNREACHABLE)
-		return page(200 if connected else 400, text)
+		response = page(200 if connected else 400, text)
+		if cookie:  # used: the browser forgets it
+			response.delete_cookie(cookie, path=CALLBACK_PATH, httponly=True, samesite="lax")
+		return response
+
+	async def sign_in(request: Request) -> Response:
+		from openmolt_ui._consent import confirm_page, page
+		from openmolt_ui.viewer import SignIn
+
+		run_id = request.query_params.get("run", "")
+		index = request.query_params.get("index", "")
+		made = await viewer.sign_in(run_id, index)
+		if not isinstance(made, SignIn):
+			return page(404, f"No sign-in to start: {made}.")
+		if request.query_params.get("go") != "1" or request.method != "GET":
+			# First the page that says who is connected, for which agent: the one who opens the
+			# link signs in with the account the agent will use for that user.
+			go = f"{CALLBACK_START}?run={quote(run_id, safe='')}&index={quote(index, safe='')}&go=1"
+			return confirm_page(made, f"{go}&token={quote(viewer.token)}")
+		response = Response(status_code=303, headers={"location": made.url})
+		response.set_cookie(
+			made.cookie,
+			made.secret,
+			max_age=int(made.ttl),
+			path=CALLBACK_PATH,
+			secure=request.url.scheme == "https",
+			httponly=True,
+			samesite="lax",  # sent on the service's top-level redirect back, not on a subrequest
+		)
+		return response
 
 	routes = [
 		Route(CALLBACK_PATH, callback),
+		Route(CALLBACK_START, sign_in),
 		Route("/", index),
 		Route("/api/state", state),
 		Route("/api/stream", stream),

@@ -21,10 +21,12 @@ import os
 import secrets
 import socket
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import anyio
 import uvicorn
@@ -49,7 +51,7 @@ from openmolt_ui._waiting import capability_waits, waiting_for
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["Viewer"]
+__all__ = ["SIGN_IN_TTL", "SignIn", "Viewer"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -467,17 +469,87 @@ class Viewer:
 			return live.run.agent
 		return self.agents.get(row["agent"])
 
-	async def connect(self, answer: str) -> tuple[bool, str]:
+	async def sign_in(self, run_id: str, index: str) -> SignIn | str:
+		"""A fresh consent link for a parked run's authorization request, bound to this browser.
+
+		The viewer has no sessions, so a link finishes only in the browser that started it
+		here: the state holds the keyed digest of a random secret this browser gets as a cookie
+		(`openmolt_core.accounts.Accounts.browser_cookie`), and the link lasts `SIGN_IN_TTL`
+		seconds. The run's own link (its request's ``url``) is bound to no browser, so this
+		viewer's callback refuses it: whoever obtained it cannot connect an account with it.
+
+		Args:
+			run_id: The parked run.
+			index: The parked call's ``index`` (`openmolt_core.accounts.authorization_requests`).
+
+		Returns:
+			The link and the cookie to set, or why there is none (for the page).
+		"""
+		from openmolt_core.accounts import authorization_requests
+
+		state = await self._parked_state(run_id)
+		rows = [r for r in await self.runs() if r["run_id"] == run_id]
+		agent = self._agent_for(rows[0]) if rows else None
+		if state is None or agent is None:
+			return "that run is not parked here, or its agent is not loaded in this viewer"
+		found = [
+			r
+			for r in authorization_requests(state)
+			if str(r.get("index")) == index and r.get("user") and r.get("integration")
+		]
+		if not found:
+			return "that run waits for no account (it was connected, or the run went on)"
+		request = found[0]
+		om = OpenMolt.of(agent)
+		integration, user = str(request["integration"]), str(request["user"])
+		secret = secrets.token_urlsafe(32)
+		spec = om.plugins.integration(integration)
+
+		def make() -> str:
+			return om.accounts.consent(
+				spec,
+				integration,
+				user,
+				[str(s) for s in request.get("scopes") or ()],
+				run_id=run_id,
+				agent=agent.name,
+				browser=secret,
+				ttl=SIGN_IN_TTL,
+			)
+
+		try:
+			url = await anyio.to_thread.run_sync(make)
+		except ConfigurationError as exc:
+			return str(exc)
+		body = om.accounts.state_of(url)
+		return SignIn(
+			url=url,
+			cookie=om.accounts.browser_cookie(body),
+			secret=secret,
+			integration=integration,
+			user=user,
+			agent=agent.name,
+			ttl=SIGN_IN_TTL,
+		)
+
+	async def connect(
+		self, answer: str, cookies: Mapping[str, str] | None = None
+	) -> tuple[bool, str, str]:
 		"""An end user comes back from a service's consent page: store their account, go on.
 
 		The answer's signed state names the run (`openmolt_core.accounts`); a run parked here on
-		``authorization_required`` whose agent is loaded resumes in the background.
+		``authorization_required`` whose agent is loaded resumes in the background. Only a link
+		this browser started here (`sign_in`) is finished: its cookie must hold the secret the
+		state is bound to. A link the run made, or one sent in a chat (a live run's or a
+		recovered durable run's), is refused before anything is used up.
 
 		Args:
 			answer: The redirect's query string.
+			cookies: The browser's cookies.
 
 		Returns:
-			Whether the account was connected, and what to tell the user.
+			Whether the account was connected, what to tell the user, and the name of the
+			cookie to clear (empty: none).
 		"""
 		from openmolt_core.accounts import ForeignConsentError, authorization_requests
 		from openmolt_core.errors import OpenMoltError
@@ -485,15 +557,20 @@ class Viewer:
 
 		instances = {id(a.om): OpenMolt.of(a) for a in self.agents.values()}
 		problem = "this sign-in link is not for this viewer"
+		jar = dict(cookies or {})
 		for om in instances.values():
 			try:
-				connected = await om.accounts.complete(answer)
+				name = om.accounts.browser_cookie(om.accounts.state_of(answer))
+			except OpenMoltError:
+				name = ""  # a state not ours, or damaged: `complete` says why
+			try:
+				connected = await om.accounts.complete(answer, browser=jar.get(name, ""))
 			except ForeignConsentError as exc:  # another instance's state: try the next one
 				problem = masked(str(exc), answer)
 				continue
 			except OpenMoltError as exc:
 				problem = masked(str(exc), answer)  # a refusal may echo the code or state
-				return False, f"The account was not connected: {problem}"
+				return False, f"The account was not connected: {problem}", ""
 			said = f"Your {connected.integration} account is connected. You can close this window"
 			run_id = connected.run_id
 			state = await self._parked_state(run_id) if run_id else None
@@ -508,9 +585,9 @@ class Viewer:
 			):
 				self._resuming.add(run_id)
 				self._tg.start_soon(self._resume, agent, state, {}, name=f"resume {run_id}")
-				return True, f"{said}; the agent goes on."
-			return True, f"{said}."
-		return False, f"The account was not connected: {problem}"
+				return True, f"{said}; the agent goes on.", name
+			return True, f"{said}.", name
+		return False, f"The account was not connected: {problem}", ""
 
 	async def _resumed(
 		self, agent: Agent, state: Any, given: dict[str, Any]
@@ -644,6 +721,33 @@ class Viewer:
 			await anyio.sleep_forever()
 
 
+SIGN_IN_TTL = 600.0
+"""Seconds a sign-in link started in the viewer stays valid (`Viewer.sign_in`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+	"""A consent link the viewer started for one browser (`Viewer.sign_in`).
+
+	Args:
+		url: The service's consent URL.
+		cookie: The name of the cookie that binds it to the browser.
+		secret: The cookie's value (never shown, never logged).
+		integration: The integration being connected.
+		user: The end user it is connected for.
+		agent: The agent whose run asked.
+		ttl: Seconds it stays valid.
+	"""
+
+	url: str = field(repr=False)
+	cookie: str
+	secret: str = field(repr=False)
+	integration: str
+	user: str
+	agent: str
+	ttl: float
+
+
 def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[str, Any]]:
 	"""A parked run's authorization requests as the list's items (`openmolt_core.accounts`)."""
 	from openmolt_core.accounts import authorization_requests
@@ -656,8 +760,12 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 				"kind": "parked",
 				"run_id": row["run_id"],
 				"agent": row["agent"],
+				# The run's own link is bound to no browser: this viewer's callback refuses it.
+				# The page offers one it starts in the browser that opens it (`Viewer.sign_in`).
 				"message": f"{call.get('tool')} waits for {call.get('user')} to connect "
-				f"{call.get('integration')}: {call.get('url')}",
+				f"{call.get('integration')}",
+				"connect": f"/auth/start?run={quote(row['run_id'])}"
+				f"&index={quote(str(call.get('index', '')))}",
 				"asked": row.get("ended") or row["updated"],
 				"can_answer": False,  # the user connects; the application resumes the run
 			}

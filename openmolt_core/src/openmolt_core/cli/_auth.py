@@ -194,11 +194,24 @@ def _sign_in(ns: argparse.Namespace) -> int:
 		# the service's words: printed as they are, a control sequence would be obeyed
 		print(printable(f"On any device, open {uri} and enter the code {code}"), file=sys.stderr)
 
+	scopes: list[tuple[str, ...]] = []  # what was granted, as a consent records it
+
+	def granted(asked: tuple[str, ...], reported: str | None) -> None:
+		from openmolt_core.accounts import _granted
+
+		scopes.append(_granted(asked, reported, credential))
+
 	async def flow() -> dict[str, Any]:
 		async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:
 			if ns.device:
 				return await device_authorize(
-					spec, iid, config, client=client, tool_scopes=tool_scopes, show=show_code
+					spec,
+					iid,
+					config,
+					client=client,
+					tool_scopes=tool_scopes,
+					show=show_code,
+					granted=granted,
 				)
 			return await authorize(
 				spec,
@@ -211,6 +224,7 @@ def _sign_in(ns: argparse.Namespace) -> int:
 				redirect_uri=ns.redirect_uri,
 				port=ns.port,
 				wait_seconds=ns.timeout,
+				granted=granted,
 			)
 
 	tokens = anyio.run(flow)
@@ -218,7 +232,10 @@ def _sign_in(ns: argparse.Namespace) -> int:
 		tokens = {k: v for k, v in tokens.items() if k not in ("clientId", "clientSecret")}
 	from openmolt_core.accounts import save_sign_in
 
-	save_sign_in(store, iid, tokens, ns.user)  # under the credential's lock
+	# An end user's record lists the scopes granted, as a consent's does: a tool needing one
+	# the user left out then parks for it (the operator's record keeps no bookkeeping).
+	kept = scopes[-1] if ns.user is not None and scopes else None
+	save_sign_in(store, iid, tokens, ns.user, scopes=kept)  # under the credential's lock
 	refresh = "with a refresh token" if tokens.get("refreshToken") else "without a refresh token"
 	print(f"Signed in to {iid} ({refresh}); saved in {store.path}", file=sys.stderr)
 	return ExitCode.SUCCESS

@@ -34,6 +34,7 @@ from openmolt_core.integrations._openapi_schemas import (
 )
 from openmolt_core.integrations._openapi_urls import (
 	check_same_origin,
+	check_token_host,
 	check_url,
 	no_liquid,
 	other_hosts,
@@ -238,11 +239,15 @@ def _check_name(name: Any, where: Any, place: str) -> str:
 
 
 def _credentials(
-	document: Mapping[str, Any], internal: InternalHosts, base: str
+	document: Mapping[str, Any],
+	internal: InternalHosts,
+	base: str,
+	allowed: frozenset[str] = frozenset(),
 ) -> tuple[list[Credential], dict[str, str], list[str]]:
 	"""The credentials, the OAuth2 scopes (integration scopes) and the config keys, documented.
 
-	``base`` is the base URL, which relative OAuth2 URLs are resolved against.
+	``base`` is the base URL, which relative OAuth2 URLs are resolved against; a token URL on
+	another site must have its host in ``allowed`` (`check_token_host`).
 	"""
 	schemes: dict[str, Any] = dict((document.get("components") or {}).get("securitySchemes") or {})
 	order: list[str] = []
@@ -323,6 +328,13 @@ def _credentials(
 				for field in ("tokenUrl", "authorizationUrl")
 				if flow.get(field)
 			}
+			if "tokenUrl" in urls:  # it gets the client secret: the API's own site only
+				try:
+					check_token_host(urls["tokenUrl"], base, f"{at}/tokenUrl", allowed)
+				except ConfigurationError as exc:
+					# The rest of the document imports; the secret goes where the user says.
+					del urls["tokenUrl"]
+					notes.append(f"{exc}; until then the token URL is `config.tokenUrl`")
 			for flow_value in flows.values():
 				for scope, text in (flow_value.get("scopes") or {}).items():
 					scopes.setdefault(scope, short(text, 120) or scope)
@@ -980,7 +992,7 @@ def _integration(
 		)
 	if not tools:
 		raise ConfigurationError("the selection matches no operation")
-	credentials, scopes, notes = _credentials(doc, internal, base.url)
+	credentials, scopes, notes = _credentials(doc, internal, base.url, base.allowed)
 	title = str(info.get("title") or id or "API")
 	docs = "\n".join(
 		[

@@ -242,6 +242,87 @@ def check_same_origin(url: str, base: str, where: str, allowed: frozenset[str]) 
 	)
 
 
+_SHARED_SUFFIXES = frozenset(
+	{
+		"amazonaws.com",
+		"appspot.com",
+		"azure-api.net",
+		"azurewebsites.net",
+		"blogspot.com",
+		"cloudapp.net",
+		"cloudfront.net",
+		"firebaseapp.com",
+		"fly.dev",
+		"github.io",
+		"gitlab.io",
+		"googleusercontent.com",
+		"herokuapp.com",
+		"netlify.app",
+		"ngrok-free.app",
+		"ngrok.io",
+		"onrender.com",
+		"pages.dev",
+		"vercel.app",
+		"web.app",
+		"windows.net",
+		"workers.dev",
+	}
+)
+"""Domains whose subdomains belong to different tenants (hosting services of the Public Suffix
+List's private section): one of their names is no common site of two hosts."""
+
+
+def _site(host: str) -> str | None:
+	"""A host's registrable domain, as near as can be told without the Public Suffix List.
+
+	The last two labels (``googleapis.com``), or three under a country's second level
+	(``example.co.uk``: a two-letter top level under a label of at most three letters) or a
+	shared hosting domain (``mine.github.io``). None for an IP address or a bare name.
+	"""
+	labels = host.lower().rstrip(".").split(".")
+	if len(labels) < 2 or all(part.isdigit() for part in labels) or ":" in host:
+		return None
+	keep = 2
+	if len(labels[-1]) == 2 and len(labels[-2]) <= 3:
+		keep = 3
+	if ".".join(labels[-2:]) in _SHARED_SUFFIXES:
+		keep = 3
+	return ".".join(labels[-keep:]) if len(labels) >= keep else None
+
+
+def check_token_host(url: str, base: str, where: str, allowed: frozenset[str]) -> None:
+	"""Refuse a token URL the client secret should not go to: another site than the API's.
+
+	The token URL gets the client id and secret (and refresh tokens). Accepted: the base URL's
+	origin; a host the user allowed; or, over https, a host of the base URL's registrable
+	domain (`_site`: Google's ``oauth2.googleapis.com`` for ``gmail.googleapis.com``).
+
+	Args:
+		url: The token URL (checked by `check_url`).
+		base: The integration's base URL.
+		where: Its place in the document.
+		allowed: The hosts the user allowed (`other_hosts`).
+
+	Raises:
+		ConfigurationError: Another site, or plain http to another origin; the message names
+			the key that allows it.
+	"""
+	parsed, home = httpx.URL(url), httpx.URL(base)
+	host = parsed.host.lower()
+	if _origin(parsed) == _origin(home) or host in allowed:
+		return
+	site = _site(host)
+	if parsed.scheme == "https" and parsed.port in (None, 443) and site == _site(home.host):
+		return
+	raise ConfigurationError(
+		f"{where}: the token URL {_shown(url)!r} is on another site (or scheme or port) than the "
+		f"API's base URL {_shown(base)!r}, and it would receive the OAuth client secret. If "
+		f"that host is the API's sign-in server, allow it: from_openapi(..., allow_hosts="
+		f"[{host!r}]) or --allow-host {host} (an agent file's allow_hosts); else give the "
+		"credential by hand"
+	)
+
+
 def _shown(url: str) -> str:
 	"""A URL as an error shows it: its password and secret query values masked, then cut."""
 	return masked_excerpt(url, 200, url_secrets(url))

@@ -283,6 +283,7 @@ async def device_authorize(
 	tool_scopes: Iterable[str] | None = None,
 	show: Callable[[str, str], None],
 	sleep: Callable[[float], Awaitable[Any]] | None = None,
+	granted: Callable[[tuple[str, ...], str | None], None] | None = None,
 ) -> dict[str, Any]:
 	"""The device authorization grant (RFC 8628): show a code, poll until the user enters it.
 
@@ -294,6 +295,8 @@ async def device_authorize(
 		tool_scopes: The tool scopes the agent needs (`requested_scopes`); None: all.
 		show: Given the verification URL and the user code, tells the user.
 		sleep: Awaitable sleep between polls (default ``anyio.sleep``; tests pass a fast one).
+		granted: Told the OAuth scopes asked for and the token reply's ``scope`` (None: the
+			reply lists none), to record what was granted (``openmolt auth --user``).
 
 	Returns:
 		The config to store, as `authorize` returns it.
@@ -383,6 +386,9 @@ async def device_authorize(
 			) from None
 		body = body if isinstance(body, dict) else {}
 		if body.get("access_token"):
+			if granted is not None:
+				scope = body.get("scope")
+				granted(tuple(scopes), scope if isinstance(scope, str) else None)
 			return _with_config(config, _token_fields(body, client_id, secret))
 		error = body.get("error")
 		if error == "authorization_pending":
@@ -661,6 +667,7 @@ async def authorize(
 	redirect_uri: str | None = None,
 	port: int = 0,
 	wait_seconds: float = 300.0,
+	granted: Callable[[tuple[str, ...], str | None], None] | None = None,
 ) -> dict[str, Any]:
 	"""Run the authorization-code flow for one integration and return the tokens to store.
 
@@ -677,6 +684,8 @@ async def authorize(
 			``port``); ignored when listening.
 		port: The loopback port (0: any free one).
 		wait_seconds: Seconds to wait for the browser.
+		granted: Told the OAuth scopes asked for and the token reply's ``scope`` (None: the
+			reply lists none), to record what was granted (``openmolt auth --user``).
 
 	Returns:
 		The config to store: what ``config`` gave (client id and secret, a shop domain) with the
@@ -712,7 +721,7 @@ async def authorize(
 		finally:
 			receiver.close()
 	code = code_from_redirect(answer, consent.state)
-	tokens = await exchange_code(
+	tokens, reported = await code_grant(
 		credential,
 		config,
 		code,
@@ -721,6 +730,8 @@ async def authorize(
 		integration=integration,
 		guard=oauth_guard(spec, oauth2_config(config)),
 	)
+	if granted is not None:
+		granted(consent.scopes, reported)
 	return _with_config(config, tokens)
 
 

@@ -232,6 +232,8 @@ function renderQuestions(questions) {
         el("div", { class: "who" }, `${q.agent} asks${q.kind === "parked" ? " (parked run)" : ""}`),
         askedIn(q.run_id),
         el("div", { class: "message", "data-testid": "question-message" }, q.message),
+        // a sign-in the viewer starts in this browser (its callback finishes only those)
+        q.connect ? el("a", { href: `${q.connect}&${AUTH}`, "data-testid": "question-connect" }, "Connect the account") : null,
         answer,
         el("button", { class: "primary", "data-testid": "answer-send", onclick: send, disabled }, "Answer"),
         disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to answer.") : null,
