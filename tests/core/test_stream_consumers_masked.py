@@ -12,6 +12,8 @@ tests/core/test_stream_mask_families.py meets the mask: the streamed text, joine
 from __future__ import annotations
 
 import base64
+import json
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -114,3 +116,63 @@ async def test_another_instances_secret_split_across_deltas_never_streams(size: 
 		await run.result()
 	assert "".join(pieces) == "the key is [redacted], keep it"
 	del other
+
+
+# a failed attempt's command:ready previews are marked cut, as its text is ---------------------
+
+
+def _cut_ready(events: list[Any]) -> list[tuple[int, int, int]]:
+	return [(e.step, e.attempt, e.index) for e in events if e.name == "command:ready" and e.cut]
+
+
+@pytest.mark.parametrize("size", [2, 7])
+async def test_a_failed_calls_ready_commands_are_marked_cut_before_the_fallback(size: int) -> None:
+	"""Each command previewed ready by a call that then fails gets an empty ``cut`` preview."""
+	reply = {
+		"commands": [
+			call_tool("local.look", q="a"),
+			call_tool("local.look", q="b"),
+			finish({"n": 1}, human_message="done"),
+		]
+	}
+	text = json.dumps(reply)
+	broken = Streamer([reply], size=size, cut=text.index('"finish"'))  # two calls whole
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="S",
+		model=[broken, Streamer([reply, {"commands": [finish({"n": 2})]}], size=size)],
+		tools=[look],
+	)
+	async with agent.stream("go") as run:
+		events = [e async for e in run]
+		await run.result()
+	assert _cut_ready(events) == [(1, 1, 0), (1, 1, 1)]
+	names = [(e.name, getattr(e, "attempt", 0), getattr(e, "cut", False)) for e in events]
+	first = names.index(("command:ready", 1, True))
+	assert names[first + 1] == ("command:ready", 1, True)
+	assert names.index(("model:fallback", 0, False)) > first + 1  # at once, before the fallback
+	cut = [e for e in events if e.name == "command:ready" and e.cut]
+	assert all(e.command == {} for e in cut)
+	whole = [e for e in events if e.name == "command:ready" and not e.cut]
+	assert [(e.attempt, e.index) for e in whole] == [(1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
+
+
+async def test_a_call_that_completes_marks_no_ready_command_cut() -> None:
+	"""A whole reply's previews carry no ``cut`` mark."""
+	reply = {"commands": [call_tool("local.look", q="a")]}
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="S", model=Streamer([reply, {"commands": [finish({"n": 2})]}]), tools=[look]
+	)
+	async with agent.stream("go") as run:
+		events = [e async for e in run]
+		await run.result()
+	assert _cut_ready(events) == [] and any(e.name == "command:ready" for e in events)
+
+
+@tool(labels=[])
+def look(q: str) -> str:
+	"""Look something up.
+
+	Args:
+		q: The query.
+	"""
+	return "found"

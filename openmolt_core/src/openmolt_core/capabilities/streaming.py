@@ -92,12 +92,17 @@ class CommandReadyEvent(Event):
 		model: The model writing the reply (``provider:model``).
 		attempt: Which model call of the step wrote it (1 for the first; see `TextDeltaEvent`):
 			the commands of an earlier attempt are not the reply's.
+		cut: This preview says the call failed (``command`` is empty): the command its
+			attempt previewed at ``index`` is not the reply's and never runs (as a cut
+			`TextDeltaEvent` says of its text). It comes as soon as the call fails, once per
+			command previewed, with the cut deltas, before anything else of the run.
 	"""
 
 	index: int
 	command: dict[str, Any]
 	model: str = ""
 	attempt: int = 1
+	cut: bool = False
 	name: str = "command:ready"
 
 
@@ -162,6 +167,7 @@ def sender(ctx: RunContext) -> Send | None:
 		secrets = _chain_secrets(ctx)
 
 		shown: list[tuple[int, str, bool]] = []  # the fields that streamed text, in order
+		previewed: list[int] = []  # the commands previewed ready, in order
 
 		async def delta(index: int, field: str, raw: bool, piece: str, cut: bool = False) -> None:
 			if piece or cut:
@@ -200,6 +206,7 @@ def sender(ctx: RunContext) -> Send | None:
 					if ready and _COMMAND_FIELDS.get(str(kind)) not in hidden:
 						if "reason" in hidden and kind == "callTool" and "reason" in command:
 							command = {k: v for k, v in command.items() if k != "reason"}
+						previewed.append(piece.index)
 						await _emit(
 							ctx,
 							CommandReadyEvent(
@@ -216,9 +223,23 @@ def sender(ctx: RunContext) -> Send | None:
 			response = await stream_reply(provider, request, on_text)
 		except Exception:
 			# The reply will not be read: say so of each field that showed some of it (what
-			# the masks held back is dropped), before the run goes on to a retry or its end.
+			# the masks held back is dropped), and of each command previewed ready, before the
+			# run goes on to a retry or its end.
 			for key in shown:
 				await delta(*key, "", cut=True)
+			for index in previewed:  # so of the commands previewed: none of them will run
+				await _emit(
+					ctx,
+					CommandReadyEvent(
+						agent=ctx.agent,
+						step=ctx.step,
+						index=index,
+						command={},
+						model=model,
+						attempt=attempt,
+						cut=True,
+					),
+				)
 			raise
 		await flush()
 		return response
