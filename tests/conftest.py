@@ -71,11 +71,13 @@ def _secrets_stay_in_their_test() -> Iterator[None]:
 def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 	# The `openmolt` command records its runs under $XDG_STATE_HOME (openmolt_core.runstore):
 	# tests, and the commands they start, write there instead of the user's home. Likewise the
-	# key store of `openmolt keys` ($XDG_CONFIG_HOME/openmolt/keys.json).
-	names = ("XDG_STATE_HOME", "XDG_CONFIG_HOME")
+	# key store of `openmolt keys` ($XDG_CONFIG_HOME/openmolt/keys.json), and the models a Tab
+	# offers ($XDG_CACHE_HOME/openmolt/completion-models.json).
+	names = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
 	old = {name: os.environ.get(name) for name in names}
 	os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
 	os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+	os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
 	yield
 	for name, value in old.items():
 		if value is None:

@@ -355,10 +355,13 @@ class RunContext:
 		"""Pass on an event of a run this one called (a sub-agent's), masked with its secrets.
 
 		The nested run masked it with its own redactor; an agent of another instance does not
-		know this one's secrets, so this run's handlers and callers get it masked again.
+		know this one's secrets, so this run's handlers and callers get it masked again. A
+		``text:delta``'s text is not: it was masked as it streamed, with this run's secrets too
+		(`openmolt_core.capabilities.streaming`); one delta masked alone would show a short
+		secret that starts it as ``[redacted]`` inside a word.
 		"""
 		if self.redact:
-			_mask_event(event, self.redact)
+			_mask_event(event, self.redact, streamed=event.name == "text:delta")
 		await self.forward(event)
 
 	def skip_event(self) -> None:
@@ -733,19 +736,27 @@ _OWN = "openmolt_core."  # the loop's and the built-in capabilities' events: bui
 _EVENT_FIELDS = frozenset({"agent", "step", "name", "run_id", "seq", "parent_run_id", "replayed"})
 
 
-def _mask_event(event: Event, redact: Redactor) -> None:
+def _mask_event(event: Event, redact: Redactor, *, streamed: bool = False) -> None:
 	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
 
 	Its handlers, observers, the run store and the viewer then see what the model would. Text,
 	dicts, lists and tuples are masked as they are; a value the redactor cannot walk (an
 	object, a set, bytes, inside them too) whose text still shows a secret becomes its JSON
 	data (such a value as its text), masked. Attributes set beside the fields are read too.
+
+	Args:
+		event: The event.
+		redact: The secrets to mask.
+		streamed: The event is a ``text:delta``: its ``text`` was masked as it streamed, with
+			every surface's secrets, and is left as it is.
 	"""
 	names = [f.name for f in fields(event)]  # events are dataclasses
 	names += [n for n in getattr(event, "__dict__", ()) if n not in names]
 	for name in names:
 		value = getattr(event, name)
 		if name in _EVENT_FIELDS or value is None or isinstance(value, bool | int | float):
+			continue
+		if streamed and name == "text":
 			continue
 		masked = redact.deep(value)
 		if isinstance(value, tuple):

@@ -25,8 +25,11 @@ follows as a message of its own. A finish refused once whole (an invalid output)
 `NOT_USED_MARK` (an agent with output guardrails does not stream its finish:
 `openmolt_core.capabilities.streaming`); a call that failed midway (written again by the next
 model of a fallback chain or by the same model, or ending the run: ``RUN_ERROR`` follows), or
-that the run's end stopped (its timeout), is marked `CUT_MARK`. Everything sent is redacted
-with the instance's secrets. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
+that the run's end stopped (its timeout), is marked `CUT_MARK`. Everything sent is masked with
+every secret the server's responses are (the stream is marked screened, so the server does not
+mask it again); the streamed text was masked as it streamed, where the run made it
+(`openmolt_core.capabilities.streaming`), and is sent as it came: masked again one delta at a
+time, a short secret that starts a delta would be ``[redacted]`` inside a word. The classes are the ``ag-ui-protocol`` package's: its pydantic models are
 the protocol's schema, so an event this module builds is valid by construction.
 """
 
@@ -36,7 +39,7 @@ import json
 import uuid
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ag_ui.core import (
 	BaseEvent,
@@ -77,7 +80,6 @@ from openmolt_serve._launch import connect_text
 if TYPE_CHECKING:
 	from openmolt_core.approvals import ApprovalRequest
 	from openmolt_core.result import RunResult
-	from openmolt_core.secrets import Redactor
 
 __all__ = [
 	"APPROVAL_SCHEMA",
@@ -87,6 +89,7 @@ __all__ = [
 	"PARKED",
 	"PROTOCOL_VERSION",
 	"AguiEvents",
+	"Masking",
 	"approval_id",
 	"authorization_id",
 	"question_id",
@@ -138,6 +141,18 @@ def authorization_id(run_id: str, step: int) -> str:
 	return f"{run_id}:authorization:{step}"
 
 
+class Masking(Protocol):
+	"""Masks secrets in a text (called) and in a JSON-like value (``deep``): a `Redactor`."""
+
+	def __call__(self, text: str) -> str:
+		"""The text masked."""
+		...
+
+	def deep(self, value: Any) -> Any:
+		"""A copy of the value masked in every string."""
+		...
+
+
 def _json(value: Any) -> Any:
 	if isinstance(value, BaseModel):
 		return value.model_dump(mode="json", by_alias=True)
@@ -150,10 +165,10 @@ class AguiEvents:
 	Args:
 		thread_id: The AG-UI thread (the conversation).
 		run_id: The AG-UI run id the client chose (echoed in ``RUN_STARTED``/``RUN_FINISHED``).
-		redact: Masks the instance's secrets in everything sent.
+		redact: Masks the secrets in everything sent but the streamed text (masked already).
 	"""
 
-	def __init__(self, thread_id: str, run_id: str, redact: Redactor) -> None:
+	def __init__(self, thread_id: str, run_id: str, redact: Masking) -> None:
 		self.thread_id = thread_id
 		self.run_id = run_id
 		self.redact = redact
@@ -310,15 +325,21 @@ class AguiEvents:
 		self.plan = new
 		return [StateDeltaEvent(delta=ops)] if ops else []
 
-	def text(self, delta: str) -> list[BaseEvent]:
-		"""A piece of text for a person: opens an assistant message first if none is open."""
+	def text(self, delta: str, *, masked: bool = False) -> list[BaseEvent]:
+		"""A piece of text for a person: opens an assistant message first if none is open.
+
+		Args:
+			delta: The text.
+			masked: It was masked as it streamed (a ``text:delta``'s): sent as it is.
+		"""
 		if not delta:
 			return []
 		out: list[BaseEvent] = []
 		if self._message is None:
 			self._message = f"msg_{uuid.uuid4().hex[:16]}"
 			out.append(TextMessageStartEvent(message_id=self._message, role="assistant"))
-		out.append(TextMessageContentEvent(message_id=self._message, delta=self.redact(delta)))
+		sent = delta if masked else self.redact(delta)
+		out.append(TextMessageContentEvent(message_id=self._message, delta=sent))
 		return out
 
 	def text_delta(self, event: Any) -> list[BaseEvent]:
@@ -344,7 +365,7 @@ class AguiEvents:
 			out += self.end_text()
 			self._streaming, self._streamed = key, ""
 		self._streamed += event.text
-		return out + self.text(event.text)
+		return out + self.text(event.text, masked=True)  # masked as it streamed, as a whole
 
 	def fell_back(self, event: Any) -> list[BaseEvent]:
 		"""The step's model failed and the next one writes the reply from its start.
@@ -386,7 +407,7 @@ class AguiEvents:
 				where they are decided).
 		"""
 		out: list[BaseEvent] = self.close_subagents()
-		words = _words(result) if result is not None else ""
+		words = self.redact(_words(result)) if result is not None else ""
 		if words and self._streaming is not None and self._streamed == words:
 			out += self.end_text()  # the reply's message streamed whole: not sent again
 		else:

@@ -53,6 +53,7 @@ from ag_ui.core import (
 	ResumeEntry,
 	RunAgentInput,
 	RunErrorEvent,
+	TextMessageContentEvent,
 	TextPart,
 	UrlSource,
 	UserMessage,
@@ -66,7 +67,6 @@ from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.secrets import Redactor
 from openmolt_serve._agui_events import (
 	MAPPED,
 	PARKED,
@@ -85,6 +85,7 @@ from openmolt_serve._launch import (
 )
 from openmolt_serve._recent import recent
 from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
+from openmolt_ui._shown import SCREENED, SCREENED_TOKEN, shown, shown_text
 
 if TYPE_CHECKING:
 	from anyio.streams.memory import MemoryObjectSendStream
@@ -136,6 +137,25 @@ class _Turn:
 			self._thread.turn.release()
 
 
+class _Shown:
+	"""Masks as the server masks its responses (`openmolt_ui._shown`): every secret known now.
+
+	An endpoint's event stream is masked event by event with it and says so (`SCREENED`): the
+	server's masking, which reads a stream as one text, would mask the streamed message's
+	deltas one by one again (`openmolt_serve._agui_events`).
+	"""
+
+	__slots__ = ()
+
+	def __call__(self, text: str) -> str:
+		"""The text masked."""
+		return shown_text(text)
+
+	def deep(self, value: Any) -> Any:
+		"""A copy of a JSON-like value masked in every string."""
+		return shown(value)
+
+
 @dataclass
 class _Start:
 	"""What one request starts: a new run, or a parked one resumed."""
@@ -172,7 +192,7 @@ class AguiEndpoint:
 		self.guard = guard or TokenGuard.create(agent, "agui", config)
 		self.threads: OrderedDict[str | tuple[str, str], _Thread] = OrderedDict()
 		"""The threads by id (`DEFAULT_CALLER`'s) or by ``(caller, id)``, least recent first."""
-		self.redact = Redactor(known=agent.om.secrets)
+		self.redact = _Shown()  # the instance's secrets, every live instance's, the environment's
 
 	async def handle(self, request: Request) -> Response:
 		"""Answer one ``POST /agui/<agent>``: a refusal, or the run's event stream."""
@@ -195,7 +215,12 @@ class AguiEndpoint:
 		return StreamingResponse(
 			self._stream(given, thread, start, encoder, caller),
 			media_type=encoder.get_content_type(),
-			headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+			headers={
+				"Cache-Control": "no-cache",
+				"X-Accel-Buffering": "no",
+				# masked event by event (`_Shown`), its text as it streamed: not again as a whole
+				SCREENED.decode(): SCREENED_TOKEN.decode(),
+			},
 		)
 
 	def _thread(self, thread_id: str, caller: str = DEFAULT_CALLER) -> _Thread:
@@ -289,7 +314,7 @@ class AguiEndpoint:
 			if start.resume is not None and thread.parked is not start.resume:
 				# Another request answered it while this one waited for the thread.
 				for event in [*events.started(start.resume.plan, given.state), _gone()]:
-					yield encoder.encode(event)
+					yield _frame(encoder, event)
 				return
 			given_up, thread.parked = thread.parked, None
 			if start.resume is None and given_up is not None:
@@ -308,7 +333,7 @@ class AguiEndpoint:
 				await self._keep(start, run_id)
 			plan = start.resume.plan if start.resume is not None else []
 			for event in events.started(plan, given.state):
-				yield encoder.encode(event)
+				yield _frame(encoder, event)
 
 			def relay(event: Any) -> None:  # the run's events, and its sub-agents' (nested ids)
 				mine = event.run_id == run_id or event.run_id.startswith(f"{run_id}.")
@@ -349,13 +374,13 @@ class AguiEndpoint:
 				)
 				async with receive:
 					async for out in receive:
-						yield encoder.encode(out)
+						yield _frame(encoder, out)
 				read = True
 			except OpenMoltError as exc:
 				log.warning("AG-UI run of %s could not start: %s", self.agent.name, exc)
 				if start.resume is not None:
 					thread.parked = start.resume  # nothing ran: it still waits
-				yield encoder.encode(events.finished(None, exc)[-1])
+				yield _frame(encoder, events.finished(None, exc)[-1])
 			except Exception:
 				turn.give_back()  # the launcher failed on its own: its done may never come
 				send.close()
@@ -364,7 +389,7 @@ class AguiEndpoint:
 				# failed is the server's, for its log, not the client's to read.
 				log.exception("AG-UI run %s of %s failed to start", run_id, self.agent.name)
 				failed = RuntimeError("the server could not start this run; its log says why")
-				yield encoder.encode(events.finished(None, failed)[-1])
+				yield _frame(encoder, events.finished(None, failed)[-1])
 			finally:
 				for name in MAPPED:
 					self.agent.off(name, relay)
@@ -442,6 +467,16 @@ def _first(exc: ValidationError) -> str:
 	error = exc.errors()[0]
 	where = ".".join(str(part) for part in error["loc"]) or "the body"
 	return f"{where}: {error['msg']}"
+
+
+def _frame(encoder: EventEncoder, event: BaseEvent) -> str:
+	"""An event as the stream sends it, masked whole as the server masks a response (`_Shown`).
+
+	But a piece of a text message: its text was masked where it streamed, or by
+	`AguiEvents.text` (the stream is marked screened: the server does not mask it again).
+	"""
+	frame = encoder.encode(event)
+	return frame if isinstance(event, TextMessageContentEvent) else shown_text(frame)
 
 
 def _gone() -> BaseEvent:

@@ -66,6 +66,7 @@ __all__ = [
 	"held_back",
 	"install_log_redaction",
 	"known_secrets",
+	"live_secrets",
 	"mask",
 	"mask_bytes",
 	"mask_deep",
@@ -1617,6 +1618,19 @@ def _secrets_now() -> frozenset[str]:
 	for source in list(_SOURCES):
 		found |= source()
 	return frozenset(found)
+
+
+def live_secrets() -> frozenset[str]:
+	"""Every secret the process's live secret sets, redactors and keys given in code hold now.
+
+	What the logging filter masks (`read_log_secrets`), without reading the environment again
+	(an instance read it at its first use). Every surface masks at least these: a served
+	response (`known_secrets`), a run's events, a caller's (its redactor is one of them); a
+	text that is streamed is masked once, where it is made, with them all (a consumer that
+	masked each piece again could not join a secret's halves, and would mask a short secret
+	that starts a piece inside a word).
+	"""
+	return _secrets_now()
 
 
 def known_secrets() -> frozenset[str]:

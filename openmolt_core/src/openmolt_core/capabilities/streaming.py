@@ -33,7 +33,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.hooks import ModelSend as Send
 from openmolt_core.llm import ModelResponse
-from openmolt_core.secrets import StreamMask
+from openmolt_core.secrets import StreamMask, live_secrets
 
 if TYPE_CHECKING:
 	from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -92,12 +92,17 @@ class CommandReadyEvent(Event):
 		model: The model writing the reply (``provider:model``).
 		attempt: Which model call of the step wrote it (1 for the first; see `TextDeltaEvent`):
 			the commands of an earlier attempt are not the reply's.
+		cut: This preview says the call failed (``command`` is empty): the command its
+			attempt previewed at ``index`` is not the reply's and never runs (as a cut
+			`TextDeltaEvent` says of its text). It comes as soon as the call fails, once per
+			command previewed, with the cut deltas, before anything else of the run.
 	"""
 
 	index: int
 	command: dict[str, Any]
 	model: str = ""
 	attempt: int = 1
+	cut: bool = False
 	name: str = "command:ready"
 
 
@@ -162,6 +167,7 @@ def sender(ctx: RunContext) -> Send | None:
 		secrets = _chain_secrets(ctx)
 
 		shown: list[tuple[int, str, bool]] = []  # the fields that streamed text, in order
+		previewed: list[int] = []  # the commands previewed ready, in order
 
 		async def delta(index: int, field: str, raw: bool, piece: str, cut: bool = False) -> None:
 			if piece or cut:
@@ -200,6 +206,7 @@ def sender(ctx: RunContext) -> Send | None:
 					if ready and _COMMAND_FIELDS.get(str(kind)) not in hidden:
 						if "reason" in hidden and kind == "callTool" and "reason" in command:
 							command = {k: v for k, v in command.items() if k != "reason"}
+						previewed.append(piece.index)
 						await _emit(
 							ctx,
 							CommandReadyEvent(
@@ -216,9 +223,23 @@ def sender(ctx: RunContext) -> Send | None:
 			response = await stream_reply(provider, request, on_text)
 		except Exception:
 			# The reply will not be read: say so of each field that showed some of it (what
-			# the masks held back is dropped), before the run goes on to a retry or its end.
+			# the masks held back is dropped), and of each command previewed ready, before the
+			# run goes on to a retry or its end.
 			for key in shown:
 				await delta(*key, "", cut=True)
+			for index in previewed:  # so of the commands previewed: none of them will run
+				await _emit(
+					ctx,
+					CommandReadyEvent(
+						agent=ctx.agent,
+						step=ctx.step,
+						index=index,
+						command={},
+						model=model,
+						attempt=attempt,
+						cut=True,
+					),
+				)
 			raise
 		await flush()
 		return response
@@ -248,13 +269,17 @@ def _restored(fitted: FittedSchema | None, command: dict[str, Any]) -> dict[str,
 
 
 def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
-	"""The secrets a run's previews hide: its own, and each calling run's up the chain.
+	"""The secrets a run's previews hide: every secret any surface they reach masks.
 
-	A sub-agent's deltas go up to its callers' listeners, each caller masking every event
-	with its own secrets as it passes (`openmolt_core._execute.RunContext.forward_nested`);
-	but a delta masked alone lets the halves of a secret split across two through, and a
-	sub-agent made by another instance does not know its callers' secrets. So the sub-run's
-	masks hold back what may start a secret of any run of the chain.
+	A preview is masked once, here, as it streams: its consumers pass its text on as it is (a
+	sub-agent's callers, `openmolt_core._execute.RunContext.forward_nested`; the AG-UI
+	endpoint; the server's responses), since a consumer that masked each delta again on its
+	own could not join the halves of a secret split across two, and would turn a short secret
+	that starts a delta into ``[redacted]`` inside a word. So the masks hold back what may start
+	a secret of the run, of each run up its chain of callers (a sub-agent made by another
+	instance does not know its callers' secrets), and of every live instance, redactor and key
+	given in code (`openmolt_core.secrets.live_secrets`: what the server's responses and the
+	logs mask), asked again at each piece (a token may be new).
 	"""
 	redactors = [ctx.redact]
 	link = ctx.link
@@ -264,9 +289,13 @@ def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
 		if redact is not None and all(redact is not r for r in redactors):
 			redactors.append(redact)
 		link = getattr(caller, "link", None)
-	if len(redactors) == 1:
-		return lambda: ctx.redact.secrets
-	return lambda: {secret for r in redactors for secret in r.secrets}
+
+	def secrets() -> frozenset[str]:
+		live = live_secrets()
+		own = frozenset(secret for r in redactors for secret in r.secrets)
+		return live if own <= live else live | own
+
+	return secrets
 
 
 async def _emit(ctx: RunContext, event: Event) -> None:

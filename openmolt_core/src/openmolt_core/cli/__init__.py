@@ -587,8 +587,15 @@ def _logs_command(args: list[str]) -> int:
 	return _logs.main(args)
 
 
+_ASKED = frozenset({"--models", "--integrations", "--key-owners", "--tools"})
+"""What a completion script asks ``openmolt completion`` at each Tab: no command is read for it."""
+
+
 def _completion_command(args: list[str]) -> int:
 	from openmolt_core.cli import _completion
+
+	if _ASKED.intersection(args):  # a Tab: the plugins' commands (and their imports) not loaded
+		return _completion.main(args, [], None)
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS, registered
 
 	found = registered()

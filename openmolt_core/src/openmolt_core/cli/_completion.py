@@ -19,15 +19,20 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import hashlib
 import io
+import json
+import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from openmolt_core._support.docs import docs_url
 from openmolt_core.cli._argparse import CommandParser
 
-__all__ = ["main", "options_of", "script", "values_of", "words_of"]
+__all__ = ["MODELS_FOR", "main", "models", "options_of", "script", "values_of", "words_of"]
 
 MODELS: None = None
 """The value list of an option that takes a model id: asked at completion time."""
@@ -258,12 +263,18 @@ def _bash_value(pattern: str, values: list[str] | None) -> str:
 
 
 def _zsh_value(pattern: str, values: list[str] | None) -> str:
-	listed = f"${{(f){_ASK_MODELS}}}" if values is MODELS else " ".join(values)
-	return f"\t\t{pattern}) compadd -- {listed}; return;;"
+	if values is MODELS:
+		# `ollama:` alone (a prefix: the model's name follows it) takes no space after it
+		return (
+			f"\t\t{pattern}) local -a _models; _models=(${{(f){_ASK_MODELS}}}); "
+			"compadd -S '' -- ${(M)_models:#*:}; compadd -- ${_models:#*:}; return;;"
+		)
+	return f"\t\t{pattern}) compadd -- {' '.join(values)}; return;;"
 
 
 def _fish_value(values: list[str] | None) -> str:
 	if values is MODELS:
+		# fish adds no space after a completion that ends with one of @=/:., (`ollama:`)
 		return " -xa '(openmolt completion --models 2>/dev/null)'"
 	return f" -xa '{' '.join(values)}'"
 
@@ -341,6 +352,91 @@ def script(
 	return template % fields
 
 
+MODELS_FOR = 24 * 3600
+"""How long (seconds) the models a Tab offers are read from the cache before being asked again."""
+
+
+def models() -> list[str]:
+	"""The ``provider:model`` ids a Tab after ``-m`` offers (`openmolt_core.cli._models.rows`).
+
+	A provider that lists no models (a local server) is offered as its prefix, ``ollama:``.
+	Listing them loads every provider, which takes a second or more: the list is kept in
+	``$XDG_CACHE_HOME/openmolt/completion-models.json`` (else ``~/.cache``) for `MODELS_FOR`
+	seconds, and read again at once when the installed providers (their distributions'
+	versions, their sources' times), a ``OPENMOLT_*_BASE_URL`` variable, which ``OPENMOLT_*``
+	keys are set or the credential store changed (a provider that failed without its key
+	lists its models once it has one).
+	"""
+	key = _models_key()
+	path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+	path = path / "openmolt" / "completion-models.json"
+	try:
+		held = json.loads(path.read_text(encoding="utf-8"))
+		fresh = time.time() - path.stat().st_mtime < MODELS_FOR
+		if fresh and held["key"] == key and isinstance(held["models"], list):
+			return [str(m) for m in held["models"]]
+	except (OSError, ValueError, TypeError, KeyError):
+		pass  # none yet, or unreadable: ask the providers
+	from openmolt_core.cli._models import rows
+
+	ids = [str(r["model"]) for r in rows() if "error" not in r]
+	with contextlib.suppress(OSError):
+		path.parent.mkdir(parents=True, exist_ok=True)
+		partial = path.with_name(f"{path.name}.{os.getpid()}")
+		partial.write_text(json.dumps({"key": key, "models": ids}), encoding="utf-8")
+		partial.replace(path)
+	return ids
+
+
+def _models_key() -> str:
+	"""What the models offered depend on, hashed: the installed providers and their base URLs.
+
+	Every ``openmolt.*`` entry point (a plugin may add a provider) with its distribution's name
+	and version, the newest time of its package's top files (an editable install keeps its
+	version), the credential store's time, the names of the ``OPENMOLT_*_KEY`` variables set,
+	and each ``OPENMOLT_*_BASE_URL`` without its user, password and query (a model list depends
+	on whether the calls go to the vendor).
+	"""
+	from importlib import metadata
+	from importlib.util import find_spec
+	from urllib.parse import urlsplit
+
+	parts = [sys.prefix]
+	tops: set[str] = set()
+	found = []
+	for dist in metadata.distributions():
+		for entry in dist.entry_points:
+			if entry.group.startswith("openmolt."):
+				where = f"{dist.name}=={dist.version}"
+				found.append(f"{entry.group}:{entry.name}={entry.value} {where}")
+				tops.add(entry.value.split(":")[0].split(".")[0])
+	parts += sorted(found)
+	for top in sorted(tops):
+		with contextlib.suppress(ImportError, ValueError, OSError):
+			spec = find_spec(top)
+			origin = spec.origin if spec is not None else None
+			if origin:
+				folder = Path(origin).parent
+				newest = max((f.stat().st_mtime for f in folder.glob("*.py")), default=0.0)
+				parts.append(f"{top} {newest}")
+	store = os.environ.get("OPENMOLT_CREDENTIALS_FILE") or str(
+		Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+		/ "openmolt"
+		/ "credentials.enc"
+	)
+	with contextlib.suppress(OSError):
+		parts.append(f"store {Path(store).stat().st_mtime}")
+	for name in sorted(os.environ):
+		if name.startswith("OPENMOLT_") and os.environ[name] and name.endswith("_KEY"):
+			parts.append(name)  # set or not: its value is never read here
+		if name.startswith("OPENMOLT_") and name.endswith("_BASE_URL"):
+			with contextlib.suppress(ValueError):
+				url = urlsplit(os.environ[name])
+				host = url.hostname or ""
+				parts.append(f"{name}={url.scheme}://{host}:{url.port}{url.path}")
+	return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
 def main(
 	args: list[str],
 	commands: Sequence[str],
@@ -385,11 +481,7 @@ def main(
 		sys.stdout.write("\n".join(ids) + "\n")
 		return 0
 	if ns.models:
-		from openmolt_core.cli._models import rows
-
-		# a provider that lists no models (a local server) is offered as its prefix, `ollama:`
-		ids = [r["model"] for r in rows() if "error" not in r]
-		sys.stdout.write("\n".join(ids) + "\n")
+		sys.stdout.write("\n".join(models()) + "\n")
 		return 0
 	if ns.integrations:
 		from openmolt_core.openmolt import OpenMolt
