@@ -951,11 +951,14 @@ def _notes(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 	return list(found.values())
 
 
-def _enough(items: list[dict[str, Any]], skipped: int, user: str | None) -> bool:
+def _enough(
+	items: list[dict[str, Any]], skipped: int, user: str | None, *, anyone: bool = False
+) -> bool:
 	"""Whether a run for ``user`` reads, in the latest items only, what it would read of all.
 
 	They must hold a summary with every user's notes (`_notes`), and the run's latest summary
-	with the turns it leaves verbatim.
+	with the turns it leaves verbatim (``anyone``: the latest summary, whoever's it is, as
+	`SessionRun.reconcile` reads the session).
 	"""
 	if not skipped:
 		return True
@@ -963,19 +966,35 @@ def _enough(items: list[dict[str, Any]], skipped: int, user: str | None) -> bool
 		return False
 	for index in range(len(items) - 1, -1, -1):
 		item = items[index]
-		if item.get("role") == "summary" and (not item.get("private") or _owns(item, user)):
+		if item.get("role") == "summary" and (
+			anyone or not item.get("private") or _owns(item, user)
+		):
 			through = item.get("through")
 			return isinstance(through, int) and not isinstance(through, bool) and through >= skipped
 	return False
 
 
-async def _window(session: Session, user: str | None) -> tuple[int, list[dict[str, Any]]]:
+async def _window(
+	session: Session,
+	user: str | None,
+	*,
+	anyone: bool = False,
+	read: tuple[int, list[dict[str, Any]]] | None = None,
+) -> tuple[int, list[dict[str, Any]]]:
 	"""The latest items a run for ``user`` needs, and how many come before them.
 
 	A store with ``get_latest(limit)`` (every built-in one) is read from its end, a window that
 	grows until it holds what the run reads (`_enough`): a session of thousands of turns costs
 	a run a few hundred items. Another store is read whole.
+
+	Args:
+		session: The store.
+		user: The run's user (the summaries it reads).
+		anyone: Read back to the latest summary whoever's it is (`SessionRun.reconcile`).
+		read: A window read already (skipped, items): used if it is enough.
 	"""
+	if read is not None and _enough(read[1], read[0], user, anyone=anyone):
+		return read
 	latest = getattr(session, "get_latest", None)
 	if latest is None:
 		return 0, _valid(await session.get_items())
@@ -985,7 +1004,7 @@ async def _window(session: Session, user: str | None) -> tuple[int, list[dict[st
 		items = list(items)
 		if len(items) != len(_valid(items)):  # a store that holds more: its indexes are not ours
 			return 0, _valid(await session.get_items())
-		if _enough(items, skipped, user):
+		if _enough(items, skipped, user, anyone=anyone):
 			return skipped, items
 		limit *= 4
 
@@ -1055,7 +1074,11 @@ def _tokens(entries: list[dict[str, Any]]) -> int:
 
 
 async def read_history(
-	agent: Agent, session: Session, state: RunState | None = None
+	agent: Agent,
+	session: Session,
+	state: RunState | None = None,
+	*,
+	read: tuple[int, list[dict[str, Any]]] | None = None,
 ) -> SessionHistory:
 	"""Read a session for a run of ``agent``, summarising its older turns first when too long.
 
@@ -1067,9 +1090,11 @@ async def read_history(
 		session: The conversation's store.
 		state: The run's state: the summary's model call counts in its usage, under its model,
 			and its user (`RunState.user`) picks the short-term memory (`history_of`).
+		read: The session's latest items as just read (how many come before them, and them):
+			used instead of reading again when they hold what the run reads.
 	"""
 	user = state.user if state is not None else None
-	skipped, items = await _window(session, user)
+	skipped, items = await _window(session, user, read=read)
 	history = history_of(items, user, skipped=skipped)
 	budget = _budget(agent)
 	if _tokens(history.earlier) <= budget:
@@ -1335,7 +1360,7 @@ class SessionRun:
 		session: The conversation's store.
 	"""
 
-	__slots__ = ("agent", "attached", "new", "session")
+	__slots__ = ("_read", "agent", "attached", "new", "session")
 
 	def __init__(self, agent: Agent, session: Session) -> None:
 		self.agent: Agent = agent
@@ -1346,6 +1371,7 @@ class SessionRun:
 		"""Whether the new run's id already has a turn in the session: a durable run started
 		again under its id (a delivery retried to another server) attaches to the run, whose
 		first caller began its turn; `close` then appends only what the session misses."""
+		self._read: tuple[int, list[dict[str, Any]]] | None = None  # `reconcile`'s window
 
 	def __repr__(self) -> str:
 		return f"SessionRun({self.agent.name!r}, {self.session!r})"
@@ -1361,7 +1387,8 @@ class SessionRun:
 		self.new = True
 		items = await self.reconcile()
 		self.attached = any(str(i.get("run_id")) == state.run_id for i in items)
-		past = await read_history(self.agent, self.session, state)
+		read, self._read = self._read, None
+		past = await read_history(self.agent, self.session, state, read=read)
 		if past.tainted and not state.tainted:
 			session = f"session:{self.session.session_id}"
 			state.taint.append({"call": "session", "tool": session, "step": 0})
@@ -1420,8 +1447,9 @@ class SessionRun:
 	async def reconcile(self, known: RunResult | None = None) -> list[dict[str, Any]]:
 		"""Append the turns of durable runs that ended without their caller (see `ahead`).
 
-		For the latest ``pending`` items not yet summarised whose run has no final reply in the
-		session, the durable backend is asked for the run's result, without waiting: a run still
+		The session is read from its end: its latest summary (whoever's) and the items after
+		it (`_window`), not every item. For the latest ``pending`` items not yet summarised whose
+		run has no final reply in the session, the durable backend is asked for the run's result, without waiting: a run still
 		going (or parked as the session already says) is left for a later turn; one that ended
 		gets its reply appended now (with its input when no part of its turn is there), and one
 		that was cancelled gets it from the state its `openmolt_core.errors.RunCancelledError` holds. The items of the
@@ -1435,13 +1463,13 @@ class SessionRun:
 				run instead of asking the backend.
 
 		Returns:
-			The session's items as read (empty without durability), then those appended.
+			The session's latest items as read (empty without durability), then those appended.
 		"""
 		backend = self.agent.om.durability
 		if backend is None:
 			return []
-		items = _valid(await self.session.get_items())
-		start, _ = _start(items, anyone=True)
+		skipped, items = await _window(self.session, None, anyone=True)
+		start, _ = _start(items, anyone=True, skipped=skipped)
 		latest: dict[str, int] = {}  # run id: its latest pending item
 		for index in range(start, len(items)):
 			if items[index]["role"] == "pending":
@@ -1491,6 +1519,8 @@ class SessionRun:
 				added.append(_marker(self.agent, run_id, None, False, False))
 		if added:
 			await self._settle(settled, added)  # each run's item goes with its turn
+		else:
+			self._read = (skipped, items)  # what `open` reads next, unchanged
 		return [*items, *added]
 
 	async def record(self, result: RunResult, *, asked: Any, asked_tainted: bool) -> None:
@@ -1500,8 +1530,9 @@ class SessionRun:
 		server's answer given through the store, or its run followed after a restart): the turn
 		is appended under the session's turn, as a run of it is
 		(`openmolt_core.capabilities.sessions.session_turn`), after reading the session again
-		there. A turn another writer appended meanwhile (the session's next run reconciled it,
-		another server followed the same run) is not appended twice; the run's ``pending`` item
+		there (its end: the latest summary and the items after it, `_window`). A turn another
+		writer appended meanwhile (the session's next run reconciled it, another server followed
+		the same run) is not appended twice; the run's ``pending`` item
 		goes with its turn (`_settle`), and a run that parked again gets a new one. A store that
 		fails is logged, not raised.
 
@@ -1516,7 +1547,7 @@ class SessionRun:
 		run_id = result.state.run_id
 		try:
 			async with session_turn(self.session):
-				items = _valid(await self.session.get_items())
+				_, items = await _window(self.session, None, anyone=True)
 				last = last_reply(items, run_id)
 				if last is not None and last.get("status") == result.status:
 					return  # appended already, by whichever writer came first
