@@ -62,7 +62,12 @@ before it.
 
 A run reads a session from its end (`get_latest`, which every built-in store has): the latest
 items, more of them only while they lack the run's latest summary or one with everyone's notes,
-so a session of thousands of turns costs a run a few hundred items, not all of them.
+so a session of thousands of turns costs a run a few hundred items, not all of them. A durable
+run's `SessionRun.reconcile` and a chat's `SessionRun.record` read it the same way.
+
+Stores shrink by pruning (`prune`, `prune_store`: `Pruned`): the turns the latest summary every
+run reads covers go, and sessions idle longer than a limit; a ``pending`` turn and everyone's
+notes stay, and positions (a summary's ``through``) count the pruned items (`get_latest`).
 
 Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
 `SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and
