@@ -7,6 +7,7 @@ import os
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ class Summariser:
 		return ModelResponse(text=f"summary of {len(turns)} turns", usage=Usage(50, 10))
 
 
-def store(kind: str, tmp_path: Path, name: str) -> Any:
+def store(kind: str, tmp_path: Path, name: str, url: str | None = None) -> Any:
 	if kind == "memory":
 		return InMemorySession(name)
 	if kind == "sqlite":
@@ -64,8 +65,29 @@ def store(kind: str, tmp_path: Path, name: str) -> Any:
 	if kind == "postgres":
 		if not POSTGRES_URL:
 			pytest.skip("PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
-		return SQLAlchemySession(f"{name}-{uuid.uuid4().hex}", POSTGRES_URL)
+		return SQLAlchemySession(f"{name}-{uuid.uuid4().hex}", url or POSTGRES_URL)
 	return SQLAlchemySession(name, f"sqlite:///{tmp_path / 'sa.db'}")
+
+
+@pytest.fixture
+def own_database() -> Iterator[str | None]:
+	"""A PostgreSQL database of this test's own (a whole-store prune reaches every session in
+	it: in the shared one it would prune the sessions of tests running beside it)."""
+	if not POSTGRES_URL:
+		yield None
+		return
+	psycopg = pytest.importorskip("psycopg")
+	name = f"om_prune_{uuid.uuid4().hex[:12]}"
+	with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+		conn.execute(f'CREATE DATABASE "{name}"')
+	try:
+		yield f"{POSTGRES_URL.rpartition('/')[0]}/{name}"
+	finally:
+		with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+			conn.execute(
+				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+			)
+			conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
 
 
 def group_agent(model: Group | None = None) -> Any:
@@ -204,12 +226,12 @@ def prune_store(kind: str, tmp_path: Path, session: Any, **options: Any) -> Any:
 
 @pytest.mark.parametrize("kind", ["sqlite", "sqlalchemy", "postgres"])
 async def test_idle_sessions_are_deleted_unless_a_turn_needs_them(
-	kind: str, tmp_path: Path
+	kind: str, tmp_path: Path, own_database: str | None
 ) -> None:
 	"""Retention: a session idle past the limit goes; one in a run's turn or with a pending
 	durable turn stays (said busy); one in use stays; a dry run deletes nothing."""
 	old, held, waiting, fresh = (
-		store(kind, tmp_path, n) for n in ("old", "held", "waiting", "fresh")
+		store(kind, tmp_path, n, own_database) for n in ("old", "held", "waiting", "fresh")
 	)
 	for session in (old, held, waiting, fresh):
 		await session.add_items(summarised(3))
