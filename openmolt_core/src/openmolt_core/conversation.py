@@ -30,7 +30,8 @@ class Session(Protocol):
 	(`openmolt_core.sessions.SessionRun`); without it, a trailing item is taken back first.
 
 	A store may also have ``async def get_latest(limit) -> (skipped, items)``: how many items
-	come before the latest ``limit``, and those items, read together (the built-in stores do).
+	come before the latest ``limit`` (items pruned too: a summary's ``through`` counts them), and
+	those items, read together (the built-in stores do).
 	A run then reads the session from its end, not whole (`openmolt_core.sessions.read_history`).
 	"""
 

@@ -62,7 +62,12 @@ before it.
 
 A run reads a session from its end (`get_latest`, which every built-in store has): the latest
 items, more of them only while they lack the run's latest summary or one with everyone's notes,
-so a session of thousands of turns costs a run a few hundred items, not all of them.
+so a session of thousands of turns costs a run a few hundred items, not all of them. A durable
+run's `SessionRun.reconcile` and a chat's `SessionRun.record` read it the same way.
+
+Stores shrink by pruning (`prune`, `prune_store`: `Pruned`): the turns the latest summary every
+run reads covers go, and sessions idle longer than a limit; a ``pending`` turn and everyone's
+notes stay, and positions (a summary's ``through``) count the pruned items (`get_latest`).
 
 Stores implement `Session` (four async methods, as the OpenAI Agents SDK's): `InMemorySession`,
 `SQLiteSession` (the default of the CLI and ``openmolt serve``; a 0600 file in a 0700 folder) and
@@ -81,7 +86,8 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -107,6 +113,7 @@ __all__ = [
 	"ENV_VAR",
 	"MAX_SESSION_ID",
 	"InMemorySession",
+	"Pruned",
 	"SQLAlchemySession",
 	"SQLiteSession",
 	"Session",
@@ -210,6 +217,134 @@ def _marker_of(text: str, run_ids: frozenset[str]) -> bool:
 		return False
 
 
+_PENDING_LIKE = '%"role": "pending"%'
+"""What a stored ``pending`` item's text holds (`_check_items` writes ``json.dumps``'s spacing)."""
+
+
+def _is_pending(text: str) -> bool:
+	"""Whether a stored item is a ``pending`` item (a durable run's turn still to append)."""
+	try:
+		item = json.loads(text)
+	except ValueError:
+		return False
+	return isinstance(item, dict) and item.get("role") == "pending"
+
+
+def _prune_point(items: list[dict[str, Any]], skipped: int, *, complete: bool) -> int | None:
+	"""The index in a session's latest items before which no run reads anything.
+
+	That is the ``through`` of the latest summary every run reads (not one user's: `_owns`),
+	never past the latest summary with everyone's notes (a run's notes are read from it on:
+	`history_of`) nor past a ``pending`` item (a durable run's turn still to append:
+	`SessionRun.reconcile`). Private summaries after it cover at least as much (their runs read
+	from it on), and the items after the point keep their positions (`skipped` counts the
+	pruned ones), so every run reads what it read before.
+
+	Args:
+		items: The session's latest items.
+		skipped: How many items of the session come before them (pruned ones included).
+		complete: Whether ``items`` are all the session's stored items.
+
+	Returns:
+		The index (0: nothing to prune); None when the items do not reach back far enough.
+	"""
+	public = notes = None
+	for index in range(len(items) - 1, -1, -1):
+		item = items[index]
+		if item.get("role") != "summary":
+			continue
+		if notes is None and isinstance(item.get("notes"), list):
+			notes = index
+		if public is None and not item.get("private"):
+			public = index
+		if public is not None and notes is not None:
+			break
+	if public is None or notes is None:
+		return 0 if complete else None
+	through = items[public].get("through")
+	if not isinstance(through, int) or isinstance(through, bool):
+		through = public + skipped
+	if through < skipped:
+		return 0 if complete else None
+	cut = min(through - skipped, public, notes)
+	for index in range(cut):
+		if items[index].get("role") == "pending":
+			return index
+	return cut
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+	"""What pruning a store removed (with ``dry_run``: would remove).
+
+	Args:
+		sessions: How many sessions were looked at.
+		items: How many items of the sessions kept were removed: turns a summary covers.
+		deleted: The sessions deleted whole: idle longer than the limit.
+		busy: Idle sessions kept: a run holds their turn, or a durable turn of theirs is pending.
+		dry_run: Whether nothing was removed, only counted.
+	"""
+
+	sessions: int
+	items: int
+	deleted: tuple[str, ...] = ()
+	busy: tuple[str, ...] = ()
+	dry_run: bool = False
+
+
+def _idle_since(idle_days: float | None) -> float | None:
+	"""The time before which a session's last item makes it idle (None: no retention)."""
+	if idle_days is None:
+		return None
+	if (
+		isinstance(idle_days, bool)
+		or not isinstance(idle_days, (int, float))
+		or not (idle_days >= 0)
+	):
+		raise ConfigurationError(
+			f"idle_days: expected a number of days of at least 0, got {idle_days!r}"
+		)
+	return time.time() - float(idle_days) * 86400
+
+
+def _prune_rows(
+	latest: Callable[[int], tuple[int, int, list[tuple[Any, str]]]],
+	pending_before: Callable[[Any], list[tuple[Any, str]]],
+	count_before: Callable[[Any], int],
+) -> tuple[int, Any]:
+	"""Where a stored session's prune cuts, read inside the store's transaction.
+
+	The session is read from its end, a window that grows until it reaches the summary that
+	decides (`_prune_point`), as a run reads it; ``pending`` items older than the window are
+	looked for by the database, not read.
+
+	Args:
+		latest: Given a limit: the items pruned before, the items stored, and the latest
+			``limit`` rows (id, text), oldest first.
+		pending_before: The rows (id, text) before an id that may be ``pending`` items.
+		count_before: How many rows come before an id.
+
+	Returns:
+		How many rows to remove, and the id of the first row kept (None: none to remove).
+	"""
+	limit = WINDOW
+	while True:
+		pruned, total, rows = latest(limit)
+		items = [json.loads(text) for _, text in rows]
+		cut = _prune_point(items, pruned + total - len(rows), complete=len(rows) == total)
+		if cut is not None:
+			break
+		limit *= 4
+	if not cut:
+		return 0, None
+	first = rows[cut][0]
+	if total > len(rows):
+		older = [ident for ident, text in pending_before(rows[0][0]) if _is_pending(text)]
+		if older:  # a pending item before the window (a run parked long): it and what follows stay
+			first = min(older)
+	return count_before(first), first
+
+
 class InMemorySession:
 	"""A session kept in this process only (tests, notebooks): gone when the process ends.
 
@@ -220,6 +355,7 @@ class InMemorySession:
 	def __init__(self, session_id: str) -> None:
 		self.session_id: str = _check_id(session_id)
 		self._items: list[str] = []
+		self._pruned = 0  # items pruned (`prune`): positions still count them
 
 	def __repr__(self) -> str:
 		return f"InMemorySession({self.session_id!r}, {len(self._items)} items)"
@@ -230,9 +366,27 @@ class InMemorySession:
 		return [json.loads(r) for r in rows]
 
 	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
-		"""How many items come before the latest ``limit``, and those items (`read_history`)."""
+		"""How many items come before the latest ``limit`` (pruned ones too), and those items."""
 		skipped = max(len(self._items) - max(limit, 0), 0)
-		return skipped, [json.loads(r) for r in self._items[skipped:]]
+		return self._pruned + skipped, [json.loads(r) for r in self._items[skipped:]]
+
+	async def prune(self, *, dry_run: bool = False) -> int:
+		"""Remove the items no run reads any more: those the latest summary covers.
+
+		See `SQLiteSession.prune`.
+
+		Args:
+			dry_run: Only count them.
+
+		Returns:
+			How many items were (or would be) removed.
+		"""
+		items = [json.loads(r) for r in self._items]
+		cut = _prune_point(items, self._pruned, complete=True) or 0
+		if cut and not dry_run:
+			del self._items[:cut]
+			self._pruned += cut
+		return cut
 
 	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
 		"""Append items (copies: a caller's later change does not reach the session)."""
@@ -257,6 +411,7 @@ class InMemorySession:
 	async def clear(self) -> None:
 		"""Remove every item."""
 		self._items.clear()
+		self._pruned = 0
 
 
 def default_path() -> Path:
@@ -282,6 +437,10 @@ CREATE TABLE IF NOT EXISTS session_items (
 	created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS session_items_by_session ON session_items (session_id, id);
+CREATE TABLE IF NOT EXISTS session_pruned (
+	session_id TEXT PRIMARY KEY,
+	items INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS session_last (
 	scope TEXT PRIMARY KEY,
 	session_id TEXT NOT NULL,
@@ -357,27 +516,165 @@ class SQLiteSession:
 		return [json.loads(r[0]) for r in reversed(rows)]
 
 	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
-		"""How many items come before the latest ``limit``, and those items, in one read."""
+		"""How many items come before the latest ``limit`` (pruned ones too), and those items.
+
+		Read in one transaction: the count and the rows agree.
+		"""
 
 		def read() -> tuple[int, list[dict[str, Any]]]:
 			conn = self._connect()
 			try:
-				with conn:  # one transaction: the count and the rows agree
+				with conn:
 					conn.execute("BEGIN")
-					(total,) = conn.execute(
-						"SELECT COUNT(*) FROM session_items WHERE session_id = ?",
-						(self.session_id,),
-					).fetchone()
-					rows = conn.execute(
-						"SELECT item FROM session_items WHERE session_id = ? ORDER BY id DESC "
-						"LIMIT ?",
-						(self.session_id, max(int(limit), 0)),
-					).fetchall()
+					pruned, total, rows = self._latest(conn, limit)
 			finally:
 				conn.close()
-			return int(total) - len(rows), [json.loads(r[0]) for r in reversed(rows)]
+			return pruned + total - len(rows), [json.loads(r[1]) for r in rows]
 
 		return await anyio.to_thread.run_sync(read)
+
+	def _latest(self, conn: sqlite3.Connection, limit: int) -> tuple[int, int, list[Any]]:
+		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first."""
+		found = conn.execute(
+			"SELECT items FROM session_pruned WHERE session_id = ?", (self.session_id,)
+		).fetchone()
+		(total,) = conn.execute(
+			"SELECT COUNT(*) FROM session_items WHERE session_id = ?", (self.session_id,)
+		).fetchone()
+		rows = conn.execute(
+			"SELECT id, item FROM session_items WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+			(self.session_id, max(int(limit), 0)),
+		).fetchall()
+		return (int(found[0]) if found else 0), int(total), list(reversed(rows))
+
+	async def prune(self, *, dry_run: bool = False) -> int:
+		"""Remove the items no run reads any more: those the latest summary covers.
+
+		A run reads a session from its latest summary on (`history_of`): the turns before that
+		summary's ``through`` are kept only in it. Pruning removes them, in one transaction
+		that holds the database's write lock (a turn appended meanwhile waits, and one read
+		meanwhile reads the session before or after, whole). It keeps the summaries every run
+		still reads, each user's notes (the latest summary with notes, and the ``memory`` items
+		after it), and everything from the first ``pending`` item on (a durable run's turn still
+		to append). The positions of the items kept do not change: a summary's ``through``
+		counts the pruned items too (`get_latest`), so a run under way writes a summary that
+		still covers what it read.
+
+		Args:
+			dry_run: Only count them.
+
+		Returns:
+			How many items were (or would be) removed.
+		"""
+
+		def prune() -> int:
+			conn = self._connect()
+			try:
+				with conn:
+					conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
+					return self._prune(conn, dry_run)
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(prune)
+
+	def _prune(self, conn: sqlite3.Connection, dry_run: bool) -> int:
+		sid = self.session_id
+		count, first = _prune_rows(
+			lambda limit: self._latest(conn, limit),
+			lambda before: conn.execute(
+				"SELECT id, item FROM session_items WHERE session_id = ? AND id < ? "
+				"AND item LIKE ?",
+				(sid, before, _PENDING_LIKE),
+			).fetchall(),
+			lambda before: conn.execute(
+				"SELECT COUNT(*) FROM session_items WHERE session_id = ? AND id < ?", (sid, before)
+			).fetchone()[0],
+		)
+		if count and not dry_run:
+			conn.execute("DELETE FROM session_items WHERE session_id = ? AND id < ?", (sid, first))
+			conn.execute(
+				"INSERT INTO session_pruned (session_id, items) VALUES (?, ?) ON CONFLICT(session_id)"
+				" DO UPDATE SET items = items + excluded.items",
+				(sid, count),
+			)
+		return int(count)
+
+	@classmethod
+	async def prune_store(
+		cls,
+		path: str | os.PathLike[str] | None = None,
+		*,
+		idle_days: float | None = None,
+		dry_run: bool = False,
+	) -> Pruned:
+		"""Prune every session in a file: delete the idle ones, and `prune` the others.
+
+		A session whose latest item is older than ``idle_days`` is deleted whole (its items and
+		its lock file), unless a run holds its turn or a durable turn of it is pending (a run
+		parked on a question): those are kept, and reported busy.
+
+		Args:
+			path: The file (default: `default_path`).
+			idle_days: Delete the sessions idle longer than this many days (None: none).
+			dry_run: Only count what would go.
+
+		Raises:
+			ConfigurationError: ``idle_days`` is not a number of days of at least 0.
+		"""
+		since = _idle_since(idle_days)
+		probe = cls("probe", path)
+		if not probe.path.exists():
+			return Pruned(0, 0, dry_run=dry_run)
+		listed = await anyio.to_thread.run_sync(
+			probe._run,
+			"SELECT session_id, MAX(created) FROM session_items GROUP BY session_id "
+			"ORDER BY session_id",
+			[()],
+		)
+		removed = 0
+		deleted: list[str] = []
+		busy: list[str] = []
+		for sid, last in listed:
+			session = cls(sid, probe.path)
+			if since is not None and last < since:
+				gone = await anyio.to_thread.run_sync(session._drop_idle, since, dry_run)
+				if gone is not None:
+					(deleted if gone else busy).append(sid)
+					continue
+			removed += await session.prune(dry_run=dry_run)
+		return Pruned(len(listed), removed, tuple(deleted), tuple(busy), dry_run)
+
+	def _drop_idle(self, since: float, dry_run: bool) -> bool | None:
+		"""Delete this idle session: True; False when busy; None when no longer idle."""
+		lock = _turn_file(self.path, self.session_id)
+		with _turn_now(lock) as free:
+			if not free:
+				return False
+			conn = self._connect()
+			try:
+				with conn:
+					conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
+					sid = self.session_id
+					(last,) = conn.execute(
+						"SELECT MAX(created) FROM session_items WHERE session_id = ?", (sid,)
+					).fetchone()
+					if last is None or last >= since:
+						return None  # a turn was appended meanwhile
+					marks = conn.execute(
+						"SELECT item FROM session_items WHERE session_id = ? AND item LIKE ?",
+						(sid, _PENDING_LIKE),
+					).fetchall()
+					if any(_is_pending(m[0]) for m in marks):
+						return False
+					if not dry_run:
+						conn.execute("DELETE FROM session_items WHERE session_id = ?", (sid,))
+						conn.execute("DELETE FROM session_pruned WHERE session_id = ?", (sid,))
+			finally:
+				conn.close()
+		if not dry_run:
+			_drop_turn_file(lock)
+		return True
 
 	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
 		"""Append items, in one transaction."""
@@ -444,9 +741,21 @@ class SQLiteSession:
 
 	async def clear(self) -> None:
 		"""Remove every item of this session (the others in the file stay), and its lock file."""
-		await anyio.to_thread.run_sync(
-			self._run, "DELETE FROM session_items WHERE session_id = ?", [(self.session_id,)]
-		)
+
+		def clear() -> None:
+			conn = self._connect()
+			try:
+				with conn:
+					conn.execute(
+						"DELETE FROM session_items WHERE session_id = ?", (self.session_id,)
+					)
+					conn.execute(
+						"DELETE FROM session_pruned WHERE session_id = ?", (self.session_id,)
+					)
+			finally:
+				conn.close()
+
+		await anyio.to_thread.run_sync(clear)
 		_drop_turn_file(_turn_file(self.path, self.session_id))
 
 	def turn(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -588,6 +897,34 @@ async def _file_turn(path: Path, session_id: str) -> AsyncIterator[None]:
 			os.close(fd[0])
 
 
+@contextlib.contextmanager
+def _turn_now(path: Path) -> Iterator[bool]:
+	"""Take a session's lock file without waiting: True while held, False when a run holds it.
+
+	For pruning (`SQLiteSession.prune_store`): a session in a run's turn is left alone. Without
+	``fcntl`` (Windows): True.
+	"""
+	try:
+		import fcntl
+	except ImportError:  # pragma: no cover - Windows
+		yield True
+		return
+	private_dir(path.parent)
+	fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+	try:
+		try:
+			fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+		except BlockingIOError:
+			yield False
+			return
+		try:
+			yield True
+		finally:
+			fcntl.flock(fd, fcntl.LOCK_UN)
+	finally:
+		os.close(fd)
+
+
 def _same_file(fd: int, path: Path) -> bool:
 	"""Whether ``path`` still names the file open at ``fd`` (not removed, not replaced)."""
 	try:
@@ -688,6 +1025,12 @@ class SQLAlchemySession:
 			sa.Column("item", sa.Text, nullable=False),
 			sa.Column("created", sa.Float, nullable=False),
 		)
+		self._pruned = sa.Table(  # items pruned per session (`prune`): positions count them
+			"openmolt_session_pruned",
+			meta,
+			sa.Column("session_id", sa.String, primary_key=True),
+			sa.Column("items", sa.Integer, nullable=False),
+		)
 		self._meta = meta
 
 	def __repr__(self) -> str:
@@ -722,8 +1065,7 @@ class SQLAlchemySession:
 		if dialect != "postgresql":
 			yield
 			return
-		digest = hashlib.sha256(b"turn:" + self.session_id.encode()).digest()[:8]
-		key = {"key": int.from_bytes(digest, "big", signed=True)}
+		key = {"key": self._turn_key()}
 		engine = _lock_engine(self._sa, self.engine)
 		where = f"{engine.url.render_as_string(hide_password=True)} {key['key']}"
 		async with not_held(where, self.session_id):
@@ -744,6 +1086,11 @@ class SQLAlchemySession:
 					await _quietly(lambda: conn.execute(unlock, key))
 			finally:
 				await _quietly(conn.close)
+
+	def _turn_key(self) -> int:
+		"""The advisory lock key of this session's turns (another than its writes')."""
+		digest = hashlib.sha256(b"turn:" + self.session_id.encode()).digest()[:8]
+		return int.from_bytes(digest, "big", signed=True)
 
 	def _one_writer(self, conn: Any) -> None:
 		"""Hold this session's lock until the transaction ends (PostgreSQL; SQLite has one writer).
@@ -775,21 +1122,182 @@ class SQLAlchemySession:
 		return await anyio.to_thread.run_sync(read)
 
 	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
-		"""How many items come before the latest ``limit``, and those items, in one transaction."""
-		t, sa = self._table, self._sa
+		"""How many items come before the latest ``limit`` (pruned ones too), and those items.
+
+		Read in one transaction, under the session's write lock: the count and the rows agree.
+		"""
 
 		def read() -> tuple[int, list[dict[str, Any]]]:
 			self._ensure()
-			mine = t.c.session_id == self.session_id
 			with self.engine.begin() as conn:
 				self._one_writer(conn)  # no turn appended between the count and the rows
-				total = conn.execute(sa.select(sa.func.count()).select_from(t).where(mine))
-				count = int(total.scalar() or 0)
-				query = sa.select(t.c.item).where(mine).order_by(t.c.id.desc())
-				rows = conn.execute(query.limit(max(int(limit), 0))).fetchall()
-			return count - len(rows), [json.loads(r[0]) for r in reversed(rows)]
+				pruned, total, rows = self._latest(conn, limit)
+			return pruned + total - len(rows), [json.loads(r[1]) for r in rows]
 
 		return await anyio.to_thread.run_sync(read)
+
+	def _latest(self, conn: Any, limit: int) -> tuple[int, int, list[Any]]:
+		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first."""
+		t, p, sa = self._table, self._pruned, self._sa
+		mine = t.c.session_id == self.session_id
+		pruned = conn.execute(sa.select(p.c["items"]).where(p.c.session_id == self.session_id))
+		total = conn.execute(sa.select(sa.func.count()).select_from(t).where(mine))
+		count = int(total.scalar() or 0)
+		query = sa.select(t.c.id, t.c.item).where(mine).order_by(t.c.id.desc())
+		rows = conn.execute(query.limit(max(int(limit), 0))).fetchall()
+		return int(pruned.scalar() or 0), count, [tuple(r) for r in reversed(rows)]
+
+	async def prune(self, *, dry_run: bool = False) -> int:
+		"""Remove the items no run reads any more: those the latest summary covers.
+
+		As `SQLiteSession.prune`, in one transaction under the session's write lock (PostgreSQL:
+		its advisory lock, which every write of the session takes).
+
+		Args:
+			dry_run: Only count them.
+
+		Returns:
+			How many items were (or would be) removed.
+		"""
+
+		def prune() -> int:
+			self._ensure()
+			with self.engine.begin() as conn:
+				self._one_writer(conn)
+				return self._prune(conn, dry_run)
+
+		return await anyio.to_thread.run_sync(prune)
+
+	def _prune(self, conn: Any, dry_run: bool) -> int:
+		t, p, sa = self._table, self._pruned, self._sa
+		mine = t.c.session_id == self.session_id
+		count, first = _prune_rows(
+			lambda limit: self._latest(conn, limit),
+			lambda before: [
+				tuple(r)
+				for r in conn.execute(
+					sa.select(t.c.id, t.c.item).where(
+						mine, t.c.id < before, t.c.item.like(_PENDING_LIKE)
+					)
+				).fetchall()
+			],
+			lambda before: int(
+				conn.execute(
+					sa.select(sa.func.count()).select_from(t).where(mine, t.c.id < before)
+				).scalar()
+				or 0
+			),
+		)
+		if count and not dry_run:
+			conn.execute(t.delete().where(mine, t.c.id < first))
+			done = conn.execute(
+				p.update()
+				.where(p.c.session_id == self.session_id)
+				.values(items=p.c["items"] + count)
+			)
+			if not done.rowcount:
+				conn.execute(p.insert().values(session_id=self.session_id, items=count))
+		return int(count)
+
+	@classmethod
+	async def prune_store(
+		cls,
+		url: str | None = None,
+		*,
+		engine: Any = None,
+		idle_days: float | None = None,
+		dry_run: bool = False,
+	) -> Pruned:
+		"""Prune every session in a database: delete the idle ones, and `prune` the others.
+
+		As `SQLiteSession.prune_store`: a session in a run's turn (PostgreSQL: its advisory
+		lock, tried without waiting) or with a pending durable turn is kept, and reported busy.
+
+		Args:
+			url: The database URL (as the sessions were given).
+			engine: The engine instead of ``url``.
+			idle_days: Delete the sessions idle longer than this many days (None: none).
+			dry_run: Only count what would go.
+
+		Raises:
+			ConfigurationError: No ``url`` nor ``engine``, or ``idle_days`` is not a number of
+				days of at least 0.
+		"""
+		since = _idle_since(idle_days)
+		probe = cls("probe", url, engine=engine)
+		t, sa = probe._table, probe._sa
+
+		def listed() -> list[Any]:
+			probe._ensure()
+			with probe.engine.connect() as conn:
+				query = (
+					sa.select(t.c.session_id, sa.func.max(t.c.created))
+					.group_by(t.c.session_id)
+					.order_by(t.c.session_id)
+				)
+				return [tuple(r) for r in conn.execute(query).fetchall()]
+
+		found = await anyio.to_thread.run_sync(listed)
+		removed = 0
+		deleted: list[str] = []
+		busy: list[str] = []
+		for sid, last in found:
+			session = cls(sid, engine=probe.engine)
+			if since is not None and last < since:
+				gone = await session._drop_idle(since, dry_run)
+				if gone is not None:
+					(deleted if gone else busy).append(sid)
+					continue
+			removed += await session.prune(dry_run=dry_run)
+		return Pruned(len(found), removed, tuple(deleted), tuple(busy), dry_run)
+
+	async def _drop_idle(self, since: float, dry_run: bool) -> bool | None:
+		"""Delete this idle session: True; False when busy; None when no longer idle."""
+		dialect = self.engine.dialect.name
+		database = self.engine.url.database
+		if dialect == "sqlite" and database not in (None, "", ":memory:"):
+			lock = _turn_file(Path(database), self.session_id)
+			with _turn_now(lock) as free:
+				gone = (
+					await anyio.to_thread.run_sync(self._delete_idle, since, dry_run)
+					if free
+					else False
+				)
+			if gone and not dry_run:
+				_drop_turn_file(lock)
+			return gone
+		if dialect != "postgresql":
+			return await anyio.to_thread.run_sync(self._delete_idle, since, dry_run)
+		key = {"key": self._turn_key()}
+		engine = _lock_engine(self._sa, self.engine)
+
+		def locked() -> bool | None:
+			with engine.connect() as conn:
+				take = self._sa.text("SELECT pg_try_advisory_lock(:key)")
+				if not conn.execute(take, key).scalar():
+					return False  # a run holds the session's turn
+				try:
+					return self._delete_idle(since, dry_run)
+				finally:
+					conn.execute(self._sa.text("SELECT pg_advisory_unlock(:key)"), key)
+
+		return await anyio.to_thread.run_sync(locked)
+
+	def _delete_idle(self, since: float, dry_run: bool) -> bool | None:
+		t, p, sa = self._table, self._pruned, self._sa
+		mine = t.c.session_id == self.session_id
+		with self.engine.begin() as conn:
+			self._one_writer(conn)
+			last = conn.execute(sa.select(sa.func.max(t.c.created)).where(mine)).scalar()
+			if last is None or last >= since:
+				return None  # a turn was appended meanwhile
+			marks = conn.execute(sa.select(t.c.item).where(mine, t.c.item.like(_PENDING_LIKE)))
+			if any(_is_pending(m[0]) for m in marks.fetchall()):
+				return False
+			if not dry_run:
+				conn.execute(t.delete().where(mine))
+				conn.execute(p.delete().where(p.c.session_id == self.session_id))
+		return True
 
 	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
 		"""Append items, in one transaction."""
@@ -866,7 +1374,11 @@ class SQLAlchemySession:
 		def clear() -> None:
 			self._ensure()
 			with self.engine.begin() as conn:
+				self._one_writer(conn)
 				conn.execute(t.delete().where(t.c.session_id == self.session_id))
+				conn.execute(
+					self._pruned.delete().where(self._pruned.c.session_id == self.session_id)
+				)
 
 		await anyio.to_thread.run_sync(clear)
 		database = self.engine.url.database
@@ -951,11 +1463,14 @@ def _notes(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 	return list(found.values())
 
 
-def _enough(items: list[dict[str, Any]], skipped: int, user: str | None) -> bool:
+def _enough(
+	items: list[dict[str, Any]], skipped: int, user: str | None, *, anyone: bool = False
+) -> bool:
 	"""Whether a run for ``user`` reads, in the latest items only, what it would read of all.
 
 	They must hold a summary with every user's notes (`_notes`), and the run's latest summary
-	with the turns it leaves verbatim.
+	with the turns it leaves verbatim (``anyone``: the latest summary, whoever's it is, as
+	`SessionRun.reconcile` reads the session).
 	"""
 	if not skipped:
 		return True
@@ -963,19 +1478,35 @@ def _enough(items: list[dict[str, Any]], skipped: int, user: str | None) -> bool
 		return False
 	for index in range(len(items) - 1, -1, -1):
 		item = items[index]
-		if item.get("role") == "summary" and (not item.get("private") or _owns(item, user)):
+		if item.get("role") == "summary" and (
+			anyone or not item.get("private") or _owns(item, user)
+		):
 			through = item.get("through")
 			return isinstance(through, int) and not isinstance(through, bool) and through >= skipped
 	return False
 
 
-async def _window(session: Session, user: str | None) -> tuple[int, list[dict[str, Any]]]:
+async def _window(
+	session: Session,
+	user: str | None,
+	*,
+	anyone: bool = False,
+	read: tuple[int, list[dict[str, Any]]] | None = None,
+) -> tuple[int, list[dict[str, Any]]]:
 	"""The latest items a run for ``user`` needs, and how many come before them.
 
 	A store with ``get_latest(limit)`` (every built-in one) is read from its end, a window that
 	grows until it holds what the run reads (`_enough`): a session of thousands of turns costs
 	a run a few hundred items. Another store is read whole.
+
+	Args:
+		session: The store.
+		user: The run's user (the summaries it reads).
+		anyone: Read back to the latest summary whoever's it is (`SessionRun.reconcile`).
+		read: A window read already (skipped, items): used if it is enough.
 	"""
+	if read is not None and _enough(read[1], read[0], user, anyone=anyone):
+		return read
 	latest = getattr(session, "get_latest", None)
 	if latest is None:
 		return 0, _valid(await session.get_items())
@@ -985,7 +1516,7 @@ async def _window(session: Session, user: str | None) -> tuple[int, list[dict[st
 		items = list(items)
 		if len(items) != len(_valid(items)):  # a store that holds more: its indexes are not ours
 			return 0, _valid(await session.get_items())
-		if _enough(items, skipped, user):
+		if _enough(items, skipped, user, anyone=anyone):
 			return skipped, items
 		limit *= 4
 
@@ -1055,7 +1586,11 @@ def _tokens(entries: list[dict[str, Any]]) -> int:
 
 
 async def read_history(
-	agent: Agent, session: Session, state: RunState | None = None
+	agent: Agent,
+	session: Session,
+	state: RunState | None = None,
+	*,
+	read: tuple[int, list[dict[str, Any]]] | None = None,
 ) -> SessionHistory:
 	"""Read a session for a run of ``agent``, summarising its older turns first when too long.
 
@@ -1067,9 +1602,11 @@ async def read_history(
 		session: The conversation's store.
 		state: The run's state: the summary's model call counts in its usage, under its model,
 			and its user (`RunState.user`) picks the short-term memory (`history_of`).
+		read: The session's latest items as just read (how many come before them, and them):
+			used instead of reading again when they hold what the run reads.
 	"""
 	user = state.user if state is not None else None
-	skipped, items = await _window(session, user)
+	skipped, items = await _window(session, user, read=read)
 	history = history_of(items, user, skipped=skipped)
 	budget = _budget(agent)
 	if _tokens(history.earlier) <= budget:
@@ -1335,7 +1872,7 @@ class SessionRun:
 		session: The conversation's store.
 	"""
 
-	__slots__ = ("agent", "attached", "new", "session")
+	__slots__ = ("_read", "agent", "attached", "new", "session")
 
 	def __init__(self, agent: Agent, session: Session) -> None:
 		self.agent: Agent = agent
@@ -1346,6 +1883,7 @@ class SessionRun:
 		"""Whether the new run's id already has a turn in the session: a durable run started
 		again under its id (a delivery retried to another server) attaches to the run, whose
 		first caller began its turn; `close` then appends only what the session misses."""
+		self._read: tuple[int, list[dict[str, Any]]] | None = None  # `reconcile`'s window
 
 	def __repr__(self) -> str:
 		return f"SessionRun({self.agent.name!r}, {self.session!r})"
@@ -1361,7 +1899,8 @@ class SessionRun:
 		self.new = True
 		items = await self.reconcile()
 		self.attached = any(str(i.get("run_id")) == state.run_id for i in items)
-		past = await read_history(self.agent, self.session, state)
+		read, self._read = self._read, None
+		past = await read_history(self.agent, self.session, state, read=read)
 		if past.tainted and not state.tainted:
 			session = f"session:{self.session.session_id}"
 			state.taint.append({"call": "session", "tool": session, "step": 0})
@@ -1420,8 +1959,9 @@ class SessionRun:
 	async def reconcile(self, known: RunResult | None = None) -> list[dict[str, Any]]:
 		"""Append the turns of durable runs that ended without their caller (see `ahead`).
 
-		For the latest ``pending`` items not yet summarised whose run has no final reply in the
-		session, the durable backend is asked for the run's result, without waiting: a run still
+		The session is read from its end: its latest summary (whoever's) and the items after
+		it (`_window`), not every item. For the latest ``pending`` items not yet summarised whose
+		run has no final reply in the session, the durable backend is asked for the run's result, without waiting: a run still
 		going (or parked as the session already says) is left for a later turn; one that ended
 		gets its reply appended now (with its input when no part of its turn is there), and one
 		that was cancelled gets it from the state its `openmolt_core.errors.RunCancelledError` holds. The items of the
@@ -1435,13 +1975,13 @@ class SessionRun:
 				run instead of asking the backend.
 
 		Returns:
-			The session's items as read (empty without durability), then those appended.
+			The session's latest items as read (empty without durability), then those appended.
 		"""
 		backend = self.agent.om.durability
 		if backend is None:
 			return []
-		items = _valid(await self.session.get_items())
-		start, _ = _start(items, anyone=True)
+		skipped, items = await _window(self.session, None, anyone=True)
+		start, _ = _start(items, anyone=True, skipped=skipped)
 		latest: dict[str, int] = {}  # run id: its latest pending item
 		for index in range(start, len(items)):
 			if items[index]["role"] == "pending":
@@ -1491,6 +2031,8 @@ class SessionRun:
 				added.append(_marker(self.agent, run_id, None, False, False))
 		if added:
 			await self._settle(settled, added)  # each run's item goes with its turn
+		else:
+			self._read = (skipped, items)  # what `open` reads next, unchanged
 		return [*items, *added]
 
 	async def record(self, result: RunResult, *, asked: Any, asked_tainted: bool) -> None:
@@ -1500,8 +2042,9 @@ class SessionRun:
 		server's answer given through the store, or its run followed after a restart): the turn
 		is appended under the session's turn, as a run of it is
 		(`openmolt_core.capabilities.sessions.session_turn`), after reading the session again
-		there. A turn another writer appended meanwhile (the session's next run reconciled it,
-		another server followed the same run) is not appended twice; the run's ``pending`` item
+		there (its end: the latest summary and the items after it, `_window`). A turn another
+		writer appended meanwhile (the session's next run reconciled it, another server followed
+		the same run) is not appended twice; the run's ``pending`` item
 		goes with its turn (`_settle`), and a run that parked again gets a new one. A store that
 		fails is logged, not raised.
 
@@ -1516,7 +2059,7 @@ class SessionRun:
 		run_id = result.state.run_id
 		try:
 			async with session_turn(self.session):
-				items = _valid(await self.session.get_items())
+				_, items = await _window(self.session, None, anyone=True)
 				last = last_reply(items, run_id)
 				if last is not None and last.get("status") == result.status:
 					return  # appended already, by whichever writer came first

@@ -15,6 +15,7 @@ openmolt keys set|list|remove|path    a per-user store of API keys and integrati
 openmolt auth ID | list | revoke ID   sign in to an integration with OAuth2 (encrypted tokens)
 openmolt models [WORD] [--json]       the installed providers' models with their list prices
 openmolt logs [RUN_ID] [-n N] [-q TEXT] the recorded runs, or one run's events (--prune DAYS)
+openmolt sessions prune [--idle DAYS]  drop turns summaries cover, and idle sessions (--dry-run)
 openmolt completion bash|zsh|fish     a shell completion script
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
 openmolt import-openapi SPEC --id ID  an integration module from an OpenAPI document
@@ -89,6 +90,7 @@ _SUMMARY = {
 	"auth": "sign in to an integration with OAuth2 and keep its tokens encrypted (list, revoke)",
 	"models": "list the providers' models with their prices per million tokens",
 	"logs": "list the recorded runs, or show one run's events (--prune DAYS)",
+	"sessions": "prune the conversations' store: turns summaries cover, idle sessions",
 	"completion": "print a completion script for bash, zsh or fish",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
@@ -587,6 +589,12 @@ def _logs_command(args: list[str]) -> int:
 	return _logs.main(args)
 
 
+def _sessions_command(args: list[str]) -> int:
+	from openmolt_core.cli import _sessions
+
+	return _sessions.main(args)
+
+
 _ASKED = frozenset({"--models", "--integrations", "--key-owners", "--tools"})
 """What a completion script asks ``openmolt completion`` at each Tab: no command is read for it."""
 
@@ -642,6 +650,7 @@ def _dispatch(args: list[str]) -> int:
 		"auth": lambda: _auth_command(rest),
 		"models": lambda: _models_command(rest),
 		"logs": lambda: _logs_command(rest),
+		"sessions": lambda: _sessions_command(rest),
 		"completion": lambda: _completion_command(rest),
 		"import-openapi": lambda: _ecosystem_command(args),
 	}

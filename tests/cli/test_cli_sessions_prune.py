@@ -1,0 +1,80 @@
+"""`openmolt sessions prune`: the turns summaries cover and the idle sessions go (or are counted)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from openmolt import SQLiteSession
+from openmolt_core.cli import main as openmolt_main
+
+
+def summarised(turns: int) -> list[dict[str, Any]]:
+	items: list[dict[str, Any]] = []
+	for n in range(turns):
+		items.append({"role": "user", "content": f"q{n}", "run_id": f"r{n}"})
+		items.append({"role": "agent", "content": f"a{n}", "status": "success", "run_id": f"r{n}"})
+	items.append(
+		{"role": "summary", "content": "s", "through": len(items) - 4, "notes": [{"content": "n"}]}
+	)
+	return items
+
+
+@pytest.fixture
+def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+	path = tmp_path / "sessions.db"
+	monkeypatch.setenv("OPENMOLT_SESSIONS", str(path))
+
+	async def fill() -> None:
+		for name in ("old", "new"):
+			await SQLiteSession(name, path).add_items(summarised(10))
+
+	anyio.run(fill)
+	with sqlite3.connect(path) as conn:
+		then = time.time() - 40 * 86400
+		conn.execute("UPDATE session_items SET created = ? WHERE session_id = 'old'", (then,))
+	return path
+
+
+def held(path: Path) -> dict[str, int]:
+	with sqlite3.connect(path) as conn:
+		rows = conn.execute("SELECT session_id, COUNT(*) FROM session_items GROUP BY session_id")
+		return dict(rows.fetchall())
+
+
+def test_a_dry_run_counts_and_removes_nothing(
+	sessions: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""--dry-run says what would go (covered turns, idle sessions) and leaves the file as it was."""
+	assert openmolt_main(["sessions", "prune", "--idle", "30d", "--dry-run"]) == 0
+	out = capsys.readouterr().out
+	assert "would remove 16 items that summaries cover, from 2 sessions" in out
+	assert "would delete 1 session idle longer than 30 days\n  old\n" in out
+	assert held(sessions) == {"old": 21, "new": 21}
+
+
+def test_prune_removes_covered_turns_and_idle_sessions(
+	sessions: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""Without --idle only covered turns go; with it the idle session goes too (--json)."""
+	assert openmolt_main(["sessions", "prune"]) == 0
+	assert "removed 32 items" in capsys.readouterr().out
+	assert held(sessions) == {"old": 5, "new": 5}
+	assert openmolt_main(["sessions", "prune", "--idle", "30", "--json"]) == 0
+	report = json.loads(capsys.readouterr().out)
+	assert report == {"sessions": 2, "items": 0, "deleted": ["old"], "busy": [], "dryRun": False}
+	assert held(sessions) == {"new": 5}
+
+
+def test_a_negative_idle_is_refused(sessions: Path, capsys: pytest.CaptureFixture[str]) -> None:
+	"""--idle -1 is a usage error naming the option."""
+	with pytest.raises(SystemExit) as stop:
+		openmolt_main(["sessions", "prune", "--idle", "-1"])
+	assert stop.value.code == 2
+	assert "--idle" in capsys.readouterr().err
