@@ -127,6 +127,25 @@ def test_a_short_secret_cut_anywhere_is_masked_like_the_whole_text(text: str) ->
 			assert _streamed([text[:a], text[a:b], text[b:]], secrets) == whole, (text, a, b)
 
 
+@pytest.mark.parametrize(
+	"others", [("lla",), ("lla", "re"), ("s", "ella"), ("sk-live-7f3a9c2e11",), ("rains", "xu")]
+)
+def test_short_secrets_beside_each_other_stream_as_the_whole_text_is_masked(
+	others: tuple[str, ...],
+) -> None:
+	"""Another secret held at a word's end never makes the part sent before it read as a
+	word's end: ``umbre`` sent while ``lla`` is held stays inside ``umbrella``."""
+	text = "Take xumbre rest and umbrella, it rains; umbre."
+	secrets = frozenset({"umbre", *others})
+	whole = mask(text, secrets)
+	for size in range(1, 6):
+		pieces = [text[i : i + size] for i in range(0, len(text), size)]
+		assert _streamed(pieces, secrets) == whole, (others, size)
+	for a in range(len(text) + 1):
+		for b in range(a, len(text) + 1, 3):
+			assert _streamed([text[:a], text[a:b], text[b:]], secrets) == whole, (others, a, b)
+
+
 def test_the_families_are_the_ones_mask_knows() -> None:
 	"""A family `mask` gains is a function this test names; one it does not name fails here,
 	so it gets a case above (and StreamMask a hold for it)."""

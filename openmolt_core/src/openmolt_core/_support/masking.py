@@ -1251,20 +1251,29 @@ class StreamMask:
 		)
 		cut = _uncrossed(text, len(text) - keep, secrets) if keep else len(text)
 		self._held = text[cut:]
-		return self._masked(text[:cut], secrets) if cut else ""
+		return self._masked(text[:cut], secrets, text[cut : cut + 1]) if cut else ""
 
 	def flush(self) -> str:
 		"""The masked rest, once no more pieces come."""
 		text, self._held = self._held, ""
 		return self._masked(text, frozenset(self._secrets())) if text else ""
 
-	def _masked(self, text: str, secrets: frozenset[str]) -> str:
-		"""The text masked, read after the character sent before it (a short secret's edge)."""
+	def _masked(self, text: str, secrets: frozenset[str], after: str = "") -> str:
+		"""The text masked, read between the character sent before it and the one held after.
+
+		A short secret is masked only where it stands alone (`_by_length`): its edges are
+		read in the whole stream, not in the part sent now (``umbre`` sent while the ``l`` of
+		``umbrella`` is held for another secret's sake is inside a word).
+		"""
 		before, self._before = self._before[-1:], (self._before + text)[-2:]
-		if before and _by_length(secrets)[1] is not None:
-			masked = mask(before + text, secrets)
-			if masked.startswith(before):
-				return masked[len(before) :]
+		if (before or after) and _by_length(secrets)[1] is not None:
+			masked = mask(before + text + after, secrets)
+			if masked.startswith(before) and masked.endswith(after):
+				return masked[len(before) : len(masked) - len(after)]
+			if before:  # the held character is masked with what follows it: read without it
+				masked = mask(before + text, secrets)
+				if masked.startswith(before):
+					return masked[len(before) :]
 		return mask(text, secrets)
 
 
