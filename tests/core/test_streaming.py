@@ -283,6 +283,25 @@ async def test_a_secret_split_across_deltas_never_reaches_a_listener(size: int) 
 	assert "the key is [redacted], keep it" in said
 
 
+@pytest.mark.parametrize("size", [1, 3])
+async def test_a_fields_held_tail_is_sent_before_the_next_field_streams(size: int) -> None:
+	"""A field's last characters held back because they may start a secret (``t`` of ``tok-``)
+	are sent when the field ends, before the next field's deltas, not at the reply's end."""
+	model = Streamer(
+		[{"commands": [finish("ok", human_message="the key is safe, keep it")]}], size=size
+	)
+	om = OpenMolt(entry_points=False)
+	om.secrets.add("tok-live-5e3a9c2e")
+	agent = om.create_agent(name="S", model=model, max_steps=2)
+	deltas: list[tuple[str, str]] = []
+	agent.on("text:delta", lambda e: deltas.append((e.field, e.text)))
+	await agent.run("go")
+	fields = [f for f, text in deltas if text]
+	assert "".join(t for f, t in deltas if f == "humanMessage") == "the key is safe, keep it"
+	assert fields == sorted(fields, key=fields.index)  # each field's deltas together, in order
+	assert len(set(fields)) == 2, fields
+
+
 # a call made again: the next attempt --------------------------------------------------------
 
 

@@ -197,6 +197,10 @@ def sender(ctx: RunContext) -> Send | None:
 						key = (piece.index, piece.field, piece.raw)
 						masked = masks.get(key)
 						if masked is None:
+							# A command's fields stream one after the other: the ones before
+							# this one are whole, so what their masks held is sent first.
+							for done in [k for k in masks if k[0] == piece.index]:
+								await delta(*done, masks.pop(done).flush())
 							masked = masks[key] = StreamMask(secrets)
 						await delta(*key, masked.feed(piece.text))
 				else:
