@@ -12,7 +12,6 @@ names the provider, the model and the fix, never the key.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
@@ -651,6 +650,8 @@ class HTTPProvider:
 		try:
 			async for event in sse_events(response.aiter_bytes()):
 				yield event
+		except httpx.DecodingError as exc:
+			raise self._undecodable(response, model) from exc
 		except httpx.TransportError as exc:
 			raise ProviderError(
 				f"the connection broke while the reply streamed ({type(exc).__name__}), so none "
@@ -784,13 +785,20 @@ class HTTPProvider:
 		return request
 
 	async def _send(self, url: str, body: bytes, model: str) -> dict[str, Any]:
+		import httpx
+
 		client = self._http()
 		request = self._request(client, url, body, stream=False)
-		response = await client.send(request)
+		try:
+			response = await client.send(request)
+		except httpx.DecodingError as exc:  # the body is read (decompressed) by the send
+			raise self._undecodable(None, model) from exc
 		status = response.status_code
 		if status < 300:
+			from openmolt_providers._shape import decoded  # loaded with the reply's parser
+
 			try:
-				data = json.loads(response.content)
+				data = decoded(response.content)
 			except ValueError as exc:
 				if _page(response.headers, response.text) is not None:
 					raise self._page_answer(response, model) from exc
@@ -818,34 +826,68 @@ class HTTPProvider:
 		if response.status_code < 300:
 			kind = response.headers.get("content-type", "")
 			if "html" in kind.lower():  # a page, not events: read as a stream, it was "cut off"
-				try:
-					await response.aread()
-				finally:
-					await response.aclose()
+				await self._read(response, model)
 				raise self._page_answer(response, model)
 			if not kind.startswith("application/json"):
 				return response
-			try:  # a whole reply: the answer to this request, read as `generate` reads one
-				await response.aread()
-			finally:
-				await response.aclose()
+			# a whole reply: the answer to this request, read as `generate` reads one
+			await self._read(response, model)
 			not_streamed = _NotStreamed(
 				"the server answered without streaming",
 				provider=self.name,
 				model=model,
 				status_code=response.status_code,
 			)
+			from openmolt_providers._shape import decoded
+
 			try:
-				data = json.loads(response.content)
+				data = decoded(response.content)
 			except ValueError:
 				data = None
 			not_streamed.reply = data if isinstance(data, dict) else None
 			raise not_streamed
+		await self._read(response, model)
+		raise self._error(response, model)
+
+	async def _read(self, response: httpx.Response, model: str) -> None:
+		"""Read a streamed response's whole body (a page, a whole reply, an error) and close it.
+
+		Raises:
+			ProviderError: The body does not decompress (`_undecodable`).
+		"""
+		import httpx
+
 		try:
 			await response.aread()
+		except httpx.DecodingError as exc:
+			raise self._undecodable(response, model) from exc
 		finally:
 			await response.aclose()
-		raise self._error(response, model)
+
+	def _undecodable(self, response: httpx.Response | None, model: str) -> ProviderError:
+		"""The error of a body that does not decompress as its ``content-encoding`` says.
+
+		httpx decompresses a body as it reads it; bytes that are not the gzip (or deflate,
+		brotli, zstd) their header names raise its ``DecodingError``, which is no transport
+		error: it escaped the provider as it was. Something between here and the API (a proxy
+		that compresses or cuts) is the likely cause; another try may pass.
+
+		Args:
+			response: The response whose body failed (None: its status is not known yet).
+			model: The model asked.
+		"""
+		status = response.status_code if response is not None else None
+		coding = response.headers.get("content-encoding", "") if response is not None else ""
+		named = f" as {self._redact(coding[:40])!r}" if coding else ""
+		return ProviderError(
+			f"the reply's body could not be decompressed{named}: something between here and "
+			"the API (a proxy) changed or cut it, or the server's compression is broken; try "
+			f"again, and check {self._base_url_setting()} and any proxy between here and the API",
+			provider=self.name,
+			model=model,
+			status_code=status,
+			retryable=True,
+		)
 
 	# errors -------------------------------------------------------------------------------
 
@@ -877,9 +919,11 @@ class HTTPProvider:
 		return _KEY_PATTERNS().sub("***", masked)[:MAX_ERROR_CHARS]
 
 	def _error(self, response: httpx.Response, model: str) -> ProviderError:
+		from openmolt_providers._shape import decoded
+
 		status = response.status_code
 		try:
-			body: Any = json.loads(response.content)
+			body: Any = decoded(response.content)
 		except ValueError:
 			body = response.text
 		if isinstance(body, list) and len(body) == 1:

@@ -16,6 +16,7 @@ spent, and so lift its budget (``max_cost``, ``max_tokens``).
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"BadReply",
+	"decoded",
 	"fields",
 	"items",
 	"position",
@@ -59,6 +61,22 @@ class BadReply(Exception):
 		self.where = where
 		self.value = value
 		self.expected = expected
+
+
+def decoded(text: str | bytes) -> Any:
+	"""JSON text of a reply (a body, a stream's event, a streamed tool input) decoded.
+
+	Python's decoder recurses per level of nesting: text nested thousands of levels deep
+	(``[[[[...]]]]``) raised `RecursionError`, which no reader of replies expects. It is text
+	that cannot be read as JSON here, as a syntax error is.
+
+	Raises:
+		ValueError: The text is not JSON, or it nests too deeply to decode.
+	"""
+	try:
+		return json.loads(text)
+	except RecursionError:
+		raise ValueError("JSON nested too deeply to decode") from None
 
 
 def fields(value: Any, where: str) -> Mapping[str, Any]:

@@ -13,7 +13,6 @@ event raises as the same error would over plain HTTP (``overloaded_error`` is a 
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
 from openmolt_providers._common import billed
-from openmolt_providers._shape import position, reads_stream
+from openmolt_providers._shape import decoded, position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -68,7 +67,7 @@ async def _one(
 		provider.base_url + "/messages", encode(payload), model=model
 	):
 		try:
-			data = json.loads(event.data)
+			data = decoded(event.data)
 		except ValueError as exc:
 			raise ProviderError(
 				f"the stream sent an event that is not JSON ({event.event})",
@@ -106,7 +105,7 @@ async def _one(
 			if index in partial and index in blocks:
 				text = "".join(partial.pop(index))
 				try:
-					blocks[index]["input"] = json.loads(text) if text else {}
+					blocks[index]["input"] = decoded(text) if text else {}
 				except ValueError:
 					blocks[index]["input"] = text
 		elif kind == "message_delta":

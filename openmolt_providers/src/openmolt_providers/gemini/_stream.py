@@ -11,7 +11,6 @@ returns, which `_convert.parse` reads. A reply the API stopped at its per-reques
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
 from openmolt_providers._common import billed
-from openmolt_providers._shape import fields, items, reads_stream
+from openmolt_providers._shape import decoded, fields, items, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
@@ -79,7 +78,7 @@ async def _one(
 	ended = False
 	async for event in provider.post_stream(url, body, model=model):
 		try:
-			data = json.loads(event.data)
+			data = decoded(event.data)
 		except ValueError as exc:
 			raise ProviderError(
 				"the stream sent an event that is not JSON", provider=provider.name, model=model

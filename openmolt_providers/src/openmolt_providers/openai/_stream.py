@@ -14,14 +14,13 @@ add up to it. Either way, a stream that ends before its last event raises a retr
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._shape import reads_stream
+from openmolt_providers._shape import decoded, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 from openmolt_providers.openai._errors import reply_error
@@ -48,7 +47,7 @@ def cut_off(provider: OpenAIProvider, model: str) -> ProviderError:
 
 def _data(provider: OpenAIProvider, model: str, event: SSEvent) -> Any:
 	try:
-		return json.loads(event.data)
+		return decoded(event.data)
 	except ValueError as exc:
 		raise ProviderError(
 			f"the stream sent an event that is not JSON ({event.event}); check the base_url "
