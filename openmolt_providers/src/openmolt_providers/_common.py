@@ -15,6 +15,7 @@ import functools
 import math
 import os
 import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -647,9 +648,22 @@ class HTTPProvider:
 		except ProviderError as exc:
 			vars(exc)[_RETRIED] = True
 			raise
+		start = bytearray()  # the body's start, kept until an event came (`_no_events`)
+		seen = False
+
+		async def chunks() -> AsyncIterator[bytes]:
+			async for chunk in response.aiter_bytes():
+				if not seen and len(start) < _MAX_UNSTREAMED:
+					start.extend(chunk[: _MAX_UNSTREAMED - len(start)])
+				yield chunk
+
 		try:
-			async for event in sse_events(response.aiter_bytes()):
+			async for event in sse_events(chunks()):
+				seen = True
 				yield event
+			failure = None if seen else self._no_events(response, bytes(start), model)
+			if failure is not None:
+				raise failure
 		except httpx.DecodingError as exc:
 			raise self._undecodable(response, model) from exc
 		except httpx.TransportError as exc:
@@ -662,6 +676,42 @@ class HTTPProvider:
 			) from exc
 		finally:
 			await response.aclose()
+
+	def _no_events(
+		self, response: httpx.Response, start: bytes, model: str
+	) -> ProviderError | None:
+		"""The error of a streamed answer that held no event: a page, or a whole JSON body.
+
+		`_open` knows both by their content type; sent as ``text/plain`` or untyped, they were
+		read as events, held none, and failed as a stream cut off (asked again, each try paid
+		for when it was a reply). A page is named as one (`_page_answer`); a JSON object is the
+		answer to the request (`_NotStreamed`: a reply is used, an error body raised); None for
+		anything else: the provider's reader says the stream was cut off, as before.
+
+		Args:
+			response: The answer.
+			start: Its body's first bytes (up to `_MAX_UNSTREAMED`).
+			model: The model asked.
+		"""
+		text = start.decode("utf-8", "replace")
+		if _page(response.headers, text) is not None:
+			return self._page_answer(response, model, text)
+		from openmolt_providers._shape import decoded
+
+		try:
+			data = decoded(start)
+		except ValueError:
+			data = None
+		if not isinstance(data, dict):
+			return None
+		not_streamed = _NotStreamed(
+			"the server answered without streaming",
+			provider=self.name,
+			model=model,
+			status_code=response.status_code,
+		)
+		not_streamed.reply = data
+		return not_streamed
 
 	def _retryable(self, exc: Exception, url: str, model: str) -> Exception:
 		"""The first failure of a call, when another attempt is due; else raises what to raise."""
@@ -901,9 +951,14 @@ class HTTPProvider:
 		"""
 		return self._redact(text)
 
-	def _page_answer(self, response: httpx.Response, model: str) -> ProviderError:
-		"""The error of an HTML page sent with a success status in place of the API's answer."""
-		title = _page(response.headers, response.text) or "untitled"
+	def _page_answer(
+		self, response: httpx.Response, model: str, text: str | None = None
+	) -> ProviderError:
+		"""The error of an HTML page sent with a success status in place of the API's answer.
+
+		``text``: the page's text, when the answer was streamed (default: its body, read).
+		"""
+		title = _page(response.headers, response.text if text is None else text) or "untitled"
 		return ProviderError(
 			f"the server answered with an HTML page ({self._redact(title)!r}), not the API's "
 			f"answer ({response.status_code}): something between here and the API answered (a "
@@ -915,7 +970,9 @@ class HTTPProvider:
 		)
 
 	def _redact(self, text: str) -> str:
-		masked = masked_excerpt(text, len(text), self.secrets())  # masked whole, not cut yet
+		# Masked whole, not cut yet: a mask may be longer than the secret it replaces, so the
+		# masked text is not cut at the text's own length either (that cut the message's end).
+		masked = masked_excerpt(text, sys.maxsize, self.secrets())
 		return _KEY_PATTERNS().sub("***", masked)[:MAX_ERROR_CHARS]
 
 	def _error(self, response: httpx.Response, model: str) -> ProviderError:
@@ -1020,6 +1077,10 @@ class HTTPProvider:
 		vars(refusal)[_ANSWERED] = True
 		return refusal
 
+
+_MAX_UNSTREAMED = 1 << 20
+"""The most bytes of a streamed answer kept until its first event (`HTTPProvider._no_events`):
+a page or a whole reply sent in place of the events is read from them."""
 
 _PAGE_FROM = "an HTML page ({!r}) from a proxy or gateway, not the API's own answer"
 """How an error names a page in place of the API's answer (`_page`)."""
