@@ -36,6 +36,7 @@ from openmolt_core._chain import (
 	slot_id,
 	spend_failed,
 	split_id,
+	summary_provider,
 )
 from openmolt_core._chain import record as record_model
 from openmolt_core._chain import total as total_usage
@@ -328,12 +329,14 @@ class Agent:
 	"""
 
 	__slots__ = (
+		"_compaction_of",
 		"_events",
 		"_files",
 		"_hooks",
 		"_listing",
 		"_long_term",
 		"_memory",
+		"_model_config",
 		"_models",
 		"_models_check",
 		"_output_json",
@@ -355,7 +358,6 @@ class Agent:
 		"max_steps",
 		"max_tokens",
 		"model",
-		"model_config",
 		"name",
 		"om",
 		"on_approval_request",
@@ -393,7 +395,7 @@ class Agent:
 		self.name: str = name
 		self.model: str = model
 		self.provider_name: str = provider_name
-		self.model_config: ModelConfig = model_config
+		self._model_config: ModelConfig = model_config
 		self.instructions: str = instructions
 		self.config: dict[str, Any] = dict(config) if config else {}
 		self.max_steps: int = max_steps
@@ -432,6 +434,10 @@ class Agent:
 		# compaction setters): the assembly's (prices under max_cost, provider_options by
 		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
 		self._models_check: Callable[[str], None] | None = None
+		# What builds the compaction capability for another summary model (`compaction`'s
+		# setter): the assembly's, which resolves the model as create_agent does; None: an
+		# agent built by hand keeps its compactor.
+		self._compaction_of: Callable[[CompactionConfig], Capability] | None = None
 		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
 		# and their record (`_listed`: what a run keeps of them; None until the first listing).
 		self._static: (
@@ -485,6 +491,37 @@ class Agent:
 		self._events.on(event, handler)
 
 	@property
+	def model_config(self) -> ModelConfig:
+		"""The configuration of the agent's model calls (`openmolt_core.llm.ModelConfig`).
+
+		Set it to a `ModelConfig` or a dict of its settings: read and checked as
+		``create_agent(model_config=...)`` is (``provider_options`` keyed by provider when the
+		agent's models, or its summary model, are of several providers; no key for a provider
+		it does not use). A setting refused leaves the agent as it was.
+
+		Raises:
+			ConfigurationError: The configuration is not one, or does not hold for the agent's
+				models.
+		"""
+		return self._model_config
+
+	@model_config.setter
+	def model_config(self, value: ModelConfig | Mapping[str, Any]) -> None:
+		from openmolt_core.options import read_model_config
+
+		where = "agent.model_config"
+		config = read_model_config(value, where)
+		before, self._model_config = self._model_config, config
+		check = self._models_check
+		if check is None:
+			return
+		try:
+			check(where)
+		except BaseException:
+			self._model_config = before
+			raise
+
+	@property
 	def compaction(self) -> CompactionConfig | None:
 		"""How older steps are summarised in long runs (None: never; `openmolt_core.compaction`)."""
 		config: CompactionConfig | None = getattr(self._compaction(), "config", None)
@@ -494,9 +531,13 @@ class Agent:
 	def compaction(self, value: CompactionConfig | None) -> None:
 		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		self._changed_models(
-			found, None if value is None else found.changed(config=value), "agent.compaction"
-		)
+		new = None if value is None else found.changed(config=value)
+		build = self._compaction_of
+		if value is not None and build is not None and value.model != found.config.model:
+			# Another summary model (None: the agent's own): its compactor, as create_agent
+			# builds it; the one kept would write the summaries with the model before.
+			new = build(value)
+		self._changed_models(found, new, "agent.compaction")
 
 	@property
 	def compactor(self) -> Callable[[], tuple[LLMProvider, str]] | None:
@@ -2081,11 +2122,14 @@ class Agent:
 		"""
 		names = [split_id(slot.id)[0] for slot in self._models.slots]
 		compaction = self.compaction
-		model = None if compaction is None else compaction.model
-		if isinstance(model, str):
-			names.append(split_id(model)[0])
-		elif model is not None:
-			names.append(str(getattr(model, "name", "") or "custom"))
+		if compaction is not None:
+			compactor = self.compactor
+			# With no summary model named, a compactor's calls go to its provider (`ModelAccess`
+			# routes them under its name): counted, or options for it would go elsewhere.
+			made = compactor()[0] if compactor is not None and compaction.model is None else None
+			name = summary_provider(compaction.model, made)
+			if name is not None:
+				names.append(name)
 		return tuple(dict.fromkeys(names))
 
 	def _config_for(self, provider: str) -> ModelConfig:

@@ -538,38 +538,10 @@ def check_cost(value: object, where: str) -> None:
 
 
 def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
-	"""Read ``model_config``: a `ModelConfig` or a dict of its fields (each wrong key named)."""
-	if isinstance(value, ModelConfig):
-		return value
-	if not isinstance(value, Mapping):
-		raise ConfigurationError(
-			f"create_agent: model_config must be a dict of its settings (got {_shown(value)}), "
-			"e.g. model_config={'temperature': 0.2}"
-		)
-	from pydantic import ValidationError
+	"""Read ``model_config`` (`openmolt_core.llm.read_model_config`)."""
+	from openmolt_core.options import read_model_config
 
-	try:
-		return ModelConfig.model_validate(value)
-	except ValidationError as exc:
-		fields = ModelConfig.model_fields
-		unknown: list[str] = []
-		wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
-		for error in exc.errors():
-			key = str(error["loc"][0]) if error["loc"] else ""
-			if error["type"] == "extra_forbidden":
-				from openmolt_core._support.suggest import typo_of
-
-				close = typo_of(key, fields)
-				hint = f"; did you mean {close!r}?" if close else ""
-				unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
-			else:
-				must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
-				wrong.setdefault(key, ([], error.get("input")))[0].append(must)
-		problems = unknown + [
-			f"{key} must be {' or '.join(musts)} (got {_shown(given)})"
-			for key, (musts, given) in wrong.items()
-		]
-		raise ConfigurationError("create_agent: model_config: " + "; ".join(problems)) from None
+	return read_model_config(value, "create_agent")
 
 
 def _agent_config(config: AgentConfig | Mapping[str, Any]) -> AgentConfig:
@@ -869,6 +841,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	if options.model_config.provider_options:
 		_check_provider_options(agent)
 	agent._models_check = functools.partial(_recheck, agent)  # the setters that change models
+	agent._compaction_of = functools.partial(_compactor, om, shared)  # agent.compaction = ...
 	durability = om.durability
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name

@@ -40,13 +40,16 @@ ProviderSettings.model_validate({"apiKey": "sk-..."}).api_key  # "sk-..."
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel, to_snake
 from pydantic.json_schema import SkipJsonSchema
 
 from openmolt_core._support import lazy_exports
+
+if TYPE_CHECKING:
+	from openmolt_core.llm import ModelConfig
 
 __all__ = [
 	"AgentMemory",
@@ -57,6 +60,7 @@ __all__ = [
 	"masked_repr_args",
 	"options_config",
 	"parse_options",
+	"read_model_config",
 	"snake_keys",
 	"snake_options",
 ]
@@ -213,6 +217,57 @@ def snake_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
 		out[name] = value
 		given[name] = str(key)
 	return out
+
+
+def read_model_config(value: ModelConfig | Mapping[str, Any], where: str) -> ModelConfig:
+	"""Read a model configuration: a `ModelConfig`, or a dict of its settings.
+
+	One reading for ``create_agent(model_config=...)`` and ``agent.model_config = ...``.
+
+	Args:
+		value: What was given.
+		where: Who was given it, for the message (``create_agent``, ``agent.model_config``).
+
+	Raises:
+		ConfigurationError: It is neither, or a setting is unknown (the nearest named) or of
+			the wrong type (what it must be, and what was given).
+	"""
+	from openmolt_core.llm import ModelConfig
+
+	if isinstance(value, ModelConfig):
+		return value
+	from openmolt_core._support.words import shown  # loaded by an error only
+	from openmolt_core.errors import ConfigurationError
+
+	if not isinstance(value, Mapping):
+		raise ConfigurationError(
+			f"{where}: model_config must be a dict of its settings (got {shown(value)}), "
+			"e.g. model_config={'temperature': 0.2}"
+		)
+	from pydantic import ValidationError
+
+	try:
+		return ModelConfig.model_validate(value)
+	except ValidationError as exc:
+		fields = ModelConfig.model_fields
+		unknown: list[str] = []
+		wrong: dict[str, tuple[list[str], Any]] = {}  # per key: what it must be (a union's each)
+		for error in exc.errors():
+			key = str(error["loc"][0]) if error["loc"] else ""
+			if error["type"] == "extra_forbidden":
+				from openmolt_core._support.suggest import typo_of
+
+				close = typo_of(key, fields)
+				hint = f"; did you mean {close!r}?" if close else ""
+				unknown.append(f"unknown key {key!r}{hint} (allowed: {', '.join(fields)})")
+			else:
+				must = str(error["msg"]).removeprefix("Input should be ").split(", unable")[0]
+				wrong.setdefault(key, ([], error.get("input")))[0].append(must)
+		problems = unknown + [
+			f"{key} must be {' or '.join(musts)} (got {shown(given)})"
+			for key, (musts, given) in wrong.items()
+		]
+		raise ConfigurationError(f"{where}: model_config: " + "; ".join(problems)) from None
 
 
 def parse_options(model: type[_M], value: Any, where: str) -> _M:

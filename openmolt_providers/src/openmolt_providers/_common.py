@@ -12,10 +12,10 @@ names the provider, the model and the fix, never the key.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -648,9 +648,24 @@ class HTTPProvider:
 		except ProviderError as exc:
 			vars(exc)[_RETRIED] = True
 			raise
+		start = bytearray()  # the body's start, kept until an event came (`_no_events`)
+		seen = False
+
+		async def chunks() -> AsyncIterator[bytes]:
+			async for chunk in response.aiter_bytes():
+				if not seen and len(start) < _MAX_UNSTREAMED:
+					start.extend(chunk[: _MAX_UNSTREAMED - len(start)])
+				yield chunk
+
 		try:
-			async for event in sse_events(response.aiter_bytes()):
+			async for event in sse_events(chunks()):
+				seen = True
 				yield event
+			failure = None if seen else self._no_events(response, bytes(start), model)
+			if failure is not None:
+				raise failure
+		except httpx.DecodingError as exc:
+			raise self._undecodable(response, model) from exc
 		except httpx.TransportError as exc:
 			raise ProviderError(
 				f"the connection broke while the reply streamed ({type(exc).__name__}), so none "
@@ -661,6 +676,42 @@ class HTTPProvider:
 			) from exc
 		finally:
 			await response.aclose()
+
+	def _no_events(
+		self, response: httpx.Response, start: bytes, model: str
+	) -> ProviderError | None:
+		"""The error of a streamed answer that held no event: a page, or a whole JSON body.
+
+		`_open` knows both by their content type; sent as ``text/plain`` or untyped, they were
+		read as events, held none, and failed as a stream cut off (asked again, each try paid
+		for when it was a reply). A page is named as one (`_page_answer`); a JSON object is the
+		answer to the request (`_NotStreamed`: a reply is used, an error body raised); None for
+		anything else: the provider's reader says the stream was cut off, as before.
+
+		Args:
+			response: The answer.
+			start: Its body's first bytes (up to `_MAX_UNSTREAMED`).
+			model: The model asked.
+		"""
+		text = start.decode("utf-8", "replace")
+		if _page(response.headers, text) is not None:
+			return self._page_answer(response, model, text)
+		from openmolt_providers._shape import decoded
+
+		try:
+			data = decoded(start)
+		except ValueError:
+			data = None
+		if not isinstance(data, dict):
+			return None
+		not_streamed = _NotStreamed(
+			"the server answered without streaming",
+			provider=self.name,
+			model=model,
+			status_code=response.status_code,
+		)
+		not_streamed.reply = data
+		return not_streamed
 
 	def _retryable(self, exc: Exception, url: str, model: str) -> Exception:
 		"""The first failure of a call, when another attempt is due; else raises what to raise."""
@@ -784,13 +835,20 @@ class HTTPProvider:
 		return request
 
 	async def _send(self, url: str, body: bytes, model: str) -> dict[str, Any]:
+		import httpx
+
 		client = self._http()
 		request = self._request(client, url, body, stream=False)
-		response = await client.send(request)
+		try:
+			response = await client.send(request)
+		except httpx.DecodingError as exc:  # the body is read (decompressed) by the send
+			raise self._undecodable(None, model) from exc
 		status = response.status_code
 		if status < 300:
+			from openmolt_providers._shape import decoded  # loaded with the reply's parser
+
 			try:
-				data = json.loads(response.content)
+				data = decoded(response.content)
 			except ValueError as exc:
 				if _page(response.headers, response.text) is not None:
 					raise self._page_answer(response, model) from exc
@@ -818,34 +876,68 @@ class HTTPProvider:
 		if response.status_code < 300:
 			kind = response.headers.get("content-type", "")
 			if "html" in kind.lower():  # a page, not events: read as a stream, it was "cut off"
-				try:
-					await response.aread()
-				finally:
-					await response.aclose()
+				await self._read(response, model)
 				raise self._page_answer(response, model)
 			if not kind.startswith("application/json"):
 				return response
-			try:  # a whole reply: the answer to this request, read as `generate` reads one
-				await response.aread()
-			finally:
-				await response.aclose()
+			# a whole reply: the answer to this request, read as `generate` reads one
+			await self._read(response, model)
 			not_streamed = _NotStreamed(
 				"the server answered without streaming",
 				provider=self.name,
 				model=model,
 				status_code=response.status_code,
 			)
+			from openmolt_providers._shape import decoded
+
 			try:
-				data = json.loads(response.content)
+				data = decoded(response.content)
 			except ValueError:
 				data = None
 			not_streamed.reply = data if isinstance(data, dict) else None
 			raise not_streamed
+		await self._read(response, model)
+		raise self._error(response, model)
+
+	async def _read(self, response: httpx.Response, model: str) -> None:
+		"""Read a streamed response's whole body (a page, a whole reply, an error) and close it.
+
+		Raises:
+			ProviderError: The body does not decompress (`_undecodable`).
+		"""
+		import httpx
+
 		try:
 			await response.aread()
+		except httpx.DecodingError as exc:
+			raise self._undecodable(response, model) from exc
 		finally:
 			await response.aclose()
-		raise self._error(response, model)
+
+	def _undecodable(self, response: httpx.Response | None, model: str) -> ProviderError:
+		"""The error of a body that does not decompress as its ``content-encoding`` says.
+
+		httpx decompresses a body as it reads it; bytes that are not the gzip (or deflate,
+		brotli, zstd) their header names raise its ``DecodingError``, which is no transport
+		error: it escaped the provider as it was. Something between here and the API (a proxy
+		that compresses or cuts) is the likely cause; another try may pass.
+
+		Args:
+			response: The response whose body failed (None: its status is not known yet).
+			model: The model asked.
+		"""
+		status = response.status_code if response is not None else None
+		coding = response.headers.get("content-encoding", "") if response is not None else ""
+		named = f" as {self._redact(coding[:40])!r}" if coding else ""
+		return ProviderError(
+			f"the reply's body could not be decompressed{named}: something between here and "
+			"the API (a proxy) changed or cut it, or the server's compression is broken; try "
+			f"again, and check {self._base_url_setting()} and any proxy between here and the API",
+			provider=self.name,
+			model=model,
+			status_code=status,
+			retryable=True,
+		)
 
 	# errors -------------------------------------------------------------------------------
 
@@ -859,9 +951,14 @@ class HTTPProvider:
 		"""
 		return self._redact(text)
 
-	def _page_answer(self, response: httpx.Response, model: str) -> ProviderError:
-		"""The error of an HTML page sent with a success status in place of the API's answer."""
-		title = _page(response.headers, response.text) or "untitled"
+	def _page_answer(
+		self, response: httpx.Response, model: str, text: str | None = None
+	) -> ProviderError:
+		"""The error of an HTML page sent with a success status in place of the API's answer.
+
+		``text``: the page's text, when the answer was streamed (default: its body, read).
+		"""
+		title = _page(response.headers, response.text if text is None else text) or "untitled"
 		return ProviderError(
 			f"the server answered with an HTML page ({self._redact(title)!r}), not the API's "
 			f"answer ({response.status_code}): something between here and the API answered (a "
@@ -873,13 +970,17 @@ class HTTPProvider:
 		)
 
 	def _redact(self, text: str) -> str:
-		masked = masked_excerpt(text, len(text), self.secrets())  # masked whole, not cut yet
+		# Masked whole, not cut yet: a mask may be longer than the secret it replaces, so the
+		# masked text is not cut at the text's own length either (that cut the message's end).
+		masked = masked_excerpt(text, sys.maxsize, self.secrets())
 		return _KEY_PATTERNS().sub("***", masked)[:MAX_ERROR_CHARS]
 
 	def _error(self, response: httpx.Response, model: str) -> ProviderError:
+		from openmolt_providers._shape import decoded
+
 		status = response.status_code
 		try:
-			body: Any = json.loads(response.content)
+			body: Any = decoded(response.content)
 		except ValueError:
 			body = response.text
 		if isinstance(body, list) and len(body) == 1:
@@ -976,6 +1077,10 @@ class HTTPProvider:
 		vars(refusal)[_ANSWERED] = True
 		return refusal
 
+
+_MAX_UNSTREAMED = 1 << 20
+"""The most bytes of a streamed answer kept until its first event (`HTTPProvider._no_events`):
+a page or a whole reply sent in place of the events is read from them."""
 
 _PAGE_FROM = "an HTML page ({!r}) from a proxy or gateway, not the API's own answer"
 """How an error names a page in place of the API's answer (`_page`)."""

@@ -16,6 +16,7 @@ spent, and so lift its budget (``max_cost``, ``max_tokens``).
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -24,9 +25,12 @@ from openmolt_core.errors import ProviderError
 
 if TYPE_CHECKING:
 	from openmolt_providers._common import HTTPProvider
+	from openmolt_providers._sse import SSEvent
 
 __all__ = [
 	"BadReply",
+	"decoded",
+	"event_data",
 	"fields",
 	"items",
 	"position",
@@ -39,8 +43,9 @@ __all__ = [
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
-_SLIPS = (TypeError, AttributeError, KeyError, IndexError)
-"""What a parser raises when a field has another type than it reads (a list for a dict...)."""
+_SLIPS = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+"""What a parser raises when a field has another type than it reads (a list for a dict...;
+``dict("abc")`` raises ValueError)."""
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -59,6 +64,41 @@ class BadReply(Exception):
 		self.where = where
 		self.value = value
 		self.expected = expected
+
+
+def decoded(text: str | bytes) -> Any:
+	"""JSON text of a reply (a body, a stream's event, a streamed tool input) decoded.
+
+	Python's decoder recurses per level of nesting: text nested thousands of levels deep
+	(``[[[[...]]]]``) raised `RecursionError`, which no reader of replies expects. It is text
+	that cannot be read as JSON here, as a syntax error is.
+
+	Raises:
+		ValueError: The text is not JSON, or it nests too deeply to decode.
+	"""
+	try:
+		return json.loads(text)
+	except RecursionError:
+		raise ValueError("JSON nested too deeply to decode") from None
+
+
+def event_data(provider: HTTPProvider, model: str, event: SSEvent) -> Any:
+	"""A stream event's data, decoded (`decoded`).
+
+	Raises:
+		ProviderError: It is not JSON. The event's name, the server's text, is quoted masked
+			(`HTTPProvider.scrub`) and short.
+	"""
+	try:
+		return decoded(event.data)
+	except ValueError as exc:
+		name = _cut(provider.scrub(event.event), 60)
+		raise ProviderError(
+			f"the stream sent an event that is not JSON ({name!r}); is `base_url` a server that "
+			"speaks this API, or is a proxy in between changing what it sends?",
+			provider=provider.name,
+			model=model,
+		) from exc
 
 
 def fields(value: Any, where: str) -> Mapping[str, Any]:

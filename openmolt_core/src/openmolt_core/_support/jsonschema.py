@@ -937,11 +937,44 @@ def format_errors(error: ValidationError, *, limit: int = 8) -> str:
 			msg = "required field is missing"
 		elif item["type"] in ("extra_forbidden",):
 			msg = "unknown field; remove it"
+		elif item["type"] in _CONTAINERS and isinstance(item.get("input"), str):
+			msg = f"{msg} ({_CONTAINERS[item['type']]}); got a string{_as_json(item['input'])}"
 		lines.append(f"{loc}: {msg}")
 	more = error.error_count() - limit
 	if more > 0:
 		lines.append(f"... and {more} more")
 	return "; ".join(lines)
+
+
+_CONTAINERS = {
+	"dict_type": "a JSON object",
+	"model_type": "a JSON object",
+	"list_type": "a JSON array",
+}
+"""Errors of an object or array given as something else: a string there may be JSON text."""
+
+
+def _as_json(text: str) -> str:
+	"""What a string given for an object or array says as JSON text, for its error.
+
+	Under a strict dialect an input or output with no strict form is sent as JSON text, and
+	the reply's repair decodes it; text that is not JSON stays a string. Saying where it breaks
+	lets a model mend it (it sent the string its schema asked for).
+	"""
+	import json
+
+	try:
+		json.loads(text)
+	except RecursionError:
+		return ", and as JSON text it nests too deeply"
+	except ValueError as exc:
+		where = (
+			f": {exc.msg} at line {exc.lineno} column {exc.colno}"
+			if isinstance(exc, json.JSONDecodeError)
+			else ""
+		)
+		return f", and as JSON text it is not valid JSON{where}"
+	return ""
 
 
 def _is_union_tag(part: Any) -> bool:

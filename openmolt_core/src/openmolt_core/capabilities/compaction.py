@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
-from openmolt_core._chain import slot_id, spend_failed, split_id
+from openmolt_core._chain import slot_id, spend_failed, summary_provider
 from openmolt_core.capabilities import Compaction  # every agent has it: defined there
 from openmolt_core.compaction import CompactionEvent, compact
 from openmolt_core.errors import ProviderError
@@ -89,7 +89,9 @@ async def compact_run(
 		else provider,
 		model=model,
 		# A summary model of another provider gets its own part of provider_options.
-		model_config=models.config if cap.compactor is None else models.config_for(_prefix(cap)),
+		model_config=models.config
+		if cap.compactor is None
+		else models.config_for(summary_provider(cap.config.model, provider) or "custom"),
 		journal=journal,
 		system=system,
 		keep=ctx.toolset.kept(state) if ctx.toolset is not None else None,
@@ -112,14 +114,6 @@ async def compact_run(
 	else:
 		ctx.skip_event()
 	return True
-
-
-def _prefix(cap: Compaction) -> str:
-	"""The provider of the summary model: its id's prefix, or a provider object's name."""
-	model = cap.config.model
-	if isinstance(model, str):
-		return split_id(model)[0]
-	return str(getattr(model, "name", "") or "custom")
 
 
 class _Wrapped:

@@ -13,7 +13,6 @@ event raises as the same error would over plain HTTP (``overloaded_error`` is a 
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
 from openmolt_providers._common import billed
-from openmolt_providers._shape import position, reads_stream
+from openmolt_providers._shape import decoded, event_data, fields, position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.anthropic import _convert
 
@@ -67,25 +66,21 @@ async def _one(
 	async for event in provider.post_stream(
 		provider.base_url + "/messages", encode(payload), model=model
 	):
-		try:
-			data = json.loads(event.data)
-		except ValueError as exc:
-			raise ProviderError(
-				f"the stream sent an event that is not JSON ({event.event})",
-				provider=provider.name,
-				model=model,
-			) from exc
+		data = event_data(provider, model, event)
 		kind = data.get("type") if isinstance(data, dict) else None
+		# Each object field is read through `fields`: a string or a list there is named (dict()
+		# of one raised a bare ValueError).
 		if kind == "message_start":
 			message.clear()
-			message.update(data.get("message") or {})
-			message["usage"] = dict(message.get("usage") or {})
+			message.update(fields(data.get("message"), "message"))
+			message["usage"] = dict(fields(message.get("usage"), "message.usage"))
 		elif kind == "content_block_start":
-			blocks[position(data.get("index", len(blocks)))] = dict(data.get("content_block") or {})
+			block = fields(data.get("content_block"), "content_block")
+			blocks[position(data.get("index", len(blocks)))] = dict(block)
 		elif kind == "content_block_delta":
 			index = position(data.get("index", 0))
 			block = blocks.setdefault(index, {"type": "text", "text": ""})
-			delta = data.get("delta") or {}
+			delta = fields(data.get("delta"), "delta")
 			dtype = delta.get("type")
 			if dtype in _APPEND:
 				key = _APPEND[dtype]
@@ -106,14 +101,14 @@ async def _one(
 			if index in partial and index in blocks:
 				text = "".join(partial.pop(index))
 				try:
-					blocks[index]["input"] = json.loads(text) if text else {}
+					blocks[index]["input"] = decoded(text) if text else {}
 				except ValueError:
 					blocks[index]["input"] = text
 		elif kind == "message_delta":
-			message.update(data.get("delta") or {})
+			message.update(fields(data.get("delta"), "delta"))
 			# Cumulative counts; a field the event leaves null (the SDK's MessageDeltaUsage has
 			# them all optional) keeps message_start's count.
-			usage = data.get("usage") or {}
+			usage = fields(data.get("usage"), "usage")
 			message.setdefault("usage", {}).update(
 				(k, v) for k, v in usage.items() if v is not None
 			)

@@ -11,7 +11,6 @@ returns, which `_convert.parse` reads. A reply the API stopped at its per-reques
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
 from openmolt_providers._common import billed
-from openmolt_providers._shape import fields, items, reads_stream
+from openmolt_providers._shape import event_data, fields, items, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
@@ -78,15 +77,10 @@ async def _one(
 	candidate: dict[str, Any] = {}
 	ended = False
 	async for event in provider.post_stream(url, body, model=model):
-		try:
-			data = json.loads(event.data)
-		except ValueError as exc:
-			raise ProviderError(
-				"the stream sent an event that is not JSON", provider=provider.name, model=model
-			) from exc
+		data = event_data(provider, model, event)
 		if not isinstance(data, dict):
 			continue
-		if "error" in data:
+		if data.get("error"):  # a null one is none, as in a reply sent whole (`_convert.parse`)
 			raise _convert.reply_error(provider, model, data, "the stream")
 		whole.update({k: v for k, v in data.items() if k != "candidates"})
 		if fields(data.get("promptFeedback"), "promptFeedback").get("blockReason"):

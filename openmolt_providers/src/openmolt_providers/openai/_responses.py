@@ -145,8 +145,8 @@ def failure(
 		usage: What the failed response reports it was billed for (its ``usage``), so the run
 			counts it; None when it reports nothing.
 	"""
-	if isinstance(error, dict) and isinstance(error.get("error"), dict):
-		error = error["error"]
+	if isinstance(error, dict) and isinstance(error.get("error"), dict | str):
+		error = error["error"]  # the event's own error, an object or its text
 	if not isinstance(error, dict):
 		error = {"message": str(error or "")}
 	codes = {error.get("code"), error.get("type")}

@@ -14,21 +14,19 @@ add up to it. Either way, a stream that ends before its last event raises a retr
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._shape import reads_stream
+from openmolt_providers._shape import event_data, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 from openmolt_providers.openai._errors import reply_error
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import ModelRequest
-	from openmolt_providers._sse import SSEvent
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = ["chat", "cut_off", "responses"]
@@ -46,18 +44,6 @@ def cut_off(provider: OpenAIProvider, model: str) -> ProviderError:
 	)
 
 
-def _data(provider: OpenAIProvider, model: str, event: SSEvent) -> Any:
-	try:
-		return json.loads(event.data)
-	except ValueError as exc:
-		raise ProviderError(
-			f"the stream sent an event that is not JSON ({event.event}); check the base_url "
-			"setting",
-			provider=provider.name,
-			model=model,
-		) from exc
-
-
 @reads_stream("Responses")
 async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Responses API call."""
@@ -68,7 +54,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	wrote = False  # whether output text came: a refusal beside it is not the reply's text
 	snapshot: Any = None  # the last response a lifecycle event held: its usage, if it said
 	async for event in provider.post_stream(url, encode(payload), model=model):
-		data = _data(provider, model, event)
+		data = event_data(provider, model, event)
 		if not isinstance(data, dict):
 			continue
 		kind = data.get("type") or event.event
@@ -114,10 +100,10 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		if event.data.strip() == "[DONE]":
 			done = True
 			break
-		data = _data(provider, model, event)
+		data = event_data(provider, model, event)
 		if not isinstance(data, dict):
 			continue
-		if "error" in data:
+		if data.get("error"):  # a null one is none, as in a reply sent whole (`_chat.parse`)
 			# A gateway's error chunk; a chunk before it (or this one) may have reported usage.
 			spent = data.get("usage") or usage
 			billed = _chat.usage(provider, model, spent) if isinstance(spent, dict) else None
