@@ -1112,6 +1112,19 @@ class Capability:
 			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
 		"""
 
+	def memory_updated(self, run: Run, memory: str, data: str) -> None:
+		"""An ``updateMemory`` command changed one of the run's memories: note what it holds now.
+
+		Called after ``run.state.memory`` took the new text and before the agent keeps it (a
+		``longTerm`` update outlives the run) or its ``on_update`` callback hears it; outside
+		any journaled step, so a replay, which reads the command again, calls it again.
+
+		Args:
+			run: The run.
+			memory: ``longTerm`` or ``shortTerm``.
+			data: The memory's whole text after the update.
+		"""
+
 	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
 		"""The model finished with a validated output (``finish.output``, ``finish.status``).
 
@@ -1219,6 +1232,7 @@ _HOOKS = (
 	"replace_result",
 	"after_tool",
 	"tool_done",
+	"memory_updated",
 	"before_finish",
 	"before_words",
 	"resume",
@@ -1600,6 +1614,8 @@ class Hooks:
 	]
 	"""The `Capability.after_tool` hooks, in the order they run (the last capability's first)."""
 	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
+	memory_updated: tuple[Callable[[Run, str, str], None], ...]
+	"""The `Capability.memory_updated` hooks, in order."""
 	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
 	before_words: tuple[Callable[[Run, Words], Awaitable[WordsDecision | str]], ...]
 	"""The `Capability.before_words` hooks, in order."""
@@ -1715,6 +1731,11 @@ class Hooks:
 		"""Tell each `Capability.tool_done` in order."""
 		for hook in self.tool_done:
 			_ask(hook, run, call, index, entry)
+
+	def memory_changed(self, run: Run, memory: str, data: str) -> None:
+		"""Tell each `Capability.memory_updated` in order."""
+		for hook in self.memory_updated:
+			_ask(hook, run, memory, data)
 
 	async def decide_tool(
 		self,
