@@ -565,7 +565,11 @@ class Safety(Capability):
 		index = ctx.command_index
 		keys = []
 		for stage in ("tool_call", "tool_result"):
-			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound)]
+			# A result may carry labels of its own (`LabelledResult`), and a slice a stored
+			# result's: the guardrails its labels may select are reserved too (a step reserved
+			# and not used is skipped).
+			labels = bound.labels if stage == "tool_call" else LABELS
+			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound, labels)]
 			keys += [_guard_key(ctx.step, stage, index, n) for n in range(len(guards))]
 		outbound = run.state.tainted and "outbound" in tool.labels
 		if outbound and self.policy.on_outbound == "approve" and self._gated(run):
@@ -691,15 +695,18 @@ class Safety(Capability):
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_result")
 		# A slice ``readResult`` reads back is the content of the tool that returned it: judged
-		# by the guardrails that judge that tool's results, under its labels.
+		# by the guardrails that judge that tool's results, under its labels (and the result's).
 		read = _read_from(run, call) if call.tool == READ_TOOL else None
 		labels = bound.labels if read is None else read[0]
 		own = entry.get("labels")
 		if own is not None:  # labels of this result's own (`openmolt_core.tools.LabelledResult`)
 			entry = {k: v for k, v in entry.items() if k != "labels"}
 			if isinstance(own, list):
-				labels = labels | {x for x in own if x in LABELS}
-		checked = [g for g in guards if _applies(g, bound, read)] if guards else None
+				added = {x for x in own if x in LABELS}
+				if added - labels:
+					labels = labels | added
+					_keep_labels(run, entry.get("result"), labels)
+		checked = [g for g in guards if _applies(g, bound, read, labels)] if guards else None
 		untrusted = "untrusted" in labels
 		if not checked and not untrusted:
 			return entry
@@ -896,12 +903,31 @@ def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:
 	return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
 
 
+_LABELLED = "labelled"
+"""Where ``state.ext["safety"]`` keeps the labels of stored results that carried labels of their
+own, by the stored result's reference (``{"openmolt-file:...": ["private", "untrusted"]}``)."""
+
+
+def _keep_labels(run: Run, result: Any, labels: frozenset[str]) -> None:
+	"""Note the labels of a result stored for ``readResult`` that carried labels of its own.
+
+	Its slices are its content: they carry its labels, not only its tool's (`_read_from`). Set
+	from the journaled entry, so a replay notes the same.
+	"""
+	from openmolt_core.capabilities import is_stored
+
+	if is_stored(result):
+		kept = run.state.ext.setdefault(Safety.name, {}).setdefault(_LABELLED, {})
+		kept[result["stored"]] = sorted(labels)
+
+
 def _read_from(run: Run, call: CallTool) -> tuple[frozenset[str], BoundTool | None] | None:
-	"""What a ``readResult`` call reads: its tool's labels and the tool (None: not a stored one).
+	"""What a ``readResult`` call reads: its result's labels and its tool (None: not a stored one).
 
 	Its slice is that result's content, so the model reads it with the same marker, and the
-	guardrails that judge that tool's results judge it. A result of a tool the run no longer
-	has reads as untrusted content, of no tool.
+	guardrails that judge that tool's results judge it: its tool's labels, and those the result
+	carried of its own (`_keep_labels`: a marked file's read). A result of a tool the run no
+	longer has reads as untrusted content, of no tool.
 	"""
 	ref = call.input.get("result")
 	for record in run.state.stored:
@@ -909,22 +935,32 @@ def _read_from(run: Run, call: CallTool) -> tuple[frozenset[str], BoundTool | No
 			source: BoundTool | None = run.tools.get(str(record.get("tool")))  # type: ignore[assignment]  # the loop's bound tools
 			if source is None:
 				return frozenset({"untrusted"}), None
-			return frozenset(source.labels), source
+			labels = frozenset(source.labels)
+			kept = run.state.ext.get(Safety.name, {}).get(_LABELLED, {}).get(ref)
+			if isinstance(kept, list):
+				labels = labels | {x for x in kept if x in LABELS}
+			return labels, source
 	return None
 
 
 def _applies(
-	g: Guardrail, bound: BoundTool, read: tuple[frozenset[str], BoundTool | None] | None
+	g: Guardrail,
+	bound: BoundTool,
+	read: tuple[frozenset[str], BoundTool | None] | None,
+	labels: frozenset[str],
 ) -> bool:
-	"""Whether a tool_result guardrail judges a call's result (a slice: as its tool's, too)."""
-	if g.applies(bound):
+	"""Whether a tool_result guardrail judges a call's result (a slice: as its tool's, too).
+
+	``labels``: the result's, its tool's and its own (a slice: those of the result it reads).
+	"""
+	if g.applies(bound, labels | bound.labels):
 		return True
 	if read is None:
 		return False
-	labels, source = read
+	_, source = read
 	if source is None:  # its tool is gone: judged by the guardrails of such labels
 		return bool(set(g.labels) & labels)
-	return g.applies(source)
+	return g.applies(source, labels)
 
 
 async def taint(ctx: RunContext, key: str, tool: str, *, live: bool = True) -> None:
