@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core.llm import Message
 from openmolt_core.result import RunState
 from openmolt_core.taint import untrusted_input
 from openmolt_core.testing import ScriptedModel, call_tool, finish, update_memory
@@ -172,26 +171,31 @@ async def test_a_mark_given_back_with_other_text_does_not_taint_a_run_from_newer
 	assert not result.state.tainted and notes.sent == ["sunny"]
 
 
-async def _drive(agent: Any, port: Journal) -> RunState:
-	"""Drive a new run that starts from the injected memory through ``port``."""
-	state = RunState(run_id="r1", memory={"longTerm": INJECTED, "shortTerm": ""})
-	state.messages.append(Message("user", agent.first_message("go", state)))
+async def _drive(agent: Any, port: Journal, start: dict[str, Any]) -> RunState:
+	"""Drive a new run from its first state as saved (``start``) through ``port``."""
+	state = RunState.from_dict(start)
 	await agent._prepare()
 	await agent._loop(agent._context(state, port), None)
 	return state
 
 
 async def test_a_replay_starts_tainted_as_the_first_execution_did() -> None:
-	"""The start's decision is journaled: a replay elsewhere (no in-process mark) decides the same."""
+	"""The mark is noted in the run's first state, which a durable run saves or journals: a
+	replay elsewhere (no in-process mark) starts tainted the same, with no journal step more."""
 	script = [call_tool("local.vault"), call_tool("local.post", text="key-123"), finish("x")]
 	notes = Notes()
 	await notes.run(
 		update_memory(INJECTED, memory="longTerm"), history=untrusted_input("webhook:Notes")
 	)
+	agent = notes.build(ScriptedModel(script))
+	start = agent.new_state(
+		"go"
+	).to_dict()  # as `agent.start` or the engine's `start` step saves it
 	journal = Journal()
-	first = await _drive(notes.build(ScriptedModel(script)), journal)
+	first = await _drive(agent, journal, start)
 	assert first.taint[0]["call"] == "memory:longTerm" and first.pending is not None
-	other = Notes()  # another process: no mark in memory, the same journal
-	replayed = await _drive(other.build(ScriptedModel(script)), Journal(journal.values))
+	assert not any(key.startswith("taint") for key in journal.values)
+	other = Notes()  # another process: no mark in memory, the same first state and journal
+	replayed = await _drive(other.build(ScriptedModel(script)), Journal(journal.values), start)
 	assert replayed.taint == first.taint
 	assert replayed.pending is not None and other.sent == []

@@ -79,9 +79,9 @@ async def _stop_here() -> None:
 	await asyncio.sleep(0)
 
 
-_PLAIN = frozenset({"start", "model", "compact", "schedule", "taint"})
+_PLAIN = frozenset({"start", "model", "compact", "schedule"})
 """The kinds of step of OpenMolt's own work (the run's start, a model call, a summary, a schedule's
-check, whether a new run's memory is tainted), the only ones not preemptible: every other runs the application's code or waits for a
+check), the only ones not preemptible: every other runs the application's code or waits for a
 person (a tool, a guardrail, a handler, a memory callback, a capability's decision or step)."""
 
 

@@ -123,8 +123,10 @@ _MEMORY_NAMES = {
 	"shortTerm": "the agent's short-term memory",
 }
 
-_MEMORY_STEP = "taint:memory"
-"""The journal step of whether a new run's long-term memory is marked in this process."""
+_MARKED = "memory"
+"""Where ``state.ext["safety"]`` notes, as a new run's state is made (`Safety.new_run`), that its
+long-term memory is the text a tainted run of the agent wrote last in this process: saved or
+journaled with the first state, so a replay elsewhere (which has no such mark) reads the same."""
 
 
 class Safety(Capability):
@@ -474,8 +476,9 @@ class Safety(Capability):
 		"""Taint a new run whose memory a tainted run wrote, from its first model call.
 
 		Its long-term memory is marked when a tainted run of the agent wrote it last, in this
-		process (`memory_updated`: the decision is journaled, so a replay elsewhere decides the
-		same), or when it is the memory option's ``data`` given back with ``untrusted``; its
+		process (`memory_updated`; noted in the run's first state by `new_run`, so a replay
+		elsewhere decides the same), or when it is the memory option's ``data`` given back with
+		``untrusted``; its
 		short-term memory when it is such ``data``. The record is ``{"call": "memory:<memory>",
 		"tool": "the agent's long-term memory"}`` (`MEMORY`).
 		"""
@@ -491,20 +494,26 @@ class Safety(Capability):
 			call = MEMORY + key
 			if not text or any(t.get("call") == call for t in state.taint):
 				continue
-			if _given_untrusted(ctx.memory, key, text) or (
-				key == "longTerm" and await self._wrote(ctx, text)
-			):
+			if _given_untrusted(ctx.memory, key, text) or (key == "longTerm" and self._wrote(ctx)):
 				await taint(ctx, call, _MEMORY_NAMES[key])
 		return None
 
-	async def _wrote(self, ctx: RunContext, text: str) -> bool:
-		"""Whether a tainted run wrote this long-term memory last, in this process (journaled)."""
-		mark = self._memory.get(ctx.agent)
+	def new_run(self, agent: str, state: RunState) -> None:
+		"""Note in a new run's state that its long-term memory is what a tainted run wrote.
 
-		async def marked() -> bool:
-			return mark is not None and mark == _digest(text)
+		Only this process knows it (`memory_updated`); noted in the first state, which the run
+		saves or journals, a replay elsewhere taints the run the same (`on_run_start`).
+		"""
+		mark = self._memory.get(agent)
+		text = state.memory.get("longTerm")
+		if mark is not None and text and mark == _digest(text):
+			state.ext.setdefault(Safety.name, {})[_MARKED] = True
 
-		return bool(await ctx.port.step(_MEMORY_STEP, marked))
+	@staticmethod
+	def _wrote(ctx: RunContext) -> bool:
+		"""Whether the run's first state noted its long-term memory as a tainted run's (`new_run`)."""
+		kept = ctx.state.ext.get(Safety.name)
+		return isinstance(kept, dict) and kept.get(_MARKED) is True
 
 	# the input ----------------------------------------------------------------------------
 
@@ -1203,7 +1212,7 @@ def _hooks_needed(
 	# Every tool's labels; untrusted results taint; a tainted run's nested runs start tainted.
 	hooks = {"describe_tools", "after_tool", "hand_down"}
 	# Memory a tainted run wrote taints the runs that start from it.
-	hooks.update(("memory_updated", "memory_option", "on_run_start"))
+	hooks.update(("new_run", "memory_updated", "memory_option", "on_run_start"))
 	if "input" in stages:
 		hooks.add("before_first_model")
 	if "tool_call" in stages or gates:
