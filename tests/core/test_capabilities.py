@@ -124,8 +124,10 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"approval-gate",
 	]
 	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1
-	for name in ("on_run_start", "before_model", "wrap_model", "before_tool"):
+	for name in ("before_model", "wrap_model", "before_tool"):
 		assert getattr(hooks, name) == (), name  # before_tool: none journaled (hook:...)
+	# safety's only: a run that starts from memory a tainted run wrote starts tainted
+	assert [h.__self__.name for h in hooks.on_run_start] == ["safety"]  # type: ignore[attr-defined]
 	for name in ("visible_tools", "why_hidden", "replace_result", "tool_done"):
 		assert len(getattr(hooks, name)) == 1, name
 	default = om.create_agent(name="B", model=ScriptedModel([]))  # compaction is on by default

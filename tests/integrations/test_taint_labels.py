@@ -123,3 +123,33 @@ def test_the_file_system_reads_are_private_and_its_writes_declare_none() -> None
 	declared = _declared(file_system_integration("."), "fileSystem")
 	assert {h for h, labels in declared.items() if labels} == {"read", "list", "search"}
 	assert all(labels == {"private"} for labels in declared.values() if labels)
+
+
+STORE_READERS = {
+	# A store a run can write and a later run reads: what a tainted run wrote there comes back as
+	# the reader's labels say, so the readers of its content are untrusted (others write there
+	# too: a shared folder, a form, a collaborator). Names and metadata are not content here.
+	"airtable": ("listRecords", "getRecord"),
+	"dropbox": ("download",),
+	"github": ("getContent",),
+	"gmail": ("getMessage", "getThread", "getAttachment"),
+	"google_calendar": ("listEvents", "getEvent"),
+	"google_drive": ("downloadFile", "exportFile"),
+	"google_sheets": ("getValues", "batchGetValues", "lookupRows"),
+	"notion": ("getPage", "getPageMarkdown", "listBlockChildren", "queryDataSource", "search"),
+	"outlook": ("getMessage", "listMessages", "getAttachment"),
+	"s3": ("getObject",),
+	"slack": ("getConversationHistory", "getThreadReplies", "searchMessages"),
+}
+
+
+@pytest.mark.parametrize(("key", "readers"), sorted(STORE_READERS.items()))
+def test_the_readers_of_a_store_a_run_writes_are_untrusted(
+	key: str, readers: tuple[str, ...]
+) -> None:
+	"""Taint is not laundered through a store: reading back what a tainted run wrote taints."""
+	integration = importlib.import_module(f"openmolt_integrations.{key}").INTEGRATION
+	handles = {t.handle for t in integration.tools}
+	for name in readers:
+		assert name in handles, f"{key}.{name} is not a tool"
+		assert "untrusted" in labels_of(integration, name), f"{key}.{name} reads clean"

@@ -1302,6 +1302,8 @@ def _memory_after(state: RunState, command: UpdateMemory) -> str:
 async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> dict[str, Any]:
 	key = command.memory
 	ctx.state.memory[key] = _memory_after(ctx.state, command)
+	if ctx.hooks.memory_updated:  # before anyone keeps it or hears of it
+		ctx.hooks.memory_changed(ctx, key, ctx.state.memory[key])
 	if key == "longTerm":
 		ctx.keep_long_term(ctx.state.memory[key])  # long-term memory outlives the run
 	_, callback = memory_part(ctx.memory, "long_term" if key == "longTerm" else "short_term")

@@ -1011,6 +1011,8 @@ class Agent:
 			self._keep_listed(None)  # the whole listing (a resumed run may have bound fewer)
 
 			state.ext[KEY] = {"listed": dict(self._static[2])}
+		if self._hooks.new_run:  # what they note is saved (or journaled) with the first state
+			self._hooks.made(self.name, state)
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
 		first = self.first_message(input, state, earlier)
 		if attachments and (

@@ -1112,6 +1112,33 @@ class Capability:
 			entry: ``{"tool", "ok", "result"}`` or ``{"tool", "ok": False, "error"}``.
 		"""
 
+	def new_run(self, agent: str, state: RunState) -> None:
+		"""A new run's state is made: note in it what only this process knows now.
+
+		Called once per run, where its first state is made (``agent.run``, ``agent.start``, or
+		a durable engine's ``start`` step), after its memory is set and before its first
+		message is built. What a capability writes into the state (its ``ext``, its ``taint``)
+		is saved or journaled with that first state, so a replay in another process reads the
+		same instead of asking again. No I/O, no await.
+
+		Args:
+			agent: The agent's name.
+			state: The new run's state.
+		"""
+
+	def memory_updated(self, run: Run, memory: str, data: str) -> None:
+		"""An ``updateMemory`` command changed one of the run's memories: note what it holds now.
+
+		Called after ``run.state.memory`` took the new text and before the agent keeps it (a
+		``longTerm`` update outlives the run) or its ``on_update`` callback hears it; outside
+		any journaled step, so a replay, which reads the command again, calls it again.
+
+		Args:
+			run: The run.
+			memory: ``longTerm`` or ``shortTerm``.
+			data: The memory's whole text after the update.
+		"""
+
 	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
 		"""The model finished with a validated output (``finish.output``, ``finish.status``).
 
@@ -1219,6 +1246,8 @@ _HOOKS = (
 	"replace_result",
 	"after_tool",
 	"tool_done",
+	"new_run",
+	"memory_updated",
 	"before_finish",
 	"before_words",
 	"resume",
@@ -1600,6 +1629,10 @@ class Hooks:
 	]
 	"""The `Capability.after_tool` hooks, in the order they run (the last capability's first)."""
 	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
+	new_run: tuple[Callable[[str, RunState], None], ...]
+	"""The `Capability.new_run` hooks, in order."""
+	memory_updated: tuple[Callable[[Run, str, str], None], ...]
+	"""The `Capability.memory_updated` hooks, in order."""
 	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
 	before_words: tuple[Callable[[Run, Words], Awaitable[WordsDecision | str]], ...]
 	"""The `Capability.before_words` hooks, in order."""
@@ -1715,6 +1748,16 @@ class Hooks:
 		"""Tell each `Capability.tool_done` in order."""
 		for hook in self.tool_done:
 			_ask(hook, run, call, index, entry)
+
+	def made(self, agent: str, state: RunState) -> None:
+		"""Show a new run's state to each `Capability.new_run`, in order."""
+		for hook in self.new_run:
+			_ask(hook, agent, state)
+
+	def memory_changed(self, run: Run, memory: str, data: str) -> None:
+		"""Tell each `Capability.memory_updated` in order."""
+		for hook in self.memory_updated:
+			_ask(hook, run, memory, data)
 
 	async def decide_tool(
 		self,

@@ -379,11 +379,17 @@ class MemoryPart(Options):
 		data: The initial text (any other JSON value is written as JSON).
 		on_update: Called (sync or async) with the new text after each update (Python only);
 			one with an ``update_id`` parameter gets the update's id too, the same when a
-			durable run calls it again after a crash (docs/guides/durable.md).
+			durable run calls it again after a crash (docs/guides/durable.md); one with an
+			``untrusted`` parameter is told whether the run that wrote it had read untrusted
+			content (keep it with the text, and give it back as ``untrusted``).
+		untrusted: ``data`` was written by a run that had read untrusted content (what
+			``on_update`` was told): a run that starts from it starts tainted, so its outbound
+			calls go through the taint policy (docs/guides/safety.md).
 	"""
 
 	data: Any = ""
 	on_update: SkipJsonSchema[Callable[[str], Any] | None] = Field(default=None, exclude=True)
+	untrusted: bool = False
 
 
 class AgentMemory(Options):

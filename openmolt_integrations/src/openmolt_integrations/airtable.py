@@ -488,8 +488,9 @@ INTEGRATION = Integration(
 		"updateField": [],
 		"uploadAttachment": [],
 		"createComment": [],
-		"listRecords": ["private"],
-		"getRecord": ["private"],
+		# Records: a collaborator's, a form's, or a tainted run's earlier write.
+		"listRecords": ["private", "untrusted"],
+		"getRecord": ["private", "untrusted"],
 		"listComments": ["private", "untrusted"],  # collaborators of a shared base
 	},
 	id="airtable",

@@ -528,7 +528,8 @@ INTEGRATION = Integration(
 		"listFolder*": ["private"],
 		"getMetadata": ["private"],
 		"search*": ["private"],
-		"download": ["private"],
+		# A file's bytes: a shared folder's, a file request's, or a tainted run's upload.
+		"download": ["private", "untrusted"],
 		"getCurrentAccount": ["private"],
 		"createSharedLink": ["outbound"],
 		"getTemporaryLink": ["outbound"],

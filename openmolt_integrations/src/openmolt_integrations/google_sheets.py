@@ -556,9 +556,10 @@ INTEGRATION = Integration(
 		"deleteSheet": [],
 		"batchUpdateSpreadsheet": [],
 		"getSpreadsheet": ["private"],
-		"getValues": ["private"],
-		"batchGetValues": ["private"],
-		"lookupRows": ["private"],
+		# Cells: a collaborator's, a form's answers, or a tainted run's earlier write.
+		"getValues": ["private", "untrusted"],
+		"batchGetValues": ["private", "untrusted"],
+		"lookupRows": ["private", "untrusted"],
 		# Reads the header row and the key column before it writes.
 		"appendOrUpdateRow": ["private"],
 	},

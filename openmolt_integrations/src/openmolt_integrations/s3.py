@@ -623,7 +623,8 @@ INTEGRATION = Integration(
 		"deleteBucket": [],
 		"listObjects": ["private"],
 		"headObject": ["private"],
-		"getObject": ["private"],
+		# An object's bytes: an upload of anyone the bucket takes them from, or of a tainted run.
+		"getObject": ["private", "untrusted"],
 		"presignUrl": ["outbound"],
 	},
 	id="s3",

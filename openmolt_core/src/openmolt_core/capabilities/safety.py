@@ -15,6 +15,9 @@ policy labels every tool and taints a run that read untrusted content). It attac
   question and on a call's reason for its approver;
 - `Safety.hand_down`: a tainted run's records (`TaintedStart`) and its message guardrails
   (`CallerWords`) go to the runs its calls start (a sub-agent's words reach its callers' people).
+- `Safety.memory_updated`, `Safety.memory_option`, `Safety.on_run_start`: memory a tainted run
+  wrote is marked (in process, and told to an ``on_update`` callback that takes ``untrusted``),
+  and a run that starts from marked memory starts tainted (`MEMORY`).
 
 Its decisions are a pure function of the state and of its own journaled steps: every verdict
 goes through the run's port under ``guard:<step>:<stage>:<index>:<n>``, so the loop does not
@@ -86,7 +89,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunState
 	from openmolt_core.tools import CallingRun
 
-__all__ = ["MAX_AUDIT", "POLICY", "CallerWords", "Safety", "TaintedStart", "taint"]
+__all__ = ["MAX_AUDIT", "MEMORY", "POLICY", "CallerWords", "Safety", "TaintedStart", "taint"]
 
 # Its events are built only when a handler listens: defined apart (`_safety_events`), so that a
 # run nobody listens to does not define them, and re-exported here on first use (not in __all__:
@@ -111,6 +114,20 @@ _BUILTIN = f"{BUILTIN}."
 POLICY = "taint_policy"
 """The name the taint policy's actions go by in results, events and the audit."""
 
+MEMORY = "memory:"
+"""What the taint record of a run that starts from memory a tainted run wrote names its call by,
+then the memory (``{"call": "memory:longTerm", "tool": "the agent's long-term memory"}``)."""
+
+_MEMORY_NAMES = {
+	"longTerm": "the agent's long-term memory",
+	"shortTerm": "the agent's short-term memory",
+}
+
+_MARKED = "memory"
+"""Where ``state.ext["safety"]`` notes, as a new run's state is made (`Safety.new_run`), that its
+long-term memory is the text a tainted run of the agent wrote last in this process: saved or
+journaled with the first state, so a replay elsewhere (which has no such mark) reads the same."""
+
 
 class Safety(Capability):
 	"""An agent's guardrails and taint policy, attached to its runs.
@@ -131,6 +148,7 @@ class Safety(Capability):
 		"_active",
 		"_by_stage",
 		"_down",
+		"_memory",
 		"_readers",
 		"_warned",
 		"guardrails",
@@ -153,6 +171,9 @@ class Safety(Capability):
 		self.policy: TaintPolicy = policy or TaintPolicy()
 		"""The taint policy."""
 		self._warned: bool | None = None if shared else False  # None: remembers nothing
+		# Per agent name: the digest of the long-term memory a tainted run of it wrote last
+		# (`memory_updated`); a clean run's write takes it away.
+		self._memory: dict[str, str] = {}
 		self._by_stage: dict[str, list[Guardrail]] = {}
 		for g in self.guardrails:
 			self._by_stage.setdefault(g.on, []).append(g)
@@ -415,6 +436,85 @@ class Safety(Capability):
 		else:
 			ctx.skip_event()
 
+	# memory -------------------------------------------------------------------------------
+
+	def memory_updated(self, run: Run, memory: str, data: str) -> None:
+		"""Mark the agent's long-term memory when a tainted run writes it; unmark on a clean write.
+
+		Long-term memory outlives the run: the agent's next runs start from it, and read it in
+		their first turn. What a tainted run writes there may be someone else's instructions,
+		so those runs start tainted (`on_run_start`), until a clean run writes it again (the
+		whole text is then the clean run's: its write replaces what it started from).
+		"""
+		if memory != "longTerm":
+			return
+		if run.state.tainted:
+			self._memory[run.agent] = _digest(data)
+		else:
+			self._memory.pop(run.agent, None)
+
+	def memory_option(self, state: RunState, memory: Any) -> Any:
+		"""The agent's memory option, its ``on_update`` callbacks told whether the run is tainted.
+
+		A callback with an ``untrusted`` parameter is called with it: True when the run that
+		wrote the text had read untrusted content. Kept with the text and given back as the
+		memory's ``untrusted`` (another process, a restart), the mark outlives the process.
+		"""
+		from openmolt_core.options import AgentMemory, MemoryPart, parse_options
+
+		parsed = parse_options(AgentMemory, memory, "memory")
+		update = {}
+		for key in ("long_term", "short_term"):
+			part = getattr(parsed, key)
+			if isinstance(part, MemoryPart) and part.on_update is not None:
+				if _names(part.on_update, "untrusted"):
+					told = _telling(part.on_update, state)
+					update[key] = part.model_copy(update={"on_update": told})
+		return parsed.model_copy(update=update) if update else memory
+
+	async def on_run_start(self, run: Run) -> Stop | None:
+		"""Taint a new run whose memory a tainted run wrote, from its first model call.
+
+		Its long-term memory is marked when a tainted run of the agent wrote it last, in this
+		process (`memory_updated`; noted in the run's first state by `new_run`, so a replay
+		elsewhere decides the same), or when it is the memory option's ``data`` given back with
+		``untrusted``; its
+		short-term memory when it is such ``data``. The record is ``{"call": "memory:<memory>",
+		"tool": "the agent's long-term memory"}`` (`MEMORY`).
+		"""
+		state = run.state
+		memory = state.memory
+		if state.steps or state.pending is not None:
+			return None  # it goes on: it started tainted, or not
+		if not memory.get("longTerm") and not memory.get("shortTerm"):
+			return None  # most runs
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		for key in ("longTerm", "shortTerm"):
+			text = memory.get(key)
+			call = MEMORY + key
+			if not text or any(t.get("call") == call for t in state.taint):
+				continue
+			if _given_untrusted(ctx.memory, key, text) or (key == "longTerm" and self._wrote(ctx)):
+				await taint(ctx, call, _MEMORY_NAMES[key])
+		return None
+
+	def new_run(self, agent: str, state: RunState) -> None:
+		"""Note in a new run's state that its long-term memory is what a tainted run wrote.
+
+		Only this process knows it (`memory_updated`); noted in the first state, which the run
+		saves or journals, a replay elsewhere taints the run the same (`on_run_start`).
+		"""
+		mark = self._memory.get(agent)
+		text = state.memory.get("longTerm")
+		if mark is not None and text and mark == _digest(text):
+			state.ext.setdefault(Safety.name, {})[_MARKED] = True
+
+	@staticmethod
+	def _wrote(ctx: RunContext) -> bool:
+		"""Whether the run's first state noted its long-term memory as a tainted run's (`new_run`)."""
+		kept = ctx.state.ext.get(Safety.name)
+		return isinstance(kept, dict) and kept.get(_MARKED) is True
+
 	# the input ----------------------------------------------------------------------------
 
 	async def before_first_model(self, run: Run) -> Stop | Alongside | None:
@@ -474,7 +574,11 @@ class Safety(Capability):
 		index = ctx.command_index
 		keys = []
 		for stage in ("tool_call", "tool_result"):
-			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound)]
+			# A result may carry labels of its own (`LabelledResult`), and a slice a stored
+			# result's: the guardrails its labels may select are reserved too (a step reserved
+			# and not used is skipped).
+			labels = bound.labels if stage == "tool_call" else LABELS
+			guards = [g for g in self._by_stage.get(stage, ()) if g.applies(bound, labels)]
 			keys += [_guard_key(ctx.step, stage, index, n) for n in range(len(guards))]
 		outbound = run.state.tainted and "outbound" in tool.labels
 		if outbound and self.policy.on_outbound == "approve" and self._gated(run):
@@ -600,15 +704,18 @@ class Safety(Capability):
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record of a bound tool
 		guards = self._by_stage.get("tool_result")
 		# A slice ``readResult`` reads back is the content of the tool that returned it: judged
-		# by the guardrails that judge that tool's results, under its labels.
+		# by the guardrails that judge that tool's results, under its labels (and the result's).
 		read = _read_from(run, call) if call.tool == READ_TOOL else None
 		labels = bound.labels if read is None else read[0]
 		own = entry.get("labels")
 		if own is not None:  # labels of this result's own (`openmolt_core.tools.LabelledResult`)
 			entry = {k: v for k, v in entry.items() if k != "labels"}
 			if isinstance(own, list):
-				labels = labels | {x for x in own if x in LABELS}
-		checked = [g for g in guards if _applies(g, bound, read)] if guards else None
+				added = {x for x in own if x in LABELS}
+				if added - labels:
+					labels = labels | added
+					_keep_labels(run, entry.get("result"), labels)
+		checked = [g for g in guards if _applies(g, bound, read, labels)] if guards else None
 		untrusted = "untrusted" in labels
 		if not checked and not untrusted:
 			return entry
@@ -805,12 +912,31 @@ def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:
 	return Stop(f"guardrail {name!r} tripped on the {judged}: {verdict.reason}", entry=entry)
 
 
+_LABELLED = "labelled"
+"""Where ``state.ext["safety"]`` keeps the labels of stored results that carried labels of their
+own, by the stored result's reference (``{"openmolt-file:...": ["private", "untrusted"]}``)."""
+
+
+def _keep_labels(run: Run, result: Any, labels: frozenset[str]) -> None:
+	"""Note the labels of a result stored for ``readResult`` that carried labels of its own.
+
+	Its slices are its content: they carry its labels, not only its tool's (`_read_from`). Set
+	from the journaled entry, so a replay notes the same.
+	"""
+	from openmolt_core.capabilities import is_stored
+
+	if is_stored(result):
+		kept = run.state.ext.setdefault(Safety.name, {}).setdefault(_LABELLED, {})
+		kept[result["stored"]] = sorted(labels)
+
+
 def _read_from(run: Run, call: CallTool) -> tuple[frozenset[str], BoundTool | None] | None:
-	"""What a ``readResult`` call reads: its tool's labels and the tool (None: not a stored one).
+	"""What a ``readResult`` call reads: its result's labels and its tool (None: not a stored one).
 
 	Its slice is that result's content, so the model reads it with the same marker, and the
-	guardrails that judge that tool's results judge it. A result of a tool the run no longer
-	has reads as untrusted content, of no tool.
+	guardrails that judge that tool's results judge it: its tool's labels, and those the result
+	carried of its own (`_keep_labels`: a marked file's read). A result of a tool the run no
+	longer has reads as untrusted content, of no tool.
 	"""
 	ref = call.input.get("result")
 	for record in run.state.stored:
@@ -818,22 +944,32 @@ def _read_from(run: Run, call: CallTool) -> tuple[frozenset[str], BoundTool | No
 			source: BoundTool | None = run.tools.get(str(record.get("tool")))  # type: ignore[assignment]  # the loop's bound tools
 			if source is None:
 				return frozenset({"untrusted"}), None
-			return frozenset(source.labels), source
+			labels = frozenset(source.labels)
+			kept = run.state.ext.get(Safety.name, {}).get(_LABELLED, {}).get(ref)
+			if isinstance(kept, list):
+				labels = labels | {x for x in kept if x in LABELS}
+			return labels, source
 	return None
 
 
 def _applies(
-	g: Guardrail, bound: BoundTool, read: tuple[frozenset[str], BoundTool | None] | None
+	g: Guardrail,
+	bound: BoundTool,
+	read: tuple[frozenset[str], BoundTool | None] | None,
+	labels: frozenset[str],
 ) -> bool:
-	"""Whether a tool_result guardrail judges a call's result (a slice: as its tool's, too)."""
-	if g.applies(bound):
+	"""Whether a tool_result guardrail judges a call's result (a slice: as its tool's, too).
+
+	``labels``: the result's, its tool's and its own (a slice: those of the result it reads).
+	"""
+	if g.applies(bound, labels | bound.labels):
 		return True
 	if read is None:
 		return False
-	labels, source = read
+	_, source = read
 	if source is None:  # its tool is gone: judged by the guardrails of such labels
 		return bool(set(g.labels) & labels)
-	return g.applies(source)
+	return g.applies(source, labels)
 
 
 async def taint(ctx: RunContext, key: str, tool: str, *, live: bool = True) -> None:
@@ -1075,6 +1211,8 @@ def _hooks_needed(
 	"""
 	# Every tool's labels; untrusted results taint; a tainted run's nested runs start tainted.
 	hooks = {"describe_tools", "after_tool", "hand_down"}
+	# Memory a tainted run wrote taints the runs that start from it.
+	hooks.update(("new_run", "memory_updated", "memory_option", "on_run_start"))
 	if "input" in stages:
 		hooks.add("before_first_model")
 	if "tool_call" in stages or gates:
@@ -1119,3 +1257,60 @@ def _first_input(state: RunState) -> tuple[bool, Any]:
 	if not isinstance(first, dict) or "input" not in first:
 		return False, None
 	return True, first["input"]
+
+
+def _digest(text: str) -> str:
+	"""The SHA-256 of a memory's text (what `Safety` keeps of it: never the text)."""
+	import hashlib
+
+	return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _names(callback: Callable[..., Any], name: str) -> bool:
+	"""Whether a callback has a parameter of this name (``**kwargs`` does not count)."""
+	import inspect
+
+	try:
+		parameters = inspect.signature(callback).parameters
+	except (TypeError, ValueError):
+		return False
+	found = parameters.get(name)
+	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+	return found is not None and found.kind in named
+
+
+def _telling(callback: Callable[..., Any], state: RunState) -> Callable[..., Any]:
+	"""An ``on_update`` callback that calls ``callback`` with ``untrusted``: the run's taint.
+
+	It takes ``update_id`` when ``callback`` does (the loop asks, `takes_update_id`).
+	"""
+	from openmolt_core._execute import takes_update_id
+	from openmolt_core._support.sync import call
+
+	if takes_update_id(callback):
+
+		async def told_with_id(data: str, update_id: str) -> Any:
+			return await call(callback, data, update_id=update_id, untrusted=state.tainted)
+
+		return told_with_id
+
+	async def told(data: str) -> Any:
+		return await call(callback, data, untrusted=state.tainted)
+
+	return told
+
+
+def _given_untrusted(memory: Any, key: str, text: str) -> bool:
+	"""Whether ``text`` is a memory option's ``data`` given back with ``untrusted``."""
+	if not memory:
+		return False
+	from openmolt_core._execute import memory_part
+	from openmolt_core.options import AgentMemory, MemoryPart, parse_options
+
+	name = "long_term" if key == "longTerm" else "short_term"
+	parsed = parse_options(AgentMemory, memory, "memory")
+	part = getattr(parsed, name)
+	if not isinstance(part, MemoryPart) or not part.untrusted:
+		return False
+	data, _ = memory_part(parsed, name)
+	return data == text

@@ -41,7 +41,7 @@ is checked again when the run resumes, and the decision is bound to the input th
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
@@ -332,13 +332,15 @@ class Guardrail:
 
 		return nested_in_doubt(self.check)  # an agent: checked above
 
-	def applies(self, bound: BoundTool) -> bool:
+	def applies(self, bound: BoundTool, labels: Collection[str] | None = None) -> bool:
 		"""Whether this guardrail checks calls of a tool (at the tool stages).
 
 		Args:
 			bound: The tool as the agent sees it.
+			labels: The labels of what is judged, when not the tool's: a result's own
+				(`openmolt_core.tools.LabelledResult`: a marked file's read) added to them.
 		"""
-		if self.labels and not set(self.labels) & bound.labels:
+		if self.labels and set(self.labels).isdisjoint(bound.labels if labels is None else labels):
 			return False
 		rules = self._rules
 		return rules is None or rules.rule_for(bound.handle, bound.tool) is not None
