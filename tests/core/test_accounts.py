@@ -617,6 +617,55 @@ async def test_a_consent_state_is_single_use_even_after_a_restart(
 	await restarted.aclose()
 
 
+async def test_a_spent_link_does_not_reconnect_a_sign_in_forgotten_since(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A link that connected carol, then her sign-in forgotten (`openmolt auth revoke`): the
+	spent link, with a fresh code, connected her again in another process (the record that
+	remembered it was deleted with the tokens). Refused now, and forgetting leaves no record
+	that reads as connected."""
+	from openmolt_core.accounts import forget_sign_in
+
+	om = make_om(store, api, server)
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "carol", ["mail.read"])
+	first, again = await consent(url), await consent(url)
+	assert (await om.accounts.complete(first)).user == "carol"
+	assert forget_sign_in(store, "mail", "carol")
+	assert not forget_sign_in(store, "mail", "carol")  # nothing left to forget
+	assert store.load("mail", user="carol") is None
+	assert ("mail", "carol") not in store.entries()
+	restarted = make_om(store, api, server)  # another process with the same key and store
+	with pytest.raises(ConfigurationError, match="used already"):
+		await restarted.accounts.complete(again)
+	assert store.load("mail", user="carol") is None
+	# A new link still connects her, and forgetting again keeps both links spent.
+	fresh = om.accounts.consent(om.plugins.integration("mail"), "mail", "carol", ["mail.read"])
+	fresh_again = await consent(fresh)
+	assert (await restarted.accounts.complete(await consent(fresh))).user == "carol"
+	assert forget_sign_in(store, "mail", "carol")
+	third = make_om(store, api, server)
+	for link in (again, fresh_again):
+		with pytest.raises(ConfigurationError, match="used already"):
+			await third.accounts.complete(link)
+	await third.aclose()
+	await om.aclose()
+	await restarted.aclose()
+
+
+def test_spent_consents_are_swept_once_every_state_expired(store: EncryptedFileStore) -> None:
+	"""The record of a forgotten sign-in's links goes once none of their states is live."""
+	import time
+
+	from openmolt_core.accounts import SPENT, _keep_spent, _sweep
+
+	_keep_spent(store, "mail", "hank", {"old": time.time() + 60})
+	_sweep(store, time.time())
+	assert store.load(SPENT, "hank") is not None
+	store.save(SPENT, {"mail": {"old": time.time() - 1}}, user="hank")
+	_sweep(store, time.time())
+	assert store.load(SPENT, "hank") is None
+
+
 async def test_a_callback_refused_for_its_set_up_leaves_the_consent_link_usable(
 	store: EncryptedFileStore, api: Api, server: FakeAuthServer
 ) -> None:

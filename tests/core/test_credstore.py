@@ -807,3 +807,49 @@ def test_stored_secrets_reads_every_entry_and_nothing_from_an_unreadable_store()
 	found = stored_secrets(Store(broken=False))  # type: ignore[arg-type]
 	assert {"slack-token-123456", "github-token-123456"} <= found and "T1" not in found
 	assert stored_secrets(Store(broken=True)) == set()  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_refresh_without_expires_in_leaves_no_expired_expiry_in_the_store(
+	store: EncryptedFileStore,
+) -> None:
+	"""A refresh reply without expires_in (nor a new refresh token) saved the new token beside the
+	old, passed expiryDate: every later run read it as expired and refreshed again. Now the
+	stored sign-in holds no expiry, and other runs use the token without a refresh."""
+	store.save(
+		"svc",
+		{
+			"accessToken": "at-expired-0000",
+			"refreshToken": "rt-kept-000000",
+			"expiry_date": "2000-01-01T00:00:00Z",
+		},
+	)
+	refreshes = 0
+
+	async def service(request: httpx.Request) -> httpx.Response:
+		nonlocal refreshes
+		refreshes += 1
+		return httpx.Response(200, json={"access_token": f"at-new-{refreshes:06d}"})
+
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import OAuth2Auth
+
+	credential = OAuth2Credential(type="oauth2", token_url="https://auth.example.com/token")
+	async with httpx.AsyncClient(transport=httpx.MockTransport(service)) as client:
+
+		def run() -> OAuth2Auth:
+			config = store.load("svc") or {}
+			auth = OAuth2Auth(credential, config, "svc", on_token_refresh=None, http=lambda: client)
+			auth.use_store(store, "svc", keys=frozenset(config))
+			return auth
+
+		# A run that read the sign-in before the refresh adopts the new token (it had kept its
+		# own expired expiry beside it, and refreshed again); a later run just uses it.
+		first, beside = run(), run()
+		assert await first.token() == "at-new-000001"
+		assert await beside.token() == "at-new-000001"
+		assert await run().token() == "at-new-000001"
+	saved = store.load("svc") or {}
+	assert refreshes == 1
+	assert saved["refreshToken"] == "rt-kept-000000" and saved["accessToken"] == "at-new-000001"
+	assert "expiryDate" not in saved and "expiry_date" not in saved

@@ -189,20 +189,19 @@ async def test_a_path_parameter_the_path_does_not_name_is_left_out_with_a_note()
 	assert request.url.path == "/items/7"
 
 
-def test_a_cookie_parameter_is_left_out_with_a_note() -> None:
-	"""Cookie parameters were dropped without a word, a required one too (every call then lacked
-	it); the integration's docs now say which are not sent."""
+async def test_cookie_parameters_are_inputs_sent_as_cookies() -> None:
+	"""Cookie parameters were dropped with a note, a required one too (every call then lacked
+	it); they are inputs now, sent in the Cookie header (tests/ecosystem/test_openapi_cookies.py
+	has the details)."""
 	parameters = [
 		{"name": "session", "in": "cookie", "required": True, "schema": {"type": "string"}},
 		{"name": "theme", "in": "cookie", "schema": {"type": "string"}},
 	]
-	integration = from_openapi(_document({"parameters": parameters}), id="f")
+	document = _document({"parameters": parameters})
+	integration = from_openapi(document, id="f")
 	(tool,) = integration.tools
-	assert tool.input_schema["properties"] == {} and "Cookie" not in tool.headers
-	assert (
-		"`send`: cookie parameter 'session' (#/paths/~1items/post/parameters/0, required) is not "
-		"sent (the importer sends no cookie parameters; add a Cookie header to the tool by hand)"
-	) in integration.docs
-	assert "cookie parameter 'theme' (#/paths/~1items/post/parameters/1) is not sent" in (
-		integration.docs
-	)
+	assert set(tool.input_schema["properties"]) == {"session", "theme"}
+	assert tool.input_schema["required"] == ["session"]
+	assert "cookie parameter" not in integration.docs
+	request = await _sent(document, session="s 1", theme="dark")
+	assert request.headers["cookie"] == "session=s%201; theme=dark"

@@ -233,10 +233,21 @@ async def prism(tmp_path: Path) -> AsyncIterator[Any]:
 
 
 async def _drive(
-	url: str, integration: Any, config: dict[str, Any], credential: str | None = None
+	url: str,
+	integration: Any,
+	config: dict[str, Any],
+	credential: str | None = None,
+	cookies: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-	"""Call every tool once through an agent; return what Prism answered to each request."""
+	"""Call every tool once through an agent; return what Prism answered to each request.
+
+	``cookies``, when given, gets the Cookie header of each request sent.
+	"""
 	seen: list[dict[str, Any]] = []
+
+	async def sending(request: httpx.Request) -> None:
+		if cookies is not None:
+			cookies.append(request.headers.get("cookie", ""))
 
 	async def record(response: httpx.Response) -> None:
 		await response.aread()
@@ -255,7 +266,7 @@ async def _drive(
 			}
 		)
 
-	http = httpx.AsyncClient(event_hooks={"response": [record]})
+	http = httpx.AsyncClient(event_hooks={"request": [sending], "response": [record]})
 	om = OpenMolt(entry_points=False, http_client=http, integrations={"api": config})
 	om.register_integration("api", integration)
 	calls = [call_tool(f"api.{t.handle}", **example(t.input_schema)) for t in integration.tools]
@@ -609,3 +620,80 @@ async def test_prism_reports_a_deep_object_field_sent_as_json_text(prism: Any) -
 	)
 	seen = await _drive(url, integration.model_copy(update={"tools": [plain]}), {})
 	assert _violations(seen), seen
+
+
+def cookies_document() -> dict[str, Any]:
+	"""An operation with cookie parameters (required and optional, an array, an object) whose
+	API key is a cookie too, and a header parameter beside them."""
+	ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {}}}}}
+	ints = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": "Cookies", "version": "1"},
+		"servers": [{"url": "https://api.example.com"}],
+		"security": [{"session": []}],
+		"components": {
+			"securitySchemes": {"session": {"type": "apiKey", "in": "cookie", "name": "sid"}}
+		},
+		"paths": {
+			"/prefs": {
+				"get": {
+					"operationId": "getPrefs",
+					"parameters": [
+						{
+							"name": "csrf",
+							"in": "cookie",
+							"required": True,
+							"schema": {"type": "string"},
+						},
+						{
+							"name": "ids",
+							"in": "cookie",
+							"required": True,
+							"explode": False,
+							"schema": ints,
+						},
+						{"name": "theme", "in": "cookie", "schema": {"type": "string"}},
+						{
+							"name": "X-Trace",
+							"in": "header",
+							"required": True,
+							"schema": {"type": "string"},
+						},
+					],
+					"responses": ok,
+				}
+			}
+		},
+	}
+
+
+async def test_cookie_parameters_and_a_cookie_api_key_reach_prism_together(prism: Any) -> None:
+	"""The tool's cookies (csrf, ids=1,1) and the credential's key cookie in one header: Prism
+	finds the key among them (it answers 401 when the key cookie is missing) and reports no
+	violation. Prism 5.16 validates no cookie parameter itself; test_openapi_cookies.py reads
+	the exact header a local server received."""
+	document = cookies_document()
+	url = await prism(document)
+	integration = from_openapi(
+		document, id="cookies", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
+	(tool,) = integration.tools
+	assert set(tool.cookies) == {"csrf", "ids", "theme"}
+	sent: list[str] = []
+	seen = await _drive(url, integration, {"apiKey": "special-key"}, "custom", sent)
+	assert _violations(seen) == [], json.dumps(seen, indent=1)[:4000]
+	assert [s["status"] for s in seen] == [200], seen
+	assert sent == ["sid=special-key; csrf=octocat; ids=1,1"]
+
+
+async def test_prism_answers_401_when_the_key_cookie_is_missing(prism: Any) -> None:
+	"""Negative control: the tool's cookies without the credential's: 401 UNAUTHORIZED."""
+	document = cookies_document()
+	url = await prism(document)
+	integration = from_openapi(
+		document, id="cookies", base_url=url, allow_internal_hosts=["127.0.0.1"]
+	)
+	integration = integration.model_copy(update={"credential_setup": []})
+	seen = await _drive(url, integration, {})
+	assert seen[0]["status"] == 401 and _violations(seen), seen

@@ -98,6 +98,7 @@ __all__ = [
 	"KEY_VARIABLE",
 	"OPTIONS",
 	"REDIRECT_VARIABLE",
+	"SPENT",
 	"TRIES",
 	"Accounts",
 	"AuthorizationRequestEvent",
@@ -168,6 +169,42 @@ holds a '.', so no account's ``load`` returns one (`openmolt_core.credstore.is_r
 TRIES = "openmolt.tries"
 """The credential store's reserved integration id of the chat users' wrong codes (`Accounts.confirm`),
 one record per chat user: when each wrong code came, in the last `_TRY_WINDOW` seconds."""
+
+SPENT = "openmolt.spent"
+"""The credential store's reserved integration id of the consents a forgotten sign-in had used
+(`forget_sign_in`): one record per end user, each integration's nonces with when their states
+expire. The user's record that remembered them (`CONSENT`) goes with the tokens; kept here, a
+spent link stays refused (`Accounts._use`) instead of connecting the account again."""
+
+_MAX_SPENT_SECONDS = 30 * 86400.0
+"""How long a nonce of unknown expiry (a record of before) is kept under `SPENT`."""
+
+
+def _spent(store: CredentialStore, integration: str, user: str) -> dict[str, float]:
+	"""The unexpired nonces a forgotten sign-in of ``user`` had used (`SPENT`)."""
+	record = store.load(SPENT, user) or {}
+	return _consents({CONSENT: record.get(integration)})
+
+
+def _keep_spent(
+	store: CredentialStore, integration: str, user: str, used: Mapping[str, float]
+) -> None:
+	"""Add a forgotten sign-in's used nonces to ``user``'s `SPENT` record (expired ones dropped)."""
+	now = time.time()
+	with store.locked(SPENT, user):
+		record = store.load(SPENT, user) or {}
+		kept = {
+			name: nonces
+			for name, nonces in ((n, _consents({CONSENT: v})) for n, v in record.items())
+			if nonces
+		}
+		cap = now + _MAX_SPENT_SECONDS  # no infinity in JSON
+		kept[integration] = {
+			**kept.get(integration, {}),
+			**{nonce: min(when, cap) for nonce, when in used.items()},
+		}
+		store.save(SPENT, kept, user=user)
+
 
 _CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # no 0/O, no 1/I: read off a page, typed
 _CODE = re.compile(r"[2-9A-HJ-NP-Z]{4}(?:-[2-9A-HJ-NP-Z]{4}){2}", re.IGNORECASE)
@@ -373,12 +410,21 @@ def _recent(record: Mapping[str, Any] | None, now: float) -> list[float]:
 
 
 def _sweep(store: CredentialStore, now: float) -> None:
-	"""Drop the expired held sign-ins and the try counts past their window (under `HELD`'s lock)."""
+	"""Drop what expired: held sign-ins, try counts, spent consents (under `HELD`'s lock).
+
+	A `SPENT` record goes once none of its states is live.
+	"""
 	for integration, user in store.entries():
-		if user is None or integration not in (HELD, TRIES):
+		if user is None or integration not in (HELD, TRIES, SPENT):
 			continue
 		record = store.load(integration, user)
 		if record is None:
+			continue
+		if integration == SPENT:
+			with store.locked(SPENT, user):  # a sign-in forgotten meanwhile adds to it
+				again = store.load(SPENT, user) or {}
+				if not any(_consents({CONSENT: v}) for v in again.values()):
+					store.delete(SPENT, user)
 			continue
 		if (_held_expires(record) < now) if integration == HELD else not _recent(record, now):
 			store.delete(integration, user)
@@ -636,7 +682,8 @@ class Accounts:
 		now = time.time()
 		self._used = {n: e for n, e in self._used.items() if e >= now}
 		stored = await anyio.to_thread.run_sync(store.load, integration, user)
-		if nonce in self._used or nonce in _consents(stored):
+		spent = await anyio.to_thread.run_sync(_spent, store, integration, user)
+		if nonce in self._used or nonce in _consents(stored) or nonce in spent:
 			raise ConfigurationError(
 				"state: this consent link was used already; resume the run (or ask again) to get "
 				"a fresh one"
@@ -1123,7 +1170,9 @@ def forget_sign_in(store: CredentialStore, integration: str, user: str | None = 
 	"""Delete a sign-in under the credential's lock; True when there was one.
 
 	A refresh going on ends first (else it saved the tokens back after the delete); one that
-	starts later finds the sign-in gone and refuses, naming the command that reconnects.
+	starts later finds the sign-in gone and refuses, naming the command that reconnects. The
+	consent links that connected it stay spent (`SPENT`): one replayed with a fresh code is
+	refused, not connecting the account again.
 
 	Args:
 		store: The credential store.
@@ -1133,6 +1182,9 @@ def forget_sign_in(store: CredentialStore, integration: str, user: str | None = 
 	from openmolt_core.integrations.credentials import holding
 
 	with holding(store, integration, user):
+		used = _consents(store.load(integration, user)) if user is not None else {}
+		if used and user is not None:  # before the delete: a failure leaves the sign-in as it was
+			_keep_spent(store, integration, user, used)
 		return store.delete(integration, user)
 
 

@@ -401,3 +401,43 @@ def test_an_authorization_url_that_is_no_web_address_is_refused(auth_url: str) -
 	cred = oauth_cred().model_copy(update={"auth_url": "{{ config.authUrl }}"})
 	with pytest.raises(ConfigurationError, match=r"authorization URL.*http"):
 		authorization_url(cred, {"clientId": "c", "authUrl": auth_url}, "http://localhost/cb", "s")
+
+
+async def test_a_refresh_without_expires_in_forgets_the_expired_expiry() -> None:
+	"""A refresh reply with neither expires_in nor a new refresh token kept the old, passed
+	expiryDate beside the new token, which then read as expired: each of twenty concurrent calls
+	refreshed again (20 refreshes, each spending the refresh token). Now one refresh, the token
+	is taken as valid until a 401 says otherwise, and the refresh token is kept."""
+	refreshes = 0
+	used: list[str] = []
+
+	async def handler(request: httpx.Request) -> httpx.Response:
+		nonlocal refreshes
+		if request.url.path == "/token":
+			refreshes += 1
+			assert dict(httpx.QueryParams(request.content.decode()))["refresh_token"] == "rtoken-1"
+			return httpx.Response(200, json={"access_token": f"at-{refreshes}"})
+		used.append(request.headers["authorization"])
+		return httpx.Response(200, json={})
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	cred = oauth_cred()
+	integration = spec(cred)
+	calls: list[dict[str, Any]] = []
+	auth = make_auth(
+		integration,
+		cred,
+		{**BASE, "accessToken": "at-0", "expiry_date": "2020-01-01T00:00:00Z"},
+		on_token_refresh=calls.append,
+		http=lambda: client,
+	)
+	assert isinstance(auth, OAuth2Auth)
+	ctx = context(client, auth, {})
+	async with anyio.create_task_group() as tg:
+		for _ in range(20):
+			tg.start_soon(execute_http_tool, TOOL, integration, {}, ctx)
+	await execute_http_tool(TOOL, integration, {}, ctx)
+	assert refreshes == 1
+	assert used == ["Bearer at-1"] * 21
+	assert len(calls) == 1 and calls[0]["refreshToken"] == "rtoken-1"
+	assert "expiryDate" not in calls[0] and "expiry_date" not in calls[0]

@@ -12,6 +12,9 @@ A header a tool sends (`check_tool_header`) may not be one of `CLIENT_HEADERS`, 
 client sets (Host, Content-Length, Transfer-Encoding, Connection and the other hop-by-hop ones).
 
 On a redirect to another origin, or from https to http, only `SAFE_HEADERS` are kept.
+
+A tool's cookies (``HttpTool.cookies``) are written by `cookie_pairs`, and a credential's cookie
+joins them (`merge_cookies`, which `CheckedAuth` applies) rather than replacing them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import httpx
 
 from openmolt_core.errors import ToolError
+from openmolt_core.integrations._form import percent, scalar_text
 
 __all__ = [
 	"CLIENT_HEADERS",
@@ -31,7 +35,9 @@ __all__ = [
 	"check_header",
 	"check_headers",
 	"check_tool_header",
+	"cookie_pairs",
 	"is_token",
+	"merge_cookies",
 ]
 
 SAFE_HEADERS = frozenset({
@@ -154,8 +160,82 @@ def check_headers(headers: httpx.Headers | Iterable[tuple[str, str]]) -> None:
 			raise ToolError(f"header {name[:60]!r} has surrounding whitespace; refused")
 
 
+def cookie_pairs(name: str, value: Any, explode: bool = True) -> list[str]:
+	"""A tool cookie's ``name=value`` pairs, written in OpenAPI's ``form`` style.
+
+	Each value is percent-encoded but for letters, digits and ``-._~`` (RFC 6570's form-style
+	expansion), so it holds only RFC 6265 cookie octets: no space, quote, comma, semicolon or
+	backslash can end the cookie or add one. An array is ``ids=1,2``, or exploded one pair per
+	item (``ids=1; ids=2``); an object exploded is a pair per property (``lang=nb``; a key that
+	is no cookie name is percent-encoded), unexploded ``prefs=lang,nb``. Booleans are
+	``true``/``false``; None items are left out.
+
+	Args:
+		name: The cookie's name (a token).
+		value: Its value; None, ``""`` or an empty array or object gives no pair.
+		explode: Whether an array or object gives a pair per item.
+
+	Raises:
+		ToolError: A value is not valid Unicode text.
+	"""
+	if value is None or (isinstance(value, (str, Mapping, list, tuple)) and not value):
+		return []
+	if isinstance(value, Mapping):
+		items = [(str(k), percent(scalar_text(v))) for k, v in value.items() if v is not None]
+		if explode:
+			return [f"{k if is_token(k) else percent(k)}={v}" for k, v in items]
+		return [f"{name}={','.join(f'{percent(k)},{v}' for k, v in items)}"] if items else []
+	if isinstance(value, (list, tuple)):
+		values = [percent(scalar_text(v)) for v in value if v is not None]
+		if explode:
+			return [f"{name}={v}" for v in values]
+		return [f"{name}={','.join(values)}"] if values else []
+	return [f"{name}={percent(scalar_text(value))}"]
+
+
+def _crumbs(header: str) -> list[str]:
+	"""The ``name=value`` pairs of a Cookie header, in order."""
+	return [part.strip() for part in header.split(";") if part.strip()]
+
+
+def _cookie_name(pair: str) -> str:
+	return pair.partition("=")[0].strip()
+
+
+def merge_cookies(sent: str, now: str) -> str:
+	"""The Cookie header once a credential has set its cookie on a request that had one.
+
+	The credential's pairs (those in ``now`` that ``sent`` lacked) come first; the request's own
+	follow, but for one named like a credential's cookie (the credential's value is sent, never
+	one the model chose). Merging again gives the same header, so a retried request, whose
+	credential sets its cookie once more, is sent unchanged.
+
+	Args:
+		sent: The request's Cookie header before the credential ran (a tool's cookies).
+		now: The header after it: the credential's cookie alone, or added to ``sent``.
+	"""
+	own = _crumbs(sent)
+	added = [pair for pair in _crumbs(now) if pair not in own]
+	names = {_cookie_name(pair) for pair in added}
+	return "; ".join([*added, *(pair for pair in own if _cookie_name(pair) not in names)])
+
+
+def _cookie_header(headers: httpx.Headers) -> str:
+	return "; ".join(headers.get_list("cookie"))
+
+
+def _keep_cookies(request: httpx.Request, sent: str) -> None:
+	"""Put back the cookies a credential replaced (`merge_cookies`)."""
+	now = _cookie_header(request.headers)
+	if sent and now != sent:
+		request.headers["Cookie"] = merge_cookies(sent, now)
+
+
 class CheckedAuth(httpx.Auth):
 	"""Wraps a credential's ``httpx.Auth`` so every header it sets is checked before sending.
+
+	A credential that sets a ``Cookie`` header (an API key sent as a cookie) joins the cookies
+	the request already holds (`merge_cookies`) instead of replacing them.
 
 	Args:
 		inner: The credential's auth.
@@ -177,10 +257,12 @@ class CheckedAuth(httpx.Auth):
 		self, request: httpx.Request
 	) -> AsyncGenerator[httpx.Request, httpx.Response]:
 		"""Run the inner flow, checking the headers of each request it yields."""
+		sent = _cookie_header(request.headers)
 		flow = self.inner.async_auth_flow(request)
 		try:
 			outgoing = await flow.__anext__()
 			while True:
+				_keep_cookies(outgoing, sent)
 				check_headers(outgoing.headers)
 				response = yield outgoing
 				try:

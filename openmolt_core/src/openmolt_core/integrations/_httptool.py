@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._form import FieldEncoding
+from openmolt_core.integrations._headers import is_token
 from openmolt_core.integrations._ssrf import internal_hosts
 from openmolt_core.options import Options, options_config
 from openmolt_core.tools import schema_of
@@ -108,6 +109,15 @@ class HttpTool(_Spec):
 		query_params: Query parameters.
 		body: The request body (dict, list or string).
 		headers: Extra headers for this tool.
+		cookies: Cookies for this tool: cookie name (an RFC 6265 token) to a template. A cookie
+			whose value is missing, null, empty, or an empty array or object is not sent. Each
+			value is written in OpenAPI's ``form`` style for cookies (`cookie_pairs`): text
+			percent-encoded but for letters, digits and ``-._~`` (so no value can end the cookie
+			or add one), an array ``ids=1,2`` or, through ``param_style: "form", true``, one
+			pair per item, an object one pair per property. They are joined into one
+			``Cookie`` header after any ``Cookie`` the tool's ``headers`` give; a credential's
+			cookie is added at request time, before them (a tool cookie of the same name is not
+			sent), never replacing them.
 		input_schema: JSON Schema of the input (a pydantic model class is converted).
 		output_schema: JSON Schema of the output, a guide for the model.
 		request_format: Overrides the integration's request format.
@@ -155,6 +165,7 @@ class HttpTool(_Spec):
 	query_params: dict[str, Any] = Field(default_factory=dict)
 	body: Any = None
 	headers: dict[str, str] = Field(default_factory=dict)
+	cookies: dict[str, str] = Field(default_factory=dict)
 	input_schema: dict[str, Any] = Field(
 		default_factory=lambda: {"type": "object", "properties": {}}
 	)
@@ -181,6 +192,19 @@ class HttpTool(_Spec):
 				f"accept_statuses takes 3xx and 4xx codes other than 429 (2xx always succeed); "
 				f"got {wrong}"
 			)
+		return value
+
+	@field_validator("cookies")
+	@classmethod
+	def _cookie_names(cls, value: dict[str, str]) -> dict[str, str]:
+		for name in value:
+			if not is_token(name):
+				shown = repr(name[:60]) if name.isprintable() else "a name"
+				raise ValueError(
+					f"cookies: {shown} is not a cookie name (letters, digits and "
+					"!#$%&'*+-.^_`|~ only, not empty); a ';', '=' or space would add cookies of "
+					"its own"
+				)
 		return value
 
 	@field_validator("method", mode="before")

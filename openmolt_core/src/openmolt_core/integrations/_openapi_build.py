@@ -150,6 +150,7 @@ _STYLES = {
 	"path": ("simple", "label", "matrix"),
 	"query": ("form", "spaceDelimited", "pipeDelimited", "deepObject"),
 	"header": ("simple",),
+	"cookie": ("form",),
 }
 """The styles OpenAPI allows in each place a parameter is sent; the first is the default."""
 
@@ -361,6 +362,31 @@ def _credentials(
 			headers["Cookie"] = "; ".join(cookies)
 		creds[custom_at] = CustomCredential(type="custom", headers=headers, query_params=query)
 	return creds, scopes, notes
+
+
+def _api_key_places(document: Mapping[str, Any], op: Mapping[str, Any]) -> set[tuple[str, str]]:
+	"""Where an operation always sends an API key: (name, place), a header's name in lower case.
+
+	A key counts when every security requirement of the operation (its own, else the
+	document's) names a scheme sending it there: whichever is met, the credential sends it.
+	"""
+	schemes = (document.get("components") or {}).get("securitySchemes") or {}
+	requirements = op.get("security", document.get("security")) or []
+	if not isinstance(requirements, list) or not all(isinstance(r, Mapping) for r in requirements):
+		return set()  # said when the operation's scopes are read
+	by_place: dict[tuple[str, str], set[str]] = {}
+	for scheme_name, scheme in schemes.items():
+		if not isinstance(scheme, Mapping) or scheme.get("type") != "apiKey":
+			continue
+		where, name = scheme.get("in"), scheme.get("name")
+		if where in ("header", "query", "cookie") and isinstance(name, str):
+			key = (name.lower() if where == "header" else name, str(where))
+			by_place.setdefault(key, set()).add(scheme_name)
+	return {
+		place
+		for place, names in by_place.items()
+		if requirements and all(names & set(requirement) for requirement in requirements)
+	}
 
 
 # operations ---------------------------------------------------------------------------------
@@ -632,23 +658,35 @@ def _tool(
 				f"`{handle}`: path parameter {name[:60]!r} ({places[(name, where)]}) is not in "
 				f"the path {path[:100]!r}, so no request could send it; left out of the tool"
 			)
-	for name, where in params:
-		if where == "cookie":  # said, not dropped unseen: a required one fails every call
-			needed = ", required" if params[(name, where)].get("required") else ""
+	keyed = _api_key_places(document, op)
+	for name, where in list(params):
+		place = places[(name, where)]
+		if (name.lower() if where == "header" else name, where) in keyed:
+			# The credential sends it on every request: the model would be asked for the key,
+			# and its value would go beside the real one.
+			del params[(name, where)]
 			notes.append(
-				f"`{handle}`: cookie parameter {name[:60]!r} ({places[(name, where)]}{needed}) is "
-				"not sent (the importer sends no cookie parameters; add a Cookie header to the "
-				"tool by hand)"
+				f"`{handle}`: {where} parameter {name[:60]!r} ({place}) is the API key, which "
+				"the credential sends; it is no input of the tool"
+			)
+		elif where == "cookie" and params[(name, where)].get("style", "form") == "cookie":
+			# OpenAPI 3.2's cookie style sends values unencoded: said, not sent another way.
+			needed = ", required" if params.pop((name, where)).get("required") else ""
+			notes.append(
+				f"`{handle}`: cookie parameter {name[:60]!r} ({place}{needed}) is not sent: "
+				"the 'cookie' style (values sent unencoded) is not supported; the importer "
+				"writes cookies in the 'form' style"
 			)
 	properties: dict[str, Any] = {}
 	required: list[str] = []
 	endpoint = path
 	query: dict[str, Any] = {}
 	headers: dict[str, str] = {}
+	cookies: dict[str, str] = {}
 	sent = [
 		(name, where)
 		for (name, where) in params
-		if where != "cookie" and not (where == "header" and name.lower() in _SKIP_HEADERS)
+		if not (where == "header" and name.lower() in _SKIP_HEADERS)
 	]
 	declared = {name for (name, where) in params if where == "path"}
 	undeclared = [m for m in dict.fromkeys(re.findall(r"\{([^}{]+)\}", path)) if m not in declared]
@@ -701,6 +739,8 @@ def _tool(
 			query[name] = template
 		elif where == "header":
 			headers[name] = template
+		elif where == "cookie":
+			cookies[name] = template
 	for missing, key in zip(undeclared, keys[len(sent) :], strict=True):
 		properties[key] = {"type": "string"}
 		if key != missing:
@@ -809,6 +849,7 @@ def _tool(
 		endpoint=endpoint,
 		query_params=query,
 		headers=headers,
+		cookies=cookies,
 		body=body,
 		files=files,
 		encoding=encoding,

@@ -77,6 +77,7 @@ __all__ = [
 log = logging.getLogger("openmolt")
 
 _TOKEN_KEYS = frozenset({"accessToken", "refreshToken", "expiryDate"})
+_EXPIRY_KEYS = ("expiryDate", "expiry_date")
 
 EXPIRY_SKEW = 60.0
 """Seconds before its expiry at which an OAuth2 token is refreshed."""
@@ -543,6 +544,9 @@ class OAuth2Auth(httpx.Auth):
 					adopted[key] = str(value)
 			if adopted and any(self.config.get(k) != v for k, v in adopted.items()):
 				self.config = {**self.config, **adopted}
+				if "expiryDate" in keys and "expiryDate" not in adopted:
+					for key in _EXPIRY_KEYS:  # the stored token has none: ours is the old one's
+						self.config.pop(key, None)
 				for camel, value in adopted.items():  # the user's spelling too
 					if OAUTH2_CONFIG_KEYS[camel] in self.config:
 						self.config[OAUTH2_CONFIG_KEYS[camel]] = value
@@ -564,10 +568,12 @@ class OAuth2Auth(httpx.Auth):
 				saved = {
 					k: self.config[k] for k in _TOKEN_KEYS if self.config.get(k) not in (None, "")
 				}
+				kept = dict(stored)
+				if "expiryDate" not in saved:  # the new token has none: the old one's goes
+					for key in _EXPIRY_KEYS:
+						kept.pop(key, None)
 				try:
-					await anyio.to_thread.run_sync(
-						store.save, integration, {**stored, **saved}, user
-					)
+					await anyio.to_thread.run_sync(store.save, integration, {**kept, **saved}, user)
 				except Exception as exc:  # the token works; only the next process refreshes again
 					log.warning(
 						"%s: the new token could not be saved to the credential store (%s)",
@@ -676,6 +682,11 @@ class OAuth2Auth(httpx.Auth):
 		for camel, value in updates.items():
 			if OAUTH2_CONFIG_KEYS[camel] in new:  # keep the user's spelling current as well
 				new[OAUTH2_CONFIG_KEYS[camel]] = value
+		if expires is None:
+			# The old token's expiry is not the new one's: kept, the new token read as expired
+			# and every call refreshed again. Valid until a 401 says otherwise.
+			for key in _EXPIRY_KEYS:
+				new.pop(key, None)
 		self.config = new
 
 	def _reconnect_command(self) -> str:

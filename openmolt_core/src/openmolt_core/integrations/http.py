@@ -64,6 +64,7 @@ from openmolt_core.integrations._headers import (
 	CheckedAuth,
 	check_headers,
 	check_tool_header,
+	cookie_pairs,
 	is_token,
 )
 from openmolt_core.integrations._origin import (
@@ -80,6 +81,7 @@ from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
 	MISSING,
 	Filters,
+	Styled,
 	reading_files,
 	render,
 	render_endpoint,
@@ -421,6 +423,7 @@ def _reads_files(tool: HttpTool, setup: ApiSetup) -> bool:
 	parts = (
 		tool.body,
 		tool.headers,
+		tool.cookies,
 		tool.query_params,
 		setup.headers,
 		setup.query_params,
@@ -520,18 +523,19 @@ async def build_request(
 	filters = integration.filters
 	_check_url_keys(tool, context)
 
-	def render_all() -> tuple[str, Any, Any, Any, Any, Any]:
+	def render_all() -> tuple[str, Any, Any, Any, Any, Any, Any]:
 		base = _render_base(tool.base_url or setup.base_url, data, filters)
 		endpoint = render_endpoint(tool.endpoint, data, filters=filters) if tool.endpoint else ""
 		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
 		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
+		cookies = render(tool.cookies, data, filters=filters)
 		body = render(tool.body, data, filters=filters) if tool.body is not None else None
 		files = render(tool.files, data, filters=filters)
-		return endpoint, base, query, headers, body, files
+		return endpoint, base, query, headers, cookies, body, files
 
 	if _reads_files(tool, setup):
 
-		def render_reading() -> tuple[str, Any, Any, Any, Any, Any]:
+		def render_reading() -> tuple[str, Any, Any, Any, Any, Any, Any]:
 			with reading_files(store):
 				return render_all()
 
@@ -540,11 +544,20 @@ async def build_request(
 			base,
 			query,
 			rendered_headers,
+			rendered_cookies,
 			body,
 			rendered_files,
 		) = await anyio.to_thread.run_sync(render_reading)
 	else:
-		endpoint, base, query, rendered_headers, body, rendered_files = render_all()
+		(
+			endpoint,
+			base,
+			query,
+			rendered_headers,
+			rendered_cookies,
+			body,
+			rendered_files,
+		) = render_all()
 	base_source = tool.base_url or setup.base_url
 	if tool.endpoint and is_absolute(tool.endpoint):
 		url, url_source = endpoint, tool.endpoint
@@ -566,6 +579,11 @@ async def build_request(
 	for name, value in rendered_headers.items():
 		if value is not MISSING and value is not None and value != "":
 			headers[name.lower()] = (name, check_tool_header(name, value))
+	crumbs = _cookies(rendered_cookies)
+	if crumbs:
+		given = headers.get("cookie")
+		text = "; ".join([*([given[1]] if given else []), *crumbs])
+		headers["cookie"] = (given[0] if given else "Cookie", check_tool_header("Cookie", text))
 	fmt = tool.request_format or setup.request_format
 	files = {k: v for k, v in rendered_files.items() if v not in (None, "")}
 	encoded = await encode_body(
@@ -592,6 +610,24 @@ async def build_request(
 		)
 	except (httpx.InvalidURL, ValueError, UnicodeError):
 		raise ToolError("the tool's URL is not a valid URL; check the input") from None
+
+
+def _cookies(rendered: Mapping[str, Any]) -> list[str]:
+	"""A tool's rendered cookies as ``name=value`` pairs (`cookie_pairs`); unset ones left out.
+
+	A value ``param_style: "form"`` wrote keeps its explode; one another style wrote is its text.
+	"""
+	pairs: list[str] = []
+	for name, value in rendered.items():
+		if value is MISSING:
+			continue
+		if isinstance(value, Styled):
+			if value.style == "form":
+				pairs += cookie_pairs(name, value.value, value.explode)
+				continue
+			value = str(value)
+		pairs += cookie_pairs(name, value)
+	return pairs
 
 
 def host_from_input(tool: HttpTool, setup: ApiSetup) -> bool:

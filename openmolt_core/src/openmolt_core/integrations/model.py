@@ -121,6 +121,7 @@ def _check_templates(tool: HttpTool, filters: Mapping[str, Any]) -> None:
 		"base_url": tool.base_url,
 		"query_params": tool.query_params,
 		"headers": tool.headers,
+		"cookies": tool.cookies,
 		"body": tool.body,
 		"files": tool.files,
 	}

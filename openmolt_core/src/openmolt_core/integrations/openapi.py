@@ -10,7 +10,7 @@ JSON) that a person can read and edit. What the importer does:
 
 - **operations** become tools named after their ``operationId`` in camelCase (``repos/get`` is
   ``reposGet``; without one, method and path); ``operations=`` and ``tags=`` choose them;
-- **parameters** (path, query, header) become top-level input fields; the request body is the
+- **parameters** (path, query, header, cookie) become top-level input fields; the request body is the
   ``body`` field, sent as JSON, a form, multipart (binary fields are file references) or raw bytes;
 - **schemas** have every ``$ref`` resolved (recursion is cut at a few levels), ``allOf`` merged,
   ``oneOf`` written as ``anyOf`` (at most `MAX_VARIANTS` branches), OpenAPI 3.0's ``nullable``
