@@ -28,7 +28,11 @@ AUTH_KEY = "durable-accounts-key-0123456789"
 
 
 def build(
-	store: str, credentials: str, auth_server: str, model: ScriptedModel, seen: list[str]
+	store: str | dict[str, Any],
+	credentials: str,
+	auth_server: str,
+	model: ScriptedModel,
+	seen: list[str],
 ) -> tuple[OpenMolt, Any]:
 	"""The durable instance and its agent, whose mail tools act for each run's user."""
 

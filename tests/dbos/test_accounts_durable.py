@@ -86,3 +86,55 @@ async def test_a_parked_durable_run_resumes_in_another_process_once_connected(
 	assert "hook:1:0:mail.me" in first and "tool:1:0:mail.me" not in first
 	resumed = [name for _, name in _steps(url, f"{run_id}+1")]  # the other process's segment
 	assert resumed[:2] == ["hook:1:0:mail.me", "tool:1:0:mail.me"] and "model:2" in resumed
+
+
+def test_a_chat_run_recovered_elsewhere_still_sends_a_chat_link(
+	tmp_path: Path, auth_server: FakeAuthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A durable run a chat started, recovered by a process with no chat around it, asks for the
+	account with a link marked for the chat (confirmed there), and is recorded as the chat's."""
+	from _durable import stop_process
+	from _harness import make_store
+
+	from openmolt_core.observe import started_by
+
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	stores = make_store("sqlite", tmp_path)
+	store = {"url": next(stores), "worker_id": "chat-worker", "heartbeat": 0.2, "lapse": 1.0}
+	credentials = str(tmp_path / "credentials.enc")
+	run_id = "telegram-chat-run"
+
+	async def first() -> None:
+		hung = anyio.Event()
+
+		async def hang(request: Any) -> Any:
+			hung.set()
+			await anyio.sleep_forever()
+
+		_, agent = build(store, credentials, auth_server.url, ScriptedModel([hang]), [])
+		try:
+			with started_by("chat", where="telegram:Mailer", sender="42"):
+				await agent.start("who am I?", user="telegram:42", run_id=run_id)
+			with anyio.fail_after(30):
+				await hung.wait()
+		finally:
+			await stop_process()  # as a server that dies: another process recovers the run
+
+	async def second() -> Any:
+		model = ScriptedModel([call_tool("mail.me")])
+		om, _ = build(store, credentials, auth_server.url, model, [])
+		try:
+			await om.durability.start()  # type: ignore[union-attr]  # recovers the run
+			with anyio.fail_after(60):
+				result = await om.result(run_id)
+			[request] = authorization_requests(result.state)
+			return result, om.accounts.state_of(request["url"])
+		finally:
+			await stop_process()
+
+	anyio.run(first)
+	result, link = anyio.run(second)
+	assert result.status == "authorization_required"
+	assert link.get("c") == 1, link  # the callback holds it for the chat's confirmation
+	assert result.state.trigger is not None and result.state.trigger["kind"] == "chat"

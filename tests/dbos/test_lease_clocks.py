@@ -135,3 +135,38 @@ def test_a_worker_times_its_own_lease_by_a_clock_that_counts_a_suspend() -> None
 		pytest.skip("Linux's clocks")
 	assert _workers._SUSPEND_AWARE == time.CLOCK_BOOTTIME
 	assert abs(_workers._lease_clock() - time.clock_gettime(time.CLOCK_BOOTTIME)) < 1
+
+
+def test_a_beat_measures_how_far_the_store_clock_is_from_the_workers(
+	tables: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A worker 5 min ahead reads an offset of about -5 min at its beat; a right one about 0."""
+	a = _worker(tables, "a")
+	a.beat()
+	assert abs(a.offset) < 1.0
+	_skewed(monkeypatch, SKEW)
+	a.beat()
+	assert abs(a.offset + SKEW) < 1.0
+
+
+def test_an_execution_records_its_offset_only_when_another_is_in_effect(tables: Any) -> None:
+	"""Rows say from which step which offset holds; a right clock after none writes nothing, and a
+	dead execution's row past the journal is replaced by the one that writes those steps."""
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import CLOCKS, execution_clock
+
+	def rows() -> list[tuple[int, float]]:
+		with tables.connect() as conn:
+			found = conn.execute(
+				sa.select(CLOCKS.c.from_step, CLOCKS.c.offset).order_by("from_step")
+			)
+			return [(int(r[0]), float(r[1])) for r in found]
+
+	assert execution_clock(tables, "w", 0, 0.0) == [] and rows() == []
+	assert execution_clock(tables, "w", 0, -SKEW) == [] and rows() == [(0, -SKEW)]
+	assert execution_clock(tables, "w", 3, -SKEW) == [(0, -SKEW)] and rows() == [(0, -SKEW)]
+	assert execution_clock(tables, "w", 5, 0.0) == [(0, -SKEW)]
+	assert rows() == [(0, -SKEW), (5, 0.0)]
+	assert execution_clock(tables, "w", 2, 0.0) == [(0, -SKEW)]  # steps 2+ are this one's
+	assert rows() == [(0, -SKEW), (2, 0.0)]

@@ -212,3 +212,33 @@ async def test_a_run_that_fails_to_start_after_the_answer_is_recorded_and_its_re
 			assert retry.status_code == 202 and retry.json()["run_id"] == run_id
 			await eventually(lambda: len(model.requests) == 2, seconds=20)
 	await om.aclose()
+
+
+async def test_a_run_that_fails_before_it_starts_is_answered_for_a_retry_and_the_retry_runs(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A run that ends with a RunError before it started is no 202: the sender is told to retry
+	(5xx, the claim given back), and its retry runs."""
+	from openmolt_core.agent import Agent
+
+	real = Agent._prepare
+	broken = [True]
+
+	async def prepare(self: Agent) -> None:
+		if broken[0]:
+			raise RuntimeError(f"the provider could not load (key {SECRET})")
+		await real(self)
+
+	monkeypatch.setattr(Agent, "_prepare", prepare)
+	model = ScriptedModel([finish("done")])
+	om, server = _server(model, tmp_path / "runs.db", scheme="github")
+	body = b'{"issue": 8}'
+	async with server, httpx.AsyncClient(base_url=server.url) as client:
+		first = await client.post("/hooks/Triage", content=body, headers=github(body, "d-9"))
+		assert first.status_code >= 500, first.text
+		assert "could not start" in first.json()["error"] and SECRET not in first.text
+		broken[0] = False
+		retry = await client.post("/hooks/Triage", content=body, headers=github(body, "d-9"))
+		assert retry.status_code == 202, retry.text
+		await eventually(lambda: len(model.requests) == 1, seconds=20)
+	await om.aclose()

@@ -28,7 +28,8 @@ prototype on DBOS):
   reserves a batch's keys in command order before any of them awaits.
 - `RunPort.deadline`: the time budget starts when the run starts, not when a process picks it
   up again after a crash. The engine records the deadline once; ``now`` then reads a clock that
-  every process shares (wall time), so the budget holds across a restart.
+  every process shares (``openmolt-dbos``: the store's, not a machine's own wall clock, which may
+  be minutes off), so the budget holds across a restart and across machines.
 - `RunPort.replaying`: while a recovered run re-executes the code that led up to its last
   journaled step, the events it emits were delivered before the crash. They get
   ``replayed=True`` and are not delivered again unless `RunPort.deliver_replayed` says so.

@@ -26,18 +26,17 @@ run. With no observer, a run pays one attribute check.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from openmolt_core._started import current_trigger, started_by
 from openmolt_core.durability import completed_port
 from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
@@ -173,41 +172,6 @@ class RunObserver:
 		it wraps (`openmolt_core.durability.completed_port`).
 		"""
 		return port
-
-
-_trigger: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-	"openmolt_trigger", default=None
-)
-
-
-@contextmanager
-def started_by(kind: str, **details: str | int | None) -> Iterator[None]:
-	"""Say where the runs started inside this block come from; observers record it.
-
-	``with started_by("webhook", where="Triage"): await agent.run(payload)`` records the run
-	as started by the webhook ``Triage`` (the run store keeps it with the run's row).
-
-	Args:
-		kind: ``cli``, ``api``, ``schedule``, ``webhook``, ``chat``, ``mcp``... (the kinds of
-			`openmolt_core.triggers`, plus ``cli`` and ``api``).
-		**details: Which one: ``where`` (the trigger's or schedule's name, the chat channel),
-			``sender`` (the chat user's id)... Empty values are left out.
-	"""
-	if not isinstance(kind, str) or not kind:
-		raise ValueError("started_by: kind must be a non-empty string such as 'webhook'")
-	token = _trigger.set(
-		{"kind": kind, **{k: v for k, v in details.items() if v not in (None, "")}}
-	)
-	try:
-		yield
-	finally:
-		_trigger.reset(token)
-
-
-def current_trigger() -> dict[str, Any] | None:
-	"""What started the runs of this context (`started_by`'s kind and details), or None."""
-	found = _trigger.get()
-	return None if found is None else dict(found)
 
 
 def run_input(state: RunState) -> Any:
@@ -399,7 +363,7 @@ def watch_run(
 	trigger = (
 		{"kind": "agent", "parent_run_id": parent}
 		if parent
-		else redact.deep(_trigger.get() or {"kind": "api"})
+		else redact.deep(current_trigger() or {"kind": "api"})
 	)
 	provider = agent.provider_name or "custom"
 	model = f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model

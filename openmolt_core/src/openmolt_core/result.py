@@ -14,6 +14,7 @@ from openmolt_core.llm import Message, Usage
 __all__ = [
 	"PARKED_STATUSES",
 	"SESSION_KEY",
+	"TRIGGER_KEY",
 	"ParkedStatus",
 	"RunResult",
 	"RunState",
@@ -50,13 +51,19 @@ either way.
 """
 
 PARKED_STATUSES: frozenset[str] = frozenset(get_args(ParkedStatus))
+"""The `ParkedStatus` values: the one list every surface reads (the run store, the servers, the
+viewer, which gets it from its page) to tell a parked run from an ended one."""
 
 SESSION_KEY = "session"
 """``RunState.ext`` key marking a run of a session (its short-term memory is the session's): the
 session's id, written by the sessions capability as a run of it is driven (``True`` in a state
 saved before runs named their session). `RunState.session_id` reads it."""
-"""The `ParkedStatus` values: the one list every surface reads (the run store, the servers, the
-viewer, which gets it from its page) to tell a parked run from an ended one."""
+
+TRIGGER_KEY = "trigger"
+"""``RunState.ext`` key marking where a run came from: the trigger it was started under
+(`openmolt_core.observe.started_by`'s kind and details: ``{"kind": "chat", "where": ...,
+"sender": ...}``), written as the run starts. A process that drives the run with no trigger of its
+own (a durable worker recovering it) drives it under this one. `RunState.trigger` reads it."""
 
 
 @dataclass(slots=True)
@@ -152,6 +159,17 @@ class RunState:
 		"""
 		mark = self.ext.get(SESSION_KEY)
 		return mark if isinstance(mark, str) else None
+
+	@property
+	def trigger(self) -> dict[str, Any] | None:
+		"""Where the run came from (`TRIGGER_KEY`): ``{"kind": "chat", ...}``, or None.
+
+		Marked as the run starts under a trigger (`openmolt_core.observe.started_by`), so a
+		durable run recovered by another process still says a chat (or a webhook) started it.
+		None for a run started under none, or saved before runs were marked.
+		"""
+		mark = self.ext.get(TRIGGER_KEY)
+		return dict(mark) if isinstance(mark, dict) and mark.get("kind") else None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The state as a JSON-serializable dict.

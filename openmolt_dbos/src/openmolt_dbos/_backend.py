@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
+	from openmolt_dbos._seen import StoreSeen
 
 __all__ = ["CANCEL_WAIT", "AlreadyAnsweredError", "DBOSBackend"]
 
@@ -108,6 +109,23 @@ class DBOSBackend:
 	def files_dir(self) -> Path:
 		"""The persistent file store shared by the workers (see `Settings.files_dir`)."""
 		return self.settings.store_files_dir
+
+	def seen_store(self, scope: str) -> StoreSeen | None:
+		"""Where a server's replay guard keeps what it took, when this store is shared by machines.
+
+		On PostgreSQL, a table in the store's database (`openmolt_dbos._seen`): servers on
+		several machines share the store and nothing else, and each one's own file would let a
+		delivery retried to another machine run there again. On SQLite, None: the servers share
+		the machine, and ``openmolt serve`` keeps its own file beside the store's.
+
+		Args:
+			scope: Whose entries these are (``hook:<agent>``, ``chat:telegram:<agent>``...).
+		"""
+		if self.settings.is_sqlite:
+			return None
+		from openmolt_dbos._seen import StoreSeen
+
+		return StoreSeen(self.engine.tables, scope)
 
 	def register(self, agent: Agent) -> None:
 		"""Know an agent by name in this process (its runs recover here)."""

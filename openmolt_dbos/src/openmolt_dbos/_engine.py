@@ -131,6 +131,7 @@ class Engine:
 		self.executor_id = settings.executor_id()
 		self.users = 0
 		self.heartbeat: Heartbeat | None = None
+		self._beats: Heartbeat | None = None  # measures the clock from its claim on
 		self._client: DBOSClient | None = None
 		self._table_engine: sa.Engine | None = None
 		self._making = threading.Lock()  # worker threads may ask for the tables first
@@ -230,6 +231,22 @@ class Engine:
 
 		return record_start(self.tables, run_id, step, workflow_id, self.executor_id)
 
+	def clock_offset(self) -> float:
+		"""The store's clock less this process's wall clock (`Heartbeat.offset`; 0 before a beat)."""
+		beats = self._beats
+		return 0.0 if beats is None else beats.offset
+
+	def execution_clock(
+		self, workflow_id: str, from_step: int, offset: float
+	) -> list[tuple[int, float]]:
+		"""Record an execution's clock offset; the earlier ones (in a thread: it blocks).
+
+		See `openmolt_dbos._workers.execution_clock`.
+		"""
+		from openmolt_dbos._workers import execution_clock
+
+		return execution_clock(self.tables, workflow_id, from_step, offset)
+
 	def client(self) -> DBOSClient:
 		"""A DBOS client on the store, for reading and answering runs from outside workflows.
 
@@ -299,6 +316,7 @@ class Engine:
 			)
 			self._loop = asyncio.get_running_loop()
 			await anyio.to_thread.run_sync(heartbeat.claim)
+			self._beats = heartbeat  # runs DBOS recovers at once read the store's clock by it
 			self._start_dbos()
 			self.heartbeat = heartbeat
 			await anyio.to_thread.run_sync(heartbeat.start)  # beats first: the lease starts now

@@ -5,11 +5,20 @@ deterministic key, so DBOS itself refuses a replay that asks for another step th
 holds (instead of handing back the wrong value). The tool calls of a concurrent batch reserve
 their step ids in command order before any of them runs (``DBOS.reserve_step``). ``sleep`` is
 DBOS's durable sleep: after a crash only the time left is waited. The time budget's deadline is a
-step of its own, and ``now`` reads the wall clock, which every worker shares, so a budget holds
-across a crash and across machines. While replaying, ``now`` reads the journal instead: the time
-the last step answered from it completed. The run's original reading at that point came after that
-step, so every "not yet" it decided (the only decisions that let it get further) is decided the
-same way again, and the replay takes the path its journal records instead of ending early.
+step of its own, and ``now`` reads one clock every worker shares: the store's, as the workers'
+leases are (`openmolt_dbos._workers.store_now`). Machines' wall clocks may be minutes apart: a
+deadline written by one worker and read by another's clock ended a recovered run at once, or let
+it run minutes long. The store is not asked at each step: each lease beat measures how far the
+store's clock is from the worker's wall clock (`Heartbeat.offset`), and an execution reads by the
+offset it found when its budget began (an offset under `_CLOSE` is taken as none), so a budget
+holds across a crash and across machines. While replaying, ``now`` reads the journal instead: the
+time the last step answered from it completed. DBOS stamps a step with the wall clock of the
+worker that wrote it; each execution with a budget records its offset (`openmolt_dbos._workers.
+CLOCKS`, only when it is not the one in effect: nothing for a new run on a right clock), and the
+replay adds the offset of the execution that wrote the step, so the stamp reads on the store's
+clock as that execution's own readings did. The run's original reading at that point came after
+that step, so every "not yet" it decided (the only decisions that let it get further) is decided
+the same way again, and the replay takes the path its journal records instead of ending early.
 
 `replaying` compares the workflow's step counter with the last step the journal held when the
 execution began: while it is behind, the run re-executes code whose effects (and events) happened
@@ -79,6 +88,12 @@ async def _stop_here() -> None:
 	await asyncio.sleep(0)
 
 
+_CLOSE = 1.0
+"""Seconds: a worker's wall clock within this of the store's is read as it is (no offset, and no
+row recording one): a budget is judged to about a second, and a new run on a right clock writes
+nothing more than before."""
+
+
 _PLAIN = frozenset({"start", "model", "compact", "schedule"})
 """The kinds of step of OpenMolt's own work (the run's start, a model call, a summary, a schedule's
 check), the only ones not preemptible: every other runs the application's code or waits for a
@@ -113,13 +128,24 @@ class DBOSPort:
 		starts: Records a tool call's start (run id, step key, workflow id), in a thread; True if
 			it had started before, in this workflow or in another of the run (`call_started`).
 		lease: Whether this process's worker lease holds: a step never begins without it.
+		offset: The store's clock less this worker's wall clock, as its last beat measured it
+			(None: the wall clock is the store's, a port outside a worker).
+		clocks: Records the offset this execution reads by, from the step it may write first
+			(``(workflow id, step id, offset)``, in a thread), and returns the earlier
+			executions' (`openmolt_dbos._workers.execution_clock`).
+		fresh: The workflow was created a moment ago by this process: no execution came before.
 	"""
 
 	__slots__ = (
+		"_clocks",
 		"_deadlines",
+		"_earlier",
+		"_fresh",
 		"_ids",
 		"_journal_end",
 		"_lease",
+		"_offset",
+		"_offsets",
 		"_reserved",
 		"_run_id",
 		"_starts",
@@ -136,10 +162,18 @@ class DBOSPort:
 		run_id: str = "",
 		starts: Callable[[str, str, str], bool] | None = None,
 		lease: Callable[[], bool] | None = None,
+		offset: Callable[[], float] | None = None,
+		clocks: Callable[[str, int, float], list[tuple[int, float]]] | None = None,
+		fresh: bool = False,
 	) -> None:
 		self._run_id = run_id
 		self._starts = starts
 		self._lease = lease
+		self._offsets = offset
+		self._clocks = clocks
+		self._fresh = fresh
+		self._offset: float | None = None  # this execution's, once its budget began
+		self._earlier: list[tuple[int, float]] = []  # earlier executions', from their steps on
 		self._journal_end = journal_end
 		ordered = sorted((completed or {}).items())
 		self._ids = [i for i, _ in ordered]
@@ -157,18 +191,49 @@ class DBOSPort:
 		return self._journal_end >= 0 and not in_step() and current_step_id() < self._journal_end
 
 	def now(self) -> float:
-		"""Wall-clock seconds (the clock every worker shares); the journal's while replaying."""
+		"""Seconds on the store's clock (the one every worker shares); the journal's while replaying."""
 		if self.replaying:
-			at = bisect.bisect_right(self._ids, current_step_id())
-			return self._times[at - 1] if at else (self._times[0] if self._times else 0.0)
-		return time.time()
+			step = current_step_id()
+			at = bisect.bisect_right(self._ids, step)
+			stamp = self._times[at - 1] if at else (self._times[0] if self._times else 0.0)
+			return stamp + self._written_by(step)
+		return time.time() + self._measured()
+
+	def _measured(self) -> float:
+		"""The offset this execution reads the store's clock by (`_CLOSE`: a small one is none)."""
+		if self._offset is not None:
+			return self._offset
+		found = 0.0 if self._offsets is None else self._offsets()
+		return found if abs(found) >= _CLOSE else 0.0
+
+	def _written_by(self, step: int) -> float:
+		"""The offset of the execution that wrote the journal's step ``step`` (0: none recorded)."""
+		at = bisect.bisect_right(self._earlier, step, key=lambda row: row[0])
+		return self._earlier[at - 1][1] if at else 0.0
+
+	async def _settle(self) -> None:
+		"""Fix this execution's offset, record it, and read the earlier executions' (once).
+
+		A new run of this process on a right clock has nothing to record and nothing to read.
+		"""
+		if self._offset is not None:
+			return
+		offset = self._offset = self._measured()
+		if self._clocks is None or (self._fresh and offset == 0.0):
+			return
+		import anyio
+
+		wid = DBOS.workflow_id or ""
+		first = self._journal_end + 1
+		self._earlier = await anyio.to_thread.run_sync(self._clocks, wid, first, offset)
 
 	async def deadline(self, seconds: float) -> float:
-		"""The wall-clock deadline of a budget starting now, journaled (kept on replay)."""
+		"""The deadline of a budget starting now, on the store's clock, journaled (kept on replay)."""
 		self._deadlines += 1
+		await self._settle()  # before the step: a replay reads the journal by the offsets
 
 		async def read() -> float:
-			return time.time() + seconds
+			return self.now() + seconds
 
 		value: float = await DBOS.run_step_async({"name": f"deadline:{self._deadlines}"}, read)
 		return value

@@ -386,7 +386,8 @@ async def _run(
 		# check a moment before the cancel): nothing of it runs.
 		await engine.client().cancel_workflow_async(wid)
 		raise DBOSWorkflowCancelledError(f"run {run_id} was cancelled while it was parked")
-	if wid in engine.created:  # this process created the workflow a moment ago: nothing to read
+	fresh = wid in engine.created
+	if fresh:  # this process created the workflow a moment ago: nothing to read
 		engine.created.discard(wid)
 		steps = []
 	else:
@@ -404,6 +405,9 @@ async def _run(
 		run_id=run_id,
 		starts=engine.record_start,
 		lease=engine.lease_valid,
+		offset=engine.clock_offset,  # the budget is judged on the store's clock
+		clocks=engine.execution_clock,
+		fresh=fresh,
 	)
 	if schedule is None:
 		result = await agent.execute(state, port=port, answer=answer, decisions=decisions)

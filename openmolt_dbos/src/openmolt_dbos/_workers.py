@@ -20,7 +20,9 @@ first step). A worker without a lease takes nothing over.
 
 Every beat is written, and every beat judged, by the store's clock (`store_now`), never a
 worker's own: machines' clocks may be minutes apart. A worker times its own lease by a clock
-that counts a suspend (`_lease_clock`).
+that counts a suspend (`_lease_clock`). Each beat also measures how far the store's clock is
+from the worker's wall clock (`Heartbeat.offset`), so a run's time budget is judged on the
+store's clock too, without asking the store at each step (`openmolt_dbos._port`).
 
 An executor id is held by one process at a time: a process that starts under an id whose row
 still beats waits up to ``lapse`` for it to stop (a predecessor that just crashed), then refuses;
@@ -49,6 +51,7 @@ __all__ = [
 	"ANSWERS",
 	"CALLS",
 	"CANCELS",
+	"CLOCKS",
 	"SCHEDULE_OWNERS",
 	"STOPS",
 	"WORKERS",
@@ -61,6 +64,7 @@ __all__ = [
 	"claimed",
 	"create_tables",
 	"ensure_database",
+	"execution_clock",
 	"list_workers",
 	"live_workers",
 	"make_engine",
@@ -365,6 +369,65 @@ def stopped(engine: sa.Engine, workflow_id: str) -> bool:
 			sa.select(STOPS.c.workflow_id).where(STOPS.c.workflow_id == workflow_id)
 		).first()
 	return found is not None
+
+
+CLOCKS = sa.Table(
+	"openmolt_clocks",
+	_META,
+	sa.Column("workflow_id", sa.String(400), primary_key=True),
+	sa.Column("from_step", sa.Integer, primary_key=True),
+	sa.Column("offset", sa.Float, nullable=False),
+)
+"""How far the store's clock was from the wall clock of the worker that wrote a run's steps.
+
+A row says: the steps of the workflow from ``from_step`` on were written by an execution whose
+worker read the store's clock as its wall clock plus ``offset`` seconds (`Heartbeat.offset`).
+DBOS stamps each step with the writing worker's wall clock; a replay reads those stamps as the
+run's clock (`openmolt_dbos._port.DBOSPort.now`) and adds the offset to read them on the store's
+clock, as the budget's deadline is. No row: no offset (a worker whose clock was right, or a
+version before the rows).
+"""
+
+
+def execution_clock(
+	engine: sa.Engine, workflow_id: str, from_step: int, offset: float
+) -> list[tuple[int, float]]:
+	"""Record the offset of an execution that writes a workflow's steps from ``from_step`` on.
+
+	The rows of earlier executions that wrote nothing from there (they died first) are dropped:
+	those steps are this execution's. A row is written only when the offset in effect at
+	``from_step`` is another.
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		workflow_id: The workflow.
+		from_step: The first step id this execution may write (one past its journal's end).
+		offset: The offset it reads the store's clock by.
+
+	Returns:
+		The rows before ``from_step``, ``(from_step, offset)`` in order: how to read the steps
+		the journal holds on the store's clock.
+	"""
+	where = CLOCKS.c.workflow_id == workflow_id
+	with engine.begin() as conn:
+		rows = [
+			(int(r[0]), float(r[1]))
+			for r in conn.execute(
+				sa.select(CLOCKS.c.from_step, CLOCKS.c.offset)
+				.where(where)
+				.order_by(CLOCKS.c.from_step)
+			)
+		]
+		earlier = [r for r in rows if r[0] < from_step]
+		if len(earlier) < len(rows):
+			conn.execute(sa.delete(CLOCKS).where(where).where(CLOCKS.c.from_step >= from_step))
+		if offset != (earlier[-1][1] if earlier else 0.0):
+			conn.execute(
+				sa.insert(CLOCKS).values(
+					workflow_id=workflow_id, from_step=from_step, offset=offset
+				)
+			)
+	return earlier
 
 
 def make_engine(url: str) -> sa.Engine:
@@ -680,6 +743,9 @@ class Heartbeat:
 		# wall clocks are compared.
 		self.fence_after = max(lapse - max(heartbeat, lapse * 0.2), lapse * 0.5)
 		self.renewed = _lease_clock()
+		self.offset = 0.0
+		"""The store's clock less this process's wall clock, in seconds, as the last beat read
+		it: ``time.time() + offset`` is the store's clock without asking it (`store_now`)."""
 		self.fenced = False
 		self.fences = 0  # how often the lease ran out (for reports and tests)
 		self._owed = False  # the lease came back and this id's own runs are still to resume
@@ -718,8 +784,14 @@ class Heartbeat:
 		self._fence(f"could not beat for {_lease_clock() - self.renewed:.1f} s")
 		return False
 
+	def _measured(self, store: Any, before: float) -> None:
+		"""Take the offset from the store's clock read between ``before`` and now (wall clocks)."""
+		if store is not None:
+			self.offset = float(store) - (before + time.time()) / 2
+
 	def _try_claim(self) -> bool:
 		began = _lease_clock()
+		wall = time.time()
 		now = store_now(self.engine)
 		row = {
 			"token": self.token,
@@ -740,6 +812,10 @@ class Heartbeat:
 				)
 				.mappings()
 				.first()
+			)
+			self._measured(
+				conn.execute(sa.select(now)).scalar() if current is None else current["store_now"],
+				wall,
 			)
 			if current is None:
 				try:
@@ -845,6 +921,7 @@ class Heartbeat:
 		recovery that fails is tried again at the next beat.
 		"""
 		began = _lease_clock()
+		wall = time.time()
 		with self.engine.begin() as conn:
 			done = conn.execute(
 				sa.update(WORKERS)
@@ -852,8 +929,11 @@ class Heartbeat:
 				.where(WORKERS.c.token == self.token)
 				.where(WORKERS.c.state == "live")
 				.values(beat_at=store_now(self.engine))
+				.returning(WORKERS.c.beat_at)
 			)
-		if done.rowcount == 1:
+			written = done.first()  # the store's clock as it wrote the beat: the offset
+		if written is not None:
+			self._measured(written[0], wall)
 			self.renewed = began
 			if self.fenced:
 				self._lease_back("it resumes its runs")

@@ -7,7 +7,8 @@ folder: `seen_store`), so a restart forgets no signature: a signature without a 
 ``github``) is refused again for as long as the file lives, a timestamped one until its window
 closes. A request is taken in one step (`SqliteSeen.take`: one write transaction), so of two
 servers on the file that receive one delivery at once, one runs it. The calls are short local
-writes, made in the event loop on purpose.
+writes, made in the event loop on purpose. Servers on several machines that share a PostgreSQL
+durable store keep it in that database instead (`seen_store`): a file is one machine's.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from openmolt_serve._sqlite import SqliteFile
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
+	from openmolt_serve.signatures import SeenStore
 
 __all__ = ["SqliteSeen", "seen_store"]
 
@@ -118,12 +120,14 @@ class SqliteSeen(SqliteFile):
 			)
 
 
-def seen_store(agent: Agent, kind: str) -> SqliteSeen | None:
+def seen_store(agent: Agent, kind: str) -> SeenStore | None:
 	"""Where an agent's replay guard keeps what it has seen, beyond the process's life.
 
-	A table in the run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the
-	durable store's file folder (``OpenMolt(durability=...)``: ``files_dir``), else None (memory
-	only).
+	A durable store that servers on several machines share (PostgreSQL: the backend's
+	``seen_store``, a table in its database), so a delivery retried to another machine is known
+	there; else a table in the run store's file (``OpenMolt(run_store=...)``), else a SQLite file
+	in the durable store's file folder (``OpenMolt(durability=...)``: ``files_dir``), else None
+	(memory only).
 
 	Args:
 		agent: The agent.
@@ -132,6 +136,11 @@ def seen_store(agent: Agent, kind: str) -> SqliteSeen | None:
 	"""
 	scope = f"{kind}:{agent.name}"
 	om = OpenMolt.of(agent)
+	shared = getattr(om.durability, "seen_store", None)
+	if shared is not None:
+		found: SeenStore | None = shared(scope)
+		if found is not None:
+			return found
 	if om.run_store is not None:
 		return SqliteSeen(om.run_store.path, scope)
 	if om.durability is not None:

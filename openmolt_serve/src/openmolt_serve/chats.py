@@ -32,8 +32,9 @@ state names this agent exactly); from anyone else it drops them (a forwarded lin
 nothing), and in another agent's chat it is refused and left for that one. Messages
 of one chat are handled one after another; chats run side by side. A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
-guard's file for a day (`openmolt_serve._seen`), so a retry that reaches another server on the
-store, or this one after a restart, is ignored too. Messages from anyone else are ignored and logged, never answered:
+guard's file for a day (`openmolt_serve._seen`; on a PostgreSQL durable store, in its database),
+so a retry that reaches another server on the store (on another machine too), or this one after a
+restart, is ignored too. Messages from anyone else are ignored and logged, never answered:
 a stranger learns nothing about the bot.
 
 Letting someone talk is not trusting them. A run starts tainted (`openmolt_core.taint`: the
@@ -69,7 +70,7 @@ from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._recent import recent
-from openmolt_serve._seen import SqliteSeen, seen_store
+from openmolt_serve._seen import seen_store
 
 if TYPE_CHECKING:
 	from openmolt_core.accounts import Connected
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
 	from openmolt_core.sessions import Session
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies
+	from openmolt_serve.signatures import SeenStore
 
 __all__ = [
 	"MAX_CHATS",
@@ -253,7 +255,7 @@ class Conversations:
 		self.redact = Redactor(known=agent.om.secrets)
 		"""Masks the instance's secrets in every text sent to a chat."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
-		self.seen_store: SqliteSeen | None = seen_store(agent, f"chat:{self.channel}")
+		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		park_questions(agent)
 		if live is not None:
@@ -291,7 +293,8 @@ class Conversations:
 		store = self.seen_store
 		if store is not None and message.id:
 			# Another server on the store (or this one before a restart) may have taken it.
-			if not store.claim(f"msg:{message.id}", time.time() + KEEP_SEEN):
+			now = time.time()
+			if store.take({f"msg:{message.id}": now + KEEP_SEEN}, now) is not None:
 				return False
 		self._seen[message.id] = None
 		while len(self._seen) > 10_000:

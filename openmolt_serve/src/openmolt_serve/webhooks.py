@@ -378,6 +378,14 @@ async def handle_webhook(
 		return _replayed()
 	if _handshake(config, data):
 		return JSONResponse({"challenge": data["challenge"]})  # Slack's Events API handshake
+	failed: list[BaseException] = []
+
+	def unstarted(exc: BaseException) -> None:
+		# Nothing ran, also when it fails after the answer (queued behind its session's turn):
+		# the claim is given back, so the sender's retry runs.
+		hook.guard.forget(verified)
+		failed.append(exc)
+
 	try:
 		# The payload is outside content, like a fetched page: the run starts tainted, unless
 		# the operator vouched for this sender's payloads (trustPayload).
@@ -394,14 +402,22 @@ async def handle_webhook(
 			if (who := session_key(data, config.user))
 			else None,
 			within=ACK_WITHIN,
-			# Nothing ran, also when it fails after the answer (queued behind its session's
-			# turn): the claim is given back, so the sender's retry runs.
-			unstarted=lambda _exc: hook.guard.forget(verified),
+			unstarted=unstarted,
 			vouched=config.trust_payload,
 		)
 	except OpenMoltError as exc:
 		log.warning("webhook of %s: the run could not start: %s", hook.agent.name, exc)
 		return _error(500, hook.redact(f"the run could not start: {exc}"))
+	if failed:
+		# It ended (a RunError: its run's own failure) before it started, before this answer: a
+		# 202 would tell the sender to stop retrying a delivery nothing ran. A 5xx is what
+		# senders retry on, and the claim is given back, so the retry runs.
+		log.warning(
+			"webhook of %s: the run could not start: %s",
+			hook.agent.name,
+			hook.redact(str(failed[0])),
+		)
+		return _error(500, hook.redact(f"the run could not start: {failed[0]}"))
 	return Response(
 		json.dumps({"run_id": run_id, "status": "accepted"}),
 		status_code=202,
