@@ -434,11 +434,11 @@ class Agent:
 		# What checks the agent's models with its options once they change after creation (the
 		# compaction setters): the assembly's (prices under max_cost, provider_options by
 		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
-		self._models_check: Callable[[str], None] | None = None
+		self._models_check: Callable[[Agent, str], None] | None = None
 		# What builds the compaction capability for another summary model (`compaction`'s
 		# setter): the assembly's, which resolves the model as create_agent does; None: an
 		# agent built by hand keeps its compactor.
-		self._compaction_of: Callable[[CompactionConfig], Capability] | None = None
+		self._compaction_of: Callable[[Agent, CompactionConfig], Capability] | None = None
 		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
 		# and their record (`_listed`: what a run keeps of them; None until the first listing).
 		self._static: (
@@ -517,7 +517,7 @@ class Agent:
 		if check is None:
 			return
 		try:
-			check(where)
+			check(self, where)
 		except BaseException:
 			self._model_config = before
 			raise
@@ -537,7 +537,7 @@ class Agent:
 		if value is not None and build is not None and value.model != found.config.model:
 			# Another summary model (None: the agent's own): its compactor, as create_agent
 			# builds it; the one kept would write the summaries with the model before.
-			new = build(value)
+			new = build(self, value)
 		self._changed_models(found, new, "agent.compaction")
 
 	@property
@@ -570,7 +570,7 @@ class Agent:
 		if check is None:
 			return
 		try:
-			check(where)
+			check(self, where)
 		except BaseException:
 			self._hooks, self._toolset = hooks, toolset
 			raise

@@ -18,7 +18,6 @@ first use of that work.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -840,12 +839,25 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		_check_prices(agent)
 	if options.model_config.provider_options:
 		_check_provider_options(agent)
-	agent._models_check = functools.partial(_recheck, agent)  # the setters that change models
-	agent._compaction_of = functools.partial(_compactor, om, shared)  # agent.compaction = ...
+	# What the setters that change models use (functions of the module, shared by every agent:
+	# one per agent would be an object each, and a cycle through it).
+	agent._models_check = _recheck
+	agent._compaction_of = _compaction_for
 	durability = om.durability
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
+
+
+def _compaction_for(agent: Agent, config: CompactionConfig) -> Capability:
+	"""The compaction capability for another summary model, resolved as ``create_agent`` does.
+
+	Args:
+		agent: The agent whose ``compaction`` is set.
+		config: The new settings.
+	"""
+	om: Any = agent.om  # the instance that built it (`Host`)
+	return _compactor(om, _shared(om), config)
 
 
 def _recheck(agent: Agent, where: str) -> None:
