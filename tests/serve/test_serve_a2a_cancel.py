@@ -205,8 +205,9 @@ async def test_a_task_whose_approval_is_being_delivered_elsewhere_is_cancelled_w
 		task = first.task
 		assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
 		run_id = run_id_for("a2a", "Payer", task.id)
-		parked = await om.result(run_id, wait=False)
-		assert parked is not None
+		with anyio.fail_after(30):  # the task says so as the workflow's end is being recorded
+			parked = await om.result(run_id, wait=True)
+		assert parked is not None and parked.status == "approval_required"
 		(request,) = agent.approval_requests(parked.state)
 
 		async def approve() -> None:  # the operator, outside the A2A handler
