@@ -537,7 +537,7 @@ def check_cost(value: object, where: str) -> None:
 
 
 def _model_config(value: ModelConfig | Mapping[str, Any]) -> ModelConfig:
-	"""Read ``model_config`` (`openmolt_core.llm.read_model_config`)."""
+	"""Read ``model_config`` (`openmolt_core.options.read_model_config`)."""
 	from openmolt_core.options import read_model_config
 
 	return read_model_config(value, "create_agent")
