@@ -96,3 +96,17 @@ def test_a_sqlite_durable_store_keeps_the_guard_in_its_file_folder(tmp_path: Pat
 		assert isinstance(store, SqliteSeen) and store.path.parent == tmp_path / "files"
 	finally:
 		reset_engine()
+
+
+def test_a_long_delivery_id_is_taken_once(postgres: str, tmp_path: Path) -> None:
+	"""A sender's delivery id longer than the table's key column (an unsigned header a client
+	sets, an event id) is taken and refused as a short one is, not a database error."""
+	one = seen_store(_server(postgres, tmp_path / "a"), "hook")
+	two = seen_store(_server(postgres, tmp_path / "b"), "hook")
+	assert one is not None and two is not None
+	long = "id:" + "d" * 2000
+	assert one.take({long: None, "sig:y": 4e9}, 1e9) is None
+	assert two.take({long: None, "sig:z": 4e9}, 1e9) == long
+	assert two.seen([long], 1e9)
+	two.discard([long])
+	assert one.take({long: None}, 1e9) is None

@@ -242,3 +242,56 @@ async def test_a_run_that_fails_before_it_starts_is_answered_for_a_retry_and_the
 		assert retry.status_code == 202, retry.text
 		await eventually(lambda: len(model.requests) == 1, seconds=20)
 	await om.aclose()
+
+
+class _SlowThenFailing(ScriptedModel):
+	"""The first call holds the session's turn 1.5 s; every later one fails (its run started)."""
+
+	async def generate(self, request: Any) -> Any:
+		if self.requests:
+			self.requests.append(request)
+			raise RuntimeError("the model service is down")
+		await anyio.sleep(1.5)
+		return await super().generate(request)
+
+
+async def test_a_queued_run_that_started_after_the_answer_then_failed_keeps_its_claim(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A run queued past its 202 that then starts and fails ran: its delivery stays claimed (a
+	retry is a duplicate, nothing runs twice) and its row is no 'did not start'."""
+	from openmolt_serve import webhooks
+
+	monkeypatch.setattr(webhooks, "ACK_WITHIN", 0.3)
+	model = _SlowThenFailing([finish("one"), finish("two")])
+	store = tmp_path / "runs.db"
+	om = OpenMolt(entry_points=False, run_store=store)
+	agent = om.create_agent(name="Triage", model=model, instructions="Label issues.")
+	triggers = Triggers.model_validate(
+		{"webhook": {"secret": SECRET, "scheme": "github", "session": "issue"}}
+	)
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as client:
+			body = b'{"issue": 7, "n": 1}'
+			first = await client.post("/hooks/Triage", content=body, headers=github(body, "d-1"))
+			assert first.status_code == 202  # its run holds the session's turn for 1.5 s
+			body2 = b'{"issue": 7, "n": 2}'
+			second = await client.post("/hooks/Triage", content=body2, headers=github(body2, "d-2"))
+			assert second.status_code == 202  # answered before its run starts
+			run_id = second.json()["run_id"]
+			launcher = server.launcher
+			assert launcher is not None
+			await eventually(lambda: not launcher.running, seconds=20)
+			assert len(model.requests) == 2  # the second run started: it called the model
+			rows = (
+				sqlite3.connect(store)
+				.execute("SELECT status, error FROM agent_runs WHERE run_id = ?", (run_id,))
+				.fetchall()
+			)
+			assert len(rows) == 1 and rows[0][0] == "error", rows
+			assert "did not start" not in rows[0][1]
+			retry = await client.post("/hooks/Triage", content=body2, headers=github(body2, "d-2"))
+			assert retry.status_code == 200 and retry.json()["status"] == "duplicate", retry.text
+			await anyio.sleep(0.5)
+			assert len(model.requests) == 2  # nothing ran again
+	await om.aclose()

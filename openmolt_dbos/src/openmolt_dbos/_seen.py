@@ -15,6 +15,7 @@ SQLite file's are.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
 
@@ -40,6 +41,17 @@ _MADE: set[int] = set()
 
 _TRIES = 3
 """How often a take is tried when its key was given back (or expired) between its two looks."""
+
+_LONGEST = 200
+"""The longest key kept as it is; a longer one (a sender's delivery id: its header is not always
+signed) is kept as its digest, which the ``key`` column holds (`_stored`)."""
+
+
+def _stored(key: str) -> str:
+	"""A key as the table keeps it: itself, or its digest when too long or holding a NUL."""
+	if len(key) <= _LONGEST and "\x00" not in key:
+		return key
+	return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class StoreSeen:
@@ -67,7 +79,7 @@ class StoreSeen:
 		return self.engine
 
 	def _kept(self, keys: Sequence[str]) -> sa.ColumnElement[bool]:
-		return sa.and_(SEEN.c.scope == self.scope, SEEN.c.key.in_(list(keys)))
+		return sa.and_(SEEN.c.scope == self.scope, SEEN.c.key.in_([_stored(k) for k in keys]))
 
 	def seen(self, keys: Sequence[str], now: float) -> bool:
 		"""Whether one of ``keys`` is kept and not expired at ``now``."""
@@ -85,7 +97,8 @@ class StoreSeen:
 		with self._ready().begin() as conn:
 			conn.execute(sa.delete(SEEN).where(self._kept(keys)))
 			conn.execute(
-				sa.insert(SEEN), [{"scope": self.scope, "key": k, "until": until} for k in keys]
+				sa.insert(SEEN),
+				[{"scope": self.scope, "key": _stored(k), "until": until} for k in keys],
 			)
 			conn.execute(
 				sa.delete(SEEN).where(SEEN.c.scope == self.scope).where(SEEN.c.until < time.time())
@@ -100,7 +113,7 @@ class StoreSeen:
 		refused take looks up which key is held; one given back meanwhile is taken again.
 		"""
 		keys = list(entries)
-		rows = [{"scope": self.scope, "key": k, "until": u} for k, u in entries.items()]
+		rows = [{"scope": self.scope, "key": _stored(k), "until": u} for k, u in entries.items()]
 		engine = self._ready()
 		for _ in range(_TRIES):
 			try:
@@ -122,7 +135,7 @@ class StoreSeen:
 					)
 				}
 			for key in keys:
-				if key in held:
+				if _stored(key) in held:
 					return key
 		return keys[0]  # refused each time, held each time by no one we could see: taken
 

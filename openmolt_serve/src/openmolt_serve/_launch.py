@@ -547,6 +547,8 @@ class Launcher:
 				self.running.discard(run_id)
 				if self._scopes.get(run_id) is scope:
 					del self._scopes[run_id]
+				if starts.waiting.get(run_id) is started:
+					del starts.waiting[run_id]
 				ended.set()
 				started.set()
 			if done is not None:
@@ -561,7 +563,11 @@ class Launcher:
 			with anyio.move_on_after(limit):
 				await started.wait()
 		finally:
-			starts.waiting.pop(run_id, None)
+			if unstarted is None:
+				starts.waiting.pop(run_id, None)
+			# Else the run's own task drops it as it ends: a run still queued when this returns
+			# (a webhook answers within seconds) is then known to start, and a failure after
+			# that is its run's, not one to start (`unstarted`: its claim is not given back).
 		if failure and ended.is_set():
 			exc = failure[0]
 			if isinstance(exc, OpenMoltError):

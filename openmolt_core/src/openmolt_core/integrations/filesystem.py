@@ -540,9 +540,11 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 		needle = query if sensitive else query.lower()
 		most = i.get("maxResults", 100)
 		found: list[dict[str, Any]] = []
-		keys: list[str] = []  # the files its lines came from
+		keys: list[str] = []  # the files its lines came from, and the folders in their paths
+		named: set[str] = set()
 
-		def scan(folder_fd: int, name: str, parts: Sequence[str]) -> bool:
+		def scan(folder_fd: int, name: str, parts: Sequence[str], given: int) -> bool:
+			"""Its matching lines; ``given``: how many of ``parts`` the path searched names."""
 			info = _lstat(folder_fd, name)
 			if (
 				info is None
@@ -567,11 +569,18 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 				return False
 			finally:
 				os.close(fd)
+			first = True
 			for number, line in enumerate(text.splitlines(), 1):
 				if needle in (line if sensitive else line.lower()):
-					key = where(place.root, parts)
-					if not keys or keys[-1] != key:
-						keys.append(key)
+					if (
+						first
+					):  # its path shows the file's name, and its folders' below the one given
+						first = False
+						for end in range(given + 1, len(parts) + 1):
+							key = where(place.root, parts[:end])
+							if key not in named:
+								named.add(key)
+								keys.append(key)
 					path = box.display(place.root, parts)
 					shown = line if len(line) <= 300 else masked_excerpt(line, 300)  # masked, cut
 					found.append({"path": path, "line": number, "text": shown})
@@ -584,7 +593,8 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 			if info is None:
 				raise ToolError(f"nothing at {_shown(given)}")
 			if stat.S_ISREG(info.st_mode) and place.name is not None:
-				full = scan(place.dir_fd, place.name, _parts_of(place))
+				parts = _parts_of(place)
+				full = scan(place.dir_fd, place.name, parts, len(parts) - 1)
 				out = {"matches": found, "truncated": True} if full else {"matches": found}
 				return labelled(out, keys)
 			if not stat.S_ISDIR(info.st_mode):
@@ -596,7 +606,7 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 			try:
 				for rel, _dirs, files, folder_fd in _walk(fd):
 					for name in files:
-						if scan(folder_fd, name, [*base, *rel, name]):
+						if scan(folder_fd, name, [*base, *rel, name], len(base)):
 							return labelled({"matches": found, "truncated": True}, keys)
 			finally:
 				os.close(fd)
