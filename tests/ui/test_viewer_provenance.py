@@ -255,3 +255,38 @@ def test_where_a_runs_untrusted_content_came_from_and_why_one_started_clean(
 	page.goto(f"{served.viewer.url}#run=mem-1")
 	expect(view.get_by_test_id("run-agent")).to_have_text("Memo")
 	expect(view.get_by_test_id("run-taint")).to_contain_text("tainted by 1 call's result")
+
+
+def test_a_run_an_mcp_client_parked_says_the_client_decides_it(served: Served, page: Any) -> None:
+	"""Parked for approval by an MCP-served agent: the page says the client's user decides it,
+	not that this agent's file must be loaded."""
+	now = datetime.now(UTC).isoformat()
+	call = {"type": "callTool", "tool": "local.refund", "input": {"order": "A1"}}
+	seed_runs(
+		served.store_path,
+		[
+			{
+				"run_id": "mcp-parked",
+				"agent": "Helper",
+				"status": "approval_required",
+				"started": now,
+				"trigger": {"kind": "mcp", "where": "Helper"},
+				"pending": {
+					"kind": "approval",
+					"step": 1,
+					"commands": [call],
+					"calls": [
+						{"index": 0, "call": "tool:1:0:local.refund", "tool": "local.refund"}
+					],
+				},
+			}
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=mcp-parked")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-origin")).to_contain_text("mcp · where Helper")
+	expect(view.get_by_test_id("run-parked-how")).to_contain_text("The MCP client")
+	card = page.locator("[data-testid=approval][data-tool='local.refund']")
+	expect(card.get_by_test_id("approve")).to_be_disabled()
+	expect(card.get_by_test_id("approval-how")).to_contain_text("The MCP client")
+	shoot(page, "run-parked-by-mcp")

@@ -283,6 +283,7 @@ class Viewer:
 					"rule": call.get("rule", ""),
 					"asked": row.get("ended") or row["updated"],
 					"can_answer": can,
+					"origin": (row.get("trigger") or {}).get("kind", ""),
 				}
 			)
 		return out

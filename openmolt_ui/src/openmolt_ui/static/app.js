@@ -272,6 +272,15 @@ function renderQuestions(questions) {
   );
 }
 
+const ELSEWHERE = {
+  // who decides a parked run's calls when this page cannot: the surface that started it
+  mcp: "The MCP client that started this run asks its user; the decision comes back from there.",
+};
+
+function decidedWhere(origin) {
+  return Object.hasOwn(ELSEWHERE, String(origin)) ? ELSEWHERE[origin] : "Load this agent's file (openmolt ui AGENT_FILE) to decide.";
+}
+
 function askedIn(runId) {
   // a link to the run a question or call waits in: the run the list shows (a sub-agent's caller)
   if (!runId) return null;
@@ -341,7 +350,7 @@ function renderApprovals(approvals) {
         el("button", { class: "primary", "data-testid": "approve", onclick: () => decide("approve"), disabled }, "Approve"),
         el("button", { "data-testid": "approve-edited", onclick: () => decide("edit"), disabled }, "Approve with edits"),
         el("button", { class: "danger", "data-testid": "deny", onclick: () => decide("deny"), disabled }, "Deny"),
-        disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to decide.") : null,
+        disabled ? el("div", { class: "muted", "data-testid": "approval-how" }, decidedWhere(a.origin)) : null,
         problem
       );
     }))
@@ -1172,8 +1181,10 @@ function parkedView(run) {
     { class: "card parked", "data-testid": "run-parked" },
     el("b", {}, "Parked. "),
     `It waits for ${run.waiting_for || "someone"}`,
-    el("div", { class: "muted" }, ["human_input", "approval"].includes((run.pending || {}).kind)
-      ? "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
+    el("div", { class: "muted", "data-testid": "run-parked-how" }, ["human_input", "approval"].includes((run.pending || {}).kind)
+      ? (run.trigger || {}).kind === "mcp"
+        ? "The MCP client that started it asks its user (a form in its call); the run resumes with the answer or decision given there."
+        : "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
       : "The application that parked it resumes it (agent.resume(state, ...)); it is listed under “Waiting for you”.")
   );
 }
