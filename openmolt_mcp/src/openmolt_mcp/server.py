@@ -15,7 +15,8 @@ declared it (`openmolt_mcp._ask`); a client that did not is answered "nobody can
 calls that wait for approval are denied (not made), and the run goes on. The input was written by
 another program's model, not by the operator: each run starts tainted
 (`openmolt_core.triggers.starting_taint`, kind ``mcp``), so the agent's taint policy gates its
-outbound tools from the first step. What the client reads goes outside the instance: the answer
+outbound tools from the first step, and it is recorded as started by ``mcp`` (the agent's name
+as ``where``: `openmolt_core.observe.started_by`). What the client reads goes outside the instance: the answer
 (its text, its structured content, a failure's message) and the tool's description are masked
 with the instance's secrets (`openmolt_core.secrets.Redactor`), as A2A's and AG-UI's answers are.
 """
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._support.words import json_kind
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
+from openmolt_core.observe import started_by
 from openmolt_core.result import RunState
 from openmolt_core.secrets import Redactor
 from openmolt_core.taint import untrusted_input
@@ -158,7 +160,8 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 
 		agent.on("tool:call", progress)  # a no-op unless the client sent a progress token
 		try:
-			with _ask.asking(ctx):  # the run's questions go to this call's client
+			# the run store, the viewer and `openmolt logs` say an MCP client started it
+			with _ask.asking(ctx), started_by("mcp", where=agent.name):
 				if resumed is not None and resumed.replies is not None:
 					result = await agent.resume(history, decision=_decisions(agent, resumed))
 				elif resumed is not None:

@@ -31,6 +31,8 @@ __all__ = [
 	"PendingApproval",
 	"Question",
 	"callers",
+	"clean_start",
+	"tainted_by",
 	"tainted_calls",
 ]
 
@@ -91,6 +93,8 @@ class LiveRun:
 			"pid": self.run.pid,
 			"trigger": self.run.trigger,
 			"taint": tainted_calls(state.taint),
+			"tainted_by": tainted_by(state.taint),
+			"clean_start": clean_start(self.run.trigger, state.taint),
 			"live": True,
 		}
 
@@ -120,11 +124,70 @@ def tainted_calls(taint: Sequence[Any]) -> list[str]:
 	"""The step keys of the calls whose untrusted results the model read (`RunState.taint`).
 
 	The page marks those calls' outputs as untrusted: someone other than the user wrote them.
+	Records of what else tainted the run (its input, its memory, a tool list) are `tainted_by`.
 
 	Args:
 		taint: The run's taint records (``{"call", "tool", "step"}`` each).
 	"""
-	return [str(t["call"]) for t in taint if isinstance(t, Mapping) and t.get("call")]
+	return [
+		str(t["call"])
+		for t in taint
+		if isinstance(t, Mapping) and str(t.get("call") or "").startswith("tool:")
+	]
+
+
+def tainted_by(taint: Sequence[Any]) -> list[str]:
+	"""What tainted the run from its start, as the page says it: not a call's result.
+
+	A run starts tainted by its input (a trigger's: ``{"call": "input", "tool": "webhook:Triage"}``,
+	`openmolt_core.taint.untrusted_input`), by its memory a tainted run wrote
+	(``memory:longTerm``), or by a tool list a source gave (``tools:<id>``); the calls whose
+	results were untrusted are `tainted_calls`.
+
+	Args:
+		taint: The run's taint records (`RunState.taint`).
+	"""
+	out = []
+	for record in taint:
+		if not isinstance(record, Mapping):
+			continue
+		call, where = str(record.get("call") or ""), str(record.get("tool") or "")
+		if call.startswith("tool:"):
+			continue  # a call's result: the page marks the call
+		if call == "input" and where.endswith(":earlier"):
+			out.append(f"an earlier turn of its session, which was tainted ({where})")
+		elif call == "input":
+			out.append(f"its input ({where})" if where else "its input")
+		else:
+			out.append(where or call)
+	return out
+
+
+_CLEAN_BECAUSE = {
+	"webhook": "the operator vouches for this webhook's payloads (trustPayload)",
+	"agui": "the operator vouches for this AG-UI endpoint's users (trustInput)",
+	"chat": "its sender is a user id the operator trusts (allowedUsers)",
+}
+"""Why a run of a trigger whose input comes from outside starts clean (`starting_taint`)."""
+
+
+def clean_start(trigger: Any, taint: Sequence[Any]) -> str | None:
+	"""Why a run a trigger started with outside input began clean, or None.
+
+	A webhook's, an AG-UI request's or a chat message's run starts tainted unless the operator
+	vouched for its input or trusts its sender (`openmolt_core.triggers.starting_taint`); such a
+	run whose taint has no record of its input was trusted, and the page says by which setting.
+
+	Args:
+		trigger: The run's trigger (``{"kind": "webhook", ...}``).
+		taint: The run's taint records.
+	"""
+	kind = trigger.get("kind") if isinstance(trigger, Mapping) else None
+	if not isinstance(kind, str) or kind not in _CLEAN_BECAUSE:
+		return None
+	if any(isinstance(t, Mapping) and t.get("call") == "input" for t in taint):
+		return None
+	return _CLEAN_BECAUSE[kind]
 
 
 @dataclass(slots=True)

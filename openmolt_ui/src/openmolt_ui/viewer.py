@@ -44,6 +44,8 @@ from openmolt_ui._live import (
 	LiveRuns,
 	PendingApproval,
 	by_model,
+	clean_start,
+	tainted_by,
 	tainted_calls,
 )
 from openmolt_ui._waiting import capability_waits, waiting_for
@@ -281,6 +283,7 @@ class Viewer:
 					"rule": call.get("rule", ""),
 					"asked": row.get("ended") or row["updated"],
 					"can_answer": can,
+					"origin": (row.get("trigger") or {}).get("kind", ""),
 				}
 			)
 		return out
@@ -309,28 +312,34 @@ class Viewer:
 		if live is not None:
 			summary = _merged(live.summary(), summary)
 		elif stored.ended:
-			summary.update(await self._from_state(run_id, stored.ended))
+			summary.update(await self._from_state(run_id, stored.ended, stored.trigger))
 		return {
 			"source": "store",
 			"run": _shown(summary),
 			"events": [described(e.to_dict()) for e in stored_events],
 		}
 
-	async def _from_state(self, run_id: str, ended: str) -> dict[str, Any]:
+	async def _from_state(self, run_id: str, ended: str, trigger: Any) -> dict[str, Any]:
 		"""What an ended run's saved state adds to its row (read once per end, kept for a few).
 
-		The calls whose results were untrusted (``taint``) and the run's tokens and cost per
-		model (``usage_by_model``: a fallback's models each count their own calls).
+		The calls whose results were untrusted (``taint``), what else tainted it from its start
+		(``tainted_by``) or why its outside input did not (``clean_start``), and the run's tokens
+		and cost per model (``usage_by_model``: a fallback's models each count their own calls).
+		A run that did not start has no state: nothing is added.
 		"""
 		known = self._ended.get(run_id)
 		if known is not None and known[0] == ended:
 			return known[1]
 		assert self.store is not None
 		state = await self.store.state(run_id)
-		facts: dict[str, Any] = {
-			"taint": tainted_calls(state.taint) if state is not None else [],
-			"usage_by_model": by_model(state.usage_by_model) if state is not None else {},
-		}
+		facts: dict[str, Any] = {"taint": [], "usage_by_model": {}}
+		if state is not None:
+			facts = {
+				"taint": tainted_calls(state.taint),
+				"tainted_by": tainted_by(state.taint),
+				"clean_start": clean_start(trigger or state.trigger, state.taint),
+				"usage_by_model": by_model(state.usage_by_model),
+			}
 		self._ended[run_id] = (ended, facts)
 		while len(self._ended) > _ENDED_KEEP:  # the page asks again at each poll: keep a few
 			del self._ended[next(iter(self._ended))]
@@ -817,7 +826,13 @@ def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, An
 	"""A live run's row, with what the store knows better: when it first started, its trigger."""
 	if stored is None:
 		return live
-	return {**stored, **live, "started": min(stored["started"], live["started"])}
+	trigger = stored.get("trigger") or live.get("trigger")  # where it first started
+	return {
+		**stored,
+		**live,
+		"started": min(stored["started"], live["started"]),
+		"trigger": trigger,
+	}
 
 
 def _checked(row: dict[str, Any]) -> dict[str, Any]:

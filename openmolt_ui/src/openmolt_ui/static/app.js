@@ -10,13 +10,23 @@ const AUTH = `token=${encodeURIComponent(TOKEN)}`;
 const selected = { id: null, source: null, events: [], run: null, stream: null };
 let lastState = { runs: [], questions: [], approvals: [] };
 
+// Characters that act on the text around them rather than show: C0 and C1 controls (but a
+// newline and a tab), DEL, the line and paragraph separators, and the bidirectional embeddings,
+// overrides and isolates (one can make "exe.png" read "gnp.exe"). Text from outside (a tool's
+// result, a sender's name, an error) shows each as its escape, as JSON writes it: \u202e.
+const ACTING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+function visible(text) {
+  return String(text).replace(ACTING, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") node.className = value;
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value === true ? "" : String(value));
+    else node.setAttribute(key, value === true ? "" : key === "title" ? visible(value) : String(value));
   }
   node.append(...nodes(children));
   return node;
@@ -27,7 +37,7 @@ function nodes(items) {
   return items
     .flat(Infinity)
     .filter((item) => item !== undefined && item !== null && item !== false)
-    .map((item) => (item instanceof Node ? item : document.createTextNode(String(item))));
+    .map((item) => (item instanceof Node ? item : document.createTextNode(visible(item))));
 }
 
 function json(value) {
@@ -44,11 +54,29 @@ function tokens(usage) {
   return `${usage.input_tokens + usage.output_tokens}`;
 }
 
+function quantity(n, word) {
+  return `${number(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function cost(usage) {
-  if (!usage || usage.cost_usd === null || usage.cost_usd === undefined) return "unknown";
-  // a cost of some calls only (others had no price) is a lower bound, never the whole
-  const unpriced = usage.unpriced_calls || 0;
-  return unpriced ? `$${usage.cost_usd.toFixed(4)}+ (${unpriced} unpriced)` : `$${usage.cost_usd.toFixed(4)}`;
+  // as the CLI says it (openmolt_core.cli._summary.money): "$0.0123", or "$0.0123+ (2 calls
+  // unpriced)": a cost of some calls only (others had no price) is a lower bound, never the
+  // whole; "unknown" when no call had a price, "none" when nothing was spent (no model call)
+  const u = usage && typeof usage === "object" ? usage : {};
+  const unpriced = Number(u.unpriced_calls) || 0;
+  if (typeof u.cost_usd !== "number") {
+    if (unpriced) return `unknown (${quantity(unpriced, "call")} unpriced)`;
+    return (u.calls || 0) + (u.input_tokens || 0) + (u.output_tokens || 0) ? "unknown" : "none";
+  }
+  const dollars = `$${u.cost_usd.toFixed(4)}`;
+  return unpriced ? `${dollars}+ (${quantity(unpriced, "call")} unpriced)` : dollars;
+}
+
+function costInList(usage) {
+  // the run list's words for a cost: none said when nothing was spent
+  const said = cost(usage);
+  if (said === "none") return "";
+  return ` · ${said.startsWith("unknown") ? `cost ${said}` : said}`;
 }
 
 function when(iso) {
@@ -165,7 +193,8 @@ function renderList() {
           "div",
           { class: "line2" },
           `${when(run.started)} · ${run.steps} steps · ${tokens(run.usage)} tokens`,
-          run.trigger && run.trigger.kind ? ` · ${run.trigger.kind}` : ""
+          el("span", { "data-testid": "run-item-cost" }, costInList(run.usage)),
+          run.trigger && run.trigger.kind ? ` · ${cut(run.trigger.kind, 40)}` : ""
         )
       )
     ))
@@ -243,6 +272,15 @@ function renderQuestions(questions) {
   );
 }
 
+const ELSEWHERE = {
+  // who decides a parked run's calls when this page cannot: the surface that started it
+  mcp: "The MCP client that started this run asks its user; the decision comes back from there.",
+};
+
+function decidedWhere(origin) {
+  return Object.hasOwn(ELSEWHERE, String(origin)) ? ELSEWHERE[origin] : "Load this agent's file (openmolt ui AGENT_FILE) to decide.";
+}
+
 function askedIn(runId) {
   // a link to the run a question or call waits in: the run the list shows (a sub-agent's caller)
   if (!runId) return null;
@@ -312,7 +350,7 @@ function renderApprovals(approvals) {
         el("button", { class: "primary", "data-testid": "approve", onclick: () => decide("approve"), disabled }, "Approve"),
         el("button", { "data-testid": "approve-edited", onclick: () => decide("edit"), disabled }, "Approve with edits"),
         el("button", { class: "danger", "data-testid": "deny", onclick: () => decide("deny"), disabled }, "Deny"),
-        disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to decide.") : null,
+        disabled ? el("div", { class: "muted", "data-testid": "approval-how" }, decidedWhere(a.origin)) : null,
         problem
       );
     }))
@@ -597,7 +635,7 @@ function long(attrs, text) {
       "data-testid": "show-all",
       onclick: () => {
         opened.add(key);
-        pre.textContent = whole;
+        pre.textContent = visible(whole);
         pre.removeAttribute("data-cut");
         more.remove();
       },
@@ -961,7 +999,15 @@ const VIEWS = {
   compaction: sentence(["through_step", "tokens_before", "tokens_after"], (d) =>
     `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
     (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")),
-  taint: sentence(["tool"], (d) => `the result of ${d.tool} is untrusted: from now on the taint policy judges the run's outbound calls`),
+  taint: sentence(["tool"], (d) => {
+    // a call's result (tool:<step>:<index>:<handle>), or what the run started from: its memory a
+    // tainted run wrote (memory:longTerm), a tool list (tools:<id>)
+    const call = String(d.call || "");
+    const what = call.startsWith("memory:")
+      ? `${d.tool} is untrusted (a tainted run wrote it)`
+      : call.startsWith("tool:") || !call ? `the result of ${d.tool} is untrusted` : `${d.tool} is untrusted`;
+    return `${what}: from now on the taint policy judges the run's outbound calls`;
+  }),
   "authorization:request": sentence(["request"], (d) => {
     const r = d.request || {};
     const scopes = Array.isArray(r.scopes) && r.scopes.length ? ` (${r.scopes.join(", ")})` : "";
@@ -1097,8 +1143,35 @@ function origin(run) {
   if (!t || !t.kind) return run.run_id.includes(".") ? "a sub-agent's run" : "started from Python (no trigger recorded)";
   const details = Object.entries(t)
     .filter(([key, value]) => key !== "kind" && value !== null && value !== "" && typeof value !== "object")
-    .map(([key, value]) => `${key} ${value}`);
-  return `${t.kind}${details.length ? ` · ${details.join(" · ")}` : ""}`;
+    .map(([key, value]) => `${cut(key, 40)} ${cut(value, 200)}`);
+  return `${cut(t.kind, 40)}${details.length ? ` · ${details.join(" · ")}` : ""}`;
+}
+
+function cut(value, most) {
+  // a short field from outside (a sender's name, a trigger's detail) at most `most` characters
+  const s = String(value);
+  return s.length > most ? `${s.slice(0, most)}… (${number(s.length)} characters)` : s;
+}
+
+function taintView(run) {
+  // where the run's untrusted content came from (openmolt_core.taint), or why its outside
+  // input did not make it untrusted: from the server (openmolt_ui._live.tainted_by, clean_start)
+  const from = Array.isArray(run.tainted_by) ? run.tainted_by : [];
+  const calls = Array.isArray(run.taint) ? run.taint.length : 0;
+  const results = calls === 1 ? "1 call's result" : `${number(calls)} calls' results`;
+  let text = "";
+  if (from.length) text = `Untrusted content: it started tainted by ${from.map((f) => cut(f, 300)).join("; ")}${calls ? `; then by ${results} (marked below)` : ""}.`;
+  else if (calls) text = `Untrusted content: tainted by ${results} (marked below)${run.clean_start ? `; it started clean: ${run.clean_start}` : ""}.`;
+  else if (run.clean_start) text = `It started clean: ${run.clean_start}.`;
+  if (!text) return null;
+  return el("div", { class: `taint${from.length || calls ? " tainted" : ""}`, "data-testid": "run-taint" }, text);
+}
+
+function noSteps(run, tree) {
+  // a run with no step drawn: one going on waits for its model; an ended one ran none
+  if (!tree.over) return el("p", { class: "muted" }, "Waiting for the model…");
+  const never = !tree.root.events.length && !run.steps;
+  return el("p", { class: "muted", "data-testid": "no-steps" }, never ? "No step ran: the run did not start." : "No step ran.");
 }
 
 function parkedView(run) {
@@ -1108,8 +1181,10 @@ function parkedView(run) {
     { class: "card parked", "data-testid": "run-parked" },
     el("b", {}, "Parked. "),
     `It waits for ${run.waiting_for || "someone"}`,
-    el("div", { class: "muted" }, ["human_input", "approval"].includes((run.pending || {}).kind)
-      ? "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
+    el("div", { class: "muted", "data-testid": "run-parked-how" }, ["human_input", "approval"].includes((run.pending || {}).kind)
+      ? (run.trigger || {}).kind === "mcp"
+        ? "The MCP client that started it asks its user (a form in its call); the run resumes with the answer or decision given there."
+        : "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
       : "The application that parked it resumes it (agent.resume(state, ...)); it is listed under “Waiting for you”.")
   );
 }
@@ -1151,6 +1226,7 @@ function drawRun() {
     ),
     el("div", { class: "muted" }, `${run.model} · run ${run.run_id} · started `, el("span", { "data-testid": "run-started", "data-time": run.started }, when(run.started))),
     el("div", { class: "muted" }, "from ", el("span", { "data-testid": "run-origin" }, origin(run))),
+    taintView(run),
     el(
       "div",
       { class: "links" },
@@ -1168,7 +1244,7 @@ function drawRun() {
     ),
     usageByModel(run.usage_by_model),
     parked ? parkedView(run) : null,
-    !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, run.error) : null,
+    !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, long({}, run.error)) : null,
     run.status === "cancelled" && !run.error
       ? el("div", { class: "card error", "data-testid": "run-error" }, "Cancelled: the run was stopped before it ended; a call still running then did not finish.")
       : null,
@@ -1182,7 +1258,7 @@ function drawRun() {
     el("h3", {}, "Timeline"),
     timeline(run, list, result),
     el("h3", {}, "Steps"),
-    list.length ? null : el("p", { class: "muted" }, "Waiting for the model…"),
+    list.length ? null : noSteps(run, tree),
     stepsView(run.run_id, tree, list)
   ]));
 }
@@ -1217,7 +1293,7 @@ function svgChart(days, key) {
     const h = Math.round(((d[key] || 0) / max) * (height - 20));
     const bar = svg("rect", { x: i * step + 2, y: height - 14 - h, width: Math.max(step - 4, 1), height: Math.max(h, 1), "data-testid": "chart-bar", "data-day": d.day });
     const title = svg("title", {});
-    title.textContent = `${d.day}: ${key === "cost_usd" ? `$${(d[key] || 0).toFixed(4)}` : number(d[key])}`;
+    title.textContent = `${d.day}: ${key === "cost_usd" ? cost(d) : number(d[key])}`;
     bar.append(title);
     chart.append(bar);
     if (i === 0 || i === days.length - 1) {
@@ -1240,7 +1316,6 @@ async function renderOverview() {
     return;
   }
   const key = data.days.some((d) => d.cost_usd) ? "cost_usd" : "tokens";
-  const money = (v) => (v === null || v === undefined ? "unknown" : `$${v.toFixed(4)}`);
   const table = (rows, first, testid) =>
     el(
       "table",
@@ -1252,7 +1327,7 @@ async function renderOverview() {
         rows.map((r) =>
           el("tr", { "data-testid": `${testid}-row`, "data-key": r.agent || r.day },
             el("td", {}, r.agent || r.day), el("td", {}, number(r.runs)), el("td", {}, number(r.input_tokens)),
-            el("td", {}, number(r.output_tokens)), el("td", {}, money(r.cost_usd) + (r.cost_usd !== null && r.unpriced_calls ? `+ (${r.unpriced_calls} unpriced)` : "")))
+            el("td", {}, number(r.output_tokens)), el("td", { "data-testid": "row-cost" }, cost(r)))
         )
       )
     );
