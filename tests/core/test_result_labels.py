@@ -144,3 +144,39 @@ async def test_a_marked_files_large_read_is_judged_and_marked_in_every_slice(
 	assert results(model, 1)[0].get("untrusted") is True
 	assert results(model, 2)[0].get("untrusted") is True
 	assert seen == ["fileSystem.read", READ_TOOL]
+
+
+@pytest.mark.parametrize("style", ["sync", "async"])
+async def test_a_decorated_functions_labelled_result_taints_the_run(style: str) -> None:
+	"""``@tool`` turns a function's result into JSON values: a `LabelledResult` keeps its
+	labels (its value made JSON), so the run is tainted and the model reads the value."""
+	from openmolt_core.tools import tool
+
+	if style == "sync":
+
+		@tool(labels=["private"])
+		def read(name: str) -> Any:
+			"""Read a note.
+
+			Args:
+				name: The note.
+			"""
+			return LabelledResult({"text": INJECTED, "at": Path("/n") / name}, ("untrusted",))
+
+	else:
+
+		@tool(labels=["private"])
+		async def read(name: str) -> Any:
+			"""Read a note.
+
+			Args:
+				name: The note.
+			"""
+			return LabelledResult({"text": INJECTED, "at": Path("/n") / name}, ("untrusted",))
+
+	model = ScriptedModel([call_tool("local.read", name="a"), finish("ok")])
+	agent = OpenMolt(entry_points=False).create_agent(name="A", model=model, tools=[read])
+	result = await agent.run("go")
+	assert [t["tool"] for t in result.state.taint] == ["local.read"]
+	(entry,) = results(model, 1)
+	assert entry["result"] == {"text": INJECTED, "at": "/n/a"} and entry["untrusted"] is True

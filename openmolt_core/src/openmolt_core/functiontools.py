@@ -42,7 +42,7 @@ from pydantic import BaseModel
 from openmolt_core._support import LazyPattern
 from openmolt_core._support.sync import call as _call
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.tools import Tool, ToolContext, check_in_doubt, check_labels
+from openmolt_core.tools import LabelledResult, Tool, ToolContext, check_in_doubt, check_labels
 
 __all__ = ["AsTool", "ExecuteFn", "FunctionTool", "as_tools", "tool"]
 
@@ -598,6 +598,8 @@ def _from_function(
 		result = await _call(function, *args, **kwargs)
 		if inspect.isasyncgen(result):  # its items, as a sync generator's (not its repr)
 			result = [item async for item in result]
+		if type(result) is LabelledResult:  # the labels stay the loop's to read
+			return LabelledResult(_jsonable(result.value), result.labels)
 		return _jsonable(result)
 
 	token = _GENERATED.set(True)  # its schemas come from pydantic: valid, not checked again
