@@ -1287,7 +1287,8 @@ async def test_two_instances_take_turns_in_one_session() -> None:
 async def test_replace_pending_takes_back_the_runs_items_and_appends_at_once(
 	kind: str, tmp_path: Path
 ) -> None:
-	"""The given runs' pending items go wherever they are; the others, and other sessions', stay."""
+	"""The given runs' pending items go wherever they are (one others follow keeps its place,
+	settled); the others, and other sessions', stay."""
 	session = sessions(kind, tmp_path, "s1")
 	other = sessions(kind, tmp_path, "s2")
 	await session.add_items(
@@ -1301,7 +1302,8 @@ async def test_replace_pending_takes_back_the_runs_items_and_appends_at_once(
 	await session.replace_pending(  # type: ignore[attr-defined]
 		["a"], [{"role": "agent", "content": "done", "run_id": "a"}]
 	)
-	assert [(i["role"], i["run_id"]) for i in await session.get_items()] == [
+	assert [(i["role"], i.get("run_id")) for i in await session.get_items()] == [
+		("settled", None),
 		("pending", "b"),
 		("user", "c"),
 		("agent", "a"),

@@ -22,12 +22,19 @@ class Session(Protocol):
 	"""The store of one conversation: what a third party implements to keep sessions elsewhere.
 
 	Items are JSON-serializable dicts with a ``role`` (see `openmolt_core.sessions`); the store
-	keeps them in the order they were added and never rewrites one.
+	keeps them in the order they were added and never rewrites one (but a ``pending`` item taken
+	back: below).
 
-	A store may also have ``async def replace_pending(run_ids, items)``: remove the ``pending``
-	items of these runs and append ``items``, in one transaction (the built-in stores do).
-	Durable runs use it to append a turn and take back its item together
-	(`openmolt_core.sessions.SessionRun`); without it, a trailing item is taken back first.
+	A store may also have ``async def replace_pending(run_ids, items)``: take back the
+	``pending`` items of these runs and append ``items``, in one transaction (the built-in stores
+	do). Durable runs use it to append a turn and take back its item together
+	(`openmolt_core.sessions.SessionRun`); without it, a trailing item is taken back first. An
+	item that others follow must keep its place (the built-in stores make it
+	``{"role": "settled"}``): a summary's ``through`` counts it.
+
+	A store may also have ``async def get_run(run_id) -> items``: one run's items, oldest first,
+	wherever they are (the built-in stores do); a turn summarised before its run is recorded
+	again is found without reading the whole session.
 
 	A store may also have ``async def get_latest(limit) -> (skipped, items)``: how many items
 	come before the latest ``limit`` (items pruned too: a summary's ``through`` counts them), and

@@ -24,7 +24,10 @@ are JSON dicts; ``role`` says which kind:
   under way, written as it starts (never shown to a model). A durable run goes on where its
   caller cannot follow (the caller's process died, and another one recovered the run; an answer
   came through ``om.durability.answer``): the next run of the session finds its turn missing,
-  asks the durable backend for the run's result and appends the turn then (`SessionRun.open`).
+  asks the durable backend for the run's result and appends the turn then (`SessionRun.open`);
+- ``{"role": "settled"}``: the place of a ``pending`` item whose turn was appended since
+  (`replace_pending`), kept when items came after it: a summary's ``through`` counts it, so
+  the items after it keep their positions (never shown to a model; pruning removes it).
 
 How the earlier turns reach the model (`history_of`): under ``"earlier"`` in the first user turn,
 right after the agent's instructions and tools and before its memory and input, as the latest
@@ -134,7 +137,7 @@ log: logging.Logger = logging.getLogger("openmolt")
 ENV_VAR = "OPENMOLT_SESSIONS"
 """The environment variable naming the CLI's and ``openmolt serve``'s session file."""
 
-ROLES = ("user", "agent", "memory", "summary", "pending")
+ROLES = ("user", "agent", "memory", "summary", "pending", "settled")
 """The kinds of session items."""
 
 RECONCILED = 5
@@ -219,6 +222,50 @@ def _marker_of(text: str, run_ids: frozenset[str]) -> bool:
 
 _PENDING_LIKE = '%"role": "pending"%'
 """What a stored ``pending`` item's text holds (`_check_items` writes ``json.dumps``'s spacing)."""
+
+_SETTLED = json.dumps({"role": "settled"})
+"""The text a ``pending`` item taken back from within a session becomes (`_taken_back`)."""
+
+
+def _taken_back(
+	rows: Sequence[tuple[Any, str]], run_ids: frozenset[str], last: Any
+) -> tuple[list[Any], list[Any]]:
+	"""How a store takes these runs' ``pending`` items back (`replace_pending`).
+
+	Only the session's latest row is removed. One that items follow becomes ``settled`` in its
+	place instead: positions count it (a summary written since covers it in its ``through``),
+	and removing it would move every later item one place back, so that summary would skip
+	the first turn it leaves verbatim.
+
+	Args:
+		rows: The session's rows (id, text) that may be ``pending`` items.
+		run_ids: The runs whose items go.
+		last: The id of the session's latest row.
+
+	Returns:
+		The ids of the rows to remove, and those of the rows to make ``settled``.
+	"""
+	drop: list[Any] = []
+	keep: list[Any] = []
+	for ident, text in rows:
+		if _marker_of(text, run_ids):
+			(drop if ident == last else keep).append(ident)
+	return drop, keep
+
+
+def _run_like(run_id: str) -> str:
+	"""A LIKE pattern (a backslash escapes) of the stored items that may be a run's (`get_run`)."""
+	text = f'"run_id": {json.dumps(run_id, ensure_ascii=False)}'
+	return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _of_run(text: str, run_id: str) -> bool:
+	"""Whether a stored item is one of a run's (its ``run_id``)."""
+	try:
+		item = json.loads(text)
+	except ValueError:
+		return False
+	return isinstance(item, dict) and str(item.get("run_id")) == run_id
 
 
 def _is_pending(text: str) -> bool:
@@ -401,12 +448,21 @@ class InMemorySession:
 	) -> None:
 		"""Remove these runs' ``pending`` items and append ``items``, at once.
 
-		A run's turn and its item go together (`SessionRun`): both or neither.
+		A run's turn and its item go together (`SessionRun`): both or neither. An item that
+		others follow stays in its place, ``settled`` (`_taken_back`).
 		"""
 		texts = _check_items(items)
 		ids = frozenset(map(str, run_ids))
-		self._items[:] = [t for t in self._items if not _marker_of(t, ids)]
+		drop, keep = _taken_back(list(enumerate(self._items)), ids, len(self._items) - 1)
+		for index in keep:
+			self._items[index] = _SETTLED
+		for index in reversed(drop):
+			del self._items[index]
 		self._items.extend(texts)
+
+	async def get_run(self, run_id: str) -> list[dict[str, Any]]:
+		"""A run's items (its ``run_id``), oldest first, wherever they are in the session."""
+		return [json.loads(t) for t in self._items if _of_run(t, str(run_id))]
 
 	async def clear(self) -> None:
 		"""Remove every item."""
@@ -648,7 +704,7 @@ class SQLiteSession:
 	def _drop_idle(self, since: float, dry_run: bool) -> bool | None:
 		"""Delete this idle session: True; False when busy; None when no longer idle."""
 		lock = _turn_file(self.path, self.session_id)
-		with _turn_now(lock) as free:
+		with _turn_now(lock, make=not dry_run) as free:
 			if not free:
 				return False
 			conn = self._connect()
@@ -714,7 +770,7 @@ class SQLiteSession:
 		"""Remove these runs' ``pending`` items and append ``items``, in one transaction.
 
 		A run's turn and its item go together (`SessionRun`): both or neither, whatever stops
-		the process.
+		the process. An item that others follow stays in its place, ``settled`` (`_taken_back`).
 		"""
 		texts = _check_items(items)
 		ids = frozenset(map(str, run_ids))
@@ -728,8 +784,16 @@ class SQLiteSession:
 						"SELECT id, item FROM session_items WHERE session_id = ? AND item LIKE ?",
 						(self.session_id, "%pending%"),
 					).fetchall()
-					gone = [(r[0],) for r in rows if _marker_of(r[1], ids)]
-					conn.executemany("DELETE FROM session_items WHERE id = ?", gone)
+					(last,) = conn.execute(
+						"SELECT MAX(id) FROM session_items WHERE session_id = ?",
+						(self.session_id,),
+					).fetchone()
+					drop, keep = _taken_back(rows, ids, last)
+					conn.executemany("DELETE FROM session_items WHERE id = ?", [(i,) for i in drop])
+					conn.executemany(
+						"UPDATE session_items SET item = ? WHERE id = ?",
+						[(_SETTLED, i) for i in keep],
+					)
 					conn.executemany(
 						"INSERT INTO session_items (session_id, item, created) VALUES (?, ?, ?)",
 						[(self.session_id, t, now) for t in texts],
@@ -738,6 +802,19 @@ class SQLiteSession:
 				conn.close()
 
 		await anyio.to_thread.run_sync(swap)
+
+	async def get_run(self, run_id: str) -> list[dict[str, Any]]:
+		"""A run's items (its ``run_id``), oldest first, wherever they are in the session.
+
+		The database picks the rows that name the run: the others are not read.
+		"""
+		rows = await anyio.to_thread.run_sync(
+			self._run,
+			"SELECT item FROM session_items WHERE session_id = ? AND item LIKE ? ESCAPE '\\' "
+			"ORDER BY id",
+			[(self.session_id, _run_like(str(run_id)))],
+		)
+		return [json.loads(r[0]) for r in rows if _of_run(r[0], str(run_id))]
 
 	async def clear(self) -> None:
 		"""Remove every item of this session (the others in the file stay), and its lock file."""
@@ -898,19 +975,32 @@ async def _file_turn(path: Path, session_id: str) -> AsyncIterator[None]:
 
 
 @contextlib.contextmanager
-def _turn_now(path: Path) -> Iterator[bool]:
+def _turn_now(path: Path, *, make: bool = True) -> Iterator[bool]:
 	"""Take a session's lock file without waiting: True while held, False when a run holds it.
 
 	For pruning (`SQLiteSession.prune_store`): a session in a run's turn is left alone. Without
 	``fcntl`` (Windows): True.
+
+	Args:
+		path: The session's lock file.
+		make: Make the file (and its folder) when missing. A dry run makes nothing: a file
+			that is not there is held by no run (a run makes it as it takes its turn), and
+			one made after this look is the run's, as it would be after a real prune.
 	"""
 	try:
 		import fcntl
 	except ImportError:  # pragma: no cover - Windows
 		yield True
 		return
-	private_dir(path.parent)
-	fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+	if not make:
+		try:
+			fd = os.open(path, os.O_RDWR)
+		except FileNotFoundError:
+			yield True
+			return
+	else:
+		private_dir(path.parent)
+		fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 	try:
 		try:
 			fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -1257,7 +1347,7 @@ class SQLAlchemySession:
 		database = self.engine.url.database
 		if dialect == "sqlite" and database not in (None, "", ":memory:"):
 			lock = _turn_file(Path(database), self.session_id)
-			with _turn_now(lock) as free:
+			with _turn_now(lock, make=not dry_run) as free:
 				gone = (
 					await anyio.to_thread.run_sync(self._delete_idle, since, dry_run)
 					if free
@@ -1342,7 +1432,7 @@ class SQLAlchemySession:
 		"""Remove these runs' ``pending`` items and append ``items``, in one transaction.
 
 		A run's turn and its item go together (`SessionRun`): both or neither, whatever stops
-		the process.
+		the process. An item that others follow stays in its place, ``settled`` (`_taken_back`).
 		"""
 		texts = _check_items(items)
 		ids = frozenset(map(str, run_ids))
@@ -1354,18 +1444,42 @@ class SQLAlchemySession:
 			self._ensure()
 			with self.engine.begin() as conn:
 				self._one_writer(conn)
+				mine = t.c.session_id == self.session_id
 				found = conn.execute(
-					sa.select(t.c.id, t.c.item)
-					.where(t.c.session_id == self.session_id)
-					.where(t.c.item.like("%pending%"))
+					sa.select(t.c.id, t.c.item).where(mine).where(t.c.item.like("%pending%"))
 				).fetchall()
-				gone = [r[0] for r in found if _marker_of(r[1], ids)]
-				if gone:
-					conn.execute(t.delete().where(t.c.id.in_(gone)))
+				last = conn.execute(sa.select(sa.func.max(t.c.id)).where(mine)).scalar()
+				drop, keep = _taken_back([tuple(r) for r in found], ids, last)
+				if drop:
+					conn.execute(t.delete().where(t.c.id.in_(drop)))
+				if keep:
+					conn.execute(t.update().where(t.c.id.in_(keep)).values(item=_SETTLED))
 				if rows:
 					conn.execute(t.insert(), rows)
 
 		await anyio.to_thread.run_sync(swap)
+
+	async def get_run(self, run_id: str) -> list[dict[str, Any]]:
+		"""A run's items (its ``run_id``), oldest first, wherever they are in the session.
+
+		The database picks the rows that name the run: the others are not read.
+		"""
+		t, sa = self._table, self._sa
+		run_id = str(run_id)
+
+		def read() -> list[dict[str, Any]]:
+			self._ensure()
+			query = (
+				sa.select(t.c.item)
+				.where(t.c.session_id == self.session_id)
+				.where(t.c.item.like(_run_like(run_id), escape="\\"))
+				.order_by(t.c.id)
+			)
+			with self.engine.connect() as conn:
+				rows = conn.execute(query).fetchall()
+			return [json.loads(r[0]) for r in rows if _of_run(r[0], run_id)]
+
+		return await anyio.to_thread.run_sync(read)
 
 	async def clear(self) -> None:
 		"""Remove every item of this session (and on SQLite its lock file, as `SQLiteSession`)."""
@@ -1821,6 +1935,29 @@ def last_reply(items: Sequence[Any], run_id: str) -> dict[str, Any] | None:
 	return None
 
 
+async def _reply_before(
+	session: Session, skipped: int, items: list[dict[str, Any]], run_id: str
+) -> dict[str, Any] | None:
+	"""A run's latest ``agent`` item: in a session's latest items, else in the items before them.
+
+	A turn appended and then summarised lies before the window a run reads (`_window`): a
+	store with ``get_run`` (every built-in one) hands back that run's items only; another is
+	read whole.
+
+	Args:
+		session: The store.
+		skipped: How many items come before ``items``.
+		items: The session's latest items.
+		run_id: The run.
+	"""
+	found = last_reply(items, run_id)
+	if found is not None or not skipped:
+		return found
+	lookup = getattr(session, "get_run", None)
+	earlier = await lookup(run_id) if lookup is not None else await session.get_items()
+	return last_reply(earlier, run_id)
+
+
 def _plain(value: Any) -> Any:
 	"""A copy every store holds: JSON (anything else as its text), UTF-8, finite numbers.
 
@@ -1990,6 +2127,10 @@ class SessionRun:
 		settled: list[str] = []
 		for run_id, index in list(latest.items())[-RECONCILED:]:
 			last = last_reply(items, run_id)
+			if last is None and not items[index].get("new"):
+				# An item written again after a park follows the reply it parked with, which
+				# a summary may cover: looked for before the window.
+				last = await _reply_before(self.session, skipped, items, run_id)
 			if last is not None and last.get("status") not in PARKED_STATUSES:
 				continue  # its turn ended in the session, whoever appended it
 			if known is not None and known.state.run_id == run_id:
@@ -2059,8 +2200,10 @@ class SessionRun:
 		run_id = result.state.run_id
 		try:
 			async with session_turn(self.session):
-				_, items = await _window(self.session, None, anyone=True)
-				last = last_reply(items, run_id)
+				skipped, items = await _window(self.session, None, anyone=True)
+				# Summarised since it was appended (a retried record, one after a timeout), the
+				# run's turn lies before the window: looked for there too.
+				last = await _reply_before(self.session, skipped, items, run_id)
 				if last is not None and last.get("status") == result.status:
 					return  # appended already, by whichever writer came first
 				added = items_after(

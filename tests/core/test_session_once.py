@@ -1,0 +1,243 @@
+"""A session's turns are recorded once and read in order, whatever summaries, prunes or retries do.
+
+Each store (in memory, SQLite, SQLAlchemy on SQLite, PostgreSQL when
+``OPENMOLT_TEST_POSTGRES_URL`` is set): a durable run's ``pending`` item taken back after a
+summary counted it keeps every later position; a turn appended, then summarised, is not appended
+again by a retried `SessionRun.record` nor by `SessionRun.reconcile`; a dry-run prune changes
+nothing on disk. Costs are counted in rows read and written, never in time.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openmolt import HumanInputUnavailable, InMemorySession, OpenMolt, SQLiteSession
+from openmolt_core.sessions import SessionRun, SQLAlchemySession, _window, history_of
+from openmolt_core.testing import ScriptedModel, ask_human, finish
+
+pytestmark = pytest.mark.anyio
+
+POSTGRES_URL = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
+KINDS = ["memory", "sqlite", "sqlalchemy", "postgres"]
+
+
+def store(kind: str, tmp_path: Path, name: str = "chat") -> Any:
+	if kind == "memory":
+		return InMemorySession(name)
+	if kind == "sqlite":
+		return SQLiteSession(name, tmp_path / "sessions.db")
+	pytest.importorskip("sqlalchemy")
+	if kind == "postgres":
+		if not POSTGRES_URL:
+			pytest.skip("PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+		return SQLAlchemySession(f"{name}-{uuid.uuid4().hex}", POSTGRES_URL)
+	return SQLAlchemySession(name, f"sqlite:///{tmp_path / 'sa.db'}")
+
+
+class Counted:
+	"""Wraps a store and counts the rows each read hands back and each write appends."""
+
+	def __init__(self, inner: Any) -> None:
+		self.inner = inner
+		self.session_id = inner.session_id
+		self.read = 0
+		self.written = 0
+
+	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+		items: list[dict[str, Any]] = await self.inner.get_items(limit)
+		self.read += len(items)
+		return items
+
+	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
+		skipped, items = await self.inner.get_latest(limit)
+		self.read += len(items)
+		return skipped, items
+
+	async def get_run(self, run_id: str) -> list[dict[str, Any]]:
+		items: list[dict[str, Any]] = await self.inner.get_run(run_id)
+		self.read += len(items)
+		return items
+
+	async def add_items(self, items: Sequence[dict[str, Any]]) -> None:
+		self.written += len(items)
+		await self.inner.add_items(items)
+
+	async def replace_pending(
+		self, run_ids: Sequence[str], items: Sequence[dict[str, Any]]
+	) -> None:
+		self.written += len(items)
+		await self.inner.replace_pending(run_ids, items)
+
+	async def pop_item(self) -> dict[str, Any] | None:
+		return await self.inner.pop_item()  # type: ignore[no-any-return]
+
+	async def clear(self) -> None:
+		await self.inner.clear()
+
+
+def turn(name: str) -> list[dict[str, Any]]:
+	return [
+		{"role": "user", "content": f"{name}?", "run_id": name},
+		{"role": "agent", "content": f"{name}.", "status": "success", "run_id": name},
+	]
+
+
+def summary(through: int) -> dict[str, Any]:
+	return {"role": "summary", "content": "before", "through": through, "notes": []}
+
+
+async def read(session: Any) -> list[Any]:
+	"""What a run for no one reads of the session: the summary, then the turns verbatim."""
+	skipped, items = await _window(session, None)
+	return [e["content"] for e in history_of(items, skipped=skipped).earlier]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_pending_item_taken_back_after_a_summary_keeps_every_turn_in_place(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A summary counted a pending item: its turn appended later shifts no turn out of view."""
+	session = store(kind, tmp_path)
+	pending = {"role": "pending", "run_id": "d", "content": "d?", "new": True}
+	await session.add_items([*turn("a"), pending, *turn("b"), *turn("c")])
+	await session.add_items([summary(5)])  # a, the pending item and b summarised
+	assert await read(session) == ["before", "c?", "c."]
+	await session.replace_pending(["d"], turn("d"))
+	assert await read(session) == ["before", "c?", "c.", "d?", "d."]
+	items = await session.get_items()
+	assert [i["role"] for i in items].count("pending") == 0
+	assert len(items) == 10  # the pending item's place is kept, the turn appended after all
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_trailing_pending_item_taken_back_leaves_nothing_behind(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A pending item nothing follows goes whole: the turn takes its place, no row stays."""
+	session = store(kind, tmp_path)
+	await session.add_items([*turn("a"), {"role": "pending", "run_id": "d", "new": True}])
+	await session.replace_pending(["d"], turn("d"))
+	assert [i["content"] for i in await session.get_items()] == ["a?", "a.", "d?", "d."]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_prune_beside_a_pending_durable_turn_keeps_positions(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A prune stops at a pending item; its turn appended after reads in order, and the next
+	prune takes the kept place with the turns the summary covers."""
+	session = store(kind, tmp_path)
+	pending = {"role": "pending", "run_id": "d", "content": "d?", "new": True}
+	await session.add_items([*turn("a"), pending, *turn("b"), *turn("c"), summary(5)])
+	assert await session.prune() == 2  # up to the pending item
+	assert await read(session) == ["before", "c?", "c."]
+	await session.replace_pending(["d"], turn("d"))
+	assert await read(session) == ["before", "c?", "c.", "d?", "d."]
+	assert await session.prune() == 3  # the pending item's place and b
+	assert await read(session) == ["before", "c?", "c.", "d?", "d."]
+	assert len(await session.get_items()) == 5
+
+
+async def a_result(prompt: str, *steps: dict[str, Any]) -> Any:
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Host", model=ScriptedModel([list(steps)]))
+	agent.on_human_input_request = later
+	return agent, await agent.run(prompt)
+
+
+def later(question: str) -> str:
+	"""A person is not there now: the run parks on its question."""
+	raise HumanInputUnavailable(question)
+
+
+def filler(turns: int) -> list[dict[str, Any]]:
+	items = [i for n in range(turns) for i in turn(f"old-{n}")]
+	return items
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_record_retried_after_its_turn_was_summarised_appends_nothing(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A record, then 300 turns and a summary of them, then the record again: one turn, and
+	the retry reads the window and the run's own rows, not the session."""
+	inner = store(kind, tmp_path)
+	session = Counted(inner)
+	agent, result = await a_result("once?", finish("ok", human_message="Once."))
+	await SessionRun(agent, session).record(result, asked="once?", asked_tainted=False)
+	await inner.add_items(filler(300))
+	await inner.add_items([summary(602)])
+	session.read = session.written = 0
+	await SessionRun(agent, session).record(result, asked="once?", asked_tainted=False)
+	run_id = result.state.run_id
+	mine = [i for i in await inner.get_items() if i.get("run_id") == run_id]
+	assert [i["content"] for i in mine] == ["once?", "Once."]
+	assert session.written == 0
+	assert session.read <= 256 + 2, session.read
+
+
+class Backend:
+	"""A durable backend that knows one run's result (the run parked, as the session says)."""
+
+	def __init__(self, result: Any) -> None:
+		self.found = result
+
+	async def result(self, run_id: str, wait: bool = False) -> Any:
+		return self.found if run_id == self.found.state.run_id else None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_parked_turn_summarised_is_not_reconciled_again(kind: str, tmp_path: Path) -> None:
+	"""A parked run's reply, summarised and before the window, is found: the next run's
+	reconcile appends nothing while the run stays parked."""
+	inner = store(kind, tmp_path)
+	session = Counted(inner)
+	agent, result = await a_result("wait?", ask_human("Which one?"))
+	assert result.status == "human_input_required"
+	agent.om._durability = Backend(result)
+	await SessionRun(agent, session).record(result, asked="wait?", asked_tainted=False)
+	run_id = result.state.run_id
+	# Its turn, its new pending item, 127 turns and a summary of the turn: the window of the
+	# latest 256 items reaches back to the pending item, not to the reply before it.
+	await inner.add_items(filler(127))
+	await inner.add_items([summary(2)])
+	session.read = session.written = 0
+	await SessionRun(agent, session).reconcile()
+	mine = [i for i in await inner.get_items() if i.get("run_id") == run_id]
+	assert [i["role"] for i in mine] == ["user", "agent", "pending"]
+	assert session.written == 0
+	assert session.read <= 256 + 3, session.read
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+	return {
+		str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+		for p in sorted(folder.rglob("*"))
+		if not p.name.endswith(("-wal", "-shm"))
+	}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "sqlalchemy"])
+async def test_a_dry_run_prune_changes_nothing_on_disk(kind: str, tmp_path: Path) -> None:
+	"""Idle sessions counted by a dry run: no lock file made, no folder, no row touched."""
+	session = store(kind, tmp_path, "idle")
+	await session.add_items([*turn("a"), *turn("b"), summary(2)])
+	before = snapshot(tmp_path)
+	assert not any(".turns" in name for name in before)
+	if kind == "sqlite":
+		report = await SQLiteSession.prune_store(
+			tmp_path / "sessions.db", idle_days=0, dry_run=True
+		)
+	else:
+		report = await SQLAlchemySession.prune_store(
+			engine=session.engine, idle_days=0, dry_run=True
+		)
+	assert report.deleted == ("idle",) and report.dry_run
+	assert snapshot(tmp_path) == before
+	assert len(await session.get_items()) == 5
