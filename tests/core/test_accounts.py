@@ -1216,6 +1216,32 @@ async def test_a_held_link_replayed_with_a_fresh_code_elsewhere_or_after_a_resta
 	await later.aclose()
 
 
+async def test_machines_sharing_only_a_durable_store_take_a_held_link_once(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, tmp_path: Path
+) -> None:
+	"""On a store machines share (the PostgreSQL durable store's table, `StoreSeen`; here on a
+	SQLite engine), a held chat link replayed with a fresh code to the other machine, whose
+	credential file is its own, is refused there: the nonce is taken in the shared table."""
+	import sqlalchemy as sa
+
+	from openmolt_dbos._seen import StoreSeen
+
+	shared = StoreSeen(sa.create_engine(f"sqlite:///{tmp_path / 'seen.db'}"), "accounts:consents")
+	first = make_om(store, api, server)
+	second = make_om(EncryptedFileStore(tmp_path / "other-machine.json"), api, server)
+	for om in (first, second):
+		om.accounts._claims = lambda: shared
+	spec = first.plugins.integration("mail")
+	url = first.accounts.consent(spec, "mail", "telegram:42", ["mail.read"], in_chat=True)
+	held = await first.accounts.hold(await consent(url))
+	with pytest.raises(ConfigurationError, match="used already"):
+		await second.accounts.hold(await consent(url))
+	connected = await first.accounts.confirm(held.code, "telegram:42")
+	assert connected.user == "telegram:42"
+	await first.aclose()
+	await second.aclose()
+
+
 async def test_a_code_sent_to_two_processes_at_once_connects_once(
 	store: EncryptedFileStore,
 	api: Api,

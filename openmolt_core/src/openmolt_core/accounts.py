@@ -213,6 +213,11 @@ def _add_spent(
 	store.save(SPENT, kept, user=user)
 
 
+def _take_shared(shared: Any, key: str, expires: float) -> bool:
+	"""Take ``key`` in a store servers share (a `SeenStore`): whether this call took it."""
+	return shared.take({key: expires}, time.time()) is None
+
+
 def _take_spent(
 	store: CredentialStore, integration: str, user: str, nonce: str, expires: float
 ) -> bool:
@@ -543,8 +548,9 @@ class Accounts:
 			process only).
 		ttl: Seconds a consent URL stays valid.
 		claims: Returns where every server sharing the durable store takes a state's nonce
-			once (an object with ``claim(key, until) -> bool``: the PostgreSQL durable store's
-			table), or None: the credential store's spent nonces (`SPENT`) keep it.
+			once (a ``SeenStore``, whose ``take`` keeps a key unless it is held: the PostgreSQL
+			durable store's table), or None: the credential store's spent nonces (`SPENT`) keep
+			it.
 	"""
 
 	def __init__(
@@ -715,8 +721,10 @@ class Accounts:
 			# user's record until its code comes, so another server, or this one restarted,
 			# would hold it again with a fresh code.
 			shared = self._claims() if self._claims is not None else None
-			if shared is not None:
-				taken = functools.partial(shared.claim, f"{integration}\0{user}\0{nonce}", expires)
+			if shared is not None:  # a `SeenStore`: its take gives back a key held already
+				taken = functools.partial(
+					_take_shared, shared, f"{integration}\0{user}\0{nonce}", expires
+				)
 			else:
 				taken = functools.partial(_take_spent, store, integration, user, nonce, expires)
 			used = not await anyio.to_thread.run_sync(taken)
