@@ -17,7 +17,7 @@ import httpx
 import pytest
 from cryptography.fernet import Fernet
 
-from openmolt_core.accounts import CALLBACK_PATH, authorization_requests
+from openmolt_core.accounts import CALLBACK_PATH, SPENT, authorization_requests
 from openmolt_core.capabilities.approvals import ApprovalGate
 from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
 from openmolt_core.errors import ConfigurationError
@@ -255,7 +255,7 @@ async def test_the_state_is_signed_and_bound_to_the_user(
 		await om.accounts.complete("?" + urlencode(refusal))  # the service's, with our state
 	assert store.entries() == []
 	assert (await om.accounts.complete(location)).user == "carol"
-	assert store.entries() == [("mail", "carol")]
+	assert store.entries() == [("mail", "carol"), (SPENT, "carol")]  # its state spent
 	await om.aclose()
 	await other.aclose()
 
@@ -1163,7 +1163,7 @@ async def test_a_sign_in_held_by_one_process_is_confirmed_by_another_after_a_res
 	held = await first.accounts.hold(await consent(url))
 	await first.aclose()  # the process that held it is gone
 	[tokens] = issued
-	[(integration, digest)] = store.entries()
+	[(integration, digest)] = [e for e in store.entries() if e[0] != SPENT]
 	assert integration == HELD and is_reserved(integration) and digest
 	assert held.code not in digest and held.code.replace("-", "") not in digest
 	assert store.load("mail", user="telegram:42") is None and store.load("mail") is None
@@ -1184,12 +1184,62 @@ async def test_a_sign_in_held_by_one_process_is_confirmed_by_another_after_a_res
 	assert saved["accessToken"] == tokens["access_token"] and saved["grantedScopes"] == [
 		"mail.read"
 	]
-	assert store.entries() == [("mail", "telegram:42")]  # taken out of the store
+	assert store.entries() == [
+		("mail", "telegram:42"),
+		(SPENT, "telegram:42"),
+	]  # taken out of the store
 	with pytest.raises(ConfigurationError, match="used already"):  # the state stays spent
 		await second.accounts.hold(await consent(url))
 	assert not any(s in caplog.text for s in (held.code, *tokens.values()) if isinstance(s, str))
 	await second.aclose()
 	await later.aclose()
+
+
+async def test_a_held_link_replayed_with_a_fresh_code_elsewhere_or_after_a_restart_is_refused(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""Before its code comes, a held chat link replayed (a fresh code from the service) to
+	another process on the store, or to this one restarted, is refused: it is held once."""
+	first, second = _processes(store, api, server)
+	spec = first.plugins.integration("mail")
+	url = first.accounts.consent(spec, "mail", "telegram:42", ["mail.read"], in_chat=True)
+	held = await first.accounts.hold(await consent(url))
+	with pytest.raises(ConfigurationError, match="used already"):
+		await second.accounts.hold(await consent(url))
+	await first.aclose()
+	later = make_om(EncryptedFileStore(store.path), api, server)
+	with pytest.raises(ConfigurationError, match="used already"):
+		await later.accounts.hold(await consent(url))
+	connected = await later.accounts.confirm(held.code, "telegram:42")  # the one held still is
+	assert connected.user == "telegram:42"
+	await second.aclose()
+	await later.aclose()
+
+
+async def test_machines_sharing_only_a_durable_store_take_a_held_link_once(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer, tmp_path: Path
+) -> None:
+	"""On a store machines share (the PostgreSQL durable store's table, `StoreSeen`; here on a
+	SQLite engine), a held chat link replayed with a fresh code to the other machine, whose
+	credential file is its own, is refused there: the nonce is taken in the shared table."""
+	import sqlalchemy as sa
+
+	from openmolt_dbos._seen import StoreSeen
+
+	shared = StoreSeen(sa.create_engine(f"sqlite:///{tmp_path / 'seen.db'}"), "accounts:consents")
+	first = make_om(store, api, server)
+	second = make_om(EncryptedFileStore(tmp_path / "other-machine.json"), api, server)
+	for om in (first, second):
+		om.accounts._claims = lambda: shared
+	spec = first.plugins.integration("mail")
+	url = first.accounts.consent(spec, "mail", "telegram:42", ["mail.read"], in_chat=True)
+	held = await first.accounts.hold(await consent(url))
+	with pytest.raises(ConfigurationError, match="used already"):
+		await second.accounts.hold(await consent(url))
+	connected = await first.accounts.confirm(held.code, "telegram:42")
+	assert connected.user == "telegram:42"
+	await first.aclose()
+	await second.aclose()
 
 
 async def test_a_code_sent_to_two_processes_at_once_connects_once(
@@ -1303,7 +1353,7 @@ async def test_expired_sign_ins_and_tries_are_dropped_from_the_store(
 	confirmed, forgotten = await hold("telegram:1"), await hold("telegram:2")
 	with pytest.raises(ConfigurationError, match="no sign-in waits"):
 		await second.accounts.confirm("AAAA-BBBB-CCC2", "telegram:3")
-	assert sorted(i for i, _ in store.entries()) == [HELD, HELD, TRIES]
+	assert sorted(i for i, _ in store.entries() if i != SPENT) == [HELD, HELD, TRIES]
 	now[0] = confirmed.expires + 1
 	with pytest.raises(ConfigurationError, match="no sign-in waits"):
 		await second.accounts.confirm(confirmed.code, "telegram:1")

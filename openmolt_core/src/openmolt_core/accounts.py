@@ -190,20 +190,46 @@ def _keep_spent(
 	store: CredentialStore, integration: str, user: str, used: Mapping[str, float]
 ) -> None:
 	"""Add a forgotten sign-in's used nonces to ``user``'s `SPENT` record (expired ones dropped)."""
-	now = time.time()
 	with store.locked(SPENT, user):
-		record = store.load(SPENT, user) or {}
-		kept = {
-			name: nonces
-			for name, nonces in ((n, _consents({CONSENT: v})) for n, v in record.items())
-			if nonces
-		}
-		cap = now + _MAX_SPENT_SECONDS  # no infinity in JSON
-		kept[integration] = {
-			**kept.get(integration, {}),
-			**{nonce: min(when, cap) for nonce, when in used.items()},
-		}
-		store.save(SPENT, kept, user=user)
+		_add_spent(store, integration, user, used)
+
+
+def _add_spent(
+	store: CredentialStore, integration: str, user: str, used: Mapping[str, float]
+) -> None:
+	"""`_keep_spent` with the record's lock held already."""
+	now = time.time()
+	record = store.load(SPENT, user) or {}
+	kept = {
+		name: nonces
+		for name, nonces in ((n, _consents({CONSENT: v})) for n, v in record.items())
+		if nonces
+	}
+	cap = now + _MAX_SPENT_SECONDS  # no infinity in JSON
+	kept[integration] = {
+		**kept.get(integration, {}),
+		**{nonce: min(when, cap) for nonce, when in used.items()},
+	}
+	store.save(SPENT, kept, user=user)
+
+
+def _take_shared(shared: Any, key: str, expires: float) -> bool:
+	"""Take ``key`` in a store servers share (a `SeenStore`): whether this call took it."""
+	return shared.take({key: expires}, time.time()) is None
+
+
+def _take_spent(
+	store: CredentialStore, integration: str, user: str, nonce: str, expires: float
+) -> bool:
+	"""Add a state's nonce to ``user``'s `SPENT` record unless it is there: whether it was added.
+
+	Under the record's lock, so of two processes taking one nonce at once, one gets it.
+	"""
+	with store.locked(SPENT, user):
+		if nonce in _spent(store, integration, user):
+			return False
+		_add_spent(store, integration, user, {nonce: expires})
+	return True
 
 
 _CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # no 0/O, no 1/I: read off a page, typed
@@ -521,6 +547,10 @@ class Accounts:
 		key: Signs consent states (default: ``$OPENMOLT_AUTH_KEY``, else a random key for this
 			process only).
 		ttl: Seconds a consent URL stays valid.
+		claims: Returns where every server sharing the durable store takes a state's nonce
+			once (a ``SeenStore``, whose ``take`` keeps a key unless it is held: the PostgreSQL
+			durable store's table), or None: the credential store's spent nonces (`SPENT`) keep
+			it.
 	"""
 
 	def __init__(
@@ -534,8 +564,10 @@ class Accounts:
 		redirect_uri: str | None = None,
 		key: str | bytes | None = None,
 		ttl: float = _DAY,
+		claims: Callable[[], Any] | None = None,
 	) -> None:
 		self._spec_of = spec_of
+		self._claims = claims
 		self._configs = configs
 		self.store = store
 		self.http = http
@@ -683,7 +715,20 @@ class Accounts:
 		self._used = {n: e for n, e in self._used.items() if e >= now}
 		stored = await anyio.to_thread.run_sync(store.load, integration, user)
 		spent = await anyio.to_thread.run_sync(_spent, store, integration, user)
-		if nonce in self._used or nonce in _consents(stored) or nonce in spent:
+		used = nonce in self._used or nonce in _consents(stored) or nonce in spent
+		if not used:
+			# Taken where every server sees it, in one step: a link held (`hold`) is in no
+			# user's record until its code comes, so another server, or this one restarted,
+			# would hold it again with a fresh code.
+			shared = self._claims() if self._claims is not None else None
+			if shared is not None:  # a `SeenStore`: its take gives back a key held already
+				taken = functools.partial(
+					_take_shared, shared, f"{integration}\0{user}\0{nonce}", expires
+				)
+			else:
+				taken = functools.partial(_take_spent, store, integration, user, nonce, expires)
+			used = not await anyio.to_thread.run_sync(taken)
+		if used:
 			raise ConfigurationError(
 				"state: this consent link was used already; resume the run (or ask again) to get "
 				"a fresh one"
@@ -1217,8 +1262,15 @@ def instance_accounts(om: Any, options: Mapping[str, Any], store_option: object)
 		store=users_store,
 		http=om.http,
 		secrets=om.secrets,
+		claims=lambda: _durable_claims(om),
 		**check_options(options),
 	)
+
+
+def _durable_claims(om: Any) -> Any:
+	"""The durable store's table of taken keys that servers on several machines share, or None."""
+	shared = getattr(om.durability, "seen_store", None)
+	return shared("accounts:consents") if shared is not None else None
 
 
 class UserAccounts:

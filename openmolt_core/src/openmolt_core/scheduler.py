@@ -147,12 +147,16 @@ def instance_scheduler(
 	Args:
 		owner: The instance.
 		durability: The instance's durability backend, or None.
-		clock: The scheduler's clock (default: the system clock).
+		clock: The scheduler's clock (default: the durability backend's ``clock``, when it has
+			one, else the system clock).
 		store: A SQLite file for the run history.
 	"""
 	import weakref
 
-	scheduler = Scheduler(clock=clock, store=store, backend=schedule_backend_of(durability))
+	backend = schedule_backend_of(durability)
+	# A durable backend's workers judge due times by its store's clock (its ``clock``).
+	clock = clock or getattr(backend, "clock", None)
+	scheduler = Scheduler(clock=clock, store=store, backend=backend)
 	weakref.finalize(owner, _warn_unserved_quietly, scheduler)
 	return scheduler
 

@@ -21,6 +21,10 @@ express exactly. What makes it durable and shared is here:
   skipped due time is recorded by the one worker that moves the cursor past it. A schedule
   whose derived id changed takes over the cursor kept under its former id, once
   (`openmolt_dbos._workers.take_over_schedule`).
+- **One clock.** Due times are judged by the store's clock, as the workers' leases and the runs'
+  budgets are: the scheduler's clock is the worker's wall clock plus how far the store's clock
+  was from it at the last beat (`StoreClock`, `openmolt_dbos._engine.Engine.clock_offset`), so
+  a machine whose clock is minutes off fires no due time early or late.
 - **Overlap.** A scheduled run's first step checks for a run of the same agent started before it
   and still going (a parked run does not count): if there is one, it ends as skipped, in
   whichever worker runs it.
@@ -29,7 +33,7 @@ express exactly. What makes it durable and shared is here:
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -37,6 +41,7 @@ import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 
 from openmolt_core.errors import RunCancelledError, RunError
+from openmolt_core.schedule import SystemClock
 from openmolt_core.scheduler import RunRecord
 from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._runs import FINGERPRINT, attrs, find, result_of, run_workflow
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
 	from openmolt_dbos._engine import Engine
 	from openmolt_dbos._port import DBOSPort
 
-__all__ = ["DBOSScheduleBackend", "due_id", "scheduled_end", "scheduled_start"]
+__all__ = ["DBOSScheduleBackend", "StoreClock", "due_id", "scheduled_end", "scheduled_start"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -70,6 +75,25 @@ def _parse_due(text: str) -> datetime:
 	return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+class StoreClock(SystemClock):
+	"""The store's clock, read without asking the store: the wall clock plus the beat's offset.
+
+	The offset is the store's clock less this worker's wall clock, measured at each beat
+	(`openmolt_dbos._engine.Engine.clock_offset`; 0 before the first). The sleeps go in short
+	slices, so a new offset is read within one.
+
+	Args:
+		backend: The durable instance's backend (its engine measures the offset).
+	"""
+
+	def __init__(self, backend: DBOSBackend) -> None:
+		self._backend = backend
+
+	def now(self) -> datetime:
+		"""The store's time now, aware, in UTC."""
+		return super().now() + timedelta(seconds=self._backend.engine.clock_offset())
+
+
 class DBOSScheduleBackend:
 	"""The durable `openmolt_core.scheduler.ScheduleBackend` (see the module docstring).
 
@@ -80,6 +104,8 @@ class DBOSScheduleBackend:
 	def __init__(self, backend: DBOSBackend) -> None:
 		self._backend = backend
 		self._keys: dict[tuple[str, str], str] = {}
+		self.clock: StoreClock = StoreClock(backend)
+		"""The clock due times are judged by (the scheduler's, unless it was given one)."""
 
 	async def key(self, schedule: Schedule) -> str:
 		"""The schedule's key in the store: its id, or its own if another agent holds the id.
