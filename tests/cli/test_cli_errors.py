@@ -588,3 +588,38 @@ def test_a_setting_at_the_top_of_an_agent_file_names_the_key_it_goes_in(
 		load_json_file(path)
 	assert str(raised.value).endswith(said), str(raised.value)
 	assert "maxTokens" not in str(raised.value) and "known keys" not in str(raised.value)
+
+
+def test_an_unknown_trigger_key_lists_the_keys_as_the_docs_spell_them(tmp_path: Path) -> None:
+	"""The known keys of ``triggers`` read ``a2a`` once, not also as its generated alias ``a2A``."""
+	from openmolt_core.cli._agentfile import AgentFileError, load_json_file
+
+	path = tmp_path / "a.json"
+	path.write_text('{"name": "x", "model": "openai:gpt-5-mini",\n "triggers": {"zzz": {}}}\n')
+	with pytest.raises(AgentFileError) as raised:
+		load_json_file(path)
+	said = str(raised.value)
+	assert "known keys: webhook, channels, a2a, agui" in said, said
+	assert "a2A" not in said
+
+
+@pytest.mark.parametrize("kind", ["telegram", "slack", "Telegram"])
+def test_a_chat_channel_written_as_a_trigger_key_is_said_where_it_goes(
+	tmp_path: Path, kind: str
+) -> None:
+	"""``"triggers": {"telegram": {...}}`` is said to be a channel: ``"channels": [{"type": ...}]``."""
+	from openmolt_core.cli._agentfile import AgentFileError, load_json_file
+
+	path = tmp_path / "a.json"
+	path.write_text(
+		'{"name": "x", "model": "openai:gpt-5-mini",\n "triggers": {"'
+		+ kind
+		+ '": {"allowEveryone": true}}}\n'
+	)
+	with pytest.raises(AgentFileError) as raised:
+		load_json_file(path)
+	said = str(raised.value)
+	assert said.endswith(
+		f"a.json:2: 'triggers.{kind}' is a chat channel: put it in "
+		f'"channels": [{{"type": "{kind.lower()}", ...}}]'
+	), said

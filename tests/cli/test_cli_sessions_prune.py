@@ -13,6 +13,7 @@ import pytest
 
 from openmolt import SQLiteSession
 from openmolt_core.cli import main as openmolt_main
+from openmolt_core.cli._sessions import _shown
 
 
 def summarised(turns: int) -> list[dict[str, Any]]:
@@ -78,3 +79,31 @@ def test_a_negative_idle_is_refused(sessions: Path, capsys: pytest.CaptureFixtur
 		openmolt_main(["sessions", "prune", "--idle", "-1"])
 	assert stop.value.code == 2
 	assert "--idle" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+	("store", "said"),
+	[
+		("folder", "folder: it is a folder, not a file"),
+		("text.db", "file is not a database"),
+		(
+			"postgresql://ada:hunter2secret@127.0.0.1:1/x",
+			"cannot open the store postgresql://ada@127.0.0.1:1/x: ",
+		),
+		("mysql://db.example/x", "give a SQLite file or a postgresql:// URL"),
+	],
+)
+def test_a_store_that_cannot_be_read_is_a_usage_error_naming_it(
+	tmp_path: Path, store: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A folder, a file that is no database, an unreachable or unknown database: exit 2, one line
+	naming the store (its password masked), not an 'unexpected error' (70) nor a file 'mysql:'."""
+	(tmp_path / "folder").mkdir()
+	(tmp_path / "text.db").write_text("hello")
+	where = store if "://" in store else str(tmp_path / store)
+	assert openmolt_main(["sessions", "prune", "--store", where]) == 2
+	err = capsys.readouterr().err
+	assert err.startswith("openmolt sessions prune: --store: "), err
+	assert said in err and "hunter2" not in err and "unexpected" not in err, err
+	assert len(err.strip().splitlines()) == 1 and err.count(_shown(where)) == 1, err
+	assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "text.db"]

@@ -63,6 +63,18 @@ def test_a_run_without_a_price_says_its_cost_is_unknown() -> None:
 	assert nothing.splitlines()[0] == "error (the model provider failed) · 0 steps · 0 tokens"
 
 
+def test_a_run_priced_in_part_says_its_cost_is_a_lower_bound() -> None:
+	"""Some calls without a price: the summary and `openmolt logs` say `$0.2500+ (1 call unpriced)`."""
+	from openmolt_core.cli._logs import _cost
+
+	usage = Usage(input_tokens=100, output_tokens=20, cost_usd=0.25, calls=3, unpriced_calls=1)
+	text = summary(_result(usage=usage))
+	assert text.splitlines()[0] == "success · 2 steps · 120 tokens · $0.2500+ (1 call unpriced)"
+	assert _cost(usage.to_dict()) == "120 tokens, $0.2500+ (1 call unpriced)"
+	none_priced = Usage(input_tokens=100, output_tokens=20, calls=2, unpriced_calls=2)
+	assert summary(_result(usage=none_priced)).splitlines()[0].endswith("· cost unknown")
+
+
 def test_warnings_are_one_line_with_advice_for_agent_files(
 	capsys: pytest.CaptureFixture[str],
 ) -> None:

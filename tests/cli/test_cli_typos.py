@@ -226,3 +226,21 @@ def test_a_missing_argument_is_said_in_the_command_s_voice(
 	assert err.startswith("usage: openmolt ")
 	assert f"{said} (`openmolt {args[0]}" in err
 	assert "error:" not in err and "action" not in err
+
+
+@pytest.mark.parametrize(
+	("command", "typo", "meant"),
+	[
+		(["sessions", "prune"], "--idel", "--idle"),
+		(["sessions", "prune"], "--dryrun", "--dry-run"),
+		(["keys", "set"], "--valeu", "--value"),
+	],
+)
+def test_a_subcommands_option_mistyped_is_named_by_the_subcommand(
+	command: list[str], typo: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt sessions prune --idel 9` offers prune's --idle, and names prune's help."""
+	err = _error([*command, typo, "9"], capsys)
+	prog = "openmolt " + " ".join(command)
+	assert err.startswith(f"{prog}: no such option {typo!r}; did you mean {meant!r}?"), err
+	assert f"(`{prog} --help` lists them)" in err, err

@@ -182,7 +182,7 @@ def test_nan_and_infinity_are_refused_with_their_line(tmp_path: Path) -> None:
 		),
 		(
 			["keys", "list", "--al"],
-			"openmolt keys: no such option '--al' (`openmolt keys --help` lists them)",
+			"openmolt keys list: no such option '--al' (`openmolt keys list --help` lists them)",
 		),
 		# Named before the missing arguments argparse would say first.
 		(

@@ -467,7 +467,10 @@ def _known_keys(path: list[Any], data: Any) -> list[str]:
 	keys: list[str] = []
 	for model in (m for a in annotations for m in _models(a)):
 		for name, field in model.model_fields.items():
-			for k in (field.alias, name):
+			# An alias that is the name in other capitals (``a2A`` for ``a2a``) is no spelling
+			# the docs use: the name stands for both.
+			alias = field.alias if (field.alias or "").lower() != name.lower() else None
+			for k in (alias, name):
 				if k and k not in keys and not k.endswith("_") and k != "model_settings":
 					keys.append(k)
 	return keys
@@ -497,6 +500,25 @@ def _nested_setting(key: Any) -> str | None:
 			if _norm(key) in (_norm(name), _norm(field.alias or name)):
 				return f'{kind}: put it in "{container}": {{"{field.alias or name}": ...}}'
 	return None
+
+
+def _channels() -> list[type[BaseModel]]:
+	"""The models of the chat channels ``triggers.channels`` takes, one per ``type``."""
+	annotation = get_args(Triggers.model_fields["channels"].annotation)[0]
+	return _models(annotation)
+
+
+def _channel(raw: list[Any]) -> str | None:
+	"""Where ``"triggers": {"telegram": ...}`` goes: a chat channel is an entry of ``channels``.
+
+	None for any other key.
+	"""
+	if len(raw) != 2 or raw[0] != "triggers" or not isinstance(raw[1], str):
+		return None
+	kinds = [str(get_args(m.model_fields["type"].annotation)[0]) for m in _channels()]
+	if raw[1].lower() not in kinds:
+		return None
+	return f'a chat channel: put it in "channels": [{{"type": "{raw[1].lower()}", ...}}]'
 
 
 def _dotted(raw: list[Any]) -> str:
@@ -540,9 +562,9 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 	problems: list[tuple[int, str]] = []
 	for error, raw, norm in found:
 		if error["type"] == "extra_forbidden":
-			nested = _nested_setting(raw[-1]) if len(raw) == 1 else None
+			nested = _nested_setting(raw[-1]) if len(raw) == 1 else _channel(raw)
 			if nested is not None:  # not a typo of a top-level key (maxOutputTokens: maxTokens)
-				problems.append((where(norm), f"{raw[-1]!r} is {nested}"))
+				problems.append((where(norm), f"{_dotted(raw)!r} is {nested}"))
 				continue
 			known = _known_keys(raw[:-1], data)
 			close = _suggest(raw[-1], known)

@@ -50,6 +50,10 @@ class CommandParser(argparse.ArgumentParser):
 			unknown = [w for w in getattr(self, "_given", ()) if self._unknown_option(w)]
 			if unknown:
 				message = _UNKNOWN + " ".join(unknown)
+		if message.startswith(_UNKNOWN):
+			chosen = self._chosen_subcommand()
+			if chosen is not None:  # its options, its help: not the parent's (-h only)
+				chosen.error(message)
 		options = [w for w in message.removeprefix(_UNKNOWN).split() if w.startswith("-")]
 		if message.startswith(_UNKNOWN) and not options:  # words left over: an unquoted prompt
 			words = message.removeprefix(_UNKNOWN)
@@ -78,6 +82,20 @@ class CommandParser(argparse.ArgumentParser):
 		self.exit(
 			2, f"{self.prog}: no such option {word!r}{hint} (`{self.help_command}` lists them)\n"
 		)
+
+	def _chosen_subcommand(self) -> argparse.ArgumentParser | None:
+		"""The subcommand's parser the arguments chose (``prune`` of ``sessions prune``), if any.
+
+		argparse hands the words a subcommand does not know back to its parent, which knows fewer
+		options still: the subcommand names them, with its own options for the guess.
+		"""
+		for action in self._actions:
+			if isinstance(action, argparse._SubParsersAction) and action.choices:
+				for word in getattr(self, "_given", ()):
+					if not word.startswith("-"):
+						found = action.choices.get(word)
+						return found if isinstance(found, CommandParser) else None
+		return None
 
 	def _missing(self, names: list[str]) -> str:
 		"""What argparse found missing, in the command's words.

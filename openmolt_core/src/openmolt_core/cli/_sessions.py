@@ -27,13 +27,28 @@ async def _prune(ns: argparse.Namespace) -> int:
 	from openmolt_core.sessions import SQLAlchemySession, SQLiteSession, default_path
 
 	store = ns.store or str(default_path())
-	if store.startswith(("postgresql://", "postgres://", "sqlite://")):
-		url = store.replace("postgres://", "postgresql://", 1)
-		report = await SQLAlchemySession.prune_store(url, idle_days=ns.idle, dry_run=ns.dry_run)
-		where = "the database"
-	else:
-		report = await SQLiteSession.prune_store(store, idle_days=ns.idle, dry_run=ns.dry_run)
-		where = store
+	url = "://" in store
+	if url and not store.startswith(("postgresql://", "postgres://", "sqlite://")):
+		# Not taken for a file named 'mysql:/...' (which would be made, empty, and "pruned").
+		return _refused(
+			f"{_shown(store)} is no store sessions are kept in: give a SQLite file or a postgresql:// URL"
+		)
+	try:
+		if url:
+			database = store.replace("postgres://", "postgresql://", 1)
+			report = await SQLAlchemySession.prune_store(
+				database, idle_days=ns.idle, dry_run=ns.dry_run
+			)
+			where = "the database"
+		else:
+			report = await SQLiteSession.prune_store(store, idle_days=ns.idle, dry_run=ns.dry_run)
+			where = store
+	except Exception as exc:
+		if not _unreadable(exc):
+			raise
+		lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+		reason = (lines[0] if lines else type(exc).__name__).removeprefix(f"{store}: ")
+		return _refused(f"cannot open the store {_shown(store)}: {reason}")
 	if ns.json:
 		found: dict[str, Any] = {
 			"sessions": report.sessions,
@@ -65,6 +80,33 @@ async def _prune(ns: argparse.Namespace) -> int:
 
 	sys.stdout.write(printable("\n".join(lines) + "\n"))
 	return 0
+
+
+def _shown(store: str) -> str:
+	"""The store as said in a message: a URL's password left out."""
+	head, sep, rest = store.partition("://")
+	if sep and "@" in rest.split("/", 1)[0]:
+		auth, _, host = rest.partition("@")
+		rest = f"{auth.split(':', 1)[0]}@{host}"
+	return f"{head}{sep}{rest}"
+
+
+def _unreadable(exc: BaseException) -> bool:
+	"""Whether ``exc`` says the store cannot be read (a folder, no database, a server down)."""
+	import sqlite3
+
+	if isinstance(exc, OSError | sqlite3.Error):
+		return True
+	sa_errors = sys.modules.get("sqlalchemy.exc")
+	return sa_errors is not None and isinstance(exc, sa_errors.SQLAlchemyError)
+
+
+def _refused(message: str) -> int:
+	"""Say why the store was refused, in one line; the exit code of a usage error."""
+	from openmolt_core.cli._terminal import printable
+
+	sys.stderr.write(printable(f"openmolt sessions prune: --store: {message}") + "\n")
+	return 2
 
 
 def main(args: list[str]) -> int:
