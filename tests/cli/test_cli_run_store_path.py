@@ -67,3 +67,27 @@ def test_the_help_says_runs_are_recorded_and_how_to_stop_it(
 	assert "~/.local/state/openmolt/runs.db, readable by you only" in text
 	assert "OPENMOLT_RUN_STORE=off (or a path) turns recording off" in text
 	assert "`openmolt logs` lists them" in text
+
+
+def test_a_url_in_the_run_store_variable_is_said_once_and_makes_no_folder(
+	tmp_path: Path, server, cli
+) -> None:
+	"""``OPENMOLT_RUN_STORE=postgresql://...`` is no path (it made a ``postgresql:`` folder and
+	`openmolt logs` read it as an empty store): a run goes on unrecorded, saying so once, and
+	`openmolt logs` refuses in one line; the URL's password is never printed."""
+	url = "postgresql://ada:pw-9f3a2c@127.0.0.1:5432/runs"
+	agent = cli.agent_file(tmp_path, server)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_RUN_STORE": url})
+	done = cli.openmolt(str(agent), cwd=tmp_path, env=env, tty=True)
+	assert done.returncode == 0, done.stderr
+	warned = [line for line in done.stderr.splitlines() if "runs are not recorded" in line]
+	assert len(warned) == 1 and "not a URL (postgresql://...)" in warned[0], done.stderr
+	assert "Hello, Ada!" in done.stdout and "recorded in" not in done.stdout
+	logs = cli.openmolt("logs", cwd=tmp_path, env=cli.clean_env(OPENMOLT_RUN_STORE=url))
+	assert logs.returncode == 2
+	assert logs.stderr == (
+		"openmolt: OPENMOLT_RUN_STORE: give a file's path (or off), not a URL (postgresql://...): "
+		"this store is a local file, runs.db by default\n"
+	)
+	assert "pw-9f3a2c" not in done.stderr + logs.stderr
+	assert not any(p.name.startswith("postgresql") for p in tmp_path.rglob("*"))

@@ -154,6 +154,11 @@ async def test_the_chat_gets_the_link_and_the_sender_finishes_it_with_the_code(
 		assert page.status_code == 200 and "send this code to the bot" in page.text
 		assert "mail account you signed in with for the chat user telegram:42" in page.text
 		assert replay.status_code == 400 and "used already" in replay.text
+		for answer in (bad, looked, page, replay):  # its address holds the code and the state
+			assert answer.headers["referrer-policy"] == "no-referrer"
+			assert answer.headers["x-frame-options"] == "DENY"
+			assert answer.headers["x-content-type-options"] == "nosniff"
+			assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
 		assert served.store.load("mail", user="telegram:42") is None  # held until the code
 		fake.message(f" {_code(page.text).lower()} ")
 		await eventually(lambda: len(fake.sent) == 4)

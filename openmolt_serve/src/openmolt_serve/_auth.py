@@ -47,10 +47,25 @@ CALLBACK_ROUTE = "/auth/callback"
 """The route (`openmolt_core.accounts.CALLBACK_PATH`)."""
 
 
+_HEADERS = {
+	"Referrer-Policy": "no-referrer",  # the page's address holds the answer's code and state
+	"X-Content-Type-Options": "nosniff",
+	"X-Frame-Options": "DENY",
+	"Content-Security-Policy": (
+		"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+	),
+}
+"""What every answer of the route carries besides ``Cache-Control: no-store`` (the viewer's
+pages carry the same: `openmolt_ui.app.TokenGuard`)."""
+
+
 async def handle_callback(
 	request: Request, instances: Iterable[OpenMolt], conversations: Iterable[Conversations]
 ) -> Response:
 	"""Complete a consent, store the user's tokens, and let the waiting chat go on.
+
+	Every page it answers with carries `_HEADERS`: no page of another site may frame it, and
+	no link or resource of it sends its address (the code, the state) on as a referrer.
 
 	Args:
 		request: The service's redirect.
@@ -58,6 +73,14 @@ async def handle_callback(
 			completes it).
 		conversations: The chat channels' conversations, told which run may go on.
 	"""
+	response = await _answer(request, instances, conversations)
+	response.headers.update(_HEADERS)
+	return response
+
+
+async def _answer(
+	request: Request, instances: Iterable[OpenMolt], conversations: Iterable[Conversations]
+) -> Response:
 	early = looked_at(request.method)
 	if early is not None:
 		return early

@@ -46,10 +46,25 @@ def state_file(variable: str, name: str) -> Path | None:
 		variable: The environment variable that names the file, or turns it ``off`` (also
 			empty, ``0``, ``false``, ``no``, ``none``, ``disabled``: then None).
 		name: The file's name in the state folder.
+
+	Raises:
+		ConfigurationError: The variable holds a URL (``postgresql://...``), not a path.
 	"""
 	value = os.environ.get(variable)
 	if value is not None:
-		return None if value.strip().lower() in _OFF else Path(value)
+		if value.strip().lower() in _OFF:
+			return None
+		if (
+			"://" in value
+		):  # a database URL: these stores are files (it made a "postgresql:" folder)
+			from openmolt_core.errors import ConfigurationError
+
+			scheme = value.split("://", 1)[0][:20]
+			raise ConfigurationError(
+				f"{variable}: give a file's path (or off), not a URL ({scheme}://...): this "
+				f"store is a local file, {name} by default"
+			)
+		return Path(value)
 	return state_folder() / name
 
 

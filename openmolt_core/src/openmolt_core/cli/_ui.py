@@ -35,7 +35,10 @@ def record_runs(om: OpenMolt) -> str | None:
 
 	if om.run_store is not None:
 		return None
-	path = default_path()
+	try:
+		path = default_path()
+	except ConfigurationError as exc:  # a URL: the run goes on unrecorded, as for a bad path
+		return f"runs are not recorded: {exc}"
 	if path is None:
 		return None
 	from openmolt_core._support.private import private_dir
