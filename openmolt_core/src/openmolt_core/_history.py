@@ -130,8 +130,9 @@ def default_path() -> Path | None:
 	kept in memory, and each command fires its schedules itself.
 	"""
 	from openmolt_core._support.private import state_file
+	from openmolt_core.errors import ConfigurationError
 
-	return state_file(ENV_VAR, "schedules.db")
+	return state_file(ENV_VAR, "schedules.db", refused=ConfigurationError)
 
 
 KEEP = 1000

@@ -101,8 +101,9 @@ def default_path() -> Path | None:
 	None when ``OPENMOLT_RUN_STORE`` is ``off`` (or empty): nothing is recorded then.
 	"""
 	from openmolt_core._support.private import state_file
+	from openmolt_core.errors import ConfigurationError
 
-	return state_file(ENV_VAR, "runs.db")
+	return state_file(ENV_VAR, "runs.db", refused=ConfigurationError)
 
 
 def _own_folder() -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from openmolt_core._support.paths import check_regular
@@ -39,28 +39,29 @@ def state_folder() -> Path:
 	return Path(state_home) / "openmolt"
 
 
-def state_file(variable: str, name: str) -> Path | None:
+def state_file(
+	variable: str, name: str, *, refused: Callable[[str], Exception] = ValueError
+) -> Path | None:
 	"""A store of the ``openmolt`` command: ``$<variable>``, else ``name`` in `state_folder`.
 
 	Args:
 		variable: The environment variable that names the file, or turns it ``off`` (also
 			empty, ``0``, ``false``, ``no``, ``none``, ``disabled``: then None).
 		name: The file's name in the state folder.
+		refused: Makes the error raised for a variable that holds a URL (the callers give
+			``ConfigurationError``, which this layer does not import).
 
 	Raises:
-		ConfigurationError: The variable holds a URL (``postgresql://...``), not a path.
+		Exception: ``refused``'s: the variable holds a URL (``postgresql://...``), not a path
+			(it made a ``postgresql:`` folder).
 	"""
 	value = os.environ.get(variable)
 	if value is not None:
 		if value.strip().lower() in _OFF:
 			return None
-		if (
-			"://" in value
-		):  # a database URL: these stores are files (it made a "postgresql:" folder)
-			from openmolt_core.errors import ConfigurationError
-
+		if "://" in value:
 			scheme = value.split("://", 1)[0][:20]
-			raise ConfigurationError(
+			raise refused(
 				f"{variable}: give a file's path (or off), not a URL ({scheme}://...): this "
 				f"store is a local file, {name} by default"
 			)

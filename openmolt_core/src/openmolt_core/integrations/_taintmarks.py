@@ -34,7 +34,7 @@ from openmolt_core._support.private import (
 	private_dir,
 	state_file,
 )
-from openmolt_core.errors import ToolError
+from openmolt_core.errors import ConfigurationError, ToolError
 
 __all__ = ["RECORD_VARIABLE", "TaintMarks", "default_record"]
 
@@ -48,7 +48,7 @@ _VERSION = 1
 
 def default_record() -> Path | None:
 	"""``$OPENMOLT_FILE_TAINT``, else ``file-taint.json`` in OpenMolt's state folder (None: off)."""
-	return state_file(RECORD_VARIABLE, "file-taint.json")
+	return state_file(RECORD_VARIABLE, "file-taint.json", refused=ConfigurationError)
 
 
 class _Unreadable(Exception):
