@@ -199,3 +199,15 @@ async def test_a_replay_starts_tainted_as_the_first_execution_did() -> None:
 	replayed = await _drive(other.build(ScriptedModel(script)), Journal(journal.values), start)
 	assert replayed.taint == first.taint
 	assert replayed.pending is not None and other.sent == []
+
+
+@pytest.mark.parametrize("name", ["longTerm", "long_term"])
+async def test_update_memory_takes_the_memorys_name_either_way(name: str) -> None:
+	"""The testing helper builds the same command from ``long_term`` (as ``create_agent``
+	spells the memory) as from the wire's ``longTerm``: the agent keeps what it wrote."""
+	from openmolt_core.testing import update_memory
+
+	assert update_memory("x", memory=name)["memory"] == "longTerm"
+	notes = Notes()
+	result = await notes.run(update_memory("remember tea", memory=name, mode="replace"))
+	assert result.state.memory["longTerm"] == "remember tea"

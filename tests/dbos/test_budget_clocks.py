@@ -28,9 +28,14 @@ RUN = "budget-clock-run"
 
 @pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
-	"""A fresh store (SQLite and PostgreSQL) and one worker id for both phases."""
+	"""A fresh store (SQLite and PostgreSQL) and one worker id for both phases.
+
+	The lease lapses after 5 s, not 1: a run here holds a model call for up to 15 s, and a
+	loaded machine (CI's ``-n 4``) once kept the beat from the store for 1.1 s, so the worker
+	fenced itself mid-call and the run asked its model again.
+	"""
 	stores = make_store(request.param, tmp_path)
-	yield {"url": next(stores), "worker_id": "clock-worker", "heartbeat": 0.2, "lapse": 1.0}
+	yield {"url": next(stores), "worker_id": "clock-worker", "heartbeat": 0.5, "lapse": 5.0}
 	for _ in stores:
 		pass
 

@@ -48,6 +48,18 @@ async def test_the_provider_says_blocked_and_keeps_the_usage(vendor: str, reply:
 		assert response.usage.input_tokens and response.usage.cost_usd
 
 
+async def test_a_candidate_with_no_finish_beside_a_blocked_prompt_is_blocked() -> None:
+	"""A Gemini reply with a candidate (a call it began) and no ``finishReason``, whose
+	``promptFeedback`` says the prompt was blocked, is ``blocked``: nothing of it runs (it was
+	read as a finished reply, and its function call as one to make)."""
+	call = {"functionCall": {"name": "local__send", "args": {"to": "x"}}}
+	reply = {"candidates": [{"content": {"parts": [call]}}], **BLOCKED}
+	for response in (await generate("google", reply), await stream("google", reply)):
+		assert response.finish_reason == "blocked"
+	whole = {"candidates": [{"content": {"parts": [call]}}]}  # no feedback: a call to make
+	assert (await generate("google", whole)).finish_reason == "tool_calls"
+
+
 @pytest.mark.parametrize(
 	("vendor", "reply"),
 	[

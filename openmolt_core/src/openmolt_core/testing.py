@@ -119,8 +119,20 @@ def update_plan(*steps: dict[str, Any] | str) -> dict[str, Any]:
 
 
 def update_memory(data: str, *, memory: str = "shortTerm", mode: str = "append") -> dict[str, Any]:
-	"""An ``updateMemory`` command."""
+	"""An ``updateMemory`` command.
+
+	Args:
+		data: The text.
+		memory: ``shortTerm`` or ``longTerm`` (``short_term`` and ``long_term``, as
+			``create_agent(memory=...)`` spells them, are taken too).
+		mode: ``append`` or ``replace``.
+	"""
+	memory = _MEMORY_NAMES.get(memory, memory)
 	return _command(UpdateMemory, memory=memory, mode=mode, data=data)
+
+
+_MEMORY_NAMES = {"short_term": "shortTerm", "long_term": "longTerm"}
+"""The command's names of the memories, by the names ``create_agent(memory=...)`` uses."""
 
 
 def ask_human(message: str) -> dict[str, Any]:

@@ -235,17 +235,23 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 			if not p.get("thought")
 		)
 		finish = _finish(word(first.get("finishReason"), "candidates[0].finishReason"))
-		if finish in (None, "stop") and any("functionCall" in p for p in parts):
+		if finish is None and _prompt_blocked(data):
+			finish = "blocked"  # a candidate without a finish beside a blocked prompt: not run
+		elif finish in (None, "stop") and any("functionCall" in p for p in parts):
 			finish = "tool_calls"
 	else:
 		# The prompt itself was blocked (no model wrote anything): the same prompt is blocked
 		# again, so the model is not asked to rephrase what it never wrote.
-		blocked = fields(data.get("promptFeedback"), "promptFeedback").get("blockReason")
-		finish = "blocked" if blocked else None
+		finish = "blocked" if _prompt_blocked(data) else None
 	usage = _usage(provider, model, data)
 	if finish == "max_tokens" and filled_window(provider, model, usage):
 		raise window_stop(provider, model, "MAX_TOKENS", usage)
 	return ModelResponse(text=text, usage=usage, raw=data, finish_reason=finish)
+
+
+def _prompt_blocked(data: dict[str, Any]) -> bool:
+	"""Whether the reply says the prompt was blocked (``promptFeedback.blockReason``)."""
+	return bool(fields(data.get("promptFeedback"), "promptFeedback").get("blockReason"))
 
 
 def _usage(provider: GeminiProvider, model: str, data: dict[str, Any]) -> Usage:
