@@ -513,14 +513,11 @@ class Agent:
 		where = "agent.model_config"
 		config = read_model_config(value, where)
 		before, self._model_config = self._model_config, config
-		check = self._models_check
-		if check is None:
-			return
-		try:
-			check(self, where)
-		except BaseException:
+
+		def undo() -> None:
 			self._model_config = before
-			raise
+
+		self._rechecked(where, undo)
 
 	@property
 	def compaction(self) -> CompactionConfig | None:
@@ -566,13 +563,29 @@ class Agent:
 		"""
 		hooks, toolset = self._hooks, self._toolset
 		self._replace(old, new)
+
+		def undo() -> None:
+			self._hooks, self._toolset = hooks, toolset
+
+		self._rechecked(where, undo)
+
+	def _rechecked(self, where: str, undo: Callable[[], None]) -> None:
+		"""Check the agent's options against its models again (`_models_check`, the assembly's).
+
+		Args:
+			where: The setter, for the message.
+			undo: Puts the agent back as it was; called when the check refuses.
+
+		Raises:
+			ConfigurationError: The check refused (the agent is as it was before the change).
+		"""
 		check = self._models_check
-		if check is None:
+		if check is None:  # an agent built by hand checks nothing
 			return
 		try:
 			check(self, where)
 		except BaseException:
-			self._hooks, self._toolset = hooks, toolset
+			undo()
 			raise
 
 	def _compaction(self, *, needed: bool = False) -> Capability | None:

@@ -539,25 +539,10 @@ async def build_request(
 			with reading_files(store):
 				return render_all()
 
-		(
-			endpoint,
-			base,
-			query,
-			rendered_headers,
-			rendered_cookies,
-			body,
-			rendered_files,
-		) = await anyio.to_thread.run_sync(render_reading)
+		rendered = await anyio.to_thread.run_sync(render_reading)
 	else:
-		(
-			endpoint,
-			base,
-			query,
-			rendered_headers,
-			rendered_cookies,
-			body,
-			rendered_files,
-		) = render_all()
+		rendered = render_all()
+	endpoint, base, query, rendered_headers, rendered_cookies, body, rendered_files = rendered
 	base_source = tool.base_url or setup.base_url
 	if tool.endpoint and is_absolute(tool.endpoint):
 		url, url_source = endpoint, tool.endpoint
