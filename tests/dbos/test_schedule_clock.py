@@ -9,14 +9,11 @@ scheduler's ``datetime.now``); the store's clock is the database's.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _harness import STORES, make_store
 
 from openmolt import OpenMolt
 from openmolt_core import schedule as schedule_module
@@ -25,27 +22,6 @@ from openmolt_core.testing import ScriptedModel
 pytestmark = pytest.mark.anyio
 
 SKEW = 300.0  # five minutes
-
-
-@pytest.fixture(params=STORES)
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-	"""A fresh store (SQLite and PostgreSQL); the process's engine is shut down after."""
-	stores = make_store(request.param, tmp_path)
-	store_url = next(stores)
-	try:
-		yield store_url
-	finally:
-		from dbos import DBOS
-
-		from openmolt_dbos import _engine
-
-		engine = _engine._ENGINE
-		if engine is not None and engine.launched:
-			await engine.shutdown()
-		DBOS.destroy()
-		_engine.reset_engine()
-		for _ in stores:
-			pass
 
 
 def _skewed(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:

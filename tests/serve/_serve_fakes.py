@@ -23,6 +23,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from openmolt import OpenMolt
+from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
+from openmolt_core.testing import ScriptedModel
+from openmolt_core.tools import tool
+
 TOKEN = "123456:TEST-telegram-token"
 SLACK_TOKEN = "xoxb-test-slack-token"
 SLACK_SECRET = "slack-signing-secret-for-tests"
@@ -257,3 +262,41 @@ async def post_json(
 		content=json.dumps(data).encode(),
 		headers={"content-type": "application/json", **headers},
 	)
+
+
+class Ends(RunObserver):
+	"""Records each run's final state and status, as the run's observers see them."""
+
+	def __init__(self) -> None:
+		self.runs: list[tuple[Any, str]] = []
+
+	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		self.runs.append((run.state, outcome.status))
+
+
+def private_and_outbound(
+	model: ScriptedModel, ends: Ends, name: str
+) -> tuple[OpenMolt, Any, list[str]]:
+	"""An agent holding private data (``local.vault``) and an outbound tool (``local.forward``,
+	whose sends are listed): the taint policy's default case. Returns the instance, the agent
+	and the texts sent."""
+	sent: list[str] = []
+
+	@tool(labels=["private"])
+	def vault() -> str:
+		"""Read the vault."""
+		return "the vault key"
+
+	@tool(labels=["outbound"])
+	def forward(text: str) -> str:
+		"""Send the text out.
+
+		Args:
+			text: What to send.
+		"""
+		sent.append(text)
+		return "sent"
+
+	om = OpenMolt(entry_points=False, observers=[ends])
+	agent = om.create_agent(name=name, model=model, tools=[vault, forward])
+	return om, agent, sent

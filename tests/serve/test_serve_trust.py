@@ -8,13 +8,20 @@ from typing import Any
 
 import httpx
 import pytest
-from _serve_fakes import SLACK_SECRET, SLACK_TOKEN, TOKEN, FakeSlack, FakeTelegram, eventually
+from _serve_fakes import (
+	SLACK_SECRET,
+	SLACK_TOKEN,
+	TOKEN,
+	Ends,
+	FakeSlack,
+	FakeTelegram,
+	eventually,
+	private_and_outbound,
+)
 from _serve_fakes import local_server as fake_api
 
 from openmolt import OpenMolt
-from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
-from openmolt_core.tools import tool
 from openmolt_core.triggers import TRIGGER_KINDS, TRIGGER_TRUST, Triggers, starting_taint
 from openmolt_serve import TriggerServer
 from openmolt_serve.signatures import sign
@@ -67,36 +74,9 @@ def test_a_username_lets_a_user_in_but_never_trusts_them() -> None:
 	assert starting_taint("chat", sender="", trusted=[""]) is not None
 
 
-class Ends(RunObserver):
-	def __init__(self) -> None:
-		self.runs: list[tuple[Any, str]] = []
-
-	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
-		self.runs.append((run.state, outcome.status))
-
-
 def relay(model: ScriptedModel, ends: Ends) -> tuple[OpenMolt, Any, list[str]]:
 	"""An agent holding private data and an outbound tool (the taint policy's default case)."""
-	sent: list[str] = []
-
-	@tool(labels=["private"])
-	def vault() -> str:
-		"""Read the vault."""
-		return "the vault key"
-
-	@tool(labels=["outbound"])
-	def forward(text: str) -> str:
-		"""Send the text out.
-
-		Args:
-			text: What to send.
-		"""
-		sent.append(text)
-		return "sent"
-
-	om = OpenMolt(entry_points=False, observers=[ends])
-	agent = om.create_agent(name="Helper", model=model, tools=[vault, forward])
-	return om, agent, sent
+	return private_and_outbound(model, ends, "Helper")
 
 
 async def telegram(

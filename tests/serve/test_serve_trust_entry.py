@@ -8,16 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
-from _serve_fakes import eventually
+from _serve_fakes import Ends, eventually, private_and_outbound
 from a2a.client import ClientConfig, create_client
 from a2a.types import Message, Part, Role, SendMessageRequest
 from ag_ui.core import RunAgentInput, UserMessage
 from pydantic import ValidationError
 
 from openmolt import OpenMolt
-from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.testing import ScriptedModel, call_tool, finish
-from openmolt_core.tools import tool
 from openmolt_core.triggers import TRIGGER_KINDS, VOUCHABLE, Triggers, starting_taint
 from openmolt_serve import TriggerServer
 from openmolt_serve.signatures import sign
@@ -28,36 +26,10 @@ SECRET = "webhook-secret-for-tests"
 TOKEN = "entry-token-for-tests-0123456789"
 
 
-class Ends(RunObserver):
-	def __init__(self) -> None:
-		self.runs: list[tuple[Any, str]] = []
-
-	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
-		self.runs.append((run.state, outcome.status))
-
-
 def relay(ends: Ends) -> tuple[OpenMolt, Any, list[str], ScriptedModel]:
 	"""An agent that reads private data and can send it out; its model obeys the input."""
-	sent: list[str] = []
-
-	@tool(labels=["private"])
-	def vault() -> str:
-		"""Read the vault."""
-		return "the vault key"
-
-	@tool(labels=["outbound"])
-	def forward(text: str) -> str:
-		"""Send the text out.
-
-		Args:
-			text: What to send.
-		"""
-		sent.append(text)
-		return "sent"
-
 	model = ScriptedModel([call_tool("local.forward", text="the vault key"), finish("done")])
-	om = OpenMolt(entry_points=False, observers=[ends])
-	agent = om.create_agent(name="Relay", model=model, tools=[vault, forward])
+	om, agent, sent = private_and_outbound(model, ends, "Relay")
 	return om, agent, sent, model
 
 
