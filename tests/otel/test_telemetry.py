@@ -356,3 +356,24 @@ async def test_a_session_run_names_its_session_as_the_conversation_and_keeps_its
 		session = "support:ada" if run_id == turn.state.run_id else plain.state.run_id
 		assert attributes["gen_ai.conversation.id"] == session, span.name
 	assert len(spans) == 6  # each run: invoke_agent, a step, a chat
+
+
+async def test_a_partial_cost_says_how_many_calls_it_leaves_out(
+	exporter: InMemorySpanExporter,
+) -> None:
+	"""A priced run whose sub-agent's model had no price: the run's span has the cost of the
+	priced calls and the count of those left out, so a sum of spans is known to be partial."""
+	telemetry = Telemetry(tracer_provider=_provider(exporter))
+	om = _om(telemetry)
+	sub = om.create_agent(name="helper", model=ScriptedModel([finish(result="4")]))
+	model = ScriptedModel(
+		[call_tool("local.helper", task="2+2"), finish(result="4")], price=(1.0, 0.1, 2.0, None)
+	)
+	agent = om.create_agent(name="Caller", model=model, tools=[sub])
+	result = await agent.run("go")
+	await om.aclose()
+	assert result.usage.cost_partial
+	run = _by_name(exporter.get_finished_spans())["invoke_agent Caller"]
+	attributes = dict(run.attributes or {})
+	assert attributes["openmolt.usage.cost_usd"] == result.usage.cost_usd
+	assert attributes["openmolt.usage.unpriced_calls"] == 1

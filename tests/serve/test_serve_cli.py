@@ -338,6 +338,30 @@ async def test_a_runs_line_is_one_line_without_control_characters(
 	assert "boom\\nopenmolt serve: run x" in lines[1]
 
 
+@pytest.mark.anyio
+async def test_a_runs_line_says_a_partial_cost_as_the_cli_does(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""A run whose sub-agent's model had no price: its line shows the cost as a lower bound and
+	how many calls it leaves out, the words of the CLI's summary (one source for both)."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_serve import cli
+	from openmolt_serve._lines import RunLines
+
+	om = OpenMolt(entry_points=False)
+	om.observers.append(RunLines(cli._line))
+	sub = om.create_agent(name="helper", model=ScriptedModel([finish(result="4")]))
+	model = ScriptedModel(
+		[call_tool("local.helper", task="2+2"), finish(result="4")], price=(1.0, 0.1, 2.0, None)
+	)
+	agent = om.create_agent(name="Triage", model=model, tools=[sub])
+	result = await agent.run("go")
+	await om.aclose()
+	ended = capsys.readouterr().err.splitlines()[-1]
+	assert f"${result.usage.cost_usd:.4f}+ (1 call unpriced)" in ended
+
+
 def test_serve_shows_the_librarys_warnings_without_verbose(tmp_path: Path) -> None:
 	"""A secret read from its former variable is said on stderr by a plain `openmolt serve`, as
 	one line of the command's (not only with --verbose), never with its value."""

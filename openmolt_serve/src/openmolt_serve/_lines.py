@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from openmolt_core._support.words import quantity
+from openmolt_core._support.words import money, quantity
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 
 __all__ = ["RunLines"]
@@ -52,9 +52,9 @@ class RunLines(RunObserver):
 			quantity(run.state.steps, "step"),
 			quantity(usage.input_tokens + usage.output_tokens, "token"),
 		]
-		if usage.cost_usd is not None:
-			# a cost of some calls only (others had no price) is a lower bound
-			parts.append(f"${usage.cost_usd:.4f}" + ("+" if usage.cost_partial else ""))
+		cost = money(usage.cost_usd, usage.unpriced_calls)  # a partial cost is a lower bound
+		if cost is not None:
+			parts.append(cost)
 		if outcome.error and outcome.status not in ("success", "failure"):
 			parts.append(run.redact(outcome.error)[:200])
 		self.line(f"run {run.run_id} of {run.agent_name}: {' · '.join(parts)}")

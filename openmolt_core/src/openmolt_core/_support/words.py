@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["SHOWN_TEXT", "json_kind", "problems", "quantity", "secret_place", "shown"]
+__all__ = ["SHOWN_TEXT", "json_kind", "money", "problems", "quantity", "secret_place", "shown"]
 
 
 def quantity(n: int, noun: str, plural: str | None = None) -> str:
@@ -21,6 +21,24 @@ def quantity(n: int, noun: str, plural: str | None = None) -> str:
 		plural: The plural when it is not the noun plus ``s`` (``1 entry``, ``2 entries``).
 	"""
 	return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def money(cost: float | None, unpriced: int = 0) -> str | None:
+	"""A run's cost in words: ``$0.0123``, or ``$0.0123+ (2 calls unpriced)``.
+
+	A cost of some calls only (others had no price: `openmolt_core.llm.Usage.cost_partial`) is a
+	lower bound, never shown as the whole. None when no call had a price. The CLI's summary, its
+	logs and ``openmolt serve``'s run lines all say a cost this way.
+
+	Args:
+		cost: The usage's ``cost_usd``.
+		unpriced: Its ``unpriced_calls``.
+	"""
+	if cost is None:
+		return None
+	if unpriced:
+		return f"${cost:.4f}+ ({quantity(unpriced, 'call')} unpriced)"
+	return f"${cost:.4f}"
 
 
 def json_kind(value: object) -> str:

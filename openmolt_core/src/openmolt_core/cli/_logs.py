@@ -72,7 +72,7 @@ def _cost(usage: dict[str, Any] | None) -> str:
 	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it."""
 	usage = usage or {}
 	tokens = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
-	from openmolt_core.cli._summary import money
+	from openmolt_core._support.words import money
 
 	unpriced = usage.get("unpriced_calls")
 	said = money(usage.get("cost_usd"), unpriced if isinstance(unpriced, int) else 0)

@@ -333,7 +333,7 @@ class Progress:
 			result = event.result
 			self._runs.pop(agent, None)
 			self.done()
-			from openmolt_core.cli._summary import money
+			from openmolt_core._support.words import money
 
 			said = money(result.usage.cost_usd, result.usage.unpriced_calls)
 			cost = f", {said}" if said is not None else ""

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._support.words import quantity
+from openmolt_core._support.words import money, quantity
 from openmolt_core.cli._terminal import excerpt
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core.result import RunResult
 
-__all__ = ["error_for_the_command", "money", "summary"]
+__all__ = ["error_for_the_command", "summary"]
 
 _GLOSS = {"error": "the model provider failed", "limit_reached": "stopped at a limit"}
 """What a status that does not say itself means (the status is printed as ``--json`` has it)."""
@@ -60,23 +60,6 @@ def _render(value: Any, indent: str = "  ") -> list[str]:
 
 
 _CONNECT = re.compile(r" waits for (?P<user>.+?) to connect (?P<integration>\S+): ")
-
-
-def money(cost: float | None, unpriced: int = 0) -> str | None:
-	"""A run's cost as the CLI says it: ``$0.0123``, or ``$0.0123+ (2 calls unpriced)``.
-
-	A cost of some calls only (others had no price: `openmolt_core.llm.Usage.cost_partial`) is a
-	lower bound, never shown as the whole. None when no call had a price.
-
-	Args:
-		cost: The usage's ``cost_usd``.
-		unpriced: Its ``unpriced_calls``.
-	"""
-	if cost is None:
-		return None
-	if unpriced:
-		return f"${cost:.4f}+ ({quantity(unpriced, 'call')} unpriced)"
-	return f"${cost:.4f}"
 
 
 def error_for_the_command(error: str, file: Path | None) -> str:

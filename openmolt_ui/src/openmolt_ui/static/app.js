@@ -59,7 +59,7 @@ function quantity(n, word) {
 }
 
 function cost(usage) {
-  // as the CLI says it (openmolt_core.cli._summary.money): "$0.0123", or "$0.0123+ (2 calls
+  // as the CLI says it (openmolt_core._support.words.money): "$0.0123", or "$0.0123+ (2 calls
   // unpriced)": a cost of some calls only (others had no price) is a lower bound, never the
   // whole; "unknown" when no call had a price, "none" when nothing was spent (no model call)
   const u = usage && typeof usage === "object" ? usage : {};
