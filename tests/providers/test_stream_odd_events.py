@@ -102,3 +102,32 @@ async def test_an_event_name_is_masked_and_cut_in_the_error(vendor) -> None:
 	message = str(caught.value)
 	assert "not JSON" in message
 	assert key not in message and "x" * 100 not in message
+
+
+@pytest.mark.parametrize("index", ["0", -1, 0.5, None, True])
+@pytest.mark.parametrize("vendor", ["chat", "google"])
+async def test_a_choice_index_of_another_type_is_named_not_read_as_cut(vendor, index) -> None:
+	"""A choice's (candidate's) ``index`` that is no whole number is a shape error naming the
+	field; it was skipped as another choice and the stream reported as cut off."""
+	if vendor == "chat":
+		chunks = [_chat_chunk({"content": CMD}), _chat_chunk({}, "stop")]
+		for chunk in chunks:
+			chunk["choices"][0]["index"] = index
+		body = _body(chunks, done=True)
+	else:
+		part = {"content": {"parts": [{"text": CMD}]}, "finishReason": "STOP", "index": index}
+		body = _body([{"candidates": [part]}])
+	with pytest.raises(ProviderError) as caught:
+		await _stream(vendor, body)
+	message = str(caught.value)
+	assert "does not have the shape" in message and "index" in message
+	assert "cut off" not in message
+
+
+async def test_a_chunk_of_another_choice_is_left_out() -> None:
+	"""A chunk of choice 1 (a server that sends more than asked) is not part of the reply."""
+	other = _chat_chunk({"content": "other"})
+	other["choices"][0]["index"] = 1
+	body = _body([_chat_chunk({"content": CMD}), other, _chat_chunk({}, "stop")], done=True)
+	final = await _stream("chat", body)
+	assert final.text == CMD

@@ -18,7 +18,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
 from openmolt_providers._common import billed
-from openmolt_providers._shape import event_data, fields, items, reads_stream
+from openmolt_providers._shape import event_data, fields, items, position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.gemini import _convert
 
@@ -87,7 +87,7 @@ async def _one(
 			ended = True
 		for i, item in enumerate(items(data.get("candidates"), "candidates")):
 			item = fields(item, f"candidates[{i}]")
-			if item.get("index", 0) != 0:
+			if position(item.get("index", 0), f"candidates[{i}].index") != 0:
 				continue
 			content = fields(item.get("content"), "candidates[0].content")
 			at = "candidates[0].content.parts"

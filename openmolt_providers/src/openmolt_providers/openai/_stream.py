@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.streaming import StreamChunk, TextDelta
 from openmolt_providers._body import encode
-from openmolt_providers._shape import event_data, reads_stream
+from openmolt_providers._shape import event_data, fields, items, position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
 from openmolt_providers.openai._errors import reply_error
@@ -112,9 +112,10 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			first = data
 		if data.get("usage"):
 			usage = data["usage"]
-		for choice in data.get("choices") or ():
-			if choice.get("index", 0) != 0:
-				continue
+		for i, choice in enumerate(items(data.get("choices") or [], "choices")):
+			choice = fields(choice, f"choices[{i}]")
+			if position(choice.get("index", 0), f"choices[{i}].index") != 0:
+				continue  # another choice (n > 1 is never asked for)
 			delta = choice.get("delta") or {}
 			content = delta.get("content")
 			if isinstance(content, str) and content:
