@@ -845,7 +845,7 @@ class HTTPProvider:
 			raise self._undecodable(None, model) from exc
 		status = response.status_code
 		if status < 300:
-			from openmolt_providers._shape import decoded  # loaded with the reply's parser
+			from openmolt_providers._shape import decoded, not_json  # loaded with the parser
 
 			try:
 				data = decoded(response.content)
@@ -853,7 +853,7 @@ class HTTPProvider:
 				if _page(response.headers, response.text) is not None:
 					raise self._page_answer(response, model) from exc
 				raise ProviderError(
-					f"the reply is not JSON ({status}); check {self._base_url_setting()}",
+					f"the reply is {not_json(exc)} ({status}); check {self._base_url_setting()}",
 					provider=self.name,
 					model=model,
 					status_code=status,

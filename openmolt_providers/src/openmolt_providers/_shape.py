@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"BadReply",
+	"TooDeep",
 	"decoded",
 	"event_data",
 	"fields",
 	"items",
+	"not_json",
 	"position",
 	"reads_replies",
 	"reads_stream",
@@ -66,6 +68,19 @@ class BadReply(Exception):
 		self.expected = expected
 
 
+class TooDeep(ValueError):
+	"""JSON text nested too deeply to decode (`decoded`): JSON, yet not readable here."""
+
+
+def not_json(exc: ValueError) -> str:
+	"""What an error says of text `decoded` refused: ``nested too deeply to read`` or ``not JSON``.
+
+	Args:
+		exc: The error `decoded` raised.
+	"""
+	return "JSON nested too deeply to read" if isinstance(exc, TooDeep) else "not JSON"
+
+
 def decoded(text: str | bytes) -> Any:
 	"""JSON text of a reply (a body, a stream's event, a streamed tool input) decoded.
 
@@ -74,12 +89,12 @@ def decoded(text: str | bytes) -> Any:
 	that cannot be read as JSON here, as a syntax error is.
 
 	Raises:
-		ValueError: The text is not JSON, or it nests too deeply to decode.
+		ValueError: The text is not JSON; `TooDeep` when it nests too deeply to decode.
 	"""
 	try:
 		return json.loads(text)
 	except RecursionError:
-		raise ValueError("JSON nested too deeply to decode") from None
+		raise TooDeep("JSON nested too deeply to decode") from None
 
 
 def event_data(provider: HTTPProvider, model: str, event: SSEvent) -> Any:
@@ -94,7 +109,7 @@ def event_data(provider: HTTPProvider, model: str, event: SSEvent) -> Any:
 	except ValueError as exc:
 		name = _cut(provider.scrub(event.event), 60)
 		raise ProviderError(
-			f"the stream sent an event that is not JSON ({name!r}); is `base_url` a server that "
+			f"the stream sent an event that is {not_json(exc)} ({name!r}); is `base_url` a server that "
 			"speaks this API, or is a proxy in between changing what it sends?",
 			provider=provider.name,
 			model=model,
