@@ -241,3 +241,84 @@ async def test_a_dry_run_prune_changes_nothing_on_disk(kind: str, tmp_path: Path
 	assert report.deleted == ("idle",) and report.dry_run
 	assert snapshot(tmp_path) == before
 	assert len(await session.get_items()) == 5
+
+
+async def parked_twice() -> tuple[Any, Any, Any, Any]:
+	"""A run that parks on a question, is answered, parks on another (the same status), and
+	ends once answered again: the agent and the three results."""
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel(
+		[[ask_human("Which day?")], [ask_human("Which time?")], [finish("ok", human_message="8.")]]
+	)
+	agent = om.create_agent(name="Host", model=model)
+	agent.on_human_input_request = later
+	first = await agent.run("book it")
+	second = await agent.resume(first.state.to_dict(), answer="Friday")  # a copy: first stays
+	ended = await agent.resume(second.state.to_dict(), answer="8 pm")
+	assert first.status == second.status == "human_input_required"
+	assert ended.status == "success"
+	return agent, first, second, ended
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_run_that_parks_twice_records_both_questions(kind: str, tmp_path: Path) -> None:
+	"""A run parked twice with the same status: its second question is appended, once."""
+	session = store(kind, tmp_path)
+	agent, first, second, _ = await parked_twice()
+	agent.om._durability = Backend(second)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await SessionRun(agent, session).record(second, asked="Friday", asked_tainted=False)
+	await SessionRun(agent, session).record(second, asked="Friday", asked_tainted=False)
+	replies = [i["content"] for i in await session.get_items() if i["role"] == "agent"]
+	assert replies == ["Which day?", "Which time?"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_reconcile_appends_a_second_park_with_the_same_status(
+	kind: str, tmp_path: Path
+) -> None:
+	"""The session says the first question; the run parked again elsewhere: the next run's
+	reconcile appends the second question, and a later reconcile nothing more."""
+	session = store(kind, tmp_path)
+	agent, first, second, _ = await parked_twice()
+	agent.om._durability = Backend(first)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	agent.om._durability = Backend(second)  # answered through the store, parked again there
+	await SessionRun(agent, session).reconcile()
+	await SessionRun(agent, session).reconcile()
+	replies = [i["content"] for i in await session.get_items() if i["role"] == "agent"]
+	assert replies == ["Which day?", "Which time?"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_parked_record_retried_after_a_prune_appends_nothing(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A park's reply pruned (its pending item stays): its record retried appends nothing."""
+	session = store(kind, tmp_path)
+	agent, first, _, _ = await parked_twice()
+	agent.om._durability = Backend(first)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await session.add_items(filler(3))
+	await session.add_items([summary(len(await session.get_items()))])
+	await session.prune()
+	assert [i["role"] for i in await session.get_items() if i.get("run_id")][:1] == ["pending"]
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	mine = [i for i in await session.get_items() if i.get("run_id") == first.state.run_id]
+	assert [i["role"] for i in mine] == ["pending"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_parked_turn_pruned_is_not_reconciled_again(kind: str, tmp_path: Path) -> None:
+	"""A park's reply pruned (its pending item stays): the next run's reconcile, the run still
+	parked there, appends nothing."""
+	session = store(kind, tmp_path)
+	agent, first, _, _ = await parked_twice()
+	agent.om._durability = Backend(first)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await session.add_items(filler(3))
+	await session.add_items([summary(2)])  # the question summarised, not its pending item
+	assert await session.prune() == 2
+	await SessionRun(agent, session).reconcile()
+	mine = [i for i in await session.get_items() if i.get("run_id") == first.state.run_id]
+	assert [i["role"] for i in mine] == ["pending"]

@@ -20,11 +20,13 @@ are JSON dicts; ``role`` says which kind:
   included: only runs for the same user read it; ``notes``: every user's short-term notes as
   they stood, ``{"content", "user"?, "tainted"?}`` each, so a run reads the session from its
   latest summary on, not from its first item);
-- ``{"role": "pending", "run_id", "content"?, "asked", "new", "tainted"?}``: a durable run's turn
-  under way, written as it starts (never shown to a model). A durable run goes on where its
-  caller cannot follow (the caller's process died, and another one recovered the run; an answer
-  came through ``om.durability.answer``): the next run of the session finds its turn missing,
-  asks the durable backend for the run's result and appends the turn then (`SessionRun.open`);
+- ``{"role": "pending", "run_id", "content"?, "asked", "new", "seq"?, "tainted"?}``: a durable
+  run's turn under way, written as it starts (never shown to a model), and again after each turn
+  that parks (``seq``: the run's ``state.seq`` as it parked, which tells one park from the next
+  of the same status). A durable run goes on where its caller cannot follow (the caller's
+  process died, and another one recovered the run; an answer came through
+  ``om.durability.answer``): the next run of the session finds its turn missing, asks the
+  durable backend for the run's result and appends the turn then (`SessionRun.open`);
 - ``{"role": "settled"}``: the place of a ``pending`` item whose turn was appended since
   (`replace_pending`), kept when items came after it: a summary's ``through`` counts it, so
   the items after it keep their positions (never shown to a model; pruning removes it).
@@ -1958,6 +1960,53 @@ async def _reply_before(
 	return last_reply(earlier, run_id)
 
 
+def _latest_of(
+	items: Sequence[Any], run_id: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+	"""A run's latest reply in these items, and the ``pending`` item after it (None: none)."""
+	marker = last = None
+	for item in _valid(items):
+		if str(item.get("run_id")) != run_id:
+			continue
+		if item["role"] == "agent":
+			marker, last = None, item
+		elif item["role"] == "pending":
+			marker = item
+	return marker, last
+
+
+def _names_park(marker: dict[str, Any] | None) -> bool:
+	"""Whether a ``pending`` item names the park it was written after (``seq``)."""
+	seq = None if marker is None or marker.get("new") else marker.get("seq")
+	return isinstance(seq, int) and not isinstance(seq, bool)
+
+
+async def _recorded(
+	session: Session, skipped: int, items: list[dict[str, Any]], result: RunResult
+) -> bool:
+	"""Whether a session holds a run's turn as ``result`` ends it (`SessionRun.record`).
+
+	Its latest ``pending`` item names the park the session holds (`_holds_park`); without one,
+	its latest reply of the same status counts. Both are looked for in the session's latest
+	items, then, when these do not say, before them (a turn summarised since it was appended):
+	a store with ``get_run`` (every built-in one) hands back that run's items only; another is
+	read whole.
+
+	Args:
+		session: The store.
+		skipped: How many items come before ``items``.
+		items: The session's latest items.
+		result: The run's result.
+	"""
+	run_id = result.state.run_id
+	marker, last = _latest_of(items, run_id)
+	if last is None and not _names_park(marker) and skipped:
+		lookup = getattr(session, "get_run", None)
+		earlier = await lookup(run_id) if lookup is not None else await session.get_items()
+		marker, last = _latest_of(earlier, run_id)
+	return _holds_park(marker, last, result)
+
+
 def _plain(value: Any) -> Any:
 	"""A copy every store holds: JSON (anything else as its text), UTF-8, finite numbers.
 
@@ -1977,15 +2026,48 @@ def _plain(value: Any) -> Any:
 
 
 def _marker(
-	agent: Agent, run_id: str, asked: Any, asked_tainted: bool, new: bool
+	agent: Agent, run_id: str, asked: Any, asked_tainted: bool, new: bool, seq: int | None = None
 ) -> dict[str, Any]:
-	"""A ``pending`` item: a durable run's turn is under way (`SessionRun.ahead`)."""
+	"""A ``pending`` item: a durable run's turn is under way (`SessionRun.ahead`).
+
+	Written again after a turn that parks, with ``seq`` (the parked state's): the session then
+	says which park it holds, so the next one, of the same status, is told from it
+	(`_holds_park`).
+	"""
 	item: dict[str, Any] = {"role": "pending", "run_id": run_id, "new": new}
+	if seq is not None:
+		item["seq"] = seq
 	if asked is not None:
 		item["content"] = agent._redactor.deep(_plain(asked))
 	if asked_tainted:
 		item["tainted"] = True
 	return item
+
+
+def _after_park(agent: Agent, result: RunResult) -> dict[str, Any]:
+	"""The ``pending`` item written with the turn of a durable run that parked: it goes on."""
+	return _marker(agent, result.state.run_id, None, False, False, result.state.seq)
+
+
+def _holds_park(
+	marker: dict[str, Any] | None, last: dict[str, Any] | None, result: RunResult
+) -> bool:
+	"""Whether a session holds ``result``'s turn already, by the run's items in it.
+
+	A ``pending`` item written after a park names it (``seq``): the session holds that park's
+	turn and every earlier one, and not a later park's, whatever its status. Without one (none
+	after the run's latest reply, or one written before parks were named, or as the run began),
+	the run's latest reply says: its status is the result's. (By status alone, a second park
+	with the status of the first read as recorded: its question was never appended.)
+
+	Args:
+		marker: The run's latest ``pending`` item, when no reply of the run follows it.
+		last: The run's latest reply in the session (None: none).
+		result: The run's result.
+	"""
+	if marker is not None and _names_park(marker):
+		return int(marker["seq"]) >= result.state.seq
+	return last is not None and last.get("status") == result.status
 
 
 def _is_marker(item: Any, run_ids: Sequence[str] | frozenset[str]) -> bool:
@@ -2137,13 +2219,14 @@ class SessionRun:
 				result: RunResult | None = known
 			else:
 				result = await self._ended(backend, run_id)
+			marker = items[index]
+			# A reply after it: a store without replace_pending left it in place.
+			stale = any(i is last for i in items[index + 1 :])
 			if result is None or (
-				last is not None
-				and result.status in PARKED_STATUSES
-				and last.get("status") == result.status
+				result.status in PARKED_STATUSES
+				and _holds_park(None if stale else marker, last, result)
 			):
 				continue  # still going, or parked as the session says
-			marker = items[index]
 			new_turn = last is None and bool(marker.get("new")) and "content" in marker
 			# Notes a later run kept for the same user stand (a run for another user keeps its
 			# own: `history_of`); a later run with users of a session that has none counts.
@@ -2169,7 +2252,7 @@ class SessionRun:
 			)
 			settled.append(run_id)
 			if result.status in PARKED_STATUSES:  # parked again elsewhere: it goes on
-				added.append(_marker(self.agent, run_id, None, False, False))
+				added.append(_after_park(self.agent, result))
 		if added:
 			await self._settle(settled, added)  # each run's item goes with its turn
 		else:
@@ -2201,10 +2284,7 @@ class SessionRun:
 		try:
 			async with session_turn(self.session):
 				skipped, items = await _window(self.session, None, anyone=True)
-				# Summarised since it was appended (a retried record, one after a timeout), the
-				# run's turn lies before the window: looked for there too.
-				last = await _reply_before(self.session, skipped, items, run_id)
-				if last is not None and last.get("status") == result.status:
+				if await _recorded(self.session, skipped, items, result):
 					return  # appended already, by whichever writer came first
 				added = items_after(
 					self.agent,
@@ -2214,7 +2294,7 @@ class SessionRun:
 					memory_before=history_of(items, result.state.user).memory or "",
 				)
 				if self.agent.om.durability is not None and result.status in PARKED_STATUSES:
-					added.append(_marker(self.agent, run_id, None, False, False))  # it goes on
+					added.append(_after_park(self.agent, result))  # it goes on
 				await self._settle([run_id], added)
 		except Exception as exc:  # the store (or its lock) failed: the run's result stands
 			self._failed(run_id, exc)
@@ -2284,5 +2364,5 @@ class SessionRun:
 				self._failed(run_id, exc)
 			return
 		if result.status in PARKED_STATUSES:  # it goes on, maybe elsewhere: a new item
-			items.append(_marker(agent, run_id, None, False, False))
+			items.append(_after_park(agent, result))
 		await self._settle([run_id], items)  # the item `ahead` wrote goes with the turn
