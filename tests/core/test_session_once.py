@@ -291,6 +291,26 @@ async def test_reconcile_appends_a_second_park_with_the_same_status(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+async def test_a_record_retried_after_its_turn_was_summarised_and_pruned_appends_nothing(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A durable run's last turn recorded, summarised and pruned away: recording it again
+	(a retry after a timeout) appends nothing."""
+	session = store(kind, tmp_path)
+	agent, first, second, ended = await parked_twice()
+	agent.om._durability = Backend(ended)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await SessionRun(agent, session).record(second, asked="Friday", asked_tainted=False)
+	await SessionRun(agent, session).record(ended, asked="8 pm", asked_tainted=False)
+	await session.add_items(filler(3))
+	await session.add_items([summary(len(await session.get_items()))])
+	assert await session.prune() > 0
+	assert not any(i.get("run_id") == ended.state.run_id for i in await session.get_items())
+	await SessionRun(agent, session).record(ended, asked="8 pm", asked_tainted=False)
+	assert not any(i.get("run_id") == ended.state.run_id for i in await session.get_items())
+
+
+@pytest.mark.parametrize("kind", KINDS)
 async def test_a_parked_record_retried_after_a_prune_appends_nothing(
 	kind: str, tmp_path: Path
 ) -> None:

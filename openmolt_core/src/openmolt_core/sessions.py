@@ -1982,7 +1982,12 @@ def _names_park(marker: dict[str, Any] | None) -> bool:
 
 
 async def _recorded(
-	session: Session, skipped: int, items: list[dict[str, Any]], result: RunResult
+	session: Session,
+	skipped: int,
+	items: list[dict[str, Any]],
+	result: RunResult,
+	*,
+	durable: bool,
 ) -> bool:
 	"""Whether a session holds a run's turn as ``result`` ends it (`SessionRun.record`).
 
@@ -1990,13 +1995,16 @@ async def _recorded(
 	its latest reply of the same status counts. Both are looked for in the session's latest
 	items, then, when these do not say, before them (a turn summarised since it was appended):
 	a store with ``get_run`` (every built-in one) hands back that run's items only; another is
-	read whole.
+	read whole. A durable run with neither has had its turns appended, and pruned since: its
+	``pending`` item, written as it began (`SessionRun.ahead`) or after its latest park, went
+	with the turn that followed (`SessionRun._settle`), and pruning never removes one.
 
 	Args:
 		session: The store.
 		skipped: How many items come before ``items``.
 		items: The session's latest items.
 		result: The run's result.
+		durable: Whether the run's instance is durable (its turns leave ``pending`` items).
 	"""
 	run_id = result.state.run_id
 	marker, last = _latest_of(items, run_id)
@@ -2004,6 +2012,8 @@ async def _recorded(
 		lookup = getattr(session, "get_run", None)
 		earlier = await lookup(run_id) if lookup is not None else await session.get_items()
 		marker, last = _latest_of(earlier, run_id)
+	if durable and marker is None and last is None and skipped:
+		return True  # appended, then summarised and pruned: appended again it would show twice
 	return _holds_park(marker, last, result)
 
 
@@ -2284,7 +2294,8 @@ class SessionRun:
 		try:
 			async with session_turn(self.session):
 				skipped, items = await _window(self.session, None, anyone=True)
-				if await _recorded(self.session, skipped, items, result):
+				durable = self.agent.om.durability is not None
+				if await _recorded(self.session, skipped, items, result, durable=durable):
 					return  # appended already, by whichever writer came first
 				added = items_after(
 					self.agent,
@@ -2293,7 +2304,7 @@ class SessionRun:
 					asked_tainted=asked_tainted,
 					memory_before=history_of(items, result.state.user).memory or "",
 				)
-				if self.agent.om.durability is not None and result.status in PARKED_STATUSES:
+				if durable and result.status in PARKED_STATUSES:
 					added.append(_after_park(self.agent, result))  # it goes on
 				await self._settle([run_id], added)
 		except Exception as exc:  # the store (or its lock) failed: the run's result stands
