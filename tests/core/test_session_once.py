@@ -328,6 +328,44 @@ async def test_a_parked_record_retried_after_a_prune_appends_nothing(
 	assert [i["role"] for i in mine] == ["pending"]
 
 
+async def test_a_dry_run_prune_of_a_file_without_sessions_writes_nothing(tmp_path: Path) -> None:
+	"""A dry run against a SQLite file that holds no sessions (another store's) makes no table,
+	and one against a missing file makes no file."""
+	import sqlite3
+
+	other = tmp_path / "runs.db"
+	conn = sqlite3.connect(other)
+	conn.execute("CREATE TABLE runs (id TEXT)")
+	conn.commit()
+	conn.close()
+	before = snapshot(tmp_path)
+	report = await SQLiteSession.prune_store(other, idle_days=0, dry_run=True)
+	assert (report.sessions, report.items) == (0, 0)
+	assert await SQLiteSession("chat", other).prune(dry_run=True) == 0
+	assert await SQLiteSession("chat", tmp_path / "none.db").prune(dry_run=True) == 0
+	assert snapshot(tmp_path) == before
+	conn = sqlite3.connect(other)
+	tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+	conn.close()
+	assert tables == {"runs"}
+
+
+async def test_a_dry_run_prune_of_a_database_without_the_tables_creates_none(
+	tmp_path: Path,
+) -> None:
+	"""SQLAlchemy: a dry run against a database without the session tables leaves it without."""
+	sa = pytest.importorskip("sqlalchemy")
+	url = f"sqlite:///{tmp_path / 'empty.db'}"
+	report = await SQLAlchemySession.prune_store(url, idle_days=0, dry_run=True)
+	assert (report.sessions, report.items) == (0, 0)
+	assert await SQLAlchemySession("chat", url).prune(dry_run=True) == 0
+	engine = sa.create_engine(url)
+	try:
+		assert sa.inspect(engine).get_table_names() == []
+	finally:
+		engine.dispose()
+
+
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_parked_turn_pruned_is_not_reconciled_again(kind: str, tmp_path: Path) -> None:
 	"""A park's reply pruned (its pending item stays): the next run's reconcile, the run still
@@ -342,3 +380,36 @@ async def test_a_parked_turn_pruned_is_not_reconciled_again(kind: str, tmp_path:
 	await SessionRun(agent, session).reconcile()
 	mine = [i for i in await session.get_items() if i.get("run_id") == first.state.run_id]
 	assert [i["role"] for i in mine] == ["pending"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "sqlalchemy"])
+async def test_a_dry_run_counts_a_store_made_before_pruned_counts_were_kept(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A store without the table of pruned counts (made by an older version): a dry run counts
+	what a prune would remove, and makes that table no more than it removes rows."""
+	import sqlite3
+
+	session = store(kind, tmp_path, "old")
+	await session.add_items([*turn("a"), *turn("b"), summary(2)])
+	path = tmp_path / ("sessions.db" if kind == "sqlite" else "sa.db")
+	table = "session_pruned" if kind == "sqlite" else "openmolt_session_pruned"
+	conn = sqlite3.connect(path)
+	conn.execute(f"DROP TABLE {table}")
+	conn.commit()
+	conn.close()
+	if kind == "sqlite":
+		report = await SQLiteSession.prune_store(path, dry_run=True)
+		fresh = SQLiteSession("old", path)
+	else:
+		session.engine.dispose()
+		SQLAlchemySession._tables.discard(session.engine)
+		report = await SQLAlchemySession.prune_store(engine=session.engine, dry_run=True)
+		fresh = SQLAlchemySession("old", engine=session.engine)
+	assert (report.sessions, report.items) == (1, 2)
+	assert await fresh.prune(dry_run=True) == 2
+	conn = sqlite3.connect(path)
+	tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+	conn.close()
+	assert table not in tables
+	assert len(await session.get_items()) == 5

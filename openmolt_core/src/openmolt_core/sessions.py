@@ -550,6 +550,28 @@ class SQLiteSession:
 					self._ready.add(key)
 		return sqlite3.connect(self.path, timeout=10)
 
+	def _looking(self) -> tuple[sqlite3.Connection, bool] | None:
+		"""A connection for a dry run, which writes nothing: no file, table or mode is made.
+
+		Returns:
+			The connection, and whether the file has the table of pruned counts (one made before
+			it had none); None when the file holds no sessions (missing, or another store's).
+		"""
+		if not self.path.is_file():
+			return None
+		conn = sqlite3.connect(self.path, timeout=10)
+		try:
+			tables = {
+				r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+			}
+		except BaseException:
+			conn.close()
+			raise
+		if "session_items" not in tables:
+			conn.close()
+			return None
+		return conn, "session_pruned" in tables
+
 	def _run(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 		conn = self._connect()
 		try:
@@ -591,11 +613,20 @@ class SQLiteSession:
 
 		return await anyio.to_thread.run_sync(read)
 
-	def _latest(self, conn: sqlite3.Connection, limit: int) -> tuple[int, int, list[Any]]:
-		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first."""
-		found = conn.execute(
-			"SELECT items FROM session_pruned WHERE session_id = ?", (self.session_id,)
-		).fetchone()
+	def _latest(
+		self, conn: sqlite3.Connection, limit: int, *, counted: bool = True
+	) -> tuple[int, int, list[Any]]:
+		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first.
+
+		``counted``: the file has the table of pruned counts (False: none was pruned).
+		"""
+		found = (
+			conn.execute(
+				"SELECT items FROM session_pruned WHERE session_id = ?", (self.session_id,)
+			).fetchone()
+			if counted
+			else None
+		)
 		(total,) = conn.execute(
 			"SELECT COUNT(*) FROM session_items WHERE session_id = ?", (self.session_id,)
 		).fetchone()
@@ -626,20 +657,27 @@ class SQLiteSession:
 		"""
 
 		def prune() -> int:
-			conn = self._connect()
+			counted = True
+			if dry_run:  # writes nothing: a file without sessions is left as it is
+				found = self._looking()
+				if found is None:
+					return 0
+				conn, counted = found
+			else:
+				conn = self._connect()
 			try:
 				with conn:
 					conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
-					return self._prune(conn, dry_run)
+					return self._prune(conn, dry_run, counted=counted)
 			finally:
 				conn.close()
 
 		return await anyio.to_thread.run_sync(prune)
 
-	def _prune(self, conn: sqlite3.Connection, dry_run: bool) -> int:
+	def _prune(self, conn: sqlite3.Connection, dry_run: bool, *, counted: bool = True) -> int:
 		sid = self.session_id
 		count, first = _prune_rows(
-			lambda limit: self._latest(conn, limit),
+			lambda limit: self._latest(conn, limit, counted=counted),
 			lambda before: conn.execute(
 				"SELECT id, item FROM session_items WHERE session_id = ? AND id < ? "
 				"AND item LIKE ?",
@@ -684,12 +722,25 @@ class SQLiteSession:
 		probe = cls("probe", path)
 		if not probe.path.exists():
 			return Pruned(0, 0, dry_run=dry_run)
-		listed = await anyio.to_thread.run_sync(
-			probe._run,
+		query = (
 			"SELECT session_id, MAX(created) FROM session_items GROUP BY session_id "
-			"ORDER BY session_id",
-			[()],
+			"ORDER BY session_id"
 		)
+
+		def looked() -> list[tuple[Any, ...]]:  # a dry run makes no table in a file without
+			found = probe._looking()
+			if found is None:
+				return []
+			conn = found[0]
+			try:
+				return list(conn.execute(query).fetchall())
+			finally:
+				conn.close()
+
+		if dry_run:
+			listed = await anyio.to_thread.run_sync(looked)
+		else:
+			listed = await anyio.to_thread.run_sync(probe._run, query, [()])
 		removed = 0
 		deleted: list[str] = []
 		busy: list[str] = []
@@ -709,7 +760,13 @@ class SQLiteSession:
 		with _turn_now(lock, make=not dry_run) as free:
 			if not free:
 				return False
-			conn = self._connect()
+			if dry_run:  # listed by a dry run: the file holds sessions
+				found = self._looking()
+				if found is None:
+					return None
+				conn = found[0]
+			else:
+				conn = self._connect()
 			try:
 				with conn:
 					conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
@@ -1228,16 +1285,23 @@ class SQLAlchemySession:
 
 		return await anyio.to_thread.run_sync(read)
 
-	def _latest(self, conn: Any, limit: int) -> tuple[int, int, list[Any]]:
-		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first."""
+	def _latest(self, conn: Any, limit: int, *, counted: bool = True) -> tuple[int, int, list[Any]]:
+		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first.
+
+		``counted``: the database has the table of pruned counts (False: none was pruned).
+		"""
 		t, p, sa = self._table, self._pruned, self._sa
 		mine = t.c.session_id == self.session_id
-		pruned = conn.execute(sa.select(p.c["items"]).where(p.c.session_id == self.session_id))
+		pruned = (
+			conn.execute(sa.select(p.c["items"]).where(p.c.session_id == self.session_id)).scalar()
+			if counted
+			else 0
+		)
 		total = conn.execute(sa.select(sa.func.count()).select_from(t).where(mine))
 		count = int(total.scalar() or 0)
 		query = sa.select(t.c.id, t.c.item).where(mine).order_by(t.c.id.desc())
 		rows = conn.execute(query.limit(max(int(limit), 0))).fetchall()
-		return int(pruned.scalar() or 0), count, [tuple(r) for r in reversed(rows)]
+		return int(pruned or 0), count, [tuple(r) for r in reversed(rows)]
 
 	async def prune(self, *, dry_run: bool = False) -> int:
 		"""Remove the items no run reads any more: those the latest summary covers.
@@ -1253,18 +1317,38 @@ class SQLAlchemySession:
 		"""
 
 		def prune() -> int:
-			self._ensure()
+			counted = True
+			if dry_run:  # writes nothing: a database without the tables is left without
+				found = self._found()
+				if found is None:
+					return 0
+				counted = found
+			else:
+				self._ensure()
 			with self.engine.begin() as conn:
 				self._one_writer(conn)
-				return self._prune(conn, dry_run)
+				return self._prune(conn, dry_run, counted=counted)
 
 		return await anyio.to_thread.run_sync(prune)
 
-	def _prune(self, conn: Any, dry_run: bool) -> int:
+	def _found(self) -> bool | None:
+		"""Which tables the database has, for a dry run (which makes none).
+
+		Returns:
+			None without the items' table; else whether the pruned counts' table is there too.
+		"""
+		if self.engine in self._tables:
+			return True
+		names = set(self._sa.inspect(self.engine).get_table_names())
+		if self._table.name not in names:
+			return None
+		return self._pruned.name in names
+
+	def _prune(self, conn: Any, dry_run: bool, *, counted: bool = True) -> int:
 		t, p, sa = self._table, self._pruned, self._sa
 		mine = t.c.session_id == self.session_id
 		count, first = _prune_rows(
-			lambda limit: self._latest(conn, limit),
+			lambda limit: self._latest(conn, limit, counted=counted),
 			lambda before: [
 				tuple(r)
 				for r in conn.execute(
@@ -1320,7 +1404,10 @@ class SQLAlchemySession:
 		t, sa = probe._table, probe._sa
 
 		def listed() -> list[Any]:
-			probe._ensure()
+			if not dry_run:
+				probe._ensure()
+			elif probe._found() is None:
+				return []  # a dry run makes no table
 			with probe.engine.connect() as conn:
 				query = (
 					sa.select(t.c.session_id, sa.func.max(t.c.created))
