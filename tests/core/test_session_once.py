@@ -241,3 +241,175 @@ async def test_a_dry_run_prune_changes_nothing_on_disk(kind: str, tmp_path: Path
 	assert report.deleted == ("idle",) and report.dry_run
 	assert snapshot(tmp_path) == before
 	assert len(await session.get_items()) == 5
+
+
+async def parked_twice() -> tuple[Any, Any, Any, Any]:
+	"""A run that parks on a question, is answered, parks on another (the same status), and
+	ends once answered again: the agent and the three results."""
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel(
+		[[ask_human("Which day?")], [ask_human("Which time?")], [finish("ok", human_message="8.")]]
+	)
+	agent = om.create_agent(name="Host", model=model)
+	agent.on_human_input_request = later
+	first = await agent.run("book it")
+	second = await agent.resume(first.state.to_dict(), answer="Friday")  # a copy: first stays
+	ended = await agent.resume(second.state.to_dict(), answer="8 pm")
+	assert first.status == second.status == "human_input_required"
+	assert ended.status == "success"
+	return agent, first, second, ended
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_run_that_parks_twice_records_both_questions(kind: str, tmp_path: Path) -> None:
+	"""A run parked twice with the same status: its second question is appended, once."""
+	session = store(kind, tmp_path)
+	agent, first, second, _ = await parked_twice()
+	agent.om._durability = Backend(second)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await SessionRun(agent, session).record(second, asked="Friday", asked_tainted=False)
+	await SessionRun(agent, session).record(second, asked="Friday", asked_tainted=False)
+	replies = [i["content"] for i in await session.get_items() if i["role"] == "agent"]
+	assert replies == ["Which day?", "Which time?"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_reconcile_appends_a_second_park_with_the_same_status(
+	kind: str, tmp_path: Path
+) -> None:
+	"""The session says the first question; the run parked again elsewhere: the next run's
+	reconcile appends the second question, and a later reconcile nothing more."""
+	session = store(kind, tmp_path)
+	agent, first, second, _ = await parked_twice()
+	agent.om._durability = Backend(first)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	agent.om._durability = Backend(second)  # answered through the store, parked again there
+	await SessionRun(agent, session).reconcile()
+	await SessionRun(agent, session).reconcile()
+	replies = [i["content"] for i in await session.get_items() if i["role"] == "agent"]
+	assert replies == ["Which day?", "Which time?"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_record_retried_after_its_turn_was_summarised_and_pruned_appends_nothing(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A durable run's last turn recorded, summarised and pruned away: recording it again
+	(a retry after a timeout) appends nothing."""
+	session = store(kind, tmp_path)
+	agent, first, second, ended = await parked_twice()
+	agent.om._durability = Backend(ended)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await SessionRun(agent, session).record(second, asked="Friday", asked_tainted=False)
+	await SessionRun(agent, session).record(ended, asked="8 pm", asked_tainted=False)
+	await session.add_items(filler(3))
+	await session.add_items([summary(len(await session.get_items()))])
+	assert await session.prune() > 0
+	assert not any(i.get("run_id") == ended.state.run_id for i in await session.get_items())
+	await SessionRun(agent, session).record(ended, asked="8 pm", asked_tainted=False)
+	assert not any(i.get("run_id") == ended.state.run_id for i in await session.get_items())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_parked_record_retried_after_a_prune_appends_nothing(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A park's reply pruned (its pending item stays): its record retried appends nothing."""
+	session = store(kind, tmp_path)
+	agent, first, _, _ = await parked_twice()
+	agent.om._durability = Backend(first)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await session.add_items(filler(3))
+	await session.add_items([summary(len(await session.get_items()))])
+	await session.prune()
+	assert [i["role"] for i in await session.get_items() if i.get("run_id")][:1] == ["pending"]
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	mine = [i for i in await session.get_items() if i.get("run_id") == first.state.run_id]
+	assert [i["role"] for i in mine] == ["pending"]
+
+
+async def test_a_dry_run_prune_of_a_file_without_sessions_writes_nothing(tmp_path: Path) -> None:
+	"""A dry run against a SQLite file that holds no sessions (another store's) makes no table,
+	and one against a missing file makes no file."""
+	import sqlite3
+
+	other = tmp_path / "runs.db"
+	conn = sqlite3.connect(other)
+	conn.execute("CREATE TABLE runs (id TEXT)")
+	conn.commit()
+	conn.close()
+	before = snapshot(tmp_path)
+	report = await SQLiteSession.prune_store(other, idle_days=0, dry_run=True)
+	assert (report.sessions, report.items) == (0, 0)
+	assert await SQLiteSession("chat", other).prune(dry_run=True) == 0
+	assert await SQLiteSession("chat", tmp_path / "none.db").prune(dry_run=True) == 0
+	assert snapshot(tmp_path) == before
+	conn = sqlite3.connect(other)
+	tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+	conn.close()
+	assert tables == {"runs"}
+
+
+async def test_a_dry_run_prune_of_a_database_without_the_tables_creates_none(
+	tmp_path: Path,
+) -> None:
+	"""SQLAlchemy: a dry run against a database without the session tables leaves it without."""
+	sa = pytest.importorskip("sqlalchemy")
+	url = f"sqlite:///{tmp_path / 'empty.db'}"
+	report = await SQLAlchemySession.prune_store(url, idle_days=0, dry_run=True)
+	assert (report.sessions, report.items) == (0, 0)
+	assert await SQLAlchemySession("chat", url).prune(dry_run=True) == 0
+	engine = sa.create_engine(url)
+	try:
+		assert sa.inspect(engine).get_table_names() == []
+	finally:
+		engine.dispose()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_parked_turn_pruned_is_not_reconciled_again(kind: str, tmp_path: Path) -> None:
+	"""A park's reply pruned (its pending item stays): the next run's reconcile, the run still
+	parked there, appends nothing."""
+	session = store(kind, tmp_path)
+	agent, first, _, _ = await parked_twice()
+	agent.om._durability = Backend(first)
+	await SessionRun(agent, session).record(first, asked="book it", asked_tainted=False)
+	await session.add_items(filler(3))
+	await session.add_items([summary(2)])  # the question summarised, not its pending item
+	assert await session.prune() == 2
+	await SessionRun(agent, session).reconcile()
+	mine = [i for i in await session.get_items() if i.get("run_id") == first.state.run_id]
+	assert [i["role"] for i in mine] == ["pending"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "sqlalchemy"])
+async def test_a_dry_run_counts_a_store_made_before_pruned_counts_were_kept(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A store without the table of pruned counts (made by an older version): a dry run counts
+	what a prune would remove, and makes that table no more than it removes rows."""
+	import sqlite3
+
+	session = store(kind, tmp_path, "old")
+	await session.add_items([*turn("a"), *turn("b"), summary(2)])
+	path = tmp_path / ("sessions.db" if kind == "sqlite" else "sa.db")
+	table = "session_pruned" if kind == "sqlite" else "openmolt_session_pruned"
+	conn = sqlite3.connect(path)
+	conn.execute(f"DROP TABLE {table}")
+	conn.commit()
+	conn.close()
+	if kind == "sqlite":
+		report = await SQLiteSession.prune_store(path, dry_run=True)
+		fresh = SQLiteSession("old", path)
+	else:
+		session.engine.dispose()
+		SQLAlchemySession._tables.discard(session.engine)
+		report = await SQLAlchemySession.prune_store(engine=session.engine, dry_run=True)
+		fresh = SQLAlchemySession("old", engine=session.engine)
+	assert (report.sessions, report.items) == (1, 2)
+	assert await fresh.prune(dry_run=True) == 2
+	conn = sqlite3.connect(path)
+	tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+	conn.close()
+	assert table not in tables
+	assert len(await session.get_items()) == 5

@@ -95,6 +95,7 @@ __all__ = [
 	"RunEnd",
 	"StepRecord",
 	"check",
+	"memory_owner",
 	"memory_part",
 	"run_step",
 	"summary",
@@ -1313,7 +1314,12 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 		# At least once on a durable run: a crash inside the callback, before its step is
 		# journaled, runs it again on recovery. The update's id is the same then, for a
 		# callback that takes it to apply the update once.
-		extra = {"update_id": f"{ctx.state.run_id}/{step}"} if takes_update_id(callback) else {}
+		extra: dict[str, Any] = {}
+		if takes_update_id(callback):
+			extra["update_id"] = f"{ctx.state.run_id}/{step}"
+		if takes_user(callback):  # whose memory it is (the agent's: None)
+			user = ctx.state.user
+			extra["user"] = memory_owner(ctx.memory, user) if key == "longTerm" else user
 
 		async def call() -> None:
 			try:
@@ -1456,6 +1462,21 @@ def takes_update_id(callback: Callable[..., Any]) -> bool:
 	Args:
 		callback: The callback.
 	"""
+	return _takes(callback, "update_id")
+
+
+def takes_user(callback: Callable[..., Any]) -> bool:
+	"""Whether a memory ``on_update`` callback takes whose memory it is (``user=``).
+
+	As `takes_update_id`: a parameter of that name, or ``**kwargs``.
+
+	Args:
+		callback: The callback.
+	"""
+	return _takes(callback, "user")
+
+
+def _takes(callback: Callable[..., Any], name: str) -> bool:
 	import inspect
 
 	try:
@@ -1464,9 +1485,27 @@ def takes_update_id(callback: Callable[..., Any]) -> bool:
 		return False
 	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 	return any(
-		(p.name == "update_id" and p.kind in named) or p.kind is inspect.Parameter.VAR_KEYWORD
+		(p.name == name and p.kind in named) or p.kind is inspect.Parameter.VAR_KEYWORD
 		for p in parameters
 	)
+
+
+def memory_owner(memory: AgentMemory | MemoryConfig | None, user: str | None) -> str | None:
+	"""Whose long-term memory a run for ``user`` reads and writes.
+
+	The user's own; None (the agent's) for a run for no user, and for every run when the
+	memory is ``shared`` (`openmolt_core.options.MemoryPart`).
+
+	Args:
+		memory: The agent's memory option.
+		user: The run's end user (``state.user``).
+	"""
+	if user is None or not memory:
+		return user
+	from openmolt_core.options import AgentMemory, MemoryPart, parse_options
+
+	part = parse_options(AgentMemory, memory, "memory").long_term
+	return None if isinstance(part, MemoryPart) and part.shared else user
 
 
 def memory_part(

@@ -774,7 +774,9 @@ class OpenMolt:
 				(`openmolt_core.subagents`), or plain (sync or async) functions, whose input
 				schema comes from their signature (see `openmolt_core.functiontools.tool`).
 			memory: An `openmolt_core.options.AgentMemory` or a dict ``{"long_term": {"data",
-				"on_update"}, "short_term": {...}}`` (camelCase accepted).
+				"on_update", "shared"}, "short_term": {...}}`` (camelCase accepted). Long-term
+				memory is each end user's (a run's ``user``), the agent's for runs for no user,
+				one for all with ``shared``.
 			on_human_input_request: Answers the agent's questions (sync or async, takes the
 				question, returns the answer); None or False disables ``requestHumanInput``.
 			requires_approval: Which tool calls wait for a decision: True (all), a rule or a

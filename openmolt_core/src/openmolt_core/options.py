@@ -375,33 +375,54 @@ def _nested(
 class MemoryPart(Options):
 	"""One memory's initial content, and who hears its updates.
 
+	Long-term memory is each end user's: a run for a user (``agent.run(..., user=...)``) reads
+	and writes that user's, which starts empty; a run for no user reads and writes the agent's
+	own, which starts from ``data`` (docs/guides/agents.md#memory).
+
 	Attributes:
-		data: The initial text (any other JSON value is written as JSON).
+		data: The initial text (any other JSON value is written as JSON): of the agent's own
+			long-term memory, which runs for no user read (or of every run's, when ``shared``).
 		on_update: Called (sync or async) with the new text after each update (Python only);
 			one with an ``update_id`` parameter gets the update's id too, the same when a
 			durable run calls it again after a crash (docs/guides/durable.md); one with an
 			``untrusted`` parameter is told whether the run that wrote it had read untrusted
-			content (keep it with the text, and give it back as ``untrusted``).
+			content (keep it with the text, and give it back as ``untrusted``); one with a
+			``user`` parameter is told whose memory it is (the run's user; None: the agent's).
+			Long-term memory's callback without one is not called for a user's runs (it would
+			keep that user's text as the agent's): a warning says so, once.
 		untrusted: ``data`` was written by a run that had read untrusted content (what
 			``on_update`` was told): a run that starts from it starts tainted, so its outbound
 			calls go through the taint policy (docs/guides/safety.md).
+		shared: Long-term memory only: one memory for every run of the agent, whoever it acts
+			for (what one user's run writes, another user's reads). Default: each user's own.
 	"""
 
 	data: Any = ""
 	on_update: SkipJsonSchema[Callable[[str], Any] | None] = Field(default=None, exclude=True)
 	untrusted: bool = False
+	shared: bool = False
 
 
 class AgentMemory(Options):
 	"""``create_agent(memory=...)``: initial long- and short-term memory.
 
 	Attributes:
-		long_term: Memory that outlives a run (``longTerm``): text or a `MemoryPart`.
+		long_term: Memory that outlives a run (``longTerm``): text or a `MemoryPart`. Each end
+			user's own, the agent's for runs for no user; one for all with ``shared``.
 		short_term: Memory of one run (``shortTerm``).
 	"""
 
 	long_term: MemoryPart | str | None = None
 	short_term: MemoryPart | str | None = None
+
+	@model_validator(mode="after")
+	def _one_runs(self) -> AgentMemory:
+		if isinstance(self.short_term, MemoryPart) and self.short_term.shared:
+			raise ValueError(
+				"short_term.shared: short-term memory is one run's (in a session, its user's) "
+				"and is never shared; give shared to long_term"
+			)
+		return self
 
 
 # The option models of the layers that read them, under their old names here (loaded on first

@@ -20,11 +20,13 @@ are JSON dicts; ``role`` says which kind:
   included: only runs for the same user read it; ``notes``: every user's short-term notes as
   they stood, ``{"content", "user"?, "tainted"?}`` each, so a run reads the session from its
   latest summary on, not from its first item);
-- ``{"role": "pending", "run_id", "content"?, "asked", "new", "tainted"?}``: a durable run's turn
-  under way, written as it starts (never shown to a model). A durable run goes on where its
-  caller cannot follow (the caller's process died, and another one recovered the run; an answer
-  came through ``om.durability.answer``): the next run of the session finds its turn missing,
-  asks the durable backend for the run's result and appends the turn then (`SessionRun.open`);
+- ``{"role": "pending", "run_id", "content"?, "asked", "new", "seq"?, "tainted"?}``: a durable
+  run's turn under way, written as it starts (never shown to a model), and again after each turn
+  that parks (``seq``: the run's ``state.seq`` as it parked, which tells one park from the next
+  of the same status). A durable run goes on where its caller cannot follow (the caller's
+  process died, and another one recovered the run; an answer came through
+  ``om.durability.answer``): the next run of the session finds its turn missing, asks the
+  durable backend for the run's result and appends the turn then (`SessionRun.open`);
 - ``{"role": "settled"}``: the place of a ``pending`` item whose turn was appended since
   (`replace_pending`), kept when items came after it: a summary's ``through`` counts it, so
   the items after it keep their positions (never shown to a model; pruning removes it).
@@ -53,7 +55,8 @@ user's too, as is a summary that holds one. A run for no one reads the outputs o
 one: a session of one person's runs (``agent.run(session=...)``, a direct chat) reads every
 reply as its caller got it. Notes written before they named their user are read only by runs
 for no user.
-Long-term memory stays the agent's, shared by all its sessions.
+Long-term memory is each end user's in every session (the agent's for runs for no user:
+`openmolt_core._execute.memory_owner`).
 
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
 the sessions capability (`openmolt_core.capabilities.sessions`): a `SessionRun` made per run (`OpenMolt.conversation`)
@@ -548,6 +551,28 @@ class SQLiteSession:
 					self._ready.add(key)
 		return sqlite3.connect(self.path, timeout=10)
 
+	def _looking(self) -> tuple[sqlite3.Connection, bool] | None:
+		"""A connection for a dry run, which writes nothing: no file, table or mode is made.
+
+		Returns:
+			The connection, and whether the file has the table of pruned counts (one made before
+			it had none); None when the file holds no sessions (missing, or another store's).
+		"""
+		if not self.path.is_file():
+			return None
+		conn = sqlite3.connect(self.path, timeout=10)
+		try:
+			tables = {
+				r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+			}
+		except BaseException:
+			conn.close()
+			raise
+		if "session_items" not in tables:
+			conn.close()
+			return None
+		return conn, "session_pruned" in tables
+
 	def _run(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 		conn = self._connect()
 		try:
@@ -589,11 +614,20 @@ class SQLiteSession:
 
 		return await anyio.to_thread.run_sync(read)
 
-	def _latest(self, conn: sqlite3.Connection, limit: int) -> tuple[int, int, list[Any]]:
-		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first."""
-		found = conn.execute(
-			"SELECT items FROM session_pruned WHERE session_id = ?", (self.session_id,)
-		).fetchone()
+	def _latest(
+		self, conn: sqlite3.Connection, limit: int, *, counted: bool = True
+	) -> tuple[int, int, list[Any]]:
+		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first.
+
+		``counted``: the file has the table of pruned counts (False: none was pruned).
+		"""
+		found = (
+			conn.execute(
+				"SELECT items FROM session_pruned WHERE session_id = ?", (self.session_id,)
+			).fetchone()
+			if counted
+			else None
+		)
 		(total,) = conn.execute(
 			"SELECT COUNT(*) FROM session_items WHERE session_id = ?", (self.session_id,)
 		).fetchone()
@@ -624,20 +658,27 @@ class SQLiteSession:
 		"""
 
 		def prune() -> int:
-			conn = self._connect()
+			counted = True
+			if dry_run:  # writes nothing: a file without sessions is left as it is
+				found = self._looking()
+				if found is None:
+					return 0
+				conn, counted = found
+			else:
+				conn = self._connect()
 			try:
 				with conn:
 					conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
-					return self._prune(conn, dry_run)
+					return self._prune(conn, dry_run, counted=counted)
 			finally:
 				conn.close()
 
 		return await anyio.to_thread.run_sync(prune)
 
-	def _prune(self, conn: sqlite3.Connection, dry_run: bool) -> int:
+	def _prune(self, conn: sqlite3.Connection, dry_run: bool, *, counted: bool = True) -> int:
 		sid = self.session_id
 		count, first = _prune_rows(
-			lambda limit: self._latest(conn, limit),
+			lambda limit: self._latest(conn, limit, counted=counted),
 			lambda before: conn.execute(
 				"SELECT id, item FROM session_items WHERE session_id = ? AND id < ? "
 				"AND item LIKE ?",
@@ -682,12 +723,25 @@ class SQLiteSession:
 		probe = cls("probe", path)
 		if not probe.path.exists():
 			return Pruned(0, 0, dry_run=dry_run)
-		listed = await anyio.to_thread.run_sync(
-			probe._run,
+		query = (
 			"SELECT session_id, MAX(created) FROM session_items GROUP BY session_id "
-			"ORDER BY session_id",
-			[()],
+			"ORDER BY session_id"
 		)
+
+		def looked() -> list[tuple[Any, ...]]:  # a dry run makes no table in a file without
+			found = probe._looking()
+			if found is None:
+				return []
+			conn = found[0]
+			try:
+				return list(conn.execute(query).fetchall())
+			finally:
+				conn.close()
+
+		if dry_run:
+			listed = await anyio.to_thread.run_sync(looked)
+		else:
+			listed = await anyio.to_thread.run_sync(probe._run, query, [()])
 		removed = 0
 		deleted: list[str] = []
 		busy: list[str] = []
@@ -707,7 +761,13 @@ class SQLiteSession:
 		with _turn_now(lock, make=not dry_run) as free:
 			if not free:
 				return False
-			conn = self._connect()
+			if dry_run:  # listed by a dry run: the file holds sessions
+				found = self._looking()
+				if found is None:
+					return None
+				conn = found[0]
+			else:
+				conn = self._connect()
 			try:
 				with conn:
 					conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
@@ -1226,16 +1286,23 @@ class SQLAlchemySession:
 
 		return await anyio.to_thread.run_sync(read)
 
-	def _latest(self, conn: Any, limit: int) -> tuple[int, int, list[Any]]:
-		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first."""
+	def _latest(self, conn: Any, limit: int, *, counted: bool = True) -> tuple[int, int, list[Any]]:
+		"""Items pruned, items stored, and the latest ``limit`` rows (id, text), oldest first.
+
+		``counted``: the database has the table of pruned counts (False: none was pruned).
+		"""
 		t, p, sa = self._table, self._pruned, self._sa
 		mine = t.c.session_id == self.session_id
-		pruned = conn.execute(sa.select(p.c["items"]).where(p.c.session_id == self.session_id))
+		pruned = (
+			conn.execute(sa.select(p.c["items"]).where(p.c.session_id == self.session_id)).scalar()
+			if counted
+			else 0
+		)
 		total = conn.execute(sa.select(sa.func.count()).select_from(t).where(mine))
 		count = int(total.scalar() or 0)
 		query = sa.select(t.c.id, t.c.item).where(mine).order_by(t.c.id.desc())
 		rows = conn.execute(query.limit(max(int(limit), 0))).fetchall()
-		return int(pruned.scalar() or 0), count, [tuple(r) for r in reversed(rows)]
+		return int(pruned or 0), count, [tuple(r) for r in reversed(rows)]
 
 	async def prune(self, *, dry_run: bool = False) -> int:
 		"""Remove the items no run reads any more: those the latest summary covers.
@@ -1251,18 +1318,38 @@ class SQLAlchemySession:
 		"""
 
 		def prune() -> int:
-			self._ensure()
+			counted = True
+			if dry_run:  # writes nothing: a database without the tables is left without
+				found = self._found()
+				if found is None:
+					return 0
+				counted = found
+			else:
+				self._ensure()
 			with self.engine.begin() as conn:
 				self._one_writer(conn)
-				return self._prune(conn, dry_run)
+				return self._prune(conn, dry_run, counted=counted)
 
 		return await anyio.to_thread.run_sync(prune)
 
-	def _prune(self, conn: Any, dry_run: bool) -> int:
+	def _found(self) -> bool | None:
+		"""Which tables the database has, for a dry run (which makes none).
+
+		Returns:
+			None without the items' table; else whether the pruned counts' table is there too.
+		"""
+		if self.engine in self._tables:
+			return True
+		names = set(self._sa.inspect(self.engine).get_table_names())
+		if self._table.name not in names:
+			return None
+		return self._pruned.name in names
+
+	def _prune(self, conn: Any, dry_run: bool, *, counted: bool = True) -> int:
 		t, p, sa = self._table, self._pruned, self._sa
 		mine = t.c.session_id == self.session_id
 		count, first = _prune_rows(
-			lambda limit: self._latest(conn, limit),
+			lambda limit: self._latest(conn, limit, counted=counted),
 			lambda before: [
 				tuple(r)
 				for r in conn.execute(
@@ -1318,7 +1405,10 @@ class SQLAlchemySession:
 		t, sa = probe._table, probe._sa
 
 		def listed() -> list[Any]:
-			probe._ensure()
+			if not dry_run:
+				probe._ensure()
+			elif probe._found() is None:
+				return []  # a dry run makes no table
 			with probe.engine.connect() as conn:
 				query = (
 					sa.select(t.c.session_id, sa.func.max(t.c.created))
@@ -1958,6 +2048,63 @@ async def _reply_before(
 	return last_reply(earlier, run_id)
 
 
+def _latest_of(
+	items: Sequence[Any], run_id: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+	"""A run's latest reply in these items, and the ``pending`` item after it (None: none)."""
+	marker = last = None
+	for item in _valid(items):
+		if str(item.get("run_id")) != run_id:
+			continue
+		if item["role"] == "agent":
+			marker, last = None, item
+		elif item["role"] == "pending":
+			marker = item
+	return marker, last
+
+
+def _names_park(marker: dict[str, Any] | None) -> bool:
+	"""Whether a ``pending`` item names the park it was written after (``seq``)."""
+	seq = None if marker is None or marker.get("new") else marker.get("seq")
+	return isinstance(seq, int) and not isinstance(seq, bool)
+
+
+async def _recorded(
+	session: Session,
+	skipped: int,
+	items: list[dict[str, Any]],
+	result: RunResult,
+	*,
+	durable: bool,
+) -> bool:
+	"""Whether a session holds a run's turn as ``result`` ends it (`SessionRun.record`).
+
+	Its latest ``pending`` item names the park the session holds (`_holds_park`); without one,
+	its latest reply of the same status counts. Both are looked for in the session's latest
+	items, then, when these do not say, before them (a turn summarised since it was appended):
+	a store with ``get_run`` (every built-in one) hands back that run's items only; another is
+	read whole. A durable run with neither has had its turns appended, and pruned since: its
+	``pending`` item, written as it began (`SessionRun.ahead`) or after its latest park, went
+	with the turn that followed (`SessionRun._settle`), and pruning never removes one.
+
+	Args:
+		session: The store.
+		skipped: How many items come before ``items``.
+		items: The session's latest items.
+		result: The run's result.
+		durable: Whether the run's instance is durable (its turns leave ``pending`` items).
+	"""
+	run_id = result.state.run_id
+	marker, last = _latest_of(items, run_id)
+	if last is None and not _names_park(marker) and skipped:
+		lookup = getattr(session, "get_run", None)
+		earlier = await lookup(run_id) if lookup is not None else await session.get_items()
+		marker, last = _latest_of(earlier, run_id)
+	if durable and marker is None and last is None and skipped:
+		return True  # appended, then summarised and pruned: appended again it would show twice
+	return _holds_park(marker, last, result)
+
+
 def _plain(value: Any) -> Any:
 	"""A copy every store holds: JSON (anything else as its text), UTF-8, finite numbers.
 
@@ -1977,15 +2124,48 @@ def _plain(value: Any) -> Any:
 
 
 def _marker(
-	agent: Agent, run_id: str, asked: Any, asked_tainted: bool, new: bool
+	agent: Agent, run_id: str, asked: Any, asked_tainted: bool, new: bool, seq: int | None = None
 ) -> dict[str, Any]:
-	"""A ``pending`` item: a durable run's turn is under way (`SessionRun.ahead`)."""
+	"""A ``pending`` item: a durable run's turn is under way (`SessionRun.ahead`).
+
+	Written again after a turn that parks, with ``seq`` (the parked state's): the session then
+	says which park it holds, so the next one, of the same status, is told from it
+	(`_holds_park`).
+	"""
 	item: dict[str, Any] = {"role": "pending", "run_id": run_id, "new": new}
+	if seq is not None:
+		item["seq"] = seq
 	if asked is not None:
 		item["content"] = agent._redactor.deep(_plain(asked))
 	if asked_tainted:
 		item["tainted"] = True
 	return item
+
+
+def _after_park(agent: Agent, result: RunResult) -> dict[str, Any]:
+	"""The ``pending`` item written with the turn of a durable run that parked: it goes on."""
+	return _marker(agent, result.state.run_id, None, False, False, result.state.seq)
+
+
+def _holds_park(
+	marker: dict[str, Any] | None, last: dict[str, Any] | None, result: RunResult
+) -> bool:
+	"""Whether a session holds ``result``'s turn already, by the run's items in it.
+
+	A ``pending`` item written after a park names it (``seq``): the session holds that park's
+	turn and every earlier one, and not a later park's, whatever its status. Without one (none
+	after the run's latest reply, or one written before parks were named, or as the run began),
+	the run's latest reply says: its status is the result's. (By status alone, a second park
+	with the status of the first read as recorded: its question was never appended.)
+
+	Args:
+		marker: The run's latest ``pending`` item, when no reply of the run follows it.
+		last: The run's latest reply in the session (None: none).
+		result: The run's result.
+	"""
+	if marker is not None and _names_park(marker):
+		return int(marker["seq"]) >= result.state.seq
+	return last is not None and last.get("status") == result.status
 
 
 def _is_marker(item: Any, run_ids: Sequence[str] | frozenset[str]) -> bool:
@@ -2137,13 +2317,14 @@ class SessionRun:
 				result: RunResult | None = known
 			else:
 				result = await self._ended(backend, run_id)
+			marker = items[index]
+			# A reply after it: a store without replace_pending left it in place.
+			stale = any(i is last for i in items[index + 1 :])
 			if result is None or (
-				last is not None
-				and result.status in PARKED_STATUSES
-				and last.get("status") == result.status
+				result.status in PARKED_STATUSES
+				and _holds_park(None if stale else marker, last, result)
 			):
 				continue  # still going, or parked as the session says
-			marker = items[index]
 			new_turn = last is None and bool(marker.get("new")) and "content" in marker
 			# Notes a later run kept for the same user stand (a run for another user keeps its
 			# own: `history_of`); a later run with users of a session that has none counts.
@@ -2169,7 +2350,7 @@ class SessionRun:
 			)
 			settled.append(run_id)
 			if result.status in PARKED_STATUSES:  # parked again elsewhere: it goes on
-				added.append(_marker(self.agent, run_id, None, False, False))
+				added.append(_after_park(self.agent, result))
 		if added:
 			await self._settle(settled, added)  # each run's item goes with its turn
 		else:
@@ -2201,10 +2382,8 @@ class SessionRun:
 		try:
 			async with session_turn(self.session):
 				skipped, items = await _window(self.session, None, anyone=True)
-				# Summarised since it was appended (a retried record, one after a timeout), the
-				# run's turn lies before the window: looked for there too.
-				last = await _reply_before(self.session, skipped, items, run_id)
-				if last is not None and last.get("status") == result.status:
+				durable = self.agent.om.durability is not None
+				if await _recorded(self.session, skipped, items, result, durable=durable):
 					return  # appended already, by whichever writer came first
 				added = items_after(
 					self.agent,
@@ -2213,8 +2392,8 @@ class SessionRun:
 					asked_tainted=asked_tainted,
 					memory_before=history_of(items, result.state.user).memory or "",
 				)
-				if self.agent.om.durability is not None and result.status in PARKED_STATUSES:
-					added.append(_marker(self.agent, run_id, None, False, False))  # it goes on
+				if durable and result.status in PARKED_STATUSES:
+					added.append(_after_park(self.agent, result))  # it goes on
 				await self._settle([run_id], added)
 		except Exception as exc:  # the store (or its lock) failed: the run's result stands
 			self._failed(run_id, exc)
@@ -2284,5 +2463,5 @@ class SessionRun:
 				self._failed(run_id, exc)
 			return
 		if result.status in PARKED_STATUSES:  # it goes on, maybe elsewhere: a new item
-			items.append(_marker(agent, run_id, None, False, False))
+			items.append(_after_park(agent, result))
 		await self._settle([run_id], items)  # the item `ahead` wrote goes with the turn

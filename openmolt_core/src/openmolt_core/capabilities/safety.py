@@ -171,9 +171,10 @@ class Safety(Capability):
 		self.policy: TaintPolicy = policy or TaintPolicy()
 		"""The taint policy."""
 		self._warned: bool | None = None if shared else False  # None: remembers nothing
-		# Per agent name: the digest of the long-term memory a tainted run of it wrote last
-		# (`memory_updated`); a clean run's write takes it away.
-		self._memory: dict[str, str] = {}
+		# Per agent name and whose memory it is (a user's; None: the agent's own): the digest
+		# of the long-term memory a tainted run wrote last (`memory_updated`); a clean run's
+		# write takes it away.
+		self._memory: dict[tuple[str, str | None], str] = {}
 		self._by_stage: dict[str, list[Guardrail]] = {}
 		for g in self.guardrails:
 			self._by_stage.setdefault(g.on, []).append(g)
@@ -448,10 +449,14 @@ class Safety(Capability):
 		"""
 		if memory != "longTerm":
 			return
+		from openmolt_core._execute import memory_owner
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		key = (run.agent, memory_owner(ctx.memory, run.state.user))  # each user's memory its own
 		if run.state.tainted:
-			self._memory[run.agent] = _digest(data)
+			self._memory[key] = _digest(data)
 		else:
-			self._memory.pop(run.agent, None)
+			self._memory.pop(key, None)
 
 	def memory_option(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option, its ``on_update`` callbacks told whether the run is tainted.
@@ -502,11 +507,15 @@ class Safety(Capability):
 		"""Note in a new run's state that its long-term memory is what a tainted run wrote.
 
 		Only this process knows it (`memory_updated`); noted in the first state, which the run
-		saves or journals, a replay elsewhere taints the run the same (`on_run_start`).
+		saves or journals, a replay elsewhere taints the run the same (`on_run_start`). The
+		run's memory is its user's, or the agent's (a run for no user, a shared memory): the
+		marks of both are looked at, so a text one of them holds marked taints the run.
 		"""
-		mark = self._memory.get(agent)
 		text = state.memory.get("longTerm")
-		if mark is not None and text and mark == _digest(text):
+		if not text:
+			return
+		digest = _digest(text)
+		if any(self._memory.get((agent, owner)) == digest for owner in {state.user, None}):
 			state.ext.setdefault(Safety.name, {})[_MARKED] = True
 
 	@staticmethod
@@ -1282,22 +1291,33 @@ def _names(callback: Callable[..., Any], name: str) -> bool:
 def _telling(callback: Callable[..., Any], state: RunState) -> Callable[..., Any]:
 	"""An ``on_update`` callback that calls ``callback`` with ``untrusted``: the run's taint.
 
-	It takes ``update_id`` when ``callback`` does (the loop asks, `takes_update_id`).
+	It takes what ``callback`` takes of what the loop gives (``update_id``, ``user``: the loop
+	reads its signature, `takes_update_id`), and hands it on.
 	"""
-	from openmolt_core._execute import takes_update_id
-	from openmolt_core._support.sync import call
+	return _Told(callback, state)
 
-	if takes_update_id(callback):
 
-		async def told_with_id(data: str, update_id: str) -> Any:
-			return await call(callback, data, update_id=update_id, untrusted=state.tainted)
+class _Told:
+	"""``callback`` told the run's taint (`_telling`), with its signature as the loop reads it."""
 
-		return told_with_id
+	__slots__ = ("callback", "state")
 
-	async def told(data: str) -> Any:
-		return await call(callback, data, untrusted=state.tainted)
+	def __init__(self, callback: Callable[..., Any], state: RunState) -> None:
+		self.callback = callback
+		self.state = state
 
-	return told
+	@property
+	def __signature__(self) -> Any:
+		"""The callback's: the loop gives it ``update_id`` and ``user`` when it takes them."""
+		import inspect
+
+		return inspect.signature(self.callback)
+
+	async def __call__(self, data: str, **given: Any) -> Any:
+		"""Call the callback with what the loop gave, and ``untrusted``."""
+		from openmolt_core._support.sync import call
+
+		return await call(self.callback, data, **given, untrusted=self.state.tainted)
 
 
 def _given_untrusted(memory: Any, key: str, text: str) -> bool:
