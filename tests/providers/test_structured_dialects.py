@@ -355,3 +355,78 @@ def test_openai_gets_recursive_schemas_in_the_roots_defs() -> None:
 		other = fit(envelope(tools, output=None), dialect)
 		assert other.encoded == {"t.tree", "t.list"}
 		assert any("recursive $ref" in n for n in other.notes)
+
+
+FOREST = {
+	"type": "object",
+	"$defs": {
+		"tree": {
+			"type": "object",
+			"properties": {
+				"name": {"type": "string"},
+				"note": {"type": "string"},
+				"kids": {
+					"type": "array",
+					"items": {"anyOf": [{"$ref": "#/$defs/tree"}, {"type": "string"}]},
+				},
+			},
+			"required": ["name"],
+			"additionalProperties": False,
+		}
+	},
+	"properties": {"top": {"anyOf": [{"$ref": "#/$defs/tree"}, {"type": "integer"}]}},
+	"required": ["top"],
+	"additionalProperties": False,
+}
+
+
+def test_openai_restores_a_recursive_definition_reached_through_a_union() -> None:
+	"""A tree in an anyOf branch (at the top and inside itself) comes back without OpenAI's nulls."""
+	import jsonschema
+
+	fitted = fit(envelope([ToolSchema("t.forest", FOREST)], output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	tree = {
+		"name": "a",
+		"note": None,
+		"kids": [
+			{"name": "b", "note": None, "kids": None},
+			"leaf",
+			{"name": "c", "note": "x", "kids": []},
+		],
+	}
+	reply = {"commands": [{"type": "callTool", "tool": "t.forest", "input": {"top": tree}}]}
+	jsonschema.validate(reply, fitted.schema)  # what OpenAI may send under the schema it got
+	restored = fitted.restore(copy.deepcopy(reply))["commands"][0]["input"]
+	assert restored == {
+		"top": {
+			"name": "a",
+			"kids": [{"name": "b"}, "leaf", {"name": "c", "note": "x", "kids": []}],
+		}
+	}
+	jsonschema.validate(restored, FOREST)
+
+
+def test_openai_keeps_an_explicit_null_a_recursive_definition_allows() -> None:
+	"""An optional property whose recursive definition takes null keeps a null, as a plain one does."""
+	import jsonschema
+
+	chain = {
+		"type": "object",
+		"$defs": {
+			"link": {
+				"type": ["object", "null"],
+				"properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/link"}},
+				"required": ["v"],
+				"additionalProperties": False,
+			}
+		},
+		"properties": {"head": {"$ref": "#/$defs/link"}},
+		"additionalProperties": False,
+	}
+	fitted = fit(envelope([ToolSchema("t.chain", chain)], output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	for given in ({"head": None}, {"head": {"v": 1, "next": None}}):
+		reply = {"commands": [{"type": "callTool", "tool": "t.chain", "input": given}]}
+		jsonschema.validate(reply, fitted.schema)
+		assert fitted.restore(copy.deepcopy(reply))["commands"][0]["input"] == given

@@ -292,6 +292,24 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
 	return []
 
 
+def _plainly_nullable(schema: Any, nesting: int) -> bool:
+	"""Whether a source sub-schema says plainly that it accepts ``null`` (its fitted form does too).
+
+	Any shape is read (it may not have been checked yet); a union is read to `_MAX_NESTING`.
+	"""
+	if not isinstance(schema, dict) or nesting > _MAX_NESTING:
+		return False
+	kind, values = schema.get("type"), schema.get("enum")
+	if schema.get("nullable") is True or kind == "null":
+		return True
+	if (isinstance(kind, list) and "null" in kind) or (isinstance(values, list) and None in values):
+		return True
+	if "const" in schema and schema["const"] is None:
+		return True
+	branches = schema.get("anyOf")
+	return isinstance(branches, list) and any(_plainly_nullable(b, nesting + 1) for b in branches)
+
+
 def _match(schema: Mapping[str, Any]) -> Match:
 	kinds = set(_types(schema))
 	if "anyOf" in schema:
@@ -591,7 +609,9 @@ class Fitter:
 	"""Recursive definitions, for the root ``$defs`` of the schema sent (``recursive_refs``)."""
 	prefix: str = ""
 	"""Starts the names of `defs` (the tool's handle), so that tools' definitions never clash."""
-	_recursing: dict[str, tuple[str, RefRepair, list[bool]]] = field(default_factory=dict)
+	_recursing: dict[str, tuple[str, RefRepair, list[bool], Any]] = field(default_factory=dict)
+	"""The definitions being fitted, by ``$ref``: name, repair, whether used, and the source
+	schema (what a union or a nullable property reads of it until its fitted form is known)."""
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -613,7 +633,7 @@ class Fitter:
 		name = _def_name(f"{self.prefix}{where}", ref, self.defs, self._recursing)
 		holder = RefRepair()
 		used = [False]
-		self._recursing[ref] = (name, holder, used)
+		self._recursing[ref] = (name, holder, used, target)
 		try:
 			fitted, repair, default = self.node(target, root, (*refs, ref), where, nesting + 1)
 		finally:
@@ -636,7 +656,7 @@ class Fitter:
 		if "$ref" in schema:
 			ref = schema["$ref"]
 			if ref in self._recursing:  # a definition that refers to itself (recursive_refs)
-				name, holder, used = self._recursing[ref]
+				name, holder, used, _ = self._recursing[ref]
 				used[0] = True
 				return {"$ref": f"#/$defs/{name}"}, holder, default
 			if ref in refs or ref == "#":
@@ -679,6 +699,79 @@ class Fitter:
 		fitted, repair = self._plain(schema, root, refs, where, nesting)
 		return fitted, repair, default
 
+	def _target(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None, Any] | None:
+		"""A fitted ``{"$ref": ...}``'s name, definition and source; None for another sub-schema.
+
+		The definition is None while it is being fitted; the source is known only then.
+		"""
+		ref = schema.get("$ref")
+		if not isinstance(ref, str):
+			return None
+		name = ref.rsplit("/", 1)[-1]
+		source = next((t for n, _, _, t in self._recursing.values() if n == name), None)
+		return name, self.defs.get(name), source
+
+	def _match(self, schema: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> Match:
+		"""`_match` of a fitted sub-schema, through its ``$ref``s into `defs`.
+
+		A definition still being fitted is read from its source (`_source_match`); one met again
+		on its own path adds nothing (``{"anyOf": [{"$ref": X}, ...]}`` inside X).
+		"""
+		target = self._target(schema)
+		if target is not None:
+			name, definition, source = target
+			if name in seen:
+				return Match(frozenset())
+			if definition is not None:
+				return self._match(definition, seen | {name})
+			return self._source_match(source)
+		if "anyOf" in schema:
+			kinds = frozenset().union(*(self._match(s, seen).kinds for s in schema["anyOf"]))
+			return Match(kinds)
+		return _match(schema)
+
+	def _source_match(self, schema: Any) -> Match:
+		"""A necessary test for values of a source sub-schema (a definition not fitted yet).
+
+		Its fitted form keeps its type and its ``required`` (every property, where the dialect
+		requires all) and, in a dialect that closes objects, its properties as the only keys; a
+		schema whose kinds are not plain to see (a union, a reference, ``nullable``) lets every
+		value through.
+		"""
+		hidden = {"anyOf", "oneOf", "allOf", "$ref", "nullable"}
+		if not isinstance(schema, dict) or hidden & schema.keys():
+			return Match(_JSON_TYPES)
+		try:
+			found = _match(schema)
+		except (TypeError, ValueError):  # not read yet, so not checked yet: it has no form
+			return Match(_JSON_TYPES)
+		if not found.kinds:
+			return Match(_JSON_TYPES)
+		props = schema.get("properties")
+		if "object" not in found.kinds or not isinstance(props, dict):
+			return found
+		names = frozenset(str(p) for p in props)
+		required = found.required | names if self.dialect.require_all else found.required
+		allowed = names if self.dialect.closed_objects else found.allowed
+		return Match(found.kinds, required, allowed)
+
+	def _accepts_null(self, schema: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> bool:
+		"""`accepts_null` of a fitted sub-schema, through its ``$ref``s into `defs`.
+
+		A definition still being fitted accepts null when its source says so plainly.
+		"""
+		target = self._target(schema)
+		if target is not None:
+			name, definition, source = target
+			if name in seen:
+				return False
+			if definition is None:
+				return _plainly_nullable(source, 0)
+			return self._accepts_null(definition, seen | {name})
+		if accepts_null(schema):
+			return True
+		return any(self._accepts_null(s, seen) for s in schema.get("anyOf", ()))
+
 	def _deref(self, schema: Any, root: Any, refs: tuple[str, ...], where: str) -> dict[str, Any]:
 		"""A branch with its top-level ``$ref`` resolved (to read its tags or merge it)."""
 		if not isinstance(schema, dict):
@@ -714,7 +807,7 @@ class Fitter:
 		self._annotate(schema, out)
 		if all(r is None for r in repairs):
 			return out, None
-		matches = [_match(f) for f in fitted]
+		matches = [self._match(f) for f in fitted]
 		for i, (mi, ri) in enumerate(zip(matches, repairs, strict=True)):
 			for mj, rj in zip(matches[i + 1 :], repairs[i + 1 :], strict=True):
 				if ri != rj and mi.overlaps(mj):
@@ -891,7 +984,7 @@ class Fitter:
 				names.append(name)
 			elif d.require_all:
 				names.append(name)
-				if not accepts_null(child):
+				if not self._accepts_null(child):
 					child, drop_null = nullable(child, type_lists=d.type_lists), True
 			fitted[str(name)] = child
 			if drop_null or repair is not None:
