@@ -430,3 +430,34 @@ def test_openai_keeps_an_explicit_null_a_recursive_definition_allows() -> None:
 		reply = {"commands": [{"type": "callTool", "tool": "t.chain", "input": given}]}
 		jsonschema.validate(reply, fitted.schema)
 		assert fitted.restore(copy.deepcopy(reply))["commands"][0]["input"] == given
+
+
+def test_recursive_definitions_of_two_tools_never_share_a_name() -> None:
+	"""Two tools whose definition names would read alike each keep their own in the root's $defs."""
+	import jsonschema
+
+	def tree(leaf: str) -> dict[str, Any]:
+		return {
+			"type": "object",
+			"properties": {"v": {"type": leaf}, "kids": {"type": "array", "items": {"$ref": "#"}}},
+			"required": ["v", "kids"],
+			"additionalProperties": False,
+		}
+
+	long = "x" * 70
+	for first, second in (("a.b", "a_b"), (f"{long}.one", f"{long}.two")):
+		tools = [ToolSchema(first, tree("string")), ToolSchema(second, tree("integer"))]
+		fitted = fit(envelope(tools, output=None), OPENAI)
+		assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+		assert len(fitted.schema["$defs"]) == 2
+		for handle, v in ((first, "s"), (second, 1)):
+			reply = {
+				"commands": [
+					{
+						"type": "callTool",
+						"tool": handle,
+						"input": {"v": v, "kids": [{"v": v, "kids": []}]},
+					}
+				]
+			}
+			jsonschema.validate(reply, fitted.schema)

@@ -181,6 +181,7 @@ class _EnvelopeFit:
 		self.envelope = envelope
 		self.dialect = dialect
 		self.notes: list[str] = []
+		self.taken: set[str] = set()  # the root's $defs names, shared by every part's fitter
 
 	def part(
 		self,
@@ -218,7 +219,7 @@ class _EnvelopeFit:
 		from openmolt_core._support.schemafit import Fitter
 
 		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
-		fitter = Fitter(dialect, prefix=f"{prefix}_")
+		fitter = Fitter(dialect, prefix=f"{prefix}_", taken=self.taken)
 		fitted, repair = fitter.fit(schema, where)
 		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)
 

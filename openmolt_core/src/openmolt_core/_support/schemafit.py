@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -608,7 +608,11 @@ class Fitter:
 	defs: dict[str, dict[str, Any]] = field(default_factory=dict)
 	"""Recursive definitions, for the root ``$defs`` of the schema sent (``recursive_refs``)."""
 	prefix: str = ""
-	"""Starts the names of `defs` (the tool's handle), so that tools' definitions never clash."""
+	"""Starts the names of `defs` (the tool's handle), so that they read as the tool's."""
+	taken: set[str] = field(default_factory=set)
+	"""Names of definitions that go to the same root's ``$defs``, shared by the fitters of one
+	schema sent (each tool's): a handle's name may read as another's once made ``[A-Za-z0-9_-]``
+	and cut to 60 characters (``a.b`` and ``a_b``), and a clash would give one tool the other's."""
 	_recursing: dict[str, tuple[str, RefRepair, list[bool], Any]] = field(default_factory=dict)
 	"""The definitions being fitted, by ``$ref``: name, repair, whether used, and the source
 	schema (what a union or a nullable property reads of it until its fitted form is known)."""
@@ -630,7 +634,9 @@ class Fitter:
 		self, ref: str, target: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
 	) -> tuple[dict[str, Any], Repair | None, Any]:
 		"""Fit a ``$ref``'s target; when it refers to itself, as a definition in `defs`."""
-		name = _def_name(f"{self.prefix}{where}", ref, self.defs, self._recursing)
+		name = _def_name(
+			f"{self.prefix}{where}", ref, self.defs.keys() | self.taken, self._recursing
+		)
 		holder = RefRepair()
 		used = [False]
 		self._recursing[ref] = (name, holder, used, target)
@@ -641,6 +647,7 @@ class Fitter:
 		if not used[0]:
 			return fitted, repair, default
 		self.defs[name] = fitted
+		self.taken.add(name)
 		holder.target = repair
 		return {"$ref": f"#/$defs/{name}"}, (holder if repair is not None else None), default
 
@@ -1010,7 +1017,7 @@ class Fitter:
 		return {**schema, "description": f"{text} {note}" if text else note}
 
 
-def _def_name(where: str, ref: str, defs: Mapping[str, Any], busy: Mapping[str, Any]) -> str:
+def _def_name(where: str, ref: str, defs: Set[str], busy: Mapping[str, Any]) -> str:
 	"""A ``$defs`` name for a recursive definition: readable, unique, ``[A-Za-z0-9_-]`` only."""
 	tail = "root" if ref == "#" else ref.rsplit("/", 1)[-1]
 	base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{where}_{tail}").strip("_")[:60] or "def"
