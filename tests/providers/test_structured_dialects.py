@@ -461,3 +461,18 @@ def test_recursive_definitions_of_two_tools_never_share_a_name() -> None:
 				]
 			}
 			jsonschema.validate(reply, fitted.schema)
+
+
+def test_the_roots_definitions_count_toward_openais_limits() -> None:
+	"""Properties in the root's $defs count, and definition names count as characters."""
+	from openmolt_core.structured import fit_schema
+
+	props: dict[str, Any] = {f"p{i}": {"type": "string"} for i in range(2600)}
+	props["kids"] = {"type": "array", "items": {"$ref": "#"}}
+	tree = {"type": "object", "properties": props, "required": list(props)}
+	tree["additionalProperties"] = False
+	fitted = fit_schema(tree, OPENAI)  # the root and its definition: 5,202 properties
+	assert fitted.mode == "off"
+	assert fitted.notes == ("5202 object properties (the openai limit is 5000)",)
+	named = {"$defs": {"n" * 40: {"type": "object", "properties": {"ab": {"type": "string"}}}}}
+	assert measure(named).string_length == 42 and measure(named).properties == 1

@@ -203,8 +203,10 @@ class _EnvelopeFit:
 			relaxed |= inner[2]
 			defs = inner[3]
 		metrics = self.measure(schema)
-		for definition in defs.values():  # the root's $defs: measured where they are sent
-			metrics = metrics + measure(definition, long_enum_values=self.dialect._long_values())
+		if defs:  # the root's $defs (their names and schemas): measured where they are sent
+			metrics = metrics + measure(
+				{"$defs": defs}, long_enum_values=self.dialect._long_values()
+			)
 		return _Part(key, schema, repair, metrics, relaxed, defs)
 
 	def measure(self, variant: dict[str, Any]) -> Metrics:

@@ -414,7 +414,8 @@ class Metrics:
 		properties: Object properties, all objects together.
 		depth: Object and array levels on the longest path (the root is level 1).
 		enum_values: ``enum`` values, all enums together.
-		string_length: Characters of property names and ``enum``/``const`` values.
+		string_length: Characters of property names, ``enum``/``const`` values and the root's
+			definition names.
 		optional: Properties not listed in their object's ``required``.
 		unions: Sub-schemas with ``anyOf`` or a list of types.
 		size: Bytes of the schema as compact JSON.
@@ -456,6 +457,12 @@ def measure(schema: Any, *, long_enum_values: int = 250) -> Metrics:
 	"""
 	m = Metrics(size=len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode()))
 	_walk(schema, 0, m, long_enum_values)
+	defs = schema.get("$defs") if isinstance(schema, dict) else None
+	for name, definition in defs.items() if isinstance(defs, dict) else ():
+		# The root's definitions (recursive ones, OpenAI): each is a root of its own, and its
+		# name counts as a property name does.
+		m.string_length += len(name)
+		_walk(definition, 0, m, long_enum_values)
 	return m
 
 
