@@ -476,3 +476,25 @@ def test_the_roots_definitions_count_toward_openais_limits() -> None:
 	assert fitted.notes == ("5202 object properties (the openai limit is 5000)",)
 	named = {"$defs": {"n" * 40: {"type": "object", "properties": {"ab": {"type": "string"}}}}}
 	assert measure(named).string_length == 42 and measure(named).properties == 1
+
+
+@pytest.mark.parametrize(
+	("dialect", "fmt", "sent"),
+	[
+		(OPENAI, "uri", False),
+		(GEMINI, "email", False),
+		(OPENAI_FINE_TUNED, "date-time", False),
+		(ANTHROPIC, "uri", True),
+		(OPENAI, "date-time", True),
+	],
+	ids=lambda v: getattr(v, "name", str(v)),
+)
+def test_a_checked_format_the_provider_lacks_is_named_as_relaxed(
+	dialect: SchemaDialect, fmt: str, sent: bool
+) -> None:
+	"""A format the loop checks and the provider lacks is listed as checked by OpenMolt only."""
+	schema, fitted = _input(_with({"type": "string", "format": fmt}), dialect)
+	assert ("format" in schema["properties"]["v"]) is sent
+	assert ("format" in fitted.relaxed) is not sent
+	_, unchecked = _input(_with({"type": "string", "format": "color"}), dialect)
+	assert "format" not in unchecked.relaxed  # an annotation: nobody checks it

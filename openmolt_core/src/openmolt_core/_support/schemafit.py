@@ -21,8 +21,9 @@ The rules, for every dialect:
   with ``properties`` is sent with those properties only (closed where the dialect closes
   objects): its declared properties are what a tool reads.
 - Annotations (``title``, ``examples``...) are dropped; ``description`` is kept when the dialect
-  knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's) are dropped and recorded
-  in `Fitter.relaxed`: the provider does not enforce them, the loop's validation does.
+  knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's, and a ``format`` the
+  loop checks, ``uri`` in OpenAI's) are dropped and recorded in `Fitter.relaxed`: the provider
+  does not enforce them, the loop's validation does.
 
 Repairs (`ObjectRepair`, `ArrayRepair`, `UnionRepair`, `RefRepair`, `Decode`) follow the fitted
 schema, never the value, so a value nested deeper than its schema costs nothing and cannot make
@@ -858,8 +859,11 @@ class Fitter:
 				out["const"] = schema["const"]
 			else:
 				out["enum"] = list(values)
-		if isinstance(schema.get("format"), str) and schema["format"] in d.formats:
-			out["format"] = schema["format"]
+		form = schema.get("format")
+		if isinstance(form, str) and form in d.formats:
+			out["format"] = form
+		elif isinstance(form, str) and _checked_format(form):
+			self.relaxed.add("format")  # the provider lets any string through; the loop does not
 		# In the schema's own key order, never a set's: the request bytes (and the provider's
 		# prompt cache) must not depend on PYTHONHASHSEED.
 		for key in [k for k in schema if k in ASSERTIONS]:
@@ -1022,6 +1026,13 @@ class Fitter:
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
 		text = schema.get("description")
 		return {**schema, "description": f"{text} {note}" if text else note}
+
+
+def _checked_format(form: str) -> bool:
+	"""Whether the loop's validator rejects a string that does not fit this ``format``."""
+	from openmolt_core._support.jsonschema import CHECKED_FORMATS  # a format dropped: rare
+
+	return form in CHECKED_FORMATS
 
 
 def _def_name(where: str, ref: str, defs: Set[str], busy: Mapping[str, Any]) -> str:
