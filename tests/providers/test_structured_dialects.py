@@ -498,3 +498,28 @@ def test_a_checked_format_the_provider_lacks_is_named_as_relaxed(
 	assert ("format" in fitted.relaxed) is not sent
 	_, unchecked = _input(_with({"type": "string", "format": "color"}), dialect)
 	assert "format" not in unchecked.relaxed  # an annotation: nobody checks it
+
+
+@pytest.mark.parametrize(
+	"defs",
+	[
+		{"X": {"$ref": "#/$defs/X"}},
+		{"X": {"$ref": "#/$defs/Y"}, "Y": {"$ref": "#/$defs/X"}},
+		{"X": {"$ref": "#/$defs/X", "description": "Itself."}},
+		{"X": {"anyOf": [{"$ref": "#/$defs/X"}]}},
+	],
+	ids=["itself", "a pair", "with a sibling", "a union of itself"],
+)
+def test_a_definition_that_is_only_a_reference_to_itself_falls_back(defs: dict[str, Any]) -> None:
+	"""A $ref cycle with no schema in it has no strict form: its tool's input goes as JSON text."""
+	tool = {
+		"type": "object",
+		"properties": {"a": {"$ref": "#/$defs/X"}},
+		"required": ["a"],
+		"$defs": defs,
+	}
+	fitted = fit(envelope([ToolSchema("t.x", tool)], output=None), OPENAI)
+	assert fitted.mode == "partial" and fitted.encoded == {"t.x"}, fitted.notes
+	assert fitted.schema is not None and "$defs" not in fitted.schema
+	reply = {"commands": [{"type": "callTool", "tool": "t.x", "input": '{"a": "q"}'}]}
+	assert fitted.restore(reply)["commands"][0]["input"] == {"a": "q"}

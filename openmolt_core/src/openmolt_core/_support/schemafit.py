@@ -249,6 +249,28 @@ class NoStrictForm(Exception):
 	"""A sub-schema has no form in the dialect (the message says where and why)."""
 
 
+class _Open:
+	"""A definition being fitted (`Fitter._recursing`), for the references met inside it.
+
+	Args:
+		name: Its name in the root's ``$defs``.
+		holder: Its repair, set once it is fitted.
+		source: Its source schema (what a union or a nullable property reads of it until its
+			fitted form is known).
+		levels: `Fitter._levels` where it started: a reference to it must be deeper.
+	"""
+
+	__slots__ = ("holder", "levels", "name", "source", "used")
+
+	def __init__(self, name: str, holder: RefRepair, source: Any, levels: int) -> None:
+		self.name = name
+		self.holder = holder
+		self.source = source
+		self.levels = levels
+		self.used = False
+		"""Whether a reference to it was met (then it goes to the root's ``$defs``)."""
+
+
 # schema helpers -----------------------------------------------------------------------------
 
 
@@ -621,9 +643,10 @@ class Fitter:
 	"""Names of definitions that go to the same root's ``$defs``, shared by the fitters of one
 	schema sent (each tool's): a handle's name may read as another's once made ``[A-Za-z0-9_-]``
 	and cut to 60 characters (``a.b`` and ``a_b``), and a clash would give one tool the other's."""
-	_recursing: dict[str, tuple[str, RefRepair, list[bool], Any]] = field(default_factory=dict)
-	"""The definitions being fitted, by ``$ref``: name, repair, whether used, and the source
-	schema (what a union or a nullable property reads of it until its fitted form is known)."""
+	_recursing: dict[str, _Open] = field(default_factory=dict)
+	"""The definitions being fitted, by ``$ref``."""
+	_levels: int = 0
+	"""Objects and arrays entered on the path being fitted (a recursion must pass through one)."""
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -646,18 +669,27 @@ class Fitter:
 			f"{self.prefix}{where}", ref, self.defs.keys() | self.taken, self._recursing
 		)
 		holder = RefRepair()
-		used = [False]
-		self._recursing[ref] = (name, holder, used, target)
+		entry = self._recursing[ref] = _Open(name, holder, target, self._levels)
 		try:
 			fitted, repair, default = self.node(target, root, (*refs, ref), where, nesting + 1)
 		finally:
 			del self._recursing[ref]
-		if not used[0]:
+		if not entry.used:
 			return fitted, repair, default
 		self.defs[name] = fitted
 		self.taken.add(name)
 		holder.target = repair
 		return {"$ref": f"#/$defs/{name}"}, (holder if repair is not None else None), default
+
+	def _child(
+		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None, Any]:
+		"""`node` for a property's or an item's schema: one object or array level down."""
+		self._levels += 1
+		try:
+			return self.node(schema, root, refs, where, nesting)
+		finally:
+			self._levels -= 1
 
 	def node(
 		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
@@ -671,9 +703,13 @@ class Fitter:
 		if "$ref" in schema:
 			ref = schema["$ref"]
 			if ref in self._recursing:  # a definition that refers to itself (recursive_refs)
-				name, holder, used, _ = self._recursing[ref]
-				used[0] = True
-				return {"$ref": f"#/$defs/{name}"}, holder, default
+				entry = self._recursing[ref]
+				if entry.levels == self._levels:
+					# Reached again with no object or array in between ({"$ref": itself}, or an
+					# anyOf of itself): no value ever ends it, and its repair would call itself.
+					raise NoStrictForm(f"{where}: $ref {ref!r} refers to itself and nothing else")
+				entry.used = True
+				return {"$ref": f"#/$defs/{entry.name}"}, entry.holder, default
 			if ref in refs or ref == "#":
 				raise NoStrictForm(f"{where}: recursive $ref {ref!r}")
 			target = _resolve(root, ref, where)
@@ -723,7 +759,7 @@ class Fitter:
 		if not isinstance(ref, str):
 			return None
 		name = ref.rsplit("/", 1)[-1]
-		source = next((t for n, _, _, t in self._recursing.values() if n == name), None)
+		source = next((e.source for e in self._recursing.values() if e.name == name), None)
 		return name, self.defs.get(name), source
 
 	def _match(self, schema: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> Match:
@@ -891,7 +927,7 @@ class Fitter:
 		elif "array" in kinds:
 			if "items" not in schema or not isinstance(schema["items"], dict):
 				raise NoStrictForm(f"{where}: array items allow any value")
-			items, item_repair, _ = self.node(
+			items, item_repair, _ = self._child(
 				schema["items"], root, refs, f"{where}[]", nesting + 1
 			)
 			out["items"] = items
@@ -918,7 +954,7 @@ class Fitter:
 			raise NoStrictForm(f"{where}: prefixItems is not a list of schemas")
 		fitted = []
 		for i, sub in enumerate(prefix):
-			item, item_repair, _ = self.node(sub, root, refs, f"{where}[{i}]", nesting + 1)
+			item, item_repair, _ = self._child(sub, root, refs, f"{where}[{i}]", nesting + 1)
 			if item_repair is not None:
 				raise NoStrictForm(f"{where}[{i}]: a tuple item that needs a repair")
 			fitted.append(item)
@@ -932,7 +968,7 @@ class Fitter:
 				raise NoStrictForm(f"{where}: a closed tuple needs maxItems")
 			out["maxItems"] = min(len(prefix), out.get("maxItems", len(prefix)))
 		elif isinstance(rest, dict):
-			item, item_repair, _ = self.node(rest, root, refs, f"{where}[]", nesting + 1)
+			item, item_repair, _ = self._child(rest, root, refs, f"{where}[]", nesting + 1)
 			if item_repair is not None:
 				raise NoStrictForm(f"{where}[]: tuple items that need a repair")
 			out["items"] = item
@@ -991,7 +1027,7 @@ class Fitter:
 		names: list[str] = []
 		repairs: list[tuple[str, bool, Repair | None]] = []
 		for name, sub in props.items():
-			child, repair, default = self.node(
+			child, repair, default = self._child(
 				sub, root, refs, f"{where}.{name}" if where != "(root)" else name, nesting + 1
 			)
 			drop_null = False
@@ -1012,7 +1048,7 @@ class Fitter:
 		if d.closed_objects or extra is False:
 			out["additionalProperties"] = False
 		elif isinstance(extra, dict):
-			out["additionalProperties"], extra_repair, _ = self.node(
+			out["additionalProperties"], extra_repair, _ = self._child(
 				extra, root, refs, f"{where}.*", nesting + 1
 			)
 			if extra_repair is not None:
@@ -1035,11 +1071,11 @@ def _checked_format(form: str) -> bool:
 	return form in CHECKED_FORMATS
 
 
-def _def_name(where: str, ref: str, defs: Set[str], busy: Mapping[str, Any]) -> str:
+def _def_name(where: str, ref: str, defs: Set[str], busy: Mapping[str, _Open]) -> str:
 	"""A ``$defs`` name for a recursive definition: readable, unique, ``[A-Za-z0-9_-]`` only."""
 	tail = "root" if ref == "#" else ref.rsplit("/", 1)[-1]
 	base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{where}_{tail}").strip("_")[:60] or "def"
-	taken = set(defs) | {entry[0] for entry in busy.values()}
+	taken = set(defs) | {entry.name for entry in busy.values()}
 	name, n = base, 1
 	while name in taken:
 		n += 1
