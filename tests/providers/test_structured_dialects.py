@@ -523,3 +523,24 @@ def test_a_definition_that_is_only_a_reference_to_itself_falls_back(defs: dict[s
 	assert fitted.schema is not None and "$defs" not in fitted.schema
 	reply = {"commands": [{"type": "callTool", "tool": "t.x", "input": '{"a": "q"}'}]}
 	assert fitted.restore(reply)["commands"][0]["input"] == {"a": "q"}
+
+
+def test_a_defaulted_recursive_property_has_no_sibling_beside_its_ref() -> None:
+	"""OpenAI takes no keyword beside a $ref: a default's note goes on a union around it."""
+	from openai.lib._pydantic import _ensure_strict_json_schema
+
+	node = copy.deepcopy(LINKED["$defs"]["node"])
+	tool = {
+		"type": "object",
+		"properties": {"head": {"$ref": "#/$defs/node", "default": {"v": 0}}},
+		"$defs": {"node": node},
+	}
+	fitted = fit(envelope([ToolSchema("t.x", tool)], output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	schema, _ = _input(ToolSchema("t.x", tool), OPENAI)
+	assert schema["properties"]["head"] == {
+		"anyOf": [{"$ref": "#/$defs/t_x_input_head_node"}],
+		"description": 'Default: {"v": 0}.',
+	}
+	sent = copy.deepcopy(fitted.schema)
+	assert _ensure_strict_json_schema(sent, path=(), root=sent) == fitted.schema

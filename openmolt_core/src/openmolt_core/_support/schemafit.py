@@ -1060,6 +1060,10 @@ class Fitter:
 		if "description" not in self.dialect.keywords or not self.describe_defaults:
 			return schema
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
+		if "$ref" in schema:
+			# No keyword may stand beside a $ref (OpenAI's SDK unravels one that has a sibling):
+			# the note goes on a union of the one reference.
+			return {"anyOf": [schema], "description": note}
 		text = schema.get("description")
 		return {**schema, "description": f"{text} {note}" if text else note}
 
