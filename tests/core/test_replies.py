@@ -542,3 +542,41 @@ async def test_json_text_a_reply_carries_is_held_to_the_depth_cap() -> None:
 	assert result.ok and result.output == []
 	assert "nested too deeply" in json.dumps(sent[1])
 	await om.aclose()
+
+
+@pytest.mark.parametrize("tag", ["<think>", "<THINKING>", "<think>{"])
+def test_unclosed_think_tags_are_read_in_linear_time(tag: str) -> None:
+	"""A megabyte of think tags that never close is one clear error, quickly (it took minutes)."""
+	import time
+
+	from openmolt_core._parse import parse_reply
+
+	text = tag * (1_000_000 // len(tag))
+	start = time.perf_counter()
+	parsed = parse_reply(text, dumps=json.dumps)
+	assert time.perf_counter() - start < 5  # 0.1 s here; a quadratic scan took 10 minutes
+	assert parsed.errors and not parsed.commands
+
+
+THINK_OUTPUT = "Wrap it as <think>plan</think> then <THINKING>x</THINKING> answer"
+
+
+@pytest.mark.parametrize(
+	"shape",
+	[
+		"{}",
+		"```json\n{}\n```",
+		"<think>I will {finish}.</think>\n{}",
+		"<thinking>first</thinking> <think>then</think>{}",
+		'<think>he said "hi {</think>{}',
+		"Here it is: {} — done.",
+	],
+)
+def test_think_tags_inside_a_json_string_are_content(shape: str) -> None:
+	"""Only think blocks around the JSON are dropped: a value that speaks of them is kept whole."""
+	from openmolt_core._parse import parse_reply
+
+	reply = json.dumps({"commands": [finish({"text": THINK_OUTPUT})]})
+	parsed = parse_reply(shape.replace("{}", reply), dumps=json.dumps)
+	assert not parsed.errors
+	assert parsed.commands[0].output == {"text": THINK_OUTPUT}

@@ -209,3 +209,17 @@ def test_nothing_after_a_command_that_ends_the_reply_is_reported() -> None:
 		pieces = _feed(list(text))
 		assert _texts(pieces) == {(0, "humanMessage" if "finish" in end else "message"): "a"}
 		assert [p.index for _, p in pieces if isinstance(p, CommandDone)] == [0]
+
+
+def test_brackets_inside_an_open_think_block_are_read_in_linear_time() -> None:
+	"""A stream that opens a think block and sends brackets costs time in its length, not squared."""
+	import time
+
+	decoder = ReplyDecoder()
+	text = "<think>" + "{[" * 200_000
+	start = time.perf_counter()
+	pieces = [p for i in range(0, len(text), 64) for p in decoder.feed(text[i : i + 64])]
+	assert time.perf_counter() - start < 5  # 0.3 s here; re-reading the prefix took minutes
+	assert pieces == []
+	pieces = decoder.feed('</think>{"type": "finish", "output": 1}')
+	assert any(isinstance(p, CommandDone) for p in pieces)

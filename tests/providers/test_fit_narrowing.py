@@ -1,7 +1,8 @@
 """Property: a reply valid under a fitted schema is, after restore, valid under the canonical one.
 
 Canonical tool input and output schemas are drawn at random (objects with optional and defaulted
-properties, arrays, enums, consts, nullable types, unions, refs, free-form parts, assertions);
+properties, arrays, enums, consts, nullable types, unions, refs, recursion, free-form parts,
+assertions);
 each is fitted to every dialect; replies are drawn from the fitted schema with
 `values` below; after `FittedSchema.restore` each must validate (jsonschema, draft 2020-12)
 against the canonical schema, where only two things may be looser: the assertion keywords listed
@@ -131,12 +132,25 @@ def _extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[di
 
 
 SCHEMAS = st.recursive(LEAVES, _extend, max_leaves=6)
+TERMINALS = [{"type": "string"}, {"type": "integer"}, {"type": "null"}, {"enum": ["x", "y"]}]
+"""What a recursive list may hold besides the tree itself (a leaf, so the list stays strict)."""
 
 
 @st.composite
 def tool_schemas(draw: st.DrawFn) -> dict[str, Any]:
-	"""A tool input schema: an object, sometimes with its parts behind local $refs."""
+	"""A tool input schema: an object, sometimes with its parts behind local $refs.
+
+	Sometimes recursive too: a list of itself, or of itself or something else.
+	"""
 	root = draw(_object(SCHEMAS))
+	if draw(st.booleans()):
+		kids: dict[str, Any] = {"$ref": "#"}
+		if draw(st.booleans()):
+			other = draw(st.one_of(st.sampled_from(TERMINALS), SCHEMAS))
+			kids = {"anyOf": [kids, other][:: draw(st.sampled_from([1, -1]))]}
+		root["properties"] = {**root["properties"], "kids": {"type": "array", "items": kids}}
+		if draw(st.booleans()):
+			root["required"] = [*root["required"], "kids"]
 	if draw(st.booleans()) and root["properties"]:
 		name = next(iter(root["properties"]))
 		defs = {"Part": root["properties"][name]}
@@ -157,27 +171,36 @@ JSON_VALUES = st.recursive(
 )
 
 
-def values(schema: Any) -> st.SearchStrategy[Any]:
+def values(schema: Any, root: Any = None, depth: int = 0) -> st.SearchStrategy[Any]:
 	"""Values valid under a schema of the subset fitted schemas use (and canonical test schemas).
 
 	(hypothesis-jsonschema would do this, but its last release does not run on current
-	hypothesis.) Formats are not generated: jsonschema does not check them by default.
+	hypothesis.) Formats are not generated: jsonschema does not check them by default. A
+	``$ref`` (``#`` or into the root's ``$defs``) is followed 3 times on a path, then has no value
+	(an array of it is empty, a union takes another branch).
 	"""
 	if schema is True or schema == {}:
 		return JSON_VALUES
+	root = schema if root is None else root
+	if "$ref" in schema:
+		ref = schema["$ref"]
+		if depth >= 3:
+			return st.nothing()
+		target = root if ref == "#" else root["$defs"][ref.rsplit("/", 1)[1]]
+		return st.deferred(lambda: values(target, root, depth + 1))
 	if "anyOf" in schema:
-		return st.one_of([values(s) for s in schema["anyOf"]])
-	if "allOf" in schema or "oneOf" in schema or "$ref" in schema:
+		return st.one_of([values(s, root, depth) for s in schema["anyOf"]])
+	if "allOf" in schema or "oneOf" in schema:
 		raise NotImplementedError  # not in fitted schemas
 	if "const" in schema:
 		return st.just(schema["const"])
 	if "enum" in schema:
 		return st.sampled_from(schema["enum"])
 	kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-	return st.one_of([_typed(schema, k) for k in kinds])
+	return st.one_of([_typed(schema, k, root, depth) for k in kinds])
 
 
-def _typed(schema: dict[str, Any], kind: str) -> st.SearchStrategy[Any]:
+def _typed(schema: dict[str, Any], kind: str, root: Any, depth: int) -> st.SearchStrategy[Any]:
 	if kind == "null":
 		return st.none()
 	if kind == "boolean":
@@ -201,25 +224,26 @@ def _typed(schema: dict[str, Any], kind: str) -> st.SearchStrategy[Any]:
 		return st.text("aZ é-", min_size=low, max_size=high)
 	if kind == "array":
 		low = schema.get("minItems", 0)
-		return st.lists(
-			values(schema["items"]), min_size=low, max_size=schema.get("maxItems", low + 2)
-		)
+		items = values(schema["items"], root, depth)
+		if items.is_empty:  # a recursion followed far enough: only no item ends it
+			return st.just([]) if low == 0 else st.nothing()
+		return st.lists(items, min_size=low, max_size=schema.get("maxItems", low + 2))
 	assert kind == "object"
-	return _objects(schema)
+	return _objects(schema, root, depth)
 
 
 @st.composite
-def _objects(draw: st.DrawFn, schema: dict[str, Any]) -> dict[str, Any]:
+def _objects(draw: st.DrawFn, schema: dict[str, Any], root: Any, depth: int) -> dict[str, Any]:
 	out: dict[str, Any] = {}
 	required = set(schema.get("required", ()))
 	for name, sub in schema.get("properties", {}).items():
 		if name in required or draw(st.booleans()):
-			out[name] = draw(values(sub))
+			out[name] = draw(values(sub, root, depth))
 	extra = schema.get("additionalProperties", True)
 	if extra is not False and draw(st.booleans()):
 		key = draw(st.sampled_from(["zz", "extra"]))
 		if key not in schema.get("properties", {}):
-			out[key] = draw(JSON_VALUES if extra is True else values(extra))
+			out[key] = draw(JSON_VALUES if extra is True else values(extra, root, depth))
 	return out
 
 
@@ -232,6 +256,8 @@ def _inline(schema: Any) -> Any:
 			return [walk(n) for n in node]
 		if not isinstance(node, dict):
 			return node
+		if node.get("$ref") == "#":
+			return node  # `values` follows it, against the root written out
 		if "$ref" in node:
 			return walk(defs[node["$ref"].rsplit("/", 1)[1]])
 		if "allOf" in node:

@@ -355,3 +355,192 @@ def test_openai_gets_recursive_schemas_in_the_roots_defs() -> None:
 		other = fit(envelope(tools, output=None), dialect)
 		assert other.encoded == {"t.tree", "t.list"}
 		assert any("recursive $ref" in n for n in other.notes)
+
+
+FOREST = {
+	"type": "object",
+	"$defs": {
+		"tree": {
+			"type": "object",
+			"properties": {
+				"name": {"type": "string"},
+				"note": {"type": "string"},
+				"kids": {
+					"type": "array",
+					"items": {"anyOf": [{"$ref": "#/$defs/tree"}, {"type": "string"}]},
+				},
+			},
+			"required": ["name"],
+			"additionalProperties": False,
+		}
+	},
+	"properties": {"top": {"anyOf": [{"$ref": "#/$defs/tree"}, {"type": "integer"}]}},
+	"required": ["top"],
+	"additionalProperties": False,
+}
+
+
+def test_openai_restores_a_recursive_definition_reached_through_a_union() -> None:
+	"""A tree in an anyOf branch (at the top and inside itself) comes back without OpenAI's nulls."""
+	import jsonschema
+
+	fitted = fit(envelope([ToolSchema("t.forest", FOREST)], output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	tree = {
+		"name": "a",
+		"note": None,
+		"kids": [
+			{"name": "b", "note": None, "kids": None},
+			"leaf",
+			{"name": "c", "note": "x", "kids": []},
+		],
+	}
+	reply = {"commands": [{"type": "callTool", "tool": "t.forest", "input": {"top": tree}}]}
+	jsonschema.validate(reply, fitted.schema)  # what OpenAI may send under the schema it got
+	restored = fitted.restore(copy.deepcopy(reply))["commands"][0]["input"]
+	assert restored == {
+		"top": {
+			"name": "a",
+			"kids": [{"name": "b"}, "leaf", {"name": "c", "note": "x", "kids": []}],
+		}
+	}
+	jsonschema.validate(restored, FOREST)
+
+
+def test_openai_keeps_an_explicit_null_a_recursive_definition_allows() -> None:
+	"""An optional property whose recursive definition takes null keeps a null, as a plain one does."""
+	import jsonschema
+
+	chain = {
+		"type": "object",
+		"$defs": {
+			"link": {
+				"type": ["object", "null"],
+				"properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/link"}},
+				"required": ["v"],
+				"additionalProperties": False,
+			}
+		},
+		"properties": {"head": {"$ref": "#/$defs/link"}},
+		"additionalProperties": False,
+	}
+	fitted = fit(envelope([ToolSchema("t.chain", chain)], output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	for given in ({"head": None}, {"head": {"v": 1, "next": None}}):
+		reply = {"commands": [{"type": "callTool", "tool": "t.chain", "input": given}]}
+		jsonschema.validate(reply, fitted.schema)
+		assert fitted.restore(copy.deepcopy(reply))["commands"][0]["input"] == given
+
+
+def test_recursive_definitions_of_two_tools_never_share_a_name() -> None:
+	"""Two tools whose definition names would read alike each keep their own in the root's $defs."""
+	import jsonschema
+
+	def tree(leaf: str) -> dict[str, Any]:
+		return {
+			"type": "object",
+			"properties": {"v": {"type": leaf}, "kids": {"type": "array", "items": {"$ref": "#"}}},
+			"required": ["v", "kids"],
+			"additionalProperties": False,
+		}
+
+	long = "x" * 70
+	for first, second in (("a.b", "a_b"), (f"{long}.one", f"{long}.two")):
+		tools = [ToolSchema(first, tree("string")), ToolSchema(second, tree("integer"))]
+		fitted = fit(envelope(tools, output=None), OPENAI)
+		assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+		assert len(fitted.schema["$defs"]) == 2
+		for handle, v in ((first, "s"), (second, 1)):
+			reply = {
+				"commands": [
+					{
+						"type": "callTool",
+						"tool": handle,
+						"input": {"v": v, "kids": [{"v": v, "kids": []}]},
+					}
+				]
+			}
+			jsonschema.validate(reply, fitted.schema)
+
+
+def test_the_roots_definitions_count_toward_openais_limits() -> None:
+	"""Properties in the root's $defs count, and definition names count as characters."""
+	from openmolt_core.structured import fit_schema
+
+	props: dict[str, Any] = {f"p{i}": {"type": "string"} for i in range(2600)}
+	props["kids"] = {"type": "array", "items": {"$ref": "#"}}
+	tree = {"type": "object", "properties": props, "required": list(props)}
+	tree["additionalProperties"] = False
+	fitted = fit_schema(tree, OPENAI)  # the root and its definition: 5,202 properties
+	assert fitted.mode == "off"
+	assert fitted.notes == ("5202 object properties (the openai limit is 5000)",)
+	named = {"$defs": {"n" * 40: {"type": "object", "properties": {"ab": {"type": "string"}}}}}
+	assert measure(named).string_length == 42 and measure(named).properties == 1
+
+
+@pytest.mark.parametrize(
+	("dialect", "fmt", "sent"),
+	[
+		(OPENAI, "uri", False),
+		(GEMINI, "email", False),
+		(OPENAI_FINE_TUNED, "date-time", False),
+		(ANTHROPIC, "uri", True),
+		(OPENAI, "date-time", True),
+	],
+	ids=lambda v: getattr(v, "name", str(v)),
+)
+def test_a_checked_format_the_provider_lacks_is_named_as_relaxed(
+	dialect: SchemaDialect, fmt: str, sent: bool
+) -> None:
+	"""A format the loop checks and the provider lacks is listed as checked by OpenMolt only."""
+	schema, fitted = _input(_with({"type": "string", "format": fmt}), dialect)
+	assert ("format" in schema["properties"]["v"]) is sent
+	assert ("format" in fitted.relaxed) is not sent
+	_, unchecked = _input(_with({"type": "string", "format": "color"}), dialect)
+	assert "format" not in unchecked.relaxed  # an annotation: nobody checks it
+
+
+@pytest.mark.parametrize(
+	"defs",
+	[
+		{"X": {"$ref": "#/$defs/X"}},
+		{"X": {"$ref": "#/$defs/Y"}, "Y": {"$ref": "#/$defs/X"}},
+		{"X": {"$ref": "#/$defs/X", "description": "Itself."}},
+		{"X": {"anyOf": [{"$ref": "#/$defs/X"}]}},
+	],
+	ids=["itself", "a pair", "with a sibling", "a union of itself"],
+)
+def test_a_definition_that_is_only_a_reference_to_itself_falls_back(defs: dict[str, Any]) -> None:
+	"""A $ref cycle with no schema in it has no strict form: its tool's input goes as JSON text."""
+	tool = {
+		"type": "object",
+		"properties": {"a": {"$ref": "#/$defs/X"}},
+		"required": ["a"],
+		"$defs": defs,
+	}
+	fitted = fit(envelope([ToolSchema("t.x", tool)], output=None), OPENAI)
+	assert fitted.mode == "partial" and fitted.encoded == {"t.x"}, fitted.notes
+	assert fitted.schema is not None and "$defs" not in fitted.schema
+	reply = {"commands": [{"type": "callTool", "tool": "t.x", "input": '{"a": "q"}'}]}
+	assert fitted.restore(reply)["commands"][0]["input"] == {"a": "q"}
+
+
+def test_a_defaulted_recursive_property_has_no_sibling_beside_its_ref() -> None:
+	"""OpenAI takes no keyword beside a $ref: a default's note goes on a union around it."""
+	from openai.lib._pydantic import _ensure_strict_json_schema
+
+	node = copy.deepcopy(LINKED["$defs"]["node"])
+	tool = {
+		"type": "object",
+		"properties": {"head": {"$ref": "#/$defs/node", "default": {"v": 0}}},
+		"$defs": {"node": node},
+	}
+	fitted = fit(envelope([ToolSchema("t.x", tool)], output=None), OPENAI)
+	assert fitted.mode == "strict" and fitted.schema is not None, fitted.notes
+	schema, _ = _input(ToolSchema("t.x", tool), OPENAI)
+	assert schema["properties"]["head"] == {
+		"anyOf": [{"$ref": "#/$defs/t_x_input_head_node"}],
+		"description": 'Default: {"v": 0}.',
+	}
+	sent = copy.deepcopy(fitted.schema)
+	assert _ensure_strict_json_schema(sent, path=(), root=sent) == fitted.schema

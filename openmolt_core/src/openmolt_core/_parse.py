@@ -104,13 +104,40 @@ class ParsedReply:
 	ignored: list[str] = field(default_factory=list)
 
 
-_THINK = LazyPattern(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
+# A think tag, or a string to pass over whole (terminated or not; possessive: no backtracking).
+_THINK_OPEN = LazyPattern(r'<think(?:ing)?>|"(?:[^"\\]++|\\.)*+"?', re.I | re.S)
+_THINK_CLOSE = LazyPattern(r"</think(?:ing)?>", re.I)
 # One token per string (terminated or not) or bracket; possessive, so no backtracking.
 _TOKENS = LazyPattern(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
 
 
+def _unthink(text: str) -> str:
+	"""``text`` without its ``<think>...</think>`` blocks, in one pass.
+
+	A block is one outside a JSON string: a string is passed over whole, so a value that
+	speaks of think tags keeps them (``"output": "wrap it in <think></think>"``; they were cut
+	out of it). Each search starts where the last one ended: a block with no end means no later
+	one has one either, so the rest stays as it is (a pattern with a lazy ``.*?`` read the rest
+	again from every unclosed tag: a megabyte of them took minutes).
+	"""
+	kept: list[str] = []
+	pos = 0
+	while (found := _THINK_OPEN().search(text, pos)) is not None:
+		if found.group().startswith('"'):
+			kept.append(text[pos : found.end()])
+			pos = found.end()
+			continue
+		closed = _THINK_CLOSE().search(text, found.end())
+		if closed is None:
+			break
+		kept.append(text[pos : found.start()])
+		pos = closed.end()
+	kept.append(text[pos:])
+	return "".join(kept)
+
+
 def _strip(text: str) -> str:
-	s = _THINK().sub("", text).strip() if "<think" in text.lower() else text.strip()
+	s = _unthink(text).strip() if "<think" in text.lower() else text.strip()
 	if s.startswith("```"):
 		s = s.split("\n", 1)[1] if "\n" in s else ""
 		end = s.rfind("```")

@@ -181,6 +181,7 @@ class _EnvelopeFit:
 		self.envelope = envelope
 		self.dialect = dialect
 		self.notes: list[str] = []
+		self.taken: set[str] = set()  # the root's $defs names, shared by every part's fitter
 
 	def part(
 		self,
@@ -202,8 +203,10 @@ class _EnvelopeFit:
 			relaxed |= inner[2]
 			defs = inner[3]
 		metrics = self.measure(schema)
-		for definition in defs.values():  # the root's $defs: measured where they are sent
-			metrics = metrics + measure(definition, long_enum_values=self.dialect._long_values())
+		if defs:  # the root's $defs (their names and schemas): measured where they are sent
+			metrics = metrics + measure(
+				{"$defs": defs}, long_enum_values=self.dialect._long_values()
+			)
 		return _Part(key, schema, repair, metrics, relaxed, defs)
 
 	def measure(self, variant: dict[str, Any]) -> Metrics:
@@ -218,7 +221,7 @@ class _EnvelopeFit:
 		from openmolt_core._support.schemafit import Fitter
 
 		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
-		fitter = Fitter(dialect, prefix=f"{prefix}_")
+		fitter = Fitter(dialect, prefix=f"{prefix}_", taken=self.taken)
 		fitted, repair = fitter.fit(schema, where)
 		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)
 

@@ -21,8 +21,9 @@ The rules, for every dialect:
   with ``properties`` is sent with those properties only (closed where the dialect closes
   objects): its declared properties are what a tool reads.
 - Annotations (``title``, ``examples``...) are dropped; ``description`` is kept when the dialect
-  knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's) are dropped and recorded
-  in `Fitter.relaxed`: the provider does not enforce them, the loop's validation does.
+  knows it. Assertions the dialect lacks (``maxLength`` in Anthropic's, and a ``format`` the
+  loop checks, ``uri`` in OpenAI's) are dropped and recorded in `Fitter.relaxed`: the provider
+  does not enforce them, the loop's validation does.
 
 Repairs (`ObjectRepair`, `ArrayRepair`, `UnionRepair`, `RefRepair`, `Decode`) follow the fitted
 schema, never the value, so a value nested deeper than its schema costs nothing and cannot make
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,6 +249,28 @@ class NoStrictForm(Exception):
 	"""A sub-schema has no form in the dialect (the message says where and why)."""
 
 
+class _Open:
+	"""A definition being fitted (`Fitter._recursing`), for the references met inside it.
+
+	Args:
+		name: Its name in the root's ``$defs``.
+		holder: Its repair, set once it is fitted.
+		source: Its source schema (what a union or a nullable property reads of it until its
+			fitted form is known).
+		levels: `Fitter._levels` where it started: a reference to it must be deeper.
+	"""
+
+	__slots__ = ("holder", "levels", "name", "source", "used")
+
+	def __init__(self, name: str, holder: RefRepair, source: Any, levels: int) -> None:
+		self.name = name
+		self.holder = holder
+		self.source = source
+		self.levels = levels
+		self.used = False
+		"""Whether a reference to it was met (then it goes to the root's ``$defs``)."""
+
+
 # schema helpers -----------------------------------------------------------------------------
 
 
@@ -290,6 +313,24 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
 	if "items" in schema or "prefixItems" in schema:
 		return ["array"]
 	return []
+
+
+def _plainly_nullable(schema: Any, nesting: int) -> bool:
+	"""Whether a source sub-schema says plainly that it accepts ``null`` (its fitted form does too).
+
+	Any shape is read (it may not have been checked yet); a union is read to `_MAX_NESTING`.
+	"""
+	if not isinstance(schema, dict) or nesting > _MAX_NESTING:
+		return False
+	kind, values = schema.get("type"), schema.get("enum")
+	if schema.get("nullable") is True or kind == "null":
+		return True
+	if (isinstance(kind, list) and "null" in kind) or (isinstance(values, list) and None in values):
+		return True
+	if "const" in schema and schema["const"] is None:
+		return True
+	branches = schema.get("anyOf")
+	return isinstance(branches, list) and any(_plainly_nullable(b, nesting + 1) for b in branches)
 
 
 def _match(schema: Mapping[str, Any]) -> Match:
@@ -396,7 +437,8 @@ class Metrics:
 		properties: Object properties, all objects together.
 		depth: Object and array levels on the longest path (the root is level 1).
 		enum_values: ``enum`` values, all enums together.
-		string_length: Characters of property names and ``enum``/``const`` values.
+		string_length: Characters of property names, ``enum``/``const`` values and the root's
+			definition names.
 		optional: Properties not listed in their object's ``required``.
 		unions: Sub-schemas with ``anyOf`` or a list of types.
 		size: Bytes of the schema as compact JSON.
@@ -438,6 +480,12 @@ def measure(schema: Any, *, long_enum_values: int = 250) -> Metrics:
 	"""
 	m = Metrics(size=len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode()))
 	_walk(schema, 0, m, long_enum_values)
+	defs = schema.get("$defs") if isinstance(schema, dict) else None
+	for name, definition in defs.items() if isinstance(defs, dict) else ():
+		# The root's definitions (recursive ones, OpenAI): each is a root of its own, and its
+		# name counts as a property name does.
+		m.string_length += len(name)
+		_walk(definition, 0, m, long_enum_values)
 	return m
 
 
@@ -590,8 +638,15 @@ class Fitter:
 	defs: dict[str, dict[str, Any]] = field(default_factory=dict)
 	"""Recursive definitions, for the root ``$defs`` of the schema sent (``recursive_refs``)."""
 	prefix: str = ""
-	"""Starts the names of `defs` (the tool's handle), so that tools' definitions never clash."""
-	_recursing: dict[str, tuple[str, RefRepair, list[bool]]] = field(default_factory=dict)
+	"""Starts the names of `defs` (the tool's handle), so that they read as the tool's."""
+	taken: set[str] = field(default_factory=set)
+	"""Names of definitions that go to the same root's ``$defs``, shared by the fitters of one
+	schema sent (each tool's): a handle's name may read as another's once made ``[A-Za-z0-9_-]``
+	and cut to 60 characters (``a.b`` and ``a_b``), and a clash would give one tool the other's."""
+	_recursing: dict[str, _Open] = field(default_factory=dict)
+	"""The definitions being fitted, by ``$ref``."""
+	_levels: int = 0
+	"""Objects and arrays entered on the path being fitted (a recursion must pass through one)."""
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -610,19 +665,31 @@ class Fitter:
 		self, ref: str, target: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
 	) -> tuple[dict[str, Any], Repair | None, Any]:
 		"""Fit a ``$ref``'s target; when it refers to itself, as a definition in `defs`."""
-		name = _def_name(f"{self.prefix}{where}", ref, self.defs, self._recursing)
+		name = _def_name(
+			f"{self.prefix}{where}", ref, self.defs.keys() | self.taken, self._recursing
+		)
 		holder = RefRepair()
-		used = [False]
-		self._recursing[ref] = (name, holder, used)
+		entry = self._recursing[ref] = _Open(name, holder, target, self._levels)
 		try:
 			fitted, repair, default = self.node(target, root, (*refs, ref), where, nesting + 1)
 		finally:
 			del self._recursing[ref]
-		if not used[0]:
+		if not entry.used:
 			return fitted, repair, default
 		self.defs[name] = fitted
+		self.taken.add(name)
 		holder.target = repair
 		return {"$ref": f"#/$defs/{name}"}, (holder if repair is not None else None), default
+
+	def _child(
+		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
+	) -> tuple[dict[str, Any], Repair | None, Any]:
+		"""`node` for a property's or an item's schema: one object or array level down."""
+		self._levels += 1
+		try:
+			return self.node(schema, root, refs, where, nesting)
+		finally:
+			self._levels -= 1
 
 	def node(
 		self, schema: Any, root: Any, refs: tuple[str, ...], where: str, nesting: int
@@ -636,9 +703,13 @@ class Fitter:
 		if "$ref" in schema:
 			ref = schema["$ref"]
 			if ref in self._recursing:  # a definition that refers to itself (recursive_refs)
-				name, holder, used = self._recursing[ref]
-				used[0] = True
-				return {"$ref": f"#/$defs/{name}"}, holder, default
+				entry = self._recursing[ref]
+				if entry.levels == self._levels:
+					# Reached again with no object or array in between ({"$ref": itself}, or an
+					# anyOf of itself): no value ever ends it, and its repair would call itself.
+					raise NoStrictForm(f"{where}: $ref {ref!r} refers to itself and nothing else")
+				entry.used = True
+				return {"$ref": f"#/$defs/{entry.name}"}, entry.holder, default
 			if ref in refs or ref == "#":
 				raise NoStrictForm(f"{where}: recursive $ref {ref!r}")
 			target = _resolve(root, ref, where)
@@ -679,6 +750,79 @@ class Fitter:
 		fitted, repair = self._plain(schema, root, refs, where, nesting)
 		return fitted, repair, default
 
+	def _target(self, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None, Any] | None:
+		"""A fitted ``{"$ref": ...}``'s name, definition and source; None for another sub-schema.
+
+		The definition is None while it is being fitted; the source is known only then.
+		"""
+		ref = schema.get("$ref")
+		if not isinstance(ref, str):
+			return None
+		name = ref.rsplit("/", 1)[-1]
+		source = next((e.source for e in self._recursing.values() if e.name == name), None)
+		return name, self.defs.get(name), source
+
+	def _match(self, schema: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> Match:
+		"""`_match` of a fitted sub-schema, through its ``$ref``s into `defs`.
+
+		A definition still being fitted is read from its source (`_source_match`); one met again
+		on its own path adds nothing (``{"anyOf": [{"$ref": X}, ...]}`` inside X).
+		"""
+		target = self._target(schema)
+		if target is not None:
+			name, definition, source = target
+			if name in seen:
+				return Match(frozenset())
+			if definition is not None:
+				return self._match(definition, seen | {name})
+			return self._source_match(source)
+		if "anyOf" in schema:
+			kinds = frozenset().union(*(self._match(s, seen).kinds for s in schema["anyOf"]))
+			return Match(kinds)
+		return _match(schema)
+
+	def _source_match(self, schema: Any) -> Match:
+		"""A necessary test for values of a source sub-schema (a definition not fitted yet).
+
+		Its fitted form keeps its type and its ``required`` (every property, where the dialect
+		requires all) and, in a dialect that closes objects, its properties as the only keys; a
+		schema whose kinds are not plain to see (a union, a reference, ``nullable``) lets every
+		value through.
+		"""
+		hidden = {"anyOf", "oneOf", "allOf", "$ref", "nullable"}
+		if not isinstance(schema, dict) or hidden & schema.keys():
+			return Match(_JSON_TYPES)
+		try:
+			found = _match(schema)
+		except (TypeError, ValueError):  # not read yet, so not checked yet: it has no form
+			return Match(_JSON_TYPES)
+		if not found.kinds:
+			return Match(_JSON_TYPES)
+		props = schema.get("properties")
+		if "object" not in found.kinds or not isinstance(props, dict):
+			return found
+		names = frozenset(str(p) for p in props)
+		required = found.required | names if self.dialect.require_all else found.required
+		allowed = names if self.dialect.closed_objects else found.allowed
+		return Match(found.kinds, required, allowed)
+
+	def _accepts_null(self, schema: Mapping[str, Any], seen: frozenset[str] = frozenset()) -> bool:
+		"""`accepts_null` of a fitted sub-schema, through its ``$ref``s into `defs`.
+
+		A definition still being fitted accepts null when its source says so plainly.
+		"""
+		target = self._target(schema)
+		if target is not None:
+			name, definition, source = target
+			if name in seen:
+				return False
+			if definition is None:
+				return _plainly_nullable(source, 0)
+			return self._accepts_null(definition, seen | {name})
+		if accepts_null(schema):
+			return True
+		return any(self._accepts_null(s, seen) for s in schema.get("anyOf", ()))
+
 	def _deref(self, schema: Any, root: Any, refs: tuple[str, ...], where: str) -> dict[str, Any]:
 		"""A branch with its top-level ``$ref`` resolved (to read its tags or merge it)."""
 		if not isinstance(schema, dict):
@@ -714,7 +858,7 @@ class Fitter:
 		self._annotate(schema, out)
 		if all(r is None for r in repairs):
 			return out, None
-		matches = [_match(f) for f in fitted]
+		matches = [self._match(f) for f in fitted]
 		for i, (mi, ri) in enumerate(zip(matches, repairs, strict=True)):
 			for mj, rj in zip(matches[i + 1 :], repairs[i + 1 :], strict=True):
 				if ri != rj and mi.overlaps(mj):
@@ -751,8 +895,11 @@ class Fitter:
 				out["const"] = schema["const"]
 			else:
 				out["enum"] = list(values)
-		if isinstance(schema.get("format"), str) and schema["format"] in d.formats:
-			out["format"] = schema["format"]
+		form = schema.get("format")
+		if isinstance(form, str) and form in d.formats:
+			out["format"] = form
+		elif isinstance(form, str) and _checked_format(form):
+			self.relaxed.add("format")  # the provider lets any string through; the loop does not
 		# In the schema's own key order, never a set's: the request bytes (and the provider's
 		# prompt cache) must not depend on PYTHONHASHSEED.
 		for key in [k for k in schema if k in ASSERTIONS]:
@@ -780,7 +927,7 @@ class Fitter:
 		elif "array" in kinds:
 			if "items" not in schema or not isinstance(schema["items"], dict):
 				raise NoStrictForm(f"{where}: array items allow any value")
-			items, item_repair, _ = self.node(
+			items, item_repair, _ = self._child(
 				schema["items"], root, refs, f"{where}[]", nesting + 1
 			)
 			out["items"] = items
@@ -807,7 +954,7 @@ class Fitter:
 			raise NoStrictForm(f"{where}: prefixItems is not a list of schemas")
 		fitted = []
 		for i, sub in enumerate(prefix):
-			item, item_repair, _ = self.node(sub, root, refs, f"{where}[{i}]", nesting + 1)
+			item, item_repair, _ = self._child(sub, root, refs, f"{where}[{i}]", nesting + 1)
 			if item_repair is not None:
 				raise NoStrictForm(f"{where}[{i}]: a tuple item that needs a repair")
 			fitted.append(item)
@@ -821,7 +968,7 @@ class Fitter:
 				raise NoStrictForm(f"{where}: a closed tuple needs maxItems")
 			out["maxItems"] = min(len(prefix), out.get("maxItems", len(prefix)))
 		elif isinstance(rest, dict):
-			item, item_repair, _ = self.node(rest, root, refs, f"{where}[]", nesting + 1)
+			item, item_repair, _ = self._child(rest, root, refs, f"{where}[]", nesting + 1)
 			if item_repair is not None:
 				raise NoStrictForm(f"{where}[]: tuple items that need a repair")
 			out["items"] = item
@@ -880,7 +1027,7 @@ class Fitter:
 		names: list[str] = []
 		repairs: list[tuple[str, bool, Repair | None]] = []
 		for name, sub in props.items():
-			child, repair, default = self.node(
+			child, repair, default = self._child(
 				sub, root, refs, f"{where}.{name}" if where != "(root)" else name, nesting + 1
 			)
 			drop_null = False
@@ -891,7 +1038,7 @@ class Fitter:
 				names.append(name)
 			elif d.require_all:
 				names.append(name)
-				if not accepts_null(child):
+				if not self._accepts_null(child):
 					child, drop_null = nullable(child, type_lists=d.type_lists), True
 			fitted[str(name)] = child
 			if drop_null or repair is not None:
@@ -901,7 +1048,7 @@ class Fitter:
 		if d.closed_objects or extra is False:
 			out["additionalProperties"] = False
 		elif isinstance(extra, dict):
-			out["additionalProperties"], extra_repair, _ = self.node(
+			out["additionalProperties"], extra_repair, _ = self._child(
 				extra, root, refs, f"{where}.*", nesting + 1
 			)
 			if extra_repair is not None:
@@ -913,15 +1060,26 @@ class Fitter:
 		if "description" not in self.dialect.keywords or not self.describe_defaults:
 			return schema
 		note = f"Default: {json.dumps(default, ensure_ascii=False)[:80]}."
+		if "$ref" in schema:
+			# No keyword may stand beside a $ref (OpenAI's SDK unravels one that has a sibling):
+			# the note goes on a union of the one reference.
+			return {"anyOf": [schema], "description": note}
 		text = schema.get("description")
 		return {**schema, "description": f"{text} {note}" if text else note}
 
 
-def _def_name(where: str, ref: str, defs: Mapping[str, Any], busy: Mapping[str, Any]) -> str:
+def _checked_format(form: str) -> bool:
+	"""Whether the loop's validator rejects a string that does not fit this ``format``."""
+	from openmolt_core._support.jsonschema import CHECKED_FORMATS  # a format dropped: rare
+
+	return form in CHECKED_FORMATS
+
+
+def _def_name(where: str, ref: str, defs: Set[str], busy: Mapping[str, _Open]) -> str:
 	"""A ``$defs`` name for a recursive definition: readable, unique, ``[A-Za-z0-9_-]`` only."""
 	tail = "root" if ref == "#" else ref.rsplit("/", 1)[-1]
 	base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{where}_{tail}").strip("_")[:60] or "def"
-	taken = set(defs) | {entry[0] for entry in busy.values()}
+	taken = set(defs) | {entry.name for entry in busy.values()}
 	name, n = base, 1
 	while name in taken:
 		n += 1

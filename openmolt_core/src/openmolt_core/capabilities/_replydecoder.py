@@ -147,6 +147,9 @@ class ReplyDecoder:
 	_raw: tuple[int, int, int] | None = None  # (command index, depth, offset reported to)
 	_started: bool = False
 	_stopped: bool = False
+	# Think tags before the reply's value, counted once each: (opened, closed, the offsets each
+	# count goes on from).
+	_think: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
 
 	def feed(self, chunk: str) -> list[ReplyPiece]:
 		"""Read the next chunk of the reply.
@@ -415,9 +418,18 @@ class ReplyDecoder:
 	# helpers --------------------------------------------------------------------------------
 
 	def _thinking(self) -> bool:
-		"""Whether the current offset is inside a ``<think>`` block (the parser drops those)."""
-		before = self._text[: self._pos].lower()
-		return before.count("<think") > before.count("</think")
+		"""Whether the current offset is inside a ``<think>`` block (the parser drops those).
+
+		The tags are counted as the offset moves on, each once (counting them again in the
+		whole text before every bracket took time in the square of its length).
+		"""
+		counts, pos = self._think, self._pos
+		for i, tag in enumerate(("<think", "</think")):
+			start = counts[2 + i]
+			if pos > start:
+				counts[i] += self._text[start:pos].lower().count(tag)
+				counts[2 + i] = max(start, pos - len(tag) + 1)  # a tag cut at pos: counted later
+		return counts[0] > counts[1]
 
 	def _command_index(self, frame: _Frame) -> int | None:
 		"""The command index of an object's fields, when the object is a command."""

@@ -93,7 +93,9 @@ async def _one(
 			elif dtype == "input_json_delta":
 				partial.setdefault(index, []).append(str(delta.get("partial_json") or ""))
 			elif dtype == "citations_delta":
-				block.setdefault("citations", []).append(delta.get("citation"))
+				if not isinstance(block.get("citations"), list):
+					block["citations"] = []  # a text block opens with "citations": null
+				block["citations"].append(delta.get("citation"))
 		elif kind == "content_block_stop":
 			index = position(data.get("index", 0))
 			for chunk in _rest(blocks, texts, index):
