@@ -75,7 +75,7 @@ async def test_the_channel_sends_exactly_those_shapes() -> None:
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(name="A", model=ScriptedModel([]))
 	settings = TelegramChannel.model_validate(
-		{"type": "telegram", "token": "1:t", "allowEveryone": True}
+		{"type": "telegram", "token": "1:TEST-telegram-token", "allowEveryone": True}
 	)
 	from anyio import create_task_group
 
