@@ -82,3 +82,26 @@ async def test_the_connection_guards_own_answers_carry_them_too() -> None:
 	assert head.startswith("http/1.1 408")
 	for name, value in SECURITY_HEADERS:
 		assert f"{name.lower()}: {value.lower()}" in head
+
+
+async def test_a_route_that_fails_answers_500_with_the_headers_too(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Starlette's own error answer (outside every middleware a route list gets) is secured."""
+	import openmolt_serve.server as server_module
+
+	async def broken(*args: object, **kwargs: object) -> None:
+		raise RuntimeError("the handler broke")
+
+	monkeypatch.setattr(server_module, "handle_webhook", broken)
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Triage", model=ScriptedModel([]))
+	triggers = Triggers.model_validate(
+		{"webhook": {"secret": "webhook-secret-for-tests", "scheme": "hmac"}}
+	)
+	async with TriggerServer([(agent, triggers)], port=0) as server:
+		async with httpx.AsyncClient(base_url=server.url) as http:
+			failed = await http.post("/hooks/Triage", content=b"{}")
+	await om.aclose()
+	assert failed.status_code == 500
+	assert_secured(failed, "500")

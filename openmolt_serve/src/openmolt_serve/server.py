@@ -230,10 +230,11 @@ class TriggerServer:
 		]
 		routes += self._a2a_mounts()
 		# Every response masked with the secrets known now, as the viewer's (openmolt_ui._shown),
-		# and with the security headers every answer of ours carries (openmolt_ui._secured): a
-		# refusal, a 404 of no route, an A2A or AG-UI answer as well as the callback's pages.
-		middleware = [Middleware(SecuredResponses), Middleware(MaskedResponses)]
-		return Starlette(routes=routes, middleware=middleware)
+		# and with the security headers every answer of ours carries (openmolt_ui._secured),
+		# outside Starlette's own error handler: a refusal, a 404 of no route, a 500, an A2A or
+		# AG-UI answer as well as the callback's pages.
+		app = Starlette(routes=routes, middleware=[Middleware(MaskedResponses)])
+		return SecuredResponses(app)
 
 	def _a2a_mounts(self) -> list[BaseRoute]:
 		from urllib.parse import quote
