@@ -1288,6 +1288,22 @@ def test_a_token_url_on_the_api_s_own_site_needs_no_allow_list(base: str, token_
 		("https://mine.github.io", "https://theirs.github.io/token"),
 		("https://api.example.co.uk", "https://evil.co.uk/token"),
 		("https://shop.herokuapp.com", "https://other.herokuapp.com/token"),
+		# a hosting domain whose tenants live deeper (the Public Suffix List's s3.amazonaws.com,
+		# execute-api.<region>.amazonaws.com): a name under it is its tenant's alone
+		("https://bucket.s3.amazonaws.com", "https://evil.s3.amazonaws.com/token"),
+		(
+			"https://abc.execute-api.us-east-1.amazonaws.com/prod",
+			"https://evil.execute-api.us-east-1.amazonaws.com/token",
+		),
+		# multi-tenant platforms the list did not name: Cloud Run, Cloud Functions, Supabase
+		("https://svc-abc-uc.a.run.app", "https://evil-uc.a.run.app/token"),
+		(
+			"https://us-central1-mine.cloudfunctions.net",
+			"https://us-central1-evil.cloudfunctions.net/t",
+		),
+		("https://project.supabase.co", "https://evil.supabase.co/token"),
+		("https://mine.azurestaticapps.net", "https://evil.azurestaticapps.net/token"),
+		("https://mine.trycloudflare.com", "https://evil.trycloudflare.com/token"),
 	],
 )
 def test_a_shared_hosting_suffix_is_no_common_site(base: str, token_url: str) -> None:

@@ -180,6 +180,8 @@ class FakeSlack:
 	posted: list[dict[str, Any]] = field(default_factory=list)
 	updated: list[dict[str, Any]] = field(default_factory=list)
 	auth: list[str] = field(default_factory=list)
+	unfurls: list[dict[str, Any]] = field(default_factory=list)
+	"""Each chat.postMessage's unfurl parameters (taken out of what `posted` records)."""
 
 	def app(self) -> ASGIApp:
 		async def post_message(request: Request) -> Response:
@@ -189,6 +191,9 @@ class FakeSlack:
 			body = await request.json()
 			if not body.get("channel") or not body.get("text"):
 				return JSONResponse({"ok": False, "error": "no_text"})
+			self.unfurls.append(
+				{k: body.pop(k) for k in ("unfurl_links", "unfurl_media") if k in body}
+			)
 			self.posted.append(body)
 			return JSONResponse(
 				{"ok": True, "channel": body["channel"], "ts": f"17000000{len(self.posted)}.0001"}

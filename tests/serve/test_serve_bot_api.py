@@ -32,6 +32,7 @@ SENT = {
 		"chat_id": "42",
 		"text": "hi",
 		"reply_parameters": {"message_id": 10010, "allow_sending_without_reply": True},
+		"link_preview_options": {"is_disabled": True},
 	},
 }
 
@@ -74,7 +75,7 @@ async def test_the_channel_sends_exactly_those_shapes() -> None:
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(name="A", model=ScriptedModel([]))
 	settings = TelegramChannel.model_validate(
-		{"type": "telegram", "token": "1:t", "allowEveryone": True}
+		{"type": "telegram", "token": "1:TEST-telegram-token", "allowEveryone": True}
 	)
 	from anyio import create_task_group
 
@@ -90,3 +91,4 @@ async def test_the_channel_sends_exactly_those_shapes() -> None:
 	for method, params in SENT.items():
 		assert calls[method].keys() == params.keys(), method
 	assert calls["sendMessage"]["reply_parameters"] == SENT["sendMessage"]["reply_parameters"]
+	assert calls["sendMessage"]["link_preview_options"] == {"is_disabled": True}

@@ -29,7 +29,7 @@ async def _chat(tmp_path: Path) -> tuple[OpenMolt, Conversations, Any, SQLiteSes
 	agent = om.create_agent(
 		name="Helper", model=ScriptedModel([finish("paid", human_message="Paid INV-2.")])
 	)
-	channel = {"type": "telegram", "token": "1:x", "allowedUsers": [42]}
+	channel = {"type": "telegram", "token": "1:TEST-telegram-token", "allowedUsers": [42]}
 	settings = Triggers.model_validate({"channels": [channel]}).channels[0]
 
 	async def send(_: Any, __: str) -> None:

@@ -108,3 +108,42 @@ def test_an_a2a_value_whose_keys_mask_alike_keeps_them_all() -> None:
 	value = {"metadata": {SECRET: 1, other: 2}, SECRET: {"parts": []}, other: 3}
 	out = screened(value, frozenset({SECRET, other}))
 	assert out == {"metadata": {MASK: 1, f"{MASK} 2": 2}, MASK: {"parts": []}, f"{MASK} 2": 3}
+
+
+async def test_text_of_any_type_the_route_names_or_none_is_masked() -> None:
+	"""What is unknown is masked: a JSON subtype, a type in capitals, NDJSON, JavaScript, no type;
+	a body that is no UTF-8 text (a file's bytes) still passes as it is."""
+	om = OpenMolt(entry_points=False)
+	om.secrets.add(SECRET)
+	kinds = [
+		"application/vnd.api+json",
+		"Application/JSON",
+		"TEXT/HTML; charset=utf-8",
+		"application/x-ndjson",
+		"application/javascript",
+		None,
+	]
+
+	def route(kind: str | None) -> Route:
+		async def answer(request: object) -> Response:
+			return Response(f'{{"said": "{SECRET}"}}'.encode(), media_type=kind)
+
+		return Route(f"/{kinds.index(kind)}", answer)
+
+	async def caps_stream(request: object) -> Response:
+		async def body():  # type: ignore[no-untyped-def]
+			yield f"data: {SECRET[:9]}".encode()
+			yield f"{SECRET[9:]}\n\n".encode()
+
+		return StreamingResponse(body(), media_type="Text/Event-Stream")
+
+	app = Starlette(routes=[*map(route, kinds), Route("/stream", caps_stream)])
+	transport = httpx.ASGITransport(app=MaskedResponses(app))
+	async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+		for n, kind in enumerate(kinds):
+			answer = await http.get(f"/{n}")
+			assert SECRET not in answer.text and "[redacted]" in answer.text, kind
+			assert answer.headers["content-length"] == str(len(answer.content))
+		streamed = await http.get("/stream")
+		assert streamed.text == "data: [redacted]\n\n"
+	await om.aclose()

@@ -567,3 +567,23 @@ async def test_a_verdict_on_a_question_or_a_reason_names_what_it_judged(
 	assert request["reason"] == "[email] asked"
 	assert view["run"]["pending"]["message"] == "Is [email] right?"
 	await om.aclose()
+
+
+async def test_a_refusal_and_a_wrong_host_carry_the_security_headers_too(tmp_path: Path) -> None:
+	"""The 403 of a request without the token and the 400 of a foreign host are secured as pages."""
+	from openmolt_core._support.webheaders import SECURITY_HEADERS
+
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		base = _base(viewer)
+		refused = [
+			await http.get(f"{base}/api/state"),
+			await http.post(f"{base}/api/questions/q1", json={"answer": "x"}),
+			await http.get(f"{base}/api/state?token={viewer.token}", headers={"host": "evil.test"}),
+		]
+	assert [r.status_code for r in refused] == [403, 403, 400]
+	for response in refused:
+		for name, value in SECURITY_HEADERS:
+			if name == "Content-Security-Policy":
+				assert "frame-ancestors 'none'" in response.headers[name]
+			else:
+				assert response.headers.get(name) == value, (response.status_code, name)

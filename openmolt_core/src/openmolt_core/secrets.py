@@ -96,6 +96,7 @@ __all__ = [
 	"registered_keys",
 	"settings_secrets",
 	"spellings",
+	"strong_enough",
 	"url_secrets",
 	"watch",
 ]
@@ -242,6 +243,39 @@ _KEYS: dict[int, frozenset[str]] = {}  # by the id of a live owner (a dataclass 
 _DEAD: list[int] = []
 """Ids of owners that died, dropped from `_KEYS` under the lock at the next use: a finalizer may
 run inside any allocation, also one made while the lock is held, so it must not take it."""
+
+
+def strong_enough(secret: str, *, what: str) -> str:
+	"""A secret a server checks requests with (a token, a signing secret), if long enough.
+
+	Under `MIN_KEY` characters it is refused: no log, store or answer masks so short a secret
+	(`register_key` leaves it out), and it is too short to resist guessing (a webhook's secret
+	guessed is a payload anyone can sign). One rule for every such secret: a webhook's, a chat
+	channel's, an A2A or AG-UI token, the run viewer's token.
+
+	Args:
+		secret: The secret.
+		what: What it is, for the message (``the webhook secret of 'Triage'``); the message
+			says its length, never the secret.
+
+	Returns:
+		The secret, as given.
+
+	Raises:
+		ConfigurationError: It is shorter than `MIN_KEY` characters (surrounding spaces aside).
+	"""
+	size = len(secret.strip())
+	if size < MIN_KEY:
+		from openmolt_core.errors import ConfigurationError
+
+		if not size:
+			raise ConfigurationError(f"{what} is empty (only spaces): set it to the secret")
+		raise ConfigurationError(
+			f"{what} has {size} characters; give one of at least {MIN_KEY} (a shorter one is "
+			"too short to be masked in logs and stores; a long random one resists guessing): "
+			"python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+		)
+	return secret
 
 
 def register_key(owner: object, *keys: object) -> None:

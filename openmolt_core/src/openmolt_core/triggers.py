@@ -149,10 +149,13 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 		what: What it is, for the error (``the webhook secret of Triage``).
 
 	Raises:
-		ConfigurationError: Neither is set, or the variable is empty.
+		ConfigurationError: Neither is set, the variable is empty, or the secret is too short
+			to be masked or to resist guessing (`openmolt_core.secrets.strong_enough`).
 	"""
+	from openmolt_core.secrets import strong_enough
+
 	if value:
-		return value
+		return strong_enough(value, what=what)
 	found = os.environ.get(env or "", "")
 	if not found:
 		raise ConfigurationError(
@@ -160,7 +163,7 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 			if env
 			else f"{what} is not set"
 		)
-	return found
+	return strong_enough(found, what=f"{what} ({env})")
 
 
 Scheme = Literal["hmac", "standard", "github", "stripe", "slack", "shopify", "twilio"]

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from openmolt_core._support.masking import warn
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.connect import env_var
+from openmolt_core.secrets import strong_enough
 from openmolt_core.triggers import Triggers, secret_from
 
 __all__ = ["agent_env", "agent_secret", "check_distinct"]
@@ -66,7 +67,7 @@ def agent_secret(value: str | None, env: str | None, *, agent: str, key: str, wh
 	if old != name and old_value:
 		if not new_value:
 			_warn(f"{what} is read from {old}, its former name: rename the variable {name}")
-			return os.environ[old]
+			return strong_enough(os.environ[old], what=f"{what} ({old})")
 		if old_value != new_value:
 			_warn(
 				f"{what}: {name} and {old} (its former name) are both set, to different values; "

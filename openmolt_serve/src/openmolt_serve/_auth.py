@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from starlette.responses import Response
 
+from openmolt_core._support.webheaders import SECURITY_HEADERS
 from openmolt_core.accounts import ForeignConsentError
 from openmolt_core.errors import OpenMoltError
 from openmolt_ui._consent import UNREACHABLE, looked_at, masked, page
@@ -47,16 +48,9 @@ CALLBACK_ROUTE = "/auth/callback"
 """The route (`openmolt_core.accounts.CALLBACK_PATH`)."""
 
 
-_HEADERS = {
-	"Referrer-Policy": "no-referrer",  # the page's address holds the answer's code and state
-	"X-Content-Type-Options": "nosniff",
-	"X-Frame-Options": "DENY",
-	"Content-Security-Policy": (
-		"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-	),
-}
-"""What every answer of the route carries besides ``Cache-Control: no-store`` (the viewer's
-pages carry the same: `openmolt_ui.app.TokenGuard`)."""
+_HEADERS = {name: value for name, value in SECURITY_HEADERS if name != "Cache-Control"}
+"""What every answer of the route carries besides ``Cache-Control: no-store`` (every answer of
+the server carries them too: `openmolt_ui._secured`; the viewer's pages the same)."""
 
 
 async def handle_callback(

@@ -51,6 +51,8 @@ class LiveReplies:
 		limit: The most characters one message holds (longer text shows its start).
 		interval: The least seconds between two edits of one message.
 		clock: Tells the time (tests pass a fake one).
+		size: How many characters a text takes in a message (Slack's escapes take more than
+			one: `openmolt_serve.slack.shown_as_text`); default: its length.
 	"""
 
 	def __init__(
@@ -61,10 +63,12 @@ class LiveReplies:
 		limit: int,
 		interval: float = 1.0,
 		clock: Callable[[], float] = time.monotonic,
+		size: Callable[[str], int] = len,
 	) -> None:
 		self.post = post
 		self.edit = edit
 		self.limit = limit
+		self.size = size
 		self.interval = interval
 		self.clock = clock
 		self._runs: dict[str, _Live] = {}
@@ -99,7 +103,7 @@ class LiveReplies:
 		live = self._runs.pop(run_id, None)
 		if live is None or live.sent is None or live.broken:
 			return False
-		if len(text) > self.limit:
+		if self.size(text) > self.limit:
 			return False  # the usual reply splits it; the live message keeps its start
 		await self._show(live, text)
 		return not live.broken

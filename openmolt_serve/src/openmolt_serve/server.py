@@ -63,6 +63,7 @@ from openmolt_serve.slack import SlackApp
 from openmolt_serve.telegram import TelegramBot
 from openmolt_serve.webhooks import Webhook, handle_webhook
 from openmolt_ui._listen import EmbeddedServer, listen
+from openmolt_ui._secured import SecuredResponses
 from openmolt_ui._shown import MaskedResponses
 
 if TYPE_CHECKING:
@@ -228,8 +229,12 @@ class TriggerServer:
 			Route("/health", health),
 		]
 		routes += self._a2a_mounts()
-		# Every response masked with the secrets known now, as the viewer's (openmolt_ui._shown).
-		return Starlette(routes=routes, middleware=[Middleware(MaskedResponses)])
+		# Every response masked with the secrets known now, as the viewer's (openmolt_ui._shown),
+		# and with the security headers every answer of ours carries (openmolt_ui._secured),
+		# outside Starlette's own error handler: a refusal, a 404 of no route, a 500, an A2A or
+		# AG-UI answer as well as the callback's pages.
+		app = Starlette(routes=routes, middleware=[Middleware(MaskedResponses)])
+		return SecuredResponses(app)
 
 	def _a2a_mounts(self) -> list[BaseRoute]:
 		from urllib.parse import quote

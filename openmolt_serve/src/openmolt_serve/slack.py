@@ -17,7 +17,9 @@ event handled in the background:
 
 Replies use ``chat.postMessage`` (https://api.slack.com/methods/chat.postMessage) with the bot
 token, ``channel``, ``text`` (Slack truncates it past 40,000 characters: a longer reply is split)
-and ``thread_ts``; Slack answers ``200`` with ``ok: false`` on
+and ``thread_ts``, and no unfurl (`NO_UNFURL`); the text is shown as the run wrote it, never as
+Slack's markup (`shown_as_text`: no ``<!channel>`` or disguised link from a prompt injection).
+Slack answers ``200`` with ``ok: false`` on
 failure, which is checked. With ``stream: true`` the reply is posted as soon as the model starts
 writing it and grows by ``chat.update`` (`openmolt_serve._live`).
 """
@@ -49,13 +51,22 @@ from openmolt_serve._body import (
 from openmolt_serve._launch import Launcher
 from openmolt_serve._live import LiveReplies
 from openmolt_serve._seen import seen_store
-from openmolt_serve.chats import Conversations, Incoming, pieces
+from openmolt_serve.chats import Conversations, Incoming
 from openmolt_serve.signatures import ReplayGuard, SignatureError, verify
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["MAX_TEXT", "SLACK_API", "SlackApp", "SlackError", "incoming"]
+__all__ = [
+	"MAX_TEXT",
+	"NO_UNFURL",
+	"SLACK_API",
+	"SlackApp",
+	"SlackError",
+	"incoming",
+	"shown_as_text",
+	"text_pieces",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -65,7 +76,51 @@ SLACK_API = "https://slack.com/api"
 MAX_TEXT = 40_000
 """The most characters of a message's ``text`` (chat.postMessage and chat.update truncate it)."""
 
+NO_UNFURL: dict[str, Any] = {"unfurl_links": False, "unfurl_media": False}
+"""What every ``chat.postMessage`` asks: no unfurl. Slack's servers fetch a link of a message to
+show its preview, before anyone clicks: a reply a prompt injection wrote could send what the run
+read to any address in a link's query. A link stays a link the user may open."""
+
 _LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+(?:\|[^>]*)?>\s*")
+
+
+def shown_as_text(text: str) -> str:
+	"""A run's words as Slack shows them: as written, never as Slack's markup.
+
+	Slack reads ``<...>`` in a message's text as markup: ``<!channel>`` notifies everyone in the
+	channel, ``<https://a|b>`` shows one address and opens another, ``<@U1>`` mentions a person.
+	A run's reply is the model's, which a prompt injection may steer, so its three control
+	characters are escaped as Slack asks (``&amp;``, ``&lt;``, ``&gt;``): the text reads the
+	same, links are still linked where they are written in full, and nothing else is markup.
+
+	Args:
+		text: What the run said.
+	"""
+	return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _cut(text: str, most: int) -> int:
+	"""Where to cut escaped text to at most ``most`` characters, never inside an entity."""
+	if len(text) <= most:
+		return len(text)
+	start = text.rfind("&", max(most - 4, 0), most)  # an entity is at most 5 characters
+	return start if start > 0 and ";" not in text[start:most] else most
+
+
+def text_pieces(text: str, most: int = MAX_TEXT) -> list[str]:
+	"""A run's words shown as text (`shown_as_text`), cut into messages of at most ``most``.
+
+	Args:
+		text: What the run said.
+		most: The most characters of one message.
+	"""
+	escaped = shown_as_text(text)
+	out: list[str] = []
+	while len(escaped) > most:
+		at = _cut(escaped, most)
+		out.append(escaped[:at])
+		escaped = escaped[at:]
+	return [*out, escaped]
 
 
 def _without_mention(text: str, bot_user: str | None) -> str:
@@ -164,7 +219,11 @@ class SlackApp:
 		)
 		self.base_url = (settings.base_url or SLACK_API).rstrip("/")
 		self._http = http
-		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None
+		live = (
+			LiveReplies(self.post, self.edit, limit=MAX_TEXT, size=_shown_size)
+			if settings.stream
+			else None
+		)
 		self.conversations = Conversations(agent, settings, self.reply, launcher, live)
 		self.bot_user: str | None = None
 		self.guard = ReplayGuard(store=seen_store(agent, "slack"))
@@ -208,15 +267,19 @@ class SlackApp:
 
 	async def reply(self, message: Incoming, text: str) -> None:
 		"""Post a text to the message's channel (and thread), split at 40,000 characters."""
-		for piece in pieces(text, MAX_TEXT):
-			params: dict[str, Any] = {"channel": message.chat, "text": piece}
+		for piece in text_pieces(text):
+			params: dict[str, Any] = {"channel": message.chat, "text": piece, **NO_UNFURL}
 			if message.thread:
 				params["thread_ts"] = message.thread
 			await self.call("chat.postMessage", params)
 
 	async def post(self, message: Incoming, text: str) -> str:
 		"""Post a text to the message's channel (and thread); returns the message's ``ts``."""
-		params: dict[str, Any] = {"channel": message.chat, "text": text}
+		params: dict[str, Any] = {
+			"channel": message.chat,
+			"text": text_pieces(text)[0],
+			**NO_UNFURL,
+		}
 		if message.thread:
 			params["thread_ts"] = message.thread
 		data = await self.call("chat.postMessage", params)
@@ -224,7 +287,8 @@ class SlackApp:
 
 	async def edit(self, message: Incoming, sent: str, text: str) -> None:
 		"""Replace the text of a message the app posted (``chat.update``)."""
-		await self.call("chat.update", {"channel": message.chat, "ts": sent, "text": text})
+		shown = text_pieces(text)[0]  # a live message keeps its start (`openmolt_serve._live`)
+		await self.call("chat.update", {"channel": message.chat, "ts": sent, "text": shown})
 
 	async def handle(self, request: Request) -> Response:
 		"""``POST /channels/slack/<agent>``: one Events API request."""
@@ -275,3 +339,8 @@ class SlackApp:
 			if message is not None:
 				await self.conversations.receive(message)
 		return Response(status_code=200)
+
+
+def _shown_size(text: str) -> int:
+	"""How many characters a text takes once shown as text (`shown_as_text`)."""
+	return len(text) + 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))

@@ -13,7 +13,8 @@ Two ways in, as the Bot API offers (https://core.telegram.org/bots/api#getting-u
   schemes take a previous secret; remove it once the new one is in place.
 
 Replies use ``sendMessage`` (``chat_id``, ``text`` of at most 4096 characters, longer ones are
-split; ``reply_parameters`` points at the message answered). With ``stream: true`` the reply is
+split; ``reply_parameters`` points at the message answered; ``link_preview_options`` asks no
+link preview, `NO_PREVIEW`). With ``stream: true`` the reply is
 sent as soon as the model starts writing it and grows by ``editMessageText`` (`openmolt_serve._live`). Only ``message`` updates with text
 are read; in a forum, each topic (``message_thread_id``) is a conversation of its own, answered
 in that topic. The bot token is part of every Bot API address, so no address is ever logged or put in
@@ -51,7 +52,15 @@ from openmolt_serve.chats import Conversations, Incoming, pieces
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 
-__all__ = ["MAX_TEXT", "MAX_WAIT", "TELEGRAM_API", "TelegramBot", "TelegramError", "incoming"]
+__all__ = [
+	"MAX_TEXT",
+	"MAX_WAIT",
+	"NO_PREVIEW",
+	"TELEGRAM_API",
+	"TelegramBot",
+	"TelegramError",
+	"incoming",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -60,6 +69,11 @@ TELEGRAM_API = "https://api.telegram.org"
 
 MAX_TEXT = 4096
 """The most characters ``sendMessage`` takes in one message."""
+
+NO_PREVIEW: dict[str, Any] = {"link_preview_options": {"is_disabled": True}}
+"""What every message and edit the bot sends asks: no link preview. Telegram's servers fetch a
+link of a message to preview it, before anyone clicks: a reply a prompt injection wrote could send
+what the run read to any address in a link's query. A link stays a link the user may open."""
 
 MAX_WAIT = 30.0
 """The most seconds a call waits when Telegram says to (``429``, ``retry_after``) before its retry."""
@@ -219,7 +233,12 @@ class TelegramBot:
 	async def reply(self, message: Incoming, text: str) -> None:
 		"""Send a text to the message's chat (split at 4096 characters)."""
 		for n, chunk in enumerate(pieces(text, MAX_TEXT)):
-			params: dict[str, Any] = {"chat_id": message.chat, "text": chunk, **_topic(message)}
+			params: dict[str, Any] = {
+				"chat_id": message.chat,
+				"text": chunk,
+				**_topic(message),
+				**NO_PREVIEW,
+			}
 			if n == 0 and message.reply_to:
 				params["reply_parameters"] = {
 					"message_id": int(message.reply_to),
@@ -233,6 +252,7 @@ class TelegramBot:
 			"chat_id": message.chat,
 			"text": text[:MAX_TEXT],
 			**_topic(message),
+			**NO_PREVIEW,
 		}
 		if message.reply_to:
 			params["reply_parameters"] = {
@@ -244,7 +264,12 @@ class TelegramBot:
 
 	async def edit(self, message: Incoming, sent: str, text: str) -> None:
 		"""Replace the text of a message the bot sent (``editMessageText``)."""
-		params = {"chat_id": message.chat, "message_id": int(sent), "text": text[:MAX_TEXT]}
+		params = {
+			"chat_id": message.chat,
+			"message_id": int(sent),
+			"text": text[:MAX_TEXT],
+			**NO_PREVIEW,
+		}
 		await self.call("editMessageText", params)
 
 	async def poll_once(self) -> int:

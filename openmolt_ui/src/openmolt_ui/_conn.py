@@ -24,6 +24,8 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from openmolt_core._support.webheaders import SECURITY_HEADERS
+
 __all__ = [
 	"DEFAULT_HEADER_TIMEOUT",
 	"DEFAULT_MAX_CONNECTIONS",
@@ -42,6 +44,7 @@ DEFAULT_MAX_CONNECTIONS = 200
 
 def _response(status: str, text: str, *extra: str) -> bytes:
 	head = [f"HTTP/1.1 {status}", "content-type: text/plain", "connection: close", *extra]
+	head += [f"{name.lower()}: {value}" for name, value in SECURITY_HEADERS]  # as every answer
 	head.append(f"content-length: {len(text)}")
 	return ("\r\n".join(head) + "\r\n\r\n" + text).encode()
 

@@ -50,17 +50,15 @@ def shown_text(text: str) -> str:
 	return mask_known(text)
 
 
-_TEXT = (b"text/", b"application/json", b"application/problem+json", b"application/xml")
-
-
 class MaskedResponses:
 	"""ASGI middleware: every text response masked with the secrets known now.
 
-	A text body (JSON, HTML, plain text) is read whole, masked and sent with its length set
-	again; a server-sent event stream is masked as it goes (`StreamMask`: what may start a
-	secret waits for the next chunk, an event's end never does); any other body (bytes, a
-	protobuf event stream), and one whose response says it was screened already (`SCREENED`),
-	is sent as it is.
+	A server-sent event stream is masked as it goes (`StreamMask`: what may start a secret
+	waits for the next chunk, an event's end never does); a response that says it was screened
+	already (`SCREENED`) is sent as it is; any other body is read whole and, when it is UTF-8
+	text, masked and sent with its length set again, whatever type it names (JSON, a ``+json``
+	type, HTML, NDJSON, a type in capitals, or none: what is unknown here is taken for text that
+	may show a secret). A body that is no UTF-8 text (a file's bytes) is sent as it is.
 
 	Args:
 		app: The application whose responses are masked.
@@ -84,7 +82,7 @@ class MaskedResponses:
 			nonlocal mode
 			if message["type"] == "http.response.start":
 				headers = message.get("headers", [])
-				kind = dict(headers).get(b"content-type", b"")
+				kind = dict(headers).get(b"content-type", b"").strip().lower()
 				screened = any(k == SCREENED and v == SCREENED_TOKEN for k, v in headers)
 				headers = [(k, v) for k, v in headers if k != SCREENED]  # never sent on
 				message = {**message, "headers": headers}
@@ -94,12 +92,9 @@ class MaskedResponses:
 				elif kind.startswith(b"text/event-stream"):
 					mode = "stream"
 					await send(message)
-				elif kind.startswith(_TEXT):
+				else:  # any other type, or none: text unless it does not decode
 					mode = "whole"
 					start.append(message)
-				else:
-					mode = "as is"
-					await send(message)
 				return
 			if message["type"] != "http.response.body" or mode == "as is":
 				await send(message)

@@ -54,11 +54,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
+from openmolt_ui._secured import SecuredResponses
 from openmolt_ui._shown import shown
 from openmolt_ui._waiting import PARKED
 
@@ -76,17 +77,12 @@ HEADER = "x-openmolt-token"
 """The header that carries the token (required on ``POST``)."""
 
 _HEARTBEAT = 15.0  # seconds between comments on an idle stream, so proxies keep it open
-_SECURITY_HEADERS = [
-	(b"cache-control", b"no-store"),
-	(b"referrer-policy", b"no-referrer"),  # the token is in the page's URL: never send it on
-	(b"x-content-type-options", b"nosniff"),
-	(b"x-frame-options", b"DENY"),
-	(
-		b"content-security-policy",
-		b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-		b"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-	),
-]
+
+_VIEWER_POLICY = (
+	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+"""The viewer's content security policy: its own script, style and API, nothing else."""
 
 
 class TokenGuard:
@@ -100,12 +96,17 @@ class TokenGuard:
 	def __init__(self, app: ASGIApp, token: str) -> None:
 		self.app = app
 		self.token = token
+		# Every answer, the 403 of a request without the token included, with its headers.
+		self._secured = SecuredResponses(self._guarded, policy=_VIEWER_POLICY)
 
 	def _ok(self, given: str | None) -> bool:
 		return given is not None and secrets.compare_digest(given.encode(), self.token.encode())
 
 	async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-		"""Check the token, then pass the request on with the security headers added."""
+		"""Check the token, then pass the request on; every answer gets the security headers."""
+		await self._secured(scope, receive, send)
+
+	async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
 		if scope["type"] != "http":
 			await self.app(scope, receive, send)
 			return
@@ -127,15 +128,7 @@ class TokenGuard:
 			)
 			await response(scope, receive, send)
 			return
-
-		async def send_with_headers(message: Message) -> None:
-			if message["type"] == "http.response.start":
-				headers = list(message.get("headers", []))
-				headers += _SECURITY_HEADERS
-				message = {**message, "headers": headers}
-			await send(message)
-
-		await self.app(scope, receive, send_with_headers)
+		await self.app(scope, receive, send)
 
 
 class MaskedJSONResponse(JSONResponse):

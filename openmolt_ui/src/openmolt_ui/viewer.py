@@ -36,7 +36,7 @@ from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore
-from openmolt_core.secrets import register_key
+from openmolt_core.secrets import register_key, strong_enough
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
 from openmolt_ui._live import (
@@ -77,11 +77,15 @@ class Viewer:
 			travels in clear over plain HTTP).
 		allow_remote: Allow a non-loopback ``host``.
 		port: The port (0: any free port; see `url`).
-		token: The token (default: 32 random bytes, URL-safe).
+		token: The token (default: 32 random bytes, URL-safe); one given has at least 8
+			characters (`openmolt_core.secrets.strong_enough`).
 		poll: Seconds between reads of the run store for runs of other processes.
 		max_connections: The most connections open at once (past it: ``503``, closed).
 		header_timeout: Seconds a request's headers may take to arrive (else ``408``).
 		body_timeout: Seconds a request's body may take to arrive (else ``408``).
+
+	Raises:
+		ConfigurationError: A limit is not positive, or a token given is too short.
 	"""
 
 	def __init__(
@@ -114,7 +118,12 @@ class Viewer:
 		self.page: int = 5000
 		"""The most of a run's stored events read at once (its stream reads them a page at a
 		time, without waiting between full pages)."""
-		self.token: str = token or secrets.token_urlsafe(32)
+		# A token given must be one no log would show and nobody would guess (random: 43).
+		self.token: str = (
+			strong_enough(token, what="the viewer's token (Viewer(token=...))")
+			if token
+			else secrets.token_urlsafe(32)
+		)
 		register_key(self, self.token)  # masked in logs (an access line's ?token=) and runs
 		self.host = host
 		self.port = port

@@ -288,6 +288,28 @@ def test_the_loopback_listener_binds_127_0_0_1_and_ignores_other_paths() -> None
 		receiver.close()
 
 
+def test_the_loopback_listeners_pages_carry_the_security_headers() -> None:
+	"""Its pages' address holds the code: no referrer, no cache, no framing, no sniffing."""
+	from openmolt_core._support.webheaders import SECURITY_HEADERS
+
+	receiver = LoopbackReceiver()
+	receiver.expect("s")
+	try:
+		base = receiver.redirect_uri.removesuffix("/callback")
+		with httpx.Client(trust_env=False) as client:
+			pages = [
+				client.get(f"{base}/favicon.ico"),
+				client.get(f"{receiver.redirect_uri}?code=c&state=other"),
+				client.get(f"{receiver.redirect_uri}?code=c&state=s"),
+			]
+	finally:
+		receiver.close()
+	assert [page.status_code for page in pages] == [404, 400, 200]
+	for page in pages:
+		for name, value in SECURITY_HEADERS:
+			assert page.headers.get(name) == value, (page.status_code, name)
+
+
 def test_a_busy_port_is_a_clear_error() -> None:
 	"""A port already taken: an error naming --port."""
 	first = LoopbackReceiver()

@@ -16,6 +16,7 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
 - `private`: folders 0700 and files 0600, whatever the umask.
 - `docs`: the address on the web of a documentation page a message names.
 - `paths`: whether a value given for a path can name a file (text, no NUL character).
+- `webheaders`: the security headers every answer of OpenMolt's own web servers carries.
 
 This module itself holds the lazy re-exports (`lazy_exports`, PEP 562 module attributes that
 import their module on first access), the one helper ``import openmolt`` needs: the facades

@@ -247,21 +247,51 @@ _SHARED_SUFFIXES = frozenset(
 		"amazonaws.com",
 		"appspot.com",
 		"azure-api.net",
+		"azurecontainerapps.io",
+		"azureedge.net",
+		"azurestaticapps.net",
 		"azurewebsites.net",
 		"blogspot.com",
 		"cloudapp.net",
 		"cloudfront.net",
+		"cloudfunctions.net",
+		"deno.dev",
+		"digitaloceanspaces.com",
+		"elasticbeanstalk.com",
 		"firebaseapp.com",
+		"firebaseio.com",
 		"fly.dev",
 		"github.io",
 		"gitlab.io",
+		"glitch.me",
 		"googleusercontent.com",
 		"herokuapp.com",
+		"hf.space",
+		"koyeb.app",
+		"loca.lt",
+		"modal.run",
+		"myshopify.com",
 		"netlify.app",
 		"ngrok-free.app",
+		"ngrok.app",
+		"ngrok.dev",
 		"ngrok.io",
+		"now.sh",
+		"on.aws",
+		"ondigitalocean.app",
 		"onrender.com",
 		"pages.dev",
+		"pythonanywhere.com",
+		"r2.dev",
+		"railway.app",
+		"readthedocs.io",
+		"repl.co",
+		"replit.app",
+		"replit.dev",
+		"run.app",
+		"supabase.co",
+		"surge.sh",
+		"trycloudflare.com",
 		"vercel.app",
 		"web.app",
 		"windows.net",
@@ -269,23 +299,29 @@ _SHARED_SUFFIXES = frozenset(
 	}
 )
 """Domains whose subdomains belong to different tenants (hosting services of the Public Suffix
-List's private section): one of their names is no common site of two hosts."""
+List's private section): one of their names is no common site of two hosts. Some hold their
+tenants deeper than one label (``bucket.s3.amazonaws.com``,
+``id.execute-api.us-east-1.amazonaws.com``, ``svc-uc.a.run.app``), so a host under one of them
+is a site of its own, shared with no other name."""
 
 
 def _site(host: str) -> str | None:
 	"""A host's registrable domain, as near as can be told without the Public Suffix List.
 
 	The last two labels (``googleapis.com``), or three under a country's second level
-	(``example.co.uk``: a two-letter top level under a label of at most three letters) or a
-	shared hosting domain (``mine.github.io``). None for an IP address or a bare name.
+	(``example.co.uk``: a two-letter top level under a label of at most three letters). A host
+	under a shared hosting domain (``mine.github.io``, ``bucket.s3.amazonaws.com``) is its own
+	site: the list's entries under those go deeper than a label, and a wrong guess would hand
+	another tenant the client secret. None for an IP address or a bare name.
 	"""
 	labels = host.lower().rstrip(".").split(".")
 	if len(labels) < 2 or all(part.isdigit() for part in labels) or ":" in host:
 		return None
+	name = ".".join(labels)
+	if any(name.endswith(f".{suffix}") for suffix in _SHARED_SUFFIXES):
+		return name
 	keep = 2
 	if len(labels[-1]) == 2 and len(labels[-2]) <= 3:
-		keep = 3
-	if ".".join(labels[-2:]) in _SHARED_SUFFIXES:
 		keep = 3
 	return ".".join(labels[-keep:]) if len(labels) >= keep else None
 

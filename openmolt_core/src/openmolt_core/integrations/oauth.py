@@ -30,6 +30,7 @@ import httpx
 
 from openmolt_core._envvars import env_var
 from openmolt_core._support.masking import masked_excerpt
+from openmolt_core._support.webheaders import SECURITY_HEADERS
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations.credentials import (
 	_REASON_CHARS,
@@ -533,6 +534,11 @@ _WRONG = (
 )
 
 
+_NOT_HERE = (
+	b"<!doctype html><meta charset=utf-8><title>OpenMolt</title>"
+	b"<p>Nothing here: the sign-in comes back to /callback."
+)
+
 IDLE_SECONDS = 10.0
 """Seconds the loopback listener waits on a connection that sends nothing before dropping it."""
 
@@ -567,7 +573,7 @@ class LoopbackReceiver:
 
 			def do_GET(self) -> None:
 				if urlsplit(self.path).path != CALLBACK_PATH:
-					self.send_error(404)
+					self._page(404, _NOT_HERE)
 					return
 				if not owner._expected_state(self.path):
 					owner.refused += 1
@@ -586,6 +592,9 @@ class LoopbackReceiver:
 				self.send_response(status)
 				self.send_header("Content-Type", "text/html; charset=utf-8")
 				self.send_header("Content-Length", str(len(body)))
+				# The page's address holds the code and the state: as every page of ours.
+				for name, value in SECURITY_HEADERS:
+					self.send_header(name, value)
 				self.end_headers()
 				self.wfile.write(body)
 
