@@ -112,6 +112,7 @@ if TYPE_CHECKING:
 
 	from pydantic import BaseModel
 
+	from openmolt_core.commands import Command
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileAccess
@@ -1223,16 +1224,18 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
+		await self._check_delivery(loaded, answer, delivered)  # before the store gives it out
 		claimed = await self._claim(loaded)
+		drive = functools.partial(
+			self._drive, loaded, answer=answer, decisions=delivered, checked=True
+		)
 		try:
 			if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
 				wrap, given = joined
 				asked = answer if kind == "human_input" else None
 				call = Call(self, loaded, given, asked, resumed=True)
-				return await wrap(
-					call, lambda _: self._drive(loaded, answer=answer, decisions=delivered)
-				)
-			return await self._drive(loaded, answer=answer, decisions=delivered)
+				return await wrap(call, lambda _: drive())
+			return await drive()
 		except (ConfigurationError, ApprovalError):  # refused before it went on: given back
 			if claimed:
 				store: Any = getattr(self.om, "run_store", None)
@@ -1515,6 +1518,7 @@ class Agent:
 		decisions: Any = (),
 		link: CallingRun | None = None,
 		port: RunPort | None = None,
+		checked: bool = False,
 	) -> RunResult:
 		if link is not None:  # a nested run: its state names the run it lives in
 			if state.caller is None or state.caller.get("run_id") != link.run_id:
@@ -1532,6 +1536,8 @@ class Agent:
 				await self._nesting(link)
 		elif state.caller is not None:
 			raise ConfigurationError(_nested_alone(state, self.name, "run"))
+		if port is None and link is None and state.pending is not None and not checked:
+			await self._check_delivery(state, answer, decisions)  # run(history=parked state)
 		if port is None:
 			backend = self.om.durability
 			if backend is not None and link is None:  # the backend's workflow calls `execute`
@@ -1820,10 +1826,47 @@ class Agent:
 		(``owner``), with ``given``; calls parked by `Park` decisions, each to its capability,
 		with what ``resume(given=...)`` saved in the state.
 		"""
+		commands, results, start, ignored = await self._delivered(ctx, pending, owner, given)
+		record = StepRecord(commands, results=results)
+		ctx.state.pending = None  # every delivery was checked: the step goes on
+		return await self._run_record(ctx, record, ignored, deadline, start)
+
+	async def _check_delivery(self, state: RunState, answer: str | None, decisions: Any) -> None:
+		"""Check what is delivered to a run parked on calls before the run is driven; nothing runs.
+
+		The loop checks it again as the step goes on (`_deliver_given`). Checked here first, on a
+		copy of the state, a delivery the parked step refuses (a decision for another run's call,
+		what a capability refuses) is refused before the run's observers or a durable backend
+		see the run go on: the run store keeps it parked, and no durable segment starts only to
+		fail (the run then read as ended in error and its cancel was refused, while the next
+		delivery still went on).
+		"""
+		pending = state.pending or {}
+		owner = _parker(self._hooks, pending, self.name)
+		if owner is None and pending.get("kind") != PARKED_BY_CAPABILITY:
+			return  # a question: its answer is the loop's to read
+		copy = RunState.from_dict(state.to_dict())
+		self._keep_listed(copy)
+		ctx = self._context(copy, LOCAL_PORT)
+		ctx.step = copy.steps
+		given = decisions if answer is None else answer
+		await self._delivered(ctx, copy.pending or {}, owner, given)
+
+	async def _delivered(
+		self, ctx: RunContext, pending: Mapping[str, Any], owner: Capability | None, given: Any
+	) -> tuple[list[Command], list[dict[str, Any] | None], int, list[str]]:
+		"""Rebuild a step parked on calls and hand the delivery to its capabilities; nothing runs.
+
+		Returns what `openmolt_core._park.restore_step` returns.
+
+		Raises:
+			OpenMoltError: A capability refused what was delivered (a decision for another call),
+				or the saved step is damaged.
+			RunError: A capability's ``resume`` raised anything else.
+		"""
 		from openmolt_core._park import restore_step
 
-		commands, results, start, ignored = restore_step(pending, check(ctx))
-		record = StepRecord(commands, results=results)
+		rebuilt = restore_step(pending, check(ctx))
 		if owner is not None:
 			try:
 				await owner.resume(ctx, pending, given)
@@ -1846,8 +1889,7 @@ class Agent:
 					raise
 				except Exception as exc:
 					raise self._refused(ctx.state, cap.resume, exc) from exc
-		ctx.state.pending = None  # every delivery was checked: the step goes on
-		return await self._run_record(ctx, record, ignored, deadline, start)
+		return rebuilt
 
 	def _request(
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
