@@ -924,6 +924,8 @@ class Agent:
 				"its own agent again?); do the task here, or give it to an agent that does not "
 				"delegate further"
 			)
+		if parent is not None:  # numbered as it starts: its id is the same when the call runs again
+			history = _nested(history, parent)
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
 		joined = None if session is None else self._joined("run", "session", session)
@@ -1018,9 +1020,9 @@ class Agent:
 			state.memory = {"longTerm": long_term, "shortTerm": short_term}
 		if opening is not None:
 			state.memory.update(opening.memory)
-		if parent is not None:  # deterministic, and it names the call that made it
-			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
-		elif TRIGGER_KEY not in state.ext:  # a sub-run is driven in its caller's context
+		if (
+			parent is None and TRIGGER_KEY not in state.ext
+		):  # a sub-run is driven in its caller's context
 			trigger = _current_trigger()
 			if trigger is not None:  # kept with the run: a worker that recovers it knows it
 				state.ext[TRIGGER_KEY] = trigger
@@ -2722,6 +2724,21 @@ def _attachments(given: object) -> None:
 		"one: Attachment(media_type='application/pdf', data=base64.b64encode(Path(p)"
 		f".read_bytes()).decode(), name=p) ({docs_url('guides/attachments.md')})"
 	)
+
+
+def _nested(history: RunState | Mapping[str, Any] | None, parent: CallingRun) -> RunState:
+	"""The state a run nested in a tool call starts from: a new one gets the call's next run id.
+
+	The id is deterministic and names the call that made it (``<run id>.<step>.<index>``, then
+	``.2``, ``.3``... for the further runs one call makes), so a call run again after a crash
+	gives each of its runs the id, and each of their calls the idempotency key, it had.
+	"""
+	state = RunState() if history is None else _load(history)
+	if not state.messages:
+		parent.runs += 1
+		nth = f".{parent.runs}" if parent.runs > 1 else ""
+		state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}{nth}"
+	return state
 
 
 def _for_user(
