@@ -11,7 +11,7 @@ import pytest
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
-from openmolt_dbos import _engine, _workers
+from openmolt_dbos import _engine
 
 pytestmark = pytest.mark.anyio
 
@@ -74,9 +74,9 @@ async def test_an_approved_segment_goes_on_after_its_worker_lost_its_lease_and_g
 			heartbeat = engine.heartbeat if engine is not None else None
 			assert heartbeat is not None
 			fences = heartbeat.fences
-			heartbeat.renewed = _workers._lease_clock() - heartbeat.fence_after  # it lapses now
-			await _until(lambda: heartbeat.fences > fences, "the fence")
-			await _until(lambda: not heartbeat.fenced, "the lease back")
+			heartbeat._fence("the test")  # as when its lease lapses: its runs stop here
+			assert heartbeat.fenced and heartbeat.fences == fences + 1
+			await _until(lambda: not heartbeat.fenced, "the lease back")  # its next beat
 			gate.set()
 		[done] = results
 		assert done.status == "success", done.error
