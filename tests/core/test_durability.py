@@ -367,6 +367,53 @@ async def test_function_tools_get_the_http_engine_s_idempotency_key_on_every_rep
 	assert uuid.UUID(keys[0]).version == 5
 
 
+async def test_each_run_a_call_nests_has_its_own_id_and_keys_the_same_on_every_replay() -> None:
+	"""A tool's code running its agent twice (two invoices): each run has an id, and its calls an
+	idempotency key, of its own (the second charge sent the first one's key, so a service that
+	honours keys applied it once), and a replay of the call gives each the same again."""
+	import anyio
+
+	keys: list[tuple[str, str]] = []
+	om = OpenMolt(entry_points=False)
+
+	def charge(invoice: str, context: ToolContext) -> str:
+		"""Charge an invoice.
+
+		Args:
+			invoice: The invoice.
+		"""
+		keys.append((invoice, context.idempotency_key))
+		return "charged"
+
+	per_invoice = [call_tool("local.charge", invoice="A"), finish(result="A")]
+	payer = om.create_agent(name="Payer", model=ScriptedModel(per_invoice * 8), tools=[charge])
+	ids: list[str] = []
+
+	async def settle(context: ToolContext) -> str:
+		"""Settle the invoices."""
+		first = await payer.run("pay A", parent=context.run)
+		async with anyio.create_task_group() as tg:  # two more at once: numbered as they start
+
+			async def one() -> None:
+				ids.append((await payer.run("pay", parent=context.run)).state.run_id)
+
+			tg.start_soon(one)
+			tg.start_soon(one)
+		return first.state.run_id
+
+	replies = [call_tool("local.settle"), finish(result="settled")]
+	boss = om.create_agent(name="Boss", model=ScriptedModel(replies * 2), tools=[settle])
+	state = boss.new_state("settle")
+	saved = state.to_dict()
+	await boss.execute(RunState.from_dict(saved), port=LOCAL_PORT)
+	first = list(keys)
+	await boss.execute(RunState.from_dict(saved), port=LOCAL_PORT)  # the call, replayed
+	assert len(first) == 3 and len({k for _, k in first}) == 3
+	assert keys == first + first
+	call = f"{state.run_id}.1.0"
+	assert sorted(ids) == sorted([f"{call}.2", f"{call}.3"] * 2)
+
+
 class _CrashAfterBody(JournalPort):
 	"""Runs a tool step's body, then 'crashes' before its result is journaled."""
 

@@ -139,3 +139,51 @@ async def test_a_resume_refused_before_it_went_on_gives_the_run_back(tmp_path) -
 	assert row is not None and row.status == "human_input_required"
 	assert (await agent.resume(parked.state, answer="A1", session=mine)).status == "success"
 	assert ran == ["A1"]
+
+
+async def test_a_delivery_the_parked_step_refuses_leaves_the_run_parked_in_the_store(
+	tmp_path,
+) -> None:
+	"""A decision for another run's call, or what a capability refuses, is refused before the run
+	goes on: the store keeps the run parked (not ended in error), and the right delivery runs."""
+	from openmolt_core.errors import ApprovalError, RunError
+	from tests.core.test_resume_refusals import Desk
+
+	store = tmp_path / "runs.db"
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	om = OpenMolt(entry_points=False, run_store=store)
+	script = [call_tool("local.pay", amount=5), finish("paid")]
+	approved = om.create_agent(
+		name="Approved", model=ScriptedModel(script), tools=[pay], requires_approval=["local.pay"]
+	)
+	other = om.create_agent(
+		name="Other", model=ScriptedModel(script), tools=[pay], requires_approval=["local.pay"]
+	)
+	desked = om.create_agent(
+		name="Desked", model=ScriptedModel(script), tools=[pay], capabilities=[Desk()]
+	)
+	[foreign] = other.approval_requests((await other.run("pay")).state)
+	parked = await approved.run("pay")
+	held = await desked.run("pay")
+	with pytest.raises(ApprovalError, match="serves only its own call"):
+		await approved.resume(parked.state, decision=foreign.approve())
+	with pytest.raises(RunError, match="capability 'desk' refused"):
+		await desked.resume(held.state, given="maybe")
+	for state in (parked.state, held.state):
+		row = await om.run_store.run(state.run_id)
+		assert row is not None and row.status == "approval_required"
+	[request] = approved.approval_requests(parked.state)
+	assert (await approved.resume(parked.state, decision=request.approve())).ok
+	assert (await desked.resume(held.state, given="yes")).ok
+	assert paid == [5, 5]

@@ -28,7 +28,7 @@ from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
 from openmolt_core.approvals import ApprovalDecisionEvent, ApprovalRequestEvent
 from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
-from openmolt_core.durability import step_key
+from openmolt_core.durability import journaled, step_key
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.hooks import Park, Proceed, Refuse, Words
 
@@ -78,8 +78,8 @@ class RunApprovals:
 		parked: The calls a resumed step parked on, by call key (tool, reason, rule...).
 		parking: The calls parked at this run's steps, (step, index, tool) each.
 		scope: What the ledger's names of this run's decided calls end with: empty for a
-			top-level run; for a nested run (a sub-agent's, a guardrail agent's), its own
-			execution's mark (`nested_scope`).
+			top-level run in process; for a nested run (a sub-agent's, a guardrail agent's) and
+			a durable run, its own execution's mark (`nested_scope`).
 	"""
 
 	handler: ApprovalHandler | None = None
@@ -120,7 +120,7 @@ def run_approvals(ctx: RunContext) -> RunApprovals:
 		approvals = ctx.scratch[KIND] = RunApprovals(
 			approver(ctx),
 			None if om is None else lambda: om.approvals,
-			scope="" if ctx.link is None else nested_scope(),
+			scope="" if ctx.link is None and not journaled(ctx.port) else nested_scope(),
 		)
 	return approvals
 
@@ -135,6 +135,12 @@ def nested_scope() -> str:
 	alone, that new decision would be refused as a replay of the first execution's, and the
 	call approved again would not run. A decision still decides one call of one execution
 	once; a nested run takes no decision from outside (its state is not resumed alone).
+
+	A durable run's execution is marked so too: its engine keeps each delivery single use (a
+	decision delivered again is refused before any of it runs), and an execution run again from
+	its journal (in the worker that ran it, its lease back; in another sharing a ledger file)
+	reads its own decisions again, which a claim under the run id and call alone refused as used
+	(the approved step failed, "already decided").
 	"""
 	import uuid
 
@@ -490,7 +496,8 @@ async def resume(ctx: RunContext, pending: Mapping[str, Any], given: Any) -> Non
 		command = commands[info["index"]]
 		if isinstance(command, CallTool) and results[info["index"]] is None:
 			request = _request(ctx, decision.call, command, info.get("rule", ""), "")
-			await _accept(signer, decision, request, ctx.tools.get(command.tool), claim=False)
+			bound = ctx.tools.get(command.tool)
+			await _accept(signer, decision, request, bound, claim=False, scope=approvals.scope)
 		chosen[decision.call] = decision
 	approvals.decisions = chosen
 	approvals.parked = waiting

@@ -113,6 +113,7 @@ if TYPE_CHECKING:
 
 	from pydantic import BaseModel
 
+	from openmolt_core.commands import Command
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
 	from openmolt_core.files import FileAccess
@@ -928,6 +929,8 @@ class Agent:
 				"its own agent again?); do the task here, or give it to an agent that does not "
 				"delegate further"
 			)
+		if parent is not None:  # numbered as it starts: its id is the same when the call runs again
+			history = _nested(history, parent)
 		if user is not None or parent is not None:  # the run's end user (openmolt_core.accounts)
 			history = _for_user(history, user, parent)
 		joined = None if session is None else self._joined("run", "session", session)
@@ -1025,9 +1028,9 @@ class Agent:
 			state.memory = {"longTerm": long_term, "shortTerm": short_term}
 		if opening is not None:
 			state.memory.update(opening.memory)
-		if parent is not None:  # deterministic, and it names the call that made it
-			state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}"
-		elif TRIGGER_KEY not in state.ext:  # a sub-run is driven in its caller's context
+		if (
+			parent is None and TRIGGER_KEY not in state.ext
+		):  # a sub-run is driven in its caller's context
 			trigger = _current_trigger()
 			if trigger is not None:  # kept with the run: a worker that recovers it knows it
 				state.ext[TRIGGER_KEY] = trigger
@@ -1231,16 +1234,18 @@ class Agent:
 			raise ConfigurationError(
 				"resume: this run waits for a person's answer: give answer=..."
 			)
+		await self._check_delivery(loaded, answer, delivered)  # before the store gives it out
 		claimed = await self._claim(loaded)
+		drive = functools.partial(
+			self._drive, loaded, answer=answer, decisions=delivered, checked=True
+		)
 		try:
 			if joined is not None:  # a capability takes the call (`Capability.wrap_call`)
 				wrap, given = joined
 				asked = answer if kind == "human_input" else None
 				call = Call(self, loaded, given, asked, resumed=True)
-				return await wrap(
-					call, lambda _: self._drive(loaded, answer=answer, decisions=delivered)
-				)
-			return await self._drive(loaded, answer=answer, decisions=delivered)
+				return await wrap(call, lambda _: drive())
+			return await drive()
 		except (ConfigurationError, ApprovalError):  # refused before it went on: given back
 			if claimed:
 				store: Any = getattr(self.om, "run_store", None)
@@ -1553,6 +1558,7 @@ class Agent:
 		decisions: Any = (),
 		link: CallingRun | None = None,
 		port: RunPort | None = None,
+		checked: bool = False,
 	) -> RunResult:
 		if link is not None:  # a nested run: its state names the run it lives in
 			if state.caller is None or state.caller.get("run_id") != link.run_id:
@@ -1570,6 +1576,8 @@ class Agent:
 				await self._nesting(link)
 		elif state.caller is not None:
 			raise ConfigurationError(_nested_alone(state, self.name, "run"))
+		if port is None and link is None and state.pending is not None and not checked:
+			await self._check_delivery(state, answer, decisions)  # run(history=parked state)
 		if port is None:
 			backend = self.om.durability
 			if backend is not None and link is None:  # the backend's workflow calls `execute`
@@ -1858,10 +1866,47 @@ class Agent:
 		(``owner``), with ``given``; calls parked by `Park` decisions, each to its capability,
 		with what ``resume(given=...)`` saved in the state.
 		"""
+		commands, results, start, ignored = await self._delivered(ctx, pending, owner, given)
+		record = StepRecord(commands, results=results)
+		ctx.state.pending = None  # every delivery was checked: the step goes on
+		return await self._run_record(ctx, record, ignored, deadline, start)
+
+	async def _check_delivery(self, state: RunState, answer: str | None, decisions: Any) -> None:
+		"""Check what is delivered to a run parked on calls before the run is driven; nothing runs.
+
+		The loop checks it again as the step goes on (`_deliver_given`). Checked here first, on a
+		copy of the state, a delivery the parked step refuses (a decision for another run's call,
+		what a capability refuses) is refused before the run's observers or a durable backend
+		see the run go on: the run store keeps it parked, and no durable segment starts only to
+		fail (the run then read as ended in error and its cancel was refused, while the next
+		delivery still went on).
+		"""
+		pending = state.pending or {}
+		owner = _parker(self._hooks, pending, self.name)
+		if owner is None and pending.get("kind") != PARKED_BY_CAPABILITY:
+			return  # a question: its answer is the loop's to read
+		copy = RunState.from_dict(state.to_dict())
+		self._keep_listed(copy)
+		ctx = self._context(copy, LOCAL_PORT)
+		ctx.step = copy.steps
+		given = decisions if answer is None else answer
+		await self._delivered(ctx, copy.pending or {}, owner, given)
+
+	async def _delivered(
+		self, ctx: RunContext, pending: Mapping[str, Any], owner: Capability | None, given: Any
+	) -> tuple[list[Command], list[dict[str, Any] | None], int, list[str]]:
+		"""Rebuild a step parked on calls and hand the delivery to its capabilities; nothing runs.
+
+		Returns what `openmolt_core._park.restore_step` returns.
+
+		Raises:
+			OpenMoltError: A capability refused what was delivered (a decision for another call),
+				or the saved step is damaged.
+			RunError: A capability's ``resume`` raised anything else.
+		"""
 		from openmolt_core._park import restore_step
 
-		commands, results, start, ignored = restore_step(pending, check(ctx))
-		record = StepRecord(commands, results=results)
+		rebuilt = restore_step(pending, check(ctx))
 		if owner is not None:
 			try:
 				await owner.resume(ctx, pending, given)
@@ -1884,8 +1929,7 @@ class Agent:
 					raise
 				except Exception as exc:
 					raise self._refused(ctx.state, cap.resume, exc) from exc
-		ctx.state.pending = None  # every delivery was checked: the step goes on
-		return await self._run_record(ctx, record, ignored, deadline, start)
+		return rebuilt
 
 	def _request(
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
@@ -2718,6 +2762,21 @@ def _attachments(given: object) -> None:
 		"one: Attachment(media_type='application/pdf', data=base64.b64encode(Path(p)"
 		f".read_bytes()).decode(), name=p) ({docs_url('guides/attachments.md')})"
 	)
+
+
+def _nested(history: RunState | Mapping[str, Any] | None, parent: CallingRun) -> RunState:
+	"""The state a run nested in a tool call starts from: a new one gets the call's next run id.
+
+	The id is deterministic and names the call that made it (``<run id>.<step>.<index>``, then
+	``.2``, ``.3``... for the further runs one call makes), so a call run again after a crash
+	gives each of its runs the id, and each of their calls the idempotency key, it had.
+	"""
+	state = RunState() if history is None else _load(history)
+	if not state.messages:
+		parent.runs += 1
+		nth = f".{parent.runs}" if parent.runs > 1 else ""
+		state.run_id = f"{parent.run_id}.{parent.step}.{parent.index}{nth}"
+	return state
 
 
 def _for_user(

@@ -80,6 +80,7 @@ __all__ = [
 	"RunPort",
 	"call_started",
 	"completed_port",
+	"journaled",
 	"keeps_spent",
 	"record_spent",
 	"spent_before",
@@ -274,6 +275,22 @@ async def record_spent(port: RunPort, key: str, entry: Mapping[str, Any]) -> Non
 	write = getattr(port, "record_spent", None)
 	if write is not None:
 		await write(key, entry)
+
+
+def journaled(port: RunPort) -> bool:
+	"""Whether a durable engine journals the run on this port (it records the starts of calls).
+
+	Such a run may be executed again from its journal (after a crash, or in the worker that ran
+	it once its lease is back), and its engine keeps each delivery to it single use. A port that
+	forwards to another (`ForwardingPort`: an observer's, the redacting one) is journaled when
+	the one it wraps is.
+	"""
+	while True:
+		if isinstance(port, _Completed):
+			return journaled(port.port) or journaled(port._wrapped)
+		if not isinstance(port, ForwardingPort):
+			return getattr(port, "call_started", None) is not None
+		port = port.port
 
 
 class ForwardingPort:

@@ -101,6 +101,9 @@ class CallingRun:
 			under which an earlier execution of the call, cut off by a crash, had begun one:
 			the called run does not start again then (None: nobody records it, or no run
 			began before).
+		runs: How many runs were nested in this call so far: each has an id of its own
+			(``<run id>.<step>.<index>``, then ``.2``, ``.3``... in the order they start), so
+			its calls' idempotency keys are its own, and the same when the call runs again.
 	"""
 
 	run_id: str
@@ -124,11 +127,12 @@ class CallingRun:
 		default=None, repr=False
 	)
 	nesting: Callable[[InDoubt], Awaitable[InDoubt | None]] | None = field(default=None, repr=False)
+	runs: int = 0
 
 
 LOOP_FIELDS = frozenset(
 	"run_id call step index usage usage_by_model wants emit user caller depth spending "
-	"nesting".split()
+	"nesting runs".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
