@@ -384,7 +384,6 @@ class AguiEndpoint:
 			except Exception:
 				turn.give_back()  # the launcher failed on its own: its done may never come
 				send.close()
-				receive.close()
 				# The stream still ends as AG-UI says a run does (RUN_ERROR), not cut off; what
 				# failed is the server's, for its log, not the client's to read.
 				log.exception("AG-UI run %s of %s failed to start", run_id, self.agent.name)
@@ -394,7 +393,11 @@ class AguiEndpoint:
 				for name in MAPPED:
 					self.agent.off(name, relay)
 		finally:
+			# Whatever ended the stream (the run's end, a run that did not start, the client
+			# leaving), nothing reads its events any more: the run's end offers them to no one.
+			receive.close()
 			if not launched:
+				send.close()  # else the run's end closes it
 				turn.give_back()
 			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run
 				log.info("AG-UI run %s of %s stopped: its client left", run_id, self.agent.name)
