@@ -47,7 +47,8 @@ caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the st
 of truth instead: the executor keeps no state, reads the parked run from the store, and the
 tasks are written to its file, so a parked task survives a restart. On a durable store
 (``OpenMolt(durability=...)``) the tasks are kept in a file of its files folder, and a question
-a run parked on before a restart is answered through it (``om.answer``).
+a run parked on before a restart is answered through it (``om.answer``). Every server on the
+same task rows reads a task as they hold it now (`openmolt_serve._a2a_store`).
 
 Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 """
@@ -261,10 +262,7 @@ def a2a_server(
 	card = agent_card(agent, config, base)
 	executor = OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED)
 	tasks = _a2a_store.A2ATaskStore(
-		max_tasks=MAX_TASKS,
-		path=_a2a_store.task_file(agent),
-		scope=f"a2a:{agent.name}",
-		settle=executor.settled,
+		max_tasks=MAX_TASKS, rows=_a2a_store.task_rows(agent), settle=executor.settled
 	)
 	handler = _Handler(
 		agent_executor=executor,
