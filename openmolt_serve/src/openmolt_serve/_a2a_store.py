@@ -8,9 +8,10 @@ With a run store (``OpenMolt(run_store=...)``) or a durable store the tasks are 
 beyond the process instead (`task_rows`), so a task, and the question it waits for, survives a
 restart (``GetTask`` finds it, the caller's answer resumes the run: `openmolt_serve.a2a`, and
 ``ListTasks`` lists it), and every server on those rows serves it: the rows are the truth each
-read takes, never a copy a server kept of a task another server has moved on since. They are a
-table in a SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file
-folder.
+read takes, never a copy a server kept of a task another server has moved on since. On a
+PostgreSQL durable store, which servers on several machines share, they are a table of its
+database (the backend's ``task_rows``: `openmolt_dbos._a2a_tasks.StoreTasks`); else a table in a
+SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file folder.
 """
 
 from __future__ import annotations
@@ -172,13 +173,21 @@ def task_file(agent: Agent) -> Path | None:
 def task_rows(agent: Agent) -> TaskRows | None:
 	"""Where an agent's A2A tasks are kept beyond the process (None: in memory only).
 
-	The SQLite file of `task_file`.
+	A durable store that servers on several machines share (PostgreSQL: the backend's
+	``task_rows``, a table in its database), so a task one server started is read, answered and
+	cancelled on another; else the SQLite file of `task_file`.
 
 	Args:
 		agent: The agent.
 	"""
+	scope = f"a2a:{agent.name}"
+	shared = getattr(OpenMolt.of(agent).durability, "task_rows", None)
+	if shared is not None:
+		found: TaskRows | None = shared(scope)
+		if found is not None:
+			return found
 	path = task_file(agent)
-	return SqliteTasks(path, f"a2a:{agent.name}") if path is not None else None
+	return SqliteTasks(path, scope) if path is not None else None
 
 
 class A2ATaskStore(TaskStore):

@@ -46,9 +46,10 @@ keeps in memory. An answer to an older one is ``failed`` with "task expired" (no
 caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the store is the source
 of truth instead: the executor keeps no state, reads the parked run from the store, and the
 tasks are written to its file, so a parked task survives a restart. On a durable store
-(``OpenMolt(durability=...)``) the tasks are kept in a file of its files folder, and a question
-a run parked on before a restart is answered through it (``om.answer``). Every server on the
-same task rows reads a task as they hold it now (`openmolt_serve._a2a_store`).
+(``OpenMolt(durability=...)``) the tasks are kept in its database on PostgreSQL (servers on
+several machines share it), else in a file of its files folder, and a question a run parked on
+before a restart, or on another server, is answered through it (``om.answer``). Every server on
+the same rows reads a task as they hold it now (`openmolt_serve._a2a_store`).
 
 Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 """
