@@ -109,7 +109,7 @@ from a2a.utils.constants import (
 	PROTOCOL_VERSION_0_3,
 	PROTOCOL_VERSION_CURRENT,
 )
-from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import InvalidParamsError, PushNotificationNotSupportedError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
@@ -327,21 +327,37 @@ def call_caller(context: ServerCallContext | None) -> str:
 
 
 class _Handler(DefaultRequestHandler):
-	"""The SDK's request handler, refusing a message a client sends as the agent's."""
+	"""The SDK's request handler, refusing what a message cannot ask of this agent.
+
+	A message a client sends as the agent's is invalid params; one whose configuration asks for
+	push notifications is `PushNotificationNotSupportedError` (-32003), as the push config
+	methods are: the card says none are sent, and the SDK would otherwise run the task and
+	drop the request without a word.
+	"""
 
 	async def on_message_send(
 		self, params: SendMessageRequest, context: ServerCallContext
 	) -> Message | Task:
-		_from_user(params)
+		self._takes(params)
 		answer: Message | Task = await super().on_message_send(params, context)
 		return answer
 
 	async def on_message_send_stream(
 		self, params: SendMessageRequest, context: ServerCallContext
 	) -> AsyncGenerator[Event, None]:
-		_from_user(params)
+		self._takes(params)
 		async for event in super().on_message_send_stream(params, context):
 			yield event
+
+	def _takes(self, params: SendMessageRequest) -> None:
+		_from_user(params)
+		asks = params.configuration.HasField("task_push_notification_config")
+		if asks and not self._agent_card.capabilities.push_notifications:
+			raise PushNotificationNotSupportedError(
+				message="configuration.taskPushNotificationConfig: this agent sends no push "
+				"notifications (its card says so); follow the task with SendStreamingMessage, "
+				"SubscribeToTask or GetTask"
+			)
 
 	async def on_subscribe_to_task(
 		self, params: SubscribeToTaskRequest, context: ServerCallContext
