@@ -62,6 +62,7 @@ __all__ = [
 	"RedactingFilter",
 	"StreamMask",
 	"environment_secrets",
+	"environment_secrets_now",
 	"free_key",
 	"held_back",
 	"install_log_redaction",
@@ -1647,18 +1648,18 @@ def known_secrets() -> frozenset[str]:
 	mask a short secret that starts a piece inside a word). The environment is read as it is
 	now: a key exported after an instance first read it is masked too.
 	"""
-	return _secrets_now() | _environment_now()
+	return _secrets_now() | environment_secrets_now()
 
 
 _ENVIRONMENT: tuple[tuple[Any, ...], frozenset[str]] = ((), frozenset())
-"""The environment `_environment_now` read last, and its secrets."""
+"""The environment `environment_secrets_now` read last, and its secrets."""
 
 
-def _environment_now() -> frozenset[str]:
-	"""The environment's secrets (`environment_secrets`), read again only once it changed.
+def environment_secrets_now() -> frozenset[str]:
+	"""The environment's secrets as it is now (`environment_secrets`), read again once it changed.
 
-	A stream asks at every piece: matching every variable's name against the rules takes
-	about 80 µs, comparing the variables with the ones read last about 1 µs.
+	A served stream asks at every chunk: matching every variable's name against the rules
+	takes about 80 µs, comparing the variables with the ones read last 1 to 3 µs.
 	"""
 	global _ENVIRONMENT
 	data = getattr(os.environ, "_data", None)  # CPython's: the variables as the OS spells them
