@@ -2,11 +2,12 @@
 
 Each stream (tool calls with arguments and results, a tool that fails, calls made at once, a
 question and its resume, an approval and its resume, text that streams, a model that fails, the
-step limit, the timeout, a run that fails before it starts, runs of several threads at once) is
-parsed with ``ag-ui-protocol``'s own event models, checked by `protocol_order` (``RUN_STARTED``
-first, exactly one ``RUN_FINISHED`` or ``RUN_ERROR`` and last, text messages and tool calls
-opened, continued and closed by their ids, a result only for a call that ended, subagents opened
-before their events and closed once) and by the TypeScript client's own ``verifyEvents``.
+step limit, the timeout, a run that fails before it starts, runs of several threads at once,
+sub-agents that finish and fail) is parsed with ``ag-ui-protocol``'s own event models, checked
+by `protocol_order` (``RUN_STARTED`` first, exactly one ``RUN_FINISHED`` or ``RUN_ERROR`` and
+last, text messages and tool calls opened, continued and closed by their ids, a result only for
+a call that ended, subagents opened before their events and closed once) and by the TypeScript
+client's own ``verifyEvents``.
 """
 
 from __future__ import annotations
@@ -310,3 +311,36 @@ async def test_runs_of_several_threads_at_once_each_get_their_own_stream() -> No
 		text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
 		said.add(text)
 	assert said == {f"Reply number {n} is here." for n in range(count)}
+
+
+async def test_sub_agents_that_finish_and_fail_open_and_close_their_subagents() -> None:
+	"""An agent called as a tool opens a subagent before its events and closes it once, whether
+	it finishes or fails; its caller's call gets its result after it closed."""
+	om = OpenMolt(entry_points=False)
+	forecaster = om.create_agent(
+		name="Forecaster",
+		model=ScriptedModel(
+			[
+				call_tool("local.lookup", city="Oslo"),
+				finish({"result": "rain"}),
+				call_tool("local.lookup", city="nowhere"),  # then no reply: its run breaks
+			]
+		),
+		tools=[lookup],
+		instructions="Forecast.",
+	)
+	model = ScriptedModel(
+		[
+			call_tool("local.Forecaster", task="Oslo?"),
+			call_tool("local.Forecaster", task="Nowhere?"),
+			finish({"result": "Rain in Oslo."}),
+		]
+	)
+	agent = om.create_agent(name="Helper", model=model, tools=[forecaster], instructions="Help.")
+	(run,) = await streams(agent, run_input())
+	(fates,) = await conform([run])
+	assert list(fates.values()).count("answered") == len(fates)
+	kinds = [(e["type"], "subagentRunId" in e) for e in run]
+	assert kinds.count(("SUBAGENT_STARTED", True)) == 2
+	assert ("SUBAGENT_FINISHED", True) in kinds and ("SUBAGENT_ERROR", True) in kinds
+	assert run[-1]["type"] == "RUN_FINISHED"
