@@ -297,3 +297,21 @@ def test_a_secret_source_that_logs_does_not_recurse(caplog: pytest.LogCaptureFix
 	caplog.set_level(logging.DEBUG)
 	logging.getLogger("httpx").info("value chatty-source-secret-0009")
 	assert "chatty-source-secret-0009" not in caplog.text and "[redacted]" in caplog.text
+
+
+def test_known_secrets_follow_the_environment_as_it_changes(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A key exported, changed or removed since the last read is what the next read says."""
+	from openmolt_core.secrets import known_secrets
+
+	monkeypatch.delenv("ACME_LATER_TOKEN", raising=False)
+	before = known_secrets()
+	monkeypatch.setenv("ACME_LATER_TOKEN", "first-value-0a1b2c")
+	assert "first-value-0a1b2c" in known_secrets()
+	monkeypatch.setenv("ACME_LATER_TOKEN", "second-value-3d4e5f")
+	now = known_secrets()
+	assert "second-value-3d4e5f" in now and "first-value-0a1b2c" not in now
+	monkeypatch.delenv("ACME_LATER_TOKEN")
+	assert "second-value-3d4e5f" not in known_secrets()
+	assert known_secrets() == before

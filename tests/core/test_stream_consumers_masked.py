@@ -118,6 +118,27 @@ async def test_another_instances_secret_split_across_deltas_never_streams(size: 
 	del other
 
 
+@pytest.mark.parametrize("size", [1, 3, 64])
+async def test_a_secret_set_in_the_environment_after_the_instance_never_streams(
+	size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A key exported after the instance first read the environment is held and masked too."""
+	om = OpenMolt(entry_points=False)
+	om.secrets.values()  # the instance has read the environment
+	late = "late-env-token-8c1f0a77"
+	monkeypatch.setenv("ACME_LATE_TOKEN", late)  # what the server's responses mask now
+	said = f"the token is {late}, keep it"
+	agent = om.create_agent(
+		name="solo",
+		model=Streamer([{"commands": [finish({"n": 1}, human_message=said)]}], size=size),
+	)
+	async with agent.stream("go") as run:
+		pieces = [e.text async for e in run if e.name == "text:delta" and e.field == "humanMessage"]
+		await run.result()
+	await om.aclose()
+	assert "".join(pieces) == "the token is [redacted], keep it"
+
+
 # a failed attempt's command:ready previews are marked cut, as its text is ---------------------
 
 

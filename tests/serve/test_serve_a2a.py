@@ -185,6 +185,34 @@ async def test_a_streamed_task_reports_its_tool_calls_and_can_be_cancelled() -> 
 	assert len(model.requests) == 1  # the run stopped in its tool call
 
 
+async def test_a_streaming_client_that_leaves_stops_nothing_and_reads_the_task_later() -> None:
+	"""A task is not its connection: a SendStreamingMessage client that closes the stream mid-run
+	leaves the run going; GetTask (or SubscribeToTask) reads how it ended (CancelTask stops it)."""
+	model = ScriptedModel([call_tool("local.slow", city="Oslo"), finish({"result": "Rain."})])
+	async with serving(model) as (url, release, _):
+		async with authed() as http:
+			client = await client_for(url, streaming=True, http=http)
+			task_id = ""
+			async for response in client.send_message(message("Weather in Oslo?")):
+				if response.HasField("status_update"):
+					task_id = response.status_update.task_id
+					notes = get_text_parts(response.status_update.status.message.parts)
+					if "calling local.slow" in notes:
+						break  # the client leaves, its connection closed
+		release.set()
+		async with authed() as http:
+			client = await client_for(url, streaming=False, http=http)
+			with anyio.fail_after(10):
+				while True:
+					task = await client.get_task(GetTaskRequest(id=task_id))
+					if task.status.state == TaskState.TASK_STATE_COMPLETED:
+						break
+					await anyio.sleep(0.05)
+	(artifact,) = task.artifacts
+	assert get_text_parts(artifact.parts) == ["Rain."]
+	assert len(model.requests) == 2
+
+
 async def test_a_question_is_input_required_and_the_next_message_answers_it() -> None:
 	"""A parked question puts the task in input-required; a message to that task resumes the run."""
 	model = ScriptedModel([ask_human("Which city?"), finish({"result": "Rain in Oslo."})])

@@ -112,6 +112,34 @@ async def test_with_a_run_store_a_parked_task_survives_a_restart(tmp_path: Path)
 	assert "Oslo" in second.requests[0].messages[-1].content
 
 
+async def test_two_servers_on_one_run_store_read_the_task_as_the_other_left_it(
+	tmp_path: Path,
+) -> None:
+	"""A task answered on another server of the run store is read completed here, never as this
+	server saw it last (its copy in memory said input-required, and a message to it failed the
+	completed task as expired)."""
+	from a2a.types import ListTasksRequest
+
+	store = tmp_path / "runs.db"
+	one = OpenMolt(entry_points=False, run_store=store)
+	two = OpenMolt(entry_points=False, run_store=store)
+	asks = ScriptedModel([ask_human("Which city?")])
+	answers = ScriptedModel([finish({"result": "Rain in Oslo."})])
+	async with served(one, asks) as (a, _), served(two, answers) as (b, _):
+		task = await send(a, message("Weather?"))
+		done = await send(b, message("Oslo", task_id=task.id, context_id=task.context_id))
+		assert done.status.state == TaskState.TASK_STATE_COMPLETED
+		again = await a.get_task(GetTaskRequest(id=task.id))
+		assert again.status.state == TaskState.TASK_STATE_COMPLETED
+		(listed,) = (await a.list_tasks(ListTasksRequest())).tasks
+		assert listed.status.state == TaskState.TASK_STATE_COMPLETED
+		late = await send(a, message("Bergen", task_id=task.id, context_id=task.context_id))
+		assert late.status.state == TaskState.TASK_STATE_COMPLETED
+		assert get_text_parts(late.status.message.parts) == ["Rain in Oslo."]
+	await one.aclose()
+	await two.aclose()
+
+
 async def test_after_a_restart_list_tasks_lists_the_callers_tasks_of_the_store(
 	tmp_path: Path,
 ) -> None:

@@ -94,6 +94,49 @@ async def test_without_the_token_a_json_rpc_call_is_still_http_401() -> None:
 	assert answer.headers["WWW-Authenticate"] == "Bearer"
 
 
+async def test_a_message_asking_for_push_notifications_is_refused_and_runs_nothing() -> None:
+	"""The card says no push notifications are sent: a message whose configuration asks for them
+	(1.0's taskPushNotificationConfig, 0.3's pushNotificationConfig) is -32003, as the push
+	config methods are, whatever the URL; no run starts and nothing is kept to call later."""
+	from a2a.types import SendMessageConfiguration, TaskPushNotificationConfig
+	from a2a.utils.errors import PushNotificationNotSupportedError
+
+	model = ScriptedModel([ask_human("never asked")])
+	async with served(model) as (url, client, http):
+		card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+		assert not card["capabilities"].get("pushNotifications")
+		for target in ("http://169.254.169.254/latest/meta-data", "https://hooks.example/a2a"):
+			asking = message("Weather?")
+			push = TaskPushNotificationConfig(url=target, token="caller-token-0001")
+			asking.configuration.CopyFrom(
+				SendMessageConfiguration(task_push_notification_config=push)
+			)
+			with pytest.raises(PushNotificationNotSupportedError):
+				async for _ in client.send_message(asking):
+					pass
+			with pytest.raises(PushNotificationNotSupportedError):
+				await client.create_task_push_notification_config(
+					TaskPushNotificationConfig(task_id="t-1", url=target)
+				)
+		legacy = {
+			"jsonrpc": "2.0",
+			"id": 3,
+			"method": "message/send",
+			"params": {
+				"message": {
+					"kind": "message",
+					"messageId": uuid.uuid4().hex,
+					"role": "user",
+					"parts": [{"kind": "text", "text": "Weather?"}],
+				},
+				"configuration": {"pushNotificationConfig": {"url": "https://hooks.example/a"}},
+			},
+		}
+		answer = await http.post(f"{url}/", json=legacy, headers={"A2A-Version": "0.3"})
+		assert answer.json()["error"]["code"] == -32003, answer.text
+	assert model.requests == []
+
+
 class _Dripped(httpx.AsyncByteStream):
 	"""A body sent as it comes off the network, in pieces (never read into memory at once)."""
 

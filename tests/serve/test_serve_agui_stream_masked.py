@@ -80,3 +80,18 @@ async def test_a_secret_learned_mid_run_never_streams(size: int) -> None:
 	got = await _said(om, said, size, first=[{"commands": [call_tool("local.refresh")]}])
 	assert got == [mask(said, frozenset({LONG}))]
 	assert LONG not in got[0] and b64 not in got[0]
+
+
+@pytest.mark.parametrize("size", [1, 3, 64])
+async def test_a_secret_set_in_the_environment_after_the_instance_never_streams(
+	size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A key exported once the instance had read the environment (what every other frame of the
+	stream masks) is masked in the streamed message too: one message, never in clear."""
+	om = OpenMolt(entry_points=False)
+	om.secrets.values()  # the instance has read the environment
+	late = "late-env-token-8c1f0a77"
+	monkeypatch.setenv("ACME_LATE_TOKEN", late)
+	assert await _said(om, f"the token is {late}, keep it", size) == [
+		"the token is [redacted], keep it"
+	]

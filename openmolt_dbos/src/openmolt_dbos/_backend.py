@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_dbos._a2a_tasks import StoreTasks
 	from openmolt_dbos._engine import _Waiter
 	from openmolt_dbos._schedules import DBOSScheduleBackend
 	from openmolt_dbos._seen import StoreSeen
@@ -126,6 +127,23 @@ class DBOSBackend:
 		from openmolt_dbos._seen import StoreSeen
 
 		return StoreSeen(self.engine.tables, scope)
+
+	def task_rows(self, scope: str) -> StoreTasks | None:
+		"""Where a server's A2A tasks are kept, when this store is shared by machines.
+
+		On PostgreSQL, a table in the store's database (`openmolt_dbos._a2a_tasks`): servers on
+		several machines behind one address share the store and nothing else, and a task kept
+		in one's own file was "task not found" on the others. On SQLite, None: the servers
+		share the machine, and ``openmolt serve`` keeps the tasks in its file beside the store's.
+
+		Args:
+			scope: Whose tasks these are (``a2a:<agent>``).
+		"""
+		if self.settings.is_sqlite:
+			return None
+		from openmolt_dbos._a2a_tasks import StoreTasks
+
+		return StoreTasks(self.engine.tables, scope)
 
 	def register(self, agent: Agent) -> None:
 		"""Know an agent by name in this process (its runs recover here)."""

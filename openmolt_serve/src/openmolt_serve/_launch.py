@@ -346,11 +346,18 @@ class Launcher:
 		self._observers: dict[int, _Starts] = {}
 		self.running: set[str] = set()
 		self._scopes: dict[str, anyio.CancelScope] = {}
+		self._instances: dict[str, OpenMolt] = {}  # each running run's instance
+		self._stopping = False
 
 	def cancel(self, run_id: str) -> bool:
 		"""Stop a run this launcher started, if it is still going; returns whether one was.
 
-		Its ``done`` then gets `RunCancelled`.
+		A run of a durable instance is cancelled where it is kept (`OpenMolt.cancel`: the call
+		under way stops, no step of it begins any more; cancelling the wait here alone would
+		leave its workflow going), and its ``done`` comes once it has stopped. Another run's
+		task is cancelled here; its ``done`` gets `RunCancelled`. Once the server stops
+		(`stopping`), a durable run's wait is cancelled only: the run recovers, as every run
+		the stop cuts short.
 
 		Args:
 			run_id: The run's id.
@@ -358,8 +365,25 @@ class Launcher:
 		scope = self._scopes.get(run_id)
 		if scope is None:
 			return False
-		scope.cancel()
+		om = self._instances.get(run_id)
+		if om is not None and om.durability is not None and not self._stopping:
+			self.tg.start_soon(self._cancel_durable, om, run_id, scope, name=f"cancel {run_id}")
+		else:
+			scope.cancel()
 		return True
+
+	def stopping(self) -> None:
+		"""The server is about to stop: from now on `cancel` leaves durable runs to recover."""
+		self._stopping = True
+
+	async def _cancel_durable(self, om: OpenMolt, run_id: str, scope: anyio.CancelScope) -> None:
+		"""Cancel a durable run in its store, then its wait here (whatever it waits for now)."""
+		try:
+			await om.cancel(run_id)
+		except Exception as exc:  # it ended meanwhile, or has no workflow yet: its wait stops
+			log.info("the durable run %s was not cancelled in its store: %s", run_id, exc)
+		finally:
+			scope.cancel()
 
 	def _watch(self, om: OpenMolt) -> _Starts:
 		starts = self._observers.get(id(om))
@@ -527,6 +551,7 @@ class Launcher:
 			error: BaseException | None = None
 			self.running.add(run_id)
 			scope = self._scopes[run_id] = anyio.CancelScope()
+			self._instances[run_id] = OpenMolt.of(agent)
 			try:
 				with scope:
 					result = await run()
@@ -547,6 +572,7 @@ class Launcher:
 				self.running.discard(run_id)
 				if self._scopes.get(run_id) is scope:
 					del self._scopes[run_id]
+					self._instances.pop(run_id, None)
 				if starts.waiting.get(run_id) is started:
 					del starts.waiting[run_id]
 				ended.set()

@@ -1,9 +1,10 @@
 """One SQLite connection kept open for a table of the server's own in a local file.
 
 The replay guard (`openmolt_serve._seen`) and the A2A task store (`openmolt_serve._a2a_store`)
-keep short rows in the run store's file. Their calls are short local writes, made in the event
-loop on purpose: closing the last connection of a WAL file checkpoints and syncs it, about
-20 ms, too long for the event loop at every request; a commit on an open one takes about 0.1 ms.
+keep short rows in the run store's file. Their calls are short local writes on a connection kept
+open on purpose (the guard's in the event loop, the task store's in a worker thread): closing
+the last connection of a WAL file checkpoints and syncs it, about 20 ms, too long at every
+request; a commit on an open one takes about 0.1 ms.
 The rows are callers' tasks and messages: the file (and SQLite's ``-wal`` and ``-shm``) is 0600
 in a 0700 folder, as every store of OpenMolt (`openmolt_core._support.private`).
 """

@@ -37,7 +37,8 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   once connected, the caller's next message to the task makes the run go on.
 - ``CancelTask`` stops the run (``canceled``); a run the task parked is cancelled in the run
   store and the durable store too, so no later answer (from any surface) resumes it, and so is
-  a durable run the operator's approval resumed elsewhere since (it stops where it is).
+  a durable run going on (the request that runs it only waits for it) or that the operator's
+  approval resumed elsewhere since (it stops where it is).
 
 What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
 the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
@@ -45,8 +46,10 @@ keeps in memory. An answer to an older one is ``failed`` with "task expired" (no
 caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the store is the source
 of truth instead: the executor keeps no state, reads the parked run from the store, and the
 tasks are written to its file, so a parked task survives a restart. On a durable store
-(``OpenMolt(durability=...)``) the tasks are kept in a file of its files folder, and a question
-a run parked on before a restart is answered through it (``om.answer``).
+(``OpenMolt(durability=...)``) the tasks are kept in its database on PostgreSQL (servers on
+several machines share it), else in a file of its files folder, and a question a run parked on
+before a restart, or on another server, is answered through it (``om.answer``). Every server on
+the same rows reads a task as they hold it now (`openmolt_serve._a2a_store`).
 
 Every request but the card's passes `openmolt_serve._token.TokenGuard` first.
 """
@@ -106,13 +109,13 @@ from a2a.utils.constants import (
 	PROTOCOL_VERSION_0_3,
 	PROTOCOL_VERSION_CURRENT,
 )
-from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import InvalidParamsError, PushNotificationNotSupportedError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from openmolt_core.accounts import authorization_requests
-from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.events import ToolCallEvent
 from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
@@ -260,10 +263,7 @@ def a2a_server(
 	card = agent_card(agent, config, base)
 	executor = OpenMoltExecutor(agent, sessions, max_parked=MAX_PARKED)
 	tasks = _a2a_store.A2ATaskStore(
-		max_tasks=MAX_TASKS,
-		path=_a2a_store.task_file(agent),
-		scope=f"a2a:{agent.name}",
-		settle=executor.settled,
+		max_tasks=MAX_TASKS, rows=_a2a_store.task_rows(agent), settle=executor.settled
 	)
 	handler = _Handler(
 		agent_executor=executor,
@@ -327,21 +327,37 @@ def call_caller(context: ServerCallContext | None) -> str:
 
 
 class _Handler(DefaultRequestHandler):
-	"""The SDK's request handler, refusing a message a client sends as the agent's."""
+	"""The SDK's request handler, refusing what a message cannot ask of this agent.
+
+	A message a client sends as the agent's is invalid params; one whose configuration asks for
+	push notifications is `PushNotificationNotSupportedError` (-32003), as the push config
+	methods are: the card says none are sent, and the SDK would otherwise run the task and
+	drop the request without a word.
+	"""
 
 	async def on_message_send(
 		self, params: SendMessageRequest, context: ServerCallContext
 	) -> Message | Task:
-		_from_user(params)
+		self._takes(params)
 		answer: Message | Task = await super().on_message_send(params, context)
 		return answer
 
 	async def on_message_send_stream(
 		self, params: SendMessageRequest, context: ServerCallContext
 	) -> AsyncGenerator[Event, None]:
-		_from_user(params)
+		self._takes(params)
 		async for event in super().on_message_send_stream(params, context):
 			yield event
+
+	def _takes(self, params: SendMessageRequest) -> None:
+		_from_user(params)
+		asks = params.configuration.HasField("task_push_notification_config")
+		if asks and not self._agent_card.capabilities.push_notifications:
+			raise PushNotificationNotSupportedError(
+				message="configuration.taskPushNotificationConfig: this agent sends no push "
+				"notifications (its card says so); follow the task with SendStreamingMessage, "
+				"SubscribeToTask or GetTask"
+			)
 
 	async def on_subscribe_to_task(
 		self, params: SubscribeToTaskRequest, context: ServerCallContext
@@ -415,6 +431,8 @@ class OpenMoltExecutor(AgentExecutor):
 		"""The events that brought each task up to date with its run (`settled`), by task id
 		(the newest `MAX_PARKED`): what a ``SubscribeToTask`` stream of the task hears."""
 		self._woken: dict[str, anyio.Event] = {}  # the run ids subscribers wait on (`follow`)
+		self._cancelling: OrderedDict[str, None] = OrderedDict()
+		"""The tasks whose durable run a ``CancelTask`` cancels: their cancel reports it."""
 		self._stopping = False  # the server stops: `follow` streams end
 		self._ends = _Decided(self)
 		OpenMolt.of(agent).observers.append(self._ends)
@@ -638,6 +656,13 @@ class OpenMoltExecutor(AgentExecutor):
 					),
 					attachments=attachments if parked is None else (),
 				)
+		except RunCancelledError as exc:  # CancelTask (which says so), or cancelled elsewhere
+			if self._cancelling.pop(task_id, None) is None:
+				log.info(
+					"A2A task %s of %s: its run was cancelled: %s", task_id, self.agent.name, exc
+				)
+				await updater.cancel(self._say(updater, "the run was cancelled"))
+			return
 		except RunError as exc:
 			log.warning("A2A task %s of %s failed: %s", task_id, self.agent.name, exc)
 			result = exc.result
@@ -752,26 +777,34 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.failed(self._say(updater, f"{result.status}: {why}"))
 
 	async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-		"""Stop the task and say so; a run it parked is cancelled where it is kept.
+		"""Stop the task and say so; its run is cancelled where it is kept.
 
-		A running run is cancelled by the handler. A parked one (``input-required``,
+		A running run is cancelled by the handler (it cancels the request that runs it); on a
+		durable store, where that request only waits for the run, the run is cancelled in the
+		store first (the engine's cancel: the call under way stops, no step begins any more),
+		and this returns once it has stopped. A parked one (``input-required``,
 		``auth-required``) is taken out of memory, marked ``cancelled`` in the run store, and
-		cancelled in the durable store (the engine's cancel): a later answer to it, from any
-		surface, is refused. A durable run that a delivery from elsewhere resumed since (the
-		operator approved its call in another process) is cancelled too, where it runs.
+		cancelled in the durable store: a later answer to it, from any surface, is refused. A
+		durable run that a delivery from elsewhere resumed since (the operator approved its call
+		in another process) is cancelled too, where it runs.
 		"""
 		task_id = context.task_id or ""
 		parked = self.parked.pop(task_id, None)
+		run_id = (
+			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
+		)
 		if _waits(context.current_task):
-			run_id = (
-				parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
-			)
+			await self._cancel_parked(run_id)
+		elif OpenMolt.of(self.agent).durability is not None:
+			self._cancelling[task_id] = None  # its request says nothing of the cancel: this does
+			while len(self._cancelling) > self.max_parked:
+				self._cancelling.popitem(last=False)
 			await self._cancel_parked(run_id)
 		updater = TaskUpdater(event_queue, task_id, context.context_id or "")
 		await updater.cancel()
 
 	async def _cancel_parked(self, run_id: str) -> None:
-		"""Cancel a task's parked run in the run store and the durable store (failures logged)."""
+		"""Cancel a task's run in the run store (if parked) and the durable store (failures logged)."""
 		om = OpenMolt.of(self.agent)
 		store = om.run_store
 		if store is not None:

@@ -28,6 +28,10 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
   answer; an approval's is ``{"approved": true|false, "reason"?, "input"?}``, accepted only with
   ``decideApprovals: true`` (otherwise the operator decides in the run viewer); an
   authorization's entry (any payload) says the user connected: the run goes on.
+- **A client that leaves** (closes the stream: AG-UI's ``abortRun``) stops its run: the call in
+  flight is cancelled, nothing more runs (on a durable store the run is cancelled there,
+  `openmolt_serve._launch.Launcher.cancel`), and the thread is free once it has stopped. A
+  server that stops under its clients leaves their durable runs to recover.
 - **A new message on a thread whose run waits** (a request without ``resume``) gives that run
   up: it is cancelled where it is kept (this endpoint's memory, the run store, the durable
   store), so nothing resumes it later (a late ``resume``, the run viewer, ``openmolt answer``),
@@ -383,8 +387,6 @@ class AguiEndpoint:
 				yield _frame(encoder, events.finished(None, exc)[-1])
 			except Exception:
 				turn.give_back()  # the launcher failed on its own: its done may never come
-				send.close()
-				receive.close()
 				# The stream still ends as AG-UI says a run does (RUN_ERROR), not cut off; what
 				# failed is the server's, for its log, not the client's to read.
 				log.exception("AG-UI run %s of %s failed to start", run_id, self.agent.name)
@@ -394,6 +396,11 @@ class AguiEndpoint:
 				for name in MAPPED:
 					self.agent.off(name, relay)
 		finally:
+			# Whatever ended the stream (the run's end, a run that did not start, the client
+			# leaving, the server stopping under it: the run's end may then never come), nothing
+			# reads its events any more: the run's end offers them to no one.
+			send.close()
+			receive.close()
 			if not launched:
 				turn.give_back()
 			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run

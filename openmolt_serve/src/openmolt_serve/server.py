@@ -352,6 +352,8 @@ class TriggerServer:
 	) -> bool | None:
 		"""Stop listening and polling; runs still going are cancelled (durable ones recover)."""
 		tg, self._tg = self._tg, None
+		if self.launcher is not None:  # the streams it cuts leave their durable runs to recover
+			self.launcher.stopping()
 		for a2a in self.a2a.values():  # their waiting subscriptions end before the server waits
 			a2a.stopping()
 		if self._server is not None:

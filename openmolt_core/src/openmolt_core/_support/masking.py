@@ -62,6 +62,7 @@ __all__ = [
 	"RedactingFilter",
 	"StreamMask",
 	"environment_secrets",
+	"environment_secrets_now",
 	"free_key",
 	"held_back",
 	"install_log_redaction",
@@ -1634,17 +1635,40 @@ def live_secrets() -> frozenset[str]:
 
 	What the logging filter masks (`read_log_secrets`), without reading the environment again
 	(an instance read it at its first use). Every surface masks at least these: a served
-	response (`known_secrets`), a run's events, a caller's (its redactor is one of them); a
-	text that is streamed is masked once, where it is made, with them all (a consumer that
-	masked each piece again could not join a secret's halves, and would mask a short secret
-	that starts a piece inside a word).
+	response (`known_secrets`), a run's events, a caller's (its redactor is one of them).
 	"""
 	return _secrets_now()
 
 
 def known_secrets() -> frozenset[str]:
-	"""What the logging filter knows now, and the environment's secrets (`mask_known`)."""
-	return _secrets_now() | frozenset(environment_secrets())
+	"""What the logging filter knows now, and the environment's secrets (`mask_known`).
+
+	What a served response is masked with, and so a text that is streamed, masked once where it
+	is made (a consumer that masked each piece again could not join a secret's halves, and would
+	mask a short secret that starts a piece inside a word). The environment is read as it is
+	now: a key exported after an instance first read it is masked too.
+	"""
+	return _secrets_now() | environment_secrets_now()
+
+
+_ENVIRONMENT: tuple[tuple[Any, ...], frozenset[str]] = ((), frozenset())
+"""The environment `environment_secrets_now` read last, and its secrets."""
+
+
+def environment_secrets_now() -> frozenset[str]:
+	"""The environment's secrets as it is now (`environment_secrets`), read again once it changed.
+
+	A served stream asks at every chunk: matching every variable's name against the rules
+	takes about 80 µs, comparing the variables with the ones read last 1 to 3 µs.
+	"""
+	global _ENVIRONMENT
+	data = getattr(os.environ, "_data", None)  # CPython's: the variables as the OS spells them
+	now = tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
+	seen, found = _ENVIRONMENT
+	if now != seen:
+		found = frozenset(environment_secrets())
+		_ENVIRONMENT = (now, found)
+	return found
 
 
 def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:

@@ -33,7 +33,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.hooks import ModelSend as Send
 from openmolt_core.llm import ModelResponse
-from openmolt_core.secrets import StreamMask, live_secrets
+from openmolt_core.secrets import StreamMask, environment_secrets_now, live_secrets
 
 if TYPE_CHECKING:
 	from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -282,8 +282,11 @@ def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
 	that starts a delta into ``[redacted]`` inside a word. So the masks hold back what may start
 	a secret of the run, of each run up its chain of callers (a sub-agent made by another
 	instance does not know its callers' secrets), and of every live instance, redactor and key
-	given in code (`openmolt_core.secrets.live_secrets`: what the server's responses and the
-	logs mask), asked again at each piece (a token may be new).
+	given in code, asked again at each piece (a token may be new); and of the environment as
+	it is when the call starts (what the server's responses mask too,
+	`openmolt_core.secrets.known_secrets`: a key exported after the instance read the
+	environment is one), read once per call: comparing the variables at each piece would cost
+	more than the piece.
 	"""
 	redactors = [ctx.redact]
 	link = ctx.link
@@ -294,9 +297,11 @@ def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
 			redactors.append(redact)
 		link = getattr(caller, "link", None)
 
+	environment = environment_secrets_now()
+
 	def secrets() -> frozenset[str]:
 		live = live_secrets()
-		own = frozenset(secret for r in redactors for secret in r.secrets)
+		own = frozenset(secret for r in redactors for secret in r.secrets) | environment
 		return live if own <= live else live | own
 
 	return secrets

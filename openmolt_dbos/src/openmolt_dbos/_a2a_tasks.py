@@ -1,0 +1,131 @@
+"""The A2A servers' tasks in the durable store's database, for servers on several machines.
+
+``openmolt serve`` keeps an agent's A2A tasks (`openmolt_serve._a2a_store`) beyond its process:
+in a SQLite file of its own, beside the run store or in the durable store's file folder. Servers
+on several machines behind one address share a PostgreSQL durable store and nothing else: each
+kept its own file, so a task one server started was "task not found" on the other, and a
+caller's answer to its question, or its ``CancelTask``, reached nothing. On PostgreSQL the tasks
+are kept in the store's database instead (`DBOSBackend.task_rows
+<openmolt_dbos._backend.DBOSBackend.task_rows>`), in the table ``openmolt_a2a_tasks``: one row per
+agent, owner (the caller) and task, the task as the a2a-sdk's protobuf bytes, which every server
+on the store reads as the truth.
+
+The calls are one short transaction each; the task store makes them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+__all__ = ["TASKS", "StoreTasks"]
+
+_META = sa.MetaData()
+
+TASKS = sa.Table(
+	"openmolt_a2a_tasks",
+	_META,
+	sa.Column("scope", sa.Text, primary_key=True),
+	sa.Column("owner", sa.Text, primary_key=True),
+	sa.Column("task_id", sa.Text, primary_key=True),
+	sa.Column("task", sa.LargeBinary, nullable=False),
+	sa.Column("updated", sa.Float, nullable=False),
+	sa.Index("openmolt_a2a_tasks_by_time", "scope", "updated"),
+)
+"""Each task of each agent's A2A server: whose server (``a2a:<agent>``), whose task (its caller,
+``""`` for the default one), its id, the task's bytes, when it was saved last."""
+
+_MADE: set[int] = set()
+"""The engines whose table is known to exist (made once per engine)."""
+
+
+class StoreTasks:
+	"""An agent's A2A task rows in a database (`openmolt_serve._a2a_store.TaskRows`).
+
+	Args:
+		engine: The engine on OpenMolt's tables (`openmolt_dbos._engine.Engine.tables`).
+		scope: Whose tasks these are (``a2a:<agent>``): each agent has its own.
+	"""
+
+	def __init__(self, engine: sa.Engine, scope: str) -> None:
+		self.engine = engine
+		self.scope = scope
+
+	def __repr__(self) -> str:
+		return f"StoreTasks({self.engine.url.render_as_string()!r}, scope={self.scope!r})"
+
+	def _ready(self) -> sa.Engine:
+		if id(self.engine) not in _MADE:
+			try:
+				_META.create_all(self.engine, checkfirst=True)
+			except sa.exc.DBAPIError:  # another process made it between the look and the make
+				_META.create_all(self.engine, checkfirst=True)
+			_MADE.add(id(self.engine))
+		return self.engine
+
+	def _one(self, owner: str, task_id: str) -> sa.ColumnElement[bool]:
+		return sa.and_(
+			TASKS.c.scope == self.scope, TASKS.c.owner == owner, TASKS.c.task_id == task_id
+		)
+
+	def put(self, owner: str, task_id: str, task: bytes) -> None:
+		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
+		row = {"scope": self.scope, "owner": owner, "task_id": task_id}
+		values = {"task": task, "updated": time.time()}
+		engine = self._ready()
+		insert: Any = _insert(engine)
+		with engine.begin() as conn:
+			conn.execute(
+				insert(TASKS)
+				.values(**row, **values)
+				.on_conflict_do_update(index_elements=list(row), set_=values)
+			)
+
+	def get(self, owner: str, task_id: str) -> bytes | None:
+		"""A task's bytes, or None when none is kept (or it is another owner's)."""
+		with self._ready().connect() as conn:
+			found = conn.execute(sa.select(TASKS.c.task).where(self._one(owner, task_id))).first()
+		return None if found is None else bytes(found[0])
+
+	def newest(self, owner: str, limit: int) -> list[bytes]:
+		"""The owner's newest ``limit`` tasks, newest first."""
+		with self._ready().connect() as conn:
+			rows = conn.execute(
+				sa.select(TASKS.c.task)
+				.where(TASKS.c.scope == self.scope, TASKS.c.owner == owner)
+				.order_by(TASKS.c.updated.desc())
+				.limit(limit)
+			).all()
+		return [bytes(row[0]) for row in rows]
+
+	def delete(self, owner: str, task_id: str) -> None:
+		"""Forget a task."""
+		with self._ready().begin() as conn:
+			conn.execute(sa.delete(TASKS).where(self._one(owner, task_id)))
+
+	def prune(self, keep: int) -> None:
+		"""Keep the scope's newest ``keep`` tasks (of every owner); drop the older ones."""
+		with self._ready().begin() as conn:
+			cut = conn.execute(
+				sa.select(TASKS.c.updated)
+				.where(TASKS.c.scope == self.scope)
+				.order_by(TASKS.c.updated.desc())
+				.offset(keep - 1)
+				.limit(1)
+			).scalar()
+			if cut is not None:
+				conn.execute(
+					sa.delete(TASKS).where(TASKS.c.scope == self.scope, TASKS.c.updated < cut)
+				)
+
+	def close(self) -> None:
+		"""Nothing to close: the engine is the store's."""
+
+
+def _insert(engine: sa.Engine) -> Any:
+	"""The dialect's INSERT, which takes ``ON CONFLICT DO UPDATE`` (PostgreSQL's, SQLite's)."""
+	from sqlalchemy.dialects import postgresql, sqlite
+
+	return postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
