@@ -254,7 +254,7 @@ async def test_the_judges_events_stay_its_own_and_name_the_judged_run() -> None:
 	assert [(e.guardrail, e.action, e.tool) for e in judges] == [
 		("taint_policy", "refuse", "local.send")
 	]
-	assert judges[0].run_id == f"{run_id}.guard.3.judge"
+	assert judges[0].run_id == f"{run_id}.guard.3.output.0.0.judge"
 	assert judges[0].parent_run_id == run_id
 
 
@@ -300,3 +300,29 @@ async def test_a_judge_nested_too_deep_is_not_run_and_fails_closed() -> None:
 		deep.depth = MAX_NESTING
 		assert (await guard.judge(check, deep))[0].action == "allow"  # it ran: send, then allow
 	assert judge.model.requests and world.sent == [SECRET]  # nothing tainted: not gated
+
+
+async def test_a_judge_of_two_calls_of_one_step_runs_under_two_ids() -> None:
+	"""One guardrail agent judging two calls of a step: each of its runs has an id of its own
+	(it was ``<run>.guard.<step>.<name>`` for both, so its tools' idempotency keys, memory
+	update ids and run store rows were shared), the same when the run is replayed."""
+	world = World()
+	ids: list[str] = []
+	async with OpenMolt(entry_points=False) as om:
+		judge = Judge(om, world, outbound=False)
+		judge.agent.on("finish", lambda event: ids.append(event.run_id))
+		guard = Guardrail(judge.agent, on="tool_call", tools=["local.lookup"])
+		main = om.create_agent(
+			name="main",
+			model=ScriptedModel(
+				[[call_tool("local.lookup"), call_tool("local.lookup")], finish({"answer": "x"})]
+			),
+			tools=[world.lookup],
+			guardrails=[guard],
+		)
+		result = await main.run("look twice")
+	run_id = result.state.run_id
+	assert sorted(ids) == [
+		f"{run_id}.guard.1.tool_call.0.0.judge",
+		f"{run_id}.guard.1.tool_call.1.0.judge",
+	]

@@ -393,7 +393,11 @@ class Guardrail:
 		from openmolt_core.tools import MAX_NESTING
 
 		agent: Any = self.check
-		run_id = f"{check.run_id}.guard.{check.step}.{self.name}"
+		# Its run's id names the verdict's journal step (``guard:<step>:<stage>:<index>:<n>``):
+		# each check has its own, so the calls of the runs judging two calls of one step do not
+		# share idempotency keys, and a check judged again (a crash) keeps its keys.
+		where = parent.call.replace(":", ".") if parent is not None else f"guard.{check.step}"
+		run_id = f"{check.run_id}.{where}.{self.name}"
 		state = None
 		if parent is not None and parent.depth > MAX_NESTING:
 			why = f"runs nest more than {MAX_NESTING} deep (a guardrail agent judged by itself?)"
