@@ -135,3 +135,31 @@ async def test_a_webhook_error_body_is_redacted() -> None:
 	await om.aclose()
 	assert answer.status_code == 500
 	assert_clean(bytes(answer.body).decode())
+
+
+async def test_a_chat_reply_masks_every_live_instances_secrets() -> None:
+	"""A secret of another instance of the process is masked in the reply a chat gets, as in
+	every served response (chats masked with their own instance's secrets only)."""
+	other = OpenMolt(entry_points=False)
+	theirs = "sk-other-instance-key-4d2e9f01"
+	other.secrets.add(theirs)
+	fake = FakeTelegram()
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel([finish({"result": "ok"}, human_message=f"the key is {theirs}")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.")
+	async with local_server(fake.app()) as base:
+		settings = {
+			"type": "telegram",
+			"token": TOKEN,
+			"baseUrl": base,
+			"pollTimeout": 1,
+			"allowedUsers": [42],
+		}
+		triggers = Triggers.model_validate({"channels": [settings]})
+		async with TriggerServer([(agent, triggers)], port=0):
+			fake.message("what is the key?")
+			await eventually(lambda: len(fake.sent) == 1)
+	await om.aclose()
+	await other.aclose()
+	sent = json.dumps(fake.sent)
+	assert theirs not in sent and "[redacted]" in sent

@@ -60,12 +60,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core._support.masking import mask_known
 from openmolt_core.accounts import authorization_requests, is_code
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ApprovalError, ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
-from openmolt_core.secrets import Redactor
 from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
@@ -252,8 +252,10 @@ class Conversations:
 		self.launcher = launcher
 		self.live = live
 		self.chats: OrderedDict[str, _Chat] = OrderedDict()
-		self.redact = Redactor(known=agent.om.secrets)
-		"""Masks the instance's secrets in every text sent to a chat."""
+		self.redact: Callable[[str], str] = mask_known
+		"""Masks every text sent to a chat: the secrets of every live instance (this one's
+		among them) and the environment's as it is now (a key exported after the instance read
+		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
