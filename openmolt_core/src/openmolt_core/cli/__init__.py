@@ -667,7 +667,7 @@ def _dispatch(args: list[str]) -> int:
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
 			return _plugin_command(name, plugin_command.main, rest)
-		found = list(_commands.registered())  # read by find: a typo of any of them is named
+		found = list(_commands.registered())  # every plugin's: a typo of any of them is named
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
 
 	run_options = _run_parser("openmolt")._option_string_actions
