@@ -385,8 +385,9 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	if ns.dry_run:
 		from openmolt_core.cli._info import dry_run
 
+		loaded.agent.provider()  # settings it cannot be made with: said once, as a run says them
 		for problem in check_ready(loaded, strict=False):
-			progress.line(f"warning: {problem}")
+			progress.line(f"warning: {progress.voice(problem)}")
 		try:  # a bad schedule fails the runs (`openmolt FILE`, serve, worker): said here too
 			from openmolt_core.cli._run import schedule_specs
 
