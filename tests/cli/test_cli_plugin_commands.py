@@ -399,3 +399,42 @@ def test_another_distribution_registering_an_own_command_s_name_is_still_refused
 	with pytest.raises(PluginError, match="registered by openmolt-mcp and by acme-mcp; uninstall"):
 		_commands.find("mcp")
 	assert _commands.find("eval") is not None  # another command is not concerned
+
+
+def test_completion_offers_an_action_s_own_options(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`sessions prune --<TAB>` offers --idle and --dry-run, `keys set --` --value, `auth list --`
+	--json (not the sign-in's options): each action's own, in all three shells."""
+	import shutil
+	import subprocess
+
+	scripts = {}
+	for shell in ("bash", "zsh", "fish"):
+		assert main(["completion", shell]) == 0
+		scripts[shell] = capsys.readouterr().out
+	assert "'sessions prune') _arguments '*:file:_files' '--dry-run[]'" in scripts["zsh"]
+	assert (
+		"-n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set' -l value"
+	) in scripts["fish"]
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(scripts["bash"])
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt sessions prune --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt keys set --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt keys set slack --); COMP_CWORD=4; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth list --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth revoke gmail --); COMP_CWORD=4; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth gmail --no); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+	assert done.stdout.splitlines() == [
+		"--dry-run --idle --json --store",
+		"--value",
+		"--value",
+		"--json",
+		"--user",
+		"--no-browser",  # signing in: auth's own options
+	], done.stderr

@@ -621,7 +621,9 @@ def _completion_command(args: list[str]) -> int:
 	def run(name: str, rest: list[str]) -> object:
 		return _dispatch([name, *rest]) if name in probed else None
 
-	return _completion.main(args, commands, run)
+	from openmolt_core.cli._auth import ACTIONS
+
+	return _completion.main(args, commands, run, actions={"auth": ACTIONS})
 
 
 def _ecosystem_command(args: list[str]) -> int:
