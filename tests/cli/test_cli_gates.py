@@ -53,6 +53,30 @@ def test_an_agent_file_sets_the_taint_policy_and_guardrails(tmp_path: Path) -> N
 		([{"use": "max_size"}], r"guardrails\[0\] \(max_size\).*limit"),
 		([{"limit": 5}], r"an entry is \{\"use\": name"),
 		([{"use": "max_size", "limit": -1}], "limit must be a whole number"),
+		(
+			[{"use": "max_size"}],
+			r"a\.json: guardrails\[0\] \(max_size\): missing required option 'limit'$",
+		),
+		(
+			[{"use": "max_size", "limit": None}],
+			r"a\.json: guardrails\[0\]\.limit: Input should be a valid integer \(got null\)$",
+		),
+		(
+			[{"use": "max_size", "limit": "10"}],
+			r'a\.json: guardrails\[0\]\.limit: Input should be a valid integer \(got "10"\)$',
+		),
+		(
+			[{"use": "pii_redaction"}, {"use": "prompt_injection", "threshold": "x"}],
+			r'a\.json: guardrails\[1\]\.threshold: Input should be a valid integer \(got "x"\)$',
+		),
+		(
+			[{"use": "pii_redaction", "message": "no"}],
+			r'a\.json: guardrails\[0\]\.message: Input should be a valid boolean \(got "no"\)$',
+		),
+		(
+			[{"use": "json_schema", "schema": {}, "tools": [1]}],
+			r"a\.json: guardrails\[0\]\.tools\[0\]: Input should be a valid string \(got 1\)$",
+		),
 	],
 )
 def test_a_bad_guardrail_entry_names_its_place(
@@ -63,5 +87,14 @@ def test_a_bad_guardrail_entry_names_its_place(
 
 
 def test_a_bad_taint_policy_is_named(tmp_path: Path) -> None:
-	with pytest.raises((ConfigurationError, AgentFileError), match="on_outbound must be"):
+	with pytest.raises((ConfigurationError, AgentFileError), match=r'"allow".*not "sometimes"'):
 		load(write(tmp_path, taintPolicy="sometimes"), env_file=None, verbose=False)
+	with pytest.raises(ConfigurationError, match=r'onOutbound: "approve", .* not "maybe"'):
+		load(write(tmp_path, taintPolicy={"onOutbound": "maybe"}), env_file=None, verbose=False)
+
+
+@pytest.mark.parametrize("key", ["warn", "onlyTrifecta"])
+def test_a_taint_policy_switch_is_true_or_false(tmp_path: Path, key: str) -> None:
+	""" "warn": "no" is refused, not taken as true (a string is truthy): JSON's types hold."""
+	with pytest.raises(ConfigurationError, match=rf'{key}: true or false, not "no"'):
+		load(write(tmp_path, taintPolicy={key: "no"}), env_file=None, verbose=False)

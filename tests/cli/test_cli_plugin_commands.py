@@ -315,3 +315,126 @@ def test_completion_offers_a_local_provider_s_prefix(
 	assert "ollama:" in models and "openai:" in models
 	assert not [m for m in models if m.startswith("openai:gpt")]
 	assert "anthropic:claude-haiku-4-5" in models
+
+
+# OpenMolt's own distributions that register commands, by the package each one's loads.
+_OWN_PACKAGES = {
+	"openmolt-dbos": "openmolt_dbos",
+	"openmolt-evals": "openmolt_evals",
+	"openmolt-mcp": "openmolt_mcp",
+	"openmolt-serve": "openmolt_serve",
+	"openmolt-ui": "openmolt_ui",
+}
+
+
+@pytest.mark.parametrize(
+	("command", "needs"),
+	[
+		("mcp", {"openmolt_mcp"}),
+		("ui", {"openmolt_ui"}),
+		("eval", {"openmolt_evals"}),
+		("runs", {"openmolt_dbos"}),
+		("serve", {"openmolt_serve", "openmolt_ui"}),  # it serves the viewer too
+	],
+)
+def test_a_plugin_command_loads_no_other_distribution_s_commands(
+	command: str, needs: set[str]
+) -> None:
+	"""`openmolt mcp` loads openmolt-mcp, not DBOS, the server or the viewer (a second or more)."""
+	import subprocess
+	import sys
+
+	code = (
+		"import contextlib, io, sys\n"
+		"from openmolt_core.cli import main\n"
+		"with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+		f"	main([{command!r}, '--help'])\n"
+		f"print(sorted(m for m in {sorted(_OWN_PACKAGES.values())!r} if m in sys.modules),"
+		" 'dbos' in sys.modules)\n"
+	)
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+	assert done.stdout.strip() == f"{sorted(needs)} {'openmolt_dbos' in needs}", done.stderr
+
+
+def test_openmolt_s_own_distributions_register_only_their_own_commands() -> None:
+	"""Each registers exactly its PLUGIN_COMMANDS names: a command need not load the others."""
+	found = _commands.registered()
+	own = {
+		name: command.distribution
+		for name, command in found.items()
+		if command.distribution in _OWN_PACKAGES
+	}
+	assert own == {name: f"openmolt-{extra}" for name, extra in _commands.PLUGIN_COMMANDS.items()}
+
+
+def test_another_distribution_registering_an_own_command_s_name_is_still_refused(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""A third party's `mcp` is loaded beside openmolt-mcp's, and the clash is named."""
+	import types
+	from collections.abc import Callable
+	from importlib import metadata
+
+	from openmolt_core import hookimpl
+	from openmolt_core.errors import PluginError
+
+	@hookimpl
+	def register_commands(register: Callable[..., None]) -> None:
+		register("mcp", lambda args: 0, summary="another mcp")
+
+	module = types.SimpleNamespace(register_commands=register_commands)
+	fake = types.SimpleNamespace(
+		name="acme",
+		value="acme_mcp",
+		dist=types.SimpleNamespace(name="acme-mcp"),
+		load=lambda: module,
+	)
+	real = metadata.entry_points
+
+	def entry_points(*, group: str) -> list[object]:
+		return [*real(group=group), fake]
+
+	monkeypatch.setattr(_commands, "_found", None)
+	monkeypatch.setattr(_commands.metadata, "entry_points", entry_points)
+	with pytest.raises(PluginError, match="registered by openmolt-mcp and by acme-mcp; uninstall"):
+		_commands.find("mcp")
+	assert _commands.find("eval") is not None  # another command is not concerned
+
+
+def test_completion_offers_an_action_s_own_options(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`sessions prune --<TAB>` offers --idle and --dry-run, `keys set --` --value, `auth list --`
+	--json (not the sign-in's options): each action's own, in all three shells."""
+	import shutil
+	import subprocess
+
+	scripts = {}
+	for shell in ("bash", "zsh", "fish"):
+		assert main(["completion", shell]) == 0
+		scripts[shell] = capsys.readouterr().out
+	assert "'sessions prune') _arguments '*:file:_files' '--dry-run[]'" in scripts["zsh"]
+	assert (
+		"-n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set' -l value"
+	) in scripts["fish"]
+	if shutil.which("bash") is None:
+		pytest.skip("no bash here")
+	(tmp_path / "c.bash").write_text(scripts["bash"])
+	probe = (
+		f"source {tmp_path / 'c.bash'}\n"
+		'COMP_WORDS=(openmolt sessions prune --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt keys set --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt keys set slack --); COMP_CWORD=4; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth list --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth revoke gmail --); COMP_CWORD=4; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt auth gmail --no); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+	)
+	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+	assert done.stdout.splitlines() == [
+		"--dry-run --idle --json --store",
+		"--value",
+		"--value",
+		"--json",
+		"--user",
+		"--no-browser",  # signing in: auth's own options
+	], done.stderr

@@ -1,6 +1,8 @@
+import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -471,3 +473,33 @@ def test_a_ctrl_c_any_time_after_the_wait_is_said_ends_it(monkeypatch, capsys) -
 		real_join(left)
 	assert exits == [ExitCode.INTERRUPTED]
 	assert signal.getsignal(signal.SIGINT) is before
+
+
+_HELPS = [
+	*([name] for name in ("run", "schedules", "tools", "keys", "auth", "models", "logs")),
+	*([name] for name in ("sessions", "completion", "eval", "ui", "serve", "mcp", "worker")),
+	["keys", "set"],
+	["auth", "revoke"],
+	["sessions", "prune"],
+]
+
+
+def _urls(args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> set[str]:
+	import re
+
+	from openmolt_core.cli import main
+
+	monkeypatch.setenv("COLUMNS", str(columns))
+	with contextlib.suppress(SystemExit):
+		main([*args, "--help"])
+	return set(re.findall(r"https?://[^\s)]+", capsys.readouterr().out))
+
+
+@pytest.mark.parametrize("args", _HELPS, ids=" ".join)
+def test_help_keeps_each_address_on_one_line(
+	args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""On an 80- or 60-column terminal an address in --help is not cut into two lines."""
+	whole = _urls(args, 1000, monkeypatch, capsys)
+	for columns in (80, 60):
+		assert _urls(args, columns, monkeypatch, capsys) == whole, columns

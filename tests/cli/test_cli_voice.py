@@ -321,3 +321,23 @@ def test_the_json_a_program_reads_says_the_error_as_the_command_sets_it(
 		assert any("nothing listens" in str(line.get("message")) for line in lines), lines
 	for text in said:
 		assert not [word for word in PYTHON_ONLY if word in text], text
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+@pytest.mark.parametrize(
+	("settings", "said"),
+	[
+		({"maxRetries": -1}, "maxRetries: Input should be greater than or equal to 0"),
+		({"apiMode": "chatt"}, "apiMode: Input should be 'responses' or 'chat'"),
+		({"bseUrl": "http://x"}, "unknown setting 'bseUrl'; did you mean 'baseUrl'?"),
+	],
+)
+def test_a_wrong_provider_setting_is_said_once_as_the_agent_file_spells_it(
+	tmp_path: Path, cli, settings: dict[str, object], said: str, dry_run: bool
+) -> None:
+	"""llmProviders.openai.maxRetries: not llm_providers['openai'] nor max_retries, and not twice."""
+	agent = {"name": "G", "model": "openai:gpt-5-mini", "llmProviders": {"openai": settings}}
+	(tmp_path / "agent.json").write_text(json.dumps(agent))
+	done = cli.openmolt("agent.json", *(["--dry-run"] if dry_run else []), cwd=tmp_path)
+	assert done.returncode == 2
+	assert done.stderr == f"openmolt: llmProviders.openai: {said}\n"

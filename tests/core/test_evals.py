@@ -168,8 +168,8 @@ async def test_calls_in_another_order_are_told_apart_by_their_arguments(mode: st
 	)
 	assert score.score == 0.5
 	assert score.reason == (
-		f"{mode}: expected [\"a.send(to='amy')\", \"a.send(to='bob')\"], "
-		f"got [\"a.send(to='bob')\", \"a.send(to='amy')\"]"
+		f'{mode}: expected [a.send(to="amy"), a.send(to="bob")], '
+		f'got [a.send(to="bob"), a.send(to="amy")]'
 	)
 
 

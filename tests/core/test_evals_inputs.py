@@ -48,11 +48,11 @@ ONE = [{"input": "a"}]
 		({"cases": ONE, "name": ["x"]}, r"^name: .*text, not a list"),
 		(
 			{"cases": ONE, "evaluators": [{"type": "efficiency", "max_steps": "3"}]},
-			r"evaluators\[0\]: efficiency: max_steps: .*number.*not '3'",
+			r"evaluators\[0\]: efficiency: max_steps: .*number.*not \"3\"",
 		),
 		(
 			{"cases": ONE, "evaluators": [{"type": "efficiency", "max_cost_usd": True}]},
-			r"evaluators\[0\]: efficiency: max_cost_usd: .*not True",
+			r"evaluators\[0\]: efficiency: max_cost_usd: .*not true$",
 		),
 		(
 			{"cases": ONE, "evaluators": [{"type": "efficiency", "max_seconds": -1}]},

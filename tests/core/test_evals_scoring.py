@@ -15,7 +15,7 @@ from openmolt_core import ModelRequest, ModelResponse, Usage
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.testing import finish
 from openmolt_evals import Case, Dataset, Observed, ToolCall, evaluate
-from openmolt_evals.evaluators import LLMJudge, OutputEquals, Score, Trajectory
+from openmolt_evals.evaluators import LLMJudge, OutputEquals, Score, ToolArguments, Trajectory
 
 pytestmark = pytest.mark.anyio
 
@@ -164,18 +164,18 @@ async def test_any_order_pairs_calls_so_that_most_expected_calls_match() -> None
 @pytest.mark.parametrize(
 	("want", "got", "said"),
 	[
-		({"to": "amy"}, {"to": "bob"}, "to: expected 'amy', got 'bob'"),
-		({"to": "amy"}, {}, "to: expected 'amy', missing"),
+		({"to": "amy"}, {"to": "bob"}, 'to: expected "amy", got "bob"'),
+		({"to": "amy"}, {}, 'to: expected "amy", missing'),
 		({"q": {"a": 1, "b": 2}}, {"q": {"a": 1, "b": 3}}, "q.b: expected 2, got 3"),
 		({"q": {"a": 1, "b": 2}}, {"q": {"a": 1}}, "q.b: expected 2, missing"),
 		({"q": {"a": 1}}, {"q": {"a": 1, "extra": 3}}, "q.extra: not expected, got 3"),
-		({"q": {"a": None}}, {"q": {}}, "q.a: expected None, missing"),
+		({"q": {"a": None}}, {"q": {}}, "q.a: expected null, missing"),
 		({"q": {"deep": {"x": [1]}}}, {"q": {"deep": {"x": [2]}}}, "q.deep.x[0]: expected 1, got 2"),
 		({"ids": [1, 2]}, {"ids": [1]}, "ids[1]: expected 2, missing"),
 		({"ids": [1]}, {"ids": [1, 5]}, "ids[1]: not expected, got 5"),
 		({"items": [{"id": 1}]}, {"items": [{"id": 2}]}, "items[0].id: expected 1, got 2"),
-		({"n": 1}, {"n": "1"}, "n: expected 1, got '1'"),
-		({"q": {"a": 1}}, {"q": "a=1"}, "q: expected {'a': 1}, got 'a=1'"),
+		({"n": 1}, {"n": "1"}, 'n: expected 1, got "1"'),
+		({"q": {"a": 1}}, {"q": "a=1"}, 'q: expected {"a": 1}, got "a=1"'),
 	],
 )  # fmt: skip
 @pytest.mark.parametrize("mode", ["exact", "in_order", "any_order", "subset"])
@@ -201,7 +201,7 @@ async def test_the_closest_call_of_the_tool_is_the_one_compared() -> None:
 	]
 	score = await Trajectory(mode="subset", expected=expected).evaluate(_observed(calls), Case("c"))
 	assert score.reason.endswith(
-		"a.send was called with other arguments (cc[0]: expected 'bo', got 'bob')"
+		'a.send was called with other arguments (cc[0]: expected "bo", got "bob")'
 	)
 
 
@@ -273,7 +273,9 @@ async def test_concurrency_is_honoured_and_results_keep_the_dataset_order() -> N
 
 def test_evaluator_fields_are_checked_when_the_dataset_is_read() -> None:
 	"""A wrong trajectory mode or expected call shape names the field, as a ConfigurationError."""
-	with pytest.raises(ConfigurationError, match=r"evaluators.*mode.*'strict'.*in_order"):
+	with pytest.raises(
+		ConfigurationError, match=r'evaluators.*mode "strict" is not one of.*in_order'
+	):
 		Dataset.from_dict(
 			{"cases": [{"input": 1}], "evaluators": [{"type": "trajectory", "mode": "strict"}]}
 		)
@@ -628,3 +630,23 @@ async def test_efficiency_does_not_keep_a_cost_limit_on_a_partial_cost() -> None
 	observed = replace(_observed([]), usage=usage)
 	score = await Efficiency(max_cost_usd=0.01).evaluate(observed, Case("c"))
 	assert score.score < 1 and "cost partial" in score.reason
+
+
+async def test_a_reason_shows_values_as_the_dataset_writes_them() -> None:
+	"""JSON, not Python: `true`, `null` and "text" (a dataset file says `true`, never `True`)."""
+	expected = {"ok": True, "note": None, "who": "it's"}
+	score = await OutputEquals(expected).evaluate(
+		_observed([], output={"ok": False, "note": "x"}), Case("c")
+	)
+	assert score.reason == (
+		'expected {"ok": true, "note": null, "who": "it\'s"}, got {"ok": false, "note": "x"}'
+	)
+	calls = [ToolCall("a.send", {"to": "bob", "cc": None})]
+	tools = await ToolArguments(tool="a.send", equals={"to": "amy", "cc": []}).evaluate(
+		_observed(calls), Case("c")
+	)
+	assert tools.reason == 'to="bob", cc=null'
+	order = await Trajectory(
+		mode="exact", expected=(ToolCall("a.look"), ToolCall("a.send", {"to": "amy"}))
+	).evaluate(_observed(calls), Case("c"))
+	assert order.reason.startswith("exact: expected [a.look, a.send], got [a.send]; ")

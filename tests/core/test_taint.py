@@ -594,7 +594,10 @@ def test_the_real_gmail_integration_holds_the_trifecta_alone() -> None:
 @pytest.mark.parametrize(
 	("value", "message"),
 	[
-		("ask", "on_outbound must be 'approve', 'refuse' or 'allow'"),
+		(
+			"ask",
+			r'taint_policy: "approve", "refuse" or "allow" \(or an object of its fields\), not "ask"',
+		),
 		({"onOutbound": "refuse", "bogus": 1}, r"unknown key\(s\) \['bogus'\]"),
 		(42, "must be a TaintPolicy, a dict of its fields"),
 		({"untrusted": [""]}, "taint_policy: untrusted"),
@@ -603,6 +606,14 @@ def test_the_real_gmail_integration_holds_the_trifecta_alone() -> None:
 def test_a_bad_policy_names_the_field(value: Any, message: str) -> None:
 	with pytest.raises(ConfigurationError, match=message):
 		TaintPolicy.of(value)
+
+
+def test_a_switch_of_the_policy_is_a_boolean() -> None:
+	"""warn="no" is refused, not taken as true: a string is truthy."""
+	with pytest.raises(ConfigurationError, match="taint_policy: warn must be True or False"):
+		TaintPolicy(warn="no")  # type: ignore[arg-type]  # what is refused
+	with pytest.raises(ConfigurationError, match="onlyTrifecta: true or false, not 0"):
+		TaintPolicy.of({"onlyTrifecta": 0})
 
 
 def test_a_rule_that_names_no_tool_is_refused_at_create_agent() -> None:

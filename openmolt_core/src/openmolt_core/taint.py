@@ -114,6 +114,10 @@ def _rules(value: Any, where: str) -> tuple[str, ...]:
 	return ApprovalPolicy.of(list(value), where=where).rules
 
 
+_SWITCHES = ("only_trifecta", "warn")
+"""The fields of `TaintPolicy` that are True or False."""
+
+
 @dataclass(frozen=True, slots=True)
 class TaintPolicy:
 	"""What a tainted run may still send out, and which tools count as what.
@@ -162,6 +166,11 @@ class TaintPolicy:
 				f"taint_policy: on_outbound must be 'approve', 'refuse' or 'allow', got "
 				f"{self.on_outbound!r}"
 			)
+		for switch in _SWITCHES:  # "no" is truthy: it would be taken as True
+			if not isinstance(getattr(self, switch), bool):
+				raise ConfigurationError(
+					f"taint_policy: {switch} must be True or False, got {getattr(self, switch)!r}"
+				)
 		object.__setattr__(
 			self,
 			"unknown_labels",
@@ -195,6 +204,10 @@ class TaintPolicy:
 		"""
 		if isinstance(value, TaintPolicy):
 			return value
+		if isinstance(value, str) and value not in get_args(OnOutbound):
+			raise ConfigurationError(
+				f'{where}: "approve", "refuse" or "allow" (or an object of its fields), not "{value}"'
+			)
 		if value is None or isinstance(value, bool | str):
 			key = (type(value), value)  # the policies every agent of an instance shares
 			shared = _SHARED.get(key)
@@ -211,6 +224,8 @@ class TaintPolicy:
 				f"or 'allow'; got {type(value).__name__}"
 			)
 		names = {f.name for f in fields(cls) if not f.name.startswith("_")}
+		from pydantic.alias_generators import to_snake
+
 		from openmolt_core.options import snake_options
 
 		options = snake_options(value, where)
@@ -219,6 +234,18 @@ class TaintPolicy:
 			raise ConfigurationError(
 				f"{where}: unknown key(s) {unknown}; allowed: {', '.join(sorted(names))}"
 			)
+		for key, given in value.items():  # named as given: "warn": "no" in an agent file
+			name = to_snake(str(key))
+			if name in _SWITCHES and not isinstance(given, bool):
+				wanted = "true or false"
+			elif name == "on_outbound" and given not in get_args(OnOutbound):
+				wanted = '"approve", "refuse" or "allow"'
+			else:
+				continue
+			import json
+
+			shown = json.dumps(given, ensure_ascii=False, default=repr)
+			raise ConfigurationError(f"{where}: {key}: {wanted}, not {shown}")
 		return cls(**options)
 
 	def labels_for(

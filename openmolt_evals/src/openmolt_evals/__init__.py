@@ -39,6 +39,7 @@ from openmolt_evals.evaluators import (
 	Score,
 	ToolCall,
 	Trajectory,
+	_shown,
 )
 
 if TYPE_CHECKING:
@@ -138,7 +139,9 @@ def _tool_calls(data: Any) -> tuple[ToolCall, ...]:
 def _tool_call(data: Any) -> ToolCall:
 	"""An expected call from its JSON form, ``{"tool": ..., "input": {...}}``."""
 	if not isinstance(data, Mapping) or set(data) - {"tool", "input"} or "tool" not in data:
-		raise ValueError(f"an expected call is {{'tool': ..., 'input': {{...}}}}, not {data!r}")
+		raise ValueError(
+			f'an expected call is {{"tool": ..., "input": {{...}}}}, not {_shown(data)}'
+		)
 	given = data.get("input")
 	return ToolCall(tool=data["tool"], input={} if given is None else given)
 
@@ -601,7 +604,7 @@ def check_report(data: Any, name: str) -> dict[str, Any]:
 	if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
 		raise ConfigurationError(f"{name}: cases: not a report, whose cases are a list ({hint})")
 	if "score" in data and not number(data["score"]):
-		raise ConfigurationError(f"{name}: score: a number, not {data['score']!r} ({hint})")
+		raise ConfigurationError(f"{name}: score: a number, not {_shown(data['score'])} ({hint})")
 	for index, case in enumerate(data["cases"]):
 		where = f"{name}: cases[{index}]"
 		if not isinstance(case, Mapping):
@@ -611,7 +614,9 @@ def check_report(data: Any, name: str) -> dict[str, Any]:
 		if not isinstance(case.get("case"), str):
 			raise ConfigurationError(f"{where}.case: the case's name, as text ({hint})")
 		if not number(case.get("score")):
-			raise ConfigurationError(f"{where}.score: a number, not {case.get('score')!r} ({hint})")
+			raise ConfigurationError(
+				f"{where}.score: a number, not {_shown(case.get('score'))} ({hint})"
+			)
 	return dict(data)
 
 

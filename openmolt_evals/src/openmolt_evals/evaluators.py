@@ -111,9 +111,11 @@ class ToolCall:
 	def __post_init__(self) -> None:
 		"""Refuse a call that is not a tool handle and an object of arguments."""
 		if not isinstance(self.tool, str) or not self.tool:
-			raise ValueError(f"a tool call's 'tool' is a tool handle, not {self.tool!r}")
+			raise ValueError(f"a tool call's 'tool' is a tool handle, not {_shown(self.tool)}")
 		if not isinstance(self.input, Mapping):
-			raise ValueError(f"{self.tool}: a tool call's 'input' is an object, not {self.input!r}")
+			raise ValueError(
+				f"{self.tool}: a tool call's 'input' is an object, not {_shown(self.input)}"
+			)
 
 	def matches(self, other: ToolCall) -> bool:
 		"""Whether an observed call is this expected one: same tool, and the fields given here."""
@@ -176,12 +178,12 @@ def _differences(want: Any, got: Any, path: str, *, top: bool = False) -> list[s
 			where = f"{path}.{key}" if path else str(key)
 			if key not in got:
 				if value is not None or not top:  # an absent argument matches null (ToolCall)
-					out.append(f"{where}: expected {value!r}, missing")
+					out.append(f"{where}: expected {_shown(value)}, missing")
 				continue
 			out += _differences(value, got[key], where)
 		if not top:
 			out += [
-				f"{path}.{key}: not expected, got {value!r}"
+				f"{path}.{key}: not expected, got {_shown(value)}"
 				for key, value in got.items()
 				if key not in want
 			]
@@ -193,15 +195,17 @@ def _differences(want: Any, got: Any, path: str, *, top: bool = False) -> list[s
 			out += (
 				_differences(value, got[i], where)
 				if i < len(got)
-				else [f"{where}: expected {value!r}, missing"]
+				else [f"{where}: expected {_shown(value)}, missing"]
 			)
-		out += [f"{path}[{i}]: not expected, got {got[i]!r}" for i in range(len(want), len(got))]
+		out += [
+			f"{path}[{i}]: not expected, got {_shown(got[i])}" for i in range(len(want), len(got))
+		]
 		return out
-	return [] if _same(want, got) else [f"{path}: expected {want!r}, got {got!r}"]
+	return [] if _same(want, got) else [f"{path}: expected {_shown(want)}, got {_shown(got)}"]
 
 
 def _with_arguments(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> list[str]:
-	"""Each call with the arguments the expected calls of its tool name (``a.send(to='amy')``)."""
+	"""Each call with the arguments the expected calls of its tool name (``a.send(to="amy")``)."""
 	keys: dict[str, list[str]] = {}
 	for want in expected:
 		keys.setdefault(want.tool, [])
@@ -209,8 +213,8 @@ def _with_arguments(expected: Sequence[ToolCall], calls: Sequence[ToolCall]) -> 
 	out = []
 	for call in calls:
 		named = [k for k in keys.get(call.tool, []) if k in call.input]  # a missing one: not shown
-		shown = ", ".join(f"{k}={call.input[k]!r}" for k in named)
-		out.append(f"{call.tool}({shown})")
+		arguments = ", ".join(f"{k}={_shown(call.input[k])}" for k in named)
+		out.append(f"{call.tool}({arguments})")
 	return out
 
 
@@ -219,10 +223,26 @@ def _plain(value: Any) -> Any:
 	return dump(mode="json") if callable(dump) else value
 
 
+def _shown(value: Any) -> str:
+	"""A value in a reason or an error as a dataset writes it: JSON (``true``, ``null``, ``"amy"``).
+
+	A value JSON cannot hold (a Python object given in code) is shown as Python shows it.
+
+	Args:
+		value: What a run gave, or a case or an evaluator expects.
+	"""
+	try:
+		return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+	except (TypeError, ValueError):
+		return repr(value)
+
+
 def _check_name(name: Any) -> None:
 	"""Refuse an evaluator name that is not text (reports key their means by it)."""
 	if not isinstance(name, str) or not name:
-		raise ValueError(f"name: how reports name the evaluator, a non-empty text, not {name!r}")
+		raise ValueError(
+			f"name: how reports name the evaluator, a non-empty text, not {_shown(name)}"
+		)
 
 
 def _check_limit(field_name: str, value: Any, *, whole: bool) -> None:
@@ -237,7 +257,9 @@ def _check_limit(field_name: str, value: Any, *, whole: bool) -> None:
 		or value < 0
 	):
 		what = "a whole number" if whole else "a number"
-		raise ValueError(f"{field_name}: {what} from 0 up, or null for no limit; not {value!r}")
+		raise ValueError(
+			f"{field_name}: {what} from 0 up, or null for no limit; not {_shown(value)}"
+		)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +285,9 @@ class OutputEquals:
 		got = _plain(observed.output)
 		ok = _same(got, expected)
 		return Score(
-			self.name, 1.0 if ok else 0.0, "" if ok else f"expected {expected!r}, got {got!r}"
+			self.name,
+			1.0 if ok else 0.0,
+			"" if ok else f"expected {_shown(expected)}, got {_shown(got)}",
 		)
 
 
@@ -358,15 +382,15 @@ class Trajectory:
 		"""Refuse a mode that is not one of `TrajectoryMode`'s, or expected calls that are not calls."""
 		_check_name(self.name)
 		if self.mode not in _MODES:
-			raise ValueError(f"mode {self.mode!r} is not one of {', '.join(_MODES)}")
+			raise ValueError(f"mode {_shown(self.mode)} is not one of {', '.join(_MODES)}")
 		if self.expected is not None and (
 			isinstance(self.expected, str | Mapping)
 			or not isinstance(self.expected, Sequence)
 			or not all(isinstance(call, ToolCall) for call in self.expected)
 		):
 			raise ValueError(
-				"expected: a list of calls (ToolCall, or {'tool': ..., 'input': {...}} in a "
-				f"dataset), not {self.expected!r}"
+				'expected: a list of calls (ToolCall, or {"tool": ..., "input": {...}} in a '
+				f"dataset), not {_shown(self.expected)}"
 			)
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:
@@ -399,7 +423,7 @@ class Trajectory:
 		if want == seen:
 			# The same tools, so the arguments tell the lists apart: another order, another value.
 			want, seen = _with_arguments(expected, expected), _with_arguments(expected, calls)
-		reason = f"{self.mode}: expected {want}, got {seen}"
+		reason = f"{self.mode}: expected [{', '.join(want)}], got [{', '.join(seen)}]"
 		return Score(self.name, score, reason + (f"; {'; '.join(details)}" if details else ""))
 
 
@@ -424,7 +448,7 @@ class ToolArguments:
 		"""Refuse a field of the wrong type, or a pattern that does not compile, naming it."""
 		_check_name(self.name)
 		if not isinstance(self.tool, str) or not self.tool:
-			raise ValueError(f"tool: the tool handle ('integration.tool'), not {self.tool!r}")
+			raise ValueError(f"tool: the tool handle ('integration.tool'), not {_shown(self.tool)}")
 		for label, given in (("equals", self.equals), ("matches", self.matches)):
 			if not isinstance(given, Mapping):
 				raise ValueError(
@@ -454,12 +478,12 @@ class ToolArguments:
 		passed = 0
 		for call in calls:
 			bad = [
-				f"{k}={_get(call.input, k)!r}"
+				f"{k}={_shown(_get(call.input, k))}"
 				for k, v in self.equals.items()
 				if not _same(_get(call.input, k), v)
 			]
 			bad += [
-				f"{k}={_get(call.input, k)!r} !~ {rx}"
+				f"{k}={_shown(_get(call.input, k))} !~ {rx}"
 				for k, rx in self.matches.items()
 				if not re.search(rx, str(_get(call.input, k) or ""))
 			]
@@ -518,7 +542,7 @@ class LLMJudge:
 		"""Refuse a rubric, model or threshold of the wrong kind, naming the field."""
 		_check_name(self.name)
 		if not isinstance(self.rubric, str) or not self.rubric.strip():
-			raise ValueError(f"rubric: what a good result is, in words; not {self.rubric!r}")
+			raise ValueError(f"rubric: what a good result is, in words; not {_shown(self.rubric)}")
 		model = self.model
 		if isinstance(model, str):
 			provider, colon, name = model.partition(":")
@@ -533,7 +557,7 @@ class LLMJudge:
 				f"not {model!r}"
 			)
 		if not _is_grade(self.threshold):
-			raise ValueError(f"threshold is a score from 0 to 1, not {self.threshold!r}")
+			raise ValueError(f"threshold is a score from 0 to 1, not {_shown(self.threshold)}")
 		timeout = self.timeout
 		if (
 			isinstance(timeout, bool)
@@ -543,7 +567,7 @@ class LLMJudge:
 		):
 			raise ValueError(
 				f"timeout: the seconds the judge's answer may take, a number above 0 (default "
-				f"{JUDGE_TIMEOUT:g}); not {timeout!r}"
+				f"{JUDGE_TIMEOUT:g}); not {_shown(timeout)}"
 			)
 
 	async def evaluate(self, observed: Observed, case: Case) -> Score:

@@ -130,7 +130,8 @@ def parse_settings(model: type[S], settings: Mapping[str, Any], *, name: str) ->
 				import difflib  # only for an error message
 
 				close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-				hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+				listed = ", ".join(sorted(model.model_fields))  # each once, not in both spellings
+				hint = f"; did you mean {close[0]!r}?" if close else f"; known: {listed}"
 				problems.append(f"unknown setting {key!r}{hint}")
 			else:
 				problems.append(f"{key}: {error['msg']}")

@@ -385,8 +385,9 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	if ns.dry_run:
 		from openmolt_core.cli._info import dry_run
 
+		loaded.agent.provider()  # settings it cannot be made with: said once, as a run says them
 		for problem in check_ready(loaded, strict=False):
-			progress.line(f"warning: {problem}")
+			progress.line(f"warning: {progress.voice(problem)}")
 		try:  # a bad schedule fails the runs (`openmolt FILE`, serve, worker): said here too
 			from openmolt_core.cli._run import schedule_specs
 
@@ -620,7 +621,9 @@ def _completion_command(args: list[str]) -> int:
 	def run(name: str, rest: list[str]) -> object:
 		return _dispatch([name, *rest]) if name in probed else None
 
-	return _completion.main(args, commands, run)
+	from openmolt_core.cli._auth import ACTIONS
+
+	return _completion.main(args, commands, run, actions={"auth": ACTIONS})
 
 
 def _ecosystem_command(args: list[str]) -> int:
@@ -667,7 +670,7 @@ def _dispatch(args: list[str]) -> int:
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
 			return _plugin_command(name, plugin_command.main, rest)
-		found = list(_commands.registered())  # read by find: a typo of any of them is named
+		found = list(_commands.registered())  # every plugin's: a typo of any of them is named
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
 
 	run_options = _run_parser("openmolt")._option_string_actions

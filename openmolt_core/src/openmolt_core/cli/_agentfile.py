@@ -570,7 +570,11 @@ def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str
 			close = _suggest(raw[-1], known)
 			if close:
 				suggested.add((*norm[:-1], _norm(close)))
-			hint = f"; did you mean {close!r}?" if close else f"; known keys: {', '.join(known)}"
+			listed: dict[object, str] = {}
+			for k in known:  # once each, as the docs spell it (missedRuns, not also missed_runs)
+				listed.setdefault(_norm(k), k)
+			shown = ", ".join(listed.values())
+			hint = f"; did you mean {close!r}?" if close else f"; known keys: {shown}"
 			problems.append((where(norm), f"unknown key {_dotted(raw)!r}{hint}"))
 	for error, raw, norm in found:
 		kind = error["type"]

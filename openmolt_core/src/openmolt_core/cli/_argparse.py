@@ -1,7 +1,9 @@
 """The command's argument parser: a mistyped option says what was probably meant, in one line.
 
 argparse (before Python 3.14) answers ``openmolt FILE --dryrun`` with the whole usage, ten lines
-of it, and no hint; here it is ``no such option '--dryrun'; did you mean '--dry-run'?``.
+of it, and no hint; here it is ``no such option '--dryrun'; did you mean '--dry-run'?``. Its help
+wraps at spaces only: argparse cuts a word longer than the line, and a word at its hyphens, so an
+address in a help text (``https://gi`` / ``thub.com/...``) could be neither clicked nor copied.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 __all__ = ["CommandParser"]
@@ -19,8 +22,34 @@ _NUMBER = re.compile(r"^-\d+(\.\d*)?$")
 _CHOICE = re.compile(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
+class _WholeWords(argparse.HelpFormatter):
+	"""Wraps help at spaces only: an address or an option stays whole on its line."""
+
+	def _split_lines(self, text: str, width: int) -> list[str]:
+		text = self._whitespace_matcher.sub(" ", text).strip()
+		return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
+	def _fill_text(self, text: str, width: int, indent: str) -> str:
+		text = self._whitespace_matcher.sub(" ", text).strip()
+		return textwrap.fill(
+			text,
+			width,
+			initial_indent=indent,
+			subsequent_indent=indent,
+			break_long_words=False,
+			break_on_hyphens=False,
+		)
+
+
+class _RawDescription(_WholeWords, argparse.RawDescriptionHelpFormatter):
+	"""`argparse.RawDescriptionHelpFormatter`, its options' help wrapped as `_WholeWords`."""
+
+
 class CommandParser(argparse.ArgumentParser):
 	"""An `argparse.ArgumentParser` whose unknown options get a "did you mean".
+
+	Its help wraps at spaces only (argparse's default and raw-description formatters are replaced
+	by ones that do; another formatter is kept as given).
 
 	Args:
 		help_command: The command that lists the options (default: ``PROG --help``).
@@ -28,6 +57,11 @@ class CommandParser(argparse.ArgumentParser):
 	"""
 
 	def __init__(self, *args: Any, help_command: str | None = None, **kwargs: Any) -> None:
+		formatter = kwargs.get("formatter_class", argparse.HelpFormatter)
+		kwargs["formatter_class"] = {
+			argparse.HelpFormatter: _WholeWords,
+			argparse.RawDescriptionHelpFormatter: _RawDescription,
+		}.get(formatter, formatter)
 		super().__init__(*args, **kwargs)
 		self.help_command = help_command or f"{self.prog} --help"
 		"""The command that lists the options, for the hint."""

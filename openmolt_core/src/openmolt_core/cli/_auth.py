@@ -36,7 +36,10 @@ from openmolt_core.cli._exit import ExitCode
 from openmolt_core.cli._terminal import printable
 from openmolt_core.errors import ConfigurationError
 
-__all__ = ["main"]
+__all__ = ["ACTIONS", "main"]
+
+ACTIONS = ("list", "revoke")
+"""The words after ``auth`` that are not an integration to sign in to (shell completion reads them)."""
 
 _USAGE = "openmolt auth ID [options] | openmolt auth list [--json] | openmolt auth revoke ID"
 

@@ -4,7 +4,10 @@
 ``answer`` (openmolt-dbos), ``openmolt mcp`` (openmolt-mcp) and ``openmolt eval`` (openmolt-evals) live
 in their distributions, which
 register them. The command looks them up only for a name it does not know itself, once per process;
-a known plugin command that is not installed names the extra that brings it.
+a known plugin command that is not installed names the extra that brings it. OpenMolt's own
+distributions register exactly their `PLUGIN_COMMANDS` names, so running one of them loads no other
+of them (``openmolt mcp`` does not import DBOS, the server or the viewer: a second or more); every
+other distribution's commands are loaded, so a name two distributions register is still refused.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ class RegisteredCommand:
 	distribution: str
 
 
+_OWN = frozenset(f"openmolt-{extra}" for extra in PLUGIN_COMMANDS.values())
+"""OpenMolt's own distributions that register commands (each exactly its `PLUGIN_COMMANDS`)."""
+
 _found: dict[str, RegisteredCommand] | None = None
 
 
@@ -56,15 +62,27 @@ def registered() -> dict[str, RegisteredCommand]:
 		PluginError: A plugin's module cannot be loaded, or registers a command twice.
 	"""
 	global _found
-	if _found is not None:
-		return _found
+	if _found is None:
+		_found = _load(None)
+	return _found
+
+
+def _load(wanted: str | None) -> dict[str, RegisteredCommand]:
+	"""The commands of the plugins that may register ``wanted`` (None: of every plugin).
+
+	Of OpenMolt's own distributions only the one whose command ``wanted`` is gets loaded; every
+	other distribution's commands are, so that one registering ``wanted`` too is refused as before.
+	"""
 	import pluggy
 
 	from openmolt_core import hookspecs
 
+	owner = f"openmolt-{PLUGIN_COMMANDS.get(wanted or '')}"
 	found: dict[str, RegisteredCommand] = {}
 	for entry in metadata.entry_points(group="openmolt.commands"):
 		dist = entry.dist.name if entry.dist is not None else entry.value
+		if wanted is not None and dist in _OWN and dist != owner:
+			continue  # it registers only its own names: not this one
 		try:
 			module = entry.load()
 		except Exception as exc:
@@ -88,7 +106,6 @@ def registered() -> dict[str, RegisteredCommand]:
 			found[name] = RegisteredCommand(name, main, summary, _dist)
 
 		pm.hook.register_commands(register=register)
-	_found = found
 	return found
 
 
@@ -99,7 +116,7 @@ def find(name: str) -> RegisteredCommand | None:
 		ConfigurationError: It is one of OpenMolt's plugin commands, and its distribution is not
 			installed; the message says what to install.
 	"""
-	command = registered().get(name)
+	command = (_found if _found is not None else _load(name)).get(name)
 	if command is not None:
 		return command
 	extra = PLUGIN_COMMANDS.get(name)

@@ -1,7 +1,8 @@
 """``openmolt completion bash|zsh|fish``: a completion script for the user's shell.
 
 The script completes the subcommands (plugins' included), each subcommand's own options (the run
-options after ``run`` or an agent file), the words its first argument takes (``keys set``,
+options after ``run`` or an agent file) and each action's (``keys set --value``, ``sessions prune
+--idle``, ``auth list --json``), the words its first argument takes (``keys set``,
 ``completion zsh``: `words_of`), the values of options that have choices (``logs --status su``:
 `values_of`) and, after ``-m``/``--model``, the installed providers' models (asked from
 ``openmolt`` at completion time, as `openmolt_core.cli._models.rows` lists them), agent files (``*.json``, ``*.py``; after ``tools`` too) and, after ``tools``
@@ -57,12 +58,17 @@ _openmolt() {
 			return;;
 	esac
 	case "${COMP_WORDS[1]}:$prev" in
-		keys:set|keys:remove)
-			COMPREPLY=( $(compgen -W "$(openmolt completion --key-owners 2>/dev/null)" -- "$cur") )
-			return;;
+		keys:set|keys:remove)  # a provider or an integration; an option (--value) below
+			if [[ "$cur" != -* ]]; then
+				COMPREPLY=( $(compgen -W "$(openmolt completion --key-owners 2>/dev/null)" -- "$cur") )
+				return
+			fi;;
 %(bash_values)s
 	esac
 	if [[ "$cur" == -* ]]; then
+		case "${COMP_WORDS[1]} ${COMP_WORDS[2]}" in  # an action's own (keys set, sessions prune)
+%(bash_action_cases)s
+		esac
 		case "${COMP_WORDS[1]}" in
 %(bash_cases)s
 			*) COMPREPLY=( $(compgen -W "%(options)s" -- "$cur") );;
@@ -96,9 +102,11 @@ _openmolt() {
 			return;;
 	esac
 	case "${words[2]}:${words[CURRENT-1]}" in
-		keys:set|keys:remove)
-			_values 'provider or integration' ${(f)"$(openmolt completion --key-owners 2>/dev/null)"}
-			return;;
+		keys:set|keys:remove)  # a provider or an integration; an option (--value) below
+			if [[ "${words[CURRENT]}" != -* ]]; then
+				_values 'provider or integration' ${(f)"$(openmolt completion --key-owners 2>/dev/null)"}
+				return
+			fi;;
 %(zsh_values)s
 	esac
 	if (( CURRENT == 3 )); then
@@ -109,6 +117,11 @@ _openmolt() {
 	if (( CURRENT == 4 )) && [[ "${words[2]}" == (tools|integrations) ]]; then
 		_values 'tool' ${(f)"$(openmolt completion --tools "${words[3]}" 2>/dev/null)"}
 		return
+	fi
+	if (( CURRENT > 3 )); then
+		case "${words[2]} ${words[3]}" in  # an action's own (keys set, sessions prune)
+%(zsh_action_cases)s
+		esac
 	fi
 	case "${words[2]}" in
 %(zsh_cases)s
@@ -127,6 +140,7 @@ complete -c openmolt -f -n '__fish_seen_subcommand_from tools integrations; and 
 complete -c openmolt -f -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from set remove' -a '(openmolt completion --key-owners 2>/dev/null)'
 %(fish_options)s
 %(fish_cases)s
+%(fish_action_cases)s
 %(fish_words)s
 """
 
@@ -218,16 +232,37 @@ def values_of(command: Callable[[list[str]], object]) -> dict[str, list[str] | N
 _Probed = tuple[list[str], list[str], dict[str, "list[str] | None"]]
 
 
-def _probe(command: Callable[[list[str]], object]) -> _Probed:
+def _subparser(parser: argparse.ArgumentParser, word: str) -> argparse.ArgumentParser | None:
+	"""The subparser ``word`` names (``set`` of ``keys``), if the parser has subcommands."""
+	for found in parser._actions:
+		if isinstance(found, argparse._SubParsersAction) and word in (found.choices or {}):
+			chosen = found.choices[word]
+			return chosen if isinstance(chosen, argparse.ArgumentParser) else None
+	return None
+
+
+def _probe(command: Callable[[list[str]], object], action: Sequence[str] = ()) -> _Probed:
+	"""What the command's parser takes: its long options, first words and options' values.
+
+	Args:
+		command: Runs the command with the arguments after its name.
+		action: The words of an action (``set`` of ``keys set``): that action's parser is read.
+	"""
 	original = argparse.ArgumentParser.parse_known_args
 
 	def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
-		raise _Parsed(_long_options(self), _first_words(self), _option_values(self))
+		parser = self
+		for word in action:  # `keys set`: the subparser the words choose, not `keys`'s own
+			chosen = _subparser(parser, word)
+			if chosen is None:
+				break
+			parser = chosen
+		raise _Parsed(_long_options(parser), _first_words(parser), _option_values(parser))
 
 	argparse.ArgumentParser.parse_known_args = stop  # type: ignore[method-assign]  # a probe
 	try:
 		with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-			command(["--help"])
+			command([*action, "--help"])
 	except _Parsed as parsed:
 		return parsed.options, parsed.words, parsed.values
 	except (Exception, SystemExit):
@@ -293,6 +328,7 @@ def script(
 	options: Mapping[str, Sequence[str]] | None = None,
 	words: Mapping[str, Sequence[str]] | None = None,
 	values: Mapping[str, Mapping[str, list[str] | None]] | None = None,
+	actions: Mapping[tuple[str, str], Sequence[str]] | None = None,
 ) -> str:
 	"""The completion script for one shell.
 
@@ -302,6 +338,8 @@ def script(
 		options: Each subcommand's long options (``run`` and agent files get the run options).
 		words: The words each subcommand's first argument takes (``keys``: set, list...).
 		values: Each subcommand's options' values (`values_of`; the run options' are read here).
+		actions: The long options of each (subcommand, action) that has its own
+			(``("keys", "set")``: ``--value``).
 	"""
 	first = {name: " ".join(found) for name, found in (words or {}).items() if found}
 	parser = _run_parser()
@@ -340,6 +378,21 @@ def script(
 			f"complete -c openmolt -f -n '__fish_seen_subcommand_from {name}; and not "
 			f"__fish_seen_subcommand_from {found}' -a '{found}'"
 			for name, found in first.items()
+		),
+		"bash_action_cases": "\n".join(
+			f'\t\t\t"{name} {word}") COMPREPLY=( $(compgen -W "{" ".join(found)}" -- "$cur") ); '
+			"return;;"
+			for (name, word), found in (actions or {}).items()
+		),
+		"zsh_action_cases": "\n".join(
+			f"\t\t\t'{name} {word}') _arguments '*:file:_files' {_zsh(found)}; return;;"
+			for (name, word), found in (actions or {}).items()
+		),
+		"fish_action_cases": "\n".join(
+			f"complete -c openmolt -n '__fish_seen_subcommand_from {name}; and "
+			f"__fish_seen_subcommand_from {word}' -l {o[2:]}"
+			for (name, word), found in (actions or {}).items()
+			for o in found
 		),
 		"fish_cases": "\n".join(
 			f"complete -c openmolt -n '__fish_seen_subcommand_from {name}' -l {o[2:]}"
@@ -441,6 +494,7 @@ def main(
 	args: list[str],
 	commands: Sequence[str],
 	run: Callable[[str, list[str]], object] | None = None,
+	actions: Mapping[str, Sequence[str]] | None = None,
 ) -> int:
 	"""Print a completion script, or (``--integrations``) the installed integration ids.
 
@@ -451,6 +505,8 @@ def main(
 		args: The arguments after ``completion``.
 		commands: The subcommand names.
 		run: Runs a subcommand with its arguments (to read its options; None: none read).
+		actions: A command's action words that its parser does not list as choices (``auth``:
+			list, revoke); each one's options are read, as those of ``keys set``.
 	"""
 	parser = CommandParser(
 		prog="openmolt completion",
@@ -494,8 +550,13 @@ def main(
 	options: dict[str, list[str]] = {}
 	words: dict[str, list[str]] = {}
 	values: dict[str, dict[str, list[str] | None]] = {}
+	own: dict[tuple[str, str], list[str]] = {}
 	if run is not None:
 		for name in commands:
 			options[name], words[name], values[name] = _probe(functools.partial(run, name))
-	sys.stdout.write(script(ns.shell, commands, options, words, values))
+			for word in dict.fromkeys([*words[name], *(actions or {}).get(name, ())]):
+				found = _probe(functools.partial(run, name), [word])[0]
+				if found:
+					own[(name, word)] = found
+	sys.stdout.write(script(ns.shell, commands, options, words, values, own))
 	return 0

@@ -48,6 +48,9 @@ _INSTANCE = re.compile(r"llm_providers=\{'([^']*)': \{'provider': 'openai', 'bas
 _PROVIDER_SETTING = re.compile(
 	r"llm_providers\[(['\"])([^'\"\]]+)\1\](?:\[(['\"])(\w+)\3\])?(?: = (['\"])([^'\"]*)\5)?"
 )
+_SETTINGS_ERROR = re.compile(r"(llm_providers\[(['\"])[^'\"\]]+\2\]: )([^\n]*)")
+"""A provider's settings refused (``llm_providers['openai']: max_retries: ...``): each name in it
+is a setting, which the command's loader spelled in snake_case from the file's camelCase."""
 _VARIABLES = ("api_key", "base_url")
 """The provider settings that have an environment variable (``OPENMOLT_<NAME>_BASE_URL``)."""
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -109,7 +112,8 @@ def for_the_command(text: str, *, prompt: bool = False, settings: bool = False) 
 			environment variable, and "the agent file" is said to be one to write.
 		settings: The message is about settings (a `ModelConfigWarning`): their snake_case names
 			are said as an agent file spells them (``max_output_tokens`` → ``maxOutputTokens``,
-			``False`` → ``false``).
+			``False`` → ``false``). A provider's refused settings always are
+			(``llm_providers['openai']: max_retries: ...`` is ``llmProviders.openai: maxRetries``).
 	"""
 	for python, agent_file in FILE_ADVICE.items():
 		text = text.replace(python, agent_file)
@@ -122,6 +126,7 @@ def for_the_command(text: str, *, prompt: bool = False, settings: bool = False) 
 		),
 		text,
 	)
+	text = _SETTINGS_ERROR.sub(lambda m: m[1] + _SNAKE.sub(lambda w: _camel(w[0]), m[3]), text)
 	text = _PROVIDER_SETTING.sub(lambda m: _provider_setting(m, prompt), text)
 	if settings:
 		aliases = _setting_aliases()
