@@ -74,6 +74,11 @@ def test_an_agent_file_sets_the_taint_policy_and_guardrails(tmp_path: Path) -> N
 			r'a\.json: guardrails\[0\]\.message: Input should be a valid boolean \(got "no"\)$',
 		),
 		(
+			[{"use": "pii_redaction", "kinds": ["email", "emial"]}],
+			r"a\.json: guardrails\[0\]\.kinds\[1\]: Input should be 'email', 'phone', 'card', "
+			r"'iban', 'ssn' or 'ip' \(got \"emial\"\)$",
+		),
+		(
 			[{"use": "json_schema", "schema": {}, "tools": [1]}],
 			r"a\.json: guardrails\[0\]\.tools\[0\]: Input should be a valid string \(got 1\)$",
 		),

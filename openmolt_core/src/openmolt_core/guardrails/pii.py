@@ -65,7 +65,7 @@ __all__ = ["PII_KINDS", "PiiKind", "find_pii", "pii_redaction", "redact_pii"]
 PiiKind = Literal["email", "phone", "card", "iban", "ssn", "ip"]
 """What the redaction finds."""
 
-PII_KINDS: tuple[str, ...] = tuple(k for k in get_args(PiiKind) if k != "ip")
+PII_KINDS: tuple[PiiKind, ...] = tuple(k for k in get_args(PiiKind) if k != "ip")
 """The kinds found by default: every kind but ``ip`` (which a version number looks like)."""
 
 _ALL_KINDS: tuple[str, ...] = get_args(PiiKind)
@@ -377,7 +377,7 @@ def _rebuilt(value: Any, text: Callable[[str], str]) -> Any:
 def pii_redaction(
 	on: Stage = "input",
 	*,
-	kinds: Sequence[str] = PII_KINDS,
+	kinds: Sequence[PiiKind] = PII_KINDS,
 	region: str | None = "US",
 	action: Literal["rewrite", "refuse", "trip"] = "rewrite",
 	tools: Sequence[str] = (),
@@ -405,7 +405,8 @@ def pii_redaction(
 	wrong = sorted(set(kinds) - set(_ALL_KINDS))
 	if wrong:
 		raise ConfigurationError(
-			f"pii_redaction: unknown kind(s) {wrong}; use {', '.join(_ALL_KINDS)}"
+			f"pii_redaction: unknown kind {', '.join(map(repr, wrong))}; use "
+			f"{', '.join(_ALL_KINDS)}"
 		)
 	if action not in ("rewrite", "refuse", "trip"):
 		raise ConfigurationError("pii_redaction: action must be 'rewrite', 'refuse' or 'trip'")
