@@ -55,7 +55,7 @@ async def test_an_approved_call_whose_segment_then_fails_never_runs_again(url: s
 	assert paid == [5] and kept["pending"] is None  # the approved call ran once, and is recorded
 	# The parked state again, with the same decision or a new one: refused before anything runs
 	# (the failed segment ran the call; its kept state is the one to go on from).
-	with pytest.raises(ConfigurationError, match="ran 1 tool call"):
+	with pytest.raises(ConfigurationError, match="ran 1 step that may have had effects"):
 		await agent.resume(saved, decision=decision)
 	with pytest.raises((ConfigurationError, ApprovalError)):
 		[again] = agent.approval_requests(saved)
@@ -99,7 +99,7 @@ async def test_a_capability_parked_call_whose_segment_then_fails_never_runs_agai
 	with pytest.raises(RunError) as caught:
 		await agent.resume(saved, given="yes")
 	assert paid == [5]
-	with pytest.raises(ConfigurationError, match="ran 1 tool call"):
+	with pytest.raises(ConfigurationError, match=r"may have had effects .*tool:1:0:local\.pay"):
 		await agent.resume(saved, given="yes")
 	assert paid == [5]
 	done = await agent.run(history=caught.value.result.state)
@@ -163,3 +163,57 @@ async def test_a_memory_update_whose_segment_then_fails_never_runs_again(url: st
 	assert noted == ["noted"]  # the callback ran once
 	done = await agent.run(history=caught.value.result.state)
 	assert done.status == "success" and noted == ["noted"]
+
+
+class Notifier(Clerk):
+	"""The clerk, who also tells a desk before each model call, in a journaled step of its own."""
+
+	name: ClassVar[str] = "clerk"
+
+	def __init__(self, told: list[int]) -> None:
+		self.told = told
+
+	async def before_model(self, run: Run) -> None:
+		if run.state.ext.get("clerk") is None:
+			return
+
+		async def tell() -> int:
+			self.told.append(run.step)
+			return run.step
+
+		await run.port.step(f"clerk:tell:{run.step}", tell)
+
+
+async def test_a_capabilitys_own_step_whose_segment_then_fails_never_runs_again(url: str) -> None:
+	"""The resumed segment ran no tool and no memory update but a capability's own journaled
+	step (it tells someone), then failed: the parked state is refused, as for a tool call (an
+	unknown step is taken to have had effects; it ran again)."""
+	told: list[int] = []
+
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		return "paid"
+
+	def down(request: Any) -> Any:
+		raise ProviderError(
+			"provider down for good", provider="x", status_code=401, retryable=False
+		)
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), down, down, finish("done")])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(
+		name="Notified", model=model, tools=[pay], capabilities=[Notifier(told)]
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	with pytest.raises(RunError):
+		await agent.resume(saved, given="no")  # refused, the desk told, then the model fails
+	assert len(told) == 1
+	with pytest.raises(ConfigurationError, match=f"clerk:tell:{told[0]}"):
+		await agent.resume(saved, given="no")
+	assert len(told) == 1  # told once

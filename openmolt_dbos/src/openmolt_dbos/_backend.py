@@ -21,6 +21,7 @@ import anyio
 from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
+from openmolt_core._support.words import quantity
 from openmolt_core.durability import PendingRun
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
@@ -290,19 +291,23 @@ class DBOSBackend:
 			)
 
 	async def _refuse_repeat(self, failed: str, run_id: str, steps: int) -> None:
-		"""Refuse to deliver a parked state again when its failed segment ran tool calls.
+		"""Refuse to deliver a parked state again when its failed segment ran steps with effects.
 
 		The segment took the answer or decision, ran the parked calls (or more) and then failed
 		(the model down for good, a refused resume of another capability): started again from
-		the parked state, it would run them again, and the memory callbacks it ran too. The state
+		the parked state, it would run them again, and the memory callbacks, guardrail agents and
+		capabilities' own steps it ran too (any step not known to be free of effects). The state
 		its error kept (``RunError.result.state``) holds their results and goes on without them.
 		"""
 		journal = await self.engine.client().list_workflow_steps_async(failed, load_output=False)
-		ran = [s["function_name"] for s in journal if s["function_name"].startswith(_EFFECTS)]
+		ran = [
+			s["function_name"] for s in journal if not s["function_name"].startswith(_NO_EFFECTS)
+		]
 		if ran:
 			raise ConfigurationError(
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
-				f"ran {len(ran)} tool call(s) or memory update(s) ({', '.join(ran[:3])}) before "
+				f"ran {quantity(len(ran), 'step')} that may have had effects (tool calls, memory "
+				f"updates, guardrail agents, capabilities' steps: {', '.join(ran[:3])}) before "
 				"it failed; resuming the parked state again would run them again. Go on from "
 				"the state its error kept (RunError.result.state, e.g. "
 				"agent.run(history=that_state)), or start a new run"
@@ -972,7 +977,20 @@ def _decided(run_id: str, step: int, decisions: Sequence[ApprovalDecision]) -> A
 CANCEL_WAIT = 10.0
 """The most seconds `DBOSBackend.cancel` waits for the cancelled run to stop where it runs."""
 
-_EFFECTS = ("tool:", "memory:")  # the steps whose work has effects: tool calls, memory callbacks
+_NO_EFFECTS = (
+	"model:",
+	"compact:",
+	"start",
+	"approval:",
+	"human:",
+	"indoubt:",
+	"deadline:",
+	"DBOS.",
+)
+"""The journal steps known to have no effect outside the run: model calls (a compaction's too),
+the run's start, a person asked (an approver, an answer, an in-doubt call's policy), the
+budget's clock and sleeps. Every other step may have had one (a tool call, a memory callback, a
+guardrail agent's run, a capability's decision or its own step): unknown is taken as effectful."""
 
 
 def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
