@@ -285,5 +285,5 @@ def test_an_unknown_key_inside_an_option_is_named_where_it_is() -> None:
 	with pytest.raises(ConfigurationError) as caught:
 		OpenMolt().create_agent(name="a", model=MODEL, memory={"long_term": {"dat": "x"}})
 	assert (
-		"memory['long_term']: unknown key 'dat'; did you mean 'data'? (allowed: data, on_update, untrusted)"
+		"memory['long_term']: unknown key 'dat'; did you mean 'data'? (allowed: data, on_update, untrusted, shared)"
 	) in str(caught.value)
