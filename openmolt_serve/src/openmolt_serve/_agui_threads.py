@@ -93,6 +93,11 @@ class ThreadParks:
 	async def find(self, thread: Thread, caller: str, thread_id: str) -> Waiting | None:
 		"""The run the caller's thread waits with, or None when it waits for nothing.
 
+		Args:
+			thread: The thread as this process serves it (its memory, without rows).
+			caller: Whose thread it is (the row's owner: two callers' threads never meet).
+			thread_id: The thread's ``threadId``.
+
 		Raises:
 			Exception: The rows or the store the run is kept in could not be read.
 		"""
@@ -108,6 +113,12 @@ class ThreadParks:
 
 	async def take(self, thread: Thread, caller: str, thread_id: str, waiting: Waiting) -> bool:
 		"""Take the run a resume found for that resume: whether it still waited (one taker wins).
+
+		Args:
+			thread: The thread as this process serves it (its memory, without rows).
+			caller: Whose thread it is (the row's owner: two callers' threads never meet).
+			thread_id: The thread's ``threadId``.
+			waiting: What the resume found (`find`).
 
 		Raises:
 			Exception: The rows could not be written.
@@ -127,6 +138,11 @@ class ThreadParks:
 		run store; cancelled in the durable store if it waits there (the engine's cancel), so
 		nothing resumes it later (a late ``resume``, the run viewer, ``openmolt answer``).
 		Failures are logged: the new message runs anyway.
+
+		Args:
+			thread: The thread as this process serves it (its memory, without rows).
+			caller: Whose thread it is (the row's owner: two callers' threads never meet).
+			thread_id: The thread's ``threadId``.
 		"""
 		try:
 			run_id = await self._taken(thread, caller, thread_id)
@@ -169,6 +185,12 @@ class ThreadParks:
 
 		A failure to keep it is logged (the run's end is still told to its client); a resume
 		of it is then refused (``409``).
+
+		Args:
+			thread: The thread as this process serves it (its memory, without rows).
+			caller: Whose thread it is (the row's owner: two callers' threads never meet).
+			thread_id: The thread's ``threadId``.
+			state: The run's state as it parked (its id and steps are kept, not its words).
 		"""
 		rows = self.rows
 		if rows is None:
