@@ -98,6 +98,32 @@ def test_servers_saving_one_task_at_once_keep_one_row(engine: sa.Engine) -> None
 	assert len(stores[0].newest("", 10)) == 1
 
 
+def test_a_row_is_taken_once_and_only_as_it_was_read(engine: sa.Engine) -> None:
+	"""Of eight servers taking one row at once, one does; a row saved again since it was read is
+	not taken; another caller's, or another scope's, is never taken."""
+	stores = [StoreTasks(engine, "agui:Helper") for _ in range(8)]
+	stores[0].put("crm", "t-1", b"park 1")
+	assert not StoreTasks(engine, "a2a:Helper").take("crm", "t-1", b"park 1")
+	assert not stores[0].take("web", "t-1", b"park 1")
+	barrier = threading.Barrier(len(stores))
+	taken: list[bool] = []
+
+	def take(store: StoreTasks) -> None:
+		barrier.wait()
+		taken.append(store.take("crm", "t-1", b"park 1"))
+
+	threads = [threading.Thread(target=take, args=(s,)) for s in stores]
+	for t in threads:
+		t.start()
+	for t in threads:
+		t.join(30)
+	assert sorted(taken) == [False] * 7 + [True]
+	assert stores[0].get("crm", "t-1") is None
+	stores[0].put("crm", "t-1", b"park 2")  # the run parked again: a park of its own
+	assert not stores[1].take("crm", "t-1", b"park 1")
+	assert stores[1].get("crm", "t-1") == b"park 2"
+
+
 def message(text: str, **ids: str) -> SendMessageRequest:
 	return SendMessageRequest(
 		message=Message(

@@ -1,4 +1,4 @@
-"""The A2A servers' tasks in the durable store's database, for servers on several machines.
+"""The A2A servers' tasks (and AG-UI threads) in the durable store's database, for several machines.
 
 ``openmolt serve`` keeps an agent's A2A tasks (`openmolt_serve._a2a_store`) beyond its process:
 in a SQLite file of its own, beside the run store or in the durable store's file folder. Servers
@@ -8,7 +8,9 @@ caller's answer to its question, or its ``CancelTask``, reached nothing. On Post
 are kept in the store's database instead (`DBOSBackend.task_rows
 <openmolt_dbos._backend.DBOSBackend.task_rows>`), in the table ``openmolt_a2a_tasks``: one row per
 agent, owner (the caller) and task, the task as the a2a-sdk's protobuf bytes, which every server
-on the store reads as the truth.
+on the store reads as the truth. An agent's AG-UI endpoint keeps the run each of its threads
+waits with in the same table, in a scope of its own (``agui:<agent>``; `openmolt_serve._agui_threads`),
+so a thread's ``resume`` reaches its parked run from any server on the store.
 
 The calls are one short transaction each; the task store makes them in a worker thread.
 """
@@ -42,11 +44,11 @@ _MADE: set[int] = set()
 
 
 class StoreTasks:
-	"""An agent's A2A task rows in a database (`openmolt_serve._a2a_store.TaskRows`).
+	"""An agent's A2A task rows, or AG-UI thread rows, in a database (`openmolt_serve._rows.TaskRows`).
 
 	Args:
 		engine: The engine on OpenMolt's tables (`openmolt_dbos._engine.Engine.tables`).
-		scope: Whose tasks these are (``a2a:<agent>``): each agent has its own.
+		scope: Whose rows these are (``a2a:<agent>``, ``agui:<agent>``): each has its own.
 	"""
 
 	def __init__(self, engine: sa.Engine, scope: str) -> None:
@@ -104,6 +106,18 @@ class StoreTasks:
 		"""Forget a task."""
 		with self._ready().begin() as conn:
 			conn.execute(sa.delete(TASKS).where(self._one(owner, task_id)))
+
+	def take(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Forget a task if it is still kept as ``task``: whether this call did.
+
+		One DELETE: of several servers taking one row at once, one deletes it (PostgreSQL's
+		second waits for the first's commit, then finds no row).
+		"""
+		with self._ready().begin() as conn:
+			gone = conn.execute(
+				sa.delete(TASKS).where(self._one(owner, task_id), TASKS.c.task == task)
+			)
+			return bool(gone.rowcount == 1)
 
 	def prune(self, keep: int) -> None:
 		"""Keep the scope's newest ``keep`` tasks (of every owner); drop the older ones."""

@@ -130,15 +130,16 @@ class DBOSBackend:
 		return StoreSeen(self.engine.tables, scope)
 
 	def task_rows(self, scope: str) -> StoreTasks | None:
-		"""Where a server's A2A tasks are kept, when this store is shared by machines.
+		"""Where a server's A2A tasks (or AG-UI threads) are kept, when this store is shared by machines.
 
 		On PostgreSQL, a table in the store's database (`openmolt_dbos._a2a_tasks`): servers on
 		several machines behind one address share the store and nothing else, and a task kept
-		in one's own file was "task not found" on the others. On SQLite, None: the servers
-		share the machine, and ``openmolt serve`` keeps the tasks in its file beside the store's.
+		in one's own file was "task not found" on the others (a thread's parked run was not
+		found by its ``resume``). On SQLite, None: the servers share the machine, and
+		``openmolt serve`` keeps the rows in its file beside the store's.
 
 		Args:
-			scope: Whose tasks these are (``a2a:<agent>``).
+			scope: Whose rows these are (``a2a:<agent>``, ``agui:<agent>``).
 		"""
 		if self.settings.is_sqlite:
 			return None

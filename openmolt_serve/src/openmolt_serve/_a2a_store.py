@@ -11,16 +11,15 @@ restart (``GetTask`` finds it, the caller's answer resumes the run: `openmolt_se
 read takes, never a copy a server kept of a task another server has moved on since. On a
 PostgreSQL durable store, which servers on several machines share, they are a table of its
 database (the backend's ``task_rows``: `openmolt_dbos._a2a_tasks.StoreTasks`); else a table in a
-SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file folder.
+SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file folder
+(`openmolt_serve._rows`, which the AG-UI endpoint's threads share).
 """
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 import anyio.to_thread
 from a2a.server.context import ServerCallContext
@@ -28,12 +27,8 @@ from a2a.server.owner_resolver import resolve_user_scope
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
 
-from openmolt_core.openmolt import OpenMolt
 from openmolt_serve._a2a_parts import screened_task
-from openmolt_serve._sqlite import SqliteFile
-
-if TYPE_CHECKING:
-	from openmolt_core.agent import Agent
+from openmolt_serve._rows import SqliteTasks, TaskRows, task_file, task_rows
 
 __all__ = ["MAX_TASKS", "A2ATaskStore", "SqliteTasks", "TaskRows", "task_file", "task_rows"]
 
@@ -43,151 +38,6 @@ first (the rows may hold up to 100 more for a while)."""
 
 _PRUNE_EVERY = 100
 """The rows drop their older tasks once every this many saves (so they hold a few more for a while)."""
-
-
-class TaskRows(Protocol):
-	"""Where an agent's A2A tasks are kept beyond a process: one row per owner and task id.
-
-	The calls are short transactions, made in a worker thread. ``owner`` is the a2a-sdk's
-	owner of the task (its caller: `openmolt_serve.a2a.Caller`); a task is the SDK's protobuf
-	bytes.
-	"""
-
-	def put(self, owner: str, task_id: str, task: bytes) -> None:
-		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
-		...
-
-	def get(self, owner: str, task_id: str) -> bytes | None:
-		"""A task's bytes, or None when none is kept (or it is another owner's)."""
-		...
-
-	def newest(self, owner: str, limit: int) -> list[bytes]:
-		"""The owner's newest ``limit`` tasks, newest first."""
-		...
-
-	def delete(self, owner: str, task_id: str) -> None:
-		"""Forget a task."""
-		...
-
-	def prune(self, keep: int) -> None:
-		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
-		...
-
-	def close(self) -> None:
-		"""Release what the rows hold open (the server does when it stops)."""
-		...
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS openmolt_a2a_tasks (
-	scope TEXT NOT NULL,
-	owner TEXT NOT NULL,
-	task_id TEXT NOT NULL,
-	task BLOB NOT NULL,
-	updated REAL NOT NULL,
-	PRIMARY KEY (scope, owner, task_id)
-);
-CREATE INDEX IF NOT EXISTS openmolt_a2a_tasks_by_time ON openmolt_a2a_tasks (scope, updated);
-"""
-
-
-class SqliteTasks(SqliteFile):
-	"""An agent's A2A task rows (`TaskRows`) in a table of a SQLite file.
-
-	Args:
-		path: The SQLite file (the run store's, or one in the durable store's file folder).
-		scope: Whose tasks these are (``a2a:<agent>``): each agent has its own.
-	"""
-
-	def __init__(self, path: str | Path, scope: str) -> None:
-		super().__init__(path, _SCHEMA)
-		self.scope = scope
-
-	def __repr__(self) -> str:
-		return f"SqliteTasks({str(self.path)!r}, scope={self.scope!r})"
-
-	def put(self, owner: str, task_id: str, task: bytes) -> None:
-		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
-		with self.transaction() as db:
-			db.execute(
-				"INSERT OR REPLACE INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated)"
-				" VALUES (?, ?, ?, ?, ?)",
-				(self.scope, owner, task_id, task, time.time()),
-			)
-
-	def get(self, owner: str, task_id: str) -> bytes | None:
-		"""A task's bytes, or None when none is kept (or it is another owner's)."""
-		with self.transaction() as db:
-			row = db.execute(
-				"SELECT task FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ? AND task_id = ?",
-				(self.scope, owner, task_id),
-			).fetchone()
-		return None if row is None else bytes(row[0])
-
-	def newest(self, owner: str, limit: int) -> list[bytes]:
-		"""The owner's newest ``limit`` tasks, newest first."""
-		with self.transaction() as db:
-			rows = db.execute(
-				"SELECT task FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ?"
-				" ORDER BY updated DESC LIMIT ?",
-				(self.scope, owner, limit),
-			).fetchall()
-		return [bytes(row[0]) for row in rows]
-
-	def delete(self, owner: str, task_id: str) -> None:
-		"""Forget a task."""
-		with self.transaction() as db:
-			db.execute(
-				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ? AND task_id = ?",
-				(self.scope, owner, task_id),
-			)
-
-	def prune(self, keep: int) -> None:
-		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
-		with self.transaction() as db:
-			db.execute(
-				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND updated < (SELECT updated"
-				" FROM openmolt_a2a_tasks WHERE scope = ? ORDER BY updated DESC LIMIT 1"
-				" OFFSET ?)",
-				(self.scope, self.scope, keep - 1),
-			)
-
-
-def task_file(agent: Agent) -> Path | None:
-	"""The SQLite file an agent's A2A tasks are kept in on this machine (as `openmolt_serve._seen`).
-
-	The run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the durable
-	store's file folder (``OpenMolt(durability=...)``), else None (memory only).
-
-	Args:
-		agent: The agent.
-	"""
-	om = OpenMolt.of(agent)
-	if om.run_store is not None:
-		return om.run_store.path
-	if om.durability is not None:
-		return Path(om.durability.files_dir) / "a2a-tasks.sqlite"
-	return None
-
-
-def task_rows(agent: Agent) -> TaskRows | None:
-	"""Where an agent's A2A tasks are kept beyond the process (None: in memory only).
-
-	A durable store that servers on several machines share (PostgreSQL: the backend's
-	``task_rows``, a table in its database), so a task one server started is read, answered and
-	cancelled on another; else the SQLite file of `task_file`.
-
-	Args:
-		agent: The agent.
-	"""
-	scope = f"a2a:{agent.name}"
-	shared = getattr(OpenMolt.of(agent).durability, "task_rows", None)
-	if shared is not None:
-		found: TaskRows | None = shared(scope)
-		if found is not None:
-			return found
-	path = task_file(agent)
-	return SqliteTasks(path, scope) if path is not None else None
 
 
 class A2ATaskStore(TaskStore):

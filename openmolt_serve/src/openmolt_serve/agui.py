@@ -36,6 +36,12 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
   up: it is cancelled where it is kept (this endpoint's memory, the run store, the durable
   store), so nothing resumes it later (a late ``resume``, the run viewer, ``openmolt answer``),
   and the message starts a new run on the thread.
+- **Where a waiting run is kept** (`openmolt_serve._agui_threads`): with a run store or a
+  durable store, in rows every server on that store shares (the run's state read where the run
+  is kept), so a ``resume`` goes on after a restart, and on another server behind the same
+  address; of two resumes of one interrupt at once, on two servers, one goes on. Without
+  either, in this endpoint's memory: a restart forgets it, and another server knows nothing of
+  it (its ``resume`` is ``409``).
 """
 
 from __future__ import annotations
@@ -70,7 +76,6 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.files import MAX_ATTACHMENT_BYTES, save_screened
-from openmolt_core.openmolt import OpenMolt
 from openmolt_serve._agui_events import (
 	MAPPED,
 	PARKED,
@@ -79,15 +84,11 @@ from openmolt_serve._agui_events import (
 	authorization_id,
 	question_id,
 )
+from openmolt_serve._agui_threads import Thread, ThreadParks, Waiting
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import (
-	Launcher,
-	caller_sender,
-	cancel_if_parked,
-	run_id_for,
-	session_id,
-)
+from openmolt_serve._launch import Launcher, caller_sender, run_id_for, session_id
 from openmolt_serve._recent import recent
+from openmolt_serve._rows import task_rows
 from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
 from openmolt_ui._shown import SCREENED, SCREENED_TOKEN, shown, shown_text
 
@@ -97,7 +98,7 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_core.approvals import ApprovalDecision, ApprovalRequest
 	from openmolt_core.llm import Attachment
-	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.result import RunResult
 	from openmolt_core.triggers import AguiTrigger
 
 __all__ = ["MAX_THREADS", "MAX_THREAD_ID", "AguiEndpoint"]
@@ -106,24 +107,12 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 MAX_THREADS = 10_000
 """Threads an endpoint remembers (a parked run each, at most); past it, the least recently used
-idle one is forgotten (its conversation stays in its session)."""
+idle one is forgotten (its conversation stays in its session). With a run store or a durable
+store, the rows keep the newest parks of this many threads (`openmolt_serve._agui_threads`)."""
 
 
 MAX_THREAD_ID = 256
 """The longest ``threadId`` taken (characters): an endpoint keeps its threads by id."""
-
-
-@dataclass
-class _Thread:
-	turn: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(1))
-	"""Held from a request's start to its run's end (a client that leaves stops the run; the
-	turn comes back once it has stopped)."""
-	parked: RunState | None = None
-
-	@property
-	def busy(self) -> bool:
-		"""Whether a run of the thread is going on (or a request waits to start one)."""
-		return self.turn.value == 0
 
 
 class _Turn:
@@ -131,7 +120,7 @@ class _Turn:
 
 	__slots__ = ("_held", "_thread")
 
-	def __init__(self, thread: _Thread) -> None:
+	def __init__(self, thread: Thread) -> None:
 		self._thread = thread
 		self._held = True
 
@@ -165,7 +154,8 @@ class _Start:
 	"""What one request starts: a new run, or a parked one resumed."""
 
 	input: Any = None
-	resume: RunState | None = None
+	waiting: Waiting | None = None
+	"""The parked run a resume goes on with (taken once the thread's turn is this request's)."""
 	answer: str | None = None
 	decisions: list[ApprovalDecision] = field(default_factory=list)
 	attachments: list[Attachment] = field(default_factory=list)
@@ -194,9 +184,15 @@ class AguiEndpoint:
 		self.config = config
 		self.launcher = launcher
 		self.guard = guard or TokenGuard.create(agent, "agui", config)
-		self.threads: OrderedDict[str | tuple[str, str], _Thread] = OrderedDict()
+		self.threads: OrderedDict[str | tuple[str, str], Thread] = OrderedDict()
 		"""The threads by id (`DEFAULT_CALLER`'s) or by ``(caller, id)``, least recent first."""
+		self.parks = ThreadParks(agent, task_rows(agent, "agui"), most=MAX_THREADS)
+		"""The runs the threads wait with: in memory, or in the rows every server shares."""
 		self.redact = _Shown()  # the instance's secrets, every live instance's, the environment's
+
+	def close(self) -> None:
+		"""Close what the endpoint holds open (its threads' rows): the server does as it stops."""
+		self.parks.close()
 
 	async def handle(self, request: Request) -> Response:
 		"""Answer one ``POST /agui/<agent>``: a refusal, or the run's event stream."""
@@ -212,9 +208,16 @@ class AguiEndpoint:
 		caller = caller_of(request)
 		thread = self._thread(given.thread_id, caller)
 		try:
-			start = self._start(given, thread)
+			start = await self._start(given, thread, caller)
 		except _Refused as exc:
 			return _error(exc.status, str(exc), exc.reason)
+		except Exception as exc:  # the rows, the run store or the durable store is down
+			log.warning("AG-UI: a waiting run of %s could not be read: %s", self.agent.name, exc)
+			return _error(
+				503,
+				"resume: the store that keeps this thread's waiting run could not be read; try again",
+				"unavailable",
+			)
 		encoder = EventEncoder(accept=request.headers.get("accept", ""))
 		return StreamingResponse(
 			self._stream(given, thread, start, encoder, caller),
@@ -227,18 +230,20 @@ class AguiEndpoint:
 			},
 		)
 
-	def _thread(self, thread_id: str, caller: str = DEFAULT_CALLER) -> _Thread:
+	def _thread(self, thread_id: str, caller: str = DEFAULT_CALLER) -> Thread:
 		"""The caller's thread of this id (two callers' never meet).
 
 		`DEFAULT_CALLER`'s is kept by its id, another caller's by ``(caller, id)``.
 		"""
 		key: str | tuple[str, str] = thread_id if caller == DEFAULT_CALLER else (caller, thread_id)
-		return recent(self.threads, key, _Thread, most=MAX_THREADS, busy=lambda t: t.busy)
+		return recent(self.threads, key, Thread, most=MAX_THREADS, busy=lambda t: t.busy)
 
 	def _session(self, thread_id: str, caller: str) -> str:
 		return session_id("agui", self.agent.name, thread_id, caller=caller)
 
-	def _start(self, given: RunAgentInput, thread: _Thread) -> _Start:
+	async def _start(
+		self, given: RunAgentInput, thread: Thread, caller: str = DEFAULT_CALLER
+	) -> _Start:
 		if not given.resume:
 			said = _last_user_turn(given)
 			if said is None:
@@ -258,19 +263,20 @@ class AguiEndpoint:
 				attachments=said.attachments,
 				kept=said.kept,
 			)
-		parked = thread.parked
-		if parked is None or parked.pending is None:
+		waiting = await self.parks.find(thread, caller, given.thread_id)
+		parked = waiting.state if waiting is not None else None
+		if waiting is None or parked is None or parked.pending is None:
 			raise _Refused(409, "resume: this thread has no run waiting for an answer", "nothing")
 		entries = {entry.interrupt_id: entry for entry in given.resume}
 		if authorization_requests(parked):  # the user connected (they say): it asks again
 			if authorization_id(parked.run_id, parked.steps) not in entries:
 				raise _Refused(409, "resume: no entry answers the accounts this thread waits for")
-			return _Start(resume=parked)
+			return _Start(waiting=waiting)
 		if parked.pending.get("kind") == "human_input":
 			entry = entries.get(question_id(parked.run_id, parked.steps))
 			if entry is None:
 				raise _Refused(409, "resume: no entry answers the question this thread waits for")
-			return _Start(resume=parked, answer=_answer(entry))
+			return _Start(waiting=waiting, answer=_answer(entry))
 		if not self.config.decide_approvals:
 			raise _Refused(
 				403,
@@ -294,12 +300,12 @@ class AguiEndpoint:
 				"(tool:<step>:<index>:<tool>, what clients kept before ids named their run) is "
 				"not taken",
 			)
-		return _Start(resume=parked, decisions=decisions)
+		return _Start(waiting=waiting, decisions=decisions)
 
 	async def _stream(
 		self,
 		given: RunAgentInput,
-		thread: _Thread,
+		thread: Thread,
 		start: _Start,
 		encoder: EventEncoder,
 		caller: str = DEFAULT_CALLER,
@@ -314,28 +320,30 @@ class AguiEndpoint:
 		launched = False  # once the run is launched, its end gives the turn back
 		read = False  # the client read the stream to its end (the run's end)
 		run_id = ""
+		waiting = start.waiting
+		resume = waiting.state if waiting is not None else None
 		try:
-			if start.resume is not None and thread.parked is not start.resume:
-				# Another request answered it while this one waited for the thread.
-				for event in [*events.started(start.resume.plan, given.state), _gone()]:
-					yield _frame(encoder, event)
-				return
-			given_up, thread.parked = thread.parked, None
-			if start.resume is None and given_up is not None:
-				await self._give_up(given_up.run_id)  # a new message: never resumed later
+			if waiting is not None:
+				refused = await self._take(thread, caller, given.thread_id, waiting)
+				if refused is not None:  # answered by another request (here, or on another server)
+					for event in [*events.started(waiting.state.plan, given.state), refused]:
+						yield _frame(encoder, event)
+					return
+			else:
+				await self.parks.give_up(thread, caller, given.thread_id)  # a new message came
 			scope = (
 				given.thread_id
 				if caller == DEFAULT_CALLER
 				else self._session(given.thread_id, caller)
 			)
 			run_id = (
-				start.resume.run_id
-				if start.resume is not None
+				resume.run_id
+				if resume is not None
 				else run_id_for("agui", self.agent.name, None, scope=scope)
 			)
 			if start.kept:  # the run's own files, screened and kept as every file is
 				await self._keep(start, run_id)
-			plan = start.resume.plan if start.resume is not None else []
+			plan = resume.plan if resume is not None else []
 			for event in events.started(plan, given.state):
 				yield _frame(encoder, event)
 
@@ -349,7 +357,7 @@ class AguiEndpoint:
 				with send, _giving_back(turn):
 					approvals: list[ApprovalRequest] = []
 					if result is not None and result.status in PARKED:
-						thread.parked = result.state
+						await self.parks.keep(thread, caller, given.thread_id, result.state)
 						if result.status == "approval_required":
 							approvals = self.agent.approval_requests(result.state)
 					for out in events.finished(
@@ -368,7 +376,7 @@ class AguiEndpoint:
 					trigger="agui",
 					where=self.agent.name,
 					sender=caller_sender(caller),
-					resume=start.resume,
+					resume=resume,
 					answer=start.answer,
 					decision=start.decisions or None,
 					attachments=start.attachments,
@@ -382,8 +390,8 @@ class AguiEndpoint:
 				read = True
 			except OpenMoltError as exc:
 				log.warning("AG-UI run of %s could not start: %s", self.agent.name, exc)
-				if start.resume is not None:
-					thread.parked = start.resume  # nothing ran: it still waits
+				if resume is not None:  # nothing ran: it still waits
+					await self.parks.keep(thread, caller, given.thread_id, resume)
 				yield _frame(encoder, events.finished(None, exc)[-1])
 			except Exception:
 				turn.give_back()  # the launcher failed on its own: its done may never come
@@ -416,30 +424,26 @@ class AguiEndpoint:
 		given = start.input if isinstance(start.input, dict) else {"message": start.input}
 		start.input = {**given, "files": [*given.get("files", []), *records]}
 
-	async def _give_up(self, run_id: str) -> None:
-		"""Cancel a thread's parked run where it is kept: a new message on the thread came.
+	async def _take(
+		self, thread: Thread, caller: str, thread_id: str, waiting: Waiting
+	) -> BaseEvent | None:
+		"""Take the run a resume found, for it alone: None, or the ``RUN_ERROR`` that ends it.
 
-		Out of memory already (the caller cleared it); marked ``cancelled`` in the run store;
-		cancelled in the durable store if it waits there (the engine's cancel). Failures are
-		logged: the new message runs anyway.
+		Another request may have taken it since it was found (on this server while this one
+		waited for the thread's turn, or on another server sharing the rows): this one is told
+		the interrupt was answered, and runs nothing.
 		"""
-		log.info(
-			"AG-UI run %s of %s given up: a new message on its thread", run_id, self.agent.name
-		)
-		om = OpenMolt.of(self.agent)
-		if om.run_store is not None:
-			try:
-				await om.run_store.cancel_parked(
-					run_id, "given up: a new message came on its AG-UI thread"
-				)
-			except Exception as exc:
-				log.warning(
-					"AG-UI: could not cancel the parked run %s in the store: %s", run_id, exc
-				)
 		try:
-			await cancel_if_parked(om, run_id)  # on a question, an approval or an account
+			if await self.parks.take(thread, caller, thread_id, waiting):
+				return None
 		except Exception as exc:
-			log.warning("AG-UI: could not cancel the durable run %s: %s", run_id, exc)
+			log.warning("AG-UI: a waiting run of %s could not be taken: %s", self.agent.name, exc)
+			return RunErrorEvent(
+				message="the store that keeps this thread's waiting run could not be written; "
+				"try again",
+				code="unavailable",
+			)
+		return _gone()
 
 
 @contextlib.contextmanager

@@ -378,6 +378,8 @@ class TriggerServer:
 			for store in stores:
 				if isinstance(store, SqliteSeen):
 					store.close()
+			for endpoint in self.agui.values():
+				endpoint.close()
 
 
 def _routable(name: str) -> None:

@@ -1,0 +1,194 @@
+"""Rows a served protocol keeps beyond a process: A2A tasks, AG-UI threads' parked runs.
+
+With a run store (``OpenMolt(run_store=...)``) or a durable store, `openmolt serve` keeps an
+agent's A2A tasks (`openmolt_serve._a2a_store`) and the run each of its AG-UI threads waits with
+(`openmolt_serve._agui_threads`) in rows beyond the process, so a restart forgets neither, and
+every server on those rows reads what the others wrote: the rows are the truth each read takes.
+On a PostgreSQL durable store, which servers on several machines share, they are a table of its
+database (the backend's ``task_rows``: `openmolt_dbos._a2a_tasks.StoreTasks`); else a table in a
+SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file folder. Each
+protocol and agent has a scope of its own (``a2a:<agent>``, ``agui:<agent>``), each caller its
+rows in it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from openmolt_core.openmolt import OpenMolt
+from openmolt_serve._sqlite import SqliteFile
+
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["SqliteTasks", "TaskRows", "task_file", "task_rows"]
+
+
+class TaskRows(Protocol):
+	"""Where an agent's A2A tasks (or AG-UI threads) are kept beyond a process: a row per owner and id.
+
+	The calls are short transactions, made in a worker thread. ``owner`` is the caller: the
+	a2a-sdk's owner of a task (`openmolt_serve.a2a.Caller`), an AG-UI thread's caller; a task
+	is the SDK's protobuf bytes, a thread's row what it waits with
+	(`openmolt_serve._agui_threads`).
+	"""
+
+	def put(self, owner: str, task_id: str, task: bytes) -> None:
+		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
+		...
+
+	def get(self, owner: str, task_id: str) -> bytes | None:
+		"""A task's bytes, or None when none is kept (or it is another owner's)."""
+		...
+
+	def newest(self, owner: str, limit: int) -> list[bytes]:
+		"""The owner's newest ``limit`` tasks, newest first."""
+		...
+
+	def delete(self, owner: str, task_id: str) -> None:
+		"""Forget a task."""
+		...
+
+	def take(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Forget a task if it is still kept as ``task``: whether this call did.
+
+		One statement: of several callers (on several servers) taking one row at once, one
+		does; a row saved again since (another state) is not taken.
+		"""
+		...
+
+	def prune(self, keep: int) -> None:
+		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
+		...
+
+	def close(self) -> None:
+		"""Release what the rows hold open (the server does when it stops)."""
+		...
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS openmolt_a2a_tasks (
+	scope TEXT NOT NULL,
+	owner TEXT NOT NULL,
+	task_id TEXT NOT NULL,
+	task BLOB NOT NULL,
+	updated REAL NOT NULL,
+	PRIMARY KEY (scope, owner, task_id)
+);
+CREATE INDEX IF NOT EXISTS openmolt_a2a_tasks_by_time ON openmolt_a2a_tasks (scope, updated);
+"""
+
+
+class SqliteTasks(SqliteFile):
+	"""An agent's A2A task rows, or AG-UI thread rows (`TaskRows`), in a table of a SQLite file.
+
+	Args:
+		path: The SQLite file (the run store's, or one in the durable store's file folder).
+		scope: Whose rows these are (``a2a:<agent>``, ``agui:<agent>``): each has its own.
+	"""
+
+	def __init__(self, path: str | Path, scope: str) -> None:
+		super().__init__(path, _SCHEMA)
+		self.scope = scope
+
+	def __repr__(self) -> str:
+		return f"SqliteTasks({str(self.path)!r}, scope={self.scope!r})"
+
+	def put(self, owner: str, task_id: str, task: bytes) -> None:
+		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
+		with self.transaction() as db:
+			db.execute(
+				"INSERT OR REPLACE INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated)"
+				" VALUES (?, ?, ?, ?, ?)",
+				(self.scope, owner, task_id, task, time.time()),
+			)
+
+	def get(self, owner: str, task_id: str) -> bytes | None:
+		"""A task's bytes, or None when none is kept (or it is another owner's)."""
+		with self.transaction() as db:
+			row = db.execute(
+				"SELECT task FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ? AND task_id = ?",
+				(self.scope, owner, task_id),
+			).fetchone()
+		return None if row is None else bytes(row[0])
+
+	def newest(self, owner: str, limit: int) -> list[bytes]:
+		"""The owner's newest ``limit`` tasks, newest first."""
+		with self.transaction() as db:
+			rows = db.execute(
+				"SELECT task FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ?"
+				" ORDER BY updated DESC LIMIT ?",
+				(self.scope, owner, limit),
+			).fetchall()
+		return [bytes(row[0]) for row in rows]
+
+	def delete(self, owner: str, task_id: str) -> None:
+		"""Forget a task."""
+		with self.transaction() as db:
+			db.execute(
+				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ? AND task_id = ?",
+				(self.scope, owner, task_id),
+			)
+
+	def take(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Forget a task if it is still kept as ``task``: whether this call did (one DELETE)."""
+		with self.transaction() as db:
+			gone = db.execute(
+				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND owner = ? AND task_id = ?"
+				" AND task = ?",
+				(self.scope, owner, task_id, task),
+			)
+			return gone.rowcount == 1
+
+	def prune(self, keep: int) -> None:
+		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
+		with self.transaction() as db:
+			db.execute(
+				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND updated < (SELECT updated"
+				" FROM openmolt_a2a_tasks WHERE scope = ? ORDER BY updated DESC LIMIT 1"
+				" OFFSET ?)",
+				(self.scope, self.scope, keep - 1),
+			)
+
+
+def task_file(agent: Agent) -> Path | None:
+	"""The SQLite file an agent's A2A tasks and AG-UI threads are kept in on this machine.
+
+	The run store's file (``OpenMolt(run_store=...)``), else a SQLite file in the durable
+	store's file folder (``OpenMolt(durability=...)``: ``a2a-tasks.sqlite``, its name since
+	it held A2A tasks only), else None (memory only), as `openmolt_serve._seen` finds its own.
+
+	Args:
+		agent: The agent.
+	"""
+	om = OpenMolt.of(agent)
+	if om.run_store is not None:
+		return om.run_store.path
+	if om.durability is not None:
+		return Path(om.durability.files_dir) / "a2a-tasks.sqlite"
+	return None
+
+
+def task_rows(agent: Agent, kind: str = "a2a") -> TaskRows | None:
+	"""Where an agent's A2A tasks (or AG-UI threads) are kept beyond the process (None: in memory).
+
+	A durable store that servers on several machines share (PostgreSQL: the backend's
+	``task_rows``, a table in its database), so a task one server started is read, answered and
+	cancelled on another (a thread's parked run resumed there); else the SQLite file of
+	`task_file`.
+
+	Args:
+		agent: The agent.
+		kind: Whose rows: its A2A server's tasks (``a2a``) or its AG-UI endpoint's threads
+			(``agui``); each kind has its scope (``<kind>:<agent>``).
+	"""
+	scope = f"{kind}:{agent.name}"
+	shared = getattr(OpenMolt.of(agent).durability, "task_rows", None)
+	if shared is not None:
+		found: TaskRows | None = shared(scope)
+		if found is not None:
+			return found
+	path = task_file(agent)
+	return SqliteTasks(path, scope) if path is not None else None
