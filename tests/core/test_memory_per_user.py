@@ -223,3 +223,47 @@ async def test_a_saved_state_with_memory_still_starts_from_it() -> None:
 	await host.run(update_memory(SECRET, memory="longTerm"), user="alice")
 	given = RunState(memory={"longTerm": "given", "shortTerm": ""})
 	assert (await host.run(user="bob", history=given)).state.memory["longTerm"] == "given"
+
+
+class Judged:
+	"""An agent whose output a guardrail agent with long-term memory judges (it notes, then allows)."""
+
+	def __init__(self) -> None:
+		from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
+
+		self.om = OpenMolt(entry_points=False)
+		self.judge_model = ScriptedModel([])
+		self.judge = self.om.create_agent(
+			name="Judge", model=self.judge_model, output_schema=VERDICT_SCHEMA
+		)
+		self.model = ScriptedModel([])
+		self.agent = self.om.create_agent(
+			name="Main", model=self.model, guardrails=[Guardrail(self.judge, on="output")]
+		)
+
+	async def run(self, note: str, user: str | None = None, **kw: Any) -> Any:
+		"""One judged run; its judge writes ``note`` into its long-term memory."""
+		self.model.replies.append([finish("ok", human_message="Done.")])
+		verdict = finish({"action": "allow", "reason": "fine"})
+		self.judge_model.replies.append([update_memory(note, memory="longTerm"), verdict])
+		return await self.agent.run("hello", user=user, **kw)
+
+
+@pytest.mark.parametrize("tainted", [False, True])
+async def test_a_guardrail_agents_run_for_a_user_reads_and_writes_that_users_memory(
+	tainted: bool,
+) -> None:
+	"""A guardrail agent's run acts for the judged run's user: it starts from that user's long-term
+	memory (not the agent's own, which runs for no user wrote), and its write is read back by the
+	user's next judge run, as a sub-agent's is (clean, and tainted: started before it is driven)."""
+	host = Judged()
+	history = (lambda: untrusted_input("webhook:Main")) if tainted else (lambda: None)
+	await host.run("the operator's note", history=history())
+	assert host.judge._long_term == {None: "the operator's note"}
+	await host.run(SECRET, user="alice", history=history())
+	assert "memory" not in first_turn(host.judge_model)  # hers starts empty
+	await host.run("more", user="alice", history=history())
+	assert first_turn(host.judge_model)["memory"]["longTerm"] == SECRET
+	await host.run("bob's", user="bob", history=history())
+	seen = json.dumps(first_turn(host.judge_model))
+	assert "4321" not in seen and "operator" not in seen

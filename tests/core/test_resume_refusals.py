@@ -110,3 +110,40 @@ async def test_every_hook_a_resume_calls_refuses_with_the_same_clear_error() -> 
 	assert till.ran == []
 	done = await agent.resume(RunState.from_dict(saved), decision="t-1")
 	assert done.status == "success" and till.ran == [{"amount": 5}]
+
+
+class Recording(Capability):
+	"""Parks each payment until given "yes", and notes every state its resume was handed."""
+
+	name: ClassVar[str] = "recording"
+
+	def __init__(self) -> None:
+		self.handed: list[RunState] = []
+
+	async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
+		if run.state.ext.get("recording", {}).get("ok"):
+			return Proceed()
+		return Park("the desk decides", {"ticket": 7})
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		self.handed.append(run.state)
+		run.state.ext["recording"] = {"ok": given == "yes"}
+
+
+async def test_resume_is_asked_twice_per_delivery_first_on_a_copy_of_the_state() -> None:
+	"""As `Capability.resume` says: a delivery is checked on a copy of the parked state first
+	(before the run store or a durable engine takes the run), then the step goes on and resume
+	is asked again, on the run's own state; the first call's changes are not the run's."""
+	desk = Recording()
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish("paid")])
+	till = Till()
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="Payer", model=model, tools=till.tools, capabilities=[desk]
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	done = await agent.resume(parked.state, given="yes")
+	assert done.ok
+	copy, real = desk.handed
+	assert copy is not real and real is agent.last_state
+	assert copy.run_id == real.run_id and till.ran == [{"amount": 5}]

@@ -1518,7 +1518,8 @@ class Agent:
 			run_id: The new state's run id, when ``state`` is None (default: a fresh one).
 			parent: The run this one nests in, inside one of its steps (a guardrail agent's
 				run: `openmolt_core.guardrails.Guardrail`): it takes what that run hands down
-				(its taint, as a sub-agent's run does: `openmolt_core.tools.CallingRun`).
+				(its taint, as a sub-agent's run does: `openmolt_core.tools.CallingRun`), and
+				acts for its user (its long-term memory is that user's).
 
 		Returns:
 			The result, as `run` returns it; a question nobody can answer now ends the run with
@@ -1534,7 +1535,10 @@ class Agent:
 		if state is None:
 
 			async def start() -> RunState:
-				fresh = self.new_state(input)
+				# A nested run (a guardrail agent's) acts for its caller's user from its start:
+				# its long-term memory is that user's (`memory_owner`), as a sub-agent's is.
+				fresh = RunState(user=parent.user if parent is not None else None)
+				self._start(fresh, input, (), None)
 				if run_id:
 					fresh.run_id = run_id
 				return fresh

@@ -1184,6 +1184,14 @@ class Capability:
 		`RunError` naming this capability, the hook and why, with the state to resume again). For a step parked by a `Park` decision, once per parked call. For a step it
 		parked under its own kind (`parks`), once, with the whole parked step.
 
+		Each delivery is handed over twice: first to check it, on a copy of the parked state, in
+		the caller's process (before the run store takes the run and before a durable backend
+		starts its next segment: a refusal there leaves the run parked wherever it is listed);
+		then as the step goes on, on the run's own state (a durable run's, in the segment that
+		runs it). What the first call changes is thrown away, and its ``run.port`` journals
+		nothing: note what was given in ``run.state`` (it is the run's on the second call), and
+		act outside the run in the step that follows (a tool, a journaled step), not here.
+
 		Args:
 			run: The run (``run.step`` is the parked step).
 			parked: The `Park` request, as saved; or, for its own kind, ``state.pending``.

@@ -413,7 +413,9 @@ class Guardrail:
 		if taint:
 			from openmolt_core.result import RunState
 
-			state = RunState(run_id=run_id, taint=taint)
+			# It acts for the judged run's user from its start (its long-term memory is theirs).
+			user = parent.user if parent is not None else None
+			state = RunState(run_id=run_id, taint=taint, user=user)
 			agent._start(state, check.payload(), (), None)
 		try:
 			# In this process, whatever the instance's durability: the verdict is one journaled
