@@ -140,6 +140,21 @@ async def test_a_callback_without_user_hears_only_the_agents_memory(
 	assert "4321" not in warned[0].getMessage()
 
 
+async def test_a_callback_of_keyword_arguments_only_hears_only_the_agents_memory() -> None:
+	"""A callback taking ``**kwargs`` (written for ``update_id``) may drop ``user`` and keep
+	Alice's text as the agent's: only a ``user`` parameter of its own lets it hear users' runs
+	(it was called with Alice's text)."""
+	heard: list[tuple[str, dict[str, Any]]] = []
+
+	def keep(text: str, **more: Any) -> None:
+		heard.append((text, more))
+
+	host = Host(memory={"long_term": {"on_update": keep}})
+	await host.run(update_memory(SECRET, memory="longTerm"), user="alice")
+	await host.run(update_memory("the agent's", memory="longTerm"))
+	assert [text for text, _ in heard] == ["the agent's"]
+
+
 async def test_a_shared_memorys_callback_of_the_text_alone_hears_every_run() -> None:
 	"""Shared memory is one text: its callback hears every run's update, as before."""
 	heard: list[str] = []

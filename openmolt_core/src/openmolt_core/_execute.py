@@ -1476,7 +1476,20 @@ def takes_user(callback: Callable[..., Any]) -> bool:
 	return _takes(callback, "user")
 
 
-def _takes(callback: Callable[..., Any], name: str) -> bool:
+def names_user(callback: Callable[..., Any]) -> bool:
+	"""Whether a memory ``on_update`` callback names a ``user`` parameter of its own.
+
+	What lets it hear users' memories: one that takes ``**kwargs`` only (written for
+	``update_id``, say) may drop ``user`` and keep Alice's text as the agent's, so it is not
+	called for runs for a user (`openmolt_core.agent.Agent`, which says so once).
+
+	Args:
+		callback: The callback.
+	"""
+	return _takes(callback, "user", kwargs=False)
+
+
+def _takes(callback: Callable[..., Any], name: str, *, kwargs: bool = True) -> bool:
 	import inspect
 
 	try:
@@ -1485,7 +1498,7 @@ def _takes(callback: Callable[..., Any], name: str) -> bool:
 		return False
 	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 	return any(
-		(p.name == name and p.kind in named) or p.kind is inspect.Parameter.VAR_KEYWORD
+		(p.name == name and p.kind in named) or (kwargs and p.kind is inspect.Parameter.VAR_KEYWORD)
 		for p in parameters
 	)
 

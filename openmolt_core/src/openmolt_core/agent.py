@@ -1433,12 +1433,12 @@ class Agent:
 		out, and a warning says so once.
 		"""
 		if self._for_users is None:
-			from openmolt_core._execute import takes_user
+			from openmolt_core._execute import names_user
 			from openmolt_core.options import AgentMemory, MemoryPart, parse_options
 
 			parsed = parse_options(AgentMemory, self._memory, "memory")
 			part = parsed.long_term
-			if isinstance(part, MemoryPart) and part.on_update and not takes_user(part.on_update):
+			if isinstance(part, MemoryPart) and part.on_update and not names_user(part.on_update):
 				log.warning(
 					"%s: long-term memory is each user's, and its on_update callback takes no "
 					"'user' parameter: the memory of runs for a user is kept in this process "

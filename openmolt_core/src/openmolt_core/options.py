@@ -388,8 +388,9 @@ class MemoryPart(Options):
 			``untrusted`` parameter is told whether the run that wrote it had read untrusted
 			content (keep it with the text, and give it back as ``untrusted``); one with a
 			``user`` parameter is told whose memory it is (the run's user; None: the agent's).
-			Long-term memory's callback without one is not called for a user's runs (it would
-			keep that user's text as the agent's): a warning says so, once.
+			Long-term memory's callback without one (``**kwargs`` is not one) is not called for
+			a user's runs (it would keep that user's text as the agent's): a warning says so,
+			once.
 		untrusted: ``data`` was written by a run that had read untrusted content (what
 			``on_update`` was told): a run that starts from it starts tainted, so its outbound
 			calls go through the taint policy (docs/guides/safety.md).
