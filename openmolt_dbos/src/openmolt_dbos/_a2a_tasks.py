@@ -22,6 +22,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openmolt_dbos._tables import ready
+
 __all__ = ["TASKS", "StoreTasks"]
 
 _META = sa.MetaData()
@@ -38,9 +40,6 @@ TASKS = sa.Table(
 )
 """Each task of each agent's A2A server: whose server (``a2a:<agent>``), whose task (its caller,
 ``""`` for the default one), its id, the task's bytes, when it was saved last."""
-
-_MADE: set[int] = set()
-"""The engines whose table is known to exist (made once per engine)."""
 
 
 class StoreTasks:
@@ -59,13 +58,7 @@ class StoreTasks:
 		return f"StoreTasks({self.engine.url.render_as_string()!r}, scope={self.scope!r})"
 
 	def _ready(self) -> sa.Engine:
-		if id(self.engine) not in _MADE:
-			try:
-				_META.create_all(self.engine, checkfirst=True)
-			except sa.exc.DBAPIError:  # another process made it between the look and the make
-				_META.create_all(self.engine, checkfirst=True)
-			_MADE.add(id(self.engine))
-		return self.engine
+		return ready(_META, self.engine)
 
 	def _one(self, owner: str, task_id: str) -> sa.ColumnElement[bool]:
 		return sa.and_(

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 
 import sqlalchemy as sa
 
+from openmolt_dbos._tables import ready
+
 __all__ = ["SEEN", "StoreSeen"]
 
 _META = sa.MetaData()
@@ -36,8 +38,6 @@ SEEN = sa.Table(
 """What each replay guard took: its scope (route or channel, and agent), the key, until when
 (None: for good)."""
 
-_MADE: set[int] = set()
-"""The engines whose table is known to exist (made once per engine)."""
 
 _TRIES = 3
 """How often a take is tried when its key was given back (or expired) between its two looks."""
@@ -70,13 +70,7 @@ class StoreSeen:
 		return f"StoreSeen({self.engine.url.render_as_string()!r}, scope={self.scope!r})"
 
 	def _ready(self) -> sa.Engine:
-		if id(self.engine) not in _MADE:
-			try:
-				_META.create_all(self.engine, checkfirst=True)
-			except sa.exc.DBAPIError:  # another process made it between the look and the make
-				_META.create_all(self.engine, checkfirst=True)
-			_MADE.add(id(self.engine))
-		return self.engine
+		return ready(_META, self.engine)
 
 	def _kept(self, keys: Sequence[str]) -> sa.ColumnElement[bool]:
 		return sa.and_(SEEN.c.scope == self.scope, SEEN.c.key.in_([_stored(k) for k in keys]))

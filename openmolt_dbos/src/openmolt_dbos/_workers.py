@@ -556,11 +556,9 @@ def cancelled_runs(engine: sa.Engine, run_ids: list[str]) -> set[str]:
 
 def create_tables(engine: sa.Engine) -> None:
 	"""Create the workers and schedules tables if they are missing (safe to call concurrently)."""
-	try:
-		_META.create_all(engine, checkfirst=True)
-	except sa.exc.DBAPIError:
-		# Another process created them between the check and the CREATE.
-		_META.create_all(engine, checkfirst=True)
+	from openmolt_dbos._tables import create
+
+	create(_META, engine)
 
 
 def claim_answer(engine: sa.Engine, workflow_id: str, question: str, text: str) -> str | None:
