@@ -119,6 +119,35 @@ class StoreTasks:
 			)
 			return bool(gone.rowcount == 1)
 
+	def add(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Keep a task only if none is kept under its id: whether this call did.
+
+		One INSERT ... ON CONFLICT DO NOTHING: of several servers adding one row at once, one
+		does (PostgreSQL's others wait for its commit, then find the row). The row it returns
+		says so (the drivers' row count of such an INSERT is not to be trusted: psycopg's -1).
+		"""
+		row = {"scope": self.scope, "owner": owner, "task_id": task_id}
+		engine = self._ready()
+		insert: Any = _insert(engine)
+		with engine.begin() as conn:
+			made = conn.execute(
+				insert(TASKS)
+				.values(**row, task=task, updated=time.time())
+				.on_conflict_do_nothing(index_elements=list(row))
+				.returning(TASKS.c.task_id)
+			)
+			return made.first() is not None
+
+	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
+		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one UPDATE)."""
+		with self._ready().begin() as conn:
+			changed = conn.execute(
+				sa.update(TASKS)
+				.where(self._one(owner, task_id), TASKS.c.task == old)
+				.values(task=new, updated=time.time())
+			)
+			return bool(changed.rowcount == 1)
+
 	def prune(self, keep: int) -> None:
 		"""Keep the scope's newest ``keep`` tasks (of every owner); drop the older ones."""
 		with self._ready().begin() as conn:
@@ -139,7 +168,7 @@ class StoreTasks:
 
 
 def _insert(engine: sa.Engine) -> Any:
-	"""The dialect's INSERT, which takes ``ON CONFLICT DO UPDATE`` (PostgreSQL's, SQLite's)."""
+	"""The dialect's INSERT, which takes ``ON CONFLICT`` (PostgreSQL's, SQLite's)."""
 	from sqlalchemy.dialects import postgresql, sqlite
 
 	return postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert

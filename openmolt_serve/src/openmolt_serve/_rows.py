@@ -59,6 +59,18 @@ class TaskRows(Protocol):
 		"""
 		...
 
+	def add(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Keep a task only if none is kept under its id: whether this call did.
+
+		One statement: of several callers (on several servers) adding one row at once, one
+		does.
+		"""
+		...
+
+	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
+		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one statement)."""
+		...
+
 	def prune(self, keep: int) -> None:
 		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
 		...
@@ -141,6 +153,26 @@ class SqliteTasks(SqliteFile):
 				(self.scope, owner, task_id, task),
 			)
 			return gone.rowcount == 1
+
+	def add(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Keep a task only if none is kept under its id: whether this call did (one INSERT)."""
+		with self.transaction() as db:
+			made = db.execute(
+				"INSERT INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated)"
+				" VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+				(self.scope, owner, task_id, task, time.time()),
+			)
+			return made.rowcount == 1
+
+	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
+		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one UPDATE)."""
+		with self.transaction() as db:
+			changed = db.execute(
+				"UPDATE openmolt_a2a_tasks SET task = ?, updated = ?"
+				" WHERE scope = ? AND owner = ? AND task_id = ? AND task = ?",
+				(new, time.time(), self.scope, owner, task_id, old),
+			)
+			return changed.rowcount == 1
 
 	def prune(self, keep: int) -> None:
 		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
