@@ -1,4 +1,4 @@
-"""The A2A servers' tasks (and AG-UI threads) in the durable store's database, for several machines.
+"""The A2A servers' tasks (and AG-UI threads, chats) in the durable store's database, for machines.
 
 ``openmolt serve`` keeps an agent's A2A tasks (`openmolt_serve._a2a_store`) beyond its process:
 in a SQLite file of its own, beside the run store or in the durable store's file folder. Servers
@@ -10,7 +10,8 @@ are kept in the store's database instead (`DBOSBackend.task_rows
 agent, owner (the caller) and task, the task as the a2a-sdk's protobuf bytes, which every server
 on the store reads as the truth. An agent's AG-UI endpoint keeps the run each of its threads
 waits with in the same table, in a scope of its own (``agui:<agent>``; `openmolt_serve._agui_threads`),
-so a thread's ``resume`` reaches its parked run from any server on the store.
+so a thread's ``resume`` reaches its parked run from any server on the store; its chat channels
+keep their chats' parked runs in theirs (``chat:<channel>:<agent>``; `openmolt_serve._parks`).
 
 The calls are one short transaction each; the task store makes them in a worker thread.
 """
