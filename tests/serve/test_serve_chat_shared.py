@@ -10,6 +10,7 @@ on one server: only the person the run acts for answers it, once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,8 @@ from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server
 
 from openmolt import OpenMolt
 from openmolt_core.sessions import SQLiteSession
-from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+from openmolt_core.tools import tool
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 
@@ -167,8 +169,71 @@ async def test_answers_racing_on_two_servers_resume_the_run_once(tmp_path: Path)
 			tg.start_soon(deliver, b, fake, "INV-3")
 		await eventually(lambda: len(fake.sent) == 3)
 	assert sorted(texts(fake)[1:]) == ["Anything else?", "Paid."]
+	assert texts(fake)[1] == "Paid."  # the second message waited for the first one's run
 	assert new_runs(model) == 2
 	assert sorted((await runs(tmp_path)).values()) == ["success", "success"]
+
+
+async def test_a_message_on_another_server_waits_for_the_chats_run_going_on(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""While A's run still works (longer than the chat's mark lasts unrenewed), the person's next
+	message reaches B: it waits, and answers the question A's run then asks, as on one server."""
+	import openmolt_serve._parks as parks
+
+	monkeypatch.setattr(parks, "GOING_FOR", 0.6)  # renewed every 0.2 s: it outlives that
+	release = anyio.Event()
+	held: list[str] = []
+
+	@tool(labels=[])
+	async def hold() -> str:
+		"""Hold until released."""
+		held.append("held")
+		await release.wait()
+		return "held"
+
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[
+			call_tool("local.hold"),
+			ask_human("Which invoice?"),
+			finish("paid", human_message="Paid."),
+		]
+	)
+	async with (
+		local_server(fake.app()) as base,
+		server(model, tmp_path, base, tools=[hold]) as a,
+		server(model, tmp_path, base, tools=[hold]) as b,
+	):
+		await deliver(a, fake, "pay it")
+		await eventually(lambda: held == ["held"])
+		await deliver(b, fake, "INV-2")
+		await anyio.sleep(1.5)  # past the mark's lease: renewed, it still holds the chat
+		assert fake.sent == [] and len(model.requests) == 1
+		release.set()
+		await eventually(lambda: len(fake.sent) == 2)
+	assert texts(fake) == ["Which invoice?", "Paid."]
+	assert new_runs(model) == 1 and "INV-2" in json.dumps(model.requests[2].messages[-1].content)
+
+
+async def test_a_mark_its_server_left_lapses_and_the_message_goes_on(tmp_path: Path) -> None:
+	"""A server stopped while it held a chat's mark (a crash): the chat's next message waits
+	for the mark to lapse, then is handled."""
+	from openmolt_serve._parks import _GOING
+
+	fake = FakeTelegram()
+	model = ScriptedModel([finish("hi", human_message="Hello.")])
+	async with local_server(fake.app()) as base, server(model, tmp_path, base) as a:
+		(bot,) = a.telegram.values()
+		parks = bot.conversations.parks
+		assert parks is not None
+		until = time.time() + 1.0
+		parks.rows.put(_GOING, "42", json.dumps({"going": "gone", "until": until}).encode())
+		await deliver(a, fake, "hello")
+		await eventually(lambda: len(fake.sent) == 1)
+		assert time.time() >= until
+		assert parks.rows.get(_GOING, "42") is None  # given back after the message
+	assert texts(fake) == ["Hello."]
 
 
 async def test_in_a_group_only_the_asker_answers_on_any_server(tmp_path: Path) -> None:

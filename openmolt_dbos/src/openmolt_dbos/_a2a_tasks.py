@@ -11,7 +11,8 @@ agent, owner (the caller) and task, the task as the a2a-sdk's protobuf bytes, wh
 on the store reads as the truth. An agent's AG-UI endpoint keeps the run each of its threads
 waits with in the same table, in a scope of its own (``agui:<agent>``; `openmolt_serve._agui_threads`),
 so a thread's ``resume`` reaches its parked run from any server on the store; its chat channels
-keep their chats' parked runs in theirs (``chat:<channel>:<agent>``; `openmolt_serve._parks`).
+keep their chats' parked runs, and the mark of a chat whose message a server handles, in theirs
+(``chat:<channel>:<agent>``; `openmolt_serve._parks`).
 
 The calls are one short transaction each; the task store makes them in a worker thread.
 """

@@ -16,14 +16,22 @@ A request that goes on with the run takes the row first (`ParkRows.take`: one DE
 row as it was read): of two requests at once, on two servers, one takes it. The run's own claim
 (the run store's ``claim_parked``, the durable backend's one delivery per step) then guards the
 step against the other surfaces (the run viewer, ``openmolt answer``).
+
+A chat's messages are handled one at a time (`ParkRows.going`): a mark in the rows, held while
+one message of the chat is handled (its run, its reply, the park it leaves), makes a message of
+the same chat on another server wait for it, as the process's own lock makes the messages it
+receives wait. The mark is a lease (`GOING_FOR`), renewed while it is held: a server that
+stops without giving it back holds the chat that long at most.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,16 +43,26 @@ from openmolt_core.openmolt import OpenMolt
 from openmolt_core.result import PARKED_STATUSES
 
 if TYPE_CHECKING:
+	from anyio.abc import TaskGroup
+
 	from openmolt_core.agent import Agent
 	from openmolt_core.result import RunState
 	from openmolt_serve._rows import TaskRows
 
-__all__ = ["Found", "ParkRows"]
+__all__ = ["GOING_FOR", "Found", "ParkRows"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
+GOING_FOR = 30.0
+"""Seconds a conversation's "a message is being handled" mark holds unless renewed (its holder
+renews it every third of that): a server that stopped without giving it back holds the
+conversation's next message on another server this long at most."""
+
 _PRUNE_EVERY = 100
 """The rows drop their oldest parks once every this many parks (as the A2A tasks do)."""
+
+_GOING = "(going)"
+"""The owner of the going marks' rows: no end user or caller is named so."""
 
 
 @dataclass(frozen=True)
@@ -179,9 +197,92 @@ class ParkRows:
 				state = await om.run_store.state(run_id)
 		return state if state is not None and state.steps == steps else None
 
+	@contextlib.asynccontextmanager
+	async def going(self, key: str, tg: TaskGroup) -> AsyncIterator[None]:
+		"""Hold the conversation's "a message is being handled" mark for the block.
+
+		Waits while another server holds it (or this one, in another task), taking over a
+		mark its holder left to lapse (`GOING_FOR`); renewed in ``tg`` while the block runs;
+		given back at its end. Rows that fail are logged and the block runs without the mark
+		(this process's own lock still orders its messages).
+
+		Args:
+			key: The conversation.
+			tg: Where the renewal runs (the server's task group).
+		"""
+		token = uuid.uuid4().hex
+		held = await self._hold(key, token)
+		if held is None:
+			yield
+			return
+		kept = [held]  # the mark as it is kept now (each renewal writes a new one)
+		renewing = anyio.CancelScope()
+		tg.start_soon(self._renew, key, token, kept, renewing, name=f"openmolt mark {key}")
+		try:
+			yield
+		finally:
+			renewing.cancel()
+			with anyio.move_on_after(5, shield=True):
+				try:
+					await anyio.to_thread.run_sync(self.rows.take, _GOING, key, kept[0])
+				except Exception as exc:  # it lapses by itself
+					log.warning("%s: a chat's mark was not given back: %s", self.what, exc)
+
+	async def _hold(self, key: str, token: str) -> bytes | None:
+		"""Take the conversation's going mark once it is free: the mark (None: rows failed)."""
+		pause = 0.05
+		while True:
+			mine = _mark(token)
+			try:
+				if await anyio.to_thread.run_sync(self.rows.add, _GOING, key, mine):
+					return mine
+				other = await anyio.to_thread.run_sync(self.rows.get, _GOING, key)
+				if other is not None and _lapsed(other):  # its holder stopped renewing it
+					log.warning(
+						"%s: a lapsed mark of a chat of %s is taken over", self.what, self.name
+					)
+					await anyio.to_thread.run_sync(self.rows.take, _GOING, key, other)
+					continue
+			except Exception as exc:
+				log.warning("%s: a chat's mark could not be taken: %s", self.what, exc)
+				return None
+			await anyio.sleep(pause)
+			pause = min(pause * 2, 1.0)
+
+	async def _renew(
+		self, key: str, token: str, kept: list[bytes], scope: anyio.CancelScope
+	) -> None:
+		with scope:
+			while True:
+				await anyio.sleep(GOING_FOR / 3)
+				fresh = _mark(token)
+				try:
+					renewed = await anyio.to_thread.run_sync(
+						self.rows.swap, _GOING, key, kept[0], fresh
+					)
+				except Exception as exc:  # tried again at the next renewal
+					log.warning("%s: a chat's mark could not be renewed: %s", self.what, exc)
+					continue
+				if not renewed:
+					log.warning("%s: a chat's mark lapsed and was taken over", self.what)
+					return
+				kept[0] = fresh
+
 	def close(self) -> None:
 		"""Close the rows (the server does when it stops)."""
 		self.rows.close()
+
+
+def _mark(token: str) -> bytes:
+	return json.dumps({"going": token, "until": time.time() + GOING_FOR}).encode()
+
+
+def _lapsed(row: bytes) -> bool:
+	try:
+		until = json.loads(row).get("until")
+	except (ValueError, AttributeError):
+		return True  # not a mark of ours: nobody renews it
+	return not isinstance(until, int | float) or until < time.time()
 
 
 def _parsed(row: bytes | None, what: str) -> tuple[str, int, dict[str, Any]] | None:

@@ -63,7 +63,7 @@ class TaskRows(Protocol):
 		"""Keep a task only if none is kept under its id: whether this call did.
 
 		One statement: of several callers (on several servers) adding one row at once, one
-		does.
+		does (a chat's mark that a message of it is being handled: `openmolt_serve._parks`).
 		"""
 		...
 

@@ -30,8 +30,9 @@ its chat's row names, parked by any server on the store or by this one before a 
 read from the store and goes on if it waits for an account, acts for the sender, is a run of
 this chat and the link's signed state names this agent exactly); from anyone else it drops
 them (a forwarded link connects nothing), and in another agent's chat it is refused and left
-for that one. Messages of one chat are handled one after another; chats run side by side. A
-message seen before (the
+for that one. Messages of one chat are handled one after another (with a run store or a durable
+store, on every server on it: `openmolt_serve._parks.ParkRows.going`); chats run side by side.
+A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
 guard's file for a day (`openmolt_serve._seen`; on a PostgreSQL durable store, in its database),
 so a retry that reaches another server on the store (on another machine too), or this one after a
@@ -64,6 +65,7 @@ message starts a new run (tainted, from a stranger).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -359,6 +361,16 @@ class Conversations:
 		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
 		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
 
+	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+		"""Hold the chat's turn across the servers on the rows (after this process's own lock).
+
+		A message of the chat another server handles meanwhile waits for this one's run, its
+		reply and the park it leaves (`openmolt_serve._parks.ParkRows.going`).
+		"""
+		if self.parks is None:
+			return contextlib.nullcontext()
+		return self.parks.going(key, self.launcher.tg)
+
 	def close(self) -> None:
 		"""Close the rows the chats' parked runs are kept in (the server does when it stops)."""
 		if self.parks is not None:
@@ -367,7 +379,9 @@ class Conversations:
 	async def _handle(self, message: Incoming, stored: RunState | None = None) -> None:
 		"""Take a message of a chat (or, with ``stored``, resume that run, the message its own)."""
 		chat = self._chat(message.key)
-		async with chat.lock:  # one message of a chat at a time, in order
+		# One message of a chat at a time, in order: in this process, and on every server on
+		# the rows.
+		async with chat.lock, self._going(message.key):
 			if stored is None and is_code(message.text):  # a sign-in's code, from its page
 				await self._confirm(message)
 				return
@@ -768,7 +782,7 @@ class Conversations:
 			team=team,
 		)
 		chat = self._chat(message.key)
-		async with chat.lock:
+		async with chat.lock, self._going(message.key):
 			# The process that started it (and would have appended its turn) is gone.
 			outside = any(t.get("call") == "input" for t in result.state.taint)
 			await self._record(self.session(message.key), result, data, asked_tainted=outside)
