@@ -57,10 +57,13 @@ listed in ``allowedUsers`` (`openmolt_core.triggers.starting_taint`): a stranger
 approval. The same holds when a stranger's words reach a run another way: a message a trusted
 user forwards (Telegram's ``forward_origin``), an answer to a
 parked question taints the run it resumes, and a session whose earlier turns hold a
-stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run
-parked on a question and found among the store's pending ones without a row (parked before chats
-kept rows) is answered only by a trusted user who is the person it acts for; anyone else's
-message starts a new run (tainted, from a stranger).
+stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run's
+question takes the answer's text only (its workflow waits for it, and the taint an answer would
+add is not delivered: `openmolt_serve._launch.run_trigger` refuses it), so a clean durable run is
+answered only by the trusted person it acts for; their forwarded message starts a run of its own
+(tainted), and the question stays theirs. A durable question found among the store's pending ones
+without a row (parked before chats kept rows) is answered only by a trusted user who is the
+person it acts for; anyone else's message starts a new run (tainted, from a stranger).
 """
 
 from __future__ import annotations
@@ -396,7 +399,7 @@ class Conversations:
 			parked, rowless = stored, False
 			if stored is None:
 				try:
-					parked, refused, rowless = await self._waiting(chat, message)
+					parked, refused, rowless = await self._waiting(chat, message, trusted)
 				except Exception as exc:  # the rows, the run store or the durable store is down
 					log.warning(
 						"%s: the waiting run of %s could not be read: %s",
@@ -508,7 +511,7 @@ class Conversations:
 		)
 
 	async def _waiting(
-		self, chat: _Chat, message: Incoming
+		self, chat: _Chat, message: Incoming, trusted: bool
 	) -> tuple[RunState | None, str | None, bool]:
 		"""What the message goes on with: a run (None: one of its own), or why it is refused.
 
@@ -536,6 +539,17 @@ class Conversations:
 		if state is None:  # it went on, ended or was cancelled since it asked
 			await self.parks.take(who, message.key, found.row)
 			return None, _ANSWERED if found.mark.get("waits") == "question" else None, False
+		pending = state.pending or {}
+		if (
+			pending.get("kind") == "human_input"
+			and not trusted
+			and not state.tainted
+			and self.agent.om.durability is not None
+		):
+			# A durable run's question takes the answer's text only (its workflow waits for it):
+			# an answer that is not its person's own words (forwarded) could not taint the run.
+			# The message starts a run of its own (tainted), and the question stays theirs.
+			return None, None, False
 		if not await self.parks.take(who, message.key, found.row):
 			return None, None, False  # another message took it meanwhile (it goes on there)
 		return state, None, False
