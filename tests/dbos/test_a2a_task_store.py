@@ -124,6 +124,44 @@ def test_a_row_is_taken_once_and_only_as_it_was_read(engine: sa.Engine) -> None:
 	assert stores[1].get("crm", "t-1") == b"park 2"
 
 
+@pytest.mark.parametrize("kind", ["engine", "file"])
+def test_a_row_is_added_once_and_swapped_only_as_it_was_read(
+	engine: sa.Engine, tmp_path: Path, kind: str
+) -> None:
+	"""Of eight servers adding one row at once, one does; a row is replaced only if it is still
+	as it was read (another server's newer one is kept); each scope and owner its own: in the
+	durable store's database and in a SQLite file."""
+	stores: list[Any] = (
+		[StoreTasks(engine, "chat:telegram:Helper") for _ in range(8)]
+		if kind == "engine"
+		else [SqliteTasks(tmp_path / "rows.sqlite", "chat:telegram:Helper") for _ in range(8)]
+	)
+	barrier = threading.Barrier(len(stores))
+	added: list[bool] = []
+
+	def add(store: Any, n: int) -> None:
+		barrier.wait()
+		added.append(store.add("(going)", "42", f"mark {n}".encode()))
+
+	threads = [threading.Thread(target=add, args=(s, n)) for n, s in enumerate(stores)]
+	for t in threads:
+		t.start()
+	for t in threads:
+		t.join(30)
+	assert sorted(added) == [False] * 7 + [True]
+	kept = stores[0].get("(going)", "42")
+	assert kept is not None and kept.startswith(b"mark ")
+	assert stores[1].add("telegram:42", "42", b"another owner's")
+	assert not stores[1].swap("(going)", "42", b"not as read", b"renewed")
+	assert stores[1].swap("(going)", "42", kept, b"renewed")
+	assert not stores[2].swap("(going)", "42", kept, b"renewed again")  # read before: stale
+	assert stores[3].get("(going)", "42") == b"renewed"
+	assert stores[3].take("(going)", "42", b"renewed")
+	assert stores[4].add("(going)", "42", b"next")
+	for store in stores:
+		store.close()
+
+
 def message(text: str, **ids: str) -> SendMessageRequest:
 	return SendMessageRequest(
 		message=Message(

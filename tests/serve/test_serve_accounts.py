@@ -67,10 +67,11 @@ async def _served(
 	key: str | None = None,
 	others: dict[str, ScriptedModel] | None = None,
 	fake: FakeTelegram | None = None,
+	run_store: Path | None = None,
 ) -> AsyncIterator[_Served]:
 	"""``key``: the credential store's, and ``fake``: the Telegram (the same ones in a restarted
 	"process": its update ids go on); ``others``: more agents binding ``mail`` per user, by
-	name, not served (`_Served.agents`)."""
+	name, not served (`_Served.agents`); ``run_store``: the instance's run store file."""
 	monkeypatch.setenv(KEY_VARIABLE, key or Fernet.generate_key().decode())
 	monkeypatch.setitem(sys.modules, "keyring", None)
 	store = EncryptedFileStore(tmp_path / "credentials.enc")
@@ -97,6 +98,7 @@ async def _served(
 				integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
 				accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
 				durability=durability,
+				run_store=run_store,
 			)
 			om.register_integration("mail", mail_integration(auth.url))
 			agents = {
@@ -427,6 +429,38 @@ def test_a_code_sent_after_a_restart_resumes_the_durable_run_from_the_store(
 		"You are ada.",
 	]
 	assert all(int(m["chat_id"]) == 42 for m in fake.sent)
+	assert len(model.requests) == 2
+
+
+async def test_a_code_sent_after_a_restart_resumes_the_run_from_the_run_store(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""On a run store (no durable store), the server that sent the link is gone when the code
+	comes (a restart, or another server on the store): the run parked for the account is read
+	from the store (its chat's row names it) and goes on once; the chat gets its answer."""
+	model = ScriptedModel([call_tool("mail.me"), finish("ok", human_message="You are ada.")])
+	key = Fernet.generate_key().decode()
+	fake = FakeTelegram()
+	runs = tmp_path / "runs.db"
+	async with _served(
+		tmp_path, monkeypatch, model, [42], key=key, fake=fake, run_store=runs
+	) as served:
+		served.fake.message("who am I?")
+		await eventually(lambda: len(fake.sent) == 1)
+		code = _code(await served.sign_in(_link(fake.sent[0]["text"])))
+	async with _served(
+		tmp_path, monkeypatch, model, [42], key=key, fake=fake, run_store=runs
+	) as served:
+		served.fake.message(code)
+		await eventually(lambda: len(fake.sent) == 3)
+		assert len(served.seen) == 1  # the parked call, once
+		store = served.om.run_store
+		assert store is not None
+		assert [r.status for r in await store.runs()] == ["success"]
+	assert [m["text"] for m in fake.sent[1:]] == [
+		"Your mail account is connected; I go on.",
+		"You are ada.",
+	]
 	assert len(model.requests) == 2
 
 

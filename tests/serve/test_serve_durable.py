@@ -21,6 +21,7 @@ from openmolt_core.durability import PendingRun
 from openmolt_core.testing import ScriptedModel, ask_human, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
+from openmolt_serve._rows import task_rows
 from openmolt_serve.signatures import sign
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-sqlite"), pytest.mark.timeout(120)]
@@ -97,7 +98,9 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 ) -> None:
 	"""The run parks on a question asked in the chat; after a restart, the next message answers it.
 
-	Each "process" is an event loop of its own (DBOS binds its executor to the loop it starts in).
+	Its chat's row is gone (a run parked before chats kept rows: `openmolt_serve._parks`): the
+	question is found among the store's pending ones. Each "process" is an event loop of its own
+	(DBOS binds its executor to the loop it starts in).
 	"""
 	import anyio
 
@@ -126,6 +129,10 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 				await eventually(lambda: len(fake.sent) == 1, seconds=30)
 			[parked] = await om.pending(agent="Helper")
 			parked_id = parked.run_id
+			rows = task_rows(agent, "chat:telegram")
+			assert rows is not None and rows.get("telegram:42", "42") is not None
+			rows.delete("telegram:42", "42")
+			rows.close()
 			await om.aclose()
 		await restart()
 

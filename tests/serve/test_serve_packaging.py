@@ -89,6 +89,7 @@ def test_the_old_home_of_the_signatures_re_exports_the_same_objects() -> None:
 		"openmolt_serve.agui",
 		"openmolt_serve._agui_events",
 		"openmolt_serve._agui_threads",
+		"openmolt_serve._parks",
 		"openmolt_serve._rows",
 		"openmolt_serve._a2a_remote",
 		"openmolt_serve._token",

@@ -1,4 +1,4 @@
-"""The A2A servers' tasks (and AG-UI threads) in the durable store's database, for several machines.
+"""The A2A servers' tasks (and AG-UI threads, chats) in the durable store's database, for machines.
 
 ``openmolt serve`` keeps an agent's A2A tasks (`openmolt_serve._a2a_store`) beyond its process:
 in a SQLite file of its own, beside the run store or in the durable store's file folder. Servers
@@ -10,7 +10,9 @@ are kept in the store's database instead (`DBOSBackend.task_rows
 agent, owner (the caller) and task, the task as the a2a-sdk's protobuf bytes, which every server
 on the store reads as the truth. An agent's AG-UI endpoint keeps the run each of its threads
 waits with in the same table, in a scope of its own (``agui:<agent>``; `openmolt_serve._agui_threads`),
-so a thread's ``resume`` reaches its parked run from any server on the store.
+so a thread's ``resume`` reaches its parked run from any server on the store; its chat channels
+keep their chats' parked runs, and the mark of a chat whose message a server handles, in theirs
+(``chat:<channel>:<agent>``; `openmolt_serve._parks`).
 
 The calls are one short transaction each; the task store makes them in a worker thread.
 """
@@ -112,6 +114,35 @@ class StoreTasks:
 			)
 			return bool(gone.rowcount == 1)
 
+	def add(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Keep a task only if none is kept under its id: whether this call did.
+
+		One INSERT ... ON CONFLICT DO NOTHING: of several servers adding one row at once, one
+		does (PostgreSQL's others wait for its commit, then find the row). The row it returns
+		says so (the drivers' row count of such an INSERT is not to be trusted: psycopg's -1).
+		"""
+		row = {"scope": self.scope, "owner": owner, "task_id": task_id}
+		engine = self._ready()
+		insert: Any = _insert(engine)
+		with engine.begin() as conn:
+			made = conn.execute(
+				insert(TASKS)
+				.values(**row, task=task, updated=time.time())
+				.on_conflict_do_nothing(index_elements=list(row))
+				.returning(TASKS.c.task_id)
+			)
+			return made.first() is not None
+
+	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
+		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one UPDATE)."""
+		with self._ready().begin() as conn:
+			changed = conn.execute(
+				sa.update(TASKS)
+				.where(self._one(owner, task_id), TASKS.c.task == old)
+				.values(task=new, updated=time.time())
+			)
+			return bool(changed.rowcount == 1)
+
 	def prune(self, keep: int) -> None:
 		"""Keep the scope's newest ``keep`` tasks (of every owner); drop the older ones."""
 		with self._ready().begin() as conn:
@@ -132,7 +163,7 @@ class StoreTasks:
 
 
 def _insert(engine: sa.Engine) -> Any:
-	"""The dialect's INSERT, which takes ``ON CONFLICT DO UPDATE`` (PostgreSQL's, SQLite's)."""
+	"""The dialect's INSERT, which takes ``ON CONFLICT`` (PostgreSQL's, SQLite's)."""
 	from sqlalchemy.dialects import postgresql, sqlite
 
 	return postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert

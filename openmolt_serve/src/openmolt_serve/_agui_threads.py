@@ -15,24 +15,22 @@ A resume takes the thread's row first (`ThreadParks.take`: one DELETE of the row
 read): of two resumes of one interrupt at once, on two servers, one takes it and goes on, and
 the other is told the interrupt was answered. The run's own claim (the run store's
 ``claim_parked``, the durable backend's one delivery per step) then guards the step against the
-other surfaces (the run viewer, ``openmolt answer``).
+other surfaces (the run viewer, ``openmolt answer``). The rows are `openmolt_serve._parks`'s,
+which a chat channel keeps its parked runs in too.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
 
-from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.result import PARKED_STATUSES
 from openmolt_serve._launch import cancel_if_parked
+from openmolt_serve._parks import ParkRows
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -42,9 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["Thread", "ThreadParks", "Waiting"]
 
 log: logging.Logger = logging.getLogger("openmolt")
-
-_PRUNE_EVERY = 100
-"""The rows drop their oldest threads once every this many parks (as the A2A tasks do)."""
 
 
 @dataclass
@@ -86,9 +81,9 @@ class ThreadParks:
 	def __init__(self, agent: Agent, rows: TaskRows | None, *, most: int) -> None:
 		self.agent = agent
 		self.rows = rows
-		self.most = most
+		self.shared = None if rows is None else ParkRows(agent, rows, most=most, what="AG-UI")
+		"""The rows' parks (`openmolt_serve._parks`), or None: in memory only."""
 		self.name = agent.name
-		self._parks = 0
 
 	async def find(self, thread: Thread, caller: str, thread_id: str) -> Waiting | None:
 		"""The run the caller's thread waits with, or None when it waits for nothing.
@@ -101,15 +96,12 @@ class ThreadParks:
 		Raises:
 			Exception: The rows or the store the run is kept in could not be read.
 		"""
-		rows = self.rows
-		if rows is None:
+		if self.shared is None:
 			return None if thread.parked is None else Waiting(thread.parked)
-		row = await anyio.to_thread.run_sync(rows.get, caller, thread_id)
-		named = _parsed(row)
-		if row is None or named is None:
+		found = await self.shared.find(caller, thread_id)
+		if found is None or found.state is None:
 			return None
-		state = await self._parked(*named)
-		return None if state is None else Waiting(state, row)
+		return Waiting(found.state, found.row)
 
 	async def take(self, thread: Thread, caller: str, thread_id: str, waiting: Waiting) -> bool:
 		"""Take the run a resume found for that resume: whether it still waited (one taker wins).
@@ -123,13 +115,12 @@ class ThreadParks:
 		Raises:
 			Exception: The rows could not be written.
 		"""
-		rows = self.rows
-		if rows is None or waiting.row is None:
+		if self.shared is None or waiting.row is None:
 			if thread.parked is not waiting.state:
 				return False
 			thread.parked = None
 			return True
-		return await anyio.to_thread.run_sync(rows.take, caller, thread_id, waiting.row)
+		return await self.shared.take(caller, thread_id, waiting.row)
 
 	async def give_up(self, thread: Thread, caller: str, thread_id: str) -> str | None:
 		"""Give up the run the thread waits with, if any (a new message came on it): its id.
@@ -169,16 +160,10 @@ class ThreadParks:
 		return run_id
 
 	async def _taken(self, thread: Thread, caller: str, thread_id: str) -> str | None:
-		rows = self.rows
-		if rows is None:
+		if self.shared is None:
 			parked, thread.parked = thread.parked, None
 			return None if parked is None else parked.run_id
-		row = await anyio.to_thread.run_sync(rows.get, caller, thread_id)
-		named = _parsed(row)
-		if row is None or named is None:
-			return None
-		taken = await anyio.to_thread.run_sync(rows.take, caller, thread_id, row)
-		return named[0] if taken else None
+		return await self.shared.take_any(caller, thread_id)
 
 	async def keep(self, thread: Thread, caller: str, thread_id: str, state: RunState) -> None:
 		"""The thread now waits with this parked run (a new park: its row gets a mark of its own).
@@ -192,62 +177,12 @@ class ThreadParks:
 			thread_id: The thread's ``threadId``.
 			state: The run's state as it parked (its id and steps are kept, not its words).
 		"""
-		rows = self.rows
-		if rows is None:
+		if self.shared is None:
 			thread.parked = state
 			return
-		row = {"run": state.run_id, "steps": state.steps, "park": uuid.uuid4().hex}
-		try:
-			await anyio.to_thread.run_sync(rows.put, caller, thread_id, json.dumps(row).encode())
-			self._parks += 1
-			if self._parks % _PRUNE_EVERY == 0:  # a scan of the index: not at every park
-				await anyio.to_thread.run_sync(rows.prune, self.most)
-		except Exception as exc:
-			log.warning(
-				"AG-UI: the parked run %s of %s was not kept (its resume will be refused): %s",
-				state.run_id,
-				self.name,
-				exc,
-			)
+		await self.shared.keep(caller, thread_id, state)
 
 	def close(self) -> None:
 		"""Close the rows (the server does when it stops)."""
-		if self.rows is not None:
-			self.rows.close()
-
-	async def _parked(self, run_id: str, steps: int) -> RunState | None:
-		"""The run's state where it is kept, if it is parked there still at ``steps``.
-
-		The durable store's (the engine keeps its runs), else the run store's.
-		"""
-		om = OpenMolt.of(self.agent)
-		state: RunState | None = None
-		if om.durability is not None:
-			try:
-				result = await om.result(run_id, wait=False)
-			except (RunError, ConfigurationError):  # ended on an error, cancelled, or unknown
-				return None
-			if result is not None and result.status in PARKED_STATUSES:
-				state = result.state
-		elif om.run_store is not None:
-			stored = await om.run_store.run(run_id)
-			if stored is not None and stored.status in PARKED_STATUSES:
-				state = await om.run_store.state(run_id)
-		return state if state is not None and state.steps == steps else None
-
-
-def _parsed(row: bytes | None) -> tuple[str, int] | None:
-	"""The run and the steps a thread's row names (None: no row, or not one of ours)."""
-	if row is None:
-		return None
-	try:
-		found = json.loads(row)
-	except ValueError:
-		log.warning("AG-UI: a thread's row is not JSON; it is taken as waiting for nothing")
-		return None
-	if not isinstance(found, dict):
-		return None
-	run, steps = found.get("run"), found.get("steps")
-	if not isinstance(run, str) or not isinstance(steps, int):
-		return None
-	return run, steps
+		if self.shared is not None:
+			self.shared.close()

@@ -243,6 +243,10 @@ async def run_trigger(
 
 	What `Launcher.start` runs in the server's task group; a protocol whose handler owns the run
 	(A2A's executor, which cancels it) calls it directly. The arguments are `Launcher.start`'s.
+
+	Raises:
+		ConfigurationError: An untrusted answer to a clean durable run's question: its
+			workflow takes the answer's text only, so the run could not be tainted by it.
 	"""
 	source = starting_taint(trigger, where=where, sender=sender, trusted=trusted, vouched=vouched)
 	if source is None and tainted:
@@ -250,6 +254,13 @@ async def run_trigger(
 	with started_by(trigger, where=where, sender=sender):
 		if resume is not None:
 			if source is not None and not resume.tainted:
+				if answer is not None and _answered_in_workflow(agent, resume):
+					raise ConfigurationError(
+						f"resume: the answer to the run {resume.run_id} is not trusted "
+						f"({source}), and the run is durable and clean: its workflow takes an "
+						"answer's text only, so the run would not be tainted by it; answer in "
+						"the words of someone trusted, or start a run of its own with it"
+					)
 				resume.taint.append(untrusted_input(source).taint[0])
 			return await agent.resume(resume, answer=answer, decision=decision, session=session)
 		history = RunState(run_id=run_id) if source is None else untrusted_input(source)
@@ -257,6 +268,11 @@ async def run_trigger(
 		return await agent.run(
 			input, history=history, session=session, user=user, attachments=attachments
 		)
+
+
+def _answered_in_workflow(agent: Agent, state: RunState) -> bool:
+	"""Whether an answer to the parked run goes to a durable workflow (its text only)."""
+	return agent.om.durability is not None and (state.pending or {}).get("kind") == "human_input"
 
 
 async def record_unstarted(

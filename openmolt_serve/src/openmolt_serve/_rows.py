@@ -1,14 +1,14 @@
-"""Rows a served protocol keeps beyond a process: A2A tasks, AG-UI threads' parked runs.
+"""Rows a served surface keeps beyond a process: A2A tasks, AG-UI threads' and chats' parked runs.
 
 With a run store (``OpenMolt(run_store=...)``) or a durable store, `openmolt serve` keeps an
-agent's A2A tasks (`openmolt_serve._a2a_store`) and the run each of its AG-UI threads waits with
-(`openmolt_serve._agui_threads`) in rows beyond the process, so a restart forgets neither, and
+agent's A2A tasks (`openmolt_serve._a2a_store`) and the run each of its AG-UI threads and chats
+waits with (`openmolt_serve._parks`) in rows beyond the process, so a restart forgets neither, and
 every server on those rows reads what the others wrote: the rows are the truth each read takes.
 On a PostgreSQL durable store, which servers on several machines share, they are a table of its
 database (the backend's ``task_rows``: `openmolt_dbos._a2a_tasks.StoreTasks`); else a table in a
 SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file folder. Each
-protocol and agent has a scope of its own (``a2a:<agent>``, ``agui:<agent>``), each caller its
-rows in it.
+surface and agent has a scope of its own (``a2a:<agent>``, ``agui:<agent>``,
+``chat:<channel>:<agent>``), each caller (or chat user) its rows in it.
 """
 
 from __future__ import annotations
@@ -57,6 +57,18 @@ class TaskRows(Protocol):
 		One statement: of several callers (on several servers) taking one row at once, one
 		does; a row saved again since (another state) is not taken.
 		"""
+		...
+
+	def add(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Keep a task only if none is kept under its id: whether this call did.
+
+		One statement: of several callers (on several servers) adding one row at once, one
+		does (a chat's mark that a message of it is being handled: `openmolt_serve._parks`).
+		"""
+		...
+
+	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
+		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one statement)."""
 		...
 
 	def prune(self, keep: int) -> None:
@@ -142,6 +154,26 @@ class SqliteTasks(SqliteFile):
 			)
 			return gone.rowcount == 1
 
+	def add(self, owner: str, task_id: str, task: bytes) -> bool:
+		"""Keep a task only if none is kept under its id: whether this call did (one INSERT)."""
+		with self.transaction() as db:
+			made = db.execute(
+				"INSERT INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated)"
+				" VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+				(self.scope, owner, task_id, task, time.time()),
+			)
+			return made.rowcount == 1
+
+	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
+		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one UPDATE)."""
+		with self.transaction() as db:
+			changed = db.execute(
+				"UPDATE openmolt_a2a_tasks SET task = ?, updated = ?"
+				" WHERE scope = ? AND owner = ? AND task_id = ? AND task = ?",
+				(new, time.time(), self.scope, owner, task_id, old),
+			)
+			return changed.rowcount == 1
+
 	def prune(self, keep: int) -> None:
 		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
 		with self.transaction() as db:
@@ -181,8 +213,9 @@ def task_rows(agent: Agent, kind: str = "a2a") -> TaskRows | None:
 
 	Args:
 		agent: The agent.
-		kind: Whose rows: its A2A server's tasks (``a2a``) or its AG-UI endpoint's threads
-			(``agui``); each kind has its scope (``<kind>:<agent>``).
+		kind: Whose rows: its A2A server's tasks (``a2a``), its AG-UI endpoint's threads
+			(``agui``) or a chat channel's chats (``chat:telegram``, ``chat:slack``); each kind
+			has its scope (``<kind>:<agent>``).
 	"""
 	scope = f"{kind}:{agent.name}"
 	shared = getattr(OpenMolt.of(agent).durability, "task_rows", None)

@@ -25,17 +25,30 @@ in on it, so a group is told to write privately). Whoever signs in on it is not 
 them: the callback route keeps the tokens and shows a one-time code (`openmolt_serve._auth`),
 and a message that is exactly that code (`openmolt_core.accounts.is_code`) stores them if its
 sender is the user the link was made for and the chat is that of the agent whose run asked,
-then the run goes on (`Conversations.connected`; on a durable store, a run this process does
-not hold, after a restart or parked by another server, is read from the store and goes on if
-it waits for an account, acts for the sender, is a run of this chat and the link's signed
-state names this agent exactly); from anyone else it drops them (a forwarded link connects
-nothing), and in another agent's chat it is refused and left for that one. Messages
-of one chat are handled one after another; chats run side by side. A message seen before (the
+then the run goes on (`Conversations.connected`; with a run store or a durable store, the run
+its chat's row names, parked by any server on the store or by this one before a restart, is
+read from the store and goes on if it waits for an account, acts for the sender, is a run of
+this chat and the link's signed state names this agent exactly); from anyone else it drops
+them (a forwarded link connects nothing), and in another agent's chat it is refused and left
+for that one. Messages of one chat are handled one after another (with a run store or a durable
+store, on every server on it: `openmolt_serve._parks.ParkRows.going`); chats run side by side.
+A message seen before (the
 service's retry) is ignored: with a run store or a durable store its id is kept in the replay
 guard's file for a day (`openmolt_serve._seen`; on a PostgreSQL durable store, in its database),
 so a retry that reaches another server on the store (on another machine too), or this one after a
 restart, is ignored too. Messages from anyone else are ignored and logged, never answered:
 a stranger learns nothing about the bot.
+
+Where a chat's parked run is kept (a question, an account to connect): without a run store or a
+durable store, in this process's memory (`_Chat.parked`), so a restart forgets it and another
+server takes the answer as a new message. With one (``OpenMolt(run_store=...)``,
+``OpenMolt(durability=...)``), in rows every server on the store shares
+(`openmolt_serve._parks`: a row per chat and person, naming the run, its step and a park mark,
+never its words), the run's state read where the run is kept when the answer comes: the answer
+goes on with the run on any server, after a restart too; of two taking it at once, one does. A
+question another surface answered first (the run viewer, ``openmolt answer``), or a run
+cancelled since, refuses the answer ("Your answer was not used"); a store that cannot be read
+runs nothing and asks for the message again.
 
 Letting someone talk is not trusting them. A run starts tainted (`openmolt_core.taint`: the
 taint policy gates outbound tools from the first step) unless its message comes from a user id
@@ -44,13 +57,18 @@ listed in ``allowedUsers`` (`openmolt_core.triggers.starting_taint`): a stranger
 approval. The same holds when a stranger's words reach a run another way: a message a trusted
 user forwards (Telegram's ``forward_origin``), an answer to a
 parked question taints the run it resumes, and a session whose earlier turns hold a
-stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run parked on a
-question (after a restart) is answered only by a trusted user who is the person it acts for;
-anyone else's message starts a new run (tainted, from a stranger).
+stranger's (or a tainted run's reply or notes) taints the runs that read them. A durable run's
+question takes the answer's text only (its workflow waits for it, and the taint an answer would
+add is not delivered: `openmolt_serve._launch.run_trigger` refuses it), so a clean durable run is
+answered only by the trusted person it acts for; their forwarded message starts a run of its own
+(tainted), and the question stays theirs. A durable question found among the store's pending ones
+without a row (parked before chats kept rows) is answered only by a trusted user who is the
+person it acts for; anyone else's message starts a new run (tainted, from a stranger).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -69,7 +87,9 @@ from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
+from openmolt_serve._parks import ParkRows
 from openmolt_serve._recent import recent
+from openmolt_serve._rows import task_rows
 from openmolt_serve._seen import seen_store
 
 if TYPE_CHECKING:
@@ -99,7 +119,8 @@ half an hour; Telegram keeps an update unconfirmed for a day)."""
 
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the least
-recently used idle one is forgotten (its conversation stays in its session)."""
+recently used idle one is forgotten (its conversation stays in its session). With a run store or
+a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
 """Sends a text to the chat (and thread) a message came from."""
@@ -170,7 +191,8 @@ def park_questions(agent: Agent) -> None:
 class _Chat:
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
 	parked: dict[str, RunState] = field(default_factory=dict)
-	"""By end user (`end_user`): the run that waits for that person's answer or account."""
+	"""By end user (`end_user`): the run that waits for that person's answer or account (when
+	the channel keeps them in memory: no run store, no durable store)."""
 	asked: dict[str, Incoming] = field(default_factory=dict)
 	"""By end user: the message whose run waits for that person to connect an account."""
 
@@ -198,6 +220,15 @@ def _private(message: Incoming) -> bool:
 
 
 _NO_QUESTION = "I need your answer to go on: what should I do?"
+
+_ANSWERED = (
+	"Your answer was not used: the question was already answered elsewhere (the run viewer, "
+	"openmolt answer), or its run was cancelled or no longer waits for it."
+)
+"""What a chat says when the question its person answers was answered on another surface."""
+
+_UNREADABLE = "Sorry, I cannot read what this chat waits for now; send that again in a moment."
+"""What a chat says when the store that keeps its waiting run cannot be read."""
 
 
 def _refused(error: BaseException | None) -> str | None:
@@ -259,6 +290,12 @@ class Conversations:
 		self._seen: OrderedDict[str, None] = OrderedDict()
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
+		rows = task_rows(agent, f"chat:{self.channel}")
+		self.parks: ParkRows | None = (
+			None if rows is None else ParkRows(agent, rows, most=MAX_CHATS, what=self.channel)
+		)
+		"""Where the chats' parked runs are kept (`openmolt_serve._parks`: in rows every server
+		on the run store or durable store shares), or None: in this process's memory."""
 		park_questions(agent)
 		if live is not None:
 			agent.on("text:delta", live.on_delta)  # the agent's runs stream (docs: streaming)
@@ -327,10 +364,27 @@ class Conversations:
 		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
 		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
 
+	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+		"""Hold the chat's turn across the servers on the rows (after this process's own lock).
+
+		A message of the chat another server handles meanwhile waits for this one's run, its
+		reply and the park it leaves (`openmolt_serve._parks.ParkRows.going`).
+		"""
+		if self.parks is None:
+			return contextlib.nullcontext()
+		return self.parks.going(key, self.launcher.tg)
+
+	def close(self) -> None:
+		"""Close the rows the chats' parked runs are kept in (the server does when it stops)."""
+		if self.parks is not None:
+			self.parks.close()
+
 	async def _handle(self, message: Incoming, stored: RunState | None = None) -> None:
 		"""Take a message of a chat (or, with ``stored``, resume that run, the message its own)."""
 		chat = self._chat(message.key)
-		async with chat.lock:  # one message of a chat at a time, in order
+		# One message of a chat at a time, in order: in this process, and on every server on
+		# the rows.
+		async with chat.lock, self._going(message.key):
 			if stored is None and is_code(message.text):  # a sign-in's code, from its page
 				await self._confirm(message)
 				return
@@ -341,17 +395,24 @@ class Conversations:
 				outcome["result"], outcome["error"] = result, error
 				done.set()
 
-			# Only the person a run acts for answers its question (their accounts are its):
-			# another member's message in a group starts a run of their own.
-			who = end_user(message)
-			parked = stored
-			if stored is None:
-				parked = chat.parked.pop(who, None)
-				chat.asked.pop(who, None)
-				if parked is not None and not await self._still_waiting(parked):
-					parked = None  # it went on elsewhere (its code reached another server)
-			where = f"{self.channel}:{self.agent.name}"
 			trusted = self.trusts(message)
+			parked, rowless = stored, False
+			if stored is None:
+				try:
+					parked, refused, rowless = await self._waiting(chat, message, trusted)
+				except Exception as exc:  # the rows, the run store or the durable store is down
+					log.warning(
+						"%s: the waiting run of %s could not be read: %s",
+						self.channel,
+						self.agent.name,
+						exc,
+					)
+					await self._say(message, _UNREADABLE)
+					return
+				if refused is not None:
+					await self._say(message, refused)
+					return
+			where = f"{self.channel}:{self.agent.name}"
 			allowed = (message.sender,) if trusted else ()  # as `trusts` decided
 			session = self.session(message.key)
 			watched: str | None = None
@@ -372,7 +433,11 @@ class Conversations:
 						trusted=allowed,
 						session=session,
 					)
-				elif trusted and (waiting := await self._parked_in_store(message)) is not None:
+				elif (
+					trusted
+					and rowless
+					and (waiting := await self._parked_in_store(message)) is not None
+				):
 					# Only a trusted user answers a stored run: its state cannot be tainted
 					# from here, so anyone else's message starts a new (tainted) run instead.
 					answering = True
@@ -410,6 +475,8 @@ class Conversations:
 				if self.live is not None and watched is not None:
 					self.live.forget(watched)  # it will not finish
 				refused = _refused(exc) if answering else None
+				if parked is not None and refused is None:  # nothing ran: it still waits
+					await self._park(chat, message, parked)
 				await self._say(message, refused or "Sorry, I cannot start on that now.")
 				return
 			await done.wait()
@@ -443,6 +510,62 @@ class Conversations:
 			result, asked=asked, asked_tainted=asked_tainted
 		)
 
+	async def _waiting(
+		self, chat: _Chat, message: Incoming, trusted: bool
+	) -> tuple[RunState | None, str | None, bool]:
+		"""What the message goes on with: a run (None: one of its own), or why it is refused.
+
+		Also whether the chat's rows name no run of its sender's: a durable question parked
+		before chats kept rows may wait in the store then (`_parked_in_store`).
+
+		Only the person a run acts for answers its question (their accounts are its): another
+		member's message in a group starts a run of their own. The run is taken for this message
+		from where the chat keeps it: its memory, or its row (one taker wins, whichever server
+		it is on), the state read where the run is kept. A question that waits no more (answered
+		on another surface, cancelled) refuses the answer; an account that waits no more (the
+		run went on elsewhere) leaves the message a run of its own.
+
+		Raises:
+			Exception: The rows or the store the run is kept in could not be read.
+		"""
+		who = end_user(message)
+		if self.parks is None:
+			chat.asked.pop(who, None)
+			return chat.parked.pop(who, None), None, False
+		found = await self.parks.find(who, message.key)
+		if found is None:
+			return None, None, True
+		state = found.state
+		if state is None:  # it went on, ended or was cancelled since it asked
+			await self.parks.take(who, message.key, found.row)
+			return None, _ANSWERED if found.mark.get("waits") == "question" else None, False
+		pending = state.pending or {}
+		if (
+			pending.get("kind") == "human_input"
+			and not trusted
+			and not state.tainted
+			and self.agent.om.durability is not None
+		):
+			# A durable run's question takes the answer's text only (its workflow waits for it):
+			# an answer that is not its person's own words (forwarded) could not taint the run.
+			# The message starts a run of its own (tainted), and the question stays theirs.
+			return None, None, False
+		if not await self.parks.take(who, message.key, found.row):
+			return None, None, False  # another message took it meanwhile (it goes on there)
+		return state, None, False
+
+	async def _park(self, chat: _Chat, message: Incoming, state: RunState) -> None:
+		"""The chat now waits with this run, for the message's sender: in memory, or its row."""
+		who = end_user(message)
+		account = bool(authorization_requests(state))
+		if self.parks is None:
+			chat.parked[who] = state
+			if account:
+				chat.asked[who] = message
+			return
+		waits = "account" if account else "question"
+		await self.parks.keep(who, message.key, state, waits=waits)
+
 	async def _after(
 		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
 	) -> None:
@@ -451,7 +574,7 @@ class Conversations:
 			# An empty question would not be sent (the services refuse an empty text), and the
 			# next message would answer a question nobody saw.
 			text = str(result.state.pending.get("message", "")).strip() or _NO_QUESTION
-			chat.parked[end_user(message)] = result.state
+			await self._park(chat, message, result.state)
 		elif result is not None and result.status == "authorization_required":
 			if not _private(message):
 				# A consent link connects whoever signs in on it: never shown to a group.
@@ -460,8 +583,7 @@ class Conversations:
 					"and I will send you the link to connect it."
 				)
 			else:
-				who = end_user(message)
-				chat.parked[who], chat.asked[who] = result.state, message
+				await self._park(chat, message, result.state)
 				text = connect_text(result.state)
 		else:
 			text = _reply(result, error)
@@ -482,8 +604,8 @@ class Conversations:
 		`openmolt_core.accounts.Accounts.confirm` decides and counts wrong tries; its refusal
 		(a wrong or expired code, someone else's sign-in, too many tries) is the reply. A code
 		sent in a group is left alone: the sender is told to send it privately. The run the
-		sign-in names goes on: held here (`connected`), or read from the durable store
-		(`_stored_for_account`).
+		sign-in names goes on: held in this process's memory (`connected`), or read from the
+		store its chat's row names it in (`_stored_for_account`).
 		"""
 		if not _private(message):
 			# Not taken in a group: another member who sent someone's code first would drop
@@ -510,53 +632,49 @@ class Conversations:
 		said = f"Your {connected.integration} account is connected"
 		await self._say(message, f"{said}; I go on." if going else f"{said}; ask me again.")
 
-	async def _still_waiting(self, state: RunState) -> bool:
-		"""Whether a run held here parked on an account still waits for it in the durable store.
+	async def _parked_on_account(self, run_id: str) -> RunState | None:
+		"""The stored state of a run parked on an account, or None (it went on or ended).
 
-		Its code may have reached another server on the store (or this one, read back from the
-		store), which resumed it: resumed here too, the durable backend would not run it twice,
-		but the message would get that run's old reply instead of a run of its own.
-		"""
-		if self.agent.om.durability is None or not authorization_requests(state):
-			return True
-		try:
-			result = await self._parked_on_account(state.run_id)
-		except Exception as exc:  # the store failed: the resume says so
-			log.warning("%s: cannot read the run %s: %s", self.channel, state.run_id, exc)
-			return True
-		return result is not None and result.state.steps == state.steps
-
-	async def _parked_on_account(self, run_id: str) -> RunResult | None:
-		"""The stored result of a run parked on an account, or None (it went on or ended).
+		Read where the run is kept: the durable store, else the run store.
 
 		Raises:
-			Exception: The durable store could not be read.
+			Exception: The store could not be read.
 		"""
 		from openmolt_core.errors import RunError
 
-		try:
-			result = await OpenMolt.of(self.agent).result(run_id, wait=False)
-		except (RunError, ConfigurationError):  # ended on an error, cancelled, or not stored
-			return None
-		if result is None or result.status != "authorization_required":
-			return None  # going on already, or ended
-		return result if authorization_requests(result.state) else None
+		om = OpenMolt.of(self.agent)
+		state: RunState | None = None
+		if om.durability is not None:
+			try:
+				result = await om.result(run_id, wait=False)
+			except (RunError, ConfigurationError):  # ended on an error, cancelled, or not stored
+				return None
+			if result is not None and result.status == "authorization_required":
+				state = result.state
+		elif om.run_store is not None:
+			stored = await om.run_store.run(run_id)
+			if stored is not None and stored.status == "authorization_required":
+				state = await om.run_store.state(run_id)
+		return state if state is not None and authorization_requests(state) else None
 
 	async def _stored_for_account(self, connected: Connected, message: Incoming) -> bool:
-		"""Resume a durable run of this chat parked on the sender's account; whether it goes on.
+		"""Resume a stored run of this chat parked on the sender's account; whether it goes on.
 
-		The code reached a process that does not hold the run (another server on the store, or
-		this one after a restart). The run goes on only if the consent's signed state names
-		this very agent (`openmolt_core.accounts.Connected.agent`: the run ids of agents whose
-		names differ in case or punctuation begin alike, so the id does not tell them apart; a
-		state that names no agent, made outside a run or before states named one, resumes
-		nothing), and the store's record is parked on ``authorization_required``, acts for the
-		sender (`end_user`), and is a run of this private chat (its id begins as `run_id_for`
-		made it for the chat its input names). It goes on as a run held here does
+		The chats' parked runs are kept in rows (a run store or a durable store): the code may
+		reach another server than the one whose run asked, or this one after a restart. The run
+		goes on only if the consent's signed state names this very agent
+		(`openmolt_core.accounts.Connected.agent`: the run ids of agents whose names differ in
+		case or punctuation begin alike, so the id does not tell them apart; a state that names
+		no agent, made outside a run or before states named one, resumes nothing), and the
+		store's record is parked on ``authorization_required``, acts for the sender
+		(`end_user`), and is a run of this private chat (its id begins as `run_id_for` made it
+		for the chat its input names). Its chat's row is taken for it (a message of the chat
+		that took it first goes on with it instead), and it goes on as a run held in memory does
 		(`connected`), its reply sent to that chat.
 		"""
 		run_id = connected.run_id
-		if self.agent.om.durability is None or not run_id:
+		parks = self.parks
+		if parks is None or not run_id:
 			return False
 		if connected.agent != self.agent.name:
 			return False  # another agent's run, or one the state does not name: not ours
@@ -564,14 +682,15 @@ class Conversations:
 			return False  # another channel's run: not ours to resume
 		from openmolt_core.observe import run_input
 
+		who = end_user(message)
 		try:
-			result = await self._parked_on_account(run_id)
+			state = await self._parked_on_account(run_id)
 		except Exception as exc:
 			log.warning("%s: cannot read the run %s: %s", self.channel, run_id, exc)
 			return False
-		if result is None or result.state.user != end_user(message):
+		if state is None or state.user != who:
 			return False
-		data = run_input(result.state)
+		data = run_input(state)
 		if not isinstance(data, dict) or data.get("chat") != message.chat:
 			return False
 		thread = data.get("thread")
@@ -587,7 +706,14 @@ class Conversations:
 		)
 		if not run_id.startswith(scope_prefix(self.channel, self.agent.name, asked.key)):
 			return False  # the input names another chat than the run's id was made for
-		self.launcher.tg.start_soon(self._handle, asked, result.state, name=f"openmolt {run_id}")
+		try:
+			found = await parks.find(who, asked.key)
+			if found is not None and found.run_id == run_id:
+				if not await parks.take(who, asked.key, found.row):
+					return True  # a message of the chat took it first: it goes on there
+		except Exception as exc:  # the run's own claim still keeps its step to one resume
+			log.warning("%s: the row of the run %s was not taken: %s", self.channel, run_id, exc)
+		self.launcher.tg.start_soon(self._handle, asked, state, name=f"openmolt {run_id}")
 		return True
 
 	def connected(self, run_id: str, user: str | None = None) -> bool:
@@ -670,7 +796,7 @@ class Conversations:
 			team=team,
 		)
 		chat = self._chat(message.key)
-		async with chat.lock:
+		async with chat.lock, self._going(message.key):
 			# The process that started it (and would have appended its turn) is gone.
 			outside = any(t.get("call") == "input" for t in result.state.taint)
 			await self._record(self.session(message.key), result, data, asked_tainted=outside)

@@ -380,6 +380,10 @@ class TriggerServer:
 					store.close()
 			for endpoint in self.agui.values():
 				endpoint.close()
+			chats = [b.conversations for b in self.telegram.values()]
+			chats += [a.conversations for a in self.slack.values()]
+			for conversations in chats:  # their parked runs' rows
+				conversations.close()
 
 
 def _routable(name: str) -> None:
