@@ -308,7 +308,7 @@ class DBOSBackend:
 			raise ConfigurationError(
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
 				f"ran {quantity(len(ran), 'step')} that may have had effects (tool calls, memory "
-				f"updates, guardrail agents, capabilities' steps: {', '.join(ran[:3])}) before "
+				f"updates, guardrail agents, capabilities' own steps: {', '.join(ran[:3])}) before "
 				"it failed; resuming the parked state again would run them again. Go on from "
 				"the state its error kept (RunError.result.state, e.g. "
 				"agent.run(history=that_state)), or start a new run"
@@ -985,13 +985,16 @@ _NO_EFFECTS = (
 	"approval:",
 	"human:",
 	"indoubt:",
+	"hook:",
 	"deadline:",
 	"DBOS.",
 )
 """The journal steps known to have no effect outside the run: model calls (a compaction's too),
-the run's start, a person asked (an approver, an answer, an in-doubt call's policy), the
-budget's clock and sleeps. Every other step may have had one (a tool call, a memory callback, a
-guardrail agent's run, a capability's decision or its own step): unknown is taken as effectful."""
+the run's start, a person asked (an approver, an answer, an in-doubt call's policy), a
+capability's decision on a call (``hook:``: a decision again, not an effect; the call it lets
+through is a tool step, and one under way when the segment failed is in doubt), the budget's
+clock and sleeps. Every other step may have had one (a tool call, a memory callback, a guardrail
+agent's run, a capability's own step): unknown is taken as effectful."""
 
 
 def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
