@@ -31,7 +31,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 	from openmolt_core.result import RunState
 	from openmolt_serve._rows import TaskRows
 
-__all__ = ["GOING_FOR", "Found", "ParkRows"]
+__all__ = ["GOING_FOR", "Found", "ParkRows", "kept_parked"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -177,24 +177,10 @@ class ParkRows:
 	async def parked(self, run_id: str, steps: int) -> RunState | None:
 		"""The run's state where it is kept, if it is parked there still at ``steps``.
 
-		The durable store's (the engine keeps its runs), else the run store's.
-
 		Raises:
 			Exception: The store could not be read.
 		"""
-		om = OpenMolt.of(self.agent)
-		state: RunState | None = None
-		if om.durability is not None:
-			try:
-				result = await om.result(run_id, wait=False)
-			except (RunError, ConfigurationError):  # ended on an error, cancelled, or unknown
-				return None
-			if result is not None and result.status in PARKED_STATUSES:
-				state = result.state
-		elif om.run_store is not None:
-			stored = await om.run_store.run(run_id)
-			if stored is not None and stored.status in PARKED_STATUSES:
-				state = await om.run_store.state(run_id)
+		state = await kept_parked(self.agent, run_id)
 		return state if state is not None and state.steps == steps else None
 
 	@contextlib.asynccontextmanager
@@ -301,3 +287,33 @@ def _parsed(row: bytes | None, what: str) -> tuple[str, int, dict[str, Any]] | N
 		return None
 	found.pop("park", None)
 	return run, steps, found
+
+
+async def kept_parked(
+	agent: Any, run_id: str, statuses: Collection[str] = PARKED_STATUSES
+) -> RunState | None:
+	"""The state of a run parked (with one of ``statuses``) where it is kept, or None.
+
+	The durable store's (the engine keeps its runs), else the run store's: what a server that
+	did not make the run (another behind the balancer, this one after a restart) goes on from.
+
+	Args:
+		agent: The run's agent.
+		run_id: The run.
+		statuses: The parked statuses taken (default: any).
+
+	Raises:
+		Exception: The store could not be read.
+	"""
+	om = OpenMolt.of(agent)
+	if om.durability is not None:
+		try:
+			result = await om.result(run_id, wait=False)
+		except (RunError, ConfigurationError):  # ended on an error, cancelled, or unknown
+			return None
+		return result.state if result is not None and result.status in statuses else None
+	if om.run_store is not None:
+		stored = await om.run_store.run(run_id)
+		if stored is not None and stored.status in statuses:
+			return await om.run_store.state(run_id)
+	return None

@@ -87,7 +87,7 @@ from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
-from openmolt_serve._parks import ParkRows
+from openmolt_serve._parks import ParkRows, kept_parked
 from openmolt_serve._recent import recent
 from openmolt_serve._rows import task_rows
 from openmolt_serve._seen import seen_store
@@ -635,26 +635,10 @@ class Conversations:
 	async def _parked_on_account(self, run_id: str) -> RunState | None:
 		"""The stored state of a run parked on an account, or None (it went on or ended).
 
-		Read where the run is kept: the durable store, else the run store.
-
 		Raises:
 			Exception: The store could not be read.
 		"""
-		from openmolt_core.errors import RunError
-
-		om = OpenMolt.of(self.agent)
-		state: RunState | None = None
-		if om.durability is not None:
-			try:
-				result = await om.result(run_id, wait=False)
-			except (RunError, ConfigurationError):  # ended on an error, cancelled, or not stored
-				return None
-			if result is not None and result.status == "authorization_required":
-				state = result.state
-		elif om.run_store is not None:
-			stored = await om.run_store.run(run_id)
-			if stored is not None and stored.status == "authorization_required":
-				state = await om.run_store.state(run_id)
+		state = await kept_parked(self.agent, run_id, ("authorization_required",))
 		return state if state is not None and authorization_requests(state) else None
 
 	async def _stored_for_account(self, connected: Connected, message: Incoming) -> bool:
