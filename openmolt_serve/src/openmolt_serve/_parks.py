@@ -242,17 +242,22 @@ class ParkRows:
 			while True:
 				await anyio.sleep(GOING_FOR / 3)
 				fresh = _mark(token)
-				try:
-					renewed = await anyio.to_thread.run_sync(
-						self.rows.swap, _GOING, key, kept[0], fresh
-					)
-				except Exception as exc:  # tried again at the next renewal
-					log.warning("%s: a chat's mark could not be renewed: %s", self.what, exc)
-					continue
+				# Shielded: a block that ends while the swap runs must still learn which mark is
+				# kept, or it gives back the old one, which no longer matches, and the chat waits
+				# for the new one to lapse.
+				with anyio.CancelScope(shield=True):
+					try:
+						renewed = await anyio.to_thread.run_sync(
+							self.rows.swap, _GOING, key, kept[0], fresh
+						)
+					except Exception as exc:  # tried again at the next renewal
+						log.warning("%s: a chat's mark could not be renewed: %s", self.what, exc)
+						continue
+					if renewed:
+						kept[0] = fresh
 				if not renewed:
 					log.warning("%s: a chat's mark lapsed and was taken over", self.what)
 					return
-				kept[0] = fresh
 
 	def close(self) -> None:
 		"""Close the rows (the server does when it stops)."""
