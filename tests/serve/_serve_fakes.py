@@ -270,12 +270,14 @@ async def post_json(
 
 
 class Ends(RunObserver):
-	"""Records each run's final state and status, as the run's observers see them."""
+	"""Records each run's final state and status, and what started it, as its observers see them."""
 
 	def __init__(self) -> None:
 		self.runs: list[tuple[Any, str]] = []
+		self.triggers: list[Any] = []
 
 	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:
+		self.triggers.append(run.trigger)
 		self.runs.append((run.state, outcome.status))
 
 

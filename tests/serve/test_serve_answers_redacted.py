@@ -79,10 +79,8 @@ async def test_a2a_artifacts_and_status_messages_are_redacted() -> None:
 	assert_clean(MessageToJson(response.task))
 
 
-async def test_a_chat_reply_is_redacted() -> None:
-	"""The reply a chat gets (the run's human message) masks the secret."""
-	fake = FakeTelegram()
-	om, agent = leaky(echoing())
+async def _asked_in_a_chat(agent: Any, fake: FakeTelegram) -> None:
+	"""Serve ``agent`` to a Telegram chat, ask it for the key, and wait for its one reply."""
 	async with local_server(fake.app()) as base:
 		settings = {
 			"type": "telegram",
@@ -95,6 +93,13 @@ async def test_a_chat_reply_is_redacted() -> None:
 		async with TriggerServer([(agent, triggers)], port=0):
 			fake.message("what is the key?")
 			await eventually(lambda: len(fake.sent) == 1)
+
+
+async def test_a_chat_reply_is_redacted() -> None:
+	"""The reply a chat gets (the run's human message) masks the secret."""
+	fake = FakeTelegram()
+	om, agent = leaky(echoing())
+	await _asked_in_a_chat(agent, fake)
 	await om.aclose()
 	assert_clean(json.dumps(fake.sent))
 
@@ -147,18 +152,7 @@ async def test_a_chat_reply_masks_every_live_instances_secrets() -> None:
 	om = OpenMolt(entry_points=False)
 	model = ScriptedModel([finish({"result": "ok"}, human_message=f"the key is {theirs}")])
 	agent = om.create_agent(name="Helper", model=model, instructions="Help.")
-	async with local_server(fake.app()) as base:
-		settings = {
-			"type": "telegram",
-			"token": TOKEN,
-			"baseUrl": base,
-			"pollTimeout": 1,
-			"allowedUsers": [42],
-		}
-		triggers = Triggers.model_validate({"channels": [settings]})
-		async with TriggerServer([(agent, triggers)], port=0):
-			fake.message("what is the key?")
-			await eventually(lambda: len(fake.sent) == 1)
+	await _asked_in_a_chat(agent, fake)
 	await om.aclose()
 	await other.aclose()
 	sent = json.dumps(fake.sent)
