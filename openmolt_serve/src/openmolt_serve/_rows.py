@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from openmolt_core.openmolt import OpenMolt
-from openmolt_serve._sqlite import SqliteFile
+from openmolt_serve._sqlite import SqliteFile, local_file
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -195,12 +195,7 @@ def task_file(agent: Agent) -> Path | None:
 	Args:
 		agent: The agent.
 	"""
-	om = OpenMolt.of(agent)
-	if om.run_store is not None:
-		return om.run_store.path
-	if om.durability is not None:
-		return Path(om.durability.files_dir) / "a2a-tasks.sqlite"
-	return None
+	return local_file(agent, "a2a-tasks.sqlite")
 
 
 def task_rows(agent: Agent, kind: str = "a2a") -> TaskRows | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmolt_core.openmolt import OpenMolt
-from openmolt_serve._sqlite import SqliteFile
+from openmolt_serve._sqlite import SqliteFile, local_file
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
@@ -135,14 +135,10 @@ def seen_store(agent: Agent, kind: str) -> SeenStore | None:
 			``chat:telegram``): each keeps its own entries.
 	"""
 	scope = f"{kind}:{agent.name}"
-	om = OpenMolt.of(agent)
-	shared = getattr(om.durability, "seen_store", None)
+	shared = getattr(OpenMolt.of(agent).durability, "seen_store", None)
 	if shared is not None:
 		found: SeenStore | None = shared(scope)
 		if found is not None:
 			return found
-	if om.run_store is not None:
-		return SqliteSeen(om.run_store.path, scope)
-	if om.durability is not None:
-		return SqliteSeen(Path(om.durability.files_dir) / "webhook-seen.sqlite", scope)
-	return None
+	path = local_file(agent, "webhook-seen.sqlite")
+	return SqliteSeen(path, scope) if path is not None else None

@@ -17,10 +17,35 @@ import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openmolt_core._support.private import private_file
+from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["SqliteFile"]
+if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
+
+__all__ = ["SqliteFile", "local_file"]
+
+
+def local_file(agent: Agent, name: str) -> Path | None:
+	"""The SQLite file a served surface keeps an agent's rows in on this machine (one rule).
+
+	The run store's file (``OpenMolt(run_store=...)``), else the file ``name`` in the durable
+	store's file folder (``OpenMolt(durability=...)``: ``files_dir``), else None (memory only).
+	A durable store that several machines share keeps them in its database instead (the
+	backend's ``seen_store``, ``task_rows``), which the callers ask first.
+
+	Args:
+		agent: The agent.
+		name: The file's name in the durable store's file folder.
+	"""
+	om = OpenMolt.of(agent)
+	if om.run_store is not None:
+		return om.run_store.path
+	if om.durability is not None:
+		return Path(om.durability.files_dir) / name
+	return None
 
 
 class SqliteFile:
