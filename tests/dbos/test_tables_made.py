@@ -17,8 +17,8 @@ from openmolt_dbos._seen import StoreSeen
 
 
 def test_every_new_engine_gets_its_tables_even_at_a_freed_ones_address(tmp_path: Path) -> None:
-	"""Thirty databases one after the other, each engine freed before the next (CPython reuses
-	their addresses): each store finds its table."""
+	"""Databases one after the other, each engine freed before the next, until CPython reused a
+	freed engine's address (it did in about half the tries): each store finds its table."""
 	ids: set[int] = set()
 	reused = 0
 	for n in range(30):
@@ -31,5 +31,7 @@ def test_every_new_engine_gets_its_tables_even_at_a_freed_ones_address(tmp_path:
 		assert tasks.get("owner", "task-1") is None
 		engine.dispose()
 		del engine, seen, tasks
+		if reused:
+			break
 		gc.collect()
 	assert reused  # the case this test is about happened
