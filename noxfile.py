@@ -107,8 +107,9 @@ def tests(session: nox.Session) -> None:
 	# tests run one after another; everything else spreads over the workers as before.
 	# --durations: every run prints its 15 slowest tests (the suite is kept under 8 minutes).
 	# tests/dbos run in an xdist group per store (each serially, with per-test timeouts; the two
-	# stores side by side): they start real DBOS engines and worker processes. PostgreSQL cases
-	# need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
+	# stores side by side, and a third group for the tests of no one store): they start real
+	# DBOS engines and worker processes. PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL
+	# (.ci/run).
 	# Four workers on a 2-core machine: the tests wait (for subprocesses, servers, DBOS
 	# recovery, a crash harness's 60 s budget) about 40% of their time. Measured idle on
 	# 2026-12-04, pytest's time and the share of one core used: two workers 9:49 (115%), three
