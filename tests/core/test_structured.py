@@ -239,6 +239,46 @@ def test_allof_merges_and_oneof_becomes_anyof_only_when_disjoint() -> None:
 	assert f.encoded == {"t.loose"}
 
 
+def test_a_oneof_whose_tags_are_json_equal_is_not_taken_as_disjoint() -> None:
+	"""Tags compare as JSON values: 1 and 1.0, or one object in two key orders, are one tag (a
+	value matches both branches, so there is no strict form); true and 1 are two."""
+
+	def tagged(name: str, *tags: object) -> ToolSchema:
+		branches = [
+			{"type": "object", "properties": {"k": {"const": t}}, "required": ["k"]} for t in tags
+		]
+		return ToolSchema(
+			name,
+			{"type": "object", "properties": {"v": {"oneOf": branches}}, "required": ["v"]},
+		)
+
+	number = tagged("t.number", 1, 1.0)
+	keys = tagged("t.keys", {"a": 1, "b": 2}, {"b": 2, "a": 1})
+	enum = ToolSchema(
+		"t.enum",
+		{
+			"type": "object",
+			"properties": {
+				"v": {
+					"oneOf": [
+						{
+							"type": "object",
+							"properties": {"k": {"enum": [2, 3]}},
+							"required": ["k"],
+						},
+						{"type": "object", "properties": {"k": {"enum": [3.0]}}, "required": ["k"]},
+					]
+				}
+			},
+			"required": ["v"],
+		},
+	)
+	kinds = tagged("t.kinds", True, 1)
+	f = fit(env(number, keys, enum, kinds), REQUIRE_ALL)
+	assert f.encoded == {"t.number", "t.keys", "t.enum"}
+	assert len(input_of(f, "t.kinds")["properties"]["v"]["anyOf"]) == 2
+
+
 def test_union_branches_that_need_different_repairs_must_be_told_apart() -> None:
 	"""Nulls inside anyOf branches are repaired per branch when the key sets tell them apart."""
 	a = {

@@ -29,6 +29,7 @@ __all__ = [
 	"CYCLE_NOTE",
 	"SHALLOW_DEPTH",
 	"UnsafeJson",
+	"canonical",
 	"encodable",
 	"encodable_text",
 	"loads",
@@ -37,6 +38,26 @@ __all__ = [
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def canonical(value: Any) -> Any:
+	"""A hashable form of a JSON value, equal for values JSON Schema calls equal.
+
+	``1`` and ``1.0`` are one number, ``true`` is no number, and an object's key order does not
+	matter (``const``, ``enum`` and ``uniqueItems`` compare this way).
+
+	Args:
+		value: A JSON value (lists, dicts, strings, numbers, booleans, None).
+	"""
+	if isinstance(value, bool):
+		return ("b", value)
+	if isinstance(value, int | float):
+		return ("n", value)
+	if isinstance(value, list | tuple):
+		return ("a", tuple(canonical(v) for v in value))
+	if isinstance(value, dict):
+		return ("o", frozenset((k, canonical(v)) for k, v in value.items()))
+	return ("v", value)
 
 
 class UnsafeJson(ValueError):

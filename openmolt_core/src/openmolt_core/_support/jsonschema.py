@@ -54,6 +54,7 @@ from pydantic_core import (
 )
 
 from openmolt_core._support import LazyPattern
+from openmolt_core._support.jsonsafe import canonical
 
 __all__ = [
 	"CHECKED_FORMATS",
@@ -207,19 +208,6 @@ def _regex_format(value: str) -> str:
 
 
 # JSON equality -----------------------------------------------------------------------------------
-
-
-def _canon(value: Any) -> Any:
-	"""A hashable form of a JSON value; equal forms for JSON-equal values (1 and 1.0)."""
-	if isinstance(value, bool):
-		return ("b", value)
-	if isinstance(value, int | float):
-		return ("n", value)
-	if isinstance(value, list | tuple):
-		return ("a", tuple(_canon(v) for v in value))
-	if isinstance(value, dict):
-		return ("o", frozenset((k, _canon(v)) for k, v in value.items()))
-	return ("v", value)
 
 
 def _multiple(value: float, step: float) -> bool:
@@ -567,10 +555,10 @@ def _literals(values: list[Any]) -> core_schema.CoreSchema:
 		return _check(_reject)
 	if all(isinstance(v, str) or v is None for v in values):
 		return core_schema.literal_schema(list(values))
-	allowed = {_canon(v) for v in values}
+	allowed = {canonical(v) for v in values}
 
 	def check(value: Any) -> Any:
-		if _canon(value) not in allowed:
+		if canonical(value) not in allowed:
 			shown = ", ".join(repr(v) for v in values[:10])
 			raise PydanticCustomError("enum", "Input should be one of {shown}", {"shown": shown})
 		return value
@@ -650,7 +638,7 @@ def _count_items(low: Any, high: Any) -> Callable[[Any], Any]:
 def _unique(value: Any) -> Any:
 	seen: dict[Any, int] = {}
 	for i, item in enumerate(value):
-		key = _canon(item)
+		key = canonical(item)
 		if key in seen:
 			raise PydanticCustomError(
 				"unique_items",

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmolt_core._support import LazyPattern
-from openmolt_core._support.jsonsafe import UnsafeJson, loads
+from openmolt_core._support.jsonsafe import UnsafeJson, canonical, loads
 
 __all__ = [
 	"ASSERTIONS",
@@ -410,9 +410,9 @@ def _tag(branch: Mapping[str, Any]) -> dict[str, frozenset[Any]]:
 	for name in branch.get("required", ()):
 		sub = props.get(name) or {}
 		if "const" in sub:
-			tags[name] = frozenset([json.dumps(sub["const"])])
+			tags[name] = frozenset([canonical(sub["const"])])
 		elif isinstance(sub.get("enum"), list):
-			tags[name] = frozenset(json.dumps(v) for v in sub["enum"])
+			tags[name] = frozenset(canonical(v) for v in sub["enum"])
 	return tags
 
 
