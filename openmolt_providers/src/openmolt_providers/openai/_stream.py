@@ -118,12 +118,16 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 				continue  # another choice (n > 1 is never asked for)
 			delta = choice.get("delta") or {}
 			content = delta.get("content")
+			refusal = delta.get("refusal")
+			# Parts, as a whole reply's may be (`_chat.content_parts`): Mistral's thinking models.
+			if isinstance(content, list):
+				content, refused_part = _chat.content_parts(content)
+				refusal = refusal or refused_part
 			if isinstance(content, str) and content:
 				piece = deltas(content)
 				if piece:
 					texts.append(piece)
 					yield TextDelta(piece)
-			refusal = delta.get("refusal")
 			if isinstance(refusal, str) and refusal:
 				refusals.append(refusal)
 				if not texts and (piece := refused(refusal)):  # the text when there is no other
