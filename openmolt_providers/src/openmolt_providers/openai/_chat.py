@@ -110,9 +110,11 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if s.top_p is not None:
 		body["top_p"] = s.top_p
 	if config.max_output_tokens is not None:
-		# Reasoning models accept only max_completion_tokens; many local servers only max_tokens.
-		key = "max_completion_tokens" if is_reasoning(model) else "max_tokens"
-		body[key] = config.max_output_tokens
+		# OpenAI's API takes max_completion_tokens for every model (max_tokens is deprecated in
+		# its favour, and reasoning models and the GPT-5 family refuse it); many local servers
+		# know only max_tokens.
+		completion = provider.official or is_reasoning(model)
+		body["max_completion_tokens" if completion else "max_tokens"] = config.max_output_tokens
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
