@@ -141,3 +141,27 @@ async def test_calls_the_api_runs_itself_are_no_native_calls() -> None:
 		assert response.finish_reason == "stop"
 		parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)
 		assert [c.type for c in parsed.commands] == ["finish"]
+
+
+@pytest.mark.parametrize("commentary", ["Let me search for that first.", CMD])
+@pytest.mark.parametrize("size", [0, 1, 4096])
+async def test_a_responses_commentary_message_is_no_part_of_the_reply(commentary, size) -> None:
+	"""A message of phase ``commentary`` (openai SDK 3.57: "intermediate commentary", beside the
+	``final_answer``) is not the reply: its text was joined to the answer's, so prose or a
+	second command object ran with it (or made the reply two objects, and none ran). Streamed,
+	its deltas are not the reply's either."""
+
+	def message(text: str, phase: str) -> dict[str, Any]:
+		content = [{"type": "output_text", "text": text, "annotations": []}]
+		return {"type": "message", "role": "assistant", "phase": phase, "content": content}
+
+	reply = {
+		"status": "completed",
+		"output": [
+			message(commentary, "commentary"),
+			{"type": "web_search_call", "id": "ws_1", "status": "completed"},
+			message(CMD, "final_answer"),
+		],
+	}
+	response = await (generate("openai", reply) if not size else stream("openai", reply, size))
+	assert (response.text, response.finish_reason) == (CMD, "stop")

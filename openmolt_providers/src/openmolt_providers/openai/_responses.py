@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["RETRYABLE_CODES", "build", "failure", "parse", "reported", "text_format"]
+__all__ = [
+	"COMMENTARY",
+	"RETRYABLE_CODES",
+	"build",
+	"failure",
+	"parse",
+	"reported",
+	"text_format",
+]
 
 
 def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
@@ -188,6 +196,11 @@ _STATUSES = frozenset({"completed", "failed", "in_progress", "cancelled", "queue
 """A response's ``status`` values (``ResponseStatus``): a body that has one is a response, whose
 ``error`` is the API's own (``ResponseError``, its ``code`` a word), not a gateway's error body."""
 
+COMMENTARY = "commentary"
+"""The ``phase`` of an output message that is the model's intermediate commentary, not its
+answer (openai SDK 3.57 ``ResponseOutputMessage.phase``: ``commentary`` or ``final_answer``, "for
+models like gpt-5.3-codex and beyond"): no part of the reply's text, whole or streamed."""
+
 _NATIVE_CALLS = frozenset(
 	{
 		"function_call",
@@ -240,8 +253,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		kind = word(item.get("type"), f"output[{i}].type")
 		if kind in _NATIVE_CALLS and item.get("execution") != "server":
 			native = native or item.get("call_id") is None or item["call_id"] not in ran
-		if kind != "message":
-			continue
+		if kind != "message" or item.get("phase") == COMMENTARY:
+			continue  # commentary is the model's intermediate word, not its answer
 		for j, part in enumerate(items(item.get("content"), f"output[{i}].content")):
 			at = f"output[{i}].content[{j}]"
 			part = fields(part, at)
