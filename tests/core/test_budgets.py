@@ -765,3 +765,19 @@ async def test_a_reply_that_reports_its_usage_is_not_estimated() -> None:
 	model = ScriptedModel([finish("x")], usage=Usage(input_tokens=7, output_tokens=3))
 	result = await OpenMolt(entry_points=False).create_agent(name="Told", model=model).run("go")
 	assert (result.usage.input_tokens, result.usage.output_tokens) == (7, 3)
+
+
+async def test_a_reply_whose_usage_counts_only_the_output_gets_its_prompt_counted() -> None:
+	"""Output tokens reported, no prompt token (a server that leaves ``prompt_tokens`` null):
+	the prompt is estimated (characters / 4) and priced, the reported output kept; a prompt of
+	thousands of characters is never free, so ``max_tokens`` and ``max_cost`` hold for it."""
+	task = "b" * 8000
+	model = ScriptedModel(
+		[update_plan("x"), finish("x")],
+		usage=Usage(output_tokens=10, calls=1),
+		price=(1000.0, 0.0, 0.0, None),  # only the prompt costs
+	)
+	result = await OpenMolt(entry_points=False).create_agent(name="Half", model=model).run(task)
+	assert result.usage.output_tokens == 20  # as reported, twice
+	assert result.usage.input_tokens >= 2 * 2000  # the task alone is 8,000 characters a call
+	assert (result.usage.cost_usd or 0) >= 2 * 2000 * 1000 / 1e6

@@ -60,3 +60,22 @@ async def test_an_output_of_broken_json_text_names_the_syntax_error() -> None:
 	assert result.status == "success", result.error
 	told = model.requests[1].messages[-1].content
 	assert "not valid JSON" in told and "column 12" in told
+
+
+@pytest.mark.parametrize(
+	("given", "named"),
+	[([1, 2], "an array"), (5, "a number"), (None, "null"), (True, "a boolean"), ("[1]", "")],
+)
+def test_a_tool_input_that_is_json_but_no_object_says_what_it_is(given, named) -> None:
+	"""A callTool input that is valid JSON but no object (an array, a number, null; JSON text of
+	an array under a strict dialect, decoded) names what an input is and what it got."""
+	import json
+
+	if given == "[1]":  # sent as JSON text, as a strict dialect asks: decoded by the repair
+		from openmolt_core._support.schemafit import Decode
+
+		given, named = Decode()(given), "an array"
+	reply = json.dumps({"commands": [{"type": "callTool", "tool": "local.note", "input": given}]})
+	error = parse_reply(reply, dumps=dumps).errors[0]
+	assert error.startswith("command 0 (callTool): input:")
+	assert "a JSON object" in error and f"got {named}" in error

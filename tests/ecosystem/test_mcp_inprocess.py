@@ -358,6 +358,39 @@ async def test_images_past_the_limit_or_not_images_are_not_shown() -> None:
 	await om.aclose()
 
 
+async def test_an_image_is_shown_only_when_its_base64_fits_every_api() -> None:
+	"""An image is shown when its base64 text fits Anthropic's 5 MB per image (the API measures
+	the base64): 3.5 MB of PNG (4.7 MB as base64) is shown; 4 MB (5.3 MB as base64), which
+	Anthropic refuses, is not, or every later request of the run would carry it and fail."""
+	server = MCPServer("shots")
+	head = b"\x89PNG\r\n\x1a\n"
+
+	def png(size: int) -> str:
+		return base64.b64encode(head + b"\0" * (size - len(head))).decode()
+
+	@server.tool()
+	def small() -> list[types.ContentBlock]:
+		"""A screenshot that fits."""
+		return [types.ImageContent(data=png(7 * 2**19), mime_type="image/png")]
+
+	@server.tool()
+	def large() -> list[types.ContentBlock]:
+		"""A screenshot whose base64 is over 5 MB."""
+		return [types.ImageContent(data=png(4 * 2**20), mime_type="image/png")]
+
+	om = OpenMolt(entry_points=False)
+	om.register_integration("shots", MCP.server(server))
+	model = ScriptedModel([call_tool("shots.small"), call_tool("shots.large"), finish(result="ok")])
+	agent = om.create_agent(name="A", model=model, integrations=["shots"])
+	assert (await agent.run("look")).status == "success"
+	shown = model.requests[1].messages[-1].attachments
+	assert [len(a.data) for a in shown] == [len(png(7 * 2**19))]
+	assert len(shown[0].data) <= 5 * 2**20
+	assert model.requests[2].messages[-1].attachments == []  # 4 MB of PNG: the reference only
+	assert _results(model, 2)[0]["result"]["file"].startswith("openmolt-file:")
+	await om.aclose()
+
+
 async def test_a_parked_run_keeps_the_images_to_show_after_its_resume() -> None:
 	"""Images noted in a step that then parks on a question are shown when the run goes on."""
 	om, _ = _om()

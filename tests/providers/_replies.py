@@ -160,12 +160,17 @@ def _chat(reply: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _responses(reply: dict[str, Any]) -> list[dict[str, Any]]:
 	out: list[dict[str, Any]] = []
-	for item in reply.get("output") or ():
+	for index, item in enumerate(reply.get("output") or ()):
+		# The item opens with its fields and no content yet, as the API streams it.
+		opened = {k: v for k, v in item.items() if k != "content"}
+		out.append({"type": "response.output_item.added", "output_index": index, "item": opened})
 		for part in item.get("content") or ():
 			if part.get("type") == "output_text":
-				out.append({"type": "response.output_text.delta", "delta": part["text"]})
+				delta = {"delta": part["text"], "output_index": index}
+				out.append({"type": "response.output_text.delta", **delta})
 			elif part.get("type") == "refusal":
-				out.append({"type": "response.refusal.delta", "delta": part["refusal"]})
+				delta = {"delta": part["refusal"], "output_index": index}
+				out.append({"type": "response.refusal.delta", **delta})
 	kind = {"incomplete": "response.incomplete", "failed": "response.failed"}
 	out.append({"type": kind.get(reply.get("status", ""), "response.completed"), "response": reply})
 	return out

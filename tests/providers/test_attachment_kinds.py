@@ -77,10 +77,16 @@ def test_anthropic_refuses_what_it_cannot_read_before_sending(req, attachment) -
 
 
 def test_anthropic_refuses_an_image_over_5_mb(req) -> None:
+	"""The API measures an image's 5 MB in its base64 text ("image.source.base64: image exceeds
+	5 MB maximum: 6405384 bytes > 5242880 bytes" for a 4.6 MB GIF): 4.5 MB of image is 6 MB
+	of base64, refused before it is sent; 5 MB of base64 (3.75 MB of image) is taken."""
 	big = Attachment("image/png", "A" * (8 * 1024 * 1024), "big.png")  # 6 MB decoded
-	with pytest.raises(ProviderError, match=r"at most 5 MB, and this one is 6\.0 MB"):
+	with pytest.raises(ProviderError, match=r"at most 5 MB as base64.*this one is 8\.0 MB"):
 		anthropic().build(req("claude-sonnet-4-5", attachments=[big]))
-	small = Attachment("image/png", "A" * (6 * 1024 * 1024), "ok.png")  # 4.5 MB decoded
+	over = Attachment("image/png", "A" * (6 * 1024 * 1024), "over.png")  # 4.5 MB decoded
+	with pytest.raises(ProviderError, match=r"this one is 6\.0 MB \(4\.5 MB of image\)"):
+		anthropic().build(req("claude-sonnet-4-5", attachments=[over]))
+	small = Attachment("image/png", "A" * (5 * 1024 * 1024), "ok.png")  # 3.75 MB decoded
 	anthropic().build(req("claude-sonnet-4-5", attachments=[small]))
 
 

@@ -202,3 +202,39 @@ def text_of(content: str | list[dict[str, Any]]) -> str:
 	if isinstance(content, str):
 		return content
 	return "".join(part["text"] for part in content if "text" in part)
+
+
+async def test_an_attachment_the_first_model_cannot_read_goes_to_the_next_model() -> None:
+	"""A video Claude cannot read is refused before anything is sent; a fallback model that
+	reads it (Gemini) answers the step, reason ``unreadable``: the refusal said to use one."""
+	import base64
+
+	from openmolt_core.llm import Attachment
+
+	api = Providers("openai", status(500))
+	agent = agent_for(api, [ANTHROPIC, GOOGLE])
+	events: list[Any] = []
+	agent.on("model:fallback", events.append)
+	clip = Attachment("video/mp4", base64.b64encode(b"\0\0\0\x18ftypmp42").decode(), "clip.mp4")
+	result = await agent.run("What is in it?", attachments=[clip])
+	assert result.status == "success", result.error
+	assert result.state.models == [GOOGLE, GOOGLE]
+	assert HOSTS["anthropic"] not in api.calls  # refused before anything was sent
+	assert [(e.from_model, e.to_model, e.reason) for e in events] == [
+		(ANTHROPIC, GOOGLE, "unreadable")
+	] * 2
+	assert "video/mp4" in events[0].error
+
+
+async def test_an_attachment_no_model_can_read_fails_the_run_naming_each() -> None:
+	"""When no model of the chain reads the file, the run fails with each model's refusal."""
+	import base64
+
+	from openmolt_core.llm import Attachment
+
+	api = Providers("openai", status(500))
+	agent = agent_for(api, [ANTHROPIC, OPENAI])
+	clip = Attachment("video/mp4", base64.b64encode(b"\0\0\0\x18ftypmp42").decode(), "clip.mp4")
+	with pytest.raises(RunError, match=r"every model failed.*Anthropic reads.*no video"):
+		await agent.run("What is in it?", attachments=[clip])
+	assert not api.calls

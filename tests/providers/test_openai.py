@@ -275,6 +275,18 @@ async def test_chat_mode_on_openai_with_reasoning_model(server, load, req) -> No
 	assert "stop" not in body
 
 
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4.1-mini", "gpt-5-chat-latest"])
+async def test_chat_mode_on_openai_caps_output_with_max_completion_tokens(
+	server, load, req, model
+) -> None:
+	"""On api.openai.com every model takes ``max_completion_tokens``; ``max_tokens`` is
+	deprecated in its favour (the SDK's ``CompletionCreateParams``) and refused by the GPT-5
+	family ("Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens'")."""
+	server.reply(load("openai_chat"))
+	await provider(server, api_mode="chat").generate(req(model, max_output_tokens=99))
+	assert server.body["max_completion_tokens"] == 99 and "max_tokens" not in server.body
+
+
 async def test_chat_mode_joins_content_parts_from_compatible_servers(server, load, req) -> None:
 	"""A server that answers with content parts instead of a string still yields the reply text."""
 	reply = load("openai_chat")

@@ -49,7 +49,28 @@ def _gemini(text: str, reason: str = "STOP") -> dict[str, Any]:
 	return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": reason}]}
 
 
+def _caller_item(item: dict[str, Any]) -> dict[str, Any]:
+	"""A Responses reply: command text beside an output item the caller must act on."""
+	content = [{"type": "output_text", "text": CMD, "annotations": []}]
+	message = {"type": "message", "role": "assistant", "content": content}
+	return {"status": "completed", "output": [message, item]}
+
+
+_SHELL = {"commands": ["ls"]}
+CALLER_ITEMS = [
+	{"type": "computer_call", "id": "cu_1", "call_id": "c1", "status": "completed"},
+	{"type": "local_shell_call", "id": "ls_1", "call_id": "c2", "status": "completed"},
+	{"type": "shell_call", "id": "sh_1", "call_id": "c3", "action": _SHELL, "status": "completed"},
+	{"type": "apply_patch_call", "id": "ap_1", "call_id": "c4", "status": "completed"},
+	{"type": "tool_search_call", "id": "ts_1", "call_id": "c5", "execution": "client"},
+	{"type": "mcp_approval_request", "id": "mr_1", "name": "x", "server_label": "s"},
+]
+"""Responses output items of the caller's tools (computer use, a local shell, apply_patch, a
+client tool search) and an MCP call waiting for the caller's approval (openai SDK 3.57's
+``ResponseOutputItem``): each asks the caller to act, as a ``function_call`` does."""
+
 CASES = [
+	*[("openai", _caller_item(item)) for item in CALLER_ITEMS],
 	("chat", _chat(CMD, "tool_calls")),
 	("chat", _chat(None, "tool_calls")),
 	("chat", _chat(CMD, "stop")),  # servers that say "stop" next to a call
@@ -93,7 +114,8 @@ async def test_streamed_the_same(vendor, reply, size) -> None:
 
 
 async def test_calls_the_api_runs_itself_are_no_native_calls() -> None:
-	"""A web search the API ran (Responses, Anthropic) is no call of ours: the reply runs."""
+	"""A web search the API ran (Responses, Anthropic), a shell call the API ran in its container
+	(its output beside it), are no calls of ours: the reply runs."""
 	content = [{"type": "output_text", "text": CMD, "annotations": []}]
 	responses = {
 		"status": "completed",
@@ -111,8 +133,35 @@ async def test_calls_the_api_runs_itself_are_no_native_calls() -> None:
 			{"type": "text", "text": CMD},
 		],
 	}
-	for vendor, reply in [("openai", responses), ("anthropic", anthropic)]:
+	shell = {"type": "shell_call", "id": "sh_1", "call_id": "c3", "action": _SHELL}
+	ran = {"type": "shell_call_output", "id": "sho_1", "call_id": "c3", "output": []}
+	hosted = {**responses, "output": [shell, ran, *responses["output"]]}
+	for vendor, reply in [("openai", responses), ("anthropic", anthropic), ("openai", hosted)]:
 		response = await generate(vendor, reply)
 		assert response.finish_reason == "stop"
 		parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)
 		assert [c.type for c in parsed.commands] == ["finish"]
+
+
+@pytest.mark.parametrize("commentary", ["Let me search for that first.", CMD])
+@pytest.mark.parametrize("size", [0, 1, 4096])
+async def test_a_responses_commentary_message_is_no_part_of_the_reply(commentary, size) -> None:
+	"""A message of phase ``commentary`` (openai SDK 3.57: "intermediate commentary", beside the
+	``final_answer``) is not the reply: its text was joined to the answer's, so prose or a
+	second command object ran with it (or made the reply two objects, and none ran). Streamed,
+	its deltas are not the reply's either."""
+
+	def message(text: str, phase: str) -> dict[str, Any]:
+		content = [{"type": "output_text", "text": text, "annotations": []}]
+		return {"type": "message", "role": "assistant", "phase": phase, "content": content}
+
+	reply = {
+		"status": "completed",
+		"output": [
+			message(commentary, "commentary"),
+			{"type": "web_search_call", "id": "ws_1", "status": "completed"},
+			message(CMD, "final_answer"),
+		],
+	}
+	response = await (generate("openai", reply) if not size else stream("openai", reply, size))
+	assert (response.text, response.finish_reason) == (CMD, "stop")

@@ -44,6 +44,9 @@ def _responses(status: str) -> dict[str, Any]:
 CASES = [
 	("google", _gemini("RECITATION"), "safety"),
 	("google", _gemini("IMAGE_RECITATION"), "safety"),
+	# google-genai 3.6: "blocked by Model Armor" (Vertex AI), "filtered by an escalation rule".
+	("google", _gemini("MODEL_ARMOR"), "safety"),
+	("google", _gemini("ESCALATION"), "safety"),
 	("google", _gemini("OTHER"), "incomplete"),
 	("google", _gemini("LANGUAGE"), "incomplete"),
 	("google", _gemini("MALFORMED_RESPONSE"), "incomplete"),

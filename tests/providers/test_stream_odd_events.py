@@ -131,3 +131,41 @@ async def test_a_chunk_of_another_choice_is_left_out() -> None:
 	body = _body([_chat_chunk({"content": CMD}), other, _chat_chunk({}, "stop")], done=True)
 	final = await _stream("chat", body)
 	assert final.text == CMD
+
+
+async def test_chat_content_streamed_as_parts_is_read_as_the_whole_reply_reads_it() -> None:
+	"""Mistral's reasoning models stream ``delta.content`` as a list of ``thinking`` and ``text``
+	chunks: the text chunks are the reply, as in the same reply sent whole (they were dropped:
+	every streamed step of such a model was an empty answer)."""
+	from openmolt_core.streaming import TextDelta
+	from tests.providers._replies import generate
+
+	thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "Let me see."}]}
+	half = len(CMD) // 2
+	chunks = [
+		{"choices": [{"index": 0, "delta": {"role": "assistant", "content": [thinking]}}]},
+		{"choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": CMD[:half]}]}}]},
+		{"choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": CMD[half:]}]}}]},
+		{"choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "stop"}]},
+	]
+	p = provider(
+		"chat", lambda request: httpx.Response(200, headers=SSE, content=_body(chunks, done=True))
+	)
+	deltas: list[str] = []
+	final = None
+	async for chunk in p.stream(make_request(MODELS["chat"])):
+		if isinstance(chunk, TextDelta):
+			deltas.append(chunk.text)
+		final = chunk
+	assert final is not None and final.text == CMD and final.finish_reason == "stop"
+	assert "".join(deltas) == CMD
+	whole = {
+		"choices": [
+			{
+				"index": 0,
+				"message": {"content": [thinking, {"type": "text", "text": CMD}]},
+				"finish_reason": "stop",
+			}
+		]
+	}
+	assert (await generate("chat", whole)).text == CMD

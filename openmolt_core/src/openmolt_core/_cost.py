@@ -67,7 +67,8 @@ def counted(usage: Usage, messages: list[Message], system: str, text: str) -> No
 
 	Its reported cost, computed from no tokens, is dropped so `price_call` prices the estimate.
 	A reply with text whose usage counts the prompt alone (no output token: a server that counts
-	only what it was sent) gets its output counted the same way.
+	only what it was sent) gets its output counted the same way, and one whose usage counts the
+	output alone (``prompt_tokens: null``: no prompt is empty) gets its prompt counted.
 
 	Args:
 		usage: The reply's usage (changed in place when it names no token).
@@ -79,6 +80,9 @@ def counted(usage: Usage, messages: list[Message], system: str, text: str) -> No
 		if not usage.output_tokens and text:
 			usage.output_tokens = (len(text) + 3) // 4
 			usage.cost_usd = None  # priced from no output: `price_call` prices the estimate
+		if not usage.input_tokens and (prompt := estimate_tokens(messages, system)):
+			usage.input_tokens = prompt
+			usage.cost_usd = None  # priced from no prompt: `price_call` prices the estimate
 		return
 	usage.input_tokens = estimate_tokens(messages, system)
 	usage.output_tokens = (len(text) + 3) // 4

@@ -5,6 +5,7 @@ OpenMoltError
 ├── ConfigurationError      bad options, a missing key, an unknown model or integration
 ├── PluginError             a plugin is missing, broken, or registered something invalid
 ├── ProviderError           a model provider failed (carries provider and status_code)
+│   └── UnreadableAttachment  a model cannot read a file sent to it (refused before sending)
 ├── IntegrationError        an integration definition or credential is invalid
 ├── ToolError               a tool failed; the loop turns it into a result the model sees
 ├── ApprovalError           a decision was refused: forged, replayed, stale or invalid
@@ -38,6 +39,7 @@ __all__ = [
 	"RunCancelledError",
 	"RunError",
 	"ToolError",
+	"UnreadableAttachment",
 ]
 
 
@@ -120,6 +122,15 @@ class ProviderError(OpenMoltError):
 		self.context_exceeded = context_exceeded
 		self.usage = usage
 		self.usage_by_model = dict(usage_by_model or {})
+
+
+class UnreadableAttachment(ProviderError):
+	"""A model cannot read a file the conversation sends it, so the request was not sent.
+
+	A video for a model that reads none, an image over its size limit: another model may read
+	it, so an agent with model fallback asks its next model (reason ``unreadable``,
+	`openmolt_core.fallback`). Raised by a provider before anything is sent: nothing is billed.
+	"""
 
 
 class IntegrationError(OpenMoltError):

@@ -13,6 +13,7 @@ provider's retry policy gave up on, the same step, with the same messages, goes 
 | ``timeout`` | the call timed out (408, a read timeout, ``TimeoutError``) |
 | ``unreachable`` | the provider could not be reached (connection errors) |
 | ``blocked`` | the provider blocked the conversation (Gemini's blocked prompt, Anthropic's safety refusal): that model would block it again; its billed tokens count in the step, under its model |
+| ``unreadable`` | the model cannot read a file the conversation sends it (a video for Claude, an image over its size limit: `openmolt_core.errors.UnreadableAttachment`), refused before anything was sent; the next model may read it |
 
 Anything else fails the run as without fallback: an authentication error (401, a missing key), a
 request the provider refuses (400, 404, 413...), a reply that is no reply. Those would fail the

@@ -21,7 +21,7 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from openmolt_core.errors import ProviderError
+from openmolt_core.errors import UnreadableAttachment
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment
@@ -125,8 +125,11 @@ _FIX = "convert it, or use a model that reads it (a Gemini model reads audio, vi
 
 def refused(
 	provider: HTTPProvider, model: str, attachment: Attachment, why: str, *, fix: str = _FIX
-) -> ProviderError:
+) -> UnreadableAttachment:
 	"""The error for an attachment the API cannot read, raised before anything is sent.
+
+	An `UnreadableAttachment`: an agent with model fallback asks its next model, which may read
+	it.
 
 	Args:
 		provider: The provider.
@@ -136,7 +139,7 @@ def refused(
 		fix: What to do about it (default: convert it, or use a Gemini model).
 	"""
 	name = f" {attachment.name!r}" if attachment.name else ""
-	return ProviderError(
+	return UnreadableAttachment(
 		f"the attachment{name} ({attachment.media_type}) cannot be sent: {why}; {fix}",
 		provider=provider.name,
 		model=model,

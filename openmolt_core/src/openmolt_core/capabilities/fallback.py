@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from openmolt_core._chain import AgentModels, ModelSlot, add_by_model, total
-from openmolt_core.errors import ConfigurationError, ProviderError
+from openmolt_core.errors import ConfigurationError, ProviderError, UnreadableAttachment
 from openmolt_core.events import Event
 from openmolt_core.hooks import Capability
 from openmolt_core.llm import ModelResponse, Usage
@@ -41,7 +41,7 @@ __all__ = [
 log: logging.Logger = logging.getLogger("openmolt")
 
 FallbackReason = Literal[
-	"server_error", "rate_limited", "overloaded", "timeout", "unreachable", "blocked"
+	"server_error", "rate_limited", "overloaded", "timeout", "unreachable", "blocked", "unreadable"
 ]
 """Why a step moved to the next model (`openmolt_core.fallback` has the table)."""
 
@@ -54,11 +54,14 @@ def fallback_reason(exc: BaseException) -> FallbackReason | None:
 
 	Returns:
 		The reason for a failure the retry policy gave up on (a `ProviderError` marked
-		``retryable``, or a `TimeoutError`); None for authentication and validation errors and
-		anything else.
+		``retryable``, or a `TimeoutError`), or for a file the model cannot read (an
+		`UnreadableAttachment`: another model may read it); None for authentication and
+		validation errors and anything else.
 	"""
 	if isinstance(exc, TimeoutError):
 		return "timeout"
+	if isinstance(exc, UnreadableAttachment):
+		return "unreadable"
 	if not isinstance(exc, ProviderError) or not exc.retryable:
 		return None
 	status = exc.status_code
@@ -201,7 +204,7 @@ class ModelFallbackEvent(Event):
 	"""A model failed in a way its retries gave up on; the step goes to the next model.
 
 	``reason`` is one of `FallbackReason` (``server_error``, ``rate_limited``, ``overloaded``,
-	``timeout``, ``unreachable``, ``blocked``); ``error`` the failure's message (secrets scrubbed) and
+	``timeout``, ``unreachable``, ``blocked``, ``unreadable``); ``error`` the failure's message (secrets scrubbed) and
 	``status_code`` its HTTP status, when there was one. The fallback capability
 	(`ModelFallback`) emits it when a handler listens to it.
 	"""

@@ -60,9 +60,11 @@ __all__ = [
 
 log: logging.Logger = logging.getLogger("openmolt")
 
-MAX_IMAGE_BYTES = 5 * 2**20
-"""The largest image shown to the model: Anthropic's limit per image, the smallest of the APIs'
-(OpenAI takes 50 MB a request, Gemini 20 MB inline)."""
+MAX_IMAGE_BYTES = 5 * 2**20 * 3 // 4
+"""The largest image shown to the model, in bytes: Anthropic's limit per image, the smallest of
+the APIs' (OpenAI takes 50 MB a request, Gemini 20 MB inline), which the API measures in the
+image's base64 text (5 MB of it: 3.75 MB of image). A larger image went into the results turn,
+and every later request of the run carried it and was refused."""
 
 _FORMATS = (
 	(b"\x89PNG\r\n\x1a\n", "image/png"),

@@ -47,7 +47,10 @@ _CACHE = {"type": "ephemeral"}
 
 
 _MAX_IMAGE = 5 * 1024 * 1024
-"""The largest image the Messages API takes, in bytes (vision guide: 5 MB per image)."""
+"""The largest image the Messages API takes (vision guide: 5 MB per image), measured as the API
+measures it: the base64 text of ``source.data`` ("messages.0.content.1.image.source.base64: image
+exceeds 5 MB maximum: 6405384 bytes > 5242880 bytes", the refusal of a 4.6 MB image), so about
+3.75 MB of image."""
 
 
 def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[str, Any]:
@@ -59,10 +62,12 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 	"""
 	kind = media(a)
 	if kind in IMAGES:
-		size = decoded_size(a)
-		if size > _MAX_IMAGE:
-			why = f"Anthropic takes images of at most 5 MB, and this one is {size / 2**20:.1f} MB"
-			raise refused(provider, model, a, why)
+		if len(a.data) > _MAX_IMAGE:  # the base64 text, as the API measures it
+			why = (
+				"Anthropic takes images of at most 5 MB as base64 (3.75 MB of image), and this "
+				f"one is {len(a.data) / 2**20:.1f} MB ({decoded_size(a) / 2**20:.1f} MB of image)"
+			)
+			raise refused(provider, model, a, why, fix="make it smaller, or use another model")
 		return {
 			"type": "image",
 			"source": {"type": "base64", "media_type": kind, "data": a.data},

@@ -153,9 +153,14 @@ _SAFETY = frozenset(
 		"IMAGE_SAFETY",
 		"IMAGE_PROHIBITED_CONTENT",
 		"IMAGE_RECITATION",
+		"MODEL_ARMOR",
+		"ESCALATION",
 	}
 )
-"""Finish reasons of a content filter (``RECITATION``: the reply was stopped for quoting)."""
+"""Finish reasons of a content filter (``RECITATION``: the reply was stopped for quoting;
+``MODEL_ARMOR``: "blocked by Model Armor", on Vertex AI; ``ESCALATION``: "filtered by an
+escalation rule", google-genai 3.6 ``FinishReason``). The model is told a filter blocked its
+answer, not asked to send it whole again."""
 
 _CALLS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
 """Finish reasons of a native function call (the loop declares no functions)."""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["build", "parse", "response_format", "usage"]
+__all__ = ["build", "content_parts", "parse", "response_format", "usage"]
 
 
 def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
@@ -110,9 +110,11 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if s.top_p is not None:
 		body["top_p"] = s.top_p
 	if config.max_output_tokens is not None:
-		# Reasoning models accept only max_completion_tokens; many local servers only max_tokens.
-		key = "max_completion_tokens" if is_reasoning(model) else "max_tokens"
-		body[key] = config.max_output_tokens
+		# OpenAI's API takes max_completion_tokens for every model (max_tokens is deprecated in
+		# its favour, and reasoning models and the GPT-5 family refuse it); many local servers
+		# know only max_tokens.
+		completion = provider.official or is_reasoning(model)
+		body["max_completion_tokens" if completion else "max_tokens"] = config.max_output_tokens
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
@@ -179,18 +181,8 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	content = message.get("content") or ""
 	refusal = message.get("refusal")
 	if isinstance(content, list):
-		# Some OpenAI-compatible servers send content parts instead of a string: text parts,
-		# and a refusal part (``{"type": "refusal", "refusal": ...}``) that decides as the
-		# message's own ``refusal`` does.
-		parts = [p for p in content if isinstance(p, dict)]
-		refusal = refusal or "".join(
-			str(p.get("refusal") or "") for p in parts if p.get("type") == "refusal"
-		)
-		content = "".join(
-			str(p.get("text") or "") if isinstance(p, dict) else str(p)
-			for p in content
-			if not (isinstance(p, dict) and p.get("type") == "refusal")
-		)
+		content, refused = content_parts(content)
+		refusal = refusal or refused
 	text = content if isinstance(content, str) else str(content)
 	reason = word(choice.get("finish_reason"), "choices[0].finish_reason")
 	finish = _FINISH.get(reason, "incomplete") if reason else None
@@ -202,6 +194,30 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, used)):
 		raise window_stop(provider, model, reason, used)
 	return ModelResponse(text=text, usage=used, raw=data, finish_reason=finish)
+
+
+def content_parts(parts: list[Any]) -> tuple[str, str]:
+	"""The text and the refusal of a message's ``content`` sent as parts, not as a string.
+
+	Some OpenAI-compatible servers send parts, whole and streamed (``delta.content``): text
+	parts, a refusal part (``{"type": "refusal", "refusal": ...}``) that decides as the
+	message's own ``refusal`` does, and Mistral's reasoning models' ``thinking`` parts, whose
+	text (under ``thinking``) is no part of the reply.
+
+	Args:
+		parts: The ``content`` list.
+	"""
+	refusal = "".join(
+		str(p.get("refusal") or "")
+		for p in parts
+		if isinstance(p, dict) and p.get("type") == "refusal"
+	)
+	text = "".join(
+		str(p.get("text") or "") if isinstance(p, dict) else str(p)
+		for p in parts
+		if not (isinstance(p, dict) and p.get("type") == "refusal")
+	)
+	return text, refusal
 
 
 def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:

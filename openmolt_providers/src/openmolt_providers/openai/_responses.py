@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["RETRYABLE_CODES", "build", "failure", "parse", "reported", "text_format"]
+__all__ = [
+	"COMMENTARY",
+	"RETRYABLE_CODES",
+	"build",
+	"failure",
+	"parse",
+	"reported",
+	"text_format",
+]
 
 
 def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
@@ -188,9 +196,30 @@ _STATUSES = frozenset({"completed", "failed", "in_progress", "cancelled", "queue
 """A response's ``status`` values (``ResponseStatus``): a body that has one is a response, whose
 ``error`` is the API's own (``ResponseError``, its ``code`` a word), not a gateway's error body."""
 
-_NATIVE_CALLS = frozenset({"function_call", "custom_tool_call"})
-"""Output items that call a tool of the caller's (the loop declares none: its tools are called by
-commands); the calls the API runs itself (``web_search_call``...) are not among them."""
+COMMENTARY = "commentary"
+"""The ``phase`` of an output message that is the model's intermediate commentary, not its
+answer (openai SDK 3.57 ``ResponseOutputMessage.phase``: ``commentary`` or ``final_answer``, "for
+models like gpt-5.3-codex and beyond"): no part of the reply's text, whole or streamed."""
+
+_NATIVE_CALLS = frozenset(
+	{
+		"function_call",
+		"custom_tool_call",
+		"computer_call",
+		"local_shell_call",
+		"shell_call",
+		"apply_patch_call",
+		"tool_search_call",
+		"mcp_approval_request",
+	}
+)
+"""Output items that ask the caller to act (openai SDK 3.57's ``ResponseOutputItem``): a call of
+its function or custom tool, of computer use, a local shell, apply_patch or a client tool search,
+and an MCP call waiting for its approval. The loop declares none of those tools (its tools are
+called by commands), but ``provider_options`` may add them. A call the API ran itself has its
+output item beside it (``shell_call_output`` of a hosted shell) or says so (a tool search's
+``execution: "server"``), and the
+API's own tools' calls (``web_search_call``...) are not among them."""
 
 
 @reads_replies("Responses")
@@ -214,14 +243,18 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		raise reply_error(provider, model, data["error"], "the reply", spent)
 	texts: list[str] = []
 	refusal: str | None = None
+	output = [
+		fields(item, f"output[{i}]") for i, item in enumerate(items(data.get("output"), "output"))
+	]
+	# The calls the API answered itself, in this very output (their output items).
+	ran = {item.get("call_id") for item in output if str(item.get("type")).endswith("_output")}
 	native = False
-	for i, item in enumerate(items(data.get("output"), "output")):
-		item = fields(item, f"output[{i}]")
+	for i, item in enumerate(output):
 		kind = word(item.get("type"), f"output[{i}].type")
-		if kind in _NATIVE_CALLS:
-			native = True
-		if kind != "message":
-			continue
+		if kind in _NATIVE_CALLS and item.get("execution") != "server":
+			native = native or item.get("call_id") is None or item["call_id"] not in ran
+		if kind != "message" or item.get("phase") == COMMENTARY:
+			continue  # commentary is the model's intermediate word, not its answer
 		for j, part in enumerate(items(item.get("content"), f"output[{i}].content")):
 			at = f"output[{i}].content[{j}]"
 			part = fields(part, at)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["chat", "cut_off", "responses"]
 
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_TEXT = frozenset({"response.output_text.delta", "response.refusal.delta"})
 
 
 def cut_off(provider: OpenAIProvider, model: str) -> ProviderError:
@@ -53,6 +54,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 	deltas, refused = Deltas(), Deltas()
 	wrote = False  # whether output text came: a refusal beside it is not the reply's text
 	snapshot: Any = None  # the last response a lifecycle event held: its usage, if it said
+	commentary: set[Any] = set()  # the output items that are commentary, not the answer
 	async for event in provider.post_stream(url, encode(payload), model=model):
 		data = event_data(provider, model, event)
 		if not isinstance(data, dict):
@@ -61,7 +63,13 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 		delta = data.get("delta")
 		if isinstance(data.get("response"), dict):
 			snapshot = data["response"]
-		if kind == "response.output_text.delta":
+		if kind == "response.output_item.added":
+			item = data.get("item")
+			if isinstance(item, dict) and item.get("phase") == _responses.COMMENTARY:
+				commentary.add(data.get("output_index"))
+		elif data.get("output_index") in commentary and kind in _TEXT:
+			continue  # as `_responses.parse` leaves it out of the reply
+		elif kind == "response.output_text.delta":
 			if isinstance(delta, str) and delta:
 				wrote = True
 				if piece := deltas(delta):
@@ -118,12 +126,16 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 				continue  # another choice (n > 1 is never asked for)
 			delta = choice.get("delta") or {}
 			content = delta.get("content")
+			refusal = delta.get("refusal")
+			# Parts, as a whole reply's may be (`_chat.content_parts`): Mistral's thinking models.
+			if isinstance(content, list):
+				content, refused_part = _chat.content_parts(content)
+				refusal = refusal or refused_part
 			if isinstance(content, str) and content:
 				piece = deltas(content)
 				if piece:
 					texts.append(piece)
 					yield TextDelta(piece)
-			refusal = delta.get("refusal")
 			if isinstance(refusal, str) and refusal:
 				refusals.append(refusal)
 				if not texts and (piece := refused(refusal)):  # the text when there is no other
