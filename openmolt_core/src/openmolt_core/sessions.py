@@ -370,6 +370,18 @@ def _listing_limit(limit: int | None) -> int | None:
 	return limit
 
 
+def _listing_ids(session_ids: Sequence[str] | None) -> list[str] | None:
+	"""``list_store``'s ``session_ids``, checked: None (every session), or a list of ids."""
+	if session_ids is None:
+		return None
+	if isinstance(session_ids, str) or not isinstance(session_ids, Sequence):
+		raise ConfigurationError(
+			f"session_ids: expected a list of session ids (or None: all), got "
+			f"{type(session_ids).__name__}; wrap one id in a list"
+		)
+	return list(dict.fromkeys(map(str, session_ids)))
+
+
 def _idle_since(idle_days: float | None) -> float | None:
 	"""The time before which a session's last item makes it idle (None: no retention)."""
 	if idle_days is None:
@@ -585,7 +597,13 @@ class SQLiteSession:
 		Returns:
 			The connection, and whether the file has the table of pruned counts (one made before
 			it had none); None when the file holds no sessions (missing, or another store's).
+
+		Raises:
+			FileRefused: The path names a folder, a device, a named pipe or a socket.
 		"""
+		from openmolt_core._support.paths import check_regular
+
+		check_regular(self.path)  # a folder is no empty store: said, as a write says it
 		if not self.path.is_file():
 			return None
 		conn = sqlite3.connect(self.path, timeout=10)
@@ -803,7 +821,11 @@ class SQLiteSession:
 
 	@classmethod
 	async def list_store(
-		cls, path: str | os.PathLike[str] | None = None, *, limit: int | None = None
+		cls,
+		path: str | os.PathLike[str] | None = None,
+		*,
+		limit: int | None = None,
+		session_ids: Sequence[str] | None = None,
 	) -> list[StoredSession]:
 		"""The sessions in a file, the latest active first, with their counts.
 
@@ -813,15 +835,17 @@ class SQLiteSession:
 		Args:
 			path: The file (default: `default_path`).
 			limit: List at most this many (None: all).
+			session_ids: List only these sessions (those the file holds); None: every one.
 
 		Raises:
 			ConfigurationError: ``limit`` is not a whole number of at least 1.
 		"""
 		limit = _listing_limit(limit)
+		ids = _listing_ids(session_ids)
 		probe = cls("probe", path)
 
 		def looked() -> list[StoredSession]:
-			found = probe._looking()
+			found = probe._looking() if ids != [] else None
 			if found is None:
 				return []
 			conn, counted = found
@@ -831,12 +855,14 @@ class SQLiteSession:
 			)
 			if not counted:  # a file made before pruning counted: nothing was pruned
 				pruned, joined = "0", ""
+			only = f"WHERE i.session_id IN ({', '.join('?' * len(ids))})" if ids else ""
 			sql = (
 				f"SELECT i.session_id, COUNT(*), {pruned}, MAX(i.created) FROM session_items i "
-				f"{joined} GROUP BY i.session_id ORDER BY MAX(i.created) DESC, MAX(i.id) DESC"
+				f"{joined} {only} GROUP BY i.session_id "
+				"ORDER BY MAX(i.created) DESC, MAX(i.id) DESC LIMIT ?"
 			)
 			try:
-				rows = conn.execute(f"{sql} LIMIT ?", (limit if limit is not None else -1,))
+				rows = conn.execute(sql, (*(ids or ()), limit if limit is not None else -1))
 				return [
 					StoredSession(str(sid), int(items), int(gone), float(last))
 					for sid, items, gone, last in rows.fetchall()
@@ -1536,7 +1562,12 @@ class SQLAlchemySession:
 
 	@classmethod
 	async def list_store(
-		cls, url: str | None = None, *, engine: Any = None, limit: int | None = None
+		cls,
+		url: str | None = None,
+		*,
+		engine: Any = None,
+		limit: int | None = None,
+		session_ids: Sequence[str] | None = None,
 	) -> list[StoredSession]:
 		"""The sessions in a database, the latest active first, with their counts.
 
@@ -1547,6 +1578,7 @@ class SQLAlchemySession:
 			url: The database URL (as the sessions were given).
 			engine: The engine instead of ``url``.
 			limit: List at most this many (None: all).
+			session_ids: List only these sessions (those the database holds); None: every one.
 
 		Raises:
 			ConfigurationError: No ``url`` nor ``engine``, or ``limit`` is not a whole number of
@@ -1555,10 +1587,11 @@ class SQLAlchemySession:
 		limit = _listing_limit(limit)
 		probe = cls("probe", url, engine=engine)
 		t, p, sa = probe._table, probe._pruned, probe._sa
+		ids = _listing_ids(session_ids)
 
 		def listed() -> list[StoredSession]:
 			found = probe._found()
-			if found is None:
+			if found is None or ids == []:
 				return []
 			last = sa.func.max(t.c.created)
 			if found:
@@ -1567,6 +1600,8 @@ class SQLAlchemySession:
 				query = sa.select(t.c.session_id, sa.func.count(), pruned, last).select_from(joined)
 			else:  # a database made before pruning counted: nothing was pruned
 				query = sa.select(t.c.session_id, sa.func.count(), sa.literal(0), last)
+			if ids is not None:
+				query = query.where(t.c.session_id.in_(ids))
 			query = query.group_by(t.c.session_id).order_by(last.desc(), sa.func.max(t.c.id).desc())
 			if limit is not None:
 				query = query.limit(limit)
