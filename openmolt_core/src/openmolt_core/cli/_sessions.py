@@ -223,11 +223,13 @@ def _said(item: dict[str, Any], position: int) -> list[str]:
 		notes.append("its user's runs only")
 	if item.get("tainted"):
 		notes.append("untrusted")
+	through = item.get("through")
+	covered = f" of items 1-{through}" if isinstance(through, int) and through > 0 else ""
 	heading = {
 		"user": "user",
 		"agent": "agent",
 		"memory": "notes",
-		"summary": f"summary of items 1-{item.get('through')}",
+		"summary": f"summary{covered}",
 		"pending": "a durable run's turn, under way",
 		"settled": "a durable run's turn, appended later",
 	}.get(str(role), f"{role}")
