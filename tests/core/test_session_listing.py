@@ -68,6 +68,11 @@ async def listing(kind: str, store: str, limit: int | None = None) -> list[Store
 	return await SQLAlchemySession.list_store(store, limit=limit)
 
 
+def names(folder: Path) -> list[str]:
+	"""The names of the files in a folder (what a read must not have made)."""
+	return sorted(p.name for p in folder.iterdir())
+
+
 def summarised(turns: int) -> list[dict[str, Any]]:
 	"""``turns`` turns, then a summary (with notes) of all but the latest two."""
 	items: list[dict[str, Any]] = []
@@ -109,7 +114,7 @@ async def test_a_limit_that_is_no_count_of_sessions_is_refused(limit: Any, tmp_p
 	"""``limit=0`` (or a fraction, a bool, text) is refused naming ``limit``, before any read."""
 	with pytest.raises(ConfigurationError, match="limit: expected a whole number"):
 		await SQLiteSession.list_store(tmp_path / "none.db", limit=limit)
-	assert list(tmp_path.iterdir()) == []
+	assert names(tmp_path) == []
 
 
 async def test_a_missing_or_foreign_sqlite_file_is_listed_empty_and_left_as_it_was(
@@ -134,7 +139,7 @@ async def test_a_missing_or_foreign_sqlite_file_is_listed_empty_and_left_as_it_w
 	assert report.sessions == 0
 	assert await SQLAlchemySession.list_store(f"sqlite:///{foreign}") == []
 	assert await SQLAlchemySession("ada", f"sqlite:///{foreign}").get_items() == []
-	assert sorted(p.name for p in tmp_path.iterdir()) == ["foreign.db"]
+	assert names(tmp_path) == ["foreign.db"]
 	with sqlite3.connect(foreign) as conn:
 		tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
 		mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
