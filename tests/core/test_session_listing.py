@@ -62,10 +62,12 @@ def session_of(kind: str, store: str, session_id: str) -> Any:
 	)
 
 
-async def listing(kind: str, store: str, limit: int | None = None) -> list[StoredSession]:
+async def listing(
+	kind: str, store: str, limit: int | None = None, **kw: Any
+) -> list[StoredSession]:
 	if kind == "sqlite":
-		return await SQLiteSession.list_store(store, limit=limit)
-	return await SQLAlchemySession.list_store(store, limit=limit)
+		return await SQLiteSession.list_store(store, limit=limit, **kw)
+	return await SQLAlchemySession.list_store(store, limit=limit, **kw)
 
 
 def names(folder: Path) -> list[str]:
@@ -90,7 +92,8 @@ async def test_the_listing_is_the_latest_active_first_with_kept_and_pruned_count
 	kind: str, tmp_path: Path, own_database: str | None
 ) -> None:
 	"""Sessions come newest activity first, each with its items kept and pruned and its last
-	write's time; ``limit`` keeps the first ones."""
+	write's time; ``limit`` keeps the first ones, ``session_ids`` only those (one id alone is
+	refused: it is no list)."""
 	store = where(kind, tmp_path, own_database)
 	began = time.time()
 	for name, items in (("ada", summarised(10)), ("bob", summarised(1)), ("cy\u202e", [])):
@@ -107,6 +110,11 @@ async def test_the_listing_is_the_latest_active_first_with_kept_and_pruned_count
 	assert all(began - 1 <= s.last_active <= time.time() + 1 for s in found)
 	assert found[0].last_active >= found[1].last_active >= found[2].last_active
 	assert [s.session_id for s in await listing(kind, store, limit=2)] == ["ada", "cy\u202e"]
+	only = await listing(kind, store, session_ids=["bob", "nobody", "ada"])
+	assert [(s.session_id, s.items) for s in only] == [("ada", 6), ("bob", 3)]
+	assert await listing(kind, store, session_ids=[]) == []
+	with pytest.raises(ConfigurationError, match="session_ids: expected a list"):
+		await listing(kind, store, session_ids="ada")
 
 
 @pytest.mark.parametrize("limit", [0, -1, 1.5, True, "3"])
