@@ -81,7 +81,7 @@ def test_logs_filters_that_match_nothing_are_not_an_empty_store(
 	assert "no runs recorded yet" not in said.err
 	# A word where a run id goes: pointed to -q, which finds it.
 	assert openmolt_main(["logs", "pears"]) == 2
-	assert "`openmolt logs -q pears` finds the runs" in capsys.readouterr().err
+	assert "`openmolt logs search pears` finds the runs" in capsys.readouterr().err
 	assert openmolt_main(["logs", "-q", "pears"]) == 0
 	assert "tell me about pears" in capsys.readouterr().out
 
@@ -205,6 +205,35 @@ def test_logs_takes_a_unique_prefix_of_a_run_id(
 	assert f"abc1{ids[0]}" in err and f"abc2{ids[1]}" in err and "give more of the id" in err
 	assert openmolt_main(["logs", "zzz"]) == 2
 	assert "no run 'zzz' in" in capsys.readouterr().err
+
+
+def test_logs_search_text_is_q_text_and_a_run_id_prefix_still_works(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs search TEXT` (options around it, several words joined) is -q TEXT; a run
+	whose id starts with `search` is still found by that prefix alone."""
+	import sqlite3
+
+	assert openmolt_main(["logs", "search", "PEARS", "--json"]) == 0
+	assert [r["input"] for r in json.loads(capsys.readouterr().out)] == ["tell me about pears"]
+	assert openmolt_main(["logs", "search", "-n", "5", "about", "plums"]) == 0
+	out = capsys.readouterr().out
+	assert "input: tell me about plums" in out and "pears" not in out
+	with pytest.raises(SystemExit) as stop:
+		openmolt_main(["logs", "search", "pears", "-q", "plums"])
+	assert stop.value.code == 2
+	assert "give the text once" in capsys.readouterr().err
+	with pytest.raises(SystemExit) as stop:
+		openmolt_main(["logs", "abc", "def"])
+	assert stop.value.code == 2
+	assert "give one run id, not 2 words; `openmolt logs search TEXT`" in capsys.readouterr().err
+	with sqlite3.connect(store) as conn:
+		(first,) = conn.execute("SELECT run_id FROM agent_runs ORDER BY started").fetchone()
+		conn.execute("UPDATE agent_runs SET run_id = 'search' || run_id WHERE run_id = ?", (first,))
+		conn.execute("UPDATE run_events SET run_id = 'search' || run_id WHERE run_id = ?", (first,))
+	conn.close()
+	assert openmolt_main(["logs", "search"]) == 0
+	assert capsys.readouterr().out.startswith(f"run search{first}: Fruit with")
 
 
 def test_a_run_id_prefix_resolves_to_one_id() -> None:

@@ -232,7 +232,8 @@ def test_completion_starts_no_command_of_another_distribution(
 def test_completion_offers_a_subcommand_s_actions_and_choices(
 	tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-	"""`openmolt keys s<TAB>` completes set, `completion z<TAB>` zsh, in all three shells."""
+	"""`openmolt keys s<TAB>` completes set, `completion z<TAB>` zsh, `sessions s<TAB>` show and
+	`logs se<TAB>` search (its run id argument's other word), in all three shells."""
 	import shutil
 	import subprocess
 
@@ -244,6 +245,12 @@ def test_completion_offers_a_subcommand_s_actions_and_choices(
 		assert main(["completion", shell]) == 0
 		scripts[shell] = capsys.readouterr().out
 	assert "keys) _values 'keys' set remove list path; return;;" in scripts["zsh"]
+	assert "sessions) _values 'sessions' list show prune; return;;" in scripts["zsh"]
+	assert "logs) _values 'logs' search; return;;" in scripts["zsh"]
+	assert (
+		"__fish_seen_subcommand_from sessions; and not __fish_seen_subcommand_from list show "
+		"prune' -a 'list show prune'"
+	) in scripts["fish"]
 	assert (
 		"__fish_seen_subcommand_from completion; and not __fish_seen_subcommand_from bash zsh "
 		"fish' -a 'bash zsh fish'"
@@ -255,9 +262,14 @@ def test_completion_offers_a_subcommand_s_actions_and_choices(
 		f"source {tmp_path / 'c.bash'}\n"
 		'COMP_WORDS=(openmolt keys s); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt completion z); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt sessions ""); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt sessions s); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt logs se); COMP_CWORD=2; _openmolt; echo "${COMPREPLY[@]}"\n'
 	)
 	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
-	assert done.stdout.splitlines() == ["set", "zsh"], done.stderr
+	assert done.stdout.splitlines() == ["set", "zsh", "list show prune", "show", "search"], (
+		done.stderr
+	)
 
 
 def test_completion_offers_option_values_and_models(
@@ -423,6 +435,8 @@ def test_completion_offers_an_action_s_own_options(
 	probe = (
 		f"source {tmp_path / 'c.bash'}\n"
 		'COMP_WORDS=(openmolt sessions prune --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt sessions list --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
+		'COMP_WORDS=(openmolt sessions show x --); COMP_CWORD=4; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt keys set --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt keys set slack --); COMP_CWORD=4; _openmolt; echo "${COMPREPLY[@]}"\n'
 		'COMP_WORDS=(openmolt auth list --); COMP_CWORD=3; _openmolt; echo "${COMPREPLY[@]}"\n'
@@ -432,6 +446,8 @@ def test_completion_offers_an_action_s_own_options(
 	done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
 	assert done.stdout.splitlines() == [
 		"--dry-run --idle --json --store",
+		"--count --json --store",
+		"--json --store",
 		"--value",
 		"--value",
 		"--json",

@@ -93,17 +93,18 @@ def test_a_negative_idle_is_refused(sessions: Path, capsys: pytest.CaptureFixtur
 		("mysql://db.example/x", "give a SQLite file or a postgresql:// URL"),
 	],
 )
+@pytest.mark.parametrize("action", [["prune"], ["list"], ["show", "ada"]], ids=lambda a: a[0])
 def test_a_store_that_cannot_be_read_is_a_usage_error_naming_it(
-	tmp_path: Path, store: str, said: str, capsys: pytest.CaptureFixture[str]
+	tmp_path: Path, store: str, said: str, action: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
 	"""A folder, a file that is no database, an unreachable or unknown database: exit 2, one line
 	naming the store (its password masked), not an 'unexpected error' (70) nor a file 'mysql:'."""
 	(tmp_path / "folder").mkdir()
 	(tmp_path / "text.db").write_text("hello")
 	where = store if "://" in store else str(tmp_path / store)
-	assert openmolt_main(["sessions", "prune", "--store", where]) == 2
+	assert openmolt_main(["sessions", *action, "--store", where]) == 2
 	err = capsys.readouterr().err
-	assert err.startswith("openmolt sessions prune: --store: "), err
+	assert err.startswith(f"openmolt sessions {action[0]}: --store: "), err
 	assert said in err and "hunter2" not in err and "unexpected" not in err, err
 	assert len(err.strip().splitlines()) == 1 and err.count(_shown(where)) == 1, err
 	assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "text.db"]

@@ -126,6 +126,7 @@ __all__ = [
 	"SessionHistory",
 	"SessionRun",
 	"SharedSession",
+	"StoredSession",
 	"default_path",
 	"history_of",
 	"items_after",
@@ -340,6 +341,45 @@ class Pruned:
 	deleted: tuple[str, ...] = ()
 	busy: tuple[str, ...] = ()
 	dry_run: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+	"""One session of a store, as `SQLiteSession.list_store` lists it.
+
+	Args:
+		session_id: The conversation's id.
+		items: How many items the store keeps of it.
+		pruned: How many of its items pruning removed (positions still count them).
+		last_active: When its latest item was written, in seconds since the epoch.
+	"""
+
+	session_id: str
+	items: int
+	pruned: int
+	last_active: float
+
+
+def _listing_limit(limit: int | None) -> int | None:
+	"""``list_store``'s ``limit``, checked: None (every session) or a whole number of at least 1."""
+	if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+		raise ConfigurationError(
+			f"limit: expected a whole number of sessions of at least 1 (or None: all), got "
+			f"{limit!r}"
+		)
+	return limit
+
+
+def _listing_ids(session_ids: Sequence[str] | None) -> list[str] | None:
+	"""``list_store``'s ``session_ids``, checked: None (every session), or a list of ids."""
+	if session_ids is None:
+		return None
+	if isinstance(session_ids, str) or not isinstance(session_ids, Sequence):
+		raise ConfigurationError(
+			f"session_ids: expected a list of session ids (or None: all), got "
+			f"{type(session_ids).__name__}; wrap one id in a list"
+		)
+	return list(dict.fromkeys(map(str, session_ids)))
 
 
 def _idle_since(idle_days: float | None) -> float | None:
@@ -557,7 +597,13 @@ class SQLiteSession:
 		Returns:
 			The connection, and whether the file has the table of pruned counts (one made before
 			it had none); None when the file holds no sessions (missing, or another store's).
+
+		Raises:
+			FileRefused: The path names a folder, a device, a named pipe or a socket.
 		"""
+		from openmolt_core._support.paths import check_regular
+
+		check_regular(self.path)  # a folder is no empty store: said, as a write says it
 		if not self.path.is_file():
 			return None
 		conn = sqlite3.connect(self.path, timeout=10)
@@ -585,7 +631,11 @@ class SQLiteSession:
 			conn.close()
 
 	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
-		"""The items, oldest first (the latest ``limit`` of them)."""
+		"""The items, oldest first (the latest ``limit`` of them).
+
+		A read makes nothing: a file that is missing, or holds no sessions, has no items and is
+		left as it is (``openmolt sessions show`` of a mistyped ``--store``); a write makes it.
+		"""
 		if limit is not None and limit <= 0:
 			return []
 		sql = "SELECT item FROM session_items WHERE session_id = ? ORDER BY id DESC"
@@ -593,7 +643,21 @@ class SQLiteSession:
 		if limit is not None:
 			sql += " LIMIT ?"
 			args = (self.session_id, int(limit))
-		rows = await anyio.to_thread.run_sync(self._run, sql, [args])
+
+		def read() -> list[Any]:
+			if str(self.path.resolve()) in self._ready:
+				conn = self._connect()
+			else:
+				found = self._looking()
+				if found is None:
+					return []
+				conn = found[0]
+			try:
+				return conn.execute(sql, args).fetchall()
+			finally:
+				conn.close()
+
+		rows = await anyio.to_thread.run_sync(read)
 		return [json.loads(r[0]) for r in reversed(rows)]
 
 	async def get_latest(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
@@ -754,6 +818,59 @@ class SQLiteSession:
 					continue
 			removed += await session.prune(dry_run=dry_run)
 		return Pruned(len(listed), removed, tuple(deleted), tuple(busy), dry_run)
+
+	@classmethod
+	async def list_store(
+		cls,
+		path: str | os.PathLike[str] | None = None,
+		*,
+		limit: int | None = None,
+		session_ids: Sequence[str] | None = None,
+	) -> list[StoredSession]:
+		"""The sessions in a file, the latest active first, with their counts.
+
+		Only reads: a file that is missing, or holds no sessions (another program's), lists
+		none and is left as it is (no file, table or journal mode is made).
+
+		Args:
+			path: The file (default: `default_path`).
+			limit: List at most this many (None: all).
+			session_ids: List only these sessions (those the file holds); None: every one.
+
+		Raises:
+			ConfigurationError: ``limit`` is not a whole number of at least 1.
+		"""
+		limit = _listing_limit(limit)
+		ids = _listing_ids(session_ids)
+		probe = cls("probe", path)
+
+		def looked() -> list[StoredSession]:
+			found = probe._looking() if ids != [] else None
+			if found is None:
+				return []
+			conn, counted = found
+			pruned, joined = (
+				"COALESCE(MAX(p.items), 0)",
+				"LEFT JOIN session_pruned p USING (session_id)",
+			)
+			if not counted:  # a file made before pruning counted: nothing was pruned
+				pruned, joined = "0", ""
+			only = f"WHERE i.session_id IN ({', '.join('?' * len(ids))})" if ids else ""
+			sql = (
+				f"SELECT i.session_id, COUNT(*), {pruned}, MAX(i.created) FROM session_items i "
+				f"{joined} {only} GROUP BY i.session_id "
+				"ORDER BY MAX(i.created) DESC, MAX(i.id) DESC LIMIT ?"
+			)
+			try:
+				rows = conn.execute(sql, (*(ids or ()), limit if limit is not None else -1))
+				return [
+					StoredSession(str(sid), int(items), int(gone), float(last))
+					for sid, items, gone, last in rows.fetchall()
+				]
+			finally:
+				conn.close()
+
+		return await anyio.to_thread.run_sync(looked)
 
 	def _drop_idle(self, since: float, dry_run: bool) -> bool | None:
 		"""Delete this idle session: True; False when busy; None when no longer idle."""
@@ -1254,13 +1371,18 @@ class SQLAlchemySession:
 			conn.execute(self._sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 	async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
-		"""The items, oldest first (the latest ``limit`` of them)."""
+		"""The items, oldest first (the latest ``limit`` of them).
+
+		A read makes nothing, as `SQLiteSession.get_items`: a database without the sessions'
+		table has no items and is left without it (a write makes it).
+		"""
 		if limit is not None and limit <= 0:
 			return []
 		t, sa = self._table, self._sa
 
 		def read() -> list[dict[str, Any]]:
-			self._ensure()
+			if self._found() is None:
+				return []  # a read makes no table: the first write does
 			query = sa.select(t.c.item).where(t.c.session_id == self.session_id)
 			query = query.order_by(t.c.id.desc())
 			if limit is not None:
@@ -1333,17 +1455,24 @@ class SQLAlchemySession:
 		return await anyio.to_thread.run_sync(prune)
 
 	def _found(self) -> bool | None:
-		"""Which tables the database has, for a dry run (which makes none).
+		"""Which tables the database has, for a read or a dry run (which make none).
 
 		Returns:
 			None without the items' table; else whether the pruned counts' table is there too.
 		"""
 		if self.engine in self._tables:
 			return True
+		database = self.engine.url.database
+		if self.engine.dialect.name == "sqlite" and database not in (None, "", ":memory:"):
+			if not Path(database).is_file():
+				return None  # connecting would make the file
 		names = set(self._sa.inspect(self.engine).get_table_names())
 		if self._table.name not in names:
 			return None
-		return self._pruned.name in names
+		if self._pruned.name in names:
+			self._tables.add(self.engine)  # both there: as `_ensure` leaves them
+			return True
+		return False
 
 	def _prune(self, conn: Any, dry_run: bool, *, counted: bool = True) -> int:
 		t, p, sa = self._table, self._pruned, self._sa
@@ -1430,6 +1559,60 @@ class SQLAlchemySession:
 					continue
 			removed += await session.prune(dry_run=dry_run)
 		return Pruned(len(found), removed, tuple(deleted), tuple(busy), dry_run)
+
+	@classmethod
+	async def list_store(
+		cls,
+		url: str | None = None,
+		*,
+		engine: Any = None,
+		limit: int | None = None,
+		session_ids: Sequence[str] | None = None,
+	) -> list[StoredSession]:
+		"""The sessions in a database, the latest active first, with their counts.
+
+		As `SQLiteSession.list_store`: it only reads, and a database without the sessions'
+		table lists none and is left without it.
+
+		Args:
+			url: The database URL (as the sessions were given).
+			engine: The engine instead of ``url``.
+			limit: List at most this many (None: all).
+			session_ids: List only these sessions (those the database holds); None: every one.
+
+		Raises:
+			ConfigurationError: No ``url`` nor ``engine``, or ``limit`` is not a whole number of
+				at least 1.
+		"""
+		limit = _listing_limit(limit)
+		probe = cls("probe", url, engine=engine)
+		t, p, sa = probe._table, probe._pruned, probe._sa
+		ids = _listing_ids(session_ids)
+
+		def listed() -> list[StoredSession]:
+			found = probe._found()
+			if found is None or ids == []:
+				return []
+			last = sa.func.max(t.c.created)
+			if found:
+				pruned = sa.func.coalesce(sa.func.max(p.c["items"]), 0)
+				joined = t.outerjoin(p, p.c.session_id == t.c.session_id)
+				query = sa.select(t.c.session_id, sa.func.count(), pruned, last).select_from(joined)
+			else:  # a database made before pruning counted: nothing was pruned
+				query = sa.select(t.c.session_id, sa.func.count(), sa.literal(0), last)
+			if ids is not None:
+				query = query.where(t.c.session_id.in_(ids))
+			query = query.group_by(t.c.session_id).order_by(last.desc(), sa.func.max(t.c.id).desc())
+			if limit is not None:
+				query = query.limit(limit)
+			with probe.engine.connect() as conn:
+				rows = conn.execute(query).fetchall()
+			return [
+				StoredSession(str(sid), int(items), int(gone or 0), float(when))
+				for sid, items, gone, when in rows
+			]
+
+		return await anyio.to_thread.run_sync(listed)
 
 	async def _drop_idle(self, since: float, dry_run: bool) -> bool | None:
 		"""Delete this idle session: True; False when busy; None when no longer idle."""

@@ -15,6 +15,9 @@ openmolt keys set|list|remove|path    a per-user store of API keys and integrati
 openmolt auth ID | list | revoke ID   sign in to an integration with OAuth2 (encrypted tokens)
 openmolt models [WORD] [--json]       the installed providers' models with their list prices
 openmolt logs [RUN_ID] [-n N] [-q TEXT] the recorded runs, or one run's events (--prune DAYS)
+openmolt logs search TEXT             the same as `openmolt logs -q TEXT`
+openmolt sessions list [-n N]         the conversations, the latest active first
+openmolt sessions show ID             one conversation's turns (--json: as stored)
 openmolt sessions prune [--idle DAYS]  drop turns summaries cover, and idle sessions (--dry-run)
 openmolt completion bash|zsh|fish     a shell completion script
 openmolt mcp AGENT_FILE               serve the agent as an MCP server over stdio
@@ -89,8 +92,8 @@ _SUMMARY = {
 	"keys": "store API keys and integration secrets for the command (a 0600 file)",
 	"auth": "sign in to an integration with OAuth2 and keep its tokens encrypted (list, revoke)",
 	"models": "list the providers' models with their prices per million tokens",
-	"logs": "list the recorded runs, or show one run's events (--prune DAYS)",
-	"sessions": "prune the conversations' store: turns summaries cover, idle sessions",
+	"logs": "list the recorded runs (search TEXT), or show one run's events (--prune DAYS)",
+	"sessions": "list the conversations, show one, or prune the store (covered turns, idle ones)",
 	"completion": "print a completion script for bash, zsh or fish",
 	"eval": "score an agent file's agent on a dataset (--min-score for CI)",
 	"ui": "the live run viewer on 127.0.0.1 (needs openmolt[ui])",
@@ -623,7 +626,9 @@ def _completion_command(args: list[str]) -> int:
 
 	from openmolt_core.cli._auth import ACTIONS
 
-	return _completion.main(args, commands, run, actions={"auth": ACTIONS})
+	return _completion.main(
+		args, commands, run, actions={"auth": ACTIONS}, first_words={"logs": ("search",)}
+	)
 
 
 def _ecosystem_command(args: list[str]) -> int:

@@ -2,8 +2,8 @@
 
 The script completes the subcommands (plugins' included), each subcommand's own options (the run
 options after ``run`` or an agent file) and each action's (``keys set --value``, ``sessions prune
---idle``, ``auth list --json``), the words its first argument takes (``keys set``,
-``completion zsh``: `words_of`), the values of options that have choices (``logs --status su``:
+--idle``, ``auth list --json``), the words its first argument takes (``keys set``, ``sessions
+show``, ``completion zsh``: `words_of`; ``logs search``), the values of options that have choices (``logs --status su``:
 `values_of`) and, after ``-m``/``--model``, the installed providers' models (asked from
 ``openmolt`` at completion time, as `openmolt_core.cli._models.rows` lists them), agent files (``*.json``, ``*.py``; after ``tools`` too) and, after ``tools``
 and ``--integration``, the installed integration ids (asked from ``openmolt`` at completion time,
@@ -495,6 +495,7 @@ def main(
 	commands: Sequence[str],
 	run: Callable[[str, list[str]], object] | None = None,
 	actions: Mapping[str, Sequence[str]] | None = None,
+	first_words: Mapping[str, Sequence[str]] | None = None,
 ) -> int:
 	"""Print a completion script, or (``--integrations``) the installed integration ids.
 
@@ -507,6 +508,8 @@ def main(
 		run: Runs a subcommand with its arguments (to read its options; None: none read).
 		actions: A command's action words that its parser does not list as choices (``auth``:
 			list, revoke); each one's options are read, as those of ``keys set``.
+		first_words: Words a command's first argument takes besides its parser's choices,
+			offered with them (``logs``: ``search``, which its run id argument also takes).
 	"""
 	parser = CommandParser(
 		prog="openmolt completion",
@@ -554,6 +557,7 @@ def main(
 	if run is not None:
 		for name in commands:
 			options[name], words[name], values[name] = _probe(functools.partial(run, name))
+			words[name] += [w for w in (first_words or {}).get(name, ()) if w not in words[name]]
 			for word in dict.fromkeys([*words[name], *(actions or {}).get(name, ())]):
 				found = _probe(functools.partial(run, name), [word])[0]
 				if found:

@@ -3,7 +3,8 @@
 Every ``openmolt`` run is recorded in the run store (`openmolt_core.runstore.default_path`:
 ``~/.local/state/openmolt/runs.db``, or ``$OPENMOLT_RUN_STORE``; ``OPENMOLT_RUN_STORE=off``
 records nothing). ``openmolt logs`` lists the newest runs, ``openmolt logs RUN_ID`` shows one with
-its events, ``--prune DAYS`` deletes runs older than that.
+its events, ``openmolt logs search TEXT`` (``-q TEXT``) the runs whose input, output or error has
+the text, ``--prune DAYS`` deletes runs older than that.
 """
 
 from __future__ import annotations
@@ -195,9 +196,11 @@ async def _main(ns: argparse.Namespace) -> int:
 						f"no run {ns.run_id!r} in {store.path}; `openmolt logs --agent "
 						f"{shlex.quote(named[0])}` lists that agent's runs"
 					)
+				import shlex
+
 				raise ConfigurationError(
-					f"no run {ns.run_id!r} in {store.path}; `openmolt logs -q {ns.run_id}` "
-					"finds the runs whose input, output or error has it"
+					f"no run {ns.run_id!r} in {store.path}; `openmolt logs search "
+					f"{shlex.quote(ns.run_id)}` finds the runs whose input, output or error has it"
 				)
 			run = await store.run(resolve_run_id(ns.run_id, ids, where=f"in {store.path}"))
 		if run is None:  # pruned meanwhile
@@ -252,10 +255,17 @@ def main(args: list[str]) -> int:
 		description="The runs the openmolt command recorded (newest first), or one run's events.",
 	)
 	parser.add_argument(
-		"run_id", nargs="?", help="show this run with its events (its id, or a unique prefix)"
+		"run_id",
+		nargs="*",
+		metavar="RUN_ID | search TEXT",
+		help="show this run with its events (its id, or a unique prefix); `search TEXT` is -q TEXT",
 	)
 	parser.add_argument("-n", "--count", type=int, default=10, help="how many runs (default 10)")
-	parser.add_argument("-q", "--search", help="only runs whose input, output or error has this")
+	parser.add_argument(
+		"-q",
+		"--search",
+		help="only runs whose input, output or error has this (also: openmolt logs search TEXT)",
+	)
 	parser.add_argument("--agent", help="only this agent's runs")
 	parser.add_argument(
 		"--status",
@@ -270,9 +280,19 @@ def main(args: list[str]) -> int:
 		metavar="DAYS",
 		help="delete the runs older than DAYS days (30, 1.5, or 30d)",
 	)
-	ns = parser.parse_args(args)
-	if ns.count < 1:
-		parser.error("-n must be at least 1")
+	ns = parser.parse_intermixed_args(args)  # `search -n 5 Ada`: the words around the options
+	words = ns.run_id
+	if len(words) > 1 and words[0] == "search":  # `openmolt logs search Ada`: -q Ada
+		if ns.search is not None:
+			parser.error("give the text once: `search TEXT` or -q TEXT")
+		ns.search = " ".join(words[1:])  # `search hello world`, unquoted: the words as typed
+		words = []
+	elif len(words) > 1:
+		parser.error(
+			f"give one run id, not {len(words)} words; `openmolt logs search TEXT` (or -q TEXT) "
+			"finds the runs whose input, output or error has a text"
+		)
+	ns.run_id = words[0] if words else None  # `openmolt logs search` alone: a run id, as before
 	if ns.prune is not None and ns.prune < 0:
 		parser.error("--prune needs a number of days of at least 0")
 	return anyio.run(_main, ns)
