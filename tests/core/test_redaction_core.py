@@ -317,3 +317,18 @@ def test_known_secrets_follow_the_environment_as_it_changes(
 	monkeypatch.delenv("ACME_LATER_TOKEN")
 	assert "second-value-3d4e5f" not in known_secrets()
 	assert environment_secrets_now() == before
+
+
+def test_the_sessions_variable_names_a_place_not_a_secret() -> None:
+	"""OPENMOLT_SESSIONS ends like a secret's name but holds the sessions' file: its path stays
+	readable (it was "[redacted]" in every error naming the file); a URL's password in it is
+	still a secret."""
+	from openmolt_core._support.masking import PUBLIC_ENV, environment_secrets
+	from openmolt_core.sessions import ENV_VAR
+
+	assert ENV_VAR in PUBLIC_ENV
+	path = "/home/ada/.local/state/openmolt/sessions.db"
+	assert environment_secrets({ENV_VAR: path}) == set()
+	url = "postgresql://app:s3cret-pass-word@db.internal/sessions"
+	assert environment_secrets({ENV_VAR: url}) == {"s3cret-pass-word"}
+	assert environment_secrets({"SERVICE_SESSIONS": path}) == {path}  # not ours: a secret

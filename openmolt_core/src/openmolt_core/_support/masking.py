@@ -56,6 +56,7 @@ __all__ = [
 	"MASK",
 	"MIN_ENCODED",
 	"MIN_KEY",
+	"PUBLIC_ENV",
 	"PUBLIC_HEADERS",
 	"PUBLIC_NAMES",
 	"SECRET_HINTS",
@@ -2076,6 +2077,12 @@ PUBLIC_HEADERS = frozenset(
 provider's settings (`settings_secrets`) and an MCP server's ``headers`` (``openmolt_mcp``)."""
 
 
+PUBLIC_ENV = frozenset({"OPENMOLT_SESSIONS"})
+"""OpenMolt's own variables whose names end like a secret's but which hold a place: the sessions'
+file or database (`openmolt_core.sessions.ENV_VAR`). Their value is no secret (it was masked in
+every error, log and event that named the file), but a URL's password in it is (`url_secrets`)."""
+
+
 MIN_KEY = 8
 """The fewest characters of a key or token masked wherever it goes (`environment_secrets`,
 `openmolt_core.secrets.register_key`): a shorter value would mask ordinary words. A feature that
@@ -2094,7 +2101,9 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 		environ: The environment (default: ``os.environ``).
 	"""
 	source = os.environ if environ is None else environ
-	found = (source.get(k, "") for k in list(source) if _SECRET_ENV.search(k))
+	found = (
+		source.get(k, "") for k in list(source) if _SECRET_ENV.search(k) and k not in PUBLIC_ENV
+	)
 	out = {v for v in found if len(v.strip()) >= MIN_KEY}
 	for value in list(source.values()):
 		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
