@@ -23,7 +23,7 @@ from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised
 
 from openmolt_core._support.words import quantity
 from openmolt_core.durability import PendingRun
-from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
@@ -196,8 +196,10 @@ class DBOSBackend:
 			status = await self._latest(run_id)
 		if status is not None:  # before anything: another agent's run is not driven
 			_refuse_other_agent(status, agent.name, run_id)
-			if await self._cancelled_parked(status, run_id):
-				raise _cancelled(run_id)  # cancelled while parked on an approval or an account
+			if await self._cancelled_kept(status, run_id):
+				raise _cancelled(
+					run_id
+				)  # cancelled while parked (an approval, an account) or failed
 		# A state parked on a question: the question's id is its step (`_finish` names it so).
 		asked = (state.pending or {}).get("kind") == "human_input"
 		if status is not None and status.status == "CANCELLED":
@@ -499,12 +501,27 @@ class DBOSBackend:
 		result = data.get("result") if isinstance(data, dict) else None
 		return isinstance(result, dict) and result.get("status") in PARKED_STATUSES
 
-	async def _cancelled_parked(self, status: WorkflowStatus, run_id: str) -> bool:
-		"""Whether the run, parked in an ended workflow, was cancelled (`cancel`)."""
-		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
+	async def _kept(self, status: WorkflowStatus) -> bool:
+		"""Whether the run's workflow ended with a state that may go on in a new segment.
+
+		Parked on an approval or an account (`_parked_in`), or failed: its error keeps the
+		state it reached (``RunError.result.state``), which ``agent.run(history=...)`` goes on
+		from, as the parked state delivered again may. DBOS has nothing to cancel in either:
+		only the record of the cancel (`record_cancel`) stops the run.
+		"""
+		return self._failed(status) or await self._parked_in(status)
+
+	async def _cancelled_kept(self, status: WorkflowStatus, run_id: str) -> bool:
+		"""Whether the run, parked in an ended workflow or failed, was cancelled (`cancel`)."""
+		failed = self._failed(status)
+		if (
+			not failed
+			and status.status != "SUCCESS"
+			and self.engine.ended.get(status.workflow_id) != "done"
+		):
 			return False
 		found = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, [run_id])
-		return run_id in found and await self._parked_in(status)
+		return run_id in found and (failed or await self._parked_in(status))
 
 	async def _send(self, status: WorkflowStatus, text: str, step: int | None = None) -> str:
 		# ``text``: the answer masked (`openmolt_dbos._sealed.answer`); it is recorded and sent.
@@ -659,8 +676,9 @@ class DBOSBackend:
 			latest[run_id] = status
 			if status.status == "SUCCESS":
 				outputs[status.workflow_id] = status.output
-		parked = [r for r, s in latest.items() if s.workflow_id in outputs]
-		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, parked)
+		# Those parked in an ended workflow, or failed, may have been cancelled (`cancel`).
+		kept = [r for r, s in latest.items() if s.workflow_id in outputs or s.status == "ERROR"]
+		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, kept)
 		out = []
 		for run_id, status in latest.items():
 			shown, parked_on, waiting = listed_status(
@@ -707,7 +725,7 @@ class DBOSBackend:
 		return list(found)
 
 	async def cancel(self, run_id: str) -> str:
-		"""Cancel an unfinished run (running, parked or stranded); its workflow id.
+		"""Cancel an unfinished run (running, parked, stranded, or failed); its workflow id.
 
 		DBOS cancels the workflow, so its parked question is refused an answer and no later step
 		begins (`DurabilityBackend.cancel`). Then this waits until the run has stopped, so that
@@ -719,19 +737,22 @@ class DBOSBackend:
 		one whose worker no longer beats, runs nowhere: nothing to wait for. Past the wait, a
 		warning says the run's worker has not confirmed (it is stuck in code that ignores
 		cancellation, or cannot reach the store); the run is cancelled all the same, and no step
-		of it begins any more.
+		of it begins any more. A run parked on an approval or an account, or failed (its error
+		kept a state that may go on), has no workflow going: the cancel is recorded, and refuses
+		whatever would go on with it later.
 
 		Args:
 			run_id: The run's id.
 
 		Raises:
-			ConfigurationError: No run has that id, or it has ended.
+			ConfigurationError: No run has that id, or it has ended (done, or cancelled).
 		"""
 		require_asyncio("openmolt runs")
 		status = await self._latest(run_id)
-		if status is not None and await self._parked_in(status):
-			# Parked on an approval or an account: its workflow returned the park, and DBOS has
-			# nothing to cancel; the record refuses the run's next delivery (`drive`), and a
+		if status is not None and await self._kept(status):
+			# Parked on an approval or an account (its workflow returned the park), or failed
+			# (its error kept the state, which may go on in a new segment): DBOS has nothing
+			# to cancel; the record refuses the run's next delivery or resume (`drive`), and a
 			# segment that begins after it stops at its start (`openmolt_dbos._runs`).
 			await anyio.to_thread.run_sync(record_cancel, self.engine.tables, run_id)
 			later = await self._latest(run_id)
@@ -739,8 +760,8 @@ class DBOSBackend:
 				return status.workflow_id
 			# A delivery that passed its check before the record started the run's next
 			# segment meanwhile: it is cancelled as any run under way (once it ended, the
-			# run has ended, or parked again: the record holds that park).
-			if later.status not in ("PENDING", "ENQUEUED") and await self._parked_in(later):
+			# run has ended, or parked or failed again: the record holds that state).
+			if later.status not in ("PENDING", "ENQUEUED") and await self._kept(later):
 				return later.workflow_id
 		status = await self._going(run_id)
 		wid = status.workflow_id
@@ -897,11 +918,16 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
-		if await self._cancelled_parked(status, run_id):  # it parked, then was cancelled
-			found = await self._ended_outcome(status)
+		if await self._cancelled_kept(status, run_id):  # it parked or failed, then cancelled
+			if self._failed(status):
+				found = await self._outcome(status.workflow_id)
+			else:
+				found = await self._ended_outcome(status)
 			payload = found.payload if found is not None else None
 			agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 			parked = result_of(payload, agent) if isinstance(payload, dict) else None
+			if isinstance(payload, RunError) and payload.result is not None:
+				parked = payload.result  # the state its failure kept
 			raise await self._cancelled_error(status, parked=parked)
 		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 		wid = status.workflow_id
