@@ -216,7 +216,15 @@ class DBOSBackend:
 			if steps > state.steps or (
 				steps == state.steps and not self._failed(status) and not again
 			):
-				raise _decided(run_id, state.steps, decisions)
+				if steps == state.steps and await self._segment_ends(status, state):
+					# Another delivery to this park goes on from it: what it comes to decides.
+					return await self.drive(agent, state, answer, decisions)
+				later = await self._parked_later(status, run_id, state, decisions)
+				if later is None:
+					raise _decided(run_id, state.steps, decisions)
+				# That segment parked again in this step, on calls this delivery decides: the
+				# run's current park, which it goes on from.
+				state, again = later, True
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
@@ -269,6 +277,59 @@ class DBOSBackend:
 			return False
 		ended = found.payload.get("state")
 		return isinstance(ended, dict) and _parked_at(ended.get("pending")) == where
+
+	async def _segment_ends(self, status: WorkflowStatus, state: RunState) -> bool:
+		"""Wait until the run's segment going on from ``state``'s park ends; whether it did.
+
+		A delivery to a park another delivery resumed a moment ago may answer the park that
+		segment comes to (two approvers of a step's two calls, deciding at once): what the
+		segment comes to decides whether this one goes on. False, at once, for a segment that
+		has ended, or a state parked on no calls (a question's answer is sent to the run); and
+		for one that came to a question (its workflow waits for the answer: the run went past
+		the calls this delivery decides).
+		"""
+		wid = status.workflow_id
+		if (
+			status.status not in ("PENDING", "ENQUEUED")
+			or wid in self.engine.ended
+			or _parked_at(state.pending) is None
+		):
+			return False
+		while True:
+			found = await self._outcome(wid)
+			if found is not None:
+				return found.kind != "parked"
+			await anyio.sleep(min(self.settings.poll, 0.25))
+
+	async def _parked_later(
+		self, status: WorkflowStatus, run_id: str, state: RunState, decisions: Sequence[Any]
+	) -> RunState | None:
+		"""The run's current park, when it is a later park of ``state``'s step these decisions answer.
+
+		A segment went on from ``state``'s park with another delivery, ran some of its calls
+		and parked again in the same step on the others (those left without a decision). A
+		decision for one of those was not used by anyone: it goes on from that park (the
+		segment's state), where it is checked again (`openmolt_core._approve.resume`). None
+		when the segment did not end parked so, or a decision is for a call that no longer
+		waits (decided, run): such a delivery is refused.
+		"""
+		where = _parked_at(state.pending)
+		if where is None or status.workflow_id == run_id or not decisions:
+			return None
+		found = await self._ended_outcome(status)
+		if found is None or found.kind != "done" or not isinstance(found.payload, dict):
+			return None
+		ended = found.payload.get("state")
+		if not isinstance(ended, dict):
+			return None
+		pending = ended.get("pending")
+		now = _parked_at(pending)
+		if now is None or now[:2] != where[:2] or not set(now[3]) <= set(where[3]):
+			return None  # parked elsewhere, or on other calls: not a later park of this one
+		assert isinstance(pending, dict)  # `_parked_at` read it
+		if not all(getattr(d, "call", None) in _waiting_calls(pending) for d in decisions):
+			return None
+		return RunState.from_dict(ended)
 
 	def _failed(self, status: WorkflowStatus) -> bool:
 		"""Whether a run's workflow ended on an error (in this process a moment ago, or stored)."""
@@ -1049,6 +1110,22 @@ def _parked_at(pending: Any) -> tuple[Any, ...] | None:
 		if isinstance(c, dict)
 	)
 	return (pending.get("kind"), pending.get("step"), waiting, tuple(parked))
+
+
+def _waiting_calls(pending: dict[str, Any]) -> set[str]:
+	"""The step keys of the calls a state parked on calls still waits on (no result yet)."""
+	results = pending.get("results")
+	calls = pending.get("calls")
+	if not isinstance(results, list) or not isinstance(calls, list):
+		return set()
+	return {
+		str(c.get("call"))
+		for c in calls
+		if isinstance(c, dict)
+		and isinstance(c.get("index"), int)
+		and 0 <= c["index"] < len(results)
+		and results[c["index"]] is None
+	}
 
 
 _RECORDING = 10.0  # seconds to wait for DBOS to record the outcome of a segment that ended here
