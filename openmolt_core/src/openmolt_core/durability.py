@@ -587,7 +587,8 @@ class DurabilityBackend(Protocol):
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished run, from any process; the engine's id for it (its workflow's).
 
-		Running, parked or stranded, the run takes no further step wherever it lives: a call
+		Running, parked, stranded, or failed with a state that could go on
+		(``RunError.result.state``), the run takes no further step wherever it lives: a call
 		under way is stopped (a sub-agent in it too), the next one never begins, and nothing of
 		the run runs once this returns (a backend that cannot wait that long says so); an
 		answer, a resume or a result asked of it later is refused with an error that says it

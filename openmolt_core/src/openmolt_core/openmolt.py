@@ -467,7 +467,8 @@ class OpenMolt:
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished durable run, from any process; the engine's id for it.
 
-		Running, parked on a question or an approval, or stranded, it takes no further step:
+		Running, parked on a question or an approval, stranded, or failed with a state that could
+		go on (``RunError.result.state``), it takes no further step:
 		a tool call under way is stopped (a sub-agent in it too), the next one never begins,
 		and nothing of the run runs once this returns (see the durable guide for what a cancel
 		from another process waits for); a later answer, resume or result is refused with an error that says it was cancelled. The run store's record of

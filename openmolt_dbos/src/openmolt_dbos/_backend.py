@@ -23,7 +23,7 @@ from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised
 
 from openmolt_core._support.words import quantity
 from openmolt_core.durability import PendingRun
-from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_dbos import _sealed as sealed
 from openmolt_dbos._engine import Engine, Outcome, engine_for, require_asyncio
@@ -196,8 +196,10 @@ class DBOSBackend:
 			status = await self._latest(run_id)
 		if status is not None:  # before anything: another agent's run is not driven
 			_refuse_other_agent(status, agent.name, run_id)
-			if await self._cancelled_parked(status, run_id):
-				raise _cancelled(run_id)  # cancelled while parked on an approval or an account
+			if await self._cancelled_kept(status, run_id):
+				raise _cancelled(
+					run_id
+				)  # cancelled while parked (an approval, an account) or failed
 		# A state parked on a question: the question's id is its step (`_finish` names it so).
 		asked = (state.pending or {}).get("kind") == "human_input"
 		if status is not None and status.status == "CANCELLED":
@@ -214,7 +216,15 @@ class DBOSBackend:
 			if steps > state.steps or (
 				steps == state.steps and not self._failed(status) and not again
 			):
-				raise _decided(run_id, state.steps, decisions)
+				if steps == state.steps and await self._segment_ends(status, state):
+					# Another delivery to this park goes on from it: what it comes to decides.
+					return await self.drive(agent, state, answer, decisions)
+				later = await self._parked_later(status, run_id, state, decisions)
+				if later is None:
+					raise _decided(run_id, state.steps, decisions)
+				# That segment parked again in this step, on calls this delivery decides: the
+				# run's current park, which it goes on from.
+				state, again = later, True
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
@@ -267,6 +277,59 @@ class DBOSBackend:
 			return False
 		ended = found.payload.get("state")
 		return isinstance(ended, dict) and _parked_at(ended.get("pending")) == where
+
+	async def _segment_ends(self, status: WorkflowStatus, state: RunState) -> bool:
+		"""Wait until the run's segment going on from ``state``'s park ends; whether it did.
+
+		A delivery to a park another delivery resumed a moment ago may answer the park that
+		segment comes to (two approvers of a step's two calls, deciding at once): what the
+		segment comes to decides whether this one goes on. False, at once, for a segment that
+		has ended, or a state parked on no calls (a question's answer is sent to the run); and
+		for one that came to a question (its workflow waits for the answer: the run went past
+		the calls this delivery decides).
+		"""
+		wid = status.workflow_id
+		if (
+			status.status not in ("PENDING", "ENQUEUED")
+			or wid in self.engine.ended
+			or _parked_at(state.pending) is None
+		):
+			return False
+		while True:
+			found = await self._outcome(wid)
+			if found is not None:
+				return found.kind != "parked"
+			await anyio.sleep(min(self.settings.poll, 0.25))
+
+	async def _parked_later(
+		self, status: WorkflowStatus, run_id: str, state: RunState, decisions: Sequence[Any]
+	) -> RunState | None:
+		"""The run's current park, when it is a later park of ``state``'s step these decisions answer.
+
+		A segment went on from ``state``'s park with another delivery, ran some of its calls
+		and parked again in the same step on the others (those left without a decision). A
+		decision for one of those was not used by anyone: it goes on from that park (the
+		segment's state), where it is checked again (`openmolt_core._approve.resume`). None
+		when the segment did not end parked so, or a decision is for a call that no longer
+		waits (decided, run): such a delivery is refused.
+		"""
+		where = _parked_at(state.pending)
+		if where is None or status.workflow_id == run_id or not decisions:
+			return None
+		found = await self._ended_outcome(status)
+		if found is None or found.kind != "done" or not isinstance(found.payload, dict):
+			return None
+		ended = found.payload.get("state")
+		if not isinstance(ended, dict):
+			return None
+		pending = ended.get("pending")
+		now = _parked_at(pending)
+		if now is None or now[:2] != where[:2] or not set(now[3]) <= set(where[3]):
+			return None  # parked elsewhere, or on other calls: not a later park of this one
+		assert isinstance(pending, dict)  # `_parked_at` read it
+		if not all(getattr(d, "call", None) in _waiting_calls(pending) for d in decisions):
+			return None
+		return RunState.from_dict(ended)
 
 	def _failed(self, status: WorkflowStatus) -> bool:
 		"""Whether a run's workflow ended on an error (in this process a moment ago, or stored)."""
@@ -499,12 +562,27 @@ class DBOSBackend:
 		result = data.get("result") if isinstance(data, dict) else None
 		return isinstance(result, dict) and result.get("status") in PARKED_STATUSES
 
-	async def _cancelled_parked(self, status: WorkflowStatus, run_id: str) -> bool:
-		"""Whether the run, parked in an ended workflow, was cancelled (`cancel`)."""
-		if status.status != "SUCCESS" and self.engine.ended.get(status.workflow_id) != "done":
+	async def _kept(self, status: WorkflowStatus) -> bool:
+		"""Whether the run's workflow ended with a state that may go on in a new segment.
+
+		Parked on an approval or an account (`_parked_in`), or failed: its error keeps the
+		state it reached (``RunError.result.state``), which ``agent.run(history=...)`` goes on
+		from, as the parked state delivered again may. DBOS has nothing to cancel in either:
+		only the record of the cancel (`record_cancel`) stops the run.
+		"""
+		return self._failed(status) or await self._parked_in(status)
+
+	async def _cancelled_kept(self, status: WorkflowStatus, run_id: str) -> bool:
+		"""Whether the run, parked in an ended workflow or failed, was cancelled (`cancel`)."""
+		failed = self._failed(status)
+		if (
+			not failed
+			and status.status != "SUCCESS"
+			and self.engine.ended.get(status.workflow_id) != "done"
+		):
 			return False
 		found = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, [run_id])
-		return run_id in found and await self._parked_in(status)
+		return run_id in found and (failed or await self._parked_in(status))
 
 	async def _send(self, status: WorkflowStatus, text: str, step: int | None = None) -> str:
 		# ``text``: the answer masked (`openmolt_dbos._sealed.answer`); it is recorded and sent.
@@ -659,8 +737,9 @@ class DBOSBackend:
 			latest[run_id] = status
 			if status.status == "SUCCESS":
 				outputs[status.workflow_id] = status.output
-		parked = [r for r, s in latest.items() if s.workflow_id in outputs]
-		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, parked)
+		# Those parked in an ended workflow, or failed, may have been cancelled (`cancel`).
+		kept = [r for r, s in latest.items() if s.workflow_id in outputs or s.status == "ERROR"]
+		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, kept)
 		out = []
 		for run_id, status in latest.items():
 			shown, parked_on, waiting = listed_status(
@@ -707,7 +786,7 @@ class DBOSBackend:
 		return list(found)
 
 	async def cancel(self, run_id: str) -> str:
-		"""Cancel an unfinished run (running, parked or stranded); its workflow id.
+		"""Cancel an unfinished run (running, parked, stranded, or failed); its workflow id.
 
 		DBOS cancels the workflow, so its parked question is refused an answer and no later step
 		begins (`DurabilityBackend.cancel`). Then this waits until the run has stopped, so that
@@ -719,19 +798,22 @@ class DBOSBackend:
 		one whose worker no longer beats, runs nowhere: nothing to wait for. Past the wait, a
 		warning says the run's worker has not confirmed (it is stuck in code that ignores
 		cancellation, or cannot reach the store); the run is cancelled all the same, and no step
-		of it begins any more.
+		of it begins any more. A run parked on an approval or an account, or failed (its error
+		kept a state that may go on), has no workflow going: the cancel is recorded, and refuses
+		whatever would go on with it later.
 
 		Args:
 			run_id: The run's id.
 
 		Raises:
-			ConfigurationError: No run has that id, or it has ended.
+			ConfigurationError: No run has that id, or it has ended (done, or cancelled).
 		"""
 		require_asyncio("openmolt runs")
 		status = await self._latest(run_id)
-		if status is not None and await self._parked_in(status):
-			# Parked on an approval or an account: its workflow returned the park, and DBOS has
-			# nothing to cancel; the record refuses the run's next delivery (`drive`), and a
+		if status is not None and await self._kept(status):
+			# Parked on an approval or an account (its workflow returned the park), or failed
+			# (its error kept the state, which may go on in a new segment): DBOS has nothing
+			# to cancel; the record refuses the run's next delivery or resume (`drive`), and a
 			# segment that begins after it stops at its start (`openmolt_dbos._runs`).
 			await anyio.to_thread.run_sync(record_cancel, self.engine.tables, run_id)
 			later = await self._latest(run_id)
@@ -739,8 +821,8 @@ class DBOSBackend:
 				return status.workflow_id
 			# A delivery that passed its check before the record started the run's next
 			# segment meanwhile: it is cancelled as any run under way (once it ended, the
-			# run has ended, or parked again: the record holds that park).
-			if later.status not in ("PENDING", "ENQUEUED") and await self._parked_in(later):
+			# run has ended, or parked or failed again: the record holds that state).
+			if later.status not in ("PENDING", "ENQUEUED") and await self._kept(later):
 				return later.workflow_id
 		status = await self._going(run_id)
 		wid = status.workflow_id
@@ -897,11 +979,16 @@ class DBOSBackend:
 		status = await self._latest(run_id)
 		if status is None:
 			raise ConfigurationError(f"no durable run has the id {run_id!r}; see `openmolt runs`")
-		if await self._cancelled_parked(status, run_id):  # it parked, then was cancelled
-			found = await self._ended_outcome(status)
+		if await self._cancelled_kept(status, run_id):  # it parked or failed, then cancelled
+			if self._failed(status):
+				found = await self._outcome(status.workflow_id)
+			else:
+				found = await self._ended_outcome(status)
 			payload = found.payload if found is not None else None
 			agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 			parked = result_of(payload, agent) if isinstance(payload, dict) else None
+			if isinstance(payload, RunError) and payload.result is not None:
+				parked = payload.result  # the state its failure kept
 			raise await self._cancelled_error(status, parked=parked)
 		agent = self.engine.agents.get(str(attrs(status).get("openmolt_agent", "")))
 		wid = status.workflow_id
@@ -1023,6 +1110,22 @@ def _parked_at(pending: Any) -> tuple[Any, ...] | None:
 		if isinstance(c, dict)
 	)
 	return (pending.get("kind"), pending.get("step"), waiting, tuple(parked))
+
+
+def _waiting_calls(pending: dict[str, Any]) -> set[str]:
+	"""The step keys of the calls a state parked on calls still waits on (no result yet)."""
+	results = pending.get("results")
+	calls = pending.get("calls")
+	if not isinstance(results, list) or not isinstance(calls, list):
+		return set()
+	return {
+		str(c.get("call"))
+		for c in calls
+		if isinstance(c, dict)
+		and isinstance(c.get("index"), int)
+		and 0 <= c["index"] < len(results)
+		and results[c["index"]] is None
+	}
 
 
 _RECORDING = 10.0  # seconds to wait for DBOS to record the outcome of a segment that ended here

@@ -149,8 +149,8 @@ def listed_status(
 	The one reading of a workflow's status as a run's (``openmolt runs``, `DBOSBackend.runs`).
 	A workflow that returned holds the run's result: its status is the run's (``success``,
 	``failure``, ``limit_reached``...), and a result that parked (an approval, an account)
-	makes the run ``parked``, not ``success``; a run cancelled while parked so
-	(``openmolt_cancels``) is ``cancelled``. A workflow still going is ``parked`` while it waits
+	makes the run ``parked``, not ``success``; a run cancelled while parked so, or after its
+	latest workflow failed (``openmolt_cancels``), is ``cancelled``. A workflow still going is ``parked`` while it waits
 	for an answer to its question, else ``pending`` or ``enqueued``. Other workflow statuses
 	(``error``, ``cancelled``) are the run's.
 
@@ -158,7 +158,8 @@ def listed_status(
 		status: The run's latest workflow.
 		output: The workflow's output (`openmolt_dbos._sealed.payload`'s JSON), when it
 			returned; None otherwise.
-		cancelled: Whether the run was cancelled while parked in that output.
+		cancelled: Whether the run was cancelled while parked in that output, or after that
+			workflow failed.
 
 	Returns:
 		``(status, parked_on, waiting_for)``: ``parked_on`` is the `RunResult` status of the park
@@ -174,6 +175,8 @@ def listed_status(
 	if going and labels.get("openmolt_parked") and isinstance(question, dict):
 		asked = {"kind": "human_input", "message": str(question.get("message", ""))}
 		return "parked", "human_input_required", waiting_for(asked)
+	if status.status == "ERROR" and cancelled:  # failed, then cancelled: its state goes nowhere
+		return "cancelled", None, None
 	if status.status != "SUCCESS" or not isinstance(output, dict):
 		return status.status.lower(), None, None
 	if "skipped" in output:  # a scheduled run that overlapped its previous one
@@ -382,8 +385,9 @@ async def _run(
 	agent = engine.agent(agent_name)
 	run_id = str((state or {}).get("run_id") or wid)
 	if wid != run_id and await _cancelled_while_parked(engine, run_id):
-		# A segment going on from a park the run was cancelled in (a delivery that passed its
-		# check a moment before the cancel): nothing of it runs.
+		# A segment going on from a park the run was cancelled in, or from the state a failed
+		# segment kept (a delivery or a resume that passed its check a moment before the
+		# cancel): nothing of it runs.
 		await engine.client().cancel_workflow_async(wid)
 		raise DBOSWorkflowCancelledError(f"run {run_id} was cancelled while it was parked")
 	fresh = wid in engine.created
@@ -429,7 +433,7 @@ async def _run(
 
 
 async def _cancelled_while_parked(engine: Engine, run_id: str) -> bool:
-	"""Whether the run was cancelled while parked in an ended workflow (`record_cancel`)."""
+	"""Whether the run was cancelled while parked in an ended workflow, or failed (`record_cancel`)."""
 	from openmolt_dbos._workers import cancelled_runs
 
 	found = await anyio.to_thread.run_sync(cancelled_runs, engine.tables, [run_id])

@@ -532,12 +532,13 @@ CANCELS = sa.Table(
 	sa.Column("run_id", sa.String(400), primary_key=True),
 	sa.Column("cancelled_at", sa.Float, nullable=False),
 )
-"""The runs cancelled while parked on an approval or an account: their workflow has ended (it
-returned the park), so DBOS has nothing to cancel; a row here refuses their next delivery."""
+"""The runs cancelled while parked on an approval or an account, or after their latest workflow
+failed: that workflow has ended (it returned the park, or raised; the state either kept may go on
+in a new segment), so DBOS has nothing to cancel; a row here refuses their next delivery."""
 
 
 def record_cancel(engine: sa.Engine, run_id: str) -> None:
-	"""Record that a run parked in an ended workflow is cancelled (again: nothing changes)."""
+	"""Record that a run parked in an ended workflow, or failed, is cancelled (again: nothing changes)."""
 	try:
 		with engine.begin() as conn:
 			conn.execute(sa.insert(CANCELS).values(run_id=run_id, cancelled_at=time.time()))
@@ -546,7 +547,7 @@ def record_cancel(engine: sa.Engine, run_id: str) -> None:
 
 
 def cancelled_runs(engine: sa.Engine, run_ids: list[str]) -> set[str]:
-	"""Which of ``run_ids`` were cancelled while parked (`record_cancel`)."""
+	"""Which of ``run_ids`` were cancelled while parked, or failed (`record_cancel`)."""
 	if not run_ids:
 		return set()
 	with engine.connect() as conn:
