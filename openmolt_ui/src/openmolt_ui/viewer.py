@@ -44,6 +44,7 @@ from openmolt_ui._live import (
 	LiveRuns,
 	PendingApproval,
 	by_model,
+	caller_of,
 	clean_start,
 	tainted_by,
 	tainted_calls,
@@ -59,6 +60,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 _RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
 _ENDED_KEEP = 64  # ended runs whose saved state's facts the viewer keeps (taint, usage per model)
+
+_NESTED_MOST = 100  # a run's nested runs listed on its page (the newest)
 
 _REFUSED_WITHIN = 3.0  # seconds a resume is awaited for a refusal (another surface answered)
 
@@ -302,7 +305,7 @@ class Viewer:
 		return await self.run_events(run_id, after=0)
 
 	async def run_events(self, run_id: str, *, after: int) -> dict[str, Any] | None:
-		"""A run's summary and its events after ``after``.
+		"""A run's summary (its nested runs' rows in it: `nested`) and its events after ``after``.
 
 		The store holds every event of a run, across its resumes and processes, so its events
 		come from there when it has the run; only a run it does not know (no store) is read
@@ -314,7 +317,8 @@ class Viewer:
 			if live is None:
 				return None
 			events = [described(e) for e in live.events if e["id"] > after]
-			return {"source": "live", "run": _shown(live.summary()), "events": events}
+			row = {**live.summary(), "nested": await self.nested(run_id)}
+			return {"source": "live", "run": _shown(row), "events": events}
 		assert self.store is not None
 		stored_events = await self.store.events(run_id, after=after, limit=self.page)
 		summary = _checked(stored.to_dict())
@@ -322,11 +326,46 @@ class Viewer:
 			summary = _merged(live.summary(), summary)
 		elif stored.ended:
 			summary.update(await self._from_state(run_id, stored.ended, stored.trigger))
+		summary["nested"] = await self.nested(run_id)
 		return {
 			"source": "store",
 			"run": _shown(summary),
 			"events": [described(e.to_dict()) for e in stored_events],
 		}
+
+	async def nested(self, run_id: str) -> list[dict[str, Any]]:
+		"""The runs nested in a run, at any depth, oldest first (the newest `_NESTED_MOST`).
+
+		A tool call's runs (an agent tool's, or those a tool's code ran with
+		``parent=context.run``) and its guardrail agents' runs are rows of their own in the
+		store, as ``openmolt logs`` lists them, each with its own usage. A guardrail agent's
+		events stay its own (the judged run has only the verdict), so its run is found here, by
+		its id: the judged run's followed by ``.guard...`` (`callers`).
+
+		Each row says what it is (``kind``: ``call`` or ``guardrail``; the ``step``, the call's
+		``index``, the call's ``nth`` run, the guardrail's ``stage`` and name), its ``caller``,
+		and whether its spend is in its caller's totals (``counted``: True for a guardrail
+		agent's, whose usage the kernel adds; None for a call's, which only an agent tool adds:
+		the page compares the totals).
+
+		Args:
+			run_id: The run's id.
+		"""
+		prefix = f"{run_id}."
+		rows: dict[str, dict[str, Any]] = {}
+		if self.store is not None:
+			try:
+				for found_id in await self.store.run_ids(prefix, limit=_NESTED_MOST):
+					found = await self.store.run(found_id)
+					if found is not None:
+						rows[found_id] = _checked(found.to_dict())
+			except Exception:
+				log.exception("the run viewer could not read the run store %s", self.store.path)
+		for live_id, live in list(self.live.runs.items()):
+			if live_id.startswith(prefix):
+				rows[live_id] = _merged(live.summary(), rows.get(live_id))
+		ordered = sorted(rows.values(), key=lambda r: str(r["started"]))[-_NESTED_MOST:]
+		return [_nested_row(r) for r in ordered]
 
 	async def _from_state(self, run_id: str, ended: str, trigger: Any) -> dict[str, Any]:
 		"""What an ended run's saved state adds to its row (read once per end, kept for a few).
@@ -344,8 +383,9 @@ class Viewer:
 		facts: dict[str, Any] = {"taint": [], "usage_by_model": {}}
 		if state is not None:
 			facts = {
+				"user": state.user,  # masked as the store keeps the state
 				"taint": tainted_calls(state.taint),
-				"tainted_by": tainted_by(state.taint),
+				"tainted_by": tainted_by(state.taint, state.user),
 				"clean_start": clean_start(trigger or state.trigger, state.taint),
 				"usage_by_model": by_model(state.usage_by_model),
 			}
@@ -365,9 +405,12 @@ class Viewer:
 			if not more:
 				break
 			events += [described(e.to_dict()) for e in more]
-		subs = sorted({e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")})
+		subs = {e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")}
+		subs |= {
+			n["run_id"] for n in view["run"]["nested"]
+		}  # a guardrail agent's: no event names it
 		sub_runs = []
-		for sub in subs:
+		for sub in sorted(subs):
 			found = await self.store.run(sub) if self.store is not None else None
 			if found is not None:
 				sub_runs.append(_checked(found.to_dict()))
@@ -828,7 +871,30 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
 	"""A run's row as the list and the run page read it: with what it waits for, if parked."""
 	from openmolt_core._support.jsonsafe import shallow
 
-	return {**shallow(row), "waiting_for": waiting_for(row)}
+	caller = caller_of(str(row["run_id"]), row.get("trigger"))
+	return {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
+
+
+def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
+	"""A nested run as its caller's page lists it: what it is, where it nests, what it cost."""
+	run_id = str(row["run_id"])
+	caller = caller_of(run_id, row.get("trigger")) or ""
+	tail = run_id[len(caller) + 1 :].split(".")
+
+	def number(at: int) -> int | None:
+		return int(tail[at]) if len(tail) > at and tail[at].isdigit() else None
+
+	guard = tail[0] == "guard" and len(tail) >= 6
+	where = (
+		{"kind": "guardrail", "step": number(1), "stage": tail[2], "index": number(3)}
+		| {"nth": None, "guardrail": ".".join(tail[5:]), "counted": True}
+		if guard
+		else {"kind": "call", "step": number(0), "index": number(1), "stage": "", "guardrail": ""}
+		| {"nth": number(2) or 1, "counted": None}
+	)
+	shown = _shown(row)
+	keep = ("run_id", "agent", "model", "status", "started", "ended", "steps", "usage", "error")
+	return {**{k: shown.get(k) for k in keep}, **where, "caller": caller}
 
 
 def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:

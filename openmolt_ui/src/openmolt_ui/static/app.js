@@ -194,7 +194,8 @@ function renderList() {
           { class: "line2" },
           `${when(run.started)} · ${run.steps} steps · ${tokens(run.usage)} tokens`,
           el("span", { "data-testid": "run-item-cost" }, costInList(run.usage)),
-          run.trigger && run.trigger.kind ? ` · ${cut(run.trigger.kind, 40)}` : ""
+          run.trigger && run.trigger.kind ? ` · ${cut(run.trigger.kind, 40)}` : "",
+          run.user ? el("span", { "data-testid": "run-item-user" }, ` · for ${cut(run.user, 40)}`) : null
         )
       )
     ))
@@ -976,7 +977,14 @@ const VIEWS = {
       call.notes.push(note);
     },
   },
-  memoryUpdate: { read: ({ d, s }) => { s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` }); } },
+  memoryUpdate: {
+    read: ({ d, s }) => {
+      // a run for an end user writes that user's long-term memory (the agent's if it shares one)
+      const user = selected.run && selected.run.user;
+      const whose = user && d.memory === "longTerm" ? ` (end user ${cut(user, 80)}'s, unless the agent's memory is shared)` : "";
+      s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}${whose}: ${d.data}` });
+    },
+  },
   guardrail: {
     read: ({ event, d, s, index, slot }) => {
       if (index >= 0) {
@@ -1153,6 +1161,66 @@ function cut(value, most) {
   return s.length > most ? `${s.slice(0, most)}… (${number(s.length)} characters)` : s;
 }
 
+function callerView(run) {
+  // a nested run's page links the run it nests in (the server reads it from its trigger or id)
+  if (typeof run.caller !== "string" || !run.caller) return null;
+  return el(
+    "div",
+    { class: "muted", "data-testid": "run-caller" },
+    "nested in run ",
+    el("a", { href: `#run=${encodeURIComponent(run.caller)}`, "data-testid": "caller-link", "data-run-id": run.caller }, cut(run.caller, 200))
+  );
+}
+
+function nestedKind(n) {
+  // what a nested run is: a guardrail agent's run judging a step, or a tool call's (n-th) run
+  const step = Number.isInteger(n.step) ? `step ${n.step}` : "a step";
+  const call = Number.isInteger(n.index) ? `call ${n.index}` : "a call";
+  if (n.kind === "guardrail") {
+    const stage = String(n.stage || "").replace(/_/g, " ");
+    const of = stage.startsWith("tool") ? `${step}'s ${call}` : step;
+    return `guardrail ${cut(n.guardrail, 80)} judging ${stage} at ${of}`;
+  }
+  return `${Number(n.nth) > 1 ? `run ${number(n.nth)} of ` : ""}${step}'s ${call}`;
+}
+
+const NESTED_COUNTED = {
+  // whether a nested run's spend is in its caller's totals (as `openmolt logs` shows each row's own)
+  yes: "counted in its caller's totals",
+  no: "not in its caller's totals: the tool that ran it did not add its usage",
+  later: "counted in its caller's totals when its call ends",
+};
+
+function nestedView(run, tree) {
+  // every run nested in this one, at any depth, from the store: a tool call's runs and its
+  // guardrail agents' (whose events stay their own: only here can one reach them)
+  const rows = Array.isArray(run.nested) ? run.nested.filter((n) => n && typeof n === "object") : [];
+  if (!rows.length) return null;
+  return [
+    el("h3", {}, "Nested runs"),
+    el(
+      "ul",
+      { class: "nested", "data-testid": "nested-runs" },
+      rows.map((n) => {
+        const counted = n.counted === true ? "yes" : n.caller === run.run_id ? tree.counted : null;
+        return el(
+          "li",
+          { "data-testid": "nested-run", "data-run-id": n.run_id, "data-kind": n.kind },
+          el("a", { href: `#run=${encodeURIComponent(String(n.run_id))}`, "data-testid": "nested-link" }, cut(n.agent, 80)),
+          " ",
+          badge(String(n.status || "running")),
+          el("span", { class: "muted", "data-testid": "nested-kind" }, ` ${nestedKind(n)}${n.caller && n.caller !== run.run_id ? ` of run ${cut(n.caller, 200)}` : ""}`),
+          el(
+            "div",
+            { class: "muted", "data-testid": "nested-cost", "data-counted": counted },
+            `${quantity(n.steps || 0, "step")} · ${tokens(n.usage)} tokens · ${cost(n.usage)}${counted ? ` (${NESTED_COUNTED[counted]})` : ""}`
+          )
+        );
+      })
+    ),
+  ];
+}
+
 function taintView(run) {
   // where the run's untrusted content came from (openmolt_core.taint), or why its outside
   // input did not make it untrusted: from the server (openmolt_ui._live.tainted_by, clean_start)
@@ -1226,6 +1294,10 @@ function drawRun() {
     ),
     el("div", { class: "muted" }, `${run.model} · run ${run.run_id} · started `, el("span", { "data-testid": "run-started", "data-time": run.started }, when(run.started))),
     el("div", { class: "muted" }, "from ", el("span", { "data-testid": "run-origin" }, origin(run))),
+    callerView(run),
+    run.user
+      ? el("div", { class: "muted" }, "for end user ", el("b", { "data-testid": "run-user" }, cut(run.user, 200)), " (its accounts, its long-term memory)")
+      : null,
     taintView(run),
     el(
       "div",
@@ -1255,6 +1327,7 @@ function drawRun() {
     run.output !== null && run.output !== undefined
       ? [el("h3", {}, "Output"), long({ "data-testid": "run-output" }, json(run.output))]
       : null,
+    nestedView(run, tree),
     el("h3", {}, "Timeline"),
     timeline(run, list, result),
     el("h3", {}, "Steps"),
