@@ -127,3 +127,40 @@ async def test_a_runs_nested_runs_are_listed_with_it_and_each_names_its_caller(
 	assert sub is not None
 	assert sub["run"]["caller"] == top and sub["run"]["nested"] == []
 	await om.aclose()
+
+
+async def test_the_list_pages_by_top_level_runs_and_a_filter_finds_nested_ones(
+	tmp_path: Path,
+) -> None:
+	"""Nested rows took the list's places (3 runs with 40 guardrail runs each listed 1 of 3, and
+	said nothing more); the 'agent' origin and an agent's name found none of them."""
+	from datetime import UTC, datetime, timedelta
+
+	from .conftest import seed_runs
+
+	store = tmp_path / "runs.db"
+	start = datetime(2026, 1, 1, tzinfo=UTC)
+	rows: list[dict[str, Any]] = []
+	for n in range(3):
+		top = f"top{n}"
+		at = start + timedelta(hours=n)
+		rows.append(
+			{"run_id": top, "agent": "Main", "status": "success", "started": at.isoformat()}
+		)
+		rows += [
+			{
+				"run_id": f"{top}.guard.{k}.tool_call.0.0.Judge",
+				"agent": "Judge",
+				"status": "success",
+				"started": (at + timedelta(seconds=k + 1)).isoformat(),
+				"trigger": {"kind": "agent", "parent_run_id": top},
+			}
+			for k in range(40)
+		]
+	seed_runs(store, rows)
+	viewer = Viewer(store=store)
+	listed = await viewer.runs(3)
+	assert [r["run_id"] for r in listed] == ["top2", "top1", "top0"]
+	judged = await viewer.runs(5, trigger="agent")
+	assert len(judged) == 5 and all(r["caller"] == "top2" for r in judged)
+	assert len(await viewer.runs(200, agent="Judge")) == 120

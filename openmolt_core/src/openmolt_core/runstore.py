@@ -656,6 +656,7 @@ class RunStore(RunObserver):
 		since: str | None = None,
 		trigger: str | None = None,
 		session: str | None = None,
+		top_level: bool = False,
 	) -> list[StoredRun]:
 		"""The latest runs, newest first, optionally filtered.
 
@@ -668,8 +669,10 @@ class RunStore(RunObserver):
 			since: Only runs started at or after this ISO 8601 time.
 			trigger: Only runs started by this kind of trigger (``webhook``, ``cli``...).
 			session: Only the runs of this session (`StoredRun.session_id`).
+			top_level: Leave out the runs nested in others (a tool call's, a guardrail
+				agent's: their id is their caller's followed by ``.``), as `totals` does.
 		"""
-		clauses: list[str] = []
+		clauses: list[str] = ["instr(run_id, '.') = 0"] if top_level else []
 		args: list[Any] = []
 		for column, op, value in (
 			("agent", "=", agent),

@@ -201,19 +201,27 @@ class Viewer:
 	# what the page reads ----------------------------------------------------------------
 
 	async def runs(self, limit: int = 100, **filters: str | None) -> list[dict[str, Any]]:
-		"""Runs of this process and of the store, newest first (sub-agents' runs left out).
+		"""Runs of this process and of the store, newest first.
+
+		The runs nested in others (a tool call's, a guardrail agent's) are on their caller's
+		page (`nested`), not in the list, unless a filter that finds runs is given (``agent``,
+		``status``, ``search``, ``trigger``: the ``agent`` origin is theirs): then they are
+		listed as `openmolt logs` lists them, each with its own cost (``caller`` names the run
+		it nests in, whose cost holds it when its caller counts it).
 
 		Args:
 			limit: The most runs to return.
 			**filters: `RunStore.runs`'s filters (``agent``, ``status``, ``search``, ``before``,
-				``since``); a live run is kept when it matches the ones it can be checked for.
+				``since``, ``trigger``); a live run is kept when it matches the ones it can be
+				checked for.
 		"""
 		rows: dict[str, dict[str, Any]] = {}
 		wanted = filters.get("status")
 		asked = {**filters, "status": "running" if wanted == "killed" else wanted}
+		nested = any(filters.get(k) for k in ("agent", "status", "search", "trigger"))
 		if self.store is not None:
 			try:
-				for stored in await self.store.runs(limit, **asked):
+				for stored in await self.store.runs(limit, **asked, top_level=not nested):
 					row = _checked(stored.to_dict())
 					if not wanted or row["status"] == wanted:
 						rows[stored.run_id] = row
@@ -229,7 +237,7 @@ class Viewer:
 			if row["run_id"] in rows or _matches(row, filters):
 				rows[row["run_id"]] = row
 		ordered = sorted(
-			(r for r in rows.values() if not _is_sub_run(r["run_id"])),
+			(r for r in rows.values() if nested or not _is_sub_run(r["run_id"])),
 			key=lambda r: r["started"],
 			reverse=True,
 		)
@@ -936,7 +944,8 @@ def _alive(pid: Any) -> bool:
 
 
 def _is_sub_run(run_id: str) -> bool:
-	# A sub-agent's run id is its caller's followed by .<step>.<index> (openmolt_core.subagents).
+	# A nested run's id is its caller's followed by .<step>.<index>[.<n>] (a tool call's run) or
+	# .guard.<step>.<stage>.<index>.<n>.<name> (a guardrail agent's): `_live.callers`.
 	return "." in run_id
 
 

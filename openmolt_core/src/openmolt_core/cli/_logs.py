@@ -86,11 +86,52 @@ def _list(runs: list[Any]) -> str:
 			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}, "
 			f"{_cost(run.usage)}"
 		)
+		caller = _caller(run)
+		if caller:  # listed when a filter finds it: its caller's `openmolt logs ID` lists it
+			lines.append(f"    nested in {caller}")
 		lines.append(f"    input: {_short(run.input, 100)}")
 		if run.error:
 			lines.append(f"    error: {_short(run.error, 100)}")
 		elif run.output is not None:
 			lines.append(f"    output: {_short(run.output, 100)}")
+	return "\n".join(lines) + "\n"
+
+
+def _caller(run: Any) -> str:
+	"""The run a nested run's is nested in (its trigger's, else its id's first part), or ``""``.
+
+	A tool call's run has its caller's id followed by ``.<step>.<index>[.<n>]``, a guardrail
+	agent's by ``.guard.<step>.<stage>.<index>.<n>.<name>``.
+	"""
+	if "." not in run.run_id:
+		return ""
+	trigger = run.trigger if isinstance(run.trigger, dict) else {}
+	parent = trigger.get("parent_run_id")
+	if isinstance(parent, str) and parent and run.run_id.startswith(f"{parent}."):
+		return parent
+	return str(run.run_id.split(".")[0])
+
+
+_NESTED_MOST = 100
+"""The most of a run's nested runs ``openmolt logs RUN`` lists (the newest)."""
+
+
+async def _nested(store: Any, run: Any) -> str:
+	"""The runs nested in a run, a line each, oldest first (``""``: none)."""
+	ids = await store.run_ids(f"{run.run_id}.", limit=_NESTED_MOST)
+	rows = [r for r in [await store.run(i) for i in ids] if r is not None]
+	if not rows:
+		return ""
+	lines = [
+		"",
+		"nested runs (a tool call's, a guardrail agent's; each its own cost, which its caller's "
+		"holds when it counts it: `openmolt logs ID` shows one):",
+	]
+	for nested in sorted(rows, key=lambda r: r.started):
+		lines.append(
+			f"  {nested.run_id}  {nested.agent}  {nested.status}  "
+			f"{quantity(nested.steps, 'step')}, {_cost(nested.usage)}"
+		)
 	return "\n".join(lines) + "\n"
 
 
@@ -146,6 +187,7 @@ async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
 		_show(_head(run))
 		async for page in _pages(store, run.run_id):
 			_show("".join(_event_line(e) for e in page))
+		_show(await _nested(store, run))
 		return
 	# The document `json.dumps({**row, "events": [...]}, indent=2)` makes, written in pieces.
 	head = json.dumps({**run.to_dict(), "events": []}, indent=2, ensure_ascii=False, default=str)
@@ -204,7 +246,12 @@ async def _main(ns: argparse.Namespace) -> int:
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
 		await _show_one(store, run, as_json=ns.json)
 		return 0
-	runs = await store.runs(ns.count, agent=ns.agent, status=ns.status, search=ns.search)
+	# The runs nested in others are listed on their caller (`logs ID`), as in the run viewer,
+	# unless a filter finds them (`--agent Judge`: a guardrail agent's runs).
+	found = ns.agent is not None or ns.status is not None or ns.search is not None
+	runs = await store.runs(
+		ns.count, agent=ns.agent, status=ns.status, search=ns.search, top_level=not found
+	)
 	if ns.json:
 		_show(
 			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)

@@ -195,7 +195,9 @@ function renderList() {
           `${when(run.started)} · ${run.steps} steps · ${tokens(run.usage)} tokens`,
           el("span", { "data-testid": "run-item-cost" }, costInList(run.usage)),
           run.trigger && run.trigger.kind ? ` · ${cut(run.trigger.kind, 40)}` : "",
-          run.user ? el("span", { "data-testid": "run-item-user" }, ` · for ${cut(run.user, 40)}`) : null
+          run.user ? el("span", { "data-testid": "run-item-user" }, ` · for ${cut(run.user, 40)}`) : null,
+          // listed when a filter finds it: its caller's page lists it too
+          run.caller ? el("span", { "data-testid": "run-item-nested" }, ` · nested in ${cut(run.caller, 40)}`) : null
         )
       )
     ))

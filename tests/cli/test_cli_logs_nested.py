@@ -1,0 +1,65 @@
+"""`openmolt logs` lists the runs nested in others as the run viewer does: on their caller."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.cli import main as openmolt_main
+from openmolt_core.guardrails import Guardrail
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+VERDICT = {
+	"type": "object",
+	"properties": {"action": {"type": "string"}, "reason": {"type": "string"}},
+	"required": ["action", "reason"],
+}
+
+
+@pytest.fixture
+def top(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+	"""One run of Main, which calls the agent tool Helper, judged by the guardrail agent Judge."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+	ids: list[str] = []
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		helper = om.create_agent(name="Helper", model=ScriptedModel([finish("a")]))
+		judge = om.create_agent(
+			name="Judge",
+			model=ScriptedModel([finish({"action": "allow", "reason": "fine"})]),
+			output_schema=VERDICT,
+		)
+		main = om.create_agent(
+			name="Main",
+			model=ScriptedModel([call_tool("local.Helper", task="go"), finish("done")]),
+			tools=[helper],
+			guardrails=[Guardrail(judge, on="tool_call")],
+		)
+		ids.append((await main.run("go")).state.run_id)
+
+	anyio.run(record)
+	return ids[0]
+
+
+def test_logs_lists_top_level_runs_and_a_runs_page_lists_its_nested_ones(
+	top: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""The list held the guardrail agent's and the sub-agent's rows beside their caller (a
+	guardrail per call filled it); now a filter finds them, marked, and the caller lists them."""
+	assert openmolt_main(["logs"]) == 0
+	listed = capsys.readouterr().out
+	assert "Main  success" in listed and "Judge" not in listed and "Helper" not in listed
+	assert openmolt_main(["logs", "--agent", "Judge"]) == 0
+	judged = capsys.readouterr().out
+	assert f"{top}.guard.1.tool_call.0.0.Judge  Judge  success" in judged
+	assert f"nested in {top}" in judged
+	assert openmolt_main(["logs", top]) == 0
+	one = capsys.readouterr().out
+	nested = one.split("nested runs")[1]
+	assert f"{top}.1.0  Helper  success" in nested
+	assert f"{top}.guard.1.tool_call.0.0.Judge  Judge  success" in nested
