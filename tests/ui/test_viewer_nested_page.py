@@ -15,9 +15,7 @@ pytestmark = [pytest.mark.xdist_group("browser")]
 EVIL = '<img src=x onerror="window.pwned=1">\u202egnp.exe'
 
 
-def test_nested_runs_are_reached_from_their_caller_and_lead_back(
-	served: Served, page: Any
-) -> None:
+def test_nested_runs_are_reached_from_their_caller_and_lead_back(served: Served, page: Any) -> None:
 	"""The guardrail agent's run (no event names it) and a call's two runs are listed on the
 	caller's page with their cost and whether it is counted; each links back; the end user
 	(outside text) shows as text, in the list, the page and its memory's note."""

@@ -264,6 +264,7 @@ class Viewer:
 						"asked": row.get("ended") or row["updated"],
 						"can_answer": self._agent_for(row) is not None
 						and row["run_id"] not in self._resuming,
+						"origin": _origin(row),
 					}
 				)
 		for row in runs:  # runs waiting for an end user to connect an account: shown, not answered
@@ -303,7 +304,7 @@ class Viewer:
 					"rule": call.get("rule", ""),
 					"asked": row.get("ended") or row["updated"],
 					"can_answer": can,
-					"origin": (row.get("trigger") or {}).get("kind", ""),
+					"origin": _origin(row),
 				}
 			)
 		return out
@@ -881,6 +882,13 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
 
 	caller = caller_of(str(row["run_id"]), row.get("trigger"))
 	return {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
+
+
+def _origin(row: Mapping[str, Any]) -> str:
+	"""The kind of trigger that started a run (``a2a``, ``chat``...), or ``""``."""
+	trigger = row.get("trigger")
+	kind = trigger.get("kind") if isinstance(trigger, Mapping) else None
+	return kind if isinstance(kind, str) else ""
 
 
 def _nested_row(row: dict[str, Any]) -> dict[str, Any]:

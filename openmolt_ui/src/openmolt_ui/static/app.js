@@ -268,20 +268,48 @@ function renderQuestions(questions) {
         q.connect ? el("a", { href: `${q.connect}&${AUTH}`, "data-testid": "question-connect" }, "Connect the account") : null,
         answer,
         el("button", { class: "primary", "data-testid": "answer-send", onclick: send, disabled }, "Answer"),
-        disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to answer.") : null,
+        // a run started by a conversation (A2A, AG-UI, a chat, MCP) is answered there first
+        q.kind === "parked" && answeredBy(q.origin, "human_input")
+          ? el("div", { class: "muted", "data-testid": "question-where" }, answeredBy(q.origin, "human_input"))
+          : disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to answer.") : null,
         problem
       );
     }))
   );
 }
 
-const ELSEWHERE = {
-  // who decides a parked run's calls when this page cannot: the surface that started it
-  mcp: "The MCP client that started this run asks its user; the decision comes back from there.",
+const HERE = "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE.";
+
+const ANSWERED_BY = {
+  // who goes on with a run parked on a question or on calls, by the surface that started it
+  // (openmolt_mcp; openmolt_serve's a2a, agui and chats), as [a question, calls to decide];
+  // a run of any other origin is answered here (or by the application that resumes it)
+  mcp: [
+    "The MCP client that started it asks its user (a form in its call); the run resumes with the answer given there.",
+    "The MCP client that started it asks its user (a form in its call); the run resumes with the decision given there.",
+  ],
+  a2a: [
+    "The A2A caller answers it: its next message to the task (input-required) goes on with the run. An answer here goes on without the caller, whose answer then finds the task moved on.",
+    `The operator decides it (an A2A caller never approves the calls its words asked for); the task follows the run. ${HERE}`,
+  ],
+  agui: [
+    "Its AG-UI thread's next request (a resume) goes on with it. An answer here goes on without the thread's user, whose resume then finds it answered.",
+    "Its AG-UI thread's next request (a resume) decides it, or a decision here; the first goes on, the other finds it decided.",
+  ],
+  chat: [
+    "Its chat's next message answers it. An answer here goes on without the person chatting.",
+    `The chat was told to wait for a decision in the run viewer. ${HERE}`,
+  ],
 };
 
+function answeredBy(origin, kind) {
+  // the sentence for a parked question ("human_input") or calls ("approval") of this origin
+  const by = Object.hasOwn(ANSWERED_BY, String(origin)) ? ANSWERED_BY[origin] : null;
+  return by ? by[kind === "approval" ? 1 : 0] : null;
+}
+
 function decidedWhere(origin) {
-  return Object.hasOwn(ELSEWHERE, String(origin)) ? ELSEWHERE[origin] : "Load this agent's file (openmolt ui AGENT_FILE) to decide.";
+  return answeredBy(origin, "approval") || "Load this agent's file (openmolt ui AGENT_FILE) to decide.";
 }
 
 function askedIn(runId) {
@@ -774,7 +802,13 @@ function usageSum(list) {
 
 function fallbackView(f, answered) {
   const then = answered ? `${f.to_model} answered` : `the step went to ${f.to_model}`;
-  return el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${then}`);
+  const status = Number.isInteger(f.status_code) ? `HTTP ${f.status_code}, ` : "";
+  return el(
+    "div",
+    { class: "fallback", "data-testid": "fallback" },
+    `${f.from_model} failed (${status}${f.reason}): ${then}`,
+    f.error ? el("div", { class: "muted", "data-testid": "fallback-error" }, cut(f.error, 500)) : null
+  );
 }
 
 function modelView(s) {
@@ -1252,9 +1286,7 @@ function parkedView(run) {
     el("b", {}, "Parked. "),
     `It waits for ${run.waiting_for || "someone"}`,
     el("div", { class: "muted", "data-testid": "run-parked-how" }, ["human_input", "approval"].includes((run.pending || {}).kind)
-      ? (run.trigger || {}).kind === "mcp"
-        ? "The MCP client that started it asks its user (a form in its call); the run resumes with the answer or decision given there."
-        : "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
+      ? answeredBy((run.trigger || {}).kind, run.pending.kind) || HERE
       : "The application that parked it resumes it (agent.resume(state, ...)); it is listed under “Waiting for you”.")
   );
 }

@@ -1,0 +1,93 @@
+"""A parked run says who goes on with it, for every surface that starts runs; a fallback says
+why the model failed. In a real browser."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from openmolt_core.triggers import TRIGGER_KINDS
+
+from .conftest import Served, seed_runs, shoot
+
+pytestmark = [pytest.mark.xdist_group("browser")]
+
+SURFACES = {"mcp": "MCP client", "a2a": "A2A caller", "agui": "AG-UI thread", "chat": "chat"}
+"""The surfaces whose own conversation goes on with a parked run, and the words that name them."""
+
+
+def _pending(kind: str) -> dict[str, Any]:
+	if kind == "human_input":
+		return {"kind": "human_input", "message": "Which city?"}
+	call = {"type": "callTool", "tool": "local.refund", "input": {"order": "A1"}}
+	calls = [{"index": 0, "call": "tool:1:0:local.refund", "tool": "local.refund"}]
+	return {"kind": "approval", "step": 1, "commands": [call], "calls": calls}
+
+
+def test_a_parked_run_says_who_goes_on_with_it_for_every_origin(served: Served, page: Any) -> None:
+	"""A question an A2A caller, an AG-UI thread or a chat answers said "answer it here" (only
+	MCP's was told apart); each origin now says who goes on, and the page's answer is second."""
+	now = datetime.now(UTC).isoformat()
+	origins = sorted({*TRIGGER_KINDS, "cli", "api"} - {"operator"})
+	assert set(SURFACES) <= set(origins)
+	rows = [
+		{
+			"run_id": f"{origin}-{kind}",
+			"agent": "Desk",
+			"status": f"{kind}_required",
+			"started": now,
+			"trigger": {"kind": origin},
+			"pending": _pending(kind),
+		}
+		for origin in origins
+		for kind in ("human_input", "approval")
+	]
+	seed_runs(served.store_path, rows)
+	page.goto(served.viewer.url)
+	for origin in origins:
+		for kind in ("human_input", "approval"):
+			page.goto(f"{served.viewer.url}#run={origin}-{kind}")
+			how = page.get_by_test_id("run-view").get_by_test_id("run-parked-how")
+			said = SURFACES.get(origin)
+			if said and not (kind == "approval" and origin in ("a2a", "chat")):
+				expect(how, f"{origin} {kind}").to_contain_text(said)
+			else:  # the operator decides here: an A2A caller never approves, a chat was told so
+				expect(how, f"{origin} {kind}").to_contain_text("Waiting for you")
+	for origin, said in SURFACES.items():
+		card = page.locator(f"[data-testid=question][data-run-id='{origin}-human_input']")
+		expect(card.get_by_test_id("question-where")).to_contain_text(said)
+	shoot(page, "parked-surfaces")
+
+
+def test_a_fallback_says_how_its_model_failed(served: Served, page: Any) -> None:
+	"""The failure's status and message (masked by the core) show, as text, beside the reason."""
+	now = datetime.now(UTC).isoformat()
+	evil = '<img src=x onerror="window.pwned=1">'
+	fell = {
+		"from_model": "a:m",
+		"to_model": "b:m",
+		"reason": "server_error",
+		"error": f"upstream said {evil}",
+		"status_code": 503,
+	}
+	seed_runs(
+		served.store_path,
+		[{"run_id": "fell", "agent": "Fell", "status": "success", "started": now}],
+		[
+			{"run_id": "fell", "name": "model:fallback", "time": now, "data": fell},
+			{
+				"run_id": "fell",
+				"name": "llmOutput",
+				"time": now,
+				"data": {"model": "b:m", "output": "{}", "usage": {"input_tokens": 1}},
+			},
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=fell")
+	fallback = page.get_by_test_id("run-view").get_by_test_id("fallback")
+	expect(fallback).to_contain_text("a:m failed (HTTP 503, server_error): b:m answered")
+	expect(fallback.get_by_test_id("fallback-error")).to_have_text(f"upstream said {evil}")
+	assert page.evaluate("window.pwned") is None
