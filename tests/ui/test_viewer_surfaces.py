@@ -91,3 +91,44 @@ def test_a_fallback_says_how_its_model_failed(served: Served, page: Any) -> None
 	expect(fallback).to_contain_text("a:m failed (HTTP 503, server_error): b:m answered")
 	expect(fallback.get_by_test_id("fallback-error")).to_have_text(f"upstream said {evil}")
 	assert page.evaluate("window.pwned") is None
+
+
+def test_a_stored_result_and_its_reads_are_linked(served: Served, page: Any) -> None:
+	"""A result too large for the model showed as an opaque handle, and its reader's call named
+	only that handle; now the call says it was stored whole, and each read says whose it reads."""
+	import json
+	import re
+
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	def export() -> dict[str, Any]:
+		"""Export every row."""
+		return {"rows": [f"row {n} " + "x" * 80 for n in range(60)]}
+
+	def read(request: Any) -> Any:
+		handle = re.search(r"openmolt-file:[\w-]+", json.dumps(request.messages[-1].content))
+		assert handle is not None
+		return call_tool("openmolt.readResult", result=handle.group(0), pointer="/rows/0")
+
+	agent = served.om.create_agent(
+		name="Exporter",
+		model=ScriptedModel([call_tool("local.export"), read, finish("row 0")]),
+		tools=[export],
+		config={"max_result_chars": 500},
+	)
+	result = served.call(agent.run, "export")
+	assert result.status == "success"
+	from openmolt_ui import Viewer
+
+	elsewhere = served.call(Viewer(store=served.store_path).run_view, result.state.run_id)
+	assert [s["tool"] for s in elsewhere["run"]["stored"]] == ["local.export"]  # saved state's
+	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
+	view = page.get_by_test_id("run-view")
+	stored = view.locator("[data-testid=tool-call][data-tool='local.export']")
+	expect(stored.get_by_test_id("note-stored")).to_contain_text(
+		"its result was stored whole as openmolt-file:"
+	)
+	reader = view.locator("[data-testid=tool-call][data-tool='openmolt.readResult']")
+	expect(reader.get_by_test_id("note-stored")).to_have_text(
+		"reads the result of step 1's local.export: pointer /rows/0"
+	)

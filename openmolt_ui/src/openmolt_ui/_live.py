@@ -93,6 +93,7 @@ class LiveRun:
 			if pending is None
 			else self.run.redact.deep({k: v for k, v in pending.items() if k != "results"}),
 			"plan": self.run.redact.deep(state.plan),
+			"stored": [dict(s) for s in state.stored],  # results too large for the model
 			"pid": self.run.pid,
 			"trigger": self.run.trigger,
 			"taint": tainted_calls(state.taint),

@@ -380,8 +380,9 @@ class Viewer:
 		"""What an ended run's saved state adds to its row (read once per end, kept for a few).
 
 		The calls whose results were untrusted (``taint``), what else tainted it from its start
-		(``tainted_by``) or why its outside input did not (``clean_start``), and the run's tokens
-		and cost per model (``usage_by_model``: a fallback's models each count their own calls).
+		(``tainted_by``) or why its outside input did not (``clean_start``), the run's tokens
+		and cost per model (``usage_by_model``: a fallback's models each count their own calls),
+		its end user (``user``) and the results stored because too large (``stored``).
 		A run that did not start has no state: nothing is added.
 		"""
 		known = self._ended.get(run_id)
@@ -397,6 +398,7 @@ class Viewer:
 				"tainted_by": tainted_by(state.taint, state.user),
 				"clean_start": clean_start(trigger or state.trigger, state.taint),
 				"usage_by_model": by_model(state.usage_by_model),
+				"stored": [dict(s) for s in state.stored],  # results too large for the model
 			}
 		self._ended[run_id] = (ended, facts)
 		while len(self._ended) > _ENDED_KEEP:  # the page asks again at each poll: keep a few

@@ -535,7 +535,7 @@ function stepOf(event) {
   return Number.isInteger(event.step) ? event.step : 0;
 }
 
-function steps(events, tainted, over) {
+function steps(events, tainted, over, stored) {
   // over: when the run stopped (cancelled, killed, ended), or null while it goes on
   const byStep = new Map();
   const step = (n) => {
@@ -613,7 +613,35 @@ function steps(events, tainted, over) {
       else if (call.state === "queued" && parked) call.state = "waiting";
     }
   }
+  linkStored(list, stored);
   return { list, result, plan };
+}
+
+const READER = "openmolt.readResult"; // the offload capability's reader (openmolt_core.capabilities)
+
+function linkStored(list, stored) {
+  // a result too large for the model is stored whole (openmolt_core.capabilities.offload; the
+  // run's state lists each: RunState.stored): its call says so (the event holds it whole, the
+  // model read its shape and a preview), and each read of it says which call's result it reads
+  const byFile = new Map();
+  for (const entry of Array.isArray(stored) ? stored : []) {
+    if (entry && typeof entry === "object" && typeof entry.file === "string") byFile.set(entry.file, entry);
+  }
+  const at = new Map([...byFile.values()].map((e) => [`${e.step}:${e.index}`, e]));
+  for (const s of list) {
+    for (const call of s.calls) {
+      const entry = at.get(`${s.n}:${call.index}`);
+      if (entry && call.tool !== READER)
+        call.notes.push({ kind: "stored", text: `its result was stored whole as ${cut(entry.file, 200)}: the model read its shape and a preview, and reads slices with ${READER}` });
+      const input = call.input && typeof call.input === "object" ? call.input : {};
+      if (call.tool === READER && typeof input.result === "string") {
+        const from = byFile.get(input.result);
+        const part = ["pointer", "path", "lines", "bytes"].filter((k) => typeof input[k] === "string").map((k) => `${k} ${cut(input[k], 200)}`);
+        const whose = from ? `the result of step ${from.step}'s ${cut(from.tool, 200)}` : cut(input.result, 200);
+        call.notes.push({ kind: "stored", text: `reads ${whose}${part.length ? `: ${part.join(", ")}` : ""}` });
+      }
+    }
+  }
 }
 
 function eventFields(d) {
@@ -1312,7 +1340,7 @@ function drawRun() {
   }
   const tree = runTree(run.run_id, selected.events);
   tree.over = ["running", "waiting"].includes(run.status) || PARKED.includes(run.status) ? null : run.ended || run.updated;
-  const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over);
+  const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over, run.stored);
   tree.counted = countedIn(run, tree, list);
   // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
