@@ -132,3 +132,36 @@ def test_a_stored_result_and_its_reads_are_linked(served: Served, page: Any) -> 
 	expect(reader.get_by_test_id("note-stored")).to_have_text(
 		"reads the result of step 1's local.export: pointer /rows/0"
 	)
+
+
+def test_the_steps_a_compaction_summarised_say_so(served: Served, page: Any) -> None:
+	"""A compaction's note said 'through step 2', but steps 1 and 2 read as if the model still
+	read their words; they now say at which step they were summarised."""
+	now = datetime.now(UTC).isoformat()
+	usage = {"input_tokens": 1, "output_tokens": 1}
+	events = [
+		{"run_id": "short", "name": "llmOutput", "step": n, "time": now, "data": {"usage": usage}}
+		for n in (1, 2, 3)
+	]
+	events.insert(
+		2,
+		{
+			"run_id": "short",
+			"name": "compaction",
+			"step": 3,
+			"time": now,
+			"data": {"through_step": 2, "tokens_before": 9000, "tokens_after": 800, "files": []},
+		},
+	)
+	seed_runs(
+		served.store_path,
+		[{"run_id": "short", "agent": "Short", "status": "success", "started": now}],
+		events,
+	)
+	page.goto(f"{served.viewer.url}#run=short")
+	view = page.get_by_test_id("run-view")
+	for n in (1, 2):
+		expect(view.locator(f"[data-step='{n}'] [data-testid=step-summarised]")).to_contain_text(
+			"summarised at step 3"
+		)
+	expect(view.locator("[data-step='3'] [data-testid=step-summarised]")).to_have_count(0)

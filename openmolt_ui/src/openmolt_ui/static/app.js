@@ -569,7 +569,7 @@ function steps(events, tainted, over, stored) {
   };
   let previous = null;
   let latestStep = 0;
-  const out = { plan: null, result: null };
+  const out = { plan: null, result: null, compactions: [] };
   const read = (event) => {
     const d = event.data && typeof event.data === "object" ? event.data : {};
     // an event of no step (one emitted outside the run: schedule:end, run:stranded) that comes
@@ -614,6 +614,11 @@ function steps(events, tainted, over, stored) {
     }
   }
   linkStored(list, stored);
+  for (const s of list) {
+    // the first compaction that took this step in: the model read it verbatim until then
+    const by = out.compactions.find((c) => c.through >= s.n && c.at > s.n);
+    if (by) s.summarisedAt = by.at;
+  }
   return { list, result, plan };
 }
 
@@ -909,6 +914,9 @@ function stepsView(runId, tree, all) {
       "div",
       { class: "step", "data-testid": "step", "data-step": s.n },
       el("div", { class: "head" }, s.n > 0 ? `Step ${s.n}` : "Before the first step"),
+      s.summarisedAt
+        ? el("div", { class: "muted", "data-testid": "step-summarised" }, `summarised at step ${s.summarisedAt}: the model read a summary of this step from then on, not its words`)
+        : null,
       modelView(s),
       (s.commands || []).map((command, i) => commandView(command, s.said.get(i))),
       s.calls.map((c) => toolView(c, forCall(c))),
@@ -1068,9 +1076,16 @@ const VIEWS = {
     },
   },
   // the core's events emitted beside the loop's, each said in a sentence: the fields it needs, how
-  compaction: sentence(["through_step", "tokens_before", "tokens_after"], (d) =>
-    `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
-    (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")),
+  compaction: {
+    ...sentence(["through_step", "tokens_before", "tokens_after"], (d) =>
+      `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
+      (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")),
+    read: (at) => {
+      // the steps it summarised say so: from this step on, the model reads a summary of them
+      noted(at, eventNote(at.event, at.d));
+      if (Number.isInteger(at.d.through_step)) at.out.compactions.push({ at: at.s ? at.s.n : 0, through: at.d.through_step });
+    },
+  },
   taint: sentence(["tool"], (d) => {
     // a call's result (tool:<step>:<index>:<handle>), or what the run started from: its memory a
     // tainted run wrote (memory:longTerm), a tool list (tools:<id>)
