@@ -472,7 +472,7 @@ class Viewer:
 			return dict(_RESUMING)
 		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
 		if row is None or row["status"] != "human_input_required":
-			return {"status": "unknown", "error": "no parked run waits with that id"}
+			return {"status": "unknown", "error": _gone(row, "an answer")}
 		agent = self._agent_for(row)
 		if agent is None:
 			return {
@@ -505,7 +505,7 @@ class Viewer:
 			return dict(_RESUMING)
 		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
 		if row is None or row["status"] != "approval_required":
-			return {"status": "unknown", "error": "no parked run waits with that id"}
+			return {"status": "unknown", "error": _gone(row, "a decision")}
 		agent = self._agent_for(row)
 		if agent is None or not hasattr(agent, "approval_requests"):
 			return {
@@ -884,6 +884,16 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
 
 	caller = caller_of(str(row["run_id"]), row.get("trigger"))
 	return {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
+
+
+def _gone(row: Mapping[str, Any] | None, what: str) -> str:
+	"""Why a parked run's answer or decision is not taken: no such run, or it went on."""
+	if row is None:
+		return "no parked run waits with that id"
+	return (
+		f"that run waits for {what} no more: it is {row['status']} now (another surface, "
+		"a chat, an A2A caller, a server or another viewer, went on with it or cancelled it)"
+	)
 
 
 def _origin(row: Mapping[str, Any]) -> str:
