@@ -50,3 +50,53 @@ def test_nested_runs_are_reached_from_their_caller_and_lead_back(served: Served,
 	assert page.evaluate("window.pwned") is None
 	assert page.locator("#run img, #runs img").count() == 0
 	assert problems == []
+
+
+def test_hostile_nested_rows_stay_text_and_their_links_stay_in_the_page(
+	served: Served, page: Any
+) -> None:
+	"""Nested rows another program wrote (HTML and bidi in ids, names, statuses and the
+	trigger's caller, a javascript: caller that is no prefix) show as text; links stay #run=."""
+	from datetime import UTC, datetime
+
+	from .conftest import seed_runs
+
+	problems: list[str] = []
+	page.on("pageerror", lambda error: problems.append(str(error)))
+	now = datetime.now(UTC).isoformat()
+	evil = '<svg onload="window.pwned=1">\u202e'
+	seed_runs(
+		served.store_path,
+		[
+			{"run_id": "host", "agent": "Host", "status": "success", "started": now},
+			{
+				"run_id": f"host.guard.1.{evil}.0.0.{evil}",
+				"agent": evil,
+				"status": evil,
+				"started": now,
+				"trigger": {"kind": "agent", "parent_run_id": "javascript:window.pwned=1"},
+			},
+			{
+				"run_id": f"host.1.0.{evil}",
+				"agent": "Sub",
+				"status": "success",
+				"started": now,
+				"usage": {"input_tokens": evil, "cost_usd": evil},
+				"trigger": {"kind": "agent", "parent_run_id": "host"},
+			},
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=host")
+	view = page.get_by_test_id("run-view")
+	rows = view.get_by_test_id("nested-run")
+	expect(rows).to_have_count(2)
+	guard = view.locator("[data-testid=nested-run][data-kind=guardrail]")
+	expect(guard.get_by_test_id("nested-kind")).to_contain_text("<svg onload")
+	guard.get_by_test_id("nested-link").click()
+	expect(view.get_by_test_id("caller-link")).to_have_attribute("data-run-id", "host")
+	page.wait_for_timeout(200)
+	assert page.evaluate("window.pwned") is None
+	assert page.locator("#run svg, #run img").count() == 0
+	hrefs = page.locator("#run a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+	assert all(h.startswith(("#run=", "/", "?")) for h in hrefs), hrefs
+	assert problems == []
