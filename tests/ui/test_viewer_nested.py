@@ -123,6 +123,9 @@ async def test_a_runs_nested_runs_are_listed_with_it_and_each_names_its_caller(
 	assert nested[f"{top}.1.0"]["counted"] is None  # a tool's own code: the page compares
 	assert nested[f"{top}.1.0"]["usage"]["input_tokens"] == 10
 	assert view["run"]["user"] == "alice"
+	exported = await viewer.export(top)
+	assert exported is not None
+	assert {r["run_id"] for r in exported["sub_runs"]} == set(nested)  # the guardrail's too
 	sub = await viewer.run_view(guard)
 	assert sub is not None
 	assert sub["run"]["caller"] == top and sub["run"]["nested"] == []

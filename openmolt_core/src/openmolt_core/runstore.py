@@ -657,6 +657,7 @@ class RunStore(RunObserver):
 		trigger: str | None = None,
 		session: str | None = None,
 		top_level: bool = False,
+		nested_in: str | None = None,
 	) -> list[StoredRun]:
 		"""The latest runs, newest first, optionally filtered.
 
@@ -671,9 +672,15 @@ class RunStore(RunObserver):
 			session: Only the runs of this session (`StoredRun.session_id`).
 			top_level: Leave out the runs nested in others (a tool call's, a guardrail
 				agent's: their id is their caller's followed by ``.``), as `totals` does.
+			nested_in: Only the runs nested in this run, at any depth (whose id starts with
+				its id and ``.``).
 		"""
 		clauses: list[str] = ["instr(run_id, '.') = 0"] if top_level else []
 		args: list[Any] = []
+		if nested_in is not None:
+			prefix = f"{nested_in}."
+			clauses.append("substr(run_id, 1, ?) = ?")
+			args += [len(prefix), prefix]
 		for column, op, value in (
 			("agent", "=", agent),
 			("status", "=", status),

@@ -364,10 +364,8 @@ class Viewer:
 		rows: dict[str, dict[str, Any]] = {}
 		if self.store is not None:
 			try:
-				for found_id in await self.store.run_ids(prefix, limit=_NESTED_MOST):
-					found = await self.store.run(found_id)
-					if found is not None:
-						rows[found_id] = _checked(found.to_dict())
+				for found in await self.store.runs(_NESTED_MOST, nested_in=run_id):
+					rows[found.run_id] = _checked(found.to_dict())
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
 		for live_id, live in list(self.live.runs.items()):

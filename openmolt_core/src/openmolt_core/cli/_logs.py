@@ -118,8 +118,7 @@ _NESTED_MOST = 100
 
 async def _nested(store: Any, run: Any) -> str:
 	"""The runs nested in a run, a line each, oldest first (``""``: none)."""
-	ids = await store.run_ids(f"{run.run_id}.", limit=_NESTED_MOST)
-	rows = [r for r in [await store.run(i) for i in ids] if r is not None]
+	rows = await store.runs(_NESTED_MOST, nested_in=run.run_id)
 	if not rows:
 		return ""
 	lines = [

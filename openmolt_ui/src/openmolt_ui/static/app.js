@@ -320,7 +320,7 @@ function askedIn(runId) {
   return el(
     "a",
     { class: "who asked-in", href: `#run=${encodeURIComponent(top)}`, "data-testid": "asked-in", "data-run-id": top },
-    `in ${row ? `${row.agent}'s` : "its"} run${top !== runId ? ", by a sub-agent" : ""}`
+    `in ${row ? `${row.agent}'s` : "its"} run${top === runId ? "" : String(runId).includes(".guard.") ? ", by a guardrail agent" : ", by a sub-agent"}`
   );
 }
 
