@@ -63,3 +63,24 @@ def test_logs_lists_top_level_runs_and_a_runs_page_lists_its_nested_ones(
 	nested = one.split("nested runs")[1]
 	assert f"{top}.1.0  Helper  success" in nested
 	assert f"{top}.guard.1.tool_call.0.0.Judge  Judge  success" in nested
+
+
+def test_logs_says_and_filters_whose_run_it_is(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run for an end user says whose it is, and --user lists only theirs."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		for user in ("alice", "bob"):
+			agent = om.create_agent(name="Desk", model=ScriptedModel([finish(f"hi {user}")]))
+			await agent.run("hello", user=user)
+
+	anyio.run(record)
+	assert openmolt_main(["logs", "--user", "alice"]) == 0
+	listed = capsys.readouterr().out
+	assert "for end user alice" in listed and "bob" not in listed
+	assert openmolt_main(["logs", "--user", "carol"]) == 0
+	assert "no recorded run matches --user 'carol'" in capsys.readouterr().err

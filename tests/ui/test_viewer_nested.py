@@ -167,3 +167,24 @@ async def test_the_list_pages_by_top_level_runs_and_a_filter_finds_nested_ones(
 	judged = await viewer.runs(5, trigger="agent")
 	assert len(judged) == 5 and all(r["caller"] == "top2" for r in judged)
 	assert len(await viewer.runs(200, agent="Judge")) == 120
+
+
+async def test_a_runs_end_user_is_in_its_row_from_its_start_and_the_list_filters_by_it(
+	tmp_path: Path,
+) -> None:
+	"""The store had no user: a running run of another process said nobody's, and no list
+	could ask for one user's runs. The row keeps it (masked) from the start; both filter by it."""
+	from openmolt_core.runstore import RunStore
+
+	store = tmp_path / "runs.db"
+	om = OpenMolt(entry_points=False, run_store=store)
+	for user in ("alice", "bob", None):
+		assert (await _family(om).run("go", user=user)).status == "success"
+	rows = await RunStore(store).runs(top_level=True)
+	assert sorted(str(r.user) for r in rows) == ["None", "alice", "bob"]
+	nested = await RunStore(store).runs(nested_in=rows[-1].run_id)  # alice's first run
+	assert {r.user for r in nested} == {"alice"}  # a nested run acts for its caller's user
+	viewer = Viewer(store=store)
+	listed = await viewer.runs(user="alice")
+	assert [r["agent"] for r in listed] == ["Main"] and listed[0]["user"] == "alice"
+	await om.aclose()

@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS agent_runs (
 	state TEXT,
 	pid INTEGER,
 	trigger TEXT,
-	session TEXT
+	session TEXT,
+	end_user TEXT
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_start ON agent_runs (started);
 CREATE TABLE IF NOT EXISTS run_events (
@@ -83,9 +84,9 @@ CREATE INDEX IF NOT EXISTS run_events_by_run ON run_events (run_id, id);
 
 _RUN_COLUMNS = (
 	"run_id, agent, model, status, started, updated, ended, input, steps, usage, output, error,"
-	" pending, pid, trigger, session"
+	" pending, pid, trigger, session, end_user"
 )
-_ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT"}
+_ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT", "end_user": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 
@@ -171,6 +172,8 @@ class StoredRun:
 			"webhook", "where": "Triage"}``; None for a run recorded before triggers were.
 		session_id: The session the run is a turn of (`openmolt_core.observe.ObservedRun.
 			session_id`); None for a run of no session (or recorded before sessions were).
+		user: The end user the run acts for (``RunState.user``, masked like everything else);
+			None for the operator's (or a run recorded before users were).
 	"""
 
 	run_id: str
@@ -189,6 +192,7 @@ class StoredRun:
 	pid: int | None
 	trigger: dict[str, Any] | None = None
 	session_id: str | None = None
+	user: str | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The run as JSON-serializable data."""
@@ -209,6 +213,7 @@ class StoredRun:
 			"pid": self.pid,
 			"trigger": self.trigger,
 			"session_id": self.session_id,
+			"user": self.user,
 		}
 
 
@@ -343,11 +348,13 @@ class RunStore(RunObserver):
 		"""Write the run's row (status ``running``); a resumed run keeps its row, input, trigger.
 
 		A run of a session records the session's id (masked like everything else), also when
-		it is resumed: a row made before the column was gets it then.
+		it is resumed: a row made before the column was gets it then; a run for an end user
+		records the user (`RunState.user`) the same way.
 		"""
 		now = _now()
 		state = run.state
 		session = run.session_id
+		user = state.user
 		row = (
 			run.run_id,
 			run.agent_name,
@@ -360,14 +367,17 @@ class RunStore(RunObserver):
 			os.getpid(),
 			_dumps(run.trigger),
 			None if session is None else run.redact(session),
+			None if user is None else run.redact(user),
 		)
 		await anyio.to_thread.run_sync(
 			self._write,
 			"INSERT INTO agent_runs (run_id, agent, model, status, started, updated, input, steps,"
-			" usage, pid, trigger, session) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)"
+			" usage, pid, trigger, session, end_user)"
+			" VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 			" ON CONFLICT(run_id) DO UPDATE"
 			" SET status = 'running', updated = excluded.updated, ended = NULL, pending = NULL,"
-			" pid = excluded.pid, session = coalesce(excluded.session, session)",
+			" pid = excluded.pid, session = coalesce(excluded.session, session),"
+			" end_user = coalesce(excluded.end_user, end_user)",
 			row,
 		)
 
@@ -656,6 +666,7 @@ class RunStore(RunObserver):
 		since: str | None = None,
 		trigger: str | None = None,
 		session: str | None = None,
+		user: str | None = None,
 		top_level: bool = False,
 		nested_in: str | None = None,
 	) -> list[StoredRun]:
@@ -670,6 +681,7 @@ class RunStore(RunObserver):
 			since: Only runs started at or after this ISO 8601 time.
 			trigger: Only runs started by this kind of trigger (``webhook``, ``cli``...).
 			session: Only the runs of this session (`StoredRun.session_id`).
+			user: Only the runs for this end user (`StoredRun.user`).
 			top_level: Leave out the runs nested in others (a tool call's, a guardrail
 				agent's: their id is their caller's followed by ``.``), as `totals` does.
 			nested_in: Only the runs nested in this run, at any depth (whose id starts with
@@ -688,6 +700,7 @@ class RunStore(RunObserver):
 			("started", ">=", since),
 			("json_extract(trigger, '$.kind')", "=", trigger),
 			("session", "=", session),
+			("end_user", "=", user),
 		):
 			if value is not None:
 				clauses.append(f"{column} {op} ?")
@@ -847,4 +860,5 @@ def _run(row: tuple[Any, ...]) -> StoredRun:
 		pid=row[13],
 		trigger=_loads(row[14]),
 		session_id=row[15],
+		user=row[16],
 	)

@@ -212,8 +212,8 @@ class Viewer:
 		Args:
 			limit: The most runs to return.
 			**filters: `RunStore.runs`'s filters (``agent``, ``status``, ``search``, ``before``,
-				``since``, ``trigger``); a live run is kept when it matches the ones it can be
-				checked for.
+				``since``, ``trigger``, ``user``); a live run is kept when it matches the ones it
+				can be checked for.
 		"""
 		rows: dict[str, dict[str, Any]] = {}
 		wanted = filters.get("status")
@@ -972,6 +972,8 @@ def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
 	agent, status, search = filters.get("agent"), filters.get("status"), filters.get("search")
 	before, since, trigger = filters.get("before"), filters.get("since"), filters.get("trigger")
 	if (agent and row["agent"] != agent) or (status and row["status"] != status):
+		return False
+	if filters.get("user") and row.get("user") != filters.get("user"):
 		return False
 	if trigger and (row.get("trigger") or {}).get("kind") != trigger:
 		return False

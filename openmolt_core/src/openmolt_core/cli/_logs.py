@@ -89,6 +89,8 @@ def _list(runs: list[Any]) -> str:
 		caller = _caller(run)
 		if caller:  # listed when a filter finds it: its caller's `openmolt logs ID` lists it
 			lines.append(f"    nested in {caller}")
+		if run.user:
+			lines.append(f"    for end user {_short(run.user, 100)}")
 		lines.append(f"    input: {_short(run.input, 100)}")
 		if run.error:
 			lines.append(f"    error: {_short(run.error, 100)}")
@@ -249,7 +251,12 @@ async def _main(ns: argparse.Namespace) -> int:
 	# unless a filter finds them (`--agent Judge`: a guardrail agent's runs).
 	found = ns.agent is not None or ns.status is not None or ns.search is not None
 	runs = await store.runs(
-		ns.count, agent=ns.agent, status=ns.status, search=ns.search, top_level=not found
+		ns.count,
+		agent=ns.agent,
+		status=ns.status,
+		search=ns.search,
+		user=ns.user,
+		top_level=not found,
 	)
 	if ns.json:
 		_show(
@@ -261,7 +268,12 @@ async def _main(ns: argparse.Namespace) -> int:
 	else:  # said on stderr: stdout stays the list, empty, for scripts
 		filters = [
 			f"{name} {value!r}"
-			for name, value in (("-q", ns.search), ("--agent", ns.agent), ("--status", ns.status))
+			for name, value in (
+				("-q", ns.search),
+				("--agent", ns.agent),
+				("--status", ns.status),
+				("--user", ns.user),
+			)
 			if value is not None
 		]
 		said = (
@@ -303,6 +315,7 @@ def main(args: list[str]) -> int:
 	parser.add_argument("-n", "--count", type=int, default=10, help="how many runs (default 10)")
 	parser.add_argument("-q", "--search", help="only runs whose input, output or error has this")
 	parser.add_argument("--agent", help="only this agent's runs")
+	parser.add_argument("--user", help="only the runs for this end user (agent.run(user=...))")
 	parser.add_argument(
 		"--status",
 		choices=STATUSES,
