@@ -18,18 +18,17 @@ EVIL = '<img src=x onerror="window.pwned=1">\u202egnp.exe'
 def test_nested_runs_are_reached_from_their_caller_and_lead_back(served: Served, page: Any) -> None:
 	"""The guardrail agent's run (no event names it) and a call's two runs are listed on the
 	caller's page with their cost and whether it is counted; each links back; the end user
-	(outside text) shows as text, in the list, the page and its memory's note."""
+	shows in the list, the page and its memory's note."""
 	problems: list[str] = []
 	page.on("pageerror", lambda error: problems.append(str(error)))
-	result = served.call(lambda: _family(served.om).run("go", user=EVIL))
+	result = served.call(lambda: _family(served.om).run("go", user="alice"))
 	assert result.status == "success"
 	top = result.state.run_id
 	page.goto(f"{served.viewer.url}#run={top}")
 	view = page.get_by_test_id("run-view")
-	shown_user = EVIL.replace("\u202e", "\\u202e")
-	expect(view.get_by_test_id("run-user")).to_have_text(shown_user)
-	expect(page.get_by_test_id("run-item-user")).to_contain_text(shown_user[:30])
-	expect(view.get_by_test_id("note-memory")).to_contain_text(f"end user {shown_user}'s")
+	expect(view.get_by_test_id("run-user")).to_have_text("alice")
+	expect(page.get_by_test_id("run-item-user")).to_contain_text("for alice")
+	expect(view.get_by_test_id("note-memory")).to_contain_text("end user alice's")
 	rows = view.get_by_test_id("nested-run")
 	expect(rows).to_have_count(3)
 	guard = view.locator("[data-testid=nested-run][data-kind=guardrail]")
@@ -55,8 +54,9 @@ def test_nested_runs_are_reached_from_their_caller_and_lead_back(served: Served,
 def test_hostile_nested_rows_stay_text_and_their_links_stay_in_the_page(
 	served: Served, page: Any
 ) -> None:
-	"""Nested rows another program wrote (HTML and bidi in ids, names, statuses and the
-	trigger's caller, a javascript: caller that is no prefix) show as text; links stay #run=."""
+	"""An end user's id and nested rows another program wrote (HTML and bidi in ids, names,
+	statuses and the trigger's caller, a javascript: caller that is no prefix) show as text;
+	links stay #run=."""
 	from datetime import UTC, datetime
 
 	from .conftest import seed_runs
@@ -86,8 +86,15 @@ def test_hostile_nested_rows_stay_text_and_their_links_stay_in_the_page(
 			},
 		],
 	)
-	page.goto(f"{served.viewer.url}#run=host")
+	result = served.call(lambda: _family(served.om).run("go", user=EVIL))
+	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
 	view = page.get_by_test_id("run-view")
+	shown_user = EVIL.replace("\u202e", "\\u202e")
+	expect(view.get_by_test_id("run-user")).to_have_text(shown_user)
+	item = page.locator(f"[data-run-id='{result.state.run_id}'] [data-testid=run-item-user]")
+	expect(item).to_contain_text(shown_user[:30])
+	expect(view.get_by_test_id("note-memory")).to_contain_text(f"end user {shown_user}'s")
+	page.goto(f"{served.viewer.url}#run=host")
 	rows = view.get_by_test_id("nested-run")
 	expect(rows).to_have_count(2)
 	guard = view.locator("[data-testid=nested-run][data-kind=guardrail]")
