@@ -689,10 +689,9 @@ class RunStore(RunObserver):
 		"""
 		clauses: list[str] = ["instr(run_id, '.') = 0"] if top_level else []
 		args: list[Any] = []
-		if nested_in is not None:
-			prefix = f"{nested_in}."
-			clauses.append("substr(run_id, 1, ?) = ?")
-			args += [len(prefix), prefix]
+		if nested_in is not None:  # the ids from "<id>." up to "<id>/": a range of the key's index
+			clauses.append("run_id >= ? AND run_id < ?")
+			args += [f"{nested_in}.", f"{nested_in}/"]
 		for column, op, value in (
 			("agent", "=", agent),
 			("status", "=", status),
