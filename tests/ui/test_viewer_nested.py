@@ -188,3 +188,43 @@ async def test_a_runs_end_user_is_in_its_row_from_its_start_and_the_list_filters
 	listed = await viewer.runs(user="alice")
 	assert [r["agent"] for r in listed] == ["Main"] and listed[0]["user"] == "alice"
 	await om.aclose()
+
+
+async def test_a_run_whose_id_holds_a_dot_is_nested_only_when_its_trigger_says_so(
+	tmp_path: Path,
+) -> None:
+	"""An interval schedule's skipped due time (its id holds the time's fraction of a second)
+	and a run id the application chose ('order.123') were taken for nested runs: left out of
+	the list and the overview, and given a caller ('tick@2026-01-01T00:00:00')."""
+	from .conftest import seed_runs
+
+	store = tmp_path / "runs.db"
+	now = "2026-01-01T00:00:01+00:00"
+	seed_runs(
+		store,
+		[
+			{
+				"run_id": "tick@2026-01-01T00:00:00.5+00:00:skipped",
+				"agent": "Ticker",
+				"status": "skipped",
+				"started": now,
+				"trigger": {"kind": "schedule", "where": "tick"},
+			},
+			{"run_id": "order.123", "agent": "Shop", "status": "success", "started": now},
+			{
+				"run_id": "order.123.1.0",
+				"agent": "Helper",
+				"status": "success",
+				"started": now,
+				"trigger": {"kind": "agent", "parent_run_id": "order.123"},
+			},
+		],
+	)
+	viewer = Viewer(store=store)
+	listed = {r["run_id"]: r for r in await viewer.runs()}
+	assert set(listed) == {"tick@2026-01-01T00:00:00.5+00:00:skipped", "order.123"}
+	assert all(r["caller"] is None for r in listed.values())
+	view = await viewer.run_view("order.123.1.0")
+	assert view is not None and view["run"]["caller"] == "order.123"
+	overview = await viewer.overview(3650)
+	assert {a["agent"] for a in overview["agents"]} == {"Ticker", "Shop"}

@@ -89,6 +89,16 @@ _RUN_COLUMNS = (
 _ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT", "end_user": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
+_NESTED = (
+	"(CASE WHEN json_valid(trigger) THEN CASE WHEN json_type(trigger) = 'object'"
+	" THEN coalesce(json_extract(trigger, '$.kind') = 'agent', 0)"
+	" ELSE instr(run_id, '.') > 0 END ELSE instr(run_id, '.') > 0 END)"
+)
+"""Whether a row is a run nested in another (a tool call's, a guardrail agent's): its trigger
+says ``agent`` (`openmolt_core.observe.watch_run`), or, recorded before triggers were, its id
+holds a dot. Another id with a dot (an interval schedule's skipped due time, an id the
+application chose) is a run of its own."""
+
 
 _PARKED = tuple(sorted(PARKED_STATUSES))
 """The statuses of a parked run (`PARKED_STATUSES`), which `RunStore.cancel_parked` ends."""
@@ -683,11 +693,12 @@ class RunStore(RunObserver):
 			session: Only the runs of this session (`StoredRun.session_id`).
 			user: Only the runs for this end user (`StoredRun.user`).
 			top_level: Leave out the runs nested in others (a tool call's, a guardrail
-				agent's: their id is their caller's followed by ``.``), as `totals` does.
+				agent's: their trigger says ``agent``, and their id is their caller's followed
+				by ``.``), as `totals` does.
 			nested_in: Only the runs nested in this run, at any depth (whose id starts with
 				its id and ``.``).
 		"""
-		clauses: list[str] = ["instr(run_id, '.') = 0"] if top_level else []
+		clauses: list[str] = [f"NOT {_NESTED}"] if top_level else []
 		args: list[Any] = []
 		if nested_in is not None:  # the ids from "<id>." up to "<id>/": a range of the key's index
 			clauses.append("run_id >= ? AND run_id < ?")
@@ -776,7 +787,7 @@ class RunStore(RunObserver):
 			" coalesce(sum(CASE WHEN json_extract(usage, '$.cost_usd') IS NULL"
 			" THEN json_extract(usage, '$.calls')"
 			" ELSE coalesce(json_extract(usage, '$.unpriced_calls'), 0) END), 0)"
-			" FROM agent_runs WHERE started >= ? AND instr(run_id, '.') = 0"
+			f" FROM agent_runs WHERE started >= ? AND NOT {_NESTED}"
 			" GROUP BY 1, 2 ORDER BY 1, 2",
 			(since,),
 		)

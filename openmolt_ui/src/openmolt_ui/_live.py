@@ -124,19 +124,25 @@ def callers(run_id: str) -> list[str]:
 
 
 def caller_of(run_id: str, trigger: Any) -> str | None:
-	"""The id of the run a nested run was called by, from its trigger, else its id; or None.
+	"""The id of the run a nested run was called by, or None for a run of its own.
 
 	A nested run's trigger is ``{"kind": "agent", "parent_run_id": ...}``
-	(`openmolt_core.observe.watch_run`); a row without one (another program's) is read from its
-	id: the top run's, the first part (`callers`).
+	(`openmolt_core.observe.watch_run`): the caller is its ``parent_run_id``, or, when that is
+	no prefix of the run's id (another program's row), the id's first part (`callers`); so is
+	the caller of a row with no trigger (recorded before triggers were) whose id holds a dot. Another run whose
+	id holds one (an interval schedule's skipped due time, an id the application chose) is a
+	run of its own (`openmolt_core.runstore`'s rule, which the list and the overview follow).
 
 	Args:
 		run_id: The run's id.
 		trigger: Its trigger, as recorded.
 	"""
-	parent = trigger.get("parent_run_id") if isinstance(trigger, Mapping) else None
-	if isinstance(parent, str) and parent and run_id.startswith(f"{parent}."):
-		return parent
+	if isinstance(trigger, Mapping):
+		if trigger.get("kind") != "agent":
+			return None
+		parent = trigger.get("parent_run_id")
+		if isinstance(parent, str) and parent and run_id.startswith(f"{parent}."):
+			return parent
 	return run_id.split(".")[0] if "." in run_id else None
 
 

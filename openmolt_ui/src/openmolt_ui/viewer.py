@@ -237,7 +237,11 @@ class Viewer:
 			if row["run_id"] in rows or _matches(row, filters):
 				rows[row["run_id"]] = row
 		ordered = sorted(
-			(r for r in rows.values() if nested or not _is_sub_run(r["run_id"])),
+			(
+				r
+				for r in rows.values()
+				if nested or caller_of(r["run_id"], r.get("trigger")) is None
+			),
 			key=lambda r: r["started"],
 			reverse=True,
 		)
@@ -959,12 +963,6 @@ def _alive(pid: Any) -> bool:
 	except PermissionError:
 		return True  # another user's process
 	return True
-
-
-def _is_sub_run(run_id: str) -> bool:
-	# A nested run's id is its caller's followed by .<step>.<index>[.<n>] (a tool call's run) or
-	# .guard.<step>.<stage>.<index>.<n>.<name> (a guardrail agent's): `_live.callers`.
-	return "." in run_id
 
 
 def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:

@@ -315,12 +315,16 @@ function decidedWhere(origin) {
 function askedIn(runId) {
   // a link to the run a question or call waits in: the run the list shows (a sub-agent's caller)
   if (!runId) return null;
-  const top = String(runId).split(".")[0];
-  const row = lastState.runs.find((r) => r.run_id === top);
+  const id = String(runId);
+  // the listed run it is, or nests in (an id the application chose may hold a dot itself)
+  const row = lastState.runs
+    .filter((r) => id === r.run_id || id.startsWith(`${r.run_id}.`))
+    .sort((a, b) => b.run_id.length - a.run_id.length)[0];
+  const top = row ? row.run_id : id.split(".")[0];
   return el(
     "a",
     { class: "who asked-in", href: `#run=${encodeURIComponent(top)}`, "data-testid": "asked-in", "data-run-id": top },
-    `in ${row ? `${row.agent}'s` : "its"} run${top === runId ? "" : String(runId).includes(".guard.") ? ", by a guardrail agent" : ", by a sub-agent"}`
+    `in ${row ? `${row.agent}'s` : "its"} run${top === id ? "" : id.slice(top.length).includes(".guard.") ? ", by a guardrail agent" : ", by a sub-agent"}`
   );
 }
 
