@@ -165,3 +165,43 @@ def test_the_steps_a_compaction_summarised_say_so(served: Served, page: Any) -> 
 			"summarised at step 3"
 		)
 	expect(view.locator("[data-step='3'] [data-testid=step-summarised]")).to_have_count(0)
+
+
+def test_tool_search_says_what_it_loaded_and_a_loaded_tools_call_says_when(
+	served: Served, page: Any
+) -> None:
+	"""A loadTools call's output named its tools only in its JSON; the call now says what it
+	made callable from which step, and a later call of one says which step loaded it."""
+	now = datetime.now(UTC).isoformat()
+	load = {"type": "callTool", "tool": "openmolt.loadTools", "input": {"tools": ["crm.find"]}}
+	find = {"type": "callTool", "tool": "crm.find", "input": {"q": "Ada"}}
+
+	def event(name: str, step: int, data: dict[str, Any]) -> dict[str, Any]:
+		return {"run_id": "search", "name": name, "step": step, "time": now, "data": data}
+
+	seed_runs(
+		served.store_path,
+		[{"run_id": "search", "agent": "Searcher", "status": "success", "started": now}],
+		[
+			event("commandsQueued", 1, {"commands": [load]}),
+			event("tool:call", 1, {"tool": load["tool"], "input": load["input"]}),
+			event(
+				"tool:response",
+				1,
+				{"tool": load["tool"], "response": {"loaded": ["crm.find"], "tools": []}},
+			),
+			event("commandsQueued", 2, {"commands": [find]}),
+			event("tool:call", 2, {"tool": "crm.find", "input": find["input"]}),
+			event("tool:response", 2, {"tool": "crm.find", "response": {"found": 1}}),
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=search")
+	view = page.get_by_test_id("run-view")
+	loader = view.locator("[data-testid=tool-call][data-tool='openmolt.loadTools']")
+	expect(loader.get_by_test_id("note-loaded")).to_have_text(
+		"made 1 tool callable from step 2: crm.find"
+	)
+	found = view.locator("[data-testid=tool-call][data-tool='crm.find']")
+	expect(found.get_by_test_id("note-loaded")).to_have_text(
+		"loaded by openmolt.loadTools at step 1"
+	)

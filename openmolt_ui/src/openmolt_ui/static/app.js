@@ -618,6 +618,7 @@ function steps(events, tainted, over, stored) {
     }
   }
   linkStored(list, stored);
+  linkLoaded(list);
   for (const s of list) {
     // the first compaction that took this step in: the model read it verbatim until then
     const by = out.compactions.find((c) => c.through >= s.n && c.at > s.n);
@@ -649,6 +650,27 @@ function linkStored(list, stored) {
         const whose = from ? `the result of step ${from.step}'s ${cut(from.tool, 200)}` : cut(input.result, 200);
         call.notes.push({ kind: "stored", text: `reads ${whose}${part.length ? `: ${part.join(", ")}` : ""}` });
       }
+    }
+  }
+}
+
+const LOADER = "openmolt.loadTools"; // tool search's loader (openmolt_core.capabilities.toolsearch)
+
+function linkLoaded(list) {
+  // tool search: a loadTools call says which tools it made callable, and from which step; a
+  // later call of one of them says which step loaded it
+  const loaded = new Map();
+  for (const s of list) {
+    for (const call of s.calls) {
+      if (loaded.has(call.tool) && loaded.get(call.tool) < s.n)
+        call.notes.push({ kind: "loaded", text: `loaded by ${LOADER} at step ${loaded.get(call.tool)}` });
+    }
+    for (const call of s.calls) {
+      const r = call.response;
+      if (call.tool !== LOADER || call.state !== "ok" || !r || typeof r !== "object" || !Array.isArray(r.loaded)) continue;
+      const names = r.loaded.filter((n) => typeof n === "string");
+      for (const name of names) if (!loaded.has(name)) loaded.set(name, s.n);
+      call.notes.push({ kind: "loaded", text: `made ${quantity(names.length, "tool")} callable from step ${s.n + 1}: ${names.map((n) => cut(n, 200)).join(", ")}` });
     }
   }
 }
