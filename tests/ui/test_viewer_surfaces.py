@@ -205,3 +205,51 @@ def test_tool_search_says_what_it_loaded_and_a_loaded_tools_call_says_when(
 	expect(found.get_by_test_id("note-loaded")).to_have_text(
 		"loaded by openmolt.loadTools at step 1"
 	)
+
+
+def test_a_run_whose_resume_failed_says_its_park_is_still_good(served: Served, page: Any) -> None:
+	"""Parked, then a resume (a durable segment) failed: the page showed an error run whose call
+	was 'not run', as if nothing could go on; it now says the park can be given again."""
+	now = datetime.now(UTC).isoformat()
+	call = {"type": "callTool", "tool": "local.pay", "input": {"amount": 5}}
+
+	def event(name: str, data: dict[str, Any]) -> dict[str, Any]:
+		return {"run_id": "segment", "name": name, "step": 1, "time": now, "data": data}
+
+	seed_runs(
+		served.store_path,
+		[
+			{
+				"run_id": "segment",
+				"agent": "Clerk",
+				"status": "error",
+				"started": now,
+				"error": "PluginError: capabilities:clerk: its before_tool hook raised",
+			}
+		],
+		[
+			event("llmOutput", {"output": "{}", "usage": {}}),
+			event("commandsQueued", {"commands": [call]}),
+			event("finish", {"result": {"status": "approval_required"}}),
+			event("tool:call", {"tool": "local.pay", "input": {"amount": 5}}),
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=segment")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("run-resume-failed")).to_contain_text(
+		"It was parked at step 1 (approval required), then going on from there failed"
+	)
+	expect(view.get_by_test_id("tool-call")).to_have_attribute("data-status", "interrupted")
+	later = {"run_id": "segment", "name": "llmOutput", "step": 2, "time": now, "data": {}}
+	seed_runs(  # a run that went on past its park, then failed: its park is gone
+		served.store_path,
+		[{"run_id": "went-on", "agent": "Clerk", "status": "error", "started": now}],
+		[
+			{**e, "run_id": "went-on"}
+			for e in (event("finish", {"result": {"status": "approval_required"}}), later)
+		],
+	)
+	page.goto(f"{served.viewer.url}#run=went-on")
+	expect(view.get_by_test_id("run-agent")).to_have_text("Clerk")
+	expect(view.locator("[data-testid=step][data-step='2']")).to_have_count(1)
+	expect(view.get_by_test_id("run-resume-failed")).to_have_count(0)

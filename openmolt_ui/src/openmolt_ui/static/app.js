@@ -993,7 +993,7 @@ const VIEWS = {
     run: true,
     read: ({ event, d, out }) => {
       out.result = d.result;
-      if (out.result && PARKED.includes(out.result.status)) out.result = { ...out.result, parkedAt: event.time };
+      if (out.result && PARKED.includes(out.result.status)) out.result = { ...out.result, parkedAt: event.time, parkedStep: stepOf(event) };
     },
   },
   llmOutput: { read: ({ event, d, s, previous }) => { s.model = { ...d, start: previous ? previous.time : null, end: event.time }; } }, // fallbacks included
@@ -1347,6 +1347,21 @@ function noSteps(run, tree) {
   return el("p", { class: "muted", "data-testid": "no-steps" }, never ? "No step ran: the run did not start." : "No step ran.");
 }
 
+function resumeFailed(run, result, list) {
+  // its last drive ended parked, and the run ended in error since with no later step: a resume
+  // (a durable run's segment) failed going on from the park, whose state is still good
+  if (!result || !result.parkedAt || !["error", "killed"].includes(run.status)) return null;
+  if (list.some((s) => s.n > result.parkedStep)) return null; // it went on past the park
+
+  const step = Number.isInteger(result.parkedStep) && result.parkedStep > 0 ? ` at step ${result.parkedStep}` : "";
+  return el(
+    "div",
+    { class: "card error", "data-testid": "run-resume-failed" },
+    `It was parked${step} (${String(result.status).replace(/_/g, " ")}), then going on from there failed (the error above). `,
+    "The parked state is still good: giving the answer, decision or delivery again goes on from it (the application's saved state, or a durable run's store). A call the failed attempt began shows as interrupted: it may have taken effect."
+  );
+}
+
 function parkedView(run) {
   // what it waits for comes from the server (openmolt_ui._waiting), for every way a run parks
   return el(
@@ -1420,6 +1435,7 @@ function drawRun() {
     usageByModel(run.usage_by_model),
     parked ? parkedView(run) : null,
     !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, long({}, run.error)) : null,
+    resumeFailed(run, result, list),
     run.status === "cancelled" && !run.error
       ? el("div", { class: "card error", "data-testid": "run-error" }, "Cancelled: the run was stopped before it ended; a call still running then did not finish.")
       : null,
