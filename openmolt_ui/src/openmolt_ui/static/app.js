@@ -1349,7 +1349,7 @@ function noSteps(run, tree) {
 
 function resumeFailed(run, result, list) {
   // its last drive ended parked, and the run ended in error since with no later step: a resume
-  // (a durable run's segment) failed going on from the park, whose state is still good
+  // (a durable run's segment) failed going on from the park, which a durable store keeps
   if (!result || !result.parkedAt || !["error", "killed"].includes(run.status)) return null;
   if (list.some((s) => s.n > result.parkedStep)) return null; // it went on past the park
 
@@ -1358,7 +1358,7 @@ function resumeFailed(run, result, list) {
     "div",
     { class: "card error", "data-testid": "run-resume-failed" },
     `It was parked${step} (${String(result.status).replace(/_/g, " ")}), then going on from there failed (the error above). `,
-    "The parked state is still good: giving the answer, decision or delivery again goes on from it (the application's saved state, or a durable run's store). A call the failed attempt began shows as interrupted: it may have taken effect."
+    "A durable run's park is still good: giving the answer, decision or delivery again goes on from it. A call the failed attempt began shows as interrupted: it may have taken effect."
   );
 }
 
