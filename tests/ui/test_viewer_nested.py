@@ -220,11 +220,28 @@ async def test_a_run_whose_id_holds_a_dot_is_nested_only_when_its_trigger_says_s
 			},
 		],
 	)
+	seed_runs(
+		store,
+		[  # a hostile nested row: digits no int() reads
+			{
+				"run_id": f"order.123.\u00b2.{'9' * 5000}",
+				"agent": "Odd",
+				"status": "success",
+				"started": now,
+				"trigger": {"kind": "agent", "parent_run_id": "order.123"},
+			}
+		],
+	)
 	viewer = Viewer(store=store)
 	listed = {r["run_id"]: r for r in await viewer.runs()}
 	assert set(listed) == {"tick@2026-01-01T00:00:00.5+00:00:skipped", "order.123"}
 	assert all(r["caller"] is None for r in listed.values())
 	view = await viewer.run_view("order.123.1.0")
 	assert view is not None and view["run"]["caller"] == "order.123"
+	shop = await viewer.run_view("order.123")
+	assert shop is not None
+	odd = [n for n in shop["run"]["nested"] if n["agent"] == "Odd"]
+	assert odd and odd[0]["step"] is None and odd[0]["index"] is None
+	assert await viewer.run_view("order") is None  # no such run; "order.123" is not nested
 	overview = await viewer.overview(3650)
 	assert {a["agent"] for a in overview["agents"]} == {"Ticker", "Shop"}

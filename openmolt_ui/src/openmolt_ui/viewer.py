@@ -368,14 +368,16 @@ class Viewer:
 		rows: dict[str, dict[str, Any]] = {}
 		if self.store is not None:
 			try:
-				for found in await self.store.runs(_NESTED_MOST, nested_in=run_id):
-					rows[found.run_id] = _checked(found.to_dict())
+				for stored in await self.store.runs(_NESTED_MOST, nested_in=run_id):
+					rows[stored.run_id] = _checked(stored.to_dict())
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
 		for live_id, live in list(self.live.runs.items()):
 			if live_id.startswith(prefix):
 				rows[live_id] = _merged(live.summary(), rows.get(live_id))
-		ordered = sorted(rows.values(), key=lambda r: str(r["started"]))[-_NESTED_MOST:]
+		# a run of its own whose id merely starts so (one the application chose) is left out
+		found = [r for r in rows.values() if caller_of(r["run_id"], r.get("trigger")) is not None]
+		ordered = sorted(found, key=lambda r: str(r["started"]))[-_NESTED_MOST:]
 		return [_nested_row(r) for r in ordered]
 
 	async def _from_state(self, run_id: str, ended: str, trigger: Any) -> dict[str, Any]:
@@ -419,9 +421,8 @@ class Viewer:
 				break
 			events += [described(e.to_dict()) for e in more]
 		subs = {e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")}
-		subs |= {
-			n["run_id"] for n in view["run"]["nested"]
-		}  # a guardrail agent's: no event names it
+		# a guardrail agent's run too: no event names it
+		subs |= {n["run_id"] for n in view["run"]["nested"]}
 		sub_runs = []
 		for sub in sorted(subs):
 			found = await self.store.run(sub) if self.store is not None else None
@@ -912,7 +913,8 @@ def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
 	tail = run_id[len(caller) + 1 :].split(".")
 
 	def number(at: int) -> int | None:
-		return int(tail[at]) if len(tail) > at and tail[at].isdigit() else None
+		text = tail[at] if len(tail) > at else ""
+		return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
 
 	guard = tail[0] == "guard" and len(tail) >= 6
 	where = (
@@ -986,7 +988,8 @@ def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
 def _step_of(call: str) -> int:
 	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
 	parts = call.split(":")
-	return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+	step = parts[1] if len(parts) > 1 else ""
+	return int(step) if step.isascii() and step.isdigit() and len(step) < 10 else 0
 
 
 def _apply(request: Any, decision: ApprovalDecision) -> Any:
