@@ -84,3 +84,25 @@ def test_logs_says_and_filters_whose_run_it_is(
 	assert "for end user alice" in listed and "bob" not in listed
 	assert openmolt_main(["logs", "--user", "carol"]) == 0
 	assert "no recorded run matches --user 'carol'" in capsys.readouterr().err
+
+
+def test_a_run_id_with_a_dot_is_a_run_of_its_own_in_the_list(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run the application named 'order.123' is listed, and not said to be nested in 'order'."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		agent = om.create_agent(name="Shop", model=ScriptedModel([finish("sold")]))
+		from openmolt_core.durability import LOCAL_PORT
+
+		await agent.execute(None, port=LOCAL_PORT, input="sell", run_id="order.123")
+
+	anyio.run(record)
+	assert openmolt_main(["logs"]) == 0
+	listed = capsys.readouterr().out
+	assert "order.123  Shop  success" in listed and "nested in" not in listed
+	assert openmolt_main(["logs", "--agent", "Shop"]) == 0
+	assert "nested in" not in capsys.readouterr().out

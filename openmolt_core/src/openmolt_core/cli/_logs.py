@@ -100,18 +100,22 @@ def _list(runs: list[Any]) -> str:
 
 
 def _caller(run: Any) -> str:
-	"""The run a nested run's is nested in (its trigger's, else its id's first part), or ``""``.
+	"""The run a nested run is nested in, or ``""`` for a run of its own.
 
-	A tool call's run has its caller's id followed by ``.<step>.<index>[.<n>]``, a guardrail
-	agent's by ``.guard.<step>.<stage>.<index>.<n>.<name>``.
+	A nested run's trigger says ``agent``, with its caller's id (a tool call's run has it
+	followed by ``.<step>.<index>[.<n>]``, a guardrail agent's by
+	``.guard.<step>.<stage>.<index>.<n>.<name>``); a row with no trigger (recorded before
+	triggers were) is nested when its id holds a dot, as the run store's rule reads it
+	(`openmolt_core.runstore`). Another id with a dot is a run of its own.
 	"""
-	if "." not in run.run_id:
-		return ""
-	trigger = run.trigger if isinstance(run.trigger, dict) else {}
-	parent = trigger.get("parent_run_id")
-	if isinstance(parent, str) and parent and run.run_id.startswith(f"{parent}."):
-		return parent
-	return str(run.run_id.split(".")[0])
+	trigger = run.trigger
+	if isinstance(trigger, dict):
+		if trigger.get("kind") != "agent":
+			return ""
+		parent = trigger.get("parent_run_id")
+		if isinstance(parent, str) and parent and run.run_id.startswith(f"{parent}."):
+			return parent
+	return str(run.run_id.split(".")[0]) if "." in run.run_id else ""
 
 
 _NESTED_MOST = 100
