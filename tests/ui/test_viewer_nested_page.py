@@ -41,6 +41,12 @@ def test_nested_runs_are_reached_from_their_caller_and_lead_back(served: Served,
 	# the tool's code ran Helper without adding its usage: not in Main's totals
 	expect(second.get_by_test_id("nested-cost")).to_have_attribute("data-counted", "no")
 	shoot(page, "nested-runs")
+	page.get_by_test_id("filter-user").fill("bob")
+	page.get_by_test_id("filter-apply").click()
+	expect(page.get_by_test_id("run-item")).to_have_count(0)
+	page.get_by_test_id("filter-user").fill("alice")
+	page.get_by_test_id("filter-apply").click()
+	expect(page.get_by_test_id("run-item")).to_have_count(1)
 	guard.get_by_test_id("nested-link").click()
 	expect(view.get_by_test_id("run-agent")).to_have_text("Judge")
 	expect(view.get_by_test_id("caller-link")).to_have_attribute("data-run-id", top)
