@@ -23,6 +23,7 @@ SHOWN = {
 	"timeline.png": "ui-timeline.png",
 	"decisions.png": "ui-decisions.png",
 	"sub-agent.png": "ui-sub-agent.png",
+	"nested-runs.png": "ui-nested-runs.png",
 	"resumed-run.png": "ui-resumed-run.png",
 	"filters.png": "ui-filters.png",
 	"overview.png": "ui-overview.png",

@@ -322,11 +322,13 @@ def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
 	Nothing goes wrong in the page either: no script error, no failed request (not even the
 	browser's own request for an icon, which has no token to carry).
 	"""
-	from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
+	from openmolt_core.events import STREAM_EVENTS
 
-	names = [*sorted(EVENT_NAMES - STREAM_EVENTS), "acme:audited"]  # previews are never stored
+	# previews are never stored; the registry's names: the loop's and every capability's
+	names = [*sorted(registered_events() - STREAM_EVENTS), "acme:audited"]
 	odd = {"plan": 5, "commands": 5, "request": 5, "usage": 5, "result": 5, "call": 5}
-	for run_id, data in (("plain", None), ("odd", odd)):
+	runs = (("plain", None), ("odd", odd), ("hostile", hostile_data()))
+	for run_id, data in runs:
 		seed_runs(
 			served.store_path,
 			[{"run_id": run_id, "agent": "Everything", "status": "success", "started": _iso(1)}],
@@ -344,7 +346,7 @@ def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
 	problems: list[str] = []
 	page.on("pageerror", lambda error: problems.append(str(error)))
 	page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-	for run_id in ("plain", "odd"):
+	for run_id, _ in runs:
 		page.goto(f"{served.viewer.url}#run={run_id}")
 		view = page.get_by_test_id("run-view")
 		expect(view.get_by_test_id("run-agent")).to_have_text("Everything")
@@ -358,6 +360,75 @@ def test_every_event_the_project_names_is_shown_and_none_breaks_the_page(
 		expect(unknown).to_contain_text("acme:audited")
 	shoot(page, "every-event")
 	assert problems == []
+	assert page.evaluate("window.pwned") is None  # the hostile run's text stayed text
+	assert page.locator("#run img, #run svg, #run script, #run iframe").count() == 0
+	hrefs = page.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+	assert not any(h and h.lower().startswith("javascript:") for h in hrefs)
+
+
+EVIL = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script>\u202e\u0007'
+
+
+def hostile_data() -> dict[str, Any]:
+	"""An event's data whose every field a view reads is attacker text (HTML, bidi, long)."""
+	text = EVIL + "x" * 20_000
+	item = {"name": EVIL, "status": EVIL, "notes": EVIL, "subSteps": [{"name": EVIL}]}
+	return {
+		**{k: EVIL for k in ("tool", "message", "reason", "guardrail", "stage", "action", "kind")},
+		**{k: EVIL for k in ("memory", "mode", "field", "from_model", "to_model", "model")},
+		**{k: EVIL for k in ("schedule_id", "version", "current", "worker", "through_step")},
+		"output": text,
+		"data": text,
+		"response": {"html": EVIL, "link": "javascript:window.pwned=1"},
+		"input": {"to": EVIL},
+		"call": f"tool:1:0:{EVIL}",
+		"error": EVIL,
+		"files": [EVIL],
+		"tokens_before": EVIL,
+		"tokens_after": EVIL,
+		"plan": [item],
+		"commands": [{"type": EVIL}, {"type": "callTool", "tool": EVIL, "input": {"a": EVIL}}],
+		"request": {
+			"tool": EVIL,
+			"user": EVIL,
+			"integration": EVIL,
+			"scopes": [EVIL],
+			"url": "javascript:window.pwned=1",
+			"reason": EVIL,
+			"input": {"a": EVIL},
+		},
+		"record": {"due": EVIL, "status": EVIL, "error": EVIL, "note": EVIL},
+		"result": {"status": EVIL, "plan": [item]},
+		"usage": {"input_tokens": EVIL, "cost_usd": EVIL},
+	}
+
+
+def registered_events() -> set[str]:
+	"""Every event name the project registers: the loop's, and each capability class's.
+
+	The capabilities of the core and of the installed extras are imported, then every
+	`Capability` subclass's ``events`` is read: a capability added with an event of its own is
+	in the family without a hand list.
+	"""
+	import importlib
+	import pkgutil
+
+	from openmolt_core.events import EVENT_NAMES
+	from openmolt_core.hooks import Capability
+
+	for package in ("openmolt_core.capabilities", "openmolt_serve", "openmolt_dbos"):
+		module = importlib.import_module(package)
+		for found in pkgutil.iter_modules(module.__path__):
+			importlib.import_module(f"{package}.{found.name}")
+	for package in ("openmolt_mcp", "openmolt_otel", "openmolt_core.subagents"):
+		importlib.import_module(package)
+	names = set(EVENT_NAMES)
+	stack = list(Capability.__subclasses__())
+	while stack:
+		cls = stack.pop()
+		stack.extend(cls.__subclasses__())
+		names |= set(cls.events)
+	return names
 
 
 def test_a_durable_runs_replayed_events_are_shown_once(served: Served, page: Any) -> None:

@@ -200,6 +200,7 @@ async def test_a_parked_run_of_an_agent_not_loaded_cannot_be_answered_here(tmp_p
 			"message": "Which city?",
 			"asked": question["asked"],
 			"can_answer": False,
+			"origin": "api",
 		}
 		answer = await http.post(
 			f"{_base(viewer)}/api/questions/{question['id']}",

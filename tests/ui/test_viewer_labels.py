@@ -45,6 +45,18 @@ def test_every_event_name_the_core_emits_has_a_view_and_a_label() -> None:
 		assert info is not None and info.about, f"{name} has no line saying what it is"
 
 
+def test_only_the_streaming_previews_are_read_as_nothing() -> None:
+	"""A view that draws nothing drops its event silently: only the never-stored previews may."""
+	from openmolt_core.events import STREAM_EVENTS
+
+	script = resources.files("openmolt_ui").joinpath("static/app.js").read_text("utf-8")
+	table = script[
+		script.index("const VIEWS = {") : script.index("\n};\n", script.index("const VIEWS = {"))
+	]
+	silent = re.findall(r'^  "?([\w:]+)"?: \{ read: \(\) => \{\} \}', table, re.M)
+	assert set(silent) == STREAM_EVENTS
+
+
 def test_every_built_in_capabilitys_event_has_a_label() -> None:
 	"""A capability of the core that registers an event class without a docstring fails here."""
 	package = openmolt_core.capabilities

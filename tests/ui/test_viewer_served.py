@@ -77,6 +77,12 @@ def test_a_runs_taint_reads_by_where_it_came_from() -> None:
 		"the agent's long-term memory",
 		"the tool list of mcp",
 	]
+	for_alice = tainted_by(taint, user="alice")
+	assert for_alice[1] == (
+		"the agent's long-term memory (the run is for end user alice: the memory is theirs, "
+		"unless the agent's is shared)"
+	)  # a user's memory a tainted run of theirs wrote: said as the agent's
+	assert for_alice[::2] == tainted_by(taint)[::2]
 	assert clean_start({"kind": "agui", "where": "Desk"}, taint) is None  # its input tainted it
 	assert "trustInput" in (clean_start({"kind": "agui"}, taint[1:]) or "")
 	assert clean_start({"kind": "a2a"}, []) is None  # never vouched for: nothing to explain

@@ -469,6 +469,7 @@ def test_overview_export_and_a_direct_link(served: Served, page: Any) -> None:
 			"status": "success",
 			"started": today.isoformat(),
 			"usage": {"input_tokens": 999, "output_tokens": 9, "cost_usd": 5.0},
+			"trigger": {"kind": "agent", "parent_run_id": "o6"},  # as a nested run records it
 		}
 	)
 	seed_runs(

@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS agent_runs (
 	state TEXT,
 	pid INTEGER,
 	trigger TEXT,
-	session TEXT
+	session TEXT,
+	end_user TEXT
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_start ON agent_runs (started);
 CREATE TABLE IF NOT EXISTS run_events (
@@ -83,10 +84,20 @@ CREATE INDEX IF NOT EXISTS run_events_by_run ON run_events (run_id, id);
 
 _RUN_COLUMNS = (
 	"run_id, agent, model, status, started, updated, ended, input, steps, usage, output, error,"
-	" pending, pid, trigger, session"
+	" pending, pid, trigger, session, end_user"
 )
-_ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT"}
+_ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT", "end_user": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
+
+_NESTED = (
+	"(CASE WHEN json_valid(trigger) THEN CASE WHEN json_type(trigger) = 'object'"
+	" THEN coalesce(json_extract(trigger, '$.kind') = 'agent', 0)"
+	" ELSE instr(run_id, '.') > 0 END ELSE instr(run_id, '.') > 0 END)"
+)
+"""Whether a row is a run nested in another (a tool call's, a guardrail agent's): its trigger
+says ``agent`` (`openmolt_core.observe.watch_run`), or, recorded before triggers were, its id
+holds a dot. Another id with a dot (an interval schedule's skipped due time, an id the
+application chose) is a run of its own."""
 
 
 _PARKED = tuple(sorted(PARKED_STATUSES))
@@ -171,6 +182,8 @@ class StoredRun:
 			"webhook", "where": "Triage"}``; None for a run recorded before triggers were.
 		session_id: The session the run is a turn of (`openmolt_core.observe.ObservedRun.
 			session_id`); None for a run of no session (or recorded before sessions were).
+		user: The end user the run acts for (``RunState.user``, masked like everything else);
+			None for the operator's (or a run recorded before users were).
 	"""
 
 	run_id: str
@@ -189,6 +202,7 @@ class StoredRun:
 	pid: int | None
 	trigger: dict[str, Any] | None = None
 	session_id: str | None = None
+	user: str | None = None
 
 	def to_dict(self) -> dict[str, Any]:
 		"""The run as JSON-serializable data."""
@@ -209,6 +223,7 @@ class StoredRun:
 			"pid": self.pid,
 			"trigger": self.trigger,
 			"session_id": self.session_id,
+			"user": self.user,
 		}
 
 
@@ -343,11 +358,13 @@ class RunStore(RunObserver):
 		"""Write the run's row (status ``running``); a resumed run keeps its row, input, trigger.
 
 		A run of a session records the session's id (masked like everything else), also when
-		it is resumed: a row made before the column was gets it then.
+		it is resumed: a row made before the column was gets it then; a run for an end user
+		records the user (`RunState.user`) the same way.
 		"""
 		now = _now()
 		state = run.state
 		session = run.session_id
+		user = state.user
 		row = (
 			run.run_id,
 			run.agent_name,
@@ -360,14 +377,17 @@ class RunStore(RunObserver):
 			os.getpid(),
 			_dumps(run.trigger),
 			None if session is None else run.redact(session),
+			None if user is None else run.redact(user),
 		)
 		await anyio.to_thread.run_sync(
 			self._write,
 			"INSERT INTO agent_runs (run_id, agent, model, status, started, updated, input, steps,"
-			" usage, pid, trigger, session) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)"
+			" usage, pid, trigger, session, end_user)"
+			" VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 			" ON CONFLICT(run_id) DO UPDATE"
 			" SET status = 'running', updated = excluded.updated, ended = NULL, pending = NULL,"
-			" pid = excluded.pid, session = coalesce(excluded.session, session)",
+			" pid = excluded.pid, session = coalesce(excluded.session, session),"
+			" end_user = coalesce(excluded.end_user, end_user)",
 			row,
 		)
 
@@ -656,6 +676,9 @@ class RunStore(RunObserver):
 		since: str | None = None,
 		trigger: str | None = None,
 		session: str | None = None,
+		user: str | None = None,
+		top_level: bool = False,
+		nested_in: str | None = None,
 	) -> list[StoredRun]:
 		"""The latest runs, newest first, optionally filtered.
 
@@ -668,9 +691,18 @@ class RunStore(RunObserver):
 			since: Only runs started at or after this ISO 8601 time.
 			trigger: Only runs started by this kind of trigger (``webhook``, ``cli``...).
 			session: Only the runs of this session (`StoredRun.session_id`).
+			user: Only the runs for this end user (`StoredRun.user`).
+			top_level: Leave out the runs nested in others (a tool call's, a guardrail
+				agent's: their trigger says ``agent``, and their id is their caller's followed
+				by ``.``), as `totals` does.
+			nested_in: Only the runs nested in this run, at any depth (whose id starts with
+				its id and ``.``).
 		"""
-		clauses: list[str] = []
+		clauses: list[str] = [f"NOT {_NESTED}"] if top_level else []
 		args: list[Any] = []
+		if nested_in is not None:  # the ids from "<id>." up to "<id>/": a range of the key's index
+			clauses.append("run_id >= ? AND run_id < ?")
+			args += [f"{nested_in}.", f"{nested_in}/"]
 		for column, op, value in (
 			("agent", "=", agent),
 			("status", "=", status),
@@ -678,6 +710,7 @@ class RunStore(RunObserver):
 			("started", ">=", since),
 			("json_extract(trigger, '$.kind')", "=", trigger),
 			("session", "=", session),
+			("end_user", "=", user),
 		):
 			if value is not None:
 				clauses.append(f"{column} {op} ?")
@@ -754,7 +787,7 @@ class RunStore(RunObserver):
 			" coalesce(sum(CASE WHEN json_extract(usage, '$.cost_usd') IS NULL"
 			" THEN json_extract(usage, '$.calls')"
 			" ELSE coalesce(json_extract(usage, '$.unpriced_calls'), 0) END), 0)"
-			" FROM agent_runs WHERE started >= ? AND instr(run_id, '.') = 0"
+			f" FROM agent_runs WHERE started >= ? AND NOT {_NESTED}"
 			" GROUP BY 1, 2 ORDER BY 1, 2",
 			(since,),
 		)
@@ -837,4 +870,5 @@ def _run(row: tuple[Any, ...]) -> StoredRun:
 		pid=row[13],
 		trigger=_loads(row[14]),
 		session_id=row[15],
+		user=row[16],
 	)

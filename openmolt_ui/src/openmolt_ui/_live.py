@@ -30,6 +30,8 @@ __all__ = [
 	"LiveRuns",
 	"PendingApproval",
 	"Question",
+	"by_model",
+	"caller_of",
 	"callers",
 	"clean_start",
 	"tainted_by",
@@ -81,6 +83,7 @@ class LiveRun:
 			"updated": self.updated,
 			"ended": None if self.status in ("running", "waiting") else self.updated,
 			"input": self.run.redact.deep(self.run.input),
+			"user": None if state.user is None else self.run.redact(state.user),
 			"steps": state.steps,
 			"usage": state.usage.to_dict(),
 			"usage_by_model": by_model(state.usage_by_model),
@@ -90,25 +93,57 @@ class LiveRun:
 			if pending is None
 			else self.run.redact.deep({k: v for k, v in pending.items() if k != "results"}),
 			"plan": self.run.redact.deep(state.plan),
+			"stored": [dict(s) for s in state.stored],  # results too large for the model
 			"pid": self.run.pid,
 			"trigger": self.run.trigger,
 			"taint": tainted_calls(state.taint),
-			"tainted_by": tainted_by(state.taint),
+			"tainted_by": tainted_by(
+				state.taint, self.run.redact(state.user) if state.user else None
+			),
 			"clean_start": clean_start(self.run.trigger, state.taint),
 			"live": True,
 		}
 
 
 def callers(run_id: str) -> list[str]:
-	"""The runs that called a sub-agent's run, nearest first (none for a top-level run).
+	"""The ids a nested run's callers may have, nearest first (none for a top-level run).
 
-	A sub-agent's run id is its caller's followed by ``.<step>.<index>`` (`openmolt_core.subagents`).
+	A run nested in a tool call has its caller's id followed by ``.<step>.<index>``, then
+	``.<n>`` for the call's n-th run (`openmolt_core.agent`); a guardrail agent's, the judged
+	run's followed by ``.guard.<step>.<stage>.<index>.<n>.<name>``
+	(`openmolt_core.guardrails.base`). Which dots end a caller's id cannot be read from the id
+	alone (``X.1.0.2`` is the second run of ``X``'s call, or a run of ``X.1.0``...): every
+	prefix up to a dot is given, and only those that are runs mean anything (`caller_chain`
+	follows the runs' own record of their caller first).
 
 	Args:
 		run_id: The run's id.
 	"""
 	parts = run_id.split(".")
-	return [".".join(parts[:n]) for n in range(len(parts) - 2, 0, -2)]
+	return [".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
+
+
+def caller_of(run_id: str, trigger: Any) -> str | None:
+	"""The id of the run a nested run was called by, or None for a run of its own.
+
+	A nested run's trigger is ``{"kind": "agent", "parent_run_id": ...}``
+	(`openmolt_core.observe.watch_run`): the caller is its ``parent_run_id``, or, when that is
+	no prefix of the run's id (another program's row), the id's first part (`callers`); so is
+	the caller of a row with no trigger (recorded before triggers were) whose id holds a dot. Another run whose
+	id holds one (an interval schedule's skipped due time, an id the application chose) is a
+	run of its own (`openmolt_core.runstore`'s rule, which the list and the overview follow).
+
+	Args:
+		run_id: The run's id.
+		trigger: Its trigger, as recorded.
+	"""
+	if isinstance(trigger, Mapping):
+		if trigger.get("kind") != "agent":
+			return None
+		parent = trigger.get("parent_run_id")
+		if isinstance(parent, str) and parent and run_id.startswith(f"{parent}."):
+			return parent
+	return run_id.split(".")[0] if "." in run_id else None
 
 
 def by_model(usage_by_model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -136,7 +171,7 @@ def tainted_calls(taint: Sequence[Any]) -> list[str]:
 	]
 
 
-def tainted_by(taint: Sequence[Any]) -> list[str]:
+def tainted_by(taint: Sequence[Any], user: str | None = None) -> list[str]:
 	"""What tainted the run from its start, as the page says it: not a call's result.
 
 	A run starts tainted by its input (a trigger's: ``{"call": "input", "tool": "webhook:Triage"}``,
@@ -146,6 +181,8 @@ def tainted_by(taint: Sequence[Any]) -> list[str]:
 
 	Args:
 		taint: The run's taint records (`RunState.taint`).
+		user: The end user the run is for: its long-term memory is theirs (unless the agent's
+			memory is shared), and so is the mark a tainted run of theirs left on it.
 	"""
 	out = []
 	for record in taint:
@@ -158,6 +195,11 @@ def tainted_by(taint: Sequence[Any]) -> list[str]:
 			out.append(f"an earlier turn of its session, which was tainted ({where})")
 		elif call == "input":
 			out.append(f"its input ({where})" if where else "its input")
+		elif call.startswith("memory:") and user:
+			out.append(
+				f"{where or call} (the run is for end user {user}: the memory is theirs, unless "
+				"the agent's is shared)"
+			)
 		else:
 			out.append(where or call)
 	return out
@@ -423,7 +465,7 @@ class LiveRuns(RunObserver):
 		Args:
 			run_id: The run that asks (a sub-agent's: its caller's id, ``.<step>.<index>``).
 		"""
-		chain = [run_id, *callers(run_id)] if run_id else []
+		chain = self._chain(run_id) if run_id else []
 		for one in chain:
 			self._asking[one] = self._asking.get(one, 0) + 1
 			live = self.runs.get(one)
@@ -441,6 +483,18 @@ class LiveRuns(RunObserver):
 				if not left and live is not None and live.status == "waiting":
 					live.status = "running"
 			self.touch()
+
+	def _chain(self, run_id: str) -> list[str]:
+		"""A run and the runs it nests in, nearest first: by their record while live here."""
+		chain = [run_id]
+		while True:
+			live = self.runs.get(chain[-1])
+			if live is None:  # not live here: every prefix that may be one of its callers
+				return [*chain, *callers(chain[-1])]
+			parent = caller_of(chain[-1], live.run.trigger)
+			if parent is None or parent in chain:
+				return chain
+			chain.append(parent)
 
 	def current(self) -> ObservedRun | None:
 		"""The observed run whose task calls this, if any."""

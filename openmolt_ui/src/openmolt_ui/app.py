@@ -6,7 +6,7 @@
 | ``GET /static/...`` | its script and style sheet (shipped in the wheel, no build step) |
 | ``GET /api/state`` | runs, questions and approvals waiting |
 | ``GET /api/stream`` | the same, pushed as server-sent events (``state``) whenever it changes |
-| ``GET /api/runs?agent=&status=&trigger=&search=&since=&before=&limit=`` | runs, filtered, paged |
+| ``GET /api/runs?agent=&status=&trigger=&user=&search=&since=&before=&limit=`` | runs, filtered, paged |
 | ``GET /api/runs/{id}`` | one run and its events |
 | ``GET /api/runs/{id}/export`` | one run as a JSON file (row, events, sub-agents' rows) |
 | ``GET /api/overview?days=N`` | runs, tokens and cost per day and per agent |
@@ -404,7 +404,7 @@ def _filters(query: Mapping[str, str]) -> tuple[int, dict[str, str | None]] | st
 	"""The list's filters from the query string, or what is wrong with them."""
 	filters: dict[str, str | None] = {
 		key: (query.get(key) or "").strip() or None
-		for key in ("agent", "status", "trigger", "search", "since", "before")
+		for key in ("agent", "status", "trigger", "search", "since", "before", "user")
 	}
 	if filters["status"] is not None and filters["status"] not in STATUSES:
 		return f"status must be one of {', '.join(STATUSES)}, not {filters['status']!r}"

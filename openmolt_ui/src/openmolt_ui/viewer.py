@@ -44,6 +44,7 @@ from openmolt_ui._live import (
 	LiveRuns,
 	PendingApproval,
 	by_model,
+	caller_of,
 	clean_start,
 	tainted_by,
 	tainted_calls,
@@ -59,6 +60,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 _RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
 _ENDED_KEEP = 64  # ended runs whose saved state's facts the viewer keeps (taint, usage per model)
+
+_NESTED_MOST = 100  # a run's nested runs listed on its page (the newest)
 
 _REFUSED_WITHIN = 3.0  # seconds a resume is awaited for a refusal (another surface answered)
 
@@ -198,19 +201,27 @@ class Viewer:
 	# what the page reads ----------------------------------------------------------------
 
 	async def runs(self, limit: int = 100, **filters: str | None) -> list[dict[str, Any]]:
-		"""Runs of this process and of the store, newest first (sub-agents' runs left out).
+		"""Runs of this process and of the store, newest first.
+
+		The runs nested in others (a tool call's, a guardrail agent's) are on their caller's
+		page (`nested`), not in the list, unless a filter that finds runs is given (``agent``,
+		``status``, ``search``, ``trigger``: the ``agent`` origin is theirs): then they are
+		listed as `openmolt logs` lists them, each with its own cost (``caller`` names the run
+		it nests in, whose cost holds it when its caller counts it).
 
 		Args:
 			limit: The most runs to return.
 			**filters: `RunStore.runs`'s filters (``agent``, ``status``, ``search``, ``before``,
-				``since``); a live run is kept when it matches the ones it can be checked for.
+				``since``, ``trigger``, ``user``); a live run is kept when it matches the ones it
+				can be checked for.
 		"""
 		rows: dict[str, dict[str, Any]] = {}
 		wanted = filters.get("status")
 		asked = {**filters, "status": "running" if wanted == "killed" else wanted}
+		nested = any(filters.get(k) for k in ("agent", "status", "search", "trigger"))
 		if self.store is not None:
 			try:
-				for stored in await self.store.runs(limit, **asked):
+				for stored in await self.store.runs(limit, **asked, top_level=not nested):
 					row = _checked(stored.to_dict())
 					if not wanted or row["status"] == wanted:
 						rows[stored.run_id] = row
@@ -226,7 +237,11 @@ class Viewer:
 			if row["run_id"] in rows or _matches(row, filters):
 				rows[row["run_id"]] = row
 		ordered = sorted(
-			(r for r in rows.values() if not _is_sub_run(r["run_id"])),
+			(
+				r
+				for r in rows.values()
+				if nested or caller_of(r["run_id"], r.get("trigger")) is None
+			),
 			key=lambda r: r["started"],
 			reverse=True,
 		)
@@ -253,6 +268,7 @@ class Viewer:
 						"asked": row.get("ended") or row["updated"],
 						"can_answer": self._agent_for(row) is not None
 						and row["run_id"] not in self._resuming,
+						"origin": _origin(row),
 					}
 				)
 		for row in runs:  # runs waiting for an end user to connect an account: shown, not answered
@@ -292,7 +308,7 @@ class Viewer:
 					"rule": call.get("rule", ""),
 					"asked": row.get("ended") or row["updated"],
 					"can_answer": can,
-					"origin": (row.get("trigger") or {}).get("kind", ""),
+					"origin": _origin(row),
 				}
 			)
 		return out
@@ -302,7 +318,7 @@ class Viewer:
 		return await self.run_events(run_id, after=0)
 
 	async def run_events(self, run_id: str, *, after: int) -> dict[str, Any] | None:
-		"""A run's summary and its events after ``after``.
+		"""A run's summary (its nested runs' rows in it: `nested`) and its events after ``after``.
 
 		The store holds every event of a run, across its resumes and processes, so its events
 		come from there when it has the run; only a run it does not know (no store) is read
@@ -314,7 +330,8 @@ class Viewer:
 			if live is None:
 				return None
 			events = [described(e) for e in live.events if e["id"] > after]
-			return {"source": "live", "run": _shown(live.summary()), "events": events}
+			row = {**live.summary(), "nested": await self.nested(run_id)}
+			return {"source": "live", "run": _shown(row), "events": events}
 		assert self.store is not None
 		stored_events = await self.store.events(run_id, after=after, limit=self.page)
 		summary = _checked(stored.to_dict())
@@ -322,18 +339,54 @@ class Viewer:
 			summary = _merged(live.summary(), summary)
 		elif stored.ended:
 			summary.update(await self._from_state(run_id, stored.ended, stored.trigger))
+		summary["nested"] = await self.nested(run_id)
 		return {
 			"source": "store",
 			"run": _shown(summary),
 			"events": [described(e.to_dict()) for e in stored_events],
 		}
 
+	async def nested(self, run_id: str) -> list[dict[str, Any]]:
+		"""The runs nested in a run, at any depth, oldest first (the newest `_NESTED_MOST`).
+
+		A tool call's runs (an agent tool's, or those a tool's code ran with
+		``parent=context.run``) and its guardrail agents' runs are rows of their own in the
+		store, as ``openmolt logs`` lists them, each with its own usage. A guardrail agent's
+		events stay its own (the judged run has only the verdict), so its run is found here, by
+		its id: the judged run's followed by ``.guard...`` (`callers`).
+
+		Each row says what it is (``kind``: ``call`` or ``guardrail``; the ``step``, the call's
+		``index``, the call's ``nth`` run, the guardrail's ``stage`` and name), its ``caller``,
+		and whether its spend is in its caller's totals (``counted``: True for a guardrail
+		agent's, whose usage the kernel adds; None for a call's, which only an agent tool adds:
+		the page compares the totals).
+
+		Args:
+			run_id: The run's id.
+		"""
+		prefix = f"{run_id}."
+		rows: dict[str, dict[str, Any]] = {}
+		if self.store is not None:
+			try:
+				for stored in await self.store.runs(_NESTED_MOST, nested_in=run_id):
+					rows[stored.run_id] = _checked(stored.to_dict())
+			except Exception:
+				log.exception("the run viewer could not read the run store %s", self.store.path)
+		for live_id, live in list(self.live.runs.items()):
+			if live_id.startswith(prefix):
+				rows[live_id] = _merged(live.summary(), rows.get(live_id))
+		# a run of its own whose id merely starts so (one the application chose) is left out
+		found = [r for r in rows.values() if caller_of(r["run_id"], r.get("trigger")) is not None]
+		ordered = sorted(found, key=lambda r: str(r["started"]))[-_NESTED_MOST:]
+		return [_nested_row(r) for r in ordered]
+
 	async def _from_state(self, run_id: str, ended: str, trigger: Any) -> dict[str, Any]:
 		"""What an ended run's saved state adds to its row (read once per end, kept for a few).
 
 		The calls whose results were untrusted (``taint``), what else tainted it from its start
-		(``tainted_by``) or why its outside input did not (``clean_start``), and the run's tokens
-		and cost per model (``usage_by_model``: a fallback's models each count their own calls).
+		(``tainted_by``) or why its outside input did not (``clean_start``), the run's tokens
+		and cost per model (``usage_by_model``: a fallback's models each count their own calls),
+		its end user (``user``) and the results stored because too large (``stored``).
 		A run that did not start has no state: nothing is added.
 		"""
 		known = self._ended.get(run_id)
@@ -344,10 +397,12 @@ class Viewer:
 		facts: dict[str, Any] = {"taint": [], "usage_by_model": {}}
 		if state is not None:
 			facts = {
+				"user": state.user,  # masked as the store keeps the state
 				"taint": tainted_calls(state.taint),
-				"tainted_by": tainted_by(state.taint),
+				"tainted_by": tainted_by(state.taint, state.user),
 				"clean_start": clean_start(trigger or state.trigger, state.taint),
 				"usage_by_model": by_model(state.usage_by_model),
+				"stored": [dict(s) for s in state.stored],  # results too large for the model
 			}
 		self._ended[run_id] = (ended, facts)
 		while len(self._ended) > _ENDED_KEEP:  # the page asks again at each poll: keep a few
@@ -365,9 +420,11 @@ class Viewer:
 			if not more:
 				break
 			events += [described(e.to_dict()) for e in more]
-		subs = sorted({e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")})
+		subs = {e["data"]["sub_run_id"] for e in events if e["data"].get("sub_run_id")}
+		# a guardrail agent's run too: no event names it
+		subs |= {n["run_id"] for n in view["run"]["nested"]}
 		sub_runs = []
-		for sub in subs:
+		for sub in sorted(subs):
 			found = await self.store.run(sub) if self.store is not None else None
 			if found is not None:
 				sub_runs.append(_checked(found.to_dict()))
@@ -418,7 +475,7 @@ class Viewer:
 			return dict(_RESUMING)
 		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
 		if row is None or row["status"] != "human_input_required":
-			return {"status": "unknown", "error": "no parked run waits with that id"}
+			return {"status": "unknown", "error": _gone(row, "an answer")}
 		agent = self._agent_for(row)
 		if agent is None:
 			return {
@@ -451,7 +508,7 @@ class Viewer:
 			return dict(_RESUMING)
 		row = next((r for r in await self.runs() if r["run_id"] == run_id), None)
 		if row is None or row["status"] != "approval_required":
-			return {"status": "unknown", "error": "no parked run waits with that id"}
+			return {"status": "unknown", "error": _gone(row, "a decision")}
 		agent = self._agent_for(row)
 		if agent is None or not hasattr(agent, "approval_requests"):
 			return {
@@ -828,7 +885,48 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
 	"""A run's row as the list and the run page read it: with what it waits for, if parked."""
 	from openmolt_core._support.jsonsafe import shallow
 
-	return {**shallow(row), "waiting_for": waiting_for(row)}
+	caller = caller_of(str(row["run_id"]), row.get("trigger"))
+	return {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
+
+
+def _gone(row: Mapping[str, Any] | None, what: str) -> str:
+	"""Why a parked run's answer or decision is not taken: no such run, or it went on."""
+	if row is None:
+		return "no parked run waits with that id"
+	return (
+		f"that run waits for {what} no more: it is {row['status']} now (another surface, "
+		"a chat, an A2A caller, a server or another viewer, went on with it or cancelled it)"
+	)
+
+
+def _origin(row: Mapping[str, Any]) -> str:
+	"""The kind of trigger that started a run (``a2a``, ``chat``...), or ``""``."""
+	trigger = row.get("trigger")
+	kind = trigger.get("kind") if isinstance(trigger, Mapping) else None
+	return kind if isinstance(kind, str) else ""
+
+
+def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
+	"""A nested run as its caller's page lists it: what it is, where it nests, what it cost."""
+	run_id = str(row["run_id"])
+	caller = caller_of(run_id, row.get("trigger")) or ""
+	tail = run_id[len(caller) + 1 :].split(".")
+
+	def number(at: int) -> int | None:
+		text = tail[at] if len(tail) > at else ""
+		return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+
+	guard = tail[0] == "guard" and len(tail) >= 6
+	where = (
+		{"kind": "guardrail", "step": number(1), "stage": tail[2], "index": number(3)}
+		| {"nth": None, "guardrail": ".".join(tail[5:]), "counted": True}
+		if guard
+		else {"kind": "call", "step": number(0), "index": number(1), "stage": "", "guardrail": ""}
+		| {"nth": number(2) or 1, "counted": None}
+	)
+	shown = _shown(row)
+	keep = ("run_id", "agent", "model", "status", "started", "ended", "steps", "usage", "error")
+	return {**{k: shown.get(k) for k in keep}, **where, "caller": caller}
 
 
 def _merged(live: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
@@ -869,16 +967,13 @@ def _alive(pid: Any) -> bool:
 	return True
 
 
-def _is_sub_run(run_id: str) -> bool:
-	# A sub-agent's run id is its caller's followed by .<step>.<index> (openmolt_core.subagents).
-	return "." in run_id
-
-
 def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
 	"""Whether a live row passes the list's filters (the store applies them to its rows)."""
 	agent, status, search = filters.get("agent"), filters.get("status"), filters.get("search")
 	before, since, trigger = filters.get("before"), filters.get("since"), filters.get("trigger")
 	if (agent and row["agent"] != agent) or (status and row["status"] != status):
+		return False
+	if filters.get("user") and row.get("user") != filters.get("user"):
 		return False
 	if trigger and (row.get("trigger") or {}).get("kind") != trigger:
 		return False
@@ -893,7 +988,8 @@ def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
 def _step_of(call: str) -> int:
 	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
 	parts = call.split(":")
-	return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+	step = parts[1] if len(parts) > 1 else ""
+	return int(step) if step.isascii() and step.isdigit() and len(step) < 10 else 0
 
 
 def _apply(request: Any, decision: ApprovalDecision) -> Any:

@@ -87,11 +87,57 @@ def _list(runs: list[Any]) -> str:
 			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}, "
 			f"{_cost(run.usage)}"
 		)
+		caller = _caller(run)
+		if caller:  # listed when a filter finds it: its caller's `openmolt logs ID` lists it
+			lines.append(f"    nested in {caller}")
+		if run.user:
+			lines.append(f"    for end user {_short(run.user, 100)}")
 		lines.append(f"    input: {_short(run.input, 100)}")
 		if run.error:
 			lines.append(f"    error: {_short(run.error, 100)}")
 		elif run.output is not None:
 			lines.append(f"    output: {_short(run.output, 100)}")
+	return "\n".join(lines) + "\n"
+
+
+def _caller(run: Any) -> str:
+	"""The run a nested run is nested in, or ``""`` for a run of its own.
+
+	A nested run's trigger says ``agent``, with its caller's id (a tool call's run has it
+	followed by ``.<step>.<index>[.<n>]``, a guardrail agent's by
+	``.guard.<step>.<stage>.<index>.<n>.<name>``); a row with no trigger (recorded before
+	triggers were) is nested when its id holds a dot, as the run store's rule reads it
+	(`openmolt_core.runstore`). Another id with a dot is a run of its own.
+	"""
+	trigger = run.trigger
+	if isinstance(trigger, dict):
+		if trigger.get("kind") != "agent":
+			return ""
+		parent = trigger.get("parent_run_id")
+		if isinstance(parent, str) and parent and run.run_id.startswith(f"{parent}."):
+			return parent
+	return str(run.run_id.split(".")[0]) if "." in run.run_id else ""
+
+
+_NESTED_MOST = 100
+"""The most of a run's nested runs ``openmolt logs RUN`` lists (the newest)."""
+
+
+async def _nested(store: Any, run: Any) -> str:
+	"""The runs nested in a run, a line each, oldest first (``""``: none)."""
+	rows = await store.runs(_NESTED_MOST, nested_in=run.run_id)
+	if not rows:
+		return ""
+	lines = [
+		"",
+		"nested runs (a tool call's, a guardrail agent's; each its own cost, which its caller's "
+		"holds when it counts it: `openmolt logs ID` shows one):",
+	]
+	for nested in sorted(rows, key=lambda r: r.started):
+		lines.append(
+			f"  {nested.run_id}  {nested.agent}  {nested.status}  "
+			f"{quantity(nested.steps, 'step')}, {_cost(nested.usage)}"
+		)
 	return "\n".join(lines) + "\n"
 
 
@@ -147,6 +193,7 @@ async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
 		_show(_head(run))
 		async for page in _pages(store, run.run_id):
 			_show("".join(_event_line(e) for e in page))
+		_show(await _nested(store, run))
 		return
 	# The document `json.dumps({**row, "events": [...]}, indent=2)` makes, written in pieces.
 	head = json.dumps({**run.to_dict(), "events": []}, indent=2, ensure_ascii=False, default=str)
@@ -207,7 +254,17 @@ async def _main(ns: argparse.Namespace) -> int:
 			raise ConfigurationError(f"no run {ns.run_id!r} in {store.path}")
 		await _show_one(store, run, as_json=ns.json)
 		return 0
-	runs = await store.runs(ns.count, agent=ns.agent, status=ns.status, search=ns.search)
+	# The runs nested in others are listed on their caller (`logs ID`), as in the run viewer,
+	# unless a filter finds them (`--agent Judge`: a guardrail agent's runs).
+	found = ns.agent is not None or ns.status is not None or ns.search is not None
+	runs = await store.runs(
+		ns.count,
+		agent=ns.agent,
+		status=ns.status,
+		search=ns.search,
+		user=ns.user,
+		top_level=not found,
+	)
 	if ns.json:
 		_show(
 			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
@@ -218,7 +275,12 @@ async def _main(ns: argparse.Namespace) -> int:
 	else:  # said on stderr: stdout stays the list, empty, for scripts
 		filters = [
 			f"{name} {value!r}"
-			for name, value in (("-q", ns.search), ("--agent", ns.agent), ("--status", ns.status))
+			for name, value in (
+				("-q", ns.search),
+				("--agent", ns.agent),
+				("--status", ns.status),
+				("--user", ns.user),
+			)
 			if value is not None
 		]
 		said = (
@@ -267,6 +329,7 @@ def main(args: list[str]) -> int:
 		help="only runs whose input, output or error has this (also: openmolt logs search TEXT)",
 	)
 	parser.add_argument("--agent", help="only this agent's runs")
+	parser.add_argument("--user", help="only the runs for this end user (agent.run(user=...))")
 	parser.add_argument(
 		"--status",
 		choices=STATUSES,

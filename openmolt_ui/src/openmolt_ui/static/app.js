@@ -194,7 +194,10 @@ function renderList() {
           { class: "line2" },
           `${when(run.started)} · ${run.steps} steps · ${tokens(run.usage)} tokens`,
           el("span", { "data-testid": "run-item-cost" }, costInList(run.usage)),
-          run.trigger && run.trigger.kind ? ` · ${cut(run.trigger.kind, 40)}` : ""
+          run.trigger && run.trigger.kind ? ` · ${cut(run.trigger.kind, 40)}` : "",
+          run.user ? el("span", { "data-testid": "run-item-user" }, ` · for ${cut(run.user, 40)}`) : null,
+          // listed when a filter finds it: its caller's page lists it too
+          run.caller ? el("span", { "data-testid": "run-item-nested" }, ` · nested in ${cut(run.caller, 40)}`) : null
         )
       )
     ))
@@ -265,31 +268,63 @@ function renderQuestions(questions) {
         q.connect ? el("a", { href: `${q.connect}&${AUTH}`, "data-testid": "question-connect" }, "Connect the account") : null,
         answer,
         el("button", { class: "primary", "data-testid": "answer-send", onclick: send, disabled }, "Answer"),
-        disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to answer.") : null,
+        // a run started by a conversation (A2A, AG-UI, a chat, MCP) is answered there first
+        q.kind === "parked" && answeredBy(q.origin, "human_input")
+          ? el("div", { class: "muted", "data-testid": "question-where" }, answeredBy(q.origin, "human_input"))
+          : disabled ? el("div", { class: "muted" }, "Load this agent's file (openmolt ui AGENT_FILE) to answer.") : null,
         problem
       );
     }))
   );
 }
 
-const ELSEWHERE = {
-  // who decides a parked run's calls when this page cannot: the surface that started it
-  mcp: "The MCP client that started this run asks its user; the decision comes back from there.",
+const HERE = "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE.";
+
+const ANSWERED_BY = {
+  // who goes on with a run parked on a question or on calls, by the surface that started it
+  // (openmolt_mcp; openmolt_serve's a2a, agui and chats), as [a question, calls to decide];
+  // a run of any other origin is answered here (or by the application that resumes it)
+  mcp: [
+    "The MCP client that started it asks its user (a form in its call); the run resumes with the answer given there.",
+    "The MCP client that started it asks its user (a form in its call); the run resumes with the decision given there.",
+  ],
+  a2a: [
+    "The A2A caller answers it: its next message to the task (input-required) goes on with the run. An answer here goes on without the caller, whose answer then finds the task moved on.",
+    `The operator decides it (an A2A caller never approves the calls its words asked for); the task follows the run. ${HERE}`,
+  ],
+  agui: [
+    "Its AG-UI thread's next request (a resume) goes on with it. An answer here goes on without the thread's user, whose resume then finds it answered.",
+    "Its AG-UI thread's next request (a resume) decides it, or a decision here; the first goes on, the other finds it decided.",
+  ],
+  chat: [
+    "Its chat's next message answers it. An answer here goes on without the person chatting.",
+    `The chat was told to wait for a decision in the run viewer. ${HERE}`,
+  ],
 };
 
+function answeredBy(origin, kind) {
+  // the sentence for a parked question ("human_input") or calls ("approval") of this origin
+  const by = Object.hasOwn(ANSWERED_BY, String(origin)) ? ANSWERED_BY[origin] : null;
+  return by ? by[kind === "approval" ? 1 : 0] : null;
+}
+
 function decidedWhere(origin) {
-  return Object.hasOwn(ELSEWHERE, String(origin)) ? ELSEWHERE[origin] : "Load this agent's file (openmolt ui AGENT_FILE) to decide.";
+  return answeredBy(origin, "approval") || "Load this agent's file (openmolt ui AGENT_FILE) to decide.";
 }
 
 function askedIn(runId) {
   // a link to the run a question or call waits in: the run the list shows (a sub-agent's caller)
   if (!runId) return null;
-  const top = String(runId).split(".")[0];
-  const row = lastState.runs.find((r) => r.run_id === top);
+  const id = String(runId);
+  // the listed run it is, or nests in (an id the application chose may hold a dot itself)
+  const row = lastState.runs
+    .filter((r) => id === r.run_id || id.startsWith(`${r.run_id}.`))
+    .sort((a, b) => b.run_id.length - a.run_id.length)[0];
+  const top = row ? row.run_id : id.split(".")[0];
   return el(
     "a",
     { class: "who asked-in", href: `#run=${encodeURIComponent(top)}`, "data-testid": "asked-in", "data-run-id": top },
-    `in ${row ? `${row.agent}'s` : "its"} run${top !== runId ? ", by a sub-agent" : ""}`
+    `in ${row ? `${row.agent}'s` : "its"} run${top === id ? "" : id.slice(top.length).includes(".guard.") ? ", by a guardrail agent" : ", by a sub-agent"}`
   );
 }
 
@@ -504,7 +539,7 @@ function stepOf(event) {
   return Number.isInteger(event.step) ? event.step : 0;
 }
 
-function steps(events, tainted, over) {
+function steps(events, tainted, over, stored) {
   // over: when the run stopped (cancelled, killed, ended), or null while it goes on
   const byStep = new Map();
   const step = (n) => {
@@ -538,7 +573,7 @@ function steps(events, tainted, over) {
   };
   let previous = null;
   let latestStep = 0;
-  const out = { plan: null, result: null };
+  const out = { plan: null, result: null, compactions: [] };
   const read = (event) => {
     const d = event.data && typeof event.data === "object" ? event.data : {};
     // an event of no step (one emitted outside the run: schedule:end, run:stranded) that comes
@@ -582,7 +617,62 @@ function steps(events, tainted, over) {
       else if (call.state === "queued" && parked) call.state = "waiting";
     }
   }
+  linkStored(list, stored);
+  linkLoaded(list);
+  for (const s of list) {
+    // the first compaction that took this step in: the model read it verbatim until then
+    const by = out.compactions.find((c) => c.through >= s.n && c.at > s.n);
+    if (by) s.summarisedAt = by.at;
+  }
   return { list, result, plan };
+}
+
+const READER = "openmolt.readResult"; // the offload capability's reader (openmolt_core.capabilities)
+
+function linkStored(list, stored) {
+  // a result too large for the model is stored whole (openmolt_core.capabilities.offload; the
+  // run's state lists each: RunState.stored): its call says so (the event holds it whole, the
+  // model read its shape and a preview), and each read of it says which call's result it reads
+  const byFile = new Map();
+  for (const entry of Array.isArray(stored) ? stored : []) {
+    if (entry && typeof entry === "object" && typeof entry.file === "string") byFile.set(entry.file, entry);
+  }
+  const at = new Map([...byFile.values()].map((e) => [`${e.step}:${e.index}`, e]));
+  for (const s of list) {
+    for (const call of s.calls) {
+      const entry = at.get(`${s.n}:${call.index}`);
+      if (entry && call.tool !== READER)
+        call.notes.push({ kind: "stored", text: `its result was stored whole as ${cut(entry.file, 200)}: the model read its shape and a preview, and reads slices with ${READER}` });
+      const input = call.input && typeof call.input === "object" ? call.input : {};
+      if (call.tool === READER && typeof input.result === "string") {
+        const from = byFile.get(input.result);
+        const part = ["pointer", "path", "lines", "bytes"].filter((k) => typeof input[k] === "string").map((k) => `${k} ${cut(input[k], 200)}`);
+        const whose = from ? `the result of step ${from.step}'s ${cut(from.tool, 200)}` : cut(input.result, 200);
+        call.notes.push({ kind: "stored", text: `reads ${whose}${part.length ? `: ${part.join(", ")}` : ""}` });
+      }
+    }
+  }
+}
+
+const LOADER = "openmolt.loadTools"; // tool search's loader (openmolt_core.capabilities.toolsearch)
+
+function linkLoaded(list) {
+  // tool search: a loadTools call says which tools it made callable, and from which step; a
+  // later call of one of them says which step loaded it
+  const loaded = new Map();
+  for (const s of list) {
+    for (const call of s.calls) {
+      if (loaded.has(call.tool) && loaded.get(call.tool) < s.n)
+        call.notes.push({ kind: "loaded", text: `loaded by ${LOADER} at step ${loaded.get(call.tool)}` });
+    }
+    for (const call of s.calls) {
+      const r = call.response;
+      if (call.tool !== LOADER || call.state !== "ok" || !r || typeof r !== "object" || !Array.isArray(r.loaded)) continue;
+      const names = r.loaded.filter((n) => typeof n === "string");
+      for (const name of names) if (!loaded.has(name)) loaded.set(name, s.n);
+      call.notes.push({ kind: "loaded", text: `made ${quantity(names.length, "tool")} callable from step ${s.n + 1}: ${names.map((n) => cut(n, 200)).join(", ")}` });
+    }
+  }
 }
 
 function eventFields(d) {
@@ -771,7 +861,13 @@ function usageSum(list) {
 
 function fallbackView(f, answered) {
   const then = answered ? `${f.to_model} answered` : `the step went to ${f.to_model}`;
-  return el("div", { class: "fallback", "data-testid": "fallback" }, `${f.from_model} failed (${f.reason}): ${then}`);
+  const status = Number.isInteger(f.status_code) ? `HTTP ${f.status_code}, ` : "";
+  return el(
+    "div",
+    { class: "fallback", "data-testid": "fallback" },
+    `${f.from_model} failed (${status}${f.reason}): ${then}`,
+    f.error ? el("div", { class: "muted", "data-testid": "fallback-error" }, cut(f.error, 500)) : null
+  );
 }
 
 function modelView(s) {
@@ -844,6 +940,9 @@ function stepsView(runId, tree, all) {
       "div",
       { class: "step", "data-testid": "step", "data-step": s.n },
       el("div", { class: "head" }, s.n > 0 ? `Step ${s.n}` : "Before the first step"),
+      s.summarisedAt
+        ? el("div", { class: "muted", "data-testid": "step-summarised" }, `summarised at step ${s.summarisedAt}: the model read a summary of this step from then on, not its words`)
+        : null,
       modelView(s),
       (s.commands || []).map((command, i) => commandView(command, s.said.get(i))),
       s.calls.map((c) => toolView(c, forCall(c))),
@@ -894,7 +993,7 @@ const VIEWS = {
     run: true,
     read: ({ event, d, out }) => {
       out.result = d.result;
-      if (out.result && PARKED.includes(out.result.status)) out.result = { ...out.result, parkedAt: event.time };
+      if (out.result && PARKED.includes(out.result.status)) out.result = { ...out.result, parkedAt: event.time, parkedStep: stepOf(event) };
     },
   },
   llmOutput: { read: ({ event, d, s, previous }) => { s.model = { ...d, start: previous ? previous.time : null, end: event.time }; } }, // fallbacks included
@@ -976,7 +1075,14 @@ const VIEWS = {
       call.notes.push(note);
     },
   },
-  memoryUpdate: { read: ({ d, s }) => { s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}: ${d.data}` }); } },
+  memoryUpdate: {
+    read: ({ d, s }) => {
+      // a run for an end user writes that user's long-term memory (the agent's if it shares one)
+      const user = selected.run && selected.run.user;
+      const whose = user && d.memory === "longTerm" ? ` (end user ${cut(user, 80)}'s, unless the agent's memory is shared)` : "";
+      s.notes.push({ kind: "memory", text: `${d.mode} ${d.memory}${whose}: ${d.data}` });
+    },
+  },
   guardrail: {
     read: ({ event, d, s, index, slot }) => {
       if (index >= 0) {
@@ -996,9 +1102,16 @@ const VIEWS = {
     },
   },
   // the core's events emitted beside the loop's, each said in a sentence: the fields it needs, how
-  compaction: sentence(["through_step", "tokens_before", "tokens_after"], (d) =>
-    `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
-    (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")),
+  compaction: {
+    ...sentence(["through_step", "tokens_before", "tokens_after"], (d) =>
+      `summarised the steps through step ${d.through_step}: about ${number(d.tokens_before)} tokens to ${number(d.tokens_after)}` +
+      (Array.isArray(d.files) && d.files.length ? ` (files kept: ${d.files.join(", ")})` : "")),
+    read: (at) => {
+      // the steps it summarised say so: from this step on, the model reads a summary of them
+      noted(at, eventNote(at.event, at.d));
+      if (Number.isInteger(at.d.through_step)) at.out.compactions.push({ at: at.s ? at.s.n : 0, through: at.d.through_step });
+    },
+  },
   taint: sentence(["tool"], (d) => {
     // a call's result (tool:<step>:<index>:<handle>), or what the run started from: its memory a
     // tainted run wrote (memory:longTerm), a tool list (tools:<id>)
@@ -1153,6 +1266,66 @@ function cut(value, most) {
   return s.length > most ? `${s.slice(0, most)}… (${number(s.length)} characters)` : s;
 }
 
+function callerView(run) {
+  // a nested run's page links the run it nests in (the server reads it from its trigger or id)
+  if (typeof run.caller !== "string" || !run.caller) return null;
+  return el(
+    "div",
+    { class: "muted", "data-testid": "run-caller" },
+    "nested in run ",
+    el("a", { href: `#run=${encodeURIComponent(run.caller)}`, "data-testid": "caller-link", "data-run-id": run.caller }, cut(run.caller, 200))
+  );
+}
+
+function nestedKind(n) {
+  // what a nested run is: a guardrail agent's run judging a step, or a tool call's (n-th) run
+  const step = Number.isInteger(n.step) ? `step ${n.step}` : "a step";
+  const call = Number.isInteger(n.index) ? `call ${n.index}` : "a call";
+  if (n.kind === "guardrail") {
+    const stage = String(n.stage || "").replace(/_/g, " ");
+    const of = stage.startsWith("tool") ? `${step}'s ${call}` : step;
+    return `guardrail ${cut(n.guardrail, 80)} judging ${stage} at ${of}`;
+  }
+  return `${Number(n.nth) > 1 ? `run ${number(n.nth)} of ` : ""}${step}'s ${call}`;
+}
+
+const NESTED_COUNTED = {
+  // whether a nested run's spend is in its caller's totals (as `openmolt logs` shows each row's own)
+  yes: "counted in its caller's totals",
+  no: "not in its caller's totals: the tool that ran it did not add its usage",
+  later: "counted in its caller's totals when its call ends",
+};
+
+function nestedView(run, tree) {
+  // every run nested in this one, at any depth, from the store: a tool call's runs and its
+  // guardrail agents' (whose events stay their own: only here can one reach them)
+  const rows = Array.isArray(run.nested) ? run.nested.filter((n) => n && typeof n === "object") : [];
+  if (!rows.length) return null;
+  return [
+    el("h3", {}, "Nested runs"),
+    el(
+      "ul",
+      { class: "nested", "data-testid": "nested-runs" },
+      rows.map((n) => {
+        const counted = n.counted === true ? "yes" : n.caller === run.run_id ? tree.counted : null;
+        return el(
+          "li",
+          { "data-testid": "nested-run", "data-run-id": n.run_id, "data-kind": n.kind },
+          el("a", { href: `#run=${encodeURIComponent(String(n.run_id))}`, "data-testid": "nested-link" }, cut(n.agent, 80)),
+          " ",
+          badge(String(n.status || "running")),
+          el("span", { class: "muted", "data-testid": "nested-kind" }, ` ${nestedKind(n)}${n.caller && n.caller !== run.run_id ? ` of run ${cut(n.caller, 200)}` : ""}`),
+          el(
+            "div",
+            { class: "muted", "data-testid": "nested-cost", "data-counted": counted },
+            `${quantity(n.steps || 0, "step")} · ${tokens(n.usage)} tokens · ${cost(n.usage)}${counted ? ` (${NESTED_COUNTED[counted]})` : ""}`
+          )
+        );
+      })
+    ),
+  ];
+}
+
 function taintView(run) {
   // where the run's untrusted content came from (openmolt_core.taint), or why its outside
   // input did not make it untrusted: from the server (openmolt_ui._live.tainted_by, clean_start)
@@ -1174,6 +1347,21 @@ function noSteps(run, tree) {
   return el("p", { class: "muted", "data-testid": "no-steps" }, never ? "No step ran: the run did not start." : "No step ran.");
 }
 
+function resumeFailed(run, result, list) {
+  // its last drive ended parked, and the run ended in error since with no later step: a resume
+  // (a durable run's segment) failed going on from the park, which a durable store keeps
+  if (!result || !result.parkedAt || !["error", "killed"].includes(run.status)) return null;
+  if (list.some((s) => s.n > result.parkedStep)) return null; // it went on past the park
+
+  const step = Number.isInteger(result.parkedStep) && result.parkedStep > 0 ? ` at step ${result.parkedStep}` : "";
+  return el(
+    "div",
+    { class: "card error", "data-testid": "run-resume-failed" },
+    `It was parked${step} (${String(result.status).replace(/_/g, " ")}), then going on from there failed (the error above). `,
+    "A durable run's park is still good: giving the answer, decision or delivery again goes on from it. A call the failed attempt began shows as interrupted: it may have taken effect."
+  );
+}
+
 function parkedView(run) {
   // what it waits for comes from the server (openmolt_ui._waiting), for every way a run parks
   return el(
@@ -1182,9 +1370,7 @@ function parkedView(run) {
     el("b", {}, "Parked. "),
     `It waits for ${run.waiting_for || "someone"}`,
     el("div", { class: "muted", "data-testid": "run-parked-how" }, ["human_input", "approval"].includes((run.pending || {}).kind)
-      ? (run.trigger || {}).kind === "mcp"
-        ? "The MCP client that started it asks its user (a form in its call); the run resumes with the answer or decision given there."
-        : "Answer or decide it under “Waiting for you”; the run resumes from where it stopped. The agent's file must be loaded: openmolt ui AGENT_FILE."
+      ? answeredBy((run.trigger || {}).kind, run.pending.kind) || HERE
       : "The application that parked it resumes it (agent.resume(state, ...)); it is listed under “Waiting for you”.")
   );
 }
@@ -1210,7 +1396,7 @@ function drawRun() {
   }
   const tree = runTree(run.run_id, selected.events);
   tree.over = ["running", "waiting"].includes(run.status) || PARKED.includes(run.status) ? null : run.ended || run.updated;
-  const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over);
+  const { list, result, plan: planned } = steps(tree.root.events, run.taint, tree.over, run.stored);
   tree.counted = countedIn(run, tree, list);
   // a live run carries its plan; a stored one's comes from its own events
   const plan = (run.plan && run.plan.length ? run.plan : planned || (result && result.plan)) || [];
@@ -1226,6 +1412,10 @@ function drawRun() {
     ),
     el("div", { class: "muted" }, `${run.model} · run ${run.run_id} · started `, el("span", { "data-testid": "run-started", "data-time": run.started }, when(run.started))),
     el("div", { class: "muted" }, "from ", el("span", { "data-testid": "run-origin" }, origin(run))),
+    callerView(run),
+    run.user
+      ? el("div", { class: "muted" }, "for end user ", el("b", { "data-testid": "run-user" }, cut(run.user, 200)), " (its accounts, its long-term memory)")
+      : null,
     taintView(run),
     el(
       "div",
@@ -1245,6 +1435,7 @@ function drawRun() {
     usageByModel(run.usage_by_model),
     parked ? parkedView(run) : null,
     !parked && run.error ? el("div", { class: "card error", "data-testid": "run-error" }, long({}, run.error)) : null,
+    resumeFailed(run, result, list),
     run.status === "cancelled" && !run.error
       ? el("div", { class: "card error", "data-testid": "run-error" }, "Cancelled: the run was stopped before it ended; a call still running then did not finish.")
       : null,
@@ -1255,6 +1446,7 @@ function drawRun() {
     run.output !== null && run.output !== undefined
       ? [el("h3", {}, "Output"), long({ "data-testid": "run-output" }, json(run.output))]
       : null,
+    nestedView(run, tree),
     el("h3", {}, "Timeline"),
     timeline(run, list, result),
     el("h3", {}, "Steps"),
