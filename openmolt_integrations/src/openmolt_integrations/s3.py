@@ -49,7 +49,7 @@ _BUCKET_ORIGINS = [
 	"{% if config.endpoint %}{{ config.endpoint | replace_first: '://', '://*.' }}"
 	"{% else %}https://*.s3." + _REGION + ".amazonaws.com{% endif %}",
 ]
-_KEY_PATH = "/{{ input.Key | path_segments }}"
+_KEY_PATH = "/{{ input.Key | path_segments: exact: true }}"
 
 _BUCKET = {
 	"type": "string",
@@ -293,7 +293,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		endpoint=_KEY_PATH,
 		headers={
 			"x-amz-copy-source": (
-				"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments }}"
+				"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments: exact: true }}"
 				"{% if input.CopySourceVersionId %}?versionId={{ input.CopySourceVersionId | url_encode }}"
 				"{% endif %}"
 			),
