@@ -661,6 +661,39 @@ def test_shopify_variables_match_the_document(tool) -> None:
 			assert inner and inner.group(1) in props, f"{name} must come from a required input"
 
 
+def _connection_fields(schema: Any, tool: Any) -> list[Any]:
+	"""The top-level fields of a query document whose type is a Relay connection."""
+	from graphql import get_named_type
+
+	(op,) = [
+		d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)
+	]
+	root = schema.query_type if op.operation.value == "query" else None
+	if root is None:
+		return []
+	return [
+		node
+		for node in op.selection_set.selections
+		if get_named_type(root.fields[node.name.value].type).name.endswith("Connection")
+	]
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_lists_page_with_the_connections_cursor(tool, shopify_schema) -> None:
+	"""A tool listing a connection takes its after cursor and returns pageInfo's endCursor."""
+	for node in _connection_fields(shopify_schema, tool):
+		arguments = {a.name.value: a.value for a in node.arguments or ()}
+		after = arguments.get("after")
+		assert after is not None and after.kind == "variable", f"{node.name.value}: no after"
+		assert after.name.value in tool.input_schema["properties"]
+		page = [s for s in node.selection_set.selections if s.name.value == "pageInfo"]
+		assert page, f"{node.name.value} selects no pageInfo"
+		assert {s.name.value for s in page[0].selection_set.selections} >= {
+			"hasNextPage",
+			"endCursor",
+		}
+
+
 _SCALAR_FORMATS = {"DateTime": "date-time", "Date": "date", "URL": "uri"}
 
 
