@@ -821,3 +821,16 @@ def test_shopify_targets_2026_10() -> None:
 	base = shopify.INTEGRATION.api_setup.base_url
 	assert "{{ config.shop" in base and base.endswith("/admin/api/2026-10")
 	assert all(t.endpoint == "/graphql.json" and t.method == "POST" for t in shopify.TOOLS)
+
+
+@pytest.mark.parametrize("tool", github.TOOLS, ids=lambda t: t.handle)
+def test_github_lists_return_the_link_header_that_pages_them(tool, github_openapi, shape) -> None:
+	"""A GitHub list pages through its Link header (rel="next"): the tool returns that header."""
+	path = shape(tool)["path"].replace("{type}", "issues")
+	op = github_openapi["paths"][path][tool.method.lower()]
+	response = _resolve(github_openapi, op["responses"].get("200", {}))
+	pages = "Link" in response.get("headers", {})
+	assert ("Link" in tool.response_headers) == pages
+	if pages:
+		assert "per_page" in tool.input_schema["properties"]
+		assert 'rel="next"' in tool.description
