@@ -1,6 +1,7 @@
 """Stripe API (``/v1``): customers, products, payments, checkout, payment links, invoices, billing.
 
-Every request pins ``Stripe-Version`` so answers do not depend on the account's default version.
+Targets ``Stripe-Version: 2026-10-28.endive`` (`STRIPE_VERSION`, the version stripe-python 16.1
+pins): every request sends it, so answers do not depend on the account's default version.
 Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
 ``line_items[0][price]=price_123``; lists of scalars with indices, ``expand[0]=...``, as
 stripe-python sends them). Every POST carries an ``Idempotency-Key`` header so that a retried
