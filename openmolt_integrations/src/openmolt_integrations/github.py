@@ -172,6 +172,21 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="getIssue",
+		description=(
+			"Get one issue (or pull request) by number: title, body, state, labels, assignees, "
+			"milestone, comment count."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {**_REPO_PROPS, "issue_number": _ISSUE},
+			"required": [*_REPO_REQUIRED, "issue_number"],
+		},
+	),
+	HttpTool(
 		handle="updateIssue",
 		description="Edit an issue or pull request: title, body, labels, assignees, or close/reopen it.",
 		scopes=["write"],
@@ -681,6 +696,7 @@ INTEGRATION = Integration(
 		"listMyRepos": ["private"],
 		"getContent": ["private", "untrusted"],
 		"listIssues": ["untrusted"],
+		"getIssue": ["untrusted"],
 		"listIssueComments": ["untrusted"],
 		"listPulls": ["untrusted"],
 		"getPull": ["untrusted"],

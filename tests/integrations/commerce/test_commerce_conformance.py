@@ -834,3 +834,30 @@ def test_github_lists_return_the_link_header_that_pages_them(tool, github_openap
 	if pages:
 		assert "per_page" in tool.input_schema["properties"]
 		assert 'rel="next"' in tool.description
+
+
+GITHUB_EVERYDAY = {
+	"issues/list-for-repo",
+	"issues/get",
+	"issues/create",
+	"issues/update",
+	"issues/list-comments",
+	"issues/create-comment",
+	"pulls/list",
+	"pulls/get",
+	"pulls/create",
+	"pulls/merge",
+	"repos/get-content",
+	"repos/create-or-update-file-contents",
+}
+"""The issue, pull request and file operations people automate most (GitHub operationIds)."""
+
+
+def test_github_covers_the_everyday_issue_and_pull_operations(github_openapi, shape) -> None:
+	"""Each everyday operation of GitHub's OpenAPI is one of the tools (get issue included)."""
+	covered = set()
+	for tool in github.TOOLS:
+		path = shape(tool)["path"]
+		op = github_openapi["paths"].get(path, {}).get(tool.method.lower(), {})
+		covered.add(op.get("operationId"))
+	assert GITHUB_EVERYDAY - covered == set()
