@@ -2003,3 +2003,48 @@ def test_outlook_attachment_bytes_are_saved_as_a_file() -> None:
 	assert saved["name"] == "q3.pdf"
 	assert saved["size"] == len(pdf)
 	assert saved["file"].startswith("openmolt-file:")
+
+
+def test_slack_json_posts_name_their_charset_as_slack_sdk_does() -> None:
+	"""slack-sdk posts JSON as application/json;charset=utf-8; Slack warns missing_charset
+	(and may misread non-ASCII text) without it, so every JSON tool sends the charset."""
+	import anyio
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	source = Path(
+		metadata.distribution("slack-sdk").locate_file("slack_sdk/web/base_client.py")
+	).read_text()
+	assert 'headers["Content-Type"] = "application/json;charset=utf-8"' in source
+	json_tools = [t for t in slack.INTEGRATION.tools if t.request_format == "json"]
+	assert json_tools
+	for tool in json_tools:
+		assert tool.headers.get("Content-Type", "").replace(" ", "").lower() == (
+			"application/json;charset=utf-8"
+		), tool.handle
+
+	seen: list[httpx.Request] = []
+
+	async def run() -> None:
+		def service(request: httpx.Request) -> httpx.Response:
+			seen.append(request)
+			return httpx.Response(200, json={"ok": True, "ts": "1.2"})
+
+		om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+		model = ScriptedModel(
+			[call_tool("slack.postMessage", channel="C1", text="héllo"), finish(done=True)]
+		)
+		agent = om.create_agent(
+			name="T",
+			model=model,
+			integrations=[{"integration": "slack", "credential": {"config": {"token": "xoxb-1"}}}],
+		)
+		async with om:
+			await agent.run()
+
+	anyio.run(run)
+	[request] = seen
+	assert request.headers["content-type"].replace(" ", "") == "application/json;charset=utf-8"
+	assert json.loads(request.content.decode("utf-8"))["text"] == "héllo"
