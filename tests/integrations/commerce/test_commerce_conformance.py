@@ -861,3 +861,16 @@ def test_github_covers_the_everyday_issue_and_pull_operations(github_openapi, sh
 		op = github_openapi["paths"].get(path, {}).get(tool.method.lower(), {})
 		covered.add(op.get("operationId"))
 	assert GITHUB_EVERYDAY - covered == set()
+
+
+def test_stripe_payment_intent_can_charge_a_saved_payment_method() -> None:
+	"""createPaymentIntent says it confirms with a saved payment method: it takes the
+	PaymentIntentCreateParams keys that do so (payment_method, confirm, off_session...)."""
+	from stripe.params._payment_intent_create_params import PaymentIntentCreateParams
+
+	(tool,) = [t for t in stripe_integration.TOOLS if t.handle == "createPaymentIntent"]
+	assert "saved payment method" in tool.description
+	charge = {"payment_method", "confirm", "off_session", "return_url", "capture_method"}
+	assert charge <= set(_stripe_hints(PaymentIntentCreateParams))
+	assert charge <= set(tool.input_schema["properties"])
+	assert charge <= set(tool.body)
