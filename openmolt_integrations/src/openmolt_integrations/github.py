@@ -344,13 +344,20 @@ TOOLS = [
 		),
 		scopes=["read"],
 		method="GET",
-		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
+		# An empty path (or "/") lists the repository's root: /contents/ as Octokit sends it.
+		endpoint=(
+			f"{_R}/contents/"
+			'{% if input.path != "" and input.path != "/" %}'
+			"{{ input.path | path_segments }}{% endif %}"
+		),
 		query_params=passthrough("ref"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"path": string("Path in the repository, e.g. docs/index.md."),
+				"path": string(
+					'Path in the repository, e.g. docs/index.md; "" lists the root directory.'
+				),
 				"ref": string("Branch, tag or commit; default: the default branch."),
 			},
 			"required": [*_REPO_REQUIRED, "path"],

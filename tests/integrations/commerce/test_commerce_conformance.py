@@ -43,8 +43,9 @@ def template_inputs(value: Any) -> set[str]:
 
 
 def path_template(endpoint: str) -> str:
-	"""``/repos/{{ input.owner }}/x`` → ``/repos/{owner}/x`` (filters dropped)."""
-	return re.sub(r"\{\{\s*input\.(\w+)[^}]*\}\}", r"{\1}", endpoint)
+	"""``/repos/{{ input.owner }}/x`` → ``/repos/{owner}/x`` (filters and tags dropped)."""
+	untagged = re.sub(r"\{%.*?%\}", "", endpoint)
+	return re.sub(r"\{\{\s*input\.(\w+)[^}]*\}\}", r"{\1}", untagged)
 
 
 # Notion ------------------------------------------------------------------------------------
@@ -874,3 +875,39 @@ def test_stripe_payment_intent_can_charge_a_saved_payment_method() -> None:
 	assert charge <= set(_stripe_hints(PaymentIntentCreateParams))
 	assert charge <= set(tool.input_schema["properties"])
 	assert charge <= set(tool.body)
+
+
+@pytest.mark.parametrize(("path", "url"), [("", "/contents/"), ("/", "/contents/")])
+def test_github_get_content_lists_the_repository_root(path: str, url: str, github_openapi) -> None:
+	"""An empty path lists the repository's root: the OpenAPI's /contents/{path} with an empty
+	path, as Octokit sends it (getContent refused it as an empty path segment)."""
+	import anyio
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	assert "/repos/{owner}/{repo}/contents/{path}" in github_openapi["paths"]
+	seen: list[httpx.Request] = []
+
+	async def run() -> None:
+		def service(request: httpx.Request) -> httpx.Response:
+			seen.append(request)
+			return httpx.Response(200, json=[{"type": "dir", "name": "src", "path": "src"}])
+
+		om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+		model = ScriptedModel(
+			[call_tool("github.getContent", owner="o", repo="r", path=path), finish(done=True)]
+		)
+		config = {"apiKey": "ghp_abcdefgh123456"}
+		agent = om.create_agent(
+			name="T",
+			model=model,
+			integrations=[{"integration": "github", "credential": {"config": config}}],
+		)
+		async with om:
+			await agent.run()
+
+	anyio.run(run)
+	[request] = seen
+	assert request.url.raw_path.decode() == "/repos/o/r" + url
