@@ -183,7 +183,8 @@ TOOLS = [
 		endpoint=f"{_USER}/messages/send",
 		request_format="gmail-message",
 		body=passthrough("threadId", raw=_RAW),
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
+		# The whole input becomes the message ("raw": "{{ input }}"): name every key it reads.
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"], closed=True),
 		output_schema=obj(
 			{
 				"id": {"type": "string"},
@@ -200,7 +201,8 @@ TOOLS = [
 		endpoint=f"{_USER}/drafts",
 		request_format="gmail-message",
 		body={"message": passthrough("threadId", raw=_RAW)},
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
+		# The whole input becomes the message ("raw": "{{ input }}"): name every key it reads.
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"], closed=True),
 		output_schema=obj(
 			{
 				"id": {"type": "string", "description": "The draft id."},
