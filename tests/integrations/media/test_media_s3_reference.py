@@ -523,3 +523,19 @@ async def test_a_copy_source_names_the_key_botocore_names(key: str) -> None:
 	assert (
 		request.headers["x-amz-copy-source"] == "/" + theirs.headers["x-amz-copy-source"].decode()
 	)
+
+
+@pytest.mark.anyio
+async def test_query_values_are_encoded_as_botocore_encodes_them() -> None:
+	"""A space in a query value is %20 and '+' is %2B, as in botocore's request (SigV4 signs
+	the query as RFC 3986 text: a form-style '+' for a space is another string to S3)."""
+	params = {"Bucket": "docs", "Prefix": "my folder/a+b", "StartAfter": "x y"}
+	theirs = urlsplit(_botocore_request("list_objects_v2", params, {}).url).query
+	request = await _our_request(
+		"listObjects", {"Bucket": "docs", "prefix": "my folder/a+b", "start_after": "x y"}, {}
+	)
+	ours = dict(pair.split("=", 1) for pair in request.url.query.decode().split("&"))
+	expected = dict(pair.split("=", 1) for pair in theirs.split("&"))
+	assert expected["prefix"] == "my%20folder%2Fa%2Bb"
+	for name in ("prefix", "start-after"):
+		assert ours[name] == expected[name], name
