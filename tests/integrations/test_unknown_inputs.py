@@ -56,3 +56,30 @@ async def test_a_misspelt_input_is_refused_not_dropped() -> None:
 	assert seen == []
 	[reply] = [m.content for m in model.requests[1].messages if '"results"' in m.content]
 	assert "lables: unknown field; remove it" in json.loads(reply)["results"][0]["error"]
+
+
+def _tool(schema: dict[str, object], body: object) -> HttpTool:
+	return HttpTool(
+		handle="t", description="d", method="POST", endpoint="/x", body=body, input_schema=schema
+	)
+
+
+def test_a_schema_stays_open_where_an_undeclared_input_may_be_read() -> None:
+	"""Kept open: the schema's own additionalProperties, properties a branch declares, a template
+	reading an undeclared input or the whole input; a GraphQL $input in a body is not a read."""
+	props = {"a": {"type": "string"}}
+	base = {"type": "object", "properties": props}
+	open_cases = [
+		_tool({**base, "additionalProperties": True}, {"a": "{{ input.a }}"}),
+		_tool({**base, "anyOf": [{"properties": {"b": {}}}]}, {"a": "{{ input.a }}"}),
+		_tool(base, {"a": "{{ input.a }}", "b": "{{ input.b }}"}),
+		_tool(base, {"raw": "{{ input | json }}"}),
+	]
+	for tool in open_cases:
+		assert "additionalProperties" not in tool.checked_input_schema() or (
+			tool.input_schema.get("additionalProperties") is True
+		)
+	graphql = _tool(
+		base, {"query": "mutation M($input: X!) { m(input: $input) { id } }", "v": "{{ input.a }}"}
+	)
+	assert graphql.checked_input_schema()["additionalProperties"] is False

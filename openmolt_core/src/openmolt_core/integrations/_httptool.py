@@ -103,6 +103,17 @@ _WHOLE_INPUT = re.compile(r"(?<![.\w$])input\b(?![.\[\w])")
 _LIQUID = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 
 
+def _branch_properties(schema: dict[str, Any]) -> set[str]:
+	"""The properties an object schema's allOf, anyOf and oneOf branches declare."""
+	return {
+		name
+		for keyword in ("allOf", "anyOf", "oneOf")
+		for branch in schema.get(keyword) or ()
+		if isinstance(branch, dict)
+		for name in (branch.get("properties") or {})
+	}
+
+
 class HttpTool(_Spec):
 	"""A tool that is one HTTP request, described as data.
 
@@ -209,6 +220,7 @@ class HttpTool(_Spec):
 			or not isinstance(props, dict)
 			or "additionalProperties" in schema
 			or "patternProperties" in schema
+			or _branch_properties(schema) - set(props)
 		):
 			return schema
 		definition = json.dumps(
