@@ -404,7 +404,10 @@ class BoundTool:
 	def validator(self) -> JsonSchemaValidator:
 		"""The input validator, compiled on first use."""
 		if self._validator is None:
-			self._validator = JsonSchemaValidator(self.tool.input_schema or {"type": "object"})
+			# A declarative HTTP tool refuses an input no template reads (`checked_input_schema`).
+			checked = getattr(self.tool, "checked_input_schema", None)
+			schema = checked() if callable(checked) else self.tool.input_schema
+			self._validator = JsonSchemaValidator(schema or {"type": "object"})
 		return self._validator
 
 	def describe(self) -> dict[str, Any]:

@@ -70,7 +70,10 @@ class AwsSigV4Auth(httpx.Auth):
 		return render_value(template, self.config, quiet=quiet) if template else ""
 
 	def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-		"""Sign the request; only ``Authorization`` and ``x-amz-*`` headers are added."""
+		"""Sign the request; only ``Authorization`` and ``x-amz-*`` headers are added.
+
+		A space in the query is sent as ``%20`` (not ``+``), the text SigV4 signs.
+		"""
 		s3_auth, v4_auth, aws_request, credentials = self._classes
 		key, secret = self._param("access_key_id"), self._param("secret_access_key")
 		if not key or not secret:
@@ -78,6 +81,11 @@ class AwsSigV4Auth(httpx.Auth):
 		session = self._param("session_token")
 		region = self._param("region") or "us-east-1"
 		service = self._param("service") or "s3"
+		if b"+" in request.url.query:
+			# SigV4 signs the query as RFC 3986 text: a space is %20, as botocore sends it. The
+			# engine writes a space as '+' (a literal '+' is always %2B), which S3 reads as
+			# another string than the one signed.
+			request.url = request.url.copy_with(query=request.url.query.replace(b"+", b"%20"))
 		headers = {k: v for k, v in request.headers.items() if k.lower() not in _UNSIGNED}
 		aws = aws_request(
 			method=request.method, url=str(request.url), data=request.content, headers=headers

@@ -72,6 +72,10 @@ def _post(
 		method="POST",
 		endpoint=f"/{method}",
 		request_format=request_format,
+		# slack-sdk's JSON Content-Type: without the charset Slack answers missing_charset.
+		headers={"Content-Type": "application/json; charset=utf-8"}
+		if request_format == "json"
+		else {},
 		body=passthrough_of(schema) if body is None else body,
 		input_schema=schema,
 		output_schema=OK,

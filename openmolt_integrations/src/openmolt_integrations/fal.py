@@ -35,7 +35,9 @@ _CLIENT_KEY = "fal.client"
 
 _MODEL = {
 	"type": "string",
-	"pattern": "^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$",
+	# fal-client writes the id into its queue URLs as it is: no segment may be "." or ".."
+	# (a client resolves them, and the request would reach another app).
+	"pattern": "^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)+$",
 	"description": (
 		'The fal model (endpoint) id, as on its fal.ai page: "fal-ai/flux/dev", '
 		'"fal-ai/kling-video/v2.1/standard/image-to-video", "fal-ai/whisper".'
@@ -48,7 +50,12 @@ _ARGUMENTS = {
 		'"landscape_4_3"}). Pass images and media as URLs, e.g. from uploadFile.'
 	),
 }
-_REQUEST_ID = {"type": "string", "description": "The request_id returned by submit."}
+_REQUEST_ID = {
+	"type": "string",
+	# fal-client writes it unencoded into .../requests/{request_id}: one plain segment only.
+	"pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$",
+	"description": "The request_id returned by submit (a UUID).",
+}
 
 
 def _client(context: ToolContext, tool: str) -> Any:

@@ -1,7 +1,8 @@
 """GitHub REST API: repositories, issues, pull requests and reviews, branches, commits, files, Actions.
 
 Every request sends ``X-GitHub-Api-Version: 2026-03-10`` and ``Accept: application/vnd.github+json``.
-Lists page with ``per_page`` (up to 100) and ``page``. File contents travel base64-encoded: the
+Lists page with ``per_page`` (up to 100) and ``page``, and return GitHub's ``Link`` header (its
+``rel="next"`` says there is another page) beside the body. File contents travel base64-encoded: the
 ``putFile`` tool encodes text itself (``content``) or takes bytes already encoded
 (``content_base64``).
 """
@@ -67,6 +68,10 @@ _DIRECTION = string("Sort direction.", enum=["asc", "desc"])
 _REPO_PROPS = {"owner": _OWNER, "repo": _REPO}
 _REPO_REQUIRED = ["owner", "repo"]
 _R = "/repos/{{ input.owner }}/{{ input.repo }}"
+_PAGED = (
+	' The reply is {body, headers}: while headers.Link names a page with rel="next", there '
+	"are more; ask for that page (page + 1)."
+)
 _REVIEW_EVENT = string(
 	"APPROVE, REQUEST_CHANGES or COMMENT (leave out to keep a pending draft review).",
 	enum=["APPROVE", "REQUEST_CHANGES", "COMMENT"],
@@ -75,8 +80,10 @@ _REVIEW_EVENT = string(
 TOOLS = [
 	HttpTool(
 		handle="listMyRepos",
-		description="List repositories the authenticated user can access (own, collaborator, organization).",
+		description="List repositories the authenticated user can access (own, collaborator, organization)."
+		+ _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint="/user/repos",
 		query_params=passthrough(
@@ -107,8 +114,10 @@ TOOLS = [
 		description=(
 			"List a repository's issues (pull requests are included too; they have a "
 			"`pull_request` key). Filter by state, labels, assignee, creator, since."
-		),
+		)
+		+ _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint=f"{_R}/issues",
 		query_params=passthrough(
@@ -163,6 +172,21 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="getIssue",
+		description=(
+			"Get one issue (or pull request) by number: title, body, state, labels, assignees, "
+			"milestone, comment count."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {**_REPO_PROPS, "issue_number": _ISSUE},
+			"required": [*_REPO_REQUIRED, "issue_number"],
+		},
+	),
+	HttpTool(
 		handle="updateIssue",
 		description="Edit an issue or pull request: title, body, labels, assignees, or close/reopen it.",
 		scopes=["write"],
@@ -192,8 +216,9 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="listIssueComments",
-		description="List the comments of an issue or pull request, oldest first.",
+		description="List the comments of an issue or pull request, oldest first." + _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
 		query_params=passthrough("since", "per_page", "page"),
@@ -230,8 +255,10 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="listPulls",
-		description="List pull requests, filtered by state, head (user:branch) and base branch.",
+		description="List pull requests, filtered by state, head (user:branch) and base branch."
+		+ _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint=f"{_R}/pulls",
 		query_params=passthrough("state", "head", "base", "sort", "direction", "per_page", "page"),
@@ -317,13 +344,20 @@ TOOLS = [
 		),
 		scopes=["read"],
 		method="GET",
-		endpoint=f"{_R}/contents/{{{{ input.path | path_segments }}}}",
+		# An empty path (or "/") lists the repository's root: /contents/ as Octokit sends it.
+		endpoint=(
+			f"{_R}/contents/"
+			'{% if input.path != "" and input.path != "/" %}'
+			"{{ input.path | path_segments }}{% endif %}"
+		),
 		query_params=passthrough("ref"),
 		input_schema={
 			"type": "object",
 			"properties": {
 				**_REPO_PROPS,
-				"path": string("Path in the repository, e.g. docs/index.md."),
+				"path": string(
+					'Path in the repository, e.g. docs/index.md; "" lists the root directory.'
+				),
 				"ref": string("Branch, tag or commit; default: the default branch."),
 			},
 			"required": [*_REPO_REQUIRED, "path"],
@@ -420,8 +454,10 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="listWorkflowRuns",
-		description="List recent GitHub Actions runs, filtered by branch, event, status or actor.",
+		description="List recent GitHub Actions runs, filtered by branch, event, status or actor."
+		+ _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint=f"{_R}/actions/runs",
 		query_params=passthrough(
@@ -500,8 +536,10 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="listPullReviews",
-		description="List the reviews of a pull request (state APPROVED, CHANGES_REQUESTED, COMMENTED, PENDING...), oldest first.",
+		description="List the reviews of a pull request (state APPROVED, CHANGES_REQUESTED, COMMENTED, PENDING...), oldest first."
+		+ _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/reviews",
 		query_params=passthrough("per_page", "page"),
@@ -625,8 +663,10 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="listCommits",
-		description="List commits, newest first, of a branch or from a commit SHA; filter by path, author and dates.",
+		description="List commits, newest first, of a branch or from a commit SHA; filter by path, author and dates."
+		+ _PAGED,
 		scopes=["read"],
+		response_headers=["Link"],
 		method="GET",
 		endpoint=f"{_R}/commits",
 		query_params=passthrough(
@@ -663,6 +703,7 @@ INTEGRATION = Integration(
 		"listMyRepos": ["private"],
 		"getContent": ["private", "untrusted"],
 		"listIssues": ["untrusted"],
+		"getIssue": ["untrusted"],
 		"listIssueComments": ["untrusted"],
 		"listPulls": ["untrusted"],
 		"getPull": ["untrusted"],

@@ -8,7 +8,7 @@ from openmolt_core import hookimpl
 from openmolt_core.integrations import ApiSetup, HttpTool, Integration
 from openmolt_core.integrations.schema import obj, passthrough
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
-from openmolt_integrations._mime import rfc2822
+from openmolt_integrations._mime import MAX_ATTACHMENT_BYTES, encode_message, rfc2822
 
 __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 
@@ -86,8 +86,19 @@ _COMPOSE: dict[str, Any] = {
 		"type": "string",
 		"description": "For a reply: the thread id, so the message joins the thread.",
 	},
+	"attachments": {
+		"type": "array",
+		"maxItems": 100,
+		"items": {
+			"type": "string",
+			"description": "A file reference: openmolt-file:<id> from an earlier tool, a data: URL, or a path from the fileSystem integration.",
+		},
+		"description": f"Files to attach (their names and types travel with them), at most {MAX_ATTACHMENT_BYTES // (1024 * 1024)} MB in all.",
+	},
 }
-_RAW = "{{ input | rfc2822 | base64url }}"
+# The gmail-message format turns the input object into the base64url RFC 2822 message,
+# attachments read from the file store (`openmolt_integrations._mime.encode_message`).
+_RAW = "{{ input }}"
 _MESSAGE_OUT = obj(
 	{
 		"id": {"type": "string"},
@@ -166,12 +177,14 @@ TOOLS = [
 	),
 	HttpTool(
 		handle="sendMessage",
-		description="Send an email. For a reply, pass threadId, inReplyTo and references from the original message and keep its subject with 'Re: '.",
+		description="Send an email, with attachments if given (file references). For a reply, pass threadId, inReplyTo and references from the original message and keep its subject with 'Re: '.",
 		scopes=["send"],
 		method="POST",
 		endpoint=f"{_USER}/messages/send",
+		request_format="gmail-message",
 		body=passthrough("threadId", raw=_RAW),
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
+		# The whole input becomes the message ("raw": "{{ input }}"): name every key it reads.
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"], closed=True),
 		output_schema=obj(
 			{
 				"id": {"type": "string"},
@@ -186,8 +199,10 @@ TOOLS = [
 		scopes=["draft"],
 		method="POST",
 		endpoint=f"{_USER}/drafts",
+		request_format="gmail-message",
 		body={"message": passthrough("threadId", raw=_RAW)},
-		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"]),
+		# The whole input becomes the message ("raw": "{{ input }}"): name every key it reads.
+		input_schema=obj({"userId": _USER_ID, **_COMPOSE}, ["to", "subject"], closed=True),
 		output_schema=obj(
 			{
 				"id": {"type": "string", "description": "The draft id."},
@@ -468,6 +483,7 @@ INTEGRATION = Integration(
 		"send*": ["outbound"],
 	},
 	filters={"rfc2822": rfc2822},
+	encoders={"gmail-message": encode_message},
 	name="Gmail",
 	description="Search, read, send and organize Gmail messages, threads, drafts and labels.",
 	api_version="v1",

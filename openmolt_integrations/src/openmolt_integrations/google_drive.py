@@ -46,10 +46,17 @@ _FILE_OUT = obj(
 		"mimeType": {"type": "string"},
 		"size": {"type": "string", "description": "Bytes (not set for Google Docs/Sheets/Slides)."},
 		"modifiedTime": {"type": "string"},
+		"createdTime": {"type": "string"},
 		"parents": {"type": "array", "items": {"type": "string"}},
 		"webViewLink": {"type": "string"},
+		"trashed": {"type": "boolean"},
+		"owners": {
+			"type": "array",
+			"items": obj({"emailAddress": {"type": "string"}, "displayName": {"type": "string"}}),
+		},
 	}
 )
+"""A file as Drive returns it for `_FILE_FIELDS` (the fields the tools ask for by default)."""
 _BINARY_OUT = obj(
 	{
 		"file": {

@@ -1,5 +1,8 @@
 """OpenAI GPT-Image: generate and edit images with the current GPT image models.
 
+Targets the OpenAI REST API v1 (``POST /v1/images/generations`` and ``/v1/images/edits``, as the
+``openai`` Python package 3.57 sends them); ``config.baseUrl`` points it at a compatible service.
+
 The Images API answers with base64 JSON (``data[].b64_json``), not with bytes. Pasting that into
 the model's context would waste it, so both tools are Python functions: they call the API through
 the shared HTTP client, decode the images and save them in the file store, and return file

@@ -415,11 +415,13 @@ _TOOLS = [
 	),
 	HttpTool(
 		handle="getAttachment",
-		description="Get one attachment; a file attachment includes `contentBytes` (base64), so "
-		"check its size with listAttachments first.",
+		description="Get one attachment; a file attachment's bytes (`contentBytes`) are saved as a "
+		"file: you get a file reference (openmolt-file:...) with its type and size to pass to "
+		"other tools.",
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/messages/{{ input.message_id }}/attachments/{{ input.attachment_id }}",
+		response_files=["contentBytes"],
 		input_schema=obj(
 			{"message_id": _ID, "attachment_id": string("Attachment id from listAttachments.")},
 			["message_id", "attachment_id"],

@@ -1,5 +1,8 @@
 """Amazon S3 and S3-compatible stores (MinIO, Cloudflare R2, ...), signed with AWS SigV4.
 
+Targets the S3 REST API version ``2006-03-01`` (botocore's S3 service model, which the tests check
+every tool against).
+
 Requests are signed per request by the ``aws_sigv4`` auth this integration registers
 (`openmolt_integrations._aws`, with its ``s3-object`` and ``s3-xml`` body formats). The bucket is part of the
 base URL: virtual-hosted style on AWS (``https://<bucket>.s3.<region>.amazonaws.com``), path style
@@ -49,7 +52,7 @@ _BUCKET_ORIGINS = [
 	"{% if config.endpoint %}{{ config.endpoint | replace_first: '://', '://*.' }}"
 	"{% else %}https://*.s3." + _REGION + ".amazonaws.com{% endif %}",
 ]
-_KEY_PATH = "/{{ input.Key | path_segments }}"
+_KEY_PATH = "/{{ input.Key | path_segments: exact: true }}"
 
 _BUCKET = {
 	"type": "string",
@@ -293,7 +296,7 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		endpoint=_KEY_PATH,
 		headers={
 			"x-amz-copy-source": (
-				"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments }}"
+				"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments: exact: true }}"
 				"{% if input.CopySourceVersionId %}?versionId={{ input.CopySourceVersionId | url_encode }}"
 				"{% endif %}"
 			),

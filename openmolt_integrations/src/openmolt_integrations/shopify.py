@@ -537,12 +537,19 @@ TOOLS = [
 	),
 	_graphql(
 		"listLocations",
-		"List the shop's locations (warehouses, stores) with their ids, needed for inventory changes.",
+		(
+			"List the shop's locations (warehouses, stores) with their ids, needed for inventory "
+			"changes. When pageInfo.hasNextPage is true, pass pageInfo.endCursor as after."
+		),
 		["read_inventory"],
-		"""query ListLocations($first: Int = 50) { locations(first: $first) { nodes { id name
-		isActive fulfillsOnlineOrders address { city countryCode } } } }""",
-		passthrough("first"),
-		{"first": integer("How many locations (1-250).", minimum=1, maximum=250, default=50)},
+		"""query ListLocations($first: Int = 50, $after: String) {
+		locations(first: $first, after: $after) { nodes { id name isActive fulfillsOnlineOrders
+		address { city countryCode } } pageInfo { hasNextPage endCursor } } }""",
+		passthrough("first", "after"),
+		{
+			"first": integer("How many locations (1-250).", minimum=1, maximum=250, default=50),
+			"after": _AFTER,
+		},
 	),
 	_graphql(
 		"getInventoryItem",

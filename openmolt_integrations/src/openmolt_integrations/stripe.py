@@ -1,6 +1,7 @@
 """Stripe API (``/v1``): customers, products, payments, checkout, payment links, invoices, billing.
 
-Every request pins ``Stripe-Version`` so answers do not depend on the account's default version.
+Targets ``Stripe-Version: 2026-10-28.endive`` (`STRIPE_VERSION`, the version stripe-python 16.1
+pins): every request sends it, so answers do not depend on the account's default version.
 Bodies are form-encoded with Stripe's nested keys (``metadata[plan]=pro``,
 ``line_items[0][price]=price_123``; lists of scalars with indices, ``expand[0]=...``, as
 stripe-python sends them). Every POST carries an ``Idempotency-Key`` header so that a retried
@@ -330,7 +331,9 @@ TOOLS = [
 	),
 	_post(
 		"createPaymentIntent",
-		"Create a payment intent to collect a payment (confirm it client-side or with a saved payment method).",
+		"Create a payment intent to collect a payment: confirm it client-side, or charge a saved "
+		"payment method at once (customer, payment_method, confirm: true, and off_session "
+		"one_off or recurring when the customer is not present).",
 		["payments"],
 		"/v1/payment_intents",
 		body=passthrough(
@@ -340,6 +343,12 @@ TOOLS = [
 			"description",
 			"receipt_email",
 			"automatic_payment_methods",
+			"payment_method",
+			"confirm",
+			"off_session",
+			"return_url",
+			"capture_method",
+			"setup_future_usage",
 			"metadata",
 		),
 		input_schema={
@@ -354,6 +363,27 @@ TOOLS = [
 					{"enabled": {"type": "boolean"}},
 					["enabled"],
 					description='Let Stripe pick payment methods from the Dashboard settings: {"enabled": true}.',
+				),
+				"payment_method": string(
+					"A saved PaymentMethod (pm_…) to charge; if it is attached to a customer, give "
+					"that customer too."
+				),
+				"confirm": boolean("Confirm (charge) at once; default false."),
+				"off_session": string(
+					"The customer is not present to authenticate (a charge later, with confirm): "
+					"one_off (what true means) or recurring.",
+					enum=["one_off", "recurring"],
+				),
+				"return_url": string(
+					"Where to send the customer back after authenticating (with confirm, for "
+					"payment methods that redirect)."
+				),
+				"capture_method": string(
+					"automatic (default) or manual to only authorize now and capture later.",
+					enum=["automatic", "automatic_async", "manual"],
+				),
+				"setup_future_usage": string(
+					"Save the payment method for later charges.", enum=["off_session", "on_session"]
 				),
 				"metadata": _METADATA,
 			},

@@ -116,6 +116,16 @@ def test_path_segments_filter_keeps_slashes_and_refuses_dot_segments() -> None:
 			render_endpoint("/contents/{{ input.p | path_segments }}", {"input": {"p": bad}})
 
 
+def test_path_segments_exact_keeps_every_slash_and_still_refuses_dot_segments() -> None:
+	"""With exact: true a leading, trailing or doubled slash is kept; '.' and '..' are refused."""
+	template = "/o/{{ input.k | path_segments: exact: true }}"
+	for key, path in [("folder/", "/o/folder/"), ("/a", "/o//a"), ("a//b c", "/o/a//b%20c")]:
+		assert render_endpoint(template, {"input": {"k": key}}) == path
+	for bad in ("", "a/../b", "./x", "a/."):
+		with pytest.raises(ToolError):
+			render_endpoint(template, {"input": {"k": bad}})
+
+
 @pytest.mark.parametrize(
 	"value", ["../admin", "..%2Fadmin", "a/../../b", "..\\admin", "x/.", "./x", "a\\..\\b"]
 )

@@ -78,8 +78,8 @@ def members(key: str, prefix: str, suffix: str) -> dict[str, bytes]:
 
 
 def path_template(endpoint: str) -> str:
-	"""``/v1/pages/{{ input.page_id }}`` → ``/v1/pages/{page_id}`` (filters dropped)."""
-	return _TEMPLATE.sub(lambda m: "{" + m.group(1) + "}", endpoint)
+	"""``/v1/pages/{{ input.page_id }}`` → ``/v1/pages/{page_id}`` (filters and tags dropped)."""
+	return _TEMPLATE.sub(lambda m: "{" + m.group(1) + "}", re.sub(r"\{%.*?%\}", "", endpoint))
 
 
 def template_inputs(value: Any) -> set[str]:

@@ -43,8 +43,9 @@ def template_inputs(value: Any) -> set[str]:
 
 
 def path_template(endpoint: str) -> str:
-	"""``/repos/{{ input.owner }}/x`` → ``/repos/{owner}/x`` (filters dropped)."""
-	return re.sub(r"\{\{\s*input\.(\w+)[^}]*\}\}", r"{\1}", endpoint)
+	"""``/repos/{{ input.owner }}/x`` → ``/repos/{owner}/x`` (filters and tags dropped)."""
+	untagged = re.sub(r"\{%.*?%\}", "", endpoint)
+	return re.sub(r"\{\{\s*input\.(\w+)[^}]*\}\}", r"{\1}", untagged)
 
 
 # Notion ------------------------------------------------------------------------------------
@@ -661,6 +662,39 @@ def test_shopify_variables_match_the_document(tool) -> None:
 			assert inner and inner.group(1) in props, f"{name} must come from a required input"
 
 
+def _connection_fields(schema: Any, tool: Any) -> list[Any]:
+	"""The top-level fields of a query document whose type is a Relay connection."""
+	from graphql import get_named_type
+
+	(op,) = [
+		d for d in parse(tool.body["query"]).definitions if isinstance(d, OperationDefinitionNode)
+	]
+	root = schema.query_type if op.operation.value == "query" else None
+	if root is None:
+		return []
+	return [
+		node
+		for node in op.selection_set.selections
+		if get_named_type(root.fields[node.name.value].type).name.endswith("Connection")
+	]
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_lists_page_with_the_connections_cursor(tool, shopify_schema) -> None:
+	"""A tool listing a connection takes its after cursor and returns pageInfo's endCursor."""
+	for node in _connection_fields(shopify_schema, tool):
+		arguments = {a.name.value: a.value for a in node.arguments or ()}
+		after = arguments.get("after")
+		assert after is not None and after.kind == "variable", f"{node.name.value}: no after"
+		assert after.name.value in tool.input_schema["properties"]
+		page = [s for s in node.selection_set.selections if s.name.value == "pageInfo"]
+		assert page, f"{node.name.value} selects no pageInfo"
+		assert {s.name.value for s in page[0].selection_set.selections} >= {
+			"hasNextPage",
+			"endCursor",
+		}
+
+
 _SCALAR_FORMATS = {"DateTime": "date-time", "Date": "date", "URL": "uri"}
 
 
@@ -788,3 +822,92 @@ def test_shopify_targets_2026_10() -> None:
 	base = shopify.INTEGRATION.api_setup.base_url
 	assert "{{ config.shop" in base and base.endswith("/admin/api/2026-10")
 	assert all(t.endpoint == "/graphql.json" and t.method == "POST" for t in shopify.TOOLS)
+
+
+@pytest.mark.parametrize("tool", github.TOOLS, ids=lambda t: t.handle)
+def test_github_lists_return_the_link_header_that_pages_them(tool, github_openapi, shape) -> None:
+	"""A GitHub list pages through its Link header (rel="next"): the tool returns that header."""
+	path = shape(tool)["path"].replace("{type}", "issues")
+	op = github_openapi["paths"][path][tool.method.lower()]
+	response = _resolve(github_openapi, op["responses"].get("200", {}))
+	pages = "Link" in response.get("headers", {})
+	assert ("Link" in tool.response_headers) == pages
+	if pages:
+		assert "per_page" in tool.input_schema["properties"]
+		assert 'rel="next"' in tool.description
+
+
+GITHUB_EVERYDAY = {
+	"issues/list-for-repo",
+	"issues/get",
+	"issues/create",
+	"issues/update",
+	"issues/list-comments",
+	"issues/create-comment",
+	"pulls/list",
+	"pulls/get",
+	"pulls/create",
+	"pulls/merge",
+	"repos/get-content",
+	"repos/create-or-update-file-contents",
+}
+"""The issue, pull request and file operations people automate most (GitHub operationIds)."""
+
+
+def test_github_covers_the_everyday_issue_and_pull_operations(github_openapi, shape) -> None:
+	"""Each everyday operation of GitHub's OpenAPI is one of the tools (get issue included)."""
+	covered = set()
+	for tool in github.TOOLS:
+		path = shape(tool)["path"]
+		op = github_openapi["paths"].get(path, {}).get(tool.method.lower(), {})
+		covered.add(op.get("operationId"))
+	assert GITHUB_EVERYDAY - covered == set()
+
+
+def test_stripe_payment_intent_can_charge_a_saved_payment_method() -> None:
+	"""createPaymentIntent says it confirms with a saved payment method: it takes the
+	PaymentIntentCreateParams keys that do so (payment_method, confirm, off_session...)."""
+	from stripe.params._payment_intent_create_params import PaymentIntentCreateParams
+
+	(tool,) = [t for t in stripe_integration.TOOLS if t.handle == "createPaymentIntent"]
+	assert "saved payment method" in tool.description
+	charge = {"payment_method", "confirm", "off_session", "return_url", "capture_method"}
+	assert charge <= set(_stripe_hints(PaymentIntentCreateParams))
+	assert charge <= set(tool.input_schema["properties"])
+	assert charge <= set(tool.body)
+
+
+@pytest.mark.parametrize(("path", "url"), [("", "/contents/"), ("/", "/contents/")])
+def test_github_get_content_lists_the_repository_root(path: str, url: str, github_openapi) -> None:
+	"""An empty path lists the repository's root: the OpenAPI's /contents/{path} with an empty
+	path, as Octokit sends it (getContent refused it as an empty path segment)."""
+	import anyio
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	assert "/repos/{owner}/{repo}/contents/{path}" in github_openapi["paths"]
+	seen: list[httpx.Request] = []
+
+	async def run() -> None:
+		def service(request: httpx.Request) -> httpx.Response:
+			seen.append(request)
+			return httpx.Response(200, json=[{"type": "dir", "name": "src", "path": "src"}])
+
+		om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+		model = ScriptedModel(
+			[call_tool("github.getContent", owner="o", repo="r", path=path), finish(done=True)]
+		)
+		config = {"apiKey": "ghp_abcdefgh123456"}
+		agent = om.create_agent(
+			name="T",
+			model=model,
+			integrations=[{"integration": "github", "credential": {"config": config}}],
+		)
+		async with om:
+			await agent.run()
+
+	anyio.run(run)
+	[request] = seen
+	assert request.url.raw_path.decode() == "/repos/o/r" + url

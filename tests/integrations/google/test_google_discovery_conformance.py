@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
-from _discovery import discovery_problems, keyword_problems
+from _discovery import discovery_document, discovery_method, discovery_problems, keyword_problems
 
 from openmolt_core.integrations import HttpTool, Integration
 from openmolt_integrations import gmail, google_calendar, google_drive, google_sheets, youtube
@@ -313,3 +316,82 @@ def test_the_checker_rejects_broken_resumable_session_tools() -> None:
 	assert "accept 308" in problems(not_accepting)
 	with_body = status.model_copy(update={"headers": {"Content-Range": "bytes 0-1/2"}})
 	assert "bytes */<total>" in problems(with_body)
+
+
+def _mask_tree(mask: str) -> dict[str, Any]:
+	"""A partial-response ``fields`` mask as a tree: ``a,b(c,d)`` -> {a: {}, b: {c: {}, d: {}}}."""
+	tree: dict[str, Any] = {}
+	depth, start, name = 0, 0, ""
+	for i, char in enumerate(mask + ","):
+		if char == "(" and depth == 0:
+			name, start = mask[start:i].strip(), i + 1
+		if char in "()":
+			depth += 1 if char == "(" else -1
+			if depth == 0 and char == ")":
+				tree[name] = _mask_tree(mask[start:i])
+				start = i + 1
+		elif char == "," and depth == 0:
+			if mask[start:i].strip():
+				tree[mask[start:i].strip()] = {}
+			start = i + 1
+	return tree
+
+
+def _default_mask(template: str) -> str:
+	"""The mask a ``fields`` template sends when the model gives none (its ``default:``)."""
+	return re.sub(r"\{\{[^}]*default: '([^']*)' \}\}", r"\1", template)
+
+
+def _mask_problems(tree: dict[str, Any], schema: dict[str, Any] | None, where: str) -> list[str]:
+	"""How an output schema departs from the fields a mask asks for (a missing, an extra one)."""
+	if not schema or not tree:
+		return []
+	if schema.get("type") == "array" or "items" in schema:
+		return _mask_problems(tree, schema.get("items"), where + "[]")
+	props = schema.get("properties")
+	if props is None:
+		return []
+	problems = [
+		f"{where}.{k} is asked for but not in the output schema" for k in tree if k not in props
+	]
+	problems += [
+		f"{where}.{k} is in the output schema but not asked for" for k in props if k not in tree
+	]
+	for key, sub in tree.items():
+		problems += _mask_problems(sub, props.get(key), f"{where}.{key}")
+	return problems
+
+
+@pytest.mark.parametrize(("iid", "handle"), CASES)
+def test_the_output_schema_lists_the_fields_the_tool_asks_for(iid: str, handle: str) -> None:
+	"""With a ``fields`` mask Google returns exactly those fields: the output schema lists them.
+
+	Each asked field is a field of the method's response (discovery), and the output schema
+	neither misses one (the model would not know it gets it) nor promises one not asked for.
+	"""
+	integration, api, mapping = SUITES[iid]
+	tool = next(t for t in integration.tools if t.handle == handle)
+	fields = tool.query_params.get("fields")
+	if not isinstance(fields, str) or tool.output_schema is None or tool.response_headers:
+		return  # no mask, or the output is a reply header (a resumable session's Location)
+	target = mapping[handle]
+	method = discovery_method(api, target[0] if isinstance(target, tuple) else target)
+	tree = _mask_tree(_default_mask(fields))
+	doc = discovery_document(api)
+	assert _mask_reference_problems(doc, tree, method["response"], "response") == []
+	assert _mask_problems(tree, tool.output_schema, "output") == []
+
+
+def _mask_reference_problems(
+	doc: dict[str, Any], tree: dict[str, Any], schema: dict[str, Any], where: str
+) -> list[str]:
+	if "$ref" in schema:
+		schema = doc["schemas"][schema["$ref"]]
+	if "items" in schema:
+		return _mask_reference_problems(doc, tree, schema["items"], where + "[]")
+	props = schema.get("properties", {})
+	problems = [f"{where}.{k} is not a field of the reference" for k in tree if k not in props]
+	for key, sub in tree.items():
+		if key in props and sub:
+			problems += _mask_reference_problems(doc, sub, props[key], f"{where}.{key}")
+	return problems

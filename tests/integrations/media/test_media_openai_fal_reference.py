@@ -163,3 +163,43 @@ def test_fal_status_names_are_the_queue_statuses() -> None:
 	(cred,) = fal.INTEGRATION.credential_setup
 	assert cred.headers == {"Authorization": "Key {{ config.apiKey }}"}
 	assert fal_client.auth.AuthCredentials("Key", "k").header_value == "Key k"
+
+
+def _queue_path(model: str, request_id: str) -> str:
+	"""The path fal-client's queue handle requests, as an HTTP client resolves it."""
+	import httpx
+
+	app = fal_client.client.AppId.from_endpoint_id(model)
+	prefix = f"{app.namespace}/" if app.namespace else ""
+	# fal-client writes owner, alias and request_id into the URL as they are (no encoding).
+	url = (
+		f"{fal_client.client.QUEUE_URL_FORMAT}{prefix}{app.owner}/{app.alias}/requests/{request_id}"
+	)
+	return httpx.URL(url + "/status").path
+
+
+def _accepts(handle: str, name: str, value: str) -> bool:
+	schema = next(t for t in fal.INTEGRATION.tools if t.handle == handle).input_schema
+	return re.fullmatch(schema["properties"][name]["pattern"], value) is not None
+
+
+HOSTILE_REQUEST_IDS = ["a/b", "../../x/y/requests/z", "a?b=1", "a#b", "a%2Fb", "a b", "ü-1", ".."]
+HOSTILE_MODELS = ["fal-ai/..", "fal-ai/./flux", "../fal-ai/flux", "fal-ai/flux/..", "./x/y"]
+
+
+@pytest.mark.parametrize("handle", ["status", "result", "cancel"])
+def test_fal_request_ids_stay_one_segment_of_the_sdks_queue_url(handle: str) -> None:
+	"""fal-client puts request_id in its URL unencoded: only ids that stay one segment pass."""
+	good = "764cabcf-b745-4b3e-ae38-1200304cf45b"
+	assert _accepts(handle, "request_id", good)
+	assert _queue_path("fal-ai/flux/dev", good).endswith(f"/requests/{good}/status")
+	for bad in HOSTILE_REQUEST_IDS:
+		assert not _accepts(handle, "request_id", bad), bad
+
+
+@pytest.mark.parametrize("handle", ["run", "submit", "status", "result", "cancel"])
+def test_fal_model_ids_cannot_climb_out_of_the_app(handle: str) -> None:
+	"""A '.' or '..' segment in the model would be resolved away: the app would be another."""
+	for bad in HOSTILE_MODELS:
+		assert not _accepts(handle, "model", bad), bad
+	assert _queue_path("fal-ai/..", "r1") == "/requests/r1/status"  # the climb it would make

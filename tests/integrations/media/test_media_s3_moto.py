@@ -204,3 +204,33 @@ async def test_a_wrong_secret_is_refused_by_the_server(moto_s3: dict[str, Any]) 
 		"SignatureDoesNotMatch" in json.dumps(failed) or "signature" in json.dumps(failed).lower()
 	)
 	assert "not-the-right-secret-key" not in json.dumps(failed)
+
+
+async def test_a_prefix_with_a_space_lists_under_a_signature_s3_accepts(
+	moto_s3: dict[str, Any],
+) -> None:
+	"""Query values with spaces and '+' are signed as sent (%20, as botocore writes them)."""
+	model = ScriptedModel(
+		[
+			call_tool("s3.createBucket", Bucket="drafts"),
+			call_tool("s3.putObject", Bucket="drafts", Key="my folder/a+b.csv", file=DATA_URL),
+			call_tool("s3.putObject", Bucket="drafts", Key="my+folder/other.csv", file=DATA_URL),
+			call_tool("s3.listObjects", Bucket="drafts", prefix="my folder/"),
+			call_tool("s3.listObjects", Bucket="drafts", prefix="my+folder/"),
+			finish(result="done"),
+		]
+	)
+	async with OpenMolt(plugins=[s3], entry_points=False) as om:
+		agent = om.create_agent(
+			name="Archivist",
+			model=model,
+			integrations=[
+				{"integration": "s3", "credential": {"type": "aws_sigv4", "config": moto_s3}}
+			],
+		)
+		await agent.run("List the drafts")
+		*_, spaced, plussed = _results(model)
+		assert spaced["ok"] is True, spaced
+		assert spaced["result"]["ListBucketResult"]["Contents"]["Key"] == "my folder/a+b.csv"
+		assert plussed["ok"] is True, plussed
+		assert plussed["result"]["ListBucketResult"]["Contents"]["Key"] == "my+folder/other.csv"

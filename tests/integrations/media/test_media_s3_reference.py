@@ -72,7 +72,7 @@ def test_tool_matches_the_service_model(handle: str, operation: str) -> None:
 		assert "input.Bucket" not in base
 	path, _, endpoint_query = tool.endpoint.partition("?")
 	if "{Key+}" in uri.path:
-		assert path == "/{{ input.Key | path_segments }}"
+		assert path == "/{{ input.Key | path_segments: exact: true }}"  # {Key+}: every slash kept
 	else:
 		assert path == "/"
 	# A bare subresource (?delete) sits in the endpoint: query_params drop empty values.
@@ -224,7 +224,7 @@ def test_copy_source_header_names_bucket_and_key() -> None:
 	"""x-amz-copy-source is /<bucket>/<encoded key>, optionally with ?versionId=."""
 	template = HTTP_TOOLS["copyObject"].headers["x-amz-copy-source"]
 	assert template.startswith(
-		"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments }}"
+		"/{{ input.CopySourceBucket }}/{{ input.CopySourceKey | path_segments: exact: true }}"
 	)
 	assert "versionId=" in template
 
@@ -423,3 +423,119 @@ def test_composed_inputs_carry_the_member_names() -> None:
 	presign = next(t for t in s3.INTEGRATION.tools if t.handle == "presignUrl")
 	assert {"Bucket", "Key", "ContentType"} <= set(presign.input_schema["properties"])
 	assert {"Bucket", "Key", "ContentType"} <= set(MODEL["shapes"]["PutObjectRequest"]["members"])
+
+
+# Keys whose slashes are part of the name (a folder marker, a leading or doubled slash) and
+# characters a URL would otherwise read as its own (?, #, %, +, space, non-ASCII).
+ODD_KEYS = ["folder/", "/lead", "a//b", "reports/a b/ü?#%+&=.txt", "~tilde;,$@!"]
+
+
+class _Sent(Exception):
+	"""Raised with the request botocore was about to send, so nothing is sent."""
+
+	def __init__(self, request: Any) -> None:
+		super().__init__("captured")
+		self.request = request
+
+
+def _capture(request: Any, **_: Any) -> None:
+	raise _Sent(request)
+
+
+def _botocore_request(operation: str, params: dict[str, Any], config: dict[str, Any]) -> Any:
+	"""The request botocore's S3 client sends for an operation (captured, never sent)."""
+	import botocore.config
+	import botocore.session
+
+	style = "path" if config.get("forcePathStyle") else "virtual"
+	client = botocore.session.get_session().create_client(
+		"s3",
+		region_name="eu-west-1",
+		endpoint_url="https://s3.eu-west-1.amazonaws.com",
+		aws_access_key_id="AKIDEXAMPLE",
+		aws_secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+		config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": style}),
+	)
+	client.meta.events.register("before-send.s3.*", _capture)
+	with pytest.raises(_Sent) as sent:
+		getattr(client, operation)(**params)
+	return sent.value.request
+
+
+async def _our_request(handle: str, input: dict[str, Any], config: dict[str, Any]) -> Any:
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	seen: list[httpx.Request] = []
+
+	def service(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(204)
+
+	om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+	model = ScriptedModel([call_tool(f"s3.{handle}", **input), finish(done=True)])
+	credential = {
+		"accessKeyId": "AKIDEXAMPLE",
+		"secretAccessKey": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+		"region": "eu-west-1",
+		**config,
+	}
+	agent = om.create_agent(
+		name="T",
+		model=model,
+		integrations=[{"integration": "s3", "credential": {"config": credential}}],
+	)
+	await agent.run()
+	[request] = seen
+	return request
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("config", [{}, {"forcePathStyle": True}], ids=["virtual", "path"])
+@pytest.mark.parametrize("key", ODD_KEYS)
+async def test_an_object_key_reaches_the_object_botocore_names(
+	key: str, config: dict[str, Any]
+) -> None:
+	"""Every slash of a key is kept and every other character encoded, as botocore sends it."""
+	theirs = urlsplit(
+		_botocore_request("delete_object", {"Bucket": "docs", "Key": key}, config).url
+	)
+	ours = await _our_request("deleteObject", {"Bucket": "docs", "Key": key}, config)
+	# The SSRF guard connects to the address it checked; the Host header names the bucket's host.
+	assert (ours.headers["host"], ours.url.raw_path.decode()) == (theirs.hostname, theirs.path)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("key", ODD_KEYS)
+async def test_a_copy_source_names_the_key_botocore_names(key: str) -> None:
+	"""x-amz-copy-source keeps the source key's slashes as botocore's CopyObject sends them."""
+	source = {"Bucket": "src", "Key": key}
+	theirs = _botocore_request(
+		"copy_object", {"Bucket": "dst", "Key": "k", "CopySource": source}, {}
+	)
+	request = await _our_request(
+		"copyObject",
+		{"Bucket": "dst", "Key": "k", "CopySourceBucket": "src", "CopySourceKey": key},
+		{},
+	)
+	assert (
+		request.headers["x-amz-copy-source"] == "/" + theirs.headers["x-amz-copy-source"].decode()
+	)
+
+
+@pytest.mark.anyio
+async def test_query_values_are_encoded_as_botocore_encodes_them() -> None:
+	"""A space in a query value is %20 and '+' is %2B, as in botocore's request (SigV4 signs
+	the query as RFC 3986 text: a form-style '+' for a space is another string to S3)."""
+	params = {"Bucket": "docs", "Prefix": "my folder/a+b", "StartAfter": "x y"}
+	theirs = urlsplit(_botocore_request("list_objects_v2", params, {}).url).query
+	request = await _our_request(
+		"listObjects", {"Bucket": "docs", "prefix": "my folder/a+b", "start_after": "x y"}, {}
+	)
+	ours = dict(pair.split("=", 1) for pair in request.url.query.decode().split("&"))
+	expected = dict(pair.split("=", 1) for pair in theirs.split("&"))
+	assert expected["prefix"] == "my%20folder%2Fa%2Bb"
+	for name in ("prefix", "start-after"):
+		assert ours[name] == expected[name], name

@@ -1943,3 +1943,108 @@ def test_slack_search_asks_for_its_user_scope() -> None:
 	assert "user token" in next(
 		t.description for t in slack.INTEGRATION.tools if t.handle == "searchMessages"
 	)
+
+
+def test_outlook_attachment_bytes_are_saved_as_a_file() -> None:
+	"""fileAttachment.contentBytes is base64 bytes (msgraph-sdk reads it with get_bytes_value):
+	getAttachment saves it as a file with the attachment's type and name, not as model text."""
+	import base64
+
+	import anyio
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	source = (
+		Path(metadata.distribution("msgraph-sdk").locate_file("msgraph"))
+		/ "generated/models/file_attachment.py"
+	).read_text()
+	assert (
+		"\"contentBytes\": lambda n : setattr(self, 'content_bytes', n.get_bytes_value())" in source
+	)
+	pdf = b"%PDF-1.7 quarterly numbers"
+	reply = {
+		"@odata.type": "#microsoft.graph.fileAttachment",
+		"id": "AAMk=",
+		"name": "q3.pdf",
+		"contentType": "application/pdf",
+		"size": len(pdf),
+		"contentBytes": base64.b64encode(pdf).decode(),
+	}
+
+	async def run() -> Any:
+		om = OpenMolt(
+			http_client=httpx.AsyncClient(
+				transport=httpx.MockTransport(lambda r: httpx.Response(200, json=reply))
+			)
+		)
+		model = ScriptedModel(
+			[
+				call_tool("outlook.getAttachment", message_id="AAMkm=", attachment_id="AAMk="),
+				finish(done=True),
+			]
+		)
+		config = {"accessToken": "eyJ0eXAi-token"}
+		agent = om.create_agent(
+			name="T",
+			model=model,
+			integrations=[{"integration": "outlook", "credential": {"config": config}}],
+		)
+		async with om:
+			result = await agent.run()
+			[seen] = [m.content for m in model.requests[1].messages if '"results"' in m.content]
+			saved = json.loads(seen)["results"][0]["result"]["contentBytes"]
+		return result, seen, saved
+
+	_, seen, saved = anyio.run(run)
+	assert reply["contentBytes"] not in seen
+	assert saved["mediaType"] == "application/pdf"
+	assert saved["name"] == "q3.pdf"
+	assert saved["size"] == len(pdf)
+	assert saved["file"].startswith("openmolt-file:")
+
+
+def test_slack_json_posts_name_their_charset_as_slack_sdk_does() -> None:
+	"""slack-sdk posts JSON as application/json;charset=utf-8; Slack warns missing_charset
+	(and may misread non-ASCII text) without it, so every JSON tool sends the charset."""
+	import anyio
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	source = Path(
+		metadata.distribution("slack-sdk").locate_file("slack_sdk/web/base_client.py")
+	).read_text()
+	assert 'headers["Content-Type"] = "application/json;charset=utf-8"' in source
+	json_tools = [t for t in slack.INTEGRATION.tools if t.request_format == "json"]
+	assert json_tools
+	for tool in json_tools:
+		assert tool.headers.get("Content-Type", "").replace(" ", "").lower() == (
+			"application/json;charset=utf-8"
+		), tool.handle
+
+	seen: list[httpx.Request] = []
+
+	async def run() -> None:
+		def service(request: httpx.Request) -> httpx.Response:
+			seen.append(request)
+			return httpx.Response(200, json={"ok": True, "ts": "1.2"})
+
+		om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+		model = ScriptedModel(
+			[call_tool("slack.postMessage", channel="C1", text="héllo"), finish(done=True)]
+		)
+		agent = om.create_agent(
+			name="T",
+			model=model,
+			integrations=[{"integration": "slack", "credential": {"config": {"token": "xoxb-1"}}}],
+		)
+		async with om:
+			await agent.run()
+
+	anyio.run(run)
+	[request] = seen
+	assert request.headers["content-type"].replace(" ", "") == "application/json;charset=utf-8"
+	assert json.loads(request.content.decode("utf-8"))["text"] == "héllo"

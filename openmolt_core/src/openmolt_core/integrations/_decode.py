@@ -12,7 +12,7 @@ import codecs
 import json
 import mimetypes
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from email.message import Message
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -225,20 +225,34 @@ def _b64decode(text: str) -> bytes | None:
 		return None
 
 
-async def _save_payload(payload: Any, store: FileAccess) -> Any:
-	"""A base64 string, or an object with ``data`` and ``mimeType``, saved as a file reference."""
+async def _save_payload(
+	payload: Any, store: FileAccess, beside: Mapping[str, Any] | None = None
+) -> Any:
+	"""A base64 string, or an object with ``data`` and ``mimeType``, saved as a file reference.
+
+	``beside`` is the object holding a base64 string: when it gives a ``contentType`` (or
+	``mimeType``), that and its ``name`` (or ``filename``) describe the file, as Microsoft Graph's
+	fileAttachment does.
+	"""
 	media_type = "application/octet-stream"
+	name = ""
 	text = payload
 	if isinstance(payload, dict):
 		text = payload.get("data")
 		media_type = str(payload.get("mimeType") or payload.get("mime_type") or media_type)
+	elif beside is not None:
+		given = beside.get("contentType") or beside.get("mimeType")
+		if isinstance(given, str) and given:
+			media_type = given
+			named = beside.get("name") or beside.get("filename")
+			name = named if isinstance(named, str) else ""
 	if not isinstance(text, str) or not text:
 		return payload
 	data = _b64decode(text)
 	if data is None:
 		return payload
 	ext = mimetypes.guess_extension(media_type) or ".bin"
-	return await store.save(data, media_type=media_type, name=f"file{ext}")
+	return await store.save(data, media_type=media_type, name=name or f"file{ext}")
 
 
 async def _walk(node: Any, steps: list[tuple[str, bool]], store: FileAccess) -> Any:
@@ -252,8 +266,10 @@ async def _walk(node: Any, steps: list[tuple[str, bool]], store: FileAccess) -> 
 	if each:
 		if isinstance(child, list):
 			node[key] = [await _walk(item, rest, store) for item in child]
-	else:
+	elif rest:
 		node[key] = await _walk(child, rest, store)
+	else:
+		node[key] = await _save_payload(child, store, node)
 	return node
 
 

@@ -8,6 +8,8 @@ re-exports every name here.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
@@ -91,6 +93,25 @@ class ApiSetup(_Spec):
 		except ConfigurationError as exc:
 			raise ValueError(str(exc)) from None
 		return value
+
+
+# How templates read the input: ``input.name``, ``input["name"]`` (also JSON-escaped), and the
+# whole input (``{{ input }}``, ``{{ input | rfc2822 }}``), whose readers may take any key.
+_READ_INPUT = re.compile(r"(?<![.\w$])input\.([A-Za-z_$][\w$-]*)")
+_READ_INPUT_KEY = re.compile(r'\binput\[\\?"([^"\\]*)\\?"\]')
+_WHOLE_INPUT = re.compile(r"(?<![.\w$])input\b(?![.\[\w])")
+_LIQUID = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+def _branch_properties(schema: dict[str, Any]) -> set[str]:
+	"""The properties an object schema's allOf, anyOf and oneOf branches declare."""
+	return {
+		name
+		for keyword in ("allOf", "anyOf", "oneOf")
+		for branch in schema.get(keyword) or ()
+		if isinstance(branch, dict)
+		for name in (branch.get("properties") or {})
+	}
 
 
 class HttpTool(_Spec):
@@ -182,6 +203,46 @@ class HttpTool(_Spec):
 	input_origins: list[str] = Field(default_factory=list)
 	max_response_bytes: int | None = Field(default=None, gt=0)
 	in_doubt: Literal["retry", "ask", "fail"] | None = None
+
+	def checked_input_schema(self) -> dict[str, Any]:
+		"""The schema a call's input is checked against: an input no one reads is refused.
+
+		An input the schema does not declare and no template reads would be dropped without a
+		word (a misspelt ``lables`` opens the issue without its labels), so it is refused, as a
+		function tool refuses it. The schema is kept as it is when it says what to do with
+		other properties itself, declares none, or a template reads an undeclared input or the
+		whole input (``{{ input }}``).
+		"""
+		schema = self.input_schema
+		props = schema.get("properties")
+		if (
+			schema.get("type") != "object"
+			or not isinstance(props, dict)
+			or "additionalProperties" in schema
+			or "patternProperties" in schema
+			or _branch_properties(schema) - set(props)
+		):
+			return schema
+		definition = json.dumps(
+			[
+				self.base_url,
+				self.endpoint,
+				self.query_params,
+				self.body,
+				self.headers,
+				self.cookies,
+				self.files,
+			],
+			default=str,
+		)
+		# Only Liquid reads the input: text outside {{ }} and {% %} (a GraphQL $input) does not.
+		text = " ".join(_LIQUID.findall(definition))
+		if _WHOLE_INPUT.search(text):
+			return schema
+		read = set(_READ_INPUT.findall(text)) | set(_READ_INPUT_KEY.findall(text))
+		if read - set(props):
+			return schema
+		return {**schema, "additionalProperties": False}
 
 	@field_validator("accept_statuses")
 	@classmethod

@@ -547,7 +547,9 @@ async def build_request(
 	if tool.endpoint and is_absolute(tool.endpoint):
 		url, url_source = endpoint, tool.endpoint
 	elif endpoint:
-		url, url_source = f"{str(base).rstrip('/')}/{endpoint.lstrip('/')}", base_source
+		# One joining slash: a slash the endpoint's value starts with is its own (an S3 key
+		# "/a" is "//a" after the bucket, not "a").
+		url, url_source = f"{str(base).rstrip('/')}/{endpoint.removeprefix('/')}", base_source
 	else:
 		url, url_source = str(base), base_source
 	if not url.startswith(("http://", "https://")):

@@ -190,8 +190,20 @@ def _query_value(value: Any) -> str:
 	return _url_value(value, _quote)
 
 
-def _path_segments(value: Any) -> str:
+def _path_segments(value: Any, exact: Any = False) -> str:
+	"""Each ``/``-separated segment of a value, encoded; the slashes between them kept bare.
+
+	By default a leading or trailing slash is dropped and an empty segment refused (a file path:
+	``docs/a.md``). With ``exact: true`` every slash stays where it is, so ``folder/`` and
+	``/a//b`` reach those very names, not ``folder`` or ``a/b`` (an S3 key is any text; botocore
+	sends it so). ``.`` and ``..`` segments are refused either way: a client or server resolves
+	them, and the request would reach another resource.
+	"""
 	text = to_liquid_string(value, False)
+	if exact is True:
+		if text == "":
+			_segment("")  # refused: an empty value
+		return _PathSafe("/".join(_segment(part) if part else "" for part in text.split("/")))
 	return _PathSafe("/".join(_segment(part) for part in text.strip("/").split("/")))
 
 
