@@ -21,7 +21,10 @@ A chat's messages are handled one at a time (`ParkRows.going`): a mark in the ro
 one message of the chat is handled (its run, its reply, the park it leaves), makes a message of
 the same chat on another server wait for it, as the process's own lock makes the messages it
 receives wait. The mark is a lease (`GOING_FOR`), renewed while it is held: a server that
-stops without giving it back holds the chat that long at most.
+stops without giving it back holds the chat that long at most. A waiting server times the lease
+on its own monotonic clock, from when it read the mark as it is (each renewal writes a new one),
+never by the holder's clock: servers whose clocks differ neither take a mark still renewed nor
+wait past a lease for one left (a mark edited by hand to last for ever included).
 """
 
 from __future__ import annotations
@@ -215,15 +218,26 @@ class ParkRows:
 					log.warning("%s: a chat's mark was not given back: %s", self.what, exc)
 
 	async def _hold(self, key: str, token: str) -> bytes | None:
-		"""Take the conversation's going mark once it is free: the mark (None: rows failed)."""
+		"""Take the conversation's going mark once it is free: the mark (None: rows failed).
+
+		Another server's mark lapses when this one has seen it unchanged for its lease
+		(`_lease`), timed on this machine's monotonic clock: never by comparing the times the
+		holder wrote with this machine's clock (a holder whose clock is behind would lose a mark
+		it still renews; one ahead, or a mark edited to last for ever, would hold the chat
+		for as long).
+		"""
 		pause = 0.05
+		seen: tuple[bytes, float] | None = None  # the other mark as first read, and its end
 		while True:
 			mine = _mark(token)
 			try:
 				if await anyio.to_thread.run_sync(self.rows.add, _GOING, key, mine):
 					return mine
 				other = await anyio.to_thread.run_sync(self.rows.get, _GOING, key)
-				if other is not None and _lapsed(other):  # its holder stopped renewing it
+				if other is not None and (seen is None or seen[0] != other):
+					# renewed (or new): its lease starts again, from now
+					seen = (other, time.monotonic() + _lease(other))
+				if other is not None and seen is not None and time.monotonic() >= seen[1]:
 					log.warning(
 						"%s: a lapsed mark of a chat of %s is taken over", self.what, self.name
 					)
@@ -265,15 +279,29 @@ class ParkRows:
 
 
 def _mark(token: str) -> bytes:
-	return json.dumps({"going": token, "until": time.time() + GOING_FOR}).encode()
+	# "for": the lease, as long as the holder means to hold it unrenewed (what a waiter times);
+	# "until": when it ends on the holder's clock (for a person reading the row).
+	return json.dumps({"going": token, "for": GOING_FOR, "until": time.time() + GOING_FOR}).encode()
 
 
-def _lapsed(row: bytes) -> bool:
+def _lease(row: bytes) -> float:
+	"""How long a mark holds unchanged: its ``for``, at most `GOING_FOR` (0: not a mark of ours).
+
+	A mark that names no lease (hand-made, or an older server's) holds until its ``until`` as
+	this clock reads it, at most `GOING_FOR`.
+	"""
 	try:
-		until = json.loads(row).get("until")
-	except (ValueError, AttributeError):
-		return True  # not a mark of ours: nobody renews it
-	return not isinstance(until, int | float) or until < time.time()
+		mark = json.loads(row)
+	except ValueError:
+		return 0.0  # not a mark of ours: nobody renews it
+	if not isinstance(mark, dict):
+		return 0.0
+	lease, until = mark.get("for"), mark.get("until")
+	if isinstance(lease, int | float) and not isinstance(lease, bool) and lease == lease:
+		return min(max(float(lease), 0.0), GOING_FOR)
+	if isinstance(until, int | float) and not isinstance(until, bool) and until == until:
+		return min(max(until - time.time(), 0.0), GOING_FOR)
+	return 0.0
 
 
 def _parsed(row: bytes | None, what: str) -> tuple[str, int, dict[str, Any]] | None:

@@ -1,0 +1,105 @@
+"""The rows several servers share, against other clocks and hand-edited rows.
+
+Servers behind one address share their rows (`openmolt_serve._rows`): a chat's "a message is
+being handled" mark (`openmolt_serve._parks.ParkRows.going`), A2A tasks, parked runs. Their
+clocks differ, and an operator may edit a row by hand: a chat is never held for longer than a
+mark's lease by a mark nobody renews, never taken from a server that still renews its mark, and
+a row that cannot be read is said so and skipped, never a failure of every request after it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+import openmolt_serve._parks as parks_module
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel
+from openmolt_serve._parks import _GOING, ParkRows
+from openmolt_serve._rows import SqliteTasks
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def _parks(tmp_path: Path) -> ParkRows:
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]), instructions="Help.")
+	return ParkRows(
+		agent, SqliteTasks(tmp_path / "rows.db", "chat:telegram:Helper"), most=10, what="telegram"
+	)
+
+
+def _mark(token: str, until: float) -> bytes:
+	"""A mark as a server writes it (its lease, and its end on its own clock)."""
+	return json.dumps({"going": token, "for": parks_module.GOING_FOR, "until": until}).encode()
+
+
+async def _entered(parks: ParkRows, seconds: float) -> float | None:
+	"""How long taking the chat's mark waited (None: not taken within ``seconds``)."""
+	began = time.monotonic()
+	async with anyio.create_task_group() as tg:
+		with anyio.move_on_after(seconds):
+			async with parks.going("42", tg):
+				return time.monotonic() - began
+	return None
+
+
+async def test_a_mark_a_server_whose_clock_is_behind_still_renews_is_not_taken_over(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A server an hour behind holds a chat and renews its mark: its marks' times read long past
+	here, yet the chat's next message waits until the renewals stop (and a lease more)."""
+	monkeypatch.setattr(parks_module, "GOING_FOR", 0.6)
+	parks = _parks(tmp_path)
+	renewing = anyio.Event()
+
+	async def other_server() -> None:
+		for _ in range(8):  # renewed every 0.2 s for 1.6 s, on a clock an hour behind
+			parks.rows.put(_GOING, "42", _mark("theirs", time.time() - 3600 + 0.6))
+			renewing.set()
+			await anyio.sleep(0.2)
+
+	async with anyio.create_task_group() as tg:
+		tg.start_soon(other_server)
+		await renewing.wait()
+		waited = await _entered(parks, 10)
+	parks.close()
+	assert waited is not None and waited >= 1.5
+
+
+async def test_a_mark_a_server_whose_clock_is_ahead_left_lapses_within_a_lease(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A server an hour ahead stopped while it held a chat (or a mark was edited to last for
+	ever): the chat waits a lease, never an hour."""
+	monkeypatch.setattr(parks_module, "GOING_FOR", 0.6)
+	parks = _parks(tmp_path)
+	parks.rows.put(_GOING, "42", _mark("ahead", time.time() + 3600))
+	waited = await _entered(parks, 10)
+	parks.close()
+	assert waited is not None and waited < 5
+
+
+async def test_a_mark_this_server_renews_is_read_as_held_by_another_waiting_on_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""One server's marks, renewed every third of the lease, hold the chat against a waiter for
+	as long as the block runs; the waiter goes on once it is given back."""
+	monkeypatch.setattr(parks_module, "GOING_FOR", 0.6)
+	parks = _parks(tmp_path)
+	waited: list[float | None] = []
+	async with anyio.create_task_group() as tg:
+		async with parks.going("42", tg):
+
+			async def wait() -> None:
+				waited.append(await _entered(parks, 10))
+
+			tg.start_soon(wait)
+			await anyio.sleep(1.5)
+			assert waited == []
+	parks.close()
+	assert waited and waited[0] is not None and waited[0] >= 1.4
