@@ -10,6 +10,7 @@ a row that cannot be read is said so and skipped, never a failure of every reque
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -103,3 +104,30 @@ async def test_a_mark_this_server_renews_is_read_as_held_by_another_waiting_on_i
 			assert waited == []
 	parks.close()
 	assert waited and waited[0] is not None and waited[0] >= 1.4
+
+
+async def test_a_task_row_that_cannot_be_read_is_not_found_and_the_others_are_listed(
+	tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""A task row edited by hand (bytes no task decodes from): GetTask finds no task, ListTasks
+	lists the caller's other tasks, and the log names the row; neither fails."""
+	from a2a.server.context import ServerCallContext
+	from a2a.types import ListTasksRequest, Task, TaskState, TaskStatus
+
+	from openmolt_serve._a2a_store import A2ATaskStore
+
+	path = tmp_path / "runs.db"
+	store = A2ATaskStore(path=path, scope="a2a:Helper")
+	context = ServerCallContext()
+	done = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+	await store.save(Task(id="good", context_id="c", status=done), context)
+	await store.save(Task(id="bad", context_id="c", status=done), context)
+	with sqlite3.connect(path) as db:
+		db.execute(
+			"UPDATE openmolt_a2a_tasks SET task = ? WHERE task_id = 'bad'", (b"\xff\xff edited",)
+		)
+	assert await store.get("bad", context) is None
+	listed = await store.list(ListTasksRequest(), context)
+	assert [t.id for t in listed.tasks] == ["good"]
+	assert "'bad'" in caplog.text and "cannot be read" in caplog.text
+	store.close()
