@@ -19,7 +19,7 @@ import pytest
 
 import openmolt_serve._parks as parks_module
 from openmolt import OpenMolt
-from openmolt_core.testing import ScriptedModel
+from openmolt_core.testing import ScriptedModel, ask_human, finish
 from openmolt_serve._parks import _GOING, ParkRows
 from openmolt_serve._rows import SqliteTasks
 
@@ -29,9 +29,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 def _parks(tmp_path: Path) -> ParkRows:
 	om = OpenMolt(entry_points=False)
 	agent = om.create_agent(name="Helper", model=ScriptedModel([]), instructions="Help.")
-	return ParkRows(
-		agent, SqliteTasks(tmp_path / "rows.db", "chat:telegram:Helper"), most=10, what="telegram"
-	)
+	rows = SqliteTasks(tmp_path / "rows.db", "chat:telegram:Helper")
+	return ParkRows(agent, rows, most=10, what="telegram", prefix=lambda _, key: "telegram-")
 
 
 def _mark(token: str, until: float) -> bytes:
@@ -131,3 +130,81 @@ async def test_a_task_row_that_cannot_be_read_is_not_found_and_the_others_are_li
 	assert [t.id for t in listed.tasks] == ["good"]
 	assert "'bad'" in caplog.text and "cannot be read" in caplog.text
 	store.close()
+
+
+async def test_a_chat_row_edited_to_name_another_persons_run_answers_nothing(
+	tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""42's question waits in a group; a row of 9's, edited to name 42's run (or a malformed
+	one), never lets 9's message answer it: 9's message is a run of 9's own, the question stays
+	42's to answer, and the log says why."""
+	from _serve_fakes import FakeTelegram, eventually, local_server
+	from test_serve_chat_shared import deliver, new_runs, server, texts
+
+	fake = FakeTelegram()
+	model = ScriptedModel(
+		[
+			ask_human("Which invoice?"),
+			finish("hi", human_message="Hello 9."),
+			finish("odd", human_message="Hello again 9."),
+			finish("paid", human_message="Paid."),
+		]
+	)
+	async with local_server(fake.app()) as base, server(model, tmp_path, base, users=(42, 9)) as a:
+		await deliver(a, fake, "pay it", user=42, chat=-100)
+		await eventually(lambda: len(fake.sent) == 1)
+		(bot,) = a.telegram.values()
+		parks = bot.conversations.parks
+		assert parks is not None
+		row = parks.rows.get("telegram:42", "-100")
+		assert row is not None
+		parks.rows.put("telegram:9", "-100", row)  # edited by hand: 9's row names 42's run
+		await deliver(a, fake, "INV-9", user=9, chat=-100, username="bob")
+		await eventually(lambda: len(fake.sent) == 2)
+		parks.rows.put("telegram:9", "-100", b'{"run": 5, "steps": "two"}')
+		await deliver(a, fake, "INV-9 again", user=9, chat=-100, username="bob")
+		await eventually(lambda: len(fake.sent) == 3)
+		await deliver(a, fake, "INV-2", user=42, chat=-100)
+		await eventually(lambda: len(fake.sent) == 4)
+	assert texts(fake) == ["Which invoice?", "Hello 9.", "Hello again 9.", "Paid."]
+	assert new_runs(model) == 3 and "INV-2" in json.dumps(model.requests[3].messages[-1].content)
+	assert "acts for someone else" in caplog.text and "not a waiting run's row" in caplog.text
+
+
+async def test_an_agui_row_edited_to_name_another_callers_run_resumes_and_cancels_nothing(
+	tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""crm's thread waits with a question; web's row of the same thread id, edited to name crm's
+	run: web's resume of crm's interrupt is 409, web's new message on the thread gives nothing
+	up, and crm's answer still goes on."""
+	from tests.serve.test_serve_agui_shared import (
+		WEB,
+		client,
+		interrupt_of,
+		post,
+		resume,
+		run_input,
+		server,
+		stream,
+	)
+
+	model = ScriptedModel([ask_human("Which city?"), finish("web's own"), finish("Rain in Oslo.")])
+	async with server(model, tmp_path) as (a, om), client(a) as crm, client(a, WEB) as web:
+		asked = interrupt_of(await stream(crm, run_input()))
+		rows = a.agui["Helper"].parks.rows
+		assert rows is not None
+		row = rows.get("crm", "t-1")
+		assert row is not None
+		rows.put("web", "t-1", row)  # edited by hand: web's thread names crm's run
+		status, _ = await post(web, resume(asked, "Bergen"))
+		assert status == 409
+		mine = await stream(web, run_input("Something else"))
+		assert mine[-1]["type"] == "RUN_FINISHED"
+		store = om.run_store
+		assert store is not None
+		kept = await store.run(asked["id"].split(":question:")[0])
+		assert kept is not None and kept.status == "human_input_required"
+		done = await stream(crm, resume(asked, "Oslo"))
+		assert done[-1]["type"] == "RUN_FINISHED"
+	assert "Oslo" in json.dumps(model.requests[2].messages[-1].content)
+	assert "not one of its conversation's" in caplog.text

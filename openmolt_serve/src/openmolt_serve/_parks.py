@@ -10,7 +10,10 @@ user) naming the run, the step it waits at and the park (a random mark of its ow
 run's words. The run's state is read from where the run is kept (the durable store, else the
 run store) when a request comes, never from a copy: any server on the rows goes on with it,
 after a restart too, and a run that another surface went on with or cancelled since waits for
-nothing (`Found.state` is None).
+nothing (`Found.state` is None). A row is believed only for a run of its own conversation (its
+id begins as the surface makes that conversation's) acting for its owner (a chat's end user):
+one that names another's run (edited by hand, copied) is logged and read as no row, so nobody
+answers, resumes or gives up another conversation's run through it.
 
 A request that goes on with the run takes the row first (`ParkRows.take`: one DELETE of the
 row as it was read): of two requests at once, on two servers, one takes it. The run's own claim
@@ -34,7 +37,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -88,18 +91,38 @@ class Found:
 class ParkRows:
 	"""The runs a served surface's conversations wait with, in rows every server shares.
 
+	A row is taken at its word only for a run of its conversation: its id begins as the
+	surface makes the ids of that conversation's runs (``prefix``) and, where the owner is the
+	person the run acts for (``users``: a chat's end user), the run acts for them. A row that
+	names another's run (edited by hand, copied between owners) is logged and taken as no row:
+	nobody answers, resumes or gives up another conversation's or person's run through it.
+
 	Args:
 		agent: The surface's agent (its instance's run store or durable store holds the runs).
 		rows: The rows (`openmolt_serve._rows.task_rows`).
 		most: The most parks the rows keep (the oldest beyond are forgotten).
 		what: The surface, as its log lines name it (``AG-UI``, ``telegram``).
+		prefix: How the ids of the runs of an owner's conversation begin, from the owner and
+			the conversation's key (`openmolt_serve._launch.scope_prefix`).
+		users: Whether the owner is the end user the run acts for (``RunState.user``).
 	"""
 
-	def __init__(self, agent: Agent, rows: TaskRows, *, most: int, what: str) -> None:
+	def __init__(
+		self,
+		agent: Agent,
+		rows: TaskRows,
+		*,
+		most: int,
+		what: str,
+		prefix: Callable[[str, str], str],
+		users: bool = False,
+	) -> None:
 		self.agent = agent
 		self.rows = rows
 		self.most = most
 		self.what = what
+		self.prefix = prefix
+		self.users = users
 		self.name = agent.name
 		self._parks = 0
 
@@ -118,10 +141,31 @@ class ParkRows:
 		"""
 		row = await anyio.to_thread.run_sync(self.rows.get, owner, key)
 		parsed = _parsed(row, self.what)
-		if row is None or parsed is None:
+		if row is None or parsed is None or not self._theirs(owner, key, parsed[0]):
 			return None
 		run_id, steps, mark = parsed
-		return Found(run_id, steps, row, await self.parked(run_id, steps), mark)
+		state = await self.parked(run_id, steps)
+		if state is not None and self.users and state.user != owner:
+			log.warning(
+				"%s: a waiting run's row names the run %s, which acts for someone else; it is "
+				"taken as waiting for nothing",
+				self.what,
+				run_id,
+			)
+			return None
+		return Found(run_id, steps, row, state, mark)
+
+	def _theirs(self, owner: str, key: str, run_id: str) -> bool:
+		"""Whether a row's run is one of its conversation's (said in the log when not)."""
+		if run_id.startswith(self.prefix(owner, key)):
+			return True
+		log.warning(
+			"%s: a waiting run's row names the run %s, not one of its conversation's; it is "
+			"taken as waiting for nothing",
+			self.what,
+			run_id,
+		)
+		return False
 
 	async def take(self, owner: str, key: str, row: bytes) -> bool:
 		"""Take a row as it was read, for one request: whether it was still kept so (one wins).
@@ -144,7 +188,7 @@ class ParkRows:
 		"""
 		row = await anyio.to_thread.run_sync(self.rows.get, owner, key)
 		parsed = _parsed(row, self.what)
-		if row is None or parsed is None:
+		if row is None or parsed is None or not self._theirs(owner, key, parsed[0]):
 			return None
 		taken = await anyio.to_thread.run_sync(self.rows.take, owner, key, row)
 		return parsed[0] if taken else None
@@ -313,10 +357,14 @@ def _parsed(row: bytes | None, what: str) -> tuple[str, int, dict[str, Any]] | N
 	except ValueError:
 		log.warning("%s: a waiting run's row is not JSON; it is taken as waiting for nothing", what)
 		return None
-	if not isinstance(found, dict):
-		return None
-	run, steps = found.pop("run", None), found.pop("steps", None)
+	run = found.pop("run", None) if isinstance(found, dict) else None
+	steps = found.pop("steps", None) if isinstance(found, dict) else None
 	if not isinstance(run, str) or not isinstance(steps, int) or isinstance(steps, bool):
+		log.warning(
+			"%s: not a waiting run's row (a run's id and its steps); it is taken as waiting for "
+			"nothing",
+			what,
+		)
 		return None
 	found.pop("park", None)
 	return run, steps, found
