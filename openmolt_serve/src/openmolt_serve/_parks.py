@@ -147,10 +147,10 @@ class ParkRows:
 		state = await self.parked(run_id, steps)
 		if state is not None and self.users and state.user != owner:
 			log.warning(
-				"%s: a waiting run's row names the run %s, which acts for someone else; it is "
+				"%s: a waiting run's row names the run %r, which acts for someone else; it is "
 				"taken as waiting for nothing",
 				self.what,
-				run_id,
+				run_id[:120],
 			)
 			return None
 		return Found(run_id, steps, row, state, mark)
@@ -160,10 +160,10 @@ class ParkRows:
 		if run_id.startswith(self.prefix(owner, key)):
 			return True
 		log.warning(
-			"%s: a waiting run's row names the run %s, not one of its conversation's; it is "
+			"%s: a waiting run's row names the run %r, not one of its conversation's; it is "
 			"taken as waiting for nothing",
 			self.what,
-			run_id,
+			run_id[:120],
 		)
 		return False
 
