@@ -208,3 +208,29 @@ async def test_an_agui_row_edited_to_name_another_callers_run_resumes_and_cancel
 		assert done[-1]["type"] == "RUN_FINISHED"
 	assert "Oslo" in json.dumps(model.requests[2].messages[-1].content)
 	assert "not one of its conversation's" in caplog.text
+
+
+async def test_a_parked_run_whose_stored_state_cannot_be_read_never_holds_its_chat(
+	tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""The run store's record of 42's parked run is damaged (edited by hand): 42's answer is told
+	it was not used and the log names the run, and 42's next message is a run of its own; the
+	chat is never stuck asking to send the message again."""
+	from _serve_fakes import FakeTelegram, eventually, local_server
+	from test_serve_chat_shared import deliver, runs, server, texts
+
+	fake = FakeTelegram()
+	model = ScriptedModel([ask_human("Which invoice?"), finish("hi", human_message="Hello.")])
+	async with local_server(fake.app()) as base, server(model, tmp_path, base) as a:
+		await deliver(a, fake, "pay it")
+		await eventually(lambda: len(fake.sent) == 1)
+		(run_id,) = await runs(tmp_path)
+		with sqlite3.connect(tmp_path / "runs.db") as db:
+			db.execute("UPDATE agent_runs SET state = '{damaged' WHERE run_id = ?", (run_id,))
+		await deliver(a, fake, "INV-2")
+		await eventually(lambda: len(fake.sent) == 2)
+		await deliver(a, fake, "hello")
+		await eventually(lambda: len(fake.sent) == 3)
+	assert texts(fake)[1].startswith("Your answer was not used")
+	assert texts(fake)[2] == "Hello."
+	assert run_id in caplog.text and "cannot be read" in caplog.text

@@ -383,6 +383,9 @@ async def kept_parked(
 		run_id: The run.
 		statuses: The parked statuses taken (default: any).
 
+	A record that cannot be read (edited by hand, damaged: not JSON, not a run's state) is
+	logged and taken as no parked run: a conversation's next message is never held by it.
+
 	Raises:
 		Exception: The store could not be read.
 	"""
@@ -394,7 +397,16 @@ async def kept_parked(
 			return None
 		return result.state if result is not None and result.status in statuses else None
 	if om.run_store is not None:
-		stored = await om.run_store.run(run_id)
-		if stored is not None and stored.status in statuses:
-			return await om.run_store.state(run_id)
+		try:
+			stored = await om.run_store.run(run_id)
+			if stored is not None and stored.status in statuses:
+				return await om.run_store.state(run_id)
+		except (ValueError, RecursionError) as exc:  # the record, not the store: it stays so
+			log.error(
+				"the parked run %r of %s cannot be read in the run store (%s): it is taken as "
+				"waiting for nothing",
+				run_id[:120],
+				getattr(agent, "name", "?"),
+				type(exc).__name__,
+			)
 	return None
