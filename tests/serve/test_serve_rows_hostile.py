@@ -234,3 +234,15 @@ async def test_a_parked_run_whose_stored_state_cannot_be_read_never_holds_its_ch
 	assert texts(fake)[1].startswith("Your answer was not used")
 	assert texts(fake)[2] == "Hello."
 	assert run_id in caplog.text and "cannot be read" in caplog.text
+
+
+async def test_an_agui_thread_id_holding_a_nul_is_refused_naming_it(tmp_path: Path) -> None:
+	"""A threadId with a NUL (a PostgreSQL store cannot keep its row, so its interrupt would be
+	lost) is a 422 naming threadId, and runs nothing."""
+	from tests.serve.test_serve_agui_shared import client, post, run_input, server
+
+	model = ScriptedModel([finish("never")])
+	async with server(model, tmp_path) as (a, _), client(a) as crm:
+		status, body = await post(crm, run_input(thread="t\x00-1"))
+	assert status == 422 and "threadId" in str(body) and "NUL" in str(body)
+	assert model.requests == []

@@ -213,6 +213,10 @@ class AguiEndpoint:
 			return _error(422, f"not an AG-UI RunAgentInput: {_first(exc)}", "invalid")
 		if len(given.thread_id) > MAX_THREAD_ID:
 			return _error(422, f"threadId: at most {MAX_THREAD_ID} characters", "invalid")
+		if "\x00" in given.thread_id:  # no store keeps it (PostgreSQL's text): its park is lost
+			return _error(
+				422, "threadId: a NUL character cannot be kept; use another id", "invalid"
+			)
 		caller = caller_of(request)
 		thread = self._thread(given.thread_id, caller)
 		try:
