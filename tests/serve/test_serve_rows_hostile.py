@@ -3,8 +3,10 @@
 Servers behind one address share their rows (`openmolt_serve._rows`): a chat's "a message is
 being handled" mark (`openmolt_serve._parks.ParkRows.going`), A2A tasks, parked runs. Their
 clocks differ, and an operator may edit a row by hand: a chat is never held for longer than a
-mark's lease by a mark nobody renews, never taken from a server that still renews its mark, and
-a row that cannot be read is said so and skipped, never a failure of every request after it.
+mark's lease by a mark nobody renews, never taken from a server that still renews its mark; a
+row that cannot be read (or a run record it names) is said so and skipped, never a failure of
+every request after it; a row naming another conversation's or person's run answers, resumes
+and gives up nothing; an id no store can keep (a NUL) is refused naming it.
 """
 
 from __future__ import annotations
@@ -139,7 +141,8 @@ async def test_a_chat_row_edited_to_name_another_persons_run_answers_nothing(
 	one), never lets 9's message answer it: 9's message is a run of 9's own, the question stays
 	42's to answer, and the log says why."""
 	from _serve_fakes import FakeTelegram, eventually, local_server
-	from test_serve_chat_shared import deliver, new_runs, server, texts
+
+	from tests.serve.test_serve_chat_shared import deliver, new_runs, server, texts
 
 	fake = FakeTelegram()
 	model = ScriptedModel(
@@ -217,7 +220,8 @@ async def test_a_parked_run_whose_stored_state_cannot_be_read_never_holds_its_ch
 	it was not used and the log names the run, and 42's next message is a run of its own; the
 	chat is never stuck asking to send the message again."""
 	from _serve_fakes import FakeTelegram, eventually, local_server
-	from test_serve_chat_shared import deliver, runs, server, texts
+
+	from tests.serve.test_serve_chat_shared import deliver, runs, server, texts
 
 	fake = FakeTelegram()
 	model = ScriptedModel([ask_human("Which invoice?"), finish("hi", human_message="Hello.")])
