@@ -76,6 +76,18 @@ def test_the_rows_keep_each_agents_and_each_callers_tasks_apart(engine: sa.Engin
 	assert "password" not in repr(one) and "scope='a2a:Helper'" in repr(one)
 
 
+def test_an_id_with_a_nul_is_no_row_on_every_store(engine: sa.Engine) -> None:
+	"""A caller's id holding a NUL (a task id, a threadId: PostgreSQL's text cannot hold one)
+	names no row on either store: reads find nothing, takes take nothing, never an error."""
+	rows = StoreTasks(engine, "agui:Helper")
+	rows.put("crm", "t", b"kept")
+	assert rows.get("crm", "t\x00") is None and rows.get("crm\x00", "t") is None
+	assert rows.take("crm", "t\x00", b"kept") is False
+	rows.delete("crm", "t\x00")
+	assert rows.newest("crm\x00", 5) == []
+	assert rows.get("crm", "t") == b"kept"
+
+
 def test_servers_saving_one_task_at_once_keep_one_row(engine: sa.Engine) -> None:
 	"""Eight servers save the same task together: no error, one row, one of their states."""
 	stores = [StoreTasks(engine, "a2a:Helper") for _ in range(8)]

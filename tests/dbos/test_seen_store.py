@@ -110,3 +110,31 @@ def test_a_long_delivery_id_is_taken_once(postgres: str, tmp_path: Path) -> None
 	assert two.seen([long], 1e9)
 	two.discard([long])
 	assert one.take({long: None}, 1e9) is None
+
+
+def _replay_across_skewed_clocks(store: Any) -> None:
+	"""B takes a signed delivery; A, whose clock is a minute ahead, then one a minute behind,
+	takes another; the delivery replayed inside its window to C (the right clock), or to a server
+	a minute behind, is refused."""
+	stamp = 1_800_000_000
+	delivery = Verified("stripe", "ab" * 32, stamp, None)  # Stripe signs a time, names no id
+	assert ReplayGuard(store=store).claim(delivery, now=stamp + 10) is None
+	for n, skew in enumerate((60, -60)):
+		another = Verified("stripe", f"{n:02d}" * 32, stamp + 240, None)
+		assert ReplayGuard(store=store).claim(another, now=stamp + 245 + skew) is None
+	assert ReplayGuard(store=store).claim(delivery, now=stamp + 250) == "signature"
+	assert ReplayGuard(store=store).claim(delivery, now=stamp + 330 - 60) == "signature"
+
+
+def test_a_server_on_another_clock_never_drops_what_the_others_still_refuse(
+	postgres: str, tmp_path: Path
+) -> None:
+	"""On PostgreSQL: a server's clock ahead of the others' does not let a replay through."""
+	_replay_across_skewed_clocks(seen_store(_server(postgres, tmp_path / "m"), "hook"))
+
+
+def test_a_server_on_another_clock_never_drops_what_the_others_still_refuse_sqlite(
+	tmp_path: Path,
+) -> None:
+	"""On one SQLite file: the same."""
+	_replay_across_skewed_clocks(SqliteSeen(tmp_path / "runs.db", "hook:Support"))

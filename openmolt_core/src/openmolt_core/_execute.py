@@ -955,6 +955,9 @@ async def _call_tool(
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
 		duration = time.perf_counter() - began
+		if run.untrusted and "untrusted" not in labelled:
+			# A run it nested read untrusted content: what the call says may carry it.
+			labelled = (*labelled, "untrusted")
 		if not ok:  # what the model, the events and the log read of it: bounded
 			value = {
 				k: _cut_error(v, ctx) if k == "message" else _cut_detail(v, ctx)
@@ -981,6 +984,7 @@ async def _call_tool(
 				"ok": False,
 				"error": value.get("message", "failed"),
 				**({"details": details} if details else {}),
+				**({"labels": list(labelled)} if labelled else {}),
 				**spent,
 			}
 			return encodable(entry, SHALLOW_DEPTH)  # type: ignore[no-any-return]  # a dict

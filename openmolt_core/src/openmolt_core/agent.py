@@ -1619,6 +1619,10 @@ class Agent:
 		finally:
 			if unset is not None:
 				unset()
+			if link is not None and state.taint and not link.untrusted:
+				# What it read its caller did not hand down: the call's result may carry it.
+				handed = {t.get("call") for t in link.taint}
+				link.untrusted = any(t.get("call") not in handed for t in state.taint)
 
 	async def _nesting(self, link: CallingRun) -> None:
 		"""Tell a durable calling run that this run, nested in its call, starts.

@@ -104,6 +104,9 @@ class CallingRun:
 		runs: How many runs were nested in this call so far: each has an id of its own
 			(``<run id>.<step>.<index>``, then ``.2``, ``.3``... in the order they start), so
 			its calls' idempotency keys are its own, and the same when the call runs again.
+		untrusted: Whether a run nested in this call read untrusted content its caller had not
+			handed down (its taint, as it ends): what the call returns may carry it, so its
+			result counts as untrusted for the calling run, whatever the tool's labels say.
 	"""
 
 	run_id: str
@@ -128,11 +131,12 @@ class CallingRun:
 	)
 	nesting: Callable[[InDoubt], Awaitable[InDoubt | None]] | None = field(default=None, repr=False)
 	runs: int = 0
+	untrusted: bool = False
 
 
 LOOP_FIELDS = frozenset(
 	"run_id call step index usage usage_by_model wants emit user caller depth spending "
-	"nesting runs".split()
+	"nesting runs untrusted".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 

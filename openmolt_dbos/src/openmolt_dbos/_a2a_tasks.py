@@ -68,7 +68,12 @@ class StoreTasks:
 		)
 
 	def put(self, owner: str, task_id: str, task: bytes) -> None:
-		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
+		"""Keep a task (a new one, or a newer state of one kept: the last save wins).
+
+		Raises:
+			ValueError: The owner or the id holds a NUL character (no row can).
+		"""
+		_keepable(owner, task_id)
 		row = {"scope": self.scope, "owner": owner, "task_id": task_id}
 		values = {"task": task, "updated": time.time()}
 		engine = self._ready()
@@ -82,12 +87,16 @@ class StoreTasks:
 
 	def get(self, owner: str, task_id: str) -> bytes | None:
 		"""A task's bytes, or None when none is kept (or it is another owner's)."""
+		if not _keyable(owner, task_id):
+			return None
 		with self._ready().connect() as conn:
 			found = conn.execute(sa.select(TASKS.c.task).where(self._one(owner, task_id))).first()
 		return None if found is None else bytes(found[0])
 
 	def newest(self, owner: str, limit: int) -> list[bytes]:
 		"""The owner's newest ``limit`` tasks, newest first."""
+		if not _keyable(owner):
+			return []
 		with self._ready().connect() as conn:
 			rows = conn.execute(
 				sa.select(TASKS.c.task)
@@ -99,6 +108,8 @@ class StoreTasks:
 
 	def delete(self, owner: str, task_id: str) -> None:
 		"""Forget a task."""
+		if not _keyable(owner, task_id):
+			return
 		with self._ready().begin() as conn:
 			conn.execute(sa.delete(TASKS).where(self._one(owner, task_id)))
 
@@ -108,6 +119,8 @@ class StoreTasks:
 		One DELETE: of several servers taking one row at once, one deletes it (PostgreSQL's
 		second waits for the first's commit, then finds no row).
 		"""
+		if not _keyable(owner, task_id):
+			return False
 		with self._ready().begin() as conn:
 			gone = conn.execute(
 				sa.delete(TASKS).where(self._one(owner, task_id), TASKS.c.task == task)
@@ -120,7 +133,11 @@ class StoreTasks:
 		One INSERT ... ON CONFLICT DO NOTHING: of several servers adding one row at once, one
 		does (PostgreSQL's others wait for its commit, then find the row). The row it returns
 		says so (the drivers' row count of such an INSERT is not to be trusted: psycopg's -1).
+
+		Raises:
+			ValueError: The owner or the id holds a NUL character (no row can).
 		"""
+		_keepable(owner, task_id)
 		row = {"scope": self.scope, "owner": owner, "task_id": task_id}
 		engine = self._ready()
 		insert: Any = _insert(engine)
@@ -135,6 +152,8 @@ class StoreTasks:
 
 	def swap(self, owner: str, task_id: str, old: bytes, new: bytes) -> bool:
 		"""Replace a task still kept as ``old`` by ``new``: whether this call did (one UPDATE)."""
+		if not _keyable(owner, task_id):
+			return False
 		with self._ready().begin() as conn:
 			changed = conn.execute(
 				sa.update(TASKS)
@@ -160,6 +179,22 @@ class StoreTasks:
 
 	def close(self) -> None:
 		"""Nothing to close: the engine is the store's."""
+
+
+def _keyable(*keys: str) -> bool:
+	"""Whether a row can be kept under these keys: PostgreSQL's text holds no NUL character.
+
+	A caller's id that holds one (a ``threadId``, a task id) names no row: a read finds none
+	rather than failing on the driver's error (a store that seems down, for ever).
+	"""
+	return not any("\x00" in key for key in keys)
+
+
+def _keepable(*keys: str) -> None:
+	if not _keyable(*keys):
+		raise ValueError(
+			"a row's owner or id holds a NUL character, which the store's text cannot hold"
+		)
 
 
 def _insert(engine: sa.Engine) -> Any:

@@ -23,7 +23,13 @@ import sqlalchemy as sa
 
 from openmolt_dbos._tables import ready
 
-__all__ = ["SEEN", "StoreSeen"]
+__all__ = ["CLOCKS_APART", "SEEN", "StoreSeen"]
+
+CLOCKS_APART = 3600.0
+"""Seconds an entry is kept past its end before a server drops it while taking other keys: the
+servers' clocks may differ, and one whose clock is ahead would drop an entry the others still
+refuse by (a replay of a signed delivery inside its window, let through on them). As
+`openmolt_serve._seen.CLOCKS_APART`."""
 
 _META = sa.MetaData()
 
@@ -95,7 +101,9 @@ class StoreSeen:
 				[{"scope": self.scope, "key": _stored(k), "until": until} for k in keys],
 			)
 			conn.execute(
-				sa.delete(SEEN).where(SEEN.c.scope == self.scope).where(SEEN.c.until < time.time())
+				sa.delete(SEEN)
+				.where(SEEN.c.scope == self.scope)
+				.where(SEEN.c.until < time.time() - CLOCKS_APART)
 			)
 
 	def take(self, entries: Mapping[str, float | None], now: float) -> str | None:
@@ -112,8 +120,17 @@ class StoreSeen:
 		for _ in range(_TRIES):
 			try:
 				with engine.begin() as conn:
+					# Another server's entries only once they ended on any clock near this one
+					# (`CLOCKS_APART`); the keys taken now, once they ended on this clock.
 					conn.execute(
-						sa.delete(SEEN).where(SEEN.c.scope == self.scope).where(SEEN.c.until < now)
+						sa.delete(SEEN)
+						.where(SEEN.c.scope == self.scope)
+						.where(
+							sa.or_(
+								SEEN.c.until < now - CLOCKS_APART,
+								sa.and_(self._kept(keys), SEEN.c.until < now),
+							)
+						)
 					)
 					conn.execute(sa.insert(SEEN), rows)
 				return None

@@ -17,6 +17,7 @@ SQLite file (`SqliteTasks`): the run store's, or one in the durable store's file
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,6 +30,8 @@ from a2a.types import ListTasksRequest, ListTasksResponse, Task
 
 from openmolt_serve._a2a_parts import screened_task
 from openmolt_serve._rows import SqliteTasks, TaskRows, task_file, task_rows
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 __all__ = ["MAX_TASKS", "A2ATaskStore", "SqliteTasks", "TaskRows", "task_file", "task_rows"]
 
@@ -109,7 +112,7 @@ class A2ATaskStore(TaskStore):
 		if rows is None:
 			return await self.memory.get(task_id, context)
 		kept = await anyio.to_thread.run_sync(rows.get, resolve_user_scope(context), task_id)
-		return None if kept is None else Task.FromString(kept)
+		return None if kept is None else _read(kept, task_id)
 
 	async def _settled(self, task: Task, context: ServerCallContext) -> Task:
 		if self.settle is None:
@@ -139,7 +142,9 @@ class A2ATaskStore(TaskStore):
 		)
 		listed = InMemoryTaskStore()  # the SDK's filters and pages over the tasks read now
 		for blob in kept:
-			await listed.save(await self._settled(Task.FromString(blob), context), context)
+			task = _read(blob)
+			if task is not None:
+				await listed.save(await self._settled(task, context), context)
 		return await listed.list(params, context)
 
 	async def delete(self, task_id: str, context: ServerCallContext) -> None:
@@ -156,3 +161,29 @@ class A2ATaskStore(TaskStore):
 		"""Close the rows (the server does when it stops)."""
 		if self.rows is not None:
 			self.rows.close()
+
+
+def _read(blob: bytes, task_id: str | None = None) -> Task | None:
+	"""A task from its row, or None (logged) when the row holds none (edited by hand, damaged).
+
+	A row that cannot be read is a task not found (``GetTask``, a message to it), and left out
+	of a listing: the caller's other tasks are still served.
+
+	Args:
+		blob: The row's bytes.
+		task_id: The id the row is kept under (None: any).
+	"""
+	from google.protobuf.message import (  # type: ignore[import-untyped]  # a2a-sdk's
+		DecodeError,
+	)
+
+	task: Task | None
+	try:
+		task = Task.FromString(blob)
+	except DecodeError:
+		task = None
+	if task is None or not task.id or (task_id is not None and task.id != task_id):
+		named = repr(task_id[:80]) if task_id is not None else "listed"
+		log.warning("A2A: a task row (%s) cannot be read; it is taken as no task", named)
+		return None
+	return task

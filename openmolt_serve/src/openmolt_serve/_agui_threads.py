@@ -22,6 +22,7 @@ which a chat channel keeps its parked runs in too.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -76,12 +77,23 @@ class ThreadParks:
 		rows: The threads' rows (`openmolt_serve._rows.task_rows` of kind ``agui``; None: in
 			memory only).
 		most: The most threads the rows keep (the oldest parks beyond are forgotten).
+		prefix: How the ids of a caller's thread's runs begin, from the caller and the
+			``threadId``: a row naming another run is taken as no row (`ParkRows`).
 	"""
 
-	def __init__(self, agent: Agent, rows: TaskRows | None, *, most: int) -> None:
+	def __init__(
+		self,
+		agent: Agent,
+		rows: TaskRows | None,
+		*,
+		most: int,
+		prefix: Callable[[str, str], str],
+	) -> None:
 		self.agent = agent
 		self.rows = rows
-		self.shared = None if rows is None else ParkRows(agent, rows, most=most, what="AG-UI")
+		self.shared = (
+			None if rows is None else ParkRows(agent, rows, most=most, what="AG-UI", prefix=prefix)
+		)
 		"""The rows' parks (`openmolt_serve._parks`), or None: in memory only."""
 		self.name = agent.name
 

@@ -10,7 +10,10 @@ user) naming the run, the step it waits at and the park (a random mark of its ow
 run's words. The run's state is read from where the run is kept (the durable store, else the
 run store) when a request comes, never from a copy: any server on the rows goes on with it,
 after a restart too, and a run that another surface went on with or cancelled since waits for
-nothing (`Found.state` is None).
+nothing (`Found.state` is None). A row is believed only for a run of its own conversation (its
+id begins as the surface makes that conversation's) acting for its owner (a chat's end user):
+one that names another's run (edited by hand, copied) is logged and read as no row, so nobody
+answers, resumes or gives up another conversation's run through it.
 
 A request that goes on with the run takes the row first (`ParkRows.take`: one DELETE of the
 row as it was read): of two requests at once, on two servers, one takes it. The run's own claim
@@ -21,7 +24,10 @@ A chat's messages are handled one at a time (`ParkRows.going`): a mark in the ro
 one message of the chat is handled (its run, its reply, the park it leaves), makes a message of
 the same chat on another server wait for it, as the process's own lock makes the messages it
 receives wait. The mark is a lease (`GOING_FOR`), renewed while it is held: a server that
-stops without giving it back holds the chat that long at most.
+stops without giving it back holds the chat that long at most. A waiting server times the lease
+on its own monotonic clock, from when it read the mark as it is (each renewal writes a new one),
+never by the holder's clock: servers whose clocks differ neither take a mark still renewed nor
+wait past a lease for one left (a mark edited by hand to last for ever included).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -85,18 +91,38 @@ class Found:
 class ParkRows:
 	"""The runs a served surface's conversations wait with, in rows every server shares.
 
+	A row is taken at its word only for a run of its conversation: its id begins as the
+	surface makes the ids of that conversation's runs (``prefix``) and, where the owner is the
+	person the run acts for (``users``: a chat's end user), the run acts for them. A row that
+	names another's run (edited by hand, copied between owners) is logged and taken as no row:
+	nobody answers, resumes or gives up another conversation's or person's run through it.
+
 	Args:
 		agent: The surface's agent (its instance's run store or durable store holds the runs).
 		rows: The rows (`openmolt_serve._rows.task_rows`).
 		most: The most parks the rows keep (the oldest beyond are forgotten).
 		what: The surface, as its log lines name it (``AG-UI``, ``telegram``).
+		prefix: How the ids of the runs of an owner's conversation begin, from the owner and
+			the conversation's key (`openmolt_serve._launch.scope_prefix`).
+		users: Whether the owner is the end user the run acts for (``RunState.user``).
 	"""
 
-	def __init__(self, agent: Agent, rows: TaskRows, *, most: int, what: str) -> None:
+	def __init__(
+		self,
+		agent: Agent,
+		rows: TaskRows,
+		*,
+		most: int,
+		what: str,
+		prefix: Callable[[str, str], str],
+		users: bool = False,
+	) -> None:
 		self.agent = agent
 		self.rows = rows
 		self.most = most
 		self.what = what
+		self.prefix = prefix
+		self.users = users
 		self.name = agent.name
 		self._parks = 0
 
@@ -115,10 +141,31 @@ class ParkRows:
 		"""
 		row = await anyio.to_thread.run_sync(self.rows.get, owner, key)
 		parsed = _parsed(row, self.what)
-		if row is None or parsed is None:
+		if row is None or parsed is None or not self._theirs(owner, key, parsed[0]):
 			return None
 		run_id, steps, mark = parsed
-		return Found(run_id, steps, row, await self.parked(run_id, steps), mark)
+		state = await self.parked(run_id, steps)
+		if state is not None and self.users and state.user != owner:
+			log.warning(
+				"%s: a waiting run's row names the run %r, which acts for someone else; it is "
+				"taken as waiting for nothing",
+				self.what,
+				run_id[:120],
+			)
+			return None
+		return Found(run_id, steps, row, state, mark)
+
+	def _theirs(self, owner: str, key: str, run_id: str) -> bool:
+		"""Whether a row's run is one of its conversation's (said in the log when not)."""
+		if run_id.startswith(self.prefix(owner, key)):
+			return True
+		log.warning(
+			"%s: a waiting run's row names the run %r, not one of its conversation's; it is "
+			"taken as waiting for nothing",
+			self.what,
+			run_id[:120],
+		)
+		return False
 
 	async def take(self, owner: str, key: str, row: bytes) -> bool:
 		"""Take a row as it was read, for one request: whether it was still kept so (one wins).
@@ -141,7 +188,7 @@ class ParkRows:
 		"""
 		row = await anyio.to_thread.run_sync(self.rows.get, owner, key)
 		parsed = _parsed(row, self.what)
-		if row is None or parsed is None:
+		if row is None or parsed is None or not self._theirs(owner, key, parsed[0]):
 			return None
 		taken = await anyio.to_thread.run_sync(self.rows.take, owner, key, row)
 		return parsed[0] if taken else None
@@ -215,15 +262,26 @@ class ParkRows:
 					log.warning("%s: a chat's mark was not given back: %s", self.what, exc)
 
 	async def _hold(self, key: str, token: str) -> bytes | None:
-		"""Take the conversation's going mark once it is free: the mark (None: rows failed)."""
+		"""Take the conversation's going mark once it is free: the mark (None: rows failed).
+
+		Another server's mark lapses when this one has seen it unchanged for its lease
+		(`_lease`), timed on this machine's monotonic clock: never by comparing the times the
+		holder wrote with this machine's clock (a holder whose clock is behind would lose a mark
+		it still renews; one ahead, or a mark edited to last for ever, would hold the chat
+		for as long).
+		"""
 		pause = 0.05
+		seen: tuple[bytes, float] | None = None  # the other mark as first read, and its end
 		while True:
 			mine = _mark(token)
 			try:
 				if await anyio.to_thread.run_sync(self.rows.add, _GOING, key, mine):
 					return mine
 				other = await anyio.to_thread.run_sync(self.rows.get, _GOING, key)
-				if other is not None and _lapsed(other):  # its holder stopped renewing it
+				if other is not None and (seen is None or seen[0] != other):
+					# renewed (or new): its lease starts again, from now
+					seen = (other, time.monotonic() + _lease(other))
+				if other is not None and seen is not None and time.monotonic() >= seen[1]:
 					log.warning(
 						"%s: a lapsed mark of a chat of %s is taken over", self.what, self.name
 					)
@@ -265,15 +323,29 @@ class ParkRows:
 
 
 def _mark(token: str) -> bytes:
-	return json.dumps({"going": token, "until": time.time() + GOING_FOR}).encode()
+	# "for": the lease, as long as the holder means to hold it unrenewed (what a waiter times);
+	# "until": when it ends on the holder's clock (for a person reading the row).
+	return json.dumps({"going": token, "for": GOING_FOR, "until": time.time() + GOING_FOR}).encode()
 
 
-def _lapsed(row: bytes) -> bool:
+def _lease(row: bytes) -> float:
+	"""How long a mark holds unchanged: its ``for``, at most `GOING_FOR` (0: not a mark of ours).
+
+	A mark that names no lease (hand-made, or an older server's) holds until its ``until`` as
+	this clock reads it, at most `GOING_FOR`.
+	"""
 	try:
-		until = json.loads(row).get("until")
-	except (ValueError, AttributeError):
-		return True  # not a mark of ours: nobody renews it
-	return not isinstance(until, int | float) or until < time.time()
+		mark = json.loads(row)
+	except ValueError:
+		return 0.0  # not a mark of ours: nobody renews it
+	if not isinstance(mark, dict):
+		return 0.0
+	lease, until = mark.get("for"), mark.get("until")
+	if isinstance(lease, int | float) and not isinstance(lease, bool) and lease == lease:
+		return min(max(float(lease), 0.0), GOING_FOR)
+	if isinstance(until, int | float) and not isinstance(until, bool) and until == until:
+		return min(max(until - time.time(), 0.0), GOING_FOR)
+	return 0.0
 
 
 def _parsed(row: bytes | None, what: str) -> tuple[str, int, dict[str, Any]] | None:
@@ -285,10 +357,14 @@ def _parsed(row: bytes | None, what: str) -> tuple[str, int, dict[str, Any]] | N
 	except ValueError:
 		log.warning("%s: a waiting run's row is not JSON; it is taken as waiting for nothing", what)
 		return None
-	if not isinstance(found, dict):
-		return None
-	run, steps = found.pop("run", None), found.pop("steps", None)
+	run = found.pop("run", None) if isinstance(found, dict) else None
+	steps = found.pop("steps", None) if isinstance(found, dict) else None
 	if not isinstance(run, str) or not isinstance(steps, int) or isinstance(steps, bool):
+		log.warning(
+			"%s: not a waiting run's row (a run's id and its steps); it is taken as waiting for "
+			"nothing",
+			what,
+		)
 		return None
 	found.pop("park", None)
 	return run, steps, found
@@ -307,6 +383,9 @@ async def kept_parked(
 		run_id: The run.
 		statuses: The parked statuses taken (default: any).
 
+	A record that cannot be read (edited by hand, damaged: not JSON, not a run's state) is
+	logged and taken as no parked run: a conversation's next message is never held by it.
+
 	Raises:
 		Exception: The store could not be read.
 	"""
@@ -318,7 +397,16 @@ async def kept_parked(
 			return None
 		return result.state if result is not None and result.status in statuses else None
 	if om.run_store is not None:
-		stored = await om.run_store.run(run_id)
-		if stored is not None and stored.status in statuses:
-			return await om.run_store.state(run_id)
+		try:
+			stored = await om.run_store.run(run_id)
+			if stored is not None and stored.status in statuses:
+				return await om.run_store.state(run_id)
+		except (ValueError, RecursionError) as exc:  # the record, not the store: it stays so
+			log.error(
+				"the parked run %r of %s cannot be read in the run store (%s): it is taken as "
+				"waiting for nothing",
+				run_id[:120],
+				getattr(agent, "name", "?"),
+				type(exc).__name__,
+			)
 	return None

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
 	from openmolt_serve.signatures import SeenStore
 
-__all__ = ["SqliteSeen", "seen_store"]
+__all__ = ["CLOCKS_APART", "SqliteSeen", "seen_store"]
+
+CLOCKS_APART = 3600.0
+"""Seconds an entry is kept past its end before a server drops it: the servers on the file (or
+a server after its clock was set) may read time differently, and one whose clock is ahead
+would drop an entry the others still refuse by (a replay of a signed delivery inside its
+window, let through on them). As `openmolt_dbos._seen.CLOCKS_APART` on PostgreSQL."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS openmolt_webhook_seen (
@@ -71,37 +77,40 @@ class SqliteSeen(SqliteFile):
 				"INSERT OR REPLACE INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
 				[(self.scope, k, until) for k in keys],
 			)
-			db.execute(  # the timestamped ones whose window has closed
+			db.execute(  # the timestamped ones whose window has closed on every clock
 				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?",
-				(self.scope, time.time()),
+				(self.scope, time.time() - CLOCKS_APART),
 			)
 
 	def take(self, entries: Mapping[str, float | None], now: float) -> str | None:
 		"""Keep every key of ``entries`` unless one is kept and not expired: that key, else None.
 
 		One write transaction (``BEGIN IMMEDIATE``: one writer from the look-up to the insert),
-		so of several processes on the file taking one key, one wins. The scope's expired
-		entries are dropped first.
+		so of several processes on the file taking one key, one wins. A key is held while its
+		entry has not ended at ``now``; the scope's entries that ended `CLOCKS_APART` ago are
+		dropped first (never by this clock alone: another server's may be behind it).
 		"""
 		keys = list(entries)
 		marks = ",".join("?" * len(keys))
 		with self.transaction() as db:
 			db.execute("BEGIN IMMEDIATE")
 			db.execute(
-				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?", (self.scope, now)
+				"DELETE FROM openmolt_webhook_seen WHERE scope = ? AND until < ?",
+				(self.scope, now - CLOCKS_APART),
 			)
 			held = {
 				row[0]
 				for row in db.execute(
-					f"SELECT key FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks})",
-					(self.scope, *keys),
+					f"SELECT key FROM openmolt_webhook_seen WHERE scope = ? AND key IN ({marks})"
+					" AND (until IS NULL OR until >= ?)",
+					(self.scope, *keys, now),
 				)
 			}
 			for key in keys:
 				if key in held:
 					return key
 			db.executemany(
-				"INSERT INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
+				"INSERT OR REPLACE INTO openmolt_webhook_seen (scope, key, until) VALUES (?, ?, ?)",
 				[(self.scope, k, u) for k, u in entries.items()],
 			)
 			return None

@@ -86,7 +86,13 @@ from openmolt_serve._agui_events import (
 )
 from openmolt_serve._agui_threads import Thread, ThreadParks, Waiting
 from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
-from openmolt_serve._launch import Launcher, caller_sender, run_id_for, session_id
+from openmolt_serve._launch import (
+	Launcher,
+	caller_sender,
+	run_id_for,
+	scope_prefix,
+	session_id,
+)
 from openmolt_serve._recent import recent
 from openmolt_serve._rows import task_rows
 from openmolt_serve._token import DEFAULT_CALLER, TokenGuard, caller_of
@@ -186,7 +192,9 @@ class AguiEndpoint:
 		self.guard = guard or TokenGuard.create(agent, "agui", config)
 		self.threads: OrderedDict[str | tuple[str, str], Thread] = OrderedDict()
 		"""The threads by id (`DEFAULT_CALLER`'s) or by ``(caller, id)``, least recent first."""
-		self.parks = ThreadParks(agent, task_rows(agent, "agui"), most=MAX_THREADS)
+		self.parks = ThreadParks(
+			agent, task_rows(agent, "agui"), most=MAX_THREADS, prefix=self._runs_of
+		)
 		"""The runs the threads wait with: in memory, or in the rows every server shares."""
 		self.redact = _Shown()  # the instance's secrets, every live instance's, the environment's
 
@@ -205,6 +213,10 @@ class AguiEndpoint:
 			return _error(422, f"not an AG-UI RunAgentInput: {_first(exc)}", "invalid")
 		if len(given.thread_id) > MAX_THREAD_ID:
 			return _error(422, f"threadId: at most {MAX_THREAD_ID} characters", "invalid")
+		if "\x00" in given.thread_id:  # no store keeps it (PostgreSQL's text): its park is lost
+			return _error(
+				422, "threadId: a NUL character cannot be kept; use another id", "invalid"
+			)
 		caller = caller_of(request)
 		thread = self._thread(given.thread_id, caller)
 		try:
@@ -240,6 +252,14 @@ class AguiEndpoint:
 
 	def _session(self, thread_id: str, caller: str) -> str:
 		return session_id("agui", self.agent.name, thread_id, caller=caller)
+
+	def _scope(self, caller: str, thread_id: str) -> str:
+		"""What a caller's thread's run ids are made for (`run_id_for`'s ``scope``)."""
+		return thread_id if caller == DEFAULT_CALLER else self._session(thread_id, caller)
+
+	def _runs_of(self, caller: str, thread_id: str) -> str:
+		"""How the ids of a caller's thread's runs begin."""
+		return scope_prefix("agui", self.agent.name, self._scope(caller, thread_id))
 
 	async def _start(
 		self, given: RunAgentInput, thread: Thread, caller: str = DEFAULT_CALLER
@@ -331,11 +351,7 @@ class AguiEndpoint:
 					return
 			else:
 				await self.parks.give_up(thread, caller, given.thread_id)  # a new message came
-			scope = (
-				given.thread_id
-				if caller == DEFAULT_CALLER
-				else self._session(given.thread_id, caller)
-			)
+			scope = self._scope(caller, given.thread_id)
 			run_id = (
 				resume.run_id
 				if resume is not None

@@ -292,7 +292,16 @@ class Conversations:
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
 		self.parks: ParkRows | None = (
-			None if rows is None else ParkRows(agent, rows, most=MAX_CHATS, what=self.channel)
+			None
+			if rows is None
+			else ParkRows(
+				agent,
+				rows,
+				most=MAX_CHATS,
+				what=self.channel,
+				prefix=lambda _, key: scope_prefix(self.channel, agent.name, key),
+				users=True,
+			)
 		)
 		"""Where the chats' parked runs are kept (`openmolt_serve._parks`: in rows every server
 		on the run store or durable store shares), or None: in this process's memory."""

@@ -302,13 +302,21 @@ class Safety(Capability):
 				spend_cut_off(ctx.state, parent)
 				raise
 			out = verdict.to_dict()
+			if parent is not None and parent.untrusted and verdict.action != "allow":
+				# The agent read untrusted content of its own: its words (a rewrite, a reason
+				# the model reads) may carry it into the judged run.
+				out[_UNTRUSTED_VERDICT] = True
 			ran: tuple[Usage | None, Mapping[str, Usage]] = (None, {})
 			if run is not None:
 				ran = (run.usage, run.usage_by_model)
 			out.update(spent_entry(*summed(earlier, ran)))
+			asked.append(True)
 			return out
 
+		asked: list[bool] = []  # the verdict was given here (not read from the journal)
 		data = add_spent(ctx.state, await ctx.port.step(key, ask))
+		if data.get(_UNTRUSTED_VERDICT) is True:
+			await taint(ctx, key, f"guardrail {g.name}", live=bool(asked))
 		try:
 			return Verdict.from_dict(data)
 		except ValueError as exc:  # a journal written by something else
@@ -924,6 +932,12 @@ def _finish_stopped(verdict: Verdict, name: str, judged: str) -> Refuse | Stop:
 _LABELLED = "labelled"
 """Where ``state.ext["safety"]`` keeps the labels of stored results that carried labels of their
 own, by the stored result's reference (``{"openmolt-file:...": ["private", "untrusted"]}``)."""
+
+
+_UNTRUSTED_VERDICT = "untrusted"
+"""Set in a guardrail agent's journaled verdict whose run read untrusted content of its own
+(`openmolt_core.tools.CallingRun.untrusted`) and changed what the judged run reads: that run is
+tainted by the verdict's step."""
 
 
 def _keep_labels(run: Run, result: Any, labels: frozenset[str]) -> None:
