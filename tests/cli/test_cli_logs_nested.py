@@ -106,3 +106,25 @@ def test_a_run_id_with_a_dot_is_a_run_of_its_own_in_the_list(
 	assert "order.123  Shop  success" in listed and "nested in" not in listed
 	assert openmolt_main(["logs", "--agent", "Shop"]) == 0
 	assert "nested in" not in capsys.readouterr().out
+
+
+def test_a_run_whose_id_starts_with_anothers_is_not_listed_as_nested_in_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs order` lists no nested runs when 'order.123' is a run of its own."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		agent = om.create_agent(name="Shop", model=ScriptedModel([finish("sold"), finish("sold")]))
+		from openmolt_core.durability import LOCAL_PORT
+
+		await agent.execute(None, port=LOCAL_PORT, input="sell", run_id="order")
+		await agent.execute(None, port=LOCAL_PORT, input="sell", run_id="order.123")
+
+	anyio.run(record)
+	assert openmolt_main(["logs", "order"]) == 0
+	shown = capsys.readouterr().out
+	assert shown.startswith("run order:")
+	assert "nested runs" not in shown and "order.123" not in shown

@@ -696,12 +696,13 @@ class RunStore(RunObserver):
 				agent's: their trigger says ``agent``, and their id is their caller's followed
 				by ``.``), as `totals` does.
 			nested_in: Only the runs nested in this run, at any depth (whose id starts with
-				its id and ``.``).
+				its id and ``.``, and which are nested, as ``top_level`` reads it: a run of its
+				own whose id the application chose so, ``order.123`` beside ``order``, is not).
 		"""
 		clauses: list[str] = [f"NOT {_NESTED}"] if top_level else []
 		args: list[Any] = []
 		if nested_in is not None:  # the ids from "<id>." up to "<id>/": a range of the key's index
-			clauses.append("run_id >= ? AND run_id < ?")
+			clauses.append(f"run_id >= ? AND run_id < ? AND {_NESTED}")
 			args += [f"{nested_in}.", f"{nested_in}/"]
 		for column, op, value in (
 			("agent", "=", agent),
