@@ -25,6 +25,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.result import RunState
 
-__all__ = ["ENV_VAR", "RunStore", "StoredEvent", "StoredRun", "default_path"]
+__all__ = ["ENV_VAR", "RunStore", "StoredEvent", "StoredRun", "caller_of", "default_path"]
 
 ENV_VAR = "OPENMOLT_RUN_STORE"
 """The environment variable naming the ``openmolt`` command's run store (``off`` disables it)."""
@@ -98,6 +99,31 @@ _NESTED = (
 says ``agent`` (`openmolt_core.observe.watch_run`), or, recorded before triggers were, its id
 holds a dot. Another id with a dot (an interval schedule's skipped due time, an id the
 application chose) is a run of its own."""
+
+
+def caller_of(run_id: str, trigger: Any) -> str | None:
+	"""The id of the run a nested run was called by, or None for a run of its own.
+
+	The rule `RunStore.runs`'s ``top_level`` and ``nested_in`` read in SQL, for a row in hand
+	(``openmolt logs``, the run viewer): a nested run's trigger is ``{"kind": "agent",
+	"parent_run_id": ...}`` (`openmolt_core.observe.watch_run`), and its caller is that
+	``parent_run_id`` when its id starts with it and a dot (a tool call's run: ``.<step>.
+	<index>[.<n>]``; a guardrail agent's: ``.guard.<step>.<stage>.<index>.<n>.<name>``), else the
+	id's first part; so is the caller of a row with no trigger (recorded before triggers were)
+	whose id holds a dot. Another run whose id holds one (an interval schedule's skipped due
+	time, an id the application chose) is a run of its own.
+
+	Args:
+		run_id: The run's id.
+		trigger: Its trigger, as recorded (None for a row recorded before triggers were).
+	"""
+	if isinstance(trigger, Mapping):
+		if trigger.get("kind") != "agent":
+			return None
+		parent = trigger.get("parent_run_id")
+		if isinstance(parent, str) and parent and run_id.startswith(f"{parent}."):
+			return parent
+	return run_id.split(".")[0] if "." in run_id else None
 
 
 _PARKED = tuple(sorted(PARKED_STATUSES))

@@ -35,7 +35,7 @@ from anyio.abc import TaskGroup
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.runstore import RunStore
+from openmolt_core.runstore import RunStore, caller_of
 from openmolt_core.secrets import register_key, strong_enough
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
@@ -44,7 +44,6 @@ from openmolt_ui._live import (
 	LiveRuns,
 	PendingApproval,
 	by_model,
-	caller_of,
 	clean_start,
 	tainted_by,
 	tainted_calls,

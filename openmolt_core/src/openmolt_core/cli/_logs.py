@@ -81,13 +81,15 @@ def _cost(usage: dict[str, Any] | None) -> str:
 
 
 def _list(runs: list[Any]) -> str:
+	from openmolt_core.runstore import caller_of
+
 	lines = []
 	for run in runs:
 		lines.append(
 			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}, "
 			f"{_cost(run.usage)}"
 		)
-		caller = _caller(run)
+		caller = caller_of(run.run_id, run.trigger)
 		if caller:  # listed when a filter finds it: its caller's `openmolt logs ID` lists it
 			lines.append(f"    nested in {caller}")
 		if run.user:
@@ -98,25 +100,6 @@ def _list(runs: list[Any]) -> str:
 		elif run.output is not None:
 			lines.append(f"    output: {_short(run.output, 100)}")
 	return "\n".join(lines) + "\n"
-
-
-def _caller(run: Any) -> str:
-	"""The run a nested run is nested in, or ``""`` for a run of its own.
-
-	A nested run's trigger says ``agent``, with its caller's id (a tool call's run has it
-	followed by ``.<step>.<index>[.<n>]``, a guardrail agent's by
-	``.guard.<step>.<stage>.<index>.<n>.<name>``); a row with no trigger (recorded before
-	triggers were) is nested when its id holds a dot, as the run store's rule reads it
-	(`openmolt_core.runstore`). Another id with a dot is a run of its own.
-	"""
-	trigger = run.trigger
-	if isinstance(trigger, dict):
-		if trigger.get("kind") != "agent":
-			return ""
-		parent = trigger.get("parent_run_id")
-		if isinstance(parent, str) and parent and run.run_id.startswith(f"{parent}."):
-			return parent
-	return str(run.run_id.split(".")[0]) if "." in run.run_id else ""
 
 
 _NESTED_MOST = 100
