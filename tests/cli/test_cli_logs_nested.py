@@ -128,3 +128,32 @@ def test_a_run_whose_id_starts_with_anothers_is_not_listed_as_nested_in_it(
 	shown = capsys.readouterr().out
 	assert shown.startswith("run order:")
 	assert "nested runs" not in shown and "order.123" not in shown
+
+
+def test_one_runs_page_says_its_caller_and_its_end_user(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs ID` of a nested run names its caller, and of a user's run whose it is, as
+	the list's rows and the viewer's run page say."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+	ids: list[str] = []
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		helper = om.create_agent(name="Helper", model=ScriptedModel([finish("a")]))
+		main = om.create_agent(
+			name="Main",
+			model=ScriptedModel([call_tool("local.Helper", task="go"), finish("done")]),
+			tools=[helper],
+		)
+		ids.append((await main.run("go", user="alice")).state.run_id)
+
+	anyio.run(record)
+	top = ids[0]
+	assert openmolt_main(["logs", f"{top}.1.0"]) == 0
+	head = capsys.readouterr().out.split("events:")[0]
+	assert f"nested in {top}" in head and "for end user alice" in head
+	assert openmolt_main(["logs", top]) == 0
+	head = capsys.readouterr().out.split("events:")[0]
+	assert "nested in" not in head and "for end user alice" in head

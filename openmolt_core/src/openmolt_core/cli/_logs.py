@@ -151,6 +151,7 @@ def _event_line(event: Any) -> str:
 
 
 def _head(run: Any) -> str:
+	"""What ``openmolt logs RUN`` says of a run before its events: who, how, where, for whom."""
 	lines = [
 		f"run {run.run_id}: {run.agent}"
 		+ (f" with {run.model}" if run.model != run.agent else "")  # -m's agent is its model
@@ -158,8 +159,15 @@ def _head(run: Any) -> str:
 		f"started {_when(run.started)}"
 		+ (f", ended {_when(run.ended)}" if run.ended else "")
 		+ f", {quantity(run.steps, 'step')}, {_cost(run.usage)}",
-		f"input: {_short(run.input, 400)}",
 	]
+	from openmolt_core.runstore import caller_of
+
+	caller = caller_of(run.run_id, run.trigger)
+	if caller:  # as the list's row and the viewer's run page say it
+		lines.append(f"nested in {caller}: `openmolt logs {caller}` lists its nested runs")
+	if run.user:
+		lines.append(f"for end user {_short(run.user, 200)}")
+	lines.append(f"input: {_short(run.input, 400)}")
 	if run.output is not None:
 		lines.append(f"output: {_short(run.output, 400)}")
 	if run.error:  # bounded: an error may be a service's page, thousands of lines long
