@@ -157,3 +157,17 @@ def test_one_runs_page_says_its_caller_and_its_end_user(
 	assert openmolt_main(["logs", top]) == 0
 	head = capsys.readouterr().out.split("events:")[0]
 	assert "nested in" not in head and "for end user alice" in head
+
+
+def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
+	top: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run with more nested runs than the page lists said nothing of the others (a guardrail
+	agent per call passes 100 soon); it says how many it shows and how to find the rest."""
+	from openmolt_core.cli import _logs
+
+	monkeypatch.setattr(_logs, "_NESTED_MOST", 1)
+	assert openmolt_main(["logs", top]) == 0
+	nested = capsys.readouterr().out.split("nested runs")[1]
+	assert len([line for line in nested.splitlines() if line.startswith(f"  {top}.")]) == 1
+	assert "the latest 1 only" in nested and "--agent" in nested

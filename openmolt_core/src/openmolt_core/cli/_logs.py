@@ -107,10 +107,15 @@ _NESTED_MOST = 100
 
 
 async def _nested(store: Any, run: Any) -> str:
-	"""The runs nested in a run, a line each, oldest first (``""``: none)."""
-	rows = await store.runs(_NESTED_MOST, nested_in=run.run_id)
+	"""The runs nested in a run, a line each, oldest first (``""``: none).
+
+	Only the latest `_NESTED_MOST`, and a line that says so when there are more.
+	"""
+	rows = await store.runs(_NESTED_MOST + 1, nested_in=run.run_id)  # one more: are there more
 	if not rows:
 		return ""
+	more = len(rows) > _NESTED_MOST
+	rows = rows[:_NESTED_MOST]
 	lines = [
 		"",
 		"nested runs (a tool call's, a guardrail agent's; each its own cost, which its caller's "
@@ -120,6 +125,11 @@ async def _nested(store: Any, run: Any) -> str:
 		lines.append(
 			f"  {nested.run_id}  {nested.agent}  {nested.status}  "
 			f"{quantity(nested.steps, 'step')}, {_cost(nested.usage)}"
+		)
+	if more:  # the newest are listed: the others are found by a filter
+		lines.append(
+			f"  (the latest {_NESTED_MOST:,} only; `openmolt logs --agent NAME -n 1000` lists a "
+			"nested agent's runs, each marked with the run it nests in)"
 		)
 	return "\n".join(lines) + "\n"
 
