@@ -91,14 +91,17 @@ _ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT", "end_user": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 _NESTED = (
-	"(CASE WHEN json_valid(trigger) THEN CASE WHEN json_type(trigger) = 'object'"
-	" THEN coalesce(json_extract(trigger, '$.kind') = 'agent', 0)"
-	" ELSE instr(run_id, '.') > 0 END ELSE instr(run_id, '.') > 0 END)"
+	"(instr(run_id, '.') > 0 AND CASE WHEN json_valid(trigger) THEN CASE WHEN"
+	" json_type(trigger) = 'object' THEN coalesce(json_extract(trigger, '$.kind') = 'agent', 0)"
+	" ELSE 1 END ELSE 1 END)"
 )
-"""Whether a row is a run nested in another (a tool call's, a guardrail agent's): its trigger
-says ``agent`` (`openmolt_core.observe.watch_run`), or, recorded before triggers were, its id
-holds a dot. Another id with a dot (an interval schedule's skipped due time, an id the
-application chose) is a run of its own."""
+"""Whether a row is a run nested in another (a tool call's, a guardrail agent's): its id holds a
+dot (its caller's id and ``.``: the key's range `RunStore.runs`'s ``nested_in`` reads) and its
+trigger says ``agent`` (`openmolt_core.observe.watch_run`), or it was recorded before triggers
+were. Another id with a dot (an interval schedule's skipped due time, an id the application
+chose) is a run of its own, and so is a run a tool's code went on with under an id of its own
+(``agent.run(history=state, parent=context.run)``): no caller's range holds it, so it is listed
+on its own rather than nowhere. `caller_of` is the same rule for a row in hand."""
 
 
 def caller_of(run_id: str, trigger: Any) -> str | None:
@@ -111,7 +114,8 @@ def caller_of(run_id: str, trigger: Any) -> str | None:
 	<index>[.<n>]``; a guardrail agent's: ``.guard.<step>.<stage>.<index>.<n>.<name>``), else the
 	id's first part; so is the caller of a row with no trigger (recorded before triggers were)
 	whose id holds a dot. Another run whose id holds one (an interval schedule's skipped due
-	time, an id the application chose) is a run of its own.
+	time, an id the application chose) is a run of its own, and so is one whose trigger says
+	``agent`` under an id with no dot (a run a tool's code went on with from a saved state).
 
 	Args:
 		run_id: The run's id.
@@ -720,7 +724,7 @@ class RunStore(RunObserver):
 			user: Only the runs for this end user (`StoredRun.user`).
 			top_level: Leave out the runs nested in others (a tool call's, a guardrail
 				agent's: their trigger says ``agent``, and their id is their caller's followed
-				by ``.``), as `totals` does.
+				by ``.``; `caller_of`), as `totals` does.
 			nested_in: Only the runs nested in this run, at any depth (whose id starts with
 				its id and ``.``, and which are nested, as ``top_level`` reads it: a run of its
 				own whose id the application chose so, ``order.123`` beside ``order``, is not).
