@@ -1,6 +1,7 @@
 """`pytest -n N --dist loadgroup` (the suite's command, N=4) keeps each xdist_group on one worker.
 
-The durable tests (a group per store, "dbos-sqlite" and "dbos-postgres") and the browser tests
+The durable tests (a group per store, "dbos-sqlite" and "dbos-postgres", and "dbos-shared" for
+those of no one store) and the browser tests
 ("browser") rely on it: pytest 9.2 with pytest-xdist 3.8 dropped the groups without a word
 (pytest-dev/pytest-xdist#1386), and the crash harness was set up once per store on each worker.
 """

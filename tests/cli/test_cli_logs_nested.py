@@ -106,3 +106,68 @@ def test_a_run_id_with_a_dot_is_a_run_of_its_own_in_the_list(
 	assert "order.123  Shop  success" in listed and "nested in" not in listed
 	assert openmolt_main(["logs", "--agent", "Shop"]) == 0
 	assert "nested in" not in capsys.readouterr().out
+
+
+def test_a_run_whose_id_starts_with_anothers_is_not_listed_as_nested_in_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs order` lists no nested runs when 'order.123' is a run of its own."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		agent = om.create_agent(name="Shop", model=ScriptedModel([finish("sold"), finish("sold")]))
+		from openmolt_core.durability import LOCAL_PORT
+
+		await agent.execute(None, port=LOCAL_PORT, input="sell", run_id="order")
+		await agent.execute(None, port=LOCAL_PORT, input="sell", run_id="order.123")
+
+	anyio.run(record)
+	assert openmolt_main(["logs", "order"]) == 0
+	shown = capsys.readouterr().out
+	assert shown.startswith("run order:")
+	assert "nested runs" not in shown and "order.123" not in shown
+
+
+def test_one_runs_page_says_its_caller_and_its_end_user(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs ID` of a nested run names its caller, and of a user's run whose it is, as
+	the list's rows and the viewer's run page say."""
+	path = tmp_path / "runs.db"
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(path))
+	ids: list[str] = []
+
+	async def record() -> None:
+		om = OpenMolt(run_store=str(path))
+		helper = om.create_agent(name="Helper", model=ScriptedModel([finish("a")]))
+		main = om.create_agent(
+			name="Main",
+			model=ScriptedModel([call_tool("local.Helper", task="go"), finish("done")]),
+			tools=[helper],
+		)
+		ids.append((await main.run("go", user="alice")).state.run_id)
+
+	anyio.run(record)
+	top = ids[0]
+	assert openmolt_main(["logs", f"{top}.1.0"]) == 0
+	head = capsys.readouterr().out.split("events:")[0]
+	assert f"nested in {top}" in head and "for end user alice" in head
+	assert openmolt_main(["logs", top]) == 0
+	head = capsys.readouterr().out.split("events:")[0]
+	assert "nested in" not in head and "for end user alice" in head
+
+
+def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
+	top: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run with more nested runs than the page lists said nothing of the others (a guardrail
+	agent per call passes 100 soon); it says how many it shows and how to find the rest."""
+	from openmolt_core.cli import _logs
+
+	monkeypatch.setattr(_logs, "_NESTED_MOST", 1)
+	assert openmolt_main(["logs", top]) == 0
+	nested = capsys.readouterr().out.split("nested runs")[1]
+	assert len([line for line in nested.splitlines() if line.startswith(f"  {top}.")]) == 1
+	assert "the latest 1 only" in nested and "--agent" in nested

@@ -11,7 +11,7 @@ import pytest
 from openmolt import HumanInputUnavailable, OpenMolt, RunError
 from openmolt_core.runstore import RunStore, default_path
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_plan
-from openmolt_core.tools import tool
+from openmolt_core.tools import ToolContext, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -270,3 +270,38 @@ async def test_a_session_run_records_its_session_and_runs_can_be_listed_by_it(
 	assert stored[first.state.run_id].to_dict()["session_id"] == "support:ada"
 	listed = await om.run_store.runs(session="support:ada")
 	assert [r.run_id for r in listed] == [second.state.run_id, first.state.run_id]
+
+
+async def test_the_stores_nested_rule_and_caller_of_agree_on_every_row(tmp_path: Path) -> None:
+	"""A run a tool's code goes on with (history=, parent=) under an id of its own (no dot) was
+	nested to the store's SQL (left out of every list and total) but a run of its own to
+	caller_of, and no caller's page reached it; both now read it as a run of its own."""
+	from openmolt_core.llm import Message
+	from openmolt_core.result import RunState
+	from openmolt_core.runstore import caller_of
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	helper = om.create_agent(name="Helper", model=ScriptedModel([finish("again")]))
+	saved = RunState(run_id="conversation-7")
+	saved.messages = [Message(role="user", content="hi")]  # a run saved before its first step
+
+	@tool
+	async def go_on(context: ToolContext) -> str:
+		"""Go on with the helper's conversation."""
+		return str((await helper.run(history=saved, parent=context.run)).output)
+
+	main = om.create_agent(
+		name="Main",
+		model=ScriptedModel([call_tool("local.go_on"), finish("done")]),
+		tools=[go_on],
+	)
+	assert (await main.run("go")).status == "success"
+	store = om.run_store
+	assert store is not None
+	rows = await store.runs()
+	assert {r.run_id for r in rows} >= {"conversation-7"}
+	top = {r.run_id for r in await store.runs(top_level=True)}
+	for row in rows:
+		assert (row.run_id in top) == (caller_of(row.run_id, row.trigger) is None), row.run_id
+	assert "conversation-7" in top
+	await om.aclose()

@@ -3,8 +3,9 @@
 PostgreSQL comes from ``OPENMOLT_TEST_POSTGRES_URL`` (``.ci/run`` starts a throwaway cluster and
 sets it); each test gets a database of its own. Without the variable, PostgreSQL cases skip.
 
-These tests run serially per store (an xdist group each: SQLite's, PostgreSQL's) with per-test
-timeouts: each one starts real DBOS engines, often in subprocesses.
+These tests run serially per store (an xdist group each: SQLite's, PostgreSQL's, and one for the
+tests named for no one store; `_group`) with per-test timeouts: each one starts real DBOS
+engines, often in subprocesses.
 """
 
 from __future__ import annotations

@@ -245,3 +245,24 @@ async def test_a_run_whose_id_holds_a_dot_is_nested_only_when_its_trigger_says_s
 	assert await viewer.run_view("order") is None  # no such run; "order.123" is not nested
 	overview = await viewer.overview(3650)
 	assert {a["agent"] for a in overview["agents"]} == {"Ticker", "Shop"}
+
+
+async def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A run with more nested runs than the page lists gave no sign of the others; its row now
+	says so (``nested_more``), and a run with all of them listed says none are left out."""
+	from openmolt_ui import viewer as viewer_module
+
+	store = tmp_path / "runs.db"
+	om = OpenMolt(entry_points=False, run_store=store)
+	top = (await _family(om).run("go")).state.run_id
+	viewer = Viewer(None, store=store)
+	view = await viewer.run_view(top)
+	assert view is not None and len(view["run"]["nested"]) == 3
+	assert view["run"]["nested_more"] is False
+	monkeypatch.setattr(viewer_module, "_NESTED_MOST", 2)
+	view = await viewer.run_view(top)
+	assert view is not None and len(view["run"]["nested"]) == 2
+	assert view["run"]["nested_more"] is True
+	await om.aclose()

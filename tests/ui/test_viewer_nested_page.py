@@ -113,3 +113,22 @@ def test_hostile_nested_rows_stay_text_and_their_links_stay_in_the_page(
 	hrefs = page.locator("#run a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
 	assert all(h.startswith(("#run=", "/", "?")) for h in hrefs), hrefs
 	assert problems == []
+
+
+def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
+	served: Served, page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Past the most the page lists, the rest of a run's nested runs went unmentioned; the
+	page says it lists the latest only, and how to find the others."""
+	from openmolt_ui import viewer as viewer_module
+
+	result = served.call(lambda: _family(served.om).run("go"))
+	top = result.state.run_id
+	page.goto(f"{served.viewer.url}#run={top}")
+	view = page.get_by_test_id("run-view")
+	expect(view.get_by_test_id("nested-run")).to_have_count(3)
+	expect(view.get_by_test_id("nested-more")).to_have_count(0)
+	monkeypatch.setattr(viewer_module, "_NESTED_MOST", 2)
+	page.reload()
+	expect(view.get_by_test_id("nested-run")).to_have_count(2)
+	expect(view.get_by_test_id("nested-more")).to_contain_text("The latest 2 only")

@@ -25,6 +25,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.result import RunState
 
-__all__ = ["ENV_VAR", "RunStore", "StoredEvent", "StoredRun", "default_path"]
+__all__ = ["ENV_VAR", "RunStore", "StoredEvent", "StoredRun", "caller_of", "default_path"]
 
 ENV_VAR = "OPENMOLT_RUN_STORE"
 """The environment variable naming the ``openmolt`` command's run store (``off`` disables it)."""
@@ -90,14 +91,43 @@ _ADDED_COLUMNS = {"trigger": "TEXT", "session": "TEXT", "end_user": "TEXT"}
 """Columns added since the first schema: a store made before them gets them on first use."""
 
 _NESTED = (
-	"(CASE WHEN json_valid(trigger) THEN CASE WHEN json_type(trigger) = 'object'"
-	" THEN coalesce(json_extract(trigger, '$.kind') = 'agent', 0)"
-	" ELSE instr(run_id, '.') > 0 END ELSE instr(run_id, '.') > 0 END)"
+	"(instr(run_id, '.') > 0 AND CASE WHEN json_valid(trigger) THEN CASE WHEN"
+	" json_type(trigger) = 'object' THEN coalesce(json_extract(trigger, '$.kind') = 'agent', 0)"
+	" ELSE 1 END ELSE 1 END)"
 )
-"""Whether a row is a run nested in another (a tool call's, a guardrail agent's): its trigger
-says ``agent`` (`openmolt_core.observe.watch_run`), or, recorded before triggers were, its id
-holds a dot. Another id with a dot (an interval schedule's skipped due time, an id the
-application chose) is a run of its own."""
+"""Whether a row is a run nested in another (a tool call's, a guardrail agent's): its id holds a
+dot (its caller's id and ``.``: the key's range `RunStore.runs`'s ``nested_in`` reads) and its
+trigger says ``agent`` (`openmolt_core.observe.watch_run`), or it was recorded before triggers
+were. Another id with a dot (an interval schedule's skipped due time, an id the application
+chose) is a run of its own, and so is a run a tool's code went on with under an id of its own
+(``agent.run(history=state, parent=context.run)``): no caller's range holds it, so it is listed
+on its own rather than nowhere. `caller_of` is the same rule for a row in hand."""
+
+
+def caller_of(run_id: str, trigger: Any) -> str | None:
+	"""The id of the run a nested run was called by, or None for a run of its own.
+
+	The rule `RunStore.runs`'s ``top_level`` and ``nested_in`` read in SQL, for a row in hand
+	(``openmolt logs``, the run viewer): a nested run's trigger is ``{"kind": "agent",
+	"parent_run_id": ...}`` (`openmolt_core.observe.watch_run`), and its caller is that
+	``parent_run_id`` when its id starts with it and a dot (a tool call's run: ``.<step>.
+	<index>[.<n>]``; a guardrail agent's: ``.guard.<step>.<stage>.<index>.<n>.<name>``), else the
+	id's first part; so is the caller of a row with no trigger (recorded before triggers were)
+	whose id holds a dot. Another run whose id holds one (an interval schedule's skipped due
+	time, an id the application chose) is a run of its own, and so is one whose trigger says
+	``agent`` under an id with no dot (a run a tool's code went on with from a saved state).
+
+	Args:
+		run_id: The run's id.
+		trigger: Its trigger, as recorded (None for a row recorded before triggers were).
+	"""
+	if isinstance(trigger, Mapping):
+		if trigger.get("kind") != "agent":
+			return None
+		parent = trigger.get("parent_run_id")
+		if isinstance(parent, str) and parent and run_id.startswith(f"{parent}."):
+			return parent
+	return run_id.split(".")[0] if "." in run_id else None
 
 
 _PARKED = tuple(sorted(PARKED_STATUSES))
@@ -694,14 +724,15 @@ class RunStore(RunObserver):
 			user: Only the runs for this end user (`StoredRun.user`).
 			top_level: Leave out the runs nested in others (a tool call's, a guardrail
 				agent's: their trigger says ``agent``, and their id is their caller's followed
-				by ``.``), as `totals` does.
+				by ``.``; `caller_of`), as `totals` does.
 			nested_in: Only the runs nested in this run, at any depth (whose id starts with
-				its id and ``.``).
+				its id and ``.``, and which are nested, as ``top_level`` reads it: a run of its
+				own whose id the application chose so, ``order.123`` beside ``order``, is not).
 		"""
 		clauses: list[str] = [f"NOT {_NESTED}"] if top_level else []
 		args: list[Any] = []
 		if nested_in is not None:  # the ids from "<id>." up to "<id>/": a range of the key's index
-			clauses.append("run_id >= ? AND run_id < ?")
+			clauses.append(f"run_id >= ? AND run_id < ? AND {_NESTED}")
 			args += [f"{nested_in}.", f"{nested_in}/"]
 		for column, op, value in (
 			("agent", "=", agent),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
+from openmolt_core.runstore import caller_of  # the store's rule of a nested run, for a row in hand
 
 if TYPE_CHECKING:
 	from openmolt_core.events import Event
@@ -113,7 +114,7 @@ def callers(run_id: str) -> list[str]:
 	run's followed by ``.guard.<step>.<stage>.<index>.<n>.<name>``
 	(`openmolt_core.guardrails.base`). Which dots end a caller's id cannot be read from the id
 	alone (``X.1.0.2`` is the second run of ``X``'s call, or a run of ``X.1.0``...): every
-	prefix up to a dot is given, and only those that are runs mean anything (`caller_chain`
+	prefix up to a dot is given, and only those that are runs mean anything (`LiveRuns._chain`
 	follows the runs' own record of their caller first).
 
 	Args:
@@ -121,29 +122,6 @@ def callers(run_id: str) -> list[str]:
 	"""
 	parts = run_id.split(".")
 	return [".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
-
-
-def caller_of(run_id: str, trigger: Any) -> str | None:
-	"""The id of the run a nested run was called by, or None for a run of its own.
-
-	A nested run's trigger is ``{"kind": "agent", "parent_run_id": ...}``
-	(`openmolt_core.observe.watch_run`): the caller is its ``parent_run_id``, or, when that is
-	no prefix of the run's id (another program's row), the id's first part (`callers`); so is
-	the caller of a row with no trigger (recorded before triggers were) whose id holds a dot. Another run whose
-	id holds one (an interval schedule's skipped due time, an id the application chose) is a
-	run of its own (`openmolt_core.runstore`'s rule, which the list and the overview follow).
-
-	Args:
-		run_id: The run's id.
-		trigger: Its trigger, as recorded.
-	"""
-	if isinstance(trigger, Mapping):
-		if trigger.get("kind") != "agent":
-			return None
-		parent = trigger.get("parent_run_id")
-		if isinstance(parent, str) and parent and run_id.startswith(f"{parent}."):
-			return parent
-	return run_id.split(".")[0] if "." in run_id else None
 
 
 def by_model(usage_by_model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

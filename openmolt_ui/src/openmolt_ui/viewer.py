@@ -35,7 +35,7 @@ from anyio.abc import TaskGroup
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
-from openmolt_core.runstore import RunStore
+from openmolt_core.runstore import RunStore, caller_of
 from openmolt_core.secrets import register_key, strong_enough
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
@@ -44,7 +44,6 @@ from openmolt_ui._live import (
 	LiveRuns,
 	PendingApproval,
 	by_model,
-	caller_of,
 	clean_start,
 	tainted_by,
 	tainted_calls,
@@ -320,6 +319,7 @@ class Viewer:
 	async def run_events(self, run_id: str, *, after: int) -> dict[str, Any] | None:
 		"""A run's summary (its nested runs' rows in it: `nested`) and its events after ``after``.
 
+		The summary's ``nested_more`` says whether the run has more nested runs than it lists.
 		The store holds every event of a run, across its resumes and processes, so its events
 		come from there when it has the run; only a run it does not know (no store) is read
 		from this process's memory. The summary is the live one when the run is live here.
@@ -330,7 +330,8 @@ class Viewer:
 			if live is None:
 				return None
 			events = [described(e) for e in live.events if e["id"] > after]
-			row = {**live.summary(), "nested": await self.nested(run_id)}
+			nested, more = await self._nested(run_id)
+			row = {**live.summary(), "nested": nested, "nested_more": more}
 			return {"source": "live", "run": _shown(row), "events": events}
 		assert self.store is not None
 		stored_events = await self.store.events(run_id, after=after, limit=self.page)
@@ -339,7 +340,7 @@ class Viewer:
 			summary = _merged(live.summary(), summary)
 		elif stored.ended:
 			summary.update(await self._from_state(run_id, stored.ended, stored.trigger))
-		summary["nested"] = await self.nested(run_id)
+		summary["nested"], summary["nested_more"] = await self._nested(run_id)
 		return {
 			"source": "store",
 			"run": _shown(summary),
@@ -364,11 +365,15 @@ class Viewer:
 		Args:
 			run_id: The run's id.
 		"""
+		return (await self._nested(run_id))[0]
+
+	async def _nested(self, run_id: str) -> tuple[list[dict[str, Any]], bool]:
+		"""`nested`'s rows, and whether there are more than it lists (``nested_more``)."""
 		prefix = f"{run_id}."
 		rows: dict[str, dict[str, Any]] = {}
 		if self.store is not None:
-			try:
-				for stored in await self.store.runs(_NESTED_MOST, nested_in=run_id):
+			try:  # one more than listed: whether there are more
+				for stored in await self.store.runs(_NESTED_MOST + 1, nested_in=run_id):
 					rows[stored.run_id] = _checked(stored.to_dict())
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
@@ -377,8 +382,8 @@ class Viewer:
 				rows[live_id] = _merged(live.summary(), rows.get(live_id))
 		# a run of its own whose id merely starts so (one the application chose) is left out
 		found = [r for r in rows.values() if caller_of(r["run_id"], r.get("trigger")) is not None]
-		ordered = sorted(found, key=lambda r: str(r["started"]))[-_NESTED_MOST:]
-		return [_nested_row(r) for r in ordered]
+		ordered = sorted(found, key=lambda r: str(r["started"]))
+		return [_nested_row(r) for r in ordered[-_NESTED_MOST:]], len(ordered) > _NESTED_MOST
 
 	async def _from_state(self, run_id: str, ended: str, trigger: Any) -> dict[str, Any]:
 		"""What an ended run's saved state adds to its row (read once per end, kept for a few).

@@ -928,7 +928,9 @@ def format_errors(error: ValidationError, *, limit: int = 8) -> str:
 		elif item["type"] in _CONTAINERS and isinstance(item.get("input"), str):
 			msg = f"{msg} ({_CONTAINERS[item['type']]}); got a string{_as_json(item['input'])}"
 		elif item["type"] in _CONTAINERS and "input" in item:
-			msg = f"{msg} ({_CONTAINERS[item['type']]}); got {_what(item['input'])}"
+			from openmolt_core._support.words import json_kind  # an error's path only
+
+			msg = f"{msg} ({_CONTAINERS[item['type']]}); got {json_kind(item['input'])}"
 		lines.append(f"{loc}: {msg}")
 	more = error.error_count() - limit
 	if more > 0:
@@ -942,21 +944,6 @@ _CONTAINERS = {
 	"list_type": "a JSON array",
 }
 """Errors of an object or array given as something else: a string there may be JSON text."""
-
-
-def _what(value: Any) -> str:
-	"""What a JSON value is, as an error says it got one (``an array``, ``a number``)."""
-	if value is None:
-		return "null"
-	if isinstance(value, bool):
-		return "a boolean"
-	if isinstance(value, int | float):
-		return "a number"
-	if isinstance(value, list | tuple):
-		return "an array"
-	if isinstance(value, dict):
-		return "an object"
-	return f"a {type(value).__name__}"
 
 
 def _as_json(text: str) -> str:

@@ -81,13 +81,15 @@ def _cost(usage: dict[str, Any] | None) -> str:
 
 
 def _list(runs: list[Any]) -> str:
+	from openmolt_core.runstore import caller_of
+
 	lines = []
 	for run in runs:
 		lines.append(
 			f"{_when(run.started)}  {run.run_id}  {run.agent}  {run.status}  {quantity(run.steps, 'step')}, "
 			f"{_cost(run.usage)}"
 		)
-		caller = _caller(run)
+		caller = caller_of(run.run_id, run.trigger)
 		if caller:  # listed when a filter finds it: its caller's `openmolt logs ID` lists it
 			lines.append(f"    nested in {caller}")
 		if run.user:
@@ -100,34 +102,20 @@ def _list(runs: list[Any]) -> str:
 	return "\n".join(lines) + "\n"
 
 
-def _caller(run: Any) -> str:
-	"""The run a nested run is nested in, or ``""`` for a run of its own.
-
-	A nested run's trigger says ``agent``, with its caller's id (a tool call's run has it
-	followed by ``.<step>.<index>[.<n>]``, a guardrail agent's by
-	``.guard.<step>.<stage>.<index>.<n>.<name>``); a row with no trigger (recorded before
-	triggers were) is nested when its id holds a dot, as the run store's rule reads it
-	(`openmolt_core.runstore`). Another id with a dot is a run of its own.
-	"""
-	trigger = run.trigger
-	if isinstance(trigger, dict):
-		if trigger.get("kind") != "agent":
-			return ""
-		parent = trigger.get("parent_run_id")
-		if isinstance(parent, str) and parent and run.run_id.startswith(f"{parent}."):
-			return parent
-	return str(run.run_id.split(".")[0]) if "." in run.run_id else ""
-
-
 _NESTED_MOST = 100
 """The most of a run's nested runs ``openmolt logs RUN`` lists (the newest)."""
 
 
 async def _nested(store: Any, run: Any) -> str:
-	"""The runs nested in a run, a line each, oldest first (``""``: none)."""
-	rows = await store.runs(_NESTED_MOST, nested_in=run.run_id)
+	"""The runs nested in a run, a line each, oldest first (``""``: none).
+
+	Only the latest `_NESTED_MOST`, and a line that says so when there are more.
+	"""
+	rows = await store.runs(_NESTED_MOST + 1, nested_in=run.run_id)  # one more: are there more
 	if not rows:
 		return ""
+	more = len(rows) > _NESTED_MOST
+	rows = rows[:_NESTED_MOST]
 	lines = [
 		"",
 		"nested runs (a tool call's, a guardrail agent's; each its own cost, which its caller's "
@@ -137,6 +125,11 @@ async def _nested(store: Any, run: Any) -> str:
 		lines.append(
 			f"  {nested.run_id}  {nested.agent}  {nested.status}  "
 			f"{quantity(nested.steps, 'step')}, {_cost(nested.usage)}"
+		)
+	if more:  # the newest are listed: the others are found by a filter
+		lines.append(
+			f"  (the latest {_NESTED_MOST:,} only; `openmolt logs --agent NAME -n 1000` lists a "
+			"nested agent's runs, each marked with the run it nests in)"
 		)
 	return "\n".join(lines) + "\n"
 
@@ -168,6 +161,7 @@ def _event_line(event: Any) -> str:
 
 
 def _head(run: Any) -> str:
+	"""What ``openmolt logs RUN`` says of a run before its events: who, how, where, for whom."""
 	lines = [
 		f"run {run.run_id}: {run.agent}"
 		+ (f" with {run.model}" if run.model != run.agent else "")  # -m's agent is its model
@@ -175,8 +169,15 @@ def _head(run: Any) -> str:
 		f"started {_when(run.started)}"
 		+ (f", ended {_when(run.ended)}" if run.ended else "")
 		+ f", {quantity(run.steps, 'step')}, {_cost(run.usage)}",
-		f"input: {_short(run.input, 400)}",
 	]
+	from openmolt_core.runstore import caller_of
+
+	caller = caller_of(run.run_id, run.trigger)
+	if caller:  # as the list's row and the viewer's run page say it
+		lines.append(f"nested in {caller}: `openmolt logs {caller}` lists its nested runs")
+	if run.user:
+		lines.append(f"for end user {_short(run.user, 200)}")
+	lines.append(f"input: {_short(run.input, 400)}")
 	if run.output is not None:
 		lines.append(f"output: {_short(run.output, 400)}")
 	if run.error:  # bounded: an error may be a service's page, thousands of lines long
