@@ -91,8 +91,7 @@ async def _prune(ns: argparse.Namespace) -> int:
 	verb = "would remove" if ns.dry_run else "removed"
 	_write(
 		f"{verb} {quantity(report.items, 'item')} that summaries cover, from "
-		f"{quantity(report.sessions, 'session')} in {where}\n",
-		masked=False,  # counts and the path given: $OPENMOLT_SESSIONS is named like a secret
+		f"{quantity(report.sessions, 'session')} in {where}\n"
 	)
 	lines = []
 	if ns.idle is not None:
@@ -303,7 +302,7 @@ async def _show(ns: argparse.Namespace) -> int:
 	return 0
 
 
-def _write(text: str, *, masked: bool = True) -> None:
+def _write(text: str) -> None:
 	"""Write what the store holds, masked again with the secrets known now, made printable.
 
 	A turn stored by a process that did not know a secret yet holds it as it was; a session id
@@ -311,12 +310,11 @@ def _write(text: str, *, masked: bool = True) -> None:
 
 	Args:
 		text: The text.
-		masked: Mask it (False: text of the command's own, and the path given).
 	"""
 	from openmolt_core._support.masking import mask_known
 	from openmolt_core.cli._terminal import printable
 
-	sys.stdout.write(printable(mask_known(text) if masked else text))
+	sys.stdout.write(printable(mask_known(text)))
 
 
 def _shown(store: str) -> str:
