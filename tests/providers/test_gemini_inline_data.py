@@ -131,16 +131,31 @@ def _b64(size: int) -> str:
 
 async def test_inline_data_past_gemini_limit_is_refused_before_sending() -> None:
 	"""The request's inline data, base64, over 100 MB in all: refused, naming what crossed it."""
-	half = 60 * 1024 * 1024  # base64 characters
-	first = Attachment("image/png", "A" * half, "one.png")
-	second = Attachment("image/png", "A" * half, "two.png")
+	half = 40 * 1024 * 1024  # base64 characters: 30 MB of PDF each
+	first, second, third = (
+		Attachment("application/pdf", "A" * half, f"{n}.pdf") for n in ("one", "two", "three")
+	)
 	api = Api()
 	with pytest.raises(ProviderError) as caught:
-		await gemini(api).generate(make_request("gemini-2.5-flash", attachments=[first, second]))
+		request = make_request("gemini-2.5-flash", attachments=[first, second, third])
+		await gemini(api).generate(request)
 	assert api.requests == []
 	message = str(caught.value)
-	assert "'two.png'" in message and "100 MB" in message and "120.0 MB" in message
+	assert "'three.pdf'" in message and "100 MB" in message and "120.0 MB" in message
 	assert await _sent(first)  # one alone is within the limit
+
+
+async def test_older_images_past_the_inline_limit_are_left_out() -> None:
+	"""Images past 100 MB together: the newest that fit go, the older one becomes a note."""
+	half = 60 * 1024 * 1024  # base64 characters
+	first = Attachment("image/png", "A" * half, "one.png")
+	second = Attachment("image/png", "B" * half, "two.png")
+	api = Api()
+	await gemini(api).generate(make_request("gemini-2.5-flash", attachments=[first, second]))
+	[sent] = api.requests
+	parts = json.loads(sent.content)["contents"][0]["parts"]
+	assert parts[1] == {"text": "[image of the input left out: the request holds the newest image]"}
+	assert parts[2]["inlineData"]["data"][:1] == "B" and len(parts) == 3
 
 
 async def test_a_pdf_past_50_mb_is_refused() -> None:
