@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers._common import HTTPProvider
 
-__all__ = ["ImageLimits", "Parts", "fit", "parts", "pixels"]
+__all__ = ["ANTHROPIC", "GEMINI", "OPENAI", "ImageLimits", "Parts", "fit", "parts", "pixels"]
 
 Parts = dict[int, list["Attachment | str"]]
 """The attachments of each message `fit` changed, by the message's index: the kept attachments,
