@@ -32,13 +32,26 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers._common import HTTPProvider
 
-__all__ = ["ANTHROPIC", "GEMINI", "OPENAI", "ImageLimits", "Parts", "fit", "parts", "pixels"]
+__all__ = [
+	"ANTHROPIC",
+	"ANTHROPIC_IMAGE",
+	"GEMINI",
+	"GEMINI_INLINE",
+	"OPENAI",
+	"ImageLimits",
+	"Parts",
+	"fit",
+	"parts",
+	"pixels",
+]
 
 Parts = dict[int, list["Attachment | str"]]
 """The attachments of each message `fit` changed, by the message's index: the kept attachments,
 and a note (a ``str``) in place of each image left out. A message not in it is sent as it is."""
 
 _MB = 1_000_000
+"""A megabyte where a vendor's page does not say which (the smaller: a request is never cut too
+little); a limit the API states in bytes (Anthropic's 5 MB per image: 5,242,880) is given so."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +87,17 @@ class ImageLimits:
 	source: str = ""
 
 
+ANTHROPIC_IMAGE = 5 * 1024 * 1024
+"""The largest image the Messages API takes (vision guide: 5 MB per image), measured as the API
+measures it: the base64 text of ``source.data`` ("messages.0.content.1.image.source.base64: image
+exceeds 5 MB maximum: 6405384 bytes > 5242880 bytes", the refusal of a 4.6 MB image), so about
+3.75 MB of image."""
+
 ANTHROPIC = ImageLimits(
 	api="Anthropic",
 	images=100,
 	request_bytes=32 * _MB,
-	image_largest=5 * 1024 * 1024,
+	image_largest=ANTHROPIC_IMAGE,
 	many=20,
 	many_px=2000,
 	source=(
@@ -102,10 +121,14 @@ OPENAI = ImageLimits(
 )
 """The Responses and Chat Completions APIs' limits, on api.openai.com (`openmolt_providers.openai`)."""
 
+GEMINI_INLINE = 100 * 1024 * 1024
+"""The most inline data (base64 characters) a Gemini request may carry ("Increased file size
+limits", Google, 2026-01-12: from 20 MB to 100 MB, base64)."""
+
 GEMINI = ImageLimits(
 	api="Gemini",
 	images=900,
-	inline_bytes=100 * _MB,
+	inline_bytes=GEMINI_INLINE,
 	source=(
 		"Google's 'Increased file size limits' (2026-01-12): inline data up to 100 MB per "
 		"request, base64 (was 20 MB); images per request: 3,000 for Gemini 2.5 and 900 for "
@@ -255,7 +278,8 @@ def parts(fitted: Parts, index: int, message: Message) -> Sequence[Attachment | 
 
 
 def _sized(api: str, what: str, limit: int, size: int) -> str:
-	return f"{api} takes at most {limit / _MB:g} MB {what}, and the request would hold {size / _MB:.1f} MB"
+	mb = 2**20 if limit % 2**20 == 0 else _MB  # as the limit is stated
+	return f"{api} takes at most {limit / mb:g} MB {what}, and the request would hold {size / mb:.1f} MB"
 
 
 def _large(attachment: Attachment, most: int) -> bool:

@@ -49,11 +49,8 @@ BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 _CACHE = {"type": "ephemeral"}
 
 
-_MAX_IMAGE = 5 * 1024 * 1024
-"""The largest image the Messages API takes (vision guide: 5 MB per image), measured as the API
-measures it: the base64 text of ``source.data`` ("messages.0.content.1.image.source.base64: image
-exceeds 5 MB maximum: 6405384 bytes > 5242880 bytes", the refusal of a 4.6 MB image), so about
-3.75 MB of image."""
+_MAX_IMAGE = _images.ANTHROPIC_IMAGE
+"""The largest image the Messages API takes, as base64 (`openmolt_providers._images.ANTHROPIC_IMAGE`)."""
 
 
 def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[str, Any]:
