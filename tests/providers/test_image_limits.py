@@ -233,3 +233,13 @@ def test_image_sizes_are_read_from_their_headers() -> None:
 	assert pixels(_jpeg(4000, 3000)) == (4000, 3000)
 	assert pixels(base64.b64encode(b"not an image").decode()) is None
 	assert pixels("%%%") is None
+
+
+def test_the_request_size_counts_text_as_its_utf8_bytes() -> None:
+	"""10.5 million CJK characters are 31.5 MB of UTF-8: with a 1 MB image, over 32 MB."""
+	request = run_of([png(100, 100, 1_000_000)], first='{"input":"' + "漢" * 10_500_000 + '"}')
+	request.model = "claude-sonnet-4-5"
+	with pytest.raises(UnreadableAttachment, match=r"would hold 32\.\d MB"):
+		_anthropic().build(request)
+	request.messages[0].content = '{"input":"' + "漢" * 10_000_000 + '"}'  # 30 MB: it fits
+	assert _kinds(_anthropic().build(request)) == ["image"]

@@ -142,16 +142,20 @@ def _image(attachment: Attachment) -> bool:
 	return media(attachment).startswith("image/")
 
 
-def _text_bytes(request: ModelRequest) -> int:
-	"""About the bytes of a body without its attachments: every text as JSON, and some room.
+def _text_bytes(request: ModelRequest, exact: bool) -> int:
+	"""The bytes of a body's texts as JSON, and room for the fields around them.
 
-	A quote or backslash is written as two characters; every other character is counted as the
-	UTF-8 bytes it takes at most in the text the loop writes (ASCII JSON, mostly), which is
-	rounded up by the room left for the fields around the messages (the reply schema is counted
-	as its own text).
+	Exact (each text as the body's encoder writes it: `openmolt_providers._body`), or a bound
+	that costs nothing to count: a character takes at most 6 bytes in JSON (an escaped one). The reply
+	schema is counted as its own JSON; 64 KB are left for the other fields (tools, settings).
 	"""
 	texts = [request.system, *(m.content for m in request.messages)]
-	size = sum(len(t) + t.count('"') + t.count("\\") for t in texts)
+	if exact:
+		from json.encoder import encode_basestring
+
+		size = sum(len(encode_basestring(t).encode()) for t in texts)
+	else:
+		size = 6 * sum(len(t) for t in texts)
 	schema = request.response_schema
 	if schema is not None:
 		import json
@@ -220,7 +224,8 @@ def fit(provider: HTTPProvider, request: ModelRequest, limits: ImageLimits) -> P
 	others = sum(
 		len(a.data) for m in messages if m.attachments for a in m.attachments if not _image(a)
 	)
-	fixed = others + _text_bytes(request) if limits.request_bytes is not None else 0
+	exact = False  # the texts' size is counted exactly only when its bound does not fit
+	fixed = others + _text_bytes(request, exact) if limits.request_bytes is not None else 0
 	kept = total = 0
 	large = False  # a kept image's side is over many_px, or unknown
 	read = limits.many is not None and limits.many_px is not None and len(found) > limits.many
@@ -228,6 +233,10 @@ def fit(provider: HTTPProvider, request: ModelRequest, limits: ImageLimits) -> P
 	for _, _, a in reversed(found):
 		size = len(a.data)
 		big = read and _large(a, limits.many_px or 0)
+		over = limits.request_bytes is not None and fixed + total + size > limits.request_bytes
+		if over and not exact:  # the bound does not fit: count the texts exactly
+			exact = True
+			fixed = others + _text_bytes(request, exact)
 		if kept + 1 > limits.images:
 			why = f"{limits.api} takes at most {limits.images} images in a request"
 		elif limits.image_largest is not None and size > limits.image_largest:
