@@ -106,7 +106,10 @@ def test_a_request_where_not_even_the_newest_image_fits_is_refused() -> None:
 	"""A 31.9 MB conversation and a 1 MB image: refused before sending, naming the limit."""
 	request = run_of([png(100, 100, 1_000_000)], first='{"input":"' + "x" * 31_900_000 + '"}')
 	request.model = "claude-sonnet-4-5"
-	with pytest.raises(UnreadableAttachment, match=r"at most 32 MB in a request.*the newest"):
+	with pytest.raises(
+		UnreadableAttachment,
+		match=r"the newest image fits the request: .*at most 32 MB in a request",
+	):
 		_anthropic().build(request)
 
 
@@ -243,3 +246,15 @@ def test_the_request_size_counts_text_as_its_utf8_bytes() -> None:
 		_anthropic().build(request)
 	request.messages[0].content = '{"input":"' + "漢" * 10_000_000 + '"}'  # 30 MB: it fits
 	assert _kinds(_anthropic().build(request)) == ["image"]
+
+
+def test_an_image_over_8000_px_is_left_out_or_refused() -> None:
+	"""Anthropic refuses an image over 8000 px: an older one is a note, the newest is refused."""
+	request = run_of([png(9000, 100), png(100, 100)])
+	request.model = "claude-sonnet-4-5"
+	kinds = _kinds(_anthropic().build(request))
+	assert kinds == ["[image of step 1 left out: the request holds the newest image]", "image"]
+	request = run_of([png(100, 100), png(9000, 100)])
+	request.model = "claude-sonnet-4-5"
+	with pytest.raises(UnreadableAttachment, match=r"at most 8000x8000 px"):
+		_anthropic().build(request)

@@ -70,6 +70,8 @@ class ImageLimits:
 		request_bytes: The most bytes a whole request body may hold (its text counted too).
 		image_largest: The most base64 characters one image may hold: an older image over it is
 			left out; the newest one is refused by the provider's own check, which says why.
+		image_px: The longest side, in pixels, any image may have (only a size read from the
+			image's header counts: one that cannot be read is left to the API, which says why).
 		many: Past this many images in a request, each image's sides must be at most
 			``many_px`` pixels (an image whose size cannot be read counts as larger).
 		many_px: The largest side of each image when a request holds more than ``many``.
@@ -82,6 +84,7 @@ class ImageLimits:
 	inline_bytes: int | None = None
 	request_bytes: int | None = None
 	image_largest: int | None = None
+	image_px: int | None = None
 	many: int | None = None
 	many_px: int | None = None
 	source: str = ""
@@ -98,6 +101,7 @@ ANTHROPIC = ImageLimits(
 	images=100,
 	request_bytes=32 * _MB,
 	image_largest=ANTHROPIC_IMAGE,
+	image_px=8000,
 	many=20,
 	many_px=2000,
 	source=(
@@ -229,10 +233,12 @@ def fit(provider: HTTPProvider, request: ModelRequest, limits: ImageLimits) -> P
 	kept = total = 0
 	large = False  # a kept image's side is over many_px, or unknown
 	read = limits.many is not None and limits.many_px is not None and len(found) > limits.many
+	px = limits.image_px
 	why = ""
 	for _, _, a in reversed(found):
 		size = len(a.data)
-		big = read and _large(a, limits.many_px or 0)
+		side = _side(a.data) if read or px is not None else 0  # None: unknown
+		big = read and (side is None or side > (limits.many_px or 0))
 		over = limits.request_bytes is not None and fixed + total + size > limits.request_bytes
 		if over and not exact:  # the bound does not fit: count the texts exactly
 			exact = True
@@ -243,6 +249,8 @@ def fit(provider: HTTPProvider, request: ModelRequest, limits: ImageLimits) -> P
 			if kept == 0:  # the newest: the provider's own check refuses it and says why
 				return {}
 			why = f"{limits.api} takes no image over {limits.image_largest / 2**20:g} MB as base64"
+		elif px is not None and side is not None and side > px:
+			why = f"{limits.api} takes images of at most {px}x{px} px"
 		elif limits.image_bytes is not None and total + size > limits.image_bytes:
 			why = _sized(limits.api, "of images", limits.image_bytes, total + size)
 		elif limits.inline_bytes is not None and others + total + size > limits.inline_bytes:
@@ -267,7 +275,7 @@ def fit(provider: HTTPProvider, request: ModelRequest, limits: ImageLimits) -> P
 			provider,
 			request.model,
 			newest,
-			f"{why}, and not even this image, the newest, fits",
+			f"not even the newest image fits the request: {why}",
 			fix="send a smaller image, or fewer or smaller attachments",
 		)
 	steps = _steps(messages)
@@ -291,10 +299,24 @@ def _sized(api: str, what: str, limit: int, size: int) -> str:
 	return f"{api} takes at most {limit / mb:g} MB {what}, and the request would hold {size / mb:.1f} MB"
 
 
-def _large(attachment: Attachment, most: int) -> bool:
-	"""Whether an image's longer side is over ``most`` pixels, or cannot be read (fails closed)."""
-	size = pixels(attachment.data)
-	return size is None or max(size) > most
+_SIDES: dict[int, tuple[str, int | None]] = {}
+"""``id(data)`` -> (the image's base64, its longer side): a run's images are the same strings at
+every step, so each header is read once (at most `_SIDES_KEPT`, then the cache starts again)."""
+
+_SIDES_KEPT = 4096
+
+
+def _side(data: str) -> int | None:
+	"""An image's longer side in pixels, from its header; None when it cannot be read."""
+	kept = _SIDES.get(id(data))
+	if kept is not None and kept[0] is data:
+		return kept[1]
+	size = pixels(data)
+	side = None if size is None else max(size)
+	if len(_SIDES) >= _SIDES_KEPT:
+		_SIDES.clear()
+	_SIDES[id(data)] = (data, side)
+	return side
 
 
 _HEADS = (4 * 1024, 256 * 1024)
