@@ -26,6 +26,8 @@ from openmolt_providers.gemini import GeminiProvider
 from openmolt_providers.openai import OpenAIProvider
 from tests.providers.test_sdk_conformance import materialize, strict_adapter
 
+pytestmark = pytest.mark.anyio
+
 
 def _noop() -> httpx.AsyncClient:
 	raise AssertionError("no HTTP in these tests")
@@ -258,3 +260,19 @@ def test_an_image_over_8000_px_is_left_out_or_refused() -> None:
 	request.model = "claude-sonnet-4-5"
 	with pytest.raises(UnreadableAttachment, match=r"at most 8000x8000 px"):
 		_anthropic().build(request)
+
+
+async def test_step_numbers_agree_with_the_loop_across_compactions() -> None:
+	"""Each request's last turn is the results of the step before it, compacted runs included."""
+	from openmolt_providers._images import _steps
+	from tests.core.test_compaction import Counting, Summariser, agent_for, script
+
+	model = Counting(script(120))
+	agent = agent_for(model, compaction={"threshold_tokens": 5000, "keep_steps": 3})
+	agent.compactor = lambda: (Summariser(), "cheap")
+	compacted: list[int] = []
+	agent.on("compaction", lambda e: compacted.append(e.step))
+	await agent.run("go")
+	assert compacted
+	for number, request in enumerate(model.requests[1:], 2):
+		assert _steps(request.messages)[-1] == number - 1, number

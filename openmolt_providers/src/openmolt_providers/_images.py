@@ -150,7 +150,7 @@ def _text_bytes(request: ModelRequest, exact: bool) -> int:
 	"""The bytes of a body's texts as JSON, and room for the fields around them.
 
 	Exact (each text as the body's encoder writes it: `openmolt_providers._body`), or a bound
-	that costs nothing to count: a character takes at most 6 bytes in JSON (an escaped one). The reply
+	that costs nothing to count (a character takes at most 6 bytes in JSON, escaped). The reply
 	schema is counted as its own JSON; 64 KB are left for the other fields (tools, settings).
 	"""
 	texts = [request.system, *(m.content for m in request.messages)]
@@ -296,7 +296,8 @@ def parts(fitted: Parts, index: int, message: Message) -> Sequence[Attachment | 
 
 def _sized(api: str, what: str, limit: int, size: int) -> str:
 	mb = 2**20 if limit % 2**20 == 0 else _MB  # as the limit is stated
-	return f"{api} takes at most {limit / mb:g} MB {what}, and the request would hold {size / mb:.1f} MB"
+	held = f"the request would hold {size / mb:.1f} MB"
+	return f"{api} takes at most {limit / mb:g} MB {what}, and {held}"
 
 
 _SIDES: dict[int, tuple[str, int | None]] = {}
