@@ -5,7 +5,8 @@ and any type or size went out, for the API to refuse with a 400 that said to che
 Now the bare type goes, in the spelling Gemini's pages list (``audio/mpeg`` is ``audio/mp3``);
 a text file of another text type goes as ``text/plain`` (Gemini reads any non-PDF document as
 plain text); and a type Gemini does not read, or inline data past its limit (100 MB in a request,
-PDFs 50 MB), is refused before anything is sent, naming the attachment and what Gemini reads.
+PDFs 50 MB) once older images are left out (`test_image_limits`), is refused before anything is
+sent, naming the attachment and what Gemini reads.
 The types: Gemini API docs, image understanding (PNG, JPEG, WEBP, HEIC, HEIF), audio
 understanding (WAV, MP3, AIFF, AAC, OGG Vorbis, FLAC), video understanding (MP4, MPEG, MOV, AVI,
 FLV, MPG, WEBM, WMV, 3GPP), document understanding (PDF; other documents read as text); the
