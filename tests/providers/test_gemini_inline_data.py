@@ -5,7 +5,8 @@ and any type or size went out, for the API to refuse with a 400 that said to che
 Now the bare type goes, in the spelling Gemini's pages list (``audio/mpeg`` is ``audio/mp3``);
 a text file of another text type goes as ``text/plain`` (Gemini reads any non-PDF document as
 plain text); and a type Gemini does not read, or inline data past its limit (100 MB in a request,
-PDFs 50 MB), is refused before anything is sent, naming the attachment and what Gemini reads.
+PDFs 50 MB) once older images are left out (`test_image_limits`), is refused before anything is
+sent, naming the attachment and what Gemini reads.
 The types: Gemini API docs, image understanding (PNG, JPEG, WEBP, HEIC, HEIF), audio
 understanding (WAV, MP3, AIFF, AAC, OGG Vorbis, FLAC), video understanding (MP4, MPEG, MOV, AVI,
 FLV, MPG, WEBM, WMV, 3GPP), document understanding (PDF; other documents read as text); the
@@ -131,16 +132,31 @@ def _b64(size: int) -> str:
 
 async def test_inline_data_past_gemini_limit_is_refused_before_sending() -> None:
 	"""The request's inline data, base64, over 100 MB in all: refused, naming what crossed it."""
-	half = 60 * 1024 * 1024  # base64 characters
-	first = Attachment("image/png", "A" * half, "one.png")
-	second = Attachment("image/png", "A" * half, "two.png")
+	half = 40 * 1024 * 1024  # base64 characters: 30 MB of PDF each
+	first, second, third = (
+		Attachment("application/pdf", "A" * half, f"{n}.pdf") for n in ("one", "two", "three")
+	)
 	api = Api()
 	with pytest.raises(ProviderError) as caught:
-		await gemini(api).generate(make_request("gemini-2.5-flash", attachments=[first, second]))
+		request = make_request("gemini-2.5-flash", attachments=[first, second, third])
+		await gemini(api).generate(request)
 	assert api.requests == []
 	message = str(caught.value)
-	assert "'two.png'" in message and "100 MB" in message and "120.0 MB" in message
+	assert "'three.pdf'" in message and "100 MB" in message and "120.0 MB" in message
 	assert await _sent(first)  # one alone is within the limit
+
+
+async def test_older_images_past_the_inline_limit_are_left_out() -> None:
+	"""Images past 100 MB together: the newest that fit go, the older one becomes a note."""
+	half = 60 * 1024 * 1024  # base64 characters
+	first = Attachment("image/png", "A" * half, "one.png")
+	second = Attachment("image/png", "B" * half, "two.png")
+	api = Api()
+	await gemini(api).generate(make_request("gemini-2.5-flash", attachments=[first, second]))
+	[sent] = api.requests
+	parts = json.loads(sent.content)["contents"][0]["parts"]
+	assert parts[1] == {"text": "[image of the input left out: the request holds the newest image]"}
+	assert parts[2]["inlineData"]["data"][:1] == "B" and len(parts) == 3
 
 
 async def test_a_pdf_past_50_mb_is_refused() -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers import _images
 from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused, textual
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
@@ -25,6 +26,8 @@ from openmolt_providers.anthropic._models import (
 )
 
 if TYPE_CHECKING:
+	from collections.abc import Sequence
+
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.anthropic import AnthropicProvider
 
@@ -46,11 +49,8 @@ BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 _CACHE = {"type": "ephemeral"}
 
 
-_MAX_IMAGE = 5 * 1024 * 1024
-"""The largest image the Messages API takes (vision guide: 5 MB per image), measured as the API
-measures it: the base64 text of ``source.data`` ("messages.0.content.1.image.source.base64: image
-exceeds 5 MB maximum: 6405384 bytes > 5242880 bytes", the refusal of a 4.6 MB image), so about
-3.75 MB of image."""
+_MAX_IMAGE = _images.ANTHROPIC_IMAGE
+"""The largest image the Messages API takes, as base64 (`openmolt_providers._images.ANTHROPIC_IMAGE`)."""
 
 
 def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[str, Any]:
@@ -89,11 +89,18 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 
 
 def _blocks(
-	provider: AnthropicProvider, model: str, message: Message, cache: bool
+	provider: AnthropicProvider,
+	model: str,
+	message: Message,
+	shown: Sequence[Attachment | str],
+	cache: bool,
 ) -> str | list[dict[str, Any]]:
-	if not message.attachments and not cache:
+	if not shown and not cache:
 		return turn_text(message.content)
-	blocks: list[dict[str, Any]] = [_attachment(provider, model, a) for a in message.attachments]
+	blocks: list[dict[str, Any]] = [
+		{"type": "text", "text": a} if isinstance(a, str) else _attachment(provider, model, a)
+		for a in shown
+	]  # a str: the note in place of an image left out (`openmolt_providers._images.fit`)
 	text: dict[str, Any] = {"type": "text", "text": turn_text(message.content)}
 	if cache:
 		text["cache_control"] = _CACHE
@@ -138,12 +145,18 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	model = request.model
 	messages = request.messages
 	last = len(messages) - 1
+	fitted = _images.fit(provider, request, _images.ANTHROPIC)
 	body: dict[str, Any] = {
 		"model": model,
 		"max_tokens": config.max_output_tokens or default_max_tokens(model),
 		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
 		"messages": [
-			{"role": m.role, "content": _blocks(provider, model, m, i == 0 or i == last)}
+			{
+				"role": m.role,
+				"content": _blocks(
+					provider, model, m, _images.parts(fitted, i, m), i == 0 or i == last
+				),
+			}
 			for i, m in enumerate(messages)
 		],
 	}

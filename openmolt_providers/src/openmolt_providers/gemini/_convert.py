@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers import _images
 from openmolt_providers._body import last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
@@ -21,7 +22,9 @@ from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.gemini._dialect import version
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Message, ModelRequest
+	from collections.abc import Sequence
+
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.gemini import GeminiProvider
 
 __all__ = [
@@ -55,13 +58,21 @@ def _family(model: str) -> str:
 
 
 def _content(
-	provider: GeminiProvider, model: str, message: Message, sent: list[int]
+	provider: GeminiProvider,
+	model: str,
+	message: Message,
+	shown: Sequence[Attachment | str],
+	sent: list[int],
 ) -> dict[str, Any]:
 	parts: list[dict[str, Any]] = [{"text": turn_text(message.content)}]
-	if message.attachments:
+	if shown:
 		from openmolt_providers.gemini._inline import inline_parts
 
-		parts.extend(inline_parts(provider, model, message.attachments, sent))
+		for a in shown:
+			if isinstance(a, str):  # the note in place of an image left out
+				parts.append({"text": a})
+			else:
+				parts.extend(inline_parts(provider, model, [a], sent))
 	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
 
 
@@ -125,7 +136,11 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 		if schema is not None:
 			generation["responseJsonSchema"] = schema
 	sent = [0]  # the request's inline data so far (base64 characters): Gemini caps it
-	contents = [_content(provider, model, m, sent) for m in request.messages]
+	fitted = _images.fit(provider, request, _images.GEMINI) if provider.official else {}
+	contents = [
+		_content(provider, model, m, _images.parts(fitted, i, m), sent)
+		for i, m in enumerate(request.messages)
+	]
 	body: dict[str, Any] = {}
 	if gemma and contents:
 		# Gemma refuses a system instruction ("Developer instruction is not enabled"): it

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from openmolt_providers import _images
 from openmolt_providers._attach import decoded_size, media, refused, textual
 
 if TYPE_CHECKING:
@@ -87,8 +88,9 @@ READS = (
 )
 """What Gemini reads inline, for the error of an attachment it does not."""
 
-MAX_INLINE = 100 * 1024 * 1024
-"""The most inline data (base64 characters) a request may carry."""
+MAX_INLINE = _images.GEMINI_INLINE
+"""The most inline data (base64 characters) a request may carry (`openmolt_providers._images.GEMINI`,
+whose older images are left out first)."""
 
 MAX_PDF = 50 * 1024 * 1024
 """The largest PDF (bytes) sent inline."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers import _images
 from openmolt_providers._attach import (
 	IMAGES,
 	filename,
@@ -26,17 +27,24 @@ from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
 
 if TYPE_CHECKING:
+	from collections.abc import Sequence
+
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = ["build", "content_parts", "parse", "response_format", "usage"]
 
 
-def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
-	if not message.attachments:
+def _content(
+	provider: OpenAIProvider, model: str, message: Message, shown: Sequence[Attachment | str]
+) -> str | list[dict[str, Any]]:
+	if not shown:
 		return message.content
 	parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
-	for a in message.attachments:
+	for a in shown:
+		if isinstance(a, str):  # the note in place of an image left out
+			parts.append({"type": "text", "text": a})
+			continue
 		kind = media(a)
 		audio = wav_or_mp3(a)
 		if provider.official:
@@ -94,8 +102,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	config = request.config
 	model = request.model
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
+	fitted = _images.fit(provider, request, _images.OPENAI) if provider.official else {}
 	messages.extend(
-		{"role": m.role, "content": _content(provider, model, m)} for m in request.messages
+		{"role": m.role, "content": _content(provider, model, m, _images.parts(fitted, i, m))}
+		for i, m in enumerate(request.messages)
 	)
 	body: dict[str, Any] = {"model": model, "messages": messages}
 	if provider.official:

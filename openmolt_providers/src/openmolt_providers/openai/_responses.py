@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
+from openmolt_providers import _images
 from openmolt_providers._attach import IMAGES, filename, media, refused
 from openmolt_providers._body import data_url, last_key, merge_options
 from openmolt_providers._common import (
@@ -20,6 +21,8 @@ from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._models import cache_key, sampling
 
 if TYPE_CHECKING:
+	from collections.abc import Sequence
+
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
@@ -34,11 +37,16 @@ __all__ = [
 ]
 
 
-def _content(provider: OpenAIProvider, model: str, message: Message) -> str | list[dict[str, Any]]:
-	if not message.attachments:
+def _content(
+	provider: OpenAIProvider, model: str, message: Message, shown: Sequence[Attachment | str]
+) -> str | list[dict[str, Any]]:
+	if not shown:
 		return message.content
 	parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content}]
-	for a in message.attachments:
+	for a in shown:
+		if isinstance(a, str):  # the note in place of an image left out
+			parts.append({"type": "input_text", "text": a})
+			continue
 		if provider.official:
 			_check(provider, model, a)
 		url = data_url(media(a), a.data)  # the bare type: no parameter in the URL
@@ -90,11 +98,13 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""
 	config = request.config
 	model = request.model
+	fitted = _images.fit(provider, request, _images.OPENAI) if provider.official else {}
 	body: dict[str, Any] = {
 		"model": model,
 		"instructions": request.system,
 		"input": [
-			{"role": m.role, "content": _content(provider, model, m)} for m in request.messages
+			{"role": m.role, "content": _content(provider, model, m, _images.parts(fitted, i, m))}
+			for i, m in enumerate(request.messages)
 		],
 		"store": False,
 	}
