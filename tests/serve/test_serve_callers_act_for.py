@@ -45,6 +45,8 @@ TOKENS = {
 AGENTS_OWN = "the agent's own notes"
 SECRET = "crm's customer: the door code is 4321"
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
+INTEGRATION_TESTS = Path(__file__).resolve().parent.parent / "core" / "integrations"
+"""Where the fake OAuth server of the accounts tests lives (`_fake_oauth`)."""
 
 
 @tool(labels=["untrusted"])
@@ -349,3 +351,83 @@ async def test_a2a_an_answers_file_is_its_callers_and_the_resumed_run_reads_it(
 	assert row.user == "a2a:Helper:crm"
 	(result,) = json.loads(model.requests[2].messages[-1].content)["results"]
 	assert result["ok"] is True and result["result"] == len(pdf)
+
+
+# Accounts ----------------------------------------------------------------------------------------
+
+
+async def test_a2a_a_named_callers_runs_use_the_account_it_connected_and_no_one_elses(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""An integration bound per end user: crm's task waits for crm to connect (the link names
+	a2a:Helper:crm); once signed in through it, crm's next message goes on with crm's token;
+	web's task then waits for web to connect, never using crm's account."""
+	import sys
+	from urllib.parse import urlsplit
+
+	from a2a.helpers.proto_helpers import get_text_parts
+	from cryptography.fernet import Fernet
+
+	from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
+
+	sys.path.insert(0, str(INTEGRATION_TESTS))
+	from _fake_oauth import FakeAuthServer, mail_integration
+
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	store = EncryptedFileStore(tmp_path / "credentials.enc")
+	auth = FakeAuthServer()
+	real = httpx.AsyncClient(trust_env=False)
+	seen: list[str] = []
+
+	async def api(request: httpx.Request) -> httpx.Response:
+		if request.url.host == "127.0.0.1":  # the fake authorization server
+			answer = await real.send(request)
+			return httpx.Response(answer.status_code, content=await answer.aread())
+		seen.append(request.headers.get("authorization", ""))
+		return httpx.Response(200, json={"me": "crm"})
+
+	model = ScriptedModel(
+		[call_tool("mail.me"), finish({"result": "You are crm."}), call_tool("mail.me")]
+	)
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(api)),
+		credential_store=store,
+		integrations={"mail": {"clientId": "cid-123", "clientSecret": "csecret-abcdef"}},
+		accounts={"redirect_uri": "http://127.0.0.1:9/auth/callback", "key": "k" * 32},
+	)
+	om.register_integration("mail", mail_integration(auth.url))
+	agent = om.create_agent(
+		name="Helper", model=model, integrations=[{"integration": "mail", "account": "user"}]
+	)
+	callers = {name: {"token": token} for name, token in TOKENS.items()}
+	triggers = Triggers.model_validate({"a2a": {"callers": callers}})
+	try:
+		async with TriggerServer([(agent, triggers)], port=0) as server:
+			url = server.url
+			task = await a2a(url, "crm", a2a_message("who am I?"))
+			assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+			[said] = get_text_parts(task.status.message.parts)
+			link = said.split("mail: ", 1)[1].strip()
+			async with httpx.AsyncClient(trust_env=False) as browser:
+				location = (await browser.get(link)).headers["location"]
+				page = await browser.get(f"{url}/auth/callback?{urlsplit(location).query}")
+			assert page.status_code == 200 and "connected" in page.text
+			assert store.load("mail", user="a2a:Helper:crm") is not None
+			again = a2a_message("done", task_id=task.id, context_id=task.context_id)
+			done = await a2a(url, "crm", again)
+			assert done.status.state == TaskState.TASK_STATE_COMPLETED
+			webs = await a2a(url, "web", a2a_message("who am I?"))
+			assert webs.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
+			[asked] = get_text_parts(webs.status.message.parts)
+			assert "Connect it here" in asked
+	finally:
+		await om.aclose()
+		await real.aclose()
+		auth.close()
+	stored = store.load("mail", user="a2a:Helper:crm")
+	assert stored is not None
+	assert seen == [f"Bearer {stored['accessToken']}"]  # crm's run only
+	assert store.load("mail", user="a2a:Helper:web") is None
+	assert store.load("mail", user=None) is None
