@@ -16,9 +16,14 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   a2a-sdk ``user`` is its caller (`Caller`), whose tasks the SDK's task store keeps apart (in
   memory and in the task file, across a restart), so another caller's ``GetTask``,
   ``CancelTask``, ``SubscribeToTask``, message or answer is "task not found" and ``ListTasks``
-  lists the caller's own; a context is the caller's too (``a2a:<agent>:<caller>:<context>``).
-  The caller ``default`` (a single ``token``) keeps the ids of before callers. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
-  media type the card does not list is refused (``-32005``).
+  lists the caller's own; a context is the caller's too (``a2a:<agent>:<caller>:<context>``),
+  and so are its runs: they act for it (user ``a2a:<agent>:<caller>``,
+  `openmolt_serve._launch.caller_user`), so their long-term memory and its taint mark, the files
+  they are given and the accounts of integrations bound per end user are the caller's own. The
+  caller ``default`` (a single ``token``) keeps the ids of before callers, and its runs act for
+  no user (the agent's memory). A message's files are the model's attachments
+  (`openmolt_serve._attach`); a part of a media type the card does not list is refused
+  (``-32005``).
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),

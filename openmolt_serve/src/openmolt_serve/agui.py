@@ -19,8 +19,11 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 - **Callers**: with ``callers`` (a token each, `openmolt_serve._token`), a thread is its
   caller's: another caller's request with the same ``threadId`` is another thread (session
   ``agui:<agent>:<caller>:<thread>``), which neither reads the first's turns nor answers its
-  interrupts (its ``resume`` is refused, 409: that thread waits for nothing). The caller
-  ``default`` (and a single ``token``) keeps the id without a caller.
+  interrupts (its ``resume`` is refused, 409: that thread waits for nothing). A named caller's
+  runs act for it (user ``agui:<agent>:<caller>``, `openmolt_serve._launch.caller_user`): their
+  long-term memory and its taint mark, the files a message keeps and the accounts of
+  integrations bound per end user are the caller's own. The caller ``default`` (and a single
+  ``token``) keeps the id without a caller, and its runs act for no user (the agent's memory).
 - **Interrupts**: a run that asks a question, waits for an approval, or waits for its user to
   connect an account (reason ``authorization``: the message holds the consent links), ends with
   ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
