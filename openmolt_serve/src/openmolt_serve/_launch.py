@@ -479,8 +479,10 @@ class Launcher:
 				others).
 			session: The conversation the run continues (or the resumed run belongs to): its
 				earlier turns reach the model, and a stranger's among them taint the run.
-			user: The end user the run acts for (a chat's sender): integrations bound per
-				user use their account (`openmolt_core.accounts`).
+			user: The end user a new run acts for (a chat's sender, a named A2A or AG-UI
+				caller: `caller_user`): its long-term memory is theirs, and integrations bound
+				per user use their account (`openmolt_core.accounts`). A resumed run keeps the
+				user it started for.
 			attachments: Files for the model with a new run's input (a resume takes none).
 			within: The most seconds to wait for it to start (at most ``start_timeout``; None:
 				``start_timeout``). A run queued behind its session's running turn starts when
