@@ -431,3 +431,55 @@ async def test_a2a_a_named_callers_runs_use_the_account_it_connected_and_no_one_
 	assert seen == [f"Bearer {stored['accessToken']}"]  # crm's run only
 	assert store.load("mail", user="a2a:Helper:web") is None
 	assert store.load("mail", user=None) is None
+
+
+async def test_agui_a_waiting_run_whose_state_names_another_user_is_not_resumed(
+	tmp_path: Path,
+) -> None:
+	"""crm's parked run, its stored state edited to act for web: crm's resume is 409 and runs
+	nothing (a run is never resumed for a caller it does not act for)."""
+	import sqlite3
+
+	model = ScriptedModel([ask_human("Which code?"), finish("never")])
+	async with serving(tmp_path, model, "agui") as (url, om):
+		interrupt = interrupt_of(await agui(url, "crm", agui_input("remember a code")))
+		(row,) = await rows(om)
+		with sqlite3.connect(tmp_path / "runs.db") as db:
+			(state,) = db.execute(
+				"SELECT state FROM agent_runs WHERE run_id = ?", (row.run_id,)
+			).fetchone()
+			edited = json.dumps({**json.loads(state), "user": "agui:Helper:web"})
+			db.execute("UPDATE agent_runs SET state = ? WHERE run_id = ?", (edited, row.run_id))
+		entry = {"interruptId": interrupt.id, "status": "resolved", "payload": "4321"}
+		async with httpx.AsyncClient(base_url=url, timeout=20) as http:
+			refused = await http.post(
+				"/agui/Helper",
+				json=agui_input("", resume=[entry]),
+				headers={"Authorization": f"Bearer {TOKENS['crm']}"},
+			)
+	assert refused.status_code == 409
+	assert len(model.requests) == 1
+
+
+async def test_a2a_a_waiting_run_whose_state_names_another_user_is_not_answered(
+	tmp_path: Path,
+) -> None:
+	"""crm's parked task, its run's stored state edited to act for web: crm's answer fails the
+	task as expired and runs nothing."""
+	import sqlite3
+
+	model = ScriptedModel([ask_human("Which invoice?"), finish("never")])
+	async with serving(tmp_path, model, "a2a") as (url, om):
+		task = await a2a(url, "crm", a2a_message("pay it"))
+		(row,) = await rows(om)
+		with sqlite3.connect(tmp_path / "runs.db") as db:
+			(state,) = db.execute(
+				"SELECT state FROM agent_runs WHERE run_id = ?", (row.run_id,)
+			).fetchone()
+			edited = json.dumps({**json.loads(state), "user": "a2a:Helper:web"})
+			db.execute("UPDATE agent_runs SET state = ? WHERE run_id = ?", (edited, row.run_id))
+		answer = a2a_message("INV-2", task_id=task.id, context_id=task.context_id)
+		failed = await a2a(url, "crm", answer)
+	assert failed.status.state == TaskState.TASK_STATE_FAILED
+	assert "task expired" in str(failed.status.message)
+	assert len(model.requests) == 1
