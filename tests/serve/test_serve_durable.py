@@ -563,3 +563,153 @@ async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(store: 
 	holding.set()
 	await om.aclose()
 	assert followed == [ids["other-gone"]]
+
+
+def test_a_named_a2a_callers_task_answered_after_a_restart_goes_on_for_that_caller(
+	tmp_path: Path,
+) -> None:
+	"""crm's durable run parks on a question (it acts for a2a:Helper:crm); after a restart, web's
+	answer to the task is "task not found", and crm's answer resumes the run, still for crm."""
+	import uuid
+
+	import anyio
+	from a2a.client import ClientConfig, create_client
+	from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+	from a2a.utils.errors import TaskNotFoundError
+
+	from openmolt_serve._launch import run_id_for
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	tokens = {"crm": "crm-a2a-token-0123456789abcdef", "web": "web-a2a-token-0123456789abcdef"}
+	callers = {name: {"token": token} for name, token in tokens.items()}
+	triggers = Triggers.model_validate({"a2a": {"callers": callers}})
+	found: dict[str, Any] = {}
+
+	def message(text: str, **ids: str) -> SendMessageRequest:
+		return SendMessageRequest(
+			message=Message(
+				message_id=uuid.uuid4().hex, role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+			)
+		)
+
+	async def send(model: ScriptedModel, request: Any, *, refused: Any = None) -> Any:
+		om = OpenMolt(durability=store, entry_points=False)
+		agent = helper(om, model)
+		from openmolt_serve.chats import park_questions
+
+		park_questions(agent)
+		try:
+			async with TriggerServer([(agent, triggers)], port=0) as server:
+				url = f"{server.url}/a2a/Helper"
+				clients = {}
+				for name, token in tokens.items():
+					http = httpx.AsyncClient(
+						headers={"Authorization": f"Bearer {token}"}, timeout=60
+					)
+					config = ClientConfig(httpx_client=http, streaming=False)
+					clients[name] = (http, await create_client(url, client_config=config))
+				try:
+					with anyio.fail_after(30):
+						if refused is not None:
+							with pytest.raises(TaskNotFoundError):
+								[r async for r in clients["web"][1].send_message(refused)]
+						(response,) = [r async for r in clients["crm"][1].send_message(request)]
+						task = response.task
+						result = await om.result(run_id_for("a2a", "Helper", task.id), wait=False)
+						found.setdefault("users", []).append(result.state.user if result else None)
+				finally:
+					for http, _ in clients.values():
+						await http.aclose()
+		finally:
+			await om.aclose()
+			await restart()
+		return task
+
+	async def before() -> None:
+		found["task"] = await send(ScriptedModel([ask_human("Which invoice?")]), message("pay it"))
+
+	model = ScriptedModel([finish("paid", human_message="Paid INV-2.")])
+
+	async def after() -> None:
+		task = found["task"]
+		answer = message("INV-2", task_id=task.id, context_id=task.context_id)
+		theirs = message("INV-9", task_id=task.id, context_id=task.context_id)
+		found["done"] = await send(model, answer, refused=theirs)
+
+	anyio.run(before)
+	assert found["task"].status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+	anyio.run(after)
+	assert found["done"].status.state == TaskState.TASK_STATE_COMPLETED
+	assert found["users"] == ["a2a:Helper:crm", "a2a:Helper:crm"]
+	assert "INV-2" in model.requests[0].messages[-1].content
+	assert "INV-9" not in json.dumps([m.content for m in model.requests[0].messages])
+
+
+async def test_a_named_agui_callers_durable_run_parks_and_resumes_for_that_caller(
+	store: str,
+) -> None:
+	"""crm's durable run asks (it acts for agui:Helper:crm); web's resume is 409; crm's answer
+	goes on with it, still for crm; the default caller's run acts for no user."""
+	import uuid
+
+	from ag_ui.core import Event, EventType, RunAgentInput, UserMessage
+	from pydantic import TypeAdapter
+
+	from openmolt_serve.chats import park_questions
+
+	events: TypeAdapter[Any] = TypeAdapter(Event)
+	tokens = {
+		"crm": "crm-agui-token-0123456789abcdef",
+		"web": "web-agui-token-0123456789abcdef",
+		"default": "dflt-agui-token-0123456789abcdef",
+	}
+
+	def body(text: str = "hi", thread: str = "t-1", **more: Any) -> dict[str, Any]:
+		given = RunAgentInput(
+			thread_id=thread,
+			run_id=uuid.uuid4().hex,
+			messages=[UserMessage(id=uuid.uuid4().hex, role="user", content=text)],
+			**more,
+		)
+		return given.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+	async def post(http: httpx.AsyncClient, caller: str, given: dict[str, Any]) -> Any:
+		headers = {"Authorization": f"Bearer {tokens[caller]}"}
+		response = await http.post("/agui/Helper", json=given, headers=headers)
+		frames = [f for f in response.text.split("\n\n") if f.strip()]
+		if response.status_code != 200:
+			return response
+		return [events.validate_json(f.removeprefix("data: ")) for f in frames]
+
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([ask_human("Which city?"), finish("Rain in Oslo."), finish("hi")])
+	agent = helper(om, model)
+	park_questions(agent)
+	callers = {name: {"token": token} for name, token in tokens.items()}
+	triggers = Triggers.model_validate({"agui": {"callers": callers}})
+	async with (
+		TriggerServer([(agent, triggers)], port=0) as server,
+		httpx.AsyncClient(base_url=server.url, timeout=60) as http,
+	):
+		asked = await post(http, "crm", body("Weather?"))
+		(parked,) = await om.pending()
+		assert parked.user == "agui:Helper:crm"
+		finished = asked[-1]
+		assert finished.type == EventType.RUN_FINISHED
+		outcome = finished.outcome.root if hasattr(finished.outcome, "root") else finished.outcome
+		(interrupt,) = outcome.interrupts
+		entry = {"interruptId": interrupt.id, "status": "resolved", "payload": "Oslo"}
+		refused = await post(http, "web", body("", resume=[entry]))
+		assert refused.status_code == 409
+		resumed = await post(http, "crm", body("", resume=[entry]))
+		assert resumed[-1].type == EventType.RUN_FINISHED
+		result = await om.result(parked.run_id)
+		assert result is not None
+		assert (result.status, result.state.user) == ("success", "agui:Helper:crm")
+		await post(http, "default", body("hello", thread="t-2"))
+		rows = await om.durability.runs(agent="Helper")  # type: ignore[union-attr]
+		others = [r for r in rows if r["run_id"] != parked.run_id]
+		assert len(others) == 1
+		theirs = await om.result(others[0]["run_id"])
+		assert theirs is not None and theirs.state.user is None
+	await om.aclose()

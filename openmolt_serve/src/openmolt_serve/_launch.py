@@ -40,6 +40,7 @@ __all__ = [
 	"RunCancelled",
 	"Sessions",
 	"caller_sender",
+	"caller_user",
 	"cancel_if_parked",
 	"connect_text",
 	"in_memory_sessions",
@@ -180,6 +181,31 @@ def caller_sender(caller: str) -> str | None:
 	from openmolt_serve._token import NOBODY
 
 	return None if caller in (DEFAULT_CALLER, NOBODY) else caller
+
+
+def caller_user(kind: str, agent: str, caller: str) -> str | None:
+	"""The end user a run of a named A2A or AG-UI caller acts for: ``<kind>:<agent>:<caller>``.
+
+	A named caller (`openmolt_serve._token`: a front end, a partner) is one party, so its runs
+	act for it as a chat's run acts for its sender: their long-term memory and its taint mark,
+	the files they keep and the accounts integrations bound per end user use are the caller's
+	own (`openmolt_core.accounts`), and the run store, the run viewer and ``openmolt logs
+	--user`` name it. The agent's name is part of it, as in a webhook's user
+	(`openmolt_serve.webhooks.webhook_user`): callers are named in each agent's settings, so
+	caller ``crm`` of one agent is not caller ``crm`` of another (nor of the other protocol).
+	Both are written as in a session id (`session_id`: a ``:`` in the agent's name is ``%3A``).
+
+	None (no user, the agent's own memory, as before callers) for `DEFAULT_CALLER` (a single
+	token: the one caller) and for `NOBODY`.
+
+	Args:
+		kind: ``agui`` or ``a2a``.
+		agent: The agent's name.
+		caller: The caller the token guard admitted the request for.
+	"""
+	if caller_sender(caller) is None:
+		return None
+	return session_id(kind, agent, caller)
 
 
 def _escaped(part: str) -> str:
@@ -453,8 +479,10 @@ class Launcher:
 				others).
 			session: The conversation the run continues (or the resumed run belongs to): its
 				earlier turns reach the model, and a stranger's among them taint the run.
-			user: The end user the run acts for (a chat's sender): integrations bound per
-				user use their account (`openmolt_core.accounts`).
+			user: The end user a new run acts for (a chat's sender, a named A2A or AG-UI
+				caller: `caller_user`): its long-term memory is theirs, and integrations bound
+				per user use their account (`openmolt_core.accounts`). A resumed run keeps the
+				user it started for.
 			attachments: Files for the model with a new run's input (a resume takes none).
 			within: The most seconds to wait for it to start (at most ``start_timeout``; None:
 				``start_timeout``). A run queued behind its session's running turn starts when

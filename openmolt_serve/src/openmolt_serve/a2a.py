@@ -16,9 +16,14 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   a2a-sdk ``user`` is its caller (`Caller`), whose tasks the SDK's task store keeps apart (in
   memory and in the task file, across a restart), so another caller's ``GetTask``,
   ``CancelTask``, ``SubscribeToTask``, message or answer is "task not found" and ``ListTasks``
-  lists the caller's own; a context is the caller's too (``a2a:<agent>:<caller>:<context>``).
-  The caller ``default`` (a single ``token``) keeps the ids of before callers. Its files are the model's attachments (`openmolt_serve._attach`); a part of a
-  media type the card does not list is refused (``-32005``).
+  lists the caller's own; a context is the caller's too (``a2a:<agent>:<caller>:<context>``),
+  and so are its runs: they act for it (user ``a2a:<agent>:<caller>``,
+  `openmolt_serve._launch.caller_user`), so their long-term memory and its taint mark, the files
+  they are given and the accounts of integrations bound per end user are the caller's own. The
+  caller ``default`` (a single ``token``) keeps the ids of before callers, and its runs act for
+  no user (the agent's memory). A message's files are the model's attachments
+  (`openmolt_serve._attach`); a part of a media type the card does not list is refused
+  (``-32005``).
 - While it runs, each tool call is a ``working`` status update (streamed to
   ``SendStreamingMessage`` and ``SubscribeToTask``).
 - It ends ``completed`` (an artifact holds the output: text, and the JSON as a data part),
@@ -129,6 +134,7 @@ from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import (
 	Sessions,
 	caller_sender,
+	caller_user,
 	cancel_if_parked,
 	connect_text,
 	run_id_for,
@@ -591,6 +597,8 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.failed(self._say(updater, content))
 			return
 		text, data, files, attachments = content
+		caller = call_caller(context.call_context)
+		user = caller_user("a2a", self.agent.name, caller)  # whom the caller's runs act for
 		parked = await self._unpark(task_id) if context.current_task is not None else None
 		stored: PendingRun | None = None
 		if parked is None and _waits(context.current_task):
@@ -598,6 +606,14 @@ class OpenMoltExecutor(AgentExecutor):
 			if stored is None:
 				await updater.failed(self._say(updater, _EXPIRED_NOTE))
 				return
+		# The waiting run's own user: what it is given (an answer's files) is theirs. A run for
+		# another user than the caller's (an edited row) is never the caller's to answer; one
+		# parked before callers' runs acted for them (no user) is still its task's.
+		owner = parked.user if parked is not None else stored.user if stored is not None else None
+		if owner not in (None, user):
+			log.warning("A2A task %s of %s: its run is another user's", task_id, self.agent.name)
+			await updater.failed(self._say(updater, _EXPIRED_NOTE))
+			return
 		run_id = (
 			parked.run_id if parked is not None else run_id_for("a2a", self.agent.name, task_id)
 		)
@@ -615,11 +631,8 @@ class OpenMoltExecutor(AgentExecutor):
 		# An answer is text: its data parts and files go with it (files saved, as references).
 		if answering:
 			answering_run = parked.run_id if parked is not None else run_id
-			user = (
-				parked.user if parked is not None else stored.user if stored is not None else None
-			)
 			said = await self._answer(
-				text, data, files, attachments, run_id=answering_run, user=user
+				text, data, files, attachments, run_id=answering_run, user=owner
 			)
 		else:
 			said = text
@@ -635,7 +648,6 @@ class OpenMoltExecutor(AgentExecutor):
 			if stored is not None:
 				result = await self._answer_stored(stored, said)
 			else:
-				caller = call_caller(context.call_context)
 				result = await run_trigger(
 					self.agent,
 					_input(text, data, files),
@@ -655,6 +667,7 @@ class OpenMoltExecutor(AgentExecutor):
 						)
 					),
 					attachments=attachments if parked is None else (),
+					user=user,  # a new run's; a resumed one keeps its own
 				)
 		except RunCancelledError as exc:  # CancelTask (which says so), or cancelled elsewhere
 			if self._cancelling.pop(task_id, None) is None:

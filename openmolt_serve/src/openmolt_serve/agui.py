@@ -19,8 +19,11 @@ calls and their results, its plan as state (a snapshot, then JSON Patch deltas),
 - **Callers**: with ``callers`` (a token each, `openmolt_serve._token`), a thread is its
   caller's: another caller's request with the same ``threadId`` is another thread (session
   ``agui:<agent>:<caller>:<thread>``), which neither reads the first's turns nor answers its
-  interrupts (its ``resume`` is refused, 409: that thread waits for nothing). The caller
-  ``default`` (and a single ``token``) keeps the id without a caller.
+  interrupts (its ``resume`` is refused, 409: that thread waits for nothing). A named caller's
+  runs act for it (user ``agui:<agent>:<caller>``, `openmolt_serve._launch.caller_user`): their
+  long-term memory and its taint mark, the files a message keeps and the accounts of
+  integrations bound per end user are the caller's own. The caller ``default`` (and a single
+  ``token``) keeps the id without a caller, and its runs act for no user (the agent's memory).
 - **Interrupts**: a run that asks a question, waits for an approval, or waits for its user to
   connect an account (reason ``authorization``: the message holds the consent links), ends with
   ``RUN_FINISHED`` whose outcome is ``interrupt``. The next request on the thread answers it with
@@ -89,6 +92,7 @@ from openmolt_serve._attach import ATTACHABLE, TEXTUAL, attachment
 from openmolt_serve._launch import (
 	Launcher,
 	caller_sender,
+	caller_user,
 	run_id_for,
 	scope_prefix,
 	session_id,
@@ -250,6 +254,10 @@ class AguiEndpoint:
 		key: str | tuple[str, str] = thread_id if caller == DEFAULT_CALLER else (caller, thread_id)
 		return recent(self.threads, key, Thread, most=MAX_THREADS, busy=lambda t: t.busy)
 
+	def _user(self, caller: str) -> str | None:
+		"""Whom a caller's new run acts for (`caller_user`: None for `DEFAULT_CALLER`)."""
+		return caller_user("agui", self.agent.name, caller)
+
 	def _session(self, thread_id: str, caller: str) -> str:
 		return session_id("agui", self.agent.name, thread_id, caller=caller)
 
@@ -285,7 +293,14 @@ class AguiEndpoint:
 			)
 		waiting = await self.parks.find(thread, caller, given.thread_id)
 		parked = waiting.state if waiting is not None else None
-		if waiting is None or parked is None or parked.pending is None:
+		if (
+			waiting is None
+			or parked is None
+			or parked.pending is None
+			# a run for another user than the caller's (an edited row): never theirs to resume;
+			# a run parked before callers' runs acted for them (no user) is still its caller's
+			or parked.user not in (None, self._user(caller))
+		):
 			raise _Refused(409, "resume: this thread has no run waiting for an answer", "nothing")
 		entries = {entry.interrupt_id: entry for entry in given.resume}
 		if authorization_requests(parked):  # the user connected (they say): it asks again
@@ -358,7 +373,7 @@ class AguiEndpoint:
 				else run_id_for("agui", self.agent.name, None, scope=scope)
 			)
 			if start.kept:  # the run's own files, screened and kept as every file is
-				await self._keep(start, run_id)
+				await self._keep(start, run_id, self._user(caller))
 			plan = resume.plan if resume is not None else []
 			for event in events.started(plan, given.state):
 				yield _frame(encoder, event)
@@ -398,6 +413,7 @@ class AguiEndpoint:
 					attachments=start.attachments,
 					done=done,
 					session=self.launcher.sessions(self._session(given.thread_id, caller)),
+					user=self._user(caller),  # a new run's; a resumed one keeps its own
 					vouched=self.config.trust_input,
 				)
 				async with receive:
@@ -430,9 +446,13 @@ class AguiEndpoint:
 			elif not read and self.launcher.cancel(run_id):  # the client left: it stops the run
 				log.info("AG-UI run %s of %s stopped: its client left", run_id, self.agent.name)
 
-	async def _keep(self, start: _Start, run_id: str) -> None:
-		"""Save a new run's files for its tools; their records join its input's ``files``."""
-		origin = {"run": run_id, "call": "input", "user": None}
+	async def _keep(self, start: _Start, run_id: str, user: str | None) -> None:
+		"""Save a new run's files for its tools; their records join its input's ``files``.
+
+		Owned by the user the run acts for (its caller's: `caller_user`), as the run's own
+		files are: its tools read them, another user's runs find no such file.
+		"""
+		origin = {"run": run_id, "call": "input", "user": user}
 		records = [
 			await save_screened(self.agent.om.files, data, media_type=kind, origin=origin)
 			for kind, data in start.kept
