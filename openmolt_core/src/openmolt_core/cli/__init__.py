@@ -608,18 +608,24 @@ def _completion_command(args: list[str]) -> int:
 
 	if _ASKED.intersection(args):  # a Tab: the plugins' commands (and their imports) not loaded
 		return _completion.main(args, [], None)
-	from openmolt_core.cli._commands import PLUGIN_COMMANDS, registered
+	probed: set[str] = set()
 
-	found = registered()
-	commands = [*_SUMMARY, *(name for name in found if name not in _SUMMARY)]
-	# A command's options are read by starting it with --help (it stops as its parser parses):
-	# only the core's and OpenMolt's own distributions' commands, which parse first. Another
-	# distribution's command might not use argparse, and would then run.
-	probed = {name for name in _SUMMARY if name not in PLUGIN_COMMANDS} | {
-		name
-		for name, command in found.items()
-		if command.distribution == f"openmolt-{PLUGIN_COMMANDS.get(name)}"
-	}
+	def commands() -> list[str]:
+		# Read once the arguments parse: `completion --help` or a mistyped shell loads no plugin
+		# (DBOS alone takes seconds to import).
+		from openmolt_core.cli._commands import PLUGIN_COMMANDS, registered
+
+		found = registered()
+		# A command's options are read by starting it with --help (it stops as its parser
+		# parses): only the core's and OpenMolt's own distributions' commands, which parse
+		# first. Another distribution's command might not use argparse, and would then run.
+		probed.update(name for name in _SUMMARY if name not in PLUGIN_COMMANDS)
+		probed.update(
+			name
+			for name, command in found.items()
+			if command.distribution == f"openmolt-{PLUGIN_COMMANDS.get(name)}"
+		)
+		return [*_SUMMARY, *(name for name in found if name not in _SUMMARY)]
 
 	def run(name: str, rest: list[str]) -> object:
 		return _dispatch([name, *rest]) if name in probed else None
