@@ -236,6 +236,16 @@ def test_logs_search_text_is_q_text_and_a_run_id_prefix_still_works(
 	assert capsys.readouterr().out.startswith(f"run search{first}: Fruit with")
 
 
+def test_logs_search_without_a_text_asks_for_the_text(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs search` alone (no run's id starts so) asks for the text, not `search search`."""
+	assert openmolt_main(["logs", "search"]) == 2
+	err = capsys.readouterr().err
+	assert "`openmolt logs search` needs the text to find: `openmolt logs search TEXT`" in err
+	assert "search search" not in err
+
+
 def test_a_run_id_prefix_resolves_to_one_id() -> None:
 	"""resolve: the whole id, a unique prefix, none, several (named, at most five)."""
 	from openmolt_core.cli._runids import resolve_run_id as resolve

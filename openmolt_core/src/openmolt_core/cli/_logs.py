@@ -243,6 +243,11 @@ async def _main(ns: argparse.Namespace) -> int:
 						f"no run {ns.run_id!r} in {store.path}; `openmolt logs --agent "
 						f"{shlex.quote(named[0])}` lists that agent's runs"
 					)
+				if ns.run_id == "search":  # `openmolt logs search`, the text forgotten
+					raise ConfigurationError(
+						"`openmolt logs search` needs the text to find: `openmolt logs search "
+						"TEXT` (or -q TEXT) lists the runs whose input, output or error has it"
+					)
 				import shlex
 
 				raise ConfigurationError(
