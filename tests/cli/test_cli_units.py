@@ -245,6 +245,11 @@ def test_files_saved_with_a_bom_are_read(tmp_path: Path, cli_in_process) -> None
 			"(choose from set, remove, list, path)",
 		),
 		(
+			["sessions", "lst"],
+			"openmolt sessions: no such action 'lst'; did you mean 'list'? "
+			"(choose from list, show, prune)",
+		),
+		(
 			["completion", "bsh"],
 			"openmolt completion: no such shell 'bsh'; did you mean 'bash'? "
 			"(choose from bash, zsh, fish)",

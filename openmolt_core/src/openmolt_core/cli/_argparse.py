@@ -162,5 +162,8 @@ class CommandParser(argparse.ArgumentParser):
 		choices = [c.strip().strip("'") for c in listed.split(",")]
 		close = typo_of(word, choices, cutoff=0.5)
 		hint = f"; did you mean {close!r}?" if close else ""
+		for action in self._actions:  # `list|show|prune`, a metavar: said by its dest (action)
+			if action.dest and action.metavar == argument and not action.option_strings:
+				argument = action.dest
 		what = f"{argument}: no such choice" if argument.startswith("-") else f"no such {argument}"
 		self.exit(2, f"{self.prog}: {what} {word!r}{hint} (choose from {', '.join(choices)})\n")
