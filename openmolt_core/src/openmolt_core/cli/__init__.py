@@ -425,13 +425,13 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 			)
 		session = await cli_session(loaded.agent.name, ns.session)
 		progress.line(f"session: {session.session_id}")
-	if (loaded.schedules or loaded.om.schedules) and not ns.once:
-		if ns.ui:
-			go = partial(serve, loaded, input, progress, on_stop=ns.on_stop)
-			return await run_with_ui(loaded, go, progress.line, linger=False)
-		return await serve(loaded, input, progress, on_stop=ns.on_stop)
-	# A person at a terminal gets a summary; pipes and --json get the JSON result.
+	# A person at a terminal gets a summary; pipes and --json get the JSON result (or record).
 	readable = not ns.json and sys.stdout.isatty()
+	if (loaded.schedules or loaded.om.schedules) and not ns.once:
+		go = partial(serve, loaded, input, progress, on_stop=ns.on_stop, readable=readable)
+		if ns.ui:
+			return await run_with_ui(loaded, go, progress.line, linger=False)
+		return await go()
 	stream = readable and not ns.no_stream  # the message as it is written, on a terminal
 	once = partial(
 		run_once,

@@ -44,7 +44,7 @@ from openmolt_core.cli._keys import (
 	snapshot_environ,
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
-from openmolt_core.cli._terminal import printable
+from openmolt_core.cli._terminal import excerpt, printable
 from openmolt_core.cli._voice import for_the_command
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError, RunError
 from openmolt_core.observe import started_by
@@ -1007,6 +1007,26 @@ async def run_once(
 	return for_status(result.status)
 
 
+def _print_record(record: Any, loaded: Loaded, progress: Progress, spec: Any) -> None:
+	"""A scheduled run's record on a terminal: the schedule and due time, then the run's summary.
+
+	A record without a result (a skipped due time, a run that could not start) is one line,
+	with its note and its error.
+	"""
+	due = _when(record.due, spec) if spec is not None else f"{record.due:%Y-%m-%d %H:%M:%S %Z}"
+	head = f"{record.agent}: schedule {record.schedule_id}, due {due}"
+	lines = [f"{head}:" if record.result is not None else f"{head}: {record.status}"]
+	if record.note:
+		lines.append(f"note: {record.note}")
+	if record.result is None and record.error:
+		lines.append(f"error: {excerpt(record.error, whole='--json prints it whole')}")
+	sys.stdout.write(printable("\n".join(lines) + "\n"))
+	if record.result is not None:
+		_print_result(record.result, loaded, progress, readable=True)
+	sys.stdout.write("\n")  # a blank line between two runs' records
+	sys.stdout.flush()
+
+
 def _when(moment: datetime | None, spec: Any) -> str:
 	if moment is None:
 		return "never (paused)"
@@ -1070,8 +1090,17 @@ def _watch_refresh_tokens(loaded: Loaded) -> Loaded:
 	return loaded
 
 
-async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
+async def serve(
+	loaded: Loaded, input: Any, progress: Progress, *, on_stop: str, readable: bool = False
+) -> int:
 	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout.
+
+	Args:
+		loaded: The agent file, loaded.
+		input: The runs' input (a schedule's own wins).
+		progress: Where progress lines go.
+		on_stop: ``finish`` or ``cancel`` the run in flight at the first signal.
+		readable: Print each record as a person reads it (on a terminal), else as a JSON line.
 
 	Returns:
 		`ExitCode.SUCCESS`: stopping is how serving ends, as for ``openmolt serve``, ``ui`` and
@@ -1087,12 +1116,15 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	stopping = False
 
 	def ended(event: Any) -> None:
-		_print(event.record.to_dict(), indent=None)
 		schedule = (
 			om.scheduler.get(event.schedule_id)
 			if event.schedule_id in {s.id for s in om.schedules}
 			else None
 		)
+		if readable:
+			_print_record(event.record, loaded, progress, schedule.spec if schedule else None)
+		else:
+			_print(event.record.to_dict(), indent=None)
 		following = ""
 		if schedule is not None and not stopping:  # after a stop there is no next run
 			following = f"; next run {_when(schedule.next_run, schedule.spec)}"
