@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from openmolt_core import cli
 from openmolt_core.cli._agentfile import _positions
 from openmolt_core.cli._info import estimate
 from openmolt_core.cli._keys import env_var, read_dotenv, resolve_keys
@@ -508,3 +509,16 @@ def test_help_keeps_each_address_on_one_line(
 	whole = _urls(args, 1000, monkeypatch, capsys)
 	for columns in (80, 60):
 		assert _urls(args, columns, monkeypatch, capsys) == whole, columns
+
+
+@pytest.mark.parametrize("command", sorted(cli._SUMMARY))
+def test_every_command_s_help_says_what_it_does_before_its_options(
+	command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt COMMAND --help` has a description after its usage (`runs` and `answer` lacked one)."""
+	with pytest.raises(SystemExit) as exited:
+		cli.main([command, "--help"])
+	assert exited.value.code == 0
+	paragraphs = capsys.readouterr().out.split("\n\n")
+	assert paragraphs[0].startswith(f"usage: openmolt {command}")
+	assert not paragraphs[1].startswith(("positional arguments:", "options:")), paragraphs[1]
