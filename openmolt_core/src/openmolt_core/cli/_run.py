@@ -454,8 +454,10 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 		try:
 			module = importlib.import_module(module_name)
 		except ImportError as exc:
+			near = _near_module(module_name) if exc.name == module_name else None
+			hint = f"; did you mean {near}:{attribute}?" if near else ""
 			raise ConfigurationError(
-				f"--tool {reference!r}: cannot import {module_name}: {exc}"
+				f"--tool {reference!r}: cannot import {module_name}: {exc}{hint}"
 			) from None
 		except Exception as exc:  # the module itself fails: its file and line, as an agent.py's
 			found = importlib.util.find_spec(module_name)
@@ -476,6 +478,23 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 	return function  # type: ignore[no-any-return]  # checked callable just above
 
 
+def _near_module(name: str) -> str | None:
+	"""A module beside the user whose name ``name`` mistypes (``mytool`` for ``mytools.py``)."""
+	from openmolt_core._support.suggest import typo_of
+
+	if "." in name:
+		return None
+	try:
+		names = [
+			entry.stem if entry.suffix == ".py" else entry.name
+			for entry in Path.cwd().iterdir()
+			if (entry.suffix == ".py" and entry.is_file()) or (entry / "__init__.py").is_file()
+		]
+	except OSError:
+		return None
+	return typo_of(name, sorted(names), cutoff=0.75)
+
+
 def _tool_file(reference: str, path: Path) -> Any:
 	"""The module of a ``--tool`` given by its file (``./tools.py:add``, as ``llm --functions``)."""
 	import importlib.util
@@ -483,7 +502,16 @@ def _tool_file(reference: str, path: Path) -> Any:
 	from openmolt_core._support.paths import read_file
 
 	if not path.exists():
-		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}")
+		from openmolt_core._support.suggest import typo_of
+
+		try:
+			beside = sorted(e.name for e in path.parent.iterdir() if e.suffix == ".py")
+		except OSError:
+			beside = []
+		near = typo_of(path.name, beside, cutoff=0.75)
+		attribute = reference.rpartition(":")[2]
+		hint = f"; did you mean {path.with_name(near)}:{attribute}?" if near else ""
+		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}{hint}")
 	try:
 		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
 	except OSError as exc:
