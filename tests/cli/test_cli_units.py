@@ -522,3 +522,24 @@ def test_every_command_s_help_says_what_it_does_before_its_options(
 	paragraphs = capsys.readouterr().out.split("\n\n")
 	assert paragraphs[0].startswith(f"usage: openmolt {command}")
 	assert not paragraphs[1].startswith(("positional arguments:", "options:")), paragraphs[1]
+
+
+@pytest.mark.parametrize(
+	"args",
+	[
+		["ui", "--port", "99999"],
+		["ui", "--port", "-5"],
+		["serve", "agent.json", "--port", "70000"],
+		["serve", "agent.json", "--ui-port", "abc"],
+	],
+)
+def test_a_port_out_of_range_is_a_usage_error_naming_the_option(
+	args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt ui --port 99999` is refused as it parses, not an OverflowError from the socket
+	(or `serve`'s "unhandled errors in a TaskGroup" after a scheduled run had started)."""
+	with pytest.raises(SystemExit) as exited:
+		cli.main(args)
+	assert exited.value.code == 2
+	err = capsys.readouterr().err
+	assert f"argument {args[-2]}: {args[-1]!r} is not a port; give 1-65535, or 0 for any" in err

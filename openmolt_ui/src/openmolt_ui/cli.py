@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import hookimpl
-from openmolt_core.agentfile import CommandParser
+from openmolt_core.agentfile import CommandParser, port
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.runstore import RunStore, default_path
 from openmolt_ui._listen import check_remote
@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 		"~/.local/state/openmolt/runs.db, where `openmolt` records its runs)",
 	)
 	parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
-	parser.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+	parser.add_argument("--port", type=port, default=0, help="the port (default: any free one)")
 	parser.add_argument(
 		"--allow-remote",
 		action="store_true",

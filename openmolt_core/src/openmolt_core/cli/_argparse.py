@@ -14,12 +14,33 @@ import sys
 import textwrap
 from typing import Any, NoReturn
 
-__all__ = ["CommandParser"]
+__all__ = ["CommandParser", "port"]
 
 _UNKNOWN = "unrecognized arguments: "
 _REQUIRED = "the following arguments are required: "
 _NUMBER = re.compile(r"^-\d+(\.\d*)?$")
 _CHOICE = re.compile(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def port(text: str) -> int:
+	"""An option's TCP port (``type=port``): 0 to 65535, 0 for any free one.
+
+	``--port 99999`` is then said as a usage error naming the option, not an `OverflowError`
+	from the socket (or, inside a server's task group, an "unhandled errors in a TaskGroup").
+
+	Args:
+		text: What was written after the option.
+
+	Raises:
+		argparse.ArgumentTypeError: ``text`` is not a whole number from 0 to 65535.
+	"""
+	try:
+		number = int(text)
+	except ValueError:
+		number = -1
+	if not 0 <= number <= 65535:
+		raise argparse.ArgumentTypeError(f"{text!r} is not a port; give 1-65535, or 0 for any")
+	return number
 
 
 class _WholeWords(argparse.HelpFormatter):
