@@ -305,6 +305,7 @@ async def _with_viewer(
 
 	store = next((one.om.run_store for one in loaded if one.om.run_store is not None), None)
 	viewer = Viewer(store=store, host=host, port=port, allow_remote=allow_remote)
+	viewer.options = ("--ui-host", "--ui-port")
 	for one in loaded:
 		viewer.watch(one.om)
 		viewer.add_agent(one.agent)

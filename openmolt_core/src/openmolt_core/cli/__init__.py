@@ -727,6 +727,22 @@ def _ending() -> None:
 	gc.freeze()
 
 
+def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+	"""The one OpenMolt error ``group`` holds, however deeply nested; else the group itself."""
+	leaves: list[BaseException] = []
+
+	def walk(found: BaseException) -> None:
+		if isinstance(found, BaseExceptionGroup):
+			for inner in found.exceptions:
+				walk(inner)
+		else:
+			leaves.append(found)
+
+	walk(group)
+	only = leaves[0] if len(leaves) == 1 else None
+	return only if isinstance(only, OpenMoltError) else group
+
+
 def main(argv: Sequence[str] | None = None) -> int:
 	"""Run the ``openmolt`` command.
 
@@ -744,7 +760,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 	python = not prompt and any(a.endswith(".py") and not a.startswith("-") for a in args)
 	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt, python=python)
 	try:
-		code = _dispatch(args)
+		try:
+			code = _dispatch(args)
+		except ExceptionGroup as group:
+			# A task group's one error (a viewer that cannot listen beside `openmolt serve`'s
+			# schedules) is said as itself, not as "unhandled errors in a TaskGroup".
+			raise _only_error(group) from group
 		sys.stdout.flush()
 		return int(code)
 	except BrokenPipeError:
