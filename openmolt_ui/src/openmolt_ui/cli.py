@@ -85,6 +85,11 @@ def main(args: Sequence[str]) -> int:
 		)
 	warning = check_remote(ns.host, allow_remote=ns.allow_remote, who="openmolt ui")
 	store = RunStore(path)
+	# A folder or another program's file (`--store agent.json`) is said now, not as a traceback
+	# at each poll of a page that shows no runs; a path with nothing yet is said with its line.
+	empty = "" if path.exists() else ": no runs recorded there yet"
+	if not empty:
+		store.check()
 	viewer = Viewer(store=store, host=ns.host, port=ns.port, allow_remote=ns.allow_remote)
 	if ns.files:
 		from openmolt_core.agentfile import check_ready, load
@@ -103,7 +108,9 @@ def main(args: Sequence[str]) -> int:
 			if warning:
 				print(f"openmolt ui: warning: {warning}", file=sys.stderr, flush=True)
 			print(f"openmolt ui: {viewer.url}", file=sys.stderr, flush=True)
-			print(f"openmolt ui: showing {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+			print(
+				f"openmolt ui: showing {path}{empty} (Ctrl-C to stop)", file=sys.stderr, flush=True
+			)
 			await _until_stopped()
 		print("openmolt ui: stopped", file=sys.stderr, flush=True)
 
