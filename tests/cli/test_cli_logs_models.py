@@ -368,3 +368,20 @@ def test_logs_show_each_run_s_tokens_and_say_when_its_cost_is_unknown(
 	run_id = first.split()[2]
 	assert openmolt_main(["logs", run_id]) == 0
 	assert re.search(r", 1 step, \d+ tokens, cost unknown\n", capsys.readouterr().out)
+
+
+def test_a_run_that_used_no_token_has_no_cost_to_tell() -> None:
+	"""A run that failed before any reply reads "0 tokens" (as its summary), not "cost unknown";
+	one with tokens and no price still says so, and a priced one its cost."""
+	from openmolt_core.cli._logs import _cost
+
+	assert _cost({"input_tokens": 0, "output_tokens": 0, "cost_usd": None, "calls": 0}) == (
+		"0 tokens"
+	)
+	assert _cost(None) == "0 tokens"
+	assert _cost({"input_tokens": 800, "output_tokens": 20, "cost_usd": None}) == (
+		"820 tokens, cost unknown"
+	)
+	assert _cost({"input_tokens": 800, "output_tokens": 20, "cost_usd": 0.0012}) == (
+		"820 tokens, $0.0012"
+	)

@@ -70,13 +70,19 @@ def _when(iso: str) -> str:
 
 
 def _cost(usage: dict[str, Any] | None) -> str:
-	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it."""
+	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it.
+
+	A run that used no token (it failed before the model answered) has no cost to tell:
+	``0 tokens``, as its summary says it, not "cost unknown".
+	"""
 	usage = usage or {}
 	tokens = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
 	from openmolt_core._support.words import money
 
 	unpriced = usage.get("unpriced_calls")
 	said = money(usage.get("cost_usd"), unpriced if isinstance(unpriced, int) else 0)
+	if said is None and not tokens:
+		return quantity(tokens, "token")
 	return f"{quantity(tokens, 'token')}, {said or 'cost unknown'}"
 
 
