@@ -385,3 +385,15 @@ def test_a_run_that_used_no_token_has_no_cost_to_tell() -> None:
 	assert _cost({"input_tokens": 800, "output_tokens": 20, "cost_usd": 0.0012}) == (
 		"820 tokens, $0.0012"
 	)
+
+
+def test_logs_says_when_n_left_runs_out(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+	"""`openmolt logs -n 2` of three runs ends "(the 2 latest; -n 4 shows more)", as `sessions
+	list` does; -n 3 shows all and says nothing more, and --json stays a bare list."""
+	assert openmolt_main(["logs", "-n", "2"]) == 0
+	out = capsys.readouterr().out
+	assert out.endswith("(the 2 latest; -n 4 shows more)\n") and out.count("input:") == 2
+	assert openmolt_main(["logs", "-n", "3"]) == 0
+	assert "shows more" not in capsys.readouterr().out
+	assert openmolt_main(["logs", "-n", "2", "--json"]) == 0
+	assert len(json.loads(capsys.readouterr().out)) == 2

@@ -543,3 +543,18 @@ def test_a_port_out_of_range_is_a_usage_error_naming_the_option(
 	assert exited.value.code == 2
 	err = capsys.readouterr().err
 	assert f"argument {args[-2]}: {args[-1]!r} is not a port; give 1-65535, or 0 for any" in err
+
+
+@pytest.mark.parametrize(
+	"args", [["logs"], ["sessions", "list"], ["schedules", "examples/every_minute.json"]]
+)
+@pytest.mark.parametrize("n", ["0", "-3"])
+def test_every_n_refuses_less_than_one(
+	args: list[str], n: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs -n 0` said "no runs recorded yet" of a full store, and `-n -3` listed every
+	run: each command's -n refuses both as it parses."""
+	with pytest.raises(SystemExit) as exited:
+		cli.main([*args, "-n", n])
+	assert exited.value.code == 2
+	assert f"argument -n/--count: give at least 1, not {n}" in capsys.readouterr().err

@@ -53,7 +53,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TextIO
 
 from openmolt_core._support.docs import docs_url
-from openmolt_core.cli._argparse import CommandParser
+from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.cli._terminal import printable, printing
 from openmolt_core.cli._voice import FILE_ADVICE as _FILE_ADVICE  # noqa: F401  (tests read it)
@@ -495,13 +495,11 @@ def _schedules_command(args: list[str]) -> int:
 	)
 	parser.add_argument("file", help="the agent file: agent.json or agent.py")
 	parser.add_argument(
-		"-n", "--count", type=int, default=5, help="fire times per schedule (default: 5)"
+		"-n", "--count", type=count, default=5, help="fire times per schedule (default: 5)"
 	)
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
 	ns = parser.parse_args(args)
-	if ns.count < 1:
-		parser.error("--count must be at least 1")
 	return list_schedules(ns.file, count=ns.count, as_json=ns.json, env_file=ns.env_file)
 
 

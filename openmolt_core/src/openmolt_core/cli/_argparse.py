@@ -14,12 +14,33 @@ import sys
 import textwrap
 from typing import Any, NoReturn
 
-__all__ = ["CommandParser", "port"]
+__all__ = ["CommandParser", "count", "port"]
 
 _UNKNOWN = "unrecognized arguments: "
 _REQUIRED = "the following arguments are required: "
 _NUMBER = re.compile(r"^-\d+(\.\d*)?$")
 _CHOICE = re.compile(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def count(text: str) -> int:
+	"""``-n``'s value (``type=count``): a whole number of at least 1.
+
+	``openmolt logs -n 0`` said "no runs recorded yet" of a store full of them, and ``-n -3``
+	listed every run; every ``-n`` of the command now refuses both as it parses.
+
+	Args:
+		text: What was written after the option.
+
+	Raises:
+		argparse.ArgumentTypeError: ``text`` is not a whole number, or is less than 1.
+	"""
+	try:
+		number = int(text)
+	except ValueError:
+		raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+	if number < 1:
+		raise argparse.ArgumentTypeError(f"give at least 1, not {number}")
+	return number
 
 
 def port(text: str) -> int:
