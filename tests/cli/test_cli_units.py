@@ -522,6 +522,7 @@ def test_every_command_s_help_says_what_it_does_before_its_options(
 	paragraphs = capsys.readouterr().out.split("\n\n")
 	assert paragraphs[0].startswith(f"usage: openmolt {command}")
 	assert not paragraphs[1].startswith(("positional arguments:", "options:")), paragraphs[1]
+	assert paragraphs[1][0].isupper(), paragraphs[1]  # a sentence, as every command's starts
 
 
 @pytest.mark.parametrize(

@@ -507,7 +507,10 @@ def _info_command(name: str, args: list[str]) -> int:
 	from openmolt_core.cli._info import list_integrations, list_plugins, list_tools, print_schema
 	from openmolt_core.openmolt import OpenMolt
 
-	parser = CommandParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
+	summary = _SUMMARY[name]
+	parser = CommandParser(
+		prog=f"openmolt {name}", description=f"{summary[0].upper()}{summary[1:]}."
+	)
 	if name == "integrations":  # what a user who has not met `tools` types first
 		name = "tools"
 	if name == "tools":
