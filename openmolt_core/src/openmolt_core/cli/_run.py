@@ -923,16 +923,27 @@ async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
 	Args:
 		agent_name: The agent's name (``-c`` continues its last conversation).
 		session_id: ``--session``'s id; None for ``-c``.
+
+	Raises:
+		ConfigurationError: The sessions' file cannot be used (a folder, not a database).
 	"""
+	import sqlite3
 	import uuid
 
-	from openmolt_core.sessions import SQLiteSession
+	from openmolt_core.sessions import SQLiteSession, default_path
 
 	scope = f"cli:{agent_name}"
-	if session_id is None:
-		session_id = await SQLiteSession.last(scope) or uuid.uuid4().hex[:12]
-	session = SQLiteSession(session_id)
-	await session.mark_last(scope)
+	try:
+		if session_id is None:
+			session_id = await SQLiteSession.last(scope) or uuid.uuid4().hex[:12]
+		session = SQLiteSession(session_id)
+		await session.mark_last(scope)
+	except (OSError, sqlite3.Error) as exc:  # a folder, another program's file: not a traceback
+		why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+		raise ConfigurationError(
+			f"{default_path()} cannot hold the conversations (--session, -c): {why}; set "
+			"OPENMOLT_SESSIONS to a file in a folder you can write"
+		) from None
 	return session
 
 
