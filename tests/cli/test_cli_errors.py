@@ -623,3 +623,28 @@ def test_a_chat_channel_written_as_a_trigger_key_is_said_where_it_goes(
 		f"a.json:2: 'triggers.{kind}' is a chat channel: put it in "
 		f'"channels": [{{"type": "{kind.lower()}", ...}}]'
 	), said
+
+
+def test_a_task_group_s_one_error_is_said_as_itself(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An OpenMolt error raised in a task group (the viewer beside `openmolt serve`) is said as
+	itself with exit 2, not "unexpected error: ExceptionGroup: unhandled errors in a TaskGroup";
+	a group of two errors stays unexpected."""
+	from openmolt_core import cli
+	from openmolt_core.errors import ConfigurationError
+
+	def one(args: list[str]) -> int:
+		inner = ExceptionGroup("inner", [ConfigurationError("the run viewer cannot listen")])
+		raise ExceptionGroup("unhandled errors in a TaskGroup", [inner])
+
+	monkeypatch.setattr(cli, "_dispatch", one)
+	assert cli.main(["serve", "agent.json"]) == 2
+	assert capsys.readouterr().err == "openmolt: the run viewer cannot listen\n"
+
+	def two(args: list[str]) -> int:
+		raise ExceptionGroup("g", [ConfigurationError("a"), ConfigurationError("b")])
+
+	monkeypatch.setattr(cli, "_dispatch", two)
+	assert cli.main(["serve", "agent.json"]) == 70
+	assert "unexpected error: ExceptionGroup" in capsys.readouterr().err

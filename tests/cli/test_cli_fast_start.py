@@ -333,3 +333,23 @@ def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 		startup.close()
 	assert gc.isenabled()
 	assert gc.get_freeze_count() == 0
+
+
+def test_completion_help_and_a_mistyped_shell_load_no_plugin_command(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt completion --help` (or `completion pwsh`) answers before any plugin is loaded."""
+	from openmolt_core.cli import _commands, main
+
+	def loaded() -> None:
+		raise AssertionError("the plugins' commands were loaded")
+
+	monkeypatch.setattr(_commands, "registered", loaded)
+	with pytest.raises(SystemExit) as exited:
+		main(["completion", "--help"])
+	assert exited.value.code == 0
+	assert "Print a shell completion script" in capsys.readouterr().out
+	with pytest.raises(SystemExit) as exited:
+		main(["completion", "pwsh"])
+	assert exited.value.code == 2
+	assert "no such shell 'pwsh'" in capsys.readouterr().err

@@ -121,6 +121,19 @@ def test_a_store_readable_by_others_is_narrowed_when_read(
 	assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700
 
 
+def test_keys_list_json_names_the_variables_never_the_values(
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""`openmolt keys list --json` is a JSON list of the stored variables (`[]` when none)."""
+	assert openmolt_main(["keys", "list", "--json"]) == 0
+	captured = capsys.readouterr()
+	assert json.loads(captured.out) == [] and captured.err == ""
+	_keystore.save("OPENMOLT_SLACK_TOKEN", "xoxb-hidden")
+	assert openmolt_main(["keys", "list", "--json"]) == 0
+	out = capsys.readouterr().out
+	assert json.loads(out) == ["OPENMOLT_SLACK_TOKEN"] and "xoxb-hidden" not in out
+
+
 @pytest.mark.parametrize(
 	("word", "said"),
 	[

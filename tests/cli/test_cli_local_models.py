@@ -133,3 +133,21 @@ def test_a_server_that_does_not_stream_still_runs_on_a_terminal(
 		]
 	else:
 		assert said == []
+
+
+def test_a_bare_model_no_provider_lists_is_shown_as_a_local_server_s() -> None:
+	"""`-m llama3.2` (as Ollama's own CLI takes it) is told it reads 'ollama:llama3.2' for a
+	local server; a model a provider lists still gets that provider's name alone."""
+	from openmolt import OpenMolt
+	from openmolt_core.errors import ConfigurationError
+
+	om = OpenMolt()
+	with pytest.raises(ConfigurationError) as raised:
+		om.create_agent(name="A", model="llama3.2")
+	assert str(raised.value).endswith(
+		"; a local server's model is written with the server's name: 'ollama:llama3.2' "
+		"(or lmstudio:, vllm:, llamacpp:)"
+	)
+	with pytest.raises(ConfigurationError) as raised:
+		om.create_agent(name="A", model="gpt-5-mini")
+	assert str(raised.value).endswith("did you mean 'openai:gpt-5-mini'?")

@@ -236,6 +236,16 @@ def test_logs_search_text_is_q_text_and_a_run_id_prefix_still_works(
 	assert capsys.readouterr().out.startswith(f"run search{first}: Fruit with")
 
 
+def test_logs_search_without_a_text_asks_for_the_text(
+	store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs search` alone (no run's id starts so) asks for the text, not `search search`."""
+	assert openmolt_main(["logs", "search"]) == 2
+	err = capsys.readouterr().err
+	assert "`openmolt logs search` needs the text to find: `openmolt logs search TEXT`" in err
+	assert "search search" not in err
+
+
 def test_a_run_id_prefix_resolves_to_one_id() -> None:
 	"""resolve: the whole id, a unique prefix, none, several (named, at most five)."""
 	from openmolt_core.cli._runids import resolve_run_id as resolve
@@ -358,3 +368,32 @@ def test_logs_show_each_run_s_tokens_and_say_when_its_cost_is_unknown(
 	run_id = first.split()[2]
 	assert openmolt_main(["logs", run_id]) == 0
 	assert re.search(r", 1 step, \d+ tokens, cost unknown\n", capsys.readouterr().out)
+
+
+def test_a_run_that_used_no_token_has_no_cost_to_tell() -> None:
+	"""A run that failed before any reply reads "0 tokens" (as its summary), not "cost unknown";
+	one with tokens and no price still says so, and a priced one its cost."""
+	from openmolt_core.cli._logs import _cost
+
+	assert _cost({"input_tokens": 0, "output_tokens": 0, "cost_usd": None, "calls": 0}) == (
+		"0 tokens"
+	)
+	assert _cost(None) == "0 tokens"
+	assert _cost({"input_tokens": 800, "output_tokens": 20, "cost_usd": None}) == (
+		"820 tokens, cost unknown"
+	)
+	assert _cost({"input_tokens": 800, "output_tokens": 20, "cost_usd": 0.0012}) == (
+		"820 tokens, $0.0012"
+	)
+
+
+def test_logs_says_when_n_left_runs_out(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+	"""`openmolt logs -n 2` of three runs ends "(the 2 latest; -n 4 shows more)", as `sessions
+	list` does; -n 3 shows all and says nothing more, and --json stays a bare list."""
+	assert openmolt_main(["logs", "-n", "2"]) == 0
+	out = capsys.readouterr().out
+	assert out.endswith("(the 2 latest; -n 4 shows more)\n") and out.count("input:") == 2
+	assert openmolt_main(["logs", "-n", "3"]) == 0
+	assert "shows more" not in capsys.readouterr().out
+	assert openmolt_main(["logs", "-n", "2", "--json"]) == 0
+	assert len(json.loads(capsys.readouterr().out)) == 2

@@ -5,6 +5,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 
 def first_turn(request: dict) -> dict:
 	content = request["body"]["input"][0]["content"]
@@ -98,3 +100,26 @@ def test_the_keyless_path_with_a_session_imports_no_engine(tmp_path, cli) -> Non
 		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
 	)
 	assert done.stdout.strip() == "2 False False", done.stderr
+
+
+def test_a_sessions_file_that_cannot_hold_them_is_a_clear_error(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""OPENMOLT_SESSIONS naming a folder or another program's file was "unexpected error:
+	DatabaseError" (or FileRefused); --session and -c now say the path and the variable."""
+	import anyio
+
+	from openmolt_core.cli._run import cli_session
+	from openmolt_core.errors import ConfigurationError
+
+	other = tmp_path / "agent.json"
+	other.write_text('{"name": "A"}')
+	for path, why in ((other, "file is not a database"), (tmp_path, "it is a folder")):
+		monkeypatch.setenv("OPENMOLT_SESSIONS", str(path))
+		for session_id in ("ada", None):  # --session ada, -c
+			with pytest.raises(ConfigurationError) as raised:
+				anyio.run(cli_session, "A", session_id)
+			said = str(raised.value)
+			assert said.startswith(f"{path} cannot hold the conversations (--session, -c): {why}")
+			assert said.endswith("set OPENMOLT_SESSIONS to a file in a folder you can write")
+	assert other.read_text() == '{"name": "A"}'

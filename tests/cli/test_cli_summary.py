@@ -210,3 +210,64 @@ def test_a_huge_multi_line_error_is_summarised_in_a_few_bounded_lines() -> None:
 	assert lines[2].startswith("  zzz") and lines[2].endswith("…") and len(lines[2]) <= 302
 	assert len(lines) <= 25 and "more lines" in lines[-1] and "--json" in lines[-1]
 	assert len(text) < 4000
+
+
+@pytest.mark.anyio
+async def test_scheduled_runs_are_summaries_on_a_terminal_and_json_lines_in_a_pipe(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt agent.json` serving schedules prints each record as a summary on a terminal
+	(the schedule, its due time, then the run's status, output and id), a JSON line otherwise."""
+	import io
+
+	import anyio
+
+	from openmolt import OpenMolt
+	from openmolt_core.cli import _run
+	from openmolt_core.cli._progress import Progress
+	from openmolt_core.testing import ScriptedModel, finish
+
+	monkeypatch.setenv("OPENMOLT_SCHEDULE_STORE", "off")
+	for readable in (True, False):
+		model = ScriptedModel([finish(result="tick")] * 20)
+		agent = OpenMolt(entry_points=False).create_agent(name="Ticker", model=model)
+		loaded = _run.Loaded(
+			agent, "scripted", None, schedules=[{"type": "interval", "value": 0.1}]
+		)
+		with anyio.move_on_after(0.35):
+			await _run.serve(
+				loaded, None, Progress("plain", io.StringIO()), on_stop="finish", readable=readable
+			)
+		out = capsys.readouterr().out
+		first = out.splitlines()[0]
+		if readable:
+			assert first.startswith("Ticker: schedule ticker-") and ", due 20" in first, out
+			assert first.endswith(":"), out  # the run's summary follows
+			assert "\nsuccess · 1 step" in out and "output:\n  result: tick\n" in out, out
+			assert '"schedule_id"' not in out
+		else:
+			assert json.loads(first)["status"] == "success" and "·" not in out
+
+
+def test_a_record_without_a_result_is_one_line_with_its_note() -> None:
+	"""A skipped due time prints its schedule, due time, status and why, on a terminal."""
+	import io
+	from contextlib import redirect_stdout
+	from datetime import UTC, datetime
+
+	from openmolt_core._history import RunRecord
+	from openmolt_core.cli import _run
+	from openmolt_core.schedule import parse_schedule
+
+	due = datetime(2026, 12, 7, 8, 0, tzinfo=UTC)
+	record = RunRecord(
+		"digest-1", "Digest", due, due, due, "skipped", note="overlap: a run goes on"
+	)
+	spec = {"type": "daily", "hour": 9, "minute": 0, "timeZone": "Europe/Paris"}
+	out = io.StringIO()
+	with redirect_stdout(out):
+		_run._print_record(record, None, None, parse_schedule(spec))  # type: ignore[arg-type]
+	assert out.getvalue() == (
+		"Digest: schedule digest-1, due 2026-12-07 09:00:00 CET: skipped\n"
+		"note: overlap: a run goes on\n\n"
+	)

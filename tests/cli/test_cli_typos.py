@@ -12,6 +12,7 @@ from openmolt_core._support.suggest import edits, typo_of
 from openmolt_core.cli import _SUMMARY, _commands
 from openmolt_core.cli import main as openmolt_main
 from openmolt_core.cli._commands import PLUGIN_COMMANDS
+from openmolt_core.errors import ConfigurationError
 
 
 @pytest.fixture(autouse=True)
@@ -244,3 +245,28 @@ def test_a_subcommands_option_mistyped_is_named_by_the_subcommand(
 	prog = "openmolt " + " ".join(command)
 	assert err.startswith(f"{prog}: no such option {typo!r}; did you mean {meant!r}?"), err
 	assert f"(`{prog} --help` lists them)" in err, err
+
+
+def test_a_mistyped_tool_module_or_file_names_the_one_beside_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""`--tool mytool:f` and `--tool mytool.py:f` guess `mytools` when mytools.py is beside them."""
+	from openmolt_core.cli._run import _import_tool
+
+	monkeypatch.chdir(tmp_path)
+	monkeypatch.syspath_prepend(str(tmp_path))
+	(tmp_path / "mytools_nc63.py").write_text("def lookup(order: int) -> str:\n\treturn 'ok'\n")
+	said = {
+		"mytool_nc63:lookup": "cannot import mytool_nc63: No module named 'mytool_nc63'; "
+		"did you mean mytools_nc63:lookup?",
+		"mytool_nc63.py:lookup": "no such file 'mytool_nc63.py'; did you mean "
+		"mytools_nc63.py:lookup?",
+		"elsewhere_nc63:lookup": "No module named 'elsewhere_nc63'",
+	}
+	for reference, error in said.items():
+		with pytest.raises(ConfigurationError) as raised:
+			_import_tool(reference)
+		assert str(raised.value).endswith(error), str(raised.value)
+	assert "did you mean" not in str(raised.value)
+	monkeypatch.delitem(__import__("sys").modules, "mytools_nc63", raising=False)
+	assert _import_tool("mytools_nc63:lookup")(1) == "ok"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 
 def _env(cli: Any, state: Path) -> dict[str, str]:
@@ -106,3 +107,35 @@ def test_with_ui_the_page_answers_the_agents_question(tmp_path, server, cli) -> 
 	assert code == 0
 	result = json.loads("\n".join(running.lines["stdout"]))
 	assert result["output"] == {"greeting": "Hello, Grace!"}
+
+
+def test_openmolt_ui_refuses_a_store_that_is_a_folder_or_not_a_database(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt ui --store agent.json` (or a folder) is refused before serving (exit 2), not a
+	traceback at each poll of an empty page; a path with no store yet is said so."""
+	import anyio
+
+	from openmolt_core.cli import main
+
+	class Served(BaseException):  # not an Exception: the command would call it unexpected
+		pass
+
+	def served(*args: object) -> None:
+		raise Served
+
+	monkeypatch.setattr(anyio, "run", served)
+	agent = tmp_path / "agent.json"
+	agent.write_text('{"name": "A"}')
+	assert main(["ui", "--store", str(agent)]) == 2
+	assert capsys.readouterr().err == (
+		f"openmolt: {agent} cannot hold a run store: file is not a database\n"
+	)
+	assert main(["ui", "--store", str(tmp_path)]) == 2
+	assert (
+		capsys.readouterr().err == f"openmolt: {tmp_path} cannot hold a run store: it is a folder\n"
+	)
+	assert agent.read_text() == '{"name": "A"}'
+	with pytest.raises(Served):
+		main(["ui", "--store", str(tmp_path / "new" / "runs.db")])
+	assert not (tmp_path / "new").exists()

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from openmolt_core import cli
 from openmolt_core.cli._agentfile import _positions
 from openmolt_core.cli._info import estimate
 from openmolt_core.cli._keys import env_var, read_dotenv, resolve_keys
@@ -243,6 +244,11 @@ def test_files_saved_with_a_bom_are_read(tmp_path: Path, cli_in_process) -> None
 			["keys", "st", "openai"],
 			"openmolt keys: no such action 'st'; did you mean 'set'? "
 			"(choose from set, remove, list, path)",
+		),
+		(
+			["sessions", "lst"],
+			"openmolt sessions: no such action 'lst'; did you mean 'list'? "
+			"(choose from list, show, prune)",
 		),
 		(
 			["completion", "bsh"],
@@ -503,3 +509,53 @@ def test_help_keeps_each_address_on_one_line(
 	whole = _urls(args, 1000, monkeypatch, capsys)
 	for columns in (80, 60):
 		assert _urls(args, columns, monkeypatch, capsys) == whole, columns
+
+
+@pytest.mark.parametrize("command", sorted(cli._SUMMARY))
+def test_every_command_s_help_says_what_it_does_before_its_options(
+	command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt COMMAND --help` has a description after its usage (`runs` and `answer` lacked one)."""
+	with pytest.raises(SystemExit) as exited:
+		cli.main([command, "--help"])
+	assert exited.value.code == 0
+	paragraphs = capsys.readouterr().out.split("\n\n")
+	assert paragraphs[0].startswith(f"usage: openmolt {command}")
+	assert not paragraphs[1].startswith(("positional arguments:", "options:")), paragraphs[1]
+	assert paragraphs[1][0].isupper(), paragraphs[1]  # a sentence, as every command's starts
+
+
+@pytest.mark.parametrize(
+	"args",
+	[
+		["ui", "--port", "99999"],
+		["ui", "--port", "-5"],
+		["serve", "agent.json", "--port", "70000"],
+		["serve", "agent.json", "--ui-port", "abc"],
+	],
+)
+def test_a_port_out_of_range_is_a_usage_error_naming_the_option(
+	args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt ui --port 99999` is refused as it parses, not an OverflowError from the socket
+	(or `serve`'s "unhandled errors in a TaskGroup" after a scheduled run had started)."""
+	with pytest.raises(SystemExit) as exited:
+		cli.main(args)
+	assert exited.value.code == 2
+	err = capsys.readouterr().err
+	assert f"argument {args[-2]}: {args[-1]!r} is not a port; give 1-65535, or 0 for any" in err
+
+
+@pytest.mark.parametrize(
+	"args", [["logs"], ["sessions", "list"], ["schedules", "examples/every_minute.json"]]
+)
+@pytest.mark.parametrize("n", ["0", "-3"])
+def test_every_n_refuses_less_than_one(
+	args: list[str], n: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs -n 0` said "no runs recorded yet" of a full store, and `-n -3` listed every
+	run: each command's -n refuses both as it parses."""
+	with pytest.raises(SystemExit) as exited:
+		cli.main([*args, "-n", n])
+	assert exited.value.code == 2
+	assert f"argument -n/--count: give at least 1, not {n}" in capsys.readouterr().err

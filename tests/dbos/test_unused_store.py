@@ -53,3 +53,21 @@ async def test_once_a_run_has_used_it_the_same_calls_answer(url: str) -> None:
 		assert (await om.result(ended.state.run_id)).status == "success"  # type: ignore[union-attr]
 	finally:
 		await om.aclose()
+
+
+async def test_a_client_on_a_file_that_is_no_database_or_a_folder_is_told_so(
+	tmp_path: Path,
+) -> None:
+	"""`openmolt runs --durability agent.json` said "unexpected error: DatabaseError" with DBOS's
+	SQL; a file that is not SQLite, or a folder, is now a ConfigurationError saying which."""
+	agent = tmp_path / "agent.json"
+	agent.write_text('{"name": "A"}')
+	for path, said in ((agent, r"is not a SQLite database"), (tmp_path, r"is a folder")):
+		om = OpenMolt(durability=f"sqlite:///{path}", entry_points=False)
+		try:
+			with pytest.raises(ConfigurationError, match=rf"durable: the store {path} {said}"):
+				await om.pending()
+		finally:
+			await om.aclose()
+			reset_engine()
+	assert agent.read_text() == '{"name": "A"}'

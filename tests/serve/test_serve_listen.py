@@ -46,3 +46,28 @@ async def test_a_taken_port_names_the_server_and_the_fix(tmp_path: Path) -> None
 	finally:
 		taken.close()
 		await om.aclose()
+
+
+async def test_the_viewer_beside_serve_names_serve_s_options_and_a_bad_host_says_host(
+	tmp_path: Path,
+) -> None:
+	"""A taken port names --ui-port when `openmolt serve` runs the viewer; a host that is no
+	address of this machine says to give one (--host), not to choose another port."""
+	from openmolt_ui._listen import listen
+
+	taken = socket.socket()
+	taken.bind(("127.0.0.1", 0))
+	taken.listen()
+	port = taken.getsockname()[1]
+	try:
+		viewer = Viewer(store=RunStore(tmp_path / "runs.db"), host="127.0.0.1", port=port)
+		viewer.options = ("--ui-host", "--ui-port")
+		with pytest.raises(ConfigurationError, match=r"; choose another port \(--ui-port\)$"):
+			async with viewer:
+				pass
+	finally:
+		taken.close()
+	with pytest.raises(ConfigurationError) as raised:
+		listen("192.0.2.1", 0, who="openmolt serve")  # TEST-NET-1: no address of this machine
+	assert str(raised.value).startswith("openmolt serve cannot listen on 192.0.2.1:0: ")
+	assert str(raised.value).endswith("; give a name or address of this machine (--host)")

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 		load_json_file,
 		load_python_file,
 	)
-	from openmolt_core.cli._argparse import CommandParser
+	from openmolt_core.cli._argparse import CommandParser, port
 	from openmolt_core.cli._exit import EXIT_CODES, ExitCode, for_status
 	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
 	from openmolt_core.cli._progress import to_json
@@ -59,6 +59,7 @@ __all__ = [
 	"load",
 	"load_json_file",
 	"load_python_file",
+	"port",
 	"printable",
 	"read_dotenv",
 	"record_runs",
@@ -71,6 +72,7 @@ _EXPORTS = {
 	"AgentFile": "openmolt_core.cli._agentfile",
 	"AgentFileError": "openmolt_core.cli._agentfile",
 	"CommandParser": "openmolt_core.cli._argparse",
+	"port": "openmolt_core.cli._argparse",
 	"agent_files": "openmolt_core.cli._agentfile",
 	"call_factory": "openmolt_core.cli._agentfile",
 	"load_json_file": "openmolt_core.cli._agentfile",

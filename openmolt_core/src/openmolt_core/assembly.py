@@ -1048,6 +1048,11 @@ def _resolve_model(om: Host, shared: Shared, model: str | LLMProvider) -> Resolv
 			hint = (
 				"e.g. 'openai:gpt-5-mini', 'anthropic:claude-sonnet-4-5' or 'google:gemini-2.5-pro'"
 			)
+			if "ollama" in om.plugins.provider_names():  # `-m llama3.2`: a local server's model
+				hint += (
+					f"; a local server's model is written with the server's name: "
+					f"'ollama:{model}' (or lmstudio:, vllm:, llamacpp:)"
+				)
 		raise ConfigurationError(
 			f"create_agent: model {model!r} must read 'provider:model'; {hint}"
 		)

@@ -26,15 +26,17 @@ instance is given ``durability=...``; nothing imports DBOS otherwise. See docs/g
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from openmolt_dbos._backend import AlreadyAnsweredError, DBOSBackend
-from openmolt_dbos._port import DBOSPort
+from openmolt_core._support import lazy_exports
 from openmolt_dbos._settings import ENV_URL, ENV_WORKER_ID, Settings, parse_settings
 
 if TYPE_CHECKING:
 	from openmolt_core.durability import DurabilityConfig
 	from openmolt_core.openmolt import OpenMolt
+	from openmolt_dbos._backend import AlreadyAnsweredError, DBOSBackend
+	from openmolt_dbos._port import DBOSPort
 
 __all__ = [
 	"ENV_URL",
@@ -49,12 +51,27 @@ __all__ = [
 ]
 
 
+_EXPORTS = {
+	"AlreadyAnsweredError": "openmolt_dbos._backend",
+	"DBOSBackend": "openmolt_dbos._backend",
+	"DBOSPort": "openmolt_dbos._port",
+}
+"""Names whose modules import DBOS, seconds of imports: loaded when first used, so that
+``openmolt worker --help`` (which imports this package) answers at once."""
+
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
+
+
 def durability_backend(om: OpenMolt, config: DurabilityConfig) -> DBOSBackend:
 	"""The backend for ``OpenMolt(durability=config)`` (the entry point the core loads).
 
 	Raises:
 		ConfigurationError: The configuration is wrong, or the process already uses another store.
 	"""
+	from openmolt_dbos._backend import DBOSBackend
+
 	return DBOSBackend(om, parse_settings(config))
 
 

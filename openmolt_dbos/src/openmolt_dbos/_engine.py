@@ -620,12 +620,20 @@ def reset_engine() -> None:
 
 
 def _has_runs(url: str) -> bool:
-	"""Whether a SQLite store holds DBOS's tables (read only: a missing file stays missing)."""
+	"""Whether a SQLite store holds DBOS's tables (read only: a missing file stays missing).
+
+	Raises:
+		ConfigurationError: The path is a folder, or a file that is not a SQLite database.
+	"""
 	import sqlite3
 	from pathlib import Path
 	from urllib.parse import quote
 
 	path = Path(url.split("///", 1)[1].split("?", 1)[0])
+	if path.is_dir():  # `--durability .`: SQLite's "unable to open database file" says less
+		raise ConfigurationError(
+			f"durable: the store {path} is a folder; give a SQLite file's path"
+		)
 	if not path.is_file():
 		return False
 	try:
@@ -633,6 +641,11 @@ def _has_runs(url: str) -> bool:
 			found = conn.execute(
 				"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'workflow_status'"
 			).fetchone()
-	except sqlite3.Error:
+	except sqlite3.DatabaseError as exc:
+		if "not a database" in str(exc):  # `--durability agent.json`: another program's file
+			raise ConfigurationError(
+				f"durable: the store {path} is not a SQLite database ({exc}); give the file "
+				"durable runs use (runs.sqlite), or a postgresql:// URL"
+			) from None
 		return True  # not ours to judge: DBOS's own error says what is wrong
 	return found is not None

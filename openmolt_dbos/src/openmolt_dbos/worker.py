@@ -409,6 +409,14 @@ async def _answer(ns: argparse.Namespace) -> int:
 	return 0
 
 
+_DESCRIPTIONS = {
+	"runs": "List the durable runs parked on a question (--all: the latest runs, "
+	"with status); cancel one, or move a stranded one to the live workers' definition.",
+	"answer": "Answer a parked durable run's question; the worker that runs it goes on.",
+}
+"""What `openmolt runs --help` and `openmolt answer --help` say first."""
+
+
 def main(args: Sequence[str]) -> int:
 	"""Run ``openmolt worker``, ``openmolt runs`` or ``openmolt answer`` (``args[0]``).
 
@@ -418,7 +426,7 @@ def main(args: Sequence[str]) -> int:
 	command, rest = args[0], list(args[1:])
 	if command == "worker":
 		return anyio.run(_serve, _worker_parser().parse_args(rest))
-	parser = CommandParser(prog=f"openmolt {command}")
+	parser = CommandParser(prog=f"openmolt {command}", description=_DESCRIPTIONS[command])
 	parser.add_argument("--durability", help=f"the store (default: ${ENV_URL})")
 	if command == "runs":
 		parser.add_argument("--agent", help="only this agent's runs")

@@ -46,7 +46,7 @@ import anyio
 
 from openmolt_core import hookimpl
 from openmolt_core._support.words import quantity
-from openmolt_core.agentfile import CommandParser, agent_files
+from openmolt_core.agentfile import CommandParser, agent_files, port
 from openmolt_core.errors import ConfigurationError, OpenMoltError
 from openmolt_serve._body import BODY_TIMEOUT
 from openmolt_serve._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS
@@ -87,14 +87,14 @@ def _parser() -> argparse.ArgumentParser:
 	)
 	parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
 	parser.add_argument(
-		"--port", type=int, default=DEFAULT_PORT, help=f"the port (default: {DEFAULT_PORT})"
+		"--port", type=port, default=DEFAULT_PORT, help=f"the port (default: {DEFAULT_PORT})"
 	)
 	parser.add_argument("--no-ui", action="store_true", help="do not serve the run viewer")
 	parser.add_argument(
 		"--ui-host", default="127.0.0.1", help="the run viewer's address (default: 127.0.0.1)"
 	)
 	parser.add_argument(
-		"--ui-port", type=int, default=0, help="the run viewer's port (default: any free one)"
+		"--ui-port", type=port, default=0, help="the run viewer's port (default: any free one)"
 	)
 	parser.add_argument(
 		"--durability",
@@ -305,6 +305,7 @@ async def _with_viewer(
 
 	store = next((one.om.run_store for one in loaded if one.om.run_store is not None), None)
 	viewer = Viewer(store=store, host=host, port=port, allow_remote=allow_remote)
+	viewer.options = ("--ui-host", "--ui-port")
 	for one in loaded:
 		viewer.watch(one.om)
 		viewer.add_agent(one.agent)

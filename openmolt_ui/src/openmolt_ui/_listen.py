@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import socket
 from collections.abc import Iterator
@@ -75,17 +76,21 @@ class EmbeddedServer(uvicorn.Server):
 			self.ready.set()
 
 
-def listen(host: str, port: int, *, who: str) -> socket.socket:
+def listen(
+	host: str, port: int, *, who: str, options: tuple[str, str] = ("--host", "--port")
+) -> socket.socket:
 	"""A TCP socket bound to ``host:port`` (port 0: any free one), ready for uvicorn.
 
 	Args:
 		host: The address (IPv6 when it holds a colon).
 		port: The port, 0 for any free one (read it back with ``getsockname``).
 		who: What listens, for the message (``the run viewer``).
+		options: The command's options that give the host and the port, named by the message
+			(``openmolt serve``'s viewer: ``--ui-host``, ``--ui-port``).
 
 	Raises:
-		ConfigurationError: The address is taken or not ours; the message says to pick another
-			port.
+		ConfigurationError: The port is taken (the message says to pick another), or the host is
+			no address of this machine (it says to give one).
 	"""
 	family = socket.AF_INET6 if ":" in host else socket.AF_INET
 	# IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of a socket that says so
@@ -96,7 +101,12 @@ def listen(host: str, port: int, *, who: str) -> socket.socket:
 		sock.bind((host, port))
 	except OSError as exc:
 		sock.close()
+		host_option, port_option = options
+		if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+			fix = f"give a name or address of this machine ({host_option})"
+		else:
+			fix = f"choose another port ({port_option})"
 		raise ConfigurationError(
-			f"{who} cannot listen on {host}:{port}: {exc.strerror}; choose another port (--port)"
+			f"{who} cannot listen on {host}:{port}: {exc.strerror}; {fix}"
 		) from exc
 	return sock

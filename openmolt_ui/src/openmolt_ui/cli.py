@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from openmolt_core import hookimpl
-from openmolt_core.agentfile import CommandParser
+from openmolt_core.agentfile import CommandParser, port
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.runstore import RunStore, default_path
 from openmolt_ui._listen import check_remote
@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 		"~/.local/state/openmolt/runs.db, where `openmolt` records its runs)",
 	)
 	parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
-	parser.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+	parser.add_argument("--port", type=port, default=0, help="the port (default: any free one)")
 	parser.add_argument(
 		"--allow-remote",
 		action="store_true",
@@ -85,6 +85,11 @@ def main(args: Sequence[str]) -> int:
 		)
 	warning = check_remote(ns.host, allow_remote=ns.allow_remote, who="openmolt ui")
 	store = RunStore(path)
+	# A folder or another program's file (`--store agent.json`) is said now, not as a traceback
+	# at each poll of a page that shows no runs; a path with nothing yet is said with its line.
+	empty = "" if path.exists() else ": no runs recorded there yet"
+	if not empty:
+		store.check()
 	viewer = Viewer(store=store, host=ns.host, port=ns.port, allow_remote=ns.allow_remote)
 	if ns.files:
 		from openmolt_core.agentfile import check_ready, load
@@ -103,7 +108,9 @@ def main(args: Sequence[str]) -> int:
 			if warning:
 				print(f"openmolt ui: warning: {warning}", file=sys.stderr, flush=True)
 			print(f"openmolt ui: {viewer.url}", file=sys.stderr, flush=True)
-			print(f"openmolt ui: showing {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+			print(
+				f"openmolt ui: showing {path}{empty} (Ctrl-C to stop)", file=sys.stderr, flush=True
+			)
 			await _until_stopped()
 		print("openmolt ui: stopped", file=sys.stderr, flush=True)
 

@@ -129,6 +129,9 @@ class Viewer:
 		register_key(self, self.token)  # masked in logs (an access line's ?token=) and runs
 		self.host = host
 		self.port = port
+		self.options: tuple[str, str] = ("--host", "--port")
+		"""The command's options for `host` and `port`, named when the address cannot be used
+		(``openmolt serve`` sets ``--ui-host`` and ``--ui-port``)."""
 		self.poll = poll
 		self.store: RunStore | None = (
 			store if isinstance(store, RunStore) or store is None else RunStore(store)
@@ -729,7 +732,7 @@ class Viewer:
 		return f"http://{host}:{self.port}/?token={self.token}"
 
 	def _socket(self) -> socket.socket:
-		sock = listen(self.host, self.port, who="the run viewer")
+		sock = listen(self.host, self.port, who="the run viewer", options=self.options)
 		self.port = sock.getsockname()[1]
 		return sock
 

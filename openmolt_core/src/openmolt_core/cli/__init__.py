@@ -53,7 +53,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TextIO
 
 from openmolt_core._support.docs import docs_url
-from openmolt_core.cli._argparse import CommandParser
+from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._exit import EXIT_CODES, ExitCode
 from openmolt_core.cli._terminal import printable, printing
 from openmolt_core.cli._voice import FILE_ADVICE as _FILE_ADVICE  # noqa: F401  (tests read it)
@@ -425,13 +425,13 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 			)
 		session = await cli_session(loaded.agent.name, ns.session)
 		progress.line(f"session: {session.session_id}")
-	if (loaded.schedules or loaded.om.schedules) and not ns.once:
-		if ns.ui:
-			go = partial(serve, loaded, input, progress, on_stop=ns.on_stop)
-			return await run_with_ui(loaded, go, progress.line, linger=False)
-		return await serve(loaded, input, progress, on_stop=ns.on_stop)
-	# A person at a terminal gets a summary; pipes and --json get the JSON result.
+	# A person at a terminal gets a summary; pipes and --json get the JSON result (or record).
 	readable = not ns.json and sys.stdout.isatty()
+	if (loaded.schedules or loaded.om.schedules) and not ns.once:
+		go = partial(serve, loaded, input, progress, on_stop=ns.on_stop, readable=readable)
+		if ns.ui:
+			return await run_with_ui(loaded, go, progress.line, linger=False)
+		return await go()
 	stream = readable and not ns.no_stream  # the message as it is written, on a terminal
 	once = partial(
 		run_once,
@@ -495,13 +495,11 @@ def _schedules_command(args: list[str]) -> int:
 	)
 	parser.add_argument("file", help="the agent file: agent.json or agent.py")
 	parser.add_argument(
-		"-n", "--count", type=int, default=5, help="fire times per schedule (default: 5)"
+		"-n", "--count", type=count, default=5, help="fire times per schedule (default: 5)"
 	)
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	parser.add_argument("--env-file", help="the .env file to read (default: ./.env if present)")
 	ns = parser.parse_args(args)
-	if ns.count < 1:
-		parser.error("--count must be at least 1")
 	return list_schedules(ns.file, count=ns.count, as_json=ns.json, env_file=ns.env_file)
 
 
@@ -509,7 +507,10 @@ def _info_command(name: str, args: list[str]) -> int:
 	from openmolt_core.cli._info import list_integrations, list_plugins, list_tools, print_schema
 	from openmolt_core.openmolt import OpenMolt
 
-	parser = CommandParser(prog=f"openmolt {name}", description=_SUMMARY[name] + ".")
+	summary = _SUMMARY[name]
+	parser = CommandParser(
+		prog=f"openmolt {name}", description=f"{summary[0].upper()}{summary[1:]}."
+	)
 	if name == "integrations":  # what a user who has not met `tools` types first
 		name = "tools"
 	if name == "tools":
@@ -608,18 +609,24 @@ def _completion_command(args: list[str]) -> int:
 
 	if _ASKED.intersection(args):  # a Tab: the plugins' commands (and their imports) not loaded
 		return _completion.main(args, [], None)
-	from openmolt_core.cli._commands import PLUGIN_COMMANDS, registered
+	probed: set[str] = set()
 
-	found = registered()
-	commands = [*_SUMMARY, *(name for name in found if name not in _SUMMARY)]
-	# A command's options are read by starting it with --help (it stops as its parser parses):
-	# only the core's and OpenMolt's own distributions' commands, which parse first. Another
-	# distribution's command might not use argparse, and would then run.
-	probed = {name for name in _SUMMARY if name not in PLUGIN_COMMANDS} | {
-		name
-		for name, command in found.items()
-		if command.distribution == f"openmolt-{PLUGIN_COMMANDS.get(name)}"
-	}
+	def commands() -> list[str]:
+		# Read once the arguments parse: `completion --help` or a mistyped shell loads no plugin
+		# (DBOS alone takes seconds to import).
+		from openmolt_core.cli._commands import PLUGIN_COMMANDS, registered
+
+		found = registered()
+		# A command's options are read by starting it with --help (it stops as its parser
+		# parses): only the core's and OpenMolt's own distributions' commands, which parse
+		# first. Another distribution's command might not use argparse, and would then run.
+		probed.update(name for name in _SUMMARY if name not in PLUGIN_COMMANDS)
+		probed.update(
+			name
+			for name, command in found.items()
+			if command.distribution == f"openmolt-{PLUGIN_COMMANDS.get(name)}"
+		)
+		return [*_SUMMARY, *(name for name in found if name not in _SUMMARY)]
 
 	def run(name: str, rest: list[str]) -> object:
 		return _dispatch([name, *rest]) if name in probed else None
@@ -721,6 +728,22 @@ def _ending() -> None:
 	gc.freeze()
 
 
+def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+	"""The one OpenMolt error ``group`` holds, however deeply nested; else the group itself."""
+	leaves: list[BaseException] = []
+
+	def walk(found: BaseException) -> None:
+		if isinstance(found, BaseExceptionGroup):
+			for inner in found.exceptions:
+				walk(inner)
+		else:
+			leaves.append(found)
+
+	walk(group)
+	only = leaves[0] if len(leaves) == 1 else None
+	return only if isinstance(only, OpenMoltError) else group
+
+
 def main(argv: Sequence[str] | None = None) -> int:
 	"""Run the ``openmolt`` command.
 
@@ -738,7 +761,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 	python = not prompt and any(a.endswith(".py") and not a.startswith("-") for a in args)
 	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt, python=python)
 	try:
-		code = _dispatch(args)
+		try:
+			code = _dispatch(args)
+		except ExceptionGroup as group:
+			# A task group's one error (a viewer that cannot listen beside `openmolt serve`'s
+			# schedules) is said as itself, not as "unhandled errors in a TaskGroup".
+			raise _only_error(group) from group
 		sys.stdout.flush()
 		return int(code)
 	except BrokenPipeError:

@@ -14,12 +14,54 @@ import sys
 import textwrap
 from typing import Any, NoReturn
 
-__all__ = ["CommandParser"]
+__all__ = ["CommandParser", "count", "port"]
 
 _UNKNOWN = "unrecognized arguments: "
 _REQUIRED = "the following arguments are required: "
 _NUMBER = re.compile(r"^-\d+(\.\d*)?$")
 _CHOICE = re.compile(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def count(text: str) -> int:
+	"""``-n``'s value (``type=count``): a whole number of at least 1.
+
+	``openmolt logs -n 0`` said "no runs recorded yet" of a store full of them, and ``-n -3``
+	listed every run; every ``-n`` of the command now refuses both as it parses.
+
+	Args:
+		text: What was written after the option.
+
+	Raises:
+		argparse.ArgumentTypeError: ``text`` is not a whole number, or is less than 1.
+	"""
+	try:
+		number = int(text)
+	except ValueError:
+		raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+	if number < 1:
+		raise argparse.ArgumentTypeError(f"give at least 1, not {number}")
+	return number
+
+
+def port(text: str) -> int:
+	"""An option's TCP port (``type=port``): 0 to 65535, 0 for any free one.
+
+	``--port 99999`` is then said as a usage error naming the option, not an `OverflowError`
+	from the socket (or, inside a server's task group, an "unhandled errors in a TaskGroup").
+
+	Args:
+		text: What was written after the option.
+
+	Raises:
+		argparse.ArgumentTypeError: ``text`` is not a whole number from 0 to 65535.
+	"""
+	try:
+		number = int(text)
+	except ValueError:
+		number = -1
+	if not 0 <= number <= 65535:
+		raise argparse.ArgumentTypeError(f"{text!r} is not a port; give 1-65535, or 0 for any")
+	return number
 
 
 class _WholeWords(argparse.HelpFormatter):
@@ -162,5 +204,8 @@ class CommandParser(argparse.ArgumentParser):
 		choices = [c.strip().strip("'") for c in listed.split(",")]
 		close = typo_of(word, choices, cutoff=0.5)
 		hint = f"; did you mean {close!r}?" if close else ""
+		for action in self._actions:  # `list|show|prune`, a metavar: said by its dest (action)
+			if action.dest and action.metavar == argument and not action.option_strings:
+				argument = action.dest
 		what = f"{argument}: no such choice" if argument.startswith("-") else f"no such {argument}"
 		self.exit(2, f"{self.prog}: {what} {word!r}{hint} (choose from {', '.join(choices)})\n")

@@ -334,7 +334,8 @@ def script(
 
 	Args:
 		shell: ``bash``, ``zsh`` or ``fish``.
-		commands: The subcommand names.
+		commands: The subcommand names, or what gives them (called once the arguments parse and
+			name a shell: ``--help`` or a mistyped shell loads no plugin command).
 		options: Each subcommand's long options (``run`` and agent files get the run options).
 		words: The words each subcommand's first argument takes (``keys``: set, list...).
 		values: Each subcommand's options' values (`values_of`; the run options' are read here).
@@ -492,7 +493,7 @@ def _models_key() -> str:
 
 def main(
 	args: list[str],
-	commands: Sequence[str],
+	commands: Sequence[str] | Callable[[], Sequence[str]],
 	run: Callable[[str, list[str]], object] | None = None,
 	actions: Mapping[str, Sequence[str]] | None = None,
 	first_words: Mapping[str, Sequence[str]] | None = None,
@@ -504,7 +505,8 @@ def main(
 
 	Args:
 		args: The arguments after ``completion``.
-		commands: The subcommand names.
+		commands: The subcommand names, or what gives them (called once the arguments parse and
+			name a shell: ``--help`` or a mistyped shell loads no plugin command).
 		run: Runs a subcommand with its arguments (to read its options; None: none read).
 		actions: A command's action words that its parser does not list as choices (``auth``:
 			list, revoke); each one's options are read, as those of ``keys set``.
@@ -550,6 +552,8 @@ def main(
 		return 0
 	if ns.shell is None:
 		parser.error("name the shell: bash, zsh or fish")
+	if callable(commands):
+		commands = commands()
 	options: dict[str, list[str]] = {}
 	words: dict[str, list[str]] = {}
 	values: dict[str, dict[str, list[str] | None]] = {}

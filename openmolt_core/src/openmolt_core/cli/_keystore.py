@@ -477,7 +477,8 @@ def main(args: list[str]) -> int:
 	drop = sub.add_parser("remove", help="forget a stored key")
 	drop.add_argument("name")
 	drop.add_argument("key", nargs="?")
-	sub.add_parser("list", help="the stored variables (never their values)")
+	listing = sub.add_parser("list", help="the stored variables (never their values)")
+	listing.add_argument("--json", action="store_true", help="print JSON: the variables' names")
 	sub.add_parser("path", help="print the key store's file")
 	word = args[0] if args else ""
 	if word in _NEVER_PRINTED:  # `llm keys get openai`: a value is not shown here
@@ -498,6 +499,9 @@ def main(args: list[str]) -> int:
 		return 0
 	if ns.action == "list":
 		stored = load()
+		if ns.json:  # as `sessions list --json` and `auth list --json`: `[]` when there is none
+			print(json.dumps(list(stored), indent=2))
+			return 0
 		for variable in stored:
 			print(variable)
 		if not stored:  # said on stderr: stdout stays the list, empty, for scripts

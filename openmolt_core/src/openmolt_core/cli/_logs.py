@@ -21,7 +21,7 @@ import anyio
 
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.words import quantity
-from openmolt_core.cli._argparse import CommandParser
+from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._terminal import excerpt, printable
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunStatus
@@ -70,13 +70,19 @@ def _when(iso: str) -> str:
 
 
 def _cost(usage: dict[str, Any] | None) -> str:
-	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it."""
+	"""``1,234 tokens, $0.0012``, or ``..., cost unknown`` as a run's summary says it.
+
+	A run that used no token (it failed before the model answered) has no cost to tell:
+	``0 tokens``, as its summary says it, not "cost unknown".
+	"""
 	usage = usage or {}
 	tokens = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
 	from openmolt_core._support.words import money
 
 	unpriced = usage.get("unpriced_calls")
 	said = money(usage.get("cost_usd"), unpriced if isinstance(unpriced, int) else 0)
+	if said is None and not tokens:
+		return quantity(tokens, "token")
 	return f"{quantity(tokens, 'token')}, {said or 'cost unknown'}"
 
 
@@ -244,6 +250,11 @@ async def _main(ns: argparse.Namespace) -> int:
 						f"no run {ns.run_id!r} in {store.path}; `openmolt logs --agent "
 						f"{shlex.quote(named[0])}` lists that agent's runs"
 					)
+				if ns.run_id == "search":  # `openmolt logs search`, the text forgotten
+					raise ConfigurationError(
+						"`openmolt logs search` needs the text to find: `openmolt logs search "
+						"TEXT` (or -q TEXT) lists the runs whose input, output or error has it"
+					)
 				import shlex
 
 				raise ConfigurationError(
@@ -259,20 +270,24 @@ async def _main(ns: argparse.Namespace) -> int:
 	# unless a filter finds them (`--agent Judge`: a guardrail agent's runs).
 	found = ns.agent is not None or ns.status is not None or ns.search is not None
 	runs = await store.runs(
-		ns.count,
+		ns.count + 1,  # one more: whether -n left some out, said as `sessions list` says it
 		agent=ns.agent,
 		status=ns.status,
 		search=ns.search,
 		user=ns.user,
 		top_level=not found,
 	)
+	more, runs = len(runs) > ns.count, runs[: ns.count]
 	if ns.json:
 		_show(
 			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
 			+ "\n"
 		)
 	elif runs:
-		_show(_list(runs))
+		shown = _list(runs)
+		if more:
+			shown += f"(the {ns.count:,} latest; -n {ns.count * 2} shows more)\n"
+		_show(shown)
 	else:  # said on stderr: stdout stays the list, empty, for scripts
 		filters = [
 			f"{name} {value!r}"
@@ -323,7 +338,7 @@ def main(args: list[str]) -> int:
 		metavar="RUN_ID | search TEXT",
 		help="show this run with its events (its id, or a unique prefix); `search TEXT` is -q TEXT",
 	)
-	parser.add_argument("-n", "--count", type=int, default=10, help="how many runs (default 10)")
+	parser.add_argument("-n", "--count", type=count, default=10, help="how many runs (default 10)")
 	parser.add_argument(
 		"-q",
 		"--search",

@@ -44,7 +44,7 @@ from openmolt_core.cli._keys import (
 	snapshot_environ,
 )
 from openmolt_core.cli._progress import Progress, ask_on_terminal, set_active, to_json
-from openmolt_core.cli._terminal import printable
+from openmolt_core.cli._terminal import excerpt, printable
 from openmolt_core.cli._voice import for_the_command
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError, RunError
 from openmolt_core.observe import started_by
@@ -454,8 +454,10 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 		try:
 			module = importlib.import_module(module_name)
 		except ImportError as exc:
+			near = _near_module(module_name) if exc.name == module_name else None
+			hint = f"; did you mean {near}:{attribute}?" if near else ""
 			raise ConfigurationError(
-				f"--tool {reference!r}: cannot import {module_name}: {exc}"
+				f"--tool {reference!r}: cannot import {module_name}: {exc}{hint}"
 			) from None
 		except Exception as exc:  # the module itself fails: its file and line, as an agent.py's
 			found = importlib.util.find_spec(module_name)
@@ -476,6 +478,23 @@ def _import_tool(reference: str) -> Callable[..., Any]:
 	return function  # type: ignore[no-any-return]  # checked callable just above
 
 
+def _near_module(name: str) -> str | None:
+	"""A module beside the user whose name ``name`` mistypes (``mytool`` for ``mytools.py``)."""
+	from openmolt_core._support.suggest import typo_of
+
+	if "." in name:
+		return None
+	try:
+		names = [
+			entry.stem if entry.suffix == ".py" else entry.name
+			for entry in Path.cwd().iterdir()
+			if (entry.suffix == ".py" and entry.is_file()) or (entry / "__init__.py").is_file()
+		]
+	except OSError:
+		return None
+	return typo_of(name, sorted(names), cutoff=0.75)
+
+
 def _tool_file(reference: str, path: Path) -> Any:
 	"""The module of a ``--tool`` given by its file (``./tools.py:add``, as ``llm --functions``)."""
 	import importlib.util
@@ -483,7 +502,16 @@ def _tool_file(reference: str, path: Path) -> Any:
 	from openmolt_core._support.paths import read_file
 
 	if not path.exists():
-		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}")
+		from openmolt_core._support.suggest import typo_of
+
+		try:
+			beside = sorted(e.name for e in path.parent.iterdir() if e.suffix == ".py")
+		except OSError:
+			beside = []
+		near = typo_of(path.name, beside, cutoff=0.75)
+		attribute = reference.rpartition(":")[2]
+		hint = f"; did you mean {path.with_name(near)}:{attribute}?" if near else ""
+		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}{hint}")
 	try:
 		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
 	except OSError as exc:
@@ -895,16 +923,27 @@ async def cli_session(agent_name: str, session_id: str | None) -> SQLiteSession:
 	Args:
 		agent_name: The agent's name (``-c`` continues its last conversation).
 		session_id: ``--session``'s id; None for ``-c``.
+
+	Raises:
+		ConfigurationError: The sessions' file cannot be used (a folder, not a database).
 	"""
+	import sqlite3
 	import uuid
 
-	from openmolt_core.sessions import SQLiteSession
+	from openmolt_core.sessions import SQLiteSession, default_path
 
 	scope = f"cli:{agent_name}"
-	if session_id is None:
-		session_id = await SQLiteSession.last(scope) or uuid.uuid4().hex[:12]
-	session = SQLiteSession(session_id)
-	await session.mark_last(scope)
+	try:
+		if session_id is None:
+			session_id = await SQLiteSession.last(scope) or uuid.uuid4().hex[:12]
+		session = SQLiteSession(session_id)
+		await session.mark_last(scope)
+	except (OSError, sqlite3.Error) as exc:  # a folder, another program's file: not a traceback
+		why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+		raise ConfigurationError(
+			f"{default_path()} cannot hold the conversations (--session, -c): {why}; set "
+			"OPENMOLT_SESSIONS to a file in a folder you can write"
+		) from None
 	return session
 
 
@@ -1007,6 +1046,26 @@ async def run_once(
 	return for_status(result.status)
 
 
+def _print_record(record: Any, loaded: Loaded, progress: Progress, spec: Any) -> None:
+	"""A scheduled run's record on a terminal: the schedule and due time, then the run's summary.
+
+	A record without a result (a skipped due time, a run that could not start) is one line,
+	with its note and its error.
+	"""
+	due = _when(record.due, spec) if spec is not None else f"{record.due:%Y-%m-%d %H:%M:%S %Z}"
+	head = f"{record.agent}: schedule {record.schedule_id}, due {due}"
+	lines = [f"{head}:" if record.result is not None else f"{head}: {record.status}"]
+	if record.note:
+		lines.append(f"note: {record.note}")
+	if record.result is None and record.error:
+		lines.append(f"error: {excerpt(record.error, whole='--json prints it whole')}")
+	sys.stdout.write(printable("\n".join(lines) + "\n"))
+	if record.result is not None:
+		_print_result(record.result, loaded, progress, readable=True)
+	sys.stdout.write("\n")  # a blank line between two runs' records
+	sys.stdout.flush()
+
+
 def _when(moment: datetime | None, spec: Any) -> str:
 	if moment is None:
 		return "never (paused)"
@@ -1070,8 +1129,17 @@ def _watch_refresh_tokens(loaded: Loaded) -> Loaded:
 	return loaded
 
 
-async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str) -> int:
+async def serve(
+	loaded: Loaded, input: Any, progress: Progress, *, on_stop: str, readable: bool = False
+) -> int:
 	"""Serve the agent's schedules until SIGINT or SIGTERM; each run's record goes to stdout.
+
+	Args:
+		loaded: The agent file, loaded.
+		input: The runs' input (a schedule's own wins).
+		progress: Where progress lines go.
+		on_stop: ``finish`` or ``cancel`` the run in flight at the first signal.
+		readable: Print each record as a person reads it (on a terminal), else as a JSON line.
 
 	Returns:
 		`ExitCode.SUCCESS`: stopping is how serving ends, as for ``openmolt serve``, ``ui`` and
@@ -1087,12 +1155,15 @@ async def serve(loaded: Loaded, input: Any, progress: Progress, *, on_stop: str)
 	stopping = False
 
 	def ended(event: Any) -> None:
-		_print(event.record.to_dict(), indent=None)
 		schedule = (
 			om.scheduler.get(event.schedule_id)
 			if event.schedule_id in {s.id for s in om.schedules}
 			else None
 		)
+		if readable:
+			_print_record(event.record, loaded, progress, schedule.spec if schedule else None)
+		else:
+			_print(event.record.to_dict(), indent=None)
 		following = ""
 		if schedule is not None and not stopping:  # after a stop there is no next run
 			following = f"; next run {_when(schedule.next_run, schedule.spec)}"

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from openmolt_core._support.words import quantity
-from openmolt_core.cli._argparse import CommandParser
+from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._logs import _days
 
 __all__ = ["ACTIONS", "main"]
@@ -345,17 +345,6 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
 	)
 
 
-def _count(text: str) -> int:
-	"""``-n``'s value: a whole number of at least 1."""
-	try:
-		count = int(text)
-	except ValueError:
-		raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-	if count < 1:
-		raise argparse.ArgumentTypeError(f"give at least 1, not {count}")
-	return count
-
-
 def main(args: list[str]) -> int:
 	"""Run ``openmolt sessions``.
 
@@ -375,7 +364,7 @@ def main(args: list[str]) -> int:
 		"in, how many items it keeps, and how many pruning removed. Only reads the store.",
 	)
 	listing.add_argument(
-		"-n", "--count", type=_count, default=20, help="how many sessions (default 20)"
+		"-n", "--count", type=count, default=20, help="how many sessions (default 20)"
 	)
 	listing.add_argument("--json", action="store_true", help="print JSON")
 	_store_option(listing)
