@@ -295,3 +295,26 @@ async def test_a_queued_run_that_started_after_the_answer_then_failed_keeps_its_
 			await anyio.sleep(0.5)
 			assert len(model.requests) == 2  # nothing ran again
 	await om.aclose()
+
+
+async def test_a_run_that_did_not_start_is_kept_with_the_user_it_was_to_act_for(
+	tmp_path: Path,
+) -> None:
+	"""A chat's or a named caller's run that failed before it started is found by its user
+	(`openmolt logs --user`), the user masked like everything else; a run for nobody has none."""
+	from openmolt_serve._launch import record_unstarted
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	agent = om.create_agent(name="Desk", model=ScriptedModel([finish("x")]))
+	om.secrets.add("user-secret-token-42")
+	failed = RuntimeError("the session store is down")
+	await record_unstarted(agent, "r-1", "hi", failed, trigger="chat", user="telegram:42")
+	await record_unstarted(
+		agent, "r-2", "hi", failed, trigger="agui", user="agui:Desk:user-secret-token-42"
+	)
+	await record_unstarted(agent, "r-3", "hi", failed, trigger="webhook")
+	assert om.run_store is not None
+	found = {r.run_id: r.user for r in await om.run_store.runs()}
+	assert found == {"r-1": "telegram:42", "r-2": "agui:Desk:[redacted]", "r-3": None}
+	assert [r.run_id for r in await om.run_store.runs(user="telegram:42")] == ["r-1"]
+	await om.aclose()

@@ -561,6 +561,7 @@ class RunStore(RunObserver):
 		trigger: dict[str, Any] | None,
 		error: str,
 		model: str = "",
+		user: str | None = None,
 	) -> bool:
 		"""Record a run that failed before it started: a row with status ``error`` and the reason.
 
@@ -576,6 +577,7 @@ class RunStore(RunObserver):
 			trigger: What started it (`openmolt_core.observe.started_by`'s kind and details).
 			error: Why it did not start (masked).
 			model: The agent's model, if known.
+			user: The end user it was to act for (masked; `StoredRun.user`), if any.
 
 		Returns:
 			Whether a row was written (False: the run had one).
@@ -592,6 +594,7 @@ class RunStore(RunObserver):
 			error,
 			os.getpid(),
 			_dumps(trigger),
+			user,
 		)
 
 		def write() -> bool:
@@ -600,8 +603,8 @@ class RunStore(RunObserver):
 				with conn:
 					written = conn.execute(
 						"INSERT OR IGNORE INTO agent_runs (run_id, agent, model, status, started,"
-						" updated, ended, input, error, pid, trigger) VALUES (?, ?, ?, 'error', ?,"
-						" ?, ?, ?, ?, ?, ?)",
+						" updated, ended, input, error, pid, trigger, end_user) VALUES (?, ?, ?,"
+						" 'error', ?, ?, ?, ?, ?, ?, ?, ?)",
 						row,
 					)
 					return written.rowcount == 1

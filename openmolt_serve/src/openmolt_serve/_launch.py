@@ -310,6 +310,7 @@ async def record_unstarted(
 	trigger: str,
 	where: str = "",
 	sender: str | None = None,
+	user: str | None = None,
 ) -> None:
 	"""Record a trigger's run that failed before it started, where its user looks for it.
 
@@ -329,6 +330,8 @@ async def record_unstarted(
 		trigger: The trigger's kind (``webhook``, ``chat``).
 		where: Which one (the agent's name, ``telegram:Support``).
 		sender: Who wrote the input, when known.
+		user: The end user the run was to act for (a chat's sender, a named caller), kept with
+			it (`openmolt logs --user` finds it), masked.
 	"""
 	store = OpenMolt.of(agent).run_store
 	if store is None:
@@ -349,6 +352,7 @@ async def record_unstarted(
 			trigger=origin,
 			error=redact(reason),
 			model=f"{agent.provider_name}:{agent.model}" if agent.provider_name else agent.model,
+			user=None if user is None else redact(user),
 		)
 	except Exception as exc:
 		log.warning("the run store could not record the run %s: %s", run_id, type(exc).__name__)
@@ -530,7 +534,14 @@ class Launcher:
 					log.exception("after the run %s of %s failed to start", run_id, agent.name)
 			if resume is None:  # a resumed run has its row: its own failure is its caller's
 				await record_unstarted(
-					agent, run_id, input, error, trigger=trigger, where=where, sender=sender
+					agent,
+					run_id,
+					input,
+					error,
+					trigger=trigger,
+					where=where,
+					sender=sender,
+					user=user,
 				)
 
 		return await self._launch(
