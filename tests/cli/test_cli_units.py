@@ -71,6 +71,27 @@ def test_resolve_keys_sets_the_winner_and_reports_sources(tmp_path: Path) -> Non
 	]
 
 
+def test_a_local_servers_missing_key_is_said_to_be_needed_only_if_it_asks() -> None:
+	"""--verbose told a user of Ollama to set OPENMOLT_OLLAMA_API_KEY, which it needs not; a
+	hosted provider's and an integration's missing key is still to be set."""
+	reports = resolve_keys(
+		[
+			("ollama", "ollama", {}),
+			("anthropic", "anthropic", {}),
+			("integrations.notion", "notion", {}),
+		],
+		environ={},
+		dotenv={},
+		dotenv_path=Path(".env"),
+		file=Path("a.json"),
+	)
+	assert [r.line() for r in reports] == [
+		"no key for ollama (none needed unless the server asks: OPENMOLT_OLLAMA_API_KEY)",
+		"no key for anthropic (set OPENMOLT_ANTHROPIC_API_KEY)",
+		"no key for integrations.notion (set OPENMOLT_NOTION_API_KEY)",
+	]
+
+
 def test_positions_find_the_line_of_every_key_and_item() -> None:
 	"""Nested keys and array items map to their lines; keys are normalized."""
 	text = json.dumps({"a": 1, "outputSchema": {"x": [1, {"y_z": 2}]}}, indent=2)

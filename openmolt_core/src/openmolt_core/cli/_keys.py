@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from openmolt_core._envvars import blank, env_var  # one spelling of the variable names
+from openmolt_core.cli._early import KEYED_PROVIDERS
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
@@ -98,14 +99,19 @@ class KeyReport:
 		owner: ``openai`` or ``integrations.notion``.
 		variable: The environment variable that would hold it.
 		source: A description of the source, or None when no key was found.
+		optional: Whether the run goes on without it (a local model server, which most often
+			asks for none).
 	"""
 
 	owner: str
 	variable: str
 	source: str | None
+	optional: bool = False
 
 	def line(self) -> str:
 		"""One line for verbose output; never the value."""
+		if self.source is None and self.optional:
+			return f"no key for {self.owner} (none needed unless the server asks: {self.variable})"
 		if self.source is None:
 			return f"no key for {self.owner} (set {self.variable})"
 		return f"key for {self.owner}: from {self.source}"
@@ -251,8 +257,14 @@ def resolve_keys(
 			if key in found or key == "apiKey":
 				owner = label if key == "apiKey" else f"{label}.{key}"
 				where_from = found[key][2] if key in found else None
+				optional = not integration and name not in KEYED_PROVIDERS
 				reports.append(
-					KeyReport(owner=owner, variable=env_var(name, key), source=where_from)
+					KeyReport(
+						owner=owner,
+						variable=env_var(name, key),
+						source=where_from,
+						optional=optional,
+					)
 				)
 	return reports
 
