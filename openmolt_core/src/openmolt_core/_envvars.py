@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 __all__ = [
 	"AGENT_SECRETS",
+	"KEYED_PROVIDERS",
 	"agent_secret_variable",
 	"blank",
 	"blank_variables",
@@ -19,6 +20,10 @@ __all__ = [
 	"installed_owners",
 	"key_of_variable",
 ]
+
+KEYED_PROVIDERS = ("anthropic", "google", "openai")
+"""The built-in providers whose official API needs a key (a test checks this against them); a
+local model server's (Ollama, vLLM...) most often needs none."""
 
 
 def blank(value: object) -> bool:

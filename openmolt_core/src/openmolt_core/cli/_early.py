@@ -16,10 +16,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEYED_PROVIDERS", "missing_provider_key", "near_variable", "no_key"]
+from openmolt_core._envvars import KEYED_PROVIDERS  # re-exported: the check before a run reads it
 
-KEYED_PROVIDERS = ("anthropic", "google", "openai")
-"""The built-in providers whose official API needs a key (a test checks this against them)."""
+__all__ = ["KEYED_PROVIDERS", "missing_provider_key", "near_variable", "no_key"]
 
 
 def _variable(name: str, suffix: str) -> str:

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openmolt_core._envvars import blank, env_var  # one spelling of the variable names
-from openmolt_core.cli._early import KEYED_PROVIDERS
+from openmolt_core._envvars import (  # one spelling of the variable names
+	KEYED_PROVIDERS,
+	blank,
+	env_var,
+)
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
