@@ -705,3 +705,29 @@ async def test_sqlite_restart_of_a_short_interval_applies_skip_once(
 	got = [(r.status, int((r.due - T0).total_seconds())) for r in schedule.history]
 	assert got == expected
 	assert schedule.history[0].note.startswith(note)
+
+
+async def test_a_due_time_with_none_after_it_still_runs(monkeypatch, caplog) -> None:
+	"""A due time whose next one cannot be computed runs on time; the schedule stops after it."""
+	import logging
+
+	from openmolt_core import scheduler as module
+
+	real = module.next_run
+
+	def next_run(spec, after, *, anchor=None):
+		if after >= T0 + timedelta(seconds=60):
+			raise ValueError("no time after this one")
+		return real(spec, after, anchor=anchor)
+
+	monkeypatch.setattr(module, "next_run", next_run)
+	model = finishes(1)
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	with caplog.at_level(logging.ERROR, logger="openmolt"):
+		async with om:
+			await clock.advance(minutes=3)
+	assert [(r.status, r.due) for r in om.scheduler.get(sid).history] == [
+		("success", T0 + timedelta(seconds=60))
+	]
+	assert any("cannot be computed" in r.getMessage() for r in caplog.records)

@@ -859,7 +859,10 @@ class Scheduler:
 		spec, anchor = schedule.spec, schedule._anchor
 		count, last = 1, due
 		for _ in range(_WALK):
-			following = next_run(spec, last, anchor=anchor)
+			try:
+				following = next_run(spec, last, anchor=anchor)
+			except Exception:  # none after it: it is the last (the loop says so next)
+				return str(count), last
 			if following > now:
 				return str(count), last
 			count, last = count + 1, following
