@@ -11,13 +11,15 @@ async with om:                      # runs the schedules until the block ends
 Runs of one agent never overlap: a run due while another is going is skipped and reported with a
 ``schedule:skip`` event. A run that fails is reported (``schedule:end`` with status ``error``, and
 the log) and the schedule goes on. Runs missed while the process was down or asleep follow the
-schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up.
+schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up, once. Only the
+latest due time up to now may still run on time (within the grace, at most half the schedule's
+period): a short interval woken late runs once, never a burst of the due times it slept through.
 
 Schedulers that share a ``store`` (two processes, or two instances of one process, serving one
 agent's schedule) fire each schedule from one of them: the first to serve it holds its lease in the
 file and renews it at each due time; the others log a warning naming it and fire nothing while
 the lease lasts. When the holder stops (or its process is gone, or it left a due time unhandled
-for half the grace), another takes the schedule over from the cursor in the file, so no due time
+for half the schedule's grace), another takes the schedule over from the cursor in the file, so no due time
 runs twice and none is lost. A schedule is keyed there by its id and its agent's name: two
 agents whose schedules share an id keep their own cursor and history.
 
@@ -102,7 +104,7 @@ class ScheduleStoreWarning(ScheduleWarning):
 	"""A schedule's SQLite store cannot be used: it does not fire until the store answers again.
 
 	Said once per schedule, with the file, the error and the fix; the store is tried again every
-	half grace.
+	lease (half the schedule's grace, at least a second).
 	"""
 
 
@@ -445,9 +447,11 @@ class Scheduler:
 	Args:
 		clock: Where time comes from (default: the system clock).
 		store: A SQLite file for run history and missed-run detection across restarts.
-		grace: Seconds a run may start late and still count as on time (not missed). With a
-			shared ``store``, a scheduler takes over a schedule whose holder left a due time
-			unhandled for half of it.
+		grace: Seconds a run may start late and still count as on time (not missed); for each
+			schedule at most half the gap to its next due time, and only the latest due time up
+			to now is on time (the earlier ones were missed: one record, by ``missedRuns``). With
+			a shared ``store``, a scheduler takes over a schedule whose holder left a due time
+			unhandled for half of the schedule's grace (at least a second).
 		history_size: Records kept in memory per schedule.
 		backend: Turns due times into runs (default: `LocalScheduleBackend`, in this process).
 	"""
