@@ -102,6 +102,38 @@ async def test_two_schedulers_on_one_store_fire_each_due_time_once(tmp_path) -> 
 	)
 
 
+@pytest.mark.parametrize("policy", ["skip", "run_once"])
+async def test_two_schedulers_waking_late_on_a_short_interval_run_once_between_them(
+	tmp_path, policy
+) -> None:
+	"""Both schedulers of a 3 s interval sleep through 30 s: one run (or one skip) between them,
+	no due time handled twice and no burst of overlaps."""
+	from openmolt_core.scheduler import ScheduleWarning
+
+	db = tmp_path / "runs.sqlite"
+	clock = FakeClock(T0)
+	spec = {"type": "interval", "value": 3, "missedRuns": policy}
+	(om1, a1), (om2, a2) = instance(clock, db), instance(clock, db)
+	sid = a1.schedule(spec)
+	a2.schedule(spec)
+	with pytest.warns(ScheduleWarning):
+		async with anyio.create_task_group() as tg:
+			await om1.start(tg)
+			await until(lambda: clock.sleeping == 1)
+			await om2.start(tg)
+			await until(lambda: clock.sleeping == 2)
+			clock.jump(seconds=30)  # due times 3 … 30 passed; now is T0 + 30.5
+			await clock.advance(seconds=0.5)
+			both = [*om1.scheduler.get(sid).history, *om2.scheduler.get(sid).history]
+			await om1.stop()
+			await om2.stop()
+	assert len([r for r in both if r.status == "success"]) == 1
+	assert not any("overlap" in (r.note or "") for r in both)
+	assert len({r.due for r in both}) == len(both)
+	[ran] = [r for r in both if r.status == "success"]
+	assert ran.due == T0 + timedelta(seconds=30)
+
+
 async def test_a_standby_takes_over_when_the_owner_stops_without_repeat_or_loss(tmp_path) -> None:
 	"""The owner stops (its lease given up) after two due times: the other scheduler runs the
 	third on time and the ones after, and neither runs a due time the other ran."""
@@ -325,8 +357,9 @@ async def test_a_store_that_fails_to_answer_does_not_stop_the_scheduler(
 	with caplog.at_level(logging.ERROR, logger="openmolt"), pytest.warns(ScheduleWarning) as warned:
 		async with om:
 			await clock.advance(seconds=150)
-	# It counts from when it could read the file, half the grace later.
-	assert [r.due for r in schedule.history] == [T0 + timedelta(seconds=s) for s in (90, 150)]
+	# It counts from when it could read the file, a lease later: half the schedule's grace,
+	# which is at most half its 60 s period.
+	assert [r.due for r in schedule.history] == [T0 + timedelta(seconds=s) for s in (75, 135)]
 	assert any("cannot be read" in r.getMessage() for r in caplog.records)
 	# Said once where it shows (the library logs to a NullHandler), naming the file and the fix.
 	said = [str(w.message) for w in warned if "cannot be used" in str(w.message)]

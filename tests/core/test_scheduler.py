@@ -651,3 +651,83 @@ async def test_a_cursor_kept_under_an_id_derived_with_the_pause_is_read_once(tmp
 	assert schedule.history[0].due == T0 + timedelta(hours=1)
 	assert "5 runs missed" in (schedule.history[0].note or "")  # caught up from the old cursor
 	assert [r.schedule_id for r in await schedule.stored_history()] == [sid, sid]
+
+
+@pytest.mark.parametrize("policy", ["skip", "run_once"])
+async def test_waking_after_a_short_interval_runs_once_not_a_burst(policy) -> None:
+	"""A 3 s interval woken 30 s late runs its latest due time once: no catch-up burst, no overlaps.
+
+	With a 60 s grace, each of the ten due times of the last 30 s counted as on time: the first
+	ran and the nine others were each skipped as an overlap, even with ``missedRuns: skip``.
+	"""
+	model = GatedModel()
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 3, "missedRuns": policy})
+	async with om:
+		await clock.advance(seconds=1)
+		clock.jump(seconds=30)  # due times 3 … 30 passed while asleep; now is T0 + 31
+		await clock.advance(seconds=0.5)
+		history = list(om.scheduler.get(sid).history)
+		model.gate.set()
+		await clock.advance(seconds=0.1)
+	assert [r.status for r in history] == ["skipped"]
+	assert history[0].note.startswith("9 runs missed")
+	assert "overlap" not in (history[0].note or "")
+	assert model.calls == 1
+	[ran] = [r for r in om.scheduler.get(sid).history if r.status == "success"]
+	assert ran.due == T0 + timedelta(seconds=30)
+
+
+@pytest.mark.parametrize(
+	("after", "expected", "note"),
+	[
+		(43, [("skipped", 6), ("success", 42)], "12 runs missed"),  # 1 s late: on time
+		(44, [("skipped", 42)], "13 runs missed"),  # 2 s late: over half the 3 s period
+	],
+)
+async def test_sqlite_restart_of_a_short_interval_applies_skip_once(
+	tmp_path, after, expected, note
+) -> None:
+	"""A 3 s interval restarted with 'skip' records one skip, and runs its latest due time only if on time."""
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 3, "missedRuns": "skip"}
+	clock, om, agent = setup(finishes(1), schedule_store=db)
+	sid = agent.schedule(spec)
+	async with om:
+		await until(lambda: clock.sleeping)
+		await clock.advance(seconds=3)
+		await until(lambda: len(om.scheduler.get(sid).history) == 1)
+	_, om2, agent2 = setup(finishes(1), start=T0 + timedelta(seconds=after), schedule_store=db)
+	schedule = om2.scheduler.get(agent2.schedule(spec))
+	async with om2:
+		await until(lambda: len(schedule.history) == len(expected))
+		await anyio.sleep(0.05)
+	got = [(r.status, int((r.due - T0).total_seconds())) for r in schedule.history]
+	assert got == expected
+	assert schedule.history[0].note.startswith(note)
+
+
+async def test_a_due_time_with_none_after_it_still_runs(monkeypatch, caplog) -> None:
+	"""A due time whose next one cannot be computed runs on time; the schedule stops after it."""
+	import logging
+
+	from openmolt_core import scheduler as module
+
+	real = module.next_run
+
+	def next_run(spec, after, *, anchor=None):
+		if after >= T0 + timedelta(seconds=60):
+			raise ValueError("no time after this one")
+		return real(spec, after, anchor=anchor)
+
+	monkeypatch.setattr(module, "next_run", next_run)
+	model = finishes(1)
+	clock, om, agent = setup(model)
+	sid = agent.schedule({"type": "interval", "value": 60})
+	with caplog.at_level(logging.ERROR, logger="openmolt"):
+		async with om:
+			await clock.advance(minutes=3)
+	assert [(r.status, r.due) for r in om.scheduler.get(sid).history] == [
+		("success", T0 + timedelta(seconds=60))
+	]
+	assert any("cannot be computed" in r.getMessage() for r in caplog.records)

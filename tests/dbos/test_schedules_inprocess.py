@@ -165,6 +165,44 @@ async def test_runs_missed_while_every_worker_was_down_run_once_on_the_next_star
 	assert record.note == "catching up once: 3 runs missed while the process was down or asleep"
 
 
+async def test_a_short_interval_restarted_late_starts_one_workflow_not_a_burst(store: str) -> None:
+	"""A 3 s interval restarted 40 s later with 'skip' starts the latest due time's workflow only.
+
+	With the 60 s grace, each due time of the last minute counted as on time: each started a
+	workflow of its own, all but the first ending as overlaps, even with ``missedRuns: skip``.
+	"""
+	clock = FakeClock(T0)
+	om = OpenMolt(durability=store, entry_points=False, clock=clock)
+	agent = om.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	spec = {"type": "interval", "value": 3, "id": "digest", "missedRuns": "skip"}
+	agent.schedule(spec)
+	async with om:
+		await _until(lambda: _async(clock.sleeping))
+		await clock.advance(seconds=3)
+		await _until(lambda: _async(om.scheduler.get("digest").history))
+		om.scheduler.stop()
+	_forget()
+
+	later = FakeClock(T0 + timedelta(seconds=43))  # 1 s after the due time 42: on time
+	om2 = OpenMolt(durability=store, entry_points=False, clock=later)
+	agent2 = om2.create_agent(name="Digest", model=ScriptedModel([finish(result="ok")] * 3))
+	agent2.schedule(spec)
+	schedule = om2.scheduler.get("digest")
+	async with om2:
+		await _until(lambda: _async([r for r in schedule.history if r.status == "success"]))
+		runs = await _until(lambda: _settled(store))
+		om2.scheduler.stop()
+	_forget()
+	assert sorted(w for w in runs if w.startswith("digest@")) == sorted(
+		[due_id("digest", T0 + timedelta(seconds=s)) for s in (3, 42)]
+	)
+	assert [(r.status, r.due) for r in schedule.history] == [
+		("skipped", T0 + timedelta(seconds=6)),
+		("success", T0 + timedelta(seconds=42)),
+	]
+	assert (schedule.history[0].note or "").startswith("12 runs missed")
+
+
 async def test_run_now_moves_no_cursor_so_missed_runs_are_still_caught_up(store: str) -> None:
 	"""A run_now while every worker was down is a run of its own: the next start still finds
 	the due times missed since the last one and catches up once.

@@ -11,13 +11,15 @@ async with om:                      # runs the schedules until the block ends
 Runs of one agent never overlap: a run due while another is going is skipped and reported with a
 ``schedule:skip`` event. A run that fails is reported (``schedule:end`` with status ``error``, and
 the log) and the schedule goes on. Runs missed while the process was down or asleep follow the
-schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up.
+schedule's ``missed_runs`` policy: ``skip`` them, or ``run_once`` to catch up, once. Only the
+latest due time up to now may still run on time (within the grace, at most half the schedule's
+period): a short interval woken late runs once, never a burst of the due times it slept through.
 
 Schedulers that share a ``store`` (two processes, or two instances of one process, serving one
 agent's schedule) fire each schedule from one of them: the first to serve it holds its lease in the
 file and renews it at each due time; the others log a warning naming it and fire nothing while
 the lease lasts. When the holder stops (or its process is gone, or it left a due time unhandled
-for half the grace), another takes the schedule over from the cursor in the file, so no due time
+for half the schedule's grace), another takes the schedule over from the cursor in the file, so no due time
 runs twice and none is lost. A schedule is keyed there by its id and its agent's name: two
 agents whose schedules share an id keep their own cursor and history.
 
@@ -102,7 +104,7 @@ class ScheduleStoreWarning(ScheduleWarning):
 	"""A schedule's SQLite store cannot be used: it does not fire until the store answers again.
 
 	Said once per schedule, with the file, the error and the fix; the store is tried again every
-	half grace.
+	lease (half the schedule's grace, at least a second).
 	"""
 
 
@@ -445,9 +447,11 @@ class Scheduler:
 	Args:
 		clock: Where time comes from (default: the system clock).
 		store: A SQLite file for run history and missed-run detection across restarts.
-		grace: Seconds a run may start late and still count as on time (not missed). With a
-			shared ``store``, a scheduler takes over a schedule whose holder left a due time
-			unhandled for half of it.
+		grace: Seconds a run may start late and still count as on time (not missed); for each
+			schedule at most half the gap to its next due time, and only the latest due time up
+			to now is on time (the earlier ones were missed: one record, by ``missedRuns``). With
+			a shared ``store``, a scheduler takes over a schedule whose holder left a due time
+			unhandled for half of the schedule's grace (at least a second).
 		history_size: Records kept in memory per schedule.
 		backend: Turns due times into runs (default: `LocalScheduleBackend`, in this process).
 	"""
@@ -611,11 +615,21 @@ class Scheduler:
 			return None
 		return self.store
 
-	@property
-	def _lease(self) -> timedelta:
-		# How long a holder's lease outlasts the due time it waits for: half the grace, so a
-		# scheduler that takes over a due time left unhandled still runs it on time.
-		return timedelta(seconds=max(self.grace / 2, 1.0))
+	def _grace(self, schedule: Schedule, due: datetime) -> float:
+		# Seconds the due time may start late and still run on time: the scheduler's grace, at
+		# most half the gap to the schedule's next due time (a 3 s interval woken 50 s late has
+		# no due time 50 s old to run on time; a 60 s grace applied to it ran a burst of them).
+		try:
+			gap = (next_run(schedule.spec, due, anchor=schedule._anchor) - due).total_seconds()
+		except Exception:  # its times cannot be computed: the loop says so and stops it
+			return self.grace
+		return min(self.grace, gap / 2)
+
+	def _lease(self, schedule: Schedule, due: datetime) -> timedelta:
+		# How long a holder's lease outlasts the due time it waits for: half the schedule's
+		# grace (at least a second), so a scheduler that takes over a due time left unhandled
+		# still runs it on time.
+		return timedelta(seconds=max(self._grace(schedule, due) / 2, 1.0))
 
 	@contextlib.contextmanager
 	def _working(self) -> Iterator[None]:
@@ -670,7 +684,8 @@ class Scheduler:
 			if shared is not None:
 				# The lease outlasts the due time a little: another scheduler waits for it.
 				now = self.clock.now()
-				held = await self._keep(schedule, shared, max(due, now) + self._lease)
+				until = max(due, now) + self._lease(schedule, due)
+				held = await self._keep(schedule, shared, until)
 				if not held:
 					continue  # another held it meanwhile; the count goes on from its cursor
 			schedule._next = due
@@ -712,29 +727,30 @@ class Scheduler:
 		# the cursor and anchor in the file (a takeover starts as a restart would).
 		while True:
 			now = self.clock.now()
+			lease = self._lease(schedule, now)
 			try:
 				with self._working():
 					claim = await store.claim(
-						schedule.id, schedule.agent.name, self._me(), now, now + self._lease
+						schedule.id, schedule.agent.name, self._me(), now, now + lease
 					)
 			except Exception as exc:  # the file cannot be read (locked, broken): tried again later
 				log.exception(
 					"schedule %s: its row in %s cannot be read; trying again in %s s",
 					schedule.id,
 					store.path,
-					self._lease.total_seconds(),
+					lease.total_seconds(),
 				)
 				if not schedule._store_failed:  # shown once (the library logs nowhere by default)
 					schedule._store_failed = True
 					said = (
 						f"schedule {schedule.id} of agent {schedule.agent.name!r} does not fire: "
 						f"its store {store.path} cannot be used ({type(exc).__name__}: {exc}); it "
-						f"is tried again every {self._lease.total_seconds():g} s. Give "
+						f"is tried again every {lease.total_seconds():g} s. Give "
 						"schedule_store (OPENMOLT_SCHEDULE_STORE for the openmolt command) a file in a folder "
 						"this process can write"
 					)
 					_said(said, ScheduleStoreWarning)
-				await self.clock.sleep_until(now + self._lease)
+				await self.clock.sleep_until(now + lease)
 				continue
 			if claim.held:
 				self._adopt(schedule, claim)
@@ -798,9 +814,13 @@ class Scheduler:
 
 	async def _due(self, schedule: Schedule, due: datetime, now: datetime) -> None:
 		# One wake-up: the due time runs, or the ones missed are skipped or caught up once.
+		# Only the latest due time up to now may run on time: the earlier ones were missed,
+		# however short the schedule's period (they were once each run as on time, in a burst
+		# of overlaps, whatever the policy).
 		backend = self.backend
-		on_time = (now - due).total_seconds() <= self.grace
-		count, last = ("1", due) if on_time else self._dues_until(schedule, due, now)
+		count, last = self._dues_until(schedule, due, now)
+		grace = self._grace(schedule, last)
+		on_time = count == "1" and (now - due).total_seconds() <= grace
 		shared = self._shared()
 		if shared is not None:
 			# The cursor moves to `last` in the transaction that checks the lease: the due times
@@ -812,7 +832,7 @@ class Scheduler:
 					self._me(),
 					last,
 					now,
-					max(now, last) + self._lease,
+					max(now, last) + self._lease(schedule, last),
 				)
 			if not claim.held:
 				await self._wait_for(schedule, shared, claim)
@@ -825,7 +845,7 @@ class Scheduler:
 		if on_time:
 			await backend.fire(self, schedule, due)
 			return
-		if (now - last).total_seconds() <= self.grace:
+		if (now - last).total_seconds() <= grace:
 			# The latest due time is on time: it runs, the earlier ones were missed.
 			missed = str(int(count) - 1) if count.isdigit() else count
 			what = f"{_runs(missed)} missed while the process was down or asleep"
@@ -843,7 +863,10 @@ class Scheduler:
 		spec, anchor = schedule.spec, schedule._anchor
 		count, last = 1, due
 		for _ in range(_WALK):
-			following = next_run(spec, last, anchor=anchor)
+			try:
+				following = next_run(spec, last, anchor=anchor)
+			except Exception:  # none after it: it is the last (the loop says so next)
+				return str(count), last
 			if following > now:
 				return str(count), last
 			count, last = count + 1, following

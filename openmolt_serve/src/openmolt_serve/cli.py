@@ -33,6 +33,7 @@ one: in the durable store's database when it is PostgreSQL, else in the SQLite f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import CommandRegistrar
 	from openmolt_core.sessions import Session
 	from openmolt_serve._launch import Sessions
+	from openmolt_ui import Viewer
 
 __all__ = ["agent_files", "main", "serve", "stored_sessions"]
 
@@ -270,37 +272,46 @@ async def serve(
 			scheduled += 1
 			_line(f"schedule {sid} of {one.agent.name}")
 		one.agent.on("schedule:end", ended)
-	async with anyio.create_task_group() as tg:
-		try:
-			async with server:
-				for route in server.routes():
-					_line(f"{route} on {server.url}")
-				for name, bot in server.telegram.items():
-					if bot.settings.mode == "polling":
-						_line(f"Telegram bot of {name}: polling getUpdates")
-				for om in instances:
-					if om.schedules:
-						await tg.start(om.scheduler.serve)
-				if ui:
-					await _with_viewer(loaded, ui_host, ui_port, until, allow_remote)
-				else:
-					await (until or _until_stopped)()
-		finally:
-			for om in instances:
-				if om.schedules:
-					om.scheduler.stop(cancel_running=True)
-			tg.cancel_scope.cancel()
+	# Said as a start-up error, not as a schedule that never ran: the command serves them.
 	for om in instances:
-		with anyio.CancelScope(shield=True):
-			await om.aclose()
+		om.scheduler.expect_serving()
+	try:
+		async with contextlib.AsyncExitStack() as servers:
+			# All that can fail at start (the ports, the stores they open) starts before the
+			# schedules fire: a viewer refused its port once came after a scheduled run had
+			# started (and was cancelled), the error then wrapped in the schedules' task group.
+			await servers.enter_async_context(server)
+			for route in server.routes():
+				_line(f"{route} on {server.url}")
+			for name, bot in server.telegram.items():
+				if bot.settings.mode == "polling":
+					_line(f"Telegram bot of {name}: polling getUpdates")
+			if ui:
+				viewer = await servers.enter_async_context(
+					_viewer(loaded, ui_host, ui_port, allow_remote)
+				)
+				_line(f"run viewer: {viewer.url}")
+			async with anyio.create_task_group() as tg:
+				try:
+					for om in instances:
+						if om.schedules:
+							await tg.start(om.scheduler.serve)
+					await (until or _until_stopped)()
+				finally:
+					for om in instances:
+						if om.schedules:
+							om.scheduler.stop(cancel_running=True)
+					tg.cancel_scope.cancel()
+	finally:
+		for om in instances:
+			with anyio.CancelScope(shield=True):
+				await om.aclose()
 	agents = quantity(len(server.agents), "agent")
 	_line(f"stopped ({agents} with triggers, {quantity(scheduled, 'schedule')})")
 	return 0
 
 
-async def _with_viewer(
-	loaded: Sequence[Loaded], host: str, port: int, until: Any, allow_remote: bool
-) -> None:
+def _viewer(loaded: Sequence[Loaded], host: str, port: int, allow_remote: bool) -> Viewer:
 	from openmolt_ui import Viewer
 
 	store = next((one.om.run_store for one in loaded if one.om.run_store is not None), None)
@@ -309,9 +320,7 @@ async def _with_viewer(
 	for one in loaded:
 		viewer.watch(one.om)
 		viewer.add_agent(one.agent)
-	async with viewer:
-		_line(f"run viewer: {viewer.url}")
-		await (until or _until_stopped)()
+	return viewer
 
 
 def main(args: Sequence[str]) -> int:
