@@ -422,6 +422,9 @@ def test_openai_keeps_an_explicit_null_a_recursive_definition_allows() -> None:
 			}
 		},
 		"properties": {"head": {"$ref": "#/$defs/link"}},
+		# Required: an optional top-level null would be sent to clear a field, and such a tool
+		# falls back (test_structured's optional nullable test); a nested one keeps its form.
+		"required": ["head"],
 		"additionalProperties": False,
 	}
 	fitted = fit(envelope([ToolSchema("t.chain", chain)], output=None), OPENAI)
