@@ -177,3 +177,104 @@ def test_github_update_issue_sends_milestone_null() -> None:
 	assert body == {"milestone": None}
 	body = _sent("github", GITHUB, "updateIssue", owner="o", repo="r", issue_number=1, title="t")
 	assert body == {"title": "t"}
+
+
+# Stripe: the empty string is the unset value (form bodies have no null) -------------------
+
+
+def _blank_inputs(schema: dict[str, Any]) -> set[str]:
+	"""Inputs with an ``anyOf`` branch that is exactly Stripe's unset value ``""``."""
+	return {
+		name
+		for name, prop in schema.get("properties", {}).items()
+		if any(b.get("enum") == [""] for b in prop.get("anyOf", ()))
+	}
+
+
+def _stripe_blank_params(cls: type) -> set[str]:
+	"""The params a stripe params TypedDict types ``Literal[''] | ...`` (cleared by "")."""
+	out = set()
+	for base in reversed(cls.__mro__):
+		for key, value in getattr(base, "__annotations__", {}).items():
+			if re.search(r"Literal\[''\]", value if isinstance(value, str) else repr(value)):
+				out.add(key)
+	return out
+
+
+UPDATES = {
+	"updateCustomer": "stripe.params._customer_update_params.CustomerUpdateParams",
+	"updateSubscription": "stripe.params._subscription_update_params.SubscriptionUpdateParams",
+	"updatePaymentLink": "stripe.params._payment_link_update_params.PaymentLinkUpdateParams",
+}
+
+
+@pytest.mark.parametrize("handle", sorted(UPDATES))
+def test_stripe_updates_take_the_empty_string_where_the_sdk_does(handle: str) -> None:
+	"""An update's object input takes "" exactly where the stripe package types the param
+	``Literal[''] | ...`` (address, metadata); a string one takes "" as any string."""
+	from importlib import import_module
+
+	from openmolt_integrations import stripe as stripe_integration
+
+	module, name = UPDATES[handle].rsplit(".", 1)
+	blank = _stripe_blank_params(getattr(import_module(module), name))
+	(tool,) = [t for t in stripe_integration.TOOLS if t.handle == handle]
+	props = tool.input_schema["properties"]
+	sent = _body_inputs(tool)
+	offered = _blank_inputs(tool.input_schema)
+	assert {sent[k] for k in offered} <= blank, handle
+	for key, source in sent.items():
+		plain = props[source].get("type") == "string" and "enum" not in props[source]
+		if key in blank and not plain:
+			assert source in offered, f'{handle}.{key}: the SDK clears it with ""'
+
+
+def test_stripe_other_tools_offer_no_empty_string_branch() -> None:
+	"""Only updates take Stripe's unset value as a branch of its own (a create clears nothing)."""
+	from openmolt_integrations import stripe as stripe_integration
+
+	for tool in stripe_integration.TOOLS:
+		if tool.handle not in UPDATES:
+			assert _blank_inputs(tool.input_schema) == set(), tool.handle
+
+
+def test_stripe_update_customer_sends_an_empty_address() -> None:
+	"""address: "" is sent as ``address=`` (Stripe removes the address); absent fields are not."""
+	from urllib.parse import parse_qsl
+
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	seen: list[httpx.Request] = []
+
+	async def run() -> None:
+		def service(request: httpx.Request) -> httpx.Response:
+			seen.append(request)
+			return httpx.Response(200, json={"id": "cus_1"})
+
+		om = OpenMolt(http_client=httpx.AsyncClient(transport=httpx.MockTransport(service)))
+		model = ScriptedModel(
+			[
+				call_tool("stripe.updateCustomer", customer="cus_1", address="", metadata=""),
+				finish(done=True),
+			]
+		)
+		agent = om.create_agent(
+			name="T",
+			model=model,
+			integrations=[
+				{
+					"integration": "stripe",
+					"credential": {"config": {"apiKey": "sk_test_abcdef123456"}},
+				}
+			],
+		)
+		async with om:
+			await agent.run()
+
+	anyio.run(run)
+	[request] = seen
+	assert parse_qsl(request.content.decode(), keep_blank_values=True) == [
+		("address", ""),
+		("metadata", ""),
+	]
