@@ -6,6 +6,8 @@ A call goes through these steps:
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values (and input in a base URL's path after a fixed
    origin) are encoded path segments, header values with line breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
+   a JSON body keeps the explicit null of an input whose schema takes null (it clears a field:
+   `templating.null_inputs`), every other null is left out;
 3. encode the body in the request format (`_encode`, or the integration's own ``encoders``),
    resolving file references; headers an encoder computes from the body (a checksum, S3
    metadata) are checked like any other; a POST gets an idempotency key derived from its call

@@ -13,6 +13,10 @@ The file filters (``file_base64``, ``file_media_type``) read files: they work on
 that is exactly ``{{ input.x | file_base64 }}`` (or ``file_media_type``) with ``x`` missing drops the
 object that holds it, not just its key: that object describes a file that was not given.
 
+An exact ``{{ input.x }}`` over a null drops its key too, unless ``x`` is among the ``nulls``
+`render` is given: the top-level inputs whose schema takes null (`null_inputs`), which the HTTP
+engine passes for a body, so a service reads ``"icon": null`` as "remove the icon".
+
 ``param_style`` serialises a value as an OpenAPI parameter style says (the OpenAPI importer writes
 it; `PARAM_STYLES`): ``{{ input.ids | param_style: "matrix", true, "ids" }}`` in an endpoint is
 ``;ids=1;ids=2``, each value percent-encoded and the style's delimiters not. In a header it is the
