@@ -93,6 +93,9 @@ def test_an_optional_property_that_accepts_null_falls_back_where_all_are_require
 		"t.a",
 	)
 	assert required["properties"]["clear"] == {"type": ["string", "null"]}  # required: as before
+	nested = {"type": "object", "properties": {"price": {"type": ["string", "null"]}}}
+	f = fit(env(tool("t.a", variants={"type": "array", "items": nested})), REQUIRE_ALL)
+	assert f.encoded == {"t.a"}  # Shopify's compareAtPrice: null clears it, nested or not
 	out = {"type": "object", "properties": {"n": {"type": ["string", "null"]}}}
 	assert fit(env(output=out), REQUIRE_ALL).mode == "strict"  # an output's null clears nothing
 

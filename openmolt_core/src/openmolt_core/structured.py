@@ -28,8 +28,8 @@ How the schema is fitted:
 - Where every property must be required (OpenAI), an optional property with a ``default``
   becomes required (the description says the default), one without becomes required and
   nullable, and `FittedSchema.restore` removes the nulls that caused. A tool whose input has
-  an optional top-level property that itself accepts null falls back: the HTTP engine sends
-  that null (it clears a field), so leaving the property out must stay possible. Where optional properties
+  an optional property that itself accepts null falls back: the tool receives that null (a
+  service reads it as "clear the field"), so leaving the property out must stay possible. Where optional properties
   are limited (Anthropic), properties with a ``default`` become required too, and a tool past
   the optional budget tries its optional properties as required and nullable (unions) first.
 - Which tools fall back is deterministic: tools are taken in the agent's order and each stays
@@ -225,7 +225,7 @@ class _EnvelopeFit:
 		from openmolt_core._support.schemafit import Fitter
 
 		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
-		# A tool's top-level null is sent (it clears a field): absent must stay possible.
+		# A tool receives a null as given (it may clear a field): absent must stay possible.
 		fitter = Fitter(dialect, prefix=f"{prefix}_", taken=self.taken, absent_differs=tool)
 		fitted, repair = fitter.fit(schema, where)
 		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)

@@ -630,10 +630,10 @@ class Fitter:
 		relaxed: Assertion keywords dropped so far (the loop still checks them).
 		describe_defaults: Whether a default that became a requirement is said in the
 			description (not for the commands' own fields: the prompt says those).
-		absent_differs: The root object's optional properties that accept null mean something
-			different absent and null (a tool's input: the HTTP engine sends such a null, which
-			clears a field); where every property must be required they have no form, since
-			required and nullable would make null stand for both.
+		absent_differs: Optional properties that accept null mean something different absent
+			and null (a tool's input, sent as given: Notion's ``"icon": null`` and Shopify's
+			``compareAtPrice: null`` clear a field); where every property must be required they
+			have no form, since required and nullable would make null stand for both.
 	"""
 
 	dialect: SchemaDialect
@@ -652,8 +652,6 @@ class Fitter:
 	"""The definitions being fitted, by ``$ref``."""
 	_levels: int = 0
 	"""Objects and arrays entered on the path being fitted (a recursion must pass through one)."""
-	_root: str = "(root)"
-	"""Where the schema being fitted starts (its root object's place, for `absent_differs`)."""
 
 	def fit(self, schema: Any, where: str = "") -> tuple[dict[str, Any], Repair | None]:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
@@ -661,7 +659,7 @@ class Fitter:
 		Raises:
 			NoStrictForm: Some part of it has no form in the dialect.
 		"""
-		where = self._root = where or "(root)"
+		where = where or "(root)"
 		if self.dialect.recursive_refs and isinstance(schema, dict):
 			fitted, repair, _ = self._definition("#", schema, schema, (), where, 0)
 			return fitted, repair
@@ -1047,7 +1045,7 @@ class Fitter:
 				names.append(name)
 				if not self._accepts_null(child):
 					child, drop_null = nullable(child, type_lists=d.type_lists), True
-				elif self.absent_differs and where == self._root:
+				elif self.absent_differs:
 					# Absent, null and a value are three answers (a tool sends null to clear a
 					# field); required and nullable leaves two, so "leave it" would read as null.
 					raise NoStrictForm(
