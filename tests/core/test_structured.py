@@ -78,12 +78,26 @@ def test_a_default_makes_a_property_required_and_is_said_in_the_description() ->
 	assert optional["required"] == ["n"]  # also where only defaults are made required
 
 
-def test_an_optional_property_that_accepts_null_keeps_an_explicit_null() -> None:
-	"""When the canonical schema itself allows null, a null reply means null: it is kept."""
-	e = env(tool("t.a", clear={"type": ["string", "null"]}))
+def test_an_optional_property_that_accepts_null_falls_back_where_all_are_required() -> None:
+	"""Absent and null differ (a tool sends null to clear a field): where every property must be
+	required, such a tool's input falls back to JSON text, so leaving it out stays possible."""
+	e = env(tool("t.a", clear={"type": ["string", "null"]}), tool("t.b", x={"type": "string"}))
 	f = fit(e, REQUIRE_ALL)
-	assert input_of(f, "t.a")["properties"]["clear"] == {"type": ["string", "null"]}
-	assert f.restore(call("t.a", {"clear": None}))["commands"][0]["input"] == {"clear": None}
+	assert f.mode == "partial"
+	assert f.encoded == {"t.a"}
+	assert any("t.a: input sent as JSON text" in n and "clear" in n for n in f.notes)
+	assert f.restore(call("t.a", '{"clear": null}'))["commands"][0]["input"] == {"clear": None}
+	assert f.restore(call("t.a", "{}"))["commands"][0]["input"] == {}
+	required = input_of(
+		fit(env(tool("t.a", clear={"type": ["string", "null"], "_required": True})), REQUIRE_ALL),
+		"t.a",
+	)
+	assert required["properties"]["clear"] == {"type": ["string", "null"]}  # required: as before
+	nested = {"type": "object", "properties": {"price": {"type": ["string", "null"]}}}
+	f = fit(env(tool("t.a", variants={"type": "array", "items": nested})), REQUIRE_ALL)
+	assert f.encoded == {"t.a"}  # Shopify's compareAtPrice: null clears it, nested or not
+	out = {"type": "object", "properties": {"n": {"type": ["string", "null"]}}}
+	assert fit(env(output=out), REQUIRE_ALL).mode == "strict"  # an output's null clears nothing
 
 
 def test_nested_nulls_are_removed_through_arrays_and_objects() -> None:

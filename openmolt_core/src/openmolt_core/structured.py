@@ -27,7 +27,9 @@ How the schema is fitted:
   ``anyOf``; ``const`` becomes a one-value ``enum`` where the dialect knows only ``enum``.
 - Where every property must be required (OpenAI), an optional property with a ``default``
   becomes required (the description says the default), one without becomes required and
-  nullable, and `FittedSchema.restore` removes the nulls that caused. Where optional properties
+  nullable, and `FittedSchema.restore` removes the nulls that caused. A tool whose input has
+  an optional property that itself accepts null falls back: the tool receives that null (a
+  service reads it as "clear the field"), so leaving the property out must stay possible. Where optional properties
   are limited (Anthropic), properties with a ``default`` become required too, and a tool past
   the optional budget tries its optional properties as required and nullable (unions) first.
 - Which tools fall back is deterministic: tools are taken in the agent's order and each stays
@@ -217,11 +219,14 @@ class _EnvelopeFit:
 		m.size += 1  # and a comma separates it from the next
 		return m
 
-	def inner(self, schema: Any, where: str, prefix: str, nullable: bool = False) -> _Inner:
+	def inner(
+		self, schema: Any, where: str, prefix: str, nullable: bool = False, tool: bool = False
+	) -> _Inner:
 		from openmolt_core._support.schemafit import Fitter
 
 		dialect = replace(self.dialect, require_all=True) if nullable else self.dialect
-		fitter = Fitter(dialect, prefix=f"{prefix}_", taken=self.taken)
+		# A tool receives a null as given (it may clear a field): absent must stay possible.
+		fitter = Fitter(dialect, prefix=f"{prefix}_", taken=self.taken, absent_differs=tool)
 		fitted, repair = fitter.fit(schema, where)
 		return fitted, repair, frozenset(fitter.relaxed), dict(fitter.defs)
 
@@ -231,7 +236,7 @@ class _EnvelopeFit:
 		shell = self.envelope.tool_variant(tool, _STAND_IN)
 		key = ("callTool", tool.handle)
 		if strict:
-			inner = self.inner(tool.input_schema, "input", tool.handle, nullable)
+			inner = self.inner(tool.input_schema, "input", tool.handle, nullable, tool=True)
 			return self.part(key, shell, "input", inner)
 		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset(), {}))
 

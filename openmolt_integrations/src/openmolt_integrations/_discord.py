@@ -7,7 +7,14 @@ Constraints are those of Discord's OpenAPI document (``discord/discord-api-spec`
 from __future__ import annotations
 
 from openmolt_core.integrations import HttpTool
-from openmolt_core.integrations.schema import boolean, integer, obj, passthrough, string
+from openmolt_core.integrations.schema import (
+	boolean,
+	integer,
+	nullable,
+	obj,
+	passthrough,
+	string,
+)
 
 __all__ = ["CHANNEL", "GUILD", "GUILD_TOOLS", "SNOWFLAKE"]
 
@@ -68,7 +75,18 @@ GUILD_TOOLS = [
 		method="PATCH",
 		endpoint="/channels/{{ input.channel_id }}",
 		body=passthrough(*_CHANNEL_SETTINGS),
-		input_schema=obj({"channel_id": CHANNEL, **_CHANNEL_SETTINGS}, ["channel_id"]),
+		input_schema=obj(
+			{
+				"channel_id": CHANNEL,
+				**_CHANNEL_SETTINGS,
+				# ModifyGuildChannel: topic ?string, parent_id ?snowflake.
+				"topic": nullable(_CHANNEL_SETTINGS["topic"], "null removes the topic."),
+				"parent_id": nullable(
+					_CHANNEL_SETTINGS["parent_id"], "null takes the channel out of its category."
+				),
+			},
+			["channel_id"],
+		),
 	),
 	HttpTool(
 		handle="deleteChannel",

@@ -19,7 +19,15 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
+from openmolt_core.integrations.schema import (
+	array,
+	boolean,
+	integer,
+	nullable,
+	obj,
+	passthrough,
+	string,
+)
 
 __all__ = [
 	"GITHUB_API_VERSION",
@@ -209,7 +217,7 @@ TOOLS = [
 				),
 				"labels": array({"type": "string"}, "Replace all labels with these."),
 				"assignees": array({"type": "string"}, "Replace all assignees with these."),
-				"milestone": integer("Milestone number."),
+				"milestone": nullable(integer("Milestone number."), "null removes the milestone."),
 			},
 			"required": [*_REPO_REQUIRED, "issue_number"],
 		},

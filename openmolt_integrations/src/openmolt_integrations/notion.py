@@ -17,7 +17,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
-from openmolt_core.integrations.schema import array, boolean, obj, passthrough, string
+from openmolt_core.integrations.schema import array, boolean, nullable, obj, passthrough, string
 from openmolt_integrations import _notion
 
 __all__ = ["INTEGRATION", "NOTION_VERSION", "TOOLS", "register_integrations"]
@@ -154,8 +154,8 @@ TOOLS = [
 			"properties": {
 				"page_id": _notion.object_id("page"),
 				"properties": _notion.PROPERTIES,
-				"icon": _notion.ICON,
-				"cover": _notion.COVER,
+				"icon": nullable(_notion.ICON, "null removes the icon."),
+				"cover": nullable(_notion.COVER, "null removes the cover."),
 				"in_trash": boolean("true moves the page to the trash, false restores it."),
 				"is_locked": boolean("Lock the page against edits in the Notion app."),
 			},

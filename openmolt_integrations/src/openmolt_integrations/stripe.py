@@ -162,6 +162,19 @@ _CUSTOMER_CREATION = string(
 )
 
 
+def _or_unset(schema: dict[str, Any], what: str) -> dict[str, Any]:
+	"""A field that also takes Stripe's own unset value, the empty string (``address=``).
+
+	The stripe package types such parameters ``Literal[''] | ...``; an object cannot say "clear"
+	otherwise in a form body.
+	"""
+	inner = {k: v for k, v in schema.items() if k != "description"}
+	return {
+		"anyOf": [inner, {"type": "string", "enum": [""]}],
+		"description": f'{schema["description"]} "" {what}',
+	}
+
+
 def _post(handle: str, description: str, scopes: list[str], endpoint: str, **kw: Any) -> HttpTool:
 	"""A POST tool with the optional idempotency key every Stripe write accepts."""
 	schema = kw.pop("input_schema")
@@ -223,7 +236,12 @@ TOOLS = [
 		body=_CUSTOMER_BODY,
 		input_schema={
 			"type": "object",
-			"properties": {"customer": _CUSTOMER, **_CUSTOMER_FIELDS},
+			"properties": {
+				"customer": _CUSTOMER,
+				**_CUSTOMER_FIELDS,
+				"address": _or_unset(_ADDRESS, "removes the address."),
+				"metadata": _or_unset(_METADATA, 'removes every key (a key\'s own "" removes it).'),
+			},
 			"required": ["customer"],
 		},
 	),
@@ -643,7 +661,7 @@ TOOLS = [
 					"How to charge for the change.",
 					enum=["always_invoice", "create_prorations", "none"],
 				),
-				"metadata": _METADATA,
+				"metadata": _or_unset(_METADATA, 'removes every key (a key\'s own "" removes it).'),
 			},
 			"required": ["subscription_exposed_id"],
 		},

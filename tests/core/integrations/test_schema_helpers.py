@@ -8,12 +8,13 @@ from openmolt_core.integrations import ApiSetup, HttpTool, Integration
 from openmolt_core.integrations.schema import (
 	array,
 	integer,
+	nullable,
 	obj,
 	passthrough,
 	passthrough_of,
 	string,
 )
-from openmolt_core.integrations.templating import render
+from openmolt_core.integrations.templating import null_inputs, render
 
 
 def test_obj_builds_the_schema_and_checks_required_names() -> None:
@@ -56,3 +57,18 @@ def test_passthrough_renders_each_input_as_itself_and_drops_missing_ones() -> No
 	assert passthrough("a", b="{{ input.c }}") == {"a": "{{ input.a }}", "b": "{{ input.c }}"}
 	with pytest.raises(ValueError, match="both"):
 		passthrough("a", a="{{ input.b }}")
+
+
+def test_nullable_lets_an_input_be_null_and_says_what_null_does() -> None:
+	"""nullable adds null to one type or as a union branch, says what it clears, and the engine
+	then lists the input among those it sends as null."""
+	milestone = nullable(integer("Milestone number."), "null removes the milestone.")
+	assert milestone == {
+		"type": ["integer", "null"],
+		"description": "Milestone number. null removes the milestone.",
+	}
+	either = nullable({"anyOf": [{"type": "string"}, {"type": "integer"}]}, "null clears it.")
+	assert either["anyOf"][-1] == {"type": "null"}
+	assert null_inputs(obj({"m": milestone, "e": either, "n": integer()})) == {"m", "e"}
+	with pytest.raises(ValueError, match="one type"):
+		nullable({"type": ["string", "integer"]}, "x")

@@ -347,6 +347,16 @@ def stripe_nested_problems(where: str, ours: dict[str, Any], annotation: Any) ->
 		return [] if t is type(None) else [t]
 
 	options = alternatives(annotation)
+	if "anyOf" in ours:  # a field with Stripe's unset value "" beside its own schema
+		problems = []
+		blank = "" in {v for a in options if get_origin(a) is Literal for v in get_args(a)}
+		for branch in ours["anyOf"]:
+			if branch.get("enum") == [""]:
+				if not blank:
+					problems.append(f'{where}: takes "", the SDK: {annotation}')
+				continue
+			problems += stripe_nested_problems(where, branch, annotation)
+		return problems
 	kinds = {
 		str if get_origin(a) is Literal else dict if is_typeddict(a) else get_origin(a) or a
 		for a in options

@@ -30,6 +30,7 @@ from _social_refs import npm_install, npm_member
 from _social_ts import close, members, split, uncomment
 
 from openmolt_core.integrations import HttpTool, Integration
+from openmolt_core.integrations.templating import null_inputs
 from openmolt_integrations import discord
 
 _BOUNDS_MAX = ("maxLength", "maxItems", "maximum")
@@ -332,3 +333,36 @@ def test_a_wrong_member_or_role_route_fails_the_check(
 	for change in (lambda t: {"method": "POST"}, _BREAKS["path"]):
 		with pytest.raises(AssertionError):
 			check_discord(with_tool(discord.INTEGRATION, handle, change), reference)
+
+
+def _nullable_fields(tool: HttpTool, ref: dict[str, Any]) -> set[str]:
+	"""The body fields that some branch of the spec's request body lets be null."""
+	op = paths()[(tool.method, _route(tool))]
+	out: set[str] = set()
+	for name in re.findall(r"\b([A-Z]\w*)\b", op.body or ""):
+		for field, schema in ref.get(name, {}).get("properties", {}).items():
+			alts = schema.get("anyOf") or schema.get("oneOf") or []
+			if schema.get("type") == "null" or any(a.get("type") == "null" for a in alts):
+				out.add(field)
+	return out
+
+
+@pytest.mark.parametrize("tool", discord.INTEGRATION.tools, ids=lambda t: t.handle)
+def test_discord_null_inputs_are_nullable_in_the_spec(
+	tool: HttpTool, reference: dict[str, Any]
+) -> None:
+	"""An input the engine would send as null is a body field the spec lets be null."""
+	nulls = null_inputs(tool.input_schema)
+	sent = {_input_of(t): name for name, t in (tool.body or {}).items() if _input_of(t)}
+	assert nulls <= set(sent), (tool.handle, nulls - set(sent))
+	assert {sent[n] for n in nulls} <= _nullable_fields(tool, reference), tool.handle
+
+
+def test_discord_update_channel_clears_topic_and_category(reference: dict[str, Any]) -> None:
+	"""updateChannel sends topic: null and parent_id: null (ModifyGuildChannel's ?string and
+	?snowflake); createChannel, where null clears nothing, takes neither."""
+	(update,) = [t for t in discord.INTEGRATION.tools if t.handle == "updateChannel"]
+	(create,) = [t for t in discord.INTEGRATION.tools if t.handle == "createChannel"]
+	assert null_inputs(update.input_schema) == {"topic", "parent_id"}
+	assert {"topic", "parent_id"} <= _nullable_fields(update, reference)
+	assert null_inputs(create.input_schema) == set()

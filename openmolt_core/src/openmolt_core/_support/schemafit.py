@@ -630,11 +630,16 @@ class Fitter:
 		relaxed: Assertion keywords dropped so far (the loop still checks them).
 		describe_defaults: Whether a default that became a requirement is said in the
 			description (not for the commands' own fields: the prompt says those).
+		absent_differs: Optional properties that accept null mean something different absent
+			and null (a tool's input, sent as given: Notion's ``"icon": null`` and Shopify's
+			``compareAtPrice: null`` clear a field); where every property must be required they
+			have no form, since required and nullable would make null stand for both.
 	"""
 
 	dialect: SchemaDialect
 	relaxed: set[str] = field(default_factory=set)
 	describe_defaults: bool = True
+	absent_differs: bool = False
 	defs: dict[str, dict[str, Any]] = field(default_factory=dict)
 	"""Recursive definitions, for the root ``$defs`` of the schema sent (``recursive_refs``)."""
 	prefix: str = ""
@@ -1040,6 +1045,13 @@ class Fitter:
 				names.append(name)
 				if not self._accepts_null(child):
 					child, drop_null = nullable(child, type_lists=d.type_lists), True
+				elif self.absent_differs:
+					# Absent, null and a value are three answers (a tool sends null to clear a
+					# field); required and nullable leaves two, so "leave it" would read as null.
+					raise NoStrictForm(
+						f"{where}.{name}: optional and nullable (null clears it), which has no "
+						"form where every property is required"
+					)
 			fitted[str(name)] = child
 			if drop_null or repair is not None:
 				repairs.append((str(name), drop_null, repair))

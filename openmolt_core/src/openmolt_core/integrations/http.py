@@ -6,6 +6,8 @@ A call goes through these steps:
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values (and input in a base URL's path after a fixed
    origin) are encoded path segments, header values with line breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
+   a JSON body keeps the explicit null of an input whose schema takes null (it clears a field:
+   `templating.null_inputs`), every other null is left out;
 3. encode the body in the request format (`_encode`, or the integration's own ``encoders``),
    resolving file references; headers an encoder computes from the body (a checksum, S3
    metadata) are checked like any other; a POST gets an idempotency key derived from its call
@@ -82,6 +84,7 @@ from openmolt_core.integrations.templating import (
 	MISSING,
 	Filters,
 	Styled,
+	null_inputs,
 	reading_files,
 	render,
 	render_endpoint,
@@ -529,7 +532,11 @@ async def build_request(
 		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
 		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
 		cookies = render(tool.cookies, data, filters=filters)
-		body = render(tool.body, data, filters=filters) if tool.body is not None else None
+		# A null is sent only in a body, and only for an input whose schema takes null.
+		nulls = null_inputs(tool.input_schema)
+		body = (
+			render(tool.body, data, filters=filters, nulls=nulls) if tool.body is not None else None
+		)
 		files = render(tool.files, data, filters=filters)
 		return endpoint, base, query, headers, cookies, body, files
 

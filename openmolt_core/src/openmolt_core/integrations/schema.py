@@ -49,6 +49,7 @@ __all__ = [
 	"boolean",
 	"input_name",
 	"integer",
+	"nullable",
 	"number",
 	"obj",
 	"passthrough",
@@ -151,6 +152,35 @@ def boolean(description: str | None = None, **extra: Any) -> dict[str, Any]:
 		**extra: More keywords.
 	"""
 	return _typed("boolean", description, extra)
+
+
+def nullable(schema: Mapping[str, Any], clears: str) -> dict[str, Any]:
+	"""A top-level input that may also be null, which the service reads as "clear this field".
+
+	The HTTP engine sends an explicit null in a JSON body only for such inputs (an absent input,
+	and any other null, is left out): ``"milestone": nullable(integer("Milestone number."),
+	"null removes the milestone.")`` sends ``{"milestone": null}``. Use it only where the
+	service's reference says null clears the field.
+
+	Args:
+		schema: The input's schema (with a single ``type``, or ``anyOf``/``oneOf`` branches).
+		clears: What null does, for the model (added to the description).
+
+	Raises:
+		ValueError: The schema has neither one ``type`` nor ``anyOf``/``oneOf``.
+	"""
+	out = dict(schema)
+	kind = out.get("type")
+	if isinstance(kind, str):
+		out["type"] = [kind, "null"]
+	elif isinstance(out.get("anyOf") or out.get("oneOf"), list):
+		key = "anyOf" if "anyOf" in out else "oneOf"
+		out[key] = [*out[key], {"type": "null"}]
+	else:
+		raise ValueError("nullable() needs a schema with one type, or anyOf/oneOf branches")
+	described = out.get("description")
+	out["description"] = f"{described} {clears}" if described else clears
+	return out
 
 
 def input_name(vendor_name: str) -> str:

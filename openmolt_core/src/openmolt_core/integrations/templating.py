@@ -13,6 +13,10 @@ The file filters (``file_base64``, ``file_media_type``) read files: they work on
 that is exactly ``{{ input.x | file_base64 }}`` (or ``file_media_type``) with ``x`` missing drops the
 object that holds it, not just its key: that object describes a file that was not given.
 
+An exact ``{{ input.x }}`` over a null drops its key too, unless ``x`` is among the ``nulls``
+`render` is given: the top-level inputs whose schema takes null (`null_inputs`), which the HTTP
+engine passes for a body, so a service reads ``"icon": null`` as "remove the icon".
+
 ``param_style`` serialises a value as an OpenAPI parameter style says (the OpenAPI importer writes
 it; `PARAM_STYLES`): ``{{ input.ids | param_style: "matrix", true, "ids" }}`` in an endpoint is
 ``;ids=1;ids=2``, each value percent-encoded and the style's delimiters not. In a header it is the
@@ -57,6 +61,7 @@ __all__ = [
 	"FileSource",
 	"Filters",
 	"Styled",
+	"null_inputs",
 	"parse_template",
 	"reading_files",
 	"render",
@@ -101,7 +106,10 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
-"""Returned for an exact ``{{ input.x }}`` whose field is absent or null; dicts drop the key."""
+"""Returned for an exact ``{{ input.x }}`` whose field is absent or null; dicts drop the key.
+
+A null is kept (and sent) only for the top-level inputs `render` is given as ``nulls``: those
+whose schema lets them be null (`null_inputs`)."""
 
 # An exact file filter over a missing input: the enclosing object is dropped.
 _DROP_OBJECT: Any = _Missing()
@@ -619,7 +627,59 @@ def parse_template(source: str, *, path: bool = False, filters: Filters | None =
 		_compile(source, "", envs)
 
 
-def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) -> Any:
+def _accepts_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool:
+	"""Whether a property's schema lets it be null (local ``$ref``s followed, a few levels)."""
+	if not isinstance(schema, Mapping) or depth > 8:
+		return False
+	ref = schema.get("$ref")
+	if isinstance(ref, str) and ref.startswith("#/"):
+		target: Any = root
+		for part in ref[2:].split("/"):
+			target = target.get(part) if isinstance(target, Mapping) else None
+		if _accepts_null(target, root, depth + 1):
+			return True
+	kind = schema.get("type")
+	if kind == "null" or (isinstance(kind, list) and "null" in kind):
+		return True
+	if schema.get("nullable") is True or ("const" in schema and schema["const"] is None):
+		return True
+	values = schema.get("enum")
+	if isinstance(values, list) and None in values:
+		return True
+	return any(
+		_accepts_null(branch, root, depth + 1)
+		for key in ("anyOf", "oneOf")
+		if isinstance(schema.get(key), list)
+		for branch in schema[key]
+	)
+
+
+def null_inputs(input_schema: Mapping[str, Any]) -> frozenset[str]:
+	"""The top-level inputs whose schema lets them be null: the only ones a request sends as null.
+
+	A service clears a field with an explicit ``null`` (Notion's ``"icon": null``, GitHub's
+	``"milestone": null``); a tool says a field may be cleared so by letting its schema take null
+	(``{"type": ["integer", "null"]}``, or a ``{"type": "null"}`` branch of ``anyOf``). Every other
+	null is dropped, as an absent input is.
+
+	Args:
+		input_schema: The tool's input schema (an object schema).
+	"""
+	props = input_schema.get("properties")
+	if not isinstance(props, Mapping):
+		return frozenset()
+	return frozenset(name for name, prop in props.items() if _accepts_null(prop, input_schema))
+
+
+_NO_NULLS: frozenset[str] = frozenset()
+
+
+def _lookup(
+	data: Mapping[str, Any],
+	root: str,
+	parts: tuple[str | int, ...],
+	nulls: frozenset[str] = _NO_NULLS,
+) -> Any:
 	value: Any = data.get(root, MISSING)
 	for part in parts:
 		if isinstance(part, int):
@@ -629,6 +689,8 @@ def _lookup(data: Mapping[str, Any], root: str, parts: tuple[str | int, ...]) ->
 		value = value[part] if ok else MISSING
 		if value is MISSING:
 			return MISSING
+	if value is None and root == "input" and len(parts) == 1 and parts[0] in nulls:
+		return None  # the schema lets this input be null: the service reads it (a field cleared)
 	return MISSING if value is None else value
 
 
@@ -652,12 +714,15 @@ def render_string(
 	return _render_mode(source, data, "path" if path else "", _envs(filters))
 
 
-def _render_mode(source: str, data: Mapping[str, Any], mode: str, envs: _Envs) -> Any:
+def _render_mode(
+	source: str, data: Mapping[str, Any], mode: str, envs: _Envs, nulls: frozenset[str] = _NO_NULLS
+) -> Any:
 	kind, compiled = _compile(source, mode, envs)
 	if kind == "literal":
 		return compiled
 	if kind == "exact":
-		value = _lookup(data, *compiled)
+		root, parts = compiled
+		value = _lookup(data, root, parts, nulls if mode == "" else _NO_NULLS)
 		if mode == "path" and value is not MISSING:
 			return _url_value(value, _segment)
 		if mode == "query" and value is not MISSING:
@@ -679,13 +744,15 @@ def _render_mode(source: str, data: Mapping[str, Any], mode: str, envs: _Envs) -
 		raise ToolError(f"could not render {source[:80]!r}: {exc}") from exc
 
 
-def _render(value: Any, data: Mapping[str, Any], top: bool, envs: _Envs) -> Any:
+def _render(
+	value: Any, data: Mapping[str, Any], top: bool, envs: _Envs, nulls: frozenset[str]
+) -> Any:
 	if isinstance(value, str):
-		return _render_mode(value, data, "", envs)
+		return _render_mode(value, data, "", envs, nulls)
 	if isinstance(value, Mapping):
 		out = {}
 		for key, item in value.items():
-			rendered = _render(item, data, False, envs)
+			rendered = _render(item, data, False, envs, nulls)
 			if rendered is _DROP_OBJECT and not top:
 				return MISSING
 			if rendered is not MISSING and rendered is not _DROP_OBJECT:
@@ -694,21 +761,34 @@ def _render(value: Any, data: Mapping[str, Any], top: bool, envs: _Envs) -> Any:
 		# out rather than sent empty (TikTok's post_info, Outlook's location, Dropbox's options).
 		return MISSING if value and not out and not top else out
 	if isinstance(value, (list, tuple)):
-		items = (_render(v, data, False, envs) for v in value)
+		items = (_render(v, data, False, envs, nulls) for v in value)
 		return [r for r in items if r is not MISSING and r is not _DROP_OBJECT]
 	return value
 
 
-def render(value: Any, data: Mapping[str, Any], *, filters: Filters | None = None) -> Any:
+def render(
+	value: Any,
+	data: Mapping[str, Any],
+	*,
+	filters: Filters | None = None,
+	nulls: frozenset[str] = _NO_NULLS,
+) -> Any:
 	"""Render strings recursively through dicts and lists, dropping missing optionals.
 
 	A dict key or list item whose value renders to `MISSING` is left out, and so is a nested dict
 	whose keys were all left out (an object is never sent empty unless written as ``{}``). A
 	nested dict holding an exact file filter (``{{ input.x | file_base64 }}``) over a missing
-	input is left out as a whole; at the top level (headers, query, body) only that key is. Non-string leaves (numbers, booleans,
-	None) are kept as they are. ``filters`` are the integration's own filters.
+	input is left out as a whole; at the top level (headers, query, body) only that key is.
+	Non-string leaves (numbers, booleans, None) are kept as they are.
+
+	Args:
+		value: The definition's value (a body, the query, the headers).
+		data: ``{"input": ..., "config": ...}``.
+		filters: The integration's own filters.
+		nulls: Top-level input names whose null an exact ``{{ input.x }}`` keeps (renders to
+			None) rather than drops: the tool's `null_inputs`, for a JSON body.
 	"""
-	rendered = _render(value, data, True, _envs(filters))
+	rendered = _render(value, data, True, _envs(filters), nulls)
 	return MISSING if rendered is _DROP_OBJECT else rendered
 
 
