@@ -74,9 +74,9 @@ async def test_edits_are_rate_limited_and_the_end_replaces_the_text() -> None:
 	assert calls == [("post", "Hel"), ("edit", "Hello worl")]  # cut at the limit
 	clock.now = 1.6
 	await live.on_delta(delta("Retry", step=2))  # a new step starts the text over
-	assert await live.finish("r1", "Final.")
+	assert await live.finish("r1", "Final.") == ""  # all of it shown: nothing left to send
 	assert calls[-1] == ("edit", "Final.")
-	assert not await live.finish("r1", "again")  # forgotten once finished
+	assert await live.finish("r1", "again") is None  # forgotten once finished
 
 
 async def test_a_call_made_again_starts_the_live_text_over() -> None:
@@ -112,7 +112,7 @@ async def test_a_failed_edit_stops_the_live_text_and_the_end_replies_as_usual() 
 	live.watch("r1", MESSAGE)
 	await live.on_delta(delta("a"))
 	await live.on_delta(delta("b"))
-	assert not await live.finish("r1", "ab!")
+	assert await live.finish("r1", "ab!") is None
 
 
 async def test_telegram_streams_one_message_and_edits_it() -> None:

@@ -4,8 +4,10 @@ When a channel streams, the first text of a run's ``humanMessage`` is sent as a 
 text edits that message (Telegram ``editMessageText``, Slack ``chat.update``), at most once per
 ``interval`` seconds per run, since both services rate-limit edits. When the run ends, what it
 ends with (its reply, or a question) replaces the message's text, so the chat ends as it would
-without streaming, in one message instead of two. A step whose reply was refused, or a model
-that fell back, starts the text over. A failed send or edit is logged and the run's text is not
+without streaming, in one message instead of two; a reply too long for one message puts its
+first part there and the rest follows as new messages, so the chat reads the reply once, from
+its start (never the text of a call that failed midway, nor the same start twice). A step whose
+reply was refused, or a model that fell back, starts the text over. A failed send or edit is logged and the run's text is not
 shown live any more; the end still replies.
 """
 
@@ -94,19 +96,36 @@ class LiveReplies:
 		if self.clock() - live.last >= self.interval:
 			await self._show(live, live.text)
 
-	async def finish(self, run_id: str, text: str) -> bool:
+	async def finish(self, run_id: str, text: str) -> str | None:
 		"""The run ended with ``text``: put it in the live message, if the run has one.
 
+		The live message may show text that is not the reply's (a call that failed midway, a
+		reply refused once whole) or only part of it: it becomes the reply's start, as much as
+		one message holds.
+
 		Returns:
-			Whether it did (else the caller sends ``text`` as usual).
+			None when the run has no live message (the caller sends ``text`` as usual); else
+			what is left to send after it: empty when it holds the whole text.
 		"""
 		live = self._runs.pop(run_id, None)
 		if live is None or live.sent is None or live.broken:
-			return False
-		if self.size(text) > self.limit:
-			return False  # the usual reply splits it; the live message keeps its start
-		await self._show(live, text)
-		return not live.broken
+			return None
+		at = self._fits(text)
+		await self._show(live, text[:at])
+		return None if live.broken else text[at:]
+
+	def _fits(self, text: str) -> int:
+		"""How many characters of ``text`` one message holds (`size` counts each one's room)."""
+		if self.size(text) <= self.limit:
+			return len(text)
+		low, high = 0, min(len(text), self.limit)  # a character takes one place at least
+		while low < high:  # the longest start whose size fits
+			mid = (low + high + 1) // 2
+			if self.size(text[:mid]) <= self.limit:
+				low = mid
+			else:
+				high = mid - 1
+		return low
 
 	async def _show(self, live: _Live, text: str) -> None:
 		text = text[: self.limit]

@@ -598,8 +598,11 @@ class Conversations:
 			text = _reply(result, error)
 		text = self.redact(text)  # what the run says goes to people outside the instance
 		if self.live is not None and result is not None:
-			if await self.live.finish(result.state.run_id, text):
-				return  # the live message now says it
+			rest = await self.live.finish(result.state.run_id, text)
+			if rest is not None:  # the live message now says it, or its start
+				if rest:
+					await self._say(message, rest)
+				return
 		await self._say(message, text)
 
 	def _watch(self, run_id: str, message: Incoming) -> str:
