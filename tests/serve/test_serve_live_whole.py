@@ -31,15 +31,19 @@ WRONG = "I sent the money to the wrong account, sorry"
 
 
 class Model:
-	"""Streams a finish with ``said`` in pieces; ``breaks``: the stream fails after that text."""
+	"""Streams a finish with ``said`` in pieces; ``breaks``: the stream fails after that text.
+
+	Asked without streaming (nothing listens), it answers the whole reply.
+	"""
 
 	def __init__(self, name: str, said: str, breaks: str | None = None) -> None:
 		self.name = self.model = name
 		self.said = said
 		self.breaks = breaks
 
-	async def generate(self, request: Any) -> ModelResponse:  # pragma: no cover - streams
-		raise AssertionError("streamed")
+	async def generate(self, request: Any) -> ModelResponse:
+		text = json.dumps({"commands": [finish({"result": "ok"}, human_message=self.said)]})
+		return ModelResponse(text=text, usage=Usage(5, 5))
 
 	async def stream(self, request: Any) -> AsyncIterator[Any]:
 		text = json.dumps({"commands": [finish({"result": "ok"}, human_message=self.said)]})
@@ -90,3 +94,22 @@ async def test_slack_long_reply_starts_in_the_live_message_and_is_posted_once(cu
 	shown = fake.updated[-1]["text"] if fake.updated else first["text"]
 	assert shown + "".join(m["text"] for m in rest) == shown_as_text(said)
 	assert len(shown) <= SLACK_MAX
+
+
+def _units(text: str) -> int:
+	return len(text.encode("utf-16-le")) // 2
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_telegram_measures_a_message_in_utf16_units(stream: bool) -> None:
+	"""A reply of emoji (two UTF-16 units each, as Telegram counts its 4096) is sent whole, in
+	messages Telegram takes, streamed or not: none is refused as too long."""
+	said = "\U0001f600" * 3000 + " end"
+	fake = FakeTelegram()
+	async for _ in bot(Model("m", said), fake, stream=stream):
+		fake.message("hi there")
+		await eventually(lambda: "".join(m["text"] for m in fake.sent[1:]).endswith(" end"))
+	[first, *rest] = fake.sent
+	shown = fake.edits[-1]["text"] if fake.edits else first["text"]
+	assert shown + "".join(m["text"] for m in rest) == said
+	assert all(_units(m["text"]) <= TELEGRAM_MAX for m in [*fake.sent, *fake.edits])

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
 	from openmolt_serve.chats import Incoming
 
-__all__ = ["Edit", "LiveReplies", "Post"]
+__all__ = ["Edit", "LiveReplies", "Post", "fits"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -116,16 +116,7 @@ class LiveReplies:
 
 	def _fits(self, text: str) -> int:
 		"""How many characters of ``text`` one message holds (`size` counts each one's room)."""
-		if self.size(text) <= self.limit:
-			return len(text)
-		low, high = 0, min(len(text), self.limit)  # a character takes one place at least
-		while low < high:  # the longest start whose size fits
-			mid = (low + high + 1) // 2
-			if self.size(text[:mid]) <= self.limit:
-				low = mid
-			else:
-				high = mid - 1
-		return low
+		return fits(text, self.limit, self.size)
 
 	async def _show(self, live: _Live, text: str) -> None:
 		text = text[: self.limit]
@@ -146,3 +137,24 @@ class LiveReplies:
 				live.message.chat,
 				exc,
 			)
+
+
+def fits(text: str, most: int, size: Callable[[str], int] = len) -> int:
+	"""How many characters of ``text`` one message of ``most`` holds, as ``size`` counts.
+
+	Args:
+		text: The text.
+		most: The most one message holds.
+		size: How much room a text takes (a character takes one place at least): its length,
+			its UTF-16 code units (Telegram's count), its length once escaped (Slack's).
+	"""
+	if size(text) <= most:
+		return len(text)
+	low, high = 0, min(len(text), most)
+	while low < high:  # the longest start whose size fits
+		mid = (low + high + 1) // 2
+		if size(text[:mid]) <= most:
+			low = mid
+		else:
+			high = mid - 1
+	return low
