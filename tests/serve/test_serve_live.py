@@ -173,3 +173,31 @@ async def test_a_run_that_ends_without_a_result_leaves_no_live_reply(
 		await eventually(lambda: any("Sorry" in m.get("text", "") for m in fake.sent + fake.edits))
 		live = server.telegram["Helper"].conversations.live
 		assert live is not None and live._runs == {}
+
+
+async def test_a_call_that_fails_midway_says_so_in_the_live_message_at_once() -> None:
+	"""A cut delta (the call writing the text failed) marks the shown text cut off at once,
+	whatever the interval; the next attempt's text then replaces it."""
+	calls: list[tuple[str, str]] = []
+
+	async def post(message: Incoming, text: str) -> str:
+		calls.append(("post", text))
+		return "7"
+
+	async def edit(message: Incoming, sent: str, text: str) -> None:
+		calls.append(("edit", text))
+
+	clock = Clock()
+	live = LiveReplies(post, edit, limit=100, interval=5.0, clock=clock)
+	live.watch("r1", MESSAGE)
+	await live.on_delta(delta("I sent the money to the "))
+	await live.on_delta(delta("wrong"))  # too soon to be shown
+	await live.on_delta(delta("", cut=True))
+	await live.on_delta(delta("", cut=True, attempt=3))  # another attempt's: not this text
+	assert calls == [
+		("post", "I sent the money to the "),
+		("edit", "I sent the money to the wrong [cut off]"),
+	]
+	clock.now = 10.0
+	await live.on_delta(delta("Nothing was sent.", attempt=2))
+	assert calls[-1] == ("edit", "Nothing was sent.")

@@ -7,7 +7,8 @@ ends with (its reply, or a question) replaces the message's text, so the chat en
 without streaming, in one message instead of two; a reply too long for one message puts its
 first part there and the rest follows as new messages, so the chat reads the reply once, from
 its start (never the text of a call that failed midway, nor the same start twice). A step whose
-reply was refused, or a model that fell back, starts the text over. A failed send or edit is logged and the run's text is not
+reply was refused, or a model that fell back, starts the text over; a call that fails midway
+says so at once (`CUT_OFF` ends the text shown), since the next text may be long in coming. A failed send or edit is logged and the run's text is not
 shown live any more; the end still replies.
 """
 
@@ -22,9 +23,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
 	from openmolt_serve.chats import Incoming
 
-__all__ = ["Edit", "LiveReplies", "Post", "fits"]
+__all__ = ["CUT_OFF", "Edit", "LiveReplies", "Post", "fits"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+CUT_OFF = " [cut off]"
+"""What ends a live message whose model call failed midway (its text is not the reply)."""
 
 Post = Callable[["Incoming", str], Awaitable[str]]
 """Sends a text to a message's chat; returns the sent message's id (Telegram) or ts (Slack)."""
@@ -89,6 +93,13 @@ class LiveReplies:
 		if live is None or live.broken or event.field != "humanMessage" or event.parent_run_id:
 			return
 		attempt = (event.step, event.model, event.attempt)  # a retry writes the reply anew
+		if getattr(event, "cut", False):  # the call writing it failed: the text is no reply
+			if attempt == live.attempt and live.text:
+				room = self.limit - self.size(CUT_OFF)
+				head = live.text[: fits(live.text, room, self.size)]
+				live.pieces, live.text = [], ""
+				await self._show(live, head + CUT_OFF)  # at once: it may stay until the end
+			return
 		if attempt != live.attempt:
 			live.attempt, live.pieces = attempt, []
 		live.pieces.append(event.text)
