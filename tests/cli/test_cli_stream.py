@@ -224,3 +224,22 @@ async def test_a_message_cut_by_the_run_s_timeout_is_said_to_be_cut() -> None:
 	assert out.getvalue() == "Two and \n"
 	assert err.getvalue().count("the message above was cut off") == 1
 	assert not live.shown("Two and ")
+
+
+BIDI_CONTROL = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Unicode's Bidi_Control characters: each reorders the text shown around it."""
+
+
+async def test_every_bidi_control_and_escape_in_streamed_text_is_written_escaped() -> None:
+	"""A streamed message's bidi controls (the marks among them) and terminal escapes, even
+	split across deltas, reach the terminal as visible escapes, never as characters it obeys."""
+	said = "Approve \x1b]8;;https://evil.example\x07this\x1b]8;;\x07 " + BIDI_CONTROL + " ok"
+	main = OpenMolt(entry_points=False).create_agent(
+		name="Main", model=Typist({"commands": [finish({"ok": 1}, human_message=said)]})
+	)
+	out = io.StringIO()
+	LiveText(out, Progress("spinner", io.StringIO())).attach(main)
+	await main.run("go")
+	written = out.getvalue()
+	assert not any(c in written for c in BIDI_CONTROL + "\x1b\x07")
+	assert "\\u061c\\u200e\\u200f\\u202a" in written and "\\u001b]8;;" in written

@@ -197,3 +197,50 @@ def look(q: str) -> str:
 		q: The query.
 	"""
 	return "found"
+
+
+class _Exports(Streamer):
+	"""Streams its reply; exports ``variable`` once the first piece is out (a provider that
+	reads a fresh token into the environment while it streams)."""
+
+	def __init__(self, replies: list[Any], variable: tuple[str, str], **options: Any) -> None:
+		super().__init__(replies, **options)
+		self.variable = variable
+
+	async def stream(self, request: Any) -> Any:
+		import os
+
+		first = True
+		async for chunk in super().stream(request):
+			yield chunk
+			if first:
+				os.environ[self.variable[0]] = self.variable[1]
+				first = False
+
+
+@pytest.mark.parametrize("size", [1, 3, 64])
+async def test_a_secret_exported_after_the_stream_began_never_streams(
+	size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A key exported while the reply streams is held and masked from then on, as the whole
+	text is masked (the server's responses read the environment as it is at each chunk)."""
+	late = "mid-stream-token-5d2e9b41"
+	monkeypatch.delenv("ACME_MIDSTREAM_TOKEN", raising=False)
+	said = f"the token is {late}, keep it"
+	om = OpenMolt(entry_points=False)
+	model = _Exports(
+		[{"commands": [finish({"n": 1}, human_message=said)]}],
+		("ACME_MIDSTREAM_TOKEN", late),
+		size=size,
+	)
+	agent = om.create_agent(name="solo", model=model)
+	try:
+		async with agent.stream("go") as run:
+			pieces = [
+				e.text async for e in run if e.name == "text:delta" and e.field == "humanMessage"
+			]
+			await run.result()
+	finally:
+		monkeypatch.delenv("ACME_MIDSTREAM_TOKEN", raising=False)
+	await om.aclose()
+	assert "".join(pieces) == "the token is [redacted], keep it"

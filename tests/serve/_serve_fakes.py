@@ -69,6 +69,17 @@ async def local_server(app: ASGIApp) -> AsyncIterator[str]:
 	sock.close()
 
 
+def _too_long(params: dict[str, Any]) -> bool:
+	"""Telegram counts a text's 4096 characters in UTF-16 code units (an emoji takes two)."""
+	return len(str(params.get("text", "")).encode("utf-16-le")) // 2 > 4096
+
+
+_TOO_LONG = JSONResponse(
+	{"ok": False, "error_code": 400, "description": "Bad Request: message is too long"},
+	status_code=400,
+)
+
+
 @dataclass
 class FakeTelegram:
 	"""The Bot API's getUpdates (long polling, offsets confirm) and sendMessage."""
@@ -151,6 +162,8 @@ class FakeTelegram:
 						},
 						status_code=400,
 					)
+				if _too_long(params):
+					return _TOO_LONG
 				self.sent.append(params)
 				return JSONResponse(
 					{
@@ -164,6 +177,8 @@ class FakeTelegram:
 					}
 				)
 			if name == "editMessageText":
+				if _too_long(params):
+					return _TOO_LONG
 				self.edits.append(params)
 				return JSONResponse({"ok": True, "result": {"message_id": params["message_id"]}})
 			return JSONResponse(

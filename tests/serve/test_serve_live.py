@@ -74,9 +74,9 @@ async def test_edits_are_rate_limited_and_the_end_replaces_the_text() -> None:
 	assert calls == [("post", "Hel"), ("edit", "Hello worl")]  # cut at the limit
 	clock.now = 1.6
 	await live.on_delta(delta("Retry", step=2))  # a new step starts the text over
-	assert await live.finish("r1", "Final.")
+	assert await live.finish("r1", "Final.") == ""  # all of it shown: nothing left to send
 	assert calls[-1] == ("edit", "Final.")
-	assert not await live.finish("r1", "again")  # forgotten once finished
+	assert await live.finish("r1", "again") is None  # forgotten once finished
 
 
 async def test_a_call_made_again_starts_the_live_text_over() -> None:
@@ -112,7 +112,7 @@ async def test_a_failed_edit_stops_the_live_text_and_the_end_replies_as_usual() 
 	live.watch("r1", MESSAGE)
 	await live.on_delta(delta("a"))
 	await live.on_delta(delta("b"))
-	assert not await live.finish("r1", "ab!")
+	assert await live.finish("r1", "ab!") is None
 
 
 async def test_telegram_streams_one_message_and_edits_it() -> None:
@@ -173,3 +173,31 @@ async def test_a_run_that_ends_without_a_result_leaves_no_live_reply(
 		await eventually(lambda: any("Sorry" in m.get("text", "") for m in fake.sent + fake.edits))
 		live = server.telegram["Helper"].conversations.live
 		assert live is not None and live._runs == {}
+
+
+async def test_a_call_that_fails_midway_says_so_in_the_live_message_at_once() -> None:
+	"""A cut delta (the call writing the text failed) marks the shown text cut off at once,
+	whatever the interval; the next attempt's text then replaces it."""
+	calls: list[tuple[str, str]] = []
+
+	async def post(message: Incoming, text: str) -> str:
+		calls.append(("post", text))
+		return "7"
+
+	async def edit(message: Incoming, sent: str, text: str) -> None:
+		calls.append(("edit", text))
+
+	clock = Clock()
+	live = LiveReplies(post, edit, limit=100, interval=5.0, clock=clock)
+	live.watch("r1", MESSAGE)
+	await live.on_delta(delta("I sent the money to the "))
+	await live.on_delta(delta("wrong"))  # too soon to be shown
+	await live.on_delta(delta("", cut=True))
+	await live.on_delta(delta("", cut=True, attempt=3))  # another attempt's: not this text
+	assert calls == [
+		("post", "I sent the money to the "),
+		("edit", "I sent the money to the wrong [cut off]"),
+	]
+	clock.now = 10.0
+	await live.on_delta(delta("Nothing was sent.", attempt=2))
+	assert calls[-1] == ("edit", "Nothing was sent.")

@@ -13,7 +13,10 @@ or no and a reason (`APPROVAL_SCHEMA`), one form per call:
 A client that did not declare elicitation is answered `NOBODY`, and a call that waits for its
 approval is denied (`NO_APPROVER`): nothing it would do is done, and the run goes on, so the
 model can say what it could not do. An approval is the client's user's own decision: a declined
-or dismissed form, or a form accepted without ``approve: true``, denies the call.
+or dismissed form, or a form accepted without ``approve: true``, denies the call. A client that
+goes away while its user is asked (the connection closes before the form is answered) decided
+nothing: the run parks on the question or the approval, as when nobody can be asked now, rather
+than read a refusal and go on without the client (`elicited`).
 """
 
 from __future__ import annotations
@@ -84,6 +87,9 @@ NO_APPROVER = (
 _DENIED = "the person did not approve this call"
 """The reason a call is denied with when the client's user declines it and gives no reason."""
 
+_GONE = "the client that called this agent went away before its user answered"
+"""Why a run parks when the connection closes while a form waits for the client's user."""
+
 _MESSAGE_CHARS = 2_000
 """The longest approval message a form shows (the call's input is cut to fit)."""
 
@@ -122,6 +128,28 @@ def _elicits(ctx: Any) -> bool:
 	return bool(ctx.session.check_client_capability(wanted))
 
 
+async def elicited(ctx: Any, message: str, schema: dict[str, Any], gone: Exception) -> Any:
+	"""The client's reply to a form sent as ``elicitation/create``.
+
+	Args:
+		ctx: The call's request context.
+		message: The form's message (redacted).
+		schema: The form's schema.
+		gone: Raised when the connection closes before the reply comes: the run parks on the
+			question or the call (`HumanInputUnavailable`, `ApprovalUnavailable`), its state
+			kept, rather than take the closed connection for the user's answer and go on.
+	"""
+	from mcp import MCPError
+	from mcp_types import CONNECTION_CLOSED
+
+	try:
+		return await ctx.session.elicit_form(message, schema)
+	except MCPError as exc:
+		if exc.code == CONNECTION_CLOSED:
+			raise gone from None
+		raise
+
+
 def answer_of(reply: Any) -> str:
 	"""The run's answer from the client's elicitation reply (`DECLINED` unless accepted)."""
 	content = getattr(reply, "content", None)
@@ -145,7 +173,11 @@ def asks_client(redact: Redactor) -> Callable[[str], Awaitable[str]]:
 			from openmolt_core.agent import HumanInputUnavailable
 
 			raise HumanInputUnavailable(question)  # the run parks: `Questions.park` asks
-		return answer_of(await ctx.session.elicit_form(redact(question), ANSWER_SCHEMA))
+		from openmolt_core.agent import HumanInputUnavailable
+
+		asked = redact(question)
+		gone = HumanInputUnavailable(_GONE)
+		return answer_of(await elicited(ctx, asked, ANSWER_SCHEMA, gone))
 
 	return ask
 
@@ -199,7 +231,10 @@ def approves_client(redact: Redactor) -> Callable[[ApprovalRequest], Awaitable[A
 			from openmolt_core.approvals import ApprovalUnavailable
 
 			raise ApprovalUnavailable  # the run parks: `Questions.park_approvals` asks
-		reply = await ctx.session.elicit_form(approval_message(request, redact), APPROVAL_SCHEMA)
+		from openmolt_core.approvals import ApprovalUnavailable
+
+		message = approval_message(request, redact)
+		reply = await elicited(ctx, message, APPROVAL_SCHEMA, ApprovalUnavailable(_GONE))
 		return decision_of(request, reply)
 
 	return decide

@@ -4,8 +4,11 @@ When a channel streams, the first text of a run's ``humanMessage`` is sent as a 
 text edits that message (Telegram ``editMessageText``, Slack ``chat.update``), at most once per
 ``interval`` seconds per run, since both services rate-limit edits. When the run ends, what it
 ends with (its reply, or a question) replaces the message's text, so the chat ends as it would
-without streaming, in one message instead of two. A step whose reply was refused, or a model
-that fell back, starts the text over. A failed send or edit is logged and the run's text is not
+without streaming, in one message instead of two; a reply too long for one message puts its
+first part there and the rest follows as new messages, so the chat reads the reply once, from
+its start (never the text of a call that failed midway, nor the same start twice). A step whose
+reply was refused, or a model that fell back, starts the text over; a call that fails midway
+says so at once (`CUT_OFF` ends the text shown), since the next text may be long in coming. A failed send or edit is logged and the run's text is not
 shown live any more; the end still replies.
 """
 
@@ -20,9 +23,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
 	from openmolt_serve.chats import Incoming
 
-__all__ = ["Edit", "LiveReplies", "Post"]
+__all__ = ["CUT_OFF", "Edit", "LiveReplies", "Post", "fits"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+CUT_OFF = " [cut off]"
+"""What ends a live message whose model call failed midway (its text is not the reply)."""
 
 Post = Callable[["Incoming", str], Awaitable[str]]
 """Sends a text to a message's chat; returns the sent message's id (Telegram) or ts (Slack)."""
@@ -87,6 +93,13 @@ class LiveReplies:
 		if live is None or live.broken or event.field != "humanMessage" or event.parent_run_id:
 			return
 		attempt = (event.step, event.model, event.attempt)  # a retry writes the reply anew
+		if getattr(event, "cut", False):  # the call writing it failed: the text is no reply
+			if attempt == live.attempt and live.text:
+				room = self.limit - self.size(CUT_OFF)
+				head = live.text[: fits(live.text, room, self.size)]
+				live.pieces, live.text = [], ""
+				await self._show(live, head + CUT_OFF)  # at once: it may stay until the end
+			return
 		if attempt != live.attempt:
 			live.attempt, live.pieces = attempt, []
 		live.pieces.append(event.text)
@@ -94,19 +107,27 @@ class LiveReplies:
 		if self.clock() - live.last >= self.interval:
 			await self._show(live, live.text)
 
-	async def finish(self, run_id: str, text: str) -> bool:
+	async def finish(self, run_id: str, text: str) -> str | None:
 		"""The run ended with ``text``: put it in the live message, if the run has one.
 
+		The live message may show text that is not the reply's (a call that failed midway, a
+		reply refused once whole) or only part of it: it becomes the reply's start, as much as
+		one message holds.
+
 		Returns:
-			Whether it did (else the caller sends ``text`` as usual).
+			None when the run has no live message (the caller sends ``text`` as usual); else
+			what is left to send after it: empty when it holds the whole text.
 		"""
 		live = self._runs.pop(run_id, None)
 		if live is None or live.sent is None or live.broken:
-			return False
-		if self.size(text) > self.limit:
-			return False  # the usual reply splits it; the live message keeps its start
-		await self._show(live, text)
-		return not live.broken
+			return None
+		at = self._fits(text)
+		await self._show(live, text[:at])
+		return None if live.broken else text[at:]
+
+	def _fits(self, text: str) -> int:
+		"""How many characters of ``text`` one message holds (`size` counts each one's room)."""
+		return fits(text, self.limit, self.size)
 
 	async def _show(self, live: _Live, text: str) -> None:
 		text = text[: self.limit]
@@ -127,3 +148,24 @@ class LiveReplies:
 				live.message.chat,
 				exc,
 			)
+
+
+def fits(text: str, most: int, size: Callable[[str], int] = len) -> int:
+	"""How many characters of ``text`` one message of ``most`` holds, as ``size`` counts.
+
+	Args:
+		text: The text.
+		most: The most one message holds.
+		size: How much room a text takes (a character takes one place at least): its length,
+			its UTF-16 code units (Telegram's count), its length once escaped (Slack's).
+	"""
+	if size(text) <= most:
+		return len(text)
+	low, high = 0, min(len(text), most)
+	while low < high:  # the longest start whose size fits
+		mid = (low + high + 1) // 2
+		if size(text[:mid]) <= most:
+			low = mid
+		else:
+			high = mid - 1
+	return low

@@ -173,9 +173,24 @@ class Incoming:
 		return f"{self.team}:{self.user}" if self.team else self.user
 
 
-def pieces(text: str, most: int) -> list[str]:
-	"""A reply cut into the messages a service takes (at most ``most`` characters each)."""
-	return [text[i : i + most] for i in range(0, len(text), most)] or [""]
+def pieces(text: str, most: int, size: Callable[[str], int] = len) -> list[str]:
+	"""A reply cut into the messages a service takes (at most ``most`` each, as ``size`` counts).
+
+	Args:
+		text: The reply.
+		most: The most one message holds.
+		size: How much room a text takes (`openmolt_serve._live.fits`): its length by default.
+	"""
+	if size is len:
+		return [text[i : i + most] for i in range(0, len(text), most)] or [""]
+	from openmolt_serve._live import fits
+
+	out: list[str] = []
+	while size(text) > most:
+		at = max(fits(text, most, size), 1)
+		out.append(text[:at])
+		text = text[at:]
+	return [*out, text] if text or not out else out
 
 
 def _nobody_now(question: str) -> str:
@@ -598,8 +613,11 @@ class Conversations:
 			text = _reply(result, error)
 		text = self.redact(text)  # what the run says goes to people outside the instance
 		if self.live is not None and result is not None:
-			if await self.live.finish(result.state.run_id, text):
-				return  # the live message now says it
+			rest = await self.live.finish(result.state.run_id, text)
+			if rest is not None:  # the live message now says it, or its start
+				if rest:
+					await self._say(message, rest)
+				return
 		await self._say(message, text)
 
 	def _watch(self, run_id: str, message: Incoming) -> str:

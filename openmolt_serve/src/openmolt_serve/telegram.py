@@ -68,7 +68,15 @@ TELEGRAM_API = "https://api.telegram.org"
 """The Bot API's address (a local Bot API server, or a fake in tests, may replace it)."""
 
 MAX_TEXT = 4096
-"""The most characters ``sendMessage`` takes in one message."""
+"""The most characters ``sendMessage`` takes in one message, in UTF-16 code units (`units`)."""
+
+
+def units(text: str) -> int:
+	"""How much of `MAX_TEXT` a text takes: Telegram counts UTF-16 code units (an emoji, two)."""
+	if text.isascii():
+		return len(text)
+	return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
 
 NO_PREVIEW: dict[str, Any] = {"link_preview_options": {"is_disabled": True}}
 """What every message and edit the bot sends asks: no link preview. Telegram's servers fetch a
@@ -175,7 +183,11 @@ class TelegramBot:
 		)
 		self.base_url = (settings.base_url or TELEGRAM_API).rstrip("/")
 		self._http = http
-		live = LiveReplies(self.post, self.edit, limit=MAX_TEXT) if settings.stream else None
+		live = (
+			LiveReplies(self.post, self.edit, limit=MAX_TEXT, size=units)
+			if settings.stream
+			else None
+		)
 		self.conversations = Conversations(agent, settings, self.reply, launcher, live)
 		self.offset: int | None = None
 
@@ -232,7 +244,7 @@ class TelegramBot:
 
 	async def reply(self, message: Incoming, text: str) -> None:
 		"""Send a text to the message's chat (split at 4096 characters)."""
-		for n, chunk in enumerate(pieces(text, MAX_TEXT)):
+		for n, chunk in enumerate(pieces(text, MAX_TEXT, units)):
 			params: dict[str, Any] = {
 				"chat_id": message.chat,
 				"text": chunk,
@@ -247,10 +259,10 @@ class TelegramBot:
 			await self.call("sendMessage", params)
 
 	async def post(self, message: Incoming, text: str) -> str:
-		"""Send one text (at most 4096 characters) to the message's chat; returns its id."""
+		"""Send one text (what a message holds of it) to the message's chat; returns its id."""
 		params: dict[str, Any] = {
 			"chat_id": message.chat,
-			"text": text[:MAX_TEXT],
+			"text": pieces(text, MAX_TEXT, units)[0],
 			**_topic(message),
 			**NO_PREVIEW,
 		}
@@ -267,7 +279,7 @@ class TelegramBot:
 		params = {
 			"chat_id": message.chat,
 			"message_id": int(sent),
-			"text": text[:MAX_TEXT],
+			"text": pieces(text, MAX_TEXT, units)[0],
 			**NO_PREVIEW,
 		}
 		await self.call("editMessageText", params)

@@ -283,10 +283,11 @@ def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
 	a secret of the run, of each run up its chain of callers (a sub-agent made by another
 	instance does not know its callers' secrets), and of every live instance, redactor and key
 	given in code, asked again at each piece (a token may be new); and of the environment as
-	it is when the call starts (what the server's responses mask too,
+	it is at each piece (what the server's responses mask too,
 	`openmolt_core.secrets.known_secrets`: a key exported after the instance read the
-	environment is one), read once per call: comparing the variables at each piece would cost
-	more than the piece.
+	environment is one, and so is one a provider exports while the reply streams); reading it
+	again costs a comparison of the variables with the ones read last while none changed
+	(`openmolt_core.secrets.environment_secrets_now`).
 	"""
 	redactors = [ctx.redact]
 	link = ctx.link
@@ -297,11 +298,10 @@ def _chain_secrets(ctx: RunContext) -> Callable[[], Iterable[str]]:
 			redactors.append(redact)
 		link = getattr(caller, "link", None)
 
-	environment = environment_secrets_now()
-
 	def secrets() -> frozenset[str]:
 		live = live_secrets()
-		own = frozenset(secret for r in redactors for secret in r.secrets) | environment
+		own = frozenset(secret for r in redactors for secret in r.secrets)
+		own |= environment_secrets_now()
 		return live if own <= live else live | own
 
 	return secrets

@@ -19,9 +19,12 @@ from typing import IO, cast
 
 __all__ = ["Printable", "excerpt", "printable", "printing"]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(
+	r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 """The characters a terminal obeys or that reorder a line: C0 and C1 controls but a newline and
-a tab, DEL, the line and paragraph separators and the bidirectional overrides."""
+a tab, DEL, the line and paragraph separators, and every bidirectional control (Unicode's
+Bidi_Control: the embeddings, overrides and isolates, and the marks ALM, LRM and RLM)."""
 
 
 def printable(text: str) -> str:
