@@ -81,7 +81,7 @@ async def durable(tmp_path: Path) -> AsyncIterator[str]:
 	_engine.reset_engine()
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 async def test_a_parked_durable_run_is_cancelled_with_its_task(durable: str) -> None:
 	"""The engine cancels it: it is no longer pending, and an answer to it is refused."""
 	om = OpenMolt(durability=durable, entry_points=False)
@@ -93,7 +93,7 @@ async def test_a_parked_durable_run_is_cancelled_with_its_task(durable: str) -> 
 	await om.aclose()
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 async def test_a_durable_run_parked_on_an_approval_is_cancelled_with_its_task(
 	durable: str,
 ) -> None:
@@ -143,7 +143,7 @@ async def test_a_durable_run_parked_on_an_approval_is_cancelled_with_its_task(
 	assert paid == []
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 async def test_a_task_whose_approval_is_being_delivered_elsewhere_is_cancelled_with_it(
 	durable: str,
 ) -> None:

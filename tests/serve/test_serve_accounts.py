@@ -355,7 +355,7 @@ async def test_a_code_naming_a_run_held_here_for_another_user_resumes_nothing(
 	assert served.texts(7) == [fake.sent[0]["text"]] and len(model.requests) == 1
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 async def test_a_durable_chat_run_goes_on_once_the_code_is_sent(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -384,7 +384,7 @@ def _link(text: str) -> str:
 	return text.split("mail: ", 1)[1].strip()
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 @pytest.mark.timeout(120)
 def test_a_code_sent_after_a_restart_resumes_the_durable_run_from_the_store(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -464,7 +464,7 @@ async def test_a_code_sent_after_a_restart_resumes_the_run_from_the_run_store(
 	assert len(model.requests) == 2
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 @pytest.mark.timeout(120)
 async def test_a_code_naming_a_stored_run_of_another_user_or_agent_resumes_nothing(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -517,7 +517,7 @@ async def test_a_code_naming_a_stored_run_of_another_user_or_agent_resumes_nothi
 	assert len(model.requests) == 1 and len(other.requests) == 1 and not served.seen
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 @pytest.mark.timeout(120)
 async def test_a_run_resumed_elsewhere_is_not_resumed_again_by_the_server_holding_it(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -617,7 +617,7 @@ async def test_the_callback_completes_a_state_on_the_instance_of_its_agent(
 		auth.close()
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 @pytest.mark.timeout(120)
 async def test_a_code_naming_a_stored_run_of_an_agent_whose_name_slugs_alike_resumes_nothing(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -158,7 +158,7 @@ async def durable(tmp_path: Path) -> AsyncIterator[str]:
 	_engine.reset_engine()
 
 
-@pytest.mark.xdist_group("dbos-sqlite")
+@pytest.mark.xdist_group("dbos-shared")
 async def test_a_new_message_on_a_waiting_thread_cancels_its_durable_run(durable: str) -> None:
 	"""The durable run parked on a question is cancelled by the engine: no longer pending, and
 	an answer to it (``openmolt answer``) is refused."""

@@ -1,7 +1,7 @@
 """Triggers on a durable store (openmolt-dbos, SQLite): a restart loses no trigger.
 
-These start real DBOS engines (one per process), so they run in the "dbos-sqlite" xdist group
-with the durable tests on SQLite, one after another.
+These start real DBOS engines (one per process), so they run in the "dbos-shared" xdist group
+with the durable tests of no one store, one after another.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from openmolt_serve import TriggerServer
 from openmolt_serve._rows import task_rows
 from openmolt_serve.signatures import sign
 
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-sqlite"), pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-shared"), pytest.mark.timeout(120)]
 
 SECRET = "durable-webhook-secret"
 

@@ -6,7 +6,7 @@ thread freed while the run still appended to it. The stop cancels the run where 
 (`OpenMolt.cancel`), and the caller hears of it once the run has stopped. A server that stops
 still leaves its durable runs to recover (`test_a_stopping_server_leaves_a_durable_run_to_recover`).
 
-These start real DBOS engines, so they run in the "dbos-sqlite" xdist group.
+These start real DBOS engines, so they run in the "dbos-shared" xdist group, one after another.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from openmolt_serve import TriggerServer
 from tests.serve.test_serve_a2a import client_for, message
 from tests.serve.test_serve_agui import TOKEN, run, run_input
 
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-sqlite"), pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-shared"), pytest.mark.timeout(120)]
 
 A2A_TOKEN = "a2a-token-for-tests-0123456789"
 
