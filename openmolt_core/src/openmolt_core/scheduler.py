@@ -625,11 +625,12 @@ class Scheduler:
 			return self.grace
 		return min(self.grace, gap / 2)
 
-	def _lease(self, schedule: Schedule, due: datetime) -> timedelta:
+	@staticmethod
+	def _lease(grace: float) -> timedelta:
 		# How long a holder's lease outlasts the due time it waits for: half the schedule's
-		# grace (at least a second), so a scheduler that takes over a due time left unhandled
-		# still runs it on time.
-		return timedelta(seconds=max(self._grace(schedule, due) / 2, 1.0))
+		# grace (`_grace`, at least a second), so a scheduler that takes over a due time left
+		# unhandled still runs it on time.
+		return timedelta(seconds=max(grace / 2, 1.0))
 
 	@contextlib.contextmanager
 	def _working(self) -> Iterator[None]:
@@ -684,7 +685,7 @@ class Scheduler:
 			if shared is not None:
 				# The lease outlasts the due time a little: another scheduler waits for it.
 				now = self.clock.now()
-				until = max(due, now) + self._lease(schedule, due)
+				until = max(due, now) + self._lease(self._grace(schedule, due))
 				held = await self._keep(schedule, shared, until)
 				if not held:
 					continue  # another held it meanwhile; the count goes on from its cursor
@@ -727,7 +728,7 @@ class Scheduler:
 		# the cursor and anchor in the file (a takeover starts as a restart would).
 		while True:
 			now = self.clock.now()
-			lease = self._lease(schedule, now)
+			lease = self._lease(self._grace(schedule, now))
 			try:
 				with self._working():
 					claim = await store.claim(
@@ -832,7 +833,7 @@ class Scheduler:
 					self._me(),
 					last,
 					now,
-					max(now, last) + self._lease(schedule, last),
+					max(now, last) + self._lease(grace),
 				)
 			if not claim.held:
 				await self._wait_for(schedule, shared, claim)

@@ -35,7 +35,8 @@ def _addresses(value: Any) -> str:
 	return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
-def _message(value: Any, attachments: Sequence[StoredFile] = ()) -> EmailMessage:
+def _message(value: Any, attachments: Sequence[StoredFile] = ()) -> bytes:
+	"""The message's RFC 2822 bytes (ASCII); a message that cannot be built is a `ToolError`."""
 	if not isinstance(value, Mapping):
 		raise ToolError("rfc2822 needs an object with to, subject and body")
 	msg = EmailMessage(policy=_MAIL_POLICY)
@@ -61,7 +62,7 @@ def _message(value: Any, attachments: Sequence[StoredFile] = ()) -> EmailMessage
 				subtype=subtype,
 				filename=stored.name or f"attachment-{n}",
 			)
-		return msg
+		return msg.as_bytes()
 	except (ValueError, TypeError, IndexError, MessageError) as exc:
 		raise ToolError(f"could not build the email: {exc}") from None
 
@@ -77,10 +78,7 @@ def rfc2822(value: Any) -> str:
 	Raises:
 		ToolError: The value is not an object, or the message cannot be built.
 	"""
-	try:
-		return _message(value).as_bytes().decode("ascii")
-	except (ValueError, TypeError, IndexError, MessageError) as exc:
-		raise ToolError(f"could not build the email: {exc}") from None
+	return _message(value).decode("ascii")
 
 
 async def _raw(value: Mapping[str, Any], request: EncodeRequest) -> str:
@@ -98,10 +96,7 @@ async def _raw(value: Mapping[str, Any], request: EncodeRequest) -> str:
 				"Gmail's limit; share large files as links (e.g. Google Drive) instead"
 			)
 		files.append(stored)
-	try:
-		data = _message(value, files).as_bytes()
-	except (ValueError, TypeError, IndexError, MessageError) as exc:
-		raise ToolError(f"could not build the email: {exc}") from None
+	data = _message(value, files)
 	# base64url without padding, as the ``base64url`` filter writes it for the rfc2822 filter.
 	return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 

@@ -532,11 +532,11 @@ async def build_request(
 		query = render({**setup.query_params, **tool.query_params}, data, filters=filters)
 		headers = render({**setup.headers, **tool.headers}, data, filters=filters)
 		cookies = render(tool.cookies, data, filters=filters)
-		# A null is sent only in a body, and only for an input whose schema takes null.
-		nulls = null_inputs(tool.input_schema)
-		body = (
-			render(tool.body, data, filters=filters, nulls=nulls) if tool.body is not None else None
-		)
+		body = None
+		if tool.body is not None:
+			# A null is sent only in a body, and only for an input whose schema takes null.
+			nulls = null_inputs(tool.input_schema)
+			body = render(tool.body, data, filters=filters, nulls=nulls)
 		files = render(tool.files, data, filters=filters)
 		return endpoint, base, query, headers, cookies, body, files
 
