@@ -916,9 +916,9 @@ def _origin(row: Mapping[str, Any]) -> str:
 
 def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
 	"""A nested run as its caller's page lists it: what it is, where it nests, what it cost."""
-	run_id = str(row["run_id"])
-	caller = caller_of(run_id, row.get("trigger")) or ""
-	tail = run_id[len(caller) + 1 :].split(".")
+	shown = _shown(row)  # it names the caller (`caller_of`)
+	caller = shown["caller"] or ""
+	tail = str(row["run_id"])[len(caller) + 1 :].split(".")
 
 	def number(at: int) -> int | None:
 		text = tail[at] if len(tail) > at else ""
@@ -932,7 +932,6 @@ def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
 		else {"kind": "call", "step": number(0), "index": number(1), "stage": "", "guardrail": ""}
 		| {"nth": number(2) or 1, "counted": None}
 	)
-	shown = _shown(row)
 	keep = ("run_id", "agent", "model", "status", "started", "ended", "steps", "usage", "error")
 	return {**{k: shown.get(k) for k in keep}, **where, "caller": caller}
 
