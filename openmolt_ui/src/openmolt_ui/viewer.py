@@ -921,8 +921,7 @@ def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
 	tail = str(row["run_id"])[len(caller) + 1 :].split(".")
 
 	def number(at: int) -> int | None:
-		text = tail[at] if len(tail) > at else ""
-		return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+		return _whole(tail[at]) if len(tail) > at else None
 
 	guard = tail[0] == "guard" and len(tail) >= 6
 	where = (
@@ -995,8 +994,12 @@ def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
 def _step_of(call: str) -> int:
 	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
 	parts = call.split(":")
-	step = parts[1] if len(parts) > 1 else ""
-	return int(step) if step.isascii() and step.isdigit() and len(step) < 10 else 0
+	return (_whole(parts[1]) if len(parts) > 1 else None) or 0
+
+
+def _whole(text: str) -> int | None:
+	"""A step's or an index's number as an id holds it (ASCII digits, bounded), else None."""
+	return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
 
 
 def _apply(request: Any, decision: ApprovalDecision) -> Any:
