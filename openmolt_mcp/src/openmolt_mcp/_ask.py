@@ -169,12 +169,10 @@ def asks_client(redact: Redactor) -> Callable[[str], Awaitable[str]]:
 		ctx = _CALL.get()
 		if ctx is None or not _elicits(ctx):
 			return NOBODY
-		if in_result(ctx):
-			from openmolt_core.agent import HumanInputUnavailable
-
-			raise HumanInputUnavailable(question)  # the run parks: `Questions.park` asks
 		from openmolt_core.agent import HumanInputUnavailable
 
+		if in_result(ctx):
+			raise HumanInputUnavailable(question)  # the run parks: `Questions.park` asks
 		asked = redact(question)
 		gone = HumanInputUnavailable(_GONE)
 		return answer_of(await elicited(ctx, asked, ANSWER_SCHEMA, gone))
@@ -227,12 +225,10 @@ def approves_client(redact: Redactor) -> Callable[[ApprovalRequest], Awaitable[A
 		ctx = _CALL.get()
 		if ctx is None or not _elicits(ctx):
 			return request.deny(NO_APPROVER)
-		if in_result(ctx):
-			from openmolt_core.approvals import ApprovalUnavailable
-
-			raise ApprovalUnavailable  # the run parks: `Questions.park_approvals` asks
 		from openmolt_core.approvals import ApprovalUnavailable
 
+		if in_result(ctx):
+			raise ApprovalUnavailable  # the run parks: `Questions.park_approvals` asks
 		message = approval_message(request, redact)
 		reply = await elicited(ctx, message, APPROVAL_SCHEMA, ApprovalUnavailable(_GONE))
 		return decision_of(request, reply)

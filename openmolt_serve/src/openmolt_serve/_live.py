@@ -121,13 +121,9 @@ class LiveReplies:
 		live = self._runs.pop(run_id, None)
 		if live is None or live.sent is None or live.broken:
 			return None
-		at = self._fits(text)
+		at = fits(text, self.limit, self.size)
 		await self._show(live, text[:at])
 		return None if live.broken else text[at:]
-
-	def _fits(self, text: str) -> int:
-		"""How many characters of ``text`` one message holds (`size` counts each one's room)."""
-		return fits(text, self.limit, self.size)
 
 	async def _show(self, live: _Live, text: str) -> None:
 		text = text[: self.limit]

@@ -916,13 +916,12 @@ def _origin(row: Mapping[str, Any]) -> str:
 
 def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
 	"""A nested run as its caller's page lists it: what it is, where it nests, what it cost."""
-	run_id = str(row["run_id"])
-	caller = caller_of(run_id, row.get("trigger")) or ""
-	tail = run_id[len(caller) + 1 :].split(".")
+	shown = _shown(row)  # it names the caller (`caller_of`)
+	caller = shown["caller"] or ""
+	tail = str(row["run_id"])[len(caller) + 1 :].split(".")
 
 	def number(at: int) -> int | None:
-		text = tail[at] if len(tail) > at else ""
-		return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+		return _whole(tail[at]) if len(tail) > at else None
 
 	guard = tail[0] == "guard" and len(tail) >= 6
 	where = (
@@ -932,7 +931,6 @@ def _nested_row(row: dict[str, Any]) -> dict[str, Any]:
 		else {"kind": "call", "step": number(0), "index": number(1), "stage": "", "guardrail": ""}
 		| {"nth": number(2) or 1, "counted": None}
 	)
-	shown = _shown(row)
 	keep = ("run_id", "agent", "model", "status", "started", "ended", "steps", "usage", "error")
 	return {**{k: shown.get(k) for k in keep}, **where, "caller": caller}
 
@@ -996,8 +994,12 @@ def _matches(row: dict[str, Any], filters: Mapping[str, str | None]) -> bool:
 def _step_of(call: str) -> int:
 	# A call's key reads tool:<step>:<index>:<handle> (openmolt_core.durability.step_key).
 	parts = call.split(":")
-	step = parts[1] if len(parts) > 1 else ""
-	return int(step) if step.isascii() and step.isdigit() and len(step) < 10 else 0
+	return (_whole(parts[1]) if len(parts) > 1 else None) or 0
+
+
+def _whole(text: str) -> int | None:
+	"""A step's or an index's number as an id holds it (ASCII digits, bounded), else None."""
+	return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
 
 
 def _apply(request: Any, decision: ApprovalDecision) -> Any:

@@ -243,9 +243,9 @@ async def _main(ns: argparse.Namespace) -> int:
 			if not ids:  # `openmolt logs Ada`: a word to look for, not an id
 				agents = {row["agent"] for row in await store.totals("")}
 				named = [a for a in sorted(agents) if a.casefold() == ns.run_id.casefold()]
-				if named:  # `openmolt logs Greeter`: an agent's name
-					import shlex
+				import shlex
 
+				if named:  # `openmolt logs Greeter`: an agent's name
 					raise ConfigurationError(
 						f"no run {ns.run_id!r} in {store.path}; `openmolt logs --agent "
 						f"{shlex.quote(named[0])}` lists that agent's runs"
@@ -255,8 +255,6 @@ async def _main(ns: argparse.Namespace) -> int:
 						"`openmolt logs search` needs the text to find: `openmolt logs search "
 						"TEXT` (or -q TEXT) lists the runs whose input, output or error has it"
 					)
-				import shlex
-
 				raise ConfigurationError(
 					f"no run {ns.run_id!r} in {store.path}; `openmolt logs search "
 					f"{shlex.quote(ns.run_id)}` finds the runs whose input, output or error has it"

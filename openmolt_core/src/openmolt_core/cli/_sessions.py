@@ -124,10 +124,6 @@ async def _listed(
 	return list(await _reading(store, read))
 
 
-def _where(store: str, url: str | None) -> str:
-	return _shown(store) if url is not None else store
-
-
 def _iso(moment: float) -> str:
 	return datetime.fromtimestamp(moment, UTC).isoformat()
 
@@ -174,7 +170,7 @@ async def _list(ns: argparse.Namespace) -> int:
 	if not shown:  # said on stderr: stdout stays the list, empty
 		from openmolt_core.cli._terminal import printable
 
-		said = f"openmolt: no sessions in {_where(store, url)}"
+		said = f"openmolt: no sessions in {_shown(store)}"
 		print(printable(said), file=sys.stderr)
 		return 0
 	now = time.time()
@@ -268,7 +264,7 @@ async def _show(ns: argparse.Namespace) -> int:
 		from openmolt_core._support.suggest import suggestion
 
 		known = await _listed(store, url, None)
-		where = _where(store, url)
+		where = _shown(store)
 		if not known:
 			raise ConfigurationError(f"no session {ns.session_id!r}: no sessions in {where}")
 		hint = suggestion(ns.session_id, [s.session_id for s in known], noun="sessions")
