@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from openmolt import OpenMolt
+from openmolt_core import runstore
 from openmolt_core.cli import main as openmolt_main
 from openmolt_core.guardrails import Guardrail
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -164,9 +165,8 @@ def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
 ) -> None:
 	"""A run with more nested runs than the page lists said nothing of the others (a guardrail
 	agent per call passes 100 soon); it says how many it shows and how to find the rest."""
-	from openmolt_core.cli import _logs
 
-	monkeypatch.setattr(_logs, "_NESTED_MOST", 1)
+	monkeypatch.setattr(runstore, "NESTED_SHOWN", 1)
 	assert openmolt_main(["logs", top]) == 0
 	nested = capsys.readouterr().out.split("nested runs")[1]
 	assert len([line for line in nested.splitlines() if line.startswith(f"  {top}.")]) == 1

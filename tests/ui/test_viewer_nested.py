@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from openmolt import OpenMolt
+from openmolt_core import runstore
 from openmolt_core.guardrails import Guardrail
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish, update_memory
 from openmolt_core.tools import ToolContext, tool
@@ -252,7 +253,6 @@ async def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs
 ) -> None:
 	"""A run with more nested runs than the page lists gave no sign of the others; its row now
 	says so (``nested_more``), and a run with all of them listed says none are left out."""
-	from openmolt_ui import viewer as viewer_module
 
 	store = tmp_path / "runs.db"
 	om = OpenMolt(entry_points=False, run_store=store)
@@ -261,7 +261,7 @@ async def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs
 	view = await viewer.run_view(top)
 	assert view is not None and len(view["run"]["nested"]) == 3
 	assert view["run"]["nested_more"] is False
-	monkeypatch.setattr(viewer_module, "_NESTED_MOST", 2)
+	monkeypatch.setattr(runstore, "NESTED_SHOWN", 2)
 	view = await viewer.run_view(top)
 	assert view is not None and len(view["run"]["nested"]) == 2
 	assert view["run"]["nested_more"] is True

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from openmolt_core import runstore
+
 from .conftest import Served, shoot
 from .test_viewer_nested import _family
 
@@ -120,7 +122,6 @@ def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
 ) -> None:
 	"""Past the most the page lists, the rest of a run's nested runs went unmentioned; the
 	page says it lists the latest only, and how to find the others."""
-	from openmolt_ui import viewer as viewer_module
 
 	result = served.call(lambda: _family(served.om).run("go"))
 	top = result.state.run_id
@@ -128,7 +129,7 @@ def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
 	view = page.get_by_test_id("run-view")
 	expect(view.get_by_test_id("nested-run")).to_have_count(3)
 	expect(view.get_by_test_id("nested-more")).to_have_count(0)
-	monkeypatch.setattr(viewer_module, "_NESTED_MOST", 2)
+	monkeypatch.setattr(runstore, "NESTED_SHOWN", 2)
 	page.reload()
 	expect(view.get_by_test_id("nested-run")).to_have_count(2)
 	expect(view.get_by_test_id("nested-more")).to_contain_text("The latest 2 only")

@@ -43,10 +43,22 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.result import RunState
 
-__all__ = ["ENV_VAR", "RunStore", "StoredEvent", "StoredRun", "caller_of", "default_path"]
+__all__ = [
+	"ENV_VAR",
+	"NESTED_SHOWN",
+	"RunStore",
+	"StoredEvent",
+	"StoredRun",
+	"caller_of",
+	"default_path",
+]
 
 ENV_VAR = "OPENMOLT_RUN_STORE"
 """The environment variable naming the ``openmolt`` command's run store (``off`` disables it)."""
+
+NESTED_SHOWN = 100
+"""How many of a run's nested runs (the newest) ``openmolt logs RUN`` and the run viewer's page
+list with it; each says when there are more."""
 
 _SCHEMA = """
 PRAGMA journal_mode = WAL;

@@ -32,6 +32,7 @@ import anyio
 import uvicorn
 from anyio.abc import TaskGroup
 
+from openmolt_core import runstore
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.events import describe_event
 from openmolt_core.openmolt import OpenMolt
@@ -60,7 +61,6 @@ log: logging.Logger = logging.getLogger("openmolt")
 _RESUMING = {"status": "cannot", "error": "this run is being resumed already"}
 _ENDED_KEEP = 64  # ended runs whose saved state's facts the viewer keeps (taint, usage per model)
 
-_NESTED_MOST = 100  # a run's nested runs listed on its page (the newest)
 
 _REFUSED_WITHIN = 3.0  # seconds a resume is awaited for a refusal (another surface answered)
 
@@ -351,7 +351,7 @@ class Viewer:
 		}
 
 	async def nested(self, run_id: str) -> list[dict[str, Any]]:
-		"""The runs nested in a run, at any depth, oldest first (the newest `_NESTED_MOST`).
+		"""The runs nested in a run, at any depth, oldest first (the newest `runstore.NESTED_SHOWN`).
 
 		A tool call's runs (an agent tool's, or those a tool's code ran with
 		``parent=context.run``) and its guardrail agents' runs are rows of their own in the
@@ -376,7 +376,7 @@ class Viewer:
 		rows: dict[str, dict[str, Any]] = {}
 		if self.store is not None:
 			try:  # one more than listed: whether there are more
-				for stored in await self.store.runs(_NESTED_MOST + 1, nested_in=run_id):
+				for stored in await self.store.runs(runstore.NESTED_SHOWN + 1, nested_in=run_id):
 					rows[stored.run_id] = _checked(stored.to_dict())
 			except Exception:
 				log.exception("the run viewer could not read the run store %s", self.store.path)
@@ -386,7 +386,9 @@ class Viewer:
 		# a run of its own whose id merely starts so (one the application chose) is left out
 		found = [r for r in rows.values() if caller_of(r["run_id"], r.get("trigger")) is not None]
 		ordered = sorted(found, key=lambda r: str(r["started"]))
-		return [_nested_row(r) for r in ordered[-_NESTED_MOST:]], len(ordered) > _NESTED_MOST
+		return [_nested_row(r) for r in ordered[-runstore.NESTED_SHOWN :]], len(
+			ordered
+		) > runstore.NESTED_SHOWN
 
 	async def _from_state(self, run_id: str, ended: str, trigger: Any) -> dict[str, Any]:
 		"""What an ended run's saved state adds to its row (read once per end, kept for a few).

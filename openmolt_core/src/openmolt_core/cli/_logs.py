@@ -108,20 +108,19 @@ def _list(runs: list[Any]) -> str:
 	return "\n".join(lines) + "\n"
 
 
-_NESTED_MOST = 100
-"""The most of a run's nested runs ``openmolt logs RUN`` lists (the newest)."""
-
-
 async def _nested(store: Any, run: Any) -> str:
 	"""The runs nested in a run, a line each, oldest first (``""``: none).
 
-	Only the latest `_NESTED_MOST`, and a line that says so when there are more.
+	Only the latest `openmolt_core.runstore.NESTED_SHOWN`, and a line that says so when there
+	are more.
 	"""
-	rows = await store.runs(_NESTED_MOST + 1, nested_in=run.run_id)  # one more: are there more
+	from openmolt_core.runstore import NESTED_SHOWN
+
+	rows = await store.runs(NESTED_SHOWN + 1, nested_in=run.run_id)  # one more: are there more
 	if not rows:
 		return ""
-	more = len(rows) > _NESTED_MOST
-	rows = rows[:_NESTED_MOST]
+	more = len(rows) > NESTED_SHOWN
+	rows = rows[:NESTED_SHOWN]
 	lines = [
 		"",
 		"nested runs (a tool call's, a guardrail agent's; each its own cost, which its caller's "
@@ -134,7 +133,7 @@ async def _nested(store: Any, run: Any) -> str:
 		)
 	if more:  # the newest are listed: the others are found by a filter
 		lines.append(
-			f"  (the latest {_NESTED_MOST:,} only; `openmolt logs --agent NAME -n 1000` lists a "
+			f"  (the latest {NESTED_SHOWN:,} only; `openmolt logs --agent NAME -n 1000` lists a "
 			"nested agent's runs, each marked with the run it nests in)"
 		)
 	return "\n".join(lines) + "\n"

@@ -1323,7 +1323,7 @@ function nestedView(run, tree) {
         );
       })
     ),
-    // the server lists the latest only (openmolt_ui.viewer._NESTED_MOST): the others are found
+    // the server lists the latest only (openmolt_core.runstore.NESTED_SHOWN): the others are found
     // by the list's filters, each marked with the run it nests in
     run.nested_more === true
       ? el("p", { class: "muted", "data-testid": "nested-more" }, `The latest ${number(rows.length)} only: the list's filters (agent, search) find the others, each marked nested in its run.`)
