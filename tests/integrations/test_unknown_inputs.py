@@ -83,3 +83,52 @@ def test_a_schema_stays_open_where_an_undeclared_input_may_be_read() -> None:
 		base, {"query": "mutation M($input: X!) { m(input: $input) { id } }", "v": "{{ input.a }}"}
 	)
 	assert graphql.checked_input_schema()["additionalProperties"] is False
+
+
+@pytest.mark.anyio
+async def test_an_imported_openapi_tool_refuses_an_input_it_does_not_declare() -> None:
+	"""The refusal is the engine's, so a tool imported from an OpenAPI document gets it too."""
+	from openmolt_core.integrations.openapi import from_openapi
+
+	document = {
+		"openapi": "3.1.0",
+		"info": {"title": "Pets", "version": "1"},
+		"servers": [{"url": "https://pets.example.com"}],
+		"paths": {
+			"/pets": {
+				"post": {
+					"operationId": "addPet",
+					"requestBody": {
+						"required": True,
+						"content": {
+							"application/json": {
+								"schema": {
+									"type": "object",
+									"properties": {"name": {"type": "string"}},
+									"required": ["name"],
+								}
+							}
+						},
+					},
+					"responses": {"201": {"description": "Added."}},
+				}
+			}
+		},
+	}
+	seen: list[httpx.Request] = []
+
+	def service(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(201, json={"id": 1})
+
+	om = OpenMolt(
+		entry_points=False, http_client=httpx.AsyncClient(transport=httpx.MockTransport(service))
+	)
+	om.register_integration("pets", from_openapi(document, id="pets"))
+	model = ScriptedModel([call_tool("pets.addPet", name="Rex", nmae="Rex"), finish(done=True)])
+	agent = om.create_agent(name="T", model=model, integrations=["pets"])
+	async with om:
+		await agent.run()
+	assert seen == []
+	[reply] = [m.content for m in model.requests[1].messages if '"results"' in m.content]
+	assert "nmae: unknown field; remove it" in json.loads(reply)["results"][0]["error"]
