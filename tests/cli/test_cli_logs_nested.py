@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -171,3 +172,23 @@ def test_a_runs_page_says_when_it_lists_only_the_latest_of_its_nested_runs(
 	nested = capsys.readouterr().out.split("nested runs")[1]
 	assert len([line for line in nested.splitlines() if line.startswith(f"  {top}.")]) == 1
 	assert "the latest 1 only" in nested and "--agent" in nested
+	assert openmolt_main(["logs", top, "--json"]) == 0
+	document = json.loads(capsys.readouterr().out)
+	assert len(document["nested"]) == 1 and document["nested_more"] is True
+
+
+def test_a_runs_json_holds_its_nested_runs_rows(
+	top: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt logs RUN --json` lacked the nested runs its text page and the viewer's export
+	list: their rows are under ``nested``, oldest first, with ``nested_more``, and the document
+	is still one JSON value with the run's events."""
+	assert openmolt_main(["logs", top, "--json"]) == 0
+	document = json.loads(capsys.readouterr().out)
+	assert document["run_id"] == top and document["events"]
+	nested = {row["run_id"]: row for row in document["nested"]}
+	assert set(nested) == {f"{top}.1.0", f"{top}.guard.1.tool_call.0.0.Judge"}
+	assert nested[f"{top}.1.0"]["agent"] == "Helper"
+	assert nested[f"{top}.1.0"]["status"] == "success"
+	assert document["nested"] == sorted(document["nested"], key=lambda r: r["started"])
+	assert document["nested_more"] is False

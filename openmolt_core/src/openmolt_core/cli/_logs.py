@@ -108,6 +108,17 @@ def _list(runs: list[Any]) -> str:
 	return "\n".join(lines) + "\n"
 
 
+async def _nested_rows(store: Any, run: Any) -> tuple[list[Any], bool]:
+	"""The runs nested in a run, oldest first, and whether it has more than it lists.
+
+	Only the latest `openmolt_core.runstore.NESTED_SHOWN` are listed.
+	"""
+	from openmolt_core.runstore import NESTED_SHOWN
+
+	rows = await store.runs(NESTED_SHOWN + 1, nested_in=run.run_id)  # one more: are there more
+	return sorted(rows[:NESTED_SHOWN], key=lambda r: r.started), len(rows) > NESTED_SHOWN
+
+
 async def _nested(store: Any, run: Any) -> str:
 	"""The runs nested in a run, a line each, oldest first (``""``: none).
 
@@ -116,17 +127,15 @@ async def _nested(store: Any, run: Any) -> str:
 	"""
 	from openmolt_core.runstore import NESTED_SHOWN
 
-	rows = await store.runs(NESTED_SHOWN + 1, nested_in=run.run_id)  # one more: are there more
+	rows, more = await _nested_rows(store, run)
 	if not rows:
 		return ""
-	more = len(rows) > NESTED_SHOWN
-	rows = rows[:NESTED_SHOWN]
 	lines = [
 		"",
 		"nested runs (a tool call's, a guardrail agent's; each its own cost, which its caller's "
 		"holds when it counts it: `openmolt logs ID` shows one):",
 	]
-	for nested in sorted(rows, key=lambda r: r.started):
+	for nested in rows:
 		lines.append(
 			f"  {nested.run_id}  {nested.agent}  {nested.status}  "
 			f"{quantity(nested.steps, 'step')}, {_cost(nested.usage)}"
@@ -194,15 +203,27 @@ def _head(run: Any) -> str:
 
 
 async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
-	"""Write one run and its events, a page of events at a time (`_pages`)."""
+	"""Write one run, its events (a page at a time: `_pages`) and the runs nested in it.
+
+	As JSON: the run's row with ``nested`` (the nested runs' rows, as `_nested` lists them),
+	``nested_more`` (whether it has more) and ``events``.
+	"""
 	if not as_json:
 		_show(_head(run))
 		async for page in _pages(store, run.run_id):
 			_show("".join(_event_line(e) for e in page))
 		_show(await _nested(store, run))
 		return
-	# The document `json.dumps({**row, "events": [...]}, indent=2)` makes, written in pieces.
-	head = json.dumps({**run.to_dict(), "events": []}, indent=2, ensure_ascii=False, default=str)
+	# The document `json.dumps({**row, "nested": [...], "nested_more": more, "events": [...]},
+	# indent=2)` makes, written in pieces: the nested runs' rows are those `_nested` lists.
+	nested, more = await _nested_rows(store, run)
+	document = {
+		**run.to_dict(),
+		"nested": [n.to_dict() for n in nested],
+		"nested_more": more,
+		"events": [],
+	}
+	head = json.dumps(document, indent=2, ensure_ascii=False, default=str)
 	_show(head.removesuffix("[]\n}") + "[")
 	first = True
 	async for page in _pages(store, run.run_id):
