@@ -100,9 +100,9 @@ def main(args: list[str]) -> int:
 	ns = parser.parse_args(args)
 	listed = rows(ns.provider)
 	found = [r for r in listed if not ns.filter or matches(ns.filter, r["model"])]
-	if ns.json:
+	if ns.json:  # a filter that matches nothing fails here too: a script tells it by the code
 		sys.stdout.write(json.dumps(found, indent=2, ensure_ascii=False) + "\n")
-		return 0
+		return 0 if found else 1
 	if not found:
 		asked = " and ".join(repr(w) for w in [ns.filter, *(ns.provider or [])] if w)
 		print(
