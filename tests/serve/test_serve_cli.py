@@ -407,3 +407,28 @@ def test_a_second_ctrl_c_while_stopping_is_said_not_a_crash(tmp_path: Path) -> N
 	assert proc.returncode == 0, said
 	assert "Traceback" not in said and "RuntimeError" not in said, said
 	assert "SIGINT received: stopping" in said
+
+
+def test_serve_names_every_agent_file_it_cannot_serve_at_once(
+	tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`openmolt serve .` stopped at the first bad file: a folder with two said one, and the
+	other was found only after fixing it and starting again. Each is named, once, exit 2; a
+	folder with one bad file says its error as before."""
+	folder = tmp_path / "agents"
+	write(folder)
+	(folder / "broken.json").write_text("{not json")
+	(folder / "twin.json").write_text((folder / "triage.json").read_text())
+	(folder / "typo.json").write_text(
+		json.dumps({"name": "Typo", "model": "echo:v1", "triggers": {"webhok": {}}})
+	)
+	assert main(["serve", str(folder), "--port", "0"]) == 2
+	err = capsys.readouterr().err
+	assert "3 agent files cannot be served" in err
+	assert "broken.json" in err and "typo.json" in err and "webhok" in err
+	assert "already defines an agent named 'Triage'" in err
+	(folder / "broken.json").unlink()
+	(folder / "twin.json").unlink()
+	assert main(["serve", str(folder), "--port", "0"]) == 2
+	err = capsys.readouterr().err
+	assert "cannot be served" not in err and "typo.json" in err and "webhok" in err

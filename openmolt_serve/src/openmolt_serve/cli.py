@@ -136,25 +136,43 @@ def _parser() -> argparse.ArgumentParser:
 def _load(
 	paths: Sequence[str], *, env_file: str | None, verbose: bool, durability: str | None = None
 ) -> list[Loaded]:
+	"""Load and check every agent file, and say every file that cannot be served at once.
+
+	A folder of agent files with two bad ones said the first only: the second was found after
+	fixing it and starting again. One file's error is raised as it is; several, as one
+	`ConfigurationError` naming each.
+	"""
 	from openmolt_core.agentfile import check_ready, load, record_runs
 
 	loaded: list[Loaded] = []
 	names: dict[str, Path] = {}
+	problems: list[OpenMoltError] = []
 	for path in agent_files(paths):
-		one = load(str(path), env_file=env_file, verbose=verbose, durability=durability)
-		if one.agent.name in names:
-			raise ConfigurationError(
-				f"{path}: {names[one.agent.name]} already defines an agent named "
-				f"{one.agent.name!r}; give each agent its own name"
-			)
-		names[one.agent.name] = path
-		check_ready(one, strict=True)  # a missing key fails now, not at the first message
+		try:
+			one = load(str(path), env_file=env_file, verbose=verbose, durability=durability)
+			if one.agent.name in names:
+				raise ConfigurationError(
+					f"{path}: {names[one.agent.name]} already defines an agent named "
+					f"{one.agent.name!r}; give each agent its own name"
+				)
+			names[one.agent.name] = path
+			check_ready(one, strict=True)  # a missing key fails now, not at the first message
+		except OpenMoltError as exc:
+			problems.append(exc)
+			continue
+		if problems:  # nothing is served: only the files' errors are wanted now
+			continue
 		unrecorded = record_runs(one.om)
 		if unrecorded and not loaded:  # one store for every agent: said once
 			_line(f"warning: {unrecorded}")
 		if one.agent.on_human_input_request is not None:
 			park_questions(one.agent)  # not the terminal: the chat or the viewer answers
 		loaded.append(one)
+	if len(problems) == 1:
+		raise problems[0]
+	if problems:
+		said = "\n".join(f"  - {problem}" for problem in problems)
+		raise ConfigurationError(f"{len(problems)} agent files cannot be served:\n{said}")
 	return loaded
 
 
