@@ -198,8 +198,10 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	finish = _FINISH.get(reason, "incomplete") if reason else None
 	if refusal:  # beside text too: the text of a refused answer must not run
 		text, finish = text or str(refusal), "refusal"
-	elif message.get("tool_calls") or message.get("function_call"):
-		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
+	elif finish in (None, "stop") and (message.get("tool_calls") or message.get("function_call")):
+		# A native call beside a complete reply (a server may say "stop"): the loop sends no
+		# tools. Beside ``length`` or ``content_filter`` the stop decides, as on the other APIs.
+		finish = "tool_calls"
 	used = usage(provider, model, data.get("usage"))
 	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, used)):
 		raise window_stop(provider, model, reason, used)
