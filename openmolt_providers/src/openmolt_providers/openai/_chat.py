@@ -155,9 +155,11 @@ _FINISH = {
 	"tool_calls": "tool_calls",
 	"function_call": "tool_calls",
 	# What OpenAI-compatible servers document besides: Hugging Face TGI ends with "eos_token"
-	# or "stop_sequence".
+	# or "stop_sequence"; Together AI with "eos" (its SDK's ``Choice.finish_reason``: stop, eos,
+	# length, tool_calls, function_call).
 	"eos_token": "stop",
 	"stop_sequence": "stop",
+	"eos": "stop",
 }
 """The loop's finish reasons for Chat's ``finish_reason``; any other one (DeepSeek's
 ``insufficient_system_resource``, Mistral's and OpenRouter's ``error``, vLLM's ``abort``, one added
