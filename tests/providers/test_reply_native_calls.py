@@ -165,3 +165,42 @@ async def test_a_responses_commentary_message_is_no_part_of_the_reply(commentary
 	}
 	response = await (generate("openai", reply) if not size else stream("openai", reply, size))
 	assert (response.text, response.finish_reason) == (CMD, "stop")
+
+
+CUT_CALLS = [
+	# A call cut at the output limit (its arguments unfinished): the limit, not the call.
+	("chat", _chat(None, "length"), "max_tokens"),
+	("chat", _chat(CMD, "length"), "max_tokens"),
+	("anthropic", _anthropic("", "max_tokens"), "max_tokens"),
+	("google", _gemini("", "MAX_TOKENS"), "max_tokens"),
+	(
+		"openai",
+		{
+			**_responses(""),
+			"status": "incomplete",
+			"incomplete_details": {"reason": "max_output_tokens"},
+		},
+		"max_tokens",
+	),
+	# A content filter stopped the reply beside the call: the filter, not the call.
+	("chat", _chat(CMD, "content_filter"), "safety"),
+	("google", _gemini(CMD, "SAFETY"), "safety"),
+	# A reply stopped for another reason beside a call: stopped, as without it.
+	("chat", _chat(CMD, "insufficient_system_resource"), "incomplete"),
+	("google", _gemini(CMD, "OTHER"), "incomplete"),
+]
+"""A native call beside a stop that is no clean end: the stop decides, as it does without the
+call, on every API (a call counts only beside a complete reply: ``stop``, or no reason)."""
+
+
+@pytest.mark.parametrize(("vendor", "reply", "reason"), CUT_CALLS)
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_call_beside_a_stop_that_is_no_clean_end_keeps_that_stop(
+	vendor, reply, reason, streamed
+) -> None:
+	"""A call cut at the limit is told it was cut, not that it called natively."""
+	response = await (stream(vendor, reply) if streamed else generate(vendor, reply))
+	assert response.finish_reason == reason
+	parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)
+	assert parsed.commands == []
+	assert "natively" not in parsed.errors[0]

@@ -102,6 +102,9 @@ async def test_a_normal_stop_still_runs() -> None:
 		("chat", _chat("stop")),
 		("chat", _chat("eos_token")),
 		("chat", _chat("stop_sequence")),
+		# Together AI's end of sequence (together SDK ``Choice.finish_reason``: stop, eos, length,
+		# tool_calls, function_call): a complete reply, which ran nothing at any step.
+		("chat", _chat("eos")),
 	]:
 		response = await generate(vendor, reply)
 		parsed = parse_reply(response.text, dumps=dumps, finish_reason=response.finish_reason)

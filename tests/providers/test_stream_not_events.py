@@ -104,3 +104,71 @@ async def test_a_masked_key_leaves_the_rest_of_the_message(vendor) -> None:
 	message = str(caught.value)
 	assert "the key [redacted] is wrong, sorry" in message
 	assert key[vendor] not in message
+
+
+_STOPPED = {
+	# A turn the API paused (its server tools ran long): the request goes on with it.
+	"anthropic": {
+		"type": "message",
+		"stop_reason": "pause_turn",
+		"content": [
+			{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+		],
+		"usage": {"input_tokens": 10, "output_tokens": 5},
+	},
+	# A reply the API stopped at its per-request limit: the request goes on with its token.
+	"google": {
+		"candidates": [
+			{
+				"content": {"role": "model", "parts": [{"text": CMD[:20]}]},
+				"finishReason": "CONTINUATION",
+				"continuationToken": "dG9rZW4=",
+			}
+		],
+		"usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5},
+	},
+}
+_ENDED = {
+	"anthropic": {
+		"type": "message",
+		"stop_reason": "end_turn",
+		"content": [{"type": "text", "text": CMD}],
+		"usage": {"input_tokens": 20, "output_tokens": 7},
+	},
+	"google": {
+		"candidates": [
+			{"content": {"role": "model", "parts": [{"text": CMD[20:]}]}, "finishReason": "STOP"}
+		],
+		"usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 7},
+	},
+}
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "google"])
+async def test_a_whole_reply_the_api_stopped_goes_on_as_asked_whole(vendor) -> None:
+	"""A server that answers a stream with a whole reply the API paused (Anthropic's
+	``pause_turn``) or stopped at its per-request limit (Gemini's ``CONTINUATION``): the call
+	goes on with it as `generate` does; it was "incomplete" (the model told to send its answer
+	again), and the paused reply's text and usage were the reply's."""
+	bodies: list[dict[str, object]] = []
+
+	def answer(request: httpx.Request) -> httpx.Response:
+		body = json.loads(request.content)
+		body.pop("stream", None)
+		bodies.append(body)
+		last = (body.get("messages") or [{}])[-1]
+		going_on = "continuationToken" in body or last.get("role") == "assistant"
+		reply = _ENDED[vendor] if going_on else _STOPPED[vendor]
+		return httpx.Response(200, json=reply)
+
+	p = provider(vendor, answer)
+	final = None
+	with pytest.warns(NotStreamingWarning):
+		async for chunk in p.stream(make_request(MODELS[vendor])):
+			final = chunk
+	whole = await provider(vendor, answer).generate(make_request(MODELS[vendor]))
+	assert len(bodies) == 4  # two requests streamed, two asked whole: the same two
+	assert bodies[1] == bodies[3] and bodies[1] != bodies[0]  # the second goes on
+	assert (final.text, final.finish_reason) == (whole.text, whole.finish_reason)
+	assert (final.text, final.finish_reason) == (CMD, "stop")
+	assert (final.usage.input_tokens, final.usage.output_tokens) == (30, 12)

@@ -547,3 +547,16 @@ def test_a_defaulted_recursive_property_has_no_sibling_beside_its_ref() -> None:
 	}
 	sent = copy.deepcopy(fitted.schema)
 	assert _ensure_strict_json_schema(sent, path=(), root=sent) == fitted.schema
+
+
+@pytest.mark.parametrize("dialect", [OPENAI, ANTHROPIC, GEMINI], ids=lambda d: d.name)
+def test_a_required_name_the_object_does_not_declare_falls_back(dialect: SchemaDialect) -> None:
+	"""``required`` naming a property the object lacks (as MCP servers' item schemas do) has no
+	form in any dialect: Gemini refuses it with a 400 ("required[0]: property is not defined")
+	at every step, the closed dialects could not write it. The tool's input is JSON text."""
+	item = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["key"]}
+	tool = _with({"type": "array", "items": item})
+	schema, fitted = _input(tool, dialect)
+	assert fitted.mode == "partial"
+	assert schema["type"] == "string"
+	assert any("'key' is not among the properties" in note for note in fitted.notes)

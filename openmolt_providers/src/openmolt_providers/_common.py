@@ -474,6 +474,7 @@ class HTTPProvider:
 		once: Callable[[], Awaitable[ModelResponse]],
 		model: str,
 		parse: Callable[[dict[str, Any]], ModelResponse | None] | None = None,
+		go_on: Callable[[dict[str, Any]], Awaitable[ModelResponse] | None] | None = None,
 	) -> AsyncIterator[StreamChunk]:
 		"""Yield ``source``'s stream, or the reply asked for whole if the server does not stream.
 
@@ -495,10 +496,14 @@ class HTTPProvider:
 				reply parser; None for a body that is not a reply of its API): that reply is
 				used, not asked for again. Without it (or for no reply) it is asked again. An
 				error body it raises on is the request's error: raised, and streaming stays on.
+			go_on: Goes on with such a whole reply when the API stopped it before its end (an
+				Anthropic paused turn, a Gemini continuation), as ``once`` goes on with its own;
+				None for a reply that ended (without it, the reply is used as it is).
 		"""
 		from openmolt_core.streaming import TextDelta
 
 		whole: ModelResponse | None = None
+		reply: dict[str, Any] | None = None  # the whole reply a server sent for the stream
 		attempt = 0
 		spent: Usage | None = None  # what the tries asked again were billed for
 		while self.streams:
@@ -523,6 +528,7 @@ class HTTPProvider:
 				if parse is not None and isinstance(exc, _NotStreamed) and exc.reply is not None:
 					# An error body is raised here, and the server may still stream.
 					whole = _parsed(parse, exc.reply)
+					reply = exc.reply
 				self.streams = False
 				status = f" ({exc.status_code})" if not isinstance(exc, _NotStreamed) else ""
 				self.warn(
@@ -531,6 +537,12 @@ class HTTPProvider:
 					f"{self.base_url} does not stream{status}; its replies are asked for whole",
 					category=NotStreamingWarning,
 				)
+		going = go_on(reply) if whole is not None and reply and go_on is not None else None
+		if going is not None:  # the API stopped that reply before its end: it goes on
+			try:
+				whole = await going
+			except ProviderError as exc:  # the tries before it were billed all the same
+				raise billed(exc, spent) from None
 		response = whole if whole is not None else await once()
 		if response.text:
 			yield TextDelta(response.text)

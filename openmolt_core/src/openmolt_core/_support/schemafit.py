@@ -17,7 +17,9 @@ The rules, for every dialect:
 - A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
   conditionals, tuples and pattern-keyed objects have no form. Nor has an open object without
   properties (``{"type": "object"}``, ``"properties": {}``: any object), in any dialect, nor, in
-  a dialect that closes objects, one with ``additionalProperties`` other than false. An object
+  a dialect that closes objects, one with ``additionalProperties`` other than false, nor one
+  whose ``required`` names a property it does not declare (Gemini, whose objects are open,
+  refuses it with a 400: "required[0]: property is not defined"). An object
   with ``properties`` is sent with those properties only (closed where the dialect closes
   objects): its declared properties are what a tool reads.
 - Annotations (``title``, ``examples``...) are dropped; ``description`` is kept when the dialect
@@ -1025,8 +1027,10 @@ class Fitter:
 		required = schema.get("required", [])
 		if not isinstance(required, list):
 			raise NoStrictForm(f"{where}: required is not a list")
+		# A required name the object does not declare: a closed object could not hold it, and
+		# Gemini refuses the request ("required[0]: property is not defined"), open as it is.
 		missing = [r for r in required if r not in props]
-		if missing and d.closed_objects:
+		if missing:
 			raise NoStrictForm(f"{where}: required {missing[0]!r} is not among the properties")
 		fitted: dict[str, Any] = {}
 		names: list[str] = []

@@ -110,9 +110,12 @@ class AnthropicProvider(HTTPProvider):
 		# An error sent in a 200 reply (an overload) is retried as its status would be.
 		return await self.again(lambda: self.asked(self._generate, request))
 
-	async def _generate(self, request: ModelRequest) -> ModelResponse:
+	async def _generate(
+		self, request: ModelRequest, first: dict[str, Any] | None = None
+	) -> ModelResponse:
+		"""One call; ``first`` is its first reply when a server already sent it (`stream`)."""
 		body = self.build(request)
-		data = await self.post(self._url, encode(body), model=request.model)
+		data = first or await self.post(self._url, encode(body), model=request.model)
 		paused: list[dict[str, Any]] = []
 		while data.get("stop_reason") == _convert.PAUSE and len(paused) < _convert.MAX_PAUSES:
 			paused.append(data)  # the API paused a long turn of its server tools: go on with it
@@ -144,6 +147,9 @@ class AnthropicProvider(HTTPProvider):
 				_convert.parse(self, request.model, data)
 				if "content" in data or "error" in data
 				else None
+			),
+			lambda data: (
+				self._generate(request, data) if data.get("stop_reason") == _convert.PAUSE else None
 			),
 		)
 

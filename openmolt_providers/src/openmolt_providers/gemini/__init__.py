@@ -111,10 +111,13 @@ class GeminiProvider(HTTPProvider):
 		# An error sent in a 200 reply (an overload) is retried as its status would be.
 		return await self.again(lambda: self.asked(self._generate, request))
 
-	async def _generate(self, request: ModelRequest) -> ModelResponse:
+	async def _generate(
+		self, request: ModelRequest, first: dict[str, Any] | None = None
+	) -> ModelResponse:
+		"""One call; ``first`` is its first reply when a server already sent it (`stream`)."""
 		body = self.build(request)
 		url = self.url(request.model)
-		data = await self.post(url, encode(body), model=request.model)
+		data = first or await self.post(url, encode(body), model=request.model)
 		hops: list[dict[str, Any]] = []
 		# The API stopped the reply at its per-request limit: go on with it (`_convert.go_on`).
 		while (token := _convert.continued(data)) and len(hops) < _convert.MAX_CONTINUATIONS:
@@ -148,6 +151,7 @@ class GeminiProvider(HTTPProvider):
 				if "candidates" in data or "promptFeedback" in data or "error" in data
 				else None
 			),
+			lambda data: self._generate(request, data) if _convert.continued(data) else None,
 		)
 
 

@@ -155,9 +155,11 @@ _FINISH = {
 	"tool_calls": "tool_calls",
 	"function_call": "tool_calls",
 	# What OpenAI-compatible servers document besides: Hugging Face TGI ends with "eos_token"
-	# or "stop_sequence".
+	# or "stop_sequence"; Together AI with "eos" (its SDK's ``Choice.finish_reason``: stop, eos,
+	# length, tool_calls, function_call).
 	"eos_token": "stop",
 	"stop_sequence": "stop",
+	"eos": "stop",
 }
 """The loop's finish reasons for Chat's ``finish_reason``; any other one (DeepSeek's
 ``insufficient_system_resource``, Mistral's and OpenRouter's ``error``, vLLM's ``abort``, one added
@@ -198,8 +200,10 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	finish = _FINISH.get(reason, "incomplete") if reason else None
 	if refusal:  # beside text too: the text of a refused answer must not run
 		text, finish = text or str(refusal), "refusal"
-	elif message.get("tool_calls") or message.get("function_call"):
-		finish = "tool_calls"  # a native call (a server may say "stop"): the loop sends no tools
+	elif finish in (None, "stop") and (message.get("tool_calls") or message.get("function_call")):
+		# A native call beside a complete reply (a server may say "stop"): the loop sends no
+		# tools. Beside ``length`` or ``content_filter`` the stop decides, as on the other APIs.
+		finish = "tool_calls"
 	used = usage(provider, model, data.get("usage"))
 	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, used)):
 		raise window_stop(provider, model, reason, used)
