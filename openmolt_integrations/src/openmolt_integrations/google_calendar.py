@@ -19,6 +19,9 @@ __all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
 _SCOPES = {
 	"https://www.googleapis.com/auth/calendar.events": "Read and write events on all calendars.",
 	"https://www.googleapis.com/auth/calendar.readonly": "List calendars and read free/busy.",
+	# calendars.insert (createCalendar) accepts calendar, calendar.calendars or this one, the
+	# narrowest (discovery rev 20261030); calendar.events does not authorize it.
+	"https://www.googleapis.com/auth/calendar.app.created": "Create secondary calendars.",
 }
 
 _CALENDAR_ID = {
