@@ -129,17 +129,19 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=_BASE,
+		# sheets(...,data): Google returns only the masked fields, so the default mask names the
+		# grid data (absent from the reply unless includeGridData asks for it).
 		query_params=passthrough(
 			"ranges",
 			"includeGridData",
-			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
+			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties),data)' }}",
 		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
 				"fields": {
 					"type": "string",
-					"description": "Field mask of what to return (default: title and sheet properties).",
+					"description": "Field mask of what to return (default: title, sheet properties, and the grid data that includeGridData asks for).",
 				},
 				"ranges": {
 					"type": "array",
@@ -148,7 +150,7 @@ TOOLS = [
 				},
 				"includeGridData": {
 					"type": "boolean",
-					"description": "Include cell data and formatting (large; needs a fields mask containing sheets.data).",
+					"description": "Include cell data and formatting in sheets[].data (large). A fields mask given instead of the default must name sheets.data.",
 				},
 			},
 			["spreadsheetId"],

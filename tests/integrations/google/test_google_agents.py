@@ -423,6 +423,43 @@ async def test_google_sheets_agent() -> None:
 	assert dict(get.url.params) == {"valueRenderOption": "UNFORMATTED_VALUE"}
 
 
+async def test_get_spreadsheet_with_grid_data_asks_for_the_grid_data() -> None:
+	"""includeGridData with the default field mask returns the cells: the mask names sheets.data.
+
+	Google returns only the fields of the ``fields`` mask (sheets.v4 ``spreadsheets.get``), so a
+	mask without ``data`` dropped the grid data includeGridData asked for.
+	"""
+	seen, _ = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[
+			call_tool(
+				"googleSheets.getSpreadsheet",
+				spreadsheetId="sheet123",
+				ranges=["Sheet1!A1:B2", "'Q4 sales'!C3"],
+				includeGridData=True,
+			)
+		],
+		[ok({"spreadsheetId": "sheet123", "sheets": [{"data": [{"rowData": []}]}]})],
+	)
+	(get,) = seen
+	bearer(get)
+	assert get.method == "GET"
+	assert get.url.path == "/v4/spreadsheets/sheet123"
+	assert get.url.params.multi_items() == [
+		("ranges", "Sheet1!A1:B2"),
+		("ranges", "'Q4 sales'!C3"),
+		("includeGridData", "true"),
+		(
+			"fields",
+			"spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),"
+			"sheets(properties(sheetId,title,index,gridProperties),data)",
+		),
+	]
+	assert get.content == b""
+
+
 async def test_youtube_agent() -> None:
 	"""The agent uploads a video as multipart/related with snippet and status, then rates one."""
 	video = b"\x00\x00\x00\x18ftypmp42 fake video"
