@@ -509,6 +509,38 @@ async def test_youtube_agent() -> None:
 	)
 
 
+async def test_youtube_agent_reads_comments_and_replies_to_one() -> None:
+	"""The agent lists a video's comment threads, then replies to one (comments.insert with
+	snippet.parentId and textOriginal, as youtube.v3 names them)."""
+	seen, responses = await run_agent(
+		youtube,
+		"youtube",
+		OAUTH,
+		[
+			call_tool("youtube.listCommentThreads", videoId="vid42", maxResults=50),
+			call_tool("youtube.replyToComment", parentId="Ugz-top", textOriginal="Thanks!"),
+		],
+		[
+			ok({"items": [{"id": "Ugz-top", "snippet": {}}], "nextPageToken": "p2"}),
+			ok({"id": "Ugz-top.r2", "snippet": {"parentId": "Ugz-top"}}),
+		],
+	)
+	threads, reply = seen
+	bearer(threads)
+	assert threads.method == "GET"
+	assert str(threads.url) == (
+		"https://youtube.googleapis.com/youtube/v3/commentThreads"
+		"?videoId=vid42&part=snippet%2Creplies&textFormat=plainText&maxResults=50"
+	)
+	assert threads.content == b""
+	bearer(reply)
+	assert reply.method == "POST"
+	assert str(reply.url) == "https://youtube.googleapis.com/youtube/v3/comments?part=snippet"
+	assert reply.headers["content-type"] == "application/json"
+	assert body(reply) == {"snippet": {"parentId": "Ugz-top", "textOriginal": "Thanks!"}}
+	assert responses[0]["nextPageToken"] == "p2"
+
+
 async def test_google_ads_agent() -> None:
 	"""The agent runs a GAQL search and pauses a campaign with developer-token and login-customer-id."""
 	credential = {

@@ -93,6 +93,7 @@ YOUTUBE = {
 	"addToPlaylist": "youtube.playlistItems.insert",
 	"listCommentThreads": "youtube.commentThreads.list",
 	"postComment": "youtube.commentThreads.insert",
+	"replyToComment": "youtube.comments.insert",
 }
 
 SUITES: dict[str, tuple[Integration, str, dict[str, str | tuple[str]]]] = {
