@@ -146,6 +146,110 @@ async def test_google_calendar_agent() -> None:
 	assert responses[1] == {"items": [], "nextPageToken": "p2"}
 
 
+async def test_google_calendar_agent_answers_an_invitation() -> None:
+	"""respondToEvent reads the event, then patches only the guest's own entry with
+	attendeesOmitted (calendar.v3 Event.attendeesOmitted: "only update the participant's
+	response"), so the other guests' answers stay; the comment goes with it."""
+	invitation = {
+		"id": "ev1",
+		"attendees": [
+			{"email": "boss@example.com", "organizer": True, "responseStatus": "accepted"},
+			{"email": "me@example.com", "self": True, "responseStatus": "needsAction"},
+			{"email": "ana@example.com", "responseStatus": "declined"},
+		],
+	}
+	seen, responses = await run_agent(
+		google_calendar,
+		"googleCalendar",
+		OAUTH,
+		[
+			call_tool(
+				"googleCalendar.respondToEvent",
+				eventId="ev1",
+				responseStatus="tentative",
+				comment="Running late",
+				sendUpdates="all",
+			)
+		],
+		[
+			ok(invitation),
+			ok(
+				{
+					"id": "ev1",
+					"htmlLink": "https://calendar.google.com/event?eid=ev1",
+					"attendees": [
+						{"email": "me@example.com", "self": True, "responseStatus": "tentative"}
+					],
+				}
+			),
+		],
+	)
+	get, patch = seen
+	bearer(get)
+	assert get.method == "GET"
+	assert str(get.url) == "https://www.googleapis.com/calendar/v3/calendars/primary/events/ev1"
+	assert get.content == b""
+	bearer(patch)
+	assert patch.method == "PATCH"
+	assert str(patch.url) == (
+		"https://www.googleapis.com/calendar/v3/calendars/primary/events/ev1?sendUpdates=all"
+	)
+	assert patch.headers["content-type"] == "application/json"
+	assert body(patch) == {
+		"attendees": [
+			{"email": "me@example.com", "responseStatus": "tentative", "comment": "Running late"}
+		],
+		"attendeesOmitted": True,
+	}
+	assert responses == [
+		{
+			"id": "ev1",
+			"htmlLink": "https://calendar.google.com/event?eid=ev1",
+			"email": "me@example.com",
+			"responseStatus": "tentative",
+		}
+	]
+
+
+async def test_respond_to_event_refuses_an_event_without_an_invitation() -> None:
+	"""An event where the calendar is no guest (its own event) is refused before any write."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"id": "ev2", "attendees": [{"email": "x@example.com"}]})
+
+	model = ScriptedModel(
+		[
+			call_tool(
+				"googleCalendar.respondToEvent",
+				calendarId="team@example.com",
+				eventId="ev2",
+				responseStatus="accepted",
+			),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_calendar], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="Tester",
+		model=model,
+		integrations=[{"integration": "googleCalendar", "credential": OAUTH}],
+	)
+	errors: list[Any] = []
+	agent.on("tool:response", lambda e: errors.append(e))
+	await agent.run("Go.")
+	await http.aclose()
+	assert [r.method for r in seen] == ["GET"]
+	assert seen[0].url.path == "/calendar/v3/calendars/team@example.com/events/ev2"
+	(event,) = errors
+	assert event.error
+	assert "eventId: calendar 'team@example.com' is not a guest of event 'ev2'" in str(
+		event.response
+	)
+
+
 async def test_gmail_agent() -> None:
 	"""The agent searches with repeated labelIds and sends an RFC 2822 message as base64url raw."""
 	seen, _ = await run_agent(

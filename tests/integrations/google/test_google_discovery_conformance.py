@@ -112,7 +112,10 @@ CASES = [
 # Core tools that call no Google method (fileInfo reads the local file store).
 CORE_TOOLS = {"fileInfo"}
 # Composed tools: Python that sends only the integration's declarative tools, by handle.
-COMPOSED: dict[str, dict[str, tuple[str, ...]]] = {"googleSheets": google_sheets.ROW_REQUESTS}
+COMPOSED: dict[str, dict[str, tuple[str, ...]]] = {
+	"googleSheets": google_sheets.ROW_REQUESTS,
+	"googleCalendar": google_calendar.COMPOSED_REQUESTS,
+}
 ROW_METHODS = {
 	"lookupRows": {"sheets.spreadsheets.values.get", "sheets.spreadsheets.values.batchGet"},
 	"appendOrUpdateRow": {
@@ -120,6 +123,7 @@ ROW_METHODS = {
 		"sheets.spreadsheets.values.update",
 		"sheets.spreadsheets.values.append",
 	},
+	"respondToEvent": {"calendar.events.get", "calendar.events.patch"},
 }
 """The discovery methods each composed Sheets tool calls (what the issue asks of it)."""
 
