@@ -527,6 +527,55 @@ async def test_google_sheets_agent() -> None:
 	assert dict(get.url.params) == {"valueRenderOption": "UNFORMATTED_VALUE"}
 
 
+async def test_google_sheets_agent_finds_a_row_then_deletes_it() -> None:
+	"""lookupRows gives the row number; deleteRows sends one deleteDimension over ROWS with
+	0-based, end-exclusive indexes and sheetId 0 kept (sheets.v4 DimensionRange)."""
+	seen, responses = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[
+			call_tool(
+				"googleSheets.lookupRows",
+				spreadsheetId="sheet123",
+				sheetName="Leads",
+				lookupColumn="Email",
+				lookupValue="ana@example.com",
+			),
+			call_tool(
+				"googleSheets.deleteRows",
+				spreadsheetId="sheet123",
+				sheetId=0,
+				startIndex=4,
+				endIndex=5,
+			),
+		],
+		[
+			ok({"values": [["Email", "Name"]]}),
+			ok({"values": [["x@example.com", "y@example.com", "", "ana@example.com"]]}),
+			ok({"valueRanges": [{"values": [["ana@example.com", "Ana"]]}]}),
+			ok({"spreadsheetId": "sheet123", "replies": [{}]}),
+		],
+	)
+	assert responses[0]["rows"] == [
+		{"rowNumber": 5, "values": {"Email": "ana@example.com", "Name": "Ana"}}
+	]
+	delete = seen[3]
+	bearer(delete)
+	assert delete.method == "POST"
+	assert str(delete.url) == "https://sheets.googleapis.com/v4/spreadsheets/sheet123:batchUpdate"
+	assert delete.headers["content-type"] == "application/json"
+	assert body(delete) == {
+		"requests": [
+			{
+				"deleteDimension": {
+					"range": {"sheetId": 0, "dimension": "ROWS", "startIndex": 4, "endIndex": 5}
+				}
+			}
+		]
+	}
+
+
 async def test_get_spreadsheet_with_grid_data_asks_for_the_grid_data() -> None:
 	"""includeGridData with the default field mask returns the cells: the mask names sheets.data.
 

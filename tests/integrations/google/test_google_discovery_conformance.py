@@ -72,6 +72,7 @@ SHEETS = {
 	"clearValues": "sheets.spreadsheets.values.clear",
 	"addSheet": "sheets.spreadsheets.batchUpdate",
 	"deleteSheet": "sheets.spreadsheets.batchUpdate",
+	"deleteRows": "sheets.spreadsheets.batchUpdate",
 	"batchUpdateSpreadsheet": "sheets.spreadsheets.batchUpdate",
 }
 YOUTUBE = {
