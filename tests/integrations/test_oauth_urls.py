@@ -193,9 +193,31 @@ def test_slack_and_github_scopes_follow_the_tool_scopes() -> None:
 	assert requested_scopes(spec, credential, ["write"]) == ["read:user", "repo", "workflow"]
 
 
+def test_airtable_asks_only_for_the_scopes_the_agent_uses() -> None:
+	"""Airtable's consent URL carries only the scopes the agent's tool scopes need.
+
+	https://airtable.com/developers/web/api/oauth-reference: "All scopes must be valid, Airtable
+	defined scopes that have been selected for your integration": asking for all six refused an
+	integration registered with the record scopes only.
+	"""
+	spec, credential = credential_of(airtable)
+	consent = consent_url(
+		credential, CONFIG, REDIRECT, requested_scopes(spec, credential, ["read", "write"])
+	)
+	query = dict(parse_qsl(urlsplit(consent.url).query))
+	assert query["scope"] == "data.records:read data.records:write"
+	assert requested_scopes(spec, credential, ["read", "delete", "schemaRead"]) == [
+		"data.records:read",
+		"data.records:write",
+		"schema.bases:read",
+	]
+	assert requested_scopes(spec, credential, ["commentsWrite"]) == ["data.recordComments:write"]
+	assert set(requested_scopes(spec, credential, None)) == set(credential.scopes)
+
+
 def test_every_mapped_scope_is_one_the_credential_lists() -> None:
 	"""A scope map names only scopes of the credential (so the docs list every one)."""
-	for module in (gmail, slack, github):
+	for module in (gmail, slack, github, airtable):
 		_, credential = credential_of(module)
 		mapped = {s for values in credential.scope_map.values() for s in values}
 		assert mapped <= set(credential.scopes), module.__name__

@@ -50,6 +50,14 @@ PROPERTIES = obj(
 	'{"Name": {"title": [{"text": {"content": "Task"}}]}, "Status": {"status": {"name": "Done"}}, '
 	'"Due": {"date": {"start": "2026-12-01"}}}. Read the data source first to learn its properties.',
 )
+PROPERTY_SCHEMA = obj(
+	{},
+	description="Property definitions keyed by property name, each its type with the type's options, "
+	'e.g. {"Name": {"title": {}}, "Status": {"select": {"options": [{"name": "Todo"}, '
+	'{"name": "Done"}]}}, "Due": {"date": {}}, "Estimate": {"number": {"format": "number"}}}. '
+	"A database has exactly one title property.",
+)
+"""The properties (columns) of a new data source, as createDatabase takes them."""
 BLOCKS = array(
 	{"type": "object"},
 	"Block objects, e.g. "

@@ -170,7 +170,8 @@ def _cells(header: list[str], given: Mapping[int, Cell]) -> list[Cell]:
 	return cells
 
 
-_UPDATED_ROW = re.compile(r"![A-Z]+(\d+)")
+_UPDATED_ROW = re.compile(r"![A-Z]+(\d+)(?::[A-Z]+\d+)?$")
+"""The first row of an A1 range, read after the last ``!`` (a quoted sheet title may hold one)."""
 
 
 async def upsert_row(input: Mapping[str, Any], send: Send) -> dict[str, Any]:

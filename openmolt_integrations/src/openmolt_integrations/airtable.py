@@ -515,6 +515,18 @@ INTEGRATION = Integration(
 				"schema.bases:read",
 				"schema.bases:write",
 			],
+			# Airtable refuses a scope not selected for the integration
+			# (https://airtable.com/developers/web/api/oauth-reference), so the consent asks
+			# only for those the agent's tool scopes need.
+			scope_map={
+				"read": ["data.records:read"],
+				"write": ["data.records:write"],
+				"delete": ["data.records:write"],
+				"schemaRead": ["schema.bases:read"],
+				"schemaWrite": ["schema.bases:write"],
+				"commentsRead": ["data.recordComments:read"],
+				"commentsWrite": ["data.recordComments:write"],
+			},
 			token_auth="basic",
 			pkce="required",  # Airtable requires PKCE (S256); a public client sends no secret
 			client_secret_required=False,
@@ -547,7 +559,9 @@ exchange the code at `https://airtable.com/oauth2/v1/token` (HTTP Basic with cli
 for confidential clients). Give the agent `{"type": "oauth2", "config": {"accessToken",
 "refreshToken", "clientId", "clientSecret"}}`; refresh tokens last 60 days. A public integration
 (no client secret) leaves `clientSecret` out: its refreshes send `client_id` in the body and no
-`Authorization` header, as Airtable's OAuth reference shows.
+`Authorization` header, as Airtable's OAuth reference shows. `openmolt auth airtable --scopes
+read,write` asks only for the OAuth scopes those tool scopes need (`data.records:read
+data.records:write`): Airtable refuses a scope the integration was not registered with.
 
 Writes take at most 10 records per call. Airtable allows 5 requests per second per base.
 

@@ -232,7 +232,10 @@ TOOLS = [
 	HttpTool(
 		handle="sendDraft",
 		description="Send an existing draft.",
-		scopes=["send"],
+		# drafts.send accepts gmail.compose or gmail.modify, not gmail.send (discovery
+		# gmail.v1): the draft scope lets Google accept it, the send scope keeps an agent given
+		# only "draft" (drafts a human reviews) from sending them.
+		scopes=["send", "draft"],
 		method="POST",
 		endpoint=f"{_USER}/drafts/send",
 		body=passthrough("id"),

@@ -6,19 +6,26 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
-from openmolt_core.integrations import ApiSetup, HttpTool, Integration
+from openmolt_core.errors import ToolError
+from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
 from openmolt_core.integrations.extensions import EncodedBody
+from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations._calendar_rsvp import RESPONSES, respond
 from openmolt_integrations._google import PAGE_TOKEN, google_oauth2, token_guide
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.extensions import EncodeRequest
+	from openmolt_core.tools import ToolContext
 
-__all__ = ["INTEGRATION", "TOOLS", "register_integrations"]
+__all__ = ["COMPOSED_REQUESTS", "COMPOSED_TOOLS", "INTEGRATION", "TOOLS", "register_integrations"]
 
 _SCOPES = {
 	"https://www.googleapis.com/auth/calendar.events": "Read and write events on all calendars.",
 	"https://www.googleapis.com/auth/calendar.readonly": "List calendars and read free/busy.",
+	# calendars.insert (createCalendar) accepts calendar, calendar.calendars or this one, the
+	# narrowest (discovery rev 20261030); calendar.events does not authorize it.
+	"https://www.googleapis.com/auth/calendar.app.created": "Create secondary calendars.",
 }
 
 _CALENDAR_ID = {
@@ -59,6 +66,12 @@ _ATTENDEES = array(
 			"email": {"type": "string", "description": "The guest's email address."},
 			"displayName": {"type": "string", "description": "The guest's name."},
 			"optional": {"type": "boolean", "description": "Whether attendance is optional."},
+			"responseStatus": {
+				"type": "string",
+				"enum": ["needsAction", "accepted", "declined", "tentative"],
+				"description": "The guest's answer (needsAction for a new guest; to answer your own invitation use respondToEvent).",
+			},
+			"comment": {"type": "string", "description": "The guest's comment with the answer."},
 		},
 		["email"],
 	),
@@ -338,12 +351,16 @@ TOOLS = [
 			"sendUpdates", conferenceDataVersion="{% if input.conferenceData %}1{% endif %}"
 		),
 		request_format=_PATCH_FORMAT,
-		body=_EVENT_BODY,
+		body={**_EVENT_BODY, **passthrough("attendeesOmitted")},
 		input_schema=obj(
 			{
 				"calendarId": _CALENDAR_ID,
 				"eventId": _EVENT_ID,
 				**_EVENT_FIELDS,
+				"attendeesOmitted": {
+					"type": "boolean",
+					"description": "true: attendees holds only your own entry, and only your answer changes (respondToEvent does this).",
+				},
 				"sendUpdates": _SEND_UPDATES,
 			},
 			["eventId"],
@@ -483,6 +500,62 @@ TOOLS = [
 	),
 ]
 
+COMPOSED_REQUESTS = {"respondToEvent": ("getEvent", "updateEvent")}
+"""The declarative tools each composed tool sends its requests through, by handle."""
+
+
+async def _respond(input: dict[str, Any], context: ToolContext) -> Any:
+	allowed = {t.handle: t for t in TOOLS if t.handle in COMPOSED_REQUESTS["respondToEvent"]}
+
+	async def send(name: str, request: dict[str, Any]) -> Any:
+		if name not in allowed:
+			raise ToolError(f"respondToEvent sends only getEvent and updateEvent, not {name}")
+		return await execute_http_tool(allowed[name], INTEGRATION, request, context)
+
+	return await respond(input, send)
+
+
+COMPOSED_TOOLS = [
+	FunctionTool(
+		handle="respondToEvent",
+		description="Answer an invitation on the user's calendar: accept, decline or tentative, with an optional comment to the organizer. Only your own answer changes; the other guests stay as they are.",
+		scopes=["write"],
+		function=_respond,
+		input_schema=obj(
+			{
+				"calendarId": _CALENDAR_ID,
+				"eventId": {
+					**_EVENT_ID,
+					"description": "The event (or one occurrence's id from listEventInstances).",
+				},
+				"responseStatus": {
+					"type": "string",
+					"enum": RESPONSES,
+					"description": "Your answer.",
+				},
+				"comment": {
+					"type": "string",
+					"description": "A note to the organizer with the answer.",
+				},
+				"sendUpdates": {
+					**_SEND_UPDATES,
+					"description": "Who gets an email about the answer: all (the organizer and guests), externalOnly or none (default: Google's, which notifies the organizer).",
+				},
+			},
+			["eventId", "responseStatus"],
+		),
+		output_schema=obj(
+			{
+				"id": {"type": "string"},
+				"htmlLink": {"type": ["string", "null"]},
+				"email": {"type": "string", "description": "The guest who answered (you)."},
+				"responseStatus": {"type": "string"},
+			}
+		),
+	)
+]
+"""The composed tools: an invitation answered through getEvent and updateEvent."""
+
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
@@ -498,6 +571,8 @@ INTEGRATION = Integration(
 		"queryFreeBusy": ["private"],
 		"createEvent": ["outbound"],
 		"updateEvent": ["outbound"],
+		# Sends the answer (and its comment) to the organizer; returns no event content.
+		"respondToEvent": ["outbound"],
 	},
 	name="Google Calendar",
 	description="Read and manage Google Calendar events, calendars and free/busy times.",
@@ -509,7 +584,7 @@ INTEGRATION = Integration(
 		"write": "Create, change and move events; create calendars.",
 		"delete": "Delete events.",
 	},
-	tools=TOOLS,
+	tools=[*TOOLS, *COMPOSED_TOOLS],
 	encoders={_PATCH_FORMAT: _patch_body},
 	docs=token_guide(
 		"Google Calendar",
@@ -522,7 +597,14 @@ Timed events take `{"dateTime": "2026-12-03T15:00:00", "timeZone": "Europe/Paris
 date-time with an offset); all-day events take `{"date": "2026-12-03"}` with an exclusive end
 date. Recurring events need a `timeZone`. `updateEvent` switches an event between timed and
 all-day: a new `dateTime` clears the stored `date` (sent as `null`), and a new `date` clears
-`dateTime`. `timeMin`/`timeMax` filters need an offset or `Z`.""",
+`dateTime`. `timeMin`/`timeMax` filters need an offset or `Z`.
+
+## Answering invitations
+
+`respondToEvent` accepts, declines or tentatively accepts an event the calendar is invited to. It
+reads the event to find the guest marked `self`, then patches only that entry with
+`attendeesOmitted: true`, which Calendar reads as "update only this participant's response": the
+other guests and their answers are left alone.""",
 	),
 )
 """The Google Calendar integration."""

@@ -129,17 +129,19 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=_BASE,
+		# sheets(...,data): Google returns only the masked fields, so the default mask names the
+		# grid data (absent from the reply unless includeGridData asks for it).
 		query_params=passthrough(
 			"ranges",
 			"includeGridData",
-			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties))' }}",
+			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties),data)' }}",
 		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
 				"fields": {
 					"type": "string",
-					"description": "Field mask of what to return (default: title and sheet properties).",
+					"description": "Field mask of what to return (default: title, sheet properties, and the grid data that includeGridData asks for).",
 				},
 				"ranges": {
 					"type": "array",
@@ -148,7 +150,7 @@ TOOLS = [
 				},
 				"includeGridData": {
 					"type": "boolean",
-					"description": "Include cell data and formatting (large; needs a fields mask containing sheets.data).",
+					"description": "Include cell data and formatting in sheets[].data (large). A fields mask given instead of the default must name sheets.data.",
 				},
 			},
 			["spreadsheetId"],
@@ -383,6 +385,47 @@ TOOLS = [
 		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
 	),
 	HttpTool(
+		handle="deleteRows",
+		description=(
+			"Delete whole rows of a sheet (the rows below move up), by numeric sheetId (from "
+			"getSpreadsheet) and 0-based, end-exclusive indexes: sheet row 5 alone (the "
+			"rowNumber lookupRows returns) is startIndex 4, endIndex 5."
+		),
+		scopes=["delete"],
+		method="POST",
+		endpoint=f"{_BASE}:batchUpdate",
+		body={
+			"requests": [
+				{
+					"deleteDimension": {
+						"range": passthrough("sheetId", "startIndex", "endIndex", dimension="ROWS")
+					}
+				}
+			]
+		},
+		input_schema=obj(
+			{
+				"spreadsheetId": _SPREADSHEET_ID,
+				"sheetId": {
+					"type": "integer",
+					"description": "The numeric sheetId of the tab (not its title).",
+				},
+				"startIndex": {
+					"type": "integer",
+					"minimum": 0,
+					"description": "The first row to delete, 0-based (sheet row number - 1).",
+				},
+				"endIndex": {
+					"type": "integer",
+					"minimum": 1,
+					"description": "The row after the last one to delete, 0-based (the last sheet row number).",
+				},
+			},
+			["spreadsheetId", "sheetId", "startIndex", "endIndex"],
+		),
+		output_schema=obj({"spreadsheetId": {"type": "string"}, "replies": {"type": "array"}}),
+	),
+	HttpTool(
 		handle="batchUpdateSpreadsheet",
 		description="Apply structural or formatting requests from the Sheets API: renameSheet via updateSheetProperties, repeatCell (formatting), autoResizeDimensions, insertDimension, deleteDimension, sortRange, mergeCells, addConditionalFormatRule, addChart... Ranges use numeric sheetId and 0-based indexes.",
 		scopes=["write"],
@@ -554,6 +597,7 @@ INTEGRATION = Integration(
 		"clearValues": [],
 		"addSheet": [],
 		"deleteSheet": [],
+		"deleteRows": [],
 		"batchUpdateSpreadsheet": [],
 		"getSpreadsheet": ["private"],
 		# Cells: a collaborator's, a form's answers, or a tainted run's earlier write.
@@ -571,7 +615,7 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "Read spreadsheets and cell values; look rows up by a column's value.",
 		"write": "Create spreadsheets, write, append, upsert and clear values, add sheets and format.",
-		"delete": "Delete sheets (tabs).",
+		"delete": "Delete sheets (tabs) and rows.",
 	},
 	tools=[*TOOLS, *ROW_TOOLS],
 	docs=token_guide(
@@ -592,7 +636,9 @@ spreadsheets the app creates or opens, use `drive.file`.
 names the columns. They read that row and the key column (`values.get`), then read the matching
 rows (`values.batchGet`), update the first match (`values.update`, only the columns given) or
 append the row (`values.append`), so the agent never reads the whole sheet or writes A1 ranges.
-`appendOrUpdateRow` needs both the `read` and `write` scopes.""",
+`appendOrUpdateRow` needs both the `read` and `write` scopes. To remove a row found this way,
+`deleteRows` takes the tab's numeric `sheetId` and 0-based indexes: `startIndex` rowNumber - 1,
+`endIndex` rowNumber.""",
 	),
 )
 """The Google Sheets integration."""

@@ -99,6 +99,32 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="getPageProperty",
+		description=(
+			"Get one property value of a page in full, paginated: getPage and queryDataSource "
+			"show at most 25 items of a title, rich_text, relation or people property and no "
+			"rollup results. The property id is the `id` inside the page's property."
+		),
+		scopes=["read"],
+		method="GET",
+		# Notion shows property ids URL-encoded ("p%3Ax~"): decoded here, the path encodes once.
+		endpoint="/v1/pages/{{ input.page_id }}/properties/{{ input.property_id | url_decode }}",
+		query_params=passthrough("start_cursor", "page_size"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				"page_id": _notion.object_id("page"),
+				"property_id": string(
+					"The property's id: the `id` of the property in getPage's properties, e.g. "
+					"'title' or 'p%3Ax~' (Notion shows ids URL-encoded; give it as shown)."
+				),
+				"start_cursor": _notion.CURSOR,
+				"page_size": _notion.PAGE_SIZE,
+			},
+			"required": ["page_id", "property_id"],
+		},
+	),
+	HttpTool(
 		handle="createPage",
 		description=(
 			"Create a page under a page or as a row of a data source. Give the content either as "
@@ -268,6 +294,43 @@ TOOLS = [
 			"type": "object",
 			"properties": {"data_source_id": _notion.object_id("data source")},
 			"required": ["data_source_id"],
+		},
+	),
+	HttpTool(
+		handle="createDatabase",
+		description=(
+			"Create a database under a page, with its first data source's properties (columns). "
+			"Rows are then pages created with createPage in that data source (its id is in the "
+			"result's data_sources)."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/v1/databases",
+		body={
+			**passthrough("parent", "title", "description", "is_inline", "icon", "cover"),
+			"initial_data_source": passthrough("properties"),
+		},
+		input_schema={
+			"type": "object",
+			"properties": {
+				"parent": obj(
+					{
+						"type": {"type": "string", "enum": ["page_id"]},
+						"page_id": {"type": "string"},
+					},
+					["type", "page_id"],
+					description='The page that holds the database: {"type": "page_id", "page_id": "..."}.',
+				),
+				"title": _notion.RICH_TEXT,
+				"description": _notion.RICH_TEXT,
+				"is_inline": boolean(
+					"Show the database inside the parent page's content (default: a full-page child)."
+				),
+				"properties": _notion.PROPERTY_SCHEMA,
+				"icon": _notion.ICON,
+				"cover": _notion.COVER,
+			},
+			"required": ["parent"],
 		},
 	),
 	HttpTool(
@@ -469,6 +532,7 @@ INTEGRATION = Integration(
 		"updatePageMarkdown": [],
 		"getDatabase": [],
 		"getDataSource": [],
+		"createDatabase": [],
 		"appendBlockChildren": [],
 		"updateBlock": [],
 		"createComment": [],
@@ -476,6 +540,7 @@ INTEGRATION = Integration(
 		"search": ["private", "untrusted"],
 		"getPage": ["private", "untrusted"],
 		"getPageMarkdown": ["private", "untrusted"],
+		"getPageProperty": ["private", "untrusted"],
 		"queryDataSource": ["private", "untrusted"],
 		"listBlockChildren": ["private", "untrusted"],
 		"listComments": ["private", "untrusted"],

@@ -653,6 +653,26 @@ TOOLS = [
 		),
 		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
 	),
+	HttpTool(
+		handle="replyToComment",
+		description="Reply to a top-level comment (its id from listCommentThreads: the thread's topLevelComment.id, or the thread id). The thread's replies are in listCommentThreads' replies part.",
+		scopes=["comment"],
+		method="POST",
+		endpoint=f"{_V3}/comments",
+		query_params={"part": "snippet"},
+		body={"snippet": passthrough("parentId", "textOriginal")},
+		input_schema=obj(
+			{
+				"parentId": {
+					"type": "string",
+					"description": "The id of the top-level comment to reply to.",
+				},
+				"textOriginal": {"type": "string", "description": "The reply text."},
+			},
+			["parentId", "textOriginal"],
+		),
+		output_schema=obj({"id": {"type": "string"}, "snippet": {"type": "object"}}),
+	),
 	*resumable_session_tools(
 		endpoint="/upload/youtube/v3/videos",
 		scope="upload",
@@ -685,6 +705,7 @@ INTEGRATION = Integration(
 		"listVideos": ["untrusted"],
 		"listPlaylistItems": ["untrusted"],
 		"listCommentThreads": ["untrusted"],
+		"replyToComment": ["outbound"],
 		"uploadVideo": ["outbound"],
 		"startResumableVideoUpload": ["outbound"],
 		"updateVideo": ["outbound"],

@@ -88,6 +88,48 @@ async def test_notion_agent_searches_then_appends_blocks() -> None:
 	assert _json(second) == {"children": blocks}
 
 
+async def test_notion_agent_builds_a_database_and_reads_a_long_property() -> None:
+	"""Notion: createDatabase nests the columns in initial_data_source; getPageProperty puts
+	Notion's URL-encoded property id in the path encoded once (@notionhq/client 5.26.0,
+	Notion-Version 2026-03-11)."""
+	title = [{"type": "text", "text": {"content": "Tasks"}}]
+	columns = {"Name": {"title": {}}, "Status": {"select": {"options": [{"name": "Todo"}]}}}
+	seen = await _run(
+		notion,
+		{"apiKey": "ntn_secret_123"},
+		[
+			call_tool(
+				"notion.createDatabase",
+				parent={"type": "page_id", "page_id": "page1"},
+				title=title,
+				properties=columns,
+				is_inline=True,
+			),
+			call_tool(
+				"notion.getPageProperty", page_id="page2", property_id="p%3Ax~", page_size=50
+			),
+		],
+		[{"id": "db1", "data_sources": [{"id": "ds1"}]}, {}],
+	)
+	for request in seen:
+		assert request.headers["Authorization"] == "Bearer ntn_secret_123"
+		assert request.headers["Notion-Version"] == "2026-03-11"
+	create, prop = seen
+	assert (create.method, str(create.url)) == ("POST", "https://api.notion.com/v1/databases")
+	assert create.headers["Content-Type"] == "application/json"
+	assert _json(create) == {
+		"parent": {"type": "page_id", "page_id": "page1"},
+		"title": title,
+		"is_inline": True,
+		"initial_data_source": {"properties": columns},
+	}
+	assert (prop.method, str(prop.url)) == (
+		"GET",
+		"https://api.notion.com/v1/pages/page2/properties/p%3Ax~?page_size=50",
+	)
+	assert prop.content == b""
+
+
 async def test_airtable_agent_lists_then_deletes_records() -> None:
 	"""Airtable: listRecords POSTs its options as JSON (a 16,000-character formula keeps the URL
 	short), records[] query keys on delete, bearer token."""

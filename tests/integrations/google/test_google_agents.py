@@ -146,6 +146,110 @@ async def test_google_calendar_agent() -> None:
 	assert responses[1] == {"items": [], "nextPageToken": "p2"}
 
 
+async def test_google_calendar_agent_answers_an_invitation() -> None:
+	"""respondToEvent reads the event, then patches only the guest's own entry with
+	attendeesOmitted (calendar.v3 Event.attendeesOmitted: "only update the participant's
+	response"), so the other guests' answers stay; the comment goes with it."""
+	invitation = {
+		"id": "ev1",
+		"attendees": [
+			{"email": "boss@example.com", "organizer": True, "responseStatus": "accepted"},
+			{"email": "me@example.com", "self": True, "responseStatus": "needsAction"},
+			{"email": "ana@example.com", "responseStatus": "declined"},
+		],
+	}
+	seen, responses = await run_agent(
+		google_calendar,
+		"googleCalendar",
+		OAUTH,
+		[
+			call_tool(
+				"googleCalendar.respondToEvent",
+				eventId="ev1",
+				responseStatus="tentative",
+				comment="Running late",
+				sendUpdates="all",
+			)
+		],
+		[
+			ok(invitation),
+			ok(
+				{
+					"id": "ev1",
+					"htmlLink": "https://calendar.google.com/event?eid=ev1",
+					"attendees": [
+						{"email": "me@example.com", "self": True, "responseStatus": "tentative"}
+					],
+				}
+			),
+		],
+	)
+	get, patch = seen
+	bearer(get)
+	assert get.method == "GET"
+	assert str(get.url) == "https://www.googleapis.com/calendar/v3/calendars/primary/events/ev1"
+	assert get.content == b""
+	bearer(patch)
+	assert patch.method == "PATCH"
+	assert str(patch.url) == (
+		"https://www.googleapis.com/calendar/v3/calendars/primary/events/ev1?sendUpdates=all"
+	)
+	assert patch.headers["content-type"] == "application/json"
+	assert body(patch) == {
+		"attendees": [
+			{"email": "me@example.com", "responseStatus": "tentative", "comment": "Running late"}
+		],
+		"attendeesOmitted": True,
+	}
+	assert responses == [
+		{
+			"id": "ev1",
+			"htmlLink": "https://calendar.google.com/event?eid=ev1",
+			"email": "me@example.com",
+			"responseStatus": "tentative",
+		}
+	]
+
+
+async def test_respond_to_event_refuses_an_event_without_an_invitation() -> None:
+	"""An event where the calendar is no guest (its own event) is refused before any write."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"id": "ev2", "attendees": [{"email": "x@example.com"}]})
+
+	model = ScriptedModel(
+		[
+			call_tool(
+				"googleCalendar.respondToEvent",
+				calendarId="team@example.com",
+				eventId="ev2",
+				responseStatus="accepted",
+			),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_calendar], entry_points=False, http_client=http)
+	agent = om.create_agent(
+		name="Tester",
+		model=model,
+		integrations=[{"integration": "googleCalendar", "credential": OAUTH}],
+	)
+	errors: list[Any] = []
+	agent.on("tool:response", lambda e: errors.append(e))
+	await agent.run("Go.")
+	await http.aclose()
+	assert [r.method for r in seen] == ["GET"]
+	assert seen[0].url.path == "/calendar/v3/calendars/team@example.com/events/ev2"
+	(event,) = errors
+	assert event.error
+	assert "eventId: calendar 'team@example.com' is not a guest of event 'ev2'" in str(
+		event.response
+	)
+
+
 async def test_gmail_agent() -> None:
 	"""The agent searches with repeated labelIds and sends an RFC 2822 message as base64url raw."""
 	seen, _ = await run_agent(
@@ -423,6 +527,92 @@ async def test_google_sheets_agent() -> None:
 	assert dict(get.url.params) == {"valueRenderOption": "UNFORMATTED_VALUE"}
 
 
+async def test_google_sheets_agent_finds_a_row_then_deletes_it() -> None:
+	"""lookupRows gives the row number; deleteRows sends one deleteDimension over ROWS with
+	0-based, end-exclusive indexes and sheetId 0 kept (sheets.v4 DimensionRange)."""
+	seen, responses = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[
+			call_tool(
+				"googleSheets.lookupRows",
+				spreadsheetId="sheet123",
+				sheetName="Leads",
+				lookupColumn="Email",
+				lookupValue="ana@example.com",
+			),
+			call_tool(
+				"googleSheets.deleteRows",
+				spreadsheetId="sheet123",
+				sheetId=0,
+				startIndex=4,
+				endIndex=5,
+			),
+		],
+		[
+			ok({"values": [["Email", "Name"]]}),
+			ok({"values": [["x@example.com", "y@example.com", "", "ana@example.com"]]}),
+			ok({"valueRanges": [{"values": [["ana@example.com", "Ana"]]}]}),
+			ok({"spreadsheetId": "sheet123", "replies": [{}]}),
+		],
+	)
+	assert responses[0]["rows"] == [
+		{"rowNumber": 5, "values": {"Email": "ana@example.com", "Name": "Ana"}}
+	]
+	delete = seen[3]
+	bearer(delete)
+	assert delete.method == "POST"
+	assert str(delete.url) == "https://sheets.googleapis.com/v4/spreadsheets/sheet123:batchUpdate"
+	assert delete.headers["content-type"] == "application/json"
+	assert body(delete) == {
+		"requests": [
+			{
+				"deleteDimension": {
+					"range": {"sheetId": 0, "dimension": "ROWS", "startIndex": 4, "endIndex": 5}
+				}
+			}
+		]
+	}
+
+
+async def test_get_spreadsheet_with_grid_data_asks_for_the_grid_data() -> None:
+	"""includeGridData with the default field mask returns the cells: the mask names sheets.data.
+
+	Google returns only the fields of the ``fields`` mask (sheets.v4 ``spreadsheets.get``), so a
+	mask without ``data`` dropped the grid data includeGridData asked for.
+	"""
+	seen, _ = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[
+			call_tool(
+				"googleSheets.getSpreadsheet",
+				spreadsheetId="sheet123",
+				ranges=["Sheet1!A1:B2", "'Q4 sales'!C3"],
+				includeGridData=True,
+			)
+		],
+		[ok({"spreadsheetId": "sheet123", "sheets": [{"data": [{"rowData": []}]}]})],
+	)
+	(get,) = seen
+	bearer(get)
+	assert get.method == "GET"
+	assert get.url.path == "/v4/spreadsheets/sheet123"
+	assert get.url.params.multi_items() == [
+		("ranges", "Sheet1!A1:B2"),
+		("ranges", "'Q4 sales'!C3"),
+		("includeGridData", "true"),
+		(
+			"fields",
+			"spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),"
+			"sheets(properties(sheetId,title,index,gridProperties),data)",
+		),
+	]
+	assert get.content == b""
+
+
 async def test_youtube_agent() -> None:
 	"""The agent uploads a video as multipart/related with snippet and status, then rates one."""
 	video = b"\x00\x00\x00\x18ftypmp42 fake video"
@@ -470,6 +660,38 @@ async def test_youtube_agent() -> None:
 		str(rate.url)
 		== "https://youtube.googleapis.com/youtube/v3/videos/rate?id=vid42&rating=like"
 	)
+
+
+async def test_youtube_agent_reads_comments_and_replies_to_one() -> None:
+	"""The agent lists a video's comment threads, then replies to one (comments.insert with
+	snippet.parentId and textOriginal, as youtube.v3 names them)."""
+	seen, responses = await run_agent(
+		youtube,
+		"youtube",
+		OAUTH,
+		[
+			call_tool("youtube.listCommentThreads", videoId="vid42", maxResults=50),
+			call_tool("youtube.replyToComment", parentId="Ugz-top", textOriginal="Thanks!"),
+		],
+		[
+			ok({"items": [{"id": "Ugz-top", "snippet": {}}], "nextPageToken": "p2"}),
+			ok({"id": "Ugz-top.r2", "snippet": {"parentId": "Ugz-top"}}),
+		],
+	)
+	threads, reply = seen
+	bearer(threads)
+	assert threads.method == "GET"
+	assert str(threads.url) == (
+		"https://youtube.googleapis.com/youtube/v3/commentThreads"
+		"?videoId=vid42&part=snippet%2Creplies&textFormat=plainText&maxResults=50"
+	)
+	assert threads.content == b""
+	bearer(reply)
+	assert reply.method == "POST"
+	assert str(reply.url) == "https://youtube.googleapis.com/youtube/v3/comments?part=snippet"
+	assert reply.headers["content-type"] == "application/json"
+	assert body(reply) == {"snippet": {"parentId": "Ugz-top", "textOriginal": "Thanks!"}}
+	assert responses[0]["nextPageToken"] == "p2"
 
 
 async def test_google_ads_agent() -> None:

@@ -72,6 +72,7 @@ SHEETS = {
 	"clearValues": "sheets.spreadsheets.values.clear",
 	"addSheet": "sheets.spreadsheets.batchUpdate",
 	"deleteSheet": "sheets.spreadsheets.batchUpdate",
+	"deleteRows": "sheets.spreadsheets.batchUpdate",
 	"batchUpdateSpreadsheet": "sheets.spreadsheets.batchUpdate",
 }
 YOUTUBE = {
@@ -93,6 +94,7 @@ YOUTUBE = {
 	"addToPlaylist": "youtube.playlistItems.insert",
 	"listCommentThreads": "youtube.commentThreads.list",
 	"postComment": "youtube.commentThreads.insert",
+	"replyToComment": "youtube.comments.insert",
 }
 
 SUITES: dict[str, tuple[Integration, str, dict[str, str | tuple[str]]]] = {
@@ -111,7 +113,10 @@ CASES = [
 # Core tools that call no Google method (fileInfo reads the local file store).
 CORE_TOOLS = {"fileInfo"}
 # Composed tools: Python that sends only the integration's declarative tools, by handle.
-COMPOSED: dict[str, dict[str, tuple[str, ...]]] = {"googleSheets": google_sheets.ROW_REQUESTS}
+COMPOSED: dict[str, dict[str, tuple[str, ...]]] = {
+	"googleSheets": google_sheets.ROW_REQUESTS,
+	"googleCalendar": google_calendar.COMPOSED_REQUESTS,
+}
 ROW_METHODS = {
 	"lookupRows": {"sheets.spreadsheets.values.get", "sheets.spreadsheets.values.batchGet"},
 	"appendOrUpdateRow": {
@@ -119,6 +124,7 @@ ROW_METHODS = {
 		"sheets.spreadsheets.values.update",
 		"sheets.spreadsheets.values.append",
 	},
+	"respondToEvent": {"calendar.events.get", "calendar.events.patch"},
 }
 """The discovery methods each composed Sheets tool calls (what the issue asks of it)."""
 
@@ -257,6 +263,35 @@ def test_oauth_scopes_exist_in_discovery(iid: str) -> None:
 	oauth = integration.credential("oauth2")
 	assert oauth is not None and oauth.scopes
 	assert set(oauth.scopes) <= defined
+
+
+@pytest.mark.parametrize(("iid", "handle"), CASES)
+def test_the_oauth_scopes_a_tool_is_granted_include_one_its_method_accepts(
+	iid: str, handle: str
+) -> None:
+	"""The OAuth scopes an agent gets for a tool let Google accept the tool's method.
+
+	Discovery lists, per method, the scopes any one of which authorizes it. The credential asks
+	for the scopes its ``scope_map`` gives the tool's scopes (all of them: a tool needs each of
+	its scopes), or every scope it lists when it has no map; one of those must be the method's,
+	or Google answers 403 insufficient scopes to every call of the tool.
+	"""
+	integration, api, mapping = SUITES[iid]
+	tool = next(t for t in integration.tools if t.handle == handle)
+	target = mapping[handle]
+	method = discovery_method(api, target[0] if isinstance(target, tuple) else target)
+	oauth = integration.credential("oauth2")
+	assert oauth is not None
+	if oauth.scope_map:
+		granted = {s for scope in tool.scopes for s in oauth.scope_map.get(scope, [])}
+		granted |= set(oauth.scopes) - {s for v in oauth.scope_map.values() for s in v}
+	else:
+		granted = set(oauth.scopes)
+	accepted = set(method.get("scopes", []))
+	assert granted & accepted, (
+		f"{handle} ({method['id']}) is granted {sorted(granted)}; Google accepts only "
+		f"{sorted(accepted)}"
+	)
 
 
 def test_the_checker_rejects_a_wrong_tool() -> None:

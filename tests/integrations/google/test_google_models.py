@@ -67,9 +67,11 @@ def test_module_defines_a_valid_integration(iid: str) -> None:
 	assert 5 <= len(http_tools) <= 20
 	# Besides HTTP tools only the core's fileInfo, which plans chunked uploads, and composed
 	# tools that send declarative requests: Google Ads' generateKeywordIdeas picks one by the
-	# seed inputs; its uploads hash user identifiers first; Sheets' row tools find a row by key.
+	# seed inputs; its uploads hash user identifiers first; Sheets' row tools find a row by key;
+	# Calendar's respondToEvent reads the guest's own entry before it answers.
 	assert {t.handle for t in spec.tools if t not in http_tools} <= {
 		"fileInfo",
+		"respondToEvent",
 		"generateKeywordIdeas",
 		"uploadClickConversions",
 		"addCustomerMatchContacts",

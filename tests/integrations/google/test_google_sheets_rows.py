@@ -129,3 +129,39 @@ async def test_an_empty_lookup_value_is_refused_before_reading(value) -> None:
 			send,
 		)
 	assert sent == []
+
+
+async def test_an_appended_row_number_is_read_after_the_sheet_name() -> None:
+	"""The row number comes from the range after the quoted sheet title, even if the title holds
+	'!' and a cell reference of its own ('Q1!B2 leads'!A9:C9 is row 9, not 2)."""
+	sent, send = fake(
+		{
+			"getValues": [{"values": [["Email", "Name"]]}, {"values": [["b@example.com"]]}],
+			"appendValues": [{"updates": {"updatedRange": "'Q1!B2 leads'!A9:B9"}}],
+		}
+	)
+	out = await upsert_row(
+		{
+			"spreadsheetId": "s",
+			"sheetName": "Q1!B2 leads",
+			"keyColumn": "Email",
+			"row": {"Email": "a@example.com", "Name": "Ana"},
+		},
+		send,
+	)
+	assert sent[2] == (
+		"appendValues",
+		{
+			"spreadsheetId": "s",
+			"range": "'Q1!B2 leads'!A1:B1",
+			"values": [["a@example.com", "Ana"]],
+			"insertDataOption": "INSERT_ROWS",
+			"valueInputOption": "USER_ENTERED",
+		},
+	)
+	assert out == {
+		"action": "appended",
+		"rowNumber": 9,
+		"updatedRange": "'Q1!B2 leads'!A9:B9",
+		"matchedRows": [],
+	}
