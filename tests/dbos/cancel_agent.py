@@ -3,7 +3,7 @@
     python cancel_agent.py STORE PAID work      # starts the run, prints "started <run id>"
     python cancel_agent.py STORE RUN_ID cancel  # cancels it, prints "cancelled <wall time>"
 
-The worker's run calls its sub-agent Clerk, which pays 1, waits, pays 2, waits, pays 3; each
+The worker's run calls its sub-agent Clerk, which pays 1, waits 5 s, pays 2, ... up to 8; each
 payment is a line ``<wall time> paid <n>`` in PAID.
 """
 
@@ -39,12 +39,14 @@ async def work(store: str, paid: Path) -> None:
 	clerk = om.create_agent(
 		name="Clerk",
 		model=ScriptedModel(
-			# Eight payments 2 s apart: the run outlasts a canceller started on a loaded machine.
+			# Eight payments 5 s apart: the run outlasts a canceller started on a loaded machine
+			# (2 s apart, a canceller that took 14 s to import and reach the store found the run
+			# ended). A cancelled run stops at once, so the test is no longer for it.
 			[
 				*[
 					step
 					for n in range(1, PAYMENTS + 1)
-					for step in (call_tool("local.pay", amount=n), wait(2))
+					for step in (call_tool("local.pay", amount=n), wait(5))
 				][:-1],
 				finish("done"),
 			]

@@ -4,6 +4,7 @@ workers serving one schedule fire each due time once and lose none."""
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -114,9 +115,15 @@ def test_two_workers_on_one_schedule_fire_each_due_time_once(
 		datetime.fromisoformat(r.workflow_id.split("@", 1)[1].replace("Z", "+00:00")) for r in runs
 	)
 	assert len(dues) == len(set(dues)) >= 8
-	# On the 1 s grid, with no gap between the first and the last due time.
-	gaps = {round((b - a).total_seconds(), 3) for a, b in itertools.pairwise(dues)}
-	assert gaps == {1.0}, gaps
+	# On the 1 s grid, and none lost between the first and the last due time without a word:
+	# a worker woken late (a loaded machine) runs the latest due time only and reports the ones
+	# it slept through as missed (no burst of catch-up runs), so a gap is covered by those notes.
+	gaps = [round((b - a).total_seconds(), 3) for a, b in itertools.pairwise(dues)]
+	assert all(g >= 1.0 and g == round(g) for g in gaps), gaps
+	lost = sum(round(g) - 1 for g in gaps)
+	said = first.output() + second.output()
+	missed = re.findall(r"(\d+) runs? missed while the process was down or asleep", said)
+	assert lost <= sum(int(n) for n in missed), (gaps, said)
 	finished = [r for r in runs if r.status == "SUCCESS"]
 	assert len(finished) >= len(runs) - 2  # a run due as the workers stopped may not have ended
 	# A due time while the previous run still went is skipped (the overlap rule, across workers).
