@@ -81,6 +81,7 @@ __all__ = [
 	"secret_names",
 	"secret_values",
 	"settings_secrets",
+	"shown_url",
 	"spellings",
 	"url_secrets",
 	"warn",
@@ -2231,6 +2232,9 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 
 
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
+_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s]*)@")
+"""A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
+``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``)."""
 _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
@@ -2241,7 +2245,8 @@ def url_secrets(url: str) -> set[str]:
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
 	URL: the user is the token; ``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
 	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
-	hold an ``@``: the userinfo ends at the last one), ``https://x.example/v1?api-key=KEY`` (an
+	hold an ``@``: the userinfo ends at the last one; in a URL that is not a web one, a ``/``,
+	``?`` or ``#`` too, as the database driver reads it: `_DRIVER_PASSWORD`), ``https://x.example/v1?api-key=KEY`` (an
 	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
 	at one, or when it has 6+ characters, is not a number and its key does not name something
 	public (``sslmode``, ``api-version``, ``region``). Each as written and percent-decoded.
@@ -2257,13 +2262,16 @@ def url_secrets(url: str) -> set[str]:
 	out: set[str] = set()
 	text = url.strip()
 	authority = _URL_AUTHORITY.match(text)
+	web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 	if authority and "@" in authority[1]:
 		user, _, password = authority[1].rpartition("@")[0].partition(":")
 		# A user alone is the token in a web URL (``https://TOKEN@github.com``); a database's
 		# user alone (``postgresql://postgres@db``) is a name, unless it looks like a token.
-		web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 		for secret in (password, user if (not password and web) or _token_like(user) else ""):
 			out.update((secret, unquote(secret)))
+	driver = None if web else _DRIVER_PASSWORD.match(text)
+	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
+		out.update((driver[1], unquote(driver[1])))
 	try:
 		query = urlsplit(text).query if authority else ""
 	except ValueError:
@@ -2278,6 +2286,23 @@ def url_secrets(url: str) -> set[str]:
 			):
 				out.add(value)
 	return {v for v in out if v.strip()}
+
+
+def shown_url(url: str) -> str:
+	"""A URL as a message names it: its password left out, any other secret it carries masked.
+
+	The userinfo is cut to its user name up to the last ``@`` (where a database driver may end a
+	password that holds ``/``, ``?`` or ``#``), then every secret `url_secrets` finds is masked
+	(``?password=``, a token user). For a store named in an error: ``postgresql://app@db/runs``.
+
+	Args:
+		url: The URL (text that is no URL is returned as it is, masked the same way).
+	"""
+	head, sep, rest = url.partition("://")
+	if sep and "@" in rest:
+		auth, _, host = rest.rpartition("@")
+		rest = f"{auth.split(':', 1)[0]}@{host}"
+	return mask(f"{head}{sep}{rest}", frozenset(url_secrets(url)))
 
 
 def _token_like(user: str) -> bool:
