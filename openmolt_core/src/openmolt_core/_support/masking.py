@@ -65,6 +65,7 @@ __all__ = [
 	"environment_secrets",
 	"environment_secrets_now",
 	"free_key",
+	"header_secrets",
 	"held_back",
 	"install_log_redaction",
 	"known_secrets",
@@ -2139,12 +2140,51 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 	return {v for v in out if v.strip()}
 
 
+_PAIRS = re.compile(r"[;,]")
+
+
+def header_secrets(name: str, value: str) -> set[str]:
+	"""The secrets of one header's value: none for a public header (`PUBLIC_HEADERS`).
+
+	The value whole, and its parts a service or a log may show alone: each word of 6+
+	characters (the token of ``Bearer <token>``), each value of 6+ characters of a
+	``name=value`` list (a ``Cookie``'s ``theme=dark; sid=<session>``), and the password and the
+	``user:password`` that ``Basic <base64>`` carries. The one rule for every configured header:
+	a provider's settings (`settings_secrets`), a credential config (`secret_values`) and an
+	MCP server's ``headers`` (``openmolt_mcp``).
+
+	Args:
+		name: The header's name (any case).
+		value: Its value.
+	"""
+	if name.lower() in PUBLIC_HEADERS or not value.strip():
+		return set()
+	out = {value}
+	out.update(part for part in value.split() if len(part) >= 6)
+	for pair in _PAIRS.split(value):
+		_, sep, given = pair.partition("=")
+		given = given.strip().strip('"')
+		if sep and len(given) >= 6:
+			out.add(given)
+	scheme, _, credentials = value.strip().partition(" ")
+	if scheme.lower() == "basic":
+		try:
+			decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+		except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+			decoded = ""
+		password = decoded.partition(":")[2]
+		if len(password) >= 6:
+			out.update((decoded, password))
+	return out
+
+
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 	"""The secret values in a settings mapping (a provider's ``llm_providers`` entry).
 
 	A string is secret when its key hints at one (key, token, secret, password, auth...); every
-	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
-	part of ``Bearer <token>``; a URL's secrets are (`url_secrets`). Nested mappings are read
+	value of a ``headers`` mapping is, except a few standard headers, and so are its parts
+	(`header_secrets`: the token of ``Bearer <token>``, a cookie's value, a ``Basic``
+	password); a URL's secrets are (`url_secrets`). Nested mappings are read
 	too.
 
 	Args:
@@ -2156,9 +2196,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 		if isinstance(value, Mapping):
 			if lowered == "headers":
 				for name, header in value.items():
-					if isinstance(header, str) and str(name).lower() not in PUBLIC_HEADERS:
-						out.add(header)
-						out.update(part for part in header.split() if len(part) >= 6)
+					if isinstance(header, str):
+						out |= header_secrets(str(name), header)
 			else:
 				out |= settings_secrets(value)
 		elif isinstance(value, str) and any(h in lowered for h in SECRET_HINTS):
@@ -2228,6 +2267,11 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 			out.append((prefix + key, value))
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
+			if lowered == "headers":  # a header's parts too (`header_secrets`)
+				for name, header in value.items():
+					if isinstance(header, str):
+						parts = header_secrets(str(name), header) - {header}
+						out += ((f"{prefix}{key}.{name}", part) for part in sorted(parts))
 	return out
 
 
