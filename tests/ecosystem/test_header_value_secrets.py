@@ -8,6 +8,8 @@ them. Provider settings, MCP servers' headers and credential configs read one ru
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
 import pytest
 
@@ -34,7 +36,9 @@ HEADERS = {"Cookie": f"theme=dark; sid={SESSION}", "Authorization": BASIC}
 	],
 	ids=["provider settings", "credential config", "MCP server"],
 )
-def test_a_cookie_value_and_a_basic_password_are_secrets(found) -> None:  # type: ignore[no-untyped-def]
+def test_a_cookie_value_and_a_basic_password_are_secrets(
+	found: Callable[[], AbstractSet[str]],
+) -> None:
 	secrets = found()
 	assert SESSION in secrets and PASSWORD in secrets, secrets
 	assert "dark" not in secrets and "theme" not in secrets  # short values stay readable
