@@ -50,3 +50,9 @@ def test_the_session_id_alone_is_masked_in_what_the_instance_masks() -> None:
 	redact = om.create_agent(name="A", model=ScriptedModel([]))._redactor
 	shown = redact(f"unknown session {SESSION}; user ada:{PASSWORD} refused")
 	assert not leaks(shown, SESSION) and not leaks(shown, PASSWORD), shown
+
+
+def test_the_scheme_word_of_a_credential_is_no_secret() -> None:
+	"""``Bearer`` and ``Basic`` stay readable (every text that says them was masked)."""
+	found = settings_secrets({"headers": {"Authorization": "Bearer tok-0123456789", "X-A": BASIC}})
+	assert "tok-0123456789" in found and "Bearer" not in found and "Basic" not in found

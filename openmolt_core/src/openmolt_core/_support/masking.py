@@ -2147,7 +2147,7 @@ def header_secrets(name: str, value: str) -> set[str]:
 	"""The secrets of one header's value: none for a public header (`PUBLIC_HEADERS`).
 
 	The value whole, and its parts a service or a log may show alone: each word of 6+
-	characters (the token of ``Bearer <token>``), each value of 6+ characters of a
+	characters (the token of ``Bearer <token>``; not the scheme's name before it), each value of 6+ characters of a
 	``name=value`` list (a ``Cookie``'s ``theme=dark; sid=<session>``), and the password and the
 	``user:password`` that ``Basic <base64>`` carries. The one rule for every configured header:
 	a provider's settings (`settings_secrets`), a credential config (`secret_values`) and an
@@ -2160,7 +2160,9 @@ def header_secrets(name: str, value: str) -> set[str]:
 	if name.lower() in PUBLIC_HEADERS or not value.strip():
 		return set()
 	out = {value}
-	out.update(part for part in value.split() if len(part) >= 6)
+	words = value.split()
+	scheme = words[0] if len(words) > 1 and words[0].isalpha() else None  # Bearer, Basic, Token
+	out.update(part for part in words if len(part) >= 6 and part != scheme)
 	for pair in _PAIRS.split(value):
 		_, sep, given = pair.partition("=")
 		given = given.strip().strip('"')
