@@ -84,3 +84,24 @@ def test_one_rule_reads_userinfo_to_the_last_at_and_loose_query_values() -> None
 	assert url_secrets("https://a.example/v1?api-version=2024-06-01&q=Loose-Value1") == {
 		"Loose-Value1"
 	}
+
+
+@pytest.mark.parametrize(
+	"password", ["pa/ss-W0rd-7", "pa?ss-W0rd-7", "pa#ss-W0rd-7", "pa:ss/W0rd?x#y-7"]
+)
+def test_a_database_password_is_read_as_the_database_driver_reads_it(
+	password: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""SQLAlchemy (the sessions' and the durable store's driver) takes every character up to the
+	``@`` as the password, ``/``, ``?`` and ``#`` included: the URL connects with it, so it is a
+	secret whole (the rule had ended the userinfo at the ``/``, and found no password at all)."""
+	from sqlalchemy.engine import make_url
+
+	url = f"postgresql://app:{password}@db.local:5432/app"
+	assert make_url(url).password == password  # what the driver connects with
+	assert password in url_secrets(url)
+	monkeypatch.setenv("DATABASE_URL", url)
+	om = OpenMolt(entry_points=False)
+	assert password in om.secrets.values()
+	redact = om.create_agent(name="A", model=ScriptedModel([]))._redactor
+	assert password not in redact(f"could not connect to {url}")

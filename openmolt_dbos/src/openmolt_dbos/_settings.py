@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._support.masking import shown_url
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.options import snake_options
 
@@ -79,13 +80,8 @@ class Settings:
 		)
 
 	def describe(self) -> str:
-		"""The store, without a password."""
-		head, sep, rest = self.url.partition("://")
-		if "@" in rest:
-			auth, _, host = rest.rpartition("@")
-			user = auth.split(":", 1)[0]
-			rest = f"{user}@{host}"
-		return f"{head}{sep}{rest}"
+		"""The store, without a password (`openmolt_core._support.masking.shown_url`)."""
+		return shown_url(self.url)
 
 
 def _url(value: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from openmolt_core._support.masking import PUBLIC_HEADERS, SECRET_HINTS, named_secrets
+from openmolt_core._support.masking import SECRET_HINTS, header_secrets, named_secrets
 from openmolt_core._support.words import json_kind
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
@@ -378,7 +378,8 @@ def secrets_of(config: ServerConfig) -> frozenset[str]:
 	a region, a level or a mode, and a URL's password and secret query values are whatever its
 	name (the core's rule: `openmolt_core.secrets.named_secrets`); the same rule holds for every
 	``${VAR}`` read into ``args``, ``env``, ``url`` or ``headers``. Every header value is secret except a few standard ones, and
-	so is its credential part (``Bearer <token>`` gives the token too). In ``args``, the value of
+	so are its parts (the core's `header_secrets`: ``Bearer <token>`` gives the token, a
+	``Cookie`` its values, ``Basic`` its password). In ``args``, the value of
 	a flag named like a secret (``--api-key X``, ``--token=X``); in a URL (the server's, or one in
 	``args``), the userinfo and the query values named like secrets.
 	"""
@@ -388,10 +389,7 @@ def secrets_of(config: ServerConfig) -> frozenset[str]:
 		out |= _arg_secrets(config.args)
 	else:
 		for key, value in config.headers.items():
-			if key.lower() in PUBLIC_HEADERS or not value:
-				continue
-			out.add(value)
-			out.update(part for part in value.split() if len(part) >= 6)
+			out |= header_secrets(key, value)  # the value, its token, a cookie's values...
 		out |= url_secrets(config.url)
 	return frozenset(v for v in out if v.strip())
 

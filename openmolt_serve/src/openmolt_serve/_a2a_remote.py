@@ -14,7 +14,8 @@ question returns ``status: "input-required"`` with its ``question``; the model a
 the tool again with that ``taskId`` (and ``contextId``). Its words come from outside and the
 message leaves the process: the tool is labelled ``untrusted`` and ``outbound``
 (`openmolt_core.taint`). The token is sent as a bearer header only: never to the model, never
-in an error.
+in an error; a key ``url`` carries (``?code=``, ``?sig=``: `openmolt_core.secrets.url_secrets`)
+is a secret of every instance too, masked where the description or an error names the URL.
 
 The remote agent knows one caller, this process's token, whoever the run acts for: a conversation
 it holds (a ``contextId``, a ``taskId`` waiting for an answer) is the end user's whose run the
@@ -48,7 +49,7 @@ from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._ssrf import SsrfGuard
-from openmolt_core.secrets import register_key
+from openmolt_core.secrets import register_key, url_secrets
 from openmolt_core.tools import ToolContext
 
 __all__ = ["MAX_KNOWN", "REMOTE_INPUT", "remote_agent"]
@@ -174,7 +175,9 @@ def remote_agent(
 		labels=["untrusted", "outbound"],
 		timeout=timeout,
 	)
-	register_key(ask, token)  # masked by every instance and in the logs while the tool lives
+	# Masked by every instance and in the logs while the tool lives: the token, and a key the URL
+	# carries (Azure Functions' ``?code=``, a signature), which the description and errors name.
+	register_key(ask, token, *url_secrets(url))
 	return tool
 
 

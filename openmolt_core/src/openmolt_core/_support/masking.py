@@ -65,6 +65,7 @@ __all__ = [
 	"environment_secrets",
 	"environment_secrets_now",
 	"free_key",
+	"header_secrets",
 	"held_back",
 	"install_log_redaction",
 	"known_secrets",
@@ -81,6 +82,7 @@ __all__ = [
 	"secret_names",
 	"secret_values",
 	"settings_secrets",
+	"shown_url",
 	"spellings",
 	"url_secrets",
 	"warn",
@@ -2138,12 +2140,53 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 	return {v for v in out if v.strip()}
 
 
+_PAIRS = re.compile(r"[;,]")
+
+
+def header_secrets(name: str, value: str) -> set[str]:
+	"""The secrets of one header's value: none for a public header (`PUBLIC_HEADERS`).
+
+	The value whole, and its parts a service or a log may show alone: each word of 6+
+	characters (the token of ``Bearer <token>``; not the scheme's name before it), each value of 6+ characters of a
+	``name=value`` list (a ``Cookie``'s ``theme=dark; sid=<session>``), and the password and the
+	``user:password`` that ``Basic <base64>`` carries. The one rule for every configured header:
+	a provider's settings (`settings_secrets`), a credential config (`secret_values`) and an
+	MCP server's ``headers`` (``openmolt_mcp``).
+
+	Args:
+		name: The header's name (any case).
+		value: Its value.
+	"""
+	if name.lower() in PUBLIC_HEADERS or not value.strip():
+		return set()
+	out = {value}
+	words = value.split()
+	scheme = words[0] if len(words) > 1 and words[0].isalpha() else None  # Bearer, Basic, Token
+	out.update(part for part in words if len(part) >= 6 and part != scheme)
+	for pair in _PAIRS.split(value):
+		_, sep, given = pair.partition("=")
+		given = given.strip().strip('"')
+		if sep and len(given) >= 6:
+			out.add(given)
+	scheme, _, credentials = value.strip().partition(" ")
+	if scheme.lower() == "basic":
+		try:
+			decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+		except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+			decoded = ""
+		password = decoded.partition(":")[2]
+		if len(password) >= 6:
+			out.update((decoded, password))
+	return out
+
+
 def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 	"""The secret values in a settings mapping (a provider's ``llm_providers`` entry).
 
 	A string is secret when its key hints at one (key, token, secret, password, auth...); every
-	value of a ``headers`` mapping is, except a few standard headers, and so is the credential
-	part of ``Bearer <token>``; a URL's secrets are (`url_secrets`). Nested mappings are read
+	value of a ``headers`` mapping is, except a few standard headers, and so are its parts
+	(`header_secrets`: the token of ``Bearer <token>``, a cookie's value, a ``Basic``
+	password); a URL's secrets are (`url_secrets`). Nested mappings are read
 	too.
 
 	Args:
@@ -2155,9 +2198,8 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 		if isinstance(value, Mapping):
 			if lowered == "headers":
 				for name, header in value.items():
-					if isinstance(header, str) and str(name).lower() not in PUBLIC_HEADERS:
-						out.add(header)
-						out.update(part for part in header.split() if len(part) >= 6)
+					if isinstance(header, str):
+						out |= header_secrets(str(name), header)
 			else:
 				out |= settings_secrets(value)
 		elif isinstance(value, str) and any(h in lowered for h in SECRET_HINTS):
@@ -2227,10 +2269,18 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 			out.append((prefix + key, value))
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
+			if lowered == "headers":  # a header's parts too (`header_secrets`)
+				for name, header in value.items():
+					if isinstance(header, str):
+						parts = header_secrets(str(name), header) - {header}
+						out += ((f"{prefix}{key}.{name}", part) for part in sorted(parts))
 	return out
 
 
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
+_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s]*)@")
+"""A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
+``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``)."""
 _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
@@ -2241,7 +2291,8 @@ def url_secrets(url: str) -> set[str]:
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
 	URL: the user is the token; ``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
 	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
-	hold an ``@``: the userinfo ends at the last one), ``https://x.example/v1?api-key=KEY`` (an
+	hold an ``@``: the userinfo ends at the last one; in a URL that is not a web one, a ``/``,
+	``?`` or ``#`` too, as the database driver reads it: `_DRIVER_PASSWORD`), ``https://x.example/v1?api-key=KEY`` (an
 	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
 	at one, or when it has 6+ characters, is not a number and its key does not name something
 	public (``sslmode``, ``api-version``, ``region``). Each as written and percent-decoded.
@@ -2257,13 +2308,16 @@ def url_secrets(url: str) -> set[str]:
 	out: set[str] = set()
 	text = url.strip()
 	authority = _URL_AUTHORITY.match(text)
+	web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 	if authority and "@" in authority[1]:
 		user, _, password = authority[1].rpartition("@")[0].partition(":")
 		# A user alone is the token in a web URL (``https://TOKEN@github.com``); a database's
 		# user alone (``postgresql://postgres@db``) is a name, unless it looks like a token.
-		web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 		for secret in (password, user if (not password and web) or _token_like(user) else ""):
 			out.update((secret, unquote(secret)))
+	driver = None if web else _DRIVER_PASSWORD.match(text)
+	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
+		out.update((driver[1], unquote(driver[1])))
 	try:
 		query = urlsplit(text).query if authority else ""
 	except ValueError:
@@ -2278,6 +2332,23 @@ def url_secrets(url: str) -> set[str]:
 			):
 				out.add(value)
 	return {v for v in out if v.strip()}
+
+
+def shown_url(url: str) -> str:
+	"""A URL as a message names it: its password left out, any other secret it carries masked.
+
+	The userinfo is cut to its user name up to the last ``@`` (where a database driver may end a
+	password that holds ``/``, ``?`` or ``#``), then every secret `url_secrets` finds is masked
+	(``?password=``, a token user). For a store named in an error: ``postgresql://app@db/runs``.
+
+	Args:
+		url: The URL (text that is no URL is returned as it is, masked the same way).
+	"""
+	head, sep, rest = url.partition("://")
+	if sep and "@" in rest:
+		auth, _, host = rest.rpartition("@")
+		rest = f"{auth.split(':', 1)[0]}@{host}"
+	return mask(f"{head}{sep}{rest}", frozenset(url_secrets(url)))
 
 
 def _token_like(user: str) -> bool:

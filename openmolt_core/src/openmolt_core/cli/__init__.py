@@ -644,6 +644,11 @@ def _ecosystem_command(args: list[str]) -> int:
 	return _ecosystem.main(args)
 
 
+_SHOWS_RECORDS = frozenset({"logs", "sessions", "ui", "serve"})
+"""The commands that show what the stores recorded (runs, sessions; the viewer): what they print or
+serve is masked with the keys of the ``.env`` file and the key store too (`know_kept_keys`)."""
+
+
 def _dispatch(args: list[str]) -> int:
 	if args[:1] == ["help"] and len(args) > 1:
 		args = [*args[1:2], "--help"]  # `openmolt help tools` is `openmolt tools --help`
@@ -654,6 +659,10 @@ def _dispatch(args: list[str]) -> int:
 		sys.stdout.write(_version() + "\n")
 		return ExitCode.SUCCESS
 	name, rest = args[0], args[1:]
+	if name in _SHOWS_RECORDS:
+		from openmolt_core.cli._keystore import know_kept_keys
+
+		know_kept_keys()
 	commands: dict[str, Callable[[], int]] = {
 		"run": lambda: _run_command(rest, "openmolt run"),
 		"schedules": lambda: _schedules_command(rest),

@@ -32,7 +32,16 @@ from openmolt_core.errors import ConfigurationError, OpenMoltError
 if TYPE_CHECKING:
 	from openmolt_core.openmolt import OpenMolt
 
-__all__ = ["MAX_STORE_BYTES", "RefreshTokens", "load", "path", "remove", "save", "where_set"]
+__all__ = [
+	"MAX_STORE_BYTES",
+	"RefreshTokens",
+	"know_kept_keys",
+	"load",
+	"path",
+	"remove",
+	"save",
+	"where_set",
+]
 
 
 MAX_STORE_BYTES = 1 << 20
@@ -81,6 +90,46 @@ def load() -> dict[str, str]:
 			f"{file}: the key store is not a JSON object of strings; fix or delete it"
 		)
 	return data
+
+
+class _Kept:
+	"""The owner of the keys `know_kept_keys` made known (one at a time: the last call's)."""
+
+
+_KEPT: list[_Kept] = []
+
+
+def know_kept_keys() -> None:
+	"""Make the secrets the command's other key sources keep known to this process's masking.
+
+	The command reads the ``.env`` file (``./.env``) and the key store (``openmolt keys set``)
+	as it reads the environment, but only the environment's secrets are known to a process that
+	builds no agent: ``openmolt logs``, ``openmolt sessions`` and the viewer mask what they show
+	with the secrets known now (`openmolt_core._support.masking.mask_known`), and a record made
+	before a key was kept (or by another program) holds it as it was. The values of the variables
+	named like secrets in either (`environment_secrets`) are registered (`register_key`); a
+	source that cannot be read is left out here (the commands that use it say why). A later call
+	replaces what an earlier one made known.
+	"""
+	from openmolt_core._support.masking import environment_secrets
+	from openmolt_core.cli._keys import default_dotenv, read_dotenv
+	from openmolt_core.secrets import register_key
+
+	found: set[str] = set()
+	try:
+		dotenv = default_dotenv(None)
+		if dotenv is not None:
+			found |= environment_secrets(read_dotenv(dotenv))
+	except (ConfigurationError, OSError, ValueError):
+		pass
+	try:
+		found |= environment_secrets(load())
+	except (ConfigurationError, OSError, ValueError):
+		pass
+	owner = _Kept()
+	if found:
+		register_key(owner, *sorted(found))
+	_KEPT[:] = [owner]  # the previous owner dies: its keys are forgotten
 
 
 def _narrow(file: Path) -> None:

@@ -314,12 +314,10 @@ def _write(text: str) -> None:
 
 
 def _shown(store: str) -> str:
-	"""The store as said in a message: a URL's password left out."""
-	head, sep, rest = store.partition("://")
-	if sep and "@" in rest.split("/", 1)[0]:
-		auth, _, host = rest.partition("@")
-		rest = f"{auth.split(':', 1)[0]}@{host}"
-	return f"{head}{sep}{rest}"
+	"""The store as said in a message: a URL's password left out (`shown_url`), a path as given."""
+	from openmolt_core._support.masking import shown_url
+
+	return shown_url(store) if "://" in store else store
 
 
 def _unreadable(exc: BaseException) -> bool:

@@ -30,7 +30,13 @@ if TYPE_CHECKING:
 	from openmolt_core.integrations.model import Integration
 	from openmolt_core.retry import RetryPolicy
 
-__all__ = ["IntegrationBinding", "bind_integration", "check_scopes", "parse_binding"]
+__all__ = [
+	"IntegrationBinding",
+	"bind_integration",
+	"check_scopes",
+	"parse_binding",
+	"written_secrets",
+]
 
 
 @dataclass(slots=True)
@@ -200,7 +206,7 @@ def bind_integration(
 		config=config,
 		http=http,
 		auth=auth,
-		redact=frozenset(secret_values(config)),
+		redact=frozenset(secret_values(config)) | written_secrets(spec),
 		files=files,
 		retry=retry,
 	)
@@ -219,6 +225,39 @@ def bind_integration(
 			)
 		)
 	return out
+
+
+def written_secrets(spec: Integration) -> frozenset[str]:
+	"""The keys written into an integration's own `ApiSetup`, not templated from its config.
+
+	An imported OpenAPI document's server URL with ``?api_key=...`` as the ``base_url``, a header
+	or a query parameter given as a literal: every call sends them, a service may echo them and
+	the HTTP stack logs the URL, so they are masked with the config's secrets. The base URL's
+	secrets (`url_secrets`), a literal header's (`header_secrets`: its value and parts, not for
+	``Accept`` and the like) and a literal query parameter's named like a secret; a text with
+	Liquid markup (``{{ config.token }}``) is a template, not a key.
+
+	Args:
+		spec: The integration.
+	"""
+	from openmolt_core._support.masking import SECRET_HINTS, header_secrets, url_secrets
+
+	setup = spec.api_setup
+	if setup is None:
+		return frozenset()
+	found = url_secrets(setup.base_url)
+	for name, header in setup.headers.items():
+		if not _templated(header):
+			found |= header_secrets(name, header)
+	for name, value in setup.query_params.items():
+		if isinstance(value, str) and any(h in name.lower() for h in SECRET_HINTS):
+			found.add(value)
+	return frozenset(v for v in found if v.strip() and not _templated(v))
+
+
+def _templated(text: str) -> bool:
+	"""Whether a text holds Liquid markup (filled from the config, whose secrets are masked)."""
+	return "{{" in text or "{%" in text
 
 
 async def _execute_http(bound: BoundTool, input: dict[str, Any], context: ToolContext) -> Any:

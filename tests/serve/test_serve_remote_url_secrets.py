@@ -1,0 +1,51 @@
+"""A remote A2A agent's URL may carry a key (Azure Functions' ``?code=``, a userinfo token): it is a
+secret of every instance while the tool lives, never in the tool's description the model reads,
+an error it reads, the run's state or a log."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import httpx
+import pytest
+
+from openmolt import OpenMolt
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_serve.a2a import remote_agent
+from tests._leaks import leaks
+
+pytestmark = pytest.mark.anyio
+
+KEY = "AzFnKey-0123456789abcdefXYZ"
+
+
+def _refusing(request: httpx.Request) -> httpx.Response:
+	"""A remote that echoes the address it was asked for (as a proxy's error page does)."""
+	return httpx.Response(502, text=f"bad gateway for {request.url}")
+
+
+@pytest.mark.parametrize(
+	"url",
+	[
+		f"https://agent.example/api/a2a?code={KEY}",
+		f"https://agent.example/api/a2a?sig={KEY}&sv=2024",
+		f"https://agent.example/a2a?api_key={KEY}",
+	],
+	ids=["code", "signature", "api_key"],
+)
+async def test_a_key_in_the_remote_agents_url_never_reaches_the_model(
+	url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+	"""The default description names the URL and a failed call's error names it too: masked."""
+	caplog.set_level(logging.DEBUG)
+	planner = remote_agent(url, handle="planner", transport=httpx.MockTransport(_refusing))
+	model = ScriptedModel([call_tool("local.planner", message="Plan a trip"), finish("done")])
+	async with OpenMolt(entry_points=False) as om:
+		agent = om.create_agent(name="Asker", model=model, tools=[planner])
+		result = await agent.run("Ask the planner.")
+	sent = "\n".join(map(repr, model.requests))
+	assert "did not answer" in sent or "A2A agent at" in sent  # the error reached the model
+	assert not leaks(sent, KEY), leaks(sent, KEY)
+	assert not leaks(json.dumps(result.state.to_dict(), default=str), KEY)
+	assert not leaks(caplog.text, KEY)
