@@ -2,8 +2,8 @@
 
 Every request carries ``x-api-key: <keystring>:<shared secret>`` (Etsy requires the shared secret
 in the header since 2025) and, for shop data, an OAuth 2.0 bearer token obtained with PKCE.
-Listing writes are form-encoded; inventory updates are JSON. Lists page with ``limit`` and
-``offset`` and answer ``{count, results}``.
+Listing and return policy writes are form-encoded; inventory updates and receipt tracking are
+JSON. Lists page with ``limit`` and ``offset`` and answer ``{count, results}``.
 """
 
 from __future__ import annotations
@@ -447,7 +447,8 @@ TOOLS = [
 		scopes=["transactionsWrite"],
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts/{{ input.receipt_id }}/tracking",
-		request_format="form-data",
+		# The one Etsy write here whose body the document types as application/json.
+		request_format="json",
 		body=passthrough("tracking_code", "carrier_name", "send_bcc", "note_to_buyer"),
 		input_schema={
 			"type": "object",
@@ -673,7 +674,8 @@ getShop, getListing) also works with the `custom` credential: just `apiKey` and 
 ## Checked against
 
 Every tool's method, path, query and body names, the body fields Etsy requires, the
-string-literal enums and the numeric types and bounds (`@min`/`@max`) are checked by the test
+string-literal enums, the numeric types and bounds (`@min`/`@max`) and each body's encoding
+(form, multipart or JSON) are checked by the test
 suite against Etsy's Open API v3 document as the `etsy-ts` npm package (8.0.1, generated from
 it) types it, and pinned to its reference page. `tags` and `materials` are sent as one
 comma-separated string, as the document describes the form field (it types them as arrays).

@@ -373,7 +373,8 @@ async def test_shopify_graphql_errors_and_oauth_token_header() -> None:
 
 
 async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
-	"""Etsy: x-api-key keystring:secret plus the OAuth bearer; the shipment is form-encoded."""
+	"""Etsy: x-api-key keystring:secret plus the OAuth bearer; the shipment is JSON, as Etsy's
+	document types createReceiptShipment's body (application/json)."""
 	config = {
 		"apiKey": "keystring1",
 		"sharedSecret": "secret1",
@@ -404,10 +405,8 @@ async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
 		"POST",
 		"/v3/application/shops/42/receipts/7/tracking",
 	)
-	assert parse_qsl(second.content.decode()) == [
-		("tracking_code", "1Z999"),
-		("carrier_name", "ups"),
-	]
+	assert second.headers["Content-Type"] == "application/json"
+	assert json.loads(second.content) == {"tracking_code": "1Z999", "carrier_name": "ups"}
 
 
 async def test_etsy_agent_creates_a_return_policy_and_lists_with_includes() -> None:
