@@ -2,7 +2,9 @@
 
 Tools act on the signed-in user (``/me``). Tokens come from the Microsoft identity platform v2.0
 (``https://login.microsoftonline.com/{tenant}/oauth2/v2.0/...``); ``offline_access`` yields a
-refresh token. Lists page through ``@odata.nextLink``: pass its ``$skip`` (or ``$skiptoken``) back.
+refresh token. Lists page through ``@odata.nextLink``: pass its ``$skip`` back. A ``$search``
+pages only with the opaque ``$skiptoken`` of its next link and answers 1,000 messages at most, so
+searchMessages takes a larger ``top`` instead of a skip.
 
 Inputs carry Graph's names: properties as Graph spells them (``toRecipients``, ``isRead``), OData
 query options without their ``$`` (``top``, ``filter``, ``search``), and path parameters as the
@@ -249,18 +251,25 @@ _TOOLS = [
 	HttpTool(
 		handle="searchMessages",
 		description="Search all mail with keywords or KQL (subject:report, from:ada, "
-		"hasAttachments:true, received>=2026-11-01). Results are by relevance; page with skip.",
+		"hasAttachments:true, received>=2026-11-01). Results come newest first (by the date "
+		"sent), 1,000 at most: for more in one answer raise top, or narrow the search.",
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/messages",
-		query_params={**_LIST_QUERY, "$search": '"{{ input.search }}"'},
+		# Graph refuses $skip next to $search (a search pages with the opaque $skiptoken of
+		# its @odata.nextLink), and one search answers at most 1,000 messages, which $top
+		# (up to 1000) reaches in one call: the tool takes no skip.
+		query_params={
+			"$top": _LIST_QUERY["$top"],
+			"$select": _LIST_QUERY["$select"],
+			"$search": '"{{ input.search }}"',
+		},
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
 			{
 				"search": string("Search words or KQL; do not include double quotes."),
 				"select": _SELECT,
 				"top": _TOP,
-				"skip": _SKIP,
 				"bodyAsHtml": _TEXT_BODY,
 			},
 			["search"],

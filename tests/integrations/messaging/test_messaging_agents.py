@@ -428,6 +428,30 @@ async def test_outlook_agent_sends_mail_and_reads_the_calendar() -> None:
 	assert view.headers["prefer"] == 'outlook.timezone="Europe/Paris"'
 
 
+async def test_outlook_search_never_sends_skip_with_search() -> None:
+	"""Graph refuses $skip next to $search on messages (a $search answers at most 1,000
+	messages, newest first, and pages with the $skiptoken of its @odata.nextLink): a skip is
+	refused before sending, and a search sends only $search, $top and $select."""
+	service = Recorder(httpx.Response(200, json={"value": []}))
+	_, model = await run_agent(
+		"outlook",
+		[
+			call_tool("outlook.searchMessages", search="subject:report", skip=25),
+			call_tool("outlook.searchMessages", search="subject:report", top=200),
+		],
+		service,
+		config={"accessToken": "graph-access-token"},
+		credential="bearer",
+		local_calls=1,
+	)
+	(search,) = service.requests
+	assert search.url.copy_with(query=None) == "https://graph.microsoft.com/v1.0/me/messages"
+	assert dict(search.url.params) == {"$top": "200", "$search": '"subject:report"'}
+	refused = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	assert refused["ok"] is False
+	assert "skip" in json.dumps(refused)
+
+
 async def test_outlook_agent_deletes_and_files_and_keeps_contacts() -> None:
 	"""The Graph v1.0 paths and bodies of the event, message, folder and contact tools."""
 	service = Recorder(
