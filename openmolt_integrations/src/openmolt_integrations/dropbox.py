@@ -471,6 +471,31 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		endpoint="/users/get_current_account",
 		input_schema=obj({}, closed=True),
 	),
+	HttpTool(
+		handle="getSpaceUsage",
+		description=(
+			"How much space the account uses and has: used bytes, and the allocation "
+			"(individual, or the team's shared quota) with its allocated bytes."
+		),
+		scopes=["account"],
+		method="POST",
+		endpoint="/users/get_space_usage",
+		input_schema=obj({}, closed=True),
+		output_schema={
+			"type": "object",
+			"properties": {
+				"used": {"type": "integer", "description": "Bytes used."},
+				"allocation": {
+					"type": "object",
+					"description": "'.tag' individual or team; allocated is the quota in bytes.",
+					"properties": {
+						".tag": {"type": "string"},
+						"allocated": {"type": "integer"},
+					},
+				},
+			},
+		},
+	),
 	file_info_tool(scopes=["write"]),
 ]
 
@@ -531,6 +556,7 @@ INTEGRATION = Integration(
 		# A file's bytes: a shared folder's, a file request's, or a tainted run's upload.
 		"download": ["private", "untrusted"],
 		"getCurrentAccount": ["private"],
+		"getSpaceUsage": ["private"],
 		"createSharedLink": ["outbound"],
 		"getTemporaryLink": ["outbound"],
 	},
@@ -570,7 +596,7 @@ INTEGRATION = Integration(
 		"write": "Upload files, create folders, move and copy.",
 		"delete": "Delete files and folders.",
 		"share": "Create and list shared links and temporary download links.",
-		"account": "Read the signed-in account's profile.",
+		"account": "Read the signed-in account's profile and space usage.",
 	},
 	tools=TOOLS,
 	docs=DOCS,

@@ -125,6 +125,31 @@ async def test_dropbox_lists_a_folder_and_downloads_a_file() -> None:
 		assert stored.data == b"%PDF-1.7 report"
 
 
+async def test_dropbox_space_usage_posts_no_argument_to_the_rpc_host() -> None:
+	"""getSpaceUsage is users/get_space_usage (stone: rpc on the api host, a Void argument):
+	a POST with no body and no Content-Type; the model sees used and the allocation."""
+	usage = {"used": 314, "allocation": {".tag": "individual", "allocated": 2147483648}}
+	recorder = Recorder(
+		{
+			(
+				"POST",
+				"https://api.dropboxapi.com/2/users/get_space_usage",
+			): lambda r: httpx.Response(200, json=usage),
+		}
+	)
+	model = ScriptedModel([call_tool("dropbox.getSpaceUsage"), finish(result="done")])
+	om, agent = _agent(
+		dropbox, "dropbox", recorder, model, {"type": "bearer", "config": {"accessToken": "t"}}
+	)
+	async with om:
+		await agent.run("How full is my Dropbox?")
+		(request,) = recorder.requests
+		assert request.headers["Authorization"] == "Bearer t"
+		assert request.content == b""
+		assert "Content-Type" not in request.headers
+		assert _results(model)[0]["result"] == usage
+
+
 async def test_dropbox_search_pages_on_with_its_cursor() -> None:
 	"""search answers has_more and a cursor; searchContinue posts that cursor to continue_v2.
 

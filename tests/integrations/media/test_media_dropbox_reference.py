@@ -34,6 +34,7 @@ ROUTES = {
 	"createSharedLink": ("sharing", "create_shared_link_with_settings"),
 	"listSharedLinks": ("sharing", "list_shared_links"),
 	"getCurrentAccount": ("users", "get_current_account"),
+	"getSpaceUsage": ("users", "get_space_usage"),
 }
 TOOLS = {t.handle: t for t in dropbox.INTEGRATION.tools if isinstance(t, HttpTool)}
 
