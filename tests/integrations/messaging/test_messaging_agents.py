@@ -452,6 +452,60 @@ async def test_outlook_search_never_sends_skip_with_search() -> None:
 	assert "skip" in json.dumps(refused)
 
 
+async def test_outlook_agent_finds_a_free_slot_then_answers_an_invitation() -> None:
+	"""getSchedule posts Graph's getSchedule body (schedules, dateTimeTimeZone start and end,
+	the interval); respondToEvent posts comment and sendResponse to the chosen event action."""
+	service = Recorder(
+		httpx.Response(200, json={"value": [{"availabilityView": "0020"}]}),
+		httpx.Response(202),
+		httpx.Response(202),
+	)
+	start = {"dateTime": "2026-12-07T09:00:00", "timeZone": "Europe/Paris"}
+	end = {"dateTime": "2026-12-07T11:00:00", "timeZone": "Europe/Paris"}
+	await run_agent(
+		"outlook",
+		[
+			call_tool(
+				"outlook.getSchedule",
+				schedules=["ada@example.com", "room1@example.com"],
+				startTime=start,
+				endTime=end,
+				availabilityViewInterval=30,
+			),
+			call_tool(
+				"outlook.respondToEvent",
+				event_id="AAMkAD=",
+				response="tentativelyAccept",
+				comment="Maybe late.",
+			),
+			call_tool(
+				"outlook.respondToEvent", event_id="e2", response="decline", sendResponse=False
+			),
+		],
+		service,
+		config={"accessToken": "graph-access-token"},
+		credential="bearer",
+	)
+	schedule, tentative, decline = service.requests
+	assert (schedule.method, str(schedule.url)) == (
+		"POST",
+		"https://graph.microsoft.com/v1.0/me/calendar/getSchedule",
+	)
+	assert body(schedule) == {
+		"schedules": ["ada@example.com", "room1@example.com"],
+		"startTime": start,
+		"endTime": end,
+		"availabilityViewInterval": 30,
+	}
+	assert (tentative.method, str(tentative.url)) == (
+		"POST",
+		"https://graph.microsoft.com/v1.0/me/events/AAMkAD%3D/tentativelyAccept",
+	)
+	assert body(tentative) == {"comment": "Maybe late."}
+	assert str(decline.url) == "https://graph.microsoft.com/v1.0/me/events/e2/decline"
+	assert body(decline) == {"sendResponse": False}
+
+
 async def test_outlook_agent_deletes_and_files_and_keeps_contacts() -> None:
 	"""The Graph v1.0 paths and bodies of the event, message, folder and contact tools."""
 	service = Recorder(
