@@ -24,6 +24,7 @@ from openmolt_core.integrations.schema import (
 	passthrough,
 	string,
 )
+from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -477,8 +478,8 @@ INTEGRATION = Integration(
 	},
 	name="WhatsApp",
 	description="Send WhatsApp text, template, media, interactive messages and reactions; media and templates.",
-	api_version="Graph API v26.0",
-	api_setup=ApiSetup(base_url="https://graph.facebook.com/v26.0"),
+	api_version=f"Graph API {GRAPH_VERSION}",
+	api_setup=ApiSetup(base_url=GRAPH_URL),
 	credential_setup=[
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
