@@ -987,6 +987,22 @@ async def test_discord_agent_manages_channels_members_and_roles() -> None:
 	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/channels/{channel}")
 
 
+async def test_discord_agent_reads_a_server_with_its_counts() -> None:
+	"""getGuild is GET /guilds/{guild_id} (get_guild) with the bot token and with_counts."""
+	guild = "1100000000000000001"
+	service = Recorder(httpx.Response(200, json={"id": guild, "name": "Makers", "roles": []}))
+	await run_agent(
+		"discord",
+		[call_tool("discord.getGuild", guild_id=guild, with_counts=True)],
+		service,
+		config={"botToken": "MTA1.bot-token.secret"},
+	)
+	(request,) = service.requests
+	assert request.method == "GET"
+	assert str(request.url) == f"https://discord.com/api/v10/guilds/{guild}?with_counts=true"
+	assert request.headers["authorization"] == "Bot MTA1.bot-token.secret"
+
+
 async def test_x_agent_sends_a_dm_follows_and_reads_dms() -> None:
 	"""DMs go to /2/dm_conversations/with/{id}/messages as JSON, follows to /2/users/{id}/following,
 	and the DM list sends X's dotted field names comma-joined; the user token is the Bearer."""

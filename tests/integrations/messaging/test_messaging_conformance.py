@@ -315,6 +315,14 @@ DISCORD_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]]
 	),
 	# https://discord.com/developers/docs/resources/channel#get-channel
 	"getChannel": ("GET", "https://discord.com/api/v10/channels/{channel.id}", set(), set(), {}),
+	# https://discord.com/developers/docs/resources/guild#get-guild
+	"getGuild": (
+		"GET",
+		"https://discord.com/api/v10/guilds/{guild.id}",
+		{"with_counts"},
+		set(),
+		{},
+	),
 	# https://discord.com/developers/docs/resources/guild#get-guild-channels
 	"getGuildChannels": (
 		"GET",
