@@ -43,6 +43,7 @@ _ANY_PATH = r"(/(.|[\r\n])*|id:.*)|(rev:[0-9a-f]{9,})|(ns:[0-9]+(/(.|[\r\n])*)?)
 _FOLDER_PATH = r"(/(.|[\r\n])*)?|id:.*|(ns:[0-9]+(/(.|[\r\n])*)?)"
 _WRITE_PATH = r"(/(.|[\r\n])*)|(ns:[0-9]+(/(.|[\r\n])*)?)|(id:.*)"
 _NEW_PATH = r"(/(.|[\r\n])*)|(ns:[0-9]+(/(.|[\r\n])*)?)"
+_SLASH_PATH = r"/(.|[\r\n])*"
 _TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 """Stone's Timestamp format ``%Y-%m-%dT%H:%M:%SZ``: UTC, whole seconds."""
 
@@ -388,6 +389,45 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		["session_id", "offset", "file", "path"],
 	),
 	HttpTool(
+		handle="saveUrl",
+		description=(
+			"Have Dropbox download a public URL straight into a file (up to 20 GB; the bytes "
+			"never pass through the agent). Returns async_job_id: poll saveUrlStatus with it "
+			"until complete (the file's metadata) or failed."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/files/save_url",
+		body=passthrough("path", "url"),
+		input_schema=obj(
+			{
+				"path": _path(
+					_SLASH_PATH,
+					'Where to save the file, including its name ("/Inbox/report.pdf").',
+				),
+				"url": string("The public http(s) URL Dropbox downloads."),
+			},
+			["path", "url"],
+			closed=True,
+		),
+	),
+	HttpTool(
+		handle="saveUrlStatus",
+		description=(
+			"Status of a saveUrl job: '.tag' in_progress (poll again in a few seconds), "
+			"complete (with the saved file's metadata) or failed (with the reason)."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/files/save_url/check_job_status",
+		body=passthrough("async_job_id"),
+		input_schema=obj(
+			{"async_job_id": string("The async_job_id saveUrl returned.", minLength=1)},
+			["async_job_id"],
+			closed=True,
+		),
+	),
+	HttpTool(
 		handle="createFolder",
 		description="Create a folder (parents are created as needed).",
 		scopes=["write"],
@@ -534,6 +574,11 @@ e.g. 8388608), start an upload session with the first chunk, append the followin
 `offset` set to each chunk's start, and finish with the last chunk and the target path. Each
 chunk is the file's reference with a byte range (`openmolt-file:<id>#bytes=8388608-16777215`),
 so the file is never split by hand.
+
+A file on the web goes into Dropbox without passing through the agent: `saveUrl` with the
+target path and the URL, then `saveUrlStatus` with the returned `async_job_id` until its
+`.tag` is `complete` or `failed`. Dropbox itself fetches the URL, so the tool counts as sending
+data out (whatever the URL carries reaches its host).
 """
 
 INTEGRATION = Integration(
@@ -545,6 +590,7 @@ INTEGRATION = Integration(
 		"uploadSessionAppend": [],
 		"uploadSessionFinish": [],
 		"createFolder": [],
+		"saveUrlStatus": [],
 		"delete": [],
 		"move": [],
 		"copy": [],
@@ -559,6 +605,8 @@ INTEGRATION = Integration(
 		"getSpaceUsage": ["private"],
 		"createSharedLink": ["outbound"],
 		"getTemporaryLink": ["outbound"],
+		# Dropbox fetches the URL: whatever the URL carries reaches its host.
+		"saveUrl": ["outbound"],
 	},
 	id="dropbox",
 	name="Dropbox",
