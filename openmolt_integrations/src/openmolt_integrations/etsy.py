@@ -390,6 +390,38 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="listListingImages",
+		description="List a listing's images in rank order: listing_image_id, rank, alt_text and "
+		"URLs at several sizes (url_fullxfull the largest).",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/listings/{{ input.listing_id }}/images",
+		input_schema={
+			"type": "object",
+			"properties": {"listing_id": _LISTING},
+			"required": ["listing_id"],
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="deleteListingImage",
+		description="Remove an image from a listing (Etsy keeps a copy: uploadListingImage with "
+		"its listing_image_id attaches it again).",
+		scopes=["listingsWrite"],
+		method="DELETE",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}"
+		"/images/{{ input.listing_image_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"listing_id": _LISTING,
+				"listing_image_id": integer("The image's id (from listListingImages).", minimum=1),
+			},
+			"required": ["shop_id", "listing_id", "listing_image_id"],
+		},
+	),
+	HttpTool(
 		handle="listReceipts",
 		description=(
 			"List a shop's receipts (orders), newest first, filtered by paid/shipped status and "
@@ -593,6 +625,8 @@ INTEGRATION = Integration(
 		"getListingInventory": [],
 		"updateListingInventory": [],
 		"uploadListingImage": [],
+		"listListingImages": [],
+		"deleteListingImage": [],
 		"listShippingProfiles": [],
 		"listReturnPolicies": [],
 		"createReturnPolicy": [],

@@ -409,6 +409,32 @@ async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
 	assert json.loads(second.content) == {"tracking_code": "1Z999", "carrier_name": "ups"}
 
 
+async def test_etsy_agent_lists_a_listings_images_then_deletes_one() -> None:
+	"""getListingImages and deleteListingImage (Etsy Open API v3): the images of a listing, then
+	a DELETE of one under its shop, with no body."""
+	config = {"apiKey": "keystring1", "sharedSecret": "secret1", "accessToken": "1.tok"}
+	seen = await _run(
+		etsy,
+		config,
+		[
+			call_tool("etsy.listListingImages", listing_id=99),
+			call_tool("etsy.deleteListingImage", shop_id=42, listing_id=99, listing_image_id=555),
+		],
+		[{"count": 1, "results": [{"listing_image_id": 555, "rank": 2}]}, {}],
+	)
+	images, delete = seen
+	assert (images.method, str(images.url)) == (
+		"GET",
+		"https://api.etsy.com/v3/application/listings/99/images",
+	)
+	assert (delete.method, str(delete.url), delete.content) == (
+		"DELETE",
+		"https://api.etsy.com/v3/application/shops/42/listings/99/images/555",
+		b"",
+	)
+	assert delete.headers["x-api-key"] == "keystring1:secret1"
+
+
 async def test_etsy_agent_creates_a_return_policy_and_lists_with_includes() -> None:
 	"""Etsy: includes repeats its key; a return policy is form-encoded, then set on a listing."""
 	config = {"apiKey": "keystring1", "sharedSecret": "secret1", "accessToken": "1.tok"}
