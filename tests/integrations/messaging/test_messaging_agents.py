@@ -277,6 +277,37 @@ async def test_telegram_agent_sends_and_downloads_without_showing_the_token() ->
 	assert "openmolt-file:" in seen
 
 
+async def test_whatsapp_agent_updates_the_business_profile() -> None:
+	"""updateBusinessProfile posts WhatsAppBusinessProfileUpdateRequest as JSON to the phone
+	number's whatsapp_business_profile: messaging_product and only the given fields."""
+	service = Recorder(httpx.Response(200, json={"success": True}))
+	config = {"accessToken": "EAAGsystemusertoken", "phoneNumberId": "1065550001"}
+	await run_agent(
+		"whatsapp",
+		[
+			call_tool(
+				"whatsapp.updateBusinessProfile",
+				about="Open 9-18, Mon-Sat",
+				websites=["https://shop.example.com"],
+				vertical="RETAIL",
+			)
+		],
+		service,
+		config=config,
+	)
+	(update,) = service.requests
+	assert (update.method, str(update.url)) == (
+		"POST",
+		"https://graph.facebook.com/v26.0/1065550001/whatsapp_business_profile",
+	)
+	assert body(update) == {
+		"messaging_product": "whatsapp",
+		"about": "Open 9-18, Mon-Sat",
+		"websites": ["https://shop.example.com"],
+		"vertical": "RETAIL",
+	}
+
+
 async def test_whatsapp_agent_sends_text_and_uploads_media() -> None:
 	"""Messages go to the phone number id on Graph v26.0; media uploads are multipart."""
 	service = Recorder(

@@ -520,6 +520,23 @@ WHATSAPP_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]
 		set(),
 		{},
 	),
+	# the same page: update business profile
+	"updateBusinessProfile": (
+		"POST",
+		_WA + "/{Phone-Number-ID}/whatsapp_business_profile",
+		set(),
+		{
+			"messaging_product",
+			"about",
+			"address",
+			"description",
+			"email",
+			"profile_picture_handle",
+			"vertical",
+			"websites",
+		},
+		{},
+	),
 }
 
 
