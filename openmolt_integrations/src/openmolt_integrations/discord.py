@@ -398,6 +398,22 @@ _TOOLS = [
 		input_schema=obj({"channel_id": CHANNEL}, ["channel_id"]),
 	),
 	HttpTool(
+		handle="getGuild",
+		description="Get a server: name, description, owner, roles (ids and names, for "
+		"addMemberRole), emojis and, with with_counts, approximate member and online counts.",
+		scopes=["read"],
+		method="GET",
+		endpoint="/guilds/{{ input.guild_id }}",
+		query_params=passthrough("with_counts"),
+		input_schema=obj(
+			{
+				"guild_id": GUILD,
+				"with_counts": boolean("Include approximate member and presence counts."),
+			},
+			["guild_id"],
+		),
+	),
+	HttpTool(
 		handle="listGuildChannels",
 		description="List a server's channels (not threads). type 0 = text, 2 = voice, "
 		"4 = category, 5 = announcement, 15 = forum.",
@@ -475,6 +491,7 @@ INTEGRATION = Integration(
 		"removeReaction": [],
 		"pinMessage": [],
 		"getChannel": [],
+		"getGuild": [],
 		"listGuildChannels": [],
 		"searchGuildMembers": [],
 		"createDm": [],

@@ -43,6 +43,7 @@ _ANY_PATH = r"(/(.|[\r\n])*|id:.*)|(rev:[0-9a-f]{9,})|(ns:[0-9]+(/(.|[\r\n])*)?)
 _FOLDER_PATH = r"(/(.|[\r\n])*)?|id:.*|(ns:[0-9]+(/(.|[\r\n])*)?)"
 _WRITE_PATH = r"(/(.|[\r\n])*)|(ns:[0-9]+(/(.|[\r\n])*)?)|(id:.*)"
 _NEW_PATH = r"(/(.|[\r\n])*)|(ns:[0-9]+(/(.|[\r\n])*)?)"
+_SLASH_PATH = r"/(.|[\r\n])*"
 _TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 """Stone's Timestamp format ``%Y-%m-%dT%H:%M:%SZ``: UTC, whole seconds."""
 
@@ -388,6 +389,45 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		["session_id", "offset", "file", "path"],
 	),
 	HttpTool(
+		handle="saveUrl",
+		description=(
+			"Have Dropbox download a public URL straight into a file (up to 20 GB; the bytes "
+			"never pass through the agent). Returns async_job_id: poll saveUrlStatus with it "
+			"until complete (the file's metadata) or failed."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/files/save_url",
+		body=passthrough("path", "url"),
+		input_schema=obj(
+			{
+				"path": _path(
+					_SLASH_PATH,
+					'Where to save the file, including its name ("/Inbox/report.pdf").',
+				),
+				"url": string("The public http(s) URL Dropbox downloads."),
+			},
+			["path", "url"],
+			closed=True,
+		),
+	),
+	HttpTool(
+		handle="saveUrlStatus",
+		description=(
+			"Status of a saveUrl job: '.tag' in_progress (poll again in a few seconds), "
+			"complete (with the saved file's metadata) or failed (with the reason)."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint="/files/save_url/check_job_status",
+		body=passthrough("async_job_id"),
+		input_schema=obj(
+			{"async_job_id": string("The async_job_id saveUrl returned.", minLength=1)},
+			["async_job_id"],
+			closed=True,
+		),
+	),
+	HttpTool(
 		handle="createFolder",
 		description="Create a folder (parents are created as needed).",
 		scopes=["write"],
@@ -471,6 +511,31 @@ TOOLS: list[HttpTool | FunctionTool] = [
 		endpoint="/users/get_current_account",
 		input_schema=obj({}, closed=True),
 	),
+	HttpTool(
+		handle="getSpaceUsage",
+		description=(
+			"How much space the account uses and has: used bytes, and the allocation "
+			"(individual, or the team's shared quota) with its allocated bytes."
+		),
+		scopes=["account"],
+		method="POST",
+		endpoint="/users/get_space_usage",
+		input_schema=obj({}, closed=True),
+		output_schema={
+			"type": "object",
+			"properties": {
+				"used": {"type": "integer", "description": "Bytes used."},
+				"allocation": {
+					"type": "object",
+					"description": "'.tag' individual or team; allocated is the quota in bytes.",
+					"properties": {
+						".tag": {"type": "string"},
+						"allocated": {"type": "integer"},
+					},
+				},
+			},
+		},
+	),
 	file_info_tool(scopes=["write"]),
 ]
 
@@ -509,6 +574,11 @@ e.g. 8388608), start an upload session with the first chunk, append the followin
 `offset` set to each chunk's start, and finish with the last chunk and the target path. Each
 chunk is the file's reference with a byte range (`openmolt-file:<id>#bytes=8388608-16777215`),
 so the file is never split by hand.
+
+A file on the web goes into Dropbox without passing through the agent: `saveUrl` with the
+target path and the URL, then `saveUrlStatus` with the returned `async_job_id` until its
+`.tag` is `complete` or `failed`. Dropbox itself fetches the URL, so the tool counts as sending
+data out (whatever the URL carries reaches its host).
 """
 
 INTEGRATION = Integration(
@@ -520,6 +590,7 @@ INTEGRATION = Integration(
 		"uploadSessionAppend": [],
 		"uploadSessionFinish": [],
 		"createFolder": [],
+		"saveUrlStatus": [],
 		"delete": [],
 		"move": [],
 		"copy": [],
@@ -531,8 +602,11 @@ INTEGRATION = Integration(
 		# A file's bytes: a shared folder's, a file request's, or a tainted run's upload.
 		"download": ["private", "untrusted"],
 		"getCurrentAccount": ["private"],
+		"getSpaceUsage": ["private"],
 		"createSharedLink": ["outbound"],
 		"getTemporaryLink": ["outbound"],
+		# Dropbox fetches the URL: whatever the URL carries reaches its host.
+		"saveUrl": ["outbound"],
 	},
 	id="dropbox",
 	name="Dropbox",
@@ -570,7 +644,7 @@ INTEGRATION = Integration(
 		"write": "Upload files, create folders, move and copy.",
 		"delete": "Delete files and folders.",
 		"share": "Create and list shared links and temporary download links.",
-		"account": "Read the signed-in account's profile.",
+		"account": "Read the signed-in account's profile and space usage.",
 	},
 	tools=TOOLS,
 	docs=DOCS,

@@ -2,8 +2,8 @@
 
 Every request carries ``x-api-key: <keystring>:<shared secret>`` (Etsy requires the shared secret
 in the header since 2025) and, for shop data, an OAuth 2.0 bearer token obtained with PKCE.
-Listing writes are form-encoded; inventory updates are JSON. Lists page with ``limit`` and
-``offset`` and answer ``{count, results}``.
+Listing and return policy writes are form-encoded; inventory updates and receipt tracking are
+JSON. Lists page with ``limit`` and ``offset`` and answer ``{count, results}``.
 """
 
 from __future__ import annotations
@@ -390,6 +390,38 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="listListingImages",
+		description="List a listing's images in rank order: listing_image_id, rank, alt_text and "
+		"URLs at several sizes (url_fullxfull the largest).",
+		scopes=["listingsRead"],
+		method="GET",
+		endpoint="/v3/application/listings/{{ input.listing_id }}/images",
+		input_schema={
+			"type": "object",
+			"properties": {"listing_id": _LISTING},
+			"required": ["listing_id"],
+		},
+		output_schema=_PAGED_OUTPUT,
+	),
+	HttpTool(
+		handle="deleteListingImage",
+		description="Remove an image from a listing (Etsy keeps a copy: uploadListingImage with "
+		"its listing_image_id attaches it again).",
+		scopes=["listingsWrite"],
+		method="DELETE",
+		endpoint="/v3/application/shops/{{ input.shop_id }}/listings/{{ input.listing_id }}"
+		"/images/{{ input.listing_image_id }}",
+		input_schema={
+			"type": "object",
+			"properties": {
+				"shop_id": _SHOP,
+				"listing_id": _LISTING,
+				"listing_image_id": integer("The image's id (from listListingImages).", minimum=1),
+			},
+			"required": ["shop_id", "listing_id", "listing_image_id"],
+		},
+	),
+	HttpTool(
 		handle="listReceipts",
 		description=(
 			"List a shop's receipts (orders), newest first, filtered by paid/shipped status and "
@@ -447,7 +479,8 @@ TOOLS = [
 		scopes=["transactionsWrite"],
 		method="POST",
 		endpoint="/v3/application/shops/{{ input.shop_id }}/receipts/{{ input.receipt_id }}/tracking",
-		request_format="form-data",
+		# The one Etsy write here whose body the document types as application/json.
+		request_format="json",
 		body=passthrough("tracking_code", "carrier_name", "send_bcc", "note_to_buyer"),
 		input_schema={
 			"type": "object",
@@ -592,6 +625,8 @@ INTEGRATION = Integration(
 		"getListingInventory": [],
 		"updateListingInventory": [],
 		"uploadListingImage": [],
+		"listListingImages": [],
+		"deleteListingImage": [],
 		"listShippingProfiles": [],
 		"listReturnPolicies": [],
 		"createReturnPolicy": [],
@@ -673,7 +708,8 @@ getShop, getListing) also works with the `custom` credential: just `apiKey` and 
 ## Checked against
 
 Every tool's method, path, query and body names, the body fields Etsy requires, the
-string-literal enums and the numeric types and bounds (`@min`/`@max`) are checked by the test
+string-literal enums, the numeric types and bounds (`@min`/`@max`) and each body's encoding
+(form, multipart or JSON) are checked by the test
 suite against Etsy's Open API v3 document as the `etsy-ts` npm package (8.0.1, generated from
 it) types it, and pinned to its reference page. `tags` and `materials` are sent as one
 comma-separated string, as the document describes the form field (it types them as arrays).

@@ -2,7 +2,9 @@
 
 Tools act on the signed-in user (``/me``). Tokens come from the Microsoft identity platform v2.0
 (``https://login.microsoftonline.com/{tenant}/oauth2/v2.0/...``); ``offline_access`` yields a
-refresh token. Lists page through ``@odata.nextLink``: pass its ``$skip`` (or ``$skiptoken``) back.
+refresh token. Lists page through ``@odata.nextLink``: pass its ``$skip`` back. A ``$search``
+pages only with the opaque ``$skiptoken`` of its next link and answers 1,000 messages at most, so
+searchMessages takes a larger ``top`` instead of a skip.
 
 Inputs carry Graph's names: properties as Graph spells them (``toRecipients``, ``isRead``), OData
 query options without their ``$`` (``top``, ``filter``, ``search``), and path parameters as the
@@ -249,18 +251,25 @@ _TOOLS = [
 	HttpTool(
 		handle="searchMessages",
 		description="Search all mail with keywords or KQL (subject:report, from:ada, "
-		"hasAttachments:true, received>=2026-11-01). Results are by relevance; page with skip.",
+		"hasAttachments:true, received>=2026-11-01). Results come newest first (by the date "
+		"sent), 1,000 at most: for more in one answer raise top, or narrow the search.",
 		scopes=["read"],
 		method="GET",
 		endpoint="/me/messages",
-		query_params={**_LIST_QUERY, "$search": '"{{ input.search }}"'},
+		# Graph refuses $skip next to $search (a search pages with the opaque $skiptoken of
+		# its @odata.nextLink), and one search answers at most 1,000 messages, which $top
+		# (up to 1000) reaches in one call: the tool takes no skip.
+		query_params={
+			"$top": _LIST_QUERY["$top"],
+			"$select": _LIST_QUERY["$select"],
+			"$search": '"{{ input.search }}"',
+		},
 		headers={"Prefer": _PREFER_TEXT},
 		input_schema=obj(
 			{
 				"search": string("Search words or KQL; do not include double quotes."),
 				"select": _SELECT,
 				"top": _TOP,
-				"skip": _SKIP,
 				"bodyAsHtml": _TEXT_BODY,
 			},
 			["search"],
@@ -558,6 +567,53 @@ _TOOLS = [
 		),
 	),
 	HttpTool(
+		handle="respondToEvent",
+		description="Answer a meeting invitation: accept, tentativelyAccept or decline, with an "
+		"optional comment; the organiser gets the answer unless sendResponse is false.",
+		scopes=["calendar.write"],
+		method="POST",
+		# Graph's three event actions, named by the input (an enum of exactly those names).
+		endpoint="/me/events/{{ input.event_id }}/{{ input.response }}",
+		body=passthrough("comment", "sendResponse"),
+		input_schema=obj(
+			{
+				"event_id": string("Event id of the invitation (from listCalendarView)."),
+				"response": string("The answer.", enum=["accept", "tentativelyAccept", "decline"]),
+				"comment": string("A note to the organiser."),
+				"sendResponse": boolean("Send the answer to the organiser.", default=True),
+			},
+			["event_id", "response"],
+		),
+	),
+	HttpTool(
+		handle="getSchedule",
+		description="Free/busy of people, rooms or distribution lists over a time range: each "
+		"schedule's availabilityView (one digit per interval: 0 free, 1 tentative, 2 busy, 3 "
+		"away, 4 working elsewhere), its busy items and working hours. Use it to find a slot "
+		"before createEvent.",
+		scopes=["calendar.read"],
+		method="POST",
+		endpoint="/me/calendar/getSchedule",
+		body=passthrough("schedules", "startTime", "endTime", "availabilityViewInterval"),
+		input_schema=obj(
+			{
+				"schedules": array(
+					string("An email address.", format="email"),
+					"Email addresses of the users, rooms or distribution lists.",
+					minItems=1,
+				),
+				"startTime": _DATETIME_TZ,
+				"endTime": _DATETIME_TZ,
+				"availabilityViewInterval": integer(
+					"Minutes per digit of availabilityView (default 30).",
+					minimum=5,
+					maximum=1440,
+				),
+			},
+			["schedules", "startTime", "endTime"],
+		),
+	),
+	HttpTool(
 		handle="deleteMessage",
 		description="Delete a message: it moves to Deleted Items (recoverable there). To file it "
 		"elsewhere use moveMessage.",
@@ -679,6 +735,10 @@ INTEGRATION = Integration(
 		"forwardMessage": ["outbound"],
 		"createEvent": ["outbound"],
 		"updateEvent": ["outbound"],
+		# The answer goes to the organiser (with the comment).
+		"respondToEvent": ["outbound"],
+		# Other people's free/busy and busy items.
+		"getSchedule": ["private"],
 		# The organiser's delete sends the attendees a cancellation.
 		"deleteEvent": ["outbound"],
 		"listContacts": ["private"],
@@ -720,8 +780,8 @@ INTEGRATION = Integration(
 		"write": "Create drafts and mail folders, add attachments, move, flag, mark and delete "
 		"messages.",
 		"send": "Send mail, drafts, replies and forwards.",
-		"calendar.read": "Read calendar events.",
-		"calendar.write": "Create, change and delete calendar events.",
+		"calendar.read": "Read calendar events and free/busy schedules.",
+		"calendar.write": "Create, change, answer and delete calendar events.",
 		"contacts.read": "Read contacts.",
 		"contacts.write": "Create, change and delete contacts.",
 	},

@@ -24,6 +24,7 @@ from openmolt_core.integrations.schema import (
 	passthrough,
 	string,
 )
+from openmolt_integrations._graph import GRAPH_URL, GRAPH_VERSION
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
@@ -47,6 +48,30 @@ _CAPTIONED = obj(
 	description="The media: id or link, with an optional caption.",
 )
 _MESSAGES = "/{{ config.phoneNumberId }}/messages"
+# WhatsAppBusinessVertical in Meta's OpenAPI: the industries a business profile can name.
+_VERTICALS = [
+	"OTHER",
+	"AUTO",
+	"BEAUTY",
+	"APPAREL",
+	"EDU",
+	"ENTERTAIN",
+	"EVENT_PLAN",
+	"FINANCE",
+	"GROCERY",
+	"GOVT",
+	"HOTEL",
+	"HEALTH",
+	"NONPROFIT",
+	"PROF_SERVICES",
+	"RETAIL",
+	"TRAVEL",
+	"RESTAURANT",
+	"ALCOHOL",
+	"ONLINE_GAMBLING",
+	"PHYSICAL_GAMBLING",
+	"OTC_DRUGS",
+]
 # An interactive message's action, with the bounds of Meta's OpenAPI (InteractiveObject.action):
 # reply buttons (type button) or a list menu (type list).
 _ROW = obj(
@@ -454,6 +479,38 @@ _TOOLS = [
 		},
 		input_schema=obj({}),
 	),
+	HttpTool(
+		handle="updateBusinessProfile",
+		description="Change the WhatsApp business profile of the sending number (only the "
+		"given fields): about, address, description, email, up to 2 websites, vertical.",
+		scopes=["manage"],
+		method="POST",
+		endpoint="/{{ config.phoneNumberId }}/whatsapp_business_profile",
+		body={
+			"messaging_product": "whatsapp",
+			**passthrough("about", "address", "description", "email", "websites", "vertical"),
+		},
+		# Bounds and the vertical enum of Meta's OpenAPI (WhatsAppBusinessProfileUpdateRequest).
+		input_schema=obj(
+			{
+				"about": string("The About text, 1 to 139 characters.", minLength=1, maxLength=139),
+				"address": string("The business address, up to 256 characters.", maxLength=256),
+				"description": string(
+					"The business description, up to 256 characters.", maxLength=256
+				),
+				"email": string(
+					"Contact email, up to 128 characters.", format="email", maxLength=128
+				),
+				"websites": array(
+					string(format="uri", maxLength=256),
+					"Up to 2 website URLs (replaces the current ones).",
+					maxItems=2,
+				),
+				"vertical": string("The business's industry.", enum=_VERTICALS),
+			},
+			minProperties=1,
+		),
+	),
 ]
 
 INTEGRATION = Integration(
@@ -474,11 +531,13 @@ INTEGRATION = Integration(
 		"sendTemplate": ["outbound"],
 		"sendMedia": ["outbound"],
 		"sendInteractive": ["outbound"],
+		# The profile is public: every customer of the number reads it.
+		"updateBusinessProfile": ["outbound"],
 	},
 	name="WhatsApp",
 	description="Send WhatsApp text, template, media, interactive messages and reactions; media and templates.",
-	api_version="Graph API v26.0",
-	api_setup=ApiSetup(base_url="https://graph.facebook.com/v26.0"),
+	api_version=f"Graph API {GRAPH_VERSION}",
+	api_setup=ApiSetup(base_url=GRAPH_URL),
 	credential_setup=[
 		BearerCredential(
 			type="bearer", headers={"Authorization": "Bearer {{ config.accessToken }}"}
@@ -487,7 +546,7 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "Read media, templates, phone numbers and the business profile.",
 		"send": "Send messages, reactions and read receipts; upload media.",
-		"manage": "Create templates and delete media.",
+		"manage": "Create templates, delete media and change the business profile.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -415,7 +415,8 @@ async def test_shopify_graphql_errors_and_oauth_token_header() -> None:
 
 
 async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
-	"""Etsy: x-api-key keystring:secret plus the OAuth bearer; the shipment is form-encoded."""
+	"""Etsy: x-api-key keystring:secret plus the OAuth bearer; the shipment is JSON, as Etsy's
+	document types createReceiptShipment's body (application/json)."""
 	config = {
 		"apiKey": "keystring1",
 		"sharedSecret": "secret1",
@@ -446,10 +447,34 @@ async def test_etsy_agent_reads_receipts_then_adds_tracking() -> None:
 		"POST",
 		"/v3/application/shops/42/receipts/7/tracking",
 	)
-	assert parse_qsl(second.content.decode()) == [
-		("tracking_code", "1Z999"),
-		("carrier_name", "ups"),
-	]
+	assert second.headers["Content-Type"] == "application/json"
+	assert json.loads(second.content) == {"tracking_code": "1Z999", "carrier_name": "ups"}
+
+
+async def test_etsy_agent_lists_a_listings_images_then_deletes_one() -> None:
+	"""getListingImages and deleteListingImage (Etsy Open API v3): the images of a listing, then
+	a DELETE of one under its shop, with no body."""
+	config = {"apiKey": "keystring1", "sharedSecret": "secret1", "accessToken": "1.tok"}
+	seen = await _run(
+		etsy,
+		config,
+		[
+			call_tool("etsy.listListingImages", listing_id=99),
+			call_tool("etsy.deleteListingImage", shop_id=42, listing_id=99, listing_image_id=555),
+		],
+		[{"count": 1, "results": [{"listing_image_id": 555, "rank": 2}]}, {}],
+	)
+	images, delete = seen
+	assert (images.method, str(images.url)) == (
+		"GET",
+		"https://api.etsy.com/v3/application/listings/99/images",
+	)
+	assert (delete.method, str(delete.url), delete.content) == (
+		"DELETE",
+		"https://api.etsy.com/v3/application/shops/42/listings/99/images/555",
+		b"",
+	)
+	assert delete.headers["x-api-key"] == "keystring1:secret1"
 
 
 async def test_etsy_agent_creates_a_return_policy_and_lists_with_includes() -> None:

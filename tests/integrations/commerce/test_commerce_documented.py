@@ -234,6 +234,20 @@ ETSY_DOCS = {
 		set(),
 		{"image", "listing_image_id", "rank", "overwrite", "is_watermarked", "alt_text"},
 	),
+	"listListingImages": (
+		ETSY + "getListingImages",
+		"GET",
+		"/v3/application/listings/{listing_id}/images",
+		set(),
+		set(),
+	),
+	"deleteListingImage": (
+		ETSY + "deleteListingImage",
+		"DELETE",
+		"/v3/application/shops/{shop_id}/listings/{listing_id}/images/{listing_image_id}",
+		set(),
+		set(),
+	),
 	"listReceipts": (
 		ETSY + "getShopReceipts",
 		"GET",

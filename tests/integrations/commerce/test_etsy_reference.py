@@ -9,8 +9,9 @@ operation has a body, is ``I<Operation>Payload``. The test reads those (nothing 
 every Etsy tool: method and path, query and body names, the body fields the document requires,
 that an input sent as a parameter the document types as a string-literal union lists only
 those values, and that an input sent as a numeric parameter has its type (``@format int64`` an
-integer) and stays within its ``@min``/``@max``. The operation of each tool is the one its documentation pin names
-(test_commerce_documented.py).
+integer) and stays within its ``@min``/``@max``, and that the body goes in the encoding the
+operation's request names (``type: ContentType.UrlEncoded``, ``FormData`` or ``Json``). The
+operation of each tool is the one its documentation pin names (test_commerce_documented.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ from openmolt_integrations import etsy
 _JSDOC_OP = re.compile(r"@name (\w+)\s*\n\s*\*\s*@request (\w+):(\S+)")
 _SIGNATURE = re.compile(r"^    (\w+): \((.*?)\) => Promise", re.M)
 _INTERFACE = re.compile(r"export interface (I\w+) \{(.*?)\n\}", re.S)
+# An operation's request call: its ``@name`` up to the ``ContentType`` it sends its body as.
+_CONTENT_TYPE = re.compile(
+	r"@name (\w+)\s*\n(?:(?!@name ).)*?_this\.http\.request\(((?:(?!\);).)*)\);", re.S
+)
+_WIRE = {
+	"UrlEncoded": "application/x-www-form-urlencoded",
+	"FormData": "multipart/form-data",
+	"Json": "application/json",
+}
 
 
 def _uncomment(text: str) -> str:
@@ -72,6 +82,9 @@ def etsy_reference(etsy_api_files: dict[str, str]) -> dict[str, dict[str, Any]]:
 			continue
 		for op, method, path in _JSDOC_OP.findall(text):
 			ops[op[0].lower() + op[1:]] = {"method": method, "path": path}
+		for op, call in _CONTENT_TYPE.findall(text):
+			kind = re.search(r"ContentType\.(\w+)", call)
+			ops[op[0].lower() + op[1:]]["content_type"] = _WIRE[kind.group(1)] if kind else None
 		for method_name, args in _SIGNATURE.findall(files.get(name[:-3] + ".d.ts", "")):
 			if method_name in ops:
 				params = re.search(r": (I\w+Params)\b", args)
@@ -213,3 +226,21 @@ def test_a_wrong_etsy_request_fails_the_check(etsy_reference, shape) -> None:
 	renamed = tool.model_copy(update={"body": body})
 	with pytest.raises(AssertionError, match="tracking_number"):
 		test_etsy_tool_is_an_open_api_v3_operation(renamed, etsy_reference, shape)
+
+
+def _wire_type(tool: HttpTool) -> str | None:
+	"""The Content-Type the engine sends the tool's body as (None without a body)."""
+	if tool.body is None and not tool.files:
+		return None
+	fmt = tool.request_format or etsy.INTEGRATION.api_setup.request_format
+	if fmt == "multipart" or (fmt == "form-data" and tool.files):
+		return "multipart/form-data"
+	return {"form-data": "application/x-www-form-urlencoded", "json": "application/json"}[fmt]
+
+
+@pytest.mark.parametrize("tool", etsy.TOOLS, ids=lambda t: t.handle)
+def test_etsy_body_is_sent_in_the_documents_encoding(tool, etsy_reference) -> None:
+	"""Each body goes as its operation's request content type: listings and return policies
+	form-encoded, images multipart, inventory and receipt tracking JSON."""
+	op = etsy_reference[_operation(tool)]
+	assert _wire_type(tool) == op["content_type"], (tool.handle, op["content_type"])

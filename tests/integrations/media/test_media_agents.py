@@ -125,6 +125,68 @@ async def test_dropbox_lists_a_folder_and_downloads_a_file() -> None:
 		assert stored.data == b"%PDF-1.7 report"
 
 
+async def test_dropbox_space_usage_posts_no_argument_to_the_rpc_host() -> None:
+	"""getSpaceUsage is users/get_space_usage (stone: rpc on the api host, a Void argument):
+	a POST with no body and no Content-Type; the model sees used and the allocation."""
+	usage = {"used": 314, "allocation": {".tag": "individual", "allocated": 2147483648}}
+	recorder = Recorder(
+		{
+			(
+				"POST",
+				"https://api.dropboxapi.com/2/users/get_space_usage",
+			): lambda r: httpx.Response(200, json=usage),
+		}
+	)
+	model = ScriptedModel([call_tool("dropbox.getSpaceUsage"), finish(result="done")])
+	om, agent = _agent(
+		dropbox, "dropbox", recorder, model, {"type": "bearer", "config": {"accessToken": "t"}}
+	)
+	async with om:
+		await agent.run("How full is my Dropbox?")
+		(request,) = recorder.requests
+		assert request.headers["Authorization"] == "Bearer t"
+		assert request.content == b""
+		assert "Content-Type" not in request.headers
+		assert _results(model)[0]["result"] == usage
+
+
+async def test_dropbox_saves_a_url_then_polls_its_job() -> None:
+	"""saveUrl posts SaveUrlArg {path, url} to files/save_url; saveUrlStatus posts PollArg
+	{async_job_id} to files/save_url/check_job_status (both rpc on the api host)."""
+	api = "https://api.dropboxapi.com/2/files"
+	recorder = Recorder(
+		{
+			("POST", f"{api}/save_url"): lambda r: httpx.Response(
+				200, json={".tag": "async_job_id", "async_job_id": "job-7"}
+			),
+			("POST", f"{api}/save_url/check_job_status"): lambda r: httpx.Response(
+				200, json={".tag": "complete", "name": "q3.pdf", "size": 1024}
+			),
+		}
+	)
+	model = ScriptedModel(
+		[
+			call_tool(
+				"dropbox.saveUrl", path="/Inbox/q3.pdf", url="https://example.com/q3.pdf?x=1"
+			),
+			call_tool("dropbox.saveUrlStatus", async_job_id="job-7"),
+			finish(result="done"),
+		]
+	)
+	om, agent = _agent(
+		dropbox, "dropbox", recorder, model, {"type": "bearer", "config": {"accessToken": "t"}}
+	)
+	async with om:
+		await agent.run("Save the report")
+		save, status = recorder.requests
+		assert json.loads(save.content) == {
+			"path": "/Inbox/q3.pdf",
+			"url": "https://example.com/q3.pdf?x=1",
+		}
+		assert json.loads(status.content) == {"async_job_id": "job-7"}
+		assert _results(model)[1]["result"][".tag"] == "complete"
+
+
 async def test_dropbox_search_pages_on_with_its_cursor() -> None:
 	"""search answers has_more and a cursor; searchContinue posts that cursor to continue_v2.
 

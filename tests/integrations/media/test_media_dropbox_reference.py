@@ -26,6 +26,8 @@ ROUTES = {
 	"uploadSessionStart": ("files", "upload_session/start"),
 	"uploadSessionAppend": ("files", "upload_session/append:2"),
 	"uploadSessionFinish": ("files", "upload_session/finish"),
+	"saveUrl": ("files", "save_url"),
+	"saveUrlStatus": ("files", "save_url/check_job_status"),
 	"createFolder": ("files", "create_folder:2"),
 	"delete": ("files", "delete:2"),
 	"move": ("files", "move:2"),
@@ -34,6 +36,7 @@ ROUTES = {
 	"createSharedLink": ("sharing", "create_shared_link_with_settings"),
 	"listSharedLinks": ("sharing", "list_shared_links"),
 	"getCurrentAccount": ("users", "get_current_account"),
+	"getSpaceUsage": ("users", "get_space_usage"),
 }
 TOOLS = {t.handle: t for t in dropbox.INTEGRATION.tools if isinstance(t, HttpTool)}
 
@@ -135,6 +138,8 @@ def test_required_arguments_are_sent() -> None:
 		"move": {"from_path", "to_path"},
 		"copy": {"from_path", "to_path"},
 		"createSharedLink": {"path"},
+		"saveUrl": {"path", "url"},
+		"saveUrlStatus": {"async_job_id"},
 	}
 	for handle, names in required_by_route.items():
 		ns, key = ROUTES[handle]

@@ -277,6 +277,37 @@ async def test_telegram_agent_sends_and_downloads_without_showing_the_token() ->
 	assert "openmolt-file:" in seen
 
 
+async def test_whatsapp_agent_updates_the_business_profile() -> None:
+	"""updateBusinessProfile posts WhatsAppBusinessProfileUpdateRequest as JSON to the phone
+	number's whatsapp_business_profile: messaging_product and only the given fields."""
+	service = Recorder(httpx.Response(200, json={"success": True}))
+	config = {"accessToken": "EAAGsystemusertoken", "phoneNumberId": "1065550001"}
+	await run_agent(
+		"whatsapp",
+		[
+			call_tool(
+				"whatsapp.updateBusinessProfile",
+				about="Open 9-18, Mon-Sat",
+				websites=["https://shop.example.com"],
+				vertical="RETAIL",
+			)
+		],
+		service,
+		config=config,
+	)
+	(update,) = service.requests
+	assert (update.method, str(update.url)) == (
+		"POST",
+		"https://graph.facebook.com/v26.0/1065550001/whatsapp_business_profile",
+	)
+	assert body(update) == {
+		"messaging_product": "whatsapp",
+		"about": "Open 9-18, Mon-Sat",
+		"websites": ["https://shop.example.com"],
+		"vertical": "RETAIL",
+	}
+
+
 async def test_whatsapp_agent_sends_text_and_uploads_media() -> None:
 	"""Messages go to the phone number id on Graph v26.0; media uploads are multipart."""
 	service = Recorder(
@@ -426,6 +457,84 @@ async def test_outlook_agent_sends_mail_and_reads_the_calendar() -> None:
 		"$orderby": "start/dateTime",
 	}
 	assert view.headers["prefer"] == 'outlook.timezone="Europe/Paris"'
+
+
+async def test_outlook_search_never_sends_skip_with_search() -> None:
+	"""Graph refuses $skip next to $search on messages (a $search answers at most 1,000
+	messages, newest first, and pages with the $skiptoken of its @odata.nextLink): a skip is
+	refused before sending, and a search sends only $search, $top and $select."""
+	service = Recorder(httpx.Response(200, json={"value": []}))
+	_, model = await run_agent(
+		"outlook",
+		[
+			call_tool("outlook.searchMessages", search="subject:report", skip=25),
+			call_tool("outlook.searchMessages", search="subject:report", top=200),
+		],
+		service,
+		config={"accessToken": "graph-access-token"},
+		credential="bearer",
+		local_calls=1,
+	)
+	(search,) = service.requests
+	assert search.url.copy_with(query=None) == "https://graph.microsoft.com/v1.0/me/messages"
+	assert dict(search.url.params) == {"$top": "200", "$search": '"subject:report"'}
+	refused = json.loads(model.requests[1].messages[-1].content)["results"][0]
+	assert refused["ok"] is False
+	assert "skip" in json.dumps(refused)
+
+
+async def test_outlook_agent_finds_a_free_slot_then_answers_an_invitation() -> None:
+	"""getSchedule posts Graph's getSchedule body (schedules, dateTimeTimeZone start and end,
+	the interval); respondToEvent posts comment and sendResponse to the chosen event action."""
+	service = Recorder(
+		httpx.Response(200, json={"value": [{"availabilityView": "0020"}]}),
+		httpx.Response(202),
+		httpx.Response(202),
+	)
+	start = {"dateTime": "2026-12-07T09:00:00", "timeZone": "Europe/Paris"}
+	end = {"dateTime": "2026-12-07T11:00:00", "timeZone": "Europe/Paris"}
+	await run_agent(
+		"outlook",
+		[
+			call_tool(
+				"outlook.getSchedule",
+				schedules=["ada@example.com", "room1@example.com"],
+				startTime=start,
+				endTime=end,
+				availabilityViewInterval=30,
+			),
+			call_tool(
+				"outlook.respondToEvent",
+				event_id="AAMkAD=",
+				response="tentativelyAccept",
+				comment="Maybe late.",
+			),
+			call_tool(
+				"outlook.respondToEvent", event_id="e2", response="decline", sendResponse=False
+			),
+		],
+		service,
+		config={"accessToken": "graph-access-token"},
+		credential="bearer",
+	)
+	schedule, tentative, decline = service.requests
+	assert (schedule.method, str(schedule.url)) == (
+		"POST",
+		"https://graph.microsoft.com/v1.0/me/calendar/getSchedule",
+	)
+	assert body(schedule) == {
+		"schedules": ["ada@example.com", "room1@example.com"],
+		"startTime": start,
+		"endTime": end,
+		"availabilityViewInterval": 30,
+	}
+	assert (tentative.method, str(tentative.url)) == (
+		"POST",
+		"https://graph.microsoft.com/v1.0/me/events/AAMkAD%3D/tentativelyAccept",
+	)
+	assert body(tentative) == {"comment": "Maybe late."}
+	assert str(decline.url) == "https://graph.microsoft.com/v1.0/me/events/e2/decline"
+	assert body(decline) == {"sendResponse": False}
 
 
 async def test_outlook_agent_deletes_and_files_and_keeps_contacts() -> None:
@@ -907,6 +1016,22 @@ async def test_discord_agent_manages_channels_members_and_roles() -> None:
 	assert (add.method, str(add.url), add.content) == ("PUT", route, b"")
 	assert (remove.method, str(remove.url)) == ("DELETE", route)
 	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/channels/{channel}")
+
+
+async def test_discord_agent_reads_a_server_with_its_counts() -> None:
+	"""getGuild is GET /guilds/{guild_id} (get_guild) with the bot token and with_counts."""
+	guild = "1100000000000000001"
+	service = Recorder(httpx.Response(200, json={"id": guild, "name": "Makers", "roles": []}))
+	await run_agent(
+		"discord",
+		[call_tool("discord.getGuild", guild_id=guild, with_counts=True)],
+		service,
+		config={"botToken": "MTA1.bot-token.secret"},
+	)
+	(request,) = service.requests
+	assert request.method == "GET"
+	assert str(request.url) == f"https://discord.com/api/v10/guilds/{guild}?with_counts=true"
+	assert request.headers["authorization"] == "Bot MTA1.bot-token.secret"
 
 
 async def test_x_agent_sends_a_dm_follows_and_reads_dms() -> None:

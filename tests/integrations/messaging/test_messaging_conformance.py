@@ -315,6 +315,14 @@ DISCORD_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]]
 	),
 	# https://discord.com/developers/docs/resources/channel#get-channel
 	"getChannel": ("GET", "https://discord.com/api/v10/channels/{channel.id}", set(), set(), {}),
+	# https://discord.com/developers/docs/resources/guild#get-guild
+	"getGuild": (
+		"GET",
+		"https://discord.com/api/v10/guilds/{guild.id}",
+		{"with_counts"},
+		set(),
+		{},
+	),
 	# https://discord.com/developers/docs/resources/guild#get-guild-channels
 	"getGuildChannels": (
 		"GET",
@@ -510,6 +518,23 @@ WHATSAPP_DOCS: dict[str, tuple[str, str, set[str], set[str], dict[str, set[str]]
 		_WA + "/{Phone-Number-ID}/whatsapp_business_profile",
 		set(),
 		set(),
+		{},
+	),
+	# the same page: update business profile
+	"updateBusinessProfile": (
+		"POST",
+		_WA + "/{Phone-Number-ID}/whatsapp_business_profile",
+		set(),
+		{
+			"messaging_product",
+			"about",
+			"address",
+			"description",
+			"email",
+			"profile_picture_handle",
+			"vertical",
+			"websites",
+		},
 		{},
 	),
 }
@@ -1390,7 +1415,8 @@ def graph_operations() -> dict[tuple[str, str], list[dict[str, Any]]]:
 	"""Request builders of the installed msgraph-sdk under /users/{id}: URL template and verbs."""
 	root = _site("msgraph-sdk", _GRAPH_USER)
 	ops: dict[tuple[str, str], list[dict[str, Any]]] = {}
-	for sub in ("messages", "mail_folders", "send_mail", "events", "calendar_view", "contacts"):
+	subs = ("messages", "mail_folders", "send_mail", "events", "calendar", "calendar_view")
+	for sub in (*subs, "contacts"):
 		for builder in (root / sub).rglob("*_request_builder.py"):
 			src = builder.read_text()
 			template = re.search(r'super\(\).__init__\(request_adapter, "([^"]+)"', src)
@@ -1457,6 +1483,10 @@ def _graph_names(ours: list[str | None], theirs: list[str]) -> bool:
 	)
 
 
+# Outlook tools whose last path segment is an input naming a Graph action: checked per value.
+_PER_ACTION = {"respondToEvent"}
+
+
 def test_outlook_tools_match_msgraph_sdk_request_builders() -> None:
 	"""Each Outlook tool is a msgraph-sdk request builder: path, method, query and body names."""
 	base = "https://graph.microsoft.com/v1.0"
@@ -1464,9 +1494,37 @@ def test_outlook_tools_match_msgraph_sdk_request_builders() -> None:
 	assert all(t.endpoint.startswith("/me/") for t in outlook.INTEGRATION.tools)
 	ops = graph_operations()
 	assert len(ops) > 50
-	checked = check_operations(_as_user(outlook.INTEGRATION), ops, names_match=_graph_names)
-	# replyToMessage is reply and replyAll; createMailFolder a top-level or a child folder.
-	assert checked == len(outlook.INTEGRATION.tools) + 2
+	checked = check_operations(
+		_as_user(outlook.INTEGRATION), ops, names_match=_graph_names, skip=_PER_ACTION
+	)
+	# replyToMessage is reply and replyAll; createMailFolder a top-level or a child folder;
+	# respondToEvent is checked per action below.
+	assert checked == len(outlook.INTEGRATION.tools) - 1 + 2
+
+
+def test_outlook_event_answers_are_msgraph_event_actions() -> None:
+	"""respondToEvent's path ends with its response input: each value it allows is an event
+	action of msgraph-sdk (accept, tentativelyAccept, decline), with the body it sends."""
+	tool = next(t for t in outlook.INTEGRATION.tools if t.handle == "respondToEvent")
+	values = tool.input_schema["properties"]["response"]["enum"]
+	assert tool.endpoint.endswith("/{{ input.response }}")
+	ops = graph_operations()
+	for value in values:
+		fixed = tool.model_copy(
+			update={"endpoint": tool.endpoint.replace("{{ input.response }}", value)}
+		)
+		one = outlook.INTEGRATION.model_copy(update={"tools": [fixed]})
+		assert check_operations(_as_user(one), ops, names_match=_graph_names) == 1, value
+	assert set(values) == {"accept", "tentativelyAccept", "decline"}
+
+
+def test_outlook_schedule_times_are_msgraph_date_time_time_zones() -> None:
+	"""getSchedule's startTime and endTime are msgraph-sdk's DateTimeTimeZone objects."""
+	tool = next(t for t in outlook.INTEGRATION.tools if t.handle == "getSchedule")
+	props = tool.input_schema["properties"]
+	for name in ("startTime", "endTime"):
+		assert check_graph_object(f"getSchedule.{name}", props[name], "DateTimeTimeZone") == 1
+		assert set(props[name]["required"]) == {"dateTime", "timeZone"}
 
 
 def _graph_enum(model: str, attribute: str) -> set[str]:
@@ -1649,6 +1707,7 @@ _OUTLOOK_CONVENIENCE = {
 	"timeZone": "the Prefer: outlook.timezone header",
 	"expandAttachments": "composed into $expand=attachments($select=...)",
 	"replyAll": "chooses the reply or replyAll action",
+	"response": "chooses the accept, tentativelyAccept or decline action",
 	"file": "a stored file sent as contentBytes",
 }
 
@@ -1866,7 +1925,9 @@ def _check(name: str, integration: Integration) -> int:
 		return check_operations(integration, twilio_operations())
 	if name == "X":
 		return check_operations(integration, x_operations())
-	return check_operations(_as_user(integration), graph_operations(), names_match=_graph_names)
+	return check_operations(
+		_as_user(integration), graph_operations(), names_match=_graph_names, skip=_PER_ACTION
+	)
 
 
 _BREAKS = {

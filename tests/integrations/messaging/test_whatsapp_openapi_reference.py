@@ -4,7 +4,8 @@ Meta publishes the Cloud API as an OpenAPI document on GitHub only (``facebook/o
 ``business-messaging-api_v23.0.yaml``; no PyPI or npm package). whatsapp_openapi_v23.json is its
 extract for the requests the tools make (refs resolved, allOf merged; source and commit inside):
 the messages request per message type (the ``type`` discriminator's mapping, and the read
-receipt's payload), media upload, the media node (URL, delete) and the business profile. Each
+receipt's payload), media upload, the media node (URL, delete) and the business profile (read
+and update). Each
 tool is checked for its method and path, its query names (and the profile fields it asks for),
 and its body: every name at every level a name of the spec (or one of the documented extras
 below), the spec's required names sent (from required inputs), constants within the spec's
@@ -162,7 +163,7 @@ def test_whatsapp_tools_are_the_openapi_requests() -> None:
 		for t in whatsapp.INTEGRATION.tools
 		if isinstance(t, HttpTool) and "config.wabaId" not in t.endpoint
 	]
-	assert len(checked) == 11, checked
+	assert len(checked) == 12, checked
 
 
 def test_the_template_language_carries_its_policy() -> None:

@@ -38,7 +38,7 @@ from facebook_business.adobjects.user import User
 from facebook_business.api import FacebookAdsApi, FacebookRequest
 
 from openmolt_core.integrations import HttpTool, Integration
-from openmolt_integrations import _graph, instagram, meta_ads
+from openmolt_integrations import _graph, instagram, meta_ads, whatsapp
 
 FacebookAdsApi.init(access_token="conformance-test-token")
 
@@ -148,10 +148,13 @@ def _tools(integration: Integration) -> dict[str, HttpTool]:
 
 
 def test_graph_version_is_the_sdk_version() -> None:
-	"""Meta Ads and Instagram call the Graph version the SDK targets, from one constant."""
+	"""Meta Ads, Instagram and WhatsApp call the Graph version the SDK targets, from one
+	constant."""
 	assert apiconfig.ads_api_config["API_VERSION"] == _graph.GRAPH_VERSION
 	assert meta_ads.INTEGRATION.api_setup.base_url == _graph.GRAPH_URL
 	assert instagram.INTEGRATION.api_setup.base_url == _graph.GRAPH_URL
+	assert whatsapp.INTEGRATION.api_setup.base_url == _graph.GRAPH_URL
+	assert whatsapp.INTEGRATION.api_version == f"Graph API {_graph.GRAPH_VERSION}"
 	assert meta_ads.INTEGRATION.api_version == _graph.GRAPH_VERSION
 
 
