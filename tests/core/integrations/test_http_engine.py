@@ -531,3 +531,26 @@ async def test_endpoint_query_is_kept_byte_for_byte() -> None:
 	)
 	await execute_http_tool(tool, integration(tool), {"bucket": "b"}, make(handler))
 	assert seen[0].url.raw_path == b"/v1/b?delete&x-id=DeleteObjects"
+
+
+async def test_an_empty_download_is_an_empty_file_and_no_content_is_none(tmp_path: Any) -> None:
+	"""A binary tool that downloaded a 0-byte file (Dropbox, Drive, S3 answer 200 with an empty
+	body) returned ``{"ok": true}`` and stored nothing: an agent told to pass the file on had no
+	reference. A 200's empty body is an empty file; a 204 or 205 has no content, and says so."""
+	codes = iter([200, 204, 205])
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(next(codes), content=b"", headers={"content-type": "text/csv"})
+
+	store = FileStore(tmp_path)
+	ctx = make(handler, files=store)
+	tool = HttpTool(handle="get", description="d", endpoint="/get", response_format="binary")
+	out = await execute_http_tool(tool, integration(tool), {}, ctx)
+	assert out["file"].startswith("openmolt-file:") and out["size"] == 0
+	assert out["mediaType"] == "text/csv"
+	assert (await store.open(out["file"])).data == b""
+	for status in (204, 205):
+		assert await execute_http_tool(tool, integration(tool), {}, ctx) == {
+			"ok": True,
+			"status": status,
+		}

@@ -353,8 +353,8 @@ async def decode(
 		secrets: The secrets to mask before a failure's long body is cut (`trimmed_details`).
 
 	Returns:
-		For ``binary``: ``{"file", "mediaType", "size", "name"}``. For an empty body:
-		``{"ok": true, "status": <code>}``. Otherwise the decoded body. When ``response_headers``
+		For ``binary``: ``{"file", "mediaType", "size", "name"}`` (an empty body too, but for a
+		204 or 205). For an empty body: ``{"ok": true, "status": <code>}``. Otherwise the decoded body. When ``response_headers``
 		are listed, the binary and empty outputs gain a ``headers`` key, and any other output
 		becomes ``{"body": <decoded>, "headers": {...}}``.
 
@@ -364,7 +364,9 @@ async def decode(
 	headers = _listed_headers(response, response_headers)
 	media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0]
 	value: Any
-	if fmt == "binary" and data:
+	# A download's empty 200 is an empty file (its reference is what the agent passes on);
+	# a 204 or 205 has no content.
+	if fmt == "binary" and (data or response.status_code not in (204, 205)):
 		if store is None:
 			raise ToolError("binary responses need a file store; use the tool through an agent")
 		value = await store.save(data, media_type=media_type, name=_file_name(response))
