@@ -2,8 +2,8 @@
 
 For each way a tool reaches an agent (a third-party integration, a built-in one, a function, an
 MCP server over stdio, an OpenAPI import, a sub-agent, the tools of a sub-agent's guardrail agent
-or of its capability's built-in tools, a skill's tool, httpRequest, a remote A2A agent, a
-capability's own tool), a scripted
+or of its capability's built-in tools, a capability's built-in tool, a skill's tool,
+httpRequest, a remote A2A agent, a capability's own tool), a scripted
 model reads a canary secret with a private tool, reads an injected instruction from an untrusted
 result, then tries to send the secret through that source's tool. Under the default policy the
 call parks for approval; under ``refuse`` it is refused; the secret never reaches the transport.
@@ -277,6 +277,21 @@ def builtin_tool_case(om: OpenMolt, tmp: Path) -> Case:
 	)
 
 
+def own_builtin_tool_case(om: OpenMolt, tmp: Path) -> Case:
+	"""The agent's own capability adds a built-in tool that can send (``openmolt.post``).
+
+	The policy counted a built-in tool's labels for a caller of the agent, but not for the
+	agent's own run: the only outbound channel of an agent that read private data and then
+	untrusted content was let through unasked.
+	"""
+	postbox = Postbox()
+	return Case(
+		capabilities=[postbox],
+		send=("openmolt.post", {"text": CANARY}),
+		sent=lambda: " ".join(postbox.sent),
+	)
+
+
 def skill_case(om: OpenMolt, tmp: Path) -> Case:
 	"""A skill and the tool it names: the model loads the skill, then uses that tool."""
 	sent: list[str] = []
@@ -376,6 +391,7 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"sub-agent": subagent_case,
 	"sub-agent's guardrail agent": guard_agent_case,
 	"sub-agent's built-in tool": builtin_tool_case,
+	"built-in tool": own_builtin_tool_case,
 	"skill": skill_case,
 	"httpRequest": http_request_case,
 	"a2a": a2a_case,
@@ -394,6 +410,7 @@ def test_the_table_covers_every_tool_source() -> None:
 		"sub-agent",
 		"sub-agent's guardrail agent",
 		"sub-agent's built-in tool",
+		"built-in tool",
 		"skill",
 		"httpRequest",
 		"a2a",
@@ -484,6 +501,7 @@ SENDER_LABELS = {
 	"sub-agent": {"untrusted", "outbound"},  # its own tool: send, undeclared
 	"sub-agent's guardrail agent": {"untrusted", "outbound"},  # the judge's send, undeclared
 	"sub-agent's built-in tool": {"untrusted", "outbound"},  # openmolt.post, undeclared
+	"built-in tool": {"untrusted", "outbound"},  # openmolt.post, undeclared
 	"skill": {"untrusted", "outbound"},
 	"httpRequest": {"untrusted", "outbound"},
 	"a2a": {"untrusted", "outbound"},
@@ -501,6 +519,7 @@ SENDER_IN_DOUBT = {
 	"sub-agent": "ask",  # its own tool sends
 	"sub-agent's guardrail agent": "ask",  # the judge runs again with it, and sends
 	"sub-agent's built-in tool": "ask",  # it sends
+	"built-in tool": "retry",  # Python code, as a function tool
 	"skill": "retry",  # a function tool
 	"httpRequest": "ask",
 	"a2a": "ask",

@@ -50,7 +50,6 @@ from openmolt_core.durability import (
 	step_key,
 )
 from openmolt_core.hooks import (
-	BUILTIN,
 	PROCEED,
 	Alongside,
 	Approve,
@@ -108,8 +107,6 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 MAX_AUDIT = 200
 """``state.audit`` keeps the first this many entries."""
-
-_BUILTIN = f"{BUILTIN}."
 
 POLICY = "taint_policy"
 """The name the taint policy's actions go by in results, events and the audit."""
@@ -194,13 +191,15 @@ class Safety(Capability):
 		"""Whether the policy's ``on_outbound`` applies to an agent with these tools.
 
 		It does when the agent holds the trifecta, or the policy applies everywhere; never for
-		``allow`` (`openmolt_core.taint.gated`).
+		``allow`` (`openmolt_core.taint.gated`). The built-in tools (``openmolt.<handle>``: a
+		capability's `Capability.builtin_tools`) count as the agent's own: a run calls them as
+		it calls its own, and one that declares no labels is ``untrusted`` and ``outbound`` like
+		any other (the core's declare none of the three).
 
 		Args:
-			tools: The agent's tools, labelled (built-in ones are left out).
+			tools: The run's tools, labelled, its built-in ones among them.
 		"""
-		own = [t for t in tools if not t.handle.startswith(_BUILTIN)]
-		return gated(own, self.policy)  # type: ignore[arg-type]  # the loop's records
+		return gated(tools, self.policy)  # type: ignore[arg-type]  # the loop's records
 
 	def _gated(self, run: Run) -> bool:
 		"""Whether the policy gates this run's outbound calls after untrusted content.
