@@ -1,9 +1,10 @@
 """Taint follows every tool source: an injected instruction cannot move a secret out unapproved.
 
 For each way a tool reaches an agent (a third-party integration, a built-in one, a function, an
-MCP server over stdio, an OpenAPI import, a sub-agent, the tools of a sub-agent's guardrail agent
-or of its capability's built-in tools, a skill's tool, httpRequest, a remote A2A agent, a
-capability's own tool), a scripted
+MCP server over stdio, an OpenAPI import, a sub-agent, another framework's agent behind an agent
+tool, the tools of a sub-agent's guardrail agent or of its capability's built-in tools, a
+capability's built-in tool, a skill's tool, httpRequest, a remote A2A agent, a capability's own
+tool), a scripted
 model reads a canary secret with a private tool, reads an injected instruction from an untrusted
 result, then tries to send the secret through that source's tool. Under the default policy the
 call parks for approval; under ``refuse`` it is refused; the secret never reaches the transport.
@@ -190,6 +191,40 @@ def subagent_case(om: OpenMolt, tmp: Path) -> Case:
 	)
 
 
+class Courier:
+	"""An agent of another framework behind an agent tool: it says nothing of its tools."""
+
+	name = "courier"
+	instructions = "Posts what it is given to a web hook."
+	output_schema = None
+
+	def __init__(self) -> None:
+		self.sent: list[str] = []
+
+	async def run(self, input: Any = None, **given: Any) -> Any:
+		"""Post the task (it does not nest a run of ours: nothing of ours gates it)."""
+		from openmolt_core.result import RunResult, RunState
+
+		self.sent.append(str(input))
+		return RunResult(output="posted", status="success", state=RunState())
+
+
+def foreign_agent_case(om: OpenMolt, tmp: Path) -> Case:
+	"""An agent tool over an agent that has no labels table (what its tools do is unknown).
+
+	Its tool was labelled as doing nothing (the union of no labels), so a tainted run handed it
+	the private notes unasked.
+	"""
+	from openmolt_core.subagents import AgentTool
+
+	courier = Courier()
+	return Case(
+		tools=[AgentTool(courier)],
+		send=("local.courier", {"task": f"post {CANARY}"}),
+		sent=lambda: " ".join(courier.sent),
+	)
+
+
 def guard_agent_case(om: OpenMolt, tmp: Path) -> Case:
 	"""A sub-agent that sends nothing itself, but whose guardrail agent has a tool that can send.
 
@@ -273,6 +308,21 @@ def builtin_tool_case(om: OpenMolt, tmp: Path) -> Case:
 	return Case(
 		tools=[child],
 		send=("local.courier", {"task": f"post {CANARY}"}),
+		sent=lambda: " ".join(postbox.sent),
+	)
+
+
+def own_builtin_tool_case(om: OpenMolt, tmp: Path) -> Case:
+	"""The agent's own capability adds a built-in tool that can send (``openmolt.post``).
+
+	The policy counted a built-in tool's labels for a caller of the agent, but not for the
+	agent's own run: the only outbound channel of an agent that read private data and then
+	untrusted content was let through unasked.
+	"""
+	postbox = Postbox()
+	return Case(
+		capabilities=[postbox],
+		send=("openmolt.post", {"text": CANARY}),
 		sent=lambda: " ".join(postbox.sent),
 	)
 
@@ -374,8 +424,10 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"mcp": mcp_case,
 	"openapi": openapi_case,
 	"sub-agent": subagent_case,
+	"another framework's agent": foreign_agent_case,
 	"sub-agent's guardrail agent": guard_agent_case,
 	"sub-agent's built-in tool": builtin_tool_case,
+	"built-in tool": own_builtin_tool_case,
 	"skill": skill_case,
 	"httpRequest": http_request_case,
 	"a2a": a2a_case,
@@ -392,8 +444,10 @@ def test_the_table_covers_every_tool_source() -> None:
 		"mcp",
 		"openapi",
 		"sub-agent",
+		"another framework's agent",
 		"sub-agent's guardrail agent",
 		"sub-agent's built-in tool",
+		"built-in tool",
 		"skill",
 		"httpRequest",
 		"a2a",
@@ -482,8 +536,10 @@ SENDER_LABELS = {
 	"mcp": {"untrusted", "outbound"},
 	"openapi": {"outbound"},  # a POST operation
 	"sub-agent": {"untrusted", "outbound"},  # its own tool: send, undeclared
+	"another framework's agent": {"untrusted", "outbound"},  # it says nothing: unknown
 	"sub-agent's guardrail agent": {"untrusted", "outbound"},  # the judge's send, undeclared
 	"sub-agent's built-in tool": {"untrusted", "outbound"},  # openmolt.post, undeclared
+	"built-in tool": {"untrusted", "outbound"},  # openmolt.post, undeclared
 	"skill": {"untrusted", "outbound"},
 	"httpRequest": {"untrusted", "outbound"},
 	"a2a": {"untrusted", "outbound"},
@@ -499,8 +555,10 @@ SENDER_IN_DOUBT = {
 	"mcp": "ask",  # declares nothing, and an MCP call carries no idempotency key
 	"openapi": "ask",  # a POST operation
 	"sub-agent": "ask",  # its own tool sends
+	"another framework's agent": "ask",  # what it does is unknown: it may send
 	"sub-agent's guardrail agent": "ask",  # the judge runs again with it, and sends
 	"sub-agent's built-in tool": "ask",  # it sends
+	"built-in tool": "retry",  # Python code, as a function tool
 	"skill": "retry",  # a function tool
 	"httpRequest": "ask",
 	"a2a": "ask",

@@ -85,7 +85,11 @@ class SubAgent(Protocol):
 
 	@property
 	def labels(self) -> dict[str, frozenset[str]]:
-		"""The labels of its visible tools, by handle."""
+		"""The labels of its visible tools, by handle.
+
+		An agent without it is taken as ``untrusted`` and ``outbound``: what it reads and
+		sends is unknown (`openmolt_core.tools.nested_labels`).
+		"""
 		...
 
 	@property

@@ -466,7 +466,9 @@ def nested_labels(tool: Any) -> frozenset[str]:
 	labels of the agent's visible tools (each resolved by that agent's policy, so one that
 	declares none counts as ``untrusted`` and ``outbound``; its built-in tools too),
 	`UNKNOWN_LABELS` when some of its tools are listed at run time (what they do is not known in
-	advance), and the same of each agent its guardrails run (`guard_agents`: a guardrail agent
+	advance) or when the agent does not say what its tools do (no ``labels`` table: an agent of
+	another framework behind `openmolt_core.subagents.SubAgent`), and the same of each agent its
+	guardrails run (`guard_agents`: a guardrail agent
 	judging the run's words may read or send with tools of its own). The taint policy adds them
 	to whatever the tool itself declares (`openmolt_core.taint`).
 
@@ -511,8 +513,8 @@ def _agent_labels(agent: Any, seen: set[int]) -> frozenset[str]:
 	"""`nested_labels` of one agent; ``seen``: the agents counted already (a guardrail loop)."""
 	seen.add(id(agent))
 	labels = getattr(agent, "labels", None)
-	if not isinstance(labels, Mapping):
-		return _NO_LABELS
+	if not isinstance(labels, Mapping):  # an agent that does not say what its tools do
+		return UNKNOWN  # (another framework's, wrapped): what it reads and sends is unknown
 	out = {label for found in labels.values() for label in found}
 	builtins = getattr(agent, "builtin_labels", None)  # an Agent's (a SubAgent need not have it)
 	if isinstance(builtins, Mapping):

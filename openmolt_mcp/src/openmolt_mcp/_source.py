@@ -552,6 +552,7 @@ class MCPToolSource:
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
 			)
+		_unmatched_labels(self.id, self.options, [t.name for t in listed])
 		if over:
 			log.warning(
 				"MCP server %s: %d of its %d tools are left out: the others take the %d "
@@ -643,6 +644,35 @@ class MCPToolSource:
 		connection.scope.cancel()
 		with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_WAIT):
 			await connection.closed.wait()
+
+
+def _unmatched_labels(server: str, options: ServerOptions, names: Sequence[str]) -> None:
+	"""Say each ``labels`` key of a server's config that matches none of the tools it lists.
+
+	Such a key labels nothing: a misspelt ``read_inbox`` for the server's ``inbox`` leaves that
+	tool without the ``private`` it was meant to have, so an agent that reads it and posts does
+	not hold the lethal trifecta, and its tainted runs post unasked. An `Integration`'s table
+	refuses such a key when it is defined; a server's tools are known only when it lists them.
+
+	Args:
+		server: The integration's id.
+		options: The server's config.
+		names: The names of every tool the server listed (before ``includeTools``).
+	"""
+	import fnmatch
+
+	for key in options.labels or {}:
+		if not any(fnmatch.fnmatchcase(name, key) for name in names):
+			shown = ", ".join(repr(n) for n in names[:20]) + (
+				f" and {len(names) - 20} more" if len(names) > 20 else ""
+			)
+			log.warning(
+				"MCP server %s: labels: %r names none of its tools, so it labels nothing (a "
+				"key is the server's name for a tool, or a pattern); its tools: %s",
+				server,
+				key,
+				shown or "none",
+			)
 
 
 def _handle(name: str) -> str:

@@ -50,7 +50,6 @@ from openmolt_core.durability import (
 	step_key,
 )
 from openmolt_core.hooks import (
-	BUILTIN,
 	PROCEED,
 	Alongside,
 	Approve,
@@ -108,8 +107,6 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 MAX_AUDIT = 200
 """``state.audit`` keeps the first this many entries."""
-
-_BUILTIN = f"{BUILTIN}."
 
 POLICY = "taint_policy"
 """The name the taint policy's actions go by in results, events and the audit."""
@@ -194,13 +191,15 @@ class Safety(Capability):
 		"""Whether the policy's ``on_outbound`` applies to an agent with these tools.
 
 		It does when the agent holds the trifecta, or the policy applies everywhere; never for
-		``allow`` (`openmolt_core.taint.gated`).
+		``allow`` (`openmolt_core.taint.gated`). The built-in tools (``openmolt.<handle>``: a
+		capability's `Capability.builtin_tools`) count as the agent's own: a run calls them as
+		it calls its own, and one that declares no labels is ``untrusted`` and ``outbound`` like
+		any other (the core's declare none of the three).
 
 		Args:
-			tools: The agent's tools, labelled (built-in ones are left out).
+			tools: The run's tools, labelled, its built-in ones among them.
 		"""
-		own = [t for t in tools if not t.handle.startswith(_BUILTIN)]
-		return gated(own, self.policy)  # type: ignore[arg-type]  # the loop's records
+		return gated(tools, self.policy)  # type: ignore[arg-type]  # the loop's records
 
 	def _gated(self, run: Run) -> bool:
 		"""Whether the policy gates this run's outbound calls after untrusted content.
@@ -739,12 +738,18 @@ class Safety(Capability):
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		index = ctx.command_index
 		key = step_key("tool", ctx.step, index, call.tool)
-		if checked and entry.get("ok"):
+		if checked:
+			# A failed call's error (and its details) is what the model reads of it: text the
+			# tool's source wrote as much as a result is (a page's error body, a server's
+			# message), judged the same.
+			failed = not entry.get("ok")
+			judged = _error_of(entry) if failed else entry.get("result")
+			what = "error" if failed else "result"
 			value, verdict, name = await self._stage(
 				ctx,
 				checked,
 				"tool_result",
-				entry.get("result"),
+				judged,
 				step=ctx.step,
 				index=index,
 				bound=bound,
@@ -754,17 +759,17 @@ class Safety(Capability):
 			if verdict is not None:
 				if verdict.action == "trip":
 					error = (
-						f"result withheld: guardrail {name!r} stopped the run ({verdict.reason})"
+						f"{what} withheld: guardrail {name!r} stopped the run ({verdict.reason})"
 					)
 					withheld = {"tool": call.tool, "ok": False, "error": error, "guardrail": name}
 					why = (
-						f"guardrail {name!r} tripped on the result of {call.tool}: {verdict.reason}"
+						f"guardrail {name!r} tripped on the {what} of {call.tool}: {verdict.reason}"
 					)
 					return Stop(why, entry=withheld)
-				error = f"result withheld by guardrail {name!r}: {verdict.reason}"
+				error = f"{what} withheld by guardrail {name!r}: {verdict.reason}"
 				return {"tool": call.tool, "ok": False, "error": error, "guardrail": name}
-			if value != entry.get("result"):
-				entry = {**entry, "result": value}
+			if value != judged:
+				entry = _with_error(entry, value) if failed else {**entry, "result": value}
 		if untrusted:
 			entry = {**entry, "untrusted": True}
 			await taint(ctx, key, call.tool, live=not ctx.call_from_journal)
@@ -938,6 +943,45 @@ _UNTRUSTED_VERDICT = "untrusted"
 """Set in a guardrail agent's journaled verdict whose run read untrusted content of its own
 (`openmolt_core.tools.CallingRun.untrusted`) and changed what the judged run reads: that run is
 tainted by the verdict's step."""
+
+
+def _error_of(entry: Mapping[str, Any]) -> Any:
+	"""What the model reads of a failed call, as its result guardrails judge it.
+
+	Its ``error`` text; with the ``details`` the tool gave (`openmolt_core.errors.ToolError`: a
+	reply's status and body), ``{"error": ..., "details": ...}``.
+	"""
+	error = entry.get("error", "")
+	details = entry.get("details")
+	return error if details is None else {"error": error, "details": details}
+
+
+def _with_error(entry: dict[str, Any], value: Any) -> dict[str, Any]:
+	"""A failed call's entry with its error rewritten by a guardrail (`_error_of`'s shape).
+
+	Text replaces the error; ``{"error": text, "details": ...}`` both; anything else (a flag's
+	``{"warning", "content"}``) is the error, as compact JSON, without the details it replaced.
+	"""
+	if isinstance(value, str) and "details" not in entry:
+		return {**entry, "error": value}
+	out = {k: v for k, v in entry.items() if k != "details"}
+	if (
+		isinstance(value, Mapping)
+		and isinstance(value.get("error"), str)
+		and set(value)
+		<= {
+			"error",
+			"details",
+		}
+	):
+		out["error"] = value["error"]
+		if value.get("details") is not None:
+			out["details"] = value["details"]
+		return out
+	import json
+
+	out["error"] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+	return out
 
 
 def _keep_labels(run: Run, result: Any, labels: frozenset[str]) -> None:

@@ -179,7 +179,8 @@ class GuardrailCheck:
 	Args:
 		stage: Where it runs (`Stage`).
 		value: The run's input, a tool call's input, a tool's result (as the model would read
-			it), or the finish output.
+			it; for a call that failed, its error text, or ``{"error", "details"}`` when the
+			tool gave details), or the finish output.
 		agent: The agent's name.
 		run_id: The run's id.
 		step: The step (0 for the input).
