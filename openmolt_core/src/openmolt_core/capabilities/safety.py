@@ -28,6 +28,7 @@ a ``guardrail`` event and kept in ``state.audit``.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -968,18 +969,12 @@ def _with_error(entry: dict[str, Any], value: Any) -> dict[str, Any]:
 	if (
 		isinstance(value, Mapping)
 		and isinstance(value.get("error"), str)
-		and set(value)
-		<= {
-			"error",
-			"details",
-		}
+		and set(value) <= {"error", "details"}
 	):
 		out["error"] = value["error"]
 		if value.get("details") is not None:
 			out["details"] = value["details"]
 		return out
-	import json
-
 	out["error"] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 	return out
 
