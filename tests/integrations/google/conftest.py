@@ -8,6 +8,7 @@ The protos come from Google's ``google-proto-files`` npm package, cached in ``.c
 import os
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +44,23 @@ def googleapis_protos():
 	read.names = names  # type: ignore[attr-defined]
 	yield read
 	tar.close()
+
+
+@pytest.fixture
+def fake_send():
+	"""A maker of fake ``send`` functions for the composed Google tools (no HTTP).
+
+	``sent, send = fake_send({"getEvent": [reply, ...]})``: ``send`` answers each handle's
+	replies in turn, and ``sent`` records each call as ``(handle, input)``.
+	"""
+
+	def fake(replies: dict[str, list[Any]]) -> tuple[list[tuple[str, dict[str, Any]]], Any]:
+		sent: list[tuple[str, dict[str, Any]]] = []
+
+		async def send(handle: str, input: dict[str, Any]) -> Any:
+			sent.append((handle, input))
+			return replies[handle].pop(0)
+
+		return sent, send
+
+	return fake

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from openmolt_core.errors import ToolError
@@ -13,17 +11,7 @@ from openmolt_integrations._calendar_rsvp import respond
 pytestmark = pytest.mark.anyio
 
 
-def fake(replies: dict[str, list[Any]]) -> tuple[list[tuple[str, dict[str, Any]]], Any]:
-	sent: list[tuple[str, dict[str, Any]]] = []
-
-	async def send(handle: str, input: dict[str, Any]) -> Any:
-		sent.append((handle, input))
-		return replies[handle].pop(0)
-
-	return sent, send
-
-
-async def test_only_the_guests_own_answer_is_sent() -> None:
+async def test_only_the_guests_own_answer_is_sent(fake_send) -> None:
 	"""The patch holds the self attendee's email and answer, no comment or sendUpdates unless
 	given, and the calendar the event was read from."""
 	event = {
@@ -32,7 +20,7 @@ async def test_only_the_guests_own_answer_is_sent() -> None:
 			{"email": "team@example.com", "self": True, "responseStatus": "needsAction"},
 		]
 	}
-	sent, send = fake({"getEvent": [event], "updateEvent": [{"id": "ev1"}]})
+	sent, send = fake_send({"getEvent": [event], "updateEvent": [{"id": "ev1"}]})
 	out = await respond(
 		{"calendarId": "team@example.com", "eventId": "ev1", "responseStatus": "declined"}, send
 	)
@@ -60,9 +48,11 @@ async def test_only_the_guests_own_answer_is_sent() -> None:
 	"attendees",
 	[None, [], [{"email": "boss@example.com", "organizer": True, "self": False}], [{"self": True}]],
 )
-async def test_an_event_without_an_invitation_is_refused_before_writing(attendees) -> None:
+async def test_an_event_without_an_invitation_is_refused_before_writing(
+	attendees, fake_send
+) -> None:
 	"""No attendee marked self (or one without an email): refused, naming eventId; no patch."""
-	sent, send = fake({"getEvent": [{"id": "ev1", "attendees": attendees}]})
+	sent, send = fake_send({"getEvent": [{"id": "ev1", "attendees": attendees}]})
 	with pytest.raises(ToolError, match="eventId: calendar 'primary' is not a guest of event"):
 		await respond({"eventId": "ev1", "responseStatus": "accepted"}, send)
 	assert [handle for handle, _ in sent] == ["getEvent"]

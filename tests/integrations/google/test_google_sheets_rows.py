@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from openmolt_core.errors import ToolError
@@ -11,16 +9,6 @@ from openmolt_integrations import google_sheets
 from openmolt_integrations._sheets_rows import a1_sheet, column_letter, lookup_rows, upsert_row
 
 pytestmark = pytest.mark.anyio
-
-
-def fake(replies: dict[str, list[Any]]) -> tuple[list[tuple[str, dict[str, Any]]], Any]:
-	sent: list[tuple[str, dict[str, Any]]] = []
-
-	async def send(handle: str, input: dict[str, Any]) -> Any:
-		sent.append((handle, input))
-		return replies[handle].pop(0)
-
-	return sent, send
 
 
 def test_column_letters_and_sheet_quoting() -> None:
@@ -38,9 +26,9 @@ def test_column_letters_and_sheet_quoting() -> None:
 	assert a1_sheet("Bob's list!") == "'Bob''s list!'"
 
 
-async def test_lookup_compares_numbers_and_booleans_as_displayed() -> None:
+async def test_lookup_compares_numbers_and_booleans_as_displayed(fake_send) -> None:
 	"""42.0 matches "42", True matches "TRUE"; maxRows caps the rows read, not matchCount."""
-	sent, send = fake(
+	sent, send = fake_send(
 		{
 			"getValues": [
 				{"values": [["Id", "Paid"]]},
@@ -75,10 +63,10 @@ async def test_lookup_compares_numbers_and_booleans_as_displayed() -> None:
 	assert out["matchCount"] == 1
 
 
-async def test_upsert_past_column_z_writes_the_whole_header_width() -> None:
+async def test_upsert_past_column_z_writes_the_whole_header_width(fake_send) -> None:
 	"""A 28-column header updates A..AB of the matched row; trailing columns not given are left out."""
 	header = [f"C{i}" for i in range(28)]
-	sent, send = fake(
+	sent, send = fake_send(
 		{
 			"getValues": [{"values": [header]}, {"values": [["", "k"]]}],
 			"updateValues": [{"updatedRange": "'T'!A3:B3"}],
@@ -101,9 +89,9 @@ async def test_upsert_past_column_z_writes_the_whole_header_width() -> None:
 	assert out["action"] == "updated" and out["rowNumber"] == 3
 
 
-async def test_an_ambiguous_case_insensitive_column_is_refused() -> None:
+async def test_an_ambiguous_case_insensitive_column_is_refused(fake_send) -> None:
 	"""Two headers differing only in case need the exact spelling; the error lists them."""
-	_, send = fake({"getValues": [{"values": [["Name", "NAME"]]}]})
+	_, send = fake_send({"getValues": [{"values": [["Name", "NAME"]]}]})
 	with pytest.raises(ToolError, match=r"lookupColumn: no column 'name'.*'Name', 'NAME'"):
 		await lookup_rows(
 			{"spreadsheetId": "s", "sheetName": "T", "lookupColumn": "name", "lookupValue": "x"},
@@ -120,9 +108,9 @@ def test_composed_tools_send_only_declarative_tools_of_the_integration() -> None
 
 
 @pytest.mark.parametrize("value", ["", "  ", None])
-async def test_an_empty_lookup_value_is_refused_before_reading(value) -> None:
+async def test_an_empty_lookup_value_is_refused_before_reading(value, fake_send) -> None:
 	"""An empty value would match every blank cell; it is refused, naming the field."""
-	sent, send = fake({})
+	sent, send = fake_send({})
 	with pytest.raises(ToolError, match="lookupValue: give the value to find"):
 		await lookup_rows(
 			{"spreadsheetId": "s", "sheetName": "T", "lookupColumn": "Id", "lookupValue": value},
@@ -131,10 +119,10 @@ async def test_an_empty_lookup_value_is_refused_before_reading(value) -> None:
 	assert sent == []
 
 
-async def test_an_appended_row_number_is_read_after_the_sheet_name() -> None:
+async def test_an_appended_row_number_is_read_after_the_sheet_name(fake_send) -> None:
 	"""The row number comes from the range after the quoted sheet title, even if the title holds
 	'!' and a cell reference of its own ('Q1!B2 leads'!A9:C9 is row 9, not 2)."""
-	sent, send = fake(
+	sent, send = fake_send(
 		{
 			"getValues": [{"values": [["Email", "Name"]]}, {"values": [["b@example.com"]]}],
 			"appendValues": [{"updates": {"updatedRange": "'Q1!B2 leads'!A9:B9"}}],
