@@ -731,3 +731,36 @@ async def test_a_due_time_with_none_after_it_still_runs(monkeypatch, caplog) -> 
 		("success", T0 + timedelta(seconds=60))
 	]
 	assert any("cannot be computed" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+	("after", "policy", "expected"),
+	[
+		(610, "skip", [("success", 600)]),  # 10 s late: on time, within the grace
+		(1900, "skip", [("skipped", 1800)]),  # three due times slept through: one record
+		(1900, "run_once", [("success", 1800)]),  # caught up once
+	],
+)
+async def test_a_schedule_stopped_before_its_first_due_time_counts_it_after_a_restart(
+	tmp_path, after, policy, expected
+) -> None:
+	"""A schedule served, stopped before it first fired, and served again after that due time
+	counted from the second start: the due times between were lost without a record (no skip,
+	no catch-up under 'run_once', none run late within the grace: a worker that took longer
+	to come up than the time left to the due time never ran it). The anchor the first start
+	kept is the count's start, as the last due time handled is once there is one."""
+	db = tmp_path / "runs.sqlite"
+	spec = {"type": "interval", "value": 600, "missedRuns": policy}
+	clock, om, agent = setup(finishes(0), schedule_store=db)
+	sid = agent.schedule(spec)
+	async with om:
+		await until(lambda: clock.sleeping)  # the loop read the store (the anchor kept) and waits
+		await clock.advance(seconds=300)
+	_, om2, agent2 = setup(finishes(1), start=T0 + timedelta(seconds=after), schedule_store=db)
+	schedule = om2.scheduler.get(agent2.schedule(spec))
+	assert schedule.id == sid
+	async with om2:
+		await until(lambda: len(schedule.history) == len(expected))
+		await anyio.sleep(0.05)
+	got = [(r.status, int((r.due - T0).total_seconds())) for r in schedule.history]
+	assert got == expected

@@ -654,7 +654,10 @@ class Scheduler:
 					await self._take(schedule, shared)
 				elif schedule._cursor is None:
 					cursor, anchor = await backend.starting_point(self, schedule, self.clock.now())
-					schedule._cursor = cursor
+					# No due time handled yet: the count starts at the anchor a first start kept
+					# (now for a new schedule), so the due times after it a restart slept
+					# through are missed (or run, within the grace), not lost without a record.
+					schedule._cursor = cursor or anchor
 					schedule._anchor = schedule._anchor or anchor
 				await self._run_loop(schedule, shared)
 			finally:
@@ -784,8 +787,9 @@ class Scheduler:
 			)
 		schedule._held, schedule._held_by = True, None
 		schedule._anchor = claim.anchor
-		if claim.last_due is not None:
-			schedule._cursor = max(schedule._cursor or claim.last_due, claim.last_due)
+		# The last due time handled, else the first start (as `_wait_for` and `_loop` count).
+		stored = claim.last_due or claim.anchor
+		schedule._cursor = max(schedule._cursor or stored, stored)
 
 	async def _wait_for(self, schedule: Schedule, store: SqliteHistory, claim: Claim) -> None:
 		# Another scheduler holds the lease: say so once, fire nothing, and look again when its
