@@ -5,15 +5,16 @@ instance by name (a recovered workflow finds its agent here), the schedules they
 runs this process waits on. It launches DBOS once, from the event loop's thread (so DBOS runs the
 workflows it recovers on that loop), after taking its executor id (`openmolt_dbos._workers`).
 
-The application version is ``openmolt-`` and a hash of the core's version and the fingerprints of
-the agents known at launch (`openmolt_core.agent.Agent.fingerprint`): a run is recovered only by a
-process that built the same agents.
+The application version is ``openmolt-`` and a hash of the core's version and the definitions of
+the agents known at launch (`definition`: `openmolt_core.agent.Agent.fingerprint` and the gates of
+the agent's tools): a run is recovered only by a process that built the same agents.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -123,7 +124,7 @@ class Engine:
 	def __init__(self, settings: Settings) -> None:
 		self.settings = settings
 		self.agents: dict[str, Agent] = {}
-		self.fingerprints: dict[str, str] = {}
+		self.fingerprints: dict[str, str] = {}  # each agent's `definition`, by name
 		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
 		self.records: dict[str, RunRecord] = {}  # scheduled runs of this process, by workflow id
 		self.launched = False
@@ -151,7 +152,7 @@ class Engine:
 		Raises:
 			ConfigurationError: Another agent with that name but a different definition is known.
 		"""
-		fingerprint = agent.fingerprint()
+		fingerprint = definition(agent)
 		known = self.fingerprints.get(agent.name)
 		if known is not None and known != fingerprint:
 			raise ConfigurationError(
@@ -575,6 +576,31 @@ class Engine:
 		if waiter is not None and not waiter.event.is_set():
 			waiter.outcome = outcome
 			waiter.event.set()
+
+
+def definition(agent: Agent) -> str:
+	"""A hash of the agent's definition as its durable runs depend on it.
+
+	`openmolt_core.agent.Agent.fingerprint` (what the journal's steps mean: the model, the
+	instructions, the tools' schemas), and the gates of each tool it sees, which the fingerprint
+	leaves out and which decide what a call may do: its approval rule (a call waits for a
+	person, or runs unasked), its in-doubt policy (a call under way at a crash is asked about,
+	failed, or made again) and its labels (it reads untrusted data, sends data out). A worker
+	whose agent differs there must not go on with the run: a call its definition kept for a
+	person would run unasked, or one in doubt run twice. The fingerprint's own value is kept
+	as it is (pinned by the goldens); this hash is the engine's, in its version and in each
+	run's attributes.
+
+	Args:
+		agent: The agent.
+	"""
+	gates = {
+		"approvals": agent.approval_rules,
+		"in_doubt": agent.in_doubt,
+		"labels": {h: sorted(found) for h, found in agent.labels.items()},
+	}
+	text = json.dumps([agent.fingerprint(), gates], sort_keys=True, separators=(",", ":"))
+	return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _attrs(status: WorkflowStatus) -> dict[str, Any]:
