@@ -396,8 +396,8 @@ class DBOSBackend:
 
 	def _labels(self, run_id: str, agent: Agent) -> dict[str, Any]:
 		# The definition that makes the journal: a recovery by another is refused (`_runs`).
-		fingerprint = self.engine.fingerprints.get(agent.name)
-		return {"openmolt_run": run_id, "openmolt_agent": agent.name, FINGERPRINT: fingerprint}
+		made = self.engine.definitions.get(agent.name)
+		return {"openmolt_run": run_id, "openmolt_agent": agent.name, FINGERPRINT: made}
 
 	async def _start(
 		self, wid: str, labels: dict[str, Any], args: tuple[Any, ...], *, attach: bool = True

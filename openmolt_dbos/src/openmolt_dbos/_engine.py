@@ -124,7 +124,7 @@ class Engine:
 	def __init__(self, settings: Settings) -> None:
 		self.settings = settings
 		self.agents: dict[str, Agent] = {}
-		self.fingerprints: dict[str, str] = {}  # each agent's `definition`, by name
+		self.definitions: dict[str, str] = {}  # each agent's `definition`, by name
 		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
 		self.records: dict[str, RunRecord] = {}  # scheduled runs of this process, by workflow id
 		self.launched = False
@@ -152,15 +152,15 @@ class Engine:
 		Raises:
 			ConfigurationError: Another agent with that name but a different definition is known.
 		"""
-		fingerprint = definition(agent)
-		known = self.fingerprints.get(agent.name)
-		if known is not None and known != fingerprint:
+		made = definition(agent)
+		known = self.definitions.get(agent.name)
+		if known is not None and known != made:
 			raise ConfigurationError(
 				f"durable: two different agents are named {agent.name!r} in this process; durable "
 				"runs find their agent by name, so give each agent its own name"
 			)
 		self.agents[agent.name] = agent
-		self.fingerprints[agent.name] = fingerprint
+		self.definitions[agent.name] = made
 		if self.launched and known is None:
 			log.warning(
 				"durable: agent %r was created after durable runs began in this process; its "
@@ -191,8 +191,8 @@ class Engine:
 		from importlib.metadata import version
 
 		digest = hashlib.sha256(version("openmolt-core").encode())
-		for name in sorted(self.fingerprints):
-			digest.update(f"\n{name}:{self.fingerprints[name]}".encode())
+		for name in sorted(self.definitions):
+			digest.update(f"\n{name}:{self.definitions[name]}".encode())
 		return f"openmolt-{digest.hexdigest()[:16]}"
 
 	# the store ----------------------------------------------------------------------------

@@ -456,7 +456,7 @@ async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
 		workflow_ids=[wid], load_input=False, load_output=False
 	)
 	made = attrs(found[0]).get(FINGERPRINT) if found else None
-	here = engine.fingerprints.get(agent_name)
+	here = engine.definitions.get(agent_name)
 	if made is None or here is None or made == here:
 		return
 	if made == engine.agent(agent_name).fingerprint():
