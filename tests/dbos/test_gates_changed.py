@@ -114,3 +114,24 @@ async def test_a_run_recovered_by_an_agent_whose_gates_differ_is_refused(
 		assert later.requests == [] and _PAID == []
 	finally:
 		await om.aclose()
+
+
+def test_the_definition_follows_each_gate_and_nothing_else() -> None:
+	"""Each gate changes it; rules reordered, or another rule selecting the same calls, do not."""
+	from openmolt_dbos._engine import definition
+
+	om = OpenMolt(entry_points=False)
+
+	def payer(name: str, **options: Any) -> str:
+		options = {"tools": [pay], **options}
+		return definition(om.create_agent(name=name, model=ScriptedModel([]), **options))
+
+	base = payer("A", requires_approval=["local.pay"])
+	assert payer("A", requires_approval=["local.*", "local.pay"]) == base  # which rule: no matter
+	assert payer("A", requires_approval=["*"]) == base
+	assert payer("A") != base
+	assert payer("A", requires_approval=["local.pay"], tools=[PAY_ASK]) != base
+	assert (
+		payer("A", requires_approval=["local.pay"], tools=[tool(labels=["private"])(pay)]) != base
+	)
+	assert len({payer("A", tools=[PAY_ASK]), payer("A", tools=[PAY_RETRY])}) == 2

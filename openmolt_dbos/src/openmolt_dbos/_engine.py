@@ -595,7 +595,8 @@ def definition(agent: Agent) -> str:
 		agent: The agent.
 	"""
 	gates = {
-		"approvals": agent.approval_rules,
+		# Whether a call waits, not which rule says so (rules reordered change no run).
+		"approvals": sorted(h for h, rule in agent.approval_rules.items() if rule is not None),
 		"in_doubt": agent.in_doubt,
 		"labels": {h: sorted(found) for h, found in agent.labels.items()},
 	}
