@@ -135,3 +135,32 @@ def test_the_definition_follows_each_gate_and_nothing_else() -> None:
 		payer("A", requires_approval=["local.pay"], tools=[tool(labels=["private"])(pay)]) != base
 	)
 	assert len({payer("A", tools=[PAY_ASK]), payer("A", tools=[PAY_RETRY])}) == 2
+
+
+async def test_a_run_recorded_with_the_bare_fingerprint_goes_on_as_before(url: str) -> None:
+	"""Recorded before the gates were (its attribute the fingerprint alone): recovered, paid once."""
+	from openmolt_dbos._runs import FINGERPRINT
+
+	_PAID.clear()
+	first = ScriptedModel([ask_human("Which?"), call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, _, make = _process(url, first, {}, late=True)
+	await greeter.run("hello")
+	payer = make()
+	parked = await payer.run("pay")
+	run_id = parked.state.run_id
+	backend: Any = om.durability
+	await backend.engine.client().update_workflow_attributes_async(
+		run_id, {FINGERPRINT: payer.fingerprint()}, merge=True
+	)
+	await om.aclose()
+	DBOS.destroy()
+	reset_engine()
+	later = ScriptedModel([call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, _, make = _process(url, later, {}, late=True)
+	try:
+		await greeter.run("hello")
+		make()
+		await om.answer(run_id, "A")
+		assert (await om.result(run_id)).output == "A" and _PAID == ["A"]
+	finally:
+		await om.aclose()
