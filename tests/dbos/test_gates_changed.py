@@ -164,3 +164,29 @@ async def test_a_run_recorded_with_the_bare_fingerprint_goes_on_as_before(url: s
 		assert (await om.result(run_id)).output == "A" and _PAID == ["A"]
 	finally:
 		await om.aclose()
+
+
+def test_the_definition_follows_the_guardrails_and_the_taint_policy() -> None:
+	"""A guardrail removed or renamed, or outbound calls of a tainted run no longer asked about."""
+	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.taint import TaintPolicy
+	from openmolt_dbos._engine import definition
+
+	def no_refunds(check: Any) -> None:
+		return None
+
+	def no_payments(check: Any) -> None:
+		return None
+
+	om = OpenMolt(entry_points=False)
+
+	def payer(**options: Any) -> str:
+		agent = om.create_agent(name="A", model=ScriptedModel([]), tools=[pay], **options)
+		return definition(agent)
+
+	guarded = payer(guardrails=[Guardrail(no_refunds, on="tool_call")])
+	assert payer() != guarded
+	assert payer(guardrails=[Guardrail(no_payments, on="tool_call")]) != guarded
+	assert payer(guardrails=[Guardrail(no_refunds, on="tool_call")]) == guarded
+	asked = payer(taint_policy=TaintPolicy(on_outbound="approve", only_trifecta=False))
+	assert payer(taint_policy=TaintPolicy(on_outbound="allow", only_trifecta=False)) != asked

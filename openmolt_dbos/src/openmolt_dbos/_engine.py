@@ -585,21 +585,30 @@ def definition(agent: Agent) -> str:
 	instructions, the tools' schemas), and the gates of each tool it sees, which the fingerprint
 	leaves out and which decide what a call may do: its approval rule (a call waits for a
 	person, or runs unasked), its in-doubt policy (a call under way at a crash is asked about,
-	failed, or made again) and its labels (it reads untrusted data, sends data out). A worker
-	whose agent differs there must not go on with the run: a call its definition kept for a
-	person would run unasked, or one in doubt run twice. The fingerprint's own value is kept
-	as it is (pinned by the goldens); this hash is the engine's, in its version and in each
-	run's attributes.
+	failed, or made again), its labels (it reads untrusted data, sends data out), and the
+	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
+	asked about). A worker whose agent differs there must not go on with the run: a call its
+	definition kept for a person, or for a guardrail, would run unasked, or one in doubt run
+	twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
+	the engine's, in its version and in each run's attributes.
 
 	Args:
 		agent: The agent.
 	"""
-	gates = {
+	from openmolt_core.capabilities.safety import Safety
+
+	gates: dict[str, Any] = {
 		# Whether a call waits, not which rule says so (rules reordered change no run).
 		"approvals": sorted(h for h, rule in agent.approval_rules.items() if rule is not None),
 		"in_doubt": agent.in_doubt,
 		"labels": {h: sorted(found) for h, found in agent.labels.items()},
 	}
+	for cap in agent.capabilities:
+		if isinstance(cap, Safety):
+			gates.setdefault("guardrails", []).extend(
+				[g.on, g.name, list(g.tools), list(g.labels), g.message] for g in cap.guardrails
+			)
+			gates.setdefault("taint", []).append([cap.policy.on_outbound, cap.policy.only_trifecta])
 	text = json.dumps([agent.fingerprint(), gates], sort_keys=True, separators=(",", ":"))
 	return hashlib.sha256(text.encode()).hexdigest()
 
