@@ -103,6 +103,77 @@ async def test_two_decisions_at_once_for_the_two_calls_of_a_park_both_go_on(url:
 		await om.aclose()
 
 
+def _both_read_the_park(backend: Any) -> None:
+	"""Hold each delivery's start of the next segment until two came: both read the first park."""
+	start = backend._start
+	came: list[anyio.Event] = []
+	both = anyio.Event()
+
+	async def held(*args: Any, **kwargs: Any) -> bool:
+		came.append(anyio.Event())
+		if len(came) == 2:
+			both.set()
+		with anyio.move_on_after(10):
+			await both.wait()
+		return bool(await start(*args, **kwargs))
+
+	backend._start = held
+
+
+async def test_two_decisions_read_from_one_park_at_the_same_moment_both_go_on(url: str) -> None:
+	"""Neither saw the other's segment: the one whose start lost waits for it, then goes on."""
+	paid: list[str] = []
+	om = OpenMolt(durability=url, entry_points=False)
+	agent: Any = _agent(om, paid)
+	try:
+		parked = await agent.run("pay")
+		first, second = agent.approval_requests(parked.state)
+		got: dict[str, Any] = {}
+
+		async def deliver(name: str, request: Any) -> None:
+			got[name] = await agent.resume(parked.state, decision=request.approve())
+
+		_both_read_the_park(om.durability)
+		with anyio.fail_after(60):
+			async with anyio.create_task_group() as tg:
+				tg.start_soon(deliver, "first", first)
+				tg.start_soon(deliver, "second", second)  # before: refused "already decided"
+		assert sorted(paid) == ["A", "B"]  # each call once
+		statuses = sorted(r.status for r in got.values())
+		assert statuses == ["approval_required", "success"]
+		assert (await om.result(parked.state.run_id)).output == {"result": "AB"}
+	finally:
+		await om.aclose()
+
+
+async def test_one_call_decided_twice_at_the_same_moment_runs_once(url: str) -> None:
+	"""Both read the park, one start wins: the other waits for its segment and is refused."""
+	paid: list[str] = []
+	om = OpenMolt(durability=url, entry_points=False)
+	agent: Any = _agent(om, paid)
+	try:
+		parked = await agent.run("pay")
+		first, _ = agent.approval_requests(parked.state)
+		got: list[object] = []
+
+		async def deliver() -> None:
+			try:
+				got.append(await agent.resume(parked.state, decision=first.approve()))
+			except ApprovalError as exc:
+				got.append(exc)
+
+		_both_read_the_park(om.durability)
+		with anyio.fail_after(60):
+			async with anyio.create_task_group() as tg:
+				tg.start_soon(deliver)
+				tg.start_soon(deliver)
+		refused = [g for g in got if isinstance(g, ApprovalError)]
+		assert len(refused) == 1 and "already decided" in str(refused[0])
+		assert paid == ["A"]
+	finally:
+		await om.aclose()
+
+
 async def test_a_decision_given_while_the_segment_waits_on_a_question_is_refused(url: str) -> None:
 	"""The segment ran the call and asked a question (its workflow waits): refused, at once."""
 	from openmolt_core.agent import HumanInputUnavailable

@@ -62,3 +62,42 @@ async def test_a_durable_run_streams(url: str) -> None:
 	assert names.index("command:ready") < names.index("tool:call")
 	text = "".join(e.text for e in events if e.name == "text:delta" and e.field == "humanMessage")
 	assert text == "It is 3."
+
+
+async def test_leaving_a_durable_stream_early_cancels_the_run(url: str) -> None:
+	"""The block left at the first call: the run is cancelled where it is kept, no call follows.
+
+	The stream's task stopped waiting, but the workflow went on: it made the next call and
+	ended success, though leaving the block cancels the run (as in process).
+	"""
+	import anyio
+
+	from openmolt_core.errors import RunCancelledError
+	from openmolt_core.testing import ScriptedModel
+
+	calls: list[int] = []
+
+	async def slow(n: int) -> int:
+		"""Take a while.
+
+		Args:
+			n: Which call.
+		"""
+		calls.append(n)
+		await anyio.sleep(0.5)
+		return n
+
+	script = [call_tool("local.slow", n=1), call_tool("local.slow", n=2), finish("done")]
+	om = OpenMolt(durability=url, entry_points=False)
+	agent = om.create_agent(name="Leaver", model=ScriptedModel(script), tools=[slow])
+	try:
+		async with agent.stream("go") as run:
+			async for event in run:
+				if event.name == "tool:call":
+					break
+		with anyio.fail_after(30), pytest.raises(RunCancelledError):
+			await om.result(run.run_id)
+		await anyio.sleep(1.5)  # the second call would have begun by now
+		assert calls == [1]
+	finally:
+		await om.aclose()

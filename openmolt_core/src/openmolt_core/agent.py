@@ -670,6 +670,15 @@ class Agent:
 		return {h: t.in_doubt for h, t in self._tools.items() if t.allowed}
 
 	@property
+	def approval_rules(self) -> dict[str, str | None]:
+		"""The approval rule of the tools this agent can see, by handle.
+
+		The rule of its policy (``requires_approval``) that makes a call of the tool wait for a
+		decision; None for a tool whose calls run unasked.
+		"""
+		return {h: t.approval for h, t in self._tools.items() if t.allowed}
+
+	@property
 	def lists_tools_at_run_time(self) -> bool:
 		"""Whether some of its tools are listed at each run (an MCP server's)."""
 		return bool(self._hooks.list_tools)

@@ -17,6 +17,7 @@ still gets its result. docs/guides/streaming.md has more.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from types import TracebackType
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment
 
 __all__ = ["RunStream", "StreamableAgent"]
+
+log = logging.getLogger("openmolt")
 
 
 class StreamableAgent(Protocol):
@@ -158,6 +161,8 @@ class RunStream:
 		group = self._group
 		try:
 			if group is not None:
+				if not self._done.is_set() and not isinstance(exc, anyio.get_cancelled_exc_class()):
+					await self._cancel_kept()
 				group.cancel_scope.cancel()  # a run still going when the block ends stops
 				return await group.__aexit__(exc_type, exc, tb)
 			return None
@@ -165,6 +170,23 @@ class RunStream:
 			for name in EVENT_NAMES:
 				self._agent.off(name, self._deliver)
 			self._receive.close()
+
+	async def _cancel_kept(self) -> None:
+		"""Cancel the run where a durability backend keeps it: the block was left before its end.
+
+		A durable run's workflow does not live in this block's task: stopping the task only
+		stopped waiting for it, and it went on making calls. A block cancelled from outside
+		(the application stopping) leaves it to go on, or to recover, as a crash would.
+		"""
+		om = getattr(self._agent, "om", None)
+		backend = getattr(om, "durability", None)
+		if backend is None:
+			return
+		with anyio.CancelScope(shield=True):
+			try:
+				await backend.cancel(self._state.run_id)
+			except Exception:  # it ended a moment ago, or was never recorded: nothing goes on
+				log.debug("stream: run %s not cancelled in its store", self._state.run_id)
 
 	def __aiter__(self) -> RunStream:
 		return self

@@ -251,14 +251,21 @@ class DBOSBackend:
 		waiter = self.engine.waiter(wid)
 		labels = self._labels(run_id, agent)
 		args = sealed.workflow_args(agent, state, answer, decisions)  # what DBOS keeps: masked
+		lost = False  # another delivery's segment took the id: its waiter, its start
 		try:
-			created = await self._start(wid, labels, args)
-			if decisions and not created:  # another delivery started the segment a moment ago
-				raise _decided(run_id, state.steps, decisions)
-			return await self._await(wid, agent, waiter=waiter)
+			created = await self._start(wid, labels, args, attach=not decisions)
+			lost = not created and bool(decisions)  # else attached to it (or it is ours)
+			if not lost:
+				return await self._await(wid, agent, waiter=waiter)
 		finally:
-			self.engine.created.discard(wid)  # when the workflow never began
-			self.engine.forget(wid)
+			if not lost:
+				self.engine.created.discard(wid)  # when the workflow never began
+				self.engine.forget(wid)
+			elif not (self.engine.runs_here(wid) or wid in self.engine.created):
+				self.engine.forget(wid)  # the segment is another process's: nobody here waits
+		# Another delivery started the segment a moment ago, from the park this one read (two
+		# approvers at once): what that segment comes to decides, as for one found going.
+		return await self.drive(agent, state, answer, decisions)
 
 	async def _parked_here(self, status: WorkflowStatus, run_id: str, state: RunState) -> bool:
 		"""Whether a segment of the run ended parked at the very point ``state`` is parked at.
@@ -389,14 +396,18 @@ class DBOSBackend:
 
 	def _labels(self, run_id: str, agent: Agent) -> dict[str, Any]:
 		# The definition that makes the journal: a recovery by another is refused (`_runs`).
-		fingerprint = self.engine.fingerprints.get(agent.name)
-		return {"openmolt_run": run_id, "openmolt_agent": agent.name, FINGERPRINT: fingerprint}
+		made = self.engine.definitions.get(agent.name)
+		return {"openmolt_run": run_id, "openmolt_agent": agent.name, FINGERPRINT: made}
 
-	async def _start(self, wid: str, labels: dict[str, Any], args: tuple[Any, ...]) -> bool:
+	async def _start(
+		self, wid: str, labels: dict[str, Any], args: tuple[Any, ...], *, attach: bool = True
+	) -> bool:
 		# A start that creates the workflow tells its first execution so: the journal is empty,
 		# and the execution need not read it. DBOS refuses ("reject") to create a workflow whose
-		# id is taken; such a workflow is attached to instead (and its journal is read).
+		# id is taken; such a workflow is attached to instead (and its journal is read), unless
+		# ``attach`` is False (decisions: another delivery's segment did not take them).
 		# True: this start created the workflow.
+		mine = wid not in self.engine.created  # else another delivery here is creating it
 		self.engine.created.add(wid)
 		try:
 			with (
@@ -406,7 +417,10 @@ class DBOSBackend:
 				await DBOS.start_workflow_async(run_workflow, *args)
 			return True
 		except DBOSWorkflowIDInUseError:
-			self.engine.created.discard(wid)
+			if mine:
+				self.engine.created.discard(wid)
+			if not attach:
+				return False
 		# Taken: by this run (another delivery of it), or by another agent's run of that id (a
 		# run id given by hand), which is not attached to: its result is not this agent's.
 		found = await self.engine.client().list_workflows_async(

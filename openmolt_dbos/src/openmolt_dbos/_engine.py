@@ -5,15 +5,16 @@ instance by name (a recovered workflow finds its agent here), the schedules they
 runs this process waits on. It launches DBOS once, from the event loop's thread (so DBOS runs the
 workflows it recovers on that loop), after taking its executor id (`openmolt_dbos._workers`).
 
-The application version is ``openmolt-`` and a hash of the core's version and the fingerprints of
-the agents known at launch (`openmolt_core.agent.Agent.fingerprint`): a run is recovered only by a
-process that built the same agents.
+The application version is ``openmolt-`` and a hash of the core's version and the definitions of
+the agents known at launch (`definition`: `openmolt_core.agent.Agent.fingerprint` and the gates of
+the agent's tools): a run is recovered only by a process that built the same agents.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -123,7 +124,7 @@ class Engine:
 	def __init__(self, settings: Settings) -> None:
 		self.settings = settings
 		self.agents: dict[str, Agent] = {}
-		self.fingerprints: dict[str, str] = {}
+		self.definitions: dict[str, str] = {}  # each agent's `definition`, by name
 		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
 		self.records: dict[str, RunRecord] = {}  # scheduled runs of this process, by workflow id
 		self.launched = False
@@ -151,15 +152,15 @@ class Engine:
 		Raises:
 			ConfigurationError: Another agent with that name but a different definition is known.
 		"""
-		fingerprint = agent.fingerprint()
-		known = self.fingerprints.get(agent.name)
-		if known is not None and known != fingerprint:
+		made = definition(agent)
+		known = self.definitions.get(agent.name)
+		if known is not None and known != made:
 			raise ConfigurationError(
 				f"durable: two different agents are named {agent.name!r} in this process; durable "
 				"runs find their agent by name, so give each agent its own name"
 			)
 		self.agents[agent.name] = agent
-		self.fingerprints[agent.name] = fingerprint
+		self.definitions[agent.name] = made
 		if self.launched and known is None:
 			log.warning(
 				"durable: agent %r was created after durable runs began in this process; its "
@@ -190,8 +191,8 @@ class Engine:
 		from importlib.metadata import version
 
 		digest = hashlib.sha256(version("openmolt-core").encode())
-		for name in sorted(self.fingerprints):
-			digest.update(f"\n{name}:{self.fingerprints[name]}".encode())
+		for name in sorted(self.definitions):
+			digest.update(f"\n{name}:{self.definitions[name]}".encode())
 		return f"openmolt-{digest.hexdigest()[:16]}"
 
 	# the store ----------------------------------------------------------------------------
@@ -575,6 +576,41 @@ class Engine:
 		if waiter is not None and not waiter.event.is_set():
 			waiter.outcome = outcome
 			waiter.event.set()
+
+
+def definition(agent: Agent) -> str:
+	"""A hash of the agent's definition as its durable runs depend on it.
+
+	`openmolt_core.agent.Agent.fingerprint` (what the journal's steps mean: the model, the
+	instructions, the tools' schemas), and the gates of each tool it sees, which the fingerprint
+	leaves out and which decide what a call may do: its approval rule (a call waits for a
+	person, or runs unasked), its in-doubt policy (a call under way at a crash is asked about,
+	failed, or made again), its labels (it reads untrusted data, sends data out), and the
+	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
+	asked about). A worker whose agent differs there must not go on with the run: a call its
+	definition kept for a person, or for a guardrail, would run unasked, or one in doubt run
+	twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
+	the engine's, in its version and in each run's attributes.
+
+	Args:
+		agent: The agent.
+	"""
+	from openmolt_core.capabilities.safety import Safety
+
+	gates: dict[str, Any] = {
+		# Whether a call waits, not which rule says so (rules reordered change no run).
+		"approvals": sorted(h for h, rule in agent.approval_rules.items() if rule is not None),
+		"in_doubt": agent.in_doubt,
+		"labels": {h: sorted(found) for h, found in agent.labels.items()},
+	}
+	for cap in agent.capabilities:
+		if isinstance(cap, Safety):
+			gates.setdefault("guardrails", []).extend(
+				[g.on, g.name, list(g.tools), list(g.labels), g.message] for g in cap.guardrails
+			)
+			gates.setdefault("taint", []).append([cap.policy.on_outbound, cap.policy.only_trifecta])
+	text = json.dumps([agent.fingerprint(), gates], sort_keys=True, separators=(",", ":"))
+	return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _attrs(status: WorkflowStatus) -> dict[str, Any]:

@@ -70,7 +70,8 @@ PARK_EVENT = "openmolt_park"
 """The DBOS event holding a parked run's result and state."""
 
 FINGERPRINT = "openmolt_fingerprint"
-"""The attribute naming the agent definition a run's journal was made by (`Agent.fingerprint`).
+"""The attribute naming the agent definition a run's journal was made by (`_engine.definition`:
+`Agent.fingerprint` and its tools' gates; a run recorded before the gates were, the fingerprint).
 
 None once ``openmolt runs --migrate`` moved the run to another definition on purpose.
 """
@@ -455,17 +456,20 @@ async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
 		workflow_ids=[wid], load_input=False, load_output=False
 	)
 	made = attrs(found[0]).get(FINGERPRINT) if found else None
-	here = engine.fingerprints.get(agent_name)
+	here = engine.definitions.get(agent_name)
 	if made is None or here is None or made == here:
 		return
+	if made == engine.agent(agent_name).fingerprint():
+		return  # recorded before the tools' gates were: as it was judged then
 	raise ConfigurationError(
 		f"durable run {wid}: agent {agent_name!r} in worker {engine.executor_id} is not the "
 		f"definition that made the run's journal (fingerprint {str(made)[:12]}, here "
-		f"{here[:12]}), and the application version did not tell them apart (an agent created "
-		"after the first durable run of the process, or app_version set by hand); the run ends "
-		"here and nothing of it was replayed. Create every agent before the first durable run "
-		"of a process (the version then keeps the run for a worker of its definition), and "
-		"start the run again"
+		f"{here[:12]}: its model, instructions, tools, or their approval rules, in-doubt "
+		"policies or labels differ), and the application version did not tell them apart (an "
+		"agent created after the first durable run of the process, or app_version set by "
+		"hand); the run ends here and nothing of it was replayed. Create every agent before "
+		"the first durable run of a process (the version then keeps the run for a worker of "
+		"its definition), and start the run again"
 	)
 
 

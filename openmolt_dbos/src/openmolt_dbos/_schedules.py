@@ -179,7 +179,7 @@ class DBOSScheduleBackend:
 			"openmolt_agent": schedule.agent.name,
 			"openmolt_scheduled": True,
 			"openmolt_schedule": schedule.id,
-			FINGERPRINT: engine.fingerprints.get(schedule.agent.name),
+			FINGERPRINT: engine.definitions.get(schedule.agent.name),
 		}
 		waiter = engine.waiter(wid) if wait else None
 		with SetWorkflowID(wid), SetWorkflowAttributes(labels):

@@ -42,7 +42,7 @@ class Settings:
 			(they carry ``replayed=True``); by default they are not delivered again.
 		poll: Seconds between looks at the store when waiting on another process (an answer
 			on SQLite, a run's end); PostgreSQL wakes waiters by notification.
-		app_version: Overrides the application version (default: from the agents' fingerprints).
+		app_version: Overrides the application version (default: from the agents' definitions).
 		log_level: The engine's own log level (DBOS logs little at ``WARNING``).
 	"""
 

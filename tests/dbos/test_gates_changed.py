@@ -1,0 +1,192 @@
+"""A run is not recovered by a definition of its agent whose tools' gates differ.
+
+`Agent.fingerprint()` covers the name, model, instructions and tool schemas, not whether a tool's
+call waits for a person (its approval rule), may run twice after a crash (its in-doubt policy) or
+sends data out (its labels); it is pinned by the goldens, so it stays as it is. The durable engine
+names a definition by the fingerprint and those gates together: a worker restarted under its id
+with an approval rule removed took over a run parked on a question, and the call the run's
+definition kept for a person ran unasked once the question was answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dbos import DBOS
+
+from openmolt import OpenMolt
+from openmolt_core.agent import HumanInputUnavailable
+from openmolt_core.errors import ConfigurationError
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+from openmolt_core.tools import tool
+from openmolt_dbos._engine import reset_engine
+
+pytestmark = pytest.mark.anyio
+
+
+def park(question: str) -> str:
+	raise HumanInputUnavailable(question)
+
+
+_PAID: list[str] = []
+
+
+def pay(invoice: str) -> str:
+	"""Pay an invoice.
+
+	Args:
+		invoice: The invoice.
+	"""
+	_PAID.append(invoice)
+	return "paid"
+
+
+# The same tool but for its in-doubt policy (a crash in its call: ask a person, or run it again).
+PAY_ASK = tool(in_doubt="ask")(pay)
+PAY_RETRY = tool(in_doubt="retry")(pay)
+
+CHANGES = {
+	"approval rule removed": ({"requires_approval": ["local.pay"]}, {}),
+	"in-doubt ask to retry": ({"tools": [PAY_ASK]}, {"tools": [PAY_RETRY]}),
+}
+
+
+def _process(url: str, model: ScriptedModel, options: dict[str, Any], *, late: bool) -> Any:
+	# One process's life under worker id w1; the payer known at launch, or created after the
+	# first durable run (then only the run's recorded definition tells the two apart).
+	om = OpenMolt(durability={"url": url, "worker_id": "w1"}, entry_points=False)
+	greeter = om.create_agent(name="Greeter", model=ScriptedModel([finish("hi")]))
+	options = {"tools": [pay], **options}
+
+	def payer() -> Any:
+		return om.create_agent(name="Payer", model=model, on_human_input_request=park, **options)
+
+	agent = None if late else payer()
+	return om, greeter, agent, payer
+
+
+async def _restart(url: str, change: str, *, late: bool) -> tuple[OpenMolt, Any, str, str]:
+	before, after = CHANGES[change]
+	_PAID.clear()
+	first = ScriptedModel([ask_human("Which?"), call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, payer, make = _process(url, first, before, late=late)
+	await greeter.run("hello")
+	payer = payer or make()
+	parked = await payer.run("pay")
+	assert parked.status == "human_input_required"
+	version = om.durability.engine.app_version  # type: ignore[union-attr]
+	await om.aclose()
+	DBOS.destroy()
+	reset_engine()
+	later = ScriptedModel([call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, payer, make = _process(url, later, after, late=late)
+	await greeter.run("hello")  # launched: a run this version serves is recovered here
+	if late:
+		make()
+	return om, later, parked.state.run_id, version
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_worker_whose_tools_gates_differ_strands_the_run(url: str, change: str) -> None:
+	"""Known at launch: another version, the run stranded (listed so), its call never made."""
+	om, later, run_id, version = await _restart(url, change, late=False)
+	try:
+		backend: Any = om.durability
+		assert backend.engine.app_version != version
+		rows = {row["run_id"]: row for row in await backend.runs()}
+		assert rows[run_id]["status"] == "stranded"
+		assert later.requests == [] and _PAID == []
+	finally:
+		await om.aclose()
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_run_recovered_by_an_agent_whose_gates_differ_is_refused(
+	url: str, change: str
+) -> None:
+	"""Created after launch (same version): the recovery names the run, and nothing is paid."""
+	om, later, run_id, _ = await _restart(url, change, late=True)
+	try:
+		with pytest.raises(ConfigurationError, match=f"durable run {run_id}: agent 'Payer'"):
+			await om.answer(run_id, "A")
+			await om.result(run_id)
+		assert later.requests == [] and _PAID == []
+	finally:
+		await om.aclose()
+
+
+def test_the_definition_follows_each_gate_and_nothing_else() -> None:
+	"""Each gate changes it; rules reordered, or another rule selecting the same calls, do not."""
+	from openmolt_dbos._engine import definition
+
+	om = OpenMolt(entry_points=False)
+
+	def payer(name: str, **options: Any) -> str:
+		options = {"tools": [pay], **options}
+		return definition(om.create_agent(name=name, model=ScriptedModel([]), **options))
+
+	base = payer("A", requires_approval=["local.pay"])
+	assert payer("A", requires_approval=["local.*", "local.pay"]) == base  # which rule: no matter
+	assert payer("A", requires_approval=["*"]) == base
+	assert payer("A") != base
+	assert payer("A", requires_approval=["local.pay"], tools=[PAY_ASK]) != base
+	assert (
+		payer("A", requires_approval=["local.pay"], tools=[tool(labels=["private"])(pay)]) != base
+	)
+	assert len({payer("A", tools=[PAY_ASK]), payer("A", tools=[PAY_RETRY])}) == 2
+
+
+async def test_a_run_recorded_with_the_bare_fingerprint_goes_on_as_before(url: str) -> None:
+	"""Recorded before the gates were (its attribute the fingerprint alone): recovered, paid once."""
+	from openmolt_dbos._runs import FINGERPRINT
+
+	_PAID.clear()
+	first = ScriptedModel([ask_human("Which?"), call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, _, make = _process(url, first, {}, late=True)
+	await greeter.run("hello")
+	payer = make()
+	parked = await payer.run("pay")
+	run_id = parked.state.run_id
+	backend: Any = om.durability
+	await backend.engine.client().update_workflow_attributes_async(
+		run_id, {FINGERPRINT: payer.fingerprint()}, merge=True
+	)
+	await om.aclose()
+	DBOS.destroy()
+	reset_engine()
+	later = ScriptedModel([call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, _, make = _process(url, later, {}, late=True)
+	try:
+		await greeter.run("hello")
+		make()
+		await om.answer(run_id, "A")
+		assert (await om.result(run_id)).output == "A" and _PAID == ["A"]
+	finally:
+		await om.aclose()
+
+
+def test_the_definition_follows_the_guardrails_and_the_taint_policy() -> None:
+	"""A guardrail removed or renamed, or outbound calls of a tainted run no longer asked about."""
+	from openmolt_core.guardrails import Guardrail
+	from openmolt_core.taint import TaintPolicy
+	from openmolt_dbos._engine import definition
+
+	def no_refunds(check: Any) -> None:
+		return None
+
+	def no_payments(check: Any) -> None:
+		return None
+
+	om = OpenMolt(entry_points=False)
+
+	def payer(**options: Any) -> str:
+		agent = om.create_agent(name="A", model=ScriptedModel([]), tools=[pay], **options)
+		return definition(agent)
+
+	guarded = payer(guardrails=[Guardrail(no_refunds, on="tool_call")])
+	assert payer() != guarded
+	assert payer(guardrails=[Guardrail(no_payments, on="tool_call")]) != guarded
+	assert payer(guardrails=[Guardrail(no_refunds, on="tool_call")]) == guarded
+	asked = payer(taint_policy=TaintPolicy(on_outbound="approve", only_trifecta=False))
+	assert payer(taint_policy=TaintPolicy(on_outbound="allow", only_trifecta=False)) != asked
