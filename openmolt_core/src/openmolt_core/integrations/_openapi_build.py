@@ -42,6 +42,7 @@ from openmolt_core.integrations._openapi_urls import (
 	server_url,
 )
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
+from openmolt_core.integrations._url import is_web_url
 from openmolt_core.tools import Label, check_labels
 
 __all__ = ["build", "default_labels"]
@@ -399,7 +400,7 @@ def _base_url(document: Mapping[str, Any], override: str | None, internal: Inter
 	if not servers:
 		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
 	url = server_url(as_list(servers, "#/servers")[0], "#/servers/0")
-	if not url.startswith(("http://", "https://")):
+	if not is_web_url(url):
 		raise ConfigurationError(
 			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
 		)
