@@ -169,6 +169,29 @@ def openapi_case(om: OpenMolt, tmp: Path) -> Case:
 	return Case(integrations=["api"], send=("api.sendMessage", {"body": {"text": CANARY}}))
 
 
+def openapi_get_case(om: OpenMolt, tmp: Path) -> Case:
+	"""An imported GET operation whose query the model writes: the canary would be in its URL."""
+	document = {
+		"openapi": "3.0.3",
+		"info": {"title": "Catalog", "version": "1"},
+		# an IP literal: the SSRF guard of an imported API asks no DNS for it
+		"servers": [{"url": "https://93.184.216.34/v1?api_key=K"}],
+		"paths": {
+			"/search": {
+				"get": {
+					"operationId": "search",
+					"parameters": [
+						{"name": "q", "in": "query", "required": True, "schema": {"type": "string"}}
+					],
+					"responses": {"200": {"description": "found"}},
+				}
+			}
+		},
+	}
+	om.register_integration("catalog", from_openapi(document, id="catalog"))
+	return Case(integrations=["catalog"], send=("catalog.search", {"q": CANARY}))
+
+
 def subagent_case(om: OpenMolt, tmp: Path) -> Case:
 	"""An agent used as a tool, whose own tool can send (so the agent tool is outbound)."""
 	sent: list[str] = []
@@ -373,6 +396,7 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"function": function_case,
 	"mcp": mcp_case,
 	"openapi": openapi_case,
+	"openapi GET": openapi_get_case,
 	"sub-agent": subagent_case,
 	"sub-agent's guardrail agent": guard_agent_case,
 	"sub-agent's built-in tool": builtin_tool_case,
@@ -391,6 +415,7 @@ def test_the_table_covers_every_tool_source() -> None:
 		"function",
 		"mcp",
 		"openapi",
+		"openapi GET",
 		"sub-agent",
 		"sub-agent's guardrail agent",
 		"sub-agent's built-in tool",
@@ -481,6 +506,7 @@ SENDER_LABELS = {
 	"function": {"untrusted", "outbound"},
 	"mcp": {"untrusted", "outbound"},
 	"openapi": {"outbound"},  # a POST operation
+	"openapi GET": {"untrusted", "outbound"},  # a GET whose query the model writes
 	"sub-agent": {"untrusted", "outbound"},  # its own tool: send, undeclared
 	"sub-agent's guardrail agent": {"untrusted", "outbound"},  # the judge's send, undeclared
 	"sub-agent's built-in tool": {"untrusted", "outbound"},  # openmolt.post, undeclared
@@ -498,6 +524,7 @@ SENDER_IN_DOUBT = {
 	"function": "retry",  # Python code: it gets ToolContext.idempotency_key (docs/guides/durable.md)
 	"mcp": "ask",  # declares nothing, and an MCP call carries no idempotency key
 	"openapi": "ask",  # a POST operation
+	"openapi GET": "retry",  # a GET: reading again changes nothing
 	"sub-agent": "ask",  # its own tool sends
 	"sub-agent's guardrail agent": "ask",  # the judge runs again with it, and sends
 	"sub-agent's built-in tool": "ask",  # it sends

@@ -861,18 +861,26 @@ def _tool(
 	)
 
 
-def default_labels(method: str) -> list[Label]:
-	"""The labels an imported operation gets from its method (`openmolt_core.taint`).
+def default_labels(method: str, *, takes_input: bool = True) -> list[Label]:
+	"""The labels an imported operation gets when the user's ``labels`` do not name it.
 
-	GET and HEAD read what the service returns: ``untrusted``. POST, PUT, PATCH and DELETE send
-	the model's data out: ``outbound``. Any other method: both.
+	An operation whose request carries model input (a path, query, header or cookie parameter,
+	or a body) can carry data out, whatever its method: ``GET /search?q=...`` sends what the
+	model wrote to the API's server, as ``httpRequest`` can (`openmolt_core.taint`). The
+	importer cannot tell whose server that is, so such an operation is ``outbound``, as the
+	kernel treats a tool whose labels are unknown (fail closed); the user who knows the API is
+	their own says so in ``labels``. GET and HEAD read what the service returns:
+	``untrusted`` (``outbound`` too with input). POST, PUT, PATCH and DELETE: ``outbound``. Any
+	other method: both.
 
 	Args:
 		method: The HTTP method.
+		takes_input: Whether the operation's request carries model input; when not told, it
+			is assumed to (the unsafe case).
 	"""
 	upper = method.upper()
 	if upper in ("GET", "HEAD"):
-		return ["untrusted"]
+		return ["untrusted", "outbound"] if takes_input else ["untrusted"]
 	if upper in ("POST", "PUT", "PATCH", "DELETE"):
 		return ["outbound"]
 	return ["untrusted", "outbound"]
@@ -881,7 +889,7 @@ def default_labels(method: str) -> list[Label]:
 def _labels(
 	tools: Sequence[HttpTool], given: Mapping[str, Sequence[str]] | None
 ) -> dict[str, list[Label]]:
-	"""Each tool's labels from its method, except the tools a given key names (those win)."""
+	"""Each tool's labels from its method and input, except the tools a given key names (those win)."""
 	import fnmatch
 
 	chosen = {
@@ -904,7 +912,9 @@ def _labels(
 	table: dict[str, list[Label]] = {}
 	for tool in tools:
 		if not any(fnmatch.fnmatchcase(tool.handle, key) for key in chosen):
-			table[tool.handle] = default_labels(tool.method)
+			# Every input of an imported tool is sent: a parameter or the body.
+			takes_input = bool(tool.input_schema.get("properties"))
+			table[tool.handle] = default_labels(tool.method, takes_input=takes_input)
 	return {**table, **chosen}
 
 
