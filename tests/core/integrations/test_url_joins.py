@@ -31,7 +31,7 @@ async def _resolver(host: str, port: int) -> list[str]:
 	return ["93.184.216.34"]
 
 
-def _tool(endpoint: str, **fields: Any) -> HttpTool:
+def _tool(endpoint: str = "/pets", **fields: Any) -> HttpTool:
 	fields.setdefault(
 		"input_schema",
 		{"type": "object", "properties": {"id": {"type": "string"}, "q": {"type": "string"}}},
@@ -178,28 +178,59 @@ async def _refused(
 	return caught.value.message
 
 
+async def test_a_fragment_in_a_base_url_the_user_sets_is_refused_at_the_call() -> None:
+	"""``https://api.example.com/v1#top`` + ``/pets`` would send ``/v1``: refused, named."""
+	message = await _refused(
+		_tool("/pets"),
+		"{{ config.baseUrl }}",
+		config={"baseUrl": "https://api.example.com/v1?api_key=K#top"},
+	)
+	assert "base URL" in message and "fragment" in message and "'#" in message
+	assert "api_key" not in message  # the query (a key) is not repeated
+
+
 @pytest.mark.parametrize(
-	("base", "config"),
+	("field", "setup", "tool"),
 	[
-		("https://api.example.com/v1#top", {}),
-		("https://api.example.com/v1?k=1#top", {}),
-		("{{ config.baseUrl }}", {"baseUrl": "https://api.example.com/v1#top"}),
+		("api_setup.base_url", "https://api.example.com/v1#top", {}),
+		("api_setup.base_url", "https://api.example.com/v1?api_key=K1#top", {}),
+		("base_url", "https://api.example.com", {"base_url": "https://api.example.com/v1#x"}),
+		("endpoint", "https://api.example.com", {"endpoint": "/pets/{{ input.id }}#photos"}),
+		(
+			"endpoint",
+			"https://api.example.com",
+			{"endpoint": "/pets{% if input.id %}/{{ input.id }}#x{% endif %}"},
+		),
+		("endpoint", "https://api.example.com", {"endpoint": "https://api.example.com/a#b"}),
 	],
 )
-async def test_a_fragment_in_a_base_url_is_refused_not_swallowing_the_endpoint(
-	base: str, config: dict[str, str]
+def test_a_fragment_written_in_a_url_template_is_refused_when_defined(
+	field: str, setup: str, tool: dict[str, str]
 ) -> None:
-	"""``https://api.example.com/v1#top`` + ``/pets`` would send ``/v1``: refused, named."""
-	message = await _refused(_tool("/pets"), base, config=config)
-	assert "base URL" in message and "fragment" in message and "'#" in message
+	"""A ``#`` in a URL template's text is never sent (RFC 3986, 3.5): said at definition."""
+	with pytest.raises(ValueError, match="fragment") as caught:
+		Integration(
+			id="svc",
+			name="Svc",
+			api_setup=ApiSetup(base_url=setup),
+			tools=[_tool(**{"endpoint": "/pets", **tool})],
+		)
+	assert f"field {field}" in str(caught.value)
+	assert "K1" not in str(caught.value)  # a key in the query is not repeated
 
 
-async def test_a_fragment_in_an_endpoint_is_refused() -> None:
-	"""``/pets#x`` would send ``/pets`` without saying so: a fragment never reaches the server."""
-	message = await _refused(
-		_tool("/pets/{{ input.id }}#photos"), "https://api.example.com", {"id": "1"}
+def test_a_fragment_in_an_endpoint_is_refused_at_the_call_too() -> None:
+	"""The join refuses what a definition check could miss (a ``{% raw %}#`` rendered)."""
+	from openmolt_core.integrations._url import split_base
+
+	with pytest.raises(ToolError, match="endpoint '/pets' has a fragment"):
+		split_base("https://api.example.com/v1", "/pets#x")
+	with pytest.raises(ToolError, match="has a fragment"):
+		split_base("", "https://api.example.com/pets#x", absolute=True)
+	assert split_base("https://api.example.com/u/1?s=1#f", "") == (
+		"https://api.example.com/u/1",
+		"s=1",
 	)
-	assert "endpoint" in message and "fragment" in message
 
 
 @pytest.mark.parametrize(
@@ -299,3 +330,42 @@ async def test_schemes_are_case_insensitive_and_a_default_port_is_the_same_origi
 	"""RFC 3986: the scheme and host are case-insensitive; an absolute endpoint is the whole URL."""
 	request = await _send(_tool(endpoint), base)
 	assert str(request.url) == sent
+
+
+# -- the OAuth2 authorization URL ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+	("auth_url", "path", "query"),
+	[
+		("https://auth.example.com/authorize", "/authorize", ""),
+		("https://auth.example.com/authorize?tenant=t1", "/authorize", "tenant=t1&"),
+		("https://auth.example.com/authorize?", "/authorize", ""),
+	],
+)
+def test_the_authorization_url_keeps_its_query_and_adds_the_flows(
+	auth_url: str, path: str, query: str
+) -> None:
+	"""RFC 6749 3.1: the endpoint's query is retained when the flow's parameters are added."""
+	from urllib.parse import urlsplit
+
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import authorization_url
+
+	cred = OAuth2Credential(type="oauth2", auth_url=auth_url, token_url="https://t.example/t")
+	url = urlsplit(authorization_url(cred, {"clientId": "cid"}, "https://app.example/cb", "s"))
+	assert url.path == path and url.fragment == ""
+	assert url.query.startswith(f"{query}response_type=code&client_id=cid")
+
+
+def test_an_authorization_url_with_a_fragment_is_refused() -> None:
+	"""RFC 6749 3.1: the endpoint MUST NOT have a fragment; the flow's parameters would go in it."""
+	from openmolt_core.errors import ConfigurationError
+	from openmolt_core.integrations import OAuth2Credential
+	from openmolt_core.integrations.credentials import authorization_url
+
+	cred = OAuth2Credential(
+		type="oauth2", auth_url="https://auth.example.com/authorize#x", token_url="https://t/t"
+	)
+	with pytest.raises(ConfigurationError, match="fragment"):
+		authorization_url(cred, {"clientId": "cid"}, "https://app.example/cb", "s")

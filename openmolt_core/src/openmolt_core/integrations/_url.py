@@ -32,9 +32,25 @@ import httpx
 
 from openmolt_core.errors import ToolError
 
-__all__ = ["check_dot_segments", "is_web_url", "split_base", "with_base_query"]
+__all__ = [
+	"check_dot_segments",
+	"fragment_written",
+	"is_web_url",
+	"split_base",
+	"with_base_query",
+]
 
 _WEB = re.compile(r"https?://", re.IGNORECASE)
+_MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+def fragment_written(template: str) -> bool:
+	"""Whether a URL template's own text (outside Liquid markup) writes a fragment (``#``).
+
+	Checked when an integration is defined (`openmolt_core.integrations.model`), so a ``#`` in
+	an endpoint or base URL is said at import, not at the first call: it is never sent.
+	"""
+	return "#" in _MARKUP.sub("", template)
 
 
 def is_web_url(text: str) -> bool:
