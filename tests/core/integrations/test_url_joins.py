@@ -100,6 +100,8 @@ async def _send(
 		("https://api.example.com/v1?limit=1", "", {"limit": "5"}, "/v1?limit=5"),
 		# a bare name (an S3 subresource) and repeated names are kept as written
 		("https://api.example.com/v1?delete&k=1&k=2", "/pets", {}, "/v1/pets?delete&k=1&k=2"),
+		# a space or a non-ASCII letter a user's setting holds is percent-encoded, as httpx does
+		("https://api.example.com/v1?q=a b&é=1", "/pets", {}, "/v1/pets?q=a%20b&%C3%A9=1"),
 	],
 )  # fmt: skip
 async def test_a_base_url_query_stays_a_query_and_the_endpoint_joins_the_path(

@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _WEB = re.compile(r"https?://", re.IGNORECASE)
+# What RFC 3986 (3.4) lets a query hold as it is; anything else is percent-encoded first.
+_UNSAFE_QUERY = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
 _MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 
 
@@ -128,8 +130,10 @@ def with_base_query(url: httpx.URL, base_query: str | None) -> httpx.URL:
 	if base_query is None:
 		return url
 	own = url.query.decode("ascii")
-	# The base query as httpx would send it (a space or a non-ASCII letter percent-encoded).
-	given = httpx.URL(f"?{base_query}").query.decode("ascii")
+	given = base_query
+	if _UNSAFE_QUERY.search(given):
+		# As httpx would send it (a space or a non-ASCII letter percent-encoded).
+		given = httpx.URL(f"?{base_query}").query.decode("ascii")
 	names = {_name(part) for part in own.split("&") if part}
 	kept = [part for part in given.split("&") if part and _name(part) not in names]
 	query = "&".join([*kept, *([own] if own else [])])
