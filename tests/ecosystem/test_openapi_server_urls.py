@@ -120,3 +120,22 @@ def test_a_relative_operation_server_resolves_against_the_server_path(
 	integration = from_openapi(document, id="pets")
 	(tool,) = integration.tools
 	assert getattr(tool, "base_url", None) == tool_base
+
+
+def test_a_path_with_a_fragment_requests_what_a_client_would_and_says_so() -> None:
+	"""``/cookies#form`` (one path listed twice) is requested as ``/cookies``; the docs say why."""
+	document = _document("https://api.example.com/v1")
+	document["paths"] = {
+		"/cookies#form": {"get": {"operationId": "form", "responses": {"200": {"description": "ok"}}}},
+		"/pets/{id}#x{tail}": {
+			"get": {
+				"operationId": "byId",
+				"parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+				"responses": {"200": {"description": "ok"}},
+			}
+		},
+	}  # fmt: skip
+	integration = from_openapi(document, id="pets")
+	endpoints = {t.handle: getattr(t, "endpoint", None) for t in integration.tools}
+	assert endpoints == {"form": "/cookies", "byId": "/pets/{{ input.id }}"}
+	assert "'/cookies#form' has a fragment" in integration.docs

@@ -266,6 +266,20 @@ async def test_a_liquid_block_that_renders_an_empty_segment_is_refused(endpoint:
 	assert "empty" in message and "/pets/" in message
 
 
+async def test_a_config_value_that_leaves_an_empty_base_url_segment_is_refused() -> None:
+	"""``https://host/{{ config.prefix }}/v1`` with an empty prefix is ``//v1``: refused, named."""
+	base = "https://api.example.com/{{ config.prefix }}/v1"
+	message = await _refused(_tool("/pets"), base, config={"prefix": ""})
+	assert "base URL" in message and "empty" in message and "config" in message
+	request = await _send(_tool("/pets"), base, config={"prefix": "gitlab"})
+	assert request.url.raw_path == b"/gitlab/v1/pets"
+	# an empty value at the end leaves only a trailing slash, which the join absorbs
+	request = await _send(
+		_tool("/pets"), "https://api.example.com/{{ config.p }}", config={"p": ""}
+	)
+	assert request.url.raw_path == b"/pets"
+
+
 @pytest.mark.parametrize(
 	("endpoint", "input", "sent"),
 	[

@@ -632,6 +632,14 @@ def _tool(
 			f"{pointer(('paths', path))}: {path[:100]!r} is not a path; an OpenAPI path starts "
 			"with a single '/' and is appended to the server URL (servers choose the host)"
 		)
+	if "#" in path:
+		# Some documents list one path twice as '/cookies#form' and '/cookies#label'; the
+		# fragment is never sent (RFC 3986, 3.5), so the tool asks for what a client would.
+		notes.append(
+			f"`{handle}`: the path {path[:100]!r} has a fragment ('#...'), which is never sent; "
+			f"the tool requests {path.partition('#')[0][:100]!r}"
+		)
+	sent_path = path.partition("#")[0]
 	params: dict[tuple[str, str], Any] = {}
 	places: dict[tuple[str, str], str] = {}
 	common = list(item.get("parameters") or [])
@@ -650,7 +658,7 @@ def _tool(
 		name = _check_name(param.get("name"), where, f"{place}/name")
 		params[(name, where)] = param
 		places[(name, where)] = place
-	in_path = set(re.findall(r"\{([^}{]+)\}", path))
+	in_path = set(re.findall(r"\{([^}{]+)\}", sent_path))
 	for name, where in list(params):
 		if where == "path" and name not in in_path:
 			# An input the request could never send; OpenAPI requires the path to name it.
@@ -680,7 +688,7 @@ def _tool(
 			)
 	properties: dict[str, Any] = {}
 	required: list[str] = []
-	endpoint = path
+	endpoint = sent_path
 	query: dict[str, Any] = {}
 	headers: dict[str, str] = {}
 	cookies: dict[str, str] = {}
@@ -690,7 +698,9 @@ def _tool(
 		if not (where == "header" and name.lower() in _SKIP_HEADERS)
 	]
 	declared = {name for (name, where) in params if where == "path"}
-	undeclared = [m for m in dict.fromkeys(re.findall(r"\{([^}{]+)\}", path)) if m not in declared]
+	undeclared = [
+		m for m in dict.fromkeys(re.findall(r"\{([^}{]+)\}", sent_path)) if m not in declared
+	]
 	taken: set[str] = set()
 	keys = field_names([*sent, *((m, "path") for m in undeclared)], taken)
 	for (name, where), key in zip(sent, keys, strict=False):

@@ -17,7 +17,9 @@ What cannot be sent as written is refused, naming the part (`ToolError`), never 
 - a ``.`` or ``..`` segment in the path (`check_dot_segments`): httpx removes them (RFC 3986,
   5.2.4), so ``/v1/../admin`` would reach ``/admin``. Input values never make one (each is an
   encoded segment, ``..`` refused: `openmolt_core.integrations.templating.render_endpoint`);
-  the template's text or a config value can.
+  the template's text or a config value can;
+- an empty segment that Liquid markup left inside the path (`check_empty_segments`): a tag
+  whose input is missing, a config value that is empty.
 
 An absolute endpoint (``https://...``, any case) is the whole URL, and a base URL with nothing
 joined to it is taken as it is (a URL the service returned, its fragment dropped by httpx).
@@ -34,6 +36,7 @@ from openmolt_core.errors import ToolError
 
 __all__ = [
 	"check_dot_segments",
+	"check_empty_segments",
 	"fragment_written",
 	"is_web_url",
 	"split_base",
@@ -44,6 +47,7 @@ _WEB = re.compile(r"https?://", re.IGNORECASE)
 # What RFC 3986 (3.4) lets a query hold as it is; anything else is percent-encoded first.
 _UNSAFE_QUERY = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
 _MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+_EXACT_SEGMENTS = re.compile(r"path_segments\s*:[^|}]*\btrue\b")
 
 
 def fragment_written(template: str) -> bool:
@@ -159,3 +163,35 @@ def check_dot_segments(url: str, where: str) -> None:
 				"clients resolve away (RFC 3986, 5.2.4), so the request would reach another "
 				"path; write the base URL and endpoint without it"
 			)
+
+
+def check_empty_segments(template: str, rendered: str, where: str) -> None:
+	"""Refuse a rendered URL with an empty path segment that its markup left, not its text.
+
+	``/pets/{% if input.id %}{{ input.id }}{% endif %}/photos`` without an id renders
+	``/pets//photos``, and a base URL ``https://host/{{ config.prefix }}/v1`` with an empty
+	prefix ``https://host//v1``: another resource than the template names. An empty segment
+	the template's text writes (``/a//b``), or an exact ``path_segments: true`` value (an S3
+	key), is the author's. A trailing slash markup leaves is sent (GitHub lists a repository's
+	root at ``/contents/``).
+
+	Args:
+		template: The template (an endpoint's path part, or a base URL).
+		rendered: What it rendered (the query and fragment need not be cut off: the text's own
+			``//`` count the same there).
+		where: What it is, for the error (``the endpoint``, ``the base URL``).
+
+	Raises:
+		ToolError: The rendered text has more ``//`` than the template's text writes.
+	"""
+	found = rendered.count("//")
+	if found == 0 or (found == 1 and "://" in rendered) or _EXACT_SEGMENTS.search(template):
+		return
+	text = _MARKUP.sub("\x00", template)
+	if found > text.count("//"):
+		raise ToolError(
+			f"{where} {_shown(template)!r} rendered {_shown(rendered)!r}, with an empty path "
+			"segment its markup left (an input it tests is missing, or a config value it reads "
+			"is empty); put the slash inside the tag (`{% if input.id %}/{{ input.id }}"
+			"{% endif %}`), make the input required, or set the config value"
+		)

@@ -83,6 +83,7 @@ from openmolt_core.integrations._origin import (
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts, parse_ip
 from openmolt_core.integrations._url import (
 	check_dot_segments,
+	check_empty_segments,
 	is_web_url,
 	split_base,
 	with_base_query,
@@ -511,8 +512,13 @@ def _render_base(source: str, data: Mapping[str, Any], filters: Filters) -> Any:
 	"""
 	part = origin_part(source)
 	rest = source[len(part) :]
-	if not rest or origin_problem(part) is not None or not uses_input(rest):
+	if not rest or origin_problem(part) is not None:
 		return render_string(source, data, filters=filters)
+	if not uses_input(rest):
+		rendered = render_string(source, data, filters=filters)
+		if isinstance(rendered, str):
+			check_empty_segments(source, rendered, "the base URL")
+		return rendered
 	head = render_string(part, data, filters=filters)
 	return f"{'' if head is MISSING else head}{render_endpoint(rest, data, filters=filters)}"
 

@@ -48,6 +48,7 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations._encode import Encoded
 from openmolt_core.integrations._form import scalar_text as _style_scalar
 from openmolt_core.integrations._form import style_pairs
+from openmolt_core.integrations._url import check_empty_segments
 
 if TYPE_CHECKING:
 	from openmolt_core.files import StoredFile
@@ -792,32 +793,6 @@ def render(
 	return MISSING if rendered is _DROP_OBJECT else rendered
 
 
-_EXACT_SEGMENTS = re.compile(r"path_segments\s*:\s*true")
-
-
-def _check_empty_segments(source: str, path: str) -> None:
-	"""Refuse a rendered path with an empty segment that a Liquid tag left, not the text.
-
-	``/pets/{% if input.id %}{{ input.id }}{% endif %}/photos`` without an id renders
-	``/pets//photos``: another resource than either branch names. An empty segment the
-	template's text writes (``/a//b``), or an exact ``path_segments: true`` value (an S3 key),
-	is the author's. A trailing slash a tag leaves (``/contents/{% if input.path %}...``) is
-	sent: GitHub lists a repository's root at ``/contents/``.
-
-	Raises:
-		ToolError: The path has more empty segments inside it than the text writes.
-	"""
-	if "{%" not in source or _EXACT_SEGMENTS.search(source):
-		return
-	text = _MARKUP.sub("\x00", source)
-	if path.count("//") > text.count("//"):
-		raise ToolError(
-			f"the endpoint {source[:120]!r} rendered {path[:120]!r}, with an empty path "
-			"segment its tags left (an input they test is missing); put the slash inside the "
-			"tag (`{% if input.id %}/{{ input.id }}{% endif %}`) or make the input required"
-		)
-
-
 def render_endpoint(source: str, data: Mapping[str, Any], *, filters: Filters | None = None) -> str:
 	"""Render an endpoint: each value is URL-encoded as one path segment; ``.``/``..`` refused.
 
@@ -836,7 +811,7 @@ def render_endpoint(source: str, data: Mapping[str, Any], *, filters: Filters | 
 	value = _render_mode(part, data, "path", envs)
 	if value is MISSING:
 		raise ToolError(f"the endpoint {source[:80]!r} needs an input value that is missing")
-	_check_empty_segments(part, str(value))
+	check_empty_segments(part, str(value), "the endpoint")
 	if query is None:
 		return str(value)
 	rest = _render_mode(query, data, "query", envs)
