@@ -170,6 +170,29 @@ def openapi_case(om: OpenMolt, tmp: Path) -> Case:
 	return Case(integrations=["api"], send=("api.sendMessage", {"body": {"text": CANARY}}))
 
 
+def openapi_get_case(om: OpenMolt, tmp: Path) -> Case:
+	"""An imported GET operation whose query the model writes: the canary would be in its URL."""
+	document = {
+		"openapi": "3.0.3",
+		"info": {"title": "Catalog", "version": "1"},
+		# an IP literal: the SSRF guard of an imported API asks no DNS for it
+		"servers": [{"url": "https://93.184.216.34/v1?api_key=K"}],
+		"paths": {
+			"/search": {
+				"get": {
+					"operationId": "search",
+					"parameters": [
+						{"name": "q", "in": "query", "required": True, "schema": {"type": "string"}}
+					],
+					"responses": {"200": {"description": "found"}},
+				}
+			}
+		},
+	}
+	om.register_integration("catalog", from_openapi(document, id="catalog"))
+	return Case(integrations=["catalog"], send=("catalog.search", {"q": CANARY}))
+
+
 def subagent_case(om: OpenMolt, tmp: Path) -> Case:
 	"""An agent used as a tool, whose own tool can send (so the agent tool is outbound)."""
 	sent: list[str] = []
@@ -423,6 +446,7 @@ SOURCES: dict[str, Callable[[OpenMolt, Path], Case]] = {
 	"function": function_case,
 	"mcp": mcp_case,
 	"openapi": openapi_case,
+	"openapi GET": openapi_get_case,
 	"sub-agent": subagent_case,
 	"another framework's agent": foreign_agent_case,
 	"sub-agent's guardrail agent": guard_agent_case,
@@ -443,6 +467,7 @@ def test_the_table_covers_every_tool_source() -> None:
 		"function",
 		"mcp",
 		"openapi",
+		"openapi GET",
 		"sub-agent",
 		"another framework's agent",
 		"sub-agent's guardrail agent",
@@ -535,6 +560,7 @@ SENDER_LABELS = {
 	"function": {"untrusted", "outbound"},
 	"mcp": {"untrusted", "outbound"},
 	"openapi": {"outbound"},  # a POST operation
+	"openapi GET": {"untrusted", "outbound"},  # a GET whose query the model writes
 	"sub-agent": {"untrusted", "outbound"},  # its own tool: send, undeclared
 	"another framework's agent": {"untrusted", "outbound"},  # it says nothing: unknown
 	"sub-agent's guardrail agent": {"untrusted", "outbound"},  # the judge's send, undeclared
@@ -554,6 +580,7 @@ SENDER_IN_DOUBT = {
 	"function": "retry",  # Python code: it gets ToolContext.idempotency_key (docs/guides/durable.md)
 	"mcp": "ask",  # declares nothing, and an MCP call carries no idempotency key
 	"openapi": "ask",  # a POST operation
+	"openapi GET": "retry",  # a GET: reading again changes nothing
 	"sub-agent": "ask",  # its own tool sends
 	"another framework's agent": "ask",  # what it does is unknown: it may send
 	"sub-agent's guardrail agent": "ask",  # the judge runs again with it, and sends

@@ -12,7 +12,8 @@ Integrations declare them in one table (``Integration(labels={"getMessage": ["pr
 "untrusted"], "send*": ["outbound"]})``, see docs/integration-authoring.md); Python tools with
 ``@tool(labels=[...])`` or ``FunctionTool(labels=...)``; any `openmolt_core.tools.Tool` may have a
 ``labels`` attribute; an MCP server's config a ``labels`` table; an OpenAPI import labels each
-operation by its method. A tool that runs an agent (``agent.as_tool()``, or any tool with an
+operation by its method and input (one that sends model input, a GET's query too, is
+``outbound``). A tool that runs an agent (``agent.as_tool()``, or any tool with an
 ``agent``) carries the labels of that agent's tools too. The policy's
 rules add labels (``untrusted=["mcp.fetch"]``) or take them away (``outbound=["!slack.addReaction"]``).
 

@@ -173,7 +173,7 @@ class OpenApiSource(_Model):
 	name: str | None = Field(default=None, description="The display name (default: its title).")
 	labels: dict[str, list[str]] | None = Field(
 		default=None,
-		description="Taint labels by tool handle or pattern, replacing the ones the method gives.",
+		description="Taint labels by tool handle or pattern, replacing the ones the method and input give.",
 	)
 	allow_internal_hosts: list[str] = Field(
 		default_factory=list,

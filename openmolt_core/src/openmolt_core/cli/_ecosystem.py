@@ -196,7 +196,7 @@ def _import_openapi(args: Sequence[str]) -> int:
 		action="append",
 		default=[],
 		metavar="TOOL=LABELS",
-		help="a tool's taint labels instead of its method's: getPet=untrusted,private",
+		help="a tool's taint labels instead of its method and input's: getPet=untrusted,private",
 	)
 	parser.add_argument("--format", choices=("py", "json"), help="default: from --output, else py")
 	parser.add_argument("--output", "-o", help="the file to write (default: stdout)")

@@ -42,6 +42,7 @@ from openmolt_core.integrations._openapi_urls import (
 	server_url,
 )
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
+from openmolt_core.integrations._url import is_web_url
 from openmolt_core.tools import Label, check_labels
 
 __all__ = ["build", "default_labels"]
@@ -399,7 +400,7 @@ def _base_url(document: Mapping[str, Any], override: str | None, internal: Inter
 	if not servers:
 		raise ConfigurationError("the document names no server; pass base_url= (--base-url)")
 	url = server_url(as_list(servers, "#/servers")[0], "#/servers/0")
-	if not url.startswith(("http://", "https://")):
+	if not is_web_url(url):
 		raise ConfigurationError(
 			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
 		)
@@ -631,6 +632,14 @@ def _tool(
 			f"{pointer(('paths', path))}: {path[:100]!r} is not a path; an OpenAPI path starts "
 			"with a single '/' and is appended to the server URL (servers choose the host)"
 		)
+	if "#" in path:
+		# Some documents list one path twice as '/cookies#form' and '/cookies#label'; the
+		# fragment is never sent (RFC 3986, 3.5), so the tool asks for what a client would.
+		notes.append(
+			f"`{handle}`: the path {path[:100]!r} has a fragment ('#...'), which is never sent; "
+			f"the tool requests {path.partition('#')[0][:100]!r}"
+		)
+	sent_path = path.partition("#")[0]
 	params: dict[tuple[str, str], Any] = {}
 	places: dict[tuple[str, str], str] = {}
 	common = list(item.get("parameters") or [])
@@ -649,7 +658,7 @@ def _tool(
 		name = _check_name(param.get("name"), where, f"{place}/name")
 		params[(name, where)] = param
 		places[(name, where)] = place
-	in_path = set(re.findall(r"\{([^}{]+)\}", path))
+	in_path = set(re.findall(r"\{([^}{]+)\}", sent_path))
 	for name, where in list(params):
 		if where == "path" and name not in in_path:
 			# An input the request could never send; OpenAPI requires the path to name it.
@@ -679,7 +688,7 @@ def _tool(
 			)
 	properties: dict[str, Any] = {}
 	required: list[str] = []
-	endpoint = path
+	endpoint = sent_path
 	query: dict[str, Any] = {}
 	headers: dict[str, str] = {}
 	cookies: dict[str, str] = {}
@@ -689,7 +698,9 @@ def _tool(
 		if not (where == "header" and name.lower() in _SKIP_HEADERS)
 	]
 	declared = {name for (name, where) in params if where == "path"}
-	undeclared = [m for m in dict.fromkeys(re.findall(r"\{([^}{]+)\}", path)) if m not in declared]
+	undeclared = [
+		m for m in dict.fromkeys(re.findall(r"\{([^}{]+)\}", sent_path)) if m not in declared
+	]
 	taken: set[str] = set()
 	keys = field_names([*sent, *((m, "path") for m in undeclared)], taken)
 	for (name, where), key in zip(sent, keys, strict=False):
@@ -860,18 +871,26 @@ def _tool(
 	)
 
 
-def default_labels(method: str) -> list[Label]:
-	"""The labels an imported operation gets from its method (`openmolt_core.taint`).
+def default_labels(method: str, *, takes_input: bool = True) -> list[Label]:
+	"""The labels an imported operation gets when the user's ``labels`` do not name it.
 
-	GET and HEAD read what the service returns: ``untrusted``. POST, PUT, PATCH and DELETE send
-	the model's data out: ``outbound``. Any other method: both.
+	An operation whose request carries model input (a path, query, header or cookie parameter,
+	or a body) can carry data out, whatever its method: ``GET /search?q=...`` sends what the
+	model wrote to the API's server, as ``httpRequest`` can (`openmolt_core.taint`). The
+	importer cannot tell whose server that is, so such an operation is ``outbound``, as the
+	kernel treats a tool whose labels are unknown (fail closed); the user who knows the API is
+	their own says so in ``labels``. GET and HEAD read what the service returns:
+	``untrusted`` (``outbound`` too with input). POST, PUT, PATCH and DELETE: ``outbound``. Any
+	other method: both.
 
 	Args:
 		method: The HTTP method.
+		takes_input: Whether the operation's request carries model input; when not told, it
+			is assumed to (the unsafe case).
 	"""
 	upper = method.upper()
 	if upper in ("GET", "HEAD"):
-		return ["untrusted"]
+		return ["untrusted", "outbound"] if takes_input else ["untrusted"]
 	if upper in ("POST", "PUT", "PATCH", "DELETE"):
 		return ["outbound"]
 	return ["untrusted", "outbound"]
@@ -880,7 +899,7 @@ def default_labels(method: str) -> list[Label]:
 def _labels(
 	tools: Sequence[HttpTool], given: Mapping[str, Sequence[str]] | None
 ) -> dict[str, list[Label]]:
-	"""Each tool's labels from its method, except the tools a given key names (those win)."""
+	"""Each tool's labels from its method and input, except the tools a given key names (those win)."""
 	import fnmatch
 
 	chosen = {
@@ -903,7 +922,9 @@ def _labels(
 	table: dict[str, list[Label]] = {}
 	for tool in tools:
 		if not any(fnmatch.fnmatchcase(tool.handle, key) for key in chosen):
-			table[tool.handle] = default_labels(tool.method)
+			# Every input of an imported tool is sent: a parameter or the body.
+			takes_input = bool(tool.input_schema.get("properties"))
+			table[tool.handle] = default_labels(tool.method, takes_input=takes_input)
 	return {**table, **chosen}
 
 

@@ -27,6 +27,7 @@ from openmolt_core._support.masking import masked_excerpt, url_secrets
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._iana import METADATA_NAMES
 from openmolt_core.integrations._ssrf import InternalHosts, parse_ip, refusal
+from openmolt_core.integrations._url import is_web_url
 
 __all__ = [
 	"check_same_origin",
@@ -121,7 +122,7 @@ def _host_problem(host: str, internal: InternalHosts) -> str | None:
 
 
 def check_url(url: str, where: str, internal: InternalHosts) -> str:
-	"""Check a URL an imported tool would reach, and return it without a trailing slash.
+	"""Check a URL an imported tool would reach, and return it without its path's trailing slash.
 
 	Args:
 		url: The absolute URL.
@@ -160,7 +161,8 @@ def check_url(url: str, where: str, internal: InternalHosts) -> str:
 			f"from_openapi(..., allow_internal_hosts=[{parsed.host!r}]) or "
 			f"--allow-internal-host {parsed.host}"
 		)
-	return url.rstrip("/")
+	head, mark, query = url.partition("?")
+	return f"{head.rstrip('/')}{mark}{query}"  # a slash ending a query value is the value's
 
 
 def resolved(url: str, base: str, where: str) -> str:
@@ -179,10 +181,13 @@ def resolved(url: str, base: str, where: str) -> str:
 		ConfigurationError: It holds Liquid markup, or cannot be resolved.
 	"""
 	no_liquid(url, where)
-	if url.startswith(("http://", "https://")):
+	if is_web_url(url):
 		return url
+	# Joined under the base URL's path (``beta`` under ``/v1?k=1`` is ``/v1/beta``); as RFC 3986
+	# (5.2.2) resolves a reference with a path, the base URL's query is not carried over.
+	path = base.partition("?")[0].rstrip("/")
 	try:
-		return str(httpx.URL(base + "/").join(url))
+		return str(httpx.URL(path + "/").join(url))
 	except (httpx.InvalidURL, ValueError) as exc:
 		raise ConfigurationError(f"{where}: {_shown(url)!r} is not a URL ({exc})") from None
 

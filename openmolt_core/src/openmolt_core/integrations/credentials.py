@@ -938,8 +938,8 @@ def authorization_url(
 
 	Raises:
 		IntegrationError: The credential is not oauth2 or has no ``auth_url``.
-		ConfigurationError: The ``auth_url`` is not an absolute http(s) URL, or holds a space
-			or a control character.
+		ConfigurationError: The ``auth_url`` is not an absolute http(s) URL, holds a space or
+			a control character, or has a fragment.
 	"""
 	if credential.type != "oauth2" or not credential.auth_url:
 		raise IntegrationError("needs an oauth2 credential with auth_url", integration="oauth2")
@@ -979,4 +979,14 @@ def authorization_url(
 			"without spaces or control characters; set the credential's auth_url (or the "
 			"config's authUrl) to the service's https://... address"
 		)
-	return f"{base}{'&' if '?' in base else '?'}{urlencode(sent, quote_via=quote)}"
+	if "#" in base:
+		raise ConfigurationError(
+			f"the OAuth2 authorization URL {base.partition('?')[0][:120]!r} has a fragment "
+			"('#...'), which the flow's parameters would be written into; an authorization "
+			"endpoint has none (RFC 6749, 3.1): remove it from the credential's auth_url (or "
+			"the config's authUrl)"
+		)
+	# RFC 6749 3.1: the endpoint's own query is retained, the flow's parameters added after it.
+	head, _, query = base.partition("?")
+	joined = "&".join(part for part in (query, urlencode(sent, quote_via=quote)) if part)
+	return f"{head}?{joined}"

@@ -3,6 +3,9 @@
 A call goes through these steps:
 
 1. merge the integration's ``api_setup`` with the tool (URL, query, headers, formats, timeout);
+   the endpoint is joined into the base URL's path, a query the base URL holds stays the query
+   (first; a parameter the tool sends replaces its namesake), and a URL that cannot be sent as
+   written (a fragment, a ``.``/``..`` segment) is refused (`openmolt_core.integrations._url`);
 2. render every template of the definition with ``input`` and ``config`` (`templating`): values
    from the model are data, endpoint values (and input in a base URL's path after a fixed
    origin) are encoded path segments, header values with line breaks are refused; a tool using a file filter (``file_base64``) renders in a worker thread;
@@ -78,6 +81,13 @@ from openmolt_core.integrations._origin import (
 	uses_input,
 )
 from openmolt_core.integrations._ssrf import SsrfGuard, internal_hosts, parse_ip
+from openmolt_core.integrations._url import (
+	check_dot_segments,
+	check_empty_segments,
+	is_web_url,
+	split_base,
+	with_base_query,
+)
 from openmolt_core.integrations.config import EngineConfig
 from openmolt_core.integrations.templating import (
 	FILE_FILTERS,
@@ -502,8 +512,13 @@ def _render_base(source: str, data: Mapping[str, Any], filters: Filters) -> Any:
 	"""
 	part = origin_part(source)
 	rest = source[len(part) :]
-	if not rest or origin_problem(part) is not None or not uses_input(rest):
+	if not rest or origin_problem(part) is not None:
 		return render_string(source, data, filters=filters)
+	if not uses_input(rest):
+		rendered = render_string(source, data, filters=filters)
+		if isinstance(rendered, str):
+			check_empty_segments(source, rendered, "the base URL")
+		return rendered
 	head = render_string(part, data, filters=filters)
 	return f"{'' if head is MISSING else head}{render_endpoint(rest, data, filters=filters)}"
 
@@ -550,17 +565,12 @@ async def build_request(
 	else:
 		rendered = render_all()
 	endpoint, base, query, rendered_headers, rendered_cookies, body, rendered_files = rendered
-	base_source = tool.base_url or setup.base_url
-	if tool.endpoint and is_absolute(tool.endpoint):
-		url, url_source = endpoint, tool.endpoint
-	elif endpoint:
-		# One joining slash: a slash the endpoint's value starts with is its own (an S3 key
-		# "/a" is "//a" after the bucket, not "a").
-		url, url_source = f"{str(base).rstrip('/')}/{endpoint.removeprefix('/')}", base_source
-	else:
-		url, url_source = str(base), base_source
-	if not url.startswith(("http://", "https://")):
+	absolute = bool(tool.endpoint) and is_absolute(tool.endpoint)
+	url_source = tool.endpoint if absolute else tool.base_url or setup.base_url
+	url, base_query = split_base("" if base is MISSING else str(base), endpoint, absolute=absolute)
+	if not is_web_url(url):
 		raise ToolError("the tool's URL is not an absolute http(s) URL; set base_url")
+	check_dot_segments(url, "the tool's URL")
 	if host_from_input(tool, setup):
 		try:
 			parsed = httpx.URL(url)
@@ -597,7 +607,7 @@ async def build_request(
 	try:
 		return client.build_request(
 			tool.method,
-			append_query(httpx.URL(url), query_pairs(query)),
+			with_base_query(append_query(httpx.URL(url), query_pairs(query)), base_query),
 			headers=[pair for pair in headers.values()],
 			content=content,
 			timeout=httpx.Timeout(setup.timeout, connect=min(10.0, setup.timeout)),

@@ -49,6 +49,7 @@ from openmolt_core.integrations._httptool import (
 	_Spec,
 )
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
+from openmolt_core.integrations._url import fragment_written
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import parse_template
 from openmolt_core.tools import Tool, schema_of
@@ -114,8 +115,21 @@ def _parse_all(
 			raise ValueError(f"{owner}, field {where}: {exc}") from None
 
 
+def _check_fragment(template: str | None, owner: str, where: str) -> None:
+	"""Refuse a URL template whose text writes a fragment (`_url.fragment_written`)."""
+	if template and fragment_written(template):
+		shown = re.split(r"[?#]", template, maxsplit=1)[0][:100]  # a key may sit in the query
+		raise ValueError(
+			f"{owner}, field {where}: {shown!r} has a fragment ('#...'), which is never "
+			"sent to the server (RFC 3986, 3.5) and would swallow an endpoint joined after it; "
+			"remove it"
+		)
+
+
 def _check_templates(tool: HttpTool, filters: Mapping[str, Any]) -> None:
 	"""Parse every template of an HTTP tool, naming the tool and field of a broken one."""
+	_check_fragment(tool.endpoint, f"tool {tool.handle!r}", "endpoint")
+	_check_fragment(tool.base_url, f"tool {tool.handle!r}", "base_url")
 	fields: dict[str, Any] = {
 		"endpoint": tool.endpoint,
 		"base_url": tool.base_url,
@@ -161,6 +175,7 @@ def _check_origin(tool: HttpTool, setup: ApiSetup, integration: str) -> None:
 
 def _check_setup_templates(integration: Integration) -> None:
 	setup = integration.api_setup
+	_check_fragment(setup.base_url, f"integration {integration.name!r}", "api_setup.base_url")
 	strings = [
 		*_template_strings(setup.base_url, "api_setup.base_url"),
 		*_template_strings(setup.headers, "api_setup.headers"),

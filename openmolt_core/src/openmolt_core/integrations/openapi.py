@@ -23,7 +23,8 @@ JSON) that a person can read and edit. What the importer does:
   an operation requires become the tool's scopes, so agents can be granted part of an API;
 - **descriptions** are shortened for the model (summary first, Markdown links and HTML dropped,
   at most `MAX_DESCRIPTION_CHARS` characters);
-- **labels** (`openmolt_core.taint`) come from the method (`default_labels`) unless ``labels=``
+- **labels** (`openmolt_core.taint`) come from the method and whether the request carries
+  model input (`default_labels`: a GET with a parameter is ``outbound`` too) unless ``labels=``
   names the tool.
 
 The document is someone else's text (docs/security.md, "Imported OpenAPI documents"): it is read
@@ -95,8 +96,8 @@ def from_openapi(
 		base_url: The API's base URL (default: the document's first server).
 		name: The display name (default: the document's title).
 		labels: Taint labels by tool handle or pattern (``{"listPets": ["untrusted",
-			"private"]}``); a tool a key names gets those instead of the ones its method gives
-			(`default_labels`).
+			"private"]}``); a tool a key names gets those instead of the ones its method and
+			input give (`default_labels`).
 		allow_internal_hosts: Internal hosts or networks the tools may reach (a self-hosted API,
 			a local mock server): ``["127.0.0.1"]``, ``["api.corp.example", "10.20.0.0/16"]``.
 			Loopback, private, link-local and metadata addresses are refused otherwise.

@@ -48,6 +48,7 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations._encode import Encoded
 from openmolt_core.integrations._form import scalar_text as _style_scalar
 from openmolt_core.integrations._form import style_pairs
+from openmolt_core.integrations._url import check_empty_segments
 
 if TYPE_CHECKING:
 	from openmolt_core.files import StoredFile
@@ -810,6 +811,7 @@ def render_endpoint(source: str, data: Mapping[str, Any], *, filters: Filters | 
 	value = _render_mode(part, data, "path", envs)
 	if value is MISSING:
 		raise ToolError(f"the endpoint {source[:80]!r} needs an input value that is missing")
+	check_empty_segments(part, str(value), "the endpoint")
 	if query is None:
 		return str(value)
 	rest = _render_mode(query, data, "query", envs)
