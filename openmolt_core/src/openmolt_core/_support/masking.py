@@ -79,6 +79,7 @@ __all__ = [
 	"named_secrets",
 	"read_log_secrets",
 	"redact_handler",
+	"secret_name",
 	"secret_names",
 	"secret_values",
 	"settings_secrets",
@@ -2040,17 +2041,62 @@ SECRET_HINTS = (
 	"secret",
 	"password",
 	"passwd",
+	"passphrase",
 	"auth",
 	"credential",
+	"creds",
 	"cookie",
 	"session",
-	"sig",  # a signed URL's ?sig=, a signature
+	"bearer",
+	"signature",
+	"connection_string",  # Azure's AccountKey=... inside
+	"webhook_url",  # Slack's, Discord's, Teams': whoever holds the URL posts
+	"_pass_",
+	"_pwd_",
+	"_pat_",  # GitHub's personal access token: GITHUB_PAT
+	"_jwt_",
+	"_pem_",
+	"_dsn_",  # a data source name holds a password
+	"_psk_",  # a pre-shared key
+	"_sig_",  # a signed URL's ?sig=
 )
 """What the name of a secret holds (any case): the one list every rule that reads names uses.
 
-A provider's settings (`settings_secrets`), a credential config (`secret_values`), a URL's query
-(`url_secrets`), the environment (`environment_secrets`: a name that ends with one) and an MCP
+Read by `secret_name` on the name's words, lower case, each between underscores (``githubPAT``
+and ``GITHUB_PAT`` are ``_github_pat_``): a hint written between underscores is a whole word of
+the name (``_pat_``: not ``PATH``, ``compat`` or ``PATCH``), any other may sit inside a word
+(``key``: ``apiKey``, ``APIKEY``, ``monkey``). A provider's settings (`settings_secrets`), a
+credential config (`secret_values`), a URL's query (`url_secrets`), the environment
+(`environment_secrets`: a name that ends with one), an agent file's places
+(``_support.words.secret_place``), an integration's literal query parameters and an MCP
 server's ``env`` and arguments (``openmolt_mcp``) read it; a test checks no second list exists."""
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=4096)
+def _words(name: str) -> str:
+	"""A name's words, lower case, each between underscores (``apiKey`` → ``_api_key_``)."""
+	words = _NOT_WORD.split(_CAMEL.sub("_", name).lower())
+	return "_" + "_".join(w for w in words if w) + "_"
+
+
+def secret_name(name: str, *, ends: bool = False) -> bool:
+	"""Whether a name says its value is a secret: it holds one of `SECRET_HINTS`.
+
+	Args:
+		name: The name (any case and style: ``GITHUB_PAT``, ``githubPat``, ``x-api-key``).
+		ends: The hint must end the name, or end it but for a plural ``s`` (an environment
+			variable's rule: ``GITHUB_PAT``, ``API_KEYS``; not ``PAT_EXPIRY`` or ``TOKEN_URL``).
+	"""
+	words = _words(name)
+	if ends:
+		return any(
+			words.endswith((f"{h.rstrip('_')}_", f"{h.rstrip('_')}s_")) for h in SECRET_HINTS
+		)
+	return any(hint in words for hint in SECRET_HINTS)
+
 
 PUBLIC_NAMES = (
 	"path",
@@ -2069,9 +2115,6 @@ PUBLIC_NAMES = (
 stays readable in an MCP server's ``env`` and in a URL's query (a URL's own secrets are read by
 `url_secrets` all the same). With `SECRET_HINTS`, the other list every named-secret rule reads."""
 
-_SECRET_ENV = re.compile(rf"(?:{'|'.join(SECRET_HINTS)})S?$", re.IGNORECASE)
-"""Any ``*_KEY``: an API key, and a signing or encryption key too (``OPENMOLT_APPROVAL_KEY``,
-``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``); any name that ends with a hint."""
 PUBLIC_HEADERS = frozenset(
 	{"accept", "content-type", "user-agent", "accept-language", "mcp-protocol-version"}
 )
@@ -2079,10 +2122,11 @@ PUBLIC_HEADERS = frozenset(
 provider's settings (`settings_secrets`) and an MCP server's ``headers`` (``openmolt_mcp``)."""
 
 
-PUBLIC_ENV = frozenset({"OPENMOLT_SESSIONS"})
-"""OpenMolt's own variables whose names end like a secret's but which hold a place: the sessions'
-file or database (`openmolt_core.sessions.ENV_VAR`). Their value is no secret (it was masked in
-every error, log and event that named the file), but a URL's password in it is (`url_secrets`)."""
+PUBLIC_ENV = frozenset({"OPENMOLT_SESSIONS", "PWD", "OLDPWD"})
+"""Variables whose names end like a secret's but which hold a place: the sessions' file or
+database (`openmolt_core.sessions.ENV_VAR`), the shell's working directories (``PWD``,
+``OLDPWD``). Their value is no secret (it was masked in every error, log and event that named
+the file), but a URL's password in it is (`url_secrets`)."""
 
 
 MIN_KEY = 8
@@ -2104,7 +2148,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	"""
 	source = os.environ if environ is None else environ
 	found = (
-		source.get(k, "") for k in list(source) if _SECRET_ENV.search(k) and k not in PUBLIC_ENV
+		source.get(k, "") for k in list(source) if k not in PUBLIC_ENV and secret_name(k, ends=True)
 	)
 	out = {v for v in found if len(v.strip()) >= MIN_KEY}
 	for value in list(source.values()):
@@ -2132,8 +2176,7 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 		if not value:
 			continue
 		lowered = name.lower()
-		hinted = any(h in lowered for h in SECRET_HINTS)
-		if hinted or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
+		if secret_name(name) or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
 			out.add(value)
 		if "://" in value:  # the password of a URL under a public name, or inside a secret one
 			out |= url_secrets(value)
@@ -2202,7 +2245,7 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 						out |= header_secrets(str(name), header)
 			else:
 				out |= settings_secrets(value)
-		elif isinstance(value, str) and any(h in lowered for h in SECRET_HINTS):
+		elif isinstance(value, str) and secret_name(str(key)):
 			out.add(value)
 		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
 			out |= url_secrets(value)
@@ -2260,7 +2303,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	for key, value in config.items():
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
-			hinted = any(h in lowered for h in SECRET_HINTS)
+			hinted = secret_name(key)
 			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid"):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
@@ -2324,8 +2367,8 @@ def url_secrets(url: str) -> set[str]:
 		query = ""
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
+		hinted = secret_name(unquote_plus(key))
 		name = unquote_plus(key).lower()
-		hinted = any(h in name for h in SECRET_HINTS)
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if hinted or (
 				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
