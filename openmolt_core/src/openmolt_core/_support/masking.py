@@ -1993,7 +1993,9 @@ def install_log_redaction() -> None:
 	Called whenever a source gets secrets (a redactor or a secret set of
 	`openmolt_core.secrets`), so loggers created since are covered too; the record factory is
 	wrapped once, so a logger made later is covered as well, and so is ``Logger.makeRecord``,
-	which adds a record's ``extra`` after the factory made it.
+	which adds a record's ``extra`` after the factory made it, and ``Handler.handleError``,
+	which prints the exception being handled when a handler fails
+	(`openmolt_core._support.stderr_masking`).
 	"""
 	global _SEEN
 	if not _FACTORY:
@@ -2004,6 +2006,13 @@ def install_log_redaction() -> None:
 				# The factory runs before ``extra`` is added to the record: mask it after.
 				_MAKE_RECORD.append(logging.Logger.makeRecord)
 				logging.Logger.makeRecord = _make_record  # type: ignore[method-assign]
+				# A handler that fails prints the exception being handled, its chain and
+				# notes, to stderr: no record, so masked where it is printed.
+				from openmolt_core._support.stderr_masking import masked_stderr
+
+				logging.Handler.handleError = masked_stderr(  # type: ignore[method-assign]
+					logging.Handler.handleError, mask_known
+				)
 	known = logging.root.manager.loggerDict
 	if len(known) == _SEEN:  # no logger was made since the last call
 		return
