@@ -146,8 +146,9 @@ def test_a_passphrase_is_one_rule_for_settings_and_credential_configs() -> None:
 def test_a_webhook_url_under_a_public_suffix_is_secret_whole() -> None:
 	"""``webhookUrl`` ends like a public URL, but the name says the URL is the credential."""
 	url = "https://chat.example/hooks/abcdef0123456789"
-	assert secret_values({"webhookUrl": url, "patchUrl": "https://x.example/patch"}) == {url}
-	assert named_secrets({"SLACK_WEBHOOK_URL": url}) == {url}
+	token = "abcdef0123456789"  # and the hook's token, shown apart (`url_secrets`)
+	assert secret_values({"webhookUrl": url, "patchUrl": "https://x.example/patch"}) == {url, token}
+	assert named_secrets({"SLACK_WEBHOOK_URL": url}) == {url, token}
 
 
 def test_the_mcp_command_line_and_an_agent_files_places_read_the_same_rule() -> None:

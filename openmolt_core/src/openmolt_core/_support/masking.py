@@ -2254,10 +2254,11 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 						out |= header_secrets(str(name), header)
 			else:
 				out |= settings_secrets(value)
-		elif isinstance(value, str) and secret_name(str(key)):
-			out.add(value)
-		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
-			out |= url_secrets(value)
+		elif isinstance(value, str):
+			if secret_name(str(key)):
+				out.add(value)
+			if "://" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
+				out |= url_secrets(value)
 		else:
 			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
 			if callable(secret):
@@ -2319,6 +2320,8 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 			if value.isdigit() and not hinted:
 				continue
 			out.append((prefix + key, value))
+			if "://" in value:  # its parts too: shown apart (a webhook's token in a log line)
+				out += ((prefix + key, v) for v in sorted(url_secrets(value)))
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
 			if lowered == "headers":  # a header's parts too (`header_secrets`)
@@ -2383,7 +2386,65 @@ def url_secrets(url: str) -> set[str]:
 				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
 			):
 				out.add(value)
+	if authority:
+		out |= _path_secrets(text)
 	return {v for v in out if v.strip()}
+
+
+_BOT_SEGMENT = re.compile(r"bot(\d+:[A-Za-z0-9_-]{20,})")
+"""A Telegram bot's token in a path: ``/bot<token>/sendMessage``, ``/file/bot<token>/...``."""
+_LONG_SEGMENT = 16
+"""A token-like path segment this long after a webhook's marker is a secret whatever its place."""
+
+
+def _path_secrets(url: str) -> set[str]:
+	"""The secrets a URL's path carries, as written and percent-decoded (`url_secrets`).
+
+	Whoever holds a webhook's URL may post to it, and a bot's URL carries its token: a segment
+	``bot<token>`` (Telegram's); a token-like segment (`_token_like_segment`) after one named
+	like a secret (``/with/key/<key>``: IFTTT); and after a webhook's marker (a segment or the
+	host's first label holding ``hook``: ``/api/webhooks/<id>/<token>`` for Discord,
+	``hooks.slack.com/services/T../B../<token>``, ``hooks.zapier.com/hooks/catch/<id>/<hook>``,
+	``hook.eu1.make.com/<token>``, Mattermost's ``/hooks/<id>``, Teams' ``/webhookb2/...``), the
+	last token-like segment and every one of 16+ characters. Ids (digits, a Slack team's
+	``T0123ABCD``), words (``silent``, ``IncomingWebhook``) and ordinary API paths stay readable.
+	"""
+	from urllib.parse import urlsplit
+
+	try:
+		parts = urlsplit(url)
+	except ValueError:
+		return set()
+	segments = [s for s in parts.path.split("/") if s]
+	found: set[str] = set()
+	hooked = "hook" in (parts.hostname or "").split(".")[0]
+	after: list[str] | None = [] if hooked else None  # the segments after a webhook's marker
+	for k, segment in enumerate(segments):
+		bot = _BOT_SEGMENT.fullmatch(segment)
+		if bot:
+			found.add(bot[1])
+		if after is not None and _token_like_segment(segment):
+			after.append(segment)
+		elif after is None and "hook" in segment.lower():
+			after = []
+		if k + 1 < len(segments) and secret_name(segment) and _token_like_segment(segments[k + 1]):
+			found.add(segments[k + 1])
+	if after:
+		found.add(after[-1])
+		found.update(s for s in after if len(s) >= _LONG_SEGMENT)
+	return {v for s in found for v in (s, unquote(s))}
+
+
+def _token_like_segment(segment: str) -> bool:
+	"""Whether a path segment looks like a token (not a word such as ``silent``, not an id).
+
+	6+ characters, not a number, with a digit or 16+ characters.
+	"""
+	return (
+		len(segment) >= 6
+		and not segment.isdigit()
+		and (len(segment) >= _LONG_SEGMENT or any(c.isdigit() for c in segment))
+	)
 
 
 def shown_url(url: str) -> str:
