@@ -2073,8 +2073,8 @@ SECRET_HINTS = (
 
 Read by `secret_name` on the name's words, lower case, each between underscores (``githubPAT``
 and ``GITHUB_PAT`` are ``_github_pat_``): a hint written between underscores is a whole word of
-the name (``_pat_``: not ``PATH``, ``compat`` or ``PATCH``), any other may sit inside a word
-(``key``: ``apiKey``, ``APIKEY``, ``monkey``). A provider's settings (`settings_secrets`), a
+the name (``_pat_``: not ``PATH``, ``compat`` or ``PATCH``), any other may sit inside a word or
+across words (``key``: ``apiKey``, ``APIKEY``, ``monkey``; ``webhook_url``: ``WebHookUrl``). A provider's settings (`settings_secrets`), a
 credential config (`secret_values`), a URL's query (`url_secrets`), the environment
 (`environment_secrets`: a name that ends with one), an agent file's places
 (``_support.words.secret_place``), an integration's literal query parameters and an MCP
@@ -2094,17 +2094,26 @@ def _words(name: str) -> str:
 def secret_name(name: str, *, ends: bool = False) -> bool:
 	"""Whether a name says its value is a secret: it holds one of `SECRET_HINTS`.
 
+	A hint written between underscores is looked for among the name's words (`_words`); any
+	other in the name with its words run together, so ``passWord`` and ``WebHookUrl`` hold
+	``password`` and ``webhook_url``.
+
 	Args:
 		name: The name (any case and style: ``GITHUB_PAT``, ``githubPat``, ``x-api-key``).
 		ends: The hint must end the name, or end it but for a plural ``s`` (an environment
 			variable's rule: ``GITHUB_PAT``, ``API_KEYS``; not ``PAT_EXPIRY`` or ``TOKEN_URL``).
 	"""
 	words = _words(name)
-	if ends:
-		return any(
-			words.endswith((f"{h.rstrip('_')}_", f"{h.rstrip('_')}s_")) for h in SECRET_HINTS
-		)
-	return any(hint in words for hint in SECRET_HINTS)
+	joined = words.replace("_", "")
+	for hint in SECRET_HINTS:
+		if hint.startswith("_"):  # a whole word
+			if words.endswith((hint, f"{hint[:-1]}s_")) if ends else hint in words:
+				return True
+		else:
+			bare = hint.replace("_", "")
+			if joined.endswith((bare, f"{bare}s")) if ends else bare in joined:
+				return True
+	return False
 
 
 PUBLIC_NAMES = (
