@@ -20,7 +20,7 @@ it ends.
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
 at every level: a record's message, arguments, traceback and stack text are rendered and masked
-before any handler sees them (an argument that shows a secret is masked in place, so formatters
+before any handler sees them (and a handler that fails reports masked: `install_log_redaction`) (an argument that shows a secret is masked in place, so formatters
 that read the arguments keep working; the ``bytes`` a record shows are searched for a secret
 Huffman-coded too, as HTTP/2 header blocks are). It masks what its sources know
 (`read_log_secrets`).
@@ -28,9 +28,10 @@ Huffman-coded too, as HTTP/2 header blocks are). It masks what its sources know
 Which values are secrets, by their names: the values of environment variables named like
 secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
 and of a credential config (`secret_values`, and their keys: `secret_names`). One list of the
-words a secret's name holds (`SECRET_HINTS`) and of public names and headers (`PUBLIC_NAMES`,
-`PUBLIC_HEADERS`) serves every such rule, and ``openmolt_mcp``'s for a server's env, arguments
-and headers.
+words a secret's name holds (`SECRET_HINTS`, read by `secret_name`) and of public names and
+headers (`PUBLIC_NAMES`, `PUBLIC_HEADERS`) serves every such rule, and ``openmolt_mcp``'s for a
+server's env, arguments and headers. A URL's secrets (`url_secrets`) are its userinfo, its query
+values and the webhook or bot token in its path.
 
 A library with no agent concept: the secrets come from the caller (`openmolt_core.secrets`
 keeps an instance's, and re-exports these names).
