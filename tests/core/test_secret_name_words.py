@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 
 from openmolt_core._support.masking import (
-	PUBLIC_ENV as PUBLIC_ENV_NAMES,
-)
-from openmolt_core._support.masking import (
+	PUBLIC_ENV,
 	environment_secrets,
 	named_secrets,
 	secret_name,
@@ -56,7 +54,7 @@ SECRET_ENV = [
 	"VPN_PSK",
 	"JWT_SIGNATURE",
 ]
-PUBLIC_ENV = [
+LOOKALIKE_ENV = [
 	"PATH",
 	"PYTHONPATH",
 	"LD_LIBRARY_PATH",
@@ -85,10 +83,10 @@ def test_an_environment_variable_named_like_a_secret_is_one(name: str) -> None:
 	assert environment_secrets({name: VALUE}) == {VALUE}
 
 
-@pytest.mark.parametrize("name", PUBLIC_ENV)
+@pytest.mark.parametrize("name", LOOKALIKE_ENV)
 def test_a_variable_whose_name_only_looks_like_one_is_not(name: str) -> None:
 	"""``PWD`` ends with a hint, but is the shell's directory (`PUBLIC_ENV`)."""
-	assert not secret_name(name, ends=True) or name in PUBLIC_ENV_NAMES
+	assert not secret_name(name, ends=True) or name in PUBLIC_ENV
 	assert environment_secrets({name: VALUE}) == set()
 
 
