@@ -38,6 +38,7 @@ URLS = {
 	f"https://discordapp.com/api/v10/webhooks/112233445566778899/{DISCORD}?wait=true": {DISCORD},
 	f"https://api.telegram.org/bot{TELEGRAM}/sendMessage": {TELEGRAM},
 	f"https://api.telegram.org/file/bot{TELEGRAM}/photos/file_1.jpg": {TELEGRAM},
+	f"https://api.telegram.org/bot{TELEGRAM.replace(':', '%3A')}/getMe": {TELEGRAM},
 	(
 		"https://contoso.webhook.office.com/webhookb2/11111111-2222-3333-4444-555555555555@"
 		f"66666666-7777-8888-9999-000000000000/IncomingWebhook/{TEAMS_HASH}/{TEAMS_ID}"

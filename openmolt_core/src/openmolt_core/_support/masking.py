@@ -2430,7 +2430,7 @@ def _path_secrets(url: str) -> set[str]:
 	hooked = "hook" in (parts.hostname or "").split(".")[0]
 	after: list[str] | None = [] if hooked else None  # the segments after a webhook's marker
 	for k, segment in enumerate(segments):
-		bot = _BOT_SEGMENT.fullmatch(segment)
+		bot = _BOT_SEGMENT.fullmatch(unquote(segment))  # ``bot123%3AAA...`` too
 		if bot:
 			found.add(bot[1])
 		if after is not None and _token_like_segment(segment):
