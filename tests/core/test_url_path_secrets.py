@@ -73,6 +73,8 @@ def test_the_public_parts_of_such_urls_and_ordinary_paths_stay_readable() -> Non
 		"https://api.github.com/repos/octo/hello-world2024/hooks/12345678",
 		"https://vault.example:8200/v1/secret/data/prod-db",
 		"https://api.example/oauth/token/refresh",
+		"sqlite:////srv/openmolt/sessions/team1.db",  # a store's file, named in its errors
+		"postgresql://app@db.local/sessions/runs2024",
 	):
 		assert url_secrets(public) == set(), public
 

@@ -2360,7 +2360,8 @@ def url_secrets(url: str) -> set[str]:
 	``?`` or ``#`` too, as the database driver reads it: `_DRIVER_PASSWORD`), ``https://x.example/v1?api-key=KEY`` (an
 	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
 	at one, or when it has 6+ characters, is not a number and its key does not name something
-	public (``sslmode``, ``api-version``, ``region``). Each as written and percent-decoded.
+	public (``sslmode``, ``api-version``, ``region``). In a web URL, the token in its path too
+	(`_path_secrets`: a webhook's, a bot's). Each as written and percent-decoded.
 
 	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
 	environment and MCP servers (``openmolt_mcp``).
@@ -2396,7 +2397,7 @@ def url_secrets(url: str) -> set[str]:
 				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
 			):
 				out.add(value)
-	if authority:
+	if web:  # a webhook's or a bot's URL (a database's path names a file or a database)
 		out |= _path_secrets(text)
 	return {v for v in out if v.strip()}
 
