@@ -90,6 +90,23 @@ def test_no_module_keeps_its_own_list_of_secret_words() -> None:
 					)
 
 
+def test_only_secret_name_reads_the_hints() -> None:
+	"""A hint between underscores (``_pat_``) is a whole word: a reader testing ``hint in name``
+	would miss ``GITHUB_PAT``; every reader outside the masking calls `secret_name`."""
+	from pathlib import Path
+
+	root = Path(masking.__file__).parents[4]
+	sources = list(root.glob("openmolt_*/src/**/*.py"))
+	if len(sources) < 50:
+		pytest.skip("the packages are not installed from the repository's sources")
+	readers = [
+		str(path.relative_to(root))
+		for path in sources
+		if path.name != "masking.py" and "SECRET_HINTS" in path.read_text(encoding="utf-8")
+	]
+	assert not readers, f"{readers}: call masking.secret_name instead"
+
+
 @pytest.mark.parametrize("hint", SECRET_HINTS)
 def test_every_rule_reads_the_same_hints(hint: str) -> None:
 	"""A short value under a name holding any hint is secret for every rule, core and MCP."""
