@@ -165,6 +165,9 @@ def test_bad_input_is_named(
 	assert main(["auth", "mail", "--set", "clientSecret=cs-on-the-line"]) == ExitCode.USAGE
 	err = capsys.readouterr().err
 	assert "OPENMOLT_MAIL_CLIENT_SECRET" in err and "cs-on-the-line" not in err
+	for named in ("keyPassphrase", "githubPat", "sentryDsn"):  # the one rule: `secret_name`
+		assert main(["auth", "mail", "--set", f"{named}=on-the-line-1"]) == ExitCode.USAGE
+		assert "never taken on the command line" in capsys.readouterr().err
 	assert main(["auth", "httpRequest"]) == ExitCode.USAGE
 	assert "no oauth2 credential" in capsys.readouterr().err
 

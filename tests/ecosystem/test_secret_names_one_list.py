@@ -59,6 +59,54 @@ def test_no_second_list_of_secret_names() -> None:
 			)
 
 
+def _every_module() -> list[object]:
+	"""Every importable module of the core and of the MCP package."""
+	import openmolt_core
+
+	out: list[object] = []
+	for package in (openmolt_core, openmolt_mcp):
+		for found in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+			try:
+				out.append(importlib.import_module(found.name))
+			except ImportError:  # an optional extra's module
+				continue
+	return out
+
+
+def test_no_module_keeps_its_own_list_of_secret_words() -> None:
+	"""A list of the words of secrets' names anywhere in the core or MCP is `SECRET_HINTS`.
+
+	``integrations.connect`` kept one (``key``, ``token``, ``secret``, ``password``,
+	``signature``) to say which config keys are secret: a name the core's rule knew
+	(``passphrase``, ``GITHUB_PAT``) was no secret there.
+	"""
+	words = {"token", "password", "secret", "passwd"}
+	for module in _every_module():
+		for name, value in vars(module).items():
+			if isinstance(value, tuple | list | set | frozenset) and value:
+				if all(isinstance(v, str) for v in value) and words & {v.lower() for v in value}:
+					assert value is SECRET_HINTS, (
+						f"{module.__name__}.{name} is a second list: use masking.secret_name"
+					)
+
+
+def test_only_secret_name_reads_the_hints() -> None:
+	"""A hint between underscores (``_pat_``) is a whole word: a reader testing ``hint in name``
+	would miss ``GITHUB_PAT``; every reader outside the masking calls `secret_name`."""
+	from pathlib import Path
+
+	root = Path(masking.__file__).parents[4]
+	sources = list(root.glob("openmolt_*/src/**/*.py"))
+	if len(sources) < 50:
+		pytest.skip("the packages are not installed from the repository's sources")
+	readers = [
+		str(path.relative_to(root))
+		for path in sources
+		if path.name != "masking.py" and "SECRET_HINTS" in path.read_text(encoding="utf-8")
+	]
+	assert not readers, f"{readers}: call masking.secret_name instead"
+
+
 @pytest.mark.parametrize("hint", SECRET_HINTS)
 def test_every_rule_reads_the_same_hints(hint: str) -> None:
 	"""A short value under a name holding any hint is secret for every rule, core and MCP."""

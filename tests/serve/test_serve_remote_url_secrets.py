@@ -31,8 +31,9 @@ def _refusing(request: httpx.Request) -> httpx.Response:
 		f"https://agent.example/api/a2a?code={KEY}",
 		f"https://agent.example/api/a2a?sig={KEY}&sv=2024",
 		f"https://agent.example/a2a?api_key={KEY}",
+		f"https://agent.example/hooks/{KEY}/a2a",  # a token in the path (`url_secrets`)
 	],
-	ids=["code", "signature", "api_key"],
+	ids=["code", "signature", "api_key", "path"],
 )
 async def test_a_key_in_the_remote_agents_url_never_reaches_the_model(
 	url: str, caplog: pytest.LogCaptureFixture

@@ -141,3 +141,17 @@ def _holders(obj: object, depth: int = 4) -> str:
 		lines += [p for _, p in nxt[:12]]
 		frontier = nxt[:6]
 	return "\n".join(lines)
+
+
+def test_a_webhooks_public_url_gives_its_secrets() -> None:
+	"""Twilio's scheme signs the webhook's public ``url``, which may carry a password or a path
+	token (Twilio sends HTTP Basic credentials written in it): secrets like the signing one's."""
+	from openmolt_core.secrets import url_secrets
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Caller", model=ScriptedModel([]))
+	url = "https://twilio:CANARY-url-password-10@hooks.example/hooks/Caller"
+	hook = Webhook(agent, WebhookTrigger(scheme="twilio", url=url), "CANARY-twilio-auth-11")
+	assert {"CANARY-url-password-10", "CANARY-twilio-auth-11"} <= om.secrets.values()
+	assert url_secrets(url) <= om.secrets.values()
+	assert hook.config.url == url

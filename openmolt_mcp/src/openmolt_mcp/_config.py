@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from openmolt_core._support.masking import SECRET_HINTS, header_secrets, named_secrets
+from openmolt_core._support.masking import header_secrets, named_secrets, secret_name
 from openmolt_core._support.words import json_kind
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
@@ -360,10 +360,8 @@ def _arg_secrets(args: list[str]) -> set[str]:
 		if hinted_flag and not arg.startswith("-"):
 			out.add(arg)
 		name, sep, value = arg.partition("=")
-		hinted_flag = (
-			arg.startswith("-") and not sep and any(h in arg.lower() for h in SECRET_HINTS)
-		)
-		if sep and value and any(h in name.lower() for h in SECRET_HINTS):
+		hinted_flag = arg.startswith("-") and not sep and secret_name(arg)
+		if sep and value and secret_name(name):
 			out.add(value)
 		if "://" in arg:
 			out |= url_secrets(arg)

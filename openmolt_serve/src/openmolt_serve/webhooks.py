@@ -71,7 +71,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openmolt_core.errors import ConfigurationError, OpenMoltError
-from openmolt_core.secrets import Redactor, register_key
+from openmolt_core.secrets import Redactor, register_key, url_secrets
 from openmolt_core.triggers import WebhookTrigger, secret_from
 from openmolt_serve._agentenv import agent_env, agent_secret
 from openmolt_serve._body import (
@@ -133,7 +133,9 @@ class Webhook:
 	redact: Redactor = field(init=False, repr=False)
 
 	def __post_init__(self) -> None:
-		register_key(self.agent.om, self.secret, self.previous)  # for the instance's life
+		# For the instance's life: the secrets, and those of the public URL Twilio signs (a
+		# password or a token in it: `url_secrets`).
+		register_key(self.agent.om, self.secret, self.previous, *url_secrets(self.config.url or ""))
 		self.limit = RateLimit(self.config.rate_limit)
 		self.guard = ReplayGuard(tolerance=self.config.tolerance, store=self.store)
 		self.redact = Redactor(known=self.agent.om.secrets)  # for what an answer says

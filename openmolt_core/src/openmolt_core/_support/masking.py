@@ -20,7 +20,7 @@ it ends.
 `RedactingFilter` is a ``logging.Filter`` installed on the loggers of OpenMolt, of the HTTP stack
 it drives and of the MCP SDK (`LOGGERS`), and on the handlers the ``openmolt`` commands install,
 at every level: a record's message, arguments, traceback and stack text are rendered and masked
-before any handler sees them (an argument that shows a secret is masked in place, so formatters
+before any handler sees them (and a handler that fails reports masked: `install_log_redaction`) (an argument that shows a secret is masked in place, so formatters
 that read the arguments keep working; the ``bytes`` a record shows are searched for a secret
 Huffman-coded too, as HTTP/2 header blocks are). It masks what its sources know
 (`read_log_secrets`).
@@ -28,9 +28,10 @@ Huffman-coded too, as HTTP/2 header blocks are). It masks what its sources know
 Which values are secrets, by their names: the values of environment variables named like
 secrets (`environment_secrets`), the secret values of a provider's settings (`settings_secrets`)
 and of a credential config (`secret_values`, and their keys: `secret_names`). One list of the
-words a secret's name holds (`SECRET_HINTS`) and of public names and headers (`PUBLIC_NAMES`,
-`PUBLIC_HEADERS`) serves every such rule, and ``openmolt_mcp``'s for a server's env, arguments
-and headers.
+words a secret's name holds (`SECRET_HINTS`, read by `secret_name`) and of public names and
+headers (`PUBLIC_NAMES`, `PUBLIC_HEADERS`) serves every such rule, and ``openmolt_mcp``'s for a
+server's env, arguments and headers. A URL's secrets (`url_secrets`) are its userinfo, its query
+values and the webhook or bot token in its path.
 
 A library with no agent concept: the secrets come from the caller (`openmolt_core.secrets`
 keeps an instance's, and re-exports these names).
@@ -79,6 +80,7 @@ __all__ = [
 	"named_secrets",
 	"read_log_secrets",
 	"redact_handler",
+	"secret_name",
 	"secret_names",
 	"secret_values",
 	"settings_secrets",
@@ -1992,7 +1994,9 @@ def install_log_redaction() -> None:
 	Called whenever a source gets secrets (a redactor or a secret set of
 	`openmolt_core.secrets`), so loggers created since are covered too; the record factory is
 	wrapped once, so a logger made later is covered as well, and so is ``Logger.makeRecord``,
-	which adds a record's ``extra`` after the factory made it.
+	which adds a record's ``extra`` after the factory made it, and ``Handler.handleError``,
+	which prints the exception being handled when a handler fails
+	(`openmolt_core._support.stderr_masking`).
 	"""
 	global _SEEN
 	if not _FACTORY:
@@ -2003,6 +2007,13 @@ def install_log_redaction() -> None:
 				# The factory runs before ``extra`` is added to the record: mask it after.
 				_MAKE_RECORD.append(logging.Logger.makeRecord)
 				logging.Logger.makeRecord = _make_record  # type: ignore[method-assign]
+				# A handler that fails prints the exception being handled, its chain and
+				# notes, to stderr: no record, so masked where it is printed.
+				from openmolt_core._support.stderr_masking import masked_stderr
+
+				logging.Handler.handleError = masked_stderr(  # type: ignore[method-assign]
+					logging.Handler.handleError, mask_known
+				)
 	known = logging.root.manager.loggerDict
 	if len(known) == _SEEN:  # no logger was made since the last call
 		return
@@ -2040,17 +2051,71 @@ SECRET_HINTS = (
 	"secret",
 	"password",
 	"passwd",
+	"passphrase",
 	"auth",
 	"credential",
+	"creds",
 	"cookie",
 	"session",
-	"sig",  # a signed URL's ?sig=, a signature
+	"bearer",
+	"signature",
+	"connection_string",  # Azure's AccountKey=... inside
+	"webhook_url",  # Slack's, Discord's, Teams': whoever holds the URL posts
+	"_pass_",
+	"_pwd_",
+	"_pat_",  # GitHub's personal access token: GITHUB_PAT
+	"_jwt_",
+	"_pem_",
+	"_dsn_",  # a data source name holds a password
+	"_psk_",  # a pre-shared key
+	"_sig_",  # a signed URL's ?sig=
 )
 """What the name of a secret holds (any case): the one list every rule that reads names uses.
 
-A provider's settings (`settings_secrets`), a credential config (`secret_values`), a URL's query
-(`url_secrets`), the environment (`environment_secrets`: a name that ends with one) and an MCP
+Read by `secret_name` on the name's words, lower case, each between underscores (``githubPAT``
+and ``GITHUB_PAT`` are ``_github_pat_``): a hint written between underscores is a whole word of
+the name (``_pat_``: not ``PATH``, ``compat`` or ``PATCH``), any other may sit inside a word or
+across words (``key``: ``apiKey``, ``APIKEY``, ``monkey``; ``webhook_url``: ``WebHookUrl``). A provider's settings (`settings_secrets`), a
+credential config (`secret_values`), a URL's query (`url_secrets`), the environment
+(`environment_secrets`: a name that ends with one), an agent file's places
+(``_support.words.secret_place``), an integration's literal query parameters and an MCP
 server's ``env`` and arguments (``openmolt_mcp``) read it; a test checks no second list exists."""
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=4096)
+def _words(name: str) -> str:
+	"""A name's words, lower case, each between underscores (``apiKey`` → ``_api_key_``)."""
+	words = _NOT_WORD.split(_CAMEL.sub("_", name).lower())
+	return "_" + "_".join(w for w in words if w) + "_"
+
+
+def secret_name(name: str, *, ends: bool = False) -> bool:
+	"""Whether a name says its value is a secret: it holds one of `SECRET_HINTS`.
+
+	A hint written between underscores is looked for among the name's words (`_words`); any
+	other in the name with its words run together, so ``passWord`` and ``WebHookUrl`` hold
+	``password`` and ``webhook_url``.
+
+	Args:
+		name: The name (any case and style: ``GITHUB_PAT``, ``githubPat``, ``x-api-key``).
+		ends: The hint must end the name, or end it but for a plural ``s`` (an environment
+			variable's rule: ``GITHUB_PAT``, ``API_KEYS``; not ``PAT_EXPIRY`` or ``TOKEN_URL``).
+	"""
+	words = _words(name)
+	joined = words.replace("_", "")
+	for hint in SECRET_HINTS:
+		if hint.startswith("_"):  # a whole word
+			if words.endswith((hint, f"{hint[:-1]}s_")) if ends else hint in words:
+				return True
+		else:
+			bare = hint.replace("_", "")
+			if joined.endswith((bare, f"{bare}s")) if ends else bare in joined:
+				return True
+	return False
+
 
 PUBLIC_NAMES = (
 	"path",
@@ -2069,9 +2134,6 @@ PUBLIC_NAMES = (
 stays readable in an MCP server's ``env`` and in a URL's query (a URL's own secrets are read by
 `url_secrets` all the same). With `SECRET_HINTS`, the other list every named-secret rule reads."""
 
-_SECRET_ENV = re.compile(rf"(?:{'|'.join(SECRET_HINTS)})S?$", re.IGNORECASE)
-"""Any ``*_KEY``: an API key, and a signing or encryption key too (``OPENMOLT_APPROVAL_KEY``,
-``OPENMOLT_AUTH_KEY``, ``OPENMOLT_CREDENTIALS_KEY``); any name that ends with a hint."""
 PUBLIC_HEADERS = frozenset(
 	{"accept", "content-type", "user-agent", "accept-language", "mcp-protocol-version"}
 )
@@ -2079,10 +2141,11 @@ PUBLIC_HEADERS = frozenset(
 provider's settings (`settings_secrets`) and an MCP server's ``headers`` (``openmolt_mcp``)."""
 
 
-PUBLIC_ENV = frozenset({"OPENMOLT_SESSIONS"})
-"""OpenMolt's own variables whose names end like a secret's but which hold a place: the sessions'
-file or database (`openmolt_core.sessions.ENV_VAR`). Their value is no secret (it was masked in
-every error, log and event that named the file), but a URL's password in it is (`url_secrets`)."""
+PUBLIC_ENV = frozenset({"OPENMOLT_SESSIONS", "PWD", "OLDPWD"})
+"""Variables whose names end like a secret's but which hold a place: the sessions' file or
+database (`openmolt_core.sessions.ENV_VAR`), the shell's working directories (``PWD``,
+``OLDPWD``). Their value is no secret (it was masked in every error, log and event that named
+the file), but a URL's password in it is (`url_secrets`)."""
 
 
 MIN_KEY = 8
@@ -2104,7 +2167,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	"""
 	source = os.environ if environ is None else environ
 	found = (
-		source.get(k, "") for k in list(source) if _SECRET_ENV.search(k) and k not in PUBLIC_ENV
+		source.get(k, "") for k in list(source) if k not in PUBLIC_ENV and secret_name(k, ends=True)
 	)
 	out = {v for v in found if len(v.strip()) >= MIN_KEY}
 	for value in list(source.values()):
@@ -2132,8 +2195,7 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 		if not value:
 			continue
 		lowered = name.lower()
-		hinted = any(h in lowered for h in SECRET_HINTS)
-		if hinted or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
+		if secret_name(name) or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
 			out.add(value)
 		if "://" in value:  # the password of a URL under a public name, or inside a secret one
 			out |= url_secrets(value)
@@ -2202,10 +2264,11 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 						out |= header_secrets(str(name), header)
 			else:
 				out |= settings_secrets(value)
-		elif isinstance(value, str) and any(h in lowered for h in SECRET_HINTS):
-			out.add(value)
-		elif isinstance(value, str) and "://" in value:  # a base URL's userinfo or ?api-key=
-			out |= url_secrets(value)
+		elif isinstance(value, str):
+			if secret_name(str(key)):
+				out.add(value)
+			if "://" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
+				out |= url_secrets(value)
 		else:
 			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
 			if callable(secret):
@@ -2260,13 +2323,15 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	for key, value in config.items():
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
-			hinted = any(h in lowered for h in SECRET_HINTS)
+			hinted = secret_name(key)
 			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid"):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
 			if value.isdigit() and not hinted:
 				continue
 			out.append((prefix + key, value))
+			if "://" in value:  # its parts too: shown apart (a webhook's token in a log line)
+				out += ((prefix + key, v) for v in sorted(url_secrets(value)))
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
 			if lowered == "headers":  # a header's parts too (`header_secrets`)
@@ -2295,7 +2360,8 @@ def url_secrets(url: str) -> set[str]:
 	``?`` or ``#`` too, as the database driver reads it: `_DRIVER_PASSWORD`), ``https://x.example/v1?api-key=KEY`` (an
 	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
 	at one, or when it has 6+ characters, is not a number and its key does not name something
-	public (``sslmode``, ``api-version``, ``region``). Each as written and percent-decoded.
+	public (``sslmode``, ``api-version``, ``region``). In a web URL, the token in its path too
+	(`_path_secrets`: a webhook's, a bot's). Each as written and percent-decoded.
 
 	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
 	environment and MCP servers (``openmolt_mcp``).
@@ -2324,14 +2390,72 @@ def url_secrets(url: str) -> set[str]:
 		query = ""
 	for pair in query.split("&"):
 		key, _, raw = pair.partition("=")
+		hinted = secret_name(unquote_plus(key))
 		name = unquote_plus(key).lower()
-		hinted = any(h in name for h in SECRET_HINTS)
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if hinted or (
 				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
 			):
 				out.add(value)
+	if web:  # a webhook's or a bot's URL (a database's path names a file or a database)
+		out |= _path_secrets(text)
 	return {v for v in out if v.strip()}
+
+
+_BOT_SEGMENT = re.compile(r"bot(\d+:[A-Za-z0-9_-]{20,})")
+"""A Telegram bot's token in a path: ``/bot<token>/sendMessage``, ``/file/bot<token>/...``."""
+_LONG_SEGMENT = 16
+"""A token-like path segment this long after a webhook's marker is a secret whatever its place."""
+
+
+def _path_secrets(url: str) -> set[str]:
+	"""The secrets a URL's path carries, as written and percent-decoded (`url_secrets`).
+
+	Whoever holds a webhook's URL may post to it, and a bot's URL carries its token: a segment
+	``bot<token>`` (Telegram's); a token-like segment (`_token_like_segment`) after one named
+	like a secret (``/with/key/<key>``: IFTTT); and after a webhook's marker (a segment or the
+	host's first label holding ``hook``: ``/api/webhooks/<id>/<token>`` for Discord,
+	``hooks.slack.com/services/T../B../<token>``, ``hooks.zapier.com/hooks/catch/<id>/<hook>``,
+	``hook.eu1.make.com/<token>``, Mattermost's ``/hooks/<id>``, Teams' ``/webhookb2/...``), the
+	last token-like segment and every one of 16+ characters. Ids (digits, a Slack team's
+	``T0123ABCD``), words (``silent``, ``IncomingWebhook``) and ordinary API paths stay readable.
+	"""
+	from urllib.parse import urlsplit
+
+	try:
+		parts = urlsplit(url)
+	except ValueError:
+		return set()
+	segments = [s for s in parts.path.split("/") if s]
+	found: set[str] = set()
+	hooked = "hook" in (parts.hostname or "").split(".")[0]
+	after: list[str] | None = [] if hooked else None  # the segments after a webhook's marker
+	for k, segment in enumerate(segments):
+		bot = _BOT_SEGMENT.fullmatch(unquote(segment))  # ``bot123%3AAA...`` too
+		if bot:
+			found.add(bot[1])
+		if after is not None and _token_like_segment(segment):
+			after.append(segment)
+		elif after is None and "hook" in segment.lower():
+			after = []
+		if k + 1 < len(segments) and secret_name(segment) and _token_like_segment(segments[k + 1]):
+			found.add(segments[k + 1])
+	if after:
+		found.add(after[-1])
+		found.update(s for s in after if len(s) >= _LONG_SEGMENT)
+	return {v for s in found for v in (s, unquote(s))}
+
+
+def _token_like_segment(segment: str) -> bool:
+	"""Whether a path segment looks like a token (not a word such as ``silent``, not an id).
+
+	6+ characters, not a number, with a digit or 16+ characters.
+	"""
+	return (
+		len(segment) >= 6
+		and not segment.isdigit()
+		and (len(segment) >= _LONG_SEGMENT or any(c.isdigit() for c in segment))
+	)
 
 
 def shown_url(url: str) -> str:

@@ -100,18 +100,17 @@ def secret_place(at: Sequence[object]) -> bool:
 	"""Whether a value given at ``at`` (the keys on its way) is a secret by its place's name.
 
 	A key named like a secret (``credential``, ``apiKey``, ``token``...: the one list,
-	`openmolt_core._support.masking.SECRET_HINTS`), or ``headers`` (every header's value may
+	`openmolt_core._support.masking.secret_name`), or ``headers`` (every header's value may
 	carry a token), anywhere on the way: what is inside a credential's ``config`` is a secret too.
 
 	Args:
 		at: The keys (a pydantic error's ``loc``, a path in an agent file).
 	"""
-	from openmolt_core._support.masking import SECRET_HINTS
+	from openmolt_core._support.masking import secret_name
 
 	for part in at:
 		if isinstance(part, str):
-			name = part.lower()
-			if name in ("header", "headers") or any(hint in name for hint in SECRET_HINTS):
+			if part.lower() in ("header", "headers") or secret_name(part):
 				return True
 	return False
 

@@ -753,6 +753,13 @@ def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
 	return only if isinstance(only, OpenMoltError) else group
 
 
+def _mask_known(text: str) -> str:
+	"""`openmolt_core._support.masking.mask_known`, imported when a hook first prints."""
+	from openmolt_core._support.masking import mask_known
+
+	return mask_known(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
 	"""Run the ``openmolt`` command.
 
@@ -769,6 +776,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 	# An agent.py is Python: advice for JSON agent files would be wrong there.
 	python = not prompt and any(a.endswith(".py") and not a.startswith("-") for a in args)
 	warnings.showwarning = partial(_show_warning, verbose=verbose, prompt=prompt, python=python)
+	from openmolt_core._support.stderr_masking import install_masked_hooks, uninstall_masked_hooks
+
+	# An exception no handler here catches, a thread's, an unraisable one: printed masked.
+	install_masked_hooks(_mask_known)
 	try:
 		try:
 			code = _dispatch(args)
@@ -815,8 +826,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 		)
 		return ExitCode.INTERNAL
 	finally:
-		if argv is not None:  # called from code (tests): leave warnings as they were
+		if argv is not None:  # called from code (tests): leave warnings and hooks as they were
 			warnings.showwarning = shown
+			uninstall_masked_hooks()
 		else:
 			from openmolt_core.cli._exit import wait_for_abandoned_calls
 

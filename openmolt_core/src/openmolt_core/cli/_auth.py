@@ -114,6 +114,7 @@ def _agent_scopes(path: str, integration: str) -> list[str] | None:
 
 
 def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, Any]:
+	from openmolt_core._support.masking import secret_name
 	from openmolt_core.cli import _keystore
 	from openmolt_core.integrations.connect import with_environment
 
@@ -123,7 +124,7 @@ def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, An
 		if not sep or not key.strip():
 			raise ConfigurationError(f"--set {key!r}: write KEY=VALUE (--set shop=acme)")
 		key = key.strip()
-		if any(word in key.lower() for word in ("secret", "token", "password", "key")):
+		if secret_name(key):  # the one rule for secrets' names
 			raise ConfigurationError(
 				f"--set {key}: a secret is never taken on the command line (shell history, ps); "
 				f"set {env_var(integration, key)} or `openmolt keys set {integration} {key}`"

@@ -240,7 +240,7 @@ def written_secrets(spec: Integration) -> frozenset[str]:
 	Args:
 		spec: The integration.
 	"""
-	from openmolt_core._support.masking import SECRET_HINTS, header_secrets, url_secrets
+	from openmolt_core._support.masking import header_secrets, secret_name, url_secrets
 
 	setup = spec.api_setup
 	if setup is None:
@@ -250,7 +250,7 @@ def written_secrets(spec: Integration) -> frozenset[str]:
 		if not _templated(header):
 			found |= header_secrets(name, header)
 	for name, value in setup.query_params.items():
-		if isinstance(value, str) and any(h in name.lower() for h in SECRET_HINTS):
+		if isinstance(value, str) and secret_name(name):
 			found.add(value)
 	return frozenset(v for v in found if v.strip() and not _templated(v))
 

@@ -44,9 +44,6 @@ __all__ = [
 	"with_environment",
 ]
 
-_SECRET_WORDS = ("key", "token", "secret", "password", "signature")
-
-
 _ENV_KEYS: dict[tuple[int, str], tuple[Integration, tuple[tuple[str, str], ...]]] = {}
 """Per integration object: the (config key, variable) pairs it reads (cached; specs are long-lived)."""
 
@@ -256,8 +253,10 @@ def _refs(template: str | None) -> list[str]:
 
 
 def _secret(name: str) -> bool:
-	lowered = name.lower()
-	return any(word in lowered for word in _SECRET_WORDS) and not lowered.endswith("id")
+	"""Whether a config key names a secret: the one rule (`secret_name`), an id aside."""
+	from openmolt_core._support.masking import secret_name
+
+	return secret_name(name) and not name.lower().endswith("id")
 
 
 class _Keys:
