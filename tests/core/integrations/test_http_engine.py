@@ -554,3 +554,24 @@ async def test_an_empty_download_is_an_empty_file_and_no_content_is_none(tmp_pat
 			"ok": True,
 			"status": status,
 		}
+
+
+async def test_an_empty_accepted_download_is_no_file(tmp_path: Any) -> None:
+	"""Only a 200, 203 or 206 carries the file itself (RFC 9110): an empty 202 says the download
+	is not ready, and an empty 201 created something elsewhere; stored as a 0-byte file, the
+	agent would pass an empty file on as the download."""
+	codes = iter([202, 201, 203])
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(next(codes), content=b"", headers={"content-type": "text/csv"})
+
+	store = FileStore(tmp_path)
+	ctx = make(handler, files=store)
+	tool = HttpTool(handle="get", description="d", endpoint="/get", response_format="binary")
+	for status in (202, 201):
+		assert await execute_http_tool(tool, integration(tool), {}, ctx) == {
+			"ok": True,
+			"status": status,
+		}
+	out = await execute_http_tool(tool, integration(tool), {}, ctx)
+	assert out["file"].startswith("openmolt-file:") and out["size"] == 0
