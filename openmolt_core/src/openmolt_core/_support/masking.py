@@ -2144,20 +2144,24 @@ _PAIRS = re.compile(r"[;,]")
 
 
 def header_secrets(name: str, value: str) -> set[str]:
-	"""The secrets of one header's value: none for a public header (`PUBLIC_HEADERS`).
+	"""The secrets of one header's value: none for a public header.
 
-	The value whole, and its parts a service or a log may show alone: each word of 6+
-	characters (the token of ``Bearer <token>``; not the scheme's name before it), each value of 6+ characters of a
+	A public header is a standard one (`PUBLIC_HEADERS`), or one named like something public as
+	a credential config's key is (an id, a region, a version: ``Notion-Version`` and
+	``anthropic-version`` hold a date every reply may show). Else the value whole, and its parts
+	a service or a log may show alone: each word of 6+ characters (the token of
+	``Bearer <token>``; not the scheme's name before it), each value of 6+ characters of a
 	``name=value`` list (a ``Cookie``'s ``theme=dark; sid=<session>``), and the password and the
 	``user:password`` that ``Basic <base64>`` carries. The one rule for every configured header:
-	a provider's settings (`settings_secrets`), a credential config (`secret_values`) and an
-	MCP server's ``headers`` (``openmolt_mcp``).
+	a provider's settings (`settings_secrets`), a credential config (`secret_values`), an MCP
+	server's ``headers`` (``openmolt_mcp``) and an integration's own ``api_setup``.
 
 	Args:
 		name: The header's name (any case).
 		value: Its value.
 	"""
-	if name.lower() in PUBLIC_HEADERS or not value.strip():
+	lowered = name.lower()
+	if lowered in PUBLIC_HEADERS or _public_key(lowered) or not value.strip():
 		return set()
 	out = {value}
 	words = value.split()
@@ -2234,6 +2238,19 @@ _PUBLIC_SUFFIXES = (
 )
 
 
+def _public_key(lowered: str) -> bool:
+	"""Whether a config key or a header, by its lowercase name, holds something public.
+
+	It ends like a public name (`_PUBLIC_SUFFIXES`: an id, a region, a version...) and holds no
+	hint of a secret (`SECRET_HINTS`); an account SID (``accountSid``) is no public id.
+	"""
+	return (
+		lowered.endswith(_PUBLIC_SUFFIXES)
+		and not lowered.endswith("sid")
+		and not any(h in lowered for h in SECRET_HINTS)
+	)
+
+
 def secret_values(config: Mapping[str, Any]) -> set[str]:
 	"""The values of a credential config that must never be shown.
 
@@ -2260,11 +2277,10 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 	for key, value in config.items():
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
-			hinted = any(h in lowered for h in SECRET_HINTS)
-			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid"):
+			if _public_key(lowered):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
-			if value.isdigit() and not hinted:
+			if value.isdigit() and not any(h in lowered for h in SECRET_HINTS):
 				continue
 			out.append((prefix + key, value))
 		elif isinstance(value, Mapping):
