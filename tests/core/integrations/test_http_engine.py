@@ -575,3 +575,18 @@ async def test_an_empty_accepted_download_is_no_file(tmp_path: Any) -> None:
 		}
 	out = await execute_http_tool(tool, integration(tool), {}, ctx)
 	assert out["file"].startswith("openmolt-file:") and out["size"] == 0
+
+
+async def test_a_head_request_downloads_no_file(tmp_path: Any) -> None:
+	"""A HEAD's 200 has no body by definition (RFC 9110 9.3.2): it is no empty file."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		assert request.method == "HEAD"
+		return httpx.Response(200, headers={"content-type": "image/png", "content-length": "9"})
+
+	store = FileStore(tmp_path)
+	tool = HttpTool(
+		handle="head", description="d", method="HEAD", endpoint="/x", response_format="binary"
+	)
+	out = await execute_http_tool(tool, integration(tool), {}, make(handler, files=store))
+	assert out == {"ok": True, "status": 200}

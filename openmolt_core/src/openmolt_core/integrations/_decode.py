@@ -332,6 +332,15 @@ _REPRESENTATION = frozenset({200, 203, 206})
 empty file."""
 
 
+def _whole_file(response: httpx.Response) -> bool:
+	"""Whether an empty body is an empty file: a representation's status, not a HEAD's reply."""
+	try:
+		head = response.request.method == "HEAD"
+	except RuntimeError:  # a response built without its request (a test's)
+		head = False
+	return response.status_code in _REPRESENTATION and not head
+
+
 async def decode(
 	response: httpx.Response,
 	data: bytes,
@@ -359,7 +368,7 @@ async def decode(
 
 	Returns:
 		For ``binary``: ``{"file", "mediaType", "size", "name"}`` (an empty body too when the
-		status carries the file itself: 200, 203, 206). For another empty body:
+		status carries the file itself: 200, 203, 206, but for a HEAD). For another empty body:
 		``{"ok": true, "status": <code>}``. Otherwise the decoded body. When ``response_headers``
 		are listed, the binary and empty outputs gain a ``headers`` key, and any other output
 		becomes ``{"body": <decoded>, "headers": {...}}``.
@@ -371,8 +380,9 @@ async def decode(
 	media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0]
 	value: Any
 	# A download's empty 200 is an empty file (its reference is what the agent passes on); an
-	# empty 202 (not ready), 201 (made elsewhere), 204 or 205 (no content) holds no file.
-	if fmt == "binary" and (data or response.status_code in _REPRESENTATION):
+	# empty 202 (not ready), 201 (made elsewhere), 204 or 205 (no content), or a HEAD's reply
+	# (never a body) holds no file.
+	if fmt == "binary" and (data or _whole_file(response)):
 		if store is None:
 			raise ToolError("binary responses need a file store; use the tool through an agent")
 		value = await store.save(data, media_type=media_type, name=_file_name(response))
