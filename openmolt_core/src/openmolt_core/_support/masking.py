@@ -2294,9 +2294,10 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 
 
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
-_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s]*)@")
+_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/\s]*:([^@\s]*)@")
 """A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
-``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``)."""
+``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``),
+after a user that may hold an ``@`` (``myadmin@server``, as Azure's single server names one)."""
 _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
