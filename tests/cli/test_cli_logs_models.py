@@ -170,7 +170,9 @@ def test_a_filter_that_matches_no_model_says_so(capsys) -> None:
 	assert "no model matches 'zzz-no-such'" in captured.err
 	# and so with --json, which prints the empty list (it exited 0: a script saw no difference)
 	assert openmolt_main(["models", "zzz-no-such", "--json"]) == 1
-	assert json.loads(capsys.readouterr().out) == []
+	captured = capsys.readouterr()
+	assert json.loads(captured.out) == []
+	assert "no model matches 'zzz-no-such'" in captured.err  # the exit code's reason, as without
 
 
 def test_a_mistyped_provider_is_one_error_not_a_row(capsys) -> None:

@@ -105,3 +105,22 @@ def test_a_database_password_is_read_as_the_database_driver_reads_it(
 	assert password in om.secrets.values()
 	redact = om.create_agent(name="A", model=ScriptedModel([]))._redactor
 	assert password not in redact(f"could not connect to {url}")
+
+
+@pytest.mark.parametrize(
+	"user",
+	["app", "myadmin@mydemoserver", "ada.lovelace"],
+)
+@pytest.mark.parametrize("password", ["pa/ss-W0rd-7", "pa?ss-W0rd-7", "plain-W0rd-7"])
+def test_a_user_name_with_an_at_sign_keeps_the_driver_password_found(
+	user: str, password: str
+) -> None:
+	"""A user named ``name@server`` (Azure Database for PostgreSQL's single server wants it so)
+	is read by SQLAlchemy up to the ``:``, and the password after it: a password holding a ``/``
+	there was found by no rule (the authority ends at the ``/``, and the driver's rule allowed no
+	``@`` in the user)."""
+	from sqlalchemy.engine import make_url
+
+	url = f"postgresql://{user}:{password}@db.example.com:5432/app"
+	assert make_url(url).password == password
+	assert password in url_secrets(url)

@@ -56,3 +56,28 @@ def test_the_scheme_word_of_a_credential_is_no_secret() -> None:
 	"""``Bearer`` and ``Basic`` stay readable (every text that says them was masked)."""
 	found = settings_secrets({"headers": {"Authorization": "Bearer tok-0123456789", "X-A": BASIC}})
 	assert "tok-0123456789" in found and "Bearer" not in found and "Basic" not in found
+
+
+VERSIONS = {"Notion-Version": "2026-03-11", "anthropic-version": "2023-06-01"}
+
+
+@pytest.mark.parametrize(
+	"found",
+	[
+		lambda: settings_secrets({"headers": VERSIONS}),
+		lambda: secret_values({"headers": VERSIONS}),
+		lambda: secrets_of(
+			parse_server("crm", {"url": "https://mcp.example/mcp", "headers": VERSIONS})
+		),
+	],
+	ids=["provider settings", "credential config", "MCP server"],
+)
+def test_a_header_named_like_something_public_is_no_secret(
+	found: Callable[[], AbstractSet[str]],
+) -> None:
+	"""A version header holds a date every reply may show (a page's due date, an issue's
+	creation): taken for a secret, each such date read ``[redacted]``. A header is public by
+	its name as a credential config's key is (an id, a region, a version, a date), unless the
+	name hints at a secret."""
+	assert found() == set()
+	assert settings_secrets({"headers": {"X-Api-Key-Version": "2026-03-11"}}) == {"2026-03-11"}

@@ -1,8 +1,8 @@
 """The taint labels of every built-in integration (keyed by module): families, not examples.
 
 A tool that sends, posts, publishes, shares, replies, forwards or creates something others read
-is ``outbound``; a tool that reads messages, comments, threads, issues, posts or reviews returns
-what someone else wrote and is ``untrusted``. Exceptions say why.
+is ``outbound``; a tool that reads messages, comments, threads, issues, posts, reviews, events or
+schedules (an invitation's subject) returns what someone else wrote and is ``untrusted``. Exceptions say why.
 """
 
 import fnmatch
@@ -22,7 +22,7 @@ SENDS = re.compile(
 )
 READS = re.compile(
 	r"^(get|list|search)\w*(Message|Comment|Thread|Conversation|Issue|Pull|Post|Mention|Timeline|"
-	r"Update|Review|Hashtag)"
+	r"Update|Review|Hashtag|Event|CalendarView|Schedule)"
 )
 NOT_OUTBOUND = {
 	"airtable.createComment": "a comment stays inside the base",

@@ -81,6 +81,12 @@ _UPDATE_OUT = obj(
 	}
 )
 
+_SPREADSHEET_MASK = (
+	"spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),"
+	"sheets(properties(sheetId,title,index,gridProperties)"
+)
+"""getSpreadsheet's default field mask, its ``sheets(`` left open for ``,data``."""
+
 TOOLS = [
 	HttpTool(
 		handle="createSpreadsheet",
@@ -129,19 +135,24 @@ TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint=_BASE,
-		# sheets(...,data): Google returns only the masked fields, so the default mask names the
-		# grid data (absent from the reply unless includeGridData asks for it).
+		# Google returns only the masked fields and ignores includeGridData once a mask is set
+		# (spreadsheets.get): the default mask names the grid data (sheets.data) only when
+		# includeGridData asks for it, or every call would return every cell.
 		query_params=passthrough(
 			"ranges",
 			"includeGridData",
-			fields="{{ input.fields | default: 'spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,gridProperties),data)' }}",
+			fields=(
+				"{% if input.fields %}{{ input.fields }}{% else %}"
+				f"{_SPREADSHEET_MASK}{{% if input.includeGridData %}},data{{% endif %}})"
+				"{% endif %}"
+			),
 		),
 		input_schema=obj(
 			{
 				"spreadsheetId": _SPREADSHEET_ID,
 				"fields": {
 					"type": "string",
-					"description": "Field mask of what to return (default: title, sheet properties, and the grid data that includeGridData asks for).",
+					"description": "Field mask of what to return (default: title, sheet properties, and the grid data when includeGridData asks for it).",
 				},
 				"ranges": {
 					"type": "array",
@@ -150,7 +161,7 @@ TOOLS = [
 				},
 				"includeGridData": {
 					"type": "boolean",
-					"description": "Include cell data and formatting in sheets[].data (large). A fields mask given instead of the default must name sheets.data.",
+					"description": "Include cell data and formatting in sheets[].data (large). Google ignores it when fields is given: a fields mask of your own must name sheets.data instead.",
 				},
 			},
 			["spreadsheetId"],

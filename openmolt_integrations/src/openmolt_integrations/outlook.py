@@ -737,8 +737,9 @@ INTEGRATION = Integration(
 		"updateEvent": ["outbound"],
 		# The answer goes to the organiser (with the comment).
 		"respondToEvent": ["outbound"],
-		# Other people's free/busy and busy items.
-		"getSchedule": ["private"],
+		# Other people's free/busy and busy items, whose subject and location (Graph's
+		# scheduleItem) whoever sent the invitation wrote.
+		"getSchedule": ["private", "untrusted"],
 		# The organiser's delete sends the attendees a cancellation.
 		"deleteEvent": ["outbound"],
 		"listContacts": ["private"],

@@ -533,24 +533,42 @@ async def test_endpoint_query_is_kept_byte_for_byte() -> None:
 	assert seen[0].url.raw_path == b"/v1/b?delete&x-id=DeleteObjects"
 
 
-async def test_an_empty_download_is_an_empty_file_and_no_content_is_none(tmp_path: Any) -> None:
+@pytest.mark.parametrize(
+	("status", "is_file"),
+	[(200, True), (203, True), (206, True), (201, False), (202, False), (204, False), (205, False)],
+)
+async def test_an_empty_download_is_an_empty_file_and_no_content_is_none(
+	tmp_path: Any, status: int, is_file: bool
+) -> None:
 	"""A binary tool that downloaded a 0-byte file (Dropbox, Drive, S3 answer 200 with an empty
 	body) returned ``{"ok": true}`` and stored nothing: an agent told to pass the file on had no
-	reference. A 200's empty body is an empty file; a 204 or 205 has no content, and says so."""
-	codes = iter([200, 204, 205])
+	reference. The empty body of a status whose body is the resource (200, 203, 206: RFC 9110)
+	is an empty file; an empty 202 (not ready), 201, 204 or 205 holds none, and says its status."""
 
 	def handler(request: httpx.Request) -> httpx.Response:
-		return httpx.Response(next(codes), content=b"", headers={"content-type": "text/csv"})
+		return httpx.Response(status, content=b"", headers={"content-type": "text/csv"})
 
 	store = FileStore(tmp_path)
-	ctx = make(handler, files=store)
 	tool = HttpTool(handle="get", description="d", endpoint="/get", response_format="binary")
-	out = await execute_http_tool(tool, integration(tool), {}, ctx)
+	out = await execute_http_tool(tool, integration(tool), {}, make(handler, files=store))
+	if not is_file:
+		assert out == {"ok": True, "status": status}
+		return
 	assert out["file"].startswith("openmolt-file:") and out["size"] == 0
 	assert out["mediaType"] == "text/csv"
 	assert (await store.open(out["file"])).data == b""
-	for status in (204, 205):
-		assert await execute_http_tool(tool, integration(tool), {}, ctx) == {
-			"ok": True,
-			"status": status,
-		}
+
+
+async def test_a_head_request_downloads_no_file(tmp_path: Any) -> None:
+	"""A HEAD's 200 has no body by definition (RFC 9110 9.3.2): it is no empty file."""
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		assert request.method == "HEAD"
+		return httpx.Response(200, headers={"content-type": "image/png", "content-length": "9"})
+
+	store = FileStore(tmp_path)
+	tool = HttpTool(
+		handle="head", description="d", method="HEAD", endpoint="/x", response_format="binary"
+	)
+	out = await execute_http_tool(tool, integration(tool), {}, make(handler, files=store))
+	assert out == {"ok": True, "status": 200}

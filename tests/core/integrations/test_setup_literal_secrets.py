@@ -80,3 +80,46 @@ def test_a_template_is_no_key() -> None:
 		tools=[HttpTool(handle="x", description="x", endpoint="/x")],
 	)
 	assert written_secrets(spec) == frozenset()
+
+
+def test_no_built_in_integration_writes_a_key_into_its_setup() -> None:
+	"""The built-in integrations template every key from the config: what their ``api_setup``
+	writes (GitHub's, Notion's and Stripe's API version headers) is public. Taken for keys,
+	every date equal to the version (a Notion page due 2026-03-11) read ``[redacted]``."""
+	import importlib
+	import pkgutil
+
+	import openmolt_integrations
+	from openmolt_core.integrations.binding import written_secrets
+
+	found = {}
+	for module in pkgutil.iter_modules(openmolt_integrations.__path__):
+		if not module.name.startswith("_"):
+			spec = importlib.import_module(f"openmolt_integrations.{module.name}").INTEGRATION
+			if written := written_secrets(spec):
+				found[module.name] = sorted(written)
+	assert found == {}
+
+
+async def test_a_date_equal_to_the_api_version_reaches_the_model() -> None:
+	"""A reply that holds the version header's value as a date is read as it is."""
+
+	def pages(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, json={"due": "2026-03-11", "v": request.headers["x-version"]})
+
+	notes = Integration(
+		id="notes",
+		name="Notes",
+		description="Notes.",
+		api_setup=ApiSetup(base_url="https://api.example.com", headers={"X-Version": "2026-03-11"}),
+		tools=[HttpTool(handle="getNote", description="GET /note", endpoint="/note")],
+		labels={"getNote": []},
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(pages))
+	model = ScriptedModel([call_tool("notes.getNote"), finish("done")])
+	async with OpenMolt(entry_points=False, http_client=http) as om:
+		om.register_integration("notes", notes)
+		agent = om.create_agent(name="A", model=model, integrations=["notes"])
+		await agent.run("Read the note.")
+	await http.aclose()
+	assert '"due":"2026-03-11"' in model.requests[-1].messages[-1].content

@@ -613,6 +613,30 @@ async def test_get_spreadsheet_with_grid_data_asks_for_the_grid_data() -> None:
 	assert get.content == b""
 
 
+async def test_get_spreadsheet_without_grid_data_leaves_the_cells_out() -> None:
+	"""Without includeGridData the default mask leaves sheets.data out.
+
+	Google ignores includeGridData once a ``fields`` mask is set (sheets.v4 ``spreadsheets.get``:
+	"If a field mask is set, the includeGridData parameter is ignored"): a default mask naming
+	``data`` returned every cell of every sheet, with its formatting, to each plain call.
+	"""
+	seen, _ = await run_agent(
+		google_sheets,
+		"googleSheets",
+		OAUTH,
+		[call_tool("googleSheets.getSpreadsheet", spreadsheetId="sheet123")],
+		[ok({"spreadsheetId": "sheet123", "sheets": []})],
+	)
+	(get,) = seen
+	assert get.url.params.multi_items() == [
+		(
+			"fields",
+			"spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),"
+			"sheets(properties(sheetId,title,index,gridProperties))",
+		),
+	]
+
+
 async def test_youtube_agent() -> None:
 	"""The agent uploads a video as multipart/related with snippet and status, then rates one."""
 	video = b"\x00\x00\x00\x18ftypmp42 fake video"

@@ -485,24 +485,20 @@ async def test_outlook_search_never_sends_skip_with_search() -> None:
 
 async def test_outlook_agent_finds_a_free_slot_then_answers_an_invitation() -> None:
 	"""getSchedule posts Graph's getSchedule body (schedules, dateTimeTimeZone start and end,
-	the interval); respondToEvent posts comment and sendResponse to the chosen event action."""
+	the interval); respondToEvent posts comment and sendResponse to the chosen event action.
+
+	The answers come first: getSchedule's items are untrusted (an invitation's subject), so an
+	answer sent after it in the same run is gated by the taint policy."""
 	service = Recorder(
+		httpx.Response(202),
+		httpx.Response(202),
 		httpx.Response(200, json={"value": [{"availabilityView": "0020"}]}),
-		httpx.Response(202),
-		httpx.Response(202),
 	)
 	start = {"dateTime": "2026-12-07T09:00:00", "timeZone": "Europe/Paris"}
 	end = {"dateTime": "2026-12-07T11:00:00", "timeZone": "Europe/Paris"}
 	await run_agent(
 		"outlook",
 		[
-			call_tool(
-				"outlook.getSchedule",
-				schedules=["ada@example.com", "room1@example.com"],
-				startTime=start,
-				endTime=end,
-				availabilityViewInterval=30,
-			),
 			call_tool(
 				"outlook.respondToEvent",
 				event_id="AAMkAD=",
@@ -512,12 +508,19 @@ async def test_outlook_agent_finds_a_free_slot_then_answers_an_invitation() -> N
 			call_tool(
 				"outlook.respondToEvent", event_id="e2", response="decline", sendResponse=False
 			),
+			call_tool(
+				"outlook.getSchedule",
+				schedules=["ada@example.com", "room1@example.com"],
+				startTime=start,
+				endTime=end,
+				availabilityViewInterval=30,
+			),
 		],
 		service,
 		config={"accessToken": "graph-access-token"},
 		credential="bearer",
 	)
-	schedule, tentative, decline = service.requests
+	tentative, decline, schedule = service.requests
 	assert (schedule.method, str(schedule.url)) == (
 		"POST",
 		"https://graph.microsoft.com/v1.0/me/calendar/getSchedule",

@@ -2206,20 +2206,24 @@ _PAIRS = re.compile(r"[;,]")
 
 
 def header_secrets(name: str, value: str) -> set[str]:
-	"""The secrets of one header's value: none for a public header (`PUBLIC_HEADERS`).
+	"""The secrets of one header's value: none for a public header.
 
-	The value whole, and its parts a service or a log may show alone: each word of 6+
-	characters (the token of ``Bearer <token>``; not the scheme's name before it), each value of 6+ characters of a
+	A public header is a standard one (`PUBLIC_HEADERS`), or one named like something public as
+	a credential config's key is (an id, a region, a version: ``Notion-Version`` and
+	``anthropic-version`` hold a date every reply may show). Else the value whole, and its parts
+	a service or a log may show alone: each word of 6+ characters (the token of
+	``Bearer <token>``; not the scheme's name before it), each value of 6+ characters of a
 	``name=value`` list (a ``Cookie``'s ``theme=dark; sid=<session>``), and the password and the
 	``user:password`` that ``Basic <base64>`` carries. The one rule for every configured header:
-	a provider's settings (`settings_secrets`), a credential config (`secret_values`) and an
-	MCP server's ``headers`` (``openmolt_mcp``).
+	a provider's settings (`settings_secrets`), a credential config (`secret_values`), an MCP
+	server's ``headers`` (``openmolt_mcp``) and an integration's own ``api_setup``.
 
 	Args:
 		name: The header's name (any case).
 		value: Its value.
 	"""
-	if name.lower() in PUBLIC_HEADERS or not value.strip():
+	lowered = name.lower()
+	if lowered in PUBLIC_HEADERS or _public_key(name) or not value.strip():
 		return set()
 	out = {value}
 	words = value.split()
@@ -2297,6 +2301,18 @@ _PUBLIC_SUFFIXES = (
 )
 
 
+def _public_key(name: str) -> bool:
+	"""Whether a config key or a header, by its name (any case), holds something public.
+
+	It ends like a public name (`_PUBLIC_SUFFIXES`: an id, a region, a version...) and names no
+	secret (`secret_name`); an account SID (``accountSid``) is no public id.
+	"""
+	lowered = name.lower()
+	return (
+		lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid") and not secret_name(name)
+	)
+
+
 def secret_values(config: Mapping[str, Any]) -> set[str]:
 	"""The values of a credential config that must never be shown.
 
@@ -2324,7 +2340,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 		lowered = key.lower()
 		if isinstance(value, str) and len(value) >= 6:
 			hinted = secret_name(key)
-			if not hinted and lowered.endswith(_PUBLIC_SUFFIXES) and not lowered.endswith("sid"):
+			if not hinted and _public_key(key):
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))  # user:pw@ in a URL
 				continue
 			if value.isdigit() and not hinted:
@@ -2343,9 +2359,10 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 
 
 _URL_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
-_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:([^@\s]*)@")
+_DRIVER_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^:/\s]*:([^@\s]*)@")
 """A database URL's password as SQLAlchemy's ``make_url`` reads it: every character up to the
-``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``)."""
+``@``, a ``/``, ``?`` or ``#`` too (``postgresql://app:pa/ss@db/x`` connects with ``pa/ss``),
+after a user that may hold an ``@`` (``myadmin@server``, as Azure's single server names one)."""
 _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 

@@ -102,8 +102,9 @@ def main(args: list[str]) -> int:
 	found = [r for r in listed if not ns.filter or matches(ns.filter, r["model"])]
 	if ns.json:  # a filter that matches nothing fails here too: a script tells it by the code
 		sys.stdout.write(json.dumps(found, indent=2, ensure_ascii=False) + "\n")
-		return 0 if found else 1
-	if not found:
+		if found:
+			return 0
+	if not found:  # why, on stderr (with --json too: its stdout stays the list)
 		asked = " and ".join(repr(w) for w in [ns.filter, *(ns.provider or [])] if w)
 		print(
 			f"openmolt: no model matches {asked} (`openmolt models` lists them all)",

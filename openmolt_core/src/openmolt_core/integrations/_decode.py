@@ -327,6 +327,20 @@ def graphql_errors(value: Any) -> str | None:
 	return None
 
 
+_REPRESENTATION = frozenset({200, 203, 206})
+"""The 2xx statuses whose body is the requested resource itself (RFC 9110 15.3): empty, an
+empty file."""
+
+
+def _whole_file(response: httpx.Response) -> bool:
+	"""Whether an empty body is an empty file: a representation's status, not a HEAD's reply."""
+	try:
+		head = response.request.method == "HEAD"
+	except RuntimeError:  # a response built without its request (a test's)
+		head = False
+	return response.status_code in _REPRESENTATION and not head
+
+
 async def decode(
 	response: httpx.Response,
 	data: bytes,
@@ -353,8 +367,9 @@ async def decode(
 		secrets: The secrets to mask before a failure's long body is cut (`trimmed_details`).
 
 	Returns:
-		For ``binary``: ``{"file", "mediaType", "size", "name"}`` (an empty body too, but for a
-		204 or 205). For an empty body: ``{"ok": true, "status": <code>}``. Otherwise the decoded body. When ``response_headers``
+		For ``binary``: ``{"file", "mediaType", "size", "name"}`` (an empty body too when the
+		status carries the file itself: 200, 203, 206, but for a HEAD). For another empty body:
+		``{"ok": true, "status": <code>}``. Otherwise the decoded body. When ``response_headers``
 		are listed, the binary and empty outputs gain a ``headers`` key, and any other output
 		becomes ``{"body": <decoded>, "headers": {...}}``.
 
@@ -364,9 +379,10 @@ async def decode(
 	headers = _listed_headers(response, response_headers)
 	media_type = response.headers.get("content-type", "application/octet-stream").split(";")[0]
 	value: Any
-	# A download's empty 200 is an empty file (its reference is what the agent passes on);
-	# a 204 or 205 has no content.
-	if fmt == "binary" and (data or response.status_code not in (204, 205)):
+	# A download's empty 200 is an empty file (its reference is what the agent passes on); an
+	# empty 202 (not ready), 201 (made elsewhere), 204 or 205 (no content), or a HEAD's reply
+	# (never a body) holds no file.
+	if fmt == "binary" and (data or _whole_file(response)):
 		if store is None:
 			raise ToolError("binary responses need a file store; use the tool through an agent")
 		value = await store.save(data, media_type=media_type, name=_file_name(response))
