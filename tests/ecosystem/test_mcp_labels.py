@@ -340,9 +340,12 @@ async def test_a_labels_key_that_names_no_listed_tool_is_said(
 	om.register_integration(
 		"mail", MCP.server(server, labels={"read_inbox": ["private", "untrusted"], "in*": []})
 	)
-	agent = om.create_agent(name="A", model=ScriptedModel([finish()]), integrations=["mail"])
+	model = ScriptedModel([finish(), finish()])
+	agent = om.create_agent(name="A", model=model, integrations=["mail"])
 	with caplog.at_level("WARNING", logger="openmolt.mcp"):
 		await agent.run("go")
+		await om.aclose()  # the server stopped (as between a served agent's runs): listed again
+		await agent.run("again")  # said once, not at every listing of the same tools
 	said = [r.getMessage() for r in caplog.records if "labels:" in r.getMessage()]
 	assert said == [
 		"MCP server mail: labels: 'read_inbox' names none of its tools, so it labels nothing (a "

@@ -241,6 +241,8 @@ class MCPToolSource:
 		self._list_lock = anyio.Lock()
 		self._tools: tuple[MCPTool, ...] | None = None
 		self._stale = False
+		# The listing whose labels keys were checked (said once per listing).
+		self._labels_checked: tuple[str, ...] | None = None
 
 	def named(self, id: str) -> None:
 		"""Take the id the integration is registered under (its messages and logs name it).
@@ -552,7 +554,10 @@ class MCPToolSource:
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
 			)
-		_unmatched_labels(self.id, self.options, [t.name for t in listed])
+		names = tuple(t.name for t in listed)
+		if names != self._labels_checked:  # said once per listing, not at every run's
+			self._labels_checked = names
+			_unmatched_labels(self.id, self.options, names)
 		if over:
 			log.warning(
 				"MCP server %s: %d of its %d tools are left out: the others take the %d "
