@@ -554,10 +554,10 @@ class MCPToolSource:
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
 			)
-		names = tuple(t.name for t in listed)
-		if names != self._labels_checked:  # said once per listing, not at every run's
-			self._labels_checked = names
-			_unmatched_labels(self.id, self.options, names)
+		every = tuple(t.name for t in listed)
+		if every != self._labels_checked:  # said once per listing, not at every run's
+			self._labels_checked = every
+			_unmatched_labels(self.id, self.options, every)
 		if over:
 			log.warning(
 				"MCP server %s: %d of its %d tools are left out: the others take the %d "
