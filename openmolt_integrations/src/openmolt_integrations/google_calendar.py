@@ -28,6 +28,17 @@ _SCOPES = {
 	"https://www.googleapis.com/auth/calendar.app.created": "Create secondary calendars.",
 }
 
+_SCOPE_MAP = {
+	"read": ["https://www.googleapis.com/auth/calendar.readonly"],
+	"write": [
+		"https://www.googleapis.com/auth/calendar.events",
+		"https://www.googleapis.com/auth/calendar.app.created",
+	],
+	"delete": ["https://www.googleapis.com/auth/calendar.events"],
+}
+"""The Calendar OAuth scopes each tool scope needs (``openmolt auth googleCalendar --scopes read``
+asks for reading only; each is one its tools' methods accept in calendar.v3's discovery)."""
+
 _CALENDAR_ID = {
 	"type": "string",
 	"description": "Calendar id: 'primary' for the user's main calendar, or an id from listCalendars (often an email address).",
@@ -578,7 +589,7 @@ INTEGRATION = Integration(
 	description="Read and manage Google Calendar events, calendars and free/busy times.",
 	api_version="v3",
 	api_setup=ApiSetup(base_url="https://www.googleapis.com/calendar/v3"),
-	credential_setup=[google_oauth2(*_SCOPES)],
+	credential_setup=[google_oauth2(*_SCOPES, scope_map=_SCOPE_MAP)],
 	scopes={
 		"read": "List calendars, read events and free/busy times.",
 		"write": "Create, change and move events; create calendars.",
