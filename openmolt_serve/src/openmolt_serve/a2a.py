@@ -983,13 +983,19 @@ async def _stored_result(om: OpenMolt, run_id: str) -> RunResult | None:
 		return None
 	finish: dict[str, Any] | None = None
 	after = 0
-	while True:  # the last finish event holds the result (its human message among it)
+	while True:  # the run's last finish event holds its result (its human message among it)
 		events = await store.events(run_id, after=after)
 		if not events:
 			break
 		after = events[-1].id
 		for event in events:
-			if event.name == "finish" and isinstance(event.data.get("result"), dict):
+			# A sub-run's events are kept under its caller's run too (with ``sub_run_id``):
+			# its finish is the sub-run's result, never this run's.
+			if (
+				event.name == "finish"
+				and not event.data.get("sub_run_id")
+				and isinstance(event.data.get("result"), dict)
+			):
 				finish = event.data["result"]
 	if finish is not None and finish.get("status") == stored.status:
 		try:
