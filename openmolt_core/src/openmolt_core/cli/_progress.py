@@ -380,6 +380,8 @@ def guardrail_line(event: Any) -> str:
 	field = getattr(event, "field", "")  # words for a person an output guardrail judged
 	if field == "reason":
 		what = f"the reason of the call of {tool}" if tool else "a call's reason"
+	elif field == "error":  # a failed call's error, judged by the result guardrails
+		what = f"the error of {tool}" if tool else "a call's error"
 	elif field in _WORDS:
 		what = _WORDS[field]
 	verb = _VERBS.get(event.action, event.action)
