@@ -221,3 +221,42 @@ async def test_a_verdict_on_a_result_names_no_field() -> None:
 	from openmolt_core.cli._progress import guardrail_line
 
 	assert "refused the result of local.fetch_page" in guardrail_line(event)
+
+
+async def test_a_verdict_on_an_error_keeps_every_event_number_on_replay() -> None:
+	"""A durable run replayed from its journal numbers the events it emits again as it did live."""
+	from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
+
+	from ._journal import Journal, drive
+
+	@guardrail("tool_result")
+	def plain(check: Any) -> Any:
+		return rewrite("the page failed") if ADDRESS in json.dumps(check.value) else None
+
+	def make(events: list[Any]) -> Any:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(
+			name="Reader",
+			model=ScriptedModel(
+				[[call_tool("local.fetch_refused"), call_tool("local.fetch_broken")], finish()]
+			),
+			tools=[fetch_refused, fetch_broken],
+			guardrails=[plain],
+		)
+		for name in EVENT_NAMES - STREAM_EVENTS:
+			agent.on(name, events.append)
+		return agent
+
+	live_events: list[Any] = []
+	journal = Journal()
+	live = await drive(make(live_events), journal, "run-1")
+	verdicts = [e for e in live_events if e.name == "guardrail"]
+	assert [e.field for e in verdicts] == ["error", "error"]
+	seqs = [e.seq for e in live_events]
+	assert len(set(seqs)) == len(seqs)
+	replayed_events: list[Any] = []
+	replayed = await drive(make(replayed_events), Journal(journal.values, deliver=True), "run-1")
+	assert replayed.seq == live.seq
+	live_numbers = {(e.name, e.step, e.seq) for e in live_events}
+	assert {(e.name, e.step, e.seq) for e in replayed_events} <= live_numbers
+	assert [e.field for e in replayed_events if e.name == "guardrail"] == ["error", "error"]
