@@ -9,6 +9,7 @@ succeeded, so the same injection went through unjudged when the source made the 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -154,3 +155,108 @@ async def test_a_flagged_error_reads_with_its_warning() -> None:
 	assert "details" not in entry
 	assert entry["ok"] is False and entry["untrusted"] is True
 	assert result.state.tainted  # the model read it
+
+
+@pytest.mark.parametrize("source", list(SOURCES))
+async def test_a_verdict_on_an_error_says_it_judged_the_error(source: str, tmp_path: Path) -> None:
+	"""Its event, audit entry and stored event name the error (``field``), as every surface says.
+
+	The verdict was recorded as one on the call's result: ``openmolt run`` said "rewrote the
+	result of web.get" of a call that failed, and no reader could tell the two apart.
+	"""
+	from openmolt_core.cli._progress import guardrail_line
+
+	guard = prompt_injection(on="tool_result", action="refuse", labels=("untrusted",))
+	om = OpenMolt(
+		entry_points=False,
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(_page)),
+		run_store=tmp_path / "runs.db",
+	)
+	_web(om)
+	agent = om.create_agent(
+		name="Reader",
+		model=ScriptedModel([call_tool(SOURCES[source]), finish(result="done")]),
+		integrations=["web"],
+		tools=[fetch_refused, fetch_broken],
+		guardrails=[guard],
+	)
+	events: list[Any] = []
+	agent.on("guardrail", events.append)
+	try:
+		result = await agent.run("Read the page.")
+	finally:
+		await om.aclose()
+	[event] = events
+	assert (event.stage, event.field, event.tool) == ("tool_result", "error", SOURCES[source])
+	assert f"refused the error of {SOURCES[source]}" in guardrail_line(event)
+	[entry] = result.state.audit
+	assert entry["field"] == "error"
+	assert om.run_store is not None
+	stored = await om.run_store.events(result.state.run_id)
+	[data] = [e.data for e in stored if e.name == "guardrail"]
+	assert data["field"] == "error"
+
+
+async def test_a_verdict_on_a_result_names_no_field() -> None:
+	"""A call that succeeded: its verdict is on the result, as before (no ``field``)."""
+
+	@tool(labels=["untrusted"])
+	def fetch_page() -> str:
+		"""Fetch a page."""
+		return INJECTED
+
+	guard = prompt_injection(on="tool_result", action="refuse", labels=("untrusted",))
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Reader",
+		model=ScriptedModel([call_tool("local.fetch_page"), finish(result="done")]),
+		tools=[fetch_page],
+		guardrails=[guard],
+	)
+	events: list[Any] = []
+	agent.on("guardrail", events.append)
+	result = await agent.run("Read the page.")
+	[event] = events
+	assert event.field == "" and "field" not in result.state.audit[0]
+	from openmolt_core.cli._progress import guardrail_line
+
+	assert "refused the result of local.fetch_page" in guardrail_line(event)
+
+
+async def test_a_verdict_on_an_error_keeps_every_event_number_on_replay() -> None:
+	"""A durable run replayed from its journal numbers the events it emits again as it did live."""
+	from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
+
+	from ._journal import Journal, drive
+
+	@guardrail("tool_result")
+	def plain(check: Any) -> Any:
+		return rewrite("the page failed") if ADDRESS in json.dumps(check.value) else None
+
+	def make(events: list[Any]) -> Any:
+		om = OpenMolt(entry_points=False)
+		agent = om.create_agent(
+			name="Reader",
+			model=ScriptedModel(
+				[[call_tool("local.fetch_refused"), call_tool("local.fetch_broken")], finish()]
+			),
+			tools=[fetch_refused, fetch_broken],
+			guardrails=[plain],
+		)
+		for name in EVENT_NAMES - STREAM_EVENTS:
+			agent.on(name, events.append)
+		return agent
+
+	live_events: list[Any] = []
+	journal = Journal()
+	live = await drive(make(live_events), journal, "run-1")
+	verdicts = [e for e in live_events if e.name == "guardrail"]
+	assert [e.field for e in verdicts] == ["error", "error"]
+	seqs = [e.seq for e in live_events]
+	assert len(set(seqs)) == len(seqs)
+	replayed_events: list[Any] = []
+	replayed = await drive(make(replayed_events), Journal(journal.values, deliver=True), "run-1")
+	assert replayed.seq == live.seq
+	live_numbers = {(e.name, e.step, e.seq) for e in live_events}
+	assert {(e.name, e.step, e.seq) for e in replayed_events} <= live_numbers
+	assert [e.field for e in replayed_events if e.name == "guardrail"] == ["error", "error"]

@@ -305,3 +305,37 @@ async def test_the_stores_nested_rule_and_caller_of_agree_on_every_row(tmp_path:
 		assert (row.run_id in top) == (caller_of(row.run_id, row.trigger) is None), row.run_id
 	assert "conversation-7" in top
 	await om.aclose()
+
+
+async def test_an_events_number_goes_on_across_a_resume_and_names_it_with_its_run(
+	tmp_path: Path,
+) -> None:
+	"""A resumed run numbers its events after the earlier drive's; a sub-agent's keep their own.
+
+	``(run_id, seq)`` identifies a stored event, ``run_id`` being the sub-run's (``sub_run_id``)
+	for a sub-agent's event kept with its caller's, as `openmolt_core.events.Event.seq` says.
+	"""
+	path = tmp_path / "runs.db"
+	om = OpenMolt(entry_points=False, run_store=path)
+	helper = om.create_agent(name="Helper", model=ScriptedModel([finish(n=1), finish(n=2)]))
+	script = [call_tool("local.Helper", task="one"), ask_human("Which?"), finish(done=True)]
+	agent = om.create_agent(
+		name="Caller",
+		model=ScriptedModel(script),
+		tools=[helper],
+		on_human_input_request=nobody,
+	)
+	parked = await agent.run("go")
+	assert parked.status == "human_input_required"
+	store = RunStore(path)
+	result = await agent.resume(await store.state(parked.state.run_id), answer="that one")
+	assert result.status == "success"
+	events = await store.events(result.state.run_id)
+	own = [e.seq for e in events if not e.data.get("sub_run_id")]
+	# one count across both drives (a number an event nobody heard took is skipped)
+	assert own == sorted(set(own)) and own[0] == 1
+	resumed = [e for e in events if e.name == "humanInput"]
+	assert resumed and resumed[0].seq > max(e.seq for e in events[: events.index(resumed[0])])
+	keys = [(e.data.get("sub_run_id") or e.run_id, e.seq) for e in events]
+	assert len(keys) == len(set(keys))
+	assert any(e.data.get("sub_run_id") for e in events)

@@ -157,6 +157,39 @@ def test_every_call_the_model_asked_for_shows_with_what_happened_to_it(
 	shoot(page, "every-call")
 
 
+def test_a_verdict_on_a_failed_calls_error_says_so(served: Served, page: Any) -> None:
+	"""A result guardrail's verdict on a failed call's error names the error, in that call.
+
+	It read "rewrote it (tool result)" beside a failed call, as if a result had been judged.
+	"""
+	from openmolt_core.guardrails import GuardrailCheck, Verdict, guardrail, rewrite
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+	from openmolt_core.tools import tool
+
+	@tool(labels=[])
+	def backup() -> str:
+		"""Back the disk up."""
+		raise RuntimeError("the tape is full")
+
+	@guardrail("tool_result", name="plain_words")
+	def plain_words(check: GuardrailCheck) -> Verdict | None:
+		return rewrite("the backup failed") if "tape" in str(check.value) else None
+
+	agent = served.om.create_agent(
+		name="Backer",
+		model=ScriptedModel([call_tool("local.backup"), finish("done")]),
+		tools=[backup],
+		guardrails=[plain_words],
+	)
+	result = served.call(agent.run, "back up")
+	assert result.status == "success"
+	page.goto(f"{served.viewer.url}#run={result.state.run_id}")
+	backed = page.locator("[data-testid=tool-call][data-tool='local.backup']")
+	expect(backed).to_have_attribute("data-status", "failed")
+	verdict = backed.locator("[data-testid=note-guardrail][data-judged=error]")
+	expect(verdict).to_contain_text("guardrail plain_words rewrote the call's error (tool result)")
+
+
 def test_untrusted_results_are_marked_and_shown_as_text(served: Served, page: Any) -> None:
 	"""Every call whose result was untrusted is marked (not only the first), live and stored alike."""
 	from openmolt import OpenMolt

@@ -69,3 +69,55 @@ async def test_a_stranded_run_and_a_schedules_skip_show_as_such(tmp_path: Path) 
 		assert skip["error"] == record.note
 		view = (await http.get(f"{base}/api/runs/{row.run_id}", headers=headers)).json()
 		assert "run:stranded" in [e["name"] for e in view["events"]]
+
+
+async def _scheduled_run(om: OpenMolt) -> str:
+	"""A run as a schedule drives it: ``schedule:run`` before it starts, ``schedule:end`` after."""
+	from openmolt import RunState
+
+	agent = om.create_agent(name="Nightly", model=ScriptedModel([finish({"ok": True})]))
+	state = RunState()
+	due = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+	record = RunRecord(schedule_id="nightly", agent="Nightly", due=due, started=due)
+	fire = ScheduleEvent(
+		agent="Nightly", step=0, schedule_id="nightly", record=record, run_id=state.run_id
+	)
+	await agent._events.emit(fire)  # as the scheduler emits them
+	await agent.run("x", history=state)
+	record.status, record.ended = "success", due
+	end = ScheduleEvent(
+		agent="Nightly",
+		step=0,
+		schedule_id="nightly",
+		record=record,
+		run_id=state.run_id,
+		name="schedule:end",
+	)
+	await agent._events.emit(end)
+	return state.run_id
+
+
+async def test_a_scheduled_runs_fire_and_end_show_with_it_without_a_store_too(
+	tmp_path: Path,
+) -> None:
+	"""The live view of a run (no run store) holds the events outside it that name it, in order.
+
+	The run store keeps a scheduled run's ``schedule:run`` and ``schedule:end`` with its events;
+	the viewer's memory of this process's runs kept neither, so a viewer without a store showed
+	the run as if no schedule had started it.
+	"""
+	stored = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	stored_id = await _scheduled_run(stored)
+	assert stored.run_store is not None
+	kept = [e.name for e in await stored.run_store.events(stored_id)]
+	assert kept[0] == "schedule:run" and kept[-1] == "schedule:end"
+	om = OpenMolt(entry_points=False)
+	async with Viewer(om) as viewer, httpx.AsyncClient() as http:
+		run_id = await _scheduled_run(om)
+		headers = {"x-openmolt-token": viewer.token}
+		view = (
+			await http.get(f"http://127.0.0.1:{viewer.port}/api/runs/{run_id}", headers=headers)
+		).json()
+	assert view["source"] == "live"
+	assert [e["name"] for e in view["events"]] == kept
+	assert [e["id"] for e in view["events"]] == list(range(1, len(kept) + 1))

@@ -283,7 +283,9 @@ class StoredEvent:
 	Args:
 		id: Its position in the store (increasing; use it to read only newer events).
 		run_id: The run's id.
-		seq: The event's number in its drive of the run (it restarts when a run is resumed).
+		seq: The event's number in its run (`openmolt_core.events.Event.seq`): a resumed run
+			numbers its events after those of its earlier drives. A sub-agent's event kept with
+			its caller's has the sub-run's number: ``data["sub_run_id"]`` and ``seq`` name it.
 		name: The event name (``tool:call``...).
 		step: The step it belongs to.
 		time: When it was recorded (ISO 8601, UTC).

@@ -12,6 +12,9 @@
 | text for a person | ``TEXT_MESSAGE_START``, ``TEXT_MESSAGE_CONTENT``, ``TEXT_MESSAGE_END`` |
 | the run ends | ``RUN_FINISHED`` (success: ``result`` is the output; parked: an ``interrupt`` outcome) or ``RUN_ERROR`` |
 
+The core's other events are not sent; `LEFT_OUT` says why for each (a test holds the two tables
+to the core's event names).
+
 A sub-agent (an agent the run calls as a tool) is a subagent of the stream: its run id is its
 ``subagentRunId``, nested under the sub-agent that called it, if any; its plan is its own, not
 the state. One still open when the run ends is closed first, with ``SUBAGENT_ERROR``.
@@ -84,6 +87,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"APPROVAL_SCHEMA",
 	"CUT_MARK",
+	"LEFT_OUT",
 	"MAPPED",
 	"NOT_USED_MARK",
 	"PARKED",
@@ -526,7 +530,30 @@ MAPPED: dict[str, Callable[[AguiEvents, Any], list[BaseEvent]]] = {
 	"text:delta": AguiEvents.text_delta,
 	"model:fallback": AguiEvents.fell_back,
 }
-"""The OpenMolt events an AG-UI stream listens to, and what each becomes."""
+"""The OpenMolt events an AG-UI stream listens to, and what each becomes (`LEFT_OUT`: the others)."""
 
 _OWN_REPLY = frozenset({"text:delta", "model:fallback"})
 """Events about the run's own reply as it streams: a sub-agent's are not sent (its result is)."""
+
+LEFT_OUT: dict[str, str] = {
+	"llmOutput": "the model's reply as it wrote it: its text for a person streams (text:delta) or "
+	"comes with the run's end, its calls as tool calls",
+	"command:ready": "a preview of a command: a call is sent when it runs (tool:call)",
+	"commandsQueued": "the reply's commands: each one's own event is sent as it runs",
+	"memoryUpdate": "the agent's memory is kept by the server, not the client's state",
+	"humanInput": "the question is the parked run's interrupt, and the answer the client's own",
+	"approval:request": "the parked run's interrupt (RUN_FINISHED) carries each call waiting",
+	"approval:decision": "the client's resume decides, or the operator where the run is kept",
+	"authorization:request": "the parked run's interrupt carries the consent links",
+	"guardrail": "the operator's audit (run store, viewer); a tripwire ends the run (RUN_ERROR), "
+	"a rewrite is what the stream sends",
+	"taint": "the operator's audit (run store, viewer); a call it holds back is an interrupt",
+	"compaction": "what the model reads of older steps: nothing the client was sent changes",
+	"schedule:run": "emitted outside a run's stream (a scheduler's)",
+	"schedule:end": "emitted outside a run's stream (a scheduler's)",
+	"schedule:skip": "emitted outside a run's stream (a scheduler's)",
+	"run:stranded": "emitted outside a run's stream (a durable worker's, at start)",
+}
+"""The core's events an AG-UI stream does not send, and why: each is in the run store, the run
+viewer and telemetry. A capability's own events are not sent either (AG-UI's ``CUSTOM`` events
+are the application's to define)."""

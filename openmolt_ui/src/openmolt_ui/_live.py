@@ -22,6 +22,7 @@ from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_da
 from openmolt_core.runstore import caller_of  # the store's rule of a nested run, for a row in hand
 
 if TYPE_CHECKING:
+	from openmolt_core.agent import Agent
 	from openmolt_core.events import Event
 
 __all__ = [
@@ -309,6 +310,24 @@ class _Waiting:
 		}
 
 
+def _row(run_id: str, event: Event, data: dict[str, Any]) -> dict[str, Any]:
+	"""An event as the page reads it (`StoredEvent.to_dict`'s shape, numbered by `_keep`)."""
+	return {
+		"run_id": run_id,
+		"seq": event.seq,
+		"name": event.name,
+		"step": event.step,
+		"time": _now(),
+		"data": data,
+	}
+
+
+def _keep(live: LiveRun, row: dict[str, Any]) -> None:
+	"""Add an event to a live run, numbered over the whole run (``id``)."""
+	live.events.append({"id": len(live.events) + 1, **row})
+	live.updated = _now()
+
+
 class LiveRuns(RunObserver):
 	"""The runs of this process and what waits on a person (an observer: add it to the instance).
 
@@ -326,6 +345,8 @@ class LiveRuns(RunObserver):
 		self._ids = itertools.count(1)
 		self._tokens: dict[str, list[contextvars.Token[ObservedRun | None]]] = {}
 		self._asking: dict[str, int] = {}  # run id: how many questions and calls wait in it
+		# events emitted outside a run before it started here (a schedule's fire), by run id
+		self._early: dict[str, list[dict[str, Any]]] = {}
 
 	@property
 	def changed(self) -> anyio.Event:
@@ -348,6 +369,8 @@ class LiveRuns(RunObserver):
 		live = self.runs.get(run.run_id)
 		if live is None:
 			live = self.runs[run.run_id] = LiveRun(run)
+			for early in self._early.pop(run.run_id, ()):
+				_keep(live, early)
 			self._forget_old()
 		else:
 			live.run = run
@@ -361,18 +384,26 @@ class LiveRuns(RunObserver):
 		live = self.runs.get(run.run_id)
 		if live is None:
 			return
-		live.events.append(
-			{
-				"id": len(live.events) + 1,
-				"run_id": run.run_id,
-				"seq": event.seq,
-				"name": event.name,
-				"step": event.step,
-				"time": _now(),
-				"data": event_data(event, run.redact),
-			}
-		)
-		live.updated = _now()
+		_keep(live, _row(run.run_id, event, event_data(event, run.redact)))
+		self.touch()
+
+	async def outside(self, agent: Agent, event: Event, data: dict[str, Any]) -> None:
+		"""Keep an event emitted outside a drive with the run it names, as the run store does.
+
+		A schedule's ``schedule:run`` comes before its run starts here: it is kept until it
+		does (for the latest `keep` runs not started yet). A ``schedule:skip`` names no run:
+		the run store keeps it as a row of its own, this memory of live runs does not.
+		"""
+		if not event.run_id:
+			return
+		row = _row(event.run_id, event, data)  # masked by the sink, as a run's events are
+		live = self.runs.get(event.run_id)
+		if live is None:
+			self._early.setdefault(event.run_id, []).append(row)
+			while len(self._early) > self.keep:
+				del self._early[next(iter(self._early))]
+			return
+		_keep(live, row)
 		self.touch()
 
 	async def ended(self, run: ObservedRun, outcome: RunOutcome) -> None:

@@ -24,8 +24,9 @@ class GuardrailEvent(Event):
 	tool stages. ``field`` says which words for a person an output guardrail made with
 	``message=True`` judged (`openmolt_core.guardrails.GuardrailCheck.field`): ``humanMessage``
 	(the finish's message), ``message`` (a question) or ``reason`` (a call's reason, for its
-	approver; ``tool`` and ``call`` name the call); empty for any other value (the output, a
-	call's input or result, the run's input).
+	approver; ``tool`` and ``call`` name the call). At the ``tool_result`` stage it is
+	``error`` when the call failed: its error (and details) was judged, not a result. Empty for
+	any other value (the output, a call's input or result, the run's input).
 	"""
 
 	guardrail: str

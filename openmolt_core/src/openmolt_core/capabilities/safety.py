@@ -338,6 +338,7 @@ class Safety(Capability):
 		about: str = "",
 		keyed: str = "",
 		labels: frozenset[str] | None = None,
+		part: str = "",
 	) -> tuple[Any, Verdict | None, str]:
 		"""Run guardrails in order (``field``: at the output stage, what the value is).
 
@@ -345,7 +346,9 @@ class Safety(Capability):
 		not given (a call's reason, judged at the output stage). ``keyed``: what the verdicts'
 		journal keys start their stage with (`CallerWords`: ``caller.``), "" for its own.
 		``labels``: the labels of what is judged, when not ``bound``'s (a ``readResult``
-		slice: its tool's).
+		slice: its tool's). ``part``: what a verdict's event and audit entry name as judged
+		when ``field`` names no words (``error``: a failed call's error, at the ``tool_result``
+		stage); the checks and their journal keys are those of the stage.
 
 		Returns:
 			The value let through; the verdict that stopped it, or None; the name of the
@@ -378,7 +381,7 @@ class Safety(Capability):
 			if parallel and verdict.action == "rewrite":
 				verdict = Verdict("trip", "a parallel guardrail cannot rewrite the input")
 			tool = bound.handle if bound is not None else about
-			words = field if field not in ("", "output") else ""
+			words = field if field not in ("", "output") else part
 			await self.record(
 				ctx, g.name, stage, verdict.action, verdict.reason, tool, call, field=words
 			)
@@ -756,6 +759,7 @@ class Safety(Capability):
 				bound=bound,
 				call=key,
 				labels=labels,
+				part=what if failed else "",
 			)
 			if verdict is not None:
 				if verdict.action == "trip":

@@ -9,19 +9,46 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, Literal
 
 import anyio
 
+from openmolt_core._emitter import EVENT_NAMES, STREAM_EVENTS
 from openmolt_core._support.words import quantity
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.cli._terminal import excerpt, printable
 from openmolt_core.commands import PLAN_STATUSES
 
-__all__ = ["Progress", "active", "ask_on_terminal", "guardrail_line", "to_json"]
+__all__ = ["JSON_LEFT_OUT", "Progress", "active", "ask_on_terminal", "guardrail_line", "to_json"]
+
+JSON_LEFT_OUT: Mapping[str, str] = {
+	"commandsQueued": "the reply's commands, each followed by its own event (tool:call, planUpdate"
+	"...); llmOutput holds the reply",
+}
+"""The events ``--json``'s lines leave out, and why. Every other event a handler of the agent
+hears is a line (its capabilities' own too); the streaming previews (`STREAM_EVENTS`) never are:
+the streamed text is the result's, on stdout."""
+
+_LINES = (
+	"llmOutput",
+	"commandsQueued",
+	"tool:call",
+	"tool:response",
+	"planUpdate",
+	"memoryUpdate",
+	"humanInput",
+	"approval:decision",
+	"guardrail",
+	"model:fallback",
+	"error",
+	"finish",
+	"schedule:run",
+	"schedule:skip",
+)
+"""The events a person's progress (spinner or plain lines) says something of."""
 
 Mode = Literal["spinner", "plain", "json"]
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -182,24 +209,17 @@ class Progress:
 	# agent events -------------------------------------------------------------------------
 
 	def attach(self, agent: Any) -> None:
-		"""Listen to every event of an agent."""
+		"""Listen to the events of an agent that progress shows.
+
+		As JSON lines: every event but the previews and `JSON_LEFT_OUT`, the agent's
+		capabilities' own among them; else those a person's progress says something of.
+		"""
 		self._max_steps[agent.name] = getattr(agent, "max_steps", 0) or 0
-		for name in (
-			"llmOutput",
-			"commandsQueued",
-			"tool:call",
-			"tool:response",
-			"planUpdate",
-			"memoryUpdate",
-			"humanInput",
-			"approval:decision",
-			"guardrail",
-			"model:fallback",
-			"error",
-			"finish",
-			"schedule:run",
-			"schedule:skip",
-		):
+		names: Any = _LINES
+		if self.mode == "json":
+			own = {n for c in agent.capabilities for n in type(c).events}
+			names = sorted((EVENT_NAMES | own) - STREAM_EVENTS - set(JSON_LEFT_OUT))
+		for name in names:
 			agent.on(name, self.event)
 
 	def start(self, agent: str, max_steps: int) -> None:
@@ -241,8 +261,8 @@ class Progress:
 		"""Report one event."""
 		name = event.name
 		if self.mode == "json":
-			if name == "commandsQueued":
-				return  # the stream keeps the events a script reacts to
+			if name in JSON_LEFT_OUT:
+				return
 			data = {"event": name}
 			data.update(to_json(event))
 			data.pop("name", None)
@@ -380,6 +400,8 @@ def guardrail_line(event: Any) -> str:
 	field = getattr(event, "field", "")  # words for a person an output guardrail judged
 	if field == "reason":
 		what = f"the reason of the call of {tool}" if tool else "a call's reason"
+	elif field == "error":  # a failed call's error, judged by the result guardrails
+		what = f"the error of {tool}" if tool else "a call's error"
 	elif field in _WORDS:
 		what = _WORDS[field]
 	verb = _VERBS.get(event.action, event.action)

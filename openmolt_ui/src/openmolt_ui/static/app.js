@@ -483,12 +483,14 @@ const GUARDRAIL_ACTIONS = {
   approve: "sent it for approval",
 };
 
-// the words for a person an output guardrail made with message=True judged (the event's field)
+// what a verdict judged besides the value of its stage (the event's field): the words for a person
+// an output guardrail made with message=True judged, or a failed call's error at the tool_result stage
 const JUDGED = {
   humanMessage: "the message for people",
   message: "the question",
   reason: "the call's reason, for its approver",
   plan: "the plan",
+  error: "the call's error (tool result)",
 };
 
 const WORDS_ACTIONS = {
