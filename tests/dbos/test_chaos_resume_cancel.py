@@ -48,11 +48,11 @@ async def test_a_cancel_between_a_delivery_s_check_and_its_segment_stops_the_seg
 	checked, go = anyio.Event(), anyio.Event()
 	real = DBOSBackend._start
 
-	async def late(self: Any, wid: str, labels: Any, args: Any) -> bool:
+	async def late(self: Any, wid: str, labels: Any, args: Any, **given: Any) -> bool:
 		if "+" in wid:  # the next segment: the delivery found no cancel a moment ago
 			checked.set()
 			await go.wait()
-		return await real(self, wid, labels, args)
+		return await real(self, wid, labels, args, **given)
 
 	monkeypatch.setattr(DBOSBackend, "_start", late)
 	try:
@@ -117,11 +117,11 @@ async def test_a_segment_that_began_before_the_cancel_was_recorded_is_cancelled_
 		_runs._cancelled_while_parked,
 	)
 
-	async def late_start(self: Any, wid: str, labels: Any, args: Any) -> bool:
+	async def late_start(self: Any, wid: str, labels: Any, args: Any, **given: Any) -> bool:
 		if "+" in wid:  # the next segment: the delivery found no cancel a moment ago
 			checked.set()
 			await go.wait()
-		return await start(self, wid, labels, args)
+		return await start(self, wid, labels, args, **given)
 
 	async def cancel_reads(self: Any, status: Any) -> bool:
 		found = await parked_in(self, status)

@@ -39,6 +39,7 @@ __all__ = [
 	"APP_NAME",
 	"Engine",
 	"Outcome",
+	"definition",
 	"engine_for",
 	"require_asyncio",
 	"reset_engine",
