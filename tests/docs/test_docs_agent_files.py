@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from openmolt import OpenMolt
 from openmolt_core.cli._agentfile import load_json_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,11 @@ def test_the_docs_show_agent_files() -> None:
 
 @pytest.mark.parametrize(("where", "text"), ALL, ids=[where for where, _ in ALL])
 def test_the_agent_file_loads(where: str, text: str, tmp_path: Path) -> None:
-	"""The agent file loads as `openmolt` loads it: no unknown, misplaced or mistyped key."""
+	"""The agent file loads as `openmolt` loads it: no unknown, misplaced or mistyped key, its
+	providers' settings (``llmProviders``, checked as the command builds each provider) included."""
 	path = tmp_path / "agent.json"
 	path.write_text(text, encoding="utf-8")
-	load_json_file(path)
+	loaded = load_json_file(path)
+	om = OpenMolt(llm_providers=loaded.llm_providers)
+	for name in loaded.llm_providers:
+		om.provider(name)
