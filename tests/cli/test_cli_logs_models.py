@@ -402,3 +402,24 @@ def test_logs_says_when_n_left_runs_out(store: Path, capsys: pytest.CaptureFixtu
 	assert "shows more" not in capsys.readouterr().out
 	assert openmolt_main(["logs", "-n", "2", "--json"]) == 0
 	assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+def test_a_filter_that_matches_nothing_says_nothing_of_the_local_servers(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`models nope` said "no model matches" and then four lines, "ollama lists no models: its
+	calls go to http://localhost:11434/v1, not the vendor's" and the same for lmstudio, vllm and
+	llamacpp, whatever the word: a local server never lists models, so that is no reason. Only a
+	vendor's provider pointed elsewhere is; the local servers' rows say where they are."""
+	for name in ("OPENAI", "ANTHROPIC", "GOOGLE", "OLLAMA", "LMSTUDIO", "VLLM", "LLAMACPP"):
+		monkeypatch.delenv(f"OPENMOLT_{name}_BASE_URL", raising=False)
+	assert openmolt_main(["models", "nope"]) == 1
+	assert capsys.readouterr().err.splitlines() == [
+		"openmolt: no model matches 'nope' (`openmolt models` lists them all)"
+	]
+	monkeypatch.setenv("OPENMOLT_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	assert openmolt_main(["models", "nope"]) == 1
+	assert len(capsys.readouterr().err.splitlines()) == 2  # and openai's reason
+	assert openmolt_main(["models", "ollama"]) == 0
+	row = capsys.readouterr().out.splitlines()[1]
+	assert "the local server at http://localhost:11434/v1" in row and "vendor" not in row, row

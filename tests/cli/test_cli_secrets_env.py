@@ -1107,3 +1107,39 @@ async def test_the_command_s_runs_and_schedules_say_it_on_their_progress_line(
 	with anyio.move_on_after(0.3):
 		await _run.serve(hourly, None, progress, on_stop="finish")
 	assert hourly.say == progress.line
+
+
+@pytest.mark.parametrize(
+	("integration", "variable", "meant"),
+	[
+		("github", "OPENMOLT_GITHUB_TOKEN", "OPENMOLT_GITHUB_API_KEY"),
+		("notion", "OPENMOLT_NOTION_TOKEN", "OPENMOLT_NOTION_API_KEY"),
+		("slack", "OPENMOLT_SLACK_API_KEY", "OPENMOLT_SLACK_TOKEN"),
+	],
+)
+def test_a_variable_not_read_names_the_one_meant_first(
+	integration: str,
+	variable: str,
+	meant: str,
+	tmp_path: Path,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""OPENMOLT_GITHUB_TOKEN (GitHub's own habit) was answered with all eight variables GitHub
+	reads, OAuth's AUTH_URL and EXPIRY_DATE among them, the one meant somewhere in the middle:
+	the warning names the variable of the default credential's secret, then where the others are
+	listed, in one short line."""
+	monkeypatch.chdir(tmp_path)
+	for name in list(os.environ):
+		if name.startswith(f"OPENMOLT_{integration.upper()}_"):
+			monkeypatch.delenv(name)
+	monkeypatch.setenv(variable, "not-read-here")
+	path = tmp_path / "agent.json"
+	agent = {"name": "A", "model": "openai:gpt-5-mini", "integrations": [integration]}
+	path.write_text(json.dumps(agent))
+	load(str(path), env_file=None, verbose=False)
+	warning = [line for line in capsys.readouterr().err.splitlines() if variable in line]
+	assert len(warning) == 1, warning
+	assert f"did you mean {meant}?" in warning[0], warning[0]
+	assert f"`openmolt tools {integration}` lists every key it reads" in warning[0]
+	assert "AUTH_URL" not in warning[0] and len(warning[0]) < 200, warning[0]

@@ -50,3 +50,56 @@ def test_a_narrow_terminal_still_gets_a_useful_description(
 	list_tools(OpenMolt(), "slack", out, as_json=False)
 	cut = [r.split("  ")[-1].strip() for r in _table(out.getvalue()) if r.endswith("…")]
 	assert cut and all(20 <= len(d) <= 24 for d in cut), cut
+
+
+@pytest.mark.parametrize(
+	("integration", "word", "meant"),
+	[
+		# a word of the tools' names: every tool it names (Slack's two ways to post)
+		("slack", "post", ["slack.postMessage", "slack.postEphemeral"]),
+		("gmail", "send", ["gmail.sendMessage", "gmail.sendDraft"]),
+		("github", "issue", ["github.listIssues", "github.createIssue", "github.getIssue"]),
+		# a name spelt another way, or mistyped: the one meant
+		("slack", "post_message", ["slack.postMessage"]),
+		("notion", "serch", ["notion.search"]),
+	],
+)
+def test_a_tool_not_found_names_the_tools_the_word_was_for(
+	integration: str, word: str, meant: list[str]
+) -> None:
+	"""`openmolt tools slack post` (the docs' completion example) said "no tool 'post'" with no
+	hint, and `tools gmail send` offered only sendDraft, not sendMessage: a word of the tools'
+	names lists them."""
+	from openmolt_core.errors import ConfigurationError
+
+	with pytest.raises(ConfigurationError) as raised:
+		list_tools(OpenMolt(), integration, io.StringIO(), as_json=False, handle=word)
+	said = str(raised.value)
+	for tool in meant:
+		assert repr(tool) in said, said
+	assert f"`openmolt tools {integration}` lists them" in said
+
+
+def test_a_word_of_many_tools_names_a_few_and_counts_the_rest() -> None:
+	"""GitHub's six issue tools: four named, the others counted, on one line."""
+	from openmolt_core.errors import ConfigurationError
+
+	with pytest.raises(ConfigurationError) as raised:
+		list_tools(OpenMolt(), "github", io.StringIO(), as_json=False, handle="issue")
+	said = str(raised.value)
+	assert said.count("'github.") == 4 and "and 2 more" in said, said
+
+
+def test_an_agent_file_s_tool_not_found_names_them_the_same_way() -> None:
+	"""`openmolt tools agent.json post` gives the same hint as `openmolt tools slack post`."""
+	from openmolt_core.cli._agenttools import _chosen
+	from openmolt_core.errors import ConfigurationError
+
+	tools = [{"tool": t} for t in ("slack.postMessage", "slack.postEphemeral", "lookup_order")]
+	with pytest.raises(ConfigurationError) as raised:
+		_chosen(tools, "post", "agent.json")
+	assert "did you mean 'slack.postMessage' or 'slack.postEphemeral'?" in str(raised.value)
+	with pytest.raises(ConfigurationError) as raised:
+		_chosen(tools, "lookup-ordr", "agent.json")
+	assert "did you mean 'lookup_order'?" in str(raised.value)
+	assert _chosen(tools, "postMessage", "agent.json")["tool"] == "slack.postMessage"

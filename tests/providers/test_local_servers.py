@@ -241,3 +241,30 @@ async def test_a_run_on_a_local_server_by_name_sends_no_key(monkeypatch) -> None
 	result = await om.create_agent(name="A", model="ollama:llama3.2").run("x")
 	assert result.output == {"greeting": "hi"}
 	assert servers.seen == [("localhost", "/v1/chat/completions", None)]
+
+
+@pytest.mark.parametrize(
+	("settings", "variable", "named"),
+	[
+		# the address was given: the variable would change nothing (a setting wins over it)
+		({"base_url": "http://localhost:11434/v1"}, "http://elsewhere:1/v1", False),
+		({"base_url": "http://localhost:11434/v1"}, None, False),
+		# the variable gave it, or the default is used: either fixes it
+		({}, "http://localhost:11434/v1", True),
+		({}, None, True),
+	],
+)
+def test_a_fix_for_the_address_names_only_what_would_change_it(
+	monkeypatch, settings: dict[str, str], variable: str | None, named: bool
+) -> None:
+	"""`examples/local.json` sets llmProviders.ollama.baseUrl: "nothing listens" told its reader
+	to fix it "(or OPENMOLT_OLLAMA_BASE_URL)", which the file's own address wins over; the
+	variable is named only where setting it would move the calls."""
+	if variable is None:
+		monkeypatch.delenv("OPENMOLT_OLLAMA_BASE_URL", raising=False)
+	else:
+		monkeypatch.setenv("OPENMOLT_OLLAMA_BASE_URL", variable)
+	provider = OpenMolt(llm_providers={"ollama": settings}).provider("ollama")
+	said = str(provider._not_listening("llama3.2"))
+	assert "llm_providers['ollama']['base_url']" in said
+	assert ("OPENMOLT_OLLAMA_BASE_URL" in said) is named, said

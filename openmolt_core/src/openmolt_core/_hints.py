@@ -28,6 +28,7 @@ __all__ = [
 	"known_extras",
 	"missing_integration",
 	"missing_provider",
+	"tools_meant",
 ]
 
 
@@ -265,6 +266,41 @@ def close_match(name: str, candidates: Iterable[str]) -> str | None:
 		return close[0]
 	close = difflib.get_close_matches(norm, list(by_norm), n=1, cutoff=0.75)
 	return by_norm[close[0]] if close else None
+
+
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def tools_meant(name: str, tools: Iterable[str], *, shown: int = 4) -> str:
+	"""The hint for a tool name that is not one: ``; did you mean 'a' or 'b'?``, or ``""``.
+
+	A word of the tools' names lists every tool it names (``post``: Slack's ``postMessage`` and
+	``postEphemeral``; ``issue``: GitHub's issue tools, ``shown`` of them and how many more);
+	anything else gets `close_match`'s one name (``post_message``, ``serch``).
+
+	Args:
+		name: What was written (``slack.post`` or ``post``).
+		tools: The tools that exist, as ``integration.handle``.
+		shown: How many tools to name at most.
+	"""
+	pool = list(dict.fromkeys(tools))
+	word = re.sub(r"[-_]", "", name.rpartition(".")[2]).lower()
+	with_word = [
+		tool
+		for tool in pool
+		if word
+		and any(
+			part.lower() in (word, f"{word}s")
+			for part in _CAMEL_WORD.findall(tool.rpartition(".")[2])
+		)
+	]
+	exact = [t for t in pool if re.sub(r"[-_]", "", t.rpartition(".")[2]).lower() == word]
+	if with_word and not exact:
+		names = " or ".join(repr(tool) for tool in with_word[:shown])
+		more = len(with_word) - shown
+		return f"; did you mean {names}" + (f" (and {more} more)" if more > 0 else "") + "?"
+	near = close_match(name, pool)
+	return f"; did you mean {near!r}?" if near else ""
 
 
 def missing_integration(id: str, *, available: Iterable[str], listed: Iterable[str] = ()) -> str:

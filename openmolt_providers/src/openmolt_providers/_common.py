@@ -239,6 +239,9 @@ class HTTPProvider:
 		self.options = parse_settings(model, settings, name=self.name)
 		self._http = http
 		base = self.options.base_url or os.environ.get(self._base_url_var)
+		self._base_url_set = bool(self.options.base_url)
+		"""Whether a setting gave the base URL (it wins over the variable; a local server's
+		default, `openmolt_providers.local`, is not one)."""
 		self.base_url = str(base or self.default_base_url).rstrip("/")
 		self.official = self.base_url == self.default_base_url.rstrip("/")
 		"""Whether calls go to the vendor's own API (only then is a key always required)."""
@@ -736,8 +739,13 @@ class HTTPProvider:
 		return exc
 
 	def _base_url_setting(self) -> str:
-		"""Where this instance's base URL is set, for messages (the agent's command rewords it)."""
-		return f"llm_providers['{self.name}']['base_url'] (or {self._base_url_var})"
+		"""Where this instance's base URL is set, for messages (the agent's command rewords it).
+
+		The variable is named only when setting it would change the address: a ``base_url``
+		setting wins over it (``examples/local.json`` sets one).
+		"""
+		setting = f"llm_providers['{self.name}']['base_url']"
+		return setting if self._base_url_set else f"{setting} (or {self._base_url_var})"
 
 	def _not_listening(self, model: str) -> ProviderError:
 		from openmolt_core._support.docs import docs_url  # only a message that names a page

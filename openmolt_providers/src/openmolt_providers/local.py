@@ -77,16 +77,19 @@ class LocalServer:
 
 		name = name or self.name
 		given = dict(settings)
-		if not (
+		default = not (
 			given.get("base_url")
 			or given.get("baseUrl")
 			or os.environ.get(env_var(name, "baseUrl"))
-		):
+		)
+		if default:
 			given["base_url"] = self.base_url
 		if given.get("api_mode") is None and given.get("apiMode") is None:
 			given["api_mode"] = "chat"  # what every one of these servers speaks
 		provider = OpenAIProvider(given, http, name=name, retry=retry)
 		provider.local_servers = self.start
+		if default:  # the server's default, not the user's: OPENMOLT_<NAME>_BASE_URL moves it
+			provider._base_url_set = False
 		return provider
 
 	@hookimpl

@@ -112,26 +112,71 @@ def _version() -> str:
 	return f"openmolt {__version__} (Python {sys.version.split()[0]})"
 
 
+_WAYS = (
+	("usage: openmolt <command> [options]", ""),
+	("   or: openmolt FILE [options]", "run an agent file (agent.json, agent.py)"),
+	(
+		'   or: openmolt -m MODEL "PROMPT" [options]',
+		"a prompt without a file (-m openai:gpt-5-mini)",
+	),
+)
+"""The overview's usage: the three ways to call the command, each with what it does."""
+
+
+def _table(rows: Sequence[tuple[str, str]], width: int) -> list[str]:
+	"""Rows of a name and its text, the texts in one column wrapped under each other.
+
+	On a terminal too narrow for that column, each text is wrapped on the lines under its name.
+	"""
+	import textwrap
+
+	column = max(len(name) for name, _ in rows) + 2
+	if width - column < 30:
+		column = 8
+	lines: list[str] = []
+	for name, text in rows:
+		wrapped = textwrap.wrap(
+			text, width - column, break_long_words=False, break_on_hyphens=False
+		)
+		if wrapped and len(name) + 2 <= column:
+			lines.append(f"{name.ljust(column)}{wrapped.pop(0)}")
+		else:
+			lines.append(name)
+		lines.extend(" " * column + more for more in wrapped)
+	return lines
+
+
 def _overview() -> str:
-	width = max(len(name) for name in _SUMMARY)
+	"""``openmolt --help``: the commands and the exit codes, wrapped to the terminal's width.
+
+	That is the width argparse wraps each command's help at: ``COLUMNS``, else the terminal's,
+	less 2.
+	"""
+	import shutil
+	import textwrap
+
+	width = shutil.get_terminal_size().columns - 2
+
+	def paragraph(text: str) -> list[str]:
+		return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
 	lines = [
-		"usage: openmolt <command> [options]",
-		"   or: openmolt FILE [options]               run an agent file (agent.json, agent.py)",
-		'   or: openmolt -m MODEL "PROMPT" [options]  a prompt without a file '
-		"(-m openai:gpt-5-mini)",
+		*_table(_WAYS, width),
 		"",
 		"Run OpenMolt agents and look at what is installed.",
 		"",
 		"commands:",
-		*(f"  {name.ljust(width)}  {text}" for name, text in _SUMMARY.items()),
+		*_table([(f"  {name}", text) for name, text in _SUMMARY.items()], width),
 		"",
-		"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows the",
-		"command's options; `openmolt --version` prints the version.",
+		*paragraph(
+			"`openmolt FILE` is short for `openmolt run FILE`; `openmolt <command> --help` shows "
+			"the command's options; `openmolt --version` prints the version."
+		),
 		"",
-		*_RECORDED,
+		*paragraph(" ".join(_RECORDED)),
 		"",
 		"exit codes:",
-		*(f"  {int(code):>3}  {text}" for code, text in EXIT_CODES.items()),
+		*_table([(f"  {int(code):>3}", text) for code, text in EXIT_CODES.items()], width),
 	]
 	return "\n".join(lines) + "\n"
 

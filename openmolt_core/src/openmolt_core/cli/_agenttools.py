@@ -55,13 +55,12 @@ def _chosen(tools: list[dict[str, Any]], handle: str, file: str) -> dict[str, An
 		raise ConfigurationError(
 			f"{file}: {handle!r} names several tools ({names}); give one whole"
 		)
-	from openmolt_core._hints import close_match
+	from openmolt_core._hints import close_match, tools_meant
 
 	by_name = {t["tool"].rsplit(".", 1)[-1]: t["tool"] for t in tools}
-	near = close_match(handle, [t["tool"] for t in tools])
-	if near is None and (short_near := close_match(handle, list(by_name))):
-		near = by_name[short_near]
-	hint = f"; did you mean {near!r}?" if near else ""
+	hint = tools_meant(handle, [t["tool"] for t in tools])
+	if not hint and (short_near := close_match(handle, list(by_name))):
+		hint = f"; did you mean {by_name[short_near]!r}?"
 	raise ConfigurationError(
 		f"{file}: the agent has no tool {handle!r}{hint} (`openmolt tools {file}` lists them)"
 	)

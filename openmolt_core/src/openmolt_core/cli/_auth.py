@@ -41,13 +41,15 @@ __all__ = ["ACTIONS", "main"]
 ACTIONS = ("list", "revoke")
 """The words after ``auth`` that are not an integration to sign in to (shell completion reads them)."""
 
-_USAGE = "openmolt auth ID [options] | openmolt auth list [--json] | openmolt auth revoke ID"
+_FORMS = ("openmolt auth ID [options]", "openmolt auth list [--json]", "openmolt auth revoke ID")
+_USAGE = " | ".join(_FORMS)
+"""The command's three forms on one line, as an error message quotes them."""
 
 
 def _parser() -> argparse.ArgumentParser:
 	parser = CommandParser(
 		prog="openmolt auth",
-		usage=_USAGE,
+		usage="\n   or: ".join(_FORMS),  # one form a line: the three do not fit 80 columns
 		description="Sign in to an integration with OAuth2 (authorization code with PKCE) and "
 		"keep its tokens, encrypted, in the credential store.",
 	)

@@ -253,10 +253,9 @@ def list_tools(
 		wanted = handle if "." in handle else f"{integration_id}.{handle}"
 		chosen = [t for t in tools if t["tool"] == wanted]
 		if not chosen:
-			from openmolt_core._hints import close_match
+			from openmolt_core._hints import tools_meant
 
-			near = close_match(wanted, [t["tool"] for t in tools])
-			hint = f"; did you mean {near!r}?" if near else ""
+			hint = tools_meant(wanted, [t["tool"] for t in tools])
 			raise ConfigurationError(
 				f"{integration_id} has no tool {handle!r}{hint} (`openmolt tools {integration_id}` "
 				"lists them)"

@@ -44,8 +44,11 @@ def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
 		models = listed() if callable(listed) else []
 		if not models:
 			note = "lists no models; any model id it serves"
-			if getattr(provider, "official", True) is False:  # a proxy or a local server
-				note += f" (its calls go to {getattr(provider, 'base_url', '')}, not the vendor's)"
+			where = getattr(provider, "base_url", "")
+			if getattr(provider, "vendor", name) != name:  # ollama: a local server, never listed
+				note += f" (the local server at {where})"
+			elif getattr(provider, "official", True) is False:  # the vendor's, pointed elsewhere
+				note += f" (its calls go to {where}, not the vendor's)"
 			out.append({"model": f"{name}:", "note": note})
 		for model in models:
 			price = priced(model) if callable(priced) else None

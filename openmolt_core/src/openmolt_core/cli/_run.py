@@ -326,6 +326,31 @@ def _alias_groups(om: OpenMolt) -> Callable[[str], list[tuple[str, ...]]]:
 	return aliases_of
 
 
+def _variable_meant(om: OpenMolt, iid: str, variable: str) -> str | None:
+	"""The variable that ``variable``, which the integration does not read, was likely meant as.
+
+	A secret's variable spelt nearly so (``OPENMOLT_S3_SECRET_KEY``: ``..._SECRET_ACCESS_KEY``),
+	else the secret the integration's default credential needs (``OPENMOLT_GITHUB_TOKEN``:
+	GitHub's bearer ``apiKey``, not its OAuth ``TOKEN_URL``); ``A or B`` when it needs two (an
+	OAuth credential, none of whose secrets is required alone: its secrets).
+	"""
+	import difflib
+
+	from openmolt_core.integrations.connect import credential_needs
+
+	try:
+		needs = credential_needs(om.plugins.integration(iid), iid)
+	except OpenMoltError:
+		return None
+	secrets = [env_var(iid, k.name) for need in needs for k in need.keys if k.secret]
+	near = difflib.get_close_matches(variable, list(dict.fromkeys(secrets)), n=1, cutoff=0.9)
+	if near:
+		return near[0]
+	first = needs[0].keys if needs else ()
+	default = [k for k in first if k.required and k.secret] or [k for k in first if k.secret]
+	return " or ".join(env_var(iid, k.name) for k in default[:3]) or None
+
+
 def _integration_configs(
 	om: OpenMolt, ids: list[str], given: dict[str, dict[str, Any]], keys: dict[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], list[KeyReport]]:
@@ -339,10 +364,11 @@ def _integration_configs(
 		for variable in ignored_variables(
 			iid, keys_of(iid), keys["environ"], keys["dotenv"], keys.get("stored") or {}
 		):
-			reads = ", ".join(env_var(iid, k) for k in keys_of(iid)) or "no key"
+			meant = _variable_meant(om, iid, variable)
+			hint = f"; did you mean {meant}?" if meant else ""
 			print(
-				f"openmolt: warning: {variable} is set, but {iid} reads no such key; it reads "
-				f"{reads}",
+				f"openmolt: warning: {variable} is set, but {iid} reads no such key{hint} "
+				f"(`openmolt tools {iid}` lists every key it reads)",
 				file=sys.stderr,
 			)
 	return configs, reports
