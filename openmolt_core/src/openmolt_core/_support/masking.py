@@ -2009,11 +2009,8 @@ def install_log_redaction() -> None:
 				logging.Logger.makeRecord = _make_record  # type: ignore[method-assign]
 				# A handler that fails prints the exception being handled, its chain and
 				# notes, to stderr: no record, so masked where it is printed.
-				from openmolt_core._support.stderr_masking import masked_stderr
-
-				logging.Handler.handleError = masked_stderr(  # type: ignore[method-assign]
-					logging.Handler.handleError, mask_known
-				)
+				_HANDLE_ERROR.append(logging.Handler.handleError)
+				logging.Handler.handleError = _handle_error  # type: ignore[method-assign]
 	known = logging.root.manager.loggerDict
 	if len(known) == _SEEN:  # no logger was made since the last call
 		return
@@ -2023,6 +2020,21 @@ def install_log_redaction() -> None:
 		if _FILTER not in logger.filters:
 			logger.addFilter(_FILTER)
 	_SEEN = len(known)
+
+
+_HANDLE_ERROR: list[Callable[[logging.Handler, logging.LogRecord], None]] = []
+"""``logging.Handler.handleError`` as it was before `install_log_redaction` wrapped it."""
+
+
+def _handle_error(self: logging.Handler, record: logging.LogRecord) -> None:
+	"""A failing handler's report, masked (`openmolt_core._support.stderr_masking`).
+
+	The printer is loaded when a handler first fails, not at start-up: a plain run loads only
+	what it uses.
+	"""
+	from openmolt_core._support.stderr_masking import masked_stderr
+
+	masked_stderr(_HANDLE_ERROR[0], mask_known)(self, record)
 
 
 def redact_handler(handler: logging.Handler) -> logging.Handler:
