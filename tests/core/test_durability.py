@@ -409,7 +409,9 @@ async def test_each_run_a_call_nests_has_its_own_id_and_keys_the_same_on_every_r
 	first = list(keys)
 	await boss.execute(RunState.from_dict(saved), port=LOCAL_PORT)  # the call, replayed
 	assert len(first) == 3 and len({k for _, k in first}) == 3
-	assert keys == first + first
+	# The replay gives each run the same key: the first run's first, then the two that run at
+	# once, in whichever order their charges come (the scheduler's, which load can change).
+	assert keys[3] == first[0] and sorted(keys[3:]) == sorted(first)
 	call = f"{state.run_id}.1.0"
 	assert sorted(ids) == sorted([f"{call}.2", f"{call}.3"] * 2)
 

@@ -27,8 +27,15 @@ async def main():
 	om.scheduler.grace = 4.0  # a lease of 2 s
 	agent = om.create_agent(name="Digest", model=ScriptedModel([finish({"ok": True})] * 200))
 	sid = agent.schedule({"type": "interval", "value": 1})
-	print("serving", flush=True)
+	schedule = om.scheduler.get(sid)
 	async with om:
+		# "serving" once the scheduler looked at the lease: it waits for a due time, or it knows
+		# the holder and waits for its lease to end (on a loaded machine its start may take
+		# longer than the test waits before pausing the holder).
+		with anyio.fail_after(60):
+			while schedule._next is None and schedule.held_by is None:
+				await anyio.sleep(0.05)
+		print("serving", flush=True)
 		await anyio.sleep(float(sys.argv[2]))
 	print(json.dumps([r.due.isoformat() for r in om.scheduler.get(sid).history]), flush=True)
 
