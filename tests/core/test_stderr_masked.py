@@ -10,6 +10,8 @@ import logging
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -31,6 +33,20 @@ class _BrokenStream:
 		raise OSError("the stream is gone")
 
 
+@contextmanager
+def _broken_logger(name: str) -> Iterator[logging.Logger]:
+	"""A logger whose one handler writes to a `_BrokenStream` (not propagated), put back after."""
+	logger = logging.getLogger(name)
+	handler = logging.StreamHandler(_BrokenStream())
+	logger.addHandler(handler)
+	logger.propagate = False
+	try:
+		yield logger
+	finally:
+		logger.removeHandler(handler)
+		logger.propagate = True
+
+
 @pytest.fixture
 def om() -> Any:
 	"""An instance that knows the secret (and so installs the log redaction)."""
@@ -40,19 +56,12 @@ def om() -> Any:
 def test_a_failing_handler_prints_the_exception_being_handled_masked(
 	om: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-	logger = logging.getLogger("app.broken_handler")
-	handler = logging.StreamHandler(_BrokenStream())
-	logger.addHandler(handler)
-	logger.propagate = False
-	try:
+	with _broken_logger("app.broken_handler") as logger:
 		try:
 			raise ValueError(f"the service refused token {SECRET}")
 		except ValueError as exc:
 			exc.add_note(f"sent Authorization: Bearer {SECRET}")
 			logger.error("calling the service failed")
-	finally:
-		logger.removeHandler(handler)
-		logger.propagate = True
 	err = capsys.readouterr().err
 	assert "--- Logging error ---" in err and "the stream is gone" in err
 	assert "the service refused token [redacted]" in err  # the chain is shown, masked
@@ -63,15 +72,8 @@ def test_a_handler_failing_outside_an_exception_still_reports(
 	om: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
 	"""The wrapper shows what ``handleError`` printed, the record's message and arguments too."""
-	logger = logging.getLogger("app.broken_handler_plain")
-	handler = logging.StreamHandler(_BrokenStream())
-	logger.addHandler(handler)
-	logger.propagate = False
-	try:
+	with _broken_logger("app.broken_handler_plain") as logger:
 		logger.error("key %s", SECRET)
-	finally:
-		logger.removeHandler(handler)
-		logger.propagate = True
 	err = capsys.readouterr().err
 	assert "--- Logging error ---" in err and "Message: " in err
 	assert SECRET not in err

@@ -16,7 +16,7 @@ from typing import IO, Any, Literal
 
 import anyio
 
-from openmolt_core._emitter import EVENT_NAMES, STREAM_EVENTS
+from openmolt_core._emitter import EVENT_NAMES, STREAM_EVENTS, EventName
 from openmolt_core._support.words import quantity
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.cli._terminal import excerpt, printable
@@ -32,7 +32,7 @@ JSON_LEFT_OUT: Mapping[str, str] = {
 hears is a line (its capabilities' own too); the streaming previews (`STREAM_EVENTS`) never are:
 the streamed text is the result's, on stdout."""
 
-_LINES = (
+_LINES: tuple[EventName, ...] = (
 	"llmOutput",
 	"commandsQueued",
 	"tool:call",
@@ -48,7 +48,8 @@ _LINES = (
 	"schedule:run",
 	"schedule:skip",
 )
-"""The events a person's progress (spinner or plain lines) says something of."""
+"""The events a person's progress (spinner or plain lines) says something of (typed: a name the
+emitter does not know fails the type check)."""
 
 Mode = Literal["spinner", "plain", "json"]
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

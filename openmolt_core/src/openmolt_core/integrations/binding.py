@@ -19,6 +19,7 @@ from openmolt_core._binding import BoundTool, register_executor, secret_values
 from openmolt_core.agentconfig import IntegrationEntry
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.model import HttpTool
+from openmolt_core.integrations.templating import holds_markup
 from openmolt_core.options import parse_options
 from openmolt_core.tools import ToolContext
 
@@ -247,17 +248,12 @@ def written_secrets(spec: Integration) -> frozenset[str]:
 		return frozenset()
 	found = url_secrets(setup.base_url)
 	for name, header in setup.headers.items():
-		if not _templated(header):
+		if not holds_markup(header):
 			found |= header_secrets(name, header)
 	for name, value in setup.query_params.items():
 		if isinstance(value, str) and secret_name(name):
 			found.add(value)
-	return frozenset(v for v in found if v.strip() and not _templated(v))
-
-
-def _templated(text: str) -> bool:
-	"""Whether a text holds Liquid markup (filled from the config, whose secrets are masked)."""
-	return "{{" in text or "{%" in text
+	return frozenset(v for v in found if v.strip() and not holds_markup(v))
 
 
 async def _execute_http(bound: BoundTool, input: dict[str, Any], context: ToolContext) -> Any:

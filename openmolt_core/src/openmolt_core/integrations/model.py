@@ -51,7 +51,7 @@ from openmolt_core.integrations._httptool import (
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
 from openmolt_core.integrations._url import fragment_written
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
-from openmolt_core.integrations.templating import parse_template
+from openmolt_core.integrations.templating import holds_markup, parse_template
 from openmolt_core.tools import Tool, schema_of
 
 __all__ = [
@@ -81,7 +81,7 @@ ToolSpec = HttpTool | FunctionTool
 def _template_strings(value: Any, where: str) -> list[tuple[str, str]]:
 	"""Every Liquid string in a definition value, with where it sits (``body.parent.id``)."""
 	if isinstance(value, str):
-		return [(where, value)] if "{{" in value or "{%" in value else []
+		return [(where, value)] if holds_markup(value) else []
 	found: list[tuple[str, str]] = []
 	if isinstance(value, Mapping):
 		for key, item in value.items():

@@ -62,6 +62,7 @@ __all__ = [
 	"FileSource",
 	"Filters",
 	"Styled",
+	"holds_markup",
 	"null_inputs",
 	"parse_template",
 	"reading_files",
@@ -430,10 +431,19 @@ def reading_files(source: FileSource | None) -> Iterator[None]:
 		_SOURCE.reset(token)
 
 
+def holds_markup(text: str) -> bool:
+	"""Whether a definition's string holds Liquid markup (an output ``{{`` or a tag ``{%``).
+
+	Args:
+		text: The string, as the definition writes it.
+	"""
+	return "{{" in text or "{%" in text
+
+
 def uses_filter(value: Any, *names: str) -> bool:
 	"""Whether any template string in a definition (dicts and lists walked) names a filter."""
 	if isinstance(value, str):
-		return ("{{" in value or "{%" in value) and any(name in value for name in names)
+		return holds_markup(value) and any(name in value for name in names)
 	if isinstance(value, Mapping):
 		return any(uses_filter(v, *names) for v in value.values())
 	if isinstance(value, (list, tuple)):
