@@ -960,6 +960,9 @@ INTEGRATION = Integration(
 				"write_draft_orders",
 				"read_inventory",
 				"write_inventory",
+				# Location's fields (name, address...) need read_locations: listLocations, and
+				# the location names getInventoryItem and adjustInventory select.
+				"read_locations",
 				"read_merchant_managed_fulfillment_orders",
 				"write_merchant_managed_fulfillment_orders",
 			],

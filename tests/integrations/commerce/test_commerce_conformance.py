@@ -22,10 +22,15 @@ import pytest
 from graphql import (
 	GraphQLInputObjectType,
 	OperationDefinitionNode,
+	TypeInfo,
+	TypeInfoVisitor,
 	Undefined,
+	Visitor,
 	build_client_schema,
+	get_named_type,
 	parse,
 	validate,
+	visit,
 )
 from graphql.validation import NoDeprecatedCustomRule, specified_rules
 
@@ -825,6 +830,63 @@ def test_shopify_oauth_scopes_cover_the_documents(shopify_introspection) -> None
 			needed = access.get((root, selection.name.value), [])
 			if needed:
 				assert set(needed) & set(oauth.scopes), (tool.handle, needed)
+
+
+def _granted(scopes: list[str]) -> set[str]:
+	"""The access scopes a token with ``scopes`` holds: a write scope grants its read scope too
+	(Shopify's access scopes reference: "Any scope that writes a resource also grants read
+	access to it")."""
+	return set(scopes) | {s.replace("write_", "read_", 1) for s in scopes if s.startswith("write_")}
+
+
+def shopify_scope_gaps(tool, schema, introspection, scopes: list[str]) -> list[str]:
+	"""The fields (at any depth) and returned types of a tool's document whose access scopes
+	(the Admin API reference's ``offlineScopes``) none of ``scopes`` grants."""
+	items = introspection["offline_scopes"]["items"]
+	fields = {
+		(i["typeName"], i["fieldName"]): i["offlineScopes"] for i in items if i["type"] == "field"
+	}
+	types = {i["typeName"]: i["offlineScopes"] for i in items if i["type"] == "type"}
+	granted = _granted(scopes)
+	info = TypeInfo(schema)
+	gaps: list[str] = []
+
+	class Fields(Visitor):
+		def enter_field(self, node: Any, *_: Any) -> None:
+			parent, kind = info.get_parent_type(), info.get_type()
+			needed = fields.get((parent.name if parent else "", node.name.value), [])
+			named = get_named_type(kind).name if kind else ""
+			for where, scopes_needed in (
+				(f"{parent}.{node.name.value}", needed),
+				(named, types.get(named, [])),
+			):
+				if scopes_needed and not set(scopes_needed) & granted:
+					gaps.append(f"{tool.handle}: {where} needs one of {scopes_needed}")
+
+	visit(parse(tool.body["query"]), TypeInfoVisitor(info, Fields()))
+	return gaps
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_oauth_scopes_cover_every_field_selected(
+	tool, shopify_schema, shopify_introspection
+) -> None:
+	"""The OAuth credential grants the access scope of every field a document selects, nested
+	ones included (listLocations' Location.name needs read_locations, which no root field
+	asks for): without it Shopify answers ACCESS_DENIED for that field."""
+	(oauth,) = [c for c in shopify.INTEGRATION.credential_setup if c.type == "oauth2"]
+	assert shopify_scope_gaps(tool, shopify_schema, shopify_introspection, oauth.scopes) == []
+
+
+def test_a_missing_nested_field_scope_fails_the_check(
+	shopify_schema, shopify_introspection
+) -> None:
+	"""Without read_locations, the location fields of listLocations are reported; write_orders
+	alone grants read_orders."""
+	(tool,) = [t for t in DOCUMENT_TOOLS if t.handle == "listLocations"]
+	gaps = shopify_scope_gaps(tool, shopify_schema, shopify_introspection, ["read_inventory"])
+	assert "listLocations: Location.isActive needs one of ['read_locations']" in gaps
+	assert _granted(["write_orders"]) == {"write_orders", "read_orders"}
 
 
 def test_shopify_targets_2026_10() -> None:
