@@ -676,8 +676,9 @@ TOOLS = [
 	),
 	_graphql(
 		"deleteProduct",
-		"Delete a product with its variants and media (cannot be undone). Without synchronous "
-		"the deletion runs as a background operation." + _USER_ERRORS_NOTE,
+		"Delete a product with its variants and media (cannot be undone). It waits until the "
+		"product is gone; with synchronous false the deletion runs as a background operation "
+		"(productDeleteOperation)." + _USER_ERRORS_NOTE,
 		["write_products"],
 		"""mutation DeleteProduct($input: ProductDeleteInput!, $synchronous: Boolean) {
 		productDelete(input: $input, synchronous: $synchronous) { deletedProductId
@@ -685,7 +686,10 @@ TOOLS = [
 		{"input": passthrough("id"), **passthrough("synchronous")},
 		{
 			"id": _gid("Product"),
-			"synchronous": boolean("Wait until the product is deleted.", default=True),
+			"synchronous": boolean(
+				"Wait until the product is deleted (Shopify's default); false returns at once.",
+				default=True,
+			),
 		},
 		["id"],
 		_mutation_output("productDelete"),

@@ -889,6 +889,35 @@ def test_a_missing_nested_field_scope_fails_the_check(
 	assert _granted(["write_orders"]) == {"write_orders", "read_orders"}
 
 
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_input_defaults_are_the_argument_defaults(tool, shopify_introspection) -> None:
+	"""An input sent as a root field's argument promises Shopify's default for it (what Shopify
+	does when the input is left out): productDelete's synchronous defaults to true, so the
+	deletion waits unless synchronous is false."""
+	types = {t["name"]: t for t in shopify_introspection["data"]["__schema"]["types"]}
+	(op,) = parse(tool.body["query"]).definitions
+	root = types["Mutation" if op.operation.value == "mutation" else "QueryRoot"]
+	props = tool.input_schema["properties"]
+	# A variable's own default (listOrders' reverse: true) is what an omitted input sends.
+	declared = {
+		v.variable.name.value: v.default_value.value
+		for v in op.variable_definitions or ()
+		if v.default_value is not None and hasattr(v.default_value, "value")
+	}
+	for selection in op.selection_set.selections:
+		field = next(f for f in root["fields"] if f["name"] == selection.name.value)
+		for arg in field["args"]:
+			if arg["defaultValue"] in (None, "null") or arg["name"] not in props:
+				continue
+			literal = declared.get(arg["name"], arg["defaultValue"])
+			default = {"true": True, "false": False}.get(literal, literal)
+			# A promised default is Shopify's (an input may also promise none).
+			assert props[arg["name"]].get("default", default) == default, (tool.handle, arg["name"])
+			if arg["name"] == "synchronous":
+				text = tool.description + props["synchronous"].get("description", "")
+				assert "synchronous false" in text or "synchronous=false" in text, tool.handle
+
+
 def test_shopify_targets_2026_10() -> None:
 	"""The base URL carries the shop from config and the 2026-10 Admin API version."""
 	base = shopify.INTEGRATION.api_setup.base_url
