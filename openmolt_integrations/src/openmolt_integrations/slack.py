@@ -63,6 +63,7 @@ _SCOPES = [
 	"files:write",
 	"channels:manage",
 	"groups:write",
+	"channels:join",
 ]
 # search.messages works only with a user token: its scope is requested as a user scope.
 _USER_SCOPES = ["search:read"]
@@ -75,8 +76,9 @@ scratch"), open **OAuth & Permissions** and add these **Bot Token Scopes**: `cha
 `chat:write.public`, `channels:read`, `channels:history`, `groups:read`, `groups:history`,
 `im:read`, `im:write`, `im:history`, `mpim:read`, `mpim:history`, `users:read`,
 `users:read.email`, `reactions:write`, `files:read`, `files:write`, `channels:manage`,
-`groups:write` (the last two for creating, renaming and archiving channels, inviting and removing
-members, and setting topics and purposes). Click **Install to Workspace**
+`groups:write`, `channels:join` (the last three for creating, renaming, archiving and joining
+channels, inviting and removing members, and setting topics and purposes). A bot reads a public
+channel's history only once it is a member: `joinChannel` joins it. Click **Install to Workspace**
 and copy the **Bot User OAuth Token** (`xoxb-…`). Invite the bot to private channels
 (`/invite @yourbot`); public channels work through `chat:write.public`.
 
@@ -473,6 +475,9 @@ INTEGRATION = Integration(
 		"removeFromChannel": ["outbound"],
 		"setChannelTopic": ["outbound"],
 		"setChannelPurpose": ["outbound"],
+		# Joining shows the bot in the channel, and carries no data out.
+		"joinChannel": [],
+		"listChannelMembers": ["private"],
 		"searchMessages": ["private", "untrusted"],
 		"getPermalink": ["private"],
 	},
@@ -519,16 +524,17 @@ INTEGRATION = Integration(
 				],
 				"write": ["chat:write", "chat:write.public", "im:write", "reactions:write"],
 				"files": ["files:read", "files:write"],
-				"manage": ["channels:manage", "groups:write"],
+				"manage": ["channels:manage", "groups:write", "channels:join"],
 			},
 		),
 	],
 	scopes={
-		"read": "Read and search conversations, messages, threads and users; get permalinks.",
+		"read": "Read and search conversations, messages, threads, members and users; get "
+		"permalinks.",
 		"write": "Post, edit, schedule and delete messages, open DMs and add reactions.",
 		"files": "Upload files and share them in conversations.",
-		"manage": "Create, rename and archive channels, invite and remove members, set topics "
-		"and purposes.",
+		"manage": "Create, rename, archive and join channels, invite and remove members, set "
+		"topics and purposes.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -965,6 +965,41 @@ async def test_slack_agent_manages_a_channel_searches_and_links() -> None:
 	assert dict(link.url.params) == {"channel": "C1", "message_ts": "1712345678.000100"}
 
 
+async def test_slack_agent_joins_a_channel_and_lists_its_members() -> None:
+	"""A bot must be a member to read a public channel's history: conversations.join is a form
+	post of the channel, conversations.members a GET with its default page size (slack-sdk
+	WebClient.conversations_join / conversations_members)."""
+	channel = "C0123456789"
+	service = Recorder(
+		httpx.Response(200, json={"ok": True, "channel": {"id": channel}}),
+		httpx.Response(
+			200,
+			json={"ok": True, "members": ["U01", "U02"], "response_metadata": {"next_cursor": ""}},
+		),
+	)
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.joinChannel", channel=channel),
+			call_tool("slack.listChannelMembers", channel=channel, cursor="dXNlcjpVMDYx"),
+		],
+		service,
+		config={"token": "xoxb-1111-2222-abcdef"},
+	)
+	join, members = service.requests
+	assert (join.method, str(join.url)) == ("POST", "https://slack.com/api/conversations.join")
+	assert form(join) == {"channel": [channel]}
+	assert members.method == "GET"
+	assert members.url.copy_with(query=None) == "https://slack.com/api/conversations.members"
+	assert dict(members.url.params) == {
+		"channel": channel,
+		"cursor": "dXNlcjpVMDYx",
+		"limit": "200",
+	}
+	for request in (join, members):
+		assert request.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
+
+
 async def test_discord_agent_manages_channels_members_and_roles() -> None:
 	"""Channel create, edit and delete, the member list and role changes go to their v10 routes
 	with the bot token; only the given channel settings are sent."""
