@@ -262,6 +262,42 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="addLabels",
+		description=(
+			"Add labels to an issue or pull request, keeping its others (updateIssue's labels "
+			"replaces them all). A label that does not exist yet is created. Returns the labels."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/labels",
+		body=passthrough("labels"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"labels": array({"type": "string"}, "Label names, e.g. bug.", minItems=1),
+			},
+			"required": [*_REPO_REQUIRED, "issue_number", "labels"],
+		},
+	),
+	HttpTool(
+		handle="removeLabel",
+		description="Take one label off an issue or pull request (404 if it does not carry it).",
+		scopes=["write"],
+		method="DELETE",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/labels/{{{{ input.name }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"name": string("The label's name, e.g. needs-triage."),
+			},
+			"required": [*_REPO_REQUIRED, "issue_number", "name"],
+		},
+	),
+	HttpTool(
 		handle="listPulls",
 		description="List pull requests, filtered by state, head (user:branch) and base branch."
 		+ _PAGED,
@@ -320,6 +356,49 @@ TOOLS = [
 				"maintainer_can_modify": boolean("Let maintainers push to the head branch."),
 			},
 			"required": [*_REPO_REQUIRED, "title", "head", "base"],
+		},
+	),
+	HttpTool(
+		handle="listPullFiles",
+		description=(
+			"List the files a pull request changes (up to 3000): filename, status (added, "
+			"modified, removed, renamed...), additions, deletions and the diff `patch`."
+		)
+		+ _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/files",
+		query_params=passthrough("per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
+		},
+	),
+	HttpTool(
+		handle="requestReviewers",
+		description="Ask users or teams to review a pull request (they are notified).",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/requested_reviewers",
+		body=passthrough("reviewers", "team_reviewers"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"reviewers": array({"type": "string"}, "Logins of the users to ask."),
+				"team_reviewers": array(
+					{"type": "string"}, "Slugs of the organization's teams to ask."
+				),
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
 		},
 	),
 	HttpTool(
@@ -502,6 +581,24 @@ TOOLS = [
 				"page": _PAGE,
 			},
 			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
+		handle="getWorkflowRun",
+		description=(
+			"Get one GitHub Actions run (dispatchWorkflow returns its id): status (queued, "
+			"in_progress, completed...), conclusion (success, failure...), branch, commit, URLs."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/actions/runs/{{{{ input.run_id }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"run_id": integer("The workflow run's id.", minimum=1),
+			},
+			"required": [*_REPO_REQUIRED, "run_id"],
 		},
 	),
 	HttpTool(
@@ -728,6 +825,11 @@ INTEGRATION = Integration(
 		"submitPullReview": ["outbound"],
 		"deleteFile": ["outbound"],
 		"createBranch": ["outbound"],
+		"addLabels": ["outbound"],
+		"removeLabel": ["outbound"],
+		"requestReviewers": ["outbound"],
+		"listPullFiles": ["private", "untrusted"],
+		"getWorkflowRun": [],
 	},
 	id="github",
 	name="GitHub",
@@ -759,8 +861,8 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read repositories, issues, pull requests and reviews, commits, files, workflow runs; search.",
-		"write": "Open and edit issues and pull requests, comment, review, merge, create branches, commit and delete files, release.",
+		"read": "Read repositories, issues, pull requests, their files and reviews, commits, files, workflow runs; search.",
+		"write": "Open and edit issues and pull requests, label them, comment, review and ask for reviews, merge, create branches, commit and delete files, release.",
 		"actions": "Start GitHub Actions workflows.",
 	},
 	tools=TOOLS,

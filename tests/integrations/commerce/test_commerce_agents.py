@@ -686,6 +686,51 @@ async def test_github_agent_branches_reviews_and_deletes() -> None:
 	assert _json(delete) == {"message": "Remove old page", "sha": "b10b", "branch": "fix"}
 
 
+async def test_github_agent_triages_a_pull_and_follows_its_checks() -> None:
+	"""GitHub: label an issue and take a label off, ask for reviewers, list a pull's files, get
+	a workflow run: each request as GitHub's OpenAPI (2026-03-10) gives it (issues/add-labels,
+	issues/remove-label, pulls/request-reviewers, pulls/list-files, actions/get-workflow-run)."""
+	seen = await _run(
+		github,
+		{"apiKey": "github_pat_secret"},
+		[
+			call_tool(
+				"github.addLabels", owner="octo", repo="site", issue_number=7, labels=["bug", "ui"]
+			),
+			call_tool(
+				"github.removeLabel", owner="octo", repo="site", issue_number=7, name="needs/triage"
+			),
+			call_tool(
+				"github.requestReviewers",
+				owner="octo",
+				repo="site",
+				pull_number=7,
+				reviewers=["ada"],
+				team_reviewers=["docs"],
+			),
+			call_tool(
+				"github.listPullFiles", owner="octo", repo="site", pull_number=7, per_page=100
+			),
+			call_tool("github.getWorkflowRun", owner="octo", repo="site", run_id=30433642),
+		],
+		[[{"name": "bug"}], [], {"number": 7}, [{"filename": "a.md"}], {"status": "completed"}],
+	)
+	add, remove, reviewers, files, run = seen
+	base = "https://api.github.com/repos/octo/site"
+	for request in seen:
+		assert request.headers["Authorization"] == "Bearer github_pat_secret"
+		assert request.headers["X-GitHub-Api-Version"] == github.GITHUB_API_VERSION
+		assert request.headers["Accept"] == "application/vnd.github+json"
+	assert (add.method, str(add.url)) == ("POST", f"{base}/issues/7/labels")
+	assert _json(add) == {"labels": ["bug", "ui"]}
+	assert (remove.method, str(remove.url)) == ("DELETE", f"{base}/issues/7/labels/needs%2Ftriage")
+	assert remove.content == b""
+	assert (reviewers.method, str(reviewers.url)) == ("POST", f"{base}/pulls/7/requested_reviewers")
+	assert _json(reviewers) == {"reviewers": ["ada"], "team_reviewers": ["docs"]}
+	assert (files.method, str(files.url)) == ("GET", f"{base}/pulls/7/files?per_page=100")
+	assert (run.method, str(run.url)) == ("GET", f"{base}/actions/runs/30433642")
+
+
 async def test_github_create_branch_refuses_a_short_ref() -> None:
 	"""A branch name without refs/heads/ is refused before any request, naming the field."""
 	seen, handler = _recorder([])

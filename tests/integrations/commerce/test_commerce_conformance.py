@@ -456,6 +456,16 @@ def _resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 	return node
 
 
+def _body_schema(spec: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+	"""An operation's JSON body schema; a ``oneOf`` of an object and a bare array (addLabels:
+	``{"labels": [...]}`` or ``[...]``) is its object branch."""
+	body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+	schema = _resolve(spec, body.get("schema", {})) if body else {}
+	branches = [_resolve(spec, branch) for branch in schema.get("oneOf", [])]
+	objects = [branch for branch in branches if branch.get("type") == "object"]
+	return objects[0] if "properties" not in schema and len(objects) == 1 else schema
+
+
 def _removed_in_version(op: dict[str, Any], version: str) -> set[str]:
 	"""Body properties a calendar version's breaking changes remove (patch value null)."""
 	removed: set[str] = set()
@@ -496,8 +506,7 @@ def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
 		assert s["query"] <= query, s["query"] - query
 		required_query = {p["name"] for p in params if p["in"] == "query" and p.get("required")}
 		assert required_query <= s["query"]
-		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		schema = _body_schema(github_openapi, op)
 		allowed = set(schema.get("properties", {})) - _removed_in_version(
 			op, github.GITHUB_API_VERSION
 		)
@@ -525,8 +534,7 @@ def github_required_problems(tool, spec: dict[str, Any]) -> list[str]:
 		params = [_resolve(spec, p) for p in op.get("parameters", [])]
 		names = {p["name"] for p in params if p["in"] == "path"}
 		names |= {p["name"] for p in params if p["in"] == "query" and p.get("required")}
-		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-		schema = _resolve(spec, body.get("schema", {})) if body else {}
+		schema = _body_schema(spec, op)
 		for name in sorted(names | set(schema.get("required", []))):
 			source = sent.get(name, f"input.{name}")
 			inputs = template_inputs(source)
@@ -598,8 +606,7 @@ def test_github_inputs_carry_the_openapi_constraints(tool, github_openapi, shape
 		op = github_openapi["paths"][path][tool.method.lower()]
 		params = [_resolve(github_openapi, p) for p in op.get("parameters", [])]
 		refs = {p["name"]: p["schema"] for p in params}
-		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		schema = _body_schema(github_openapi, op)
 		refs |= schema.get("properties", {})
 		for name in props:
 			if name in refs:
@@ -951,8 +958,14 @@ GITHUB_EVERYDAY = {
 	"pulls/merge",
 	"repos/get-content",
 	"repos/create-or-update-file-contents",
+	"issues/add-labels",
+	"issues/remove-label",
+	"pulls/request-reviewers",
+	"pulls/list-files",
+	"actions/get-workflow-run",
 }
-"""The issue, pull request and file operations people automate most (GitHub operationIds)."""
+"""The issue, pull request, file and Actions operations people automate most (GitHub
+operationIds): triage labels, review requests, a pull's changed files, a dispatched run."""
 
 
 def test_github_covers_the_everyday_issue_and_pull_operations(github_openapi, shape) -> None:
