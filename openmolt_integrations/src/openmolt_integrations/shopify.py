@@ -518,6 +518,25 @@ TOOLS = [
 		output=_CONNECTION_OUTPUT,
 	),
 	_graphql(
+		"getCustomer",
+		(
+			"Get a customer: name, email, phone, default address, note, tags, order count, "
+			"amount spent and the last 10 orders."
+		),
+		["read_customers"],
+		"""query GetCustomer($id: ID!) { customer(id: $id) { id displayName firstName lastName
+		defaultEmailAddress { emailAddress marketingState } defaultPhoneNumber { phoneNumber }
+		defaultAddress { address1 address2 city provinceCode zip countryCodeV2 }
+		note tags locale taxExempt numberOfOrders amountSpent { amount currencyCode } createdAt
+		updatedAt orders(first: 10, sortKey: PROCESSED_AT, reverse: true) { nodes { id name
+		processedAt displayFinancialStatus displayFulfillmentStatus currentTotalPriceSet { """
+		+ _MONEY
+		+ """ } } } } }""",
+		passthrough("id"),
+		{"id": _gid("Customer")},
+		["id"],
+	),
+	_graphql(
 		"createCustomer",
 		"Create a customer. Email or phone must be unique in the shop." + _USER_ERRORS_NOTE,
 		["write_customers"],
@@ -842,6 +861,70 @@ TOOLS = [
 		_mutation_output("draftOrderUpdate"),
 	),
 	_graphql(
+		"sendDraftOrderInvoice",
+		(
+			"Email a draft order's invoice (its checkout link) to the customer, or to `email.to`; "
+			"the customer pays through it." + _USER_ERRORS_NOTE
+		),
+		["write_draft_orders"],
+		"""mutation SendDraftOrderInvoice($id: ID!, $email: EmailInput) {
+		draftOrderInvoiceSend(id: $id, email: $email) { draftOrder { id name status invoiceUrl
+		invoiceSentAt } userErrors { field message } } }""",
+		passthrough("id", "email"),
+		{
+			"id": _gid("DraftOrder"),
+			"email": obj(
+				{
+					"to": string("Recipient; default: the draft order's email."),
+					"from": string("Sender: the shop's or a staff member's email."),
+					"bcc": array({"type": "string"}, "Blind copies."),
+					"subject": string("Subject line."),
+					"customMessage": string("A message shown above the invoice."),
+				},
+				description="The email; omit for Shopify's invoice email to the draft order's "
+				"address.",
+			),
+		},
+		["id"],
+		_mutation_output("draftOrderInvoiceSend"),
+	),
+	_graphql(
+		"completeDraftOrder",
+		(
+			"Turn a draft order into an order, recorded as paid (no payment is taken). For a "
+			"customer who pays later, send the invoice (sendDraftOrderInvoice) instead, or give "
+			"the draft order payment terms." + _USER_ERRORS_NOTE
+		),
+		["write_draft_orders"],
+		# paymentPending is deprecated in 2026-10 (payment terms replace it): not offered.
+		"""mutation CompleteDraftOrder($id: ID!, $sourceName: String) {
+		draftOrderComplete(id: $id, sourceName: $sourceName) { draftOrder { id name status
+		order { id name displayFinancialStatus } } userErrors { field message } } }""",
+		passthrough("id", "sourceName"),
+		{
+			"id": _gid("DraftOrder"),
+			"sourceName": string("Where the order came from, e.g. a sales channel's name."),
+		},
+		["id"],
+		_mutation_output("draftOrderComplete"),
+	),
+	_graphql(
+		"markOrderAsPaid",
+		(
+			"Mark an order as paid (a payment received outside Shopify, e.g. a bank transfer); "
+			"it records a manual payment for the outstanding amount." + _USER_ERRORS_NOTE
+		),
+		["write_orders"],
+		"""mutation MarkOrderAsPaid($input: OrderMarkAsPaidInput!) { orderMarkAsPaid(input: $input)
+		{ order { id name displayFinancialStatus totalOutstandingSet { """
+		+ _MONEY
+		+ """ } } userErrors { field message } } }""",
+		{"input": passthrough("id")},
+		{"id": _gid("Order")},
+		["id"],
+		_mutation_output("orderMarkAsPaid"),
+	),
+	_graphql(
 		"updateCustomer",
 		"Update a customer's name, email, phone, note, tags, locale or tax exemption (only the "
 		"given fields)." + _USER_ERRORS_NOTE,
@@ -930,6 +1013,10 @@ INTEGRATION = Integration(
 		"createDraftOrder": ["outbound"],
 		"updateDraftOrder": ["outbound"],
 		"deleteProduct": ["outbound"],
+		"getCustomer": ["private"],
+		"sendDraftOrderInvoice": ["outbound"],
+		"completeDraftOrder": ["outbound"],
+		"markOrderAsPaid": ["outbound"],
 	},
 	response_checks=[graphql_errors],
 	id="shopify",
@@ -984,8 +1071,9 @@ INTEGRATION = Integration(
 		"read_products": "Read products and variants (Shopify scope read_products).",
 		"write_products": "Create, update and delete products and variants (write_products).",
 		"read_orders": "Read orders (read_orders; read_all_orders for older than 60 days).",
-		"write_orders": "Create, update, cancel and tag orders (write_orders).",
-		"write_draft_orders": "Create and update draft orders (write_draft_orders).",
+		"write_orders": "Create, update, cancel, tag and mark paid orders (write_orders).",
+		"write_draft_orders": "Create, update, invoice and complete draft orders "
+		"(write_draft_orders).",
 		"read_customers": "Read customers (read_customers).",
 		"write_customers": "Create, update and tag customers (write_customers).",
 		"read_inventory": "Read locations and stock levels (read_inventory, read_locations).",

@@ -296,6 +296,48 @@ async def test_shopify_agent_orders_drafts_and_updates() -> None:
 	]
 
 
+async def test_shopify_agent_reads_a_customer_and_closes_a_draft_order() -> None:
+	"""Get a customer, invoice a draft order, complete it, mark an order paid:
+	the Admin API 2026-10 root fields (customer, draftOrderInvoiceSend, draftOrderComplete,
+	orderMarkAsPaid) with their argument names, nothing the model left out."""
+	from graphql import parse as parse_graphql
+
+	seen = await _run(
+		shopify,
+		{"shop": "acme", "accessToken": "shpat_secret"},
+		[
+			call_tool("shopify.getCustomer", id="gid://shopify/Customer/3"),
+			call_tool(
+				"shopify.sendDraftOrderInvoice",
+				id="gid://shopify/DraftOrder/4",
+				email={"to": "ada@example.com", "customMessage": "Your quote"},
+			),
+			call_tool(
+				"shopify.completeDraftOrder", id="gid://shopify/DraftOrder/4", sourceName="phone"
+			),
+			call_tool("shopify.markOrderAsPaid", id="gid://shopify/Order/7"),
+		],
+		[{"data": {}}] * 4,
+	)
+	for request in seen:
+		assert str(request.url) == "https://acme.myshopify.com/admin/api/2026-10/graphql.json"
+		assert request.headers["X-Shopify-Access-Token"] == "shpat_secret"
+	assert [_json(r)["variables"] for r in seen] == [
+		{"id": "gid://shopify/Customer/3"},
+		{
+			"id": "gid://shopify/DraftOrder/4",
+			"email": {"to": "ada@example.com", "customMessage": "Your quote"},
+		},
+		{"id": "gid://shopify/DraftOrder/4", "sourceName": "phone"},
+		{"input": {"id": "gid://shopify/Order/7"}},
+	]
+	roots = [
+		parse_graphql(_json(r)["query"]).definitions[0].selection_set.selections[0].name.value
+		for r in seen
+	]
+	assert roots == ["customer", "draftOrderInvoiceSend", "draftOrderComplete", "orderMarkAsPaid"]
+
+
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
 	"""Stripe: form-encoded nested bodies, version header, idempotency key, bearer key."""
 	seen = await _run(
