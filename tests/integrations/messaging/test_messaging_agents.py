@@ -360,6 +360,40 @@ async def test_whatsapp_agent_sends_text_and_uploads_media() -> None:
 	assert parts["file"] == b"%PDF-1.7"
 
 
+async def test_twilio_agent_redacts_and_deletes_a_message_and_reads_the_balance() -> None:
+	"""Redact (UpdateMessage with an empty Body), delete (DeleteMessage, 204) and the balance
+	(FetchBalance) as twilio-oai's API 2010-04-01 gives them, with HTTP Basic auth."""
+	account, sid = "AC" + "a" * 32, "SM" + "c" * 32
+	service = Recorder(
+		httpx.Response(200, json={"sid": sid, "body": ""}),
+		httpx.Response(204),
+		httpx.Response(200, json={"account_sid": account, "balance": "12.50", "currency": "USD"}),
+	)
+	await run_agent(
+		"twilio",
+		[
+			call_tool("twilio.redactMessage", Sid=sid),
+			call_tool("twilio.deleteMessage", Sid=sid),
+			call_tool("twilio.getBalance"),
+		],
+		service,
+		config={"accountSid": account, "authToken": "twilio-auth-token"},
+	)
+	redact, delete, balance = service.requests
+	base = f"https://api.twilio.com/2010-04-01/Accounts/{account}"
+	assert (redact.method, str(redact.url)) == ("POST", f"{base}/Messages/{sid}.json")
+	assert redact.content == b"Body="
+	assert redact.headers["content-type"] == "application/x-www-form-urlencoded"
+	assert (delete.method, str(delete.url), delete.content) == (
+		"DELETE",
+		f"{base}/Messages/{sid}.json",
+		b"",
+	)
+	assert (balance.method, str(balance.url)) == ("GET", f"{base}/Balance.json")
+	basic = "Basic " + base64.b64encode(f"{account}:twilio-auth-token".encode()).decode()
+	assert {r.headers["authorization"] for r in service.requests} == {basic}
+
+
 async def test_twilio_agent_sends_an_sms_and_starts_a_verification() -> None:
 	"""Core and Verify hosts, HTTP Basic auth with the account, form-encoded PascalCase fields."""
 	service = Recorder(
