@@ -171,6 +171,41 @@ _TOOLS = [
 			["channel", "post_at"],
 		),
 	),
+	post_form(
+		"listScheduledMessages",
+		"chat.scheduledMessages.list",
+		"List the messages the token scheduled that are not posted yet "
+		"(chat.scheduledMessages.list): each `id`, `channel_id`, `post_at` and `text`; follow "
+		"`response_metadata.next_cursor`.",
+		["read"],
+		obj(
+			{
+				"channel": string("Only this conversation's scheduled messages (C…)."),
+				"oldest": string("Only messages to be posted at or after this Unix time."),
+				"latest": string("Only messages to be posted before this Unix time."),
+				"limit": integer("Messages per page.", minimum=1),
+				"cursor": CURSOR,
+				"team_id": string("Workspace id (T…); needed only with an org-wide token."),
+			}
+		),
+	),
+	post_form(
+		"deleteScheduledMessage",
+		"chat.deleteScheduledMessage",
+		"Cancel a scheduled message before it is posted (chat.deleteScheduledMessage); Slack "
+		"refuses within 60 seconds of its post_at.",
+		["write"],
+		obj(
+			{
+				"channel": CHANNEL,
+				"scheduled_message_id": string(
+					"The `scheduled_message_id` from scheduleMessage (or an `id` from "
+					"listScheduledMessages), e.g. Q1298393284."
+				),
+			},
+			["channel", "scheduled_message_id"],
+		),
+	),
 	post_json(
 		"postEphemeral",
 		"chat.postEphemeral",
@@ -477,6 +512,10 @@ INTEGRATION = Integration(
 		"setChannelPurpose": ["outbound"],
 		# Joining shows the bot in the channel, and carries no data out.
 		"joinChannel": [],
+		"deleteScheduledMessage": [],
+		# Texts the token scheduled: another run (or the app's user) may have written them from
+		# what someone else said.
+		"listScheduledMessages": ["private", "untrusted"],
 		"listChannelMembers": ["private"],
 		"searchMessages": ["private", "untrusted"],
 		"getPermalink": ["private"],
@@ -531,7 +570,8 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "Read and search conversations, messages, threads, members and users; get "
 		"permalinks.",
-		"write": "Post, edit, schedule and delete messages, open DMs and add reactions.",
+		"write": "Post, edit, schedule and delete messages, cancel scheduled ones, open DMs and "
+		"add reactions.",
 		"files": "Upload files and share them in conversations.",
 		"manage": "Create, rename, archive and join channels, invite and remove members, set "
 		"topics and purposes.",

@@ -1034,6 +1034,47 @@ async def test_slack_agent_joins_a_channel_and_lists_its_members() -> None:
 		assert request.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
 
 
+async def test_slack_agent_lists_and_cancels_a_scheduled_message() -> None:
+	"""A message scheduleMessage queued is listed (chat.scheduledMessages.list) and deleted
+	before it is posted (chat.deleteScheduledMessage), both form posts as slack-sdk sends them."""
+	channel = "C0123456789"
+	service = Recorder(
+		httpx.Response(
+			200,
+			json={
+				"ok": True,
+				"scheduled_messages": [{"id": "Q1298393284", "channel_id": channel}],
+				"response_metadata": {"next_cursor": ""},
+			},
+		),
+		httpx.Response(200, json={"ok": True}),
+	)
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.listScheduledMessages", channel=channel, limit=50),
+			call_tool(
+				"slack.deleteScheduledMessage", channel=channel, scheduled_message_id="Q1298393284"
+			),
+		],
+		service,
+		config={"token": "xoxb-1111-2222-abcdef"},
+	)
+	listed, deleted = service.requests
+	assert (listed.method, str(listed.url)) == (
+		"POST",
+		"https://slack.com/api/chat.scheduledMessages.list",
+	)
+	assert form(listed) == {"channel": [channel], "limit": ["50"]}
+	assert (deleted.method, str(deleted.url)) == (
+		"POST",
+		"https://slack.com/api/chat.deleteScheduledMessage",
+	)
+	assert form(deleted) == {"channel": [channel], "scheduled_message_id": ["Q1298393284"]}
+	for request in (listed, deleted):
+		assert request.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
+
+
 async def test_discord_agent_manages_channels_members_and_roles() -> None:
 	"""Channel create, edit and delete, the member list and role changes go to their v10 routes
 	with the bot token; only the given channel settings are sent."""

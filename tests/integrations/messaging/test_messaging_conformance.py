@@ -1852,6 +1852,7 @@ _SLACK_NEW = {
 	"searchMessages": ("search.messages", None),
 	"getPermalink": ("chat.getPermalink", {"channel", "message_ts"}),
 	"joinChannel": ("conversations.join", {"channel"}),
+	"deleteScheduledMessage": ("chat.deleteScheduledMessage", {"channel", "scheduled_message_id"}),
 	"listChannelMembers": ("conversations.members", {"channel", "cursor", "limit"}),
 }
 
@@ -1975,6 +1976,7 @@ _OAUTH_SCOPES: dict[tuple[str, str], set[str]] = {
 	("slack", "setChannelTopic"): {"channels:manage", "groups:write"},
 	("slack", "setChannelPurpose"): {"channels:manage", "groups:write"},
 	("slack", "joinChannel"): {"channels:join"},
+	("slack", "deleteScheduledMessage"): {"chat:write"},
 	("slack", "listChannelMembers"): {"channels:read", "groups:read", "im:read", "mpim:read"},
 	("x", "sendDirectMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
 	("x", "sendConversationMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
