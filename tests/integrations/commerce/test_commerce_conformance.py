@@ -925,6 +925,16 @@ def test_shopify_input_defaults_are_the_argument_defaults(tool, shopify_introspe
 				assert "synchronous false" in text or "synchronous=false" in text, tool.handle
 
 
+def test_shopify_version_is_a_supported_stable_one(shopify_versions) -> None:
+	"""The Admin API version in the URL (the schema the checks read is that version's) is one
+	@shopify/dev-mcp lists as supported, not ``unstable``: Shopify keeps a stable version 12
+	months, and a request to a retired one is answered by the oldest supported version."""
+	names = [v["name"] for v in shopify_versions["admin"]]
+	assert shopify.SHOPIFY_API_VERSION in names
+	assert shopify.SHOPIFY_API_VERSION != "unstable"
+	assert shopify.INTEGRATION.api_version == shopify.SHOPIFY_API_VERSION
+
+
 def test_shopify_targets_2026_10() -> None:
 	"""The base URL carries the shop from config and the 2026-10 Admin API version."""
 	base = shopify.INTEGRATION.api_setup.base_url
