@@ -432,8 +432,9 @@ TOOLS = [
 	_graphql(
 		"getOrder",
 		(
-			"Get an order: totals, customer, shipping address, line items, fulfillments and its "
-			"fulfillment orders (whose ids and line item ids createFulfillment needs)."
+			"Get an order: totals, customer, shipping address, line items, fulfillments, its "
+			"fulfillment orders (whose ids and line item ids createFulfillment needs) and its "
+			"payment transactions (whose id and gateway createRefund needs)."
 		),
 		["read_orders"],
 		"""query GetOrder($id: ID!) { order(id: $id) { id name email createdAt cancelledAt
@@ -448,7 +449,14 @@ TOOLS = [
 		+ """ } } }
 		fulfillments(first: 20) { id status trackingInfo { company number url } }
 		fulfillmentOrders(first: 20) { nodes { id status assignedLocation { name location { id } }
-		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } } } }""",
+		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } }
+		refundable totalReceivedSet { """
+		+ _MONEY
+		+ """ } totalRefundedSet { """
+		+ _MONEY
+		+ """ } transactions(first: 20) { id kind status gateway createdAt amountSet { """
+		+ _MONEY
+		+ """ } } } }""",
 		passthrough("id"),
 		{"id": _gid("Order")},
 		["id"],
@@ -496,6 +504,70 @@ TOOLS = [
 				}
 			},
 		},
+	),
+	_graphql(
+		"createRefund",
+		(
+			"Refund an order: line items (restocked or not), shipping, and the money back through "
+			"the order's payment: one REFUND transaction per payment, its parentId the SALE or "
+			"CAPTURE transaction's id and its gateway from getOrder, the amounts together at most "
+			"its totalReceivedSet less totalRefundedSet. Without transactions nothing is paid "
+			"back. Cannot be undone." + _USER_ERRORS_NOTE
+		),
+		["write_orders"],
+		"""mutation CreateRefund($input: RefundInput!) { refundCreate(input: $input) { refund {
+		id createdAt note totalRefundedSet { """
+		+ _MONEY
+		+ """ } } order { id displayFinancialStatus } userErrors { field message } } }""",
+		{
+			"input": passthrough(
+				"orderId", "refundLineItems", "shipping", "transactions", "note", "notify"
+			)
+		},
+		{
+			"orderId": _gid("Order"),
+			"refundLineItems": array(
+				obj(
+					{
+						"lineItemId": string("The order line item's global id (getOrder)."),
+						"quantity": integer("How many to refund.", minimum=1),
+						"restockType": string(
+							"What happens to the stock: RETURN (restock after a return), "
+							"CANCEL (restock, never shipped) or NO_RESTOCK.",
+							enum=["RETURN", "CANCEL", "NO_RESTOCK"],
+						),
+						"locationId": string("Where to restock (a location's global id)."),
+					},
+					["lineItemId", "quantity"],
+				),
+				'Items, e.g. [{"lineItemId": "gid://shopify/LineItem/1", "quantity": 1, '
+				'"restockType": "RETURN"}].',
+			),
+			"shipping": obj(
+				{
+					"fullRefund": {"type": "boolean"},
+					"amount": string("A decimal amount, e.g. 4.99."),
+				},
+				description='Shipping to refund: {"fullRefund": true} or {"amount": "4.99"}.',
+			),
+			"transactions": array(
+				obj(
+					{
+						"orderId": string("The order's global id."),
+						"parentId": string("The SALE or CAPTURE transaction's id (getOrder)."),
+						"gateway": string("That transaction's gateway, e.g. shopify_payments."),
+						"kind": string("REFUND.", enum=["REFUND"]),
+						"amount": string("The decimal amount to pay back, e.g. 24.99."),
+					},
+					["orderId", "gateway", "kind", "amount"],
+				),
+				"The money to pay back, one entry per payment.",
+			),
+			"note": string("A note on the refund."),
+			"notify": boolean("Email the customer a refund notice.", default=False),
+		},
+		["orderId"],
+		_mutation_output("refundCreate"),
 	),
 	_graphql(
 		"listCustomers",
@@ -1002,6 +1074,8 @@ INTEGRATION = Integration(
 		"graphql": ["private", "untrusted", "outbound"],
 		"cancelOrder": ["outbound"],
 		"createFulfillment": ["outbound"],
+		# Money (and a notice) goes to the customer.
+		"createRefund": ["outbound"],
 		# An order or a draft order is what the customer sees (receipts, invoices, their
 		# account); a product's title, description and prices are on the public storefront, and a
 		# deleted one leaves it.
@@ -1071,7 +1145,7 @@ INTEGRATION = Integration(
 		"read_products": "Read products and variants (Shopify scope read_products).",
 		"write_products": "Create, update and delete products and variants (write_products).",
 		"read_orders": "Read orders (read_orders; read_all_orders for older than 60 days).",
-		"write_orders": "Create, update, cancel, tag and mark paid orders (write_orders).",
+		"write_orders": "Create, update, cancel, refund, tag and mark paid orders (write_orders).",
 		"write_draft_orders": "Create, update, invoice and complete draft orders "
 		"(write_draft_orders).",
 		"read_customers": "Read customers (read_customers).",

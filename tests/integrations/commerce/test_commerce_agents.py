@@ -338,6 +338,49 @@ async def test_shopify_agent_reads_a_customer_and_closes_a_draft_order() -> None
 	assert roots == ["customer", "draftOrderInvoiceSend", "draftOrderComplete", "orderMarkAsPaid"]
 
 
+async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> None:
+	"""getOrder gives the transactions a refund goes back through (id, gateway); createRefund
+	sends refundCreate's RefundInput (Admin API 2026-10) with the line items, the shipping and
+	the refund transaction, nothing the model left out."""
+	from graphql import parse as parse_graphql
+
+	refund = {
+		"orderId": "gid://shopify/Order/7",
+		"refundLineItems": [
+			{"lineItemId": "gid://shopify/LineItem/9", "quantity": 1, "restockType": "RETURN"}
+		],
+		"shipping": {"fullRefund": True},
+		"transactions": [
+			{
+				"orderId": "gid://shopify/Order/7",
+				"parentId": "gid://shopify/OrderTransaction/5",
+				"gateway": "shopify_payments",
+				"kind": "REFUND",
+				"amount": "24.99",
+			}
+		],
+		"notify": True,
+	}
+	seen = await _run(
+		shopify,
+		{"shop": "acme", "accessToken": "shpat_secret"},
+		[
+			call_tool("shopify.getOrder", id="gid://shopify/Order/7"),
+			call_tool("shopify.createRefund", **refund),
+		],
+		[{"data": {}}] * 2,
+	)
+	order, created = seen
+	(selection,) = parse_graphql(_json(order)["query"]).definitions[0].selection_set.selections
+	fields = {f.name.value: f for f in selection.selection_set.selections}
+	transaction = {f.name.value for f in fields["transactions"].selection_set.selections}
+	assert {"id", "kind", "status", "gateway"} <= transaction
+	body = _json(created)
+	(mutation,) = parse_graphql(body["query"]).definitions[0].selection_set.selections
+	assert mutation.name.value == "refundCreate"
+	assert body["variables"] == {"input": refund}
+
+
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
 	"""Stripe: form-encoded nested bodies, version header, idempotency key, bearer key."""
 	seen = await _run(
