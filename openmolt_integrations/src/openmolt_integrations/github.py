@@ -640,6 +640,30 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="listReleases",
+		description="List a repository's releases, newest first, drafts included for those "
+		"who can push." + _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=f"{_R}/releases",
+		query_params=passthrough("per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {**_REPO_PROPS, "per_page": _PER_PAGE, "page": _PAGE},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
+		handle="getLatestRelease",
+		description="Get the latest published release (not a draft or pre-release): tag, "
+		"name, notes, assets.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/releases/latest",
+		input_schema={"type": "object", "properties": _REPO_PROPS, "required": _REPO_REQUIRED},
+	),
+	HttpTool(
 		handle="listPullReviews",
 		description="List the reviews of a pull request (state APPROVED, CHANGES_REQUESTED, COMMENTED, PENDING...), oldest first."
 		+ _PAGED,
@@ -744,6 +768,26 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="listBranches",
+		description="List a repository's branches with their head commit sha; protected=true "
+		"lists only protected ones." + _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=f"{_R}/branches",
+		query_params=passthrough("protected", "per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"protected": boolean("Only protected branches (false: only unprotected ones)."),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
 		handle="createBranch",
 		description=(
 			"Create a branch pointing at a commit (a git reference refs/heads/<name>). To branch "
@@ -830,6 +874,10 @@ INTEGRATION = Integration(
 		"requestReviewers": ["outbound"],
 		"listPullFiles": ["private", "untrusted"],
 		"getWorkflowRun": [],
+		"listBranches": [],
+		# Release notes are written by the repository's maintainers and contributors.
+		"listReleases": ["untrusted"],
+		"getLatestRelease": ["untrusted"],
 	},
 	id="github",
 	name="GitHub",
@@ -861,7 +909,7 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read repositories, issues, pull requests, their files and reviews, commits, files, workflow runs; search.",
+		"read": "Read repositories, branches, issues, pull requests, their files and reviews, commits, files, workflow runs, releases; search.",
 		"write": "Open and edit issues and pull requests, label them, comment, review and ask for reviews, merge, create branches, commit and delete files, release.",
 		"actions": "Start GitHub Actions workflows.",
 	},

@@ -816,6 +816,48 @@ async def test_github_agent_triages_a_pull_and_follows_its_checks() -> None:
 	assert (run.method, str(run.url)) == ("GET", f"{base}/actions/runs/30433642")
 
 
+async def test_github_agent_lists_branches_and_releases() -> None:
+	"""GitHub: the branches (repos/list-branches, with protected) and the releases
+	(repos/list-releases, repos/get-latest-release), paged lists returning their Link header."""
+	link = '<https://api.github.com/repositories/1/branches?page=2>; rel="next"'
+	replies = [
+		httpx.Response(200, json=[{"name": "main"}], headers={"Link": link}),
+		httpx.Response(200, json=[{"tag_name": "v1.2.0"}]),
+		httpx.Response(200, json={"tag_name": "v1.2.0"}),
+	]
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return replies[len(seen) - 1]
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(
+		plugins=[github],
+		entry_points=False,
+		http_client=http,
+		integrations={"github": {"apiKey": "github_pat_secret"}},
+	)
+	model = ScriptedModel(
+		[
+			call_tool("github.listBranches", owner="octo", repo="site", protected=True),
+			call_tool("github.listReleases", owner="octo", repo="site", per_page=5),
+			call_tool("github.getLatestRelease", owner="octo", repo="site"),
+			finish(result="done"),
+		]
+	)
+	agent = om.create_agent(name="Tester", model=model, integrations=["github"])
+	await agent.run("List.")
+	await http.aclose()
+	branches, releases, latest = seen
+	base = "https://api.github.com/repos/octo/site"
+	assert (branches.method, str(branches.url)) == ("GET", f"{base}/branches?protected=true")
+	assert (releases.method, str(releases.url)) == ("GET", f"{base}/releases?per_page=5")
+	assert (latest.method, str(latest.url)) == ("GET", f"{base}/releases/latest")
+	(result,) = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert result["result"]["headers"]["Link"] == link
+
+
 async def test_github_create_branch_refuses_a_short_ref() -> None:
 	"""A branch name without refs/heads/ is refused before any request, naming the field."""
 	seen, handler = _recorder([])

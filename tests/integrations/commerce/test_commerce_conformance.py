@@ -973,6 +973,9 @@ GITHUB_EVERYDAY = {
 	"pulls/request-reviewers",
 	"pulls/list-files",
 	"actions/get-workflow-run",
+	"repos/list-branches",
+	"repos/list-releases",
+	"repos/get-latest-release",
 }
 """The issue, pull request, file and Actions operations people automate most (GitHub
 operationIds): triage labels, review requests, a pull's changed files, a dispatched run."""
