@@ -62,13 +62,16 @@ REFERENCES: dict[str, tuple[str, tuple[str, ...]]] = {
 		"@shopify/dev-mcp (npm): the Admin GraphQL schema",
 		("commerce/test_commerce_conformance.py",),
 	),
-	"slack": ("slack-sdk (PyPI)", ("messaging/test_messaging_conformance.py",)),
+	"slack": (
+		"slack-sdk (PyPI)",
+		("messaging/test_messaging_conformance.py", "messaging/test_slack_sdk_requests.py"),
+	),
 	"stripe": ("stripe (PyPI)", ("commerce/test_commerce_conformance.py",)),
 	"telegram": ("@grammyjs/types (npm)", ("social/test_social_telegram_reference.py",)),
 	"tiktok": ("none published: documentation pages", ("social/test_social_tiktok_reference.py",)),
 	"twilio": (
 		"twilio (PyPI, generated from twilio-oai)",
-		("messaging/test_messaging_conformance.py",),
+		("messaging/test_messaging_conformance.py", "messaging/test_twilio_form_bodies.py"),
 	),
 	"veo": (
 		"google-genai and google-ai-generativelanguage (PyPI)",

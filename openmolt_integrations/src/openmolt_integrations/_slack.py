@@ -1,7 +1,7 @@
 """Slack's shared pieces: common parameters, the three tool shapes, the channel management tools.
 
-The channel management tools create, rename and archive channels, invite and remove members and
-set topics and purposes. `slack` builds the integration from these; see its module docstring.
+The channel management tools create, rename, archive and join channels, list, invite and remove
+members and set topics and purposes. `slack` builds the integration from these; see its module docstring.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from openmolt_core.integrations import HttpTool
 from openmolt_core.integrations.schema import (
 	array,
 	boolean,
+	integer,
 	obj,
 	passthrough,
 	passthrough_of,
@@ -145,8 +146,34 @@ def get_tool(
 	)
 
 
-# Channels: create, rename, archive, members, topic and purpose (the manage scope).
+# Channels: create, rename, archive, join, members, topic and purpose (the manage scope), and
+# the member list (read).
 CHANNEL_TOOLS = [
+	post_form(
+		"joinChannel",
+		"conversations.join",
+		"Join a public channel (conversations.join). A bot must be a member to read a channel's "
+		"history or threads (else Slack answers not_in_channel); private channels need an "
+		"invitation instead.",
+		["manage"],
+		obj({"channel": CHANNEL}, ["channel"]),
+	),
+	get_tool(
+		"listChannelMembers",
+		"conversations.members",
+		"List the user ids (U…) of a conversation's members, one page at a time "
+		"(conversations.members); follow `response_metadata.next_cursor`. getUserInfo gives "
+		"each one's profile.",
+		["read"],
+		obj(
+			{
+				"channel": CHANNEL,
+				"limit": integer("Members per page.", minimum=1, maximum=999, default=200),
+				"cursor": CURSOR,
+			},
+			["channel"],
+		),
+	),
 	post_form(
 		"createChannel",
 		"conversations.create",

@@ -262,6 +262,42 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="addLabels",
+		description=(
+			"Add labels to an issue or pull request, keeping its others (updateIssue's labels "
+			"replaces them all). A label that does not exist yet is created. Returns the labels."
+		),
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/labels",
+		body=passthrough("labels"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"labels": array({"type": "string"}, "Label names, e.g. bug.", minItems=1),
+			},
+			"required": [*_REPO_REQUIRED, "issue_number", "labels"],
+		},
+	),
+	HttpTool(
+		handle="removeLabel",
+		description="Take one label off an issue or pull request (404 if it does not carry it).",
+		scopes=["write"],
+		method="DELETE",
+		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/labels/{{{{ input.name }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"issue_number": _ISSUE,
+				"name": string("The label's name, e.g. needs-triage."),
+			},
+			"required": [*_REPO_REQUIRED, "issue_number", "name"],
+		},
+	),
+	HttpTool(
 		handle="listPulls",
 		description="List pull requests, filtered by state, head (user:branch) and base branch."
 		+ _PAGED,
@@ -320,6 +356,49 @@ TOOLS = [
 				"maintainer_can_modify": boolean("Let maintainers push to the head branch."),
 			},
 			"required": [*_REPO_REQUIRED, "title", "head", "base"],
+		},
+	),
+	HttpTool(
+		handle="listPullFiles",
+		description=(
+			"List the files a pull request changes (up to 3000): filename, status (added, "
+			"modified, removed, renamed...), additions, deletions and the diff `patch`."
+		)
+		+ _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/files",
+		query_params=passthrough("per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
+		},
+	),
+	HttpTool(
+		handle="requestReviewers",
+		description="Ask users or teams to review a pull request (they are notified).",
+		scopes=["write"],
+		method="POST",
+		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/requested_reviewers",
+		body=passthrough("reviewers", "team_reviewers"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"pull_number": _PULL,
+				"reviewers": array({"type": "string"}, "Logins of the users to ask."),
+				"team_reviewers": array(
+					{"type": "string"}, "Slugs of the organization's teams to ask."
+				),
+			},
+			"required": [*_REPO_REQUIRED, "pull_number"],
 		},
 	),
 	HttpTool(
@@ -505,6 +584,24 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="getWorkflowRun",
+		description=(
+			"Get one GitHub Actions run (dispatchWorkflow returns its id): status (queued, "
+			"in_progress, completed...), conclusion (success, failure...), branch, commit, URLs."
+		),
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/actions/runs/{{{{ input.run_id }}}}",
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"run_id": integer("The workflow run's id.", minimum=1),
+			},
+			"required": [*_REPO_REQUIRED, "run_id"],
+		},
+	),
+	HttpTool(
 		handle="createRelease",
 		description="Create a release (and its tag if missing), optionally with generated notes.",
 		scopes=["write"],
@@ -541,6 +638,30 @@ TOOLS = [
 			},
 			"required": [*_REPO_REQUIRED, "tag_name"],
 		},
+	),
+	HttpTool(
+		handle="listReleases",
+		description="List a repository's releases, newest first, drafts included for those "
+		"who can push." + _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=f"{_R}/releases",
+		query_params=passthrough("per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {**_REPO_PROPS, "per_page": _PER_PAGE, "page": _PAGE},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
+		handle="getLatestRelease",
+		description="Get the latest published release (not a draft or pre-release): tag, "
+		"name, notes, assets.",
+		scopes=["read"],
+		method="GET",
+		endpoint=f"{_R}/releases/latest",
+		input_schema={"type": "object", "properties": _REPO_PROPS, "required": _REPO_REQUIRED},
 	),
 	HttpTool(
 		handle="listPullReviews",
@@ -647,6 +768,26 @@ TOOLS = [
 		},
 	),
 	HttpTool(
+		handle="listBranches",
+		description="List a repository's branches with their head commit sha; protected=true "
+		"lists only protected ones." + _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=f"{_R}/branches",
+		query_params=passthrough("protected", "per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {
+				**_REPO_PROPS,
+				"protected": boolean("Only protected branches (false: only unprotected ones)."),
+				"per_page": _PER_PAGE,
+				"page": _PAGE,
+			},
+			"required": _REPO_REQUIRED,
+		},
+	),
+	HttpTool(
 		handle="createBranch",
 		description=(
 			"Create a branch pointing at a commit (a git reference refs/heads/<name>). To branch "
@@ -728,6 +869,15 @@ INTEGRATION = Integration(
 		"submitPullReview": ["outbound"],
 		"deleteFile": ["outbound"],
 		"createBranch": ["outbound"],
+		"addLabels": ["outbound"],
+		"removeLabel": ["outbound"],
+		"requestReviewers": ["outbound"],
+		"listPullFiles": ["private", "untrusted"],
+		"getWorkflowRun": [],
+		"listBranches": [],
+		# Release notes are written by the repository's maintainers and contributors.
+		"listReleases": ["untrusted"],
+		"getLatestRelease": ["untrusted"],
 	},
 	id="github",
 	name="GitHub",
@@ -759,8 +909,8 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read repositories, issues, pull requests and reviews, commits, files, workflow runs; search.",
-		"write": "Open and edit issues and pull requests, comment, review, merge, create branches, commit and delete files, release.",
+		"read": "Read repositories, branches, issues, pull requests, their files and reviews, commits, files, workflow runs, releases; search.",
+		"write": "Open and edit issues and pull requests, label them, comment, review and ask for reviews, merge, create branches, commit and delete files, release.",
 		"actions": "Start GitHub Actions workflows.",
 	},
 	tools=TOOLS,

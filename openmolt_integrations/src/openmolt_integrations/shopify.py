@@ -432,8 +432,9 @@ TOOLS = [
 	_graphql(
 		"getOrder",
 		(
-			"Get an order: totals, customer, shipping address, line items, fulfillments and its "
-			"fulfillment orders (whose ids and line item ids createFulfillment needs)."
+			"Get an order: totals, customer, shipping address, line items, fulfillments, its "
+			"fulfillment orders (whose ids and line item ids createFulfillment needs) and its "
+			"payment transactions (whose id and gateway createRefund needs)."
 		),
 		["read_orders"],
 		"""query GetOrder($id: ID!) { order(id: $id) { id name email createdAt cancelledAt
@@ -448,7 +449,14 @@ TOOLS = [
 		+ """ } } }
 		fulfillments(first: 20) { id status trackingInfo { company number url } }
 		fulfillmentOrders(first: 20) { nodes { id status assignedLocation { name location { id } }
-		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } } } }""",
+		lineItems(first: 100) { nodes { id remainingQuantity lineItem { id title } } } } }
+		refundable totalReceivedSet { """
+		+ _MONEY
+		+ """ } totalRefundedSet { """
+		+ _MONEY
+		+ """ } transactions(first: 20) { id kind status gateway createdAt amountSet { """
+		+ _MONEY
+		+ """ } } } }""",
 		passthrough("id"),
 		{"id": _gid("Order")},
 		["id"],
@@ -498,6 +506,70 @@ TOOLS = [
 		},
 	),
 	_graphql(
+		"createRefund",
+		(
+			"Refund an order: line items (restocked or not), shipping, and the money back through "
+			"the order's payment: one REFUND transaction per payment, its parentId the SALE or "
+			"CAPTURE transaction's id and its gateway from getOrder, the amounts together at most "
+			"its totalReceivedSet less totalRefundedSet. Without transactions nothing is paid "
+			"back. Cannot be undone." + _USER_ERRORS_NOTE
+		),
+		["write_orders"],
+		"""mutation CreateRefund($input: RefundInput!) { refundCreate(input: $input) { refund {
+		id createdAt note totalRefundedSet { """
+		+ _MONEY
+		+ """ } } order { id displayFinancialStatus } userErrors { field message } } }""",
+		{
+			"input": passthrough(
+				"orderId", "refundLineItems", "shipping", "transactions", "note", "notify"
+			)
+		},
+		{
+			"orderId": _gid("Order"),
+			"refundLineItems": array(
+				obj(
+					{
+						"lineItemId": string("The order line item's global id (getOrder)."),
+						"quantity": integer("How many to refund.", minimum=1),
+						"restockType": string(
+							"What happens to the stock: RETURN (restock after a return), "
+							"CANCEL (restock, never shipped) or NO_RESTOCK.",
+							enum=["RETURN", "CANCEL", "NO_RESTOCK"],
+						),
+						"locationId": string("Where to restock (a location's global id)."),
+					},
+					["lineItemId", "quantity"],
+				),
+				'Items, e.g. [{"lineItemId": "gid://shopify/LineItem/1", "quantity": 1, '
+				'"restockType": "RETURN"}].',
+			),
+			"shipping": obj(
+				{
+					"fullRefund": {"type": "boolean"},
+					"amount": string("A decimal amount, e.g. 4.99."),
+				},
+				description='Shipping to refund: {"fullRefund": true} or {"amount": "4.99"}.',
+			),
+			"transactions": array(
+				obj(
+					{
+						"orderId": string("The order's global id."),
+						"parentId": string("The SALE or CAPTURE transaction's id (getOrder)."),
+						"gateway": string("That transaction's gateway, e.g. shopify_payments."),
+						"kind": string("REFUND.", enum=["REFUND"]),
+						"amount": string("The decimal amount to pay back, e.g. 24.99."),
+					},
+					["orderId", "gateway", "kind", "amount"],
+				),
+				"The money to pay back, one entry per payment.",
+			),
+			"note": string("A note on the refund."),
+			"notify": boolean("Email the customer a refund notice.", default=False),
+		},
+		["orderId"],
+		_mutation_output("refundCreate"),
+	),
+	_graphql(
 		"listCustomers",
 		(
 			"List customers. Filter with Shopify search syntax in `query`, e.g. "
@@ -516,6 +588,25 @@ TOOLS = [
 			"query": string("Shopify search query, e.g. email:ada@example.com."),
 		},
 		output=_CONNECTION_OUTPUT,
+	),
+	_graphql(
+		"getCustomer",
+		(
+			"Get a customer: name, email, phone, default address, note, tags, order count, "
+			"amount spent and the last 10 orders."
+		),
+		["read_customers"],
+		"""query GetCustomer($id: ID!) { customer(id: $id) { id displayName firstName lastName
+		defaultEmailAddress { emailAddress marketingState } defaultPhoneNumber { phoneNumber }
+		defaultAddress { address1 address2 city provinceCode zip countryCodeV2 }
+		note tags locale taxExempt numberOfOrders amountSpent { amount currencyCode } createdAt
+		updatedAt orders(first: 10, sortKey: PROCESSED_AT, reverse: true) { nodes { id name
+		processedAt displayFinancialStatus displayFulfillmentStatus currentTotalPriceSet { """
+		+ _MONEY
+		+ """ } } } } }""",
+		passthrough("id"),
+		{"id": _gid("Customer")},
+		["id"],
 	),
 	_graphql(
 		"createCustomer",
@@ -676,8 +767,9 @@ TOOLS = [
 	),
 	_graphql(
 		"deleteProduct",
-		"Delete a product with its variants and media (cannot be undone). Without synchronous "
-		"the deletion runs as a background operation." + _USER_ERRORS_NOTE,
+		"Delete a product with its variants and media (cannot be undone). It waits until the "
+		"product is gone; with synchronous false the deletion runs as a background operation "
+		"(productDeleteOperation)." + _USER_ERRORS_NOTE,
 		["write_products"],
 		"""mutation DeleteProduct($input: ProductDeleteInput!, $synchronous: Boolean) {
 		productDelete(input: $input, synchronous: $synchronous) { deletedProductId
@@ -685,7 +777,10 @@ TOOLS = [
 		{"input": passthrough("id"), **passthrough("synchronous")},
 		{
 			"id": _gid("Product"),
-			"synchronous": boolean("Wait until the product is deleted.", default=True),
+			"synchronous": boolean(
+				"Wait until the product is deleted (Shopify's default); false returns at once.",
+				default=True,
+			),
 		},
 		["id"],
 		_mutation_output("productDelete"),
@@ -838,6 +933,70 @@ TOOLS = [
 		_mutation_output("draftOrderUpdate"),
 	),
 	_graphql(
+		"sendDraftOrderInvoice",
+		(
+			"Email a draft order's invoice (its checkout link) to the customer, or to `email.to`; "
+			"the customer pays through it." + _USER_ERRORS_NOTE
+		),
+		["write_draft_orders"],
+		"""mutation SendDraftOrderInvoice($id: ID!, $email: EmailInput) {
+		draftOrderInvoiceSend(id: $id, email: $email) { draftOrder { id name status invoiceUrl
+		invoiceSentAt } userErrors { field message } } }""",
+		passthrough("id", "email"),
+		{
+			"id": _gid("DraftOrder"),
+			"email": obj(
+				{
+					"to": string("Recipient; default: the draft order's email."),
+					"from": string("Sender: the shop's or a staff member's email."),
+					"bcc": array({"type": "string"}, "Blind copies."),
+					"subject": string("Subject line."),
+					"customMessage": string("A message shown above the invoice."),
+				},
+				description="The email; omit for Shopify's invoice email to the draft order's "
+				"address.",
+			),
+		},
+		["id"],
+		_mutation_output("draftOrderInvoiceSend"),
+	),
+	_graphql(
+		"completeDraftOrder",
+		(
+			"Turn a draft order into an order, recorded as paid (no payment is taken). For a "
+			"customer who pays later, send the invoice (sendDraftOrderInvoice) instead, or give "
+			"the draft order payment terms." + _USER_ERRORS_NOTE
+		),
+		["write_draft_orders"],
+		# paymentPending is deprecated in 2026-10 (payment terms replace it): not offered.
+		"""mutation CompleteDraftOrder($id: ID!, $sourceName: String) {
+		draftOrderComplete(id: $id, sourceName: $sourceName) { draftOrder { id name status
+		order { id name displayFinancialStatus } } userErrors { field message } } }""",
+		passthrough("id", "sourceName"),
+		{
+			"id": _gid("DraftOrder"),
+			"sourceName": string("Where the order came from, e.g. a sales channel's name."),
+		},
+		["id"],
+		_mutation_output("draftOrderComplete"),
+	),
+	_graphql(
+		"markOrderAsPaid",
+		(
+			"Mark an order as paid (a payment received outside Shopify, e.g. a bank transfer); "
+			"it records a manual payment for the outstanding amount." + _USER_ERRORS_NOTE
+		),
+		["write_orders"],
+		"""mutation MarkOrderAsPaid($input: OrderMarkAsPaidInput!) { orderMarkAsPaid(input: $input)
+		{ order { id name displayFinancialStatus totalOutstandingSet { """
+		+ _MONEY
+		+ """ } } userErrors { field message } } }""",
+		{"input": passthrough("id")},
+		{"id": _gid("Order")},
+		["id"],
+		_mutation_output("orderMarkAsPaid"),
+	),
+	_graphql(
 		"updateCustomer",
 		"Update a customer's name, email, phone, note, tags, locale or tax exemption (only the "
 		"given fields)." + _USER_ERRORS_NOTE,
@@ -915,6 +1074,8 @@ INTEGRATION = Integration(
 		"graphql": ["private", "untrusted", "outbound"],
 		"cancelOrder": ["outbound"],
 		"createFulfillment": ["outbound"],
+		# Money (and a notice) goes to the customer.
+		"createRefund": ["outbound"],
 		# An order or a draft order is what the customer sees (receipts, invoices, their
 		# account); a product's title, description and prices are on the public storefront, and a
 		# deleted one leaves it.
@@ -926,6 +1087,10 @@ INTEGRATION = Integration(
 		"createDraftOrder": ["outbound"],
 		"updateDraftOrder": ["outbound"],
 		"deleteProduct": ["outbound"],
+		"getCustomer": ["private"],
+		"sendDraftOrderInvoice": ["outbound"],
+		"completeDraftOrder": ["outbound"],
+		"markOrderAsPaid": ["outbound"],
 	},
 	response_checks=[graphql_errors],
 	id="shopify",
@@ -960,6 +1125,9 @@ INTEGRATION = Integration(
 				"write_draft_orders",
 				"read_inventory",
 				"write_inventory",
+				# Location's fields (name, address...) need read_locations: listLocations, and
+				# the location names getInventoryItem and adjustInventory select.
+				"read_locations",
 				"read_merchant_managed_fulfillment_orders",
 				"write_merchant_managed_fulfillment_orders",
 			],
@@ -977,8 +1145,9 @@ INTEGRATION = Integration(
 		"read_products": "Read products and variants (Shopify scope read_products).",
 		"write_products": "Create, update and delete products and variants (write_products).",
 		"read_orders": "Read orders (read_orders; read_all_orders for older than 60 days).",
-		"write_orders": "Create, update, cancel and tag orders (write_orders).",
-		"write_draft_orders": "Create and update draft orders (write_draft_orders).",
+		"write_orders": "Create, update, cancel, refund, tag and mark paid orders (write_orders).",
+		"write_draft_orders": "Create, update, invoice and complete draft orders "
+		"(write_draft_orders).",
 		"read_customers": "Read customers (read_customers).",
 		"write_customers": "Create, update and tag customers (write_customers).",
 		"read_inventory": "Read locations and stock levels (read_inventory, read_locations).",

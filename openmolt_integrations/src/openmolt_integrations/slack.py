@@ -63,6 +63,7 @@ _SCOPES = [
 	"files:write",
 	"channels:manage",
 	"groups:write",
+	"channels:join",
 ]
 # search.messages works only with a user token: its scope is requested as a user scope.
 _USER_SCOPES = ["search:read"]
@@ -75,8 +76,9 @@ scratch"), open **OAuth & Permissions** and add these **Bot Token Scopes**: `cha
 `chat:write.public`, `channels:read`, `channels:history`, `groups:read`, `groups:history`,
 `im:read`, `im:write`, `im:history`, `mpim:read`, `mpim:history`, `users:read`,
 `users:read.email`, `reactions:write`, `files:read`, `files:write`, `channels:manage`,
-`groups:write` (the last two for creating, renaming and archiving channels, inviting and removing
-members, and setting topics and purposes). Click **Install to Workspace**
+`groups:write`, `channels:join` (the last three for creating, renaming, archiving and joining
+channels, inviting and removing members, and setting topics and purposes). A bot reads a public
+channel's history only once it is a member: `joinChannel` joins it. Click **Install to Workspace**
 and copy the **Bot User OAuth Token** (`xoxb-…`). Invite the bot to private channels
 (`/invite @yourbot`); public channels work through `chat:write.public`.
 
@@ -167,6 +169,41 @@ _TOOLS = [
 				"reply_broadcast": boolean("With thread_ts: also show the reply in the channel."),
 			},
 			["channel", "post_at"],
+		),
+	),
+	post_form(
+		"listScheduledMessages",
+		"chat.scheduledMessages.list",
+		"List the messages the token scheduled that are not posted yet "
+		"(chat.scheduledMessages.list): each `id`, `channel_id`, `post_at` and `text`; follow "
+		"`response_metadata.next_cursor`.",
+		["read"],
+		obj(
+			{
+				"channel": string("Only this conversation's scheduled messages (C…)."),
+				"oldest": string("Only messages to be posted at or after this Unix time."),
+				"latest": string("Only messages to be posted before this Unix time."),
+				"limit": integer("Messages per page.", minimum=1),
+				"cursor": CURSOR,
+				"team_id": string("Workspace id (T…); needed only with an org-wide token."),
+			}
+		),
+	),
+	post_form(
+		"deleteScheduledMessage",
+		"chat.deleteScheduledMessage",
+		"Cancel a scheduled message before it is posted (chat.deleteScheduledMessage); Slack "
+		"refuses within 60 seconds of its post_at.",
+		["write"],
+		obj(
+			{
+				"channel": CHANNEL,
+				"scheduled_message_id": string(
+					"The `scheduled_message_id` from scheduleMessage (or an `id` from "
+					"listScheduledMessages), e.g. Q1298393284."
+				),
+			},
+			["channel", "scheduled_message_id"],
 		),
 	),
 	post_json(
@@ -473,6 +510,13 @@ INTEGRATION = Integration(
 		"removeFromChannel": ["outbound"],
 		"setChannelTopic": ["outbound"],
 		"setChannelPurpose": ["outbound"],
+		# Joining shows the bot in the channel, and carries no data out.
+		"joinChannel": [],
+		"deleteScheduledMessage": [],
+		# Texts the token scheduled: another run (or the app's user) may have written them from
+		# what someone else said.
+		"listScheduledMessages": ["private", "untrusted"],
+		"listChannelMembers": ["private"],
 		"searchMessages": ["private", "untrusted"],
 		"getPermalink": ["private"],
 	},
@@ -519,16 +563,18 @@ INTEGRATION = Integration(
 				],
 				"write": ["chat:write", "chat:write.public", "im:write", "reactions:write"],
 				"files": ["files:read", "files:write"],
-				"manage": ["channels:manage", "groups:write"],
+				"manage": ["channels:manage", "groups:write", "channels:join"],
 			},
 		),
 	],
 	scopes={
-		"read": "Read and search conversations, messages, threads and users; get permalinks.",
-		"write": "Post, edit, schedule and delete messages, open DMs and add reactions.",
+		"read": "Read and search conversations, messages, threads, members and users; get "
+		"permalinks.",
+		"write": "Post, edit, schedule and delete messages, cancel scheduled ones, open DMs and "
+		"add reactions.",
 		"files": "Upload files and share them in conversations.",
-		"manage": "Create, rename and archive channels, invite and remove members, set topics "
-		"and purposes.",
+		"manage": "Create, rename, archive and join channels, invite and remove members, set "
+		"topics and purposes.",
 	},
 	tools=_TOOLS,
 	docs=_DOCS,

@@ -207,6 +207,29 @@ _TOOLS = [
 		),
 	),
 	HttpTool(
+		handle="redactMessage",
+		description="Erase a sent or received message's text (its Body becomes empty; the "
+		"record stays). Only a message no longer queued or being sent can be redacted.",
+		scopes=["send"],
+		method="POST",
+		base_url=_API,
+		endpoint=f"{_ACCOUNT}/Messages/{{{{ input.Sid }}}}.json",
+		# twilio-oai UpdateMessage: "To redact the text content of a Message, this parameter's
+		# value must be an empty string".
+		body={"Body": ""},
+		input_schema=obj({"Sid": _sid("Message SID (SM… or MM…).", *_MESSAGE_SID)}, ["Sid"]),
+	),
+	HttpTool(
+		handle="deleteMessage",
+		description="Delete a message record from the account (cannot be undone; not for a "
+		"message still being sent). Twilio answers 204 with no body.",
+		scopes=["send"],
+		method="DELETE",
+		base_url=_API,
+		endpoint=f"{_ACCOUNT}/Messages/{{{{ input.Sid }}}}.json",
+		input_schema=obj({"Sid": _sid("Message SID (SM… or MM…).", *_MESSAGE_SID)}, ["Sid"]),
+	),
+	HttpTool(
 		handle="listMessageMedia",
 		description="List the media (images, files) attached to an MMS or WhatsApp message.",
 		scopes=["read"],
@@ -394,6 +417,15 @@ _TOOLS = [
 		),
 	),
 	HttpTool(
+		handle="getBalance",
+		description="Get the account's balance and its currency (child accounts have none).",
+		scopes=["read"],
+		method="GET",
+		base_url=_API,
+		endpoint=f"{_ACCOUNT}/Balance.json",
+		input_schema=obj({}),
+	),
+	HttpTool(
 		handle="lookupPhoneNumber",
 		description="Validate and format a phone number (Lookup v2, free), optionally with "
 		"paid data packages: line type, carrier, caller name.",
@@ -489,6 +521,9 @@ INTEGRATION = Integration(
 	labels={
 		# Reads no private data, returns nothing others wrote, sends nothing out.
 		"cancelMessage": [],
+		"redactMessage": [],
+		"deleteMessage": [],
+		"getBalance": [],
 		"listMessageMedia": [],
 		"getCall": [],
 		"updateCall": [],
@@ -520,8 +555,8 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read messages, calls, recordings and phone numbers.",
-		"send": "Send and cancel messages.",
+		"read": "Read messages, calls, recordings, phone numbers and the balance.",
+		"send": "Send, cancel, redact and delete messages.",
 		"call": "Place and control phone calls.",
 		"verify": "Send and check verification codes (config.verifyServiceSid).",
 		"lookup": "Look up phone numbers.",

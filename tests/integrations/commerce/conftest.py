@@ -186,9 +186,18 @@ def github_openapi() -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def shopify_introspection() -> dict[str, Any]:
-	"""The Admin API 2026-10 introspection (and per-field access scopes) from @shopify/dev-mcp."""
-	raw = read_member("shopify", "package/dist/data/admin_2026-10.json.gz")
+	"""The introspection (and per-field access scopes) from @shopify/dev-mcp of the Admin API
+	version the integration targets (2026-10)."""
+	from openmolt_integrations.shopify import SHOPIFY_API_VERSION
+
+	raw = read_member("shopify", f"package/dist/data/admin_{SHOPIFY_API_VERSION}.json.gz")
 	return json.loads(gzip.decompress(raw))
+
+
+@pytest.fixture(scope="session")
+def shopify_versions() -> dict[str, Any]:
+	"""The API versions @shopify/dev-mcp lists as supported, per API (``admin``...)."""
+	return json.loads(read_member("shopify", "package/dist/data/supported-versions-schema.json"))
 
 
 @pytest.fixture(scope="session")

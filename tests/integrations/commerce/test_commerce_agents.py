@@ -296,6 +296,91 @@ async def test_shopify_agent_orders_drafts_and_updates() -> None:
 	]
 
 
+async def test_shopify_agent_reads_a_customer_and_closes_a_draft_order() -> None:
+	"""Get a customer, invoice a draft order, complete it, mark an order paid:
+	the Admin API 2026-10 root fields (customer, draftOrderInvoiceSend, draftOrderComplete,
+	orderMarkAsPaid) with their argument names, nothing the model left out."""
+	from graphql import parse as parse_graphql
+
+	seen = await _run(
+		shopify,
+		{"shop": "acme", "accessToken": "shpat_secret"},
+		[
+			call_tool("shopify.getCustomer", id="gid://shopify/Customer/3"),
+			call_tool(
+				"shopify.sendDraftOrderInvoice",
+				id="gid://shopify/DraftOrder/4",
+				email={"to": "ada@example.com", "customMessage": "Your quote"},
+			),
+			call_tool(
+				"shopify.completeDraftOrder", id="gid://shopify/DraftOrder/4", sourceName="phone"
+			),
+			call_tool("shopify.markOrderAsPaid", id="gid://shopify/Order/7"),
+		],
+		[{"data": {}}] * 4,
+	)
+	for request in seen:
+		assert str(request.url) == "https://acme.myshopify.com/admin/api/2026-10/graphql.json"
+		assert request.headers["X-Shopify-Access-Token"] == "shpat_secret"
+	assert [_json(r)["variables"] for r in seen] == [
+		{"id": "gid://shopify/Customer/3"},
+		{
+			"id": "gid://shopify/DraftOrder/4",
+			"email": {"to": "ada@example.com", "customMessage": "Your quote"},
+		},
+		{"id": "gid://shopify/DraftOrder/4", "sourceName": "phone"},
+		{"input": {"id": "gid://shopify/Order/7"}},
+	]
+	roots = [
+		parse_graphql(_json(r)["query"]).definitions[0].selection_set.selections[0].name.value
+		for r in seen
+	]
+	assert roots == ["customer", "draftOrderInvoiceSend", "draftOrderComplete", "orderMarkAsPaid"]
+
+
+async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> None:
+	"""getOrder gives the transactions a refund goes back through (id, gateway); createRefund
+	sends refundCreate's RefundInput (Admin API 2026-10) with the line items, the shipping and
+	the refund transaction, nothing the model left out."""
+	from graphql import parse as parse_graphql
+
+	refund = {
+		"orderId": "gid://shopify/Order/7",
+		"refundLineItems": [
+			{"lineItemId": "gid://shopify/LineItem/9", "quantity": 1, "restockType": "RETURN"}
+		],
+		"shipping": {"fullRefund": True},
+		"transactions": [
+			{
+				"orderId": "gid://shopify/Order/7",
+				"parentId": "gid://shopify/OrderTransaction/5",
+				"gateway": "shopify_payments",
+				"kind": "REFUND",
+				"amount": "24.99",
+			}
+		],
+		"notify": True,
+	}
+	seen = await _run(
+		shopify,
+		{"shop": "acme", "accessToken": "shpat_secret"},
+		[
+			call_tool("shopify.getOrder", id="gid://shopify/Order/7"),
+			call_tool("shopify.createRefund", **refund),
+		],
+		[{"data": {}}] * 2,
+	)
+	order, created = seen
+	(selection,) = parse_graphql(_json(order)["query"]).definitions[0].selection_set.selections
+	fields = {f.name.value: f for f in selection.selection_set.selections}
+	transaction = {f.name.value for f in fields["transactions"].selection_set.selections}
+	assert {"id", "kind", "status", "gateway"} <= transaction
+	body = _json(created)
+	(mutation,) = parse_graphql(body["query"]).definitions[0].selection_set.selections
+	assert mutation.name.value == "refundCreate"
+	assert body["variables"] == {"input": refund}
+
+
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
 	"""Stripe: form-encoded nested bodies, version header, idempotency key, bearer key."""
 	seen = await _run(
@@ -684,6 +769,93 @@ async def test_github_agent_branches_reviews_and_deletes() -> None:
 	assert _json(submit) == {"event": "APPROVE"}
 	assert (delete.method, str(delete.url)) == ("DELETE", f"{base}/contents/docs/old%20page.md")
 	assert _json(delete) == {"message": "Remove old page", "sha": "b10b", "branch": "fix"}
+
+
+async def test_github_agent_triages_a_pull_and_follows_its_checks() -> None:
+	"""GitHub: label an issue and take a label off, ask for reviewers, list a pull's files, get
+	a workflow run: each request as GitHub's OpenAPI (2026-03-10) gives it (issues/add-labels,
+	issues/remove-label, pulls/request-reviewers, pulls/list-files, actions/get-workflow-run)."""
+	seen = await _run(
+		github,
+		{"apiKey": "github_pat_secret"},
+		[
+			call_tool(
+				"github.addLabels", owner="octo", repo="site", issue_number=7, labels=["bug", "ui"]
+			),
+			call_tool(
+				"github.removeLabel", owner="octo", repo="site", issue_number=7, name="needs/triage"
+			),
+			call_tool(
+				"github.requestReviewers",
+				owner="octo",
+				repo="site",
+				pull_number=7,
+				reviewers=["ada"],
+				team_reviewers=["docs"],
+			),
+			call_tool(
+				"github.listPullFiles", owner="octo", repo="site", pull_number=7, per_page=100
+			),
+			call_tool("github.getWorkflowRun", owner="octo", repo="site", run_id=30433642),
+		],
+		[[{"name": "bug"}], [], {"number": 7}, [{"filename": "a.md"}], {"status": "completed"}],
+	)
+	add, remove, reviewers, files, run = seen
+	base = "https://api.github.com/repos/octo/site"
+	for request in seen:
+		assert request.headers["Authorization"] == "Bearer github_pat_secret"
+		assert request.headers["X-GitHub-Api-Version"] == github.GITHUB_API_VERSION
+		assert request.headers["Accept"] == "application/vnd.github+json"
+	assert (add.method, str(add.url)) == ("POST", f"{base}/issues/7/labels")
+	assert _json(add) == {"labels": ["bug", "ui"]}
+	assert (remove.method, str(remove.url)) == ("DELETE", f"{base}/issues/7/labels/needs%2Ftriage")
+	assert remove.content == b""
+	assert (reviewers.method, str(reviewers.url)) == ("POST", f"{base}/pulls/7/requested_reviewers")
+	assert _json(reviewers) == {"reviewers": ["ada"], "team_reviewers": ["docs"]}
+	assert (files.method, str(files.url)) == ("GET", f"{base}/pulls/7/files?per_page=100")
+	assert (run.method, str(run.url)) == ("GET", f"{base}/actions/runs/30433642")
+
+
+async def test_github_agent_lists_branches_and_releases() -> None:
+	"""GitHub: the branches (repos/list-branches, with protected) and the releases
+	(repos/list-releases, repos/get-latest-release), paged lists returning their Link header."""
+	link = '<https://api.github.com/repositories/1/branches?page=2>; rel="next"'
+	replies = [
+		httpx.Response(200, json=[{"name": "main"}], headers={"Link": link}),
+		httpx.Response(200, json=[{"tag_name": "v1.2.0"}]),
+		httpx.Response(200, json={"tag_name": "v1.2.0"}),
+	]
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return replies[len(seen) - 1]
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(
+		plugins=[github],
+		entry_points=False,
+		http_client=http,
+		integrations={"github": {"apiKey": "github_pat_secret"}},
+	)
+	model = ScriptedModel(
+		[
+			call_tool("github.listBranches", owner="octo", repo="site", protected=True),
+			call_tool("github.listReleases", owner="octo", repo="site", per_page=5),
+			call_tool("github.getLatestRelease", owner="octo", repo="site"),
+			finish(result="done"),
+		]
+	)
+	agent = om.create_agent(name="Tester", model=model, integrations=["github"])
+	await agent.run("List.")
+	await http.aclose()
+	branches, releases, latest = seen
+	base = "https://api.github.com/repos/octo/site"
+	assert (branches.method, str(branches.url)) == ("GET", f"{base}/branches?protected=true")
+	assert (releases.method, str(releases.url)) == ("GET", f"{base}/releases?per_page=5")
+	assert (latest.method, str(latest.url)) == ("GET", f"{base}/releases/latest")
+	(result,) = json.loads(model.requests[1].messages[-1].content)["results"]
+	assert result["result"]["headers"]["Link"] == link
 
 
 async def test_github_create_branch_refuses_a_short_ref() -> None:

@@ -22,10 +22,15 @@ import pytest
 from graphql import (
 	GraphQLInputObjectType,
 	OperationDefinitionNode,
+	TypeInfo,
+	TypeInfoVisitor,
 	Undefined,
+	Visitor,
 	build_client_schema,
+	get_named_type,
 	parse,
 	validate,
+	visit,
 )
 from graphql.validation import NoDeprecatedCustomRule, specified_rules
 
@@ -451,6 +456,16 @@ def _resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 	return node
 
 
+def _body_schema(spec: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+	"""An operation's JSON body schema; a ``oneOf`` of an object and a bare array (addLabels:
+	``{"labels": [...]}`` or ``[...]``) is its object branch."""
+	body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+	schema = _resolve(spec, body.get("schema", {})) if body else {}
+	branches = [_resolve(spec, branch) for branch in schema.get("oneOf", [])]
+	objects = [branch for branch in branches if branch.get("type") == "object"]
+	return objects[0] if "properties" not in schema and len(objects) == 1 else schema
+
+
 def _removed_in_version(op: dict[str, Any], version: str) -> set[str]:
 	"""Body properties a calendar version's breaking changes remove (patch value null)."""
 	removed: set[str] = set()
@@ -491,8 +506,7 @@ def test_github_tool_matches_the_openapi(tool, github_openapi, shape) -> None:
 		assert s["query"] <= query, s["query"] - query
 		required_query = {p["name"] for p in params if p["in"] == "query" and p.get("required")}
 		assert required_query <= s["query"]
-		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		schema = _body_schema(github_openapi, op)
 		allowed = set(schema.get("properties", {})) - _removed_in_version(
 			op, github.GITHUB_API_VERSION
 		)
@@ -520,8 +534,7 @@ def github_required_problems(tool, spec: dict[str, Any]) -> list[str]:
 		params = [_resolve(spec, p) for p in op.get("parameters", [])]
 		names = {p["name"] for p in params if p["in"] == "path"}
 		names |= {p["name"] for p in params if p["in"] == "query" and p.get("required")}
-		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-		schema = _resolve(spec, body.get("schema", {})) if body else {}
+		schema = _body_schema(spec, op)
 		for name in sorted(names | set(schema.get("required", []))):
 			source = sent.get(name, f"input.{name}")
 			inputs = template_inputs(source)
@@ -593,8 +606,7 @@ def test_github_inputs_carry_the_openapi_constraints(tool, github_openapi, shape
 		op = github_openapi["paths"][path][tool.method.lower()]
 		params = [_resolve(github_openapi, p) for p in op.get("parameters", [])]
 		refs = {p["name"]: p["schema"] for p in params}
-		body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-		schema = _resolve(github_openapi, body.get("schema", {})) if body else {}
+		schema = _body_schema(github_openapi, op)
 		refs |= schema.get("properties", {})
 		for name in props:
 			if name in refs:
@@ -827,6 +839,102 @@ def test_shopify_oauth_scopes_cover_the_documents(shopify_introspection) -> None
 				assert set(needed) & set(oauth.scopes), (tool.handle, needed)
 
 
+def _granted(scopes: list[str]) -> set[str]:
+	"""The access scopes a token with ``scopes`` holds: a write scope grants its read scope too
+	(Shopify's access scopes reference: "Any scope that writes a resource also grants read
+	access to it")."""
+	return set(scopes) | {s.replace("write_", "read_", 1) for s in scopes if s.startswith("write_")}
+
+
+def shopify_scope_gaps(tool, schema, introspection, scopes: list[str]) -> list[str]:
+	"""The fields (at any depth) and returned types of a tool's document whose access scopes
+	(the Admin API reference's ``offlineScopes``) none of ``scopes`` grants."""
+	items = introspection["offline_scopes"]["items"]
+	fields = {
+		(i["typeName"], i["fieldName"]): i["offlineScopes"] for i in items if i["type"] == "field"
+	}
+	types = {i["typeName"]: i["offlineScopes"] for i in items if i["type"] == "type"}
+	granted = _granted(scopes)
+	info = TypeInfo(schema)
+	gaps: list[str] = []
+
+	class Fields(Visitor):
+		def enter_field(self, node: Any, *_: Any) -> None:
+			parent, kind = info.get_parent_type(), info.get_type()
+			needed = fields.get((parent.name if parent else "", node.name.value), [])
+			named = get_named_type(kind).name if kind else ""
+			for where, scopes_needed in (
+				(f"{parent}.{node.name.value}", needed),
+				(named, types.get(named, [])),
+			):
+				if scopes_needed and not set(scopes_needed) & granted:
+					gaps.append(f"{tool.handle}: {where} needs one of {scopes_needed}")
+
+	visit(parse(tool.body["query"]), TypeInfoVisitor(info, Fields()))
+	return gaps
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_oauth_scopes_cover_every_field_selected(
+	tool, shopify_schema, shopify_introspection
+) -> None:
+	"""The OAuth credential grants the access scope of every field a document selects, nested
+	ones included (listLocations' Location.name needs read_locations, which no root field
+	asks for): without it Shopify answers ACCESS_DENIED for that field."""
+	(oauth,) = [c for c in shopify.INTEGRATION.credential_setup if c.type == "oauth2"]
+	assert shopify_scope_gaps(tool, shopify_schema, shopify_introspection, oauth.scopes) == []
+
+
+def test_a_missing_nested_field_scope_fails_the_check(
+	shopify_schema, shopify_introspection
+) -> None:
+	"""Without read_locations, the location fields of listLocations are reported; write_orders
+	alone grants read_orders."""
+	(tool,) = [t for t in DOCUMENT_TOOLS if t.handle == "listLocations"]
+	gaps = shopify_scope_gaps(tool, shopify_schema, shopify_introspection, ["read_inventory"])
+	assert "listLocations: Location.isActive needs one of ['read_locations']" in gaps
+	assert _granted(["write_orders"]) == {"write_orders", "read_orders"}
+
+
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_input_defaults_are_the_argument_defaults(tool, shopify_introspection) -> None:
+	"""An input sent as a root field's argument promises Shopify's default for it (what Shopify
+	does when the input is left out): productDelete's synchronous defaults to true, so the
+	deletion waits unless synchronous is false."""
+	types = {t["name"]: t for t in shopify_introspection["data"]["__schema"]["types"]}
+	(op,) = parse(tool.body["query"]).definitions
+	root = types["Mutation" if op.operation.value == "mutation" else "QueryRoot"]
+	props = tool.input_schema["properties"]
+	# A variable's own default (listOrders' reverse: true) is what an omitted input sends.
+	declared = {
+		v.variable.name.value: v.default_value.value
+		for v in op.variable_definitions or ()
+		if v.default_value is not None and hasattr(v.default_value, "value")
+	}
+	for selection in op.selection_set.selections:
+		field = next(f for f in root["fields"] if f["name"] == selection.name.value)
+		for arg in field["args"]:
+			if arg["defaultValue"] in (None, "null") or arg["name"] not in props:
+				continue
+			literal = declared.get(arg["name"], arg["defaultValue"])
+			default = {"true": True, "false": False}.get(literal, literal)
+			# A promised default is Shopify's (an input may also promise none).
+			assert props[arg["name"]].get("default", default) == default, (tool.handle, arg["name"])
+			if arg["name"] == "synchronous":
+				text = tool.description + props["synchronous"].get("description", "")
+				assert "synchronous false" in text or "synchronous=false" in text, tool.handle
+
+
+def test_shopify_version_is_a_supported_stable_one(shopify_versions) -> None:
+	"""The Admin API version in the URL (the schema the checks read is that version's) is one
+	@shopify/dev-mcp lists as supported, not ``unstable``: Shopify keeps a stable version 12
+	months, and a request to a retired one is answered by the oldest supported version."""
+	names = [v["name"] for v in shopify_versions["admin"]]
+	assert shopify.SHOPIFY_API_VERSION in names
+	assert shopify.SHOPIFY_API_VERSION != "unstable"
+	assert shopify.INTEGRATION.api_version == shopify.SHOPIFY_API_VERSION
+
+
 def test_shopify_targets_2026_10() -> None:
 	"""The base URL carries the shop from config and the 2026-10 Admin API version."""
 	base = shopify.INTEGRATION.api_setup.base_url
@@ -860,8 +968,17 @@ GITHUB_EVERYDAY = {
 	"pulls/merge",
 	"repos/get-content",
 	"repos/create-or-update-file-contents",
+	"issues/add-labels",
+	"issues/remove-label",
+	"pulls/request-reviewers",
+	"pulls/list-files",
+	"actions/get-workflow-run",
+	"repos/list-branches",
+	"repos/list-releases",
+	"repos/get-latest-release",
 }
-"""The issue, pull request and file operations people automate most (GitHub operationIds)."""
+"""The issue, pull request, file and Actions operations people automate most (GitHub
+operationIds): triage labels, review requests, a pull's changed files, a dispatched run."""
 
 
 def test_github_covers_the_everyday_issue_and_pull_operations(github_openapi, shape) -> None:

@@ -22,13 +22,13 @@ def _props(schema: dict) -> dict:
 
 @pytest.mark.parametrize("iid", IDS)
 def test_module_validates_and_is_complete(iid: str) -> None:
-	"""Each module exposes a valid Integration with version, docs, 5-25 HTTP tools and credentials."""
+	"""Each module exposes a valid Integration with version, docs, 5-40 HTTP tools and credentials."""
 	integration = _module(iid).INTEGRATION
 	again = Integration.model_validate(integration.model_dump(by_alias=True))
 	assert again.id == iid
 	assert integration.api_version
 	assert "## Get a token" in integration.docs
-	assert 5 <= len(integration.tools) <= 25
+	assert 5 <= len(integration.tools) <= 40  # a sanity bound, as for the messaging ones
 	assert all(isinstance(t, HttpTool) for t in integration.tools)
 	assert integration.credential_setup
 	assert any(

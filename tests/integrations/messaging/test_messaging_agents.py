@@ -360,6 +360,40 @@ async def test_whatsapp_agent_sends_text_and_uploads_media() -> None:
 	assert parts["file"] == b"%PDF-1.7"
 
 
+async def test_twilio_agent_redacts_and_deletes_a_message_and_reads_the_balance() -> None:
+	"""Redact (UpdateMessage with an empty Body), delete (DeleteMessage, 204) and the balance
+	(FetchBalance) as twilio-oai's API 2010-04-01 gives them, with HTTP Basic auth."""
+	account, sid = "AC" + "a" * 32, "SM" + "c" * 32
+	service = Recorder(
+		httpx.Response(200, json={"sid": sid, "body": ""}),
+		httpx.Response(204),
+		httpx.Response(200, json={"account_sid": account, "balance": "12.50", "currency": "USD"}),
+	)
+	await run_agent(
+		"twilio",
+		[
+			call_tool("twilio.redactMessage", Sid=sid),
+			call_tool("twilio.deleteMessage", Sid=sid),
+			call_tool("twilio.getBalance"),
+		],
+		service,
+		config={"accountSid": account, "authToken": "twilio-auth-token"},
+	)
+	redact, delete, balance = service.requests
+	base = f"https://api.twilio.com/2010-04-01/Accounts/{account}"
+	assert (redact.method, str(redact.url)) == ("POST", f"{base}/Messages/{sid}.json")
+	assert redact.content == b"Body="
+	assert redact.headers["content-type"] == "application/x-www-form-urlencoded"
+	assert (delete.method, str(delete.url), delete.content) == (
+		"DELETE",
+		f"{base}/Messages/{sid}.json",
+		b"",
+	)
+	assert (balance.method, str(balance.url)) == ("GET", f"{base}/Balance.json")
+	basic = "Basic " + base64.b64encode(f"{account}:twilio-auth-token".encode()).decode()
+	assert {r.headers["authorization"] for r in service.requests} == {basic}
+
+
 async def test_twilio_agent_sends_an_sms_and_starts_a_verification() -> None:
 	"""Core and Verify hosts, HTTP Basic auth with the account, form-encoded PascalCase fields."""
 	service = Recorder(
@@ -963,6 +997,82 @@ async def test_slack_agent_manages_a_channel_searches_and_links() -> None:
 	assert search.headers["authorization"] == "Bearer xoxp-user-token"
 	assert link.url.copy_with(query=None) == "https://slack.com/api/chat.getPermalink"
 	assert dict(link.url.params) == {"channel": "C1", "message_ts": "1712345678.000100"}
+
+
+async def test_slack_agent_joins_a_channel_and_lists_its_members() -> None:
+	"""A bot must be a member to read a public channel's history: conversations.join is a form
+	post of the channel, conversations.members a GET with its default page size (slack-sdk
+	WebClient.conversations_join / conversations_members)."""
+	channel = "C0123456789"
+	service = Recorder(
+		httpx.Response(200, json={"ok": True, "channel": {"id": channel}}),
+		httpx.Response(
+			200,
+			json={"ok": True, "members": ["U01", "U02"], "response_metadata": {"next_cursor": ""}},
+		),
+	)
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.joinChannel", channel=channel),
+			call_tool("slack.listChannelMembers", channel=channel, cursor="dXNlcjpVMDYx"),
+		],
+		service,
+		config={"token": "xoxb-1111-2222-abcdef"},
+	)
+	join, members = service.requests
+	assert (join.method, str(join.url)) == ("POST", "https://slack.com/api/conversations.join")
+	assert form(join) == {"channel": [channel]}
+	assert members.method == "GET"
+	assert members.url.copy_with(query=None) == "https://slack.com/api/conversations.members"
+	assert dict(members.url.params) == {
+		"channel": channel,
+		"cursor": "dXNlcjpVMDYx",
+		"limit": "200",
+	}
+	for request in (join, members):
+		assert request.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
+
+
+async def test_slack_agent_lists_and_cancels_a_scheduled_message() -> None:
+	"""A message scheduleMessage queued is listed (chat.scheduledMessages.list) and deleted
+	before it is posted (chat.deleteScheduledMessage), both form posts as slack-sdk sends them."""
+	channel = "C0123456789"
+	service = Recorder(
+		httpx.Response(
+			200,
+			json={
+				"ok": True,
+				"scheduled_messages": [{"id": "Q1298393284", "channel_id": channel}],
+				"response_metadata": {"next_cursor": ""},
+			},
+		),
+		httpx.Response(200, json={"ok": True}),
+	)
+	await run_agent(
+		"slack",
+		[
+			call_tool("slack.listScheduledMessages", channel=channel, limit=50),
+			call_tool(
+				"slack.deleteScheduledMessage", channel=channel, scheduled_message_id="Q1298393284"
+			),
+		],
+		service,
+		config={"token": "xoxb-1111-2222-abcdef"},
+	)
+	listed, deleted = service.requests
+	assert (listed.method, str(listed.url)) == (
+		"POST",
+		"https://slack.com/api/chat.scheduledMessages.list",
+	)
+	assert form(listed) == {"channel": [channel], "limit": ["50"]}
+	assert (deleted.method, str(deleted.url)) == (
+		"POST",
+		"https://slack.com/api/chat.deleteScheduledMessage",
+	)
+	assert form(deleted) == {"channel": [channel], "scheduled_message_id": ["Q1298393284"]}
+	for request in (listed, deleted):
+		assert request.headers["authorization"] == "Bearer xoxb-1111-2222-abcdef"
 
 
 async def test_discord_agent_manages_channels_members_and_roles() -> None:

@@ -1851,6 +1851,9 @@ _SLACK_NEW = {
 	"setChannelPurpose": ("conversations.setPurpose", {"channel", "purpose"}),
 	"searchMessages": ("search.messages", None),
 	"getPermalink": ("chat.getPermalink", {"channel", "message_ts"}),
+	"joinChannel": ("conversations.join", {"channel"}),
+	"deleteScheduledMessage": ("chat.deleteScheduledMessage", {"channel", "scheduled_message_id"}),
+	"listChannelMembers": ("conversations.members", {"channel", "cursor", "limit"}),
 }
 
 
@@ -1972,6 +1975,9 @@ _OAUTH_SCOPES: dict[tuple[str, str], set[str]] = {
 	("slack", "removeFromChannel"): {"channels:manage", "groups:write"},
 	("slack", "setChannelTopic"): {"channels:manage", "groups:write"},
 	("slack", "setChannelPurpose"): {"channels:manage", "groups:write"},
+	("slack", "joinChannel"): {"channels:join"},
+	("slack", "deleteScheduledMessage"): {"chat:write"},
+	("slack", "listChannelMembers"): {"channels:read", "groups:read", "im:read", "mpim:read"},
 	("x", "sendDirectMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
 	("x", "sendConversationMessage"): {"dm.write", "dm.read", "tweet.read", "users.read"},
 	("x", "listDirectMessages"): {"dm.read", "tweet.read", "users.read"},
