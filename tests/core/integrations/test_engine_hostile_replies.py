@@ -1,6 +1,5 @@
 """The HTTP engine against hostile replies and hostile file references (review r9e)."""
 
-import time
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Iterable
@@ -20,6 +19,7 @@ from openmolt_core.integrations.filesystem import file_system_integration, sandb
 from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.integrations.oauth import Consent, exchange_code
 from openmolt_core.tools import ToolContext
+from tests._scaling import FACTOR, assert_linear, cpu_async
 from tests.core.integrations.test_engine_security import (
 	Chunks,
 	context,
@@ -49,20 +49,25 @@ async def test_a_charset_the_service_names_never_breaks_or_stalls_decoding(
 	UnicodeError, and punycode decodes in quadratic time: a reply of a few megabytes held the
 	event loop (every agent of the process) for hours.
 	"""
-	body = b"a-" + b"9" * 400_000
+	costs = []
+	for size in (400_000 // FACTOR, 400_000):
+		body = b"a-" + b"9" * size
 
-	def handler(request: httpx.Request) -> httpx.Response:
-		ctype = f"text/plain; charset={charset}"
-		return httpx.Response(status, headers={"content-type": ctype}, content=body)
+		def handler(request: httpx.Request, body: bytes = body) -> httpx.Response:
+			ctype = f"text/plain; charset={charset}"
+			return httpx.Response(status, headers={"content-type": ctype}, content=body)
 
-	began = time.perf_counter()
-	if status == 200:
-		out = await fetch(handler)
-		assert out["body"] == body.decode()
-	else:
-		with pytest.raises(ToolError, match="answered 500"):
-			await fetch(handler)
-	assert time.perf_counter() - began < 2
+		async def read(handler: Any = handler, body: bytes = body) -> None:
+			if status == 200:
+				out = await fetch(handler)
+				assert out["body"] == body.decode()
+			else:
+				with pytest.raises(ToolError, match="answered 500"):
+					await fetch(handler)
+
+		cost, _ = await cpu_async(read)
+		costs.append(cost)
+	assert_linear(*costs, f"decoding a reply in {charset}")
 
 
 async def test_a_known_charset_is_still_honoured() -> None:
@@ -288,15 +293,17 @@ async def test_a_reply_with_thousands_of_gzip_layers_is_refused_at_once() -> Non
 	payload = b"{}"
 	for _ in range(layers):
 		payload = gzipped([payload])
-	began = time.perf_counter()
 
 	def handler(request: httpx.Request) -> httpx.Response:
 		headers = {"content-encoding": ", ".join(["gzip"] * layers)}
 		return httpx.Response(200, headers=headers, stream=Chunks(payload))
 
-	with pytest.raises(ToolError, match="names 2000 content encodings"):
-		await fetch(handler)
-	assert time.perf_counter() - began < 0.5
+	async def refused() -> None:
+		with pytest.raises(ToolError, match="names 2000 content encodings"):
+			await fetch(handler)
+
+	cost, _ = await cpu_async(refused)
+	assert cost < 0.5  # CPU seconds of this thread: refused before any layer is decoded
 
 
 async def test_a_few_layers_are_still_read() -> None:
