@@ -1212,3 +1212,22 @@ async def test_x_agent_replies_in_a_dm_conversation_and_reads_it() -> None:
 	)
 	assert dict(read.url.params) == {"max_results": "5"}
 	assert read.headers["authorization"] == "Bearer x-user-access-token"
+
+
+async def test_x_home_timeline_takes_a_page_of_one() -> None:
+	"""getHomeTimeline sends max_results=1, which X's OpenAPI allows (1 to 100) on that endpoint."""
+	me = "1000000000000000001"
+	service = Recorder(httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}))
+	await run_agent(
+		"x",
+		[call_tool("x.getHomeTimeline", id=me, max_results=1)],
+		service,
+		config={"accessToken": "x-user-access-token", "expiryDate": 4102444800},
+		credential="oauth2",
+	)
+	(read,) = service.requests
+	assert (read.method, str(read.url)) == (
+		"GET",
+		f"https://api.x.com/2/users/{me}/timelines/reverse_chronological?max_results=1",
+	)
+	assert read.headers["authorization"] == "Bearer x-user-access-token"

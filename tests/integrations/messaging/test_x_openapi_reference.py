@@ -115,3 +115,49 @@ def test_a_dropped_limit_of_the_dm_text_is_not_the_spec_s() -> None:
 	"""The spec sets no upper length on a DM's text: dropping ours (X's docs) passes this check."""
 	broken = with_input_schema(x.INTEGRATION, "sendDirectMessage", pop_at("text", "maxLength"))
 	assert x_constraint_errors(broken) == []
+
+
+def x_narrower_range_errors(integration: Integration) -> list[str]:
+	"""Where an integer query input refuses values the spec's parameter takes (a page size of 1)."""
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
+		props = tool.input_schema["properties"]
+		for name, value in tool.query_params.items():
+			source = _SOURCE.search(str(value))
+			if name not in op["parameters"] or not source or source.group(1) not in props:
+				continue
+			ours, spec = props[source.group(1)], op["parameters"][name]["schema"]
+			if spec.get("type") != "integer":
+				continue
+			for key, narrower in (("minimum", int.__gt__), ("maximum", int.__lt__)):
+				if key in spec and narrower(ours.get(key, spec[key]), spec[key]):
+					errors.append(
+						f"{tool.handle}?{name}: {key} {ours[key]}, the spec's {spec[key]}"
+					)
+	return errors
+
+
+def test_x_page_sizes_take_every_value_the_openapi_takes() -> None:
+	"""No X page size refuses a value the spec allows (the home timeline takes 1 to 100)."""
+	timeline = reference()["operations"]["GET /2/users/{id}/timelines/reverse_chronological"]
+	assert timeline["parameters"]["max_results"]["schema"]["minimum"] == 1
+	assert x_narrower_range_errors(x.INTEGRATION) == []
+
+
+def test_a_page_size_narrower_than_the_openapi_fails_the_check() -> None:
+	"""Raising a page size's least value above the spec's makes the check fail."""
+	broken = with_input_schema(
+		x.INTEGRATION,
+		"searchRecent",
+		lambda s: s["properties"]["max_results"].update(minimum=20),
+	)
+	assert x_narrower_range_errors(broken) == [
+		"searchRecent?max_results: minimum 20, the spec's 10"
+	]
