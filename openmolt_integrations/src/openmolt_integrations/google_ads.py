@@ -545,7 +545,9 @@ TOOLS = [
 				"customerId": _CUSTOMER_ID,
 				"campaignId": {
 					"type": "string",
-					"description": "The numeric campaign id (campaign.id).",
+					# The last segment of the resourceName: a whole name would be nested in it.
+					"pattern": "^[0-9]+$",
+					"description": "The numeric campaign id (campaign.id, e.g. '555'; not the resource name 'customers/.../campaigns/...').",
 				},
 				"status": {
 					"type": "string",
