@@ -161,3 +161,37 @@ def test_a_page_size_narrower_than_the_openapi_fails_the_check() -> None:
 	assert x_narrower_range_errors(broken) == [
 		"searchRecent?max_results: minimum 20, the spec's 10"
 	]
+
+
+def x_scope_errors(integration: Integration) -> list[str]:
+	"""The OAuth 2.0 scopes an X tool's operation requires that the integration does not ask for."""
+	oauth = integration.credential("oauth2")
+	asked = set(oauth.scopes if oauth is not None else [])
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
+		errors += [f"{tool.handle}: {s}" for s in op["oauth2_scopes"] if s not in asked]
+	return errors
+
+
+def test_x_asks_for_the_oauth_scopes_every_tool_needs() -> None:
+	"""Every OAuth 2.0 scope X's OpenAPI requires of a tool's operation is one the app asks for."""
+	assert all("oauth2_scopes" in op for op in reference()["operations"].values())
+	assert x_scope_errors(x.INTEGRATION) == []
+
+
+def test_a_missing_oauth_scope_fails_the_check() -> None:
+	"""Dropping bookmark.read from the asked scopes names the tool that needs it."""
+	oauth = x.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	fewer = oauth.model_copy(update={"scopes": [s for s in oauth.scopes if s != "bookmark.read"]})
+	broken = x.INTEGRATION.model_copy(
+		update={"credential_setup": [fewer, *x.INTEGRATION.credential_setup[1:]]}
+	)
+	assert x_scope_errors(broken) == ["getBookmarks: bookmark.read"]
