@@ -227,6 +227,8 @@ async def _keyword_ideas(input: dict[str, Any], context: ToolContext) -> Any:
 
 # Offline click conversions and Customer Match -------------------------------------------------
 
+_DATE_TIME = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}$"
+"""A Google Ads date time, 'yyyy-mm-dd hh:mm:ss+|-hh:mm' (the time zone is required)."""
 _CONSENT_STATUS = {"type": "string", "enum": ["GRANTED", "DENIED"]}
 _CONSENT = obj(
 	{
@@ -255,7 +257,7 @@ _CLICK_FIELDS = {
 	},
 	"conversionDateTime": {
 		"type": "string",
-		"pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}$",
+		"pattern": _DATE_TIME,
 		"description": "When the conversion happened, 'yyyy-mm-dd hh:mm:ss+hh:mm' with the UTC offset, e.g. '2026-11-30 14:05:00+01:00' (after the click).",
 	},
 	"conversionValue": {"type": "number", "description": "The conversion's value, e.g. 49.9."},
@@ -312,6 +314,87 @@ CLICK_CONVERSIONS_REQUEST = HttpTool(
 	),
 )
 """The request ``uploadClickConversions`` sends once it has hashed the user identifiers."""
+
+_ADJUSTMENT = obj(
+	{
+		"conversionAction": _CLICK_FIELDS["conversionAction"],
+		"orderId": {
+			"type": "string",
+			"description": "The order id the conversion was uploaded with (use it when it had one).",
+		},
+		"gclidDateTimePair": obj(
+			{
+				"gclid": _CLICK_FIELDS["gclid"],
+				"conversionDateTime": {
+					"type": "string",
+					"pattern": _DATE_TIME,
+					"description": "The conversion's own conversionDateTime, as uploaded.",
+				},
+			},
+			["gclid", "conversionDateTime"],
+			description="Which conversion, when it was uploaded without an order id.",
+		),
+		"adjustmentType": {
+			"type": "string",
+			"enum": ["RETRACTION", "RESTATEMENT"],
+			"description": "RETRACTION takes the conversion back (a refund, a cancelled order); RESTATEMENT changes its value.",
+		},
+		"adjustmentDateTime": {
+			"type": "string",
+			"pattern": _DATE_TIME,
+			"description": "When the adjustment happened, 'yyyy-mm-dd hh:mm:ss+hh:mm', after the conversion; a second restatement needs a later time.",
+		},
+		"restatementValue": obj(
+			{
+				"adjustedValue": {"type": "number", "description": "The new total value."},
+				"currencyCode": {
+					"type": "string",
+					"description": "ISO 4217 currency of the value, e.g. 'EUR'.",
+				},
+			},
+			["adjustedValue"],
+			description="RESTATEMENT only: the conversion's new value.",
+		),
+	},
+	["conversionAction", "adjustmentType", "adjustmentDateTime"],
+)
+_ADJUSTMENTS_TOOL = HttpTool(
+	handle="uploadConversionAdjustments",
+	description=(
+		"Retract or restate conversions uploaded before (a refunded order, a changed order "
+		"value): each names its conversion by orderId, or by gclid and conversionDateTime. Up "
+		"to 2000 per call; each succeeds or fails on its own (see partialFailureError)."
+	),
+	scopes=["upload"],
+	method="POST",
+	endpoint=f"{_CUSTOMER}:uploadConversionAdjustments",
+	# The API requires partialFailure true: each adjustment succeeds or fails on its own.
+	body={**passthrough("conversionAdjustments", "validateOnly"), "partialFailure": True},
+	input_schema=obj(
+		{
+			"customerId": _CUSTOMER_ID,
+			"conversionAdjustments": {
+				**array(
+					_ADJUSTMENT,
+					"The adjustments, e.g. [{'orderId': 'A-1001', 'conversionAction': 'customers/123/conversionActions/456', 'adjustmentType': 'RETRACTION', 'adjustmentDateTime': '2026-12-02 10:00:00+01:00'}].",
+				),
+				"minItems": 1,
+				"maxItems": 2000,
+			},
+			"validateOnly": _VALIDATE_ONLY,
+		},
+		["customerId", "conversionAdjustments"],
+	),
+	output_schema=obj(
+		{
+			"results": {"type": "array", "items": {"type": "object"}},
+			"partialFailureError": {"type": "object"},
+			"jobId": {"type": "string"},
+		}
+	),
+)
+"""ConversionAdjustmentUploadService.UploadConversionAdjustments: retractions and restatements
+(enhancements, which carry hashed people's data, are not offered)."""
 
 _JOB = f"/{API_VERSION}/{{{{ input.resourceName | path_segments }}}}"
 _JOB_NAME = {
@@ -642,6 +725,7 @@ TOOLS = [
 			}
 		),
 	),
+	_ADJUSTMENTS_TOOL,
 	FunctionTool(
 		handle="addCustomerMatchContacts",
 		description=(
@@ -709,11 +793,12 @@ INTEGRATION = Integration(
 		"generateKeywordIdeas": [],
 		"search": ["private"],
 		"searchStream": ["private"],
+		"uploadConversionAdjustments": [],
 		"uploadClickConversions": ["outbound"],
 		"addCustomerMatchContacts": ["outbound"],
 	},
 	name="Google Ads",
-	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords, keyword ideas, offline conversions and Customer Match.",
+	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords, keyword ideas, offline conversions and their adjustments, and Customer Match.",
 	api_version=API_VERSION,
 	api_setup=ApiSetup(
 		base_url="https://googleads.googleapis.com",
@@ -729,7 +814,7 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "List accounts, run GAQL reports and get keyword ideas.",
 		"write": "Create, change, pause and remove campaigns, budgets, ad groups, ads and keywords.",
-		"upload": "Upload offline click conversions and Customer Match contacts (people's hashed email, phone, name).",
+		"upload": "Upload offline click conversions, their retractions and restatements, and Customer Match contacts (people's hashed email, phone, name).",
 	},
 	tools=TOOLS,
 	docs=token_guide(
@@ -763,6 +848,10 @@ numbers in E.164 (`+14155550123`; a number without its `+` country code is refus
 trimmed and lowercased; country and postal codes are sent unhashed. Values hashed already go in
 `hashedEmail`/`hashedPhoneNumber`. Both need the `upload` scope, the account's acceptance of the
 customer data terms, and (for users in the EU) `consent`.
+
+`uploadConversionAdjustments` (ConversionAdjustmentUploadService) retracts an uploaded
+conversion (a refund) or restates its value, naming it by `orderId` or by `gclid` and
+`conversionDateTime`; it carries no people's data.
 
 ## Checked against
 
