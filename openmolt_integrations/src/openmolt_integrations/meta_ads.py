@@ -1,7 +1,8 @@
 """Meta Ads: the Marketing API on Graph v26.0 (the version of the official SDK, facebook-business 26).
 
-Ad accounts, campaigns, ad sets, ads, creatives, insights (with asynchronous jobs for large
-reports), targeting search and the Pages an ad can run from. Objects are created ``PAUSED`` unless
+Ad accounts, campaigns, ad sets, ads, creatives, copies of campaigns and ad sets, ad previews,
+insights (with asynchronous jobs for large reports), targeting search and the Pages an ad can run
+from. Objects are created ``PAUSED`` unless
 the agent says otherwise, and budgets are in the account currency's minor units (cents).
 
 Tool inputs carry the Marketing API's own parameter names (``special_ad_categories``,
@@ -45,6 +46,7 @@ from openmolt_integrations._graph import (
 	json_param,
 	paging,
 )
+from openmolt_integrations._meta_copies import COPY_TOOLS
 from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
 if TYPE_CHECKING:
@@ -574,7 +576,7 @@ _TARGETING_TOOLS: list[HttpTool] = [
 	),
 ]
 
-TOOLS: list[HttpTool] = [*_CAMPAIGN_TOOLS, *INSIGHTS_TOOLS, *_TARGETING_TOOLS]
+TOOLS: list[HttpTool] = [*_CAMPAIGN_TOOLS, *COPY_TOOLS, *INSIGHTS_TOOLS, *_TARGETING_TOOLS]
 
 DOCS = """\
 ## Get a token
@@ -641,6 +643,9 @@ INTEGRATION = Integration(
 		"uploadAdImage": [],
 		"createCreative": [],
 		"startInsightsJob": [],
+		"copyCampaign": [],
+		"copyAdSet": [],
+		"getAdPreview": [],
 		"getInsightsJob": [],
 		"searchTargeting": [],
 		"searchLocations": [],
@@ -652,8 +657,8 @@ INTEGRATION = Integration(
 	id="metaAds",
 	name="Meta Ads",
 	description=(
-		"Facebook and Instagram ads: campaigns, ad sets, ads, creatives, insights, targeting "
-		"search and Pages."
+		"Facebook and Instagram ads: campaigns, ad sets, ads, creatives, copies, previews, "
+		"insights, targeting search and Pages."
 	),
 	api_version=GRAPH_VERSION,
 	api_setup=ApiSetup(base_url=GRAPH_URL),
@@ -668,7 +673,7 @@ INTEGRATION = Integration(
 			"Read ad accounts, campaigns, ad sets, ads, creatives, insights, targeting options "
 			"and Pages."
 		),
-		"manage": "Create and change campaigns, ad sets, ads, creatives and ad images.",
+		"manage": "Create, copy and change campaigns, ad sets, ads, creatives and ad images.",
 		"delete": "Delete campaigns, ad sets, ads and creatives.",
 	},
 	tools=TOOLS,

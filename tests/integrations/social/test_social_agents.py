@@ -204,6 +204,53 @@ async def test_meta_ads_lists_campaigns_and_reads_insights() -> None:
 	}
 
 
+async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_ad() -> None:
+	"""Copies go to POST /{id}/copies with the SDK's parameters, PAUSED unless asked; a preview is
+	GET /{ad_id}/previews with its ad_format."""
+	service = Recorder(
+		ok({"copied_campaign_id": "901"}),
+		ok({"copied_adset_id": "902"}),
+		ok(
+			{
+				"data": [
+					{"body": "<iframe src='https://www.facebook.com/ads/api/preview_iframe.php'>"}
+				]
+			}
+		),
+	)
+	await run_agent(
+		"metaAds",
+		[
+			call_tool("metaAds.copyCampaign", campaign_id="120", deep_copy=True),
+			call_tool(
+				"metaAds.copyAdSet",
+				adset_id="230",
+				campaign_id="901",
+				status_option="INHERITED_FROM_SOURCE",
+				rename_options={"rename_suffix": " B"},
+			),
+			call_tool("metaAds.getAdPreview", ad_id="340", ad_format="INSTAGRAM_STORY"),
+		],
+		service,
+		config={"accessToken": "EAAB-token"},
+	)
+	campaign, adset, preview = service.requests
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bearer EAAB-token"
+	assert (campaign.method, str(campaign.url)) == ("POST", f"{GRAPH}/120/copies")
+	assert json.loads(campaign.content) == {"deep_copy": True, "status_option": "PAUSED"}
+	assert (adset.method, str(adset.url)) == ("POST", f"{GRAPH}/230/copies")
+	assert json.loads(adset.content) == {
+		"campaign_id": "901",
+		"status_option": "INHERITED_FROM_SOURCE",
+		"rename_options": {"rename_suffix": " B"},
+	}
+	assert (preview.method, str(preview.url)) == (
+		"GET",
+		f"{GRAPH}/340/previews?ad_format=INSTAGRAM_STORY",
+	)
+
+
 # Instagram --------------------------------------------------------------------------------------
 
 

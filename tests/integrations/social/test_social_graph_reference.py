@@ -76,6 +76,9 @@ META_CALLS: Calls = {
 	"searchTargeting": [lambda: AdAccount("act_42").get_targeting_search(pending=True)],
 	"listPages": [lambda: User("me").get_accounts(pending=True)],
 	"listPromotePages": [lambda: AdAccount("act_42").get_promote_pages(pending=True)],
+	"copyCampaign": [lambda: Campaign("42").create_copy(pending=True)],
+	"copyAdSet": [lambda: AdSet("42").create_copy(pending=True)],
+	"getAdPreview": [lambda: Ad("42").get_previews(pending=True)],
 }
 FILE_PARAMS = {
 	"uploadAdImage": {name for name, kind in AdImage._field_types.items() if kind == "file"}
@@ -533,6 +536,9 @@ PATH_NAMES = {
 	"<CONVERSATION_ID>": "conversation_id",
 	"<REPORT_RUN_ID>": "report_run_id",
 	"<PAGE_ID>": "page_id",
+	"<CAMPAIGN_ID>": "campaign_id",
+	"<AD_SET_ID>": "adset_id",
+	"<AD_ID>": "ad_id",
 }
 NODE_PLACEHOLDERS = {
 	AdAccount: "act_<AD_ACCOUNT_ID>",
@@ -544,6 +550,9 @@ NODE_PLACEHOLDERS = {
 	UnifiedThread: "<CONVERSATION_ID>",
 	AdReportRun: "<REPORT_RUN_ID>",
 	Page: "<PAGE_ID>",
+	Campaign: "<CAMPAIGN_ID>",
+	AdSet: "<AD_SET_ID>",
+	Ad: "<AD_ID>",
 }
 """The node class of each call and the placeholder Graph's reference page writes for its id."""
 GENERIC_NODES = {"getObject", "updateObject", "deleteObject", "getInsights", "startInsightsJob"}
@@ -627,6 +636,7 @@ def test_every_input_is_an_sdk_parameter_a_node_id_or_paging(
 		sdk = _sdk_params(calls, handle) if handle in calls else {}
 		for name in tool.input_schema.get("properties", {}):
 			known = name in sdk or name in PAGING or (handle, name) in NOT_SDK_PARAMS
-			if name in nodes:
+			if name in nodes and name not in sdk:
+				# A node id (not also a parameter, as createAdSet's campaign_id) fills the path.
 				known = f"input.{name}" in tool.endpoint
 			assert known, f"{handle}.{name}: not an SDK parameter, node id or paging input"
