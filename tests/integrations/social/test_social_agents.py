@@ -6,6 +6,7 @@ checks the exact requests: method, URL, query, authentication and body.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -249,6 +250,55 @@ async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_
 		"GET",
 		f"{GRAPH}/340/previews?ad_format=INSTAGRAM_STORY",
 	)
+
+
+async def test_meta_ads_creates_a_customer_list_and_adds_hashed_people() -> None:
+	"""createCustomAudience posts a CUSTOM audience; addCustomAudienceUsers posts the people's
+	normalized SHA-256 digests to /{custom_audience_id}/users, never their plain values."""
+	service = Recorder(
+		ok({"id": "23850000000000001"}),
+		ok({"audience_id": "23850000000000001", "num_received": 1, "num_invalid_entries": 0}),
+	)
+	await run_agent(
+		"metaAds",
+		[
+			call_tool(
+				"metaAds.createCustomAudience",
+				ad_account_id="act_123",
+				name="CRM buyers",
+				customer_file_source="USER_PROVIDED_ONLY",
+			),
+			call_tool(
+				"metaAds.addCustomAudienceUsers",
+				custom_audience_id="23850000000000001",
+				users=[{"email": " Ana@Example.com", "phone": "+1 415-555-0123"}],
+			),
+		],
+		service,
+		config={"accessToken": "EAAB-token"},
+	)
+	create, add = service.requests
+	assert (create.method, str(create.url)) == ("POST", f"{GRAPH}/act_123/customaudiences")
+	assert json.loads(create.content) == {
+		"subtype": "CUSTOM",
+		"name": "CRM buyers",
+		"customer_file_source": "USER_PROVIDED_ONLY",
+	}
+	assert (add.method, str(add.url)) == ("POST", f"{GRAPH}/23850000000000001/users")
+	assert add.headers["authorization"] == "Bearer EAAB-token"
+	assert json.loads(add.content) == {
+		"payload": {
+			"schema": ["EMAIL", "PHONE"],
+			"is_raw": True,
+			"data": [
+				[
+					hashlib.sha256(b"ana@example.com").hexdigest(),
+					hashlib.sha256(b"14155550123").hexdigest(),
+				]
+			],
+		}
+	}
+	assert b"example.com" not in add.content and b"555" not in add.content
 
 
 # Instagram --------------------------------------------------------------------------------------
