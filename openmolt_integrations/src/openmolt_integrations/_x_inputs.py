@@ -63,7 +63,8 @@ EXPANSIONS = array(
 	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
 	**LIST,
 )
-MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
+# No default: X's OpenAPI states none for these timelines, and a left-out page size is not sent.
+MAX = integer("Posts per page.", minimum=5, maximum=100)
 PAGINATION = string("meta.next_token of the previous page.", minLength=1)
 # DM event and follower pages: X's OpenAPI gives their pagination_token at least 16 characters.
 DM_PAGINATION = string("meta.next_token of the previous page.", minLength=16)

@@ -31,17 +31,20 @@ _ANY_USER = string("User id (any user; getUserByUsername gives it).", **ID_PATTE
 _USERS_QUERY = {**passthrough("max_results", "pagination_token"), **joined("user.fields")}
 _USERS_SCHEMA = {
 	"id": _ANY_USER,
-	"max_results": integer("Users per page.", minimum=1, maximum=1000, default=100),
+	"max_results": integer("Users per page.", minimum=1, maximum=1000),
 	"pagination_token": DM_PAGINATION,
 	"user_fields": USER_FIELDS,
 }
 _POSTS_PAGE_QUERY = {**passthrough("max_results", "pagination_token"), **POST_QUERY}
 
 
-def _posts_page(minimum: int, default: int) -> dict[str, Any]:
-	"""The page inputs of a list of posts, with the least page size X's OpenAPI sets there."""
+def _posts_page(minimum: int, **default: int) -> dict[str, Any]:
+	"""The page inputs of a list of posts, with the least page size X's OpenAPI sets there.
+
+	``default`` is the spec's default, where it states one (a left-out page size is not sent).
+	"""
 	return {
-		"max_results": integer("Posts per page.", minimum=minimum, maximum=100, default=default),
+		"max_results": integer("Posts per page.", minimum=minimum, maximum=100, **default),
 		"pagination_token": PAGINATION,
 		**POST_QUERY_SCHEMA,
 	}
@@ -106,7 +109,7 @@ NETWORK_TOOLS = [
 		method="GET",
 		endpoint="/2/users/{{ input.id }}/liked_tweets",
 		query_params=_POSTS_PAGE_QUERY,
-		input_schema=obj({"id": _ANY_USER, **_posts_page(5, 10)}, ["id"]),
+		input_schema=obj({"id": _ANY_USER, **_posts_page(5)}, ["id"]),
 	),
 	HttpTool(
 		handle="getQuotePosts",
@@ -115,7 +118,7 @@ NETWORK_TOOLS = [
 		method="GET",
 		endpoint="/2/tweets/{{ input.id }}/quote_tweets",
 		query_params=_POSTS_PAGE_QUERY,
-		input_schema=obj({"id": POST_ID, **_posts_page(10, 10)}, ["id"]),
+		input_schema=obj({"id": POST_ID, **_posts_page(10, default=10)}, ["id"]),
 	),
 	HttpTool(
 		handle="unrepostPost",
@@ -135,7 +138,7 @@ NETWORK_TOOLS = [
 		method="GET",
 		endpoint="/2/users/{{ input.id }}/bookmarks",
 		query_params=_POSTS_PAGE_QUERY,
-		input_schema=obj({"id": USER_ID, **_posts_page(1, 10)}, ["id"]),
+		input_schema=obj({"id": USER_ID, **_posts_page(1)}, ["id"]),
 	),
 	HttpTool(
 		handle="addBookmark",

@@ -335,7 +335,7 @@ _TOOLS = [
 			{
 				**TIMELINE_SCHEMA,
 				# X's OpenAPI: 1 to 100 here, where the user's posts and mentions take 5 to 100.
-				"max_results": integer("Posts per page.", minimum=1, maximum=100, default=10),
+				"max_results": integer("Posts per page.", minimum=1, maximum=100),
 				"exclude": array(
 					{"type": "string", "enum": ["replies", "retweets"]},
 					"Leave out replies and/or reposts.",

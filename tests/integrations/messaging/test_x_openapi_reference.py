@@ -195,3 +195,45 @@ def test_a_missing_oauth_scope_fails_the_check() -> None:
 		update={"credential_setup": [fewer, *x.INTEGRATION.credential_setup[1:]]}
 	)
 	assert x_scope_errors(broken) == ["getBookmarks: bookmark.read"]
+
+
+def x_default_errors(integration: Integration) -> list[str]:
+	"""Query inputs whose schema default is not the default X's OpenAPI gives the parameter.
+
+	The tools send nothing for an input left out, so X applies its own default: a different one
+	in the schema (or one the spec does not state) tells the model a page size it will not get.
+	"""
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
+		props = tool.input_schema["properties"]
+		for name, value in tool.query_params.items():
+			source = _SOURCE.search(str(value))
+			if not source or "default" not in props.get(source.group(1), {}):
+				continue
+			ours = props[source.group(1)]["default"]
+			theirs = op["parameters"].get(name, {}).get("schema", {}).get("default")
+			if "| default" not in str(value) and ours != theirs:
+				errors.append(f"{tool.handle}?{name}: default {ours}, the spec's {theirs}")
+	return errors
+
+
+def test_x_defaults_are_the_openapi_defaults() -> None:
+	"""A page size's default in a tool's schema is the one X applies (the spec's)."""
+	assert x_default_errors(x.INTEGRATION) == []
+
+
+def test_a_default_the_openapi_does_not_state_fails_the_check() -> None:
+	"""A schema default X's OpenAPI does not give (or gives otherwise) is reported."""
+	broken = with_input_schema(
+		x.INTEGRATION,
+		"searchRecent",
+		lambda s: s["properties"]["max_results"].update(default=50),
+	)
+	assert x_default_errors(broken) == ["searchRecent?max_results: default 50, the spec's 10"]
