@@ -1,8 +1,12 @@
-"""Meta Ads tools that duplicate campaigns and ad sets and preview ads (Graph v26.0).
+"""Meta Ads tools that reuse what exists: copies, a creative from a Page post, previews.
 
-The requests of facebook-business 26's ``Campaign.create_copy``, ``AdSet.create_copy`` and
-``Ad.get_previews``; input names are the SDK's parameter names, and the node ids are named as
-Graph's reference pages name them. Kept apart from `meta_ads`, which lists them with its tools.
+Copies of campaigns and ad sets, a creative from a post already published on a Page (a "boost"),
+and ad previews, on Graph v26.0.
+
+The requests of facebook-business 26's ``Campaign.create_copy``, ``AdSet.create_copy``,
+``AdAccount.create_ad_creative`` and ``Ad.get_previews``; input names are the SDK's parameter
+names, and the node ids are named as Graph's reference pages name them. Kept apart from
+`meta_ads`, which lists them with its tools.
 """
 
 from __future__ import annotations
@@ -77,6 +81,27 @@ _COPY_AD_SET = obj(
 	closed=True,
 )
 _PAUSED = "{{ input.status_option | default: 'PAUSED' }}"
+_FROM_POST = obj(
+	{
+		"ad_account_id": string(
+			'The ad account id, with or without the "act_" prefix ("act_1234567890").',
+			pattern="^(act_)?[0-9]+$",
+		),
+		"name": string("The creative name."),
+		"object_story_id": string(
+			"The Page post to run as the ad: '<page id>_<post id>', as the Page's feed lists it.",
+			pattern="^[0-9]+_[0-9]+$",
+		),
+		"call_to_action": {
+			"type": "object",
+			"description": 'A button on the post, e.g. {"type": "LEARN_MORE", "value": {"link": '
+			'"https://example.com"}}.',
+		},
+		"url_tags": string('Query string appended to links ("utm_source=meta").'),
+	},
+	["ad_account_id", "name", "object_story_id"],
+	closed=True,
+)
 
 COPY_TOOLS: list[HttpTool] = [
 	HttpTool(
@@ -104,6 +129,18 @@ COPY_TOOLS: list[HttpTool] = [
 		input_schema=_COPY_AD_SET,
 	),
 	HttpTool(
+		handle="createCreativeFromPost",
+		description=(
+			"Create an ad creative from a post already published on a Page (boost it): the ad "
+			"shows the post as it is, with its likes and comments. Use it in createAd."
+		),
+		scopes=["manage"],
+		method="POST",
+		endpoint="/act_{{ input.ad_account_id | remove_first: 'act_' }}/adcreatives",
+		body=passthrough_of(_FROM_POST, exclude=["ad_account_id"]),
+		input_schema=_FROM_POST,
+	),
+	HttpTool(
 		handle="getAdPreview",
 		description=(
 			"Preview how an ad looks in a placement: returns data[0].body, an HTML iframe "
@@ -123,4 +160,4 @@ COPY_TOOLS: list[HttpTool] = [
 		),
 	),
 ]
-"""The copy and preview tools; `meta_ads` lists them with its other tools."""
+"""The copy, boost and preview tools; `meta_ads` lists them with its other tools."""

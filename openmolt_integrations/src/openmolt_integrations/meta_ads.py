@@ -699,6 +699,8 @@ INTEGRATION = Integration(
 		"copyCampaign": [],
 		"copyAdSet": [],
 		"getAdPreview": [],
+		# Names a Page post that is public already: no new data leaves with it.
+		"createCreativeFromPost": [],
 		"createCustomAudience": [],
 		"listCustomAudiences": [],
 		# People's (hashed) identifiers leave the user's hands for Meta's matching.

@@ -207,7 +207,7 @@ async def test_meta_ads_lists_campaigns_and_reads_insights() -> None:
 
 async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_ad() -> None:
 	"""Copies go to POST /{id}/copies with the SDK's parameters, PAUSED unless asked; a preview is
-	GET /{ad_id}/previews with its ad_format."""
+	GET /{ad_id}/previews with its ad_format; a Page post becomes a creative by object_story_id."""
 	service = Recorder(
 		ok({"copied_campaign_id": "901"}),
 		ok({"copied_adset_id": "902"}),
@@ -218,6 +218,7 @@ async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_
 				]
 			}
 		),
+		ok({"id": "903"}),
 	)
 	await run_agent(
 		"metaAds",
@@ -231,11 +232,17 @@ async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_
 				rename_options={"rename_suffix": " B"},
 			),
 			call_tool("metaAds.getAdPreview", ad_id="340", ad_format="INSTAGRAM_STORY"),
+			call_tool(
+				"metaAds.createCreativeFromPost",
+				ad_account_id="123",
+				name="Boost spring post",
+				object_story_id="111_222",
+			),
 		],
 		service,
 		config={"accessToken": "EAAB-token"},
 	)
-	campaign, adset, preview = service.requests
+	campaign, adset, preview, boost = service.requests
 	for request in service.requests:
 		assert request.headers["authorization"] == "Bearer EAAB-token"
 	assert (campaign.method, str(campaign.url)) == ("POST", f"{GRAPH}/120/copies")
@@ -250,6 +257,8 @@ async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_
 		"GET",
 		f"{GRAPH}/340/previews?ad_format=INSTAGRAM_STORY",
 	)
+	assert (boost.method, str(boost.url)) == ("POST", f"{GRAPH}/act_123/adcreatives")
+	assert json.loads(boost.content) == {"name": "Boost spring post", "object_story_id": "111_222"}
 
 
 async def test_meta_ads_creates_a_customer_list_and_adds_hashed_people() -> None:

@@ -81,6 +81,7 @@ META_CALLS: Calls = {
 	"copyCampaign": [lambda: Campaign("42").create_copy(pending=True)],
 	"copyAdSet": [lambda: AdSet("42").create_copy(pending=True)],
 	"getAdPreview": [lambda: Ad("42").get_previews(pending=True)],
+	"createCreativeFromPost": [lambda: AdAccount("act_42").create_ad_creative(pending=True)],
 	"createCustomAudience": [lambda: AdAccount("act_42").create_custom_audience(pending=True)],
 	"listCustomAudiences": [lambda: AdAccount("act_42").get_custom_audiences(pending=True)],
 	"addCustomAudienceUsers": [lambda: CustomAudience("42").create_user(pending=True)],
