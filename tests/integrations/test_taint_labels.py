@@ -26,6 +26,7 @@ READS = re.compile(
 )
 NOT_OUTBOUND = {
 	"airtable.createComment": "a comment stays inside the base",
+	"meta_ads.createCreativeFromPost": "names a Page post already public; carries no new data",
 	"notion.createComment": "a comment stays inside the workspace",
 	"notion.sendFileUpload": "the bytes go to the workspace's own upload",
 	"outlook.createMailFolder": "a folder in the user's own mailbox",

@@ -9,6 +9,7 @@ __all__ = [
 	"DM_EVENT_FIELD_VALUES",
 	"DM_EVENT_TYPE_VALUES",
 	"DM_EXPANSION_VALUES",
+	"MEDIA_FIELD_VALUES",
 	"POST_EXPANSION_VALUES",
 	"POST_FIELD_VALUES",
 	"USER_FIELD_VALUES",
@@ -89,6 +90,22 @@ POST_EXPANSION_VALUES = [
 	"in_reply_to_user_id",
 	"referenced_posts",
 	"username",
+]
+# The same document's values for media.fields, the fields of the media a post includes.
+MEDIA_FIELD_VALUES = [
+	"alt_text",
+	"duration_ms",
+	"height",
+	"media_key",
+	"non_public_metrics",
+	"organic_metrics",
+	"preview_image_url",
+	"promoted_metrics",
+	"public_metrics",
+	"type",
+	"url",
+	"variants",
+	"width",
 ]
 # The same document's values for dm_event.fields, the expansions of DM events and event_types.
 DM_EVENT_FIELD_VALUES = [

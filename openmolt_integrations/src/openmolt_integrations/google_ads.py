@@ -17,6 +17,19 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations import ApiSetup, FunctionTool, HttpTool, Integration
 from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.integrations.schema import array, obj, passthrough
+from openmolt_integrations import _ads_inputs, _ads_uploads
+from openmolt_integrations._ads_inputs import (
+	CUSTOMER,
+	CUSTOMER_ID,
+	QUERY,
+	VALIDATE_ONLY,
+)
+from openmolt_integrations._ads_uploads import (
+	ADJUSTMENTS_TOOL,
+	CLICK_FIELDS,
+	CLICK_REQUIRED,
+	CONSENT,
+)
 from openmolt_integrations._ads_user_data import (
 	CONTACT_FIELDS,
 	click_conversions,
@@ -38,28 +51,17 @@ __all__ = [
 	"register_integrations",
 ]
 
-API_VERSION = "v26"
+API_VERSION = _ads_inputs.API_VERSION
 """The Google Ads API version the tools target (versions are sunset about a year after release)."""
+CLICK_CONVERSIONS_REQUEST = _ads_uploads.CLICK_CONVERSIONS_REQUEST
+"""The request ``uploadClickConversions`` sends once it has hashed the user identifiers."""
+CUSTOMER_MATCH_REQUESTS = _ads_uploads.CUSTOMER_MATCH_REQUESTS
+"""The requests ``addCustomerMatchContacts`` sends in order (find, create, add, run)."""
 
 _SCOPES = {
 	"https://www.googleapis.com/auth/adwords": "Manage the Google Ads accounts the user can access."
 }
 
-_CUSTOMER = "/" + API_VERSION + "/customers/{{ input.customerId | remove: '-' }}"
-_CUSTOMER_ID = {
-	"type": "string",
-	# The path is customers/{customerId}: a resource name given whole would double it.
-	"pattern": "^[0-9]{3}-?[0-9]{3}-?[0-9]{4}$",
-	"description": "The Google Ads account id (10 digits, dashes allowed: '123-456-7890'; not the resource name 'customers/...'), from listAccessibleCustomers or the Ads UI.",
-}
-_QUERY = {
-	"type": "string",
-	"description": 'A GAQL query, e.g. "SELECT campaign.id, campaign.name, campaign.status, metrics.clicks, metrics.cost_micros FROM campaign WHERE segments.date DURING LAST_7_DAYS ORDER BY metrics.clicks DESC LIMIT 50". Money is in micros (1,000,000 = 1 unit of the account currency).',
-}
-_VALIDATE_ONLY = {
-	"type": "boolean",
-	"description": "Only validate the request, change nothing (a dry run).",
-}
 _PARTIAL = {
 	"type": "boolean",
 	"description": "Apply the valid operations even if some fail (failures are listed in partialFailureError).",
@@ -100,14 +102,14 @@ def _mutate(handle: str, path: str, resource: str, example: str, notes: str) -> 
 		description=f"Create, update or remove {resource}s. {notes}",
 		scopes=["write"],
 		method="POST",
-		endpoint=f"{_CUSTOMER}/{path}:mutate",
+		endpoint=f"{CUSTOMER}/{path}:mutate",
 		body=passthrough("operations", "partialFailure", "validateOnly", "responseContentType"),
 		input_schema=obj(
 			{
-				"customerId": _CUSTOMER_ID,
+				"customerId": CUSTOMER_ID,
 				"operations": _operations(resource, example),
 				"partialFailure": _PARTIAL,
-				"validateOnly": _VALIDATE_ONLY,
+				"validateOnly": VALIDATE_ONLY,
 				"responseContentType": _RESPONSE_TYPE,
 			},
 			["customerId", "operations"],
@@ -131,7 +133,7 @@ _IDEAS_COMMON = passthrough(
 )
 _IDEAS_INPUT = obj(
 	{
-		"customerId": _CUSTOMER_ID,
+		"customerId": CUSTOMER_ID,
 		"keywords": {
 			**array(
 				{"type": "string"},
@@ -191,7 +193,7 @@ def _ideas_request(seed: str, fields: dict[str, str]) -> HttpTool:
 		description=f"KeywordPlanIdeaService.GenerateKeywordIdeas with {seed}.",
 		scopes=["read"],
 		method="POST",
-		endpoint=f"{_CUSTOMER}:generateKeywordIdeas",
+		endpoint=f"{CUSTOMER}:generateKeywordIdeas",
 		body={seed: fields, **_IDEAS_COMMON},
 		input_schema=_IDEAS_INPUT,
 		output_schema=_IDEAS_OUTPUT,
@@ -226,176 +228,6 @@ async def _keyword_ideas(input: dict[str, Any], context: ToolContext) -> Any:
 
 
 # Offline click conversions and Customer Match -------------------------------------------------
-
-_CONSENT_STATUS = {"type": "string", "enum": ["GRANTED", "DENIED"]}
-_CONSENT = obj(
-	{
-		"adUserData": {**_CONSENT_STATUS, "description": "Consent to send user data to Google."},
-		"adPersonalization": {
-			**_CONSENT_STATUS,
-			"description": "Consent to ad personalization.",
-		},
-	},
-	description="The people's consent (EU users need it), e.g. {'adUserData': 'GRANTED', 'adPersonalization': 'GRANTED'}.",
-)
-_CLICK_FIELDS = {
-	"gclid": {"type": "string", "description": "The Google click id of the ad click."},
-	"gbraid": {
-		"type": "string",
-		"description": "Click id for app conversions on iOS (instead of gclid).",
-	},
-	"wbraid": {
-		"type": "string",
-		"description": "Click id for web conversions on iOS (instead of gclid).",
-	},
-	"conversionAction": {
-		"type": "string",
-		"pattern": "^customers/[0-9]+/conversionActions/[0-9]+$",
-		"description": "Resource name of the conversion action, e.g. 'customers/1234567890/conversionActions/987' (GAQL: SELECT conversion_action.resource_name FROM conversion_action).",
-	},
-	"conversionDateTime": {
-		"type": "string",
-		"pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}$",
-		"description": "When the conversion happened, 'yyyy-mm-dd hh:mm:ss+hh:mm' with the UTC offset, e.g. '2026-11-30 14:05:00+01:00' (after the click).",
-	},
-	"conversionValue": {"type": "number", "description": "The conversion's value, e.g. 49.9."},
-	"currencyCode": {
-		"type": "string",
-		"description": "ISO 4217 currency of the value, e.g. 'EUR'.",
-	},
-	"orderId": {
-		"type": "string",
-		"description": "Your order or transaction id (deduplicates uploads).",
-	},
-	"consent": _CONSENT,
-}
-_CLICK_REQUIRED = ["conversionAction", "conversionDateTime"]
-_WIRE_IDENTIFIER = obj(
-	{
-		"hashedEmail": {"type": "string", "description": "SHA-256 of the normalized email."},
-		"hashedPhoneNumber": {"type": "string", "description": "SHA-256 of the E.164 number."},
-		"addressInfo": obj(
-			{
-				"hashedFirstName": {"type": "string", "description": "SHA-256 of the first name."},
-				"hashedLastName": {"type": "string", "description": "SHA-256 of the last name."},
-				"countryCode": {"type": "string", "description": "ISO country code."},
-				"postalCode": {"type": "string", "description": "Postal code."},
-			},
-			description="A hashed name with its unhashed country and postal code.",
-		),
-	}
-)
-_WIRE_IDENTIFIERS = array(_WIRE_IDENTIFIER, "User identifiers, already normalized and hashed.")
-
-CLICK_CONVERSIONS_REQUEST = HttpTool(
-	handle="uploadClickConversions",
-	description="ConversionUploadService.UploadClickConversions with hashed user identifiers.",
-	scopes=["upload"],
-	method="POST",
-	endpoint=f"{_CUSTOMER}:uploadClickConversions",
-	# The API requires partialFailure true: each conversion succeeds or fails on its own.
-	body={
-		"conversions": "{{ input.conversions }}",
-		"partialFailure": True,
-		**passthrough("validateOnly"),
-	},
-	input_schema=obj(
-		{
-			"customerId": _CUSTOMER_ID,
-			"conversions": array(
-				obj({**_CLICK_FIELDS, "userIdentifiers": _WIRE_IDENTIFIERS}, _CLICK_REQUIRED),
-				"The conversions as the API takes them.",
-			),
-			"validateOnly": _VALIDATE_ONLY,
-		},
-		["customerId", "conversions"],
-	),
-)
-"""The request ``uploadClickConversions`` sends once it has hashed the user identifiers."""
-
-_JOB = f"/{API_VERSION}/{{{{ input.resourceName | path_segments }}}}"
-_JOB_NAME = {
-	"type": "string",
-	"pattern": "^customers/[0-9]+/offlineUserDataJobs/[0-9]+$",
-	"description": "The job's resource name, from the create request's reply.",
-}
-CUSTOMER_MATCH_REQUESTS = {
-	"find": HttpTool(
-		handle="findOfflineUserDataJob",
-		description="GoogleAdsService.Search for the job an earlier attempt of the call created.",
-		scopes=["upload"],
-		method="POST",
-		endpoint=f"{_CUSTOMER}/googleAds:search",
-		body=passthrough("query"),
-		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, ["customerId", "query"]),
-	),
-	"create": HttpTool(
-		handle="createOfflineUserDataJob",
-		description="OfflineUserDataJobService.CreateOfflineUserDataJob for a Customer Match list.",
-		scopes=["upload"],
-		method="POST",
-		endpoint=f"{_CUSTOMER}/offlineUserDataJobs:create",
-		body={
-			"job": {
-				"type": "CUSTOMER_MATCH_USER_LIST",
-				**passthrough("externalId"),
-				"customerMatchUserListMetadata": passthrough("userList", "consent"),
-			}
-		},
-		input_schema=obj(
-			{
-				"customerId": _CUSTOMER_ID,
-				"userList": {"type": "string", "description": "The user list resource name."},
-				"externalId": {
-					"type": "string",
-					"pattern": "^[0-9]{1,19}$",
-					"description": "The job's id from the call's idempotency key (int64).",
-				},
-				"consent": _CONSENT,
-			},
-			["customerId", "userList"],
-		),
-	),
-	"add": HttpTool(
-		handle="addOfflineUserDataJobOperations",
-		description="OfflineUserDataJobService.AddOfflineUserDataJobOperations (create operations).",
-		scopes=["upload"],
-		method="POST",
-		endpoint=f"{_JOB}:addOperations",
-		body={"operations": "{{ input.operations }}", "enablePartialFailure": True},
-		input_schema=obj(
-			{
-				"resourceName": _JOB_NAME,
-				"operations": array(
-					obj(
-						{
-							"create": obj(
-								{"userIdentifiers": _WIRE_IDENTIFIERS},
-								["userIdentifiers"],
-								description="One person (UserData).",
-							)
-						},
-						["create"],
-					),
-					"One create operation per person.",
-				),
-			},
-			["resourceName", "operations"],
-		),
-	),
-	"run": HttpTool(
-		handle="runOfflineUserDataJob",
-		description="OfflineUserDataJobService.RunOfflineUserDataJob: Google processes the job.",
-		scopes=["upload"],
-		method="POST",
-		endpoint=f"{_JOB}:run",
-		body={},
-		input_schema=obj({"resourceName": _JOB_NAME}, ["resourceName"]),
-	),
-}
-"""The requests ``addCustomerMatchContacts`` sends in order: find the job an earlier attempt of
-the same call created (by its ``externalId``, from the call's idempotency key), else create it,
-add the hashed contacts to it, run it (a long-running operation Google finishes within hours)."""
 
 
 async def _upload_click_conversions(input: dict[str, Any], context: ToolContext) -> Any:
@@ -458,12 +290,12 @@ TOOLS = [
 		description="Run a GAQL query (reports, campaign settings, account hierarchy through customer_client). Returns up to 10,000 rows per page.",
 		scopes=["read"],
 		method="POST",
-		endpoint=f"{_CUSTOMER}/googleAds:search",
+		endpoint=f"{CUSTOMER}/googleAds:search",
 		body=passthrough("query", "pageToken", "searchSettings"),
 		input_schema=obj(
 			{
-				"customerId": _CUSTOMER_ID,
-				"query": _QUERY,
+				"customerId": CUSTOMER_ID,
+				"query": QUERY,
 				"pageToken": PAGE_TOKEN,
 				"searchSettings": obj(
 					{
@@ -488,9 +320,9 @@ TOOLS = [
 		description="Run a GAQL query and get all rows in one response (no paging; best for full reports). The response is a list of batches, each with results.",
 		scopes=["read"],
 		method="POST",
-		endpoint=f"{_CUSTOMER}/googleAds:searchStream",
+		endpoint=f"{CUSTOMER}/googleAds:searchStream",
 		body=passthrough("query"),
-		input_schema=obj({"customerId": _CUSTOMER_ID, "query": _QUERY}, ["customerId", "query"]),
+		input_schema=obj({"customerId": CUSTOMER_ID, "query": QUERY}, ["customerId", "query"]),
 		output_schema={"type": "array", "items": _STREAM_OUT},
 	),
 	HttpTool(
@@ -498,19 +330,19 @@ TOOLS = [
 		description="Apply operations on several resource types in one atomic request (e.g. a budget and the campaign using it, with temporary ids like 'customers/123/campaignBudgets/-1').",
 		scopes=["write"],
 		method="POST",
-		endpoint=f"{_CUSTOMER}/googleAds:mutate",
+		endpoint=f"{CUSTOMER}/googleAds:mutate",
 		body=passthrough(
 			"mutateOperations", "partialFailure", "validateOnly", "responseContentType"
 		),
 		input_schema=obj(
 			{
-				"customerId": _CUSTOMER_ID,
+				"customerId": CUSTOMER_ID,
 				"mutateOperations": array(
 					{"type": "object"},
 					"Operations keyed by type: {'campaignBudgetOperation': {'create': {...}}}, {'campaignOperation': {'update': {...}, 'updateMask': 'status'}}, {'adGroupOperation': ...}, {'adGroupAdOperation': ...}, {'adGroupCriterionOperation': ...}.",
 				),
 				"partialFailure": _PARTIAL,
-				"validateOnly": _VALIDATE_ONLY,
+				"validateOnly": VALIDATE_ONLY,
 				"responseContentType": _RESPONSE_TYPE,
 			},
 			["customerId", "mutateOperations"],
@@ -527,7 +359,7 @@ TOOLS = [
 		description="Pause, enable or remove one campaign.",
 		scopes=["write"],
 		method="POST",
-		endpoint=f"{_CUSTOMER}/campaigns:mutate",
+		endpoint=f"{CUSTOMER}/campaigns:mutate",
 		body={
 			"operations": [
 				{
@@ -542,17 +374,19 @@ TOOLS = [
 		},
 		input_schema=obj(
 			{
-				"customerId": _CUSTOMER_ID,
+				"customerId": CUSTOMER_ID,
 				"campaignId": {
 					"type": "string",
-					"description": "The numeric campaign id (campaign.id).",
+					# The last segment of the resourceName: a whole name would be nested in it.
+					"pattern": "^[0-9]+$",
+					"description": "The numeric campaign id (campaign.id, e.g. '555'; not the resource name 'customers/.../campaigns/...').",
 				},
 				"status": {
 					"type": "string",
 					"enum": ["ENABLED", "PAUSED", "REMOVED"],
 					"description": "The new status.",
 				},
-				"validateOnly": _VALIDATE_ONLY,
+				"validateOnly": VALIDATE_ONLY,
 			},
 			["customerId", "campaignId", "status"],
 		),
@@ -619,16 +453,16 @@ TOOLS = [
 		function=_upload_click_conversions,
 		input_schema=obj(
 			{
-				"customerId": _CUSTOMER_ID,
+				"customerId": CUSTOMER_ID,
 				"conversions": {
 					**array(
-						obj({**_CLICK_FIELDS, **CONTACT_FIELDS}, _CLICK_REQUIRED),
+						obj({**CLICK_FIELDS, **CONTACT_FIELDS}, CLICK_REQUIRED),
 						"The conversions, e.g. [{'gclid': 'Cj0K...', 'conversionAction': 'customers/123/conversionActions/456', 'conversionDateTime': '2026-11-30 14:05:00+01:00', 'conversionValue': 49.9, 'currencyCode': 'EUR'}].",
 					),
 					"minItems": 1,
 					"maxItems": 2000,
 				},
-				"validateOnly": _VALIDATE_ONLY,
+				"validateOnly": VALIDATE_ONLY,
 			},
 			["customerId", "conversions"],
 		),
@@ -640,6 +474,7 @@ TOOLS = [
 			}
 		),
 	),
+	ADJUSTMENTS_TOOL,
 	FunctionTool(
 		handle="addCustomerMatchContacts",
 		description=(
@@ -655,7 +490,7 @@ TOOLS = [
 		in_doubt="retry",
 		input_schema=obj(
 			{
-				"customerId": _CUSTOMER_ID,
+				"customerId": CUSTOMER_ID,
 				"userList": {
 					"type": "string",
 					"pattern": "^customers/[0-9]+/userLists/[0-9]+$",
@@ -669,7 +504,7 @@ TOOLS = [
 					"minItems": 1,
 					"maxItems": 10000,
 				},
-				"consent": _CONSENT,
+				"consent": CONSENT,
 			},
 			["customerId", "userList", "contacts"],
 		),
@@ -707,11 +542,12 @@ INTEGRATION = Integration(
 		"generateKeywordIdeas": [],
 		"search": ["private"],
 		"searchStream": ["private"],
+		"uploadConversionAdjustments": [],
 		"uploadClickConversions": ["outbound"],
 		"addCustomerMatchContacts": ["outbound"],
 	},
 	name="Google Ads",
-	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords, keyword ideas, offline conversions and Customer Match.",
+	description="Report on and manage Google Ads accounts: GAQL queries, campaigns, budgets, ad groups, ads, keywords, keyword ideas, offline conversions and their adjustments, and Customer Match.",
 	api_version=API_VERSION,
 	api_setup=ApiSetup(
 		base_url="https://googleads.googleapis.com",
@@ -727,7 +563,7 @@ INTEGRATION = Integration(
 	scopes={
 		"read": "List accounts, run GAQL reports and get keyword ideas.",
 		"write": "Create, change, pause and remove campaigns, budgets, ad groups, ads and keywords.",
-		"upload": "Upload offline click conversions and Customer Match contacts (people's hashed email, phone, name).",
+		"upload": "Upload offline click conversions, their retractions and restatements, and Customer Match contacts (people's hashed email, phone, name).",
 	},
 	tools=TOOLS,
 	docs=token_guide(
@@ -761,6 +597,10 @@ numbers in E.164 (`+14155550123`; a number without its `+` country code is refus
 trimmed and lowercased; country and postal codes are sent unhashed. Values hashed already go in
 `hashedEmail`/`hashedPhoneNumber`. Both need the `upload` scope, the account's acceptance of the
 customer data terms, and (for users in the EU) `consent`.
+
+`uploadConversionAdjustments` (ConversionAdjustmentUploadService) retracts an uploaded
+conversion (a refund) or restates its value, naming it by `orderId` or by `gclid` and
+`conversionDateTime`; it carries no people's data.
 
 ## Checked against
 

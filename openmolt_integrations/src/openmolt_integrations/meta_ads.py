@@ -1,7 +1,8 @@
 """Meta Ads: the Marketing API on Graph v26.0 (the version of the official SDK, facebook-business 26).
 
-Ad accounts, campaigns, ad sets, ads, creatives, insights (with asynchronous jobs for large
-reports), targeting search and the Pages an ad can run from. Objects are created ``PAUSED`` unless
+Ad accounts, campaigns, ad sets, ads, creatives, copies of campaigns and ad sets, ad previews,
+insights (with asynchronous jobs for large reports), targeting search and the Pages an ad can run
+from. Objects are created ``PAUSED`` unless
 the agent says otherwise, and budgets are in the account currency's minor units (cents).
 
 Tool inputs carry the Marketing API's own parameter names (``special_ad_categories``,
@@ -24,10 +25,12 @@ from openmolt_core.errors import ToolError
 from openmolt_core.integrations import (
 	ApiSetup,
 	BearerCredential,
+	FunctionTool,
 	HttpTool,
 	Integration,
 )
 from openmolt_core.integrations.extensions import EncodedBody
+from openmolt_core.integrations.http import execute_http_tool
 from openmolt_core.integrations.schema import (
 	array,
 	boolean,
@@ -45,11 +48,20 @@ from openmolt_integrations._graph import (
 	json_param,
 	paging,
 )
+from openmolt_integrations._meta_audiences import (
+	ADD_USERS_REQUEST,
+	AUDIENCE_FIELDS,
+	AUDIENCE_TOOLS,
+	USERS_INPUT,
+	users_payload,
+)
+from openmolt_integrations._meta_copies import COPY_TOOLS
 from openmolt_integrations._meta_insights import AFTER, INSIGHTS_TOOLS, LIMIT
 
 if TYPE_CHECKING:
 	from openmolt_core.integrations.extensions import EncodeRequest
 	from openmolt_core.plugins import IntegrationRegistrar
+	from openmolt_core.tools import ToolContext
 
 __all__ = ["CAMPAIGN_FORMAT", "INTEGRATION", "campaign_body", "register_integrations"]
 
@@ -574,7 +586,45 @@ _TARGETING_TOOLS: list[HttpTool] = [
 	),
 ]
 
-TOOLS: list[HttpTool] = [*_CAMPAIGN_TOOLS, *INSIGHTS_TOOLS, *_TARGETING_TOOLS]
+
+async def _add_audience_users(input: dict[str, Any], context: ToolContext) -> Any:
+	request = {
+		"custom_audience_id": input["custom_audience_id"],
+		"payload": users_payload(input["users"]),
+	}
+	return await execute_http_tool(ADD_USERS_REQUEST, INTEGRATION, request, context)
+
+
+_AUDIENCE_TOOLS: list[HttpTool | FunctionTool] = [
+	*AUDIENCE_TOOLS,
+	_paged(
+		"listCustomAudiences",
+		"List the custom audiences of an ad account with their approximate sizes.",
+		f"/{_ACCOUNT}/customaudiences",
+		AUDIENCE_FIELDS,
+		{"ad_account_id": _AD_ACCOUNT_ID},
+	),
+	FunctionTool(
+		handle="addCustomAudienceUsers",
+		description=(
+			"Add people to a customer list audience by email, phone, name, postal code and/or "
+			"country, in plain text: the tool normalizes and SHA-256 hashes every value before "
+			"anything is sent, as Meta requires. Every person in a call has the same kinds of "
+			"identifiers; Meta matches them to accounts within hours."
+		),
+		scopes=["audiences"],
+		function=_add_audience_users,
+		input_schema=USERS_INPUT,
+	),
+]
+
+TOOLS: list[HttpTool | FunctionTool] = [
+	*_CAMPAIGN_TOOLS,
+	*COPY_TOOLS,
+	*INSIGHTS_TOOLS,
+	*_TARGETING_TOOLS,
+	*_AUDIENCE_TOOLS,
+]
 
 DOCS = """\
 ## Get a token
@@ -621,6 +671,11 @@ one it types `datetime` takes an RFC 3339 time (`format: date-time`), and a stri
   dates (`YYYY-MM-DD`) per the [insights docs](https://developers.facebook.com/docs/marketing-api/insights).
 - `breakdowns` lists no values: the SDK's enum has over a hundred, so the description names the
   common ones.
+
+`addCustomAudienceUsers` takes people's email, phone, name, postal code and country in plain
+text and sends only their SHA-256 digests, normalized as the SDK's own
+`CustomAudience.format_params` normalizes them (the test suite compares the two digest for
+digest); its request is the SDK's `CustomAudience.create_user`.
 """
 
 INTEGRATION = Integration(
@@ -641,6 +696,15 @@ INTEGRATION = Integration(
 		"uploadAdImage": [],
 		"createCreative": [],
 		"startInsightsJob": [],
+		"copyCampaign": [],
+		"copyAdSet": [],
+		"getAdPreview": [],
+		# Names a Page post that is public already: no new data leaves with it.
+		"createCreativeFromPost": [],
+		"createCustomAudience": [],
+		"listCustomAudiences": [],
+		# People's (hashed) identifiers leave the user's hands for Meta's matching.
+		"addCustomAudienceUsers": ["outbound"],
 		"getInsightsJob": [],
 		"searchTargeting": [],
 		"searchLocations": [],
@@ -652,8 +716,8 @@ INTEGRATION = Integration(
 	id="metaAds",
 	name="Meta Ads",
 	description=(
-		"Facebook and Instagram ads: campaigns, ad sets, ads, creatives, insights, targeting "
-		"search and Pages."
+		"Facebook and Instagram ads: campaigns, ad sets, ads, creatives, copies, previews, "
+		"insights, customer list audiences, targeting search and Pages."
 	),
 	api_version=GRAPH_VERSION,
 	api_setup=ApiSetup(base_url=GRAPH_URL),
@@ -668,8 +732,12 @@ INTEGRATION = Integration(
 			"Read ad accounts, campaigns, ad sets, ads, creatives, insights, targeting options "
 			"and Pages."
 		),
-		"manage": "Create and change campaigns, ad sets, ads, creatives and ad images.",
+		"manage": "Create, copy and change campaigns, ad sets, ads, creatives and ad images.",
 		"delete": "Delete campaigns, ad sets, ads and creatives.",
+		"audiences": (
+			"Create customer list audiences and add people to them (their hashed email, phone, "
+			"name, postal code, country)."
+		),
 	},
 	tools=TOOLS,
 	docs=DOCS,

@@ -339,7 +339,7 @@ _TOOLS = [
 		body=passthrough("max_count", "cursor"),
 		input_schema=obj(
 			{
-				"max_count": integer("Videos per page.", minimum=1, maximum=20, default=20),
+				"max_count": integer("Videos per page.", minimum=1, maximum=20, default=10),
 				"cursor": integer("The cursor returned by the previous page."),
 			}
 		),

@@ -1,4 +1,4 @@
-"""X (formerly Twitter): API v2 for posts, search, users, timelines, likes and media uploads.
+"""X (formerly Twitter): API v2 for posts, search, users, timelines, likes, bookmarks, DMs and media.
 
 Tools act as the user who authorised the app (OAuth 2.0 authorization code with PKCE; the
 ``offline.access`` scope yields a refresh token). Responses are minimal unless fields are asked
@@ -21,7 +21,6 @@ from openmolt_core.integrations import (
 from openmolt_core.integrations.schema import (
 	array,
 	boolean,
-	input_name,
 	integer,
 	obj,
 	passthrough,
@@ -31,67 +30,26 @@ from openmolt_integrations._x import (
 	DM_EVENT_FIELD_VALUES,
 	DM_EVENT_TYPE_VALUES,
 	DM_EXPANSION_VALUES,
-	POST_EXPANSION_VALUES,
-	POST_FIELD_VALUES,
-	USER_FIELD_VALUES,
 )
+from openmolt_integrations._x_inputs import (
+	DM_PAGINATION,
+	ID_PATTERN,
+	LIST,
+	PAGINATION,
+	POST_ID,
+	POST_QUERY,
+	POST_QUERY_SCHEMA,
+	TIME,
+	TIMELINE_QUERY,
+	TIMELINE_SCHEMA,
+	USER_FIELDS,
+	USER_ID,
+	joined,
+)
+from openmolt_integrations._x_network import NETWORK_TOOLS
 
 __all__ = ["INTEGRATION", "register_integrations"]
 
-_ID_PATTERN = {"pattern": "^[0-9]{1,19}$"}
-# X's OpenAPI lists (fields, expansions, event types, exclude): at least one value, no repeats.
-_LIST: dict[str, Any] = {"minItems": 1, "uniqueItems": True}
-_POST_ID = string("Post id (digits).", **_ID_PATTERN)
-_USER_ID = string("The authenticated user's id (from getMe).", **_ID_PATTERN)
-_POST_FIELDS = array(
-	string(enum=POST_FIELD_VALUES),
-	"Extra post fields, e.g. created_at, public_metrics, conversation_id, entities, note_post. "
-	"author_id, in_reply_to_user_id and referenced_posts come with the expansions of those names.",
-	**_LIST,
-)
-_USER_FIELDS = array(
-	string(enum=USER_FIELD_VALUES),
-	"Extra user fields, e.g. description, public_metrics, created_at, verified, profile_image_url.",
-	**_LIST,
-)
-_EXPANSIONS = array(
-	string(enum=POST_EXPANSION_VALUES),
-	"Objects to include in `includes`, e.g. author_id, attachments.media_keys, referenced_posts.",
-	**_LIST,
-)
-_MAX = integer("Posts per page.", minimum=5, maximum=100, default=10)
-_PAGINATION = string("meta.next_token of the previous page.", minLength=1)
-# DM event pages: X's OpenAPI gives their pagination_token at least 16 characters.
-_DM_PAGINATION = string("meta.next_token of the previous page.", minLength=16)
-_TIME = string("ISO 8601 time, e.g. 2026-11-30T00:00:00Z.", format="date-time")
-
-
-def _joined(*names: str) -> dict[str, str]:
-	"""List parameters sent comma-joined, each from the input `input_name` spells.
-
-	X names them ``post.fields``, ``user.fields``...; the inputs are ``post_fields``, ``user_fields``.
-	"""
-	return {name: f"{{{{ input.{input_name(name)} | join: ',' }}}}" for name in names}
-
-
-_POST_QUERY = _joined("post.fields", "expansions", "user.fields")
-_POST_QUERY_SCHEMA = {
-	"post_fields": _POST_FIELDS,
-	"expansions": _EXPANSIONS,
-	"user_fields": _USER_FIELDS,
-}
-_TIMELINE_QUERY = {
-	**passthrough("max_results", "pagination_token", "start_time", "end_time"),
-	**_POST_QUERY,
-}
-_TIMELINE_SCHEMA = {
-	"id": _USER_ID,
-	"max_results": _MAX,
-	"pagination_token": _PAGINATION,
-	"start_time": _TIME,
-	"end_time": _TIME,
-	**_POST_QUERY_SCHEMA,
-}
 _MEDIA_CATEGORIES = [
 	"tweet_image",
 	"tweet_gif",
@@ -120,34 +78,38 @@ _SCOPES = [
 	"media.write",
 	"dm.read",
 	"dm.write",
+	"follows.read",
 	"follows.write",
+	"bookmark.read",
+	"bookmark.write",
+	"tweet.moderate.write",
 	"offline.access",
 ]
 _DM_FIELDS = array(
 	string(enum=DM_EVENT_FIELD_VALUES),
 	"Extra DM event fields, e.g. created_at, dm_conversation_id; the sender comes with the "
 	"sender_id expansion.",
-	**_LIST,
+	**LIST,
 )
 _DM_EXPANSIONS = array(
 	string(enum=DM_EXPANSION_VALUES),
 	"Objects to include in `includes`, e.g. sender_id (the sender's user object).",
-	**_LIST,
+	**LIST,
 )
 _DM_EVENT_TYPES = array(
-	string(enum=DM_EVENT_TYPE_VALUES), "Event types to return; default all.", **_LIST
+	string(enum=DM_EVENT_TYPE_VALUES), "Event types to return; default all.", **LIST
 )
 _DM_QUERY = {
 	**passthrough("max_results", "pagination_token"),
-	**_joined("event_types", "dm_event.fields", "expansions", "user.fields"),
+	**joined("event_types", "dm_event.fields", "expansions", "user.fields"),
 }
 _DM_QUERY_SCHEMA = {
 	"max_results": integer("Events per page.", minimum=1, maximum=100, default=100),
-	"pagination_token": _DM_PAGINATION,
+	"pagination_token": DM_PAGINATION,
 	"event_types": _DM_EVENT_TYPES,
 	"dm_event_fields": _DM_FIELDS,
 	"expansions": _DM_EXPANSIONS,
-	"user_fields": _USER_FIELDS,
+	"user_fields": USER_FIELDS,
 }
 # X's CreateDirectMessages…Request: at least one of text and attachments, neither required alone.
 _DM_MESSAGE = {
@@ -160,7 +122,7 @@ _DM_MESSAGE = {
 		obj(
 			{
 				"media_id": string(
-					"Media id from uploadMedia (dm_image, dm_gif, dm_video).", **_ID_PATTERN
+					"Media id from uploadMedia (dm_image, dm_gif, dm_video).", **ID_PATTERN
 				)
 			},
 			["media_id"],
@@ -177,7 +139,7 @@ _DOCS = """\
 2. In the app's **User authentication settings**, enable **OAuth 2.0**, type **Web App**
    (confidential client), and add your callback URL. Copy the **Client ID** and **Client Secret**.
 3. Authorise a user with PKCE: send them to
-   `https://x.com/i/oauth2/authorize?response_type=code&client_id=…&redirect_uri=…&scope=tweet.read%20tweet.write%20users.read%20like.read%20like.write%20media.write%20dm.read%20dm.write%20follows.write%20offline.access&state=…&code_challenge=…&code_challenge_method=S256`,
+   `https://x.com/i/oauth2/authorize?response_type=code&client_id=…&redirect_uri=…&scope={scopes}&state=…&code_challenge=…&code_challenge_method=S256`,
    then POST the `code` and `code_verifier` to `https://api.x.com/2/oauth2/token`
    (`grant_type=authorization_code`, HTTP Basic auth with the client id and secret). Keep the
    `refresh_token` (from `offline.access`).
@@ -192,11 +154,12 @@ agent = om.create_agent(..., integrations=[{"integration": "x", "credential": {
 
 Access tokens last two hours and refresh tokens are single-use: store the new config that
 `onTokenRefresh` receives. An app-only Bearer token (`bearer` credential, `bearerToken`) can read
-public posts and users but cannot post, like, follow, upload or touch direct messages. Direct
-messages need `dm.read` and `dm.write`, following `follows.write` (each with `tweet.read` and
-`users.read`). Rate limits are per endpoint per 15
-minutes; 429 answers carry `x-rate-limit-reset`, which OpenMolt honours.
-"""
+public posts and users but cannot post, like, follow, upload, read likes or bookmarks, or touch
+direct messages. Direct messages need `dm.read` and `dm.write`, following `follows.write`,
+followers and followings `follows.read`, bookmarks `bookmark.read` and `bookmark.write`, hiding
+replies `tweet.moderate.write` (each with `tweet.read` and `users.read`). Rate limits are per
+endpoint per 15 minutes; 429 answers carry `x-rate-limit-reset`, which OpenMolt honours.
+""".replace("{scopes}", "%20".join(_SCOPES))
 
 _TOOLS = [
 	HttpTool(
@@ -219,15 +182,15 @@ _TOOLS = [
 			{
 				"text": string("Post text, up to 280 characters for most accounts."),
 				"reply": obj(
-					{"in_reply_to_tweet_id": _POST_ID},
+					{"in_reply_to_tweet_id": POST_ID},
 					["in_reply_to_tweet_id"],
 					description="Post as a reply to this post.",
 				),
-				"quote_tweet_id": string("Quote this post.", **_ID_PATTERN),
+				"quote_tweet_id": string("Quote this post.", **ID_PATTERN),
 				"media": obj(
 					{
 						"media_ids": array(
-							string(**_ID_PATTERN),
+							string(**ID_PATTERN),
 							"1 to 4 media ids from the upload tools.",
 							minItems=1,
 							maxItems=4,
@@ -265,7 +228,7 @@ _TOOLS = [
 		scopes=["write"],
 		method="DELETE",
 		endpoint="/2/tweets/{{ input.id }}",
-		input_schema=obj({"id": _POST_ID}, ["id"]),
+		input_schema=obj({"id": POST_ID}, ["id"]),
 	),
 	HttpTool(
 		handle="getPost",
@@ -273,8 +236,8 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/tweets/{{ input.id }}",
-		query_params=_POST_QUERY,
-		input_schema=obj({"id": _POST_ID, **_POST_QUERY_SCHEMA}, ["id"]),
+		query_params=POST_QUERY,
+		input_schema=obj({"id": POST_ID, **POST_QUERY_SCHEMA}, ["id"]),
 	),
 	HttpTool(
 		handle="searchRecent",
@@ -287,7 +250,7 @@ _TOOLS = [
 			**passthrough(
 				"query", "max_results", "next_token", "start_time", "end_time", "sort_order"
 			),
-			**_POST_QUERY,
+			**POST_QUERY,
 		},
 		input_schema=obj(
 			{
@@ -297,11 +260,11 @@ _TOOLS = [
 					maxLength=4096,
 				),
 				"max_results": integer("Posts per page.", minimum=10, maximum=100, default=10),
-				"next_token": _PAGINATION,
-				"start_time": _TIME,
-				"end_time": _TIME,
+				"next_token": PAGINATION,
+				"start_time": TIME,
+				"end_time": TIME,
 				"sort_order": string("Order of results.", enum=["recency", "relevancy"]),
-				**_POST_QUERY_SCHEMA,
+				**POST_QUERY_SCHEMA,
 			},
 			["query"],
 		),
@@ -313,8 +276,8 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/users/me",
-		query_params=_joined("user.fields"),
-		input_schema=obj({"user_fields": _USER_FIELDS}),
+		query_params=joined("user.fields"),
+		input_schema=obj({"user_fields": USER_FIELDS}),
 	),
 	HttpTool(
 		handle="getUserByUsername",
@@ -322,11 +285,11 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/users/by/username/{{ input.username }}",
-		query_params=_joined("user.fields"),
+		query_params=joined("user.fields"),
 		input_schema=obj(
 			{
 				"username": string("Username without @.", pattern="^[A-Za-z0-9_]{1,15}$"),
-				"user_fields": _USER_FIELDS,
+				"user_fields": USER_FIELDS,
 			},
 			["username"],
 		),
@@ -337,15 +300,15 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/users/{{ input.id }}/tweets",
-		query_params={**_TIMELINE_QUERY, **_joined("exclude")},
+		query_params={**TIMELINE_QUERY, **joined("exclude")},
 		input_schema=obj(
 			{
-				**_TIMELINE_SCHEMA,
-				"id": string("User id (any user).", **_ID_PATTERN),
+				**TIMELINE_SCHEMA,
+				"id": string("User id (any user).", **ID_PATTERN),
 				"exclude": array(
 					{"type": "string", "enum": ["replies", "retweets"]},
 					"Leave out replies and/or reposts.",
-					**_LIST,
+					**LIST,
 				),
 			},
 			["id"],
@@ -357,8 +320,8 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/users/{{ input.id }}/mentions",
-		query_params=_TIMELINE_QUERY,
-		input_schema=obj({**_TIMELINE_SCHEMA, "id": string("User id.", **_ID_PATTERN)}, ["id"]),
+		query_params=TIMELINE_QUERY,
+		input_schema=obj({**TIMELINE_SCHEMA, "id": string("User id.", **ID_PATTERN)}, ["id"]),
 	),
 	HttpTool(
 		handle="getHomeTimeline",
@@ -367,14 +330,16 @@ _TOOLS = [
 		scopes=["read"],
 		method="GET",
 		endpoint="/2/users/{{ input.id }}/timelines/reverse_chronological",
-		query_params={**_TIMELINE_QUERY, **_joined("exclude")},
+		query_params={**TIMELINE_QUERY, **joined("exclude")},
 		input_schema=obj(
 			{
-				**_TIMELINE_SCHEMA,
+				**TIMELINE_SCHEMA,
+				# X's OpenAPI: 1 to 100 here, where the user's posts and mentions take 5 to 100.
+				"max_results": integer("Posts per page.", minimum=1, maximum=100),
 				"exclude": array(
 					{"type": "string", "enum": ["replies", "retweets"]},
 					"Leave out replies and/or reposts.",
-					**_LIST,
+					**LIST,
 				),
 			},
 			["id"],
@@ -387,7 +352,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/2/users/{{ input.id }}/likes",
 		body=passthrough("tweet_id"),
-		input_schema=obj({"id": _USER_ID, "tweet_id": _POST_ID}, ["id", "tweet_id"]),
+		input_schema=obj({"id": USER_ID, "tweet_id": POST_ID}, ["id", "tweet_id"]),
 	),
 	HttpTool(
 		handle="unlikePost",
@@ -395,7 +360,7 @@ _TOOLS = [
 		scopes=["engage"],
 		method="DELETE",
 		endpoint="/2/users/{{ input.id }}/likes/{{ input.tweet_id }}",
-		input_schema=obj({"id": _USER_ID, "tweet_id": _POST_ID}, ["id", "tweet_id"]),
+		input_schema=obj({"id": USER_ID, "tweet_id": POST_ID}, ["id", "tweet_id"]),
 	),
 	HttpTool(
 		handle="repostPost",
@@ -404,7 +369,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/2/users/{{ input.id }}/retweets",
 		body=passthrough("tweet_id"),
-		input_schema=obj({"id": _USER_ID, "tweet_id": _POST_ID}, ["id", "tweet_id"]),
+		input_schema=obj({"id": USER_ID, "tweet_id": POST_ID}, ["id", "tweet_id"]),
 	),
 	HttpTool(
 		handle="uploadMedia",
@@ -468,7 +433,7 @@ _TOOLS = [
 		files=passthrough("media"),
 		input_schema=obj(
 			{
-				"id": string("Media id from initializeMediaUpload.", **_ID_PATTERN),
+				"id": string("Media id from initializeMediaUpload.", **ID_PATTERN),
 				"segment_index": integer("Chunk number, from 0.", minimum=0, maximum=999),
 				"media": _FILE,
 			},
@@ -483,7 +448,7 @@ _TOOLS = [
 		method="POST",
 		endpoint="/2/media/upload/{{ input.id }}/finalize",
 		input_schema=obj(
-			{"id": string("Media id from initializeMediaUpload.", **_ID_PATTERN)}, ["id"]
+			{"id": string("Media id from initializeMediaUpload.", **ID_PATTERN)}, ["id"]
 		),
 	),
 	HttpTool(
@@ -494,7 +459,7 @@ _TOOLS = [
 		method="GET",
 		endpoint="/2/media/upload",
 		query_params=passthrough("media_id", command="STATUS"),
-		input_schema=obj({"media_id": string("Media id.", **_ID_PATTERN)}, ["media_id"]),
+		input_schema=obj({"media_id": string("Media id.", **ID_PATTERN)}, ["media_id"]),
 	),
 	HttpTool(
 		handle="sendDirectMessage",
@@ -505,7 +470,7 @@ _TOOLS = [
 		endpoint="/2/dm_conversations/with/{{ input.participant_id }}/messages",
 		body=passthrough("text", "attachments"),
 		input_schema=obj(
-			{"participant_id": string("Recipient's user id.", **_ID_PATTERN), **_DM_MESSAGE},
+			{"participant_id": string("Recipient's user id.", **ID_PATTERN), **_DM_MESSAGE},
 			["participant_id"],
 		),
 	),
@@ -547,7 +512,7 @@ _TOOLS = [
 		endpoint="/2/dm_conversations/with/{{ input.participant_id }}/dm_events",
 		query_params=_DM_QUERY,
 		input_schema=obj(
-			{"participant_id": string("The other user's id.", **_ID_PATTERN), **_DM_QUERY_SCHEMA},
+			{"participant_id": string("The other user's id.", **ID_PATTERN), **_DM_QUERY_SCHEMA},
 			["participant_id"],
 		),
 	),
@@ -560,7 +525,7 @@ _TOOLS = [
 		endpoint="/2/users/{{ input.id }}/following",
 		body=passthrough("target_user_id"),
 		input_schema=obj(
-			{"id": _USER_ID, "target_user_id": string("Id of the user to follow.", **_ID_PATTERN)},
+			{"id": USER_ID, "target_user_id": string("Id of the user to follow.", **ID_PATTERN)},
 			["id", "target_user_id"],
 		),
 	),
@@ -572,8 +537,8 @@ _TOOLS = [
 		endpoint="/2/users/{{ input.source_user_id }}/following/{{ input.target_user_id }}",
 		input_schema=obj(
 			{
-				"source_user_id": _USER_ID,
-				"target_user_id": string("Id of the user to unfollow.", **_ID_PATTERN),
+				"source_user_id": USER_ID,
+				"target_user_id": string("Id of the user to unfollow.", **ID_PATTERN),
 			},
 			["source_user_id", "target_user_id"],
 		),
@@ -606,10 +571,22 @@ INTEGRATION = Integration(
 		"getDirectMessagesWith": ["private", "untrusted"],
 		"followUser": ["outbound"],
 		"unfollowUser": ["outbound"],
+		"unrepostPost": [],
+		"addBookmark": [],
+		"removeBookmark": [],
+		"hideReply": [],
+		"getPosts": ["untrusted"],
+		"getUser": ["untrusted"],
+		"getFollowers": ["untrusted"],
+		"getFollowing": ["untrusted"],
+		"getLikedPosts": ["untrusted"],
+		"getQuotePosts": ["untrusted"],
+		"getBookmarks": ["private", "untrusted"],
 	},
 	name="X",
-	description="Post, reply, delete, search recent posts, read timelines, like, repost, follow, "
-	"send and read direct messages, and upload media on X.",
+	description="Post, reply, delete, search recent posts, read posts, users, timelines, "
+	"followers and quotes, like, repost, follow, bookmark, hide replies, send and read direct "
+	"messages, and upload media on X.",
 	api_version="API v2",
 	api_setup=ApiSetup(base_url="https://api.x.com"),
 	credential_setup=[
@@ -631,13 +608,15 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read posts, users, timelines and search.",
+		"read": "Read posts, users, timelines, followers, likes and quotes, and search.",
 		"write": "Publish and delete posts.",
-		"engage": "Like, unlike and repost; follow and unfollow users.",
+		"engage": "Like, unlike, repost and undo reposts; follow and unfollow users.",
+		"bookmarks": "Read, add and remove the user's bookmarks.",
+		"moderate": "Hide and unhide replies to the user's posts.",
 		"dm": "Send and read direct messages.",
 		"media": "Upload images and videos.",
 	},
-	tools=_TOOLS,
+	tools=[*_TOOLS, *NETWORK_TOOLS],
 	docs=_DOCS,
 )
 

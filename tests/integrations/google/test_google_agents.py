@@ -842,6 +842,111 @@ async def test_google_ads_keyword_ideas_pick_the_seed_from_the_inputs() -> None:
 	]
 
 
+async def test_set_campaign_status_refuses_a_resource_name_as_the_campaign_id() -> None:
+	"""campaignId fills the last segment of customers/{customerId}/campaigns/{campaignId}: a whole
+	resource name (what search returns as campaign.resource_name) is refused before sending,
+	instead of going out as customers/1234567890/campaigns/customers/1234567890/campaigns/555."""
+	seen: list[httpx.Request] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json={"results": [{"resourceName": "r"}]})
+
+	common = {"customerId": "123-456-7890", "status": "ENABLED"}
+	model = ScriptedModel(
+		[
+			call_tool(
+				"googleAds.setCampaignStatus",
+				campaignId="customers/1234567890/campaigns/555",
+				**common,
+			),
+			call_tool("googleAds.setCampaignStatus", campaignId="555", **common),
+			finish(result="done"),
+		]
+	)
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	om = OpenMolt(plugins=[google_ads], entry_points=False, http_client=http)
+	credential = {"type": "oauth2", "config": {**OAUTH["config"], "developerToken": "dev-1"}}
+	agent = om.create_agent(
+		name="Pauser",
+		model=model,
+		integrations=[{"integration": "googleAds", "credential": credential}],
+	)
+	await agent.run("Enable campaign 555.")
+	await http.aclose()
+	model.assert_consumed()
+	(sent,) = seen
+	assert (sent.method, str(sent.url)) == (
+		"POST",
+		"https://googleads.googleapis.com/v26/customers/1234567890/campaigns:mutate",
+	)
+	assert sent.headers["developer-token"] == "dev-1"
+	assert body(sent) == {
+		"operations": [
+			{
+				"update": {
+					"resourceName": "customers/1234567890/campaigns/555",
+					"status": "ENABLED",
+				},
+				"updateMask": "status",
+			}
+		]
+	}
+	refused = json.dumps(model.requests[1].messages[-1].content)
+	assert "campaignId" in refused
+
+
+async def test_google_ads_retracts_and_restates_uploaded_conversions() -> None:
+	"""uploadConversionAdjustments posts ConversionAdjustmentUploadService's request: the
+	adjustments as given, partialFailure true (the API requires it), at the customer's path."""
+	credential = {"type": "oauth2", "config": {**OAUTH["config"], "developerToken": "dev-1"}}
+	action = "customers/1234567890/conversionActions/456"
+	adjustments = [
+		{
+			"orderId": "A-1001",
+			"conversionAction": action,
+			"adjustmentType": "RETRACTION",
+			"adjustmentDateTime": "2026-12-02 10:00:00+01:00",
+		},
+		{
+			"gclidDateTimePair": {
+				"gclid": "Cj0KCQ",
+				"conversionDateTime": "2026-11-30 14:05:00+01:00",
+			},
+			"conversionAction": action,
+			"adjustmentType": "RESTATEMENT",
+			"adjustmentDateTime": "2026-12-02 10:05:00+01:00",
+			"restatementValue": {"adjustedValue": 30.5, "currencyCode": "EUR"},
+		},
+	]
+	seen, _ = await run_agent(
+		google_ads,
+		"googleAds",
+		credential,
+		[
+			call_tool(
+				"googleAds.uploadConversionAdjustments",
+				customerId="123-456-7890",
+				conversionAdjustments=adjustments,
+			),
+			call_tool("googleAds.listAccessibleCustomers"),
+		],
+		[ok({"results": [{"orderId": "A-1001"}, {}], "jobId": "7"}), ok({"resourceNames": []})],
+	)
+	upload, accounts = seen
+	bearer(upload)
+	assert upload.headers["developer-token"] == "dev-1"
+	assert (upload.method, str(upload.url)) == (
+		"POST",
+		"https://googleads.googleapis.com/v26/customers/1234567890:uploadConversionAdjustments",
+	)
+	assert body(upload) == {"conversionAdjustments": adjustments, "partialFailure": True}
+	assert (accounts.method, str(accounts.url)) == (
+		"GET",
+		"https://googleads.googleapis.com/v26/customers:listAccessibleCustomers",
+	)
+
+
 async def test_nano_banana_agent() -> None:
 	"""The agent uploads an image, then generates one; the inline image comes back as a file."""
 	png = b"\x89PNG\r\n\x1a\nfake image bytes"

@@ -428,6 +428,11 @@ ADS_RPCS = {
 		"UploadClickConversions",
 		"conversion_upload_service",
 	),
+	"uploadConversionAdjustments": (
+		"ConversionAdjustmentUploadService",
+		"UploadConversionAdjustments",
+		"conversion_adjustment_upload_service",
+	),
 }
 _JOBS = ("OfflineUserDataJobService", "offline_user_data_job_service")
 ADS_STEPS = {

@@ -130,7 +130,7 @@ def test_all_is_sorted_and_complete(iid: str, module: ModuleType) -> None:
 
 
 def test_function_tools_are_where_the_api_needs_code() -> None:
-	"""Images, fal and S3 presigning are functions; everything else is declarative HTTP."""
+	"""Images, fal, S3 presigning and Meta's audience hashing are functions; the rest is HTTP."""
 	kinds = {
 		iid: {type(t).__name__ for t in module.INTEGRATION.tools} for iid, module in MODULES.items()
 	}
@@ -143,8 +143,12 @@ def test_function_tools_are_where_the_api_needs_code() -> None:
 	assert [t.handle for t in dropbox.INTEGRATION.tools if isinstance(t, FunctionTool)] == [
 		"fileInfo"
 	]
-	for iid in ("metaAds", "browserUse"):
-		assert kinds[iid] == {"HttpTool"}
+	# Meta Ads' one FunctionTool hashes people's identifiers, which a template cannot do.
+	assert kinds["metaAds"] == {"HttpTool", "FunctionTool"}
+	assert [t.handle for t in meta_ads.INTEGRATION.tools if isinstance(t, FunctionTool)] == [
+		"addCustomAudienceUsers"
+	]
+	assert kinds["browserUse"] == {"HttpTool"}
 
 
 def test_dropbox_offers_offline_oauth_and_bearer() -> None:

@@ -1322,3 +1322,92 @@ async def test_x_agent_replies_in_a_dm_conversation_and_reads_it() -> None:
 	)
 	assert dict(read.url.params) == {"max_results": "5"}
 	assert read.headers["authorization"] == "Bearer x-user-access-token"
+
+
+async def test_x_home_timeline_takes_a_page_of_one() -> None:
+	"""getHomeTimeline sends max_results=1, which X's OpenAPI allows (1 to 100) on that endpoint."""
+	me = "1000000000000000001"
+	service = Recorder(httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}))
+	await run_agent(
+		"x",
+		[call_tool("x.getHomeTimeline", id=me, max_results=1)],
+		service,
+		config={"accessToken": "x-user-access-token", "expiryDate": 4102444800},
+		credential="oauth2",
+	)
+	(read,) = service.requests
+	assert (read.method, str(read.url)) == (
+		"GET",
+		f"https://api.x.com/2/users/{me}/timelines/reverse_chronological?max_results=1",
+	)
+	assert read.headers["authorization"] == "Bearer x-user-access-token"
+
+
+async def test_x_agent_reads_people_and_posts_by_id_bookmarks_and_moderates() -> None:
+	"""The X tools beyond posting send the requests of X's OpenAPI (2.167): posts by ids with
+	media fields, followers, bookmarks added and removed, a repost undone and a reply hidden."""
+	me, them = "1000000000000000001", "2000000000000000002"
+	service = Recorder(
+		httpx.Response(200, json={"data": [{"id": "11", "text": "a"}]}),
+		httpx.Response(200, json={"data": {"id": them, "username": "them"}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+		httpx.Response(200, json={"data": {"bookmarked": True}}),
+		httpx.Response(200, json={"data": {"bookmarked": False}}),
+		httpx.Response(200, json={"data": {"retweeted": False}}),
+		httpx.Response(200, json={"data": {"hidden": True}}),
+		httpx.Response(200, json={"data": [], "meta": {"result_count": 0}}),
+	)
+	await run_agent(
+		"x",
+		[
+			call_tool(
+				"x.getPosts",
+				ids=["11", "12"],
+				expansions=["attachments.media_keys"],
+				media_fields=["url", "alt_text"],
+			),
+			call_tool("x.getUser", id=them, user_fields=["description"]),
+			call_tool("x.getFollowers", id=them, max_results=1000),
+			call_tool("x.addBookmark", id=me, tweet_id="11"),
+			call_tool("x.removeBookmark", id=me, tweet_id="11"),
+			call_tool("x.unrepostPost", id=me, source_tweet_id="12"),
+			call_tool("x.hideReply", tweet_id="13", hidden=True),
+			call_tool("x.getBookmarks", id=me, max_results=1),
+		],
+		service,
+		config={"accessToken": "x-user-access-token", "expiryDate": 4102444800},
+		credential="oauth2",
+	)
+	posts, user, followers, add, remove, unrepost, hide, bookmarks = service.requests
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bearer x-user-access-token"
+	assert (posts.method, str(posts.url)) == (
+		"GET",
+		"https://api.x.com/2/tweets?ids=11%2C12&expansions=attachments.media_keys"
+		"&media.fields=url%2Calt_text",
+	)
+	assert (user.method, str(user.url)) == (
+		"GET",
+		f"https://api.x.com/2/users/{them}?user.fields=description",
+	)
+	assert (followers.method, str(followers.url)) == (
+		"GET",
+		f"https://api.x.com/2/users/{them}/followers?max_results=1000",
+	)
+	assert (add.method, str(add.url)) == ("POST", f"https://api.x.com/2/users/{me}/bookmarks")
+	assert body(add) == {"tweet_id": "11"}
+	assert (remove.method, str(remove.url)) == (
+		"DELETE",
+		f"https://api.x.com/2/users/{me}/bookmarks/11",
+	)
+	assert not remove.content
+	assert (unrepost.method, str(unrepost.url)) == (
+		"DELETE",
+		f"https://api.x.com/2/users/{me}/retweets/12",
+	)
+	assert (hide.method, str(hide.url)) == ("PUT", "https://api.x.com/2/tweets/13/hidden")
+	assert body(hide) == {"hidden": True}
+	assert (bookmarks.method, str(bookmarks.url)) == (
+		"GET",
+		f"https://api.x.com/2/users/{me}/bookmarks?max_results=1",
+	)

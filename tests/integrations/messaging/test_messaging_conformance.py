@@ -1163,6 +1163,19 @@ def x_enums() -> dict[tuple[str, str], dict[str, list[str]]]:
 	return out
 
 
+def _no_default(value: ast.expr | None) -> bool:
+	"""Whether a pydantic field's value leaves it without a default: none at all, or a
+	``Field(...)`` call with neither a positional default nor default/default_factory."""
+	if value is None:
+		return True
+	return (
+		isinstance(value, ast.Call)
+		and ast.unparse(value.func) == "Field"
+		and not value.args
+		and not {k.arg for k in value.keywords} & {"default", "default_factory"}
+	)
+
+
 @cache
 def x_required() -> dict[tuple[str, str], set[str]]:
 	"""(method, URL shape) to the query and body names xdk requires: arguments without a default
@@ -1176,7 +1189,7 @@ def x_required() -> dict[tuple[str, str], set[str]]:
 				for field in cls.body
 				if isinstance(field, ast.AnnAssign)
 				and isinstance(field.target, ast.Name)
-				and field.value is None
+				and _no_default(field.value)
 				and not ast.unparse(field.annotation).startswith("Optional")
 			}
 	out: dict[tuple[str, str], set[str]] = {}
@@ -1221,7 +1234,8 @@ def x_required_errors(integration: Integration) -> list[str]:
 	required_by = x_required()
 	errors = []
 	for tool in http_tools(integration):
-		sent = {**tool.query_params, **(tool.body or {})}
+		# A multipart body's file parts (the media of an upload) are body fields too.
+		sent = {**tool.query_params, **(tool.body or {}), **(tool.files or {})}
 		required = set(tool.input_schema.get("required", []))
 		for name in sorted(required_by.get((tool.method, shape(urls(integration, tool)[0])), ())):
 			source = re.match(r"\{\{ input\.(\w+)", str(sent.get(name, "")))

@@ -115,3 +115,125 @@ def test_a_dropped_limit_of_the_dm_text_is_not_the_spec_s() -> None:
 	"""The spec sets no upper length on a DM's text: dropping ours (X's docs) passes this check."""
 	broken = with_input_schema(x.INTEGRATION, "sendDirectMessage", pop_at("text", "maxLength"))
 	assert x_constraint_errors(broken) == []
+
+
+def x_narrower_range_errors(integration: Integration) -> list[str]:
+	"""Where an integer query input refuses values the spec's parameter takes (a page size of 1)."""
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
+		props = tool.input_schema["properties"]
+		for name, value in tool.query_params.items():
+			source = _SOURCE.search(str(value))
+			if name not in op["parameters"] or not source or source.group(1) not in props:
+				continue
+			ours, spec = props[source.group(1)], op["parameters"][name]["schema"]
+			if spec.get("type") != "integer":
+				continue
+			for key, narrower in (("minimum", int.__gt__), ("maximum", int.__lt__)):
+				if key in spec and narrower(ours.get(key, spec[key]), spec[key]):
+					errors.append(
+						f"{tool.handle}?{name}: {key} {ours[key]}, the spec's {spec[key]}"
+					)
+	return errors
+
+
+def test_x_page_sizes_take_every_value_the_openapi_takes() -> None:
+	"""No X page size refuses a value the spec allows (the home timeline takes 1 to 100)."""
+	timeline = reference()["operations"]["GET /2/users/{id}/timelines/reverse_chronological"]
+	assert timeline["parameters"]["max_results"]["schema"]["minimum"] == 1
+	assert x_narrower_range_errors(x.INTEGRATION) == []
+
+
+def test_a_page_size_narrower_than_the_openapi_fails_the_check() -> None:
+	"""Raising a page size's least value above the spec's makes the check fail."""
+	broken = with_input_schema(
+		x.INTEGRATION,
+		"searchRecent",
+		lambda s: s["properties"]["max_results"].update(minimum=20),
+	)
+	assert x_narrower_range_errors(broken) == [
+		"searchRecent?max_results: minimum 20, the spec's 10"
+	]
+
+
+def x_scope_errors(integration: Integration) -> list[str]:
+	"""The OAuth 2.0 scopes an X tool's operation requires that the integration does not ask for."""
+	oauth = integration.credential("oauth2")
+	asked = set(oauth.scopes if oauth is not None else [])
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
+		errors += [f"{tool.handle}: {s}" for s in op["oauth2_scopes"] if s not in asked]
+	return errors
+
+
+def test_x_asks_for_the_oauth_scopes_every_tool_needs() -> None:
+	"""Every OAuth 2.0 scope X's OpenAPI requires of a tool's operation is one the app asks for."""
+	assert all("oauth2_scopes" in op for op in reference()["operations"].values())
+	assert x_scope_errors(x.INTEGRATION) == []
+
+
+def test_a_missing_oauth_scope_fails_the_check() -> None:
+	"""Dropping bookmark.read from the asked scopes names the tool that needs it."""
+	oauth = x.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	fewer = oauth.model_copy(update={"scopes": [s for s in oauth.scopes if s != "bookmark.read"]})
+	broken = x.INTEGRATION.model_copy(
+		update={"credential_setup": [fewer, *x.INTEGRATION.credential_setup[1:]]}
+	)
+	assert x_scope_errors(broken) == ["getBookmarks: bookmark.read"]
+
+
+def x_default_errors(integration: Integration) -> list[str]:
+	"""Query inputs whose schema default is not the default X's OpenAPI gives the parameter.
+
+	The tools send nothing for an input left out, so X applies its own default: a different one
+	in the schema (or one the spec does not state) tells the model a page size it will not get.
+	"""
+	ops = {
+		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
+		for key, op in reference()["operations"].items()
+	}
+	errors = []
+	for tool in integration.tools:
+		if not isinstance(tool, HttpTool):
+			continue
+		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
+		props = tool.input_schema["properties"]
+		for name, value in tool.query_params.items():
+			source = _SOURCE.search(str(value))
+			if not source or "default" not in props.get(source.group(1), {}):
+				continue
+			ours = props[source.group(1)]["default"]
+			theirs = op["parameters"].get(name, {}).get("schema", {}).get("default")
+			if "| default" not in str(value) and ours != theirs:
+				errors.append(f"{tool.handle}?{name}: default {ours}, the spec's {theirs}")
+	return errors
+
+
+def test_x_defaults_are_the_openapi_defaults() -> None:
+	"""A page size's default in a tool's schema is the one X applies (the spec's)."""
+	assert x_default_errors(x.INTEGRATION) == []
+
+
+def test_a_default_the_openapi_does_not_state_fails_the_check() -> None:
+	"""A schema default X's OpenAPI does not give (or gives otherwise) is reported."""
+	broken = with_input_schema(
+		x.INTEGRATION,
+		"searchRecent",
+		lambda s: s["properties"]["max_results"].update(default=50),
+	)
+	assert x_default_errors(broken) == ["searchRecent?max_results: default 50, the spec's 10"]

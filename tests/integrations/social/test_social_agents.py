@@ -6,6 +6,7 @@ checks the exact requests: method, URL, query, authentication and body.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -202,6 +203,111 @@ async def test_meta_ads_lists_campaigns_and_reads_insights() -> None:
 		"time_range": '{"since":"2026-11-01","until":"2026-11-07"}',
 		"breakdowns": "age,gender",
 	}
+
+
+async def test_meta_ads_copies_a_campaign_and_an_ad_set_paused_then_previews_an_ad() -> None:
+	"""Copies go to POST /{id}/copies with the SDK's parameters, PAUSED unless asked; a preview is
+	GET /{ad_id}/previews with its ad_format; a Page post becomes a creative by object_story_id."""
+	service = Recorder(
+		ok({"copied_campaign_id": "901"}),
+		ok({"copied_adset_id": "902"}),
+		ok(
+			{
+				"data": [
+					{"body": "<iframe src='https://www.facebook.com/ads/api/preview_iframe.php'>"}
+				]
+			}
+		),
+		ok({"id": "903"}),
+	)
+	await run_agent(
+		"metaAds",
+		[
+			call_tool("metaAds.copyCampaign", campaign_id="120", deep_copy=True),
+			call_tool(
+				"metaAds.copyAdSet",
+				adset_id="230",
+				campaign_id="901",
+				status_option="INHERITED_FROM_SOURCE",
+				rename_options={"rename_suffix": " B"},
+			),
+			call_tool("metaAds.getAdPreview", ad_id="340", ad_format="INSTAGRAM_STORY"),
+			call_tool(
+				"metaAds.createCreativeFromPost",
+				ad_account_id="123",
+				name="Boost spring post",
+				object_story_id="111_222",
+			),
+		],
+		service,
+		config={"accessToken": "EAAB-token"},
+	)
+	campaign, adset, preview, boost = service.requests
+	for request in service.requests:
+		assert request.headers["authorization"] == "Bearer EAAB-token"
+	assert (campaign.method, str(campaign.url)) == ("POST", f"{GRAPH}/120/copies")
+	assert json.loads(campaign.content) == {"deep_copy": True, "status_option": "PAUSED"}
+	assert (adset.method, str(adset.url)) == ("POST", f"{GRAPH}/230/copies")
+	assert json.loads(adset.content) == {
+		"campaign_id": "901",
+		"status_option": "INHERITED_FROM_SOURCE",
+		"rename_options": {"rename_suffix": " B"},
+	}
+	assert (preview.method, str(preview.url)) == (
+		"GET",
+		f"{GRAPH}/340/previews?ad_format=INSTAGRAM_STORY",
+	)
+	assert (boost.method, str(boost.url)) == ("POST", f"{GRAPH}/act_123/adcreatives")
+	assert json.loads(boost.content) == {"name": "Boost spring post", "object_story_id": "111_222"}
+
+
+async def test_meta_ads_creates_a_customer_list_and_adds_hashed_people() -> None:
+	"""createCustomAudience posts a CUSTOM audience; addCustomAudienceUsers posts the people's
+	normalized SHA-256 digests to /{custom_audience_id}/users, never their plain values."""
+	service = Recorder(
+		ok({"id": "23850000000000001"}),
+		ok({"audience_id": "23850000000000001", "num_received": 1, "num_invalid_entries": 0}),
+	)
+	await run_agent(
+		"metaAds",
+		[
+			call_tool(
+				"metaAds.createCustomAudience",
+				ad_account_id="act_123",
+				name="CRM buyers",
+				customer_file_source="USER_PROVIDED_ONLY",
+			),
+			call_tool(
+				"metaAds.addCustomAudienceUsers",
+				custom_audience_id="23850000000000001",
+				users=[{"email": " Ana@Example.com", "phone": "+1 415-555-0123"}],
+			),
+		],
+		service,
+		config={"accessToken": "EAAB-token"},
+	)
+	create, add = service.requests
+	assert (create.method, str(create.url)) == ("POST", f"{GRAPH}/act_123/customaudiences")
+	assert json.loads(create.content) == {
+		"subtype": "CUSTOM",
+		"name": "CRM buyers",
+		"customer_file_source": "USER_PROVIDED_ONLY",
+	}
+	assert (add.method, str(add.url)) == ("POST", f"{GRAPH}/23850000000000001/users")
+	assert add.headers["authorization"] == "Bearer EAAB-token"
+	assert json.loads(add.content) == {
+		"payload": {
+			"schema": ["EMAIL", "PHONE"],
+			"is_raw": True,
+			"data": [
+				[
+					hashlib.sha256(b"ana@example.com").hexdigest(),
+					hashlib.sha256(b"14155550123").hexdigest(),
+				]
+			],
+		}
+	}
+	assert b"example.com" not in add.content and b"555" not in add.content
 
 
 # Instagram --------------------------------------------------------------------------------------

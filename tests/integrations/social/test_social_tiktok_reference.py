@@ -358,3 +358,27 @@ def test_a_wrong_tiktok_request_fails_the_check(handle: str, broken: str) -> Non
 	"""A wrong method, path, query name or body name of a TikTok tool fails its check."""
 	with pytest.raises(AssertionError):
 		check_tiktok(with_tool(tiktok.INTEGRATION, handle, _BREAKS[broken]))
+
+
+# The defaults the documentation states, for inputs the tools leave out when not given (TikTok
+# then applies its own): https://developers.tiktok.com/doc/tiktok-api-v2-video-list, max_count
+# "Default is 10. Maximum is 20."
+TIKTOK_DEFAULTS = {("listVideos", "max_count"): 10}
+
+
+def default_errors(integration: Integration) -> list[str]:
+	"""Inputs whose schema default is not TikTok's, or that are sent with a default of ours."""
+	tools = {t.handle: t for t in _tools(integration)}
+	errors = []
+	for (handle, name), documented in TIKTOK_DEFAULTS.items():
+		tool = tools[handle]
+		ours = tool.input_schema["properties"][name].get("default")
+		template = str({**tool.query_params, **(tool.body if isinstance(tool.body, dict) else {})})
+		if ours != documented or f"input.{name} |" in template:
+			errors.append(f"{handle}.{name}: default {ours}, TikTok's {documented}")
+	return errors
+
+
+def test_tiktok_schema_defaults_are_tiktoks() -> None:
+	"""A page size left out is not sent, so the default the model is told is TikTok's own."""
+	assert default_errors(tiktok.INTEGRATION) == []
