@@ -169,7 +169,34 @@ def spellings(secret: str) -> frozenset[str]:
 		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
 		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
+	out.update(_key_lines(secret))
 	return frozenset(s for s in out if s)
+
+
+_LINE_BREAK = LazyPattern(r"\\r\\n|\\n|\r\n|\n|\r")
+"""What ends a line of a secret: a break, or one written out (``\\n``, as ``.env`` keeps a key)."""
+
+_MIN_KEY_LINE = 16
+"""The shortest line of a multi-line secret masked on its own (a PEM key's are 64 characters)."""
+
+
+def _key_lines(secret: str) -> set[str]:
+	r"""The lines of a secret that spans lines (a PEM private key), each a spelling of its own.
+
+	A program may show the key with other line ends (CRLF, ``\n`` written out), indented, or
+	only its body: no whole spelling is there, yet each of its lines is part of the secret. A
+	line of words (``-----BEGIN PRIVATE KEY-----``: it holds spaces) or a short one is not.
+	"""
+	if "\n" not in secret and "\r" not in secret and "\\n" not in secret:
+		return set()
+	parts = _LINE_BREAK().split(secret)
+	if len(parts) < 2:
+		return set()
+	lines = (part.strip() for part in parts)
+	return {line for line in lines if len(line) >= _MIN_KEY_LINE and not _SPACE().search(line)}
+
+
+_SPACE = LazyPattern(r"\s")
 
 
 Probes = tuple[tuple[str, tuple[str, ...]], ...]
