@@ -105,3 +105,33 @@ async def test_the_core_s_machinery_runs_unasked_under_every_tool() -> None:
 	assert result.status == "approval_required"
 	(request,) = agent.approval_requests(result.state)
 	assert request.tool == "local.add"
+
+
+@pytest.mark.parametrize("rule", ["*", "*:writes"])
+def test_every_source_s_tool_that_declares_nothing_waits(rule: str, tmp_path: Any) -> None:
+	"""A function, a sub-agent, ``httpRequest`` and a skill's loader: no scope says they only read."""
+	skill = tmp_path / "tone"
+	skill.mkdir()
+	(skill / "SKILL.md").write_text("---\nname: tone\ndescription: Our tone.\n---\nBe brief.\n")
+
+	@tool
+	def send(text: str) -> str:
+		"""Send a text."""
+		return "sent"
+
+	om = OpenMolt()
+	helper = om.create_agent(name="helper", model=ScriptedModel([]))
+	agent = om.create_agent(
+		name="A",
+		model=ScriptedModel([]),
+		tools=[send, helper],
+		integrations=["httpRequest"],
+		skills=[skill],
+		requires_approval=rule,
+	)
+	assert agent.approval_rules == {
+		"httpRequest.request": rule,
+		"local.send": rule,
+		"local.helper": rule,
+		"skills.load": rule,
+	}
