@@ -56,3 +56,21 @@ def test_the_armour_and_words_stay_readable() -> None:
 	text = "paste it between -----BEGIN PRIVATE KEY----- and -----END PRIVATE KEY-----"
 	assert mask(text, frozenset({PEM})) == text
 	assert mask("a\nb c", frozenset({"s3cr3t-value-123456"})) == "a\nb c"
+
+
+KEY = "sk-live-Ab3dE5f9Qx7yZ2wV8u"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\n    ", "\r\n\t"])
+def test_a_secret_split_by_a_line_break_anywhere_is_masked(newline: str) -> None:
+	"""A tool that wraps its output at a width breaks a key where the width falls."""
+	for at in range(1, len(KEY)):
+		text = f"Authorization: Bearer {KEY[:at]}{newline}{KEY[at:]} (expires soon)\nnext line"
+		masked = mask(text, frozenset({KEY}))
+		assert masked == f"Authorization: Bearer {MASK} (expires soon)\nnext line", at
+
+
+def test_lines_that_only_look_alike_are_left_as_they_are() -> None:
+	"""Text around a break that does not spell the secret is untouched."""
+	text = f"{KEY[:10]}\nsomething else\n{KEY[10:]}x"
+	assert mask(text, frozenset({KEY})) == text

@@ -45,6 +45,7 @@ import logging
 import os
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
@@ -254,6 +255,8 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 					for spelling in around:
 						if spelling in text:
 							text = text.replace(spelling, MASK)
+		if "\n" in text:  # before the cuts: a line's end that starts a secret is read whole
+			text = _masked_split(text, long)
 		scanned = text
 		if decoded and "%" in text:
 			text = _runs_replaced(
@@ -279,6 +282,64 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
+
+
+_BREAK = LazyPattern(r"\r?\n[ \t]*")
+"""A line break, with the indentation a wrapped line's rest may carry."""
+
+
+def _masked_split(text: str, secrets: frozenset[str]) -> str:
+	"""A secret a line break cuts in two (a tool's output wrapped at a width), masked whole.
+
+	The text is read with its breaks (and the indentation after them) taken out; a secret found
+	there spans a break (the whole ones were masked before), and its two parts, break and all,
+	become one ``[redacted]``. Only the secrets as they are, of `MIN_KEY` characters or more.
+	"""
+	# Cut in two, a secret leaves one of its halves whole on one side of the break.
+	raw = [
+		v
+		for v in secrets
+		if len(v) >= MIN_KEY
+		and "\n" not in v
+		and (v[: len(v) // 2] in text or v[len(v) // 2 :] in text)
+	]
+	if not raw:
+		return text
+	breaks = list(_BREAK().finditer(text))
+	if not breaks:
+		return text
+	joined = _BREAK().sub("", text)
+	hits = [v for v in raw if v in joined]
+	if not hits:
+		return text
+	# Where each kept stretch of the text starts, in the joined text and in the text.
+	starts_joined: list[int] = [0]
+	starts_text: list[int] = [0]
+	removed = 0
+	for found in breaks:
+		removed += found.end() - found.start()
+		starts_joined.append(found.end() - removed)
+		starts_text.append(found.end())
+
+	def at(j: int) -> int:
+		k = bisect_right(starts_joined, j) - 1
+		return starts_text[k] + j - starts_joined[k]
+
+	spans: list[tuple[int, int]] = []
+	for secret in hits:
+		j = joined.find(secret)
+		while j != -1:
+			spans.append((at(j), at(j + len(secret) - 1) + 1))
+			j = joined.find(secret, j + 1)
+	out: list[str] = []
+	done = 0
+	for begin, end in sorted(spans):
+		if begin < done:  # overlaps the one masked before: one mask for both
+			done = max(done, end)
+			continue
+		out += (text[done:begin], MASK)
+		done = end
+	return "".join(out) + text[done:]
 
 
 def _start(spelling: str) -> str | None:
@@ -1279,6 +1340,7 @@ class StreamMask:
 			_open_escaped_run(text, secrets),
 			_open_html_run(text, secrets),
 			_open_elided(text, secrets),
+			_open_split(text, secrets),
 			# with the last characters sent: where a line starts (a break may be split)
 			min(_open_wrapped(self._before + text, secrets, fresh=not self._before), len(text)),
 		)
@@ -1351,6 +1413,35 @@ def _every_spelling(
 	every = set().union(*(spellings(s) for s in long)) | {w for w in wide if "\x00" in w}
 	every |= secrets - long  # a short secret, as is
 	return tuple(every), hexes, frozenset("".join(every)) | _HEX_DIGITS
+
+
+def _open_split(text: str, secrets: frozenset[str]) -> int:
+	r"""How many trailing characters of ``text`` may be a secret a line break cuts in two.
+
+	`mask` masks a secret split by a break (`_masked_split`): a line that ends with a secret's
+	start, the break (or its ``\r``), and what of the next line may go on with the secret's
+	rest, are held until what follows the rest is there, or the line is not the secret's.
+	"""
+	if "\n" not in text and not text.endswith("\r"):
+		return 0
+	if text.endswith("\r"):  # a CRLF whose LF is still to come
+		brk, after = len(text) - 1, ""
+	else:
+		nl = text.rfind("\n")
+		brk = nl - 1 if nl > 0 and text[nl - 1] == "\r" else nl
+		after = text[nl + 1 :].lstrip(" \t")
+		if "\r" in after:
+			return 0
+	before = text[:brk]
+	held = 0
+	for secret in secrets:
+		if len(secret) < MIN_KEY or "\n" in secret or len(after) >= len(secret):
+			continue
+		# Its rest whole at the end is held too: a hold of what follows must not cut it.
+		for p in range(1, min(len(before) + 1, len(secret) - len(after) + 1)):
+			if secret[p:].startswith(after) and before.endswith(secret[:p]):
+				held = max(held, len(text) - brk + p)
+	return held
 
 
 def _open_elided(text: str, secrets: frozenset[str]) -> int:
