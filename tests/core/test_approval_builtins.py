@@ -135,3 +135,44 @@ def test_every_source_s_tool_that_declares_nothing_waits(rule: str, tmp_path: An
 		"local.helper": rule,
 		"skills.load": rule,
 	}
+
+
+async def test_a_batch_reserves_the_built_in_call_s_approval_step_and_replays() -> None:
+	"""In a concurrent batch the gate's ``approval`` step is reserved in command order.
+
+	A durable replay of the run finds the decision under the same number and does not ask
+	again, whichever call of the batch ended first.
+	"""
+	from openmolt_core.result import RunState
+	from tests.core.test_durability import JournalPort
+
+	postbox = Postbox()
+	asked: list[str] = []
+
+	def approve(request: Any) -> Any:
+		asked.append(request.tool)
+		return request.approve()
+
+	def make(replies: list[Any]) -> Any:
+		om = OpenMolt(entry_points=False)
+		return om.create_agent(
+			name="A",
+			model=ScriptedModel(replies),
+			tools=[add],
+			capabilities=[postbox],
+			requires_approval="*",
+			on_approval_request=approve,
+		)
+
+	batch = [call_tool("local.add", a=1, b=2), call_tool("openmolt.post", text="hello")]
+	agent = make([batch, finish()])
+	port = JournalPort()
+	state = agent.new_state("go")
+	saved = state.to_dict()
+	first = await agent.execute(state, port=port)
+	assert first.status == "success"
+	assert sorted(asked) == ["local.add", "openmolt.post"] and postbox.sent == ["hello"]
+	assert "approval:1:1:openmolt.post" in port.reserved[0]
+	again = await make([]).execute(RunState.from_dict(saved), port=JournalPort(port.recorded))
+	assert again.status == "success"
+	assert len(asked) == 2 and postbox.sent == ["hello"]  # answered from the journal

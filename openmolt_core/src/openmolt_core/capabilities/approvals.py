@@ -29,6 +29,7 @@ from openmolt_core.hooks import BUILTIN, PROCEED, AgentInfo, Approve, Capability
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
+	from openmolt_core._execute import RunContext
 	from openmolt_core.hooks import Run, ToolDecision, ToolRecord, ToolSpec
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.result import CallTool
@@ -78,13 +79,32 @@ class ApprovalRules(Capability):
 			call: The call.
 			tool: Its tool's record.
 		"""
+		rule = self._builtin_rule(call, tool)
+		return PROCEED if rule is None else Approve(rule)
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		"""The gate's ``approval`` step for a built-in tool's call a rule holds, in a batch.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: Its tool's record.
+		"""
+		if self._builtin_rule(call, tool) is None:
+			return ()
+		from openmolt_core.durability import step_key
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		return [step_key(ApprovalGate.parks, ctx.step, ctx.command_index, call.tool)]
+
+	def _builtin_rule(self, call: CallTool, tool: ToolSpec) -> str | None:
+		"""The rule that holds a call of a capability's built-in tool, or None."""
 		if tool.approval is not None or not call.tool.startswith(_BUILTIN_PREFIX):
-			return PROCEED
+			return None
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record
 		if _machinery(bound.tool):
-			return PROCEED
-		rule = self.policy.rule_for(call.tool, bound.tool)
-		return PROCEED if rule is None else Approve(rule)
+			return None
+		return self.policy.rule_for(call.tool, bound.tool)
 
 
 _BUILTIN_PREFIX = f"{BUILTIN}."
