@@ -1433,14 +1433,21 @@ def _open_split(text: str, secrets: frozenset[str]) -> int:
 		if "\r" in after:
 			return 0
 	before = text[:brk]
+	last = before[-1:]
+	if not last:
+		return 0
 	held = 0
 	for secret in secrets:
 		if len(secret) < MIN_KEY or "\n" in secret or len(after) >= len(secret):
 			continue
 		# Its rest whole at the end is held too: a hold of what follows must not cut it.
-		for p in range(1, min(len(before) + 1, len(secret) - len(after) + 1)):
+		most = min(len(before), len(secret) - len(after))
+		at = secret.find(last, 0, most)  # the line's last character ends the secret's start
+		while at != -1:
+			p = at + 1
 			if secret[p:].startswith(after) and before.endswith(secret[:p]):
 				held = max(held, len(text) - brk + p)
+			at = secret.find(last, p, most)
 	return held
 
 
