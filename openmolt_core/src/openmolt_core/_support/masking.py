@@ -1875,7 +1875,7 @@ class RedactingFilter(logging.Filter):
 		"""Mask the secrets a record shows; never drops a record."""
 		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
 			return True  # masked when it was made, or logged by a secret source while masking
-		secrets = _quiet_secrets()
+		secrets = _quiet_secrets() | _logged_url_secrets(record)
 		if not secrets:
 			return True
 		record._openmolt_masked = True
@@ -1896,6 +1896,32 @@ class RedactingFilter(logging.Filter):
 			record.stack_info = mask(record.stack_info, secrets)
 		_mask_extras(record, [k for k in record.__dict__ if k not in _PLAIN], secrets)
 		return True
+
+
+_LOGGED_URL = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
+
+def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
+	"""The secrets of the URLs a record shows (`url_secrets`), though no source knows them.
+
+	An HTTP client's request line (httpx: ``HTTP Request: GET <URL> ...``, the URL an argument)
+	shows the key a model put in a URL's query, a signed link's signature, a password in the
+	userinfo: a log keeps none of them. Only a URL with a query or userinfo is read, and of its
+	query only the values named like secrets (a search's words stay readable).
+	"""
+	msg, args = record.msg, record.args
+	texts = [msg] if isinstance(msg, str) else []
+	if isinstance(args, tuple):
+		texts += [str(a) for a in args if isinstance(a, str) or type(a).__name__ == "URL"]
+	elif isinstance(args, Mapping):
+		texts += [str(a) for a in args.values() if isinstance(a, str)]
+	found: set[str] = set()
+	for text in texts:
+		if "://" not in text or ("?" not in text and "@" not in text):
+			continue
+		for url in _LOGGED_URL().findall(text):
+			found |= url_secrets(url, hinted_only=True)
+	return frozenset(found)
 
 
 def _record_text(text: str, secrets: frozenset[str]) -> str:
@@ -2504,7 +2530,7 @@ _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
-def url_secrets(url: str) -> set[str]:
+def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
@@ -2522,6 +2548,9 @@ def url_secrets(url: str) -> set[str]:
 
 	Args:
 		url: The URL (text that is not one gives nothing).
+		hinted_only: Only the query values whose key hints at a secret (``api_key``, ``sig``,
+			``X-Amz-Signature``): for a URL someone else wrote (a log's request line), whose
+			``?q=`` search words are no secret.
 	"""
 	from urllib.parse import unquote, unquote_plus, urlsplit
 
@@ -2548,7 +2577,10 @@ def url_secrets(url: str) -> set[str]:
 		name = unquote_plus(key).lower()
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if hinted or (
-				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
+				not hinted_only
+				and len(value) >= 6
+				and not value.isdigit()
+				and not name.endswith(_PUBLIC_QUERY)
 			):
 				out.add(value)
 	if web:  # a webhook's or a bot's URL (a database's path names a file or a database)
