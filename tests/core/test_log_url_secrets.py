@@ -11,7 +11,9 @@ search's words stay readable.
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 import httpx
 import pytest
@@ -81,3 +83,43 @@ def test_a_url_without_secrets_is_left_as_it_is(kept: Keep, url: str) -> None:
 	log = logging.getLogger("httpx")
 	log.info('HTTP Request: %s %s "%s %d %s"', "GET", httpx.URL(url), "HTTP/1.1", 200, "OK")
 	assert kept.messages == [f'HTTP Request: GET {url} "HTTP/1.1 200 OK"']
+
+
+@pytest.mark.anyio
+async def test_the_events_observers_keep_mask_a_url_s_secrets_the_model_still_has(
+	tmp_path: Any,
+) -> None:
+	"""The run store's events: the key the model wrote in its call is masked there; the model
+	read it in its instructions and called with it (the run needs it: its state keeps it)."""
+	from openmolt import OpenMolt
+	from openmolt_core.runstore import RunStore
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	url = f"https://93.184.216.34/v1/x?api_key={KEY}"
+	sent: list[str] = []
+
+	def answer(request: httpx.Request) -> httpx.Response:
+		sent.append(str(request.url))
+		return httpx.Response(200, json={"ok": True, "next": f"{url}&page=2"})
+
+	om = OpenMolt(
+		http_client=httpx.AsyncClient(transport=httpx.MockTransport(answer)),
+		integrations={"httpRequest": {"allowInternalHosts": ["93.184.216.34"]}},
+		run_store=tmp_path / "runs.db",
+	)
+	model = ScriptedModel([call_tool("httpRequest.request", url=url), finish(result="done")])
+	agent = om.create_agent(
+		name="H", model=model, integrations=["httpRequest"], instructions=f"Call {url}"
+	)
+	result = await agent.run("go")
+	await om.aclose()
+	assert result.status == "success"
+	assert sent == [url]  # the call went out as the model wrote it
+	assert KEY in model.requests[0].messages[0].content  # the model read it
+	store = RunStore(tmp_path / "runs.db")
+	(row,) = await store.runs()
+	events = await store.events(row.run_id)
+	assert {e.name for e in events} >= {"tool:call", "tool:response", "llmOutput", "finish"}
+	kept = json.dumps([e.data for e in events])
+	assert KEY not in kept
+	assert "api_key=[redacted]" in kept

@@ -77,6 +77,7 @@ __all__ = [
 	"mask_deep",
 	"mask_exception",
 	"mask_known",
+	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
 	"read_log_secrets",
@@ -1899,6 +1900,31 @@ class RedactingFilter(logging.Filter):
 
 
 _LOGGED_URL = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
+
+def mask_urls(value: Any) -> Any:
+	"""A value (text, or JSON data) with the secrets of the URLs it shows masked.
+
+	For what keeps a run's story for people (its events in the run store, the viewer, spans, a
+	log): a URL's password and its query values named like secrets (`url_secrets`,
+	``hinted_only``), though no source knows them: the key a model read in its instructions and
+	put in a URL. Never for what the model reads: it needs the key for its next call.
+
+	Args:
+		value: Text, or lists and dicts of it (other values are returned as they are).
+	"""
+	if isinstance(value, str):
+		if "://" not in value or ("?" not in value and "@" not in value):
+			return value
+		found: set[str] = set()
+		for url in _LOGGED_URL().findall(value):
+			found |= url_secrets(url, hinted_only=True)
+		return mask(value, frozenset(found)) if found else value
+	if isinstance(value, dict):
+		return {k: mask_urls(v) for k, v in value.items()}
+	if isinstance(value, list):
+		return [mask_urls(v) for v in value]
+	return value
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
