@@ -71,6 +71,10 @@ def families(secret: str) -> dict[str, str]:
 		"elided, three dots": f"input_value='{secret[:6]}...{secret[-12:]}', input_type=str",
 		"elided, the character": f"value {secret[:9]}\u2026{secret[-9:]} end",
 		"elided, in JSON": f'{{"v": "{secret[:9]}\\u2026{secret[-9:]}"}}',
+		# cut in two by a line break (`_masked_split`), a wrapped line's indentation too
+		"split, early": f"Bearer {secret[:2]}\n{secret[2:]} ok",
+		"split, middle, CRLF": f"Bearer {secret[:10]}\r\n{secret[10:]} ok",
+		"split, late, indented": f"Bearer {secret[:-3]}\n    {secret[-3:]} ok",
 	}
 	for codec in ("utf-16-le", "utf-16-be"):
 		raw = secret.encode(codec).decode("latin-1")
@@ -158,6 +162,7 @@ def test_the_families_are_the_ones_mask_knows() -> None:
 		"_wide_and_hex",
 		"_masked_cuts",
 		"_masked_elided",
+		"_masked_split",
 	}
 	found = {n for n in vars(masking) if n.startswith(("_masked_", "_wide"))}
 	assert found - {"_masked_object", "_masked_extra"} == known

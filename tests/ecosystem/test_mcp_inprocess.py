@@ -262,8 +262,12 @@ async def test_allow_and_deny_lists_choose_the_tools() -> None:
 
 
 async def test_read_and_write_scopes_follow_the_read_only_annotation() -> None:
-	"""An agent granted only 'read' sees the read-only tools; the others are refused."""
-	om, _ = _om()
+	"""An agent granted only 'read' sees the read-only tools; the others are refused.
+
+	The annotation counts for a server the user trusts (an untrusted server's tools all write:
+	tests/ecosystem/test_mcp_claims.py).
+	"""
+	om, _ = _om(trust_descriptions=True)
 	model = ScriptedModel([call_tool("demo.note", text="x"), finish(result="x")])
 	agent = om.create_agent(
 		name="A", model=model, integrations=[{"integration": "demo", "scopes": ["read"]}]

@@ -1,8 +1,8 @@
 """MCP tools' taint labels: the server config's ``labels`` first, else annotations, else unknown.
 
 An open-world tool (``openWorldHint`` true or absent) is untrusted and outbound, read-only or not:
-a fetcher's URL carries data out. A closed-world tool is untrusted (the claim is the server's; only
-the config makes a result trusted); a tool without annotations declares nothing, so the policy
+a fetcher's URL carries data out. A closed-world tool of a trusted server is untrusted (the claim
+is the server's; only the config makes a result trusted), of an untrusted one outbound too; a tool without annotations declares nothing, so the policy
 treats it as untrusted and outbound and the warning names it.
 """
 
@@ -81,8 +81,15 @@ async def test_open_world_and_unannotated_tools_are_untrusted_and_outbound() -> 
 	assert agent.labels["web.post"] == both
 	assert agent.labels["web.lookup"] == both
 	assert agent.labels["web.plain"] == both  # unknown: fail closed
-	assert agent.labels["web.add"] == {"untrusted"}  # closed-world: a claim, results untrusted
+	assert agent.labels["web.add"] == both  # closed-world: an untrusted server's claim
+	trusted = OpenMolt(entry_points=False)
+	trusted.register_integration("web", MCP.server(web_server(), trust_descriptions=True))
+	agent = trusted.create_agent(name="A", model=ScriptedModel([finish()]), integrations=["web"])
+	await agent.run("go")
+	assert agent.labels["web.add"] == {"untrusted"}  # a trusted claim: results still untrusted
+	assert agent.labels["web.lookup"] == both
 	await om.aclose()
+	await trusted.aclose()
 
 
 async def test_a_closed_world_claim_leaves_the_result_untrusted_unless_the_config_says() -> None:

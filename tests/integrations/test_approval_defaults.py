@@ -75,3 +75,40 @@ def test_reads_are_told_by_method_or_by_read_scopes() -> None:
 		assert is_read_scope(name), name
 	for name in ("write", "thread", "readwrite", "read_write", "refunds", "files", "spread"):
 		assert not is_read_scope(name), name
+
+
+def test_a_method_that_changes_things_writes_whatever_its_scope_is_called() -> None:
+	"""An imported DELETE, PUT or PATCH whose document names only a read scope still writes.
+
+	The scope's name is the document's word (``security: [{oauth: ["read:items"]}]`` on
+	``DELETE /items/{id}``); the method is what the request does (RFC 9110: only GET, HEAD,
+	OPTIONS and TRACE are safe), so ``*:writes`` asks for it.
+	"""
+	from openmolt_core.integrations.openapi import from_openapi
+
+	ok = {"200": {"description": "ok"}}
+	item = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+	flows = {"clientCredentials": {"tokenUrl": "https://93.184.216.34/token", "scopes": {}}}
+	flows["clientCredentials"]["scopes"] = {"read:items": "Read items"}
+	read = [{"oauth": ["read:items"]}]
+	document = {
+		"openapi": "3.0.3",
+		"info": {"title": "Catalog", "version": "1"},
+		"servers": [{"url": "https://93.184.216.34/v1"}],
+		"components": {"securitySchemes": {"oauth": {"type": "oauth2", "flows": flows}}},
+		"paths": {
+			"/items/{id}": {
+				method: {"operationId": f"{method}Item", "security": read, "parameters": item,
+					"responses": ok}
+				for method in ("get", "delete", "put", "patch")
+			}
+		},
+	}  # fmt: skip
+	tools = {t.handle: t for t in from_openapi(document, id="catalog").tools}
+	assert {h: writes(t) for h, t in tools.items()} == {
+		"getItem": False,
+		"deleteItem": True,
+		"putItem": True,
+		"patchItem": True,
+	}
+	assert [t.scopes for t in tools.values()] == [["read:items"]] * 4

@@ -191,7 +191,7 @@ _SKIP = frozenset(
 
 
 def event_data(event: Event, redact: Redactor) -> dict[str, Any]:
-	"""An event as JSON-serializable data, with secrets masked.
+	"""An event as JSON-serializable data, with secrets masked (a URL's too: `mask_urls`).
 
 	The provider's raw response (``llmOutput.raw``) is left out; a ``finish`` event carries the
 	result's dict (without the state). A sub-agent's event (``parent_run_id`` set) also carries
@@ -216,7 +216,11 @@ def event_data(event: Event, redact: Redactor) -> dict[str, Any]:
 	if event.parent_run_id:  # a sub-agent's event, passed up: say which run it belongs to
 		data["sub_run_id"] = event.run_id
 		data["sub_agent"] = event.agent
-	return redact.deep(_jsonable(data))  # type: ignore[no-any-return]
+	# For people, never for the model: a URL's secrets no source knows are masked too (the key
+	# a model read in its instructions and called with).
+	from openmolt_core._support.masking import mask_urls
+
+	return mask_urls(redact.deep(_jsonable(data)))  # type: ignore[no-any-return]
 
 
 def _jsonable(value: Any) -> Any:

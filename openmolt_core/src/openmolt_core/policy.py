@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["ApprovalPolicy", "is_read_scope", "writes"]
 
 _READ_METHODS = frozenset({"GET", "HEAD"})
+_WRITE_METHODS = frozenset({"DELETE", "PUT", "PATCH"})
 _READ_SCOPE = re.compile(r"read|.*Read|read[._:-].+|.+[._:-]read")
 
 
@@ -50,15 +51,20 @@ def writes(tool: ToolDefinition) -> bool:
 	"""Whether a tool can change something, for the ``writes`` rules.
 
 	A tool only reads when it is an HTTP tool with method ``GET`` or ``HEAD``, or when every scope
-	it needs is a read scope (`is_read_scope`; an MCP server's read-only tools are in ``read``).
-	Every other tool writes, Python tools without scopes included: exempt the ones that only read
-	with a ``!`` rule.
+	it needs is a read scope (`is_read_scope`; a trusted MCP server's read-only tools are in
+	``read``). An HTTP tool with method ``DELETE``, ``PUT`` or ``PATCH`` writes whatever its
+	scopes are called: the method is what the request does, a scope's name is someone's word
+	(an imported document's ``read:items`` on a ``DELETE``). Every other tool writes, Python
+	tools without scopes included: exempt the ones that only read with a ``!`` rule.
 
 	Args:
 		tool: The tool (declarative HTTP tool or a tool with ``execute``).
 	"""
-	if getattr(tool, "method", None) in _READ_METHODS:
+	method = getattr(tool, "method", None)
+	if method in _READ_METHODS:
 		return False
+	if method in _WRITE_METHODS:
+		return True
 	scopes = list(tool.scopes)
 	return not scopes or not all(is_read_scope(s) for s in scopes)
 

@@ -63,8 +63,8 @@ class ServerOptions(BaseModel):
 	)
 	scopes: dict[str, list[str]] | None = Field(
 		default=None,
-		description="Scope name to tool name patterns; default: 'read' for the tools the server "
-		"marks read-only, 'write' for the others.",
+		description="Scope name to tool name patterns; default: 'read' for the tools a trusted "
+		"server (trustDescriptions) marks read-only, 'write' for the others.",
 	)
 	timeout: float = Field(default=60.0, gt=0, description="Seconds a tool call may take.")
 	startup_timeout: float = Field(
@@ -90,9 +90,11 @@ class ServerOptions(BaseModel):
 	trust_descriptions: bool = Field(
 		default=False,
 		alias="trustDescriptions",
-		description="Trust the names, descriptions and input schemas the server lists, as you "
-		"trust your own configuration. By default they are untrusted content: a run of an agent "
-		"that may call one of its tools is tainted from its first model call.",
+		description="Trust the names, descriptions, input schemas and annotations the server "
+		"lists, as you trust your own configuration. By default they are untrusted content: a "
+		"run of an agent that may call one of its tools is tainted from its first model call, "
+		"and no annotation (readOnlyHint, openWorldHint) spares a tool an approval rule, a "
+		"scope grant or a taint gate.",
 	)
 	name: str | None = Field(default=None, description="A display name.")
 	description: str = ""
@@ -146,7 +148,13 @@ class ServerOptions(BaseModel):
 		return None
 
 	def scopes_of(self, tool: str, read_only: bool) -> list[str]:
-		"""The scopes a tool needs: the user's mapping, else read or write by its annotation."""
+		"""The scopes a tool needs: the user's mapping, else read or write by its annotation.
+
+		Args:
+			tool: The server's name for the tool.
+			read_only: Whether the tool is taken to only read: a trusted server marks it
+				read-only (an untrusted server's ``readOnlyHint`` is a claim, not proof).
+		"""
 		if self.scopes is None:
 			return ["read" if read_only else "write"]
 		return [
@@ -157,7 +165,8 @@ class ServerOptions(BaseModel):
 		"""The integration's scopes with their descriptions."""
 		if self.scopes is None:
 			return {
-				"read": "Tools the server marks read-only (readOnlyHint).",
+				"read": "Tools the server marks read-only (readOnlyHint), when you trust it "
+				"(trustDescriptions); an untrusted server's tools are all 'write'.",
 				"write": "Every other tool of the server (it may change things).",
 			}
 		return {s: f"Tools matching {', '.join(p)}." for s, p in self.scopes.items()}

@@ -499,10 +499,20 @@ class MCPToolSource:
 				continue
 			handles.add(handle)
 			annotations = tool.annotations
-			read_only = bool(annotations and annotations.read_only_hint)
-			labels = self.options.labels_of(tool.name)
+			remote = isinstance(self.options, HttpServer)
+			# The annotations are the server's claims: they open a gate (a read scope, no
+			# outbound label) only for a server the user trusts, as the specification asks.
+			trusted = self.options.trust_descriptions
+			claims_read = bool(annotations and annotations.read_only_hint)
+			labels = configured = self.options.labels_of(tool.name)
 			if labels is None:
-				labels = _hinted(annotations, remote=isinstance(self.options, HttpServer))
+				labels = _hinted(annotations, remote=remote, trusted=trusted)
+			# Whether a repeat is safe is the server's own business (the arguments go back to
+			# the server that ran the call once), so the claim counts there, trusted or not.
+			claims_local = (
+				configured is None
+				and _hinted(annotations, remote=remote, trusted=True) == _UNTRUSTED
+			)
 			schema = dict(tool.input_schema or {})
 			schema.setdefault("type", "object")
 			size = len(json.dumps(schema, ensure_ascii=False, default=str))
@@ -546,11 +556,12 @@ class MCPToolSource:
 					description=description,
 					input_schema=schema,
 					output_schema=output,
-					scopes=tuple(self.options.scopes_of(tool.name, read_only)),
+					scopes=tuple(self.options.scopes_of(tool.name, trusted and claims_read)),
 					name=tool.name,
 					source=self,
 					labels=None if labels is None else frozenset(labels),
-					repeatable=read_only or bool(annotations and annotations.idempotent_hint),
+					repeatable=claims_read or bool(annotations and annotations.idempotent_hint),
+					claims_local=claims_local,
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)
 			)
@@ -748,29 +759,32 @@ def _schema_problem(given: dict[str, Any], output: dict[str, Any] | None) -> str
 	return None
 
 
-def _hinted(annotations: Any, *, remote: bool) -> frozenset[str] | None:
+def _hinted(annotations: Any, *, remote: bool, trusted: bool) -> frozenset[str] | None:
 	"""A tool's labels from the server's annotations, when the config declares none.
 
 	The annotations are the server's own claims, so they never make a result trusted: every
 	annotated tool is ``untrusted`` (what it returns is data someone else may have written: a
 	closed-world tool reads its database's rows or its folder's files, which others wrote), and
 	only the config's ``labels`` entry (``[]``) says otherwise. A claim may only spare
-	``outbound``: a tool the server marks closed-world (``openWorldHint: false``) on a stdio or
-	in-process server sends nothing out; on a remote server (Streamable HTTP), which receives
-	every argument, it is ``outbound`` too. Any other annotated tool (``openWorldHint`` true, or
-	absent, which the specification reads as true) may send its arguments anywhere,
-	``readOnlyHint`` or not (a fetcher "only reads", yet its URL carries data out), so it is
-	``untrusted`` and ``outbound``. A tool without annotations declares nothing (None): the
-	agent's taint policy treats it as unknown, ``untrusted`` and ``outbound`` by default, and
-	names it in the trifecta warning.
+	``outbound``, and only on a server the user trusts (``trustDescriptions``; the specification:
+	annotations are untrusted unless they come from a trusted server): a tool such a server marks
+	closed-world (``openWorldHint: false``) on a stdio or in-process server sends nothing out; on
+	a remote server (Streamable HTTP), which receives every argument, it is ``outbound`` too. Any
+	other annotated tool (``openWorldHint`` true, or absent, which the specification reads as
+	true, or a claim of an untrusted server) may send its arguments anywhere, ``readOnlyHint`` or
+	not (a fetcher "only reads", yet its URL carries data out), so it is ``untrusted`` and
+	``outbound``. A tool without annotations declares nothing (None): the agent's taint policy
+	treats it as unknown, ``untrusted`` and ``outbound`` by default, and names it in the
+	trifecta warning.
 
 	Args:
 		annotations: The tool's annotations, or None.
 		remote: Whether the server is reached over the network.
+		trusted: Whether the user trusts the server's listing (``trustDescriptions``).
 	"""
 	if annotations is None:
 		return None
-	if annotations.open_world_hint is False and not remote:
+	if trusted and annotations.open_world_hint is False and not remote:
 		return _UNTRUSTED
 	return _BOTH
 

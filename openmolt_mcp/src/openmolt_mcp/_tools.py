@@ -58,6 +58,10 @@ class MCPTool:
 			(``idempotentHint``): a second call with the same arguments has no further effect.
 		declared_in_doubt: Its in-doubt policy from the server config's ``inDoubt``, if an entry
 			matches.
+		claims_local: The server marks it closed-world (``openWorldHint: false``) on a local
+			transport. Believed for whether a call found in doubt may run again (the server that
+			ran it once gets the same arguments again), never for the taint gates, which only a
+			trusted server's claim opens (``labels``).
 	"""
 
 	handle: str
@@ -70,6 +74,7 @@ class MCPTool:
 	labels: frozenset[str] | None = None
 	repeatable: bool = False
 	declared_in_doubt: Literal["retry", "ask", "fail"] | None = None
+	claims_local: bool = False
 
 	@property
 	def in_doubt(self) -> Literal["retry", "ask", "fail"] | None:
@@ -80,10 +85,13 @@ class MCPTool:
 		carries no idempotency key, so running a write again blindly could repeat its effect,
 		whatever its labels say of where its data goes (a closed-world tool that appends a row
 		appends it twice). None for a read-only or idempotent tool: its labels decide, as for any
-		tool (``outbound``: ``ask``; else ``retry``).
+		tool (``outbound``: ``ask``; else ``retry``), or ``retry`` when the server also claims it
+		closed-world on a local transport (a repeat goes to the server that ran it once).
 		"""
 		if self.declared_in_doubt is not None:
 			return self.declared_in_doubt
+		if self.repeatable and self.claims_local:
+			return "retry"
 		return None if self.repeatable and self.labels is not None else "ask"
 
 	async def execute(self, input: dict[str, Any], context: ToolContext) -> Any:

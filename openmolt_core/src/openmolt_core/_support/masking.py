@@ -45,6 +45,7 @@ import logging
 import os
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
@@ -76,6 +77,7 @@ __all__ = [
 	"mask_deep",
 	"mask_exception",
 	"mask_known",
+	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
 	"read_log_secrets",
@@ -169,7 +171,34 @@ def spellings(secret: str) -> frozenset[str]:
 		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
 		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
+	out.update(_key_lines(secret))
 	return frozenset(s for s in out if s)
+
+
+_LINE_BREAK = LazyPattern(r"\\r\\n|\\n|\r\n|\n|\r")
+"""What ends a line of a secret: a break, or one written out (``\\n``, as ``.env`` keeps a key)."""
+
+_MIN_KEY_LINE = 16
+"""The shortest line of a multi-line secret masked on its own (a PEM key's are 64 characters)."""
+
+
+def _key_lines(secret: str) -> set[str]:
+	r"""The lines of a secret that spans lines (a PEM private key), each a spelling of its own.
+
+	A program may show the key with other line ends (CRLF, ``\n`` written out), indented, or
+	only its body: no whole spelling is there, yet each of its lines is part of the secret. A
+	line of words (``-----BEGIN PRIVATE KEY-----``: it holds spaces) or a short one is not.
+	"""
+	if "\n" not in secret and "\r" not in secret and "\\n" not in secret:
+		return set()
+	parts = _LINE_BREAK().split(secret)
+	if len(parts) < 2:
+		return set()
+	lines = (part.strip() for part in parts)
+	return {line for line in lines if len(line) >= _MIN_KEY_LINE and not _SPACE().search(line)}
+
+
+_SPACE = LazyPattern(r"\s")
 
 
 Probes = tuple[tuple[str, tuple[str, ...]], ...]
@@ -227,6 +256,8 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 					for spelling in around:
 						if spelling in text:
 							text = text.replace(spelling, MASK)
+		if "\n" in text:  # before the cuts: a line's end that starts a secret is read whole
+			text = _masked_split(text, long)
 		scanned = text
 		if decoded and "%" in text:
 			text = _runs_replaced(
@@ -252,6 +283,64 @@ def _mask(text: str, secrets: frozenset[str], *, escapes: bool, cuts: bool = Tru
 	if short is not None:
 		text = short.sub(MASK, text)
 	return text
+
+
+_BREAK = LazyPattern(r"\r?\n[ \t]*")
+"""A line break, with the indentation a wrapped line's rest may carry."""
+
+
+def _masked_split(text: str, secrets: frozenset[str]) -> str:
+	"""A secret a line break cuts in two (a tool's output wrapped at a width), masked whole.
+
+	The text is read with its breaks (and the indentation after them) taken out; a secret found
+	there spans a break (the whole ones were masked before), and its two parts, break and all,
+	become one ``[redacted]``. Only the secrets as they are, of `MIN_KEY` characters or more.
+	"""
+	# Cut in two, a secret leaves one of its halves whole on one side of the break.
+	raw = [
+		v
+		for v in secrets
+		if len(v) >= MIN_KEY
+		and "\n" not in v
+		and (v[: len(v) // 2] in text or v[len(v) // 2 :] in text)
+	]
+	if not raw:
+		return text
+	breaks = list(_BREAK().finditer(text))
+	if not breaks:
+		return text
+	joined = _BREAK().sub("", text)
+	hits = [v for v in raw if v in joined]
+	if not hits:
+		return text
+	# Where each kept stretch of the text starts, in the joined text and in the text.
+	starts_joined: list[int] = [0]
+	starts_text: list[int] = [0]
+	removed = 0
+	for found in breaks:
+		removed += found.end() - found.start()
+		starts_joined.append(found.end() - removed)
+		starts_text.append(found.end())
+
+	def at(j: int) -> int:
+		k = bisect_right(starts_joined, j) - 1
+		return starts_text[k] + j - starts_joined[k]
+
+	spans: list[tuple[int, int]] = []
+	for secret in hits:
+		j = joined.find(secret)
+		while j != -1:
+			spans.append((at(j), at(j + len(secret) - 1) + 1))
+			j = joined.find(secret, j + 1)
+	out: list[str] = []
+	done = 0
+	for begin, end in sorted(spans):
+		if begin < done:  # overlaps the one masked before: one mask for both
+			done = max(done, end)
+			continue
+		out += (text[done:begin], MASK)
+		done = end
+	return "".join(out) + text[done:]
 
 
 def _start(spelling: str) -> str | None:
@@ -1252,6 +1341,7 @@ class StreamMask:
 			_open_escaped_run(text, secrets),
 			_open_html_run(text, secrets),
 			_open_elided(text, secrets),
+			_open_split(text, secrets),
 			# with the last characters sent: where a line starts (a break may be split)
 			min(_open_wrapped(self._before + text, secrets, fresh=not self._before), len(text)),
 		)
@@ -1324,6 +1414,42 @@ def _every_spelling(
 	every = set().union(*(spellings(s) for s in long)) | {w for w in wide if "\x00" in w}
 	every |= secrets - long  # a short secret, as is
 	return tuple(every), hexes, frozenset("".join(every)) | _HEX_DIGITS
+
+
+def _open_split(text: str, secrets: frozenset[str]) -> int:
+	r"""How many trailing characters of ``text`` may be a secret a line break cuts in two.
+
+	`mask` masks a secret split by a break (`_masked_split`): a line that ends with a secret's
+	start, the break (or its ``\r``), and what of the next line may go on with the secret's
+	rest, are held until what follows the rest is there, or the line is not the secret's.
+	"""
+	if "\n" not in text and not text.endswith("\r"):
+		return 0
+	if text.endswith("\r"):  # a CRLF whose LF is still to come
+		brk, after = len(text) - 1, ""
+	else:
+		nl = text.rfind("\n")
+		brk = nl - 1 if nl > 0 and text[nl - 1] == "\r" else nl
+		after = text[nl + 1 :].lstrip(" \t")
+		if "\r" in after:
+			return 0
+	before = text[:brk]
+	last = before[-1:]
+	if not last:
+		return 0
+	held = 0
+	for secret in secrets:
+		if len(secret) < MIN_KEY or "\n" in secret or len(after) >= len(secret):
+			continue
+		# Its rest whole at the end is held too: a hold of what follows must not cut it.
+		most = min(len(before), len(secret) - len(after))
+		at = secret.find(last, 0, most)  # the line's last character ends the secret's start
+		while at != -1:
+			p = at + 1
+			if secret[p:].startswith(after) and before.endswith(secret[:p]):
+				held = max(held, len(text) - brk + p)
+			at = secret.find(last, p, most)
+	return held
 
 
 def _open_elided(text: str, secrets: frozenset[str]) -> int:
@@ -1750,7 +1876,7 @@ class RedactingFilter(logging.Filter):
 		"""Mask the secrets a record shows; never drops a record."""
 		if getattr(record, "_openmolt_masked", False) or getattr(_BUSY, "on", False):
 			return True  # masked when it was made, or logged by a secret source while masking
-		secrets = _quiet_secrets()
+		secrets = _quiet_secrets() | _logged_url_secrets(record)
 		if not secrets:
 			return True
 		record._openmolt_masked = True
@@ -1771,6 +1897,57 @@ class RedactingFilter(logging.Filter):
 			record.stack_info = mask(record.stack_info, secrets)
 		_mask_extras(record, [k for k in record.__dict__ if k not in _PLAIN], secrets)
 		return True
+
+
+_LOGGED_URL = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
+
+def mask_urls(value: Any) -> Any:
+	"""A value (text, or JSON data) with the secrets of the URLs it shows masked.
+
+	For what keeps a run's story for people (its events in the run store, the viewer, spans, a
+	log): a URL's password and its query values named like secrets (`url_secrets`,
+	``hinted_only``), though no source knows them: the key a model read in its instructions and
+	put in a URL. Never for what the model reads: it needs the key for its next call.
+
+	Args:
+		value: Text, or lists and dicts of it (other values are returned as they are).
+	"""
+	if isinstance(value, str):
+		if "://" not in value or ("?" not in value and "@" not in value):
+			return value
+		found: set[str] = set()
+		for url in _LOGGED_URL().findall(value):
+			found |= url_secrets(url, hinted_only=True)
+		return mask(value, frozenset(found)) if found else value
+	if isinstance(value, dict):
+		return {k: mask_urls(v) for k, v in value.items()}
+	if isinstance(value, list):
+		return [mask_urls(v) for v in value]
+	return value
+
+
+def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
+	"""The secrets of the URLs a record shows (`url_secrets`), though no source knows them.
+
+	An HTTP client's request line (httpx: ``HTTP Request: GET <URL> ...``, the URL an argument)
+	shows the key a model put in a URL's query, a signed link's signature, a password in the
+	userinfo: a log keeps none of them. Only a URL with a query or userinfo is read, and of its
+	query only the values named like secrets (a search's words stay readable).
+	"""
+	msg, args = record.msg, record.args
+	texts = [msg] if isinstance(msg, str) else []
+	if isinstance(args, tuple):
+		texts += [str(a) for a in args if isinstance(a, str) or type(a).__name__ == "URL"]
+	elif isinstance(args, Mapping):
+		texts += [str(a) for a in args.values() if isinstance(a, str)]
+	found: set[str] = set()
+	for text in texts:
+		if "://" not in text or ("?" not in text and "@" not in text):
+			continue
+		for url in _LOGGED_URL().findall(text):
+			found |= url_secrets(url, hinted_only=True)
+	return frozenset(found)
 
 
 def _record_text(text: str, secrets: frozenset[str]) -> str:
@@ -2379,7 +2556,7 @@ _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
-def url_secrets(url: str) -> set[str]:
+def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
@@ -2397,6 +2574,9 @@ def url_secrets(url: str) -> set[str]:
 
 	Args:
 		url: The URL (text that is not one gives nothing).
+		hinted_only: Only the query values whose key hints at a secret (``api_key``, ``sig``,
+			``X-Amz-Signature``): for a URL someone else wrote (a log's request line), whose
+			``?q=`` search words are no secret.
 	"""
 	from urllib.parse import unquote, unquote_plus, urlsplit
 
@@ -2423,7 +2603,10 @@ def url_secrets(url: str) -> set[str]:
 		name = unquote_plus(key).lower()
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
 			if hinted or (
-				len(value) >= 6 and not value.isdigit() and not name.endswith(_PUBLIC_QUERY)
+				not hinted_only
+				and len(value) >= 6
+				and not value.isdigit()
+				and not name.endswith(_PUBLIC_QUERY)
 			):
 				out.add(value)
 	if web:  # a webhook's or a bot's URL (a database's path names a file or a database)

@@ -25,12 +25,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from openmolt_core.capabilities import ApprovalGate  # every agent has it: defined there
-from openmolt_core.hooks import AgentInfo, Capability
+from openmolt_core.hooks import BUILTIN, PROCEED, AgentInfo, Approve, Capability
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
-	from openmolt_core.hooks import ToolRecord
+	from openmolt_core._execute import RunContext
+	from openmolt_core.hooks import Run, ToolDecision, ToolRecord, ToolSpec
 	from openmolt_core.policy import ApprovalPolicy
+	from openmolt_core.result import CallTool
 
 __all__ = ["ApprovalGate", "ApprovalRules"]
 
@@ -46,6 +48,7 @@ class ApprovalRules(Capability):
 
 	name = "approvals"
 	in_fingerprint: ClassVar[bool] = False  # its marks are in the tool listing, not the journal
+	journal_decisions: ClassVar[bool] = False  # a pure function of the call's tool and the rules
 
 	def __init__(self, policy: ApprovalPolicy) -> None:
 		self.policy: ApprovalPolicy = policy
@@ -61,3 +64,55 @@ class ApprovalRules(Capability):
 		rule_for = self.policy.rule_for
 		for t in bound:
 			t.approval = rule_for(t.handle, t.tool)
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> ToolDecision:
+		"""Hold a call of a capability's built-in tool that a rule selects (``"*"``) for a decision.
+
+		The built-in tools (``openmolt.<handle>``, `Capability.builtin_tools`) are bound apart
+		from the agent's, so `describe_tools` never marks them. The core's own machinery reads
+		what the run holds or changes which tools the model sees, and runs unasked; any other
+		capability's built-in tool may do anything, so the rules that select it (``"*"``,
+		``"openmolt"``) hold its call for the approvals gate, as they would any tool's.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: Its tool's record.
+		"""
+		rule = self._builtin_rule(call, tool)
+		return PROCEED if rule is None else Approve(rule)
+
+	def reserve_steps(self, run: Run, call: CallTool, tool: ToolSpec) -> Sequence[str]:
+		"""The gate's ``approval`` step for a built-in tool's call a rule holds, in a batch.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: Its tool's record.
+		"""
+		if self._builtin_rule(call, tool) is None:
+			return ()
+		from openmolt_core.durability import step_key
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
+		return [step_key(ApprovalGate.parks, ctx.step, ctx.command_index, call.tool)]
+
+	def _builtin_rule(self, call: CallTool, tool: ToolSpec) -> str | None:
+		"""The rule that holds a call of a capability's built-in tool, or None."""
+		if tool.approval is not None or not call.tool.startswith(_BUILTIN_PREFIX):
+			return None
+		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record
+		if _machinery(bound.tool):
+			return None
+		return self.policy.rule_for(call.tool, bound.tool)
+
+
+_BUILTIN_PREFIX = f"{BUILTIN}."
+
+
+def _machinery(tool: object) -> bool:
+	"""Whether a built-in tool is the core's own machinery (the reader, tool search's two)."""
+	from openmolt_core.capabilities import ReadResultTool
+	from openmolt_core.capabilities.toolsearch import LoadToolsTool, SearchToolsTool
+
+	return isinstance(tool, (ReadResultTool, SearchToolsTool, LoadToolsTool))
