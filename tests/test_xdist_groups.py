@@ -14,7 +14,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-MODULE = textwrap.dedent(
+import pytest
+
+TOGETHER = textwrap.dedent(
 	"""
 	import json, os, pytest
 
@@ -23,43 +25,26 @@ MODULE = textwrap.dedent(
 	@pytest.mark.parametrize("i", range(4))
 	def test_where(i):
 		with open(os.environ["WHERE"], "a") as f:
-			f.write(json.dumps(os.environ["PYTEST_XDIST_WORKER"]) + "\\n")
+			f.write(json.dumps([os.environ["PYTEST_XDIST_WORKER"], "together"]) + "\\n")
 	"""
 )
-
-
-def test_a_group_runs_on_one_worker(tmp_path: Path) -> None:
-	for name in ("test_a.py", "test_b.py"):
-		(tmp_path / name).write_text(MODULE)
-	where = tmp_path / "where.jsonl"
-	done = subprocess.run(
-		[sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:randomly"],
-		cwd=tmp_path,
-		env={**os.environ, "WHERE": str(where)},
-		capture_output=True,
-		text=True,
-		timeout=120,
-	)
-	assert done.returncode == 0, done.stdout[-2000:]
-	workers = [json.loads(line) for line in where.read_text().splitlines()]
-	assert len(workers) == 8
-	assert len(set(workers)) == 1, workers
-
 
 ORDERED = textwrap.dedent(
 	"""
 	import json, os, pytest
 
-	@pytest.mark.xdist_group("many")
-	@pytest.mark.parametrize("i", range(6))
-	def test_many(i):
+	def _ran(name):
 		with open(os.environ["WHERE"], "a") as f:
-			f.write(json.dumps("many") + "\\n")
+			f.write(json.dumps([os.environ["PYTEST_XDIST_WORKER"], name]) + "\\n")
+
+	@pytest.mark.xdist_group("other")
+	@pytest.mark.parametrize("i", range(3))
+	def test_other(i):
+		_ran("other")
 
 	@pytest.mark.xdist_group("dbos-postgres-processes")
-	def test_few():
-		with open(os.environ["WHERE"], "a") as f:
-			f.write(json.dumps("few") + "\\n")
+	def test_first():
+		_ran("first")
 	"""
 )
 
@@ -75,21 +60,39 @@ CONFTEST = textwrap.dedent(
 )
 
 
-def test_the_longest_groups_are_handed_out_first(tmp_path: Path) -> None:
-	"""A group of `FIRST` goes to a worker before a group of more tests (xdist's own order
-	hands the group of more tests out first)."""
-	(tmp_path / "test_order.py").write_text(ORDERED)
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
+	"""One run on two workers: (worker, group) of each test in the order they ran."""
+	folder = tmp_path_factory.mktemp("groups")
+	for name in ("test_a.py", "test_b.py"):
+		(folder / name).write_text(TOGETHER)
+	(folder / "test_c.py").write_text(ORDERED)
 	root = str(Path(__file__).resolve().parent.parent)
-	(tmp_path / "conftest.py").write_text(CONFTEST.format(root=root))
-	where = tmp_path / "where.jsonl"
+	(folder / "conftest.py").write_text(CONFTEST.format(root=root))
+	where = folder / "where.jsonl"
 	done = subprocess.run(
-		[sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadgroup", "-p", "no:randomly"],
-		cwd=tmp_path,
+		[sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:randomly"],
+		cwd=folder,
 		env={**os.environ, "WHERE": str(where)},
 		capture_output=True,
 		text=True,
 		timeout=120,
 	)
 	assert done.returncode == 0, done.stdout[-2000:]
-	ran = [json.loads(line) for line in where.read_text().splitlines()]
-	assert ran == ["few"] + ["many"] * 6, ran
+	return [tuple(json.loads(line)) for line in where.read_text().splitlines()]
+
+
+def test_a_group_runs_on_one_worker(ran: list[tuple[str, str]]) -> None:
+	workers = [worker for worker, group in ran if group == "together"]
+	assert len(workers) == 8
+	assert len(set(workers)) == 1, ran
+
+
+def test_the_longest_groups_are_handed_out_first(ran: list[tuple[str, str]]) -> None:
+	"""A group of `FIRST` is the first work of a worker, before a group of more tests that
+	xdist's own order hands out first (the group "other", 3 tests, would go first, and the one
+	test of "dbos-postgres-processes" would wait for a worker to finish it)."""
+	[(worker, _)] = [entry for entry in ran if entry[1] == "first"]
+	mine = [group for w, group in ran if w == worker]
+	assert mine[0] == "first", ran
+	assert len(ran) == 12
