@@ -106,10 +106,11 @@ def tests(session: nox.Session) -> None:
 	# loadgroup: tests marked xdist_group("browser") (tests/ui) share one worker, so the browser
 	# tests run one after another; everything else spreads over the workers as before.
 	# --durations: every run prints its 15 slowest tests (the suite is kept under 8 minutes).
-	# tests/dbos run in an xdist group per store (each serially, with per-test timeouts; the two
-	# stores side by side, and a third group for the tests of no one store): they start real
-	# DBOS engines and worker processes. PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL
-	# (.ci/run).
+	# tests/dbos run in five xdist groups (each serially, with per-test timeouts, the groups side
+	# by side: per store, the tests that start worker processes and those that do not, and one
+	# for the tests of no one store): they start real DBOS engines and worker processes. The
+	# groups of process tests, the longest, are handed out first (tests/_xdist_order.py).
+	# PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
 	# Four workers on a 2-core machine: the tests wait (for subprocesses, servers, DBOS
 	# recovery, a crash harness's 60 s budget) about 40% of their time. Measured idle on
 	# 2026-12-04, pytest's time and the share of one core used: two workers 9:49 (115%), three

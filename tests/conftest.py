@@ -33,6 +33,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 	_plugins.deactivate(_root)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook (`-p no:xdist` leaves it unused)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+	"""``--dist loadgroup`` hands the longest xdist groups out first (tests/_xdist_order.py)."""
+	from tests._xdist_order import make_scheduler
+
+	return make_scheduler(config, log)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
 	return "asyncio"

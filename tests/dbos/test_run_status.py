@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Any
 
 import anyio
@@ -22,6 +21,7 @@ from openmolt import OpenMolt
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.tools import tool
+from openmolt_dbos._engine import reset_engine
 
 pytestmark = pytest.mark.anyio
 
@@ -139,29 +139,23 @@ async def test_the_limit_counts_the_agents_runs_not_every_workflow(url: str) -> 
 	assert len(newest) == 3 and {r["agent"] for r in newest} == {"Busy"}
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-	env = {**os.environ, "PYTHONPATH": str(HERE)}
-	env.pop("OPENMOLT_DURABILITY", None)
-	return subprocess.run(
-		[sys.executable, "-m", "openmolt", *args],
-		capture_output=True,
-		text=True,
-		timeout=180,
-		env=env,
-		cwd=HERE,
-	)
+def _cli(cli_in_process: Any, *args: str) -> subprocess.CompletedProcess[str]:
+	"""`openmolt ARGS` in this process (a fresh one imports DBOS first: 4 s or more)."""
+	env = {k: v for k, v in os.environ.items() if k != "OPENMOLT_DURABILITY"}
+	try:
+		return cli_in_process(list(args), cwd=HERE, env=env)
+	finally:
+		reset_engine()
 
 
 @pytest.mark.timeout(240)
 async def test_openmolt_runs_all_shows_a_run_parked_on_an_approval_as_parked(
-	tmp_path: Any,
+	tmp_path: Any, cli_in_process: Any
 ) -> None:
 	"""``openmolt runs --all`` prints the park and what it waits for (JSON: the same fields).
 
 	It printed ``success``: the workflow had returned the park."""
 	from dbos import DBOS
-
-	from openmolt_dbos._engine import reset_engine
 
 	store = str(tmp_path / "runs.sqlite")
 	om = OpenMolt(durability=store, entry_points=False)
@@ -178,12 +172,16 @@ async def test_openmolt_runs_all_shows_a_run_parked_on_an_approval_as_parked(
 		await om.aclose()
 		DBOS.destroy()
 		reset_engine()
-	plain = await anyio.to_thread.run_sync(_cli, "runs", "--all", "--durability", store)
+	plain = await anyio.to_thread.run_sync(
+		_cli, cli_in_process, "runs", "--all", "--durability", store
+	)
 	assert plain.returncode == 0, plain.stderr
 	[line] = plain.stdout.splitlines()
 	assert line.startswith(
 		f"{run_id}  Payer  parked, waits for a decision on local.pay (rule: local.pay)  "
 	)
-	listed = await anyio.to_thread.run_sync(_cli, "runs", "--all", "--json", "--durability", store)
+	listed = await anyio.to_thread.run_sync(
+		_cli, cli_in_process, "runs", "--all", "--json", "--durability", store
+	)
 	[row] = json.loads(listed.stdout)
 	assert (row["status"], row["parked_on"]) == ("parked", "approval_required")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,25 +20,23 @@ from _crash_cases import run_sync
 from _durable import FakeServer
 from _harness import HERE
 
+from openmolt_dbos._engine import reset_engine
+
 HEARTBEAT, LAPSE = 0.3, 1.5
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-	env = {**os.environ, "PYTHONPATH": str(HERE)}
-	env.pop("OPENMOLT_DURABILITY", None)
-	return subprocess.run(
-		[sys.executable, "-m", "openmolt", *args],
-		capture_output=True,
-		text=True,
-		timeout=120,
-		env=env,
-		cwd=HERE,
-	)
+def _cli(cli_in_process: Any, *args: str) -> subprocess.CompletedProcess[str]:
+	"""`openmolt ARGS` in this process (a fresh one imports DBOS first: 4 s or more)."""
+	env = {k: v for k, v in os.environ.items() if k != "OPENMOLT_DURABILITY"}
+	try:
+		return cli_in_process(list(args), cwd=HERE, env=env)
+	finally:
+		reset_engine()
 
 
 @pytest.mark.timeout(240)
 def test_a_changed_definition_reports_its_stranded_runs_and_migrates_them(
-	store: str, server: FakeServer, spawn: Any, tmp_path: Path
+	store: str, server: FakeServer, spawn: Any, tmp_path: Path, cli_in_process: Any
 ) -> None:
 	"""Warning, event, 'stranded' in openmolt runs; --migrate finishes it on the new definition."""
 	server.scripts["strand"] = [
@@ -74,18 +71,18 @@ def test_a_changed_definition_reports_its_stranded_runs_and_migrates_them(
 	assert run_id in worker.output()
 	stranded = [json.loads(line) for line in events.read_text().splitlines()]
 	assert [e["run_id"] for e in stranded if e["name"] == "run:stranded"] == [run_id]
-	listed = _cli("runs", "--all", "--json", "--durability", store)
+	listed = _cli(cli_in_process, "runs", "--all", "--json", "--durability", store)
 	assert listed.returncode == 0, listed.stderr
 	rows = {r["run_id"]: r for r in json.loads(listed.stdout)}
 	assert rows[run_id]["status"] == "stranded"
 	time.sleep(1)
 	assert len(server.entries("tool", name="charge", scenario="strand")) == 1  # nobody resumed it
-	moved = _cli("runs", "--migrate", run_id, "--durability", store)
+	moved = _cli(cli_in_process, "runs", "--migrate", run_id, "--durability", store)
 	assert moved.returncode == 0, moved.stderr
 	result = run_sync(store, "result", run_id)
 	worker.stop()
 	assert result.status == "success" and result.output == {"result": "migrated"}
-	listed = _cli("runs", "--all", "--json", "--durability", store)
+	listed = _cli(cli_in_process, "runs", "--all", "--json", "--durability", store)
 	assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)}[run_id] == "success"
-	ended = _cli("runs", "--cancel", run_id, "--durability", store)
+	ended = _cli(cli_in_process, "runs", "--cancel", run_id, "--durability", store)
 	assert ended.returncode == 2 and "has ended" in ended.stderr
