@@ -80,6 +80,42 @@ _PAGED = (
 	' The reply is {body, headers}: while headers.Link names a page with rel="next", there '
 	"are more; ask for that page (page + 1)."
 )
+
+
+def _paged_list(
+	handle: str,
+	description: str,
+	endpoint: str,
+	props: dict[str, Any],
+	required: list[str],
+	*query: str,
+) -> HttpTool:
+	"""A GET that lists one page (``per_page``, ``page``; `_PAGED`'s Link header says more).
+
+	Args:
+		handle: The tool's handle.
+		description: What it lists (`_PAGED` is added).
+		endpoint: The path, under `_R` or not.
+		props: The inputs before the page's two (the repository's, a number, filters).
+		required: The required inputs.
+		*query: The inputs among ``props`` sent in the query, before the page's two.
+	"""
+	return HttpTool(
+		handle=handle,
+		description=description + _PAGED,
+		scopes=["read"],
+		response_headers=["Link"],
+		method="GET",
+		endpoint=endpoint,
+		query_params=passthrough(*query, "per_page", "page"),
+		input_schema={
+			"type": "object",
+			"properties": {**props, "per_page": _PER_PAGE, "page": _PAGE},
+			"required": required,
+		},
+	)
+
+
 _REVIEW_EVENT = string(
 	"APPROVE, REQUEST_CHANGES or COMMENT (leave out to keep a pending draft review).",
 	enum=["APPROVE", "REQUEST_CHANGES", "COMMENT"],
@@ -222,27 +258,19 @@ TOOLS = [
 			"required": [*_REPO_REQUIRED, "issue_number"],
 		},
 	),
-	HttpTool(
-		handle="listIssueComments",
-		description="List the comments of an issue or pull request, oldest first." + _PAGED,
-		scopes=["read"],
-		response_headers=["Link"],
-		method="GET",
-		endpoint=f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
-		query_params=passthrough("since", "per_page", "page"),
-		input_schema={
-			"type": "object",
-			"properties": {
-				**_REPO_PROPS,
-				"issue_number": _ISSUE,
-				"since": string(
-					"Only comments updated at or after this ISO 8601 time.", format="date-time"
-				),
-				"per_page": _PER_PAGE,
-				"page": _PAGE,
-			},
-			"required": [*_REPO_REQUIRED, "issue_number"],
+	_paged_list(
+		"listIssueComments",
+		"List the comments of an issue or pull request, oldest first.",
+		f"{_R}/issues/{{{{ input.issue_number }}}}/comments",
+		{
+			**_REPO_PROPS,
+			"issue_number": _ISSUE,
+			"since": string(
+				"Only comments updated at or after this ISO 8601 time.", format="date-time"
+			),
 		},
+		[*_REPO_REQUIRED, "issue_number"],
+		"since",
 	),
 	HttpTool(
 		handle="createIssueComment",
@@ -297,31 +325,26 @@ TOOLS = [
 			"required": [*_REPO_REQUIRED, "issue_number", "name"],
 		},
 	),
-	HttpTool(
-		handle="listPulls",
-		description="List pull requests, filtered by state, head (user:branch) and base branch."
-		+ _PAGED,
-		scopes=["read"],
-		response_headers=["Link"],
-		method="GET",
-		endpoint=f"{_R}/pulls",
-		query_params=passthrough("state", "head", "base", "sort", "direction", "per_page", "page"),
-		input_schema={
-			"type": "object",
-			"properties": {
-				**_REPO_PROPS,
-				"state": string("PR state.", enum=["open", "closed", "all"], default="open"),
-				"head": string("Source branch as user:branch, e.g. octocat:fix-typo."),
-				"base": string("Target branch name, e.g. main."),
-				"sort": string(
-					"Sort field.", enum=["created", "updated", "popularity", "long-running"]
-				),
-				"direction": _DIRECTION,
-				"per_page": _PER_PAGE,
-				"page": _PAGE,
-			},
-			"required": _REPO_REQUIRED,
+	_paged_list(
+		"listPulls",
+		"List pull requests, filtered by state, head (user:branch) and base branch.",
+		f"{_R}/pulls",
+		{
+			**_REPO_PROPS,
+			"state": string("PR state.", enum=["open", "closed", "all"], default="open"),
+			"head": string("Source branch as user:branch, e.g. octocat:fix-typo."),
+			"base": string("Target branch name, e.g. main."),
+			"sort": string(
+				"Sort field.", enum=["created", "updated", "popularity", "long-running"]
+			),
+			"direction": _DIRECTION,
 		},
+		_REPO_REQUIRED,
+		"state",
+		"head",
+		"base",
+		"sort",
+		"direction",
 	),
 	HttpTool(
 		handle="getPull",
@@ -358,28 +381,13 @@ TOOLS = [
 			"required": [*_REPO_REQUIRED, "title", "head", "base"],
 		},
 	),
-	HttpTool(
-		handle="listPullFiles",
-		description=(
-			"List the files a pull request changes (up to 3000): filename, status (added, "
-			"modified, removed, renamed...), additions, deletions and the diff `patch`."
-		)
-		+ _PAGED,
-		scopes=["read"],
-		response_headers=["Link"],
-		method="GET",
-		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/files",
-		query_params=passthrough("per_page", "page"),
-		input_schema={
-			"type": "object",
-			"properties": {
-				**_REPO_PROPS,
-				"pull_number": _PULL,
-				"per_page": _PER_PAGE,
-				"page": _PAGE,
-			},
-			"required": [*_REPO_REQUIRED, "pull_number"],
-		},
+	_paged_list(
+		"listPullFiles",
+		"List the files a pull request changes (up to 3000): filename, status (added, "
+		"modified, removed, renamed...), additions, deletions and the diff `patch`.",
+		f"{_R}/pulls/{{{{ input.pull_number }}}}/files",
+		{**_REPO_PROPS, "pull_number": _PULL},
+		[*_REPO_REQUIRED, "pull_number"],
 	),
 	HttpTool(
 		handle="requestReviewers",
@@ -639,20 +647,12 @@ TOOLS = [
 			"required": [*_REPO_REQUIRED, "tag_name"],
 		},
 	),
-	HttpTool(
-		handle="listReleases",
-		description="List a repository's releases, newest first, drafts included for those "
-		"who can push." + _PAGED,
-		scopes=["read"],
-		response_headers=["Link"],
-		method="GET",
-		endpoint=f"{_R}/releases",
-		query_params=passthrough("per_page", "page"),
-		input_schema={
-			"type": "object",
-			"properties": {**_REPO_PROPS, "per_page": _PER_PAGE, "page": _PAGE},
-			"required": _REPO_REQUIRED,
-		},
+	_paged_list(
+		"listReleases",
+		"List a repository's releases, newest first, drafts included for those who can push.",
+		f"{_R}/releases",
+		_REPO_PROPS,
+		_REPO_REQUIRED,
 	),
 	HttpTool(
 		handle="getLatestRelease",
@@ -663,25 +663,13 @@ TOOLS = [
 		endpoint=f"{_R}/releases/latest",
 		input_schema={"type": "object", "properties": _REPO_PROPS, "required": _REPO_REQUIRED},
 	),
-	HttpTool(
-		handle="listPullReviews",
-		description="List the reviews of a pull request (state APPROVED, CHANGES_REQUESTED, COMMENTED, PENDING...), oldest first."
-		+ _PAGED,
-		scopes=["read"],
-		response_headers=["Link"],
-		method="GET",
-		endpoint=f"{_R}/pulls/{{{{ input.pull_number }}}}/reviews",
-		query_params=passthrough("per_page", "page"),
-		input_schema={
-			"type": "object",
-			"properties": {
-				**_REPO_PROPS,
-				"pull_number": _PULL,
-				"per_page": _PER_PAGE,
-				"page": _PAGE,
-			},
-			"required": [*_REPO_REQUIRED, "pull_number"],
-		},
+	_paged_list(
+		"listPullReviews",
+		"List the reviews of a pull request (state APPROVED, CHANGES_REQUESTED, COMMENTED, "
+		"PENDING...), oldest first.",
+		f"{_R}/pulls/{{{{ input.pull_number }}}}/reviews",
+		{**_REPO_PROPS, "pull_number": _PULL},
+		[*_REPO_REQUIRED, "pull_number"],
 	),
 	HttpTool(
 		handle="createPullReview",
@@ -767,25 +755,17 @@ TOOLS = [
 			"required": [*_REPO_REQUIRED, "path", "message", "sha"],
 		},
 	),
-	HttpTool(
-		handle="listBranches",
-		description="List a repository's branches with their head commit sha; protected=true "
-		"lists only protected ones." + _PAGED,
-		scopes=["read"],
-		response_headers=["Link"],
-		method="GET",
-		endpoint=f"{_R}/branches",
-		query_params=passthrough("protected", "per_page", "page"),
-		input_schema={
-			"type": "object",
-			"properties": {
-				**_REPO_PROPS,
-				"protected": boolean("Only protected branches (false: only unprotected ones)."),
-				"per_page": _PER_PAGE,
-				"page": _PAGE,
-			},
-			"required": _REPO_REQUIRED,
+	_paged_list(
+		"listBranches",
+		"List a repository's branches with their head commit sha; protected=true lists only "
+		"protected ones.",
+		f"{_R}/branches",
+		{
+			**_REPO_PROPS,
+			"protected": boolean("Only protected branches (false: only unprotected ones)."),
 		},
+		_REPO_REQUIRED,
+		"protected",
 	),
 	HttpTool(
 		handle="createBranch",
