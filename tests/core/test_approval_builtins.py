@@ -14,31 +14,11 @@ from typing import Any
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core.hooks import Capability
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
+from tests._postbox import Postbox
 
 pytestmark = pytest.mark.anyio
-
-
-class Postbox(Capability):
-	"""A capability whose built-in tool (``openmolt.post``) sends."""
-
-	__slots__ = ("sent",)
-	name = "postbox"
-
-	def __init__(self) -> None:
-		self.sent: list[str] = []
-
-	def builtin_tools(self, agent: Any) -> list[Any]:
-		"""The sending tool, as one of the run's machinery."""
-
-		def post(text: str) -> str:
-			"""Post a text."""
-			self.sent.append(text)
-			return "posted"
-
-		return [tool(name="post", labels=[])(post)]
 
 
 @tool(labels=[])
@@ -49,7 +29,7 @@ def add(a: int, b: int) -> int:
 
 async def test_every_tool_means_a_capability_s_built_in_tool_too() -> None:
 	"""``"*"``: the capability's ``openmolt.post`` waits; nothing is posted."""
-	postbox = Postbox()
+	postbox = Postbox(labels=[])  # a tool that says it carries no data
 	om = OpenMolt(entry_points=False)
 	model = ScriptedModel([call_tool("openmolt.post", text="hello"), finish()])
 	agent = om.create_agent(
@@ -67,7 +47,7 @@ async def test_every_tool_means_a_capability_s_built_in_tool_too() -> None:
 
 async def test_a_handler_decides_a_built_in_tool_s_call() -> None:
 	"""With a handler the call is asked about at once: a refusal keeps it from running."""
-	postbox = Postbox()
+	postbox = Postbox(labels=[])  # a tool that says it carries no data
 	asked: list[str] = []
 
 	def deny(request: Any) -> Any:
@@ -146,7 +126,7 @@ async def test_a_batch_reserves_the_built_in_call_s_approval_step_and_replays() 
 	from openmolt_core.result import RunState
 	from tests.core.test_durability import JournalPort
 
-	postbox = Postbox()
+	postbox = Postbox(labels=[])  # a tool that says it carries no data
 	asked: list[str] = []
 
 	def approve(request: Any) -> Any:

@@ -36,6 +36,7 @@ from openmolt_core.taint import LethalTrifectaWarning
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 from openmolt_mcp import MCP
+from tests._postbox import Postbox  # its tool declares no labels
 
 pytestmark = pytest.mark.anyio
 
@@ -291,26 +292,6 @@ def guard_agent_case(om: OpenMolt, tmp: Path) -> Case:
 		send=("local.courier", {"task": f"tidy {CANARY}"}),
 		sent=lambda: " ".join(sent),
 	)
-
-
-class Postbox(Capability):
-	"""A capability whose built-in tool (``openmolt.post``) can send, and declares no labels."""
-
-	__slots__ = ("sent",)
-	name = "postbox"
-
-	def __init__(self) -> None:
-		self.sent: list[str] = []
-
-	def builtin_tools(self, agent: Any) -> list[Any]:
-		"""The postbox's sending tool, as one of the run's machinery."""
-
-		def post(text: str) -> str:
-			"""Post a text."""
-			self.sent.append(text)
-			return "posted"
-
-		return [tool(name="post")(post)]
 
 
 def builtin_tool_case(om: OpenMolt, tmp: Path) -> Case:
