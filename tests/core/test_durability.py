@@ -24,7 +24,7 @@ from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.durability import LOCAL_PORT, RunPort, step_key
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.events import EVENT_NAMES, STREAM_EVENTS
-from openmolt_core.llm import Usage
+from openmolt_core.llm import ModelRequest, Usage
 from openmolt_core.result import RunState
 from openmolt_core.scheduler import RunRecord
 from openmolt_core.testing import (
@@ -385,8 +385,12 @@ async def test_each_run_a_call_nests_has_its_own_id_and_keys_the_same_on_every_r
 		keys.append((invoice, context.idempotency_key))
 		return "charged"
 
-	per_invoice = [call_tool("local.charge", invoice="A"), finish(result="A")]
-	payer = om.create_agent(name="Payer", model=ScriptedModel(per_invoice * 8), tools=[charge])
+	def pay(request: ModelRequest) -> dict[str, Any]:
+		# Each run's reply follows its own conversation, not the order concurrent runs ask in.
+		charged = any("charged" in str(m.content) for m in request.messages)
+		return finish(result="A") if charged else call_tool("local.charge", invoice="A")
+
+	payer = om.create_agent(name="Payer", model=ScriptedModel([pay] * 12), tools=[charge])
 	ids: list[str] = []
 
 	async def settle(context: ToolContext) -> str:
