@@ -10,6 +10,10 @@ The needs are the vendors' method references, tool by tool:
   search:read user scope is checked in test_messaging_conformance); chat.getPermalink and
   chat.scheduledMessages.list need none; the upload URL of files.getUploadURLExternal takes no
   token. No tool reads files (files.info, files.list): files:read is not needed.
+- GitHub: https://docs.github.com/en/rest (each operation's "OAuth app tokens and personal access
+  tokens (classic) need the ... scope") and "Scopes for OAuth apps": ``repo`` for every private
+  repository operation, ``workflow`` to write a file under .github/workflows. No tool reads the
+  user's profile (``read:user``).
 
 A tool added without its needs here fails the coverage check, so the table cannot fall behind.
 """
@@ -21,7 +25,7 @@ from typing import Any
 import pytest
 
 from openmolt_core.integrations import OAuth2Credential
-from openmolt_integrations import slack
+from openmolt_integrations import github, slack
 
 _CONVERSATION_READ = {"channels:read", "groups:read", "im:read", "mpim:read"}
 _CONVERSATION_HISTORY = {"channels:history", "groups:history", "im:history", "mpim:history"}
@@ -60,8 +64,51 @@ _SLACK: dict[str, set[str]] = {
 	"setChannelPurpose": _MANAGE,
 }
 
+_REPO = {"repo"}
+_GITHUB: dict[str, set[str]] = {
+	**{
+		handle: _REPO
+		for handle in (
+			"listMyRepos",
+			"getRepo",
+			"listIssues",
+			"createIssue",
+			"getIssue",
+			"updateIssue",
+			"listIssueComments",
+			"createIssueComment",
+			"addLabels",
+			"removeLabel",
+			"listPulls",
+			"getPull",
+			"createPull",
+			"listPullFiles",
+			"requestReviewers",
+			"mergePull",
+			"getContent",
+			"search",
+			"dispatchWorkflow",
+			"listWorkflowRuns",
+			"getWorkflowRun",
+			"createRelease",
+			"listReleases",
+			"getLatestRelease",
+			"listPullReviews",
+			"createPullReview",
+			"submitPullReview",
+			"listBranches",
+			"createBranch",
+			"listCommits",
+		)
+	},
+	# A file under .github/workflows is written or deleted only with the workflow scope.
+	"putFile": {"repo", "workflow"},
+	"deleteFile": {"repo", "workflow"},
+}
+
 NEEDS: dict[str, tuple[Any, dict[str, set[str]]]] = {
 	"slack": (slack, _SLACK),
+	"github": (github, _GITHUB),
 }
 
 

@@ -879,7 +879,7 @@ INTEGRATION = Integration(
 			client_id="{{ config.clientId }}",
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
-			scopes=["repo", "workflow", "read:user"],
+			scopes=["repo", "workflow"],
 			# GitHub OAuth apps: space-separated scopes, PKCE (S256) accepted, the client secret
 			# at the token URL; private repositories need ``repo`` even to read.
 			pkce="supported",
