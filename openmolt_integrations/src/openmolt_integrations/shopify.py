@@ -6,7 +6,9 @@ credential config. Shopify answers HTTP 200 even when something went wrong: a mu
 problems in its payload's ``userErrors`` (nothing was changed when it is non-empty), and a query
 error arrives in a top-level ``errors`` list (with no ``data``, the API setup's
 the ``graphql_errors`` response check makes it a tool error). Every mutation here selects ``userErrors`` and every
-tool's description tells the model to check them. Lists are Relay connections: pass ``after`` =
+tool's description tells the model to check them. A request turned away by the rate limit
+(``THROTTLED``, in a 200, nothing run) is sent again after the wait its cost needs
+(`openmolt_integrations._shopify.throttled`). Lists are Relay connections: pass ``after`` =
 ``pageInfo.endCursor`` while ``pageInfo.hasNextPage``.
 """
 
@@ -24,6 +26,7 @@ from openmolt_core.integrations import (
 )
 from openmolt_core.integrations.extensions import graphql_errors
 from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
+from openmolt_integrations._shopify import throttled
 
 __all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TAGGABLE", "TOOLS", "register_integrations"]
 
@@ -1093,6 +1096,8 @@ INTEGRATION = Integration(
 		"markOrderAsPaid": ["outbound"],
 	},
 	response_checks=[graphql_errors],
+	# THROTTLED comes in a 200 that ran nothing: retried after the bucket refills, like a 429.
+	throttle_checks=[throttled],
 	id="shopify",
 	name="Shopify",
 	description="Manage a Shopify store through the Admin GraphQL API: products, orders, draft "

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
+from openmolt_core.errors import ToolError
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext
@@ -880,3 +881,87 @@ async def test_github_create_branch_refuses_a_short_ref() -> None:
 	turn = json.dumps(model.last_turn())
 	assert "ref: String should match pattern" in turn and "refs/heads/" in turn
 	await http.aclose()
+
+
+def _throttled(requested: float, available: float, restore: float) -> httpx.Response:
+	"""Shopify's throttled reply: HTTP 200, THROTTLED in errors, the bucket in extensions.cost.
+
+	https://shopify.dev/docs/api/usage/limits and the Admin API's status and error codes
+	("THROTTLED: The client has exceeded the rate limit. Similar to 429 Too Many Requests").
+	"""
+	return httpx.Response(
+		200,
+		json={
+			"errors": [
+				{
+					"message": "Throttled",
+					"extensions": {
+						"code": "THROTTLED",
+						"documentation": "https://shopify.dev/api/usage/limits",
+					},
+				}
+			],
+			"extensions": {
+				"cost": {
+					"requestedQueryCost": requested,
+					"actualQueryCost": None,
+					"throttleStatus": {
+						"maximumAvailable": 2000.0,
+						"currentlyAvailable": available,
+						"restoreRate": restore,
+					},
+				}
+			},
+		},
+	)
+
+
+def _shopify_context(handler: Callable[[httpx.Request], httpx.Response], waits: list[float]):
+	async def sleep(seconds: float) -> None:
+		waits.append(seconds)
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	return ToolContext(
+		agent="a",
+		integration="shopify",
+		config={"shop": "acme", "accessToken": "shpat_x"},
+		http=lambda: client,
+		extras={"retry_policy": RetryPolicy(sleep=sleep)},
+	)
+
+
+@pytest.mark.parametrize("handle", ["getShop", "markOrderAsPaid"])
+async def test_shopify_throttled_reply_is_retried_after_the_bucket_refills(handle: str) -> None:
+	"""A THROTTLED 200 ran nothing (actualQueryCost null): the query or mutation is sent again
+	after the wait its cost needs at the restore rate, like a 429."""
+	seen: list[httpx.Request] = []
+	waits: list[float] = []
+	replies = [_throttled(752, 666, 50.0), httpx.Response(200, json={"data": {"ok": True}})]
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return replies[len(seen) - 1]
+
+	tool = next(t for t in shopify.TOOLS if t.handle == handle)
+	args = {"id": "gid://shopify/Order/1"} if handle == "markOrderAsPaid" else {}
+	out = await execute_http_tool(tool, shopify.INTEGRATION, args, _shopify_context(handler, waits))
+	assert out == {"data": {"ok": True}}
+	assert len(seen) == 2 and seen[0].content == seen[1].content
+	assert waits == [pytest.approx((752 - 666) / 50.0)]
+
+
+async def test_shopify_throttling_that_lasts_is_a_retryable_tool_error() -> None:
+	"""When every attempt is throttled, the error says so and is retryable, as a 429's is."""
+	seen: list[httpx.Request] = []
+	waits: list[float] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return _throttled(100, 0, 100.0)
+
+	tool = next(t for t in shopify.TOOLS if t.handle == "getShop")
+	with pytest.raises(ToolError) as caught:
+		await execute_http_tool(tool, shopify.INTEGRATION, {}, _shopify_context(handler, waits))
+	assert len(seen) == RetryPolicy().attempts
+	assert caught.value.retryable
+	assert "Throttled" in caught.value.message
