@@ -515,19 +515,28 @@ TOOLS = [
 			"the order's payment: one REFUND transaction per payment, its parentId the SALE or "
 			"CAPTURE transaction's id and its gateway from getOrder, the amounts together at most "
 			"its totalReceivedSet less totalRefundedSet. Without transactions nothing is paid "
-			"back. Cannot be undone." + _USER_ERRORS_NOTE
+			"back. Give a fresh idempotencyKey (a new UUID) per refund; reuse it only to retry "
+			"the same refund. Cannot be undone." + _USER_ERRORS_NOTE
 		),
 		["write_orders"],
-		"""mutation CreateRefund($input: RefundInput!) { refundCreate(input: $input) { refund {
+		# refundCreate requires @idempotent since 2026-04 (its Admin API reference).
+		"""mutation CreateRefund($input: RefundInput!, $idempotencyKey: String!) {
+		refundCreate(input: $input) @idempotent(key: $idempotencyKey) { refund {
 		id createdAt note totalRefundedSet { """
 		+ _MONEY
 		+ """ } } order { id displayFinancialStatus } userErrors { field message } } }""",
 		{
+			**passthrough("idempotencyKey"),
 			"input": passthrough(
 				"orderId", "refundLineItems", "shipping", "transactions", "note", "notify"
-			)
+			),
 		},
 		{
+			"idempotencyKey": string(
+				"A new unique key (a UUID) identifying this refund; the same key is never "
+				"refunded twice.",
+				minLength=1,
+			),
 			"orderId": _gid("Order"),
 			"refundLineItems": array(
 				obj(
@@ -569,7 +578,7 @@ TOOLS = [
 			"note": string("A note on the refund."),
 			"notify": boolean("Email the customer a refund notice.", default=False),
 		},
-		["orderId"],
+		["idempotencyKey", "orderId"],
 		_mutation_output("refundCreate"),
 	),
 	_graphql(

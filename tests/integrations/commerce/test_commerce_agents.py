@@ -342,7 +342,7 @@ async def test_shopify_agent_reads_a_customer_and_closes_a_draft_order() -> None
 async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> None:
 	"""getOrder gives the transactions a refund goes back through (id, gateway); createRefund
 	sends refundCreate's RefundInput (Admin API 2026-10) with the line items, the shipping and
-	the refund transaction, nothing the model left out."""
+	the refund transaction, nothing the model left out, and the @idempotent key it requires."""
 	from graphql import parse as parse_graphql
 
 	refund = {
@@ -367,7 +367,7 @@ async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> No
 		{"shop": "acme", "accessToken": "shpat_secret"},
 		[
 			call_tool("shopify.getOrder", id="gid://shopify/Order/7"),
-			call_tool("shopify.createRefund", **refund),
+			call_tool("shopify.createRefund", idempotencyKey="refund-7-1", **refund),
 		],
 		[{"data": {}}] * 2,
 	)
@@ -379,7 +379,8 @@ async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> No
 	body = _json(created)
 	(mutation,) = parse_graphql(body["query"]).definitions[0].selection_set.selections
 	assert mutation.name.value == "refundCreate"
-	assert body["variables"] == {"input": refund}
+	assert [d.name.value for d in mutation.directives] == ["idempotent"]
+	assert body["variables"] == {"idempotencyKey": "refund-7-1", "input": refund}
 
 
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
