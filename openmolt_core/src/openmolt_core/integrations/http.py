@@ -148,7 +148,7 @@ _NOT_SENT: tuple[type[Exception], ...] = (
 _CONTENT_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-md5")
 
 
-Throttled = Callable[[httpx.Response, bytes], float | None]
+_Throttled = Callable[[httpx.Response, bytes], float | None]
 """Whether a 2xx reply turned the request away for a rate limit, without applying it: the
 seconds to wait (0: the retry policy's backoff), or None (see
 `openmolt_core.integrations.extensions.ThrottleCheck`)."""
@@ -202,7 +202,7 @@ async def _send_retrying(
 	policy: Retries,
 	safe: bool,
 	max_bytes: int,
-	throttled: Throttled | None = None,
+	throttled: _Throttled | None = None,
 ) -> tuple[httpx.Response, bytes]:
 	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
 
@@ -320,7 +320,7 @@ async def send(
 	strip_credentials: Collection[str] | None = None,
 	deadline: float | None = None,
 	max_bytes: int = MAX_RESPONSE_BYTES,
-	throttled: Throttled | None = None,
+	throttled: _Throttled | None = None,
 ) -> tuple[httpx.Response, bytes]:
 	"""Send a request with retries, following redirects by hand, within one total deadline.
 
@@ -398,7 +398,7 @@ async def _hops(
 	accept_statuses: Collection[int],
 	strip_credentials: Collection[str] | None,
 	max_bytes: int,
-	throttled: Throttled | None,
+	throttled: _Throttled | None,
 ) -> tuple[httpx.Response, bytes]:
 	for hop in range(MAX_REDIRECTS + 1):
 		outgoing = await guard(request) if hop or guard_first else request
