@@ -1195,7 +1195,8 @@ token, which public apps must use from January 1, 2027. Use
 The token travels in the `X-Shopify-Access-Token` header, not `Authorization`.
 
 Requests target Admin API version 2026-10. Mutations report problems in `userErrors` with
-HTTP 200; queries are rate-limited by calculated cost (`extensions.cost`).
+HTTP 200; queries are rate-limited by calculated cost (`extensions.cost`), and a request turned
+away (`THROTTLED`) is sent again once the bucket holds its cost.
 """,
 )
 
