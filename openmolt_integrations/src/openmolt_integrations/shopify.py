@@ -1064,6 +1064,47 @@ TOOLS = [
 	),
 ]
 
+_ACCESS_SCOPES = [
+	"read_products",
+	"write_products",
+	"read_orders",
+	"write_orders",
+	"read_customers",
+	"write_customers",
+	"write_draft_orders",
+	"read_inventory",
+	"write_inventory",
+	# Location's fields (name, address...) need read_locations: listLocations, and the location
+	# names getInventoryItem and adjustInventory select.
+	"read_locations",
+	"read_merchant_managed_fulfillment_orders",
+	"write_merchant_managed_fulfillment_orders",
+]
+# The access scopes each tool scope's documents select, nested fields included (Admin API
+# 2026-10's per-field access scopes; a write scope grants its read scope): getOrder reads the
+# customer, the variants, the fulfillment orders and their locations. The consent asks only
+# for those of the agent's tool scopes; the raw graphql tool may select anything.
+_SCOPE_MAP = {
+	"read_shop": [],
+	"read_products": ["read_products"],
+	"write_products": ["write_products"],
+	"read_orders": [
+		"read_orders",
+		"read_customers",
+		"read_products",
+		"read_merchant_managed_fulfillment_orders",
+		"read_locations",
+	],
+	"write_orders": ["write_orders", "read_customers"],
+	"read_customers": ["read_customers", "read_orders"],
+	"write_customers": ["write_customers"],
+	"read_inventory": ["read_inventory", "read_locations", "read_products"],
+	"write_inventory": ["write_inventory", "read_locations"],
+	"write_fulfillments": ["write_merchant_managed_fulfillment_orders"],
+	"write_draft_orders": ["write_draft_orders", "read_customers", "read_orders"],
+	"graphql": _ACCESS_SCOPES,
+}
+
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
@@ -1129,22 +1170,15 @@ INTEGRATION = Integration(
 			client_id="{{ config.clientId }}",
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
-			scopes=[
-				"read_products",
-				"write_products",
-				"read_orders",
-				"write_orders",
-				"read_customers",
-				"write_customers",
-				"write_draft_orders",
-				"read_inventory",
-				"write_inventory",
-				# Location's fields (name, address...) need read_locations: listLocations, and
-				# the location names getInventoryItem and adjustInventory select.
-				"read_locations",
-				"read_merchant_managed_fulfillment_orders",
-				"write_merchant_managed_fulfillment_orders",
-			],
+			scopes=_ACCESS_SCOPES,
+			scope_map=_SCOPE_MAP,
+			# A write scope grants its read scope, and the token reply then lists only the
+			# write one (the compressed form @shopify/shopify-api's AuthScopes compares).
+			implied_scopes={
+				s: ["read_" + s.removeprefix("write_")]
+				for s in _ACCESS_SCOPES
+				if s.startswith("write_")
+			},
 			# Shopify's own library joins scopes with commas; ``expiring=1`` belongs to the code
 			# exchange (POST .../admin/oauth/access_token), not to this URL. The authorize URL
 			# Shopify documents carries client_id, scope, redirect_uri, state (and
@@ -1187,7 +1221,9 @@ om = OpenMolt(integrations={"shopify": {"shop": "my-store", "accessToken": "shpa
 
 **Public app (OAuth).** Send the merchant to
 `https://{shop}.myshopify.com/admin/oauth/authorize?client_id=…&scope=read_products,write_products…&redirect_uri=…&state=…`
-(scopes joined with commas) and exchange the code with a POST to
+(scopes joined with commas; `openmolt auth shopify --scopes read_orders` asks only for the access
+scopes those tools read, here `read_orders`, `read_customers`, `read_products`,
+`read_merchant_managed_fulfillment_orders` and `read_locations`) and exchange the code with a POST to
 `https://{shop}.myshopify.com/admin/oauth/access_token` carrying `client_id`, `client_secret`,
 `code` and `expiring=1`: Shopify then returns an expiring offline token (one hour) and a refresh
 token, which public apps must use from January 1, 2027. Use
