@@ -1437,6 +1437,39 @@ async def test_a_grant_reported_otherwise_keeps_the_scopes_asked(
 	await om.aclose()
 
 
+async def test_a_scope_the_reply_leaves_out_as_implied_stays_granted(
+	store: EncryptedFileStore, api: Api, server: FakeAuthServer
+) -> None:
+	"""A service that lists only the write scope when read and write were both asked (Shopify's
+	write_orders includes read_orders): the read scope the credential declares implied is
+	granted, so the read tools do not park for it after every consent."""
+	from openmolt_core.integrations import HttpTool
+
+	original = server._tokens
+
+	def compressed(scope: str) -> dict[str, Any]:
+		return {**original(scope), "scope": "mail.write offline"}
+
+	server._tokens = compressed  # type: ignore[method-assign]
+	om = make_om(store, api, server)
+	om.register_integration(
+		"mail",
+		mail_integration(
+			server.url,
+			scopes=["mail.read", "mail.write", "offline"],
+			scope_map={"read": ["mail.read"], "write": ["mail.write"]},
+			implied_scopes={"mail.write": ["mail.read"]},
+			tools=[HttpTool(handle="me", description="who am I", endpoint="/me", scopes=["read"])],
+		),
+	)
+	asked = ["offline", "mail.read", "mail.write"]
+	url = om.accounts.consent(om.plugins.integration("mail"), "mail", "ivy", asked)
+	await om.accounts.complete(await consent(url))
+	stored = store.load("mail", user="ivy")
+	assert stored is not None and stored["grantedScopes"] == asked
+	await om.aclose()
+
+
 async def test_a_state_names_its_agent_and_an_instance_sharing_the_key_refuses_it(
 	store: EncryptedFileStore, api: Api, server: FakeAuthServer, tmp_path: Path
 ) -> None:

@@ -184,13 +184,13 @@ def test_gmail_asks_only_for_what_the_tool_scopes_need() -> None:
 
 
 def test_slack_and_github_scopes_follow_the_tool_scopes() -> None:
-	"""Slack's read scope asks for no write scope; GitHub always asks for read:user."""
+	"""Slack's read scope asks for no write scope; GitHub's read asks for repo, write adds workflow."""
 	spec, credential = credential_of(slack)
 	read = requested_scopes(spec, credential, ["read"])
 	assert "channels:history" in read and "chat:write" not in read and "files:write" not in read
 	spec, credential = credential_of(github)
-	assert requested_scopes(spec, credential, ["read"]) == ["read:user", "repo"]
-	assert requested_scopes(spec, credential, ["write"]) == ["read:user", "repo", "workflow"]
+	assert requested_scopes(spec, credential, ["read"]) == ["repo"]
+	assert requested_scopes(spec, credential, ["write"]) == ["repo", "workflow"]
 
 
 def test_airtable_asks_only_for_the_scopes_the_agent_uses() -> None:

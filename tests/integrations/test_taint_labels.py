@@ -1,8 +1,10 @@
 """The taint labels of every built-in integration (keyed by module): families, not examples.
 
 A tool that sends, posts, publishes, shares, replies, forwards or creates something others read
-is ``outbound``; a tool that reads messages, comments, threads, issues, posts, reviews, events or
-schedules (an invitation's subject) returns what someone else wrote and is ``untrusted``. Exceptions say why.
+is ``outbound``; a tool that reads messages, comments, threads, issues, posts, reviews, events,
+schedules (an invitation's subject), commits, workflow runs (a run carries its head commit's
+message and the pull request's title: GitHub's workflow-run schema) or releases returns what
+someone else wrote and is ``untrusted``. Exceptions say why.
 """
 
 import fnmatch
@@ -22,7 +24,7 @@ SENDS = re.compile(
 )
 READS = re.compile(
 	r"^(get|list|search)\w*(Message|Comment|Thread|Conversation|Issue|Pull|Post|Mention|Timeline|"
-	r"Update|Review|Hashtag|Event|CalendarView|Schedule)"
+	r"Update|Review|Hashtag|Event|CalendarView|Schedule|Commit|WorkflowRun|Release)"
 )
 NOT_OUTBOUND = {
 	"airtable.createComment": "a comment stays inside the base",

@@ -468,6 +468,7 @@ def _granted(
 	the list without refusing it. A reply with no list, or an empty one (a GitHub App's), grants
 	what was asked; a name matches whatever its case, or as the end of a URL the service lists
 	(Microsoft's ``https://graph.microsoft.com/mail.read``), in a list split on spaces or commas.
+	A listed scope also grants the ones the credential's ``implied_scopes`` says it includes.
 
 	Args:
 		asked: The scopes the consent asked for.
@@ -477,6 +478,8 @@ def _granted(
 	listed = [s for s in re.split(r"[\s,]+", reported or "") if s]
 	if not listed:
 		return asked
+	# A scope the reply lists grants those it includes (Shopify's write_X includes read_X).
+	listed += [i for s in listed for i in credential.implied_scopes.get(s, ())]
 	names = {s.lower() for s in listed} | {s.lower().rstrip("/").rsplit("/", 1)[-1] for s in listed}
 	mapped = {s for values in credential.scope_map.values() for s in values}
 	return tuple(

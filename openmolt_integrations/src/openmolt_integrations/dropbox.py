@@ -545,8 +545,9 @@ DOCS = """\
 1. Open the [Dropbox App Console](https://www.dropbox.com/developers/apps) and create an app
    (Scoped access; "App folder" or "Full Dropbox").
 2. On the **Permissions** tab tick the scopes the agent needs: `account_info.read`,
-   `files.metadata.read`, `files.metadata.write`, `files.content.read`, `files.content.write`,
-   `sharing.read`, `sharing.write`, then **Submit**.
+   `files.metadata.read`, `files.content.read`, `files.content.write`, `sharing.read`,
+   `sharing.write`, then **Submit** (`openmolt auth dropbox --scopes read` asks only for the
+   read scopes and `account_info.read`).
 3. For a quick test, **Generate** an access token on the **Settings** tab and pass it as
    `config.accessToken` with `credential={"type": "bearer", ...}` (it expires after 4 hours).
 4. For a long-lived setup use OAuth2 with a refresh token: send the user to
@@ -624,12 +625,21 @@ INTEGRATION = Integration(
 			scopes=[
 				"account_info.read",
 				"files.metadata.read",
-				"files.metadata.write",
 				"files.content.read",
 				"files.content.write",
 				"sharing.read",
 				"sharing.write",
 			],
+			# Each tool scope asks for the scope attribute of its tools' routes (stone's route
+			# attrs); account_info.read, which Dropbox requires of every user-linked app, is in
+			# no entry, so it is asked always.
+			scope_map={
+				"read": ["files.metadata.read", "files.content.read"],
+				"write": ["files.content.write"],
+				"delete": ["files.content.write"],
+				"share": ["files.content.read", "sharing.read", "sharing.write"],
+				"account": [],
+			},
 			auth_params={"token_access_type": "offline"},
 			# Dropbox: PKCE (S256) supported, and with it the app secret is optional.
 			pkce="supported",

@@ -828,7 +828,6 @@ INTEGRATION = Integration(
 		"getRepo": [],
 		"mergePull": [],
 		"dispatchWorkflow": [],
-		"listWorkflowRuns": [],
 		"listMyRepos": ["private"],
 		"getContent": ["private", "untrusted"],
 		"listIssues": ["untrusted"],
@@ -853,7 +852,10 @@ INTEGRATION = Integration(
 		"removeLabel": ["outbound"],
 		"requestReviewers": ["outbound"],
 		"listPullFiles": ["private", "untrusted"],
-		"getWorkflowRun": [],
+		# A run carries its head commit (message, author's name and email) and its display
+		# title (a pull request's title or a commit message), as listCommits does.
+		"listWorkflowRuns": ["private", "untrusted"],
+		"getWorkflowRun": ["private", "untrusted"],
 		"listBranches": [],
 		# Release notes are written by the repository's maintainers and contributors.
 		"listReleases": ["untrusted"],
@@ -879,7 +881,7 @@ INTEGRATION = Integration(
 			client_id="{{ config.clientId }}",
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
-			scopes=["repo", "workflow", "read:user"],
+			scopes=["repo", "workflow"],
 			# GitHub OAuth apps: space-separated scopes, PKCE (S256) accepted, the client secret
 			# at the token URL; private repositories need ``repo`` even to read.
 			pkce="supported",

@@ -6,7 +6,9 @@ credential config. Shopify answers HTTP 200 even when something went wrong: a mu
 problems in its payload's ``userErrors`` (nothing was changed when it is non-empty), and a query
 error arrives in a top-level ``errors`` list (with no ``data``, the API setup's
 the ``graphql_errors`` response check makes it a tool error). Every mutation here selects ``userErrors`` and every
-tool's description tells the model to check them. Lists are Relay connections: pass ``after`` =
+tool's description tells the model to check them. A request turned away by the rate limit
+(``THROTTLED``, in a 200, nothing run) is sent again after the wait its cost needs
+(`openmolt_integrations._shopify.throttled`). Lists are Relay connections: pass ``after`` =
 ``pageInfo.endCursor`` while ``pageInfo.hasNextPage``.
 """
 
@@ -24,6 +26,7 @@ from openmolt_core.integrations import (
 )
 from openmolt_core.integrations.extensions import graphql_errors
 from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
+from openmolt_integrations._shopify import throttled
 
 __all__ = ["INTEGRATION", "SHOPIFY_API_VERSION", "TAGGABLE", "TOOLS", "register_integrations"]
 
@@ -512,19 +515,28 @@ TOOLS = [
 			"the order's payment: one REFUND transaction per payment, its parentId the SALE or "
 			"CAPTURE transaction's id and its gateway from getOrder, the amounts together at most "
 			"its totalReceivedSet less totalRefundedSet. Without transactions nothing is paid "
-			"back. Cannot be undone." + _USER_ERRORS_NOTE
+			"back. Give a fresh idempotencyKey (a new UUID) per refund; reuse it only to retry "
+			"the same refund. Cannot be undone." + _USER_ERRORS_NOTE
 		),
 		["write_orders"],
-		"""mutation CreateRefund($input: RefundInput!) { refundCreate(input: $input) { refund {
+		# refundCreate requires @idempotent since 2026-04 (its Admin API reference).
+		"""mutation CreateRefund($input: RefundInput!, $idempotencyKey: String!) {
+		refundCreate(input: $input) @idempotent(key: $idempotencyKey) { refund {
 		id createdAt note totalRefundedSet { """
 		+ _MONEY
 		+ """ } } order { id displayFinancialStatus } userErrors { field message } } }""",
 		{
+			**passthrough("idempotencyKey"),
 			"input": passthrough(
 				"orderId", "refundLineItems", "shipping", "transactions", "note", "notify"
-			)
+			),
 		},
 		{
+			"idempotencyKey": string(
+				"A new unique key (a UUID) identifying this refund; the same key is never "
+				"refunded twice.",
+				minLength=1,
+			),
 			"orderId": _gid("Order"),
 			"refundLineItems": array(
 				obj(
@@ -566,7 +578,7 @@ TOOLS = [
 			"note": string("A note on the refund."),
 			"notify": boolean("Email the customer a refund notice.", default=False),
 		},
-		["orderId"],
+		["idempotencyKey", "orderId"],
 		_mutation_output("refundCreate"),
 	),
 	_graphql(
@@ -1052,6 +1064,47 @@ TOOLS = [
 	),
 ]
 
+_ACCESS_SCOPES = [
+	"read_products",
+	"write_products",
+	"read_orders",
+	"write_orders",
+	"read_customers",
+	"write_customers",
+	"write_draft_orders",
+	"read_inventory",
+	"write_inventory",
+	# Location's fields (name, address...) need read_locations: listLocations, and the location
+	# names getInventoryItem and adjustInventory select.
+	"read_locations",
+	"read_merchant_managed_fulfillment_orders",
+	"write_merchant_managed_fulfillment_orders",
+]
+# The access scopes each tool scope's documents select, nested fields included (Admin API
+# 2026-10's per-field access scopes; a write scope grants its read scope): getOrder reads the
+# customer, the variants, the fulfillment orders and their locations. The consent asks only
+# for those of the agent's tool scopes; the raw graphql tool may select anything.
+_SCOPE_MAP = {
+	"read_shop": [],
+	"read_products": ["read_products"],
+	"write_products": ["write_products"],
+	"read_orders": [
+		"read_orders",
+		"read_customers",
+		"read_products",
+		"read_merchant_managed_fulfillment_orders",
+		"read_locations",
+	],
+	"write_orders": ["write_orders", "read_customers"],
+	"read_customers": ["read_customers", "read_orders"],
+	"write_customers": ["write_customers"],
+	"read_inventory": ["read_inventory", "read_locations", "read_products"],
+	"write_inventory": ["write_inventory", "read_locations"],
+	"write_fulfillments": ["write_merchant_managed_fulfillment_orders"],
+	"write_draft_orders": ["write_draft_orders", "read_customers", "read_orders"],
+	"graphql": _ACCESS_SCOPES,
+}
+
 INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
@@ -1093,6 +1146,8 @@ INTEGRATION = Integration(
 		"markOrderAsPaid": ["outbound"],
 	},
 	response_checks=[graphql_errors],
+	# THROTTLED comes in a 200 that ran nothing: retried after the bucket refills, like a 429.
+	throttle_checks=[throttled],
 	id="shopify",
 	name="Shopify",
 	description="Manage a Shopify store through the Admin GraphQL API: products, orders, draft "
@@ -1115,22 +1170,15 @@ INTEGRATION = Integration(
 			client_id="{{ config.clientId }}",
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
-			scopes=[
-				"read_products",
-				"write_products",
-				"read_orders",
-				"write_orders",
-				"read_customers",
-				"write_customers",
-				"write_draft_orders",
-				"read_inventory",
-				"write_inventory",
-				# Location's fields (name, address...) need read_locations: listLocations, and
-				# the location names getInventoryItem and adjustInventory select.
-				"read_locations",
-				"read_merchant_managed_fulfillment_orders",
-				"write_merchant_managed_fulfillment_orders",
-			],
+			scopes=_ACCESS_SCOPES,
+			scope_map=_SCOPE_MAP,
+			# A write scope grants its read scope, and the token reply then lists only the
+			# write one (the compressed form @shopify/shopify-api's AuthScopes compares).
+			implied_scopes={
+				s: ["read_" + s.removeprefix("write_")]
+				for s in _ACCESS_SCOPES
+				if s.startswith("write_")
+			},
 			# Shopify's own library joins scopes with commas; ``expiring=1`` belongs to the code
 			# exchange (POST .../admin/oauth/access_token), not to this URL. The authorize URL
 			# Shopify documents carries client_id, scope, redirect_uri, state (and
@@ -1173,7 +1221,9 @@ om = OpenMolt(integrations={"shopify": {"shop": "my-store", "accessToken": "shpa
 
 **Public app (OAuth).** Send the merchant to
 `https://{shop}.myshopify.com/admin/oauth/authorize?client_id=…&scope=read_products,write_products…&redirect_uri=…&state=…`
-(scopes joined with commas) and exchange the code with a POST to
+(scopes joined with commas; `openmolt auth shopify --scopes read_orders` asks only for the access
+scopes those tools read, here `read_orders`, `read_customers`, `read_products`,
+`read_merchant_managed_fulfillment_orders` and `read_locations`) and exchange the code with a POST to
 `https://{shop}.myshopify.com/admin/oauth/access_token` carrying `client_id`, `client_secret`,
 `code` and `expiring=1`: Shopify then returns an expiring offline token (one hour) and a refresh
 token, which public apps must use from January 1, 2027. Use
@@ -1181,7 +1231,8 @@ token, which public apps must use from January 1, 2027. Use
 The token travels in the `X-Shopify-Access-Token` header, not `Authorization`.
 
 Requests target Admin API version 2026-10. Mutations report problems in `userErrors` with
-HTTP 200; queries are rate-limited by calculated cost (`extensions.cost`).
+HTTP 200; queries are rate-limited by calculated cost (`extensions.cost`), and a request turned
+away (`THROTTLED`) is sent again once the bucket holds its cost.
 """,
 )
 

@@ -59,7 +59,6 @@ _SCOPES = [
 	"users:read",
 	"users:read.email",
 	"reactions:write",
-	"files:read",
 	"files:write",
 	"channels:manage",
 	"groups:write",
@@ -75,7 +74,7 @@ Slack tools act as a Slack app. Create one at <https://api.slack.com/apps> ("Cre
 scratch"), open **OAuth & Permissions** and add these **Bot Token Scopes**: `chat:write`,
 `chat:write.public`, `channels:read`, `channels:history`, `groups:read`, `groups:history`,
 `im:read`, `im:write`, `im:history`, `mpim:read`, `mpim:history`, `users:read`,
-`users:read.email`, `reactions:write`, `files:read`, `files:write`, `channels:manage`,
+`users:read.email`, `reactions:write`, `files:write`, `channels:manage`,
 `groups:write`, `channels:join` (the last three for creating, renaming, archiving and joining
 channels, inviting and removing members, and setting topics and purposes). A bot reads a public
 channel's history only once it is a member: `joinChannel` joins it. Click **Install to Workspace**
@@ -562,7 +561,7 @@ INTEGRATION = Integration(
 					"users:read.email",
 				],
 				"write": ["chat:write", "chat:write.public", "im:write", "reactions:write"],
-				"files": ["files:read", "files:write"],
+				"files": ["files:write"],
 				"manage": ["channels:manage", "groups:write", "channels:join"],
 			},
 		),

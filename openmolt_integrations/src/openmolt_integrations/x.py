@@ -85,6 +85,19 @@ _SCOPES = [
 	"tweet.moderate.write",
 	"offline.access",
 ]
+_READ = ["tweet.read", "users.read"]
+# Each tool scope's OAuth 2.0 scopes: those X's OpenAPI (2.167) requires of its tools'
+# operations, so a read-only agent is not asked to let OpenMolt post, send DMs or bookmark.
+# offline.access (the refresh token) is in no entry: it is asked always.
+_SCOPE_MAP = {
+	"read": [*_READ, "follows.read", "like.read"],
+	"write": [*_READ, "tweet.write"],
+	"engage": [*_READ, "tweet.write", "like.write", "follows.write"],
+	"bookmarks": [*_READ, "bookmark.read", "bookmark.write"],
+	"moderate": [*_READ, "tweet.moderate.write"],
+	"dm": [*_READ, "dm.read", "dm.write"],
+	"media": ["media.write"],
+}
 _DM_FIELDS = array(
 	string(enum=DM_EVENT_FIELD_VALUES),
 	"Extra DM event fields, e.g. created_at, dm_conversation_id; the sender comes with the "
@@ -157,7 +170,8 @@ Access tokens last two hours and refresh tokens are single-use: store the new co
 public posts and users but cannot post, like, follow, upload, read likes or bookmarks, or touch
 direct messages. Direct messages need `dm.read` and `dm.write`, following `follows.write`,
 followers and followings `follows.read`, bookmarks `bookmark.read` and `bookmark.write`, hiding
-replies `tweet.moderate.write` (each with `tweet.read` and `users.read`). Rate limits are per
+replies `tweet.moderate.write` (each with `tweet.read` and `users.read`); `openmolt auth x
+--scopes read` asks only for what the agent's tool scopes need. Rate limits are per
 endpoint per 15 minutes; 429 answers carry `x-rate-limit-reset`, which OpenMolt honours.
 """.replace("{scopes}", "%20".join(_SCOPES))
 
@@ -598,6 +612,7 @@ INTEGRATION = Integration(
 			client_secret="{{ config.clientSecret }}",
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_SCOPES,
+			scope_map=_SCOPE_MAP,
 			token_auth="basic",
 			# X OAuth 2.0: PKCE required; a public client sends no secret.
 			pkce="required",

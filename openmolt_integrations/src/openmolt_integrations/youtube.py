@@ -28,6 +28,19 @@ _SCOPES = {
 	"https://www.googleapis.com/auth/youtube.force-ssl": "Manage the YouTube account: videos, playlists, comments, ratings.",
 	"https://www.googleapis.com/auth/youtube.upload": "Upload videos.",
 }
+_FORCE_SSL = "https://www.googleapis.com/auth/youtube.force-ssl"
+_SCOPE_MAP = {
+	# commentThreads.list accepts only youtube.force-ssl (discovery youtube.v3), so reading
+	# comments needs it; youtube.readonly would leave listCommentThreads refused.
+	"read": [_FORCE_SSL],
+	# videos.insert and thumbnails.set accept youtube.upload, the narrowest.
+	"upload": ["https://www.googleapis.com/auth/youtube.upload"],
+	"write": [_FORCE_SSL],
+	"comment": [_FORCE_SSL],
+	"delete": [_FORCE_SSL],
+}
+"""The YouTube OAuth scopes each tool scope needs (``openmolt auth youtube --scopes upload`` asks
+only for youtube.upload); each authorizes every method its tools call."""
 
 _V3 = "/youtube/v3"
 _VIDEO_ID = {"type": "string", "description": "The video id (the v= part of a watch URL)."}
@@ -717,7 +730,7 @@ INTEGRATION = Integration(
 	api_version="v3",
 	api_setup=ApiSetup(base_url="https://youtube.googleapis.com"),
 	credential_setup=[
-		google_oauth2(*_SCOPES),
+		google_oauth2(*_SCOPES, scope_map=_SCOPE_MAP),
 		CustomCredential(type="custom", query_params={"key": "{{ config.apiKey }}"}),
 	],
 	scopes={

@@ -212,6 +212,7 @@ def mail_integration(
 	scope_map: dict[str, list[str]] | None = None,
 	tools: list[Any] | None = None,
 	refresh: bool = True,
+	implied_scopes: dict[str, list[str]] | None = None,
 ) -> Any:
 	"""The OAuth2 "mail" integration the accounts tests connect on this server (PKCE required).
 
@@ -221,6 +222,7 @@ def mail_integration(
 		scope_map: Tool scopes to OAuth scopes, as Gmail's integration declares them.
 		tools: Its tools (default: ``me``, a GET of ``/me``).
 		refresh: Whether the credential reads a refresh token from the config.
+		implied_scopes: Scopes a granted one includes, as Shopify's write scopes do.
 	"""
 	from openmolt_core.integrations import ApiSetup, HttpTool, Integration, OAuth2Credential
 
@@ -238,6 +240,8 @@ def mail_integration(
 		credential["scopes"] = scopes if scopes is not None else ["mail.read"]
 	if scope_map is not None:
 		credential["scope_map"] = scope_map
+	if implied_scopes is not None:
+		credential["implied_scopes"] = implied_scopes
 	extra: dict[str, Any] = {}
 	if scope_map is not None:
 		extra["scopes"] = {name: f"{name.capitalize()} mail." for name in scope_map}

@@ -282,6 +282,38 @@ async def test_graphql_errors_without_data_raise() -> None:
 	)  # without the check the reply is returned
 
 
+async def test_a_throttle_check_retries_a_200_that_applied_nothing() -> None:
+	"""throttle_checks: a 2xx the check finds turned away is sent again, even a POST without an
+	idempotency key, after the wait the check gives (its backoff when 0); other 2xx are kept."""
+	seen: list[httpx.Request] = []
+	waits: list[float] = []
+	replies = [{"busy": 1.5}, {"busy": 0}, {"done": True}]
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return httpx.Response(200, json=replies[len(seen) - 1])
+
+	async def sleep(seconds: float) -> None:
+		waits.append(seconds)
+
+	def busy(value: Any) -> float | None:
+		return value.get("busy") if isinstance(value, dict) else None
+
+	tool = post_tool(body={"a": 1})
+	spec = integration(tool, code={"throttle_checks": [busy]})
+	http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	ctx = ToolContext(
+		agent="a",
+		integration="svc",
+		config={},
+		http=lambda: http,
+		extras={"retry_policy": RetryPolicy(sleep=sleep, backoff=0.25)},
+	)
+	assert await execute_http_tool(tool, spec, {}, ctx) == {"done": True}
+	assert len(seen) == 3 and waits == [1.5, 0.5]  # the second wait: backoff 0.25 doubled
+	assert "idempotency-key" not in seen[0].headers
+
+
 async def test_slack_ok_false_raises_with_the_error() -> None:
 	"""Slack's check: {"ok": false, "error": ...} is a ToolError; ok true is returned."""
 	from openmolt_integrations.slack import ok_false

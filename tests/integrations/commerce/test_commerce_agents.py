@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from openmolt import OpenMolt
+from openmolt_core.errors import ToolError
 from openmolt_core.integrations.http import RetryPolicy, execute_http_tool
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext
@@ -341,7 +342,7 @@ async def test_shopify_agent_reads_a_customer_and_closes_a_draft_order() -> None
 async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> None:
 	"""getOrder gives the transactions a refund goes back through (id, gateway); createRefund
 	sends refundCreate's RefundInput (Admin API 2026-10) with the line items, the shipping and
-	the refund transaction, nothing the model left out."""
+	the refund transaction, nothing the model left out, and the @idempotent key it requires."""
 	from graphql import parse as parse_graphql
 
 	refund = {
@@ -366,7 +367,7 @@ async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> No
 		{"shop": "acme", "accessToken": "shpat_secret"},
 		[
 			call_tool("shopify.getOrder", id="gid://shopify/Order/7"),
-			call_tool("shopify.createRefund", **refund),
+			call_tool("shopify.createRefund", idempotencyKey="refund-7-1", **refund),
 		],
 		[{"data": {}}] * 2,
 	)
@@ -378,7 +379,8 @@ async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> No
 	body = _json(created)
 	(mutation,) = parse_graphql(body["query"]).definitions[0].selection_set.selections
 	assert mutation.name.value == "refundCreate"
-	assert body["variables"] == {"input": refund}
+	assert [d.name.value for d in mutation.directives] == ["idempotent"]
+	assert body["variables"] == {"idempotencyKey": "refund-7-1", "input": refund}
 
 
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
@@ -880,3 +882,87 @@ async def test_github_create_branch_refuses_a_short_ref() -> None:
 	turn = json.dumps(model.last_turn())
 	assert "ref: String should match pattern" in turn and "refs/heads/" in turn
 	await http.aclose()
+
+
+def _throttled(requested: float, available: float, restore: float) -> httpx.Response:
+	"""Shopify's throttled reply: HTTP 200, THROTTLED in errors, the bucket in extensions.cost.
+
+	https://shopify.dev/docs/api/usage/limits and the Admin API's status and error codes
+	("THROTTLED: The client has exceeded the rate limit. Similar to 429 Too Many Requests").
+	"""
+	return httpx.Response(
+		200,
+		json={
+			"errors": [
+				{
+					"message": "Throttled",
+					"extensions": {
+						"code": "THROTTLED",
+						"documentation": "https://shopify.dev/api/usage/limits",
+					},
+				}
+			],
+			"extensions": {
+				"cost": {
+					"requestedQueryCost": requested,
+					"actualQueryCost": None,
+					"throttleStatus": {
+						"maximumAvailable": 2000.0,
+						"currentlyAvailable": available,
+						"restoreRate": restore,
+					},
+				}
+			},
+		},
+	)
+
+
+def _shopify_context(handler: Callable[[httpx.Request], httpx.Response], waits: list[float]):
+	async def sleep(seconds: float) -> None:
+		waits.append(seconds)
+
+	client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+	return ToolContext(
+		agent="a",
+		integration="shopify",
+		config={"shop": "acme", "accessToken": "shpat_x"},
+		http=lambda: client,
+		extras={"retry_policy": RetryPolicy(sleep=sleep)},
+	)
+
+
+@pytest.mark.parametrize("handle", ["getShop", "markOrderAsPaid"])
+async def test_shopify_throttled_reply_is_retried_after_the_bucket_refills(handle: str) -> None:
+	"""A THROTTLED 200 ran nothing (actualQueryCost null): the query or mutation is sent again
+	after the wait its cost needs at the restore rate, like a 429."""
+	seen: list[httpx.Request] = []
+	waits: list[float] = []
+	replies = [_throttled(752, 666, 50.0), httpx.Response(200, json={"data": {"ok": True}})]
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return replies[len(seen) - 1]
+
+	tool = next(t for t in shopify.TOOLS if t.handle == handle)
+	args = {"id": "gid://shopify/Order/1"} if handle == "markOrderAsPaid" else {}
+	out = await execute_http_tool(tool, shopify.INTEGRATION, args, _shopify_context(handler, waits))
+	assert out == {"data": {"ok": True}}
+	assert len(seen) == 2 and seen[0].content == seen[1].content
+	assert waits == [pytest.approx((752 - 666) / 50.0)]
+
+
+async def test_shopify_throttling_that_lasts_is_a_retryable_tool_error() -> None:
+	"""When every attempt is throttled, the error says so and is retryable, as a 429's is."""
+	seen: list[httpx.Request] = []
+	waits: list[float] = []
+
+	def handler(request: httpx.Request) -> httpx.Response:
+		seen.append(request)
+		return _throttled(100, 0, 100.0)
+
+	tool = next(t for t in shopify.TOOLS if t.handle == "getShop")
+	with pytest.raises(ToolError) as caught:
+		await execute_http_tool(tool, shopify.INTEGRATION, {}, _shopify_context(handler, waits))
+	assert len(seen) == RetryPolicy().attempts
+	assert caught.value.retryable
+	assert "Throttled" in caught.value.message

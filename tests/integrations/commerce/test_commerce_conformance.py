@@ -885,6 +885,54 @@ def test_shopify_oauth_scopes_cover_every_field_selected(
 	assert shopify_scope_gaps(tool, shopify_schema, shopify_introspection, oauth.scopes) == []
 
 
+@pytest.mark.parametrize("tool", DOCUMENT_TOOLS, ids=lambda t: t.handle)
+def test_shopify_asks_an_agent_for_the_scopes_its_tool_scopes_select(
+	tool, shopify_schema, shopify_introspection
+) -> None:
+	"""An agent given only a tool's tool scopes is asked (scope_map) for the access scope of every
+	field the tool selects: getOrder's read_orders also asks for read_customers, read_products,
+	the fulfillment orders' and the locations' scopes."""
+	from openmolt_core.integrations.oauth import requested_scopes
+
+	(oauth,) = [c for c in shopify.INTEGRATION.credential_setup if c.type == "oauth2"]
+	asked = requested_scopes(shopify.INTEGRATION, oauth, tool.scopes)
+	assert shopify_scope_gaps(tool, shopify_schema, shopify_introspection, asked) == []
+
+
+def test_shopify_tool_scopes_ask_for_nothing_their_tools_do_not_select(
+	shopify_schema, shopify_introspection
+) -> None:
+	"""Each access scope a tool scope maps to is one some tool of that scope needs (without it a
+	field goes unread), so a read-only agent is not asked for write_orders; the raw graphql
+	tool, whose document the model writes, asks for all of them."""
+	(oauth,) = [c for c in shopify.INTEGRATION.credential_setup if c.type == "oauth2"]
+	assert set(oauth.scope_map) == set(shopify.INTEGRATION.scopes)
+	assert set(oauth.scope_map["graphql"]) == set(oauth.scopes)
+	for scope, mapped in oauth.scope_map.items():
+		if scope == "graphql":
+			continue
+		tools = [t for t in DOCUMENT_TOOLS if scope in t.scopes]
+		assert tools, scope
+		for one in mapped:
+			fewer = [s for s in mapped if s != one]
+			assert any(
+				shopify_scope_gaps(t, shopify_schema, shopify_introspection, fewer) for t in tools
+			), f"{scope}: asks for {one}, which none of its tools needs"
+
+
+def test_shopify_declares_that_a_write_scope_includes_its_read_scope() -> None:
+	"""Each write scope asked for implies its read scope (Shopify's access scopes reference: a
+	scope that writes a resource also grants read access), so a token reply that lists only
+	write_orders still grants the read_orders a read tool's scope maps to."""
+	(oauth,) = [c for c in shopify.INTEGRATION.credential_setup if c.type == "oauth2"]
+	writes = [s for s in oauth.scopes if s.startswith("write_")]
+	assert writes
+	assert oauth.implied_scopes == {s: [s.replace("write_", "read_", 1)] for s in writes}
+	assert set(_granted(writes)) == set(writes) | {
+		i for s in writes for i in oauth.implied_scopes[s]
+	}
+
+
 def test_a_missing_nested_field_scope_fails_the_check(
 	shopify_schema, shopify_introspection
 ) -> None:

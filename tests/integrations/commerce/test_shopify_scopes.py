@@ -107,3 +107,47 @@ def test_authorize_url_joins_scopes_with_commas_and_leaves_expiring_to_the_excha
 	assert query["scope"] == ",".join(oauth.scopes)
 	assert "expiring" not in query
 	assert "expiring=1" in shopify.INTEGRATION.docs
+
+
+_IDEMPOTENCY_REQUIRED = re.compile(r"As of (\d{4}-\d{2}), the idempotency key is required")
+
+
+def _mutation_fields(introspection) -> dict[str, str]:
+	schema = introspection.get("data", introspection)["__schema"]
+	(mutation,) = [t for t in schema["types"] if t["name"] == "Mutation"]
+	return {f["name"]: f.get("description") or "" for f in mutation["fields"]}
+
+
+# Every tool but the one whose document the model writes (the raw GraphQL tool).
+_DOCUMENTED = [t for t in shopify.TOOLS if "{{" not in t.body["query"]]
+
+
+@pytest.mark.parametrize("tool", _DOCUMENTED, ids=lambda t: t.handle)
+def test_a_mutation_that_requires_an_idempotency_key_is_sent_with_one(
+	tool, shopify_introspection
+) -> None:
+	"""A root mutation whose reference says "As of 2026-04, the idempotency key is required"
+	(refundCreate, inventoryAdjustQuantities) carries @idempotent(key:) from a required input in
+	2026-10; without it Shopify refuses the mutation."""
+	fields = _mutation_fields(shopify_introspection)
+	document = parse(tool.body["query"])
+	for definition in document.definitions:
+		if (
+			getattr(definition, "operation", None) is None
+			or definition.operation.value != "mutation"
+		):
+			continue
+		for selection in definition.selection_set.selections:
+			found = _IDEMPOTENCY_REQUIRED.search(fields.get(selection.name.value, ""))
+			if not found or found.group(1) > shopify.SHOPIFY_API_VERSION:
+				continue
+			directives = {d.name.value: d for d in selection.directives or ()}
+			assert "idempotent" in directives, (
+				f"{tool.handle}: {selection.name.value} needs @idempotent(key:) since "
+				f"{found.group(1)}"
+			)
+			(key,) = directives["idempotent"].arguments
+			variable = key.value.name.value
+			source = tool.body["variables"][variable]
+			(name,) = re.findall(r"input\.(\w+)", source)
+			assert name in tool.input_schema.get("required", []), f"{tool.handle}: {name}"

@@ -293,6 +293,47 @@ def test_the_oauth_scopes_a_tool_is_granted_include_one_its_method_accepts(
 	)
 
 
+def _accepted(iid: str, handle: str) -> list[set[str]]:
+	"""The scopes each Google method a tool calls accepts (any one authorizes the method)."""
+	_, api, mapping = SUITES[iid]
+	if handle in ROW_METHODS:
+		methods = sorted(ROW_METHODS[handle])
+	else:
+		target = mapping[handle]
+		methods = [target[0] if isinstance(target, tuple) else target]
+	return [set(discovery_method(api, m).get("scopes", [])) for m in methods]
+
+
+def unneeded_scopes(iid: str) -> list[str]:
+	"""The OAuth scopes an agent given one tool scope is asked for that none of that scope's
+	tools needs: without the scope, each tool's methods still accept one the agent is asked for."""
+	from openmolt_core.integrations.oauth import requested_scopes
+
+	integration = SUITES[iid][0]
+	oauth = integration.credential("oauth2")
+	assert oauth is not None
+	found = []
+	for scope in integration.scopes:
+		asked = set(requested_scopes(integration, oauth, [scope]))
+		needs = [
+			accepted
+			for tool in integration.tools
+			if scope in tool.scopes and tool.handle not in CORE_TOOLS
+			for accepted in _accepted(iid, tool.handle)
+		]
+		for one in sorted(asked):
+			if all(accepted & (asked - {one}) for accepted in needs):
+				found.append(f"{scope}: {one}")
+	return found
+
+
+@pytest.mark.parametrize("iid", list(SUITES))
+def test_each_tool_scope_asks_for_no_oauth_scope_its_tools_do_without(iid: str) -> None:
+	"""The consent asks an agent for no scope its tool scopes' methods do without (discovery's
+	per-method scopes): a YouTube agent that only reads is not asked to upload videos."""
+	assert unneeded_scopes(iid) == []
+
+
 def test_the_checker_rejects_a_wrong_tool() -> None:
 	"""A tool with a wrong method, path, query name and body field is reported, not passed."""
 	from openmolt_core.integrations import HttpTool

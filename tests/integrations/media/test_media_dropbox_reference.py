@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,22 +184,40 @@ def test_header_arguments_are_ascii_json() -> None:
 	assert json.loads(text) == {"path": "/Ünïcode.txt"}
 
 
+def _route_scopes() -> dict[str, str]:
+	"""Each route's OAuth scope, as stone's route attrs declare it (the pinned extract)."""
+	doc = json.loads((Path(__file__).parent / "dropbox_route_scopes.json").read_text())
+	return doc["routes"]
+
+
+# Dropbox requires account_info.read of every user-linked app ("Customizing scopes in the OAuth
+# app authorization flow", dropbox.tech, 2024): it is asked always, whatever the tool scopes.
+_ALWAYS = {"account_info.read"}
+
+
 def test_oauth_scopes_are_the_route_scopes() -> None:
-	"""The OAuth2 scopes asked for cover the scope attribute of every route the tools use."""
+	"""The OAuth2 scopes asked for are the scope attribute of the routes the tools use: none is
+	missing and none (files.metadata.write) is asked that no route needs."""
+	scopes = _route_scopes()
 	asked = set(dropbox.INTEGRATION.credential_setup[0].scopes)
-	spec_scopes = {
-		"files": {
-			"files.metadata.read",
-			"files.metadata.write",
-			"files.content.read",
-			"files.content.write",
-		},
-		"sharing": {"sharing.read", "sharing.write"},
-		"users": {"account_info.read"},
-	}
-	for ns, _ in ROUTES.values():
-		assert spec_scopes[ns] & asked
-	assert asked == set().union(*spec_scopes.values())
+	assert asked == {scopes[f"{ns}/{key}"] for ns, key in ROUTES.values()} | _ALWAYS
+
+
+def test_each_tool_scope_asks_for_its_routes_scopes() -> None:
+	"""An agent given some tool scopes is asked for the scopes of those tools' routes only: a
+	reader is not asked to write files or share them."""
+	from openmolt_core.integrations.oauth import requested_scopes
+
+	scopes = _route_scopes()
+	oauth = dropbox.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	for scope in dropbox.INTEGRATION.scopes:
+		needed = {
+			scopes["/".join(ROUTES[t.handle])]
+			for t in dropbox.INTEGRATION.tools
+			if scope in t.scopes and t.handle in ROUTES
+		}
+		assert set(requested_scopes(dropbox.INTEGRATION, oauth, [scope])) == needed | _ALWAYS, scope
 
 
 _SENTINEL = re.compile(r"^<(\w+)>$")

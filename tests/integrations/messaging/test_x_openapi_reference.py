@@ -163,27 +163,64 @@ def test_a_page_size_narrower_than_the_openapi_fails_the_check() -> None:
 	]
 
 
-def x_scope_errors(integration: Integration) -> list[str]:
-	"""The OAuth 2.0 scopes an X tool's operation requires that the integration does not ask for."""
-	oauth = integration.credential("oauth2")
-	asked = set(oauth.scopes if oauth is not None else [])
+def _operation_scopes(integration: Integration) -> dict[str, set[str]]:
+	"""Each X tool's operation's OAuth 2.0 scopes, by handle (X's OpenAPI security)."""
 	ops = {
 		(key.split(" ")[0], _shape(key.split(" ", 1)[1])): op
 		for key, op in reference()["operations"].items()
 	}
+	return {
+		tool.handle: set(
+			ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))][
+				"oauth2_scopes"
+			]
+		)
+		for tool in integration.tools
+		if isinstance(tool, HttpTool)
+	}
+
+
+def x_scope_errors(integration: Integration) -> list[str]:
+	"""The OAuth 2.0 scopes an X tool's operation requires that the integration does not ask for."""
+	oauth = integration.credential("oauth2")
+	asked = set(oauth.scopes if oauth is not None else [])
+	return [
+		f"{handle}: {s}"
+		for handle, needed in _operation_scopes(integration).items()
+		for s in sorted(needed)
+		if s not in asked
+	]
+
+
+def x_scope_map_errors(integration: Integration) -> list[str]:
+	"""Each tool scope that asks for an OAuth scope none of its tools' operations needs, or
+	leaves out one they need (offline.access, for the refresh token, is asked always)."""
+	from openmolt_core.integrations.oauth import requested_scopes
+
+	oauth = integration.credential("oauth2")
+	assert oauth is not None
+	needs = _operation_scopes(integration)
 	errors = []
-	for tool in integration.tools:
-		if not isinstance(tool, HttpTool):
-			continue
-		op = ops[(tool.method, _shape(re.sub(r"\{\{[^}]*\}\}", "{}", tool.endpoint)))]
-		errors += [f"{tool.handle}: {s}" for s in op["oauth2_scopes"] if s not in asked]
-	return errors
+	for scope in integration.scopes:
+		needed = {"offline.access"}.union(
+			*(needs[t.handle] for t in integration.tools if scope in t.scopes)
+		)
+		asked = set(requested_scopes(integration, oauth, [scope]))
+		errors += [f"{scope}: asks for {s}, which none of its tools needs" for s in asked - needed]
+		errors += [f"{scope}: does not ask for {s}" for s in needed - asked]
+	return sorted(errors)
 
 
 def test_x_asks_for_the_oauth_scopes_every_tool_needs() -> None:
 	"""Every OAuth 2.0 scope X's OpenAPI requires of a tool's operation is one the app asks for."""
 	assert all("oauth2_scopes" in op for op in reference()["operations"].values())
 	assert x_scope_errors(x.INTEGRATION) == []
+
+
+def test_each_x_tool_scope_asks_only_for_the_oauth_scopes_its_tools_need() -> None:
+	"""An agent given the read tools is asked for tweet.read and users.read, not dm.write or
+	bookmark.write: each tool scope maps to its operations' OAuth 2.0 scopes in X's OpenAPI."""
+	assert x_scope_map_errors(x.INTEGRATION) == []
 
 
 def test_a_missing_oauth_scope_fails_the_check() -> None:

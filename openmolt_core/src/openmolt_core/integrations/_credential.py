@@ -114,6 +114,9 @@ class OAuth2Credential(_Credential):
 			["https://www.googleapis.com/auth/gmail.readonly"]}``): ``openmolt auth`` asks only
 			for those of the tools the agent may call, plus every entry of ``scopes`` that no
 			tool scope lists (``offline_access``). Empty: all of ``scopes`` are asked for.
+		implied_scopes: Scopes a granted scope includes, which the token reply may leave out
+			(``{"write_orders": ["read_orders"]}``: Shopify lists only ``write_orders`` when both
+			were asked); a reply listing the key grants them too.
 		device_url: The device authorization URL (RFC 8628), for services with a device flow
 			(GitHub, Microsoft): ``openmolt auth ID --device`` shows a code to enter on another
 			device instead of redirecting a browser.
@@ -138,6 +141,7 @@ class OAuth2Credential(_Credential):
 	client_secret_required: bool = True
 	client_id_param: str = "client_id"
 	scope_map: dict[str, list[str]] = Field(default_factory=dict)
+	implied_scopes: dict[str, list[str]] = Field(default_factory=dict)
 	https_redirect: bool = False
 	device_url: str | None = None
 

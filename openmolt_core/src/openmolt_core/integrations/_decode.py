@@ -327,6 +327,32 @@ def graphql_errors(value: Any) -> str | None:
 	return None
 
 
+def throttle_finder(
+	checks: Sequence[Callable[[Any], float | None]],
+) -> Callable[[httpx.Response, bytes], float | None] | None:
+	"""What the engine asks of each 2xx reply when an integration has ``throttle_checks``.
+
+	The finder decodes a JSON body and returns the first check's wait (seconds; 0 for the
+	retry policy's backoff), or None when no check finds a throttle or the body is not JSON.
+	None when there are no checks, so the engine decodes nothing twice for other services.
+
+	Args:
+		checks: The integration's ``throttle_checks``
+			(`openmolt_core.integrations.extensions.ThrottleCheck`).
+	"""
+	if not checks:
+		return None
+
+	def throttled(response: httpx.Response, data: bytes) -> float | None:
+		try:
+			value = loads_json(data)
+		except ValueError:
+			return None
+		return next((wait for check in checks if (wait := check(value)) is not None), None)
+
+	return throttled
+
+
 _REPRESENTATION = frozenset({200, 203, 206})
 """The 2xx statuses whose body is the requested resource itself (RFC 9110 15.3): empty, an
 empty file."""

@@ -10,6 +10,9 @@ vendor needs lives in that vendor's integration and is registered on its `Integr
 - ``response_checks``: `ResponseCheck` functions run on every decoded 2xx JSON reply, for
   services that report failures inside a 200 (Slack's ``"ok": false``; `graphql_errors` for
   any GraphQL API);
+- ``throttle_checks``: `ThrottleCheck` functions run on every 2xx JSON reply, for services
+  that turn a request away for a rate limit inside a 200 (Shopify's GraphQL ``THROTTLED``): the
+  engine retries such a reply like a 429, whatever the method, since nothing was applied;
 - ``auths``: credential types, an `AuthFactory` each returning an ``httpx.Auth`` (AWS
   Signature V4 for S3); a factory under a built-in type (``oauth2``) replaces it.
 
@@ -59,6 +62,7 @@ __all__ = [
 	"EncodedBody",
 	"LiquidFilter",
 	"ResponseCheck",
+	"ThrottleCheck",
 	"checked_media_type",
 	"error_messages",
 	"flatten",
@@ -91,6 +95,24 @@ class ResponseCheck(Protocol):
 
 	def __call__(self, value: Any) -> str | None:
 		"""The failure's message, or None when the reply is a success.
+
+		Args:
+			value: The decoded reply.
+		"""
+		...
+
+
+class ThrottleCheck(Protocol):
+	"""Finds a 2xx JSON reply in which the service turned the request away for a rate limit.
+
+	Only for a reply that applied nothing (the service ran no part of the request), since the
+	engine then sends the same request again whatever its method.
+	"""
+
+	def __call__(self, value: Any) -> float | None:
+		"""Seconds to wait before sending again, or None when the reply is not a throttle.
+
+		0 asks for the retry policy's backoff.
 
 		Args:
 			value: The decoded reply.

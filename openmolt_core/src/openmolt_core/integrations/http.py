@@ -52,7 +52,7 @@ Where a URL's origin may come from is decided when the integration is defined
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +62,12 @@ import httpx
 
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
-from openmolt_core.integrations._decode import decode, error_message, trimmed_details
+from openmolt_core.integrations._decode import (
+	decode,
+	error_message,
+	throttle_finder,
+	trimmed_details,
+)
 from openmolt_core.integrations._encode import append_query, encode_body, query_pairs
 from openmolt_core.integrations._headers import (
 	SAFE_HEADERS,
@@ -143,15 +148,27 @@ _NOT_SENT: tuple[type[Exception], ...] = (
 _CONTENT_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-md5")
 
 
+_Throttled = Callable[[httpx.Response, bytes], float | None]
+"""Whether a 2xx reply turned the request away for a rate limit, without applying it: the
+seconds to wait (0: the retry policy's backoff), or None (see
+`openmolt_core.integrations.extensions.ThrottleCheck`)."""
+
+
 class _Retryable(Exception):
-	def __init__(self, response: httpx.Response, data: bytes) -> None:
+	def __init__(self, response: httpx.Response, data: bytes, wait: float | None = None) -> None:
 		self.response = response
 		self.data = data
+		self.wait = wait
 
 
 def _hint(exc: BaseException) -> float | None:
-	"""Seconds the service asks us to wait (`openmolt_core.retry.retry_after`)."""
-	return retry_after(exc.response.headers) if isinstance(exc, _Retryable) else None
+	"""Seconds the service asks us to wait: a throttled reply's figure, else its headers.
+
+	The headers are read by `openmolt_core.retry.retry_after`.
+	"""
+	if not isinstance(exc, _Retryable):
+		return None
+	return exc.wait or retry_after(exc.response.headers)
 
 
 def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -> bool:
@@ -185,6 +202,7 @@ async def _send_retrying(
 	policy: Retries,
 	safe: bool,
 	max_bytes: int,
+	throttled: _Throttled | None = None,
 ) -> tuple[httpx.Response, bytes]:
 	transport_errors: tuple[type[Exception], ...] = (httpx.TransportError,) if safe else _NOT_SENT
 
@@ -199,6 +217,10 @@ async def _send_retrying(
 				data = await read_body(response, max_bytes)
 				if response.status_code == 429 or (safe and response.status_code >= 500):
 					raise _Retryable(response, data)
+				# A 2xx that applied nothing (Shopify's THROTTLED) is a 429 in all but status.
+				wait = throttled(response, data) if throttled and response.is_success else None
+				if wait is not None:
+					raise _Retryable(response, data, wait)
 				return response, data
 	except _Retryable as exc:
 		return exc.response, exc.data
@@ -298,11 +320,13 @@ async def send(
 	strip_credentials: Collection[str] | None = None,
 	deadline: float | None = None,
 	max_bytes: int = MAX_RESPONSE_BYTES,
+	throttled: _Throttled | None = None,
 ) -> tuple[httpx.Response, bytes]:
 	"""Send a request with retries, following redirects by hand, within one total deadline.
 
-	429 is retried for every method; 5xx replies, timeouts and dropped connections only when
-	`replay_safe` says so; failures to connect always.
+	429 is retried for every method, and so is a 2xx that ``throttled`` finds turned away; 5xx
+	replies, timeouts and dropped connections only when `replay_safe` says so; failures to
+	connect always.
 
 	Args:
 		client: The shared client.
@@ -324,6 +348,8 @@ async def send(
 		deadline: Seconds for everything: connecting, every hop, retries and their waits, and
 			reading the bodies. None: no total deadline.
 		max_bytes: The largest decoded body read (`openmolt_core.integrations._body`).
+		throttled: Finds a 2xx reply that turned the request away for a rate limit (the seconds
+			to wait, 0 for the policy's backoff, or None); such a reply is retried like a 429.
 
 	Returns:
 		The final response (closed) and its body.
@@ -350,6 +376,7 @@ async def send(
 				accept_statuses=accept_statuses,
 				strip_credentials=strip_credentials,
 				max_bytes=max_bytes,
+				throttled=throttled,
 			)
 	except TimeoutError:
 		raise ToolError(
@@ -371,13 +398,16 @@ async def _hops(
 	accept_statuses: Collection[int],
 	strip_credentials: Collection[str] | None,
 	max_bytes: int,
+	throttled: _Throttled | None,
 ) -> tuple[httpx.Response, bytes]:
 	for hop in range(MAX_REDIRECTS + 1):
 		outgoing = await guard(request) if hop or guard_first else request
 		check_headers(outgoing.headers)
 		try:
 			safe = replay_safe(outgoing, idempotency_header)
-			response, data = await _send_retrying(client, outgoing, auth, retry, safe, max_bytes)
+			response, data = await _send_retrying(
+				client, outgoing, auth, retry, safe, max_bytes, throttled
+			)
 		except httpx.TimeoutException as exc:
 			raise ToolError("the service did not answer in time", retryable=True) from exc
 		except httpx.RemoteProtocolError as exc:
@@ -702,6 +732,7 @@ async def execute_http_tool(
 		limit = tool.max_response_bytes or (
 			MAX_DOWNLOAD_BYTES if fmt == "binary" else MAX_RESPONSE_BYTES
 		)
+		throttled = throttle_finder(integration.throttle_checks)
 		response, data = await send(
 			client,
 			request,
@@ -720,7 +751,17 @@ async def execute_http_tool(
 			accept_statuses=tool.accept_statuses,
 			deadline=setup.timeout,
 			max_bytes=limit,
+			throttled=throttled,
 		)
+		if throttled is not None and response.is_success and throttled(response, data) is not None:
+			details = trimmed_details(response, data, redact.secrets)
+			raise ToolError(
+				"the service is rate limiting and turned the request away, nothing applied; "
+				f"try again later: {error_message(details) or 'throttled'}",
+				status_code=response.status_code,
+				details=details,
+				retryable=True,
+			)
 		if not response.is_success and response.status_code not in tool.accept_statuses:
 			details = trimmed_details(response, data, redact.secrets)
 			message = error_message(details) or response.reason_phrase or "error"

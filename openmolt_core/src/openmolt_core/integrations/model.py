@@ -10,7 +10,8 @@ as are snake_case names: every model derives from `openmolt_core.options.Options
 
 What one vendor needs and no other (a Liquid filter, a body format, a check of 200 replies, an
 auth scheme) is registered on its `Integration` (``filters``, ``encoders``, ``response_checks``,
-``auths``; see `openmolt_core.integrations.extensions`), never added to the engine.
+``throttle_checks``, ``auths``; see `openmolt_core.integrations.extensions`), never added to the
+engine.
 """
 
 from __future__ import annotations
@@ -334,6 +335,9 @@ class Integration(_Spec):
 		response_checks: `openmolt_core.integrations.extensions.ResponseCheck` functions run on
 			every decoded 2xx JSON reply, for services that report
 			failures inside a 200 (Slack's ``"ok": false``, GraphQL ``errors``).
+		throttle_checks: `openmolt_core.integrations.extensions.ThrottleCheck` functions run on
+			every 2xx JSON reply, for services that turn a request away for a rate limit
+			inside a 200 (Shopify's ``THROTTLED``): such a reply is retried like a 429.
 		auths: The integration's own credential types, an
 			`openmolt_core.integrations.extensions.AuthFactory` by type (AWS Signature
 			V4 for S3); one under a built-in type (``oauth2``) replaces it for this integration.
@@ -356,6 +360,9 @@ class Integration(_Spec):
 	filters: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
 	encoders: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
 	response_checks: list[Callable[[Any], str | None]] = Field(
+		default_factory=list, exclude=True, repr=False
+	)
+	throttle_checks: list[Callable[[Any], float | None]] = Field(
 		default_factory=list, exclude=True, repr=False
 	)
 	auths: dict[str, Callable[..., Any]] = Field(default_factory=dict, exclude=True, repr=False)
