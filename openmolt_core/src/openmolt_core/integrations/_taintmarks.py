@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from openmolt_core._support.private import (
 )
 from openmolt_core.errors import ConfigurationError, ToolError
 
-__all__ = ["RECORD_VARIABLE", "TaintMarks", "default_record"]
+__all__ = ["RECORD_VARIABLE", "TaintMarks", "default_record", "keep_marks", "written_by_tainted"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -51,6 +52,51 @@ def default_record() -> Path | None:
 	return state_file(RECORD_VARIABLE, "file-taint.json", refused=ConfigurationError)
 
 
+_WRITERS: weakref.WeakKeyDictionary[TaintMarks, tuple[Path, ...]] = weakref.WeakKeyDictionary()
+"""The records of this process's FileSystem integrations, each with the folders it writes in."""
+
+
+def keep_marks(marks: TaintMarks, roots: Sequence[Path]) -> None:
+	"""Say that ``marks`` keeps the marks of writes under ``roots`` (`written_by_tainted` reads it).
+
+	Args:
+		marks: A FileSystem integration's record.
+		roots: Its allowed directories (resolved).
+	"""
+	if marks.path is not None:
+		_WRITERS[marks] = tuple(roots)
+
+
+def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
+	"""Whether a tainted run wrote any of these places, by the records FileSystems keep.
+
+	For what reads files outside the FileSystem integration (a skill's folder, which a
+	FileSystem may write into): the records of this process's FileSystem integrations whose
+	folders hold ``root`` or lie in it, and the default one (another process's), each read
+	once. An unreadable record marks every place.
+
+	Args:
+		root: The folder the places are in (resolved, as the FileSystem resolves its own).
+		places: Their components below ``root``.
+	"""
+	keys = [TaintMarks.key(root, parts) for parts in places]
+	if not keys:
+		return False
+	records: dict[Path, TaintMarks] = {}
+	for marks, folders in list(_WRITERS.items()):
+		if marks.path is not None and any(
+			root.is_relative_to(f) or f.is_relative_to(root) for f in folders
+		):
+			records.setdefault(marks.path, marks)
+	try:
+		default = default_record()
+	except ConfigurationError:  # said where a FileSystem integration is made
+		default = None
+	if default is not None and default not in records:
+		records[default] = TaintMarks(default)
+	return any(marks.marked(keys) for marks in records.values())
+
+
 class _Unreadable(Exception):
 	"""The record exists but cannot be read: every path counts as marked."""
 
@@ -62,7 +108,7 @@ class TaintMarks:
 		path: The record file (None: keep no marks; nothing is labelled).
 	"""
 
-	__slots__ = ("_lock", "_warned", "path")
+	__slots__ = ("__weakref__", "_lock", "_warned", "path")
 
 	def __init__(self, path: Path | None) -> None:
 		self.path: Path | None = path

@@ -46,7 +46,7 @@ from openmolt_core.integrations._sandbox import (
 	temp_name,
 	write_file,
 )
-from openmolt_core.integrations._taintmarks import TaintMarks, default_record
+from openmolt_core.integrations._taintmarks import TaintMarks, default_record, keep_marks
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import Label, LabelledResult, ToolContext
 
@@ -703,6 +703,7 @@ def file_system_integration(
 	else:
 		record = default_record()
 	marks = TaintMarks(record)
+	keep_marks(marks, box.roots)  # a skill's folder it writes in reads its marks too
 	funcs = _make_tools(box, max_read_chars, marks)
 	where = ", ".join(str(r) for r in box.roots)
 	tools = [
