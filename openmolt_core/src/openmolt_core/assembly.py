@@ -486,7 +486,9 @@ def _instructions(text: str | None, path: str | Path | None) -> str:
 			"create_agent: give 'instructions' or 'instructions_path', not both"
 		)
 	from openmolt_core._support.paths import read_text
+	from openmolt_core.integrations._taintmarks import refuse_tainted
 
+	refuse_tainted(path, "create_agent: instructions_path")
 	try:
 		return read_text(path, limit=MAX_INSTRUCTIONS_BYTES)
 	except UnicodeDecodeError as exc:

@@ -37,7 +37,14 @@ from openmolt_core._support.private import (
 )
 from openmolt_core.errors import ConfigurationError, ToolError
 
-__all__ = ["RECORD_VARIABLE", "TaintMarks", "default_record", "keep_marks", "written_by_tainted"]
+__all__ = [
+	"RECORD_VARIABLE",
+	"TaintMarks",
+	"default_record",
+	"keep_marks",
+	"refuse_tainted",
+	"written_by_tainted",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -97,6 +104,36 @@ def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
 	return any(marks.marked(keys) for marks in records.values())
 
 
+def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
+	"""Refuse configuration or code a run that had read untrusted content wrote.
+
+	What OpenMolt reads from a file it is told of (an agent file, its instructions, a ``.env``
+	file, a ``--tool`` module) is the application's word, read before any run: a base URL or a
+	proxy there receives the API keys, and a Python file runs. A FileSystem integration that may
+	write there (its directories hold the file) lets a tainted run write it; such a file, marked
+	by the FileSystem's taint record (`written_by_tainted`), is refused.
+
+	Args:
+		path: The file.
+		what: What it is, for the message (``the .env file``).
+
+	Raises:
+		ConfigurationError: A tainted run wrote it; the message names it and what to do.
+	"""
+	try:
+		real = Path(os.path.realpath(os.fspath(path)))
+	except (OSError, ValueError):
+		return  # said by the reader, which cannot read it either
+	if not written_by_tainted(real.parent, [(real.name,)]):
+		return
+	raise ConfigurationError(
+		f"{what} {os.fspath(path)!r} was written by a run that had read untrusted content (the "
+		"FileSystem taint record marks it), so what it says may be someone else's words: "
+		"refused. Read it; if it is as you want it, write it again with a run that has not read "
+		"untrusted content, or remove the taint record (removing it forgets every mark)"
+	)
+
+
 class _Unreadable(Exception):
 	"""The record exists but cannot be read: every path counts as marked."""
 
@@ -132,7 +169,7 @@ class TaintMarks:
 		assert self.path is not None
 		try:
 			raw = self.path.read_bytes()
-		except FileNotFoundError:
+		except (FileNotFoundError, NotADirectoryError):  # no record there: nothing is marked
 			return set()
 		except OSError as exc:
 			raise _Unreadable(f"{type(exc).__name__}: {exc.strerror or exc}") from None
