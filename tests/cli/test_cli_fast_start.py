@@ -72,8 +72,10 @@ def test_a_run_without_integrations_imports_no_template_engine(
 ) -> None:
 	"""A run without integrations reaches the model without them or liquid (~150 modules).
 
-	Of `openmolt_core.integrations` it loads only the shared HTTP client (and the package's lazy
-	``__init__``): not the engine, the data model or the templates.
+	Of `openmolt_core.integrations` it loads only the shared HTTP client, the FileSystem's taint
+	record (``_taintmarks``: the agent file and the ``.env`` file are refused when a tainted run
+	wrote them; it imports nothing the run has not) and the package's lazy ``__init__``: not the
+	engine, the data model or the templates.
 	"""
 	path = cli.agent_file(tmp_path, server)
 	if kind != "json":
@@ -83,7 +85,8 @@ def test_a_run_without_integrations_imports_no_template_engine(
 		"import sys\n"
 		"from openmolt_core.cli import main\n"
 		f"code = main([{str(path)!r}, '--json'])\n"
-		"client = {'openmolt_core.integrations', 'openmolt_core.integrations._client'}\n"
+		"client = {'openmolt_core.integrations', 'openmolt_core.integrations._client',\n"
+		"	'openmolt_core.integrations._taintmarks'}\n"
 		"loaded = sorted(m for m in sys.modules if m == 'liquid' or (\n"
 		"	m.startswith('openmolt_core.integrations') and m not in client))\n"
 		"assert 'openmolt_core.integrations._client' in sys.modules\n"

@@ -156,3 +156,44 @@ async def test_a_batch_reserves_the_built_in_call_s_approval_step_and_replays() 
 	again = await make([]).execute(RunState.from_dict(saved), port=JournalPort(port.recorded))
 	assert again.status == "success"
 	assert len(asked) == 2 and postbox.sent == ["hello"]  # answered from the journal
+
+
+@pytest.mark.parametrize(
+	("rules", "held"),
+	[
+		(["openmolt.post"], True),
+		(["openmolt"], True),
+		(["openmolt:writes"], True),
+		(["openmolt.p*"], True),
+		(["*", "!openmolt.post"], False),
+	],
+)
+async def test_an_agent_s_rules_name_a_capability_s_built_in_tool(
+	rules: list[str], held: bool
+) -> None:
+	"""Its own rules may select (or exempt) ``openmolt.post`` by name, as the instance's may.
+
+	They were refused ("this agent uses no integration 'openmolt'"), though the gate holds such a
+	call under them: only ``"*"`` could guard it, and nothing could exempt it from ``"*"``.
+	"""
+	postbox = Postbox(labels=[])
+	model = ScriptedModel([call_tool("openmolt.post", text="hello"), finish()])
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, capabilities=[postbox], requires_approval=rules
+	)
+	result = await agent.run("go")
+	assert (result.status == "approval_required") is held
+	assert postbox.sent == ([] if held else ["hello"])
+
+
+def test_a_rule_naming_no_built_in_tool_is_refused_with_the_ones_there_are() -> None:
+	"""A misspelt built-in tool selects nothing: refused, naming the tool it meant."""
+	from openmolt_core.errors import ConfigurationError
+
+	with pytest.raises(ConfigurationError, match=r"openmolt\.psot.*post"):
+		OpenMolt(entry_points=False).create_agent(
+			name="A",
+			model=ScriptedModel([]),
+			capabilities=[Postbox(labels=[])],
+			requires_approval=["openmolt.psot"],
+		)

@@ -486,7 +486,9 @@ def _instructions(text: str | None, path: str | Path | None) -> str:
 			"create_agent: give 'instructions' or 'instructions_path', not both"
 		)
 	from openmolt_core._support.paths import read_text
+	from openmolt_core.integrations._taintmarks import refuse_tainted
 
+	refuse_tainted(path, "create_agent: instructions_path")
 	try:
 		return read_text(path, limit=MAX_INSTRUCTIONS_BYTES)
 	except UnicodeDecodeError as exc:
@@ -769,7 +771,14 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
-	policy = _approval_policy(om._approval_rules, options.requires_approval, bound, sources, om)
+	policy = _approval_policy(
+		om._approval_rules,
+		options.requires_approval,
+		bound,
+		sources,
+		om,
+		builtin_of=(caps, name, model_name),
+	)
 	taint = options.taint_policy
 	if taint is not None:
 		_check_taint(taint, bound, sources, _OWN_TAINT, strict=True)
@@ -1588,27 +1597,60 @@ def _approval_policy(
 	bound: Sequence[BoundTool],
 	sources: Sequence[SourceBinding],
 	om: Host | None = None,
+	*,
+	builtin_of: tuple[Sequence[Capability], str, str] | None = None,
 ) -> ApprovalPolicy | None:
 	"""The agent's approval policy: the instance's rules, then its own, checked against its tools.
 
-	The agent's tools (`_known_tools` of ``bound`` and ``sources``) are worked out only when
-	there are rules.
+	The agent's tools (`_known_tools` of ``bound`` and ``sources``, and the capabilities'
+	built-in tools of ``builtin_of``'s capabilities, for the agent and model it names:
+	``openmolt.<handle>``, which the rules hold as any tool) are worked out only when there are
+	rules.
 
 	Raises:
 		ConfigurationError: A rule is malformed or names a scope or tool that does not exist.
 	"""
 	if not instance and not own:
 		return None
+	from openmolt_core.hooks import BUILTIN
 	from openmolt_core.policy import ApprovalPolicy
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
 	mine = own if own is not None else ApprovalPolicy()
 	tools = _known_tools(bound, sources)
+	if builtin_of is not None and BUILTIN not in tools:
+		handles = _builtin_handles(*builtin_of, bound, sources)
+		if handles is None or handles:  # None: they follow the tools listed at run time
+			tools[BUILTIN] = ([], handles)
 	defaults.check(
 		tools, where="OpenMolt: requires_approval", strict=False, elsewhere=_elsewhere(om)
 	)
 	mine.check(tools, where="create_agent: requires_approval", strict=True)
 	return (defaults + mine) or None
+
+
+def _builtin_handles(
+	caps: Sequence[Capability],
+	agent: str,
+	model: str,
+	bound: Sequence[BoundTool],
+	sources: Sequence[SourceBinding],
+) -> list[str] | None:
+	"""The names of the built-in tools the capabilities give the agent (``openmolt.<name>``).
+
+	None when the agent has tools listed at run time (an MCP server's): a capability's built-in
+	tools may follow them, so a rule naming one is not checked against a list.
+	"""
+	if sources:
+		return None
+	allowed = tuple(t for t in bound if t.allowed)
+	info = AgentInfo(agent, tuple(t.handle for t in allowed), model, allowed)
+	return [
+		t.handle
+		for cap in caps
+		if builds(cap, "builtin_tools")
+		for t in built(cap, "builtin_tools", info)
+	]
 
 
 def _check_taint(

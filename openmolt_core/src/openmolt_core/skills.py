@@ -30,6 +30,11 @@ and errors name paths as given, never the host's absolute path. Hidden files and
 name that starts with ``.``: a ``.env``, ``.git``) are no part of a skill: never listed, never
 read; a hidden folder in a folder of skills is no skill. The listing visits at most
 `MAX_SKILL_ENTRIES` entries of the folder.
+
+Taint is not laundered through a skill's folder: what a run that had read untrusted content
+wrote there through the FileSystem integration (its marks, `openmolt_core.integrations._taintmarks`)
+loads ``untrusted`` (a file, or instructions listing a file whose name it chose), and a skill
+whose ``SKILL.md`` it wrote is listed without its description.
 """
 
 from __future__ import annotations
@@ -111,6 +116,8 @@ class Skill:
 	root: Path | None = None
 	allowed_tools: tuple[str, ...] = field(default_factory=tuple)
 	_folder: _Folder | None = field(default=None, init=False, repr=False, compare=False)
+	_tainted: bool = field(default=False, init=False, repr=False, compare=False)
+	"""Its ``SKILL.md`` was written by a run that had read untrusted content (when read)."""
 
 	def __post_init__(self) -> None:
 		if not isinstance(self.name, str):
@@ -365,7 +372,7 @@ def _from_folder(folder: Path, *, hard_links: bool = False, where: str = "") -> 
 	text = None if box is None else _skill_md(box, shown)
 	if box is not None and text is not None:
 		skill = parse_skill(text, root=folder, where=f"{shown}/SKILL.md")
-		object.__setattr__(skill, "_folder", box)
+		_pin(skill, box)
 		return [skill]
 	if box is None:
 		raise ConfigurationError(
@@ -383,9 +390,27 @@ def _from_folder(folder: Path, *, hard_links: bool = False, where: str = "") -> 
 		text = _skill_md(inner, f"{shown}/{child}")
 		if text is not None:
 			skill = parse_skill(text, root=folder / child, where=f"{shown}/{child}/SKILL.md")
-			object.__setattr__(skill, "_folder", inner)
+			_pin(skill, inner)
 			found.append(skill)
 	return found
+
+
+def _pin(skill: Skill, folder: _Folder) -> None:
+	"""Give a skill read from ``folder`` its folder, and whether a tainted run wrote its text."""
+	object.__setattr__(skill, "_folder", folder)
+	object.__setattr__(skill, "_tainted", _written(folder, ["SKILL.md"]))
+
+
+def _written(folder: _Folder, files: Iterable[str]) -> bool:
+	"""Whether a run that had read untrusted content wrote one of these files of a skill.
+
+	A FileSystem integration may write into a skill's folder (a workspace that holds its
+	agent's skills): what a tainted run wrote there is its words, not the user's know-how,
+	as when the FileSystem reads it back (`openmolt_core.integrations._taintmarks`).
+	"""
+	from openmolt_core.integrations._taintmarks import written_by_tainted
+
+	return written_by_tainted(folder.box.roots[0], [tuple(f.split("/")) for f in files])
 
 
 def _skill_md(folder: _Folder, shown: str) -> str | None:
@@ -581,7 +606,7 @@ def skill_tool(
 	handles = set(available)
 	integrations = {h.split(".", 1)[0] for h in handles}
 
-	def load(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+	def load(input: dict[str, Any], context: ToolContext) -> Any:
 		name = input["name"]
 		skill = by_name.get(name)
 		if skill is None:
@@ -591,24 +616,28 @@ def skill_tool(
 				f"unknown skill {name!r}; {suggestion(name, list(by_name), noun='skills')}"
 			)
 		file = input.get("file")
+		folder = skill._folder_or_none()
 		if file:
-			return {"skill": name, "file": file, "content": _read(skill, file, limit)}
+			out = {"skill": name, "file": file, "content": _read(skill, file, limit)}
+			return _labelled(out, folder is not None and _written(folder, [file]))
 		if len(skill.instructions) > limit:
 			raise ToolError(
 				f"skill {name!r} is too large to load ({len(skill.instructions)} characters, the most "
 				f"is {limit}); load one of its files instead"
 			)
-		out: dict[str, Any] = {"skill": name, "instructions": skill.instructions}
+		out = {"skill": name, "instructions": skill.instructions}
 		files = skill.files()
 		if files:
 			out["files"] = files
+		# Its text, and its files' names, are a tainted run's words when one wrote them.
+		tainted = skill._tainted or (folder is not None and _written(folder, files))
 		missing = [t for t in skill.allowed_tools if t not in handles and t not in integrations]
 		if missing:
 			out["unavailable"] = (
 				f"this skill expects {missing}, which this agent cannot call: loading a skill grants "
 				"no tools; do without them or finish and say what is missing"
 			)
-		return out
+		return _labelled(out, tainted)
 
 	return FunctionTool(
 		handle="load",
@@ -629,8 +658,32 @@ def skill_tool(
 	)
 
 
+def _labelled(out: dict[str, Any], tainted: bool) -> Any:
+	"""A load's result, labelled ``untrusted`` when a tainted run wrote what it shows."""
+	from openmolt_core.tools import LabelledResult
+
+	return LabelledResult(out, ("untrusted",)) if tainted else out
+
+
+_WITHHELD_DESCRIPTION = (
+	"(its description is withheld: a run that had read untrusted content wrote this skill; "
+	"what loading it shows is untrusted)"
+)
+"""What the first turn says of a skill whose ``SKILL.md`` a tainted run wrote."""
+
+
 def describe(skills: Sequence[Skill]) -> list[dict[str, str]]:
-	"""The skills as the first turn lists them: name and description only (as a tool's: `shown`)."""
+	"""The skills as the first turn lists them: name and description only (as a tool's: `shown`).
+
+	The first turn is the application's word: a skill whose ``SKILL.md`` a run that had read
+	untrusted content wrote is listed by its name, its description withheld.
+	"""
 	from openmolt_core._binding import shown
 
-	return [{"name": s.name, "description": shown(s.description)} for s in skills]
+	return [
+		{
+			"name": s.name,
+			"description": _WITHHELD_DESCRIPTION if s._tainted else shown(s.description),
+		}
+		for s in skills
+	]

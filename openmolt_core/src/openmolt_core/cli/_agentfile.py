@@ -673,6 +673,16 @@ def _refuse_constant(name: str, text: str) -> Any:
 	)
 
 
+def _refuse_tainted(path: Path) -> None:
+	"""Refuse an agent file a tainted run wrote through the FileSystem integration."""
+	from openmolt_core.integrations._taintmarks import refuse_tainted
+
+	try:
+		refuse_tainted(path, "the agent file")
+	except ConfigurationError as exc:
+		raise AgentFileError(str(exc)) from None
+
+
 def load_json_file(path: Path) -> AgentFile:
 	"""Read and validate a JSON agent file.
 
@@ -681,6 +691,7 @@ def load_json_file(path: Path) -> AgentFile:
 	"""
 	from openmolt_core._support.paths import read_text
 
+	_refuse_tainted(path)
 	try:  # a BOM, as Notepad saves
 		text = read_text(path, limit=MAX_AGENT_FILE_BYTES, encoding="utf-8-sig")
 	except OSError as exc:
@@ -846,6 +857,7 @@ def load_python_file(path: Path) -> PythonAgent:
 		raise AgentFileError(no_such_file(str(path)))
 	from openmolt_core._support.paths import read_file
 
+	_refuse_tainted(path)
 	try:
 		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
 	except OSError as exc:

@@ -380,6 +380,10 @@ def _keys_context(path: Path, env_file: str | None) -> dict[str, Any]:
 
 	environ = snapshot_environ()
 	dotenv_path = default_dotenv(env_file)
+	if dotenv_path:  # its base URLs and proxies would receive the keys
+		from openmolt_core.integrations._taintmarks import refuse_tainted
+
+		refuse_tainted(dotenv_path, "the .env file")
 	dotenv = read_dotenv(dotenv_path) if dotenv_path else {}
 	apply_dotenv(dotenv, os.environ)
 	return {
@@ -538,6 +542,9 @@ def _tool_file(reference: str, path: Path) -> Any:
 		attribute = reference.rpartition(":")[2]
 		hint = f"; did you mean {path.with_name(near)}:{attribute}?" if near else ""
 		raise ConfigurationError(f"--tool {reference!r}: no such file {str(path)!r}{hint}")
+	from openmolt_core.integrations._taintmarks import refuse_tainted
+
+	refuse_tainted(path, f"--tool {reference!r}: the module")
 	try:
 		source = read_file(path, limit=MAX_AGENT_FILE_BYTES)
 	except OSError as exc:

@@ -300,6 +300,43 @@ class Sandbox:
 			self._pins = tuple((i.st_dev, i.st_ino) for i in (os.stat(r) for r in resolved))
 		# The directories as the application wrote them, also accepted in absolute paths.
 		self._aliases: tuple[Path, ...] = tuple(given)
+		self.reserved: tuple[Path, ...] = ()
+		"""Places inside the directories no tool may touch (resolved): OpenMolt's own state."""
+
+	def reserved_at(self, root: int, parts: Sequence[str]) -> bool:
+		"""Whether a place is one of the `reserved` places or inside one.
+
+		Args:
+			root: The directory's index.
+			parts: The place's components below it (symlinks resolved).
+		"""
+		if not self.reserved:
+			return False
+		place = self.roots[root].joinpath(*parts)
+		return any(place == kept or place.is_relative_to(kept) for kept in self.reserved)
+
+	def reserves_below(self, root: int, parts: Sequence[str]) -> bool:
+		"""Whether a `reserved` place lies below a place (a tree that holds one).
+
+		Args:
+			root: The directory's index.
+			parts: The place's components below it (symlinks resolved).
+		"""
+		if not self.reserved:
+			return False
+		place = self.roots[root].joinpath(*parts)
+		return any(kept != place and kept.is_relative_to(place) for kept in self.reserved)
+
+	def refuse_reserved(self, path: str) -> ToolError:
+		"""The error for a path that is, holds or lies in a `reserved` place.
+
+		Args:
+			path: The path as the model gave it.
+		"""
+		return ToolError(
+			f"{path[:200]!r} is or holds OpenMolt's own state (its file taint record, stores "
+			"and keys), which the file tools never read, change or remove; choose another path"
+		)
 
 	def check(self, path: str) -> None:
 		"""Check a path as text and against the caps, without touching the disk.
@@ -400,6 +437,8 @@ class Sandbox:
 						raise ToolError(
 							f"no directory {'/'.join([*parts, part])!r} for {path[:200]!r}"
 						) from None
+					if self.reserved_at(root, [*parts, part]):
+						raise self.refuse_reserved(path) from None
 					try:
 						os.mkdir(part, 0o777, dir_fd=fds[-1])
 					except FileExistsError:
@@ -434,7 +473,10 @@ class Sandbox:
 					raise ToolError(f"a part of {path[:200]!r} is not a directory")
 				fds.append(os.open(part, _DIR_FLAGS, dir_fd=fds[-1]))
 				parts.append(part)
-			shown = self.display(root, [*parts, name] if name is not None else parts)
+			whole = [*parts, name] if name is not None else parts
+			if self.reserved_at(root, whole):
+				raise self.refuse_reserved(path)
+			shown = self.display(root, whole)
 			yield Located(fds[-1], name, root, tuple(parts), shown)
 		except OSError as err:
 			raise os_error(err, path, "open") from None

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -36,7 +37,14 @@ from openmolt_core._support.private import (
 )
 from openmolt_core.errors import ConfigurationError, ToolError
 
-__all__ = ["RECORD_VARIABLE", "TaintMarks", "default_record"]
+__all__ = [
+	"RECORD_VARIABLE",
+	"TaintMarks",
+	"default_record",
+	"keep_marks",
+	"refuse_tainted",
+	"written_by_tainted",
+]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
@@ -51,6 +59,81 @@ def default_record() -> Path | None:
 	return state_file(RECORD_VARIABLE, "file-taint.json", refused=ConfigurationError)
 
 
+_WRITERS: weakref.WeakKeyDictionary[TaintMarks, tuple[Path, ...]] = weakref.WeakKeyDictionary()
+"""The records of this process's FileSystem integrations, each with the folders it writes in."""
+
+
+def keep_marks(marks: TaintMarks, roots: Sequence[Path]) -> None:
+	"""Say that ``marks`` keeps the marks of writes under ``roots`` (`written_by_tainted` reads it).
+
+	Args:
+		marks: A FileSystem integration's record.
+		roots: Its allowed directories (resolved).
+	"""
+	if marks.path is not None:
+		_WRITERS[marks] = tuple(roots)
+
+
+def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
+	"""Whether a tainted run wrote any of these places, by the records FileSystems keep.
+
+	For what reads files outside the FileSystem integration (a skill's folder, which a
+	FileSystem may write into): the records of this process's FileSystem integrations whose
+	folders hold ``root`` or lie in it, and the default one (another process's), each read
+	once. An unreadable record marks every place.
+
+	Args:
+		root: The folder the places are in (resolved, as the FileSystem resolves its own).
+		places: Their components below ``root``.
+	"""
+	keys = [TaintMarks.key(root, parts) for parts in places]
+	if not keys:
+		return False
+	records: dict[Path, TaintMarks] = {}
+	for marks, folders in list(_WRITERS.items()):
+		if marks.path is not None and any(
+			root.is_relative_to(f) or f.is_relative_to(root) for f in folders
+		):
+			records.setdefault(marks.path, marks)
+	try:
+		default = default_record()
+	except ConfigurationError:  # said where a FileSystem integration is made
+		default = None
+	if default is not None and default not in records:
+		records[default] = TaintMarks(default)
+	return any(marks.marked(keys) for marks in records.values())
+
+
+def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
+	"""Refuse configuration or code a run that had read untrusted content wrote.
+
+	What OpenMolt reads from a file it is told of (an agent file, its instructions, a ``.env``
+	file, a ``--tool`` module) is the application's word, read before any run: a base URL or a
+	proxy there receives the API keys, and a Python file runs. A FileSystem integration that may
+	write there (its directories hold the file) lets a tainted run write it; such a file, marked
+	by the FileSystem's taint record (`written_by_tainted`), is refused.
+
+	Args:
+		path: The file.
+		what: What it is, for the message (``the .env file``).
+
+	Raises:
+		ConfigurationError: A tainted run wrote it; the message names it and what to do.
+	"""
+	try:
+		real = Path(os.path.realpath(os.fspath(path)))
+	except (OSError, ValueError):
+		return  # said by the reader, which cannot read it either
+	if not written_by_tainted(real.parent, [(real.name,)]):
+		return
+	raise ConfigurationError(
+		f"{what} {os.fspath(path)!r} was written by a run that had read untrusted content (the "
+		"FileSystem taint record marks it), so what it says may be someone else's words: "
+		"refused. Read it; if it is as you want it, write it again with a run that has not read "
+		"untrusted content, or remove the taint record (removing it forgets every mark)"
+	)
+
+
 class _Unreadable(Exception):
 	"""The record exists but cannot be read: every path counts as marked."""
 
@@ -62,7 +145,7 @@ class TaintMarks:
 		path: The record file (None: keep no marks; nothing is labelled).
 	"""
 
-	__slots__ = ("_lock", "_warned", "path")
+	__slots__ = ("__weakref__", "_lock", "_warned", "path")
 
 	def __init__(self, path: Path | None) -> None:
 		self.path: Path | None = path
@@ -86,7 +169,7 @@ class TaintMarks:
 		assert self.path is not None
 		try:
 			raw = self.path.read_bytes()
-		except FileNotFoundError:
+		except (FileNotFoundError, NotADirectoryError):  # no record there: nothing is marked
 			return set()
 		except OSError as exc:
 			raise _Unreadable(f"{type(exc).__name__}: {exc.strerror or exc}") from None

@@ -46,7 +46,7 @@ from openmolt_core.integrations._sandbox import (
 	temp_name,
 	write_file,
 )
-from openmolt_core.integrations._taintmarks import TaintMarks, default_record
+from openmolt_core.integrations._taintmarks import TaintMarks, default_record, keep_marks
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import Label, LabelledResult, ToolContext
 
@@ -81,6 +81,39 @@ def _tainted(context: ToolContext) -> bool:
 	"""Whether the calling run has read untrusted content (its taint, handed to each call)."""
 	run = context.run
 	return run is not None and bool(run.taint)
+
+
+def _reserved(record: Path | None) -> tuple[Path, ...]:
+	"""OpenMolt's own state, which no file tool touches, wherever the directories are.
+
+	A tainted run that could rewrite or remove the taint record would clear every mark, and
+	the stores and keys hold other runs' data, sessions' taint and API keys: the record and its
+	lock, OpenMolt's state folder (the run store, sessions, schedules: ``$XDG_STATE_HOME/openmolt``)
+	and its configuration folder (the key store and the credential store), wherever named.
+	"""
+	from openmolt_core._support.private import state_folder
+	from openmolt_core.secrets import default_credentials_path
+
+	config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+	places: list[str | Path] = [
+		state_folder(),
+		Path(config) / "openmolt",
+		default_credentials_path(),
+	]
+	keys = os.environ.get("OPENMOLT_KEYS_FILE")
+	if keys:
+		places.append(keys)
+	if record is not None:
+		places += [record, record.with_name(record.name + ".lock")]
+	out: list[Path] = []
+	for place in places:
+		try:
+			real = Path(os.path.realpath(os.fspath(place)))
+		except (OSError, ValueError):
+			continue
+		if real not in out:
+			out.append(real)
+	return tuple(out)
 
 
 def _tree(fd: int, name: str) -> list[tuple[str, ...]]:
@@ -424,6 +457,8 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 		with box.locate(given, follow=False) as place:
 			if place.name is None:
 				raise ToolError("refusing to delete an allowed directory itself")
+			if box.reserves_below(place.root, (*place.parts, place.name)):
+				raise box.refuse_reserved(given)
 			info = place.lstat()
 			if info is None:
 				raise ToolError(f"nothing at {_shown(given)}")
@@ -451,6 +486,8 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 		with box.locate(src_given, follow=False) as src:
 			if src.name is None:
 				raise ToolError("refusing to move or copy an allowed directory itself")
+			if box.reserves_below(src.root, (*src.parts, src.name)):
+				raise box.refuse_reserved(src_given)
 			info = src.lstat()
 			if info is None:
 				raise ToolError(f"nothing at {_shown(src_given)}")
@@ -489,6 +526,8 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 					# The destination's marks are the source's (every place under it), or all
 					# of them in a tainted run: kept before the move or copy, cleared after it.
 					rels = _tree(src.dir_fd, src.name)
+					if any(box.reserved_at(target[0], (*target[1], *rel)) for rel in rels):
+						raise box.refuse_reserved(dst_given)  # merged into a folder that holds it
 					olds = [where(src.root, (*source[1], *rel)) for rel in rels]
 					news = [where(target[0], (*target[1], *rel)) for rel in rels]
 					if tainted:
@@ -548,6 +587,7 @@ def _make_tools(box: Sandbox, max_read: int, marks: TaintMarks) -> dict[str, Cal
 			info = _lstat(folder_fd, name)
 			if (
 				info is None
+				or box.reserved_at(place.root, parts)
 				or not stat.S_ISREG(info.st_mode)
 				or info.st_nlink > 1
 				or info.st_size > MAX_SEARCH_FILE_BYTES
@@ -702,7 +742,9 @@ def file_system_integration(
 		record: Path | None = Path(taint_record)
 	else:
 		record = default_record()
+	box.reserved = _reserved(record)
 	marks = TaintMarks(record)
+	keep_marks(marks, box.roots)  # a skill's folder it writes in reads its marks too
 	funcs = _make_tools(box, max_read_chars, marks)
 	where = ", ".join(str(r) for r in box.roots)
 	tools = [
