@@ -14,6 +14,7 @@ questions or fetches results never launches the engine nor counts as a worker.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -370,16 +371,21 @@ class DBOSBackend:
 		capabilities' own steps it ran too (any step not known to be free of effects). The state
 		its error kept (``RunError.result.state``) holds their results and goes on without them.
 		"""
-		journal = await self.engine.client().list_workflow_steps_async(failed, load_output=False)
-		ran = [
-			s["function_name"] for s in journal if not s["function_name"].startswith(_NO_EFFECTS)
-		]
+		client = self.engine.client()
+		journal = await client.list_workflow_steps_async(failed, load_output=False)
+		if any(s["function_name"].startswith(_DECIDED) for s in journal):
+			try:  # whether a handler decided (a person asked) is in the step's value
+				journal = await client.list_workflow_steps_async(failed, load_output=True)
+			except Exception:  # a value this process cannot read: taken as a person asked
+				log.debug("durable: could not read the steps of %s", failed, exc_info=True)
+		ran = [s["function_name"] for s in journal if _had_effect(s["function_name"], s)]
 		if ran:
 			raise ConfigurationError(
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
 				f"ran {quantity(len(ran), 'step')} that may have had effects (tool calls, memory "
-				f"updates, guardrail agents, capabilities' own steps: {', '.join(ran[:3])}) before "
-				"it failed; resuming the parked state again would run them again. Go on from "
+				"updates, guardrail agents, capabilities' own steps, a person asked: "
+				f"{', '.join(ran[:3])}) before it failed; resuming the parked state again would "
+				"run them again. Go on from "
 				"the state its error kept (RunError.result.state, e.g. "
 				"agent.run(history=that_state)), or start a new run"
 			)
@@ -1084,18 +1090,39 @@ _NO_EFFECTS = (
 	"compact:",
 	"start",
 	"approval:",
-	"human:",
-	"indoubt:",
 	"hook:",
 	"deadline:",
 	"DBOS.",
 )
 """The journal steps known to have no effect outside the run: model calls (a compaction's too),
-the run's start, a person asked (an approver, an answer, an in-doubt call's policy), a
-capability's decision on a call (``hook:``: a decision again, not an effect; the call it lets
-through is a tool step, and one under way when the segment failed is in doubt), the budget's
-clock and sleeps. Every other step may have had one (a tool call, a memory callback, a guardrail
-agent's run, a capability's own step): unknown is taken as effectful."""
+the run's start, an approval decision delivered with the resume (one whose handler asked a
+person is not: `_had_effect`), a capability's decision on a call (``hook:``: a decision again,
+not an effect; the call it lets through is a tool step, and one under way when the segment failed
+is in doubt), the budget's clock and sleeps. Every other step may have had one (a tool call, a
+memory callback, a guardrail agent's run, a capability's own step, a question to the
+human-input handler, ``human:`` and ``indoubt:``, whose person got a message): unknown is taken as
+effectful."""
+
+
+_DECIDED = "approval:"
+"""The journal steps of approval decisions: delivered with the resume (no effect), or decided by
+the approval handler (a person asked): the step's value tells them apart (`_had_effect`)."""
+
+
+def _had_effect(name: str, step: Mapping[str, Any]) -> bool:
+	"""Whether the journal's step ``name`` (its row ``step``) may have had an effect.
+
+	Asking a person is one: the handler sent them a message, and the run delivered again from
+	the park before it would send it again. An approval step asked one when its handler decided
+	(`openmolt_core._approve.ASKED`); a decision delivered with the resume asked nobody. A step
+	whose value could not be read counts as one that asked.
+	"""
+	if name.startswith(_DECIDED):
+		from openmolt_core._approve import ASKED  # loaded with the runs that have approvals
+
+		output = step.get("output")  # None when not loaded
+		return not isinstance(output, dict) or bool(output.get(ASKED))
+	return not name.startswith(_NO_EFFECTS)
 
 
 def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:
