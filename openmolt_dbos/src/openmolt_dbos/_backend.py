@@ -243,8 +243,13 @@ class DBOSBackend:
 				failed = self._failed(status)
 				# Failed (a refused resume, a provider down): the kept state goes on in a
 				# segment of its own (attached to, the failed one would only raise its error
-				# again); else the same state resumed again attaches to that segment.
-				if failed and state.pending is not None:
+				# again); else the same state resumed again attaches to that segment. Unless
+				# that segment did what would be done again: a parked state delivered again, or
+				# a state a failure kept gone on from again (a stale copy, its next failure's
+				# kept state holds more).
+				if failed and (
+					state.pending is not None or await self._went_on_from(status, state)
+				):
 					await self._refuse_repeat(status.workflow_id, run_id, steps)
 				# Parked again where this state waits: the next segment goes on from it
 				# (attached to, the one that parked would only return its park again).
@@ -362,14 +367,30 @@ class DBOSBackend:
 				question=str(step),
 			)
 
+	async def _went_on_from(self, status: WorkflowStatus, state: RunState) -> bool:
+		"""Whether the failed segment ``status`` went on from ``state``, not kept it.
+
+		A failure keeps the state it reached (``RunError.result.state``), at the step the
+		segment went on from when it failed before the next one ended: both have its step
+		count. The kept one numbered the events of what the segment did; a state numbered
+		before it is the one the segment went on from (or an older copy). Read as such when
+		the error's state cannot be read.
+		"""
+		found = await self._outcome(status.workflow_id)
+		error = found.payload if found is not None and found.kind == "error" else None
+		kept = getattr(getattr(error, "result", None), "state", None)
+		return not isinstance(kept, RunState) or state.seq < kept.seq
+
 	async def _refuse_repeat(self, failed: str, run_id: str, steps: int) -> None:
-		"""Refuse to deliver a parked state again when its failed segment ran steps with effects.
+		"""Refuse to go on again from a state whose failed segment ran steps with effects.
 
 		The segment took the answer or decision, ran the parked calls (or more) and then failed
 		(the model down for good, a refused resume of another capability): started again from
-		the parked state, it would run them again, and the memory callbacks, guardrail agents and
-		capabilities' own steps it ran too (any step not known to be free of effects). The state
-		its error kept (``RunError.result.state``) holds their results and goes on without them.
+		the parked state, it would run them again, and the memory callbacks, guardrail agents,
+		capabilities' own steps and questions to a person it ran too (any step not known to be
+		free of effects). The same holds for a state an earlier failure kept, gone on from again
+		after the segment that went on from it failed. The state its error kept
+		(``RunError.result.state``) holds their results and goes on without them.
 		"""
 		client = self.engine.client()
 		journal = await client.list_workflow_steps_async(failed, load_output=False)
@@ -384,7 +405,7 @@ class DBOSBackend:
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
 				f"ran {quantity(len(ran), 'step')} that may have had effects (tool calls, memory "
 				"updates, guardrail agents, capabilities' own steps, a person asked: "
-				f"{', '.join(ran[:3])}) before it failed; resuming the parked state again would "
+				f"{', '.join(ran[:3])}) before it failed; going on from this state again would "
 				"run them again. Go on from "
 				"the state its error kept (RunError.result.state, e.g. "
 				"agent.run(history=that_state)), or start a new run"
