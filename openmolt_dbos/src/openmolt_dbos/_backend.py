@@ -13,6 +13,7 @@ questions or fetches results never launches the engine nor counts as a worker.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -229,6 +230,8 @@ class DBOSBackend:
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
+			if _segment(status.workflow_id, run_id)[0] == state.steps:
+				await self._refuse_other_given(status.workflow_id, run_id, agent, state)
 			skip = None
 			if answer is not None:  # to this state's question only, never to a later one
 				text = sealed.answer(answer, agent.redact)
@@ -258,9 +261,13 @@ class DBOSBackend:
 		labels = self._labels(run_id, agent)
 		args = sealed.workflow_args(agent, state, answer, decisions)  # what DBOS keeps: masked
 		lost = False  # another delivery's segment took the id: its waiter, its start
+		if status is not None and wid == status.workflow_id:  # attached to: it went on from here
+			await self._refuse_other_given(wid, run_id, agent, state)
 		try:
 			created = await self._start(wid, labels, args, attach=not decisions)
 			lost = not created and bool(decisions)  # else attached to it (or it is ours)
+			if not created and not lost:  # another delivery started it a moment ago
+				await self._refuse_other_given(wid, run_id, agent, state)
 			if not lost:
 				return await self._await(wid, agent, waiter=waiter)
 		finally:
@@ -272,6 +279,41 @@ class DBOSBackend:
 		# Another delivery started the segment a moment ago, from the park this one read (two
 		# approvers at once): what that segment comes to decides, as for one found going.
 		return await self.drive(agent, state, answer, decisions)
+
+	async def _refuse_other_given(
+		self, wid: str, run_id: str, agent: Agent, state: RunState
+	) -> None:
+		"""Refuse a word for a capability's park other than the one its segment went on with.
+
+		A run a capability parked goes on from its park once, in the segment ``wid`` the first
+		delivery started: the same word again (a retry) attaches to it and gets what came of
+		it. Attached with another word, that word would be dropped unsaid, its caller handed
+		the result of a word it did not give (a second decision on a decided call is refused
+		the same way). Nothing is refused when the segment's input cannot be read.
+
+		Raises:
+			ConfigurationError: ``state`` carries another ``given`` than the segment went on with.
+		"""
+		pending = state.pending or {}
+		if "given" not in pending:
+			return
+		client = self.engine.client()
+		found = await client.list_workflows_async(workflow_ids=[wid], load_output=False)
+		inputs: Any = found[0].input if found else None  # {"args": [...], "kwargs": ...}
+		args = inputs.get("args") if isinstance(inputs, dict) else None
+		earlier = args[1] if isinstance(args, list | tuple) and len(args) > 1 else None
+		went = earlier.get("pending") if isinstance(earlier, dict) else None
+		if not isinstance(went, dict) or went.get("step") != pending.get("step"):
+			return  # another park's segment, or unreadable
+		mine = sealed.workflow_args(agent, state, None)[1]["pending"].get("given")  # as kept
+		if json.dumps(went.get("given"), sort_keys=True) == json.dumps(mine, sort_keys=True):
+			return
+		raise ConfigurationError(
+			f"resume: run {run_id} went on from this park (step {state.steps}) already, with "
+			"another word given to the capability that parked it; a park goes on once, and "
+			"this word was not used (the same word again gets what came of it). See where the "
+			f"run is with om.result({run_id!r}) or `openmolt runs --all`"
+		)
 
 	async def _parked_here(self, status: WorkflowStatus, run_id: str, state: RunState) -> bool:
 		"""Whether a segment of the run ended parked at the very point ``state`` is parked at.
