@@ -157,14 +157,19 @@ async def _recover(began: Any, now: Any, **options: Any) -> tuple[Any, list[str]
 
 
 async def test_a_tool_newly_marked_idempotent_does_not_make_a_recovered_call_run_again() -> None:
-	"""The run began with a write whose in-doubt call asks; a relisting that calls it idempotent
-	(same description and schema) stops the recovered run: the call is not run blindly."""
+	"""The run began with a write whose in-doubt call asks; a relisting of the trusted server
+	that calls it idempotent (same description and schema) stops the recovered run: the call is
+	not run blindly. (An untrusted server's claim changes nothing: its call asks either way.)"""
 	calls: list[str] = []
 	closed = types.ToolAnnotations(open_world_hint=False)
 	idempotent = types.ToolAnnotations(open_world_hint=False, idempotent_hint=True)
-	result, _ = await _recover(_appender(calls, closed), _appender(calls, idempotent))
+	result, _ = await _recover(
+		_appender(calls, closed), _appender(calls, idempotent), trust_descriptions=True
+	)
 	assert calls == []
 	assert "changed 'db.append'" in str(result)
+	result, _ = await _recover(_appender(calls, closed), _appender(calls, idempotent))
+	assert calls == [] and result.status == "human_input_required"
 
 
 async def test_a_handle_that_now_names_another_server_tool_stops_a_recovered_run() -> None:
@@ -263,8 +268,12 @@ async def test_a_draft_7_tuple_schema_is_kept_in_its_2020_12_form() -> None:
 	assert called == ["move"]  # the first call's input was refused by the tuple's schema
 
 
-async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe() -> None:
-	"""Timed out, a write may have run: the model reads so; a read-only tool's timeout does not."""
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe(
+	trusted: bool,
+) -> None:
+	"""Timed out, a write may have run: the model reads so; a read-only tool's timeout does not,
+	when a server the user trusts says it reads (an untrusted server's claim is not believed)."""
 	import anyio
 	from mcp.server import MCPServer
 
@@ -283,7 +292,7 @@ async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe(
 		return "written"
 
 	om = OpenMolt(entry_points=False)
-	om.register_integration("h", MCP.server(server, timeout=0.3))
+	om.register_integration("h", MCP.server(server, timeout=0.3, trust_descriptions=trusted))
 	model = ScriptedModel([[call_tool("h.read"), call_tool("h.write")], finish(result="ok")])
 	agent = om.create_agent(name="A", model=model, integrations=["h"])
 	with anyio.fail_after(10):
@@ -291,7 +300,7 @@ async def test_a_call_without_an_answer_is_in_doubt_unless_repeating_it_is_safe(
 	await om.aclose()
 	reading, writing = json.loads(model.requests[1].messages[-1].content)["results"]
 	assert "did not answer within 0.3 s" in reading["error"]
-	assert "taken effect" not in reading["error"]
+	assert ("taken effect" in reading["error"]) is not trusted
 	assert "did not answer within 0.3 s" in writing["error"]
 	assert "may or may not have taken effect" in writing["error"]
 

@@ -214,7 +214,8 @@ async def test_an_in_doubt_call_of_a_tool_that_declares_nothing_is_not_run_again
 	"""Unannotated and unlabelled, a tool's call found in doubt after a crash asks a person.
 
 	The MCP call carries no idempotency key and what it does is unknown: a blind retry could
-	repeat its effect. A closed-world read-only (stdio) tool declares no effect and is retried.
+	repeat its effect. A closed-world read-only (stdio) tool of a server the user trusts
+	declares no effect and is retried (an untrusted server's claim is not believed: below).
 	"""
 	from openmolt_core.agent import HumanInputUnavailable
 	from tests.core.test_durability import _DoubtPort
@@ -238,7 +239,7 @@ async def test_an_in_doubt_call_of_a_tool_that_declares_nothing_is_not_run_again
 		raise HumanInputUnavailable(question)
 
 	om = OpenMolt(entry_points=False)
-	om.register_integration("web", MCP.server(server))
+	om.register_integration("web", MCP.server(server, trust_descriptions=True))
 	model = ScriptedModel(
 		[[call_tool("web.add", a=1, b=2), call_tool("web.plain", text="hi")], finish()]
 	)
@@ -254,11 +255,12 @@ async def test_an_in_doubt_call_of_a_tool_that_declares_nothing_is_not_run_again
 
 
 async def test_an_in_doubt_write_is_retried_only_when_the_server_says_repeating_is_safe() -> None:
-	"""A closed-world or ``[]``-labelled write found in doubt asks; read-only or idempotent retries.
+	"""A closed-world or ``[]``-labelled write found in doubt asks; the config's retry retries.
 
 	Labels say where data goes, not whether a call may run twice: a local tool that appends a
-	row declares no ``outbound`` effect, yet a blind retry appends it again. Only the server's
-	``readOnlyHint`` or ``idempotentHint``, or the config's ``inDoubt``, makes a retry safe.
+	row declares no ``outbound`` effect, yet a blind retry appends it again. Only the config's
+	``inDoubt``, or the ``readOnlyHint`` or ``idempotentHint`` of a server the user trusts
+	(below), makes a retry safe: this server is not trusted, so its idempotent ``put`` asks.
 	"""
 	from openmolt_core.agent import HumanInputUnavailable
 	from tests.core.test_durability import _DoubtPort
@@ -316,15 +318,55 @@ async def test_an_in_doubt_write_is_retried_only_when_the_server_says_repeating_
 	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
 	assert agent.in_doubt == {
 		"db.append": "ask",
-		"db.put": "retry",
+		"db.put": "ask",  # an untrusted server's claim: before, retried blindly
 		"db.note": "ask",
 		"db.bump": "retry",
 	}
-	assert sorted(calls) == ["bump", "put"]  # the writes nobody said were repeatable did not run
+	assert sorted(calls) == ["bump"]  # the writes nobody the user trusts called repeatable
 	assert result.status == "human_input_required"
-	assert "db.append" in result.state.pending["message"]
-	assert "db.note" in result.state.pending["message"]
+	for handle in ("db.append", "db.put", "db.note"):
+		assert handle in result.state.pending["message"]
 	await om.aclose()
+
+
+async def test_a_trusted_server_s_repeatable_claim_retries_an_in_doubt_call() -> None:
+	"""``trustDescriptions``: the server's ``idempotentHint`` and ``readOnlyHint`` count.
+
+	The specification: clients must consider tool annotations untrusted unless they come from
+	trusted servers, and a blind repeat of a call in doubt is a decision on the tool's use: a
+	server that calls a write idempotent by mistake would have its effect happen twice.
+	"""
+	from tests.core.test_durability import _DoubtPort
+
+	calls: list[str] = []
+	server = MCPServer("db")
+	claims = types.ToolAnnotations(open_world_hint=False, idempotent_hint=True)
+
+	@server.tool(annotations=claims)
+	def put(key: str) -> str:
+		"""Set a key (idempotent)."""
+		calls.append("put")
+		return "ok"
+
+	@server.tool(annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))
+	def get(key: str) -> str:
+		"""Read a key."""
+		calls.append("get")
+		return "v"
+
+	for trusted, runs in ((True, ["get", "put"]), (False, [])):
+		calls.clear()
+		om = OpenMolt(entry_points=False)
+		om.register_integration("db", MCP.server(server, trust_descriptions=trusted))
+		model = ScriptedModel(
+			[[call_tool("db.put", key="k"), call_tool("db.get", key="k")], finish(), finish()]
+		)
+		agent = om.create_agent(name="A", model=model, integrations=["db"])
+		await agent.execute(agent.new_state("go"), port=_DoubtPort())  # type: ignore[attr-defined]
+		expected = "retry" if trusted else "ask"
+		assert agent.in_doubt == {"db.put": expected, "db.get": expected}
+		assert sorted(calls) == runs
+		await om.aclose()
 
 
 async def test_a_labels_key_that_names_no_listed_tool_is_said(

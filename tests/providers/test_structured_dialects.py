@@ -560,3 +560,29 @@ def test_a_required_name_the_object_does_not_declare_falls_back(dialect: SchemaD
 	assert fitted.mode == "partial"
 	assert schema["type"] == "string"
 	assert any("'key' is not among the properties" in note for note in fitted.notes)
+
+
+@pytest.mark.parametrize("dialect", [OPENAI, ANTHROPIC, GEMINI], ids=lambda d: d.name)
+@pytest.mark.parametrize(
+	("prop", "sent"),
+	[
+		({"type": "string", "enum": ["a", "b", None]}, ["a", "b"]),  # OpenAPI 3.0's nullable enum
+		({"type": "integer", "enum": [1, 2.0, 2.5, "3", True]}, [1, 2.0]),
+		({"type": ["string", "null"], "enum": ["a", None, 4]}, ["a", None]),
+	],
+)
+def test_an_enum_value_its_type_refuses_is_never_sent(
+	dialect: SchemaDialect, prop: dict[str, Any], sent: list[Any]
+) -> None:
+	"""An enum value that does not have the schema's type never validates: sent, the model could
+	write it (Anthropic, which gets no type beside an enum, was told null was fine) and the loop
+	refuses the reply. It is left out; an enum left with no value has no strict form."""
+	schema, fitted = _input(_with(prop), dialect)
+	if None in sent and dialect is GEMINI:  # Gemini's enums hold no null: JSON text
+		assert schema["type"] == "string"
+		return
+	assert fitted.mode == "strict"
+	assert schema["properties"]["v"]["enum"] == sent
+	schema, fitted = _input(_with({"type": "string", "const": 3}), dialect)
+	assert schema["type"] == "string" and fitted.mode == "partial"
+	assert any("no enum or const value has the type string" in note for note in fitted.notes)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 	from openmolt_core.hooks import ToolDecision
 
 __all__ = [
+	"ASKED",
 	"DECIDE_IN_PYTHON",
 	"KIND",
 	"REASON_CHARS",
@@ -57,6 +58,13 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 KIND = "approval"
 """``state.pending["kind"]`` of a step parked on approvals."""
+
+ASKED = "asked"
+"""The field of a journaled approval step's value that says the approval handler was asked: a
+person got a message. A decision delivered with the resume asks nobody, and a run whose segment
+failed after one may be delivered again from its park (a durable backend's check of what the
+failed segment ran, `openmolt_dbos`); after a person was asked, it may not: they would be asked
+again."""
 
 REASON_CHARS = 1_000
 """An agent's reason longer than this is cut for the approver."""
@@ -260,9 +268,16 @@ async def gate(
 	signer = approvals.authority()
 
 	async def decide() -> dict[str, Any]:
+		if delivered is not None or handler is None:
+			return await _decided(delivered)
+		# The handler asks a person (a message, a notification): the journal says so, and a
+		# durable run that failed after it is not delivered again from the park before it,
+		# which would ask them again (`openmolt_dbos`, ``ASKED``).
+		return {**await _decided(None), ASKED: True}
+
+	async def _decided(decision: ApprovalDecision | None) -> dict[str, Any]:
 		from openmolt_core.approvals import ApprovalUnavailable  # loaded with the signer
 
-		decision = delivered
 		if decision is None and handler is not None:
 			try:
 				answer = await call_app(handler, request)  # sync: in a worker thread

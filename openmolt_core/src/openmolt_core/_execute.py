@@ -785,6 +785,9 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 		)
 		return
 	keys = []
+	# A call a durable run finds in doubt asks a person (`_in_doubt`): that step is the batch's
+	# too, numbered in command order, not in the order the calls find their starts.
+	asks = ctx.human is not None and getattr(ctx.port, "call_started", None) is not None
 	for i in todo:
 		call = cast(CallTool, record.commands[i])
 		if ctx.hooks.before_tool:
@@ -795,6 +798,8 @@ async def _call_tools(ctx: RunContext, record: StepRecord, indexes: range) -> No
 			keys += [*deciding, step_key("tool", ctx.step, i, call.tool), *after]
 		else:
 			keys.append(step_key("tool", ctx.step, i, call.tool))
+		if asks:
+			keys.append(step_key("indoubt", ctx.step, i, call.tool))
 	ctx.port.reserve(list(dict.fromkeys(keys)))  # a step two capabilities name: once
 
 	# What the calls' entries do to the run's state (loaded tools, stored results) is applied

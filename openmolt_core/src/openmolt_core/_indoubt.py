@@ -13,8 +13,8 @@ recorded handles the call by the tool's policy instead of running it blindly aga
 
 The default is ``retry`` for reads and for tools with an idempotency key, and ``ask`` for
 ``outbound`` tools without one (an HTTP ``PATCH``, a ``POST`` whose integration names no
-``idempotencyHeader``, a function tool labelled ``outbound``; an MCP tool its server marks
-neither read-only nor idempotent: its call carries no key). A tool declares its own with an
+``idempotencyHeader``, a function tool labelled ``outbound``; an MCP tool no server the user
+trusts marks read-only or idempotent: its call carries no key). A tool declares its own with an
 ``in_doubt`` attribute (``@tool(in_doubt="fail")``, ``"inDoubt"`` on an HTTP tool's definition).
 """
 

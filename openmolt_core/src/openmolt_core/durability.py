@@ -25,7 +25,10 @@ prototype on DBOS):
 - `RunPort.reserve`: a journal numbers steps in the order they are opened. The tool calls of one
   reply run concurrently, so without reserving they would open in whatever order their tasks
   happen to reach the port, and a replay could hand one call another's result. The loop
-  reserves a batch's keys in command order before any of them awaits.
+  reserves a batch's keys in command order before any of them awaits: each call's own, its
+  capabilities' (`openmolt_core.hooks.Capability.reserve_steps`) and, where a port records
+  starts and someone can be asked, the question about the call should a recovery find it in
+  doubt (a reserved key never used is skipped).
 - `RunPort.deadline`: the time budget starts when the run starts, not when a process picks it
   up again after a crash. The engine records the deadline once; ``now`` then reads a clock that
   every process shares (``openmolt-dbos``: the store's, not a machine's own wall clock, which may

@@ -13,7 +13,9 @@ questions or fetches results never launches the engine nor counts as a worker.
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -228,6 +230,8 @@ class DBOSBackend:
 		going = status is not None and status.status in ("PENDING", "ENQUEUED")
 		if status is not None and going and status.workflow_id not in self.engine.ended:
 			# The run's workflow is still going (parked on this question, or running).
+			if _segment(status.workflow_id, run_id)[0] == state.steps:
+				await self._refuse_other_given(status.workflow_id, run_id, agent, state)
 			skip = None
 			if answer is not None:  # to this state's question only, never to a later one
 				text = sealed.answer(answer, agent.redact)
@@ -242,8 +246,13 @@ class DBOSBackend:
 				failed = self._failed(status)
 				# Failed (a refused resume, a provider down): the kept state goes on in a
 				# segment of its own (attached to, the failed one would only raise its error
-				# again); else the same state resumed again attaches to that segment.
-				if failed and state.pending is not None:
+				# again); else the same state resumed again attaches to that segment. Unless
+				# that segment did what would be done again: a parked state delivered again, or
+				# a state a failure kept gone on from again (a stale copy, its next failure's
+				# kept state holds more).
+				if failed and (
+					state.pending is not None or await self._went_on_from(status, state)
+				):
 					await self._refuse_repeat(status.workflow_id, run_id, steps)
 				# Parked again where this state waits: the next segment goes on from it
 				# (attached to, the one that parked would only return its park again).
@@ -252,9 +261,13 @@ class DBOSBackend:
 		labels = self._labels(run_id, agent)
 		args = sealed.workflow_args(agent, state, answer, decisions)  # what DBOS keeps: masked
 		lost = False  # another delivery's segment took the id: its waiter, its start
+		if status is not None and wid == status.workflow_id:  # attached to: it went on from here
+			await self._refuse_other_given(wid, run_id, agent, state)
 		try:
 			created = await self._start(wid, labels, args, attach=not decisions)
 			lost = not created and bool(decisions)  # else attached to it (or it is ours)
+			if not created and not lost:  # another delivery started it a moment ago
+				await self._refuse_other_given(wid, run_id, agent, state)
 			if not lost:
 				return await self._await(wid, agent, waiter=waiter)
 		finally:
@@ -266,6 +279,41 @@ class DBOSBackend:
 		# Another delivery started the segment a moment ago, from the park this one read (two
 		# approvers at once): what that segment comes to decides, as for one found going.
 		return await self.drive(agent, state, answer, decisions)
+
+	async def _refuse_other_given(
+		self, wid: str, run_id: str, agent: Agent, state: RunState
+	) -> None:
+		"""Refuse a word for a capability's park other than the one its segment went on with.
+
+		A run a capability parked goes on from its park once, in the segment ``wid`` the first
+		delivery started: the same word again (a retry) attaches to it and gets what came of
+		it. Attached with another word, that word would be dropped unsaid, its caller handed
+		the result of a word it did not give (a second decision on a decided call is refused
+		the same way). Nothing is refused when the segment's input cannot be read.
+
+		Raises:
+			ConfigurationError: ``state`` carries another ``given`` than the segment went on with.
+		"""
+		pending = state.pending or {}
+		if "given" not in pending:
+			return
+		client = self.engine.client()
+		found = await client.list_workflows_async(workflow_ids=[wid], load_output=False)
+		inputs: Any = found[0].input if found else None  # {"args": [...], "kwargs": ...}
+		args = inputs.get("args") if isinstance(inputs, dict) else None
+		earlier = args[1] if isinstance(args, list | tuple) and len(args) > 1 else None
+		went = earlier.get("pending") if isinstance(earlier, dict) else None
+		if not isinstance(went, dict) or went.get("step") != pending.get("step"):
+			return  # another park's segment, or unreadable
+		mine = sealed.workflow_args(agent, state, None)[1]["pending"].get("given")  # as kept
+		if json.dumps(went.get("given"), sort_keys=True) == json.dumps(mine, sort_keys=True):
+			return
+		raise ConfigurationError(
+			f"resume: run {run_id} went on from this park (step {state.steps}) already, with "
+			"another word given to the capability that parked it; a park goes on once, and "
+			"this word was not used (the same word again gets what came of it). See where the "
+			f"run is with om.result({run_id!r}) or `openmolt runs --all`"
+		)
 
 	async def _parked_here(self, status: WorkflowStatus, run_id: str, state: RunState) -> bool:
 		"""Whether a segment of the run ended parked at the very point ``state`` is parked at.
@@ -361,25 +409,46 @@ class DBOSBackend:
 				question=str(step),
 			)
 
+	async def _went_on_from(self, status: WorkflowStatus, state: RunState) -> bool:
+		"""Whether the failed segment ``status`` went on from ``state``, not kept it.
+
+		A failure keeps the state it reached (``RunError.result.state``), at the step the
+		segment went on from when it failed before the next one ended: both have its step
+		count. The kept one numbered the events of what the segment did; a state numbered
+		before it is the one the segment went on from (or an older copy). Read as such when
+		the error's state cannot be read.
+		"""
+		found = await self._outcome(status.workflow_id)
+		error = found.payload if found is not None and found.kind == "error" else None
+		kept = getattr(getattr(error, "result", None), "state", None)
+		return not isinstance(kept, RunState) or state.seq < kept.seq
+
 	async def _refuse_repeat(self, failed: str, run_id: str, steps: int) -> None:
-		"""Refuse to deliver a parked state again when its failed segment ran steps with effects.
+		"""Refuse to go on again from a state whose failed segment ran steps with effects.
 
 		The segment took the answer or decision, ran the parked calls (or more) and then failed
 		(the model down for good, a refused resume of another capability): started again from
-		the parked state, it would run them again, and the memory callbacks, guardrail agents and
-		capabilities' own steps it ran too (any step not known to be free of effects). The state
-		its error kept (``RunError.result.state``) holds their results and goes on without them.
+		the parked state, it would run them again, and the memory callbacks, guardrail agents,
+		capabilities' own steps and questions to a person it ran too (any step not known to be
+		free of effects). The same holds for a state an earlier failure kept, gone on from again
+		after the segment that went on from it failed. The state its error kept
+		(``RunError.result.state``) holds their results and goes on without them.
 		"""
-		journal = await self.engine.client().list_workflow_steps_async(failed, load_output=False)
-		ran = [
-			s["function_name"] for s in journal if not s["function_name"].startswith(_NO_EFFECTS)
-		]
+		client = self.engine.client()
+		journal = await client.list_workflow_steps_async(failed, load_output=False)
+		if any(s["function_name"].startswith(_DECIDED) for s in journal):
+			try:  # whether a handler decided (a person asked) is in the step's value
+				journal = await client.list_workflow_steps_async(failed, load_output=True)
+			except Exception:  # a value this process cannot read: taken as a person asked
+				log.debug("durable: could not read the steps of %s", failed, exc_info=True)
+		ran = [s["function_name"] for s in journal if _had_effect(s["function_name"], s)]
 		if ran:
 			raise ConfigurationError(
 				f"resume: run {run_id} was resumed from step {steps} already, and that segment "
 				f"ran {quantity(len(ran), 'step')} that may have had effects (tool calls, memory "
-				f"updates, guardrail agents, capabilities' own steps: {', '.join(ran[:3])}) before "
-				"it failed; resuming the parked state again would run them again. Go on from "
+				"updates, guardrail agents, capabilities' own steps, a person asked: "
+				f"{', '.join(ran[:3])}) before it failed; going on from this state again would "
+				"run them again. Go on from "
 				"the state its error kept (RunError.result.state, e.g. "
 				"agent.run(history=that_state)), or start a new run"
 			)
@@ -1084,18 +1153,39 @@ _NO_EFFECTS = (
 	"compact:",
 	"start",
 	"approval:",
-	"human:",
-	"indoubt:",
 	"hook:",
 	"deadline:",
 	"DBOS.",
 )
 """The journal steps known to have no effect outside the run: model calls (a compaction's too),
-the run's start, a person asked (an approver, an answer, an in-doubt call's policy), a
-capability's decision on a call (``hook:``: a decision again, not an effect; the call it lets
-through is a tool step, and one under way when the segment failed is in doubt), the budget's
-clock and sleeps. Every other step may have had one (a tool call, a memory callback, a guardrail
-agent's run, a capability's own step): unknown is taken as effectful."""
+the run's start, an approval decision delivered with the resume (one whose handler asked a
+person is not: `_had_effect`), a capability's decision on a call (``hook:``: a decision again,
+not an effect; the call it lets through is a tool step, and one under way when the segment failed
+is in doubt), the budget's clock and sleeps. Every other step may have had one (a tool call, a
+memory callback, a guardrail agent's run, a capability's own step, a question to the
+human-input handler, ``human:`` and ``indoubt:``, whose person got a message): unknown is taken as
+effectful."""
+
+
+_DECIDED = "approval:"
+"""The journal steps of approval decisions: delivered with the resume (no effect), or decided by
+the approval handler (a person asked): the step's value tells them apart (`_had_effect`)."""
+
+
+def _had_effect(name: str, step: Mapping[str, Any]) -> bool:
+	"""Whether the journal's step ``name`` (its row ``step``) may have had an effect.
+
+	Asking a person is one: the handler sent them a message, and the run delivered again from
+	the park before it would send it again. An approval step asked one when its handler decided
+	(`openmolt_core._approve.ASKED`); a decision delivered with the resume asked nobody. A step
+	whose value could not be read counts as one that asked.
+	"""
+	if name.startswith(_DECIDED):
+		from openmolt_core._approve import ASKED  # loaded with the runs that have approvals
+
+		output = step.get("output")  # None when not loaded
+		return not isinstance(output, dict) or bool(output.get(ASKED))
+	return not name.startswith(_NO_EFFECTS)
 
 
 def _segment(workflow_id: str, run_id: str) -> tuple[int, int]:

@@ -507,10 +507,13 @@ class MCPToolSource:
 			labels = configured = self.options.labels_of(tool.name)
 			if labels is None:
 				labels = _hinted(annotations, remote=remote, trusted=trusted)
-			# Whether a repeat is safe is the server's own business (the arguments go back to
-			# the server that ran the call once), so the claim counts there, trusted or not.
+			# Whether a call in doubt may run again blindly is a decision on the tool's use too:
+			# an untrusted server's claim (a write it calls idempotent by mistake) would repeat
+			# its effect, so the claims count only for a server the user trusts; otherwise a
+			# person is asked (or the config's inDoubt says).
 			claims_local = (
-				configured is None
+				trusted
+				and configured is None
 				and _hinted(annotations, remote=remote, trusted=True) == _UNTRUSTED
 			)
 			schema = dict(tool.input_schema or {})
@@ -560,7 +563,8 @@ class MCPToolSource:
 					name=tool.name,
 					source=self,
 					labels=None if labels is None else frozenset(labels),
-					repeatable=claims_read or bool(annotations and annotations.idempotent_hint),
+					repeatable=trusted
+					and (claims_read or bool(annotations and annotations.idempotent_hint)),
 					claims_local=claims_local,
 					declared_in_doubt=self.options.in_doubt_of(tool.name),
 				)

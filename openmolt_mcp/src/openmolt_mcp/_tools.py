@@ -54,14 +54,14 @@ class MCPTool:
 			open-world tool is ``untrusted`` and ``outbound``, a closed-world one ``untrusted``,
 			and ``outbound`` too on a remote server); None when it has neither, which the taint policy treats as unknown (``untrusted``
 			and ``outbound`` by default).
-		repeatable: The server marks it read-only (``readOnlyHint``) or idempotent
-			(``idempotentHint``): a second call with the same arguments has no further effect.
+		repeatable: A server the user trusts (``trustDescriptions``) marks it read-only
+			(``readOnlyHint``) or idempotent (``idempotentHint``): a second call with the same
+			arguments has no further effect. An untrusted server's claim is not believed.
 		declared_in_doubt: Its in-doubt policy from the server config's ``inDoubt``, if an entry
 			matches.
-		claims_local: The server marks it closed-world (``openWorldHint: false``) on a local
-			transport. Believed for whether a call found in doubt may run again (the server that
-			ran it once gets the same arguments again), never for the taint gates, which only a
-			trusted server's claim opens (``labels``).
+		claims_local: A server the user trusts marks it closed-world (``openWorldHint:
+			false``) on a local transport: with ``repeatable``, a call found in doubt runs again
+			(the server that ran it once gets the same arguments again).
 	"""
 
 	handle: str
@@ -81,7 +81,8 @@ class MCPTool:
 		"""What a durable run does with a call of it found started but unfinished after a crash.
 
 		The config's ``inDoubt`` entry when one matches. Else ``ask`` (a person says whether it
-		took effect) unless the server marks the tool read-only or idempotent: an MCP call
+		took effect) unless a server the user trusts marks the tool read-only or idempotent
+		(an untrusted server's annotations are claims, never a reason to act): an MCP call
 		carries no idempotency key, so running a write again blindly could repeat its effect,
 		whatever its labels say of where its data goes (a closed-world tool that appends a row
 		appends it twice). None for a read-only or idempotent tool: its labels decide, as for any
@@ -98,9 +99,9 @@ class MCPTool:
 		"""Call the tool on its server and map the result (see the module docstring).
 
 		A call that was sent and got no answer (a timeout, a server that died) is in doubt: unless
-		repeating the tool is safe (the server marks it read-only or idempotent, or the config's
-		``inDoubt`` says ``retry``), the model reads that it may have taken effect and to check
-		before calling again, and the error is not retryable.
+		repeating the tool is safe (a server the user trusts marks it read-only or idempotent,
+		or the config's ``inDoubt`` says ``retry``), the model reads that it may have taken
+		effect and to check before calling again, and the error is not retryable.
 
 		Raises:
 			ToolError: The server reported an error, failed, or did not answer in time.

@@ -299,6 +299,20 @@ def nullable(schema: dict[str, Any], *, type_lists: bool = True) -> dict[str, An
 	return {"anyOf": [schema, {"type": "null"}]}
 
 
+def _typed_as(value: Any, kinds: list[str]) -> bool:
+	"""Whether a primitive JSON value has one of the types ``kinds`` (JSON Schema's reading).
+
+	An integer is a number, and a number with no fraction (``2.0``) an integer; a boolean is
+	neither. A value that is no primitive (an object, an array) is kept for `_literals` to judge.
+	"""
+	kind = _PRIMITIVES.get(type(value))
+	if kind is None:
+		return True
+	if kind in kinds or (kind == "integer" and "number" in kinds):
+		return True
+	return kind == "number" and "integer" in kinds and float(value).is_integer()
+
+
 def _types(schema: Mapping[str, Any]) -> list[str]:
 	kind = schema.get("type")
 	if isinstance(kind, str):
@@ -896,6 +910,13 @@ class Fitter:
 		values = (
 			schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
 		)
+		if values is not None and "type" in schema and isinstance(values, list):
+			# A value its type refuses never validates (an OpenAPI 3.0 nullable enum lists
+			# null beside "type": "string"): sent, the model could write it (a dialect without
+			# a type beside literals sends the enum alone), and the loop would refuse the reply.
+			values = [v for v in values if _typed_as(v, kinds)]
+			if not values:
+				raise NoStrictForm(f"{where}: no enum or const value has the type {schema['type']}")
 		if values is not None:
 			self._literals(values, where)
 			if "const" in schema and not d.const_as_enum:

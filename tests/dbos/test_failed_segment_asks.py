@@ -1,0 +1,150 @@
+"""A resumed segment that asked a person and then failed: delivered again, nobody is asked twice."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import pytest
+
+from openmolt import Capability, OpenMolt
+from openmolt_core.errors import ConfigurationError, ProviderError, RunError
+from openmolt_core.hooks import Park, Proceed, Refuse, Run
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+from openmolt_core.tools import tool
+
+pytestmark = pytest.mark.anyio
+
+
+class LookClerk(Capability):
+	"""Parks a look until given a word: "yes" lets it run, anything else refuses it."""
+
+	name: ClassVar[str] = "lookclerk"
+
+	async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
+		if call.tool != "local.look":
+			return Proceed()
+		said = run.state.ext.get("lookclerk")
+		if said is None:
+			return Park("the clerk decides", {"ticket": 1})
+		return Proceed() if said == "yes" else Refuse("the clerk said no")
+
+	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
+		run.state.ext["lookclerk"] = given
+
+
+async def test_a_question_a_failed_segment_asked_is_not_asked_again(url: str) -> None:
+	"""Approved, asked a person (who answered), then the model fails: the same delivery again
+	would send the person the question a second time; it is refused, and the kept state goes on."""
+	asked: list[str] = []
+
+	def person(question: str) -> str:
+		asked.append(question)
+		return "blue"
+
+	failures = {"n": 0}
+
+	def reply(request: Any) -> Any:
+		# The model asks until it read the answer; its first call after reading it fails.
+		if "blue" not in str(request.messages):
+			return ask_human("Which colour?")
+		failures["n"] += 1
+		if failures["n"] == 1:
+			raise ProviderError(
+				"provider down for good", provider="x", status_code=401, retryable=False
+			)
+		return finish("done")
+
+	@tool
+	def look(what: str) -> str:
+		"""Look.
+
+		Args:
+			what: What.
+		"""
+		return "seen"
+
+	model = ScriptedModel([call_tool("local.look", what="x"), reply, reply, reply, reply])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(
+		name="Asker",
+		model=model,
+		tools=[look],
+		capabilities=[LookClerk()],
+		on_human_input_request=person,
+	)
+	parked = await agent.run("paint")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	with pytest.raises(RunError) as caught:
+		await agent.resume(saved, given="no")
+	assert len(asked) == 1
+	with pytest.raises(ConfigurationError, match=r"may have had effects .*human:2:0"):
+		await agent.resume(saved, given="no")
+	assert len(asked) == 1  # before: the person was asked the question a second time
+	done = await agent.run(history=caught.value.result.state)  # the kept state holds the answer
+	assert done.status == "success" and len(asked) == 1
+
+
+async def test_an_approver_a_failed_segment_asked_is_not_asked_again(url: str) -> None:
+	"""The approval handler decided a later call, then the model failed: not delivered again."""
+
+	asked: list[str] = []
+
+	def approver(request: Any) -> Any:
+		asked.append(request.tool)
+		return request.deny("not today")
+
+	failures = {"n": 0}
+
+	def reply(request: Any) -> Any:
+		# The model calls pay until it read the refusal; its first call after it fails.
+		if "not today" not in str(request.messages):
+			return call_tool("local.pay", amount=5)
+		failures["n"] += 1
+		if failures["n"] == 1:
+			raise ProviderError(
+				"provider down for good", provider="x", status_code=401, retryable=False
+			)
+		return finish("done")
+
+	@tool
+	def look(what: str) -> str:
+		"""Look.
+
+		Args:
+			what: What.
+		"""
+		return "seen"
+
+	@tool
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		return "paid"
+
+	model = ScriptedModel([call_tool("local.look", what="x"), reply, reply, reply, reply])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(
+		name="Approved",
+		model=model,
+		tools=[look, pay],
+		capabilities=[LookClerk()],
+		requires_approval=["local.pay"],
+		on_approval_request=approver,
+	)
+	parked = await agent.run("pay")
+	assert parked.status == "approval_required"
+	saved = json.loads(json.dumps(parked.state.to_dict()))
+	with pytest.raises(RunError) as caught:
+		await agent.resume(saved, given="no")
+	assert asked == ["local.pay"]
+	with pytest.raises(ConfigurationError, match=r"may have had effects .*approval:2:0:local\.pay"):
+		await agent.resume(saved, given="no")
+	assert asked == ["local.pay"]  # before: the approver was asked a second time
+	done = await agent.run(history=caught.value.result.state)
+	assert done.status == "success" and asked == ["local.pay"]
