@@ -78,6 +78,7 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.runstore import RunStore
 	from openmolt_core.scheduler import Scheduler
 	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
@@ -245,6 +246,11 @@ class Host(Instance, Protocol):
 	"""The default step budget."""
 	max_cost: float | None
 	"""The default cost budget."""
+	run_store: RunStore | None
+	"""The run store given as ``run_store``, if any."""
+	_files_dir: str | Path | None
+	_scheduler_options: tuple[Any, str | Path | None]
+	_durability_config: Any
 	_tool_sources: dict[int, Any]
 	_approval_rules: Any
 	_taint_policy: Any
@@ -1171,11 +1177,14 @@ def _bind_integrations(
 	Integrations bound with ``account: "user"`` get the end user's account per call.
 	"""
 	from openmolt_core.integrations.binding import bind_integration
+	from openmolt_core.integrations.filesystem import keep_out
 
 	sources: list[SourceBinding] = []
+	state = own_state(om)
 	for binding in bindings:
 		written = binding.integration
 		spec = om.plugins.integration(written)
+		keep_out(spec, state.folders, state.stores)  # a FileSystem over the project folder
 		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
 		configs = om.integration_configs
 		if binding.integration != written and written in configs:
@@ -1207,6 +1216,59 @@ def _bind_integrations(
 			for tool in bound[added:]:
 				tool.account = account
 	return sources
+
+
+class OwnState(NamedTuple):
+	"""The places an instance keeps its state in (`own_state`).
+
+	Args:
+		folders: Folders (the file store's).
+		stores: Store files: SQLite files, the credential store.
+	"""
+
+	folders: list[Path]
+	stores: list[Path]
+
+
+def own_state(om: Host) -> OwnState:
+	"""Where an instance keeps its state, from its options: what no file tool may touch.
+
+	The one list of ``OpenMolt(...)``'s paths: ``files_dir``, ``run_store``, ``schedule_store``,
+	a ``credential_store`` given as a path (or a store with a ``path``), and ``durability``'s
+	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``. The FileSystem
+	keeps out on its own what every instance shares (`openmolt_core.integrations.filesystem`):
+	OpenMolt's state folder (the default stores, sessions, the plugin record), its configuration
+	folder (the default credential store, the key store), ``$OPENMOLT_KEYS_FILE``,
+	``$OPENMOLT_CREDENTIALS_FILE`` and the file taint record.
+
+	Args:
+		om: The instance.
+	"""
+	folders: list[Path] = []
+	stores: list[Path] = []
+	if om._files_dir is not None:
+		folders.append(Path(om._files_dir))
+	if om.run_store is not None:
+		stores.append(om.run_store.path)
+	schedules = om._scheduler_options[1]
+	if schedules is not None:
+		stores.append(Path(schedules))
+	store = getattr(om.credential_store, "path", None)
+	if isinstance(store, (str, os.PathLike)):
+		stores.append(Path(store))
+	durable = om._durability_config
+	url = durable.get("url") if isinstance(durable, Mapping) else durable
+	if isinstance(url, (str, os.PathLike)):
+		text = os.fspath(url)
+		if text.startswith("sqlite:///"):
+			text = text.removeprefix("sqlite:///")
+		if "://" not in text:
+			stores.append(Path(text))
+	if isinstance(durable, Mapping):
+		shared = durable.get("files_dir", durable.get("filesDir"))
+		if isinstance(shared, (str, os.PathLike)):
+			folders.append(Path(shared))
+	return OwnState(folders, stores)
 
 
 def _bind_source(
@@ -1787,8 +1849,6 @@ class Facade(Host, Protocol):
 	_prepared: set[tuple[Any, ...]]
 	_prepare_lock: Any
 	_transport: PooledTransport | None
-	_files_dir: str | Path | None
-	_durability_config: Any
 	_task_group: TaskGroup | None
 	_scheduler: Scheduler | None
 
