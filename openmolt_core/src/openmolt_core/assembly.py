@@ -187,6 +187,7 @@ class Shared:
 		"auths",
 		"compactions",
 		"default_compaction",
+		"file_tools",
 		"files",
 		"hooks",
 		"models",
@@ -227,6 +228,9 @@ class Shared:
 		"""The models resolved so far, by id."""
 		self.auths: dict[tuple[str, str, str], Any] = {}
 		"""The integrations' auth objects, shared by the agents that bind the same credential."""
+		self.file_tools: dict[int, Integration] = {}
+		"""The integrations with file tools its agents bound (a FileSystem), by id: a run's
+		session file is kept out of their reach too (`_conversation`)."""
 
 
 class Host(Instance, Protocol):
@@ -1020,7 +1024,7 @@ def _shared(om: Host) -> Shared:
 	shared = om._shared
 	if shared is None:
 		# Looked up at each call: an instance given another ``conversation`` later uses it.
-		shared = om._shared = Shared(lambda: om.observers, lambda a, s: om.conversation(a, s))
+		shared = om._shared = Shared(lambda: om.observers, lambda a, s: _conversation(om, a, s))
 	return shared
 
 
@@ -1184,7 +1188,8 @@ def _bind_integrations(
 	for binding in bindings:
 		written = binding.integration
 		spec = om.plugins.integration(written)
-		keep_out(spec, state.folders, state.stores)  # a FileSystem over the project folder
+		if keep_out(spec, state.folders, state.stores):  # a FileSystem over the project folder
+			shared.file_tools[id(spec)] = spec
 		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
 		configs = om.integration_configs
 		if binding.integration != written and written in configs:
@@ -1235,7 +1240,10 @@ def own_state(om: Host) -> OwnState:
 
 	The one list of ``OpenMolt(...)``'s paths: ``files_dir``, ``run_store``, ``schedule_store``,
 	a ``credential_store`` given as a path (or a store with a ``path``), and ``durability``'s
-	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``. The FileSystem
+	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``; and the
+	``openmolt`` command's stores where the environment puts them (``$OPENMOLT_SESSIONS``,
+	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``). A run's session file is added when
+	the run starts (`_conversation`). The FileSystem
 	keeps out on its own what every instance shares (`openmolt_core.integrations.filesystem`):
 	OpenMolt's state folder (the default stores, sessions, the plugin record), its configuration
 	folder (the default credential store, the key store), ``$OPENMOLT_KEYS_FILE``,
@@ -1268,7 +1276,31 @@ def own_state(om: Host) -> OwnState:
 		shared = durable.get("files_dir", durable.get("filesDir"))
 		if isinstance(shared, (str, os.PathLike)):
 			folders.append(Path(shared))
+	from openmolt_core import _history, runstore, sessions
+
+	for default in (sessions.default_path, runstore.default_path, _history.default_path):
+		try:
+			path = default()
+		except ConfigurationError:  # the variable holds a URL: no file of ours
+			continue
+		if path is not None:
+			stores.append(path)
 	return OwnState(folders, stores)
+
+
+def _conversation(om: Host, agent: Agent, session: Session) -> RunConversation:
+	"""``om.conversation``, once the session's file is out of every file tool's reach.
+
+	A run with ``session=SQLiteSession(id, "project/chat.db")`` and a FileSystem over the
+	project folder could otherwise rewrite the conversation (its items, its taint).
+	"""
+	path = getattr(session, "path", None)
+	if isinstance(path, (str, os.PathLike)) and om._shared is not None:
+		from openmolt_core.integrations.filesystem import keep_out
+
+		for spec in om._shared.file_tools.values():
+			keep_out(spec, (), [path])
+	return om.conversation(agent, session)
 
 
 def _bind_source(

@@ -131,3 +131,55 @@ def test_the_durable_store_and_its_files_are_kept_out(
 	with pytest.raises(ToolError, match="OpenMolt's own state"):
 		box.file(kept)
 	assert box.file("free.txt")
+
+
+async def test_a_runs_session_file_is_kept_out(tmp_path: Path) -> None:
+	"""``run(session=SQLiteSession(id, "project/chat.db"))``: its file, journal and turns folder."""
+	from openmolt_core.sessions import SQLiteSession
+
+	root = tmp_path / "project"
+	root.mkdir()
+	session = SQLiteSession("ada", root / "chat.db")
+	om = _instance(root, {})
+	steps = [
+		call_tool("fileSystem.read", path="chat.db"),
+		call_tool("fileSystem.write", path="chat.db", content="{}", overwrite=True),
+		call_tool("fileSystem.write", path="chat.db-wal", content="{}"),
+		call_tool("fileSystem.delete", path="chat.db"),
+		call_tool("fileSystem.search", path=".", query="tidy"),
+	]
+	model = ScriptedModel([*steps, finish("done")])
+	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"], max_steps=20)
+	await agent.run("tidy", session=session)
+	await om.aclose()
+	results = _results(model)
+	for refused in results[:4]:
+		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
+	assert results[4]["ok"] and results[4]["result"]["matches"] == []
+	assert (root / "chat.db").stat().st_size > 2
+
+
+@pytest.mark.parametrize(
+	"variable", ["OPENMOLT_SESSIONS", "OPENMOLT_RUN_STORE", "OPENMOLT_SCHEDULE_STORE"]
+)
+async def test_a_store_the_command_is_told_of_by_the_environment_is_kept_out(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+	"""The ``openmolt`` command's stores named by the environment, outside its state folder."""
+	root = tmp_path / "project"
+	(root / "state").mkdir(parents=True)
+	monkeypatch.setenv(variable, str(root / "state" / "store.db"))
+	(root / "state" / "store.db").write_text(NEEDLE)
+	om = _instance(root, {})
+	model = ScriptedModel(
+		[
+			call_tool("fileSystem.read", path="state/store.db"),
+			call_tool("fileSystem.delete", path="state", recursive=True),
+			finish("done"),
+		]
+	)
+	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"])
+	await agent.run("tidy")
+	await om.aclose()
+	for refused in _results(model):
+		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused

@@ -128,7 +128,7 @@ def keep_out(
 	integration: Integration,
 	folders: Iterable[str | os.PathLike[str]],
 	stores: Iterable[str | os.PathLike[str]],
-) -> None:
+) -> bool:
 	"""Keep an instance's own state out of the reach of an integration's file tools, if any.
 
 	The assembly calls it for each integration an agent binds, with the places its instance
@@ -140,6 +140,9 @@ def keep_out(
 		integration: Any integration (one without file tools is left alone).
 		folders: Folders no tool may touch (nor anything inside).
 		stores: Store files no tool may touch, nor a name beside one beginning with its name.
+
+	Returns:
+		Whether the integration has file tools.
 	"""
 	folders, stores = list(folders), list(stores)
 	boxes = {
@@ -150,6 +153,7 @@ def keep_out(
 	for box in boxes.values():
 		box.reserve(folders)
 		box.reserve(stores, stores=True)
+	return bool(boxes)
 
 
 def sandbox_of(integration: Integration) -> Sandbox:
