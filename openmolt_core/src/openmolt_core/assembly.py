@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
-	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.conversation import Session
@@ -255,6 +255,7 @@ class Host(Instance, Protocol):
 	_files_dir: str | Path | None
 	_scheduler_options: tuple[Any, str | Path | None]
 	_durability_config: Any
+	_approvals: Approvals | None
 	_tool_sources: dict[int, Any]
 	_approval_rules: Any
 	_taint_policy: Any
@@ -1239,7 +1240,8 @@ def own_state(om: Host) -> OwnState:
 	"""Where an instance keeps its state, from its options: what no file tool may touch.
 
 	The one list of ``OpenMolt(...)``'s paths: ``files_dir``, ``run_store``, ``schedule_store``,
-	a ``credential_store`` given as a path (or a store with a ``path``), and ``durability``'s
+	a ``credential_store`` given as a path (or a store with a ``path``), the ``approvals``'
+	ledger's file (`openmolt_core.approvals.SQLiteLedger`), ``durability``'s
 	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``; and the
 	``openmolt`` command's stores where the environment puts them (``$OPENMOLT_SESSIONS``,
 	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``). A run's session file is added when
@@ -1261,9 +1263,10 @@ def own_state(om: Host) -> OwnState:
 	schedules = om._scheduler_options[1]
 	if schedules is not None:
 		stores.append(Path(schedules))
-	store = getattr(om.credential_store, "path", None)
-	if isinstance(store, (str, os.PathLike)):
-		stores.append(Path(store))
+	for kept in (om.credential_store, om._approvals and om._approvals.ledger):
+		path = getattr(kept, "path", None)  # a store kept in a file (`SQLiteLedger`)
+		if isinstance(path, (str, os.PathLike)):
+			stores.append(Path(path))
 	durable = om._durability_config
 	url = durable.get("url") if isinstance(durable, Mapping) else durable
 	if isinstance(url, (str, os.PathLike)):

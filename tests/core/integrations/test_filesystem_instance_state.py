@@ -183,3 +183,30 @@ async def test_a_store_the_command_is_told_of_by_the_environment_is_kept_out(
 	await om.aclose()
 	for refused in _results(model):
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
+
+
+async def test_the_approval_ledger_is_kept_out(tmp_path: Path) -> None:
+	"""``approvals=Approvals(ledger=SQLiteLedger(...))``: its file and journal are kept out.
+
+	Removing the ledger would let a decision already used be accepted again.
+	"""
+	from openmolt_core.approvals import Approvals, SQLiteLedger
+
+	root = tmp_path / "project"
+	root.mkdir()
+	(root / "ledger.db").write_bytes(b"")
+	om = OpenMolt(entry_points=False, approvals=Approvals(ledger=SQLiteLedger(root / "ledger.db")))
+	om.register_integration("fileSystem", OpenMolt.FileSystemIntegration(root))
+	model = ScriptedModel(
+		[
+			call_tool("fileSystem.delete", path="ledger.db"),
+			call_tool("fileSystem.write", path="ledger.db-journal", content="x"),
+			finish("done"),
+		]
+	)
+	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"])
+	await agent.run("tidy")
+	await om.aclose()
+	for refused in _results(model):
+		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
+	assert (root / "ledger.db").exists()
