@@ -30,6 +30,10 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
 	"schedule_store's journal": ({"schedule_store": "sched/s.db"}, "sched/s.db-wal"),
 	"schedule_store": ({"schedule_store": "sched/schedules.db"}, "sched/schedules.db"),
 	"credential_store": ({"credential_store": "secret/credentials.enc"}, "secret/credentials.enc"),
+	"credential_store's lock": (
+		{"credential_store": "secret/credentials.enc"},
+		"secret/.credentials.enc.store.lock",
+	),
 }
 
 

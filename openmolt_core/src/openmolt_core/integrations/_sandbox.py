@@ -304,7 +304,8 @@ class Sandbox:
 		"""Places inside the directories no tool may touch (resolved): OpenMolt's own state."""
 		self.reserved_stores: tuple[Path, ...] = ()
 		"""Store files no tool may touch (resolved), nor any name beside one that begins with
-		its name: SQLite's ``-wal``, ``-shm`` and ``-journal``, a ``.lock``, a ``.files`` folder."""
+		its name (SQLite's ``-wal``, ``-shm`` and ``-journal``, a ``.lock``, a ``.files`` folder)
+		or with a dot and its name and a dot (the credential store's ``.credentials.enc.*.lock``)."""
 
 	def reserve(self, places: Iterable[str | os.PathLike[str]], *, stores: bool = False) -> None:
 		"""Keep more places out of every tool's reach (`reserved`, or `reserved_stores`).
@@ -344,7 +345,8 @@ class Sandbox:
 		for store in self.reserved_stores:
 			# The store, or a name beside it that begins with its name, or a place inside one.
 			if place.is_relative_to(store.parent) and place != store.parent:
-				if place.relative_to(store.parent).parts[0].startswith(store.name):
+				name = place.relative_to(store.parent).parts[0]
+				if name.startswith((store.name, f".{store.name}.")):
 					return True
 		return False
 
