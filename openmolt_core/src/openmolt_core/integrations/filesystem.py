@@ -50,7 +50,7 @@ from openmolt_core.integrations._taintmarks import TaintMarks, default_record, k
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import Label, LabelledResult, ToolContext
 
-__all__ = ["file_system_integration", "sandbox_of"]
+__all__ = ["file_system_integration", "keep_out", "sandbox_of"]
 
 MAX_READ_CHARS = 100_000
 """Characters a read returns at most by default (ask with offset for more)."""
