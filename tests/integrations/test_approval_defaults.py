@@ -82,7 +82,8 @@ def test_a_method_that_changes_things_writes_whatever_its_scope_is_called() -> N
 
 	The scope's name is the document's word (``security: [{oauth: ["read:items"]}]`` on
 	``DELETE /items/{id}``); the method is what the request does (RFC 9110: only GET, HEAD,
-	OPTIONS and TRACE are safe), so ``*:writes`` asks for it.
+	OPTIONS and TRACE are safe), so ``*:writes`` asks for it, and the importer puts it in the
+	scope ``write`` too.
 	"""
 	from openmolt_core.integrations.openapi import from_openapi
 
@@ -111,4 +112,80 @@ def test_a_method_that_changes_things_writes_whatever_its_scope_is_called() -> N
 		"putItem": True,
 		"patchItem": True,
 	}
-	assert [t.scopes for t in tools.values()] == [["read:items"]] * 4
+	# The importer puts each of them in `write` too: a grant of `read:items` alone lacks it.
+	assert [t.scopes for t in tools.values()] == [["read:items"]] + [["read:items", "write"]] * 3
+
+
+def _payments(security: list[dict[str, list[str]]]) -> dict[str, object]:
+	"""A document whose every operation names only ``security`` (read scopes, or none)."""
+	ok = {"200": {"description": "ok"}}
+	flows = {"clientCredentials": {"tokenUrl": "https://93.184.216.34/token", "scopes": {}}}
+	flows["clientCredentials"]["scopes"] = {"read:payments": "Read payments", "read": "Read"}
+	one = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+	return {
+		"openapi": "3.0.3",
+		"info": {"title": "Payments", "version": "1"},
+		"servers": [{"url": "https://93.184.216.34/v1"}],
+		"components": {"securitySchemes": {"oauth": {"type": "oauth2", "flows": flows}}},
+		"paths": {
+			"/transfers": {
+				method: {"operationId": f"{method}Transfers", "security": security,
+					"responses": ok}
+				for method in ("get", "head", "options", "post")
+			},
+			"/transfers/{id}": {
+				method: {"operationId": f"{method}Transfer", "security": security,
+					"parameters": one, "responses": ok}
+				for method in ("delete", "put", "patch")
+			},
+		},
+	}  # fmt: skip
+
+
+_CHANGES = {"postTransfers", "deleteTransfer", "putTransfer", "patchTransfer"}
+
+
+def test_an_imported_post_under_read_scopes_writes_and_needs_more_than_a_read_grant() -> None:
+	"""An imported ``POST /transfers`` under ``read:payments`` is a write, as DELETE, PUT, PATCH.
+
+	``*:writes`` holds it, and an agent granted only the read scopes does not get it; GET, HEAD
+	and OPTIONS stay reads. The scopes an operation names are the document's word; what the method does is the
+	request's. The importer decides it, so the exported module and JSON say the same.
+	"""
+	import json
+
+	from openmolt_core.integrations.model import Integration
+	from openmolt_core.integrations.openapi import from_openapi, to_json, to_module
+
+	for security in ([{"oauth": ["read:payments"]}], [{"oauth": ["read", "read:payments"]}]):
+		imported = from_openapi(_payments(security), id="pay")
+		namespace: dict[str, object] = {}
+		exec(compile(to_module(imported), "pay.py", "exec"), namespace)
+		exported = Integration.model_validate(json.loads(to_json(imported)))
+		assert namespace["INTEGRATION"] == imported and exported == imported
+		for integration in (imported, exported):
+			tools = {t.handle: t for t in integration.tools}
+			assert {h for h, t in tools.items() if writes(t)} == _CHANGES, security
+			om = OpenMolt(requires_approval="*:writes", integrations={"pay": {"token": "t"}})
+			om.register_integration("pay", integration)
+			held = gated(om, ["pay"])
+			assert {h for h, rule in held.items() if rule} == {f"pay.{h}" for h in _CHANGES}
+			reader = om.create_agent(
+				name="R",
+				model=ScriptedModel([]),
+				integrations=[{"integration": "pay", "scopes": ["read", "read:payments"]}],
+			)
+			allowed = {h.removeprefix("pay.") for h, t in reader._tools.items() if t.allowed}
+			assert allowed == set(tools) - _CHANGES, security
+
+
+def test_an_imported_operation_without_scopes_writes_unless_its_method_reads() -> None:
+	"""With no scope named, the method alone says it: OPTIONS reads as GET and HEAD do.
+
+	They are RFC 9110's safe methods; the scopes stay the document's (no OAuth token needed).
+	"""
+	from openmolt_core.integrations.openapi import from_openapi
+
+	tools = from_openapi(_payments([]), id="pay").tools
+	assert {t.handle for t in tools if writes(t)} == _CHANGES
+	assert all(t.scopes == [] for t in tools)

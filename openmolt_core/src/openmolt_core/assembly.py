@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
-	from openmolt_core.approvals import ApprovalHandler
+	from openmolt_core.approvals import ApprovalHandler, Approvals
 	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.conversation import Session
@@ -78,6 +78,7 @@ if TYPE_CHECKING:
 	from openmolt_core.plugins import Plugins
 	from openmolt_core.policy import ApprovalPolicy
 	from openmolt_core.retry import RetryPolicy
+	from openmolt_core.runstore import RunStore
 	from openmolt_core.scheduler import Scheduler
 	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
@@ -92,6 +93,7 @@ __all__ = [
 	"Host",
 	"Model",
 	"OtherModel",
+	"OwnState",
 	"Shared",
 	"build_agent",
 	"check_cost",
@@ -100,6 +102,7 @@ __all__ = [
 	"file_store",
 	"leave",
 	"make_provider",
+	"own_state",
 	"parse_capabilities",
 	"parse_guardrails",
 	"parse_options",
@@ -186,6 +189,7 @@ class Shared:
 		"auths",
 		"compactions",
 		"default_compaction",
+		"file_tools",
 		"files",
 		"hooks",
 		"models",
@@ -226,6 +230,9 @@ class Shared:
 		"""The models resolved so far, by id."""
 		self.auths: dict[tuple[str, str, str], Any] = {}
 		"""The integrations' auth objects, shared by the agents that bind the same credential."""
+		self.file_tools: dict[int, Integration] = {}
+		"""The integrations with file tools its agents bound (a FileSystem), by id: a run's
+		session file is kept out of their reach too (`_conversation`)."""
 
 
 class Host(Instance, Protocol):
@@ -245,6 +252,12 @@ class Host(Instance, Protocol):
 	"""The default step budget."""
 	max_cost: float | None
 	"""The default cost budget."""
+	run_store: RunStore | None
+	"""The run store given as ``run_store``, if any."""
+	_files_dir: str | Path | None
+	_scheduler_options: tuple[Any, str | Path | None]
+	_durability_config: Any
+	_approvals: Approvals | None
 	_tool_sources: dict[int, Any]
 	_approval_rules: Any
 	_taint_policy: Any
@@ -1014,7 +1027,7 @@ def _shared(om: Host) -> Shared:
 	shared = om._shared
 	if shared is None:
 		# Looked up at each call: an instance given another ``conversation`` later uses it.
-		shared = om._shared = Shared(lambda: om.observers, lambda a, s: om.conversation(a, s))
+		shared = om._shared = Shared(lambda: om.observers, lambda a, s: _conversation(om, a, s))
 	return shared
 
 
@@ -1171,11 +1184,15 @@ def _bind_integrations(
 	Integrations bound with ``account: "user"`` get the end user's account per call.
 	"""
 	from openmolt_core.integrations.binding import bind_integration
+	from openmolt_core.integrations.filesystem import keep_out
 
 	sources: list[SourceBinding] = []
+	state = own_state(om)
 	for binding in bindings:
 		written = binding.integration
 		spec = om.plugins.integration(written)
+		if keep_out(spec, state.folders, state.stores):  # a FileSystem over the project folder
+			shared.file_tools[id(spec)] = spec
 		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
 		configs = om.integration_configs
 		if binding.integration != written and written in configs:
@@ -1207,6 +1224,88 @@ def _bind_integrations(
 			for tool in bound[added:]:
 				tool.account = account
 	return sources
+
+
+class OwnState(NamedTuple):
+	"""The places an instance keeps its state in (`own_state`).
+
+	Args:
+		folders: Folders (the file store's).
+		stores: Store files: SQLite files, the credential store.
+	"""
+
+	folders: list[Path]
+	stores: list[Path]
+
+
+def own_state(om: Host) -> OwnState:
+	"""Where an instance keeps its state, from its options: what no file tool may touch.
+
+	The one list of ``OpenMolt(...)``'s paths: ``files_dir``, ``run_store``, ``schedule_store``,
+	a ``credential_store`` given as a path (or a store with a ``path``), the ``approvals``'
+	ledger's file (`openmolt_core.approvals.SQLiteLedger`), ``durability``'s
+	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``; and the
+	``openmolt`` command's stores where the environment puts them (``$OPENMOLT_SESSIONS``,
+	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``). A run's session file is added when
+	the run starts (`_conversation`). The FileSystem
+	keeps out on its own what every instance shares (`openmolt_core.integrations.filesystem`):
+	OpenMolt's state folder (the default stores, sessions, the plugin record), its configuration
+	folder (the default credential store, the key store), ``$OPENMOLT_KEYS_FILE``,
+	``$OPENMOLT_CREDENTIALS_FILE`` and the file taint record.
+
+	Args:
+		om: The instance.
+	"""
+	folders: list[Path] = []
+	stores: list[Path] = []
+	if om._files_dir is not None:
+		folders.append(Path(om._files_dir))
+	if om.run_store is not None:
+		stores.append(om.run_store.path)
+	schedules = om._scheduler_options[1]
+	if schedules is not None:
+		stores.append(Path(schedules))
+	for kept in (om.credential_store, om._approvals and om._approvals.ledger):
+		path = getattr(kept, "path", None)  # a store kept in a file (`SQLiteLedger`)
+		if isinstance(path, (str, os.PathLike)):
+			stores.append(Path(path))
+	durable = om._durability_config
+	url = durable.get("url") if isinstance(durable, Mapping) else durable
+	if isinstance(url, (str, os.PathLike)):
+		text = os.fspath(url)
+		if text.startswith("sqlite:///"):
+			text = text.removeprefix("sqlite:///")
+		if "://" not in text:
+			stores.append(Path(text))
+	if isinstance(durable, Mapping):
+		shared = durable.get("files_dir", durable.get("filesDir"))
+		if isinstance(shared, (str, os.PathLike)):
+			folders.append(Path(shared))
+	from openmolt_core import _history, runstore, sessions
+
+	for default in (sessions.default_path, runstore.default_path, _history.default_path):
+		try:
+			path = default()
+		except ConfigurationError:  # the variable holds a URL: no file of ours
+			continue
+		if path is not None:
+			stores.append(path)
+	return OwnState(folders, stores)
+
+
+def _conversation(om: Host, agent: Agent, session: Session) -> RunConversation:
+	"""``om.conversation``, once the session's file is out of every file tool's reach.
+
+	A run with ``session=SQLiteSession(id, "project/chat.db")`` and a FileSystem over the
+	project folder could otherwise rewrite the conversation (its items, its taint).
+	"""
+	path = getattr(session, "path", None)
+	if isinstance(path, (str, os.PathLike)) and om._shared is not None:
+		from openmolt_core.integrations.filesystem import keep_out
+
+		for spec in om._shared.file_tools.values():
+			keep_out(spec, (), [path])
+	return om.conversation(agent, session)
 
 
 def _bind_source(
@@ -1787,8 +1886,6 @@ class Facade(Host, Protocol):
 	_prepared: set[tuple[Any, ...]]
 	_prepare_lock: Any
 	_transport: PooledTransport | None
-	_files_dir: str | Path | None
-	_durability_config: Any
 	_task_group: TaskGroup | None
 	_scheduler: Scheduler | None
 

@@ -27,9 +27,9 @@ from openmolt_core.errors import ConfigurationError
 if TYPE_CHECKING:
 	from openmolt_core._binding import ToolDefinition
 
-__all__ = ["ApprovalPolicy", "is_read_scope", "writes"]
+__all__ = ["ApprovalPolicy", "is_read_method", "is_read_scope", "writes"]
 
-_READ_METHODS = frozenset({"GET", "HEAD"})
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WRITE_METHODS = frozenset({"DELETE", "PUT", "PATCH"})
 _READ_SCOPE = re.compile(r"read|.*Read|read[._:-].+|.+[._:-]read")
 
@@ -47,21 +47,35 @@ def is_read_scope(name: str) -> bool:
 	return _READ_SCOPE.fullmatch(name) is not None and "write" not in name.lower()
 
 
+def is_read_method(method: str) -> bool:
+	"""Whether an HTTP method only reads: ``GET``, ``HEAD`` and ``OPTIONS``.
+
+	They are RFC 9110's safe methods, less ``TRACE`` (its reply echoes the request).
+
+	Args:
+		method: The method, in capitals.
+	"""
+	return method in _READ_METHODS
+
+
 def writes(tool: ToolDefinition) -> bool:
 	"""Whether a tool can change something, for the ``writes`` rules.
 
-	A tool only reads when it is an HTTP tool with method ``GET`` or ``HEAD``, or when every scope
-	it needs is a read scope (`is_read_scope`; a trusted MCP server's read-only tools are in
-	``read``). An HTTP tool with method ``DELETE``, ``PUT`` or ``PATCH`` writes whatever its
-	scopes are called: the method is what the request does, a scope's name is someone's word
-	(an imported document's ``read:items`` on a ``DELETE``). Every other tool writes, Python
-	tools without scopes included: exempt the ones that only read with a ``!`` rule.
+	A tool only reads when it is an HTTP tool with method ``GET``, ``HEAD`` or ``OPTIONS``
+	(`is_read_method`), or when every scope it needs is a read scope (`is_read_scope`; a trusted
+	MCP server's read-only tools are in ``read``). An HTTP tool with method ``DELETE``, ``PUT`` or
+	``PATCH`` writes whatever its scopes are called: the method is what the request does, a
+	scope's name is someone's word. An imported OpenAPI operation with any other method (a
+	``POST``) whose document names only read scopes also needs the scope ``write``, which the
+	importer adds (`openmolt_core.integrations.openapi`); a built-in ``POST`` search in ``read``
+	only reads. Every other tool writes, Python tools without scopes included: exempt the ones
+	that only read with a ``!`` rule.
 
 	Args:
 		tool: The tool (declarative HTTP tool or a tool with ``execute``).
 	"""
 	method = getattr(tool, "method", None)
-	if method in _READ_METHODS:
+	if isinstance(method, str) and is_read_method(method):
 		return False
 	if method in _WRITE_METHODS:
 		return True

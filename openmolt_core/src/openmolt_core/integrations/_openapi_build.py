@@ -43,6 +43,7 @@ from openmolt_core.integrations._openapi_urls import (
 )
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
 from openmolt_core.integrations._url import is_web_url
+from openmolt_core.policy import is_read_method, is_read_scope
 from openmolt_core.tools import Label, check_labels
 
 __all__ = ["build", "default_labels"]
@@ -871,6 +872,43 @@ def _tool(
 	)
 
 
+WRITE_SCOPE = "write"
+"""The scope an imported operation that changes something needs besides the document's read scopes."""
+
+
+def _write_scope(
+	tools: list[HttpTool], scopes: dict[str, str]
+) -> tuple[list[HttpTool], dict[str, str]]:
+	"""The tools and integration scopes, each operation that changes something in a write scope.
+
+	A document's scope names are its word, the method is what the request does: a ``POST
+	/transfers`` the document puts under ``read:payments`` would be granted to an agent given
+	only ``read:payments`` and left alone by ``*:writes``. So an operation whose method is not
+	``GET``, ``HEAD`` or ``OPTIONS`` (`openmolt_core.policy.is_read_method`) and whose scopes are
+	all read scopes (`openmolt_core.policy.is_read_scope`) also needs `WRITE_SCOPE`, decided
+	here so that the exported module and JSON keep it. An operation that names no scope is left
+	as it is: it writes for ``*:writes`` already, and its tool needs no OAuth token (its scopes
+	are exactly the OAuth ones it asks for, but this one). The scope is no OAuth scope: it is
+	never asked of the service (the credential's ``scopes`` are the document's).
+	"""
+	out = [
+		tool.model_copy(update={"scopes": sorted({*tool.scopes, WRITE_SCOPE})})
+		if not is_read_method(tool.method)
+		and tool.scopes
+		and all(is_read_scope(s) for s in tool.scopes)
+		else tool
+		for tool in tools
+	]
+	# A document that lists no scope in its flows defines none: its tools' are not checked.
+	if scopes and WRITE_SCOPE not in scopes and any(WRITE_SCOPE in t.scopes for t in out):
+		scopes = {
+			**scopes,
+			WRITE_SCOPE: "Operations that change something (a method other than GET, HEAD or "
+			"OPTIONS) whose document names only read scopes",
+		}
+	return out, scopes
+
+
 def default_labels(method: str, *, takes_input: bool = True) -> list[Label]:
 	"""The labels an imported operation gets when the user's ``labels`` do not name it.
 
@@ -1055,6 +1093,7 @@ def _integration(
 	if not tools:
 		raise ConfigurationError("the selection matches no operation")
 	credentials, scopes, notes = _credentials(doc, internal, base.url, base.allowed)
+	tools, scopes = _write_scope(tools, scopes)
 	title = str(info.get("title") or id or "API")
 	docs = "\n".join(
 		[

@@ -45,7 +45,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,18 +302,53 @@ class Sandbox:
 		self._aliases: tuple[Path, ...] = tuple(given)
 		self.reserved: tuple[Path, ...] = ()
 		"""Places inside the directories no tool may touch (resolved): OpenMolt's own state."""
+		self.reserved_stores: tuple[Path, ...] = ()
+		"""Store files no tool may touch (resolved), nor any name beside one that begins with
+		its name (SQLite's ``-wal``, ``-shm`` and ``-journal``, a ``.lock``, a ``.files`` folder)
+		or with a dot and its name and a dot (the credential store's ``.credentials.enc.*.lock``)."""
+
+	def reserve(self, places: Iterable[str | os.PathLike[str]], *, stores: bool = False) -> None:
+		"""Keep more places out of every tool's reach (`reserved`, or `reserved_stores`).
+
+		Each is resolved now (its symlinks, as far as they exist); one named twice is kept once.
+
+		Args:
+			places: Files or folders, absolute or relative to the working directory.
+			stores: They are store files: the names beside each that begin with its name are
+				kept out too.
+		"""
+		kept = list(self.reserved_stores if stores else self.reserved)
+		for place in places:
+			try:
+				real = Path(os.path.realpath(os.fspath(place)))
+			except (OSError, ValueError):
+				continue
+			if real not in kept:
+				kept.append(real)
+		if stores:
+			self.reserved_stores = tuple(kept)
+		else:
+			self.reserved = tuple(kept)
 
 	def reserved_at(self, root: int, parts: Sequence[str]) -> bool:
-		"""Whether a place is one of the `reserved` places or inside one.
+		"""Whether a place is one of the `reserved` places or inside one (or a store's).
 
 		Args:
 			root: The directory's index.
 			parts: The place's components below it (symlinks resolved).
 		"""
-		if not self.reserved:
+		if not self.reserved and not self.reserved_stores:
 			return False
 		place = self.roots[root].joinpath(*parts)
-		return any(place == kept or place.is_relative_to(kept) for kept in self.reserved)
+		if any(place == kept or place.is_relative_to(kept) for kept in self.reserved):
+			return True
+		for store in self.reserved_stores:
+			# The store, or a name beside it that begins with its name, or a place inside one.
+			if place.is_relative_to(store.parent) and place != store.parent:
+				name = place.relative_to(store.parent).parts[0]
+				if name.startswith((store.name, f".{store.name}.")):
+					return True
+		return False
 
 	def reserves_below(self, root: int, parts: Sequence[str]) -> bool:
 		"""Whether a `reserved` place lies below a place (a tree that holds one).
@@ -322,10 +357,11 @@ class Sandbox:
 			root: The directory's index.
 			parts: The place's components below it (symlinks resolved).
 		"""
-		if not self.reserved:
+		if not self.reserved and not self.reserved_stores:
 			return False
 		place = self.roots[root].joinpath(*parts)
-		return any(kept != place and kept.is_relative_to(place) for kept in self.reserved)
+		kept = (*self.reserved, *self.reserved_stores)
+		return any(k != place and k.is_relative_to(place) for k in kept)
 
 	def refuse_reserved(self, path: str) -> ToolError:
 		"""The error for a path that is, holds or lies in a `reserved` place.

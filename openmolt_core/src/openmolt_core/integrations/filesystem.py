@@ -50,7 +50,7 @@ from openmolt_core.integrations._taintmarks import TaintMarks, default_record, k
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import Label, LabelledResult, ToolContext
 
-__all__ = ["file_system_integration", "sandbox_of"]
+__all__ = ["file_system_integration", "keep_out", "sandbox_of"]
 
 MAX_READ_CHARS = 100_000
 """Characters a read returns at most by default (ask with offset for more)."""
@@ -83,7 +83,7 @@ def _tainted(context: ToolContext) -> bool:
 	return run is not None and bool(run.taint)
 
 
-def _reserved(record: Path | None) -> tuple[Path, ...]:
+def _reserved(record: Path | None) -> list[str | Path]:
 	"""OpenMolt's own state, which no file tool touches, wherever the directories are.
 
 	A tainted run that could rewrite or remove the taint record would clear every mark, and
@@ -105,15 +105,7 @@ def _reserved(record: Path | None) -> tuple[Path, ...]:
 		places.append(keys)
 	if record is not None:
 		places += [record, record.with_name(record.name + ".lock")]
-	out: list[Path] = []
-	for place in places:
-		try:
-			real = Path(os.path.realpath(os.fspath(place)))
-		except (OSError, ValueError):
-			continue
-		if real not in out:
-			out.append(real)
-	return tuple(out)
+	return places
 
 
 def _tree(fd: int, name: str) -> list[tuple[str, ...]]:
@@ -130,6 +122,38 @@ def _tree(fd: int, name: str) -> list[tuple[str, ...]]:
 	finally:
 		os.close(top)
 	return found
+
+
+def keep_out(
+	integration: Integration,
+	folders: Iterable[str | os.PathLike[str]],
+	stores: Iterable[str | os.PathLike[str]],
+) -> bool:
+	"""Keep an instance's own state out of the reach of an integration's file tools, if any.
+
+	The assembly calls it for each integration an agent binds, with the places its instance
+	keeps state in (`openmolt_core.assembly.own_state`): a FileSystem allowed a project folder
+	that holds ``run_store="runs.db"`` must not rewrite the run history. An integration shared
+	by several instances keeps every instance's places out.
+
+	Args:
+		integration: Any integration (one without file tools is left alone).
+		folders: Folders no tool may touch (nor anything inside).
+		stores: Store files no tool may touch, nor a name beside one beginning with its name.
+
+	Returns:
+		Whether the integration has file tools.
+	"""
+	folders, stores = list(folders), list(stores)
+	boxes = {
+		id(t.sandbox): t.sandbox
+		for t in integration.tools
+		if isinstance(t, _SandboxTool) and t.sandbox is not None
+	}
+	for box in boxes.values():
+		box.reserve(folders)
+		box.reserve(stores, stores=True)
+	return bool(boxes)
 
 
 def sandbox_of(integration: Integration) -> Sandbox:
@@ -742,7 +766,7 @@ def file_system_integration(
 		record: Path | None = Path(taint_record)
 	else:
 		record = default_record()
-	box.reserved = _reserved(record)
+	box.reserve(_reserved(record))
 	marks = TaintMarks(record)
 	keep_marks(marks, box.roots)  # a skill's folder it writes in reads its marks too
 	funcs = _make_tools(box, max_read_chars, marks)
