@@ -7,6 +7,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,57 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("openmolt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("openmolt")
+
+
+def _defer_the_ca_bundle() -> None:
+	"""The tests' own httpx clients read their CA bundle at their first TLS handshake, not when made.
+
+	httpx's default transport reads the whole bundle when a client is made (18-30 ms of CPU, in
+	a C call): the clients the tests make to talk to their servers on 127.0.0.1 over plain HTTP
+	(about one test in ten makes one) paid it for nothing. They get the context the shared client
+	uses (`openmolt_core._tls`: httpx's settings, the bundle read at the first handshake,
+	tests/core/test_tls.py), with the bundle httpx would read (``SSL_CERT_FILE``, else
+	``SSL_CERT_DIR`` when the client trusts the environment, else certifi's); a client given its
+	own ``verify`` or ``cert`` gets httpx's own context.
+	"""
+	import ssl
+
+	import certifi
+	from httpx._transports import default
+
+	from openmolt_core import _tls
+
+	class Deferred(_tls._DeferredTrust):
+		where: dict[str, str]  # what load_verify_locations reads: httpx's choice
+
+		def trust(self) -> None:
+			with self._lock:
+				if not self._trusted:
+					self.load_verify_locations(**self.where)
+					self._trusted = True
+
+	made_by_httpx = default.create_ssl_context
+
+	def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+		if verify is not True or cert is not None:
+			return made_by_httpx(verify=verify, cert=cert, trust_env=trust_env)
+		context = Deferred(ssl.PROTOCOL_TLS_CLIENT)  # as _tls.client_context() makes it
+		if sys.version_info >= (3, 13):
+			context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+		if trust_env and os.environ.get("SSL_CERT_FILE"):
+			context.where = {"cafile": os.environ["SSL_CERT_FILE"]}
+		elif trust_env and os.environ.get("SSL_CERT_DIR"):
+			context.where = {"capath": os.environ["SSL_CERT_DIR"]}
+		else:
+			context.where = {"cafile": certifi.where()}
+		if trust_env and os.environ.get("SSLKEYLOGFILE"):
+			context.keylog_filename = os.environ["SSLKEYLOGFILE"]
+		return context
+
+	default.create_ssl_context = create_ssl_context  # type: ignore[assignment]
+
+
+_defer_the_ca_bundle()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
