@@ -61,7 +61,7 @@ def test_the_tests_own_clients_read_httpx_s_bundle_at_their_first_handshake(
 		(tmp_path / "one.pem").write_text(first + "-----END CERTIFICATE-----\n")
 		monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "one.pem"))
 	client = httpx.AsyncClient(trust_env=trust_env)
-	ours = client._transport._pool._ssl_context
+	ours = client._transport._pool._ssl_context  # type: ignore[attr-defined]
 	theirs = httpx.create_ssl_context(trust_env=trust_env)
 	assert _settings(ours) == _settings(theirs)
 	assert _cas(ours) == 0  # nothing read yet
