@@ -72,8 +72,9 @@ def _defer_the_ca_bundle() -> None:
 			context.where = {"capath": os.environ["SSL_CERT_DIR"]}
 		else:
 			context.where = {"cafile": certifi.where()}
-		if trust_env and os.environ.get("SSLKEYLOGFILE"):
-			context.keylog_filename = os.environ["SSLKEYLOGFILE"]
+		keylog = os.environ.get("SSLKEYLOGFILE")  # as ssl.create_default_context reads it
+		if keylog and not sys.flags.ignore_environment:
+			context.keylog_filename = keylog
 		return context
 
 	default.create_ssl_context = create_ssl_context  # type: ignore[assignment]

@@ -56,6 +56,7 @@ def test_the_tests_own_clients_read_httpx_s_bundle_at_their_first_handshake(
 
 	monkeypatch.delenv("SSL_CERT_DIR", raising=False)
 	monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+	monkeypatch.setenv("SSLKEYLOGFILE", str(tmp_path / "keys.log"))  # kept, whatever trust_env
 	if bundle == "SSL_CERT_FILE":  # one CA of certifi's, read instead when the client trusts it
 		first = Path(certifi.where()).read_text().split("-----END CERTIFICATE-----")[0]
 		(tmp_path / "one.pem").write_text(first + "-----END CERTIFICATE-----\n")
