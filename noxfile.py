@@ -100,6 +100,8 @@ def _node_tools(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
 	"""Run the test suite (pass pytest options after --)."""
+	from pathlib import Path
+
 	_refs(session)
 	_node_tools(session)
 	_sync(session, "test")
@@ -115,7 +117,20 @@ def tests(session: nox.Session) -> None:
 	# recovery, a crash harness's 60 s budget) about 40% of their time. Measured idle on
 	# 2026-12-04, pytest's time and the share of one core used: two workers 9:49 (115%), three
 	# 7:06-8:16 (132%), four 6:15 (157%); the durable groups stay serial per store.
-	session.run("pytest", "-n", "4", "--dist", "loadgroup", "--durations=15", *session.posargs)
+	# Python's bytecode caches, in .cache/pycache (outside the source folders), whatever the
+	# environment says: with PYTHONDONTWRITEBYTECODE set (as on the machine CI runs on), every
+	# process compiled every module it imported from source, each time: each of the four workers
+	# compiled and assertion-rewrote the whole suite (collection 35 s of CPU, 12 s with the
+	# caches), and each interpreter a test starts compiled what it imports again (`import dbos`
+	# 1.5 s of CPU, 0.5 s with the caches).
+	cache = {
+		"PYTHONDONTWRITEBYTECODE": None,  # None: unset for pytest and what it starts
+		"PYTHONPYCACHEPREFIX": str(Path(".cache/pycache").resolve()),
+	}
+	session.run(
+		*("pytest", "-n", "4", "--dist", "loadgroup", "--durations=15", *session.posargs),
+		env=cache,
+	)
 
 
 @nox.session(python="3.11")

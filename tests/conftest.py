@@ -1,11 +1,13 @@
 import importlib.util
 import io
+import itertools
 import os
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +29,58 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("openmolt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("openmolt")
+
+
+def _defer_the_ca_bundle() -> None:
+	"""The tests' own httpx clients read their CA bundle at their first TLS handshake, not when made.
+
+	httpx's default transport reads the whole bundle when a client is made (18-30 ms of CPU, in
+	a C call): the clients the tests make to talk to their servers on 127.0.0.1 over plain HTTP
+	(about one test in ten makes one) paid it for nothing. They get the context the shared client
+	uses (`openmolt_core._tls`: httpx's settings, the bundle read at the first handshake,
+	tests/core/test_tls.py), with the bundle httpx would read (``SSL_CERT_FILE``, else
+	``SSL_CERT_DIR`` when the client trusts the environment, else certifi's); a client given its
+	own ``verify`` or ``cert`` gets httpx's own context.
+	"""
+	import ssl
+
+	import certifi
+	from httpx._transports import default
+
+	from openmolt_core import _tls
+
+	class Deferred(_tls._DeferredTrust):
+		where: dict[str, str]  # what load_verify_locations reads: httpx's choice
+
+		def trust(self) -> None:
+			with self._lock:
+				if not self._trusted:
+					self.load_verify_locations(**self.where)
+					self._trusted = True
+
+	made_by_httpx = default.create_ssl_context
+
+	def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+		if verify is not True or cert is not None:
+			return made_by_httpx(verify=verify, cert=cert, trust_env=trust_env)
+		context = Deferred(ssl.PROTOCOL_TLS_CLIENT)  # as _tls.client_context() makes it
+		if sys.version_info >= (3, 13):
+			context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+		if trust_env and os.environ.get("SSL_CERT_FILE"):
+			context.where = {"cafile": os.environ["SSL_CERT_FILE"]}
+		elif trust_env and os.environ.get("SSL_CERT_DIR"):
+			context.where = {"capath": os.environ["SSL_CERT_DIR"]}
+		else:
+			context.where = {"cafile": certifi.where()}
+		keylog = os.environ.get("SSLKEYLOGFILE")  # as ssl.create_default_context reads it
+		if keylog and not sys.flags.ignore_environment:
+			context.keylog_filename = keylog
+		return context
+
+	default.create_ssl_context = create_ssl_context  # type: ignore[assignment]
+
+
+_defer_the_ca_bundle()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -94,14 +148,27 @@ def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -
 			os.environ[name] = value
 
 
+@pytest.fixture(scope="session")
+def _state_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+	"""The folder that holds each test's own state folder (``_state_folder_per_test``)."""
+	return tmp_path_factory.mktemp("states")
+
+
+_STATE_NUMBERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _state_folder_per_test(
-	tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _state_folder_per_test(_state_folders: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 	# Each test's own state folder: the schedules the commands it starts serve keep their
 	# cursors and leases there ($XDG_STATE_HOME/openmolt/schedules.db), and two tests serving
-	# one agent file's schedule must not find each other's.
-	monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+	# one agent file's schedule must not find each other's. Numbered here, in a folder of their
+	# own: `tmp_path_factory.mktemp` lists the whole temporary folder to find its next number,
+	# so one call per test cost each test time in proportion to the tests before it (a worker's
+	# 3,500 tests spent 4.8 s of CPU listing, 0.07 s numbered here), and every `tmp_path` after
+	# them listed them all again.
+	folder = _state_folders / str(next(_STATE_NUMBERS))
+	folder.mkdir()
+	monkeypatch.setenv("XDG_STATE_HOME", str(folder))
 
 
 class _Terminal(io.StringIO):

@@ -46,6 +46,31 @@ def test_the_context_has_the_settings_and_the_bundle_of_httpx_s() -> None:
 	assert _cas(ours) == _cas(theirs)  # read once
 
 
+@pytest.mark.parametrize("trust_env", [True, False])
+@pytest.mark.parametrize("bundle", ["SSL_CERT_FILE", "certifi"])
+def test_the_tests_own_clients_read_httpx_s_bundle_at_their_first_handshake(
+	trust_env: bool, bundle: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""tests/conftest.py defers the bundle of the httpx clients tests make: same settings and CAs."""
+	import certifi
+
+	monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+	monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+	monkeypatch.setenv("SSLKEYLOGFILE", str(tmp_path / "keys.log"))  # kept, whatever trust_env
+	if bundle == "SSL_CERT_FILE":  # one CA of certifi's, read instead when the client trusts it
+		first = Path(certifi.where()).read_text().split("-----END CERTIFICATE-----")[0]
+		(tmp_path / "one.pem").write_text(first + "-----END CERTIFICATE-----\n")
+		monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "one.pem"))
+	client = httpx.AsyncClient(trust_env=trust_env)
+	ours = client._transport._pool._ssl_context  # type: ignore[attr-defined]
+	theirs = httpx.create_ssl_context(trust_env=trust_env)
+	assert _settings(ours) == _settings(theirs)
+	assert _cas(ours) == 0  # nothing read yet
+	ours.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="example.com")
+	assert ours.get_ca_certs() == theirs.get_ca_certs()
+	assert (_cas(theirs) == 1) == (trust_env and bundle == "SSL_CERT_FILE")
+
+
 def test_the_key_log_file_of_the_environment_is_kept(
 	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

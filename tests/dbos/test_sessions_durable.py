@@ -396,6 +396,37 @@ async def test_a_run_id_delivered_twice_appends_its_turn_once(url: str) -> None:
 	assert said == ["payload", "Done once.", "buy", "which size?", "A mug, size M."]
 
 
+async def test_a_run_delivered_again_while_parked_here_returns_its_park_at_once(url: str) -> None:
+	"""Another delivery of a run parked on a question in this process returns the park at once.
+
+	The run had parked before the second delivery began to wait, and that wait listened for the
+	run's next outcome in this process only: it read the park from the store after 20 polls
+	(10 s at the default poll; 40 s at this test's 2 s)."""
+	om = OpenMolt(durability={"url": url, "poll": 2}, entry_points=False)
+	model = ScriptedModel([[ask_human("which size?")], [finish("two", human_message="M it is.")]])
+	agent = om.create_agent(name="Hook", model=model, on_human_input_request=_later)
+	try:
+		parked = await agent.run("buy", history=RunState(run_id="hook-b"))
+		began = time.monotonic()
+		twice = await agent.run("buy", history=RunState(run_id="hook-b"))
+		took = time.monotonic() - began
+		assert parked.status == twice.status == "human_input_required"
+		assert twice.state.run_id == "hook-b" and twice.state.steps == parked.state.steps
+		assert took < 20, took  # a look at the store: well under a second on an idle machine
+		began = time.monotonic()
+		saved = await agent.run(history=parked.state)  # its saved state, delivered again
+		took = time.monotonic() - began
+		assert saved.status == "human_input_required" and saved.state.steps == parked.state.steps
+		assert took < 20, took
+		await om.durability.answer("hook-b", "M")  # type: ignore[union-attr]
+		with anyio.fail_after(60):
+			done = await om.durability.result("hook-b")  # type: ignore[union-attr]
+	finally:
+		await om.aclose()
+	assert done.output == "two"
+	assert len(model.requests) == 2  # the second delivery asked the model nothing
+
+
 async def test_a_turn_settled_by_the_next_run_takes_back_its_own_item_only(url: str) -> None:
 	"""The next run appends the turn of a run answered elsewhere and takes back that run's item,
 	not the latest one: another run's turn, still under way, keeps its item (it was taken back

@@ -236,7 +236,9 @@ class DBOSBackend:
 			if answer is not None:  # to this state's question only, never to a later one
 				text = sealed.answer(answer, agent.redact)
 				skip = await self._send(status, text, state.steps if asked else None)
-			return await self._await(status.workflow_id, agent, skip=skip)
+			# Its outcome may have come before this delivery waited for it (a question's
+			# park; what an answer led to): the store is read first.
+			return await self._await(status.workflow_id, agent, skip=skip, look=True)
 		if asked and status is not None:
 			await self._refuse_answered(run_id, state.steps)
 		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
@@ -269,7 +271,8 @@ class DBOSBackend:
 			if not created and not lost:  # another delivery started it a moment ago
 				await self._refuse_other_given(wid, run_id, agent, state)
 			if not lost:
-				return await self._await(wid, agent, waiter=waiter)
+				# Attached to: what it came to before (a question's park) is in the store.
+				return await self._await(wid, agent, waiter=waiter, look=not created)
 		finally:
 			if not lost:
 				self.engine.created.discard(wid)  # when the workflow never began
@@ -508,23 +511,30 @@ class DBOSBackend:
 		*,
 		waiter: _Waiter | None = None,
 		skip: str | None = None,
+		look: bool = False,
 	) -> RunResult:
 		waiter = waiter or self.engine.waiter(wid)
 		try:
-			outcome = await self.wait(wid, waiter, skip=skip)
+			outcome = await self.wait(wid, waiter, skip=skip, look=look)
 			if outcome.kind == "cancelled":  # stopped here: the store says how far it got
 				outcome = await self._outcome(wid) or outcome
 		finally:
 			self.engine.forget(wid)
 		return self._result(outcome, agent)
 
-	async def wait(self, wid: str, waiter: _Waiter, *, skip: str | None = None) -> Outcome:
+	async def wait(
+		self, wid: str, waiter: _Waiter, *, skip: str | None = None, look: bool = False
+	) -> Outcome:
 		"""The next outcome of a workflow: from this process at once, else by polling the store.
 
 		Args:
 			wid: The workflow id.
 			waiter: Registered before the workflow started (`Engine.waiter`).
 			skip: A question id already answered: its park does not count.
+			look: Read the store before the first wait, for a workflow that was going before
+				the waiter was registered: an outcome it had by then (a park on a question) is
+				told to no waiter again, and a run of this process is otherwise read from the
+				store only after 20 polls.
 		"""
 		while True:
 			outcome = waiter.outcome
@@ -532,12 +542,14 @@ class DBOSBackend:
 				if not _answered(outcome, skip):
 					return outcome
 				waiter = self.engine.waiter(wid)  # the park of the question just answered
-			# A run going on in this process says when it parks or ends; others are polled.
-			poll = self.settings.poll * (20 if self.engine.runs_here(wid) else 1)
-			with anyio.move_on_after(poll):
-				await waiter.event.wait()
-			if waiter.event.is_set():
-				continue
+			if not look:
+				# A run going on in this process says when it parks or ends; others are polled.
+				poll = self.settings.poll * (20 if self.engine.runs_here(wid) else 1)
+				with anyio.move_on_after(poll):
+					await waiter.event.wait()
+				if waiter.event.is_set():
+					continue
+			look = False
 			found = await self._outcome(wid)
 			if found is not None and not _answered(found, skip):
 				return found
