@@ -9,7 +9,7 @@ policy) is built once and kept on the instance (`Shared`).
 
 The facade's methods call here for the instance's work (`Facade`): building a provider
 (`make_provider`, `provider_settings`), the file store (`file_store`), the warm-up of a first run
-(`prepare`) and the task group of ``async with om:`` (`enter`, `leave`).
+(`prepare`), the task group of ``async with om:`` (`enter`, `leave`) and closing (`close`).
 
 The facade (`openmolt_core.openmolt`) imports this module when its first agent is created, when
 the instance is given an option read here (guardrails, capabilities, ``max_cost``), or at the
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
+	from openmolt_core.durability import DurabilityBackend
 	from openmolt_core.files import FileAccess, LocalFile, StoredFile
 	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
@@ -96,6 +97,7 @@ __all__ = [
 	"build_agent",
 	"check_cost",
 	"check_prices",
+	"close",
 	"enter",
 	"file_store",
 	"leave",
@@ -1749,6 +1751,10 @@ class Facade(Host, Protocol):
 	_durability_config: Any
 	_task_group: TaskGroup | None
 	_scheduler: Scheduler | None
+	_files: FileStore | None
+	_durability: DurabilityBackend | None
+	_http: httpx.AsyncClient | None
+	_own_http: bool
 
 	def _model_http(self) -> httpx.AsyncClient: ...
 
@@ -1915,6 +1921,38 @@ async def leave(
 		return None
 	finally:
 		await om.aclose()
+
+
+async def close(om: Facade) -> None:
+	"""`OpenMolt.aclose`'s work: stop the tool sources, close what the instance made.
+
+	The durability backend, the file store (its temporary folder) and the HTTP client when the
+	instance made it. Warns when schedules were added but never served.
+
+	Args:
+		om: The instance.
+	"""
+	if om._scheduler is not None:
+		from openmolt_core.scheduler import warn_unserved
+
+		warn_unserved(om._scheduler)
+	if om._tool_sources:
+		from openmolt_core.capabilities.sources import close_sources
+
+		await close_sources(om._tool_sources.values())
+	if om._files is not None:
+		om._files.close()
+	if om._durability is not None:
+		await om._durability.aclose()
+	if om._own_http and om._http is not None:
+		import anyio
+
+		# Forget the client first and close it shielded: a cancelled close (an `async with
+		# om:` ended by cancellation) must not leave a closed client behind for later use.
+		client, om._http = om._http, None
+		om._prepared.clear()
+		with anyio.CancelScope(shield=True):
+			await client.aclose()
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -542,27 +542,9 @@ class OpenMolt:
 		Warns with `openmolt_core.scheduler.ScheduleWarning` when schedules were added but the
 		instance never served them.
 		"""
-		if self._scheduler is not None:
-			from openmolt_core.scheduler import warn_unserved
+		from openmolt_core.assembly import close
 
-			warn_unserved(self._scheduler)
-		if self._tool_sources:
-			from openmolt_core.capabilities.sources import close_sources
-
-			await close_sources(self._tool_sources.values())
-		if self._files is not None:
-			self._files.close()
-		if self._durability is not None:
-			await self._durability.aclose()
-		if self._own_http and self._http is not None:
-			import anyio
-
-			# Forget the client first and close it shielded: a cancelled close (an `async with
-			# om:` ended by cancellation) must not leave a closed client behind for later use.
-			client, self._http = self._http, None
-			self._prepared.clear()
-			with anyio.CancelScope(shield=True):
-				await client.aclose()
+		await close(self)
 
 	async def __aenter__(self) -> OpenMolt:
 		"""Open a task group and start the schedules in it; they stop when the block ends.
@@ -869,15 +851,9 @@ class OpenMolt:
 			description: What it does, for the calling model (default: from the instructions).
 			input_schema: The tool's input (default: ``{"task": str}``, given as the input).
 		"""
-		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
+		from openmolt_core.subagents import AgentTool
 
-		schema = TASK_SCHEMA if input_schema is None else input_schema
-		return AgentTool(
-			agent,
-			"" if name is None else name,
-			"" if description is None else description,
-			dict(schema) if isinstance(schema, Mapping) else schema,
-		)
+		return AgentTool.of(agent, name, description, input_schema)
 
 	# built-in integrations ----------------------------------------------------------------
 
