@@ -1442,12 +1442,16 @@ class Agent:
 		out, and a warning says so once.
 		"""
 		if self._for_users is None:
-			from openmolt_core._execute import names_user
+			from openmolt_core._support.sync import takes
 			from openmolt_core.options import AgentMemory, MemoryPart, parse_options
 
 			parsed = parse_options(AgentMemory, self._memory, "memory")
 			part = parsed.long_term
-			if isinstance(part, MemoryPart) and part.on_update and not names_user(part.on_update):
+			if (
+				isinstance(part, MemoryPart)
+				and part.on_update
+				and not takes(part.on_update, "user", kwargs=False)
+			):
 				log.warning(
 					"%s: long-term memory is each user's, and its on_update callback takes no "
 					"'user' parameter: the memory of runs for a user is kept in this process "
