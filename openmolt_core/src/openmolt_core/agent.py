@@ -230,19 +230,6 @@ class Scheduled(Protocol):
 		"""Its id."""
 		...
 
-	@property
-	def agent(self) -> Agent:
-		"""The agent it runs."""
-		...
-
-	def cancel(self, *, cancel_running: bool = False) -> None:
-		"""Remove the schedule.
-
-		Args:
-			cancel_running: Also cancel its run in flight.
-		"""
-		...
-
 
 class SkillInfo(Protocol):
 	"""One of an agent's skills, as the agent lists them (`openmolt_core.skills.Skill`)."""
@@ -289,11 +276,15 @@ class Schedules(Protocol):
 		"""
 		...
 
-	def get(self, schedule_id: str) -> Scheduled:
-		"""The schedule with this id.
+	def cancel(
+		self, schedule_id: str, *, cancel_running: bool = False, agent: Agent | None = None
+	) -> None:
+		"""Remove a schedule (``agent``: only if it is that agent's).
 
 		Args:
 			schedule_id: Its id.
+			cancel_running: Also cancel its run in flight.
+			agent: The agent it must belong to.
 		"""
 		...
 
@@ -2462,12 +2453,7 @@ class Agent:
 		Raises:
 			ConfigurationError: No schedule of this agent has that id.
 		"""
-		schedule = self.om.scheduler.get(schedule_id)
-		if schedule.agent is not self:
-			raise ConfigurationError(
-				f"schedule {schedule_id!r} belongs to agent {schedule.agent.name!r}"
-			)
-		schedule.cancel(cancel_running=cancel_running)
+		self.om.scheduler.cancel(schedule_id, cancel_running=cancel_running, agent=self)
 
 	def __repr__(self) -> str:
 		return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
