@@ -37,7 +37,6 @@ from openmolt_core._chain import (
 	slot_id,
 	spend_failed,
 	split_id,
-	summary_provider,
 )
 from openmolt_core._chain import record as record_model
 from openmolt_core._chain import total as total_usage
@@ -323,7 +322,6 @@ class Agent:
 	"""
 
 	__slots__ = (
-		"_compaction_of",
 		"_events",
 		"_files",
 		"_for_users",
@@ -432,10 +430,6 @@ class Agent:
 		# compaction setters): the assembly's (prices under max_cost, provider_options by
 		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
 		self._models_check: Callable[[Agent, str], None] | None = None
-		# What builds the compaction capability for another summary model (`compaction`'s
-		# setter): the assembly's, which resolves the model as create_agent does; None: an
-		# agent built by hand keeps its compactor.
-		self._compaction_of: Callable[[Agent, CompactionConfig], Capability] | None = None
 		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
 		# and their record (`_listed`: what a run keeps of them; None until the first listing).
 		self._static: (
@@ -526,12 +520,7 @@ class Agent:
 	def compaction(self, value: CompactionConfig | None) -> None:
 		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		new = None if value is None else found.changed(config=value)
-		build = self._compaction_of
-		if value is not None and build is not None and value.model != found.config.model:
-			# Another summary model (None: the agent's own): its compactor, as create_agent
-			# builds it; the one kept would write the summaries with the model before.
-			new = build(self, value)
+		new = None if value is None else found.configured(self, value)
 		self._changed_models(found, new, "agent.compaction")
 
 	@property
@@ -2239,15 +2228,9 @@ class Agent:
 		Each is the prefix of a model's id (``anthropic`` in ``anthropic:claude-sonnet-4-5``).
 		"""
 		names = [split_id(slot.id)[0] for slot in self._models.slots]
-		compaction = self.compaction
-		if compaction is not None:
-			compactor = self.compactor
-			# With no summary model named, a compactor's calls go to its provider (`ModelAccess`
-			# routes them under its name): counted, or options for it would go elsewhere.
-			made = compactor()[0] if compactor is not None and compaction.model is None else None
-			name = summary_provider(compaction.model, made)
-			if name is not None:
-				names.append(name)
+		summaries = getattr(self._compaction(), "summary_provider", None)  # capabilities.Compaction
+		if summaries is not None:
+			names.append(summaries)
 		return tuple(dict.fromkeys(names))
 
 	def _config_for(self, provider: str) -> ModelConfig:

@@ -214,9 +214,9 @@ class Shared:
 		"""The capabilities of an agent with no option that adds any, once known."""
 		self.plain_taint: TaintPolicy | None = None
 		"""The instance's taint policy, once known to have no rules (the same for every agent)."""
-		self.default_compaction: Capability | None = None
+		self.default_compaction: Compaction | None = None
 		"""``compaction=True``'s capability, once known."""
-		self.compactions: dict[tuple[Any, Any], Capability] = {}
+		self.compactions: dict[tuple[Any, Any], Compaction] = {}
 		"""The compaction capabilities, one per setting."""
 		self.files: dict[bool, AgentFiles] = {}
 		"""The agents' views of the file store, by whether they may read ``fileSystem:``."""
@@ -841,17 +841,16 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		_check_prices(agent)
 	if options.model_config.provider_options:
 		_check_provider_options(agent)
-	# What the setters that change models use (functions of the module, shared by every agent:
+	# What the setters that change models use (a function of the module, shared by every agent:
 	# one per agent would be an object each, and a cycle through it).
 	agent._models_check = _recheck
-	agent._compaction_of = _compaction_for
 	durability = om.durability
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
 
 
-def _compaction_for(agent: Agent, config: CompactionConfig) -> Capability:
+def _compaction_for(agent: Agent, config: CompactionConfig) -> Compaction:
 	"""The compaction capability for another summary model, resolved as ``create_agent`` does.
 
 	Args:
@@ -1386,7 +1385,7 @@ def _check_capability_names(
 			)
 
 
-def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Capability:
+def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Compaction:
 	"""The compaction capability; agents with the same settings share one.
 
 	It keeps nothing of an agent; the default's (``compaction=True``) is found at once.
@@ -1401,7 +1400,7 @@ def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Capability
 	key = (config, compactor)
 	found = shared.compactions.get(key)
 	if found is None:
-		found = shared.compactions[key] = Compaction(config, compactor)
+		found = shared.compactions[key] = Compaction(config, compactor, _compaction_for)
 	if default:
 		shared.default_compaction = found
 	return found
