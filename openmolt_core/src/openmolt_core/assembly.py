@@ -8,8 +8,9 @@ agents of one instance have in common (observers, compaction, offload, resolved 
 policy) is built once and kept on the instance (`Shared`).
 
 The facade's methods call here for the instance's work (`Facade`): building a provider
-(`make_provider`, `provider_settings`), the file store (`file_store`), the warm-up of a first run
-(`prepare`), the task group of ``async with om:`` (`enter`, `leave`) and closing (`close`).
+(`make_provider`, `provider_settings`; the client its model requests go through, `model_http`),
+the file store (`file_store`), the warm-up of a first run (`prepare`), the task group of
+``async with om:`` (`enter`, `leave`) and closing (`close`).
 
 The facade (`openmolt_core.openmolt`) imports this module when its first agent is created, when
 the instance is given an option read here (guardrails, capabilities, ``max_cost``), or at the
@@ -18,7 +19,9 @@ first use of that work.
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +105,7 @@ __all__ = [
 	"file_store",
 	"leave",
 	"make_provider",
+	"model_http",
 	"parse_capabilities",
 	"parse_guardrails",
 	"parse_options",
@@ -1755,8 +1759,6 @@ class Facade(Host, Protocol):
 	_http: httpx.AsyncClient | None
 	_own_http: bool
 
-	def _model_http(self) -> httpx.AsyncClient: ...
-
 	async def aclose(self) -> None:
 		"""Stop the tool sources, close the HTTP client, remove temp files."""
 		...
@@ -1793,7 +1795,7 @@ def make_provider(om: Facade, name: str) -> LLMProvider:
 	"""
 	plugin, settings = provider_settings(om, name)
 	provider = om.plugins.build_provider(
-		plugin, settings, om._model_http, name=name, retry=om.retry
+		plugin, settings, functools.partial(model_http, om), name=name, retry=om.retry
 	)
 	om._providers[name] = provider
 
@@ -1801,6 +1803,26 @@ def make_provider(om: Facade, name: str) -> LLMProvider:
 
 	om.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 	return provider
+
+
+def model_http(om: Facade) -> httpx.AsyncClient:
+	"""The client a provider sends model requests with; tests may forbid real ones.
+
+	With ``openmolt_core.testing.ALLOW_MODEL_REQUESTS`` off (the pytest plugin's default), an
+	instance that would send through its own client (to a real server) refuses; one given an
+	``http_client=`` (a mock) sends as usual.
+
+	Args:
+		om: The instance.
+	"""
+	testing = sys.modules.get("openmolt_core.testing")
+	if testing is not None and om._own_http and not testing.ALLOW_MODEL_REQUESTS:
+		raise testing.ModelRequestsDisallowedError(
+			"a real model request in a test: pass OpenMolt(http_client=...) a mock client "
+			"(the mock_http fixture), use a ScriptedModel, or mark the test "
+			"@pytest.mark.allow_model_requests"
+		)
+	return om.http()
 
 
 async def prepare(om: Facade, provider: str | None, http_tools: bool) -> None:

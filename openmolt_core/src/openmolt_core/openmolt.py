@@ -509,22 +509,6 @@ class OpenMolt:
 			self._http = new_client(self._transport)
 		return self._http
 
-	def _model_http(self) -> httpx.AsyncClient:
-		"""The client a provider sends model requests with; tests may forbid real ones.
-
-		With ``openmolt_core.testing.ALLOW_MODEL_REQUESTS`` off (the pytest plugin's default), an
-		instance that would send through its own client (to a real server) refuses; one given an
-		``http_client=`` (a mock) sends as usual.
-		"""
-		testing = sys.modules.get("openmolt_core.testing")
-		if testing is not None and self._own_http and not testing.ALLOW_MODEL_REQUESTS:
-			raise testing.ModelRequestsDisallowedError(
-				"a real model request in a test: pass OpenMolt(http_client=...) a mock client "
-				"(the mock_http fixture), use a ScriptedModel, or mark the test "
-				"@pytest.mark.allow_model_requests"
-			)
-		return self.http()
-
 	@property
 	def files(self) -> FileStore:
 		"""The file store (binary results, file references); no directory is made until a save."""
