@@ -1242,36 +1242,14 @@ class Agent:
 			raise
 
 	async def _claim(self, state: RunState) -> str:
-		"""Take a parked run in the instance's run store for this resume (`claim_parked`).
-
-		Processes that share a run store (the viewer, ``openmolt serve``) each resume the runs
-		parked there: of two resumes of one parked step, the second is refused, as a durable
-		backend refuses it, so its calls never run twice. Returns the status taken (empty: the
-		store has no row of it, or there is no store, or the run is durable: its backend keeps
-		one resume per step).
-
-		Raises:
-			ConfigurationError: Another resume took the run, or it went on, ended or was
-				cancelled since this state was saved.
-		"""
-		store: Any = getattr(
-			self.om, "run_store", None
-		)  # the instance's (`openmolt_core.runstore`)
-		if getattr(store, "claim_parked", None) is None or self.om.durability is not None:
+		# The instance's run store takes the parked step for this resume, or refuses it: the
+		# processes that share it resume a step once (`openmolt_core.runstore.RunStore
+		# .claim_resume`). A durable run's backend keeps one resume per step itself. "": nothing
+		# was taken.
+		store: Any = getattr(self.om, "run_store", None)
+		if getattr(store, "claim_resume", None) is None or self.om.durability is not None:
 			return ""
-		try:
-			claimed: str | None = await store.claim_parked(state.run_id, state.steps)
-		except Exception as exc:  # a store that fails records nothing: it cannot refuse either
-			log.warning(
-				"%s: the run store could not be read to resume %s: %s", self.name, state.run_id, exc
-			)
-			return ""
-		if claimed is None:
-			raise ConfigurationError(
-				f"resume: the run {state.run_id} waits no longer at step {state.steps} in the run "
-				"store: it was resumed already (by another process or surface), or it was "
-				"cancelled; read its latest state from the store (openmolt logs, the viewer)"
-			)
+		claimed: str = await store.claim_resume(state.run_id, state.steps, self.name)
 		return claimed
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
