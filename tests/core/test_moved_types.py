@@ -537,3 +537,23 @@ def test_the_file_store_made_on_first_use_is_one_whichever_threads_ask(
 	for t in threads:
 		t.join()
 	assert got[0] is got[1] is om.files
+
+
+def test_the_screening_of_a_files_bytes_is_a_support_library() -> None:
+	"""`screen`, `textual`, `masked_labels` and `screened_base64` take bytes, a media type and
+	secrets, nothing of an agent: they live in `_support/filescreen`; `files` gives the same
+	objects under their old names (and in its ``__all__``)."""
+	from openmolt_core import files
+	from openmolt_core._support import filescreen
+
+	for name in filescreen.__all__:
+		assert getattr(files, name) is getattr(filescreen, name), name
+		assert name in files.__all__, name
+
+
+def test_compactions_check_keeps_its_old_names() -> None:
+	"""`needs_compaction` left the kernel for compaction's capability: its old names give it."""
+	from openmolt_core import _cost, capabilities, compaction
+
+	assert _cost.needs_compaction is capabilities.needs_compaction is compaction.needs_compaction
+	assert capabilities.Compaction(compaction.DEFAULT_COMPACTION).rebuild is None
