@@ -557,3 +557,16 @@ def test_compactions_check_keeps_its_old_names() -> None:
 
 	assert _cost.needs_compaction is capabilities.needs_compaction is compaction.needs_compaction
 	assert capabilities.Compaction(compaction.DEFAULT_COMPACTION).rebuild is None
+
+
+def test_the_option_models_mechanism_is_a_support_library() -> None:
+	"""`Options` and its helpers (both spellings, masked reprs, messages naming each key) live in
+	`_support/optionmodels`; `options` gives the same objects under their old names."""
+	from openmolt_core import options
+	from openmolt_core._support import optionmodels
+
+	for name in optionmodels.__all__:
+		if name != "problems":  # parse_options' helper; options never exported it
+			assert getattr(options, name) is getattr(optionmodels, name), name
+			assert name in options.__all__, name
+	assert issubclass(options.AgentMemory, optionmodels.Options)
