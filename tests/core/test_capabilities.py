@@ -780,6 +780,33 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		agent.compactor = lambda: (ScriptedModel([]), "m")
 
 
+def test_the_compaction_capability_owns_its_reconfiguration() -> None:
+	"""Compaction.configured replaces itself for agent.compaction: the same compactor for the
+	same summary model, the one its rebuild makes for another (kept through changed), and the
+	provider its summaries go to is its own to say (summary_provider)."""
+	from openmolt_core.capabilities import Compaction
+	from openmolt_core.compaction import CompactionConfig
+
+	writer = ScriptedModel([], name="writer")
+	own = CompactionConfig(threshold_tokens=1000)
+	made: list[CompactionConfig] = []
+
+	def rebuild(agent: object, config: CompactionConfig) -> Compaction:
+		made.append(config)
+		return Compaction(config, lambda: (writer, "w"), rebuild)
+
+	cap = Compaction(own, None, rebuild)
+	assert cap.summary_provider is None  # the agent's own models write them
+	same = cap.configured(None, CompactionConfig(threshold_tokens=2000))
+	assert made == [] and same.compactor is None and same.rebuild is rebuild
+	other = cap.changed(compactor=None).configured(None, CompactionConfig(model="anthropic:x"))
+	assert [m.model for m in made] == ["anthropic:x"] and other.summary_provider == "anthropic"
+	by_hand = Compaction(own, lambda: (writer, "w"))  # no rebuild: its compactor is kept
+	kept = by_hand.configured(None, CompactionConfig(model="anthropic:x"))
+	assert kept.compactor is by_hand.compactor and kept.summary_provider == "anthropic"
+	assert Compaction(own, lambda: (writer, "w")).summary_provider == "writer"
+
+
 async def test_a_streamed_run_goes_through_wrap_model_too() -> None:
 	log: list[str] = []
 	outer = type("Outer2", (Around,), {"name": "outer"})("outer", log)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core._execute import takes_update_id
+from openmolt_core._support.sync import takes
 from openmolt_core.testing import ScriptedModel, finish, update_memory
 
 from ._journal import Journal, drive
@@ -106,7 +106,8 @@ def test_which_callbacks_take_the_id() -> None:
 	def anything(*args: Any, **kwargs: Any) -> None: ...
 	def positional_only(text: str, update_id: str, /) -> None: ...
 
-	assert not takes_update_id(text_only)
-	assert takes_update_id(named) and takes_update_id(keyword) and takes_update_id(anything)
-	assert not takes_update_id(positional_only)
-	assert not takes_update_id([].append)
+	assert not takes(text_only, "update_id")
+	assert takes(named, "update_id") and takes(keyword, "update_id")
+	assert takes(anything, "update_id") and not takes(anything, "update_id", kwargs=False)
+	assert not takes(positional_only, "update_id")
+	assert not takes([].append, "update_id")

@@ -537,3 +537,36 @@ def test_the_file_store_made_on_first_use_is_one_whichever_threads_ask(
 	for t in threads:
 		t.join()
 	assert got[0] is got[1] is om.files
+
+
+def test_the_screening_of_a_files_bytes_is_a_support_library() -> None:
+	"""`screen`, `textual`, `masked_labels` and `screened_base64` take bytes, a media type and
+	secrets, nothing of an agent: they live in `_support/filescreen`; `files` gives the same
+	objects under their old names (and in its ``__all__``)."""
+	from openmolt_core import files
+	from openmolt_core._support import filescreen
+
+	for name in filescreen.__all__:
+		assert getattr(files, name) is getattr(filescreen, name), name
+		assert name in files.__all__, name
+
+
+def test_compactions_check_keeps_its_old_names() -> None:
+	"""`needs_compaction` left the kernel for compaction's capability: its old names give it."""
+	from openmolt_core import _cost, capabilities, compaction
+
+	assert _cost.needs_compaction is capabilities.needs_compaction is compaction.needs_compaction
+	assert capabilities.Compaction(compaction.DEFAULT_COMPACTION).rebuild is None
+
+
+def test_the_option_models_mechanism_is_a_support_library() -> None:
+	"""`Options` and its helpers (both spellings, masked reprs, messages naming each key) live in
+	`_support/optionmodels`; `options` gives the same objects under their old names."""
+	from openmolt_core import options
+	from openmolt_core._support import optionmodels
+
+	for name in optionmodels.__all__:
+		if name != "problems":  # parse_options' helper; options never exported it
+			assert getattr(options, name) is getattr(optionmodels, name), name
+			assert name in options.__all__, name
+	assert issubclass(options.AgentMemory, optionmodels.Options)

@@ -168,7 +168,7 @@ def test_the_light_capabilities_keep_their_feature_paths() -> None:
 	assert compaction.DEFAULT_COMPACTION is llm.DEFAULT_COMPACTION
 	assert compaction.DEFAULT_CONTEXT_WINDOW == llm.DEFAULT_CONTEXT_WINDOW
 	assert compaction.estimate_tokens is _cost.estimate_tokens
-	assert compaction.needs_compaction is _cost.needs_compaction
+	assert compaction.needs_compaction is capabilities.needs_compaction is _cost.needs_compaction
 	for name in ("READ_TOOL", "Offload", "OffloadResults", "ReadResultTool", "is_stored"):
 		assert getattr(offload, name) is getattr(capabilities, name), name
 

@@ -111,6 +111,24 @@ async def test_a_parked_step_is_resumed_once_by_the_processes_sharing_a_run_stor
 	assert ran == ["A1"]
 
 
+async def test_a_run_store_that_cannot_be_read_refuses_no_resume(tmp_path, caplog) -> None:
+	"""A store whose claim fails records nothing, so it cannot refuse: the resume goes on, and the
+	log says the store could not be read (naming the agent and the run)."""
+	ran: list[str] = []
+	agent = _refunding(tmp_path / "runs.db", ran)
+	parked = await agent.run("refund my order")
+	store = OpenMolt.of(agent).run_store
+
+	async def broken(run_id: str, steps: int) -> str | None:
+		raise OSError("disk gone")
+
+	store.claim_parked = broken  # type: ignore[method-assign]
+	with caplog.at_level("WARNING", logger="openmolt"):
+		assert (await agent.resume(parked.state, answer="A1")).status == "success"
+	assert ran == ["A1"]
+	assert f"Clerk: the run store could not be read to resume {parked.state.run_id}" in caplog.text
+
+
 async def test_a_cancelled_parked_run_is_not_resumed_from_a_copy(tmp_path) -> None:
 	"""A parked run its caller gave up (cancel_parked) is refused, from any copy of its state."""
 	store = tmp_path / "runs.db"

@@ -181,6 +181,21 @@ async def test_cancel_while_a_run_is_in_flight_lets_it_finish() -> None:
 		agent.cancel_schedule(sid)
 
 
+def test_an_agent_cancels_only_its_own_schedules() -> None:
+	"""agent.cancel_schedule refuses another agent's schedule and leaves it; the scheduler's own
+	cancel takes any, or, given an agent, only that agent's."""
+	_, om, agent = setup(finishes(1))
+	other = om.create_agent(name="Other", model=ScriptedModel([finish()]), instructions="x")
+	sid = other.schedule({"type": "interval", "value": 60})
+	with pytest.raises(ConfigurationError, match="belongs to agent 'Other'"):
+		agent.cancel_schedule(sid)
+	with pytest.raises(ConfigurationError, match="belongs to agent 'Other'"):
+		om.scheduler.cancel(sid, agent=agent)
+	assert [s.id for s in om.schedules] == [sid]
+	om.scheduler.cancel(sid)
+	assert om.schedules == []
+
+
 async def test_cancel_with_cancel_running_cancels_the_run_in_flight() -> None:
 	"""cancel_running=True stops the run in flight and records it as cancelled."""
 	model = GatedModel()

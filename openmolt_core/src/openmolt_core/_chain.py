@@ -42,7 +42,6 @@ __all__ = [
 	"spend_failed",
 	"spent_entry",
 	"split_id",
-	"summary_provider",
 	"summed",
 	"total",
 	"unique_ids",
@@ -198,30 +197,6 @@ def unique_ids(ids: Sequence[str]) -> list[str]:
 	return [
 		f"{i}{_COPY}{ids[:n].count(i) + 1}" if ids.count(i) > 1 else i for n, i in enumerate(ids)
 	]
-
-
-def summary_provider(model: Any, provider: Any = None) -> str | None:
-	"""The provider name a summary call is routed under, for ``provider_options`` keyed by provider.
-
-	One rule for the check of the options (`Agent._providers`) and the call's own part of them
-	(`openmolt_core.capabilities.compaction`): a ``"provider:model"`` id's prefix, else the
-	provider object's ``name`` (the summary model given as one, or the compactor's when no
-	summary model is named), ``custom`` for a provider without a name.
-
-	Args:
-		model: The compaction's summary model (``CompactionConfig.model``): an id, a provider
-			object, or None.
-		provider: The provider the compactor returns, when one is set; None for none.
-
-	Returns:
-		The name, or None when summaries are the agent's own models' calls.
-	"""
-	if isinstance(model, str):
-		return split_id(model)[0]
-	named = model if model is not None else provider
-	if named is None:
-		return None
-	return str(getattr(named, "name", "") or "custom")
 
 
 def split_id(model_id: str) -> tuple[str, str]:

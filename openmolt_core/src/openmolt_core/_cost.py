@@ -19,14 +19,12 @@ from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Message, Usage
-	from openmolt_core.result import RunState
 
 __all__ = [
 	"Price",
 	"call_cost",
 	"counted",
 	"estimate_tokens",
-	"needs_compaction",
 	"price_call",
 	"price_of",
 ]
@@ -95,17 +93,6 @@ def estimate_tokens(messages: list[Message], system: str = "") -> int:
 	return (len(system) + sum(len(m.content) for m in messages)) // 4
 
 
-def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
-	"""Whether the next call's prompt would pass the threshold (`openmolt_core.compaction`).
-
-	The last call's input tokens (the provider's own count) plus the turns appended since; before
-	any call, the estimate of the whole prompt.
-	"""
-	appended = state.messages[-1:] if state.context_tokens else state.messages
-	base = state.context_tokens or 0
-	return base + estimate_tokens(appended, "" if base else system) > threshold
-
-
 # The price check of an agent given ``max_cost`` is the assembly's (it reads prices when it
 # builds the agent), the budget's estimate and messages the budget capability's: their names here
 # are their old ones, loaded on first use.
@@ -119,6 +106,7 @@ _HOMES = {
 	"Model": "openmolt_core.assembly",
 	"OtherModel": "openmolt_core.assembly",
 	"check_prices": "openmolt_core.assembly",
+	"needs_compaction": "openmolt_core.capabilities",  # compaction's own check
 }
 
 __getattr__: Callable[[str], Any]

@@ -33,6 +33,7 @@ from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
+from openmolt_core._support.sync import takes
 from openmolt_core.commands import (
 	CallTool,
 	Command,
@@ -1324,9 +1325,9 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 		# journaled, runs it again on recovery. The update's id is the same then, for a
 		# callback that takes it to apply the update once.
 		extra: dict[str, Any] = {}
-		if takes_update_id(callback):
+		if takes(callback, "update_id"):
 			extra["update_id"] = f"{ctx.state.run_id}/{step}"
-		if takes_user(callback):  # whose memory it is (the agent's: None)
+		if takes(callback, "user"):  # whose memory it is (the agent's: None)
 			user = ctx.state.user
 			extra["user"] = memory_owner(ctx.memory, user) if key == "longTerm" else user
 
@@ -1460,56 +1461,6 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 
 
 # helpers ----------------------------------------------------------------------------------
-
-
-def takes_update_id(callback: Callable[..., Any]) -> bool:
-	"""Whether a memory ``on_update`` callback takes the update's id (``update_id=``).
-
-	It does when it has a parameter of that name (keyword or positional) or ``**kwargs``; a
-	callable whose signature cannot be read (some builtins) is called with the text only.
-
-	Args:
-		callback: The callback.
-	"""
-	return _takes(callback, "update_id")
-
-
-def takes_user(callback: Callable[..., Any]) -> bool:
-	"""Whether a memory ``on_update`` callback takes whose memory it is (``user=``).
-
-	As `takes_update_id`: a parameter of that name, or ``**kwargs``.
-
-	Args:
-		callback: The callback.
-	"""
-	return _takes(callback, "user")
-
-
-def names_user(callback: Callable[..., Any]) -> bool:
-	"""Whether a memory ``on_update`` callback names a ``user`` parameter of its own.
-
-	What lets it hear users' memories: one that takes ``**kwargs`` only (written for
-	``update_id``, say) may drop ``user`` and keep Alice's text as the agent's, so it is not
-	called for runs for a user (`openmolt_core.agent.Agent`, which says so once).
-
-	Args:
-		callback: The callback.
-	"""
-	return _takes(callback, "user", kwargs=False)
-
-
-def _takes(callback: Callable[..., Any], name: str, *, kwargs: bool = True) -> bool:
-	import inspect
-
-	try:
-		parameters = inspect.signature(callback).parameters.values()
-	except (TypeError, ValueError):
-		return False
-	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-	return any(
-		(p.name == name and p.kind in named) or (kwargs and p.kind is inspect.Parameter.VAR_KEYWORD)
-		for p in parameters
-	)
 
 
 def memory_owner(memory: AgentMemory | MemoryConfig | None, user: str | None) -> str | None:

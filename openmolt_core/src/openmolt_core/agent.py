@@ -37,7 +37,6 @@ from openmolt_core._chain import (
 	slot_id,
 	spend_failed,
 	split_id,
-	summary_provider,
 )
 from openmolt_core._chain import record as record_model
 from openmolt_core._chain import total as total_usage
@@ -230,19 +229,6 @@ class Scheduled(Protocol):
 		"""Its id."""
 		...
 
-	@property
-	def agent(self) -> Agent:
-		"""The agent it runs."""
-		...
-
-	def cancel(self, *, cancel_running: bool = False) -> None:
-		"""Remove the schedule.
-
-		Args:
-			cancel_running: Also cancel its run in flight.
-		"""
-		...
-
 
 class SkillInfo(Protocol):
 	"""One of an agent's skills, as the agent lists them (`openmolt_core.skills.Skill`)."""
@@ -289,11 +275,15 @@ class Schedules(Protocol):
 		"""
 		...
 
-	def get(self, schedule_id: str) -> Scheduled:
-		"""The schedule with this id.
+	def cancel(
+		self, schedule_id: str, *, cancel_running: bool = False, agent: Agent | None = None
+	) -> None:
+		"""Remove a schedule (``agent``: only if it is that agent's).
 
 		Args:
 			schedule_id: Its id.
+			cancel_running: Also cancel its run in flight.
+			agent: The agent it must belong to.
 		"""
 		...
 
@@ -332,7 +322,6 @@ class Agent:
 	"""
 
 	__slots__ = (
-		"_compaction_of",
 		"_events",
 		"_files",
 		"_for_users",
@@ -441,10 +430,6 @@ class Agent:
 		# compaction setters): the assembly's (prices under max_cost, provider_options by
 		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
 		self._models_check: Callable[[Agent, str], None] | None = None
-		# What builds the compaction capability for another summary model (`compaction`'s
-		# setter): the assembly's, which resolves the model as create_agent does; None: an
-		# agent built by hand keeps its compactor.
-		self._compaction_of: Callable[[Agent, CompactionConfig], Capability] | None = None
 		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
 		# and their record (`_listed`: what a run keeps of them; None until the first listing).
 		self._static: (
@@ -535,12 +520,7 @@ class Agent:
 	def compaction(self, value: CompactionConfig | None) -> None:
 		found: Any = self._compaction(needed=value is not None)  # capabilities.Compaction
 		# Replaced, not changed: agents with the same settings share one capability.
-		new = None if value is None else found.changed(config=value)
-		build = self._compaction_of
-		if value is not None and build is not None and value.model != found.config.model:
-			# Another summary model (None: the agent's own): its compactor, as create_agent
-			# builds it; the one kept would write the summaries with the model before.
-			new = build(self, value)
+		new = None if value is None else found.configured(self, value)
 		self._changed_models(found, new, "agent.compaction")
 
 	@property
@@ -1262,36 +1242,14 @@ class Agent:
 			raise
 
 	async def _claim(self, state: RunState) -> str:
-		"""Take a parked run in the instance's run store for this resume (`claim_parked`).
-
-		Processes that share a run store (the viewer, ``openmolt serve``) each resume the runs
-		parked there: of two resumes of one parked step, the second is refused, as a durable
-		backend refuses it, so its calls never run twice. Returns the status taken (empty: the
-		store has no row of it, or there is no store, or the run is durable: its backend keeps
-		one resume per step).
-
-		Raises:
-			ConfigurationError: Another resume took the run, or it went on, ended or was
-				cancelled since this state was saved.
-		"""
-		store: Any = getattr(
-			self.om, "run_store", None
-		)  # the instance's (`openmolt_core.runstore`)
-		if getattr(store, "claim_parked", None) is None or self.om.durability is not None:
+		# The instance's run store takes the parked step for this resume, or refuses it: the
+		# processes that share it resume a step once (`openmolt_core.runstore.RunStore
+		# .claim_resume`). A durable run's backend keeps one resume per step itself. "": nothing
+		# was taken.
+		store: Any = getattr(self.om, "run_store", None)
+		if getattr(store, "claim_resume", None) is None or self.om.durability is not None:
 			return ""
-		try:
-			claimed: str | None = await store.claim_parked(state.run_id, state.steps)
-		except Exception as exc:  # a store that fails records nothing: it cannot refuse either
-			log.warning(
-				"%s: the run store could not be read to resume %s: %s", self.name, state.run_id, exc
-			)
-			return ""
-		if claimed is None:
-			raise ConfigurationError(
-				f"resume: the run {state.run_id} waits no longer at step {state.steps} in the run "
-				"store: it was resumed already (by another process or surface), or it was "
-				"cancelled; read its latest state from the store (openmolt logs, the viewer)"
-			)
+		claimed: str = await store.claim_resume(state.run_id, state.steps, self.name)
 		return claimed
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
@@ -1442,12 +1400,16 @@ class Agent:
 		out, and a warning says so once.
 		"""
 		if self._for_users is None:
-			from openmolt_core._execute import names_user
+			from openmolt_core._support.sync import takes
 			from openmolt_core.options import AgentMemory, MemoryPart, parse_options
 
 			parsed = parse_options(AgentMemory, self._memory, "memory")
 			part = parsed.long_term
-			if isinstance(part, MemoryPart) and part.on_update and not names_user(part.on_update):
+			if (
+				isinstance(part, MemoryPart)
+				and part.on_update
+				and not takes(part.on_update, "user", kwargs=False)
+			):
 				log.warning(
 					"%s: long-term memory is each user's, and its on_update callback takes no "
 					"'user' parameter: the memory of runs for a user is kept in this process "
@@ -2244,15 +2206,9 @@ class Agent:
 		Each is the prefix of a model's id (``anthropic`` in ``anthropic:claude-sonnet-4-5``).
 		"""
 		names = [split_id(slot.id)[0] for slot in self._models.slots]
-		compaction = self.compaction
-		if compaction is not None:
-			compactor = self.compactor
-			# With no summary model named, a compactor's calls go to its provider (`ModelAccess`
-			# routes them under its name): counted, or options for it would go elsewhere.
-			made = compactor()[0] if compactor is not None and compaction.model is None else None
-			name = summary_provider(compaction.model, made)
-			if name is not None:
-				names.append(name)
+		summaries = getattr(self._compaction(), "summary_provider", None)  # capabilities.Compaction
+		if summaries is not None:
+			names.append(summaries)
 		return tuple(dict.fromkeys(names))
 
 	def _config_for(self, provider: str) -> ModelConfig:
@@ -2458,12 +2414,7 @@ class Agent:
 		Raises:
 			ConfigurationError: No schedule of this agent has that id.
 		"""
-		schedule = self.om.scheduler.get(schedule_id)
-		if schedule.agent is not self:
-			raise ConfigurationError(
-				f"schedule {schedule_id!r} belongs to agent {schedule.agent.name!r}"
-			)
-		schedule.cancel(cancel_running=cancel_running)
+		self.om.scheduler.cancel(schedule_id, cancel_running=cancel_running, agent=self)
 
 	def __repr__(self) -> str:
 		return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"

@@ -8,8 +8,9 @@ agents of one instance have in common (observers, compaction, offload, resolved 
 policy) is built once and kept on the instance (`Shared`).
 
 The facade's methods call here for the instance's work (`Facade`): building a provider
-(`make_provider`, `provider_settings`), the file store (`file_store`), the warm-up of a first run
-(`prepare`) and the task group of ``async with om:`` (`enter`, `leave`).
+(`make_provider`, `provider_settings`; the client its model requests go through, `model_http`),
+the file store (`file_store`), the warm-up of a first run (`prepare`), the task group of
+``async with om:`` (`enter`, `leave`) and closing (`close`).
 
 The facade (`openmolt_core.openmolt`) imports this module when its first agent is created, when
 the instance is given an option read here (guardrails, capabilities, ``max_cost``), or at the
@@ -18,7 +19,9 @@ first use of that work.
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
+	from openmolt_core.durability import DurabilityBackend
 	from openmolt_core.files import FileAccess, LocalFile, StoredFile
 	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
@@ -98,10 +102,12 @@ __all__ = [
 	"build_agent",
 	"check_cost",
 	"check_prices",
+	"close",
 	"enter",
 	"file_store",
 	"leave",
 	"make_provider",
+	"model_http",
 	"own_state",
 	"parse_capabilities",
 	"parse_guardrails",
@@ -216,9 +222,9 @@ class Shared:
 		"""The capabilities of an agent with no option that adds any, once known."""
 		self.plain_taint: TaintPolicy | None = None
 		"""The instance's taint policy, once known to have no rules (the same for every agent)."""
-		self.default_compaction: Capability | None = None
+		self.default_compaction: Compaction | None = None
 		"""``compaction=True``'s capability, once known."""
-		self.compactions: dict[tuple[Any, Any], Capability] = {}
+		self.compactions: dict[tuple[Any, Any], Compaction] = {}
 		"""The compaction capabilities, one per setting."""
 		self.files: dict[bool, AgentFiles] = {}
 		"""The agents' views of the file store, by whether they may read ``fileSystem:``."""
@@ -861,17 +867,16 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		_check_prices(agent)
 	if options.model_config.provider_options:
 		_check_provider_options(agent)
-	# What the setters that change models use (functions of the module, shared by every agent:
+	# What the setters that change models use (a function of the module, shared by every agent:
 	# one per agent would be an object each, and a cycle through it).
 	agent._models_check = _recheck
-	agent._compaction_of = _compaction_for
 	durability = om.durability
 	if durability is not None:
 		durability.register(agent)  # runs recover by agent name
 	return agent
 
 
-def _compaction_for(agent: Agent, config: CompactionConfig) -> Capability:
+def _compaction_for(agent: Agent, config: CompactionConfig) -> Compaction:
 	"""The compaction capability for another summary model, resolved as ``create_agent`` does.
 
 	Args:
@@ -1492,7 +1497,7 @@ def _check_capability_names(
 			)
 
 
-def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Capability:
+def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Compaction:
 	"""The compaction capability; agents with the same settings share one.
 
 	It keeps nothing of an agent; the default's (``compaction=True``) is found at once.
@@ -1507,7 +1512,7 @@ def _compactor(om: Host, shared: Shared, config: CompactionConfig) -> Capability
 	key = (config, compactor)
 	found = shared.compactions.get(key)
 	if found is None:
-		found = shared.compactions[key] = Compaction(config, compactor)
+		found = shared.compactions[key] = Compaction(config, compactor, _compaction_for)
 	if default:
 		shared.default_compaction = found
 	return found
@@ -1888,8 +1893,10 @@ class Facade(Host, Protocol):
 	_transport: PooledTransport | None
 	_task_group: TaskGroup | None
 	_scheduler: Scheduler | None
-
-	def _model_http(self) -> httpx.AsyncClient: ...
+	_files: FileStore | None
+	_durability: DurabilityBackend | None
+	_http: httpx.AsyncClient | None
+	_own_http: bool
 
 	async def aclose(self) -> None:
 		"""Stop the tool sources, close the HTTP client, remove temp files."""
@@ -1927,7 +1934,7 @@ def make_provider(om: Facade, name: str) -> LLMProvider:
 	"""
 	plugin, settings = provider_settings(om, name)
 	provider = om.plugins.build_provider(
-		plugin, settings, om._model_http, name=name, retry=om.retry
+		plugin, settings, functools.partial(model_http, om), name=name, retry=om.retry
 	)
 	om._providers[name] = provider
 
@@ -1935,6 +1942,26 @@ def make_provider(om: Facade, name: str) -> LLMProvider:
 
 	om.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
 	return provider
+
+
+def model_http(om: Facade) -> httpx.AsyncClient:
+	"""The client a provider sends model requests with; tests may forbid real ones.
+
+	With ``openmolt_core.testing.ALLOW_MODEL_REQUESTS`` off (the pytest plugin's default), an
+	instance that would send through its own client (to a real server) refuses; one given an
+	``http_client=`` (a mock) sends as usual.
+
+	Args:
+		om: The instance.
+	"""
+	testing = sys.modules.get("openmolt_core.testing")
+	if testing is not None and om._own_http and not testing.ALLOW_MODEL_REQUESTS:
+		raise testing.ModelRequestsDisallowedError(
+			"a real model request in a test: pass OpenMolt(http_client=...) a mock client "
+			"(the mock_http fixture), use a ScriptedModel, or mark the test "
+			"@pytest.mark.allow_model_requests"
+		)
+	return om.http()
 
 
 async def prepare(om: Facade, provider: str | None, http_tools: bool) -> None:
@@ -2054,6 +2081,38 @@ async def leave(
 		return None
 	finally:
 		await om.aclose()
+
+
+async def close(om: Facade) -> None:
+	"""`OpenMolt.aclose`'s work: stop the tool sources, close what the instance made.
+
+	The durability backend, the file store (its temporary folder) and the HTTP client when the
+	instance made it. Warns when schedules were added but never served.
+
+	Args:
+		om: The instance.
+	"""
+	if om._scheduler is not None:
+		from openmolt_core.scheduler import warn_unserved
+
+		warn_unserved(om._scheduler)
+	if om._tool_sources:
+		from openmolt_core.capabilities.sources import close_sources
+
+		await close_sources(om._tool_sources.values())
+	if om._files is not None:
+		om._files.close()
+	if om._durability is not None:
+		await om._durability.aclose()
+	if om._own_http and om._http is not None:
+		import anyio
+
+		# Forget the client first and close it shielded: a cancelled close (an `async with
+		# om:` ended by cancellation) must not leave a closed client behind for later use.
+		client, om._http = om._http, None
+		om._prepared.clear()
+		with anyio.CancelScope(shield=True):
+			await client.aclose()
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -28,11 +28,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._chain import spend
-from openmolt_core._cost import (  # light: every step asks
-	counted,
-	estimate_tokens,
-	needs_compaction,
-)
+from openmolt_core._cost import counted, estimate_tokens  # light: every step asks
+from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
 from openmolt_core.llm import (  # the settings every agent has: re-exported (same objects)
@@ -57,7 +54,6 @@ __all__ = [
 	"CompactionRecord",
 	"compact",
 	"estimate_tokens",
-	"needs_compaction",
 	"unfit_summary",
 ]
 
@@ -250,3 +246,13 @@ class CompactionEvent(Event):
 	tokens_after: int
 	files: list[str]
 	name: str = "compaction"
+
+
+# The check every agent's capability makes before each step, defined beside it (a plain run
+# loads `openmolt_core.capabilities`, never this module): its name here, loaded on first use
+# (not in __all__: a star import does not load it).
+_HOMES = {"needs_compaction": "openmolt_core.capabilities"}
+
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

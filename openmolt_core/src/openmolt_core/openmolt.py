@@ -509,22 +509,6 @@ class OpenMolt:
 			self._http = new_client(self._transport)
 		return self._http
 
-	def _model_http(self) -> httpx.AsyncClient:
-		"""The client a provider sends model requests with; tests may forbid real ones.
-
-		With ``openmolt_core.testing.ALLOW_MODEL_REQUESTS`` off (the pytest plugin's default), an
-		instance that would send through its own client (to a real server) refuses; one given an
-		``http_client=`` (a mock) sends as usual.
-		"""
-		testing = sys.modules.get("openmolt_core.testing")
-		if testing is not None and self._own_http and not testing.ALLOW_MODEL_REQUESTS:
-			raise testing.ModelRequestsDisallowedError(
-				"a real model request in a test: pass OpenMolt(http_client=...) a mock client "
-				"(the mock_http fixture), use a ScriptedModel, or mark the test "
-				"@pytest.mark.allow_model_requests"
-			)
-		return self.http()
-
 	@property
 	def files(self) -> FileStore:
 		"""The file store (binary results, file references); no directory is made until a save."""
@@ -542,27 +526,9 @@ class OpenMolt:
 		Warns with `openmolt_core.scheduler.ScheduleWarning` when schedules were added but the
 		instance never served them.
 		"""
-		if self._scheduler is not None:
-			from openmolt_core.scheduler import warn_unserved
+		from openmolt_core.assembly import close
 
-			warn_unserved(self._scheduler)
-		if self._tool_sources:
-			from openmolt_core.capabilities.sources import close_sources
-
-			await close_sources(self._tool_sources.values())
-		if self._files is not None:
-			self._files.close()
-		if self._durability is not None:
-			await self._durability.aclose()
-		if self._own_http and self._http is not None:
-			import anyio
-
-			# Forget the client first and close it shielded: a cancelled close (an `async with
-			# om:` ended by cancellation) must not leave a closed client behind for later use.
-			client, self._http = self._http, None
-			self._prepared.clear()
-			with anyio.CancelScope(shield=True):
-				await client.aclose()
+		await close(self)
 
 	async def __aenter__(self) -> OpenMolt:
 		"""Open a task group and start the schedules in it; they stop when the block ends.
@@ -869,15 +835,9 @@ class OpenMolt:
 			description: What it does, for the calling model (default: from the instructions).
 			input_schema: The tool's input (default: ``{"task": str}``, given as the input).
 		"""
-		from openmolt_core.subagents import TASK_SCHEMA, AgentTool
+		from openmolt_core.subagents import AgentTool
 
-		schema = TASK_SCHEMA if input_schema is None else input_schema
-		return AgentTool(
-			agent,
-			"" if name is None else name,
-			"" if description is None else description,
-			dict(schema) if isinstance(schema, Mapping) else schema,
-		)
+		return AgentTool.of(agent, name, description, input_schema)
 
 	# built-in integrations ----------------------------------------------------------------
 

@@ -22,6 +22,7 @@ blocks and several processes can share one file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -52,6 +53,8 @@ __all__ = [
 	"caller_of",
 	"default_path",
 ]
+
+log: logging.Logger = logging.getLogger("openmolt")
 
 ENV_VAR = "OPENMOLT_RUN_STORE"
 """The environment variable naming the ``openmolt`` command's run store (``off`` disables it)."""
@@ -694,6 +697,42 @@ class RunStore(RunObserver):
 				conn.close()
 
 		return await anyio.to_thread.run_sync(update)
+
+	async def claim_resume(self, run_id: str, steps: int, agent: str) -> str:
+		"""Take a parked run for ``agent.resume`` (`claim_parked`), or refuse the resume.
+
+		Processes that share a run store (the viewer, ``openmolt serve``) each resume the runs
+		parked there: of two resumes of one parked step, the second is refused, as a durable
+		backend refuses it, so its calls never run twice.
+
+		Args:
+			run_id: The run.
+			steps: The steps of the parked state resumed (`RunState.steps`).
+			agent: The agent's name, for the log.
+
+		Returns:
+			The status taken, to give back when the resume is refused before the run goes on
+			(`release_parked`); ``""`` when the store has no row of the run, or cannot be read
+			(a store that fails records nothing: it cannot refuse either).
+
+		Raises:
+			ConfigurationError: Another resume took the run, or it went on, ended or was
+				cancelled since this state was saved.
+		"""
+		try:
+			claimed = await self.claim_parked(run_id, steps)
+		except Exception as exc:
+			log.warning("%s: the run store could not be read to resume %s: %s", agent, run_id, exc)
+			return ""
+		if claimed is None:
+			from openmolt_core.errors import ConfigurationError
+
+			raise ConfigurationError(
+				f"resume: the run {run_id} waits no longer at step {steps} in the run store: it "
+				"was resumed already (by another process or surface), or it was cancelled; read "
+				"its latest state from the store (openmolt logs, the viewer)"
+			)
+		return claimed
 
 	async def release_parked(self, run_id: str, steps: int, status: str) -> None:
 		"""Give back a claim (`claim_parked`) whose resume was refused before the run went on.

@@ -531,13 +531,24 @@ class Scheduler:
 				f"no schedule with id {schedule_id!r} (schedules: {known})"
 			) from None
 
-	def cancel(self, schedule_id: str, *, cancel_running: bool = False) -> None:
+	def cancel(
+		self, schedule_id: str, *, cancel_running: bool = False, agent: Agent | None = None
+	) -> None:
 		"""Remove a schedule; its run in flight finishes unless ``cancel_running``.
 
+		Args:
+			schedule_id: The schedule's id.
+			cancel_running: Also cancel its run in flight.
+			agent: Only a schedule of this agent (``agent.cancel_schedule``); None: any.
+
 		Raises:
-			ConfigurationError: No such schedule.
+			ConfigurationError: No such schedule, or it is another agent's.
 		"""
 		schedule = self.get(schedule_id)
+		if agent is not None and schedule.agent is not agent:
+			raise ConfigurationError(
+				f"schedule {schedule_id!r} belongs to agent {schedule.agent.name!r}"
+			)
 		del self._schedules[schedule_id]
 		schedule._paused = True
 		schedule._next = None

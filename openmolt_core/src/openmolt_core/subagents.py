@@ -144,6 +144,30 @@ class AgentTool:
 	"""Its calls spend the calling run's cost budget: calls made at once share it
 	(`openmolt_core._cost.share`)."""
 
+	@classmethod
+	def of(
+		cls,
+		agent: SubAgent,
+		name: str | None = None,
+		description: str | None = None,
+		input_schema: Mapping[str, Any] | None = None,
+	) -> AgentTool:
+		"""The tool ``agent.as_tool(...)`` makes: None takes each default (`OpenMolt.agent_tool`).
+
+		Args:
+			agent: The agent each call runs.
+			name: The tool's handle.
+			description: What it does, for the calling model.
+			input_schema: The tool's input (default: `TASK_SCHEMA`); a mapping is copied.
+		"""
+		schema = TASK_SCHEMA if input_schema is None else input_schema
+		return cls(
+			agent,
+			"" if name is None else name,
+			"" if description is None else description,
+			dict(schema) if isinstance(schema, Mapping) else schema,
+		)
+
 	@property
 	def labels(self) -> frozenset[str]:
 		"""The labels of the sub-agent's tools: what it reads and sends, the caller's taint sees.

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 	from anyio import CapacityLimiter
 
-__all__ = ["ABANDONED_THREAD", "IDLE", "QUICK", "call", "cancelled", "is_async"]
+__all__ = ["ABANDONED_THREAD", "IDLE", "QUICK", "call", "cancelled", "is_async", "takes"]
 
 IDLE = 10.0
 """Seconds after which an idle worker thread ends."""
@@ -118,6 +118,28 @@ def _is_async(function: Any) -> bool:
 			return True
 	method = getattr(type(function), "__call__", None)  # noqa: B004 - the class's, not callable()
 	return method is not None and inspect.iscoroutinefunction(method)
+
+
+def takes(callback: Callable[..., Any], name: str, *, kwargs: bool = True) -> bool:
+	"""Whether ``callback`` can be given the keyword argument ``name``.
+
+	It can when it has a parameter of that name (keyword or positional), or, with ``kwargs``,
+	``**kwargs``; a callable whose signature cannot be read (some builtins) takes none.
+
+	Args:
+		callback: The application's callable.
+		name: The keyword's name.
+		kwargs: Whether ``**kwargs`` counts (False: only a parameter of its own name does).
+	"""
+	try:
+		parameters = inspect.signature(callback).parameters.values()
+	except (TypeError, ValueError):
+		return False
+	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+	return any(
+		(p.name == name and p.kind in named) or (kwargs and p.kind is inspect.Parameter.VAR_KEYWORD)
+		for p in parameters
+	)
 
 
 async def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

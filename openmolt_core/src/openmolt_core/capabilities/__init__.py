@@ -26,7 +26,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from openmolt_core._cost import needs_compaction
+from openmolt_core._chain import split_id
+from openmolt_core._cost import estimate_tokens
 from openmolt_core.hooks import PROCEED, Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
@@ -69,6 +70,8 @@ __all__ = [
 	"in_session",
 	"is_stored",
 	"load_tools",
+	"needs_compaction",
+	"summary_provider",
 ]
 
 
@@ -286,15 +289,19 @@ class Compaction(Capability):
 	"""Summarise older steps when a run's context grows past the threshold.
 
 	The check runs before each step's model call; the summary, when one is due, is written by
-	`openmolt_core.capabilities.compaction` (loaded then).
+	`openmolt_core.capabilities.compaction` (loaded then). The agent's ``compaction`` and
+	``compactor`` read and replace it (`configured`, `changed`).
 
 	Args:
 		config: The settings (`openmolt_core.compaction.CompactionConfig`).
 		compactor: Returns the provider and model name that write summaries; None: the agent's
 			own models.
+		rebuild: Builds the capability for other settings whose summary model is another, as
+			``create_agent`` resolves it (the assembly's); None (a capability made by hand):
+			the compactor is kept.
 	"""
 
-	__slots__ = ("compactor", "config")
+	__slots__ = ("compactor", "config", "rebuild")
 
 	name = "compaction"
 	in_fingerprint: ClassVar[bool] = False  # it journals its own steps; the agent's are unchanged
@@ -303,9 +310,11 @@ class Compaction(Capability):
 		self,
 		config: CompactionConfig,
 		compactor: Callable[[], tuple[LLMProvider, str]] | None = None,
+		rebuild: Callable[[Any, CompactionConfig], Compaction] | None = None,
 	) -> None:
 		self.config = config
 		self.compactor = compactor
+		self.rebuild = rebuild
 
 	def changed(self, **settings: Any) -> Compaction:
 		"""A copy with some settings changed (``config``, ``compactor``): agents share one.
@@ -313,7 +322,34 @@ class Compaction(Capability):
 		Args:
 			**settings: The settings to change.
 		"""
-		return type(self)(**{"config": self.config, "compactor": self.compactor, **settings})
+		kept = {"config": self.config, "compactor": self.compactor, "rebuild": self.rebuild}
+		return type(self)(**{**kept, **settings})
+
+	def configured(self, agent: Any, config: CompactionConfig) -> Compaction:
+		"""The capability for ``agent.compaction = config`` (replaced, never changed in place).
+
+		Another summary model gets its own compactor (`rebuild`): the one kept would write the
+		summaries with the model before.
+
+		Args:
+			agent: The agent whose ``compaction`` is set.
+			config: The new settings.
+		"""
+		if self.rebuild is not None and config.model != self.config.model:
+			return self.rebuild(agent, config)
+		return self.changed(config=config)
+
+	@property
+	def summary_provider(self) -> str | None:
+		"""The provider the summaries' calls go to, when not the agent's own models'.
+
+		For ``provider_options`` keyed by provider (the agent's check of them, and a summary
+		call's own part: `summary_provider`), with no summary model named, a compactor's calls
+		go to its provider's name.
+		"""
+		model = self.config.model
+		made = self.compactor()[0] if self.compactor is not None and model is None else None
+		return summary_provider(model, made)
 
 	async def before_model(self, run: Run) -> None:
 		"""Compact the state's older steps if the coming request would be too large."""
@@ -351,6 +387,42 @@ class Compaction(Capability):
 		from openmolt_core.capabilities.compaction import compact_run
 
 		return await compact_run(self, ctx, 0, models.system(), again=True)
+
+
+def summary_provider(model: Any, provider: Any = None) -> str | None:
+	"""The provider name a summary call is routed under, for ``provider_options`` keyed by provider.
+
+	One rule for the check of the options (`Compaction.summary_provider`, which the agent reads)
+	and the call's own part of them (`openmolt_core.capabilities.compaction`): a
+	``"provider:model"`` id's prefix, else the provider object's ``name`` (the summary model
+	given as one, or the compactor's when no summary model is named), ``custom`` for a provider
+	without a name.
+
+	Args:
+		model: The compaction's summary model (``CompactionConfig.model``): an id, a provider
+			object, or None.
+		provider: The provider the compactor returns, when one is set; None for none.
+
+	Returns:
+		The name, or None when summaries are the agent's own models' calls.
+	"""
+	if isinstance(model, str):
+		return split_id(model)[0]
+	named = model if model is not None else provider
+	if named is None:
+		return None
+	return str(getattr(named, "name", "") or "custom")
+
+
+def needs_compaction(state: RunState, threshold: int, system: str) -> bool:
+	"""Whether the next call's prompt would pass the threshold (`openmolt_core.compaction`).
+
+	The last call's input tokens (the provider's own count) plus the turns appended since; before
+	any call, the estimate of the whole prompt.
+	"""
+	appended = state.messages[-1:] if state.context_tokens else state.messages
+	base = state.context_tokens or 0
+	return base + estimate_tokens(appended, "" if base else system) > threshold
 
 
 class Streaming(Capability):

@@ -19,8 +19,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core import _cost
-from openmolt_core._chain import slot_id, spend_failed, summary_provider
-from openmolt_core.capabilities import Compaction  # every agent has it: defined there
+from openmolt_core._chain import slot_id, spend_failed
+from openmolt_core.capabilities import Compaction, summary_provider  # every agent has them
 from openmolt_core.compaction import CompactionEvent, compact
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse

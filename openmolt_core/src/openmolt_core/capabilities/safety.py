@@ -42,6 +42,7 @@ from openmolt_core._chain import (
 	summed,
 )
 from openmolt_core._support import lazy_exports
+from openmolt_core._support.sync import takes
 from openmolt_core.capabilities import READ_TOOL
 from openmolt_core.durability import (
 	call_started,
@@ -483,7 +484,7 @@ class Safety(Capability):
 		for key in ("long_term", "short_term"):
 			part = getattr(parsed, key)
 			if isinstance(part, MemoryPart) and part.on_update is not None:
-				if _names(part.on_update, "untrusted"):
+				if takes(part.on_update, "untrusted", kwargs=False):
 					told = _telling(part.on_update, state)
 					update[key] = part.model_copy(update={"on_update": told})
 		return parsed.model_copy(update=update) if update else memory
@@ -1332,24 +1333,11 @@ def _digest(text: str) -> str:
 	return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _names(callback: Callable[..., Any], name: str) -> bool:
-	"""Whether a callback has a parameter of this name (``**kwargs`` does not count)."""
-	import inspect
-
-	try:
-		parameters = inspect.signature(callback).parameters
-	except (TypeError, ValueError):
-		return False
-	found = parameters.get(name)
-	named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-	return found is not None and found.kind in named
-
-
 def _telling(callback: Callable[..., Any], state: RunState) -> Callable[..., Any]:
 	"""An ``on_update`` callback that calls ``callback`` with ``untrusted``: the run's taint.
 
 	It takes what ``callback`` takes of what the loop gives (``update_id``, ``user``: the loop
-	reads its signature, `takes_update_id`), and hands it on.
+	reads its signature, `openmolt_core._support.sync.takes`), and hands it on.
 	"""
 	return _Told(callback, state)
 
