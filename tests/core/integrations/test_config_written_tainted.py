@@ -90,3 +90,25 @@ async def test_a_file_a_clean_run_wrote_is_read_as_before(
 	agent = _read(root, "prompt.md", monkeypatch)
 	assert agent.instructions == FILES["prompt.md"]
 	await om.aclose()
+
+
+async def test_an_unreadable_record_refuses_saying_so_not_that_a_run_wrote_the_file(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A record that cannot be read marks every file (fail closed): the refusal says which
+	record and why, and does not claim a tainted run wrote a file nobody wrote."""
+	state = tmp_path / "state"
+	(state / "openmolt").mkdir(parents=True)
+	(state / "openmolt" / "file-taint.json").write_text("garbage{")
+	monkeypatch.setenv("XDG_STATE_HOME", str(state))
+	monkeypatch.delenv("OPENMOLT_FILE_TAINT", raising=False)
+	root = tmp_path / "project"
+	root.mkdir()
+	(root / "agent.json").write_text(FILES["agent.json"])
+	with pytest.raises(ConfigurationError) as caught:
+		_read(root, "agent.json", monkeypatch)
+	message = str(caught.value)
+	assert "file-taint.json" in message and "cannot be read (it is not JSON)" in message
+	assert "written by a run" not in message
+	(state / "openmolt" / "file-taint.json").write_text('{"marks": []}')
+	assert _read(root, "agent.json", monkeypatch).name == "A"  # a readable record: read as before

@@ -87,8 +87,11 @@ def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
 		places: Their components below ``root``.
 	"""
 	keys = [TaintMarks.key(root, parts) for parts in places]
-	if not keys:
-		return False
+	return bool(keys) and any(marks.marked(keys) for marks in _records_over(root))
+
+
+def _records_over(root: Path) -> list[TaintMarks]:
+	"""The records that may mark places in ``root`` (`written_by_tainted`), one per file."""
 	records: dict[Path, TaintMarks] = {}
 	for marks, folders in list(_WRITERS.items()):
 		if marks.path is not None and any(
@@ -101,7 +104,7 @@ def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
 		default = None
 	if default is not None and default not in records:
 		records[default] = TaintMarks(default)
-	return any(marks.marked(keys) for marks in records.values())
+	return list(records.values())
 
 
 def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
@@ -126,6 +129,14 @@ def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
 		return  # said by the reader, which cannot read it either
 	if not written_by_tainted(real.parent, [(real.name,)]):
 		return
+	unreadable = [(m.path, why) for m in _records_over(real.parent) if (why := m.unreadable())]
+	if unreadable:  # every place counts as marked: say so, not that a run wrote this one
+		record, why = unreadable[0]
+		raise ConfigurationError(
+			f"{what} {os.fspath(path)!r} is refused: the FileSystem taint record {str(record)!r} "
+			f"cannot be read ({why}), so no file it may cover is known to be clean. Fix the "
+			"record, or remove it (removing it forgets every mark)"
+		)
 	raise ConfigurationError(
 		f"{what} {os.fspath(path)!r} was written by a run that had read untrusted content (the "
 		"FileSystem taint record marks it), so what it says may be someone else's words: "
@@ -212,6 +223,17 @@ class TaintMarks:
 			self._warn(str(exc))
 			return True
 		return any(k in marks for k in keys)
+
+	def unreadable(self) -> str | None:
+		"""Why the record cannot be read (every place then counts as marked), or None."""
+		if self.path is None:
+			return None
+		try:
+			with self._lock:
+				self._read()
+		except _Unreadable as exc:
+			return str(exc)
+		return None
 
 	def which(self, keys: Iterable[str]) -> set[str]:
 		"""The marked ones among these places (all of them when the record is unreadable).
