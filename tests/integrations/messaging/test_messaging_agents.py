@@ -225,7 +225,12 @@ async def test_discord_agent_sends_an_embed_and_reacts() -> None:
 	)
 	assert send.headers["authorization"] == "Bot MTA1.bot-token.secret"
 	assert send.headers["user-agent"].startswith("DiscordBot (")
-	assert body(send) == {"content": "Status", "embeds": [embed]}
+	assert body(send) == {
+		"content": "Status",
+		"embeds": [embed],
+		"nonce": body(send)["nonce"],  # the call's key (test_social_agents checks it)
+		"enforce_nonce": True,
+	}
 	assert react.method == "PUT"
 	assert (
 		react.url.raw_path.decode()
