@@ -501,10 +501,6 @@ INTEGRATION = Integration(
 		"addReaction": [],
 		"removeReaction": [],
 		"pinMessage": [],
-		"getChannel": [],
-		"getGuild": [],
-		"listGuildChannels": [],
-		"searchGuildMembers": [],
 		"createDm": [],
 		"listMyGuilds": [],
 		"listMessages": ["private", "untrusted"],
@@ -520,6 +516,11 @@ INTEGRATION = Integration(
 		"removeMemberRole": ["outbound"],
 		# names and nicknames the members chose
 		"listGuildMembers": ["private", "untrusted"],
+		# Others' words: topics, descriptions, nicknames and role names others write.
+		"getChannel": ["untrusted"],
+		"getGuild": ["untrusted"],
+		"listGuildChannels": ["untrusted"],
+		"searchGuildMembers": ["untrusted"],
 	},
 	name="Discord",
 	description="Send, edit and read Discord messages with embeds, reactions, threads and pins; "

@@ -730,7 +730,6 @@ INTEGRATION = Integration(
 		"updateContact": [],
 		"deleteContact": [],
 		"listMailFolders": [],
-		"listAttachments": [],
 		"addAttachment": [],
 		"listMessages": ["private", "untrusted"],
 		"searchMessages": ["private", "untrusted"],
@@ -752,6 +751,8 @@ INTEGRATION = Integration(
 		"deleteEvent": ["outbound"],
 		"listContacts": ["private"],
 		"getContact": ["private"],
+		# Others' words: attachment names the sender chose.
+		"listAttachments": ["untrusted"],
 	},
 	name="Microsoft Outlook",
 	description="Read, search, send, reply to and organise Outlook mail; drafts, attachments, "
