@@ -132,6 +132,7 @@ FIRST_PARTY = {
 	"tiktok.getUserInfo": "the user's own profile",
 	"tiktok.queryCreatorInfo": "the user's own settings",
 	"tiktok.getPostStatus": "a status only",
+	"tiktok.getInboxUploadStatus": "a status only",
 	"tiktok.listVideos": "the user's own videos",
 	"tiktok.queryVideos": "the user's own videos",
 	"twilio.listMessageMedia": "media metadata",
