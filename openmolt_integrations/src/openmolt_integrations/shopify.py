@@ -1166,6 +1166,10 @@ INTEGRATION = Integration(
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_ACCESS_SCOPES,
 			scope_map=_SCOPE_MAP,
+			# getShop's fields need no access scope, but the authorization code grant refuses a
+			# consent that asks for none (invalid_scope): a read_shop-only agent is asked for
+			# the least one, the catalogue its storefront already shows.
+			minimum_scopes=["read_products"],
 			# A write scope grants its read scope, and the token reply then lists only the
 			# write one (the compressed form @shopify/shopify-api's AuthScopes compares).
 			implied_scopes={

@@ -154,3 +154,23 @@ def test_a_mutation_that_requires_an_idempotency_key_is_sent_with_one(
 			assert tool.body["variables"][variable] == IDEMPOTENCY_KEY, tool.handle
 			assert variable not in tool.input_schema.get("properties", {}), tool.handle
 			assert tool.sends_call_key
+
+
+def test_a_get_shop_only_consent_still_asks_for_one_access_scope() -> None:
+	"""getShop's fields need no access scope (read_shop maps to none), but Shopify's
+	authorization code grant refuses a consent that asks for none (invalid_scope): an agent given
+	only read_shop is asked for the least one, read_products (the catalogue its storefront already
+	shows), and an agent whose tools need some is asked for those alone."""
+	from openmolt_core.integrations.oauth import requested_scopes
+
+	oauth = shopify.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	asked = requested_scopes(shopify.INTEGRATION, oauth, ["read_shop"])
+	assert asked == ["read_products"]
+	url = authorization_url(
+		oauth, {"shop": "acme", "clientId": "cid"}, "https://app/cb", "st", scopes=asked
+	)
+	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "read_products"
+	assert requested_scopes(shopify.INTEGRATION, oauth, ["read_shop", "write_customers"]) == [
+		"write_customers"
+	]
