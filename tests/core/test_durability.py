@@ -919,3 +919,55 @@ async def test_an_in_doubt_write_is_retried_only_when_it_carries_an_idempotency_
 	assert not sent[0].endswith(" -")  # with its key
 	assert result.status == "human_input_required"
 	assert "pay.amend" in result.state.pending["message"]
+
+
+async def test_a_key_in_the_body_is_the_call_s_on_replay_and_makes_the_write_retry_in_doubt() -> (
+	None
+):
+	"""``{{ call.idempotency_key }}`` in a body (Shopify's @idempotent variable): a replay of
+	the run sends the same key per call, each call its own, and a call found in doubt runs again
+	(its service deduplicates by the key) rather than asking a person."""
+	keys: list[str] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		keys.append(json.loads(request.content)["variables"]["key"])
+		return httpx.Response(200, json={"ok": True})
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(entry_points=False, http_client=http)
+	om.register_integration(
+		"shop",
+		{
+			"name": "shop",
+			"apiSetup": {"baseUrl": "https://shop.example"},
+			"tools": [
+				{
+					"handle": "refund",
+					"description": "Refund.",
+					"method": "POST",
+					"endpoint": "/graphql",
+					"body": {
+						"variables": {"key": "{{ call.idempotency_key }}", "n": "{{ input.n }}"}
+					},
+					"inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+				}
+			],
+		},
+	)
+	replies = [
+		[call_tool("shop.refund", n=1), call_tool("shop.refund", n=1)],
+		finish(result="ok"),
+	]
+	agent = om.create_agent(
+		name="Refunder", model=ScriptedModel(replies + replies), integrations=["shop"]
+	)
+	assert agent.in_doubt == {"shop.refund": "retry"}
+	state = agent.new_state("refund")
+	state.run_id = "run-1"
+	saved = state.to_dict()
+	await agent.execute(RunState.from_dict(saved), port=LOCAL_PORT)
+	await agent.execute(RunState.from_dict(saved), port=_DoubtPort())  # in doubt: runs again
+	await http.aclose()
+	first = [_idempotency_key(f"run-1/tool:1:{i}:shop.refund") for i in (0, 1)]
+	assert keys == first + first
+	assert first[0] != first[1]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from openmolt_core.integrations import HttpTool
 from openmolt_integrations import tiktok
 
-MAX_UNREFERENCED = 25
+MAX_UNREFERENCED = 26  # 25, and TikTok's status fetch as two tools (one per tool scope)
 """The most tools that may stay without a machine-readable reference."""
 
 REFERENCES: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -347,7 +347,8 @@ class BoundTool:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
 		``retry`` for a tool whose calls are safe to repeat (a read, an HTTP method that is
-		idempotent, a POST to which its integration adds an idempotency key, a function tool
+		idempotent, a POST to which its integration adds an idempotency key, an HTTP tool whose
+		template sends the call's key (``{{ call.idempotency_key }}``), a function tool
 		that does not declare itself ``outbound``), ``ask`` for other outbound calls (a PATCH
 		too: it carries no key), unless the tool declares its own (``in_doubt`` / ``inDoubt``);
 		never laxer than `in_doubt_at_least` (what else runs inside its calls).
@@ -370,8 +371,12 @@ class BoundTool:
 				return "retry"
 			# The engine puts the integration's idempotency key on POSTs only
 			# (`openmolt_core.integrations.http.execute_http_tool`): a PATCH carries none.
+			# A tool whose template sends the call's key (`HttpTool.sends_call_key`) is keyed
+			# whatever its method: a durable replay derives the same key.
 			setup = getattr(self.integration, "api_setup", None)
-			keyed = method.upper() == "POST" and getattr(setup, "idempotency_header", None)
+			keyed = getattr(tool, "sends_call_key", False) is True or (
+				method.upper() == "POST" and getattr(setup, "idempotency_header", None)
+			)
 			return "retry" if keyed else "ask"
 		# What the tool declares, not what the taint policy makes of it: a function tool that
 		# declares nothing (the policy treats it as outbound) is retried, with the call's

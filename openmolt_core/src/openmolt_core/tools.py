@@ -272,7 +272,8 @@ class ToolContext:
 	def idempotency_key(self) -> str:
 		"""This call's idempotency key: a UUID derived from `call_id` (a fresh one outside a run).
 
-		HTTP tools send it in their integration's idempotency header. A function tool with side
+		HTTP tools send it in their integration's idempotency header, and where a template
+		writes ``{{ call.idempotency_key }}`` (a body field, a GraphQL variable). A function tool with side
 		effects passes it to the service it calls (a payment API's ``Idempotency-Key``), or keeps
 		it to skip work already done: a durable run that replays the call after a crash gives the
 		same key, so the effect happens once where the service honours keys.

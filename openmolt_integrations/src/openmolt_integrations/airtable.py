@@ -477,7 +477,6 @@ INTEGRATION = Integration(
 		# Reads no private data, returns nothing others wrote, sends nothing out.
 		"whoami": [],
 		"listBases": [],
-		"getBaseSchema": [],
 		"createRecords": [],
 		"updateRecords": [],
 		"upsertRecords": [],
@@ -492,6 +491,8 @@ INTEGRATION = Integration(
 		"listRecords": ["private", "untrusted"],
 		"getRecord": ["private", "untrusted"],
 		"listComments": ["private", "untrusted"],  # collaborators of a shared base
+		# Others' words: table and field names and descriptions collaborators write.
+		"getBaseSchema": ["untrusted"],
 	},
 	id="airtable",
 	name="Airtable",

@@ -122,6 +122,9 @@ _ARCHIVE = integer(
 	"Minutes of inactivity before the thread is archived.", enum=[60, 1440, 4320, 10080]
 )
 
+_NONCE = "{{ call.idempotency_key | remove: '-' | slice: 0, 25 }}"
+"""The call's idempotency key as a message nonce: its first 25 hex digits (Discord's limit)."""
+
 _DOCS = """\
 ## Get a token
 
@@ -174,7 +177,15 @@ _TOOLS = [
 			"allowed_mentions",
 			"message_reference",
 			"sticker_ids",
-		),
+			# The call's key as the message nonce (Discord takes up to 25 characters) with
+			# enforce_nonce: a retry within Discord's few minutes returns the message already
+			# created instead of posting it twice.
+			nonce=_NONCE,
+		)
+		| {"enforce_nonce": True},
+		# The nonce is checked only for a few minutes: a durable run replaying the call later
+		# would post again, so a call in doubt still asks.
+		in_doubt="ask",
 		input_schema=obj(
 			{
 				"channel_id": CHANNEL,
@@ -490,10 +501,6 @@ INTEGRATION = Integration(
 		"addReaction": [],
 		"removeReaction": [],
 		"pinMessage": [],
-		"getChannel": [],
-		"getGuild": [],
-		"listGuildChannels": [],
-		"searchGuildMembers": [],
 		"createDm": [],
 		"listMyGuilds": [],
 		"listMessages": ["private", "untrusted"],
@@ -509,6 +516,11 @@ INTEGRATION = Integration(
 		"removeMemberRole": ["outbound"],
 		# names and nicknames the members chose
 		"listGuildMembers": ["private", "untrusted"],
+		# Others' words: topics, descriptions, nicknames and role names others write.
+		"getChannel": ["untrusted"],
+		"getGuild": ["untrusted"],
+		"listGuildChannels": ["untrusted"],
+		"searchGuildMembers": ["untrusted"],
 	},
 	name="Discord",
 	description="Send, edit and read Discord messages with embeds, reactions, threads and pins; "

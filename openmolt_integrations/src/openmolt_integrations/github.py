@@ -825,10 +825,8 @@ INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
 		# Reads no private data, returns nothing others wrote, sends nothing out.
-		"getRepo": [],
 		"mergePull": [],
 		"dispatchWorkflow": [],
-		"listMyRepos": ["private"],
 		"getContent": ["private", "untrusted"],
 		"listIssues": ["untrusted"],
 		"getIssue": ["untrusted"],
@@ -860,6 +858,9 @@ INTEGRATION = Integration(
 		# Release notes are written by the repository's maintainers and contributors.
 		"listReleases": ["untrusted"],
 		"getLatestRelease": ["untrusted"],
+		# Others' words: repository descriptions and topics their owners write.
+		"getRepo": ["untrusted"],
+		"listMyRepos": ["private", "untrusted"],
 	},
 	id="github",
 	name="GitHub",

@@ -571,7 +571,6 @@ INTEGRATION = Integration(
 	# What the tools do with data (openmolt_core.taint): see docs/integration-authoring.md.
 	labels={
 		# Reads no private data, returns nothing others wrote, sends nothing out.
-		"listCalendars": [],
 		"quickAddEvent": [],
 		"deleteEvent": [],
 		"moveEvent": [],
@@ -584,6 +583,8 @@ INTEGRATION = Integration(
 		"updateEvent": ["outbound"],
 		# Sends the answer (and its comment) to the organizer; returns no event content.
 		"respondToEvent": ["outbound"],
+		# Others' words: names and descriptions of calendars others share.
+		"listCalendars": ["untrusted"],
 	},
 	name="Google Calendar",
 	description="Read and manage Google Calendar events, calendars and free/busy times.",

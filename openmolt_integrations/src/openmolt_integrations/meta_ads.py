@@ -683,7 +683,6 @@ INTEGRATION = Integration(
 	labels={
 		# Reads no private data, returns nothing others wrote, sends nothing out.
 		"listAdAccounts": [],
-		"getObject": [],
 		"listCampaigns": [],
 		"createCampaign": [],
 		"updateObject": [],
@@ -712,6 +711,8 @@ INTEGRATION = Integration(
 		"listPromotePages": [],
 		"getInsights": ["private"],
 		"getInsightsJobResults": ["private"],
+		# Others' words: any Graph object by id, a Page post or a comment too.
+		"getObject": ["untrusted"],
 	},
 	id="metaAds",
 	name="Meta Ads",

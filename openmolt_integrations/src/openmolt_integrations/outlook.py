@@ -23,6 +23,7 @@ from openmolt_core.integrations import (
 	Integration,
 	OAuth2Credential,
 )
+from openmolt_core.integrations.schema import IDEMPOTENCY_KEY as _CALL_KEY
 from openmolt_core.integrations.schema import (
 	array,
 	boolean,
@@ -521,7 +522,14 @@ _TOOLS = [
 				"reminderMinutesBeforeStart",
 				"showAs",
 			),
+			# Graph's event.transactionId: "a custom identifier specified by a client app for
+			# the server to avoid redundant POST operations in case of client retries to create
+			# the same event". The call's key: a retry creates one event, another call another.
+			"transactionId": _CALL_KEY,
 		},
+		# Graph documents the key's purpose but not how long it is kept: a durable run that
+		# finds the call in doubt after a crash asks rather than risk a second invitation.
+		in_doubt="ask",
 		input_schema=obj(
 			{
 				"subject": string("Title."),
@@ -722,7 +730,6 @@ INTEGRATION = Integration(
 		"updateContact": [],
 		"deleteContact": [],
 		"listMailFolders": [],
-		"listAttachments": [],
 		"addAttachment": [],
 		"listMessages": ["private", "untrusted"],
 		"searchMessages": ["private", "untrusted"],
@@ -744,6 +751,8 @@ INTEGRATION = Integration(
 		"deleteEvent": ["outbound"],
 		"listContacts": ["private"],
 		"getContact": ["private"],
+		# Others' words: attachment names the sender chose.
+		"listAttachments": ["untrusted"],
 	},
 	name="Microsoft Outlook",
 	description="Read, search, send, reply to and organise Outlook mail; drafts, attachments, "

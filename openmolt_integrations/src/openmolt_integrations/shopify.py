@@ -25,6 +25,7 @@ from openmolt_core.integrations import (
 	OAuth2Credential,
 )
 from openmolt_core.integrations.extensions import graphql_errors
+from openmolt_core.integrations.schema import IDEMPOTENCY_KEY as _CALL_KEY
 from openmolt_core.integrations.schema import array, boolean, integer, obj, passthrough, string
 from openmolt_integrations._shopify import throttled
 
@@ -515,28 +516,23 @@ TOOLS = [
 			"the order's payment: one REFUND transaction per payment, its parentId the SALE or "
 			"CAPTURE transaction's id and its gateway from getOrder, the amounts together at most "
 			"its totalReceivedSet less totalRefundedSet. Without transactions nothing is paid "
-			"back. Give a fresh idempotencyKey (a new UUID) per refund; reuse it only to retry "
-			"the same refund. Cannot be undone." + _USER_ERRORS_NOTE
+			"back. Cannot be undone." + _USER_ERRORS_NOTE
 		),
 		["write_orders"],
-		# refundCreate requires @idempotent since 2026-04 (its Admin API reference).
+		# refundCreate requires @idempotent since 2026-04 (its Admin API reference): the key is
+		# the call's own, so a retry or a durable replay refunds once and another call anew.
 		"""mutation CreateRefund($input: RefundInput!, $idempotencyKey: String!) {
 		refundCreate(input: $input) @idempotent(key: $idempotencyKey) { refund {
 		id createdAt note totalRefundedSet { """
 		+ _MONEY
 		+ """ } } order { id displayFinancialStatus } userErrors { field message } } }""",
 		{
-			**passthrough("idempotencyKey"),
+			"idempotencyKey": _CALL_KEY,
 			"input": passthrough(
 				"orderId", "refundLineItems", "shipping", "transactions", "note", "notify"
 			),
 		},
 		{
-			"idempotencyKey": string(
-				"A new unique key (a UUID) identifying this refund; the same key is never "
-				"refunded twice.",
-				minLength=1,
-			),
 			"orderId": _gid("Order"),
 			"refundLineItems": array(
 				obj(
@@ -578,7 +574,7 @@ TOOLS = [
 			"note": string("A note on the refund."),
 			"notify": boolean("Email the customer a refund notice.", default=False),
 		},
-		["idempotencyKey", "orderId"],
+		["orderId"],
 		_mutation_output("refundCreate"),
 	),
 	_graphql(
@@ -672,23 +668,20 @@ TOOLS = [
 	_graphql(
 		"adjustInventory",
 		(
-			"Add or remove stock: each change is a delta for one inventory item at one location. "
-			"Give a fresh idempotencyKey (a new UUID) per adjustment; reuse it only to retry the "
-			"same adjustment." + _USER_ERRORS_NOTE
+			"Add or remove stock: each change is a delta for one inventory item at one location."
+			+ _USER_ERRORS_NOTE
 		),
 		["write_inventory"],
 		"""mutation AdjustInventory($input: InventoryAdjustQuantitiesInput!, $idempotencyKey: String!) {
 		inventoryAdjustQuantities(input: $input) @idempotent(key: $idempotencyKey) {
 		inventoryAdjustmentGroup { createdAt reason changes { name delta quantityAfterChange
 		item { id } location { id name } } } userErrors { field message } } }""",
+		# The call's own key, as for refundCreate above.
 		{
-			**passthrough("idempotencyKey"),
+			"idempotencyKey": _CALL_KEY,
 			"input": passthrough("name", "reason", "referenceDocumentUri", "changes"),
 		},
 		{
-			"idempotencyKey": string(
-				"A new unique key (a UUID) identifying this adjustment.", minLength=1
-			),
 			"name": string(
 				"Which quantity to change: available (default) or damaged, quality_control, "
 				"reserved, safety_stock.",
@@ -719,7 +712,7 @@ TOOLS = [
 				minItems=1,
 			),
 		},
-		["idempotencyKey", "name", "reason", "changes"],
+		["name", "reason", "changes"],
 		_mutation_output("inventoryAdjustQuantities"),
 	),
 	_graphql(
@@ -1122,7 +1115,6 @@ INTEGRATION = Integration(
 		"addCustomerTags": [],
 		"listOrders": ["private", "untrusted"],
 		"getOrder": ["private", "untrusted"],
-		"listCustomers": ["private"],
 		# Any query or mutation: it may read orders (customers' words) and change the store.
 		"graphql": ["private", "untrusted", "outbound"],
 		"cancelOrder": ["outbound"],
@@ -1140,10 +1132,12 @@ INTEGRATION = Integration(
 		"createDraftOrder": ["outbound"],
 		"updateDraftOrder": ["outbound"],
 		"deleteProduct": ["outbound"],
-		"getCustomer": ["private"],
 		"sendDraftOrderInvoice": ["outbound"],
 		"completeDraftOrder": ["outbound"],
 		"markOrderAsPaid": ["outbound"],
+		# Others' words: names and addresses customers typed (at checkout, in their account).
+		"listCustomers": ["private", "untrusted"],
+		"getCustomer": ["private", "untrusted"],
 	},
 	response_checks=[graphql_errors],
 	# THROTTLED comes in a 200 that ran nothing: retried after the bucket refills, like a 429.
@@ -1172,6 +1166,10 @@ INTEGRATION = Integration(
 			refresh_token="{{ config.refreshToken }}",
 			scopes=_ACCESS_SCOPES,
 			scope_map=_SCOPE_MAP,
+			# getShop's fields need no access scope, but the authorization code grant refuses a
+			# consent that asks for none (invalid_scope): a read_shop-only agent is asked for
+			# the least one, the catalogue its storefront already shows.
+			minimum_scopes=["read_products"],
 			# A write scope grants its read scope, and the token reply then lists only the
 			# write one (the compressed form @shopify/shopify-api's AuthScopes compares).
 			implied_scopes={

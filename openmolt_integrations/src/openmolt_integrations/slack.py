@@ -486,17 +486,12 @@ INTEGRATION = Integration(
 	labels={
 		# Reads no private data, returns nothing others wrote, sends nothing out.
 		"deleteMessage": [],
-		"listConversations": [],
-		"getConversationInfo": [],
 		"openConversation": [],
 		"addReaction": [],
 		"getUploadUrl": [],
 		"uploadFileBytes": [],
 		"getConversationHistory": ["private", "untrusted"],
 		"getThreadReplies": ["private", "untrusted"],
-		"listUsers": ["private"],
-		"getUserInfo": ["private"],
-		"lookupUserByEmail": ["private"],
 		"postMessage": ["outbound"],
 		"updateMessage": ["outbound"],
 		"scheduleMessage": ["outbound"],
@@ -518,6 +513,13 @@ INTEGRATION = Integration(
 		"listChannelMembers": ["private"],
 		"searchMessages": ["private", "untrusted"],
 		"getPermalink": ["private"],
+		# Others' words: channel topics and purposes any member writes.
+		"listConversations": ["untrusted"],
+		"getConversationInfo": ["untrusted"],
+		# Others' words: profiles (title, status text, names) each member writes.
+		"listUsers": ["private", "untrusted"],
+		"getUserInfo": ["private", "untrusted"],
+		"lookupUserByEmail": ["private", "untrusted"],
 	},
 	name="Slack",
 	description="Send, edit, schedule, read and search Slack messages; manage channels and "

@@ -844,9 +844,6 @@ INTEGRATION = Integration(
 		"createInvoice": [],
 		"updateSubscription": [],
 		"cancelSubscription": [],
-		"listCustomers": ["private"],
-		"search": ["private"],
-		"retrieve": ["private"],
 		"listSubscriptions": ["private"],
 		"createPaymentIntent": ["outbound"],
 		"createCheckoutSession": ["outbound"],
@@ -858,6 +855,11 @@ INTEGRATION = Integration(
 		"updatePaymentLink": ["outbound"],
 		"sendInvoice": ["outbound"],
 		"voidInvoice": ["outbound"],
+		# Others' words: names, addresses and fields customers typed in Checkout (any object
+		# may carry them).
+		"listCustomers": ["private", "untrusted"],
+		"search": ["private", "untrusted"],
+		"retrieve": ["private", "untrusted"],
 	},
 	id="stripe",
 	name="Stripe",

@@ -557,7 +557,6 @@ INTEGRATION = Integration(
 		"getWebhookInfo": [],
 		"deleteWebhook": [],
 		"getUpdates": ["private", "untrusted"],
-		"getChat": ["private"],
 		"sendMessage": ["outbound"],
 		"sendPhoto": ["outbound"],
 		"sendDocument": ["outbound"],
@@ -578,6 +577,8 @@ INTEGRATION = Integration(
 		# members' names and the custom titles admins gave them
 		"getChatAdministrators": ["private", "untrusted"],
 		"getChatMember": ["private", "untrusted"],
+		# Others' words: a chat's description, bio and pinned message, written by others.
+		"getChat": ["private", "untrusted"],
 	},
 	name="Telegram",
 	description="Send, edit, copy and pin Telegram messages, photos, videos, audio, documents, "

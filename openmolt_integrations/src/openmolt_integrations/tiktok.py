@@ -117,6 +117,25 @@ each scope grants, and the lengths, item counts, ranges and enums the pages set 
 with the page cited next to each entry.
 """
 
+
+def _status_tool(handle: str, description: str, scope: str) -> HttpTool:
+	"""TikTok's status fetch for the flow of one tool scope.
+
+	Its reference gives the endpoint "Scope video.upload/video.publish", either one; a tool
+	needs all its tool scopes, so each flow (upload, publish) has its own status tool.
+	"""
+	return HttpTool(
+		handle=handle,
+		description=description + " Poll every few seconds (limit 30 per minute).",
+		scopes=[scope],
+		method="POST",
+		endpoint="/v2/post/publish/status/fetch/",
+		headers={"Content-Type": "application/json; charset=UTF-8"},
+		body=passthrough("publish_id"),
+		input_schema=obj({"publish_id": string("publish_id from an init tool.")}, ["publish_id"]),
+	)
+
+
 _TOOLS = [
 	HttpTool(
 		handle="getUserInfo",
@@ -194,7 +213,8 @@ _TOOLS = [
 	HttpTool(
 		handle="initInboxUpload",
 		description="Upload a video to the creator's TikTok inbox as a draft they finish in the "
-		"app (needs only video.upload). Returns publish_id and upload_url.",
+		"app (needs only video.upload). Returns publish_id and upload_url; then send the bytes "
+		"with uploadVideoChunk and poll getInboxUploadStatus.",
 		scopes=["upload"],
 		method="POST",
 		endpoint="/v2/post/publish/inbox/video/init/",
@@ -294,7 +314,7 @@ _TOOLS = [
 		handle="uploadPhotosToInbox",
 		description="Send photos (1 to 35, from URLs on a verified domain) to the creator's "
 		"TikTok inbox, where they finish and post them in the app (scope video.upload only). "
-		"Returns publish_id; poll getPostStatus (SEND_TO_USER_INBOX).",
+		"Returns publish_id; poll getInboxUploadStatus (SEND_TO_USER_INBOX).",
 		scopes=["upload"],
 		method="POST",
 		endpoint="/v2/post/publish/content/init/",
@@ -317,17 +337,18 @@ _TOOLS = [
 			["title", "photo_images", "photo_cover_index"],
 		),
 	),
-	HttpTool(
-		handle="getPostStatus",
-		description="Status of a post by publish_id: PROCESSING_UPLOAD, PROCESSING_DOWNLOAD, "
-		"SEND_TO_USER_INBOX, PUBLISH_COMPLETE or FAILED (with fail_reason). Poll every few "
-		"seconds (limit 30 per minute).",
-		scopes=["read"],
-		method="POST",
-		endpoint="/v2/post/publish/status/fetch/",
-		headers={"Content-Type": "application/json; charset=UTF-8"},
-		body=passthrough("publish_id"),
-		input_schema=obj({"publish_id": string("publish_id from an init tool.")}, ["publish_id"]),
+	_status_tool(
+		"getPostStatus",
+		"Status of a direct post (initDirectPost, initPhotoPost) by publish_id: "
+		"PROCESSING_UPLOAD, PROCESSING_DOWNLOAD, PUBLISH_COMPLETE or FAILED (with fail_reason).",
+		"publish",
+	),
+	_status_tool(
+		"getInboxUploadStatus",
+		"Status of an inbox upload (initInboxUpload, uploadPhotosToInbox) by publish_id: "
+		"PROCESSING_UPLOAD, PROCESSING_DOWNLOAD, SEND_TO_USER_INBOX (the creator finishes it in "
+		"the app) or FAILED (with fail_reason).",
+		"upload",
 	),
 	HttpTool(
 		handle="listVideos",
@@ -370,6 +391,7 @@ INTEGRATION = Integration(
 		"uploadVideoChunk": [],
 		"uploadPhotosToInbox": [],
 		"getPostStatus": [],
+		"getInboxUploadStatus": [],
 		"listVideos": [],
 		"queryVideos": [],
 		"fileInfo": [],
@@ -410,7 +432,7 @@ INTEGRATION = Integration(
 		),
 	],
 	scopes={
-		"read": "Read the profile, videos and post status.",
+		"read": "Read the profile and videos.",
 		"upload": "Upload videos and photos to the creator's inbox (TikTok scope video.upload).",
 		"publish": "Post videos and photos directly (TikTok scope video.publish).",
 	},

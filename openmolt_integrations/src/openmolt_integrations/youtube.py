@@ -707,8 +707,6 @@ INTEGRATION = Integration(
 		"deleteVideo": [],
 		"rateVideo": [],
 		"setThumbnail": [],
-		"listChannels": [],
-		"listPlaylists": [],
 		"createPlaylist": [],
 		"addToPlaylist": [],
 		"uploadVideoChunk": [],
@@ -723,6 +721,9 @@ INTEGRATION = Integration(
 		"startResumableVideoUpload": ["outbound"],
 		"updateVideo": ["outbound"],
 		"postComment": ["outbound"],
+		# Others' words: other people's channels and playlists (titles, descriptions).
+		"listChannels": ["untrusted"],
+		"listPlaylists": ["untrusted"],
 	},
 	encoders=ENCODERS,
 	name="YouTube",

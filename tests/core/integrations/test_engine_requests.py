@@ -1,3 +1,4 @@
+import json
 import uuid
 from dataclasses import replace
 from typing import Any
@@ -445,3 +446,44 @@ async def test_a_list_header_is_sent_comma_separated_and_an_object_header_is_ref
 	with pytest.raises(ToolError, match=r"header 'X-V' .*object"):
 		await execute_http_tool(tool, integration(tool), {"v": [{"a": 1}]}, context(handler))
 	assert len(seen) == 1
+
+
+async def test_a_body_template_sends_the_call_s_idempotency_key_kept_across_retries() -> None:
+	"""``{{ call.idempotency_key }}`` renders to the call's key: the same on every retry of one
+	call (a body-keyed POST is retried on 5xx), another for another call, and the header the
+	integration names carries the same key."""
+	from openmolt_core.integrations.schema import IDEMPOTENCY_KEY
+
+	tool = post_tool(body={"variables": {"key": IDEMPOTENCY_KEY, "n": "{{ input.n }}"}})
+	assert tool.sends_call_key
+	assert "key" not in tool.input_schema.get("properties", {})
+	spec = integration(tool, idempotency_header="Idempotency-Key")
+	seen, handler = counting([503, 200])
+	await execute_http_tool(tool, spec, {"n": 1}, context(handler))
+	bodies = [json.loads(r.content) for r in seen]
+	keys = {b["variables"]["key"] for b in bodies}
+	assert len(seen) == 2 and len(keys) == 1
+	(key,) = keys
+	assert uuid.UUID(key) and seen[0].headers["idempotency-key"] == key
+	more, handler2 = counting([200])
+	await execute_http_tool(tool, spec, {"n": 1}, context(handler2))
+	assert json.loads(more[0].content)["variables"]["key"] != key
+
+
+async def test_a_post_without_the_call_s_key_in_its_body_is_not_retried_on_5xx() -> None:
+	"""Only a template that sends the call's key makes a POST safe to repeat."""
+	tool = post_tool(body={"key": "{{ input.key }}"})
+	assert not tool.sends_call_key
+	seen, handler = counting([503, 200])
+	with pytest.raises(ToolError, match="not retried"):
+		await execute_http_tool(tool, integration(tool), {"key": "k"}, context(handler))
+	assert len(seen) == 1
+
+
+def test_a_template_reading_a_call_field_the_engine_does_not_fill_is_refused() -> None:
+	"""``call`` holds the idempotency key only: a misspelt field would send nothing."""
+	with pytest.raises(ValueError, match=r"call\.idempotencyKey: a template reads only"):
+		post_tool(body={"key": "{{ call.idempotencyKey }}"})
+	with pytest.raises(ValueError, match=r"call\.run"):
+		post_tool(headers={"X-Run": '{{ call["run"] }}'})
+	assert not post_tool(body={"k": "{{ input.call.idempotency_key }}"}).sends_call_key

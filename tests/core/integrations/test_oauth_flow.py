@@ -273,6 +273,31 @@ def test_requested_scopes_follow_the_tool_scopes(server: FakeAuthServer) -> None
 		requested_scopes(spec, credential, ["delete"])
 
 
+def test_tools_needing_no_oauth_scope_ask_for_the_credential_s_minimum() -> None:
+	"""A tool scope mapped to no OAuth scope would send a consent with none, which some services
+	refuse: minimum_scopes are asked then, and only then; each must be one of the scopes."""
+	from openmolt_core.integrations import Integration
+
+	credential = OAuth2Credential(
+		type="oauth2",
+		auth_url="https://auth.example/authorize",
+		token_url="https://auth.example/token",
+		scopes=["catalog.read", "orders.read"],
+		scope_map={"info": [], "catalog": ["catalog.read"], "orders": ["orders.read"]},
+		minimum_scopes=["catalog.read"],
+	)
+	spec = Integration(
+		id="shop",
+		name="Shop",
+		scopes={"info": "i", "catalog": "c", "orders": "o"},
+		credential_setup=[credential],
+	)
+	assert requested_scopes(spec, credential, ["info"]) == ["catalog.read"]
+	assert requested_scopes(spec, credential, ["info", "orders"]) == ["orders.read"]
+	with pytest.raises(ValueError, match=r"minimum_scopes \['x'\] are not in scopes"):
+		OAuth2Credential(type="oauth2", token_url="https://t", scopes=["a"], minimum_scopes=["x"])
+
+
 def test_the_loopback_listener_binds_127_0_0_1_and_ignores_other_paths() -> None:
 	"""Only GET /callback is taken; the listener is on the loopback address."""
 	receiver = LoopbackReceiver()

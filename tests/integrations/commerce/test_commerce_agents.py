@@ -367,7 +367,7 @@ async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> No
 		{"shop": "acme", "accessToken": "shpat_secret"},
 		[
 			call_tool("shopify.getOrder", id="gid://shopify/Order/7"),
-			call_tool("shopify.createRefund", idempotencyKey="refund-7-1", **refund),
+			call_tool("shopify.createRefund", **refund),
 		],
 		[{"data": {}}] * 2,
 	)
@@ -380,7 +380,9 @@ async def test_shopify_agent_refunds_a_line_item_to_the_original_payment() -> No
 	(mutation,) = parse_graphql(body["query"]).definitions[0].selection_set.selections
 	assert mutation.name.value == "refundCreate"
 	assert [d.name.value for d in mutation.directives] == ["idempotent"]
-	assert body["variables"] == {"idempotencyKey": "refund-7-1", "input": refund}
+	key = body["variables"].pop("idempotencyKey")
+	assert body["variables"] == {"input": refund}
+	assert uuid.UUID(key).version == 5  # the call's key (ToolContext.idempotency_key)
 
 
 async def test_stripe_agent_creates_a_customer_then_a_checkout_session() -> None:
@@ -966,3 +968,37 @@ async def test_shopify_throttling_that_lasts_is_a_retryable_tool_error() -> None
 	assert len(seen) == RetryPolicy().attempts
 	assert caught.value.retryable
 	assert "Throttled" in caught.value.message
+
+
+async def test_shopify_keys_each_refund_and_adjustment_by_its_own_call() -> None:
+	"""Two identical createRefund (or adjustInventory) calls are two refunds: each sends its own
+	@idempotent key, so Shopify applies both; the model has no key to give, and one it gives
+	anyway is refused rather than sent."""
+	refund = {"orderId": "gid://shopify/Order/7", "shipping": {"fullRefund": True}}
+	change = {
+		"name": "available",
+		"reason": "correction",
+		"changes": [
+			{
+				"inventoryItemId": "gid://shopify/InventoryItem/1",
+				"locationId": "gid://shopify/Location/1",
+				"delta": 1,
+				"changeFromQuantity": None,
+			}
+		],
+	}
+	seen = await _run(
+		shopify,
+		{"shop": "acme", "accessToken": "shpat_secret"},
+		[
+			[call_tool("shopify.createRefund", **refund)] * 2,
+			[call_tool("shopify.adjustInventory", **change)] * 2,
+		],
+		[{"data": {}}] * 4,
+	)
+	keys = [_json(r)["variables"]["idempotencyKey"] for r in seen]
+	assert len(set(keys)) == 4
+	for handle in ("createRefund", "adjustInventory"):
+		(tool,) = [t for t in shopify.TOOLS if t.handle == handle]
+		assert "idempotencyKey" not in tool.input_schema["properties"]
+		assert tool.checked_input_schema()["additionalProperties"] is False

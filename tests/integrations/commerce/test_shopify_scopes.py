@@ -12,6 +12,7 @@ from graphql import parse
 
 from openmolt import OpenMolt
 from openmolt_core.integrations.credentials import authorization_url
+from openmolt_core.integrations.schema import IDEMPOTENCY_KEY
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_integrations import shopify
 
@@ -127,8 +128,9 @@ def test_a_mutation_that_requires_an_idempotency_key_is_sent_with_one(
 	tool, shopify_introspection
 ) -> None:
 	"""A root mutation whose reference says "As of 2026-04, the idempotency key is required"
-	(refundCreate, inventoryAdjustQuantities) carries @idempotent(key:) from a required input in
-	2026-10; without it Shopify refuses the mutation."""
+	(refundCreate, inventoryAdjustQuantities) carries @idempotent(key:) in 2026-10 (without it
+	Shopify refuses the mutation), and the key is the call's, not one the model invents: a key
+	reused across two refunds would make Shopify answer the second with the first's result."""
 	fields = _mutation_fields(shopify_introspection)
 	document = parse(tool.body["query"])
 	for definition in document.definitions:
@@ -148,6 +150,27 @@ def test_a_mutation_that_requires_an_idempotency_key_is_sent_with_one(
 			)
 			(key,) = directives["idempotent"].arguments
 			variable = key.value.name.value
-			source = tool.body["variables"][variable]
-			(name,) = re.findall(r"input\.(\w+)", source)
-			assert name in tool.input_schema.get("required", []), f"{tool.handle}: {name}"
+			# The call's own key (the same on a replay, another per call), never the model's.
+			assert tool.body["variables"][variable] == IDEMPOTENCY_KEY, tool.handle
+			assert variable not in tool.input_schema.get("properties", {}), tool.handle
+			assert tool.sends_call_key
+
+
+def test_a_get_shop_only_consent_still_asks_for_one_access_scope() -> None:
+	"""getShop's fields need no access scope (read_shop maps to none), but Shopify's
+	authorization code grant refuses a consent that asks for none (invalid_scope): an agent given
+	only read_shop is asked for the least one, read_products (the catalogue its storefront already
+	shows), and an agent whose tools need some is asked for those alone."""
+	from openmolt_core.integrations.oauth import requested_scopes
+
+	oauth = shopify.INTEGRATION.credential("oauth2")
+	assert oauth is not None
+	asked = requested_scopes(shopify.INTEGRATION, oauth, ["read_shop"])
+	assert asked == ["read_products"]
+	url = authorization_url(
+		oauth, {"shop": "acme", "clientId": "cid"}, "https://app/cb", "st", scopes=asked
+	)
+	assert dict(parse_qsl(urlsplit(url).query))["scope"] == "read_products"
+	assert requested_scopes(shopify.INTEGRATION, oauth, ["read_shop", "write_customers"]) == [
+		"write_customers"
+	]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -18,6 +19,7 @@ import pytest
 from openmolt import OpenMolt
 from openmolt_core.integrations._ssrf import unpinned_url
 from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_integrations import outlook
 
 pytestmark = pytest.mark.anyio
 
@@ -225,7 +227,12 @@ async def test_discord_agent_sends_an_embed_and_reacts() -> None:
 	)
 	assert send.headers["authorization"] == "Bot MTA1.bot-token.secret"
 	assert send.headers["user-agent"].startswith("DiscordBot (")
-	assert body(send) == {"content": "Status", "embeds": [embed]}
+	assert body(send) == {
+		"content": "Status",
+		"embeds": [embed],
+		"nonce": body(send)["nonce"],  # the call's key (test_social_agents checks it)
+		"enforce_nonce": True,
+	}
 	assert react.method == "PUT"
 	assert (
 		react.url.raw_path.decode()
@@ -1411,3 +1418,32 @@ async def test_x_agent_reads_people_and_posts_by_id_bookmarks_and_moderates() ->
 		"GET",
 		f"https://api.x.com/2/users/{me}/bookmarks?max_results=1",
 	)
+
+
+async def test_outlook_events_carry_the_call_s_transaction_id_so_a_retry_creates_one() -> None:
+	"""createEvent sends the call's key as Graph's event transactionId (its documented guard
+	against a client's retry creating the event twice): the engine retries a 503 with the same
+	id, a second call gets another; in doubt after a crash the run still asks."""
+	service = Recorder(
+		httpx.Response(503), httpx.Response(201, json={"id": "e1"}), httpx.Response(201, json={})
+	)
+	event = {
+		"subject": "Standup",
+		"start": {"dateTime": "2026-12-01T09:00:00", "timeZone": "UTC"},
+		"end": {"dateTime": "2026-12-01T09:15:00", "timeZone": "UTC"},
+	}
+	create = call_tool("outlook.createEvent", **event)
+	model = ScriptedModel([create, create, finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	config = {"accessToken": "graph-access-token", "expiryDate": "2100-01-01T00:00:00Z"}
+	binding = {"integration": "outlook", "credential": {"type": "oauth2", "config": config}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		assert agent.in_doubt["outlook.createEvent"] == "ask"
+		result = await agent.run("Book it twice.")
+	assert result.status == "success"
+	ids = [body(r)["transactionId"] for r in service.requests]
+	assert len(ids) == 3 and ids[0] == ids[1] != ids[2]
+	assert all(uuid.UUID(i).version == 5 for i in ids)
+	(tool,) = [t for t in outlook.INTEGRATION.tools if t.handle == "createEvent"]
+	assert "transactionId" not in tool.input_schema["properties"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -684,7 +685,9 @@ async def test_discord_refuses_a_bad_embed_url_and_sends_a_good_one() -> None:
 	(sent,) = service.requests
 	assert str(sent.url) == "https://discord.com/api/v10/channels/1400000000000000000/messages"
 	assert sent.headers["Authorization"] == "Bot bot-token"
-	assert json.loads(sent.content) == {
+	sent_body = json.loads(sent.content)
+	assert len(sent_body.pop("nonce")) == 25 and sent_body.pop("enforce_nonce") is True
+	assert sent_body == {
 		"content": "Out now",
 		"embeds": [embed],
 		"allowed_mentions": {"parse": [], "users": ["1300000000000000000"]},
@@ -694,3 +697,30 @@ async def test_discord_refuses_a_bad_embed_url_and_sends_a_good_one() -> None:
 	assert not bad_url["ok"] and "url" in bad_url["error"]
 	assert not bad_id["ok"] and "users" in bad_id["error"]
 	assert good["ok"]
+
+
+async def test_discord_messages_carry_the_call_s_nonce_so_a_retry_posts_once() -> None:
+	"""sendMessage sends the call's key as Discord's nonce (25 characters at most) with
+	enforce_nonce, so the engine's retry after a 5xx returns the message already posted; two
+	calls with the same text are two messages (two nonces). Discord checks nonces only for a few
+	minutes, so a call in doubt after a crash still asks rather than posting again."""
+	replies = [httpx.Response(502), *[httpx.Response(200, json={"id": "1"})] * 2]
+	sent: list[httpx.Request] = []
+
+	def service(request: httpx.Request) -> httpx.Response:
+		sent.append(request)
+		return replies[len(sent) - 1]
+
+	send = call_tool("discord.sendMessage", channel_id="1400000000000000000", content="Hi")
+	model = ScriptedModel([send, send, finish(result="done")])
+	http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+	binding = {"integration": "discord", "credential": {"config": {"botToken": "bot-token"}}}
+	async with OpenMolt(http_client=http) as om:
+		agent = om.create_agent(name="Tester", model=model, integrations=[binding])
+		assert agent.in_doubt["discord.sendMessage"] == "ask"
+		result = await agent.run("Say hi twice.")
+	assert result.status == "success"
+	nonces = [json.loads(r.content)["nonce"] for r in sent]
+	assert len(sent) == 3 and nonces[0] == nonces[1] != nonces[2]
+	assert all(re.fullmatch(r"[0-9a-f]{25}", n) for n in nonces)
+	assert all(json.loads(r.content)["enforce_nonce"] is True for r in sent)

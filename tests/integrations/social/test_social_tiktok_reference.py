@@ -73,6 +73,13 @@ TIKTOK_DOCS = {
 		set(),
 		{"publish_id"},
 	),
+	# the same page and request: "Scope video.upload/video.publish", one tool per tool scope
+	"getInboxUploadStatus": (
+		"POST",
+		"https://open.tiktokapis.com/v2/post/publish/status/fetch/",
+		set(),
+		{"publish_id"},
+	),
 	# https://developers.tiktok.com/doc/tiktok-api-v2-video-list
 	"listVideos": (
 		"POST",
@@ -131,6 +138,11 @@ TIKTOK_TOOL_SCOPES = {
 	"initInboxUpload": "upload",
 	"uploadVideoChunk": "upload",
 	"uploadPhotosToInbox": "upload",
+	# https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status:
+	# "Scope video.upload/video.publish"; a tool needs all its tool scopes, so each flow has its
+	# own status tool, and a read-only agent (user.info.*, video.list) has none.
+	"getPostStatus": "publish",
+	"getInboxUploadStatus": "upload",
 }
 
 
@@ -382,3 +394,14 @@ def default_errors(integration: Integration) -> list[str]:
 def test_tiktok_schema_defaults_are_tiktoks() -> None:
 	"""A page size left out is not sent, so the default the model is told is TikTok's own."""
 	assert default_errors(tiktok.INTEGRATION) == []
+
+
+def test_no_read_tool_calls_the_content_posting_api() -> None:
+	"""Every Content Posting API endpoint (/v2/post/publish/...) takes video.upload or
+	video.publish (TikTok's reference, page by page), which the read scope does not stand for:
+	a read-only agent is given none of them."""
+	posting = [t for t in _tools(tiktok.INTEGRATION) if t.endpoint.startswith("/v2/post/")]
+	assert {t.handle for t in posting} >= {"getPostStatus", "getInboxUploadStatus"}
+	for tool in posting:
+		assert tool.scopes in (["upload"], ["publish"]), tool.handle
+	assert "status" not in tiktok.INTEGRATION.scopes["read"]

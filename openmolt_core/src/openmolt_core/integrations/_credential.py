@@ -21,6 +21,7 @@ from pydantic import (
 	Tag,
 	field_validator,
 	model_serializer,
+	model_validator,
 )
 
 from openmolt_core.options import Options, options_config
@@ -114,6 +115,10 @@ class OAuth2Credential(_Credential):
 			["https://www.googleapis.com/auth/gmail.readonly"]}``): ``openmolt auth`` asks only
 			for those of the tools the agent may call, plus every entry of ``scopes`` that no
 			tool scope lists (``offline_access``). Empty: all of ``scopes`` are asked for.
+		minimum_scopes: The scopes asked for when the agent's tool scopes need none at all (a
+			tool scope whose ``scope_map`` entry is empty): a service that refuses a consent
+			asking for no scope (Shopify's authorization code grant answers ``invalid_scope``)
+			is asked for these, the least it grants. Each must be in ``scopes``.
 		implied_scopes: Scopes a granted scope includes, which the token reply may leave out
 			(``{"write_orders": ["read_orders"]}``: Shopify lists only ``write_orders`` when both
 			were asked); a reply listing the key grants them too.
@@ -141,9 +146,21 @@ class OAuth2Credential(_Credential):
 	client_secret_required: bool = True
 	client_id_param: str = "client_id"
 	scope_map: dict[str, list[str]] = Field(default_factory=dict)
+	minimum_scopes: list[str] = Field(default_factory=list)
 	implied_scopes: dict[str, list[str]] = Field(default_factory=dict)
 	https_redirect: bool = False
 	device_url: str | None = None
+
+	@model_validator(mode="after")
+	def _minimum_in_scopes(self) -> OAuth2Credential:
+		"""Refuses a ``minimum_scopes`` entry that ``scopes`` does not list."""
+		unknown = [s for s in self.minimum_scopes if s not in self.scopes]
+		if unknown:
+			raise ValueError(
+				f"minimum_scopes {unknown} are not in scopes; list them in scopes too (the "
+				"scopes the credential may ask for)"
+			)
+		return self
 
 
 class BasicCredential(_Credential):

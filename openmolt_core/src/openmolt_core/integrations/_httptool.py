@@ -12,12 +12,13 @@ import json
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._form import FieldEncoding
 from openmolt_core.integrations._headers import is_token
 from openmolt_core.integrations._ssrf import internal_hosts
+from openmolt_core.integrations.templating import CALL_FIELDS, IDEMPOTENCY_KEY
 from openmolt_core.options import Options, options_config
 from openmolt_core.tools import schema_of
 
@@ -62,7 +63,9 @@ class ApiSetup(_Spec):
 		timeout: Seconds before a request is abandoned.
 		idempotency_header: A header that makes a POST safe to repeat (``Idempotency-Key``):
 			each POST call that does not set it gets a UUID derived from its call id, kept
-			across retries and across a durable run's replay of the call after a crash.
+			across retries and across a durable run's replay of the call after a crash. A
+			service that reads its key elsewhere (a body field, a GraphQL variable) gets it
+			from a tool template instead: `IDEMPOTENCY_KEY` (``{{ call.idempotency_key }}``).
 		input_origins: The origins a tool whose host comes from ``input`` may reach (see
 			`HttpTool`); tools that list their own use theirs.
 		guard_every_request: Send every request, the first one too, through the SSRF guard
@@ -100,6 +103,7 @@ class ApiSetup(_Spec):
 _READ_INPUT = re.compile(r"(?<![.\w$])input\.([A-Za-z_$][\w$-]*)")
 _READ_INPUT_KEY = re.compile(r'\binput\[\\?"([^"\\]*)\\?"\]')
 _WHOLE_INPUT = re.compile(r"(?<![.\w$])input\b(?![.\[\w])")
+_READ_CALL = re.compile(r'(?<![.\w$])call(?:\.([A-Za-z_$][\w$-]*)|\[\\?"([^"\\]*)\\?"\])')
 _LIQUID = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 
 
@@ -117,9 +121,13 @@ def _branch_properties(schema: dict[str, Any]) -> set[str]:
 class HttpTool(_Spec):
 	"""A tool that is one HTTP request, described as data.
 
-	Every string is a Liquid template over ``input.*`` (the validated tool input) and ``config.*``
-	(the credential config). A value that is exactly ``"{{ input.field }}"`` is replaced by the
-	input value itself, keeping its type; a missing optional field drops its key.
+	Every string is a Liquid template over ``input.*`` (the validated tool input), ``config.*``
+	(the credential config) and ``call.idempotency_key`` (`IDEMPOTENCY_KEY`: the call's own
+	idempotency key, never an input the model sees). A value that is exactly
+	``"{{ input.field }}"`` is replaced by the input value itself, keeping its type; a missing
+	optional field drops its key. A POST that sends ``call.idempotency_key`` anywhere is safe to
+	repeat, as one with the integration's ``idempotency_header`` is: the engine retries it after
+	a 5xx or a timeout, and a durable run retries it when it is in doubt.
 
 	Attributes:
 		handle: The tool's name inside its integration.
@@ -203,6 +211,47 @@ class HttpTool(_Spec):
 	input_origins: list[str] = Field(default_factory=list)
 	max_response_bytes: int | None = Field(default=None, gt=0)
 	in_doubt: Literal["retry", "ask", "fail"] | None = None
+	_sends_call_key: bool = PrivateAttr(default=False)
+
+	def _template_text(self) -> str:
+		"""The Liquid of every template of the tool, joined (text outside ``{{ }}`` left out)."""
+		definition = json.dumps(
+			[
+				self.base_url,
+				self.endpoint,
+				self.query_params,
+				self.body,
+				self.headers,
+				self.cookies,
+				self.files,
+			],
+			default=str,
+		)
+		return " ".join(_LIQUID.findall(definition))
+
+	@model_validator(mode="after")
+	def _call_fields(self) -> HttpTool:
+		"""Refuses a ``call`` field the engine does not fill; notes whether the key is sent."""
+		read = {a or b or "" for a, b in _READ_CALL.findall(self._template_text())}
+		unknown = sorted(read - set(CALL_FIELDS))
+		if unknown:
+			shown = ", ".join(f"call.{name}" for name in unknown)
+			raise ValueError(
+				f"{shown}: a template reads only call.idempotency_key from the call (write "
+				f"{IDEMPOTENCY_KEY!r}); take anything else from input or config"
+			)
+		self._sends_call_key = "idempotency_key" in read
+		return self
+
+	@property
+	def sends_call_key(self) -> bool:
+		"""Whether a template sends the call's idempotency key (`IDEMPOTENCY_KEY`).
+
+		Such a POST is safe to repeat: the engine retries it on a 5xx or a timeout, and a
+		durable run retries it when in doubt, as it does a POST with the integration's
+		``idempotency_header``.
+		"""
+		return self._sends_call_key
 
 	def checked_input_schema(self) -> dict[str, Any]:
 		"""The schema a call's input is checked against: an input no one reads is refused.
@@ -223,20 +272,8 @@ class HttpTool(_Spec):
 			or _branch_properties(schema) - set(props)
 		):
 			return schema
-		definition = json.dumps(
-			[
-				self.base_url,
-				self.endpoint,
-				self.query_params,
-				self.body,
-				self.headers,
-				self.cookies,
-				self.files,
-			],
-			default=str,
-		)
 		# Only Liquid reads the input: text outside {{ }} and {% %} (a GraphQL $input) does not.
-		text = " ".join(_LIQUID.findall(definition))
+		text = self._template_text()
 		if _WHOLE_INPUT.search(text):
 			return schema
 		read = set(_READ_INPUT.findall(text)) | set(_READ_INPUT_KEY.findall(text))

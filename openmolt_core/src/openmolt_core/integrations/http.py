@@ -15,7 +15,9 @@ A call goes through these steps:
    resolving file references; headers an encoder computes from the body (a checksum, S3
    metadata) are checked like any other; a POST gets an idempotency key derived from its call
    id (the same when a durable run replays the call) when the API setup names an
-   ``idempotency_header`` the call did not set;
+   ``idempotency_header`` the call did not set; a template ``{{ call.idempotency_key }}``
+   (`templating.IDEMPOTENCY_KEY`) puts that same key where the service reads it otherwise (a
+   body field, a GraphQL variable), and makes the POST as safe to repeat;
 4. send with the shared ``httpx.AsyncClient`` and the credential's ``httpx.Auth``
    (`credentials`), retrying under the instance's `openmolt_core.retry.RetryPolicy` (the one the
    providers use too: ``Retry-After`` and ``X-RateLimit-Reset`` honoured, bounded in attempts,
@@ -171,13 +173,17 @@ def _hint(exc: BaseException) -> float | None:
 	return exc.wait or retry_after(exc.response.headers)
 
 
-def replay_safe(request: httpx.Request, idempotency_header: str | None = None) -> bool:
+def replay_safe(
+	request: httpx.Request, idempotency_header: str | None = None, *, keyed: bool = False
+) -> bool:
 	"""Whether sending a request twice cannot apply it twice.
 
-	True for idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) and for requests carrying an
-	idempotency key (``idempotency_header``, ``Idempotency-Key`` or ``X-Idempotency-Key``).
+	True for idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), for requests carrying an
+	idempotency key (``idempotency_header``, ``Idempotency-Key`` or ``X-Idempotency-Key``), and
+	when ``keyed``: the request carries the call's key elsewhere (its body; an `HttpTool` whose
+	``sends_call_key`` is true).
 	"""
-	if request.method in _IDEMPOTENT:
+	if keyed or request.method in _IDEMPOTENT:
 		return True
 	names = (*_IDEMPOTENCY_HEADERS, *((idempotency_header,) if idempotency_header else ()))
 	return any(request.headers.get(name) for name in names)
@@ -316,6 +322,7 @@ async def send(
 	guard_first: bool = False,
 	retry: Retries = DEFAULT_RETRY,
 	idempotency_header: str | None = None,
+	keyed: bool = False,
 	accept_statuses: Collection[int] = (),
 	strip_credentials: Collection[str] | None = None,
 	deadline: float | None = None,
@@ -340,6 +347,7 @@ async def send(
 		guard_first: The first request's host came from the input: guard it too.
 		retry: The retry policy.
 		idempotency_header: The header that carries an idempotency key, if the API has one.
+		keyed: The request carries the call's idempotency key in its body (`replay_safe`).
 		accept_statuses: Statuses that are an answer, never a redirect to follow (Google's
 			``308 Resume Incomplete``), even with a ``Location`` header.
 		strip_credentials: When given, a cross-origin redirect of a credentialed request is
@@ -373,6 +381,7 @@ async def send(
 				guard_first=guard_first,
 				retry=retry,
 				idempotency_header=idempotency_header,
+				keyed=keyed,
 				accept_statuses=accept_statuses,
 				strip_credentials=strip_credentials,
 				max_bytes=max_bytes,
@@ -395,6 +404,7 @@ async def _hops(
 	guard_first: bool,
 	retry: Retries,
 	idempotency_header: str | None,
+	keyed: bool,
 	accept_statuses: Collection[int],
 	strip_credentials: Collection[str] | None,
 	max_bytes: int,
@@ -404,7 +414,9 @@ async def _hops(
 		outgoing = await guard(request) if hop or guard_first else request
 		check_headers(outgoing.headers)
 		try:
-			safe = replay_safe(outgoing, idempotency_header)
+			# A redirect may drop the body (303), and the key with it: only the first request
+			# counts as keyed by its body.
+			safe = replay_safe(outgoing, idempotency_header, keyed=keyed and not hop)
 			response, data = await _send_retrying(
 				client, outgoing, auth, retry, safe, max_bytes, throttled
 			)
@@ -559,14 +571,26 @@ async def build_request(
 	input: Mapping[str, Any],
 	context: ToolContext,
 	client: httpx.AsyncClient,
+	*,
+	idempotency_key: str | None = None,
 ) -> httpx.Request:
 	"""Render a tool call into an ``httpx.Request`` (no auth applied yet).
+
+	Args:
+		tool: The tool definition.
+		integration: Its integration (API setup, filters, encoders).
+		input: The validated tool input.
+		context: The agent's context (config, file store).
+		client: The client that builds the request.
+		idempotency_key: The call's key, which ``{{ call.idempotency_key }}`` renders to
+			(`openmolt_core.integrations.templating.IDEMPOTENCY_KEY`); default: the context's.
 
 	Raises:
 		ToolError: A template failed, a value was refused, or a file could not be resolved.
 	"""
 	setup = integration.api_setup
-	data = {"input": input, "config": context.config}
+	call = {"idempotency_key": idempotency_key or context.idempotency_key}
+	data = {"input": input, "config": context.config, "call": call}
 	store = context.files
 	filters = integration.filters
 	_check_url_keys(tool, context)
@@ -720,13 +744,16 @@ async def execute_http_tool(
 			raise ToolError("HTTP tools need the shared client; run them through an agent")
 		client = context.http()
 		check_text(input)
-		request = await build_request(tool, integration, input, context, client)
+		# One key per tool call: the engine's retries resend this same request, and a durable
+		# run that replays the call after a crash derives the same key again.
+		key = context.idempotency_key
+		request = await build_request(
+			tool, integration, input, context, client, idempotency_key=key
+		)
 		setup = integration.api_setup
 		key_header = setup.idempotency_header
 		if key_header and request.method == "POST" and not request.headers.get(key_header):
-			# One key per tool call: the engine's retries resend this same request, and a
-			# durable run that replays the call after a crash sends the same key again.
-			request.headers[key_header] = context.idempotency_key
+			request.headers[key_header] = key
 		policy = context.retry or context.extras.get("retry_policy") or DEFAULT_RETRY
 		fmt = tool.response_format or setup.response_format
 		limit = tool.max_response_bytes or (
@@ -748,6 +775,7 @@ async def execute_http_tool(
 			else None,
 			retry=policy,
 			idempotency_header=key_header,
+			keyed=tool.sends_call_key,
 			accept_statuses=tool.accept_statuses,
 			deadline=setup.timeout,
 			max_bytes=limit,

@@ -108,8 +108,10 @@ def requested_scopes(
 	"""The OAuth scopes to ask for: those the agent's tool scopes need, not all of them.
 
 	With the credential's ``scope_map``, each tool scope asks for its OAuth scopes, and every
-	entry of ``scopes`` no tool scope lists (``offline_access``) is always asked for. Without a
-	map, or with ``tool_scopes`` None (every tool), all of ``scopes`` are.
+	entry of ``scopes`` no tool scope lists (``offline_access``) is always asked for; when that
+	leaves nothing, the credential's ``minimum_scopes`` are (a service that refuses a consent
+	asking for no scope). Without a map, or with ``tool_scopes`` None (every tool), all of
+	``scopes`` are.
 
 	Args:
 		spec: The integration (the tool scopes it defines).
@@ -135,7 +137,8 @@ def requested_scopes(
 	out = [s for s in credential.scopes if s not in mapped]
 	for scope in wanted:
 		out.extend(credential.scope_map.get(scope, ()))
-	return list(dict.fromkeys(out))
+	# Tools that need no OAuth scope still need a consent the service accepts.
+	return list(dict.fromkeys(out or credential.minimum_scopes))
 
 
 @dataclass(frozen=True, slots=True, repr=False)  # its own __repr__: none to generate

@@ -25,6 +25,10 @@ assert passthrough("a", b="{{ input.b | join: ',' }}") == {
 An exact ``{{ input.x }}`` keeps the value's type and drops the key when ``x`` is missing (see
 docs/integration-authoring.md), so pass-through entries need no conditions.
 
+A service that reads an idempotency key from the body (Shopify's ``@idempotent(key:)`` variable)
+gets the call's own key from `IDEMPOTENCY_KEY` (``"{{ call.idempotency_key }}"``): the same on a
+retry and on a durable replay, another for every other call, and no input the model fills.
+
 Tool input names follow one rule: the vendor's own parameter names (what its docs and the model
 know), so pass-through entries map a name to itself. Where a vendor's name holds characters that a
 model provider refuses in a property name or that Liquid cannot read after a dot, `input_name`
@@ -44,7 +48,10 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from openmolt_core.integrations.templating import IDEMPOTENCY_KEY
+
 __all__ = [
+	"IDEMPOTENCY_KEY",
 	"array",
 	"boolean",
 	"input_name",

@@ -13,6 +13,13 @@ The file filters (``file_base64``, ``file_media_type``) read files: they work on
 that is exactly ``{{ input.x | file_base64 }}`` (or ``file_media_type``) with ``x`` missing drops the
 object that holds it, not just its key: that object describes a file that was not given.
 
+``call`` holds what the engine knows of the call itself, never shown to the model: its one field
+is ``call.idempotency_key`` (`IDEMPOTENCY_KEY`), the call's own key
+(`openmolt_core.tools.ToolContext.idempotency_key`: the same on a retry and on a durable replay,
+another for every other call). A tool whose service reads the key from the body or the variables
+of a GraphQL document (Shopify's ``@idempotent(key:)``) writes ``"{{ call.idempotency_key }}"``
+there, so the model neither invents nor reuses one.
+
 An exact ``{{ input.x }}`` over a null drops its key too, unless ``x`` is among the ``nulls``
 `render` is given: the top-level inputs whose schema takes null (`null_inputs`), which the HTTP
 engine passes for a body, so a service reads ``"icon": null`` as "remove the icon".
@@ -55,7 +62,9 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"BUILTIN_FILTERS",
+	"CALL_FIELDS",
 	"FILE_FILTERS",
+	"IDEMPOTENCY_KEY",
 	"MAX_INLINE_FILE_BYTES",
 	"MISSING",
 	"PARAM_STYLES",
@@ -74,6 +83,16 @@ __all__ = [
 
 MAX_INLINE_FILE_BYTES = 20 * 1024 * 1024
 """The default cap of ``file_base64``: larger files belong in an upload, not a JSON body."""
+
+CALL_FIELDS = ("idempotency_key",)
+"""The fields of the ``call`` a template reads (the engine fills them per call; no input)."""
+
+IDEMPOTENCY_KEY = "{{ call.idempotency_key }}"
+"""A template value the engine replaces by the call's idempotency key (a UUID string).
+
+The same key on the engine's retries and when a durable run replays the call; another one for
+every other call. Put it where the service reads a key and the integration's
+``idempotency_header`` does not reach: a JSON body field, a GraphQL variable."""
 
 FILE_FILTERS = ("file_base64", "file_media_type")
 """The filters that read files (the engine renders tools using them in a worker thread)."""
@@ -118,7 +137,7 @@ _DROP_OBJECT: Any = _Missing()
 
 # A lookup path: ``.name``, ``[0]`` or ``["any name"]`` (for names such as ``max-keys``).
 _PATH = r'((?:\.[A-Za-z_$][\w$-]*|\[\d+\]|\["[^"\\{}]*"\])*)'
-_EXACT = re.compile(r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*-?\}\}\s*$", re.ASCII)
+_EXACT = re.compile(r"^\s*\{\{-?\s*(input|config|call)" + _PATH + r"\s*-?\}\}\s*$", re.ASCII)
 _PART = re.compile(r'\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\["([^"\\{}]*)"\]', re.ASCII)
 _EXACT_STYLE = re.compile(
 	r"^\s*\{\{-?\s*(input|config)" + _PATH + r"\s*\|\s*param_style\s*:\s*\"(\w+)\"\s*"
@@ -712,7 +731,7 @@ def render_string(
 
 	Args:
 		source: The template, from an integration definition (never from a model).
-		data: ``{"input": ..., "config": ...}``.
+		data: ``{"input": ..., "config": ..., "call": ...}``.
 		path: Encode every output statement as one URL path segment (for endpoints).
 		filters: The integration's own filters.
 
@@ -794,7 +813,7 @@ def render(
 
 	Args:
 		value: The definition's value (a body, the query, the headers).
-		data: ``{"input": ..., "config": ...}``.
+		data: ``{"input": ..., "config": ..., "call": ...}``.
 		filters: The integration's own filters.
 		nulls: Top-level input names whose null an exact ``{{ input.x }}`` keeps (renders to
 			None) rather than drops: the tool's `null_inputs`, for a JSON body.
