@@ -10,7 +10,6 @@ with the names a store keeps beside its file (SQLite's ``-wal``, a ``.files`` fo
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
+from tests._results import tool_results
 
 pytestmark = pytest.mark.anyio
 
@@ -35,20 +35,6 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
 		"secret/.credentials.enc.store.lock",
 	),
 }
-
-
-def _results(model: ScriptedModel) -> list[dict[str, Any]]:
-	"""Every tool result entry the model read, in order."""
-	out: list[dict[str, Any]] = []
-	for request in model.requests:
-		last = request.messages[-1]
-		try:
-			turn = json.loads(last.content) if last.role == "user" else None
-		except ValueError:
-			continue
-		if isinstance(turn, dict):
-			out.extend(turn.get("results") or [])
-	return out
 
 
 def _instance(root: Path, options: dict[str, Any]) -> OpenMolt:
@@ -90,7 +76,7 @@ async def test_no_file_tool_reaches_a_store_the_instance_keeps_in_the_folder(
 	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"], max_steps=20)
 	await agent.run("tidy")
 	await om.aclose()
-	read, write, delete, blank, move, copy, rmtree, search, own, back = _results(model)
+	read, write, delete, blank, move, copy, rmtree, search, own, back = tool_results(model)
 	for refused in (read, write, delete, move, copy, rmtree):
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
 	assert search["ok"] and search["result"]["matches"] == []
@@ -156,7 +142,7 @@ async def test_a_runs_session_file_is_kept_out(tmp_path: Path) -> None:
 	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"], max_steps=20)
 	await agent.run("tidy", session=session)
 	await om.aclose()
-	results = _results(model)
+	results = tool_results(model)
 	for refused in results[:4]:
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
 	assert results[4]["ok"] and results[4]["result"]["matches"] == []
@@ -185,7 +171,7 @@ async def test_a_store_the_command_is_told_of_by_the_environment_is_kept_out(
 	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"])
 	await agent.run("tidy")
 	await om.aclose()
-	for refused in _results(model):
+	for refused in tool_results(model):
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
 
 
@@ -211,6 +197,6 @@ async def test_the_approval_ledger_is_kept_out(tmp_path: Path) -> None:
 	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"])
 	await agent.run("tidy")
 	await om.aclose()
-	for refused in _results(model):
+	for refused in tool_results(model):
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
 	assert (root / "ledger.db").exists()
