@@ -62,6 +62,7 @@ from openmolt_core._execute import (
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.jsonschema import JsonSchemaValidator
+from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
@@ -1643,7 +1644,7 @@ class Agent:
 		hooks = ctx.hooks  # the agent's, and any its calling run handed down
 		if hooks.on_run_start:
 			stop = None
-			with _budget(port, deadline) as scope:  # a capability's hooks take the run's time
+			with until(deadline, port.now) as scope:  # a capability's hooks take the run's time
 				stop = await hooks.started(ctx)
 			if scope.cancelled_caught:
 				return await self._end(ctx, self._elapsed())
@@ -1653,7 +1654,7 @@ class Agent:
 		first = hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
 			end = None
-			with _budget(port, deadline) as scope:  # sync checks too
+			with until(deadline, port.now) as scope:  # sync checks too
 				stop, watch = await hooks.first_model(ctx)
 				if stop is not None:
 					end = RunEnd(stop.status, None, self._redactor(stop.reason))
@@ -1675,7 +1676,7 @@ class Agent:
 			if hooks.before_model:  # compaction's summary call among them
 				spent = _spent(state)
 				try:
-					with _budget(port, deadline) as scope:
+					with until(deadline, port.now) as scope:
 						await hooks.before(ctx)
 				except ProviderError as exc:  # a summary call's: the run's state is kept
 					raise await self._provider_failed(ctx, exc) from exc
@@ -1692,7 +1693,7 @@ class Agent:
 			key, envelope = toolset.envelope(state)  # grows as the run loads tools
 			if watch:  # checks alongside the first model call: a Stop cancels the call
 				called = stop = None
-				with _budget(port, deadline):  # the checks' time too
+				with until(deadline, port.now):  # the checks' time too
 					called, stop = await alongside(
 						watch, functools.partial(self._ask_model, ctx, key, envelope, deadline)
 					)
@@ -1758,7 +1759,7 @@ class Agent:
 		state = ctx.state
 		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in ignored_texts]
 		try:
-			with _budget(ctx.port, deadline) as scope:
+			with until(deadline, ctx.port.now) as scope:
 				await run_step(ctx, record, start)
 		except anyio.get_cancelled_exc_class():
 			# Cancelled from outside: the state keeps every result, the unfinished marked so.
@@ -2034,7 +2035,7 @@ class Agent:
 		if not ctx.hooks.before_step:
 			return None
 		stop = None
-		with _budget(ctx.port, deadline) as scope:
+		with until(deadline, ctx.port.now) as scope:
 			stop = await ctx.hooks.stepping(ctx)
 		if scope.cancelled_caught:
 			return self._elapsed()
@@ -2075,7 +2076,7 @@ class Agent:
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
 			spent = _spent(ctx.state)
 			try:
-				with _budget(ctx.port, deadline) as scope:
+				with until(deadline, ctx.port.now) as scope:
 					shrunk = await ctx.hooks.shrunk(ctx)
 			except ProviderError as failed:  # the summary's call: the run's state is kept
 				raise await self._provider_failed(ctx, failed) from failed
@@ -2150,7 +2151,7 @@ class Agent:
 
 		answered: tuple[ModelSlot, ModelResponse] | None = None  # once counted
 		try:
-			with _budget(ctx.port, deadline):
+			with until(deadline, ctx.port.now):
 				# The journal keeps which model answered: a replayed step parses as that model's.
 				response: ModelResponse = await ctx.port.step(
 					step_key("model", step, attempt or None),  # an attempt after a shrink: :1
@@ -2649,23 +2650,6 @@ def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability 
 	return owner
 
 
-class _NoBudget:
-	"""The scope of a run without a time budget: nothing to cancel, so no cancel scope."""
-
-	__slots__ = ()
-
-	cancelled_caught = False
-
-	def __enter__(self) -> _NoBudget:
-		return self
-
-	def __exit__(self, *exc: object) -> None:
-		return None
-
-
-_NO_BUDGET = _NoBudget()
-
-
 def _spent(state: RunState) -> tuple[int, int, float | None]:
 	"""What a run has spent, to tell whether something before a model call spent (a summary)."""
 	usage = state.usage
@@ -2699,16 +2683,6 @@ def _as_started(state: RunState) -> Callable[[], None] | None:
 
 	token = _started._trigger.set(dict(mark))
 	return lambda: _started._trigger.reset(token)
-
-
-def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBudget:
-	"""The scope that ends what it holds at the run's deadline.
-
-	An anyio cancel scope, entered at every step; a run without a ``timeout`` does without one.
-	"""
-	if deadline is None:
-		return _NO_BUDGET
-	return anyio.move_on_after(max(deadline - port.now(), 0.0))
 
 
 def _attachments(given: object) -> None:
