@@ -60,7 +60,7 @@ from openmolt_core._execute import (
 	summary,
 )
 from openmolt_core._parse import ParsedReply, parse_reply
-from openmolt_core._support.jsonsafe import encodable, encodable_text
+from openmolt_core._support.jsonsafe import digest, encodable, encodable_text
 from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
@@ -832,9 +832,6 @@ class Agent:
 		its application version, so a run is recovered only by a process that built the same
 		agent.
 		"""
-		import hashlib
-		import json
-
 		tools = [
 			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
 			for h, t in self._tools.items()
@@ -861,8 +858,7 @@ class Agent:
 						"own; name them after the capability"
 					)
 				body.update(entries)
-		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-		return hashlib.sha256(text.encode()).hexdigest()
+		return digest(body)
 
 	def provider(self) -> LLMProvider:
 		"""The (first) model's provider, created on first use."""
