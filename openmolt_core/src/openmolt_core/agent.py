@@ -1030,10 +1030,7 @@ class Agent:
 			self._hooks.made(self.name, state)
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
 		first = self.first_message(input, state, earlier)
-		if attachments and (
-			type(attachments) not in (list, tuple)
-			or not all(type(a) is Attachment for a in attachments)
-		):
+		if attachments:
 			_attachments(attachments)
 		state.messages.append(Message("user", first, list(attachments)))
 
@@ -1046,10 +1043,7 @@ class Agent:
 		(``files``: a reference the run's tools read, or why one was withheld), and the model
 		is shown those kept.
 		"""
-		if type(attachments) not in (list, tuple) or not all(
-			type(a) is Attachment for a in attachments
-		):
-			_attachments(attachments)
+		_attachments(attachments)
 		from openmolt_core.files import INPUT_FILES, keep_attachments
 
 		files = self._files if self._files is not None else self.om.files
@@ -2683,6 +2677,8 @@ def _as_started(state: RunState) -> Callable[[], None] | None:
 
 def _attachments(given: object) -> None:
 	"""Refuse ``attachments`` that are not a list of `Attachment` objects (a path is no file)."""
+	if isinstance(given, list | tuple) and all(type(a) is Attachment for a in given):
+		return  # the usual case, checked at once
 	from openmolt_core._support.docs import docs_url
 
 	entries = given if isinstance(given, list | tuple) else None
