@@ -953,6 +953,8 @@ class Agent:
 		"""
 		from openmolt_core.runstream import RunStream
 
+		if history is not None:  # read as `run` reads it (what is no saved state is refused)
+			history = _load(history, "stream(history=...)")
 		return RunStream(
 			self, input, history=history, attachments=attachments, session=session, user=user
 		)
