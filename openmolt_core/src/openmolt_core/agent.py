@@ -135,6 +135,7 @@ __all__ = [
 	"Scheduled",
 	"Schedules",
 	"SkillInfo",
+	"hand_up",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -1566,11 +1567,11 @@ class Agent:
 		except anyio.get_cancelled_exc_class():
 			# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
 			# so it counts there (the call that started it adds it to its run).
-			_hand_up(link, state)
+			hand_up(link, state)
 			raise
 		except (RunError, ConfigurationError, ApprovalError) as error:
 			if not isinstance(error, RunError):  # no result carries what it spent: handed up
-				_hand_up(link, state)
+				hand_up(link, state)
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
 		except Exception as exc:
@@ -2548,15 +2549,17 @@ class _OwnCall:
 		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
-def _hand_up(link: CallingRun | None, state: RunState) -> None:
-	"""Hand a nested run's usage to its calling run, as it ends without a result that carries it.
+def hand_up(link: CallingRun | None, state: RunState) -> None:
+	"""Add a nested run's usage, in total and per model, to its calling run's (`CallingRun`).
 
-	A run cut off (a timeout, a cancel) or failed with an error that has no result (a
-	configuration error) was billed for its calls all the same: they count in the calling run
-	(the call that started it adds them to its run: `openmolt_core._chain.spend_cut_off`, or the
-	tool call's journaled entry). A `RunError`'s result carries them instead.
+	The one way a nested run's spending reaches its caller: the loop hands up a run cut off or
+	failed without a result (billed all the same); an agent tool, a run that ended with one.
+
+	Args:
+		link: The calling run (None: the run is not nested).
+		state: The nested run's state.
 	"""
-	if link is not None and state.usage.calls:
+	if link is not None and state.usage.calls:  # none: nothing spent (add would count one call)
 		link.usage.add(state.usage)
 		add_by_model(link.usage_by_model, state.usage_by_model)
 
