@@ -30,6 +30,7 @@ __all__ = [
 	"SHALLOW_DEPTH",
 	"UnsafeJson",
 	"canonical",
+	"digest",
 	"encodable",
 	"encodable_text",
 	"loads",
@@ -58,6 +59,22 @@ def canonical(value: Any) -> Any:
 	if isinstance(value, dict):
 		return ("o", frozenset((k, canonical(v)) for k, v in value.items()))
 	return ("v", value)
+
+
+def digest(value: Any) -> str:
+	"""The SHA-256 hex digest of a value as canonical JSON (sorted keys, no spaces).
+
+	What JSON cannot hold is written as its ``str``. The same value gives the same digest in
+	every process: what a durable engine compares (an agent's fingerprint, the record of the
+	tools a run began with).
+
+	Args:
+		value: The value (JSON, or what its ``str`` stands for).
+	"""
+	import hashlib
+
+	text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+	return hashlib.sha256(text.encode()).hexdigest()
 
 
 class UnsafeJson(ValueError):
