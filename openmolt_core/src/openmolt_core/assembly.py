@@ -189,6 +189,7 @@ class Shared:
 	Args:
 		observers: The instance's run observers, read at each run.
 		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
+		http: The instance's getter of its shared HTTP client (``OpenMolt.http``).
 	"""
 
 	__slots__ = (
@@ -198,6 +199,7 @@ class Shared:
 		"file_tools",
 		"files",
 		"hooks",
+		"http",
 		"models",
 		"observed",
 		"observers",
@@ -211,8 +213,11 @@ class Shared:
 		self,
 		observers: Callable[[], Sequence[RunObserver]],
 		conversation: Callable[[Agent, Session], RunConversation],
+		http: Callable[[], httpx.AsyncClient],
 	) -> None:
 		self.observers: Callable[[], Sequence[RunObserver]] = observers
+		self.http: Callable[[], httpx.AsyncClient] = http
+		"""``om.http``, bound once: each agent's tool context holds it (not a method object each)."""
 		"""Returns the instance's run observers (each agent's `ObservedOutside` reads them)."""
 		self.observed: Capability = Observers(observers)
 		"""The run observers' capability (run store, viewer, telemetry)."""
@@ -759,7 +764,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	"""
 	shared = _shared(om)
 	name, models, bindings, tools = options.name, options.models, options.bindings, options.tools
-	chain = _slots(om, shared, models[1:]) if len(models) > 1 else []
+	chain = _slots(om, shared, models[1:]) if len(models) > 1 else ()
 	provider_name, model_name, provider_factory = _resolve_model(om, shared, models[0])
 	bound: list[BoundTool] = []
 	files = _files(
@@ -771,9 +776,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 			for b in bindings
 		),
 	)
-	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else []
+	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else ()
 	if tools:
-		bound.extend(bind_tools(as_tools(tools), agent=name, http=om.http, files=files))
+		bound.extend(bind_tools(as_tools(tools), agent=name, http=shared.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
 	if len(bound) > 1 and len({t.handle for t in bound}) != len(bound):
 		_refuse_duplicates(bound)
@@ -1032,7 +1037,9 @@ def _shared(om: Host) -> Shared:
 	shared = om._shared
 	if shared is None:
 		# Looked up at each call: an instance given another ``conversation`` later uses it.
-		shared = om._shared = Shared(lambda: om.observers, lambda a, s: _conversation(om, a, s))
+		shared = om._shared = Shared(
+			lambda: om.observers, lambda a, s: _conversation(om, a, s), om.http
+		)
 	return shared
 
 
