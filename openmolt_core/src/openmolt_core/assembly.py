@@ -797,14 +797,16 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
-	policy = _approval_policy(
-		om._approval_rules,
-		options.requires_approval,
-		bound,
-		sources,
-		om,
-		builtin_of=(caps, name, model_name),
-	)
+	policy = None  # no rules, the common case: no call (nor its arguments' tuple)
+	if om._approval_rules or options.requires_approval:
+		policy = _approval_policy(
+			om._approval_rules,
+			options.requires_approval,
+			bound,
+			sources,
+			om,
+			builtin_of=(caps, name, model_name),
+		)
 	taint = options.taint_policy
 	if taint is not None:
 		_check_taint(taint, bound, sources, _OWN_TAINT, strict=True)
