@@ -2294,16 +2294,24 @@ def secret_name(name: str, *, ends: bool = False) -> bool:
 			variable's rule: ``GITHUB_PAT``, ``API_KEYS``; not ``PAT_EXPIRY`` or ``TOKEN_URL``).
 	"""
 	words = _words(name)
-	joined = words.replace("_", "")
-	for hint in SECRET_HINTS:
-		if hint.startswith("_"):  # a whole word
-			if words.endswith((hint, f"{hint[:-1]}s_")) if ends else hint in words:
-				return True
-		else:
-			bare = hint.replace("_", "")
-			if joined.endswith((bare, f"{bare}s")) if ends else bare in joined:
-				return True
-	return False
+	whole, inside = _hint_patterns(ends)
+	return whole.search(words) is not None or inside.search(words.replace("_", "")) is not None
+
+
+@lru_cache(maxsize=2)
+def _hint_patterns(ends: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
+	"""`SECRET_HINTS` as the two patterns `secret_name` reads, made once for each ``ends``.
+
+	The whole-word hints (``_pat_``) on a name's words (``_github_pat_``), the others on its
+	words run together (``githubpat``); with ``ends``, only at the end, a plural ``s`` allowed
+	(``_pats_``, ``apikeys``). One search each, where a loop over the hints cost a creation of
+	an agent with a provider object about 4 µs (its attributes' names are read each time).
+	"""
+	whole = "|".join(re.escape(h[:-1]) for h in SECRET_HINTS if h.startswith("_"))
+	inside = "|".join(re.escape(h.replace("_", "")) for h in SECRET_HINTS if not h.startswith("_"))
+	if ends:
+		return re.compile(f"(?:{whole})s?_\\Z"), re.compile(f"(?:{inside})s?\\Z")
+	return re.compile(f"(?:{whole})_"), re.compile(f"(?:{inside})")
 
 
 PUBLIC_NAMES = (
@@ -2449,19 +2457,18 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 	"""
 	out: set[str] = set()
 	for key, value in settings.items():
-		lowered = str(key).lower()
-		if isinstance(value, Mapping):
-			if lowered == "headers":
+		if isinstance(value, str):  # first: a str is no Mapping, and the ABC check costs more
+			if secret_name(str(key)):
+				out.add(value)
+			if "://" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
+				out |= url_secrets(value)
+		elif isinstance(value, Mapping):
+			if str(key).lower() == "headers":
 				for name, header in value.items():
 					if isinstance(header, str):
 						out |= header_secrets(str(name), header)
 			else:
 				out |= settings_secrets(value)
-		elif isinstance(value, str):
-			if secret_name(str(key)):
-				out.add(value)
-			if "://" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
-				out |= url_secrets(value)
 		else:
 			secret = getattr(value, "get_secret_value", None)  # a pydantic SecretStr
 			if callable(secret):
