@@ -386,58 +386,6 @@ class Agent:
 		files: FileAccess | None = None,
 		capabilities: Sequence[Capability] | Hooks = (),
 	) -> None:
-		# Keyword-only for a caller; the assembly calls `_build` with positions (22 keywords
-		# cost a call about 0.4 µs more, 3 % of creating an agent).
-		self._build(
-			om,
-			name,
-			provider,
-			model,
-			provider_name,
-			model_config,
-			instructions,
-			tools,
-			output_schema,
-			memory,
-			on_human_input_request,
-			config,
-			max_steps,
-			max_tokens,
-			timeout,
-			limits,
-			max_cost,
-			on_approval_request,
-			models,
-			files,
-			capabilities,
-		)
-
-	def _build(
-		self,
-		om: Instance,
-		name: str,
-		provider: Callable[[], LLMProvider],
-		model: str,
-		provider_name: str,
-		model_config: ModelConfig,
-		instructions: str,
-		tools: Sequence[BoundTool],
-		output_schema: type[BaseModel] | dict[str, Any] | None,
-		memory: AgentMemory | MemoryConfig | None,
-		on_human_input_request: HumanInputHandler | None,
-		config: Mapping[str, Any] | None,
-		max_steps: int,
-		max_tokens: int | None,
-		timeout: float | None,
-		limits: Limits | None,
-		max_cost: float | None,
-		on_approval_request: ApprovalHandler | None,
-		models: Sequence[ModelSlot],
-		files: FileAccess | None,
-		capabilities: Sequence[Capability] | Hooks,
-		/,
-	) -> None:
-		# `__init__`'s work: its parameters, in its order (a test holds it).
 		self.om: Instance = om
 		self.name: str = name
 		self.model: str = model
