@@ -24,6 +24,7 @@ from pydantic import (
 	model_validator,
 )
 
+from openmolt_core.integrations.templating import check_call_reads
 from openmolt_core.options import Options, options_config
 
 __all__ = [
@@ -46,6 +47,13 @@ BUILTIN_CREDENTIAL_TYPES: tuple[str, ...] = ("bearer", "custom", "oauth2", "basi
 
 class _Credential(Options):
 	model_config: ClassVar[ConfigDict] = options_config(arbitrary_types_allowed=True)
+
+	@model_validator(mode="after")
+	def _no_call_fields(self) -> Any:
+		"""Refuses a template that reads the call: a credential's are rendered with the config."""
+		kind = getattr(self, "type", "")
+		check_call_reads(list(vars(self).values()), (), f"the {kind} credential")
+		return self
 
 	@model_serializer(mode="wrap")
 	def _with_type(self, handler: SerializerFunctionWrapHandler) -> Any:
