@@ -45,7 +45,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +65,7 @@ __all__ = [
 	"ConfinedFile",
 	"Located",
 	"Sandbox",
+	"WatchedPlaces",
 	"kind_of",
 	"open_regular",
 	"os_error",
@@ -269,6 +270,40 @@ class ConfinedFile:
 				os.close(fd)
 
 
+WatchedPlaces = Callable[
+	[], "tuple[Iterable[str | os.PathLike[str]], Iterable[str | os.PathLike[str]]] | None"
+]
+"""What `Sandbox.watch` asks: ``(folders, stores)`` to keep out now, or None once gone."""
+
+
+_Kept = tuple[Path, ...]
+
+
+def _resolved(kept: _Kept, places: Iterable[str | os.PathLike[str]]) -> _Kept:
+	"""``kept`` and each of ``places`` resolved (symlinks, as far as they exist), once each."""
+	return _merged(kept, _real(places))
+
+
+def _real(places: Iterable[str | os.PathLike[str]]) -> _Kept:
+	"""Each place resolved; one that cannot be (a NUL in it) is left out."""
+	out: list[Path] = []
+	for place in places:
+		try:
+			out.append(Path(os.path.realpath(os.fspath(place))))
+		except (OSError, ValueError):
+			continue
+	return tuple(out)
+
+
+def _text(place: str | os.PathLike[str]) -> str:
+	return os.fspath(place)
+
+
+def _merged(kept: _Kept, more: _Kept) -> _Kept:
+	"""``kept`` and then each of ``more`` not in it."""
+	return (*kept, *dict.fromkeys(p for p in more if p not in kept))
+
+
 class Sandbox:
 	"""The directories a FileSystem integration may touch.
 
@@ -306,6 +341,9 @@ class Sandbox:
 		"""Store files no tool may touch (resolved), nor any name beside one that begins with
 		its name (SQLite's ``-wal``, ``-shm`` and ``-journal``, a ``.lock``, a ``.files`` folder)
 		or with a dot and its name and a dot (the credential store's ``.credentials.enc.*.lock``)."""
+		self._fixed: tuple[tuple[Path, ...], tuple[Path, ...]] = ((), ())
+		self._watched: dict[int, WatchedPlaces] = {}
+		self._seen: dict[int, tuple[tuple[tuple[str, ...], tuple[str, ...]], _Kept, _Kept]] = {}
 
 	def reserve(self, places: Iterable[str | os.PathLike[str]], *, stores: bool = False) -> None:
 		"""Keep more places out of every tool's reach (`reserved`, or `reserved_stores`).
@@ -317,18 +355,48 @@ class Sandbox:
 			stores: They are store files: the names beside each that begin with its name are
 				kept out too.
 		"""
-		kept = list(self.reserved_stores if stores else self.reserved)
-		for place in places:
-			try:
-				real = Path(os.path.realpath(os.fspath(place)))
-			except (OSError, ValueError):
-				continue
-			if real not in kept:
-				kept.append(real)
+		folders, files = self._fixed
 		if stores:
-			self.reserved_stores = tuple(kept)
+			files = _resolved(files, places)
 		else:
-			self.reserved = tuple(kept)
+			folders = _resolved(folders, places)
+		self._fixed = (folders, files)
+		self.reserved = _resolved(self.reserved, folders)
+		self.reserved_stores = _resolved(self.reserved_stores, files)
+
+	def watch(self, key: int, places: WatchedPlaces) -> None:
+		"""Keep out, at each path a tool walks, the places a function says then.
+
+		An instance's stores change after its agents are bound (a credential store set later,
+		the temporary file store made on the first save, a durable backend loaded): the places
+		are asked again each time, not once.
+
+		Args:
+			key: Whose they are (one function per key: an instance binds many agents).
+			places: Returns ``(folders, stores)`` as `reserve` takes them, or None once its
+				owner is gone (it is then dropped).
+		"""
+		self._watched[key] = places
+		self._refresh()
+
+	def _refresh(self) -> None:
+		"""Recompute `reserved` and `reserved_stores`: the fixed places and the watched ones now."""
+		if not self._watched:
+			return
+		folders, files = self._fixed
+		for key, places in list(self._watched.items()):
+			now = places()
+			if now is None:
+				self._watched.pop(key, None)
+				self._seen.pop(key, None)
+				continue
+			given = (tuple(_text(p) for p in now[0]), tuple(_text(p) for p in now[1]))
+			seen = self._seen.get(key)
+			if seen is None or seen[0] != given:  # resolved again only when they change
+				seen = self._seen[key] = (given, _real(given[0]), _real(given[1]))
+			folders = _merged(folders, seen[1])
+			files = _merged(files, seen[2])
+		self.reserved, self.reserved_stores = folders, files
 
 	def reserved_at(self, root: int, parts: Sequence[str]) -> bool:
 		"""Whether a place is one of the `reserved` places or inside one (or a store's).
@@ -442,6 +510,7 @@ class Sandbox:
 				the way is missing (without ``create_parents``) or cannot be opened.
 		"""
 		root, pending = self._split(path)
+		self._refresh()
 		fds: list[int] = []
 		try:
 			fds.append(self._open_root(root))
