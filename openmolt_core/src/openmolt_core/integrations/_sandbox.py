@@ -41,6 +41,7 @@ absolute directory (`os_error`).
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import stat
@@ -50,7 +51,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from openmolt_core._support.paths import read_capped
+from openmolt_core._support.paths import folded, read_capped
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._paths import (
 	MAX_DEPTH,
@@ -295,6 +296,12 @@ def _real(places: Iterable[str | os.PathLike[str]]) -> _Kept:
 	return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096)
+def _spelled(path: Path) -> tuple[str, ...]:
+	"""A path's components, folded (`folded`): one spelling for every spelling of a place."""
+	return tuple(folded(part) for part in path.parts)
+
+
 def _text(place: str | os.PathLike[str]) -> str:
 	return os.fspath(place)
 
@@ -401,25 +408,31 @@ class Sandbox:
 	def reserved_at(self, root: int, parts: Sequence[str]) -> bool:
 		"""Whether a place is one of the `reserved` places or inside one (or a store's).
 
+		Compared folded (`openmolt_core._support.paths.folded`): on a case-insensitive
+		file system ``RUNS.DB`` is the run store ``runs.db``.
+
 		Args:
 			root: The directory's index.
 			parts: The place's components below it (symlinks resolved).
 		"""
 		if not self.reserved and not self.reserved_stores:
 			return False
-		place = self.roots[root].joinpath(*parts)
-		if any(place == kept or place.is_relative_to(kept) for kept in self.reserved):
+		place = _spelled(self.roots[root].joinpath(*parts))
+		if any(
+			place == kept or place[: len(kept)] == kept for kept in map(_spelled, self.reserved)
+		):
 			return True
 		for store in self.reserved_stores:
 			# The store, or a name beside it that begins with its name, or a place inside one.
-			if place.is_relative_to(store.parent) and place != store.parent:
-				name = place.relative_to(store.parent).parts[0]
-				if name.startswith((store.name, f".{store.name}.")):
+			parent, name = _spelled(store.parent), folded(store.name)
+			if len(place) > len(parent) and place[: len(parent)] == parent:
+				first = place[len(parent)]
+				if first.startswith((name, f".{name}.")):
 					return True
 		return False
 
 	def reserves_below(self, root: int, parts: Sequence[str]) -> bool:
-		"""Whether a `reserved` place lies below a place (a tree that holds one).
+		"""Whether a `reserved` place lies below a place (a tree that holds one), folded.
 
 		Args:
 			root: The directory's index.
@@ -427,9 +440,9 @@ class Sandbox:
 		"""
 		if not self.reserved and not self.reserved_stores:
 			return False
-		place = self.roots[root].joinpath(*parts)
-		kept = (*self.reserved, *self.reserved_stores)
-		return any(k != place and k.is_relative_to(place) for k in kept)
+		place = _spelled(self.roots[root].joinpath(*parts))
+		kept = map(_spelled, (*self.reserved, *self.reserved_stores))
+		return any(len(k) > len(place) and k[: len(place)] == place for k in kept)
 
 	def refuse_reserved(self, path: str) -> ToolError:
 		"""The error for a path that is, holds or lies in a `reserved` place.

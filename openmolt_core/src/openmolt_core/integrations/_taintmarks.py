@@ -12,7 +12,8 @@ The record is one small JSON file (``$OPENMOLT_FILE_TAINT``, else
 ``$XDG_STATE_HOME/openmolt/file-taint.json``; ``file_system_integration(taint_record=...)``
 names another): 0600 in a 0700 folder, replaced atomically (a temporary file, then a rename)
 under an exclusive lock, so processes that share the directories share the marks. It holds no
-file content and no path: each marked place is the SHA-256 digest of its absolute path. A
+file content and no path: each marked place is the SHA-256 digest of its absolute path, folded
+(`openmolt_core._support.paths.folded`: one mark for every spelling of a place). A
 record that exists but cannot be read (corrupt, unreadable) is treated as marking every path
 (fail closed), and a warning says so; a tainted write whose mark cannot be kept is not made.
 """
@@ -29,6 +30,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from openmolt_core._support.paths import folded
 from openmolt_core._support.private import (
 	FILE_MODE,
 	locked_file,
@@ -51,7 +53,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 RECORD_VARIABLE = "OPENMOLT_FILE_TAINT"
 """The environment variable that names the record (``off``: keep none, reads are not labelled)."""
 
-_VERSION = 1
+_VERSION = 2
+"""The record's version: 2 marks folded paths (`folded`), 1 marked paths as spelled."""
 
 
 def default_record() -> Path | None:
@@ -166,13 +169,18 @@ class TaintMarks:
 
 	@staticmethod
 	def key(root: Path, parts: Sequence[str]) -> str:
-		"""The mark of a place: the digest of its absolute path (no path is kept in the record).
+		"""The mark of a place: the digest of its folded absolute path (no path is kept).
+
+		Folded (`folded`): on a case-insensitive file system (macOS, Windows) ``notes.md``
+		opens the ``Notes.md`` a tainted run wrote, and on macOS ``café`` with a combining
+		accent opens the composed one; every spelling of a place has one mark. Where two such
+		names are two files, a mark on one marks the other too (fail closed).
 
 		Args:
 			root: The allowed directory it is in (resolved).
 			parts: Its components below that directory.
 		"""
-		whole = os.fsencode(os.path.join(os.fspath(root), *parts))
+		whole = os.fsencode(folded(os.path.join(os.fspath(root), *parts)))
 		return hashlib.sha256(whole).hexdigest()
 
 	def _read(self) -> set[str]:
@@ -191,6 +199,11 @@ class TaintMarks:
 		marks = data.get("marks") if isinstance(data, dict) else None
 		if not isinstance(marks, list) or not all(isinstance(m, str) for m in marks):
 			raise _Unreadable("it has no list of marks")
+		if marks and data.get("version") != _VERSION:
+			raise _Unreadable(
+				f"its marks are of version {data.get('version')!r}, not {_VERSION}: an older "
+				"OpenMolt wrote them for paths as spelled, so which files they mark cannot be told"
+			)
 		return set(marks)
 
 	def _warn(self, why: str) -> None:
