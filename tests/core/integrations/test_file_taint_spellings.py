@@ -111,3 +111,34 @@ async def test_a_store_kept_out_is_kept_out_under_every_spelling(
 	await om.aclose()
 	for refused in results:
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
+
+
+async def test_another_file_system_s_taint_record_is_kept_out(tmp_path: Path) -> None:
+	"""Two FileSystem integrations: one keeps its record in the other's folder.
+
+	Each kept out only its own record: a tainted run with the second removed the first's
+	record (and with it every mark of what tainted runs wrote through the first), or rewrote
+	it. Every record this process keeps is kept out of every FileSystem, whichever came first.
+	"""
+	docs, notes = tmp_path / "docs", tmp_path / "notes"
+	docs.mkdir()
+	notes.mkdir()
+	om = OpenMolt(entry_points=False)
+	om.register_integration("fileSystem", OpenMolt.FileSystemIntegration(notes))
+	om.register_integration(
+		"docs", OpenMolt.FileSystemIntegration(docs, taint_record=notes / "docs-taint.json")
+	)
+	model = ScriptedModel([call_tool("docs.write", path="a.txt", content=INJECTED), finish("ok")])
+	agent = om.create_agent(name="D", model=model, integrations=["docs"])
+	await agent.run("write", history=untrusted_input("webhook:D"))
+	assert (notes / "docs-taint.json").exists()
+	results = await _run(
+		om,
+		call_tool("fileSystem.delete", path="docs-taint.json"),
+		call_tool("fileSystem.write", path="docs-taint.json", content="{}", overwrite=True),
+		call_tool("fileSystem.write", path="docs-taint.json.lock", content="x"),
+		tainted=True,
+	)
+	await om.aclose()
+	for refused in results:
+		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused

@@ -44,6 +44,7 @@ __all__ = [
 	"TaintMarks",
 	"default_record",
 	"keep_marks",
+	"kept_records",
 	"refuse_tainted",
 	"written_by_tainted",
 ]
@@ -75,6 +76,16 @@ def keep_marks(marks: TaintMarks, roots: Sequence[Path]) -> None:
 	"""
 	if marks.path is not None:
 		_WRITERS[marks] = tuple(roots)
+
+
+def kept_records() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+	"""Every record this process's FileSystem integrations keep, as stores to keep out.
+
+	For `openmolt_core.integrations._sandbox.Sandbox.watch` (``(folders, stores)``): a
+	FileSystem whose folder holds another's record must not remove or rewrite it (every mark of
+	what tainted runs wrote through the other would go), whichever was made first.
+	"""
+	return (), tuple(m.path for m in list(_WRITERS) if m.path is not None)
 
 
 def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:

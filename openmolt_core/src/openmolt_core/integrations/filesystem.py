@@ -47,7 +47,12 @@ from openmolt_core.integrations._sandbox import (
 	temp_name,
 	write_file,
 )
-from openmolt_core.integrations._taintmarks import TaintMarks, default_record, keep_marks
+from openmolt_core.integrations._taintmarks import (
+	TaintMarks,
+	default_record,
+	keep_marks,
+	kept_records,
+)
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import Label, LabelledResult, ToolContext
 
@@ -792,6 +797,7 @@ def file_system_integration(
 	box.reserve(_temporary_stores(), stores=True)
 	marks = TaintMarks(record)
 	keep_marks(marks, box.roots)  # a skill's folder it writes in reads its marks too
+	box.watch(id(kept_records), kept_records)  # every FileSystem's record, made before or after
 	funcs = _make_tools(box, max_read_chars, marks)
 	where = ", ".join(str(r) for r in box.roots)
 	tools = [
