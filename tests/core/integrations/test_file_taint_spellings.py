@@ -83,17 +83,26 @@ async def test_a_clean_overwrite_under_another_spelling_clears_the_mark(tmp_path
 	assert "untrusted" not in results[0]
 
 
-async def test_a_record_of_marks_spelled_the_old_way_marks_every_file(tmp_path: Path) -> None:
-	"""Its digests name paths as spelled; which places they are cannot be told: fail closed."""
+async def test_a_mark_of_a_record_of_version_1_still_marks_its_file(tmp_path: Path) -> None:
+	"""Version 1 marked the path as spelled: that spelling still reads untrusted, until a clean
+	run replaces the file."""
+	import hashlib
+	import os
+
 	root = tmp_path / "data"
 	root.mkdir()
-	(root / "a.txt").write_text("mine")
+	(root / "Notes.md").write_text(INJECTED)
+	spelled = hashlib.sha256(os.fsencode(str(root.resolve() / "Notes.md"))).hexdigest()
 	record = tmp_path / "file-taint.json"
-	record.write_text(json.dumps({"version": 1, "marks": ["0" * 64]}))
+	record.write_text(json.dumps({"version": 1, "marks": [spelled]}))
 	om = _instance(root, record)
-	results = await _run(om, call_tool("fileSystem.read", path="a.txt"))
+	read = call_tool("fileSystem.read", path="Notes.md")
+	(before,) = await _run(om, read)
+	await _run(om, call_tool("fileSystem.write", path="Notes.md", content="mine"))
+	(after,) = await _run(om, read)
 	await om.aclose()
-	assert results[0].get("untrusted") is True
+	assert before.get("untrusted") is True and "untrusted" not in after
+	assert json.loads(record.read_text())["marks"] == []
 
 
 @pytest.mark.parametrize("spelled", ["db/RUNS.DB", "DB/runs.db", "db/Runs.db-WAL", "Db"])

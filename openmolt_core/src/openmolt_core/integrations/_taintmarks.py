@@ -55,7 +55,7 @@ RECORD_VARIABLE = "OPENMOLT_FILE_TAINT"
 """The environment variable that names the record (``off``: keep none, reads are not labelled)."""
 
 _VERSION = 2
-"""The record's version: 2 marks folded paths (`folded`), 1 marked paths as spelled."""
+"""The record's version: 2 marks folded paths (`TaintMarks.key`), 1 marked paths as spelled."""
 
 
 def default_record() -> Path | None:
@@ -159,6 +159,11 @@ def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
 	)
 
 
+def _held(key: str, marks: set[str]) -> bool:
+	"""Whether a place (`TaintMarks.key`) is marked, by its folded digest or as spelled."""
+	return any(d in marks for d in key.split(":"))
+
+
 class _Unreadable(Exception):
 	"""The record exists but cannot be read: every path counts as marked."""
 
@@ -180,19 +185,24 @@ class TaintMarks:
 
 	@staticmethod
 	def key(root: Path, parts: Sequence[str]) -> str:
-		"""The mark of a place: the digest of its folded absolute path (no path is kept).
+		"""The mark of a place: digests of its absolute path, folded (no path is kept).
 
-		Folded (`folded`): on a case-insensitive file system (macOS, Windows) ``notes.md``
-		opens the ``Notes.md`` a tainted run wrote, and on macOS ``café`` with a combining
-		accent opens the composed one; every spelling of a place has one mark. Where two such
-		names are two files, a mark on one marks the other too (fail closed).
+		Folded (`openmolt_core._support.paths.folded`): on a case-insensitive file system
+		(macOS, Windows) ``notes.md`` opens the ``Notes.md`` a tainted run wrote, and on macOS
+		``café`` with a combining accent opens the composed one; every spelling of a place has
+		one mark. Where two such names are two files, a mark on one marks the other too (fail
+		closed). The key also holds the digest of the path as spelled, which a record of
+		version 1 marked: such a mark still marks its place, and a clean write clears it. The
+		record keeps only the folded digest of a mark made now.
 
 		Args:
 			root: The allowed directory it is in (resolved).
 			parts: Its components below that directory.
 		"""
-		whole = os.fsencode(folded(os.path.join(os.fspath(root), *parts)))
-		return hashlib.sha256(whole).hexdigest()
+		whole = os.path.join(os.fspath(root), *parts)
+		now = hashlib.sha256(os.fsencode(folded(whole))).hexdigest()
+		spelled = hashlib.sha256(os.fsencode(whole)).hexdigest()
+		return now if now == spelled else f"{now}:{spelled}"
 
 	def _read(self) -> set[str]:
 		"""The marks in the record (empty when it does not exist yet)."""
@@ -210,11 +220,6 @@ class TaintMarks:
 		marks = data.get("marks") if isinstance(data, dict) else None
 		if not isinstance(marks, list) or not all(isinstance(m, str) for m in marks):
 			raise _Unreadable("it has no list of marks")
-		if marks and data.get("version") != _VERSION:
-			raise _Unreadable(
-				f"its marks are of version {data.get('version')!r}, not {_VERSION}: an older "
-				"OpenMolt wrote them for paths as spelled, so which files they mark cannot be told"
-			)
 		return set(marks)
 
 	def _warn(self, why: str) -> None:
@@ -246,7 +251,7 @@ class TaintMarks:
 		except _Unreadable as exc:
 			self._warn(str(exc))
 			return True
-		return any(k in marks for k in keys)
+		return any(_held(k, marks) for k in keys)
 
 	def unreadable(self) -> str | None:
 		"""Why the record cannot be read (every place then counts as marked), or None."""
@@ -274,7 +279,7 @@ class TaintMarks:
 		except _Unreadable as exc:
 			self._warn(str(exc))
 			return keys
-		return keys & marks
+		return {k for k in keys if _held(k, marks)}
 
 	def update(self, add: Iterable[str] = (), remove: Iterable[str] = ()) -> None:
 		"""Mark some places and clear others, in one atomic replacement of the record.
@@ -290,7 +295,8 @@ class TaintMarks:
 			ToolError: A mark could not be kept (the record is unreadable, or cannot be
 				written): the caller does not make the write it was for.
 		"""
-		add, remove = set(add), set(remove) - set(add)
+		add = {k.split(":")[0] for k in add}  # the folded digest (`key`)
+		remove = {d for k in remove for d in k.split(":")} - add  # a version 1 mark too
 		if self.path is None or not (add or remove):
 			return
 		try:
