@@ -151,3 +151,28 @@ async def test_another_file_system_s_taint_record_is_kept_out(tmp_path: Path) ->
 	await om.aclose()
 	for refused in results:
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
+
+
+@pytest.mark.parametrize("spelled", ["alias/notes.md", "real/../real/notes.md", "/ABS"])
+async def test_a_tainted_file_read_through_a_link_or_dots_or_absolutely_is_untrusted(
+	tmp_path: Path, spelled: str
+) -> None:
+	"""A symlink to its folder, ``..``, its absolute path: each resolves to the marked place, or
+	is refused; none reads it clean. A second hard link to it is refused (never read)."""
+	import os
+
+	root = tmp_path / "data"
+	(root / "real").mkdir(parents=True)
+	(root / "alias").symlink_to("real")
+	om = _instance(root, tmp_path / "file-taint.json")
+	written = call_tool("fileSystem.write", path="real/notes.md", content=INJECTED)
+	await _run(om, written, tainted=True)
+	os.link(root / "real" / "notes.md", root / "linked.md")
+	path = str(root / "real" / "notes.md") if spelled == "/ABS" else spelled
+	results = await _run(
+		om, call_tool("fileSystem.read", path=path), call_tool("fileSystem.read", path="linked.md")
+	)
+	await om.aclose()
+	read, linked = results
+	assert not read["ok"] or read.get("untrusted") is True, read
+	assert not linked["ok"] and "hard link" in linked["error"], linked
