@@ -190,3 +190,25 @@ def test_the_definition_follows_the_guardrails_and_the_taint_policy() -> None:
 	assert payer(guardrails=[Guardrail(no_refunds, on="tool_call")]) == guarded
 	asked = payer(taint_policy=TaintPolicy(on_outbound="approve", only_trifecta=False))
 	assert payer(taint_policy=TaintPolicy(on_outbound="allow", only_trifecta=False)) != asked
+
+
+def test_the_definition_follows_the_rules_over_a_capability_s_built_in_tools() -> None:
+	"""``requires_approval="openmolt"`` holds only ``openmolt.post``: a worker without it differs.
+
+	A run parked for a decision on a built-in tool's call, recovered by a worker whose rules no
+	longer hold it, would post unasked; the definition followed the agent's own tools only.
+	"""
+	from openmolt_dbos._engine import definition
+	from tests._postbox import Postbox
+
+	om = OpenMolt(entry_points=False)
+
+	def poster(**options: Any) -> str:
+		agent = om.create_agent(
+			name="A", model=ScriptedModel([]), tools=[pay], capabilities=[Postbox(labels=[])],
+			**options,
+		)  # fmt: skip
+		return definition(agent)
+
+	assert poster(requires_approval="openmolt") != poster()
+	assert poster(requires_approval="openmolt") == poster(requires_approval="openmolt.post")

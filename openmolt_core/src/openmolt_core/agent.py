@@ -656,9 +656,19 @@ class Agent:
 		"""The approval rule of the tools this agent can see, by handle.
 
 		The rule of its policy (``requires_approval``) that makes a call of the tool wait for a
-		decision; None for a tool whose calls run unasked.
+		decision; None for a tool whose calls run unasked. Its capabilities' built-in tools
+		(``openmolt.<handle>``) too, with the rule a capability holds their calls under
+		(`openmolt_core.hooks.Capability.builtin_approval`: ``"*"`` selects ``openmolt.post``).
 		"""
-		return {h: t.approval for h, t in self._tools.items() if t.allowed}
+		rules = {h: t.approval for h, t in self._tools.items() if t.allowed}
+		caps = self._hooks.capabilities
+		if not any(builds(cap, "builtin_tools") for cap in caps):
+			return rules
+		for handle, bound in self._tool_set().tools.items():
+			if bound.allowed and handle not in self._tools:
+				held = (cap.builtin_approval(handle, bound.tool) for cap in caps)
+				rules[handle] = bound.approval or next((r for r in held if r is not None), None)
+		return rules
 
 	@property
 	def lists_tools_at_run_time(self) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -266,6 +267,8 @@ class Host(Instance, Protocol):
 	run_store: RunStore | None
 	"""The run store given as ``run_store``, if any."""
 	_files_dir: str | Path | None
+	_files: FileStore | None
+	_durability: DurabilityBackend | None
 	_scheduler_options: tuple[Any, str | Path | None]
 	_durability_config: Any
 	_approvals: Approvals | None
@@ -1202,10 +1205,11 @@ def _bind_integrations(
 
 	sources: list[SourceBinding] = []
 	state = own_state(om)
+	watch = (id(om), _state_now(weakref.ref(om)))  # what changes later: asked at each path
 	for binding in bindings:
 		written = binding.integration
 		spec = om.plugins.integration(written)
-		if keep_out(spec, state.folders, state.stores):  # a FileSystem over the project folder
+		if keep_out(spec, state.folders, state.stores, watch=watch):  # a FileSystem over them
 			shared.file_tools[id(spec)] = spec
 		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
 		configs = om.integration_configs
@@ -1252,6 +1256,16 @@ class OwnState(NamedTuple):
 	stores: list[Path]
 
 
+def _state_now(om: weakref.ReferenceType[Host]) -> Callable[[], OwnState | None]:
+	"""`own_state` of an instance each time it is asked; None once the instance is gone."""
+
+	def now() -> OwnState | None:
+		held = om()
+		return None if held is None else own_state(held)
+
+	return now
+
+
 def own_state(om: Host) -> OwnState:
 	"""Where an instance keeps its state, from its options: what no file tool may touch.
 
@@ -1260,7 +1274,11 @@ def own_state(om: Host) -> OwnState:
 	ledger's file (`openmolt_core.approvals.SQLiteLedger`), ``durability``'s
 	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``; and the
 	``openmolt`` command's stores where the environment puts them (``$OPENMOLT_SESSIONS``,
-	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``). A run's session file is added when
+	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``); the file store's folder once made
+	(a temporary one) and a loaded durable backend's ``files_dir`` (a PostgreSQL store's
+	``./openmolt-files``). The binding asks again at each path a file tool walks
+	(`openmolt_core.integrations._sandbox.Sandbox.watch`): a store set on the instance after its
+	agents were made is kept out too. A run's session file is added when
 	the run starts (`_conversation`). The FileSystem
 	keeps out on its own what every instance shares (`openmolt_core.integrations.filesystem`):
 	OpenMolt's state folder (the default stores, sessions, the plugin record), its configuration
@@ -1274,6 +1292,11 @@ def own_state(om: Host) -> OwnState:
 	stores: list[Path] = []
 	if om._files_dir is not None:
 		folders.append(Path(om._files_dir))
+	made = om._files.root if om._files is not None else None
+	if made is not None:  # the store's own folder: a temporary one, a durable backend's
+		folders.append(made)
+	if om._durability is not None:  # the backend says where its files are, whatever was given
+		folders.append(Path(om._durability.files_dir))
 	if om.run_store is not None:
 		stores.append(om.run_store.path)
 	schedules = om._scheduler_options[1]
@@ -1902,8 +1925,6 @@ class Facade(Host, Protocol):
 	_transport: PooledTransport | None
 	_task_group: TaskGroup | None
 	_scheduler: Scheduler | None
-	_files: FileStore | None
-	_durability: DurabilityBackend | None
 	_http: httpx.AsyncClient | None
 	_own_http: bool
 
