@@ -420,8 +420,16 @@ class DBOSBackend:
 		count. The kept one numbered the events of what the segment did; a state numbered
 		before it is the one the segment went on from (or an older copy). Read as such when
 		the error's state cannot be read.
+
+		A segment that failed here a moment ago may not be recorded yet (DBOS records the
+		error after the caller got it): its error is waited for, up to `_RECORDING` seconds.
 		"""
-		found = await self._outcome(status.workflow_id)
+		wid = status.workflow_id
+		found = await self._outcome(wid)
+		with anyio.move_on_after(_RECORDING):
+			while found is None and self.engine.ended.get(wid) == "error":
+				await anyio.sleep(min(self.settings.poll, 0.1))
+				found = await self._outcome(wid)
 		error = found.payload if found is not None and found.kind == "error" else None
 		kept = getattr(getattr(error, "result", None), "state", None)
 		return not isinstance(kept, RunState) or state.seq < kept.seq
