@@ -190,3 +190,20 @@ def test_the_definition_follows_the_guardrails_and_the_taint_policy() -> None:
 	assert payer(guardrails=[Guardrail(no_refunds, on="tool_call")]) == guarded
 	asked = payer(taint_policy=TaintPolicy(on_outbound="approve", only_trifecta=False))
 	assert payer(taint_policy=TaintPolicy(on_outbound="allow", only_trifecta=False)) != asked
+
+
+def test_the_definition_follows_the_agents_it_calls() -> None:
+	"""A sub-agent's approval rule or in-doubt policy changes its caller's definition too: the
+	caller's run goes on in the sub-agent's runs, which a worker would run under the new gates."""
+	from openmolt_dbos._engine import definition
+
+	om = OpenMolt(entry_points=False)
+
+	def caller(**options: Any) -> str:
+		child = om.create_agent(name="Child", model=ScriptedModel([]), **options)
+		return definition(om.create_agent(name="Boss", model=ScriptedModel([]), tools=[child]))
+
+	held = caller(tools=[PAY_ASK], requires_approval=["local.pay"])
+	assert caller(tools=[PAY_ASK]) != held
+	assert caller(tools=[PAY_RETRY], requires_approval=["local.pay"]) != held
+	assert caller(tools=[PAY_ASK], requires_approval=["local.*"]) == held

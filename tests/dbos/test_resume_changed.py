@@ -99,3 +99,47 @@ async def test_a_failed_run_gone_on_from_by_another_definition_is_refused(url: s
 		assert _PAID == ["A"] and later.requests == []
 	finally:
 		await om.aclose()
+
+
+async def test_a_parked_run_resumed_where_its_sub_agent_s_rules_differ_is_refused(
+	url: str,
+) -> None:
+	"""The caller is the same; the agent it calls lost its approval rule: refused, nothing paid."""
+	_PAID.clear()
+
+	async def process(model: ScriptedModel, **child: Any) -> tuple[OpenMolt, Any]:
+		om = OpenMolt(
+			durability={"url": url, "worker_id": "w1"},
+			approvals=Approvals(key="k" * 32),
+			entry_points=False,
+		)
+		helper = om.create_agent(
+			name="Helper",
+			model=ScriptedModel([call_tool("local.pay", invoice="B"), finish("B")]),
+			tools=[pay],
+			**child,
+		)
+		boss = om.create_agent(
+			name="Boss", model=model, tools=[pay, helper], requires_approval=["local.pay"]
+		)
+		greeter = om.create_agent(name="Greeter", model=ScriptedModel([finish("hi")]))
+		await greeter.run("hello")  # launched
+		return om, boss
+
+	first = ScriptedModel([call_tool("local.pay", invoice="A"), finish("A")])
+	om, boss = await process(first, requires_approval=["local.pay"])
+	parked = await boss.run("pay")
+	saved = parked.state.to_dict()
+	[request] = boss.approval_requests(saved)
+	decision = request.approve().to_dict()
+	await om.aclose()
+	DBOS.destroy()
+	reset_engine()
+	later = ScriptedModel([call_tool("local.Helper", task="pay B"), finish("AB")])
+	om, boss = await process(later)
+	try:
+		with pytest.raises(ConfigurationError, match=parked.state.run_id):
+			await boss.resume(saved, decision=decision)
+		assert _PAID == [] and later.requests == []
+	finally:
+		await om.aclose()

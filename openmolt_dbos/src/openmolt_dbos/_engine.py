@@ -588,7 +588,8 @@ def definition(agent: Agent) -> str:
 	person, or runs unasked), its in-doubt policy (a call under way at a crash is asked about,
 	failed, or made again), its labels (it reads untrusted data, sends data out), and the
 	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
-	asked about). A worker whose agent differs there must not go on with the run: a call its
+	asked about), and the definitions of the agents it calls as tools (`Agent.sub_agents`),
+	whose runs go on in its own. A worker whose agent differs there must not go on with the run: a call its
 	definition kept for a person, or for a guardrail, would run unasked, or one in doubt run
 	twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
 	the engine's, in its version and in each run's attributes.
@@ -610,6 +611,12 @@ def definition(agent: Agent) -> str:
 				[g.on, g.name, list(g.tools), list(g.labels), g.message] for g in cap.guardrails
 			)
 			gates.setdefault("taint", []).append([cap.policy.on_outbound, cap.policy.only_trifecta])
+	# The agents it calls as tools run their calls under their own gates, in its run: a sub-agent
+	# whose approval rule was removed would make unasked a call the run kept for a person. An
+	# agent that calls none keeps the value its runs recorded before (create_agent refuses a
+	# cycle, so this ends).
+	if agent.sub_agents:
+		gates["sub_agents"] = sorted([a.name, definition(a)] for a in agent.sub_agents)
 	text = json.dumps([agent.fingerprint(), gates], sort_keys=True, separators=(",", ":"))
 	return hashlib.sha256(text.encode()).hexdigest()
 
