@@ -207,3 +207,23 @@ def test_the_definition_follows_the_agents_it_calls() -> None:
 	assert caller(tools=[PAY_ASK]) != held
 	assert caller(tools=[PAY_RETRY], requires_approval=["local.pay"]) != held
 	assert caller(tools=[PAY_ASK], requires_approval=["local.*"]) == held
+
+
+def test_the_definition_follows_the_gates_of_tools_listed_at_run_time() -> None:
+	"""An MCP server's tools are listed at run time, after the definition is made: its config's
+	inDoubt, labels, scopes and trust change the definition (a laxer inDoubt would make a call in
+	doubt again), and the command it starts does not."""
+	from openmolt_dbos._engine import definition
+	from openmolt_mcp import MCP
+
+	def shop(command: str = "shop-server", **options: Any) -> str:
+		om = OpenMolt(entry_points=False)
+		om.register_integration("shop", MCP.stdio(command, [], **options))
+		return definition(om.create_agent(name="A", model=ScriptedModel([]), integrations=["shop"]))
+
+	base = shop(in_doubt={"pay": "ask"})
+	assert shop(in_doubt={"pay": "retry"}) != base
+	assert shop(in_doubt={"pay": "ask"}, trust_descriptions=True) != base
+	assert shop(in_doubt={"pay": "ask"}, labels={"pay": ["private"]}) != base
+	assert shop(in_doubt={"pay": "ask"}, scopes={"read": ["pay"]}) != base
+	assert shop("another-shop-server", in_doubt={"pay": "ask"}) == base

@@ -588,8 +588,10 @@ def definition(agent: Agent) -> str:
 	person, or runs unasked), its in-doubt policy (a call under way at a crash is asked about,
 	failed, or made again), its labels (it reads untrusted data, sends data out), and the
 	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
-	asked about), and the definitions of the agents it calls as tools (`Agent.sub_agents`),
-	whose runs go on in its own. A worker whose agent differs there must not go on with the run: a call its
+	asked about), the gates of the sources that list its tools at run time (an MCP server's
+	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.sources.source_gates`), and the
+	definitions of the agents it calls as tools (`Agent.sub_agents`), whose runs go on in its
+	own. A worker whose agent differs there must not go on with the run: a call its
 	definition kept for a person, or for a guardrail, would run unasked, or one in doubt run
 	twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
 	the engine's, in its version and in each run's attributes.
@@ -598,6 +600,8 @@ def definition(agent: Agent) -> str:
 		agent: The agent.
 	"""
 	from openmolt_core.capabilities.safety import Safety
+	from openmolt_core.capabilities.sources import Sources
+	from openmolt_core.sources import source_gates
 
 	gates: dict[str, Any] = {
 		# Whether a call waits, not which rule says so (rules reordered change no run).
@@ -611,6 +615,9 @@ def definition(agent: Agent) -> str:
 				[g.on, g.name, list(g.tools), list(g.labels), g.message] for g in cap.guardrails
 			)
 			gates.setdefault("taint", []).append([cap.policy.on_outbound, cap.policy.only_trifecta])
+		if isinstance(cap, Sources):  # tools listed at run time: their gates are the source's
+			found = gates.setdefault("sources", {})
+			found.update({b.id: source_gates(b.source) for b in cap.bindings})
 	# The agents it calls as tools run their calls under their own gates, in its run: a sub-agent
 	# whose approval rule was removed would make unasked a call the run kept for a person. An
 	# agent that calls none keeps the value its runs recorded before (create_agent refuses a
