@@ -227,3 +227,22 @@ def test_the_definition_follows_the_gates_of_tools_listed_at_run_time() -> None:
 	assert shop(in_doubt={"pay": "ask"}, labels={"pay": ["private"]}) != base
 	assert shop(in_doubt={"pay": "ask"}, scopes={"read": ["pay"]}) != base
 	assert shop("another-shop-server", in_doubt={"pay": "ask"}) == base
+
+
+def test_the_definition_follows_its_guardrail_agents() -> None:
+	"""A guardrail agent's tools run in the run's steps: their in-doubt policy counts too."""
+	from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
+	from openmolt_dbos._engine import definition
+
+	om = OpenMolt(entry_points=False)
+
+	def guarded(judge_tool: Any) -> str:
+		judge = om.create_agent(
+			name="Judge", model=ScriptedModel([]), tools=[judge_tool], output_schema=VERDICT_SCHEMA
+		)
+		guard = Guardrail(judge, on="tool_call")
+		agent = om.create_agent(name="A", model=ScriptedModel([]), tools=[pay], guardrails=[guard])
+		return definition(agent)
+
+	assert guarded(PAY_ASK) != guarded(PAY_RETRY)
+	assert guarded(PAY_ASK) == guarded(PAY_ASK)

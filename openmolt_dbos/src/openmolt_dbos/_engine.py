@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import anyio
 
@@ -590,10 +590,10 @@ def definition(agent: Agent) -> str:
 	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
 	asked about), the gates of the sources that list its tools at run time (an MCP server's
 	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.sources.source_gates`), and the
-	definitions of the agents it calls as tools (`Agent.sub_agents`), whose runs go on in its
-	own. A worker whose agent differs there must not go on with the run: a call its
-	definition kept for a person, or for a guardrail, would run unasked, or one in doubt run
-	twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
+	definitions of the agents it calls as tools (`Agent.sub_agents`) and of its guardrail
+	agents, whose runs go on in its own. A worker whose agent differs there must not go on with
+	the run: a call its definition kept for a person, or for a guardrail, would run unasked, or
+	one in doubt run twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
 	the engine's, in its version and in each run's attributes.
 
 	Args:
@@ -615,6 +615,10 @@ def definition(agent: Agent) -> str:
 				[g.on, g.name, list(g.tools), list(g.labels), g.message] for g in cap.guardrails
 			)
 			gates.setdefault("taint", []).append([cap.policy.on_outbound, cap.policy.only_trifecta])
+			# A guardrail agent's tools run in the run's steps, under their own gates.
+			judges = [[g.name, definition(g.check)] for g in cap.guardrails if _agent(g.check)]
+			if judges:
+				gates.setdefault("guardrail_agents", []).extend(judges)
 		if isinstance(cap, Sources):  # tools listed at run time: their gates are the source's
 			found = gates.setdefault("sources", {})
 			found.update({b.id: source_gates(b.source) for b in cap.bindings})
@@ -626,6 +630,13 @@ def definition(agent: Agent) -> str:
 		gates["sub_agents"] = sorted([a.name, definition(a)] for a in agent.sub_agents)
 	text = json.dumps([agent.fingerprint(), gates], sort_keys=True, separators=(",", ":"))
 	return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _agent(check: Any) -> TypeGuard[Agent]:
+	"""Whether a guardrail's check is an agent (a guardrail agent), not a function."""
+	from openmolt_core.agent import Agent
+
+	return isinstance(check, Agent)
 
 
 def _attrs(status: WorkflowStatus) -> dict[str, Any]:
