@@ -589,7 +589,8 @@ def definition(agent: Agent) -> str:
 	failed, or made again), its labels (it reads untrusted data, sends data out), and the
 	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
 	asked about), the gates of the sources that list its tools at run time (an MCP server's
-	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.sources.source_gates`), and the
+	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.sources.source_gates`; and
+	the approval rules as written, which select those tools once listed), and the
 	definitions of the agents it calls as tools (`Agent.sub_agents`) and of its guardrail
 	agents, whose runs go on in its own. A worker whose agent differs there must not go on with
 	the run: a call its definition kept for a person, or for a guardrail, would run unasked, or
@@ -599,6 +600,7 @@ def definition(agent: Agent) -> str:
 	Args:
 		agent: The agent.
 	"""
+	from openmolt_core.capabilities.approvals import ApprovalRules
 	from openmolt_core.capabilities.safety import Safety
 	from openmolt_core.capabilities.sources import Sources
 	from openmolt_core.sources import source_gates
@@ -622,6 +624,10 @@ def definition(agent: Agent) -> str:
 		if isinstance(cap, Sources):  # tools listed at run time: their gates are the source's
 			found = gates.setdefault("sources", {})
 			found.update({b.id: source_gates(b.source) for b in cap.bindings})
+		if isinstance(cap, ApprovalRules) and agent.lists_tools_at_run_time:
+			# Which of the tools listed at run time wait is known only once they are: the rules
+			# as written (a rule removed would let a call the run kept for a person run unasked).
+			gates["approval_rules"] = sorted(cap.policy.rules)
 	# The agents it calls as tools run their calls under their own gates, in its run: a sub-agent
 	# whose approval rule was removed would make unasked a call the run kept for a person. An
 	# agent that calls none keeps the value its runs recorded before (create_agent refuses a
