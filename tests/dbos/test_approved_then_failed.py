@@ -142,3 +142,46 @@ async def test_a_capabilitys_own_step_whose_segment_then_fails_never_runs_again(
 	with pytest.raises(ConfigurationError, match=f"clerk:tell:{told[0]}"):
 		await agent.resume(saved, given="no")
 	assert len(told) == 1  # told once
+
+
+async def test_a_kept_state_goes_on_while_its_failure_is_being_recorded(
+	url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""DBOS records a failed segment's error after its caller got it: the kept state, gone on
+	from at once, is not taken for the state the segment went on from (which is refused)."""
+	from openmolt_dbos._backend import DBOSBackend
+
+	paid: list[int] = []
+
+	@tool(labels=["outbound"])
+	def pay(amount: int) -> str:
+		"""Pay.
+
+		Args:
+			amount: How much.
+		"""
+		paid.append(amount)
+		return "paid"
+
+	def down(request: Any) -> Any:
+		raise ProviderError("provider down for good", provider="x", status_code=401)
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), down, finish("done")])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(name="Payer", model=model, tools=[pay], requires_approval=["local.pay"])
+	parked = await agent.run("pay")
+	[req] = agent.approval_requests(parked.state)
+	with pytest.raises(RunError) as caught:
+		await agent.resume(parked.state, decision=req.approve())
+	outcome = DBOSBackend._outcome
+	unrecorded = {"reads": 3}  # the failed segment reads as still going this many times
+
+	async def recording(self: DBOSBackend, wid: str) -> Any:
+		if self.engine.ended.get(wid) == "error" and unrecorded["reads"] > 0:
+			unrecorded["reads"] -= 1
+			return None
+		return await outcome(self, wid)
+
+	monkeypatch.setattr(DBOSBackend, "_outcome", recording)
+	done = await agent.run(history=caught.value.result.state)
+	assert done.status == "success" and paid == [5] and unrecorded["reads"] == 0

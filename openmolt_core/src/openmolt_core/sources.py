@@ -14,12 +14,12 @@ records it began with: `openmolt_core._listed`). `OpenMolt.aclose` closes every 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from openmolt_core.tools import Tool
 
-__all__ = ["ToolSource", "trusts_descriptions"]
+__all__ = ["ToolSource", "source_gates", "trusts_descriptions"]
 
 
 @runtime_checkable
@@ -55,6 +55,8 @@ class ToolSource(Protocol):
 		...
 
 
+# A source may also have ``gates``, a mapping of the settings that decide what its tools' calls
+# may do (JSON: in-doubt policies, labels, scopes), read by `source_gates`.
 # A source may also have ``named(id: str) -> None``: ``register_integration`` calls it with the
 # id its integration is registered under when that differs from the one it was made with, so the
 # source's messages and logs name the integration as the agents know it.
@@ -73,3 +75,20 @@ def trusts_descriptions(source: ToolSource) -> bool:
 		source: The tool source.
 	"""
 	return getattr(source, "trust_descriptions", False) is True
+
+
+def source_gates(source: ToolSource) -> Mapping[str, Any]:
+	"""The settings of a source that decide what its tools' calls may do, as JSON.
+
+	Read from its optional ``gates`` attribute (an MCP server's ``inDoubt``, ``labels``,
+	``scopes`` and ``trustDescriptions``), with whether it is trusted (`trusts_descriptions`).
+	Its tools are listed only at run time, so an agent's definition cannot read their in-doubt
+	policies and labels from its tools: a durable engine reads them here, and keeps a run for a
+	worker whose sources say the same (a laxer ``inDoubt`` would make a call in doubt again).
+
+	Args:
+		source: The tool source.
+	"""
+	gates = getattr(source, "gates", None)
+	found = dict(gates) if isinstance(gates, Mapping) else {}
+	return {**found, "trusted": trusts_descriptions(source)}
