@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -152,19 +152,7 @@ async def test_a_kept_state_goes_on_while_its_failure_is_being_recorded(
 	from openmolt_dbos._backend import DBOSBackend
 
 	paid: list[int] = []
-
-	@tool(labels=["outbound"])
-	def pay(amount: int) -> str:
-		"""Pay.
-
-		Args:
-			amount: How much.
-		"""
-		paid.append(amount)
-		return "paid"
-
-	def down(request: Any) -> Any:
-		raise ProviderError("provider down for good", provider="x", status_code=401)
+	pay = pay_tool(paid, labels=["outbound"])
 
 	model = ScriptedModel([call_tool("local.pay", amount=5), down, finish("done")])
 	om = OpenMolt(durability=url)
