@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
@@ -31,7 +31,7 @@ from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
 from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
 from openmolt_core._support.jsonschema import ValidationError, format_errors
-from openmolt_core._support.masking import masked_excerpt
+from openmolt_core._support.masking import mask_fields, masked_excerpt
 from openmolt_core._support.sync import call as call_app
 from openmolt_core._support.sync import takes
 from openmolt_core.commands import (
@@ -736,38 +736,19 @@ async def _finish_ruled(
 
 _OWN = "openmolt_core."  # the loop's and the built-in capabilities' events: built masked
 _EVENT_FIELDS = frozenset({"agent", "step", "name", "run_id", "seq", "parent_run_id", "replayed"})
+_STREAMED_FIELDS = _EVENT_FIELDS | {"text"}
 
 
 def _mask_event(event: Event, redact: Redactor, *, streamed: bool = False) -> None:
 	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
 
-	Its handlers, observers, the run store and the viewer then see what the model would. Text,
-	dicts, lists and tuples are masked as they are; a value the redactor cannot walk (an
-	object, a set, bytes, inside them too) whose text still shows a secret becomes its JSON
-	data (such a value as its text), masked. Attributes set beside the fields are read too.
-
-	Args:
-		event: The event.
-		redact: The secrets to mask.
-		streamed: The event is a ``text:delta``: its ``text`` was masked as it streamed, with
-			every surface's secrets, and is left as it is.
+	Its handlers, observers, the run store and the viewer then see what the model would
+	(`openmolt_core._support.masking.mask_fields`: every field but the loop's, fail closed).
+	A ``text:delta``'s ``text`` (``streamed``) was masked as it streamed, with every surface's
+	secrets, and is left as it is.
 	"""
-	names = [f.name for f in fields(event)]  # events are dataclasses
-	names += [n for n in getattr(event, "__dict__", ()) if n not in names]
-	for name in names:
-		value = getattr(event, name)
-		if name in _EVENT_FIELDS or value is None or isinstance(value, bool | int | float):
-			continue
-		if streamed and name == "text":
-			continue
-		masked = redact.deep(value)
-		if isinstance(value, tuple):
-			masked = tuple(masked)
-		text = repr(masked)
-		if redact(text) != text:  # what deep could not reach shows a secret: fail closed
-			masked = redact.deep(json.loads(json.dumps(masked, default=repr)))
-		if masked is not value:
-			object.__setattr__(event, name, masked)
+	skip = _STREAMED_FIELDS if streamed else _EVENT_FIELDS
+	mask_fields(event, redact, redact.deep, skip=skip)
 
 
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
