@@ -713,23 +713,8 @@ async def _finish_ruled(
 		except ValidationError as exc:
 			why = f"a capability rewrote the output into one that does not match the output schema: {format_errors(exc)}"
 			decision = Stop(why)
-	if isinstance(decision, Refuse):
-		reason = ctx.redact(decision.reason)
-		if decision.entry is not None:  # the capability reported it
-			record.results[index] = dict(decision.entry)
-			return None
-		await ctx.error("capability", f"finish refused: {reason}")
-		record.results[index] = _entry(finish, ok=False, error=f"refused: {reason}")
-		return None
-	if isinstance(decision, Stop):
-		reason = ctx.redact(decision.reason)
-		record.results[index] = (
-			dict(decision.entry)
-			if decision.entry is not None
-			else _entry(finish, ok=False, error=f"the run stopped: {reason}")
-		)
-		record.pending = None
-		record.end = RunEnd(decision.status, None, reason)
+	if not isinstance(decision, Proceed):
+		record.results[index] = await _not_said(ctx, record, finish, "finish", decision)
 		return None
 	return done
 
@@ -1411,17 +1396,27 @@ async def _words_ruled(
 	said, decision = await ctx.hooks.decide_words(ctx, words)
 	if isinstance(decision, Proceed):
 		return said
+	return await _not_said(ctx, record, command, words.command, decision)
+
+
+async def _not_said(
+	ctx: RunContext, record: StepRecord, command: Command, what: str, decision: Refuse | Stop
+) -> dict[str, Any]:
+	"""The entry of a command (``what``) the capabilities refused, or stopped the run on.
+
+	Refused: the model reads why and goes on (an ``error`` event says so, unless the capability
+	reported it with an entry of its own). Stopped: the step ends the run with the stop's status.
+	"""
 	reason = ctx.redact(decision.reason)
-	if isinstance(decision, Refuse):
-		if decision.entry is not None:  # the capability reported it
-			return dict(decision.entry)
-		await ctx.error("capability", f"{words.command} refused: {reason}")
-		return _entry(command, ok=False, error=f"refused: {reason}")
-	record.pending = None
-	record.end = RunEnd(decision.status, None, reason)
-	if decision.entry is not None:
+	if isinstance(decision, Stop):
+		record.pending = None
+		record.end = RunEnd(decision.status, None, reason)
+	elif decision.entry is None:
+		await ctx.error("capability", f"{what} refused: {reason}")
+	if decision.entry is not None:  # the capability reported it
 		return dict(decision.entry)
-	return _entry(command, ok=False, error=f"the run stopped: {reason}")
+	said = "refused" if isinstance(decision, Refuse) else "the run stopped"
+	return _entry(command, ok=False, error=f"{said}: {reason}")
 
 
 async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str, Any]:
