@@ -1182,15 +1182,10 @@ async def _in_doubt(
 	if handler is not None:
 
 		async def ask() -> dict[str, Any]:
-			try:
-				# A sync handler runs in a worker thread, under the time budget like any other.
-				answer = await call_app(handler, text)
-			except HumanInputUnavailable as exc:
-				return {"parked": str(exc) or text}
-			except Exception as exc:
-				log.exception("the human-input handler failed on an in-doubt call")
-				return {"parked": f"{text} (the handler failed: {type(exc).__name__})"}
-			return {"answer": "" if answer is None else str(answer)}
+			outcome = await _asked(handler, text, " on an in-doubt call")
+			if "failed" in outcome:  # nobody said whether it did: the run waits for a person
+				return {"parked": f"{text} (the handler failed: {outcome['failed']})"}
+			return outcome
 
 		outcome = await ctx.port.step(step_key("indoubt", ctx.step, index, tool), ask)
 	if "answer" in outcome:
@@ -1336,16 +1331,10 @@ async def _ask_human(
 		question = ruled
 
 	async def ask() -> dict[str, Any]:
-		try:
-			# A sync handler runs in a worker thread: the loop and the time budget go on.
-			answer = await call_app(handler, question)
-			return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
-		except HumanInputUnavailable as exc:
-			return {"parked": str(exc) or question}
-		except Exception as exc:
-			# The application's handler failed: the model hears it, the run goes on.
-			log.exception("the human-input handler failed; the run goes on")
-			return {"failed": f"the person could not be asked ({type(exc).__name__})"}
+		outcome = await _asked(handler, question, "; the run goes on")
+		if "failed" in outcome:  # the model hears it, the run goes on
+			return {"failed": f"the person could not be asked ({outcome['failed']})"}
+		return outcome
 
 	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
 	if "parked" in outcome:
@@ -1356,6 +1345,24 @@ async def _ask_human(
 		await ctx.error("human_input", message)
 		return _entry(command, ok=False, error=message)
 	return await answer_entry(ctx, question, outcome["answer"])
+
+
+async def _asked(handler: HumanInputHandler, question: str, when: str) -> dict[str, str]:
+	"""Ask a person through the human-input handler: ``answer``, ``parked`` or ``failed``.
+
+	A sync handler runs in a worker thread: the loop and the time budget go on. A handler that
+	raises `HumanInputUnavailable` parks the run on the question (or on its own words); one that
+	fails otherwise, or whose answer cannot be written as text, is logged (``when`` says where)
+	and gives ``failed``: the name of the exception.
+	"""
+	try:
+		answer = await call_app(handler, question)
+		return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
+	except HumanInputUnavailable as exc:
+		return {"parked": str(exc) or question}
+	except Exception as exc:
+		log.exception("the human-input handler failed%s", when)
+		return {"failed": type(exc).__name__}
 
 
 async def _plan_ruled(
