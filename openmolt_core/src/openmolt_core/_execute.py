@@ -932,7 +932,7 @@ async def _call_tool(
 			labelled = (*labelled, "untrusted")
 		if not ok:  # what the model, the events and the log read of it: bounded
 			value = {
-				k: _cut_error(v, ctx) if k == "message" else _cut_detail(v, ctx)
+				k: _cut(v, ctx, MAX_ERROR_CHARS if k == "message" else MAX_ERROR_DETAIL_CHARS)
 				for k, v in value.items()
 			}
 		done.update(value=value, ok=ok, duration=duration)
@@ -1199,28 +1199,27 @@ async def _in_doubt(
 	return in_doubt_entry(tool, "a person is asked whether it did; their answer follows")
 
 
-def _cut_error(message: Any, ctx: RunContext) -> Any:
-	"""A tool error's message as the model reads it: at most `MAX_ERROR_CHARS`, masked, then cut.
+def _cut(value: Any, ctx: RunContext, limit: int) -> Any:
+	"""A tool error's message or detail as the model reads it: as it is, or past ``limit`` cut.
 
 	A successful result past its limit is stored and previewed; an error is not stored, and its
 	text is a service's (an MCP server's ``isError`` text, an exception's message): one of
-	megabytes went whole into the next model request, and into every later one.
+	megabytes went whole into the next model request, and into every later one. A value that is
+	not text is measured and cut as its JSON; what is kept is masked, then a note says how much
+	was trimmed.
+
+	Args:
+		value: The message (at most `MAX_ERROR_CHARS`) or one detail (`MAX_ERROR_DETAIL_CHARS`).
+		ctx: The run (its secrets).
+		limit: The most characters kept.
 	"""
-	if not isinstance(message, str) or len(message) <= MAX_ERROR_CHARS:
-		return message
-	note = f"… [trimmed {len(message) - MAX_ERROR_CHARS} characters]"
-	return masked_excerpt(message, MAX_ERROR_CHARS, ctx.redact.secrets, more=note)
-
-
-def _cut_detail(value: Any, ctx: RunContext) -> Any:
-	"""One of a tool error's details: as it is, or past `MAX_ERROR_DETAIL_CHARS` its JSON's start."""
 	if isinstance(value, int | float | bool) or value is None:
 		return value
 	text = value if isinstance(value, str) else dumps(value)
-	if len(text) <= MAX_ERROR_DETAIL_CHARS:
+	if len(text) <= limit:
 		return value
-	note = f"… [trimmed {len(text) - MAX_ERROR_DETAIL_CHARS} characters]"
-	return masked_excerpt(text, MAX_ERROR_DETAIL_CHARS, ctx.redact.secrets, more=note)
+	note = f"… [trimmed {len(text) - limit} characters]"
+	return masked_excerpt(text, limit, ctx.redact.secrets, more=note)
 
 
 def _park_question(record: StepRecord, question: str, why: str) -> None:
