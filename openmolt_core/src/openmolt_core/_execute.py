@@ -840,12 +840,8 @@ async def _call_tool(
 	# journaled, so an observer never sees "done" for a call a crash would run again.
 	done: dict[str, Any] = {}
 	# A durable port records the start of a call that must not silently run twice.
-	policy: InDoubt = "retry"
 	records = getattr(ctx.port, "call_started", None) is not None
-	if records:  # openmolt_core._indoubt
-		from openmolt_core._indoubt import policy_of
-
-		policy = policy_of(bound)
+	policy: InDoubt = bound.in_doubt if records else "retry"  # openmolt_core._indoubt
 
 	async def work() -> dict[str, Any]:
 		# What an earlier execution of this call spent before a crash stopped it (a durable
