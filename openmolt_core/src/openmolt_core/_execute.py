@@ -28,8 +28,8 @@ from openmolt_core._chain import (
 	summed,
 )
 from openmolt_core._emitter import EventEmitter
-from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
-from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
+from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
+from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable, nests_within
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import mask_fields, masked_excerpt
 from openmolt_core._support.sync import call as call_app
@@ -551,7 +551,7 @@ def _held(ctx: RunContext, output: Any) -> Any:
 		value = loads(output)
 	except (ValueError, RecursionError):  # not JSON (UnsafeJson is a ValueError too)
 		return _NOTHING
-	if isinstance(value, str) or not _depth(value, ctx.limits.max_depth):  # the reply's cap
+	if isinstance(value, str) or not nests_within(value, ctx.limits.max_depth):  # the reply's cap
 		return _NOTHING
 	try:
 		return ctx.output(value)
