@@ -34,6 +34,7 @@ __all__ = [
 	"encodable",
 	"encodable_text",
 	"loads",
+	"nests_within",
 	"problem",
 	"shallow",
 ]
@@ -134,6 +135,26 @@ def loads(text: str) -> Any:
 	if _ESCAPE.search(text) or _SURROGATE.search(text):
 		_check(value)  # a valid pair is fine: only the decoded strings can tell
 	return value
+
+
+def nests_within(value: Any, limit: int) -> bool:
+	"""Whether a decoded value nests at most ``limit`` levels of objects and arrays.
+
+	Iterative: a deeply nested value cannot make it recurse.
+	"""
+	stack: list[tuple[Any, int]] = [(value, 1)]
+	while stack:
+		item, level = stack.pop()
+		if isinstance(item, dict):
+			children: Any = item.values()
+		elif isinstance(item, list):
+			children = item
+		else:
+			continue
+		if level > limit:
+			return False
+		stack.extend((c, level + 1) for c in children if isinstance(c, dict | list))
+	return True
 
 
 def problem(value: Any, depth: int | None = None) -> str | None:

@@ -46,7 +46,8 @@ import os
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import fields
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
@@ -76,6 +77,7 @@ __all__ = [
 	"mask_bytes",
 	"mask_deep",
 	"mask_exception",
+	"mask_fields",
 	"mask_known",
 	"mask_urls",
 	"masked_excerpt",
@@ -715,6 +717,42 @@ def mask_deep(value: Any, secrets: frozenset[str]) -> Any:
 	if value is None or isinstance(value, int | float):
 		return value
 	return _masked_object(value, secrets)
+
+
+def mask_fields(
+	obj: Any,
+	text: Callable[[str], str],
+	deep: Callable[[Any], Any],
+	*,
+	skip: Collection[str] = (),
+) -> None:
+	"""Mask the secrets in what a dataclass instance holds, in place (a frozen one too).
+
+	Its fields and the attributes set beside them are read. Text, dicts, lists and tuples are
+	masked as they are (``deep``); a value ``deep`` cannot walk (an object, a set, bytes, inside
+	them too) whose text still shows a secret becomes its JSON data (such a value as its text),
+	masked: fail closed. Numbers, booleans and None are left as they are.
+
+	Args:
+		obj: The dataclass instance.
+		text: Masks the secrets in a text.
+		deep: Masks the secrets in a JSON-like value, returning a copy (`mask_deep`).
+		skip: The names of the fields left as they are.
+	"""
+	names = [f.name for f in fields(obj)]
+	names += [n for n in getattr(obj, "__dict__", ()) if n not in names]
+	for name in names:
+		value = getattr(obj, name)
+		if name in skip or value is None or isinstance(value, bool | int | float):
+			continue
+		masked = deep(value)
+		if isinstance(value, tuple):
+			masked = tuple(masked)
+		shown = repr(masked)
+		if text(shown) != shown:  # what deep could not reach shows a secret
+			masked = deep(json.loads(json.dumps(masked, default=repr)))
+		if masked is not value:
+			object.__setattr__(obj, name, masked)
 
 
 def _numbered_keys(value: dict[Any, Any], secrets: frozenset[str]) -> dict[Any, Any]:
