@@ -114,3 +114,26 @@ def test_every_core_sqlite_store_erases_what_it_deletes(tmp_path: Path, store: s
 		assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
 	finally:
 		conn.close()
+
+
+async def test_a_sqlalchemy_session_on_sqlite_erases_what_it_deletes(tmp_path: Path) -> None:
+	"""`SQLAlchemySession` on a SQLite file, with the application's engine whose connections
+	start with ``secure_delete`` off: a cleared session leaves the file's bytes too."""
+	sa = pytest.importorskip("sqlalchemy")
+	from openmolt_core.sessions import SQLAlchemySession
+
+	path = tmp_path / "sessions.db"
+	engine = sa.create_engine(f"sqlite:///{path}")
+
+	@sa.event.listens_for(engine, "connect")
+	def plain(dbapi: Any, record: Any) -> None:
+		dbapi.execute("PRAGMA secure_delete = OFF")
+
+	alice = SQLAlchemySession("alice", engine=engine)
+	await alice.add_items(turn(1, WORDS))
+	await SQLAlchemySession("bob", engine=engine).add_items(turn(2, "kept-words-of-bob-"))
+	await alice.clear()
+	assert await alice.get_items() == []
+	engine.dispose()  # its connections closed: the file checkpointed
+	assert not left(path, WORDS)
+	assert left(path, "kept-words-of-bob-2")

@@ -1247,6 +1247,23 @@ def _engine_for(sa: Any, url: str) -> Any:
 		return engine
 
 
+def _erasing_checkout(dbapi: Any, record: Any, proxy: Any) -> None:
+	cursor = dbapi.cursor()
+	try:
+		cursor.execute("PRAGMA secure_delete = ON")
+	finally:
+		cursor.close()
+
+
+def _erase_on(sa: Any, engine: Any) -> None:
+	"""Every connection a SQLite engine hands out overwrites what it deletes (`erasing`).
+
+	Set as each one is checked out: an application's engine may hold connections made before.
+	"""
+	if not sa.event.contains(engine, "checkout", _erasing_checkout):
+		sa.event.listen(engine, "checkout", _erasing_checkout)
+
+
 class SQLAlchemySession:
 	"""A session in a database SQLAlchemy reaches: PostgreSQL (``postgresql://...``), SQLite.
 
@@ -1318,6 +1335,8 @@ class SQLAlchemySession:
 
 	def _ensure(self) -> None:
 		if self.engine not in self._tables:
+			if self.engine.dialect.name == "sqlite":  # what it deletes leaves the file's bytes
+				_erase_on(self._sa, self.engine)
 			try:
 				self._meta.create_all(self.engine, checkfirst=True)
 			except self._sa.exc.DBAPIError:
