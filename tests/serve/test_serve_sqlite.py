@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from openmolt_serve._rows import SqliteTasks
 from openmolt_serve._seen import SqliteSeen
 from openmolt_serve._sqlite import SqliteFile
 
@@ -53,3 +56,34 @@ def test_a_file_made_before_with_a_wider_mode_is_narrowed(tmp_path: Path) -> Non
 	assert mode(path) == 0o600
 	assert all(mode(p) == 0o600 for p in tmp_path.iterdir() if p.name.startswith(path.name))
 	seen.close()
+
+
+WORDS = "CANARY-deleted-words-of-a-person-"
+
+
+def test_a_forgotten_a2a_task_leaves_no_words(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A served surface's rows (A2A tasks, AG-UI threads, chats' parked runs) share the run
+	store's file: a task deleted, taken or pruned is erased, once the server closes its file."""
+	connect = sqlite3.connect  # as on a SQLite built with its default: secure_delete off
+
+	def plain(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+		conn = connect(*args, **kwargs)
+		conn.execute("PRAGMA secure_delete = OFF")
+		return conn
+
+	monkeypatch.setattr(sqlite3, "connect", plain)
+	path = tmp_path / "runs.db"
+	rows = SqliteTasks(path, "a2a:Helper")
+	rows.put("bob", "t1", (WORDS + "1" + "x" * 40).encode())
+	rows.put("bob", "t2", (WORDS + "2" + "x" * 40).encode())
+	rows.put("bob", "t3", b"kept-task-3" + b"x" * 40)
+	rows.delete("bob", "t1")
+	assert rows.take("bob", "t2", (WORDS + "2" + "x" * 40).encode())
+	rows.close()
+	found = path.read_bytes() + (
+		Path(f"{path}-wal").read_bytes() if Path(f"{path}-wal").exists() else b""
+	)
+	assert WORDS.encode() not in found
+	assert b"kept-task-3" in found

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import anyio
 
+from openmolt_core._support.private import erasing, private_file
 from openmolt_core.result import RunResult, RunStatus
 
 __all__ = [
@@ -249,10 +250,8 @@ class SqliteHistory:
 
 	def _connect(self) -> sqlite3.Connection:
 		if not self._ready:
-			from openmolt_core._support.private import private_file
-
 			private_file(self.path)  # 0600 in a 0700 folder, also a file made before
-		conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+		conn = erasing(sqlite3.connect(self.path, timeout=10, isolation_level=None))
 		if not self._ready:
 			try:
 				conn.executescript(_SCHEMA)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core._support.private import private_file
+from openmolt_core._support.private import erasing, private_file
 from openmolt_core.files import masked_state
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 from openmolt_core.result import PARKED_STATUSES
@@ -379,7 +379,7 @@ class RunStore(RunObserver):
 					finally:
 						conn.close()
 					self._ready = True
-		conn = sqlite3.connect(self.path, timeout=10)
+		conn = erasing(sqlite3.connect(self.path, timeout=10))  # pruned runs leave the file
 		conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, fast commits
 		return conn
 

@@ -102,7 +102,7 @@ import anyio
 from openmolt_core._chain import slot_id, spend, split_id
 from openmolt_core._cost import counted, price_call
 from openmolt_core._support.jsonsafe import encodable, encodable_text
-from openmolt_core._support.private import private_dir, private_file
+from openmolt_core._support.private import erasing, private_dir, private_file
 from openmolt_core.capabilities.sessions import SessionHistory, not_held
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.conversation import Session, SharedSession
@@ -583,13 +583,13 @@ class SQLiteSession:
 			with self._lock:
 				if key not in self._ready:
 					private_file(self.path)  # conversations hold people's words: 0600
-					conn = sqlite3.connect(self.path, timeout=10)
+					conn = erasing(sqlite3.connect(self.path, timeout=10))
 					try:
 						conn.executescript(_SCHEMA)
 					finally:
 						conn.close()
 					self._ready.add(key)
-		return sqlite3.connect(self.path, timeout=10)
+		return erasing(sqlite3.connect(self.path, timeout=10))  # what it deletes is gone
 
 	def _looking(self) -> tuple[sqlite3.Connection, bool] | None:
 		"""A connection for a dry run, which writes nothing: no file, table or mode is made.
@@ -1247,6 +1247,23 @@ def _engine_for(sa: Any, url: str) -> Any:
 		return engine
 
 
+def _erasing_checkout(dbapi: Any, record: Any, proxy: Any) -> None:
+	cursor = dbapi.cursor()
+	try:
+		cursor.execute("PRAGMA secure_delete = ON")
+	finally:
+		cursor.close()
+
+
+def _erase_on(sa: Any, engine: Any) -> None:
+	"""Every connection a SQLite engine hands out overwrites what it deletes (`erasing`).
+
+	Set as each one is checked out: an application's engine may hold connections made before.
+	"""
+	if not sa.event.contains(engine, "checkout", _erasing_checkout):
+		sa.event.listen(engine, "checkout", _erasing_checkout)
+
+
 class SQLAlchemySession:
 	"""A session in a database SQLAlchemy reaches: PostgreSQL (``postgresql://...``), SQLite.
 
@@ -1318,6 +1335,8 @@ class SQLAlchemySession:
 
 	def _ensure(self) -> None:
 		if self.engine not in self._tables:
+			if self.engine.dialect.name == "sqlite":  # what it deletes leaves the file's bytes
+				_erase_on(self._sa, self.engine)
 			try:
 				self._meta.create_all(self.engine, checkfirst=True)
 			except self._sa.exc.DBAPIError:

@@ -46,6 +46,7 @@ import os
 import re
 from collections.abc import Iterable
 from typing import Annotated, Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -381,8 +382,32 @@ class A2ATrigger(_TokenTrigger):
 		default=None,
 		pattern=r"^https?://",
 		description="The address callers reach the server at, for the card (behind a proxy); "
-		"default: the server's own.",
+		"default: the server's own. No user, password, query or fragment: the card is public.",
 	)
+
+	@field_validator("public_url")
+	@classmethod
+	def _published(cls, url: str | None) -> str | None:
+		# The public card repeats it to anyone: what it holds besides the address (a password,
+		# a token in its query) would be published, and the path appended to it breaks a query.
+		if url is None:
+			return None
+		parts = urlsplit(url)
+		kept = [
+			name
+			for name, held in (
+				("a user or password", "@" in parts.netloc),
+				("a query", bool(parts.query) or "?" in url),
+				("a fragment", bool(parts.fragment) or "#" in url),
+			)
+			if held
+		]
+		if kept:
+			raise ValueError(
+				f"publicUrl holds {' and '.join(kept)}, which the public agent card would "
+				"publish; give the scheme, host, port and path only"
+			)
+		return url
 
 
 class AguiTrigger(_TokenTrigger):

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openmolt_core._support.private import private_file
+from openmolt_core._support.private import erasing, private_file
 from openmolt_core.openmolt import OpenMolt
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class SqliteFile:
 			if self._conn is None:
 				private_file(self.path)  # tasks and messages are people's words: 0600
 				conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+				erasing(conn)  # a forgotten task's words leave the file's bytes too
 				conn.execute("PRAGMA journal_mode = WAL")  # as the run store: fast commits
 				conn.execute("PRAGMA synchronous = NORMAL")
 				conn.executescript(self.schema)

@@ -4,7 +4,9 @@ Every store of OpenMolt (the run store, the run history, the file store, the app
 the durable store's SQLite file) makes its folder and file through these helpers, so a run's
 inputs, outputs and events are never readable by another local user. A file made earlier with
 a wider mode is narrowed when a store opens it again. SQLite makes its ``-wal``, ``-shm`` and
-``-journal`` files with the mode of the database file, so they are 0600 too.
+``-journal`` files with the mode of the database file, so they are 0600 too. What a store
+deletes from its SQLite file (a cleared session, a forgotten task) is overwritten, not left in
+the file's free pages (`erasing`).
 """
 
 from __future__ import annotations
@@ -13,12 +15,17 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openmolt_core._support.paths import check_regular
+
+if TYPE_CHECKING:
+	import sqlite3
 
 __all__ = [
 	"DIR_MODE",
 	"FILE_MODE",
+	"erasing",
 	"locked_file",
 	"private_dir",
 	"private_file",
@@ -171,3 +178,18 @@ def locked_file(lock: Path, *, own_dir: bool = False) -> Iterator[None]:
 	finally:
 		fcntl.flock(fd, fcntl.LOCK_UN)
 		os.close(fd)
+
+
+def erasing(conn: sqlite3.Connection) -> sqlite3.Connection:
+	"""The connection, set to overwrite with zeros what it deletes (``secure_delete``).
+
+	SQLite's default leaves a deleted row's bytes in the file until its page is used again, and
+	whether a build turns it on differs (Debian's does; SQLite's own default, which many builds
+	keep, does not): a cleared session or a forgotten task would stay readable in the file's bytes
+	(a backup, a copied disk). Every store of OpenMolt sets it on each connection it opens.
+
+	Args:
+		conn: A connection just opened.
+	"""
+	conn.execute("PRAGMA secure_delete = ON")
+	return conn
