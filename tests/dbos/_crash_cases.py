@@ -2,9 +2,10 @@
 
 The cases run once per store from ``test_crash_sqlite.py`` and ``test_crash_postgres.py``, which
 give the module-scoped ``crash_store`` fixture: with one store per module, a shuffled test order
-never sets the harness (about a minute) up twice.
+never sets the harness (about 40 s) up twice.
 
-One process (``driver.py``, worker id ``w1``) starts six runs at once. The fake server holds each
+One process (``driver.py``, worker id ``w1``) starts six runs (the budget's once the others are at
+their crash points, so that its clock does not count their start). The fake server holds each
 one at its crash point; when the server's log (and the store) show that all of them are there, the
 process is killed with SIGKILL:
 
@@ -14,7 +15,7 @@ process is killed with SIGKILL:
 | wait | inside an 8 s ``wait`` (the sleep is journaled) |
 | ask | parked on a question (answered from this process while no worker runs) |
 | batch | five concurrent function tools, one in flight, tool:call handlers awaiting |
-| budget | an HTTP tool call in flight, in a run with a 60 s time budget |
+| budget | an HTTP tool call in flight, in a run with a 35 s time budget (started last) |
 | error | already ended: the model server answered 500 |
 
 Then ``openmolt worker`` starts under the same worker id and finishes them. The same scripts run
@@ -44,10 +45,14 @@ from openmolt_dbos._engine import reset_engine
 
 SCENARIOS = ["tool", "wait", "ask", "batch", "budget", "error"]
 WAIT = 8.0
-# Long enough that the held tool call completes inside the budget even when the other scenarios
-# are slow to reach their crash points (a loaded 2-core machine took over 30 s); the run then ends
-# on the budget, in its 60 s wait.
-BUDGET = 60.0
+# The budget run starts once the other runs are at their crash points (the driver's ``later:``),
+# so its clock runs only through its own crash point, the kill, the question's answer, the
+# worker's start and its takeover of the lease (3 s): long enough that the held tool call
+# completes inside the budget on a loaded machine (at a load of 3 on 2 cores the worker had
+# replayed it 4 s after the run began; the run then ends on the budget, in its 60 s wait). At
+# 60 s from the driver's start, the harness waited on the budget about 20 s longer than on
+# anything else.
+BUDGET = 35.0
 
 
 def _call(tool: str, **input: Any) -> dict[str, Any]:
@@ -236,7 +241,7 @@ ENV = ("OPENMOLT_TEST_SERVER", "OPENMOLT_TEST_EVENTS", "OPENMOLT_TEST_BUDGET")
 _HARNESS: dict[str, dict[str, Any]] = {}
 """What the harness observed, per store: computed once per process (pytest-xdist tears
 module fixtures down at the end of each batch of tests it hands a worker, which would run the
-one-minute harness again for the same cases)."""
+40-second harness again for the same cases)."""
 
 
 @pytest.fixture(scope="module")
@@ -265,6 +270,7 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 		"OPENMOLT_TEST_SERVER": server.url,
 		"OPENMOLT_TEST_EVENTS": str(events),
 		"OPENMOLT_TEST_BUDGET": str(BUDGET),
+		"OPENMOLT_TEST_GO": str(tmp / "go"),
 	}
 	# The references run crash_agents in this process (`_references`), which reads the same
 	# variables: set for the harness only, and put back as they were (a later test of this
@@ -279,7 +285,8 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 		return proc
 
 	try:
-		driver = start(["driver.py", store, "w1", *SCENARIOS], "driver")
+		later = ["later:budget" if name == "budget" else name for name in SCENARIOS]
+		driver = start(["driver.py", store, "w1", *later], "driver")
 		refs: dict[str, Any] = {}
 		thread = threading.Thread(target=_references, args=(refs,))
 		driver.wait_line("ready")
@@ -292,7 +299,6 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 
 		def at_crash_points() -> bool:
 			held = server.entries("tool", name="charge", scenario="tool", value="B")
-			held = held and server.entries("tool", name="charge", scenario="budget")
 			batch = {e.body.get("value") for e in server.entries("tool-done", scenario="batch")}
 			started3 = server.entries("tool", name="echo", scenario="batch", value="v3")
 			return bool(held and started3 and batch >= {"v0", "v1", "v2", "v4"})
@@ -308,6 +314,12 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 			time.sleep(0.2)
 		else:
 			raise AssertionError(f"crash points not reached:\n{driver.output()[-4000:]}")
+		(tmp / "go").touch()
+		server.wait_for(
+			lambda: server.entries("tool", name="charge", scenario="budget"),
+			120,
+			"the budget run at its crash point",
+		)
 		killed_at = time.time()
 		driver.kill()
 		# Answered from this process: no worker runs now.
