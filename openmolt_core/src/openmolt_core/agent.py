@@ -1218,7 +1218,11 @@ class Agent:
 				"resume: this run waits for a person's answer: give answer=..."
 			)
 		await self._check_delivery(loaded, answer, delivered)  # before the store gives it out
-		claimed = await self._claim(loaded)
+		# The step taken for this resume (the run store, the observers' capability), before the
+		# drive they watch; a durable run's backend keeps one resume per parked step itself.
+		claimed = None
+		if self._hooks.claim_resume and self.om.durability is None:
+			claimed = await self._hooks.claimed(self.name, loaded)
 		drive = functools.partial(
 			self._drive, loaded, answer=answer, decisions=delivered, checked=True
 		)
@@ -1230,21 +1234,9 @@ class Agent:
 				return await wrap(call, lambda _: drive())
 			return await drive()
 		except (ConfigurationError, ApprovalError):  # refused before it went on: given back
-			if claimed:
-				store: Any = getattr(self.om, "run_store", None)
-				await store.release_parked(loaded.run_id, loaded.steps, claimed)
+			if claimed is not None:
+				await claimed()
 			raise
-
-	async def _claim(self, state: RunState) -> str:
-		# The instance's run store takes the parked step for this resume, or refuses it: the
-		# processes that share it resume a step once (`openmolt_core.runstore.RunStore
-		# .claim_resume`). A durable run's backend keeps one resume per step itself. "": nothing
-		# was taken.
-		store: Any = getattr(self.om, "run_store", None)
-		if getattr(store, "claim_resume", None) is None or self.om.durability is not None:
-			return ""
-		claimed: str = await store.claim_resume(state.run_id, state.steps, self.name)
-		return claimed
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.

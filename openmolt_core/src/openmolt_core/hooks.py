@@ -1228,6 +1228,26 @@ class Capability:
 		"""
 		return []
 
+	async def claim_resume(
+		self, agent: str, state: RunState
+	) -> Callable[[], Awaitable[None]] | None:
+		"""Take a parked run's step for this ``agent.resume``, or refuse the resume (raise).
+
+		Called once the delivery was read and checked, before the run goes on, for a run that no
+		durable backend drives (a backend keeps one resume per parked step itself). Raise
+		`openmolt_core.errors.ConfigurationError` to refuse: processes that share what a
+		capability keeps (the run store) resume a step once, so its calls never run twice.
+
+		Args:
+			agent: The agent's name.
+			state: The parked state being resumed (nothing of it runs here).
+
+		Returns:
+			What gives the step back if the resume is refused before the run goes on (a
+			refused decision), or None: nothing was taken.
+		"""
+		return None
+
 
 CapabilityEntry = Capability | str | Mapping[str, Any]
 """What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
@@ -1259,6 +1279,7 @@ _HOOKS = (
 	"before_finish",
 	"before_words",
 	"resume",
+	"claim_resume",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
@@ -1969,6 +1990,32 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = functools.partial(_wrapped, hook, run, send)
 		return send
+
+	claim_resume: tuple[
+		Callable[[str, RunState], Awaitable[Callable[[], Awaitable[None]] | None]], ...
+	]
+	"""The `Capability.claim_resume` hooks, in order."""
+
+	async def claimed(self, agent: str, state: RunState) -> Callable[[], Awaitable[None]] | None:
+		"""Ask each `Capability.claim_resume` in order: what gives back every claim (None: none).
+
+		A refusal gives back the claims taken before it, then raises.
+		"""
+		releases: list[Callable[[], Awaitable[None]]] = []
+
+		async def give_back() -> None:  # the last taken first
+			for release in reversed(releases):
+				await release()
+
+		try:
+			for hook in self.claim_resume:
+				release = await _await(hook, agent, state)
+				if release is not None:
+					releases.append(release)
+		except BaseException:
+			await give_back()
+			raise
+		return give_back if releases else None
 
 
 def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:

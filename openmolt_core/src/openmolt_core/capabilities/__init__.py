@@ -18,6 +18,7 @@ from the next step, for the capabilities that do (tool search, offload).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
@@ -153,6 +154,29 @@ class Observers(Capability):
 			parent=link.run_id if link is not None else None,
 		)
 		return await watch.drive(ctx, drive)
+
+	async def claim_resume(
+		self, agent: str, state: RunState
+	) -> Callable[[], Awaitable[None]] | None:
+		"""Take the parked step in the run store for this resume, or refuse it.
+
+		The processes that share a run store (the viewer, ``openmolt serve``) resume a step once
+		(`openmolt_core.runstore.RunStore.claim_resume`): the second resume of one step is
+		refused, as a durable backend refuses it, so its calls never run twice. It runs before
+		the drive this capability watches (``wrap_run``), so a refused resume records nothing.
+
+		Returns:
+			What gives the step back (`RunStore.release_parked`), or None: the instance has no
+			run store, or it has no row of the run.
+		"""
+		for observer in self.observers():
+			store: Any = observer  # a run store (`RunStore`) claims; other observers do not
+			if getattr(store, "claim_resume", None) is None:
+				continue
+			status: str = await store.claim_resume(state.run_id, state.steps, agent)
+			if status:
+				return functools.partial(store.release_parked, state.run_id, state.steps, status)
+		return None
 
 
 class ObservedOutside:
