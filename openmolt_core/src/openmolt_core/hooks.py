@@ -1248,6 +1248,19 @@ class Capability:
 		"""
 		return None
 
+	def new_root_run(self, agent: str, state: RunState) -> None:
+		"""A new run that no other run started is made: note in it what its caller's context says.
+
+		As `new_run` (once per run, where its first state is made, saved or journaled with it;
+		no I/O, no await), before the ``new_run`` hooks, and not for a nested run (a sub-agent's,
+		a guardrail agent's): that one is driven in its caller's context, which its caller's
+		state keeps (the observers mark a run with the trigger it was started under).
+
+		Args:
+			agent: The agent's name.
+			state: The new run's state.
+		"""
+
 
 CapabilityEntry = Capability | str | Mapping[str, Any]
 """What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
@@ -1280,6 +1293,7 @@ _HOOKS = (
 	"before_words",
 	"resume",
 	"claim_resume",
+	"new_root_run",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
@@ -2016,6 +2030,14 @@ class Hooks:
 			await give_back()
 			raise
 		return give_back if releases else None
+
+	new_root_run: tuple[Callable[[str, RunState], None], ...]
+	"""The `Capability.new_root_run` hooks, in order."""
+
+	def rooted(self, agent: str, state: RunState) -> None:
+		"""Show a new run no other run started to each `Capability.new_root_run`, in order."""
+		for hook in self.new_root_run:
+			_ask(hook, agent, state)
 
 
 def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
