@@ -56,6 +56,7 @@ __all__ = [
 	"RunOutcome",
 	"WatchedRun",
 	"current_trigger",
+	"driven_as",
 	"event_data",
 	"run_input",
 	"started_by",
