@@ -205,3 +205,41 @@ async def test_a_delivery_the_parked_step_refuses_leaves_the_run_parked_in_the_s
 	assert (await approved.resume(parked.state, decision=request.approve())).ok
 	assert (await desked.resume(held.state, given="yes")).ok
 	assert paid == [5, 5]
+
+
+async def test_a_capability_that_refuses_a_resume_gives_back_the_claims_taken_before_it(
+	tmp_path,
+) -> None:
+	"""`Capability.claim_resume` hooks claim in order, the instance's run store first: one that
+	refuses gives back what the others took, so the run stays parked in the store."""
+	from openmolt_core.hooks import Capability
+
+	asked: list[str] = []
+
+	class Turnstile(Capability):
+		"""Refuses the first resume it sees, then lets the next through and takes nothing."""
+
+		name = "turnstile"
+
+		async def claim_resume(self, agent, state):
+			"""Refuse once (after the run store took the step)."""
+			row = await OpenMolt.of(clerk).run_store.run(state.run_id)
+			asked.append(row.status)
+			if len(asked) == 1:
+				raise ConfigurationError("turnstile: not yet")
+			return None
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	clerk = om.create_agent(
+		name="Clerk",
+		model=ScriptedModel([ask_human("Which order?"), finish("done")]),
+		on_human_input_request=later,
+		capabilities=[Turnstile()],
+	)
+	parked = await clerk.run("refund my order")
+	with pytest.raises(ConfigurationError, match="turnstile: not yet"):
+		await clerk.resume(parked.state, answer="A1")
+	row = await OpenMolt.of(clerk).run_store.run(parked.state.run_id)
+	assert row is not None and row.status == "human_input_required"
+	assert (await clerk.resume(parked.state, answer="A1")).status == "success"
+	assert asked == ["running", "running"]  # the store took the step before the agent's hook

@@ -51,3 +51,34 @@ async def test_a_run_started_under_no_trigger_carries_no_mark() -> None:
 	agent = om.create_agent(name="A", model=ScriptedModel([finish("done")]))
 	result = await agent.run("hi")
 	assert result.state.trigger is None and TRIGGER_KEY not in result.state.ext
+
+
+async def test_a_sub_agents_run_is_not_marked_its_callers_is() -> None:
+	"""`Capability.new_root_run` sees the runs no other run started: a sub-agent's run, driven in
+	its caller's context, carries no mark of its own; its caller's run does."""
+	from openmolt_core.hooks import Capability
+
+	rooted: list[str] = []
+
+	class Roots(Capability):
+		"""Notes which agents' runs were rooted."""
+
+		name = "roots"
+
+		def new_root_run(self, agent: str, state: Any) -> None:
+			"""Note the agent."""
+			rooted.append(agent)
+
+	om = OpenMolt(entry_points=False)
+	sub = om.create_agent(name="sub", model=ScriptedModel([finish("ok")]), capabilities=[Roots()])
+	boss = om.create_agent(
+		name="boss",
+		model=ScriptedModel([call_tool("local.sub", task="a"), finish("done")]),
+		tools=[sub],
+		capabilities=[Roots()],
+	)
+	with started_by("webhook", where="Triage"):
+		result = await boss.run("go")
+	assert result.ok and rooted == ["boss"]
+	assert result.state.trigger == {"kind": "webhook", "where": "Triage"}
+	assert sub.last_state is not None and TRIGGER_KEY not in sub.last_state.ext

@@ -22,7 +22,6 @@ import dataclasses
 import functools
 import json
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -104,7 +103,7 @@ from openmolt_core.llm import (
 	options_for,
 )
 from openmolt_core.prompt import dumps, maestro_prompt
-from openmolt_core.result import PARKED_STATUSES, TRIGGER_KEY, RunResult, RunState
+from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_core.secrets import Redactor, redactor_for
 from openmolt_core.tools import MAX_NESTING
 
@@ -1027,12 +1026,8 @@ class Agent:
 			state.memory = {"longTerm": long_term, "shortTerm": short_term}
 		if opening is not None:
 			state.memory.update(opening.memory)
-		if (
-			parent is None and TRIGGER_KEY not in state.ext
-		):  # a sub-run is driven in its caller's context
-			trigger = _current_trigger()
-			if trigger is not None:  # kept with the run: a worker that recovers it knows it
-				state.ext[TRIGGER_KEY] = trigger
+		if parent is None and self._hooks.new_root_run:  # a sub-run: in its caller's context
+			self._hooks.rooted(self.name, state)  # the observers mark the run's trigger
 		if self._static is not None and self._static[2] is not None:  # what its turn lists
 			from openmolt_core._listed import KEY
 
@@ -1228,7 +1223,11 @@ class Agent:
 				"resume: this run waits for a person's answer: give answer=..."
 			)
 		await self._check_delivery(loaded, answer, delivered)  # before the store gives it out
-		claimed = await self._claim(loaded)
+		# The step taken for this resume (the run store, the observers' capability), before the
+		# drive they watch; a durable run's backend keeps one resume per parked step itself.
+		claimed = None
+		if self._hooks.claim_resume and self.om.durability is None:
+			claimed = await self._hooks.claimed(self.name, loaded)
 		drive = functools.partial(
 			self._drive, loaded, answer=answer, decisions=delivered, checked=True
 		)
@@ -1240,21 +1239,9 @@ class Agent:
 				return await wrap(call, lambda _: drive())
 			return await drive()
 		except (ConfigurationError, ApprovalError):  # refused before it went on: given back
-			if claimed:
-				store: Any = getattr(self.om, "run_store", None)
-				await store.release_parked(loaded.run_id, loaded.steps, claimed)
+			if claimed is not None:
+				await claimed()
 			raise
-
-	async def _claim(self, state: RunState) -> str:
-		# The instance's run store takes the parked step for this resume, or refuses it: the
-		# processes that share it resume a step once (`openmolt_core.runstore.RunStore
-		# .claim_resume`). A durable run's backend keeps one resume per step itself. "": nothing
-		# was taken.
-		store: Any = getattr(self.om, "run_store", None)
-		if getattr(store, "claim_resume", None) is None or self.om.durability is not None:
-			return ""
-		claimed: str = await store.claim_resume(state.run_id, state.steps, self.name)
-		return claimed
 
 	def approval_requests(self, state: RunState | Mapping[str, Any]) -> list[ApprovalRequest]:
 		"""The tool calls a parked run (``approval_required``) waits for, ready to decide.
@@ -1565,7 +1552,6 @@ class Agent:
 		self.last_state = state
 		_masked_history(state, self._redactor)  # saved where fewer secrets were known
 		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
-		unset = _as_started(state)  # no trigger here (a recovered durable run): its own
 		try:
 			await self._prepare()
 			self._keep_listed(state)  # then its tool set, with no await between
@@ -1592,8 +1578,6 @@ class Agent:
 			self._redactor.exception(exc)
 			raise self._failed(state, message) from exc
 		finally:
-			if unset is not None:
-				unset()
 			if link is not None and state.taint and not link.untrusted:
 				# What it read its caller did not hand down: the call's result may carry it.
 				handed = {t.get("call") for t in link.taint}
@@ -2659,35 +2643,6 @@ def _spent(state: RunState) -> tuple[int, int, float | None]:
 	"""What a run has spent, to tell whether something before a model call spent (a summary)."""
 	usage = state.usage
 	return usage.calls, usage.total_tokens, usage.cost_usd
-
-
-def _current_trigger() -> dict[str, Any] | None:
-	"""The trigger the runs of this context were started under (`openmolt_core._started`).
-
-	None when no code of this process said one (the module is loaded by what says it: a plain
-	run never loads it).
-	"""
-	started = sys.modules.get("openmolt_core._started")
-	found: dict[str, Any] | None = None if started is None else started.current_trigger()
-	return found
-
-
-def _as_started(state: RunState) -> Callable[[], None] | None:
-	"""Drive a run marked with its trigger (`TRIGGER_KEY`) under it, when none is set here.
-
-	A durable run recovered by a worker, or resumed by a process no trigger started it in, is
-	then what it was where it began (a chat's run, for its account links and its observers).
-
-	Returns:
-		What sets the context back when the drive ends; None when nothing was set.
-	"""
-	mark = state.ext.get(TRIGGER_KEY) if state.ext else None
-	if not isinstance(mark, dict) or not mark.get("kind") or _current_trigger() is not None:
-		return None
-	from openmolt_core import _started
-
-	token = _started._trigger.set(dict(mark))
-	return lambda: _started._trigger.reset(token)
 
 
 def _attachments(given: object) -> None:

@@ -1242,6 +1242,39 @@ class Capability:
 		"""
 		return []
 
+	async def claim_resume(
+		self, agent: str, state: RunState
+	) -> Callable[[], Awaitable[None]] | None:
+		"""Take a parked run's step for this ``agent.resume``, or refuse the resume (raise).
+
+		Called once the delivery was read and checked, before the run goes on, for a run that no
+		durable backend drives (a backend keeps one resume per parked step itself). Raise
+		`openmolt_core.errors.ConfigurationError` to refuse: processes that share what a
+		capability keeps (the run store) resume a step once, so its calls never run twice.
+
+		Args:
+			agent: The agent's name.
+			state: The parked state being resumed (nothing of it runs here).
+
+		Returns:
+			What gives the step back if the resume is refused before the run goes on (a
+			refused decision), or None: nothing was taken.
+		"""
+		return None
+
+	def new_root_run(self, agent: str, state: RunState) -> None:
+		"""A new run that no other run started is made: note in it what its caller's context says.
+
+		As `new_run` (once per run, where its first state is made, saved or journaled with it;
+		no I/O, no await), before the ``new_run`` hooks, and not for a nested run (a sub-agent's,
+		a guardrail agent's): that one is driven in its caller's context, which its caller's
+		state keeps (the observers mark a run with the trigger it was started under).
+
+		Args:
+			agent: The agent's name.
+			state: The new run's state.
+		"""
+
 
 CapabilityEntry = Capability | str | Mapping[str, Any]
 """What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
@@ -1273,6 +1306,8 @@ _HOOKS = (
 	"before_finish",
 	"before_words",
 	"resume",
+	"claim_resume",
+	"new_root_run",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
@@ -1983,6 +2018,40 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = functools.partial(_wrapped, hook, run, send)
 		return send
+
+	claim_resume: tuple[
+		Callable[[str, RunState], Awaitable[Callable[[], Awaitable[None]] | None]], ...
+	]
+	"""The `Capability.claim_resume` hooks, in order."""
+
+	async def claimed(self, agent: str, state: RunState) -> Callable[[], Awaitable[None]] | None:
+		"""Ask each `Capability.claim_resume` in order: what gives back every claim (None: none).
+
+		A refusal gives back the claims taken before it, then raises.
+		"""
+		releases: list[Callable[[], Awaitable[None]]] = []
+
+		async def give_back() -> None:  # the last taken first
+			for release in reversed(releases):
+				await release()
+
+		try:
+			for hook in self.claim_resume:
+				release = await _await(hook, agent, state)
+				if release is not None:
+					releases.append(release)
+		except BaseException:
+			await give_back()
+			raise
+		return give_back if releases else None
+
+	new_root_run: tuple[Callable[[str, RunState], None], ...]
+	"""The `Capability.new_root_run` hooks, in order."""
+
+	def rooted(self, agent: str, state: RunState) -> None:
+		"""Show a new run no other run started to each `Capability.new_root_run`, in order."""
+		for hook in self.new_root_run:
+			_ask(hook, agent, state)
 
 
 def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:

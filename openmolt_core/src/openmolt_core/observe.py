@@ -26,17 +26,18 @@ run. With no observer, a run pays one attribute check.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from openmolt_core._started import current_trigger, started_by
 from openmolt_core.durability import completed_port
 from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
@@ -55,6 +56,7 @@ __all__ = [
 	"RunOutcome",
 	"WatchedRun",
 	"current_trigger",
+	"driven_as",
 	"event_data",
 	"run_input",
 	"started_by",
@@ -63,6 +65,65 @@ __all__ = [
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+# Where the runs of a context come from (`started_by`). The observers' capability marks a new run
+# with it (``RunState.ext["trigger"]``, `openmolt_core.result.TRIGGER_KEY`) and drives a run no
+# trigger started here (a durable run recovered by another process) under that mark (`driven_as`):
+# what reads it (the accounts capability's chat links, the observers' record of the run) sees the
+# same trigger in every process. It reads it only once this module was loaded (a trigger or an
+# observer imported it): a plain run never loads it.
+_trigger: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+	"openmolt_trigger", default=None
+)
+
+
+@contextmanager
+def started_by(kind: str, **details: str | int | None) -> Iterator[None]:
+	"""Say where the runs started inside this block come from; observers record it.
+
+	``with started_by("webhook", where="Triage"): await agent.run(payload)`` records the run
+	as started by the webhook ``Triage`` (the run store keeps it with the run's row), and marks
+	the run's state with it, so a process that goes on with the run (a durable worker) knows it too.
+
+	Args:
+		kind: ``cli``, ``api``, ``schedule``, ``webhook``, ``chat``, ``mcp``... (the kinds of
+			`openmolt_core.triggers`, plus ``cli`` and ``api``).
+		**details: Which one: ``where`` (the trigger's or schedule's name, the chat channel),
+			``sender`` (the chat user's id)... Empty values are left out.
+	"""
+	if not isinstance(kind, str) or not kind:
+		raise ValueError("started_by: kind must be a non-empty string such as 'webhook'")
+	token = _trigger.set(
+		{"kind": kind, **{k: v for k, v in details.items() if v not in (None, "")}}
+	)
+	try:
+		yield
+	finally:
+		_trigger.reset(token)
+
+
+def current_trigger() -> dict[str, Any] | None:
+	"""What started the runs of this context (`started_by`'s kind and details), or None."""
+	found = _trigger.get()
+	return None if found is None else dict(found)
+
+
+@contextmanager
+def driven_as(mark: Mapping[str, Any]) -> Iterator[None]:
+	"""Drive a run marked with its trigger (`started_by`) under it, when this context has none.
+
+	Args:
+		mark: The run's ``state.ext["trigger"]``.
+	"""
+	if _trigger.get() is not None:
+		yield
+		return
+	token = _trigger.set(dict(mark))
+	try:
+		yield
+	finally:
+		_trigger.reset(token)
+
 
 OutcomeStatus = RunStatus | Literal["cancelled"]
 """How a run ended: the run's own status (`openmolt_core.result.RunStatus`), or ``cancelled``."""

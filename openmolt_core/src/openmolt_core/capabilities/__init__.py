@@ -18,6 +18,7 @@ from the next step, for the capabilities that do (tool search, offload).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
@@ -31,7 +32,10 @@ from openmolt_core._cost import estimate_tokens
 from openmolt_core.hooks import PROCEED, Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
-from openmolt_core.result import SESSION_KEY  # the state's key, re-exported here
+from openmolt_core.result import (
+	SESSION_KEY,  # the state's key, re-exported here
+	TRIGGER_KEY,
+)
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
@@ -119,8 +123,34 @@ class Observers(Capability):
 	def __init__(self, observers: Callable[[], Sequence[RunObserver]]) -> None:
 		self.observers = observers
 
+	def new_root_run(self, agent: str, state: RunState) -> None:
+		"""Mark a new run with the trigger it is started under (`openmolt_core.observe.started_by`).
+
+		The mark (``state.ext["trigger"]``) is saved or journaled with the run's first state: a
+		process that goes on with the run (a durable worker that recovers it) drives it under
+		the same trigger (`wrap_run`).
+		"""
+		observe = sys.modules.get("openmolt_core.observe")  # not loaded: no trigger was set
+		trigger = None if observe is None else observe.current_trigger()
+		if trigger is not None and TRIGGER_KEY not in state.ext:
+			state.ext[TRIGGER_KEY] = trigger
+
 	async def wrap_run(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
-		"""Run the drive marked verbose or quiet, watched by the observers if there are any."""
+		"""Run the drive under its run's trigger, verbose or quiet, watched by the observers.
+
+		A run marked with its trigger (`new_root_run`) that this context does not say (a durable
+		run another process recovers) is driven under its mark.
+		"""
+		mark = run.state.ext.get(TRIGGER_KEY) if run.state.ext else None
+		if isinstance(mark, dict) and mark.get("kind"):
+			from openmolt_core.observe import driven_as
+
+			with driven_as(mark):
+				return await self._verbose(run, drive)
+		return await self._verbose(run, drive)
+
+	async def _verbose(self, run: Run, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
+		# The drive marked verbose or quiet, watched by the observers if there are any.
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		agent = cast("Agent | None", ctx.owner)  # the kernel's context names its Agent
 		if agent is None:
@@ -153,6 +183,29 @@ class Observers(Capability):
 			parent=link.run_id if link is not None else None,
 		)
 		return await watch.drive(ctx, drive)
+
+	async def claim_resume(
+		self, agent: str, state: RunState
+	) -> Callable[[], Awaitable[None]] | None:
+		"""Take the parked step in the run store for this resume, or refuse it.
+
+		The processes that share a run store (the viewer, ``openmolt serve``) resume a step once
+		(`openmolt_core.runstore.RunStore.claim_resume`): the second resume of one step is
+		refused, as a durable backend refuses it, so its calls never run twice. It runs before
+		the drive this capability watches (``wrap_run``), so a refused resume records nothing.
+
+		Returns:
+			What gives the step back (`RunStore.release_parked`), or None: the instance has no
+			run store, or it has no row of the run.
+		"""
+		for observer in self.observers():
+			store: Any = observer  # a run store (`RunStore`) claims; other observers do not
+			if getattr(store, "claim_resume", None) is None:
+				continue
+			status: str = await store.claim_resume(state.run_id, state.steps, agent)
+			if status:
+				return functools.partial(store.release_parked, state.run_id, state.steps, status)
+		return None
 
 
 class ObservedOutside:
