@@ -169,3 +169,27 @@ async def test_observers_appended_later_hear_the_next_run() -> None:
 	om.observers.append(recorder)
 	await agent.run("two")
 	assert recorder.seen[0] == ("started", ("A", "scripted", "two", False))
+
+
+def test_an_observers_own_port_keeps_the_journal_of_the_port_it_wraps() -> None:
+	"""A wrapper of an observer's own hides neither the journal nor the optional members."""
+	from openmolt_core import durability
+	from openmolt_core.durability import LocalPort, journaled
+	from openmolt_core.observe import completed_port
+
+	class Journaled(LocalPort):
+		async def call_started(self, key: str) -> bool:
+			return False
+
+	class Own:  # RunPort's members only (none needed here)
+		pass
+
+	inner = Journaled()
+	own: Any = Own()
+	completed = completed_port(own, inner)
+	assert completed is not own and completed.port is own
+	assert journaled(completed) and journaled(ForwardingPort(completed))
+	assert not journaled(completed_port(own, LocalPort()))  # nothing to complete: itself
+	assert not journaled(ForwardingPort(LocalPort()))
+	assert journaled(ForwardingPort(ForwardingPort(inner)))
+	assert durability.completed_port is completed_port  # its old home re-exports it

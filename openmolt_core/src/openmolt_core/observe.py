@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from openmolt_core._started import current_trigger, started_by
-from openmolt_core.durability import completed_port
+from openmolt_core.durability import (
+	ForwardingPort,
+	call_started,
+	journaled,
+	keeps_spent,
+	record_spent,
+	spent_before,
+)
 from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
 
@@ -54,6 +61,7 @@ __all__ = [
 	"RunObserver",
 	"RunOutcome",
 	"WatchedRun",
+	"completed_port",
 	"current_trigger",
 	"event_data",
 	"run_input",
@@ -169,9 +177,73 @@ class RunObserver:
 		reach the wrapped port as they are. A port of the observer's own that implements only
 		`openmolt_core.durability.RunPort` hides nothing either: the members it lacks (a durable
 		port's record of the calls it started, what a call's nested runs spent) reach the port
-		it wraps (`openmolt_core.durability.completed_port`).
+		it wraps (`completed_port`).
 		"""
 		return port
+
+
+_OPTIONAL = ("call_started", "spent_before", "record_spent", "keeps_spent")
+"""The members a port may have beyond `openmolt_core.durability.RunPort` (the starts of calls, a
+call's spend), which a wrapper of an observer's keeps (`completed_port`)."""
+
+
+def completed_port(port: RunPort, wrapped: RunPort) -> RunPort:
+	"""``port``, a wrapper of ``wrapped``, with the optional members it lacks taken from ``wrapped``.
+
+	An observer's ``wrap_port`` may return a port of its own that implements
+	`openmolt_core.durability.RunPort` without subclassing
+	`openmolt_core.durability.ForwardingPort`. The loop asks the run's port for the optional
+	members (a durable one records the starts of calls that must not run twice, and what a
+	call's nested runs spent): such a wrapper would hide them, and a call found in doubt after a
+	crash would run again. The members it lacks reach the port it wraps; the ones it has stay
+	its own. (`openmolt_core.durability` re-exports it, its old home.)
+
+	Args:
+		port: The wrapper (an observer's port).
+		wrapped: The port it wraps.
+	"""
+	if port is wrapped or not any(
+		getattr(wrapped, name, None) is not None and getattr(port, name, None) is None
+		for name in _OPTIONAL
+	):
+		return port
+	return _Completed(port, wrapped)
+
+
+class _Completed(ForwardingPort):
+	"""A wrapper port with the optional members it lacks forwarded to the port it wraps."""
+
+	__slots__ = ("_wrapped",)
+
+	def __init__(self, port: RunPort, wrapped: RunPort) -> None:
+		super().__init__(port)
+		self._wrapped = wrapped
+
+	def _of(self, name: str) -> RunPort:
+		return self.port if getattr(self.port, name, None) is not None else self._wrapped
+
+	async def call_started(self, key: str) -> bool:
+		"""Record a tool call's start (on the wrapper if it can, else on the port it wraps)."""
+		return await call_started(self._of("call_started"), key)
+
+	async def spent_before(self, key: str) -> dict[str, Any]:
+		"""What earlier executions of a tool call spent (see `call_started`)."""
+		return await spent_before(self._of("spent_before"), key)
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		"""Record what a tool call spent so far (see `call_started`)."""
+		await record_spent(self._of("record_spent"), key, entry)
+
+	def keeps_spent(self) -> bool:
+		"""Whether a tool call's spend is kept (see `call_started`)."""
+		port = self.port
+		if getattr(port, "keeps_spent", None) is not None or getattr(port, "record_spent", None):
+			return keeps_spent(port)
+		return keeps_spent(self._wrapped)
+
+	def journaled(self) -> bool:
+		"""Whether the run is journaled: on the wrapper, or on the port it wraps."""
+		return journaled(self.port) or journaled(self._wrapped)
 
 
 def run_input(state: RunState) -> Any:
