@@ -193,3 +193,25 @@ def test_an_observers_own_port_keeps_the_journal_of_the_port_it_wraps() -> None:
 	assert not journaled(ForwardingPort(LocalPort()))
 	assert journaled(ForwardingPort(ForwardingPort(inner)))
 	assert durability.completed_port is completed_port  # its old home re-exports it
+
+
+def test_what_an_event_name_stands_for_is_read_from_the_one_registry() -> None:
+	"""The loop's names, a registered capability's, and the old path give the same answers."""
+	from openmolt_core import events, observe
+	from openmolt_core.events import Event, register_events
+
+	class Counted(Event):
+		"""A thing was counted.
+
+		More words that the reader does not show.
+		"""
+
+	assert events.describe_event is observe.describe_event
+	assert events.EventInfo is observe.EventInfo
+	assert observe.describe_event("obs-reg:counted") is None
+	register_events("obs-reg", {"obs-reg:counted": Counted})
+	register_events("other", {"obs-reg:counted": Event})  # the first capability names it
+	info = observe.describe_event("obs-reg:counted")
+	assert info == observe.EventInfo("obs-reg:counted", "obs-reg", "A thing was counted.")
+	finish = observe.describe_event("finish")
+	assert finish is not None and finish.by == "" and finish.about

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 	from openmolt_core.secrets import Redactor
 
 __all__ = [
+	"EventInfo",
 	"ObservedRun",
 	"OutcomeStatus",
 	"RunObserver",
@@ -63,6 +64,7 @@ __all__ = [
 	"WatchedRun",
 	"completed_port",
 	"current_trigger",
+	"describe_event",
 	"event_data",
 	"run_input",
 	"started_by",
@@ -455,3 +457,77 @@ def watch_run(
 		trigger=trigger,
 	)
 	return WatchedRun(run, observers)
+
+
+# What readers of stored events ask of a name -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+	"""What an event's name stands for, for whoever reads a run's events (the run viewer).
+
+	Args:
+		name: The event's name.
+		by: Who emits it: "" for the loop and its built-in features, else the capability's name.
+		about: What happened, in one line (the first line of its class's docstring).
+	"""
+
+	name: str
+	by: str
+	about: str
+
+
+_KERNEL: dict[str, EventInfo] = {}  # the loop's names, made at the first question
+
+
+def describe_event(name: str) -> EventInfo | None:
+	"""What an event name stands for and who emits it, or None for a name this process never saw.
+
+	The loop's names (`openmolt_core.events.EVENT_NAMES`) are always known; a capability's once
+	an agent with it was made in this process (`openmolt_core.events.register_events`). A name
+	neither knows (an event another program stored) is None: show it by its name and what it
+	carries. (`openmolt_core.events` re-exports it, its old home.)
+
+	Args:
+		name: The event's name.
+	"""
+	from openmolt_core import events
+
+	if name in events.EVENT_NAMES:
+		if not _KERNEL:
+			_KERNEL.update(_kernel_events())
+		return _KERNEL.get(name)
+	found = events.REGISTERED_EVENTS.get(name)
+	return None if found is None else EventInfo(name, found[0], _first_line(found[1]))
+
+
+def _kernel_events() -> dict[str, EventInfo]:
+	import importlib
+
+	from openmolt_core import events
+
+	classes = [v for v in vars(events).values() if isinstance(v, type) and issubclass(v, Event)]
+	classes += [getattr(importlib.import_module(m), c) for c, m in events.FEATURE_EVENTS.items()]
+	by_default: dict[str, type[Event]] = {}
+	for cls in classes:
+		default = cls.__dataclass_fields__["name"].default
+		if isinstance(default, str) and default:
+			by_default[default] = cls
+	found = {}
+	for name in events.EVENT_NAMES:
+		# a class names its event by default; one class may stand for a family (schedule:*)
+		cls = by_default.get(name) or next(
+			(c for n, c in by_default.items() if n.partition(":")[0] == name.partition(":")[0]),
+			Event,
+		)
+		found[name] = EventInfo(name, "", _first_line(cls))
+	return found
+
+
+def _first_line(cls: type) -> str:
+	# the docstring's first paragraph, as plain text (no reStructuredText quotes)
+	doc = (cls.__doc__ or "").strip()
+	if doc.startswith(f"{cls.__name__}("):  # a dataclass without a docstring: its signature
+		return ""
+	first = doc.split("\n\n", 1)[0]
+	return " ".join(first.replace("`", "").split())

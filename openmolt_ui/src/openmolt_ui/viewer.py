@@ -34,7 +34,7 @@ from anyio.abc import TaskGroup
 
 from openmolt_core import runstore
 from openmolt_core.errors import ConfigurationError, RunError
-from openmolt_core.events import describe_event
+from openmolt_core.observe import describe_event
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore, caller_of
 from openmolt_core.secrets import register_key, strong_enough
@@ -866,7 +866,7 @@ def described(event: dict[str, Any]) -> dict[str, Any]:
 	must not make its whole run fail to load.
 
 	``about`` is ``{"what", "by"}`` from the core's registry of event names
-	(`openmolt_core.events.describe_event`): the loop's, and those the capabilities of this
+	(`openmolt_core.observe.describe_event`): the loop's, and those the capabilities of this
 	process's agents register. A name it does not know is shown by its name and data alone.
 
 	Args:
