@@ -235,7 +235,7 @@ class MCPToolSource:
 		self._redact = Masker(self.secrets)
 		self.trust_descriptions = options.trust_descriptions
 		"""Whether the user trusts what the server lists (else it taints the runs that read it:
-		`openmolt_core.sources.ToolSource`)."""
+		`openmolt_core.capabilities.sources.ToolSource`)."""
 		self._connection: _Connection | None = None
 		self._connect_lock = anyio.Lock()
 		self._list_lock = anyio.Lock()

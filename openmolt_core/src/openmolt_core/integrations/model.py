@@ -325,7 +325,7 @@ class Integration(_Spec):
 			pattern of names (``send*``), to its labels (``private``, ``untrusted``,
 			``outbound``). A tool gets the labels of every key it matches.
 		source: Where the tools come from when they are only known at run time (an MCP server):
-			a `openmolt_core.sources.ToolSource`, listed at the start of each run; not serialized.
+			a `openmolt_core.capabilities.sources.ToolSource`, listed at the start of each run; not serialized.
 		filters: The integration's own Liquid filters, a
 			`openmolt_core.integrations.extensions.LiquidFilter` by name (Gmail's ``rfc2822``); see
 			`openmolt_core.integrations.extensions`. Not serialized, like the three below.
