@@ -215,3 +215,14 @@ def test_what_an_event_name_stands_for_is_read_from_the_one_registry() -> None:
 	assert info == observe.EventInfo("obs-reg:counted", "obs-reg", "A thing was counted.")
 	finish = observe.describe_event("finish")
 	assert finish is not None and finish.by == "" and finish.about
+
+
+def test_what_a_parked_run_waits_for_keeps_its_old_path() -> None:
+	"""`waiting_for` lives with the readers of runs; its old home gives the same function."""
+	from openmolt_core import observe, result
+
+	assert result.waiting_for is observe.waiting_for
+	assert (
+		observe.waiting_for({"kind": "human_input", "message": "Which?"}) == "an answer to: Which?"
+	)
+	assert observe.waiting_for(None) is None

@@ -69,6 +69,7 @@ __all__ = [
 	"run_input",
 	"started_by",
 	"tell_outside",
+	"waiting_for",
 	"watch_run",
 ]
 
@@ -457,6 +458,37 @@ def watch_run(
 		trigger=trigger,
 	)
 	return WatchedRun(run, observers)
+
+
+def waiting_for(pending: Mapping[str, Any] | None) -> str | None:
+	"""What a parked run waits for, in one line (None: it waits for nothing).
+
+	It reads every way a run parks (``state.pending``): a question (kind ``human_input``), calls
+	the approvals gate holds (``approval``), calls a capability parked (``capability``: each
+	with the capability's name and message) or a gate holds under its own kind. The run viewer
+	lists parked runs with it, and a sub-agent's parked run says it to its caller. It shows what
+	the state holds: a saved state's pending is redacted as the run left it.
+	(`openmolt_core.result` re-exports it, its old home.)
+
+	Args:
+		pending: ``state.pending`` (or the run store's copy of it).
+	"""
+	if not isinstance(pending, Mapping):
+		return None
+	kind = str(pending.get("kind") or "")
+	if kind == "human_input":
+		return f"an answer to: {pending.get('message', '')}"
+	calls = [c for c in pending.get("calls") or () if isinstance(c, Mapping)]
+	if kind == "approval":
+		rules = sorted({str(c["rule"]) for c in calls if c.get("rule")})
+		tools = ", ".join(str(c.get("tool", "")) for c in calls) or "a tool call"
+		return f"a decision on {tools}" + (f" (rule: {', '.join(rules)})" if rules else "")
+	parts = []
+	for call in calls:
+		said = str(call.get("message") or call.get("reason") or "")
+		who = str(call.get("by") or kind or "a capability")
+		parts.append(f"{call.get('tool', '')} (held by {who})" + (f": {said}" if said else ""))
+	return "; ".join(parts) or f"what the {kind or 'capability'} that parked it asks"
 
 
 # What readers of stored events ask of a name -------------------------------------------------
