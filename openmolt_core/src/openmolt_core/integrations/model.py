@@ -48,12 +48,13 @@ from openmolt_core.integrations._httptool import (
 	RequestFormat,
 	ResponseFormat,
 	_Spec,
+	schema_of,
 )
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
 from openmolt_core.integrations._url import fragment_written
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import holds_markup, parse_template
-from openmolt_core.tools import Tool, schema_of
+from openmolt_core.tools import Tool
 
 __all__ = [
 	"ApiSetup",
