@@ -25,7 +25,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 from urllib.parse import unquote_to_bytes
 
 import anyio
@@ -35,7 +35,6 @@ from openmolt_core.errors import ToolError
 from openmolt_core.files import (
 	FILE_PREFIX,
 	WITHHELD,
-	LocalFile,
 	StoredFile,
 	masked_labels,
 	screen,
@@ -45,6 +44,7 @@ __all__ = [
 	"MAX_DATA_URL_BYTES",
 	"MAX_READ_BYTES",
 	"FileStore",
+	"LocalFile",
 	"PathResolver",
 	"parse_data_url",
 	"split_range",
@@ -61,6 +61,20 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
+
+
+class LocalFile(Protocol):
+	"""A confined local file (`openmolt_core.integrations._sandbox.ConfinedFile`), as a resolver gives it.
+
+	(`openmolt_core.files` re-exports it, its old home.)
+	"""
+
+	name: str
+	size: int
+
+	def read(self, start: int, stop: int) -> bytes:
+		"""The bytes from ``start`` to ``stop`` (exclusive), checked again as they are read."""
+		...
 
 
 PathResolver = Callable[[str], "LocalFile | Path"]
