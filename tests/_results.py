@@ -20,3 +20,11 @@ def tool_results(model: ScriptedModel) -> list[dict[str, Any]]:
 		if isinstance(turn, dict):
 			out.extend(turn.get("results") or [])
 	return out
+
+
+def results_at(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
+	"""The tool results the model read in its request number ``request`` (its last message)."""
+	found: list[dict[str, Any]] = json.loads(model.requests[request].messages[-1].content)[
+		"results"
+	]
+	return found

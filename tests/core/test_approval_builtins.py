@@ -114,6 +114,7 @@ def test_every_source_s_tool_that_declares_nothing_waits(rule: str, tmp_path: An
 		"local.send": rule,
 		"local.helper": rule,
 		"skills.load": rule,
+		"openmolt.readResult": None,  # the core's machinery: never asks
 	}
 
 
@@ -197,3 +198,39 @@ def test_a_rule_naming_no_built_in_tool_is_refused_with_the_ones_there_are() -> 
 			capabilities=[Postbox(labels=[])],
 			requires_approval=["openmolt.psot"],
 		)
+
+
+def test_the_approval_rules_list_the_built_in_tools_a_rule_holds() -> None:
+	"""``agent.approval_rules`` lists ``openmolt.post`` under ``"*"``: its calls wait.
+
+	It listed only the agent's own tools, so what reads it (the durable definition, a viewer)
+	missed a capability's built-in tool whose calls a rule holds. The core's machinery is listed
+	as running unasked.
+	"""
+	om = OpenMolt(entry_points=False)
+
+	def rules(**options: Any) -> dict[str, str | None]:
+		agent = om.create_agent(
+			name="A", model=ScriptedModel([]), tools=[add], capabilities=[Postbox(labels=[])],
+			**options,
+		)  # fmt: skip
+		return agent.approval_rules
+
+	reader = {"openmolt.readResult": None}  # the core's machinery: never asks
+	assert rules(requires_approval="*") == {"local.add": "*", "openmolt.post": "*", **reader}
+	assert rules(requires_approval="openmolt") == {
+		"local.add": None,
+		"openmolt.post": "openmolt",
+		**reader,
+	}
+	assert rules() == {"local.add": None, "openmolt.post": None, **reader}
+	search = om.create_agent(
+		name="S", model=ScriptedModel([]), tools=[add], tool_loading="search",
+		requires_approval="*",
+	)  # fmt: skip
+	assert search.approval_rules == {
+		"openmolt.searchTools": None,
+		"openmolt.loadTools": None,
+		"local.add": "*",
+		**reader,
+	}

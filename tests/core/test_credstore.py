@@ -761,6 +761,25 @@ def test_every_stored_secret_is_masked_even_unbound(store: EncryptedFileStore) -
 	assert "cid-123" in masked  # a client id is not a secret
 
 
+def test_a_store_set_on_the_instance_later_has_its_secrets_masked(
+	store: EncryptedFileStore,
+) -> None:
+	"""``om.credential_store = store`` after the set was first read: its tokens join it too.
+
+	The store's secrets were read once, at the set's first use: a store set later (after its
+	agents were made, or a run) lent its tokens to the integrations bound next and was never
+	masked.
+	"""
+	from openmolt_core import OpenMolt
+
+	store.save("gmail", SECRETS)
+	om = OpenMolt(entry_points=False, credential_store=False)
+	assert SECRETS["refreshToken"] not in om.secrets  # the set is read now
+	om.credential_store = store
+	masked = om.secrets.mask(f"token {SECRETS['refreshToken']}")
+	assert SECRETS["refreshToken"] not in masked
+
+
 def test_the_default_file_secrets_are_masked_before_the_store_is_used(
 	store: EncryptedFileStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -649,6 +649,40 @@ async def test_an_in_doubt_call_is_named_by_an_in_doubt_error_whatever_its_polic
 	assert len(set(seqs)) == len(seqs)  # each in its call's own slot
 
 
+async def test_an_in_doubt_answer_whose_str_raises_parks_as_a_failed_handler() -> None:
+	"""A handler's answer that cannot be written as text is the handler's failure, in doubt too.
+
+	``requestHumanInput`` reads such an answer as a failed handler (the model hears it); the
+	question about a call in doubt let the answer's ``str()`` raise out of its journaled step
+	and end the run with the handler's own exception.
+	"""
+
+	class Unwritable:
+		def __str__(self) -> str:
+			raise RuntimeError("no text")
+
+	@tool(labels=["outbound"])
+	def send(n: int) -> int:
+		"""Send.
+
+		Args:
+			n: A number.
+		"""
+		return n
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(
+		name="Doubt",
+		model=ScriptedModel([call_tool("local.send", n=1), finish(result="x")]),
+		tools=[send],
+		on_human_input_request=lambda question: Unwritable(),
+	)
+	result = await agent.execute(agent.new_state("go"), port=_DoubtPort())
+	assert result.status == "human_input_required"
+	assert "(the handler failed: RuntimeError)" in result.error
+	assert 'local.send {"n": 1}' in result.state.pending["message"]
+
+
 async def test_two_calls_of_a_batch_in_doubt_park_on_one_question_about_both() -> None:
 	"""Killed during a batch of two outbound calls: the person is asked about each of them.
 

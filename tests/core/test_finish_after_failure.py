@@ -9,7 +9,6 @@ finish result says why it did not run.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 import pytest
@@ -19,6 +18,7 @@ from openmolt_core.commands import CallTool
 from openmolt_core.hooks import Run, ToolSpec
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
@@ -38,10 +38,6 @@ def _agent(replies: list[Any], **options: Any) -> tuple[Any, ScriptedModel]:
 	return agent, model
 
 
-def _results(model: ScriptedModel, call: int) -> list[dict[str, Any]]:
-	return json.loads(model.requests[call].messages[-1].content)["results"]
-
-
 @pytest.mark.parametrize("status", ["success", "failure"])
 async def test_a_finish_after_a_failed_call_waits_for_the_model(status: str) -> None:
 	"""The run goes on; the model reads the failure and why its finish did not run."""
@@ -53,7 +49,7 @@ async def test_a_finish_after_a_failed_call_waits_for_the_model(status: str) -> 
 	)
 	result = await agent.run("mail it")
 	assert (result.status, result.output) == ("failure", "could not send")
-	failed, held = _results(model, 1)
+	failed, held = results_at(model, 1)
 	assert failed["ok"] is False and "smtp down" in failed["error"]
 	assert held["ok"] is False and held["command"] == "finish"
 	assert "command 0 (callTool local.send) failed" in held["error"]
@@ -79,7 +75,7 @@ async def test_a_finish_after_a_refused_call_waits() -> None:
 	)
 	result = await agent.run("mail it")
 	assert result.output == "closed"
-	refused, held = _results(model, 1)
+	refused, held = results_at(model, 1)
 	assert "mail is closed today" in refused["error"]
 	assert held["command"] == "finish" and held["ok"] is False
 

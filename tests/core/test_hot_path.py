@@ -92,14 +92,15 @@ def test_creating_a_plain_agent_makes_few_calls() -> None:
 
 
 def test_a_plain_agent_keeps_few_objects() -> None:
-	"""What an agent holds that the garbage collector tracks: no closure of its own."""
+	"""What an agent holds that the garbage collector tracks: no closure of its own, and no
+	bound method of its own (its tools' context holds the instance's ``http``, bound once)."""
 	create = plain_agents()
 	gc.collect()
 	before = len(gc.get_objects())
 	kept = [create() for _ in range(100)]
 	gc.collect()
 	per_agent = (len(gc.get_objects()) - before) / len(kept)
-	assert per_agent <= 10.5, per_agent
+	assert per_agent <= 9.5, per_agent
 
 
 def test_building_an_agent_makes_no_closure() -> None:

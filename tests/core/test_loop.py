@@ -205,18 +205,21 @@ async def test_a_tool_error_carries_status_and_details() -> None:
 	}
 
 
-@pytest.mark.parametrize("raised", ["tool error", "exception"])
+@pytest.mark.parametrize("raised", ["tool error", "exception", "tool error not text"])
 async def test_a_huge_tool_error_reaches_the_model_cut_with_a_note(
 	raised: str, caplog: pytest.LogCaptureFixture
 ) -> None:
 	"""An error's text and details are cut (a successful result is stored and previewed; an error
 	was sent whole: an MCP server's 5 MB isError text went into the next model request, its
-	event and a warning line)."""
+	event and a warning line). A message that is not text (a tool's own ``ToolError`` of a
+	list) is cut as its JSON, as a detail is: it went whole."""
 	from openmolt_core._execute import MAX_ERROR_CHARS
 
 	def refuse(i: Any, c: Any) -> Any:
 		if raised == "exception":
 			raise RuntimeError("e" * 1_000_000)
+		if raised == "tool error not text":
+			raise ToolError(["e" * 1_000_000])  # type: ignore[arg-type]
 		raise ToolError("e" * 1_000_000, details={"blob": "d" * 1_000_000})
 
 	tool = FunctionTool(

@@ -183,3 +183,39 @@ async def test_a_secret_named_so_in_the_environment_never_shows(
 	)
 	leaked = [(v, t[:200]) for t in texts for v in secrets.values() if v in t]
 	assert not leaked, leaked[:3]
+
+
+def _each_hint(name: str, ends: bool) -> bool:
+	"""`secret_name` as its docstring states it, one hint at a time (`SECRET_HINTS`)."""
+	from openmolt_core._support.masking import SECRET_HINTS, _words
+
+	words = _words(name)
+	joined = words.replace("_", "")
+	for hint in SECRET_HINTS:
+		if hint.startswith("_"):  # a whole word
+			if words.endswith((hint, f"{hint[:-1]}s_")) if ends else hint in words:
+				return True
+		else:
+			bare = hint.replace("_", "")
+			if joined.endswith((bare, f"{bare}s")) if ends else bare in joined:
+				return True
+	return False
+
+
+def test_secret_name_reads_every_hint_as_one_at_a_time_would() -> None:
+	"""`secret_name` searches two patterns made of the hints: for every hint, spelt in each
+	style, inside a name, at its end, plural, or cut short, it answers as a loop over the hints
+	one at a time would (with and without ``ends``)."""
+	import os
+
+	from openmolt_core._support.masking import PUBLIC_NAMES, SECRET_HINTS
+
+	names = [*SECRET_ENV, *os.environ, *PUBLIC_NAMES, "", "_", "s", "PATH", "compat", "PATCH"]
+	for hint in SECRET_HINTS:
+		word = hint.strip("_")
+		camel = "".join(p.title() for p in word.split("_"))
+		for form in (word, word.upper(), camel, f"{word}s", word[:-1], f"{word}x", f"x{word}"):
+			names += [form, f"my_{form}", f"{form}_url", f"MY_{form.upper()}S", f"my{form}Id"]
+	for name in names:
+		for ends in (False, True):
+			assert secret_name(name, ends=ends) == _each_hint(name, ends), (name, ends)

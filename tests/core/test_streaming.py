@@ -470,3 +470,21 @@ async def test_a_call_that_completes_marks_nothing_cut() -> None:
 	assert _cut_marks(events) == []
 	events, _ = await collect(agent_with(Streamer(REPLIES, cut=3), ScriptedModel(REPLIES)))
 	assert _cut_marks(events) == []
+
+
+@pytest.mark.parametrize("history", [42, "state", [("messages", [])], {"messages": 5}])
+async def test_stream_refuses_a_history_that_is_no_saved_run_as_run_does(history: Any) -> None:
+	"""``stream(history=...)`` reads the history as ``run`` does: what is no saved state is refused.
+
+	It gave a bare TypeError for a number, and took a list of pairs for a state's dict.
+	"""
+	from openmolt import ConfigurationError
+
+	agent = agent_with(ScriptedModel(REPLIES))
+	with pytest.raises(ConfigurationError) as by_run:
+		await agent.run("go", history=history)
+	with pytest.raises(ConfigurationError) as by_stream:
+		agent.stream("go", history=history)
+	said = str(by_stream.value)
+	assert said.startswith("stream(history=...)")
+	assert said.partition(" ")[2] == str(by_run.value).partition(" ")[2]

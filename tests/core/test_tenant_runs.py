@@ -21,18 +21,12 @@ from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
 from openmolt_core.offload import READ_TOOL
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext, tool
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
 BIG = {"rows": [f"alice's private row {i}" for i in range(2_000)]}
 """A result far past the default threshold: it is stored, and the model reads a preview."""
-
-
-def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
-	found: list[dict[str, Any]] = json.loads(model.requests[request].messages[-1].content)[
-		"results"
-	]
-	return found
 
 
 @tool(labels=[])
@@ -66,13 +60,13 @@ async def test_a_stored_large_result_is_its_users_alone(tmp_path: Path) -> None:
 			model = ScriptedModel([call_tool("local.peek", ref=ref), finish(result="ok")])
 			other = om.create_agent(name="other", model=model, tools=[peek])
 			assert (await other.run("look", user=user)).ok
-			[read] = _results(model, 1)
+			[read] = results_at(model, 1)
 			assert read["ok"] is False, read
 			assert "unknown file reference" in read["error"], read
 		model = ScriptedModel([call_tool("local.peek", ref=ref), finish(result="ok")])
 		again = om.create_agent(name="again", model=model, tools=[peek])
 		assert (await again.run("look", user="alice")).ok
-		[read] = _results(model, 1)
+		[read] = results_at(model, 1)
 		assert read["ok"] is True and "alice's private row" in read["result"], read
 
 
@@ -89,7 +83,7 @@ async def test_a_run_reads_back_the_results_it_stored() -> None:
 		agent = om.create_agent(name="mail", model=model, tools=[inbox])
 		result = await agent.run("inbox", user="alice")
 		assert result.ok, result.error
-		[read] = _results(model, 2)
+		[read] = results_at(model, 2)
 		assert read["ok"] is True, read
 		assert read["result"]["value"] == "alice's private row 3"
 
@@ -151,7 +145,7 @@ async def test_a_guardrail_agent_reads_the_judged_users_files_and_no_one_elses(
 		kept = ScriptedModel([call_tool("local.keep"), finish(result="ok")])
 		owner = om.create_agent(name="owner", model=kept, tools=[keep])
 		assert (await owner.run("keep", user="alice")).ok
-		ref = _results(kept, 1)[0]["result"]["file"]
+		ref = results_at(kept, 1)[0]["result"]["file"]
 		for user, readable in (("alice", True), ("bob", False)):
 			judge = Judge(om, ref)
 			main = om.create_agent(
@@ -160,7 +154,7 @@ async def test_a_guardrail_agent_reads_the_judged_users_files_and_no_one_elses(
 				guardrails=[Guardrail(judge.agent, on="output")],
 			)
 			assert (await main.run("hello", user=user)).ok
-			[read] = _results(judge.model, 2)
+			[read] = results_at(judge.model, 2)
 			assert read["ok"] is readable, (user, read)
 
 
@@ -182,10 +176,10 @@ async def test_a_nested_run_acts_for_no_other_user_than_its_callers() -> None:
 
 		model, agent = outer()
 		assert (await agent.run("go", user="alice")).ok
-		[entry] = _results(model, 1)
+		[entry] = results_at(model, 1)
 		assert entry["ok"] is False, entry
 		assert "acts for 'alice'" in entry["error"] and "'bob'" in entry["error"], entry
 		model, agent = outer()
 		assert (await agent.run("go")).ok
-		[entry] = _results(model, 1)
+		[entry] = results_at(model, 1)
 		assert entry == {**entry, "ok": True, "result": "bob"}

@@ -197,11 +197,11 @@ def _status(store: str, run_ids: list[str]) -> dict[str, str]:
 		client.destroy()
 
 
-def _references(server: FakeServer, events: Path, out: dict[str, Any]) -> None:
-	"""The uncrashed runs, local and in process, in a thread (the crash harness goes on)."""
-	import crash_agents
+def _references(out: dict[str, Any]) -> None:
+	"""The uncrashed runs, local and in process, in a thread (the crash harness goes on).
 
-	os.environ["OPENMOLT_TEST_EVENTS"] = str(events)
+	Their agents read the harness's variables: its server, and its references' events file."""
+	import crash_agents
 
 	async def main() -> None:
 		om = OpenMolt(entry_points=False)
@@ -229,6 +229,9 @@ def _references(server: FakeServer, events: Path, out: dict[str, Any]) -> None:
 
 	anyio.run(main)
 
+
+ENV = ("OPENMOLT_TEST_SERVER", "OPENMOLT_TEST_EVENTS", "OPENMOLT_TEST_BUDGET")
+"""The variables the crash agents read (`crash_agents`), which the harness sets."""
 
 _HARNESS: dict[str, dict[str, Any]] = {}
 """What the harness observed, per store: computed once per process (pytest-xdist tears
@@ -263,7 +266,11 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 		"OPENMOLT_TEST_EVENTS": str(events),
 		"OPENMOLT_TEST_BUDGET": str(BUDGET),
 	}
-	os.environ.update({"OPENMOLT_TEST_SERVER": server.url, "OPENMOLT_TEST_BUDGET": str(BUDGET)})
+	# The references run crash_agents in this process (`_references`), which reads the same
+	# variables: set for the harness only, and put back as they were (a later test of this
+	# process building those agents would call a closed server and write into these events).
+	saved = {name: os.environ.get(name) for name in ENV}
+	os.environ.update({**env, "OPENMOLT_TEST_EVENTS": str(ref_events)})
 	procs: list[Any] = []
 
 	def start(args: list[str], name: str) -> Proc:
@@ -274,7 +281,7 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 	try:
 		driver = start(["driver.py", store, "w1", *SCENARIOS], "driver")
 		refs: dict[str, Any] = {}
-		thread = threading.Thread(target=_references, args=(server, ref_events, refs))
+		thread = threading.Thread(target=_references, args=(refs,))
 		driver.wait_line("ready")
 		run_ids = {}
 		for line in driver.output().splitlines():
@@ -362,6 +369,11 @@ def _harness(crash_store: str, tmp_path_factory: pytest.TempPathFactory) -> dict
 			"worker_pid": worker.popen.pid,
 		}
 	finally:
+		for name, value in saved.items():
+			if value is None:
+				os.environ.pop(name, None)
+			else:
+				os.environ[name] = value
 		for proc in procs:
 			proc.kill()
 		server.close()
@@ -539,3 +551,9 @@ def test_an_error_fetched_from_another_process_is_a_run_error_with_its_state(
 	assert error.result.status == "error"
 	assert error.result.state.run_id == crashed["run_ids"]["error"]
 	assert len(error.result.state.messages) == 3  # first turn, the reply, its results
+
+
+def test_the_harness_puts_the_environment_back(crashed: Any) -> None:
+	"""The variables the crash agents read are as the harness found them once it is done."""
+	assert os.environ.get("OPENMOLT_TEST_SERVER") != crashed["server"].url
+	assert "ref-events" not in os.environ.get("OPENMOLT_TEST_EVENTS", "")

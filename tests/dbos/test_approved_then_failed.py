@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pytest
 
-from openmolt import Capability, OpenMolt
-from openmolt_core.errors import ApprovalError, ConfigurationError, ProviderError, RunError
-from openmolt_core.hooks import Park, Proceed, Refuse, Run
+from openmolt import OpenMolt
+from openmolt_core.errors import ApprovalError, ConfigurationError, RunError
+from openmolt_core.hooks import Run
 from openmolt_core.testing import ScriptedModel, call_tool, finish, update_memory
-from openmolt_core.tools import tool
+from tests.dbos._segments import Clerk, down, down_once, pay_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -21,25 +20,8 @@ async def test_an_approved_call_whose_segment_then_fails_never_runs_again(url: s
 	"""Approved, run, then the model fails for good: no resume or decision makes it pay twice."""
 	paid: list[int] = []
 
-	@tool(labels=["outbound"])
-	def pay(amount: int) -> str:
-		"""Pay.
-
-		Args:
-			amount: How much.
-		"""
-		paid.append(amount)
-		return "paid"
-
-	calls = {"n": 0}
-
-	def down(request: Any) -> Any:
-		calls["n"] += 1
-		if calls["n"] == 1:
-			raise ProviderError(
-				"provider down for good", provider="x", status_code=401, retryable=False
-			)
-		return finish("done")
+	pay = pay_tool(paid, labels=["outbound"])
+	down = down_once()
 
 	model = ScriptedModel([call_tool("local.pay", amount=5), down, down, down])
 	om = OpenMolt(durability=url)
@@ -70,25 +52,8 @@ async def test_a_capability_parked_call_whose_segment_then_fails_never_runs_agai
 
 	paid: list[int] = []
 
-	@tool(labels=["outbound"])
-	def pay(amount: int) -> str:
-		"""Pay.
-
-		Args:
-			amount: How much.
-		"""
-		paid.append(amount)
-		return "paid"
-
-	calls = {"n": 0}
-
-	def down(request: Any) -> Any:
-		calls["n"] += 1
-		if calls["n"] == 1:
-			raise ProviderError(
-				"provider down for good", provider="x", status_code=401, retryable=False
-			)
-		return finish("done")
+	pay = pay_tool(paid, labels=["outbound"])
+	down = down_once()
 
 	model = ScriptedModel([call_tool("local.pay", amount=5), down, down])
 	om = OpenMolt(durability=url)
@@ -106,42 +71,12 @@ async def test_a_capability_parked_call_whose_segment_then_fails_never_runs_agai
 	assert done.status == "success" and paid == [5]
 
 
-class Clerk(Capability):
-	"""Parks each call until given a word: "yes" lets it run, anything else refuses it."""
-
-	name: ClassVar[str] = "clerk"
-
-	async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
-		said = run.state.ext.get("clerk")
-		if said is None:
-			return Park("the clerk decides", {"ticket": 1})
-		return Proceed() if said == "yes" else Refuse("the clerk said no")
-
-	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
-		run.state.ext["clerk"] = given
-
-
 async def test_a_memory_update_whose_segment_then_fails_never_runs_again(url: str) -> None:
 	"""The resumed segment ran no tool but a memory update's callback, then failed: refused too."""
 	noted: list[str] = []
 
-	def pay(amount: int) -> str:
-		"""Pay.
-
-		Args:
-			amount: How much.
-		"""
-		return "paid"
-
-	calls = {"n": 0}
-
-	def down(request: Any) -> Any:
-		calls["n"] += 1
-		if calls["n"] == 1:
-			raise ProviderError(
-				"provider down for good", provider="x", status_code=401, retryable=False
-			)
-		return finish("done")
+	pay = pay_tool()
+	down = down_once()
 
 	model = ScriptedModel([call_tool("local.pay", amount=5), update_memory("noted"), down, down])
 	om = OpenMolt(durability=url)
@@ -171,6 +106,7 @@ class Notifier(Clerk):
 	name: ClassVar[str] = "clerk"
 
 	def __init__(self, told: list[int]) -> None:
+		super().__init__()
 		self.told = told
 
 	async def before_model(self, run: Run) -> None:
@@ -190,18 +126,7 @@ async def test_a_capabilitys_own_step_whose_segment_then_fails_never_runs_again(
 	unknown step is taken to have had effects; it ran again)."""
 	told: list[int] = []
 
-	def pay(amount: int) -> str:
-		"""Pay.
-
-		Args:
-			amount: How much.
-		"""
-		return "paid"
-
-	def down(request: Any) -> Any:
-		raise ProviderError(
-			"provider down for good", provider="x", status_code=401, retryable=False
-		)
+	pay = pay_tool()
 
 	model = ScriptedModel([call_tool("local.pay", amount=5), down, down, finish("done")])
 	om = OpenMolt(durability=url)
@@ -217,3 +142,34 @@ async def test_a_capabilitys_own_step_whose_segment_then_fails_never_runs_again(
 	with pytest.raises(ConfigurationError, match=f"clerk:tell:{told[0]}"):
 		await agent.resume(saved, given="no")
 	assert len(told) == 1  # told once
+
+
+async def test_a_kept_state_goes_on_while_its_failure_is_being_recorded(
+	url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""DBOS records a failed segment's error after its caller got it: the kept state, gone on
+	from at once, is not taken for the state the segment went on from (which is refused)."""
+	from openmolt_dbos._backend import DBOSBackend
+
+	paid: list[int] = []
+	pay = pay_tool(paid, labels=["outbound"])
+
+	model = ScriptedModel([call_tool("local.pay", amount=5), down, finish("done")])
+	om = OpenMolt(durability=url)
+	agent = om.create_agent(name="Payer", model=model, tools=[pay], requires_approval=["local.pay"])
+	parked = await agent.run("pay")
+	[req] = agent.approval_requests(parked.state)
+	with pytest.raises(RunError) as caught:
+		await agent.resume(parked.state, decision=req.approve())
+	outcome = DBOSBackend._outcome
+	unrecorded = {"reads": 3}  # the failed segment reads as still going this many times
+
+	async def recording(self: DBOSBackend, wid: str) -> Any:
+		if self.engine.ended.get(wid) == "error" and unrecorded["reads"] > 0:
+			unrecorded["reads"] -= 1
+			return None
+		return await outcome(self, wid)
+
+	monkeypatch.setattr(DBOSBackend, "_outcome", recording)
+	done = await agent.run(history=caught.value.result.state)
+	assert done.status == "success" and paid == [5] and unrecorded["reads"] == 0

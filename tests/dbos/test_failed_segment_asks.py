@@ -3,35 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
-from openmolt import Capability, OpenMolt
-from openmolt_core.errors import ConfigurationError, ProviderError, RunError
-from openmolt_core.hooks import Park, Proceed, Refuse, Run
-from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
-from openmolt_core.tools import tool
+from openmolt import OpenMolt
+from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool
+from tests.dbos._segments import Clerk, after_reading, look, pay_tool
 
 pytestmark = pytest.mark.anyio
-
-
-class LookClerk(Capability):
-	"""Parks a look until given a word: "yes" lets it run, anything else refuses it."""
-
-	name: ClassVar[str] = "lookclerk"
-
-	async def before_tool(self, run: Run, call: Any, tool: Any) -> Any:
-		if call.tool != "local.look":
-			return Proceed()
-		said = run.state.ext.get("lookclerk")
-		if said is None:
-			return Park("the clerk decides", {"ticket": 1})
-		return Proceed() if said == "yes" else Refuse("the clerk said no")
-
-	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
-		run.state.ext["lookclerk"] = given
 
 
 async def test_a_question_a_failed_segment_asked_is_not_asked_again(url: str) -> None:
@@ -43,35 +24,15 @@ async def test_a_question_a_failed_segment_asked_is_not_asked_again(url: str) ->
 		asked.append(question)
 		return "blue"
 
-	failures = {"n": 0}
-
-	def reply(request: Any) -> Any:
-		# The model asks until it read the answer; its first call after reading it fails.
-		if "blue" not in str(request.messages):
-			return ask_human("Which colour?")
-		failures["n"] += 1
-		if failures["n"] == 1:
-			raise ProviderError(
-				"provider down for good", provider="x", status_code=401, retryable=False
-			)
-		return finish("done")
-
-	@tool
-	def look(what: str) -> str:
-		"""Look.
-
-		Args:
-			what: What.
-		"""
-		return "seen"
-
+	# The model asks until it read the answer; its first call after reading it fails.
+	reply = after_reading("blue", ask_human("Which colour?"))
 	model = ScriptedModel([call_tool("local.look", what="x"), reply, reply, reply, reply])
 	om = OpenMolt(durability=url)
 	agent = om.create_agent(
 		name="Asker",
 		model=model,
 		tools=[look],
-		capabilities=[LookClerk()],
+		capabilities=[Clerk(only="local.look")],
 		on_human_input_request=person,
 	)
 	parked = await agent.run("paint")
@@ -96,44 +57,15 @@ async def test_an_approver_a_failed_segment_asked_is_not_asked_again(url: str) -
 		asked.append(request.tool)
 		return request.deny("not today")
 
-	failures = {"n": 0}
-
-	def reply(request: Any) -> Any:
-		# The model calls pay until it read the refusal; its first call after it fails.
-		if "not today" not in str(request.messages):
-			return call_tool("local.pay", amount=5)
-		failures["n"] += 1
-		if failures["n"] == 1:
-			raise ProviderError(
-				"provider down for good", provider="x", status_code=401, retryable=False
-			)
-		return finish("done")
-
-	@tool
-	def look(what: str) -> str:
-		"""Look.
-
-		Args:
-			what: What.
-		"""
-		return "seen"
-
-	@tool
-	def pay(amount: int) -> str:
-		"""Pay.
-
-		Args:
-			amount: How much.
-		"""
-		return "paid"
-
+	# The model calls pay until it read the refusal; its first call after it fails.
+	reply = after_reading("not today", call_tool("local.pay", amount=5))
 	model = ScriptedModel([call_tool("local.look", what="x"), reply, reply, reply, reply])
 	om = OpenMolt(durability=url)
 	agent = om.create_agent(
 		name="Approved",
 		model=model,
-		tools=[look, pay],
-		capabilities=[LookClerk()],
+		tools=[look, pay_tool()],
+		capabilities=[Clerk(only="local.look")],
 		requires_approval=["local.pay"],
 		on_approval_request=approver,
 	)

@@ -190,3 +190,159 @@ def test_the_definition_follows_the_guardrails_and_the_taint_policy() -> None:
 	assert payer(guardrails=[Guardrail(no_refunds, on="tool_call")]) == guarded
 	asked = payer(taint_policy=TaintPolicy(on_outbound="approve", only_trifecta=False))
 	assert payer(taint_policy=TaintPolicy(on_outbound="allow", only_trifecta=False)) != asked
+
+
+def test_the_definition_follows_the_rules_over_a_capability_s_built_in_tools() -> None:
+	"""``requires_approval="openmolt"`` holds only ``openmolt.post``: a worker without it differs.
+
+	A run parked for a decision on a built-in tool's call, recovered by a worker whose rules no
+	longer hold it, would post unasked; the definition followed the agent's own tools only.
+	"""
+	from openmolt_dbos._engine import definition
+	from tests._postbox import Postbox
+
+	om = OpenMolt(entry_points=False)
+
+	def poster(**options: Any) -> str:
+		agent = om.create_agent(
+			name="A", model=ScriptedModel([]), tools=[pay], capabilities=[Postbox(labels=[])],
+			**options,
+		)  # fmt: skip
+		return definition(agent)
+
+	assert poster(requires_approval="openmolt") != poster()
+	assert poster(requires_approval="openmolt") == poster(requires_approval="openmolt.post")
+
+
+def test_the_definition_follows_the_agents_it_calls() -> None:
+	"""A sub-agent's approval rule or in-doubt policy changes its caller's definition too: the
+	caller's run goes on in the sub-agent's runs, which a worker would run under the new gates."""
+	from openmolt_dbos._engine import definition
+
+	om = OpenMolt(entry_points=False)
+
+	def caller(**options: Any) -> str:
+		child = om.create_agent(name="Child", model=ScriptedModel([]), **options)
+		return definition(om.create_agent(name="Boss", model=ScriptedModel([]), tools=[child]))
+
+	held = caller(tools=[PAY_ASK], requires_approval=["local.pay"])
+	assert caller(tools=[PAY_ASK]) != held
+	assert caller(tools=[PAY_RETRY], requires_approval=["local.pay"]) != held
+	assert caller(tools=[PAY_ASK], requires_approval=["local.*"]) == held
+
+
+def test_the_definition_follows_the_gates_of_tools_listed_at_run_time() -> None:
+	"""An MCP server's tools are listed at run time, after the definition is made: its config's
+	inDoubt, labels, scopes and trust, and the approval rules, change the definition (a laxer
+	inDoubt would make a call in doubt again, a rule removed a held call run unasked), and the
+	command it starts does not."""
+	from openmolt_dbos._engine import definition
+	from openmolt_mcp import MCP
+
+	def shop(command: str = "shop-server", rules: tuple[str, ...] = (), **options: Any) -> str:
+		om = OpenMolt(entry_points=False)
+		om.register_integration("shop", MCP.stdio(command, [], **options))
+		agent = om.create_agent(
+			name="A", model=ScriptedModel([]), integrations=["shop"], requires_approval=list(rules)
+		)
+		return definition(agent)
+
+	base = shop(in_doubt={"pay": "ask"})
+	assert shop(in_doubt={"pay": "retry"}) != base
+	assert shop(in_doubt={"pay": "ask"}, trust_descriptions=True) != base
+	assert shop(in_doubt={"pay": "ask"}, labels={"pay": ["private"]}) != base
+	assert shop(in_doubt={"pay": "ask"}, scopes={"read": ["pay"]}) != base
+	assert shop("another-shop-server", in_doubt={"pay": "ask"}) == base
+	# Which listed tools wait is known once they are listed: the rules as written count.
+	held = shop(rules=("shop.pay", "shop.refund"))
+	assert shop(rules=("shop.refund",)) != held and shop() != held
+	assert shop(rules=("shop.refund", "shop.pay")) == held
+
+
+def test_the_definition_follows_its_guardrail_agents() -> None:
+	"""A guardrail agent's tools run in the run's steps: their in-doubt policy counts too."""
+	from openmolt_core.guardrails import VERDICT_SCHEMA, Guardrail
+	from openmolt_dbos._engine import definition
+
+	om = OpenMolt(entry_points=False)
+
+	def guarded(judge_tool: Any) -> str:
+		judge = om.create_agent(
+			name="Judge", model=ScriptedModel([]), tools=[judge_tool], output_schema=VERDICT_SCHEMA
+		)
+		guard = Guardrail(judge, on="tool_call")
+		agent = om.create_agent(name="A", model=ScriptedModel([]), tools=[pay], guardrails=[guard])
+		return definition(agent)
+
+	assert guarded(PAY_ASK) != guarded(PAY_RETRY)
+	assert guarded(PAY_ASK) == guarded(PAY_ASK)
+
+
+class _PaySource:
+	"""A tool source listing one tool, ``pay`` (its tools known only at run time, as an MCP
+	server's are)."""
+
+	def __init__(self) -> None:
+		from openmolt_core.integrations import FunctionTool
+
+		def paid(input: dict[str, Any], context: Any) -> str:
+			_PAID.append(str(input.get("invoice")))
+			return "paid"
+
+		self.tools = (
+			FunctionTool(
+				handle="pay",
+				description="Pay an invoice.",
+				function=paid,
+				input_schema={"type": "object", "properties": {"invoice": {"type": "string"}}},
+			),
+		)
+		self.secrets: frozenset[str] = frozenset()
+
+	async def list_tools(self) -> Any:
+		return self.tools
+
+	async def aclose(self) -> None:
+		return None
+
+
+async def test_a_run_recovered_where_a_listed_tool_s_rule_was_removed_is_refused(url: str) -> None:
+	"""A tool listed at run time held by a rule; the rule removed (agent created after launch,
+	same version): the recovery names the run, and nothing is paid."""
+	from openmolt_core.integrations import Integration
+
+	def process() -> tuple[OpenMolt, Any]:
+		om = OpenMolt(durability={"url": url, "worker_id": "w1"}, entry_points=False)
+		om.register_integration("srv", Integration(name="Server", source=_PaySource()))
+		greeter = om.create_agent(name="Greeter", model=ScriptedModel([finish("hi")]))
+		return om, greeter
+
+	_PAID.clear()
+	script = [ask_human("Which?"), call_tool("srv.pay", invoice="A"), finish("A")]
+	om, greeter = process()
+	await greeter.run("hello")
+	payer = om.create_agent(
+		name="Payer",
+		model=ScriptedModel(script),
+		integrations=["srv"],
+		requires_approval=["srv.pay"],
+		on_human_input_request=park,
+	)
+	parked = await payer.run("pay")
+	assert parked.status == "human_input_required"
+	await om.aclose()
+	DBOS.destroy()
+	reset_engine()
+	later = ScriptedModel([call_tool("srv.pay", invoice="A"), finish("A")])
+	om, greeter = process()
+	try:
+		await greeter.run("hello")
+		om.create_agent(
+			name="Payer", model=later, integrations=["srv"], on_human_input_request=park
+		)
+		with pytest.raises(ConfigurationError, match=f"durable run {parked.state.run_id}"):
+			await om.answer(parked.state.run_id, "A")
+			await om.result(parked.state.run_id)
+		assert later.requests == [] and _PAID == []
+	finally:
+		await om.aclose()

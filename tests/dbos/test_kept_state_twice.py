@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from openmolt import OpenMolt
-from openmolt_core.errors import ConfigurationError, ProviderError, RunError
-from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
+from openmolt_core.errors import ConfigurationError, RunError
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool
 from openmolt_core.tools import tool
+from tests.dbos._segments import after_reading, down, look
 
 pytestmark = pytest.mark.anyio
-
-
-def _down(request: Any) -> Any:
-	raise ProviderError("provider down", provider="x", status_code=401, retryable=False)
-
-
-@tool
-def look(what: str) -> str:
-	"""Look.
-
-	Args:
-		what: What.
-	"""
-	return "seen"
 
 
 async def test_a_kept_state_gone_on_from_twice_asks_the_person_once(url: str) -> None:
@@ -37,16 +22,10 @@ async def test_a_kept_state_gone_on_from_twice_asks_the_person_once(url: str) ->
 		asked.append(question)
 		return "blue"
 
-	failures = {"n": 0}
+	# The model asks until it read the answer; its first call after reading it fails.
+	reply = after_reading("blue", ask_human("Which colour?"))
 
-	def reply(request: Any) -> Any:
-		# The model asks until it read the answer; its first call after reading it fails.
-		if "blue" not in str(request.messages):
-			return ask_human("Which colour?")
-		failures["n"] += 1
-		return _down(request) if failures["n"] == 1 else finish("done")
-
-	model = ScriptedModel([call_tool("local.look", what="wall"), _down, reply, reply, reply, reply])
+	model = ScriptedModel([call_tool("local.look", what="wall"), down, reply, reply, reply, reply])
 	om = OpenMolt(durability=url)
 	agent = om.create_agent(
 		name="Painter", model=model, tools=[look], on_human_input_request=person
@@ -79,17 +58,9 @@ async def test_a_kept_state_gone_on_from_twice_runs_a_tool_once(url: str) -> Non
 		sent.append(text)
 		return "sent"
 
-	failures = {"n": 0}
+	reply = after_reading('"sent"', call_tool("local.send", text="hello"))
 
-	def reply(request: Any) -> Any:
-		if '"sent"' not in str(request.messages):
-			return call_tool("local.send", text="hello")
-		failures["n"] += 1
-		return _down(request) if failures["n"] == 1 else finish("done")
-
-	model = ScriptedModel(
-		[call_tool("local.look", what="inbox"), _down, reply, reply, reply, reply]
-	)
+	model = ScriptedModel([call_tool("local.look", what="inbox"), down, reply, reply, reply, reply])
 	om = OpenMolt(durability=url)
 	agent = om.create_agent(name="Sender", model=model, tools=[look, send])
 	with pytest.raises(RunError) as first:

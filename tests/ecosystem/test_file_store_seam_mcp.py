@@ -25,6 +25,7 @@ from openmolt_core.files import WITHHELD
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import ToolContext, tool
 from openmolt_mcp import MCP
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
@@ -85,13 +86,6 @@ def _stored(folder: Path) -> list[bytes]:
 	return [p.read_bytes() for p in folder.rglob("*") if p.is_file()]
 
 
-def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
-	found: list[dict[str, Any]] = json.loads(model.requests[request].messages[-1].content)[
-		"results"
-	]
-	return found
-
-
 async def test_mcp_blobs_are_screened_by_the_store(tmp_path: Path) -> None:
 	"""Texts are kept masked (UTF-16 stays UTF-16), the image with the secret is withheld."""
 	om = OpenMolt(entry_points=False, files_dir=tmp_path, secrets=[SECRET])
@@ -101,7 +95,7 @@ async def test_mcp_blobs_are_screened_by_the_store(tmp_path: Path) -> None:
 	try:
 		with anyio.fail_after(30):
 			await agent.run("go")
-		(entry,) = _results(model, 1)
+		(entry,) = results_at(model, 1)
 		text, utf16, image, clean = entry["result"]
 		assert (await om.files.open(text["file"])).data == b"config dump\napi_key=[redacted]\n"
 		kept = (await om.files.open(utf16["file"])).data
@@ -161,7 +155,7 @@ async def test_an_echoed_reference_is_not_shown_in_the_same_run(
 		with anyio.fail_after(30):
 			await _agent(om, model).run("go")
 		assert model.requests[2].messages[-1].attachments == []
-		(entry,) = _results(model, 2)
+		(entry,) = results_at(model, 2)
 		assert entry["ok"] is True  # the reference is still the model's to read: only not shown
 	finally:
 		await om.aclose()
@@ -182,7 +176,7 @@ async def test_another_end_user_s_file_is_neither_shown_nor_read(tmp_path: Path)
 	try:
 		with anyio.fail_after(30):
 			assert (await _agent(om, alice).run("photo", user="alice")).ok
-		(taken,) = _results(alice, 1)
+		(taken,) = results_at(alice, 1)
 		ref = taken["result"]["file"]
 		bob = ScriptedModel(
 			[
@@ -194,17 +188,17 @@ async def test_another_end_user_s_file_is_neither_shown_nor_read(tmp_path: Path)
 		with anyio.fail_after(30):
 			await _agent(om, bob).run("look", user="bob")
 		assert bob.requests[1].messages[-1].attachments == []
-		(read,) = _results(bob, 2)
+		(read,) = results_at(bob, 2)
 		assert read["ok"] is False and "unknown file reference" in read["error"], read
 		operator = ScriptedModel([call_tool("local.peek", ref=ref), finish(result="ok")])
 		with anyio.fail_after(30):
 			await _agent(om, operator).run("look")
-		(read,) = _results(operator, 1)
+		(read,) = results_at(operator, 1)
 		assert read["ok"] is False and "unknown file reference" in read["error"], read
 		again = ScriptedModel([call_tool("local.peek", ref=ref), finish(result="ok")])
 		with anyio.fail_after(30):
 			await _agent(om, again).run("look", user="alice")
-		(read,) = _results(again, 1)
+		(read,) = results_at(again, 1)
 		assert read == {**read, "ok": True, "result": f"{len(CLEAN_PNG)} bytes"}
 		assert (await om.files.open(ref)).data == CLEAN_PNG
 	finally:

@@ -8,11 +8,9 @@ was attached to the model's next request with the token in it.
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -21,6 +19,7 @@ from openmolt import OpenMolt
 from openmolt_core.events import EVENT_NAMES
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_mcp import MCP
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
@@ -36,13 +35,6 @@ def spellings(secret: str) -> list[str]:
 		base64.urlsafe_b64encode(data).decode().rstrip("="),
 		data.hex(),
 	]
-
-
-def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
-	results: list[dict[str, Any]] = json.loads(model.requests[request].messages[-1].content)[
-		"results"
-	]
-	return results
 
 
 async def test_blobs_holding_a_secret_are_masked_or_withheld_everywhere(
@@ -70,7 +62,7 @@ async def test_blobs_holding_a_secret_are_masked_or_withheld_everywhere(
 	try:
 		with anyio.fail_after(60):
 			result = await agent.run("go")
-		(entry,) = _results(model, 1)
+		(entry,) = results_at(model, 1)
 		assert entry["ok"] is True, entry
 		text, image, audio, clean = entry["result"]
 		assert text["type"] == "resource" and text["mimeType"] == "text/plain"

@@ -18,6 +18,7 @@ from openmolt import HumanInputUnavailable, OpenMolt, RunState
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_mcp import MCP
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
@@ -92,10 +93,6 @@ def _om(**options: Any) -> tuple[OpenMolt, MCPServer]:
 	return om, server
 
 
-def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
-	return json.loads(model.requests[request].messages[-1].content)["results"]
-
-
 def _tools(model: ScriptedModel, request: int = 0) -> list[dict[str, Any]]:
 	return json.loads(model.requests[request].messages[0].content)["tools"]
 
@@ -113,7 +110,7 @@ async def test_tools_are_listed_with_the_servers_schemas_and_called() -> None:
 	assert listed["demo.add"]["inputSchema"]["required"] == ["a", "b"]
 	assert listed["demo.add"]["inputSchema"]["properties"]["a"]["type"] == "integer"
 	# The server's tools carry no annotations and the config no labels: unknown, so untrusted.
-	assert _results(model, 1) == [
+	assert results_at(model, 1) == [
 		{"tool": "demo.add", "ok": True, "result": {"result": 5}, "untrusted": True}
 	]
 	await om.aclose()
@@ -125,7 +122,7 @@ async def test_invalid_input_is_refused_before_the_server_is_called() -> None:
 	model = ScriptedModel([call_tool("demo.add", a="two", b=3), finish(result="x")])
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("add")
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False and entry["error"].startswith(
 		"command 0 (callTool demo.add): invalid input: a"
 	)
@@ -138,7 +135,7 @@ async def test_structured_content_wins_over_its_text_copy() -> None:
 	model = ScriptedModel([call_tool("demo.note", text="buy milk"), finish(result="ok")])
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("note")
-	assert _results(model, 1)[0]["result"] == {"result": "noted: buy milk"}
+	assert results_at(model, 1)[0]["result"] == {"result": "noted: buy milk"}
 	await om.aclose()
 
 
@@ -148,7 +145,7 @@ async def test_images_audio_and_blobs_go_to_the_file_store_as_references() -> No
 	model = ScriptedModel([call_tool("demo.media"), finish(result="ok")])
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("media")
-	blocks = _results(model, 1)[0]["result"]
+	blocks = results_at(model, 1)[0]["result"]
 	kinds = [b["type"] for b in blocks]
 	assert kinds == ["text", "image", "audio", "resource", "resource"]
 	image, audio, text_resource, blob = blocks[1], blocks[2], blocks[3], blocks[4]
@@ -175,7 +172,7 @@ async def test_is_error_results_become_tool_errors_the_model_reads() -> None:
 	model = ScriptedModel([call_tool("demo.broken"), finish(result="x")])
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("break")
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False and "the disk is full" in entry["error"]
 	await om.aclose()
 
@@ -186,7 +183,7 @@ async def test_a_json_rpc_error_becomes_a_tool_error_with_its_code() -> None:
 	model = ScriptedModel([call_tool("demo.refuse"), finish(result="x")])
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("go")
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False
 	assert "refused the call: no such record (code -32602)" in entry["error"]
 	await om.aclose()
@@ -201,7 +198,7 @@ async def test_a_removed_tool_is_a_tool_error() -> None:
 	await source.list_tools()
 	server.remove_tool("note")
 	await agent.run("go")
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False and "note" in entry["error"]
 	await om.aclose()
 
@@ -214,7 +211,7 @@ async def test_every_call_has_a_timeout() -> None:
 	with anyio.fail_after(4):
 		result = await agent.run("wait")
 	assert result.status == "success"
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False and "did not answer within 0.3 s" in entry["error"]
 	await om.aclose()
 
@@ -234,7 +231,7 @@ async def test_a_changed_tool_list_is_seen_at_the_next_run_not_mid_run() -> None
 	agent = om.create_agent(name="A", model=model, integrations=["demo"])
 	await agent.run("grow")
 	assert "demo.extra" not in [t["tool"] for t in _tools(model, 0)]
-	(mid_run,) = _results(model, 2)
+	(mid_run,) = results_at(model, 2)
 	assert mid_run["ok"] is False and "unknown tool" in mid_run["error"]
 	for _ in range(100):  # the change event arrives asynchronously
 		if om.plugins.integration("demo").source._stale:
@@ -242,7 +239,7 @@ async def test_a_changed_tool_list_is_seen_at_the_next_run_not_mid_run() -> None
 		await anyio.sleep(0.01)
 	await agent.run("again")
 	assert "demo.extra" in [t["tool"] for t in _tools(model, 3)]
-	assert _results(model, 4)[0] == {
+	assert results_at(model, 4)[0] == {
 		"tool": "demo.extra",
 		"ok": True,
 		"result": "extra!",
@@ -274,7 +271,7 @@ async def test_read_and_write_scopes_follow_the_read_only_annotation() -> None:
 	)
 	await agent.run("go")
 	assert [t["tool"] for t in _tools(model)] == ["demo.add"]
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False and "scope" in entry["error"]
 	await om.aclose()
 
@@ -312,7 +309,7 @@ async def test_the_server_connection_is_reused_across_runs_and_agents() -> None:
 	assert source._connection is None and connection.closed.is_set()
 
 
-async def test_an_image_a_tool_returns_is_shown_to_the_model_with_the_results() -> None:
+async def test_an_image_a_tool_returns_is_shown_to_the_model_with_theresults_at() -> None:
 	"""The PNG is attached to the results turn (base64), once; the text keeps the reference."""
 	om, _ = _om()
 	model = ScriptedModel(
@@ -358,7 +355,7 @@ async def test_images_past_the_limit_or_not_images_are_not_shown() -> None:
 	agent = om.create_agent(name="B", model=model, integrations=["liar"])
 	await agent.run("fake")
 	assert model.requests[1].messages[-1].attachments == []
-	assert _results(model, 1)[0]["result"]["file"].startswith("openmolt-file:")
+	assert results_at(model, 1)[0]["result"]["file"].startswith("openmolt-file:")
 	await om.aclose()
 
 
@@ -391,7 +388,7 @@ async def test_an_image_is_shown_only_when_its_base64_fits_every_api() -> None:
 	assert [len(a.data) for a in shown] == [len(png(7 * 2**19))]
 	assert len(shown[0].data) <= 5 * 2**20
 	assert model.requests[2].messages[-1].attachments == []  # 4 MB of PNG: the reference only
-	assert _results(model, 2)[0]["result"]["file"].startswith("openmolt-file:")
+	assert results_at(model, 2)[0]["result"]["file"].startswith("openmolt-file:")
 	await om.aclose()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio
@@ -15,6 +14,7 @@ from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
 from openmolt_mcp._ask import NO_APPROVER
 from openmolt_mcp.server import agent_server
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
@@ -41,11 +41,6 @@ def _agent(replies: list[Any], **options: Any) -> tuple[Any, Any, ScriptedModel,
 		name="Helper", model=model, tools=[refund], requires_approval=["local.refund"], **options
 	)
 	return om, agent, model, made
-
-
-def _results(model: ScriptedModel, at: int) -> list[Any]:
-	"""The tool results the model read in its request number ``at``."""
-	return list(json.loads(model.requests[at].messages[-1].content)["results"])
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -91,7 +86,7 @@ async def test_the_clients_user_approves_or_denies_each_call(mode: str) -> None:
 		["approve"],
 	)
 	assert len(asked) == 4
-	denied = [str(_results(model, at)) for at in (3, 5, 7)]
+	denied = [str(results_at(model, at)) for at in (3, 5, 7)]
 	assert "too large" in denied[0]
 	assert all("did not approve" in d for d in denied[1:]), denied
 
@@ -110,7 +105,7 @@ async def test_a_client_that_cannot_ask_denies_the_call_and_the_run_goes_on(mode
 	assert made == []
 	assert outcome.is_error is False
 	assert outcome.content[0].text == '{"result": "Could not refund."}'
-	assert NO_APPROVER in str(_results(model, 1))
+	assert NO_APPROVER in str(results_at(model, 1))
 
 
 async def test_the_operators_own_handler_decides_and_the_client_is_not_asked() -> None:
@@ -194,7 +189,7 @@ async def test_two_calls_waiting_in_one_step_get_a_form_each() -> None:
 		'Helper wants to call local.refund with {"order": "A2"}. Approve it?',
 	]
 	assert made == ["A1"]
-	read = _results(model, 1)
+	read = results_at(model, 1)
 	assert "refunded A1" in str(read[0]) and "did not approve" in str(read[1]), read
-	read = _results(model, 1)
+	read = results_at(model, 1)
 	assert "refunded A1" in str(read[0]) and "did not approve" in str(read[1]), read

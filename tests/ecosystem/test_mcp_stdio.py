@@ -22,15 +22,12 @@ from openmolt import OpenMolt
 from openmolt_core.errors import IntegrationError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_mcp import MCP
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 SECRET = "sk-demo-0123456789abcdef"
-
-
-def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
-	return json.loads(model.requests[request].messages[-1].content)["results"]
 
 
 def _tools(model: ScriptedModel) -> list[str]:
@@ -59,10 +56,10 @@ async def test_the_published_time_server_from_pypi_answers_through_an_agent() ->
 	try:
 		await agent.run("what time is it in Paris?")
 		assert {"time.get_current_time", "time.convert_time"} <= set(_tools(model))
-		(now,) = _results(model, 1)
+		(now,) = results_at(model, 1)
 		assert now["ok"] is True, now
 		assert now["result"]["timezone"] == "Europe/Paris"
-		(converted,) = _results(model, 2)
+		(converted,) = results_at(model, 2)
 		assert converted["ok"] is True, converted
 		assert converted["result"]["target"]["datetime"].endswith("T21:00:00+09:00")
 		assert children("mcp_server_time")
@@ -89,11 +86,11 @@ async def test_server_everything_from_npm_media_structured_and_text() -> None:
 	agent = om.create_agent(name="Everything", model=model, integrations=["ev"])
 	try:
 		await agent.run("try everything")
-		(echo,) = _results(model, 1)
+		(echo,) = results_at(model, 1)
 		assert echo["ok"] is True and "hello" in json.dumps(echo["result"])
-		(total,) = _results(model, 2)
+		(total,) = results_at(model, 2)
 		assert total["ok"] is True and "42" in json.dumps(total["result"])
-		(image,) = _results(model, 3)
+		(image,) = results_at(model, 3)
 		assert image["ok"] is True, image
 		files = [b for b in image["result"] if isinstance(b, dict) and b.get("type") == "image"]
 		assert files and files[0]["file"].startswith("openmolt-file:")
@@ -102,7 +99,7 @@ async def test_server_everything_from_npm_media_structured_and_text() -> None:
 		shown = model.requests[3].messages[-1].attachments  # the model sees the image too
 		assert [a.media_type for a in shown] == ["image/png"]
 		assert base64.b64decode(shown[0].data) == stored.data
-		(resource,) = _results(model, 4)
+		(resource,) = results_at(model, 4)
 		assert resource["ok"] is True, resource
 		embedded = [
 			b for b in resource["result"] if isinstance(b, dict) and b.get("type") == "resource"
@@ -149,7 +146,7 @@ async def test_a_slow_call_on_a_real_server_times_out_and_the_run_goes_on() -> N
 			await agent.run("go")
 	finally:
 		await om.aclose()
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert entry["ok"] is False and "did not answer within 1 s" in entry["error"]
 
 
@@ -165,7 +162,7 @@ async def test_the_server_starts_on_first_use_and_aclose_stops_it_without_zombie
 	agent = om.create_agent(name="A", model=model, integrations=["ours"])
 	assert not children("stdio_server.py")
 	await agent.run("who")
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	pid = entry["result"]["pid"]
 	assert children("stdio_server.py") == [pid]
 	assert entry["result"]["token"] == "[redacted]"  # the server read it; the model never does
@@ -218,7 +215,7 @@ async def test_a_server_that_dies_is_started_again_at_the_next_call() -> None:
 			await agent.run("go")
 	finally:
 		await om.aclose()
-	first, second, third = (_results(model, i)[0] for i in (1, 2, 3))
+	first, second, third = (results_at(model, i)[0] for i in (1, 2, 3))
 	assert first["ok"] is True
 	assert second["ok"] is False and "started again" in second["error"]
 	assert third["ok"] is True and third["result"]["pid"] != killed[0]
@@ -299,7 +296,7 @@ async def test_a_server_starts_when_this_process_stderr_is_no_file(
 	finally:
 		await om.aclose()
 	assert result.status == "success"
-	assert "ours.whoami" in _tools(model) and _results(model, 1)[0]["ok"]
+	assert "ours.whoami" in _tools(model) and results_at(model, 1)[0]["ok"]
 	for stream in (None, io.StringIO()):  # no usable stream at all: the child's stderr is discarded
 		monkeypatch.setattr(sys, "__stderr__", stream)
 		from openmolt_mcp._source import _errlog
@@ -436,7 +433,7 @@ async def test_a_server_that_dies_mid_call_leaves_a_write_in_doubt_not_retried_b
 			await agent.run("go")
 	finally:
 		await om.aclose()
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	assert done.read_text() == "appended\n"
 	assert entry["ok"] is False
 	assert "may or may not have taken effect" in entry["error"]
@@ -461,7 +458,7 @@ async def test_a_stdio_server_gets_only_a_minimal_environment_and_its_own_env(
 			await agent.run("go")
 	finally:
 		await om.aclose()
-	(entry,) = _results(model, 1)
+	(entry,) = results_at(model, 1)
 	names = set(entry["result"]["result"]) - {"LC_CTYPE"}  # Python may set it for itself
 	assert "GIVEN" in names
 	assert names <= {"GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}, names

@@ -11,7 +11,6 @@ import json
 import sys
 import tracemalloc
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -21,19 +20,13 @@ from openmolt import OpenMolt
 from openmolt_core.errors import ConfigurationError, IntegrationError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_mcp import MCP, MCPToolSource, StdioServer
+from tests._results import results_at
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 SERVER = [str(HERE / "hostile_stdio_server.py")]
 MiB = 1024 * 1024
-
-
-def _results(model: ScriptedModel, request: int) -> list[dict[str, Any]]:
-	results: list[dict[str, Any]] = json.loads(model.requests[request].messages[-1].content)[
-		"results"
-	]
-	return results
 
 
 async def test_a_line_without_end_fails_its_call_and_the_run_goes_on(
@@ -70,11 +63,11 @@ async def test_a_line_without_end_fails_its_call_and_the_run_goes_on(
 	finally:
 		await om.aclose()
 	assert not children("hostile_stdio_server")
-	(cut,) = _results(model, 3)
+	(cut,) = results_at(model, 3)
 	assert cut["ok"] is False
 	assert "hostile_stdio_server.py" in cut["error"] and f"longer than {MiB} bytes" in cut["error"]
 	assert "maxMessageBytes" in cut["error"]
-	(echo,) = _results(model, 4)
+	(echo,) = results_at(model, 4)
 	assert echo["ok"] is True and "still here" in json.dumps(echo["result"]), echo
 	assert result.status == "success" and result.state.steps == 3
 	assert peak < 4 * MiB, peak  # the line is dropped as it comes, not held
@@ -101,7 +94,7 @@ async def test_a_well_formed_answer_past_the_limit_is_refused_unless_the_limit_i
 				await agent.run("go")
 		finally:
 			await om.aclose()
-		(entry,) = _results(model, 1)
+		(entry,) = results_at(model, 1)
 		assert entry["ok"] is ok, str(entry)[:300]
 		if ok:
 			assert entry["result"]["chars"] > 3 * MiB // 2  # whole, and stored (it is large)

@@ -57,6 +57,12 @@ def _walk(value: Any) -> list[Any]:
 	return out
 
 
+WRITE_SCOPE_TEXT = (
+	"Operations that change something (a method other than GET, HEAD or OPTIONS) whose "
+	"document names only read scopes, or no scope"
+)
+
+
 def test_petstore_tools_endpoints_schemas_and_credentials() -> None:
 	"""The Petstore 3.0 document gives 20 tools, resolved schemas and both credentials."""
 	integration = from_openapi(petstore(), id="petstore")
@@ -86,7 +92,11 @@ def test_petstore_tools_endpoints_schemas_and_credentials() -> None:
 	assert integration.scopes == {
 		"write:pets": "modify pets in your account",
 		"read:pets": "read your pets",
+		"write": WRITE_SCOPE_TEXT,
 	}
+	# The store's and the users' changes name no OAuth scope: a grant of read:pets lacks them.
+	assert tools["deleteUser"].scopes == tools["placeOrder"].scopes == ["write"]
+	assert tools["getOrderById"].scopes == []
 	assert not any(
 		isinstance(v, dict) and "$ref" in v for v in _walk([t.input_schema for t in tools.values()])
 	)

@@ -182,10 +182,52 @@ def test_an_imported_post_under_read_scopes_writes_and_needs_more_than_a_read_gr
 def test_an_imported_operation_without_scopes_writes_unless_its_method_reads() -> None:
 	"""With no scope named, the method alone says it: OPTIONS reads as GET and HEAD do.
 
-	They are RFC 9110's safe methods; the scopes stay the document's (no OAuth token needed).
+	They are RFC 9110's safe methods; the reads name no scope (no OAuth scope asked), and the
+	changes only ``write``, which no grant of the document's read scopes holds.
 	"""
 	from openmolt_core.integrations.openapi import from_openapi
 
 	tools = from_openapi(_payments([]), id="pay").tools
 	assert {t.handle for t in tools if writes(t)} == _CHANGES
-	assert all(t.scopes == [] for t in tools)
+	assert {t.handle: t.scopes for t in tools} == {
+		t.handle: ["write"] if t.handle in _CHANGES else [] for t in tools
+	}
+
+
+def test_an_imported_change_that_names_no_scope_is_not_granted_by_a_read_grant() -> None:
+	"""``security: []`` on ``POST /transfers`` of a document that defines OAuth scopes.
+
+	An agent granted only the read scopes got it: a tool that names no scope was granted by
+	any grant, and the importer put only operations that name read scopes in ``write``. A
+	grant is a list of what the agent may do; an operation that changes something and says
+	nothing about scopes is not in a list of reads. Its reads stay granted, it still needs no
+	OAuth scope of the service (``write`` is never asked), and an agent granted everything (no
+	``scopes``) or ``write`` keeps it.
+	"""
+	from openmolt_core.integrations.openapi import from_openapi
+
+	mixed = _payments([{"oauth": ["read:payments"]}])
+	for operation in mixed["paths"]["/transfers"].values():  # type: ignore[index]
+		operation["security"] = []  # the list operation and the change, open
+	integration = from_openapi(mixed, id="pay")
+	tools = {t.handle: t for t in integration.tools}
+	assert tools["postTransfers"].scopes == ["write"]
+	assert tools["getTransfers"].scopes == []
+	assert "write" in integration.scopes
+	om = OpenMolt(integrations={"pay": {"token": "t"}})
+	om.register_integration("pay", integration)
+	made: list[str] = []
+
+	def allowed(scopes: list[str] | None) -> set[str]:
+		entry: dict[str, object] = {"integration": "pay"}
+		if scopes is not None:
+			entry["scopes"] = scopes
+		name = f"A{len(made)}"
+		made.append(name)
+		agent = om.create_agent(name=name, model=ScriptedModel([]), integrations=[entry])
+		return {h.removeprefix("pay.") for h, t in agent._tools.items() if t.allowed}
+
+	reads = allowed(["read", "read:payments"])
+	assert "postTransfers" not in reads and {"getTransfers", "headTransfers"} <= reads
+	assert "postTransfers" in allowed(None)
+	assert "postTransfers" in allowed(["read", "read:payments", "write"])

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
@@ -28,10 +28,10 @@ from openmolt_core._chain import (
 	summed,
 )
 from openmolt_core._emitter import EventEmitter
-from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS, _depth
-from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable
+from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
+from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable, nests_within
 from openmolt_core._support.jsonschema import ValidationError, format_errors
-from openmolt_core._support.masking import masked_excerpt
+from openmolt_core._support.masking import mask_fields, masked_excerpt
 from openmolt_core._support.sync import call as call_app
 from openmolt_core._support.sync import takes
 from openmolt_core.commands import (
@@ -551,7 +551,7 @@ def _held(ctx: RunContext, output: Any) -> Any:
 		value = loads(output)
 	except (ValueError, RecursionError):  # not JSON (UnsafeJson is a ValueError too)
 		return _NOTHING
-	if isinstance(value, str) or not _depth(value, ctx.limits.max_depth):  # the reply's cap
+	if isinstance(value, str) or not nests_within(value, ctx.limits.max_depth):  # the reply's cap
 		return _NOTHING
 	try:
 		return ctx.output(value)
@@ -713,61 +713,27 @@ async def _finish_ruled(
 		except ValidationError as exc:
 			why = f"a capability rewrote the output into one that does not match the output schema: {format_errors(exc)}"
 			decision = Stop(why)
-	if isinstance(decision, Refuse):
-		reason = ctx.redact(decision.reason)
-		if decision.entry is not None:  # the capability reported it
-			record.results[index] = dict(decision.entry)
-			return None
-		await ctx.error("capability", f"finish refused: {reason}")
-		record.results[index] = _entry(finish, ok=False, error=f"refused: {reason}")
-		return None
-	if isinstance(decision, Stop):
-		reason = ctx.redact(decision.reason)
-		record.results[index] = (
-			dict(decision.entry)
-			if decision.entry is not None
-			else _entry(finish, ok=False, error=f"the run stopped: {reason}")
-		)
-		record.pending = None
-		record.end = RunEnd(decision.status, None, reason)
+	if not isinstance(decision, Proceed):
+		record.results[index] = await _not_said(ctx, record, finish, "finish", decision)
 		return None
 	return done
 
 
 _OWN = "openmolt_core."  # the loop's and the built-in capabilities' events: built masked
 _EVENT_FIELDS = frozenset({"agent", "step", "name", "run_id", "seq", "parent_run_id", "replayed"})
+_STREAMED_FIELDS = _EVENT_FIELDS | {"text"}
 
 
 def _mask_event(event: Event, redact: Redactor, *, streamed: bool = False) -> None:
 	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
 
-	Its handlers, observers, the run store and the viewer then see what the model would. Text,
-	dicts, lists and tuples are masked as they are; a value the redactor cannot walk (an
-	object, a set, bytes, inside them too) whose text still shows a secret becomes its JSON
-	data (such a value as its text), masked. Attributes set beside the fields are read too.
-
-	Args:
-		event: The event.
-		redact: The secrets to mask.
-		streamed: The event is a ``text:delta``: its ``text`` was masked as it streamed, with
-			every surface's secrets, and is left as it is.
+	Its handlers, observers, the run store and the viewer then see what the model would
+	(`openmolt_core._support.masking.mask_fields`: every field but the loop's, fail closed).
+	A ``text:delta``'s ``text`` (``streamed``) was masked as it streamed, with every surface's
+	secrets, and is left as it is.
 	"""
-	names = [f.name for f in fields(event)]  # events are dataclasses
-	names += [n for n in getattr(event, "__dict__", ()) if n not in names]
-	for name in names:
-		value = getattr(event, name)
-		if name in _EVENT_FIELDS or value is None or isinstance(value, bool | int | float):
-			continue
-		if streamed and name == "text":
-			continue
-		masked = redact.deep(value)
-		if isinstance(value, tuple):
-			masked = tuple(masked)
-		text = repr(masked)
-		if redact(text) != text:  # what deep could not reach shows a secret: fail closed
-			masked = redact.deep(json.loads(json.dumps(masked, default=repr)))
-		if masked is not value:
-			object.__setattr__(event, name, masked)
+	skip = _STREAMED_FIELDS if streamed else _EVENT_FIELDS
+	mask_fields(event, redact, redact.deep, skip=skip)
 
 
 _TOOL_EVENTS = 3  # tool:call, tool:response, error
@@ -874,12 +840,8 @@ async def _call_tool(
 	# journaled, so an observer never sees "done" for a call a crash would run again.
 	done: dict[str, Any] = {}
 	# A durable port records the start of a call that must not silently run twice.
-	policy: InDoubt = "retry"
 	records = getattr(ctx.port, "call_started", None) is not None
-	if records:  # openmolt_core._indoubt
-		from openmolt_core._indoubt import policy_of
-
-		policy = policy_of(bound)
+	policy: InDoubt = bound.in_doubt if records else "retry"  # openmolt_core._indoubt
 
 	async def work() -> dict[str, Any]:
 		# What an earlier execution of this call spent before a crash stopped it (a durable
@@ -966,7 +928,7 @@ async def _call_tool(
 			labelled = (*labelled, "untrusted")
 		if not ok:  # what the model, the events and the log read of it: bounded
 			value = {
-				k: _cut_error(v, ctx) if k == "message" else _cut_detail(v, ctx)
+				k: _cut(v, ctx, MAX_ERROR_CHARS if k == "message" else MAX_ERROR_DETAIL_CHARS)
 				for k, v in value.items()
 			}
 		done.update(value=value, ok=ok, duration=duration)
@@ -1216,15 +1178,10 @@ async def _in_doubt(
 	if handler is not None:
 
 		async def ask() -> dict[str, Any]:
-			try:
-				# A sync handler runs in a worker thread, under the time budget like any other.
-				answer = await call_app(handler, text)
-			except HumanInputUnavailable as exc:
-				return {"parked": str(exc) or text}
-			except Exception as exc:
-				log.exception("the human-input handler failed on an in-doubt call")
-				return {"parked": f"{text} (the handler failed: {type(exc).__name__})"}
-			return {"answer": "" if answer is None else str(answer)}
+			outcome = await _asked(handler, text, " on an in-doubt call")
+			if "failed" in outcome:  # nobody said whether it did: the run waits for a person
+				return {"parked": f"{text} (the handler failed: {outcome['failed']})"}
+			return outcome
 
 		outcome = await ctx.port.step(step_key("indoubt", ctx.step, index, tool), ask)
 	if "answer" in outcome:
@@ -1238,28 +1195,27 @@ async def _in_doubt(
 	return in_doubt_entry(tool, "a person is asked whether it did; their answer follows")
 
 
-def _cut_error(message: Any, ctx: RunContext) -> Any:
-	"""A tool error's message as the model reads it: at most `MAX_ERROR_CHARS`, masked, then cut.
+def _cut(value: Any, ctx: RunContext, limit: int) -> Any:
+	"""A tool error's message or detail as the model reads it: as it is, or past ``limit`` cut.
 
 	A successful result past its limit is stored and previewed; an error is not stored, and its
 	text is a service's (an MCP server's ``isError`` text, an exception's message): one of
-	megabytes went whole into the next model request, and into every later one.
+	megabytes went whole into the next model request, and into every later one. A value that is
+	not text is measured and cut as its JSON; what is kept is masked, then a note says how much
+	was trimmed.
+
+	Args:
+		value: The message (at most `MAX_ERROR_CHARS`) or one detail (`MAX_ERROR_DETAIL_CHARS`).
+		ctx: The run (its secrets).
+		limit: The most characters kept.
 	"""
-	if not isinstance(message, str) or len(message) <= MAX_ERROR_CHARS:
-		return message
-	note = f"… [trimmed {len(message) - MAX_ERROR_CHARS} characters]"
-	return masked_excerpt(message, MAX_ERROR_CHARS, ctx.redact.secrets, more=note)
-
-
-def _cut_detail(value: Any, ctx: RunContext) -> Any:
-	"""One of a tool error's details: as it is, or past `MAX_ERROR_DETAIL_CHARS` its JSON's start."""
 	if isinstance(value, int | float | bool) or value is None:
 		return value
 	text = value if isinstance(value, str) else dumps(value)
-	if len(text) <= MAX_ERROR_DETAIL_CHARS:
+	if len(text) <= limit:
 		return value
-	note = f"… [trimmed {len(text) - MAX_ERROR_DETAIL_CHARS} characters]"
-	return masked_excerpt(text, MAX_ERROR_DETAIL_CHARS, ctx.redact.secrets, more=note)
+	note = f"… [trimmed {len(text) - limit} characters]"
+	return masked_excerpt(text, limit, ctx.redact.secrets, more=note)
 
 
 def _park_question(record: StepRecord, question: str, why: str) -> None:
@@ -1370,16 +1326,10 @@ async def _ask_human(
 		question = ruled
 
 	async def ask() -> dict[str, Any]:
-		try:
-			# A sync handler runs in a worker thread: the loop and the time budget go on.
-			answer = await call_app(handler, question)
-			return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
-		except HumanInputUnavailable as exc:
-			return {"parked": str(exc) or question}
-		except Exception as exc:
-			# The application's handler failed: the model hears it, the run goes on.
-			log.exception("the human-input handler failed; the run goes on")
-			return {"failed": f"the person could not be asked ({type(exc).__name__})"}
+		outcome = await _asked(handler, question, "; the run goes on")
+		if "failed" in outcome:  # the model hears it, the run goes on
+			return {"failed": f"the person could not be asked ({outcome['failed']})"}
+		return outcome
 
 	outcome: dict[str, Any] = await ctx.port.step(step_key("human", ctx.step, index), ask)
 	if "parked" in outcome:
@@ -1390,6 +1340,24 @@ async def _ask_human(
 		await ctx.error("human_input", message)
 		return _entry(command, ok=False, error=message)
 	return await answer_entry(ctx, question, outcome["answer"])
+
+
+async def _asked(handler: HumanInputHandler, question: str, when: str) -> dict[str, str]:
+	"""Ask a person through the human-input handler: ``answer``, ``parked`` or ``failed``.
+
+	A sync handler runs in a worker thread: the loop and the time budget go on. A handler that
+	raises `HumanInputUnavailable` parks the run on the question (or on its own words); one that
+	fails otherwise, or whose answer cannot be written as text, is logged (``when`` says where)
+	and gives ``failed``: the name of the exception.
+	"""
+	try:
+		answer = await call_app(handler, question)
+		return {"answer": "" if answer is None else str(answer)}  # its str() may raise too
+	except HumanInputUnavailable as exc:
+		return {"parked": str(exc) or question}
+	except Exception as exc:
+		log.exception("the human-input handler failed%s", when)
+		return {"failed": type(exc).__name__}
 
 
 async def _plan_ruled(
@@ -1430,17 +1398,27 @@ async def _words_ruled(
 	said, decision = await ctx.hooks.decide_words(ctx, words)
 	if isinstance(decision, Proceed):
 		return said
+	return await _not_said(ctx, record, command, words.command, decision)
+
+
+async def _not_said(
+	ctx: RunContext, record: StepRecord, command: Command, what: str, decision: Refuse | Stop
+) -> dict[str, Any]:
+	"""The entry of a command (``what``) the capabilities refused, or stopped the run on.
+
+	Refused: the model reads why and goes on (an ``error`` event says so, unless the capability
+	reported it with an entry of its own). Stopped: the step ends the run with the stop's status.
+	"""
 	reason = ctx.redact(decision.reason)
-	if isinstance(decision, Refuse):
-		if decision.entry is not None:  # the capability reported it
-			return dict(decision.entry)
-		await ctx.error("capability", f"{words.command} refused: {reason}")
-		return _entry(command, ok=False, error=f"refused: {reason}")
-	record.pending = None
-	record.end = RunEnd(decision.status, None, reason)
-	if decision.entry is not None:
+	if isinstance(decision, Stop):
+		record.pending = None
+		record.end = RunEnd(decision.status, None, reason)
+	elif decision.entry is None:
+		await ctx.error("capability", f"{what} refused: {reason}")
+	if decision.entry is not None:  # the capability reported it
 		return dict(decision.entry)
-	return _entry(command, ok=False, error=f"the run stopped: {reason}")
+	said = "refused" if isinstance(decision, Refuse) else "the run stopped"
+	return _entry(command, ok=False, error=f"{said}: {reason}")
 
 
 async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str, Any]:

@@ -21,14 +21,11 @@ trusts marks read-only or idempotent: its call carries no key). A tool declares 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openmolt_core.errors import OpenMoltError
 from openmolt_core.tools import InDoubt
 from openmolt_core.tools import check_in_doubt as check_policy
-
-if TYPE_CHECKING:
-	from openmolt_core._binding import BoundTool
 
 __all__ = [
 	"IN_DOUBT",
@@ -37,17 +34,11 @@ __all__ = [
 	"check_policy",
 	"in_doubt_entry",
 	"nested_doubt",
-	"policy_of",
 	"question",
 ]
 
 IN_DOUBT = "_in_doubt"
 """The key of a tool step's journaled result when its call was in doubt."""
-
-
-def policy_of(bound: BoundTool) -> InDoubt:
-	"""A bound tool's in-doubt policy: its own, else the default for its kind (module docstring)."""
-	return bound.in_doubt
 
 
 def question(tool: str, tool_input: dict[str, Any]) -> str:

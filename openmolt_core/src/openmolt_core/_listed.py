@@ -15,10 +15,10 @@ middle of the run. A run without such tools records nothing, and saves the bytes
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
+
+from openmolt_core._support.jsonsafe import digest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -28,11 +28,6 @@ __all__ = ["KEY", "kept", "record", "recorded", "refusal"]
 
 KEY = "tool-sources"
 """Where a run's state keeps the record (the name of the built-in capability that lists tools)."""
-
-
-def _hash(body: object) -> str:
-	text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-	return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _digest(bound: BoundTool) -> str:
@@ -53,7 +48,7 @@ def _digest(bound: BoundTool) -> str:
 		bound.allowed,
 	]
 	does = [getattr(tool, "name", None), bound.in_doubt]
-	return f"{_hash(says)[:16]}:{_hash(does)[:8]}"
+	return f"{digest(says)[:16]}:{digest(does)[:8]}"
 
 
 def _same(began: str, now: str) -> bool:

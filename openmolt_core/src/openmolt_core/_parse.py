@@ -36,7 +36,7 @@ from typing import Any, cast
 from pydantic import BaseModel, ValidationError
 
 from openmolt_core._support import LazyPattern
-from openmolt_core._support.jsonsafe import UnsafeJson, encodable_text, loads
+from openmolt_core._support.jsonsafe import UnsafeJson, encodable_text, loads, nests_within
 from openmolt_core._support.jsonschema import format_errors
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
@@ -167,23 +167,6 @@ def _objects(s: str) -> list[tuple[int, int]]:
 	return spans
 
 
-def _depth(value: Any, limit: int) -> bool:
-	"""Whether a decoded value nests at most ``limit`` levels (iterative: no recursion)."""
-	stack: list[tuple[Any, int]] = [(value, 1)]
-	while stack:
-		item, level = stack.pop()
-		if isinstance(item, dict):
-			children: Any = item.values()
-		elif isinstance(item, list):
-			children = item
-		else:
-			continue
-		if level > limit:
-			return False
-		stack.extend((c, level + 1) for c in children if isinstance(c, dict | list))
-	return True
-
-
 class _Invalid(Exception):
 	def __init__(self, message: str) -> None:
 		self.message = message
@@ -234,7 +217,7 @@ def _unsafe(error: UnsafeJson) -> str:
 
 
 def _bounded(value: Any, max_depth: int) -> Any:
-	if not _depth(value, max_depth):
+	if not nests_within(value, max_depth):
 		raise _Invalid(f"your answer is nested too deeply (the most is {max_depth} levels)")
 	return value
 

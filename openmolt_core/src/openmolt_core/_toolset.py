@@ -136,19 +136,6 @@ class ToolSet:
 			self._envelopes[key] = envelope
 		return key, envelope
 
-	def kept(self, state: RunState) -> dict[str, Any]:
-		"""What compaction must keep of this run's tools: the loaded ones' descriptions.
-
-		The results that carried them (``loadTools``'s) may be summarised away; the tools stay
-		callable, so the model must still read their inputs: every tool callable now that the
-		first turn did not list.
-		"""
-		first = set(self.callable())
-		loaded = [h for h in self.callable(state) if h not in first]
-		if not loaded:
-			return {}
-		return {"loadedTools": [self.tools[h].describe() for h in loaded]}
-
 	# checking ---------------------------------------------------------------------------------------
 
 	def refuse(self, handle: str, state: RunState) -> str | None:

@@ -60,8 +60,9 @@ from openmolt_core._execute import (
 	summary,
 )
 from openmolt_core._parse import ParsedReply, parse_reply
-from openmolt_core._support.jsonsafe import encodable, encodable_text
+from openmolt_core._support.jsonsafe import digest, encodable, encodable_text
 from openmolt_core._support.jsonschema import JsonSchemaValidator
+from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
@@ -134,6 +135,7 @@ __all__ = [
 	"Scheduled",
 	"Schedules",
 	"SkillInfo",
+	"hand_up",
 ]
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -654,9 +656,19 @@ class Agent:
 		"""The approval rule of the tools this agent can see, by handle.
 
 		The rule of its policy (``requires_approval``) that makes a call of the tool wait for a
-		decision; None for a tool whose calls run unasked.
+		decision; None for a tool whose calls run unasked. Its capabilities' built-in tools
+		(``openmolt.<handle>``) too, with the rule a capability holds their calls under
+		(`openmolt_core.hooks.Capability.builtin_approval`: ``"*"`` selects ``openmolt.post``).
 		"""
-		return {h: t.approval for h, t in self._tools.items() if t.allowed}
+		rules = {h: t.approval for h, t in self._tools.items() if t.allowed}
+		caps = self._hooks.capabilities
+		if not any(builds(cap, "builtin_tools") for cap in caps):
+			return rules
+		for handle, bound in self._tool_set().tools.items():
+			if bound.allowed and handle not in self._tools:
+				held = (cap.builtin_approval(handle, bound.tool) for cap in caps)
+				rules[handle] = bound.approval or next((r for r in held if r is not None), None)
+		return rules
 
 	@property
 	def lists_tools_at_run_time(self) -> bool:
@@ -831,9 +843,6 @@ class Agent:
 		its application version, so a run is recovered only by a process that built the same
 		agent.
 		"""
-		import hashlib
-		import json
-
 		tools = [
 			[h, t.tool.input_schema, t.tool.output_schema, t.allowed]
 			for h, t in self._tools.items()
@@ -860,8 +869,7 @@ class Agent:
 						"own; name them after the capability"
 					)
 				body.update(entries)
-		text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-		return hashlib.sha256(text.encode()).hexdigest()
+		return digest(body)
 
 	def provider(self) -> LLMProvider:
 		"""The (first) model's provider, created on first use."""
@@ -956,6 +964,8 @@ class Agent:
 		"""
 		from openmolt_core.runstream import RunStream
 
+		if history is not None:  # read as `run` reads it (what is no saved state is refused)
+			history = _load(history, "stream(history=...)")
 		return RunStream(
 			self, input, history=history, attachments=attachments, session=session, user=user
 		)
@@ -1033,10 +1043,7 @@ class Agent:
 			self._hooks.made(self.name, state)
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
 		first = self.first_message(input, state, earlier)
-		if attachments and (
-			type(attachments) not in (list, tuple)
-			or not all(type(a) is Attachment for a in attachments)
-		):
+		if attachments:
 			_attachments(attachments)
 		state.messages.append(Message("user", first, list(attachments)))
 
@@ -1049,10 +1056,7 @@ class Agent:
 		(``files``: a reference the run's tools read, or why one was withheld), and the model
 		is shown those kept.
 		"""
-		if type(attachments) not in (list, tuple) or not all(
-			type(a) is Attachment for a in attachments
-		):
-			_attachments(attachments)
+		_attachments(attachments)
 		from openmolt_core.files import INPUT_FILES, keep_attachments
 
 		files = self._files if self._files is not None else self.om.files
@@ -1573,11 +1577,11 @@ class Agent:
 		except anyio.get_cancelled_exc_class():
 			# Cut off by its calling run (its timeout, a cancel): what it spent was billed,
 			# so it counts there (the call that started it adds it to its run).
-			_hand_up(link, state)
+			hand_up(link, state)
 			raise
 		except (RunError, ConfigurationError, ApprovalError) as error:
 			if not isinstance(error, RunError):  # no result carries what it spent: handed up
-				_hand_up(link, state)
+				hand_up(link, state)
 			self._redactor.exception(error)  # its cause: a provider's or a hook's own words
 			raise
 		except Exception as exc:
@@ -1643,7 +1647,7 @@ class Agent:
 		hooks = ctx.hooks  # the agent's, and any its calling run handed down
 		if hooks.on_run_start:
 			stop = None
-			with _budget(port, deadline) as scope:  # a capability's hooks take the run's time
+			with until(deadline, port.now) as scope:  # a capability's hooks take the run's time
 				stop = await hooks.started(ctx)
 			if scope.cancelled_caught:
 				return await self._end(ctx, self._elapsed())
@@ -1653,7 +1657,7 @@ class Agent:
 		first = hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
 			end = None
-			with _budget(port, deadline) as scope:  # sync checks too
+			with until(deadline, port.now) as scope:  # sync checks too
 				stop, watch = await hooks.first_model(ctx)
 				if stop is not None:
 					end = RunEnd(stop.status, None, self._redactor(stop.reason))
@@ -1675,7 +1679,7 @@ class Agent:
 			if hooks.before_model:  # compaction's summary call among them
 				spent = _spent(state)
 				try:
-					with _budget(port, deadline) as scope:
+					with until(deadline, port.now) as scope:
 						await hooks.before(ctx)
 				except ProviderError as exc:  # a summary call's: the run's state is kept
 					raise await self._provider_failed(ctx, exc) from exc
@@ -1692,7 +1696,7 @@ class Agent:
 			key, envelope = toolset.envelope(state)  # grows as the run loads tools
 			if watch:  # checks alongside the first model call: a Stop cancels the call
 				called = stop = None
-				with _budget(port, deadline):  # the checks' time too
+				with until(deadline, port.now):  # the checks' time too
 					called, stop = await alongside(
 						watch, functools.partial(self._ask_model, ctx, key, envelope, deadline)
 					)
@@ -1758,7 +1762,7 @@ class Agent:
 		state = ctx.state
 		ignored: list[dict[str, Any]] = [{"ok": False, "error": t} for t in ignored_texts]
 		try:
-			with _budget(ctx.port, deadline) as scope:
+			with until(deadline, ctx.port.now) as scope:
 				await run_step(ctx, record, start)
 		except anyio.get_cancelled_exc_class():
 			# Cancelled from outside: the state keeps every result, the unfinished marked so.
@@ -2034,7 +2038,7 @@ class Agent:
 		if not ctx.hooks.before_step:
 			return None
 		stop = None
-		with _budget(ctx.port, deadline) as scope:
+		with until(deadline, ctx.port.now) as scope:
 			stop = await ctx.hooks.stepping(ctx)
 		if scope.cancelled_caught:
 			return self._elapsed()
@@ -2075,7 +2079,7 @@ class Agent:
 		except ProviderError as exc:  # raised as it came only when a capability may shrink
 			spent = _spent(ctx.state)
 			try:
-				with _budget(ctx.port, deadline) as scope:
+				with until(deadline, ctx.port.now) as scope:
 					shrunk = await ctx.hooks.shrunk(ctx)
 			except ProviderError as failed:  # the summary's call: the run's state is kept
 				raise await self._provider_failed(ctx, failed) from failed
@@ -2150,7 +2154,7 @@ class Agent:
 
 		answered: tuple[ModelSlot, ModelResponse] | None = None  # once counted
 		try:
-			with _budget(ctx.port, deadline):
+			with until(deadline, ctx.port.now):
 				# The journal keeps which model answered: a replayed step parses as that model's.
 				response: ModelResponse = await ctx.port.step(
 					step_key("model", step, attempt or None),  # an attempt after a shrink: :1
@@ -2555,15 +2559,17 @@ class _OwnCall:
 		return await agent._send(self._ctx, primary, build, self._seq, request)
 
 
-def _hand_up(link: CallingRun | None, state: RunState) -> None:
-	"""Hand a nested run's usage to its calling run, as it ends without a result that carries it.
+def hand_up(link: CallingRun | None, state: RunState) -> None:
+	"""Add a nested run's usage, in total and per model, to its calling run's (`CallingRun`).
 
-	A run cut off (a timeout, a cancel) or failed with an error that has no result (a
-	configuration error) was billed for its calls all the same: they count in the calling run
-	(the call that started it adds them to its run: `openmolt_core._chain.spend_cut_off`, or the
-	tool call's journaled entry). A `RunError`'s result carries them instead.
+	The one way a nested run's spending reaches its caller: the loop hands up a run cut off or
+	failed without a result (billed all the same); an agent tool, a run that ended with one.
+
+	Args:
+		link: The calling run (None: the run is not nested).
+		state: The nested run's state.
 	"""
-	if link is not None and state.usage.calls:
+	if link is not None and state.usage.calls:  # none: nothing spent (add would count one call)
 		link.usage.add(state.usage)
 		add_by_model(link.usage_by_model, state.usage_by_model)
 
@@ -2649,23 +2655,6 @@ def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability 
 	return owner
 
 
-class _NoBudget:
-	"""The scope of a run without a time budget: nothing to cancel, so no cancel scope."""
-
-	__slots__ = ()
-
-	cancelled_caught = False
-
-	def __enter__(self) -> _NoBudget:
-		return self
-
-	def __exit__(self, *exc: object) -> None:
-		return None
-
-
-_NO_BUDGET = _NoBudget()
-
-
 def _spent(state: RunState) -> tuple[int, int, float | None]:
 	"""What a run has spent, to tell whether something before a model call spent (a summary)."""
 	usage = state.usage
@@ -2701,18 +2690,10 @@ def _as_started(state: RunState) -> Callable[[], None] | None:
 	return lambda: _started._trigger.reset(token)
 
 
-def _budget(port: RunPort, deadline: float | None) -> anyio.CancelScope | _NoBudget:
-	"""The scope that ends what it holds at the run's deadline.
-
-	An anyio cancel scope, entered at every step; a run without a ``timeout`` does without one.
-	"""
-	if deadline is None:
-		return _NO_BUDGET
-	return anyio.move_on_after(max(deadline - port.now(), 0.0))
-
-
 def _attachments(given: object) -> None:
 	"""Refuse ``attachments`` that are not a list of `Attachment` objects (a path is no file)."""
+	if isinstance(given, list | tuple) and all(type(a) is Attachment for a in given):
+		return  # the usual case, checked at once
 	from openmolt_core._support.docs import docs_url
 
 	entries = given if isinstance(given, list | tuple) else None

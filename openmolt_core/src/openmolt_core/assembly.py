@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,7 @@ class Shared:
 	Args:
 		observers: The instance's run observers, read at each run.
 		conversation: Makes a run's part in a session (``OpenMolt.conversation``).
+		http: The instance's getter of its shared HTTP client (``OpenMolt.http``).
 	"""
 
 	__slots__ = (
@@ -198,6 +200,7 @@ class Shared:
 		"file_tools",
 		"files",
 		"hooks",
+		"http",
 		"models",
 		"observed",
 		"observers",
@@ -211,8 +214,11 @@ class Shared:
 		self,
 		observers: Callable[[], Sequence[RunObserver]],
 		conversation: Callable[[Agent, Session], RunConversation],
+		http: Callable[[], httpx.AsyncClient],
 	) -> None:
 		self.observers: Callable[[], Sequence[RunObserver]] = observers
+		self.http: Callable[[], httpx.AsyncClient] = http
+		"""``om.http``, bound once: each agent's tool context holds it (not a method object each)."""
 		"""Returns the instance's run observers (each agent's `ObservedOutside` reads them)."""
 		self.observed: Capability = Observers(observers)
 		"""The run observers' capability (run store, viewer, telemetry)."""
@@ -261,6 +267,8 @@ class Host(Instance, Protocol):
 	run_store: RunStore | None
 	"""The run store given as ``run_store``, if any."""
 	_files_dir: str | Path | None
+	_files: FileStore | None
+	_durability: DurabilityBackend | None
 	_scheduler_options: tuple[Any, str | Path | None]
 	_durability_config: Any
 	_approvals: Approvals | None
@@ -757,7 +765,7 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 	"""
 	shared = _shared(om)
 	name, models, bindings, tools = options.name, options.models, options.bindings, options.tools
-	chain = _slots(om, shared, models[1:]) if len(models) > 1 else []
+	chain = _slots(om, shared, models[1:]) if len(models) > 1 else ()
 	provider_name, model_name, provider_factory = _resolve_model(om, shared, models[0])
 	bound: list[BoundTool] = []
 	files = _files(
@@ -769,9 +777,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 			for b in bindings
 		),
 	)
-	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else []
+	sources = _bind_integrations(om, shared, name, bindings, bound, files) if bindings else ()
 	if tools:
-		bound.extend(bind_tools(as_tools(tools), agent=name, http=om.http, files=files))
+		bound.extend(bind_tools(as_tools(tools), agent=name, http=shared.http, files=files))
 	caps = _capabilities(om, shared, options, bound, files, sources)
 	if len(bound) > 1 and len({t.handle for t in bound}) != len(bound):
 		_refuse_duplicates(bound)
@@ -790,14 +798,16 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 		caps.append(budget(options.max_tokens, max_cost))
 	if bindings:  # only an integration's context holds secrets (bind_tools' hold none)
 		_register_secrets(om, [t.context for t in bound], sources)
-	policy = _approval_policy(
-		om._approval_rules,
-		options.requires_approval,
-		bound,
-		sources,
-		om,
-		builtin_of=(caps, name, model_name),
-	)
+	policy = None  # no rules, the common case: no call (nor its arguments' tuple)
+	if om._approval_rules or options.requires_approval:
+		policy = _approval_policy(
+			om._approval_rules,
+			options.requires_approval,
+			bound,
+			sources,
+			om,
+			builtin_of=(caps, name, model_name),
+		)
 	taint = options.taint_policy
 	if taint is not None:
 		_check_taint(taint, bound, sources, _OWN_TAINT, strict=True)
@@ -1032,7 +1042,9 @@ def _shared(om: Host) -> Shared:
 	shared = om._shared
 	if shared is None:
 		# Looked up at each call: an instance given another ``conversation`` later uses it.
-		shared = om._shared = Shared(lambda: om.observers, lambda a, s: _conversation(om, a, s))
+		shared = om._shared = Shared(
+			lambda: om.observers, lambda a, s: _conversation(om, a, s), om.http
+		)
 	return shared
 
 
@@ -1193,10 +1205,11 @@ def _bind_integrations(
 
 	sources: list[SourceBinding] = []
 	state = own_state(om)
+	watch = (id(om), _state_now(weakref.ref(om)))  # what changes later: asked at each path
 	for binding in bindings:
 		written = binding.integration
 		spec = om.plugins.integration(written)
-		if keep_out(spec, state.folders, state.stores):  # a FileSystem over the project folder
+		if keep_out(spec, state.folders, state.stores, watch=watch):  # a FileSystem over them
 			shared.file_tools[id(spec)] = spec
 		binding.integration = spec.id or written  # "google-drive" → "googleDrive"
 		configs = om.integration_configs
@@ -1243,6 +1256,16 @@ class OwnState(NamedTuple):
 	stores: list[Path]
 
 
+def _state_now(om: weakref.ReferenceType[Host]) -> Callable[[], OwnState | None]:
+	"""`own_state` of an instance each time it is asked; None once the instance is gone."""
+
+	def now() -> OwnState | None:
+		held = om()
+		return None if held is None else own_state(held)
+
+	return now
+
+
 def own_state(om: Host) -> OwnState:
 	"""Where an instance keeps its state, from its options: what no file tool may touch.
 
@@ -1251,7 +1274,11 @@ def own_state(om: Host) -> OwnState:
 	ledger's file (`openmolt_core.approvals.SQLiteLedger`), ``durability``'s
 	SQLite file (its ``.files`` folder begins with its name) and ``filesDir``; and the
 	``openmolt`` command's stores where the environment puts them (``$OPENMOLT_SESSIONS``,
-	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``). A run's session file is added when
+	``$OPENMOLT_RUN_STORE``, ``$OPENMOLT_SCHEDULE_STORE``); the file store's folder once made
+	(a temporary one) and a loaded durable backend's ``files_dir`` (a PostgreSQL store's
+	``./openmolt-files``). The binding asks again at each path a file tool walks
+	(`openmolt_core.integrations._sandbox.Sandbox.watch`): a store set on the instance after its
+	agents were made is kept out too. A run's session file is added when
 	the run starts (`_conversation`). The FileSystem
 	keeps out on its own what every instance shares (`openmolt_core.integrations.filesystem`):
 	OpenMolt's state folder (the default stores, sessions, the plugin record), its configuration
@@ -1265,6 +1292,11 @@ def own_state(om: Host) -> OwnState:
 	stores: list[Path] = []
 	if om._files_dir is not None:
 		folders.append(Path(om._files_dir))
+	made = om._files.root if om._files is not None else None
+	if made is not None:  # the store's own folder: a temporary one, a durable backend's
+		folders.append(made)
+	if om._durability is not None:  # the backend says where its files are, whatever was given
+		folders.append(Path(om._durability.files_dir))
 	if om.run_store is not None:
 		stores.append(om.run_store.path)
 	schedules = om._scheduler_options[1]
@@ -1893,8 +1925,6 @@ class Facade(Host, Protocol):
 	_transport: PooledTransport | None
 	_task_group: TaskGroup | None
 	_scheduler: Scheduler | None
-	_files: FileStore | None
-	_durability: DurabilityBackend | None
 	_http: httpx.AsyncClient | None
 	_own_http: bool
 

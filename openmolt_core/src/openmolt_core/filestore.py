@@ -43,6 +43,7 @@ from openmolt_core.files import (
 __all__ = [
 	"MAX_DATA_URL_BYTES",
 	"MAX_READ_BYTES",
+	"TEMP_PREFIX",
 	"FileStore",
 	"LocalFile",
 	"PathResolver",
@@ -61,6 +62,10 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
+
+
+TEMP_PREFIX = "openmolt-files-"
+"""How the temporary folder a store makes without a ``root`` begins (the file tools keep out)."""
 
 
 class LocalFile(Protocol):
@@ -105,6 +110,11 @@ class FileStore:
 
 	_file_system_allowed = True
 
+	@property
+	def root(self) -> Path | None:
+		"""The directory the files are kept in; None until a temporary one is made."""
+		return self._root
+
 	def for_agent(self, *, allow_file_system: bool) -> FileStore:
 		"""This store as one agent sees it: same files, ``fileSystem:`` allowed or refused.
 
@@ -124,7 +134,7 @@ class FileStore:
 		if self._root is None:
 			with self._making:
 				if self._root is None:
-					self._root = Path(tempfile.mkdtemp(prefix="openmolt-files-"))
+					self._root = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
 		from openmolt_core._support.private import private_dir
 
 		return private_dir(self._root)  # a folder made here is 0700

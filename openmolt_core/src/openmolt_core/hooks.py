@@ -59,7 +59,7 @@ from openmolt_core.result import PARKED_STATUSES, ParkedStatus, RunStatus
 from openmolt_core.tools import LOOP_FIELDS
 
 if TYPE_CHECKING:
-	from openmolt_core._binding import BoundTool
+	from openmolt_core._binding import BoundTool, ToolDefinition
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.durability import RunPort
@@ -794,6 +794,20 @@ class Capability:
 			agent: The agent (``agent.tools``: the handles of its tools the scopes allow).
 		"""
 		return ()
+
+	def builtin_approval(self, handle: str, tool: ToolDefinition) -> str | None:
+		"""The rule under which calls of a built-in tool wait for a decision, or None.
+
+		The built-in tools are bound apart from the agent's, so `describe_tools` never marks
+		them; a capability that holds their calls in `before_tool` says here which ones, so
+		that ``agent.approval_rules`` (and what reads it: a durable run's definition) lists
+		them. The first capability that names a rule gives it.
+
+		Args:
+			handle: The tool's handle (``openmolt.<handle>``).
+			tool: The tool.
+		"""
+		return None
 
 	def fingerprint(self) -> Mapping[str, Any]:
 		"""Entries added to the agent's fingerprint (JSON), for what changes the steps it asks for.

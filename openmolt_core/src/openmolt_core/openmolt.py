@@ -331,7 +331,9 @@ class OpenMolt:
 		"""The credential store integrations read after their config and the environment.
 
 		The default one (the file ``openmolt auth`` writes, when it exists) is looked up here, at
-		first use: creating an instance touches no file.
+		first use: creating an instance touches no file. One set later (``om.credential_store =
+		store``) is treated as one given to the constructor: its secrets are masked and the file
+		tools keep out of its file.
 		"""
 		if self._default_credential_store:
 			self._default_credential_store = False
@@ -344,6 +346,7 @@ class OpenMolt:
 	def credential_store(self, store: CredentialStore | None) -> None:
 		self._default_credential_store = False
 		self._credential_store = store
+		self.secrets.add_once(self._stored_secrets)  # its secrets join the set at its next use
 
 	@property
 	def retry(self) -> RetryPolicy:

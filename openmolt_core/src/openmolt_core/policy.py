@@ -66,8 +66,8 @@ def writes(tool: ToolDefinition) -> bool:
 	MCP server's read-only tools are in ``read``). An HTTP tool with method ``DELETE``, ``PUT`` or
 	``PATCH`` writes whatever its scopes are called: the method is what the request does, a
 	scope's name is someone's word. An imported OpenAPI operation with any other method (a
-	``POST``) whose document names only read scopes also needs the scope ``write``, which the
-	importer adds (`openmolt_core.integrations.openapi`); a built-in ``POST`` search in ``read``
+	``POST``) whose document names only read scopes, or none, also needs the scope ``write``,
+	which the importer adds (`openmolt_core.integrations.openapi`); a built-in ``POST`` search in ``read``
 	only reads. Every other tool writes, Python tools without scopes included: exempt the ones
 	that only read with a ``!`` rule.
 

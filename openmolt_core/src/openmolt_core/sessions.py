@@ -1303,6 +1303,19 @@ class SQLAlchemySession:
 	def __repr__(self) -> str:
 		return f"SQLAlchemySession({self.session_id!r})"
 
+	@property
+	def path(self) -> Path | None:
+		"""The SQLite file the session is kept in (beside it, its turns' locks); None elsewhere.
+
+		As `SQLiteSession.path`: the file tools of the runs of this session keep out of it.
+		"""
+		database = self.engine.url.database
+		if self.engine.dialect.name != "sqlite" or database in (None, "", ":memory:"):
+			return None
+		if str(database).startswith("file:"):  # a URI: the file is its path part
+			database = str(database).removeprefix("file:").split("?", 1)[0]
+		return Path(database)
+
 	def _ensure(self) -> None:
 		if self.engine not in self._tables:
 			try:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from openmolt_core.capabilities.sources import ToolSource, trusts_descriptions
+from openmolt_core.capabilities.sources import ToolSource, source_gates, trusts_descriptions
 
-__all__ = ["ToolSource", "trusts_descriptions"]
+__all__ = ["ToolSource", "source_gates", "trusts_descriptions"]

@@ -45,8 +45,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from openmolt_core._chain import add_by_model
 from openmolt_core._support.words import quantity
+from openmolt_core.agent import hand_up
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
 from openmolt_core.tools import nested_in_doubt, nested_labels
 
@@ -231,11 +231,11 @@ class AgentTool:
 		try:
 			result = await self.agent.run(task, parent=context.run)
 		except RunError as exc:
-			_spent(context.run, exc.result)
+			hand_up(context.run, exc.result.state)
 			raise ToolError(
 				f"the agent {name!r} failed: {exc}", tool=self.handle, retryable=True
 			) from exc
-		_spent(context.run, result)
+		hand_up(context.run, result.state)
 		if result.state.pending is not None:
 			raise ToolError(_parked(name, result), tool=self.handle)
 		if result.status != "success":
@@ -248,13 +248,6 @@ class AgentTool:
 		output = result.output
 		dump = getattr(output, "model_dump", None)
 		return dump(mode="json") if callable(dump) else output
-
-
-def _spent(run: CallingRun | None, result: RunResult) -> None:
-	"""A sub-run's usage, in total and per model, into the calling run's (`CallingRun`)."""
-	if run is not None and result.usage.calls:  # none: nothing spent (add would count one call)
-		run.usage.add(result.usage)
-		add_by_model(run.usage_by_model, result.usage_by_model)
 
 
 def _parked(name: str, result: RunResult) -> str:

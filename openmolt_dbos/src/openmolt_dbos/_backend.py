@@ -39,6 +39,7 @@ from openmolt_dbos._runs import (
 	find,
 	listed_status,
 	outcome_of,
+	refuse_other_definition,
 	result_of,
 	run_workflow,
 	set_engine,
@@ -239,6 +240,8 @@ class DBOSBackend:
 			# Its outcome may have come before this delivery waited for it (a question's
 			# park; what an answer led to): the store is read first.
 			return await self._await(status.workflow_id, agent, skip=skip, look=True)
+		if status is not None:  # a new segment goes on as the agent that parked the run
+			refuse_other_definition(self.engine, status, run_id, agent.name)
 		if asked and status is not None:
 			await self._refuse_answered(run_id, state.steps)
 		wid = run_id if status is None else f"{run_id}+{state.steps}"  # a new segment
@@ -420,8 +423,16 @@ class DBOSBackend:
 		count. The kept one numbered the events of what the segment did; a state numbered
 		before it is the one the segment went on from (or an older copy). Read as such when
 		the error's state cannot be read.
+
+		A segment that failed here a moment ago may not be recorded yet (DBOS records the
+		error after the caller got it): its error is waited for, up to `_RECORDING` seconds.
 		"""
-		found = await self._outcome(status.workflow_id)
+		wid = status.workflow_id
+		found = await self._outcome(wid)
+		with anyio.move_on_after(_RECORDING):
+			while found is None and self.engine.ended.get(wid) == "error":
+				await anyio.sleep(min(self.settings.poll, 0.1))
+				found = await self._outcome(wid)
 		error = found.payload if found is not None and found.kind == "error" else None
 		kept = getattr(getattr(error, "result", None), "state", None)
 		return not isinstance(kept, RunState) or state.seq < kept.seq
@@ -989,16 +1000,26 @@ class DBOSBackend:
 		work, else the one version the live workers serve), and a worker of it resumes the run
 		from its journal. A replay that asks for other steps than the journal holds stops with
 		an error naming the step (the change was not compatible): cancel such a run instead.
+		A run parked on an approval or an account, or failed with a state that may go on, runs
+		nowhere: it is released from the definition that parked it, and the next delivery to
+		it goes on as the agent that delivers it (`refuse_other_definition`).
 
 		Args:
 			run_id: The run.
 			version: The application version to move it to (see `openmolt runs --all`).
 
 		Raises:
-			ConfigurationError: No run has that id, it has ended, it is not stranded (a live
-				worker serves its version: moved, it would run in two places at once), or the
-				version is ambiguous.
+			ConfigurationError: No run has that id, it has ended (and may not go on), it is
+				not stranded (a live worker serves its version: moved, it would run in two
+				places at once), or the version is ambiguous.
 		"""
+		latest = await self._latest(run_id)
+		if latest is not None and latest.status not in ("PENDING", "ENQUEUED"):
+			if await self._kept(latest) and not await self._cancelled_kept(latest, run_id):
+				await self.engine.client().update_workflow_attributes_async(
+					latest.workflow_id, {FINGERPRINT: None}, merge=True
+				)
+				return latest.workflow_id
 		status = await self._going(run_id)
 		live = sorted(await anyio.to_thread.run_sync(self.engine.live_versions))
 		if status.app_version in live:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import anyio
 
@@ -588,15 +588,21 @@ def definition(agent: Agent) -> str:
 	person, or runs unasked), its in-doubt policy (a call under way at a crash is asked about,
 	failed, or made again), its labels (it reads untrusted data, sends data out), and the
 	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
-	asked about). A worker whose agent differs there must not go on with the run: a call its
-	definition kept for a person, or for a guardrail, would run unasked, or one in doubt run
-	twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
+	asked about), the gates of the sources that list its tools at run time (an MCP server's
+	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.capabilities.sources.source_gates`; and
+	the approval rules as written, which select those tools once listed), and the
+	definitions of the agents it calls as tools (`Agent.sub_agents`) and of its guardrail
+	agents, whose runs go on in its own. A worker whose agent differs there must not go on with
+	the run: a call its definition kept for a person, or for a guardrail, would run unasked, or
+	one in doubt run twice. The fingerprint's own value is kept as it is (pinned by the goldens); this hash is
 	the engine's, in its version and in each run's attributes.
 
 	Args:
 		agent: The agent.
 	"""
+	from openmolt_core.capabilities.approvals import ApprovalRules
 	from openmolt_core.capabilities.safety import Safety
+	from openmolt_core.capabilities.sources import Sources, source_gates
 
 	gates: dict[str, Any] = {
 		# Whether a call waits, not which rule says so (rules reordered change no run).
@@ -610,8 +616,32 @@ def definition(agent: Agent) -> str:
 				[g.on, g.name, list(g.tools), list(g.labels), g.message] for g in cap.guardrails
 			)
 			gates.setdefault("taint", []).append([cap.policy.on_outbound, cap.policy.only_trifecta])
+			# A guardrail agent's tools run in the run's steps, under their own gates.
+			judges = [[g.name, definition(g.check)] for g in cap.guardrails if _agent(g.check)]
+			if judges:
+				gates.setdefault("guardrail_agents", []).extend(judges)
+		if isinstance(cap, Sources):  # tools listed at run time: their gates are the source's
+			found = gates.setdefault("sources", {})
+			found.update({b.id: source_gates(b.source) for b in cap.bindings})
+		if isinstance(cap, ApprovalRules) and agent.lists_tools_at_run_time:
+			# Which of the tools listed at run time wait is known only once they are: the rules
+			# as written (a rule removed would let a call the run kept for a person run unasked).
+			gates["approval_rules"] = sorted(cap.policy.rules)
+	# The agents it calls as tools run their calls under their own gates, in its run: a sub-agent
+	# whose approval rule was removed would make unasked a call the run kept for a person. An
+	# agent that calls none keeps the value its runs recorded before (create_agent refuses a
+	# cycle, so this ends).
+	if agent.sub_agents:
+		gates["sub_agents"] = sorted([a.name, definition(a)] for a in agent.sub_agents)
 	text = json.dumps([agent.fingerprint(), gates], sort_keys=True, separators=(",", ":"))
 	return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _agent(check: Any) -> TypeGuard[Agent]:
+	"""Whether a guardrail's check is an agent (a guardrail agent), not a function."""
+	from openmolt_core.agent import Agent
+
+	return isinstance(check, Agent)
 
 
 def _attrs(status: WorkflowStatus) -> dict[str, Any]:

@@ -55,6 +55,7 @@ __all__ = [
 	"find",
 	"listed_status",
 	"outcome_of",
+	"refuse_other_definition",
 	"result_of",
 	"run_workflow",
 	"set_engine",
@@ -457,11 +458,9 @@ async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
 		workflow_ids=[wid], load_input=False, load_output=False
 	)
 	made = attrs(found[0]).get(FINGERPRINT) if found else None
-	here = engine.definitions.get(agent_name)
-	if made is None or here is None or made == here:
+	here = _other_definition(engine, made, agent_name)
+	if here is None:
 		return
-	if made == engine.agent(agent_name).fingerprint():
-		return  # recorded before the tools' gates were: as it was judged then
 	raise ConfigurationError(
 		f"durable run {wid}: agent {agent_name!r} in worker {engine.executor_id} is not the "
 		f"definition that made the run's journal (fingerprint {str(made)[:12]}, here "
@@ -471,6 +470,49 @@ async def check_definition(engine: Engine, wid: str, agent_name: str) -> None:
 		"hand); the run ends here and nothing of it was replayed. Create every agent before "
 		"the first durable run of a process (the version then keeps the run for a worker of "
 		"its definition), and start the run again"
+	)
+
+
+def _other_definition(engine: Engine, made: Any, agent_name: str) -> str | None:
+	"""This process's definition of an agent, if it is not ``made``, the one a run recorded.
+
+	None when they are the same, when either is unknown (a run moved on purpose, ``--migrate``),
+	or when ``made`` is the agent's bare fingerprint (recorded before the tools' gates were: as
+	it was judged then).
+	"""
+	here = engine.definitions.get(agent_name)
+	if made is None or here is None or made == here:
+		return None
+	return None if made == engine.agent(agent_name).fingerprint() else here
+
+
+def refuse_other_definition(
+	engine: Engine, status: WorkflowStatus, run_id: str, agent: str
+) -> None:
+	"""Refuse to go on from a stored run's park, or kept state, with another definition of its agent.
+
+	A run parked on an approval or an account, or failed with a state that may go on, has ended
+	its workflow: the delivery that resumes it starts its next segment in the delivering process.
+	Started by another definition of its agent there (an approval rule removed, a laxer in-doubt
+	policy, another tool or instructions), the rest of the run would go on as that agent, and a
+	call the run's own definition kept for a person would be made unasked; a recovery by another
+	definition is refused the same way (`check_definition`).
+
+	Raises:
+		ConfigurationError: ``status``, the run's latest segment, was made by another definition.
+	"""
+	made = attrs(status).get(FINGERPRINT)
+	here = _other_definition(engine, made, agent)
+	if here is None:
+		return
+	raise ConfigurationError(
+		f"durable run {run_id}: agent {agent!r} here is not the definition that ran it up to "
+		f"its park (fingerprint {str(made)[:12]}, here {here[:12]}: its model, instructions, "
+		"tools, or their approval rules, in-doubt policies or labels differ); it was not "
+		"resumed, and nothing ran. Resume it in a process whose agent is the definition that "
+		"parked it; or, if the change is compatible, move it to this definition on purpose "
+		f"(`openmolt runs --migrate {run_id}`) and resume it again; or cancel it "
+		f"(`openmolt runs --cancel {run_id}`) and start the run again"
 	)
 
 

@@ -349,7 +349,10 @@ async def _runs(ns: argparse.Namespace) -> int:
 			return 0
 		if ns.migrate:
 			wid = await backend.migrate(ns.migrate, ns.version)  # type: ignore[attr-defined]
-			_line(f"run {ns.migrate} resumes on the current definition (workflow {wid})")
+			_line(
+				f"run {ns.migrate} moves to the current definition (workflow {wid}): a stranded "
+				"run resumes there; a parked one goes on when it is next resumed"
+			)
 			return 0
 		if ns.all:
 			rows = await backend.runs(agent=ns.agent)  # type: ignore[attr-defined]
@@ -438,7 +441,8 @@ def main(args: Sequence[str]) -> int:
 		parser.add_argument(
 			"--migrate",
 			metavar="RUN_ID",
-			help="resume a stranded run on the definition the live workers serve",
+			help="resume a stranded run on the definition the live workers serve, or let a "
+			"parked one go on under another definition when it is next resumed",
 		)
 		parser.add_argument("--version", help="with --migrate: the application version")
 		return anyio.run(_runs, parser.parse_args(rest))

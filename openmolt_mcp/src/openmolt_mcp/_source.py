@@ -244,6 +244,16 @@ class MCPToolSource:
 		# The listing whose labels keys were checked (said once per listing).
 		self._labels_checked: tuple[str, ...] | None = None
 
+	@property
+	def gates(self) -> dict[str, Any]:
+		"""The settings that decide what its tools' calls may do (`openmolt_core.capabilities.sources.source_gates`).
+
+		``inDoubt``, ``labels`` and ``scopes`` as configured: a durable run is kept for a worker
+		whose server says the same (``trustDescriptions`` is read as ``trust_descriptions``).
+		"""
+		options = self.options
+		return {"in_doubt": options.in_doubt, "labels": options.labels, "scopes": options.scopes}
+
 	def named(self, id: str) -> None:
 		"""Take the id the integration is registered under (its messages and logs name it).
 

@@ -487,3 +487,38 @@ def test_a_template_reading_a_call_field_the_engine_does_not_fill_is_refused() -
 	with pytest.raises(ValueError, match=r"call\.run"):
 		post_tool(headers={"X-Run": '{{ call["run"] }}'})
 	assert not post_tool(body={"k": "{{ input.call.idempotency_key }}"}).sends_call_key
+
+
+@pytest.mark.parametrize(
+	("where", "value"),
+	[
+		("api_setup", {"headers": {"X-Run": "{{ call.run_id }}"}}),
+		("api_setup", {"query_params": {"run": '{{ call["run"] }}'}}),
+		("api_setup", {"base_url": "https://api.example.com/{{ call.tenant }}"}),
+		("bearer", {"headers": {"Authorization": "Bearer {{ call.idempotency_key }}"}}),
+		("custom", {"headers": {"X-Key": "{{ call.token }}"}}),
+		("custom", {"query_params": {"key": "{{ call.idempotency_key }}"}}),
+	],
+)
+def test_a_call_field_no_one_fills_is_refused_in_every_template_of_an_integration(
+	where: str, value: dict[str, Any]
+) -> None:
+	"""The setup every tool shares and the credentials' templates, not only a tool's own.
+
+	A setup's header reading ``call.run_id`` was sent without it on every call, with no word;
+	a credential's templates are rendered with the config alone, so any ``call`` field there
+	(the idempotency key too) renders to nothing: a key sent empty.
+	"""
+	from openmolt_core.integrations.model import ApiSetup, BearerCredential, CustomCredential
+
+	made = {"api_setup": ApiSetup, "bearer": BearerCredential, "custom": CustomCredential}
+	with pytest.raises(ValueError, match=r"call\."):
+		made[where].model_validate(value)
+
+
+def test_a_setup_may_send_the_call_s_idempotency_key() -> None:
+	"""The one field the engine fills for every call is allowed where every tool's request is made."""
+	from openmolt_core.integrations.model import ApiSetup
+
+	setup = ApiSetup(headers={"X-Key": "{{ call.idempotency_key }}"}, base_url="https://a.example")
+	assert setup.headers["X-Key"] == "{{ call.idempotency_key }}"

@@ -200,3 +200,105 @@ async def test_the_approval_ledger_is_kept_out(tmp_path: Path) -> None:
 	for refused in tool_results(model):
 		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
 	assert (root / "ledger.db").exists()
+
+
+async def _refused_reads(om: OpenMolt, paths: list[str], **run: Any) -> list[dict[str, Any]]:
+	"""Run an agent with the FileSystem that reads each path; its results."""
+	model = ScriptedModel([*(call_tool("fileSystem.read", path=p) for p in paths), finish("ok")])
+	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"], max_steps=20)
+	await agent.run("tidy", **run)
+	return tool_results(model)
+
+
+def _all_refused(results: list[dict[str, Any]]) -> None:
+	for refused in results:
+		assert not refused["ok"] and "OpenMolt's own state" in refused["error"], refused
+
+
+async def test_the_default_temporary_file_store_is_kept_out(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""No ``files_dir``: the store made in the temporary folder on the first save, and another
+	instance's or process's there, when a FileSystem is allowed the temporary folder."""
+	import tempfile
+
+	root = tmp_path / "tmp"
+	root.mkdir()
+	monkeypatch.setattr(tempfile, "tempdir", str(root))
+	om = _instance(root, {})
+	saved = await om.files.save(NEEDLE.encode(), media_type="text/plain")
+	(other := root / "openmolt-files-x1y2").mkdir()
+	(other / "f.json").write_text(NEEDLE)
+	folder = next(p for p in root.iterdir() if p.name.startswith("openmolt-files-") and p != other)
+	kept = sorted(str(p.relative_to(root)) for p in folder.rglob("*") if p.is_file())
+	assert kept and saved
+	results = await _refused_reads(om, [*kept, "openmolt-files-x1y2/f.json"])
+	await om.aclose()
+	_all_refused(results)
+
+
+async def test_a_sqlalchemy_sessions_sqlite_file_is_kept_out(tmp_path: Path) -> None:
+	"""``run(session=SQLAlchemySession(id, "sqlite:///project/chat.db"))``: as a SQLiteSession's."""
+	from openmolt_core.sessions import SQLAlchemySession
+
+	root = tmp_path / "project"
+	root.mkdir()
+	session = SQLAlchemySession("ada", f"sqlite:///{root / 'chat.db'}")
+	om = _instance(root, {})
+	await _refused_reads(om, [], session=session)  # the first run makes the file
+	assert (root / "chat.db").exists()
+	results = await _refused_reads(om, ["chat.db", "chat.db.turns"], session=session)
+	await om.aclose()
+	_all_refused(results)
+
+
+async def test_a_credential_store_set_after_the_agents_were_made_is_kept_out(
+	tmp_path: Path,
+) -> None:
+	"""``om.credential_store = EncryptedFileStore("project/creds.enc")`` once the agent is bound."""
+	from openmolt_core.credstore import EncryptedFileStore
+
+	root = tmp_path / "project"
+	root.mkdir()
+	(root / "creds.enc").write_text(NEEDLE)
+	om = OpenMolt(entry_points=False, credential_store=False)
+	om.register_integration("fileSystem", OpenMolt.FileSystemIntegration(root))
+	model = ScriptedModel([call_tool("fileSystem.read", path="creds.enc"), finish("ok")])
+	agent = om.create_agent(name="Files", model=model, integrations=["fileSystem"])
+	om.credential_store = EncryptedFileStore(root / "creds.enc", key="k" * 32)
+	await agent.run("tidy")
+	await om.aclose()
+	_all_refused(tool_results(model))
+
+
+def test_a_durable_backends_files_folder_is_kept_out_wherever_it_puts_it(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A PostgreSQL store keeps files in ``./openmolt-files`` by default: the backend says where.
+
+	The backend's ``files_dir`` is the one the file store uses (`openmolt_core.assembly.file_store`),
+	so it is what is kept out, whatever the options spelled.
+	"""
+	from openmolt_core import _durable
+	from openmolt_core.assembly import own_state
+	from openmolt_core.errors import ToolError
+	from openmolt_core.integrations.filesystem import keep_out, sandbox_of
+
+	root = tmp_path / "project"
+	(root / "openmolt-files").mkdir(parents=True)
+	(root / "openmolt-files" / "f").write_text(NEEDLE)
+	(root / "free.txt").write_text("x")
+
+	class Backend:
+		files_dir = root / "openmolt-files"
+
+	monkeypatch.setattr(_durable, "load_backend", lambda om, config: Backend())
+	om = OpenMolt(entry_points=False, durability="postgresql://u@db.internal/runs")
+	assert om.files.root == Backend.files_dir  # the file store's folder
+	files = OpenMolt.FileSystemIntegration(root)
+	state = own_state(om)
+	keep_out(files, state.folders, state.stores)
+	box = sandbox_of(files)
+	with pytest.raises(ToolError, match="OpenMolt's own state"):
+		box.file("openmolt-files/f")
+	assert box.file("free.txt")

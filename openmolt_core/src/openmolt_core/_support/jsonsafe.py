@@ -30,9 +30,11 @@ __all__ = [
 	"SHALLOW_DEPTH",
 	"UnsafeJson",
 	"canonical",
+	"digest",
 	"encodable",
 	"encodable_text",
 	"loads",
+	"nests_within",
 	"problem",
 	"shallow",
 ]
@@ -58,6 +60,22 @@ def canonical(value: Any) -> Any:
 	if isinstance(value, dict):
 		return ("o", frozenset((k, canonical(v)) for k, v in value.items()))
 	return ("v", value)
+
+
+def digest(value: Any) -> str:
+	"""The SHA-256 hex digest of a value as canonical JSON (sorted keys, no spaces).
+
+	What JSON cannot hold is written as its ``str``. The same value gives the same digest in
+	every process: what a durable engine compares (an agent's fingerprint, the record of the
+	tools a run began with).
+
+	Args:
+		value: The value (JSON, or what its ``str`` stands for).
+	"""
+	import hashlib
+
+	text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+	return hashlib.sha256(text.encode()).hexdigest()
 
 
 class UnsafeJson(ValueError):
@@ -117,6 +135,26 @@ def loads(text: str) -> Any:
 	if _ESCAPE.search(text) or _SURROGATE.search(text):
 		_check(value)  # a valid pair is fine: only the decoded strings can tell
 	return value
+
+
+def nests_within(value: Any, limit: int) -> bool:
+	"""Whether a decoded value nests at most ``limit`` levels of objects and arrays.
+
+	Iterative: a deeply nested value cannot make it recurse.
+	"""
+	stack: list[tuple[Any, int]] = [(value, 1)]
+	while stack:
+		item, level = stack.pop()
+		if isinstance(item, dict):
+			children: Any = item.values()
+		elif isinstance(item, list):
+			children = item
+		else:
+			continue
+		if level > limit:
+			return False
+		stack.extend((c, level + 1) for c in children if isinstance(c, dict | list))
+	return True
 
 
 def problem(value: Any, depth: int | None = None) -> str | None:

@@ -20,8 +20,17 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import unicodedata
 
-__all__ = ["FileRefused", "check_regular", "path_problem", "read_capped", "read_file", "read_text"]
+__all__ = [
+	"FileRefused",
+	"check_regular",
+	"folded",
+	"path_problem",
+	"read_capped",
+	"read_file",
+	"read_text",
+]
 
 
 class FileRefused(OSError):
@@ -184,3 +193,17 @@ def read_text(path: str | os.PathLike[str], *, limit: int, encoding: str = "utf-
 	if "\r" in text:
 		text = text.replace("\r\n", "\n").replace("\r", "\n")
 	return text
+
+
+def folded(path: str) -> str:
+	"""A path as every file system OpenMolt runs on may spell it: case folded, Unicode composed.
+
+	Two places with one folded spelling count as one wherever a place is checked for safety
+	(the taint marks, the stores the file tools keep out): on a case- or normalization-
+	insensitive file system they are one file, and where they are two, treating them as one
+	only refuses or taints more (fail closed).
+
+	Args:
+		path: The path (``str``; undecodable bytes as the file system's escapes).
+	"""
+	return unicodedata.normalize("NFC", unicodedata.normalize("NFD", path).casefold())

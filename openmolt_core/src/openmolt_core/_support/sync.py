@@ -59,9 +59,20 @@ if TYPE_CHECKING:
 	from contextvars import ContextVar
 	from queue import SimpleQueue
 
+	import anyio
 	from anyio import CapacityLimiter
 
-__all__ = ["ABANDONED_THREAD", "IDLE", "QUICK", "call", "cancelled", "is_async", "takes"]
+__all__ = [
+	"ABANDONED_THREAD",
+	"IDLE",
+	"QUICK",
+	"Unbounded",
+	"call",
+	"cancelled",
+	"is_async",
+	"takes",
+	"until",
+]
 
 IDLE = 10.0
 """Seconds after which an idle worker thread ends."""
@@ -73,6 +84,41 @@ QUICK = 0.0002
 """Seconds the loop thread waits, blocked, for a sync function before it awaits it on the loop."""
 
 _local = threading.local()
+
+
+class Unbounded:
+	"""The scope of work without a deadline (`until`): nothing to cancel, so no cancel scope."""
+
+	__slots__ = ()
+
+	cancelled_caught = False
+
+	def __enter__(self) -> Unbounded:
+		return self
+
+	def __exit__(self, *exc: object) -> None:
+		return None
+
+
+_UNBOUNDED = Unbounded()
+
+
+def until(deadline: float | None, now: Callable[[], float]) -> anyio.CancelScope | Unbounded:
+	"""The scope that ends what it holds at ``deadline``, a time on the clock ``now`` reads.
+
+	An anyio cancel scope (``cancelled_caught`` says whether the deadline ended it); without a
+	deadline, a shared scope that costs nothing and never asks the clock (a journaled clock
+	records every reading).
+
+	Args:
+		deadline: When the work must end, on ``now``'s clock; None: it may take any time.
+		now: Reads the clock (called once, only with a deadline).
+	"""
+	if deadline is None:
+		return _UNBOUNDED
+	import anyio
+
+	return anyio.move_on_after(max(deadline - now(), 0.0))
 
 
 def cancelled() -> bool:

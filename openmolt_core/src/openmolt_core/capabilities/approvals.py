@@ -28,7 +28,7 @@ from openmolt_core.capabilities import ApprovalGate  # every agent has it: defin
 from openmolt_core.hooks import BUILTIN, PROCEED, AgentInfo, Approve, Capability
 
 if TYPE_CHECKING:
-	from openmolt_core._binding import BoundTool
+	from openmolt_core._binding import BoundTool, ToolDefinition
 	from openmolt_core._execute import RunContext
 	from openmolt_core.hooks import Run, ToolDecision, ToolRecord, ToolSpec
 	from openmolt_core.policy import ApprovalPolicy
@@ -97,14 +97,23 @@ class ApprovalRules(Capability):
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
 		return [step_key(ApprovalGate.parks, ctx.step, ctx.command_index, call.tool)]
 
+	def builtin_approval(self, handle: str, tool: ToolDefinition) -> str | None:
+		"""The rule that holds calls of a capability's built-in tool (the core's machinery: None).
+
+		Args:
+			handle: The tool's handle (``openmolt.<handle>``).
+			tool: The tool.
+		"""
+		if not handle.startswith(_BUILTIN_PREFIX) or _machinery(tool):
+			return None
+		return self.policy.rule_for(handle, tool)
+
 	def _builtin_rule(self, call: CallTool, tool: ToolSpec) -> str | None:
 		"""The rule that holds a call of a capability's built-in tool, or None."""
-		if tool.approval is not None or not call.tool.startswith(_BUILTIN_PREFIX):
+		if tool.approval is not None:
 			return None
 		bound: BoundTool = tool  # type: ignore[assignment]  # the loop's record
-		if _machinery(bound.tool):
-			return None
-		return self.policy.rule_for(call.tool, bound.tool)
+		return self.builtin_approval(call.tool, bound.tool)
 
 
 _BUILTIN_PREFIX = f"{BUILTIN}."

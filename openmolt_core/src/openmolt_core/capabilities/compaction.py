@@ -27,11 +27,27 @@ from openmolt_core.llm import ModelResponse
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
+	from openmolt_core._toolset import ToolSet
 	from openmolt_core.llm import LLMProvider, ModelRequest
+	from openmolt_core.result import RunState
 
 __all__ = ["Compaction", "compact_run"]
 
 log: logging.Logger = logging.getLogger("openmolt")
+
+
+def _loaded(toolset: ToolSet, state: RunState) -> dict[str, Any]:
+	"""What a summary must keep of a run's tools: the descriptions of those it loaded.
+
+	The results that carried them (``loadTools``'s) may be summarised away; the tools stay
+	callable, so the model must still read their inputs: every tool callable now that the first
+	turn did not list.
+	"""
+	first = set(toolset.callable())
+	loaded = [h for h in toolset.callable(state) if h not in first]
+	if not loaded:
+		return {}
+	return {"loadedTools": [toolset.tools[h].describe() for h in loaded]}
 
 
 async def compact_run(
@@ -94,7 +110,7 @@ async def compact_run(
 		else models.config_for(summary_provider(cap.config.model, provider) or "custom"),
 		journal=journal,
 		system=system,
-		keep=ctx.toolset.kept(state) if ctx.toolset is not None else None,
+		keep=_loaded(ctx.toolset, state) if ctx.toolset is not None else None,
 		again=again,
 	)
 	if record is None:

@@ -4,7 +4,7 @@ Most integrations list their tools as data. Some only learn them from a running 
 server answers ``tools/list`` once it is started, and may change its list later. Such an
 integration carries a `ToolSource` (``Integration(name=..., source=...)``; ``openmolt_mcp``
 makes them) and no ``tools``. The kernel never names a source: this capability lists them
-(`openmolt_core.sources`, the contract's old home, re-exports `ToolSource` and
+(`openmolt_core.sources`, the contract's old home, re-exports `ToolSource`, `source_gates` and
 `trusts_descriptions`).
 
 The source is asked for its tools at the start of each run of an agent that uses the integration,
@@ -69,6 +69,7 @@ __all__ = [
 	"ToolSource",
 	"bind_source",
 	"close_sources",
+	"source_gates",
 	"trusts_descriptions",
 ]
 
@@ -106,9 +107,29 @@ class ToolSource(Protocol):
 		...
 
 
+# A source may also have ``gates``, a mapping of the settings that decide what its tools' calls
+# may do (JSON: in-doubt policies, labels, scopes), read by `source_gates`.
 # A source may also have ``named(id: str) -> None``: ``register_integration`` calls it with the
 # id its integration is registered under when that differs from the one it was made with, so the
 # source's messages and logs name the integration as the agents know it.
+
+
+def source_gates(source: ToolSource) -> Mapping[str, Any]:
+	"""The settings of a source that decide what its tools' calls may do, as JSON.
+
+	Read from its optional ``gates`` attribute (an MCP server's ``inDoubt``, ``labels``,
+	``scopes`` and ``trustDescriptions``), with whether it is trusted (`trusts_descriptions`).
+	Its tools are listed only at run time, so an agent's definition cannot read their in-doubt
+	policies and labels from its tools: a durable engine reads them here, and keeps a run for a
+	worker whose sources say the same (a laxer ``inDoubt`` would make a call in doubt again).
+	(`openmolt_core.sources` re-exports it, its old home.)
+
+	Args:
+		source: The tool source.
+	"""
+	gates = getattr(source, "gates", None)
+	found = dict(gates) if isinstance(gates, Mapping) else {}
+	return {**found, "trusted": trusts_descriptions(source)}
 
 
 log: logging.Logger = logging.getLogger("openmolt")

@@ -47,6 +47,16 @@ BUILTIN_CREDENTIAL_TYPES: tuple[str, ...] = ("bearer", "custom", "oauth2", "basi
 class _Credential(Options):
 	model_config: ClassVar[ConfigDict] = options_config(arbitrary_types_allowed=True)
 
+	@model_validator(mode="after")
+	def _no_call_fields(self) -> Any:
+		"""Refuses a template that reads the call: a credential's are rendered with the config."""
+		values = list(vars(self).values())
+		if "call" in repr(values):  # the template engine is loaded only for a credential that may
+			from openmolt_core.integrations.templating import check_call_reads
+
+			check_call_reads(values, (), f"the {getattr(self, 'type', '')} credential")
+		return self
+
 	@model_serializer(mode="wrap")
 	def _with_type(self, handler: SerializerFunctionWrapHandler) -> Any:
 		# The type is the union's discriminator: a dump always keeps it, defaults excluded or not.

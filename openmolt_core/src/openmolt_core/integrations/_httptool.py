@@ -8,7 +8,6 @@ re-exports every name here.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, ClassVar, Literal
 
@@ -18,7 +17,12 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._form import FieldEncoding
 from openmolt_core.integrations._headers import is_token
 from openmolt_core.integrations._ssrf import internal_hosts
-from openmolt_core.integrations.templating import CALL_FIELDS, IDEMPOTENCY_KEY
+from openmolt_core.integrations.templating import (
+	CALL_FIELDS,
+	IDEMPOTENCY_KEY,  # noqa: F401 - the docstrings' references resolve here
+	check_call_reads,
+	liquid_text,
+)
 from openmolt_core.options import Options, options_config
 
 __all__ = ["ApiSetup", "FieldEncoding", "HttpTool", "RequestFormat", "ResponseFormat"]
@@ -87,6 +91,12 @@ class ApiSetup(_Spec):
 	guard_every_request: bool = False
 	allow_internal_hosts: list[str] = Field(default_factory=list)
 
+	@model_validator(mode="after")
+	def _call_fields(self) -> ApiSetup:
+		"""Refuses a ``call`` field the engine does not fill (every tool's request reads these)."""
+		check_call_reads([self.base_url, self.headers, self.query_params], CALL_FIELDS, "api_setup")
+		return self
+
 	@field_validator("allow_internal_hosts")
 	@classmethod
 	def _internal(cls, value: list[str]) -> list[str]:
@@ -102,8 +112,6 @@ class ApiSetup(_Spec):
 _READ_INPUT = re.compile(r"(?<![.\w$])input\.([A-Za-z_$][\w$-]*)")
 _READ_INPUT_KEY = re.compile(r'\binput\[\\?"([^"\\]*)\\?"\]')
 _WHOLE_INPUT = re.compile(r"(?<![.\w$])input\b(?![.\[\w])")
-_READ_CALL = re.compile(r'(?<![.\w$])call(?:\.([A-Za-z_$][\w$-]*)|\[\\?"([^"\\]*)\\?"\])')
-_LIQUID = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 
 
 def _branch_properties(schema: dict[str, Any]) -> set[str]:
@@ -212,33 +220,26 @@ class HttpTool(_Spec):
 	in_doubt: Literal["retry", "ask", "fail"] | None = None
 	_sends_call_key: bool = PrivateAttr(default=False)
 
+	def _templates(self) -> list[Any]:
+		"""Every template of the tool."""
+		return [
+			self.base_url,
+			self.endpoint,
+			self.query_params,
+			self.body,
+			self.headers,
+			self.cookies,
+			self.files,
+		]
+
 	def _template_text(self) -> str:
 		"""The Liquid of every template of the tool, joined (text outside ``{{ }}`` left out)."""
-		definition = json.dumps(
-			[
-				self.base_url,
-				self.endpoint,
-				self.query_params,
-				self.body,
-				self.headers,
-				self.cookies,
-				self.files,
-			],
-			default=str,
-		)
-		return " ".join(_LIQUID.findall(definition))
+		return liquid_text(self._templates())
 
 	@model_validator(mode="after")
 	def _call_fields(self) -> HttpTool:
 		"""Refuses a ``call`` field the engine does not fill; notes whether the key is sent."""
-		read = {a or b or "" for a, b in _READ_CALL.findall(self._template_text())}
-		unknown = sorted(read - set(CALL_FIELDS))
-		if unknown:
-			shown = ", ".join(f"call.{name}" for name in unknown)
-			raise ValueError(
-				f"{shown}: a template reads only call.idempotency_key from the call (write "
-				f"{IDEMPOTENCY_KEY!r}); take anything else from input or config"
-			)
+		read = check_call_reads(self._templates(), CALL_FIELDS, f"tool {self.handle!r}")
 		self._sends_call_key = "idempotency_key" in read
 		return self
 

@@ -886,15 +886,18 @@ def _write_scope(
 	only ``read:payments`` and left alone by ``*:writes``. So an operation whose method is not
 	``GET``, ``HEAD`` or ``OPTIONS`` (`openmolt_core.policy.is_read_method`) and whose scopes are
 	all read scopes (`openmolt_core.policy.is_read_scope`) also needs `WRITE_SCOPE`, decided
-	here so that the exported module and JSON keep it. An operation that names no scope is left
-	as it is: it writes for ``*:writes`` already, and its tool needs no OAuth token (its scopes
-	are exactly the OAuth ones it asks for, but this one). The scope is no OAuth scope: it is
-	never asked of the service (the credential's ``scopes`` are the document's).
+	here so that the exported module and JSON keep it. So does such an operation that names no
+	scope at all (``security: []``) in a document that defines scopes: a grant is a list of what
+	an agent may do, and a tool that needs no scope was granted by every list, a grant of the
+	read scopes included. A document that defines no scope has no grant to narrow: its
+	operations are left as they are (``*:writes`` holds their changes by their method). The
+	scope is no OAuth scope: it is never asked of the service (the credential's ``scopes`` are
+	the document's), and a tool's scopes decide no token.
 	"""
 	out = [
 		tool.model_copy(update={"scopes": sorted({*tool.scopes, WRITE_SCOPE})})
 		if not is_read_method(tool.method)
-		and tool.scopes
+		and (tool.scopes or scopes)
 		and all(is_read_scope(s) for s in tool.scopes)
 		else tool
 		for tool in tools
@@ -904,7 +907,7 @@ def _write_scope(
 		scopes = {
 			**scopes,
 			WRITE_SCOPE: "Operations that change something (a method other than GET, HEAD or "
-			"OPTIONS) whose document names only read scopes",
+			"OPTIONS) whose document names only read scopes, or no scope",
 		}
 	return out, scopes
 

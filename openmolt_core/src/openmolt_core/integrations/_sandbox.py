@@ -41,16 +41,17 @@ absolute directory (`os_error`).
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from openmolt_core._support.paths import read_capped
+from openmolt_core._support.paths import folded, read_capped
 from openmolt_core.errors import ToolError
 from openmolt_core.integrations._paths import (
 	MAX_DEPTH,
@@ -65,6 +66,7 @@ __all__ = [
 	"ConfinedFile",
 	"Located",
 	"Sandbox",
+	"WatchedPlaces",
 	"kind_of",
 	"open_regular",
 	"os_error",
@@ -269,6 +271,46 @@ class ConfinedFile:
 				os.close(fd)
 
 
+WatchedPlaces = Callable[
+	[], "tuple[Iterable[str | os.PathLike[str]], Iterable[str | os.PathLike[str]]] | None"
+]
+"""What `Sandbox.watch` asks: ``(folders, stores)`` to keep out now, or None once gone."""
+
+
+_Kept = tuple[Path, ...]
+
+
+def _resolved(kept: _Kept, places: Iterable[str | os.PathLike[str]]) -> _Kept:
+	"""``kept`` and each of ``places`` resolved (symlinks, as far as they exist), once each."""
+	return _merged(kept, _real(places))
+
+
+def _real(places: Iterable[str | os.PathLike[str]]) -> _Kept:
+	"""Each place resolved; one that cannot be (a NUL in it) is left out."""
+	out: list[Path] = []
+	for place in places:
+		try:
+			out.append(Path(os.path.realpath(os.fspath(place))))
+		except (OSError, ValueError):
+			continue
+	return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spelled(path: Path) -> tuple[str, ...]:
+	"""A path's components, folded (`folded`): one spelling for every spelling of a place."""
+	return tuple(folded(part) for part in path.parts)
+
+
+def _text(place: str | os.PathLike[str]) -> str:
+	return os.fspath(place)
+
+
+def _merged(kept: _Kept, more: _Kept) -> _Kept:
+	"""``kept`` and then each of ``more`` not in it."""
+	return (*kept, *dict.fromkeys(p for p in more if p not in kept))
+
+
 class Sandbox:
 	"""The directories a FileSystem integration may touch.
 
@@ -306,6 +348,9 @@ class Sandbox:
 		"""Store files no tool may touch (resolved), nor any name beside one that begins with
 		its name (SQLite's ``-wal``, ``-shm`` and ``-journal``, a ``.lock``, a ``.files`` folder)
 		or with a dot and its name and a dot (the credential store's ``.credentials.enc.*.lock``)."""
+		self._fixed: tuple[tuple[Path, ...], tuple[Path, ...]] = ((), ())
+		self._watched: dict[int, WatchedPlaces] = {}
+		self._seen: dict[int, tuple[tuple[tuple[str, ...], tuple[str, ...]], _Kept, _Kept]] = {}
 
 	def reserve(self, places: Iterable[str | os.PathLike[str]], *, stores: bool = False) -> None:
 		"""Keep more places out of every tool's reach (`reserved`, or `reserved_stores`).
@@ -317,41 +362,77 @@ class Sandbox:
 			stores: They are store files: the names beside each that begin with its name are
 				kept out too.
 		"""
-		kept = list(self.reserved_stores if stores else self.reserved)
-		for place in places:
-			try:
-				real = Path(os.path.realpath(os.fspath(place)))
-			except (OSError, ValueError):
-				continue
-			if real not in kept:
-				kept.append(real)
+		folders, files = self._fixed
 		if stores:
-			self.reserved_stores = tuple(kept)
+			files = _resolved(files, places)
 		else:
-			self.reserved = tuple(kept)
+			folders = _resolved(folders, places)
+		self._fixed = (folders, files)
+		self.reserved = _resolved(self.reserved, folders)
+		self.reserved_stores = _resolved(self.reserved_stores, files)
+
+	def watch(self, key: int, places: WatchedPlaces) -> None:
+		"""Keep out, at each path a tool walks, the places a function says then.
+
+		An instance's stores change after its agents are bound (a credential store set later,
+		the temporary file store made on the first save, a durable backend loaded): the places
+		are asked again each time, not once.
+
+		Args:
+			key: Whose they are (one function per key: an instance binds many agents).
+			places: Returns ``(folders, stores)`` as `reserve` takes them, or None once its
+				owner is gone (it is then dropped).
+		"""
+		self._watched[key] = places
+		self._refresh()
+
+	def _refresh(self) -> None:
+		"""Recompute `reserved` and `reserved_stores`: the fixed places and the watched ones now."""
+		if not self._watched:
+			return
+		folders, files = self._fixed
+		for key, places in list(self._watched.items()):
+			now = places()
+			if now is None:
+				self._watched.pop(key, None)
+				self._seen.pop(key, None)
+				continue
+			given = (tuple(_text(p) for p in now[0]), tuple(_text(p) for p in now[1]))
+			seen = self._seen.get(key)
+			if seen is None or seen[0] != given:  # resolved again only when they change
+				seen = self._seen[key] = (given, _real(given[0]), _real(given[1]))
+			folders = _merged(folders, seen[1])
+			files = _merged(files, seen[2])
+		self.reserved, self.reserved_stores = folders, files
 
 	def reserved_at(self, root: int, parts: Sequence[str]) -> bool:
 		"""Whether a place is one of the `reserved` places or inside one (or a store's).
 
+		Compared folded (`openmolt_core._support.paths.folded`): on a case-insensitive
+		file system ``RUNS.DB`` is the run store ``runs.db``.
+
 		Args:
 			root: The directory's index.
 			parts: The place's components below it (symlinks resolved).
 		"""
 		if not self.reserved and not self.reserved_stores:
 			return False
-		place = self.roots[root].joinpath(*parts)
-		if any(place == kept or place.is_relative_to(kept) for kept in self.reserved):
+		place = _spelled(self.roots[root].joinpath(*parts))
+		if any(
+			place == kept or place[: len(kept)] == kept for kept in map(_spelled, self.reserved)
+		):
 			return True
 		for store in self.reserved_stores:
 			# The store, or a name beside it that begins with its name, or a place inside one.
-			if place.is_relative_to(store.parent) and place != store.parent:
-				name = place.relative_to(store.parent).parts[0]
-				if name.startswith((store.name, f".{store.name}.")):
+			parent, name = _spelled(store.parent), folded(store.name)
+			if len(place) > len(parent) and place[: len(parent)] == parent:
+				first = place[len(parent)]
+				if first.startswith((name, f".{name}.")):
 					return True
 		return False
 
 	def reserves_below(self, root: int, parts: Sequence[str]) -> bool:
-		"""Whether a `reserved` place lies below a place (a tree that holds one).
+		"""Whether a `reserved` place lies below a place (a tree that holds one), folded.
 
 		Args:
 			root: The directory's index.
@@ -359,9 +440,9 @@ class Sandbox:
 		"""
 		if not self.reserved and not self.reserved_stores:
 			return False
-		place = self.roots[root].joinpath(*parts)
-		kept = (*self.reserved, *self.reserved_stores)
-		return any(k != place and k.is_relative_to(place) for k in kept)
+		place = _spelled(self.roots[root].joinpath(*parts))
+		kept = map(_spelled, (*self.reserved, *self.reserved_stores))
+		return any(len(k) > len(place) and k[: len(place)] == place for k in kept)
 
 	def refuse_reserved(self, path: str) -> ToolError:
 		"""The error for a path that is, holds or lies in a `reserved` place.
@@ -442,6 +523,7 @@ class Sandbox:
 				the way is missing (without ``create_parents``) or cannot be opened.
 		"""
 		root, pending = self._split(path)
+		self._refresh()
 		fds: list[int] = []
 		try:
 			fds.append(self._open_root(root))

@@ -12,7 +12,8 @@ The record is one small JSON file (``$OPENMOLT_FILE_TAINT``, else
 ``$XDG_STATE_HOME/openmolt/file-taint.json``; ``file_system_integration(taint_record=...)``
 names another): 0600 in a 0700 folder, replaced atomically (a temporary file, then a rename)
 under an exclusive lock, so processes that share the directories share the marks. It holds no
-file content and no path: each marked place is the SHA-256 digest of its absolute path. A
+file content and no path: each marked place is the SHA-256 digest of its absolute path, folded
+(`openmolt_core._support.paths.folded`: one mark for every spelling of a place). A
 record that exists but cannot be read (corrupt, unreadable) is treated as marking every path
 (fail closed), and a warning says so; a tainted write whose mark cannot be kept is not made.
 """
@@ -29,6 +30,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from openmolt_core._support.paths import folded
 from openmolt_core._support.private import (
 	FILE_MODE,
 	locked_file,
@@ -42,6 +44,7 @@ __all__ = [
 	"TaintMarks",
 	"default_record",
 	"keep_marks",
+	"kept_records",
 	"refuse_tainted",
 	"written_by_tainted",
 ]
@@ -51,7 +54,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 RECORD_VARIABLE = "OPENMOLT_FILE_TAINT"
 """The environment variable that names the record (``off``: keep none, reads are not labelled)."""
 
-_VERSION = 1
+_VERSION = 2
+"""The record's version: 2 marks folded paths (`TaintMarks.key`), 1 marked paths as spelled."""
 
 
 def default_record() -> Path | None:
@@ -72,6 +76,16 @@ def keep_marks(marks: TaintMarks, roots: Sequence[Path]) -> None:
 	"""
 	if marks.path is not None:
 		_WRITERS[marks] = tuple(roots)
+
+
+def kept_records() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+	"""Every record this process's FileSystem integrations keep, as stores to keep out.
+
+	For `openmolt_core.integrations._sandbox.Sandbox.watch` (``(folders, stores)``): a
+	FileSystem whose folder holds another's record must not remove or rewrite it (every mark of
+	what tainted runs wrote through the other would go), whichever was made first.
+	"""
+	return (), tuple(m.path for m in list(_WRITERS) if m.path is not None)
 
 
 def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
@@ -145,6 +159,11 @@ def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
 	)
 
 
+def _held(key: str, marks: set[str]) -> bool:
+	"""Whether a place (`TaintMarks.key`) is marked, by its folded digest or as spelled."""
+	return any(d in marks for d in key.split(":"))
+
+
 class _Unreadable(Exception):
 	"""The record exists but cannot be read: every path counts as marked."""
 
@@ -166,14 +185,24 @@ class TaintMarks:
 
 	@staticmethod
 	def key(root: Path, parts: Sequence[str]) -> str:
-		"""The mark of a place: the digest of its absolute path (no path is kept in the record).
+		"""The mark of a place: digests of its absolute path, folded (no path is kept).
+
+		Folded (`openmolt_core._support.paths.folded`): on a case-insensitive file system
+		(macOS, Windows) ``notes.md`` opens the ``Notes.md`` a tainted run wrote, and on macOS
+		``café`` with a combining accent opens the composed one; every spelling of a place has
+		one mark. Where two such names are two files, a mark on one marks the other too (fail
+		closed). The key also holds the digest of the path as spelled, which a record of
+		version 1 marked: such a mark still marks its place, and a clean write clears it. The
+		record keeps only the folded digest of a mark made now.
 
 		Args:
 			root: The allowed directory it is in (resolved).
 			parts: Its components below that directory.
 		"""
-		whole = os.fsencode(os.path.join(os.fspath(root), *parts))
-		return hashlib.sha256(whole).hexdigest()
+		whole = os.path.join(os.fspath(root), *parts)
+		now = hashlib.sha256(os.fsencode(folded(whole))).hexdigest()
+		spelled = hashlib.sha256(os.fsencode(whole)).hexdigest()
+		return now if now == spelled else f"{now}:{spelled}"
 
 	def _read(self) -> set[str]:
 		"""The marks in the record (empty when it does not exist yet)."""
@@ -222,7 +251,7 @@ class TaintMarks:
 		except _Unreadable as exc:
 			self._warn(str(exc))
 			return True
-		return any(k in marks for k in keys)
+		return any(_held(k, marks) for k in keys)
 
 	def unreadable(self) -> str | None:
 		"""Why the record cannot be read (every place then counts as marked), or None."""
@@ -250,7 +279,7 @@ class TaintMarks:
 		except _Unreadable as exc:
 			self._warn(str(exc))
 			return keys
-		return keys & marks
+		return {k for k in keys if _held(k, marks)}
 
 	def update(self, add: Iterable[str] = (), remove: Iterable[str] = ()) -> None:
 		"""Mark some places and clear others, in one atomic replacement of the record.
@@ -266,7 +295,8 @@ class TaintMarks:
 			ToolError: A mark could not be kept (the record is unreadable, or cannot be
 				written): the caller does not make the write it was for.
 		"""
-		add, remove = set(add), set(remove) - set(add)
+		add = {k.split(":")[0] for k in add}  # the folded digest (`key`)
+		remove = {d for k in remove for d in k.split(":")} - add  # a version 1 mark too
 		if self.path is None or not (add or remove):
 			return
 		try:

@@ -38,6 +38,7 @@ from openmolt_core.integrations._sandbox import (
 	APPEND_LOCK,
 	Located,
 	Sandbox,
+	WatchedPlaces,
 	kind_of,
 	open_regular,
 	os_error,
@@ -46,7 +47,12 @@ from openmolt_core.integrations._sandbox import (
 	temp_name,
 	write_file,
 )
-from openmolt_core.integrations._taintmarks import TaintMarks, default_record, keep_marks
+from openmolt_core.integrations._taintmarks import (
+	TaintMarks,
+	default_record,
+	keep_marks,
+	kept_records,
+)
 from openmolt_core.integrations.model import Integration
 from openmolt_core.tools import Label, LabelledResult, ToolContext
 
@@ -108,6 +114,20 @@ def _reserved(record: Path | None) -> list[str | Path]:
 	return places
 
 
+def _temporary_stores() -> list[Path]:
+	"""The file stores every instance of every process makes in the temporary folder.
+
+	``OpenMolt()`` without ``files_dir`` keeps its files in a folder made there on the first
+	save (`openmolt_core.filestore.TEMP_PREFIX`): kept out as a store's name, so every folder
+	whose name begins with it is, made now or later, by this process or another.
+	"""
+	import tempfile
+
+	from openmolt_core.filestore import TEMP_PREFIX
+
+	return [Path(tempfile.gettempdir()) / TEMP_PREFIX]
+
+
 def _tree(fd: int, name: str) -> list[tuple[str, ...]]:
 	"""Every place in a tree, relative to its top (``()``: the top); a file is only ``[()]``."""
 	info = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -128,6 +148,8 @@ def keep_out(
 	integration: Integration,
 	folders: Iterable[str | os.PathLike[str]],
 	stores: Iterable[str | os.PathLike[str]],
+	*,
+	watch: tuple[int, WatchedPlaces] | None = None,
 ) -> bool:
 	"""Keep an instance's own state out of the reach of an integration's file tools, if any.
 
@@ -140,6 +162,9 @@ def keep_out(
 		integration: Any integration (one without file tools is left alone).
 		folders: Folders no tool may touch (nor anything inside).
 		stores: Store files no tool may touch, nor a name beside one beginning with its name.
+		watch: A key and a function asked again at each path a tool walks
+			(`openmolt_core.integrations._sandbox.Sandbox.watch`): places that change after
+			binding (a credential store set later, the file store's temporary folder).
 
 	Returns:
 		Whether the integration has file tools.
@@ -153,6 +178,8 @@ def keep_out(
 	for box in boxes.values():
 		box.reserve(folders)
 		box.reserve(stores, stores=True)
+		if watch is not None:
+			box.watch(*watch)
 	return bool(boxes)
 
 
@@ -767,8 +794,10 @@ def file_system_integration(
 	else:
 		record = default_record()
 	box.reserve(_reserved(record))
+	box.reserve(_temporary_stores(), stores=True)
 	marks = TaintMarks(record)
 	keep_marks(marks, box.roots)  # a skill's folder it writes in reads its marks too
+	box.watch(id(kept_records), kept_records)  # every FileSystem's record, made before or after
 	funcs = _make_tools(box, max_read_chars, marks)
 	where = ", ".join(str(r) for r in box.roots)
 	tools = [

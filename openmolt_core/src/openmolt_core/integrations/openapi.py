@@ -21,8 +21,9 @@ JSON) that a person can read and edit. What the importer does:
   (``config.username`` / ``config.password``), API keys in a header, the query or a cookie
   (``config.apiKey``, or one key per scheme), and OAuth2 with its URLs and scopes; OAuth2 scopes
   an operation requires become the tool's scopes, so agents can be granted part of an API; an
-  operation whose method is not GET, HEAD or OPTIONS and whose scopes are all read scopes also
-  needs ``write`` (the document's scope names are its word, the method is the request's);
+  operation whose method is not GET, HEAD or OPTIONS and whose scopes are all read scopes (or
+  that names none, in a document that defines scopes) also needs ``write`` (the document's
+  scope names are its word, the method is the request's);
 - **descriptions** are shortened for the model (summary first, Markdown links and HTML dropped,
   at most `MAX_DESCRIPTION_CHARS` characters);
 - **labels** (`openmolt_core.taint`) come from the method and whether the request carries

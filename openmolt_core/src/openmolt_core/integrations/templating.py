@@ -71,7 +71,9 @@ __all__ = [
 	"FileSource",
 	"Filters",
 	"Styled",
+	"check_call_reads",
 	"holds_markup",
+	"liquid_text",
 	"null_inputs",
 	"parse_template",
 	"reading_files",
@@ -93,6 +95,55 @@ IDEMPOTENCY_KEY = "{{ call.idempotency_key }}"
 The same key on the engine's retries and when a durable run replays the call; another one for
 every other call. Put it where the service reads a key and the integration's
 ``idempotency_header`` does not reach: a JSON body field, a GraphQL variable."""
+
+
+_READ_CALL = re.compile(r'(?<![.\w$])call(?:\.([A-Za-z_$][\w$-]*)|\[\\?"([^"\\]*)\\?"\])')
+_LIQUID = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+def liquid_text(values: Any) -> str:
+	"""The Liquid of every template in ``values`` (texts, lists, mappings), joined.
+
+	Args:
+		values: Templates as an integration holds them; text outside ``{{ }}`` is left out.
+	"""
+	return " ".join(_LIQUID.findall(json.dumps(values, default=str)))
+
+
+def check_call_reads(values: Any, filled: tuple[str, ...], where: str) -> set[str]:
+	"""Refuse a template that reads a ``call`` field the engine does not fill there.
+
+	A field no one fills renders to nothing: the header, parameter or body field would be sent
+	without it, with no word. Every template an integration holds is checked where it is
+	defined: a tool's (`HttpTool`), the setup its tools share (`ApiSetup`) and its credentials'
+	(rendered with the config alone: ``filled`` is empty).
+
+	Args:
+		values: The templates.
+		filled: The ``call`` fields filled where they are rendered (`CALL_FIELDS`, or none).
+		where: What holds them, for the message (``"a credential's header"``).
+
+	Returns:
+		The fields read (each one of ``filled``).
+
+	Raises:
+		ValueError: A template reads another field; the message names it and what to use.
+	"""
+	read = {a or b or "" for a, b in _READ_CALL.findall(liquid_text(values))}
+	unknown = sorted(read - set(filled))
+	if not unknown:
+		return read
+	shown = ", ".join(f"call.{name}" for name in unknown)
+	if filled:
+		raise ValueError(
+			f"{shown}: a template reads only call.idempotency_key from the call (write "
+			f"{IDEMPOTENCY_KEY!r}); take anything else from input or config"
+		)
+	raise ValueError(
+		f"{shown}: {where} is rendered with the config alone and reads nothing from the call; "
+		"take it from the config"
+	)
+
 
 FILE_FILTERS = ("file_base64", "file_media_type")
 """The filters that read files (the engine renders tools using them in a worker thread)."""
