@@ -370,6 +370,7 @@ def test_the_file_store_is_behind_the_contract_s_file_access() -> None:
 
 	for name in (
 		"FileStore",
+		"LocalFile",
 		"MAX_DATA_URL_BYTES",
 		"PathResolver",
 		"parse_data_url",
@@ -377,7 +378,7 @@ def test_the_file_store_is_behind_the_contract_s_file_access() -> None:
 	):
 		assert getattr(files, name) is getattr(filestore, name), name
 		assert name in dir(files) and name not in files.__all__
-	assert {"FILE_PREFIX", "FileAccess", "LocalFile", "StoredFile"} <= set(files.__all__)
+	assert {"FILE_PREFIX", "FileAccess", "StoredFile"} <= set(files.__all__)
 	store: files.FileAccess = filestore.FileStore().for_agent(allow_file_system=False)
 	assert files.split_range("openmolt-file:abc#bytes=2-") == ("openmolt-file:abc", (2, None))
 	assert store.read("data:text/plain,hi").data == b"hi"

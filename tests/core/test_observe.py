@@ -169,3 +169,60 @@ async def test_observers_appended_later_hear_the_next_run() -> None:
 	om.observers.append(recorder)
 	await agent.run("two")
 	assert recorder.seen[0] == ("started", ("A", "scripted", "two", False))
+
+
+def test_an_observers_own_port_keeps_the_journal_of_the_port_it_wraps() -> None:
+	"""A wrapper of an observer's own hides neither the journal nor the optional members."""
+	from openmolt_core import durability
+	from openmolt_core.durability import LocalPort, journaled
+	from openmolt_core.observe import completed_port
+
+	class Journaled(LocalPort):
+		async def call_started(self, key: str) -> bool:
+			return False
+
+	class Own:  # RunPort's members only (none needed here)
+		pass
+
+	inner = Journaled()
+	own: Any = Own()
+	completed = completed_port(own, inner)
+	assert completed is not own and completed.port is own
+	assert journaled(completed) and journaled(ForwardingPort(completed))
+	assert not journaled(completed_port(own, LocalPort()))  # nothing to complete: itself
+	assert not journaled(ForwardingPort(LocalPort()))
+	assert journaled(ForwardingPort(ForwardingPort(inner)))
+	assert durability.completed_port is completed_port  # its old home re-exports it
+
+
+def test_what_an_event_name_stands_for_is_read_from_the_one_registry() -> None:
+	"""The loop's names, a registered capability's, and the old path give the same answers."""
+	from openmolt_core import events, observe
+	from openmolt_core.events import Event, register_events
+
+	class Counted(Event):
+		"""A thing was counted.
+
+		More words that the reader does not show.
+		"""
+
+	assert events.describe_event is observe.describe_event
+	assert events.EventInfo is observe.EventInfo
+	assert observe.describe_event("obs-reg:counted") is None
+	register_events("obs-reg", {"obs-reg:counted": Counted})
+	register_events("other", {"obs-reg:counted": Event})  # the first capability names it
+	info = observe.describe_event("obs-reg:counted")
+	assert info == observe.EventInfo("obs-reg:counted", "obs-reg", "A thing was counted.")
+	finish = observe.describe_event("finish")
+	assert finish is not None and finish.by == "" and finish.about
+
+
+def test_what_a_parked_run_waits_for_keeps_its_old_path() -> None:
+	"""`waiting_for` lives with the readers of runs; its old home gives the same function."""
+	from openmolt_core import observe, result
+
+	assert result.waiting_for is observe.waiting_for
+	assert (
+		observe.waiting_for({"kind": "human_input", "message": "Which?"}) == "an answer to: Which?"
+	)
+	assert observe.waiting_for(None) is None

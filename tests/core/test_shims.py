@@ -34,6 +34,7 @@ SHIMS = {
 	"openmolt_core._livereply": "openmolt_core.capabilities.streaming",
 	"openmolt_core._replystream": "openmolt_core.capabilities._replydecoder",
 	"openmolt_core.offload": "openmolt_core.capabilities.offload",
+	"openmolt_core.sources": "openmolt_core.capabilities.sources",
 	# the support libraries (_support/)
 	"openmolt_core._jsonschema": "openmolt_core._support.jsonschema",
 	"openmolt_core._schemacheck": "openmolt_core._support.metaschema",
@@ -53,7 +54,7 @@ SHIMS = {
 }
 """Each old module path, and the module whose objects it re-exports."""
 
-PARTIAL = {"openmolt_core._redact"}
+PARTIAL = {"openmolt_core._redact", "openmolt_core.sources"}
 """Old paths that re-export some of their home's names (the rest were never theirs)."""
 
 

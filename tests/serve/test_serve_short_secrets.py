@@ -79,3 +79,13 @@ def test_a_viewer_token_given_too_short_is_refused() -> None:
 		Viewer(token=SHORT)
 	assert SHORT not in str(refused.value)
 	assert Viewer(token=SHORT + "8").token == SHORT + "8"
+
+
+def test_the_rule_lives_with_the_servers_settings_and_keeps_its_old_path() -> None:
+	"""`strong_enough` is the triggers' rule; `openmolt_core.secrets` still gives the same one."""
+	from openmolt_core import secrets, triggers
+
+	assert secrets.strong_enough is triggers.strong_enough
+	assert triggers.strong_enough("x" * secrets.MIN_KEY, what="the token") == "x" * secrets.MIN_KEY
+	with pytest.raises(ConfigurationError, match="the token has 3 characters"):
+		triggers.strong_enough(" abc ", what="the token")

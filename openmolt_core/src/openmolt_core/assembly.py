@@ -71,8 +71,8 @@ if TYPE_CHECKING:
 	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
 	from openmolt_core.durability import DurabilityBackend
-	from openmolt_core.files import FileAccess, LocalFile, StoredFile
-	from openmolt_core.filestore import FileStore
+	from openmolt_core.files import FileAccess, StoredFile
+	from openmolt_core.filestore import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.integrations._client import PooledTransport
 	from openmolt_core.integrations.binding import IntegrationBinding

@@ -9,12 +9,11 @@ their old path here (loaded on first use).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from openmolt_core._support import lazy_exports
 
-__all__ = ["Session", "SharedSession"]
+__all__ = ["Session"]
 
 
 @runtime_checkable
@@ -62,24 +61,6 @@ class Session(Protocol):
 		...
 
 
-@runtime_checkable
-class SharedSession(Session, Protocol):
-	"""A session store that processes share, and that orders the runs of a session across them.
-
-	``SQLiteSession`` and ``SQLAlchemySession`` are: two processes (two ``openmolt serve``
-	workers, a CLI and a server) running turns of one session take them one after another, so
-	each run reads the turns before it.
-	"""
-
-	def turn(self) -> AbstractAsyncContextManager[None]:
-		"""Hold the session while one run of it goes on; another process's run of it waits.
-
-		Taken around each run (after the process's own queue of the session's runs), released
-		once the run's turn is appended; a wait for it can be cancelled.
-		"""
-		...
-
-
 # The sessions capability's types, under their old path (loaded on first use).
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
@@ -88,5 +69,6 @@ __getattr__, __dir__ = lazy_exports(
 	{
 		"RunConversation": "openmolt_core.capabilities.sessions",
 		"SessionHistory": "openmolt_core.capabilities.sessions",
+		"SharedSession": "openmolt_core.capabilities.sessions",
 	},
 )

@@ -82,7 +82,6 @@ __all__ = [
 	"RunHandle",
 	"RunPort",
 	"call_started",
-	"completed_port",
 	"journaled",
 	"keeps_spent",
 	"record_spent",
@@ -286,14 +285,11 @@ def journaled(port: RunPort) -> bool:
 	Such a run may be executed again from its journal (after a crash, or in the worker that ran
 	it once its lease is back), and its engine keeps each delivery to it single use. A port that
 	forwards to another (`ForwardingPort`: an observer's, the redacting one) is journaled when
-	the one it wraps is.
+	the one it wraps is (its ``journaled()``).
 	"""
-	while True:
-		if isinstance(port, _Completed):
-			return journaled(port.port) or journaled(port._wrapped)
-		if not isinstance(port, ForwardingPort):
-			return getattr(port, "call_started", None) is not None
-		port = port.port
+	if isinstance(port, ForwardingPort):
+		return port.journaled()
+	return getattr(port, "call_started", None) is not None
 
 
 class ForwardingPort:
@@ -366,62 +362,9 @@ class ForwardingPort:
 		"""Whether the wrapped port keeps what a tool call spent (`record_spent`)."""
 		return keeps_spent(self.port)
 
-
-_OPTIONAL = ("call_started", "spent_before", "record_spent", "keeps_spent")
-"""The members a port may have beyond `RunPort` (the starts of calls, a call's spend)."""
-
-
-def completed_port(port: RunPort, wrapped: RunPort) -> RunPort:
-	"""``port``, a wrapper of ``wrapped``, with the optional members it lacks taken from ``wrapped``.
-
-	An observer's ``wrap_port`` may return a port of its own that implements `RunPort` without
-	subclassing `ForwardingPort`. The loop asks the run's port for the optional members (a
-	durable one records the starts of calls that must not run twice, and what a call's nested
-	runs spent): such a wrapper would hide them, and a call found in doubt after a crash would
-	run again. The members it lacks reach the port it wraps; the ones it has stay its own.
-
-	Args:
-		port: The wrapper (an observer's port).
-		wrapped: The port it wraps.
-	"""
-	if port is wrapped or not any(
-		getattr(wrapped, name, None) is not None and getattr(port, name, None) is None
-		for name in _OPTIONAL
-	):
-		return port
-	return _Completed(port, wrapped)
-
-
-class _Completed(ForwardingPort):
-	"""A wrapper port with the optional members it lacks forwarded to the port it wraps."""
-
-	__slots__ = ("_wrapped",)
-
-	def __init__(self, port: RunPort, wrapped: RunPort) -> None:
-		super().__init__(port)
-		self._wrapped = wrapped
-
-	def _of(self, name: str) -> RunPort:
-		return self.port if getattr(self.port, name, None) is not None else self._wrapped
-
-	async def call_started(self, key: str) -> bool:
-		"""Record a tool call's start (on the wrapper if it can, else on the port it wraps)."""
-		return await call_started(self._of("call_started"), key)
-
-	async def spent_before(self, key: str) -> dict[str, Any]:
-		"""What earlier executions of a tool call spent (see `call_started`)."""
-		return await spent_before(self._of("spent_before"), key)
-
-	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
-		"""Record what a tool call spent so far (see `call_started`)."""
-		await record_spent(self._of("record_spent"), key, entry)
-
-	def keeps_spent(self) -> bool:
-		"""Whether a tool call's spend is kept (see `call_started`)."""
-		port = self.port
-		if getattr(port, "keeps_spent", None) is not None or getattr(port, "record_spent", None):
-			return keeps_spent(port)
-		return keeps_spent(self._wrapped)
+	def journaled(self) -> bool:
+		"""Whether the wrapped port is journaled (`openmolt_core.durability.journaled`)."""
+		return journaled(self.port)
 
 
 # backends -----------------------------------------------------------------------------------
@@ -612,4 +555,7 @@ class DurabilityBackend(Protocol):
 
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
-__getattr__, __dir__ = lazy_exports(globals(), {"load_backend": "openmolt_core._durable"})
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	{"completed_port": "openmolt_core.observe", "load_backend": "openmolt_core._durable"},
+)

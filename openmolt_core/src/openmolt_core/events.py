@@ -30,9 +30,10 @@ names their module in `openmolt_core`), and re-exported here on first use, so
 ``openmolt_core.events.GuardrailEvent`` still imports. Every name in the table is accepted by
 ``agent.on`` whatever the agent's features.
 
-Readers of stored events (the run viewer) ask `describe_event` what a name stands for and who
-emits it: the loop's names, and those a capability of this process registers (`Capability.events
-<openmolt_core.hooks.Capability>`, recorded as the agent is made), one registry for every reader.
+Readers of stored events (the run viewer) ask `describe_event <openmolt_core.observe.describe_event>`
+what a name stands for and who emits it: the loop's names, and those a capability of this process
+registers (`Capability.events <openmolt_core.hooks.Capability>`, recorded here by
+`register_events` as the agent is made), one registry for every reader.
 
 An event is built only when a handler listens to its name, so the loop imports its class (and
 this module) at its first event: a run nobody listens to never defines them. The names and the
@@ -71,12 +72,13 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"EVENT_NAMES",
+	"FEATURE_EVENTS",
+	"REGISTERED_EVENTS",
 	"STREAM_EVENTS",
 	"CommandsQueuedEvent",
 	"ErrorEvent",
 	"Event",
 	"EventEmitter",
-	"EventInfo",
 	"EventName",
 	"EventSink",
 	"FinishEvent",
@@ -87,13 +89,10 @@ __all__ = [
 	"PlanUpdateEvent",
 	"ToolCallEvent",
 	"ToolResponseEvent",
-	"describe_event",
 	"register_events",
 ]
 
-# The event classes that live beside their feature, and their module: re-exported here on first
-# use (not in __all__: a star import does not load every feature).
-_HOMES: Mapping[str, str] = {
+FEATURE_EVENTS: Mapping[str, str] = {
 	"ApprovalDecisionEvent": "openmolt_core.approvals",
 	"ApprovalRequestEvent": "openmolt_core.approvals",
 	"AuthorizationRequestEvent": "openmolt_core.accounts",
@@ -106,6 +105,8 @@ _HOMES: Mapping[str, str] = {
 	"TaintEvent": "openmolt_core.capabilities.safety",
 	"TextDeltaEvent": "openmolt_core.capabilities.streaming",
 }
+"""The event classes that live beside their feature, by name, and their module: re-exported here
+on first use (not in __all__: a star import does not load every feature)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -263,84 +264,30 @@ class FinishEvent(Event):
 		return self.result.status
 
 
-@dataclass(frozen=True, slots=True)
-class EventInfo:
-	"""What an event's name stands for, for whoever reads a run's events (the run viewer).
-
-	Args:
-		name: The event's name.
-		by: Who emits it: "" for the loop and its built-in features, else the capability's name.
-		about: What happened, in one line (the first line of its class's docstring).
-	"""
-
-	name: str
-	by: str
-	about: str
-
-
-_REGISTERED: dict[str, EventInfo] = {}  # the names capabilities of this process registered
-_KERNEL: dict[str, EventInfo] = {}  # the loop's names, made at the first question
+REGISTERED_EVENTS: dict[str, tuple[str, type[Event]]] = {}
+"""The event names capabilities of this process registered: who registered each, and its class
+(`describe_event <openmolt_core.observe.describe_event>` reads it)."""
 
 
 def register_events(by: str, events: Mapping[str, type[Event]]) -> None:
-	"""Record the events a capability registers, for `describe_event` (the agent's hooks call it).
+	"""Record the events a capability registers, for readers of stored events (the hooks call it).
 
 	Args:
 		by: The capability's name.
 		events: Its `Capability.events <openmolt_core.hooks.Capability>`: name to class.
 	"""
-	for name, cls in events.items():
-		if name not in _REGISTERED:  # a name is unique per agent; the first capability names it
-			_REGISTERED[name] = EventInfo(name, by, _first_line(cls))
-
-
-def describe_event(name: str) -> EventInfo | None:
-	"""What an event name stands for and who emits it, or None for a name this process never saw.
-
-	The loop's names (`EVENT_NAMES`) are always known; a capability's once an agent with it was
-	made in this process. A name neither knows (an event another program stored) is None: show
-	it by its name and what it carries.
-
-	Args:
-		name: The event's name.
-	"""
-	if name in EVENT_NAMES:
-		if not _KERNEL:
-			_KERNEL.update(_kernel_events())
-		return _KERNEL.get(name)
-	return _REGISTERED.get(name)
-
-
-def _kernel_events() -> dict[str, EventInfo]:
-	import importlib
-
-	classes = [v for v in globals().values() if isinstance(v, type) and issubclass(v, Event)]
-	classes += [getattr(importlib.import_module(m), c) for c, m in _HOMES.items()]
-	by_default: dict[str, type[Event]] = {}
-	for cls in classes:
-		default = cls.__dataclass_fields__["name"].default
-		if isinstance(default, str) and default:
-			by_default[default] = cls
-	found = {}
-	for name in EVENT_NAMES:
-		# a class names its event by default; one class may stand for a family (schedule:*)
-		cls = by_default.get(name) or next(
-			(c for n, c in by_default.items() if n.partition(":")[0] == name.partition(":")[0]),
-			Event,
-		)
-		found[name] = EventInfo(name, "", _first_line(cls))
-	return found
-
-
-def _first_line(cls: type) -> str:
-	# the docstring's first paragraph, as plain text (no reStructuredText quotes)
-	doc = (cls.__doc__ or "").strip()
-	if doc.startswith(f"{cls.__name__}("):  # a dataclass without a docstring: its signature
-		return ""
-	first = doc.split("\n\n", 1)[0]
-	return " ".join(first.replace("`", "").split())
+	for name, cls in events.items():  # a name is unique per agent; the first capability names it
+		REGISTERED_EVENTS.setdefault(name, (by, cls))
 
 
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
-__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
+__getattr__, __dir__ = lazy_exports(
+	globals(),
+	{
+		**FEATURE_EVENTS,
+		# what a reader of stored events asks of a name, beside the observers (not in __all__)
+		"EventInfo": "openmolt_core.observe",
+		"describe_event": "openmolt_core.observe",
+	},
+)

@@ -13,8 +13,8 @@ which is how chunked uploads send one part of a large file.
 This module is the contract: the reference prefix, the bytes a reference resolves to
 (`StoredFile`) and the methods tools call on the store (`FileAccess`, ``ToolContext.files``). The
 store itself, which each `OpenMolt` instance owns, is `openmolt_core.filestore.FileStore`; its
-names here (`FileStore`, `split_range`, `parse_data_url`, `MAX_DATA_URL_BYTES`) still import, on
-first use.
+names here (`FileStore`, `LocalFile`, `split_range`, `parse_data_url`, `MAX_DATA_URL_BYTES`) still
+import, on first use.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ __all__ = [
 	"MAX_ATTACHMENT_BYTES",
 	"WITHHELD",
 	"FileAccess",
-	"LocalFile",
 	"StoredFile",
 	"keep_attachments",
 	"masked_labels",
@@ -69,17 +68,6 @@ order (a few MB an image, tens of MB a request)."""
 INPUT_FILES = "inputFiles"
 """``RunState.ext`` key: the records of the files sent with the run's input, as the store kept
 them (`keep_attachments`); the first turn lists them under ``files``."""
-
-
-class LocalFile(Protocol):
-	"""A confined local file (`openmolt_core.integrations._sandbox.ConfinedFile`)."""
-
-	name: str
-	size: int
-
-	def read(self, start: int, stop: int) -> bytes:
-		"""The bytes from ``start`` to ``stop`` (exclusive), checked again as they are read."""
-		...
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +324,7 @@ def masked_state(state: Mapping[str, Any], redact: Any) -> Any:
 # star import does not load the store).
 _HOMES: Mapping[str, str] = {
 	"FileStore": "openmolt_core.filestore",
+	"LocalFile": "openmolt_core.filestore",
 	"MAX_DATA_URL_BYTES": "openmolt_core.filestore",
 	"PathResolver": "openmolt_core.filestore",
 	"parse_data_url": "openmolt_core.filestore",

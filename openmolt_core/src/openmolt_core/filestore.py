@@ -25,7 +25,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 from urllib.parse import unquote_to_bytes
 
 import anyio
@@ -35,7 +35,6 @@ from openmolt_core.errors import ToolError
 from openmolt_core.files import (
 	FILE_PREFIX,
 	WITHHELD,
-	LocalFile,
 	StoredFile,
 	masked_labels,
 	screen,
@@ -46,6 +45,7 @@ __all__ = [
 	"MAX_READ_BYTES",
 	"TEMP_PREFIX",
 	"FileStore",
+	"LocalFile",
 	"PathResolver",
 	"parse_data_url",
 	"split_range",
@@ -66,6 +66,21 @@ _RANGE = re.compile(r"#bytes=(\d+)-(\d*)$", re.ASCII)
 
 TEMP_PREFIX = "openmolt-files-"
 """How the temporary folder a store makes without a ``root`` begins (the file tools keep out)."""
+
+
+class LocalFile(Protocol):
+	"""A confined local file (`openmolt_core.integrations._sandbox.ConfinedFile`), as a resolver gives it.
+
+	(`openmolt_core.files` re-exports it, its old home.)
+	"""
+
+	name: str
+	size: int
+
+	def read(self, start: int, stop: int) -> bytes:
+		"""The bytes from ``start`` to ``stop`` (exclusive), checked again as they are read."""
+		...
+
 
 PathResolver = Callable[[str], "LocalFile | Path"]
 """Turns a ``fileSystem:`` path into a confined file (raises ToolError when refused).

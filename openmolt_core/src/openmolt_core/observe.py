@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from openmolt_core.durability import completed_port
+from openmolt_core.durability import (
+	ForwardingPort,
+	call_started,
+	journaled,
+	keeps_spent,
+	record_spent,
+	spent_before,
+)
 from openmolt_core.events import STREAM_EVENTS, Event, EventEmitter
 from openmolt_core.result import RunStatus
 
@@ -50,17 +57,21 @@ if TYPE_CHECKING:
 	from openmolt_core.secrets import Redactor
 
 __all__ = [
+	"EventInfo",
 	"ObservedRun",
 	"OutcomeStatus",
 	"RunObserver",
 	"RunOutcome",
 	"WatchedRun",
+	"completed_port",
 	"current_trigger",
+	"describe_event",
 	"driven_as",
 	"event_data",
 	"run_input",
 	"started_by",
 	"tell_outside",
+	"waiting_for",
 	"watch_run",
 ]
 
@@ -230,9 +241,73 @@ class RunObserver:
 		reach the wrapped port as they are. A port of the observer's own that implements only
 		`openmolt_core.durability.RunPort` hides nothing either: the members it lacks (a durable
 		port's record of the calls it started, what a call's nested runs spent) reach the port
-		it wraps (`openmolt_core.durability.completed_port`).
+		it wraps (`completed_port`).
 		"""
 		return port
+
+
+_OPTIONAL = ("call_started", "spent_before", "record_spent", "keeps_spent")
+"""The members a port may have beyond `openmolt_core.durability.RunPort` (the starts of calls, a
+call's spend), which a wrapper of an observer's keeps (`completed_port`)."""
+
+
+def completed_port(port: RunPort, wrapped: RunPort) -> RunPort:
+	"""``port``, a wrapper of ``wrapped``, with the optional members it lacks taken from ``wrapped``.
+
+	An observer's ``wrap_port`` may return a port of its own that implements
+	`openmolt_core.durability.RunPort` without subclassing
+	`openmolt_core.durability.ForwardingPort`. The loop asks the run's port for the optional
+	members (a durable one records the starts of calls that must not run twice, and what a
+	call's nested runs spent): such a wrapper would hide them, and a call found in doubt after a
+	crash would run again. The members it lacks reach the port it wraps; the ones it has stay
+	its own. (`openmolt_core.durability` re-exports it, its old home.)
+
+	Args:
+		port: The wrapper (an observer's port).
+		wrapped: The port it wraps.
+	"""
+	if port is wrapped or not any(
+		getattr(wrapped, name, None) is not None and getattr(port, name, None) is None
+		for name in _OPTIONAL
+	):
+		return port
+	return _Completed(port, wrapped)
+
+
+class _Completed(ForwardingPort):
+	"""A wrapper port with the optional members it lacks forwarded to the port it wraps."""
+
+	__slots__ = ("_wrapped",)
+
+	def __init__(self, port: RunPort, wrapped: RunPort) -> None:
+		super().__init__(port)
+		self._wrapped = wrapped
+
+	def _of(self, name: str) -> RunPort:
+		return self.port if getattr(self.port, name, None) is not None else self._wrapped
+
+	async def call_started(self, key: str) -> bool:
+		"""Record a tool call's start (on the wrapper if it can, else on the port it wraps)."""
+		return await call_started(self._of("call_started"), key)
+
+	async def spent_before(self, key: str) -> dict[str, Any]:
+		"""What earlier executions of a tool call spent (see `call_started`)."""
+		return await spent_before(self._of("spent_before"), key)
+
+	async def record_spent(self, key: str, entry: Mapping[str, Any]) -> None:
+		"""Record what a tool call spent so far (see `call_started`)."""
+		await record_spent(self._of("record_spent"), key, entry)
+
+	def keeps_spent(self) -> bool:
+		"""Whether a tool call's spend is kept (see `call_started`)."""
+		port = self.port
+		if getattr(port, "keeps_spent", None) is not None or getattr(port, "record_spent", None):
+			return keeps_spent(port)
+		return keeps_spent(self._wrapped)
+
+	def journaled(self) -> bool:
+		"""Whether the run is journaled: on the wrapper, or on the port it wraps."""
+		return journaled(self.port) or journaled(self._wrapped)
 
 
 def run_input(state: RunState) -> Any:
@@ -444,3 +519,108 @@ def watch_run(
 		trigger=trigger,
 	)
 	return WatchedRun(run, observers)
+
+
+def waiting_for(pending: Mapping[str, Any] | None) -> str | None:
+	"""What a parked run waits for, in one line (None: it waits for nothing).
+
+	It reads every way a run parks (``state.pending``): a question (kind ``human_input``), calls
+	the approvals gate holds (``approval``), calls a capability parked (``capability``: each
+	with the capability's name and message) or a gate holds under its own kind. The run viewer
+	lists parked runs with it, and a sub-agent's parked run says it to its caller. It shows what
+	the state holds: a saved state's pending is redacted as the run left it.
+	(`openmolt_core.result` re-exports it, its old home.)
+
+	Args:
+		pending: ``state.pending`` (or the run store's copy of it).
+	"""
+	if not isinstance(pending, Mapping):
+		return None
+	kind = str(pending.get("kind") or "")
+	if kind == "human_input":
+		return f"an answer to: {pending.get('message', '')}"
+	calls = [c for c in pending.get("calls") or () if isinstance(c, Mapping)]
+	if kind == "approval":
+		rules = sorted({str(c["rule"]) for c in calls if c.get("rule")})
+		tools = ", ".join(str(c.get("tool", "")) for c in calls) or "a tool call"
+		return f"a decision on {tools}" + (f" (rule: {', '.join(rules)})" if rules else "")
+	parts = []
+	for call in calls:
+		said = str(call.get("message") or call.get("reason") or "")
+		who = str(call.get("by") or kind or "a capability")
+		parts.append(f"{call.get('tool', '')} (held by {who})" + (f": {said}" if said else ""))
+	return "; ".join(parts) or f"what the {kind or 'capability'} that parked it asks"
+
+
+# What readers of stored events ask of a name -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+	"""What an event's name stands for, for whoever reads a run's events (the run viewer).
+
+	Args:
+		name: The event's name.
+		by: Who emits it: "" for the loop and its built-in features, else the capability's name.
+		about: What happened, in one line (the first line of its class's docstring).
+	"""
+
+	name: str
+	by: str
+	about: str
+
+
+_KERNEL: dict[str, EventInfo] = {}  # the loop's names, made at the first question
+
+
+def describe_event(name: str) -> EventInfo | None:
+	"""What an event name stands for and who emits it, or None for a name this process never saw.
+
+	The loop's names (`openmolt_core.events.EVENT_NAMES`) are always known; a capability's once
+	an agent with it was made in this process (`openmolt_core.events.register_events`). A name
+	neither knows (an event another program stored) is None: show it by its name and what it
+	carries. (`openmolt_core.events` re-exports it, its old home.)
+
+	Args:
+		name: The event's name.
+	"""
+	from openmolt_core import events
+
+	if name in events.EVENT_NAMES:
+		if not _KERNEL:
+			_KERNEL.update(_kernel_events())
+		return _KERNEL.get(name)
+	found = events.REGISTERED_EVENTS.get(name)
+	return None if found is None else EventInfo(name, found[0], _first_line(found[1]))
+
+
+def _kernel_events() -> dict[str, EventInfo]:
+	import importlib
+
+	from openmolt_core import events
+
+	classes = [v for v in vars(events).values() if isinstance(v, type) and issubclass(v, Event)]
+	classes += [getattr(importlib.import_module(m), c) for c, m in events.FEATURE_EVENTS.items()]
+	by_default: dict[str, type[Event]] = {}
+	for cls in classes:
+		default = cls.__dataclass_fields__["name"].default
+		if isinstance(default, str) and default:
+			by_default[default] = cls
+	found = {}
+	for name in events.EVENT_NAMES:
+		# a class names its event by default; one class may stand for a family (schedule:*)
+		cls = by_default.get(name) or next(
+			(c for n, c in by_default.items() if n.partition(":")[0] == name.partition(":")[0]),
+			Event,
+		)
+		found[name] = EventInfo(name, "", _first_line(cls))
+	return found
+
+
+def _first_line(cls: type) -> str:
+	# the docstring's first paragraph, as plain text (no reStructuredText quotes)
+	doc = (cls.__doc__ or "").strip()
+	if doc.startswith(f"{cls.__name__}("):  # a dataclass without a docstring: its signature
+		return ""
+	first = doc.split("\n\n", 1)[0]
+	return " ".join(first.replace("`", "").split())

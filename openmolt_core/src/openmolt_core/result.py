@@ -19,7 +19,6 @@ __all__ = [
 	"RunResult",
 	"RunState",
 	"RunStatus",
-	"waiting_for",
 ]
 
 ParkedStatus = Literal["human_input_required", "approval_required", "authorization_required"]
@@ -413,42 +412,17 @@ class RunResult:
 		}
 
 
-def waiting_for(pending: Mapping[str, Any] | None) -> str | None:
-	"""What a parked run waits for, in one line (None: it waits for nothing).
-
-	It reads every way a run parks (``state.pending``): a question (kind ``human_input``), calls
-	the approvals gate holds (``approval``), calls a capability parked (``capability``: each
-	with the capability's name and message) or a gate holds under its own kind. The run viewer
-	lists parked runs with it, and a sub-agent's parked run says it to its caller. It shows what
-	the state holds: a saved state's pending is redacted as the run left it.
-
-	Args:
-		pending: ``state.pending`` (or the run store's copy of it).
-	"""
-	if not isinstance(pending, Mapping):
-		return None
-	kind = str(pending.get("kind") or "")
-	if kind == "human_input":
-		return f"an answer to: {pending.get('message', '')}"
-	calls = [c for c in pending.get("calls") or () if isinstance(c, Mapping)]
-	if kind == "approval":
-		rules = sorted({str(c["rule"]) for c in calls if c.get("rule")})
-		tools = ", ".join(str(c.get("tool", "")) for c in calls) or "a tool call"
-		return f"a decision on {tools}" + (f" (rule: {', '.join(rules)})" if rules else "")
-	parts = []
-	for call in calls:
-		said = str(call.get("message") or call.get("reason") or "")
-		who = str(call.get("by") or kind or "a capability")
-		parts.append(f"{call.get('tool', '')} (held by {who})" + (f": {said}" if said else ""))
-	return "; ".join(parts) or f"what the {kind or 'capability'} that parked it asks"
-
-
 # A scheduled run's record is the schedules' (`openmolt_core._history`), under its old names
 # here (loaded on first use; not in __all__: a star import does not load the history store).
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(
-	globals(), {"RecordStatus": "openmolt_core._history", "RunRecord": "openmolt_core._history"}
+	globals(),
+	{
+		"RecordStatus": "openmolt_core._history",
+		"RunRecord": "openmolt_core._history",
+		"waiting_for": "openmolt_core.observe",  # what a parked run waits for, for its readers
+	},
 )
 
 

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support import lazy_exports
 from openmolt_core._support.masking import (
 	LOGGERS,
 	MASK,
@@ -98,7 +99,6 @@ __all__ = [
 	"registered_keys",
 	"settings_secrets",
 	"spellings",
-	"strong_enough",
 	"url_secrets",
 	"watch",
 ]
@@ -247,39 +247,6 @@ _DEAD: list[int] = []
 run inside any allocation, also one made while the lock is held, so it must not take it."""
 
 
-def strong_enough(secret: str, *, what: str) -> str:
-	"""A secret a server checks requests with (a token, a signing secret), if long enough.
-
-	Under `MIN_KEY` characters it is refused: no log, store or answer masks so short a secret
-	(`register_key` leaves it out), and it is too short to resist guessing (a webhook's secret
-	guessed is a payload anyone can sign). One rule for every such secret: a webhook's, a chat
-	channel's, an A2A or AG-UI token, the run viewer's token.
-
-	Args:
-		secret: The secret.
-		what: What it is, for the message (``the webhook secret of 'Triage'``); the message
-			says its length, never the secret.
-
-	Returns:
-		The secret, as given.
-
-	Raises:
-		ConfigurationError: It is shorter than `MIN_KEY` characters (surrounding spaces aside).
-	"""
-	size = len(secret.strip())
-	if size < MIN_KEY:
-		from openmolt_core.errors import ConfigurationError
-
-		if not size:
-			raise ConfigurationError(f"{what} is empty (only spaces): set it to the secret")
-		raise ConfigurationError(
-			f"{what} has {size} characters; give one of at least {MIN_KEY} (a shorter one is "
-			"too short to be masked in logs and stores; a long random one resists guessing): "
-			"python -c 'import secrets; print(secrets.token_urlsafe(32))'"
-		)
-	return secret
-
-
 def register_key(owner: object, *keys: object) -> None:
 	"""Make signing or encryption keys given in code secrets of every instance and of the logs.
 
@@ -292,7 +259,8 @@ def register_key(owner: object, *keys: object) -> None:
 
 	A key given as bytes that are not UTF-8 is masked as hex and base64, the ways such a key is
 	written down. A key of fewer than 8 characters is left out, as for a variable
-	(`environment_secrets`): no real key is that short, and masking it in every instance would
+	(`environment_secrets`; a server refuses so short a secret outright:
+	`openmolt_core.triggers.strong_enough`): no real key is that short, and masking it in every instance would
 	turn ordinary words into noise.
 
 	Args:
@@ -479,3 +447,9 @@ def _live_secrets() -> frozenset[str]:
 
 
 read_log_secrets(_live_secrets)  # the filter masks what the live sets and redactors know
+
+# The rule of the secrets a server checks requests with, beside the servers' settings: its old
+# name here (loaded on first use, not in __all__).
+__getattr__: Callable[[str], Any]
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_exports(globals(), {"strong_enough": "openmolt_core.triggers"})

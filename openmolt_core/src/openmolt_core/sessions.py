@@ -103,9 +103,9 @@ from openmolt_core._chain import slot_id, spend, split_id
 from openmolt_core._cost import counted, price_call
 from openmolt_core._support.jsonsafe import encodable, encodable_text
 from openmolt_core._support.private import erasing, private_dir, private_file
-from openmolt_core.capabilities.sessions import SessionHistory, not_held
+from openmolt_core.capabilities.sessions import SessionHistory, SharedSession, not_held
 from openmolt_core.compaction import DEFAULT_CONTEXT_WINDOW
-from openmolt_core.conversation import Session, SharedSession
+from openmolt_core.conversation import Session
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.llm import Attachment, Message, ModelRequest
 from openmolt_core.prompt import dumps

@@ -252,7 +252,7 @@ class AgentTool:
 
 def _parked(name: str, result: RunResult) -> str:
 	"""What a sub-run that parked says to its caller: what it waits for, and how to allow it."""
-	from openmolt_core.result import waiting_for
+	from openmolt_core.observe import waiting_for
 
 	pending = result.state.pending or {}
 	kind = pending.get("kind")

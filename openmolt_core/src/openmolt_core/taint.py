@@ -70,6 +70,7 @@ __all__ = [
 	"declared_labels",
 	"gated",
 	"trifecta",
+	"trusts_descriptions",
 	"unlabelled",
 	"untrusted_input",
 	"untrusted_listings",
@@ -325,19 +326,33 @@ LISTING = "the tool list of "
 run's taint record does (``{"call": "tools:<id>", "tool": "the tool list of <id>"}``)."""
 
 
+def trusts_descriptions(source: object) -> bool:
+	"""Whether a source says the names, descriptions and schemas it lists are trusted.
+
+	Read from its optional ``trust_descriptions`` attribute, True only when its user said so (an
+	MCP server's ``trust_descriptions`` option); a source without it is not trusted. A run of an
+	agent that may call a tool of a source not trusted is tainted from its first model call
+	(`openmolt_core.capabilities.sources.Sources.on_run_start`), and the source's tool list is
+	the untrusted part of the lethal trifecta (`trifecta`). (`openmolt_core.sources` and
+	`openmolt_core.capabilities.sources` re-export it.)
+
+	Args:
+		source: The tool source.
+	"""
+	return getattr(source, "trust_descriptions", False) is True
+
+
 def untrusted_listings(tools: Iterable[BoundTool]) -> list[str]:
 	"""The integrations whose tool list is untrusted content the agent reads, by id, in order.
 
-	A tool source that does not trust what it lists (`openmolt_core.sources.trusts_descriptions`)
-	lists names, descriptions and schemas someone else wrote, which the model reads before any
-	call: a run of an agent that may call one of its tools is tainted from its first model call
+	A tool source that does not trust what it lists (`trusts_descriptions`) lists names,
+	descriptions and schemas someone else wrote, which the model reads before any call: a run
+	of an agent that may call one of its tools is tainted from its first model call
 	(`openmolt_core.capabilities.sources.Sources.on_run_start`), whatever its tools' labels.
 
 	Args:
 		tools: The agent's bound tools.
 	"""
-	from openmolt_core.sources import trusts_descriptions
-
 	found: list[str] = []
 	for t in tools:
 		source = getattr(t.integration, "source", None) if t.allowed else None

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
-from pydantic import BaseModel
-
 from openmolt_core._support import LazyPattern, lazy_exports
 from openmolt_core._support.sync import cancelled
 
@@ -49,7 +47,6 @@ __all__ = [
 	"guard_agents",
 	"nested_in_doubt",
 	"nested_labels",
-	"schema_of",
 	"strictest",
 ]
 
@@ -335,21 +332,6 @@ class NestedRunTool(Tool, Protocol):
 	"""The agent (an `openmolt_core.agent.Agent`) each call runs."""
 
 
-def schema_of(schema: type[BaseModel] | dict[str, Any] | None) -> dict[str, Any] | None:
-	"""Return a JSON Schema for a pydantic model class or a JSON Schema dict.
-
-	Args:
-		schema: A pydantic model class, a JSON Schema dict, or None.
-	"""
-	if schema is None:
-		return None
-	if isinstance(schema, dict):
-		return schema
-	if isinstance(schema, type) and issubclass(schema, BaseModel):
-		return schema.model_json_schema()
-	raise TypeError(f"expected a pydantic model class or a JSON Schema dict, got {schema!r}")
-
-
 # labels: what a tool does with data (the taint policy reads them: `openmolt_core.taint`) ---
 
 Label = Literal["private", "untrusted", "outbound"]
@@ -573,6 +555,7 @@ _HOMES: Mapping[str, str] = {
 	"ExecuteFn": "openmolt_core.functiontools",
 	"FunctionTool": "openmolt_core.functiontools",
 	"tool": "openmolt_core.functiontools",
+	"schema_of": "openmolt_core.integrations._httptool",  # the integrations' reader of schemas
 }
 
 __getattr__: Callable[[str], Any]

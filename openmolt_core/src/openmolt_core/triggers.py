@@ -50,6 +50,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
+from openmolt_core._support.masking import MIN_KEY
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.options import Options, options_config
 
@@ -72,6 +73,7 @@ __all__ = [
 	"WebhookTrigger",
 	"secret_from",
 	"starting_taint",
+	"strong_enough",
 ]
 
 TriggerKind = Literal["operator", "schedule", "webhook", "chat", "mcp", "a2a", "agui"]
@@ -141,6 +143,39 @@ class _Model(Options):
 	model_config = options_config()
 
 
+def strong_enough(secret: str, *, what: str) -> str:
+	"""A secret a server checks requests with (a token, a signing secret), if long enough.
+
+	Under `openmolt_core.secrets.MIN_KEY` characters it is refused: no log, store or answer
+	masks so short a secret (`openmolt_core.secrets.register_key` leaves it out), and it is too short to resist guessing (a webhook's secret
+	guessed is a payload anyone can sign). One rule for every such secret: a webhook's, a chat
+	channel's, an A2A or AG-UI token, the run viewer's token. (`openmolt_core.secrets`
+	re-exports it, its old home.)
+
+	Args:
+		secret: The secret.
+		what: What it is, for the message (``the webhook secret of 'Triage'``); the message
+			says its length, never the secret.
+
+	Returns:
+		The secret, as given.
+
+	Raises:
+		ConfigurationError: It is shorter than `openmolt_core.secrets.MIN_KEY` characters
+			(surrounding spaces aside).
+	"""
+	size = len(secret.strip())
+	if size < MIN_KEY:
+		if not size:
+			raise ConfigurationError(f"{what} is empty (only spaces): set it to the secret")
+		raise ConfigurationError(
+			f"{what} has {size} characters; give one of at least {MIN_KEY} (a shorter one is "
+			"too short to be masked in logs and stores; a long random one resists guessing): "
+			"python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+		)
+	return secret
+
+
 def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 	"""A secret given as is, or read from the named environment variable.
 
@@ -151,10 +186,8 @@ def secret_from(value: str | None, env: str | None, *, what: str) -> str:
 
 	Raises:
 		ConfigurationError: Neither is set, the variable is empty, or the secret is too short
-			to be masked or to resist guessing (`openmolt_core.secrets.strong_enough`).
+			to be masked or to resist guessing (`strong_enough`).
 	"""
-	from openmolt_core.secrets import strong_enough
-
 	if value:
 		return strong_enough(value, what=what)
 	found = os.environ.get(env or "", "")

@@ -589,7 +589,7 @@ def definition(agent: Agent) -> str:
 	failed, or made again), its labels (it reads untrusted data, sends data out), and the
 	agent's guardrails and taint policy (a call checked, or an outbound call of a tainted run
 	asked about), the gates of the sources that list its tools at run time (an MCP server's
-	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.sources.source_gates`; and
+	``inDoubt``, ``labels``, ``scopes``, trust: `openmolt_core.capabilities.sources.source_gates`; and
 	the approval rules as written, which select those tools once listed), and the
 	definitions of the agents it calls as tools (`Agent.sub_agents`) and of its guardrail
 	agents, whose runs go on in its own. A worker whose agent differs there must not go on with
@@ -602,8 +602,7 @@ def definition(agent: Agent) -> str:
 	"""
 	from openmolt_core.capabilities.approvals import ApprovalRules
 	from openmolt_core.capabilities.safety import Safety
-	from openmolt_core.capabilities.sources import Sources
-	from openmolt_core.sources import source_gates
+	from openmolt_core.capabilities.sources import Sources, source_gates
 
 	gates: dict[str, Any] = {
 		# Whether a call waits, not which rule says so (rules reordered change no run).

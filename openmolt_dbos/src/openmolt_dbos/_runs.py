@@ -166,10 +166,11 @@ def listed_status(
 	Returns:
 		``(status, parked_on, waiting_for)``: ``parked_on`` is the `RunResult` status of the park
 		(``human_input_required``, ``approval_required``, ``authorization_required``) and
-		``waiting_for`` says what it waits for in one line (`openmolt_core.result.waiting_for`);
+		``waiting_for`` says what it waits for in one line (`openmolt_core.observe.waiting_for`);
 		both None unless ``status`` is ``parked``.
 	"""
-	from openmolt_core.result import PARKED_STATUSES, waiting_for
+	from openmolt_core.observe import waiting_for
+	from openmolt_core.result import PARKED_STATUSES
 
 	labels = attrs(status)
 	going = status.status in ("PENDING", "ENQUEUED")

@@ -235,7 +235,7 @@ class MCPToolSource:
 		self._redact = Masker(self.secrets)
 		self.trust_descriptions = options.trust_descriptions
 		"""Whether the user trusts what the server lists (else it taints the runs that read it:
-		`openmolt_core.sources.ToolSource`)."""
+		`openmolt_core.capabilities.sources.ToolSource`)."""
 		self._connection: _Connection | None = None
 		self._connect_lock = anyio.Lock()
 		self._list_lock = anyio.Lock()
@@ -246,7 +246,7 @@ class MCPToolSource:
 
 	@property
 	def gates(self) -> dict[str, Any]:
-		"""The settings that decide what its tools' calls may do (`openmolt_core.sources.source_gates`).
+		"""The settings that decide what its tools' calls may do (`openmolt_core.capabilities.sources.source_gates`).
 
 		``inDoubt``, ``labels`` and ``scopes`` as configured: a durable run is kept for a worker
 		whose server says the same (``trustDescriptions`` is read as ``trust_descriptions``).

@@ -18,8 +18,7 @@ from collections.abc import Iterable
 from openmolt_core._support.masking import warn
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations.connect import env_var
-from openmolt_core.secrets import strong_enough
-from openmolt_core.triggers import Triggers, secret_from
+from openmolt_core.triggers import Triggers, secret_from, strong_enough
 
 __all__ = ["agent_env", "agent_secret", "check_distinct"]
 

@@ -6,7 +6,7 @@ with any of the statuses a `Park` may give), or on calls a gate of another capab
 its own kind (`openmolt_core.hooks.Capability.parks`). `waiting_for` says which, in one line, for
 the run list and the run page; `capability_waits` makes the list's items for the calls the page
 cannot answer itself (the application resumes them). The line is the core's reading of a
-parked state (`openmolt_core.result.waiting_for`), which a sub-agent's caller reads too. Rows come from the run store, which keeps
+parked state (`openmolt_core.observe.waiting_for`), which a sub-agent's caller reads too. Rows come from the run store, which keeps
 ``pending`` redacted, or from a live run's summary, redacted the same way.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from openmolt_core.observe import waiting_for as state_waiting_for
 from openmolt_core.result import PARKED_STATUSES
-from openmolt_core.result import waiting_for as state_waiting_for
 
 __all__ = ["PARKED", "capability_waits", "waiting_for"]
 

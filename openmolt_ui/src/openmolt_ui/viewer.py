@@ -34,10 +34,11 @@ from anyio.abc import TaskGroup
 
 from openmolt_core import runstore
 from openmolt_core.errors import ConfigurationError, RunError
-from openmolt_core.events import describe_event
+from openmolt_core.observe import describe_event
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.runstore import RunStore, caller_of
-from openmolt_core.secrets import register_key, strong_enough
+from openmolt_core.secrets import register_key
+from openmolt_core.triggers import strong_enough
 from openmolt_ui._conn import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from openmolt_ui._listen import EmbeddedServer, check_remote, is_loopback, listen
 from openmolt_ui._live import (
@@ -80,7 +81,7 @@ class Viewer:
 		allow_remote: Allow a non-loopback ``host``.
 		port: The port (0: any free port; see `url`).
 		token: The token (default: 32 random bytes, URL-safe); one given has at least 8
-			characters (`openmolt_core.secrets.strong_enough`).
+			characters (`openmolt_core.triggers.strong_enough`).
 		poll: Seconds between reads of the run store for runs of other processes.
 		max_connections: The most connections open at once (past it: ``503``, closed).
 		header_timeout: Seconds a request's headers may take to arrive (else ``408``).
@@ -866,7 +867,7 @@ def described(event: dict[str, Any]) -> dict[str, Any]:
 	must not make its whole run fail to load.
 
 	``about`` is ``{"what", "by"}`` from the core's registry of event names
-	(`openmolt_core.events.describe_event`): the loop's, and those the capabilities of this
+	(`openmolt_core.observe.describe_event`): the loop's, and those the capabilities of this
 	process's agents register. A name it does not know is shown by its name and data alone.
 
 	Args:

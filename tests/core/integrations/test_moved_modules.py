@@ -59,3 +59,22 @@ def test_the_package_names_resolve_on_first_use() -> None:
 	assert set(package.__all__) <= set(dir(package))
 	with pytest.raises(AttributeError):
 		package.nothing_of_that_name  # noqa: B018
+
+
+def test_the_integrations_reader_of_schemas_keeps_its_old_name_in_tools() -> None:
+	"""`schema_of` lives with the HTTP tool; `openmolt_core.tools` gives the same function."""
+	from pydantic import BaseModel
+
+	from openmolt_core import tools
+	from openmolt_core.integrations import _httptool
+
+	class City(BaseModel):
+		name: str
+
+	assert tools.schema_of is _httptool.schema_of
+	given = {"type": "object"}
+	assert _httptool.schema_of(given) is given
+	assert _httptool.schema_of(None) is None
+	assert _httptool.schema_of(City)["properties"]["name"]["type"] == "string"
+	with pytest.raises(TypeError, match="pydantic model class or a JSON Schema dict"):
+		_httptool.schema_of("city")  # type: ignore[arg-type]

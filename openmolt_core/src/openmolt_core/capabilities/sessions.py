@@ -22,17 +22,18 @@ import contextvars
 import functools
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import anyio
 
 from openmolt_core.capabilities import SESSION_KEY, Sessions, in_session
+from openmolt_core.conversation import Session
 from openmolt_core.errors import ConfigurationError, RunError
 from openmolt_core.hooks import Call, CallDrive, Opening
 
 if TYPE_CHECKING:
 	from openmolt_core.agent import Agent
-	from openmolt_core.conversation import Session
 	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
 	"SessionHistory",
 	"SessionTurn",
 	"Sessions",
+	"SharedSession",
 	"fresh_state",
 	"in_session",
 	"not_held",
@@ -50,6 +52,25 @@ __all__ = [
 	"session_turn",
 	"turns_here",
 ]
+
+
+@runtime_checkable
+class SharedSession(Session, Protocol):
+	"""A session store that processes share, and that orders the runs of a session across them.
+
+	``SQLiteSession`` and ``SQLAlchemySession`` are: two processes (two ``openmolt serve``
+	workers, a CLI and a server) running turns of one session take them one after another, so
+	each run reads the turns before it. (`openmolt_core.conversation` re-exports it, its old
+	home: the kernel never names it.)
+	"""
+
+	def turn(self) -> AbstractAsyncContextManager[None]:
+		"""Hold the session while one run of it goes on; another process's run of it waits.
+
+		Taken around each run (after the process's own queue of the session's runs), released
+		once the run's turn is appended; a wait for it can be cancelled.
+		"""
+		...
 
 
 CLOSE_TIMEOUT = 30.0
@@ -126,7 +147,7 @@ async def session_call(
 	A new run: read the conversation, start and drive the run, add its turn. A resumed run:
 	drive it, then add its turn. The runs of one session go one after another, whoever calls (an
 	A2A context's tasks, an app's concurrent calls; another process, through a store processes
-	share: `openmolt_core.conversation.SharedSession`): each reads the turns of those before it,
+	share: `SharedSession`): each reads the turns of those before it,
 	and the turns are appended in the order they were asked.
 
 	Args:
@@ -225,11 +246,9 @@ async def _in_turn(turns: dict[str, _Queue], session_id: str, session: Any) -> A
 	"""Hold the session's turn while the run goes on; forget the session when none waits.
 
 	First in this process's queue of the session's runs, then, for a store that processes share
-	(`openmolt_core.conversation.SharedSession`), in the store: another process's run of the
+	(`SharedSession`), in the store: another process's run of the
 	session waits too.
 	"""
-	from openmolt_core.conversation import SharedSession
-
 	async with not_held(f"queue {id(turns)} {session_id}", session_id):
 		queue = turns.get(session_id)
 		if queue is None:
@@ -252,7 +271,7 @@ def session_turn(session: Session) -> contextlib.AbstractAsyncContextManager[Non
 	"""Hold a session's turn as a run of it does: for a writer that appends a turn itself.
 
 	This process's queue of the session's runs, then, for a store processes share
-	(`openmolt_core.conversation.SharedSession`), its lock in the store: a turn appended under
+	(`SharedSession`), its lock in the store: a turn appended under
 	it cannot interleave with a run of the session (whose ``reconcile`` may append the same
 	turn) nor with another process appending it (`openmolt_core.sessions.SessionRun.record`).
 
@@ -374,8 +393,6 @@ async def _closed(close: Callable[[RunResult], Awaitable[None]], result: RunResu
 
 def _session(session: Any) -> Session:
 	"""``session`` as given to ``run`` or ``resume``, checked to be a `Session`."""
-	from openmolt_core.conversation import Session
-
 	if not isinstance(session, Session):
 		raise ConfigurationError(
 			f"run(session=...): expected a Session (InMemorySession, SQLiteSession, or an object "

@@ -1,7 +1,21 @@
-"""Tools listed at run time as a capability: the integrations that carry a `ToolSource`.
+"""Tools listed at run time: the `ToolSource` an integration can carry, and the capability.
 
-An integration whose tools only a running service knows (an MCP server: ``openmolt_mcp`` makes
-them) carries a source instead of tools (`openmolt_core.sources`). ``create_agent`` makes one
+Most integrations list their tools as data. Some only learn them from a running service: an MCP
+server answers ``tools/list`` once it is started, and may change its list later. Such an
+integration carries a `ToolSource` (``Integration(name=..., source=...)``; ``openmolt_mcp``
+makes them) and no ``tools``. The kernel never names a source: this capability lists them
+(`openmolt_core.sources`, the contract's old home, re-exports `ToolSource`, `source_gates` and
+`trusts_descriptions`).
+
+The source is asked for its tools at the start of each run of an agent that uses the integration,
+before the first message is built; the first call starts the service. The agent binds the tools it
+gets (``<integration>.<tool>`` handles, scopes granted as for any other tool) and keeps them until a
+later run receives a different list: the tools never change in the middle of a run, so the prompt
+prefix stays the same for a run's whole life (a resumed or recovered run binds the tools its state
+records it began with: `openmolt_core._listed`). `OpenMolt.aclose` closes every source its agents
+used.
+
+``create_agent`` makes one
 `SourceBinding` per such integration of the agent (the scope checks of any binding, and the tool
 context) and gives them to one `Sources` capability. Its `Sources.list_tools` hook lists every
 source at the start of each run, before the first turn is built, and binds the tools again only
@@ -28,7 +42,7 @@ import base64
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import anyio
 
@@ -36,7 +50,7 @@ from openmolt_core._binding import BoundTool, secret_values
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
 from openmolt_core.hooks import Capability, Run
 from openmolt_core.secrets import Redactor
-from openmolt_core.sources import trusts_descriptions
+from openmolt_core.taint import trusts_descriptions
 from openmolt_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -47,16 +61,76 @@ if TYPE_CHECKING:
 	from openmolt_core.files import FileAccess
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
-	from openmolt_core.sources import ToolSource
 
 __all__ = [
 	"MAX_IMAGE_BYTES",
 	"SourceBinding",
 	"Sources",
+	"ToolSource",
 	"bind_source",
 	"close_sources",
+	"source_gates",
 	"trusts_descriptions",
 ]
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+	"""Where an integration's tools come from when they are only known at run time.
+
+	A source caches what it lists: `list_tools` returns the *same* sequence object for as long as
+	the list has not changed (that identity is how agents know they can keep their tools), and a
+	new one after a change (an MCP server's ``notifications/tools/list_changed``).
+
+	What it lists (names, descriptions, schemas) is text from outside that the model reads: a
+	run of an agent that may call one of its tools is tainted from its first model call
+	(`openmolt_core.taint`), unless the source has a ``trust_descriptions`` attribute that is
+	True, which it sets only when its user said to (an MCP server's ``trust_descriptions``
+	option). Without the attribute, the listing is not trusted.
+	"""
+
+	secrets: frozenset[str]
+	"""Values the source holds that must never be shown (tokens in its environment or headers)."""
+
+	async def list_tools(self) -> Sequence[Tool]:
+		"""The tools available now (the first call may start the service).
+
+		Each tool's ``scopes`` must be scopes its integration defines.
+
+		Raises:
+			IntegrationError: The service could not be started or did not list its tools.
+		"""
+		...
+
+	async def aclose(self) -> None:
+		"""Stop the service and release what the source holds; a later use may start it again."""
+		...
+
+
+# A source may also have ``gates``, a mapping of the settings that decide what its tools' calls
+# may do (JSON: in-doubt policies, labels, scopes), read by `source_gates`.
+# A source may also have ``named(id: str) -> None``: ``register_integration`` calls it with the
+# id its integration is registered under when that differs from the one it was made with, so the
+# source's messages and logs name the integration as the agents know it.
+
+
+def source_gates(source: ToolSource) -> Mapping[str, Any]:
+	"""The settings of a source that decide what its tools' calls may do, as JSON.
+
+	Read from its optional ``gates`` attribute (an MCP server's ``inDoubt``, ``labels``,
+	``scopes`` and ``trustDescriptions``), with whether it is trusted (`trusts_descriptions`).
+	Its tools are listed only at run time, so an agent's definition cannot read their in-doubt
+	policies and labels from its tools: a durable engine reads them here, and keeps a run for a
+	worker whose sources say the same (a laxer ``inDoubt`` would make a call in doubt again).
+	(`openmolt_core.sources` re-exports it, its old home.)
+
+	Args:
+		source: The tool source.
+	"""
+	gates = getattr(source, "gates", None)
+	found = dict(gates) if isinstance(gates, Mapping) else {}
+	return {**found, "trusted": trusts_descriptions(source)}
+
 
 log: logging.Logger = logging.getLogger("openmolt")
 

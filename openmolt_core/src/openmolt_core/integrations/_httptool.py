@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.integrations._form import FieldEncoding
@@ -24,7 +24,6 @@ from openmolt_core.integrations.templating import (
 	liquid_text,
 )
 from openmolt_core.options import Options, options_config
-from openmolt_core.tools import schema_of
 
 __all__ = ["ApiSetup", "FieldEncoding", "HttpTool", "RequestFormat", "ResponseFormat"]
 
@@ -315,3 +314,20 @@ class HttpTool(_Spec):
 	@classmethod
 	def _schema(cls, value: Any) -> Any:
 		return schema_of(value) if value is not None else None
+
+
+def schema_of(schema: type[BaseModel] | dict[str, Any] | None) -> dict[str, Any] | None:
+	"""Return a JSON Schema for a pydantic model class or a JSON Schema dict.
+
+	The integrations' tools take either (`openmolt_core.tools` re-exports it, its old home).
+
+	Args:
+		schema: A pydantic model class, a JSON Schema dict, or None.
+	"""
+	if schema is None:
+		return None
+	if isinstance(schema, dict):
+		return schema
+	if isinstance(schema, type) and issubclass(schema, BaseModel):
+		return schema.model_json_schema()
+	raise TypeError(f"expected a pydantic model class or a JSON Schema dict, got {schema!r}")

@@ -48,12 +48,13 @@ from openmolt_core.integrations._httptool import (
 	RequestFormat,
 	ResponseFormat,
 	_Spec,
+	schema_of,
 )
 from openmolt_core.integrations._origin import is_absolute, origin_part, origin_problem, uses_input
 from openmolt_core.integrations._url import fragment_written
 from openmolt_core.integrations.extensions import BUILTIN_FORMATS
 from openmolt_core.integrations.templating import holds_markup, parse_template
-from openmolt_core.tools import Tool, schema_of
+from openmolt_core.tools import Tool
 
 __all__ = [
 	"ApiSetup",
@@ -325,7 +326,7 @@ class Integration(_Spec):
 			pattern of names (``send*``), to its labels (``private``, ``untrusted``,
 			``outbound``). A tool gets the labels of every key it matches.
 		source: Where the tools come from when they are only known at run time (an MCP server):
-			a `openmolt_core.sources.ToolSource`, listed at the start of each run; not serialized.
+			a `openmolt_core.capabilities.sources.ToolSource`, listed at the start of each run; not serialized.
 		filters: The integration's own Liquid filters, a
 			`openmolt_core.integrations.extensions.LiquidFilter` by name (Gmail's ``rfc2822``); see
 			`openmolt_core.integrations.extensions`. Not serialized, like the three below.
