@@ -14,14 +14,15 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
 4. A reply cut off at the output token limit (or stopped by a refusal, a safety filter, a native
    tool call, or for any other reason than its end: finish reason ``incomplete``) runs nothing,
    even when what arrived happens to parse.
-5. A reply holding several JSON objects runs nothing: which one was meant is a guess.
+5. A reply holding several JSON values of commands (objects, or bare lists of commands) runs
+   nothing: which one was meant is a guess.
 6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
 7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
    a guess), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate escape such as ``"\ud800"`` (not
    text: the next request, and every resume of the saved state, would fail to encode it). This
    holds for tool inputs sent as JSON text too (`openmolt_core._support.jsonsafe`).
 
-Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level object,
+Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level group,
 and finding those objects in prose is one pass of a regular expression without backtracking.
 """
 
@@ -147,24 +148,36 @@ def _strip(text: str) -> str:
 	return s
 
 
-def _objects(s: str) -> list[tuple[int, int]]:
-	"""Spans of the top-level ``{...}`` groups of a text, in one linear pass."""
+def _values(s: str) -> list[tuple[int, int]]:
+	"""Spans of the top-level ``{...}`` and ``[...]`` groups of a text, in one linear pass."""
 	spans: list[tuple[int, int]] = []
 	depth = 0
 	start = 0
+	opener = ""
 	for match in _TOKENS().finditer(s):
 		token = match.group()
 		if token[0] == '"':
 			continue
 		if token in "{[":
-			if depth == 0 and token == "{":
-				start = match.start()
+			if depth == 0:
+				start, opener = match.start(), token
 			depth += 1
 		elif depth > 0:
 			depth -= 1
-			if depth == 0 and token == "}":
+			if depth == 0 and opener + token in ("{}", "[]"):
 				spans.append((start, match.end()))
 	return spans
+
+
+def _commands(value: Any) -> bool:
+	"""Whether a JSON value found in prose is a reply: an envelope, a command or a list of them."""
+	if isinstance(value, dict):
+		return "commands" in value or "type" in value
+	return (
+		isinstance(value, list)
+		and bool(value)
+		and all(isinstance(item, dict) and "type" in item for item in value)
+	)
 
 
 class _Invalid(Exception):
@@ -188,7 +201,7 @@ def _decode(text: str, max_depth: int) -> Any:
 	except ValueError as exc:
 		whole = exc
 	found: list[Any] = []
-	for start, end in _objects(s):
+	for start, end in _values(s):
 		try:
 			value = loads(s[start:end])
 		except UnsafeJson as unsafe:
@@ -199,7 +212,7 @@ def _decode(text: str, max_depth: int) -> Any:
 			) from None
 		except ValueError:
 			continue
-		if isinstance(value, dict) and ("commands" in value or "type" in value):
+		if _commands(value):
 			found.append(value)
 	if len(found) > 1:
 		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
