@@ -14,6 +14,7 @@ from openmolt_providers._common import (
 	joined,
 	provider_message,
 	reply_failure,
+	retry_delay,
 	window_stop,
 )
 from openmolt_providers._model_id import model_name
@@ -228,7 +229,8 @@ def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> P
 	why = provider.scrub(provider_message(data) or "no reason given")
 	reported = isinstance(data, dict) and isinstance(data.get("usageMetadata"), dict)
 	spent = _usage(provider, model, data) if reported and data["usageMetadata"] else None
-	return reply_failure(provider, model, what, why, status, usage=spent)
+	wait = retry_delay(data)  # Google's RetryInfo: the wait a 429 sent as a status asks for too
+	return reply_failure(provider, model, what, why, status, usage=spent, wait=wait)
 
 
 @reads_replies("Gemini")
