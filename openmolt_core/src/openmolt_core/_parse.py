@@ -108,6 +108,8 @@ class ParsedReply:
 # A think tag, or a string to pass over whole (terminated or not; possessive: no backtracking).
 _THINK_OPEN = LazyPattern(r'<think(?:ing)?>|"(?:[^"\\]++|\\.)*+"?', re.I | re.S)
 _THINK_CLOSE = LazyPattern(r"</think(?:ing)?>", re.I)
+# The opening of a Markdown fence and its info string (```` ```json ````).
+_FENCE = LazyPattern(r"```[A-Za-z0-9_+.-]*")
 # One token per string (terminated or not) or bracket; possessive, so no backtracking.
 _TOKENS = LazyPattern(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
 
@@ -138,14 +140,24 @@ def _unthink(text: str) -> str:
 
 
 def _strip(text: str) -> str:
-	s = _unthink(text).strip() if "<think" in text.lower() else text.strip()
-	if s.startswith("```"):
-		s = s.split("\n", 1)[1] if "\n" in s else ""
-		end = s.rfind("```")
-		if end >= 0:
-			s = s[:end]
-		s = s.strip()
-	return s
+	return _unthink(text).strip() if "<think" in text.lower() else text.strip()
+
+
+def _unfenced(s: str) -> str:
+	"""The text inside the Markdown fence a reply opens with (``s`` itself when it has none).
+
+	The fence may close at the end, before prose, on the same line as it opened, or not at all;
+	when the cut is wrong (a string holding three backticks), the reply does not decode whole
+	and its values are looked for in the text around the fences (`_decode`).
+	"""
+	if not s.startswith("```"):
+		return s
+	opening = _FENCE().match(s)
+	inner = s[opening.end() if opening else 3 :].rstrip()
+	if inner.endswith("```"):
+		return inner[:-3].strip()
+	end = inner.rfind("```")
+	return (inner[:end] if end >= 0 else inner).strip()
 
 
 def _values(s: str) -> list[tuple[int, int]]:
@@ -188,10 +200,12 @@ class _Invalid(Exception):
 def _decode(text: str, max_depth: int) -> Any:
 	"""The reply's one JSON value, found the way models send it, or `_Invalid`."""
 	s = _strip(text)
+	inner = _unfenced(s)
 	try:
-		value = loads(s)
+		value = loads(inner)
 		# Each level opens with a bracket of the text: with few brackets, no walk is needed.
-		return value if s.count("{") + s.count("[") <= max_depth else _bounded(value, max_depth)
+		shallow = inner.count("{") + inner.count("[") <= max_depth
+		return value if shallow else _bounded(value, max_depth)
 	except UnsafeJson as unsafe:
 		raise _Invalid(_unsafe(unsafe)) from None
 	except RecursionError:
@@ -218,7 +232,7 @@ def _decode(text: str, max_depth: int) -> Any:
 		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
 	if found:
 		return _bounded(found[0], max_depth)
-	if not s:
+	if not inner:
 		raise _Invalid(f"your answer was empty, so nothing was run; {_SHAPE}")
 	error = whole if isinstance(whole, json.JSONDecodeError) else None
 	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
