@@ -8,6 +8,8 @@ property carries when the canonical schema left it out). A sub-schema that has n
 
 The rules, for every dialect:
 
+- A schema that is no JSON Schema (`openmolt_core._support.metaschema`: ``"required": 2``, a
+  tool's schema no one checked) has no form; nor has one nested deeper than the fitter goes.
 - ``$ref`` into the schema's own ``$defs``/``definitions`` is inlined (the fitted schema is one
   tree, so it can be nested in the reply envelope); a foreign ``$ref`` has no form, nor has a
   recursive one unless the dialect takes recursion (``recursive_refs``): then the definition goes
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmolt_core._support import LazyPattern
-from openmolt_core._support.jsonsafe import UnsafeJson, canonical, loads
+from openmolt_core._support.jsonsafe import UnsafeJson, canonical, loads, nests_within
 
 __all__ = [
 	"ASSERTIONS",
@@ -673,9 +675,17 @@ class Fitter:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
 
 		Raises:
-			NoStrictForm: Some part of it has no form in the dialect.
+			NoStrictForm: Some part of it has no form in the dialect, or it is no valid JSON
+				Schema (a tool's schema no one checked: ``"required": 2``), which has none.
 		"""
 		where = where or "(root)"
+		from openmolt_core._support.metaschema import check_schema
+
+		if not nests_within(schema, 3 * _MAX_NESTING):  # the check below recurses
+			raise NoStrictForm(f"{where}: nested more than {_MAX_NESTING} levels")
+		problems = check_schema(schema)
+		if problems:
+			raise NoStrictForm(f"{where}: not a valid JSON Schema ({problems[0]})")
 		if self.dialect.recursive_refs and isinstance(schema, dict):
 			fitted, repair, _ = self._definition("#", schema, schema, (), where, 0)
 			return fitted, repair
