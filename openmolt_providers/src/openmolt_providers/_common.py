@@ -1300,6 +1300,27 @@ def reply_failure(
 	return failure
 
 
+def no_answer(provider: HTTPProvider, model: str, usage: Usage | None = None) -> ProviderError:
+	"""The error of a whole reply that holds no answer at all: retryable, as a cut stream is.
+
+	Chat's ``choices: []`` and Gemini's ``candidates: []`` without a blocked prompt: streamed,
+	such a reply ends without a finish reason, is cut off and asked again; read as an empty
+	answer, a step was paid to tell the model it answered nothing.
+
+	Args:
+		provider: The provider that was asked.
+		model: The model asked.
+		usage: What the reply reports it was billed for, if anything.
+	"""
+	return ProviderError(
+		"the reply held no answer (no choice or candidate), so none of it was run; try again",
+		provider=provider.name,
+		model=model,
+		retryable=True,
+		usage=usage,
+	)
+
+
 def billed(exc: ProviderError, spent: Usage | None) -> ProviderError:
 	"""``exc`` with what billed requests before it cost added to its usage (in place).
 

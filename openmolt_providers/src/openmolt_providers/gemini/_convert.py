@@ -12,6 +12,7 @@ from openmolt_providers._common import (
 	billed,
 	filled_window,
 	joined,
+	no_answer,
 	provider_message,
 	reply_failure,
 	retry_delay,
@@ -261,10 +262,13 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 			finish = "blocked"  # a candidate without a finish beside a blocked prompt: not run
 		elif finish in (None, "stop") and any("functionCall" in p for p in parts):
 			finish = "tool_calls"
-	else:
+	elif _prompt_blocked(data):
 		# The prompt itself was blocked (no model wrote anything): the same prompt is blocked
 		# again, so the model is not asked to rephrase what it never wrote.
-		finish = "blocked" if _prompt_blocked(data) else None
+		finish = "blocked"
+	else:
+		reported = isinstance(data.get("usageMetadata"), dict) and data["usageMetadata"]
+		raise no_answer(provider, model, _usage(provider, model, data) if reported else None)
 	usage = _usage(provider, model, data)
 	if finish == "max_tokens" and filled_window(provider, model, usage):
 		raise window_stop(provider, model, "MAX_TOKENS", usage)

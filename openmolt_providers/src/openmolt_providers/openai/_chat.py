@@ -21,7 +21,7 @@ from openmolt_providers._attach import (
 	wav_or_mp3,
 )
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._common import filled_window, window_stop
+from openmolt_providers._common import filled_window, no_answer, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
@@ -184,7 +184,10 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	"""
 	if data.get("error") and not data.get("choices"):
 		raise _failed(provider, model, data, data["error"])
-	choices = items(data.get("choices"), "choices") or [{}]
+	choices = items(data.get("choices"), "choices")
+	if not choices:
+		spent = data.get("usage")
+		raise no_answer(provider, model, usage(provider, model, spent) if spent else None)
 	choice = fields(choices[0], "choices[0]")
 	if choice.get("error"):  # OpenRouter: the model failed while it wrote (finish_reason "error")
 		raise _failed(provider, model, data, choice["error"])
