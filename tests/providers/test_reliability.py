@@ -221,7 +221,7 @@ async def test_key_from_environment(server, req, monkeypatch) -> None:
 	"""The key defaults to the environment variable, read at the first call."""
 	p = GeminiProvider({}, server.http)
 	monkeypatch.setenv("OPENMOLT_GOOGLE_API_KEY", "AIzaFromEnv000000000")
-	server.reply({"candidates": []})
+	server.reply({"candidates": [{"content": {"parts": [{"text": "{}"}]}, "finishReason": "STOP"}]})
 	await p.generate(req("gemini-2.5-flash"))
 	assert server.requests[0].headers["x-goog-api-key"] == "AIzaFromEnv000000000"
 

@@ -14,14 +14,15 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
 4. A reply cut off at the output token limit (or stopped by a refusal, a safety filter, a native
    tool call, or for any other reason than its end: finish reason ``incomplete``) runs nothing,
    even when what arrived happens to parse.
-5. A reply holding several JSON objects runs nothing: which one was meant is a guess.
+5. A reply holding several JSON values of commands (objects, or bare lists of commands) runs
+   nothing: which one was meant is a guess.
 6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
 7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
    a guess), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate escape such as ``"\ud800"`` (not
    text: the next request, and every resume of the saved state, would fail to encode it). This
    holds for tool inputs sent as JSON text too (`openmolt_core._support.jsonsafe`).
 
-Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level object,
+Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level group,
 and finding those objects in prose is one pass of a regular expression without backtracking.
 """
 
@@ -107,6 +108,8 @@ class ParsedReply:
 # A think tag, or a string to pass over whole (terminated or not; possessive: no backtracking).
 _THINK_OPEN = LazyPattern(r'<think(?:ing)?>|"(?:[^"\\]++|\\.)*+"?', re.I | re.S)
 _THINK_CLOSE = LazyPattern(r"</think(?:ing)?>", re.I)
+# The opening of a Markdown fence and its info string (```` ```json ````).
+_FENCE = LazyPattern(r"```[A-Za-z0-9_+.-]*")
 # One token per string (terminated or not) or bracket; possessive, so no backtracking.
 _TOKENS = LazyPattern(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
 
@@ -137,34 +140,56 @@ def _unthink(text: str) -> str:
 
 
 def _strip(text: str) -> str:
-	s = _unthink(text).strip() if "<think" in text.lower() else text.strip()
-	if s.startswith("```"):
-		s = s.split("\n", 1)[1] if "\n" in s else ""
-		end = s.rfind("```")
-		if end >= 0:
-			s = s[:end]
-		s = s.strip()
-	return s
+	return _unthink(text).strip() if "<think" in text.lower() else text.strip()
 
 
-def _objects(s: str) -> list[tuple[int, int]]:
-	"""Spans of the top-level ``{...}`` groups of a text, in one linear pass."""
+def _unfenced(s: str) -> str:
+	"""The text inside the Markdown fence a reply opens with (``s`` itself when it has none).
+
+	The fence may close at the end, before prose, on the same line as it opened, or not at all;
+	when the cut is wrong (a string holding three backticks), the reply does not decode whole
+	and its values are looked for in the text around the fences (`_decode`).
+	"""
+	if not s.startswith("```"):
+		return s
+	opening = _FENCE().match(s)
+	inner = s[opening.end() if opening else 3 :].rstrip()
+	if inner.endswith("```"):
+		return inner[:-3].strip()
+	end = inner.rfind("```")
+	return (inner[:end] if end >= 0 else inner).strip()
+
+
+def _values(s: str) -> list[tuple[int, int]]:
+	"""Spans of the top-level ``{...}`` and ``[...]`` groups of a text, in one linear pass."""
 	spans: list[tuple[int, int]] = []
 	depth = 0
 	start = 0
+	opener = ""
 	for match in _TOKENS().finditer(s):
 		token = match.group()
 		if token[0] == '"':
 			continue
 		if token in "{[":
-			if depth == 0 and token == "{":
-				start = match.start()
+			if depth == 0:
+				start, opener = match.start(), token
 			depth += 1
 		elif depth > 0:
 			depth -= 1
-			if depth == 0 and token == "}":
+			if depth == 0 and opener + token in ("{}", "[]"):
 				spans.append((start, match.end()))
 	return spans
+
+
+def _commands(value: Any) -> bool:
+	"""Whether a JSON value found in prose is a reply: an envelope, a command or a list of them."""
+	if isinstance(value, dict):
+		return "commands" in value or "type" in value
+	return (
+		isinstance(value, list)
+		and bool(value)
+		and all(isinstance(item, dict) and "type" in item for item in value)
+	)
 
 
 class _Invalid(Exception):
@@ -175,10 +200,12 @@ class _Invalid(Exception):
 def _decode(text: str, max_depth: int) -> Any:
 	"""The reply's one JSON value, found the way models send it, or `_Invalid`."""
 	s = _strip(text)
+	inner = _unfenced(s)
 	try:
-		value = loads(s)
+		value = loads(inner)
 		# Each level opens with a bracket of the text: with few brackets, no walk is needed.
-		return value if s.count("{") + s.count("[") <= max_depth else _bounded(value, max_depth)
+		shallow = inner.count("{") + inner.count("[") <= max_depth
+		return value if shallow else _bounded(value, max_depth)
 	except UnsafeJson as unsafe:
 		raise _Invalid(_unsafe(unsafe)) from None
 	except RecursionError:
@@ -188,7 +215,7 @@ def _decode(text: str, max_depth: int) -> Any:
 	except ValueError as exc:
 		whole = exc
 	found: list[Any] = []
-	for start, end in _objects(s):
+	for start, end in _values(s):
 		try:
 			value = loads(s[start:end])
 		except UnsafeJson as unsafe:
@@ -199,13 +226,13 @@ def _decode(text: str, max_depth: int) -> Any:
 			) from None
 		except ValueError:
 			continue
-		if isinstance(value, dict) and ("commands" in value or "type" in value):
+		if _commands(value):
 			found.append(value)
 	if len(found) > 1:
 		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
 	if found:
 		return _bounded(found[0], max_depth)
-	if not s:
+	if not inner:
 		raise _Invalid(f"your answer was empty, so nothing was run; {_SHAPE}")
 	error = whole if isinstance(whole, json.JSONDecodeError) else None
 	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""

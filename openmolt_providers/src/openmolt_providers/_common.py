@@ -44,6 +44,7 @@ __all__ = [
 	"NotStreamingWarning",
 	"provider_message",
 	"refuses_stream",
+	"retry_delay",
 	"retryable_status",
 ]
 
@@ -115,6 +116,10 @@ _ANSWERED = "_answered"
 not from an error event inside a stream; private, so not in ``to_dict`` (the type stays
 ``ProviderError``)."""
 
+
+_WAIT = "_wait"
+"""The wait, in seconds, an error sent in a reply asks for (`reply_failure`'s ``wait``: Gemini's
+``RetryInfo`` in a body sent with 200 or a stream's event); private, as `_ANSWERED` is."""
 
 _RETRIED = "_retried"
 """Marks a `ProviderError` the retry policy had its say on: raised out of the HTTP call itself
@@ -517,13 +522,14 @@ class HTTPProvider:
 					yield _charged(chunk, spent)
 				return
 			except ProviderError as exc:
-				if not streamed and self._again(exc, attempt):
+				too_long = self._too_long(exc)
+				if not streamed and not too_long and self._again(exc, attempt):
 					spent = added(spent, exc.usage)
 					attempt += 1
-					await self.retry.sleep(self.retry.delay(attempt))
+					await self.retry.sleep(self.retry.delay(attempt, _hint(exc)))
 					continue
 				if not streamed:  # shown text is why it is not asked again, not the policy
-					self._note_gave_up(exc, attempt)
+					self._note_gave_up(exc, attempt, too_long)
 				vars(exc)[_RETRIED] = True  # had its say: a caller does not ask again
 				billed(exc, spent)
 				if streamed or not refuses_stream(exc):
@@ -569,14 +575,33 @@ class HTTPProvider:
 		"""Whether the retry policy may ask again after ``exc`` (`_again`, with attempts left)."""
 		return exc.retryable and not exc.context_exceeded and not vars(exc).get(_RETRIED)
 
-	def _note_gave_up(self, exc: ProviderError, attempt: int) -> None:
+	def _note_gave_up(self, exc: ProviderError, attempt: int, note: str = "") -> None:
 		"""Say in ``exc`` that the policy gave up after ``attempt + 1`` tries (`_gave_up`).
 
 		Only for a failure the policy would ask again with attempts left (`_retries`): one it
 		does not retry was not given up on.
+
+		Args:
+			exc: The failure.
+			attempt: The tries made before it.
+			note: Why the policy stopped early (`_too_long`), or empty.
 		"""
 		if self._retries(exc):
-			self._gave_up(exc, exc.model or "", attempts=attempt + 1)
+			self._gave_up(exc, exc.model or "", attempts=attempt + 1, note=note)
+
+	def _too_long(self, exc: BaseException) -> str:
+		"""What to say of a failure whose server asks for a wait past ``max_wait``; else empty.
+
+		No try is made before the wait the server asked for (it would fail the same way), and
+		none after it: the call gives up at once and says so.
+		"""
+		wait = _hint(exc)
+		if wait is None or wait <= self.retry.max_wait:
+			return ""
+		return (
+			f"; it asked to wait {wait:.0f} s, longer than the retry policy's max_wait "
+			f"({self.retry.max_wait:g} s: OpenMolt(retry={{'max_wait': ...}}))"
+		)
 
 	async def again(self, call: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
 		"""``call()``, asked again under the retry policy after a failure `post` did not retry.
@@ -595,16 +620,18 @@ class HTTPProvider:
 			try:
 				response = await call()
 			except ProviderError as exc:
-				if not self._again(exc, attempt):
-					self._note_gave_up(exc, attempt)
+				too_long = self._too_long(exc)
+				if too_long or not self._again(exc, attempt):
+					self._note_gave_up(exc, attempt, too_long)
 					vars(exc)[_RETRIED] = True
 					billed(exc, spent)
 					raise
 				spent = added(spent, exc.usage)
+				wait = _hint(exc)
 			else:
 				return _charged(response, spent)
 			attempt += 1
-			await self.retry.sleep(self.retry.delay(attempt))
+			await self.retry.sleep(self.retry.delay(attempt, wait))
 
 	# HTTP ---------------------------------------------------------------------------------
 
@@ -763,11 +790,8 @@ class HTTPProvider:
 		"""Try ``send`` again under the retry policy, after ``first`` failed."""
 		policy = self.retry
 		wait = _hint(first)
-		if wait is not None and wait > policy.max_wait:
-			note = (
-				f"; it asked to wait {wait:.0f} s, longer than the retry policy's max_wait "
-				f"({policy.max_wait:g} s: OpenMolt(retry={{'max_wait': ...}}))"
-			)
+		note = self._too_long(first)
+		if note:
 			raise self._gave_up(first, model, attempts=1, note=note) from first
 		await policy.sleep(policy.delay(1, wait))
 		retrying = policy.retrying(_should_retry, _hint, attempts=self.max_retries)
@@ -1053,7 +1077,7 @@ class HTTPProvider:
 			wait = retry_after(response.headers)
 			return _RetryableError(
 				f"{what} ({status}){suffix}",
-				retry_after=wait if wait is not None else _retry_delay(body),
+				retry_after=wait if wait is not None else retry_delay(body),
 				provider=self.name,
 				model=model,
 				status_code=status,
@@ -1240,6 +1264,7 @@ def reply_failure(
 	code: Any = None,
 	*,
 	usage: Usage | None = None,
+	wait: float | None = None,
 ) -> ProviderError:
 	"""The error an API's error object stands for (a stream's error event, a body sent with 200).
 
@@ -1255,17 +1280,43 @@ def reply_failure(
 		code: The error's machine-readable code or type, for `exceeds_context`.
 		usage: What the failed reply reports it was billed for (its ``usage`` beside the error);
 			None when it reports nothing.
+		wait: The seconds the error asks to wait before another try (`retry_delay`), when it
+			says: the retry policy keeps it as it keeps a ``Retry-After`` header.
 	"""
 	if exceeds_context(code, why):
 		refusal = window_error(provider, model, why, status)
 		refusal.usage = usage  # the refusal's message stays a refusal's: nothing was cut off
 		return refusal
-	return ProviderError(
+	failure = ProviderError(
 		f"{what} failed: {why}",
 		provider=provider.name,
 		model=model,
 		status_code=status,
 		retryable=retryable_status(status),
+		usage=usage,
+	)
+	if wait is not None:
+		vars(failure)[_WAIT] = float(wait)
+	return failure
+
+
+def no_answer(provider: HTTPProvider, model: str, usage: Usage | None = None) -> ProviderError:
+	"""The error of a whole reply that holds no answer at all: retryable, as a cut stream is.
+
+	Chat's ``choices: []`` and Gemini's ``candidates: []`` without a blocked prompt: streamed,
+	such a reply ends without a finish reason, is cut off and asked again; read as an empty
+	answer, a step was paid to tell the model it answered nothing.
+
+	Args:
+		provider: The provider that was asked.
+		model: The model asked.
+		usage: What the reply reports it was billed for, if anything.
+	"""
+	return ProviderError(
+		"the reply held no answer (no choice or candidate), so none of it was run; try again",
+		provider=provider.name,
+		model=model,
+		retryable=True,
 		usage=usage,
 	)
 
@@ -1375,7 +1426,7 @@ def _out_of_quota(body: Any) -> bool:
 	return "insufficient_quota" in _error_code(body)
 
 
-def _retry_delay(body: Any) -> float | None:
+def retry_delay(body: Any) -> float | None:
 	"""The wait an error body asks for: Google's ``RetryInfo`` detail (``"retryDelay": "37s"``).
 
 	Gemini answers a 429 (``RESOURCE_EXHAUSTED``) without a ``Retry-After`` header; the wait is
@@ -1450,7 +1501,11 @@ def _charged(chunk: _C, spent: Usage | None) -> _C:
 
 
 def _hint(exc: BaseException) -> float | None:
-	return exc.retry_after if isinstance(exc, _RetryableError) else None
+	"""The wait a failure's server asked for: its ``Retry-After``, or the wait in its error body."""
+	if isinstance(exc, _RetryableError):
+		return exc.retry_after
+	wait = vars(exc).get(_WAIT) if isinstance(exc, ProviderError) else None
+	return wait if isinstance(wait, float) else None
 
 
 def _nothing_listens(exc: BaseException, url: str) -> bool:

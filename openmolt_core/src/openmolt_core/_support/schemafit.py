@@ -8,10 +8,14 @@ property carries when the canonical schema left it out). A sub-schema that has n
 
 The rules, for every dialect:
 
+- A schema that is no JSON Schema (`openmolt_core._support.metaschema`: ``"required": 2``, a
+  tool's schema no one checked) has no form; nor has one nested deeper than the fitter goes.
 - ``$ref`` into the schema's own ``$defs``/``definitions`` is inlined (the fitted schema is one
   tree, so it can be nested in the reply envelope); a foreign ``$ref`` has no form, nor has a
   recursive one unless the dialect takes recursion (``recursive_refs``): then the definition goes
   to `Fitter.defs`, for the root's ``$defs``, with a `RefRepair` that follows it.
+- A null among the literals, where the dialect's enums hold none, is a union with ``{"type":
+  "null"}`` (`_null_apart`).
 - ``allOf`` is merged when its parts do not disagree; ``oneOf`` becomes ``anyOf`` when a
   ``const``/``enum`` property tells its branches apart (then at most one can match, as before).
 - A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
@@ -45,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmolt_core._support import LazyPattern
-from openmolt_core._support.jsonsafe import UnsafeJson, canonical, loads
+from openmolt_core._support.jsonsafe import UnsafeJson, canonical, loads, nests_within
 
 __all__ = [
 	"ASSERTIONS",
@@ -419,6 +423,34 @@ def _merge(parts: list[Mapping[str, Any]], where: str) -> dict[str, Any]:
 	return out
 
 
+def _null_apart(schema: dict[str, Any]) -> dict[str, Any]:
+	"""A schema whose literals hold a null its type allows, as the union of the others and null.
+
+	For a dialect whose enums hold no null (Gemini's): ``Literal["x", None]`` is
+	``{"enum": ["x", null]}``, the same values as ``{"anyOf": [{"enum": ["x"]}, {"type":
+	"null"}]}``. A null the schema's ``type`` refuses is left for `Fitter._plain` to drop.
+	"""
+	values = (
+		schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
+	)
+	if not isinstance(values, list) or None not in values or "anyOf" in schema:
+		return schema
+	kind = schema.get("type")
+	kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
+	if kinds is not None and "null" not in kinds:
+		return schema
+	outer = {k: v for k, v in schema.items() if k in _ANNOTATIONS}
+	others = [k for k in kinds if k != "null"] if kinds is not None else None
+	rest = [v for v in values if v is not None]
+	if not rest or others == []:
+		return {**outer, "type": "null"}
+	branch = {k: v for k, v in schema.items() if k not in _ANNOTATIONS | {"enum", "const"}}
+	branch["enum"] = rest
+	if others is not None:
+		branch["type"] = others[0] if len(others) == 1 else others
+	return {**outer, "anyOf": [branch, {"type": "null"}]}
+
+
 def _tag(branch: Mapping[str, Any]) -> dict[str, frozenset[Any]]:
 	"""The required properties of a branch whose value is fixed by ``const``/``enum``."""
 	props = branch.get("properties") or {}
@@ -673,9 +705,17 @@ class Fitter:
 		"""Fit a whole schema whose ``$ref``s resolve against itself.
 
 		Raises:
-			NoStrictForm: Some part of it has no form in the dialect.
+			NoStrictForm: Some part of it has no form in the dialect, or it is no valid JSON
+				Schema (a tool's schema no one checked: ``"required": 2``), which has none.
 		"""
 		where = where or "(root)"
+		from openmolt_core._support.metaschema import check_schema
+
+		if not nests_within(schema, 3 * _MAX_NESTING):  # the check below recurses
+			raise NoStrictForm(f"{where}: nested more than {_MAX_NESTING} levels")
+		problems = check_schema(schema)
+		if problems:
+			raise NoStrictForm(f"{where}: not a valid JSON Schema ({problems[0]})")
 		if self.dialect.recursive_refs and isinstance(schema, dict):
 			fitted, repair, _ = self._definition("#", schema, schema, (), where, 0)
 			return fitted, repair
@@ -765,6 +805,8 @@ class Fitter:
 				schema["type"] = [*kind, "null"]
 			else:
 				schema = {"anyOf": [schema, {"type": "null"}]}
+		if "null" not in self.dialect.enum_types:
+			schema = _null_apart(schema)
 		if "anyOf" in schema:
 			fitted, repair = self._union(schema, root, refs, where, nesting)
 			return fitted, repair, default

@@ -12,8 +12,10 @@ from openmolt_providers._common import (
 	billed,
 	filled_window,
 	joined,
+	no_answer,
 	provider_message,
 	reply_failure,
+	retry_delay,
 	window_stop,
 )
 from openmolt_providers._model_id import model_name
@@ -228,7 +230,8 @@ def reply_error(provider: GeminiProvider, model: str, data: Any, what: str) -> P
 	why = provider.scrub(provider_message(data) or "no reason given")
 	reported = isinstance(data, dict) and isinstance(data.get("usageMetadata"), dict)
 	spent = _usage(provider, model, data) if reported and data["usageMetadata"] else None
-	return reply_failure(provider, model, what, why, status, usage=spent)
+	wait = retry_delay(data)  # Google's RetryInfo: the wait a 429 sent as a status asks for too
+	return reply_failure(provider, model, what, why, status, usage=spent, wait=wait)
 
 
 @reads_replies("Gemini")
@@ -259,10 +262,13 @@ def parse(provider: GeminiProvider, model: str, data: dict[str, Any]) -> ModelRe
 			finish = "blocked"  # a candidate without a finish beside a blocked prompt: not run
 		elif finish in (None, "stop") and any("functionCall" in p for p in parts):
 			finish = "tool_calls"
-	else:
+	elif _prompt_blocked(data):
 		# The prompt itself was blocked (no model wrote anything): the same prompt is blocked
 		# again, so the model is not asked to rephrase what it never wrote.
-		finish = "blocked" if _prompt_blocked(data) else None
+		finish = "blocked"
+	else:
+		reported = isinstance(data.get("usageMetadata"), dict) and data["usageMetadata"]
+		raise no_answer(provider, model, _usage(provider, model, data) if reported else None)
 	usage = _usage(provider, model, data)
 	if finish == "max_tokens" and filled_window(provider, model, usage):
 		raise window_stop(provider, model, "MAX_TOKENS", usage)

@@ -238,7 +238,13 @@ class OpenAIProvider(HTTPProvider):
 				async for chunk in self._at_once_after(request, exc):
 					yield chunk
 				return
-			if streamed or self.official or refuses_stream(exc) or not _fallback.blames_format(exc):
+			if (
+				streamed
+				or self.official
+				or refuses_stream(exc)
+				or request.response_schema is None  # no format to go without: refused again
+				or not _fallback.blames_format(exc)
+			):
 				raise  # a refused stream is the caller's (`streamed`) to handle
 			async for chunk in self._at_once(request):
 				yield chunk

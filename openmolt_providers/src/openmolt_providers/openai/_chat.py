@@ -21,7 +21,7 @@ from openmolt_providers._attach import (
 	wav_or_mp3,
 )
 from openmolt_providers._body import data_url, last_key, merge_options
-from openmolt_providers._common import filled_window, window_stop
+from openmolt_providers._common import filled_window, no_answer, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
@@ -29,6 +29,7 @@ from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
 if TYPE_CHECKING:
 	from collections.abc import Sequence
 
+	from openmolt_core.errors import ProviderError
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.openai import OpenAIProvider
 
@@ -182,13 +183,14 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 			or the reply filled the context window (`_WINDOW`).
 	"""
 	if data.get("error") and not data.get("choices"):
-		from openmolt_providers.openai._errors import reply_error
-
+		raise _failed(provider, model, data, data["error"])
+	choices = items(data.get("choices"), "choices")
+	if not choices:
 		spent = data.get("usage")
-		billed = usage(provider, model, spent) if isinstance(spent, dict) and spent else None
-		raise reply_error(provider, model, data["error"], "the reply", billed)
-	choices = items(data.get("choices"), "choices") or [{}]
+		raise no_answer(provider, model, usage(provider, model, spent) if spent else None)
 	choice = fields(choices[0], "choices[0]")
+	if choice.get("error"):  # OpenRouter: the model failed while it wrote (finish_reason "error")
+		raise _failed(provider, model, data, choice["error"])
 	message = fields(choice.get("message"), "choices[0].message")
 	content = message.get("content") or ""
 	refusal = message.get("refusal")
@@ -208,6 +210,17 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 	if reason in _WINDOW or (reason == "length" and filled_window(provider, model, used)):
 		raise window_stop(provider, model, reason, used)
 	return ModelResponse(text=text, usage=used, raw=data, finish_reason=finish)
+
+
+def _failed(
+	provider: OpenAIProvider, model: str, data: dict[str, Any], error: Any
+) -> ProviderError:
+	"""The error a reply's ``error`` (in place of it, or in its choice) stands for, with its usage."""
+	from openmolt_providers.openai._errors import reply_error
+
+	spent = data.get("usage")
+	billed = usage(provider, model, spent) if isinstance(spent, dict) and spent else None
+	return reply_error(provider, model, error, "the reply", billed)
 
 
 def content_parts(parts: list[Any]) -> tuple[str, str]:

@@ -45,6 +45,13 @@ def cut_off(provider: OpenAIProvider, model: str) -> ProviderError:
 	)
 
 
+def _choice_error(data: dict[str, Any]) -> Any:
+	"""The ``error`` of a chunk's first choice (OpenRouter's, beside ``finish_reason: "error"``)."""
+	choices = data.get("choices")
+	first = choices[0] if isinstance(choices, list) and choices else None
+	return first.get("error") if isinstance(first, dict) else None
+
+
 @reads_stream("Responses")
 async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Responses API call."""
@@ -111,11 +118,14 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 		data = event_data(provider, model, event)
 		if not isinstance(data, dict):
 			continue
-		if data.get("error"):  # a null one is none, as in a reply sent whole (`_chat.parse`)
-			# A gateway's error chunk; a chunk before it (or this one) may have reported usage.
+		# A gateway's error chunk, or its choice's (OpenRouter: ``finish_reason: "error"``); a
+		# null one is none, as in a reply sent whole (`_chat.parse`).
+		error = data.get("error") or _choice_error(data)
+		if error:
+			# A chunk before it (or this one) may have reported usage.
 			spent = data.get("usage") or usage
 			billed = _chat.usage(provider, model, spent) if isinstance(spent, dict) else None
-			raise reply_error(provider, model, data["error"], "the stream", billed)
+			raise reply_error(provider, model, error, "the stream", billed)
 		if not first:
 			first = data
 		if data.get("usage"):
