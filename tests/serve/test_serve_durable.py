@@ -169,6 +169,9 @@ def test_a_question_parked_before_a_restart_is_answered_by_the_next_message(
 	anyio.run(after)
 	assert fake.sent[1]["text"].startswith("Your answer was not used: ")
 	assert "already answered" in fake.sent[1]["text"]
+	# The refusal's own words are the operator's (the run's id, a command): not the chat's.
+	assert "telegram-helper-" not in fake.sent[1]["text"]
+	assert "openmolt runs" not in fake.sent[1]["text"]
 	assert fake.sent[2]["chat_id"] == "42" and fake.sent[2]["text"] == "Paid INV-2."
 	assert "INV-2" in model.requests[0].messages[-1].content
 	assert len(model.requests) == 1  # the refused answer never reached the run

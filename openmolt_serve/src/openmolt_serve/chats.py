@@ -251,10 +251,13 @@ def _refused(error: BaseException | None) -> str | None:
 
 	Another surface answered the question first (a durable run's `openmolt answer`, the run
 	viewer), or the run no longer waits for it (moved past it, cancelled): the run goes on (or
-	stays) without this answer, and the person is told so rather than "could not finish".
+	stays) without this answer, and the person is told so rather than "could not finish". The
+	error's own words are the operator's (run ids, hints for code, a worker's definition): the
+	chat, which anyone the channel lets in reads, gets one fixed sentence; the log gets the rest.
 	"""
 	if isinstance(error, ConfigurationError | ApprovalError):
-		return f"Your answer was not used: {error}"
+		log.info("a chat's answer was not used: %s", error)
+		return _ANSWERED
 	return None
 
 
