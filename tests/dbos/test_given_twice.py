@@ -18,7 +18,7 @@ from openmolt import OpenMolt
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_core.tools import tool
-from tests.dbos.test_failed_segment_asks import LookClerk
+from tests.dbos._segments import Clerk
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +39,9 @@ def _agent(om: OpenMolt, looked: list[str], gate: Any = None, began: Any = None)
 		return "seen"
 
 	model = ScriptedModel([call_tool("local.look", what="x"), finish("done"), finish("again")])
-	return om.create_agent(name="Looker", model=model, tools=[look], capabilities=[LookClerk()])
+	return om.create_agent(
+		name="Looker", model=model, tools=[look], capabilities=[Clerk(only="local.look")]
+	)
 
 
 async def test_another_word_for_a_park_that_went_on_is_refused(url: str) -> None:

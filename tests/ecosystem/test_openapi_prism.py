@@ -315,9 +315,16 @@ async def test_every_petstore_operation_passes_prisms_request_validation(prism: 
 		document, id="petstore", base_url=url, allow_internal_hosts=["127.0.0.1"]
 	)
 	assert len(integration.tools) == 20
-	# Operations that need OAuth2 (their tools carry its scopes) get a token, the others the key.
-	oauth = integration.model_copy(update={"tools": [t for t in integration.tools if t.scopes]})
-	keyed = integration.model_copy(update={"tools": [t for t in integration.tools if not t.scopes]})
+	# Operations that need OAuth2 (their tools carry its scopes) get a token, the others the key
+	# (an unscoped operation that changes something carries the tool scope `write`, no OAuth one).
+	flows = document["components"]["securitySchemes"]["petstore_auth"]["flows"]
+	granted = {scope for flow in flows.values() for scope in flow["scopes"]}
+	oauth = integration.model_copy(
+		update={"tools": [t for t in integration.tools if granted & set(t.scopes)]}
+	)
+	keyed = integration.model_copy(
+		update={"tools": [t for t in integration.tools if not granted & set(t.scopes)]}
+	)
 	assert len(oauth.tools) == 7 and len(keyed.tools) == 13
 	seen = await _drive(url, keyed, {"apiKey": "special-key"}, "custom")
 	seen += await _drive(url, oauth, {"accessToken": "token-for-prism"}, "oauth2")
