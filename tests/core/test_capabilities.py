@@ -437,6 +437,45 @@ def test_an_agent_without_run_time_tools_says_so() -> None:
 	"""Only an agent with a capability that lists tools lists them at run time."""
 	agent = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([]))
 	assert not agent.lists_tools_at_run_time
+	# no hook binds listed tools: none is asked before a run
+	assert not agent._hooks.refresh_tools and not agent._hooks.keep_tools
+
+
+def test_a_capability_that_lists_tools_gets_what_binds_them_once() -> None:
+	"""``create_agent`` adds the capability that binds listed tools, once, after the others."""
+	from openmolt_core.capabilities.sources import Sources
+
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([]), capabilities=[Catalog()]
+	)
+	binders = [c for c in agent.capabilities if isinstance(c, Sources)]
+	assert len(binders) == 1 and binders[0].bindings == ()
+	assert len(agent._hooks.refresh_tools) == 1 and len(agent._hooks.list_tools) == 1
+
+
+def test_an_agent_built_by_hand_with_a_lister_and_no_binder_is_refused() -> None:
+	"""Without what binds them, the tools a capability lists would silently never be bound."""
+	from openmolt_core.capabilities.sources import Sources
+	from tests.core._bare import bare_agent
+
+	built = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([]))
+	with pytest.raises(ConfigurationError, match=r"'catalog' lists tools .*Sources\(\(\)\)"):
+		bare_agent(built, ScriptedModel([]), capabilities=[Catalog()])
+	agent = bare_agent(built, ScriptedModel([]), capabilities=[Catalog(), Sources(())])
+	assert agent.lists_tools_at_run_time
+
+
+async def test_a_hand_built_agent_binds_what_its_capability_lists() -> None:
+	"""With the binder given, a hand-built agent lists and binds as ``create_agent``'s does."""
+	from openmolt_core.capabilities.sources import Sources
+	from tests.core._bare import bare_agent
+
+	built = OpenMolt(entry_points=False).create_agent(name="A", model=ScriptedModel([]))
+	model = ScriptedModel([call_tool("catalog.say"), finish("ok")])
+	agent = bare_agent(built, model, capabilities=[Catalog(), Sources(())])
+	result = await agent.run("say")
+	assert agent.tools == ["catalog.say"] and results_of(model, 1)[0]["result"] == "hello"
+	assert result.state.ext["tool-sources"]["listed"].keys() == {"catalog.say"}
 
 
 def test_the_fingerprint_names_the_capabilities() -> None:

@@ -68,7 +68,6 @@ from openmolt_core.envelope import Envelope
 from openmolt_core.errors import (
 	ApprovalError,
 	ConfigurationError,
-	IntegrationError,
 	OpenMoltError,
 	PluginError,
 	ProviderError,
@@ -327,7 +326,6 @@ class Agent:
 		"_files",
 		"_for_users",
 		"_hooks",
-		"_listing",
 		"_long_term",
 		"_memory",
 		"_model_config",
@@ -341,7 +339,6 @@ class Agent:
 		"_prompts",
 		"_redactor_cache",
 		"_sent_schemas",
-		"_static",
 		"_tools",
 		"_toolset",
 		"config",
@@ -431,16 +428,13 @@ class Agent:
 		# compaction setters): the assembly's (prices under max_cost, provider_options by
 		# provider), set when it builds the agent; None: an agent built by hand checks nothing.
 		self._models_check: Callable[[Agent, str], None] | None = None
-		# With tools listed at run time (Capability.list_tools): the others, the lists bound,
-		# and their record (`_listed`: what a run keeps of them; None until the first listing).
-		self._static: (
-			tuple[dict[str, BoundTool], Sequence[Sequence[BoundTool]], dict[str, str] | None] | None
-		) = None
-		# The sources' latest lists and their record: what a new run binds. The bound ones may
-		# be fewer, for a resumed run that began with fewer (`_keep_listed`).
-		self._listing: tuple[Sequence[Sequence[BoundTool]], dict[str, str]] | None = None
-		if self._hooks.list_tools:
-			self._static = (self._tools, [], None)
+		if self._hooks.list_tools and not self._hooks.refresh_tools:
+			raise ConfigurationError(
+				f"Agent {name!r}: capability {type(self._hooks.list_tools[0].__self__).name!r} "  # type: ignore[attr-defined]
+				"lists tools at run time, and no capability binds them; add "
+				"openmolt_core.capabilities.sources.Sources(()) to its capabilities (create_agent "
+				"adds it)"
+			)
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
 		# What the capabilities say of the whole tool set (labels: the safety capability; which
@@ -1028,12 +1022,8 @@ class Agent:
 			state.memory.update(opening.memory)
 		if parent is None and self._hooks.new_root_run:  # a sub-run: in its caller's context
 			self._hooks.rooted(self.name, state)  # the observers mark the run's trigger
-		if self._static is not None and self._static[2] is not None:  # what its turn lists
-			from openmolt_core._listed import KEY
-
-			self._keep_listed(None)  # the whole listing (a resumed run may have bound fewer)
-
-			state.ext[KEY] = {"listed": dict(self._static[2])}
+		if self._hooks.keep_tools:  # the whole listing, recorded (what its first turn lists)
+			self._hooks.keeping(self, state, True)
 		if self._hooks.new_run:  # what they note is saved (or journaled) with the first state
 			self._hooks.made(self.name, state)
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
@@ -1181,7 +1171,8 @@ class Agent:
 		loaded = _load(state, "resume: state")
 		if loaded.caller is not None:  # before a decision is read: it stays good for the caller
 			raise ConfigurationError(_nested_alone(loaded, self.name, "resume"))
-		self._keep_listed(loaded)  # what follows reads its tools
+		if self._hooks.keep_tools:  # what follows reads its tools
+			self._hooks.keeping(self, loaded, False)
 		kind = (loaded.pending or {}).get("kind")
 		if kind is None:
 			raise ConfigurationError(
@@ -1295,76 +1286,17 @@ class Agent:
 		return RunError(message, result=result)
 
 	async def _refresh_tools(self) -> None:
-		"""List the tools known only at run time (`Capability.list_tools`); rebind when changed.
+		"""List the tools known only at run time again (`Capability.refresh_tools`).
 
 		This runs before the first message and the reply schema are built, so a run's prompt
 		and schema never change while it runs.
 		"""
-		if self._static is None:
-			return
-		before = self._listing[0] if self._listing is not None else ()
-		try:
-			# A source that never answers (a hung server, a third-party capability) is bounded
-			# by the run's timeout too: a run never waits longer than it allows for its tools.
-			with anyio.fail_after(self.timeout):
-				lists = await self._hooks.listed()
-		except TimeoutError:
-			by = ", ".join(type(h.__self__).name for h in self._hooks.list_tools)  # type: ignore[attr-defined]
-			raise IntegrationError(
-				f"agent {self.name!r}'s tools were not listed within its run timeout "
-				f"({self.timeout:g} s); check that its tool sources (MCP servers) answer, or "
-				"give the agent a longer timeout",
-				integration=by,
-			) from None
-		except OpenMoltError as exc:  # reaches the caller (and a durable store) as it is: masked
-			exc.args = tuple(self._redactor(a) if isinstance(a, str) else a for a in exc.args)
-			raise
-		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
-			return
-		self._bind_listed(self._static[0], lists)
-		self._listing = (lists, self._static[2] or {})
+		if self._hooks.refresh_tools:
+			await self._hooks.refreshed(self)
 
-	def _keep_listed(self, state: RunState | None) -> None:
-		"""Bind the listed tools a run began with (`openmolt_core._listed`), or stop it.
-
-		Runs of one agent may go on at once, each from its own record: the tools are bound from
-		the sources' latest listing (never from what another run bound), and just before the
-		run's tool set is made (no await between). None: a new run's, the whole listing.
-
-		Raises:
-			RunError: A tool it began with is gone or has changed (the state is kept).
-		"""
-		if self._static is None or self._listing is None:
-			return
-		from openmolt_core import _listed  # only agents with tools listed at run time
-
-		lists, now = self._listing
-		recorded = None if state is None else _listed.recorded(state)
-		began = now if recorded is None else recorded  # none recorded: a new or older run
-		if began != now:
-			lists, gone, changed = _listed.kept(began, lists, now)
-			if (gone or changed) and state is not None:
-				raise self._failed(state, self._redactor(_listed.refusal(gone, changed)))
-		if self._static[2] != began:  # another run bound others (or fewer) meanwhile
-			self._bind_listed(self._static[0], lists)
-
-	def _bind_listed(
-		self, static: dict[str, BoundTool], lists: Sequence[Sequence[BoundTool]]
-	) -> None:
-		from openmolt_core import _listed
-
-		tools = dict(static)
-		for listing, listed in zip(self._hooks.list_tools, lists, strict=True):
-			for bound in listed:
-				if bound.handle in tools:
-					by = type(listing.__self__).name  # type: ignore[attr-defined]
-					raise ConfigurationError(
-						f"create_agent: tool handle {bound.handle!r} given twice (capability "
-						f"{by!r} lists a tool the agent already has)"
-					)
-				tools[bound.handle] = bound
+	def _rebind(self, tools: dict[str, BoundTool]) -> None:
+		"""Take ``tools`` as the agent's tool set (a listing changed it); forget what was built."""
 		self._mark(tools.values())
-		self._static = (static, lists, _listed.record(lists))  # as marked (labels)
 		self._tools = tools
 		self._prefix = self._redactor_cache = self._toolset = None
 		self._sent_schemas.clear()
@@ -1554,7 +1486,8 @@ class Agent:
 		logged: list[BaseException] = []  # the failure logged inside the capabilities' wrap_run
 		try:
 			await self._prepare()
-			self._keep_listed(state)  # then its tool set, with no await between
+			if self._hooks.keep_tools:  # then its tool set, with no await between
+				self._hooks.keeping(self, state, False)
 			ctx = self._context(state, port, link)
 			if ctx.hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
@@ -1853,7 +1786,8 @@ class Agent:
 		if owner is None and pending.get("kind") != PARKED_BY_CAPABILITY:
 			return  # a question: its answer is the loop's to read
 		copy = RunState.from_dict(state.to_dict())
-		self._keep_listed(copy)
+		if self._hooks.keep_tools:
+			self._hooks.keeping(self, copy, False)
 		ctx = self._context(copy, LOCAL_PORT)
 		ctx.step = copy.steps
 		given = decisions if answer is None else answer

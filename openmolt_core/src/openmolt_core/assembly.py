@@ -1601,11 +1601,20 @@ def _resolved(
 	else:
 		base = found[1]
 	if own or base.list_tools:
+		if base.list_tools and not base.refresh_tools:  # what binds the tools they list
+			own = _with_binder(own)
 		return base.adding(*own, Safety(guardrails, policy), _GATE)
 	hooks = base.adding(Safety(guardrails, policy, shared=True), _GATE)
 	if len(cache) < 64:
 		cache[key] = ((*caps, policy, *guardrails), hooks)
 	return hooks
+
+
+def _with_binder(own: Sequence[Capability]) -> Sequence[Capability]:
+	"""An agent's own capabilities, with a `Sources` that binds the tools others list at run time."""
+	from openmolt_core.capabilities.sources import Sources
+
+	return own if any(isinstance(c, Sources) for c in own) else (*own, Sources(()))
 
 
 def _register_secrets(om: Host, contexts: Sequence[Any], sources: Sequence[SourceBinding]) -> None:

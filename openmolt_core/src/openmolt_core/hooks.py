@@ -771,7 +771,7 @@ class Capability:
 		tools have not changed: the agent rebinds its tools (labels, approval rules, prompt)
 		only when an object differs from the one it got last time. A run records the listed
 		tools it began with in its state, and a resumed or recovered run binds only those (or
-		stops, if one is gone or changed: `openmolt_core._listed`).
+		stops, if one is gone or changed: `openmolt_core.capabilities._listed`).
 
 		Returns:
 			The capability's tools, bound (handles, contexts and scopes; see
@@ -1275,6 +1275,29 @@ class Capability:
 			state: The new run's state.
 		"""
 
+	async def refresh_tools(self, binder: Any) -> None:
+		"""Ask the `list_tools` hooks again before a run, a resume or a durable execution.
+
+		Called before the first message and the reply schema are built, so a run's prompt and
+		schema never change while it runs. The `openmolt_core.capabilities.sources.Sources`
+		capability has it (the assembly adds one where another capability lists tools).
+
+		Args:
+			binder: The agent (its hooks, timeout and redactor; ``_rebind`` takes a tool set).
+		"""
+
+	def keep_tools(self, binder: Any, state: RunState, new: bool) -> None:
+		"""Bind the tools a run began with, just before its tool set is made (no await between).
+
+		Args:
+			binder: The agent, as for `refresh_tools`.
+			state: The run's state (what it recorded, or where a new run records).
+			new: Whether the run is a new one (it records what it binds).
+
+		Raises:
+			RunError: A tool the run began with is gone or has changed (the state is kept).
+		"""
+
 
 CapabilityEntry = Capability | str | Mapping[str, Any]
 """What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
@@ -1308,6 +1331,8 @@ _HOOKS = (
 	"resume",
 	"claim_resume",
 	"new_root_run",
+	"refresh_tools",
+	"keep_tools",
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
@@ -2052,6 +2077,25 @@ class Hooks:
 		"""Show a new run no other run started to each `Capability.new_root_run`, in order."""
 		for hook in self.new_root_run:
 			_ask(hook, agent, state)
+
+	refresh_tools: tuple[Callable[[Any], Awaitable[None]], ...]
+	"""The `Capability.refresh_tools` hooks, in order."""
+
+	async def refreshed(self, binder: Any) -> None:
+		"""Have each `Capability.refresh_tools` list the tools known at run time, in order.
+
+		What a hook raises passes as it is: `listed` names the capability whose list was wrong.
+		"""
+		for hook in self.refresh_tools:
+			await hook(binder)
+
+	keep_tools: tuple[Callable[[Any, RunState, bool], None], ...]
+	"""The `Capability.keep_tools` hooks, in order."""
+
+	def keeping(self, binder: Any, state: RunState, new: bool) -> None:
+		"""Have each `Capability.keep_tools` bind the tools a run began with, in order."""
+		for hook in self.keep_tools:
+			_ask(hook, binder, state, new)
 
 
 def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -12,8 +12,8 @@ before the first message is built; the first call starts the service. The agent 
 gets (``<integration>.<tool>`` handles, scopes granted as for any other tool) and keeps them until a
 later run receives a different list: the tools never change in the middle of a run, so the prompt
 prefix stays the same for a run's whole life (a resumed or recovered run binds the tools its state
-records it began with: `openmolt_core._listed`). `OpenMolt.aclose` closes every source its agents
-used.
+records it began with: `openmolt_core.capabilities._listed`). `OpenMolt.aclose` closes every
+source its agents used.
 
 ``create_agent`` makes one
 `SourceBinding` per such integration of the agent (the scope checks of any binding, and the tool
@@ -21,6 +21,12 @@ context) and gives them to one `Sources` capability. Its `Sources.list_tools` ho
 source at the start of each run, before the first turn is built, and binds the tools again only
 when a list changed (a source returns the same sequence while its list holds). `close_sources`
 stops the sources when the OpenMolt instance closes.
+
+`Sources` also binds what every capability lists (``create_agent`` adds a `Sources(())` for an
+agent whose other capability overrides `list_tools`): `Sources.refresh_tools` asks each
+`list_tools` hook before each run, resume and durable execution, and gives the agent a new tool
+set when a list changed; `Sources.keep_tools` binds the tools a run began with, recorded in its
+state (`openmolt_core.capabilities._listed`), or stops the run.
 
 The images a source's tool returns (an MCP ``image`` content block, which ``openmolt_mcp`` saves to
 the file store: ``{"type": "image", "file": "openmolt-file:...", "mediaType": "image/png"}``)
@@ -47,6 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import anyio
 
 from openmolt_core._binding import BoundTool, secret_values
+from openmolt_core.capabilities import _listed
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
 from openmolt_core.hooks import Capability, Run
 from openmolt_core.secrets import Redactor
@@ -57,10 +64,12 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core._execute import RunContext
+	from openmolt_core.agent import Agent
 	from openmolt_core.commands import CallTool
 	from openmolt_core.files import FileAccess
 	from openmolt_core.integrations.binding import IntegrationBinding
 	from openmolt_core.integrations.model import Integration
+	from openmolt_core.result import RunState
 
 __all__ = [
 	"MAX_IMAGE_BYTES",
@@ -249,7 +258,16 @@ class Sources(Capability):
 		bindings: One `SourceBinding` per source integration, in the agent's order.
 	"""
 
-	__slots__ = ("_bindings", "_bound", "_listed", "_prefixes", "_untrusted")
+	__slots__ = (
+		"_bindings",
+		"_bound",
+		"_latest",
+		"_listed",
+		"_others",
+		"_prefixes",
+		"_record",
+		"_untrusted",
+	)
 
 	name = "tool-sources"
 	# The tools it lists are in the fingerprint (schemas, handles) once listed.
@@ -263,6 +281,13 @@ class Sources(Capability):
 		# What is unknown at a security seam is unsafe: a source that does not say its listing
 		# is trusted (`trusts_descriptions`) lists words the model reads as untrusted content.
 		self._untrusted = tuple(b.id for b in self._bindings if not trusts_descriptions(b.source))
+		# The agent's other tools (its own, before the first listing), the lists of every
+		# listing capability bound with them and their record (`_listed`: what a run keeps of
+		# them; None until the first listing), and the latest lists with their record: what a
+		# new run binds (a resumed run that began with fewer binds fewer: `keep_tools`).
+		self._others: dict[str, BoundTool] | None = None
+		self._record: dict[str, str] | None = None
+		self._latest: tuple[Sequence[Sequence[BoundTool]], dict[str, str]] | None = None
 
 	@property
 	def bindings(self) -> tuple[SourceBinding, ...]:
@@ -270,8 +295,14 @@ class Sources(Capability):
 		return self._bindings
 
 	def active_hooks(self) -> frozenset[str]:
-		"""Its hooks; ``on_run_start`` only when a source's listing is not trusted."""
-		hooks = {"list_tools", "tool_done", "before_model"}
+		"""Its hooks; ``on_run_start`` only when a source's listing is not trusted.
+
+		With no source (what the assembly adds for another capability's `list_tools`), only
+		what binds the tools the capabilities list.
+		"""
+		hooks = {"refresh_tools", "keep_tools"}
+		if self._bindings:
+			hooks.update(("list_tools", "tool_done", "before_model"))
 		if self._untrusted:
 			hooks.add("on_run_start")
 		return frozenset(hooks)
@@ -337,6 +368,78 @@ class Sources(Capability):
 			bound.extend(binding.bind(listed))
 		self._listed, self._bound = lists, bound
 		return bound
+
+	async def refresh_tools(self, binder: Agent) -> None:
+		"""List every capability's tools (`Capability.list_tools`); bind them again when changed.
+
+		A source that never answers (a hung server, a third-party capability) is bounded by the
+		run's timeout too: a run never waits longer than it allows for its tools.
+
+		Raises:
+			IntegrationError: A list could not be made in time, or a source failed (masked).
+		"""
+		if self._others is None:  # the agent's own tools, before anything listed was bound
+			self._others = dict(binder._tools)
+		before = self._latest[0] if self._latest is not None else ()
+		hooks = binder._hooks
+		try:
+			with anyio.fail_after(binder.timeout):
+				lists = await hooks.listed()
+		except TimeoutError:
+			by = ", ".join(type(h.__self__).name for h in hooks.list_tools)  # type: ignore[attr-defined]
+			raise IntegrationError(
+				f"agent {binder.name!r}'s tools were not listed within its run timeout "
+				f"({binder.timeout:g} s); check that its tool sources (MCP servers) answer, or "
+				"give the agent a longer timeout",
+				integration=by,
+			) from None
+		except OpenMoltError as exc:  # reaches the caller (and a durable store) as it is: masked
+			redact = binder._redactor
+			exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+			raise
+		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
+			return
+		self._bind(binder, lists)
+		self._latest = (lists, self._record or {})
+
+	def keep_tools(self, binder: Agent, state: RunState, new: bool) -> None:
+		"""Bind the listed tools a run began with (`openmolt_core.capabilities._listed`), or stop it.
+
+		Runs of one agent may go on at once, each from its own record: the tools are bound from
+		the latest listing (never from what another run bound), just before the run's tool set
+		is made. A new run binds the whole listing and records it in its state.
+
+		Raises:
+			RunError: A tool the run began with is gone or has changed (the state is kept).
+		"""
+		if self._latest is None:
+			return
+		lists, now = self._latest
+		recorded = None if new else _listed.recorded(state)
+		began = now if recorded is None else recorded  # none recorded: a new or older run
+		if began != now:
+			lists, gone, changed = _listed.kept(began, lists, now)
+			if gone or changed:
+				raise binder._failed(state, binder._redactor(_listed.refusal(gone, changed)))
+		if self._record != began:  # another run bound others (or fewer) meanwhile
+			self._bind(binder, lists)
+		if new:
+			state.ext[_listed.KEY] = {"listed": dict(now)}
+
+	def _bind(self, binder: Agent, lists: Sequence[Sequence[BoundTool]]) -> None:
+		"""Give the agent its own tools and ``lists`` (one per listing capability), then record them."""
+		tools = dict(self._others or {})
+		for listing, listed in zip(binder._hooks.list_tools, lists, strict=True):
+			for bound in listed:
+				if bound.handle in tools:
+					by = type(listing.__self__).name  # type: ignore[attr-defined]
+					raise ConfigurationError(
+						f"create_agent: tool handle {bound.handle!r} given twice (capability "
+						f"{by!r} lists a tool the agent already has)"
+					)
+				tools[bound.handle] = bound
+		binder._rebind(tools)
+		self._record = _listed.record(lists)  # as marked (labels)
 
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""Note the images a source's tool returned, to show them with the step's results."""
