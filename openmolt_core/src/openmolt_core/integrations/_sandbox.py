@@ -302,6 +302,11 @@ def _spelled(path: Path) -> tuple[str, ...]:
 	return tuple(folded(part) for part in path.parts)
 
 
+def _within(place: tuple[str, ...], kept: tuple[str, ...]) -> bool:
+	"""Whether a folded place is ``kept`` or lies inside it."""
+	return place[: len(kept)] == kept
+
+
 def _text(place: str | os.PathLike[str]) -> str:
 	return os.fspath(place)
 
@@ -418,16 +423,13 @@ class Sandbox:
 		if not self.reserved and not self.reserved_stores:
 			return False
 		place = _spelled(self.roots[root].joinpath(*parts))
-		if any(
-			place == kept or place[: len(kept)] == kept for kept in map(_spelled, self.reserved)
-		):
+		if any(_within(place, kept) for kept in map(_spelled, self.reserved)):
 			return True
 		for store in self.reserved_stores:
 			# The store, or a name beside it that begins with its name, or a place inside one.
 			parent, name = _spelled(store.parent), folded(store.name)
-			if len(place) > len(parent) and place[: len(parent)] == parent:
-				first = place[len(parent)]
-				if first.startswith((name, f".{name}.")):
+			if len(place) > len(parent) and _within(place, parent):
+				if place[len(parent)].startswith((name, f".{name}.")):
 					return True
 		return False
 
@@ -442,7 +444,7 @@ class Sandbox:
 			return False
 		place = _spelled(self.roots[root].joinpath(*parts))
 		kept = map(_spelled, (*self.reserved, *self.reserved_stores))
-		return any(len(k) > len(place) and k[: len(place)] == place for k in kept)
+		return any(len(k) > len(place) and _within(k, place) for k in kept)
 
 	def refuse_reserved(self, path: str) -> ToolError:
 		"""The error for a path that is, holds or lies in a `reserved` place.
