@@ -87,3 +87,17 @@ class Clerk(Capability):
 
 	async def resume(self, run: Run, parked: Mapping[str, Any], given: Any) -> None:
 		run.state.ext["clerk"] = given
+
+
+PAID: list[str] = []
+"""The invoices `pay` paid (a test clears it before its run)."""
+
+
+def pay(invoice: str) -> str:
+	"""Pay an invoice.
+
+	Args:
+		invoice: The invoice.
+	"""
+	PAID.append(invoice)
+	return "paid"

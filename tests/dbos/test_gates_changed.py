@@ -21,25 +21,13 @@ from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.tools import tool
 from openmolt_dbos._engine import reset_engine
+from tests.dbos._segments import PAID, pay
 
 pytestmark = pytest.mark.anyio
 
 
 def park(question: str) -> str:
 	raise HumanInputUnavailable(question)
-
-
-_PAID: list[str] = []
-
-
-def pay(invoice: str) -> str:
-	"""Pay an invoice.
-
-	Args:
-		invoice: The invoice.
-	"""
-	_PAID.append(invoice)
-	return "paid"
 
 
 # The same tool but for its in-doubt policy (a crash in its call: ask a person, or run it again).
@@ -68,7 +56,7 @@ def _process(url: str, model: ScriptedModel, options: dict[str, Any], *, late: b
 
 async def _restart(url: str, change: str, *, late: bool) -> tuple[OpenMolt, Any, str, str]:
 	before, after = CHANGES[change]
-	_PAID.clear()
+	PAID.clear()
 	first = ScriptedModel([ask_human("Which?"), call_tool("local.pay", invoice="A"), finish("A")])
 	om, greeter, payer, make = _process(url, first, before, late=late)
 	await greeter.run("hello")
@@ -96,7 +84,7 @@ async def test_a_worker_whose_tools_gates_differ_strands_the_run(url: str, chang
 		assert backend.engine.app_version != version
 		rows = {row["run_id"]: row for row in await backend.runs()}
 		assert rows[run_id]["status"] == "stranded"
-		assert later.requests == [] and _PAID == []
+		assert later.requests == [] and PAID == []
 	finally:
 		await om.aclose()
 
@@ -111,7 +99,7 @@ async def test_a_run_recovered_by_an_agent_whose_gates_differ_is_refused(
 		with pytest.raises(ConfigurationError, match=f"durable run {run_id}: agent 'Payer'"):
 			await om.answer(run_id, "A")
 			await om.result(run_id)
-		assert later.requests == [] and _PAID == []
+		assert later.requests == [] and PAID == []
 	finally:
 		await om.aclose()
 
@@ -141,7 +129,7 @@ async def test_a_run_recorded_with_the_bare_fingerprint_goes_on_as_before(url: s
 	"""Recorded before the gates were (its attribute the fingerprint alone): recovered, paid once."""
 	from openmolt_dbos._runs import FINGERPRINT
 
-	_PAID.clear()
+	PAID.clear()
 	first = ScriptedModel([ask_human("Which?"), call_tool("local.pay", invoice="A"), finish("A")])
 	om, greeter, _, make = _process(url, first, {}, late=True)
 	await greeter.run("hello")
@@ -161,7 +149,7 @@ async def test_a_run_recorded_with_the_bare_fingerprint_goes_on_as_before(url: s
 		await greeter.run("hello")
 		make()
 		await om.answer(run_id, "A")
-		assert (await om.result(run_id)).output == "A" and _PAID == ["A"]
+		assert (await om.result(run_id)).output == "A" and PAID == ["A"]
 	finally:
 		await om.aclose()
 
@@ -286,7 +274,7 @@ class _PaySource:
 		from openmolt_core.integrations import FunctionTool
 
 		def paid(input: dict[str, Any], context: Any) -> str:
-			_PAID.append(str(input.get("invoice")))
+			PAID.append(str(input.get("invoice")))
 			return "paid"
 
 		self.tools = (
@@ -317,7 +305,7 @@ async def test_a_run_recovered_where_a_listed_tool_s_rule_was_removed_is_refused
 		greeter = om.create_agent(name="Greeter", model=ScriptedModel([finish("hi")]))
 		return om, greeter
 
-	_PAID.clear()
+	PAID.clear()
 	script = [ask_human("Which?"), call_tool("srv.pay", invoice="A"), finish("A")]
 	om, greeter = process()
 	await greeter.run("hello")
@@ -343,6 +331,6 @@ async def test_a_run_recovered_where_a_listed_tool_s_rule_was_removed_is_refused
 		with pytest.raises(ConfigurationError, match=f"durable run {parked.state.run_id}"):
 			await om.answer(parked.state.run_id, "A")
 			await om.result(parked.state.run_id)
-		assert later.requests == [] and _PAID == []
+		assert later.requests == [] and PAID == []
 	finally:
 		await om.aclose()

@@ -17,20 +17,9 @@ from openmolt import Approvals, OpenMolt
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from openmolt_dbos._engine import reset_engine
+from tests.dbos._segments import PAID, pay
 
 pytestmark = pytest.mark.anyio
-
-_PAID: list[str] = []
-
-
-def pay(invoice: str) -> str:
-	"""Pay an invoice.
-
-	Args:
-		invoice: The invoice.
-	"""
-	_PAID.append(invoice)
-	return "paid"
 
 
 async def _process(url: str, model: ScriptedModel, **options: Any) -> tuple[OpenMolt, Any]:
@@ -48,7 +37,7 @@ async def _process(url: str, model: ScriptedModel, **options: Any) -> tuple[Open
 async def test_a_parked_run_resumed_by_an_agent_whose_rules_differ_is_refused(url: str) -> None:
 	"""The approval rule removed: the decision is refused naming the run, nothing is paid; once
 	moved to the new definition on purpose (``--migrate``) it goes on under its rules."""
-	_PAID.clear()
+	PAID.clear()
 	first = ScriptedModel([call_tool("local.pay", invoice="A"), finish("A")])
 	om, payer = await _process(url, first, requires_approval=["local.pay"])
 	parked = await payer.run("pay")
@@ -65,11 +54,11 @@ async def test_a_parked_run_resumed_by_an_agent_whose_rules_differ_is_refused(ur
 	try:
 		with pytest.raises(ConfigurationError, match=parked.state.run_id):
 			await payer.resume(saved, decision=decision)
-		assert _PAID == [] and later.requests == []
+		assert PAID == [] and later.requests == []
 		# Moved to this definition on purpose: the decision goes on, under its rules.
 		await om.durability.migrate(parked.state.run_id)  # type: ignore[union-attr]
 		done = await payer.resume(saved, decision=decision)
-		assert (done.status, _PAID) == ("success", ["A", "B"])
+		assert (done.status, PAID) == ("success", ["A", "B"])
 	finally:
 		await om.aclose()
 
@@ -78,7 +67,7 @@ async def test_a_failed_run_gone_on_from_by_another_definition_is_refused(url: s
 	"""The state a failure kept, gone on from by a process whose agent has other instructions."""
 	from openmolt_core.errors import ProviderError, RunError
 
-	_PAID.clear()
+	PAID.clear()
 
 	def down(request: Any) -> Any:
 		raise ProviderError("provider down for good", provider="x", status_code=401)
@@ -96,7 +85,7 @@ async def test_a_failed_run_gone_on_from_by_another_definition_is_refused(url: s
 	try:
 		with pytest.raises(ConfigurationError, match=f"durable run {kept['run_id']}: agent"):
 			await payer.run(history=kept)
-		assert _PAID == ["A"] and later.requests == []
+		assert PAID == ["A"] and later.requests == []
 	finally:
 		await om.aclose()
 
@@ -105,7 +94,7 @@ async def test_a_parked_run_resumed_where_its_sub_agent_s_rules_differ_is_refuse
 	url: str,
 ) -> None:
 	"""The caller is the same; the agent it calls lost its approval rule: refused, nothing paid."""
-	_PAID.clear()
+	PAID.clear()
 
 	async def process(model: ScriptedModel, **child: Any) -> tuple[OpenMolt, Any]:
 		om = OpenMolt(
@@ -140,6 +129,6 @@ async def test_a_parked_run_resumed_where_its_sub_agent_s_rules_differ_is_refuse
 	try:
 		with pytest.raises(ConfigurationError, match=parked.state.run_id):
 			await boss.resume(saved, decision=decision)
-		assert _PAID == [] and later.requests == []
+		assert PAID == [] and later.requests == []
 	finally:
 		await om.aclose()
