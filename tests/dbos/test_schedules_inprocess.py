@@ -236,6 +236,30 @@ async def test_run_now_moves_no_cursor_so_missed_runs_are_still_caught_up(store:
 	assert record.note == "catching up once: 3 runs missed while the process was down or asleep"
 
 
+async def test_a_run_that_ended_here_before_dbos_recorded_it_is_no_overlap(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""DBOS records a workflow's end after its caller got the result: a run by hand that ended a
+	moment ago still reads PENDING to the next scheduled run's overlap check, which skipped
+	("a run ... is still going") the catch-up it should have made."""
+	import openmolt_dbos._schedules as schedules
+
+	real = schedules.find
+
+	async def unrecorded(engine: Any, labels: dict[str, Any], **filters: Any) -> list[Any]:
+		# Every run that ended in this process reads as still going, as in the moment before
+		# DBOS records its end, and as made before any other (milliseconds may tie).
+		found = await real(engine, labels)
+		for status in found:
+			if status.workflow_id in engine.ended:
+				status.status, status.created_at = "PENDING", 0
+		wanted = set(filters.get("status") or ())
+		return [s for s in found if s.status in wanted]
+
+	monkeypatch.setattr(schedules, "find", unrecorded)
+	await test_run_now_moves_no_cursor_so_missed_runs_are_still_caught_up(store)
+
+
 async def test_a_worker_back_after_another_served_its_absence_catches_up_nothing(
 	store: str,
 ) -> None:

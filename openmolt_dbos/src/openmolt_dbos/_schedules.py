@@ -274,6 +274,8 @@ async def scheduled_start(
 		for status in statuses:
 			if status.workflow_id == wid or attrs(status).get("openmolt_parked"):
 				continue
+			if status.workflow_id in engine.ended:  # ended here, a moment before DBOS records it
+				continue
 			if mine is None or (status.created_at or 0, status.workflow_id) < (mine, wid):
 				return (
 					f"overlap: a run of agent {agent.name!r} is still going ({status.workflow_id})"
