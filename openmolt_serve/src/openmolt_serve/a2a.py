@@ -141,6 +141,7 @@ from openmolt_serve._launch import (
 	run_trigger,
 	session_id,
 )
+from openmolt_serve._recent import crowded
 from openmolt_serve._token import DEFAULT_CALLER, NOBODY, TokenGuard, caller_of
 
 if TYPE_CHECKING:
@@ -548,8 +549,11 @@ class OpenMoltExecutor(AgentExecutor):
 			return  # the store has the state the run ended with: the source of truth
 		self.parked[task_id] = state
 		self.parked.move_to_end(task_id)
-		while len(self.parked) > self.max_parked:
-			self.parked.popitem(last=False)
+		while len(self.parked) > self.max_parked:  # the caller holding the most gives one up
+			oldest = crowded(self.parked, lambda task: self.parked[task].user)
+			if oldest is None:  # pragma: no cover - a map past its bound holds a key
+				break
+			del self.parked[oldest]
 
 	async def _unpark(self, task_id: str) -> RunState | None:
 		"""The parked run of a task (taken out of memory), or None."""
