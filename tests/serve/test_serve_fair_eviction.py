@@ -129,3 +129,46 @@ def test_agui_threads_of_another_caller_stay_through_a_flood() -> None:
 	finally:
 		agui.MAX_THREADS = old
 		endpoint.close()
+
+
+async def test_runs_awaiting_the_operator_and_their_decisions_stay_through_a_flood() -> None:
+	"""Bob's task waits for the operator's approval; Mallory parks ten: bob's run is still awaited,
+	and once decided, its result is kept for bob's task while hers are decided after it."""
+	from types import SimpleNamespace
+
+	from a2a.server.tasks import TaskUpdater
+
+	from openmolt import OpenMolt
+	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_serve._launch import in_memory_sessions
+	from openmolt_serve.a2a import OpenMoltExecutor, _Collected, _Decided
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	executor = OpenMoltExecutor(agent, in_memory_sessions(), max_parked=3)
+
+	def result(run: str, user: str, status: str) -> RunResult:
+		state = RunState(run_id=run, user=f"a2a:Helper:{user}")
+		return RunResult(None, status, "", [], 1, Usage(), state)  # type: ignore[arg-type]
+
+	async def park(task: str, run: str, user: str) -> None:
+		updater = TaskUpdater(_Collected(), task, "c")
+		await executor._report(updater, task, result(run, user, "approval_required"))
+
+	await park("bobs", "r-bob", "bob")
+	for n in range(10):
+		await park(f"m{n}", f"r-m{n}", "mallory")
+	assert "r-bob" in executor.awaiting and "bobs" in executor.parked
+	decided = _Decided(executor)
+	await decided.ended(
+		SimpleNamespace(run_id="r-bob"), SimpleNamespace(result=result("r-bob", "bob", "success"))
+	)  # type: ignore[arg-type]
+	for n in range(7, 10):
+		run = f"r-m{n}"
+		await decided.ended(
+			SimpleNamespace(run_id=run), SimpleNamespace(result=result(run, "mallory", "success"))
+		)  # type: ignore[arg-type]
+	assert "r-bob" in executor.decided
+	await om.aclose()

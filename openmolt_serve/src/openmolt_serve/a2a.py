@@ -65,7 +65,7 @@ import base64
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -428,9 +428,9 @@ class OpenMoltExecutor(AgentExecutor):
 		self.parked: OrderedDict[str, RunState] = OrderedDict()
 		"""The parked runs by task id, oldest first (none with a run store: it keeps them)."""
 		self.redact = Redactor(known=agent.om.secrets)
-		self.awaiting: OrderedDict[str, None] = OrderedDict()
-		"""The runs of tasks waiting for the operator's approval, by run id (the newest
-		`MAX_PARKED`)."""
+		self.awaiting: OrderedDict[str, str | None] = OrderedDict()
+		"""The runs of tasks waiting for the operator's approval, by run id, with the user each
+		acts for (`MAX_PARKED` of them, `_bound`)."""
 		self.decided: OrderedDict[str, RunResult] = OrderedDict()
 		"""How those runs went on in this process (the operator decided them in the viewer),
 		until their task reads it."""
@@ -549,11 +549,7 @@ class OpenMoltExecutor(AgentExecutor):
 			return  # the store has the state the run ended with: the source of truth
 		self.parked[task_id] = state
 		self.parked.move_to_end(task_id)
-		while len(self.parked) > self.max_parked:  # the caller holding the most gives one up
-			oldest = crowded(self.parked, lambda task: self.parked[task].user)
-			if oldest is None:  # pragma: no cover - a map past its bound holds a key
-				break
-			del self.parked[oldest]
+		_bound(self.parked, self.max_parked, lambda task: self.parked[task].user)
 
 	async def _unpark(self, task_id: str) -> RunState | None:
 		"""The parked run of a task (taken out of memory), or None."""
@@ -776,9 +772,8 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.requires_input(self._say(updater, question))
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
-			self.awaiting[result.state.run_id] = None
-			while len(self.awaiting) > self.max_parked:
-				self.awaiting.popitem(last=False)
+			self.awaiting[result.state.run_id] = result.state.user
+			_bound(self.awaiting, self.max_parked, lambda run: self.awaiting[run])
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 		elif result.status == "authorization_required":  # the caller's user connects, then says so
 			self._park(task_id, result.state)
@@ -1018,6 +1013,23 @@ async def _stored_result(om: OpenMolt, run_id: str) -> RunResult | None:
 	)
 
 
+def _bound(kept: OrderedDict[str, Any], most: int, owner: Callable[[str], str | None]) -> None:
+	"""Past ``most`` entries, forget the oldest of the caller holding the most (`crowded`).
+
+	A caller who parks many runs pushes out its own, never another caller's waiting one.
+
+	Args:
+		kept: The entries by id, oldest first.
+		most: The most kept.
+		owner: Whose an entry is (the user its run acts for: its caller's).
+	"""
+	while len(kept) > most:
+		oldest = crowded(kept, owner)
+		if oldest is None:  # pragma: no cover - a map past its bound holds a key
+			return
+		del kept[oldest]
+
+
 class _Decided(RunObserver):
 	"""Keeps how the runs of an executor's tasks waiting for an approval went on here."""
 
@@ -1032,6 +1044,6 @@ class _Decided(RunObserver):
 		executor = self.executor
 		if run.run_id in executor.awaiting:
 			executor.decided[run.run_id] = result
-			while len(executor.decided) > executor.max_parked:
-				executor.decided.popitem(last=False)
+			decided = executor.decided
+			_bound(decided, executor.max_parked, lambda run: decided[run].state.user)
 			executor.wake(run.run_id)
