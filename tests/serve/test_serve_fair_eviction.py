@@ -172,3 +172,26 @@ async def test_runs_awaiting_the_operator_and_their_decisions_stay_through_a_flo
 		)  # type: ignore[arg-type]
 	assert "r-bob" in executor.decided
 	await om.aclose()
+
+
+def test_a_remote_agents_ids_of_one_user_stay_refused_to_another_through_a_flood(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""remote_agent: Mallory's runs get many ids from the remote; Alice's context stays hers.
+
+	An id the tool forgot is sent as given (one from before a restart): had Mallory's flood
+	pushed Alice's id out, Mallory's run naming it would reach Alice's conversation.
+	"""
+	from openmolt_core.errors import ToolError
+	from openmolt_serve import _a2a_remote
+
+	monkeypatch.setattr(_a2a_remote, "MAX_KNOWN", 4)
+	owners: OrderedDict[str, str | None] = OrderedDict()
+	_a2a_remote._keep_owner(owners, {"taskId": "t-alice", "contextId": "c-alice"}, "alice")
+	for n in range(10):
+		_a2a_remote._keep_owner(owners, {"taskId": f"t{n}", "contextId": f"c{n}"}, "mallory")
+	with pytest.raises(ToolError, match="names no conversation"):
+		_a2a_remote._check_owner(owners, {"contextId": "c-alice"}, "mallory")
+	with pytest.raises(ToolError, match="names no conversation"):
+		_a2a_remote._check_owner(owners, {"taskId": "t-alice"}, "mallory")
+	assert len(owners) == 4

@@ -45,9 +45,10 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   a durable run going on (the request that runs it only waits for it) or that the operator's
   approval resumed elsewhere since (it stops where it is).
 
-What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
-the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
-keeps in memory. An answer to an older one is ``failed`` with "task expired" (nothing runs: the
+What a server keeps is bounded. Its tasks: `MAX_TASKS` (`openmolt_serve._a2a_store`); the runs
+parked on a question or an approval: `MAX_PARKED`, whose state the executor keeps in memory.
+Past a bound, the oldest of the caller holding the most goes: a caller who sends many tasks
+pushes out its own, never another caller's. An answer to an older one is ``failed`` with "task expired" (nothing runs: the
 caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the store is the source
 of truth instead: the executor keeps no state, reads the parked run from the store, and the
 tasks are written to its file, so a parked task survives a restart. On a durable store
