@@ -33,7 +33,6 @@ from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable, nests_with
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import mask_fields, masked_excerpt
 from openmolt_core._support.sync import call as call_app
-from openmolt_core._support.sync import takes
 from openmolt_core.commands import (
 	CallTool,
 	Command,
@@ -96,8 +95,6 @@ __all__ = [
 	"RunEnd",
 	"StepRecord",
 	"check",
-	"memory_owner",
-	"memory_part",
 	"run_step",
 	"summary",
 ]
@@ -259,8 +256,7 @@ class RunContext:
 		tools: Every bound tool of the agent by handle (allowed or not).
 		events: The agent's event emitter.
 		redact: Scrubs secrets from what is reported.
-		memory: The agent's memory option (update callbacks).
-		keep_long_term: Called with long-term memory after each change (it outlives the run).
+		memory: The agent's memory option as this run uses it (`Capability.memory_option`).
 		human: Answers ``requestHumanInput``; None when nobody can.
 		output: Validates a finish output (raises ``ValidationError``).
 		limits: Caps on results, memory and answers.
@@ -284,7 +280,6 @@ class RunContext:
 	events: EventEmitter
 	redact: Redactor
 	memory: AgentMemory | MemoryConfig | None
-	keep_long_term: Callable[[str], None]
 	human: HumanInputHandler | None
 	output: Callable[[Any], Any]
 	limits: Limits
@@ -1271,29 +1266,8 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 	ctx.state.memory[key] = _memory_after(ctx.state, command)
 	if ctx.hooks.memory_updated:  # before anyone keeps it or hears of it
 		ctx.hooks.memory_changed(ctx, key, ctx.state.memory[key])
-	if key == "longTerm":
-		ctx.keep_long_term(ctx.state.memory[key])  # long-term memory outlives the run
-	_, callback = memory_part(ctx.memory, "long_term" if key == "longTerm" else "short_term")
-	if callback is not None:
-		data = ctx.state.memory[key]
-		step = step_key("memory", ctx.step, index)
-		# At least once on a durable run: a crash inside the callback, before its step is
-		# journaled, runs it again on recovery. The update's id is the same then, for a
-		# callback that takes it to apply the update once.
-		extra: dict[str, Any] = {}
-		if takes(callback, "update_id"):
-			extra["update_id"] = f"{ctx.state.run_id}/{step}"
-		if takes(callback, "user"):  # whose memory it is (the agent's: None)
-			user = ctx.state.user
-			extra["user"] = memory_owner(ctx.memory, user) if key == "longTerm" else user
-
-		async def call() -> None:
-			try:
-				await call_app(callback, data, **extra)  # a sync callback runs in a worker thread
-			except Exception:
-				log.exception("memory on_update callback failed; the run goes on")
-
-		await ctx.port.step(step, call)
+	if ctx.hooks.memory_written:  # kept beyond the run (`openmolt_core.capabilities.Memory`)
+		await ctx.hooks.memory_kept(ctx, key, index)
 	if ctx.wants("memoryUpdate"):
 		from openmolt_core.events import MemoryUpdateEvent
 
@@ -1439,48 +1413,6 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 
 
 # helpers ----------------------------------------------------------------------------------
-
-
-def memory_owner(memory: AgentMemory | MemoryConfig | None, user: str | None) -> str | None:
-	"""Whose long-term memory a run for ``user`` reads and writes.
-
-	The user's own; None (the agent's) for a run for no user, and for every run when the
-	memory is ``shared`` (`openmolt_core.options.MemoryPart`).
-
-	Args:
-		memory: The agent's memory option.
-		user: The run's end user (``state.user``).
-	"""
-	if user is None or not memory:
-		return user
-	from openmolt_core.options import AgentMemory, MemoryPart, parse_options
-
-	part = parse_options(AgentMemory, memory, "memory").long_term
-	return None if isinstance(part, MemoryPart) and part.shared else user
-
-
-def memory_part(
-	memory: AgentMemory | MemoryConfig | None, key: str
-) -> tuple[str, Callable[[str], Any] | None]:
-	"""The initial data and the update callback of ``long_term`` or ``short_term`` memory.
-
-	Args:
-		memory: The agent's memory option (`openmolt_core.options.AgentMemory`, or a dict of its
-			fields in either spelling).
-		key: ``long_term`` or ``short_term``.
-	"""
-	if not memory:
-		return "", None
-	from openmolt_core.options import AgentMemory, parse_options
-
-	parsed = parse_options(AgentMemory, memory, "memory")
-	part = getattr(parsed, key) or ""
-	if isinstance(part, str):
-		return part, None
-	data = part.data or ""
-	if not isinstance(data, str):
-		data = dumps(data)
-	return data, part.on_update
 
 
 def summary(command: Command) -> str:

@@ -1140,6 +1140,23 @@ class Capability:
 			state: The new run's state.
 		"""
 
+	def first_memory(
+		self, agent: RunOwner, memory: Any, state: RunState
+	) -> Mapping[str, str] | None:
+		"""A new run's memory, when its state brings none: ``{"longTerm": ..., "shortTerm": ...}``.
+
+		Asked where a new run's first state is made, before what an `Opening` brings and before
+		`new_run`; the first answer that is not None is the run's memory (None from all: it
+		starts empty). No I/O, no await.
+
+		Args:
+			agent: The agent whose run it is.
+			memory: The agent's memory option (`openmolt_core.options.AgentMemory`, its dict,
+				or None).
+			state: The new run's state (whose run it is: ``state.user``).
+		"""
+		return None
+
 	def memory_updated(self, run: Run, memory: str, data: str) -> None:
 		"""An ``updateMemory`` command changed one of the run's memories: note what it holds now.
 
@@ -1151,6 +1168,19 @@ class Capability:
 			run: The run.
 			memory: ``longTerm`` or ``shortTerm``.
 			data: The memory's whole text after the update.
+		"""
+
+	async def memory_written(self, run: Run, memory: str, index: int) -> None:
+		"""An ``updateMemory`` command changed one of the run's memories: keep it beyond the run.
+
+		Called after the `memory_updated` hooks and before the ``memoryUpdate`` event, outside
+		any journaled step, so a replay calls it again: what must not run twice goes through
+		``run.port.step`` (the memory capability calls ``on_update`` in ``memory:<step>:<index>``).
+
+		Args:
+			run: The run (``run.state.memory[memory]`` holds the new text).
+			memory: ``longTerm`` or ``shortTerm``.
+			index: The command's position among the step's commands.
 		"""
 
 	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
@@ -1325,7 +1355,9 @@ _HOOKS = (
 	"after_tool",
 	"tool_done",
 	"new_run",
+	"first_memory",
 	"memory_updated",
+	"memory_written",
 	"before_finish",
 	"before_words",
 	"resume",
@@ -1713,8 +1745,12 @@ class Hooks:
 	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
 	new_run: tuple[Callable[[str, RunState], None], ...]
 	"""The `Capability.new_run` hooks, in order."""
+	first_memory: tuple[Callable[[RunOwner, Any, RunState], Mapping[str, str] | None], ...]
+	"""The `Capability.first_memory` hooks, in order."""
 	memory_updated: tuple[Callable[[Run, str, str], None], ...]
 	"""The `Capability.memory_updated` hooks, in order."""
+	memory_written: tuple[Callable[[Run, str, int], Awaitable[None]], ...]
+	"""The `Capability.memory_written` hooks, in order."""
 	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
 	before_words: tuple[Callable[[Run, Words], Awaitable[WordsDecision | str]], ...]
 	"""The `Capability.before_words` hooks, in order."""
@@ -1840,6 +1876,24 @@ class Hooks:
 		"""Tell each `Capability.memory_updated` in order."""
 		for hook in self.memory_updated:
 			_ask(hook, run, memory, data)
+
+	def memory_start(self, agent: RunOwner, memory: Any, state: RunState) -> dict[str, str] | None:
+		"""A new run's memory: the first `Capability.first_memory` answer that is not None."""
+		for hook in self.first_memory:
+			answer = _ask(hook, agent, memory, state)
+			if answer is None:
+				continue
+			if not isinstance(answer, Mapping) or not all(
+				isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
+			):
+				raise _wrong(hook, answer, "a mapping of memory texts by key, or None")
+			return dict(answer)
+		return None
+
+	async def memory_kept(self, run: Run, memory: str, index: int) -> None:
+		"""Tell each `Capability.memory_written` in order."""
+		for hook in self.memory_written:
+			await _await(hook, run, memory, index)
 
 	async def decide_tool(
 		self,
