@@ -233,6 +233,15 @@ class Engine:
 
 		return record_start(self.tables, run_id, step, workflow_id, self.executor_id)
 
+	def call_age(self, run_id: str, step: str) -> float | None:
+		"""Seconds since a tool call's start was recorded (in a thread: it blocks).
+
+		See `openmolt_dbos._workers.call_age`.
+		"""
+		from openmolt_dbos._workers import call_age
+
+		return call_age(self.tables, run_id, step)
+
 	def clock_offset(self) -> float:
 		"""The store's clock less this process's wall clock (`Heartbeat.offset`; 0 before a beat)."""
 		beats = self._beats

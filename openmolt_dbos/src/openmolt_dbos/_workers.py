@@ -58,6 +58,7 @@ __all__ = [
 	"Heartbeat",
 	"answered",
 	"answered_in_run",
+	"call_age",
 	"cancelled_runs",
 	"claim_answer",
 	"claim_schedule",
@@ -285,12 +286,33 @@ def record_start(
 					step=step,
 					workflow_id=workflow_id,
 					executor_id=executor_id,
-					started_at=time.time(),
+					started_at=store_now(engine),  # the store's clock, as `call_age` reads it
 				)
 			)
 	except sa.exc.IntegrityError:
 		return True
 	return _started_before_upgrade(engine, workflow_id, step)
+
+
+def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
+	"""Seconds since a tool call's start was first recorded (`record_start`), on the store's clock.
+
+	Read by a call found in doubt whose idempotency key the service keeps for a while only
+	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it (one an
+	older version recorded per workflow has no time to tell).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		run_id: The run's id.
+		step: The call's step key.
+	"""
+	with engine.connect() as conn:
+		age = conn.execute(
+			sa.select(store_now(engine) - CALLS.c.started_at).where(
+				CALLS.c.run_id == run_id, CALLS.c.step == step
+			)
+		).scalar()
+	return None if age is None else max(0.0, float(age))
 
 
 _LEGACY_CALLS = "openmolt_calls"
