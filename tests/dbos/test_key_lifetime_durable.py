@@ -4,6 +4,10 @@ The worker stops while a keyed POST (Stripe's kind: its keys are pruned after 24
 way. Recovered at once, the charge goes out again with the same key; recovered after the key's
 lifetime (its recorded start made 25 h older, as a run recovered a day later finds it), it is not
 sent again: a person is asked whether it took effect, and told why.
+
+The API key was rotated between the crash and the recovery: the recovered run calls with the
+key bound now. Credentials are the worker's configuration, never the run's (the store holds
+none, and an OAuth token refreshes during a run's life): a revoked key is not kept alive.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from openmolt_dbos._workers import CALLS, make_engine
 
 RUN = "key-lifetime-1"
 DAY = 24 * 3600.0
+OLD_KEY, NEW_KEY = "sk_test_old_0123456789abcdef", "sk_test_new_0123456789abcdef"
 
 
-def _agent(om: OpenMolt, model: Any, asked: list[str]) -> Any:
+def _agent(om: OpenMolt, model: Any, asked: list[str], key: str) -> Any:
 	setup = {
 		"baseUrl": "https://pay.example",
 		"idempotencyHeader": "Idempotency-Key",
@@ -38,20 +43,25 @@ def _agent(om: OpenMolt, model: Any, asked: list[str]) -> Any:
 		"body": {"amount": "{{ input.amount }}"},
 		"inputSchema": {"type": "object", "properties": {"amount": {"type": "integer"}}},
 	}
-	om.register_integration("pay", {"name": "pay", "apiSetup": setup, "tools": [charge]})
+	bearer = {"type": "bearer", "headers": {"Authorization": "Bearer {{ config.apiKey }}"}}
+	om.register_integration(
+		"pay", {"name": "pay", "apiSetup": setup, "credentialSetup": [bearer], "tools": [charge]}
+	)
+	binding = {"integration": "pay", "credential": {"type": "bearer", "config": {"apiKey": key}}}
 
 	def person(question: str) -> str:
 		asked.append(question)
 		return "no, it did not go through"
 
 	return om.create_agent(
-		name="Payer", model=model, integrations=["pay"], on_human_input_request=person
+		name="Payer", model=model, integrations=[binding], on_human_input_request=person
 	)
 
 
-def _http(sent: list[str], hang: anyio.Event | None) -> httpx.AsyncClient:
+def _http(sent: list[str], hang: anyio.Event | None, keys: list[str]) -> httpx.AsyncClient:
 	async def api(request: httpx.Request) -> httpx.Response:
 		sent.append(request.headers.get("Idempotency-Key", "-"))
+		keys.append(request.headers.get("Authorization", "-"))
 		if hang is not None:
 			hang.set()
 			await anyio.sleep_forever()
@@ -60,12 +70,12 @@ def _http(sent: list[str], hang: anyio.Event | None) -> httpx.AsyncClient:
 	return httpx.AsyncClient(transport=httpx.MockTransport(api))
 
 
-async def _first(durability: dict[str, Any], sent: list[str]) -> None:
+async def _first(durability: dict[str, Any], sent: list[str], keys: list[str]) -> None:
 	"""The run starts; the charge goes out, and the process stops before its answer."""
 	reached = anyio.Event()
-	http = _http(sent, reached)
+	http = _http(sent, reached, keys)
 	om = OpenMolt(durability=durability, entry_points=False, http_client=http)
-	agent = _agent(om, ScriptedModel([call_tool("pay.charge", amount=500)]), [])
+	agent = _agent(om, ScriptedModel([call_tool("pay.charge", amount=500)]), [], OLD_KEY)
 	try:
 		await agent.start("charge it", run_id=RUN)
 		with anyio.fail_after(60):
@@ -75,11 +85,13 @@ async def _first(durability: dict[str, Any], sent: list[str]) -> None:
 		await http.aclose()
 
 
-async def _recover(durability: dict[str, Any], sent: list[str], asked: list[str]) -> Any:
-	"""This worker starts again and recovers the run; its result."""
-	http = _http(sent, None)
+async def _recover(
+	durability: dict[str, Any], sent: list[str], keys: list[str], asked: list[str]
+) -> Any:
+	"""This worker starts again, its API key rotated, and recovers the run; its result."""
+	http = _http(sent, None, keys)
 	om = OpenMolt(durability=durability, entry_points=False, http_client=http)
-	_agent(om, ScriptedModel([finish(result="done")]), asked)
+	_agent(om, ScriptedModel([finish(result="done")]), asked, NEW_KEY)
 	try:
 		durable = om.durability
 		assert durable is not None
@@ -98,7 +110,8 @@ def test_a_keyed_charge_in_doubt_is_repeated_only_while_its_key_lives(
 	"""At once: sent again with its key. A day later: not sent; the person is told why."""
 	durability = {"url": store, "worker_id": "pay-worker", "heartbeat": 0.2, "lapse": 1.0}
 	sent: list[str] = []
-	anyio.run(_first, durability, sent)
+	keys: list[str] = []
+	anyio.run(_first, durability, sent, keys)
 	assert len(sent) == 1 and sent[0] != "-"
 	engine = make_engine(store)
 	try:
@@ -112,10 +125,11 @@ def test_a_keyed_charge_in_doubt_is_repeated_only_while_its_key_lives(
 	finally:
 		engine.dispose()
 	asked: list[str] = []
-	result = anyio.run(_recover, durability, sent, asked)
+	result = anyio.run(_recover, durability, sent, keys, asked)
 	assert result is not None and result.status == "success", result
 	if not older:
 		assert sent == [sent[0], sent[0]] and asked == []  # again, with the same key
+		assert keys == [f"Bearer {OLD_KEY}", f"Bearer {NEW_KEY}"]  # the key bound now
 		return
 	assert sent == [sent[0]]  # not again: the key may be forgotten
 	assert len(asked) == 1 and "pay.charge" in asked[0]
