@@ -115,9 +115,33 @@ async def test_a_key_kept_for_good_records_no_start() -> None:
 	assert port.starts == []
 
 
-def test_stripe_says_its_keys_live_24_hours() -> None:
-	"""Stripe's writes are retried in doubt for their key, for 24 h; Twilio's sends ask."""
-	from openmolt_integrations import stripe, twilio
+def test_stripe_writes_retry_for_a_day_and_twilio_sends_ask() -> None:
+	"""Stripe's writes are retried in doubt for 24 h; Twilio's sends (no key) ask a person."""
+	import warnings
 
+	from openmolt_integrations import stripe
+
+	om = OpenMolt()  # the installed integrations, as an application gets them
+	bindings: list[Any] = [
+		{"integration": "stripe", "credential": {"type": "bearer", "config": {"apiKey": "sk_x"}}},
+		{
+			"integration": "twilio",
+			"credential": {
+				"type": "basic",
+				"config": {"accountSid": "AC" + "0" * 32, "authToken": "t"},
+			},
+		},
+	]
+	with warnings.catch_warnings():  # the lethal-trifecta warning of this tool mix
+		warnings.simplefilter("ignore")
+		agent = om.create_agent(
+			name="Shop", model=ScriptedModel([finish(result="x")]), integrations=bindings
+		)
+	assert agent.in_doubt["stripe.createPaymentIntent"] == "retry"
+	assert agent.in_doubt["twilio.sendMessage"] == "ask"
+	assert agent.in_doubt["twilio.makeCall"] == "ask"
 	assert stripe.INTEGRATION.api_setup.idempotency_key_lifetime == DAY
-	assert twilio.INTEGRATION.api_setup.idempotency_header is None  # Twilio takes no key
+	lifetimes = {h: b.key_lifetime for h, b in agent._tools.items()}
+	assert lifetimes["stripe.createPaymentIntent"] == DAY
+	assert lifetimes["stripe.retrieve"] is None  # a read: no key to outlive
+	assert lifetimes["twilio.sendMessage"] is None  # no key at all: it asks anyway
