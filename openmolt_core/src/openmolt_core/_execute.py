@@ -44,6 +44,7 @@ from openmolt_core.commands import (
 )
 from openmolt_core.durability import (
 	RunPort,
+	call_age,
 	call_started,
 	keeps_spent,
 	record_spent,
@@ -837,17 +838,24 @@ async def _call_tool(
 	# A durable port records the start of a call that must not silently run twice.
 	records = getattr(ctx.port, "call_started", None) is not None
 	policy: InDoubt = bound.in_doubt if records else "retry"  # openmolt_core._indoubt
+	# A call retried in doubt for its idempotency key is retried only while the service keeps
+	# the key: its start is recorded too, and one begun longer ago asks a person.
+	lifetime = bound.key_lifetime if records and policy == "retry" else None
 
 	async def work() -> dict[str, Any]:
 		# What an earlier execution of this call spent before a crash stopped it (a durable
 		# port keeps it as the call's nested runs spend): it counts once, with this result.
 		keeps = keeps_spent(ctx.port)
 		before = await spent_before(ctx.port, key) if keeps else {}
-		if policy != "retry":
-			from openmolt_core._indoubt import IN_DOUBT
+		if policy != "retry" or lifetime is not None:
+			from openmolt_core._indoubt import IN_DOUBT, WHY, key_outlived
 
 			if await call_started(ctx.port, key):  # started before a crash: in doubt
-				return {IN_DOUBT: policy, "tool": call.tool, **before}
+				if lifetime is None:
+					return {IN_DOUBT: policy, "tool": call.tool, **before}
+				outlived = key_outlived(await call_age(ctx.port, key), lifetime)
+				if outlived is not None:
+					return {IN_DOUBT: "ask", WHY: outlived, "tool": call.tool, **before}
 		if ctx.wants("tool:call"):
 			from openmolt_core.events import ToolCallEvent
 
@@ -973,11 +981,12 @@ async def _call_tool(
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq, key)
 	else:  # answered from the journal: a call found in doubt there is handled now
-		from openmolt_core._indoubt import IN_DOUBT
+		from openmolt_core._indoubt import IN_DOUBT, WHY
 
 		if IN_DOUBT in result:
 			policy = result[IN_DOUBT]
-			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq)
+			reason = result.get(WHY)
+			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq, reason)
 	if hooks.after_tool:
 		_COMMAND.set((index, not done))
 		result, stop = await hooks.after(ctx, call, bound, result)
@@ -1154,8 +1163,10 @@ async def _in_doubt(
 	tool_input: dict[str, Any],
 	policy: str,
 	seq: int,
+	why: str | None = None,
 ) -> dict[str, Any]:
-	# A call found started but not finished after a crash (openmolt_core._indoubt).
+	# A call found started but not finished after a crash (openmolt_core._indoubt); ``why``
+	# says why a call that is retried in doubt was not (its idempotency key may be forgotten).
 	# Either way an ``in_doubt`` error names the call (its slot's number): a viewer shows the
 	# call in doubt, not as run, failed, or still running since its first execution.
 	from openmolt_core._indoubt import in_doubt_entry, question
@@ -1165,7 +1176,7 @@ async def _in_doubt(
 		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
 		await ctx.error("in_doubt", entry["error"], seq=seq + 2, call=key)
 		return entry
-	text = question(tool, tool_input)
+	text = question(tool, tool_input, why)
 	said = in_doubt_entry(tool, "a person is asked whether it did")
 	await ctx.error("in_doubt", said["error"], seq=seq + 2, call=key)
 	handler = ctx.human
