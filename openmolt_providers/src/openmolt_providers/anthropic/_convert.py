@@ -8,7 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers import _images
 from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused, textual
-from openmolt_providers._body import last_key, merge_options, turn_text
+from openmolt_providers._body import Turns, last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
 	filled_window,
@@ -88,15 +88,34 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 	)
 
 
+def _plain(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text as ``messages`` holds it (no cache breakpoint on it)."""
+	return {"role": role, "content": turn_text(content)}
+
+
+_TURNS = Turns(_plain)
+"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+
+
+def _turn(
+	provider: AnthropicProvider,
+	model: str,
+	message: Message,
+	shown: Sequence[Attachment | str],
+	cache: bool,
+) -> dict[str, Any]:
+	if not shown and not cache:
+		return _TURNS(message.role, message.content)
+	return {"role": message.role, "content": _blocks(provider, model, message, shown, cache)}
+
+
 def _blocks(
 	provider: AnthropicProvider,
 	model: str,
 	message: Message,
 	shown: Sequence[Attachment | str],
 	cache: bool,
-) -> str | list[dict[str, Any]]:
-	if not shown and not cache:
-		return turn_text(message.content)
+) -> list[dict[str, Any]]:
 	blocks: list[dict[str, Any]] = [
 		{"type": "text", "text": a} if isinstance(a, str) else _attachment(provider, model, a)
 		for a in shown
@@ -151,12 +170,7 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		"max_tokens": config.max_output_tokens or default_max_tokens(model),
 		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
 		"messages": [
-			{
-				"role": m.role,
-				"content": _blocks(
-					provider, model, m, _images.parts(fitted, i, m), i == 0 or i == last
-				),
-			}
+			_turn(provider, model, m, _images.parts(fitted, i, m), i == 0 or i == last)
 			for i, m in enumerate(messages)
 		],
 	}
