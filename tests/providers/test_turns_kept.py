@@ -63,6 +63,10 @@ def test_a_body_with_kept_turns_is_the_compact_json_of_the_same_body(vendor: str
 	for _ in range(2):  # built, then from the kept turns
 		body = p.build(request)
 		assert any(type(t) is Turn for t in body[CONVERSATION[vendor]])
+		if vendor == "anthropic":  # the first turn with its cache breakpoint is kept too
+			first = body["messages"][0]
+			assert type(first) is Turn
+			assert first["content"][0]["cache_control"] == {"type": "ephemeral"}
 		assert encode(body) == _compact(body)
 	request.messages = _history(5)  # the same first turns, and new ones
 	body = p.build(request)
@@ -89,6 +93,9 @@ def test_a_message_changed_in_place_is_sent_as_it_is_now(vendor: str) -> None:
 	assert with_image == _compact(p.build(request))
 	middle.attachments.clear()
 	assert PNG.encode() not in encode(p.build(request))
+	request.messages[0].content = '{"task": "the first turn, changed"}'
+	assert b"the first turn, changed" in encode(p.build(request))
+	assert encode(p.build(request)) == _compact(p.build(request))
 
 
 @pytest.mark.parametrize("vendor", ["anthropic", "google"])
@@ -116,26 +123,28 @@ def test_gemma_puts_the_system_prompt_in_a_new_first_turn_not_in_the_kept_one() 
 	assert other.system not in [t["text"] for t in p.build(other)["contents"][0]["parts"]]
 
 
-def test_a_turn_is_kept_by_its_role_and_text_and_the_cache_starts_again_when_full(
+def test_a_turn_is_kept_by_its_role_and_text_and_the_caches_start_again_when_full(
 	monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-	"""Equal role and text give the kept turn; a new role or text a new one; a full cache clears."""
+	"""Equal role and text give the kept turn; a new role or text a new one; full, all clear."""
 	made: list[tuple[str, str]] = []
 
 	def convert(role: str, content: str) -> dict[str, Any]:
 		made.append((role, content))
 		return {"role": role, "content": content}
 
-	turns = Turns(convert)
+	turns, other = Turns(convert), Turns(convert)
 	a = turns("user", "x" * 10)
 	assert turns("user", "".join(["x"] * 10)) is a  # an equal text, another string
 	assert turns("assistant", "x" * 10) is not a
 	assert a.text == '{"role":"user","content":"xxxxxxxxxx"}'
-	assert len(made) == 2
-	monkeypatch.setattr(_body, "_TURNS_CHARS", 100)
-	turns("user", "y" * 60)  # over the limit with what is kept: cleared first
+	b = other("user", "z" * 10)
+	assert len(made) == 3
+	monkeypatch.setattr(_body, "_TURNS_CHARS", _body._kept_chars + 100)
+	turns("user", "y" * 60)  # over what every Turns together may keep: all cleared first
 	assert turns("user", "x" * 10) is not a
-	assert len(made) == 4
+	assert other("user", "z" * 10) is not b
+	assert len(made) == 6
 
 
 def test_a_kept_turn_with_a_lone_surrogate_is_sent_as_before() -> None:

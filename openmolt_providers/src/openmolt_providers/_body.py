@@ -73,7 +73,13 @@ class Turn(dict[str, Any]):
 
 
 _TURNS_CHARS = 4_000_000
-"""The most characters of turns (their text and JSON) `Turns` keeps; then it starts again."""
+"""The most characters of turns (their text and JSON) every `Turns` together keeps; then they all
+start again."""
+
+_KEEPERS: list[Turns] = []
+"""Every `Turns` (one or two per API): the characters they keep count together."""
+
+_kept_chars = 0
 
 
 class Turns:
@@ -83,18 +89,18 @@ class Turns:
 	results) whose every quote JSON escapes: encoding them again at each step cost more than
 	building the rest of the body, and grew with the run (about 1.3 µs a turn). A turn is a pure
 	function of its role and text, so it is kept by them, for every run of the process, up to
-	`_TURNS_CHARS` characters.
+	`_TURNS_CHARS` characters for all APIs together.
 
 	Args:
 		convert: The API's form of a plain turn, from its role and text (a new dict).
 	"""
 
-	__slots__ = ("_chars", "_convert", "_kept")
+	__slots__ = ("_convert", "_kept")
 
 	def __init__(self, convert: Callable[[str, str], dict[str, Any]]) -> None:
 		self._convert = convert
 		self._kept: dict[tuple[str, str], Turn] = {}
-		self._chars = 0
+		_KEEPERS.append(self)
 
 	def __call__(self, role: str, content: str) -> Turn:
 		"""The turn of ``role`` with the text ``content``, in the API's form.
@@ -103,16 +109,18 @@ class Turns:
 			role: The message's role (``user``, ``assistant``).
 			content: Its text.
 		"""
+		global _kept_chars
 		key = (role, content)
 		found = self._kept.get(key)
 		if found is None:
 			found = Turn(self._convert(role, content))
 			size = len(content) + len(found.text)
-			if self._chars + size > _TURNS_CHARS:
-				self._kept.clear()
-				self._chars = 0
+			if _kept_chars + size > _TURNS_CHARS:
+				for keeper in _KEEPERS:
+					keeper._kept.clear()
+				_kept_chars = 0
 			self._kept[key] = found
-			self._chars += size
+			_kept_chars += size
 		return found
 
 

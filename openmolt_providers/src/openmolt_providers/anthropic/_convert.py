@@ -93,8 +93,16 @@ def _plain(role: str, content: str) -> dict[str, Any]:
 	return {"role": role, "content": turn_text(content)}
 
 
+def _marked(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text with a cache breakpoint (the first turn and the last)."""
+	return {"role": role, "content": [_text(content, True)]}
+
+
 _TURNS = Turns(_plain)
 """The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+
+_MARKED = Turns(_marked)
+"""The turns of text with a cache breakpoint: the first is the same at every step."""
 
 
 def _turn(
@@ -104,9 +112,17 @@ def _turn(
 	shown: Sequence[Attachment | str],
 	cache: bool,
 ) -> dict[str, Any]:
-	if not shown and not cache:
-		return _TURNS(message.role, message.content)
+	if not shown:
+		return (_MARKED if cache else _TURNS)(message.role, message.content)
 	return {"role": message.role, "content": _blocks(provider, model, message, shown, cache)}
+
+
+def _text(content: str, cache: bool) -> dict[str, Any]:
+	"""The text block of a turn, with a cache breakpoint or without."""
+	text: dict[str, Any] = {"type": "text", "text": turn_text(content)}
+	if cache:
+		text["cache_control"] = _CACHE
+	return text
 
 
 def _blocks(
@@ -120,10 +136,7 @@ def _blocks(
 		{"type": "text", "text": a} if isinstance(a, str) else _attachment(provider, model, a)
 		for a in shown
 	]  # a str: the note in place of an image left out (`openmolt_providers._images.fit`)
-	text: dict[str, Any] = {"type": "text", "text": turn_text(message.content)}
-	if cache:
-		text["cache_control"] = _CACHE
-	blocks.append(text)
+	blocks.append(_text(message.content, cache))
 	return blocks
 
 
