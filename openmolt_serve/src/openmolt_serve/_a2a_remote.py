@@ -21,8 +21,10 @@ The remote agent knows one caller, this process's token, whoever the run acts fo
 it holds (a ``contextId``, a ``taskId`` waiting for an answer) is the end user's whose run the
 tool gave its ids to (`openmolt_core.tools.CallingRun.user`; None, the operator). A run for
 anyone else that names them (a model told them, or shown them in a shared chat) is refused
-before anything is sent, as an unknown file reference is (`MAX_KNOWN` ids are remembered, in
-this process: an id it never gave, from another process or before a restart, is sent as given).
+before anything is sent, as an unknown file reference is. An id the tool never gave, or no longer
+remembers, is refused too: it could be anyone's (a guess, one from another process or from before
+a restart), so the model is told to start a new conversation by leaving the ids out. The ids are
+remembered in this process, `MAX_KNOWN` of them: a conversation does not survive a restart.
 
 The card is the remote's word: the interface URL it names is where the SDK sends the message.
 The application chose ``url``'s origin, so that one is reached as given (a sidecar on
@@ -57,8 +59,8 @@ __all__ = ["MAX_KNOWN", "REMOTE_INPUT", "remote_agent"]
 
 MAX_KNOWN = 10_000
 """The most task and context ids one remote agent's tool remembers the end user of; past it the
-oldest of the user holding the most is forgotten (then sent as given, as an id from another
-process is): one user's many runs never push out another user's ids."""
+oldest of the user holding the most is forgotten (then refused, as an id from another process
+is): one user's many runs never push out another user's ids."""
 
 REMOTE_INPUT: dict[str, Any] = {
 	"type": "object",
@@ -189,17 +191,21 @@ _IDS = ("taskId", "contextId")
 def _check_owner(
 	owners: OrderedDict[str, str | None], given: dict[str, Any], user: str | None
 ) -> None:
-	"""Refuse an id the remote gave a run for another end user (see the module).
+	"""Refuse an id this tool did not give a run for ``user`` (see the module).
+
+	Unknown is unsafe: an id the tool never gave (a guess, another process's, one from before a
+	restart) or has forgotten may be another user's conversation, so it is refused as one is.
 
 	Raises:
-		ToolError: ``taskId`` or ``contextId`` is another user's conversation.
+		ToolError: ``taskId`` or ``contextId`` is not a conversation this tool gave ``user``.
 	"""
 	for field in _IDS:
 		value = str(given.get(field) or "")
-		if value and value in owners and owners[value] != user:
+		if value and (value not in owners or owners[value] != user):
 			raise ToolError(
-				f"{field} {value[:80]!r} names no conversation of this run with the remote agent; "
-				"leave taskId and contextId out to start a new one"
+				f"{field} {value[:80]!r} names no conversation of this run with the remote agent "
+				"(or one from before a restart); leave taskId and contextId out to start a new "
+				"conversation"
 			)
 
 
@@ -209,7 +215,7 @@ def _keep_owner(
 	"""Remember whose run the remote's ids were given to (`MAX_KNOWN` of them).
 
 	Past the bound the oldest id of the user holding the most goes (`crowded`): a forgotten id
-	is sent as given, so one user whose runs gather many ids must not push out another's.
+	is refused, so one user whose runs gather many ids must not end another's conversations.
 	"""
 	for field in _IDS:
 		value = out.get(field)
