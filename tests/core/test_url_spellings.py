@@ -119,3 +119,22 @@ def test_plain_text_with_slashes_stays_as_it_is() -> None:
 		'{"path": "a\\/b", "n": 1}',
 	):
 		assert mask_urls(text) == text
+
+
+@pytest.mark.parametrize(
+	"text",
+	[
+		f"jdbc:postgresql://app:{PASSWORD}@db.internal:5432/app",
+		f"-Dhttps.proxy=http://app:{PASSWORD}@proxy.internal:8080",
+		f" <https://app:{PASSWORD}@api.example/v1>",
+		f"--endpoint=https://api.example/v1?api_key={PASSWORD}",
+	],
+)
+def test_a_url_inside_a_value_gives_its_secrets(text: str) -> None:
+	"""A JDBC URL, a JVM option, a bracketed URL: the URL in the value is read, wherever it
+	starts, and so in the environment (`environment_secrets`, `named_secrets`)."""
+	from openmolt_core._support.masking import environment_secrets, named_secrets
+
+	assert PASSWORD in url_secrets(text)
+	assert PASSWORD in environment_secrets({"JAVA_OPTS": text})
+	assert PASSWORD in named_secrets({"SERVICE_URL": text})

@@ -2440,7 +2440,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	)
 	out = {v for v in found if len(v.strip()) >= MIN_KEY}
 	for value in list(source.values()):
-		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
+		if "//" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
 			out |= url_secrets(value)
 	return out
 
@@ -2466,7 +2466,7 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 		lowered = name.lower()
 		if secret_name(name) or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
 			out.add(value)
-		if "://" in value:  # the password of a URL under a public name, or inside a secret one
+		if "//" in value:  # the password of a URL under a public name, or inside a secret one
 			out |= url_secrets(value)
 	return {v for v in out if v.strip()}
 
@@ -2532,7 +2532,7 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 		if isinstance(value, str):  # first: a str is no Mapping, and the ABC check costs more
 			if secret_name(str(key)):
 				out.add(value)
-			if "://" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
+			if "//" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
 				out |= url_secrets(value)
 		elif isinstance(value, Mapping):
 			if str(key).lower() == "headers":
@@ -2614,7 +2614,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 			if value.isdigit() and not hinted:
 				continue
 			out.append((prefix + key, value))
-			if "://" in value:  # its parts too: shown apart (a webhook's token in a log line)
+			if "//" in value:  # its parts too: shown apart (a webhook's token in a log line)
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
@@ -2654,7 +2654,8 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	environment and MCP servers (``openmolt_mcp``).
 
 	Args:
-		url: The URL (text that is not one gives nothing).
+		url: The URL, or a value holding one (``jdbc:postgresql://...``, a JVM option's
+			``-Dproxy=http://...``: the first URL in it is read); text without one gives nothing.
 		hinted_only: Only the query values whose key hints at a secret (``api_key``, ``sig``,
 			``X-Amz-Signature``): for a URL someone else wrote (a log's request line), whose
 			``?q=`` search words are no secret.
@@ -2668,6 +2669,9 @@ def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
 	A query value that is a URL is read too, up to `_NESTED` deep.
 	"""
 	text = url.strip()
+	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
+		found = _LOGGED_URL().search(text)
+		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
 	if "\\" in text:  # JSON-escaped (``https:\/\/``, ``\u0026``): read as written and unescaped
 		unescaped = _unescaped(text)
 		if unescaped != text:
@@ -2677,6 +2681,8 @@ def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
 	return _url_secrets(text, hinted_only, depth)
 
 
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)|//")
+"""Text that starts as a URL does: a scheme (``https://``, JSON's ``https:\\/\\/``), or ``//``."""
 _NESTED = 3
 """How deep `url_secrets` reads a URL in a URL's query (``?next=https://...?api_key=``)."""
 
