@@ -373,10 +373,9 @@ def _arg_secrets(args: list[str]) -> set[str]:
 		if sep and value and secret_name(name):
 			out.add(value)
 		# A URL alone, or a flag's value (``--database-url=postgresql://user:PASSWORD@db``,
-		# ``--db=//user:PASSWORD@db``): the core's one rule reads it, whatever the flag's name.
-		for part in (arg, value) if sep else (arg,):
-			if "//" in part:
-				out |= url_secrets(part)
+		# ``--db=//user:PASSWORD@db``): the core's one rule finds it, whatever the flag's name.
+		if "//" in arg:
+			out |= url_secrets(arg)
 	return out
 
 
