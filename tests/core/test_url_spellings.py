@@ -138,3 +138,44 @@ def test_a_url_inside_a_value_gives_its_secrets(text: str) -> None:
 	assert PASSWORD in url_secrets(text)
 	assert PASSWORD in environment_secrets({"JAVA_OPTS": text})
 	assert PASSWORD in named_secrets({"SERVICE_URL": text})
+
+
+def test_a_log_record_hides_a_url_s_secrets_in_any_argument_and_its_traceback(
+	kept: _Keep,
+) -> None:
+	"""A URL in an argument that is no string (a list, an exception: httpx's error names the
+	URL it failed for), in a message that is an object, in a nested mapping and in the
+	traceback of ``exc_info``: its password and secret-named query values are masked."""
+	import httpx
+
+	log = logging.getLogger("httpx")
+	formatter = logging.Formatter("%(message)s")
+	url = f"https://user:{PASSWORD}@api.example/v1?api_key={KEY}"
+	failed = httpx.Response(401, request=httpx.Request("GET", url))
+	try:
+		failed.raise_for_status()
+	except httpx.HTTPStatusError as exc:
+		error = exc
+	texts: list[str] = []
+
+	class Formatted(logging.Handler):
+		def emit(self, record: logging.LogRecord) -> None:
+			texts.append(formatter.format(record))
+
+	handler = Formatted()
+	log.addHandler(handler)
+	try:
+		log.info("list %s", [url])
+		log.warning("failed: %s", error)
+		log.warning(error)
+		log.info("map %(u)s", {"u": {"url": url}})
+		try:
+			raise error
+		except httpx.HTTPStatusError:
+			log.exception("the call failed")
+	finally:
+		log.removeHandler(handler)
+	assert len(texts) == 5
+	assert "Traceback" in texts[-1]
+	shown = "\n".join([*texts, *kept.messages])
+	assert PASSWORD not in shown and KEY not in shown, shown

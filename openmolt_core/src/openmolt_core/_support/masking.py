@@ -2008,17 +2008,30 @@ def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
 	An HTTP client's request line (httpx: ``HTTP Request: GET <URL> ...``, the URL an argument)
 	shows the key a model put in a URL's query, a signed link's signature, a password in the
 	userinfo: a log keeps none of them. Only a URL with a query or userinfo is read, and of its
-	query only the values named like secrets (a search's words stay readable).
+	query only the values named like secrets (a search's words stay readable). The message and
+	every argument are read as text, whatever their type (an exception: httpx's error names the
+	URL it failed for; a list), and so are the traceback and the stack a record carries.
 	"""
 	msg, args = record.msg, record.args
-	texts = [msg] if isinstance(msg, str) else []
-	if isinstance(args, tuple):
-		texts += [str(a) for a in args if isinstance(a, str) or type(a).__name__ == "URL"]
-	elif isinstance(args, Mapping):
-		texts += [str(a) for a in args.values() if isinstance(a, str)]
+	values = list(args.values()) if isinstance(args, Mapping) else list(args or ())
 	found: set[str] = set()
-	for text in texts:
+	for value in (msg, *values):  # any object: an exception (httpx's names its URL), a list
+		if value is None or isinstance(value, int | float):
+			continue
+		try:
+			text = value if isinstance(value, str) else str(value)
+		except Exception:  # a broken ``__str__``: `_record_arg` shows it masked whole
+			continue
 		found |= urls_secrets(text)
+	trace = record.exc_text
+	if not trace and record.exc_info and record.exc_info[1] is not None:
+		# The traceback as a handler shows it (its exception's message, its chain), read only:
+		# a handler's own formatter still formats a record that shows no secret its way.
+		trace = logging.Formatter().formatException(record.exc_info)
+	if trace:
+		found |= urls_secrets(trace)
+	if record.stack_info:
+		found |= urls_secrets(record.stack_info)
 	return frozenset(found)
 
 
