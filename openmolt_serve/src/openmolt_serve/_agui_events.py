@@ -201,7 +201,7 @@ class AguiEvents:
 			RunStartedEvent(
 				thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
 			),
-			StateSnapshotEvent(snapshot=self._shown(snapshot)),
+			StateSnapshotEvent(snapshot=self.redact.deep(_json(snapshot))),
 		]
 
 	def translate(self, event: Event) -> list[BaseEvent]:
@@ -432,7 +432,8 @@ class AguiEvents:
 				RunFinishedEvent(
 					thread_id=self.thread_id,
 					run_id=self.run_id,
-					result=self._shown(result.output),
+					# The run's deliverable: a signed link in it must work (secrets masked only)
+					result=self.redact.deep(_json(result.output)),
 					outcome=RunFinishedSuccessOutcome(),
 				)
 			)
