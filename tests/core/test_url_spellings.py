@@ -179,3 +179,9 @@ def test_a_log_record_hides_a_url_s_secrets_in_any_argument_and_its_traceback(
 	assert "Traceback" in texts[-1]
 	shown = "\n".join([*texts, *kept.messages])
 	assert PASSWORD not in shown and KEY not in shown, shown
+
+
+def test_a_path_with_a_double_slash_is_no_url() -> None:
+	"""``a//b@c`` is a path, not a scheme-relative URL: its words stay readable."""
+	text = "the path a//team@corp?x=1 and the team"
+	assert mask_urls(text) == text

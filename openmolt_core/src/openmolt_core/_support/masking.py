@@ -1938,8 +1938,9 @@ class RedactingFilter(logging.Filter):
 		return True
 
 
-_LOGGED_URL = LazyPattern(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s\"'<>]+")
-"""A URL in text: with a scheme (any case) or scheme-relative (``//user:PASSWORD@host``)."""
+_LOGGED_URL = LazyPattern(r"(?:[A-Za-z][A-Za-z0-9+.-]*:|(?<![\w/:.\\-]))//[^\s\"'<>]+")
+"""A URL in text: with a scheme (any case) or scheme-relative (``//user:PASSWORD@host``, its
+``//`` after no word, no ``/`` and no ``:``: ``a//b`` is a path)."""
 _MAYBE_URL = LazyPattern(r"//|\\/\\/|%2[Ff]%2[Ff]|&#(?:[xX]0*2[Ff]|0*47);|&sol;")
 """What text holding a URL shows in some spelling: ``//``, JSON's ``\\/\\/``, percent- or
 HTML-encoded slashes; text without it holds no URL (a cheap check before `_text_readings`)."""
