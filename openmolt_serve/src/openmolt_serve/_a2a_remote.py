@@ -15,7 +15,8 @@ the tool again with that ``taskId`` (and ``contextId``). Its words come from out
 message leaves the process: the tool is labelled ``untrusted`` and ``outbound``
 (`openmolt_core.taint`). The token is sent as a bearer header only: never to the model, never
 in an error; a key ``url`` carries (``?code=``, ``?sig=``: `openmolt_core.secrets.url_secrets`)
-is a secret of every instance too, masked where the description or an error names the URL.
+and its password are secrets of every instance too, and the description, the tool's repr and
+its errors (the SDK's text included) name the URL without them.
 
 The remote agent knows one caller, this process's token, whoever the run acts for: a conversation
 it holds (a ``contextId``, a ``taskId`` waiting for an answer) is the end user's whose run the
@@ -47,6 +48,7 @@ from a2a.client import A2AClientError, ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
+from openmolt_core._support.masking import mask, shown_url
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
@@ -136,6 +138,8 @@ def remote_agent(
 		raise ConfigurationError(f"remote_agent: url must be an http(s) URL, got {url!r}")
 	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
 	name = handle or f"a2a_{host}"
+	shown = shown_url(url)  # how the description and errors name it: no password, key masked
+	hidden = frozenset({*url_secrets(url), *([token] if token else [])})
 	guard = SsrfGuard(internal=allow_internal_hosts)  # checks the hosts before any call
 	owners: OrderedDict[str, str | None] = OrderedDict()  # an id the remote gave: whose run got it
 
@@ -161,19 +165,19 @@ def remote_agent(
 				async for response in client.send_message(SendMessageRequest(message=message)):
 					last = response
 		except ToolError as exc:  # the guard refused the address an agent card named
-			raise ToolError(f"the A2A agent at {url}: {exc.message}") from None
+			raise ToolError(f"the A2A agent at {shown}: {exc.message}") from None
 		except (A2AClientError, httpx.HTTPError, ValueError) as exc:
-			text = str(exc).replace(token, "[redacted]") if token else str(exc)
-			raise ToolError(f"the A2A agent at {url} did not answer: {text}") from None
+			text = mask(str(exc), hidden)  # the SDK's text names the URL it fetched, whole
+			raise ToolError(f"the A2A agent at {shown} did not answer: {text}") from None
 		if last is None:
-			raise ToolError(f"the A2A agent at {url} sent nothing back")
+			raise ToolError(f"the A2A agent at {shown} sent nothing back")
 		out = _reply(last.message, "completed") if last.HasField("message") else _task(last.task)
 		_keep_owner(owners, out, user)
 		return out
 
 	tool = FunctionTool(
 		handle=name,
-		description=description or f"Ask the remote A2A agent at {url}.",
+		description=description or f"Ask the remote A2A agent at {shown}.",
 		function=ask,
 		input_schema=REMOTE_INPUT,
 		labels=["untrusted", "outbound"],
@@ -181,7 +185,7 @@ def remote_agent(
 	)
 	# Masked by every instance and in the logs while the tool lives: the token, and a key the URL
 	# carries (Azure Functions' ``?code=``, a signature), which the description and errors name.
-	register_key(ask, token, *url_secrets(url))
+	register_key(ask, *hidden)
 	return tool
 
 
