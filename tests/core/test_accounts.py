@@ -1663,3 +1663,27 @@ async def test_a_link_bound_to_a_browser_is_finished_only_with_that_browser_s_se
 	assert store.entries() == [] and not server.token_requests
 	assert (await om.accounts.complete(location, browser="s3cret")).user == "carol"
 	await om.aclose()
+
+
+@pytest.mark.parametrize("accounts_first", [False, True])
+def test_a_store_set_to_none_by_hand_is_none_for_end_users_too(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, accounts_first: bool
+) -> None:
+	"""``om.credential_store = None`` means no store, as ``credential_store=False`` does: the
+	integrations read none and the accounts make no default file to keep end users' tokens in
+	(whether ``om.accounts`` was made before or after)."""
+	from openmolt_core import OpenMolt
+
+	monkeypatch.setenv("OPENMOLT_CREDENTIALS_FILE", str(tmp_path / "credentials.enc"))
+	monkeypatch.setenv(KEY_VARIABLE, Fernet.generate_key().decode())
+	monkeypatch.setitem(sys.modules, "keyring", None)
+	om = OpenMolt(entry_points=False)
+	if accounts_first:
+		assert om.accounts is not None
+	om.credential_store = None
+	assert om.accounts.store() is None
+	assert om.credential_store is None
+	assert not (tmp_path / "credentials.enc").exists()
+	given = EncryptedFileStore(tmp_path / "given.enc")
+	om.credential_store = given  # a store set by hand is the end users' too
+	assert om.accounts.store() is given

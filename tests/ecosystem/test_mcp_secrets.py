@@ -184,3 +184,21 @@ async def test_a_database_urls_password_under_a_public_name_never_reaches_the_mo
 		for spelling in spellings(DB_PASSWORD):
 			assert spelling not in text, text[:300]
 	await om.aclose()
+
+
+@pytest.mark.parametrize(
+	"arg",
+	[
+		"--database-url=postgresql://app:Pw-7f3a9e21c4d8@db.internal/app",
+		"--db=//app:Pw-7f3a9e21c4d8@db.internal/app",
+		"--endpoint=https://api.example/v1?api_key=Pw-7f3a9e21c4d8",
+		"--endpoint=HTTPS://app:Pw-7f3a9e21c4d8@[2001:db8::1]/v1",
+		"DATABASE=postgresql://app:Pw-7f3a9e21c4d8@db.internal/app",
+	],
+)
+def test_a_url_given_as_a_flag_s_value_has_its_secrets_found(arg: str) -> None:
+	"""``--database-url=postgresql://user:PASSWORD@...`` (a flag not named like a secret): the
+	URL's password or key is a secret of the server, as in a URL given alone."""
+	config = parse_server("s", {"command": "server", "args": [arg]})
+	assert "Pw-7f3a9e21c4d8" in secrets_of(config)
+	assert_clean(repr(config), str(config))

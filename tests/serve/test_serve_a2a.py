@@ -46,9 +46,10 @@ from starlette.applications import Starlette
 
 from openmolt import OpenMolt
 from openmolt_core.errors import ToolError
+from openmolt_core.llm import Usage
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
-from openmolt_core.tools import ToolContext, tool
+from openmolt_core.tools import CallingRun, ToolContext, tool
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve.a2a import remote_agent
@@ -467,6 +468,50 @@ async def test_a_remote_conversation_is_its_users_alone() -> None:
 			assert len(seen) == sent  # nothing reached the remote agent
 			again = await ask("alice", message="city: Oslo", **ids)
 			assert again["ok"] is True and again["result"]["status"] == "completed", again
+
+
+async def _no_event(event: Any) -> None:
+	"""A calling run's emit that keeps nothing."""
+
+
+async def test_an_id_this_tool_never_gave_is_refused_before_anything_is_sent() -> None:
+	"""Fail closed: a guessed id, or one another tool (a process before a restart) gave, may be
+	another user's conversation with the remote agent; it is refused, nothing is sent, and the
+	error tells the model to start a new conversation. The ids the tool gave still work."""
+	async with remote() as (url, seen):
+		before = remote_agent(url, handle="weather")  # the process before a restart
+		ctx = ToolContext(agent="Asker", integration="local")
+		first = await before.function({"message": "Weather?"}, ctx)
+		old = {"taskId": first["taskId"], "contextId": first["contextId"]}
+		weather = remote_agent(url, handle="weather")  # after it: the same remote, no memory
+		sent = len(seen)
+		for given in (
+			{"taskId": old["taskId"]},
+			{"contextId": old["contextId"]},
+			old,
+			{"contextId": "guessed-context-1"},
+			{"taskId": "guessed-task-1"},
+		):
+			for user in ("alice", None):
+				run = CallingRun(
+					run_id="r",
+					call="c",
+					step=1,
+					index=0,
+					usage=Usage(),
+					wants=bool,
+					emit=_no_event,
+					user=user,
+				)
+				run_ctx = ToolContext(agent="Asker", integration="local", run=run)
+				with pytest.raises(ToolError, match="leave taskId and contextId out") as refused:
+					await weather.function({"message": "city: Oslo", **given}, run_ctx)
+				assert "new conversation" in refused.value.message
+		assert len(seen) == sent  # nothing reached the remote agent
+		fresh = await weather.function({"message": "Weather?"}, ctx)
+		mine = {"taskId": fresh["taskId"], "contextId": fresh["contextId"]}
+		done = await weather.function({"message": "city: Oslo", **mine}, ctx)
+		assert done["status"] == "completed"
 
 
 async def test_an_unreachable_remote_agent_is_a_tool_error_without_the_token() -> None:

@@ -179,8 +179,8 @@ def test_a_remote_agents_ids_of_one_user_stay_refused_to_another_through_a_flood
 ) -> None:
 	"""remote_agent: Mallory's runs get many ids from the remote; Alice's context stays hers.
 
-	An id the tool forgot is sent as given (one from before a restart): had Mallory's flood
-	pushed Alice's id out, Mallory's run naming it would reach Alice's conversation.
+	An id the tool forgot is refused to everyone (as one from before a restart is): had
+	Mallory's flood pushed Alice's ids out, Alice's conversation would have ended.
 	"""
 	from openmolt_core.errors import ToolError
 	from openmolt_serve import _a2a_remote
@@ -194,4 +194,5 @@ def test_a_remote_agents_ids_of_one_user_stay_refused_to_another_through_a_flood
 		_a2a_remote._check_owner(owners, {"contextId": "c-alice"}, "mallory")
 	with pytest.raises(ToolError, match="names no conversation"):
 		_a2a_remote._check_owner(owners, {"taskId": "t-alice"}, "mallory")
+	_a2a_remote._check_owner(owners, {"taskId": "t-alice", "contextId": "c-alice"}, "alice")
 	assert len(owners) == 4

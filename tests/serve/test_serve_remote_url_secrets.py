@@ -50,3 +50,20 @@ async def test_a_key_in_the_remote_agents_url_never_reaches_the_model(
 	assert not leaks(sent, KEY), leaks(sent, KEY)
 	assert not leaks(json.dumps(result.state.to_dict(), default=str), KEY)
 	assert not leaks(caplog.text, KEY)
+
+
+async def test_the_tool_its_repr_and_its_errors_name_the_url_without_its_secrets() -> None:
+	"""The default description (the model reads it), the tool's repr and a tool error name the
+	URL with its password left out and its key masked: never the secrets themselves."""
+	from openmolt_core.errors import ToolError
+	from openmolt_core.tools import ToolContext
+
+	password, code = "Pw-5d1e0f7a9b2c", "c0de-5d1e0f7a9b2c4e6f"
+	tool = remote_agent(f"http://agent:{password}@127.0.0.1:9/a2a?code={code}", handle="r")
+	for text in (tool.description, repr(tool), str(tool)):
+		assert password not in text and code not in text, text
+		assert "127.0.0.1:9/a2a" in text
+	with pytest.raises(ToolError) as failed:
+		await tool.function({"message": "hi"}, ToolContext(agent="A", integration="local"))
+	assert password not in failed.value.message and code not in failed.value.message
+	assert "127.0.0.1:9/a2a" in failed.value.message

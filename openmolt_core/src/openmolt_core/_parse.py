@@ -85,6 +85,23 @@ _STOP_REASONS = {
 	# of replies that does not still runs none of it.
 	"blocked": "the provider blocked this conversation, so nothing was run",
 }
+FINISHES = frozenset({"stop", *_STOP_REASONS})
+"""The finish reasons the loop knows (`openmolt_core.llm.ModelResponse.finish_reason`)."""
+
+
+def finish_read(reason: str | None) -> str | None:
+	"""A reply's finish reason as the loop reads it: unknown is unsafe.
+
+	None (the provider did not say) and the reasons the loop knows (`FINISHES`) as they are;
+	any other (an API's own ``length``, ``content_filter``, ``SAFETY``, ``error``, passed on by
+	a provider of a plugin) is ``incomplete``: the reply may be cut or filtered, none of it runs.
+
+	Args:
+		reason: `openmolt_core.llm.ModelResponse.finish_reason`.
+	"""
+	return reason if reason is None or reason in FINISHES else "incomplete"
+
+
 _SHAPE = 'answer with exactly one JSON object {"commands": [...]} and nothing else'
 
 
@@ -329,7 +346,7 @@ def parse_reply(
 			],
 			encodable_text(masked_excerpt(text, 1000)),
 		)
-	why = _STOP_REASONS.get(finish_reason or "")
+	why = _STOP_REASONS.get(finish_read(finish_reason) or "")
 	try:
 		data = _decode(text, max_depth)
 	except _Invalid as invalid:

@@ -1236,15 +1236,19 @@ def forget_sign_in(store: CredentialStore, integration: str, user: str | None = 
 		return store.delete(integration, user)
 
 
-def instance_accounts(om: Any, options: Mapping[str, Any], store_option: object) -> Accounts:
+def instance_accounts(
+	om: Any, options: Mapping[str, Any], store_option: Callable[[], object]
+) -> Accounts:
 	"""An instance's end-user accounts (``om.accounts``, made on first use).
 
 	Args:
 		om: The `OpenMolt` instance: its plugins, integration configs, credential store, HTTP
 			client and secrets.
 		options: What ``OpenMolt(accounts=...)`` was given.
-		store_option: What ``OpenMolt(credential_store=...)`` was given: None lets the first
-			end user who connects make the default encrypted file.
+		store_option: What ``OpenMolt(credential_store=...)`` was given, or a store set by
+			hand since (``om.credential_store = ...``, None there meaning none: False), asked
+			at each use: None, the default, lets the first end user who connects make the
+			default encrypted file.
 
 	Raises:
 		ConfigurationError: An unknown option.
@@ -1252,7 +1256,7 @@ def instance_accounts(om: Any, options: Mapping[str, Any], store_option: object)
 
 	def users_store() -> CredentialStore | None:
 		# End users connect at run time: the default file is made then, unless turned off.
-		if om.credential_store is None and store_option is None:
+		if om.credential_store is None and store_option() is None:
 			from openmolt_core.credstore import EncryptedFileStore
 
 			om.credential_store = EncryptedFileStore()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._chain import spend
 from openmolt_core._cost import counted, estimate_tokens  # light: every step asks
+from openmolt_core._parse import finish_read
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ProviderError
 from openmolt_core.events import Event
@@ -226,9 +227,9 @@ def unfit_summary(response: ModelResponse) -> str | None:
 	Args:
 		response: The summary call's response.
 	"""
-	reason = response.finish_reason
+	reason = finish_read(response.finish_reason)  # an unknown one: stopped before its end
 	if reason in _SUMMARY_STOPS:
-		return f"{_SUMMARY_STOPS[reason]} (finish reason {reason!r})"
+		return f"{_SUMMARY_STOPS[reason]} (finish reason {response.finish_reason!r})"
 	if not response.text.strip():
 		return "was empty"
 	return None

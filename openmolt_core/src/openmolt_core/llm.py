@@ -355,7 +355,8 @@ class ModelResponse:
 			provider refuses the conversation itself, so the same request would be refused again
 			(Gemini's blocked prompt, Anthropic's ``refusal``); the loop then ends the run with
 			a `openmolt_core.errors.RunError` rather than ask the model again. Any other value is
-			read as ``stop``.
+			read as ``incomplete`` (unknown is unsafe: an API's own ``length`` or
+			``content_filter`` may mean a cut or filtered reply); None, as ``stop``.
 		model: Which of the agent's models answered (``provider:model``): the loop sets it, since
 			another may answer instead of the first (`openmolt_core.fallback`).
 		usage_by_model: ``usage`` split by model id, when calls of more than one model make it

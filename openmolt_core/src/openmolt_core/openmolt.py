@@ -333,7 +333,8 @@ class OpenMolt:
 		The default one (the file ``openmolt auth`` writes, when it exists) is looked up here, at
 		first use: creating an instance touches no file. One set later (``om.credential_store =
 		store``) is treated as one given to the constructor: its secrets are masked and the file
-		tools keep out of its file.
+		tools keep out of its file; None set so means none, as ``credential_store=False`` does
+		(end users who connect get no default file either).
 		"""
 		if self._default_credential_store:
 			self._default_credential_store = False
@@ -346,6 +347,7 @@ class OpenMolt:
 	def credential_store(self, store: CredentialStore | None) -> None:
 		self._default_credential_store = False
 		self._credential_store = store
+		self._store_option = False if store is None else store  # one meaning: none
 		self.secrets.add_once(self._stored_secrets)  # its secrets join the set at its next use
 
 	@property
@@ -376,8 +378,8 @@ class OpenMolt:
 		if self._accounts is None:
 			from openmolt_core.accounts import instance_accounts
 
-			options, store = self._accounts_options, self._store_option
-			self._accounts = instance_accounts(self, options, store)
+			options = self._accounts_options
+			self._accounts = instance_accounts(self, options, lambda: self._store_option)
 		return self._accounts
 
 	# sessions -----------------------------------------------------------------------------

@@ -372,7 +372,9 @@ def _arg_secrets(args: list[str]) -> set[str]:
 		hinted_flag = arg.startswith("-") and not sep and secret_name(arg)
 		if sep and value and secret_name(name):
 			out.add(value)
-		if "://" in arg:
+		# A URL alone, or a flag's value (``--database-url=postgresql://user:PASSWORD@db``,
+		# ``--db=//user:PASSWORD@db``): the core's one rule finds it, whatever the flag's name.
+		if "//" in arg:
 			out |= url_secrets(arg)
 	return out
 
@@ -388,7 +390,8 @@ def secrets_of(config: ServerConfig) -> frozenset[str]:
 	so are its parts (the core's `header_secrets`: ``Bearer <token>`` gives the token, a
 	``Cookie`` its values, ``Basic`` its password). In ``args``, the value of
 	a flag named like a secret (``--api-key X``, ``--token=X``); in a URL (the server's, or one in
-	``args``), the userinfo and the query values named like secrets.
+	``args``, alone or as any flag's value: ``--database-url=postgresql://...``), the userinfo
+	and the query values named like secrets.
 	"""
 	out: set[str] = set(config._from_env)
 	if isinstance(config, StdioServer):

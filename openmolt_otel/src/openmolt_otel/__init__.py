@@ -53,6 +53,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from openmolt_core._support.masking import mask_urls
 from openmolt_core.durability import ForwardingPort
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
 from openmolt_otel import conventions as gen_ai
@@ -109,6 +110,15 @@ def _json(value: Any) -> str:
 
 def _text_parts(text: str) -> list[dict[str, str]]:
 	return [{"type": "text", "content": text}]
+
+
+def _shown(run: ObservedRun, value: Any) -> Any:
+	"""Text or data as a span shows it: as the run store's events do (`event_data`).
+
+	Every secret the run knows is masked, and a URL's that no source knows (`mask_urls`: the key
+	a model read in its instructions and called with), in every attribute of contents.
+	"""
+	return mask_urls(run.redact(value) if isinstance(value, str) else run.redact.deep(value))
 
 
 class Telemetry(RunObserver):
@@ -183,7 +193,7 @@ class Telemetry(RunObserver):
 		if self.capture_content:
 			span.set_attribute(
 				gen_ai.INPUT_MESSAGES,
-				_json([{"role": "user", "parts": _text_parts(_json(run.redact.deep(run.input)))}]),
+				_json([{"role": "user", "parts": _text_parts(_json(_shown(run, run.input)))}]),
 			)
 		self._runs[run.run_id] = _Spans(span, common=common)
 
@@ -207,7 +217,7 @@ class Telemetry(RunObserver):
 			span.set_attribute(gen_ai.ERROR_TYPE, outcome.status)
 			span.set_status(Status(StatusCode.ERROR, outcome.error or outcome.status))
 		if self.capture_content and outcome.result is not None:
-			output = run.redact.deep(outcome.result.to_dict()["output"])
+			output = _shown(run, outcome.result.to_dict()["output"])
 			message = {
 				"role": "assistant",
 				"parts": _text_parts(_json(output)),
@@ -232,7 +242,7 @@ class Telemetry(RunObserver):
 				return
 			span = _tool_span.get()
 			if span is not None:
-				arguments = run.redact.deep(getattr(event, "input", {}))
+				arguments = _shown(run, getattr(event, "input", {}))
 				span.set_attribute(gen_ai.TOOL_CALL_ARGUMENTS, _json(arguments))
 			return
 		spans = self._runs.get(run.run_id)
@@ -332,10 +342,11 @@ class Telemetry(RunObserver):
 			)
 			if self.capture_content and not summary:
 				span.set_attribute(
-					gen_ai.SYSTEM_INSTRUCTIONS, _json(_text_parts(run.agent.system_prompt()))
+					gen_ai.SYSTEM_INSTRUCTIONS,
+					_json(_text_parts(_shown(run, run.agent.system_prompt()))),
 				)
 				messages = [
-					{"role": m.role, "parts": _text_parts(run.redact(m.content))}
+					{"role": m.role, "parts": _text_parts(_shown(run, m.content))}
 					for m in run.state.messages
 				]
 				span.set_attribute(gen_ai.INPUT_MESSAGES, _json(messages))
@@ -364,7 +375,7 @@ class Telemetry(RunObserver):
 			value = await call()
 		except BaseException as exc:
 			span.set_attribute(gen_ai.ERROR_TYPE, type(exc).__qualname__)
-			span.set_status(Status(StatusCode.ERROR, run.redact(str(exc))))
+			span.set_status(Status(StatusCode.ERROR, _shown(run, str(exc))))
 			if kind in ("model", "compact"):
 				self._measure(run, began, None, type(exc).__qualname__, model)
 			raise
@@ -449,7 +460,7 @@ class Telemetry(RunObserver):
 		if self.capture_content:
 			message = {
 				"role": "assistant",
-				"parts": _text_parts(run.redact(str(getattr(response, "text", "")))),
+				"parts": _text_parts(_shown(run, str(getattr(response, "text", "")))),
 				"finish_reason": reason or "stop",  # required; the loop reads none as stop
 			}
 			span.set_attribute(gen_ai.OUTPUT_MESSAGES, _json([message]))
@@ -459,9 +470,9 @@ class Telemetry(RunObserver):
 			return
 		if entry.get("ok") is False:
 			span.set_attribute(gen_ai.ERROR_TYPE, "tool_error")
-			span.set_status(Status(StatusCode.ERROR, run.redact(str(entry.get("error", "")))))
+			span.set_status(Status(StatusCode.ERROR, _shown(run, str(entry.get("error", "")))))
 		elif self.capture_content:
-			span.set_attribute(gen_ai.TOOL_CALL_RESULT, _json(run.redact.deep(entry.get("result"))))
+			span.set_attribute(gen_ai.TOOL_CALL_RESULT, _json(_shown(run, entry.get("result"))))
 
 
 def _trigger_attributes(trigger: dict[str, Any]) -> dict[str, Any]:

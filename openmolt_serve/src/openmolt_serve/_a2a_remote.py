@@ -15,14 +15,17 @@ the tool again with that ``taskId`` (and ``contextId``). Its words come from out
 message leaves the process: the tool is labelled ``untrusted`` and ``outbound``
 (`openmolt_core.taint`). The token is sent as a bearer header only: never to the model, never
 in an error; a key ``url`` carries (``?code=``, ``?sig=``: `openmolt_core.secrets.url_secrets`)
-is a secret of every instance too, masked where the description or an error names the URL.
+and its password are secrets of every instance too, and the description, the tool's repr and
+its errors (the SDK's text included) name the URL without them.
 
 The remote agent knows one caller, this process's token, whoever the run acts for: a conversation
 it holds (a ``contextId``, a ``taskId`` waiting for an answer) is the end user's whose run the
 tool gave its ids to (`openmolt_core.tools.CallingRun.user`; None, the operator). A run for
 anyone else that names them (a model told them, or shown them in a shared chat) is refused
-before anything is sent, as an unknown file reference is (`MAX_KNOWN` ids are remembered, in
-this process: an id it never gave, from another process or before a restart, is sent as given).
+before anything is sent, as an unknown file reference is. An id the tool never gave, or no longer
+remembers, is refused too: it could be anyone's (a guess, one from another process or from before
+a restart), so the model is told to start a new conversation by leaving the ids out. The ids are
+remembered in this process, `MAX_KNOWN` of them: a conversation does not survive a restart.
 
 The card is the remote's word: the interface URL it names is where the SDK sends the message.
 The application chose ``url``'s origin, so that one is reached as given (a sidecar on
@@ -45,6 +48,7 @@ from a2a.client import A2AClientError, ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
+from openmolt_core._support.masking import mask, shown_url
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
@@ -57,8 +61,8 @@ __all__ = ["MAX_KNOWN", "REMOTE_INPUT", "remote_agent"]
 
 MAX_KNOWN = 10_000
 """The most task and context ids one remote agent's tool remembers the end user of; past it the
-oldest of the user holding the most is forgotten (then sent as given, as an id from another
-process is): one user's many runs never push out another user's ids."""
+oldest of the user holding the most is forgotten (then refused, as an id from another process
+is): one user's many runs never push out another user's ids."""
 
 REMOTE_INPUT: dict[str, Any] = {
 	"type": "object",
@@ -134,6 +138,8 @@ def remote_agent(
 		raise ConfigurationError(f"remote_agent: url must be an http(s) URL, got {url!r}")
 	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
 	name = handle or f"a2a_{host}"
+	shown = shown_url(url)  # how the description and errors name it: no password, key masked
+	hidden = frozenset({*url_secrets(url), *([token] if token else [])})
 	guard = SsrfGuard(internal=allow_internal_hosts)  # checks the hosts before any call
 	owners: OrderedDict[str, str | None] = OrderedDict()  # an id the remote gave: whose run got it
 
@@ -159,19 +165,19 @@ def remote_agent(
 				async for response in client.send_message(SendMessageRequest(message=message)):
 					last = response
 		except ToolError as exc:  # the guard refused the address an agent card named
-			raise ToolError(f"the A2A agent at {url}: {exc.message}") from None
+			raise ToolError(f"the A2A agent at {shown}: {exc.message}") from None
 		except (A2AClientError, httpx.HTTPError, ValueError) as exc:
-			text = str(exc).replace(token, "[redacted]") if token else str(exc)
-			raise ToolError(f"the A2A agent at {url} did not answer: {text}") from None
+			text = mask(str(exc), hidden)  # the SDK's text names the URL it fetched, whole
+			raise ToolError(f"the A2A agent at {shown} did not answer: {text}") from None
 		if last is None:
-			raise ToolError(f"the A2A agent at {url} sent nothing back")
+			raise ToolError(f"the A2A agent at {shown} sent nothing back")
 		out = _reply(last.message, "completed") if last.HasField("message") else _task(last.task)
 		_keep_owner(owners, out, user)
 		return out
 
 	tool = FunctionTool(
 		handle=name,
-		description=description or f"Ask the remote A2A agent at {url}.",
+		description=description or f"Ask the remote A2A agent at {shown}.",
 		function=ask,
 		input_schema=REMOTE_INPUT,
 		labels=["untrusted", "outbound"],
@@ -179,7 +185,7 @@ def remote_agent(
 	)
 	# Masked by every instance and in the logs while the tool lives: the token, and a key the URL
 	# carries (Azure Functions' ``?code=``, a signature), which the description and errors name.
-	register_key(ask, token, *url_secrets(url))
+	register_key(ask, *hidden)
 	return tool
 
 
@@ -189,17 +195,21 @@ _IDS = ("taskId", "contextId")
 def _check_owner(
 	owners: OrderedDict[str, str | None], given: dict[str, Any], user: str | None
 ) -> None:
-	"""Refuse an id the remote gave a run for another end user (see the module).
+	"""Refuse an id this tool did not give a run for ``user`` (see the module).
+
+	Unknown is unsafe: an id the tool never gave (a guess, another process's, one from before a
+	restart) or has forgotten may be another user's conversation, so it is refused as one is.
 
 	Raises:
-		ToolError: ``taskId`` or ``contextId`` is another user's conversation.
+		ToolError: ``taskId`` or ``contextId`` is not a conversation this tool gave ``user``.
 	"""
 	for field in _IDS:
 		value = str(given.get(field) or "")
-		if value and value in owners and owners[value] != user:
+		if value and (value not in owners or owners[value] != user):
 			raise ToolError(
-				f"{field} {value[:80]!r} names no conversation of this run with the remote agent; "
-				"leave taskId and contextId out to start a new one"
+				f"{field} {value[:80]!r} names no conversation of this run with the remote agent "
+				"(or one from before a restart); leave taskId and contextId out to start a new "
+				"conversation"
 			)
 
 
@@ -209,7 +219,7 @@ def _keep_owner(
 	"""Remember whose run the remote's ids were given to (`MAX_KNOWN` of them).
 
 	Past the bound the oldest id of the user holding the most goes (`crowded`): a forgotten id
-	is sent as given, so one user whose runs gather many ids must not push out another's.
+	is refused, so one user whose runs gather many ids must not end another's conversations.
 	"""
 	for field in _IDS:
 		value = out.get(field)

@@ -68,6 +68,7 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel
 
+from openmolt_core._support.masking import mask_urls
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.events import (
 	ErrorEvent,
@@ -235,7 +236,7 @@ class AguiEvents:
 		"""A tool is about to run: its call opens and closes with its arguments."""
 		call_id = f"call_{uuid.uuid4().hex[:16]}"
 		self._calls.setdefault(self._key(event), deque()).append(call_id)
-		args = json.dumps(self.redact.deep(_json(event.input)))
+		args = json.dumps(self._shown(event.input))
 		return [
 			ToolCallStartEvent(tool_call_id=call_id, tool_call_name=event.tool),
 			ToolCallArgsEvent(tool_call_id=call_id, delta=args),
@@ -247,7 +248,7 @@ class AguiEvents:
 		waiting = self._calls.get(self._key(event))
 		if not waiting:
 			return []  # a call this stream never announced (it started before a resume)
-		content = self.redact.deep(_json(event.response))
+		content = self._shown(event.response)
 		text = content if isinstance(content, str) else json.dumps(content)
 		return [
 			ToolCallResultEvent(
@@ -265,7 +266,7 @@ class AguiEvents:
 		self._subagents[event.run_id] = False
 		result = event.result
 		if result.status == "success":
-			output = self.redact.deep(_json(result.output))
+			output = self._shown(result.output)
 			return [
 				SubagentFinishedEvent(
 					subagent_run_id=event.run_id,
@@ -316,7 +317,7 @@ class AguiEvents:
 		"""The plan changed: a patch of the items that did (a sub-agent's plan is its own)."""
 		if event.parent_run_id:
 			return []
-		new = self.redact.deep(_json(event.plan))
+		new = self._shown(event.plan)
 		old = self.plan
 		ops: list[dict[str, Any]] = []
 		for index, item in enumerate(new[: len(old)]):
@@ -431,6 +432,7 @@ class AguiEvents:
 				RunFinishedEvent(
 					thread_id=self.thread_id,
 					run_id=self.run_id,
+					# The run's deliverable: a signed link in it must work (secrets masked only)
 					result=self.redact.deep(_json(result.output)),
 					outcome=RunFinishedSuccessOutcome(),
 				)
@@ -495,13 +497,21 @@ class AguiEvents:
 				response_schema=APPROVAL_SCHEMA if decide else None,
 				metadata={
 					"tool": request.tool,
-					"input": self.redact.deep(_json(request.input)),
+					"input": self._shown(request.input),
 					"rule": request.rule,
 					"decidable": decide,
 				},
 			)
 			for request in approvals
 		]
+
+	def _shown(self, value: Any) -> Any:
+		"""A value as the client gets it: JSON, its secrets masked, and a URL's too.
+
+		`mask_urls`: the key a model read in its instructions and put in a URL's query, as the
+		run store's events and the spans show it.
+		"""
+		return mask_urls(self.redact.deep(_json(value)))
 
 	@staticmethod
 	def _key(event: ToolCallEvent | ToolResponseEvent) -> tuple[str, int, str, str]:

@@ -91,6 +91,7 @@ __all__ = [
 	"shown_url",
 	"spellings",
 	"url_secrets",
+	"urls_secrets",
 	"warn",
 ]
 
@@ -1937,7 +1938,48 @@ class RedactingFilter(logging.Filter):
 		return True
 
 
-_LOGGED_URL = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+_LOGGED_URL = LazyPattern(r"(?:[A-Za-z][A-Za-z0-9+.-]*:|(?<![\w/:.\\-]))//[^\s\"'<>]+")
+"""A URL in text: with a scheme (any case) or scheme-relative (``//user:PASSWORD@host``, its
+``//`` after no word, no ``/`` and no ``:``: ``a//b`` is a path)."""
+_MAYBE_URL = LazyPattern(r"//|\\/\\/|%2[Ff]%2[Ff]|&#(?:[xX]0*2[Ff]|0*47);|&sol;")
+"""What text holding a URL shows in some spelling: ``//``, JSON's ``\\/\\/``, percent- or
+HTML-encoded slashes; text without it holds no URL (a cheap check before `_text_readings`)."""
+
+
+def _text_readings(text: str) -> set[str]:
+	r"""Text as written and as the other text it may spell a URL in (`urls_secrets`).
+
+	JSON-escaped (``https:\/\/``, Go's ``\u0026`` for ``&``), HTML-escaped (``&#x2F;``,
+	``&amp;``) and percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value).
+	"""
+	out = {text}
+	if "\\" in text:
+		out.add(_unescaped(text))
+	if "&" in text:
+		out |= {_html_unescape(t) for t in list(out)}
+	if "%" in text:
+		out |= {unquote(t) for t in list(out) if "%" in t}
+	return out
+
+
+def urls_secrets(text: str) -> set[str]:
+	"""The secrets of the URLs text shows, in any spelling, though no source knows them.
+
+	Every URL of the text and of its other readings (`_text_readings`) is read by the one URL
+	rule, ``hinted_only`` (`url_secrets`): its password, a token user, the query values named
+	like secrets; a search's words stay readable. For a log record and the events of a run.
+
+	Args:
+		text: Any text (a log line, an event's field, a tool's result).
+	"""
+	if ("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text):
+		return set()
+	found: set[str] = set()
+	for reading in _text_readings(text):
+		if "?" in reading or "@" in reading:
+			for url in _LOGGED_URL().findall(reading):
+				found |= url_secrets(url, hinted_only=True)
+	return found
 
 
 def mask_urls(value: Any) -> Any:
@@ -1952,11 +1994,7 @@ def mask_urls(value: Any) -> Any:
 		value: Text, or lists and dicts of it (other values are returned as they are).
 	"""
 	if isinstance(value, str):
-		if "://" not in value or ("?" not in value and "@" not in value):
-			return value
-		found: set[str] = set()
-		for url in _LOGGED_URL().findall(value):
-			found |= url_secrets(url, hinted_only=True)
+		found = urls_secrets(value)
 		return mask(value, frozenset(found)) if found else value
 	if isinstance(value, dict):
 		return {k: mask_urls(v) for k, v in value.items()}
@@ -1971,20 +2009,30 @@ def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
 	An HTTP client's request line (httpx: ``HTTP Request: GET <URL> ...``, the URL an argument)
 	shows the key a model put in a URL's query, a signed link's signature, a password in the
 	userinfo: a log keeps none of them. Only a URL with a query or userinfo is read, and of its
-	query only the values named like secrets (a search's words stay readable).
+	query only the values named like secrets (a search's words stay readable). The message and
+	every argument are read as text, whatever their type (an exception: httpx's error names the
+	URL it failed for; a list), and so are the traceback and the stack a record carries.
 	"""
 	msg, args = record.msg, record.args
-	texts = [msg] if isinstance(msg, str) else []
-	if isinstance(args, tuple):
-		texts += [str(a) for a in args if isinstance(a, str) or type(a).__name__ == "URL"]
-	elif isinstance(args, Mapping):
-		texts += [str(a) for a in args.values() if isinstance(a, str)]
+	values = list(args.values()) if isinstance(args, Mapping) else list(args or ())
 	found: set[str] = set()
-	for text in texts:
-		if "://" not in text or ("?" not in text and "@" not in text):
+	for value in (msg, *values):  # any object: an exception (httpx's names its URL), a list
+		if value is None or isinstance(value, int | float):
 			continue
-		for url in _LOGGED_URL().findall(text):
-			found |= url_secrets(url, hinted_only=True)
+		try:
+			text = value if isinstance(value, str) else str(value)
+		except Exception:  # a broken ``__str__``: `_record_arg` shows it masked whole
+			continue
+		found |= urls_secrets(text)
+	trace = record.exc_text
+	if not trace and record.exc_info and record.exc_info[1] is not None:
+		# The traceback as a handler shows it (its exception's message, its chain), read only:
+		# a handler's own formatter still formats a record that shows no secret its way.
+		trace = logging.Formatter().formatException(record.exc_info)
+	if trace:
+		found |= urls_secrets(trace)
+	if record.stack_info:
+		found |= urls_secrets(record.stack_info)
 	return frozenset(found)
 
 
@@ -2406,7 +2454,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
 	)
 	out = {v for v in found if len(v.strip()) >= MIN_KEY}
 	for value in list(source.values()):
-		if "://" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
+		if "//" in value:  # DATABASE_URL=postgresql://user:password@host/db, a proxy's URL
 			out |= url_secrets(value)
 	return out
 
@@ -2432,7 +2480,7 @@ def named_secrets(values: Mapping[str, str]) -> set[str]:
 		lowered = name.lower()
 		if secret_name(name) or (len(value) >= 6 and not lowered.endswith(PUBLIC_NAMES)):
 			out.add(value)
-		if "://" in value:  # the password of a URL under a public name, or inside a secret one
+		if "//" in value:  # the password of a URL under a public name, or inside a secret one
 			out |= url_secrets(value)
 	return {v for v in out if v.strip()}
 
@@ -2498,7 +2546,7 @@ def settings_secrets(settings: Mapping[str, object]) -> set[str]:
 		if isinstance(value, str):  # first: a str is no Mapping, and the ABC check costs more
 			if secret_name(str(key)):
 				out.add(value)
-			if "://" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
+			if "//" in value:  # a base URL's userinfo, ?api-key=, a webhook's path token
 				out |= url_secrets(value)
 		elif isinstance(value, Mapping):
 			if str(key).lower() == "headers":
@@ -2580,7 +2628,7 @@ def _secrets(config: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str
 			if value.isdigit() and not hinted:
 				continue
 			out.append((prefix + key, value))
-			if "://" in value:  # its parts too: shown apart (a webhook's token in a log line)
+			if "//" in value:  # its parts too: shown apart (a webhook's token in a log line)
 				out += ((prefix + key, v) for v in sorted(url_secrets(value)))
 		elif isinstance(value, Mapping):
 			out += _secrets(value, f"{prefix}{key}.")
@@ -2602,7 +2650,7 @@ _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 
 
 def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
-	"""The secrets a URL carries: its userinfo, and its query values unless named as public.
+	r"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
 	URL: the user is the token; ``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
@@ -2612,21 +2660,54 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	Azure deployment) or ``?sig=...`` (a signed URL). A query value is secret when its key hints
 	at one, or when it has 6+ characters, is not a number and its key does not name something
 	public (``sslmode``, ``api-version``, ``region``). In a web URL, the token in its path too
-	(`_path_secrets`: a webhook's, a bot's). Each as written and percent-decoded.
+	(`_path_secrets`: a webhook's, a bot's). Each as written and percent-decoded. Every
+	spelling: a scheme in any case, scheme-relative (``//user:PASSWORD@host``: a web URL), an
+	IPv6 host, JSON-escaped (``https:\/\/``, ``\u0026``), and a URL in a query value.
 
 	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
 	environment and MCP servers (``openmolt_mcp``).
 
 	Args:
-		url: The URL (text that is not one gives nothing).
+		url: The URL, or a value holding one (``jdbc:postgresql://...``, a JVM option's
+			``-Dproxy=http://...``: the first URL in it is read); text without one gives nothing.
 		hinted_only: Only the query values whose key hints at a secret (``api_key``, ``sig``,
 			``X-Amz-Signature``): for a URL someone else wrote (a log's request line), whose
 			``?q=`` search words are no secret.
 	"""
+	return _read_url(url, hinted_only, 0)
+
+
+def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
+	"""`url_secrets` of a URL nested ``depth`` deep in others' queries.
+
+	A query value that is a URL is read too, up to `_NESTED` deep.
+	"""
+	text = url.strip()
+	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
+		found = _LOGGED_URL().search(text)
+		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
+	if "\\" in text:  # JSON-escaped (``https:\/\/``, ``\u0026``): read as written and unescaped
+		unescaped = _unescaped(text)
+		if unescaped != text:
+			return _url_secrets(text, hinted_only, depth) | _url_secrets(
+				unescaped, hinted_only, depth
+			)
+	return _url_secrets(text, hinted_only, depth)
+
+
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)|//")
+"""Text that starts as a URL does: a scheme (``https://``, JSON's ``https:\\/\\/``), or ``//``."""
+_NESTED = 3
+"""How deep `url_secrets` reads a URL in a URL's query (``?next=https://...?api_key=``)."""
+
+
+def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
+	"""`url_secrets` of one reading of a URL."""
 	from urllib.parse import unquote, unquote_plus, urlsplit
 
 	out: set[str] = set()
-	text = url.strip()
+	if text[:2] == "//":  # scheme-relative: the page's scheme, a web one
+		text = f"https:{text}"
 	authority = _URL_AUTHORITY.match(text)
 	web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 	if authority and "@" in authority[1]:
@@ -2647,6 +2728,8 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 		hinted = secret_name(unquote_plus(key))
 		name = unquote_plus(key).lower()
 		for value in {raw, unquote(raw), unquote_plus(raw)}:  # as written, and decoded
+			if depth < _NESTED and "//" in value:  # a URL in the query: a redirect's, a link's
+				out |= _read_url(value, hinted_only, depth + 1)
 			if hinted or (
 				not hinted_only
 				and len(value) >= 6
@@ -2726,6 +2809,8 @@ def shown_url(url: str) -> str:
 		url: The URL (text that is no URL is returned as it is, masked the same way).
 	"""
 	head, sep, rest = url.partition("://")
+	if not sep and url[:2] == "//":  # scheme-relative
+		head, sep, rest = "", "//", url[2:]
 	if sep and "@" in rest:
 		auth, _, host = rest.rpartition("@")
 		rest = f"{auth.split(':', 1)[0]}@{host}"

@@ -368,9 +368,7 @@ def check_token_host(url: str, base: str, where: str, allowed: frozenset[str]) -
 def shown(url: str, limit: int = 200) -> str:
 	"""A URL (or a document's text) as an error shows it, masked, then cut to ``limit``.
 
-	Its password and secret query values are masked, and every secret the instance knows. A
-	scheme-relative URL (``//user:PASSWORD@host``, which a document may write) is read as the
-	web URL it is.
+	Its password and secret query values are masked (`url_secrets`, which reads a
+	scheme-relative URL a document may write too), and every secret the instance knows.
 	"""
-	text = url.strip()
-	return masked_excerpt(url, limit, url_secrets(f"https:{text}" if text[:2] == "//" else text))
+	return masked_excerpt(url, limit, url_secrets(url))
