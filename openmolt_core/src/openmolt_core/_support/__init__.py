@@ -11,7 +11,8 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
   a value (the repairs).
 - `jsonsafe`: JSON a state can always hold (strict decoding, encodable copies).
 - `sync`: call sync or async code without stalling the event loop.
-- `masking`: mask a secret in every spelling it can take (percent-encoded, base64, escaped...).
+- `masking`: mask a secret in every spelling it can take (percent-encoded, base64, escaped...),
+  and the secrets a process knows (a set per owner, the keys given in code, the redactors).
 - `suggest`: nearest-name hints for error messages.
 - `private`: folders 0700 and files 0600, whatever the umask.
 - `docs`: the address on the web of a documentation page a message names.
