@@ -608,3 +608,18 @@ def test_the_taint_policys_key_reader_is_the_taint_modules() -> None:
 
 	assert options.snake_options is taint.snake_options
 	assert taint.snake_options({"onOutbound": "allow"}, "x") == {"on_outbound": "allow"}
+
+
+def test_the_streaming_contract_sits_with_the_streaming_capability() -> None:
+	"""The provider's streaming contract is L2: the loop never names it, the capability reads it."""
+	import tomllib
+	from pathlib import Path
+
+	from openmolt_core import streaming
+	from openmolt_core.capabilities import streaming as capability
+
+	config = tomllib.loads(Path(__file__).parents[2].joinpath("importlinter.toml").read_text())
+	layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
+	contract, kernel, features = (layers[i].replace(" ", "").split(":") for i in (-2, -3, -4))
+	assert "streaming" not in contract + kernel and "streaming" in features
+	assert capability.stream_reply is streaming.stream_reply
