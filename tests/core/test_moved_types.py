@@ -573,15 +573,16 @@ def test_the_option_models_mechanism_is_a_support_library() -> None:
 	assert issubclass(options.AgentMemory, optionmodels.Options)
 
 
-def test_the_secret_sets_and_redactors_are_the_masking_library_s() -> None:
-	"""The sets, the keys given in code and the redactors moved to masking; `secrets` re-exports them."""
+def test_the_secret_sets_and_redactors_are_a_support_library() -> None:
+	"""The sets, the keys given in code and the redactors are `_support.secretset`'s; `secrets`
+	re-exports them."""
 	from openmolt_core import _redact, secrets
-	from openmolt_core._support import masking
+	from openmolt_core._support import secretset
 
-	for name in ("SecretSet", "Redactor", "register_key", "registered_keys", "watch"):
-		assert getattr(secrets, name) is getattr(masking, name), name
+	for name in secretset.__all__:
+		assert getattr(secrets, name) is getattr(secretset, name), name
 		assert name in secrets.__all__
-	assert _redact.Redactor is masking.Redactor
+	assert _redact.Redactor is secretset.Redactor and _redact.redactor_for is secretset.redactor_for
 	known = secrets.SecretSet()
 	known.add("sk-moved-secret-123")
 	assert secrets.Redactor(known=known)("key sk-moved-secret-123") == "key [redacted]"

@@ -18,9 +18,10 @@ part (an error body, a service's reason) is masked whole before it is cut (`mask
 
 A `Redactor` knows the secrets of some tool contexts (config values, and tokens their auths learn
 later: `redactor_for`) and, for an agent, its instance's `SecretSet`; it masks every spelling of
-each in text and in JSON-like values. The set, the keys given in code (`register_key`) and the
-redactor are a library with no agent concept, in `openmolt_core._support.masking`, re-exported
-here; this module says which secrets an instance and a tool context know.
+each in text and in JSON-like values. The set, the keys given in code (`register_key`), the
+redactors and the default credential store's file (`default_credentials_path`) are a library
+with no agent concept, `openmolt_core._support.secretset`, re-exported here (the loop imports
+them from there: a plain run never loads this module).
 
 Every live redactor and secret set feeds the logging filter (`RedactingFilter`, beside the
 masking in `openmolt_core._support.masking`, re-exported here). It sees every record of the
@@ -40,10 +41,8 @@ home, re-exports it all.)
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.masking import (
@@ -51,8 +50,6 @@ from openmolt_core._support.masking import (
 	MASK,
 	MIN_KEY,
 	RedactingFilter,
-	Redactor,
-	SecretSet,
 	StreamMask,
 	environment_secrets,
 	environment_secrets_now,
@@ -65,16 +62,19 @@ from openmolt_core._support.masking import (
 	masked_excerpt,
 	named_secrets,
 	redact_handler,
-	register_key,
-	registered_keys,
 	settings_secrets,
 	spellings,
 	url_secrets,
+)
+from openmolt_core._support.secretset import (  # the sets, the keys, the redactors: a library
+	Redactor,
+	SecretSet,
+	default_credentials_path,
+	redactor_for,
+	register_key,
+	registered_keys,
 	watch,
 )
-
-if TYPE_CHECKING:
-	from openmolt_core.tools import ToolContext
 
 __all__ = [
 	"LOGGERS",
@@ -104,35 +104,6 @@ __all__ = [
 	"url_secrets",
 	"watch",
 ]
-
-
-def default_credentials_path() -> Path:
-	"""``$OPENMOLT_CREDENTIALS_FILE``, else ``$XDG_CONFIG_HOME/openmolt/credentials.enc``.
-
-	The default credential store's file (`openmolt_core.credstore.default_path`): its stored
-	secrets join the set when it exists, so an instance looks for it without loading the store.
-	"""
-	explicit = os.environ.get("OPENMOLT_CREDENTIALS_FILE")
-	if explicit:
-		return Path(explicit)
-	base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-	return Path(base) / "openmolt" / "credentials.enc"
-
-
-def redactor_for(contexts: Iterable[ToolContext], known: SecretSet | None = None) -> Redactor:
-	"""The redactor for tool contexts: their config secrets, and what their auths learn later.
-
-	Args:
-		contexts: The contexts whose secrets must never show (one tool's, or all of an agent's).
-		known: The instance's secret set (``OpenMolt.secrets``), read at every use.
-	"""
-	unique = {id(c): c for c in contexts}.values()
-	sources = []
-	for context in unique:
-		learned = getattr(context.auth, "secrets", None)  # OAuth2 tokens obtained by a refresh
-		if callable(learned):
-			sources.append(learned)
-	return Redactor(frozenset().union(*(c.redact for c in unique)), sources, known)
 
 
 # The rule of the secrets a server checks requests with, beside the servers' settings: its old
