@@ -120,12 +120,12 @@ def _secrets_stay_in_their_test() -> Iterator[None]:
 	"""The log filter masks the secrets of every live instance in the process: a test's instance
 	that outlives it (not yet collected) would mask its secrets in the next tests' log lines (a
 	test with the short secret "to" made another test's log assertion fail at random)."""
-	from openmolt_core import secrets
+	from openmolt_core._support import secretset
 
-	before = set(secrets._LIVE)
+	before = set(secretset._LIVE)
 	yield
-	for left in set(secrets._LIVE) - before:
-		secrets._LIVE.discard(left)
+	for left in set(secretset._LIVE) - before:
+		secretset._LIVE.discard(left)
 		left._live = False  # should it be used again, its next secret puts it back
 
 

@@ -99,6 +99,7 @@ def test_a_finalizer_that_logs_inside_the_registrys_lock_never_deadlocks() -> No
 	import threading
 
 	from openmolt_core import secrets
+	from openmolt_core._support import secretset  # the registry's lock
 
 	secrets.register_key(
 		test_a_finalizer_that_logs_inside_the_registrys_lock_never_deadlocks,
@@ -116,7 +117,7 @@ def test_a_finalizer_that_logs_inside_the_registrys_lock_never_deadlocks() -> No
 	log.addHandler(handler)
 
 	def under_the_lock() -> None:
-		with secrets._LOCK:
+		with secretset._LOCK:
 			log.warning("collected with sk-registered-for-the-lock-test")
 
 	try:

@@ -571,3 +571,56 @@ def test_the_option_models_mechanism_is_a_support_library() -> None:
 			assert getattr(options, name) is getattr(optionmodels, name), name
 			assert name in options.__all__, name
 	assert issubclass(options.AgentMemory, optionmodels.Options)
+
+
+def test_the_secret_sets_and_redactors_are_a_support_library() -> None:
+	"""The sets, the keys given in code and the redactors are `_support.secretset`'s; `secrets`
+	re-exports them."""
+	from openmolt_core import _redact, secrets
+	from openmolt_core._support import secretset
+
+	for name in secretset.__all__:
+		assert getattr(secrets, name) is getattr(secretset, name), name
+		assert name in secrets.__all__
+	assert _redact.Redactor is secretset.Redactor and _redact.redactor_for is secretset.redactor_for
+	known = secrets.SecretSet()
+	known.add("sk-moved-secret-123")
+	assert secrets.Redactor(known=known)("key sk-moved-secret-123") == "key [redacted]"
+
+
+def test_the_json_helpers_are_the_support_libraries() -> None:
+	"""`prompt.dumps` is safe JSON's, `example_value` and the envelope's transforms JSON Schema's."""
+	from openmolt_core import prompt
+	from openmolt_core._support import jsonsafe, jsonschema
+
+	assert prompt.dumps is jsonsafe.dumps
+	assert prompt.example_value is jsonschema.example_value
+	assert prompt.dumps({"b": float("nan"), "a": "\ud800"}) == '{"b":"NaN","a":"\ufffd"}'
+	defs: dict[str, object] = {}
+	lifted = jsonschema.lift_defs(
+		{"$ref": "#/$defs/A", "$defs": {"A": {"type": "string"}}}, "t0", defs
+	)
+	assert lifted == {"$ref": "#/$defs/t0.A"} and defs == {"t0.A": {"type": "string"}}
+
+
+def test_the_taint_policys_key_reader_is_the_taint_modules() -> None:
+	"""`snake_options` (its one reader is the taint policy) keeps its old path in `options`."""
+	from openmolt_core import options, taint
+
+	assert options.snake_options is taint.snake_options
+	assert taint.snake_options({"onOutbound": "allow"}, "x") == {"on_outbound": "allow"}
+
+
+def test_the_streaming_contract_sits_with_the_streaming_capability() -> None:
+	"""The provider's streaming contract is L2: the loop never names it, the capability reads it."""
+	import tomllib
+	from pathlib import Path
+
+	from openmolt_core import streaming
+	from openmolt_core.capabilities import streaming as capability
+
+	config = tomllib.loads(Path(__file__).parents[2].joinpath("importlinter.toml").read_text())
+	layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
+	contract, kernel, features = (layers[i].replace(" ", "").split(":") for i in (-2, -3, -4))
+	assert "streaming" not in contract + kernel and "streaming" in features
+	assert capability.stream_reply is streaming.stream_reply

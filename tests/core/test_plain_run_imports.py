@@ -46,6 +46,7 @@ PLAIN_MODULES = [
 	"openmolt_core._support.jsonsafe",
 	"openmolt_core._support.jsonschema",
 	"openmolt_core._support.masking",
+	"openmolt_core._support.secretset",
 	"openmolt_core._support.sync",
 	"openmolt_core._toolset",
 	"openmolt_core.agent",
@@ -62,7 +63,6 @@ PLAIN_MODULES = [
 	"openmolt_core.openmolt",
 	"openmolt_core.prompt",
 	"openmolt_core.result",
-	"openmolt_core.secrets",
 	"openmolt_core.structured",
 	"openmolt_core.taint",
 	"openmolt_core.testing",
@@ -85,6 +85,7 @@ UNUSED = [
 	"openmolt_core._lazy",
 	"openmolt_core._park",  # a step that parks, a run that resumes
 	"openmolt_core._redact",  # the redactor's old path: it lives in secrets
+	"openmolt_core.secrets",  # which secrets an instance knows: the re-exports of _support.secretset
 	"openmolt_core._repair",
 	"openmolt_core._suggest",
 	"openmolt_core._support.schemafit",

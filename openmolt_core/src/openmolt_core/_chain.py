@@ -10,13 +10,12 @@ answered each step and its usage (`record`). The fallback feature's names that l
 
 from __future__ import annotations
 
-import types
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support import lazy_exports
+from openmolt_core._support.sync import parameter_count
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW, Usage
 from openmolt_core.structured import fit
 
@@ -139,44 +138,13 @@ class ModelSlot:
 
 
 def _ask(declare: Callable[..., Any], model: str, config: ModelConfig | None) -> Any:
-	"""Ask a provider for its dialect, with the model config when it takes one (search on)."""
-	return (
-		declare(model, config) if config is not None and _takes_config(declare) else declare(model)
-	)
+	"""Ask a provider for its dialect, with the model config when it takes one (search on).
 
-
-_TAKES: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], bool]] = weakref.WeakKeyDictionary()
-"""A provider's ``schema_dialect`` function -> (what its signature is read from, the answer)."""
-
-
-def _takes_config(declare: Callable[..., Any]) -> bool:
-	"""Whether ``declare`` takes two arguments (the model and its config).
-
-	Asked at every run: `inspect.signature` costs 10 to 15 µs, so the answer for a provider's
-	method is kept per function, as long as what its signature is read from is the same (its
-	code, and the ``__signature__`` and ``__wrapped__`` that `inspect.signature` would follow).
+	Asked at every run: how many parameters ``declare`` has is read once per function
+	(`openmolt_core._support.sync.parameter_count`).
 	"""
-	# A bound method: its function (a staticmethod object has one too, but takes one more).
-	plain = declare.__func__ if type(declare) is types.MethodType else None
-	key: tuple[Any, ...] | None = None
-	if type(plain) is types.FunctionType:
-		key = (
-			plain.__code__,
-			getattr(plain, "__signature__", None),
-			getattr(plain, "__wrapped__", None),
-		)
-		known = _TAKES.get(plain)
-		if known is not None and known[0] == key:  # the same code (and signature) as before
-			return known[1]
-	import inspect
-
-	try:
-		takes = len(inspect.signature(declare).parameters) >= 2
-	except (TypeError, ValueError):  # a builtin: call it with the model only
-		takes = False
-	if key is not None:
-		_TAKES[plain] = (key, takes)
-	return takes
+	takes_config = config is not None and parameter_count(declare) >= 2
+	return declare(model, config) if takes_config else declare(model)
 
 
 def slot_id(provider_name: str, model: str, provider: Any = None) -> str:

@@ -59,6 +59,7 @@ from openmolt_core._execute import (
 from openmolt_core._parse import ParsedReply, parse_reply
 from openmolt_core._support.jsonsafe import digest, encodable, encodable_text
 from openmolt_core._support.jsonschema import JsonSchemaValidator
+from openmolt_core._support.secretset import Redactor, redactor_for
 from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
@@ -101,7 +102,6 @@ from openmolt_core.llm import (
 )
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
-from openmolt_core.secrets import Redactor, redactor_for
 from openmolt_core.tools import MAX_NESTING
 
 if TYPE_CHECKING:

@@ -18,61 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from openmolt_core._support.jsonschema import inline_refs, lift_defs
 from openmolt_core.commands import COMMANDS, CallTool, Finish, RequestHumanInput
 
 __all__ = ["GENERATED", "Envelope", "ToolSchema", "command_schema", "derive_command_schema"]
-
-_DROP = frozenset({"title", "description"})
-
-
-def _lift(schema: dict[str, Any], prefix: str, into: dict[str, Any]) -> dict[str, Any]:
-	"""A schema whose local definitions move into ``into`` as ``<prefix>.<name>``."""
-	own = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-	if not own:
-		return schema
-
-	def rewrite(node: Any) -> Any:
-		if isinstance(node, list):
-			return [rewrite(n) for n in node]
-		if not isinstance(node, dict):
-			return node
-		out = {}
-		for key, value in node.items():
-			if key == "$ref" and isinstance(value, str):
-				for root in ("#/$defs/", "#/definitions/"):
-					if value.startswith(root):
-						value = f"#/$defs/{prefix}.{value[len(root) :]}"
-			elif key in ("$defs", "definitions"):
-				continue
-			elif key == "properties" and isinstance(value, dict):
-				value = {name: rewrite(sub) for name, sub in value.items()}
-			elif key not in ("enum", "const", "default"):
-				value = rewrite(value)
-			out[key] = value
-		return out
-
-	for name, sub in own.items():
-		into[f"{prefix}.{name}"] = rewrite(sub)
-	lifted: dict[str, Any] = rewrite(schema)
-	return lifted
-
-
-def _inline(schema: Any, defs: dict[str, Any]) -> Any:
-	"""The schema with local ``$ref``s replaced by their definitions and annotations dropped."""
-	if isinstance(schema, list):
-		return [_inline(s, defs) for s in schema]
-	if not isinstance(schema, dict):
-		return schema
-	ref = schema.get("$ref")
-	if isinstance(ref, str) and ref.startswith("#/$defs/"):
-		return _inline(defs[ref.rsplit("/", 1)[1]], defs)
-	literal = "const" in schema or "enum" in schema  # the values say the type
-	return {
-		k: (v if k in ("enum", "const", "default", "required") else _inline(v, defs))
-		for k, v in schema.items()
-		if k not in _DROP and k != "$defs" and not (literal and k == "type")
-	}
-
 
 GENERATED = Path(__file__).with_name("command_schemas.json")
 """The built-in commands' schemas, as `derive_command_schema` makes them, written by
@@ -96,7 +45,7 @@ def derive_command_schema(command: type[BaseModel]) -> dict[str, Any]:
 		command: A command class.
 	"""
 	raw = command.model_json_schema(by_alias=True)
-	out: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
+	out: dict[str, Any] = inline_refs(raw, raw.get("$defs", {}))
 	return out
 
 
@@ -220,11 +169,13 @@ class Envelope:
 		if not self._schema:
 			defs: dict[str, Any] = {}
 			variants = [
-				self.tool_variant(t, _lift(t.input_schema, f"t{i}", defs))
+				self.tool_variant(t, lift_defs(t.input_schema, f"t{i}", defs))
 				for i, t in enumerate(self.tools)
 			]
 			variants += self.other_variants()
-			output = None if self.output_schema is None else _lift(self.output_schema, "out", defs)
+			output = (
+				None if self.output_schema is None else lift_defs(self.output_schema, "out", defs)
+			)
 			variants.append(self.finish_variant(output))
 			self._schema.update(self.wrap(variants))
 			if defs:

@@ -205,7 +205,7 @@ class OpenMolt:
 			from openmolt_core.integrations._client import keep_no_cookies
 
 			keep_no_cookies(http_client)  # shared by every user: one's cookie is never another's
-		from openmolt_core.secrets import SecretSet, registered_keys
+		from openmolt_core._support.secretset import SecretSet, registered_keys
 
 		self.secrets: SecretSet = SecretSet()
 		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
@@ -642,7 +642,7 @@ class OpenMolt:
 	def _stored_secrets(self) -> set[str]:
 		"""Every secret value in the credential store, bound or not; nothing if it cannot be read."""
 		if self._default_credential_store:  # the default file: looked for before loading a store
-			from openmolt_core.secrets import default_credentials_path
+			from openmolt_core._support.secretset import default_credentials_path
 
 			if not default_credentials_path().exists():
 				# As loading it would: no file now, no store for this instance (a file made

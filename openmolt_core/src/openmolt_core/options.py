@@ -43,7 +43,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, ValidationError, model_validator
-from pydantic.alias_generators import to_snake
 from pydantic.json_schema import SkipJsonSchema
 
 from openmolt_core._support import lazy_exports
@@ -71,39 +70,10 @@ __all__ = [
 	"parse_options",
 	"read_model_config",
 	"snake_keys",
-	"snake_options",
 ]
 
 
 _M = TypeVar("_M", bound="Options")
-
-
-def snake_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
-	"""A dict's keys in snake_case, for option classes that are not `Options` models (dataclasses).
-
-	The same rule as `Options`: ``onOutbound`` and ``on_outbound`` name one option; giving both
-	with different values is refused.
-
-	Args:
-		options: The options, in either spelling.
-		where: Where they were given, for the message (``durability``).
-
-	Raises:
-		ConfigurationError: One key spelled both ways with different values.
-	"""
-	from openmolt_core.errors import ConfigurationError
-
-	out: dict[str, Any] = {}
-	given: dict[str, str] = {}
-	for key, value in options.items():
-		name = to_snake(str(key))
-		if name in out and out[name] != value:
-			raise ConfigurationError(
-				f"{where}: give {given[name]!r} or {key!r}, not both (they are one option)"
-			)
-		out[name] = value
-		given[name] = str(key)
-	return out
 
 
 def read_model_config(value: ModelConfig | Mapping[str, Any], where: str) -> ModelConfig:
@@ -244,6 +214,8 @@ _HOMES: Mapping[str, str] = {
 	"IntegrationEntry": "openmolt_core.agentconfig",
 	# the rule every path option follows (the durable backend's store checks its file with it)
 	"path_problem": "openmolt_core._support.paths",
+	# a dict's keys in snake_case for an option class that is a dataclass: the taint policy's
+	"snake_options": "openmolt_core.taint",
 }
 
 __getattr__: Callable[[str], Any]

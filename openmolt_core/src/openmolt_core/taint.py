@@ -69,6 +69,7 @@ __all__ = [
 	"check_labels",
 	"declared_labels",
 	"gated",
+	"snake_options",
 	"trifecta",
 	"trusts_descriptions",
 	"unlabelled",
@@ -118,6 +119,35 @@ def _rules(value: Any, where: str) -> tuple[str, ...]:
 
 _SWITCHES = ("only_trifecta", "warn")
 """The fields of `TaintPolicy` that are True or False."""
+
+
+def snake_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+	"""A dict's keys in snake_case, for an option class that is no `Options` model (a dataclass).
+
+	The same rule as `openmolt_core.options.Options`: ``onOutbound`` and ``on_outbound`` name one
+	option; giving both with different values is refused. `TaintPolicy.of` reads its fields so
+	(`openmolt_core.options` re-exports it under its old name).
+
+	Args:
+		options: The options, in either spelling.
+		where: Where they were given, for the message (``create_agent: taint_policy``).
+
+	Raises:
+		ConfigurationError: One key spelled both ways with different values.
+	"""
+	from pydantic.alias_generators import to_snake
+
+	out: dict[str, Any] = {}
+	given: dict[str, str] = {}
+	for key, value in options.items():
+		name = to_snake(str(key))
+		if name in out and out[name] != value:
+			raise ConfigurationError(
+				f"{where}: give {given[name]!r} or {key!r}, not both (they are one option)"
+			)
+		out[name] = value
+		given[name] = str(key)
+	return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,8 +257,6 @@ class TaintPolicy:
 			)
 		names = {f.name for f in fields(cls) if not f.name.startswith("_")}
 		from pydantic.alias_generators import to_snake
-
-		from openmolt_core.options import snake_options
 
 		options = snake_options(value, where)
 		unknown = sorted(k for k in options if k not in names)

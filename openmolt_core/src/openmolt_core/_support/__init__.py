@@ -12,6 +12,8 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
 - `jsonsafe`: JSON a state can always hold (strict decoding, encodable copies).
 - `sync`: call sync or async code without stalling the event loop.
 - `masking`: mask a secret in every spelling it can take (percent-encoded, base64, escaped...).
+- `secretset`: the secrets a process knows (a set per owner, the keys given in code) and the
+  redactors that mask them; every live one feeds the logging filter.
 - `suggest`: nearest-name hints for error messages.
 - `private`: folders 0700 and files 0600, whatever the umask.
 - `docs`: the address on the web of a documentation page a message names.

@@ -14,7 +14,8 @@ A model's reply is decoded with `loads`, which refuses all four with a message t
 on (`UnsafeJson`); `problem` finds the first three in an already decoded value (a tool input sent
 as JSON text and decoded by a repair). A tool's result is not the model's to fix: `encodable`
 returns a copy with lone surrogates replaced by U+FFFD, non-finite numbers written as strings and
-too long integers as a string that says their length.
+too long integers as a string that says their length. `dumps` writes any value as compact,
+deterministic JSON that is always valid (the turns the loop writes and the results it sends).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
 	"UnsafeJson",
 	"canonical",
 	"digest",
+	"dumps",
 	"encodable",
 	"encodable_text",
 	"loads",
@@ -365,4 +367,28 @@ def _written(value: Any) -> str:
 		text = str(value)
 	except Exception as exc:
 		text = f"(a {type(value).__name__} that cannot be written: its str() raised {type(exc).__name__})"
+	return encodable_text(text)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+"""What `dumps` writes with: built once (``json.dumps`` with options builds one per call)."""
+
+
+def dumps(value: Any) -> str:
+	"""Compact, deterministic JSON (the same value always gives the same bytes).
+
+	The text is always valid JSON that encodes as UTF-8, whatever a tool returned: a lone
+	surrogate becomes U+FFFD and ``NaN``/``Infinity`` become strings
+	(`encodable`), so no result can make a state unsendable or unsaveable.
+	A value nested deeper than the encoder can recurse is cut (`shallow`).
+	"""
+	try:
+		text = _ENCODER.encode(value)
+	except ValueError:  # NaN, an infinity or an integer too long to write somewhere
+		text = json.dumps(encodable(value), ensure_ascii=False, separators=(",", ":"), default=str)
+	except RecursionError:  # nested thousands of levels deep (a tool's result)
+		text = json.dumps(
+			encodable(shallow(value)), ensure_ascii=False, separators=(",", ":"), default=str
+		)
+	# Surrogates appear as themselves inside string literals: replacing them keeps the JSON valid.
 	return encodable_text(text)

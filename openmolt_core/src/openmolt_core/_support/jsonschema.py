@@ -32,6 +32,9 @@ Regular expressions (``pattern``, the keys of ``patternProperties``) run on Rust
 accepts them, else on Python's ``re`` (lookaround, backreferences); one that neither accepts is
 skipped with a logged warning when the validator is built, so a schema from an MCP server or an
 OpenAPI document never ends a run. Building a validator never raises for a schema's content.
+
+A few transforms of a schema live here too: its local ``$ref``s inlined (`inline_refs`), its
+definitions moved to another root (`lift_defs`), and a small value of its shape (`example_value`).
 """
 
 from __future__ import annotations
@@ -62,7 +65,10 @@ __all__ = [
 	"NOT_ENFORCED",
 	"JsonSchemaValidator",
 	"ValidationError",
+	"example_value",
 	"format_errors",
+	"inline_refs",
+	"lift_defs",
 	"unchecked_patterns",
 ]
 
@@ -977,3 +983,94 @@ def _is_union_tag(part: Any) -> bool:
 			or part in {"str", "int", "float", "bool", "list", "dict", "typed-dict", "none"}
 		)
 	)
+
+
+# Schema transforms -----------------------------------------------------------------------
+
+
+def lift_defs(schema: dict[str, Any], prefix: str, into: dict[str, Any]) -> dict[str, Any]:
+	"""A schema whose local definitions move into ``into`` as ``<prefix>.<name>``.
+
+	Its ``$ref``s to them are rewritten to point at the new names under ``#/$defs/``, so schemas
+	from several sources can share one root (`openmolt_core.envelope.Envelope.schema`).
+
+	Args:
+		schema: The schema (returned as is when it has no local definitions).
+		prefix: What the moved definitions' names start with.
+		into: Where the definitions go (changed in place).
+	"""
+	own = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+	if not own:
+		return schema
+
+	def rewrite(node: Any) -> Any:
+		if isinstance(node, list):
+			return [rewrite(n) for n in node]
+		if not isinstance(node, dict):
+			return node
+		out = {}
+		for key, value in node.items():
+			if key == "$ref" and isinstance(value, str):
+				for root in ("#/$defs/", "#/definitions/"):
+					if value.startswith(root):
+						value = f"#/$defs/{prefix}.{value[len(root) :]}"
+			elif key in ("$defs", "definitions"):
+				continue
+			elif key == "properties" and isinstance(value, dict):
+				value = {name: rewrite(sub) for name, sub in value.items()}
+			elif key not in ("enum", "const", "default"):
+				value = rewrite(value)
+			out[key] = value
+		return out
+
+	for name, sub in own.items():
+		into[f"{prefix}.{name}"] = rewrite(sub)
+	lifted: dict[str, Any] = rewrite(schema)
+	return lifted
+
+
+def inline_refs(schema: Any, defs: dict[str, Any]) -> Any:
+	"""The schema with local ``$ref``s replaced by their definitions, titles and descriptions dropped.
+
+	The ``type`` of a ``const`` or ``enum`` is dropped too (its values say it).
+
+	Args:
+		schema: The schema.
+		defs: Its definitions (``$defs``), by name.
+	"""
+	if isinstance(schema, list):
+		return [inline_refs(s, defs) for s in schema]
+	if not isinstance(schema, dict):
+		return schema
+	ref = schema.get("$ref")
+	if isinstance(ref, str) and ref.startswith("#/$defs/"):
+		return inline_refs(defs[ref.rsplit("/", 1)[1]], defs)
+	literal = "const" in schema or "enum" in schema  # the values say the type
+	return {
+		k: (v if k in ("enum", "const", "default", "required") else inline_refs(v, defs))
+		for k, v in schema.items()
+		if k not in ("title", "description") and k != "$defs" and not (literal and k == "type")
+	}
+
+
+def example_value(schema: Any) -> Any:
+	"""A small value of a JSON Schema's shape, for the prompt's ``finish`` example."""
+	if not isinstance(schema, dict):
+		return "..."
+	if "const" in schema:
+		return schema["const"]
+	if schema.get("enum"):
+		return schema["enum"][0]
+	for key in ("anyOf", "oneOf"):
+		if schema.get(key):
+			return example_value(schema[key][0])
+	kind = schema.get("type")
+	if isinstance(kind, list):
+		kind = next((k for k in kind if k != "null"), "null")
+	if kind == "object" or "properties" in schema:
+		props = schema.get("properties") or {}
+		required = schema.get("required") or list(props)
+		return {k: example_value(v) for k, v in props.items() if k in required}
+	if kind == "array":
+		return []
+	return {"integer": 0, "number": 0, "boolean": True, "null": None}.get(str(kind), "...")

@@ -70,6 +70,7 @@ __all__ = [
 	"call",
 	"cancelled",
 	"is_async",
+	"parameter_count",
 	"takes",
 	"until",
 ]
@@ -186,6 +187,42 @@ def takes(callback: Callable[..., Any], name: str, *, kwargs: bool = True) -> bo
 		(p.name == name and p.kind in named) or (kwargs and p.kind is inspect.Parameter.VAR_KEYWORD)
 		for p in parameters
 	)
+
+
+_COUNTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], int]] = weakref.WeakKeyDictionary()
+"""A method's function -> (what its signature is read from, its parameter count)."""
+
+
+def parameter_count(function: Callable[..., Any]) -> int:
+	"""How many parameters a callable takes (0 when its signature cannot be read: a builtin).
+
+	For a method asked about again and again (a provider's, at every run): `inspect.signature`
+	costs 10 to 15 µs, so the count of a bound method is kept per function, as long as what its
+	signature is read from is the same (its code, and the ``__signature__`` and ``__wrapped__``
+	that `inspect.signature` would follow).
+
+	Args:
+		function: The callable (a bound method's ``self`` is not counted).
+	"""
+	# A bound method: its function (a staticmethod object has one too, but takes one more).
+	plain = function.__func__ if type(function) is types.MethodType else None
+	key: tuple[Any, ...] | None = None
+	if type(plain) is types.FunctionType:
+		key = (
+			plain.__code__,
+			getattr(plain, "__signature__", None),
+			getattr(plain, "__wrapped__", None),
+		)
+		known = _COUNTS.get(plain)
+		if known is not None and known[0] == key:  # the same code (and signature) as before
+			return known[1]
+	try:
+		count = len(inspect.signature(function).parameters)
+	except (TypeError, ValueError):  # a builtin whose signature is not known
+		count = 0
+	if key is not None:
+		_COUNTS[plain] = (key, count)
+	return count
 
 
 async def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
