@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._chain import ModelSlot
+	from openmolt_core._durable import DurabilityBackend
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
 	from openmolt_core.capabilities.sources import SourceBinding
 	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
-	from openmolt_core.durability import DurabilityBackend
 	from openmolt_core.files import FileAccess, StoredFile
 	from openmolt_core.filestore import FileStore, LocalFile
 	from openmolt_core.guardrails import Guardrail
@@ -267,6 +267,12 @@ class Host(Instance, Protocol):
 	"""The default cost budget."""
 	run_store: RunStore | None
 	"""The run store given as ``run_store``, if any."""
+
+	@property
+	def durability(self) -> DurabilityBackend | None:
+		"""The whole durability backend (the agent hands it runs: `Instance.durability`)."""
+		...
+
 	_files_dir: str | Path | None
 	_files: FileStore | None
 	_durability: DurabilityBackend | None
