@@ -219,9 +219,6 @@ def shown_schema(schema: Any) -> Any:
 	return schema
 
 
-_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-
-
 @dataclass(slots=True, repr=False)  # its own __repr__: none to generate
 class BoundTool:
 	"""A tool as one agent sees it: the one record of a tool, whatever its source.
@@ -345,11 +342,10 @@ class BoundTool:
 	def in_doubt(self) -> InDoubt:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
-		``retry`` for a tool whose calls are safe to repeat (a read, an HTTP method that is
-		idempotent, a POST to which its integration adds an idempotency key, an HTTP tool whose
-		template sends the call's key (``{{ call.idempotency_key }}``), a function tool
-		that does not declare itself ``outbound``), ``ask`` for other outbound calls (a PATCH
-		too: it carries no key), unless the tool declares its own (``in_doubt`` / ``inDoubt``);
+		``retry`` for a tool whose calls are safe to repeat (a function tool that does not
+		declare itself ``outbound``; a declarative tool's engine says which of its calls are, its
+		``in_doubt_for``: `openmolt_core.integrations.model.HttpTool.in_doubt_for`), ``ask``
+		for other outbound calls, unless the tool declares its own (``in_doubt`` / ``inDoubt``);
 		never laxer than `in_doubt_at_least` (what else runs inside its calls).
 		"""
 		own = self._own_in_doubt()
@@ -364,19 +360,10 @@ class BoundTool:
 			declared = getattr(tool, "inDoubt", None)
 		if declared is not None:
 			return check_in_doubt(declared, f"tool {self.handle!r}") or "retry"
-		method = getattr(tool, "method", None)
-		if isinstance(method, str) and not callable(getattr(tool, "execute", None)):
-			if method.upper() in _IDEMPOTENT_METHODS:
-				return "retry"
-			# The engine puts the integration's idempotency key on POSTs only
-			# (`openmolt_core.integrations.http.execute_http_tool`): a PATCH carries none.
-			# A tool whose template sends the call's key (`HttpTool.sends_call_key`) is keyed
-			# whatever its method: a durable replay derives the same key.
-			setup = getattr(self.integration, "api_setup", None)
-			keyed = getattr(tool, "sends_call_key", False) is True or (
-				method.upper() == "POST" and getattr(setup, "idempotency_header", None)
-			)
-			return "retry" if keyed else "ask"
+		by_kind = getattr(tool, "in_doubt_for", None)
+		if by_kind is not None:  # a declarative tool (HTTP): its engine knows what repeats safely
+			found: InDoubt = by_kind(self.integration)
+			return found
 		# What the tool declares, not what the taint policy makes of it: a function tool that
 		# declares nothing (the policy treats it as outbound) is retried, with the call's
 		# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to
