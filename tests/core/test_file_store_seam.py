@@ -105,7 +105,7 @@ async def check_block(om: OpenMolt, block: dict[str, Any], payload: str, media_t
 # Every call in the packages that hands bytes to a store (``.save(..., media_type=...)``), and
 # what drives it in a test. A new caller fails here until a test drives it too.
 CALLERS = {
-	"openmolt_core/src/openmolt_core/_binding.py:CallFiles.save": "every tool (test_sources)",
+	"openmolt_core/src/openmolt_core/assembly.py:CallFiles.save": "every tool (test_sources)",
 	"openmolt_core/src/openmolt_core/files.py:save_screened": "every tool, a run's attachments",
 	"openmolt_core/src/openmolt_core/files.py:keep_attachments": (
 		"tests/serve/test_serve_attachments_kept.py"
@@ -360,7 +360,7 @@ async def test_offload_bytes(tmp_path: Path) -> None:
 
 async def test_a_store_the_application_gives_gets_screened_bytes(tmp_path: Path) -> None:
 	"""A tool's store that is not OpenMolt's (a test double) receives the bytes screened too."""
-	from openmolt_core._binding import CallFiles
+	from openmolt_core.assembly import CallFiles
 	from openmolt_core.filestore import FileStore
 
 	class Plain:

@@ -112,3 +112,22 @@ def test_every_re_export_the_layers_contract_names_is_listed() -> None:
 				named.add(f"openmolt_core.{word}")
 	assert len(named) >= 20  # the contract names the support libraries' and the engine's paths
 	assert named - set(SHIMS) == set()
+
+
+MOVED_NAMES = {
+	# the durability backend's contract, above the loop (the kernel keeps the port and RunDriver)
+	("openmolt_core.durability", "DurabilityBackend"): "openmolt_core._durable",
+	("openmolt_core.durability", "DurabilityConfig"): "openmolt_core._durable",
+	("openmolt_core.durability", "PendingRun"): "openmolt_core._durable",
+	("openmolt_core.durability", "load_backend"): "openmolt_core._durable",
+}
+"""Names that left a module for another, each still importable from its old module."""
+
+
+@pytest.mark.parametrize(("old", "home"), sorted(MOVED_NAMES.items()))
+def test_a_moved_name_keeps_its_old_path(old: tuple[str, str], home: str) -> None:
+	module, name = old
+	namespace: dict[str, object] = {}
+	exec(f"from {module} import {name}", namespace)
+	assert namespace[name] is getattr(importlib.import_module(home), name)
+	assert name in importlib.import_module(home).__all__

@@ -36,11 +36,10 @@ from openmolt_core.tools import (
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.files import FileAccess, StoredFile
+	from openmolt_core.files import FileAccess
 
 __all__ = [
 	"BoundTool",
-	"CallFiles",
 	"IntegrationInfo",
 	"ToolDefinition",
 	"ToolExecutor",
@@ -220,9 +219,6 @@ def shown_schema(schema: Any) -> Any:
 	return schema
 
 
-_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-
-
 @dataclass(slots=True, repr=False)  # its own __repr__: none to generate
 class BoundTool:
 	"""A tool as one agent sees it: the one record of a tool, whatever its source.
@@ -346,11 +342,10 @@ class BoundTool:
 	def in_doubt(self) -> InDoubt:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
-		``retry`` for a tool whose calls are safe to repeat (a read, an HTTP method that is
-		idempotent, a POST to which its integration adds an idempotency key, an HTTP tool whose
-		template sends the call's key (``{{ call.idempotency_key }}``), a function tool
-		that does not declare itself ``outbound``), ``ask`` for other outbound calls (a PATCH
-		too: it carries no key), unless the tool declares its own (``in_doubt`` / ``inDoubt``);
+		``retry`` for a tool whose calls are safe to repeat (a function tool that does not
+		declare itself ``outbound``; a declarative tool's engine says which of its calls are, its
+		``in_doubt_for``: `openmolt_core.integrations.model.HttpTool.in_doubt_for`), ``ask``
+		for other outbound calls, unless the tool declares its own (``in_doubt`` / ``inDoubt``);
 		never laxer than `in_doubt_at_least` (what else runs inside its calls).
 		"""
 		own = self._own_in_doubt()
@@ -373,17 +368,8 @@ class BoundTool:
 			or getattr(tool, "inDoubt", None) is not None
 		):
 			return None
-		method = getattr(tool, "method", None)
-		if not isinstance(method, str) or callable(getattr(tool, "execute", None)):
-			return None
-		setup = getattr(self.integration, "api_setup", None)
-		lifetime = getattr(setup, "idempotency_key_lifetime", None)
-		if lifetime is None or method.upper() in _IDEMPOTENT_METHODS:
-			return None
-		keyed = getattr(tool, "sends_call_key", False) is True or (
-			method.upper() == "POST" and getattr(setup, "idempotency_header", None)
-		)
-		return float(lifetime) if keyed else None
+		by_kind = getattr(tool, "key_lifetime_for", None)  # a declarative (HTTP) tool's answer
+		return by_kind(self.integration) if by_kind is not None else None
 
 	def _own_in_doubt(self) -> InDoubt:
 		"""The tool's in-doubt policy: its declared one, else the default for its kind."""
@@ -393,19 +379,10 @@ class BoundTool:
 			declared = getattr(tool, "inDoubt", None)
 		if declared is not None:
 			return check_in_doubt(declared, f"tool {self.handle!r}") or "retry"
-		method = getattr(tool, "method", None)
-		if isinstance(method, str) and not callable(getattr(tool, "execute", None)):
-			if method.upper() in _IDEMPOTENT_METHODS:
-				return "retry"
-			# The engine puts the integration's idempotency key on POSTs only
-			# (`openmolt_core.integrations.http.execute_http_tool`): a PATCH carries none.
-			# A tool whose template sends the call's key (`HttpTool.sends_call_key`) is keyed
-			# whatever its method: a durable replay derives the same key.
-			setup = getattr(self.integration, "api_setup", None)
-			keyed = getattr(tool, "sends_call_key", False) is True or (
-				method.upper() == "POST" and getattr(setup, "idempotency_header", None)
-			)
-			return "retry" if keyed else "ask"
+		by_kind = getattr(tool, "in_doubt_for", None)
+		if by_kind is not None:  # a declarative tool (HTTP): its engine knows what repeats safely
+			found: InDoubt = by_kind(self.integration)
+			return found
 		# What the tool declares, not what the taint policy makes of it: a function tool that
 		# declares nothing (the policy treats it as outbound) is retried, with the call's
 		# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to
@@ -492,7 +469,10 @@ def for_call(
 	"""A copy of ``context`` with one call's memory, run and files: ``dataclasses.replace``, faster.
 
 	Made at every tool call; ``replace`` reads the fields' list and costs about 3 µs more. The
-	call's ``files`` are the store as this call sees it (`CallFiles`).
+	call's ``files`` are the store as this call sees it, made by the class the store names (its
+	``call_view``, called with the store, the call's secrets and its run: the instance's is
+	`openmolt_core.assembly.CallFiles`); a store without one (not the instance's: a test double)
+	is handed on as it is.
 
 	Args:
 		context: The binding's context.
@@ -501,7 +481,9 @@ def for_call(
 	"""
 	files = context.files
 	if files is not None and run is not None:
-		files = CallFiles(files, context.redact, run)
+		view = getattr(files, "call_view", None)  # the instance's store: how a call sees it
+		if view is not None:
+			files = view(files, context.redact, run)
 	if type(context) is not ToolContext:  # a subclass may have fields of its own
 		return replace(context, memory=memory, run=run, files=files)
 	c = context
@@ -519,133 +501,6 @@ def for_call(
 		c.retry,
 		c.config_from_user,
 	)
-
-
-class CallFiles:
-	"""The file store as one tool call sees it (``context.files`` in a run): the kernel's.
-
-	Every byte a tool keeps goes through its `save`, whatever the tool (an HTTP tool's binary
-	reply or inline base64, an MCP blob, a generated image, a function's own file): the store
-	screens it with the call's secrets besides those the process knows (a text masked, another
-	file that shows a secret withheld: `openmolt_core.files.screen`) and writes beside it the
-	call that kept it (``{"run", "call", "user"}``), which the tool sources' images are checked
-	against before the model is shown one (`openmolt_core.capabilities.sources`). A store the
-	application gave that does not screen (no true ``screens``) gets the bytes screened here.
-
-	A file kept by a run for one end user is that user's: a call of a run for anyone else (another
-	user, or the operator, ``None``) finds no such file (the same error as an unknown reference),
-	so a reference a service echoes, or a model is told, from another user's run reads nothing.
-	A file kept outside a run (the application's, an upload) is the instance's, read by all.
-
-	Args:
-		files: The agent's view of the store.
-		secrets: The calling tool's secrets (its context's ``redact``).
-		run: The calling run.
-	"""
-
-	__slots__ = ("_files", "_run", "_secrets")
-
-	def __init__(self, files: FileAccess, secrets: frozenset[str], run: CallingRun) -> None:
-		self._files = files
-		self._secrets = secrets
-		self._run = run
-
-	@property
-	def kept_by(self) -> dict[str, Any]:
-		"""The call, as written beside each file it keeps (``{"run", "call", "user"}``)."""
-		run = self._run
-		return {"run": run.run_id, "call": run.call, "user": run.user}
-
-	async def save(
-		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
-	) -> dict[str, Any]:
-		"""Save bytes, screened (see the class): `openmolt_core.files.FileAccess.save`.
-
-		Returns:
-			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``; for a file not
-			kept, ``{"mediaType", "size", "name", "withheld": <why>}``.
-		"""
-		from openmolt_core.files import save_screened
-
-		return await save_screened(
-			self._files,
-			data,
-			media_type=media_type,
-			name=name,
-			secrets=self._secrets,
-			origin=self.kept_by,
-		)
-
-	def _check(self, reference: str) -> None:
-		"""Refuse a stored file another end user's run kept, as if it were unknown."""
-		origin_of = getattr(self._files, "origin", None)
-		if origin_of is None or not isinstance(reference, str):
-			return
-		from openmolt_core.files import FILE_PREFIX
-
-		if not reference.startswith(FILE_PREFIX):
-			return
-		origin = origin_of(reference)
-		if origin is not None and origin.get("user") != self._run.user:
-			from openmolt_core.errors import ToolError
-
-			raise ToolError(f"unknown file reference {reference[:80]!r}")
-
-	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
-		"""Resolve a file reference to bytes: `openmolt_core.files.FileAccess.open`.
-
-		Raises:
-			ToolError: The reference is malformed, unknown (or another user's), too large or
-				refused.
-		"""
-		import anyio.to_thread
-
-		await anyio.to_thread.run_sync(self._check, reference)
-		return await self._files.open(reference, max_bytes=max_bytes)
-
-	resolve = open  # the store's other name for `open`
-
-	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
-		"""Resolve a file reference, blocking: `openmolt_core.files.FileAccess.read`.
-
-		Raises:
-			ToolError: The reference is malformed, unknown (or another user's), too large or
-				refused.
-		"""
-		self._check(reference)
-		return self._files.read(reference, max_bytes=max_bytes)
-
-	def describe(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference, blocking: `openmolt_core.files.FileAccess.describe`.
-
-		Raises:
-			ToolError: The reference is malformed, unknown (or another user's) or refused.
-		"""
-		self._check(reference)
-		return self._files.describe(reference)
-
-	async def info(self, reference: str) -> dict[str, Any]:
-		"""Describe a file reference: `openmolt_core.files.FileAccess.info`.
-
-		Raises:
-			ToolError: The reference is malformed, unknown (or another user's) or refused.
-		"""
-		import anyio.to_thread
-
-		return await anyio.to_thread.run_sync(self.describe, reference)
-
-	def path_of(self, reference: str) -> Any:
-		"""The local path of a stored file (`openmolt_core.filestore.FileStore.path_of`).
-
-		Raises:
-			ToolError: The reference is malformed or unknown (or another user's).
-			AttributeError: The store keeps no local files.
-		"""
-		self._check(reference)
-		return self._files.path_of(reference)  # type: ignore[attr-defined]  # the store's, when it has one
-
-	def __repr__(self) -> str:
-		return f"CallFiles({self._files!r})"
 
 
 def bind_tools(

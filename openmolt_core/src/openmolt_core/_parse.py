@@ -24,20 +24,26 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
 
 Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level group,
 and finding those objects in prose is one pass of a regular expression without backtracking.
+Finding the one JSON value in a model's text (rules 1, 5, 6 and 7) is library code with no agent
+concept (`openmolt_core._support.jsonsafe.json_in_text`); what makes it a reply, the commands,
+and what the model is told, are here.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
-from openmolt_core._support import LazyPattern
-from openmolt_core._support.jsonsafe import UnsafeJson, encodable_text, loads, nests_within
+from openmolt_core._support.jsonsafe import (
+	NoJsonValue,
+	UnsafeJson,
+	encodable_text,
+	json_in_text,
+	within_depth,
+)
 from openmolt_core._support.jsonschema import format_errors
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core.commands import COMMAND_TYPES, ENDS_REPLY, Command, command_class
@@ -122,82 +128,6 @@ class ParsedReply:
 	ignored: list[str] = field(default_factory=list)
 
 
-# A think tag, or a string to pass over whole (terminated or not; possessive: no backtracking).
-_THINK_OPEN = LazyPattern(r'<think(?:ing)?>|"(?:[^"\\]++|\\.)*+"?', re.I | re.S)
-_THINK_CLOSE = LazyPattern(r"</think(?:ing)?>", re.I)
-# The opening of a Markdown fence and its info string (```` ```json ````).
-_FENCE = LazyPattern(r"```[A-Za-z0-9_+.-]*")
-# One token per string (terminated or not) or bracket; possessive, so no backtracking.
-_TOKENS = LazyPattern(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
-
-
-def _unthink(text: str) -> str:
-	"""``text`` without its ``<think>...</think>`` blocks, in one pass.
-
-	A block is one outside a JSON string: a string is passed over whole, so a value that
-	speaks of think tags keeps them (``"output": "wrap it in <think></think>"``; they were cut
-	out of it). Each search starts where the last one ended: a block with no end means no later
-	one has one either, so the rest stays as it is (a pattern with a lazy ``.*?`` read the rest
-	again from every unclosed tag: a megabyte of them took minutes).
-	"""
-	kept: list[str] = []
-	pos = 0
-	while (found := _THINK_OPEN().search(text, pos)) is not None:
-		if found.group().startswith('"'):
-			kept.append(text[pos : found.end()])
-			pos = found.end()
-			continue
-		closed = _THINK_CLOSE().search(text, found.end())
-		if closed is None:
-			break
-		kept.append(text[pos : found.start()])
-		pos = closed.end()
-	kept.append(text[pos:])
-	return "".join(kept)
-
-
-def _strip(text: str) -> str:
-	return _unthink(text).strip() if "<think" in text.lower() else text.strip()
-
-
-def _unfenced(s: str) -> str:
-	"""The text inside the Markdown fence a reply opens with (``s`` itself when it has none).
-
-	The fence may close at the end, before prose, on the same line as it opened, or not at all;
-	when the cut is wrong (a string holding three backticks), the reply does not decode whole
-	and its values are looked for in the text around the fences (`_decode`).
-	"""
-	if not s.startswith("```"):
-		return s
-	opening = _FENCE().match(s)
-	inner = s[opening.end() if opening else 3 :].rstrip()
-	if inner.endswith("```"):
-		return inner[:-3].strip()
-	end = inner.rfind("```")
-	return (inner[:end] if end >= 0 else inner).strip()
-
-
-def _values(s: str) -> list[tuple[int, int]]:
-	"""Spans of the top-level ``{...}`` and ``[...]`` groups of a text, in one linear pass."""
-	spans: list[tuple[int, int]] = []
-	depth = 0
-	start = 0
-	opener = ""
-	for match in _TOKENS().finditer(s):
-		token = match.group()
-		if token[0] == '"':
-			continue
-		if token in "{[":
-			if depth == 0:
-				start, opener = match.start(), token
-			depth += 1
-		elif depth > 0:
-			depth -= 1
-			if depth == 0 and opener + token in ("{}", "[]"):
-				spans.append((start, match.end()))
-	return spans
-
-
 def _commands(value: Any) -> bool:
 	"""Whether a JSON value found in prose is a reply: an envelope, a command or a list of them."""
 	if isinstance(value, dict):
@@ -216,54 +146,29 @@ class _Invalid(Exception):
 
 def _decode(text: str, max_depth: int) -> Any:
 	"""The reply's one JSON value, found the way models send it, or `_Invalid`."""
-	s = _strip(text)
-	inner = _unfenced(s)
 	try:
-		value = loads(inner)
-		# Each level opens with a bracket of the text: with few brackets, no walk is needed.
-		shallow = inner.count("{") + inner.count("[") <= max_depth
-		return value if shallow else _bounded(value, max_depth)
+		return json_in_text(text, max_depth, _commands)
 	except UnsafeJson as unsafe:
 		raise _Invalid(_unsafe(unsafe)) from None
-	except RecursionError:
-		raise _Invalid(
-			f"your answer is nested too deeply (the most is {max_depth} levels)"
-		) from None
-	except ValueError as exc:
-		whole = exc
-	found: list[Any] = []
-	for start, end in _values(s):
-		try:
-			value = loads(s[start:end])
-		except UnsafeJson as unsafe:
-			raise _Invalid(_unsafe(unsafe)) from None
-		except RecursionError:
-			raise _Invalid(
-				f"your answer is nested too deeply (the most is {max_depth} levels)"
-			) from None
-		except ValueError:
-			continue
-		if _commands(value):
-			found.append(value)
-	if len(found) > 1:
-		raise _Invalid(f"your answer held {len(found)} JSON objects, so none was run; {_SHAPE}")
-	if found:
-		return _bounded(found[0], max_depth)
-	if not inner:
-		raise _Invalid(f"your answer was empty, so nothing was run; {_SHAPE}")
-	error = whole if isinstance(whole, json.JSONDecodeError) else None
+	except NoJsonValue as missing:
+		raise _Invalid(_missing(missing, max_depth)) from None
+
+
+def _missing(missing: NoJsonValue, max_depth: int) -> str:
+	"""What the model is told when its reply holds no one value (`json_in_text`)."""
+	if missing.reason == "deep":
+		return f"your answer is nested too deeply (the most is {max_depth} levels)"
+	if missing.reason == "several":
+		return f"your answer held {missing.count} JSON objects, so none was run; {_SHAPE}"
+	if missing.reason == "empty":
+		return f"your answer was empty, so nothing was run; {_SHAPE}"
+	error = missing.error
 	where = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
-	raise _Invalid(f"your answer was not valid JSON{where}; {_SHAPE}")
+	return f"your answer was not valid JSON{where}; {_SHAPE}"
 
 
 def _unsafe(error: UnsafeJson) -> str:
 	return f"nothing was run: {error}"
-
-
-def _bounded(value: Any, max_depth: int) -> Any:
-	if not nests_within(value, max_depth):
-		raise _Invalid(f"your answer is nested too deeply (the most is {max_depth} levels)")
-	return value
 
 
 def _items(data: Any) -> list[Any]:
@@ -357,11 +262,13 @@ def parse_reply(
 	try:
 		# JSON text the repair decoded (an output or a tool input sent as text) is held to the
 		# same depth cap as the reply: the cap was checked before it was decoded.
-		items = _items(_bounded(restore(data), max_depth) if restore is not None else data)
+		items = _items(within_depth(restore(data), max_depth) if restore is not None else data)
 	except (
 		UnsafeJson
 	) as unsafe:  # a tool input sent as JSON text (`openmolt_core._support.schemafit.Decode`)
 		return ParsedReply([], [_unsafe(unsafe)], dumps(data))
+	except NoJsonValue as missing:
+		return ParsedReply([], [_missing(missing, max_depth)], dumps(data))
 	except _Invalid as invalid:
 		return ParsedReply([], [invalid.message], dumps(data))
 	commands: list[Command] = []

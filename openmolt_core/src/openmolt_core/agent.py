@@ -62,7 +62,7 @@ from openmolt_core._support.jsonschema import JsonSchemaValidator
 from openmolt_core._support.secretset import Redactor, redactor_for
 from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
-from openmolt_core.durability import LOCAL_PORT, DurabilityBackend, RunHandle, RunPort, step_key
+from openmolt_core.durability import LOCAL_PORT, RunDriver, RunHandle, RunPort, step_key
 from openmolt_core.envelope import Envelope
 from openmolt_core.errors import (
 	ApprovalError,
@@ -173,7 +173,7 @@ class Instance(Protocol):
 		...
 
 	@property
-	def durability(self) -> DurabilityBackend | None:
+	def durability(self) -> RunDriver | None:
 		"""The durability backend, or None when runs are not durable."""
 		...
 

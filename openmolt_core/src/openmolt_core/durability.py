@@ -47,19 +47,18 @@ A parked question (a person is asked and nobody can answer now) ends the loop wi
 workflow and goes on with ``Agent.execute(state, answer=..., port=...)``, so the loop itself
 never blocks on a person it cannot reach.
 
-`DurabilityBackend` is what an `OpenMolt` instance configured with ``durability=...`` delegates
-runs, answers and schedules to; `openmolt_core._durable.load_backend` (re-exported here) finds
-it through the ``openmolt.extensions`` entry point ``dbos`` (installed by ``openmolt-dbos``), so
-the core never imports the engine.
+An agent hands its durable runs to a `RunDriver`: the instance's durability backend, whose
+whole contract (`DurabilityBackend`, `PendingRun`, `DurabilityConfig`: re-exported here) and
+whose finding (`openmolt_core._durable.load_backend`, through the ``openmolt.extensions`` entry
+point ``dbos`` that ``openmolt-dbos`` installs) live in `openmolt_core._durable`, above the
+loop: the core never imports the engine.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
@@ -67,18 +66,14 @@ import anyio
 from openmolt_core._support import lazy_exports
 
 if TYPE_CHECKING:
-	from pathlib import Path
-
 	from openmolt_core.result import RunResult, RunState
 
 __all__ = [
 	"LOCAL_PORT",
-	"DurabilityBackend",
-	"DurabilityConfig",
 	"DurableAgent",
 	"ForwardingPort",
 	"LocalPort",
-	"PendingRun",
+	"RunDriver",
 	"RunHandle",
 	"RunPort",
 	"call_age",
@@ -89,10 +84,6 @@ __all__ = [
 	"spent_before",
 	"step_key",
 ]
-
-DurabilityConfig = str | os.PathLike[str] | Mapping[str, Any]
-"""``OpenMolt(durability=...)``: a SQLite file path, a ``sqlite:///`` or ``postgresql://`` URL, or
-a dict with ``url`` and the backend's options (see ``openmolt_dbos``)."""
 
 
 def step_key(kind: str, step: int, index: int | None = None, handle: str | None = None) -> str:
@@ -392,41 +383,7 @@ class ForwardingPort:
 		return journaled(self.port)
 
 
-# backends -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PendingRun:
-	"""A durable run parked on a question, waiting for ``om.answer(run_id, text)``.
-
-	Args:
-		run_id: The run's id (its workflow id).
-		agent: The agent's name.
-		question: What the agent asked.
-		asked_at: When it asked (UTC).
-		step: The step the question belongs to.
-		user: The end user the run acts for (``agent.run(input, user=...)``), when it has one:
-			a surface that takes answers from several people (a group chat) lets only this
-			one answer. None for a run parked by a version that did not record it.
-	"""
-
-	run_id: str
-	agent: str
-	question: str
-	asked_at: datetime
-	step: int
-	user: str | None = None
-
-	def to_dict(self) -> dict[str, Any]:
-		"""The parked run as JSON."""
-		return {
-			"run_id": self.run_id,
-			"agent": self.agent,
-			"question": self.question,
-			"asked_at": self.asked_at.isoformat(),
-			"step": self.step,
-			**({"user": self.user} if self.user is not None else {}),
-		}
+# the backend the agent hands durable runs to ------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,7 +397,7 @@ class RunHandle:
 	"""
 
 	run_id: str
-	backend: DurabilityBackend
+	backend: RunDriver
 
 	async def result(self, *, wait: bool = True) -> RunResult | None:
 		"""The run's result (``om.result(run_id)``).
@@ -496,26 +453,13 @@ class DurableAgent(Protocol):
 		...
 
 
-@runtime_checkable
-class DurabilityBackend(Protocol):
-	"""What an `OpenMolt` instance with ``durability=...`` delegates to (``openmolt-dbos``).
+class RunDriver(Protocol):
+	"""What the kernel hands durable runs to: the instance's durability backend.
 
-	A backend that fires schedules too has ``schedule_backend()``
-	(`openmolt_core.scheduler.DurableSchedules`).
+	The whole backend (answers, parked runs, cancelling, its worker) is
+	`openmolt_core._durable.DurabilityBackend`, which the assembly holds; an agent drives and
+	starts its runs through these, and a `RunHandle` reads a result through them.
 	"""
-
-	@property
-	def files_dir(self) -> Path:
-		"""Where the file store lives when none is given: persistent, shared by the workers."""
-		...
-
-	async def start(self) -> None:
-		"""Launch the engine in this process: recover its unfinished runs, take over dead ones."""
-		...
-
-	def register(self, agent: DurableAgent) -> None:
-		"""Know an agent by name, so its runs can be recovered in this process."""
-		...
 
 	async def drive(
 		self,
@@ -536,17 +480,6 @@ class DurabilityBackend(Protocol):
 		"""Start a prepared new state as a durable run in the background; return once it is recorded."""
 		...
 
-	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
-		"""Answer the question a parked run waits on, from any process.
-
-		``step``: the step of the question answered (`PendingRun.step`); None: the one pending now.
-		"""
-		...
-
-	async def pending(self, *, agent: str | None = None) -> list[PendingRun]:
-		"""The runs parked on a question (of one agent, or all)."""
-		...
-
 	async def result(self, run_id: str, *, wait: bool = True) -> RunResult | None:
 		"""The result of a run, from any process (None if it is still going and ``wait`` is off).
 
@@ -555,32 +488,16 @@ class DurabilityBackend(Protocol):
 		"""
 		...
 
-	async def cancel(self, run_id: str) -> str:
-		"""Cancel an unfinished run, from any process; the engine's id for it (its workflow's).
-
-		Running, parked, stranded, or failed with a state that could go on
-		(``RunError.result.state``), the run takes no further step wherever it lives: a call
-		under way is stopped (a sub-agent in it too), the next one never begins, and nothing of
-		the run runs once this returns (a backend that cannot wait that long says so); an
-		answer, a resume or a result asked of it later is refused with an error that says it
-		was cancelled. Final: it cannot be undone.
-
-		Args:
-			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
-
-		Raises:
-			ConfigurationError: No run has that id, or it has ended.
-		"""
-		...
-
-	async def aclose(self) -> None:
-		"""Release what this instance holds (the engine itself lives as long as the process)."""
-		...
-
 
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(
 	globals(),
-	{"completed_port": "openmolt_core.observe", "load_backend": "openmolt_core._durable"},
+	{
+		"completed_port": "openmolt_core.observe",
+		**dict.fromkeys(
+			("DurabilityBackend", "DurabilityConfig", "PendingRun", "load_backend"),
+			"openmolt_core._durable",
+		),
+	},
 )

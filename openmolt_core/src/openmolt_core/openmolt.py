@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 	from anyio.abc import TaskGroup
 	from pydantic import BaseModel
 
+	from openmolt_core._durable import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import Agent, HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.conversation import Session
 	from openmolt_core.credstore import CredentialStore
-	from openmolt_core.durability import DurabilityBackend, DurabilityConfig, PendingRun
 	from openmolt_core.filestore import FileStore
 	from openmolt_core.guardrails import Guardrail
 	from openmolt_core.hooks import CapabilityEntry

@@ -219,7 +219,7 @@ class ScheduleBackend(Protocol):
 class DurableSchedules(Protocol):
 	"""A durability backend that fires schedules too (``openmolt-dbos``'s does).
 
-	The kernel's `openmolt_core.durability.DurabilityBackend` knows runs only; scheduling asks its
+	The instance's `openmolt_core._durable.DurabilityBackend` knows runs only; scheduling asks its
 	backend for this.
 	"""
 

@@ -33,7 +33,7 @@ from openmolt_core._support import lazy_exports
 from openmolt_dbos._settings import ENV_URL, ENV_WORKER_ID, Settings, parse_settings
 
 if TYPE_CHECKING:
-	from openmolt_core.durability import DurabilityConfig
+	from openmolt_core._durable import DurabilityConfig
 	from openmolt_core.openmolt import OpenMolt
 	from openmolt_dbos._backend import AlreadyAnsweredError, DBOSBackend
 	from openmolt_dbos._port import DBOSPort

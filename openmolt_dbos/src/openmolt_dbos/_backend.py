@@ -23,8 +23,8 @@ import anyio
 from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
 from dbos._error import DBOSWorkflowIDInUseError  # not exported by dbos; raised by "reject"
 
+from openmolt_core._durable import PendingRun
 from openmolt_core._support.words import quantity
-from openmolt_core.durability import PendingRun
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
 from openmolt_dbos import _sealed as sealed

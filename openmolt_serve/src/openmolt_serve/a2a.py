@@ -146,8 +146,8 @@ from openmolt_serve._recent import crowded
 from openmolt_serve._token import DEFAULT_CALLER, NOBODY, TokenGuard, caller_of
 
 if TYPE_CHECKING:
+	from openmolt_core._durable import PendingRun
 	from openmolt_core.agent import Agent
-	from openmolt_core.durability import PendingRun
 	from openmolt_core.llm import Attachment
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.triggers import A2ATrigger

@@ -93,9 +93,9 @@ from openmolt_serve._rows import task_rows
 from openmolt_serve._seen import seen_store
 
 if TYPE_CHECKING:
+	from openmolt_core._durable import PendingRun
 	from openmolt_core.accounts import Connected
 	from openmolt_core.agent import Agent
-	from openmolt_core.durability import PendingRun
 	from openmolt_core.sessions import Session
 	from openmolt_core.triggers import SlackChannel, TelegramChannel
 	from openmolt_serve._live import LiveReplies

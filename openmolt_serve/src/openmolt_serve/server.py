@@ -49,6 +49,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
+from openmolt_core._durable import DurabilityBackend
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.triggers import SlackChannel, TelegramChannel, Triggers
@@ -320,7 +321,7 @@ class TriggerServer:
 		started: set[int] = set()
 		for agent, _ in self.agents.values():
 			backend = agent.om.durability
-			if backend is not None and id(agent.om) not in started:
+			if isinstance(backend, DurabilityBackend) and id(agent.om) not in started:
 				started.add(id(agent.om))
 				await backend.start()
 		channels: list[TelegramBot | SlackApp] = [*self.telegram.values(), *self.slack.values()]

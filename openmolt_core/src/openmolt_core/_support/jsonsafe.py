@@ -16,6 +16,10 @@ as JSON text and decoded by a repair). A tool's result is not the model's to fix
 returns a copy with lone surrogates replaced by U+FFFD, non-finite numbers written as strings and
 too long integers as a string that says their length. `dumps` writes any value as compact,
 deterministic JSON that is always valid (the turns the loop writes and the results it sends).
+
+`json_in_text` finds the one JSON value of a text the way language models write one: after
+``<think>`` blocks, inside a Markdown fence, among prose; it says why when there is none, or
+several (`NoJsonValue`), and it is linear in the text's length.
 """
 
 from __future__ import annotations
@@ -24,21 +28,27 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
+
+from openmolt_core._support import LazyPattern
 
 __all__ = [
 	"CYCLE_NOTE",
 	"SHALLOW_DEPTH",
+	"NoJsonValue",
 	"UnsafeJson",
 	"canonical",
 	"digest",
 	"dumps",
 	"encodable",
 	"encodable_text",
+	"json_in_text",
 	"loads",
 	"nests_within",
 	"problem",
 	"shallow",
+	"within_depth",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -392,3 +402,164 @@ def dumps(value: Any) -> str:
 		)
 	# Surrogates appear as themselves inside string literals: replacing them keeps the JSON valid.
 	return encodable_text(text)
+
+
+# one JSON value in a text, as language models write it -----------------------------------
+
+
+class NoJsonValue(Exception):  # not a ValueError: `loads`'s errors are, and are told apart
+	"""A text from which `json_in_text` takes no one JSON value.
+
+	Args:
+		reason: ``empty`` (nothing but blanks and ``<think>`` blocks), ``several`` (more than one
+			wanted value in the prose), ``deep`` (nested past the cap) or ``invalid`` (no JSON).
+		count: How many wanted values the prose held (``several``).
+		error: The decoder's error on the whole text (``invalid``), when it says where.
+	"""
+
+	def __init__(
+		self, reason: str, *, count: int = 0, error: json.JSONDecodeError | None = None
+	) -> None:
+		super().__init__(reason)
+		self.reason = reason
+		self.count = count
+		self.error = error
+
+
+# A think tag, or a string to pass over whole (terminated or not; possessive: no backtracking).
+_THINK_OPEN = LazyPattern(r'<think(?:ing)?>|"(?:[^"\\]++|\\.)*+"?', re.I | re.S)
+_THINK_CLOSE = LazyPattern(r"</think(?:ing)?>", re.I)
+# The opening of a Markdown fence and its info string (```` ```json ````).
+_FENCE = LazyPattern(r"```[A-Za-z0-9_+.-]*")
+# One token per string (terminated or not) or bracket; possessive, so no backtracking.
+_TOKENS = LazyPattern(r'"(?:[^"\\]++|\\.)*+"?|[{}\[\]]', re.S)
+
+
+def _unthink(text: str) -> str:
+	"""``text`` without its ``<think>...</think>`` blocks, in one pass.
+
+	A block is one outside a JSON string: a string is passed over whole, so a value that
+	speaks of think tags keeps them (``"output": "wrap it in <think></think>"``; they were cut
+	out of it). Each search starts where the last one ended: a block with no end means no later
+	one has one either, so the rest stays as it is (a pattern with a lazy ``.*?`` read the rest
+	again from every unclosed tag: a megabyte of them took minutes).
+	"""
+	kept: list[str] = []
+	pos = 0
+	while (found := _THINK_OPEN().search(text, pos)) is not None:
+		if found.group().startswith('"'):
+			kept.append(text[pos : found.end()])
+			pos = found.end()
+			continue
+		closed = _THINK_CLOSE().search(text, found.end())
+		if closed is None:
+			break
+		kept.append(text[pos : found.start()])
+		pos = closed.end()
+	kept.append(text[pos:])
+	return "".join(kept)
+
+
+def _strip(text: str) -> str:
+	return _unthink(text).strip() if "<think" in text.lower() else text.strip()
+
+
+def _unfenced(s: str) -> str:
+	"""The text inside the Markdown fence a reply opens with (``s`` itself when it has none).
+
+	The fence may close at the end, before prose, on the same line as it opened, or not at all;
+	when the cut is wrong (a string holding three backticks), the reply does not decode whole
+	and its values are looked for in the text around the fences (`json_in_text`).
+	"""
+	if not s.startswith("```"):
+		return s
+	opening = _FENCE().match(s)
+	inner = s[opening.end() if opening else 3 :].rstrip()
+	if inner.endswith("```"):
+		return inner[:-3].strip()
+	end = inner.rfind("```")
+	return (inner[:end] if end >= 0 else inner).strip()
+
+
+def _values(s: str) -> list[tuple[int, int]]:
+	"""Spans of the top-level ``{...}`` and ``[...]`` groups of a text, in one linear pass."""
+	spans: list[tuple[int, int]] = []
+	depth = 0
+	start = 0
+	opener = ""
+	for match in _TOKENS().finditer(s):
+		token = match.group()
+		if token[0] == '"':
+			continue
+		if token in "{[":
+			if depth == 0:
+				start, opener = match.start(), token
+			depth += 1
+		elif depth > 0:
+			depth -= 1
+			if depth == 0 and opener + token in ("{}", "[]"):
+				spans.append((start, match.end()))
+	return spans
+
+
+def within_depth(value: Any, max_depth: int) -> Any:
+	"""``value`` itself, when it nests at most ``max_depth`` levels (`nests_within`).
+
+	Raises:
+		NoJsonValue: It nests deeper (reason ``deep``).
+	"""
+	if not nests_within(value, max_depth):
+		raise NoJsonValue("deep")
+	return value
+
+
+def json_in_text(text: str, max_depth: int, wanted: Callable[[Any], bool]) -> Any:
+	"""The one JSON value of a text, found the way language models write one, decoded by `loads`.
+
+	``<think>`` blocks are dropped and an opening Markdown fence is unwrapped; the text is then
+	decoded whole. When it is not JSON, each top-level ``{...}`` and ``[...]`` group of the
+	prose is, and the value is the one group that ``wanted`` accepts. Linear in the text's
+	length: the decoder runs at most once per group.
+
+	Args:
+		text: The text.
+		max_depth: The most levels of objects and arrays the value may nest.
+		wanted: Whether a group found in prose is the kind of value looked for.
+
+	Raises:
+		UnsafeJson: The value is JSON a state cannot hold.
+		NoJsonValue: The text holds no such value, or several (the reason says which).
+	"""
+	s = _strip(text)
+	inner = _unfenced(s)
+	try:
+		value = loads(inner)
+	except UnsafeJson:
+		raise
+	except RecursionError:
+		raise NoJsonValue("deep") from None
+	except ValueError as exc:
+		whole = exc
+	else:
+		# Each level opens with a bracket of the text: with few brackets, no walk is needed.
+		shallow = inner.count("{") + inner.count("[") <= max_depth
+		return value if shallow else within_depth(value, max_depth)
+	found: list[Any] = []
+	for start, end in _values(s):
+		try:
+			value = loads(s[start:end])
+		except UnsafeJson:
+			raise
+		except RecursionError:
+			raise NoJsonValue("deep") from None
+		except ValueError:
+			continue
+		if wanted(value):
+			found.append(value)
+	if len(found) > 1:
+		raise NoJsonValue("several", count=len(found))
+	if found:
+		return within_depth(found[0], max_depth)
+	if not inner:
+		raise NoJsonValue("empty")
+	raise NoJsonValue("invalid", error=whole if isinstance(whole, json.JSONDecodeError) else None)

@@ -132,6 +132,11 @@ def _branch_properties(schema: dict[str, Any]) -> set[str]:
 	}
 
 
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+"""The HTTP methods a request of which is safe to send twice (the engine's retries, a durable
+run's in-doubt calls: `HttpTool.in_doubt_for`, `openmolt_core.integrations.http.replay_safe`)."""
+
+
 class HttpTool(_Spec):
 	"""A tool that is one HTTP request, described as data.
 
@@ -259,6 +264,47 @@ class HttpTool(_Spec):
 		``idempotency_header``.
 		"""
 		return self._sends_call_key
+
+	def in_doubt_for(self, integration: Any) -> Literal["retry", "ask"]:
+		"""What a durable run does with a call found in doubt when the tool declares nothing.
+
+		``retry`` for an idempotent method (GET, HEAD, OPTIONS, PUT, DELETE), for a POST to
+		which its integration adds an idempotency key (the engine puts it on POSTs only:
+		`openmolt_core.integrations.http.execute_http_tool`), and for a request whose template
+		sends the call's key (`sends_call_key`), whatever its method: a durable replay derives
+		the same key. ``ask`` for the rest (a PATCH carries no key).
+
+		Args:
+			integration: The integration the tool is bound with (its ``api_setup``), or None.
+		"""
+		method = self.method.upper()
+		if method in IDEMPOTENT_METHODS or self._sends_call_key:
+			return "retry"
+		setup = getattr(integration, "api_setup", None)
+		keyed = method == "POST" and getattr(setup, "idempotency_header", None)
+		return "retry" if keyed else "ask"
+
+	def key_lifetime_for(self, integration: Any) -> float | None:
+		"""How long the service keeps the key that makes this tool's calls safe to repeat.
+
+		The integration's ``idempotency_key_lifetime`` (seconds) when a call is repeated in
+		doubt only because it carries a key (a POST with the integration's idempotency header,
+		or a template that sends the call's key); None for an idempotent method, an unkeyed
+		call or a service that keeps keys for good. A call found in doubt longer ago than this
+		is not repeated with its key (`openmolt_core._indoubt`).
+
+		Args:
+			integration: The integration the tool is bound with (its ``api_setup``), or None.
+		"""
+		setup = getattr(integration, "api_setup", None)
+		lifetime = getattr(setup, "idempotency_key_lifetime", None)
+		method = self.method.upper()
+		if lifetime is None or method in IDEMPOTENT_METHODS:
+			return None
+		keyed = self._sends_call_key or (
+			method == "POST" and getattr(setup, "idempotency_header", None)
+		)
+		return float(lifetime) if keyed else None
 
 	def checked_input_schema(self) -> dict[str, Any]:
 		"""The schema a call's input is checked against: an input no one reads is refused.

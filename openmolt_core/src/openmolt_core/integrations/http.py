@@ -79,6 +79,7 @@ from openmolt_core.integrations._headers import (
 	cookie_pairs,
 	is_token,
 )
+from openmolt_core.integrations._httptool import IDEMPOTENT_METHODS
 from openmolt_core.integrations._origin import (
 	check_fixed_origin,
 	check_input_origin,
@@ -139,7 +140,6 @@ MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024
 """The default cap of a tool whose response format is ``binary`` (saved to the file store)."""
 
-_IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
 # Failures before anything was sent: always safe to retry.
 _NOT_SENT: tuple[type[Exception], ...] = (
@@ -183,7 +183,7 @@ def replay_safe(
 	when ``keyed``: the request carries the call's key elsewhere (its body; an `HttpTool` whose
 	``sends_call_key`` is true).
 	"""
-	if keyed or request.method in _IDEMPOTENT:
+	if keyed or request.method in IDEMPOTENT_METHODS:
 		return True
 	names = (*_IDEMPOTENCY_HEADERS, *((idempotency_header,) if idempotency_header else ()))
 	return any(request.headers.get(name) for name in names)
