@@ -105,7 +105,7 @@ async def check_block(om: OpenMolt, block: dict[str, Any], payload: str, media_t
 # Every call in the packages that hands bytes to a store (``.save(..., media_type=...)``), and
 # what drives it in a test. A new caller fails here until a test drives it too.
 CALLERS = {
-	"openmolt_core/src/openmolt_core/assembly.py:CallFiles.save": "every tool (test_sources)",
+	"openmolt_core/src/openmolt_core/_binding.py:CallFiles.save": "every tool (test_sources)",
 	"openmolt_core/src/openmolt_core/files.py:save_screened": "every tool, a run's attachments",
 	"openmolt_core/src/openmolt_core/files.py:keep_attachments": (
 		"tests/serve/test_serve_attachments_kept.py"
@@ -359,8 +359,12 @@ async def test_offload_bytes(tmp_path: Path) -> None:
 
 
 async def test_a_store_the_application_gives_gets_screened_bytes(tmp_path: Path) -> None:
-	"""A tool's store that is not OpenMolt's (a test double) receives the bytes screened too."""
-	from openmolt_core.assembly import CallFiles
+	"""A tool's store that is not OpenMolt's (an application's, a test double) gets screened bytes.
+
+	Through the loop's own per-call step (`for_call`): a store the kernel does not know is
+	wrapped like the instance's, never handed to the tool as it is (fail closed).
+	"""
+	from openmolt_core._binding import for_call
 	from openmolt_core.filestore import FileStore
 
 	class Plain:
@@ -374,7 +378,9 @@ async def test_a_store_the_application_gives_gets_screened_bytes(tmp_path: Path)
 
 	plain: Any = Plain()
 	run: Any = type("Run", (), {"run_id": "r", "call": "tool:1:0:x", "user": None})()
-	files = CallFiles(plain, frozenset({"sk-only-this-call-99"}), run)
+	context = ToolContext("a", "x", redact=frozenset({"sk-only-this-call-99"}), files=plain)
+	files: Any = for_call(context, {}, run).files
+	assert files is not plain
 	import gc
 
 	gc.collect()  # instances other tests left in cycles: their secrets (a "k") are known until then

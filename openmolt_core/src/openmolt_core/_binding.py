@@ -36,10 +36,11 @@ from openmolt_core.tools import (
 if TYPE_CHECKING:
 	import httpx
 
-	from openmolt_core.files import FileAccess
+	from openmolt_core.files import FileAccess, StoredFile
 
 __all__ = [
 	"BoundTool",
+	"CallFiles",
 	"IntegrationInfo",
 	"ToolDefinition",
 	"ToolExecutor",
@@ -469,10 +470,7 @@ def for_call(
 	"""A copy of ``context`` with one call's memory, run and files: ``dataclasses.replace``, faster.
 
 	Made at every tool call; ``replace`` reads the fields' list and costs about 3 µs more. The
-	call's ``files`` are the store as this call sees it, made by the class the store names (its
-	``call_view``, called with the store, the call's secrets and its run: the instance's is
-	`openmolt_core.assembly.CallFiles`); a store without one (not the instance's: a test double)
-	is handed on as it is.
+	call's ``files`` are the store as this call sees it (`CallFiles`).
 
 	Args:
 		context: The binding's context.
@@ -481,9 +479,7 @@ def for_call(
 	"""
 	files = context.files
 	if files is not None and run is not None:
-		view = getattr(files, "call_view", None)  # the instance's store: how a call sees it
-		if view is not None:
-			files = view(files, context.redact, run)
+		files = CallFiles(files, context.redact, run)
 	if type(context) is not ToolContext:  # a subclass may have fields of its own
 		return replace(context, memory=memory, run=run, files=files)
 	c = context
@@ -501,6 +497,133 @@ def for_call(
 		c.retry,
 		c.config_from_user,
 	)
+
+
+class CallFiles:
+	"""The file store as one tool call sees it (``context.files`` in a run): the kernel's.
+
+	Every byte a tool keeps goes through its `save`, whatever the tool (an HTTP tool's binary
+	reply or inline base64, an MCP blob, a generated image, a function's own file): the store
+	screens it with the call's secrets besides those the process knows (a text masked, another
+	file that shows a secret withheld: `openmolt_core.files.screen`) and writes beside it the
+	call that kept it (``{"run", "call", "user"}``), which the tool sources' images are checked
+	against before the model is shown one (`openmolt_core.capabilities.sources`). A store the
+	application gave that does not screen (no true ``screens``) gets the bytes screened here.
+
+	A file kept by a run for one end user is that user's: a call of a run for anyone else (another
+	user, or the operator, ``None``) finds no such file (the same error as an unknown reference),
+	so a reference a service echoes, or a model is told, from another user's run reads nothing.
+	A file kept outside a run (the application's, an upload) is the instance's, read by all.
+
+	Args:
+		files: The agent's view of the store.
+		secrets: The calling tool's secrets (its context's ``redact``).
+		run: The calling run.
+	"""
+
+	__slots__ = ("_files", "_run", "_secrets")
+
+	def __init__(self, files: FileAccess, secrets: frozenset[str], run: CallingRun) -> None:
+		self._files = files
+		self._secrets = secrets
+		self._run = run
+
+	@property
+	def kept_by(self) -> dict[str, Any]:
+		"""The call, as written beside each file it keeps (``{"run", "call", "user"}``)."""
+		run = self._run
+		return {"run": run.run_id, "call": run.call, "user": run.user}
+
+	async def save(
+		self, data: bytes, *, media_type: str = "application/octet-stream", name: str = ""
+	) -> dict[str, Any]:
+		"""Save bytes, screened (see the class): `openmolt_core.files.FileAccess.save`.
+
+		Returns:
+			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``; for a file not
+			kept, ``{"mediaType", "size", "name", "withheld": <why>}``.
+		"""
+		from openmolt_core.files import save_screened
+
+		return await save_screened(
+			self._files,
+			data,
+			media_type=media_type,
+			name=name,
+			secrets=self._secrets,
+			origin=self.kept_by,
+		)
+
+	def _check(self, reference: str) -> None:
+		"""Refuse a stored file another end user's run kept, as if it were unknown."""
+		origin_of = getattr(self._files, "origin", None)
+		if origin_of is None or not isinstance(reference, str):
+			return
+		from openmolt_core.files import FILE_PREFIX
+
+		if not reference.startswith(FILE_PREFIX):
+			return
+		origin = origin_of(reference)
+		if origin is not None and origin.get("user") != self._run.user:
+			from openmolt_core.errors import ToolError
+
+			raise ToolError(f"unknown file reference {reference[:80]!r}")
+
+	async def open(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference to bytes: `openmolt_core.files.FileAccess.open`.
+
+		Raises:
+			ToolError: The reference is malformed, unknown (or another user's), too large or
+				refused.
+		"""
+		import anyio.to_thread
+
+		await anyio.to_thread.run_sync(self._check, reference)
+		return await self._files.open(reference, max_bytes=max_bytes)
+
+	resolve = open  # the store's other name for `open`
+
+	def read(self, reference: str, *, max_bytes: int | None = None) -> StoredFile:
+		"""Resolve a file reference, blocking: `openmolt_core.files.FileAccess.read`.
+
+		Raises:
+			ToolError: The reference is malformed, unknown (or another user's), too large or
+				refused.
+		"""
+		self._check(reference)
+		return self._files.read(reference, max_bytes=max_bytes)
+
+	def describe(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference, blocking: `openmolt_core.files.FileAccess.describe`.
+
+		Raises:
+			ToolError: The reference is malformed, unknown (or another user's) or refused.
+		"""
+		self._check(reference)
+		return self._files.describe(reference)
+
+	async def info(self, reference: str) -> dict[str, Any]:
+		"""Describe a file reference: `openmolt_core.files.FileAccess.info`.
+
+		Raises:
+			ToolError: The reference is malformed, unknown (or another user's) or refused.
+		"""
+		import anyio.to_thread
+
+		return await anyio.to_thread.run_sync(self.describe, reference)
+
+	def path_of(self, reference: str) -> Any:
+		"""The local path of a stored file (`openmolt_core.filestore.FileStore.path_of`).
+
+		Raises:
+			ToolError: The reference is malformed or unknown (or another user's).
+			AttributeError: The store keeps no local files.
+		"""
+		self._check(reference)
+		return self._files.path_of(reference)  # type: ignore[attr-defined]  # the store's, when it has one
+
+	def __repr__(self) -> str:
+		return f"CallFiles({self._files!r})"
 
 
 def bind_tools(

@@ -180,7 +180,7 @@ async def save_screened(
 		name: A file name.
 		secrets: Secrets to mask besides those the process knows.
 		origin: Who keeps the file (``{"run", "call", "user"}``): a run for another end user
-			finds no such file (`openmolt_core.assembly.CallFiles`).
+			finds no such file (`openmolt_core._binding.CallFiles`).
 
 	Returns:
 		The store's record: ``{"file", "mediaType", "size", "name"}``, or for a file not kept

@@ -169,7 +169,7 @@ class FileStore:
 			origin: The call that keeps it (``{"run", "call", "user"}``), written beside the
 				file, never shown: `origin` reads it back (the tool sources' images are shown
 				only by the call that made them), and a run for another end user finds no such
-				file (`openmolt_core.assembly.CallFiles`).
+				file (`openmolt_core._binding.CallFiles`).
 
 		Returns:
 			``{"file": "openmolt-file:<id>", "mediaType", "size", "name"}``; for a file not

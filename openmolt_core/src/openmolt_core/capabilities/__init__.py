@@ -700,7 +700,7 @@ class Offload:
 				as everything the run hands on is (a tool that uploads the handle sends it).
 			origin: The call whose result it is (``{"run", "call", "user"}``), written beside
 				the stored file as any file a call keeps: a run for another end user finds no
-				such file (`openmolt_core.assembly.CallFiles`). None: the instance's.
+				such file (`openmolt_core._binding.CallFiles`). None: the instance's.
 		"""
 		limit = self.threshold(handle)
 		# The loop gives the result as the state can hold it (`encodable`: no lone surrogate,
@@ -867,7 +867,7 @@ class OffloadResults(Capability):
 	async def replace_result(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""The result itself when small enough, else stored (masked) with a preview in its place.
 
-		Stored, it is the run's user's, as every file a call keeps (`openmolt_core.assembly.CallFiles`).
+		Stored, it is the run's user's, as every file a call keeps (`openmolt_core._binding.CallFiles`).
 		"""
 		from openmolt_core.durability import step_key  # loaded with the loop
 

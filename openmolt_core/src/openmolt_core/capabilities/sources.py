@@ -35,7 +35,7 @@ newest `Limits.max_tool_images <openmolt_core._execute.Limits>` of a step, in th
 a parked or replayed run keeps them), and `Sources.before_model` attaches them to the results
 turn before the next model call. An image is attached only when the very call whose result
 names it kept it in the store (the store writes the run and call that kept each file beside it:
-`openmolt_core.assembly.CallFiles`): a reference is text a service writes, and a server that
+`openmolt_core._binding.CallFiles`): a reference is text a service writes, and a server that
 echoes one the model gave it, or one of another run or end user, must not have that file
 shown; what cannot be told (a store that records no origin, a note from before) is not shown.
 It is attached when its bytes are one of the four formats every built-in API reads (PNG, JPEG,
