@@ -37,7 +37,7 @@ import logging
 import socket
 from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import uvicorn
@@ -320,8 +320,8 @@ class TriggerServer:
 		"""
 		started: set[int] = set()
 		for agent, _ in self.agents.values():
-			backend = agent.om.durability
-			if isinstance(backend, DurabilityBackend) and id(agent.om) not in started:
+			backend = cast("DurabilityBackend | None", agent.om.durability)  # the whole backend
+			if backend is not None and id(agent.om) not in started:
 				started.add(id(agent.om))
 				await backend.start()
 		channels: list[TelegramBot | SlackApp] = [*self.telegram.values(), *self.slack.values()]
