@@ -51,7 +51,18 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
+from typing import (
+	TYPE_CHECKING,
+	Any,
+	ClassVar,
+	Concatenate,
+	Literal,
+	ParamSpec,
+	Protocol,
+	TypeAlias,
+	TypeVar,
+	get_args,
+)
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
@@ -378,6 +389,7 @@ def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 # what a hook sees ---------------------------------------------------------------------------
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 _Decision = TypeVar("_Decision")
 
 
@@ -1341,6 +1353,8 @@ _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``sta
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
 _RESOLVED = (*_HOOKS, "describe_tools")  # what `Hooks` lists, per capability that has it
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
+_Resolved: TypeAlias = tuple[Callable[..., Any], ...]
+"""A hook's resolved list in `Hooks` (bound methods of the capabilities that override it)."""
 
 
 def _overridden(cls: type[Capability]) -> tuple[str, ...]:
@@ -1479,30 +1493,86 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 	return answer
 
 
-def _first(
-	hooks: Sequence[Callable[..., _T | None]],
-	*args: Any,
+def _each(
+	hook: Callable[Concatenate[Capability, _P], object], /
+) -> Callable[Concatenate[Hooks, _P], None]:
+	"""The `Hooks` method that tells each capability's ``hook``, in order (answers unread).
+
+	It takes the hook's own arguments (typed from its `Capability` method), so the two cannot
+	drift apart; what a hook raises ends the run as `_ask` says.
+	"""
+	name = hook.__name__
+
+	def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
+		for method in getattr(self, name):
+			_ask(method, *args, **kwargs)
+
+	each.__doc__ = f"Tell each `Capability.{name}`, in order."
+	return each
+
+
+def _each_async(
+	hook: Callable[Concatenate[Capability, _P], Awaitable[object]], /
+) -> Callable[Concatenate[Hooks, _P], Awaitable[None]]:
+	"""`_each` for an async hook: each capability's is awaited in turn."""
+	name = hook.__name__
+
+	async def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
+		for method in getattr(self, name):
+			await _await(method, *args, **kwargs)
+
+	each.__doc__ = f"Tell each `Capability.{name}`, in order."
+	return each
+
+
+def _until_stop(
+	hook: Callable[Concatenate[Capability, _P], Awaitable[Stop | None]], /
+) -> Callable[Concatenate[Hooks, _P], Awaitable[Stop | None]]:
+	"""The `Hooks` method that asks each capability's ``hook`` in order; the first `Stop` wins.
+
+	Any other answer but None is refused (`_wrong`), and the `Stop` is checked (`_checked`).
+	"""
+	name = hook.__name__
+
+	async def until(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None:
+		for method in getattr(self, name):
+			answer = await _await(method, *args, **kwargs)
+			if answer is not None:
+				if not isinstance(answer, Stop):
+					raise _wrong(method, answer, "Stop(reason) or None")
+				return _checked(method, answer)
+		return None
+
+	until.__doc__ = f"Ask each `Capability.{name}` in order; the first `Stop` ends the asking."
+	return until
+
+
+def _first_answer(
+	hook: Callable[Concatenate[Capability, _P], _T | None],
+	/,
 	ok: Callable[[object], bool],
 	expected: str,
-) -> _T | None:
-	"""The first answer of the hooks that is not None, or None.
+) -> Callable[Concatenate[Hooks, _P], _T | None]:
+	"""The `Hooks` method whose answer is the first capability's that is not None (or None).
 
 	Args:
-		hooks: The hooks, in order.
-		*args: What each is called with.
+		hook: The hook (its `Capability` method).
 		ok: Whether an answer is of the kind the hook's contract allows.
-		expected: That kind, for the error naming the fix.
-
-	Raises:
-		TypeError: An answer of another kind (`_wrong`).
+		expected: That kind, for the error naming the fix (`_wrong`).
 	"""
-	for hook in hooks:
-		answer = _ask(hook, *args)
-		if answer is not None:
-			if not ok(answer):
-				raise _wrong(hook, answer, expected)
-			return answer
-	return None
+	name = hook.__name__
+
+	def first(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+		for method in getattr(self, name):
+			answer = _ask(method, *args, **kwargs)
+			if answer is not None:
+				if not ok(answer):
+					raise _wrong(method, answer, expected)
+				return answer  # type: ignore[no-any-return]  # the resolved lists hold Any
+		return None
+
+	first.__doc__ = f"The first `Capability.{name}` answer that is not None, or None."
+	return first
 
 
 def _text(answer: object) -> bool:
@@ -1672,53 +1742,58 @@ class Hooks:
 				)
 		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
 
-	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
-	memory_option: tuple[Callable[[RunState, Any], Any], ...]
-	"""The `Capability.memory_option` hooks, in order."""
-	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
-	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
-	before_first_model: tuple[Callable[[Run], Awaitable[Stop | Alongside | None]], ...]
-	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
-	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
-	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
-	before_step: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
-	"""The `Capability.before_step` hooks, in order."""
-	last_step: tuple[Callable[[Run], str | None], ...]
-	"""The `Capability.last_step` hooks, in order."""
-	hand_down: tuple[Callable[[Run, Sequence[ToolSpec]], Sequence[Mapping[str, Any]]], ...]
-	"""The `Capability.hand_down` hooks, in order."""
-	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
-	context_exceeded: tuple[Callable[[Run], Awaitable[bool]], ...]
-	"""The `Capability.context_exceeded` hooks, in order."""
-	wrap_model: tuple[
-		Callable[
-			[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
-			Awaitable[ModelResponse],
-		],
-		...,
-	]
-	send_model: tuple[Callable[[Run], ModelSend | None], ...]
-	"""The `Capability.send_model` hooks, in order."""
-	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
-	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
-	reserve_steps: tuple[Callable[[Run, CallTool, ToolSpec], Sequence[str]], ...]
-	"""The `Capability.reserve_steps` hooks, in order."""
-	describe_tools: tuple[Callable[[AgentInfo, Sequence[ToolRecord]], None], ...]
-	"""The `Capability.describe_tools` hooks, in order."""
-	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]
-	after_tool: tuple[
-		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any] | Stop]], ...
-	]
-	"""The `Capability.after_tool` hooks, in the order they run (the last capability's first)."""
-	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
-	new_run: tuple[Callable[[str, RunState], None], ...]
-	"""The `Capability.new_run` hooks, in order."""
-	memory_updated: tuple[Callable[[Run, str, str], None], ...]
-	"""The `Capability.memory_updated` hooks, in order."""
-	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
-	before_words: tuple[Callable[[Run, Words], Awaitable[WordsDecision | str]], ...]
-	"""The `Capability.before_words` hooks, in order."""
-	resume: tuple[Callable[[Run, Mapping[str, Any], Any], Awaitable[None]], ...]
+	# Each hook's resolved list: the bound methods of the capabilities that override it, in the
+	# order they run (`after_tool`: the last capability's first; `before_tool`: those whose
+	# decisions the loop journals). Their answers are checked where they are read, so the
+	# lists are typed loosely; the dispatchers below are typed from the hooks' own signatures.
+	list_tools: _Resolved
+	memory_option: _Resolved
+	wrap_run: _Resolved
+	on_run_start: _Resolved
+	before_first_model: _Resolved
+	on_run_end: _Resolved
+	visible_tools: _Resolved
+	why_hidden: _Resolved
+	before_step: _Resolved
+	last_step: _Resolved
+	hand_down: _Resolved
+	before_model: _Resolved
+	context_exceeded: _Resolved
+	wrap_model: _Resolved
+	send_model: _Resolved
+	before_tool: _Resolved
+	reserve_steps: _Resolved
+	describe_tools: _Resolved
+	replace_result: _Resolved
+	after_tool: _Resolved
+	tool_done: _Resolved
+	new_run: _Resolved
+	memory_updated: _Resolved
+	before_finish: _Resolved
+	before_words: _Resolved
+	resume: _Resolved
+	claim_resume: _Resolved
+	new_root_run: _Resolved
+	refresh_tools: _Resolved
+	keep_tools: _Resolved
+
+	describe = _each(Capability.describe_tools)
+	started = _until_stop(Capability.on_run_start)
+	stepping = _until_stop(Capability.before_step)
+	last = _first_answer(Capability.last_step, ok=_text, expected="the reason as text, or None")
+	hidden = _first_answer(Capability.why_hidden, ok=_text, expected="the reason as text, or None")
+	sender = _first_answer(
+		Capability.send_model,
+		ok=callable,
+		expected="an async send(provider, request, model), or None",
+	)
+	before = _each_async(Capability.before_model)
+	ended = _each_async(Capability.on_run_end)
+	done = _each(Capability.tool_done)
+	made = _each(Capability.new_run)
+	memory_changed = _each(Capability.memory_updated)
+	rooted = _each(Capability.new_root_run)
+	keeping = _each(Capability.keep_tools)
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
@@ -1729,11 +1804,6 @@ class Hooks:
 		if found is None:  # agents that share these hooks ask once
 			found = self._events = frozenset(n for c in self.capabilities for n in type(c).events)
 		return found
-
-	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
-		for hook in self.describe_tools:
-			_ask(hook, agent, tools)
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
 		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
@@ -1751,10 +1821,6 @@ class Hooks:
 			elif answer is not None:
 				raise _wrong(hook, answer, "Stop(reason), Alongside(check) or None")
 		return None, checks
-
-	async def started(self, run: Run) -> Stop | None:
-		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
-		return await _first_stop(self.on_run_start, run)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option through each `Capability.memory_option`, in order."""
@@ -1778,14 +1844,6 @@ class Hooks:
 			lists.append(listed)
 		return lists
 
-	async def stepping(self, run: Run) -> Stop | None:
-		"""Ask each `Capability.before_step` in order; the first `Stop` ends the asking."""
-		return await _first_stop(self.before_step, run)
-
-	def last(self, run: Run) -> str | None:
-		"""The first `Capability.last_step` answer: why the coming call is the last, or None."""
-		return _first(self.last_step, run, ok=_text, expected="the reason as text, or None")
-
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 		"""Each `Capability.hand_down` answer, merged per call.
 
@@ -1806,11 +1864,6 @@ class Hooks:
 				merged.update(answer, **({"capabilities": caps} if caps else {}))
 		return out
 
-	async def before(self, run: Run) -> None:
-		"""Ask each `Capability.before_model` in order."""
-		for hook in self.before_model:
-			await _await(hook, run)
-
 	async def shrunk(self, run: Run) -> bool:
 		"""Ask each `Capability.context_exceeded` in order, until one shrank the run's context."""
 		for hook in self.context_exceeded:
@@ -1820,26 +1873,6 @@ class Hooks:
 			if answer:
 				return True
 		return False
-
-	async def ended(self, run: Run, result: RunResult) -> None:
-		"""Tell each `Capability.on_run_end` in order."""
-		for hook in self.on_run_end:
-			await _await(hook, run, result)
-
-	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
-		"""Tell each `Capability.tool_done` in order."""
-		for hook in self.tool_done:
-			_ask(hook, run, call, index, entry)
-
-	def made(self, agent: str, state: RunState) -> None:
-		"""Show a new run's state to each `Capability.new_run`, in order."""
-		for hook in self.new_run:
-			_ask(hook, agent, state)
-
-	def memory_changed(self, run: Run, memory: str, data: str) -> None:
-		"""Tell each `Capability.memory_updated` in order."""
-		for hook in self.memory_updated:
-			_ask(hook, run, memory, data)
 
 	async def decide_tool(
 		self,
@@ -2015,26 +2048,11 @@ class Hooks:
 				self._narrowed = (given, handles)
 		return handles
 
-	def hidden(self, state: RunState, handle: str) -> str | None:
-		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
-		return _first(
-			self.why_hidden, state, handle, ok=_text, expected="the reason as text, or None"
-		)
-
 	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A result through each capability's `Capability.replace_result`, in order."""
 		for hook in self.replace_result:
 			value = await _await(hook, run, call, tool, value)
 		return value
-
-	def sender(self, run: Run) -> ModelSend | None:
-		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
-		return _first(
-			self.send_model,
-			run,
-			ok=callable,
-			expected="an async send(provider, request, model), or None",
-		)
 
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -2043,11 +2061,6 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = functools.partial(_wrapped, hook, run, send)
 		return send
-
-	claim_resume: tuple[
-		Callable[[str, RunState], Awaitable[Callable[[], Awaitable[None]] | None]], ...
-	]
-	"""The `Capability.claim_resume` hooks, in order."""
 
 	async def claimed(self, agent: str, state: RunState) -> Callable[[], Awaitable[None]] | None:
 		"""Ask each `Capability.claim_resume` in order: what gives back every claim (None: none).
@@ -2070,17 +2083,6 @@ class Hooks:
 			raise
 		return give_back if releases else None
 
-	new_root_run: tuple[Callable[[str, RunState], None], ...]
-	"""The `Capability.new_root_run` hooks, in order."""
-
-	def rooted(self, agent: str, state: RunState) -> None:
-		"""Show a new run no other run started to each `Capability.new_root_run`, in order."""
-		for hook in self.new_root_run:
-			_ask(hook, agent, state)
-
-	refresh_tools: tuple[Callable[[Any], Awaitable[None]], ...]
-	"""The `Capability.refresh_tools` hooks, in order."""
-
 	async def refreshed(self, binder: Any) -> None:
 		"""Have each `Capability.refresh_tools` list the tools known at run time, in order.
 
@@ -2088,14 +2090,6 @@ class Hooks:
 		"""
 		for hook in self.refresh_tools:
 			await hook(binder)
-
-	keep_tools: tuple[Callable[[Any, RunState, bool], None], ...]
-	"""The `Capability.keep_tools` hooks, in order."""
-
-	def keeping(self, binder: Any, state: RunState, new: bool) -> None:
-		"""Have each `Capability.keep_tools` bind the tools a run began with, in order."""
-		for hook in self.keep_tools:
-			_ask(hook, binder, state, new)
 
 
 def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -2108,33 +2102,20 @@ def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
 	return tuple(kept.values())
 
 
-def _ask(hook: Callable[..., _T], *args: Any) -> _T:
+def _ask(hook: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
 	"""``hook(*args)``: what it raises becomes the error that ends the run (`_failed`)."""
 	try:
-		return hook(*args)
+		return hook(*args, **kwargs)
 	except Exception as exc:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
-async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+async def _await(hook: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
 	"""``await hook(*args)``, what it raises as for `_ask`."""
 	try:
-		return await hook(*args)
+		return await hook(*args, **kwargs)
 	except Exception as exc:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
-
-
-async def _first_stop(
-	hooks: Sequence[Callable[[Run], Awaitable[Stop | None]]], run: Run
-) -> Stop | None:
-	"""Ask ``hooks`` in order; the first `Stop` ends the asking (anything else is refused)."""
-	for hook in hooks:
-		answer = await _await(hook, run)
-		if answer is not None:
-			if not isinstance(answer, Stop):
-				raise _wrong(hook, answer, "Stop(reason) or None")
-			return _checked(hook, answer)
-	return None
 
 
 class _Through:
