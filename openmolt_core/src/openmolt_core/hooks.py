@@ -1152,6 +1152,23 @@ class Capability:
 			state: The new run's state.
 		"""
 
+	def first_memory(
+		self, agent: RunOwner, memory: Any, state: RunState
+	) -> Mapping[str, str] | None:
+		"""A new run's memory, when its state brings none: ``{"longTerm": ..., "shortTerm": ...}``.
+
+		Asked where a new run's first state is made, before what an `Opening` brings and before
+		`new_run`; the first answer that is not None is the run's memory (None from all: it
+		starts empty). No I/O, no await.
+
+		Args:
+			agent: The agent whose run it is.
+			memory: The agent's memory option (`openmolt_core.options.AgentMemory`, its dict,
+				or None).
+			state: The new run's state (whose run it is: ``state.user``).
+		"""
+		return None
+
 	def memory_updated(self, run: Run, memory: str, data: str) -> None:
 		"""An ``updateMemory`` command changed one of the run's memories: note what it holds now.
 
@@ -1163,6 +1180,19 @@ class Capability:
 			run: The run.
 			memory: ``longTerm`` or ``shortTerm``.
 			data: The memory's whole text after the update.
+		"""
+
+	async def memory_written(self, run: Run, memory: str, index: int) -> None:
+		"""An ``updateMemory`` command changed one of the run's memories: keep it beyond the run.
+
+		Called after the `memory_updated` hooks and before the ``memoryUpdate`` event, outside
+		any journaled step, so a replay calls it again: what must not run twice goes through
+		``run.port.step`` (the memory capability calls ``on_update`` in ``memory:<step>:<index>``).
+
+		Args:
+			run: The run (``run.state.memory[memory]`` holds the new text).
+			memory: ``longTerm`` or ``shortTerm``.
+			index: The command's position among the step's commands.
 		"""
 
 	async def before_finish(self, run: Run, finish: Finish) -> FinishDecision | Finish:
@@ -1337,7 +1367,9 @@ _HOOKS = (
 	"after_tool",
 	"tool_done",
 	"new_run",
+	"first_memory",
 	"memory_updated",
+	"memory_written",
 	"before_finish",
 	"before_words",
 	"resume",
@@ -1579,6 +1611,12 @@ def _text(answer: object) -> bool:
 	return isinstance(answer, str)
 
 
+def _texts(answer: object) -> bool:
+	return isinstance(answer, Mapping) and all(
+		isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
+	)
+
+
 def _mapping(answer: object) -> bool:
 	return isinstance(answer, Mapping)
 
@@ -1768,7 +1806,9 @@ class Hooks:
 	after_tool: _Resolved
 	tool_done: _Resolved
 	new_run: _Resolved
+	first_memory: _Resolved
 	memory_updated: _Resolved
+	memory_written: _Resolved
 	before_finish: _Resolved
 	before_words: _Resolved
 	resume: _Resolved
@@ -1792,6 +1832,10 @@ class Hooks:
 	done = _each(Capability.tool_done)
 	made = _each(Capability.new_run)
 	memory_changed = _each(Capability.memory_updated)
+	memory_start = _first_answer(
+		Capability.first_memory, ok=_texts, expected="a mapping of memory texts by key, or None"
+	)
+	memory_kept = _each_async(Capability.memory_written)
 	rooted = _each(Capability.new_root_run)
 	keeping = _each(Capability.keep_tools)
 
