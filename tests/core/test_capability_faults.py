@@ -602,10 +602,15 @@ class Reserves(Capability):
 		return self.answer
 
 
-@pytest.mark.parametrize("answer", [None, 3, "guard:1", ["ok", 2]])
+@pytest.mark.parametrize(
+	"answer", [None, 3, "guard:1", ["ok", 2], {"acme:1:a", "acme:1:b"}, frozenset({"acme:1"})]
+)
 async def test_reserve_steps_that_answers_no_list_of_keys_names_the_capability(answer: Any) -> None:
 	"""A reserve_steps that forgot its return (None) or answers no list of text is refused,
-	naming the capability and the fix (None failed as 'NoneType' object is not iterable)."""
+	naming the capability and the fix (None failed as 'NoneType' object is not iterable). A set
+	is refused too: the port numbers the reserved steps in the order named, and a set's order
+	of text changes from one process to the next (hash seeds), so a durable run recovered in
+	another process would find other steps under the numbers it journaled."""
 	model = ScriptedModel([[call_tool("local._ping"), call_tool("local._ping")], finish("ok")])
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="A", model=model, tools=[_ping], capabilities=[Reserves(answer)]

@@ -981,8 +981,9 @@ class Capability:
 
 		Asked at a call's start, or once before a concurrent batch starts. Each mapping sets
 		fields of a call's `openmolt_core.tools.CallingRun` (the called run's ``run.link``)
-		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities``
-		attach to the called run (unless its agent has one of the name): the hooks given the
+		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities`` (a
+		list or tuple: their order is their hooks') attach to the called run (unless its
+		agent has one of the name): the hooks given the
 		run are asked, not those of the agent's tool set (`visible_tools`, `why_hidden`).
 
 		Args:
@@ -1081,8 +1082,9 @@ class Capability:
 
 		Returns:
 			The keys it may pass to ``run.port.step`` for this call (the safety capability's
-			``guard:<step>:<stage>:<index>:<n>``; a gate's, for a call it may decide); a key
-			several capabilities name is reserved once.
+			``guard:<step>:<stage>:<index>:<n>``; a gate's, for a call it may decide), as a
+			list or tuple: they are reserved in that order (a set, whose order changes from one
+			process to the next, is refused); a key several capabilities name is reserved once.
 		"""
 		return ()
 
@@ -1904,6 +1906,8 @@ class Hooks:
 			for merged, answer in zip(out, answers, strict=False):
 				if taken := sorted(LOOP_FIELDS & answer.keys()):
 					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
+				if not isinstance(answer.get("capabilities", ()), list | tuple):  # no set: ordered
+					raise _wrong(hook, answers, "'capabilities' as a list or tuple, in order")
 				caps = _distinct((*merged.get("capabilities", ()), *answer.get("capabilities", ())))
 				merged.update(answer, **({"capabilities": caps} if caps else {}))
 		return out
@@ -1992,8 +1996,10 @@ class Hooks:
 		keys: list[str] = []
 		for hook in self.reserve_steps:
 			named = _ask(hook, run, call, tool)
-			if not isinstance(named, Collection) or isinstance(named, str):
-				raise _wrong(hook, named, "a list of step keys (text)")
+			# Ordered: the port numbers the steps in the order named, and a set's order of text
+			# changes from one process to the next, where a recovered run reserves them again.
+			if not isinstance(named, Sequence) or isinstance(named, str):
+				raise _wrong(hook, named, "a list of step keys (text), in a fixed order (no set)")
 			if not all(isinstance(k, str) for k in named):
 				raise _wrong(hook, named, "a list of step keys (text)")
 			keys.extend(named)
