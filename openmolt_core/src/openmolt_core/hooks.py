@@ -1573,7 +1573,7 @@ def _until_stop(
 			answer = await _await(method, *args, **kwargs)
 			if answer is not None:
 				if not isinstance(answer, Stop):
-					raise _wrong(method, answer, "Stop(reason) or None")
+					raise _wrong(method, answer, "Stop(reason) or None", name)
 				return _checked(method, answer)
 		return None
 
@@ -1601,7 +1601,7 @@ def _first_answer(
 			answer = _ask(method, *args, **kwargs)
 			if answer is not None:
 				if not ok(answer):
-					raise _wrong(method, answer, expected)
+					raise _wrong(method, answer, expected, name)
 				return answer  # type: ignore[no-any-return]  # the resolved lists hold Any
 		return None
 
@@ -2193,6 +2193,28 @@ class _Through:
 		return any(e is exc for e in self.raised)
 
 
+async def _around(
+	hook: Callable[..., Awaitable[_T]],
+	name: str,
+	run: Run,
+	inner: Callable[..., Awaitable[Any]],
+	*given: Any,
+) -> _T:
+	"""One wrap hook (``name``: `Capability.wrap_model`, `wrap_run`) around ``inner``.
+
+	What the hook raises of its own names its capability (`_failed`); what ``inner`` raised
+	through it (a provider's error, the run's own end: a `RunError` with its state, the next
+	capability's) passes as it came.
+	"""
+	through = _Through(inner)
+	try:
+		return await hook(run, *given, through)
+	except Exception as exc:
+		if through.passed(exc):
+			raise
+		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+
+
 async def _wrapped(
 	hook: Callable[
 		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
@@ -2207,13 +2229,7 @@ async def _wrapped(
 
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
 		inner = functools.partial(_for_model, request.model_id, inner)
-	through = _Through(inner)
-	try:
-		answer = await hook(run, request, through)
-	except Exception as exc:
-		if through.passed(exc):
-			raise  # the provider's error (or the next capability's), as it came
-		raise _failed(hook, exc, "wrap_model")  # noqa: B904  # it chains the cause
+	answer = await _around(hook, "wrap_model", run, inner, request)
 	if not isinstance(answer, ModelResponse):
 		raise _wrong(hook, answer, "the ModelResponse of call(request), or one of its own")
 	return answer
@@ -2383,13 +2399,7 @@ async def _run_wrapped(
 ) -> RunResult:
 	from openmolt_core.result import RunResult
 
-	through = _Through(drive)
-	try:
-		answer = await hook(run, through)
-	except Exception as exc:
-		if through.passed(exc):
-			raise  # the run's own end (a RunError with its state), as it came
-		raise _failed(hook, exc, "wrap_run")  # noqa: B904  # it chains the cause
+	answer = await _around(hook, "wrap_run", run, drive)
 	if not isinstance(answer, RunResult):
 		raise _wrong(hook, answer, "the RunResult of drive(), or one of its own")
 	return answer
