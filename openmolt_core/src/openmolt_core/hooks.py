@@ -7,41 +7,12 @@ the hooks it needs; a hook that no capability of an agent overrides is never cal
 resolved once, when the agent is created: see `Hooks`), so an agent without capabilities pays
 nothing for the interface.
 
-Rules the loop keeps (docs/guides/capabilities.md):
-
-- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])``), then the agent's
-  (``create_agent(capabilities=[...])``), in list order; either list may name a capability a
-  plugin registers (``register_capabilities``: registering attaches it to no agent).
-  ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks nest,
-  the first outermost.
-- **Durable**: a tool call's `before_tool` decisions are journaled by the loop (one step per call,
-  ``hook:<step>:<index>:<tool>``), so a replay decides the same without asking again.
-  `wrap_model` runs inside the journaled model step (a replay does not run it again);
-  `before_model` and `on_run_start` run again on replay, so whatever they decide that is not a pure
-  function of the state must go through ``run.port.step(key, fn)``.
-- **State**: a capability keeps JSON under ``run.state.ext[self.name]`` (`Capability.state`): it
-  is saved, resumed and journaled with the run. Names are unique per agent.
-- **Events**: a capability lists its event classes in ``events`` (name to class); ``agent.on``
-  accepts those names, and ``run.emit`` numbers them like the loop's own. The events a hook
-  emits inside a step the loop journals (`before_tool`, `replace_result`) are counted with the
-  step, so a replay, which does not ask the hook again, numbers later events the same; emit
-  those of a step a capability journals itself (``run.port.step``) after that step.
-- **Pure decisions**: a capability whose `before_tool` decisions are a pure function of journaled
-  inputs (the state, the call, the tool record), or that journals its own steps, sets
-  ``journal_decisions = False``: the loop asks it after the journaled ones, outside the step.
-- **Nesting**: `before_tool` and `after_tool` bracket a call as ``wrap_model`` hooks nest: the
-  ``before_tool`` hooks run in list order, the ``after_tool`` hooks in reverse (the last
-  capability sees the result first).
-- **Parking**: `before_tool` may return `Park`: the step stops before that call (calls of the
-  same step that already ran keep their results), the run ends with the park's status, and
-  ``agent.resume(state, given=...)`` hands ``given`` to the capability's `resume` hook, then the
-  step goes on from the parked call, asking `before_tool` again. A capability may park under a
-  kind of its own (`Capability.parks`, the approvals gate's ``approval``): a run parked so goes
-  on through that capability alone (`receive`, `resume`, `requests`).
-- **Calls**: a capability may take a keyword of ``agent.run``, ``stream`` and ``resume``
-  (`Capability.takes`): a call that gives it goes through the capability's `wrap_call`, in the
-  caller's process, around the whole drive (a durable run's workflow included); a call that gives
-  a keyword no capability of the agent takes is refused.
+The rules the loop keeps are in docs/guides/capabilities.md ("The rules") and on each hook
+below: the instance's capabilities run first, then the agent's, each list in order; ``before_*``
+hooks stop at the first answer that is not `Proceed`, ``wrap_*`` hooks nest (the first outermost)
+and ``after_tool`` hooks run in reverse; what a hook decides that is not a pure function of
+journaled inputs goes through ``run.port.step``; a capability's state lives under
+``run.state.ext[name]``.
 """
 
 from __future__ import annotations
