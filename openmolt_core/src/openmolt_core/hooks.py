@@ -2326,28 +2326,9 @@ async def alongside(
 	Returns:
 		The call's result (None when cancelled), and the `Stop` of the check that ended it.
 	"""
-	import anyio
+	from openmolt_core._support.watch import watched
 
-	out: dict[str, Any] = {}
-	async with anyio.create_task_group() as tg:
-
-		async def watch(check: Alongside) -> None:
-			stop = await check.check()
-			if stop is not None and "stop" not in out:
-				out["stop"] = stop
-				tg.cancel_scope.cancel()
-
-		for check in checks:
-			tg.start_soon(watch, check)
-		try:
-			out["response"] = await call()
-		except Exception as exc:  # raised after the checks are done with
-			out["error"] = exc
-	if "stop" in out:
-		return None, out["stop"]
-	if "error" in out:
-		raise out["error"]
-	return out.get("response"), None
+	return await watched(call, [check.check for check in checks])
 
 
 def drive_wrapped(

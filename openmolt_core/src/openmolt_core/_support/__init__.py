@@ -11,6 +11,7 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
   a value (the repairs).
 - `jsonsafe`: JSON a state can always hold (strict decoding, encodable copies).
 - `sync`: call sync or async code without stalling the event loop.
+- `watch`: run one call while checks watch it (the first answer cancels it).
 - `masking`: mask a secret in every spelling it can take (percent-encoded, base64, escaped...).
 - `suggest`: nearest-name hints for error messages.
 - `private`: folders 0700 and files 0600, whatever the umask.
