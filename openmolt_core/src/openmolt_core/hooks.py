@@ -1870,9 +1870,13 @@ class Hooks:
 		out: list[dict[str, Any]] = [{} for _ in tools]
 		for hook in self.hand_down:
 			answers = _ask(hook, run, tools)
-			if not answers:  # most calls: nothing to hand down
+			if isinstance(answers, Sequence) and not answers:  # most calls: nothing to hand down
 				continue
-			if not (len(answers) == len(tools) and all(map(_mapping, answers))):
+			if not (
+				isinstance(answers, Sequence)
+				and len(answers) == len(tools)
+				and all(map(_mapping, answers))
+			):
 				raise _wrong(hook, answers, "one dict of CallingRun fields per tool, or ()")
 			for merged, answer in zip(out, answers, strict=False):
 				if taken := sorted(LOOP_FIELDS & answer.keys()):
