@@ -1345,12 +1345,14 @@ _HOOKS = (
 	"memory_written",
 	"before_finish",
 	"before_words",
-	"resume",
 	"claim_resume",
 	"new_root_run",
 	"refresh_tools",
 	"keep_tools",
 )
+"""The run hooks `Hooks` resolves into a list each. Those the loop asks of one capability are
+not among them: ``wrap_call`` (`Hooks.by_keyword`), ``resume``, ``receive`` and ``requests`` (the
+capability that parked the run: `Hooks.by_kind`, or the one a `Park` names)."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
 
@@ -1784,7 +1786,6 @@ class Hooks:
 	memory_written: _Resolved
 	before_finish: _Resolved
 	before_words: _Resolved
-	resume: _Resolved
 	claim_resume: _Resolved
 	new_root_run: _Resolved
 	refresh_tools: _Resolved
