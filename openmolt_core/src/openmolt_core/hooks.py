@@ -1512,7 +1512,10 @@ def _each(
 
 	def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
 		for method in getattr(self, name):
-			_ask(method, *args, **kwargs)
+			try:  # inline, not through `_ask`: a hot path (a tool call, a step)
+				method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
 
 	each.__doc__ = f"Tell each `Capability.{name}`, in order."
 	return each
@@ -1526,7 +1529,10 @@ def _each_async(
 
 	async def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
 		for method in getattr(self, name):
-			await _await(method, *args, **kwargs)
+			try:
+				await method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
 
 	each.__doc__ = f"Tell each `Capability.{name}`, in order."
 	return each
@@ -1543,7 +1549,10 @@ def _until_stop(
 
 	async def until(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None:
 		for method in getattr(self, name):
-			answer = await _await(method, *args, **kwargs)
+			try:
+				answer = await method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
 			if answer is not None:
 				if not isinstance(answer, Stop):
 					raise _wrong(method, answer, "Stop(reason) or None", name)
@@ -1571,7 +1580,10 @@ def _first_answer(
 
 	def first(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
 		for method in getattr(self, name):
-			answer = _ask(method, *args, **kwargs)
+			try:
+				answer = method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
 			if answer is not None:
 				if not ok(answer):
 					raise _wrong(method, answer, expected, name)
@@ -2128,18 +2140,18 @@ def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
 	return tuple(kept.values())
 
 
-def _ask(hook: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+def _ask(hook: Callable[..., _T], *args: Any) -> _T:
 	"""``hook(*args)``: what it raises becomes the error that ends the run (`_failed`)."""
 	try:
-		return hook(*args, **kwargs)
+		return hook(*args)
 	except Exception as exc:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
-async def _await(hook: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any) -> _T:
+async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 	"""``await hook(*args)``, what it raises as for `_ask`."""
 	try:
-		return await hook(*args, **kwargs)
+		return await hook(*args)
 	except Exception as exc:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
