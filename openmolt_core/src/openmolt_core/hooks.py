@@ -1847,7 +1847,9 @@ class Hooks:
 			if isinstance(answer, Stop):
 				return _checked(hook, answer), []
 			if isinstance(answer, Alongside):
-				checks.append(answer)
+				if not callable(answer.check):
+					raise _wrong(hook, answer, _ALONGSIDE)
+				checks.append(Alongside(functools.partial(_watching, hook, answer.check)))
 			elif answer is not None:
 				raise _wrong(hook, answer, "Stop(reason), Alongside(check) or None")
 		return None, checks
@@ -2346,6 +2348,34 @@ async def alongside(
 	from openmolt_core._support.watch import watched
 
 	return await watched(call, [check.check for check in checks])
+
+
+_ALONGSIDE = "Alongside(check) whose check is an async function answering Stop or None"
+
+
+async def _watching(hook: Callable[..., Any], check: Callable[[], Any]) -> Stop | None:
+	"""One check a `Capability.before_first_model` hook runs alongside the first model call.
+
+	What it raises, and an answer its contract does not allow (a check that is no async
+	function, a verdict that is no `Stop` or a `Stop` a run cannot end in), names the
+	capability as its hook's would (`_failed`, `_wrong`, `_checked`).
+	"""
+	name = "before_first_model"
+	try:
+		pending = check()
+	except Exception as exc:
+		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+	if not isinstance(pending, Awaitable):
+		raise _wrong(hook, pending, _ALONGSIDE, name)
+	try:
+		verdict = await pending
+	except Exception as exc:
+		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+	if verdict is None:
+		return None
+	if not isinstance(verdict, Stop):
+		raise _wrong(hook, verdict, "Stop(reason) or None from its Alongside check", name)
+	return _checked(hook, verdict)
 
 
 def drive_wrapped(

@@ -19,7 +19,8 @@ async def watched(
 ) -> tuple[Any, _V | None]:
 	"""Await ``call()`` while each check runs; the first check that answers (not None) cancels it.
 
-	What the call raised is raised once every check is done with (a check's answer wins over it).
+	What the call raised is raised once every check is done with; a check's answer wins over it,
+	and so does what a check raised (the call is cancelled: a check that failed decided nothing).
 
 	Args:
 		call: The call watched.
@@ -34,7 +35,12 @@ async def watched(
 	async with anyio.create_task_group() as tg:
 
 		async def watch(check: Callable[[], Awaitable[_V | None]]) -> None:
-			verdict = await check()
+			try:
+				verdict = await check()
+			except Exception as exc:  # raised as it is, not in a group: the call is cancelled
+				out.setdefault("failed", exc)
+				tg.cancel_scope.cancel()
+				return
 			if verdict is not None and "verdict" not in out:
 				out["verdict"] = verdict
 				tg.cancel_scope.cancel()
@@ -47,6 +53,8 @@ async def watched(
 			out["error"] = exc
 	if "verdict" in out:
 		return None, out["verdict"]
+	if "failed" in out:
+		raise out["failed"]
 	if "error" in out:
 		raise out["error"]
 	return out.get("result"), None
