@@ -114,12 +114,14 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	# labels its tools and taints its runs (and may hand a call to the approvals gate, last: it
 	# decides a call after every capability); anyone may listen to the reply's text
 	# (streaming); any call may give a session (sessions: no run hook, only the call's wrap and
-	# the memory option of a session's run).
+	# the memory option of a session's run); a run starts from the agent's memory, and what it
+	# writes there is kept for the next (agent-memory).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
 		"reply-stream",
 		"sessions",
+		"agent-memory",
 		"safety",
 		"approval-gate",
 	]
@@ -137,6 +139,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"offload",
 		"reply-stream",
 		"sessions",
+		"agent-memory",
 		"safety",
 		"approval-gate",
 	]
@@ -810,6 +813,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"offload",
 		"reply-stream",
 		"sessions",
+		"agent-memory",
 		"safety",
 		"approval-gate",
 	]
@@ -997,6 +1001,7 @@ class Thread(Capability):
 async def test_a_capability_takes_a_keyword_of_run_and_resume() -> None:
 	"""run(session=...) and resume(session=...) reach the capability that takes the keyword: it
 	starts the run with earlier turns and memory, sees the call end, and picks the memory option."""
+	from openmolt_core.capabilities import Memory
 	from openmolt_core.testing import ask_human, update_memory
 	from tests.core._bare import bare_agent
 
@@ -1014,7 +1019,7 @@ async def test_a_capability_takes_a_keyword_of_run_and_resume() -> None:
 		model,
 		memory={"short_term": "agent notes"},
 		on_human_input_request=later,
-		capabilities=[thread],
+		capabilities=[thread, Memory()],
 	)
 	said = ["hello"]
 	parked = await agent.run("go", session=said)

@@ -274,7 +274,8 @@ async def test_a_guardrail_agents_run_for_a_user_reads_and_writes_that_users_mem
 	host = Judged()
 	history = (lambda: untrusted_input("webhook:Main")) if tainted else (lambda: None)
 	await host.run("the operator's note", history=history())
-	assert host.judge._long_term == {None: "the operator's note"}
+	(memory,) = [c for c in host.judge.capabilities if c.name == "agent-memory"]
+	assert memory.kept(host.judge) == {None: "the operator's note"}
 	await host.run(SECRET, user="alice", history=history())
 	assert "memory" not in first_turn(host.judge_model)  # hers starts empty
 	await host.run("more", user="alice", history=history())

@@ -237,3 +237,18 @@ async def test_two_servers_on_one_store_read_and_move_each_others_tasks(
 	assert len(model.requests) == 3
 	for om, _ in servers:
 		await om.aclose()
+
+
+def test_pruning_drops_the_oldest_of_the_owner_holding_the_most(engine: sa.Engine) -> None:
+	"""A caller who fills the rows loses its own oldest tasks, never another caller's one task."""
+	rows = StoreTasks(engine, "a2a:Helper")
+	rows.put("bob", "b1", b"bob's")
+	rows.put("eve", "e1", b"eve's")
+	for n in range(10):
+		rows.put("mallory", f"m{n}", f"m{n}".encode())
+	StoreTasks(engine, "a2a:Other").put("mallory", "x", b"other agent's")
+	rows.prune(3)
+	assert rows.get("bob", "b1") == b"bob's"
+	assert rows.get("eve", "e1") == b"eve's"
+	assert rows.newest("mallory", 10) == [b"m9"]
+	assert StoreTasks(engine, "a2a:Other").get("mallory", "x") == b"other agent's"

@@ -357,6 +357,34 @@ class BoundTool:
 		floor = self.in_doubt_at_least
 		return own if floor == "retry" else strictest((own, floor))
 
+	@property
+	def key_lifetime(self) -> float | None:
+		"""How long the service keeps the idempotency key that makes this tool's calls ``retry``.
+
+		The integration's ``idempotency_key_lifetime`` for an HTTP tool that is retried in doubt
+		because its call carries a key (a POST with the integration's idempotency header, or a
+		template that sends the call's key), and declares no policy of its own; None otherwise.
+		A call found in doubt after a crash longer ago than this is not repeated with its key
+		(`openmolt_core._indoubt`): the service may have forgotten the key and make it again.
+		"""
+		tool = self.tool
+		if (
+			getattr(tool, "in_doubt", None) is not None
+			or getattr(tool, "inDoubt", None) is not None
+		):
+			return None
+		method = getattr(tool, "method", None)
+		if not isinstance(method, str) or callable(getattr(tool, "execute", None)):
+			return None
+		setup = getattr(self.integration, "api_setup", None)
+		lifetime = getattr(setup, "idempotency_key_lifetime", None)
+		if lifetime is None or method.upper() in _IDEMPOTENT_METHODS:
+			return None
+		keyed = getattr(tool, "sends_call_key", False) is True or (
+			method.upper() == "POST" and getattr(setup, "idempotency_header", None)
+		)
+		return float(lifetime) if keyed else None
+
 	def _own_in_doubt(self) -> InDoubt:
 		"""The tool's in-doubt policy: its declared one, else the default for its kind."""
 		tool = self.tool

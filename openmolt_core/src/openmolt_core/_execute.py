@@ -33,7 +33,6 @@ from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable, nests_with
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import mask_fields, masked_excerpt
 from openmolt_core._support.sync import call as call_app
-from openmolt_core._support.sync import takes
 from openmolt_core.commands import (
 	CallTool,
 	Command,
@@ -45,6 +44,7 @@ from openmolt_core.commands import (
 )
 from openmolt_core.durability import (
 	RunPort,
+	call_age,
 	call_started,
 	keeps_spent,
 	record_spent,
@@ -96,8 +96,6 @@ __all__ = [
 	"RunEnd",
 	"StepRecord",
 	"check",
-	"memory_owner",
-	"memory_part",
 	"run_step",
 	"summary",
 ]
@@ -259,8 +257,7 @@ class RunContext:
 		tools: Every bound tool of the agent by handle (allowed or not).
 		events: The agent's event emitter.
 		redact: Scrubs secrets from what is reported.
-		memory: The agent's memory option (update callbacks).
-		keep_long_term: Called with long-term memory after each change (it outlives the run).
+		memory: The agent's memory option as this run uses it (`Capability.memory_option`).
 		human: Answers ``requestHumanInput``; None when nobody can.
 		output: Validates a finish output (raises ``ValidationError``).
 		limits: Caps on results, memory and answers.
@@ -284,7 +281,6 @@ class RunContext:
 	events: EventEmitter
 	redact: Redactor
 	memory: AgentMemory | MemoryConfig | None
-	keep_long_term: Callable[[str], None]
 	human: HumanInputHandler | None
 	output: Callable[[Any], Any]
 	limits: Limits
@@ -842,17 +838,24 @@ async def _call_tool(
 	# A durable port records the start of a call that must not silently run twice.
 	records = getattr(ctx.port, "call_started", None) is not None
 	policy: InDoubt = bound.in_doubt if records else "retry"  # openmolt_core._indoubt
+	# A call retried in doubt for its idempotency key is retried only while the service keeps
+	# the key: its start is recorded too, and one begun longer ago asks a person.
+	lifetime = bound.key_lifetime if records and policy == "retry" else None
 
 	async def work() -> dict[str, Any]:
 		# What an earlier execution of this call spent before a crash stopped it (a durable
 		# port keeps it as the call's nested runs spend): it counts once, with this result.
 		keeps = keeps_spent(ctx.port)
 		before = await spent_before(ctx.port, key) if keeps else {}
-		if policy != "retry":
-			from openmolt_core._indoubt import IN_DOUBT
+		if policy != "retry" or lifetime is not None:
+			from openmolt_core._indoubt import IN_DOUBT, WHY, key_outlived
 
 			if await call_started(ctx.port, key):  # started before a crash: in doubt
-				return {IN_DOUBT: policy, "tool": call.tool, **before}
+				if lifetime is None:
+					return {IN_DOUBT: policy, "tool": call.tool, **before}
+				outlived = key_outlived(await call_age(ctx.port, key), lifetime)
+				if outlived is not None:
+					return {IN_DOUBT: "ask", WHY: outlived, "tool": call.tool, **before}
 		if ctx.wants("tool:call"):
 			from openmolt_core.events import ToolCallEvent
 
@@ -978,11 +981,12 @@ async def _call_tool(
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq, key)
 	else:  # answered from the journal: a call found in doubt there is handled now
-		from openmolt_core._indoubt import IN_DOUBT
+		from openmolt_core._indoubt import IN_DOUBT, WHY
 
 		if IN_DOUBT in result:
 			policy = result[IN_DOUBT]
-			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq)
+			reason = result.get(WHY)
+			result = await _in_doubt(ctx, record, index, call.tool, tool_input, policy, seq, reason)
 	if hooks.after_tool:
 		_COMMAND.set((index, not done))
 		result, stop = await hooks.after(ctx, call, bound, result)
@@ -1159,8 +1163,10 @@ async def _in_doubt(
 	tool_input: dict[str, Any],
 	policy: str,
 	seq: int,
+	why: str | None = None,
 ) -> dict[str, Any]:
-	# A call found started but not finished after a crash (openmolt_core._indoubt).
+	# A call found started but not finished after a crash (openmolt_core._indoubt); ``why``
+	# says why a call that is retried in doubt was not (its idempotency key may be forgotten).
 	# Either way an ``in_doubt`` error names the call (its slot's number): a viewer shows the
 	# call in doubt, not as run, failed, or still running since its first execution.
 	from openmolt_core._indoubt import in_doubt_entry, question
@@ -1170,7 +1176,7 @@ async def _in_doubt(
 		entry = in_doubt_entry(tool, "check whether it did (with a read tool) before calling again")
 		await ctx.error("in_doubt", entry["error"], seq=seq + 2, call=key)
 		return entry
-	text = question(tool, tool_input)
+	text = question(tool, tool_input, why)
 	said = in_doubt_entry(tool, "a person is asked whether it did")
 	await ctx.error("in_doubt", said["error"], seq=seq + 2, call=key)
 	handler = ctx.human
@@ -1271,29 +1277,8 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 	ctx.state.memory[key] = _memory_after(ctx.state, command)
 	if ctx.hooks.memory_updated:  # before anyone keeps it or hears of it
 		ctx.hooks.memory_changed(ctx, key, ctx.state.memory[key])
-	if key == "longTerm":
-		ctx.keep_long_term(ctx.state.memory[key])  # long-term memory outlives the run
-	_, callback = memory_part(ctx.memory, "long_term" if key == "longTerm" else "short_term")
-	if callback is not None:
-		data = ctx.state.memory[key]
-		step = step_key("memory", ctx.step, index)
-		# At least once on a durable run: a crash inside the callback, before its step is
-		# journaled, runs it again on recovery. The update's id is the same then, for a
-		# callback that takes it to apply the update once.
-		extra: dict[str, Any] = {}
-		if takes(callback, "update_id"):
-			extra["update_id"] = f"{ctx.state.run_id}/{step}"
-		if takes(callback, "user"):  # whose memory it is (the agent's: None)
-			user = ctx.state.user
-			extra["user"] = memory_owner(ctx.memory, user) if key == "longTerm" else user
-
-		async def call() -> None:
-			try:
-				await call_app(callback, data, **extra)  # a sync callback runs in a worker thread
-			except Exception:
-				log.exception("memory on_update callback failed; the run goes on")
-
-		await ctx.port.step(step, call)
+	if ctx.hooks.memory_written:  # kept beyond the run (`openmolt_core.capabilities.Memory`)
+		await ctx.hooks.memory_kept(ctx, key, index)
 	if ctx.wants("memoryUpdate"):
 		from openmolt_core.events import MemoryUpdateEvent
 
@@ -1439,48 +1424,6 @@ async def answer_entry(ctx: RunContext, question: str, answer: str) -> dict[str,
 
 
 # helpers ----------------------------------------------------------------------------------
-
-
-def memory_owner(memory: AgentMemory | MemoryConfig | None, user: str | None) -> str | None:
-	"""Whose long-term memory a run for ``user`` reads and writes.
-
-	The user's own; None (the agent's) for a run for no user, and for every run when the
-	memory is ``shared`` (`openmolt_core.options.MemoryPart`).
-
-	Args:
-		memory: The agent's memory option.
-		user: The run's end user (``state.user``).
-	"""
-	if user is None or not memory:
-		return user
-	from openmolt_core.options import AgentMemory, MemoryPart, parse_options
-
-	part = parse_options(AgentMemory, memory, "memory").long_term
-	return None if isinstance(part, MemoryPart) and part.shared else user
-
-
-def memory_part(
-	memory: AgentMemory | MemoryConfig | None, key: str
-) -> tuple[str, Callable[[str], Any] | None]:
-	"""The initial data and the update callback of ``long_term`` or ``short_term`` memory.
-
-	Args:
-		memory: The agent's memory option (`openmolt_core.options.AgentMemory`, or a dict of its
-			fields in either spelling).
-		key: ``long_term`` or ``short_term``.
-	"""
-	if not memory:
-		return "", None
-	from openmolt_core.options import AgentMemory, parse_options
-
-	parsed = parse_options(AgentMemory, memory, "memory")
-	part = getattr(parsed, key) or ""
-	if isinstance(part, str):
-		return part, None
-	data = part.data or ""
-	if not isinstance(data, str):
-		data = dumps(data)
-	return data, part.on_update
 
 
 def summary(command: Command) -> str:

@@ -29,10 +29,12 @@ from openmolt_core.tools import check_in_doubt as check_policy
 
 __all__ = [
 	"IN_DOUBT",
+	"WHY",
 	"InDoubt",
 	"NestedRunInDoubt",
 	"check_policy",
 	"in_doubt_entry",
+	"key_outlived",
 	"nested_doubt",
 	"question",
 ]
@@ -41,16 +43,51 @@ IN_DOUBT = "_in_doubt"
 """The key of a tool step's journaled result when its call was in doubt."""
 
 
-def question(tool: str, tool_input: dict[str, Any]) -> str:
-	"""The question a person answers about an in-doubt call."""
+def question(tool: str, tool_input: dict[str, Any], why: str | None = None) -> str:
+	"""The question a person answers about an in-doubt call (``why``: why it is not retried)."""
 	from openmolt_core._support.masking import masked_excerpt
 
 	shown = masked_excerpt(json.dumps(tool_input, ensure_ascii=False, default=str), 300, more="...")
 	return (
 		f"In doubt: the run stopped while the call {tool} {shown} was under way (its worker "
-		"died, or that part of the run failed), before its result was recorded. Did it take effect? Answer what happened (for example 'yes, it went through' "
-		"or 'no, run it again'); the agent reads your answer."
+		"died, or that part of the run failed), before its result was recorded. "
+		f"{why + ' ' if why else ''}Did it take effect? Answer what happened (for example "
+		"'yes, it went through' or 'no, run it again'); the agent reads your answer."
 	)
+
+
+WHY = "_in_doubt_why"
+"""The key of an in-doubt step's journaled result that says why a person is asked."""
+
+
+def key_outlived(age: float | None, lifetime: float) -> str | None:
+	"""Why a keyed call in doubt must not be repeated with its key; None while the key holds.
+
+	A call whose idempotency key the service kept would be deduplicated: it is retried. One
+	that began longer ago than the service keeps keys (``idempotency_key_lifetime``), or
+	whose start time is unknown, could take effect twice: a person is asked instead.
+
+	Args:
+		age: Seconds since the call's first start was recorded (None: unknown).
+		lifetime: Seconds the service keeps an idempotency key.
+	"""
+	if age is not None and age < lifetime:
+		return None
+	keeps = _span(lifetime)
+	since = "at a time not recorded" if age is None else f"{_span(age)} ago"
+	return (
+		f"It is not repeated by itself: it began {since}, and the service keeps an idempotency "
+		f"key for {keeps} only, so the same key could make it again."
+	)
+
+
+def _span(seconds: float) -> str:
+	"""Seconds as a person reads them (``26 h``, ``45 min``, ``30 s``)."""
+	if seconds >= 7200:
+		return f"{seconds / 3600:.0f} h"
+	if seconds >= 120:
+		return f"{seconds / 60:.0f} min"
+	return f"{seconds:.0f} s"
 
 
 def in_doubt_entry(tool: str, how: str) -> dict[str, Any]:

@@ -53,8 +53,6 @@ from openmolt_core._execute import (
 	calling,
 	check,
 	in_call,
-	memory_owner,
-	memory_part,
 	run_step,
 	summary,
 )
@@ -322,11 +320,10 @@ class Agent:
 	"""
 
 	__slots__ = (
+		"__weakref__",  # a capability keeps what it knows of the agent beside it (its memory)
 		"_events",
 		"_files",
-		"_for_users",
 		"_hooks",
-		"_long_term",
 		"_memory",
 		"_model_config",
 		"_models",
@@ -403,10 +400,6 @@ class Agent:
 		self._output_model = output_schema if isinstance(output_schema, type) else None
 		self._output_json = output_schema if isinstance(output_schema, dict) else None
 		self._memory = memory
-		# Long-term memory by whose it is (a user's; None: the agent's own), set by the first
-		# update: the next run for the same user starts there (`memory_owner`).
-		self._long_term: dict[str | None, str] = {}
-		self._for_users: Any = None  # the memory option as users' runs use it (`_memory_for`)
 		if isinstance(capabilities, Hooks):  # resolved by the instance (shared by its agents)
 			self._hooks: Hooks = capabilities
 		else:
@@ -434,6 +427,12 @@ class Agent:
 				"lists tools at run time, and no capability binds them; add "
 				"openmolt_core.capabilities.sources.Sources(()) to its capabilities (create_agent "
 				"adds it)"
+			)
+		if memory and not (self._hooks.first_memory and self._hooks.memory_written):
+			raise ConfigurationError(
+				f"Agent {name!r}: memory is given, and no capability starts runs from it or keeps "
+				"what they write; add openmolt_core.capabilities.Memory() to its capabilities "
+				"(create_agent adds it)"
 			)
 
 	def _mark(self, tools: Iterable[BoundTool]) -> None:
@@ -1007,17 +1006,11 @@ class Agent:
 		parent: CallingRun | None,
 		opening: Opening | None = None,
 	) -> None:
-		# A new run (a fresh state may be given to fix its run id): memory starts from the
-		# agent's, unless the state brings its own; a capability's opening brings its own.
-		if not any(state.memory.values()):
-			# Long-term memory is the run's user's (the agent's for a run for no user, or when
-			# shared): one user's never reaches another's run. ``data`` is the agent's own.
-			owner = memory_owner(self._memory, state.user)
-			long_term = self._long_term.get(owner)
-			if long_term is None:
-				long_term = memory_part(self._memory, "long_term")[0] if owner is None else ""
-			short_term, _ = memory_part(self._memory, "short_term")
-			state.memory = {"longTerm": long_term, "shortTerm": short_term}
+		# A new run (a fresh state may be given to fix its run id): memory starts from what the
+		# capabilities say (`Capability.first_memory`), unless the state brings its own; a
+		# capability's opening brings its own.
+		if self._hooks.first_memory and not any(state.memory.values()):
+			state.memory = self._hooks.memory_start(self, self._memory, state) or state.memory
 		if opening is not None:
 			state.memory.update(opening.memory)
 		if parent is None and self._hooks.new_root_run:  # a sub-run: in its caller's context
@@ -1315,48 +1308,11 @@ class Agent:
 			if self.provider_name or http_tools:
 				await self.om.prepare(provider=self.provider_name or None, http_tools=http_tools)
 
-	def _memory_for(self) -> Any:
-		"""The memory option as runs for a user use it (their own long-term memory).
-
-		A long-term ``on_update`` that takes no ``user`` would keep a user's text as the agent's
-		(and an application that gives it back as ``data``, show it to every run): it is left
-		out, and a warning says so once.
-		"""
-		if self._for_users is None:
-			from openmolt_core._support.sync import takes
-			from openmolt_core.options import AgentMemory, MemoryPart, parse_options
-
-			parsed = parse_options(AgentMemory, self._memory, "memory")
-			part = parsed.long_term
-			if (
-				isinstance(part, MemoryPart)
-				and part.on_update
-				and not takes(part.on_update, "user", kwargs=False)
-			):
-				log.warning(
-					"%s: long-term memory is each user's, and its on_update callback takes no "
-					"'user' parameter: the memory of runs for a user is kept in this process "
-					"only; give the callback a 'user' parameter to keep each user's, or make "
-					"the memory shared (memory.long_term.shared)",
-					self.name,
-				)
-				part = part.model_copy(update={"on_update": None})
-				parsed = parsed.model_copy(update={"long_term": part})
-			self._for_users = parsed
-		return self._for_users
-
 	def _context(
 		self, state: RunState, port: RunPort, link: CallingRun | None = None
 	) -> RunContext:
-		owner = memory_owner(self._memory, state.user)
-
-		def keep(data: str) -> None:
-			self._long_term[owner] = data
-
 		toolset = self._tool_set()
 		memory = self._memory
-		if memory and owner is not None:  # a user's memory: told to a callback that knows whose
-			memory = self._memory_for()
 		if memory and self._hooks.memory_option:  # as this run uses it (a capability's say)
 			memory = self._hooks.memory_of(state, memory)
 		hooks = self._hooks
@@ -1371,7 +1327,6 @@ class Agent:
 			events=self._events,
 			redact=self._redactor,
 			memory=memory,
-			keep_long_term=keep,
 			human=self.on_human_input_request,
 			output=self._validate_output,
 			limits=self.limits,
@@ -1430,7 +1385,7 @@ class Agent:
 
 			async def start() -> RunState:
 				# A nested run (a guardrail agent's) acts for its caller's user from its start:
-				# its long-term memory is that user's (`memory_owner`), as a sub-agent's is.
+				# its long-term memory is that user's, as a sub-agent's is.
 				fresh = RunState(user=parent.user if parent is not None else None)
 				self._start(fresh, input, (), None)
 				if run_id:

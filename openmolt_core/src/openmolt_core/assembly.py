@@ -34,6 +34,7 @@ from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
 	ApprovalGate,
 	Compaction,
+	Memory,
 	ObservedOutside,
 	Observers,
 	Offload,
@@ -1494,6 +1495,7 @@ def _capabilities_of(om: Host, entries: Sequence[CapabilityEntry]) -> list[Capab
 BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 	{
 		"accounts",
+		"agent-memory",
 		"approval-gate",
 		"approvals",
 		"budget",
@@ -1566,6 +1568,9 @@ def _offload(shared: Shared, files: FileAccess, limits: Limits | None) -> Capabi
 	return found
 
 
+_MEMORY = Memory()
+"""The memory every agent has beyond a run's state (what it keeps of an agent is the agent's)."""
+
 _GATE = ApprovalGate()
 """The approvals gate every agent has, last (its safety may hand it a call); it holds nothing."""
 
@@ -1595,7 +1600,7 @@ def _resolved(
 	found = cache.get(base_key)
 	if found is None:
 		# every agent: anyone may listen to its reply's text; any call may give a session
-		base = Hooks((*caps, Streaming(), shared.sessions))
+		base = Hooks((*caps, Streaming(), shared.sessions, _MEMORY))
 		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
 			cache[base_key] = (tuple(caps), base)
 	else:

@@ -81,6 +81,7 @@ __all__ = [
 	"PendingRun",
 	"RunHandle",
 	"RunPort",
+	"call_age",
 	"call_started",
 	"journaled",
 	"keeps_spent",
@@ -173,6 +174,8 @@ class RunPort(Protocol):
 # A port may also journal the start of tool calls: ``async def call_started(key) -> bool``
 # records that the call ``key`` starts and says whether a previous execution had started it
 # (the call is then in doubt, see `openmolt_core._indoubt`); ports without it never find one.
+# Such a port may also say how long ago that start was: ``async def call_age(key) -> float |
+# None`` (seconds; None when it does not know).
 
 
 class LocalPort:
@@ -231,6 +234,24 @@ async def call_started(port: RunPort, key: str) -> bool:
 	if started is None:
 		return False
 	return bool(await started(key))
+
+
+async def call_age(port: RunPort, key: str) -> float | None:
+	"""Seconds since a previous execution recorded the start of the tool call ``key``.
+
+	A call in doubt that is repeated with its idempotency key is safe only while the service
+	keeps the key (`openmolt_core._indoubt`). None when the port records no starts, or does not
+	know when this one began.
+
+	Args:
+		port: The run's port.
+		key: The tool call's step key.
+	"""
+	age = getattr(port, "call_age", None)
+	if age is None:
+		return None
+	found = await age(key)
+	return None if found is None else float(found)
 
 
 # A port may also keep what the nested runs of a tool call spent while it ran, so a call that a
@@ -349,6 +370,10 @@ class ForwardingPort:
 	async def call_started(self, key: str) -> bool:
 		"""Record a tool call's start on the wrapped port (see `openmolt_core._indoubt`)."""
 		return await call_started(self.port, key)
+
+	async def call_age(self, key: str) -> float | None:
+		"""How long ago a tool call's start was recorded, on the wrapped port (`call_age`)."""
+		return await call_age(self.port, key)
 
 	async def spent_before(self, key: str) -> dict[str, Any]:
 		"""What earlier executions of a tool call spent, on the wrapped port."""

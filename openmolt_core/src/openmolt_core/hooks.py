@@ -1818,9 +1818,6 @@ class Hooks:
 	done = _each(Capability.tool_done)
 	made = _each(Capability.new_run)
 	memory_changed = _each(Capability.memory_updated)
-	memory_start = _first_answer(
-		Capability.first_memory, ok=_texts, expected="a mapping of memory texts by key, or None"
-	)
 	memory_kept = _each_async(Capability.memory_written)
 	rooted = _each(Capability.new_root_run)
 	keeping = _each(Capability.keep_tools)
@@ -1853,6 +1850,18 @@ class Hooks:
 			elif answer is not None:
 				raise _wrong(hook, answer, "Stop(reason), Alongside(check) or None")
 		return None, checks
+
+	def memory_start(self, agent: RunOwner, memory: Any, state: RunState) -> dict[str, str] | None:
+		"""A new run's memory: a copy of the first `Capability.first_memory` answer that is not None.
+
+		A copy: the run updates its memory in place, never the capability's own mapping.
+		"""
+		answer = self._start(agent, memory, state)
+		return None if answer is None else dict(answer)
+
+	_start = _first_answer(
+		Capability.first_memory, ok=_texts, expected="a mapping of memory texts by key, or None"
+	)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option through each `Capability.memory_option`, in order."""

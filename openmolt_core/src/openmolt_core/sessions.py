@@ -56,7 +56,7 @@ one: a session of one person's runs (``agent.run(session=...)``, a direct chat) 
 reply as its caller got it. Notes written before they named their user are read only by runs
 for no user.
 Long-term memory is each end user's in every session (the agent's for runs for no user:
-`openmolt_core._execute.memory_owner`).
+`openmolt_core.capabilities.memory.memory_owner`).
 
 The agent meets a session at one seam (`Agent.run`/`Agent.resume` with ``session=``), through
 the sessions capability (`openmolt_core.capabilities.sessions`): a `SessionRun` made per run (`OpenMolt.conversation`)

@@ -163,19 +163,31 @@ class StoreTasks:
 			return bool(changed.rowcount == 1)
 
 	def prune(self, keep: int) -> None:
-		"""Keep the scope's newest ``keep`` tasks (of every owner); drop the older ones."""
+		"""Keep ``keep`` of the scope's tasks, each owner's newest first; drop the others.
+
+		Every owner's newest, then every owner's second newest, and so on: an owner who fills
+		the rows drops its own oldest, never the one task another owner waits with.
+		"""
+		rank = sa.func.row_number().over(
+			partition_by=TASKS.c.owner, order_by=TASKS.c.updated.desc()
+		)
+		ranked = (
+			sa.select(TASKS.c.owner, TASKS.c.task_id, TASKS.c.updated, rank.label("rank"))
+			.where(TASKS.c.scope == self.scope)
+			.subquery()
+		)
+		dropped = (
+			sa.select(ranked.c.owner, ranked.c.task_id)
+			.order_by(ranked.c.rank, ranked.c.updated.desc())
+			.offset(keep)
+		)
 		with self._ready().begin() as conn:
-			cut = conn.execute(
-				sa.select(TASKS.c.updated)
-				.where(TASKS.c.scope == self.scope)
-				.order_by(TASKS.c.updated.desc())
-				.offset(keep - 1)
-				.limit(1)
-			).scalar()
-			if cut is not None:
-				conn.execute(
-					sa.delete(TASKS).where(TASKS.c.scope == self.scope, TASKS.c.updated < cut)
+			conn.execute(
+				sa.delete(TASKS).where(
+					TASKS.c.scope == self.scope,
+					sa.tuple_(TASKS.c.owner, TASKS.c.task_id).in_(dropped),
 				)
+			)
 
 	def close(self) -> None:
 		"""Nothing to close: the engine is the store's."""

@@ -209,7 +209,7 @@ class Engine:
 			from openmolt_dbos._workers import create_tables, ensure_database, make_engine
 
 			ensure_database(self.settings.url)  # a new PostgreSQL database: created first
-			engine = make_engine(self.settings.url)
+			engine = make_engine(self.settings.url, lapse=self.settings.lapse)
 			try:
 				create_tables(engine)
 			except _sa_errors() as exc:
@@ -232,6 +232,15 @@ class Engine:
 		from openmolt_dbos._workers import record_start
 
 		return record_start(self.tables, run_id, step, workflow_id, self.executor_id)
+
+	def call_age(self, run_id: str, step: str) -> float | None:
+		"""Seconds since a tool call's start was recorded (in a thread: it blocks).
+
+		See `openmolt_dbos._workers.call_age`.
+		"""
+		from openmolt_dbos._workers import call_age
+
+		return call_age(self.tables, run_id, step)
 
 	def clock_offset(self) -> float:
 		"""The store's clock less this process's wall clock (`Heartbeat.offset`; 0 before a beat)."""
@@ -268,7 +277,9 @@ class Engine:
 				)
 			try:
 				self._client = DBOSClient(
-					system_database_url=self.settings.url, application_name=APP_NAME
+					system_database_url=self.settings.url,
+					application_name=APP_NAME,
+					sys_db_idle_transaction_timeout_sec=self.settings.lapse,
 				)
 			except Exception as exc:
 				text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
@@ -403,6 +414,10 @@ class Engine:
 			"application_version": self.app_version,
 			"log_level": settings.log_level,
 			"notification_listener_polling_interval_sec": max(settings.poll, 0.01),
+			# PostgreSQL ends a session idle in a transaction this long, dropping its locks: a
+			# worker paused mid-transaction blocks no takeover of its runs past its lease (as
+			# `openmolt_dbos._workers.make_engine` does for OpenMolt's tables).
+			"sys_db_idle_transaction_timeout_sec": settings.lapse,
 		}
 		if settings.is_sqlite:
 			use_wal(settings.url)

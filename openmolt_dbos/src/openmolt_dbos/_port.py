@@ -127,6 +127,8 @@ class DBOSPort:
 		run_id: The run's id: tool call starts are recorded under it (`call_started`).
 		starts: Records a tool call's start (run id, step key, workflow id), in a thread; True if
 			it had started before, in this workflow or in another of the run (`call_started`).
+		ages: Seconds since a tool call's start was recorded (run id, step key), in a thread;
+			None when none is (`call_age`).
 		lease: Whether this process's worker lease holds: a step never begins without it.
 		offset: The store's clock less this worker's wall clock, as its last beat measured it
 			(None: the wall clock is the store's, a port outside a worker).
@@ -137,6 +139,7 @@ class DBOSPort:
 	"""
 
 	__slots__ = (
+		"_ages",
 		"_clocks",
 		"_deadlines",
 		"_earlier",
@@ -161,6 +164,7 @@ class DBOSPort:
 		deliver_replayed: bool = False,
 		run_id: str = "",
 		starts: Callable[[str, str, str], bool] | None = None,
+		ages: Callable[[str, str], float | None] | None = None,
 		lease: Callable[[], bool] | None = None,
 		offset: Callable[[], float] | None = None,
 		clocks: Callable[[str, int, float], list[tuple[int, float]]] | None = None,
@@ -168,6 +172,7 @@ class DBOSPort:
 	) -> None:
 		self._run_id = run_id
 		self._starts = starts
+		self._ages = ages
 		self._lease = lease
 		self._offsets = offset
 		self._clocks = clocks
@@ -261,6 +266,19 @@ class DBOSPort:
 
 		wid = DBOS.workflow_id or ""
 		return await anyio.to_thread.run_sync(self._starts, self._run_id or wid, key, wid)
+
+	async def call_age(self, key: str) -> float | None:
+		"""Seconds since the start of the tool call ``key`` was first recorded (store's clock).
+
+		The start is the run's (`call_started`); None when none is recorded, or the port
+		records no starts.
+		"""
+		if self._ages is None:
+			return None
+		import anyio
+
+		wid = DBOS.workflow_id or ""
+		return await anyio.to_thread.run_sync(self._ages, self._run_id or wid, key)
 
 	async def spent_before(self, key: str) -> dict[str, Any] | None:
 		"""What an earlier execution of the step running now (the call ``key``) spent.

@@ -411,6 +411,7 @@ async def _run(
 		# A scheduled run's id is its workflow's; a run's later segments carry it in their state.
 		run_id=run_id,
 		starts=engine.record_start,
+		ages=engine.call_age,
 		lease=engine.lease_valid,
 		offset=engine.clock_offset,  # the budget is judged on the store's clock
 		clocks=engine.execution_clock,

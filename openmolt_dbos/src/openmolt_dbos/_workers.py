@@ -58,6 +58,7 @@ __all__ = [
 	"Heartbeat",
 	"answered",
 	"answered_in_run",
+	"call_age",
 	"cancelled_runs",
 	"claim_answer",
 	"claim_schedule",
@@ -285,12 +286,33 @@ def record_start(
 					step=step,
 					workflow_id=workflow_id,
 					executor_id=executor_id,
-					started_at=time.time(),
+					started_at=store_now(engine),  # the store's clock, as `call_age` reads it
 				)
 			)
 	except sa.exc.IntegrityError:
 		return True
 	return _started_before_upgrade(engine, workflow_id, step)
+
+
+def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
+	"""Seconds since a tool call's start was first recorded (`record_start`), on the store's clock.
+
+	Read by a call found in doubt whose idempotency key the service keeps for a while only
+	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it (one an
+	older version recorded per workflow has no time to tell).
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		run_id: The run's id.
+		step: The call's step key.
+	"""
+	with engine.connect() as conn:
+		age = conn.execute(
+			sa.select(store_now(engine) - CALLS.c.started_at).where(
+				CALLS.c.run_id == run_id, CALLS.c.step == step
+			)
+		).scalar()
+	return None if age is None else max(0.0, float(age))
 
 
 _LEGACY_CALLS = "openmolt_calls"
@@ -430,8 +452,25 @@ def execution_clock(
 	return earlier
 
 
-def make_engine(url: str) -> sa.Engine:
-	"""A small SQLAlchemy engine on the store (SQLite waits for locks instead of failing)."""
+def make_engine(url: str, *, lapse: float | None = None) -> sa.Engine:
+	"""A small SQLAlchemy engine on the store (SQLite waits for locks instead of failing).
+
+	A process can stop at any instant (SIGSTOP, a long pause, a machine asleep), also between
+	a statement of a transaction and its commit, still holding the locks it took: the row of
+	its beat, the start of a call. On PostgreSQL, ``lapse`` bounds that: the server ends a
+	session of this engine left idle in a transaction for ``lapse`` seconds, which drops its
+	locks (``idle_in_transaction_session_timeout``), and a statement of it waits for a lock at
+	most ``lapse`` seconds (``lock_timeout``). Otherwise a worker paused mid-beat held its row
+	until it went on, and the worker taking it over waited there, in its heartbeat thread: it
+	stopped beating, lost its own lease, and no run went on anywhere. The lapse is the bound
+	because a takeover comes ``lapse`` after the paused worker's last beat: its locks are gone
+	by then, or a moment later. SQLite has no such bound (see docs/durability.md).
+
+	Args:
+		url: The store's URL.
+		lapse: Seconds after which a worker without a beat counts as dead (`Heartbeat`); None
+			keeps the server's settings (a process that runs no worker: the command line).
+	"""
 	if url.startswith("sqlite"):
 		engine = sa.create_engine(url, connect_args={"timeout": 30}, pool_size=2, max_overflow=2)
 
@@ -440,12 +479,23 @@ def make_engine(url: str) -> sa.Engine:
 			dbapi_conn.execute("PRAGMA busy_timeout=30000")
 
 		return engine
-	return sa.create_engine(
+	engine = sa.create_engine(
 		url.replace("postgresql://", "postgresql+psycopg://", 1),
 		pool_size=2,
 		max_overflow=2,
 		pool_pre_ping=True,
 	)
+	if lapse is not None:
+		bound = max(1, int(lapse * 1000))  # milliseconds; 0 would mean no bound
+
+		@sa.event.listens_for(engine, "connect")
+		def _bound_locks(dbapi_conn: Any, record: Any) -> None:
+			with dbapi_conn.cursor() as cursor:
+				cursor.execute(f"SET idle_in_transaction_session_timeout = {bound}")
+				cursor.execute(f"SET lock_timeout = {bound}")
+			dbapi_conn.commit()  # the pool rolls back on check-in, which would undo a bare SET
+
+	return engine
 
 
 def ensure_database(url: str) -> None:

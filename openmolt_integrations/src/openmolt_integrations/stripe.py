@@ -874,6 +874,10 @@ INTEGRATION = Integration(
 		# deepObject; tests/integrations/commerce/test_stripe_form_bodies.py compares the bytes.
 		request_format="form-data",
 		idempotency_header="Idempotency-Key",
+		# Stripe prunes a key once it is at least 24 h old and runs a request that reuses it
+		# again (docs.stripe.com/api/idempotent_requests): a charge in doubt for longer is
+		# not repeated with its key; a person is asked.
+		idempotency_key_lifetime=24 * 3600,
 	),
 	credential_setup=[
 		BearerCredential(type="bearer", headers={"Authorization": "Bearer {{ config.apiKey }}"}),

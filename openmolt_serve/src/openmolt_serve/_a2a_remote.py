@@ -51,12 +51,14 @@ from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
 from openmolt_core.integrations._ssrf import SsrfGuard
 from openmolt_core.secrets import register_key, url_secrets
 from openmolt_core.tools import ToolContext
+from openmolt_serve._recent import crowded
 
 __all__ = ["MAX_KNOWN", "REMOTE_INPUT", "remote_agent"]
 
 MAX_KNOWN = 10_000
 """The most task and context ids one remote agent's tool remembers the end user of; past it the
-oldest is forgotten (then sent as given, as an id from another process is)."""
+oldest of the user holding the most is forgotten (then sent as given, as an id from another
+process is): one user's many runs never push out another user's ids."""
 
 REMOTE_INPUT: dict[str, Any] = {
 	"type": "object",
@@ -204,14 +206,21 @@ def _check_owner(
 def _keep_owner(
 	owners: OrderedDict[str, str | None], out: dict[str, Any], user: str | None
 ) -> None:
-	"""Remember whose run the remote's ids were given to (the newest `MAX_KNOWN`)."""
+	"""Remember whose run the remote's ids were given to (`MAX_KNOWN` of them).
+
+	Past the bound the oldest id of the user holding the most goes (`crowded`): a forgotten id
+	is sent as given, so one user whose runs gather many ids must not push out another's.
+	"""
 	for field in _IDS:
 		value = out.get(field)
 		if isinstance(value, str) and value:
 			owners[value] = user
 			owners.move_to_end(value)
 	while len(owners) > MAX_KNOWN:
-		owners.popitem(last=False)
+		oldest = crowded(owners, owners.__getitem__)
+		if oldest is None:  # pragma: no cover - a map past its bound holds a key
+			return
+		del owners[oldest]
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

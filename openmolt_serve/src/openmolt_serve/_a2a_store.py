@@ -1,8 +1,9 @@
 """The tasks of one agent's A2A server: at most `MAX_TASKS`, in memory or in shared rows.
 
 The a2a-sdk's `InMemoryTaskStore` keeps every task for the process's life: a caller could grow
-it without limit. `A2ATaskStore` keeps the newest ``max_tasks`` (the oldest is forgotten: a
-``GetTask`` for it is "task not found").
+it without limit. `A2ATaskStore` keeps the newest ``max_tasks`` (past them, the oldest task of
+the caller holding the most is forgotten: a ``GetTask`` for it is "task not found"; a caller who
+sends many tasks pushes out its own, never another caller's).
 
 With a run store (``OpenMolt(run_store=...)``) or a durable store the tasks are kept in rows
 beyond the process instead (`task_rows`), so a task, and the question it waits for, survives a
@@ -29,6 +30,7 @@ from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
 
 from openmolt_serve._a2a_parts import screened_task
+from openmolt_serve._recent import crowded
 from openmolt_serve._rows import SqliteTasks, TaskRows, task_file, task_rows
 
 log: logging.Logger = logging.getLogger("openmolt")
@@ -36,8 +38,8 @@ log: logging.Logger = logging.getLogger("openmolt")
 __all__ = ["MAX_TASKS", "A2ATaskStore", "SqliteTasks", "TaskRows", "task_file", "task_rows"]
 
 MAX_TASKS = 10_000
-"""The most tasks one agent's A2A server keeps (in memory, and in its rows): the oldest goes
-first (the rows may hold up to 100 more for a while)."""
+"""The most tasks one agent's A2A server keeps (in memory, and in its rows): the oldest of the
+caller holding the most goes first (the rows may hold up to 100 more for a while)."""
 
 _PRUNE_EVERY = 100
 """The rows drop their older tasks once every this many saves (so they hold a few more for a while)."""
@@ -78,7 +80,7 @@ class A2ATaskStore(TaskStore):
 		self._saves = 0
 
 	async def save(self, task: Task, context: ServerCallContext) -> None:
-		"""Keep a task; past ``max_tasks`` the oldest goes.
+		"""Keep a task; past ``max_tasks`` the oldest of the caller holding the most goes.
 
 		What is kept is screened first (`openmolt_serve._a2a_parts.screened_task`): a secret
 		in a text or data part is masked, a file's bytes that show one are withheld (a note
@@ -91,9 +93,11 @@ class A2ATaskStore(TaskStore):
 			await self.memory.save(task, context)
 			self._order[(owner, task.id)] = context
 			self._order.move_to_end((owner, task.id))
-			while len(self._order) > self.max_tasks:
-				(_, old), old_context = self._order.popitem(last=False)
-				await self.memory.delete(old, old_context)
+			while len(self._order) > self.max_tasks:  # the caller holding the most gives one up
+				oldest = crowded(self._order, lambda key: key[0])
+				if oldest is None:  # pragma: no cover - a store past its bound holds a task
+					break
+				await self.memory.delete(oldest[1], self._order.pop(oldest))
 			return
 		await anyio.to_thread.run_sync(rows.put, owner, task.id, task.SerializeToString())
 		self._saves += 1

@@ -103,8 +103,8 @@ Sessions = Callable[[str], "Session"]
 
 
 MAX_SESSIONS = 10_000
-"""The most conversations `in_memory_sessions` keeps: past it the least recently used one is
-forgotten (a store, ``openmolt serve``'s SQLite file, keeps every one)."""
+"""The most conversations `in_memory_sessions` keeps: past it the least recently used one of the
+caller holding the most is forgotten (a store, ``openmolt serve``'s SQLite file, keeps every one)."""
 
 
 def in_memory_sessions() -> Sessions:
@@ -118,7 +118,9 @@ def in_memory_sessions() -> Sessions:
 	kept: OrderedDict[str, Session] = OrderedDict()
 
 	def get(session_id: str) -> Session:
-		return recent(kept, session_id, lambda: InMemorySession(session_id), most=MAX_SESSIONS)
+		return recent(
+			kept, session_id, lambda: InMemorySession(session_id), most=MAX_SESSIONS, owner=_party
+		)
 
 	return get
 
@@ -142,6 +144,11 @@ def run_id_for(kind: str, agent: str, delivery: str | None, *, scope: str | None
 		else uuid.uuid4().hex
 	)
 	return f"{scope_prefix(kind, agent, scope)}{tail}"
+
+
+def _party(session: str) -> str:
+	"""Whose conversation a `session_id` is: its surface, agent and caller (all but its key)."""
+	return session.rpartition(":")[0]
 
 
 def session_id(kind: str, agent: str, key: str, *, caller: str = DEFAULT_CALLER) -> str:

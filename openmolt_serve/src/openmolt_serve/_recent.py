@@ -2,16 +2,18 @@
 
 An AG-UI thread, a chat of a channel, an in-memory session: each is made on its first request and
 kept by an id the caller chooses, so each kind is bounded: past its most, the least recently used
-entry that is not busy is forgotten.
+entry that is not busy is forgotten. Where entries have owners (callers, end users), the one
+forgotten is the oldest of the owner holding the most (`crowded`): a caller who fills the bound
+pushes out its own entries, never another caller's waiting one.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-__all__ = ["recent"]
+__all__ = ["crowded", "recent"]
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
@@ -24,6 +26,7 @@ def recent(
 	*,
 	most: int,
 	busy: Callable[[T], bool] = lambda entry: False,
+	owner: Callable[[K], Hashable] | None = None,
 ) -> T:
 	"""The entry of ``key`` (made if missing), now the most recent; past ``most`` an idle one goes.
 
@@ -33,13 +36,42 @@ def recent(
 		make: Makes a missing entry.
 		most: The most entries kept.
 		busy: Whether an entry is in use (a request holds its lock): it is not forgotten.
+		owner: Whose entry a key is (None: all one owner's): the idle entry forgotten is the
+			oldest of the owner holding the most (`crowded`).
 	"""
 	entry = kept.get(key)
 	if entry is None:
 		entry = kept[key] = make()
 	kept.move_to_end(key)
 	if len(kept) > most:
-		idle = next((k for k, e in kept.items() if not busy(e)), None)
+		if owner is None:  # the least recent idle one, found without counting
+			idle = next((k for k, e in kept.items() if not busy(e)), None)
+		else:
+			idle = crowded(kept, owner, spare=lambda k: busy(kept[k]))
 		if idle is not None and idle != key:
 			del kept[idle]
 	return entry
+
+
+def crowded(
+	keys: Iterable[K],
+	owner: Callable[[K], Hashable],
+	*,
+	spare: Callable[[K], bool] = lambda key: False,
+) -> K | None:
+	"""The key a bounded store forgets: the oldest of the owner holding the most, or None.
+
+	An owner whose entries are all spared (busy) is passed over for the next largest.
+
+	Args:
+		keys: The store's keys, oldest first.
+		owner: Whose entry a key is (a caller, an end user).
+		spare: Whether a key must stay (in use, the one just added).
+	"""
+	keys = list(keys)
+	owners = [owner(key) for key in keys]
+	for who, _ in Counter(owners).most_common():
+		for key, whose in zip(keys, owners, strict=True):
+			if whose == who and not spare(key):
+				return key
+	return None

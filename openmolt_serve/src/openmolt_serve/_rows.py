@@ -72,7 +72,12 @@ class TaskRows(Protocol):
 		...
 
 	def prune(self, keep: int) -> None:
-		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
+		"""Keep ``keep`` tasks, each owner's newest first; drop the others.
+
+		The tasks kept are every owner's newest, then every owner's second newest, and so on:
+		an owner (a caller, a chat's user) who fills the rows drops its own oldest, never the
+		one task another owner waits with.
+		"""
 		...
 
 	def close(self) -> None:
@@ -175,13 +180,14 @@ class SqliteTasks(SqliteFile):
 			return changed.rowcount == 1
 
 	def prune(self, keep: int) -> None:
-		"""Keep the newest ``keep`` tasks (of every owner); drop the older ones."""
+		"""Keep ``keep`` tasks, each owner's newest first (`TaskRows.prune`); drop the others."""
 		with self.transaction() as db:
 			db.execute(
-				"DELETE FROM openmolt_a2a_tasks WHERE scope = ? AND updated < (SELECT updated"
-				" FROM openmolt_a2a_tasks WHERE scope = ? ORDER BY updated DESC LIMIT 1"
-				" OFFSET ?)",
-				(self.scope, self.scope, keep - 1),
+				"DELETE FROM openmolt_a2a_tasks WHERE rowid IN (SELECT rowid FROM (SELECT rowid,"
+				" updated, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY updated DESC) AS rank"
+				" FROM openmolt_a2a_tasks WHERE scope = ?) ORDER BY rank, updated DESC"
+				" LIMIT -1 OFFSET ?)",
+				(self.scope, keep),
 			)
 
 

@@ -45,9 +45,10 @@ handler, task store and routes do the JSON-RPC; `OpenMoltExecutor` only runs the
   a durable run going on (the request that runs it only waits for it) or that the operator's
   approval resumed elsewhere since (it stops where it is).
 
-What a server keeps is bounded. Its tasks: the newest `MAX_TASKS` (`openmolt_serve._a2a_store`);
-the runs parked on a question or an approval: the newest `MAX_PARKED`, whose state the executor
-keeps in memory. An answer to an older one is ``failed`` with "task expired" (nothing runs: the
+What a server keeps is bounded. Its tasks: `MAX_TASKS` (`openmolt_serve._a2a_store`); the runs
+parked on a question or an approval: `MAX_PARKED`, whose state the executor keeps in memory.
+Past a bound, the oldest of the caller holding the most goes: a caller who sends many tasks
+pushes out its own, never another caller's. An answer to an older one is ``failed`` with "task expired" (nothing runs: the
 caller starts a new task). With a run store (``OpenMolt(run_store=...)``) the store is the source
 of truth instead: the executor keeps no state, reads the parked run from the store, and the
 tasks are written to its file, so a parked task survives a restart. On a durable store
@@ -65,7 +66,7 @@ import base64
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +142,7 @@ from openmolt_serve._launch import (
 	run_trigger,
 	session_id,
 )
+from openmolt_serve._recent import crowded
 from openmolt_serve._token import DEFAULT_CALLER, NOBODY, TokenGuard, caller_of
 
 if TYPE_CHECKING:
@@ -427,9 +429,9 @@ class OpenMoltExecutor(AgentExecutor):
 		self.parked: OrderedDict[str, RunState] = OrderedDict()
 		"""The parked runs by task id, oldest first (none with a run store: it keeps them)."""
 		self.redact = Redactor(known=agent.om.secrets)
-		self.awaiting: OrderedDict[str, None] = OrderedDict()
-		"""The runs of tasks waiting for the operator's approval, by run id (the newest
-		`MAX_PARKED`)."""
+		self.awaiting: OrderedDict[str, str | None] = OrderedDict()
+		"""The runs of tasks waiting for the operator's approval, by run id, with the user each
+		acts for (`MAX_PARKED` of them, `_bound`)."""
 		self.decided: OrderedDict[str, RunResult] = OrderedDict()
 		"""How those runs went on in this process (the operator decided them in the viewer),
 		until their task reads it."""
@@ -548,8 +550,7 @@ class OpenMoltExecutor(AgentExecutor):
 			return  # the store has the state the run ended with: the source of truth
 		self.parked[task_id] = state
 		self.parked.move_to_end(task_id)
-		while len(self.parked) > self.max_parked:
-			self.parked.popitem(last=False)
+		_bound(self.parked, self.max_parked, lambda task: self.parked[task].user)
 
 	async def _unpark(self, task_id: str) -> RunState | None:
 		"""The parked run of a task (taken out of memory), or None."""
@@ -772,9 +773,8 @@ class OpenMoltExecutor(AgentExecutor):
 			await updater.requires_input(self._say(updater, question))
 		elif result.status == "approval_required":
 			self._park(task_id, result.state)
-			self.awaiting[result.state.run_id] = None
-			while len(self.awaiting) > self.max_parked:
-				self.awaiting.popitem(last=False)
+			self.awaiting[result.state.run_id] = result.state.user
+			_bound(self.awaiting, self.max_parked, lambda run: self.awaiting[run])
 			await updater.requires_auth(self._say(updater, _APPROVAL_NOTE))
 		elif result.status == "authorization_required":  # the caller's user connects, then says so
 			self._park(task_id, result.state)
@@ -1014,6 +1014,23 @@ async def _stored_result(om: OpenMolt, run_id: str) -> RunResult | None:
 	)
 
 
+def _bound(kept: OrderedDict[str, Any], most: int, owner: Callable[[str], str | None]) -> None:
+	"""Past ``most`` entries, forget the oldest of the caller holding the most (`crowded`).
+
+	A caller who parks many runs pushes out its own, never another caller's waiting one.
+
+	Args:
+		kept: The entries by id, oldest first.
+		most: The most kept.
+		owner: Whose an entry is (the user its run acts for: its caller's).
+	"""
+	while len(kept) > most:
+		oldest = crowded(kept, owner)
+		if oldest is None:  # pragma: no cover - a map past its bound holds a key
+			return
+		del kept[oldest]
+
+
 class _Decided(RunObserver):
 	"""Keeps how the runs of an executor's tasks waiting for an approval went on here."""
 
@@ -1028,6 +1045,6 @@ class _Decided(RunObserver):
 		executor = self.executor
 		if run.run_id in executor.awaiting:
 			executor.decided[run.run_id] = result
-			while len(executor.decided) > executor.max_parked:
-				executor.decided.popitem(last=False)
+			decided = executor.decided
+			_bound(decided, executor.max_parked, lambda run: decided[run].state.user)
 			executor.wake(run.run_id)

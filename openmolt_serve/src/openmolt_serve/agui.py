@@ -117,8 +117,10 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 MAX_THREADS = 10_000
 """Threads an endpoint remembers (a parked run each, at most); past it, the least recently used
-idle one is forgotten (its conversation stays in its session). With a run store or a durable
-store, the rows keep the newest parks of this many threads (`openmolt_serve._agui_threads`)."""
+idle one of the caller holding the most is forgotten (its conversation stays in its session): a
+caller who opens many threads pushes out its own, never another caller's waiting one. With a run
+store or a durable store, the rows keep the parks of this many threads, each caller's newest
+first (`openmolt_serve._agui_threads`)."""
 
 
 MAX_THREAD_ID = 256
@@ -252,7 +254,9 @@ class AguiEndpoint:
 		`DEFAULT_CALLER`'s is kept by its id, another caller's by ``(caller, id)``.
 		"""
 		key: str | tuple[str, str] = thread_id if caller == DEFAULT_CALLER else (caller, thread_id)
-		return recent(self.threads, key, Thread, most=MAX_THREADS, busy=lambda t: t.busy)
+		return recent(
+			self.threads, key, Thread, most=MAX_THREADS, busy=lambda t: t.busy, owner=_caller_of
+		)
 
 	def _user(self, caller: str) -> str | None:
 		"""Whom a caller's new run acts for (`caller_user`: None for `DEFAULT_CALLER`)."""
@@ -504,6 +508,11 @@ def _offer(send: MemoryObjectSendStream[BaseEvent], event: BaseEvent) -> None:
 	"""
 	with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
 		send.send_nowait(event)
+
+
+def _caller_of(key: str | tuple[str, str]) -> str:
+	"""Whose thread a key of `AguiEndpoint.threads` is (`DEFAULT_CALLER`'s is its bare id)."""
+	return key[0] if isinstance(key, tuple) else DEFAULT_CALLER
 
 
 def _error(status: int, message: str, reason: str) -> JSONResponse:

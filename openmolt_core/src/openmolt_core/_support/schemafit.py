@@ -15,7 +15,9 @@ The rules, for every dialect:
   recursive one unless the dialect takes recursion (``recursive_refs``): then the definition goes
   to `Fitter.defs`, for the root's ``$defs``, with a `RefRepair` that follows it.
 - A null among the literals, where the dialect's enums hold none, is a union with ``{"type":
-  "null"}`` (`_null_apart`).
+  "null"}`` (`_null_apart`); a boolean among them, where they hold none, a ``{"type":
+  "boolean"}`` (alone, or in a union with the other literals; one boolean alone is sent as both,
+  recorded in `Fitter.relaxed`: `_boolean_apart`).
 - ``allOf`` is merged when its parts do not disagree; ``oneOf`` becomes ``anyOf`` when a
   ``const``/``enum`` property tells its branches apart (then at most one can match, as before).
 - A sub-schema that allows any value (no ``type``, ``enum``, ``const`` or ``anyOf``), ``not``,
@@ -451,6 +453,42 @@ def _null_apart(schema: dict[str, Any]) -> dict[str, Any]:
 	return {**outer, "anyOf": [branch, {"type": "null"}]}
 
 
+def _boolean_apart(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+	"""A schema whose literals hold a boolean its type allows, as a boolean (or a union with one).
+
+	For a dialect whose enums hold no boolean (Gemini's): ``Literal[True, False]`` is ``{"type":
+	"boolean"}``, and ``Literal["auto", False]`` the union of ``{"enum": ["auto"]}`` and a
+	boolean. One boolean alone (``{"const": true}``) has no exact form there: it is sent as a
+	boolean, and the second value says so (the caller records the literal as relaxed; the loop
+	still refuses the other boolean). A boolean the schema's ``type`` refuses is left for
+	`Fitter._plain` to drop.
+	"""
+	values = (
+		schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else None
+	)
+	if (
+		not isinstance(values, list)
+		or "anyOf" in schema
+		or not any(isinstance(v, bool) for v in values)
+	):
+		return schema, False
+	kind = schema.get("type")
+	kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
+	if kinds is not None and "boolean" not in kinds:
+		return schema, False
+	loosened = {v for v in values if isinstance(v, bool)} != {True, False}
+	outer = {k: v for k, v in schema.items() if k in _ANNOTATIONS}
+	others = [k for k in kinds if k != "boolean"] if kinds is not None else None
+	rest = [v for v in values if not isinstance(v, bool)]
+	if not rest or others == []:
+		return {**outer, "type": "boolean"}, loosened
+	branch = {k: v for k, v in schema.items() if k not in _ANNOTATIONS | {"enum", "const"}}
+	branch["enum"] = rest
+	if others is not None:
+		branch["type"] = others[0] if len(others) == 1 else others
+	return {**outer, "anyOf": [branch, {"type": "boolean"}]}, loosened
+
+
 def _tag(branch: Mapping[str, Any]) -> dict[str, frozenset[Any]]:
 	"""The required properties of a branch whose value is fixed by ``const``/``enum``."""
 	props = branch.get("properties") or {}
@@ -807,6 +845,11 @@ class Fitter:
 				schema = {"anyOf": [schema, {"type": "null"}]}
 		if "null" not in self.dialect.enum_types:
 			schema = _null_apart(schema)
+		if "boolean" not in self.dialect.enum_types:
+			literal = "const" if "const" in schema else "enum"
+			schema, loosened = _boolean_apart(schema)
+			if loosened:  # one boolean sent as both: the loop refuses the other
+				self.relaxed.add(literal)
 		if "anyOf" in schema:
 			fitted, repair = self._union(schema, root, refs, where, nesting)
 			return fitted, repair, default

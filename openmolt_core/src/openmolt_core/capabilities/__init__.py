@@ -22,6 +22,7 @@ import functools
 import json
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 		CallDrive,
 		ModelSend,
 		Run,
+		RunOwner,
 		ToolDecision,
 		ToolSpec,
 	)
@@ -64,6 +66,7 @@ __all__ = [
 	"SESSION_KEY",
 	"ApprovalGate",
 	"Compaction",
+	"Memory",
 	"ObservedOutside",
 	"Observers",
 	"Offload",
@@ -498,6 +501,61 @@ class Streaming(Capability):
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		return sender(ctx)
+
+
+# memory -------------------------------------------------------------------------------------
+
+
+class Memory(Capability):
+	"""Memory beyond a run's state: what a new run starts from, and where an update is kept.
+
+	A new run starts from the agent's memory option and from the long-term memory its earlier
+	runs wrote in this process, each end user's apart; an update is kept for the agent's next
+	runs and told to the option's ``on_update`` callback (`openmolt_core.capabilities.memory`,
+	loaded when an agent has a memory option or a run writes its memory). One object serves
+	every agent: what it keeps of one is dropped with the agent.
+	"""
+
+	__slots__ = ("_kept", "_warned")
+
+	name = "agent-memory"
+	in_fingerprint: ClassVar[bool] = False  # a run asks for the same steps with it
+
+	def __init__(self) -> None:
+		self._kept: weakref.WeakKeyDictionary[RunOwner, dict[str | None, str]] = (
+			weakref.WeakKeyDictionary()
+		)
+		self._warned: weakref.WeakSet[RunOwner] = weakref.WeakSet()
+
+	def kept(self, agent: RunOwner) -> dict[str | None, str]:
+		"""The long-term memory ``agent``'s runs wrote in this process, by owner (None: its own)."""
+		return dict(self._kept.get(agent) or {})
+
+	def first_memory(self, agent: RunOwner, memory: Any, state: RunState) -> Mapping[str, str]:
+		"""A new run's memory (`openmolt_core.capabilities.memory.first_memory`)."""
+		kept = self._kept.get(agent)
+		if not memory:  # most agents: no option to read
+			long_term = kept.get(state.user) if kept else None
+			return {"longTerm": long_term or "", "shortTerm": ""}
+		from openmolt_core.capabilities.memory import first_memory
+
+		return first_memory(memory, state.user, kept)
+
+	async def memory_written(self, run: Run, memory: str, index: int) -> None:
+		"""Keep the update and tell the callback (`openmolt_core.capabilities.memory.written`)."""
+		from openmolt_core.capabilities.memory import written
+
+		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
+		agent = ctx.owner
+		kept = None if agent is None else self._kept.setdefault(agent, {})
+
+		def warn() -> bool:  # once per agent
+			if agent is None or agent in self._warned:
+				return agent is None
+			self._warned.add(agent)
+			return True
+
+		await written(ctx, memory, index, kept, warn)
 
 
 # sessions -----------------------------------------------------------------------------------

@@ -461,7 +461,7 @@ class Safety(Capability):
 		"""
 		if memory != "longTerm":
 			return
-		from openmolt_core._execute import memory_owner
+		from openmolt_core.capabilities.memory import memory_owner
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		key = (run.agent, memory_owner(ctx.memory, run.state.user))  # each user's memory its own
@@ -1369,7 +1369,7 @@ def _given_untrusted(memory: Any, key: str, text: str) -> bool:
 	"""Whether ``text`` is a memory option's ``data`` given back with ``untrusted``."""
 	if not memory:
 		return False
-	from openmolt_core._execute import memory_part
+	from openmolt_core.capabilities.memory import memory_part
 	from openmolt_core.options import AgentMemory, MemoryPart, parse_options
 
 	name = "long_term" if key == "longTerm" else "short_term"

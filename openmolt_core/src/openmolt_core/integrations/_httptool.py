@@ -69,6 +69,12 @@ class ApiSetup(_Spec):
 			across retries and across a durable run's replay of the call after a crash. A
 			service that reads its key elsewhere (a body field, a GraphQL variable) gets it
 			from a tool template instead: `IDEMPOTENCY_KEY` (``{{ call.idempotency_key }}``).
+		idempotency_key_lifetime: Seconds the service keeps an idempotency key (Stripe prunes
+			keys once they are 24 h old, and makes a request whose key it forgot again). A
+			keyed call a durable run finds in doubt after a crash (`openmolt_core._indoubt`)
+			is repeated with its key only while the key is younger than this; an older one
+			could take effect twice, so a person is asked whether it did (``ask``). None: the
+			service keeps its keys for good, or says nothing of how long.
 		input_origins: The origins a tool whose host comes from ``input`` may reach (see
 			`HttpTool`); tools that list their own use theirs.
 		guard_every_request: Send every request, the first one too, through the SSRF guard
@@ -87,6 +93,7 @@ class ApiSetup(_Spec):
 	response_format: ResponseFormat = "json"
 	timeout: float = Field(default=60.0, gt=0)
 	idempotency_header: str | None = None
+	idempotency_key_lifetime: float | None = Field(default=None, gt=0)
 	input_origins: list[str] = Field(default_factory=list)
 	guard_every_request: bool = False
 	allow_internal_hosts: list[str] = Field(default_factory=list)

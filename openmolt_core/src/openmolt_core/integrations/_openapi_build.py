@@ -40,6 +40,7 @@ from openmolt_core.integrations._openapi_urls import (
 	other_hosts,
 	resolved,
 	server_url,
+	shown,
 )
 from openmolt_core.integrations._ssrf import InternalHosts, internal_hosts
 from openmolt_core.integrations._url import is_web_url
@@ -403,7 +404,7 @@ def _base_url(document: Mapping[str, Any], override: str | None, internal: Inter
 	url = server_url(as_list(servers, "#/servers")[0], "#/servers/0")
 	if not is_web_url(url):
 		raise ConfigurationError(
-			f"the document's server URL {url[:200]!r} is not absolute; pass base_url= (--base-url)"
+			f"the document's server URL {shown(url)!r} is not absolute; pass base_url= (--base-url)"
 		)
 	return check_url(url, "#/servers/0/url", internal)
 

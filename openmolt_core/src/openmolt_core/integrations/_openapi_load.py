@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from openmolt_core._support.masking import masked_excerpt, url_secrets
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
@@ -250,9 +251,10 @@ def load_document(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
 		given = str(source)
 		if re.match(r"(?i)https?:/", given):
 			given = re.sub(r"(?i)^(https?):/(?!/)", r"\1://", given)  # a Path keeps one slash
+			url = masked_excerpt(given, 200, url_secrets(given))  # its password, its ?token=
 			raise ConfigurationError(
-				f"{given[:200]!r} is a URL; the importer reads a file (or a dict): download it "
-				f"first (curl -o openapi.json '{given[:200]}') and give the file"
+				f"{url!r} is a URL; the importer reads a file (or a dict): download it "
+				f"first (curl -o openapi.json '{url}') and give the file"
 			)
 		if "\x00" in given:
 			raise ConfigurationError(

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from openmolt_core._support.masking import masked_excerpt, url_secrets
 from openmolt_core.errors import ConfigurationError
 
 __all__ = [
@@ -119,7 +120,7 @@ class Schemas:
 			raise ConfigurationError(f"a $ref must be a string, got {type(ref).__name__}")
 		if not ref.startswith("#/"):
 			raise ConfigurationError(
-				f"external reference {ref[:200]!r}: bundle the document into one file first "
+				f"external reference {masked_excerpt(ref, 200, url_secrets(ref))!r}: bundle the document into one file first "
 				"(for example with `redocly bundle`)"
 			)
 		node: Any = self.document
@@ -130,7 +131,7 @@ class Schemas:
 				continue
 			if not isinstance(node, Mapping) or part not in node:
 				raise ConfigurationError(
-					f"reference {ref[:200]!r} points to nothing in the document"
+					f"reference {masked_excerpt(ref, 200)!r} points to nothing in the document"
 				)
 			node = node[part]
 		return node

@@ -36,6 +36,7 @@ __all__ = [
 	"other_hosts",
 	"resolved",
 	"server_url",
+	"shown",
 ]
 
 _LIQUID = ("{{", "}}", "{%", "%}")
@@ -53,7 +54,7 @@ def no_liquid(text: str, where: str) -> str:
 	"""
 	if any(mark in text for mark in _LIQUID):
 		raise ConfigurationError(
-			f"{where}: {text[:120]!r} holds Liquid markup ({{{{ or {{%), which the tool's "
+			f"{where}: {shown(text, 120)!r} holds Liquid markup ({{{{ or {{%), which the tool's "
 			"templates would run; an OpenAPI path, URL or name never needs it"
 		)
 	return text
@@ -96,7 +97,7 @@ def server_url(server: Any, where: str) -> str:
 	missing = sorted(named - {str(n) for n in variables})
 	if missing:
 		raise ConfigurationError(
-			f"{where}/url: {url[:120]!r} names {{{missing[0][:40]}}}, and the server defines no "
+			f"{where}/url: {shown(url, 120)!r} names {{{missing[0][:40]}}}, and the server defines no "
 			"variable of that name to fill it; pass base_url= (--base-url) with the value"
 		)
 	return url
@@ -134,29 +135,29 @@ def check_url(url: str, where: str, internal: InternalHosts) -> str:
 			names a host the SSRF guard refuses; the message names the place and the way out.
 	"""
 	no_liquid(url, where)
-	shown = _shown(url)
+	quoted = shown(url)
 	try:
 		parsed = httpx.URL(url)
 	except (httpx.InvalidURL, ValueError) as exc:
-		raise ConfigurationError(f"{where}: {shown!r} is not a valid URL ({exc})") from None
+		raise ConfigurationError(f"{where}: {quoted!r} is not a valid URL ({exc})") from None
 	if parsed.scheme not in ("http", "https") or not parsed.host:
 		raise ConfigurationError(
-			f"{where}: {shown!r} is not an absolute http(s) URL; pass base_url= (--base-url)"
+			f"{where}: {quoted!r} is not an absolute http(s) URL; pass base_url= (--base-url)"
 		)
 	if ("%" in parsed.host and ":" not in parsed.host) or parsed.fragment or "#" in url:
 		raise ConfigurationError(
-			f"{where}: {shown!r} has a percent-encoded host or a fragment; write the host "
+			f"{where}: {quoted!r} has a percent-encoded host or a fragment; write the host "
 			"plainly and leave out the '#...'"
 		)
 	if parsed.userinfo:
 		raise ConfigurationError(
-			f"{where}: {shown!r} carries a user name or password; credentials belong in the "
+			f"{where}: {quoted!r} carries a user name or password; credentials belong in the "
 			"integration's config"
 		)
 	problem = _host_problem(parsed.host, internal)
 	if problem is not None:
 		raise ConfigurationError(
-			f"{where}: {shown!r} points to {problem}; imported tools never reach loopback, "
+			f"{where}: {quoted!r} points to {problem}; imported tools never reach loopback, "
 			"private, link-local or metadata addresses unless you allow the host: "
 			f"from_openapi(..., allow_internal_hosts=[{parsed.host!r}]) or "
 			f"--allow-internal-host {parsed.host}"
@@ -189,7 +190,7 @@ def resolved(url: str, base: str, where: str) -> str:
 	try:
 		return str(httpx.URL(path + "/").join(url))
 	except (httpx.InvalidURL, ValueError) as exc:
-		raise ConfigurationError(f"{where}: {_shown(url)!r} is not a URL ({exc})") from None
+		raise ConfigurationError(f"{where}: {shown(url)!r} is not a URL ({exc})") from None
 
 
 def other_hosts(hosts: Sequence[str]) -> frozenset[str]:
@@ -239,8 +240,8 @@ def check_same_origin(url: str, base: str, where: str, allowed: frozenset[str]) 
 		return
 	host = parsed.host
 	raise ConfigurationError(
-		f"{where}: its servers send it to {_shown(url)!r}, another host (or scheme or port) "
-		f"than the API's base URL {_shown(base)!r}; its requests would carry the integration's "
+		f"{where}: its servers send it to {shown(url)!r}, another host (or scheme or port) "
+		f"than the API's base URL {shown(base)!r}; its requests would carry the integration's "
 		"credentials and the tool's input there. If that host serves this API, allow it: "
 		f"from_openapi(..., allow_hosts=[{host!r}]) or --allow-host {host}; else leave the "
 		"operation out (operations=..., --operation)"
@@ -356,14 +357,20 @@ def check_token_host(url: str, base: str, where: str, allowed: frozenset[str]) -
 	if parsed.scheme == "https" and parsed.port in (None, 443) and site == _site(home.host):
 		return
 	raise ConfigurationError(
-		f"{where}: the token URL {_shown(url)!r} is on another site (or scheme or port) than the "
-		f"API's base URL {_shown(base)!r}, and it would receive the OAuth client secret. If "
+		f"{where}: the token URL {shown(url)!r} is on another site (or scheme or port) than the "
+		f"API's base URL {shown(base)!r}, and it would receive the OAuth client secret. If "
 		f"that host is the API's sign-in server, allow it: from_openapi(..., allow_hosts="
 		f"[{host!r}]) or --allow-host {host} (an agent file's allow_hosts); else give the "
 		"credential by hand"
 	)
 
 
-def _shown(url: str) -> str:
-	"""A URL as an error shows it: its password and secret query values masked, then cut."""
-	return masked_excerpt(url, 200, url_secrets(url))
+def shown(url: str, limit: int = 200) -> str:
+	"""A URL (or a document's text) as an error shows it, masked, then cut to ``limit``.
+
+	Its password and secret query values are masked, and every secret the instance knows. A
+	scheme-relative URL (``//user:PASSWORD@host``, which a document may write) is read as the
+	web URL it is.
+	"""
+	text = url.strip()
+	return masked_excerpt(url, limit, url_secrets(f"https:{text}" if text[:2] == "//" else text))

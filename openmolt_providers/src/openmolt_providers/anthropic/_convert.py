@@ -8,7 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers import _images
 from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused, textual
-from openmolt_providers._body import last_key, merge_options, turn_text
+from openmolt_providers._body import Turns, last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
 	filled_window,
@@ -88,23 +88,55 @@ def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[
 	)
 
 
+def _plain(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text as ``messages`` holds it (no cache breakpoint on it)."""
+	return {"role": role, "content": turn_text(content)}
+
+
+def _marked(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text with a cache breakpoint (the first turn and the last)."""
+	return {"role": role, "content": [_text(content, True)]}
+
+
+_TURNS = Turns(_plain)
+"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+
+_MARKED = Turns(_marked)
+"""The turns of text with a cache breakpoint: the first is the same at every step."""
+
+
+def _turn(
+	provider: AnthropicProvider,
+	model: str,
+	message: Message,
+	shown: Sequence[Attachment | str],
+	cache: bool,
+) -> dict[str, Any]:
+	if not shown:
+		return (_MARKED if cache else _TURNS)(message.role, message.content)
+	return {"role": message.role, "content": _blocks(provider, model, message, shown, cache)}
+
+
+def _text(content: str, cache: bool) -> dict[str, Any]:
+	"""The text block of a turn, with a cache breakpoint or without."""
+	text: dict[str, Any] = {"type": "text", "text": turn_text(content)}
+	if cache:
+		text["cache_control"] = _CACHE
+	return text
+
+
 def _blocks(
 	provider: AnthropicProvider,
 	model: str,
 	message: Message,
 	shown: Sequence[Attachment | str],
 	cache: bool,
-) -> str | list[dict[str, Any]]:
-	if not shown and not cache:
-		return turn_text(message.content)
+) -> list[dict[str, Any]]:
 	blocks: list[dict[str, Any]] = [
 		{"type": "text", "text": a} if isinstance(a, str) else _attachment(provider, model, a)
 		for a in shown
 	]  # a str: the note in place of an image left out (`openmolt_providers._images.fit`)
-	text: dict[str, Any] = {"type": "text", "text": turn_text(message.content)}
-	if cache:
-		text["cache_control"] = _CACHE
-	blocks.append(text)
+	blocks.append(_text(message.content, cache))
 	return blocks
 
 
@@ -151,12 +183,7 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		"max_tokens": config.max_output_tokens or default_max_tokens(model),
 		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
 		"messages": [
-			{
-				"role": m.role,
-				"content": _blocks(
-					provider, model, m, _images.parts(fitted, i, m), i == 0 or i == last
-				),
-			}
+			_turn(provider, model, m, _images.parts(fitted, i, m), i == 0 or i == last)
 			for i, m in enumerate(messages)
 		],
 	}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers import _images
-from openmolt_providers._body import last_key, merge_options, turn_text
+from openmolt_providers._body import Turns, last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
 	filled_window,
@@ -59,6 +59,18 @@ def _family(model: str) -> str:
 	return "old"
 
 
+def _plain(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text as ``contents`` holds it."""
+	return {
+		"role": "model" if role == "assistant" else "user",
+		"parts": [{"text": turn_text(content)}],
+	}
+
+
+_TURNS = Turns(_plain)
+"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+
+
 def _content(
 	provider: GeminiProvider,
 	model: str,
@@ -66,16 +78,18 @@ def _content(
 	shown: Sequence[Attachment | str],
 	sent: list[int],
 ) -> dict[str, Any]:
-	parts: list[dict[str, Any]] = [{"text": turn_text(message.content)}]
-	if shown:
-		from openmolt_providers.gemini._inline import inline_parts
+	if not shown:
+		return _TURNS(message.role, message.content)
+	from openmolt_providers.gemini._inline import inline_parts
 
-		for a in shown:
-			if isinstance(a, str):  # the note in place of an image left out
-				parts.append({"text": a})
-			else:
-				parts.extend(inline_parts(provider, model, [a], sent))
-	return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
+	turn = _plain(message.role, message.content)
+	parts: list[dict[str, Any]] = turn["parts"]
+	for a in shown:
+		if isinstance(a, str):  # the note in place of an image left out
+			parts.append({"text": a})
+		else:
+			parts.extend(inline_parts(provider, model, [a], sent))
+	return turn
 
 
 def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, Any] | None:
@@ -147,7 +161,9 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	if gemma and contents:
 		# Gemma refuses a system instruction ("Developer instruction is not enabled"): it
 		# opens the first turn instead, which stays the same at every step.
-		contents[0]["parts"].insert(0, {"text": request.system})
+		# A new first turn: the one `_TURNS` keeps is shared and must not change.
+		first = contents[0]
+		contents[0] = {**first, "parts": [{"text": request.system}, *first["parts"]]}
 	else:
 		body["systemInstruction"] = {"parts": [{"text": request.system}]}
 	body["contents"] = contents

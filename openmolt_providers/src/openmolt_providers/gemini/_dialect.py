@@ -8,7 +8,8 @@ only the following properties are supported: ``$id``, ``$defs``, ``$ref``, ``$an
 ``prefixItems``, ``minItems``, ``maxItems``, ``minimum``, ``maximum``, ``anyOf``, ``oneOf``
 (interpreted the same as ``anyOf``), ``properties``, ``additionalProperties``, ``required``".
 So ``const`` travels as a one-value ``enum``, a null among the literals as a union with
-``{"type": "null"}``, a boolean enum has no form, and a tuple
+``{"type": "null"}``, a boolean among them as ``{"type": "boolean"}`` (one boolean alone is sent
+as both, which the loop checks), and a tuple
 (``prefixItems``) is sent as one, its further items with their schema or, when none is allowed,
 as ``maxItems``. Objects
 need not be closed and properties need not be required. The structured output guide

@@ -20,7 +20,7 @@ from openmolt_providers._attach import (
 	textual,
 	wav_or_mp3,
 )
-from openmolt_providers._body import data_url, last_key, merge_options
+from openmolt_providers._body import Turns, data_url, last_key, merge_options
 from openmolt_providers._common import filled_window, no_answer, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
@@ -36,11 +36,26 @@ if TYPE_CHECKING:
 __all__ = ["build", "content_parts", "parse", "response_format", "usage"]
 
 
+def _plain(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text as ``messages`` holds it."""
+	return {"role": role, "content": content}
+
+
+_TURNS = Turns(_plain)
+"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+
+
+def _turn(
+	provider: OpenAIProvider, model: str, message: Message, shown: Sequence[Attachment | str]
+) -> dict[str, Any]:
+	if not shown:
+		return _TURNS(message.role, message.content)
+	return {"role": message.role, "content": _content(provider, model, message, shown)}
+
+
 def _content(
 	provider: OpenAIProvider, model: str, message: Message, shown: Sequence[Attachment | str]
-) -> str | list[dict[str, Any]]:
-	if not shown:
-		return message.content
+) -> list[dict[str, Any]]:
 	parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
 	for a in shown:
 		if isinstance(a, str):  # the note in place of an image left out
@@ -105,7 +120,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
 	fitted = _images.fit(provider, request, _images.OPENAI) if provider.official else {}
 	messages.extend(
-		{"role": m.role, "content": _content(provider, model, m, _images.parts(fitted, i, m))}
+		_turn(provider, model, m, _images.parts(fitted, i, m))
 		for i, m in enumerate(request.messages)
 	)
 	body: dict[str, Any] = {"model": model, "messages": messages}

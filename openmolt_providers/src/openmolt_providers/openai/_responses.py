@@ -8,7 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers import _images
 from openmolt_providers._attach import IMAGES, filename, media, refused
-from openmolt_providers._body import data_url, last_key, merge_options
+from openmolt_providers._body import Turns, data_url, last_key, merge_options
 from openmolt_providers._common import (
 	FLAGGED_FIX,
 	exceeds_context,
@@ -37,11 +37,26 @@ __all__ = [
 ]
 
 
+def _plain(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text as ``input`` holds it."""
+	return {"role": role, "content": content}
+
+
+_TURNS = Turns(_plain)
+"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+
+
+def _turn(
+	provider: OpenAIProvider, model: str, message: Message, shown: Sequence[Attachment | str]
+) -> dict[str, Any]:
+	if not shown:
+		return _TURNS(message.role, message.content)
+	return {"role": message.role, "content": _content(provider, model, message, shown)}
+
+
 def _content(
 	provider: OpenAIProvider, model: str, message: Message, shown: Sequence[Attachment | str]
-) -> str | list[dict[str, Any]]:
-	if not shown:
-		return message.content
+) -> list[dict[str, Any]]:
 	parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content}]
 	for a in shown:
 		if isinstance(a, str):  # the note in place of an image left out
@@ -103,7 +118,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		"model": model,
 		"instructions": request.system,
 		"input": [
-			{"role": m.role, "content": _content(provider, model, m, _images.parts(fitted, i, m))}
+			_turn(provider, model, m, _images.parts(fitted, i, m))
 			for i, m in enumerate(request.messages)
 		],
 		"store": False,

@@ -1,0 +1,156 @@
+"""Each plain turn is built and encoded once (`openmolt_providers._body.Turns`), never stale.
+
+Every request re-sends the whole conversation; its plain turns (text, no attachment) are kept by
+their role and text, with their JSON, for the next steps. What a request sends must be what it
+would send without the cache: byte for byte the compact JSON of its body, whatever changed in a
+message since the last request, and whatever a request did to its own body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from openmolt_core.llm import Attachment, Message
+from openmolt_providers import _body
+from openmolt_providers._body import EMPTY_TURN, Turn, Turns, encode
+from tests.providers._replies import provider
+from tests.providers.conftest import make_request
+
+VENDORS = {
+	"openai": "gpt-5-mini",
+	"chat": "gpt-5-mini",
+	"anthropic": "claude-sonnet-4-5",
+	"google": "gemini-2.5-flash",
+}
+
+CONVERSATION = {
+	"openai": "input",
+	"chat": "messages",
+	"anthropic": "messages",
+	"google": "contents",
+}
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def _builder(vendor: str) -> Any:
+	return provider(vendor, lambda request: httpx.Response(500))
+
+
+def _compact(body: dict[str, Any]) -> bytes:
+	"""The body's bytes as `encode` wrote them before turns were kept."""
+	return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _history(n: int) -> list[Message]:
+	out = [Message("user", '{"task": "add the numbers", "note": "Tromsø \\"quoted\\""}')]
+	for i in range(n):
+		out.append(Message("assistant", json.dumps({"commands": [{"type": "callTool", "i": i}]})))
+		out.append(Message("user", json.dumps({"results": [{"ok": True, "result": i}]})))
+	return out
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_body_with_kept_turns_is_the_compact_json_of_the_same_body(vendor: str) -> None:
+	"""The bytes are json.dumps' of the body, at the first step and at a later one."""
+	p = _builder(vendor)
+	request = make_request(VENDORS[vendor])
+	request.messages = _history(3)
+	for _ in range(2):  # built, then from the kept turns
+		body = p.build(request)
+		assert any(type(t) is Turn for t in body[CONVERSATION[vendor]])
+		if vendor == "anthropic":  # the first turn with its cache breakpoint is kept too
+			first = body["messages"][0]
+			assert type(first) is Turn
+			assert first["content"][0]["cache_control"] == {"type": "ephemeral"}
+		assert encode(body) == _compact(body)
+	request.messages = _history(5)  # the same first turns, and new ones
+	body = p.build(request)
+	assert encode(body) == _compact(body)
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_message_changed_in_place_is_sent_as_it_is_now(vendor: str) -> None:
+	"""A message whose text, role or attachments changed since the last request is sent anew."""
+	p = _builder(vendor)
+	request = make_request(VENDORS[vendor])
+	request.messages = _history(2)
+	first = encode(p.build(request))
+	middle = request.messages[2]
+	middle.content = '{"commands": [{"type": "callTool", "i": "changed"}]}'
+	changed = encode(p.build(request))
+	assert b"changed" in changed and b"changed" not in first
+	assert changed == _compact(p.build(request))
+	middle.role = "user"
+	assert encode(p.build(request)) == _compact(p.build(request))
+	middle.attachments.append(Attachment(media_type="image/png", data=PNG, name="dot.png"))
+	with_image = encode(p.build(request))
+	assert PNG.encode() in with_image
+	assert with_image == _compact(p.build(request))
+	middle.attachments.clear()
+	assert PNG.encode() not in encode(p.build(request))
+	request.messages[0].content = '{"task": "the first turn, changed"}'
+	assert b"the first turn, changed" in encode(p.build(request))
+	assert encode(p.build(request)) == _compact(p.build(request))
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "google"])
+def test_an_empty_turn_is_kept_as_the_text_that_replaces_it(vendor: str) -> None:
+	"""An empty or blank reply is sent as EMPTY_TURN, whether or not it was kept before."""
+	p = _builder(vendor)
+	request = make_request(VENDORS[vendor])
+	request.messages = [*_history(1), Message("assistant", " \n"), Message("user", "{}")]
+	for _ in range(2):
+		body = encode(p.build(request))
+		assert body.count(EMPTY_TURN.encode()) == 1
+
+
+def test_gemma_puts_the_system_prompt_in_a_new_first_turn_not_in_the_kept_one() -> None:
+	"""Gemma's first turn opens with the system prompt once, at every step, and no other model's."""
+	p = _builder("google")
+	request = make_request("gemma-3-27b-it")
+	request.messages = _history(1)
+	bodies = [p.build(request) for _ in range(3)]
+	for body in bodies:
+		assert body["contents"][0]["parts"][0]["text"] == "You are Finder."
+		assert len(body["contents"][0]["parts"]) == 2
+	other = make_request("gemini-2.5-flash")
+	other.messages = _history(1)
+	assert other.system not in [t["text"] for t in p.build(other)["contents"][0]["parts"]]
+
+
+def test_a_turn_is_kept_by_its_role_and_text_and_the_caches_start_again_when_full(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""Equal role and text give the kept turn; a new role or text a new one; full, all clear."""
+	made: list[tuple[str, str]] = []
+
+	def convert(role: str, content: str) -> dict[str, Any]:
+		made.append((role, content))
+		return {"role": role, "content": content}
+
+	turns, other = Turns(convert), Turns(convert)
+	a = turns("user", "x" * 10)
+	assert turns("user", "".join(["x"] * 10)) is a  # an equal text, another string
+	assert turns("assistant", "x" * 10) is not a
+	assert a.text == '{"role":"user","content":"xxxxxxxxxx"}'
+	b = other("user", "z" * 10)
+	assert len(made) == 3
+	monkeypatch.setattr(_body, "_TURNS_CHARS", _body._kept_chars + 100)
+	turns("user", "y" * 60)  # over what every Turns together may keep: all cleared first
+	assert turns("user", "x" * 10) is not a
+	assert other("user", "z" * 10) is not b
+	assert len(made) == 6
+
+
+def test_a_kept_turn_with_a_lone_surrogate_is_sent_as_before() -> None:
+	"""A text a caller built by hand with a lone surrogate is sent with U+FFFD, as without a cache."""
+	p = _builder("chat")
+	request = make_request(VENDORS["chat"])
+	request.messages = [Message("user", "half \ud83d pair")]
+	for _ in range(2):
+		assert "half \ufffd pair".encode() in encode(p.build(request))

@@ -1,0 +1,197 @@
+"""A caller who fills a bounded store forgets its own oldest entries, never another caller's.
+
+The stores of a served agent are bounded (tasks, parked runs, threads, sessions): past the
+bound, the caller holding the most gives up its oldest, so one caller cannot push another's
+waiting task, question or conversation out (a denial of service by volume).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+from a2a.server.context import ServerCallContext
+from a2a.types import Task, TaskState, TaskStatus
+
+from openmolt_serve._a2a_store import A2ATaskStore
+from openmolt_serve._recent import recent
+from openmolt_serve._rows import SqliteTasks
+from openmolt_serve.a2a import Caller
+
+pytestmark = pytest.mark.anyio
+
+DONE = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+
+
+def call(name: str) -> ServerCallContext:
+	return ServerCallContext(user=Caller(name))
+
+
+@pytest.mark.parametrize("kept", ["memory", "file"])
+async def test_a_callers_flood_of_tasks_forgets_its_own_not_anothers(
+	kept: str, tmp_path: Path
+) -> None:
+	"""Bob keeps his one task while Mallory saves 250 (past a bound of 3): hers go instead."""
+	path = tmp_path / "runs.db" if kept == "file" else None
+	store = A2ATaskStore(max_tasks=3, path=path, scope="a2a:Helper")
+	bob, mallory = call("bob"), call("mallory")
+	await store.save(Task(id="bobs", context_id="c", status=DONE), bob)
+	for n in range(250):
+		await store.save(Task(id=f"m{n}", context_id="c", status=DONE), mallory)
+	assert await store.get("bobs", bob) is not None
+	assert await store.get("m249", mallory) is not None
+	assert await store.get("m0", mallory) is None  # the bound still holds, on her
+	store.close()
+
+
+def test_the_rows_prune_the_caller_holding_the_most(tmp_path: Path) -> None:
+	"""Pruning the rows to 3 keeps each caller's newest first: the flood's oldest go."""
+	rows = SqliteTasks(tmp_path / "rows.db", "a2a:Helper")
+	rows.put("bob", "b1", b"bob's")
+	rows.put("eve", "e1", b"eve's")
+	for n in range(10):
+		rows.put("mallory", f"m{n}", f"m{n}".encode())
+	rows.prune(3)
+	assert rows.get("bob", "b1") == b"bob's"
+	assert rows.get("eve", "e1") == b"eve's"
+	assert rows.newest("mallory", 10) == [b"m9"]
+	rows.close()
+
+
+def test_recent_forgets_the_oldest_of_the_owner_holding_the_most() -> None:
+	"""A bounded map of entries by (caller, id): another caller's idle entry stays."""
+	kept: OrderedDict[tuple[str, str], str] = OrderedDict()
+	recent(kept, ("bob", "t"), lambda: "bob's", most=3, owner=lambda key: key[0])
+	for n in range(10):
+		recent(kept, ("mallory", str(n)), lambda: "hers", most=3, owner=lambda key: key[0])
+	assert ("bob", "t") in kept
+	assert list(kept) == [("bob", "t"), ("mallory", "8"), ("mallory", "9")]
+
+
+def test_in_memory_sessions_forget_the_flooding_callers_conversations() -> None:
+	"""A2A and AG-UI callers' conversations: one caller's many contexts push out its own."""
+	import openmolt_serve._launch as launch
+
+	sessions = launch.in_memory_sessions()
+	bobs = launch.session_id("a2a", "Helper", "ctx", caller="bob")
+	kept = sessions(bobs)
+	old = launch.MAX_SESSIONS
+	launch.MAX_SESSIONS = 3
+	try:
+		for n in range(10):
+			sessions(launch.session_id("a2a", "Helper", f"c{n}", caller="mallory"))
+		assert sessions(bobs) is kept
+		first = launch.session_id("a2a", "Helper", "c0", caller="mallory")
+		assert sessions(first) is not sessions(
+			launch.session_id("a2a", "Helper", "c9", caller="mallory")
+		)
+	finally:
+		launch.MAX_SESSIONS = old
+
+
+async def test_a_callers_parked_runs_push_out_its_own_not_anothers() -> None:
+	"""The A2A executor's parked runs (no run store): bob's question waits through mallory's flood."""
+	from openmolt import OpenMolt
+	from openmolt_core.result import RunState
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_serve._launch import in_memory_sessions
+	from openmolt_serve.a2a import OpenMoltExecutor
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	executor = OpenMoltExecutor(agent, in_memory_sessions(), max_parked=3)
+	executor._park("bobs", RunState(run_id="r-bob", user="a2a:Helper:bob"))
+	for n in range(10):
+		executor._park(f"m{n}", RunState(run_id=f"r-m{n}", user="a2a:Helper:mallory"))
+	assert list(executor.parked) == ["bobs", "m8", "m9"]
+	await om.aclose()
+
+
+def test_agui_threads_of_another_caller_stay_through_a_flood() -> None:
+	"""An AG-UI endpoint's threads (a parked run each, in memory): a flood forgets its own."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_core.triggers import AguiTrigger
+	from openmolt_serve import agui
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	config = AguiTrigger.model_validate({"token": "t" * 32})
+	endpoint = agui.AguiEndpoint(agent, config, launcher=None)  # type: ignore[arg-type]
+	old = agui.MAX_THREADS
+	agui.MAX_THREADS = 3
+	try:
+		bobs = endpoint._thread("t", "bob")
+		for n in range(10):
+			endpoint._thread(f"t{n}", "mallory")
+		assert endpoint._thread("t", "bob") is bobs
+	finally:
+		agui.MAX_THREADS = old
+		endpoint.close()
+
+
+async def test_runs_awaiting_the_operator_and_their_decisions_stay_through_a_flood() -> None:
+	"""Bob's task waits for the operator's approval; Mallory parks ten: bob's run is still awaited,
+	and once decided, its result is kept for bob's task while hers are decided after it."""
+	from types import SimpleNamespace
+
+	from a2a.server.tasks import TaskUpdater
+
+	from openmolt import OpenMolt
+	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunResult, RunState
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_serve._launch import in_memory_sessions
+	from openmolt_serve.a2a import OpenMoltExecutor, _Collected, _Decided
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	executor = OpenMoltExecutor(agent, in_memory_sessions(), max_parked=3)
+
+	def result(run: str, user: str, status: str) -> RunResult:
+		state = RunState(run_id=run, user=f"a2a:Helper:{user}")
+		return RunResult(None, status, "", [], 1, Usage(), state)  # type: ignore[arg-type]
+
+	async def park(task: str, run: str, user: str) -> None:
+		updater = TaskUpdater(_Collected(), task, "c")
+		await executor._report(updater, task, result(run, user, "approval_required"))
+
+	await park("bobs", "r-bob", "bob")
+	for n in range(10):
+		await park(f"m{n}", f"r-m{n}", "mallory")
+	assert "r-bob" in executor.awaiting and "bobs" in executor.parked
+	decided = _Decided(executor)
+	await decided.ended(
+		SimpleNamespace(run_id="r-bob"), SimpleNamespace(result=result("r-bob", "bob", "success"))
+	)  # type: ignore[arg-type]
+	for n in range(7, 10):
+		run = f"r-m{n}"
+		await decided.ended(
+			SimpleNamespace(run_id=run), SimpleNamespace(result=result(run, "mallory", "success"))
+		)  # type: ignore[arg-type]
+	assert "r-bob" in executor.decided
+	await om.aclose()
+
+
+def test_a_remote_agents_ids_of_one_user_stay_refused_to_another_through_a_flood(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""remote_agent: Mallory's runs get many ids from the remote; Alice's context stays hers.
+
+	An id the tool forgot is sent as given (one from before a restart): had Mallory's flood
+	pushed Alice's id out, Mallory's run naming it would reach Alice's conversation.
+	"""
+	from openmolt_core.errors import ToolError
+	from openmolt_serve import _a2a_remote
+
+	monkeypatch.setattr(_a2a_remote, "MAX_KNOWN", 4)
+	owners: OrderedDict[str, str | None] = OrderedDict()
+	_a2a_remote._keep_owner(owners, {"taskId": "t-alice", "contextId": "c-alice"}, "alice")
+	for n in range(10):
+		_a2a_remote._keep_owner(owners, {"taskId": f"t{n}", "contextId": f"c{n}"}, "mallory")
+	with pytest.raises(ToolError, match="names no conversation"):
+		_a2a_remote._check_owner(owners, {"contextId": "c-alice"}, "mallory")
+	with pytest.raises(ToolError, match="names no conversation"):
+		_a2a_remote._check_owner(owners, {"taskId": "t-alice"}, "mallory")
+	assert len(owners) == 4
