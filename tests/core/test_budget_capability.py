@@ -79,8 +79,14 @@ async def test_max_steps_tells_the_last_step_before_a_capability_does() -> None:
 		("before_step", "stop", "return Stop(reason) or None"),
 		("last_step", 3, "return the reason as text, or None"),
 		("hand_down", {"cost_left": 1}, "one dict of CallingRun fields per tool"),
+		# A hand_down that forgot its return handed nothing down without a word (a budget's
+		# sub-agents would run uncapped); () is how a hook hands nothing.
+		("hand_down", None, "one dict of CallingRun fields per tool, or ()"),
 		("hand_down", [{"cost_left": 1}, {}], "one dict of CallingRun fields per tool"),
 		("hand_down", [{"user": "eve"}], "fields the loop does not set (not ['user'])"),
+		# A set of capabilities would attach them to the called run in an order that changes
+		# from one process to the next (they hash by identity): their hooks' order with them.
+		("hand_down", [{"capabilities": {Quota(1)}}], "'capabilities' as a list or tuple"),
 	],
 )
 async def test_a_wrong_answer_of_a_step_hook_names_the_fix(

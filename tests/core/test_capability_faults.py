@@ -21,7 +21,7 @@ from openmolt import (
 )
 from openmolt_core.commands import CallTool, Finish
 from openmolt_core.events import Event
-from openmolt_core.hooks import Run, ToolSpec
+from openmolt_core.hooks import Alongside, Run, ToolSpec
 from openmolt_core.result import RunState
 from openmolt_core.testing import ScriptedModel, call_tool, finish
 from tests.core.test_capabilities import Till
@@ -602,10 +602,15 @@ class Reserves(Capability):
 		return self.answer
 
 
-@pytest.mark.parametrize("answer", [None, 3, "guard:1", ["ok", 2]])
+@pytest.mark.parametrize(
+	"answer", [None, 3, "guard:1", ["ok", 2], {"acme:1:a", "acme:1:b"}, frozenset({"acme:1"})]
+)
 async def test_reserve_steps_that_answers_no_list_of_keys_names_the_capability(answer: Any) -> None:
 	"""A reserve_steps that forgot its return (None) or answers no list of text is refused,
-	naming the capability and the fix (None failed as 'NoneType' object is not iterable)."""
+	naming the capability and the fix (None failed as 'NoneType' object is not iterable). A set
+	is refused too: the port numbers the reserved steps in the order named, and a set's order
+	of text changes from one process to the next (hash seeds), so a durable run recovered in
+	another process would find other steps under the numbers it journaled."""
 	model = ScriptedModel([[call_tool("local._ping"), call_tool("local._ping")], finish("ok")])
 	agent = OpenMolt(entry_points=False).create_agent(
 		name="A", model=model, tools=[_ping], capabilities=[Reserves(answer)]
@@ -657,3 +662,58 @@ async def test_a_first_answer_hook_of_the_wrong_kind_names_the_capability(
 	assert "capability 'acme-first'" in str(caught.value)
 	assert re.search(fix, str(caught.value))
 	assert till.ran == []
+
+
+class Watches(Capability):
+	"""Runs ``check`` alongside the first model call (whatever ``check`` is)."""
+
+	name: ClassVar[str] = "acme-watches"
+
+	def __init__(self, check: Any) -> None:
+		self.check = check
+
+	async def before_first_model(self, run: Run) -> Any:
+		return Alongside(self.check)
+
+
+async def _raises(text: str) -> None:
+	raise KeyError(text)
+
+
+async def _tripped() -> Any:
+	return "tripped"
+
+
+async def _parked() -> Any:
+	return Stop("wait", status="approval_required")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+	("check", "fix"),
+	[
+		("nope", r"'acme-watches': before_first_model returned Alongside; return "),
+		(lambda: None, r"'acme-watches': before_first_model returned NoneType; return "),
+		(
+			lambda: _raises("boom"),
+			r"capabilities:acme-watches.*before_first_model hook raised KeyError",
+		),
+		(_tripped, r"'acme-watches': before_first_model returned str; return Stop"),
+		(_parked, r"'acme-watches': .* answered Stop with status 'approval_required'"),
+	],
+)
+async def test_a_check_alongside_the_first_call_that_fails_names_the_capability(
+	check: Any, fix: str
+) -> None:
+	"""A check run alongside the first model call that is no async function, raises, or answers
+	what is not a Stop (or a Stop a run cannot end in) ends the run naming the capability and the
+	fix; it failed as 'the run failed unexpectedly: ExceptionGroup' (or read the answer's
+	``status`` off a string)."""
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([finish("ok")]), capabilities=[Watches(check)]
+	)
+	with pytest.raises(RunError) as raised:
+		await agent.run("go")
+	assert re.search(fix, f"{raised.value} {raised.value.__cause__!r}"), (
+		f"{raised.value} / {raised.value.__cause__!r}"
+	)
+	assert "ExceptionGroup" not in str(raised.value)

@@ -227,3 +227,21 @@ def a_capability_sees_a_typed_agent() -> None:
 			return await drive(None)
 
 	print(Greeter.name)
+
+
+async def the_dispatchers_take_their_hooks_arguments(run: Any, call: Any) -> None:
+	"""Each `Hooks` dispatcher is typed from its hook's `Capability` signature (one source).
+
+	The ``type: ignore`` lines are the test: a dispatcher typed ``Callable[..., Any]`` would let
+	them through, and mypy --strict would report the ignores as unused.
+	"""
+	from openmolt_core.hooks import Hooks
+
+	hooks = Hooks()
+	hooks.done(run, call, 0, {"tool": "local.echo", "ok": True, "result": 1})
+	hooks.done(run, call, "0", {})  # type: ignore[arg-type]  # index: int
+	stop = await hooks.stepping(run)
+	print(stop.reason if stop is not None else "")
+	await hooks.ended(run)  # type: ignore[call-arg]  # the result is missing
+	reason: str | None = hooks.last(run)
+	print(reason, hooks.memory_start(run, None, 3))  # type: ignore[arg-type]  # state: RunState

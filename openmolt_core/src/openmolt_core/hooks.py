@@ -7,41 +7,12 @@ the hooks it needs; a hook that no capability of an agent overrides is never cal
 resolved once, when the agent is created: see `Hooks`), so an agent without capabilities pays
 nothing for the interface.
 
-Rules the loop keeps (docs/guides/capabilities.md):
-
-- **Order**: the instance's capabilities (``OpenMolt(capabilities=[...])``), then the agent's
-  (``create_agent(capabilities=[...])``), in list order; either list may name a capability a
-  plugin registers (``register_capabilities``: registering attaches it to no agent).
-  ``before_*`` hooks stop at the first answer that is not `Proceed`; ``wrap_model`` hooks nest,
-  the first outermost.
-- **Durable**: a tool call's `before_tool` decisions are journaled by the loop (one step per call,
-  ``hook:<step>:<index>:<tool>``), so a replay decides the same without asking again.
-  `wrap_model` runs inside the journaled model step (a replay does not run it again);
-  `before_model` and `on_run_start` run again on replay, so whatever they decide that is not a pure
-  function of the state must go through ``run.port.step(key, fn)``.
-- **State**: a capability keeps JSON under ``run.state.ext[self.name]`` (`Capability.state`): it
-  is saved, resumed and journaled with the run. Names are unique per agent.
-- **Events**: a capability lists its event classes in ``events`` (name to class); ``agent.on``
-  accepts those names, and ``run.emit`` numbers them like the loop's own. The events a hook
-  emits inside a step the loop journals (`before_tool`, `replace_result`) are counted with the
-  step, so a replay, which does not ask the hook again, numbers later events the same; emit
-  those of a step a capability journals itself (``run.port.step``) after that step.
-- **Pure decisions**: a capability whose `before_tool` decisions are a pure function of journaled
-  inputs (the state, the call, the tool record), or that journals its own steps, sets
-  ``journal_decisions = False``: the loop asks it after the journaled ones, outside the step.
-- **Nesting**: `before_tool` and `after_tool` bracket a call as ``wrap_model`` hooks nest: the
-  ``before_tool`` hooks run in list order, the ``after_tool`` hooks in reverse (the last
-  capability sees the result first).
-- **Parking**: `before_tool` may return `Park`: the step stops before that call (calls of the
-  same step that already ran keep their results), the run ends with the park's status, and
-  ``agent.resume(state, given=...)`` hands ``given`` to the capability's `resume` hook, then the
-  step goes on from the parked call, asking `before_tool` again. A capability may park under a
-  kind of its own (`Capability.parks`, the approvals gate's ``approval``): a run parked so goes
-  on through that capability alone (`receive`, `resume`, `requests`).
-- **Calls**: a capability may take a keyword of ``agent.run``, ``stream`` and ``resume``
-  (`Capability.takes`): a call that gives it goes through the capability's `wrap_call`, in the
-  caller's process, around the whole drive (a durable run's workflow included); a call that gives
-  a keyword no capability of the agent takes is refused.
+The rules the loop keeps are in docs/guides/capabilities.md ("The rules") and on each hook
+below: the instance's capabilities run first, then the agent's, each list in order; ``before_*``
+hooks stop at the first answer that is not `Proceed`, ``wrap_*`` hooks nest (the first outermost)
+and ``after_tool`` hooks run in reverse; what a hook decides that is not a pure function of
+journaled inputs goes through ``run.port.step``; a capability's state lives under
+``run.state.ext[name]``.
 """
 
 from __future__ import annotations
@@ -51,7 +22,18 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, get_args
+from typing import (
+	TYPE_CHECKING,
+	Any,
+	ClassVar,
+	Concatenate,
+	Literal,
+	ParamSpec,
+	Protocol,
+	TypeAlias,
+	TypeVar,
+	get_args,
+)
 
 from openmolt_core._support import lazy_exports
 from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError
@@ -378,6 +360,7 @@ def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 # what a hook sees ---------------------------------------------------------------------------
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 _Decision = TypeVar("_Decision")
 
 
@@ -969,8 +952,9 @@ class Capability:
 
 		Asked at a call's start, or once before a concurrent batch starts. Each mapping sets
 		fields of a call's `openmolt_core.tools.CallingRun` (the called run's ``run.link``)
-		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities``
-		attach to the called run (unless its agent has one of the name): the hooks given the
+		but those the loop sets (`openmolt_core.tools.LOOP_FIELDS`); its ``capabilities`` (a
+		list or tuple: their order is their hooks') attach to the called run (unless its
+		agent has one of the name): the hooks given the
 		run are asked, not those of the agent's tool set (`visible_tools`, `why_hidden`).
 
 		Args:
@@ -1069,8 +1053,9 @@ class Capability:
 
 		Returns:
 			The keys it may pass to ``run.port.step`` for this call (the safety capability's
-			``guard:<step>:<stage>:<index>:<n>``; a gate's, for a call it may decide); a key
-			several capabilities name is reserved once.
+			``guard:<step>:<stage>:<index>:<n>``; a gate's, for a call it may decide), as a
+			list or tuple: they are reserved in that order (a set, whose order changes from one
+			process to the next, is refused); a key several capabilities name is reserved once.
 		"""
 		return ()
 
@@ -1360,12 +1345,14 @@ _HOOKS = (
 	"memory_written",
 	"before_finish",
 	"before_words",
-	"resume",
 	"claim_resume",
 	"new_root_run",
 	"refresh_tools",
 	"keep_tools",
 )
+"""The run hooks `Hooks` resolves into a list each. Those the loop asks of one capability are
+not among them: ``wrap_call`` (`Hooks.by_keyword`), ``resume``, ``receive`` and ``requests`` (the
+capability that parked the run: `Hooks.by_kind`, or the one a `Park` names)."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
 
@@ -1373,6 +1360,8 @@ _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``sta
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
 _RESOLVED = (*_HOOKS, "describe_tools")  # what `Hooks` lists, per capability that has it
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
+_Resolved: TypeAlias = tuple[Callable[..., Any], ...]
+"""A hook's resolved list in `Hooks` (bound methods of the capabilities that override it)."""
 
 
 def _overridden(cls: type[Capability]) -> tuple[str, ...]:
@@ -1511,34 +1500,108 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 	return answer
 
 
-def _first(
-	hooks: Sequence[Callable[..., _T | None]],
-	*args: Any,
+def _each(
+	hook: Callable[Concatenate[Capability, _P], object], /
+) -> Callable[Concatenate[Hooks, _P], None]:
+	"""The `Hooks` method that tells each capability's ``hook``, in order (answers unread).
+
+	It takes the hook's own arguments (typed from its `Capability` method), so the two cannot
+	drift apart; what a hook raises ends the run as `_ask` says.
+	"""
+	name = hook.__name__
+
+	def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
+		for method in getattr(self, name):
+			try:  # inline, not through `_ask`: a hot path (a tool call, a step)
+				method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
+
+	each.__doc__ = f"Tell each `Capability.{name}`, in order."
+	return each
+
+
+def _each_async(
+	hook: Callable[Concatenate[Capability, _P], Awaitable[object]], /
+) -> Callable[Concatenate[Hooks, _P], Awaitable[None]]:
+	"""`_each` for an async hook: each capability's is awaited in turn."""
+	name = hook.__name__
+
+	async def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
+		for method in getattr(self, name):
+			try:
+				await method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
+
+	each.__doc__ = f"Tell each `Capability.{name}`, in order."
+	return each
+
+
+def _until_stop(
+	hook: Callable[Concatenate[Capability, _P], Awaitable[Stop | None]], /
+) -> Callable[Concatenate[Hooks, _P], Awaitable[Stop | None]]:
+	"""The `Hooks` method that asks each capability's ``hook`` in order; the first `Stop` wins.
+
+	Any other answer but None is refused (`_wrong`), and the `Stop` is checked (`_checked`).
+	"""
+	name = hook.__name__
+
+	async def until(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None:
+		for method in getattr(self, name):
+			try:
+				answer = await method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
+			if answer is not None:
+				if not isinstance(answer, Stop):
+					raise _wrong(method, answer, "Stop(reason) or None", name)
+				return _checked(method, answer)
+		return None
+
+	until.__doc__ = f"Ask each `Capability.{name}` in order; the first `Stop` ends the asking."
+	return until
+
+
+def _first_answer(
+	hook: Callable[Concatenate[Capability, _P], _T | None],
+	/,
 	ok: Callable[[object], bool],
 	expected: str,
-) -> _T | None:
-	"""The first answer of the hooks that is not None, or None.
+) -> Callable[Concatenate[Hooks, _P], _T | None]:
+	"""The `Hooks` method whose answer is the first capability's that is not None (or None).
 
 	Args:
-		hooks: The hooks, in order.
-		*args: What each is called with.
+		hook: The hook (its `Capability` method).
 		ok: Whether an answer is of the kind the hook's contract allows.
-		expected: That kind, for the error naming the fix.
-
-	Raises:
-		TypeError: An answer of another kind (`_wrong`).
+		expected: That kind, for the error naming the fix (`_wrong`).
 	"""
-	for hook in hooks:
-		answer = _ask(hook, *args)
-		if answer is not None:
-			if not ok(answer):
-				raise _wrong(hook, answer, expected)
-			return answer
-	return None
+	name = hook.__name__
+
+	def first(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+		for method in getattr(self, name):
+			try:
+				answer = method(*args, **kwargs)
+			except Exception as exc:
+				raise _failed(method, exc)  # noqa: B904  # it chains the cause
+			if answer is not None:
+				if not ok(answer):
+					raise _wrong(method, answer, expected, name)
+				return answer  # type: ignore[no-any-return]  # the resolved lists hold Any
+		return None
+
+	first.__doc__ = f"The first `Capability.{name}` answer that is not None, or None."
+	return first
 
 
 def _text(answer: object) -> bool:
 	return isinstance(answer, str)
+
+
+def _texts(answer: object) -> bool:
+	return isinstance(answer, Mapping) and all(
+		isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
+	)
 
 
 def _mapping(answer: object) -> bool:
@@ -1704,57 +1767,60 @@ class Hooks:
 				)
 		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
 
-	list_tools: tuple[Callable[[], Awaitable[Sequence[BoundTool]]], ...]
-	memory_option: tuple[Callable[[RunState, Any], Any], ...]
-	"""The `Capability.memory_option` hooks, in order."""
-	wrap_run: tuple[Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]], ...]
-	on_run_start: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
-	before_first_model: tuple[Callable[[Run], Awaitable[Stop | Alongside | None]], ...]
-	on_run_end: tuple[Callable[[Run, RunResult], Awaitable[None]], ...]
-	visible_tools: tuple[Callable[[RunState, tuple[str, ...]], tuple[str, ...]], ...]
-	why_hidden: tuple[Callable[[RunState, str], str | None], ...]
-	before_step: tuple[Callable[[Run], Awaitable[Stop | None]], ...]
-	"""The `Capability.before_step` hooks, in order."""
-	last_step: tuple[Callable[[Run], str | None], ...]
-	"""The `Capability.last_step` hooks, in order."""
-	hand_down: tuple[Callable[[Run, Sequence[ToolSpec]], Sequence[Mapping[str, Any]]], ...]
-	"""The `Capability.hand_down` hooks, in order."""
-	before_model: tuple[Callable[[Run], Awaitable[None]], ...]
-	context_exceeded: tuple[Callable[[Run], Awaitable[bool]], ...]
-	"""The `Capability.context_exceeded` hooks, in order."""
-	wrap_model: tuple[
-		Callable[
-			[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
-			Awaitable[ModelResponse],
-		],
-		...,
-	]
-	send_model: tuple[Callable[[Run], ModelSend | None], ...]
-	"""The `Capability.send_model` hooks, in order."""
-	before_tool: tuple[Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...]
-	"""The `Capability.before_tool` hooks whose decisions the loop journals."""
-	reserve_steps: tuple[Callable[[Run, CallTool, ToolSpec], Sequence[str]], ...]
-	"""The `Capability.reserve_steps` hooks, in order."""
-	describe_tools: tuple[Callable[[AgentInfo, Sequence[ToolRecord]], None], ...]
-	"""The `Capability.describe_tools` hooks, in order."""
-	replace_result: tuple[Callable[[Run, CallTool, ToolSpec, Any], Awaitable[Any]], ...]
-	after_tool: tuple[
-		Callable[[Run, CallTool, ToolSpec, dict[str, Any]], Awaitable[dict[str, Any] | Stop]], ...
-	]
-	"""The `Capability.after_tool` hooks, in the order they run (the last capability's first)."""
-	tool_done: tuple[Callable[[Run, CallTool, int, Mapping[str, Any]], None], ...]
-	new_run: tuple[Callable[[str, RunState], None], ...]
-	"""The `Capability.new_run` hooks, in order."""
-	first_memory: tuple[Callable[[RunOwner, Any, RunState], Mapping[str, str] | None], ...]
-	"""The `Capability.first_memory` hooks, in order."""
-	memory_updated: tuple[Callable[[Run, str, str], None], ...]
-	"""The `Capability.memory_updated` hooks, in order."""
-	memory_written: tuple[Callable[[Run, str, int], Awaitable[None]], ...]
-	"""The `Capability.memory_written` hooks, in order."""
-	before_finish: tuple[Callable[[Run, Finish], Awaitable[FinishDecision | Finish]], ...]
-	before_words: tuple[Callable[[Run, Words], Awaitable[WordsDecision | str]], ...]
-	"""The `Capability.before_words` hooks, in order."""
-	resume: tuple[Callable[[Run, Mapping[str, Any], Any], Awaitable[None]], ...]
+	# Each hook's resolved list: the bound methods of the capabilities that override it, in the
+	# order they run (`after_tool`: the last capability's first; `before_tool`: those whose
+	# decisions the loop journals). Their answers are checked where they are read, so the
+	# lists are typed loosely; the dispatchers below are typed from the hooks' own signatures.
+	list_tools: _Resolved
+	memory_option: _Resolved
+	wrap_run: _Resolved
+	on_run_start: _Resolved
+	before_first_model: _Resolved
+	on_run_end: _Resolved
+	visible_tools: _Resolved
+	why_hidden: _Resolved
+	before_step: _Resolved
+	last_step: _Resolved
+	hand_down: _Resolved
+	before_model: _Resolved
+	context_exceeded: _Resolved
+	wrap_model: _Resolved
+	send_model: _Resolved
+	before_tool: _Resolved
+	reserve_steps: _Resolved
+	describe_tools: _Resolved
+	replace_result: _Resolved
+	after_tool: _Resolved
+	tool_done: _Resolved
+	new_run: _Resolved
+	first_memory: _Resolved
+	memory_updated: _Resolved
+	memory_written: _Resolved
+	before_finish: _Resolved
+	before_words: _Resolved
+	claim_resume: _Resolved
+	new_root_run: _Resolved
+	refresh_tools: _Resolved
+	keep_tools: _Resolved
+
+	describe = _each(Capability.describe_tools)
+	started = _until_stop(Capability.on_run_start)
+	stepping = _until_stop(Capability.before_step)
+	last = _first_answer(Capability.last_step, ok=_text, expected="the reason as text, or None")
+	hidden = _first_answer(Capability.why_hidden, ok=_text, expected="the reason as text, or None")
+	sender = _first_answer(
+		Capability.send_model,
+		ok=callable,
+		expected="an async send(provider, request, model), or None",
+	)
+	before = _each_async(Capability.before_model)
+	ended = _each_async(Capability.on_run_end)
+	done = _each(Capability.tool_done)
+	made = _each(Capability.new_run)
+	memory_changed = _each(Capability.memory_updated)
+	memory_kept = _each_async(Capability.memory_written)
+	rooted = _each(Capability.new_root_run)
+	keeping = _each(Capability.keep_tools)
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
@@ -1765,11 +1831,6 @@ class Hooks:
 		if found is None:  # agents that share these hooks ask once
 			found = self._events = frozenset(n for c in self.capabilities for n in type(c).events)
 		return found
-
-	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""Show the agent's tool set to each capability's `Capability.describe_tools`, in order."""
-		for hook in self.describe_tools:
-			_ask(hook, agent, tools)
 
 	async def first_model(self, run: Run) -> tuple[Stop | None, list[Alongside]]:
 		"""Ask each `Capability.before_first_model` in order; the first `Stop` ends the asking.
@@ -1783,14 +1844,24 @@ class Hooks:
 			if isinstance(answer, Stop):
 				return _checked(hook, answer), []
 			if isinstance(answer, Alongside):
-				checks.append(answer)
+				if not callable(answer.check):
+					raise _wrong(hook, answer, _ALONGSIDE)
+				checks.append(Alongside(functools.partial(_watching, hook, answer.check)))
 			elif answer is not None:
 				raise _wrong(hook, answer, "Stop(reason), Alongside(check) or None")
 		return None, checks
 
-	async def started(self, run: Run) -> Stop | None:
-		"""Ask each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
-		return await _first_stop(self.on_run_start, run)
+	def memory_start(self, agent: RunOwner, memory: Any, state: RunState) -> dict[str, str] | None:
+		"""A new run's memory: a copy of the first `Capability.first_memory` answer that is not None.
+
+		A copy: the run updates its memory in place, never the capability's own mapping.
+		"""
+		answer = self._start(agent, memory, state)
+		return None if answer is None else dict(answer)
+
+	_start = _first_answer(
+		Capability.first_memory, ok=_texts, expected="a mapping of memory texts by key, or None"
+	)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option through each `Capability.memory_option`, in order."""
@@ -1814,14 +1885,6 @@ class Hooks:
 			lists.append(listed)
 		return lists
 
-	async def stepping(self, run: Run) -> Stop | None:
-		"""Ask each `Capability.before_step` in order; the first `Stop` ends the asking."""
-		return await _first_stop(self.before_step, run)
-
-	def last(self, run: Run) -> str | None:
-		"""The first `Capability.last_step` answer: why the coming call is the last, or None."""
-		return _first(self.last_step, run, ok=_text, expected="the reason as text, or None")
-
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 		"""Each `Capability.hand_down` answer, merged per call.
 
@@ -1831,21 +1894,22 @@ class Hooks:
 		out: list[dict[str, Any]] = [{} for _ in tools]
 		for hook in self.hand_down:
 			answers = _ask(hook, run, tools)
-			if not answers:  # most calls: nothing to hand down
+			if isinstance(answers, Sequence) and not answers:  # most calls: nothing to hand down
 				continue
-			if not (len(answers) == len(tools) and all(map(_mapping, answers))):
+			if not (
+				isinstance(answers, Sequence)
+				and len(answers) == len(tools)
+				and all(map(_mapping, answers))
+			):
 				raise _wrong(hook, answers, "one dict of CallingRun fields per tool, or ()")
 			for merged, answer in zip(out, answers, strict=False):
 				if taken := sorted(LOOP_FIELDS & answer.keys()):
 					raise _wrong(hook, answers, f"fields the loop does not set (not {taken})")
+				if not isinstance(answer.get("capabilities", ()), list | tuple):  # no set: ordered
+					raise _wrong(hook, answers, "'capabilities' as a list or tuple, in order")
 				caps = _distinct((*merged.get("capabilities", ()), *answer.get("capabilities", ())))
 				merged.update(answer, **({"capabilities": caps} if caps else {}))
 		return out
-
-	async def before(self, run: Run) -> None:
-		"""Ask each `Capability.before_model` in order."""
-		for hook in self.before_model:
-			await _await(hook, run)
 
 	async def shrunk(self, run: Run) -> bool:
 		"""Ask each `Capability.context_exceeded` in order, until one shrank the run's context."""
@@ -1856,44 +1920,6 @@ class Hooks:
 			if answer:
 				return True
 		return False
-
-	async def ended(self, run: Run, result: RunResult) -> None:
-		"""Tell each `Capability.on_run_end` in order."""
-		for hook in self.on_run_end:
-			await _await(hook, run, result)
-
-	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
-		"""Tell each `Capability.tool_done` in order."""
-		for hook in self.tool_done:
-			_ask(hook, run, call, index, entry)
-
-	def made(self, agent: str, state: RunState) -> None:
-		"""Show a new run's state to each `Capability.new_run`, in order."""
-		for hook in self.new_run:
-			_ask(hook, agent, state)
-
-	def memory_changed(self, run: Run, memory: str, data: str) -> None:
-		"""Tell each `Capability.memory_updated` in order."""
-		for hook in self.memory_updated:
-			_ask(hook, run, memory, data)
-
-	def memory_start(self, agent: RunOwner, memory: Any, state: RunState) -> dict[str, str] | None:
-		"""A new run's memory: the first `Capability.first_memory` answer that is not None."""
-		for hook in self.first_memory:
-			answer = _ask(hook, agent, memory, state)
-			if answer is None:
-				continue
-			if not isinstance(answer, Mapping) or not all(
-				isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
-			):
-				raise _wrong(hook, answer, "a mapping of memory texts by key, or None")
-			return dict(answer)
-		return None
-
-	async def memory_kept(self, run: Run, memory: str, index: int) -> None:
-		"""Tell each `Capability.memory_written` in order."""
-		for hook in self.memory_written:
-			await _await(hook, run, memory, index)
 
 	async def decide_tool(
 		self,
@@ -1969,8 +1995,10 @@ class Hooks:
 		keys: list[str] = []
 		for hook in self.reserve_steps:
 			named = _ask(hook, run, call, tool)
-			if not isinstance(named, Collection) or isinstance(named, str):
-				raise _wrong(hook, named, "a list of step keys (text)")
+			# Ordered: the port numbers the steps in the order named, and a set's order of text
+			# changes from one process to the next, where a recovered run reserves them again.
+			if not isinstance(named, Sequence) or isinstance(named, str):
+				raise _wrong(hook, named, "a list of step keys (text), in a fixed order (no set)")
 			if not all(isinstance(k, str) for k in named):
 				raise _wrong(hook, named, "a list of step keys (text)")
 			keys.extend(named)
@@ -2069,26 +2097,11 @@ class Hooks:
 				self._narrowed = (given, handles)
 		return handles
 
-	def hidden(self, state: RunState, handle: str) -> str | None:
-		"""Why a call to a hidden tool is refused: the first `Capability.why_hidden` answer."""
-		return _first(
-			self.why_hidden, state, handle, ok=_text, expected="the reason as text, or None"
-		)
-
 	async def replaced(self, run: Run, call: CallTool, tool: ToolSpec, value: Any) -> Any:
 		"""A result through each capability's `Capability.replace_result`, in order."""
 		for hook in self.replace_result:
 			value = await _await(hook, run, call, tool, value)
 		return value
-
-	def sender(self, run: Run) -> ModelSend | None:
-		"""How this step sends its model calls: the first `Capability.send_model` answer, or None."""
-		return _first(
-			self.send_model,
-			run,
-			ok=callable,
-			expected="an async send(provider, request, model), or None",
-		)
 
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -2097,11 +2110,6 @@ class Hooks:
 		for hook in reversed(self.wrap_model):
 			send = functools.partial(_wrapped, hook, run, send)
 		return send
-
-	claim_resume: tuple[
-		Callable[[str, RunState], Awaitable[Callable[[], Awaitable[None]] | None]], ...
-	]
-	"""The `Capability.claim_resume` hooks, in order."""
 
 	async def claimed(self, agent: str, state: RunState) -> Callable[[], Awaitable[None]] | None:
 		"""Ask each `Capability.claim_resume` in order: what gives back every claim (None: none).
@@ -2124,17 +2132,6 @@ class Hooks:
 			raise
 		return give_back if releases else None
 
-	new_root_run: tuple[Callable[[str, RunState], None], ...]
-	"""The `Capability.new_root_run` hooks, in order."""
-
-	def rooted(self, agent: str, state: RunState) -> None:
-		"""Show a new run no other run started to each `Capability.new_root_run`, in order."""
-		for hook in self.new_root_run:
-			_ask(hook, agent, state)
-
-	refresh_tools: tuple[Callable[[Any], Awaitable[None]], ...]
-	"""The `Capability.refresh_tools` hooks, in order."""
-
 	async def refreshed(self, binder: Any) -> None:
 		"""Have each `Capability.refresh_tools` list the tools known at run time, in order.
 
@@ -2142,14 +2139,6 @@ class Hooks:
 		"""
 		for hook in self.refresh_tools:
 			await hook(binder)
-
-	keep_tools: tuple[Callable[[Any, RunState, bool], None], ...]
-	"""The `Capability.keep_tools` hooks, in order."""
-
-	def keeping(self, binder: Any, state: RunState, new: bool) -> None:
-		"""Have each `Capability.keep_tools` bind the tools a run began with, in order."""
-		for hook in self.keep_tools:
-			_ask(hook, binder, state, new)
 
 
 def _distinct(capabilities: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -2178,19 +2167,6 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
-async def _first_stop(
-	hooks: Sequence[Callable[[Run], Awaitable[Stop | None]]], run: Run
-) -> Stop | None:
-	"""Ask ``hooks`` in order; the first `Stop` ends the asking (anything else is refused)."""
-	for hook in hooks:
-		answer = await _await(hook, run)
-		if answer is not None:
-			if not isinstance(answer, Stop):
-				raise _wrong(hook, answer, "Stop(reason) or None")
-			return _checked(hook, answer)
-	return None
-
-
 class _Through:
 	"""What a wrap hook calls on (``call``, ``drive``): the next hook or the loop, whose errors it notes.
 
@@ -2216,6 +2192,28 @@ class _Through:
 		return any(e is exc for e in self.raised)
 
 
+async def _around(
+	hook: Callable[..., Awaitable[_T]],
+	name: str,
+	run: Run,
+	inner: Callable[..., Awaitable[Any]],
+	*given: Any,
+) -> _T:
+	"""One wrap hook (``name``: `Capability.wrap_model`, `wrap_run`) around ``inner``.
+
+	What the hook raises of its own names its capability (`_failed`); what ``inner`` raised
+	through it (a provider's error, the run's own end: a `RunError` with its state, the next
+	capability's) passes as it came.
+	"""
+	through = _Through(inner)
+	try:
+		return await hook(run, *given, through)
+	except Exception as exc:
+		if through.passed(exc):
+			raise
+		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+
+
 async def _wrapped(
 	hook: Callable[
 		[Run, ModelRequest, Callable[[ModelRequest], Awaitable[ModelResponse]]],
@@ -2230,13 +2228,7 @@ async def _wrapped(
 
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
 		inner = functools.partial(_for_model, request.model_id, inner)
-	through = _Through(inner)
-	try:
-		answer = await hook(run, request, through)
-	except Exception as exc:
-		if through.passed(exc):
-			raise  # the provider's error (or the next capability's), as it came
-		raise _failed(hook, exc, "wrap_model")  # noqa: B904  # it chains the cause
+	answer = await _around(hook, "wrap_model", run, inner, request)
 	if not isinstance(answer, ModelResponse):
 		raise _wrong(hook, answer, "the ModelResponse of call(request), or one of its own")
 	return answer
@@ -2362,28 +2354,37 @@ async def alongside(
 	Returns:
 		The call's result (None when cancelled), and the `Stop` of the check that ended it.
 	"""
-	import anyio
+	from openmolt_core._support.watch import watched
 
-	out: dict[str, Any] = {}
-	async with anyio.create_task_group() as tg:
+	return await watched(call, [check.check for check in checks])
 
-		async def watch(check: Alongside) -> None:
-			stop = await check.check()
-			if stop is not None and "stop" not in out:
-				out["stop"] = stop
-				tg.cancel_scope.cancel()
 
-		for check in checks:
-			tg.start_soon(watch, check)
-		try:
-			out["response"] = await call()
-		except Exception as exc:  # raised after the checks are done with
-			out["error"] = exc
-	if "stop" in out:
-		return None, out["stop"]
-	if "error" in out:
-		raise out["error"]
-	return out.get("response"), None
+_ALONGSIDE = "Alongside(check) whose check is an async function answering Stop or None"
+
+
+async def _watching(hook: Callable[..., Any], check: Callable[[], Any]) -> Stop | None:
+	"""One check a `Capability.before_first_model` hook runs alongside the first model call.
+
+	What it raises, and an answer its contract does not allow (a check that is no async
+	function, a verdict that is no `Stop` or a `Stop` a run cannot end in), names the
+	capability as its hook's would (`_failed`, `_wrong`, `_checked`).
+	"""
+	name = "before_first_model"
+	try:
+		pending = check()
+	except Exception as exc:
+		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+	if not isinstance(pending, Awaitable):
+		raise _wrong(hook, pending, _ALONGSIDE, name)
+	try:
+		verdict = await pending
+	except Exception as exc:
+		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+	if verdict is None:
+		return None
+	if not isinstance(verdict, Stop):
+		raise _wrong(hook, verdict, "Stop(reason) or None from its Alongside check", name)
+	return _checked(hook, verdict)
 
 
 def drive_wrapped(
@@ -2406,13 +2407,7 @@ async def _run_wrapped(
 ) -> RunResult:
 	from openmolt_core.result import RunResult
 
-	through = _Through(drive)
-	try:
-		answer = await hook(run, through)
-	except Exception as exc:
-		if through.passed(exc):
-			raise  # the run's own end (a RunError with its state), as it came
-		raise _failed(hook, exc, "wrap_run")  # noqa: B904  # it chains the cause
+	answer = await _around(hook, "wrap_run", run, drive)
 	if not isinstance(answer, RunResult):
 		raise _wrong(hook, answer, "the RunResult of drive(), or one of its own")
 	return answer

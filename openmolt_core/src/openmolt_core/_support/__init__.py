@@ -11,6 +11,7 @@ it is public is re-exported elsewhere (`openmolt_core.structured.SchemaDialect`,
   a value (the repairs).
 - `jsonsafe`: JSON a state can always hold (strict decoding, encodable copies).
 - `sync`: call sync or async code without stalling the event loop.
+- `watch`: run one call while checks watch it (the first answer cancels it).
 - `masking`: mask a secret in every spelling it can take (percent-encoded, base64, escaped...).
 - `secretset`: the secrets a process knows (a set per owner, the keys given in code) and the
   redactors that mask them; every live one feeds the logging filter.
