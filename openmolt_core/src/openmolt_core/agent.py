@@ -86,6 +86,7 @@ from openmolt_core.hooks import (
 	ModelSend,
 	Opening,
 	Run,
+	Stop,
 	alongside,
 	builds,
 	built,
@@ -747,17 +748,21 @@ class Agent:
 
 	def _tool_set(self) -> ToolSet:
 		if self._toolset is None:
-			files = self._files if self._files is not None else self.om.files
 			self._toolset = ToolSet(
 				self._tools,
 				agent=self.name,
 				hooks=self._hooks,
 				model=self.models[0],
-				files=files,
+				files=self._store,
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
 			)
 		return self._toolset
+
+	@property
+	def _store(self) -> FileAccess:
+		"""The agent's view of the file store: its own, else its instance's."""
+		return self._files if self._files is not None else self.om.files
 
 	def _static_prefix(self) -> str:
 		# The part of the first message that is the same for every run of this agent (for the
@@ -1044,10 +1049,9 @@ class Agent:
 		_attachments(attachments)
 		from openmolt_core.files import INPUT_FILES, keep_attachments
 
-		files = self._files if self._files is not None else self.om.files
 		origin = {"run": state.run_id, "call": "input", "user": state.user}
 		shown, records = await keep_attachments(
-			files, attachments, secrets=self._redactor.secrets, origin=origin
+			self._store, attachments, secrets=self._redactor.secrets, origin=origin
 		)
 		state.ext[INPUT_FILES] = records
 		return shown
@@ -1563,13 +1567,9 @@ class Agent:
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		hooks = ctx.hooks  # the agent's, and any its calling run handed down
 		if hooks.on_run_start:
-			stop = None
-			with until(deadline, port.now) as scope:  # a capability's hooks take the run's time
-				stop = await hooks.started(ctx)
-			if scope.cancelled_caught:
-				return await self._end(ctx, self._elapsed())
-			if stop is not None:
-				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
+			end = await self._within(ctx, deadline, hooks.started)
+			if end is not None:
+				return await self._end(ctx, end)
 		watch: list[Alongside] = []  # checks that run alongside the first model call
 		first = hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
@@ -1577,7 +1577,7 @@ class Agent:
 			with until(deadline, port.now) as scope:  # sync checks too
 				stop, watch = await hooks.first_model(ctx)
 				if stop is not None:
-					end = RunEnd(stop.status, None, self._redactor(stop.reason))
+					end = self._stopped(stop)
 			if scope.cancelled_caught:
 				end = self._elapsed()
 			if end is not None:
@@ -1619,9 +1619,7 @@ class Agent:
 					)
 				watch = []
 				if stop is not None:
-					return await self._end(
-						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
-					)
+					return await self._end(ctx, self._stopped(stop))
 			else:
 				called = await self._ask_model(ctx, key, envelope, deadline)
 			if isinstance(called, RunEnd):  # a summary spent what was left before the retry
@@ -1686,7 +1684,7 @@ class Agent:
 			self._append_results(state, record.entries("interrupted: the run was cancelled"))
 			raise
 		if scope.cancelled_caught:
-			record.end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+			record.end = self._elapsed()
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
 		pending = record.pending
@@ -1809,12 +1807,7 @@ class Agent:
 
 		rebuilt = restore_step(pending, check(ctx))
 		if owner is not None:
-			try:
-				await owner.resume(ctx, pending, given)
-			except OpenMoltError:
-				raise
-			except Exception as exc:
-				raise self._refused(ctx.state, owner.resume, exc) from exc
+			await self._resumed(ctx, owner, pending, given)
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
@@ -1824,13 +1817,19 @@ class Agent:
 						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
 						"no capability of that name; create the agent with it to go on"
 					)
-				try:
-					await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
-				except OpenMoltError:
-					raise
-				except Exception as exc:
-					raise self._refused(ctx.state, cap.resume, exc) from exc
+				await self._resumed(ctx, cap, dict(info.get("request") or {}), pending.get("given"))
 		return rebuilt
+
+	async def _resumed(
+		self, ctx: RunContext, cap: Capability, parked: Mapping[str, Any], given: Any
+	) -> None:
+		"""Hand ``cap`` what is delivered to the calls it parked (a RunError if it fails)."""
+		try:
+			await cap.resume(ctx, parked, given)
+		except OpenMoltError:
+			raise
+		except Exception as exc:
+			raise self._refused(ctx.state, cap.resume, exc) from exc
 
 	def _request(
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
@@ -1841,10 +1840,10 @@ class Agent:
 		if fitted.mode != "off":
 			# What a server that refuses structured output gets instead: the command shapes,
 			# and every input schema the reply schema carried.
-			plain = functools.partial(self._plain_prompt, state, slot)
+			plain = functools.partial(self._system, state, slot, plain=True)
 		return ModelRequest(
 			model=slot.model,
-			system=self._prompt_for(slot) + self._missing(state, slot),
+			system=self._system(state, slot),
 			messages=state.messages,
 			response_schema=self._sent_schema(fitted.schema),
 			config=self._config_for(split_id(slot.id)[0]),
@@ -1894,9 +1893,9 @@ class Agent:
 		self._sent_schemas[id(schema)] = (schema, sent)
 		return sent
 
-	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:
-		"""The system prompt for one step of ``slot`` sent without structured output."""
-		return self._prompt_for(slot, plain=True) + self._missing(state, slot, plain=True)
+	def _system(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
+		"""The system prompt of ``slot``'s call at a step (``plain``: without structured output)."""
+		return self._prompt_for(slot, plain=plain) + self._missing(state, slot, plain=plain)
 
 	def _missing(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
@@ -1943,7 +1942,7 @@ class Agent:
 
 			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
 		if deadline is not None and port.now() >= deadline:
-			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+			return self._elapsed()
 		return None
 
 	async def _may_step(self, ctx: RunContext, deadline: float | None) -> RunEnd | None:
@@ -1955,14 +1954,22 @@ class Agent:
 		"""
 		if not ctx.hooks.before_step:
 			return None
+		return await self._within(ctx, deadline, ctx.hooks.stepping)
+
+	async def _within(
+		self, ctx: RunContext, deadline: float | None, ask: Callable[[Run], Awaitable[Any]]
+	) -> RunEnd | None:
+		"""How the run ends if ``ask`` (capabilities' hooks, under the run's time) stops it."""
 		stop = None
-		with until(deadline, ctx.port.now) as scope:
-			stop = await ctx.hooks.stepping(ctx)
+		with until(deadline, ctx.port.now) as scope:  # a capability's hooks take the run's time
+			stop = await ask(ctx)
 		if scope.cancelled_caught:
 			return self._elapsed()
-		if stop is not None:
-			return RunEnd(stop.status, None, self._redactor(stop.reason))
-		return None
+		return None if stop is None else self._stopped(stop)
+
+	def _stopped(self, stop: Stop) -> RunEnd:
+		"""How a run ends when a capability answers `Stop` (its reason masked)."""
+		return RunEnd(stop.status, None, self._redactor(stop.reason))
 
 	def _last_call(self, ctx: RunContext) -> str | None:
 		"""Why the coming call is the run's last, if it is (``max_steps``, or a capability's)."""
@@ -2389,9 +2396,7 @@ class _RunModels:
 
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
-		agent = self._agent
-		primary = agent._models.primary
-		return agent._prompt_for(primary) + agent._missing(self._state, primary)
+		return self._agent._system(self._state, self._agent._models.primary)
 
 	def primary(self) -> tuple[LLMProvider, str, str]:
 		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
