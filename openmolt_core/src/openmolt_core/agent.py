@@ -1153,15 +1153,17 @@ class Agent:
 			session: The session the parked run belongs to: the answer and the run's next
 				reply are appended to it (`openmolt_core.sessions`).
 			given: For a run a capability parked (`openmolt_core.hooks.Park`): what the
-				application delivers to it (JSON), handed to the capability's ``resume`` hook;
-				left out, None (a run waiting for an end user's account needs nothing: its
+				application delivers to it (JSON), handed to the capability's ``resume`` hook
+				as JSON gives it back (string keys, lists), as a recovered run reads it; left
+				out, None (a run waiting for an end user's account needs nothing: its
 				capability asks again).
 
 		Returns:
 			The run's result, as `run` returns it.
 
 		Raises:
-			ConfigurationError: The state waits for nothing, or for something else; or another
+			ConfigurationError: The state waits for nothing, or for something else; ``given``
+				is not JSON (a NaN, a lone surrogate, a set); or another
 				resume of the same parked step is going on in this process, or took it in the
 				instance's run store (two would run its calls twice; the processes that share the
 				store resume a step once, as a durable backend does); or
@@ -2550,11 +2552,15 @@ def _given(
 		)
 	if given is _NOTHING:  # the capability needs nothing delivered (its before_tool asks again)
 		given = None
-	try:
-		json.dumps(given)
-	except (TypeError, ValueError) as exc:
-		raise ConfigurationError(f"resume: given must be JSON ({exc})") from None
-	state.pending = {**(state.pending or {}), "given": given}
+	try:  # what a journal or a store can keep: no NaN, no lone surrogate, not nested too deep
+		text = json.dumps(given, allow_nan=False, ensure_ascii=False)
+		# Delivered as it comes back from JSON (string keys, lists): a recovered run's
+		# capability reads the same as this one.
+		kept = json.loads(text.encode())
+	except (TypeError, ValueError, RecursionError) as exc:
+		why = "nested too deep" if isinstance(exc, RecursionError) else exc
+		raise ConfigurationError(f"resume: given must be JSON ({why})") from None
+	state.pending = {**(state.pending or {}), "given": kept}
 	return state
 
 
