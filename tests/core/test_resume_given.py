@@ -73,3 +73,14 @@ async def test_given_reaches_the_capability_as_a_journal_gives_it_back() -> None
 	done = await agent.resume(parked.state, given={1: (2, 3), "k": None})
 	assert done.status == "success"
 	assert clerk.given and all(g == {"1": [2, 3], "k": None} for g in clerk.given)
+
+
+async def test_approval_requests_of_a_run_a_capability_parked_names_it_and_given() -> None:
+	"""Its status is approval_required, yet it waits for ``given=``: the error says so, not "no approval"."""
+	agent, parked, _ = await _parked(Clerk())
+	assert parked.status == "approval_required"
+	with pytest.raises(ConfigurationError) as caught:
+		agent.approval_requests(parked.state)
+	message = str(caught.value)
+	assert "capability 'clerk'" in message and "given=" in message
+	assert "not approval_required" not in message

@@ -1250,11 +1250,18 @@ class Agent:
 			state: The parked run's state (``result.state``, or its dict).
 
 		Raises:
-			ConfigurationError: The state waits for no approval.
+			ConfigurationError: The state waits for no approval (a run a capability parked
+				with `openmolt_core.hooks.Park` waits for ``resume(state, given=...)``).
 		"""
 		loaded = _load(state, "approval_requests: state")
 		pending = loaded.pending or {}
 		owner = _parker(self._hooks, pending, self.name)
+		if owner is None and pending.get("kind") == PARKED_BY_CAPABILITY:
+			raise ConfigurationError(
+				f"approval_requests: this run waits for what capability {_parked_by(pending)} "
+				"asked for (state.pending['calls'] says what), not for approval decisions; "
+				"resume it with agent.resume(state, given=...)"
+			)
 		if owner is None:
 			raise ConfigurationError(
 				"approval_requests: this state waits for no approval (its run is not "
@@ -2544,11 +2551,10 @@ def _given(
 			+ ("an answer (answer=...)" if kind == "human_input" else "decisions (decision=...)")
 		)
 	if answer is not None or decision is not None:
-		calls = (state.pending or {}).get("calls") or ()
-		by = ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
 		raise ConfigurationError(
-			f"resume: this run waits for what capability {by} asked for (state.pending['calls'] "
-			"says what): give given=... (or nothing), not an answer or a decision"
+			f"resume: this run waits for what capability {_parked_by(state.pending or {})} "
+			"asked for (state.pending['calls'] says what): give given=... (or nothing), not an "
+			"answer or a decision"
 		)
 	if given is _NOTHING:  # the capability needs nothing delivered (its before_tool asks again)
 		given = None
@@ -2562,6 +2568,12 @@ def _given(
 		raise ConfigurationError(f"resume: given must be JSON ({why})") from None
 	state.pending = {**(state.pending or {}), "given": kept}
 	return state
+
+
+def _parked_by(pending: Mapping[str, Any]) -> str:
+	"""The capabilities whose `Park` decisions parked a step (``'ledger'``, for a message)."""
+	calls = pending.get("calls") or ()
+	return ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
 
 
 def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability | None:
