@@ -1445,9 +1445,9 @@ class Agent:
 				# A nested run (a guardrail agent's) acts for its caller's user from its start:
 				# its long-term memory is that user's (`memory_owner`), as a sub-agent's is.
 				fresh = RunState(user=parent.user if parent is not None else None)
-				self._start(fresh, input, (), None)
-				if run_id:
+				if run_id:  # before the new run's hooks see it (as `start` gives it)
 					fresh.run_id = run_id
+				self._start(fresh, input, (), None)
 				return fresh
 
 			state = await port.step(
