@@ -85,6 +85,7 @@ from openmolt_core.hooks import (
 	ModelSend,
 	Opening,
 	Run,
+	Stop,
 	alongside,
 	builds,
 	built,
@@ -746,17 +747,21 @@ class Agent:
 
 	def _tool_set(self) -> ToolSet:
 		if self._toolset is None:
-			files = self._files if self._files is not None else self.om.files
 			self._toolset = ToolSet(
 				self._tools,
 				agent=self.name,
 				hooks=self._hooks,
 				model=self.models[0],
-				files=files,
+				files=self._store,
 				output_schema=self.output_schema,
 				human_input=self.human_input_enabled,
 			)
 		return self._toolset
+
+	@property
+	def _store(self) -> FileAccess:
+		"""The agent's view of the file store: its own, else its instance's."""
+		return self._files if self._files is not None else self.om.files
 
 	def _static_prefix(self) -> str:
 		# The part of the first message that is the same for every run of this agent (for the
@@ -1037,10 +1042,9 @@ class Agent:
 		_attachments(attachments)
 		from openmolt_core.files import INPUT_FILES, keep_attachments
 
-		files = self._files if self._files is not None else self.om.files
 		origin = {"run": state.run_id, "call": "input", "user": state.user}
 		shown, records = await keep_attachments(
-			files, attachments, secrets=self._redactor.secrets, origin=origin
+			self._store, attachments, secrets=self._redactor.secrets, origin=origin
 		)
 		state.ext[INPUT_FILES] = records
 		return shown
@@ -1142,15 +1146,17 @@ class Agent:
 			session: The session the parked run belongs to: the answer and the run's next
 				reply are appended to it (`openmolt_core.sessions`).
 			given: For a run a capability parked (`openmolt_core.hooks.Park`): what the
-				application delivers to it (JSON), handed to the capability's ``resume`` hook;
-				left out, None (a run waiting for an end user's account needs nothing: its
+				application delivers to it (JSON), handed to the capability's ``resume`` hook
+				as JSON gives it back (string keys, lists), as a recovered run reads it; left
+				out, None (a run waiting for an end user's account needs nothing: its
 				capability asks again).
 
 		Returns:
 			The run's result, as `run` returns it.
 
 		Raises:
-			ConfigurationError: The state waits for nothing, or for something else; or another
+			ConfigurationError: The state waits for nothing, or for something else; ``given``
+				is not JSON (a NaN, a lone surrogate, a set); or another
 				resume of the same parked step is going on in this process, or took it in the
 				instance's run store (two would run its calls twice; the processes that share the
 				store resume a step once, as a durable backend does); or
@@ -1237,11 +1243,18 @@ class Agent:
 			state: The parked run's state (``result.state``, or its dict).
 
 		Raises:
-			ConfigurationError: The state waits for no approval.
+			ConfigurationError: The state waits for no approval (a run a capability parked
+				with `openmolt_core.hooks.Park` waits for ``resume(state, given=...)``).
 		"""
 		loaded = _load(state, "approval_requests: state")
 		pending = loaded.pending or {}
 		owner = _parker(self._hooks, pending, self.name)
+		if owner is None and pending.get("kind") == PARKED_BY_CAPABILITY:
+			raise ConfigurationError(
+				f"approval_requests: this run waits for what capability {_parked_by(pending)} "
+				"asked for (state.pending['calls'] says what), not for approval decisions; "
+				"resume it with agent.resume(state, given=...)"
+			)
 		if owner is None:
 			raise ConfigurationError(
 				"approval_requests: this state waits for no approval (its run is not "
@@ -1387,9 +1400,9 @@ class Agent:
 				# A nested run (a guardrail agent's) acts for its caller's user from its start:
 				# its long-term memory is that user's, as a sub-agent's is.
 				fresh = RunState(user=parent.user if parent is not None else None)
-				self._start(fresh, input, (), None)
-				if run_id:
+				if run_id:  # before the new run's hooks see it (as `start` gives it)
 					fresh.run_id = run_id
+				self._start(fresh, input, (), None)
 				return fresh
 
 			state = await port.step(
@@ -1518,13 +1531,9 @@ class Agent:
 		deadline = None if self.timeout is None else await port.deadline(self.timeout)
 		hooks = ctx.hooks  # the agent's, and any its calling run handed down
 		if hooks.on_run_start:
-			stop = None
-			with until(deadline, port.now) as scope:  # a capability's hooks take the run's time
-				stop = await hooks.started(ctx)
-			if scope.cancelled_caught:
-				return await self._end(ctx, self._elapsed())
-			if stop is not None:
-				return await self._end(ctx, RunEnd(stop.status, None, self._redactor(stop.reason)))
+			end = await self._within(ctx, deadline, hooks.started)
+			if end is not None:
+				return await self._end(ctx, end)
 		watch: list[Alongside] = []  # checks that run alongside the first model call
 		first = hooks.before_first_model
 		if first and state.steps == 0 and state.pending is None:  # before the first model call
@@ -1532,7 +1541,7 @@ class Agent:
 			with until(deadline, port.now) as scope:  # sync checks too
 				stop, watch = await hooks.first_model(ctx)
 				if stop is not None:
-					end = RunEnd(stop.status, None, self._redactor(stop.reason))
+					end = self._stopped(stop)
 			if scope.cancelled_caught:
 				end = self._elapsed()
 			if end is not None:
@@ -1574,9 +1583,7 @@ class Agent:
 					)
 				watch = []
 				if stop is not None:
-					return await self._end(
-						ctx, RunEnd(stop.status, None, self._redactor(stop.reason))
-					)
+					return await self._end(ctx, self._stopped(stop))
 			else:
 				called = await self._ask_model(ctx, key, envelope, deadline)
 			if isinstance(called, RunEnd):  # a summary spent what was left before the retry
@@ -1641,7 +1648,7 @@ class Agent:
 			self._append_results(state, record.entries("interrupted: the run was cancelled"))
 			raise
 		if scope.cancelled_caught:
-			record.end = RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+			record.end = self._elapsed()
 			self._append_results(state, record.entries("interrupted: the time budget ran out"))
 			return record.end
 		pending = record.pending
@@ -1764,12 +1771,7 @@ class Agent:
 
 		rebuilt = restore_step(pending, check(ctx))
 		if owner is not None:
-			try:
-				await owner.resume(ctx, pending, given)
-			except OpenMoltError:
-				raise
-			except Exception as exc:
-				raise self._refused(ctx.state, owner.resume, exc) from exc
+			await self._resumed(ctx, owner, pending, given)
 		else:
 			for info in pending.get("calls") or ():
 				by = str(info.get("by") or "")
@@ -1779,13 +1781,19 @@ class Agent:
 						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
 						"no capability of that name; create the agent with it to go on"
 					)
-				try:
-					await cap.resume(ctx, dict(info.get("request") or {}), pending.get("given"))
-				except OpenMoltError:
-					raise
-				except Exception as exc:
-					raise self._refused(ctx.state, cap.resume, exc) from exc
+				await self._resumed(ctx, cap, dict(info.get("request") or {}), pending.get("given"))
 		return rebuilt
+
+	async def _resumed(
+		self, ctx: RunContext, cap: Capability, parked: Mapping[str, Any], given: Any
+	) -> None:
+		"""Hand ``cap`` what is delivered to the calls it parked (a RunError if it fails)."""
+		try:
+			await cap.resume(ctx, parked, given)
+		except OpenMoltError:
+			raise
+		except Exception as exc:
+			raise self._refused(ctx.state, cap.resume, exc) from exc
 
 	def _request(
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
@@ -1796,10 +1804,10 @@ class Agent:
 		if fitted.mode != "off":
 			# What a server that refuses structured output gets instead: the command shapes,
 			# and every input schema the reply schema carried.
-			plain = functools.partial(self._plain_prompt, state, slot)
+			plain = functools.partial(self._system, state, slot, plain=True)
 		return ModelRequest(
 			model=slot.model,
-			system=self._prompt_for(slot) + self._missing(state, slot),
+			system=self._system(state, slot),
 			messages=state.messages,
 			response_schema=self._sent_schema(fitted.schema),
 			config=self._config_for(split_id(slot.id)[0]),
@@ -1849,9 +1857,9 @@ class Agent:
 		self._sent_schemas[id(schema)] = (schema, sent)
 		return sent
 
-	def _plain_prompt(self, state: RunState, slot: ModelSlot) -> str:
-		"""The system prompt for one step of ``slot`` sent without structured output."""
-		return self._prompt_for(slot, plain=True) + self._missing(state, slot, plain=True)
+	def _system(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
+		"""The system prompt of ``slot``'s call at a step (``plain``: without structured output)."""
+		return self._prompt_for(slot, plain=plain) + self._missing(state, slot, plain=plain)
 
 	def _missing(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
 		"""Input schemas a model needs but the run's first turn leaves out, for its prompt.
@@ -1898,7 +1906,7 @@ class Agent:
 
 			return RunEnd("limit_reached", None, f"{quantity(self.max_steps, 'step')} used")
 		if deadline is not None and port.now() >= deadline:
-			return RunEnd("limit_reached", None, f"{self.timeout:g} seconds elapsed")
+			return self._elapsed()
 		return None
 
 	async def _may_step(self, ctx: RunContext, deadline: float | None) -> RunEnd | None:
@@ -1910,14 +1918,22 @@ class Agent:
 		"""
 		if not ctx.hooks.before_step:
 			return None
+		return await self._within(ctx, deadline, ctx.hooks.stepping)
+
+	async def _within(
+		self, ctx: RunContext, deadline: float | None, ask: Callable[[Run], Awaitable[Any]]
+	) -> RunEnd | None:
+		"""How the run ends if ``ask`` (capabilities' hooks, under the run's time) stops it."""
 		stop = None
-		with until(deadline, ctx.port.now) as scope:
-			stop = await ctx.hooks.stepping(ctx)
+		with until(deadline, ctx.port.now) as scope:  # a capability's hooks take the run's time
+			stop = await ask(ctx)
 		if scope.cancelled_caught:
 			return self._elapsed()
-		if stop is not None:
-			return RunEnd(stop.status, None, self._redactor(stop.reason))
-		return None
+		return None if stop is None else self._stopped(stop)
+
+	def _stopped(self, stop: Stop) -> RunEnd:
+		"""How a run ends when a capability answers `Stop` (its reason masked)."""
+		return RunEnd(stop.status, None, self._redactor(stop.reason))
 
 	def _last_call(self, ctx: RunContext) -> str | None:
 		"""Why the coming call is the run's last, if it is (``max_steps``, or a capability's)."""
@@ -2344,9 +2360,7 @@ class _RunModels:
 
 	def system(self) -> str:
 		"""The system prompt the first model gets at the coming step."""
-		agent = self._agent
-		primary = agent._models.primary
-		return agent._prompt_for(primary) + agent._missing(self._state, primary)
+		return self._agent._system(self._state, self._agent._models.primary)
 
 	def primary(self) -> tuple[LLMProvider, str, str]:
 		"""The first model: its provider, its name, and its system prompt (without what a step adds)."""
@@ -2492,20 +2506,29 @@ def _given(
 			+ ("an answer (answer=...)" if kind == "human_input" else "decisions (decision=...)")
 		)
 	if answer is not None or decision is not None:
-		calls = (state.pending or {}).get("calls") or ()
-		by = ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
 		raise ConfigurationError(
-			f"resume: this run waits for what capability {by} asked for (state.pending['calls'] "
-			"says what): give given=... (or nothing), not an answer or a decision"
+			f"resume: this run waits for what capability {_parked_by(state.pending or {})} "
+			"asked for (state.pending['calls'] says what): give given=... (or nothing), not an "
+			"answer or a decision"
 		)
 	if given is _NOTHING:  # the capability needs nothing delivered (its before_tool asks again)
 		given = None
-	try:
-		json.dumps(given)
-	except (TypeError, ValueError) as exc:
-		raise ConfigurationError(f"resume: given must be JSON ({exc})") from None
-	state.pending = {**(state.pending or {}), "given": given}
+	try:  # what a journal or a store can keep: no NaN, no lone surrogate, not nested too deep
+		text = json.dumps(given, allow_nan=False, ensure_ascii=False)
+		# Delivered as it comes back from JSON (string keys, lists): a recovered run's
+		# capability reads the same as this one.
+		kept = json.loads(text.encode())
+	except (TypeError, ValueError, RecursionError) as exc:
+		why = "nested too deep" if isinstance(exc, RecursionError) else exc
+		raise ConfigurationError(f"resume: given must be JSON ({why})") from None
+	state.pending = {**(state.pending or {}), "given": kept}
 	return state
+
+
+def _parked_by(pending: Mapping[str, Any]) -> str:
+	"""The capabilities whose `Park` decisions parked a step (``'ledger'``, for a message)."""
+	calls = pending.get("calls") or ()
+	return ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
 
 
 def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability | None:
