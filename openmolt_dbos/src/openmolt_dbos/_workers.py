@@ -298,8 +298,12 @@ def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
 	"""Seconds since a tool call's start was first recorded (`record_start`), on the store's clock.
 
 	Read by a call found in doubt whose idempotency key the service keeps for a while only
-	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it (one an
-	older version recorded per workflow has no time to tell).
+	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it.
+
+	A call an older version started (`_LEGACY_CALLS`, found in doubt by `record_start` after
+	the upgrade) is as old as that start, not as the row the upgraded worker wrote then: taken
+	from the upgrade, a charge begun a day before it was sent again with a key the service had
+	pruned. The older version wrote its worker's wall clock, the best time there is.
 
 	Args:
 		engine: The engine on OpenMolt's tables.
@@ -307,12 +311,24 @@ def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
 		step: The call's step key.
 	"""
 	with engine.connect() as conn:
-		age = conn.execute(
-			sa.select(store_now(engine) - CALLS.c.started_at).where(
+		row = conn.execute(
+			sa.select(store_now(engine), CALLS.c.started_at, CALLS.c.workflow_id).where(
 				CALLS.c.run_id == run_id, CALLS.c.step == step
 			)
-		).scalar()
-	return None if age is None else max(0.0, float(age))
+		).first()
+		if row is None:
+			return None
+		now, started, workflow_id = float(row[0]), float(row[1]), row[2]
+		if _has_legacy(engine, conn):
+			legacy = _legacy_table()
+			before = conn.execute(
+				sa.select(legacy.c.started_at).where(
+					legacy.c.workflow_id == workflow_id, legacy.c.step == step
+				)
+			).scalar()
+			if before is not None:
+				started = min(started, float(before))
+	return max(0.0, now - started)
 
 
 _LEGACY_CALLS = "openmolt_calls"
@@ -329,21 +345,33 @@ def _started_before_upgrade(engine: sa.Engine, workflow_id: str, step: str) -> b
 	start of a call its worker died in; the upgraded worker that recovers the workflow must find
 	it in doubt too, not run it again.
 	"""
-	known = _LEGACY.get(id(engine))
-	if known is False:
+	if _LEGACY.get(id(engine)) is False:
 		return False
 	with engine.connect() as conn:
-		if known is None:
-			known = _LEGACY[id(engine)] = sa.inspect(conn).has_table(_LEGACY_CALLS)
-			if not known:
-				return False
-		legacy = sa.table(_LEGACY_CALLS, sa.column("workflow_id"), sa.column("step"))
+		if not _has_legacy(engine, conn):
+			return False
+		legacy = _legacy_table()
 		found = conn.execute(
 			sa.select(legacy.c.step).where(
 				legacy.c.workflow_id == workflow_id, legacy.c.step == step
 			)
 		).first()
 	return found is not None
+
+
+def _has_legacy(engine: sa.Engine, conn: sa.Connection) -> bool:
+	"""Whether the store has `_LEGACY_CALLS` (looked up once per engine)."""
+	known = _LEGACY.get(id(engine))
+	if known is None:
+		known = _LEGACY[id(engine)] = sa.inspect(conn).has_table(_LEGACY_CALLS)
+	return known
+
+
+def _legacy_table() -> sa.TableClause:
+	"""The columns of `_LEGACY_CALLS` that are read."""
+	return sa.table(
+		_LEGACY_CALLS, sa.column("workflow_id"), sa.column("step"), sa.column("started_at")
+	)
 
 
 STOPS = sa.Table(
