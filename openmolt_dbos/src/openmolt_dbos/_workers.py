@@ -786,8 +786,10 @@ class Heartbeat:
 		app_version: Its application version (only workers of the same version take over).
 		heartbeat: Seconds between beats.
 		lapse: Seconds without a beat after which a worker counts as dead.
-		recover: Called in the heartbeat thread with the id of each dead worker this process
-			claimed; it hands that worker's pending workflows to DBOS's recovery.
+		recover: Called in the recovery thread (never the beating one: a slow recovery must
+			not cost this process its lease) with the id of each dead worker this process
+			claimed, and with its own id when its lease came back; it hands that worker's
+			pending workflows to DBOS's recovery.
 		fence: Called from a thread when this process's lease runs out (it could not beat for
 			`fence_after` seconds): it must stop every run executing here, before any other
 			worker may take them over (`lapse` after the last beat).
@@ -829,6 +831,7 @@ class Heartbeat:
 		self._stop = threading.Event()
 		self._thread: threading.Thread | None = None
 		self._watch: threading.Thread | None = None
+		self._recovery: threading.Thread | None = None
 		self._fencing = threading.Lock()
 
 	# holding the id -----------------------------------------------------------------------
@@ -920,7 +923,7 @@ class Heartbeat:
 	# the thread ---------------------------------------------------------------------------
 
 	def start(self) -> None:
-		"""Beat once (the lease starts now), then beat and watch in daemon threads."""
+		"""Beat once (the lease starts now), then beat, watch and recover in daemon threads."""
 		try:
 			self.beat()
 		except Exception as exc:
@@ -934,6 +937,12 @@ class Heartbeat:
 			target=self._watch_lease, name=f"openmolt lease {self.executor_id}", daemon=True
 		)
 		self._watch.start()
+		# Recoveries in a thread of their own: one that takes longer than the lease (DBOS
+		# re-enqueues a dead worker's runs one statement each) must not hold the beats back.
+		self._recovery = threading.Thread(
+			target=self._recover_loop, name=f"openmolt recovery {self.executor_id}", daemon=True
+		)
+		self._recovery.start()
 
 	def stop(self) -> None:
 		"""Stop the thread and mark the id stopped, so live workers take over its runs at once."""
@@ -942,6 +951,8 @@ class Heartbeat:
 			self._thread.join(timeout=10)
 		if self._watch is not None:
 			self._watch.join(timeout=10)
+		if self._recovery is not None:
+			self._recovery.join(timeout=10)
 		try:
 			with self.engine.begin() as conn:
 				conn.execute(
@@ -958,12 +969,19 @@ class Heartbeat:
 	def _run(self) -> None:
 		while not self._stop.is_set():
 			try:
-				self.beat()
-				if self.lease_valid():  # a worker without a lease takes nothing over
-					self.take_over()
+				self._renew()
 			except Exception as exc:
 				log.warning("durable: heartbeat of %s failed: %s", self.executor_id, exc)
 			self._stop.wait(self.heartbeat)
+
+	def _recover_loop(self) -> None:
+		while not self._stop.wait(self.heartbeat):
+			try:
+				if self.lease_valid():  # a worker without a lease takes nothing over
+					self._resume_own()
+					self.take_over()
+			except Exception as exc:
+				log.warning("durable: recovery of %s failed: %s", self.executor_id, exc)
 
 	def _watch_lease(self) -> None:
 		step = min(self.heartbeat, self.fence_after / 4, 0.25)
@@ -995,8 +1013,14 @@ class Heartbeat:
 		runs. One whose row another worker took meanwhile holds the id again and resumes what is
 		still pending under it: the takeover handed the runs on, but this process's queue may
 		have dequeued some of them while it was fenced, and stopped them at their first step. A
-		recovery that fails is tried again at the next beat.
+		recovery that fails is tried again at the next beat (the started process's recovery
+		thread does it, not its beats: `start`).
 		"""
+		self._renew()
+		self._resume_own()
+
+	def _renew(self) -> None:
+		"""Write the beat (renewing the lease), or hold the id again if it was taken over."""
 		began = _lease_clock()
 		wall = time.time()
 		with self.engine.begin() as conn:
@@ -1014,7 +1038,6 @@ class Heartbeat:
 			self.renewed = began
 			if self.fenced:
 				self._lease_back("it resumes its runs")
-			self._resume_own()
 			return
 		self._fence("another worker took over its id")
 		log.error(
@@ -1024,7 +1047,6 @@ class Heartbeat:
 		)
 		if self._try_claim():
 			self._lease_back("it resumes any run it stopped after the takeover")
-			self._resume_own()
 
 	def _lease_back(self, what: str) -> None:
 		# Unfenced before the recovery: a run it hands back may be dequeued here at once, and
@@ -1034,9 +1056,15 @@ class Heartbeat:
 		log.warning("durable: worker %s has its lease again; %s", self.executor_id, what)
 
 	def _resume_own(self) -> None:
+		# Cleared first: a lease that comes back again (in the beating thread) while this
+		# recovery goes on owes another one.
 		if self._owed:
-			self.recover(self.executor_id)  # raises: still owed, tried again at the next beat
 			self._owed = False
+			try:
+				self.recover(self.executor_id)
+			except BaseException:
+				self._owed = True  # still owed: tried again at the next look
+				raise
 
 	def take_over(self) -> list[str]:
 		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""
