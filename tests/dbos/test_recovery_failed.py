@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 import sqlalchemy as sa
 
@@ -35,6 +36,15 @@ async def test_a_run_recovery_could_not_hand_on_fails_the_takeover(
 	assert engine is not None and engine.launched
 	sys_db = _get_dbos_instance()._sys_db
 	status = sys_db.tables.workflow_status
+	for _ in range(200):  # the run's result comes before DBOS records its workflow's end
+		with sys_db.engine.connect() as conn:
+			done = conn.execute(
+				sa.select(status.c.status).where(status.c.workflow_uuid == result.state.run_id)
+			).scalar()
+		if done == "SUCCESS":
+			break
+		await anyio.sleep(0.05)
+	assert done == "SUCCESS"
 	with sys_db.engine.begin() as conn:  # as if a worker "dead" had died in the run
 		conn.execute(
 			sa.update(status)
