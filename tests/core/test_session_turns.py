@@ -445,6 +445,7 @@ async def test_postgres_sessions_take_turns_across_connections() -> None:
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP")
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the lapse is the server's: one is enough
 async def test_a_postgres_turn_a_paused_process_holds_ends_with_its_lapse(tmp_path: Path) -> None:
 	"""A process paused (SIGSTOP) while it holds a session's turn, alive but never continuing, held
 	it forever: the session's lock connection is idle outside a transaction, which no timeout
