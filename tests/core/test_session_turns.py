@@ -441,3 +441,54 @@ async def test_postgres_sessions_take_turns_across_connections() -> None:
 	finally:
 		for engine in engines:
 			engine.dispose()
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL")
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP")
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the lapse is the server's: one is enough
+async def test_a_postgres_turn_a_paused_process_holds_ends_with_its_lapse(tmp_path: Path) -> None:
+	"""A process paused (SIGSTOP) while it holds a session's turn, alive but never continuing, held
+	it forever: the session's lock connection is idle outside a transaction, which no timeout
+	ended, so every later run of the session (a durable run another worker took over, too) waited
+	for good. The holder now renews the turn, and PostgreSQL ends a session idle past the turn's
+	lapse; a process that continues has its turn still while it is on time."""
+	import signal
+	import uuid
+
+	import sqlalchemy as sa
+
+	assert POSTGRES_URL is not None
+	tag = uuid.uuid4().hex
+	holder = textwrap.dedent(
+		f"""
+		import anyio, sqlalchemy as sa
+		from openmolt_core import sessions
+		from openmolt_core.sessions import SQLAlchemySession
+
+		sessions._TURN_LAPSE = 2.0
+
+		async def main():
+			session = SQLAlchemySession("s-{tag}", engine=sa.create_engine({POSTGRES_URL!r}))
+			async with session.turn():
+				open({str(tmp_path / "held")!r}, "w").close()
+				await anyio.sleep(60)
+
+		anyio.run(main)
+		"""
+	)
+	engine = sa.create_engine(POSTGRES_URL)
+	proc = await anyio.open_process([sys.executable, "-c", holder], stdout=None, stderr=None)
+	try:
+		await _appears(tmp_path / "held")
+		session = SQLAlchemySession(f"s-{tag}", engine=engine)
+		assert await _waits(session, 3.0)  # beyond the lapse: a live holder keeps its turn
+		proc.send_signal(signal.SIGSTOP)
+		began = time.monotonic()
+		with anyio.fail_after(20):  # before: forever
+			async with session.turn():
+				pass
+		assert time.monotonic() - began < 15
+	finally:
+		proc.kill()
+		await proc.wait()
+		engine.dispose()

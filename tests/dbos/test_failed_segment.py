@@ -162,3 +162,40 @@ def test_a_call_an_older_version_started_is_in_doubt_after_the_upgrade(tmp_path:
 	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w2") is True
 	assert record_start(engine, "run-1", "tool:1:1:local.pay", "run-1", "w2") is False
 	engine.dispose()
+
+
+def test_a_call_an_older_version_started_keeps_its_age_after_the_upgrade(tmp_path: Path) -> None:
+	"""A keyed call an older version started a day ago is in doubt after the upgrade with its own
+	age, not the upgrade's: before, its start was recorded anew (age 0), and the call was sent
+	again with a key the service had pruned (Stripe keeps keys 24 h)."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import _META, call_age, make_engine, record_start
+
+	url = f"sqlite:///{tmp_path / 'old.db'}"
+	engine = make_engine(url)
+	began = time.time() - 30 * 3600  # the old version wrote its worker's wall clock
+	with engine.begin() as conn:
+		conn.execute(
+			sa.text(
+				"CREATE TABLE openmolt_calls (workflow_id VARCHAR(400), step VARCHAR(400), "
+				"executor_id VARCHAR(200), started_at FLOAT, PRIMARY KEY (workflow_id, step))"
+			)
+		)
+		conn.execute(
+			sa.text("INSERT INTO openmolt_calls VALUES ('run-1', 'tool:1:0:local.pay', 'w1', :t)"),
+			{"t": began},
+		)
+	_META.create_all(engine)
+	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w2") is True
+	age = call_age(engine, "run-1", "tool:1:0:local.pay")
+	assert age is not None and 29 * 3600 < age < 31 * 3600, age
+	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w3") is True  # again
+	age = call_age(engine, "run-1", "tool:1:0:local.pay")
+	assert age is not None and age > 29 * 3600, age
+	assert record_start(engine, "run-1", "tool:1:1:local.pay", "run-1", "w2") is False
+	fresh = call_age(engine, "run-1", "tool:1:1:local.pay")
+	assert fresh is not None and fresh < 60
+	engine.dispose()

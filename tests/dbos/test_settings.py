@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -249,9 +250,9 @@ def test_threads_asking_for_the_tables_first_make_one_engine(
 
 	made: list[object] = []
 
-	def slow_engine(url: str) -> object:
+	def slow_engine(url: str, **options: Any) -> object:
 		time.sleep(0.05)
-		made.append(make_engine(url))
+		made.append(make_engine(url, **options))
 		return made[-1]
 
 	monkeypatch.setattr(_workers, "make_engine", slow_engine)

@@ -22,6 +22,7 @@ from openmolt_core.testing import ScriptedModel, ask_human, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve._rows import task_rows
+from openmolt_serve.chats import Conversations
 from openmolt_serve.signatures import sign
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("dbos-shared"), pytest.mark.timeout(120)]
@@ -497,7 +498,9 @@ def test_a_chat_answer_another_surface_gave_first_is_told_not_used(tmp_path: Pat
 	assert "INV-1" in model.requests[1].messages[-1].content and len(model.requests) == 2
 
 
-async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(store: str) -> None:
+async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
 	"""At a start, a chat follows the runs of a worker that stopped beating (its caller is gone),
 	not those of another live server on the store, which sends their replies itself (followed
 	here too, a reply would reach the chat twice)."""
@@ -552,16 +555,14 @@ async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(store: 
 	fake = FakeTelegram()
 	followed: list[str] = []
 	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+
+	async def follow(self: Any, run_id: str) -> None:
+		followed.append(run_id)
+
+	monkeypatch.setattr(Conversations, "_follow", follow)
 	async with local_server(fake.app()) as base:
 		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
-		async with TriggerServer([(agent, triggers)], port=0) as server:
-			(bot,) = server.telegram.values()
-
-			async def follow(run_id: str) -> None:
-				followed.append(run_id)
-
-			bot.conversations._follow = follow  # type: ignore[method-assign]
-			assert await bot.conversations.recover() == 1
+		async with TriggerServer([(agent, triggers)], port=0):  # it follows at its start
 			await eventually(lambda: len(followed) == 1)
 	holding.set()
 	await om.aclose()
@@ -716,3 +717,115 @@ async def test_a_named_agui_callers_durable_run_parks_and_resumes_for_that_calle
 		theirs = await om.result(others[0]["run_id"])
 		assert theirs is not None and theirs.state.user is None
 	await om.aclose()
+
+
+async def test_a_gone_workers_chat_run_is_followed_by_one_of_two_servers_starting(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Two servers on the store start at once (a deploy) after a third one died: each found the
+	dead worker's chat run and followed it, so its reply reached the chat twice. The follow is now
+	claimed in the store: one server follows it."""
+	import time
+
+	import anyio
+	import sqlalchemy as sa
+
+	from openmolt_core.testing import call_tool
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve._launch import run_id_for
+
+	holding = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test ends."""
+		entered.append("x")
+		await holding.wait()
+		return "held"
+
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	run_id = run_id_for("telegram", "Helper", None)
+	await agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(entered) == 1, seconds=30)
+	engine = om.durability.engine  # type: ignore[union-attr]
+	client = engine.client()
+	table = client._sys_db.tables.workflow_status
+	with client._sys_db.engine.begin() as conn:  # as if a server now gone had started it
+		conn.execute(
+			sa.update(table).where(table.c.workflow_uuid == run_id).values(executor_id="gone")
+		)
+	with engine.tables.begin() as conn:
+		beat = time.time() - 3600
+		conn.execute(
+			sa.insert(WORKERS).values(
+				executor_id="gone",
+				token="t",
+				app_version=engine.app_version,
+				host="elsewhere",
+				pid=1,
+				started_at=beat,
+				beat_at=beat,
+				state="live",
+			)
+		)
+	fake = FakeTelegram()
+	followed: list[str] = []
+	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+
+	async def follow(self: Any, run_id: str) -> None:
+		followed.append(run_id)
+
+	monkeypatch.setattr(Conversations, "_follow", follow)
+	async with local_server(fake.app()) as base:
+		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
+		async with TriggerServer([(agent, triggers)], port=0):  # two servers start on the store
+			async with TriggerServer([(agent, triggers)], port=0):
+				await eventually(lambda: len(followed) >= 1)
+				await anyio.sleep(0.5)
+	holding.set()
+	await om.aclose()
+	assert followed == [run_id]  # before: followed by each server, its reply sent twice
+
+
+async def test_a_servers_own_chat_run_is_followed_at_each_of_its_restarts(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The claim is for a gone worker's runs only: a server that restarts twice under its id while
+	its run goes on follows it at each start (no other server follows a live worker's runs)."""
+	import anyio
+
+	from openmolt_core.testing import call_tool
+	from openmolt_serve._launch import run_id_for
+
+	holding = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test ends."""
+		entered.append("x")
+		await holding.wait()
+		return "held"
+
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	run_id = run_id_for("telegram", "Helper", None)
+	await agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(entered) == 1, seconds=30)
+	followed: list[str] = []
+
+	async def follow(self: Any, run_id: str) -> None:
+		followed.append(run_id)
+
+	monkeypatch.setattr(Conversations, "_follow", follow)
+	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+	async with local_server(FakeTelegram().app()) as base:
+		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
+		for starts in (1, 2):
+			async with TriggerServer([(agent, triggers)], port=0):
+				await eventually(lambda n=starts: len(followed) == n)  # type: ignore[misc]
+	holding.set()
+	await om.aclose()
+	assert followed == [run_id, run_id]

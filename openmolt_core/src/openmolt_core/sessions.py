@@ -1055,6 +1055,64 @@ class SQLiteSession:
 
 _TURN_POLL, _TURN_POLL_MAX = 0.01, 0.2  # seconds between tries for a session another process holds
 
+_TURN_LAPSE = 30.0
+"""Seconds a PostgreSQL session's turn outlives its holder's last renewal (`_Renewal`)."""
+
+
+def _lapse_idle(sa: Any, conn: Any) -> None:
+	"""Have PostgreSQL end the lock connection once idle for `_TURN_LAPSE` (its holder paused).
+
+	``idle_session_timeout`` is PostgreSQL 14's; an older server refuses it, and keeps a paused
+	holder's turn until the process ends (logged once per connection).
+	"""
+	try:
+		conn.execute(sa.text(f"SET idle_session_timeout = {int(_TURN_LAPSE * 1000)}"))
+	except sa.exc.DBAPIError as exc:
+		log.warning(
+			"a session's turn lock cannot lapse on this server (idle_session_timeout needs "
+			"PostgreSQL 14): a process paused holding a turn holds it until it ends (%s)",
+			type(exc).__name__,
+		)
+
+
+class _Renewal:
+	"""Renews a PostgreSQL turn: a statement on its lock connection every quarter lapse.
+
+	A thread, not a task: a run that keeps its event loop busy must not lose its turn. Only
+	this thread uses the connection until `stop`.
+
+	Args:
+		sa: The sqlalchemy module.
+		conn: The connection that holds the turn's lock.
+		session_id: The session, for the log.
+	"""
+
+	def __init__(self, sa: Any, conn: Any, session_id: str) -> None:
+		self._sa, self._conn, self._session_id = sa, conn, session_id
+		self._stopped = threading.Event()
+		self._thread = threading.Thread(target=self._run, name="openmolt turn", daemon=True)
+		self._thread.start()
+
+	def _run(self) -> None:
+		ping = self._sa.text("SELECT 1")
+		while not self._stopped.wait(_TURN_LAPSE / 4):
+			try:
+				self._conn.execute(ping)
+			except Exception as exc:
+				log.error(
+					"the turn of session %r was lost (its lock connection ended: %s, as after "
+					"a pause past %.0f s); another run of the session may take it meanwhile",
+					self._session_id,
+					type(exc).__name__,
+					_TURN_LAPSE,
+				)
+				return
+
+	def stop(self) -> None:
+		"""Stop renewing, and wait for the thread (the connection is the caller's again)."""
+		self._stopped.set()
+		self._thread.join()
+
 
 async def _until(taken: Callable[[], Awaitable[bool]]) -> None:
 	"""Try to take a lock until it is taken, pausing longer each time (cancellable meanwhile)."""
@@ -1354,6 +1412,12 @@ class SQLAlchemySession:
 		a connection of its own for the turn; SQLite: a lock file beside the database file, as
 		`SQLiteSession.turn`. Another process's run of the same session waits until this one's
 		turn is appended. Other databases: this process's queue only.
+
+		On PostgreSQL the turn is a lease: the holder renews it from a thread, and the server
+		ends the lock's connection (freeing the turn) once it was idle for `_TURN_LAPSE`
+		(``idle_session_timeout``, PostgreSQL 14 and later). A process paused while it holds a
+		turn (SIGSTOP, a debugger), alive but never continuing, held it forever before: every
+		later run of the session waited, a durable run that another worker took over too.
 		"""
 		dialect = self.engine.dialect.name
 		database = self.engine.url.database
@@ -1377,10 +1441,13 @@ class SQLAlchemySession:
 				)
 
 			try:
+				await anyio.to_thread.run_sync(_lapse_idle, self._sa, conn)
 				await _until(taken)
+				renewal = _Renewal(self._sa, conn, self.session_id)
 				try:
 					yield
 				finally:
+					await _quietly(renewal.stop)  # before the connection is used here again
 					unlock = self._sa.text("SELECT pg_advisory_unlock(:key)")
 					await _quietly(lambda: conn.execute(unlock, key))
 			finally:

@@ -450,9 +450,30 @@ class Engine:
 		loop.call_soon_threadsafe(cancel_all)
 
 	def _recover(self, executor_id: str) -> None:
+		"""Hand a worker's pending runs to DBOS's recovery (the heartbeat's ``recover``).
+
+		DBOS logs a run it could not re-enqueue and goes on with the next: that run would stay
+		pending under a dead worker's id, which no worker looks at again once it is taken. So
+		the runs still pending under a dead worker's id after the recovery make it raise, and
+		the takeover is tried again (`openmolt_dbos._workers.Heartbeat.take_over`). This
+		process's own id is not checked: its runs under way here are pending under it too.
+
+		Raises:
+			RuntimeError: Runs of the dead worker are still pending after the recovery.
+		"""
 		from dbos import DBOS
+		from dbos._dbos import _get_dbos_instance
 
 		DBOS._recover_pending_workflows([executor_id])  # the recovery API; re-enqueues them
+		if executor_id == self.executor_id:
+			return
+		left = _get_dbos_instance()._sys_db.get_pending_workflows(executor_id, self.app_version)
+		if left:
+			raise RuntimeError(
+				f"durable: {len(left)} run(s) of worker {executor_id} could not be handed to "
+				f"recovery ({', '.join(w.workflow_id for w in left[:5])}); the takeover is tried "
+				"again at the next look (see the errors logged above)"
+			)
 
 	async def release(self) -> None:
 		"""One durable instance is done; the last one stops the engine (runs stay recoverable)."""

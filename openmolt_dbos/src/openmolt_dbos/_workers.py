@@ -298,8 +298,12 @@ def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
 	"""Seconds since a tool call's start was first recorded (`record_start`), on the store's clock.
 
 	Read by a call found in doubt whose idempotency key the service keeps for a while only
-	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it (one an
-	older version recorded per workflow has no time to tell).
+	(`openmolt_core._indoubt.key_outlived`). None when no start is recorded for it.
+
+	A call an older version started (`_LEGACY_CALLS`, found in doubt by `record_start` after
+	the upgrade) is as old as that start, not as the row the upgraded worker wrote then: taken
+	from the upgrade, a charge begun a day before it was sent again with a key the service had
+	pruned. The older version wrote its worker's wall clock, the best time there is.
 
 	Args:
 		engine: The engine on OpenMolt's tables.
@@ -307,12 +311,24 @@ def call_age(engine: sa.Engine, run_id: str, step: str) -> float | None:
 		step: The call's step key.
 	"""
 	with engine.connect() as conn:
-		age = conn.execute(
-			sa.select(store_now(engine) - CALLS.c.started_at).where(
+		row = conn.execute(
+			sa.select(store_now(engine), CALLS.c.started_at, CALLS.c.workflow_id).where(
 				CALLS.c.run_id == run_id, CALLS.c.step == step
 			)
-		).scalar()
-	return None if age is None else max(0.0, float(age))
+		).first()
+		if row is None:
+			return None
+		now, started, workflow_id = float(row[0]), float(row[1]), row[2]
+		if _has_legacy(engine, conn):
+			legacy = _legacy_table()
+			before = conn.execute(
+				sa.select(legacy.c.started_at).where(
+					legacy.c.workflow_id == workflow_id, legacy.c.step == step
+				)
+			).scalar()
+			if before is not None:
+				started = min(started, float(before))
+	return max(0.0, now - started)
 
 
 _LEGACY_CALLS = "openmolt_calls"
@@ -329,21 +345,33 @@ def _started_before_upgrade(engine: sa.Engine, workflow_id: str, step: str) -> b
 	start of a call its worker died in; the upgraded worker that recovers the workflow must find
 	it in doubt too, not run it again.
 	"""
-	known = _LEGACY.get(id(engine))
-	if known is False:
+	if _LEGACY.get(id(engine)) is False:
 		return False
 	with engine.connect() as conn:
-		if known is None:
-			known = _LEGACY[id(engine)] = sa.inspect(conn).has_table(_LEGACY_CALLS)
-			if not known:
-				return False
-		legacy = sa.table(_LEGACY_CALLS, sa.column("workflow_id"), sa.column("step"))
+		if not _has_legacy(engine, conn):
+			return False
+		legacy = _legacy_table()
 		found = conn.execute(
 			sa.select(legacy.c.step).where(
 				legacy.c.workflow_id == workflow_id, legacy.c.step == step
 			)
 		).first()
 	return found is not None
+
+
+def _has_legacy(engine: sa.Engine, conn: sa.Connection) -> bool:
+	"""Whether the store has `_LEGACY_CALLS` (looked up once per engine)."""
+	known = _LEGACY.get(id(engine))
+	if known is None:
+		known = _LEGACY[id(engine)] = sa.inspect(conn).has_table(_LEGACY_CALLS)
+	return known
+
+
+def _legacy_table() -> sa.TableClause:
+	"""The columns of `_LEGACY_CALLS` that are read."""
+	return sa.table(
+		_LEGACY_CALLS, sa.column("workflow_id"), sa.column("step"), sa.column("started_at")
+	)
 
 
 STOPS = sa.Table(
@@ -758,8 +786,10 @@ class Heartbeat:
 		app_version: Its application version (only workers of the same version take over).
 		heartbeat: Seconds between beats.
 		lapse: Seconds without a beat after which a worker counts as dead.
-		recover: Called in the heartbeat thread with the id of each dead worker this process
-			claimed; it hands that worker's pending workflows to DBOS's recovery.
+		recover: Called in the recovery thread (never the beating one: a slow recovery must
+			not cost this process its lease) with the id of each dead worker this process
+			claimed, and with its own id when its lease came back; it hands that worker's
+			pending workflows to DBOS's recovery.
 		fence: Called from a thread when this process's lease runs out (it could not beat for
 			`fence_after` seconds): it must stop every run executing here, before any other
 			worker may take them over (`lapse` after the last beat).
@@ -801,6 +831,7 @@ class Heartbeat:
 		self._stop = threading.Event()
 		self._thread: threading.Thread | None = None
 		self._watch: threading.Thread | None = None
+		self._recovery: threading.Thread | None = None
 		self._fencing = threading.Lock()
 
 	# holding the id -----------------------------------------------------------------------
@@ -892,7 +923,7 @@ class Heartbeat:
 	# the thread ---------------------------------------------------------------------------
 
 	def start(self) -> None:
-		"""Beat once (the lease starts now), then beat and watch in daemon threads."""
+		"""Beat once (the lease starts now), then beat, watch and recover in daemon threads."""
 		try:
 			self.beat()
 		except Exception as exc:
@@ -906,6 +937,12 @@ class Heartbeat:
 			target=self._watch_lease, name=f"openmolt lease {self.executor_id}", daemon=True
 		)
 		self._watch.start()
+		# Recoveries in a thread of their own: one that takes longer than the lease (DBOS
+		# re-enqueues a dead worker's runs one statement each) must not hold the beats back.
+		self._recovery = threading.Thread(
+			target=self._recover_loop, name=f"openmolt recovery {self.executor_id}", daemon=True
+		)
+		self._recovery.start()
 
 	def stop(self) -> None:
 		"""Stop the thread and mark the id stopped, so live workers take over its runs at once."""
@@ -914,6 +951,8 @@ class Heartbeat:
 			self._thread.join(timeout=10)
 		if self._watch is not None:
 			self._watch.join(timeout=10)
+		if self._recovery is not None:
+			self._recovery.join(timeout=10)
 		try:
 			with self.engine.begin() as conn:
 				conn.execute(
@@ -930,12 +969,19 @@ class Heartbeat:
 	def _run(self) -> None:
 		while not self._stop.is_set():
 			try:
-				self.beat()
-				if self.lease_valid():  # a worker without a lease takes nothing over
-					self.take_over()
+				self._renew()
 			except Exception as exc:
 				log.warning("durable: heartbeat of %s failed: %s", self.executor_id, exc)
 			self._stop.wait(self.heartbeat)
+
+	def _recover_loop(self) -> None:
+		while not self._stop.wait(self.heartbeat):
+			try:
+				if self.lease_valid():  # a worker without a lease takes nothing over
+					self._resume_own()
+					self.take_over()
+			except Exception as exc:
+				log.warning("durable: recovery of %s failed: %s", self.executor_id, exc)
 
 	def _watch_lease(self) -> None:
 		step = min(self.heartbeat, self.fence_after / 4, 0.25)
@@ -967,8 +1013,14 @@ class Heartbeat:
 		runs. One whose row another worker took meanwhile holds the id again and resumes what is
 		still pending under it: the takeover handed the runs on, but this process's queue may
 		have dequeued some of them while it was fenced, and stopped them at their first step. A
-		recovery that fails is tried again at the next beat.
+		recovery that fails is tried again at the next beat (the started process's recovery
+		thread does it, not its beats: `start`).
 		"""
+		self._renew()
+		self._resume_own()
+
+	def _renew(self) -> None:
+		"""Write the beat (renewing the lease), or hold the id again if it was taken over."""
 		began = _lease_clock()
 		wall = time.time()
 		with self.engine.begin() as conn:
@@ -986,7 +1038,6 @@ class Heartbeat:
 			self.renewed = began
 			if self.fenced:
 				self._lease_back("it resumes its runs")
-			self._resume_own()
 			return
 		self._fence("another worker took over its id")
 		log.error(
@@ -996,7 +1047,6 @@ class Heartbeat:
 		)
 		if self._try_claim():
 			self._lease_back("it resumes any run it stopped after the takeover")
-			self._resume_own()
 
 	def _lease_back(self, what: str) -> None:
 		# Unfenced before the recovery: a run it hands back may be dequeued here at once, and
@@ -1006,9 +1056,15 @@ class Heartbeat:
 		log.warning("durable: worker %s has its lease again; %s", self.executor_id, what)
 
 	def _resume_own(self) -> None:
+		# Cleared first: a lease that comes back again (in the beating thread) while this
+		# recovery goes on owes another one.
 		if self._owed:
-			self.recover(self.executor_id)  # raises: still owed, tried again at the next beat
 			self._owed = False
+			try:
+				self.recover(self.executor_id)
+			except BaseException:
+				self._owed = True  # still owed: tried again at the next look
+				raise
 
 	def take_over(self) -> list[str]:
 		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""

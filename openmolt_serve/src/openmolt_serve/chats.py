@@ -757,7 +757,11 @@ class Conversations:
 		are followed: those of this worker (its process before the restart) and of workers that
 		no longer beat. A run of another live worker (a second server on the store) is followed
 		by the server that started it: followed here too, its reply would reach the chat twice.
-		Returns how many it follows.
+		A gone worker's run is found by every server that starts (a deploy starts several at
+		once): each follows it only if it takes the run's follow, for the worker it was under,
+		in the store's replay guard (`seen_store`), so one of them sends its reply. This
+		worker's own runs need no claim (no other server follows a live worker's runs), so a
+		server that restarts again still follows them. Returns how many it follows.
 		"""
 		om = OpenMolt.of(self.agent)
 		lister = getattr(om.durability, "runs", None)
@@ -767,15 +771,29 @@ class Conversations:
 		prefix = scope_prefix(self.channel, self.agent.name)
 		rows = await lister(agent=self.agent.name)
 		going = [
-			r["run_id"]
+			r
 			for r in rows
 			if str(r.get("run_id", "")).startswith(prefix)
 			and r.get("status") in ("pending", "enqueued")
 			and (r.get("worker") == me or not r.get("worker_live", False))
 		]
+		going = [r["run_id"] for r in going if r.get("worker") == me or self._takes_follow(r)]
 		for run_id in going:
 			self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 		return len(going)
+
+	def _takes_follow(self, row: dict[str, Any]) -> bool:
+		"""Whether this server takes the following of a gone worker's run.
+
+		Keyed by that worker too: once the run went on in another worker (taken over), a server
+		starting after that one is gone may follow it again.
+		"""
+		store = self.seen_store
+		if store is None:
+			return True
+		now = time.time()
+		key = f"follow:{row['run_id']}:{row.get('worker') or ''}"
+		return store.take({key: now + KEEP_SEEN}, now) is None
 
 	async def _follow(self, run_id: str) -> None:
 		from openmolt_core.errors import RunError

@@ -1,0 +1,64 @@
+"""A worker's slow recovery of a dead worker's runs must not cost it its own lease.
+
+``recover`` ran in the heartbeat thread: a recovery that took longer than the lease
+(``fence_after``; DBOS re-enqueues the dead worker's runs one statement each, thousands of them on
+a loaded store) left the worker taking over without a beat, so it fenced itself, stopping every run
+it executed (a model call under way, paid for, is made again when the run resumes), and past the
+lapse a third worker took it over too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from openmolt_dbos._workers import Heartbeat, create_tables, list_workers, make_engine
+
+LAPSE = 1.0
+
+
+@pytest.fixture
+def tables(store: str) -> Iterator[Any]:
+	"""The workers' table on a fresh store (SQLite and PostgreSQL)."""
+	engine = make_engine(store)
+	create_tables(engine)
+	try:
+		yield engine
+	finally:
+		engine.dispose()
+
+
+def test_a_slow_recovery_does_not_fence_the_worker_taking_over(tables: Any) -> None:
+	dead = Heartbeat(
+		tables, executor_id="dead", app_version="v1", heartbeat=0.1, lapse=LAPSE, recover=print
+	)
+	dead.claim()  # then never beats again
+	done = threading.Event()
+	recovered: list[str] = []
+
+	def slow(executor_id: str) -> None:
+		recovered.append(executor_id)
+		time.sleep(LAPSE * 1.6)  # longer than the lease, and than the lapse
+		done.set()
+
+	taker = Heartbeat(
+		tables, executor_id="taker", app_version="v1", heartbeat=0.1, lapse=LAPSE, recover=slow
+	)
+	taker.claim()
+	time.sleep(LAPSE + 0.2)
+	taker.start()
+	try:
+		assert done.wait(LAPSE * 5)
+		time.sleep(0.3)
+		assert recovered == ["dead"]
+		assert taker.fences == 0  # before: fenced while its beat thread recovered
+		assert taker.lease_valid()
+		rows = {r["executor_id"]: r for r in list_workers(tables)}
+		assert rows["taker"]["state"] == "live"
+		assert rows["dead"]["state"] == "taken" and rows["dead"]["taken_by"] == "taker"
+	finally:
+		taker.stop()
