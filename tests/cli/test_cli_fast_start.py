@@ -277,6 +277,102 @@ def test_the_collector_is_paused_during_start_up_and_given_back(
 	assert json.loads(done.stdout)["status"] == "success"
 
 
+@pytest.mark.parametrize("form", ["agent file", "prompt"])
+def test_the_command_makes_no_collection_from_its_first_line_to_the_first_request(
+	tmp_path: Path, server, cli, form: str
+) -> None:
+	"""The console script (`openmolt_core._main`) pauses the collector before it loads the command.
+
+	Counted with `gc.callbacks` in a fresh process, from the console script's call of
+	``openmolt_core._main.main`` to the end of start-up (the agent built): no collection, for an agent file and for
+	``-m MODEL "prompt"`` (whose first word goes through the look-up of commands and typos). The
+	run itself has the collector on.
+	"""
+	if form == "agent file":
+		args = [str(cli.agent_file(tmp_path, server))]
+	else:
+		args = ["-m", f"{cli.PROVIDER}:greet", "Ada"]
+	code = (
+		"import gc, sys\n"
+		"seen = {'collections': 0}\n"
+		"gc.callbacks.append(lambda phase, info: phase == 'start' and seen.update(\n"
+		"	collections=seen['collections'] + 1))\n"
+		f"sys.argv = ['openmolt', *{args!r}]\n"
+		"from importlib.machinery import PathFinder\n"
+		"def watch(startup):\n"
+		"	resume = startup.StartupGC.resume\n"
+		"	def resumed(self):\n"
+		"		seen.setdefault('start-up', seen['collections'])\n"
+		"		seen.setdefault('on', gc.isenabled())\n"
+		"		resume(self)\n"
+		"		seen.setdefault('then', gc.isenabled())\n"
+		"	startup.StartupGC.resume = resumed\n"
+		"class Watch:  # patches _startup as the command imports it: nothing loaded before\n"
+		"	def find_spec(self, name, path, target=None):\n"
+		"		if name != 'openmolt_core.cli._startup':\n"
+		"			return None\n"
+		"		spec = PathFinder.find_spec(name, path)\n"
+		"		run = spec.loader.exec_module\n"
+		"		spec.loader.exec_module = lambda module: (run(module), watch(module))\n"
+		"		return spec\n"
+		"sys.meta_path.insert(0, Watch())\n"
+		"from openmolt_core import _main  # as the console script does, then its main:\n"
+		"seen['collections'] = 0\n"
+		"code = _main.main()\n"
+		"print(code, seen['start-up'], seen['on'], seen['then'], file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_OPENAI_BASE_URL": server.url})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stderr.splitlines()[-1] == "0 0 False True", done.stderr
+	assert json.loads(done.stdout)["status"] == "success"  # the JSON result, stdout a pipe
+
+
+@pytest.mark.parametrize("command", ["serve", "worker", "logs"])
+def test_a_command_that_runs_on_gets_the_collector_on(tmp_path: Path, cli, command: str) -> None:
+	"""The console script's pause ends before any other command runs (serve, worker, logs...).
+
+	A long-running command keeps Python's collector as it is, on, with its usual thresholds and
+	nothing frozen; only a run's start-up is paused (`openmolt_core.cli._startup`). A plugin's
+	command (`serve`, `worker`) is found after the pause for a run began: it is given back first.
+	"""
+	code = (
+		"import gc, sys\n"
+		"from types import SimpleNamespace\n"
+		"from openmolt_core import _main\n"
+		"from openmolt_core.cli import _commands, _logs\n"
+		"def command(args):\n"
+		"	print(gc.isenabled(), gc.get_freeze_count(), gc.get_threshold(), file=sys.stderr)\n"
+		"	return 0\n"
+		"_logs.main = command\n"
+		"_commands.find = lambda name: SimpleNamespace(main=command)\n"
+		f"sys.argv = ['openmolt', {command!r}]\n"
+		"print(_main.main(), file=sys.stderr)\n"
+	)
+	done = subprocess.run(
+		[sys.executable, "-c", code],
+		capture_output=True,
+		text=True,
+		env=cli.clean_env(),
+		cwd=tmp_path,
+	)
+	assert done.stderr.splitlines()[-2:] == ["True 0 (700, 10, 10)", "0"], done.stderr
+
+
+def test_importing_openmolt_leaves_the_collector_alone() -> None:
+	"""The library never touches the collector of the program that imports it."""
+	code = (
+		"import gc\n"
+		"import openmolt\n"
+		"from openmolt import OpenMolt\n"
+		"OpenMolt().create_agent(name='a', model='openai:gpt-5-mini', instructions='x')\n"
+		"print(gc.isenabled(), gc.get_freeze_count(), gc.get_threshold())\n"
+	)
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+	assert done.stdout.strip() == "True 0 (700, 10, 10)", done.stderr
+
+
 def test_the_start_up_pause_leaves_a_collector_that_was_off_alone() -> None:
 	"""A process that turned the collector off keeps it off, and nothing is frozen."""
 	import gc
