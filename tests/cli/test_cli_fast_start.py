@@ -360,6 +360,37 @@ def test_a_command_that_runs_on_gets_the_collector_on(tmp_path: Path, cli, comma
 	assert done.stderr.splitlines()[-2:] == ["True 0 (700, 10, 10)", "0"], done.stderr
 
 
+def test_a_one_shot_process_leaves_its_run_recorded_whole(tmp_path: Path, server, cli) -> None:
+	"""The command's process, ended (the collector frozen at its end), left a complete record.
+
+	The console script in a fresh process runs an agent file; once the process is gone, the run
+	store holds the run, ended with its status and output, and every event of the run in order.
+	"""
+	path = cli.agent_file(tmp_path, server)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key"}, HOME=str(tmp_path), XDG_STATE_HOME="")
+	code = "import sys\nfrom openmolt_core._main import main\nsys.exit(main())\n"
+	done = subprocess.run(
+		[sys.executable, "-c", code, str(path)],
+		capture_output=True,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+		timeout=120,
+	)
+	assert done.returncode == 0, done.stderr
+	run_id = json.loads(done.stdout)["run_id"]
+	shown = cli.openmolt("logs", run_id, "--json", cwd=tmp_path, env=env)
+	assert shown.returncode == 0, shown.stderr
+	record = json.loads(shown.stdout)
+	assert record["status"] == "success" and record["ended"] is not None
+	assert record["output"] == {"greeting": "Hello, Ada!"}
+	names = [event["name"] for event in record["events"]]
+	assert names[-1] == "finish" and "llmOutput" in names, names
+	seqs = [event["seq"] for event in record["events"]]
+	assert seqs == sorted(seqs), seqs
+	assert (tmp_path / ".local" / "state" / "openmolt" / "runs.db").is_file()
+
+
 def test_importing_openmolt_leaves_the_collector_alone() -> None:
 	"""The library never touches the collector of the program that imports it."""
 	code = (
