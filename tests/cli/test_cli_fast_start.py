@@ -237,6 +237,31 @@ def test_a_one_shot_run_does_not_import_the_capabilities_it_does_not_use(
 	assert json.loads(done.stdout)["status"] == "success"
 
 
+def test_a_prompt_run_does_not_look_up_commands_or_typos(tmp_path: Path, server, cli) -> None:
+	"""``openmolt -m MODEL "prompt"``: options before a word are a run; nothing else is looked up.
+
+	The first word of ``-m`` is an option, which no plugin's command or typo can be: the look-up
+	of plugin commands (which imports ``importlib.metadata``) and the typo hints are not loaded,
+	as for an agent file (`ONE_SHOT_UNUSED`).
+	"""
+	code = (
+		"import json, sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main(['-m', '{cli.PROVIDER}:greet', 'Ada', '--json'])\n"
+		"print(code, json.dumps(sorted(m for m in sys.modules if m.startswith('openmolt_core'))),"
+		" file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_OPENAI_BASE_URL": server.url})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	code, _, modules = done.stderr.splitlines()[-1].partition(" ")
+	assert code == "0", done.stderr
+	loaded = set(json.loads(modules))
+	unused = {"openmolt_core.cli._commands", "openmolt_core._support.suggest"}
+	assert loaded.isdisjoint(unused), sorted(loaded & unused)
+
+
 def test_the_collector_is_paused_during_start_up_and_given_back(
 	tmp_path: Path, server, cli
 ) -> None:

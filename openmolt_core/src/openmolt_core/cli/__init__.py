@@ -744,6 +744,10 @@ def _run_or_plugin(args: list[str], commands: list[str], startup: StartupGC) -> 
 	name, rest = args[0], args[1:]
 	if not name.startswith("-") and file_like(name):
 		return _run_command(args, "openmolt", startup)  # a file: no plugin command to look for
+	if name.startswith("-") and any(not a.startswith("-") for a in rest):
+		# Options, then a file or a prompt (`openmolt -m MODEL "..."`, `openmolt -v agent.json`):
+		# a run, as `not_a_file` would say, without loading the look-up of commands and typos.
+		return _run_command(args, "openmolt", startup)
 	found: list[str] = []
 	if not name.startswith("-"):
 		from openmolt_core.cli import _commands
