@@ -181,26 +181,65 @@ def build_env(name: str, export: list[str]) -> Path:
 	return python
 
 
+BENCH_TOOLS = '''def add(a: float, b: float) -> float:
+	"""Add two numbers."""
+	return a + b
+'''
+"""The ``--tool`` module of figure 7's command one-shot (``bench_tools:add``): the same tool."""
+
+
+def command_env(home: Path, port: int) -> dict[str, str]:
+	"""The environment of figure 7's ``openmolt`` runs: a home of their own, the fake's URL."""
+	env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMOLT_")}
+	env.update(
+		HOME=str(home),
+		XDG_DATA_HOME=str(home / "data"),
+		XDG_CONFIG_HOME=str(home / "config"),
+		XDG_STATE_HOME=str(home / "state"),
+		OPENMOLT_OPENAI_API_KEY="sk-bench",
+		OPENMOLT_OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+	)
+	return env
+
+
 def one_shot(server: Server, repeats: int) -> dict[str, Any]:
-	"""Figure 7: the one-shot run of oneshot.py, OpenMolt against Agno, interleaved, each in its own env."""
+	"""Figure 7: the one-shot run of oneshot.py, OpenMolt against Agno, interleaved, each in its own env.
+
+	Also the same run through the command (``openmolt -m MODEL --tool bench_tools:add "..."``,
+	the same tool, one tool call, Chat Completions' or Responses' default: the command's own
+	choice), from a home and working directory of its own (an empty run store, no key store).
+	"""
 	openmolt = build_env("openmolt", ["--no-dev"])  # what `pip install openmolt` installs
 	agno = build_env("agno", ["--only-group", "bench", "--no-emit-project"])
 	script = str(HERE / "oneshot.py")
 	runs: dict[str, list[dict[str, Any]]] = {}
 	server.reset(0)
-	for _ in range(repeats):
-		for name, python, args in (
-			("openmolt", openmolt, ["openmolt"]),
-			("openmolt-responses", openmolt, ["openmolt-responses"]),
-			("agno", agno, ["agno"]),
-		):
-			runs.setdefault(name, []).append(
-				spawn_cpu([str(python), script, *args, "--port", str(server.port)])
-			)
-		runs.setdefault("bare", []).append(spawn_cpu([str(openmolt), "-c", BARE_CODE]))
+	with tempfile.TemporaryDirectory() as tmp:
+		home = Path(tmp)
+		(home / "bench_tools.py").write_text(BENCH_TOOLS)
+		command = [
+			str(openmolt.parent / "openmolt"),
+			"-m",
+			"openai:gpt-5-mini-steps1",
+			"--tool",
+			"bench_tools:add",
+			"add 0 and 1",
+		]
+		for _ in range(repeats):
+			for name, python, args in (
+				("openmolt", openmolt, ["openmolt"]),
+				("openmolt-responses", openmolt, ["openmolt-responses"]),
+				("agno", agno, ["agno"]),
+			):
+				runs.setdefault(name, []).append(
+					spawn_cpu([str(python), script, *args, "--port", str(server.port)])
+				)
+			_, _, wall, cpu = spawn(command, command_env(home, server.port), home)
+			runs.setdefault("command", []).append({"process_wall_ms": wall, "process_cpu_ms": cpu})
+			runs.setdefault("bare", []).append(spawn_cpu([str(openmolt), "-c", BARE_CODE]))
 	out = {name: median(values) for name, values in runs.items()}
 	out["cli"] = cli_first_request(server, openmolt, repeats)
-	for name in ("openmolt", "openmolt-responses"):
+	for name in ("openmolt", "openmolt-responses", "command"):
 		for key in ("process_wall_ms", "process_cpu_ms"):
 			out[name][f"{key}_ratio"] = out[name][key] / out["agno"][key]
 	return out
@@ -607,6 +646,14 @@ def main() -> None:
 						"≤ 0.3",
 					)
 				)
+			o = shot["command"]
+			rows.append(
+				(
+					"7 one-shot run, the command (`openmolt -m MODEL --tool`) / Agno",
+					f"wall {fmt(o['process_wall_ms_ratio'], 2)}, CPU {fmt(o['process_cpu_ms_ratio'], 2)}; {fmt(o['process_wall_ms'])} ms wall, {fmt(o['process_cpu_ms'])} ms CPU",
+					"≤ 0.3",
+				)
+			)
 			for name in ("openmolt", "openmolt-responses", "agno"):
 				o = shot[name]
 				rows.append(

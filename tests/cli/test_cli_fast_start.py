@@ -237,6 +237,31 @@ def test_a_one_shot_run_does_not_import_the_capabilities_it_does_not_use(
 	assert json.loads(done.stdout)["status"] == "success"
 
 
+def test_a_prompt_run_does_not_look_up_commands_or_typos(tmp_path: Path, server, cli) -> None:
+	"""``openmolt -m MODEL "prompt"``: options before a word are a run; nothing else is looked up.
+
+	The first word of ``-m`` is an option, which no plugin's command or typo can be: the look-up
+	of plugin commands (which imports ``importlib.metadata``) and the typo hints are not loaded,
+	as for an agent file (`ONE_SHOT_UNUSED`).
+	"""
+	code = (
+		"import json, sys\n"
+		"from openmolt_core.cli import main\n"
+		f"code = main(['-m', '{cli.PROVIDER}:greet', 'Ada', '--json'])\n"
+		"print(code, json.dumps(sorted(m for m in sys.modules if m.startswith('openmolt_core'))),"
+		" file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_OPENAI_BASE_URL": server.url})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	code, _, modules = done.stderr.splitlines()[-1].partition(" ")
+	assert code == "0", done.stderr
+	loaded = set(json.loads(modules))
+	unused = {"openmolt_core.cli._commands", "openmolt_core._support.suggest"}
+	assert loaded.isdisjoint(unused), sorted(loaded & unused)
+
+
 def test_the_collector_is_paused_during_start_up_and_given_back(
 	tmp_path: Path, server, cli
 ) -> None:
@@ -275,6 +300,136 @@ def test_the_collector_is_paused_during_start_up_and_given_back(
 	)
 	assert done.stderr.splitlines()[-1] == "0 0 True True 0", done.stderr
 	assert json.loads(done.stdout)["status"] == "success"
+
+
+@pytest.mark.parametrize("form", ["agent file", "prompt"])
+def test_the_command_makes_no_collection_from_its_first_line_to_the_first_request(
+	tmp_path: Path, server, cli, form: str
+) -> None:
+	"""The console script (`openmolt_core._main`) pauses the collector before it loads the command.
+
+	Counted with `gc.callbacks` in a fresh process, from the console script's call of
+	``openmolt_core._main.main`` to the end of start-up (the agent built): no collection, for an agent file and for
+	``-m MODEL "prompt"`` (whose first word goes through the look-up of commands and typos). The
+	run itself has the collector on.
+	"""
+	if form == "agent file":
+		args = [str(cli.agent_file(tmp_path, server))]
+	else:
+		args = ["-m", f"{cli.PROVIDER}:greet", "Ada"]
+	code = (
+		"import gc, sys\n"
+		"seen = {'collections': 0}\n"
+		"gc.callbacks.append(lambda phase, info: phase == 'start' and seen.update(\n"
+		"	collections=seen['collections'] + 1))\n"
+		f"sys.argv = ['openmolt', *{args!r}]\n"
+		"from importlib.machinery import PathFinder\n"
+		"def watch(startup):\n"
+		"	resume = startup.StartupGC.resume\n"
+		"	def resumed(self):\n"
+		"		seen.setdefault('start-up', seen['collections'])\n"
+		"		seen.setdefault('on', gc.isenabled())\n"
+		"		resume(self)\n"
+		"		seen.setdefault('then', gc.isenabled())\n"
+		"	startup.StartupGC.resume = resumed\n"
+		"class Watch:  # patches _startup as the command imports it: nothing loaded before\n"
+		"	def find_spec(self, name, path, target=None):\n"
+		"		if name != 'openmolt_core.cli._startup':\n"
+		"			return None\n"
+		"		spec = PathFinder.find_spec(name, path)\n"
+		"		run = spec.loader.exec_module\n"
+		"		spec.loader.exec_module = lambda module: (run(module), watch(module))\n"
+		"		return spec\n"
+		"sys.meta_path.insert(0, Watch())\n"
+		"from openmolt_core import _main  # as the console script does, then its main:\n"
+		"gc.collect()  # the allocation count at 0: no pass due on the way to main's first line\n"
+		"seen['collections'] = 0\n"
+		"code = _main.main()\n"
+		"print(code, seen['start-up'], seen['on'], seen['then'], file=sys.stderr)\n"
+	)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key", "OPENMOLT_OPENAI_BASE_URL": server.url})
+	done = subprocess.run(
+		[sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+	)
+	assert done.stderr.splitlines()[-1] == "0 0 False True", done.stderr
+	assert json.loads(done.stdout)["status"] == "success"  # the JSON result, stdout a pipe
+
+
+@pytest.mark.parametrize("command", ["serve", "worker", "logs"])
+def test_a_command_that_runs_on_gets_the_collector_on(tmp_path: Path, cli, command: str) -> None:
+	"""The console script's pause ends before any other command runs (serve, worker, logs...).
+
+	A long-running command keeps Python's collector as it is, on, with its usual thresholds and
+	nothing frozen; only a run's start-up is paused (`openmolt_core.cli._startup`). A plugin's
+	command (`serve`, `worker`) is found after the pause for a run began: it is given back first.
+	"""
+	code = (
+		"import gc, sys\n"
+		"usual = gc.get_threshold()\n"
+		"from types import SimpleNamespace\n"
+		"from openmolt_core import _main\n"
+		"from openmolt_core.cli import _commands, _logs\n"
+		"def command(args):\n"
+		"	print(gc.isenabled(), gc.get_freeze_count(), gc.get_threshold() == usual, file=sys.stderr)\n"
+		"	return 0\n"
+		"_logs.main = command\n"
+		"_commands.find = lambda name: SimpleNamespace(main=command)\n"
+		f"sys.argv = ['openmolt', {command!r}]\n"
+		"print(_main.main(), file=sys.stderr)\n"
+	)
+	done = subprocess.run(
+		[sys.executable, "-c", code],
+		capture_output=True,
+		text=True,
+		env=cli.clean_env(),
+		cwd=tmp_path,
+	)
+	assert done.stderr.splitlines()[-2:] == ["True 0 True", "0"], done.stderr
+
+
+def test_a_one_shot_process_leaves_its_run_recorded_whole(tmp_path: Path, server, cli) -> None:
+	"""The command's process, ended (the collector frozen at its end), left a complete record.
+
+	The console script in a fresh process runs an agent file; once the process is gone, the run
+	store holds the run, ended with its status and output, and every event of the run in order.
+	"""
+	path = cli.agent_file(tmp_path, server)
+	env = cli.clean_env(**{cli.KEY_VAR: "env-key"}, HOME=str(tmp_path), XDG_STATE_HOME="")
+	code = "import sys\nfrom openmolt_core._main import main\nsys.exit(main())\n"
+	done = subprocess.run(
+		[sys.executable, "-c", code, str(path)],
+		capture_output=True,
+		text=True,
+		env=env,
+		cwd=tmp_path,
+		timeout=120,
+	)
+	assert done.returncode == 0, done.stderr
+	run_id = json.loads(done.stdout)["run_id"]
+	shown = cli.openmolt("logs", run_id, "--json", cwd=tmp_path, env=env)
+	assert shown.returncode == 0, shown.stderr
+	record = json.loads(shown.stdout)
+	assert record["status"] == "success" and record["ended"] is not None
+	assert record["output"] == {"greeting": "Hello, Ada!"}
+	names = [event["name"] for event in record["events"]]
+	assert names[-1] == "finish" and "llmOutput" in names, names
+	seqs = [event["seq"] for event in record["events"]]
+	assert seqs == sorted(seqs), seqs
+	assert (tmp_path / ".local" / "state" / "openmolt" / "runs.db").is_file()
+
+
+def test_importing_openmolt_leaves_the_collector_alone() -> None:
+	"""The library never touches the collector of the program that imports it."""
+	code = (
+		"import gc\n"
+		"usual = gc.get_threshold()\n"
+		"import openmolt\n"
+		"from openmolt import OpenMolt\n"
+		"OpenMolt().create_agent(name='a', model='openai:gpt-5-mini', instructions='x')\n"
+		"print(gc.isenabled(), gc.get_freeze_count(), gc.get_threshold() == usual)\n"
+	)
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+	assert done.stdout.strip() == "True 0 True", done.stderr
 
 
 def test_the_start_up_pause_leaves_a_collector_that_was_off_alone() -> None:

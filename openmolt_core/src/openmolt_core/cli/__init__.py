@@ -288,10 +288,11 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 	return parser
 
 
-def _run_command(args: list[str], prog: str) -> int:
+def _run_command(args: list[str], prog: str, startup: StartupGC | None = None) -> int:
 	from openmolt_core.cli._startup import StartupGC
 
-	startup = StartupGC()  # paused until the agent is built: see that module
+	if startup is None:
+		startup = StartupGC()  # paused until the agent is built: see that module
 	try:
 		return _run_paused(args, prog, startup)
 	finally:
@@ -725,16 +726,35 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
+	from openmolt_core.cli._startup import StartupGC
+
+	# A run, most likely: its start-up is paused from here (the look-up of plugin commands and
+	# typos below included); a plugin's command gets the collector back before it starts.
+	startup = StartupGC()
+	try:
+		return _run_or_plugin(args, list(commands), startup)
+	finally:
+		startup.close()
+
+
+def _run_or_plugin(args: list[str], commands: list[str], startup: StartupGC) -> int:
+	"""``openmolt NAME ...`` that is no core command: a file to run, a plugin's command, a typo."""
 	from openmolt_core.cli._typos import file_like, not_a_file
 
+	name, rest = args[0], args[1:]
 	if not name.startswith("-") and file_like(name):
-		return _run_command(args, "openmolt")  # a file: no plugin command to look for
+		return _run_command(args, "openmolt", startup)  # a file: no plugin command to look for
+	if name.startswith("-") and any(not a.startswith("-") for a in rest):
+		# Options, then a file or a prompt (`openmolt -m MODEL "..."`, `openmolt -v agent.json`):
+		# a run, as `not_a_file` would say, without loading the look-up of commands and typos.
+		return _run_command(args, "openmolt", startup)
 	found: list[str] = []
 	if not name.startswith("-"):
 		from openmolt_core.cli import _commands
 
 		plugin_command = _commands.find(name)  # openmolt serve, ui, worker, mcp...
 		if plugin_command is not None:
+			startup.close()  # a server or a worker runs on: Python's collector, as it was
 			return _plugin_command(name, plugin_command.main, rest)
 		found = list(_commands.registered())  # every plugin's: a typo of any of them is named
 	from openmolt_core.cli._commands import PLUGIN_COMMANDS
@@ -744,7 +764,7 @@ def _dispatch(args: list[str]) -> int:
 	if problem:
 		print(f"openmolt: {problem}", file=sys.stderr)
 		return ExitCode.USAGE
-	return _run_command(args, "openmolt")
+	return _run_command(args, "openmolt", startup)
 
 
 def _plugin_command(name: str, command: Callable[[list[str]], int], rest: list[str]) -> int:

@@ -8,6 +8,12 @@ until the agent is built, then freezes what start-up made (`gc.freeze`: later co
 those objects, as a forking server does) and turns it back on; `StartupGC.close` at the end of
 the command gives the frozen objects back to the collector, so a caller of
 `openmolt_core.cli.main` in a longer process (a test) keeps its collector as it was.
+
+The pause begins where a run is the likely outcome: the console script (`openmolt_core._main`)
+pauses the collector while it imports the command, and `main` from the first word that is no
+core command (a file, ``-m``, or a plugin's command, which is given the collector back before
+it starts: `openmolt serve` and `worker` run on with Python's own). `import openmolt` never
+touches the collector.
 """
 
 from __future__ import annotations
