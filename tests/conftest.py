@@ -83,6 +83,21 @@ def _defer_the_ca_bundle() -> None:
 _defer_the_ca_bundle()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+	"""The tests' temporary folders (``tmp_path``) are kept in memory, on /dev/shm, where there is one.
+
+	The tests' SQLite stores (sessions, run stores, DBOS's system database) live in ``tmp_path``,
+	and each commit waited for the disk to sync: on this machine's ext4 /tmp, 14 of the session
+	tests took 95 s of wall time for 17 s of CPU, 35 s for 11 s on tmpfs. pytest still numbers
+	and cleans the folders (pytest-of-USER/pytest-N, the latest three kept); ``--basetemp``, or
+	``PYTEST_DEBUG_TEMPROOT`` set to another folder, puts them elsewhere. xdist's workers get
+	their folders under the controller's, so this is read once, before any folder is made.
+	"""
+	shm = Path("/dev/shm")
+	if config.option.basetemp is None and shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
+		os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(shm))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
 	_plugins.deactivate(_root)
 
