@@ -262,3 +262,20 @@ def cli_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
 	``sys.path`` and the Python agent files it imported are restored afterwards.
 	"""
 	return _in_process
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+	"""What collection made (the modules, the test items: kept to the end) is frozen, out of the
+	cyclic collector's walks, and the youngest generation is collected ten times less often.
+
+	The collector walked every object the worker held at each full collection: in 869 tests of
+	tests/core (test_[d-i]*, -n 0) it ran 6,027 times for 13.1 s of the run's 32.9 s of CPU.
+	Frozen after collection (a collection first, so nothing dead is kept), 7.2 s of 26.7; with
+	7,000 allocations between young collections instead of 700, 5.8 s of 25.5. What a test leaves
+	in cycles is still freed, later; a test that needs it gone calls ``gc.collect()``.
+	"""
+	import gc
+
+	gc.collect()
+	gc.freeze()
+	gc.set_threshold(7000, *gc.get_threshold()[1:])
