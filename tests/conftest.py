@@ -83,6 +83,21 @@ def _defer_the_ca_bundle() -> None:
 _defer_the_ca_bundle()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+	"""The tests' temporary folders (``tmp_path``) are kept in memory, on /dev/shm, where there is one.
+
+	The tests' SQLite stores (sessions, run stores, DBOS's system database) live in ``tmp_path``,
+	and each commit waited for the disk to sync: on this machine's ext4 /tmp, 14 of the session
+	tests took 95 s of wall time for 17 s of CPU, 35 s for 11 s on tmpfs. pytest still numbers
+	and cleans the folders (pytest-of-USER/pytest-N, the latest three kept); ``--basetemp``, or
+	``PYTEST_DEBUG_TEMPROOT`` set to another folder, puts them elsewhere. xdist's workers get
+	their folders under the controller's, so this is read once, before any folder is made.
+	"""
+	shm = Path("/dev/shm")
+	if config.option.basetemp is None and shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
+		os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(shm))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
 	_plugins.deactivate(_root)
 
@@ -247,3 +262,38 @@ def cli_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
 	``sys.path`` and the Python agent files it imported are restored afterwards.
 	"""
 	return _in_process
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+	"""What collection made (the modules, the test items: kept to the end) is frozen, out of the
+	cyclic collector's walks, and the youngest generation is collected ten times less often.
+
+	The collector walked every object the worker held at each full collection: in 869 tests of
+	tests/core (test_[d-i]*, -n 0) it ran 6,027 times for 13.1 s of the run's 32.9 s of CPU.
+	Frozen after collection (a collection first, so nothing dead is kept), 7.2 s of 26.7; with
+	7,000 allocations between young collections instead of 700, 5.8 s of 25.5. What a test leaves
+	in cycles is still freed, later; a test that needs it gone calls ``gc.collect()``.
+	"""
+	import gc
+
+	gc.collect()
+	gc.freeze()
+	gc.set_threshold(7000, *gc.get_threshold()[1:])
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own: the module's fixtures are finalized
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+	"""Between two test modules, what the tests left is collected and what lives on is frozen.
+
+	What a module's tests import or cache stays for the rest of the worker's run, and each full
+	collection walked it again: frozen once, after collection, the collector still took 5.2 s of
+	24.2 s of CPU in tests/core/test_[d-i]* (-n 0); frozen at each module's end, 0.8 s of 19.5
+	(the same peak memory). The collection first frees every cycle the module's tests left.
+	"""
+	if nextitem is not None and getattr(nextitem, "module", None) is not getattr(
+		item, "module", None
+	):
+		import gc
+
+		gc.collect()
+		gc.freeze()

@@ -432,18 +432,28 @@ def test_importing_openmolt_leaves_the_collector_alone() -> None:
 	assert done.stdout.strip() == "True 0 True", done.stderr
 
 
+def _freeze_again() -> None:
+	"""Freeze what the test process holds again, as conftest did after collection (an unfreeze
+	gave it back to the collector's walks for the rest of this worker's tests)."""
+	import gc
+
+	gc.collect()
+	gc.freeze()
+
+
 def test_the_start_up_pause_leaves_a_collector_that_was_off_alone() -> None:
 	"""A process that turned the collector off keeps it off, and nothing is frozen."""
 	import gc
 
 	from openmolt_core.cli._startup import StartupGC
 
+	frozen = gc.get_freeze_count()  # what the test process froze after collection (conftest)
 	gc.disable()
 	try:
 		startup = StartupGC()
 		startup.resume()
 		assert not gc.isenabled()
-		assert gc.get_freeze_count() == 0
+		assert gc.get_freeze_count() == frozen
 		startup.close()
 		assert not gc.isenabled()
 	finally:
@@ -468,6 +478,7 @@ def test_the_start_up_pause_leaves_a_process_that_froze_objects_alone() -> None:
 		assert gc.isenabled() and gc.get_freeze_count() > frozen * 0.9 > 0
 	finally:
 		gc.unfreeze()
+		_freeze_again()
 
 
 def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
@@ -491,6 +502,7 @@ def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 		startup.close()
 	assert gc.isenabled()
 	assert gc.get_freeze_count() == 0
+	_freeze_again()
 
 
 def test_completion_help_and_a_mistyped_shell_load_no_plugin_command(

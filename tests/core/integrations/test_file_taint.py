@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,17 @@ def record(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def broken(record: Path) -> Path:
-	"""A record that is not JSON (a half-written file from another tool, say)."""
+def broken(record: Path) -> Iterator[Path]:
+	"""A record that is not JSON (a half-written file from another tool, say), removed after.
+
+	Removed because the test's FileSystem may outlive it (until the collector finds it): an
+	unreadable record marks every place in the folders around its FileSystem's, and with the
+	temporary folders on /dev/shm that is /dev, where a later test reads /dev/zero.
+	"""
 	record.parent.mkdir(parents=True)
 	record.write_text("{not json")
-	return record
+	yield record
+	record.unlink(missing_ok=True)
 
 
 @pytest.fixture
