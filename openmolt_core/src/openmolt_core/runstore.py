@@ -467,10 +467,10 @@ class RunStore(RunObserver):
 		shared = self._shared
 		shared.after_fork()
 		with shared.lock:
-			if shared.conn is None:
-				shared.opened(self._open())
 			conn = shared.conn
-			assert conn is not None
+			if conn is None:
+				conn = self._open()
+				shared.opened(conn)
 			try:
 				yield conn
 			finally:
