@@ -325,9 +325,8 @@ class _Shared:
 
 	The store's finalizer closes this (`weakref.finalize` must not hold the store). Every open
 	one is closed before the process forks (`os.fork`, ``multiprocessing``): SQLite's
-	connections must not cross a fork, and a child that opened the file while its parent's
-	connection was open would share SQLite's per-process lock records with it (the child's close
-	removed the log the parent still read, and the parent read the file as it was before).
+	connections must not cross a fork (its own rule: the child would inherit the parent's open
+	file and its per-process lock records), so a child starts with none and opens its own.
 	"""
 
 	__slots__ = ("__weakref__", "conn", "lock", "pid")
