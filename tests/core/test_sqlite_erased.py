@@ -137,3 +137,21 @@ async def test_a_sqlalchemy_session_on_sqlite_erases_what_it_deletes(tmp_path: P
 	engine.dispose()  # its connections closed: the file checkpointed
 	assert not left(path, WORDS)
 	assert left(path, "kept-words-of-bob-2")
+
+
+async def test_a_pruned_run_leaves_no_words_while_the_store_stays_open(tmp_path: Path) -> None:
+	"""`RunStore.prune` with the store's connection still open: the pruned run's input is in
+	neither the file nor its write-ahead log (whose older frames held the row as written)."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel, finish
+
+	path = tmp_path / "runs.db"
+	om = OpenMolt(entry_points=False, run_store=path)
+	agent = om.create_agent(name="A", model=ScriptedModel([finish(answer="ok")]))
+	await agent.run(WORDS + "in-a-run")
+	assert om.run_store is not None
+	assert left(path, WORDS)
+	assert await om.run_store.prune("9999-01-01") == 1
+	assert not left(path, WORDS)
+	assert await om.run_store.runs() == []
+	await om.aclose()

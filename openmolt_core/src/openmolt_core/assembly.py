@@ -2136,8 +2136,8 @@ async def leave(
 async def close(om: Facade) -> None:
 	"""`OpenMolt.aclose`'s work: stop the tool sources, close what the instance made.
 
-	The durability backend, the file store (its temporary folder) and the HTTP client when the
-	instance made it. Warns when schedules were added but never served.
+	The durability backend, the file store (its temporary folder), the run store's connection and
+	the HTTP client when the instance made it. Warns when schedules were added but never served.
 
 	Args:
 		om: The instance.
@@ -2152,6 +2152,12 @@ async def close(om: Facade) -> None:
 		await close_sources(om._tool_sources.values())
 	if om._files is not None:
 		om._files.close()
+	if om.run_store is not None:
+		import anyio
+
+		# Its one connection: closing checkpoints the file (a write to disk), off the loop.
+		with anyio.CancelScope(shield=True):
+			await anyio.to_thread.run_sync(om.run_store.close)
 	if om._durability is not None:
 		await om._durability.aclose()
 	if om._own_http and om._http is not None:

@@ -15,8 +15,10 @@ they happen, redacted (`openmolt_core.observe.event_data`), so another process c
 live by reading them.
 
 The file is plain SQLite (the standard library's ``sqlite3``, in WAL mode so readers never block
-the writer); each call opens its own connection in a worker thread, so the event loop never
-blocks and several processes can share one file.
+the writer). A store keeps one connection, opened at its first use and used by one worker thread
+at a time, so the event loop never blocks and several processes can share one file; `close`
+(``OpenMolt.aclose`` calls it, and so does the interpreter's exit) checkpoints the file and
+removes its write-ahead log.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -316,6 +320,58 @@ class StoredEvent:
 		}
 
 
+class _Shared:
+	"""A store's one connection and the lock its users take, apart from the store itself.
+
+	The store's finalizer closes this (`weakref.finalize` must not hold the store). Every open
+	one is closed before the process forks (`os.fork`, ``multiprocessing``): SQLite's
+	connections must not cross a fork (its own rule: the child would inherit the parent's open
+	file and its per-process lock records), so a child starts with none and opens its own.
+	"""
+
+	__slots__ = ("__weakref__", "conn", "lock", "pid")
+
+	def __init__(self) -> None:
+		self.conn: sqlite3.Connection | None = None
+		self.lock = threading.Lock()
+		self.pid = os.getpid()
+
+	def after_fork(self) -> None:
+		"""Forget the parent's connection and lock in a forked child (never use or close them)."""
+		if self.pid != os.getpid():
+			self.conn = None
+			self.lock = threading.Lock()
+			self.pid = os.getpid()
+
+	def close(self) -> None:
+		"""Close the connection, if open (in the process that opened it)."""
+		if self.pid != os.getpid():
+			return
+		with self.lock:
+			conn, self.conn = self.conn, None
+			if conn is not None:
+				conn.close()
+				_OPEN.discard(self)
+
+	def opened(self, conn: sqlite3.Connection) -> None:
+		"""Keep ``conn`` as the connection (the caller holds the lock)."""
+		self.conn = conn
+		_OPEN.add(self)
+
+
+_OPEN: weakref.WeakSet[_Shared] = weakref.WeakSet()
+"""The stores' connections open in this process, closed before it forks."""
+
+
+def _close_before_fork() -> None:
+	for shared in list(_OPEN):
+		shared.close()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+	os.register_at_fork(before=_close_before_fork)
+
+
 class RunStore(RunObserver):
 	"""Records runs and their events in a SQLite file (an observer: see `openmolt_core.observe`).
 
@@ -333,7 +389,9 @@ class RunStore(RunObserver):
 			raise ConfigurationError(f"RunStore: path must be a file's path {problem}")
 		self.path: Path = Path(path)
 		self._ready = False
-		self._init_lock = threading.Lock()  # worker threads race to create the file otherwise
+		self._shared = _Shared()
+		# Closed when the store is collected, or at the interpreter's exit if still open.
+		weakref.finalize(self, self._shared.close)
 
 	def __repr__(self) -> str:
 		return f"RunStore({str(self.path)!r})"
@@ -351,53 +409,81 @@ class RunStore(RunObserver):
 				a corrupt database), or its folder cannot be made or written.
 		"""
 		try:
-			self._connect().close()
+			with self._use():
+				pass
 		except (OSError, sqlite3.Error) as exc:
 			from openmolt_core.errors import ConfigurationError
 
 			why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
 			raise ConfigurationError(f"{self.path} cannot hold a run store: {why}") from None
 
-	def _connect(self) -> sqlite3.Connection:
+	def close(self) -> None:
+		"""Close the store's connection (checkpointing the file); a later call opens a new one.
+
+		``OpenMolt.aclose`` calls it for the instance's store, and the interpreter's exit for a
+		store still open. Waits for a write in progress (in a worker thread) to end first.
+		"""
+		self._shared.close()
+
+	def _open(self) -> sqlite3.Connection:
+		"""A new connection to the file, erasing; the caller holds the lock.
+
+		The first of a store makes the file (0600) and its tables on the connection it returns.
+		"""
 		if not self._ready:
-			with self._init_lock:
-				if not self._ready:
-					if self.path.is_dir():  # SQLite would say "unable to open database file"
-						raise sqlite3.OperationalError("it is a folder")
-					# 0600 in a 0700 folder: runs hold inputs, outputs. The default folder is
-					# narrowed whoever opens it (a run, `openmolt logs`, the viewer), also when
-					# an older version made it wider.
-					private_file(self.path, own_dir=_is_own_folder(self.path.parent))
-					conn = sqlite3.connect(self.path, timeout=10)
-					try:
-						conn.executescript(_SCHEMA)
-						have = {r[1] for r in conn.execute("PRAGMA table_info(agent_runs)")}
-						for column, kind in _ADDED_COLUMNS.items():
-							if column not in have:
-								conn.execute(f"ALTER TABLE agent_runs ADD COLUMN {column} {kind}")
-						conn.commit()
-					finally:
-						conn.close()
-					self._ready = True
-		conn = erasing(sqlite3.connect(self.path, timeout=10))  # pruned runs leave the file
-		conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, fast commits
+			if self.path.is_dir():  # SQLite would say "unable to open database file"
+				raise sqlite3.OperationalError("it is a folder")
+			# 0600 in a 0700 folder: runs hold inputs, outputs. The default folder is narrowed
+			# whoever opens it (a run, `openmolt logs`, the viewer), also when an older version
+			# made it wider.
+			private_file(self.path, own_dir=_is_own_folder(self.path.parent))
+		# Any worker thread may run a call; `_Shared.lock` lets one at a time use it.
+		conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+		try:
+			if not self._ready:
+				conn.executescript(_SCHEMA)
+				have = {r[1] for r in conn.execute("PRAGMA table_info(agent_runs)")}
+				for column, kind in _ADDED_COLUMNS.items():
+					if column not in have:
+						conn.execute(f"ALTER TABLE agent_runs ADD COLUMN {column} {kind}")
+				conn.commit()
+			erasing(conn)  # pruned runs leave the file
+			conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints, fast commits
+		except BaseException:
+			conn.close()
+			raise
+		self._ready = True
 		return conn
 
+	def _connect(self) -> sqlite3.Connection:
+		"""A connection of its own (not the store's), for a caller that closes it."""
+		with self._shared.lock:
+			return self._open()
+
+	@contextmanager
+	def _use(self) -> Iterator[sqlite3.Connection]:
+		"""The store's connection (opened on first use), this thread's alone until the block ends."""
+		shared = self._shared
+		shared.after_fork()
+		with shared.lock:
+			conn = shared.conn
+			if conn is None:
+				conn = self._open()
+				shared.opened(conn)
+			try:
+				yield conn
+			finally:
+				if conn.in_transaction:  # a failed commit: the next user starts clean
+					conn.rollback()
+
 	def _write(self, sql: str, *rows: tuple[Any, ...]) -> None:
-		conn = self._connect()
-		try:
-			with conn:
-				for row in rows:
-					conn.execute(sql, row)
-		finally:
-			conn.close()
+		with self._use() as conn, conn:
+			for row in rows:
+				conn.execute(sql, row)
 
 	def _read(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-		conn = self._connect()
-		try:
+		with self._use() as conn:
 			return conn.execute(sql, args).fetchall()
-		finally:
-			conn.close()
 
 	# recording (the observer) -----------------------------------------------------------
 
@@ -450,16 +536,12 @@ class RunStore(RunObserver):
 		)
 
 		def write() -> None:
-			conn = self._connect()
-			try:
-				with conn:
-					conn.execute(conn_sql, insert)
-					conn.execute(
-						"UPDATE agent_runs SET steps = ?, usage = ?, updated = ? WHERE run_id = ?",
-						update,
-					)
-			finally:
-				conn.close()
+			with self._use() as conn, conn:
+				conn.execute(conn_sql, insert)
+				conn.execute(
+					"UPDATE agent_runs SET steps = ?, usage = ?, updated = ? WHERE run_id = ?",
+					update,
+				)
 
 		await anyio.to_thread.run_sync(write)
 
@@ -551,21 +633,17 @@ class RunStore(RunObserver):
 		)
 
 		def write() -> None:
-			conn = self._connect()
-			try:
-				with conn:
-					mine = run_id
-					if name == "schedule:skip":
-						conn.execute("BEGIN IMMEDIATE")  # read and insert: one writer at a time
-						held = conn.execute(
-							"SELECT agent FROM agent_runs WHERE run_id = ?", (run_id,)
-						).fetchone()
-						if held is not None and held[0] != agent.name:
-							mine = f"{run_id}:{agent.name}"
-					for sql, row in rows:
-						conn.execute(sql, tuple(mine if v is run_id else v for v in row))
-			finally:
-				conn.close()
+			with self._use() as conn, conn:
+				mine = run_id
+				if name == "schedule:skip":
+					conn.execute("BEGIN IMMEDIATE")  # read and insert: one writer at a time
+					held = conn.execute(
+						"SELECT agent FROM agent_runs WHERE run_id = ?", (run_id,)
+					).fetchone()
+					if held is not None and held[0] != agent.name:
+						mine = f"{run_id}:{agent.name}"
+				for sql, row in rows:
+					conn.execute(sql, tuple(mine if v is run_id else v for v in row))
 
 		await anyio.to_thread.run_sync(write)
 
@@ -615,18 +693,14 @@ class RunStore(RunObserver):
 		)
 
 		def write() -> bool:
-			conn = self._connect()
-			try:
-				with conn:
-					written = conn.execute(
-						"INSERT OR IGNORE INTO agent_runs (run_id, agent, model, status, started,"
-						" updated, ended, input, error, pid, trigger, end_user) VALUES (?, ?, ?,"
-						" 'error', ?, ?, ?, ?, ?, ?, ?, ?)",
-						row,
-					)
-					return written.rowcount == 1
-			finally:
-				conn.close()
+			with self._use() as conn, conn:
+				written = conn.execute(
+					"INSERT OR IGNORE INTO agent_runs (run_id, agent, model, status, started,"
+					" updated, ended, input, error, pid, trigger, end_user) VALUES (?, ?, ?,"
+					" 'error', ?, ?, ?, ?, ?, ?, ?, ?)",
+					row,
+				)
+				return written.rowcount == 1
 
 		return await anyio.to_thread.run_sync(write)
 
@@ -643,17 +717,13 @@ class RunStore(RunObserver):
 		"""
 
 		def update() -> bool:
-			conn = self._connect()
-			try:
-				with conn:
-					done = conn.execute(
-						"UPDATE agent_runs SET status = 'cancelled', pending = NULL, error = ?,"
-						f" updated = ? WHERE run_id = ? AND status IN ({_MARKS})",
-						(reason, _now(), run_id, *_PARKED),
-					)
-					return done.rowcount > 0
-			finally:
-				conn.close()
+			with self._use() as conn, conn:
+				done = conn.execute(
+					"UPDATE agent_runs SET status = 'cancelled', pending = NULL, error = ?,"
+					f" updated = ? WHERE run_id = ? AND status IN ({_MARKS})",
+					(reason, _now(), run_id, *_PARKED),
+				)
+				return done.rowcount > 0
 
 		return await anyio.to_thread.run_sync(update)
 
@@ -676,25 +746,21 @@ class RunStore(RunObserver):
 		"""
 
 		def update() -> str | None:
-			conn = self._connect()
-			try:
-				with conn:
-					conn.execute("BEGIN IMMEDIATE")  # no other claim between the read and the write
-					row = conn.execute(
-						"SELECT status, steps FROM agent_runs WHERE run_id = ?", (run_id,)
-					).fetchone()
-					if row is None:
-						return ""
-					if row[0] not in _PARKED or row[1] != steps:
-						return None
-					conn.execute(
-						"UPDATE agent_runs SET status = 'running', updated = ?, pid = ?"
-						" WHERE run_id = ?",
-						(_now(), os.getpid(), run_id),
-					)
-					return str(row[0])
-			finally:
-				conn.close()
+			with self._use() as conn, conn:
+				conn.execute("BEGIN IMMEDIATE")  # no other claim between the read and the write
+				row = conn.execute(
+					"SELECT status, steps FROM agent_runs WHERE run_id = ?", (run_id,)
+				).fetchone()
+				if row is None:
+					return ""
+				if row[0] not in _PARKED or row[1] != steps:
+					return None
+				conn.execute(
+					"UPDATE agent_runs SET status = 'running', updated = ?, pid = ?"
+					" WHERE run_id = ?",
+					(_now(), os.getpid(), run_id),
+				)
+				return str(row[0])
 
 		return await anyio.to_thread.run_sync(update)
 
@@ -828,8 +894,7 @@ class RunStore(RunObserver):
 		"""
 
 		def delete() -> int:
-			conn = self._connect()
-			try:
+			with self._use() as conn:
 				with conn:
 					ids = [
 						r[0]
@@ -844,9 +909,10 @@ class RunStore(RunObserver):
 						conn.execute(f"DELETE FROM run_events WHERE run_id IN ({marks})", chunk)
 						conn.execute(f"DELETE FROM agent_runs WHERE run_id IN ({marks})", chunk)
 				conn.execute("VACUUM")
+				# The connection stays open, and so would the write-ahead log's frames that
+				# still hold the pruned rows: copy them back (erased) and empty the log now.
+				conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 				return len(ids)
-			finally:
-				conn.close()
 
 		return await anyio.to_thread.run_sync(delete)
 
