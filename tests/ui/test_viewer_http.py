@@ -588,3 +588,26 @@ async def test_a_refusal_and_a_wrong_host_carry_the_security_headers_too(tmp_pat
 				assert "frame-ancestors 'none'" in response.headers[name]
 			else:
 				assert response.headers.get(name) == value, (response.status_code, name)
+
+
+@pytest.mark.parametrize(
+	("path", "body", "said"),
+	[
+		("/api/approvals/a1", b'{"action": "edit", "input": {"amount": NaN}}', "NaN"),
+		("/api/approvals/a1", b'{"action": "edit", "input": {"amount": -Infinity}}', "Infinity"),
+		("/api/approvals/a1", b'{"action": "deny", "reason": "no", "action": "approve"}', "action"),
+		("/api/questions/q1", b'{"answer": "5", "answer": "500"}', "answer"),
+		("/api/questions/q1", b'{"answer": "half an emoji \\ud83d"}', "surrogate"),
+	],
+)
+async def test_a_body_a_state_cannot_hold_or_that_says_two_things_is_refused(
+	tmp_path: Path, path: str, body: bytes, said: str
+) -> None:
+	"""An answer or decision with NaN, a lone surrogate, or a key twice (which one was meant is a
+	guess: a proxy may read the first, Python read the last) is a 400 that says why, as a
+	model's reply with them runs nothing; it was read and acted on."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token, "content-type": "application/json"}
+		response = await http.post(_base(viewer) + path, content=body, headers=headers)
+		assert response.status_code == 400, (body, response.status_code, response.text)
+		assert said in response.json()["error"], response.text
