@@ -611,3 +611,15 @@ async def test_a_body_a_state_cannot_hold_or_that_says_two_things_is_refused(
 		response = await http.post(_base(viewer) + path, content=body, headers=headers)
 		assert response.status_code == 400, (body, response.status_code, response.text)
 		assert said in response.json()["error"], response.text
+
+
+@pytest.mark.parametrize("query", ["/api/overview?days=\u00b2", "/api/runs?limit=\u2463"])
+async def test_a_digit_int_cannot_read_is_a_400_that_names_the_field(
+	tmp_path: Path, query: str
+) -> None:
+	"""``"²".isdigit()`` is true and ``int("²")`` fails: it was a 500."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		response = await http.get(_base(viewer) + query, headers=headers)
+		assert response.status_code == 400, response.status_code
+		assert "whole number" in response.json()["error"]

@@ -210,7 +210,7 @@ def create_app(viewer: Viewer) -> ASGIApp:
 
 	async def overview(request: Request) -> Response:
 		text = request.query_params.get("days", "14")
-		if not text.isdigit() or not 1 <= int(text) <= 366:
+		if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 366:
 			return MaskedJSONResponse(
 				{"error": f"days must be a whole number from 1 to 366, not {text!r}"},
 				status_code=400,
@@ -429,7 +429,7 @@ def _filters(query: Mapping[str, str]) -> tuple[int, dict[str, str | None]] | st
 			moment = moment.replace(tzinfo=UTC)
 		filters[key] = moment.astimezone(UTC).isoformat()
 	text = query.get("limit", "50")
-	if not text.isdigit() or not 1 <= int(text) <= 500:
+	if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 500:
 		return f"limit must be a whole number from 1 to 500, not {text!r}"
 	return int(text), filters
 
