@@ -65,3 +65,29 @@ async def test_an_edited_input_a_state_cannot_hold_does_not_run(
 	assert entry["ok"] is False and "refused (invalid)" in entry["error"]
 	assert where in errors[0].message and "edited input" in errors[0].message
 	result.state.to_dict()  # the state holds nothing it cannot write
+
+
+async def test_a_parked_run_resumed_with_such_an_edit_is_refused_and_runs_nothing() -> None:
+	"""The other door: a decision delivered to ``resume`` (the run viewer's, an application's)."""
+	from openmolt_core.errors import ApprovalError
+
+	ran: list[Any] = []
+
+	def pay(amount: float) -> dict[str, Any]:
+		"""Pay someone.
+
+		Args:
+			amount: Euros.
+		"""
+		ran.append(amount)
+		return {"paid": amount}
+
+	om = OpenMolt(entry_points=False)
+	model = ScriptedModel([call_tool("local.pay", amount=5), finish()])
+	agent = om.create_agent(name="Pay", model=model, tools=[pay], requires_approval=["local.pay"])
+	parked = await agent.run("go")
+	[request] = agent.approval_requests(parked.state)
+	with pytest.raises(ApprovalError) as caught:
+		await agent.resume(parked.state, decision=request.approve(input={"amount": float("nan")}))
+	assert caught.value.problem == "invalid" and "amount" in str(caught.value)
+	assert ran == []
