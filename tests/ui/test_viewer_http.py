@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -623,3 +624,24 @@ async def test_a_digit_int_cannot_read_is_a_400_that_names_the_field(
 		response = await http.get(_base(viewer) + query, headers=headers)
 		assert response.status_code == 400, response.status_code
 		assert "whole number" in response.json()["error"]
+
+
+@pytest.mark.parametrize("run_id", ["运行-1", "ünïcode\u202etxt.exe", 'a"b;c\\d'])
+async def test_a_run_whose_id_is_not_latin_1_exports_with_a_safe_file_name(
+	tmp_path: Path, run_id: str
+) -> None:
+	"""The export's ``content-disposition`` is ASCII: an id of other letters was a 500 (a
+	header is Latin-1), and a bidi override or a quote never reaches the file name."""
+	from openmolt import RunState
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]))
+	await agent.run("go", history=RunState(run_id=run_id))
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient() as http:
+		url = f"{_base(viewer)}/api/runs/{quote(run_id, safe='')}/export"
+		response = await http.get(url, headers={"x-openmolt-token": viewer.token})
+		assert response.status_code == 200, response.text
+		assert response.json()["run"]["run_id"] == run_id
+		disposition = response.headers["content-disposition"]
+		assert disposition.isascii() and disposition.count('"') == 2, disposition
+	await om.aclose()

@@ -203,7 +203,8 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		found = await viewer.export(run_id)
 		if found is None:
 			return MaskedJSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
-		name = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+		# ASCII only: a header is Latin-1 (another letter was a 500), and no bidi override.
+		name = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in run_id)
 		return MaskedJSONResponse(
 			found, headers={"content-disposition": f'attachment; filename="run-{name}.json"'}
 		)
