@@ -24,6 +24,9 @@ pytestmark = pytest.mark.anyio
 	[
 		({"code": 502, "message": "Upstream provider returned an invalid response"}, 502, True),
 		({"code": "429", "message": "Rate limited upstream"}, 429, True),
+		# Digits that str.isdigit() accepts and int() cannot read: no status, not a ValueError.
+		({"code": "\u00b2\u00b2\u00b2", "message": "odd"}, None, False),
+		({"code": "\u2463\u2460\u2460", "message": "odd"}, None, False),
 		({"code": 400, "message": "Bad schema"}, 400, False),
 		({"message": "something broke"}, None, False),
 		("plain text error", None, False),

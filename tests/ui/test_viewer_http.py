@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -588,3 +589,59 @@ async def test_a_refusal_and_a_wrong_host_carry_the_security_headers_too(tmp_pat
 				assert "frame-ancestors 'none'" in response.headers[name]
 			else:
 				assert response.headers.get(name) == value, (response.status_code, name)
+
+
+@pytest.mark.parametrize(
+	("path", "body", "said"),
+	[
+		("/api/approvals/a1", b'{"action": "edit", "input": {"amount": NaN}}', "NaN"),
+		("/api/approvals/a1", b'{"action": "edit", "input": {"amount": -Infinity}}', "Infinity"),
+		("/api/approvals/a1", b'{"action": "deny", "reason": "no", "action": "approve"}', "action"),
+		("/api/questions/q1", b'{"answer": "5", "answer": "500"}', "answer"),
+		("/api/questions/q1", b'{"answer": "half an emoji \\ud83d"}', "surrogate"),
+	],
+)
+async def test_a_body_a_state_cannot_hold_or_that_says_two_things_is_refused(
+	tmp_path: Path, path: str, body: bytes, said: str
+) -> None:
+	"""An answer or decision with NaN, a lone surrogate, or a key twice (which one was meant is a
+	guess: a proxy may read the first, Python read the last) is a 400 that says why, as a
+	model's reply with them runs nothing; it was read and acted on."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token, "content-type": "application/json"}
+		response = await http.post(_base(viewer) + path, content=body, headers=headers)
+		assert response.status_code == 400, (body, response.status_code, response.text)
+		assert said in response.json()["error"], response.text
+
+
+@pytest.mark.parametrize("query", ["/api/overview?days=\u00b2", "/api/runs?limit=\u2463"])
+async def test_a_digit_int_cannot_read_is_a_400_that_names_the_field(
+	tmp_path: Path, query: str
+) -> None:
+	"""``"²".isdigit()`` is true and ``int("²")`` fails: it was a 500."""
+	async with Viewer(store=tmp_path / "runs.db") as viewer, httpx.AsyncClient() as http:
+		headers = {"x-openmolt-token": viewer.token}
+		response = await http.get(_base(viewer) + query, headers=headers)
+		assert response.status_code == 400, response.status_code
+		assert "whole number" in response.json()["error"]
+
+
+@pytest.mark.parametrize("run_id", ["运行-1", "ünïcode\u202etxt.exe", 'a"b;c\\d'])
+async def test_a_run_whose_id_is_not_latin_1_exports_with_a_safe_file_name(
+	tmp_path: Path, run_id: str
+) -> None:
+	"""The export's ``content-disposition`` is ASCII: an id of other letters was a 500 (a
+	header is Latin-1), and a bidi override or a quote never reaches the file name."""
+	from openmolt import RunState
+
+	om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+	agent = om.create_agent(name="A", model=ScriptedModel([finish("ok")]))
+	await agent.run("go", history=RunState(run_id=run_id))
+	async with Viewer(om, agents=[agent]) as viewer, httpx.AsyncClient() as http:
+		url = f"{_base(viewer)}/api/runs/{quote(run_id, safe='')}/export"
+		response = await http.get(url, headers={"x-openmolt-token": viewer.token})
+		assert response.status_code == 200, response.text
+		assert response.json()["run"]["run_id"] == run_id
+		disposition = response.headers["content-disposition"]
+		assert disposition.isascii() and disposition.count('"') == 2, disposition
+	await om.aclose()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.jsonsafe import problem
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import masked_excerpt
 from openmolt_core._support.sync import call as call_app
@@ -189,6 +190,16 @@ async def _accept(
 	signer.verify(decision, run_id=request.run_id, call=request.call, digest=request.digest)
 	edited = None
 	if decision.input is not None and bound is not None:
+		# A model's reply with NaN or a lone surrogate runs nothing (`openmolt_core._parse`, rule
+		# 7); an edit (a handler's, the run viewer's JSON) is held to the same, before the schema.
+		unsafe = problem(decision.input)
+		if unsafe is not None:
+			raise ApprovalError(
+				f"decision {decision.id}: the edited input of {request.tool} cannot be held by "
+				f"a run's state ({unsafe}); decide again with a valid input",
+				problem="invalid",
+				call=request.call,
+			)
 		try:
 			edited = bound.validator().validate(decision.input)
 		except ValidationError as exc:

@@ -15,7 +15,8 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
    tool call, or for any other reason than its end: finish reason ``incomplete``) runs nothing,
    even when what arrived happens to parse.
 5. A reply holding several JSON values of commands (objects, or bare lists of commands) runs
-   nothing: which one was meant is a guess.
+   nothing: which one was meant is a guess. One in a Markdown fence and another in the prose
+   after it are two (a model quoting a command a page injected, under its own).
 6. A reply longer than the size cap, or nested deeper than the depth cap, runs nothing.
 7. A reply a state could not hold runs nothing: a key twice in one object (which one was meant is
    a guess), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate escape such as ``"\ud800"`` (not

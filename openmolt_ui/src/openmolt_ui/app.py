@@ -56,6 +56,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from openmolt_core._support.jsonsafe import UnsafeJson, loads
 from openmolt_core.accounts import CALLBACK_PATH
 from openmolt_ui._choices import ORIGINS, STATUSES, options
 from openmolt_ui._live import ApprovalDecision
@@ -202,14 +203,15 @@ def create_app(viewer: Viewer) -> ASGIApp:
 		found = await viewer.export(run_id)
 		if found is None:
 			return MaskedJSONResponse({"error": f"no run with id {run_id!r}"}, status_code=404)
-		name = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+		# ASCII only: a header is Latin-1 (another letter was a 500), and no bidi override.
+		name = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in run_id)
 		return MaskedJSONResponse(
 			found, headers={"content-disposition": f'attachment; filename="run-{name}.json"'}
 		)
 
 	async def overview(request: Request) -> Response:
 		text = request.query_params.get("days", "14")
-		if not text.isdigit() or not 1 <= int(text) <= 366:
+		if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 366:
 			return MaskedJSONResponse(
 				{"error": f"days must be a whole number from 1 to 366, not {text!r}"},
 				status_code=400,
@@ -380,8 +382,13 @@ class _BodyError(Exception):
 async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
 	"""The request's JSON object (None if it is not one), read within ``deadline`` seconds.
 
+	Decoded as a model's reply is (`openmolt_core._support.jsonsafe.loads`): ``NaN``, an
+	infinity, a lone surrogate (a state cannot hold them) and a key twice (which one was meant
+	is a guess) are refused, not acted on.
+
 	Raises:
-		_BodyError: The body took too long (408) or is too large (413).
+		_BodyError: The body took too long (408), is too large (413), or is JSON a state cannot
+			hold or with a key twice (400).
 	"""
 	chunks: list[bytes] = []
 	size = 0
@@ -393,8 +400,11 @@ async def _json(request: Request, deadline: float) -> dict[str, Any] | None:
 			chunks.append(chunk)
 	if scope.cancelled_caught:
 		raise _BodyError(408, f"the body did not arrive within {deadline:g} s")
-	try:
-		body = json.loads(b"".join(chunks) or b"null")
+	raw = b"".join(chunks) or b"null"
+	try:  # as json.loads reads bytes: a surrogate's raw bytes decode to it, then are refused
+		body = loads(raw.decode(json.detect_encoding(raw), "surrogatepass"))
+	except UnsafeJson as exc:
+		raise _BodyError(400, f"the body was not acted on: {exc}") from None
 	except (ValueError, RecursionError):  # not JSON, or nested past what the parser can follow
 		return None
 	return body if isinstance(body, dict) else None
@@ -420,7 +430,7 @@ def _filters(query: Mapping[str, str]) -> tuple[int, dict[str, str | None]] | st
 			moment = moment.replace(tzinfo=UTC)
 		filters[key] = moment.astimezone(UTC).isoformat()
 	text = query.get("limit", "50")
-	if not text.isdigit() or not 1 <= int(text) <= 500:
+	if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 500:
 		return f"limit must be a whole number from 1 to 500, not {text!r}"
 	return int(text), filters
 

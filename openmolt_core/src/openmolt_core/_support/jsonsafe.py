@@ -481,6 +481,35 @@ def _unfenced(s: str) -> str:
 	return (inner[:end] if end >= 0 else inner).strip()
 
 
+def _after_fence(s: str) -> str:
+	"""The text after the fence a reply opens with closes ("" when nothing follows it)."""
+	opening = _FENCE().match(s)
+	last = s.rfind("```")
+	return s[last + 3 :] if last >= (opening.end() if opening else 3) else ""
+
+
+def _wanted_in(s: str, wanted: Callable[[Any], bool]) -> list[Any]:
+	"""The top-level groups of a text that decode to a value ``wanted`` accepts.
+
+	Raises:
+		UnsafeJson: A group is JSON a state cannot hold.
+		NoJsonValue: A group is nested past what the decoder can follow (``deep``).
+	"""
+	found: list[Any] = []
+	for start, end in _values(s):
+		try:
+			value = loads(s[start:end])
+		except UnsafeJson:
+			raise
+		except RecursionError:
+			raise NoJsonValue("deep") from None
+		except ValueError:
+			continue
+		if wanted(value):
+			found.append(value)
+	return found
+
+
 def _values(s: str) -> list[tuple[int, int]]:
 	"""Spans of the top-level ``{...}`` and ``[...]`` groups of a text, in one linear pass."""
 	spans: list[tuple[int, int]] = []
@@ -517,8 +546,9 @@ def json_in_text(text: str, max_depth: int, wanted: Callable[[Any], bool]) -> An
 	"""The one JSON value of a text, found the way language models write one, decoded by `loads`.
 
 	``<think>`` blocks are dropped and an opening Markdown fence is unwrapped; the text is then
-	decoded whole. When it is not JSON, each top-level ``{...}`` and ``[...]`` group of the
-	prose is, and the value is the one group that ``wanted`` accepts. Linear in the text's
+	decoded whole (a group after the closed fence that ``wanted`` accepts makes two values).
+	When it is not JSON, each top-level ``{...}`` and ``[...]`` group of the prose is, and the
+	value is the one group that ``wanted`` accepts. Linear in the text's
 	length: the decoder runs at most once per group.
 
 	Args:
@@ -541,21 +571,15 @@ def json_in_text(text: str, max_depth: int, wanted: Callable[[Any], bool]) -> An
 	except ValueError as exc:
 		whole = exc
 	else:
+		# A fence closed before more text: a value wanted there is a second one (the fenced
+		# one is not the answer just for coming first).
+		others = len(_wanted_in(_after_fence(s), wanted)) if inner is not s else 0
+		if others:
+			raise NoJsonValue("several", count=1 + others)
 		# Each level opens with a bracket of the text: with few brackets, no walk is needed.
 		shallow = inner.count("{") + inner.count("[") <= max_depth
 		return value if shallow else within_depth(value, max_depth)
-	found: list[Any] = []
-	for start, end in _values(s):
-		try:
-			value = loads(s[start:end])
-		except UnsafeJson:
-			raise
-		except RecursionError:
-			raise NoJsonValue("deep") from None
-		except ValueError:
-			continue
-		if wanted(value):
-			found.append(value)
+	found = _wanted_in(s, wanted)
 	if len(found) > 1:
 		raise NoJsonValue("several", count=len(found))
 	if found:

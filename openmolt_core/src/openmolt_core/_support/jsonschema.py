@@ -261,7 +261,12 @@ class _Build:
 			part = part.replace("~1", "/").replace("~0", "~")
 			if isinstance(node, dict) and part in node:
 				node = node[part]
-			elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+			elif (
+				isinstance(node, list)
+				and part.isascii()
+				and part.isdigit()
+				and int(part) < len(node)
+			):
 				node = node[int(part)]
 			else:
 				return None

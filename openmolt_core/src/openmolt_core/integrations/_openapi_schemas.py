@@ -126,7 +126,12 @@ class Schemas:
 		node: Any = self.document
 		for part in ref[2:].split("/"):
 			part = part.replace("~1", "/").replace("~0", "~")
-			if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+			if (
+				isinstance(node, list)
+				and part.isascii()
+				and part.isdigit()
+				and int(part) < len(node)
+			):
 				node = node[int(part)]
 				continue
 			if not isinstance(node, Mapping) or part not in node:

@@ -46,7 +46,7 @@ def _status(error: Any) -> int | None:
 	code = error.get("code") if isinstance(error, dict) else None
 	if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600:
 		return code
-	if isinstance(code, str) and code.isdigit() and 400 <= int(code) < 600:
+	if isinstance(code, str) and code.isascii() and code.isdigit() and 400 <= int(code) < 600:
 		return int(code)
 	return None
 
