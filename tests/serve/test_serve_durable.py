@@ -766,8 +766,6 @@ async def test_a_gone_workers_chat_run_is_followed_by_one_of_two_servers_startin
 	claimed in the store: one server follows it."""
 	import time
 
-	import anyio
-
 	from openmolt_serve._launch import run_id_for
 
 	held = _Held(store, 1)
@@ -776,14 +774,23 @@ async def test_a_gone_workers_chat_run_is_followed_by_one_of_two_servers_startin
 	await eventually(lambda: len(held.entered) == 1, seconds=30)
 	held.started_by({"gone": time.time() - 3600}, {"gone": run_id})  # a server now gone
 	followed = _followed(monkeypatch)
+	decided: list[int] = []  # how many runs each server's start decided to follow
+	recover = Conversations.recover
+
+	async def counted(self: Conversations) -> int:
+		count = await recover(self)
+		decided.append(count)
+		return count
+
+	monkeypatch.setattr(Conversations, "recover", counted)
 	async with local_server(FakeTelegram().app()) as base:
 		servers = [(held.agent, _chat(base))]
 		async with TriggerServer(servers, port=0):  # two servers start on the store
-			async with TriggerServer(servers, port=0):
-				await eventually(lambda: len(followed) >= 1)
-				await anyio.sleep(0.5)
+			async with TriggerServer(servers, port=0):  # each decided before it was entered
+				assert sorted(decided) == [0, 1]  # before: [1, 1], its reply sent twice
+				await eventually(lambda: len(followed) == 1)
 	await held.close()
-	assert followed == [run_id]  # before: followed by each server, its reply sent twice
+	assert followed == [run_id]
 
 
 async def test_a_servers_own_chat_run_is_followed_at_each_of_its_restarts(
