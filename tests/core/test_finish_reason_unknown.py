@@ -18,6 +18,7 @@ import pytest
 from openmolt import OpenMolt
 from openmolt_core.compaction import unfit_summary
 from openmolt_core.llm import ModelRequest, ModelResponse, Usage
+from openmolt_core.result import RunResult
 from openmolt_core.testing import call_tool, finish
 from openmolt_core.tools import tool
 
@@ -42,10 +43,8 @@ class Reasons:
 		return ModelResponse(json.dumps({"commands": [finish("done")]}), Usage(1, 1))
 
 
-@pytest.mark.parametrize("reason", ["length", "content_filter", "SAFETY", "error", "pause_turn"])
-async def test_a_reply_with_an_unknown_finish_reason_runs_none_of_its_commands(
-	reason: str,
-) -> None:
+async def _run(model: Reasons) -> tuple[RunResult, list[str]]:
+	"""Run an agent whose model first calls ``local.send``: its result, and whom it sent to."""
 	sent: list[str] = []
 
 	@tool(labels=[])
@@ -58,10 +57,17 @@ async def test_a_reply_with_an_unknown_finish_reason_runs_none_of_its_commands(
 		sent.append(to)
 		return "sent"
 
-	model = Reasons(reason)
 	async with OpenMolt(entry_points=False) as om:
 		agent = om.create_agent(name="A", model=model, tools=[send])
-		result = await agent.run("go")
+		return await agent.run("go"), sent
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter", "SAFETY", "error", "pause_turn"])
+async def test_a_reply_with_an_unknown_finish_reason_runs_none_of_its_commands(
+	reason: str,
+) -> None:
+	model = Reasons(reason)
+	result, sent = await _run(model)
 	assert result.ok
 	assert sent == []  # the cut or filtered reply's call did not run
 	told = model.requests[1].messages[-1].content
@@ -70,21 +76,8 @@ async def test_a_reply_with_an_unknown_finish_reason_runs_none_of_its_commands(
 
 @pytest.mark.parametrize("reason", [None, "stop"])
 async def test_a_complete_or_unsaid_finish_reason_runs_the_reply(reason: str | None) -> None:
-	sent: list[str] = []
-
-	@tool(labels=[])
-	def send(to: str) -> str:
-		"""Send.
-
-		Args:
-			to: Whom.
-		"""
-		sent.append(to)
-		return "sent"
-
-	async with OpenMolt(entry_points=False) as om:
-		agent = om.create_agent(name="A", model=Reasons(reason), tools=[send])
-		assert (await agent.run("go")).ok
+	result, sent = await _run(Reasons(reason))
+	assert result.ok
 	assert sent == ["x"]
 
 

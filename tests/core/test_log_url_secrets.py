@@ -13,40 +13,21 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from openmolt_core import secrets
+from tests.core._logs import Keep, httpx_kept
 
 KEY = "k3y-7f3a9e21c4d8b6a0"
 
 
-class Keep(logging.Handler):
-	"""Keeps the formatted messages."""
-
-	def __init__(self) -> None:
-		super().__init__()
-		self.messages: list[str] = []
-
-	def emit(self, record: logging.LogRecord) -> None:
-		self.messages.append(record.getMessage())
-
-
 @pytest.fixture
-def kept() -> object:
-	secrets.install_log_redaction()
-	handler = Keep()
-	log = logging.getLogger("httpx")
-	log.addHandler(handler)
-	level = log.level
-	log.setLevel(logging.INFO)
-	try:
+def kept() -> Iterator[Keep]:
+	with httpx_kept() as handler:
 		yield handler
-	finally:
-		log.removeHandler(handler)
-		log.setLevel(level)
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from openmolt_core import secrets
 from openmolt_core._support.masking import mask_urls, shown_url
 from openmolt_core.integrations._openapi_urls import shown
 from openmolt_core.secrets import url_secrets
+from tests.core._logs import Keep, httpx_kept
 
 PASSWORD = "Pw-7f3a9e21c4d8"
 KEY = "k3y-0b6a0d1e2f3a"
@@ -75,34 +75,14 @@ def test_the_event_masker_hides_a_url_s_secrets_in_every_spelling(text: str) -> 
 	assert mask_urls({"result": [text]}) == {"result": [masked]}
 
 
-class _Keep(logging.Handler):
-	"""Keeps the formatted messages."""
-
-	def __init__(self) -> None:
-		super().__init__()
-		self.messages: list[str] = []
-
-	def emit(self, record: logging.LogRecord) -> None:
-		self.messages.append(record.getMessage())
-
-
 @pytest.fixture
-def kept() -> Iterator[_Keep]:
-	secrets.install_log_redaction()
-	handler = _Keep()
-	log = logging.getLogger("httpx")
-	log.addHandler(handler)
-	level = log.level
-	log.setLevel(logging.INFO)
-	try:
+def kept() -> Iterator[Keep]:
+	with httpx_kept() as handler:
 		yield handler
-	finally:
-		log.removeHandler(handler)
-		log.setLevel(level)
 
 
 @pytest.mark.parametrize("text", TEXTS)
-def test_a_log_record_hides_a_url_s_secrets_in_every_spelling(kept: _Keep, text: str) -> None:
+def test_a_log_record_hides_a_url_s_secrets_in_every_spelling(kept: Keep, text: str) -> None:
 	"""The log filter reads the URLs of a record's message and arguments the same way."""
 	logging.getLogger("httpx").info("HTTP Request: GET %s", text)
 	logging.getLogger("httpx").info(f"body: {text}")
@@ -141,7 +121,7 @@ def test_a_url_inside_a_value_gives_its_secrets(text: str) -> None:
 
 
 def test_a_log_record_hides_a_url_s_secrets_in_any_argument_and_its_traceback(
-	kept: _Keep,
+	kept: Keep,
 ) -> None:
 	"""A URL in an argument that is no string (a list, an exception: httpx's error names the
 	URL it failed for), in a message that is an object, in a nested mapping and in the

@@ -87,6 +87,19 @@ async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[s
 
 
 @pytest.fixture
+def tables(store: str) -> Iterator[Any]:
+	"""The workers' table on a fresh store (SQLite and PostgreSQL): the engine, disposed after."""
+	from openmolt_dbos._workers import create_tables, make_engine
+
+	engine = make_engine(store)
+	create_tables(engine)
+	try:
+		yield engine
+	finally:
+		engine.dispose()
+
+
+@pytest.fixture
 def server() -> Iterator[FakeServer]:
 	"""The fake model and tool server, in a thread."""
 	fake = FakeServer()

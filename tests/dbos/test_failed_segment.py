@@ -137,46 +137,15 @@ def test_an_approval_delivered_again_by_another_process_after_its_segment_failed
 	assert "resume human_input_required" in out and "In doubt" in out, out[-3000:]
 
 
-def test_a_call_an_older_version_started_is_in_doubt_after_the_upgrade(tmp_path: Path) -> None:
-	"""Before the starts were the run's, they were kept per workflow (``openmolt_calls``): a call
-	in flight when the worker died on the old version is in doubt for the upgraded one too."""
+def _older_version(tmp_path: Path, began: float) -> Any:
+	"""A store an older version wrote: its ``openmolt_calls`` holds the start of ``run-1``'s call
+	``tool:1:0:local.pay`` by ``w1`` at ``began`` (its worker's wall clock); then today's tables.
+	"""
 	import sqlalchemy as sa
 
-	from openmolt_dbos._workers import make_engine, record_start
+	from openmolt_dbos._workers import _META, make_engine
 
-	url = f"sqlite:///{tmp_path / 'old.db'}"
-	engine = make_engine(url)
-	with engine.begin() as conn:
-		conn.execute(
-			sa.text(
-				"CREATE TABLE openmolt_calls (workflow_id VARCHAR(400), step VARCHAR(400), "
-				"executor_id VARCHAR(200), started_at FLOAT, PRIMARY KEY (workflow_id, step))"
-			)
-		)
-		conn.execute(
-			sa.text("INSERT INTO openmolt_calls VALUES ('run-1', 'tool:1:0:local.pay', 'w1', 0)")
-		)
-	from openmolt_dbos._workers import _META
-
-	_META.create_all(engine)
-	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w2") is True
-	assert record_start(engine, "run-1", "tool:1:1:local.pay", "run-1", "w2") is False
-	engine.dispose()
-
-
-def test_a_call_an_older_version_started_keeps_its_age_after_the_upgrade(tmp_path: Path) -> None:
-	"""A keyed call an older version started a day ago is in doubt after the upgrade with its own
-	age, not the upgrade's: before, its start was recorded anew (age 0), and the call was sent
-	again with a key the service had pruned (Stripe keeps keys 24 h)."""
-	import time
-
-	import sqlalchemy as sa
-
-	from openmolt_dbos._workers import _META, call_age, make_engine, record_start
-
-	url = f"sqlite:///{tmp_path / 'old.db'}"
-	engine = make_engine(url)
-	began = time.time() - 30 * 3600  # the old version wrote its worker's wall clock
+	engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
 	with engine.begin() as conn:
 		conn.execute(
 			sa.text(
@@ -189,6 +158,30 @@ def test_a_call_an_older_version_started_keeps_its_age_after_the_upgrade(tmp_pat
 			{"t": began},
 		)
 	_META.create_all(engine)
+	return engine
+
+
+def test_a_call_an_older_version_started_is_in_doubt_after_the_upgrade(tmp_path: Path) -> None:
+	"""Before the starts were the run's, they were kept per workflow (``openmolt_calls``): a call
+	in flight when the worker died on the old version is in doubt for the upgraded one too."""
+	from openmolt_dbos._workers import record_start
+
+	engine = _older_version(tmp_path, began=0)
+	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w2") is True
+	assert record_start(engine, "run-1", "tool:1:1:local.pay", "run-1", "w2") is False
+	engine.dispose()
+
+
+def test_a_call_an_older_version_started_keeps_its_age_after_the_upgrade(tmp_path: Path) -> None:
+	"""A keyed call an older version started a day ago is in doubt after the upgrade with its own
+	age, not the upgrade's: before, its start was recorded anew (age 0), and the call was sent
+	again with a key the service had pruned (Stripe keeps keys 24 h)."""
+	import time
+
+	from openmolt_dbos._workers import call_age, record_start
+
+	began = time.time() - 30 * 3600  # the old version wrote its worker's wall clock
+	engine = _older_version(tmp_path, began=began)
 	assert record_start(engine, "run-1", "tool:1:0:local.pay", "run-1", "w2") is True
 	age = call_age(engine, "run-1", "tool:1:0:local.pay")
 	assert age is not None and 29 * 3600 < age < 31 * 3600, age

@@ -10,28 +10,16 @@ moved, as a machine with a wrong clock would have it; the store's clock is the d
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from openmolt_dbos import _workers
-from openmolt_dbos._workers import Heartbeat, create_tables, list_workers, make_engine
+from openmolt_dbos._workers import Heartbeat, list_workers
 
 SKEW = 300.0  # five minutes
 LAPSE = 2.0
-
-
-@pytest.fixture
-def tables(store: str) -> Iterator[Any]:
-	"""The workers' table on a fresh store (SQLite and PostgreSQL)."""
-	engine = make_engine(store)
-	create_tables(engine)
-	try:
-		yield engine
-	finally:
-		engine.dispose()
 
 
 def _worker(engine: Any, executor_id: str) -> Heartbeat:

@@ -11,25 +11,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from openmolt_dbos._workers import Heartbeat, create_tables, list_workers, make_engine
+from openmolt_dbos._workers import Heartbeat, list_workers
 
 LAPSE = 1.0
-
-
-@pytest.fixture
-def tables(store: str) -> Iterator[Any]:
-	"""The workers' table on a fresh store (SQLite and PostgreSQL)."""
-	engine = make_engine(store)
-	create_tables(engine)
-	try:
-		yield engine
-	finally:
-		engine.dispose()
 
 
 def test_a_slow_recovery_does_not_fence_the_worker_taking_over(tables: Any) -> None:
@@ -53,7 +39,10 @@ def test_a_slow_recovery_does_not_fence_the_worker_taking_over(tables: Any) -> N
 	taker.start()
 	try:
 		assert done.wait(LAPSE * 5)
-		time.sleep(0.3)
+		deadline = time.monotonic() + LAPSE * 5
+		while not taker.taken and time.monotonic() < deadline:  # the take-over ends after slow
+			time.sleep(0.01)
+		assert [executor_id for executor_id, _ in taker.taken] == ["dead"]
 		assert recovered == ["dead"]
 		assert taker.fences == 0  # before: fenced while its beat thread recovered
 		assert taker.lease_valid()

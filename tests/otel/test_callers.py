@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -28,18 +27,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 CRM = "crm-caller-token-0123456789abcdef"
 WEB = "web-caller-token-0123456789abcdef"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-	return "asyncio"
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-	exporter = InMemorySpanExporter()
-	yield exporter
-	exporter.shutdown()
 
 
 def _om(exporter: InMemorySpanExporter, store: Path) -> OpenMolt:

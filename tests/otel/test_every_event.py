@@ -8,7 +8,6 @@ schedule or a stranded run was invisible in a trace.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,18 +29,6 @@ pytestmark = pytest.mark.anyio
 
 SECRET = "otel-outside-secret-9876"
 T0 = datetime(2024, 3, 9, 12, tzinfo=UTC)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-	return "asyncio"
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-	exporter = InMemorySpanExporter()
-	yield exporter
-	exporter.shutdown()
 
 
 def _telemetry(exporter: InMemorySpanExporter, **options: Any) -> Telemetry:

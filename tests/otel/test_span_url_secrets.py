@@ -9,7 +9,6 @@ result, the model's input and output messages and the system instructions mask i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -25,18 +24,6 @@ pytestmark = pytest.mark.anyio
 
 KEY = "k3y-5d1e0f7a9b2c4e6f"
 URL = f"https://93.184.216.34/v1/x?api_key={KEY}"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-	return "asyncio"
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-	exporter = InMemorySpanExporter()
-	yield exporter
-	exporter.shutdown()
 
 
 async def test_a_url_key_the_model_called_with_is_masked_in_every_span(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +25,6 @@ from tests._leaks import leaks
 pytestmark = pytest.mark.anyio
 
 LEARNED = "tok-refreshed-5Hq2/Zk+9wXv"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-	return "asyncio"
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-	exporter = InMemorySpanExporter()
-	yield exporter
-	exporter.shutdown()
 
 
 def _escaped(text: str) -> str:

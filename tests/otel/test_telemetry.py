@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -31,13 +30,6 @@ SECRET = "wx-secret-456"
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
 	return str(request.param)
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-	exporter = InMemorySpanExporter()
-	yield exporter
-	exporter.shutdown()
 
 
 def _provider(exporter: InMemorySpanExporter) -> TracerProvider:

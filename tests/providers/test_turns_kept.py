@@ -8,6 +8,7 @@ message since the last request, and whatever a request did to its own body.
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -37,8 +38,28 @@ CONVERSATION = {
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
-def _builder(vendor: str) -> Any:
-	return provider(vendor, lambda request: httpx.Response(500))
+class _Built:
+	"""A provider whose ``build`` is the one its calls use (kept turns shared, not `owned`)."""
+
+	def __init__(self, vendor: str) -> None:
+		self.provider = provider(vendor, lambda request: httpx.Response(500))
+		self._build = importlib.import_module(BUILDERS[vendor]).build
+
+	def build(self, request: Any) -> dict[str, Any]:
+		"""The body a call sends."""
+		return self._build(self.provider, request)  # type: ignore[no-any-return]
+
+
+BUILDERS = {
+	"openai": "openmolt_providers.openai._responses",
+	"chat": "openmolt_providers.openai._chat",
+	"anthropic": "openmolt_providers.anthropic._convert",
+	"google": "openmolt_providers.gemini._convert",
+}
+
+
+def _builder(vendor: str) -> _Built:
+	return _Built(vendor)
 
 
 def _compact(body: dict[str, Any]) -> bytes:
@@ -154,3 +175,75 @@ def test_a_kept_turn_with_a_lone_surrogate_is_sent_as_before() -> None:
 	request.messages = [Message("user", "half \ud83d pair")]
 	for _ in range(2):
 		assert "half \ufffd pair".encode() in encode(p.build(request))
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_kept_turn_refuses_a_change_and_a_copy_of_it_does_not(vendor: str) -> None:
+	"""A kept turn is shared by every request that holds it: it refuses a change, naming the fix.
+
+	A copy (copy, deepcopy, pickle) is a plain dict, free to change, and the kept turn is as it was.
+	"""
+	import copy
+	import pickle
+
+	p = _builder(vendor)
+	request = make_request(VENDORS[vendor])
+	request.messages = _history(1)
+	body = p.build(request)
+	at = next(i for i, t in enumerate(body[CONVERSATION[vendor]]) if type(t) is Turn)
+	turn = body[CONVERSATION[vendor]][at]
+	changes = [
+		lambda: turn.__setitem__("role", "assistant"),
+		lambda: turn.pop("role"),
+		lambda: turn.update(role="assistant"),
+		lambda: turn.setdefault("name", "someone"),
+		lambda: turn.__delitem__("role"),
+		lambda: turn.clear(),
+		lambda: turn.__ior__({"role": "assistant"}),
+	]
+	for change in changes:
+		with pytest.raises(TypeError, match=r"kept turn cannot be changed.*build a new dict"):
+			change()
+	for copied in (copy.deepcopy(body), pickle.loads(pickle.dumps(body))):
+		mine = copied[CONVERSATION[vendor]][at]
+		assert type(mine) is dict and mine == turn
+		mine["role"] = "assistant"
+	again = p.build(request)
+	assert again[CONVERSATION[vendor]][at] is turn and encode(again) == _compact(again)
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_the_body_build_hands_out_is_the_callers_own(vendor: str) -> None:
+	"""A change to the body a provider's public build returns reaches no other request.
+
+	It held the kept turns themselves: a change to one (a part added, a text replaced) was not
+	sent in that body (its bytes are the turn's text), showed in every later body's dicts and,
+	where a body copies a kept turn's parts (Gemma's first turn), was sent in another run's
+	request: one user's text in another's.
+	"""
+	p = provider(vendor, lambda request: httpx.Response(500))
+	request = make_request(VENDORS[vendor])
+	request.messages = _history(1)
+	sent = _builder(vendor).build(request)
+	before = encode(sent)
+	body = p.build(request)
+	assert body == sent and not any(type(t) is Turn for t in body[CONVERSATION[vendor]])
+	for turn in body[CONVERSATION[vendor]]:
+		parts = turn.get("parts", turn.get("content"))
+		if isinstance(parts, list):
+			parts.append({"text": "user A's note"})
+			parts[0]["text"] = "user A's note"
+		turn["role"] = "someone"
+	assert b"user A's note" not in encode(p.build(request))
+	assert encode(_builder(vendor).build(request)) == before
+
+
+def test_a_gemma_body_never_holds_a_change_another_body_made() -> None:
+	"""Gemma's first turn copies the kept turn's parts: a change there was sent in other runs."""
+	p = provider("google", lambda request: httpx.Response(500))
+	mine = make_request("gemini-2.5-flash")
+	mine.messages = [Message("user", "hello")]
+	p.build(mine)["contents"][0]["parts"].append({"text": "user A's note"})
+	theirs = make_request("gemma-3-27b-it")
+	theirs.messages = [Message("user", "hello")]
+	assert b"user A's note" not in encode(_builder("google").build(theirs))

@@ -498,6 +498,91 @@ def test_a_chat_answer_another_surface_gave_first_is_told_not_used(tmp_path: Pat
 	assert "INV-1" in model.requests[1].messages[-1].content and len(model.requests) == 2
 
 
+class _Held:
+	"""A durable instance whose agent, Helper, holds each run in a tool until `close`.
+
+	Args:
+		store: The durable store's URL.
+		runs: How many runs the agent will start (each calls the tool once).
+	"""
+
+	def __init__(self, store: str, runs: int) -> None:
+		import anyio
+
+		from openmolt_core.testing import call_tool
+
+		self.holding = anyio.Event()
+		self.entered: list[str] = []
+
+		async def hold() -> str:
+			"""Hold until the test ends."""
+			self.entered.append("x")
+			await self.holding.wait()
+			return "held"
+
+		self.om = OpenMolt(durability=store, entry_points=False)
+		model = ScriptedModel([call_tool("local.hold") for _ in range(runs)])
+		self.agent = self.om.create_agent(
+			name="Helper", model=model, instructions="Help.", tools=[hold]
+		)
+
+	def started_by(self, beats: dict[str, float], runs: dict[str, str]) -> None:
+		"""Make runs another worker's, as if it had started them, and give each worker a row.
+
+		Args:
+			beats: Each worker's id and its last beat (epoch seconds: an hour ago is gone).
+			runs: The run each worker started, by the worker's id.
+		"""
+		import sqlalchemy as sa
+
+		from openmolt_dbos._workers import WORKERS
+
+		engine = self.om.durability.engine  # type: ignore[union-attr]
+		client = engine.client()
+		table = client._sys_db.tables.workflow_status
+		with client._sys_db.engine.begin() as conn:
+			for who, run_id in runs.items():
+				conn.execute(
+					sa.update(table).where(table.c.workflow_uuid == run_id).values(executor_id=who)
+				)
+		with engine.tables.begin() as conn:
+			for who, beat in beats.items():
+				conn.execute(
+					sa.insert(WORKERS).values(
+						executor_id=who,
+						token="t",
+						app_version=engine.app_version,
+						host="elsewhere",
+						pid=1,
+						started_at=beat,
+						beat_at=beat,
+						state="live",
+					)
+				)
+
+	async def close(self) -> None:
+		"""Let the held runs end and close the instance."""
+		self.holding.set()
+		await self.om.aclose()
+
+
+def _followed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+	"""The runs a chat follows at a server's start (noted, no longer followed)."""
+	followed: list[str] = []
+
+	async def follow(self: Any, run_id: str) -> None:
+		followed.append(run_id)
+
+	monkeypatch.setattr(Conversations, "_follow", follow)
+	return followed
+
+
+def _chat(base: str) -> Triggers:
+	"""A Telegram chat served by the fake API at ``base``."""
+	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+	return Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
+
+
 async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(
 	store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -506,66 +591,20 @@ async def test_a_restart_follows_only_the_chat_runs_whose_caller_is_gone(
 	here too, a reply would reach the chat twice)."""
 	import time
 
-	import anyio
-	import sqlalchemy as sa
-
-	from openmolt_core.testing import call_tool
-	from openmolt_dbos._workers import WORKERS
 	from openmolt_serve._launch import run_id_for
 
-	holding = anyio.Event()
-	entered: list[str] = []
-
-	async def hold() -> str:
-		"""Hold until the test ends."""
-		entered.append("x")
-		await holding.wait()
-		return "held"
-
-	om = OpenMolt(durability=store, entry_points=False)
-	model = ScriptedModel([call_tool("local.hold"), call_tool("local.hold")])
-	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	held = _Held(store, 2)
 	ids = {who: run_id_for("telegram", "Helper", None) for who in ("other-live", "other-gone")}
 	for run_id in ids.values():
-		await agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
-	await eventually(lambda: len(entered) == 2, seconds=30)
-	engine = om.durability.engine  # type: ignore[union-attr]
+		await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 2, seconds=30)
 	now = time.time()
-	client = engine.client()
-	table = client._sys_db.tables.workflow_status
-	with client._sys_db.engine.begin() as conn:  # as if two other servers had started them
-		for who, run_id in ids.items():
-			conn.execute(
-				sa.update(table).where(table.c.workflow_uuid == run_id).values(executor_id=who)
-			)
-	with engine.tables.begin() as conn:
-		for who, beat in (("other-live", now), ("other-gone", now - 3600)):
-			conn.execute(
-				sa.insert(WORKERS).values(
-					executor_id=who,
-					token="t",
-					app_version=engine.app_version,
-					host="elsewhere",
-					pid=1,
-					started_at=beat,
-					beat_at=beat,
-					state="live",
-				)
-			)
-	fake = FakeTelegram()
-	followed: list[str] = []
-	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
-
-	async def follow(self: Any, run_id: str) -> None:
-		followed.append(run_id)
-
-	monkeypatch.setattr(Conversations, "_follow", follow)
-	async with local_server(fake.app()) as base:
-		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
-		async with TriggerServer([(agent, triggers)], port=0):  # it follows at its start
+	held.started_by({"other-live": now, "other-gone": now - 3600}, ids)
+	followed = _followed(monkeypatch)
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):  # it follows at its start
 			await eventually(lambda: len(followed) == 1)
-	holding.set()
-	await om.aclose()
+	await held.close()
 	assert followed == [ids["other-gone"]]
 
 
@@ -727,66 +766,31 @@ async def test_a_gone_workers_chat_run_is_followed_by_one_of_two_servers_startin
 	claimed in the store: one server follows it."""
 	import time
 
-	import anyio
-	import sqlalchemy as sa
-
-	from openmolt_core.testing import call_tool
-	from openmolt_dbos._workers import WORKERS
 	from openmolt_serve._launch import run_id_for
 
-	holding = anyio.Event()
-	entered: list[str] = []
-
-	async def hold() -> str:
-		"""Hold until the test ends."""
-		entered.append("x")
-		await holding.wait()
-		return "held"
-
-	om = OpenMolt(durability=store, entry_points=False)
-	model = ScriptedModel([call_tool("local.hold")])
-	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	held = _Held(store, 1)
 	run_id = run_id_for("telegram", "Helper", None)
-	await agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
-	await eventually(lambda: len(entered) == 1, seconds=30)
-	engine = om.durability.engine  # type: ignore[union-attr]
-	client = engine.client()
-	table = client._sys_db.tables.workflow_status
-	with client._sys_db.engine.begin() as conn:  # as if a server now gone had started it
-		conn.execute(
-			sa.update(table).where(table.c.workflow_uuid == run_id).values(executor_id="gone")
-		)
-	with engine.tables.begin() as conn:
-		beat = time.time() - 3600
-		conn.execute(
-			sa.insert(WORKERS).values(
-				executor_id="gone",
-				token="t",
-				app_version=engine.app_version,
-				host="elsewhere",
-				pid=1,
-				started_at=beat,
-				beat_at=beat,
-				state="live",
-			)
-		)
-	fake = FakeTelegram()
-	followed: list[str] = []
-	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"gone": time.time() - 3600}, {"gone": run_id})  # a server now gone
+	followed = _followed(monkeypatch)
+	decided: list[int] = []  # how many runs each server's start decided to follow
+	recover = Conversations.recover
 
-	async def follow(self: Any, run_id: str) -> None:
-		followed.append(run_id)
+	async def counted(self: Conversations) -> int:
+		count = await recover(self)
+		decided.append(count)
+		return count
 
-	monkeypatch.setattr(Conversations, "_follow", follow)
-	async with local_server(fake.app()) as base:
-		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
-		async with TriggerServer([(agent, triggers)], port=0):  # two servers start on the store
-			async with TriggerServer([(agent, triggers)], port=0):
-				await eventually(lambda: len(followed) >= 1)
-				await anyio.sleep(0.5)
-	holding.set()
-	await om.aclose()
-	assert followed == [run_id]  # before: followed by each server, its reply sent twice
+	monkeypatch.setattr(Conversations, "recover", counted)
+	async with local_server(FakeTelegram().app()) as base:
+		servers = [(held.agent, _chat(base))]
+		async with TriggerServer(servers, port=0):  # two servers start on the store
+			async with TriggerServer(servers, port=0):  # each decided before it was entered
+				assert sorted(decided) == [0, 1]  # before: [1, 1], its reply sent twice
+				await eventually(lambda: len(followed) == 1)
+	await held.close()
+	assert followed == [run_id]
 
 
 async def test_a_servers_own_chat_run_is_followed_at_each_of_its_restarts(
@@ -794,38 +798,16 @@ async def test_a_servers_own_chat_run_is_followed_at_each_of_its_restarts(
 ) -> None:
 	"""The claim is for a gone worker's runs only: a server that restarts twice under its id while
 	its run goes on follows it at each start (no other server follows a live worker's runs)."""
-	import anyio
-
-	from openmolt_core.testing import call_tool
 	from openmolt_serve._launch import run_id_for
 
-	holding = anyio.Event()
-	entered: list[str] = []
-
-	async def hold() -> str:
-		"""Hold until the test ends."""
-		entered.append("x")
-		await holding.wait()
-		return "held"
-
-	om = OpenMolt(durability=store, entry_points=False)
-	model = ScriptedModel([call_tool("local.hold")])
-	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	held = _Held(store, 1)
 	run_id = run_id_for("telegram", "Helper", None)
-	await agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
-	await eventually(lambda: len(entered) == 1, seconds=30)
-	followed: list[str] = []
-
-	async def follow(self: Any, run_id: str) -> None:
-		followed.append(run_id)
-
-	monkeypatch.setattr(Conversations, "_follow", follow)
-	channel = {"type": "telegram", "token": TOKEN, "pollTimeout": 1, "allowedUsers": [42]}
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	followed = _followed(monkeypatch)
 	async with local_server(FakeTelegram().app()) as base:
-		triggers = Triggers.model_validate({"channels": [{**channel, "baseUrl": base}]})
 		for starts in (1, 2):
-			async with TriggerServer([(agent, triggers)], port=0):
+			async with TriggerServer([(held.agent, _chat(base))], port=0):
 				await eventually(lambda n=starts: len(followed) == n)  # type: ignore[misc]
-	holding.set()
-	await om.aclose()
+	await held.close()
 	assert followed == [run_id, run_id]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,7 @@ __all__ = [
 	"keep",
 	"last_key",
 	"merge_options",
+	"owned",
 	"turn_text",
 ]
 
@@ -58,18 +60,59 @@ def keep(value: Any) -> Any:
 	return value
 
 
+_SHARED = (
+	"a kept turn is shared by every request that holds the same turn, in every run of the process: "
+	"build a new dict instead (dict(turn), or copy.deepcopy(body))"
+)
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+	"""Refuse a change to a kept turn, naming the fix (`_SHARED`)."""
+	raise TypeError(f"a request body's kept turn cannot be changed: {_SHARED}")
+
+
 class Turn(dict[str, Any]):
 	"""One plain turn of a conversation in an API's form, with its JSON written once (`Turns`).
 
 	A dict like any other to whoever reads the body; `encode` writes its `text`. It is shared by
-	every request that holds the same turn, so it must not be changed: build a new dict instead.
+	every request that holds the same turn (another run's, another end user's), so it refuses a
+	change with a `TypeError` that says to build a new dict, and nothing may change what it holds
+	(a provider's public ``build`` hands its caller a copy: `owned`). A copy (`copy.copy`,
+	`copy.deepcopy`, pickle) is a plain dict, free to change.
+
+	Args:
+		value: The turn as the API's converter built it.
 	"""
 
 	__slots__ = ("text",)
+	__setitem__ = __delitem__ = __ior__ = _refuse
+	clear = pop = popitem = setdefault = update = _refuse
 
 	def __init__(self, value: dict[str, Any]) -> None:
 		super().__init__(value)
 		self.text = _dumps(value)
+
+	def __copy__(self) -> dict[str, Any]:
+		return dict(self)
+
+	def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+		return {k: copy.deepcopy(v, memo) for k, v in self.items()}
+
+	def __reduce__(self) -> Any:
+		return (dict, (dict(self),))
+
+
+def owned(body: dict[str, Any]) -> dict[str, Any]:
+	"""A request body its caller may change: nothing in it is shared with another request.
+
+	What a provider's public ``build`` returns (for tests and debugging): the kept turns and the
+	kept reply schema are copied, so a change made to the body reaches no other request. The
+	providers' own calls send the body they build, and never change it.
+
+	Args:
+		body: A body a provider built.
+	"""
+	return copy.deepcopy(body)
 
 
 _TURNS_CHARS = 4_000_000

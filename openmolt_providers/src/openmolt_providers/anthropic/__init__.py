@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
-from openmolt_providers._body import encode
+from openmolt_providers._body import encode, owned
 from openmolt_providers._common import HTTPProvider, billed
 from openmolt_providers.anthropic import _convert, _models, _stream
 from openmolt_providers.anthropic._dialect import ANTHROPIC
@@ -96,8 +96,12 @@ class AnthropicProvider(HTTPProvider):
 		return ANTHROPIC
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body for one call (exposed for tests and debugging)."""
-		return _convert.build(self, request)
+		"""The request body for one call (exposed for tests and debugging): the caller's own.
+
+		A copy (`openmolt_providers._body.owned`): the body a call sends shares its kept turns
+		with other requests, and a change made here must reach none of them.
+		"""
+		return owned(_convert.build(self, request))
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
@@ -114,7 +118,7 @@ class AnthropicProvider(HTTPProvider):
 		self, request: ModelRequest, first: dict[str, Any] | None = None
 	) -> ModelResponse:
 		"""One call; ``first`` is its first reply when a server already sent it (`stream`)."""
-		body = self.build(request)
+		body = _convert.build(self, request)
 		data = first or await self.post(self._url, encode(body), model=request.model)
 		paused: list[dict[str, Any]] = []
 		while data.get("stop_reason") == _convert.PAUSE and len(paused) < _convert.MAX_PAUSES:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
-from openmolt_providers._body import encode
+from openmolt_providers._body import encode, owned
 from openmolt_providers._common import HTTPProvider, billed
 from openmolt_providers.gemini import _convert, _dialect, _stream
 from openmolt_providers.settings import GeminiSettings
@@ -97,8 +97,12 @@ class GeminiProvider(HTTPProvider):
 		return _dialect.dialect_for(model, search=config is not None and config.search)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body for one call (exposed for tests and debugging)."""
-		return _convert.build(self, request)
+		"""The request body for one call (exposed for tests and debugging): the caller's own.
+
+		A copy (`openmolt_providers._body.owned`): the body a call sends shares its kept turns
+		with other requests, and a change made here must reach none of them.
+		"""
+		return owned(_convert.build(self, request))
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
@@ -115,7 +119,7 @@ class GeminiProvider(HTTPProvider):
 		self, request: ModelRequest, first: dict[str, Any] | None = None
 	) -> ModelResponse:
 		"""One call; ``first`` is its first reply when a server already sent it (`stream`)."""
-		body = self.build(request)
+		body = _convert.build(self, request)
 		url = self.url(request.model)
 		data = first or await self.post(url, encode(body), model=request.model)
 		hops: list[dict[str, Any]] = []

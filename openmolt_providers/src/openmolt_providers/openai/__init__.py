@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
+from openmolt_providers._body import owned
 from openmolt_providers._common import HTTPProvider, refuses_stream
 from openmolt_providers._schema import plain_request
 from openmolt_providers.openai import _dialect, _fallback
@@ -130,14 +131,18 @@ class OpenAIProvider(HTTPProvider):
 		return None if self.plain_json else _dialect.dialect_for(model)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body for one call (exposed for tests and debugging)."""
+		"""The request body for one call (exposed for tests and debugging): the caller's own.
+
+		A copy (`openmolt_providers._body.owned`): the body a call sends shares its kept turns
+		with other requests, and a change made here must reach none of them.
+		"""
 		if self.api_mode == "chat":
 			from openmolt_providers.openai import _chat
 
-			return _chat.build(self, request)
+			return owned(_chat.build(self, request))
 		from openmolt_providers.openai import _responses
 
-		return _responses.build(self, request)
+		return owned(_responses.build(self, request))
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
