@@ -169,6 +169,7 @@ FOREIGN = frozenset(
 		"--max-model-len",  # vLLM's
 		"--config",  # LiteLLM's
 		"--token",  # an MCP server's argument
+		"--database-url",  # an MCP server's argument (docs/guides/mcp.md, security.md)
 		"--repository",  # mcp-server-git's
 		"--errors",  # the Petstore mock server's
 		"--openmolt-allow-model-requests",  # the pytest plugin's (tests/docs runs it)
