@@ -1402,7 +1402,7 @@ class Agent:
 				fresh = RunState(user=parent.user if parent is not None else None)
 				if run_id:  # before the new run's hooks see it (as `start` gives it)
 					fresh.run_id = run_id
-				self._start(fresh, input, (), None)
+				self._start(fresh, input, (), parent)  # nested in its parent's step: no root run
 				return fresh
 
 			state = await port.step(
