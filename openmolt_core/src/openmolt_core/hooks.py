@@ -73,6 +73,7 @@ __all__ = [
 	"Run",
 	"RunOwner",
 	"Stop",
+	"ToolBinder",
 	"ToolDecision",
 	"ToolRecord",
 	"ToolSpec",
@@ -223,6 +224,48 @@ class RunOwner(Protocol):
 		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
 	) -> str:
 		"""The first user turn of a run asked ``input`` (``earlier``: the turns it shows first)."""
+		...
+
+
+class ToolBinder(Protocol):
+	"""What a tool source may do with the agent whose tools it lists (`Capability.refresh_tools`).
+
+	The agent hands its sources this view (never itself): they list tools through the agent's
+	capabilities, and give it back a tool set; nothing else of the agent is theirs to touch.
+	"""
+
+	@property
+	def name(self) -> str:
+		"""The agent's name (in errors)."""
+		...
+
+	@property
+	def timeout(self) -> float | None:
+		"""The agent's run timeout in seconds, which bounds a listing too (None: no bound)."""
+		...
+
+	def own_tools(self) -> Mapping[str, BoundTool]:
+		"""The agent's tool set now, by handle (before its first listing is bound: its own)."""
+		...
+
+	def sources(self) -> Sequence[str]:
+		"""The names of the capabilities that list tools, in the order `listed` answers."""
+		...
+
+	async def listed(self) -> list[Sequence[BoundTool]]:
+		"""Ask each capability's `Capability.list_tools` in order: the tools each lists, bound."""
+		...
+
+	def redact(self, text: str) -> str:
+		"""``text`` with every secret the agent knows masked."""
+		...
+
+	def failed(self, state: RunState, message: str) -> Exception:
+		"""The error that ends the run of ``state`` with ``message`` (its state kept)."""
+		...
+
+	def rebind(self, tools: dict[str, BoundTool]) -> None:
+		"""Take ``tools`` as the agent's tool set; what was built from the old one is forgotten."""
 		...
 
 
@@ -1290,7 +1333,7 @@ class Capability:
 			state: The new run's state.
 		"""
 
-	async def refresh_tools(self, binder: Any) -> None:
+	async def refresh_tools(self, binder: ToolBinder) -> None:
 		"""Ask the `list_tools` hooks again before a run, a resume or a durable execution.
 
 		Called before the first message and the reply schema are built, so a run's prompt and
@@ -1298,10 +1341,10 @@ class Capability:
 		capability has it (the assembly adds one where another capability lists tools).
 
 		Args:
-			binder: The agent (its hooks, timeout and redactor; ``_rebind`` takes a tool set).
+			binder: What the capability may do with the agent (list, redact, rebind).
 		"""
 
-	def keep_tools(self, binder: Any, state: RunState, new: bool) -> None:
+	def keep_tools(self, binder: ToolBinder, state: RunState, new: bool) -> None:
 		"""Bind the tools a run began with, just before its tool set is made (no await between).
 
 		Args:
@@ -2132,7 +2175,7 @@ class Hooks:
 			raise
 		return give_back if releases else None
 
-	async def refreshed(self, binder: Any) -> None:
+	async def refreshed(self, binder: ToolBinder) -> None:
 		"""Have each `Capability.refresh_tools` list the tools known at run time, in order.
 
 		What a hook raises passes as it is: `listed` names the capability whose list was wrong.
