@@ -788,6 +788,16 @@ class Capability:
 		"""
 		return {}
 
+	def nested_agents(self) -> Sequence[Any]:
+		"""The agents it runs inside its agent's runs, with tools of their own (none by default).
+
+		Each runs nested in a step of the run that asks it (a guardrail's agent judging the
+		run's words): what its tools do counts as the run's (`openmolt_core.tools.nested_labels`),
+		and so does its in-doubt policy (`openmolt_core.tools.nested_in_doubt`). Read when an
+		agent's labels or policy are worked out (no I/O); a function it calls is no agent.
+		"""
+		return ()
+
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""Tools only known at run time (an MCP server's), listed before each run's first turn.
 

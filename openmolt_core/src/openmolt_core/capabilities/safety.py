@@ -189,6 +189,20 @@ class Safety(Capability):
 			words=bool(self._readers),
 		)
 
+	def nested_agents(self) -> list[Any]:
+		"""The agents its guardrails run (`openmolt_core.guardrails.Guardrail`), each once.
+
+		A guardrail agent runs inside the run it judges, with tools of its own: what those tools
+		do counts as the run's, and so does their in-doubt policy. A guardrail that is a function
+		is the application's code, not an agent: it is not listed.
+		"""
+		out: list[Any] = []
+		for guard in self.guardrails:
+			judge = guard.check
+			if callable(getattr(judge, "execute", None)) and all(judge is not o for o in out):
+				out.append(judge)
+		return out
+
 	def gates(self, tools: Iterable[ToolSpec]) -> bool:
 		"""Whether the policy's ``on_outbound`` applies to an agent with these tools.
 
