@@ -1479,10 +1479,8 @@ class Agent:
 			self._redactor.exception(exc)
 			raise self._failed(state, message) from exc
 		finally:
-			if link is not None and state.taint and not link.untrusted:
-				# What it read its caller did not hand down: the call's result may carry it.
-				handed = {t.get("call") for t in link.taint}
-				link.untrusted = any(t.get("call") not in handed for t in state.taint)
+			if link is not None:  # its caller's capabilities read it (the call's result labels)
+				link.ended = (*link.ended, state)
 
 	async def _nesting(self, link: CallingRun) -> None:
 		"""Tell a durable calling run that this run, nested in its call, starts.

@@ -1149,6 +1149,27 @@ class Capability:
 		"""
 		return entry
 
+	def nested_result_labels(
+		self, run: Run, link: CallingRun, labels: tuple[str, ...]
+	) -> tuple[str, ...]:
+		"""The labels of a call's result once runs nested in the call ended (``link.ended``).
+
+		Asked after the call returns, when some run nested in it ended (a sub-agent's, a
+		guardrail agent's, one a tool's code started): what such a run read may reach the
+		calling run through the result. The answers chain in order (each gets the labels so
+		far); no I/O: a pure function of the states (a replay journals the result's labels).
+
+		Args:
+			run: The calling run.
+			link: The call's `openmolt_core.tools.CallingRun` (``ended``: the nested runs' last
+				states, in the order they ended; ``taint``: what was handed down to them).
+			labels: The result's labels so far (its own: a `openmolt_core.tools.LabelledResult`).
+
+		Returns:
+			The labels (``labels`` itself for none added).
+		"""
+		return labels
+
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""A call's entry as the model reads it (after every `after_tool`): update the run's state.
 
@@ -1392,6 +1413,7 @@ _HOOKS = (
 	"replace_result",
 	"after_tool",
 	"tool_done",
+	"nested_result_labels",
 	"new_run",
 	"first_memory",
 	"memory_updated",
@@ -1835,6 +1857,7 @@ class Hooks:
 	before_step: _Resolved
 	last_step: _Resolved
 	hand_down: _Resolved
+	nested_result_labels: _Resolved
 	before_model: _Resolved
 	context_exceeded: _Resolved
 	wrap_model: _Resolved
@@ -1937,6 +1960,14 @@ class Hooks:
 				raise _wrong(hook, bad, how)
 			lists.append(listed)
 		return lists
+
+	def result_labels(self, run: Run, link: CallingRun, labels: tuple[str, ...]) -> tuple[str, ...]:
+		"""Each `Capability.nested_result_labels` in order, each given the labels so far."""
+		for hook in self.nested_result_labels:
+			labels = _ask(hook, run, link, labels)
+			if not (isinstance(labels, tuple) and all(isinstance(x, str) for x in labels)):
+				raise _wrong(hook, labels, "a tuple of label names")
+		return labels
 
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 		"""Each `Capability.hand_down` answer, merged per call.

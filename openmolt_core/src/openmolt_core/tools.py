@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.files import FileAccess
 	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunState
 
 __all__ = [
 	"IDEMPOTENCY_NAMESPACE",
@@ -104,7 +105,11 @@ class CallingRun:
 			its calls' idempotency keys are its own, and the same when the call runs again.
 		untrusted: Whether a run nested in this call read untrusted content its caller had not
 			handed down (its taint, as it ends): what the call returns may carry it, so its
-			result counts as untrusted for the calling run, whatever the tool's labels say.
+			result counts as untrusted for the calling run, whatever the tool's labels say (the
+			safety capability sets it: `openmolt_core.hooks.Capability.nested_result_labels`).
+		ended: The last states of the runs nested in this call that ended, in that order (the
+			loop adds each as it ends, whatever its end: the calling run's
+			`openmolt_core.hooks.Capability.nested_result_labels` read them).
 	"""
 
 	run_id: str
@@ -130,11 +135,12 @@ class CallingRun:
 	nesting: Callable[[InDoubt], Awaitable[InDoubt | None]] | None = field(default=None, repr=False)
 	runs: int = 0
 	untrusted: bool = False
+	ended: tuple[RunState, ...] = ()
 
 
 LOOP_FIELDS = frozenset(
 	"run_id call step index usage usage_by_model wants emit user caller depth spending "
-	"nesting runs untrusted".split()
+	"nesting runs untrusted ended".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
