@@ -181,3 +181,42 @@ async def test_a_guardrail_agent_that_read_untrusted_content_taints_the_run_it_j
 	assert sent == []
 	assert [t["tool"] for t in result.state.taint] == ["guardrail judge"]
 	await om.aclose()
+
+
+async def test_a_capability_labels_a_calls_result_from_the_runs_nested_in_it() -> None:
+	"""`Capability.nested_result_labels` sees the nested runs' last states (``link.ended``) and
+	the labels so far; what it answers labels the result: ``untrusted`` taints the caller."""
+	from openmolt_core.hooks import Capability
+
+	seen: list[Any] = []
+
+	class Doubt(Capability):
+		"""Labels a call ``untrusted`` when a run nested in it ended."""
+
+		name = "doubt"
+
+		def nested_result_labels(
+			self, run: Any, link: Any, labels: tuple[str, ...]
+		) -> tuple[str, ...]:
+			"""Add ``untrusted``."""
+			seen.append(([s.run_id for s in link.ended], labels))
+			return (*labels, "untrusted")
+
+	om = OpenMolt(entry_points=False)
+	helper = om.create_agent(name="helper", model=ScriptedModel([finish("hi")]))
+
+	@tool(labels=[])
+	async def ask(task: str, context: ToolContext) -> Any:
+		"""Ask the helper.
+
+		Args:
+			task: The task.
+		"""
+		return (await helper.run(task, parent=context.run)).output
+
+	boss, sent = _courier(om, call_tool("local.ask", task="x"), [ask], capabilities=[Doubt()])
+	result = await boss.run("go")
+	assert helper.last_state is not None and not helper.last_state.taint  # it read nothing
+	assert seen == [([helper.last_state.run_id], ())]
+	assert sent == [] and [t["tool"] for t in result.state.taint] == ["local.ask"]
+	await om.aclose()

@@ -503,3 +503,46 @@ async def test_the_trifecta_warning_counts_an_untrusted_tool_list_as_the_untrust
 		(message,) = said
 		assert "untrusted content (the tool list of srv)" in message, message
 		assert "trust_descriptions=True" in message and "refused" in message
+
+
+class _Binder:
+	"""Only what `openmolt_core.hooks.ToolBinder` gives a tool source: no agent behind it."""
+
+	def __init__(self, own: dict[str, Any], lists: list[Sequence[Any]]) -> None:
+		self.name, self.timeout = "A", 5.0
+		self.own, self.lists = own, lists
+		self.bound: dict[str, Any] | None = None
+
+	def own_tools(self) -> dict[str, Any]:
+		return self.own
+
+	def sources(self) -> list[str]:
+		return ["lister"]
+
+	async def listed(self) -> list[Sequence[Any]]:
+		return self.lists
+
+	def redact(self, text: str) -> str:
+		return text.replace("tok", "***")
+
+	def failed(self, state: Any, message: str) -> Exception:
+		return RuntimeError(message)
+
+	def rebind(self, tools: dict[str, Any]) -> None:
+		self.bound = tools
+
+
+async def test_sources_use_only_the_binder_protocol() -> None:
+	"""`Sources` lists, binds and names its errors through the `ToolBinder` it is handed."""
+	from openmolt_core.capabilities.sources import Sources
+
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=ScriptedModel([finish("x")]), tools=[_echo("one"), _echo("two")]
+	)
+	one, two = agent._tools.values()  # bound as the agent binds them
+	binder = _Binder({one.handle: one}, [[two]])
+	await Sources(()).refresh_tools(binder)
+	assert binder.bound == {one.handle: one, two.handle: two}
+	clash = _Binder({one.handle: one}, [[one]])
+	with pytest.raises(ConfigurationError, match="capability 'lister' lists a tool"):
+		await Sources(()).refresh_tools(clash)

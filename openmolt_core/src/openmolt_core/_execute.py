@@ -926,9 +926,8 @@ async def _call_tool(
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
 		duration = time.perf_counter() - began
-		if run.untrusted and "untrusted" not in labelled:
-			# A run it nested read untrusted content: what the call says may carry it.
-			labelled = (*labelled, "untrusted")
+		if run.ended and hooks.nested_result_labels:  # what runs it nested read may be in it
+			labelled = hooks.result_labels(ctx, run, labelled)
 		if not ok:  # what the model, the events and the log read of it: bounded
 			value = {
 				k: _cut(v, ctx, MAX_ERROR_CHARS if k == "message" else MAX_ERROR_DETAIL_CHARS)

@@ -1021,7 +1021,7 @@ class Agent:
 		if parent is None and self._hooks.new_root_run:  # a sub-run: in its caller's context
 			self._hooks.rooted(self.name, state)  # the observers mark the run's trigger
 		if self._hooks.keep_tools:  # the whole listing, recorded (what its first turn lists)
-			self._hooks.keeping(self, state, True)
+			self._hooks.keeping(_Binder(self), state, True)
 		if self._hooks.new_run:  # what they note is saved (or journaled) with the first state
 			self._hooks.made(self.name, state)
 		earlier = [dict(e) for e in opening.earlier] if opening and opening.earlier else None
@@ -1171,7 +1171,7 @@ class Agent:
 		if loaded.caller is not None:  # before a decision is read: it stays good for the caller
 			raise ConfigurationError(_nested_alone(loaded, self.name, "resume"))
 		if self._hooks.keep_tools:  # what follows reads its tools
-			self._hooks.keeping(self, loaded, False)
+			self._hooks.keeping(_Binder(self), loaded, False)
 		kind = (loaded.pending or {}).get("kind")
 		if kind is None:
 			raise ConfigurationError(
@@ -1298,7 +1298,7 @@ class Agent:
 		and schema never change while it runs.
 		"""
 		if self._hooks.refresh_tools:
-			await self._hooks.refreshed(self)
+			await self._hooks.refreshed(_Binder(self))
 
 	def _rebind(self, tools: dict[str, BoundTool]) -> None:
 		"""Take ``tools`` as the agent's tool set (a listing changed it); forget what was built."""
@@ -1402,7 +1402,7 @@ class Agent:
 				fresh = RunState(user=parent.user if parent is not None else None)
 				if run_id:  # before the new run's hooks see it (as `start` gives it)
 					fresh.run_id = run_id
-				self._start(fresh, input, (), None)
+				self._start(fresh, input, (), parent)  # nested in its parent's step: no root run
 				return fresh
 
 			state = await port.step(
@@ -1455,7 +1455,7 @@ class Agent:
 		try:
 			await self._prepare()
 			if self._hooks.keep_tools:  # then its tool set, with no await between
-				self._hooks.keeping(self, state, False)
+				self._hooks.keeping(_Binder(self), state, False)
 			ctx = self._context(state, port, link)
 			if ctx.hooks.wrap_run:  # the run store, the viewer, telemetry; capabilities
 				loop = lambda: self._logged_loop(ctx, answer, decisions, logged)  # noqa: E731
@@ -1479,10 +1479,8 @@ class Agent:
 			self._redactor.exception(exc)
 			raise self._failed(state, message) from exc
 		finally:
-			if link is not None and state.taint and not link.untrusted:
-				# What it read its caller did not hand down: the call's result may carry it.
-				handed = {t.get("call") for t in link.taint}
-				link.untrusted = any(t.get("call") not in handed for t in state.taint)
+			if link is not None:  # its caller's capabilities read it (the call's result labels)
+				link.ended = (*link.ended, state)
 
 	async def _nesting(self, link: CallingRun) -> None:
 		"""Tell a durable calling run that this run, nested in its call, starts.
@@ -1749,7 +1747,7 @@ class Agent:
 			return  # a question: its answer is the loop's to read
 		copy = RunState.from_dict(state.to_dict())
 		if self._hooks.keep_tools:
-			self._hooks.keeping(self, copy, False)
+			self._hooks.keeping(_Binder(self), copy, False)
 		ctx = self._context(copy, LOCAL_PORT)
 		ctx.step = copy.steps
 		given = decisions if answer is None else answer
@@ -2732,3 +2730,46 @@ def _load(state: RunState | Mapping[str, Any], where: str = "history") -> RunSta
 		return RunState.from_dict(dict(state))
 	except ValueError as exc:
 		raise ConfigurationError(f"{where}: {exc}") from exc
+
+
+class _Binder:
+	"""The agent as its tool sources see it (`openmolt_core.hooks.ToolBinder`)."""
+
+	__slots__ = ("_agent",)
+
+	def __init__(self, agent: Agent) -> None:
+		self._agent = agent
+
+	@property
+	def name(self) -> str:
+		"""The agent's name."""
+		return self._agent.name
+
+	@property
+	def timeout(self) -> float | None:
+		"""The agent's run timeout."""
+		return self._agent.timeout
+
+	def own_tools(self) -> Mapping[str, BoundTool]:
+		"""The agent's tool set now."""
+		return self._agent._tools
+
+	def sources(self) -> Sequence[str]:
+		"""The names of the capabilities that list tools."""
+		return [type(h.__self__).name for h in self._agent._hooks.list_tools]  # type: ignore[attr-defined]
+
+	async def listed(self) -> list[Sequence[BoundTool]]:
+		"""Ask each capability's ``list_tools`` in order."""
+		return await self._agent._hooks.listed()
+
+	def redact(self, text: str) -> str:
+		"""``text`` masked by the agent's redactor."""
+		return self._agent._redactor(text)
+
+	def failed(self, state: RunState, message: str) -> Exception:
+		"""The error that ends the run of ``state`` with ``message``."""
+		return self._agent._failed(state, message)
+
+	def rebind(self, tools: dict[str, BoundTool]) -> None:
+		"""Take ``tools`` as the agent's tool set."""
+		self._agent._rebind(tools)

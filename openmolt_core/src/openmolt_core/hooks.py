@@ -73,6 +73,7 @@ __all__ = [
 	"Run",
 	"RunOwner",
 	"Stop",
+	"ToolBinder",
 	"ToolDecision",
 	"ToolRecord",
 	"ToolSpec",
@@ -223,6 +224,48 @@ class RunOwner(Protocol):
 		self, input: Any, state: RunState, earlier: list[dict[str, Any]] | None = None
 	) -> str:
 		"""The first user turn of a run asked ``input`` (``earlier``: the turns it shows first)."""
+		...
+
+
+class ToolBinder(Protocol):
+	"""What a tool source may do with the agent whose tools it lists (`Capability.refresh_tools`).
+
+	The agent hands its sources this view (never itself): they list tools through the agent's
+	capabilities, and give it back a tool set; nothing else of the agent is theirs to touch.
+	"""
+
+	@property
+	def name(self) -> str:
+		"""The agent's name (in errors)."""
+		...
+
+	@property
+	def timeout(self) -> float | None:
+		"""The agent's run timeout in seconds, which bounds a listing too (None: no bound)."""
+		...
+
+	def own_tools(self) -> Mapping[str, BoundTool]:
+		"""The agent's tool set now, by handle (before its first listing is bound: its own)."""
+		...
+
+	def sources(self) -> Sequence[str]:
+		"""The names of the capabilities that list tools, in the order `listed` answers."""
+		...
+
+	async def listed(self) -> list[Sequence[BoundTool]]:
+		"""Ask each capability's `Capability.list_tools` in order: the tools each lists, bound."""
+		...
+
+	def redact(self, text: str) -> str:
+		"""``text`` with every secret the agent knows masked."""
+		...
+
+	def failed(self, state: RunState, message: str) -> Exception:
+		"""The error that ends the run of ``state`` with ``message`` (its state kept)."""
+		...
+
+	def rebind(self, tools: dict[str, BoundTool]) -> None:
+		"""Take ``tools`` as the agent's tool set; what was built from the old one is forgotten."""
 		...
 
 
@@ -745,6 +788,16 @@ class Capability:
 		"""
 		return {}
 
+	def nested_agents(self) -> Sequence[Any]:
+		"""The agents it runs inside its agent's runs, with tools of their own (none by default).
+
+		Each runs nested in a step of the run that asks it (a guardrail's agent judging the
+		run's words): what its tools do counts as the run's (`openmolt_core.tools.nested_labels`),
+		and so does its in-doubt policy (`openmolt_core.tools.nested_in_doubt`). Read when an
+		agent's labels or policy are worked out (no I/O); a function it calls is no agent.
+		"""
+		return ()
+
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""Tools only known at run time (an MCP server's), listed before each run's first turn.
 
@@ -1096,6 +1149,27 @@ class Capability:
 		"""
 		return entry
 
+	def nested_result_labels(
+		self, run: Run, link: CallingRun, labels: tuple[str, ...]
+	) -> tuple[str, ...]:
+		"""The labels of a call's result once runs nested in the call ended (``link.ended``).
+
+		Asked after the call returns, when some run nested in it ended (a sub-agent's, a
+		guardrail agent's, one a tool's code started): what such a run read may reach the
+		calling run through the result. The answers chain in order (each gets the labels so
+		far); no I/O: a pure function of the states (a replay journals the result's labels).
+
+		Args:
+			run: The calling run.
+			link: The call's `openmolt_core.tools.CallingRun` (``ended``: the nested runs' last
+				states, in the order they ended; ``taint``: what was handed down to them).
+			labels: The result's labels so far (its own: a `openmolt_core.tools.LabelledResult`).
+
+		Returns:
+			The labels (``labels`` itself for none added).
+		"""
+		return labels
+
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
 		"""A call's entry as the model reads it (after every `after_tool`): update the run's state.
 
@@ -1290,7 +1364,7 @@ class Capability:
 			state: The new run's state.
 		"""
 
-	async def refresh_tools(self, binder: Any) -> None:
+	async def refresh_tools(self, binder: ToolBinder) -> None:
 		"""Ask the `list_tools` hooks again before a run, a resume or a durable execution.
 
 		Called before the first message and the reply schema are built, so a run's prompt and
@@ -1298,10 +1372,10 @@ class Capability:
 		capability has it (the assembly adds one where another capability lists tools).
 
 		Args:
-			binder: The agent (its hooks, timeout and redactor; ``_rebind`` takes a tool set).
+			binder: What the capability may do with the agent (list, redact, rebind).
 		"""
 
-	def keep_tools(self, binder: Any, state: RunState, new: bool) -> None:
+	def keep_tools(self, binder: ToolBinder, state: RunState, new: bool) -> None:
 		"""Bind the tools a run began with, just before its tool set is made (no await between).
 
 		Args:
@@ -1339,6 +1413,7 @@ _HOOKS = (
 	"replace_result",
 	"after_tool",
 	"tool_done",
+	"nested_result_labels",
 	"new_run",
 	"first_memory",
 	"memory_updated",
@@ -1782,6 +1857,7 @@ class Hooks:
 	before_step: _Resolved
 	last_step: _Resolved
 	hand_down: _Resolved
+	nested_result_labels: _Resolved
 	before_model: _Resolved
 	context_exceeded: _Resolved
 	wrap_model: _Resolved
@@ -1884,6 +1960,14 @@ class Hooks:
 				raise _wrong(hook, bad, how)
 			lists.append(listed)
 		return lists
+
+	def result_labels(self, run: Run, link: CallingRun, labels: tuple[str, ...]) -> tuple[str, ...]:
+		"""Each `Capability.nested_result_labels` in order, each given the labels so far."""
+		for hook in self.nested_result_labels:
+			labels = _ask(hook, run, link, labels)
+			if not (isinstance(labels, tuple) and all(isinstance(x, str) for x in labels)):
+				raise _wrong(hook, labels, "a tuple of label names")
+		return labels
 
 	def handed(self, run: Run, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 		"""Each `Capability.hand_down` answer, merged per call.
@@ -2132,7 +2216,7 @@ class Hooks:
 			raise
 		return give_back if releases else None
 
-	async def refreshed(self, binder: Any) -> None:
+	async def refreshed(self, binder: ToolBinder) -> None:
 		"""Have each `Capability.refresh_tools` list the tools known at run time, in order.
 
 		What a hook raises passes as it is: `listed` names the capability whose list was wrong.

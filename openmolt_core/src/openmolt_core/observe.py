@@ -414,7 +414,7 @@ async def tell_outside(agent: Agent, observers: Sequence[RunObserver], event: Ev
 	"""
 	if event.name in STREAM_EVENTS:
 		return
-	data = event_data(event, agent._redactor)
+	data = event_data(event, agent.redact)
 	for observer in tuple(observers):
 		try:
 			await observer.outside(agent, event, data)

@@ -987,7 +987,7 @@ class Scheduler:
 					# Not a RunError (whose message the loop masked): masked here, since it goes
 					# to the history, its store and the schedule:end event.
 					said = f"{type(exc).__name__}: {exc}"
-					record.status, record.error = "error", schedule.agent._redactor(said)
+					record.status, record.error = "error", schedule.agent.redact(said)
 					log.exception("schedule %s: the run raised", schedule.id)
 		finally:
 			if record.status == "running":

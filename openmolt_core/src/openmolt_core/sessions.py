@@ -2129,16 +2129,16 @@ async def read_history(
 				"reads the latest ones only",
 				agent.name,
 				session.session_id,
-				agent._redactor(f"{type(exc).__name__}: {exc}"),
+				agent.redact(f"{type(exc).__name__}: {exc}"),
 			)
 			keep = False
 	marker: dict[str, Any] = {
 		"role": "summary",
-		"content": agent._redactor(text),
+		"content": agent.redact(text),
 		"through": skipped + cut,
 		# Everyone's notes (a later run reads from here on: `_window`), masked again: a note
 		# may hold what became a secret after it was stored.
-		"notes": [{**n, "content": agent._redactor(n["content"])} for n in _notes(items)],
+		"notes": [{**n, "content": agent.redact(n["content"])} for n in _notes(items)],
 	}
 	if private:
 		marker["private"] = True
@@ -2173,7 +2173,7 @@ async def _summarise(
 			Message(
 				"user",
 				# Masked again: a turn may hold what became a secret after it was stored.
-				agent._redactor(
+				agent.redact(
 					dumps({"previousSummary": previous, "turns": [_entry(i, user) for i in old]})
 				),
 			)
@@ -2251,7 +2251,7 @@ def items_after(
 		memory_before: The session's short-term memory when the run started.
 		attachments: The files sent with ``asked`` (a new run's): named in its item.
 	"""
-	redact = agent._redactor
+	redact = agent.redact
 	state = result.state
 	user: dict[str, Any] = {
 		"role": "user",
@@ -2418,7 +2418,7 @@ def _marker(
 	if seq is not None:
 		item["seq"] = seq
 	if asked is not None:
-		item["content"] = agent._redactor.deep(_plain(asked))
+		item["content"] = agent.redact.deep(_plain(asked))
 	if asked_tainted:
 		item["tainted"] = True
 	return item
@@ -2694,7 +2694,7 @@ class SessionRun:
 				self.agent.name,
 				self.session.session_id,
 				run_id,
-				self.agent._redactor(f"{type(exc).__name__}: {exc}"),
+				self.agent.redact(f"{type(exc).__name__}: {exc}"),
 			)
 			return None
 		return found
@@ -2705,7 +2705,7 @@ class SessionRun:
 			self.agent.name,
 			run_id,
 			self.session.session_id,
-			self.agent._redactor(f"{type(exc).__name__}: {exc}"),
+			self.agent.redact(f"{type(exc).__name__}: {exc}"),
 		)
 
 	async def close(

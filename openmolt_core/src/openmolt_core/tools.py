@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 	from openmolt_core.events import Event
 	from openmolt_core.files import FileAccess
 	from openmolt_core.llm import Usage
+	from openmolt_core.result import RunState
 
 __all__ = [
 	"IDEMPOTENCY_NAMESPACE",
@@ -45,6 +46,7 @@ __all__ = [
 	"check_labels",
 	"declared_labels",
 	"guard_agents",
+	"nested_agents",
 	"nested_in_doubt",
 	"nested_labels",
 	"strictest",
@@ -103,7 +105,11 @@ class CallingRun:
 			its calls' idempotency keys are its own, and the same when the call runs again.
 		untrusted: Whether a run nested in this call read untrusted content its caller had not
 			handed down (its taint, as it ends): what the call returns may carry it, so its
-			result counts as untrusted for the calling run, whatever the tool's labels say.
+			result counts as untrusted for the calling run, whatever the tool's labels say (the
+			safety capability sets it: `openmolt_core.hooks.Capability.nested_result_labels`).
+		ended: The last states of the runs nested in this call that ended, in that order (the
+			loop adds each as it ends, whatever its end: the calling run's
+			`openmolt_core.hooks.Capability.nested_result_labels` read them).
 	"""
 
 	run_id: str
@@ -129,11 +135,12 @@ class CallingRun:
 	nesting: Callable[[InDoubt], Awaitable[InDoubt | None]] | None = field(default=None, repr=False)
 	runs: int = 0
 	untrusted: bool = False
+	ended: tuple[RunState, ...] = ()
 
 
 LOOP_FIELDS = frozenset(
 	"run_id call step index usage usage_by_model wants emit user caller depth spending "
-	"nesting runs untrusted".split()
+	"nesting runs untrusted ended".split()
 )
 """The fields of `CallingRun` the loop sets for each call; a capability hands down the others."""
 
@@ -450,9 +457,9 @@ def nested_labels(tool: Any) -> frozenset[str]:
 	declares none counts as ``untrusted`` and ``outbound``; its built-in tools too),
 	`UNKNOWN_LABELS` when some of its tools are listed at run time (what they do is not known in
 	advance) or when the agent does not say what its tools do (no ``labels`` table: an agent of
-	another framework behind `openmolt_core.subagents.SubAgent`), and the same of each agent its
-	guardrails run (`guard_agents`: a guardrail agent
-	judging the run's words may read or send with tools of its own). The taint policy adds them
+	another framework behind `openmolt_core.subagents.SubAgent`), and the same of each agent
+	nested in its runs (`nested_agents`: a guardrail agent judging the run's words may read or
+	send with tools of its own). The taint policy adds them
 	to whatever the tool itself declares (`openmolt_core.taint`).
 
 	Args:
@@ -472,7 +479,8 @@ def nested_in_doubt(agent: Any) -> InDoubt:
 	would start again from its first step, its model asked again and its tool calls made again.
 	So it is as strict as its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask``
 	at least when it may send data out (``outbound`` in its tools' labels, or tools listed at run
-	time). Its guardrail agents run again with it, so their policies count too.
+	time). The agents nested in its runs (`nested_agents`) run again with it, so their policies
+	count too.
 	(`openmolt_core.subagents` re-exports it.)
 
 	Args:
@@ -486,14 +494,14 @@ def _nested_in_doubt(agent: Any, seen: set[int]) -> InDoubt:
 	policies: list[InDoubt] = list(getattr(agent, "in_doubt", {}).values())
 	if "outbound" in _agent_labels(agent, set()):
 		policies.append("ask")
-	for judge in guard_agents(agent):  # the guardrails' own agents run again with it
+	for judge in nested_agents(agent):  # the agents nested in it run again with it
 		if id(judge) not in seen:
 			policies.append(_nested_in_doubt(judge, seen))
 	return strictest(policies)
 
 
 def _agent_labels(agent: Any, seen: set[int]) -> frozenset[str]:
-	"""`nested_labels` of one agent; ``seen``: the agents counted already (a guardrail loop)."""
+	"""`nested_labels` of one agent; ``seen``: the agents counted already (a loop of nested agents)."""
 	seen.add(id(agent))
 	labels = getattr(agent, "labels", None)
 	if not isinstance(labels, Mapping):  # an agent that does not say what its tools do
@@ -504,30 +512,34 @@ def _agent_labels(agent: Any, seen: set[int]) -> frozenset[str]:
 		out.update(label for found in builtins.values() for label in found)
 	if getattr(agent, "lists_tools_at_run_time", False):
 		out.update(UNKNOWN_LABELS)
-	for judge in guard_agents(agent):
+	for judge in nested_agents(agent):
 		if id(judge) not in seen and not LABELS <= out:
 			out.update(_agent_labels(judge, seen))
 	return frozenset(out & LABELS)
 
 
-def guard_agents(agent: Any) -> list[Any]:
-	"""The agents a run of ``agent`` asks as guardrails (`openmolt_core.guardrails.Guardrail`).
+def nested_agents(agent: Any) -> list[Any]:
+	"""The agents a run of ``agent`` runs nested in it, besides its tools' (each once).
 
-	Each runs inside the run that asks it, with tools of its own: what those tools do counts
-	as the run's (`nested_labels`), and so does their in-doubt policy
-	(`openmolt_core.subagents.nested_in_doubt`). A guardrail that is a function is the
-	application's code, not an agent: it is not listed.
+	Its capabilities say which (`openmolt_core.hooks.Capability.nested_agents`: the safety
+	capability's guardrail agents): each runs inside the run that asks it, with tools of its
+	own, so what those tools do counts as the run's (`nested_labels`), and so does their
+	in-doubt policy (`nested_in_doubt`).
 
 	Args:
-		agent: An agent (its ``capabilities``: the safety capability's ``guardrails``).
+		agent: An agent (its ``capabilities``).
 	"""
 	out: list[Any] = []
 	for cap in getattr(agent, "capabilities", ()):
-		for guard in getattr(cap, "guardrails", ()):
-			judge = getattr(guard, "check", None)
-			if callable(getattr(judge, "execute", None)) and all(judge is not o for o in out):
+		found = getattr(cap, "nested_agents", None)
+		for judge in found() if callable(found) else ():
+			if all(judge is not o for o in out):
 				out.append(judge)
 	return out
+
+
+guard_agents = nested_agents
+"""`nested_agents` under its old name (the agents a run's guardrails run)."""
 
 
 _WILDCARD = LazyPattern(r"[*?\[]")

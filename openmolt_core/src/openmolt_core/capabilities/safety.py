@@ -189,6 +189,32 @@ class Safety(Capability):
 			words=bool(self._readers),
 		)
 
+	def nested_agents(self) -> list[Any]:
+		"""The agents its guardrails run (`openmolt_core.guardrails.Guardrail`), each once.
+
+		A guardrail agent runs inside the run it judges, with tools of its own: what those tools
+		do counts as the run's, and so does their in-doubt policy. A guardrail that is a function
+		is the application's code, not an agent: it is not listed.
+		"""
+		out: list[Any] = []
+		for guard in self.guardrails:
+			judge = guard.check
+			if callable(getattr(judge, "execute", None)) and all(judge is not o for o in out):
+				out.append(judge)
+		return out
+
+	def nested_result_labels(
+		self, run: Run, link: CallingRun, labels: tuple[str, ...]
+	) -> tuple[str, ...]:
+		"""Label a call's result ``untrusted`` when a run nested in it read untrusted content.
+
+		Content its caller had not handed down (a taint record of its own, as it ended): what
+		the call returns may carry it, whatever the tool's own labels say.
+		"""
+		if _read_untrusted(link) and "untrusted" not in labels:
+			return (*labels, "untrusted")
+		return labels
+
 	def gates(self, tools: Iterable[ToolSpec]) -> bool:
 		"""Whether the policy's ``on_outbound`` applies to an agent with these tools.
 
@@ -303,7 +329,7 @@ class Safety(Capability):
 				spend_cut_off(ctx.state, parent)
 				raise
 			out = verdict.to_dict()
-			if parent is not None and parent.untrusted and verdict.action != "allow":
+			if parent is not None and _read_untrusted(parent) and verdict.action != "allow":
 				# The agent read untrusted content of its own: its words (a rewrite, a reason
 				# the model reads) may carry it into the judged run.
 				out[_UNTRUSTED_VERDICT] = True
@@ -945,6 +971,20 @@ _LABELLED = "labelled"
 own, by the stored result's reference (``{"openmolt-file:...": ["private", "untrusted"]}``)."""
 
 
+def _read_untrusted(link: CallingRun) -> bool:
+	"""Whether a run nested in a call read untrusted content its caller had not handed down.
+
+	A taint record of its own in a nested run's last state (``link.ended``): what the call
+	returns may carry it. Kept in ``link.untrusted`` once found.
+	"""
+	if not link.untrusted and link.ended:
+		handed = {t.get("call") for t in link.taint}
+		link.untrusted = any(
+			t.get("call") not in handed for state in link.ended for t in state.taint
+		)
+	return link.untrusted
+
+
 _UNTRUSTED_VERDICT = "untrusted"
 """Set in a guardrail agent's journaled verdict whose run read untrusted content of its own
 (`openmolt_core.tools.CallingRun.untrusted`) and changed what the judged run reads: that run is
@@ -1277,7 +1317,8 @@ def _hooks_needed(
 	of a concurrent batch).
 	"""
 	# Every tool's labels; untrusted results taint; a tainted run's nested runs start tainted.
-	hooks = {"describe_tools", "after_tool", "hand_down"}
+	# What a run nested in a call read reaches the caller through the call's result.
+	hooks = {"describe_tools", "after_tool", "hand_down", "nested_result_labels"}
 	# Memory a tainted run wrote taints the runs that start from it.
 	hooks.update(("new_run", "memory_updated", "memory_option", "on_run_start"))
 	if "input" in stages:

@@ -55,7 +55,7 @@ import anyio
 from openmolt_core._binding import BoundTool, secret_values
 from openmolt_core.capabilities import _listed
 from openmolt_core.errors import ConfigurationError, IntegrationError, OpenMoltError
-from openmolt_core.hooks import Capability, Run
+from openmolt_core.hooks import Capability, Run, ToolBinder
 from openmolt_core.secrets import Redactor
 from openmolt_core.taint import trusts_descriptions
 from openmolt_core.tools import Tool, ToolContext
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 	import httpx
 
 	from openmolt_core._execute import RunContext
-	from openmolt_core.agent import Agent
 	from openmolt_core.commands import CallTool
 	from openmolt_core.files import FileAccess
 	from openmolt_core.integrations.binding import IntegrationBinding
@@ -369,7 +368,7 @@ class Sources(Capability):
 		self._listed, self._bound = lists, bound
 		return bound
 
-	async def refresh_tools(self, binder: Agent) -> None:
+	async def refresh_tools(self, binder: ToolBinder) -> None:
 		"""List every capability's tools (`Capability.list_tools`); bind them again when changed.
 
 		A source that never answers (a hung server, a third-party capability) is bounded by the
@@ -379,14 +378,13 @@ class Sources(Capability):
 			IntegrationError: A list could not be made in time, or a source failed (masked).
 		"""
 		if self._others is None:  # the agent's own tools, before anything listed was bound
-			self._others = dict(binder._tools)
+			self._others = dict(binder.own_tools())
 		before = self._latest[0] if self._latest is not None else ()
-		hooks = binder._hooks
 		try:
 			with anyio.fail_after(binder.timeout):
-				lists = await hooks.listed()
+				lists = await binder.listed()
 		except TimeoutError:
-			by = ", ".join(type(h.__self__).name for h in hooks.list_tools)  # type: ignore[attr-defined]
+			by = ", ".join(binder.sources())
 			raise IntegrationError(
 				f"agent {binder.name!r}'s tools were not listed within its run timeout "
 				f"({binder.timeout:g} s); check that its tool sources (MCP servers) answer, or "
@@ -394,7 +392,7 @@ class Sources(Capability):
 				integration=by,
 			) from None
 		except OpenMoltError as exc:  # reaches the caller (and a durable store) as it is: masked
-			redact = binder._redactor
+			redact = binder.redact
 			exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
 			raise
 		if len(lists) == len(before) and all(a is b for a, b in zip(lists, before, strict=True)):
@@ -402,7 +400,7 @@ class Sources(Capability):
 		self._bind(binder, lists)
 		self._latest = (lists, self._record or {})
 
-	def keep_tools(self, binder: Agent, state: RunState, new: bool) -> None:
+	def keep_tools(self, binder: ToolBinder, state: RunState, new: bool) -> None:
 		"""Bind the listed tools a run began with (`openmolt_core.capabilities._listed`), or stop it.
 
 		Runs of one agent may go on at once, each from its own record: the tools are bound from
@@ -420,25 +418,24 @@ class Sources(Capability):
 		if began != now:
 			lists, gone, changed = _listed.kept(began, lists, now)
 			if gone or changed:
-				raise binder._failed(state, binder._redactor(_listed.refusal(gone, changed)))
+				raise binder.failed(state, binder.redact(_listed.refusal(gone, changed)))
 		if self._record != began:  # another run bound others (or fewer) meanwhile
 			self._bind(binder, lists)
 		if new:
 			state.ext[_listed.KEY] = {"listed": dict(now)}
 
-	def _bind(self, binder: Agent, lists: Sequence[Sequence[BoundTool]]) -> None:
+	def _bind(self, binder: ToolBinder, lists: Sequence[Sequence[BoundTool]]) -> None:
 		"""Give the agent its own tools and ``lists`` (one per listing capability), then record them."""
 		tools = dict(self._others or {})
-		for listing, listed in zip(binder._hooks.list_tools, lists, strict=True):
+		for by, listed in zip(binder.sources(), lists, strict=True):
 			for bound in listed:
 				if bound.handle in tools:
-					by = type(listing.__self__).name  # type: ignore[attr-defined]
 					raise ConfigurationError(
 						f"create_agent: tool handle {bound.handle!r} given twice (capability "
 						f"{by!r} lists a tool the agent already has)"
 					)
 				tools[bound.handle] = bound
-		binder._rebind(tools)
+		binder.rebind(tools)
 		self._record = _listed.record(lists)  # as marked (labels)
 
 	def tool_done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:

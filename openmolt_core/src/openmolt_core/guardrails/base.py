@@ -417,7 +417,7 @@ class Guardrail:
 			# It acts for the judged run's user from its start (its long-term memory is theirs).
 			user = parent.user if parent is not None else None
 			state = RunState(run_id=run_id, taint=taint, user=user)
-			agent._start(state, check.payload(), (), None)
+			agent._start(state, check.payload(), (), parent)  # nested: no root run
 		try:
 			# In this process, whatever the instance's durability: the verdict is one journaled
 			# step of the calling run, as a sub-agent's run lives inside its caller's step.
