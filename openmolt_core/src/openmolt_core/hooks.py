@@ -1879,24 +1879,93 @@ class Hooks:
 	refresh_tools: _Resolved
 	keep_tools: _Resolved
 
-	describe = _each(Capability.describe_tools)
-	started = _until_stop(Capability.on_run_start)
-	stepping = _until_stop(Capability.before_step)
-	last = _first_answer(Capability.last_step, ok=_text, expected="the reason as text, or None")
-	hidden = _first_answer(Capability.why_hidden, ok=_text, expected="the reason as text, or None")
-	sender = _first_answer(
+	_describe = _each(Capability.describe_tools)
+
+	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
+		"""Tells each capability's `Capability.describe_tools` (the hook's arguments)."""
+		self._describe(agent, tools)
+
+	_started = _until_stop(Capability.on_run_start)
+
+	async def started(self, run: Run) -> Stop | None:
+		"""Asks each capability's `Capability.on_run_start` (the hook's arguments)."""
+		return await self._started(run)
+
+	_stepping = _until_stop(Capability.before_step)
+
+	async def stepping(self, run: Run) -> Stop | None:
+		"""Asks each capability's `Capability.before_step` (the hook's arguments)."""
+		return await self._stepping(run)
+
+	_last = _first_answer(Capability.last_step, ok=_text, expected="the reason as text, or None")
+
+	def last(self, run: Run) -> str | None:
+		"""The first answer of the capabilities' `Capability.last_step` (the hook's arguments)."""
+		return self._last(run)
+
+	_hidden = _first_answer(Capability.why_hidden, ok=_text, expected="the reason as text, or None")
+
+	def hidden(self, state: RunState, handle: str) -> str | None:
+		"""The first answer of the capabilities' `Capability.why_hidden` (the hook's arguments)."""
+		return self._hidden(state, handle)
+
+	_sender = _first_answer(
 		Capability.send_model,
 		ok=callable,
 		expected="an async send(provider, request, model), or None",
 	)
-	before = _each_async(Capability.before_model)
-	ended = _each_async(Capability.on_run_end)
-	done = _each(Capability.tool_done)
-	made = _each(Capability.new_run)
-	memory_changed = _each(Capability.memory_updated)
-	memory_kept = _each_async(Capability.memory_written)
-	rooted = _each(Capability.new_root_run)
-	keeping = _each(Capability.keep_tools)
+
+	def sender(self, run: Run) -> ModelSend | None:
+		"""The first answer of the capabilities' `Capability.send_model` (the hook's arguments)."""
+		return self._sender(run)
+
+	_before = _each_async(Capability.before_model)
+
+	async def before(self, run: Run) -> None:
+		"""Awaits each capability's `Capability.before_model` (the hook's arguments)."""
+		await self._before(run)
+
+	_ended = _each_async(Capability.on_run_end)
+
+	async def ended(self, run: Run, result: RunResult) -> None:
+		"""Awaits each capability's `Capability.on_run_end` (the hook's arguments)."""
+		await self._ended(run, result)
+
+	_done = _each(Capability.tool_done)
+
+	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
+		"""Tells each capability's `Capability.tool_done` (the hook's arguments)."""
+		self._done(run, call, index, entry)
+
+	_made = _each(Capability.new_run)
+
+	def made(self, agent: str, state: RunState) -> None:
+		"""Tells each capability's `Capability.new_run` (the hook's arguments)."""
+		self._made(agent, state)
+
+	_memory_changed = _each(Capability.memory_updated)
+
+	def memory_changed(self, run: Run, memory: str, data: str) -> None:
+		"""Tells each capability's `Capability.memory_updated` (the hook's arguments)."""
+		self._memory_changed(run, memory, data)
+
+	_memory_kept = _each_async(Capability.memory_written)
+
+	async def memory_kept(self, run: Run, memory: str, index: int) -> None:
+		"""Awaits each capability's `Capability.memory_written` (the hook's arguments)."""
+		await self._memory_kept(run, memory, index)
+
+	_rooted = _each(Capability.new_root_run)
+
+	def rooted(self, agent: str, state: RunState) -> None:
+		"""Tells each capability's `Capability.new_root_run` (the hook's arguments)."""
+		self._rooted(agent, state)
+
+	_keeping = _each(Capability.keep_tools)
+
+	def keeping(self, binder: ToolBinder, state: RunState, new: bool) -> None:
+		"""Tells each capability's `Capability.keep_tools` (the hook's arguments)."""
+		self._keeping(binder, state, new)
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
