@@ -132,16 +132,33 @@ def _no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _secrets_stay_in_their_test() -> Iterator[None]:
-	"""The log filter masks the secrets of every live instance in the process: a test's instance
-	that outlives it (not yet collected) would mask its secrets in the next tests' log lines (a
-	test with the short secret "to" made another test's log assertion fail at random)."""
+	"""The log filter and every streamed text mask the secrets of every live holder in the
+	process: what a test made that outlives it (not yet collected, or kept by a process-wide
+	object such as DBOS's one instance) would mask its secrets in the next tests. A test with the
+	short secret "to" made another test's log assertion fail at random; an approval key read from
+	the environment by a durable test ("a shared approval key ...") held back the "a " a
+	streaming test waited for, in a later test of the same worker. So the secret sets, the
+	redactors and the keys given in code (`openmolt_core._support.secretset`) that a test made
+	are forgotten at its end; what the holders of its fixtures made before it stays."""
 	from openmolt_core._support import secretset
 
 	before = set(secretset._LIVE)
+	watched = set(secretset._WATCHED)
+	with secretset._LOCK:
+		keys = dict(secretset._KEYS)
 	yield
 	for left in set(secretset._LIVE) - before:
 		secretset._LIVE.discard(left)
 		left._live = False  # should it be used again, its next secret puts it back
+	for left in set(secretset._WATCHED) - watched:
+		secretset._WATCHED.discard(left)
+	with secretset._LOCK:
+		secretset._drop_dead()
+		for owner in set(secretset._KEYS) - set(keys):
+			del secretset._KEYS[owner]
+		for owner, texts in keys.items():  # an owner that lives on and was given more keys
+			if owner in secretset._KEYS:
+				secretset._KEYS[owner] = texts
 
 
 @pytest.fixture(autouse=True, scope="session")
