@@ -2280,25 +2280,31 @@ class _Through:
 
 
 async def _around(
-	hook: Callable[..., Awaitable[_T]],
+	hook: Callable[..., Awaitable[Any]],
 	name: str,
 	run: Run,
 	inner: Callable[..., Awaitable[Any]],
+	kind: type[_T],
+	expected: str,
 	*given: Any,
 ) -> _T:
 	"""One wrap hook (``name``: `Capability.wrap_model`, `wrap_run`) around ``inner``.
 
-	What the hook raises of its own names its capability (`_failed`); what ``inner`` raised
-	through it (a provider's error, the run's own end: a `RunError` with its state, the next
-	capability's) passes as it came.
+	What the hook raises of its own names its capability (`_failed`), and an answer that is no
+	``kind`` is refused (`_wrong`, with what is ``expected``); what ``inner`` raised through it
+	(a provider's error, the run's own end: a `RunError` with its state, the next capability's)
+	passes as it came.
 	"""
 	through = _Through(inner)
 	try:
-		return await hook(run, *given, through)
+		answer = await hook(run, *given, through)
 	except Exception as exc:
 		if through.passed(exc):
 			raise
 		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+	if not isinstance(answer, kind):
+		raise _wrong(hook, answer, expected)
+	return answer
 
 
 async def _wrapped(
@@ -2315,10 +2321,8 @@ async def _wrapped(
 
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
 		inner = functools.partial(_for_model, request.model_id, inner)
-	answer = await _around(hook, "wrap_model", run, inner, request)
-	if not isinstance(answer, ModelResponse):
-		raise _wrong(hook, answer, "the ModelResponse of call(request), or one of its own")
-	return answer
+	how = "the ModelResponse of call(request), or one of its own"
+	return await _around(hook, "wrap_model", run, inner, ModelResponse, how, request)
 
 
 def _for_model(
@@ -2482,22 +2486,12 @@ def drive_wrapped(
 	What a hook raises of its own names its capability (`_failed`), and an answer that is no
 	`RunResult` is refused; the errors of the drive it wraps pass through it as they are.
 	"""
-	for hook in reversed(hooks.wrap_run):
-		drive = functools.partial(_run_wrapped, hook, run, drive)
-	return drive
-
-
-async def _run_wrapped(
-	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
-	run: Run,
-	drive: Callable[[], Awaitable[RunResult]],
-) -> RunResult:
 	from openmolt_core.result import RunResult
 
-	answer = await _around(hook, "wrap_run", run, drive)
-	if not isinstance(answer, RunResult):
-		raise _wrong(hook, answer, "the RunResult of drive(), or one of its own")
-	return answer
+	how = "the RunResult of drive(), or one of its own"
+	for hook in reversed(hooks.wrap_run):
+		drive = functools.partial(_around, hook, "wrap_run", run, drive, RunResult, how)
+	return drive
 
 
 NO_HOOKS = Hooks()
