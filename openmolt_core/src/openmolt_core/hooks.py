@@ -26,11 +26,10 @@ from typing import (
 	TYPE_CHECKING,
 	Any,
 	ClassVar,
-	Concatenate,
 	Literal,
-	ParamSpec,
 	Protocol,
 	TypeAlias,
+	TypeGuard,
 	TypeVar,
 	get_args,
 )
@@ -403,7 +402,6 @@ def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 # what a hook sees ---------------------------------------------------------------------------
 
 _T = TypeVar("_T")
-_P = ParamSpec("_P")
 _Decision = TypeVar("_Decision")
 
 
@@ -1575,108 +1573,18 @@ def built(capability: Capability, hook: str, *args: Any) -> Any:
 	return answer
 
 
-def _each(
-	hook: Callable[Concatenate[Capability, _P], object], /
-) -> Callable[Concatenate[Hooks, _P], None]:
-	"""The `Hooks` method that tells each capability's ``hook``, in order (answers unread).
-
-	It takes the hook's own arguments (typed from its `Capability` method), so the two cannot
-	drift apart; what a hook raises ends the run as `_ask` says.
-	"""
-	name = hook.__name__
-
-	def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
-		for method in getattr(self, name):
-			try:  # inline, not through `_ask`: a hot path (a tool call, a step)
-				method(*args, **kwargs)
-			except Exception as exc:
-				raise _failed(method, exc)  # noqa: B904  # it chains the cause
-
-	each.__doc__ = f"Tell each `Capability.{name}`, in order."
-	return each
-
-
-def _each_async(
-	hook: Callable[Concatenate[Capability, _P], Awaitable[object]], /
-) -> Callable[Concatenate[Hooks, _P], Awaitable[None]]:
-	"""`_each` for an async hook: each capability's is awaited in turn."""
-	name = hook.__name__
-
-	async def each(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
-		for method in getattr(self, name):
-			try:
-				await method(*args, **kwargs)
-			except Exception as exc:
-				raise _failed(method, exc)  # noqa: B904  # it chains the cause
-
-	each.__doc__ = f"Tell each `Capability.{name}`, in order."
-	return each
-
-
-def _until_stop(
-	hook: Callable[Concatenate[Capability, _P], Awaitable[Stop | None]], /
-) -> Callable[Concatenate[Hooks, _P], Awaitable[Stop | None]]:
-	"""The `Hooks` method that asks each capability's ``hook`` in order; the first `Stop` wins.
-
-	Any other answer but None is refused (`_wrong`), and the `Stop` is checked (`_checked`).
-	"""
-	name = hook.__name__
-
-	async def until(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None:
-		for method in getattr(self, name):
-			try:
-				answer = await method(*args, **kwargs)
-			except Exception as exc:
-				raise _failed(method, exc)  # noqa: B904  # it chains the cause
-			if answer is not None:
-				if not isinstance(answer, Stop):
-					raise _wrong(method, answer, "Stop(reason) or None", name)
-				return _checked(method, answer)
-		return None
-
-	until.__doc__ = f"Ask each `Capability.{name}` in order; the first `Stop` ends the asking."
-	return until
-
-
-def _first_answer(
-	hook: Callable[Concatenate[Capability, _P], _T | None],
-	/,
-	ok: Callable[[object], bool],
-	expected: str,
-) -> Callable[Concatenate[Hooks, _P], _T | None]:
-	"""The `Hooks` method whose answer is the first capability's that is not None (or None).
-
-	Args:
-		hook: The hook (its `Capability` method).
-		ok: Whether an answer is of the kind the hook's contract allows.
-		expected: That kind, for the error naming the fix (`_wrong`).
-	"""
-	name = hook.__name__
-
-	def first(self: Hooks, /, *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
-		for method in getattr(self, name):
-			try:
-				answer = method(*args, **kwargs)
-			except Exception as exc:
-				raise _failed(method, exc)  # noqa: B904  # it chains the cause
-			if answer is not None:
-				if not ok(answer):
-					raise _wrong(method, answer, expected, name)
-				return answer  # type: ignore[no-any-return]  # the resolved lists hold Any
-		return None
-
-	first.__doc__ = f"The first `Capability.{name}` answer that is not None, or None."
-	return first
-
-
-def _text(answer: object) -> bool:
+def _text(answer: object) -> TypeGuard[str]:
 	return isinstance(answer, str)
 
 
-def _texts(answer: object) -> bool:
+def _texts(answer: object) -> TypeGuard[Mapping[str, str]]:
 	return isinstance(answer, Mapping) and all(
 		isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
 	)
+
+
+def _sends(answer: object) -> TypeGuard[ModelSend]:
+	return callable(answer)
 
 
 def _mapping(answer: object) -> bool:
@@ -1879,93 +1787,69 @@ class Hooks:
 	refresh_tools: _Resolved
 	keep_tools: _Resolved
 
-	_describe = _each(Capability.describe_tools)
-
 	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""Tells each capability's `Capability.describe_tools` (the hook's arguments)."""
-		self._describe(agent, tools)
-
-	_started = _until_stop(Capability.on_run_start)
+		"""Tells each `Capability.describe_tools`, in order."""
+		_tell(self.describe_tools, agent, tools)
 
 	async def started(self, run: Run) -> Stop | None:
-		"""Asks each capability's `Capability.on_run_start` (the hook's arguments)."""
-		return await self._started(run)
-
-	_stepping = _until_stop(Capability.before_step)
+		"""Asks each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
+		return await _until_stop(self.on_run_start, "on_run_start", run)
 
 	async def stepping(self, run: Run) -> Stop | None:
-		"""Asks each capability's `Capability.before_step` (the hook's arguments)."""
-		return await self._stepping(run)
-
-	_last = _first_answer(Capability.last_step, ok=_text, expected="the reason as text, or None")
+		"""Asks each `Capability.before_step` in order; the first `Stop` ends the asking."""
+		return await _until_stop(self.before_step, "before_step", run)
 
 	def last(self, run: Run) -> str | None:
-		"""The first answer of the capabilities' `Capability.last_step` (the hook's arguments)."""
-		return self._last(run)
-
-	_hidden = _first_answer(Capability.why_hidden, ok=_text, expected="the reason as text, or None")
+		"""The first `Capability.last_step` answer that is not None, or None."""
+		return _first(self.last_step, "last_step", _text, "the reason as text, or None", run)
 
 	def hidden(self, state: RunState, handle: str) -> str | None:
-		"""The first answer of the capabilities' `Capability.why_hidden` (the hook's arguments)."""
-		return self._hidden(state, handle)
-
-	_sender = _first_answer(
-		Capability.send_model,
-		ok=callable,
-		expected="an async send(provider, request, model), or None",
-	)
+		"""The first `Capability.why_hidden` answer that is not None, or None."""
+		return _first(
+			self.why_hidden, "why_hidden", _text, "the reason as text, or None", state, handle
+		)
 
 	def sender(self, run: Run) -> ModelSend | None:
-		"""The first answer of the capabilities' `Capability.send_model` (the hook's arguments)."""
-		return self._sender(run)
-
-	_before = _each_async(Capability.before_model)
+		"""The first `Capability.send_model` answer that is not None, or None."""
+		return _first(
+			self.send_model,
+			"send_model",
+			_sends,
+			"an async send(provider, request, model), or None",
+			run,
+		)
 
 	async def before(self, run: Run) -> None:
-		"""Awaits each capability's `Capability.before_model` (the hook's arguments)."""
-		await self._before(run)
-
-	_ended = _each_async(Capability.on_run_end)
+		"""Tells each `Capability.before_model`, in order."""
+		await _tell_async(self.before_model, run)
 
 	async def ended(self, run: Run, result: RunResult) -> None:
-		"""Awaits each capability's `Capability.on_run_end` (the hook's arguments)."""
-		await self._ended(run, result)
-
-	_done = _each(Capability.tool_done)
+		"""Tells each `Capability.on_run_end`, in order."""
+		await _tell_async(self.on_run_end, run, result)
 
 	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
-		"""Tells each capability's `Capability.tool_done` (the hook's arguments)."""
-		self._done(run, call, index, entry)
-
-	_made = _each(Capability.new_run)
+		"""Tells each `Capability.tool_done`, in order."""
+		_tell(self.tool_done, run, call, index, entry)
 
 	def made(self, agent: str, state: RunState) -> None:
-		"""Tells each capability's `Capability.new_run` (the hook's arguments)."""
-		self._made(agent, state)
-
-	_memory_changed = _each(Capability.memory_updated)
+		"""Tells each `Capability.new_run`, in order."""
+		_tell(self.new_run, agent, state)
 
 	def memory_changed(self, run: Run, memory: str, data: str) -> None:
-		"""Tells each capability's `Capability.memory_updated` (the hook's arguments)."""
-		self._memory_changed(run, memory, data)
-
-	_memory_kept = _each_async(Capability.memory_written)
+		"""Tells each `Capability.memory_updated`, in order."""
+		_tell(self.memory_updated, run, memory, data)
 
 	async def memory_kept(self, run: Run, memory: str, index: int) -> None:
-		"""Awaits each capability's `Capability.memory_written` (the hook's arguments)."""
-		await self._memory_kept(run, memory, index)
-
-	_rooted = _each(Capability.new_root_run)
+		"""Tells each `Capability.memory_written`, in order."""
+		await _tell_async(self.memory_written, run, memory, index)
 
 	def rooted(self, agent: str, state: RunState) -> None:
-		"""Tells each capability's `Capability.new_root_run` (the hook's arguments)."""
-		self._rooted(agent, state)
-
-	_keeping = _each(Capability.keep_tools)
+		"""Tells each `Capability.new_root_run`, in order."""
+		_tell(self.new_root_run, agent, state)
 
 	def keeping(self, binder: ToolBinder, state: RunState, new: bool) -> None:
-		"""Tells each capability's `Capability.keep_tools` (the hook's arguments)."""
-		self._keeping(binder, state, new)
+		"""Tells each `Capability.keep_tools`, in order."""
+		_tell(self.keep_tools, binder, state, new)
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
@@ -2001,12 +1885,9 @@ class Hooks:
 
 		A copy: the run updates its memory in place, never the capability's own mapping.
 		"""
-		answer = self._start(agent, memory, state)
+		how = "a mapping of memory texts by key, or None"
+		answer = _first(self.first_memory, "first_memory", _texts, how, agent, memory, state)
 		return None if answer is None else dict(answer)
-
-	_start = _first_answer(
-		Capability.first_memory, ok=_texts, expected="a mapping of memory texts by key, or None"
-	)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
 		"""The agent's memory option through each `Capability.memory_option`, in order."""
@@ -2320,6 +2201,59 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
+def _tell(hooks: _Resolved, *args: Any) -> None:
+	"""Tell each hook of a resolved list, in order (answers unread); errors as `_ask` says."""
+	for method in hooks:
+		try:  # inline, not through `_ask`: a hot path (a tool call, a step)
+			method(*args)
+		except Exception as exc:
+			raise _failed(method, exc)  # noqa: B904  # it chains the cause
+
+
+async def _tell_async(hooks: _Resolved, *args: Any) -> None:
+	"""`_tell` for an async hook: each is awaited in turn."""
+	for method in hooks:
+		try:
+			await method(*args)
+		except Exception as exc:
+			raise _failed(method, exc)  # noqa: B904  # it chains the cause
+
+
+async def _until_stop(hooks: _Resolved, name: str, *args: Any) -> Stop | None:
+	"""Ask each hook (``name``) in order; the first `Stop` ends the asking.
+
+	Any other answer but None is refused (`_wrong`), and the `Stop` is checked (`_checked`).
+	"""
+	for method in hooks:
+		answer = await _await(method, *args)
+		if answer is not None:
+			if not isinstance(answer, Stop):
+				raise _wrong(method, answer, "Stop(reason) or None", name)
+			return _checked(method, answer)
+	return None
+
+
+def _first(
+	hooks: _Resolved, name: str, ok: Callable[[object], TypeGuard[_T]], expected: str, *args: Any
+) -> _T | None:
+	"""The first answer of the hooks (``name``) that is not None, or None.
+
+	Args:
+		hooks: The resolved list.
+		name: The hook's name.
+		ok: Whether an answer is of the kind the hook's contract allows.
+		expected: That kind, for the error naming the fix (`_wrong`).
+		*args: What each hook is given.
+	"""
+	for method in hooks:
+		answer = _ask(method, *args)
+		if answer is not None:
+			if not ok(answer):
+				raise _wrong(method, answer, expected, name)
+			return answer
+	return None
+
+
 class _Through:
 	"""What a wrap hook calls on (``call``, ``drive``): the next hook or the loop, whose errors it notes.
 
@@ -2346,25 +2280,31 @@ class _Through:
 
 
 async def _around(
-	hook: Callable[..., Awaitable[_T]],
+	hook: Callable[..., Awaitable[Any]],
 	name: str,
 	run: Run,
 	inner: Callable[..., Awaitable[Any]],
+	kind: type[_T],
+	expected: str,
 	*given: Any,
 ) -> _T:
 	"""One wrap hook (``name``: `Capability.wrap_model`, `wrap_run`) around ``inner``.
 
-	What the hook raises of its own names its capability (`_failed`); what ``inner`` raised
-	through it (a provider's error, the run's own end: a `RunError` with its state, the next
-	capability's) passes as it came.
+	What the hook raises of its own names its capability (`_failed`), and an answer that is no
+	``kind`` is refused (`_wrong`, with what is ``expected``); what ``inner`` raised through it
+	(a provider's error, the run's own end: a `RunError` with its state, the next capability's)
+	passes as it came.
 	"""
 	through = _Through(inner)
 	try:
-		return await hook(run, *given, through)
+		answer = await hook(run, *given, through)
 	except Exception as exc:
 		if through.passed(exc):
 			raise
 		raise _failed(hook, exc, name)  # noqa: B904  # it chains the cause
+	if not isinstance(answer, kind):
+		raise _wrong(hook, answer, expected)
+	return answer
 
 
 async def _wrapped(
@@ -2381,10 +2321,8 @@ async def _wrapped(
 
 	if request.model_id is not None:  # a request the hook builds anew stays for that model
 		inner = functools.partial(_for_model, request.model_id, inner)
-	answer = await _around(hook, "wrap_model", run, inner, request)
-	if not isinstance(answer, ModelResponse):
-		raise _wrong(hook, answer, "the ModelResponse of call(request), or one of its own")
-	return answer
+	how = "the ModelResponse of call(request), or one of its own"
+	return await _around(hook, "wrap_model", run, inner, ModelResponse, how, request)
 
 
 def _for_model(
@@ -2548,22 +2486,12 @@ def drive_wrapped(
 	What a hook raises of its own names its capability (`_failed`), and an answer that is no
 	`RunResult` is refused; the errors of the drive it wraps pass through it as they are.
 	"""
-	for hook in reversed(hooks.wrap_run):
-		drive = functools.partial(_run_wrapped, hook, run, drive)
-	return drive
-
-
-async def _run_wrapped(
-	hook: Callable[[Run, Callable[[], Awaitable[RunResult]]], Awaitable[RunResult]],
-	run: Run,
-	drive: Callable[[], Awaitable[RunResult]],
-) -> RunResult:
 	from openmolt_core.result import RunResult
 
-	answer = await _around(hook, "wrap_run", run, drive)
-	if not isinstance(answer, RunResult):
-		raise _wrong(hook, answer, "the RunResult of drive(), or one of its own")
-	return answer
+	how = "the RunResult of drive(), or one of its own"
+	for hook in reversed(hooks.wrap_run):
+		drive = functools.partial(_around, hook, "wrap_run", run, drive, RunResult, how)
+	return drive
 
 
 NO_HOOKS = Hooks()
