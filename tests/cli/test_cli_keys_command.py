@@ -59,6 +59,36 @@ def test_a_name_or_key_it_does_not_know_is_refused_with_the_nearest(
 	assert _stored() == {}
 
 
+@pytest.mark.parametrize(
+	("args", "extra", "near"),
+	[
+		(["set", "acmeCrm"], "acme-crm", None),
+		(["set", "acme-crm", "apiKey"], "acme-crm", None),
+		(["remove", "acme-crm"], "acme-crm", None),
+		(["set", "acme-cmr"], "acme-crm", "did you mean 'acme-crm'? "),
+		(["set", "google-maps"], "google-maps", None),  # not a typo of the provider google
+	],
+)
+def test_a_built_in_integration_that_is_not_installed_is_named_with_its_install_command(
+	args: list[str],
+	extra: str,
+	near: str | None,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""`openmolt keys set slack` without openmolt[slack] said 'neither a provider nor an installed
+	integration', as for a typo; `openmolt tools slack` and `auth slack` named the install command."""
+	from openmolt_core import _hints
+
+	monkeypatch.setattr(_hints, "known_extras", lambda: frozenset({"acme-crm", "google-maps"}))
+	value = ["--value", "v-123456"] if args[0] == "set" else []
+	assert openmolt_main(["keys", *args, *value]) == 2
+	err = capsys.readouterr().err
+	assert f"{near or ''}run: {_hints.install_command(f'openmolt[{extra}]')}" in err, err
+	assert "not installed" in err and "neither a provider" not in err, err
+	assert _stored() == {}
+
+
 def test_an_integration_and_its_key_may_be_dotted(capsys: pytest.CaptureFixture[str]) -> None:
 	"""``keys set s3.secretAccessKey`` is ``keys set s3 secretAccessKey``, as ``tools slack.postMessage`` is."""
 	assert openmolt_main(["keys", "set", "s3.secretAccessKey", "--value", "v-123456"]) == 0

@@ -328,9 +328,30 @@ def where_set() -> dict[str, str]:
 
 
 def _unknown_owner(name: str, providers: list[str], integrations: list[str]) -> ConfigurationError:
+	"""What ``openmolt keys set NAME`` says of a name nothing installed has.
+
+	A typo of an installed one gets that one; a built-in integration that is not installed (or a
+	typo of one) the command that installs it here, as ``openmolt tools NAME`` says.
+	"""
+	from openmolt_core._hints import close_match, extra_for, install_command, known_extras
 	from openmolt_core._support.suggest import typo_of
 
 	near = typo_of(name, [*providers, *integrations])
+	extras = known_extras()
+	extra = extra_for(name) if extra_for(name) in extras else None  # google-drive: not google
+	if extra is None and near is None:
+		extra = close_match(name, extras)
+	if extra is not None:
+		said = (
+			"is a built-in integration that is not installed;"
+			if extra == extra_for(name)
+			else f"is not installed; did you mean {extra!r}?"
+		)
+		return ConfigurationError(
+			f"{name!r} {said} run: "
+			f"{install_command(f'openmolt[{extra}]')} (or give the variable's name, "
+			"OPENMOLT_<ID>_<KEY>)"
+		)
 	hint = f"did you mean {near!r}? " if near else ""
 	return ConfigurationError(
 		f"{name!r} is neither a provider ({', '.join(providers)}) nor an installed integration; "
