@@ -59,6 +59,36 @@ def test_a_name_or_key_it_does_not_know_is_refused_with_the_nearest(
 	assert _stored() == {}
 
 
+@pytest.mark.parametrize(
+	("args", "extra", "near"),
+	[
+		(["set", "acmeCrm"], "acme-crm", None),
+		(["set", "acme-crm", "apiKey"], "acme-crm", None),
+		(["remove", "acme-crm"], "acme-crm", None),
+		(["set", "acme-cmr"], "acme-crm", "did you mean 'acme-crm'? "),
+		(["set", "google-maps"], "google-maps", None),  # not a typo of the provider google
+	],
+)
+def test_a_built_in_integration_that_is_not_installed_is_named_with_its_install_command(
+	args: list[str],
+	extra: str,
+	near: str | None,
+	monkeypatch: pytest.MonkeyPatch,
+	capsys: pytest.CaptureFixture[str],
+) -> None:
+	"""`openmolt keys set slack` without openmolt[slack] said 'neither a provider nor an installed
+	integration', as for a typo; `openmolt tools slack` and `auth slack` named the install command."""
+	from openmolt_core import _hints
+
+	monkeypatch.setattr(_hints, "known_extras", lambda: frozenset({"acme-crm", "google-maps"}))
+	value = ["--value", "v-123456"] if args[0] == "set" else []
+	assert openmolt_main(["keys", *args, *value]) == 2
+	err = capsys.readouterr().err
+	assert f"{near or ''}run: {_hints.install_command(f'openmolt[{extra}]')}" in err, err
+	assert "not installed" in err and "neither a provider" not in err, err
+	assert _stored() == {}
+
+
 def test_an_integration_and_its_key_may_be_dotted(capsys: pytest.CaptureFixture[str]) -> None:
 	"""``keys set s3.secretAccessKey`` is ``keys set s3 secretAccessKey``, as ``tools slack.postMessage`` is."""
 	assert openmolt_main(["keys", "set", "s3.secretAccessKey", "--value", "v-123456"]) == 0
@@ -74,6 +104,10 @@ def test_a_variable_nothing_installed_reads_is_stored_with_a_note(
 		capsys.readouterr().err
 	)
 	assert _stored() == {"OPENMOLT_ACME_TOKEN": "v-123456"}
+	# Removed, it is not said to be stored for later (the note was printed on remove too).
+	assert openmolt_main(["keys", "remove", "OPENMOLT_ACME_TOKEN"]) == 0
+	assert "stored" not in capsys.readouterr().err
+	assert _stored() == {}
 
 
 def test_a_value_from_a_pipe_and_an_empty_pipe(
@@ -179,3 +213,35 @@ def test_ctrl_c_at_the_hidden_prompt_ends_the_line_first(
 	assert openmolt_main(["keys", "set", "notion"]) == 130
 	assert capsys.readouterr().err == "\nopenmolt: interrupted\n"
 	assert _stored() == {}
+
+
+def test_the_keys_set_a_run_names_for_an_agent_file_s_own_integration_works(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""A run of an agent file whose `openapi` adds 'petstore' said "set OPENMOLT_PETSTORE_API_KEY
+	(... or `openmolt keys set petstore apiKey`)", and that command refused: 'petstore' is
+	neither a provider nor an installed integration."""
+	import re
+	import shutil
+
+	root = Path(__file__).resolve().parents[2]
+	shutil.copy(root / "docs" / "guides" / "petstore.json", tmp_path / "petstore.json")
+	agent = tmp_path / "shop.json"
+	agent.write_text(
+		json.dumps(
+			{"name": "Shop", "model": "openai:gpt-5-mini", "openapi": {"petstore": "petstore.json"}}
+		)
+	)
+	monkeypatch.setenv("OPENMOLT_OPENAI_API_KEY", "sk-test-0000000000")
+	monkeypatch.chdir(tmp_path)
+	assert openmolt_main([str(agent), "--input", "hi"]) == 2
+	(said,) = re.findall(r"`openmolt (keys set [^`]*)`", capsys.readouterr().err)
+	assert said == "keys set petstore apiKey"
+	assert openmolt_main([*said.split(), "--value", "v-123456"]) == 0
+	assert "OPENMOLT_PETSTORE_API_KEY" in capsys.readouterr().err  # the note names the variable
+	assert _stored() == {"OPENMOLT_PETSTORE_API_KEY": "v-123456"}
+	assert openmolt_main(["keys", "remove", "petstore", "apiKey"]) == 0
+	assert _stored() == {}
+	# A name no integration could have is still refused, not made a variable.
+	assert openmolt_main(["keys", "set", "pet store", "apiKey", "--value", "v-123456"]) == 2
+	assert "neither a provider" in capsys.readouterr().err

@@ -341,3 +341,26 @@ def test_a_wrong_provider_setting_is_said_once_as_the_agent_file_spells_it(
 	done = cli.openmolt("agent.json", *(["--dry-run"] if dry_run else []), cwd=tmp_path)
 	assert done.returncode == 2
 	assert done.stderr == f"openmolt: llmProviders.openai: {said}\n"
+
+
+@pytest.mark.allow_model_requests  # to 127.0.0.1, where nothing listens
+def test_the_run_store_records_the_error_as_the_command_said_it(tmp_path: Path, cli) -> None:
+	"""`openmolt logs RUN_ID` said "fix llm_providers['local']['base_url']" for a run whose own
+	output said "llmProviders.local.baseUrl in the agent file": the record kept Python's advice."""
+	url = _nothing_listens()
+	local = {"provider": "openai", "baseUrl": url, "apiMode": "chat"}
+	agent = {"name": "G", "model": "local:m", "llmProviders": {"local": local}}
+	(tmp_path / "agent.json").write_text(json.dumps(agent))
+	env = cli.clean_env(OPENMOLT_RUN_STORE=str(tmp_path / "runs.db"))
+	done = cli.openmolt("agent.json", "--input", "hi", cwd=tmp_path, env=env)
+	assert done.returncode == 5, done.stderr
+	run_id = json.loads(done.stdout)["run_id"]
+	shown = cli.openmolt("logs", run_id, "--json", cwd=tmp_path, env=env)
+	assert shown.returncode == 0, shown.stderr
+	record = json.loads(shown.stdout)
+	said = [record["run"]["error"] if "run" in record else record["error"]]
+	said += [e["data"]["message"] for e in record["events"] if e["name"] == "error"]
+	assert len(said) == 2, record
+	for text in said:
+		assert "llmProviders.local.baseUrl in the agent file" in text, text
+		assert not [word for word in PYTHON_ONLY if word in text], text

@@ -55,3 +55,54 @@ def test_no_module_warns_without_masking() -> None:
 		if direct.search(path.read_text("utf-8")) and path.name != "masking.py"
 	]
 	assert found == []
+
+
+def test_an_agent_s_lethal_trifecta_warning_points_at_the_create_agent_line() -> None:
+	"""It pointed into OpenMolt (agent.py's ``self._mark(self._tools.values())``), whatever the
+	caller: a fixed stacklevel counted for another path. It is the first line outside OpenMolt."""
+	from openmolt import OpenMolt
+	from openmolt_core.taint import LethalTrifectaWarning
+	from openmolt_core.testing import ScriptedModel
+
+	om = OpenMolt(integrations={"slack": {"token": "x"}})
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		line = _line() + 1
+		om.create_agent(name="a", model=ScriptedModel([]), integrations=["slack"])
+	found = [(w.filename, w.lineno) for w in seen if w.category is LethalTrifectaWarning]
+	assert found == [(__file__, line)]
+
+
+@pytest.mark.anyio
+async def test_a_model_setting_dropped_in_a_run_points_at_the_run_not_the_provider() -> None:
+	"""A `ModelConfigWarning` raised deep in a run pointed into the provider's request builder."""
+	import httpx
+
+	from openmolt import OpenMolt
+	from openmolt_providers._common import ModelConfigWarning
+
+	reply = {
+		"output": [{"type": "message", "content": [{"type": "output_text", "text": "{}"}]}],
+		"usage": {"input_tokens": 1, "output_tokens": 1},
+	}
+	http = httpx.AsyncClient(
+		transport=httpx.MockTransport(lambda r: httpx.Response(200, json=reply))
+	)
+	om = OpenMolt(llm_providers={"openai": {"api_key": "sk-test-0000000000"}}, http_client=http)
+	agent = om.create_agent(
+		name="a", model="openai:gpt-5-mini", model_config={"temperature": 0.2}, max_steps=1
+	)
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		line = _line() + 1
+		await agent.run("hi")
+	found = [(w.filename, w.lineno) for w in seen if issubclass(w.category, ModelConfigWarning)]
+	assert found and set(found) == {(__file__, line)}
+	await om.aclose()
+
+
+def _line() -> int:
+	"""The caller's line number."""
+	import sys
+
+	return sys._getframe(1).f_lineno

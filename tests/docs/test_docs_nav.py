@@ -125,3 +125,14 @@ def test_the_readme_lists_every_package_and_every_nox_session() -> None:
 	assert "verifytypes" in sessions
 	development = readme[readme.index("## Development") :]
 	assert [s for s in sessions if f"uv run nox -s {s} " not in development] == []
+
+
+def test_the_readme_counts_the_wheels_nox_s_build_makes() -> None:
+	"""The README said 'the nine wheels'; the build makes one per workspace member and the root's."""
+	readme = (ROOT / "README.md").read_text(encoding="utf-8")
+	noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+	wheels = noxfile[noxfile.index("WHEEL_PACKAGES = {") :].split("\n}")[0]
+	count = len(re.findall(r'^\t"openmolt\w*": ', wheels, re.MULTILINE))
+	words = ["eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen"]
+	(line,) = [ln for ln in readme.splitlines() if ln.startswith("uv run nox -s build ")]
+	assert f"the {words[count - 8]} wheels" in line, (count, line)

@@ -331,6 +331,13 @@ def test_many_names_making_one_input_name_are_numbered_in_linear_time(
 		),
 		("List calls", "", "List calls"),
 		("", "Lists calls.", "Lists calls."),
+		# a summary that ends a sentence otherwise keeps its mark, with no period after it
+		(
+			"Is the call live?",
+			"Calls end after 4 hours.",
+			"Is the call live? Calls end after 4 hours.",
+		),
+		("Hang up!", "The call ends at once.", "Hang up! The call ends at once."),
 	],
 )
 def test_a_description_says_the_summary_once(summary: str, detail: str, expected: str) -> None:
@@ -340,3 +347,22 @@ def test_a_description_says_the_summary_once(summary: str, detail: str, expected
 	operation.update({"summary": summary, "description": detail})
 	(tool,) = from_openapi(document, id="t").tools
 	assert tool.description == expected
+
+
+@pytest.mark.parametrize(
+	("description", "expected"),
+	[
+		("Only calls that started before this", "Only calls that started before this. Sent as"),
+		("Only calls that started before this.", "Only calls that started before this. Sent as"),
+		("Is it before this?", "Is it before this? Sent as"),
+		("Before this (UTC) ", "Before this (UTC). Sent as"),
+	],
+)
+def test_a_renamed_inputs_own_description_ends_before_the_name_it_is_sent_as(
+	description: str, expected: str
+) -> None:
+	"""'Only calls that started before this Sent as the query parameter' read as one sentence."""
+	parameter = _param("StartTime<") | {"description": description}
+	(tool,) = from_openapi(_document([parameter]), id="t").tools
+	said = tool.input_schema["properties"]["StartTimeBefore"]["description"]
+	assert said == f"{expected} the query parameter 'StartTime<'."

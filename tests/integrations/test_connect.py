@@ -149,3 +149,16 @@ def test_openmolt_tools_is_a_compact_table_and_one_tool_is_shown_whole() -> None
 	data = io.StringIO()
 	list_tools(om, "telegram", data, as_json=True)
 	assert "…" in data.getvalue()  # JSON keeps non-ASCII readable too
+
+
+@pytest.mark.parametrize("iid", ["slack", "telegram", "googleAds", "notion"])
+def test_openmolt_tools_id_says_the_integration_s_description_whole(iid: str) -> None:
+	"""11 of the 30 integrations had their description cut at 100 characters under the title
+	('... manage channels and their members; users, rea…'): it is wrapped, not cut."""
+	om = OpenMolt()
+	out = io.StringIO()
+	list_tools(om, iid, out, as_json=False)
+	head = out.getvalue().split("\n\n")[0].splitlines()[1:]  # under the title, up to the keys
+	description = " ".join(om.plugins.integration(iid).description.split("\n\n")[0].split())
+	assert " ".join(head) == description
+	assert all(len(line) <= 100 for line in head), head

@@ -131,6 +131,7 @@ def _conflict(kind: str, name: str, kept: str, ignored: str) -> None:
 		"OpenMolt(plugins=[...], entry_points=False))",
 		PluginConflictWarning,
 		stacklevel=4,
+		at_caller=True,
 	)
 
 

@@ -464,4 +464,4 @@ def warn_trifecta(
 			"Integration(labels={...}), an MCP server's 'labels'; labels=[] for none)"
 		)
 	log.warning("%s", message)
-	warn(message, LethalTrifectaWarning, stacklevel=6)
+	warn(message, LethalTrifectaWarning, stacklevel=6, at_caller=True)

@@ -407,7 +407,7 @@ class HTTPProvider:
 		if (model, key) in self._warned:
 			return
 		self._warned.add((model, key))
-		warn(f"{self.name}:{model}: {message}", category, stacklevel=5)
+		warn(f"{self.name}:{model}: {message}", category, stacklevel=5, at_caller=True)
 
 	# a reply schema the API refuses ---------------------------------------------------------
 

@@ -1841,7 +1841,35 @@ def environment_secrets_now() -> frozenset[str]:
 	return found
 
 
-def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+_NOT_THE_CALLER = frozenset(
+	{"anyio", "asyncio", "concurrent", "contextlib", "functools", "sniffio", "threading", "trio"}
+)
+"""Packages between a caller's line and OpenMolt's code that are not the caller either: the event
+loop and task machinery a run's coroutines are driven by."""
+
+
+def _caller_outside() -> int | None:
+	"""The stacklevel, for `warn`'s ``warnings.warn``, of the first frame that is not OpenMolt's.
+
+	None when every frame is (the ``openmolt`` command's own process).
+	"""
+	import sys
+	from types import FrameType
+
+	frame: FrameType | None = sys._getframe(2)  # warn's caller
+	level = 2  # warnings.warn's stacklevel of that frame, counted from warn
+	while frame is not None:
+		package = str(frame.f_globals.get("__name__", "")).split(".")[0]
+		ours = package == "openmolt" or package.startswith("openmolt_")
+		if not ours and package not in _NOT_THE_CALLER:
+			return level
+		frame, level = frame.f_back, level + 1
+	return None
+
+
+def warn(
+	message: str, category: type[Warning], stacklevel: int = 1, *, at_caller: bool = False
+) -> None:
 	"""``warnings.warn``, with the message masked with the secrets known now (`mask_known`).
 
 	Every warning of OpenMolt goes through here: it is built from values that may hold a secret
@@ -1854,10 +1882,15 @@ def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
 		message: The warning's text.
 		category: Its class.
 		stacklevel: As for ``warnings.warn``, counted from the caller of this function.
+		at_caller: Point at the first line outside OpenMolt (the application's
+			``create_agent(...)`` or ``await agent.run(...)``) however deep the warning is
+			raised, instead of counting ``stacklevel`` frames (which a second path to the same
+			warning miscounts); ``stacklevel`` is used when no such line exists.
 	"""
 	import warnings
 
-	warnings.warn(category(mask_known(message)), stacklevel=stacklevel + 1)
+	level = (_caller_outside() if at_caller else None) or stacklevel + 1
+	warnings.warn(category(mask_known(message)), stacklevel=level)
 
 
 def mask_known(text: str) -> str:

@@ -387,7 +387,7 @@ def _prompt_input(ns: argparse.Namespace) -> str:
 async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 	# Not named _run: importing the submodule cli._run rebinds that name in this package.
 	from openmolt_core.cli._progress import Progress
-	from openmolt_core.cli._run import check_ready, load, parse_input, run_once, serve
+	from openmolt_core.cli._run import check_ready, error_voice, load, parse_input, run_once, serve
 	from openmolt_core.cli._ui import record_runs, run_with_ui
 
 	# --verbose shows each event once, as a progress line; the instance's own logging stays off,
@@ -456,7 +456,7 @@ async def _run_agent(ns: argparse.Namespace, startup: StartupGC) -> int:
 		return ExitCode.SUCCESS
 	check_ready(loaded, strict=True)  # a missing key or setting fails here, before any run
 	held.show()
-	unrecorded = record_runs(loaded.om)
+	unrecorded = record_runs(loaded.om, error_voice(loaded))  # its errors as printed
 	if unrecorded:
 		progress.line(f"warning: {unrecorded}")
 	session = None

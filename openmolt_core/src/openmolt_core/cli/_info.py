@@ -280,8 +280,11 @@ def list_tools(
 		out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 		return
 	out.write(f"{spec.name} ({integration_id})\n")
-	if spec.description:
-		out.write(f"{_one_line(spec.description, 100)}\n")
+	if spec.description:  # its first paragraph whole, wrapped: a table row cuts, this does not
+		import textwrap
+
+		first = " ".join(spec.description.strip().split("\n\n")[0].split())
+		out.write(textwrap.fill(first, 100, break_long_words=False, break_on_hyphens=False) + "\n")
 	_write_needs(out, needs, integration_id)
 	howto = _how_to_connect(spec.docs)
 	if howto:

@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -327,10 +328,37 @@ def where_set() -> dict[str, str]:
 	return found
 
 
-def _unknown_owner(name: str, providers: list[str], integrations: list[str]) -> ConfigurationError:
+def _unknown_owner(
+	name: str, providers: list[str], integrations: list[str], *, keyed: bool = False
+) -> ConfigurationError | None:
+	"""What ``openmolt keys set NAME`` says of a name nothing installed has.
+
+	A typo of an installed one gets that one; a built-in integration that is not installed (or a
+	typo of one) the command that installs it here, as ``openmolt tools NAME`` says. None when a
+	key was named too and the name is none of those: an integration an agent file adds itself
+	(``openapi``, ``mcpServers``, an agent.py's), whose variable is then what is stored.
+	"""
+	from openmolt_core._hints import close_match, extra_for, install_command, known_extras
 	from openmolt_core._support.suggest import typo_of
 
 	near = typo_of(name, [*providers, *integrations])
+	extras = known_extras()
+	extra = extra_for(name) if extra_for(name) in extras else None  # google-drive: not google
+	if extra is None and near is None:
+		extra = close_match(name, extras)
+	if extra is not None:
+		said = (
+			"is a built-in integration that is not installed;"
+			if extra == extra_for(name)
+			else f"is not installed; did you mean {extra!r}?"
+		)
+		return ConfigurationError(
+			f"{name!r} {said} run: "
+			f"{install_command(f'openmolt[{extra}]')} (or give the variable's name, "
+			"OPENMOLT_<ID>_<KEY>)"
+		)
+	if near is None and keyed and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):
+		return None
 	hint = f"did you mean {near!r}? " if near else ""
 	return ConfigurationError(
 		f"{name!r} is neither a provider ({', '.join(providers)}) nor an installed integration; "
@@ -339,8 +367,11 @@ def _unknown_owner(name: str, providers: list[str], integrations: list[str]) -> 
 	)
 
 
-def _owner(om: OpenMolt, name: str) -> tuple[str, str]:
-	"""``("provider" | "integration", its name)`` for what ``openmolt keys set NAME`` names.
+def _owner(om: OpenMolt, name: str, *, keyed: bool = False) -> tuple[str, str]:
+	"""``("provider" | "integration" | "elsewhere", its name)`` for ``openmolt keys set NAME``.
+
+	``"elsewhere"``: nothing installed has the name, a key was named too (``keyed``), and the
+	name is no typo of an installed one: an integration an agent file adds (`_unknown_owner`).
 
 	Raises:
 		ConfigurationError: Nothing installed has that name (the nearest one is offered).
@@ -357,10 +388,13 @@ def _owner(om: OpenMolt, name: str) -> tuple[str, str]:
 			raise  # installed, but its plugin cannot be loaded: the error says why
 	else:
 		return "integration", spec.id or name
-	raise _unknown_owner(name, providers, integrations)
+	error = _unknown_owner(name, providers, integrations, keyed=keyed)
+	if error is None:
+		return "elsewhere", name
+	raise error
 
 
-def _named_variable(om: OpenMolt, variable: str) -> str:
+def _named_variable(om: OpenMolt, variable: str, *, removing: bool = False) -> str:
 	"""A variable given by its name: one that an installed owner reads, or a typo of one.
 
 	``OPENMOLT_SLACK_TOKN`` is refused with the name it is close to; a variable of nothing
@@ -414,15 +448,17 @@ def _named_variable(om: OpenMolt, variable: str) -> str:
 			"provider or integration: `openmolt keys set openai`, `openmolt keys set slack`)"
 		)
 
-	print(
-		f"openmolt: note: no installed provider or integration reads {variable}; it is stored "
-		"for one you install later (or for an agent.py, which sees it as an environment variable)",
-		file=sys.stderr,
-	)
+	if not removing:  # a note on what is stored; a key removed needs none
+		print(
+			f"openmolt: note: no installed provider or integration reads {variable}; it is stored "
+			"for one you install later (or for an agent.py, which sees it as an environment "
+			"variable)",
+			file=sys.stderr,
+		)
 	return variable
 
 
-def _variable(name: str, key: str | None) -> str:
+def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key.
 
 	Raises:
@@ -434,12 +470,21 @@ def _variable(name: str, key: str | None) -> str:
 
 	om = OpenMolt()
 	if name.startswith("OPENMOLT_"):
-		return _named_variable(om, name)
+		return _named_variable(om, name, removing=removing)
 	if (
 		key is None and name.count(".") == 1
 	):  # s3.secretAccessKey, as tools writes slack.postMessage
 		name, key = name.split(".")
-	kind, name = _owner(om, name)
+	kind, name = _owner(om, name, keyed=key is not None)
+	if kind == "elsewhere" and key is not None:
+		variable = env_var(name, key)
+		print(
+			f"openmolt: note: no installed integration is named {name!r}; {variable} is the "
+			'variable an agent file\'s own integration of that id reads (from "openapi", '
+			'"mcpServers" or an agent.py)',
+			file=sys.stderr,
+		)
+		return variable
 	if kind == "provider":
 		if key is not None and key.replace("_", "").lower() != "apikey":
 			raise ConfigurationError(
@@ -560,7 +605,7 @@ def main(args: list[str]) -> int:
 				file=sys.stderr,
 			)
 		return 0
-	variable = _variable(ns.name, ns.key)
+	variable = _variable(ns.name, ns.key, removing=ns.action == "remove")
 	if ns.action == "remove":
 		# The key under each of its names (Slack's token is OPENMOLT_SLACK_BOT_TOKEN too).
 		removed = [v for v in (variable, *_other_names(ns.name, variable)) if remove(v)]

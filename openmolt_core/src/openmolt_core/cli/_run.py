@@ -938,6 +938,18 @@ def _print_result(
 	sys.stdout.flush()
 
 
+def error_voice(loaded: Loaded) -> Callable[[str], str]:
+	"""What the command prints for an error of ``loaded``'s runs, as a function of its text.
+
+	The agent file named, no Python advice (but in an agent.py), a rejected key's source said;
+	the run store records it so too (`openmolt_core.cli._ui.record_runs`).
+
+	Args:
+		loaded: The agent the command runs.
+	"""
+	return partial(_error_for_the_command, loaded=loaded)
+
+
 def _error_for_the_command(error: str, loaded: Loaded) -> str:
 	from openmolt_core.cli._summary import error_for_the_command
 

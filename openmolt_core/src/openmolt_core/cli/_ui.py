@@ -20,8 +20,13 @@ if TYPE_CHECKING:
 __all__ = ["record_runs", "run_with_ui"]
 
 
-def record_runs(om: OpenMolt) -> str | None:
+def record_runs(om: OpenMolt, voice: Callable[[str], str] | None = None) -> str | None:
 	"""Record the instance's runs in the default run store (unless it has one, or it is off).
+
+	Args:
+		om: The command's instance.
+		voice: What the command prints for an error (`openmolt_core.cli._run.error_voice`):
+			the record says the same (`openmolt_core.cli._record.CommandRunStore`).
 
 	Returns:
 		None, or why the runs are not recorded, for a warning: the store named by
@@ -50,7 +55,12 @@ def record_runs(om: OpenMolt) -> str | None:
 		if not named:
 			return None  # a read-only home: run without history rather than fail
 		return _unrecorded(f"{path.parent} cannot be made ({exc.strerror or exc})")
-	store = RunStore(path)
+	if voice is not None:  # errors recorded as the command prints them
+		from openmolt_core.cli._record import CommandRunStore
+
+		store: RunStore = CommandRunStore(path, voice)
+	else:
+		store = RunStore(path)
 	try:
 		store.check()  # an observer that fails is skipped in silence: say it once, here
 	except ConfigurationError as exc:

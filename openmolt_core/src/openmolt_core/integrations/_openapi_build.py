@@ -127,7 +127,13 @@ def _summary_and_detail(summary: str, detail: str) -> str:
 		return detail
 	if told in said or not told.strip():
 		return summary
-	return f"{summary.rstrip('.')}. {detail}"
+	return _then(summary, detail)
+
+
+def _then(text: str, more: str) -> str:
+	"""``text`` then ``more``, as two sentences: a period after ``text`` unless it ends one."""
+	text = text.rstrip()
+	return f"{text} {more}" if text.endswith((".", "!", "?")) else f"{text}. {more}"
 
 
 def _sent_as(description: str, key: str, name: str, where: str) -> str:
@@ -136,7 +142,7 @@ def _sent_as(description: str, key: str, name: str, where: str) -> str:
 		return description
 	place = "field" if where == "body" else f"{where} parameter"
 	said = f"Sent as the {place} {name!r}."
-	return f"{description.rstrip()} {said}" if description else said
+	return _then(description, said) if description.strip() else said
 
 
 def _ref(key: str, then: str = "") -> str:
