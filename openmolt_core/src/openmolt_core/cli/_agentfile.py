@@ -13,7 +13,6 @@ functions (its ``triggers`` then map each agent's name to its triggers).
 from __future__ import annotations
 
 import copy
-import difflib
 import importlib.util
 import json
 import re
@@ -477,6 +476,8 @@ def _known_keys(path: list[Any], data: Any) -> list[str]:
 
 
 def _suggest(key: Any, known: list[str]) -> str | None:
+	import difflib  # a mistyped key's hint only
+
 	close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
 	if close:
 		return close[0]

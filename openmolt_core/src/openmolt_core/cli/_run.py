@@ -19,7 +19,6 @@ from anyio.abc import TaskStatus
 from pydantic import ValidationError
 
 from openmolt_core._envvars import blank_variables
-from openmolt_core._history import default_path as schedule_store_path
 from openmolt_core.agent import Agent
 from openmolt_core.cli._agentfile import (
 	MAX_AGENT_FILE_BYTES,
@@ -727,9 +726,9 @@ def _schedule_store() -> Path | None:
 	"""
 	import sqlite3
 
-	from openmolt_core._history import ENV_VAR, SqliteHistory
+	from openmolt_core._history import ENV_VAR, SqliteHistory, default_path
 
-	path = schedule_store_path()
+	path = default_path()
 	if path is None:
 		return None
 	try:
