@@ -83,6 +83,17 @@ def test_a_file_is_checked_as_the_whole_model_checks_it(data: dict[str, Any]) ->
 	assert _outcome(validate, data) == strict
 
 
+def test_every_spelling_of_a_rare_field_gets_the_whole_model() -> None:
+	"""A rare field's name, alias and validation aliases (normalized) all route to `AgentFile`."""
+	from openmolt_core.cli._agentfile import _RARE, _norm, _rare_spellings
+
+	spellings = _rare_spellings()
+	for name in _RARE:
+		field = AgentFile.model_fields[name]
+		assert {_norm(name), _norm(field.alias)} <= spellings
+	assert "modelconfig" not in spellings  # a common field's aliases are not rare
+
+
 def test_a_file_without_the_rare_fields_builds_none_of_their_models(tmp_path: Path) -> None:
 	"""In a fresh process, a plain file's load builds neither `AgentFile` nor the trigger models."""
 	path = tmp_path / "agent.json"

@@ -347,13 +347,24 @@ def validate(data: dict[str, Any]) -> AgentFile:
 	Raises:
 		ValidationError: As `AgentFile.model_validate` raises it.
 	"""
-	fields = AgentFile.model_fields
-	rare = {_norm(n) for name in _RARE for n in (name, fields[name].alias) if n}
-	if any(_norm(key) in rare for key in data):
+	if any(_norm(key) in _rare_spellings() for key in data):
 		return AgentFile.model_validate(data, strict=True)
 	common = _WithoutRare.model_validate(data, strict=True)
 	given = common.model_fields_set
 	return AgentFile.model_construct(given, **{name: getattr(common, name) for name in given})
+
+
+def _rare_spellings() -> set[object]:
+	"""Every spelling of `_RARE` the model accepts (name, alias, validation aliases), normalized."""
+	spellings: set[object] = set()
+	for name in _RARE:
+		field = AgentFile.model_fields[name]
+		spellings.update(_norm(n) for n in (name, field.alias) if n)
+		choices = field.validation_alias
+		for choice in getattr(choices, "choices", [choices]):
+			if isinstance(choice, str):
+				spellings.add(_norm(choice))
+	return spellings
 
 
 # positions in the JSON text ---------------------------------------------------------------
