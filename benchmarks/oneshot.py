@@ -4,11 +4,14 @@
     python benchmarks/oneshot.py openmolt-responses --port P
     python benchmarks/oneshot.py agno --port P          # the same run with Agno (benchmark group)
 
-This is what every ``openmolt agent.json`` invocation pays. The clock starts before anything else
-is imported (``time`` is built in), so the figure includes every import the run needs; the driver
-(``run.py``) also times the whole process from spawn to exit. Prints one JSON line: the in-process
-milliseconds, the peak RSS of this process (``VmHWM``: the peak since ``exec``, so not the
-driver's), and the modules loaded.
+This is the library's one-shot (``import openmolt``, ``anyio.run``): what a script pays that runs
+one agent once. The ``openmolt`` command's one-shot, which parses its arguments, reads its keys,
+records the run and owns its process's collector, is timed beside it by ``run.py`` (the
+command's row of figure 7, and its time to the first model request). The clock starts before
+anything else is imported (``time`` is built in), so the figure includes every import the run
+needs; the driver (``run.py``) also times the whole process from spawn to exit. Prints one JSON
+line: the in-process milliseconds, the peak RSS of this process (``VmHWM``: the peak since
+``exec``, so not the driver's), and the modules loaded.
 """
 
 import time

@@ -192,7 +192,9 @@ def test_completion_scripts_complete_commands_and_integrations(tmp_path: Path) -
 
 # Features a one-shot run of an agent file without integrations, rules or options does not use.
 ONE_SHOT_UNUSED = [
+	"difflib",  # the hints of a mistyped key or word
 	"openmolt_core._approve",
+	"openmolt_core._history",  # the schedules' store: a file with none
 	"openmolt_core._indoubt",
 	"openmolt_core._suggest",
 	"openmolt_core._support.suggest",
@@ -222,8 +224,8 @@ def test_a_one_shot_run_does_not_import_the_capabilities_it_does_not_use(
 		"import json, sys\n"
 		"from openmolt_core.cli import main\n"
 		f"code = main([{str(path)!r}, '--json'])\n"
-		"print(code, json.dumps(sorted(m for m in sys.modules if m.startswith('openmolt_core'))),"
-		" file=sys.stderr)\n"
+		"print(code, json.dumps(sorted(m for m in sys.modules if m.startswith('openmolt_core')\n"
+		"	or m == 'difflib')), file=sys.stderr)\n"
 	)
 	env = cli.clean_env(**{cli.KEY_VAR: "env-key"})
 	done = subprocess.run(
@@ -275,7 +277,7 @@ def test_the_collector_is_paused_during_start_up_and_given_back(
 	code = (
 		"import gc, sys\n"
 		"import httpx\n"
-		"from openmolt_core.cli import _startup, main\n"
+		"from openmolt_core import _startup\nfrom openmolt_core.cli import main\n"
 		"seen = {'collections': 0}\n"
 		"gc.callbacks.append(lambda phase, info: phase == 'start' and seen.update(\n"
 		"	collections=seen['collections'] + 1))\n"
@@ -334,7 +336,7 @@ def test_the_command_makes_no_collection_from_its_first_line_to_the_first_reques
 		"	startup.StartupGC.resume = resumed\n"
 		"class Watch:  # patches _startup as the command imports it: nothing loaded before\n"
 		"	def find_spec(self, name, path, target=None):\n"
-		"		if name != 'openmolt_core.cli._startup':\n"
+		"		if name != 'openmolt_core._startup':\n"
 		"			return None\n"
 		"		spec = PathFinder.find_spec(name, path)\n"
 		"		run = spec.loader.exec_module\n"
@@ -360,7 +362,7 @@ def test_a_command_that_runs_on_gets_the_collector_on(tmp_path: Path, cli, comma
 	"""The console script's pause ends before any other command runs (serve, worker, logs...).
 
 	A long-running command keeps Python's collector as it is, on, with its usual thresholds and
-	nothing frozen; only a run's start-up is paused (`openmolt_core.cli._startup`). A plugin's
+	nothing frozen; only a run's start-up is paused (`openmolt_core._startup`). A plugin's
 	command (`serve`, `worker`) is found after the pause for a run began: it is given back first.
 	"""
 	code = (
@@ -432,6 +434,35 @@ def test_importing_openmolt_leaves_the_collector_alone() -> None:
 	assert done.stdout.strip() == "True 0 True", done.stderr
 
 
+def test_the_console_script_pauses_with_the_commands_rule_which_loads_nothing_else() -> None:
+	"""The console script's pause is the run's class (`openmolt_core._startup`), which loads only `gc`.
+
+	The console script (`openmolt_core._main`) imports it inside its Ctrl-C window, before the
+	command: a module pulled in there would load with the collector still on and widen the window.
+	"""
+	code = (
+		"import sys\n"
+		"import openmolt_core\n"
+		"before = set(sys.modules)\n"
+		"from openmolt_core import _startup\n"
+		"print(sorted(set(sys.modules) - before))\n"
+		"made = []\n"
+		"class Counted(_startup.StartupGC):\n"
+		"	def __init__(self):\n"
+		"		made.append(self)\n"
+		"		super().__init__()\n"
+		"_startup.StartupGC = Counted\n"
+		"from openmolt_core import _main\n"
+		"sys.argv = ['openmolt', '--version']\n"
+		"print(_main.main(), len(made))\n"
+	)
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+	assert done.returncode == 0, done.stderr
+	loaded, ran = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
+	assert loaded == "['gc', 'openmolt_core._startup']", done.stdout  # gc: built in
+	assert ran == "0 1", done.stdout
+
+
 def _freeze_again() -> None:
 	"""Freeze what the test process holds again, as conftest did after collection (an unfreeze
 	gave it back to the collector's walks for the rest of this worker's tests)."""
@@ -445,7 +476,7 @@ def test_the_start_up_pause_leaves_a_collector_that_was_off_alone() -> None:
 	"""A process that turned the collector off keeps it off, and nothing is frozen."""
 	import gc
 
-	from openmolt_core.cli._startup import StartupGC
+	from openmolt_core._startup import StartupGC
 
 	frozen = gc.get_freeze_count()  # what the test process froze after collection (conftest)
 	gc.disable()
@@ -464,7 +495,7 @@ def test_the_start_up_pause_leaves_a_process_that_froze_objects_alone() -> None:
 	"""An application that froze objects itself keeps them frozen and its collector running."""
 	import gc
 
-	from openmolt_core.cli._startup import StartupGC
+	from openmolt_core._startup import StartupGC
 
 	gc.freeze()
 	frozen = gc.get_freeze_count()
@@ -485,7 +516,7 @@ def test_the_start_up_pause_resumes_once_and_unfreezes_on_close() -> None:
 	"""Paused until resume; resume freezes and turns it on; close gives the objects back."""
 	import gc
 
-	from openmolt_core.cli._startup import StartupGC
+	from openmolt_core._startup import StartupGC
 
 	assert gc.isenabled()
 	gc.unfreeze()  # as a fresh command's process: nothing frozen yet

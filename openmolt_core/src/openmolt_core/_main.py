@@ -22,25 +22,17 @@ def main() -> int:
 	Returns:
 		The command's exit code; 130 when Ctrl-C came while it loaded.
 	"""
-	import gc  # built in
-
-	# The command's modules are objects for the life of the process: the collector, paused
-	# while they load, would walk them and free nothing (`openmolt_core.cli._startup`, which
-	# pauses a run's start-up from there on). A collector the process turned off stays off.
-	paused = gc.isenabled() and gc.get_freeze_count() == 0
-	if paused:
-		gc.disable()
 	try:
-		from openmolt_core.cli import main as command
+		from openmolt_core._startup import StartupGC  # imports only gc
+
+		# The command's modules are objects for the life of the process: the collector, paused
+		# while they load, would walk them and free nothing (the rule: `openmolt_core._startup`).
+		loading = StartupGC()
+		try:
+			from openmolt_core.cli import main as command
+		finally:
+			loading.close()
 	except KeyboardInterrupt:
 		sys.stderr.write("openmolt: interrupted\n")
 		return _INTERRUPTED
-	finally:
-		if paused:
-			# What loaded goes to the oldest generation, and the count of allocations since the
-			# last collection back to 0 (as `gc.freeze` does): turned on, the collector does not
-			# start at once by walking every object the import made.
-			gc.freeze()
-			gc.unfreeze()
-			gc.enable()
 	return command()

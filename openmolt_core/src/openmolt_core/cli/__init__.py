@@ -62,7 +62,7 @@ from openmolt_core.cli._voice import show_warning as _show_warning
 from openmolt_core.errors import OpenMoltError, PluginError
 
 if TYPE_CHECKING:
-	from openmolt_core.cli._startup import StartupGC
+	from openmolt_core._startup import StartupGC
 
 __all__ = ["ExitCode", "approve_on_terminal", "ask_on_terminal", "main"]
 
@@ -289,7 +289,7 @@ def _run_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _run_command(args: list[str], prog: str, startup: StartupGC | None = None) -> int:
-	from openmolt_core.cli._startup import StartupGC
+	from openmolt_core._startup import StartupGC
 
 	if startup is None:
 		startup = StartupGC()  # paused until the agent is built: see that module
@@ -726,7 +726,7 @@ def _dispatch(args: list[str]) -> int:
 	}
 	if name in commands:
 		return commands[name]()
-	from openmolt_core.cli._startup import StartupGC
+	from openmolt_core._startup import StartupGC
 
 	# A run, most likely: its start-up is paused from here (the look-up of plugin commands and
 	# typos below included); a plugin's command gets the collector back before it starts.
@@ -785,21 +785,6 @@ def _close_stdout() -> None:
 		os.dup2(devnull, sys.stdout.fileno())
 	except (OSError, ValueError):
 		pass
-
-
-def _ending() -> None:
-	"""The command is done and its process ends: skip the collector's last passes over it.
-
-	Python's shutdown runs the cyclic collector over every object the command loaded (a few
-	hundred modules' functions, classes and schemas), to free memory the process is about to give
-	back: 70-200 ms of a command's exit on a 2-core machine (`benchmarks/run.py`, figure 7).
-	Freezing them first leaves them to the operating system. Nothing that must run is skipped:
-	`atexit` handlers and ``weakref.finalize`` callbacks still run, and the command has closed
-	what it opened (the run store, the HTTP clients, the durable backend) before it returns.
-	"""
-	import gc
-
-	gc.freeze()
 
 
 def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -899,4 +884,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 			# A sync tool a cancelled run left running: said, and Ctrl-C ends the wait.
 			wait_for_abandoned_calls(json_lines="--json" in args)
-			_ending()
+			from openmolt_core._startup import freeze_for_exit
+
+			freeze_for_exit()

@@ -13,7 +13,6 @@ functions (its ``triggers`` then map each agent's name to its triggers).
 from __future__ import annotations
 
 import copy
-import difflib
 import importlib.util
 import json
 import re
@@ -66,6 +65,7 @@ __all__ = [
 	"load_json_file",
 	"load_python_file",
 	"source_spec",
+	"validate",
 ]
 
 
@@ -320,6 +320,53 @@ class AgentFile(_Model):
 		return value
 
 
+_RARE = ("config", "openapi", "schedules", "triggers")
+"""`AgentFile`'s fields whose models cost most to build (of the model's 12 ms of CPU in a fresh
+process: the triggers about 4, the OpenAPI sources 2.4, the agent config 1.2, the schedules 1.1)
+and that most files leave out."""
+
+
+class _WithoutRare(AgentFile):
+	# `AgentFile` for a file that gives none of `_RARE`: the same fields, validators and config,
+	# and so the same errors, but those four take anything, so that their models are not built.
+	# Never an instance anyone sees: `validate` makes an `AgentFile` of what it validated.
+	config: Any = None
+	openapi: Any = None
+	schedules: Any = None
+	triggers: Any = None
+
+
+def validate(data: dict[str, Any]) -> AgentFile:
+	"""``AgentFile.model_validate(data, strict=True)``, without building the rarely used models.
+
+	A file that gives none of `_RARE` (in any spelling the model accepts, or any key that
+	normalizes like one) is validated by a model without theirs, which accepts and refuses the
+	same, in the same words; the `AgentFile` made of its values has the rare fields' defaults, as
+	validation gives them (`tests/cli/test_cli_agentfile_rare.py` holds the two ways equal).
+
+	Raises:
+		ValidationError: As `AgentFile.model_validate` raises it.
+	"""
+	if any(_norm(key) in _rare_spellings() for key in data):
+		return AgentFile.model_validate(data, strict=True)
+	common = _WithoutRare.model_validate(data, strict=True)
+	given = common.model_fields_set
+	return AgentFile.model_construct(given, **{name: getattr(common, name) for name in given})
+
+
+def _rare_spellings() -> set[object]:
+	"""Every spelling of `_RARE` the model accepts (name, alias, validation aliases), normalized."""
+	spellings: set[object] = set()
+	for name in _RARE:
+		field = AgentFile.model_fields[name]
+		spellings.update(_norm(n) for n in (name, field.alias) if n)
+		choices = field.validation_alias
+		for choice in getattr(choices, "choices", [choices]):
+			if isinstance(choice, str):
+				spellings.add(_norm(choice))
+	return spellings
+
+
 # positions in the JSON text ---------------------------------------------------------------
 
 _SCALAR = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
@@ -477,6 +524,8 @@ def _known_keys(path: list[Any], data: Any) -> list[str]:
 
 
 def _suggest(key: Any, known: list[str]) -> str | None:
+	import difflib  # a mistyped key's hint only
+
 	close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
 	if close:
 		return close[0]
@@ -713,7 +762,7 @@ def load_json_file(path: Path) -> AgentFile:
 	_refuse_unread_variables(data, text, path)
 	try:
 		# Strict: JSON has its own types, so "yes" is no boolean and "10" no number.
-		return AgentFile.model_validate(data, strict=True)
+		return validate(data)
 	except ValidationError as exc:
 		raise AgentFileError(_format_errors(exc, data, text, str(path))) from exc
 
