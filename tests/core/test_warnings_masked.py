@@ -106,3 +106,32 @@ def _line() -> int:
 	import sys
 
 	return sys._getframe(1).f_lineno
+
+
+def test_a_plugin_conflict_points_at_the_application_s_line_not_into_pluggy() -> None:
+	"""Two plugins named as plugins are (``openmolt_<thing>``) registering one id: the warning
+	pointed into pluggy's ``_execution.py``, the frame above their registration hooks."""
+	import types
+
+	from openmolt import OpenMolt
+	from openmolt_core.plugins import PluginConflictWarning
+
+	source = (
+		"from openmolt_core import hookimpl\n"
+		"@hookimpl\n"
+		"def register_integrations(register):\n"
+		"\tregister({'name': 'W', 'apiSetup': {'baseUrl': 'https://x.example'}, 'tools': []},"
+		" id='dup')\n"
+	)
+	plugins = []
+	for name in ("openmolt_weather_one", "openmolt_weather_two"):
+		module = types.ModuleType(name)
+		exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+		plugins.append(module)
+	om = OpenMolt(plugins=plugins, entry_points=False)
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		line = _line() + 1
+		om.plugins.integration("dup")
+	found = [(w.filename, w.lineno) for w in seen if w.category is PluginConflictWarning]
+	assert found == [(__file__, line)]

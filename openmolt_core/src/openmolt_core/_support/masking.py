@@ -1842,10 +1842,21 @@ def environment_secrets_now() -> frozenset[str]:
 
 
 _NOT_THE_CALLER = frozenset(
-	{"anyio", "asyncio", "concurrent", "contextlib", "functools", "sniffio", "threading", "trio"}
+	{
+		"anyio",
+		"asyncio",
+		"concurrent",
+		"contextlib",
+		"functools",
+		"pluggy",
+		"sniffio",
+		"threading",
+		"trio",
+	}
 )
 """Packages between a caller's line and OpenMolt's code that are not the caller either: the event
-loop and task machinery a run's coroutines are driven by."""
+loop and task machinery a run's coroutines are driven by, and pluggy, which calls a plugin's
+registration hook (a plugin named ``openmolt_<thing>``, as plugins are, is passed as OpenMolt's)."""
 
 
 def _caller_outside() -> int | None:
