@@ -245,3 +245,31 @@ def test_the_keys_set_a_run_names_for_an_agent_file_s_own_integration_works(
 	# A name no integration could have is still refused, not made a variable.
 	assert openmolt_main(["keys", "set", "pet store", "apiKey", "--value", "v-123456"]) == 2
 	assert "neither a provider" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		# s3's own secret, under a name no integration has: it was stored (and removed) as
+		# 'the variable an agent file's own integration of that id reads'.
+		(["set", "s3_secret", "accessKey"], "is s3's secretAccessKey (`openmolt keys set s3 "),
+		(["set", "s3Secret", "access-key"], "is s3's secretAccessKey"),
+		(["remove", "s3_secret", "accessKey"], "is s3's secretAccessKey"),
+		(["set", "petstore", "_"], "'_' is no key"),  # was stored as OPENMOLT_PETSTORE_
+		(["set", "petstore", "-"], "'-' is no key"),
+	],
+)
+def test_keys_set_for_an_agent_file_s_integration_never_takes_another_s_variable(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`keys set NAME KEY` for a name nothing installed has stores OPENMOLT_<NAME>_<KEY>: never a
+	variable an installed integration reads (its key overwritten, or removed), nor an empty key."""
+	from openmolt_core.cli import _keystore as store
+
+	store.save("OPENMOLT_S3_SECRET_ACCESS_KEY", "v-kept-123456")
+	value = ["--value", "v-123456"] if args[0] == "set" else []
+	assert openmolt_main(["keys", *args, *value]) == 2
+	err = capsys.readouterr().err
+	assert said in err, err
+	assert "v-123456" not in err and "v-kept" not in err
+	assert _stored() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "v-kept-123456"}

@@ -458,6 +458,38 @@ def _named_variable(om: OpenMolt, variable: str, *, removing: bool = False) -> s
 	return variable
 
 
+def _elsewhere(om: OpenMolt, name: str, key: str) -> str:
+	"""The variable of ``NAME KEY`` for an integration an agent file adds (`_owner`'s "elsewhere").
+
+	Raises:
+		ConfigurationError: The key has no letter or digit (no variable names it), or the
+			variable is one an installed provider or integration reads (``s3_secret accessKey``
+			is s3's ``OPENMOLT_S3_SECRET_ACCESS_KEY``): it is set as that one's key, by its name.
+	"""
+	from openmolt_core.integrations.connect import env_var
+	from openmolt_core.integrations.preflight import config_keys
+
+	if not re.search(r"[A-Za-z0-9]", key):
+		raise ConfigurationError(f"{key!r} is no key: give the config key, e.g. apiKey or token")
+	variable = env_var(name, key)
+	owners = [(p, "apiKey", p) for p in om.plugins.provider_names() if env_var(p) == variable]
+	for iid in om.plugins.integration_ids():
+		if not owners and variable.startswith(env_var(iid, "")):
+			try:
+				read = config_keys(om.plugins.integration(iid))
+			except OpenMoltError:
+				continue  # it cannot load: `openmolt tools ID` says why
+			owners += [(iid, k, f"{iid} {k}") for k in read if env_var(iid, k) == variable]
+	if owners:
+		owner, its, command = owners[0]
+		raise ConfigurationError(
+			f"{variable} is {owner}'s {its} (`openmolt keys set {command}`), not a key of an "
+			f"integration named {name!r}; an agent file's own integration needs an id whose "
+			"variables are its own"
+		)
+	return variable
+
+
 def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key.
 
@@ -477,7 +509,7 @@ def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 		name, key = name.split(".")
 	kind, name = _owner(om, name, keyed=key is not None)
 	if kind == "elsewhere" and key is not None:
-		variable = env_var(name, key)
+		variable = _elsewhere(om, name, key)
 		print(
 			f"openmolt: note: no installed integration is named {name!r}; {variable} is the "
 			'variable an agent file\'s own integration of that id reads (from "openapi", '
