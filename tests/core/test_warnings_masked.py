@@ -135,3 +135,35 @@ def test_a_plugin_conflict_points_at_the_application_s_line_not_into_pluggy() ->
 		om.plugins.integration("dup")
 	found = [(w.filename, w.lineno) for w in seen if w.category is PluginConflictWarning]
 	assert found == [(__file__, line)]
+
+
+def test_a_warning_at_the_caller_with_no_python_caller_is_still_given() -> None:
+	"""`warn(at_caller=True)` called from C (a thread's target) raised 'call stack is not deep
+	enough' instead of warning: the frame walk asked for a frame two above it."""
+	import _thread
+	import threading
+
+	from openmolt_core._support.masking import warn
+
+	done = threading.Event()
+	failed: list[BaseException] = []
+
+	def target() -> None:
+		try:
+			warn("no caller", UserWarning, at_caller=True)
+		except BaseException as exc:
+			failed.append(exc)
+		finally:
+			done.set()
+
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		_thread.start_new_thread(warn, ("from C", UserWarning), {"at_caller": True})
+		_thread.start_new_thread(target, ())
+		assert done.wait(10)
+		for _ in range(100):  # the first thread has no event to say it is done
+			if any(str(w.message) == "from C" for w in seen):
+				break
+			threading.Event().wait(0.05)
+	assert failed == []
+	assert {str(w.message) for w in seen} >= {"from C", "no caller"}

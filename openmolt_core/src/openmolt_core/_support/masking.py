@@ -1867,7 +1867,9 @@ def _caller_outside() -> int | None:
 	import sys
 	from types import FrameType
 
-	frame: FrameType | None = sys._getframe(2)  # warn's caller
+	# warn's caller: None when warn is called from C (a thread's target, a callback), where
+	# sys._getframe(2) would raise
+	frame: FrameType | None = sys._getframe(1).f_back
 	level = 2  # warnings.warn's stacklevel of that frame, counted from warn
 	while frame is not None:
 		package = str(frame.f_globals.get("__name__", "")).split(".")[0]
