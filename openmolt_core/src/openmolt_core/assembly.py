@@ -110,6 +110,7 @@ __all__ = [
 	"instance_secrets",
 	"leave",
 	"make_provider",
+	"make_scheduler",
 	"model_http",
 	"own_state",
 	"parse_capabilities",
@@ -2133,6 +2134,28 @@ def file_store(om: Facade) -> FileStore:
 		return sandbox_of(om.plugins.integration("fileSystem")).file(path)
 
 	return FileStore(where, file_system=file_system_path)
+
+
+def make_scheduler(om: Facade) -> Scheduler:
+	"""`OpenMolt.scheduler`'s work: the scheduler, serving at once inside ``async with om:``.
+
+	Args:
+		om: The instance (it has no scheduler yet).
+	"""
+	from openmolt_core.scheduler import instance_scheduler
+
+	clock, store = om._scheduler_options
+	scheduler = instance_scheduler(om, om.durability, clock=clock, store=store)
+	group = om._task_group
+	if group is not None:  # inside `async with om:`: serve from now on
+		scheduler.expect_serving()
+
+		async def serve() -> None:
+			if om._task_group is not None:  # not if the block ended before this task started
+				await scheduler.serve()
+
+		group.start_soon(serve)
+	return scheduler
 
 
 async def enter(om: Facade) -> None:

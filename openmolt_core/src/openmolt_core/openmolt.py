@@ -312,18 +312,10 @@ class OpenMolt:
 	def scheduler(self) -> Scheduler:
 		"""The scheduler that keeps this instance's schedules."""
 		if self._scheduler is None:
-			from openmolt_core.scheduler import instance_scheduler
+			from openmolt_core.assembly import make_scheduler
 
-			clock, store = self._scheduler_options
-			self._scheduler = instance_scheduler(self, self.durability, clock=clock, store=store)
-			if self._task_group is not None:  # inside `async with om:`: serve from now on
-				self._scheduler.expect_serving()
-				self._task_group.start_soon(self._serve_late, self._scheduler)
+			self._scheduler = make_scheduler(self)
 		return self._scheduler
-
-	async def _serve_late(self, scheduler: Scheduler) -> None:
-		if self._task_group is not None:  # not if the block ended before this task started
-			await scheduler.serve()
 
 	@property
 	def credential_store(self) -> CredentialStore | None:
