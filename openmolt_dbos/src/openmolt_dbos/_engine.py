@@ -124,7 +124,12 @@ class Engine:
 	"""
 
 	def __init__(self, settings: Settings) -> None:
+		from openmolt_core.sessions import hold_turns_for
+
 		self.settings = settings
+		# A PostgreSQL session's turn held here ends with this worker's lease, once it lapses
+		# (a worker paused holding one): not 30 s later, nor while the lease still holds.
+		hold_turns_for(settings.lapse)
 		self.agents: dict[str, Agent] = {}
 		self.definitions: dict[str, str] = {}  # each agent's `definition`, by name
 		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
