@@ -310,6 +310,7 @@ class Conversations:
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
 		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
+		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
@@ -816,7 +817,9 @@ class Conversations:
 			except Exception as exc:
 				log.warning("%s: cannot look for runs to follow: %s", self.channel, exc)
 				continue
-			self._following &= {r["run_id"] for r in rows}
+			ids = {r["run_id"] for r in rows}
+			self._following &= ids
+			self._refused = {(r, w) for r, w in self._refused if r in ids}
 			for row in rows:
 				run_id = row["run_id"]
 				if run_id in self._following or run_id in self.launcher.running:
@@ -828,8 +831,13 @@ class Conversations:
 					row = {**row, "worker": gone}
 				elif row.get("worker_live", False):
 					continue  # another live server's: it follows the run itself
+				key = (run_id, str(row.get("worker") or ""))
+				if key in self._refused:
+					continue  # another server follows it for that worker
 				if self._takes_follow(row):
 					self._start_follow(run_id)
+				else:
+					self._refused.add(key)
 
 	def _start_follow(self, run_id: str) -> None:
 		self._following.add(run_id)
