@@ -170,3 +170,52 @@ def test_a_run_the_startup_recovery_could_not_hand_on_is_looked_at_again(
 	monkeypatch.setattr(recovery, "_recover_workflow", refused)  # the launch's recovery fails
 	anyio.run(restarted, run_id)
 	assert len(model.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_a_run_the_fence_is_stopping_is_looked_at_until_it_stopped(url: str) -> None:
+	"""The lease comes back before the fence's cancels reached a busy event loop: the run still
+	executing then stops a moment later, and is handed back at a later look, not left."""
+	import threading
+
+	om = OpenMolt(durability=url, entry_points=False)
+	gate = anyio.Event()
+	calls: list[str] = []
+
+	async def slow(what: str) -> str:
+		"""Wait for the gate.
+
+		Args:
+			what: Anything.
+		"""
+		calls.append(what)
+		await gate.wait()
+		return what
+
+	model = ScriptedModel([call_tool("local.slow", what="x"), finish(result="done")])
+	agent = om.create_agent(name="Fenced", model=model, tools=[slow])
+	handle = await agent.start("go", run_id="own-run-3")
+	await _until(lambda: calls, "the call")
+	engine = _engine._ENGINE
+	assert engine is not None
+	looked: list[bool] = []
+
+	def fence_then_look() -> None:
+		engine._fence()  # the lease ran out: the runs here are to stop ...
+		looked.append(engine._recover(engine.executor_id))  # ... and it came back at once
+
+	thread = threading.Thread(target=fence_then_look)
+	thread.start()
+	thread.join()  # on the event loop's thread: the fence's cancels wait behind this
+	assert looked == [False]  # before: True, and the run the fence stopped was left pending
+	await _until(
+		lambda: _status("own-run-3") == "PENDING" and not engine.runs_here("own-run-3"), "the stop"
+	)
+	for _ in range(3):  # seen idle, then handed back
+		if await anyio.to_thread.run_sync(engine._recover, engine.executor_id):
+			break
+	await _until(lambda: len(calls) == 2, "the run's execution again")
+	gate.set()
+	result = await handle.result()
+	assert result.ok and len(model.requests) == 2
+	await om.aclose()

@@ -154,6 +154,7 @@ class Engine:
 		`openmolt_serve.chats.Conversations`), as by a server that saw it under that worker."""
 		# this process's pending runs no execution here ran at the last look (`_recover_own`)
 		self._idle: dict[str, Any] = {}
+		self._fencing = False  # the fence's cancels are on their way to the loop
 		self._lock: anyio.Lock | None = None
 		self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -459,7 +460,9 @@ class Engine:
 			for task in list(self._running):
 				if not task.done():
 					task.cancel()
+			self._fencing = False
 
+		self._fencing = True  # until the loop has cancelled them (`_recover_own` waits)
 		loop.call_soon_threadsafe(cancel_all)
 
 	def _recover(self, executor_id: str) -> bool:
@@ -508,7 +511,7 @@ class Engine:
 		too (started after the lease came back, or still ending its call the fence stopped),
 		and the execution that dequeued it made that run's call under way again. A run seen
 		idle once, one that could not be handed on, and one the fence stopped that still ends
-		here make it return False: the heartbeat looks again (before, DBOS's recovery logged a
+		here (or whose cancel has yet to reach the event loop) make it return False: the heartbeat looks again (before, DBOS's recovery logged a
 		run it could not re-enqueue and the recovery counted as done, the run stranded under
 		this live worker's id until the process restarted).
 
@@ -528,6 +531,8 @@ class Engine:
 		idle = idle_runs(sys_db, self.executor_id, self.app_version, active)
 		seen = self._idle
 		stopping = {w for t, w in list(self._running.items()) if not t.done() and t.cancelling()}
+		if self._fencing:  # the fence's cancels have yet to reach the loop: they stop runs too
+			stopping.add("(runs the fence stops)")
 		left = [w for w in idle if seen.get(w, _UNSEEN) != idle[w]] + sorted(stopping)
 		failed: list[str] = []
 		for wid in (w for w in idle if seen.get(w, _UNSEEN) == idle[w]):
