@@ -117,6 +117,9 @@ KEEP_SEEN = 86_400.0
 """Seconds a message's id is kept in the store: past the services' retries (Slack's take about
 half an hour; Telegram keeps an update unconfirmed for a day)."""
 
+FOLLOW_LOOK = 5.0
+"""Seconds between a server's looks for the chat runs a gone worker left (`Conversations`)."""
+
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the least
 recently used idle one is forgotten (its conversation stays in its session). With a run store or
@@ -306,6 +309,8 @@ class Conversations:
 		among them) and the environment's as it is now (a key exported after the instance read
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
 		self._seen: OrderedDict[str, None] = OrderedDict()
+		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
+		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
@@ -761,26 +766,82 @@ class Conversations:
 		once): each follows it only if it takes the run's follow, for the worker it was under,
 		in the store's replay guard (`seen_store`), so one of them sends its reply. This
 		worker's own runs need no claim (no other server follows a live worker's runs), so a
-		server that restarts again still follows them. Returns how many it follows.
+		server that restarts again still follows them. From then on the server looks again
+		while it runs (`_look_for_gone`). Returns how many it follows at its start.
 		"""
 		om = OpenMolt.of(self.agent)
-		lister = getattr(om.durability, "runs", None)
-		if lister is None:
+		if getattr(om.durability, "runs", None) is None:
 			return 0
 		me = getattr(om.durability, "worker_id", None)
-		prefix = scope_prefix(self.channel, self.agent.name)
-		rows = await lister(agent=self.agent.name)
-		going = [
+		rows = [
 			r
-			for r in rows
+			for r in await self._going_runs()
+			if r.get("worker") == me or not r.get("worker_live", False)
+		]
+		going = [str(r["run_id"]) for r in rows if r.get("worker") == me or self._takes_follow(r)]
+		for run_id in going:
+			self._start_follow(run_id)
+		self.launcher.tg.start_soon(
+			self._look_for_gone, name=f"openmolt chat runs {self.agent.name}"
+		)
+		return len(going)
+
+	async def _going_runs(self) -> list[dict[str, Any]]:
+		"""The durable store's rows of this channel's runs that are going (pending, enqueued)."""
+		lister = getattr(OpenMolt.of(self.agent).durability, "runs", None)
+		if lister is None:
+			return []
+		prefix = scope_prefix(self.channel, self.agent.name)
+		return [
+			r
+			for r in await lister(agent=self.agent.name)
 			if str(r.get("run_id", "")).startswith(prefix)
 			and r.get("status") in ("pending", "enqueued")
-			and (r.get("worker") == me or not r.get("worker_live", False))
 		]
-		going = [r["run_id"] for r in going if r.get("worker") == me or self._takes_follow(r)]
-		for run_id in going:
-			self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
-		return len(going)
+
+	async def _look_for_gone(self) -> None:
+		"""While the server runs: follow the chat runs whose caller went since it started.
+
+		A worker that dies while this server runs leaves its chat runs to be taken over; at a
+		start only, they were followed by no server already running, and their replies never
+		reached their chats. Every `FOLLOW_LOOK` seconds, a run of a gone worker is followed
+		if this server takes its follow (`_takes_follow`), and so is a run this server's engine
+		took over from a gone worker (the row's ``taken_from``), under that worker's key: of
+		this server and one that saw the run under that worker first, one follows it.
+		"""
+		me = getattr(OpenMolt.of(self.agent).durability, "worker_id", None)
+		while True:
+			await anyio.sleep(FOLLOW_LOOK)
+			try:
+				rows = await self._going_runs()
+			except Exception as exc:
+				log.warning("%s: cannot look for runs to follow: %s", self.channel, exc)
+				continue
+			ids = {r["run_id"] for r in rows}
+			self._following &= ids
+			self._refused = {(r, w) for r, w in self._refused if r in ids}
+			for row in rows:
+				run_id = row["run_id"]
+				if run_id in self._following or run_id in self.launcher.running:
+					continue
+				if row.get("worker") == me:
+					gone = row.get("taken_from")
+					if gone is None:
+						continue  # this server's own run: its caller here follows it
+					row = {**row, "worker": gone}
+				elif row.get("worker_live", False):
+					continue  # another live server's: it follows the run itself
+				key = (run_id, str(row.get("worker") or ""))
+				if key in self._refused:
+					continue  # another server follows it for that worker
+				if self._takes_follow(row):
+					self._start_follow(run_id)
+				else:
+					self._refused.add(key)
+
+	def _start_follow(self, run_id: str) -> None:
+		self._following.add(run_id)
+		self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 
 	def _takes_follow(self, row: dict[str, Any]) -> bool:
 		"""Whether this server takes the following of a gone worker's run.
