@@ -2653,7 +2653,8 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	r"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
-	URL: the user is the token; ``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
+	URL may be the token, unless it reads as a name: ``https://alice@host``, an e-mail address;
+	``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
 	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
 	hold an ``@``: the userinfo ends at the last one; in a URL that is not a web one, a ``/``,
 	``?`` or ``#`` too, as the database driver reads it: `_DRIVER_PASSWORD`), ``https://x.example/v1?api-key=KEY`` (an
@@ -2712,9 +2713,11 @@ def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
 	web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 	if authority and "@" in authority[1]:
 		user, _, password = authority[1].rpartition("@")[0].partition(":")
-		# A user alone is the token in a web URL (``https://TOKEN@github.com``); a database's
-		# user alone (``postgresql://postgres@db``) is a name, unless it looks like a token.
-		for secret in (password, user if (not password and web) or _token_like(user) else ""):
+		# A user alone may be the token in a web URL (``https://TOKEN@github.com``) unless it
+		# reads as a name (`_name_like`); a database's user alone (``postgresql://postgres@db``)
+		# is a name, unless it looks like a token.
+		token = not _name_like(unquote(user)) and ((not password and web) or _token_like(user))
+		for secret in (password, user if token else ""):
 			out.update((secret, unquote(secret)))
 	driver = None if web else _DRIVER_PASSWORD.match(text)
 	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
@@ -2815,6 +2818,25 @@ def shown_url(url: str) -> str:
 		auth, _, host = rest.rpartition("@")
 		rest = f"{auth.split(':', 1)[0]}@{host}"
 	return mask(f"{head}{sep}{rest}", frozenset(url_secrets(url)))
+
+
+_NAME = re.compile(r"[^\W\d_]+(?:[._-][^\W\d_]+)*")
+"""A word, or words joined by ``.``, ``-`` or ``_`` (``alice``, ``first.last``, ``x-access-token``)."""
+_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_LONGEST_NAME = 20
+
+
+def _name_like(user: str) -> bool:
+	"""Whether a web URL's user alone (decoded) reads as a name, not a token that could be one.
+
+	Letters only, as words (`_NAME`), shorter than 20 characters, or such a name at a domain (an
+	e-mail address). A digit, any other sign, or 20+ characters: unknown, so a secret.
+	"""
+	local, at, domain = user.rpartition("@")
+	if at and not _DOMAIN.fullmatch(domain):
+		return False
+	name = local if at else user
+	return len(name) < _LONGEST_NAME and _NAME.fullmatch(name) is not None
 
 
 def _token_like(user: str) -> bool:
