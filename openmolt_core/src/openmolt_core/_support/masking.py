@@ -1946,11 +1946,56 @@ _MAYBE_URL = LazyPattern(r"//|\\/\\/|%2[Ff]%2[Ff]|&#(?:[xX]0*2[Ff]|0*47);|&sol;"
 HTML-encoded slashes; text without it holds no URL (a cheap check before `_text_readings`)."""
 
 
+_LOOSE_SLASHES = LazyPattern(r"(?i)(?<![A-Za-z0-9+.-])(https?|wss?|ftp):(?!//(?![/\\]))[/\\]*")
+"""A web scheme followed by other slashes than ``//``: none, one, three, backslashes. A WHATWG
+parser (browsers, Node's ``new URL``) reads ``https:user:PASSWORD@host`` and ``https:\\host`` as
+``https://``; so does `url_secrets`."""
+
+
+_WEB_SCHEMES = ("https", "http", "wss", "ws", "ftp")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+
+
+def _loose_slashes(text: str) -> bool:
+	"""Whether text holds a web scheme with loose slashes (`_LOOSE_SLASHES`), found cheaply.
+
+	Each ``:`` is looked at (prose holds few), not the whole text run through the pattern: this
+	is asked of every event's and log record's text.
+	"""
+	if ":" not in text:
+		return False
+	low = text.lower()
+	if "p:" not in low and "s:" not in low:  # how each web scheme ends: most text has neither
+		return False
+	at = low.find(":")
+	while at != -1:
+		if low[at - 1 : at] not in "ps":  # most colons: not after a web scheme
+			at = low.find(":", at + 1)
+			continue
+		head = low[max(0, at - 5) : at]
+		for scheme in _WEB_SCHEMES:
+			if head.endswith(scheme):
+				start = at - len(scheme)
+				if (start == 0 or low[start - 1] not in _SCHEME_CHARS) and not (
+					low.startswith("//", at + 1) and low[at + 3 : at + 4] not in ("/", "\\")
+				):
+					return True
+				break
+		at = low.find(":", at + 1)
+	return False
+
+
+def _slashes_read(text: str) -> str:
+	"""Text with every web scheme's slashes as a WHATWG parser reads them (`_LOOSE_SLASHES`)."""
+	return _LOOSE_SLASHES().sub(r"\1://", text) if _loose_slashes(text) else text
+
+
 def _text_readings(text: str) -> set[str]:
 	r"""Text as written and as the other text it may spell a URL in (`urls_secrets`).
 
 	JSON-escaped (``https:\/\/``, Go's ``\u0026`` for ``&``), HTML-escaped (``&#x2F;``,
-	``&amp;``) and percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value).
+	``&amp;``), percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value), and with a
+	web scheme's loose slashes read as ``//`` (`_LOOSE_SLASHES`: ``https:/user:PASSWORD@host``).
 	"""
 	out = {text}
 	if "\\" in text:
@@ -1959,6 +2004,7 @@ def _text_readings(text: str) -> set[str]:
 		out |= {_html_unescape(t) for t in list(out)}
 	if "%" in text:
 		out |= {unquote(t) for t in list(out) if "%" in t}
+	out |= {_slashes_read(t) for t in list(out)}
 	return out
 
 
@@ -1972,7 +2018,10 @@ def urls_secrets(text: str) -> set[str]:
 	Args:
 		text: Any text (a log line, an event's field, a tool's result).
 	"""
-	if ("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text):
+	loose = _loose_slashes(text)
+	if not loose and (
+		("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text)
+	):
 		return set()
 	found: set[str] = set()
 	for reading in _text_readings(text):
@@ -2683,7 +2732,7 @@ def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
 
 	A query value that is a URL is read too, up to `_NESTED` deep.
 	"""
-	text = url.strip()
+	text = _slashes_read(url.strip())  # ``https:/user:PASSWORD@host`` as ``https://``
 	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
 		found = _LOGGED_URL().search(text)
 		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
