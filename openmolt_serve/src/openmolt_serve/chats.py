@@ -118,8 +118,9 @@ KEEP_SEEN = 86_400.0
 half an hour; Telegram keeps an update unconfirmed for a day)."""
 
 MAX_CHATS = 10_000
-"""The most chats one channel remembers (the run each may wait with, at most); past it the least
-recently used idle one is forgotten (its conversation stays in its session). With a run store or
+"""The most chats one channel remembers (the run each may wait with, at most); past it the oldest
+idle one of the sender who made the most is forgotten (its conversation stays in its session):
+one sender's flood of new threads never pushes out another's waiting chat. With a run store or
 a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
@@ -204,6 +205,9 @@ def park_questions(agent: Agent) -> None:
 
 @dataclass
 class _Chat:
+	owner: str = ""
+	"""The end user whose message made it (`end_user`): past `MAX_CHATS`, the oldest chat of the
+	one who made the most goes (`openmolt_serve._recent.crowded`)."""
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
 	parked: dict[str, RunState] = field(default_factory=dict)
 	"""By end user (`end_user`): the run that waits for that person's answer or account (when
@@ -387,9 +391,21 @@ class Conversations:
 		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
 		return True
 
-	def _chat(self, key: str) -> _Chat:
-		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
-		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
+	def _chat(self, key: str, message: Incoming) -> _Chat:
+		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes.
+
+		The one that goes is the oldest of the sender who made the most: one sender's flood of
+		new threads or chats pushes out their own, never another's chat waiting with a run
+		(kept here when no store keeps it).
+		"""
+		return recent(
+			self.chats,
+			key,
+			lambda: _Chat(owner=end_user(message)),
+			most=MAX_CHATS,
+			busy=lambda c: c.lock.locked(),
+			owner=lambda k: self.chats[k].owner,
+		)
 
 	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
 		"""Hold the chat's turn across the servers on the rows (after this process's own lock).
@@ -408,7 +424,7 @@ class Conversations:
 
 	async def _handle(self, message: Incoming, stored: RunState | None = None) -> None:
 		"""Take a message of a chat (or, with ``stored``, resume that run, the message its own)."""
-		chat = self._chat(message.key)
+		chat = self._chat(message.key, message)
 		# One message of a chat at a time, in order: in this process, and on every server on
 		# the rows.
 		async with chat.lock, self._going(message.key):
@@ -827,7 +843,7 @@ class Conversations:
 			thread=data.get("thread"),
 			team=team,
 		)
-		chat = self._chat(message.key)
+		chat = self._chat(message.key, message)
 		async with chat.lock, self._going(message.key):
 			# The process that started it (and would have appended its turn) is gone.
 			outside = any(t.get("call") == "input" for t in result.state.taint)
