@@ -88,7 +88,7 @@ from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._parks import ParkRows, kept_parked
-from openmolt_serve._recent import recent
+from openmolt_serve._recent import crowded, recent
 from openmolt_serve._rows import task_rows
 from openmolt_serve._seen import seen_store
 
@@ -103,6 +103,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"MAX_CHATS",
+	"MAX_SEEN",
 	"Conversations",
 	"Incoming",
 	"Send",
@@ -122,6 +123,11 @@ MAX_CHATS = 10_000
 idle one of the sender who made the most is forgotten (its conversation stays in its session):
 one sender's flood of new threads never pushes out another's waiting chat. With a run store or
 a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
+
+MAX_SEEN = 10_000
+"""The most ids of messages taken one channel remembers in memory (with a store: for a day, in
+it), to know the service's retry of one; past it the oldest of the sender with the most goes:
+one sender's flood never makes the retry of another's message look new (it would run twice)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
 """Sends a text to the chat (and thread) a message came from."""
@@ -309,7 +315,7 @@ class Conversations:
 		"""Masks every text sent to a chat: the secrets of every live instance (this one's
 		among them) and the environment's as it is now (a key exported after the instance read
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
-		self._seen: OrderedDict[str, None] = OrderedDict()
+		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
@@ -366,9 +372,12 @@ class Conversations:
 			now = time.time()
 			if store.take({f"msg:{message.id}": now + KEEP_SEEN}, now) is not None:
 				return False
-		self._seen[message.id] = None
-		while len(self._seen) > 10_000:
-			self._seen.popitem(last=False)
+		self._seen[message.id] = message.sender
+		while len(self._seen) > MAX_SEEN:  # the sender with the most gives up its oldest
+			oldest = crowded(self._seen, self._seen.__getitem__)
+			if oldest is None:  # pragma: no cover - a map past its bound holds a key
+				break
+			del self._seen[oldest]
 		return True
 
 	async def receive(self, message: Incoming) -> bool:
@@ -377,9 +386,9 @@ class Conversations:
 		Returns:
 			Whether it was taken (False: not allowed, empty, or seen before).
 		"""
-		if not message.text.strip() or not self._first_time(message):
+		if not message.text.strip():
 			return False
-		if not self.allowed(message):
+		if not self.allowed(message):  # first: a stranger's messages take no place among the ids
 			log.info(
 				"%s: a message from %s in %s is ignored: not on the allow lists of %s",
 				message.channel,
@@ -387,6 +396,8 @@ class Conversations:
 				message.chat,
 				self.agent.name,
 			)
+			return False
+		if not self._first_time(message):
 			return False
 		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
 		return True
