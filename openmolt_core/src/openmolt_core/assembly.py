@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
-from openmolt_core._binding import bind_tools
+from openmolt_core._binding import LOCAL, bind_tools
 from openmolt_core._cost import price_of
 from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
@@ -45,7 +45,15 @@ from openmolt_core.capabilities import (
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.functiontools import as_tools
-from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds, built
+from openmolt_core.hooks import (
+	BUILTIN,
+	AgentInfo,
+	Capability,
+	CapabilityEntry,
+	Hooks,
+	builds,
+	built,
+)
 from openmolt_core.llm import (
 	DEFAULT_COMPACTION,
 	DEFAULT_MODEL_CONFIG,
@@ -1530,7 +1538,7 @@ def _check_capability_names(
 	caps: Sequence[Capability], bindings: Sequence[IntegrationBinding]
 ) -> None:
 	"""A capability's name prefixes its tools' handles: it may not be an integration's id."""
-	taken = {"local", "openmolt", *(b.integration for b in bindings)}
+	taken = {LOCAL, BUILTIN, *(b.integration for b in bindings)}
 	for cap in caps:
 		if cap.name in taken:
 			raise ConfigurationError(
@@ -1771,7 +1779,6 @@ def _approval_policy(
 	"""
 	if not instance and not own:
 		return None
-	from openmolt_core.hooks import BUILTIN
 	from openmolt_core.policy import ApprovalPolicy
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")

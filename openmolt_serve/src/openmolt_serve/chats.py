@@ -88,7 +88,7 @@ from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._parks import ParkRows, kept_parked
-from openmolt_serve._recent import recent
+from openmolt_serve._recent import crowded, recent
 from openmolt_serve._rows import task_rows
 from openmolt_serve._seen import seen_store
 
@@ -103,6 +103,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"MAX_CHATS",
+	"MAX_SEEN",
 	"Conversations",
 	"Incoming",
 	"Send",
@@ -121,9 +122,15 @@ FOLLOW_LOOK = 5.0
 """Seconds between a server's looks for the chat runs a gone worker left (`Conversations`)."""
 
 MAX_CHATS = 10_000
-"""The most chats one channel remembers (the run each may wait with, at most); past it the least
-recently used idle one is forgotten (its conversation stays in its session). With a run store or
+"""The most chats one channel remembers (the run each may wait with, at most); past it the oldest
+idle one of the sender who made the most is forgotten (its conversation stays in its session):
+one sender's flood of new threads never pushes out another's waiting chat. With a run store or
 a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
+
+MAX_SEEN = 10_000
+"""The most ids of messages taken one channel remembers in memory (with a store: for a day, in
+it), to know the service's retry of one; past it the oldest of the sender with the most goes:
+one sender's flood never makes the retry of another's message look new (it would run twice)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
 """Sends a text to the chat (and thread) a message came from."""
@@ -207,6 +214,9 @@ def park_questions(agent: Agent) -> None:
 
 @dataclass
 class _Chat:
+	owner: str = ""
+	"""The end user whose message made it (`end_user`): past `MAX_CHATS`, the oldest chat of the
+	one who made the most goes (`openmolt_serve._recent.crowded`)."""
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
 	parked: dict[str, RunState] = field(default_factory=dict)
 	"""By end user (`end_user`): the run that waits for that person's answer or account (when
@@ -308,7 +318,7 @@ class Conversations:
 		"""Masks every text sent to a chat: the secrets of every live instance (this one's
 		among them) and the environment's as it is now (a key exported after the instance read
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
-		self._seen: OrderedDict[str, None] = OrderedDict()
+		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
 		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
 		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
@@ -367,9 +377,12 @@ class Conversations:
 			now = time.time()
 			if store.take({f"msg:{message.id}": now + KEEP_SEEN}, now) is not None:
 				return False
-		self._seen[message.id] = None
-		while len(self._seen) > 10_000:
-			self._seen.popitem(last=False)
+		self._seen[message.id] = message.sender
+		while len(self._seen) > MAX_SEEN:  # the sender with the most gives up its oldest
+			oldest = crowded(self._seen, self._seen.__getitem__)
+			if oldest is None:  # pragma: no cover - a map past its bound holds a key
+				break
+			del self._seen[oldest]
 		return True
 
 	async def receive(self, message: Incoming) -> bool:
@@ -378,9 +391,9 @@ class Conversations:
 		Returns:
 			Whether it was taken (False: not allowed, empty, or seen before).
 		"""
-		if not message.text.strip() or not self._first_time(message):
+		if not message.text.strip():
 			return False
-		if not self.allowed(message):
+		if not self.allowed(message):  # first: a stranger's messages take no place among the ids
 			log.info(
 				"%s: a message from %s in %s is ignored: not on the allow lists of %s",
 				message.channel,
@@ -389,12 +402,26 @@ class Conversations:
 				self.agent.name,
 			)
 			return False
+		if not self._first_time(message):
+			return False
 		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
 		return True
 
-	def _chat(self, key: str) -> _Chat:
-		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
-		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
+	def _chat(self, key: str, message: Incoming) -> _Chat:
+		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes.
+
+		The one that goes is the oldest of the sender who made the most: one sender's flood of
+		new threads or chats pushes out their own, never another's chat waiting with a run
+		(kept here when no store keeps it).
+		"""
+		return recent(
+			self.chats,
+			key,
+			lambda: _Chat(owner=end_user(message)),
+			most=MAX_CHATS,
+			busy=lambda c: c.lock.locked(),
+			owner=lambda k: self.chats[k].owner,
+		)
 
 	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
 		"""Hold the chat's turn across the servers on the rows (after this process's own lock).
@@ -413,7 +440,7 @@ class Conversations:
 
 	async def _handle(self, message: Incoming, stored: RunState | None = None) -> None:
 		"""Take a message of a chat (or, with ``stored``, resume that run, the message its own)."""
-		chat = self._chat(message.key)
+		chat = self._chat(message.key, message)
 		# One message of a chat at a time, in order: in this process, and on every server on
 		# the rows.
 		async with chat.lock, self._going(message.key):
@@ -888,7 +915,7 @@ class Conversations:
 			thread=data.get("thread"),
 			team=team,
 		)
-		chat = self._chat(message.key)
+		chat = self._chat(message.key, message)
 		async with chat.lock, self._going(message.key):
 			# The process that started it (and would have appended its turn) is gone.
 			outside = any(t.get("call") == "input" for t in result.state.taint)
