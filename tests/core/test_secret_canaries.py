@@ -533,13 +533,13 @@ async def test_every_secret_kind_in_every_spelling_never_shows_anywhere(
 		),
 	)
 	om.register_integration(
-		"local",
+		"stdio",
 		MCP.stdio(
 			"/nonexistent/server", ["--token", "${CANARY_MCP_ARG}"], env={"K": KINDS["mcp_env"]}
 		),
 	)
 	# an agent bound to the MCP servers (never run): their secrets join the instance's set
-	om.create_agent(name="Binder", model=ScriptedModel([]), integrations=["remote", "local"])
+	om.create_agent(name="Binder", model=ScriptedModel([]), integrations=["remote", "stdio"])
 	model = ScriptedModel([call_tool("leaky.leak"), finish(result="done")])
 	agent = om.create_agent(
 		name="Leaker",
@@ -586,7 +586,7 @@ async def test_every_secret_kind_in_every_spelling_never_shows_anywhere(
 		e.attributes and "openmolt.event.data" in e.attributes for s in spans for e in s.events
 	)
 	seen += await _logs_of(store, result.state.run_id, monkeypatch)
-	for name in ("remote", "local"):
+	for name in ("remote", "stdio"):
 		seen.append(repr(om.plugins.integration(name)))
 	await om.aclose()
 	seen += texts_of_records(caplog.records)

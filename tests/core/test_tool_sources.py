@@ -279,15 +279,11 @@ async def test_source_secrets_are_redacted_from_what_the_model_reads() -> None:
 	assert "tok-123456" not in last and "[redacted]" in last
 
 
-async def test_a_listed_tool_clashing_with_a_local_tool_is_refused() -> None:
-	"""Handles stay unique across listed and static tools."""
+async def test_a_listed_tool_cannot_clash_with_a_local_tool() -> None:
+	"""Handles stay unique across listed and static tools: no source may be named ``local``."""
 	om = OpenMolt(entry_points=False)
-	om.register_integration("local", Integration(name="L", source=FakeSource([_echo("say")])))
-	agent = om.create_agent(
-		name="A", model=ScriptedModel([]), integrations=["local"], tools=[_echo("say")]
-	)
-	with pytest.raises(ConfigurationError, match=r"local\.say"):
-		await agent.run("go")
+	with pytest.raises(ConfigurationError, match="'local' is reserved"):
+		om.register_integration("local", Integration(name="L", source=FakeSource([_echo("say")])))
 
 
 async def test_aclose_closes_each_source_once_even_when_cancelled() -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server, restart
@@ -811,3 +812,86 @@ async def test_a_servers_own_chat_run_is_followed_at_each_of_its_restarts(
 				await eventually(lambda n=starts: len(followed) == n)  # type: ignore[misc]
 	await held.close()
 	assert followed == [run_id, run_id]
+
+
+async def test_a_server_running_when_another_dies_follows_its_chat_run(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A server already running when another one dies follows the gone server's chat run: only a
+	server's start looked for such runs, so no server sent its reply until one started."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(store, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"other": time.time()}, {"other": run_id})  # a live server's run
+	followed = _followed(monkeypatch)
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			await anyio.sleep(1)
+			assert followed == []  # the other server follows its run itself
+			engine = held.om.durability.engine  # type: ignore[union-attr]
+			with engine.tables.begin() as conn:  # the other server dies
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() - 3600)
+				)
+			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
+			await anyio.sleep(1)
+	await held.close()
+	assert followed == [run_id]  # once
+
+
+async def test_a_chat_run_this_servers_engine_took_over_is_followed_once(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The dead server's run is taken over by this server's engine before any look saw it under
+	the dead worker: it is followed still, under the dead worker's key (a server that saw it
+	there first would hold that key, and only one of them follows it)."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(store, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"other": time.time()}, {"other": run_id})
+	engine = held.om.durability.engine  # type: ignore[union-attr]
+	followed = _followed(monkeypatch)
+	looking = anyio.Event()
+	going = Conversations._going_runs
+
+	async def held_back(self: Conversations) -> list[dict[str, Any]]:
+		await looking.wait()  # no look until this server's engine took the run over
+		return await going(self)
+
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			monkeypatch.setattr(Conversations, "_going_runs", held_back)
+			with engine.tables.begin() as conn:  # the other server dies
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() - 3600)
+				)
+			await eventually(lambda: run_id in engine.taken_from, seconds=30)
+			looking.set()
+			await eventually(lambda: followed == [run_id], seconds=30)
+			await anyio.sleep(1)
+	await held.close()
+	assert followed == [run_id]

@@ -196,3 +196,81 @@ def test_a_remote_agents_ids_of_one_user_stay_refused_to_another_through_a_flood
 		_a2a_remote._check_owner(owners, {"taskId": "t-alice"}, "mallory")
 	_a2a_remote._check_owner(owners, {"taskId": "t-alice", "contextId": "c-alice"}, "alice")
 	assert len(owners) == 4
+
+
+async def test_a_senders_flood_of_chats_forgets_its_own_not_a_waiting_one() -> None:
+	"""In memory (no store), bob's chat waiting with his run's question stays through mallory's
+	flood of new threads: past the bound the oldest chat of the sender holding the most goes."""
+	from openmolt import OpenMolt
+	from openmolt_core.result import RunState
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_core.triggers import SlackChannel
+	from openmolt_serve import chats
+	from openmolt_serve.chats import Conversations, Incoming
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	settings = SlackChannel.model_validate({"type": "slack", "allowEveryone": True})
+
+	async def send(message: Incoming, text: str) -> None:
+		return None
+
+	talks = Conversations(agent, settings, send, launcher=None)  # type: ignore[arg-type]
+	old = chats.MAX_CHATS
+	chats.MAX_CHATS = 3
+	try:
+		bob = Incoming("slack", "C1", "U_BOB", "hi", "1", thread="100.1", team="T1")
+		talks._chat(bob.key, bob).parked["slack:T1:U_BOB"] = RunState(run_id="r-bob")
+		for n in range(10):
+			flood = Incoming("slack", "C1", "U_MAL", "x", f"m{n}", thread=f"{200 + n}.1", team="T1")
+			talks._chat(flood.key, flood)
+		assert bob.key in talks.chats and len(talks.chats) == 3
+		assert talks.chats[bob.key].parked
+	finally:
+		chats.MAX_CHATS = old
+		await om.aclose()
+
+
+async def test_a_senders_flood_of_messages_never_makes_anothers_retry_new() -> None:
+	"""In memory, the ids of messages taken are bounded: mallory's flood forgets her own ids, so
+	Slack's retry of bob's message is still known (a second run would act twice); and a stranger's
+	messages, ignored, take no place at all."""
+	from openmolt import OpenMolt
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_core.triggers import SlackChannel
+	from openmolt_serve import chats
+	from openmolt_serve.chats import Conversations, Incoming
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	started: list[str] = []
+
+	class Group:
+		def start_soon(self, *args: object, name: str = "") -> None:
+			started.append(name)
+
+	class Launcher:
+		tg = Group()
+
+	async def send(message: Incoming, text: str) -> None:
+		return None
+
+	for settings in ({"allowEveryone": True}, {"allowedUsers": ["U_BOB", "U_MAL"]}):
+		talks = Conversations(
+			agent,
+			SlackChannel.model_validate({"type": "slack", **settings}),
+			send,
+			launcher=Launcher(),  # type: ignore[arg-type]
+		)
+		old = chats.MAX_SEEN
+		chats.MAX_SEEN = 3
+		try:
+			bob = Incoming("slack", "C1", "U_BOB", "pay 5", "ev-bob", team="T1")
+			assert await talks.receive(bob)
+			for n in range(10):
+				sender = "U_MAL" if settings.get("allowEveryone") else "U_STRANGER"
+				await talks.receive(Incoming("slack", "C1", sender, "x", f"ev-m{n}", team="T1"))
+			assert not await talks.receive(bob)  # the service's retry: known
+		finally:
+			chats.MAX_SEEN = old
+	await om.aclose()

@@ -67,3 +67,21 @@ async def test_the_tool_its_repr_and_its_errors_name_the_url_without_its_secrets
 		await tool.function({"message": "hi"}, ToolContext(agent="A", integration="local"))
 	assert password not in failed.value.message and code not in failed.value.message
 	assert "127.0.0.1:9/a2a" in failed.value.message
+
+
+@pytest.mark.parametrize(
+	"url",
+	[
+		f"ftp://user:{KEY}@files.example/a2a",
+		f"https:/user:{KEY}@agent.example/a2a",
+		f"https:user:{KEY}@agent.example/a2a",
+		f"agent.example/a2a?code={KEY}",
+	],
+)
+def test_a_url_refused_as_no_web_url_is_named_without_its_secrets(url: str) -> None:
+	"""The refusal names the URL as every error does: its password and key masked."""
+	from openmolt_core.errors import ConfigurationError
+
+	with pytest.raises(ConfigurationError, match="must be an http") as caught:
+		remote_agent(url)
+	assert KEY not in str(caught.value) and "[redacted]" in str(caught.value)

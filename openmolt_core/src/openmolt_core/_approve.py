@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._parse import DEFAULT_MAX_DEPTH
 from openmolt_core._support.jsonsafe import problem
 from openmolt_core._support.jsonschema import ValidationError, format_errors
 from openmolt_core._support.masking import masked_excerpt
@@ -187,12 +188,12 @@ async def _accept(
 	Raises:
 		ApprovalError: Forged, replayed, stale, or an invalid edited input.
 	"""
-	signer.verify(decision, run_id=request.run_id, call=request.call, digest=request.digest)
 	edited = None
 	if decision.input is not None and bound is not None:
-		# A model's reply with NaN or a lone surrogate runs nothing (`openmolt_core._parse`, rule
-		# 7); an edit (a handler's, the run viewer's JSON) is held to the same, before the schema.
-		unsafe = problem(decision.input)
+		# A model's reply with NaN or a lone surrogate, or nested past its bound, runs nothing
+		# (`openmolt_core._parse`, rule 7); an edit (a handler's, the run viewer's JSON) is held
+		# to the same, before the schema, and before its digest is computed (which recurses).
+		unsafe = problem(decision.input, DEFAULT_MAX_DEPTH)
 		if unsafe is not None:
 			raise ApprovalError(
 				f"decision {decision.id}: the edited input of {request.tool} cannot be held by "
@@ -200,6 +201,8 @@ async def _accept(
 				problem="invalid",
 				call=request.call,
 			)
+	signer.verify(decision, run_id=request.run_id, call=request.call, digest=request.digest)
+	if decision.input is not None and bound is not None:
 		try:
 			edited = bound.validator().validate(decision.input)
 		except ValidationError as exc:

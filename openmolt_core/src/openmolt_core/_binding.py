@@ -626,13 +626,18 @@ class CallFiles:
 		return f"CallFiles({self._files!r})"
 
 
+LOCAL = "local"
+"""The handle prefix of tools given outside an integration (``local.<handle>``): no integration
+may take it (`openmolt_core.plugins`)."""
+
+
 def bind_tools(
 	tools: Sequence[ToolDefinition],
 	*,
 	agent: str,
 	http: Callable[[], httpx.AsyncClient] | None = None,
 	files: FileAccess | None = None,
-	prefix: str = "local",
+	prefix: str = LOCAL,
 ) -> list[BoundTool]:
 	"""Bind tools given outside an integration: ``create_agent(tools=[...])``'s, a capability's.
 

@@ -336,7 +336,6 @@ class Agent:
 		"_prefix_fit",
 		"_prompts",
 		"_redactor_cache",
-		"_sent_schemas",
 		"_tools",
 		"_toolset",
 		"config",
@@ -414,7 +413,6 @@ class Agent:
 		self._prefix: str | None = None
 		self._output_validator: JsonSchemaValidator | None = None
 		self._redactor_cache: Redactor | None = None
-		self._sent_schemas: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 		self._prefix_fit: FittedSchema | None = None  # the fit the prefix was built for
 		self._files = files
 		self._toolset: ToolSet | None = None
@@ -1305,7 +1303,6 @@ class Agent:
 		self._mark(tools.values())
 		self._tools = tools
 		self._prefix = self._redactor_cache = self._toolset = None
-		self._sent_schemas.clear()
 		self._prompts.clear()
 		self._models.forget()
 
@@ -1341,7 +1338,7 @@ class Agent:
 			redact=self._redactor,
 			memory=memory,
 			human=self.on_human_input_request,
-			output=self._validate_output,
+			output=self.validate_output,
 			limits=self.limits,
 			port=port,
 			link=link,
@@ -1803,11 +1800,14 @@ class Agent:
 			# What a server that refuses structured output gets instead: the command shapes,
 			# and every input schema the reply schema carried.
 			plain = functools.partial(self._system, state, slot, plain=True)
+		schema = fitted.schema  # a tool's may hold a secret: masked, once per fitted schema
+		if schema is not None:
+			schema = self._redactor.json_object(schema)
 		return ModelRequest(
 			model=slot.model,
 			system=self._system(state, slot),
 			messages=state.messages,
-			response_schema=self._sent_schema(fitted.schema),
+			response_schema=schema,
 			config=self._config_for(split_id(slot.id)[0]),
 			cache_key=f"openmolt:{self.name}",
 			response_mode=fitted.mode if slot.declared else None,
@@ -1835,25 +1835,6 @@ class Agent:
 		primary = self._models.primary
 		primary.begin(self.model_config)  # as a run starts: the dialect asked again
 		return self._request(state, primary, *self._tool_set().envelope(state))
-
-	def _sent_schema(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-		"""The reply schema as sent, every known secret masked (a tool's schema may hold one).
-
-		Checked once per fitted schema: the same dict goes out at every step, and when it holds
-		no secret it is that very dict (providers write its JSON once).
-		"""
-		if schema is None or not self._redactor:
-			return schema
-		hit = self._sent_schemas.get(id(schema))
-		if hit is not None and hit[0] is schema:
-			return hit[1]
-		text = dumps(schema)
-		masked = self._redactor(text)
-		sent = schema if masked == text else json.loads(masked)
-		if len(self._sent_schemas) >= 8:
-			self._sent_schemas.clear()
-		self._sent_schemas[id(schema)] = (schema, sent)
-		return sent
 
 	def _system(self, state: RunState, slot: ModelSlot, *, plain: bool = False) -> str:
 		"""The system prompt of ``slot``'s call at a step (``plain``: without structured output)."""
@@ -2243,9 +2224,6 @@ class Agent:
 		Raises:
 			ValidationError: The value does not match (pydantic's, or the JSON Schema's).
 		"""
-		return self._validate_output(value)
-
-	def _validate_output(self, value: Any) -> Any:
 		# The JSON Schema the model was shown, strictly (as for a dict schema and for tool
 		# inputs): pydantic's lax mode alone took "5" for an integer and "off" for a boolean.
 		if self._output_validator is None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
-from openmolt_core._binding import bind_tools
+from openmolt_core._binding import LOCAL, bind_tools
 from openmolt_core._cost import price_of
 from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
@@ -45,7 +45,15 @@ from openmolt_core.capabilities import (
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.functiontools import as_tools
-from openmolt_core.hooks import AgentInfo, Capability, CapabilityEntry, Hooks, builds, built
+from openmolt_core.hooks import (
+	BUILTIN,
+	AgentInfo,
+	Capability,
+	CapabilityEntry,
+	Hooks,
+	builds,
+	built,
+)
 from openmolt_core.llm import (
 	DEFAULT_COMPACTION,
 	DEFAULT_MODEL_CONFIG,
@@ -107,8 +115,10 @@ __all__ = [
 	"close",
 	"enter",
 	"file_store",
+	"instance_secrets",
 	"leave",
 	"make_provider",
+	"make_scheduler",
 	"model_http",
 	"own_state",
 	"parse_capabilities",
@@ -117,6 +127,7 @@ __all__ = [
 	"prepare",
 	"provider_settings",
 	"resolve_model",
+	"stored_secrets",
 ]
 
 Resolved = tuple[str, str, Callable[[], "LLMProvider"]]
@@ -1527,7 +1538,7 @@ def _check_capability_names(
 	caps: Sequence[Capability], bindings: Sequence[IntegrationBinding]
 ) -> None:
 	"""A capability's name prefixes its tools' handles: it may not be an integration's id."""
-	taken = {"local", "openmolt", *(b.integration for b in bindings)}
+	taken = {LOCAL, BUILTIN, *(b.integration for b in bindings)}
 	for cap in caps:
 		if cap.name in taken:
 			raise ConfigurationError(
@@ -1768,7 +1779,6 @@ def _approval_policy(
 	"""
 	if not instance and not own:
 		return None
-	from openmolt_core.hooks import BUILTIN
 	from openmolt_core.policy import ApprovalPolicy
 
 	defaults = ApprovalPolicy.of(instance, where="OpenMolt: requires_approval")
@@ -1947,6 +1957,9 @@ class Facade(Host, Protocol):
 	_scheduler: Scheduler | None
 	_http: httpx.AsyncClient | None
 	_own_http: bool
+	_default_credential_store: bool
+	_credential_store: CredentialStore | None
+	_accounts_options: dict[str, Any]
 
 	async def aclose(self) -> None:
 		"""Stop the tool sources, close the HTTP client, remove temp files."""
@@ -1991,7 +2004,59 @@ def make_provider(om: Facade, name: str) -> LLMProvider:
 	from openmolt_core._envvars import env_var  # not .integrations: no template engine
 
 	om.secrets.add(os.environ.get(env_var(name)), os.environ.get(env_var(plugin)))
+	held = getattr(provider, "secrets", None)  # the keys it holds, asked at every use
+	if callable(held):
+		om.secrets.add_source(held)
 	return provider
+
+
+def instance_secrets(om: Facade) -> set[str]:
+	"""`OpenMolt`'s own secrets, read at the first use of its set (and again once they change).
+
+	The keys of its settings (providers, integrations, accounts, the durability URL's
+	password) and the environment's. Its credential store's are `stored_secrets`.
+
+	Args:
+		om: The instance.
+	"""
+	from openmolt_core._support.masking import (
+		environment_secrets,
+		secret_values,
+		settings_secrets,
+	)
+
+	found = environment_secrets()
+	for settings in om.llm_providers.values():
+		found |= settings_secrets(settings)
+	for config in om.integration_configs.values():
+		found |= secret_values(config)
+	found |= settings_secrets(om._accounts_options)  # the key signing consent states
+	if isinstance(om._durability_config, str | Mapping):  # postgresql://user:PASSWORD@host/db
+		found |= settings_secrets({"durability": om._durability_config})
+	return found
+
+
+def stored_secrets(om: Facade) -> set[str]:
+	"""Every secret value in the instance's credential store, bound or not; nothing if unreadable.
+
+	Args:
+		om: The instance.
+	"""
+	if om._default_credential_store:  # the default file: looked for before loading a store
+		from openmolt_core._support.secretset import default_credentials_path
+
+		if not default_credentials_path().exists():
+			# As loading it would: no file now, no store for this instance (a file made later
+			# is not read unmasked: its secrets would never join the set).
+			om._default_credential_store = False
+			om._credential_store = None
+			return set()
+	store = om.credential_store
+	if store is None:
+		return set()
+	from openmolt_core.credstore import stored_secrets as in_store
+
+	return in_store(store)
 
 
 def model_http(om: Facade) -> httpx.AsyncClient:
@@ -2076,6 +2141,28 @@ def file_store(om: Facade) -> FileStore:
 		return sandbox_of(om.plugins.integration("fileSystem")).file(path)
 
 	return FileStore(where, file_system=file_system_path)
+
+
+def make_scheduler(om: Facade) -> Scheduler:
+	"""`OpenMolt.scheduler`'s work: the scheduler, serving at once inside ``async with om:``.
+
+	Args:
+		om: The instance (it has no scheduler yet).
+	"""
+	from openmolt_core.scheduler import instance_scheduler
+
+	clock, store = om._scheduler_options
+	scheduler = instance_scheduler(om, om.durability, clock=clock, store=store)
+	group = om._task_group
+	if group is not None:  # inside `async with om:`: serve from now on
+		scheduler.expect_serving()
+
+		async def serve() -> None:
+			if om._task_group is not None:  # not if the block ended before this task started
+				await scheduler.serve()
+
+		group.start_soon(serve)
+	return scheduler
 
 
 async def enter(om: Facade) -> None:

@@ -211,14 +211,13 @@ class OpenMolt:
 		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
 		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
 		viewer, telemetry and the logging filter read it; add what else must never show."""
-		self.secrets.add_once(self._configured_secrets)  # read at first use: creating stays cheap
+		self.secrets.add_once(self._found_secrets)  # read at first use: creating stays cheap
 		if secrets:
 			if isinstance(secrets, str):
 				secrets = [secrets]
 			elif isinstance(secrets, Mapping):  # names to values: the values are the secrets
 				secrets = secrets.values()
 			self.secrets.add(*secrets)
-		self.secrets.add_source(self._provider_secrets)
 		self.secrets.add_source(registered_keys)  # the keys given in code (`register_key`)
 		self.max_steps = max_steps
 		if max_cost is not None:
@@ -313,18 +312,10 @@ class OpenMolt:
 	def scheduler(self) -> Scheduler:
 		"""The scheduler that keeps this instance's schedules."""
 		if self._scheduler is None:
-			from openmolt_core.scheduler import instance_scheduler
+			from openmolt_core.assembly import make_scheduler
 
-			clock, store = self._scheduler_options
-			self._scheduler = instance_scheduler(self, self.durability, clock=clock, store=store)
-			if self._task_group is not None:  # inside `async with om:`: serve from now on
-				self._scheduler.expect_serving()
-				self._task_group.start_soon(self._serve_late, self._scheduler)
+			self._scheduler = make_scheduler(self)
 		return self._scheduler
-
-	async def _serve_late(self, scheduler: Scheduler) -> None:
-		if self._task_group is not None:  # not if the block ended before this task started
-			await scheduler.serve()
 
 	@property
 	def credential_store(self) -> CredentialStore | None:
@@ -427,7 +418,7 @@ class OpenMolt:
 				"use_durability: this instance already runs; give durability=... to OpenMolt()"
 			)
 		self._durability_config = durability
-		self.secrets.add_once(self._durability_secrets)
+		self.secrets.add_once(self._found_secrets)  # the durability URL's password
 
 	def _durable(self, what: str) -> DurabilityBackend:
 		from openmolt_core._durable import required
@@ -639,57 +630,17 @@ class OpenMolt:
 			provider = make_provider(self, name)
 		return provider
 
+	def _found_secrets(self) -> set[str]:
+		"""The secrets its settings and the environment hold (`assembly.instance_secrets`)."""
+		from openmolt_core.assembly import instance_secrets
+
+		return instance_secrets(self)
+
 	def _stored_secrets(self) -> set[str]:
-		"""Every secret value in the credential store, bound or not; nothing if it cannot be read."""
-		if self._default_credential_store:  # the default file: looked for before loading a store
-			from openmolt_core._support.secretset import default_credentials_path
+		"""The secrets its credential store holds (`assembly.stored_secrets`)."""
+		from openmolt_core.assembly import stored_secrets
 
-			if not default_credentials_path().exists():
-				# As loading it would: no file now, no store for this instance (a file made
-				# later is not read unmasked: its secrets would never join the set).
-				self._default_credential_store = False
-				self._credential_store = None
-				return set()
-		store = self.credential_store
-		if store is None:
-			return set()
-		from openmolt_core.credstore import stored_secrets
-
-		return stored_secrets(store)
-
-	def _configured_secrets(self) -> set[str]:
-		"""The keys of the settings (providers, integrations, accounts, durability) and the environment."""
-		from openmolt_core._support.masking import (
-			environment_secrets,
-			secret_values,
-			settings_secrets,
-		)
-
-		found = environment_secrets()
-		for settings in self.llm_providers.values():
-			found |= settings_secrets(settings)
-		for config in self.integration_configs.values():
-			found |= secret_values(config)
-		found |= settings_secrets(self._accounts_options)  # the key signing consent states
-		return found | self._durability_secrets()
-
-	def _durability_secrets(self) -> set[str]:
-		"""The password of the durability URL (``postgresql://user:PASSWORD@host/db``)."""
-		from openmolt_core._support.masking import settings_secrets
-
-		config = self._durability_config
-		if isinstance(config, str | Mapping):
-			return settings_secrets({"durability": config})
-		return set()
-
-	def _provider_secrets(self) -> set[str]:
-		"""The keys the providers made so far hold (a key read from the environment later)."""
-		out: set[str] = set()
-		for provider in list(self._providers.values()):
-			held = getattr(provider, "secrets", None)
-			if callable(held):
-				out.update(held())
-		return out
+		return stored_secrets(self)
 
 	# agents -------------------------------------------------------------------------------
 

@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import pluggy
 
 from openmolt_core import hookspecs
+from openmolt_core._binding import LOCAL
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.masking import warn
 from openmolt_core.errors import ConfigurationError, PluginError
+from openmolt_core.hooks import BUILTIN
 from openmolt_core.hookspecs import (  # the contract plugins implement; re-exported
 	CapabilityFactory,
 	CapabilityRegistrar,
@@ -122,6 +124,27 @@ def _installed_index(*, refresh: bool = False) -> dict[Group, dict[str, metadata
 
 class PluginConflictWarning(UserWarning):
 	"""Two plugins claim the same provider name or integration id; the first one keeps it."""
+
+
+_RESERVED_IDS = frozenset({BUILTIN, LOCAL})
+"""Integration ids the loop gives a meaning: ``openmolt.<tool>`` is a built-in tool (its result
+is never offloaded, the approval gate reads it as the core's), ``local.<tool>`` one of
+``create_agent(tools=...)`` (rules name them so). An integration under either would be read as
+the core's or the application's own, so no registration, by a user or a plugin, may take them."""
+
+
+def _id_problem(id: str) -> str | None:
+	"""Why ``id`` cannot be an integration's id (None: it can).
+
+	Args:
+		id: The id asked for (`register_integration`'s, a plugin's, a module's ``OPENMOLT_ID``).
+	"""
+	if not id or "." in id:
+		return f"integration id {id!r} must be non-empty and contain no '.'"
+	if id in _RESERVED_IDS:
+		kind = "the built-in tools" if id == BUILTIN else "create_agent(tools=...)'s tools"
+		return f"integration id {id!r} is reserved for {kind}; choose another"
+	return None
 
 
 def _conflict(kind: str, name: str, kept: str, ignored: str) -> None:
@@ -294,12 +317,9 @@ class Plugins:
 
 		from openmolt_core.integrations.model import Integration
 
-		if not id or "." in id:
-			raise ConfigurationError(f"integration id {id!r} must be non-empty and contain no '.'")
-		if id == "openmolt":
-			raise ConfigurationError(
-				"integration id 'openmolt' is reserved for the built-in tools; choose another"
-			)
+		problem = _id_problem(id)
+		if problem:
+			raise ConfigurationError(problem)
 		from openmolt_core._support.words import problems, shown
 
 		if not isinstance(integration, Integration | Mapping):
@@ -363,6 +383,9 @@ class Plugins:
 					"id='...'), set Integration(id='...'), or give the module OPENMOLT_ID",
 					plugin=str(default_id or source),
 				)
+			problem = _id_problem(key)
+			if problem:  # a plugin's too: its tools would read as the core's or the agent's own
+				raise PluginError(problem, plugin=source)
 			if self._claim("integrations", key, source):
 				self._integrations[key] = spec.model_copy(update={"id": key})
 

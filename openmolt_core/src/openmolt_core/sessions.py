@@ -1056,7 +1056,25 @@ class SQLiteSession:
 _TURN_POLL, _TURN_POLL_MAX = 0.01, 0.2  # seconds between tries for a session another process holds
 
 _TURN_LAPSE = 30.0
-"""Seconds a PostgreSQL session's turn outlives its holder's last renewal (`_Renewal`)."""
+"""Seconds a PostgreSQL session's turn outlives its holder's last renewal (`_Renewal`): 30, or
+a durable worker's lapse (`hold_turns_for`)."""
+
+
+def hold_turns_for(seconds: float) -> None:
+	"""Make this process's PostgreSQL session turns lapse ``seconds`` after the last renewal.
+
+	A durable worker gives its lapse (`openmolt_dbos`): a paused worker's runs are taken over
+	once it lapses, and its turn must end then too, not 30 s later (the run taken over waited
+	for it); nor sooner than the worker's lease: a worker paused past a shorter turn but
+	within its lease went on with a run whose turn another run of the session had taken.
+
+	Args:
+		seconds: The lapse, more than 0.
+	"""
+	global _TURN_LAPSE
+	if seconds <= 0:
+		raise ValueError(f"a session turn's lapse must be more than 0 seconds, not {seconds!r}")
+	_TURN_LAPSE = float(seconds)
 
 
 def _lapse_idle(sa: Any, conn: Any) -> None:

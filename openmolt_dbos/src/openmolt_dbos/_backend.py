@@ -797,6 +797,8 @@ class DBOSBackend:
 		it ended (``success``, ``failure``, ``limit_reached``, ``error``, ``cancelled``...).
 		``worker_live`` says whether the run's worker beats now (this process included): a run
 		of a live worker has a process that follows it; one of a gone worker is taken over.
+		``taken_from`` names the worker this process took the run over from, while that worker
+		is still gone (None: it did not), for whoever follows the run for that worker's caller.
 		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
@@ -852,6 +854,7 @@ class DBOSBackend:
 				status, outputs.get(status.workflow_id), cancelled=run_id in cancelled
 			)
 			going = status.status in ("PENDING", "ENQUEUED")
+			taken = self.engine.taken_from.get(status.workflow_id)
 			# A run no live worker can resume: its agent version is served nowhere.
 			if going and bool(status.app_version) and status.app_version not in versions:
 				shown = "stranded"
@@ -866,6 +869,7 @@ class DBOSBackend:
 					"version": status.app_version,
 					"worker": status.executor_id,
 					"worker_live": status.executor_id in beating,
+					"taken_from": None if taken in beating else taken,
 					"created_at": _ms(began.get(run_id)),
 					"updated_at": _ms(status.updated_at),
 				}

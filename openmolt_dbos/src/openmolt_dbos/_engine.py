@@ -51,6 +51,7 @@ log: logging.Logger = logging.getLogger("openmolt")
 APP_NAME = "openmolt"
 """The DBOS application name of every OpenMolt process."""
 
+_UNSEEN = object()  # a run `_recover_own` did not see idle at its last look
 _RECORDING = 10.0  # seconds a shutdown waits for the outcomes of runs that ended to be recorded
 
 
@@ -123,7 +124,12 @@ class Engine:
 	"""
 
 	def __init__(self, settings: Settings) -> None:
+		from openmolt_core.sessions import hold_turns_for
+
 		self.settings = settings
+		# A PostgreSQL session's turn held here ends with this worker's lease, once it lapses
+		# (a worker paused holding one): not 30 s later, nor while the lease still holds.
+		hold_turns_for(settings.lapse)
 		self.agents: dict[str, Agent] = {}
 		self.definitions: dict[str, str] = {}  # each agent's `definition`, by name
 		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
@@ -142,6 +148,13 @@ class Engine:
 		# workflows that ended in this process, oldest first, with how (`Outcome.kind`)
 		self.ended: dict[str, str] = {}
 		self._running: dict[asyncio.Task[Any], str] = {}
+		self.taken_from: dict[str, str] = {}
+		"""The dead worker each workflow this process took over was pending under, oldest
+		first: who follows it for its caller is decided by that worker's id (a chat's reply,
+		`openmolt_serve.chats.Conversations`), as by a server that saw it under that worker."""
+		# this process's pending runs no execution here ran at the last look (`_recover_own`)
+		self._idle: dict[str, Any] = {}
+		self._fencing = False  # the fence's cancels are on their way to the loop
 		self._lock: anyio.Lock | None = None
 		self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -333,6 +346,7 @@ class Engine:
 			self._start_dbos()
 			self.heartbeat = heartbeat
 			await anyio.to_thread.run_sync(heartbeat.start)  # beats first: the lease starts now
+			heartbeat.owe()  # the runs DBOS's recovery at launch could not hand on are looked at
 			self.launched = True
 			await self.report_stranded()
 			log.info(
@@ -446,34 +460,96 @@ class Engine:
 			for task in list(self._running):
 				if not task.done():
 					task.cancel()
+			self._fencing = False
 
+		self._fencing = True  # until the loop has cancelled them (`_recover_own` waits)
 		loop.call_soon_threadsafe(cancel_all)
 
-	def _recover(self, executor_id: str) -> None:
+	def _recover(self, executor_id: str) -> bool:
 		"""Hand a worker's pending runs to DBOS's recovery (the heartbeat's ``recover``).
 
 		DBOS logs a run it could not re-enqueue and goes on with the next: that run would stay
 		pending under a dead worker's id, which no worker looks at again once it is taken. So
 		the runs still pending under a dead worker's id after the recovery make it raise, and
 		the takeover is tried again (`openmolt_dbos._workers.Heartbeat.take_over`). This
-		process's own id is not checked: its runs under way here are pending under it too.
+		process's own id is recovered by `_recover_own`.
+
+		Returns:
+			Whether the worker's runs were all handed on (`_recover_own` says for this
+			process's own id; a dead worker's recovery raises instead).
 
 		Raises:
-			RuntimeError: Runs of the dead worker are still pending after the recovery.
+			RuntimeError: Runs of a dead worker are still pending after the recovery (the
+				takeover is tried again at the next look).
 		"""
+		if executor_id == self.executor_id:
+			return self._recover_own()
 		from dbos import DBOS
 		from dbos._dbos import _get_dbos_instance
 
+		sys_db = _get_dbos_instance()._sys_db
+		for pending in sys_db.get_pending_workflows(executor_id, self.app_version):
+			self.taken_from[pending.workflow_id] = executor_id
+		while len(self.taken_from) > 4096:
+			self.taken_from.pop(next(iter(self.taken_from)))
 		DBOS._recover_pending_workflows([executor_id])  # the recovery API; re-enqueues them
-		if executor_id == self.executor_id:
-			return
-		left = _get_dbos_instance()._sys_db.get_pending_workflows(executor_id, self.app_version)
+		left = sys_db.get_pending_workflows(executor_id, self.app_version)
 		if left:
 			raise RuntimeError(
 				f"durable: {len(left)} run(s) of worker {executor_id} could not be handed to "
 				f"recovery ({', '.join(w.workflow_id for w in left[:5])}); the takeover is tried "
 				"again at the next look (see the errors logged above)"
 			)
+		return True
+
+	def _recover_own(self) -> bool:
+		"""Hand this process's own idle pending runs to recovery (its lease came back, a launch).
+
+		Only a run no execution here is running is handed on, and only once it was seen idle,
+		with the same owner, at two looks (`openmolt_dbos._ownership.idle_runs`): DBOS's
+		recovery of the id re-enqueued every pending run of it, one this process was running
+		too (started after the lease came back, or still ending its call the fence stopped),
+		and the execution that dequeued it made that run's call under way again. A run seen
+		idle once, one that could not be handed on, and one the fence stopped that still ends
+		here (or whose cancel has yet to reach the event loop) make it return False: the heartbeat looks again (before, DBOS's recovery logged a
+		run it could not re-enqueue and the recovery counted as done, the run stranded under
+		this live worker's id until the process restarted).
+
+		Returns:
+			Whether no run of this worker is left to hand on.
+		"""
+		from dbos._dbos import _get_dbos_instance
+
+		from openmolt_dbos._ownership import hand_back, idle_runs
+
+		dbos = _get_dbos_instance()
+		sys_db = dbos._sys_db
+
+		def active() -> set[str]:
+			return set(dbos._active_workflows_set.activeList()) | set(self._running.values())
+
+		idle = idle_runs(sys_db, self.executor_id, self.app_version, active)
+		seen = self._idle
+		stopping = {w for t, w in list(self._running.items()) if not t.done() and t.cancelling()}
+		if self._fencing:  # the fence's cancels have yet to reach the loop: they stop runs too
+			stopping.add("(runs the fence stops)")
+		left = [w for w in idle if seen.get(w, _UNSEEN) != idle[w]] + sorted(stopping)
+		failed: list[str] = []
+		for wid in (w for w in idle if seen.get(w, _UNSEEN) == idle[w]):
+			try:
+				hand_back(sys_db, wid, self.executor_id, idle[wid])
+			except Exception:
+				log.warning(
+					"durable: could not hand run %s of worker %s to recovery; the next look "
+					"tries again",
+					wid,
+					self.executor_id,
+					exc_info=True,
+				)
+				failed.append(wid)
+		# looked at again: those seen idle now for the first time, and those not handed on
+		self._idle = {w: o for w, o in idle.items() if w in failed or seen.get(w, _UNSEEN) != o}
+		return not (left or failed)
 
 	async def release(self) -> None:
 		"""One durable instance is done; the last one stops the engine (runs stay recoverable)."""

@@ -788,8 +788,10 @@ class Heartbeat:
 		lapse: Seconds without a beat after which a worker counts as dead.
 		recover: Called in the recovery thread (never the beating one: a slow recovery must
 			not cost this process its lease) with the id of each dead worker this process
-			claimed, and with its own id when its lease came back; it hands that worker's
-			pending workflows to DBOS's recovery.
+			claimed, and with its own id when its lease came back (or `owe` was called); it
+			hands that worker's pending workflows to DBOS's recovery. For its own id, it
+			returns False (or raises) while runs are still to be handed on: it is called again
+			at the next look.
 		fence: Called from a thread when this process's lease runs out (it could not beat for
 			`fence_after` seconds): it must stop every run executing here, before any other
 			worker may take them over (`lapse` after the last beat).
@@ -803,7 +805,7 @@ class Heartbeat:
 		app_version: str,
 		heartbeat: float,
 		lapse: float,
-		recover: Callable[[str], None],
+		recover: Callable[[str], bool | None],
 		fence: Callable[[], None] | None = None,
 	) -> None:
 		self.engine = engine
@@ -925,7 +927,7 @@ class Heartbeat:
 	def start(self) -> None:
 		"""Beat once (the lease starts now), then beat, watch and recover in daemon threads."""
 		try:
-			self.beat()
+			self._renew()
 		except Exception as exc:
 			log.warning("durable: heartbeat of %s failed: %s", self.executor_id, exc)
 		self._thread = threading.Thread(
@@ -1055,16 +1057,26 @@ class Heartbeat:
 		self._owed = True
 		log.warning("durable: worker %s has its lease again; %s", self.executor_id, what)
 
+	def owe(self) -> None:
+		"""Look at this id's own pending runs from the next look on, until none is left.
+
+		For a launch: DBOS's recovery of the id at its start logs a run it could not re-enqueue
+		and goes on, and nothing else would look at that run until the process restarts.
+		"""
+		self._owed = True
+
 	def _resume_own(self) -> None:
 		# Cleared first: a lease that comes back again (in the beating thread) while this
 		# recovery goes on owes another one.
 		if self._owed:
 			self._owed = False
 			try:
-				self.recover(self.executor_id)
+				done = self.recover(self.executor_id)
 			except BaseException:
 				self._owed = True  # still owed: tried again at the next look
 				raise
+			if done is False:
+				self._owed = True  # runs still to be handed on: the next look
 
 	def take_over(self) -> list[str]:
 		"""Claim the dead workers of this version and hand their runs to recovery; their ids."""

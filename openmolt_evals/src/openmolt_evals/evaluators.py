@@ -595,6 +595,19 @@ class LLMJudge:
 				self.threshold,
 			)
 		observed.judge_usage.add(response.usage)
+		from openmolt_core._parse import finish_read
+
+		if finish_read(response.finish_reason) not in (None, "stop"):
+			# Read as the loop reads a reply (unknown is unsafe): a grade written before the
+			# answer was cut or filtered may be one the judge went on to take back.
+			return Score(
+				self.name,
+				0.0,
+				f"the judge's answer was not whole (finish reason {response.finish_reason!r}), so "
+				"no grade is read from it; give the judge's model more output tokens, or another "
+				"model",
+				self.threshold,
+			)
 		data = _grade(response.text)
 		score: Any = None if data is None else data["score"]
 		if isinstance(score, str):  # "0.8" as a string

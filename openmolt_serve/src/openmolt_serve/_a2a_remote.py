@@ -48,7 +48,7 @@ from a2a.client import A2AClientError, ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 
-from openmolt_core._support.masking import mask, shown_url
+from openmolt_core._support.masking import mask, masked_excerpt, shown_url
 from openmolt_core.errors import ConfigurationError, ToolError
 from openmolt_core.functiontools import FunctionTool
 from openmolt_core.integrations._body import ACCEPT_ENCODING, read_body
@@ -135,7 +135,13 @@ def remote_agent(
 			f"remote_agent: max_response_bytes must be at least 1, got {max_response_bytes}"
 		)
 	if not re.match(r"^https?://[^/\s]+", url or ""):
-		raise ConfigurationError(f"remote_agent: url must be an http(s) URL, got {url!r}")
+		# Named as every error names a URL: a password, a ``?code=`` masked (read without a
+		# scheme too: ``agent.example/a2a?code=KEY`` is what was meant).
+		given = str(url or "")
+		found = frozenset({*url_secrets(given), *url_secrets(f"//{given}")})
+		raise ConfigurationError(
+			f"remote_agent: url must be an http(s) URL, got {masked_excerpt(given, 200, found)!r}"
+		)
 	host = re.sub(r"[^A-Za-z0-9]+", "_", httpx.URL(url).host).strip("_")
 	name = handle or f"a2a_{host}"
 	shown = shown_url(url)  # how the description and errors name it: no password, key masked

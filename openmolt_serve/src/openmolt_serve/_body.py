@@ -9,7 +9,10 @@ which refuses what Python's ``json`` reads but a run cannot hold (the routes ans
 - a lone surrogate (``"\ud83d"``, half of an emoji a sender cut, or its raw bytes), which is no
   text: a run store, a session or the model's request would fail to encode it; and ``NaN``,
   ``Infinity`` or a number too large for a float (``1e999``), which are no JSON numbers:
-  `UnsafeJson`, naming where it is.
+  `UnsafeJson`, naming where it is;
+- a key an object gives twice (``{"approved": false, "approved": true}``): Python's ``json``
+  and pydantic keep the last value, another reader (a proxy's log, a client's check) the
+  first, so what counts would depend on who reads: `UnsafeJson`, naming the key.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ class TooDeep(BadJson):
 
 
 class UnsafeJson(BadJson):
-	"""A JSON body holds a lone surrogate, ``NaN``, or a number too large for a float.
+	"""A JSON body holds a lone surrogate, ``NaN``, a too large number, or a key given twice.
 
 	Args:
 		message: What is wrong, where, and what to send instead.
@@ -104,7 +107,21 @@ def _float(text: str) -> float:
 	return value
 
 
-_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float)
+class _Twice(ValueError):
+	"""Raised by the decoder at a key an object gives twice (the key in the message)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+	out: dict[str, Any] = {}
+	for key, value in pairs:
+		if key in out:
+			shown = json.dumps(_SURROGATES.sub("?", key[:40]), ensure_ascii=False)
+			raise _Twice(f"the key {shown} is given twice in one object")
+		out[key] = value
+	return out
+
+
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float, object_pairs_hook=_pairs)
 
 _SURROGATES = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 """A surrogate escape, or one decoded from the bytes: only a text holding one needs a walk."""
@@ -188,6 +205,8 @@ def parse_json(data: bytes | str, *, what: str = "the body") -> Any:
 		raise TooDeep(what) from None
 	except _NotNumber as exc:
 		raise UnsafeJson(f"{what}: {exc}; send a number, null or a string") from None
+	except _Twice as exc:  # readers differ on which value counts (an approval's answer)
+		raise UnsafeJson(f"{what}: {exc}; give each key once") from None
 	if isinstance(value, dict | list) and not _nested_at_most(value, MAX_DEPTH):
 		raise TooDeep(what)
 	if _SURROGATES.search(text):

@@ -88,7 +88,7 @@ from openmolt_core.sessions import SessionRun, said
 from openmolt_core.triggers import starting_taint
 from openmolt_serve._launch import Launcher, connect_text, run_id_for, scope_prefix, session_id
 from openmolt_serve._parks import ParkRows, kept_parked
-from openmolt_serve._recent import recent
+from openmolt_serve._recent import crowded, recent
 from openmolt_serve._rows import task_rows
 from openmolt_serve._seen import seen_store
 
@@ -103,6 +103,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"MAX_CHATS",
+	"MAX_SEEN",
 	"Conversations",
 	"Incoming",
 	"Send",
@@ -117,10 +118,19 @@ KEEP_SEEN = 86_400.0
 """Seconds a message's id is kept in the store: past the services' retries (Slack's take about
 half an hour; Telegram keeps an update unconfirmed for a day)."""
 
+FOLLOW_LOOK = 5.0
+"""Seconds between a server's looks for the chat runs a gone worker left (`Conversations`)."""
+
 MAX_CHATS = 10_000
-"""The most chats one channel remembers (the run each may wait with, at most); past it the least
-recently used idle one is forgotten (its conversation stays in its session). With a run store or
+"""The most chats one channel remembers (the run each may wait with, at most); past it the oldest
+idle one of the sender who made the most is forgotten (its conversation stays in its session):
+one sender's flood of new threads never pushes out another's waiting chat. With a run store or
 a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
+
+MAX_SEEN = 10_000
+"""The most ids of messages taken one channel remembers in memory (with a store: for a day, in
+it), to know the service's retry of one; past it the oldest of the sender with the most goes:
+one sender's flood never makes the retry of another's message look new (it would run twice)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
 """Sends a text to the chat (and thread) a message came from."""
@@ -204,6 +214,9 @@ def park_questions(agent: Agent) -> None:
 
 @dataclass
 class _Chat:
+	owner: str = ""
+	"""The end user whose message made it (`end_user`): past `MAX_CHATS`, the oldest chat of the
+	one who made the most goes (`openmolt_serve._recent.crowded`)."""
 	lock: anyio.Lock = field(default_factory=anyio.Lock)
 	parked: dict[str, RunState] = field(default_factory=dict)
 	"""By end user (`end_user`): the run that waits for that person's answer or account (when
@@ -305,7 +318,9 @@ class Conversations:
 		"""Masks every text sent to a chat: the secrets of every live instance (this one's
 		among them) and the environment's as it is now (a key exported after the instance read
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
-		self._seen: OrderedDict[str, None] = OrderedDict()
+		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
+		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
+		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
@@ -362,9 +377,12 @@ class Conversations:
 			now = time.time()
 			if store.take({f"msg:{message.id}": now + KEEP_SEEN}, now) is not None:
 				return False
-		self._seen[message.id] = None
-		while len(self._seen) > 10_000:
-			self._seen.popitem(last=False)
+		self._seen[message.id] = message.sender
+		while len(self._seen) > MAX_SEEN:  # the sender with the most gives up its oldest
+			oldest = crowded(self._seen, self._seen.__getitem__)
+			if oldest is None:  # pragma: no cover - a map past its bound holds a key
+				break
+			del self._seen[oldest]
 		return True
 
 	async def receive(self, message: Incoming) -> bool:
@@ -373,9 +391,9 @@ class Conversations:
 		Returns:
 			Whether it was taken (False: not allowed, empty, or seen before).
 		"""
-		if not message.text.strip() or not self._first_time(message):
+		if not message.text.strip():
 			return False
-		if not self.allowed(message):
+		if not self.allowed(message):  # first: a stranger's messages take no place among the ids
 			log.info(
 				"%s: a message from %s in %s is ignored: not on the allow lists of %s",
 				message.channel,
@@ -384,12 +402,26 @@ class Conversations:
 				self.agent.name,
 			)
 			return False
+		if not self._first_time(message):
+			return False
 		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
 		return True
 
-	def _chat(self, key: str) -> _Chat:
-		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes."""
-		return recent(self.chats, key, _Chat, most=MAX_CHATS, busy=lambda c: c.lock.locked())
+	def _chat(self, key: str, message: Incoming) -> _Chat:
+		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes.
+
+		The one that goes is the oldest of the sender who made the most: one sender's flood of
+		new threads or chats pushes out their own, never another's chat waiting with a run
+		(kept here when no store keeps it).
+		"""
+		return recent(
+			self.chats,
+			key,
+			lambda: _Chat(owner=end_user(message)),
+			most=MAX_CHATS,
+			busy=lambda c: c.lock.locked(),
+			owner=lambda k: self.chats[k].owner,
+		)
 
 	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
 		"""Hold the chat's turn across the servers on the rows (after this process's own lock).
@@ -408,7 +440,7 @@ class Conversations:
 
 	async def _handle(self, message: Incoming, stored: RunState | None = None) -> None:
 		"""Take a message of a chat (or, with ``stored``, resume that run, the message its own)."""
-		chat = self._chat(message.key)
+		chat = self._chat(message.key, message)
 		# One message of a chat at a time, in order: in this process, and on every server on
 		# the rows.
 		async with chat.lock, self._going(message.key):
@@ -761,26 +793,82 @@ class Conversations:
 		once): each follows it only if it takes the run's follow, for the worker it was under,
 		in the store's replay guard (`seen_store`), so one of them sends its reply. This
 		worker's own runs need no claim (no other server follows a live worker's runs), so a
-		server that restarts again still follows them. Returns how many it follows.
+		server that restarts again still follows them. From then on the server looks again
+		while it runs (`_look_for_gone`). Returns how many it follows at its start.
 		"""
 		om = OpenMolt.of(self.agent)
-		lister = getattr(om.durability, "runs", None)
-		if lister is None:
+		if getattr(om.durability, "runs", None) is None:
 			return 0
 		me = getattr(om.durability, "worker_id", None)
-		prefix = scope_prefix(self.channel, self.agent.name)
-		rows = await lister(agent=self.agent.name)
-		going = [
+		rows = [
 			r
-			for r in rows
+			for r in await self._going_runs()
+			if r.get("worker") == me or not r.get("worker_live", False)
+		]
+		going = [str(r["run_id"]) for r in rows if r.get("worker") == me or self._takes_follow(r)]
+		for run_id in going:
+			self._start_follow(run_id)
+		self.launcher.tg.start_soon(
+			self._look_for_gone, name=f"openmolt chat runs {self.agent.name}"
+		)
+		return len(going)
+
+	async def _going_runs(self) -> list[dict[str, Any]]:
+		"""The durable store's rows of this channel's runs that are going (pending, enqueued)."""
+		lister = getattr(OpenMolt.of(self.agent).durability, "runs", None)
+		if lister is None:
+			return []
+		prefix = scope_prefix(self.channel, self.agent.name)
+		return [
+			r
+			for r in await lister(agent=self.agent.name)
 			if str(r.get("run_id", "")).startswith(prefix)
 			and r.get("status") in ("pending", "enqueued")
-			and (r.get("worker") == me or not r.get("worker_live", False))
 		]
-		going = [r["run_id"] for r in going if r.get("worker") == me or self._takes_follow(r)]
-		for run_id in going:
-			self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
-		return len(going)
+
+	async def _look_for_gone(self) -> None:
+		"""While the server runs: follow the chat runs whose caller went since it started.
+
+		A worker that dies while this server runs leaves its chat runs to be taken over; at a
+		start only, they were followed by no server already running, and their replies never
+		reached their chats. Every `FOLLOW_LOOK` seconds, a run of a gone worker is followed
+		if this server takes its follow (`_takes_follow`), and so is a run this server's engine
+		took over from a gone worker (the row's ``taken_from``), under that worker's key: of
+		this server and one that saw the run under that worker first, one follows it.
+		"""
+		me = getattr(OpenMolt.of(self.agent).durability, "worker_id", None)
+		while True:
+			await anyio.sleep(FOLLOW_LOOK)
+			try:
+				rows = await self._going_runs()
+			except Exception as exc:
+				log.warning("%s: cannot look for runs to follow: %s", self.channel, exc)
+				continue
+			ids = {r["run_id"] for r in rows}
+			self._following &= ids
+			self._refused = {(r, w) for r, w in self._refused if r in ids}
+			for row in rows:
+				run_id = row["run_id"]
+				if run_id in self._following or run_id in self.launcher.running:
+					continue
+				if row.get("worker") == me:
+					gone = row.get("taken_from")
+					if gone is None:
+						continue  # this server's own run: its caller here follows it
+					row = {**row, "worker": gone}
+				elif row.get("worker_live", False):
+					continue  # another live server's: it follows the run itself
+				key = (run_id, str(row.get("worker") or ""))
+				if key in self._refused:
+					continue  # another server follows it for that worker
+				if self._takes_follow(row):
+					self._start_follow(run_id)
+				else:
+					self._refused.add(key)
+
+	def _start_follow(self, run_id: str) -> None:
+		self._following.add(run_id)
+		self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 
 	def _takes_follow(self, row: dict[str, Any]) -> bool:
 		"""Whether this server takes the following of a gone worker's run.
@@ -827,7 +915,7 @@ class Conversations:
 			thread=data.get("thread"),
 			team=team,
 		)
-		chat = self._chat(message.key)
+		chat = self._chat(message.key, message)
 		async with chat.lock, self._going(message.key):
 			# The process that started it (and would have appended its turn) is gone.
 			outside = any(t.get("call") == "input" for t in result.state.taint)

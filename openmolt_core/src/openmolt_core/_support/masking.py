@@ -1992,11 +1992,56 @@ _MAYBE_URL = LazyPattern(r"//|\\/\\/|%2[Ff]%2[Ff]|&#(?:[xX]0*2[Ff]|0*47);|&sol;"
 HTML-encoded slashes; text without it holds no URL (a cheap check before `_text_readings`)."""
 
 
+_LOOSE_SLASHES = LazyPattern(r"(?i)(?<![A-Za-z0-9+.-])(https?|wss?|ftp):(?!//(?![/\\]))[/\\]*")
+"""A web scheme followed by other slashes than ``//``: none, one, three, backslashes. A WHATWG
+parser (browsers, Node's ``new URL``) reads ``https:user:PASSWORD@host`` and ``https:\\host`` as
+``https://``; so does `url_secrets`."""
+
+
+_WEB_SCHEMES = ("https", "http", "wss", "ws", "ftp")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+
+
+def _loose_slashes(text: str) -> bool:
+	"""Whether text holds a web scheme with loose slashes (`_LOOSE_SLASHES`), found cheaply.
+
+	Each ``:`` is looked at (prose holds few), not the whole text run through the pattern: this
+	is asked of every event's and log record's text.
+	"""
+	if ":" not in text:
+		return False
+	low = text.lower()
+	if "p:" not in low and "s:" not in low:  # how each web scheme ends: most text has neither
+		return False
+	at = low.find(":")
+	while at != -1:
+		if low[at - 1 : at] not in "ps":  # most colons: not after a web scheme
+			at = low.find(":", at + 1)
+			continue
+		head = low[max(0, at - 5) : at]
+		for scheme in _WEB_SCHEMES:
+			if head.endswith(scheme):
+				start = at - len(scheme)
+				if (start == 0 or low[start - 1] not in _SCHEME_CHARS) and not (
+					low.startswith("//", at + 1) and low[at + 3 : at + 4] not in ("/", "\\")
+				):
+					return True
+				break
+		at = low.find(":", at + 1)
+	return False
+
+
+def _slashes_read(text: str) -> str:
+	"""Text with every web scheme's slashes as a WHATWG parser reads them (`_LOOSE_SLASHES`)."""
+	return _LOOSE_SLASHES().sub(r"\1://", text) if _loose_slashes(text) else text
+
+
 def _text_readings(text: str) -> set[str]:
 	r"""Text as written and as the other text it may spell a URL in (`urls_secrets`).
 
 	JSON-escaped (``https:\/\/``, Go's ``\u0026`` for ``&``), HTML-escaped (``&#x2F;``,
-	``&amp;``) and percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value).
+	``&amp;``), percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value), and with a
+	web scheme's loose slashes read as ``//`` (`_LOOSE_SLASHES`: ``https:/user:PASSWORD@host``).
 	"""
 	out = {text}
 	if "\\" in text:
@@ -2005,6 +2050,7 @@ def _text_readings(text: str) -> set[str]:
 		out |= {_html_unescape(t) for t in list(out)}
 	if "%" in text:
 		out |= {unquote(t) for t in list(out) if "%" in t}
+	out |= {_slashes_read(t) for t in list(out)}
 	return out
 
 
@@ -2018,7 +2064,10 @@ def urls_secrets(text: str) -> set[str]:
 	Args:
 		text: Any text (a log line, an event's field, a tool's result).
 	"""
-	if ("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text):
+	loose = _loose_slashes(text)
+	if not loose and (
+		("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text)
+	):
 		return set()
 	found: set[str] = set()
 	for reading in _text_readings(text):
@@ -2699,7 +2748,8 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	r"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
-	URL: the user is the token; ``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
+	URL may be the token, unless it reads as a name: ``https://alice@host``, an e-mail address;
+	``postgresql://postgres@db`` names a user), ``https://TOKEN:x-oauth-basic@host`` (a user that looks like a token: 8+
 	characters with a digit, or 20+), ``postgresql://user:PASSWORD@db/runs`` (a password may
 	hold an ``@``: the userinfo ends at the last one; in a URL that is not a web one, a ``/``,
 	``?`` or ``#`` too, as the database driver reads it: `_DRIVER_PASSWORD`), ``https://x.example/v1?api-key=KEY`` (an
@@ -2728,7 +2778,7 @@ def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
 
 	A query value that is a URL is read too, up to `_NESTED` deep.
 	"""
-	text = url.strip()
+	text = _slashes_read(url.strip())  # ``https:/user:PASSWORD@host`` as ``https://``
 	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
 		found = _LOGGED_URL().search(text)
 		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
@@ -2758,9 +2808,11 @@ def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
 	web = text.lower().startswith(("http://", "https://", "ws://", "wss://"))
 	if authority and "@" in authority[1]:
 		user, _, password = authority[1].rpartition("@")[0].partition(":")
-		# A user alone is the token in a web URL (``https://TOKEN@github.com``); a database's
-		# user alone (``postgresql://postgres@db``) is a name, unless it looks like a token.
-		for secret in (password, user if (not password and web) or _token_like(user) else ""):
+		# A user alone may be the token in a web URL (``https://TOKEN@github.com``) unless it
+		# reads as a name (`_name_like`); a database's user alone (``postgresql://postgres@db``)
+		# is a name, unless it looks like a token.
+		token = not _name_like(unquote(user)) and ((not password and web) or _token_like(user))
+		for secret in (password, user if token else ""):
 			out.update((secret, unquote(secret)))
 	driver = None if web else _DRIVER_PASSWORD.match(text)
 	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
@@ -2861,6 +2913,25 @@ def shown_url(url: str) -> str:
 		auth, _, host = rest.rpartition("@")
 		rest = f"{auth.split(':', 1)[0]}@{host}"
 	return mask(f"{head}{sep}{rest}", frozenset(url_secrets(url)))
+
+
+_NAME = re.compile(r"[^\W\d_]+(?:[._-][^\W\d_]+)*")
+"""A word, or words joined by ``.``, ``-`` or ``_`` (``alice``, ``first.last``, ``x-access-token``)."""
+_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_LONGEST_NAME = 20
+
+
+def _name_like(user: str) -> bool:
+	"""Whether a web URL's user alone (decoded) reads as a name, not a token that could be one.
+
+	Letters only, as words (`_NAME`), shorter than 20 characters, or such a name at a domain (an
+	e-mail address). A digit, any other sign, or 20+ characters: unknown, so a secret.
+	"""
+	local, at, domain = user.rpartition("@")
+	if at and not _DOMAIN.fullmatch(domain):
+		return False
+	name = local if at else user
+	return len(name) < _LONGEST_NAME and _NAME.fullmatch(name) is not None
 
 
 def _token_like(user: str) -> bool:

@@ -17,6 +17,7 @@ and re-exports these names.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import weakref
@@ -261,7 +262,7 @@ class Redactor:
 		known: The instance's secret set (``OpenMolt.secrets``), read at every use.
 	"""
 
-	__slots__ = ("__weakref__", "_known", "_sources", "_static")
+	__slots__ = ("__weakref__", "_known", "_objects", "_sources", "_static")
 
 	def __init__(
 		self,
@@ -274,6 +275,7 @@ class Redactor:
 		self._static = frozenset({*secrets, *(s for s in stripped if len(s) >= 6)} - {""})
 		self._sources = tuple(sources)
 		self._known = known
+		self._objects: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # `json_object`
 		if self._static or self._sources:
 			watch(self)
 
@@ -317,6 +319,30 @@ class Redactor:
 			secrets = self._current()
 			if secrets:
 				mask_exception(error, secrets)
+
+	def json_object(self, value: dict[str, Any]) -> dict[str, Any]:
+		"""A JSON object with every secret masked in its JSON text; itself when it shows none.
+
+		Remembered per object (the last 8): one sent at every call (a reply schema) is masked
+		once, and when it holds no secret it is that very dict (a provider writes its JSON once).
+
+		Args:
+			value: The object, JSON-like (its key order is kept).
+		"""
+		if not self:
+			return value
+		hit = self._objects.get(id(value))
+		if hit is not None and hit[0] is value:
+			return hit[1]
+		from openmolt_core._support.jsonsafe import dumps
+
+		text = dumps(value)
+		masked = self(text)
+		out = value if masked == text else json.loads(masked)
+		if len(self._objects) >= 8:
+			self._objects.clear()
+		self._objects[id(value)] = (value, out)
+		return out
 
 	def deep(self, value: Any) -> Any:
 		"""Return a copy of a JSON-like value with secrets masked in every string (and key).

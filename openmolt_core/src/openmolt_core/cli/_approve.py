@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
+from openmolt_core._support.jsonsafe import UnsafeJson, loads
 from openmolt_core.cli._progress import active
 from openmolt_core.cli._terminal import printable
 
@@ -91,10 +92,13 @@ async def approve_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
 				)
 			if choice == "e":
 				typed = await _line("The whole input, as JSON on one line: ")
-				try:
-					edited = json.loads(typed or "")
+				try:  # as every approval edit is read: a key twice, NaN, a lone surrogate refused
+					edited = loads(typed or "")
 				except json.JSONDecodeError as exc:
 					sys.stderr.write(f"  not JSON ({exc.msg}); try again\n")
+					continue
+				except UnsafeJson as exc:
+					sys.stderr.write(printable(f"  {exc}; try again\n"))
 					continue
 				if not isinstance(edited, dict):
 					sys.stderr.write("  the input must be a JSON object; try again\n")

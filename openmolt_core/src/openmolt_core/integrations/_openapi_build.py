@@ -7,8 +7,9 @@ integration model that calls it (no import cycle).
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,7 +48,7 @@ from openmolt_core.integrations._url import is_web_url
 from openmolt_core.policy import is_read_method, is_read_scope
 from openmolt_core.tools import Label, check_labels
 
-__all__ = ["build", "default_labels"]
+__all__ = ["MAX_OPERATIONS", "build", "default_labels"]
 
 _I = TypeVar("_I")
 
@@ -1043,6 +1044,30 @@ def build(
 		) from None
 
 
+MAX_OPERATIONS = 2_000
+"""The most operations one import makes tools of (after ``operations=`` and ``tags=``): each is
+a few milliseconds and kilobytes to build, and a line of the tool list each model request
+carries (a provider takes at most a few hundred tools). Published APIs hold fewer (GitHub's
+about 1,100, Stripe's about 600); a larger document is imported in parts, by tag."""
+
+
+@contextlib.contextmanager
+def _at_operation(op_id: str, method: str, path: str) -> Iterator[None]:
+	"""Name the operation in an error its reading raises."""
+	try:
+		yield
+	except (ValueError, ConfigurationError) as exc:
+		raise ConfigurationError(
+			f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
+		) from None
+	except (AttributeError, TypeError, KeyError) as exc:
+		raise ConfigurationError(
+			f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): the document is "
+			f"malformed here, a value has the wrong type ({type(exc).__name__}: "
+			f"{str(exc)[:200]}); validate it with an OpenAPI linter"
+		) from None
+
+
 def _integration(
 	make: Callable[..., _I],
 	doc: Mapping[str, Any],
@@ -1064,11 +1089,10 @@ def _integration(
 	seen_tags: set[str] = set()
 	handles: set[str] = set()
 	tries: dict[str, int] = {}
-	tools: list[HttpTool] = []
-	dropped: list[str] = []
+	chosen: list[tuple[str, str, dict[str, Any], Mapping[str, Any], str, str]] = []
 	for path, method, op, item in _operations(doc, schemas):
 		op_id = str(op.get("operationId") or f"{method} {path}")
-		try:
+		with _at_operation(op_id, method, path):
 			# Every operation takes its handle, selected or not: a handle never depends on
 			# what else is imported (rules, labels and --operation name the full import's).
 			handle = _handle(op_id, handles, tries)
@@ -1080,19 +1104,7 @@ def _integration(
 				continue
 			if tags and not op_tags & set(tags):
 				continue
-			tools.append(
-				_tool(path, method, op, item, schemas, doc, handle, internal, base, dropped)
-			)
-		except (ValueError, ConfigurationError) as exc:
-			raise ConfigurationError(
-				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): {exc}"
-			) from None
-		except (AttributeError, TypeError, KeyError) as exc:
-			raise ConfigurationError(
-				f"operation {op_id[:100]!r} ({method.upper()} {path[:100]}): the document is "
-				f"malformed here, a value has the wrong type ({type(exc).__name__}: "
-				f"{str(exc)[:200]}); validate it with an OpenAPI linter"
-			) from None
+			chosen.append((path, method, op, item, handle, op_id))
 	unknown = sorted(wanted - seen_ids)
 	if unknown:
 		import difflib
@@ -1107,8 +1119,22 @@ def _integration(
 		raise ConfigurationError(
 			f"no operation has tag(s) {missing_tags}; the document's tags: {', '.join(sorted(seen_tags))}"
 		)
-	if not tools:
+	if not chosen:
 		raise ConfigurationError("the selection matches no operation")
+	if len(chosen) > MAX_OPERATIONS:  # said before any tool is built (milliseconds each)
+		raise ConfigurationError(
+			f"the document has {len(chosen):,} operations to import, more than {MAX_OPERATIONS:,} "
+			"operations (the most one integration imports); choose the ones the agent needs with "
+			"operations=[...] or tags=[...] (--operation, --tag), or import the API as several "
+			"integrations"
+		)
+	tools: list[HttpTool] = []
+	dropped: list[str] = []
+	for path, method, op, item, handle, op_id in chosen:
+		with _at_operation(op_id, method, path):
+			tools.append(
+				_tool(path, method, op, item, schemas, doc, handle, internal, base, dropped)
+			)
 	credentials, scopes, notes = _credentials(doc, internal, base.url, base.allowed)
 	tools, scopes = _write_scope(tools, scopes)
 	title = str(info.get("title") or id or "API")

@@ -14,8 +14,10 @@ names another): 0600 in a 0700 folder, replaced atomically (a temporary file, th
 under an exclusive lock, so processes that share the directories share the marks. It holds no
 file content and no path: each marked place is the SHA-256 digest of its absolute path, folded
 (`openmolt_core._support.paths.folded`: one mark for every spelling of a place). A
-record that exists but cannot be read (corrupt, unreadable) is treated as marking every path
-(fail closed), and a warning says so; a tainted write whose mark cannot be kept is not made.
+record that exists but cannot be read (corrupt, unreadable) is treated as marking every path it
+may cover (fail closed: every path in its FileSystems' folders; any path for the default record,
+which any process may keep), and a warning says so; a tainted write whose mark cannot be kept is
+not made.
 """
 
 from __future__ import annotations
@@ -94,30 +96,68 @@ def written_by_tainted(root: Path, places: Iterable[Sequence[str]]) -> bool:
 	For what reads files outside the FileSystem integration (a skill's folder, which a
 	FileSystem may write into): the records of this process's FileSystem integrations whose
 	folders hold ``root`` or lie in it, and the default one (another process's), each read
-	once. An unreadable record marks every place.
+	once. An unreadable record marks every place it may cover: one of this process's, every
+	place in its FileSystems' folders (a file beside them, which none could write, stays
+	clean); the default one, every place (any process's FileSystem may keep it).
 
 	Args:
 		root: The folder the places are in (resolved, as the FileSystem resolves its own).
 		places: Their components below ``root``.
 	"""
+	return _verdict(root, places)[0]
+
+
+def _verdict(root: Path, places: Iterable[Sequence[str]]) -> tuple[bool, tuple[Path, str] | None]:
+	"""`written_by_tainted`, and the unreadable record that decided it with why (None: marks)."""
+	places = [tuple(parts) for parts in places]
 	keys = [TaintMarks.key(root, parts) for parts in places]
-	return bool(keys) and any(marks.marked(keys) for marks in _records_over(root))
+	if not keys:
+		return False, None
+	for marks, folders in _records_over(root):
+		held = marks.read()
+		if isinstance(held, str):  # unreadable: every place it may cover counts as marked
+			if folders is None or any(_within(root, parts, folders) for parts in places):
+				assert marks.path is not None
+				return True, (marks.path, held)
+		elif any(_held(k, held) for k in keys):
+			return True, None
+	return False, None
 
 
-def _records_over(root: Path) -> list[TaintMarks]:
-	"""The records that may mark places in ``root`` (`written_by_tainted`), one per file."""
-	records: dict[Path, TaintMarks] = {}
+def _within(root: Path, parts: Sequence[str], folders: Sequence[Path]) -> bool:
+	"""Whether a place may be in one of ``folders``: as written, or where its links lead.
+
+	A ``..`` in it, or a place whose links cannot be followed, may be anywhere: it is.
+	"""
+	if any(p in ("", ".", "..") for p in parts):
+		return True
+	place = root.joinpath(*parts)
+	try:
+		real = Path(os.path.realpath(place))
+	except (OSError, ValueError):
+		return True
+	return any(place.is_relative_to(f) or real.is_relative_to(f) for f in folders)
+
+
+def _records_over(root: Path) -> list[tuple[TaintMarks, tuple[Path, ...] | None]]:
+	"""The records that may mark places in ``root`` (`written_by_tainted`), one per file.
+
+	Each with the folders its FileSystems write in, as far as this process knows them; None
+	for the default record, which any process's FileSystem may keep marks in.
+	"""
+	records: dict[Path, tuple[TaintMarks, tuple[Path, ...] | None]] = {}
 	for marks, folders in list(_WRITERS.items()):
 		if marks.path is not None and any(
 			root.is_relative_to(f) or f.is_relative_to(root) for f in folders
 		):
-			records.setdefault(marks.path, marks)
+			kept = records.setdefault(marks.path, (marks, ()))
+			records[marks.path] = (kept[0], (*(kept[1] or ()), *folders))
 	try:
 		default = default_record()
 	except ConfigurationError:  # said where a FileSystem integration is made
 		default = None
-	if default is not None and default not in records:
-		records[default] = TaintMarks(default)
+	if default is not None:
+		records[default] = (records.get(default, (TaintMarks(default),))[0], None)
 	return list(records.values())
 
 
@@ -141,11 +181,11 @@ def refuse_tainted(path: str | os.PathLike[str], what: str) -> None:
 		real = Path(os.path.realpath(os.fspath(path)))
 	except (OSError, ValueError):
 		return  # said by the reader, which cannot read it either
-	if not written_by_tainted(real.parent, [(real.name,)]):
+	marked, unreadable = _verdict(real.parent, [(real.name,)])
+	if not marked:
 		return
-	unreadable = [(m.path, why) for m in _records_over(real.parent) if (why := m.unreadable())]
-	if unreadable:  # every place counts as marked: say so, not that a run wrote this one
-		record, why = unreadable[0]
+	if unreadable:  # every place it covers counts as marked: say so, not that a run wrote this
+		record, why = unreadable
 		raise ConfigurationError(
 			f"{what} {os.fspath(path)!r} is refused: the FileSystem taint record {str(record)!r} "
 			f"cannot be read ({why}), so no file it may cover is known to be clean. Fix the "
@@ -233,6 +273,17 @@ class TaintMarks:
 			self.path,
 			why,
 		)
+
+	def read(self) -> set[str] | str:
+		"""The marks in the record, or why it cannot be read (with a warning, once per reason)."""
+		if self.path is None:
+			return set()
+		try:
+			with self._lock:
+				return self._read()
+		except _Unreadable as exc:
+			self._warn(str(exc))
+			return str(exc)
 
 	def marked(self, keys: Iterable[str]) -> bool:
 		"""Whether any of these places is marked (True for all when the record is unreadable).

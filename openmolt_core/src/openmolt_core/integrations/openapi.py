@@ -9,7 +9,8 @@ om.register_integration("petstore", petstore)
 JSON) that a person can read and edit. What the importer does:
 
 - **operations** become tools named after their ``operationId`` in camelCase (``repos/get`` is
-  ``reposGet``; without one, method and path); ``operations=`` and ``tags=`` choose them;
+  ``reposGet``; without one, method and path); ``operations=`` and ``tags=`` choose them (at
+  most `MAX_OPERATIONS`: a larger document is refused before any tool is built);
 - **parameters** (path, query, header, cookie) become top-level input fields; the request body is the
   ``body`` field, sent as JSON, a form, multipart (binary fields are file references) or raw bytes;
 - **schemas** have every ``$ref`` resolved (recursion is cut at a few levels), ``allOf`` merged,
@@ -47,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmolt_core.integrations._openapi_build import default_labels
+from openmolt_core.integrations._openapi_build import MAX_OPERATIONS, default_labels
 from openmolt_core.integrations._openapi_load import load_document
 from openmolt_core.integrations._openapi_schemas import (
 	MAX_DEPTH,
@@ -62,6 +63,7 @@ from openmolt_core.integrations.model import Integration
 __all__ = [
 	"MAX_DEPTH",
 	"MAX_DESCRIPTION_CHARS",
+	"MAX_OPERATIONS",
 	"MAX_SCHEMA_NESTING",
 	"MAX_SCHEMA_PARTS",
 	"MAX_VARIANTS",
