@@ -255,15 +255,21 @@ def test_the_keys_set_a_run_names_for_an_agent_file_s_own_integration_works(
 		(["set", "s3_secret", "accessKey"], "is s3's secretAccessKey (`openmolt keys set s3 "),
 		(["set", "s3Secret", "access-key"], "is s3's secretAccessKey"),
 		(["remove", "s3_secret", "accessKey"], "is s3's secretAccessKey"),
-		(["set", "petstore", "_"], "'_' is no key"),  # was stored as OPENMOLT_PETSTORE_
-		(["set", "petstore", "-"], "'-' is no key"),
+		(["set", "petstore", "_"], "KEY is the name of the config key"),  # OPENMOLT_PETSTORE_
+		(["set", "petstore", "-"], "KEY is the name of the config key"),
+		# a value where the key's name goes: it was printed in the note, and stored as the
+		# variable's name (OPENMOLT_PETSTORE_SK_LIVE_0123456789ABCDEF, shown by `keys list`)
+		(["set", "petstore", "sk-live-0123456789abcdef"], "KEY is the name of the config key"),
+		(["set", "petstore", "sk_live_51HxAbCdEf"], "not its value"),
+		(["remove", "petstore", "xoxb-1234-5678-AbCdEf"], "not its value"),
 	],
 )
 def test_keys_set_for_an_agent_file_s_integration_never_takes_another_s_variable(
 	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
 	"""`keys set NAME KEY` for a name nothing installed has stores OPENMOLT_<NAME>_<KEY>: never a
-	variable an installed integration reads (its key overwritten, or removed), nor an empty key."""
+	variable an installed integration reads (its key overwritten, or removed), nor one whose KEY
+	is no key's name (none at all, or a value given in its place, which is not said back)."""
 	from openmolt_core.cli import _keystore as store
 
 	store.save("OPENMOLT_S3_SECRET_ACCESS_KEY", "v-kept-123456")
@@ -272,4 +278,5 @@ def test_keys_set_for_an_agent_file_s_integration_never_takes_another_s_variable
 	err = capsys.readouterr().err
 	assert said in err, err
 	assert "v-123456" not in err and "v-kept" not in err
+	assert all(word not in err for word in args[2:] if "live" in word or "xoxb" in word)
 	assert _stored() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "v-kept-123456"}

@@ -458,19 +458,30 @@ def _named_variable(om: OpenMolt, variable: str, *, removing: bool = False) -> s
 	return variable
 
 
+_KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*")
+"""A config key's name (``apiKey``, ``secret_access_key``, ``oauth2-token``): words, and no two
+digits in a row, which a token has (``sk_live_51H...``, ``xoxb-1234-...``)."""
+
+
 def _elsewhere(om: OpenMolt, name: str, key: str) -> str:
 	"""The variable of ``NAME KEY`` for an integration an agent file adds (`_owner`'s "elsewhere").
 
 	Raises:
-		ConfigurationError: The key has no letter or digit (no variable names it), or the
-			variable is one an installed provider or integration reads (``s3_secret accessKey``
+		ConfigurationError: The key is no config key's name (a value given in its place, or
+			no word at all), or the variable is one an installed provider or integration reads (``s3_secret accessKey``
 			is s3's ``OPENMOLT_S3_SECRET_ACCESS_KEY``): it is set as that one's key, by its name.
 	"""
 	from openmolt_core.integrations.connect import env_var
 	from openmolt_core.integrations.preflight import config_keys
 
-	if not re.search(r"[A-Za-z0-9]", key):
-		raise ConfigurationError(f"{key!r} is no key: give the config key, e.g. apiKey or token")
+	if not _KEY_NAME.fullmatch(key) or len(key) > 40 or re.search(r"\d\d", key):
+		# Not said back: a value given where its key's name goes (`keys set petstore sk-...`)
+		# would be printed, and stored as a variable's name.
+		raise ConfigurationError(
+			f"`openmolt keys set {name} KEY`: KEY is the name of the config key the integration "
+			"reads (apiKey, token, clientSecret), not its value, which is asked for (or given "
+			"with --value)"
+		)
 	variable = env_var(name, key)
 	owners = [(p, "apiKey", p) for p in om.plugins.provider_names() if env_var(p) == variable]
 	for iid in om.plugins.integration_ids():
