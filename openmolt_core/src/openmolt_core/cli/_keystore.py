@@ -463,25 +463,21 @@ _KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*")
 digits in a row, which a token has (``sk_live_51H...``, ``xoxb-1234-...``)."""
 
 
+def _key_name(key: str) -> bool:
+	"""Whether ``key`` reads as a config key's name (`_KEY_NAME`, at most 40 characters)."""
+	return _KEY_NAME.fullmatch(key) is not None and len(key) <= 40 and not re.search(r"\d\d", key)
+
+
 def _elsewhere(om: OpenMolt, name: str, key: str) -> str:
 	"""The variable of ``NAME KEY`` for an integration an agent file adds (`_owner`'s "elsewhere").
 
 	Raises:
-		ConfigurationError: The key is no config key's name (a value given in its place, or
-			no word at all), or the variable is one an installed provider or integration reads (``s3_secret accessKey``
+		ConfigurationError: The variable is one an installed provider or integration reads (``s3_secret accessKey``
 			is s3's ``OPENMOLT_S3_SECRET_ACCESS_KEY``): it is set as that one's key, by its name.
 	"""
 	from openmolt_core.integrations.connect import env_var
 	from openmolt_core.integrations.preflight import config_keys
 
-	if not _KEY_NAME.fullmatch(key) or len(key) > 40 or re.search(r"\d\d", key):
-		# Not said back: a value given where its key's name goes (`keys set petstore sk-...`)
-		# would be printed, and stored as a variable's name.
-		raise ConfigurationError(
-			f"`openmolt keys set {name} KEY`: KEY is the name of the config key the integration "
-			"reads (apiKey, token, clientSecret), not its value, which is asked for (or given "
-			"with --value)"
-		)
 	variable = env_var(name, key)
 	owners = [(p, "apiKey", p) for p in om.plugins.provider_names() if env_var(p) == variable]
 	for iid in om.plugins.integration_ids():
@@ -518,6 +514,14 @@ def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 		key is None and name.count(".") == 1
 	):  # s3.secretAccessKey, as tools writes slack.postMessage
 		name, key = name.split(".")
+	if key is not None and not _key_name(key):
+		# Not said back: a value given where its key's name goes (`keys set openai sk-...`)
+		# would be printed, or stored as a variable's name.
+		raise ConfigurationError(
+			f"`openmolt keys set {name} KEY`: KEY is the name of the config key "
+			"(apiKey, token, clientSecret), not its value, which is asked for (or given with "
+			"--value)"
+		)
 	kind, name = _owner(om, name, keyed=key is not None)
 	if kind == "elsewhere" and key is not None:
 		variable = _elsewhere(om, name, key)
