@@ -55,3 +55,23 @@ async def test_minimal_where_the_model_has_it(server, load, req, model) -> None:
 	server.reply(load("gemini_text"))
 	await provider(server).generate(req(model, thinking=False))
 	assert server.body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "MINIMAL"}
+
+
+@pytest.mark.parametrize("model", ["gemini-4-argon", "gemini-4-neon", "models/gemini-4-argon"])
+@pytest.mark.parametrize(
+	("thinking", "level"), [(True, "HIGH"), ("low", "LOW"), ("medium", "MEDIUM"), ("high", "HIGH")]
+)
+async def test_gemini_4_thinks_in_levels(server, load, req, model, thinking, level) -> None:
+	"""Gemini 4 takes thinking levels (low, medium, high), as Gemini 3 does: it was read as an
+	old model that does not think, and thinking was dropped."""
+	server.reply(load("gemini_text"))
+	await provider(server).generate(req(model, thinking=thinking))
+	assert server.body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": level}
+
+
+async def test_gemini_4_cannot_stop_thinking(server, load, req) -> None:
+	"""Gemini 4 has no MINIMAL ("replace MINIMAL with LOW"): thinking off is LOW, with a warning."""
+	server.reply(load("gemini_text"))
+	with pytest.warns(ModelConfigWarning, match="cannot stop thinking"):
+		await provider(server).generate(req("gemini-4-argon", thinking=False))
+	assert server.body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "LOW"}
