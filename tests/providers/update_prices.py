@@ -33,7 +33,39 @@ def _base(value: Any) -> float | None:
 	return float(getattr(value, "base", value))  # a tiered price: its base tier
 
 
+def _at(value: Any, prompt: int) -> float | None:
+	"""A price for a prompt of this many tokens: past a tier's start, the tier's (all tokens)."""
+	if value is None:
+		return None
+	for tier in reversed(getattr(value, "tiers", ())):
+		if prompt > tier.start:
+			return float(tier.price)
+	return _base(value)
+
+
 Price = tuple[float, float, float, float | None]
+
+_FIELDS = ("input_mtok", "cache_read_mtok", "output_mtok", "cache_write_mtok")
+
+
+def _price(price: Any, prompt: int = 0) -> Price | None:
+	"""(input, cached, output, write) for a prompt of ``prompt`` tokens; None: not per token."""
+	inp, cached, outp, write = (_at(getattr(price, f), prompt) for f in _FIELDS)
+	if inp is None or outp is None:
+		return None  # not priced per token (images, audio minutes, embeddings)
+	return (inp, inp if cached is None else cached, outp, write)
+
+
+def _tiers(price: Any) -> tuple[tuple[int, Price], ...]:
+	"""The prices past each tier's start, in ascending order: genai-prices' "cliff" model,
+	where a prompt past the start pays the tier's price for all its tokens (every field's)."""
+	starts = sorted({t.start for f in _FIELDS for t in getattr(getattr(price, f), "tiers", ())})
+	out = []
+	for start in starts:
+		tier = _price(price, start + 1)
+		if tier is not None:
+			out.append((start, tier))
+	return tuple(out)
 
 
 def _priced(
@@ -51,19 +83,27 @@ def _priced(
 		name, _ = PROVIDERS[provider.id]
 		models = out.setdefault(name, [])
 		for model in provider.models:
-			price = model.get_prices(when)
-			inp, outp = _base(price.input_mtok), _base(price.output_mtok)
-			if inp is None or outp is None:
-				continue  # not priced per token (images, audio minutes, embeddings)
-			cached = _base(price.cache_read_mtok)
-			models.append(
-				(
-					model.id,
-					model.match,
-					(inp, inp if cached is None else cached, outp, _base(price.cache_write_mtok)),
-				)
-			)
+			price = _price(model.get_prices(when))
+			if price is not None:
+				models.append((model.id, model.match, price))
 	return out
+
+
+def tiers(now: datetime | None = None) -> dict[str, dict[str, tuple[tuple[int, Price], ...]]]:
+	"""Each provider's tiered models by genai-prices id: their prices past each threshold."""
+	from genai_prices import data_snapshot
+
+	when = now or datetime.now(UTC)
+	out: dict[str, dict[str, tuple[tuple[int, Price], ...]]] = {}
+	for provider in data_snapshot.get_snapshot().providers:
+		if provider.id not in PROVIDERS:
+			continue
+		found = out.setdefault(PROVIDERS[provider.id][0], {})
+		for model in provider.models:
+			price = model.get_prices(when)
+			if _price(price) is not None and _tiers(price):
+				found[model.id] = _tiers(price)
+	return {provider: dict(sorted(models.items())) for provider, models in out.items()}
 
 
 def table(now: datetime | None = None) -> dict[str, dict[str, Price]]:
@@ -83,17 +123,18 @@ def _clause(match: Any) -> tuple[Any, ...]:
 	return (kind, tuple(_clause(c) for c in getattr(match, f"{kind}_")))
 
 
-def rules(now: datetime | None = None) -> dict[str, tuple[tuple[tuple[Any, ...], Price], ...]]:
-	"""Each provider's match rules in genai-prices' order, each with its model's price."""
+def rules(now: datetime | None = None) -> dict[str, tuple[tuple[tuple[Any, ...], Price, str], ...]]:
+	"""Each provider's match rules in genai-prices' order, each with its model's price and id."""
 	return {
-		provider: tuple((_clause(match), price) for _, match, price in models)
+		provider: tuple((_clause(match), price, model) for model, match, price in models)
 		for provider, models in _priced(now).items()
 	}
 
 
 def render(
 	prices: dict[str, dict[str, Price]],
-	matches: dict[str, tuple[tuple[tuple[Any, ...], Price], ...]],
+	matches: dict[str, tuple[tuple[tuple[Any, ...], Price, str], ...]],
+	tiered: dict[str, dict[str, tuple[tuple[int, Price], ...]]],
 ) -> str:
 	"""The module text for a table."""
 	from importlib.metadata import version
@@ -102,14 +143,15 @@ def render(
 		'"""List prices per million tokens: (input, cached input, output, cache write), in USD.',
 		"",
 		f"Generated from genai-prices {version('genai-prices')} by tests/providers/update_prices.py",
-		"(``uv run nox -s prices``); do not edit by hand. Tiered prices are their base tier.",
+		"(``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base",
+		"tier; `TIERS` the prices past a long-context threshold.",
 		'"""',
 		"",
 		"from __future__ import annotations",
 		"",
 		"from typing import Any",
 		"",
-		'__all__ = ["MATCH", "PRICES"]',
+		'__all__ = ["MATCH", "PRICES", "TIERS"]',
 		"",
 		"PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {",
 	]
@@ -121,23 +163,35 @@ def render(
 		"}",
 		'"""The models listed (``openmolt models``) and looked up by their exact id."""',
 		"",
-		"MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...]] = {",
+		"MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None], str], ...]] = {",
 	]
 	for provider, entries in matches.items():
 		lines.append(f'\t"{provider}": (')
-		lines += [f"\t\t({clause!r}, {price!r})," for clause, price in entries]
+		lines += [f"\t\t({clause!r}, {price!r}, {model!r})," for clause, price, model in entries]
 		lines.append("\t),")
 	lines += [
 		"}",
 		'"""genai-prices\' match rules in its order, each with its model\'s price: an id that is not',
 		"in `PRICES` (a fine-tune ``ft:gpt-4o-mini-2024-07-18:org::id``, a dated preview, another",
-		"spelling) is priced as genai-prices prices it. A rule: ``(kind, text)`` with kind",
-		'``starts_with``, ``ends_with``, ``contains``, ``regex`` or ``equals``, or ``("or" | "and",',
-		'rules)``."""',
+		"spelling) is priced as genai-prices prices it, and tiered as its model (the id after the",
+		"price, a key of `TIERS`). A rule: ``(kind, text)`` with kind ``starts_with``,",
+		'``ends_with``, ``contains``, ``regex`` or ``equals``, or ``("or" | "and", rules)``."""',
+		"",
+		"TIERS: dict[str, dict[str, tuple[tuple[int, tuple[float, float, float, float | None]], ...]]] = {",
+	]
+	for provider, models in tiered.items():
+		lines.append(f'\t"{provider}": {{')
+		lines += [f'\t\t"{model}": {steps!r},' for model, steps in models.items()]
+		lines.append("\t},")
+	lines += [
+		"}",
+		'"""The tiered models by genai-prices id: ``(start, price)`` in ascending order; a prompt of',
+		"more than ``start`` tokens (cached and written ones included) pays that price for all its",
+		'tokens, input and output (the "cliff" model of the price pages and genai-prices)."""',
 	]
 	return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-	TABLE.write_text(render(table(), rules()), encoding="utf-8")
+	TABLE.write_text(render(table(), rules(), tiers()), encoding="utf-8")
 	print(f"wrote {TABLE} ({sum(len(m) for m in table().values())} models)", file=sys.stderr)

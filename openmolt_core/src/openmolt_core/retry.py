@@ -21,6 +21,7 @@ already used, and its stop and wait strategies compose (attempts, total time, a 
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import math
 import random
@@ -167,9 +168,10 @@ def retry_policy(value: RetryPolicy | Mapping[str, Any] | None) -> RetryPolicy:
 def retry_after(headers: httpx.Headers | Mapping[str, str]) -> float | None:
 	"""Seconds a reply asks the caller to wait before trying again, or None.
 
-	Reads ``retry-after-ms`` (OpenAI), ``Retry-After`` in seconds or as an HTTP date (RFC 9110),
-	then the rate-limit reset headers ``X-RateLimit-Reset``, ``X-Rate-Limit-Reset`` and
-	``RateLimit-Reset``, in seconds from now or as an epoch timestamp (GitHub, X).
+	Reads ``retry-after-ms`` (OpenAI), ``Retry-After`` in seconds or as an HTTP date (RFC 9110:
+	any of its three formats, always UTC), then the rate-limit reset headers
+	``X-RateLimit-Reset``, ``X-Rate-Limit-Reset`` and ``RateLimit-Reset``, in seconds from now
+	or as an epoch timestamp (GitHub, X).
 
 	Args:
 		headers: The reply's headers (case-insensitive when an ``httpx.Headers``).
@@ -188,6 +190,8 @@ def retry_after(headers: httpx.Headers | Mapping[str, str]) -> float | None:
 			when = email.utils.parsedate_to_datetime(value)
 		except (TypeError, ValueError):
 			return None
+		if when.tzinfo is None:  # asctime or "-0000": an HTTP date is UTC (RFC 9110 5.6.7)
+			when = when.replace(tzinfo=datetime.UTC)
 		return max(when.timestamp() - time.time(), 0.0)
 	for name in ("x-ratelimit-reset", "x-rate-limit-reset", "ratelimit-reset"):
 		value = headers.get(name)

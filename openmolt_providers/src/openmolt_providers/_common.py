@@ -16,6 +16,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -692,9 +693,25 @@ class HTTPProvider:
 			raise
 		start = bytearray()  # the body's start, kept until an event came (`_no_events`)
 		seen = False
+		# Seconds spent waiting on the server since its last event that was no keep-alive: a
+		# ping or an SSE comment resets the connection's read timeout, so without this count a
+		# stream that stalled but kept pinging was never given up on. Checked as each chunk
+		# arrives (no bytes at all is the read timeout's case), and only the waits count, not
+		# the time the caller spends between events.
+		idle = 0.0
+		limit = math.inf if self.timeout is None else self.timeout
 
 		async def chunks() -> AsyncIterator[bytes]:
-			async for chunk in response.aiter_bytes():
+			nonlocal idle
+			source = response.aiter_bytes()
+			while True:
+				began = time.monotonic()
+				chunk = await anext(source, None)
+				idle += time.monotonic() - began
+				if idle > limit:
+					raise self._stalled(model)
+				if chunk is None:
+					return
 				if not seen and len(start) < _MAX_UNSTREAMED:
 					start.extend(chunk[: _MAX_UNSTREAMED - len(start)])
 				yield chunk
@@ -702,6 +719,8 @@ class HTTPProvider:
 		try:
 			async for event in sse_events(chunks()):
 				seen = True
+				if event.event not in _KEEPALIVES:
+					idle = 0.0
 				yield event
 			failure = None if seen else self._no_events(response, bytes(start), model)
 			if failure is not None:
@@ -718,6 +737,17 @@ class HTTPProvider:
 			) from exc
 		finally:
 			await response.aclose()
+
+	def _stalled(self, model: str) -> ProviderError:
+		"""The error of a stream that sent only keep-alives for ``timeout`` seconds (retryable)."""
+		return ProviderError(
+			f"the stream sent nothing but keep-alives for {self.timeout:g} s, so none of the "
+			"reply was run; try again, or allow a slower model longer with "
+			f"llm_providers['{self.name}']['timeout']",
+			provider=self.name,
+			model=model,
+			retryable=True,
+		)
 
 	def _no_events(
 		self, response: httpx.Response, start: bytes, model: str
@@ -1121,6 +1151,10 @@ class HTTPProvider:
 		vars(refusal)[_ANSWERED] = True
 		return refusal
 
+
+_KEEPALIVES = frozenset({"ping", "keepalive"})
+"""Event names that only keep a stream open: Anthropic's ``ping`` (its SDK skips it), and the
+``keepalive`` some servers send; SSE comments never become events (`post_stream`'s idle count)."""
 
 _MAX_UNSTREAMED = 1 << 20
 """The most bytes of a streamed answer kept until its first event (`HTTPProvider._no_events`):

@@ -1,14 +1,15 @@
 """List prices per million tokens: (input, cached input, output, cache write), in USD.
 
 Generated from genai-prices 0.2.3 by tests/providers/update_prices.py
-(``uv run nox -s prices``); do not edit by hand. Tiered prices are their base tier.
+(``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base
+tier; `TIERS` the prices past a long-context threshold.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MATCH", "PRICES"]
+__all__ = ["MATCH", "PRICES", "TIERS"]
 
 PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {
 	"anthropic": {
@@ -184,16 +185,22 @@ PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {
 }
 """The models listed (``openmolt models``) and looked up by their exact id."""
 
-MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...]] = {
+MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None], str], ...]] = {
 	"anthropic": (
-		(("or", (("starts_with", "claude-2"), ("contains", "claude-v2"))), (8.0, 8.0, 24.0, None)),
+		(
+			("or", (("starts_with", "claude-2"), ("contains", "claude-v2"))),
+			(8.0, 8.0, 24.0, None),
+			"claude-2",
+		),
 		(
 			("or", (("starts_with", "claude-3-5-haiku"), ("starts_with", "claude-3.5-haiku"))),
 			(0.8, 0.08, 4.0, 1.0),
+			"claude-3-5-haiku-latest",
 		),
 		(
 			("or", (("starts_with", "claude-3-5-sonnet"), ("starts_with", "claude-3.5-sonnet"))),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-3-5-sonnet",
 		),
 		(
 			(
@@ -206,21 +213,25 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-3-7-sonnet-latest",
 		),
-		(("starts_with", "claude-3-haiku"), (0.25, 0.03, 1.25, 0.3)),
-		(("starts_with", "claude-3-opus"), (15.0, 1.5, 75.0, 18.75)),
-		(("starts_with", "claude-3-sonnet"), (3.0, 0.3, 15.0, 3.75)),
+		(("starts_with", "claude-3-haiku"), (0.25, 0.03, 1.25, 0.3), "claude-3-haiku"),
+		(("starts_with", "claude-3-opus"), (15.0, 1.5, 75.0, 18.75), "claude-3-opus-latest"),
+		(("starts_with", "claude-3-sonnet"), (3.0, 0.3, 15.0, 3.75), "claude-3-sonnet"),
 		(
 			("or", (("equals", "claude-fable-5"), ("regex", "^claude-fable-5-\\d{8}$"))),
 			(10.0, 1.0, 50.0, 12.5),
+			"claude-fable-5",
 		),
 		(
 			("or", (("equals", "claude-fable-5-1"), ("regex", "^claude-fable-5-1-\\d{8}$"))),
 			(10.0, 0.25, 50.0, 12.5),
+			"claude-fable-5-1",
 		),
 		(
 			("or", (("equals", "claude-fable-5-2"), ("regex", "^claude-fable-5-2-\\d{8}$"))),
 			(8.0, 0.2, 40.0, 10.0),
+			"claude-fable-5-2",
 		),
 		(
 			(
@@ -233,6 +244,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.0, 0.1, 5.0, 1.25),
+			"claude-haiku-4-5",
 		),
 		(
 			(
@@ -247,10 +259,12 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.1, 0.01, 0.5, 0.125),
+			"claude-haiku-5-5",
 		),
 		(
 			("or", (("equals", "claude-mythos-5-2"), ("regex", "^claude-mythos-5-2-\\d{8}$"))),
 			(8.0, 0.2, 40.0, 10.0),
+			"claude-mythos-5-2",
 		),
 		(
 			(
@@ -263,10 +277,12 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(15.0, 1.5, 75.0, 18.75),
+			"claude-opus-4-0",
 		),
 		(
 			("or", (("starts_with", "claude-opus-4-1"), ("starts_with", "claude-opus-4.1"))),
 			(15.0, 1.5, 75.0, 18.75),
+			"claude-opus-4-1",
 		),
 		(
 			(
@@ -279,6 +295,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-5",
 		),
 		(
 			(
@@ -291,6 +308,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-6",
 		),
 		(
 			(
@@ -303,6 +321,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-7",
 		),
 		(
 			(
@@ -315,6 +334,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-8",
 		),
 		(
 			(
@@ -330,6 +350,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-5",
 		),
 		(
 			(
@@ -343,6 +364,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(4.0, 0.2, 20.0, 5.0),
+			"claude-opus-5-5",
 		),
 		(
 			(
@@ -356,14 +378,17 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-sonnet-4-0",
 		),
 		(
 			("or", (("starts_with", "claude-sonnet-4-5"), ("starts_with", "claude-sonnet-4.5"))),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-sonnet-4-5",
 		),
 		(
 			("or", (("starts_with", "claude-sonnet-4-6"), ("starts_with", "claude-sonnet-4.6"))),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-sonnet-4-6",
 		),
 		(
 			(
@@ -378,6 +403,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.0, 0.2, 10.0, 2.5),
+			"claude-sonnet-5",
 		),
 		(
 			(
@@ -392,15 +418,16 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.0, 0.1, 10.0, 2.5),
+			"claude-sonnet-5-5",
 		),
-		(("equals", "claude-v1"), (8.0, 8.0, 24.0, None)),
+		(("equals", "claude-v1"), (8.0, 8.0, 24.0, None), "claude-v1"),
 	),
 	"google": (
-		(("contains", "claude-3-5-haiku"), (0.8, 0.08, 4.0, 1.0)),
-		(("contains", "claude-3-5-sonnet"), (3.0, 0.3, 15.0, 3.75)),
-		(("contains", "claude-3-7-sonnet"), (3.0, 0.3, 15.0, 3.75)),
-		(("contains", "claude-3-haiku"), (0.25, 0.03, 1.25, 0.3)),
-		(("contains", "claude-3-opus"), (15.0, 1.5, 75.0, 18.75)),
+		(("contains", "claude-3-5-haiku"), (0.8, 0.08, 4.0, 1.0), "claude-3-5-haiku"),
+		(("contains", "claude-3-5-sonnet"), (3.0, 0.3, 15.0, 3.75), "claude-3-5-sonnet"),
+		(("contains", "claude-3-7-sonnet"), (3.0, 0.3, 15.0, 3.75), "claude-3-7-sonnet"),
+		(("contains", "claude-3-haiku"), (0.25, 0.03, 1.25, 0.3), "claude-3-haiku"),
+		(("contains", "claude-3-opus"), (15.0, 1.5, 75.0, 18.75), "claude-3-opus"),
 		(
 			(
 				"or",
@@ -413,6 +440,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(15.0, 1.5, 75.0, 18.75),
+			"claude-4-opus",
 		),
 		(
 			(
@@ -427,22 +455,27 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-4-sonnet",
 		),
 		(
 			("or", (("ends_with", "claude-fable-5"), ("contains", "claude-fable-5@"))),
 			(10.0, 1.0, 50.0, 12.5),
+			"claude-fable-5",
 		),
 		(
 			("or", (("ends_with", "claude-fable-5-1"), ("contains", "claude-fable-5-1@"))),
 			(10.0, 0.25, 50.0, 12.5),
+			"claude-fable-5-1",
 		),
 		(
 			("or", (("ends_with", "claude-fable-5-2"), ("contains", "claude-fable-5-2@"))),
 			(8.0, 0.2, 40.0, 10.0),
+			"claude-fable-5-2",
 		),
 		(
 			("or", (("contains", "claude-haiku-4-5"), ("contains", "claude-haiku-4.5"))),
 			(1.0, 0.1, 5.0, 1.25),
+			"claude-haiku-4-5",
 		),
 		(
 			(
@@ -455,6 +488,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.1, 0.01, 0.5, 0.125),
+			"claude-haiku-5-5",
 		),
 		(
 			(
@@ -467,6 +501,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-5",
 		),
 		(
 			(
@@ -479,6 +514,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-6",
 		),
 		(
 			(
@@ -491,6 +527,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-7",
 		),
 		(
 			(
@@ -503,6 +540,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-4-8",
 		),
 		(
 			(
@@ -516,6 +554,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 25.0, 6.25),
+			"claude-opus-5",
 		),
 		(
 			(
@@ -529,14 +568,17 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(4.0, 0.2, 20.0, 5.0),
+			"claude-opus-5-5",
 		),
 		(
 			("or", (("contains", "claude-sonnet-4-5"), ("contains", "claude-sonnet-4.5"))),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-sonnet-4-5",
 		),
 		(
 			("or", (("contains", "claude-sonnet-4-6"), ("contains", "claude-sonnet-4.6"))),
 			(3.0, 0.3, 15.0, 3.75),
+			"claude-sonnet-4-6",
 		),
 		(
 			(
@@ -549,10 +591,15 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.0, 0.1, 10.0, 2.5),
+			"claude-sonnet-5-5",
 		),
-		(("equals", "gemini-1.0-pro-vision-001"), (0.125, 0.125, 0.375, None)),
-		(("contains", "gemini-1.5-flash"), (0.075, 0.01875, 0.3, None)),
-		(("contains", "gemini-1.5-pro"), (1.25, 1.25, 5.0, None)),
+		(
+			("equals", "gemini-1.0-pro-vision-001"),
+			(0.125, 0.125, 0.375, None),
+			"gemini-1.0-pro-vision-001",
+		),
+		(("contains", "gemini-1.5-flash"), (0.075, 0.01875, 0.3, None), "gemini-1.5-flash"),
+		(("contains", "gemini-1.5-pro"), (1.25, 1.25, 5.0, None), "gemini-1.5-pro"),
 		(
 			(
 				"or",
@@ -565,8 +612,9 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.1, 0.025, 0.4, None),
+			"gemini-2.0-flash",
 		),
-		(("contains", "gemini-2.0-flash-lite"), (0.075, 0.075, 0.3, None)),
+		(("contains", "gemini-2.0-flash-lite"), (0.075, 0.075, 0.3, None), "gemini-2.0-flash-lite"),
 		(
 			(
 				"or",
@@ -577,6 +625,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.3, 0.03, 2.5, None),
+			"gemini-2.5-flash",
 		),
 		(
 			(
@@ -587,6 +636,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.3, 0.3, 2.5, None),
+			"gemini-2.5-flash-image",
 		),
 		(
 			(
@@ -603,8 +653,13 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.1, 0.01, 0.4, None),
+			"gemini-2.5-flash-lite",
 		),
-		(("equals", "gemini-2.5-flash-lite-preview-tts"), (0.5, 0.5, 10.0, None)),
+		(
+			("equals", "gemini-2.5-flash-lite-preview-tts"),
+			(0.5, 0.5, 10.0, None),
+			"gemini-2.5-flash-lite-preview-tts",
+		),
 		(
 			(
 				"or",
@@ -617,6 +672,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.15, 0.15, 0.6, None),
+			"gemini-2.5-flash-preview",
 		),
 		(
 			(
@@ -624,14 +680,17 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("equals", "gemini-2.5-flash-tts"), ("equals", "gemini-2.5-flash-preview-tts")),
 			),
 			(0.5, 0.5, 10.0, None),
+			"gemini-2.5-flash-tts",
 		),
 		(
 			("and", (("starts_with", "gemini-2.5-pro"), ("regex", "^(?!.*-[tT][tT][sS](?:$|-))"))),
 			(1.25, 0.125, 10.0, None),
+			"gemini-2.5-pro",
 		),
 		(
 			("or", (("equals", "gemini-2.5-pro-tts"), ("equals", "gemini-2.5-pro-preview-tts"))),
 			(1.0, 1.0, 20.0, None),
+			"gemini-2.5-pro-tts",
 		),
 		(
 			(
@@ -639,6 +698,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("equals", "gemini-3-flash-preview"), ("starts_with", "gemini-3-flash-preview-")),
 			),
 			(0.5, 0.05, 3.0, None),
+			"gemini-3-flash-preview",
 		),
 		(
 			(
@@ -646,6 +706,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("equals", "gemini-3-pro-image"), ("starts_with", "gemini-3-pro-image-preview")),
 			),
 			(2.0, 2.0, 12.0, None),
+			"gemini-3-pro-image-preview",
 		),
 		(
 			(
@@ -653,6 +714,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("starts_with", "gemini-3-pro-preview"), ("equals", "gemini-3-pro-text-preview")),
 			),
 			(2.0, 0.2, 12.0, None),
+			"gemini-3-pro-preview",
 		),
 		(
 			(
@@ -663,6 +725,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.5, 0.5, 3.0, None),
+			"gemini-3.1-flash-image-preview",
 		),
 		(
 			(
@@ -673,13 +736,27 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.25, 0.025, 1.5, None),
+			"gemini-3.1-flash-lite",
 		),
-		(("starts_with", "gemini-3.1-flash-lite-image"), (0.25, 0.25, 1.5, None)),
-		(("starts_with", "gemini-3.1-flash-live-preview"), (0.75, 0.75, 4.5, None)),
-		(("equals", "gemini-3.1-flash-tts-preview"), (1.0, 1.0, 20.0, None)),
+		(
+			("starts_with", "gemini-3.1-flash-lite-image"),
+			(0.25, 0.25, 1.5, None),
+			"gemini-3.1-flash-lite-image",
+		),
+		(
+			("starts_with", "gemini-3.1-flash-live-preview"),
+			(0.75, 0.75, 4.5, None),
+			"gemini-3.1-flash-live-preview",
+		),
+		(
+			("equals", "gemini-3.1-flash-tts-preview"),
+			(1.0, 1.0, 20.0, None),
+			"gemini-3.1-flash-tts-preview",
+		),
 		(
 			("or", (("starts_with", "gemini-3.1-pro-preview"), ("equals", "gemini-pro-latest"))),
 			(2.0, 0.2, 12.0, None),
+			"gemini-3.1-pro-preview",
 		),
 		(
 			(
@@ -691,6 +768,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.5, 0.15, 9.0, None),
+			"gemini-3.5-flash",
 		),
 		(
 			(
@@ -698,9 +776,10 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("starts_with", "gemini-3.5-flash-lite"), ("equals", "gemini-flash-lite-latest")),
 			),
 			(0.3, 0.03, 2.5, None),
+			"gemini-3.5-flash-lite",
 		),
-		(("starts_with", "gemini-3.6-flash"), (0.75, 0.075, 3.75, None)),
-		(("starts_with", "gemini-3.7-flash"), (0.75, 0.075, 3.75, None)),
+		(("starts_with", "gemini-3.6-flash"), (0.75, 0.075, 3.75, None), "gemini-3.6-flash"),
+		(("starts_with", "gemini-3.7-flash"), (0.75, 0.075, 3.75, None), "gemini-3.7-flash"),
 		(
 			(
 				"or",
@@ -716,10 +795,15 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.75, 0.075, 3.75, None),
+			"gemini-3.8-flash",
 		),
-		(("equals", "gemini-3.8-flash-lite-tts"), (0.5, 0.5, 6.0, None)),
-		(("equals", "gemini-3.8-flash-tts"), (0.5, 0.5, 9.0, None)),
-		(("starts_with", "gemini-3.8-live"), (0.75, 0.75, 4.5, None)),
+		(
+			("equals", "gemini-3.8-flash-lite-tts"),
+			(0.5, 0.5, 6.0, None),
+			"gemini-3.8-flash-lite-tts",
+		),
+		(("equals", "gemini-3.8-flash-tts"), (0.5, 0.5, 9.0, None), "gemini-3.8-flash-tts"),
+		(("starts_with", "gemini-3.8-live"), (0.75, 0.75, 4.5, None), "gemini-3.8-live"),
 		(
 			(
 				"or",
@@ -730,9 +814,10 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(4.0, 0.2, 20.0, None),
+			"gemini-4-argon",
 		),
-		(("equals", "gemini-flash-1.5"), (0.075, 0.01875, 0.3, None)),
-		(("equals", "gemini-flash-1.5-8b"), (0.0375, 0.01, 0.15, None)),
+		(("equals", "gemini-flash-1.5"), (0.075, 0.01875, 0.3, None), "gemini-flash-1.5"),
+		(("equals", "gemini-flash-1.5-8b"), (0.0375, 0.01, 0.15, None), "gemini-flash-1.5-8b"),
 		(
 			(
 				"or",
@@ -743,40 +828,68 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.5, 0.5, 2.0, None),
+			"gemini-live-2.5-flash",
 		),
-		(("equals", "gemini-nano-banana-2.1"), (1.5, 1.5, 7.5, None)),
-		(("equals", "gemini-omni-1.1-flash"), (1.5, 1.5, 9.0, None)),
-		(("starts_with", "gemini-omni-flash-preview"), (1.5, 1.5, 9.0, None)),
+		(("equals", "gemini-nano-banana-2.1"), (1.5, 1.5, 7.5, None), "gemini-nano-banana-2.1"),
+		(("equals", "gemini-omni-1.1-flash"), (1.5, 1.5, 9.0, None), "gemini-omni-1.1-flash"),
+		(
+			("starts_with", "gemini-omni-flash-preview"),
+			(1.5, 1.5, 9.0, None),
+			"gemini-omni-flash-preview",
+		),
 		(
 			("or", (("equals", "gemini-pro"), ("equals", "gemini-1.0-pro"))),
 			(0.125, 0.125, 0.375, None),
+			"gemini-pro",
 		),
-		(("equals", "gemini-pro-1.5"), (1.25, 0.3125, 5.0, None)),
-		(("equals", "gemini-robotics-er-2-preview"), (1.0, 0.1, 5.0, None)),
-		(("equals", "gemini-robotics-er-2-streaming-preview"), (1.0, 1.0, 5.0, None)),
-		(("equals", "gemma-2-27b-it"), (0.65, 0.65, 0.65, None)),
-		(("equals", "gemma-4-26b-a4b-it-maas"), (0.15, 0.015, 0.6, None)),
+		(("equals", "gemini-pro-1.5"), (1.25, 0.3125, 5.0, None), "gemini-pro-1.5"),
+		(
+			("equals", "gemini-robotics-er-2-preview"),
+			(1.0, 0.1, 5.0, None),
+			"gemini-robotics-er-2-preview",
+		),
+		(
+			("equals", "gemini-robotics-er-2-streaming-preview"),
+			(1.0, 1.0, 5.0, None),
+			"gemini-robotics-er-2-streaming-preview",
+		),
+		(("equals", "gemma-2-27b-it"), (0.65, 0.65, 0.65, None), "gemma-2-27b-it"),
+		(
+			("equals", "gemma-4-26b-a4b-it-maas"),
+			(0.15, 0.015, 0.6, None),
+			"gemma-4-26b-a4b-it-maas",
+		),
 	),
 	"openai": (
-		(("or", (("equals", "ada"), ("equals", "text-ada-001"))), (0.4, 0.4, 0.4, None)),
-		(("equals", "babbage"), (0.5, 0.5, 0.5, None)),
-		(("equals", "babbage-002"), (0.4, 0.4, 0.4, None)),
-		(("equals", "chatgpt-4o-latest"), (5.0, 5.0, 15.0, None)),
-		(("equals", "chatgpt-image-latest"), (5.0, 1.25, 10.0, None)),
+		(("or", (("equals", "ada"), ("equals", "text-ada-001"))), (0.4, 0.4, 0.4, None), "ada"),
+		(("equals", "babbage"), (0.5, 0.5, 0.5, None), "babbage"),
+		(("equals", "babbage-002"), (0.4, 0.4, 0.4, None), "babbage-002"),
+		(("equals", "chatgpt-4o-latest"), (5.0, 5.0, 15.0, None), "chatgpt-4o-latest"),
+		(("equals", "chatgpt-image-latest"), (5.0, 1.25, 10.0, None), "chatgpt-image-latest"),
 		(
 			("or", (("equals", "codex-mini"), ("equals", "codex-mini-latest"))),
 			(1.5, 0.375, 6.0, None),
+			"codex-mini",
 		),
-		(("starts_with", "computer-use"), (3.0, 3.0, 12.0, None)),
-		(("or", (("equals", "curie"), ("equals", "text-curie-001"))), (2.0, 2.0, 2.0, None)),
-		(("or", (("equals", "davinci"), ("equals", "text-davinci-001"))), (20.0, 20.0, 20.0, None)),
-		(("equals", "davinci-002"), (2.0, 2.0, 2.0, None)),
-		(("starts_with", "ft:gpt-3.5-turbo"), (3.0, 3.0, 6.0, None)),
-		(("starts_with", "ft:gpt-4o-2024-"), (3.75, 3.75, 15.0, None)),
-		(("starts_with", "ft:gpt-4o-mini-2024-"), (0.3, 0.3, 1.2, None)),
+		(("starts_with", "computer-use"), (3.0, 3.0, 12.0, None), "computer-use"),
+		(
+			("or", (("equals", "curie"), ("equals", "text-curie-001"))),
+			(2.0, 2.0, 2.0, None),
+			"curie",
+		),
+		(
+			("or", (("equals", "davinci"), ("equals", "text-davinci-001"))),
+			(20.0, 20.0, 20.0, None),
+			"davinci",
+		),
+		(("equals", "davinci-002"), (2.0, 2.0, 2.0, None), "davinci-002"),
+		(("starts_with", "ft:gpt-3.5-turbo"), (3.0, 3.0, 6.0, None), "ft:gpt-3.5-turbo-"),
+		(("starts_with", "ft:gpt-4o-2024-"), (3.75, 3.75, 15.0, None), "ft:gpt-4o"),
+		(("starts_with", "ft:gpt-4o-mini-2024-"), (0.3, 0.3, 1.2, None), "ft:gpt-4o-mini"),
 		(
 			("or", (("equals", "gpt-3.5-turbo-0301"), ("equals", "gpt-3.5-0301"))),
 			(1.5, 1.5, 2.0, None),
+			"gpt-3.5-0301",
 		),
 		(
 			(
@@ -788,9 +901,10 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.5, 0.5, 1.5, None),
+			"gpt-3.5-turbo",
 		),
-		(("equals", "gpt-3.5-turbo-0613"), (1.5, 1.5, 2.0, None)),
-		(("equals", "gpt-3.5-turbo-1106"), (1.0, 1.0, 2.0, None)),
+		(("equals", "gpt-3.5-turbo-0613"), (1.5, 1.5, 2.0, None), "gpt-3.5-turbo-0613"),
+		(("equals", "gpt-3.5-turbo-1106"), (1.0, 1.0, 2.0, None), "gpt-3.5-turbo-1106"),
 		(
 			(
 				"or",
@@ -802,6 +916,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(3.0, 3.0, 4.0, None),
+			"gpt-3.5-turbo-16k",
 		),
 		(
 			(
@@ -812,6 +927,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.5, 1.5, 2.0, None),
+			"gpt-3.5-turbo-instruct",
 		),
 		(
 			(
@@ -824,6 +940,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(30.0, 30.0, 60.0, None),
+			"gpt-4",
 		),
 		(
 			(
@@ -835,6 +952,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(60.0, 60.0, 120.0, None),
+			"gpt-4-32k",
 		),
 		(
 			(
@@ -849,21 +967,29 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(10.0, 10.0, 30.0, None),
+			"gpt-4-turbo",
 		),
 		(
 			("or", (("equals", "gpt-4-vision-preview"), ("equals", "gpt-4-1106-vision-preview"))),
 			(10.0, 10.0, 30.0, None),
+			"gpt-4-vision-preview",
 		),
-		(("or", (("equals", "gpt-4.1"), ("equals", "gpt-4.1-2025-04-14"))), (2.0, 0.5, 8.0, None)),
+		(
+			("or", (("equals", "gpt-4.1"), ("equals", "gpt-4.1-2025-04-14"))),
+			(2.0, 0.5, 8.0, None),
+			"gpt-4.1",
+		),
 		(
 			("or", (("equals", "gpt-4.1-mini"), ("equals", "gpt-4.1-mini-2025-04-14"))),
 			(0.4, 0.1, 1.6, None),
+			"gpt-4.1-mini",
 		),
 		(
 			("or", (("equals", "gpt-4.1-nano"), ("equals", "gpt-4.1-nano-2025-04-14"))),
 			(0.1, 0.025, 0.4, None),
+			"gpt-4.1-nano",
 		),
-		(("starts_with", "gpt-4.5-preview"), (75.0, 37.5, 150.0, None)),
+		(("starts_with", "gpt-4.5-preview"), (75.0, 37.5, 150.0, None), "gpt-4.5-preview"),
 		(
 			(
 				"or",
@@ -874,9 +1000,10 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.5, 1.25, 10.0, None),
+			"gpt-4o",
 		),
-		(("equals", "gpt-4o-2024-05-13"), (5.0, 5.0, 15.0, None)),
-		(("starts_with", "gpt-4o-audio-preview"), (2.5, 2.5, 10.0, None)),
+		(("equals", "gpt-4o-2024-05-13"), (5.0, 5.0, 15.0, None), "gpt-4o-2024-05-13"),
+		(("starts_with", "gpt-4o-audio-preview"), (2.5, 2.5, 10.0, None), "gpt-4o-audio-preview"),
 		(
 			(
 				"or",
@@ -888,13 +1015,26 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.15, 0.075, 0.6, None),
+			"gpt-4o-mini",
 		),
-		(("starts_with", "gpt-4o-mini-2024-07-18.ft-"), (0.3, 0.3, 1.2, None)),
-		(("starts_with", "gpt-4o-mini-audio"), (0.15, 0.15, 0.6, None)),
-		(("starts_with", "gpt-4o-mini-realtime"), (0.6, 0.3, 2.4, None)),
-		(("equals", "gpt-4o-mini-transcribe"), (1.25, 1.25, 5.0, None)),
-		(("equals", "gpt-4o-mini-tts"), (0.6, 0.6, 12.0, None)),
-		(("starts_with", "gpt-4o-realtime"), (5.0, 2.5, 20.0, None)),
+		(
+			("starts_with", "gpt-4o-mini-2024-07-18.ft-"),
+			(0.3, 0.3, 1.2, None),
+			"gpt-4o-mini-2024-07-18.ft-",
+		),
+		(
+			("starts_with", "gpt-4o-mini-audio"),
+			(0.15, 0.15, 0.6, None),
+			"gpt-4o-mini-audio-preview",
+		),
+		(
+			("starts_with", "gpt-4o-mini-realtime"),
+			(0.6, 0.3, 2.4, None),
+			"gpt-4o-mini-realtime-preview",
+		),
+		(("equals", "gpt-4o-mini-transcribe"), (1.25, 1.25, 5.0, None), "gpt-4o-mini-transcribe"),
+		(("equals", "gpt-4o-mini-tts"), (0.6, 0.6, 12.0, None), "gpt-4o-mini-tts"),
+		(("starts_with", "gpt-4o-realtime"), (5.0, 2.5, 20.0, None), "gpt-4o-realtime-preview"),
 		(
 			(
 				"or",
@@ -904,12 +1044,14 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.5, 2.5, 10.0, None),
+			"gpt-4o-search-preview",
 		),
 		(
 			("or", (("equals", "gpt-4o-transcribe"), ("equals", "gpt-4o-transcribe-diarize"))),
 			(2.5, 2.5, 10.0, None),
+			"gpt-4o-transcribe",
 		),
-		(("equals", "gpt-4o:extended"), (6.0, 6.0, 18.0, None)),
+		(("equals", "gpt-4o:extended"), (6.0, 6.0, 18.0, None), "gpt-4o:extended"),
 		(
 			(
 				"or",
@@ -922,22 +1064,26 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.25, 0.125, 10.0, None),
+			"gpt-5",
 		),
-		(("equals", "gpt-5-image"), (10.0, 1.25, 10.0, None)),
-		(("equals", "gpt-5-image-mini"), (2.5, 0.25, 2.0, None)),
+		(("equals", "gpt-5-image"), (10.0, 1.25, 10.0, None), "gpt-5-image"),
+		(("equals", "gpt-5-image-mini"), (2.5, 0.25, 2.0, None), "gpt-5-image-mini"),
 		(
 			("or", (("equals", "gpt-5-mini"), ("equals", "gpt-5-mini-2025-08-07"))),
 			(0.25, 0.025, 2.0, None),
+			"gpt-5-mini",
 		),
 		(
 			("or", (("equals", "gpt-5-nano"), ("starts_with", "gpt-5-nano-"))),
 			(0.05, 0.005, 0.4, None),
+			"gpt-5-nano",
 		),
 		(
 			("or", (("equals", "gpt-5-pro"), ("equals", "gpt-5-pro-2025-10-06"))),
 			(15.0, 15.0, 120.0, None),
+			"gpt-5-pro",
 		),
-		(("equals", "gpt-5-search-api"), (1.25, 0.125, 10.0, None)),
+		(("equals", "gpt-5-search-api"), (1.25, 0.125, 10.0, None), "gpt-5-search-api"),
 		(
 			(
 				"or",
@@ -957,6 +1103,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.25, 0.125, 10.0, None),
+			"gpt-5.1",
 		),
 		(
 			(
@@ -969,6 +1116,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.25, 0.025, 2.0, None),
+			"gpt-5.1-codex-mini",
 		),
 		(
 			(
@@ -987,6 +1135,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.75, 0.175, 14.0, None),
+			"gpt-5.2",
 		),
 		(
 			(
@@ -998,6 +1147,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(21.0, 21.0, 168.0, None),
+			"gpt-5.2-pro",
 		),
 		(
 			(
@@ -1012,10 +1162,12 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.75, 0.175, 14.0, None),
+			"gpt-5.3",
 		),
 		(
 			("or", (("equals", "gpt-5.3-codex"), ("equals", "gpt-5-3-codex"))),
 			(1.75, 0.175, 14.0, None),
+			"gpt-5.3-codex",
 		),
 		(
 			(
@@ -1028,8 +1180,9 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.5, 0.25, 15.0, None),
+			"gpt-5.4",
 		),
-		(("equals", "gpt-5.4-image-2"), (8.0, 2.0, 15.0, None)),
+		(("equals", "gpt-5.4-image-2"), (8.0, 2.0, 15.0, None), "gpt-5.4-image-2"),
 		(
 			(
 				"or",
@@ -1041,6 +1194,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.75, 0.075, 4.5, None),
+			"gpt-5.4-mini",
 		),
 		(
 			(
@@ -1053,6 +1207,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.2, 0.02, 1.25, None),
+			"gpt-5.4-nano",
 		),
 		(
 			(
@@ -1065,6 +1220,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(30.0, 30.0, 180.0, None),
+			"gpt-5.4-pro",
 		),
 		(
 			(
@@ -1085,8 +1241,9 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 0.5, 30.0, None),
+			"gpt-5.5",
 		),
-		(("equals", "gpt-5.5-cyber"), (12.5, 1.25, 75.0, None)),
+		(("equals", "gpt-5.5-cyber"), (12.5, 1.25, 75.0, None), "gpt-5.5-cyber"),
 		(
 			(
 				"or",
@@ -1098,8 +1255,9 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(30.0, 30.0, 180.0, None),
+			"gpt-5.5-pro",
 		),
-		(("equals", "gpt-5.6-cyber"), (12.5, 1.25, 75.0, 15.625)),
+		(("equals", "gpt-5.6-cyber"), (12.5, 1.25, 75.0, 15.625), "gpt-5.6-cyber"),
 		(
 			(
 				"or",
@@ -1111,6 +1269,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.2, 0.02, 1.2, 0.25),
+			"gpt-5.6-luna",
 		),
 		(
 			(
@@ -1125,6 +1284,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(4.0, 0.4, 20.0, 5.0),
+			"gpt-5.6-sol",
 		),
 		(
 			(
@@ -1137,24 +1297,29 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.0, 0.2, 12.0, 2.5),
+			"gpt-5.6-terra",
 		),
 		(
 			("or", (("equals", "gpt-6-astra"), ("regex", "^gpt-6-astra-\\d{4}-\\d{2}-\\d{2}$"))),
 			(10.0, 1.0, 50.0, 12.5),
+			"gpt-6-astra",
 		),
-		(("equals", "gpt-6-cyber"), (20.0, 2.0, 100.0, 25.0)),
+		(("equals", "gpt-6-cyber"), (20.0, 2.0, 100.0, 25.0), "gpt-6-cyber"),
 		(
 			("or", (("equals", "gpt-6-luna"), ("regex", "^gpt-6-luna-\\d{4}-\\d{2}-\\d{2}$"))),
 			(0.1, 0.01, 0.5, 0.125),
+			"gpt-6-luna",
 		),
-		(("equals", "gpt-6-rosalind"), (15.0, 1.5, 75.0, 18.75)),
+		(("equals", "gpt-6-rosalind"), (15.0, 1.5, 75.0, 18.75), "gpt-6-rosalind"),
 		(
 			("or", (("equals", "gpt-6-sol"), ("regex", "^gpt-6-sol-\\d{4}-\\d{2}-\\d{2}$"))),
 			(2.0, 0.2, 10.0, 2.5),
+			"gpt-6-sol",
 		),
 		(
 			("or", (("equals", "gpt-6.1-sol"), ("regex", "^gpt-6\\.1-sol-\\d{4}-\\d{2}-\\d{2}$"))),
 			(2.0, 0.1, 10.0, 2.5),
+			"gpt-6.1-sol",
 		),
 		(
 			(
@@ -1162,6 +1327,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("equals", "gpt-6.1-terra"), ("regex", "^gpt-6\\.1-terra-\\d{4}-\\d{2}-\\d{2}$")),
 			),
 			(1.0, 0.05, 5.0, 1.25),
+			"gpt-6.1-terra",
 		),
 		(
 			(
@@ -1173,6 +1339,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.5, 2.5, 10.0, None),
+			"gpt-audio",
 		),
 		(
 			(
@@ -1184,20 +1351,24 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.6, 0.6, 2.4, None),
+			"gpt-audio-mini",
 		),
 		(
 			("or", (("equals", "gpt-chat-latest"), ("equals", "chat-latest"))),
 			(5.0, 0.5, 30.0, None),
+			"gpt-chat-latest",
 		),
-		(("equals", "gpt-image-1"), (5.0, 1.25, 40.0, None)),
-		(("or", (("equals", "gpt-image-1-mini"),)), (2.0, 0.2, 8.0, None)),
+		(("equals", "gpt-image-1"), (5.0, 1.25, 40.0, None), "gpt-image-1"),
+		(("or", (("equals", "gpt-image-1-mini"),)), (2.0, 0.2, 8.0, None), "gpt-image-1-mini"),
 		(
 			("or", (("equals", "gpt-image-1.5"), ("equals", "gpt-image-1.5-2025-12-16"))),
 			(5.0, 1.25, 10.0, None),
+			"gpt-image-1.5",
 		),
 		(
 			("or", (("equals", "gpt-image-2"), ("equals", "gpt-image-2-2026-04-21"))),
 			(5.0, 1.25, 30.0, None),
+			"gpt-image-2",
 		),
 		(
 			(
@@ -1205,6 +1376,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				(("equals", "gpt-image-2.5-flare"), ("equals", "gpt-image-2.5-flare-2026-09-08")),
 			),
 			(5.0, 1.25, 30.0, None),
+			"gpt-image-2.5-flare",
 		),
 		(
 			(
@@ -1215,10 +1387,11 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(5.0, 1.25, 30.0, None),
+			"gpt-image-2.5-sunburst",
 		),
-		(("equals", "gpt-oss-120b"), (0.039, 0.039, 0.18, None)),
-		(("equals", "gpt-oss-20b"), (0.029, 0.029, 0.14, None)),
-		(("equals", "gpt-oss-safeguard-20b"), (0.075, 0.037, 0.3, None)),
+		(("equals", "gpt-oss-120b"), (0.039, 0.039, 0.18, None), "gpt-oss-120b"),
+		(("equals", "gpt-oss-20b"), (0.029, 0.029, 0.14, None), "gpt-oss-20b"),
+		(("equals", "gpt-oss-safeguard-20b"), (0.075, 0.037, 0.3, None), "gpt-oss-safeguard-20b"),
 		(
 			(
 				"or",
@@ -1229,10 +1402,12 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(4.0, 0.4, 16.0, None),
+			"gpt-realtime",
 		),
 		(
 			("or", (("equals", "gpt-realtime-2"), ("equals", "gpt-realtime-2.1"))),
 			(4.0, 0.4, 24.0, None),
+			"gpt-realtime-2",
 		),
 		(
 			(
@@ -1245,23 +1420,31 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(0.6, 0.06, 2.4, None),
+			"gpt-realtime-mini",
 		),
-		(("equals", "gpt-rosalind-discovery"), (5.0, 0.5, 25.0, None)),
-		(("equals", "gpt-rosalind-research"), (5.0, 0.5, 25.0, None)),
-		(("or", (("equals", "o1"), ("equals", "o1-2024-12-17"))), (15.0, 7.5, 60.0, None)),
-		(("or", (("equals", "o1-mini"), ("equals", "o1-mini-2024-09-12"))), (1.1, 0.55, 4.4, None)),
+		(("equals", "gpt-rosalind-discovery"), (5.0, 0.5, 25.0, None), "gpt-rosalind-discovery"),
+		(("equals", "gpt-rosalind-research"), (5.0, 0.5, 25.0, None), "gpt-rosalind-research"),
+		(("or", (("equals", "o1"), ("equals", "o1-2024-12-17"))), (15.0, 7.5, 60.0, None), "o1"),
+		(
+			("or", (("equals", "o1-mini"), ("equals", "o1-mini-2024-09-12"))),
+			(1.1, 0.55, 4.4, None),
+			"o1-mini",
+		),
 		(
 			("or", (("equals", "o1-preview"), ("equals", "o1-preview-2024-09-12"))),
 			(15.0, 7.5, 60.0, None),
+			"o1-preview",
 		),
 		(
 			("or", (("equals", "o1-pro"), ("equals", "o1-pro-2025-03-19"))),
 			(150.0, 150.0, 600.0, None),
+			"o1-pro",
 		),
-		(("or", (("equals", "o3"), ("equals", "o3-2025-04-16"))), (2.0, 0.5, 8.0, None)),
+		(("or", (("equals", "o3"), ("equals", "o3-2025-04-16"))), (2.0, 0.5, 8.0, None), "o3"),
 		(
 			("or", (("equals", "o3-deep-research"), ("equals", "o3-deep-research-2025-06-26"))),
 			(10.0, 2.5, 40.0, None),
+			"o3-deep-research",
 		),
 		(
 			(
@@ -1273,8 +1456,13 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.1, 0.55, 4.4, None),
+			"o3-mini",
 		),
-		(("or", (("equals", "o3-pro"), ("equals", "o3-pro-2025-06-10"))), (20.0, 20.0, 80.0, None)),
+		(
+			("or", (("equals", "o3-pro"), ("equals", "o3-pro-2025-06-10"))),
+			(20.0, 20.0, 80.0, None),
+			"o3-pro",
+		),
 		(
 			(
 				"or",
@@ -1285,6 +1473,7 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(1.1, 0.275, 4.4, None),
+			"o4-mini",
 		),
 		(
 			(
@@ -1295,13 +1484,51 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None]], ...
 				),
 			),
 			(2.0, 0.5, 8.0, None),
+			"o4-mini-deep-research",
 		),
-		(("equals", "text-davinci-002"), (20.0, 20.0, 20.0, None)),
-		(("equals", "text-davinci-003"), (20.0, 20.0, 20.0, None)),
+		(("equals", "text-davinci-002"), (20.0, 20.0, 20.0, None), "text-davinci-002"),
+		(("equals", "text-davinci-003"), (20.0, 20.0, 20.0, None), "text-davinci-003"),
 	),
 }
 """genai-prices' match rules in its order, each with its model's price: an id that is not
 in `PRICES` (a fine-tune ``ft:gpt-4o-mini-2024-07-18:org::id``, a dated preview, another
-spelling) is priced as genai-prices prices it. A rule: ``(kind, text)`` with kind
-``starts_with``, ``ends_with``, ``contains``, ``regex`` or ``equals``, or ``("or" | "and",
-rules)``."""
+spelling) is priced as genai-prices prices it, and tiered as its model (the id after the
+price, a key of `TIERS`). A rule: ``(kind, text)`` with kind ``starts_with``,
+``ends_with``, ``contains``, ``regex`` or ``equals``, or ``("or" | "and", rules)``."""
+
+TIERS: dict[str, dict[str, tuple[tuple[int, tuple[float, float, float, float | None]], ...]]] = {
+	"anthropic": {
+		"claude-haiku-5-5": ((100000, (0.5, 0.05, 2.5, 0.625)),),
+		"claude-sonnet-4-5": ((200000, (6.0, 0.6, 22.5, 7.5)),),
+	},
+	"google": {
+		"claude-haiku-5-5": ((100000, (0.5, 0.05, 2.5, 0.625)),),
+		"claude-sonnet-4-5": ((200000, (6.0, 0.6, 22.5, 7.5)),),
+		"gemini-1.5-flash": ((128000, (0.15, 0.0375, 0.6, None)),),
+		"gemini-1.5-pro": ((128000, (2.5, 2.5, 10.0, None)),),
+		"gemini-2.5-pro": ((200000, (2.5, 0.25, 15.0, None)),),
+		"gemini-3-pro-preview": ((200000, (4.0, 0.4, 18.0, None)),),
+		"gemini-3.1-pro-preview": ((200000, (4.0, 0.4, 18.0, None)),),
+		"gemini-flash-1.5": ((128000, (0.15, 0.0375, 0.6, None)),),
+		"gemini-flash-1.5-8b": ((128000, (0.075, 0.02, 0.3, None)),),
+		"gemini-pro-1.5": ((128000, (2.5, 0.625, 10.0, None)),),
+	},
+	"openai": {
+		"gpt-5.4": ((272000, (5.0, 0.5, 22.5, None)),),
+		"gpt-5.4-pro": ((272000, (60.0, 60.0, 270.0, None)),),
+		"gpt-5.5": ((272000, (10.0, 1.0, 45.0, None)),),
+		"gpt-5.5-pro": ((272000, (60.0, 60.0, 270.0, None)),),
+		"gpt-5.6-luna": ((272000, (0.4, 0.04, 1.8, 0.5)),),
+		"gpt-5.6-sol": ((272000, (8.0, 0.8, 30.0, 10.0)),),
+		"gpt-5.6-terra": ((272000, (4.0, 0.4, 18.0, 5.0)),),
+		"gpt-6-astra": ((272000, (20.0, 2.0, 75.0, 25.0)),),
+		"gpt-6-luna": ((272000, (0.2, 0.02, 0.75, 0.25)),),
+		"gpt-6-rosalind": ((272000, (30.0, 3.0, 112.5, 37.5)),),
+		"gpt-6-sol": ((272000, (4.0, 0.4, 15.0, 5.0)),),
+		"gpt-6.1-sol": ((272000, (4.0, 0.2, 15.0, 5.0)),),
+		"gpt-6.1-terra": ((272000, (2.0, 0.1, 7.5, 2.5)),),
+	},
+}
+"""The tiered models by genai-prices id: ``(start, price)`` in ascending order; a prompt of
+more than ``start`` tokens (cached and written ones included) pays that price for all its
+tokens, input and output (the "cliff" model of the price pages and genai-prices)."""

@@ -10,8 +10,10 @@ another 0.25 s when idle (2 to 3.7 s under load), for 1.6 MB of data, pydantic m
 HTTP client (httpx2); importing the generated table takes about 10 ms, and only once a reply is
 priced.
 
-Prices are the base tier: prompts past a long-context threshold (200k or 272k tokens), web
-searches and batch discounts are not included, so the cost is an estimate. A model id is looked up as
+A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro past 200k
+tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
+as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Web searches and
+batch discounts are not included, so the cost is an estimate. A model id is looked up as
 it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix;
 then by genai-prices' own match rules (`openmolt_providers._price_table.MATCH`), so a fine-tune
 (``ft:gpt-4o-mini-2024-07-18:org::id``), a dated preview or another spelling costs what
@@ -27,7 +29,7 @@ import re
 from datetime import date
 from typing import Any
 
-from openmolt_providers._price_table import MATCH, PRICES
+from openmolt_providers._price_table import MATCH, PRICES, TIERS
 
 __all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for"]
 
@@ -36,40 +38,50 @@ Price = tuple[float, float, float, float | None]
 
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 _ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0"}
-_cache: dict[tuple[str, str], Price | None] = {}
+_cache: dict[tuple[str, str], tuple[str, Price] | None] = {}
 
 
 def price_for(provider: str, model: str) -> Price | None:
-	"""The list price of a model, ignoring a date or ``-latest`` suffix; None when unknown."""
+	"""A model's list price (its base tier), ignoring a date or ``-latest`` suffix; or None."""
+	found = _found(provider, model)
+	return found[1] if found is not None else None
+
+
+def _found(provider: str, model: str) -> tuple[str, Price] | None:
+	"""The genai-prices id a model id is priced as, and its base price; None when unknown."""
 	key = (provider, model)
 	if key not in _cache:
 		table = PRICES.get(provider, {})
 		name = model.rsplit("/", 1)[-1].lower()
 		base = _SUFFIX.sub("", name)
-		_cache[key] = (
-			table.get(name)
-			or table.get(base)
-			or table.get(_ALIASES.get(base, ""))
-			# A model named without "-preview" while only its preview is priced: the preview's
-			# price (the spec's gemini-3.1-pro).
-			or table.get(f"{base}-preview")
-			or _matched(provider, name)
-		)
+		# A model named without "-preview" while only its preview is priced: the preview's price
+		# (the spec's gemini-3.1-pro).
+		listed = (name, base, _ALIASES.get(base, ""), f"{base}-preview")
+		known = next((m for m in listed if table.get(m)), None)
+		_cache[key] = (known, table[known]) if known else _matched(provider, name)
 	return _cache[key]
 
 
-def _matched(provider: str, name: str) -> Price | None:
-	"""The price genai-prices' match rules give a model id (its ``find_model``), or None.
+def _matched(provider: str, name: str) -> tuple[str, Price] | None:
+	"""The model and price genai-prices' match rules give a model id (its ``find_model``).
 
 	The first rule that matches wins; an id with a compact date (``gpt-5.2-20251211``, as
 	LiteLLM and OpenRouter write it) is tried again with the date dashed.
 	"""
 	rules = MATCH.get(provider, ())
 	for ref in dict.fromkeys((name, _COMPACT_DATE.sub(_dashed, name))):
-		for rule, price in rules:
+		for rule, price, model in rules:
 			if _matches(rule, ref):
-				return price
+				return model, price
 	return None
+
+
+def _tier(provider: str, model: str, price: Price, prompt: int) -> Price:
+	"""The prices a prompt of ``prompt`` tokens pays: past a tier's start, the tier's (`TIERS`)."""
+	for start, tier in reversed(TIERS.get(provider, {}).get(model, ())):
+		if prompt > start:
+			return tier
+	return price
 
 
 def _matches(rule: tuple[Any, ...], ref: str) -> bool:
@@ -117,7 +129,8 @@ def cost(
 	Args:
 		provider: ``openai``, ``anthropic`` or ``google``.
 		model: The model name.
-		input_tokens: All prompt tokens, cached and cache-written ones included.
+		input_tokens: All prompt tokens, cached and cache-written ones included; past the
+			model's long-context threshold, every token costs the tier's price (`TIERS`).
 		output_tokens: All output tokens, reasoning included.
 		cached_tokens: Prompt tokens read from the cache.
 		cache_write_tokens: Prompt tokens written to the cache, the 1-hour ones included.
@@ -128,10 +141,10 @@ def cost(
 	Returns:
 		The cost, or None when the model's price is unknown.
 	"""
-	price = price_for(provider, model)
-	if price is None:
+	found = _found(provider, model)
+	if found is None:
 		return None
-	inp, cached, out, write = price
+	inp, cached, out, write = _tier(provider, *found, input_tokens)
 	fresh = max(input_tokens - cached_tokens - cache_write_tokens, 0)
 	hour = min(max(hour_writes, 0), cache_write_tokens)
 	total = (

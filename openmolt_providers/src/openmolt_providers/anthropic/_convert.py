@@ -21,6 +21,7 @@ from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.anthropic._models import (
 	adaptive,
 	default_max_tokens,
+	has_thinking,
 	one_sampler,
 	sampling_removed,
 )
@@ -146,6 +147,11 @@ def _thinking(provider: AnthropicProvider, request: ModelRequest, body: dict[str
 	if thinking is None or thinking is False:
 		return False
 	model = request.model
+	if not has_thinking(model):
+		provider.warn(
+			model, "thinking", "has no extended thinking (Claude 3.7 Sonnet and later do); ignored"
+		)
+		return False
 	if adaptive(model):
 		body["thinking"] = {"type": "adaptive"}
 		if thinking is not True:

@@ -1,5 +1,7 @@
 """What Claude models accept, by version (from Anthropic's model, thinking and migration guides).
 
+- Extended thinking exists on Claude 3.7 Sonnet and Claude 4 and later (extended thinking page,
+  "Supported models"); the Claude 3 and 3.5 models refuse ``thinking`` with a 400.
 - Claude 4.6 and later think adaptively (``thinking: {"type": "adaptive"}`` with
   ``output_config.effort``); 4.7 and later reject the older ``budget_tokens`` form, which is the
   only form before 4.6.
@@ -21,6 +23,7 @@ from openmolt_providers._model_id import model_name
 __all__ = [
 	"adaptive",
 	"default_max_tokens",
+	"has_thinking",
 	"one_sampler",
 	"sampling_removed",
 	"structured",
@@ -41,6 +44,15 @@ def version(model: str) -> tuple[int, int]:
 	if not parts:
 		return (0, 0)
 	return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+
+
+def has_thinking(model: str) -> bool:
+	"""Whether the model has extended thinking (Claude 3.7 Sonnet and later).
+
+	An id whose version is not known (`version` gives (0, 0)) is given the benefit of the doubt.
+	"""
+	v = version(model)
+	return v == (0, 0) or v >= (3, 7)
 
 
 def adaptive(model: str) -> bool:

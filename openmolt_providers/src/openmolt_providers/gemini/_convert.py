@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
@@ -47,12 +48,20 @@ BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 
 _LEVELS = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
 
+_NO_MINIMAL = re.compile(r"^gemini-3(\.\d+)?-pro|^gemini-3\.[7-9]-flash(?!-lite)|^gemini-[4-9]")
+"""Gemini 3 and later models without the thinking level MINIMAL, so thinking cannot stop (LOW is
+their lowest): the Pro models, Gemini 3.7 Flash and later Flash models (not their Flash-Lite), and
+Gemini 4 (Google's thinking page, "supported thinking_level values": 3.7 and 3.8 Flash take LOW,
+MEDIUM and HIGH; 3 Flash, 3.5 and 3.6 Flash and the Flash-Lite models take MINIMAL too; Gemini 4
+Argon's page: "tunable thinking levels (low, medium, high)")."""
+
 
 def _family(model: str) -> str:
+	"""How the model is asked to think: ``3`` in levels (Gemini 3 and later), ``2.5`` in budgets."""
 	m = model_name(model)
 	if m.startswith("gemma-"):
 		return "gemma"
-	if m.startswith("gemini-3"):
+	if m.startswith("gemini-") and version(model) >= (3, 0):
 		return "3"
 	if m.startswith("gemini-2.5"):
 		return "2.5"
@@ -100,9 +109,11 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	pro = "-pro" in name
 	if family == "3":
 		if thinking is False:
-			if pro:
+			if _NO_MINIMAL.match(name):
 				provider.warn(
-					model, "thinking", "Gemini 3 Pro cannot stop thinking; using level LOW"
+					model,
+					"thinking",
+					"this model cannot stop thinking (it has no level MINIMAL); using level LOW",
 				)
 				return {"thinkingLevel": "LOW"}
 			return {"thinkingLevel": "MINIMAL"}
