@@ -266,6 +266,10 @@ def test_the_keys_set_a_run_names_for_an_agent_file_s_own_integration_works(
 		(["set", "openai", "sk-proj-0123456789abcdef"], "not its value"),
 		(["set", "slack", "xoxb-1234-5678-AbCdEf"], "not its value"),
 		(["set", "s3.AKIA1234567890ABCD"], "not its value"),
+		# ids no integration may take (the core's built-ins, create_agent's tools): stored as
+		# 'the variable an agent file's own integration of that id reads', which none can
+		(["set", "local", "token"], "integration id 'local' is reserved"),
+		(["set", "openmolt", "apiKey"], "integration id 'openmolt' is reserved"),
 	],
 )
 def test_keys_set_for_an_agent_file_s_integration_never_takes_another_s_variable(

@@ -472,12 +472,17 @@ def _elsewhere(om: OpenMolt, name: str, key: str) -> str:
 	"""The variable of ``NAME KEY`` for an integration an agent file adds (`_owner`'s "elsewhere").
 
 	Raises:
-		ConfigurationError: The variable is one an installed provider or integration reads (``s3_secret accessKey``
+		ConfigurationError: No integration may have the id (``local``, ``openmolt``), or the
+			variable is one an installed provider or integration reads (``s3_secret accessKey``
 			is s3's ``OPENMOLT_S3_SECRET_ACCESS_KEY``): it is set as that one's key, by its name.
 	"""
 	from openmolt_core.integrations.connect import env_var
 	from openmolt_core.integrations.preflight import config_keys
+	from openmolt_core.plugins import _id_problem  # the one rule of the ids integrations take
 
+	problem = _id_problem(name)
+	if problem:  # 'local', 'openmolt': no agent file's integration has it, so none reads its key
+		raise ConfigurationError(f"`openmolt keys set {name} {key}`: {problem}")
 	variable = env_var(name, key)
 	owners = [(p, "apiKey", p) for p in om.plugins.provider_names() if env_var(p) == variable]
 	for iid in om.plugins.integration_ids():
