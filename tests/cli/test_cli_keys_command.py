@@ -245,3 +245,46 @@ def test_the_keys_set_a_run_names_for_an_agent_file_s_own_integration_works(
 	# A name no integration could have is still refused, not made a variable.
 	assert openmolt_main(["keys", "set", "pet store", "apiKey", "--value", "v-123456"]) == 2
 	assert "neither a provider" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+	("args", "said"),
+	[
+		# s3's own secret, under a name no integration has: it was stored (and removed) as
+		# 'the variable an agent file's own integration of that id reads'.
+		(["set", "s3_secret", "accessKey"], "is s3's secretAccessKey (`openmolt keys set s3 "),
+		(["set", "s3Secret", "access-key"], "is s3's secretAccessKey"),
+		(["remove", "s3_secret", "accessKey"], "is s3's secretAccessKey"),
+		(["set", "petstore", "_"], "KEY is the name of the config key"),  # OPENMOLT_PETSTORE_
+		(["set", "petstore", "-"], "KEY is the name of the config key"),
+		# a value where the key's name goes: it was printed in the note, and stored as the
+		# variable's name (OPENMOLT_PETSTORE_SK_LIVE_0123456789ABCDEF, shown by `keys list`)
+		(["set", "petstore", "sk-live-0123456789abcdef"], "KEY is the name of the config key"),
+		(["set", "petstore", "sk_live_51HxAbCdEf"], "not its value"),
+		(["remove", "petstore", "xoxb-1234-5678-AbCdEf"], "not its value"),
+		# so for a provider's and an installed integration's: it was said back in the refusal
+		(["set", "openai", "sk-proj-0123456789abcdef"], "not its value"),
+		(["set", "slack", "xoxb-1234-5678-AbCdEf"], "not its value"),
+		(["set", "s3.AKIA1234567890ABCD"], "not its value"),
+		# ids no integration may take (the core's built-ins, create_agent's tools): stored as
+		# 'the variable an agent file's own integration of that id reads', which none can
+		(["set", "local", "token"], "integration id 'local' is reserved"),
+		(["set", "openmolt", "apiKey"], "integration id 'openmolt' is reserved"),
+	],
+)
+def test_keys_set_for_an_agent_file_s_integration_never_takes_another_s_variable(
+	args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`keys set NAME KEY` for a name nothing installed has stores OPENMOLT_<NAME>_<KEY>: never a
+	variable an installed integration reads (its key overwritten, or removed), nor one whose KEY
+	is no key's name (none at all, or a value given in its place, which is not said back)."""
+	from openmolt_core.cli import _keystore as store
+
+	store.save("OPENMOLT_S3_SECRET_ACCESS_KEY", "v-kept-123456")
+	value = ["--value", "v-123456"] if args[0] == "set" else []
+	assert openmolt_main(["keys", *args, *value]) == 2
+	err = capsys.readouterr().err
+	assert said in err, err
+	assert "v-123456" not in err and "v-kept" not in err
+	assert not any(secret in err for secret in ("live", "xoxb", "0123", "AKIA"))
+	assert _stored() == {"OPENMOLT_S3_SECRET_ACCESS_KEY": "v-kept-123456"}

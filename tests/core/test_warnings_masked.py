@@ -106,3 +106,64 @@ def _line() -> int:
 	import sys
 
 	return sys._getframe(1).f_lineno
+
+
+def test_a_plugin_conflict_points_at_the_application_s_line_not_into_pluggy() -> None:
+	"""Two plugins named as plugins are (``openmolt_<thing>``) registering one id: the warning
+	pointed into pluggy's ``_execution.py``, the frame above their registration hooks."""
+	import types
+
+	from openmolt import OpenMolt
+	from openmolt_core.plugins import PluginConflictWarning
+
+	source = (
+		"from openmolt_core import hookimpl\n"
+		"@hookimpl\n"
+		"def register_integrations(register):\n"
+		"\tregister({'name': 'W', 'apiSetup': {'baseUrl': 'https://x.example'}, 'tools': []},"
+		" id='dup')\n"
+	)
+	plugins = []
+	for name in ("openmolt_weather_one", "openmolt_weather_two"):
+		module = types.ModuleType(name)
+		exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+		plugins.append(module)
+	om = OpenMolt(plugins=plugins, entry_points=False)
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		line = _line() + 1
+		om.plugins.integration("dup")
+	found = [(w.filename, w.lineno) for w in seen if w.category is PluginConflictWarning]
+	assert found == [(__file__, line)]
+
+
+def test_a_warning_at_the_caller_with_no_python_caller_is_still_given() -> None:
+	"""`warn(at_caller=True)` called from C (a thread's target) raised 'call stack is not deep
+	enough' instead of warning: the frame walk asked for a frame two above it."""
+	import _thread
+	import threading
+
+	from openmolt_core._support.masking import warn
+
+	done = threading.Event()
+	failed: list[BaseException] = []
+
+	def target() -> None:
+		try:
+			warn("no caller", UserWarning, at_caller=True)
+		except BaseException as exc:
+			failed.append(exc)
+		finally:
+			done.set()
+
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		_thread.start_new_thread(warn, ("from C", UserWarning), {"at_caller": True})
+		_thread.start_new_thread(target, ())
+		assert done.wait(10)
+		for _ in range(100):  # the first thread has no event to say it is done
+			if any(str(w.message) == "from C" for w in seen):
+				break
+			threading.Event().wait(0.05)
+	assert failed == []
+	assert {str(w.message) for w in seen} >= {"from C", "no caller"}

@@ -338,6 +338,8 @@ def test_many_names_making_one_input_name_are_numbered_in_linear_time(
 			"Is the call live? Calls end after 4 hours.",
 		),
 		("Hang up!", "The call ends at once.", "Hang up! The call ends at once."),
+		('Say "hello."', "Then hang up.", 'Say "hello." Then hang up.'),
+		("Details:", "The call's state.", "Details. The call's state."),
 	],
 )
 def test_a_description_says_the_summary_once(summary: str, detail: str, expected: str) -> None:
@@ -356,6 +358,13 @@ def test_a_description_says_the_summary_once(summary: str, detail: str, expected
 		("Only calls that started before this.", "Only calls that started before this. Sent as"),
 		("Is it before this?", "Is it before this? Sent as"),
 		("Before this (UTC) ", "Before this (UTC). Sent as"),
+		# a sentence ended inside quotes or brackets, and a colon before a list left out: they
+		# were 'Say "now.". Sent as' and 'One of:. Sent as' (before: 'One of: Sent as')
+		('Say "now."', 'Say "now." Sent as'),
+		("(Deprecated.)", "(Deprecated.) Sent as"),
+		("One of:", "One of. Sent as"),
+		("Start, end;", "Start, end. Sent as"),
+		(":", "Sent as"),
 	],
 )
 def test_a_renamed_inputs_own_description_ends_before_the_name_it_is_sent_as(

@@ -129,6 +129,7 @@ __all__ = [
 	"StoredSession",
 	"default_path",
 	"history_of",
+	"hold_turns_for",
 	"items_after",
 	"last_reply",
 	"read_history",
@@ -1070,6 +1071,9 @@ def hold_turns_for(seconds: float) -> None:
 
 	Args:
 		seconds: The lapse, more than 0.
+
+	Raises:
+		ValueError: ``seconds`` is not more than 0.
 	"""
 	global _TURN_LAPSE
 	if seconds <= 0:

@@ -1842,10 +1842,21 @@ def environment_secrets_now() -> frozenset[str]:
 
 
 _NOT_THE_CALLER = frozenset(
-	{"anyio", "asyncio", "concurrent", "contextlib", "functools", "sniffio", "threading", "trio"}
+	{
+		"anyio",
+		"asyncio",
+		"concurrent",
+		"contextlib",
+		"functools",
+		"pluggy",
+		"sniffio",
+		"threading",
+		"trio",
+	}
 )
 """Packages between a caller's line and OpenMolt's code that are not the caller either: the event
-loop and task machinery a run's coroutines are driven by."""
+loop and task machinery a run's coroutines are driven by, and pluggy, which calls a plugin's
+registration hook (a plugin named ``openmolt_<thing>``, as plugins are, is passed as OpenMolt's)."""
 
 
 def _caller_outside() -> int | None:
@@ -1856,7 +1867,9 @@ def _caller_outside() -> int | None:
 	import sys
 	from types import FrameType
 
-	frame: FrameType | None = sys._getframe(2)  # warn's caller
+	# warn's caller: None when warn is called from C (a thread's target, a callback), where
+	# sys._getframe(2) would raise
+	frame: FrameType | None = sys._getframe(1).f_back
 	level = 2  # warnings.warn's stacklevel of that frame, counted from warn
 	while frame is not None:
 		package = str(frame.f_globals.get("__name__", "")).split(".")[0]

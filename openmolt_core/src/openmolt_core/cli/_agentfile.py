@@ -344,6 +344,9 @@ def validate(data: dict[str, Any]) -> AgentFile:
 	same, in the same words; the `AgentFile` made of its values has the rare fields' defaults, as
 	validation gives them (`tests/cli/test_cli_agentfile_rare.py` holds the two ways equal).
 
+	Args:
+		data: The agent file's JSON object.
+
 	Raises:
 		ValidationError: As `AgentFile.model_validate` raises it.
 	"""

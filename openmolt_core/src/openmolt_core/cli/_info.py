@@ -170,8 +170,13 @@ def list_integrations(om: OpenMolt, out: IO[str], *, as_json: bool) -> None:
 	)
 
 
+def _first_paragraph(text: str) -> str:
+	"""A description's first paragraph, its lines and spaces joined as one line."""
+	return " ".join(text.strip().split("\n\n")[0].split())
+
+
 def _one_line(text: str, width: int = 72) -> str:
-	first = " ".join(text.strip().split("\n\n")[0].split())
+	first = _first_paragraph(text)
 	# The first sentence: a period after "e.g" or "i.e" does not end it.
 	sentence = re.split(r"(?<!\be\.g)(?<!\bi\.e)\. ", first)[0].rstrip(".")
 	line = sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
@@ -283,7 +288,7 @@ def list_tools(
 	if spec.description:  # its first paragraph whole, wrapped: a table row cuts, this does not
 		import textwrap
 
-		first = " ".join(spec.description.strip().split("\n\n")[0].split())
+		first = _first_paragraph(spec.description)
 		out.write(textwrap.fill(first, 100, break_long_words=False, break_on_hyphens=False) + "\n")
 	_write_needs(out, needs, integration_id)
 	howto = _how_to_connect(spec.docs)

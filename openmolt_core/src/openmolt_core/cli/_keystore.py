@@ -458,6 +458,50 @@ def _named_variable(om: OpenMolt, variable: str, *, removing: bool = False) -> s
 	return variable
 
 
+_KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*")
+"""A config key's name (``apiKey``, ``secret_access_key``, ``oauth2-token``): words, and no two
+digits in a row, which a token has (``sk_live_51H...``, ``xoxb-1234-...``)."""
+
+
+def _key_name(key: str) -> bool:
+	"""Whether ``key`` reads as a config key's name (`_KEY_NAME`, at most 40 characters)."""
+	return _KEY_NAME.fullmatch(key) is not None and len(key) <= 40 and not re.search(r"\d\d", key)
+
+
+def _elsewhere(om: OpenMolt, name: str, key: str) -> str:
+	"""The variable of ``NAME KEY`` for an integration an agent file adds (`_owner`'s "elsewhere").
+
+	Raises:
+		ConfigurationError: No integration may have the id (``local``, ``openmolt``), or the
+			variable is one an installed provider or integration reads (``s3_secret accessKey``
+			is s3's ``OPENMOLT_S3_SECRET_ACCESS_KEY``): it is set as that one's key, by its name.
+	"""
+	from openmolt_core.integrations.connect import env_var
+	from openmolt_core.integrations.preflight import config_keys
+	from openmolt_core.plugins import _id_problem  # the one rule of the ids integrations take
+
+	problem = _id_problem(name)
+	if problem:  # 'local', 'openmolt': no agent file's integration has it, so none reads its key
+		raise ConfigurationError(f"`openmolt keys set {name} {key}`: {problem}")
+	variable = env_var(name, key)
+	owners = [(p, "apiKey", p) for p in om.plugins.provider_names() if env_var(p) == variable]
+	for iid in om.plugins.integration_ids():
+		if not owners and variable.startswith(env_var(iid, "")):
+			try:
+				read = config_keys(om.plugins.integration(iid))
+			except OpenMoltError:
+				continue  # it cannot load: `openmolt tools ID` says why
+			owners += [(iid, k, f"{iid} {k}") for k in read if env_var(iid, k) == variable]
+	if owners:
+		owner, its, command = owners[0]
+		raise ConfigurationError(
+			f"{variable} is {owner}'s {its} (`openmolt keys set {command}`), not a key of an "
+			f"integration named {name!r}; an agent file's own integration needs an id whose "
+			"variables are its own"
+		)
+	return variable
+
+
 def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 	"""The variable for ``NAME [KEY]``: a variable itself, a provider, or an integration's key.
 
@@ -475,9 +519,17 @@ def _variable(name: str, key: str | None, *, removing: bool = False) -> str:
 		key is None and name.count(".") == 1
 	):  # s3.secretAccessKey, as tools writes slack.postMessage
 		name, key = name.split(".")
+	if key is not None and not _key_name(key):
+		# Not said back: a value given where its key's name goes (`keys set openai sk-...`)
+		# would be printed, or stored as a variable's name.
+		raise ConfigurationError(
+			f"`openmolt keys set {name} KEY`: KEY is the name of the config key "
+			"(apiKey, token, clientSecret), not its value, which is asked for (or given with "
+			"--value)"
+		)
 	kind, name = _owner(om, name, keyed=key is not None)
 	if kind == "elsewhere" and key is not None:
-		variable = env_var(name, key)
+		variable = _elsewhere(om, name, key)
 		print(
 			f"openmolt: note: no installed integration is named {name!r}; {variable} is the "
 			'variable an agent file\'s own integration of that id reads (from "openapi", '

@@ -132,9 +132,16 @@ def _summary_and_detail(summary: str, detail: str) -> str:
 
 
 def _then(text: str, more: str) -> str:
-	"""``text`` then ``more``, as two sentences: a period after ``text`` unless it ends one."""
+	"""``text`` then ``more``, as two sentences: a period after ``text`` unless it ends one.
+
+	A sentence's end may be inside a closing quote or bracket (``Say "hi."``, ``(Deprecated.)``);
+	a comma, colon or semicolon ``text`` ends with gives way to the period (``Values:``).
+	"""
 	text = text.rstrip()
-	return f"{text} {more}" if text.endswith((".", "!", "?")) else f"{text}. {more}"
+	if text.rstrip("\"')]\u201d\u2019").endswith((".", "!", "?")):
+		return f"{text} {more}"
+	text = text.rstrip(",:;").rstrip()
+	return f"{text}. {more}" if text else more
 
 
 def _sent_as(description: str, key: str, name: str, where: str) -> str:
