@@ -161,6 +161,18 @@ def _secrets_stay_in_their_test() -> Iterator[None]:
 				secretset._KEYS[owner] = texts
 
 
+@pytest.fixture(autouse=True)
+def _session_turn_lapse_stays_in_its_test() -> Iterator[None]:
+	"""A durable engine sets the process's session-turn lapse to its own (`hold_turns_for`):
+	one a test built (tests/dbos/test_paused_locks.py builds one for its tables) would leave its
+	short lapse to every later PostgreSQL session test of the worker."""
+	from openmolt_core import sessions
+
+	before = sessions._TURN_LAPSE
+	yield
+	sessions._TURN_LAPSE = before
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _run_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 	# The `openmolt` command records its runs under $XDG_STATE_HOME (openmolt_core.runstore):
