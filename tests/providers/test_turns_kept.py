@@ -247,3 +247,18 @@ def test_a_gemma_body_never_holds_a_change_another_body_made() -> None:
 	theirs = make_request("gemma-3-27b-it")
 	theirs.messages = [Message("user", "hello")]
 	assert b"user A's note" not in encode(_builder("google").build(theirs))
+
+
+def test_both_openai_apis_keep_one_turn_of_the_same_text() -> None:
+	"""Responses' ``input`` and Chat Completions' ``messages`` hold a plain turn in one form:
+	it is built, encoded and counted against the keepers' budget once, not once per API."""
+	from openmolt_providers.openai import _chat, _responses
+
+	request = make_request("gpt-5-mini", history=True)
+	responses = _builder("openai").build(request)["input"]
+	chat = _builder("chat").build(request)["messages"]
+	shared = [turn for turn in responses if isinstance(turn, Turn)]
+	assert shared
+	for turn in shared:
+		assert any(turn is other for other in chat), turn
+	assert _responses._TURNS is _chat._TURNS

@@ -11,6 +11,7 @@ from openmolt_core._support import LazyPattern
 
 __all__ = [
 	"EMPTY_TURN",
+	"ROLE_CONTENT",
 	"Turn",
 	"Turns",
 	"data_url",
@@ -165,6 +166,19 @@ class Turns:
 			self._kept[key] = found
 			_kept_chars += size
 		return found
+
+
+def _role_content(role: str, content: str) -> dict[str, Any]:
+	"""A turn of text as both OpenAI APIs hold it: Responses' ``input``, Chat Completions' ``messages``."""
+	return {"role": role, "content": content}
+
+
+ROLE_CONTENT = Turns(_role_content)
+"""The plain turns of OpenAI's Responses and Chat Completions APIs: one form, so one keeper.
+
+A turn both APIs send (a server that falls back from Responses to Chat Completions, or two
+providers of the process on different APIs) is built, encoded and counted once.
+"""
 
 
 def _text(value: Any, depth: int) -> str:

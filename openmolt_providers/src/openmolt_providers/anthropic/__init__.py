@@ -96,12 +96,23 @@ class AnthropicProvider(HTTPProvider):
 		return ANTHROPIC
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body for one call (exposed for tests and debugging): the caller's own.
+		"""The request body of one call: what `generate` and `stream` send. The caller's own copy.
 
-		A copy (`openmolt_providers._body.owned`): the body a call sends shares its kept turns
-		with other requests, and a change made here must reach none of them.
+		A subclass that overrides it changes what every call sends (`_body`). The copy
+		(`openmolt_providers._body.owned`): the body a call sends shares its kept turns with
+		other requests, and a change made here must reach none of them.
 		"""
 		return owned(_convert.build(self, request))
+
+	def _body(self, request: ModelRequest) -> dict[str, Any]:
+		"""The body a call sends: `build`'s, without the copy made for `build`'s caller.
+
+		A subclass's own ``build`` is sent as it answers; the built-in one is the builder's
+		body itself (the calls change nothing in it).
+		"""
+		if type(self).build is not AnthropicProvider.build:
+			return self.build(request)
+		return _convert.build(self, request)
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
@@ -118,7 +129,7 @@ class AnthropicProvider(HTTPProvider):
 		self, request: ModelRequest, first: dict[str, Any] | None = None
 	) -> ModelResponse:
 		"""One call; ``first`` is its first reply when a server already sent it (`stream`)."""
-		body = _convert.build(self, request)
+		body = self._body(request)
 		data = first or await self.post(self._url, encode(body), model=request.model)
 		paused: list[dict[str, Any]] = []
 		while data.get("stop_reason") == _convert.PAUSE and len(paused) < _convert.MAX_PAUSES:

@@ -37,7 +37,7 @@ _APPEND = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta"
 async def stream(provider: AnthropicProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Messages API call; a turn the API paused (``pause_turn``) goes on streaming."""
 	model = request.model
-	body = _convert.build(provider, request)
+	body = provider._body(request)
 	paused: list[dict[str, Any]] = []
 	message: dict[str, Any] = {}
 	while True:

@@ -97,12 +97,23 @@ class GeminiProvider(HTTPProvider):
 		return _dialect.dialect_for(model, search=config is not None and config.search)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body for one call (exposed for tests and debugging): the caller's own.
+		"""The request body of one call: what `generate` and `stream` send. The caller's own copy.
 
-		A copy (`openmolt_providers._body.owned`): the body a call sends shares its kept turns
-		with other requests, and a change made here must reach none of them.
+		A subclass that overrides it changes what every call sends (`_body`). The copy
+		(`openmolt_providers._body.owned`): the body a call sends shares its kept turns with
+		other requests, and a change made here must reach none of them.
 		"""
 		return owned(_convert.build(self, request))
+
+	def _body(self, request: ModelRequest) -> dict[str, Any]:
+		"""The body a call sends: `build`'s, without the copy made for `build`'s caller.
+
+		A subclass's own ``build`` is sent as it answers; the built-in one is the builder's
+		body itself (the calls change nothing in it).
+		"""
+		if type(self).build is not GeminiProvider.build:
+			return self.build(request)
+		return _convert.build(self, request)
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
@@ -119,7 +130,7 @@ class GeminiProvider(HTTPProvider):
 		self, request: ModelRequest, first: dict[str, Any] | None = None
 	) -> ModelResponse:
 		"""One call; ``first`` is its first reply when a server already sent it (`stream`)."""
-		body = _convert.build(self, request)
+		body = self._body(request)
 		url = self.url(request.model)
 		data = first or await self.post(url, encode(body), model=request.model)
 		hops: list[dict[str, Any]] = []

@@ -38,7 +38,7 @@ def stream_url(provider: GeminiProvider, model: str) -> str:
 async def stream(provider: GeminiProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one ``generateContent`` call; a reply the API stopped (``CONTINUATION``) goes on."""
 	model = request.model
-	body = _convert.build(provider, request)
+	body = provider._body(request)
 	url = stream_url(provider, model)
 	deltas = Deltas()  # the reply's text: a pair split between two parts is joined
 	hops: list[dict[str, Any]] = []

@@ -131,18 +131,33 @@ class OpenAIProvider(HTTPProvider):
 		return None if self.plain_json else _dialect.dialect_for(model)
 
 	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body for one call (exposed for tests and debugging): the caller's own.
+		"""The request body of one call: what `generate` and `stream` send. The caller's own copy.
 
-		A copy (`openmolt_providers._body.owned`): the body a call sends shares its kept turns
-		with other requests, and a change made here must reach none of them.
+		A subclass that overrides it changes what every call sends (`_body`). The copy
+		(`openmolt_providers._body.owned`): the body a call sends shares its kept turns with
+		other requests, and a change made here must reach none of them.
 		"""
+		return owned(self._built(request))
+
+	def _built(self, request: ModelRequest) -> dict[str, Any]:
+		# The API's builder: Chat Completions or Responses, as the provider speaks now.
 		if self.api_mode == "chat":
 			from openmolt_providers.openai import _chat
 
-			return owned(_chat.build(self, request))
+			return _chat.build(self, request)
 		from openmolt_providers.openai import _responses
 
-		return owned(_responses.build(self, request))
+		return _responses.build(self, request)
+
+	def _body(self, request: ModelRequest) -> dict[str, Any]:
+		"""The body a call sends: `build`'s, without the copy made for `build`'s caller.
+
+		A subclass's own ``build`` is sent as it answers; the built-in one is the builder's
+		body itself (the calls change nothing in it).
+		"""
+		if type(self).build is not OpenAIProvider.build:
+			return self.build(request)
+		return self._built(request)
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
@@ -161,14 +176,14 @@ class OpenAIProvider(HTTPProvider):
 			return await self._chat(request)
 		from openmolt_providers.openai import _responses
 
-		payload = _responses.build(self, request)
+		payload = self._body(request)
 		try:
 			data = await _fallback.post(
 				self,
 				self._urls["responses"],
 				payload,
 				request.model,
-				lambda: _responses.build(self, plain_request(request)),
+				lambda: self._body(plain_request(request)),
 			)
 		except ProviderError as exc:
 			if not self._no_responses(exc):
@@ -282,9 +297,9 @@ class OpenAIProvider(HTTPProvider):
 		data = await _fallback.post(
 			self,
 			self._urls["chat"],
-			_chat.build(self, request),
+			self._body(request),
 			request.model,
-			lambda: _chat.build(self, plain_request(request)),
+			lambda: self._body(plain_request(request)),
 		)
 		return _chat.parse(self, request.model, data)
 

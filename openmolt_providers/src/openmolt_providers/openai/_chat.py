@@ -20,7 +20,7 @@ from openmolt_providers._attach import (
 	textual,
 	wav_or_mp3,
 )
-from openmolt_providers._body import Turns, data_url, last_key, merge_options
+from openmolt_providers._body import ROLE_CONTENT, data_url, last_key, merge_options
 from openmolt_providers._common import filled_window, no_answer, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
@@ -36,13 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["build", "content_parts", "parse", "response_format", "usage"]
 
 
-def _plain(role: str, content: str) -> dict[str, Any]:
-	"""A turn of text as ``messages`` holds it."""
-	return {"role": role, "content": content}
-
-
-_TURNS = Turns(_plain)
-"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+_TURNS = ROLE_CONTENT
+"""The plain turns, each built and encoded once, shared with the other OpenAI API (`ROLE_CONTENT`)."""
 
 
 def _turn(

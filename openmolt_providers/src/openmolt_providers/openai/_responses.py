@@ -8,7 +8,7 @@ from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
 from openmolt_providers import _images
 from openmolt_providers._attach import IMAGES, filename, media, refused
-from openmolt_providers._body import Turns, data_url, last_key, merge_options
+from openmolt_providers._body import ROLE_CONTENT, data_url, last_key, merge_options
 from openmolt_providers._common import (
 	FLAGGED_FIX,
 	exceeds_context,
@@ -37,13 +37,8 @@ __all__ = [
 ]
 
 
-def _plain(role: str, content: str) -> dict[str, Any]:
-	"""A turn of text as ``input`` holds it."""
-	return {"role": role, "content": content}
-
-
-_TURNS = Turns(_plain)
-"""The plain turns, each built and encoded once (`openmolt_providers._body.Turns`)."""
+_TURNS = ROLE_CONTENT
+"""The plain turns, each built and encoded once, shared with the other OpenAI API (`ROLE_CONTENT`)."""
 
 
 def _turn(

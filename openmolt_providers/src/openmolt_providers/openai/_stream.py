@@ -56,7 +56,7 @@ def _choice_error(data: dict[str, Any]) -> Any:
 async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Responses API call."""
 	model = request.model
-	payload = {**_responses.build(provider, request), "stream": True}
+	payload = {**provider._body(request), "stream": True}
 	url = provider.base_url + "/responses"
 	deltas, refused = Deltas(), Deltas()
 	wrote = False  # whether output text came: a refusal beside it is not the reply's text
@@ -100,7 +100,7 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 	"""Stream one Chat Completions call."""
 	model = request.model
-	body = _chat.build(provider, request)
+	body = provider._body(request)
 	payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
 	url = provider.base_url + "/chat/completions"
 	texts: list[str] = []
