@@ -70,14 +70,13 @@ def test_every_sample_is_said_for_agent_files_and_what_it_says_works(
 			name, value = line.split(": ", 1)
 			assert name == '"integrations"'
 			assert _problems(tmp_path, json.loads(value)) == [], line
-	for block in _blocks(text, "sh"):
-		with monkeypatch.context() as env:
-			for line in block:
-				variable, value = line.split("=", 1)
-				assert variable.startswith(f"OPENMOLT_{integration.upper()}"[:11])
-				env.setenv(variable, value)
-			# the variables alone give the integration its keys: an agent file that only names it
-			assert _problems(tmp_path, [integration]) == [], block
+	for block in _blocks(text, "sh"):  # a later block names only what no earlier one did
+		for line in block:
+			variable, value = line.split("=", 1)
+			assert variable.startswith(f"OPENMOLT_{integration.upper()}"[:11])
+			monkeypatch.setenv(variable, value)
+		# the variables alone give the integration its keys: an agent file that only names it
+		assert _problems(tmp_path, [integration]) == [], block
 
 
 def test_a_sample_built_from_variables_or_another_call_stays_as_written() -> None:
@@ -138,3 +137,37 @@ def test_a_key_only_some_tools_read_says_it_is_read_by_them() -> None:
 	used = keys["forcePathStyle"].used_for
 	assert used.startswith("read by tools listObjects, "), used
 	assert used.endswith(" more")
+
+
+ALL_BUILT_INS = sorted(
+	ep.name
+	for ep in metadata.entry_points(group="openmolt.integrations")
+	if ep.value.startswith(("openmolt_integrations", "openmolt_core"))
+)
+"""The 30 integrations OpenMolt ships: `BUILT_INS` and the core's httpRequest."""
+
+
+def test_the_built_ins_are_all_thirty() -> None:
+	assert len(ALL_BUILT_INS) == 30 and "httpRequest" in ALL_BUILT_INS
+
+
+@pytest.mark.parametrize("integration", ALL_BUILT_INS)
+def test_every_how_to_names_each_variable_once(integration: str) -> None:
+	# Slack's prose said "Or set `OPENMOLT_SLACK_TOKEN` ..." right under the block the command
+	# makes of its Python sample, which already gives OPENMOLT_SLACK_TOKEN=...: twice.
+	out = io.StringIO()
+	list_tools(OpenMolt(), integration, out, as_json=False)
+	howto = out.getvalue().partition("how to connect:")[2].split("\nscopes:", 1)[0]
+	named = re.findall(r"\bOPENMOLT_[A-Z0-9_]+", howto)
+	assert [v for v in dict.fromkeys(named) if named.count(v) > 1] == [], howto
+
+
+def test_a_later_sample_names_only_the_variables_no_earlier_one_gave() -> None:
+	sample = ["```python", 'om = OpenMolt(integrations={"slack": {"token": "xoxb-..."}})', "```"]
+	more = '{"slack": {"token": "xoxb-...", "botToken": "xoxb-2"}}'
+	lines = [*sample, "", *sample, "", "```python", f"om = OpenMolt(integrations={more})", "```"]
+	text = "\n".join(for_agent_files(lines, "slack"))
+	assert text.count("OPENMOLT_SLACK_TOKEN") == 1
+	assert "in the environment: the variables above; or in the agent file:" in text
+	assert "with the variables above" in text and "OPENMOLT_SLACK_BOT_TOKEN=xoxb-2" in text
+	assert text.count('"integrations": ') == 3  # every agent-file entry is still said whole

@@ -423,3 +423,25 @@ def test_a_filter_that_matches_nothing_says_nothing_of_the_local_servers(
 	assert openmolt_main(["models", "ollama"]) == 0
 	row = capsys.readouterr().out.splitlines()[1]
 	assert "the local server at http://localhost:11434/v1" in row and "vendor" not in row, row
+
+
+def test_models_leaves_out_what_no_agent_converses_with_unless_all(capsys) -> None:
+	"""`openmolt models` listed realtime, audio and image models (gpt-realtime, gpt-image-1...)
+	among the models an agent can use: those genai-prices prices for audio or images apart from
+	text are left out (the table's MEDIA, derived from its price fields), and --all lists them."""
+	from openmolt_providers._price_table import MEDIA
+
+	media = {f"{provider}:{m}" for provider, models in MEDIA.items() for m in models}
+	assert len(media) >= 10  # realtime, audio and image models of two vendors
+	assert openmolt_main(["models", "--json"]) == 0
+	listed = {r["model"] for r in json.loads(capsys.readouterr().out)}
+	assert "openai:gpt-5-mini" in listed and "anthropic:claude-haiku-4-5" in listed
+	assert listed & media == set()
+	assert openmolt_main(["models", "--all", "--json"]) == 0
+	every = {r["model"] for r in json.loads(capsys.readouterr().out)}
+	assert every == listed | media
+	assert openmolt_main(["models"]) == 0
+	assert "--all lists them" in capsys.readouterr().out
+	realtime = next(m.split(":", 1)[1] for m in sorted(media) if "realtime" in m)
+	assert openmolt_main(["models", realtime]) == 1
+	assert "`openmolt models --all` lists the realtime" in capsys.readouterr().err

@@ -6,7 +6,7 @@ from typing import Any
 import httpx
 import pytest
 
-from openmolt_providers._price_table import MATCH
+from openmolt_providers._price_table import MATCH, MEDIA
 from openmolt_providers._prices import PRICES, cost, price_for
 from openmolt_providers.anthropic import AnthropicProvider
 from openmolt_providers.gemini import GeminiProvider
@@ -55,6 +55,7 @@ def test_the_price_table_is_current() -> None:
 	spec.loader.exec_module(module)
 	assert module.table() == PRICES, "the price table is stale: run `uv run nox -s prices`"
 	assert module.rules() == MATCH, "the match rules are stale: run `uv run nox -s prices`"
+	assert module.media() == MEDIA, "the media models are stale: run `uv run nox -s prices`"
 
 
 SPELLINGS = [

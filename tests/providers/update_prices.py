@@ -123,6 +123,39 @@ def _clause(match: Any) -> tuple[Any, ...]:
 	return (kind, tuple(_clause(c) for c in getattr(match, f"{kind}_")))
 
 
+_MEDIA_FIELDS = (
+	"output_audio_mtok",
+	"output_image_mtok",
+	"input_image_mtok",
+	"cache_image_read_mtok",
+)
+"""The price fields of a model that speaks or draws (a realtime, audio, live or image model): its
+audio or images are priced apart from text tokens. A chat model that reads images or audio prices
+them as input tokens, or has only ``input_audio_mtok`` (Gemini Flash)."""
+
+
+def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
+	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`):
+	no model for an agent's conversation, which ``openmolt models`` leaves out (``--all`` shows)."""
+	from genai_prices import data_snapshot
+
+	when = now or datetime.now(UTC)
+	listed = table(now)
+	out: dict[str, tuple[str, ...]] = {}
+	for provider in data_snapshot.get_snapshot().providers:
+		if provider.id not in PROVIDERS:
+			continue
+		name = PROVIDERS[provider.id][0]
+		found = {
+			model.id
+			for model in provider.models
+			if model.id in listed.get(name, {})
+			and any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
+		}
+		out[name] = tuple(sorted(found))
+	return out
+
+
 def rules(now: datetime | None = None) -> dict[str, tuple[tuple[tuple[Any, ...], Price, str], ...]]:
 	"""Each provider's match rules in genai-prices' order, each with its model's price and id."""
 	return {
@@ -135,6 +168,7 @@ def render(
 	prices: dict[str, dict[str, Price]],
 	matches: dict[str, tuple[tuple[tuple[Any, ...], Price, str], ...]],
 	tiered: dict[str, dict[str, tuple[tuple[int, Price], ...]]],
+	media_models: dict[str, tuple[str, ...]],
 ) -> str:
 	"""The module text for a table."""
 	from importlib.metadata import version
@@ -144,14 +178,15 @@ def render(
 		"",
 		f"Generated from genai-prices {version('genai-prices')} by tests/providers/update_prices.py",
 		"(``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base",
-		"tier; `TIERS` the prices past a long-context threshold.",
+		"tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or",
+		"draw.",
 		'"""',
 		"",
 		"from __future__ import annotations",
 		"",
 		"from typing import Any",
 		"",
-		'__all__ = ["MATCH", "PRICES", "TIERS"]',
+		'__all__ = ["MATCH", "MEDIA", "PRICES", "TIERS"]',
 		"",
 		"PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {",
 	]
@@ -188,10 +223,20 @@ def render(
 		'"""The tiered models by genai-prices id: ``(start, price)`` in ascending order; a prompt of',
 		"more than ``start`` tokens (cached and written ones included) pays that price for all its",
 		'tokens, input and output (the "cliff" model of the price pages and genai-prices)."""',
+		"",
+		"MEDIA: dict[str, tuple[str, ...]] = {",
+	]
+	for provider, models in media_models.items():
+		lines.append(f"\t{provider!r}: {models!r},")
+	lines += [
+		"}",
+		'"""The models of `PRICES` genai-prices prices for audio or images apart from text tokens',
+		"(output audio or images, image input: realtime, audio, live and image models), which",
+		'take no agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
 	]
 	return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-	TABLE.write_text(render(table(), rules(), tiers()), encoding="utf-8")
+	TABLE.write_text(render(table(), rules(), tiers(), media()), encoding="utf-8")
 	print(f"wrote {TABLE} ({sum(len(m) for m in table().values())} models)", file=sys.stderr)

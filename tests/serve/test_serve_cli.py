@@ -432,3 +432,44 @@ def test_serve_names_every_agent_file_it_cannot_serve_at_once(
 	assert main(["serve", str(folder), "--port", "0"]) == 2
 	err = capsys.readouterr().err
 	assert "cannot be served" not in err and "typo.json" in err and "webhok" in err
+
+
+@pytest.mark.allow_model_requests  # to 127.0.0.1, where nothing listens
+@pytest.mark.anyio
+@pytest.mark.parametrize("command", ["serve", "ui"])
+async def test_a_served_agent_file_s_runs_record_errors_as_the_agent_file_spells_them(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+	"""`openmolt serve` (and `openmolt ui FILE`) recorded "fix llm_providers['local']['base_url']"
+	for a served agent file's failed run, where `openmolt FILE` records "llmProviders.local.baseUrl
+	in the agent file": their run stores had no voice (`openmolt_core.agentfile.error_voice`)."""
+	import socket
+
+	from openmolt_core.errors import RunError
+	from openmolt_serve import cli as serve_cli
+	from openmolt_ui import cli as ui_cli
+
+	with socket.socket() as sock:
+		sock.bind(("127.0.0.1", 0))
+		url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"  # nothing listens there
+	local = {"provider": "openai", "baseUrl": url, "apiMode": "chat"}
+	file = tmp_path / "down.json"
+	file.write_text(
+		json.dumps({"name": "Down", "model": "local:m", "llmProviders": {"local": local}})
+	)
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(tmp_path / "runs.db"))
+	if command == "serve":
+		[one] = serve_cli._load([str(file)], env_file=None, verbose=False)
+	else:
+		one = ui_cli._load(str(file), None, tmp_path / "runs.db")
+	with pytest.raises(RunError) as failed:
+		await one.agent.run("hi")
+	assert "llm_providers['local']['base_url']" in str(failed.value)  # Python's, to Python
+	store = RunStore(tmp_path / "runs.db")
+	[stored] = await store.runs()
+	said = [stored.error or ""]
+	said += [e.data["message"] for e in await store.events(stored.run_id) if e.name == "error"]
+	assert len(said) == 2, said
+	for text in said:
+		assert "llmProviders.local.baseUrl in the agent file" in text, text
+		assert "llm_providers" not in text, text

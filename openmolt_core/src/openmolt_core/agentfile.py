@@ -3,7 +3,9 @@
 ``openmolt serve``, ``openmolt ui``, the durable worker (``openmolt worker``) and ``openmolt mcp``
 load agent files the way the ``openmolt`` command does, parse their arguments with its
 `CommandParser`, take run ids as it does (`resolve_run_id`) and show the ``openmolt`` logger on
-stderr without repeating a verbose run's lines (`NotVerbose`), and print text from outside
+stderr without repeating a verbose run's lines (`NotVerbose`), record their runs' errors as the
+command says them (``record_runs(loaded.om, error_voice(loaded))``, or a
+``CommandRunStore(path, error_voice(loaded))`` of their own), and print text from outside
 (a model's, a service's) with the characters a terminal obeys escaped (`printable`). They import these names from here,
 never from the core's private modules (``openmolt_core.cli._*``, ``openmolt_core._verbose``), so
 the command can change inside without breaking them. Each name is the command's own object (a
@@ -36,7 +38,15 @@ if TYPE_CHECKING:
 	from openmolt_core.cli._exit import EXIT_CODES, ExitCode, for_status
 	from openmolt_core.cli._keys import apply_dotenv, default_dotenv, read_dotenv
 	from openmolt_core.cli._progress import to_json
-	from openmolt_core.cli._run import Loaded, check_ready, file_schedule, load, schedule_specs
+	from openmolt_core.cli._record import CommandRunStore
+	from openmolt_core.cli._run import (
+		Loaded,
+		check_ready,
+		error_voice,
+		file_schedule,
+		load,
+		schedule_specs,
+	)
 	from openmolt_core.cli._runids import resolve_run_id
 	from openmolt_core.cli._terminal import printable
 	from openmolt_core.cli._ui import record_runs
@@ -46,6 +56,7 @@ __all__ = [
 	"AgentFile",
 	"AgentFileError",
 	"CommandParser",
+	"CommandRunStore",
 	"ExitCode",
 	"Loaded",
 	"NotVerbose",
@@ -54,6 +65,7 @@ __all__ = [
 	"call_factory",
 	"check_ready",
 	"default_dotenv",
+	"error_voice",
 	"file_schedule",
 	"for_status",
 	"load",
@@ -84,8 +96,10 @@ _EXPORTS = {
 	"default_dotenv": "openmolt_core.cli._keys",
 	"read_dotenv": "openmolt_core.cli._keys",
 	"to_json": "openmolt_core.cli._progress",
+	"CommandRunStore": "openmolt_core.cli._record",
 	"Loaded": "openmolt_core.cli._run",
 	"check_ready": "openmolt_core.cli._run",
+	"error_voice": "openmolt_core.cli._run",
 	"file_schedule": "openmolt_core.cli._run",
 	"load": "openmolt_core.cli._run",
 	"schedule_specs": "openmolt_core.cli._run",

@@ -86,8 +86,7 @@ om = OpenMolt(integrations={"slack": {"token": "xoxb-..."}})
 agent = om.create_agent(..., integrations=["slack"])
 ```
 
-Or set `OPENMOLT_SLACK_TOKEN` (also read as `OPENMOLT_SLACK_BOT_TOKEN`, the `botToken` key) in the
-environment, a `.env` file or `openmolt keys set slack`.
+The token is also read from the `botToken` key (`OPENMOLT_SLACK_BOT_TOKEN` in the environment).
 
 A user token (`xoxp-…`, **User Token Scopes**) acts as the person who installed the app instead.
 `searchMessages` (search.messages) works only with a user token that has the `search:read` user

@@ -346,6 +346,17 @@ class HTTPProvider:
 
 		return sorted(PRICES.get(self.vendor, {}))
 
+	def media_models(self) -> frozenset[str]:
+		"""The listed models that speak or draw: realtime, audio, live and image models.
+
+		They take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
+		Told by genai-prices' prices (`openmolt_providers._price_table.MEDIA`): such a model's
+		output audio or images (or its image input) are priced apart from text tokens.
+		"""
+		from openmolt_providers._price_table import MEDIA
+
+		return frozenset(MEDIA.get(self.vendor, ()))
+
 	@property
 	def key_required(self) -> bool:
 		"""Whether a call needs an API key: at the vendor's own API; a local server needs none."""

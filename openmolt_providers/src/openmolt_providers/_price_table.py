@@ -2,14 +2,15 @@
 
 Generated from genai-prices 0.2.3 by tests/providers/update_prices.py
 (``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base
-tier; `TIERS` the prices past a long-context threshold.
+tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or
+draw.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MATCH", "PRICES", "TIERS"]
+__all__ = ["MATCH", "MEDIA", "PRICES", "TIERS"]
 
 PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {
 	"anthropic": {
@@ -1532,3 +1533,36 @@ TIERS: dict[str, dict[str, tuple[tuple[int, tuple[float, float, float, float | N
 """The tiered models by genai-prices id: ``(start, price)`` in ascending order; a prompt of
 more than ``start`` tokens (cached and written ones included) pays that price for all its
 tokens, input and output (the "cliff" model of the price pages and genai-prices)."""
+
+MEDIA: dict[str, tuple[str, ...]] = {
+	"anthropic": (),
+	"google": (
+		"gemini-2.5-flash-image",
+		"gemini-3-pro-image-preview",
+		"gemini-3.1-flash-image-preview",
+		"gemini-3.1-flash-lite-image",
+		"gemini-3.1-flash-live-preview",
+		"gemini-3.8-live",
+		"gemini-live-2.5-flash",
+		"gemini-nano-banana-2.1",
+	),
+	"openai": (
+		"chatgpt-image-latest",
+		"gpt-4o-mini-realtime-preview",
+		"gpt-4o-realtime-preview",
+		"gpt-audio",
+		"gpt-audio-mini",
+		"gpt-image-1",
+		"gpt-image-1-mini",
+		"gpt-image-1.5",
+		"gpt-image-2",
+		"gpt-image-2.5-flare",
+		"gpt-image-2.5-sunburst",
+		"gpt-realtime",
+		"gpt-realtime-2",
+		"gpt-realtime-mini",
+	),
+}
+"""The models of `PRICES` genai-prices prices for audio or images apart from text tokens
+(output audio or images, image input: realtime, audio, live and image models), which
+take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""

@@ -142,7 +142,7 @@ def _load(
 	fixing it and starting again. One file's error is raised as it is; several, as one
 	`ConfigurationError` naming each.
 	"""
-	from openmolt_core.agentfile import check_ready, load, record_runs
+	from openmolt_core.agentfile import check_ready, error_voice, load, record_runs
 
 	loaded: list[Loaded] = []
 	names: dict[str, Path] = {}
@@ -162,7 +162,7 @@ def _load(
 			continue
 		if problems:  # nothing is served: only the files' errors are wanted now
 			continue
-		unrecorded = record_runs(one.om)
+		unrecorded = record_runs(one.om, error_voice(one))  # its errors as the command says them
 		if unrecorded and not loaded:  # one store for every agent: said once
 			_line(f"warning: {unrecorded}")
 		if one.agent.on_human_input_request is not None:

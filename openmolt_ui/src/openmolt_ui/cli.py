@@ -29,6 +29,7 @@ from openmolt_ui._listen import check_remote
 from openmolt_ui.viewer import Viewer
 
 if TYPE_CHECKING:
+	from openmolt_core.agentfile import Loaded
 	from openmolt_core.plugins import CommandRegistrar
 
 __all__ = ["main", "with_viewer"]
@@ -70,6 +71,24 @@ async def _until_stopped() -> None:
 		await anyio.sleep_forever()
 
 
+def _load(file: str, env_file: str | None, path: Path) -> Loaded:
+	"""An agent file the viewer runs, checked, recording in the run store at ``path``.
+
+	Its runs' errors are recorded as the ``openmolt`` command says them (the agent file's
+	``llmProviders.local.baseUrl``, not Python's ``llm_providers['local']['base_url']``); a file
+	with its own ``runStore`` keeps it.
+	"""
+	from openmolt_core.agentfile import CommandRunStore, check_ready, error_voice, load
+
+	loaded = load(file, env_file=env_file, verbose=False)
+	check_ready(loaded, strict=True)
+	if loaded.om.run_store is None:
+		store = CommandRunStore(path, error_voice(loaded))
+		loaded.om.run_store = store
+		loaded.om.observers.append(store)
+	return loaded
+
+
 def main(args: Sequence[str]) -> int:
 	"""Run ``openmolt ui`` (``args`` are its arguments).
 
@@ -91,17 +110,10 @@ def main(args: Sequence[str]) -> int:
 	if not empty:
 		store.check()
 	viewer = Viewer(store=store, host=ns.host, port=ns.port, allow_remote=ns.allow_remote)
-	if ns.files:
-		from openmolt_core.agentfile import check_ready, load
-
-		for file in ns.files:
-			loaded = load(file, env_file=ns.env_file, verbose=False)
-			check_ready(loaded, strict=True)
-			if loaded.om.run_store is None:
-				loaded.om.run_store = store
-				loaded.om.observers.append(store)
-			viewer.watch(loaded.om)
-			viewer.add_agent(loaded.agent)
+	for file in ns.files or ():
+		loaded = _load(file, ns.env_file, path)
+		viewer.watch(loaded.om)
+		viewer.add_agent(loaded.agent)
 
 	async def serve() -> None:
 		async with viewer:

@@ -4,7 +4,8 @@ The docs an integration ships are written for Python code (``OpenMolt(integratio
 ``om.create_agent(..., integrations=[...])``); ``openmolt tools ID`` shows them to someone who
 writes agent files and sets environment variables. Each Python block that gives an integration
 its keys becomes the variables that give them (``OPENMOLT_SLACK_TOKEN=xoxb-...``) and the agent
-file's ``"integrations"`` entry; a block it cannot read as such stays as written.
+file's ``"integrations"`` entry; a block it cannot read as such stays as written. Each variable is
+named once: a later sample's block gives only the variables no earlier one gave.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def for_agent_files(
 	"""
 	out: list[str] = []
 	block: list[str] | None = None
+	given: set[str] = set()  # the variables an earlier block gave
 	for line in lines:
 		if block is None:
 			if line.strip() == "```python":
@@ -45,7 +47,7 @@ def for_agent_files(
 		if line.strip() != "```":
 			block.append(line)
 			continue
-		said = _said(block, integration, default_type)
+		said = _said(block, integration, default_type, given)
 		out.extend(said if said is not None else ["```python", *block, "```"])
 		block = None
 	if block is not None:  # an unclosed block: as written (a note after it would be inside it)
@@ -65,8 +67,12 @@ _KEPT = (
 """What the command does with refreshed tokens, said where the prose gives Python's callback."""
 
 
-def _said(block: list[str], integration: str, default_type: str | None) -> list[str] | None:
+def _said(
+	block: list[str], integration: str, default_type: str | None, said_before: set[str]
+) -> list[str] | None:
 	# The variables and the agent file's entries of one block; None when it is no such sample.
+	# The variables in ``said_before`` (an earlier block's) are not named again; this block's are
+	# added to it.
 	given = _given(textwrap.dedent("\n".join(block)), integration)
 	if not given:
 		return None
@@ -76,10 +82,15 @@ def _said(block: list[str], integration: str, default_type: str | None) -> list[
 			for key, example in config.items():
 				variables.setdefault(env_var(iid, key), str(example))
 	out: list[str] = []
-	if variables:
-		out += ["in the environment (or a .env file, or `openmolt keys set`):", "```sh"]
-		out += [f"{name}={example}" for name, example in variables.items()]
+	new = {name: example for name, example in variables.items() if name not in said_before}
+	said_before.update(new)
+	above = " with the variables above" if len(new) < len(variables) else ""
+	if new:
+		out += [f"in the environment{above} (or a .env file, or `openmolt keys set`):", "```sh"]
+		out += [f"{name}={example}" for name, example in new.items()]
 		out += ["```", "or in the agent file:"]
+	elif variables:
+		out.append("in the environment: the variables above; or in the agent file:")
 	else:
 		out.append("in the agent file:")
 	out.append("```json")

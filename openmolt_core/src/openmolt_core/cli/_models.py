@@ -2,7 +2,9 @@
 
 A provider lists its models through an optional ``models()`` method and prices them through
 ``price(model)`` (`openmolt_providers` reads both from its price table); a provider without them
-is listed by name only. Prices are list prices in USD per million tokens (see docs/guides/budgets.md).
+is listed by name only. The models an agent cannot converse with, those its optional
+``media_models()`` names (realtime, audio and image models, told by their prices), are left out
+unless ``--all``. Prices are list prices in USD per million tokens (see docs/guides/budgets.md).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from openmolt_core.errors import OpenMoltError
 __all__ = ["main", "matches", "rows"]
 
 
-def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
+def rows(provider_names: list[str] | None = None, *, every: bool = False) -> list[dict[str, Any]]:
 	"""One row per model: ``{"model": "openai:gpt-5-mini", "input": ..., "cached": ..., "output": ...}``.
 
 	Args:
 		provider_names: The providers to list (default: every installed one, a broken one with
 			its error in its row).
+		every: Also the models a provider's ``media_models()`` names (realtime, audio, image):
+			by default they are left out, as no agent converses with them.
 
 	Raises:
 		OpenMoltError: A provider named in ``provider_names`` is not installed or is broken.
@@ -42,6 +46,10 @@ def rows(provider_names: list[str] | None = None) -> list[dict[str, Any]]:
 		listed = getattr(provider, "models", None)
 		priced = getattr(provider, "price", None)
 		models = listed() if callable(listed) else []
+		media = getattr(provider, "media_models", None)
+		if not every and callable(media):
+			left_out = media()
+			models = [m for m in models if m not in left_out]
 		if not models:
 			note = "lists no models; any model id it serves"
 			where = getattr(provider, "base_url", "")
@@ -99,9 +107,15 @@ def main(args: list[str]) -> int:
 		help="only models with a word of their id starting so (mini: gpt-5-mini, not gemini)",
 	)
 	parser.add_argument("--provider", action="append", help="only this provider (repeatable)")
+	parser.add_argument(
+		"--all",
+		action="store_true",
+		help="also the models priced for audio or images apart from text (realtime, image "
+		"generation), which no agent converses with",
+	)
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
-	listed = rows(ns.provider)
+	listed = rows(ns.provider, every=ns.all)
 	found = [r for r in listed if not ns.filter or matches(ns.filter, r["model"])]
 	if ns.json:  # a filter that matches nothing fails here too: a script tells it by the code
 		sys.stdout.write(json.dumps(found, indent=2, ensure_ascii=False) + "\n")
@@ -109,10 +123,15 @@ def main(args: list[str]) -> int:
 			return 0
 	if not found:  # why, on stderr (with --json too: its stdout stays the list)
 		asked = " and ".join(repr(w) for w in [ns.filter, *(ns.provider or [])] if w)
-		print(
-			f"openmolt: no model matches {asked} (`openmolt models` lists them all)",
-			file=sys.stderr,
+		hidden = not ns.all and any(
+			matches(ns.filter, r["model"]) for r in rows(ns.provider, every=True) if ns.filter
 		)
+		where = (
+			"`openmolt models --all` lists the realtime and image models too"
+			if hidden
+			else "`openmolt models` lists them all"
+		)
+		print(f"openmolt: no model matches {asked} ({where})", file=sys.stderr)
 		for r in listed:  # a provider pointed at another server lists none: say why
 			if "(its calls go to " in r.get("note", ""):
 				where = r["note"].split("(its calls go to ", 1)[1].rstrip(")")
@@ -130,6 +149,12 @@ def main(args: list[str]) -> int:
 			prices = r.get("note") or r.get("error", "")
 		sys.stdout.write(f"{r['model'].ljust(width)}  {prices}\n")
 	sys.stdout.write(
-		"\nList prices in USD per million tokens (base tier); a model id is provider:model.\n"
+		"\nList prices in USD per million tokens (base tier); a model id is provider:model."
+		+ (
+			"\n"
+			if ns.all
+			else "\nModels priced for audio or images apart from text (realtime, image generation) "
+			"are left out: --all lists them.\n"
+		)
 	)
 	return 0
