@@ -25,6 +25,12 @@ from openmolt_dbos._engine import reset_engine
 from openmolt_dbos._workers import list_workers, make_engine
 
 HEARTBEAT, LAPSE = 0.3, 3.0
+WAIT = 5.0
+"""The wait run's sleep: the outage (``LAPSE * 3``) must begin while it still sleeps, so that no
+model call is in flight when the store goes away (`_settled`). It was 2.5 s: on CI's loaded
+machine the test saw the sleep's start about that late, the sleep ended before the cut, the
+owner asked the next turn, could not journal it, and the worker that went on asked it again
+(turns [0, 1, 1]: at least once, which the test does not exercise)."""
 CALM_LAPSE = 10.0
 """The lapse of the test whose outage must change nothing: its cut is ``LAPSE / 4``, but a worker
 starved of CPU for 3 s (a CI machine running four test processes on two cores) lapsed without any
@@ -120,7 +126,7 @@ def _scripts(server: FakeServer, tag: str) -> list[str]:
 		{"type": "finish", "status": "success", "output": {"result": "charged"}},
 	]
 	server.scripts[wait] = [
-		{"type": "wait", "seconds": 2.5},
+		{"type": "wait", "seconds": WAIT},
 		{"type": "finish", "status": "success", "output": {"result": "waited"}},
 	]
 	server.holds[tool] = threading.Event()
