@@ -103,3 +103,29 @@ async def test_a_secret_learned_during_a_run_is_masked_from_the_next_step_on(how
 	assert secret not in json.dumps(result.to_dict())
 	owners.clear()
 	gc.collect()
+
+
+def test_a_text_found_clean_is_masked_again_once_a_secret_is_learned() -> None:
+	"""The redactor keeps the last text that showed no secret; a secret learned since masks it."""
+	om = OpenMolt(entry_points=False)
+	given: set[str] = set()
+	om.secrets.add_source(lambda: given)
+	redact = om.create_agent(name="A", model=ScriptedModel([]))._redactor
+	text = '{"commands":[{"type":"finish","output":"late-secret-value-0108"}]}'
+	assert redact(text) == text
+	assert redact(text) == text  # kept: the same secrets, the same text
+	given.add("late-secret-value-0108")
+	assert redact(text) == '{"commands":[{"type":"finish","output":"[redacted]"}]}'
+	om.secrets.add("another-late-value-0109")
+	other = "then another-late-value-0109 shows"
+	assert redact(other) == "then [redacted] shows"
+	assert redact(text) == '{"commands":[{"type":"finish","output":"[redacted]"}]}'
+	clean = "says registered-late-0110"
+	assert redact(clean) == clean
+	owner = _Owner()
+	register_key(owner, "registered-late-0110")
+	assert redact(clean) == "says [redacted]"
+	del owner
+	gc.collect()
+	assert redact(clean) == clean  # its owner died: no longer a secret
+	assert redact(clean) == clean

@@ -280,7 +280,7 @@ class Redactor:
 		known: The instance's secret set (``OpenMolt.secrets``), read at every use.
 	"""
 
-	__slots__ = ("__weakref__", "_known", "_objects", "_sources", "_static")
+	__slots__ = ("__weakref__", "_clean", "_known", "_objects", "_sources", "_static")
 
 	def __init__(
 		self,
@@ -294,6 +294,9 @@ class Redactor:
 		self._sources = tuple(sources)
 		self._known = known
 		self._objects: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # `json_object`
+		# The last text found to show none of the secrets then known: a step masks the reply, then
+		# the same text as the history keeps it (a reply written as compact JSON).
+		self._clean: tuple[frozenset[str], str] | None = None
 		if self._static or self._sources:
 			watch(self)
 
@@ -325,7 +328,14 @@ class Redactor:
 		"""Return the text with every secret masked."""
 		if not self:
 			return text
-		return mask(text, self._current())
+		secrets = self._current()
+		clean = self._clean
+		if clean is not None and clean[1] == text and (clean[0] is secrets or clean[0] == secrets):
+			return text  # masked with these very secrets a moment ago, and none was there
+		masked = mask(text, secrets)
+		if masked == text:
+			self._clean = (secrets, text)
+		return masked
 
 	def exception(self, error: BaseException) -> None:
 		"""Mask every secret an exception and its chain show, in place (`mask_exception`).
