@@ -140,3 +140,21 @@ async def test_a_refusal_streams_as_text(vendor, reply, size) -> None:
 	text, which is the refusal (`stream` checks the sum)."""
 	response = await stream(vendor, reply, size=size)
 	assert (response.finish_reason, response.text) == ("refusal", NO)
+
+
+def test_a_context_window_kept_per_model_is_each_provider_class_s_own(server) -> None:
+	"""The window read from the model's name is kept by the windows and the model, so a subclass
+	with its own windows (a tuple or a list) answers its own, and a setting still wins."""
+
+	class Wider(OpenAIProvider):
+		context_windows = (("gpt-4o", 1_000_000),)
+
+	class Listed(OpenAIProvider):
+		context_windows = [("gpt-4o", 64_000)]  # type: ignore[assignment]  # noqa: RUF012  # a plugin's mistake
+
+	assert _openai(server).context_window("gpt-4o") == 128_000
+	assert Wider({"api_key": "sk-test-123456"}, server.http).context_window("gpt-4o") == 1_000_000
+	assert Listed({"api_key": "sk-test-123456"}, server.http).context_window("gpt-4o") == 64_000
+	assert Listed({"api_key": "sk-test-123456"}, server.http).context_window("o9") is None
+	assert _openai(server).context_window("gpt-4o") == 128_000  # its own, after the others
+	assert _openai(server, context_window=32_000).context_window("gpt-4o") == 32_000

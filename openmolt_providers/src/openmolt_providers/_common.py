@@ -216,13 +216,10 @@ class HTTPProvider:
 		"""
 		if self.options.context_window:
 			return self.options.context_window
-		from openmolt_providers._model_id import model_name  # importing the package loads none
-
-		name = model_name(model)
-		for prefix, size in self.context_windows:
-			if name.startswith(prefix):
-				return size
-		return None
+		try:
+			return _window(self.context_windows, model)
+		except TypeError:  # a subclass's windows as a list: read them at every call
+			return _window.__wrapped__(self.context_windows, model)
 
 	def __init__(
 		self,
@@ -459,21 +456,19 @@ class HTTPProvider:
 		self, call: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
 	) -> ModelResponse:
 		"""``call(request)``, once more without structured output if the API refused the schema."""
-		from openmolt_providers._schema import plain_request
-
 		try:
 			return await call(request)
 		except ProviderError as exc:
 			if not self.schema_refused(exc, request):
 				raise
+		from openmolt_providers._schema import plain_request  # a refusal's: not at every call
+
 		return await call(plain_request(request))
 
 	async def asked_stream(
 		self, source: Callable[[ModelRequest], AsyncIterator[StreamChunk]], request: ModelRequest
 	) -> AsyncIterator[StreamChunk]:
 		"""``source(request)``'s stream; without structured output if the API refused the schema."""
-		from openmolt_providers._schema import plain_request
-
 		streamed = False
 		try:
 			async for chunk in source(request):
@@ -483,6 +478,8 @@ class HTTPProvider:
 		except ProviderError as exc:
 			if streamed or not self.schema_refused(exc, request):
 				raise
+		from openmolt_providers._schema import plain_request  # a refusal's: not at every call
+
 		async for chunk in source(plain_request(request)):
 			yield chunk
 
@@ -1531,14 +1528,32 @@ class _Head:
 			self.raw = [(b"Host", self.url.netloc), *self.headers.raw]
 
 
+@functools.lru_cache(maxsize=256)
+def _window(windows: tuple[tuple[str, int], ...], model: str) -> int | None:
+	"""The context window of ``windows`` (`HTTPProvider.context_windows`) whose prefix names the model.
+
+	Read from the model's name (`model_name`: a ``models/`` or gateway prefix and a fine-tune's
+	``ft:`` do not hide the family). Asked at every step, for the same model: kept.
+	"""
+	from openmolt_providers._model_id import model_name  # importing the package loads none
+
+	name = model_name(model)
+	for prefix, size in windows:
+		if name.startswith(prefix):
+			return size
+	return None
+
+
 def _charged(chunk: _C, spent: Usage | None) -> _C:
 	"""A call's reply with what its earlier, failed but billed, tries cost added to its usage.
 
 	Only the whole reply (a `ModelResponse`) carries usage; a text delta is returned as it is.
 	"""
+	if spent is None:  # the first try answered: nothing to add (the common case)
+		return chunk
 	from openmolt_core.llm import ModelResponse
 
-	if spent is not None and isinstance(chunk, ModelResponse):
+	if isinstance(chunk, ModelResponse):
 		if chunk.prompt_tokens is None:  # the prompt's size stays the answering request's
 			chunk.prompt_tokens = chunk.usage.input_tokens
 		chunk.usage = added(spent, chunk.usage) or chunk.usage

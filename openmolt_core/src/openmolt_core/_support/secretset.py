@@ -139,10 +139,13 @@ class SecretSet:
 		found: set[str] = set()
 		for source in self._sources:
 			try:
-				found.update(v for v in source() if isinstance(v, str) and v.strip())
+				given = source()
+				if isinstance(given, set | frozenset) and given <= known:
+					continue  # the common case: nothing beyond the values (each one a secret)
+				found.update(v for v in given if isinstance(v, str) and v.strip())
 			except Exception:  # a broken source must not break redaction or logging
 				continue
-		if found <= known:  # the common case: the sources hold no secret beyond the values
+		if found <= known:  # the sources hold no secret beyond the values
 			return known
 		found |= known
 		last = self._last
@@ -216,21 +219,36 @@ def register_key(owner: object, *keys: object) -> None:
 			if id(owner) not in _KEYS:
 				weakref.finalize(owner, _DEAD.append, id(owner))
 			_KEYS[id(owner)] = _KEYS.get(id(owner), frozenset()) | texts
+			_UNION[0] = None
 		install_log_redaction()
+
+
+_UNION: list[frozenset[str] | None] = [frozenset()]
+"""`registered_keys`' answer while no key is registered and no owner died (None: to compute).
+
+Every instance's secret set asks for the keys at each use, several times a step: the same set
+object each time, so the set's own subset check and the masks' caches hold."""
 
 
 def _drop_dead() -> None:
 	# Under _LOCK. ``list.pop`` and ``list.append`` are atomic: a finalizer may append meanwhile.
 	while _DEAD:
 		_KEYS.pop(_DEAD.pop(), None)
+		_UNION[0] = None
 
 
 def registered_keys() -> frozenset[str]:
 	"""The keys given in code whose owners live (`register_key`)."""
+	union = _UNION[0]
+	if union is not None and not _DEAD:  # nothing registered or died since it was computed
+		return union
 	with _LOCK:
 		_drop_dead()
-		held = list(_KEYS.values())
-	return frozenset().union(*held) if held else frozenset()
+		union = _UNION[0]
+		if union is None:
+			held = list(_KEYS.values())
+			union = _UNION[0] = frozenset().union(*held) if held else frozenset()
+	return union
 
 
 def _key_texts(key: object) -> tuple[str, ...]:
@@ -262,7 +280,7 @@ class Redactor:
 		known: The instance's secret set (``OpenMolt.secrets``), read at every use.
 	"""
 
-	__slots__ = ("__weakref__", "_known", "_objects", "_sources", "_static")
+	__slots__ = ("__weakref__", "_clean", "_known", "_objects", "_sources", "_static")
 
 	def __init__(
 		self,
@@ -276,6 +294,9 @@ class Redactor:
 		self._sources = tuple(sources)
 		self._known = known
 		self._objects: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # `json_object`
+		# The last text found to show none of the secrets then known: a step masks the reply, then
+		# the same text as the history keeps it (a reply written as compact JSON).
+		self._clean: tuple[frozenset[str], str] | None = None
 		if self._static or self._sources:
 			watch(self)
 
@@ -307,7 +328,14 @@ class Redactor:
 		"""Return the text with every secret masked."""
 		if not self:
 			return text
-		return mask(text, self._current())
+		secrets = self._current()
+		clean = self._clean
+		if clean is not None and clean[1] == text and (clean[0] is secrets or clean[0] == secrets):
+			return text  # masked with these very secrets a moment ago, and none was there
+		masked = mask(text, secrets)
+		if masked == text:
+			self._clean = (secrets, text)
+		return masked
 
 	def exception(self, error: BaseException) -> None:
 		"""Mask every secret an exception and its chain show, in place (`mask_exception`).
