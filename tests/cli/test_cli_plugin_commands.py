@@ -140,7 +140,7 @@ def test_completion_offers_each_subcommand_its_own_options(
 	assert "--durability" in cases["worker"] and "--model" not in cases["worker"]
 	assert "--integrations" not in cases["completion"]  # hidden options stay hidden
 	assert "--dry-run" in cases["*"]  # an agent file, or `run`
-	assert options_of(lambda args: main(["models", *args])) == ["--json", "--provider"]
+	assert options_of(lambda args: main(["models", *args])) == ["--all", "--json", "--provider"]
 	assert options_of(lambda args: main(["weather-report", *args])) == []  # not argparse
 	assert capsys.readouterr() == ("", "")  # probing printed nothing
 	for shell in ("zsh", "fish"):
