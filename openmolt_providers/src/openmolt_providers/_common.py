@@ -404,6 +404,35 @@ class HTTPProvider:
 
 	# warnings -----------------------------------------------------------------------------
 
+	def build(self, request: ModelRequest) -> dict[str, Any]:
+		"""The request body of one call: what `generate` and `stream` send. The caller's own copy.
+
+		A subclass that overrides it changes what every call sends (`_body`). The copy
+		(`openmolt_providers._body.owned`): the body a call sends shares its kept turns with
+		other requests, and a change made here must reach none of them.
+
+		Args:
+			request: The model request.
+		"""
+		# not at import: importing the package loads no module it does not need
+		from openmolt_providers._body import owned
+
+		return owned(self._built(request))
+
+	def _built(self, request: ModelRequest) -> dict[str, Any]:
+		"""The API's builder: the body as each provider builds it, shared with its kept turns."""
+		raise NotImplementedError(f"{type(self).__name__} builds no request body")
+
+	def _body(self, request: ModelRequest) -> dict[str, Any]:
+		"""The body a call sends: `build`'s, without the copy made for `build`'s caller.
+
+		A subclass's own ``build`` is sent as it answers; the built-in one is the builder's
+		body itself (the calls change nothing in it).
+		"""
+		if type(self).build is not HTTPProvider.build:
+			return self.build(request)
+		return self._built(request)
+
 	def warn(
 		self,
 		model: str,

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
-from openmolt_providers._body import encode, owned
+from openmolt_providers._body import encode
 from openmolt_providers._common import HTTPProvider, billed
 from openmolt_providers.gemini import _convert, _dialect, _stream
 from openmolt_providers.settings import GeminiSettings
@@ -96,23 +96,7 @@ class GeminiProvider(HTTPProvider):
 			return None  # the API refused its schema once (`schema_refused`)
 		return _dialect.dialect_for(model, search=config is not None and config.search)
 
-	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body of one call: what `generate` and `stream` send. The caller's own copy.
-
-		A subclass that overrides it changes what every call sends (`_body`). The copy
-		(`openmolt_providers._body.owned`): the body a call sends shares its kept turns with
-		other requests, and a change made here must reach none of them.
-		"""
-		return owned(_convert.build(self, request))
-
-	def _body(self, request: ModelRequest) -> dict[str, Any]:
-		"""The body a call sends: `build`'s, without the copy made for `build`'s caller.
-
-		A subclass's own ``build`` is sent as it answers; the built-in one is the builder's
-		body itself (the calls change nothing in it).
-		"""
-		if type(self).build is not GeminiProvider.build:
-			return self.build(request)
+	def _built(self, request: ModelRequest) -> dict[str, Any]:
 		return _convert.build(self, request)
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
-from openmolt_providers._body import owned
 from openmolt_providers._common import HTTPProvider, refuses_stream
 from openmolt_providers._schema import plain_request
 from openmolt_providers.openai import _dialect, _fallback
@@ -130,15 +129,6 @@ class OpenAIProvider(HTTPProvider):
 		"""
 		return None if self.plain_json else _dialect.dialect_for(model)
 
-	def build(self, request: ModelRequest) -> dict[str, Any]:
-		"""The request body of one call: what `generate` and `stream` send. The caller's own copy.
-
-		A subclass that overrides it changes what every call sends (`_body`). The copy
-		(`openmolt_providers._body.owned`): the body a call sends shares its kept turns with
-		other requests, and a change made here must reach none of them.
-		"""
-		return owned(self._built(request))
-
 	def _built(self, request: ModelRequest) -> dict[str, Any]:
 		# The API's builder: Chat Completions or Responses, as the provider speaks now.
 		if self.api_mode == "chat":
@@ -148,16 +138,6 @@ class OpenAIProvider(HTTPProvider):
 		from openmolt_providers.openai import _responses
 
 		return _responses.build(self, request)
-
-	def _body(self, request: ModelRequest) -> dict[str, Any]:
-		"""The body a call sends: `build`'s, without the copy made for `build`'s caller.
-
-		A subclass's own ``build`` is sent as it answers; the built-in one is the builder's
-		body itself (the calls change nothing in it).
-		"""
-		if type(self).build is not OpenAIProvider.build:
-			return self.build(request)
-		return self._built(request)
 
 	async def generate(self, request: ModelRequest) -> ModelResponse:
 		"""Send one request and return the reply text, usage and raw response.
