@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,43 @@ def start_python(args: list[str], env: dict[str, str] | None, log: Path) -> Proc
 	full["PYTHONPATH"] = os.pathsep.join([str(HERE), full.get("PYTHONPATH", "")])
 	full.update(env or {})
 	return Proc([sys.executable, *args], full, log)
+
+
+async def until(check: Any, what: str, seconds: float = 30) -> None:
+	"""Wait until ``check()`` is true; fail naming ``what`` after ``seconds``."""
+	import anyio
+
+	deadline = time.monotonic() + seconds
+	while not check():
+		assert time.monotonic() < deadline, f"no {what} in {seconds} s"
+		await anyio.sleep(0.02)
+
+
+async def start_held(om: Any, name: str, run_id: str) -> tuple[Any, list[str], Any, Any]:
+	"""Start a durable run whose one tool call waits for a gate; return once the call is made.
+
+	Returns:
+		The gate (set it to let the call end), the calls made, the run's handle, its model.
+	"""
+	import anyio
+
+	from openmolt_core.testing import ScriptedModel, call_tool, finish
+
+	gate = anyio.Event()
+	calls: list[str] = []
+
+	async def slow(what: str) -> str:
+		"""Wait for the gate.
+
+		Args:
+			what: Anything.
+		"""
+		calls.append(what)
+		await gate.wait()
+		return what
+
+	model = ScriptedModel([call_tool("local.slow", what="x"), finish(result="done")])
+	agent = om.create_agent(name=name, model=model, tools=[slow])
+	handle = await agent.start("go", run_id=run_id)
+	await until(lambda: calls, "the call")
+	return gate, calls, handle, model

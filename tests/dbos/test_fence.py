@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _harness import start_held, until
 
 from openmolt import OpenMolt
 from openmolt_core.testing import ScriptedModel, call_tool, finish
@@ -49,13 +50,6 @@ def _give_away(run_id: str) -> None:
 		)
 
 
-async def _until(check: Any, what: str, seconds: float = 30) -> None:
-	deadline = time.monotonic() + seconds
-	while not check():
-		assert time.monotonic() < deadline, f"no {what} in {seconds} s"
-		await anyio.sleep(0.02)
-
-
 async def test_an_execution_that_lost_its_run_makes_no_further_call(url: str) -> None:
 	"""Once another execution owns the run, the next model call is not made here (it is theirs)."""
 	om = OpenMolt(durability=url, entry_points=False)
@@ -87,7 +81,7 @@ async def test_an_execution_that_lost_its_run_makes_no_further_call(url: str) ->
 	async def watch(scope: anyio.CancelScope) -> None:
 		# The hand-off may take long on a loaded machine; from then on, 3 s for a call the stale
 		# execution must not make.
-		await _until(lambda: handed, "the hand-off", seconds=120)
+		await until(lambda: handed, "the hand-off", seconds=120)
 		await anyio.sleep(3)
 		scope.cancel()
 
@@ -105,23 +99,7 @@ async def test_an_execution_that_lost_its_run_makes_no_further_call(url: str) ->
 async def test_a_call_that_ends_after_the_lease_ran_out_is_not_journaled(url: str) -> None:
 	"""The lease runs out during a tool call: its result is not journaled, no next call begins."""
 	om = OpenMolt(durability=url, entry_points=False)
-	gate = anyio.Event()
-	calls: list[str] = []
-
-	async def slow(what: str) -> str:
-		"""Wait for the gate.
-
-		Args:
-			what: Anything.
-		"""
-		calls.append(what)
-		await gate.wait()
-		return what
-
-	model = ScriptedModel([call_tool("local.slow", what="x"), finish(result="done")])
-	agent = om.create_agent(name="Leased", model=model, tools=[slow])
-	await agent.start("go", run_id="fence-run-2")
-	await _until(lambda: calls, "the call")
+	gate, calls, _, model = await start_held(om, "Leased", "fence-run-2")
 	engine = _engine._ENGINE
 	heartbeat = engine.heartbeat if engine is not None else None
 	assert heartbeat is not None
@@ -130,7 +108,7 @@ async def test_a_call_that_ends_after_the_lease_ran_out_is_not_journaled(url: st
 		_workers._lease_clock() - heartbeat.fence_after
 	)  # ... for as long as the lease
 	gate.set()
-	await _until(lambda: heartbeat.fenced, "the fence")
+	await until(lambda: heartbeat.fenced, "the fence")
 	await anyio.sleep(0.5)
 	journal = _journal("fence-run-2")
 	assert "model:1" in journal and not any(name.startswith("tool:") for name in journal)

@@ -6,23 +6,16 @@ recovery (`openmolt_dbos._engine.Engine._recover`).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio
 import pytest
 import sqlalchemy as sa
+from _harness import start_held, until
 
 from openmolt import OpenMolt
-from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.testing import ScriptedModel, finish
 from openmolt_dbos import _engine
-
-
-async def _until(check: Any, what: str, seconds: float = 30) -> None:
-	deadline = time.monotonic() + seconds
-	while not check():
-		assert time.monotonic() < deadline, f"no {what} in {seconds} s"
-		await anyio.sleep(0.02)
 
 
 def _status(run_id: str) -> str | None:
@@ -51,23 +44,7 @@ async def _stopped() -> None:
 async def test_a_run_executing_here_is_not_recovered_beside_itself(url: str) -> None:
 	"""The lease came back while a run executes here: the recovery leaves that run alone."""
 	om = OpenMolt(durability=url, entry_points=False)
-	gate = anyio.Event()
-	calls: list[str] = []
-
-	async def slow(what: str) -> str:
-		"""Wait for the gate.
-
-		Args:
-			what: Anything.
-		"""
-		calls.append(what)
-		await gate.wait()
-		return what
-
-	model = ScriptedModel([call_tool("local.slow", what="x"), finish(result="done")])
-	agent = om.create_agent(name="Busy", model=model, tools=[slow])
-	handle = await agent.start("go", run_id="own-run-1")
-	await _until(lambda: calls, "the call")
+	gate, calls, handle, model = await start_held(om, "Busy", "own-run-1")
 	engine = _engine._ENGINE
 	assert engine is not None
 	await anyio.to_thread.run_sync(engine._recover, engine.executor_id)
@@ -96,7 +73,7 @@ async def test_a_run_its_own_recovery_could_not_hand_on_is_looked_at_again(
 	result = await agent.run("go")
 	assert result.ok
 	run_id = result.state.run_id
-	await _until(lambda: _status(run_id) == "SUCCESS", "the recorded end")
+	await until(lambda: _status(run_id) == "SUCCESS", "the recorded end")
 	engine = _engine._ENGINE
 	assert engine is not None
 	sys_db = _get_dbos_instance()._sys_db
@@ -117,7 +94,7 @@ async def test_a_run_its_own_recovery_could_not_hand_on_is_looked_at_again(
 		assert await anyio.to_thread.run_sync(engine._recover, engine.executor_id) is False
 	monkeypatch.undo()
 	assert await anyio.to_thread.run_sync(engine._recover, engine.executor_id)  # handed on
-	await _until(lambda: _status(run_id) == "SUCCESS", "the recovered run's end")
+	await until(lambda: _status(run_id) == "SUCCESS", "the recovered run's end")
 	assert len(model.requests) == 1  # its journal answered it
 	await om.aclose()
 
@@ -139,7 +116,7 @@ def test_a_run_the_startup_recovery_could_not_hand_on_is_looked_at_again(
 		agent = om.create_agent(name="Once", model=model)
 		result = await agent.run("go")
 		run_id = result.state.run_id
-		await _until(lambda: _status(run_id) == "SUCCESS", "the recorded end")
+		await until(lambda: _status(run_id) == "SUCCESS", "the recorded end")
 		sys_db = _get_dbos_instance()._sys_db
 		table = sys_db.tables.workflow_status
 		with sys_db.engine.begin() as conn:  # as if this worker had crashed in it
@@ -157,7 +134,7 @@ def test_a_run_the_startup_recovery_could_not_hand_on_is_looked_at_again(
 			engine = _engine._ENGINE
 			assert engine is not None
 			await engine.launch()  # as a worker does at its start
-			await _until(lambda: _status(run_id) == "SUCCESS", "the recovered run's end", 20)
+			await until(lambda: _status(run_id) == "SUCCESS", "the recovered run's end", 20)
 		finally:
 			await om.aclose()
 			await stop_process()
@@ -179,23 +156,7 @@ async def test_a_run_the_fence_is_stopping_is_looked_at_until_it_stopped(url: st
 	import threading
 
 	om = OpenMolt(durability=url, entry_points=False)
-	gate = anyio.Event()
-	calls: list[str] = []
-
-	async def slow(what: str) -> str:
-		"""Wait for the gate.
-
-		Args:
-			what: Anything.
-		"""
-		calls.append(what)
-		await gate.wait()
-		return what
-
-	model = ScriptedModel([call_tool("local.slow", what="x"), finish(result="done")])
-	agent = om.create_agent(name="Fenced", model=model, tools=[slow])
-	handle = await agent.start("go", run_id="own-run-3")
-	await _until(lambda: calls, "the call")
+	gate, calls, handle, model = await start_held(om, "Fenced", "own-run-3")
 	engine = _engine._ENGINE
 	assert engine is not None
 	looked: list[bool] = []
@@ -208,13 +169,13 @@ async def test_a_run_the_fence_is_stopping_is_looked_at_until_it_stopped(url: st
 	thread.start()
 	thread.join()  # on the event loop's thread: the fence's cancels wait behind this
 	assert looked == [False]  # before: True, and the run the fence stopped was left pending
-	await _until(
+	await until(
 		lambda: _status("own-run-3") == "PENDING" and not engine.runs_here("own-run-3"), "the stop"
 	)
 	for _ in range(3):  # seen idle, then handed back
 		if await anyio.to_thread.run_sync(engine._recover, engine.executor_id):
 			break
-	await _until(lambda: len(calls) == 2, "the run's execution again")
+	await until(lambda: len(calls) == 2, "the run's execution again")
 	gate.set()
 	result = await handle.result()
 	assert result.ok and len(model.requests) == 2
