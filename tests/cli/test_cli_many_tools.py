@@ -1,5 +1,6 @@
 """Agent files name fallback models and tool search; the checks before a run cover every model."""
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -115,8 +116,6 @@ def test_a_dry_run_shows_the_models_and_that_the_agent_searches(
 	tmp_path: Path, only_openai: None
 ) -> None:
 	"""--dry-run --json names each model and the loading; its first message is the catalog's."""
-	import io
-
 	from openmolt_core.cli._info import dry_run
 
 	path = write(tmp_path, fallbackModels=["anthropic:claude-sonnet-4-5"], toolLoading="search")
@@ -131,6 +130,33 @@ def test_a_dry_run_shows_the_models_and_that_the_agent_searches(
 	dry_run(loaded.agent, loaded.model_id, "hi", text, as_json=False)
 	assert "finds in its catalog and loads" in text.getvalue()
 	assert "openai:gpt-5-mini, anthropic:claude-sonnet-4-5" in text.getvalue()
+
+
+class _Terminal(io.StringIO):
+	"""A text stream that says it is a terminal."""
+
+	def isatty(self) -> bool:
+		return True
+
+
+def test_a_dry_run_on_a_terminal_indents_the_first_message(
+	tmp_path: Path, only_openai: None
+) -> None:
+	"""On a terminal the first message is indented JSON (one line of every tool's schema is
+	unreadable there); a pipe gets it as it is sent."""
+	from openmolt_core.cli._info import dry_run
+
+	path = write(tmp_path, toolLoading="all")
+	loaded = load(str(path), env_file=None, verbose=False)
+	piped, shown = io.StringIO(), _Terminal()
+	dry_run(loaded.agent, loaded.model_id, "hi", piped, as_json=False)
+	dry_run(loaded.agent, loaded.model_id, "hi", shown, as_json=False)
+	sent = piped.getvalue().split("=== first message ===\n")[1].split("\n\n")[0]
+	assert "\n" not in sent and json.loads(sent)["input"] == "hi"
+	title = "=== first message (indented here; sent as one line) ===\n"
+	block = shown.getvalue().split(title)[1].split("\n\n")[0]
+	assert block == json.dumps(json.loads(sent), indent=2, ensure_ascii=False)
+	assert max(len(line) for line in block.splitlines()) < max(200, len(sent) // 2)
 
 
 FALLBACK_PY = """

@@ -460,6 +460,14 @@ def _first_body(agent: Agent, input: Any) -> str | None:
 		return None
 
 
+def _indented(text: str) -> str | None:
+	"""A JSON text indented for a person to read (None: it is not JSON)."""
+	try:
+		return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+	except ValueError:
+		return None
+
+
 def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: bool) -> None:
 	"""Print the maestro prompt, the first message, the visible tools and the cost of one step."""
 	system = agent.system_prompt()
@@ -511,7 +519,11 @@ def dry_run(agent: Agent, model_id: str, input: Any, out: IO[str], *, as_json: b
 		out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 		return
 	out.write("=== maestro prompt (system) ===\n" + system + "\n\n")
-	out.write("=== first message ===\n" + first + "\n\n")
+	if out.isatty() and (indented := _indented(first)) is not None:
+		# One JSON line of thousands of characters (every tool's schema) cannot be read there.
+		out.write("=== first message (indented here; sent as one line) ===\n" + indented + "\n\n")
+	else:
+		out.write("=== first message ===\n" + first + "\n\n")
 	if searching:
 		out.write(f"=== tools the agent finds in its catalog and loads ({len(tools)}) ===\n")
 	else:
