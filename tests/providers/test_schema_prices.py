@@ -86,6 +86,30 @@ def test_every_spelling_genai_prices_knows_is_priced_as_it_says(provider, model)
 	assert ours == pytest.approx(float(theirs), rel=1e-6)
 
 
+def _named(rule: tuple[Any, ...]) -> list[str]:
+	"""The ids a genai-prices match rule names exactly (its ``equals`` clauses)."""
+	kind, value = rule
+	if kind in ("or", "and"):
+		return [name for r in value for name in _named(r)]
+	return [str(value).lower()] if kind == "equals" else []
+
+
+NAMED = sorted({(p, name) for p, rules in MATCH.items() for r, _, _ in rules for name in _named(r)})
+"""Every id genai-prices names exactly (``gemini-pro-latest``, ``claude-3-5-sonnet-latest``...)."""
+
+
+@pytest.mark.parametrize(("provider", "model"), NAMED)
+def test_every_id_genai_prices_names_costs_what_it_says(provider, model) -> None:
+	"""An id genai-prices names exactly costs what it says: ``gemini-pro-latest`` (Gemini 3.1 Pro
+	now) cost what Gemini 1.0 Pro did, 16 times less, because the ``-latest`` was cut first."""
+	from genai_prices import Usage, calc_price
+
+	ours = cost(provider, model, input_tokens=10_000, output_tokens=2_000, cached_tokens=4_000)
+	usage = Usage(input_tokens=10_000, output_tokens=2_000, cache_read_tokens=4_000)
+	theirs = calc_price(usage, model, provider_id=provider).total_price
+	assert ours == pytest.approx(float(theirs), rel=1e-6)
+
+
 @pytest.mark.parametrize(
 	("provider", "model"),
 	[("google", "models/gemini-2.5-flash"), ("openai", "openai/gpt-5-mini")],

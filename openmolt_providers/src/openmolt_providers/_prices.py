@@ -14,10 +14,11 @@ A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro
 tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
 as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Web searches and
 batch discounts are not included, so the cost is an estimate. A model id is looked up as
-it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix;
-then by genai-prices' own match rules (`openmolt_providers._price_table.MATCH`), so a fine-tune
-(``ft:gpt-4o-mini-2024-07-18:org::id``), a dated preview or another spelling costs what
-genai-prices says. An unknown model has no cost (``None``) rather than a wrong one: it is not
+it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix
+(unless genai-prices names the id itself: ``gemini-pro-latest`` is Gemini 3.1 Pro, not the
+``gemini-pro`` of 2023); then by genai-prices' own match rules
+(`openmolt_providers._price_table.MATCH`), so a fine-tune (``ft:gpt-4o-mini-2024-07-18:org::id``),
+a dated preview or another spelling costs what genai-prices says. An unknown model has no cost (``None``) rather than a wrong one: it is not
 free.
 
 The CLI's ``--dry-run`` asks the provider (``provider.price(model)``), so it uses this table too.
@@ -58,22 +59,43 @@ def _found(provider: str, model: str) -> tuple[str, Price] | None:
 		# (the spec's gemini-3.1-pro).
 		listed = (name, base, _ALIASES.get(base, ""), f"{base}-preview")
 		known = next((m for m in listed if table.get(m)), None)
-		_cache[key] = (known, table[known]) if known else _matched(provider, name)
+		# An alias genai-prices names (gemini-pro-latest: Gemini 3.1 Pro) is the model it names,
+		# not the one its cut name is (gemini-pro: Gemini 1.0 Pro).
+		named = _matched(provider, name, exact=True) if known not in (None, name) else None
+		if named is not None:
+			_cache[key] = named
+		else:
+			_cache[key] = (known, table[known]) if known else _matched(provider, name)
 	return _cache[key]
 
 
-def _matched(provider: str, name: str) -> tuple[str, Price] | None:
+def _matched(provider: str, name: str, *, exact: bool = False) -> tuple[str, Price] | None:
 	"""The model and price genai-prices' match rules give a model id (its ``find_model``).
 
 	The first rule that matches wins; an id with a compact date (``gpt-5.2-20251211``, as
 	LiteLLM and OpenRouter write it) is tried again with the date dashed.
+
+	Args:
+		provider: The provider whose rules are read.
+		name: The model id, lowercase, without a prefix.
+		exact: Only a rule that names the id itself (an ``equals`` clause) matches.
 	"""
 	rules = MATCH.get(provider, ())
+	if exact:
+		return next(((m, p) for rule, p, m in rules if name in _named(rule)), None)
 	for ref in dict.fromkeys((name, _COMPACT_DATE.sub(_dashed, name))):
 		for rule, price, model in rules:
 			if _matches(rule, ref):
 				return model, price
 	return None
+
+
+def _named(rule: tuple[Any, ...]) -> set[str]:
+	"""The ids a match rule names exactly: its ``equals`` clauses."""
+	kind, value = rule
+	if kind in ("or", "and"):
+		return {name for r in value for name in _named(r)}
+	return {str(value).lower()} if kind == "equals" else set()
 
 
 def _tier(provider: str, model: str, price: Price, prompt: int) -> Price:
