@@ -32,7 +32,7 @@ from typing import Any
 
 from openmolt_providers._price_table import MATCH, PRICES, TIERS
 
-__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for"]
+__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for", "priced_as"]
 
 Price = tuple[float, float, float, float | None]
 """(input, cached input read, output, cache write) in USD per million tokens."""
@@ -46,6 +46,17 @@ def price_for(provider: str, model: str) -> Price | None:
 	"""A model's list price (its base tier), ignoring a date or ``-latest`` suffix; or None."""
 	found = _found(provider, model)
 	return found[1] if found is not None else None
+
+
+def priced_as(provider: str, model: str) -> str | None:
+	"""The genai-prices id a model id is priced as (an alias: the model it names), or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+	"""
+	found = _found(provider, model)
+	return found[0] if found is not None else None
 
 
 def _found(provider: str, model: str) -> tuple[str, Price] | None:

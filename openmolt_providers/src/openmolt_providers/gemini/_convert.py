@@ -19,10 +19,9 @@ from openmolt_providers._common import (
 	retry_delay,
 	window_stop,
 )
-from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
-from openmolt_providers.gemini._dialect import version
+from openmolt_providers.gemini._dialect import alias, resolved, version
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -57,11 +56,15 @@ Argon's page: "tunable thinking levels (low, medium, high)")."""
 
 
 def _family(model: str) -> str:
-	"""How the model is asked to think: ``3`` in levels (Gemini 3 and later), ``2.5`` in budgets."""
-	m = model_name(model)
+	"""How the model is asked to think: ``3`` in levels, ``2.5`` in budgets.
+
+	Levels on Gemini 3 and later, and on an alias whose model is not known (Google points each
+	at a current model).
+	"""
+	m = resolved(model)
 	if m.startswith("gemma-"):
 		return "gemma"
-	if m.startswith("gemini-") and version(model) >= (3, 0):
+	if (m.startswith("gemini-") and version(model) >= (3, 0)) or alias(model):
 		return "3"
 	if m.startswith("gemini-2.5"):
 		return "2.5"
@@ -105,11 +108,13 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	if thinking is None:
 		return None
 	family = _family(model)
-	name = model_name(model)
+	name = resolved(model)
 	pro = "-pro" in name
 	if family == "3":
 		if thinking is False:
-			if _NO_MINIMAL.match(name):
+			# An alias whose model is not known: LOW, which every Gemini 3 model takes (MINIMAL
+			# only on a Flash-Lite).
+			if _NO_MINIMAL.match(name) or (alias(model) and "flash-lite" not in name):
 				provider.warn(
 					model,
 					"thinking",
