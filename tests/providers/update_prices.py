@@ -9,6 +9,7 @@ locked genai-prices says, so a genai-prices update in uv.lock is a table update 
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -134,9 +135,16 @@ audio or images are priced apart from text tokens. A chat model that reads image
 them as input tokens, or has only ``input_audio_mtok`` (Gemini Flash)."""
 
 
+_SPEECH = re.compile(r"(^|-)tts($|-)|transcribe")
+"""The names of the text-to-speech and transcription models: genai-prices prices them in plain
+tokens (``gpt-4o-mini-tts``, ``gemini-2.5-flash-tts``: their audio output as output tokens), so
+no price field tells them; they speak or listen, as a realtime model does."""
+
+
 def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
-	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`):
-	no model for an agent's conversation, which ``openmolt models`` leaves out (``--all`` shows)."""
+	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`),
+	and its speech models (`_SPEECH`): no model for an agent's conversation, which ``openmolt
+	models`` leaves out (``--all`` shows)."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
@@ -150,7 +158,10 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 			model.id
 			for model in provider.models
 			if model.id in listed.get(name, {})
-			and any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
+			and (
+				any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
+				or _SPEECH.search(model.id)
+			)
 		}
 		out[name] = tuple(sorted(found))
 	return out
@@ -231,8 +242,9 @@ def render(
 	lines += [
 		"}",
 		'"""The models of `PRICES` genai-prices prices for audio or images apart from text tokens',
-		"(output audio or images, image input: realtime, audio, live and image models), which",
-		'take no agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
+		"(output audio or images, image input: realtime, audio, live and image models), and the",
+		"text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no",
+		'agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
 	]
 	return "\n".join(lines) + "\n"
 

@@ -344,11 +344,12 @@ class HTTPProvider:
 		return sorted(PRICES.get(self.vendor, {}))
 
 	def media_models(self) -> frozenset[str]:
-		"""The listed models that speak or draw: realtime, audio, live and image models.
+		"""The listed models that speak, listen or draw (realtime, image, speech models).
 
-		They take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
-		Told by genai-prices' prices (`openmolt_providers._price_table.MEDIA`): such a model's
-		output audio or images (or its image input) are priced apart from text tokens.
+		Realtime, audio, live, image, text-to-speech and transcription models. They take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
+		Told by genai-prices (`openmolt_providers._price_table.MEDIA`): such a model's output audio
+		or images (or its image input) are priced apart from text tokens, or its name says it
+		speaks or listens (``-tts``, ``transcribe``: priced as text tokens).
 		"""
 		from openmolt_providers._price_table import MEDIA
 

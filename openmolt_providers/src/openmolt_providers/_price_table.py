@@ -1538,10 +1538,16 @@ MEDIA: dict[str, tuple[str, ...]] = {
 	"anthropic": (),
 	"google": (
 		"gemini-2.5-flash-image",
+		"gemini-2.5-flash-lite-preview-tts",
+		"gemini-2.5-flash-tts",
+		"gemini-2.5-pro-tts",
 		"gemini-3-pro-image-preview",
 		"gemini-3.1-flash-image-preview",
 		"gemini-3.1-flash-lite-image",
 		"gemini-3.1-flash-live-preview",
+		"gemini-3.1-flash-tts-preview",
+		"gemini-3.8-flash-lite-tts",
+		"gemini-3.8-flash-tts",
 		"gemini-3.8-live",
 		"gemini-live-2.5-flash",
 		"gemini-nano-banana-2.1",
@@ -1549,7 +1555,10 @@ MEDIA: dict[str, tuple[str, ...]] = {
 	"openai": (
 		"chatgpt-image-latest",
 		"gpt-4o-mini-realtime-preview",
+		"gpt-4o-mini-transcribe",
+		"gpt-4o-mini-tts",
 		"gpt-4o-realtime-preview",
+		"gpt-4o-transcribe",
 		"gpt-audio",
 		"gpt-audio-mini",
 		"gpt-image-1",
@@ -1564,5 +1573,6 @@ MEDIA: dict[str, tuple[str, ...]] = {
 	),
 }
 """The models of `PRICES` genai-prices prices for audio or images apart from text tokens
-(output audio or images, image input: realtime, audio, live and image models), which
-take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""
+(output audio or images, image input: realtime, audio, live and image models), and the
+text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no
+agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""
