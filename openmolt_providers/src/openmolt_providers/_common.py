@@ -302,6 +302,8 @@ class HTTPProvider:
 		cached_tokens: int = 0,
 		cache_write_tokens: int = 0,
 		hour_writes: int = 0,
+		audio_tokens: int = 0,
+		cached_audio_tokens: int = 0,
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
@@ -317,6 +319,8 @@ class HTTPProvider:
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
 			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
+			audio_tokens: Of ``input_tokens``, those of audio (Gemini prices them apart).
+			cached_audio_tokens: Of ``cached_tokens``, those of audio.
 		"""
 		if not self.official or not (input_tokens or output_tokens):
 			return None
@@ -330,6 +334,8 @@ class HTTPProvider:
 			cached_tokens=cached_tokens,
 			cache_write_tokens=cache_write_tokens,
 			hour_writes=hour_writes,
+			audio_tokens=audio_tokens,
+			cached_audio_tokens=cached_audio_tokens,
 		)
 
 	def models(self) -> list[str]:

@@ -12,7 +12,8 @@ priced.
 
 A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro past 200k
 tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
-as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Web searches and
+as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Audio in a
+prompt costs its own price where the model has one (Gemini Flash: `openmolt_providers._price_table.AUDIO`). Web searches and
 batch discounts are not included, so the cost is an estimate. A model id is looked up as
 it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix
 (unless genai-prices names the id itself: ``gemini-pro-latest`` is Gemini 3.1 Pro, not the
@@ -30,7 +31,7 @@ import re
 from datetime import date
 from typing import Any
 
-from openmolt_providers._price_table import MATCH, PRICES, TIERS
+from openmolt_providers._price_table import AUDIO, MATCH, PRICES, TIERS
 
 __all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for", "priced_as"]
 
@@ -156,6 +157,8 @@ def cost(
 	cached_tokens: int = 0,
 	cache_write_tokens: int = 0,
 	hour_writes: int = 0,
+	audio_tokens: int = 0,
+	cached_audio_tokens: int = 0,
 ) -> float | None:
 	"""Estimate the cost of one call in US dollars.
 
@@ -170,6 +173,10 @@ def cost(
 		hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic's ``ttl:
 			"1h"``): `HOUR_WRITE` times the input price, where the table's write price is the
 			5-minute one.
+		audio_tokens: Of ``input_tokens``, those of audio (cached ones included): the model's
+			audio price where it has one (`openmolt_providers._price_table.AUDIO`), else the
+			input price.
+		cached_audio_tokens: Of ``cached_tokens``, those of audio.
 
 	Returns:
 		The cost, or None when the model's price is unknown.
@@ -180,9 +187,14 @@ def cost(
 	inp, cached, out, write = _tier(provider, *found, input_tokens)
 	fresh = max(input_tokens - cached_tokens - cache_write_tokens, 0)
 	hour = min(max(hour_writes, 0), cache_write_tokens)
+	heard, heard_cached = AUDIO.get(provider, {}).get(found[0], (inp, cached))
+	cached_audio = min(max(cached_audio_tokens, 0), cached_tokens)
+	fresh_audio = min(max(audio_tokens - cached_audio, 0), fresh)
 	total = (
-		fresh * inp
-		+ cached_tokens * cached
+		(fresh - fresh_audio) * inp
+		+ fresh_audio * heard
+		+ (cached_tokens - cached_audio) * cached
+		+ cached_audio * heard_cached
 		+ (cache_write_tokens - hour) * (write if write is not None else inp)
 		+ hour * HOUR_WRITE * inp
 		+ output_tokens * out

@@ -24,7 +24,7 @@ from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.gemini._dialect import alias, resolved, version
 
 if TYPE_CHECKING:
-	from collections.abc import Sequence
+	from collections.abc import Mapping, Sequence
 
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.gemini import GeminiProvider
@@ -327,13 +327,35 @@ def _usage(provider: GeminiProvider, model: str, data: dict[str, Any]) -> Usage:
 	thoughts = tokens(raw, "thoughtsTokenCount", at)
 	out = tokens(raw, "candidatesTokenCount", at) + thoughts
 	cached = tokens(raw, "cachedContentTokenCount", at)
+	price = provider.cost(
+		model,
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		audio_tokens=_heard(raw, "promptTokensDetails"),
+		cached_audio_tokens=_heard(raw, "cacheTokensDetails"),
+	)
 	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=thoughts,
-		cost_usd=provider.cost(model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		cost_usd=price,
 		calls=1,
+	)
+
+
+def _heard(raw: Mapping[str, Any], key: str) -> int:
+	"""The audio tokens of a usage's list by modality; 0 when it names none.
+
+	``promptTokensDetails``: ``[{"modality": "AUDIO", "tokenCount": 40}]``; Gemini prices audio
+	apart from text.
+	"""
+	at = f"usageMetadata.{key}"
+	return sum(
+		tokens(entry, "tokenCount", at)
+		for entry in (fields(e, at) for e in items(raw.get(key), at))
+		if entry.get("modality") == "AUDIO"
 	)
 
 
