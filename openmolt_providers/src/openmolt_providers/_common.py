@@ -293,6 +293,24 @@ class HTTPProvider:
 
 		return price_for(self.vendor, model)
 
+	def price_at(
+		self, model: str, prompt_tokens: int
+	) -> tuple[float, float, float, float | None] | None:
+		"""The price a prompt of ``prompt_tokens`` tokens pays, or None as `price`.
+
+		Past the model's long-context threshold, its tier's
+		(`openmolt_providers._price_table.TIERS`); else the base price. The budget (``max_cost``) estimates the coming call with it.
+
+		Args:
+			model: The model name.
+			prompt_tokens: The prompt's size in tokens.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import price_for
+
+		return price_for(self.vendor, model, prompt_tokens)
+
 	def cost(
 		self,
 		model: str,

@@ -43,10 +43,17 @@ _ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0"}
 _cache: dict[tuple[str, str], tuple[str, Price] | None] = {}
 
 
-def price_for(provider: str, model: str) -> Price | None:
-	"""A model's list price (its base tier), ignoring a date or ``-latest`` suffix; or None."""
+def price_for(provider: str, model: str, prompt_tokens: int = 0) -> Price | None:
+	"""A model's list price, ignoring a date or ``-latest`` suffix; or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+		prompt_tokens: The prompt's size: past a long-context threshold, that tier's price
+			(`TIERS`); 0, the base tier's.
+	"""
 	found = _found(provider, model)
-	return found[1] if found is not None else None
+	return _tier(provider, *found, prompt_tokens) if found is not None else None
 
 
 def priced_as(provider: str, model: str) -> str | None:
