@@ -93,6 +93,11 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 			# The event holds no usage (``ResponseErrorEvent``); a snapshot before it may have.
 			spent = _responses.reported(provider, model, snapshot)
 			raise _responses.failure(provider, model, data, "the stream", spent)
+		elif not str(kind).startswith("response.") and (error := body_error(data)):
+			# A gateway's error as an event of no Responses type (OpenRouter's ``{"error": ...}``,
+			# vLLM's ``{"object": "error", "type": "BadRequestError"}``), as Chat reads it.
+			spent = _responses.reported(provider, model, data if data.get("usage") else snapshot)
+			raise reply_error(provider, model, error, "the stream", spent)
 	raise cut_off(provider, model)
 
 
