@@ -8,7 +8,8 @@ high; ``gpt-5-pro`` only high; ``gpt-5.1`` none, low, medium, high and defaults 
 ``gpt-5.2`` and later add xhigh; ``gpt-5-codex`` and ``gpt-5.1-codex`` (and -mini) accept low,
 medium, high, ``gpt-5.1-codex-max`` and the later codex models add xhigh (no none, no minimal);
 ``gpt-5.2-pro`` and the later pro models accept medium, high, xhigh; the o-series and
-``codex-mini-latest`` low, medium, high.
+``codex-mini-latest`` low, medium, high, but the deep research models (``o3-deep-research``,
+``o4-mini-deep-research``) medium only.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ ACCEPTS = {
 	"o3": {"low", "medium", "high"},
 	"o4-mini": {"low", "medium", "high"},
 	"codex-mini-latest": {"low", "medium", "high"},
+	"o3-deep-research": {"medium"},
+	"o4-mini-deep-research-2025-06-26": {"medium"},
 }
 """What each family accepts (the module docstring's sources)."""
 
@@ -77,6 +80,8 @@ async def test_every_effort_sent_is_one_the_model_accepts(
 		("gpt-5.2-pro", False, "medium"),
 		("gpt-5.2-pro", "low", "medium"),
 		("gpt-5-pro", "medium", "high"),
+		("o3-deep-research", False, "medium"),
+		("o4-mini-deep-research", "high", "medium"),
 	],
 )
 async def test_an_effort_the_model_lacks_warns_and_sends_the_nearest(

@@ -8,7 +8,8 @@ efforts each family accepts is `_EFFORTS` (the API answers any other with 400
 ``unsupported_value``, "Supported values are: 'low', 'medium', and 'high'"): ``gpt-5`` adds
 ``minimal``, GPT-5.1 adds ``none`` and defaults to it, GPT-5.2 and later add ``xhigh``; the codex
 models of GPT-5 and later have neither ``none`` nor ``minimal``; ``gpt-5-pro`` accepts only
-``high`` and the later pro models ``medium`` to ``xhigh``; a family not listed is sent only
+``high`` and the later pro models ``medium`` to ``xhigh``; the deep research models
+(``o3-deep-research``, ``o4-mini-deep-research``) only ``medium``; a family not listed is sent only
 ``low``, ``medium`` or ``high``. Temperature and top_p are rejected by reasoning models, except
 at effort ``none``; web search does not run at effort ``minimal``. Every rule reads the model's
 name through `openmolt_providers._model_id.model_name`.
@@ -45,6 +46,7 @@ _EFFORTS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 	(re.compile(r"^gpt-5\.1(?![0-9])"), ("none", "low", "medium", "high")),
 	(re.compile(rf"^{_AFTER_51}(?![0-9])"), ("none", "low", "medium", "high", "xhigh")),
 	(re.compile(r"^gpt-5(?![.0-9])"), ("minimal", "low", "medium", "high")),
+	(re.compile(r"^o\d+(-mini)?-deep-research"), ("medium",)),
 )
 """The efforts each family accepts, first match wins (the module docstring's sources)."""
 
