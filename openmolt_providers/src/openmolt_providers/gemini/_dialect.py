@@ -24,6 +24,7 @@ cannot combine controlled output with Google Search grounding; Gemini 3 can.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from openmolt_core.structured import SchemaDialect
 from openmolt_providers._model_id import model_name
@@ -47,11 +48,13 @@ _ALIAS = re.compile(r"^gemini-[a-z-]+-latest$")
 """An unversioned alias (``gemini-flash-latest``), which Google points at its current model."""
 
 
+@lru_cache(maxsize=256)
 def resolved(model: str) -> str:
 	"""The model's name (`model_name`), an alias read as the model it names now, or as it is.
 
 	Which model an alias names is genai-prices' (its match rules name each alias:
-	``gemini-pro-latest`` is ``gemini-3.1-pro-preview``), so it is as current as the lock.
+	``gemini-pro-latest`` is ``gemini-3.1-pro-preview``), so it is as current as the lock. Read
+	once per model id (asked several times a request).
 
 	Args:
 		model: The model id as the agent names it.
