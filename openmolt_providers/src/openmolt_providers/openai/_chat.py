@@ -266,6 +266,8 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	out = tokens(raw, "completion_tokens", "usage")
 	details = fields(raw.get("prompt_tokens_details"), "usage.prompt_tokens_details")
 	cached = tokens(details, "cached_tokens", "usage.prompt_tokens_details")
+	if not cached:  # DeepSeek's own field for its cache hits (beside prompt_cache_miss_tokens)
+		cached = tokens(raw, "prompt_cache_hit_tokens", "usage")
 	written = tokens(details, "cache_write_tokens", "usage.prompt_tokens_details")
 	thinking = fields(raw.get("completion_tokens_details"), "usage.completion_tokens_details")
 	reasoning = tokens(thinking, "reasoning_tokens", "usage.completion_tokens_details")
