@@ -37,6 +37,10 @@ pytestmark = pytest.mark.anyio
 		("claude-3.5-haiku", (3, 5)),
 		("claude-2.1", (2, 1)),
 		("CLAUDE-OPUS-4-7", (4, 7)),
+		# Another model behind a Messages API (Ollama, LiteLLM): no Claude version in its name.
+		("llama3.2", (0, 0)),
+		("qwen2.5:7b", (0, 0)),
+		("glm-4.5", (0, 0)),
 	],
 )
 def test_the_version_of_every_spelling(model, expected) -> None:

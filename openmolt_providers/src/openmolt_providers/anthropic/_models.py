@@ -48,8 +48,10 @@ def version(model: str) -> tuple[int, int]:
 	three times a request).
 	"""
 	name = model_name(model)
+	if "claude" not in name:
+		return (0, 0)  # another model behind a Messages API (Ollama's qwen2.5:7b): not Claude's
 	parts: list[int] = []
-	for part in _TOKENS.split(name[name.find("claude") :] if "claude" in name else name):
+	for part in _TOKENS.split(name[name.find("claude") :]):
 		if _END.match(part) or len(parts) == 2:
 			break
 		if part.isdigit() and len(part) <= 2:
