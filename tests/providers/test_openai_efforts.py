@@ -53,9 +53,21 @@ def _provider(server, api_mode: str) -> OpenAIProvider:
 
 
 def _effort(body: dict, api_mode: str) -> str | None:
-	if api_mode == "chat":
+	# A Responses-only model goes to the Responses API whatever the api_mode: read what was sent.
+	if "messages" in body:
 		return body.get("reasoning_effort")
 	return body.get("reasoning", {}).get("effort")
+
+
+def _answer(server, load) -> None:
+	"""Each API's reply, by the path asked (a Responses-only model goes there in chat mode)."""
+	import httpx
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		chat = request.url.path.endswith("/chat/completions")
+		return httpx.Response(200, json=load("openai_chat" if chat else "openai_text"))
+
+	server.reply(handle)
 
 
 @pytest.mark.parametrize("api_mode", ["responses", "chat"])
@@ -65,7 +77,7 @@ async def test_every_effort_sent_is_one_the_model_accepts(
 	server, load, req, model, thinking, api_mode
 ) -> None:
 	"""Whatever thinking asks, the effort sent is one the model's family accepts."""
-	server.reply(load("openai_chat" if api_mode == "chat" else "openai_text"))
+	_answer(server, load)
 	with warnings.catch_warnings():
 		warnings.simplefilter("ignore", ModelConfigWarning)
 		await _provider(server, api_mode).generate(req(model, thinking=thinking))
@@ -118,9 +130,10 @@ async def test_temperature_is_dropped_where_the_default_effort_is_not_none(
 ) -> None:
 	"""A pro or codex model of GPT-5.1 and later does not default to effort none: it rejects
 	temperature and top_p as every reasoning model does, so they are dropped with a warning."""
-	server.reply(load("openai_chat" if api_mode == "chat" else "openai_text"))
-	with pytest.warns(ModelConfigWarning, match="reject"):
+	_answer(server, load)
+	with pytest.warns(ModelConfigWarning) as warned:
 		await _provider(server, api_mode).generate(req(model, temperature=0.2, top_p=0.5))
+	assert any("reject" in str(w.message) for w in warned)
 	assert "temperature" not in server.body and "top_p" not in server.body
 
 
@@ -132,3 +145,51 @@ async def test_temperature_is_kept_where_the_default_effort_is_none(
 	server.reply(load("openai_text"))
 	await _provider(server, "responses").generate(req(model, temperature=0.2))
 	assert server.body["temperature"] == 0.2
+
+
+def _sdk_models() -> tuple[set[str], set[str]]:
+	"""The ``openai`` SDK's model names: Chat Completions', and the Responses API's own."""
+	import typing
+
+	from openai.types.shared.chat_model import ChatModel
+	from openai.types.shared.responses_model import ResponsesModel
+
+	chat = set(typing.get_args(ChatModel))
+	responses = {
+		name
+		for arg in typing.get_args(ResponsesModel)
+		if typing.get_origin(arg) is typing.Literal
+		for name in typing.get_args(arg)
+	}
+	return chat, responses - chat
+
+
+def test_the_responses_only_models_are_the_sdks() -> None:
+	"""Every model the SDK names for the Responses API only is one, and no Chat model is."""
+	from openmolt_providers.openai._models import responses_only
+
+	chat, only = _sdk_models()
+	assert only and {m for m in only if not responses_only(m)} == set()
+	assert {m for m in chat if responses_only(m)} == set()
+
+
+@pytest.mark.parametrize("model", ["gpt-5-pro", "gpt-5-codex", "o3-deep-research", "o3-pro"])
+async def test_api_mode_chat_asks_a_responses_only_model_on_responses(
+	server, load, req, model
+) -> None:
+	"""With api_mode 'chat' on api.openai.com, a model Chat Completions refuses (400 "only
+	supported in v1/responses") is asked on the Responses API, with a warning."""
+	server.reply(load("openai_text"))
+	with pytest.warns(ModelConfigWarning, match="Responses API only"):
+		response = await _provider(server, "chat").generate(req(model))
+	assert str(server.requests[-1].url) == "https://api.openai.com/v1/responses"
+	assert response.text
+
+
+async def test_api_mode_chat_keeps_chat_for_the_other_models(server, load, req) -> None:
+	"""Any other model keeps Chat Completions, as api_mode says."""
+	server.reply(load("openai_chat"))
+	with warnings.catch_warnings():
+		warnings.simplefilter("error", ModelConfigWarning)
+		await _provider(server, "chat").generate(req("gpt-5.2-pro"))
+	assert str(server.requests[-1].url) == "https://api.openai.com/v1/chat/completions"

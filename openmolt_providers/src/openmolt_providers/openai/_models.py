@@ -26,7 +26,15 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["CACHE_KEY_LIMIT", "Sampling", "cache_key", "efforts", "is_reasoning", "sampling"]
+__all__ = [
+	"CACHE_KEY_LIMIT",
+	"Sampling",
+	"cache_key",
+	"efforts",
+	"is_reasoning",
+	"responses_only",
+	"sampling",
+]
 
 _REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
 """The reasoning models: the o-series, codex-mini and GPT-5 and later (the one rule)."""
@@ -66,6 +74,25 @@ def is_reasoning(model: str) -> bool:
 	"""
 	m = model_name(model)
 	return bool(_REASONING.match(m)) and "chat" not in m
+
+
+_RESPONSES_ONLY = re.compile(
+	r"^(o1-pro|o3-pro|o\d+(-mini)?-deep-research|computer-use|gpt-5-pro|gpt-5\.5-pro|gpt-5-codex"
+	r"|gpt-5\.1-codex-max|gpt-5\.6-cyber|gpt-6-cyber|gpt-rosalind-research|gpt-6-rosalind"
+	r"|gpt-6\.2-astra-law|gpt-daybreak-)(?![.0-9])"
+)
+"""The models the Responses API serves and Chat Completions does not: the ``openai`` SDK's
+``ResponsesModel`` names beyond its ``ChatModel`` (3.57; tests/providers/test_openai_efforts.py
+holds the two in step)."""
+
+
+def responses_only(model: str) -> bool:
+	"""Whether OpenAI serves the model over the Responses API only (not Chat Completions).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return bool(_RESPONSES_ONLY.match(model_name(model)))
 
 
 def efforts(model: str) -> tuple[str, ...]:
