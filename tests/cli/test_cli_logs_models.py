@@ -445,3 +445,22 @@ def test_models_leaves_out_what_no_agent_converses_with_unless_all(capsys) -> No
 	realtime = next(m.split(":", 1)[1] for m in sorted(media) if "realtime" in m)
 	assert openmolt_main(["models", realtime]) == 1
 	assert "`openmolt models --all` lists the realtime" in capsys.readouterr().err
+
+
+def test_models_leaves_out_the_speech_models_too(capsys) -> None:
+	"""Text-to-speech and transcription models (gpt-4o-mini-tts, gpt-4o-transcribe,
+	gemini-2.5-flash-tts) speak or listen, as the realtime models do, but genai-prices prices them
+	in plain tokens, so the price fields did not tell them: `openmolt models` listed them among the
+	models an agent can use. Their names do (``-tts``, ``transcribe``): left out unless --all."""
+	assert openmolt_main(["models", "--json"]) == 0
+	listed = {r["model"] for r in json.loads(capsys.readouterr().out)}
+	speech = {m for m in listed if re.search(r"(^|[-:])tts($|-)|transcribe", m)}
+	assert speech == set()
+	assert openmolt_main(["models", "--all", "--json"]) == 0
+	every = {r["model"] for r in json.loads(capsys.readouterr().out)}
+	for model in (
+		"openai:gpt-4o-mini-tts",
+		"openai:gpt-4o-transcribe",
+		"google:gemini-2.5-flash-tts",
+	):
+		assert model in every

@@ -184,3 +184,48 @@ async def test_a_retryable_error_body_is_asked_again_as_its_status_would_be(
 
 	response = await provider(vendor, handle).generate(make_request(MODELS[vendor]))
 	assert response.text == "hi" and len(asked) == 2
+
+
+@pytest.mark.parametrize("vendor", ["openai", "chat"])
+@pytest.mark.parametrize(
+	("body", "status", "retryable"),
+	[
+		# vLLM's ErrorResponse: the error is the body itself, marked "object": "error".
+		(
+			{
+				"object": "error",
+				"message": "The model `x` does not exist.",
+				"type": "NotFoundError",
+				"param": None,
+				"code": 404,
+			},
+			404,
+			False,
+		),
+		(
+			{"object": "error", "message": "boom", "type": "InternalServerError", "code": 500},
+			500,
+			True,
+		),
+		# OpenAI's error object, a server error or rate limit named in words, no number: retried.
+		({"error": {"message": "overloaded", "type": "server_error", "code": None}}, 500, True),
+		(
+			{"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}},
+			429,
+			True,
+		),
+		# A request's own fault names no status in words: it fails as it is, not retried.
+		({"error": {"message": "bad", "type": "invalid_request_error", "code": None}}, None, False),
+	],
+)
+async def test_every_shape_of_an_error_body_is_the_status_it_names(
+	vendor: str, body: Any, status: int, retryable: bool
+) -> None:
+	"""A body that is the error itself (vLLM) or names its kind in words (OpenAI's ``type``,
+	``code``) is that error: an empty answer (Responses) or "no answer, try again" (Chat) before,
+	and a server error was not retried."""
+	with pytest.raises(ProviderError) as caught:
+		await generate(vendor, body)
+	assert "the reply failed" in str(caught.value)
+	assert caught.value.status_code == status
+	assert caught.value.retryable is retryable

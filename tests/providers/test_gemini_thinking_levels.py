@@ -8,6 +8,8 @@ to every Flash model, so every call of such an agent on the current Flash failed
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from openmolt_providers import ModelConfigWarning
@@ -75,3 +77,27 @@ async def test_gemini_4_cannot_stop_thinking(server, load, req) -> None:
 	with pytest.warns(ModelConfigWarning, match="cannot stop thinking"):
 		await provider(server).generate(req("gemini-4-argon", thinking=False))
 	assert server.body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "LOW"}
+
+
+@pytest.mark.parametrize(
+	("model", "off"),
+	[
+		("gemini-flash-latest", "LOW"),  # genai-prices: Gemini 3.8 Flash, no MINIMAL
+		("models/gemini-flash-latest", "LOW"),
+		("gemini-pro-latest", "LOW"),  # Gemini 3.1 Pro
+		("gemini-flash-lite-latest", "MINIMAL"),  # Gemini 3.5 Flash-Lite
+		("gemini-ultra-latest", "LOW"),  # an alias nobody names: a Gemini 3 model's safe level
+	],
+)
+async def test_an_alias_thinks_as_the_model_it_names(server, load, req, model, off) -> None:
+	"""The unversioned aliases name a current Gemini 3 model (genai-prices says which): thinking
+	is sent as levels, not dropped as for a model that does not think; off is the lowest level
+	that model has (an alias no one names: LOW, which every Gemini 3 model takes)."""
+	server.reply(load("gemini_text"))
+	p = provider(server)
+	await p.generate(req(model, thinking="high"))
+	assert server.body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "HIGH"}
+	with warnings.catch_warnings():
+		warnings.simplefilter("ignore", ModelConfigWarning)
+		await p.generate(req(model, thinking=False))
+	assert server.body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": off}

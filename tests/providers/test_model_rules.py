@@ -112,6 +112,10 @@ async def test_gemini3_pro_level_check_reads_a_prefixed_id(server, load, req, mo
 		("openai", "ft:gpt-4o-mini-2024-07-18:org::abc123", 128_000),
 		("openai", "openai/GPT-5", 400_000),
 		("openai", "codex-mini-latest", 200_000),
+		# The aliases name current Gemini models (1M tokens each); 128k was assumed.
+		("google", "gemini-flash-latest", 1_048_576),
+		("google", "models/gemini-pro-latest", 1_048_576),
+		("google", "gemini-flash-lite-latest", 1_048_576),
 	],
 )
 def test_context_window_reads_the_base_name(server, vendor, model, size) -> None:

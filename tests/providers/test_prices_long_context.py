@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from openmolt_providers._prices import PRICES, cost
@@ -70,3 +72,60 @@ async def test_a_gemini_reply_with_a_long_prompt_reports_the_tier_cost(server) -
 	provider = GeminiProvider({"api_key": "k"}, server.http, sleep=server.sleep)
 	response = await provider.generate(make_request("gemini-2.5-pro"))
 	assert response.usage.cost_usd == pytest.approx((250_000 * 2.5 + 1_000 * 15.0) / 1e6)
+
+
+def _gemini_reply(commands: dict, prompt: int) -> dict:
+	import json
+
+	return {
+		"candidates": [
+			{"content": {"parts": [{"text": json.dumps(commands)}]}, "finishReason": "STOP"}
+		],
+		"usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": 100},
+	}
+
+
+async def _long_run(max_cost: float, replies: list[dict]) -> tuple[Any, list[dict]]:
+	import json
+
+	import httpx
+
+	from openmolt import OpenMolt
+
+	bodies: list[dict] = []
+
+	def api(request: httpx.Request) -> httpx.Response:
+		bodies.append(json.loads(request.content))
+		return httpx.Response(200, json=replies[min(len(bodies), len(replies)) - 1])
+
+	http = httpx.AsyncClient(transport=httpx.MockTransport(api))
+	om = OpenMolt(llm_providers={"google": {"api_key": "AIza-c"}}, http_client=http)
+	agent = om.create_agent(
+		name="Reader",
+		model="google:gemini-2.5-pro",
+		max_cost=max_cost,
+		model_config={"max_output_tokens": 1_000},
+	)
+	result = await agent.run("x" * 900_000)  # about 225k tokens: past the 200k tier
+	await om.aclose()
+	return result, bodies
+
+
+@pytest.mark.anyio
+async def test_a_run_past_the_tier_stops_at_its_budget_at_the_tier_price() -> None:
+	"""A prompt past Gemini 2.5 Pro's 200k tier costs 2.50/15.00 a million, not 1.25/10.00. A run
+	reading 225k tokens under a $1.00 budget spends $0.56 on its first call; the second is its
+	last, as the tier's price says ($0.57 more), and the model is told so (at the base price it
+	seemed $0.29 more, within the budget, and the model was not told); the run stops at its
+	budget with the tier's cost."""
+	from openmolt_core.testing import finish, update_plan
+
+	replies = [_gemini_reply({"commands": [update_plan("a")]}, 225_000)] * 3
+	replies.append(_gemini_reply({"commands": [finish("x")]}, 225_000))
+	result, bodies = await _long_run(1.0, replies)
+	assert result.status == "limit_reached", result
+	assert len(bodies) == 2
+	tier = (225_000 * 2.5 + 100 * 15.0) / 1e6
+	assert result.usage.cost_usd == pytest.approx(2 * tier)
+	told = bodies[1]["contents"][-1]["parts"][0]["text"]
+	assert "last step" in told and "cost budget" in told

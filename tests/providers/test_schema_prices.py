@@ -6,7 +6,7 @@ from typing import Any
 import httpx
 import pytest
 
-from openmolt_providers._price_table import MATCH, MEDIA
+from openmolt_providers._price_table import AUDIO, MATCH, MEDIA
 from openmolt_providers._prices import PRICES, cost, price_for
 from openmolt_providers.anthropic import AnthropicProvider
 from openmolt_providers.gemini import GeminiProvider
@@ -56,6 +56,7 @@ def test_the_price_table_is_current() -> None:
 	assert module.table() == PRICES, "the price table is stale: run `uv run nox -s prices`"
 	assert module.rules() == MATCH, "the match rules are stale: run `uv run nox -s prices`"
 	assert module.media() == MEDIA, "the media models are stale: run `uv run nox -s prices`"
+	assert module.audio() == AUDIO, "the audio prices are stale: run `uv run nox -s prices`"
 
 
 SPELLINGS = [
@@ -78,6 +79,30 @@ SPELLINGS = [
 def test_every_spelling_genai_prices_knows_is_priced_as_it_says(provider, model) -> None:
 	"""A fine-tune, a dated preview, a compact date or another case costs what genai-prices
 	says (they had no price: cost None, shown as unknown)."""
+	from genai_prices import Usage, calc_price
+
+	ours = cost(provider, model, input_tokens=10_000, output_tokens=2_000, cached_tokens=4_000)
+	usage = Usage(input_tokens=10_000, output_tokens=2_000, cache_read_tokens=4_000)
+	theirs = calc_price(usage, model, provider_id=provider).total_price
+	assert ours == pytest.approx(float(theirs), rel=1e-6)
+
+
+def _named(rule: tuple[Any, ...]) -> list[str]:
+	"""The ids a genai-prices match rule names exactly (its ``equals`` clauses)."""
+	kind, value = rule
+	if kind in ("or", "and"):
+		return [name for r in value for name in _named(r)]
+	return [str(value).lower()] if kind == "equals" else []
+
+
+NAMED = sorted({(p, name) for p, rules in MATCH.items() for r, _, _ in rules for name in _named(r)})
+"""Every id genai-prices names exactly (``gemini-pro-latest``, ``claude-3-5-sonnet-latest``...)."""
+
+
+@pytest.mark.parametrize(("provider", "model"), NAMED)
+def test_every_id_genai_prices_names_costs_what_it_says(provider, model) -> None:
+	"""An id genai-prices names exactly costs what it says: ``gemini-pro-latest`` (Gemini 3.1 Pro
+	now) cost what Gemini 1.0 Pro did, 16 times less, because the ``-latest`` was cut first."""
 	from genai_prices import Usage, calc_price
 
 	ours = cost(provider, model, input_tokens=10_000, output_tokens=2_000, cached_tokens=4_000)
@@ -227,3 +252,70 @@ async def _stream_events(reply_events: list[dict[str, Any]]) -> Any:
 	async for chunk in provider.stream(_replies.make_request("claude-sonnet-4-5")):
 		final = chunk
 	return final
+
+
+@pytest.mark.parametrize(("provider", "model"), [(p, m) for p, t in AUDIO.items() for m in t])
+def test_audio_input_costs_its_own_price(provider, model) -> None:
+	"""Audio in a prompt costs genai-prices' audio price (Gemini 2.5 Flash: 1.00 a million, text
+	0.30), fresh and cached: it was priced as text, so a run reading audio cost three times what
+	its max_cost saw."""
+	from genai_prices import Usage, calc_price
+
+	ours = cost(
+		provider,
+		model,
+		input_tokens=100_000,
+		output_tokens=2_000,
+		cached_tokens=50_000,
+		audio_tokens=40_000,
+		cached_audio_tokens=20_000,
+	)
+	usage = Usage(
+		input_tokens=100_000,
+		output_tokens=2_000,
+		cache_read_tokens=50_000,
+		input_audio_tokens=40_000,
+		cache_audio_read_tokens=20_000,
+	)
+	theirs = calc_price(usage, model, provider_id=provider).total_price
+	assert ours == pytest.approx(float(theirs), rel=1e-6)
+
+
+@pytest.mark.anyio
+async def test_gemini_reads_the_audio_of_its_prompt() -> None:
+	"""Gemini's usage names the audio tokens by modality (``promptTokensDetails``,
+	``cacheTokensDetails``); the reply's cost prices them as audio."""
+	from genai_prices import Usage, calc_price
+
+	from tests.providers._replies import generate
+
+	usage = {
+		"promptTokenCount": 100_000,
+		"cachedContentTokenCount": 50_000,
+		"candidatesTokenCount": 2_000,
+		"promptTokensDetails": [
+			{"modality": "TEXT", "tokenCount": 60_000},
+			{"modality": "AUDIO", "tokenCount": 40_000},
+		],
+		"cacheTokensDetails": [
+			{"modality": "TEXT", "tokenCount": 30_000},
+			{"modality": "AUDIO", "tokenCount": 20_000},
+		],
+	}
+	reply = {
+		"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}],
+		"usageMetadata": usage,
+	}
+	response = await generate("google", reply)
+	expected = calc_price(
+		Usage(
+			input_tokens=100_000,
+			output_tokens=2_000,
+			cache_read_tokens=50_000,
+			input_audio_tokens=40_000,
+			cache_audio_read_tokens=20_000,
+		),
+		"gemini-2.5-flash",
+		provider_id="google",
+	).total_price
+	assert response.usage.cost_usd == pytest.approx(float(expected), rel=1e-6)

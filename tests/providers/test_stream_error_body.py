@@ -55,3 +55,34 @@ async def test_an_error_body_to_a_stream_is_raised_and_streaming_stays_on(vendor
 	assert caught.value.retryable is retryable
 	assert len(calls) == 1 and p.streams
 	assert not [w for w in warned if "does not stream" in str(w.message)]
+
+
+@pytest.mark.parametrize("vendor", ["openai", "chat"])
+@pytest.mark.parametrize(
+	("error", "status", "retryable"),
+	[
+		({"error": {"code": 400, "message": "Invalid value for 'input'"}}, 400, False),
+		({"error": {"message": "overloaded", "type": "server_error"}}, 500, True),
+		({"object": "error", "message": "bad", "type": "BadRequestError", "code": 400}, 400, False),
+	],
+)
+async def test_an_error_event_of_a_gateway_is_the_error_it_names(
+	vendor, error, status, retryable
+) -> None:
+	"""A gateway's error sent as a stream's event, without the Responses API's ``type`` (as
+	OpenRouter and vLLM send it, and as the Chat stream already read it): on Responses it was an
+	unknown event, and the stream "ended before the reply was complete", retried even for a 400."""
+	import json
+
+	body = f"data: {json.dumps(error)}\n\n"
+
+	def handle(request: httpx.Request) -> httpx.Response:
+		return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
+
+	p = provider(vendor, handle)
+	with pytest.raises(ProviderError) as caught:
+		async for _ in p.stream(make_request(MODELS[vendor])):
+			pass
+	assert "the stream failed" in str(caught.value)
+	assert caught.value.status_code == status
+	assert caught.value.retryable is retryable

@@ -177,3 +177,24 @@ async def test_anthropic_thinking_tokens_are_reasoning_tokens_streamed() -> None
 	]
 	usage = (await _final("anthropic", events)).usage
 	assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (20, 300, 240)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_deepseek_cache_hits_are_cached_tokens(streamed: bool) -> None:
+	"""DeepSeek's API reports its cache hits in its own field (``prompt_cache_hit_tokens``,
+	beside ``prompt_cache_miss_tokens``), not OpenAI's ``prompt_tokens_details.cached_tokens``:
+	a run on it counted no cached token."""
+	from tests.providers._replies import generate, stream
+
+	usage = {
+		"prompt_tokens": 100,
+		"completion_tokens": 10,
+		"prompt_cache_hit_tokens": 40,
+		"prompt_cache_miss_tokens": 60,
+	}
+	reply = {
+		"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+		"usage": usage,
+	}
+	response = await (stream("chat", reply) if streamed else generate("chat", reply))
+	assert response.usage.cached_tokens == 40

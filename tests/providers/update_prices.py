@@ -9,6 +9,7 @@ locked genai-prices says, so a genai-prices update in uv.lock is a table update 
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -134,9 +135,16 @@ audio or images are priced apart from text tokens. A chat model that reads image
 them as input tokens, or has only ``input_audio_mtok`` (Gemini Flash)."""
 
 
+_SPEECH = re.compile(r"(^|-)tts($|-)|transcribe")
+"""The names of the text-to-speech and transcription models: genai-prices prices them in plain
+tokens (``gpt-4o-mini-tts``, ``gemini-2.5-flash-tts``: their audio output as output tokens), so
+no price field tells them; they speak or listen, as a realtime model does."""
+
+
 def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
-	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`):
-	no model for an agent's conversation, which ``openmolt models`` leaves out (``--all`` shows)."""
+	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`),
+	and its speech models (`_SPEECH`): no model for an agent's conversation, which ``openmolt
+	models`` leaves out (``--all`` shows)."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
@@ -150,10 +158,36 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 			model.id
 			for model in provider.models
 			if model.id in listed.get(name, {})
-			and any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
+			and (
+				any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
+				or _SPEECH.search(model.id)
+			)
 		}
 		out[name] = tuple(sorted(found))
 	return out
+
+
+def audio(now: datetime | None = None) -> dict[str, dict[str, tuple[float, float]]]:
+	"""Each provider's priced models (by genai-prices id) whose audio input has its own price:
+	(input audio, cached input audio) per million tokens (Gemini Flash: ``input_audio_mtok``,
+	``cache_audio_read_mtok``). Media models (`media`) are left out: no agent converses with them."""
+	from genai_prices import data_snapshot
+
+	when = now or datetime.now(UTC)
+	skipped = {m for models in media(now).values() for m in models}
+	out: dict[str, dict[str, tuple[float, float]]] = {}
+	for provider in data_snapshot.get_snapshot().providers:
+		if provider.id not in PROVIDERS:
+			continue
+		found = out.setdefault(PROVIDERS[provider.id][0], {})
+		for model in provider.models:
+			price = model.get_prices(when)
+			heard = _base(getattr(price, "input_audio_mtok", None))
+			if _price(price) is None or heard is None or model.id in skipped:
+				continue
+			cached = _base(getattr(price, "cache_audio_read_mtok", None))
+			found[model.id] = (heard, heard if cached is None else cached)
+	return {provider: dict(sorted(models.items())) for provider, models in out.items()}
 
 
 def rules(now: datetime | None = None) -> dict[str, tuple[tuple[tuple[Any, ...], Price, str], ...]]:
@@ -169,6 +203,7 @@ def render(
 	matches: dict[str, tuple[tuple[tuple[Any, ...], Price, str], ...]],
 	tiered: dict[str, dict[str, tuple[tuple[int, Price], ...]]],
 	media_models: dict[str, tuple[str, ...]],
+	heard: dict[str, dict[str, tuple[float, float]]],
 ) -> str:
 	"""The module text for a table."""
 	from importlib.metadata import version
@@ -179,14 +214,14 @@ def render(
 		f"Generated from genai-prices {version('genai-prices')} by tests/providers/update_prices.py",
 		"(``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base",
 		"tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or",
-		"draw.",
+		"draw; `AUDIO` the prices of audio input where they differ from text.",
 		'"""',
 		"",
 		"from __future__ import annotations",
 		"",
 		"from typing import Any",
 		"",
-		'__all__ = ["MATCH", "MEDIA", "PRICES", "TIERS"]',
+		'__all__ = ["AUDIO", "MATCH", "MEDIA", "PRICES", "TIERS"]',
 		"",
 		"PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {",
 	]
@@ -231,12 +266,25 @@ def render(
 	lines += [
 		"}",
 		'"""The models of `PRICES` genai-prices prices for audio or images apart from text tokens',
-		"(output audio or images, image input: realtime, audio, live and image models), which",
-		'take no agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
+		"(output audio or images, image input: realtime, audio, live and image models), and the",
+		"text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no",
+		'agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
+		"",
+		"AUDIO: dict[str, dict[str, tuple[float, float]]] = {",
+	]
+	for provider, models in heard.items():
+		lines.append(f'\t"{provider}": {{')
+		lines += [f'\t\t"{model}": {prices!r},' for model, prices in models.items()]
+		lines.append("\t},")
+	lines += [
+		"}",
+		'"""The models by genai-prices id whose audio input costs other than text: (input audio,',
+		"cached input audio) per million tokens. Audio tokens are among a prompt's tokens; the",
+		'usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``)."""',
 	]
 	return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-	TABLE.write_text(render(table(), rules(), tiers(), media()), encoding="utf-8")
+	TABLE.write_text(render(table(), rules(), tiers(), media(), audio()), encoding="utf-8")
 	print(f"wrote {TABLE} ({sum(len(m) for m in table().values())} models)", file=sys.stderr)

@@ -1,7 +1,9 @@
 """The cost of model calls (USD): model prices, the cost of a call, the size of a prompt.
 
 Prices come from the provider: a provider that knows them has ``price(model)`` returning
-``(input, cached input, output, cache write)`` in USD per million tokens (the providers of
+``(input, cached input, output, cache write)`` in USD per million tokens, and may have
+``price_at(model, prompt_tokens)``, the price a prompt of that size pays (a long-context tier,
+which the budget's estimate of the coming call reads) (the providers of
 ``openmolt-providers`` read the genai-prices table; `openmolt_core.testing.ScriptedModel` takes
 ``price=``). A call's cost is the provider's own ``usage.cost_usd`` when it reports one, else
 computed here from that price. A reply whose usage names no token at all (a server or proxy that
@@ -33,12 +35,24 @@ Price = tuple[float, float, float, float | None]
 """USD per million tokens: input, cached input, output, cache write (None: the input price)."""
 
 
-def price_of(provider: Any, model: str) -> Price | None:
-	"""The provider's price of a model, or None when it has none."""
-	price = getattr(provider, "price", None)
-	if not callable(price):
-		return None
-	value = price(model)
+def price_of(provider: Any, model: str, prompt_tokens: int | None = None) -> Price | None:
+	"""The provider's price of a model, or None when it has none.
+
+	Args:
+		provider: The provider (its ``price(model)``).
+		model: The model.
+		prompt_tokens: The size of the prompt to price: the price a prompt that long pays (a
+			long-context tier), from the provider's optional ``price_at(model, prompt_tokens)``;
+			without it, or None, ``price(model)``.
+	"""
+	at = getattr(provider, "price_at", None) if prompt_tokens is not None else None
+	if callable(at):
+		value = at(model, prompt_tokens)
+	else:
+		price = getattr(provider, "price", None)
+		if not callable(price):
+			return None
+		value = price(model)
 	if value is None:
 		return None
 	inp, cached, out, *rest = value

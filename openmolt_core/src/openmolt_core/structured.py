@@ -86,7 +86,7 @@ class _EnvelopeRepair:
 				# constrained. Either way the object inside is what the tool gets.
 				from openmolt_core._support.schemafit import Decode
 
-				item["input"] = Decode()(item["input"])
+				item["input"] = Decode(objects=True)(item["input"])
 				continue
 			repair = self.commands.get((kind, tool if isinstance(tool, str) else None))
 			if repair is not None:
@@ -238,7 +238,9 @@ class _EnvelopeFit:
 		if strict:
 			inner = self.inner(tool.input_schema, "input", tool.handle, nullable, tool=True)
 			return self.part(key, shell, "input", inner)
-		return self.part(key, shell, "input", (dict(_ENCODED_INPUT), Decode(), frozenset(), {}))
+		return self.part(
+			key, shell, "input", (dict(_ENCODED_INPUT), Decode(objects=True), frozenset(), {})
+		)
 
 	def finish(self, strict: bool) -> _Part:
 		from openmolt_core._support.schemafit import Decode

@@ -293,6 +293,24 @@ class HTTPProvider:
 
 		return price_for(self.vendor, model)
 
+	def price_at(
+		self, model: str, prompt_tokens: int
+	) -> tuple[float, float, float, float | None] | None:
+		"""The price a prompt of ``prompt_tokens`` tokens pays, or None as `price`.
+
+		Past the model's long-context threshold, its tier's
+		(`openmolt_providers._price_table.TIERS`); else the base price. The budget (``max_cost``) estimates the coming call with it.
+
+		Args:
+			model: The model name.
+			prompt_tokens: The prompt's size in tokens.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import price_for
+
+		return price_for(self.vendor, model, prompt_tokens)
+
 	def cost(
 		self,
 		model: str,
@@ -302,6 +320,8 @@ class HTTPProvider:
 		cached_tokens: int = 0,
 		cache_write_tokens: int = 0,
 		hour_writes: int = 0,
+		audio_tokens: int = 0,
+		cached_audio_tokens: int = 0,
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
@@ -317,6 +337,8 @@ class HTTPProvider:
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
 			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
+			audio_tokens: Of ``input_tokens``, those of audio (Gemini prices them apart).
+			cached_audio_tokens: Of ``cached_tokens``, those of audio.
 		"""
 		if not self.official or not (input_tokens or output_tokens):
 			return None
@@ -330,6 +352,8 @@ class HTTPProvider:
 			cached_tokens=cached_tokens,
 			cache_write_tokens=cache_write_tokens,
 			hour_writes=hour_writes,
+			audio_tokens=audio_tokens,
+			cached_audio_tokens=cached_audio_tokens,
 		)
 
 	def models(self) -> list[str]:
@@ -344,11 +368,12 @@ class HTTPProvider:
 		return sorted(PRICES.get(self.vendor, {}))
 
 	def media_models(self) -> frozenset[str]:
-		"""The listed models that speak or draw: realtime, audio, live and image models.
+		"""The listed models that speak, listen or draw (realtime, image, speech models).
 
-		They take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
-		Told by genai-prices' prices (`openmolt_providers._price_table.MEDIA`): such a model's
-		output audio or images (or its image input) are priced apart from text tokens.
+		Realtime, audio, live, image, text-to-speech and transcription models. They take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
+		Told by genai-prices (`openmolt_providers._price_table.MEDIA`): such a model's output audio
+		or images (or its image input) are priced apart from text tokens, or its name says it
+		speaks or listens (``-tts``, ``transcribe``: priced as text tokens).
 		"""
 		from openmolt_providers._price_table import MEDIA
 

@@ -3,14 +3,14 @@
 Generated from genai-prices 0.2.3 by tests/providers/update_prices.py
 (``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base
 tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or
-draw.
+draw; `AUDIO` the prices of audio input where they differ from text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MATCH", "MEDIA", "PRICES", "TIERS"]
+__all__ = ["AUDIO", "MATCH", "MEDIA", "PRICES", "TIERS"]
 
 PRICES: dict[str, dict[str, tuple[float, float, float, float | None]]] = {
 	"anthropic": {
@@ -1538,10 +1538,16 @@ MEDIA: dict[str, tuple[str, ...]] = {
 	"anthropic": (),
 	"google": (
 		"gemini-2.5-flash-image",
+		"gemini-2.5-flash-lite-preview-tts",
+		"gemini-2.5-flash-tts",
+		"gemini-2.5-pro-tts",
 		"gemini-3-pro-image-preview",
 		"gemini-3.1-flash-image-preview",
 		"gemini-3.1-flash-lite-image",
 		"gemini-3.1-flash-live-preview",
+		"gemini-3.1-flash-tts-preview",
+		"gemini-3.8-flash-lite-tts",
+		"gemini-3.8-flash-tts",
 		"gemini-3.8-live",
 		"gemini-live-2.5-flash",
 		"gemini-nano-banana-2.1",
@@ -1549,7 +1555,10 @@ MEDIA: dict[str, tuple[str, ...]] = {
 	"openai": (
 		"chatgpt-image-latest",
 		"gpt-4o-mini-realtime-preview",
+		"gpt-4o-mini-transcribe",
+		"gpt-4o-mini-tts",
 		"gpt-4o-realtime-preview",
+		"gpt-4o-transcribe",
 		"gpt-audio",
 		"gpt-audio-mini",
 		"gpt-image-1",
@@ -1564,5 +1573,21 @@ MEDIA: dict[str, tuple[str, ...]] = {
 	),
 }
 """The models of `PRICES` genai-prices prices for audio or images apart from text tokens
-(output audio or images, image input: realtime, audio, live and image models), which
-take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""
+(output audio or images, image input: realtime, audio, live and image models), and the
+text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no
+agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""
+
+AUDIO: dict[str, dict[str, tuple[float, float]]] = {
+	"anthropic": {},
+	"google": {
+		"gemini-2.0-flash": (0.7, 0.175),
+		"gemini-2.5-flash": (1.0, 0.1),
+		"gemini-2.5-flash-lite": (0.3, 0.03),
+		"gemini-3-flash-preview": (1.0, 0.1),
+		"gemini-3.1-flash-lite": (0.5, 0.05),
+	},
+	"openai": {},
+}
+"""The models by genai-prices id whose audio input costs other than text: (input audio,
+cached input audio) per million tokens. Audio tokens are among a prompt's tokens; the
+usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``)."""

@@ -12,12 +12,14 @@ priced.
 
 A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro past 200k
 tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
-as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Web searches and
+as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Audio in a
+prompt costs its own price where the model has one (Gemini Flash: `openmolt_providers._price_table.AUDIO`). Web searches and
 batch discounts are not included, so the cost is an estimate. A model id is looked up as
-it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix;
-then by genai-prices' own match rules (`openmolt_providers._price_table.MATCH`), so a fine-tune
-(``ft:gpt-4o-mini-2024-07-18:org::id``), a dated preview or another spelling costs what
-genai-prices says. An unknown model has no cost (``None``) rather than a wrong one: it is not
+it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix
+(unless genai-prices names the id itself: ``gemini-pro-latest`` is Gemini 3.1 Pro, not the
+``gemini-pro`` of 2023); then by genai-prices' own match rules
+(`openmolt_providers._price_table.MATCH`), so a fine-tune (``ft:gpt-4o-mini-2024-07-18:org::id``),
+a dated preview or another spelling costs what genai-prices says. An unknown model has no cost (``None``) rather than a wrong one: it is not
 free.
 
 The CLI's ``--dry-run`` asks the provider (``provider.price(model)``), so it uses this table too.
@@ -29,9 +31,9 @@ import re
 from datetime import date
 from typing import Any
 
-from openmolt_providers._price_table import MATCH, PRICES, TIERS
+from openmolt_providers._price_table import AUDIO, MATCH, PRICES, TIERS
 
-__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for"]
+__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for", "priced_as"]
 
 Price = tuple[float, float, float, float | None]
 """(input, cached input read, output, cache write) in USD per million tokens."""
@@ -41,10 +43,28 @@ _ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0"}
 _cache: dict[tuple[str, str], tuple[str, Price] | None] = {}
 
 
-def price_for(provider: str, model: str) -> Price | None:
-	"""A model's list price (its base tier), ignoring a date or ``-latest`` suffix; or None."""
+def price_for(provider: str, model: str, prompt_tokens: int = 0) -> Price | None:
+	"""A model's list price, ignoring a date or ``-latest`` suffix; or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+		prompt_tokens: The prompt's size: past a long-context threshold, that tier's price
+			(`TIERS`); 0, the base tier's.
+	"""
 	found = _found(provider, model)
-	return found[1] if found is not None else None
+	return _tier(provider, *found, prompt_tokens) if found is not None else None
+
+
+def priced_as(provider: str, model: str) -> str | None:
+	"""The genai-prices id a model id is priced as (an alias: the model it names), or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+	"""
+	found = _found(provider, model)
+	return found[0] if found is not None else None
 
 
 def _found(provider: str, model: str) -> tuple[str, Price] | None:
@@ -58,22 +78,43 @@ def _found(provider: str, model: str) -> tuple[str, Price] | None:
 		# (the spec's gemini-3.1-pro).
 		listed = (name, base, _ALIASES.get(base, ""), f"{base}-preview")
 		known = next((m for m in listed if table.get(m)), None)
-		_cache[key] = (known, table[known]) if known else _matched(provider, name)
+		# An alias genai-prices names (gemini-pro-latest: Gemini 3.1 Pro) is the model it names,
+		# not the one its cut name is (gemini-pro: Gemini 1.0 Pro).
+		named = _matched(provider, name, exact=True) if known not in (None, name) else None
+		if named is not None:
+			_cache[key] = named
+		else:
+			_cache[key] = (known, table[known]) if known else _matched(provider, name)
 	return _cache[key]
 
 
-def _matched(provider: str, name: str) -> tuple[str, Price] | None:
+def _matched(provider: str, name: str, *, exact: bool = False) -> tuple[str, Price] | None:
 	"""The model and price genai-prices' match rules give a model id (its ``find_model``).
 
 	The first rule that matches wins; an id with a compact date (``gpt-5.2-20251211``, as
 	LiteLLM and OpenRouter write it) is tried again with the date dashed.
+
+	Args:
+		provider: The provider whose rules are read.
+		name: The model id, lowercase, without a prefix.
+		exact: Only a rule that names the id itself (an ``equals`` clause) matches.
 	"""
 	rules = MATCH.get(provider, ())
+	if exact:
+		return next(((m, p) for rule, p, m in rules if name in _named(rule)), None)
 	for ref in dict.fromkeys((name, _COMPACT_DATE.sub(_dashed, name))):
 		for rule, price, model in rules:
 			if _matches(rule, ref):
 				return model, price
 	return None
+
+
+def _named(rule: tuple[Any, ...]) -> set[str]:
+	"""The ids a match rule names exactly: its ``equals`` clauses."""
+	kind, value = rule
+	if kind in ("or", "and"):
+		return {name for r in value for name in _named(r)}
+	return {str(value).lower()} if kind == "equals" else set()
 
 
 def _tier(provider: str, model: str, price: Price, prompt: int) -> Price:
@@ -123,6 +164,8 @@ def cost(
 	cached_tokens: int = 0,
 	cache_write_tokens: int = 0,
 	hour_writes: int = 0,
+	audio_tokens: int = 0,
+	cached_audio_tokens: int = 0,
 ) -> float | None:
 	"""Estimate the cost of one call in US dollars.
 
@@ -137,6 +180,10 @@ def cost(
 		hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic's ``ttl:
 			"1h"``): `HOUR_WRITE` times the input price, where the table's write price is the
 			5-minute one.
+		audio_tokens: Of ``input_tokens``, those of audio (cached ones included): the model's
+			audio price where it has one (`openmolt_providers._price_table.AUDIO`), else the
+			input price.
+		cached_audio_tokens: Of ``cached_tokens``, those of audio.
 
 	Returns:
 		The cost, or None when the model's price is unknown.
@@ -147,9 +194,14 @@ def cost(
 	inp, cached, out, write = _tier(provider, *found, input_tokens)
 	fresh = max(input_tokens - cached_tokens - cache_write_tokens, 0)
 	hour = min(max(hour_writes, 0), cache_write_tokens)
+	heard, heard_cached = AUDIO.get(provider, {}).get(found[0], (inp, cached))
+	cached_audio = min(max(cached_audio_tokens, 0), cached_tokens)
+	fresh_audio = min(max(audio_tokens - cached_audio, 0), fresh)
 	total = (
-		fresh * inp
-		+ cached_tokens * cached
+		(fresh - fresh_audio) * inp
+		+ fresh_audio * heard
+		+ (cached_tokens - cached_audio) * cached
+		+ cached_audio * heard_cached
 		+ (cache_write_tokens - hour) * (write if write is not None else inp)
 		+ hour * HOUR_WRITE * inp
 		+ output_tokens * out

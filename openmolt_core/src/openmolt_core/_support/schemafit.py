@@ -107,20 +107,30 @@ Repair = Callable[[Any], Any]
 class Decode:
 	"""A value sent as JSON text: decoded (text that is not JSON stays as it is).
 
+	Args:
+		objects: The value is an object (a tool's input): JSON text of JSON text of an object
+			(a model that encoded it twice, or more) is decoded to the object.
+
 	Raises:
 		UnsafeJson: The text holds a key twice, ``NaN``/``Infinity`` or a lone surrogate.
 	"""
+
+	objects: bool = False
 
 	def __call__(self, value: Any) -> Any:
 		"""Decode ``value`` when it is a string."""
 		if not isinstance(value, str):
 			return value
 		try:
-			return loads(value)
+			decoded = loads(value)
 		except UnsafeJson:
 			raise
 		except (ValueError, RecursionError):
 			return value
+		if self.objects and isinstance(decoded, str):
+			inner = self(decoded)
+			return inner if isinstance(inner, dict) else decoded
+		return decoded
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__, __hash__

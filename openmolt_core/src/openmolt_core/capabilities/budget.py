@@ -210,10 +210,11 @@ def _expected(state: RunState, models: ModelAccess) -> float | None:
 	chain = models.chain()
 	expected: float | None = None
 	for provider, model, system in chain:
-		price = price_of(provider, model)
+		prompt = estimate_tokens(state.messages, system)
+		price = price_of(provider, model, prompt)  # past a long-context threshold: its tier's
 		if price is None:
 			continue
-		cost = estimate(price, estimate_tokens(state.messages, system), most)
+		cost = estimate(price, prompt, most)
 		if expected is None or cost > expected:
 			expected = cost
 	return expected

@@ -30,7 +30,11 @@ __all__ = [
 	"version",
 ]
 
-_NUMBERS = re.compile(r"(?<![0-9])([0-9]{1,2})(?![0-9])")
+_TOKENS = re.compile(r"[-.@:_]")
+"""What separates the parts of an id: ``claude-opus-4-7``, ``claude-opus-4.7`` (gateways),
+``claude-opus-4-7@20260416`` (Vertex AI), ``anthropic.claude-opus-4-7-v1:0`` (Bedrock)."""
+_END = re.compile(r"^(v\d+|\d{6,})$")
+"""The part after which an id holds no version: Bedrock's ``v1`` and a date."""
 
 
 @lru_cache(maxsize=64)
@@ -38,12 +42,23 @@ def version(model: str) -> tuple[int, int]:
 	"""The (major, minor) version in a Claude model id, ignoring a date; (0, 0) when unknown.
 
 	``claude-sonnet-4-5-20250929`` is (4, 5), ``claude-3-7-sonnet-latest`` is (3, 7),
-	``claude-sonnet-4-20250514`` is (4, 0). Read once per model id (asked three times a request).
+	``claude-sonnet-4-20250514`` is (4, 0); so are the same models as Bedrock
+	(``anthropic.claude-sonnet-4-5-20250929-v1:0``), Vertex AI (``claude-sonnet-4-5@20250929``)
+	and gateways (``anthropic/claude-sonnet-4.5``) write them. Read once per model id (asked
+	three times a request).
 	"""
-	parts = [p for p in model_name(model).split("-") if p.isdigit() and len(p) <= 2]
+	name = model_name(model)
+	if "claude" not in name:
+		return (0, 0)  # another model behind a Messages API (Ollama's qwen2.5:7b): not Claude's
+	parts: list[int] = []
+	for part in _TOKENS.split(name[name.find("claude") :]):
+		if _END.match(part) or len(parts) == 2:
+			break
+		if part.isdigit() and len(part) <= 2:
+			parts.append(int(part))
 	if not parts:
 		return (0, 0)
-	return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+	return (parts[0], parts[1] if len(parts) > 1 else 0)
 
 
 def has_thinking(model: str) -> bool:

@@ -52,7 +52,13 @@ class GeminiProvider(HTTPProvider):
 	name = "google"
 	settings_model = GeminiSettings
 	# ai.google.dev/gemini-api/docs/models: 1,048,576 input tokens for Gemini 2.x and 3.x.
-	context_windows = (("gemini-2", 1_048_576), ("gemini-3", 1_048_576))
+	context_windows = (
+		("gemini-2", 1_048_576),
+		("gemini-3", 1_048_576),
+		# The aliases (gemini-flash-latest...) name a current model: 1M tokens, as every one.
+		("gemini-flash-", 1_048_576),
+		("gemini-pro-latest", 1_048_576),
+	)
 	default_base_url = "https://generativelanguage.googleapis.com/v1beta"
 	# docs.litellm.ai (the Gemini CLI guide): the LiteLLM proxy serves the generateContent routes.
 	local_servers = (

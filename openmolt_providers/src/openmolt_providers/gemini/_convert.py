@@ -19,13 +19,12 @@ from openmolt_providers._common import (
 	retry_delay,
 	window_stop,
 )
-from openmolt_providers._model_id import model_name
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
-from openmolt_providers.gemini._dialect import version
+from openmolt_providers.gemini._dialect import alias, resolved, version
 
 if TYPE_CHECKING:
-	from collections.abc import Sequence
+	from collections.abc import Mapping, Sequence
 
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers.gemini import GeminiProvider
@@ -57,11 +56,15 @@ Argon's page: "tunable thinking levels (low, medium, high)")."""
 
 
 def _family(model: str) -> str:
-	"""How the model is asked to think: ``3`` in levels (Gemini 3 and later), ``2.5`` in budgets."""
-	m = model_name(model)
+	"""How the model is asked to think: ``3`` in levels, ``2.5`` in budgets.
+
+	Levels on Gemini 3 and later, and on an alias whose model is not known (Google points each
+	at a current model).
+	"""
+	m = resolved(model)
 	if m.startswith("gemma-"):
 		return "gemma"
-	if m.startswith("gemini-") and version(model) >= (3, 0):
+	if (m.startswith("gemini-") and version(model) >= (3, 0)) or alias(model):
 		return "3"
 	if m.startswith("gemini-2.5"):
 		return "2.5"
@@ -105,11 +108,13 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	if thinking is None:
 		return None
 	family = _family(model)
-	name = model_name(model)
+	name = resolved(model)
 	pro = "-pro" in name
 	if family == "3":
 		if thinking is False:
-			if _NO_MINIMAL.match(name):
+			# An alias whose model is not known: LOW, which every Gemini 3 model takes (MINIMAL
+			# only on a Flash-Lite).
+			if _NO_MINIMAL.match(name) or (alias(model) and "flash-lite" not in name):
 				provider.warn(
 					model,
 					"thinking",
@@ -322,13 +327,35 @@ def _usage(provider: GeminiProvider, model: str, data: dict[str, Any]) -> Usage:
 	thoughts = tokens(raw, "thoughtsTokenCount", at)
 	out = tokens(raw, "candidatesTokenCount", at) + thoughts
 	cached = tokens(raw, "cachedContentTokenCount", at)
+	price = provider.cost(
+		model,
+		input_tokens=inp,
+		output_tokens=out,
+		cached_tokens=cached,
+		audio_tokens=_heard(raw, "promptTokensDetails"),
+		cached_audio_tokens=_heard(raw, "cacheTokensDetails"),
+	)
 	return Usage(
 		input_tokens=inp,
 		output_tokens=out,
 		cached_tokens=cached,
 		reasoning_tokens=thoughts,
-		cost_usd=provider.cost(model, input_tokens=inp, output_tokens=out, cached_tokens=cached),
+		cost_usd=price,
 		calls=1,
+	)
+
+
+def _heard(raw: Mapping[str, Any], key: str) -> int:
+	"""The audio tokens of a usage's list by modality; 0 when it names none.
+
+	``promptTokensDetails``: ``[{"modality": "AUDIO", "tokenCount": 40}]``; Gemini prices audio
+	apart from text.
+	"""
+	at = f"usageMetadata.{key}"
+	return sum(
+		tokens(entry, "tokenCount", at)
+		for entry in (fields(e, at) for e in items(raw.get(key), at))
+		if entry.get("modality") == "AUDIO"
 	)
 
 

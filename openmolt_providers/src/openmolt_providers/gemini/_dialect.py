@@ -24,11 +24,12 @@ cannot combine controlled output with Google Search grounding; Gemini 3 can.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from openmolt_core.structured import SchemaDialect
 from openmolt_providers._model_id import model_name
 
-__all__ = ["GEMINI", "dialect_for", "version"]
+__all__ = ["GEMINI", "alias", "dialect_for", "resolved", "version"]
 
 GEMINI = SchemaDialect(
 	name="gemini",
@@ -43,16 +44,47 @@ GEMINI = SchemaDialect(
 """``responseJsonSchema`` as the Gemini API documents it."""
 
 _VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
+_ALIAS = re.compile(r"^gemini-[a-z-]+-latest$")
+"""An unversioned alias (``gemini-flash-latest``), which Google points at its current model."""
+
+
+@lru_cache(maxsize=256)
+def resolved(model: str) -> str:
+	"""The model's name (`model_name`), an alias read as the model it names now, or as it is.
+
+	Which model an alias names is genai-prices' (its match rules name each alias:
+	``gemini-pro-latest`` is ``gemini-3.1-pro-preview``), so it is as current as the lock. Read
+	once per model id (asked several times a request).
+
+	Args:
+		model: The model id as the agent names it.
+	"""
+	name = model_name(model)
+	if not _ALIAS.match(name):
+		return name
+	from openmolt_providers._prices import priced_as
+
+	named = priced_as("google", name)
+	return named if named is not None and _VERSION.match(named) else name
+
+
+def alias(model: str) -> bool:
+	"""Whether the id is an alias whose model is not known (`resolved` could not read it).
+
+	Args:
+		model: The model id as the agent names it.
+	"""
+	return bool(_ALIAS.match(resolved(model)))
 
 
 def version(model: str) -> tuple[int, int]:
 	"""The (major, minor) version in a Gemini model name; (0, 0) when it is unknown."""
-	name = model_name(model)
+	name = resolved(model)
 	m = _VERSION.match(name)
 	if m:
 		return (int(m[1]), int(m[2] or 0))
-	# The unversioned aliases (gemini-flash-latest) name a current 2.5-or-later model.
-	return (2, 5) if name.startswith("gemini-") and name.endswith("-latest") else (0, 0)
+	# An alias no one names (gemini-ultra-latest) names a current 2.5-or-later model.
+	return (2, 5) if _ALIAS.match(name) else (0, 0)
 
 
 def dialect_for(model: str, *, search: bool = False) -> SchemaDialect | None:

@@ -3,7 +3,8 @@
 API targeted: the Responses API, ``POST /v1/responses`` (https://platform.openai.com/docs/api-reference/responses),
 checked against the ``openai`` Python SDK 3.57 types. With ``api_mode: "chat"`` the provider speaks
 Chat Completions (``POST {base_url}/chat/completions``) instead, which Ollama, vLLM, LM Studio,
-llama.cpp's server, OpenRouter and most gateways serve. Name an instance per server, so that each
+llama.cpp's server, OpenRouter and most gateways serve (on api.openai.com, a model the Responses
+API alone serves, such as ``gpt-5-pro``, is still asked there). Name an instance per server, so that each
 keeps its own URL and key next to OpenAI's (docs/guides/local-models.md)::
 
 	ollama = {"provider": "openai", "base_url": "http://localhost:11434/v1", "api_mode": "chat"}
@@ -129,9 +130,35 @@ class OpenAIProvider(HTTPProvider):
 		"""
 		return None if self.plain_json else _dialect.dialect_for(model)
 
+	def chat(self, model: str) -> bool:
+		"""Whether a call of this model speaks Chat Completions.
+
+		As `api_mode` says, except that on api.openai.com a model served by the Responses API
+		only (`openmolt_providers.openai._models.responses_only`: ``gpt-5-pro``, the codex and
+		deep research models...) is asked there, with a warning once: Chat Completions refuses
+		it with a 400 at every call.
+
+		Args:
+			model: The model of the call.
+		"""
+		if self.api_mode != "chat":
+			return False
+		if self.official:
+			from openmolt_providers.openai._models import responses_only
+
+			if responses_only(model):
+				self.warn(
+					model,
+					"api_mode",
+					"is served by the Responses API only; asked there (api_mode 'chat' holds "
+					"for the other models)",
+				)
+				return False
+		return True
+
 	def _built(self, request: ModelRequest) -> dict[str, Any]:
 		# The API's builder: Chat Completions or Responses, as the provider speaks now.
-		if self.api_mode == "chat":
+		if self.chat(request.model):
 			from openmolt_providers.openai import _chat
 
 			return _chat.build(self, request)
@@ -152,7 +179,7 @@ class OpenAIProvider(HTTPProvider):
 		return await self.again(lambda: self._generate(request))
 
 	async def _generate(self, request: ModelRequest) -> ModelResponse:
-		if self.api_mode == "chat":
+		if self.chat(request.model):
 			return await self._chat(request)
 		from openmolt_providers.openai import _responses
 
@@ -213,7 +240,7 @@ class OpenAIProvider(HTTPProvider):
 
 	def _whole(self, request: ModelRequest, data: dict[str, Any]) -> ModelResponse | None:
 		# A whole reply a server sent for a stream (`HTTPProvider.streamed`); None: not one.
-		if self.api_mode == "chat":
+		if self.chat(request.model):
 			from openmolt_providers.openai import _chat
 
 			reads = "choices" in data or "error" in data
@@ -226,14 +253,15 @@ class OpenAIProvider(HTTPProvider):
 	async def _streaming(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
 		from openmolt_providers.openai import _stream
 
-		source = _stream.chat if self.api_mode == "chat" else _stream.responses
+		chat = self.chat(request.model)
+		source = _stream.chat if chat else _stream.responses
 		streamed = False
 		try:
 			async for chunk in source(self, request):
 				streamed = True
 				yield chunk
 		except ProviderError as exc:
-			if not streamed and self.api_mode != "chat" and self._no_responses(exc):
+			if not streamed and not chat and self._no_responses(exc):
 				# As `generate` says it: the server has no Responses API (or falls back to chat).
 				async for chunk in self._at_once_after(request, exc):
 					yield chunk

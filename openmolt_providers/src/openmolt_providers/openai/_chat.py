@@ -24,6 +24,7 @@ from openmolt_providers._body import ROLE_CONTENT, data_url, last_key, merge_opt
 from openmolt_providers._common import filled_window, no_answer, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
+from openmolt_providers.openai._errors import body_error, reply_error
 from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
 
 if TYPE_CHECKING:
@@ -192,8 +193,9 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		ProviderError: The body is an error in place of a reply (OpenRouter's, with status 200),
 			or the reply filled the context window (`_WINDOW`).
 	"""
-	if data.get("error") and not data.get("choices"):
-		raise _failed(provider, model, data, data["error"])
+	error = body_error(data)
+	if error and not data.get("choices"):
+		raise _failed(provider, model, data, error)
 	choices = items(data.get("choices"), "choices")
 	if not choices:
 		spent = data.get("usage")
@@ -226,8 +228,6 @@ def _failed(
 	provider: OpenAIProvider, model: str, data: dict[str, Any], error: Any
 ) -> ProviderError:
 	"""The error a reply's ``error`` (in place of it, or in its choice) stands for, with its usage."""
-	from openmolt_providers.openai._errors import reply_error
-
 	spent = data.get("usage")
 	billed = usage(provider, model, spent) if isinstance(spent, dict) and spent else None
 	return reply_error(provider, model, error, "the reply", billed)
@@ -266,6 +266,8 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	out = tokens(raw, "completion_tokens", "usage")
 	details = fields(raw.get("prompt_tokens_details"), "usage.prompt_tokens_details")
 	cached = tokens(details, "cached_tokens", "usage.prompt_tokens_details")
+	if not cached:  # DeepSeek's own field for its cache hits (beside prompt_cache_miss_tokens)
+		cached = tokens(raw, "prompt_cache_hit_tokens", "usage")
 	written = tokens(details, "cache_write_tokens", "usage.prompt_tokens_details")
 	thinking = fields(raw.get("completion_tokens_details"), "usage.completion_tokens_details")
 	reasoning = tokens(thinking, "reasoning_tokens", "usage.completion_tokens_details")

@@ -4,7 +4,10 @@ OpenRouter documents that an error met while the model writes its answer comes w
 and the error in the body (``{"error": {"code": 502, "message": ...}}``), in a stream's event or
 in the whole reply; vLLM and LiteLLM do the same. Read as a reply, it was an empty answer: the
 model was told it answered nothing, a step was spent, and no retry or fallback model was tried.
-`reply_error` makes it the `ProviderError` the status it names would have been.
+`reply_error` makes it the `ProviderError` the status it names would have been. vLLM's own
+error shape (``ErrorResponse``) is the body itself, marked ``"object": "error"`` (`body_error`);
+an error that names no status in numbers but a rate limit or a server error in words (OpenAI's
+``type`` and ``code``, vLLM's ``type``) stands for that status, retried (`RETRY_WORDS`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import Usage
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["reply_error"]
+__all__ = ["RETRY_WORDS", "body_error", "reply_error"]
 
 
 def reply_error(
@@ -41,14 +44,48 @@ def reply_error(
 	return reply_failure(provider, model, what, why, status, _code(error), usage=usage)
 
 
+def body_error(data: dict[str, Any]) -> Any:
+	"""The error a body holds in place of a reply, or None.
+
+	Its ``error``, or the body itself when it is one (vLLM's ``{"object": "error", "message":
+	..., "type": ..., "code": 404}``).
+
+	Args:
+		data: The reply's body, or a stream's chunk.
+	"""
+	error = data.get("error")
+	if error:
+		return error
+	return data if data.get("object") == "error" else None
+
+
+RETRY_WORDS = {
+	"rate_limit_exceeded": 429,
+	"rate_limit_error": 429,
+	"too_many_requests": 429,
+	"server_error": 500,
+	"internalservererror": 500,
+	"service_unavailable": 503,
+	"serviceunavailableerror": 503,
+}
+"""The statuses an error's ``code`` or ``type`` names in words when another try may pass: a
+rate limit or the server's trouble. OpenAI's (API reference, "Error codes": ``server_error``,
+``rate_limit_exceeded``; ``too_many_requests`` is a Responses stream's rate-limit event,
+openai/openai-dotnet#881) and vLLM's (``InternalServerError``...). ``insufficient_quota`` (a 429
+no retry passes) is not one; neither is a request's own fault, which fails as it is."""
+
+
 def _status(error: Any) -> int | None:
 	"""The HTTP status an error names (OpenRouter, vLLM: ``error.code``), or None."""
-	code = error.get("code") if isinstance(error, dict) else None
+	if not isinstance(error, dict):
+		return None
+	code = error.get("code")
 	if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600:
 		return code
 	if isinstance(code, str) and code.isascii() and code.isdigit() and 400 <= int(code) < 600:
 		return int(code)
-	return None
+	words = (w.lower() for w in (error.get("code"), error.get("type")) if isinstance(w, str))
+	return next((RETRY_WORDS[w] for w in words if w in RETRY_WORDS), None)
 
 
 def _code(error: Any) -> str:

@@ -1,13 +1,18 @@
 """What OpenAI models accept: reasoning effort levels and sampling parameters.
 
 From the reasoning and GPT-5 guides (https://platform.openai.com/docs/guides/reasoning,
-https://platform.openai.com/docs/guides/latest-model): o-series and GPT-5 models are reasoning
-models, and so are ``codex-mini-latest`` (a fine-tuned o4-mini, its model page says) and the
-GPT-6 family; ``gpt-5`` accepts effort ``minimal`` and GPT-5.1 and later accept ``none``;
-``gpt-5-pro`` accepts only ``high`` (the API reference of ``reasoning.effort``); temperature and
-top_p are rejected by reasoning models, except GPT-5.1 and later at effort ``none``; web search
-does not run at effort ``minimal``. Every rule reads the model's name through
-`openmolt_providers._model_id.model_name`.
+https://platform.openai.com/docs/guides/latest-model), the API reference of ``reasoning.effort``
+and the model pages: o-series and GPT-5 models are reasoning models, and so are
+``codex-mini-latest`` (a fine-tuned o4-mini, its model page says) and the GPT-6 family. Which
+efforts each family accepts is `_EFFORTS` (the API answers any other with 400
+``unsupported_value``, "Supported values are: 'low', 'medium', and 'high'"): ``gpt-5`` adds
+``minimal``, GPT-5.1 adds ``none`` and defaults to it, GPT-5.2 and later add ``xhigh``; the codex
+models of GPT-5 and later have neither ``none`` nor ``minimal``; ``gpt-5-pro`` accepts only
+``high`` and the later pro models ``medium`` to ``xhigh``; the deep research models
+(``o3-deep-research``, ``o4-mini-deep-research``) only ``medium``; a family not listed is sent only
+``low``, ``medium`` or ``high``. Temperature and top_p are rejected by reasoning models, except
+at effort ``none``; web search does not run at effort ``minimal``. Every rule reads the model's
+name through `openmolt_providers._model_id.model_name`.
 """
 
 from __future__ import annotations
@@ -21,13 +26,41 @@ if TYPE_CHECKING:
 	from openmolt_core.llm import ModelConfig
 	from openmolt_providers.openai import OpenAIProvider
 
-__all__ = ["CACHE_KEY_LIMIT", "Sampling", "cache_key", "is_reasoning", "only_effort", "sampling"]
+__all__ = [
+	"CACHE_KEY_LIMIT",
+	"Sampling",
+	"cache_key",
+	"efforts",
+	"is_reasoning",
+	"responses_only",
+	"sampling",
+]
 
-_GPT5X = re.compile(r"^gpt-5\.\d")
 _REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
 """The reasoning models: the o-series, codex-mini and GPT-5 and later (the one rule)."""
-_ONLY_EFFORT = ((re.compile(r"^gpt-5-pro(?![.0-9a-z])"), "high"),)
-"""Models that accept one reasoning effort only, and that effort."""
+
+_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""The reasoning efforts of the API, from none to the most."""
+
+_AFTER_51 = r"gpt-5\.([2-9]|[1-9][0-9])"
+"""GPT-5.2 and later GPT-5 versions."""
+
+_EFFORTS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+	(re.compile(r"^gpt-5-pro(?![.0-9a-z])"), ("high",)),
+	(re.compile(rf"^{_AFTER_51}-pro(?![a-z])"), ("medium", "high", "xhigh")),
+	(re.compile(r"^gpt-5\.1-codex-max"), ("low", "medium", "high", "xhigh")),
+	(re.compile(r"^gpt-5(\.1)?-codex"), ("low", "medium", "high")),
+	(re.compile(rf"^{_AFTER_51}-codex"), ("low", "medium", "high", "xhigh")),
+	(re.compile(r"^gpt-5\.1(?![0-9])"), ("none", "low", "medium", "high")),
+	(re.compile(rf"^{_AFTER_51}(?![0-9])"), ("none", "low", "medium", "high", "xhigh")),
+	(re.compile(r"^gpt-5(?![.0-9])"), ("minimal", "low", "medium", "high")),
+	(re.compile(r"^o\d+(-mini)?-deep-research"), ("medium",)),
+)
+"""The efforts each family accepts, first match wins (the module docstring's sources)."""
+
+_ANY_REASONING = ("low", "medium", "high")
+"""The efforts of a reasoning family `_EFFORTS` does not list (the o-series, codex-mini, GPT-6):
+the three every reasoning model accepts."""
 
 
 def is_reasoning(model: str) -> bool:
@@ -43,14 +76,41 @@ def is_reasoning(model: str) -> bool:
 	return bool(_REASONING.match(m)) and "chat" not in m
 
 
-def only_effort(model: str) -> str | None:
-	"""The one reasoning effort the model accepts (``gpt-5-pro``: ``high``), or None.
+_RESPONSES_ONLY = re.compile(
+	r"^(o1-pro|o3-pro|o\d+(-mini)?-deep-research|computer-use|gpt-5-pro|gpt-5\.5-pro|gpt-5-codex"
+	r"|gpt-5\.1-codex-max|gpt-5\.6-cyber|gpt-6-cyber|gpt-rosalind-research|gpt-6-rosalind"
+	r"|gpt-6\.2-astra-law|gpt-daybreak-)(?![.0-9])"
+)
+"""The models the Responses API serves and Chat Completions does not: the ``openai`` SDK's
+``ResponsesModel`` names beyond its ``ChatModel`` (3.57; tests/providers/test_openai_efforts.py
+holds the two in step)."""
+
+
+def responses_only(model: str) -> bool:
+	"""Whether OpenAI serves the model over the Responses API only (not Chat Completions).
 
 	Args:
-		model: The model id.
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return bool(_RESPONSES_ONLY.match(model_name(model)))
+
+
+def efforts(model: str) -> tuple[str, ...]:
+	"""The reasoning efforts a reasoning model accepts, in `_LEVELS` order.
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
 	m = model_name(model)
-	return next((effort for rule, effort in _ONLY_EFFORT if rule.match(m)), None)
+	return next((accepted for rule, accepted in _EFFORTS if rule.match(m)), _ANY_REASONING)
+
+
+def _nearest(wanted: str, accepted: tuple[str, ...]) -> str:
+	"""The accepted effort nearest to `wanted` in `_LEVELS`, the higher of two as near."""
+	rank = _LEVELS.index(wanted)
+	return min(
+		accepted, key=lambda level: (abs(_LEVELS.index(level) - rank), -_LEVELS.index(level))
+	)
 
 
 class Sampling:
@@ -74,6 +134,15 @@ class Sampling:
 		self.stop_ok = stop_ok
 
 
+def _instead(thinking: object, effort: str, accepted: tuple[str, ...]) -> str:
+	"""The warning for a thinking value sent as another effort: what the model accepts."""
+	if len(accepted) == 1:
+		return f"accepts only reasoning effort '{effort}'; using '{effort}'"
+	if thinking is False:
+		return f"reasoning cannot be turned off; using effort '{effort}'"
+	return f"accepts reasoning effort {', '.join(map(repr, accepted))} only; using '{effort}'"
+
+
 def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampling:
 	"""Map thinking, temperature, top_p (and whether stop works) onto what the model accepts.
 
@@ -84,35 +153,21 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 		if thinking not in (None, False):
 			provider.warn(model, "thinking", "is not a reasoning model; 'thinking' ignored")
 		return Sampling(None, config.temperature, config.top_p, True)
-	m = model_name(model)
-	none_ok = bool(_GPT5X.match(m))
+	accepted = efforts(model)
 	effort: str | None
 	if thinking is None:
 		effort = None
-	elif thinking is True:
-		effort = "medium"
-	elif thinking is False:
-		if none_ok:
-			effort = "none"
-		elif m.startswith("gpt-5"):
-			effort = "minimal"
-		else:
-			effort = "low"
-			provider.warn(model, "thinking", "reasoning cannot be turned off; using effort 'low'")
 	else:
-		effort = str(thinking)
-	fixed = only_effort(model)
-	if fixed is not None and effort is not None and effort != fixed:
-		provider.warn(
-			model, "thinking", f"accepts only reasoning effort '{fixed}'; using '{fixed}'"
-		)
-		effort = fixed
+		wanted = "medium" if thinking is True else "none" if thinking is False else str(thinking)
+		effort = _nearest(wanted, accepted)
+		if effort != wanted and not (thinking is False and effort == "minimal"):
+			provider.warn(model, "thinking", _instead(thinking, effort, accepted))
 	if config.search and effort == "minimal":
 		effort = "low"
 		provider.warn(
 			model, "search", "web search needs reasoning effort 'low' or more; using 'low'"
 		)
-	effective = effort if effort is not None else ("none" if none_ok else "medium")
+	effective = effort if effort is not None else accepted[0]  # none is the default where it is
 	temperature, top_p = config.temperature, config.top_p
 	if effective != "none":
 		for key, value in (("temperature", temperature), ("top_p", top_p)):
@@ -120,7 +175,7 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 				provider.warn(
 					model,
 					key,
-					f"reasoning models reject '{key}' unless thinking is False on GPT-5.1 or later; dropped",
+					f"reasoning models reject '{key}' unless thinking is False on a model with effort 'none' (GPT-5.1 and later); dropped",
 				)
 		temperature = top_p = None
 	return Sampling(effort, temperature, top_p, False)

@@ -18,6 +18,7 @@ from openmolt_providers._common import (
 )
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
+from openmolt_providers.openai._errors import RETRY_WORDS, body_error, reply_error
 from openmolt_providers.openai._models import cache_key, sampling
 
 if TYPE_CHECKING:
@@ -143,10 +144,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	return last_key(body, "input")
 
 
-RETRYABLE_CODES = frozenset({"server_error", "rate_limit_exceeded", "too_many_requests"})
+RETRYABLE_CODES = frozenset(RETRY_WORDS)
 """Error codes of a failed response (``ResponseError.code``) or a stream's ``error`` event that
-another try may not meet: the server's trouble or a rate limit, not the request's
-(``too_many_requests`` is the code of a stream's rate-limit event, openai/openai-dotnet#881)."""
+another try may not meet: the server's trouble or a rate limit, not the request's (the words
+`openmolt_providers.openai._errors.RETRY_WORDS` reads, one list for both)."""
 
 
 _POLICY = frozenset({"invalid_prompt", "bio_policy", "image_content_policy_violation"})
@@ -256,11 +257,10 @@ def parse(provider: OpenAIProvider, model: str, data: dict[str, Any]) -> ModelRe
 		# The response's own error (``ResponseError``), billed for what its usage says.
 		spent = reported(provider, model, data)
 		raise failure(provider, model, data.get("error") or {}, "the response", spent)
-	if data.get("error") and not data.get("output"):
-		from openmolt_providers.openai._errors import reply_error
-
+	error = body_error(data)
+	if error and not data.get("output"):
 		spent = reported(provider, model, data)
-		raise reply_error(provider, model, data["error"], "the reply", spent)
+		raise reply_error(provider, model, error, "the reply", spent)
 	texts: list[str] = []
 	refusal: str | None = None
 	output = [

@@ -23,7 +23,7 @@ from openmolt_providers._body import encode
 from openmolt_providers._shape import event_data, fields, items, position, reads_stream
 from openmolt_providers._sse import Deltas
 from openmolt_providers.openai import _chat, _responses
-from openmolt_providers.openai._errors import reply_error
+from openmolt_providers.openai._errors import body_error, reply_error
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import ModelRequest
@@ -93,6 +93,11 @@ async def responses(provider: OpenAIProvider, request: ModelRequest) -> AsyncIte
 			# The event holds no usage (``ResponseErrorEvent``); a snapshot before it may have.
 			spent = _responses.reported(provider, model, snapshot)
 			raise _responses.failure(provider, model, data, "the stream", spent)
+		elif not str(kind).startswith("response.") and (error := body_error(data)):
+			# A gateway's error as an event of no Responses type (OpenRouter's ``{"error": ...}``,
+			# vLLM's ``{"object": "error", "type": "BadRequestError"}``), as Chat reads it.
+			spent = _responses.reported(provider, model, data if data.get("usage") else snapshot)
+			raise reply_error(provider, model, error, "the stream", spent)
 	raise cut_off(provider, model)
 
 
@@ -120,7 +125,7 @@ async def chat(provider: OpenAIProvider, request: ModelRequest) -> AsyncIterator
 			continue
 		# A gateway's error chunk, or its choice's (OpenRouter: ``finish_reason: "error"``); a
 		# null one is none, as in a reply sent whole (`_chat.parse`).
-		error = data.get("error") or _choice_error(data)
+		error = body_error(data) or _choice_error(data)
 		if error:
 			# A chunk before it (or this one) may have reported usage.
 			spent = data.get("usage") or usage

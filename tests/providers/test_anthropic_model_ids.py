@@ -1,0 +1,75 @@
+"""A Claude model's version is read from every spelling of its id, so what is sent is what that
+model accepts.
+
+The ids as the platforms write them (Anthropic's "Claude on Amazon Bedrock" and "Claude on Vertex
+AI" pages, and gateways): ``anthropic.claude-sonnet-4-5-20250929-v1:0`` and the cross-region
+``us.``/``global.`` profiles on Bedrock, ``claude-sonnet-4-5@20250929`` on Vertex AI,
+``anthropic/claude-opus-4.6`` (a dotted version) on OpenRouter. The Vertex id was read as 4.0 and
+the dotted one as unknown, so Claude Opus 4.7 there was sent ``budget_tokens`` and
+``temperature``, which it refuses with a 400, and Claude 3.5 Sonnet was sent thinking.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from openmolt_providers import ModelConfigWarning
+from openmolt_providers.anthropic import AnthropicProvider
+from openmolt_providers.anthropic._models import version
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+	("model", "expected"),
+	[
+		("claude-sonnet-4-5-20250929", (4, 5)),
+		("anthropic.claude-sonnet-4-5-20250929-v1:0", (4, 5)),
+		("us.anthropic.claude-opus-4-7-v1", (4, 7)),
+		("global.anthropic.claude-haiku-4-5-20251001-v1:0", (4, 5)),
+		("claude-sonnet-4-5@20250929", (4, 5)),
+		("claude-opus-4-7@20260416", (4, 7)),
+		("claude-3-5-sonnet-v2@20241022", (3, 5)),
+		("claude-3-haiku@20240307", (3, 0)),
+		("anthropic/claude-opus-4.6", (4, 6)),
+		("claude-sonnet-4.5", (4, 5)),
+		("claude-3.7-sonnet", (3, 7)),
+		("claude-3.5-haiku", (3, 5)),
+		("claude-2.1", (2, 1)),
+		("CLAUDE-OPUS-4-7", (4, 7)),
+		# Another model behind a Messages API (Ollama, LiteLLM): no Claude version in its name.
+		("llama3.2", (0, 0)),
+		("qwen2.5:7b", (0, 0)),
+		("glm-4.5", (0, 0)),
+	],
+)
+def test_the_version_of_every_spelling(model, expected) -> None:
+	"""Dates (``-20250929``, ``@20250929``), Bedrock's ``-v1:0`` and dots do not hide it."""
+	assert version(model) == expected
+
+
+def provider(server):
+	return AnthropicProvider({"api_key": "sk-ant-test"}, server.http, sleep=server.sleep)
+
+
+@pytest.mark.parametrize(
+	"model", ["claude-opus-4-7@20260416", "anthropic/claude-opus-4.7", "claude-opus-4.7"]
+)
+async def test_claude_47_spelt_otherwise_thinks_adaptively_without_temperature(
+	server, load, req, model
+) -> None:
+	"""Claude 4.7 however spelt: adaptive thinking, and no temperature (it refuses both others)."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="temperature"):
+		await provider(server).generate(req(model, thinking=True, temperature=0.3))
+	assert server.body["thinking"]["type"] == "adaptive"
+	assert "temperature" not in server.body
+
+
+@pytest.mark.parametrize("model", ["claude-3-5-sonnet-v2@20241022", "claude-3.5-haiku"])
+async def test_claude_35_spelt_otherwise_is_not_sent_thinking(server, load, req, model) -> None:
+	"""Claude 3.5 however spelt has no extended thinking: none is sent."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="no extended thinking"):
+		await provider(server).generate(req(model, thinking=True))
+	assert "thinking" not in server.body
