@@ -2040,8 +2040,9 @@ def _text_readings(text: str) -> set[str]:
 	r"""Text as written and as the other text it may spell a URL in (`urls_secrets`).
 
 	JSON-escaped (``https:\/\/``, Go's ``\u0026`` for ``&``), HTML-escaped (``&#x2F;``,
-	``&amp;``), percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value), and with a
-	web scheme's loose slashes read as ``//`` (`_LOOSE_SLASHES`: ``https:/user:PASSWORD@host``).
+	``&amp;``), percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value), with its
+	tabs and line breaks taken out (`_unbroken`: ``https://u:PASSWORD\n@host``), and with a web
+	scheme's loose slashes read as ``//`` (`_LOOSE_SLASHES`: ``https:/user:PASSWORD@host``).
 	"""
 	out = {text}
 	if "\\" in text:
@@ -2050,7 +2051,47 @@ def _text_readings(text: str) -> set[str]:
 		out |= {_html_unescape(t) for t in list(out)}
 	if "%" in text:
 		out |= {unquote(t) for t in list(out) if "%" in t}
+	out |= {_unbroken(t) for t in list(out)}
 	out |= {_slashes_read(t) for t in list(out)}
+	return out
+
+
+_URL_BREAKS = "\t\n\r"
+"""What a WHATWG parser takes out of a URL wherever it is (ASCII tab, LF and CR)."""
+_DROP_BREAKS = str.maketrans("", "", _URL_BREAKS)
+_URL_EDGES = "".join(map(chr, range(0x21)))
+"""What a WHATWG parser strips around a URL: the C0 controls and the space."""
+_BETWEEN = r"(?:[\t\n\r]|\\[tnr])*"
+"""What may stand between two characters of a secret a parser reads whole (`_as_written`)."""
+
+
+def _unbroken(text: str) -> str:
+	"""Text with its tabs and line breaks taken out, as a WHATWG parser reads a URL in it."""
+	return text.translate(_DROP_BREAKS) if any(c in text for c in _URL_BREAKS) else text
+
+
+def _broken(text: str) -> bool:
+	"""Whether text holds a tab or a line break, as is or JSON-escaped."""
+	return any(c in text for c in _URL_BREAKS) or any(f"\\{c}" in text for c in "tnr")
+
+
+@lru_cache(maxsize=256)
+def _broken_pattern(secret: str) -> re.Pattern[str]:
+	return re.compile(_BETWEEN.join(map(re.escape, secret)))
+
+
+def _as_written(secrets: Iterable[str], text: str) -> set[str]:
+	r"""The secrets found in text with its breaks taken out, as the text spells them.
+
+	``PASS\nWORD`` for ``PASSWORD``: tabs and line breaks, as is or JSON-escaped, between any
+	two characters (`_unbroken`), so that `mask` replaces what the text shows.
+	"""
+	if not _broken(text):
+		return set()
+	out: set[str] = set()
+	for secret in secrets:
+		if len(secret) > 1:
+			out.update(found[0] for found in _broken_pattern(secret).finditer(text))
 	return out
 
 
@@ -2064,17 +2105,22 @@ def urls_secrets(text: str) -> set[str]:
 	Args:
 		text: Any text (a log line, an event's field, a tool's result).
 	"""
-	loose = _loose_slashes(text)
+	whole = _unbroken(text)  # ``ht\ttps:/\n/``: what the cheap checks below look for
+	loose = _loose_slashes(whole)
 	if not loose and (
-		("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text)
+		("/" not in whole and "&" not in whole and "%" not in whole)
+		or not _MAYBE_URL().search(whole)
 	):
 		return set()
 	found: set[str] = set()
+	read: set[str] = set()  # a URL the readings share is read once
 	for reading in _text_readings(text):
 		if "?" in reading or "@" in reading:
 			for url in _LOGGED_URL().findall(reading):
-				found |= url_secrets(url, hinted_only=True)
-	return found
+				if url not in read:
+					read.add(url)
+					found |= url_secrets(url, hinted_only=True)
+	return found | _as_written(found, text) if found else found
 
 
 def mask_urls(value: Any) -> Any:
@@ -2757,8 +2803,9 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	at one, or when it has 6+ characters, is not a number and its key does not name something
 	public (``sslmode``, ``api-version``, ``region``). In a web URL, the token in its path too
 	(`_path_secrets`: a webhook's, a bot's). Each as written and percent-decoded. Every
-	spelling: a scheme in any case, scheme-relative (``//user:PASSWORD@host``: a web URL), an
-	IPv6 host, JSON-escaped (``https:\/\/``, ``\u0026``), and a URL in a query value.
+	spelling: a scheme in any case, scheme-relative (``//user:PASSWORD@host``: a web URL), with
+	tabs and line breaks inside, which a WHATWG parser takes out (``https://u:PASS\nWORD@host``:
+	both ``PASSWORD`` and the text's ``PASS\nWORD`` are returned), an IPv6 host, JSON-escaped (``https:\/\/``, ``\u0026``), and a URL in a query value.
 
 	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
 	environment and MCP servers (``openmolt_mcp``).
@@ -2778,12 +2825,17 @@ def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
 
 	A query value that is a URL is read too, up to `_NESTED` deep.
 	"""
-	text = _slashes_read(url.strip())  # ``https:/user:PASSWORD@host`` as ``https://``
+	written = url.strip().strip(_URL_EDGES).strip()
+	text = _unbroken(written)  # ``https://u:PASSWORD\n@host``: read as a WHATWG parser does
+	if text is not written:
+		read = _read_url(text, hinted_only, depth)
+		return read | _as_written(read, written)
+	text = _slashes_read(text)  # ``https:/user:PASSWORD@host`` as ``https://``
 	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
 		found = _LOGGED_URL().search(text)
 		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
 	if "\\" in text:  # JSON-escaped (``https:\/\/``, ``\u0026``): read as written and unescaped
-		unescaped = _unescaped(text)
+		unescaped = _unbroken(_unescaped(text))  # ``\n`` escaped in it: taken out too
 		if unescaped != text:
 			return _url_secrets(text, hinted_only, depth) | _url_secrets(
 				unescaped, hinted_only, depth
