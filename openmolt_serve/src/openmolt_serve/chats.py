@@ -123,8 +123,9 @@ FOLLOW_LOOK = 5.0
 
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the oldest
-idle one of the sender who made the most is forgotten (its conversation stays in its session):
-one sender's flood of new threads never pushes out another's waiting chat. With a run store or
+idle one where no run waits, of the sender who made the most, is forgotten (its conversation
+stays in its session): one sender's flood of new threads, or many senders' of one chat each,
+never pushes out another's waiting chat. With a run store or
 a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
 
 MAX_SEEN = 10_000
@@ -410,9 +411,10 @@ class Conversations:
 	def _chat(self, key: str, message: Incoming) -> _Chat:
 		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes.
 
-		The one that goes is the oldest of the sender who made the most: one sender's flood of
-		new threads or chats pushes out their own, never another's chat waiting with a run
-		(kept here when no store keeps it).
+		The one that goes is one where no run waits (kept here when no store keeps it), the
+		oldest of the sender who made the most: one sender's flood of new threads or chats
+		pushes out their own, and many senders' flood each other's, never a chat waiting with a
+		run (unless every chat waits: then the oldest of the sender who made the most).
 		"""
 		return recent(
 			self.chats,
@@ -421,6 +423,7 @@ class Conversations:
 			most=MAX_CHATS,
 			busy=lambda c: c.lock.locked(),
 			owner=lambda k: self.chats[k].owner,
+			waits=lambda c: bool(c.parked or c.asked),
 		)
 
 	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
