@@ -79,6 +79,7 @@ __all__ = [
 	"mask_exception",
 	"mask_fields",
 	"mask_known",
+	"mask_url_logins",
 	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
@@ -2095,7 +2096,7 @@ def _as_written(secrets: Iterable[str], text: str) -> set[str]:
 	return out
 
 
-def urls_secrets(text: str) -> set[str]:
+def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 	"""The secrets of the URLs text shows, in any spelling, though no source knows them.
 
 	Every URL of the text and of its other readings (`_text_readings`) is read by the one URL
@@ -2104,6 +2105,7 @@ def urls_secrets(text: str) -> set[str]:
 
 	Args:
 		text: Any text (a log line, an event's field, a tool's result).
+		logins: Only the URLs' logins (`url_secrets`' ``logins``): for text a person is sent.
 	"""
 	whole = _unbroken(text)  # ``ht\ttps:/\n/``: what the cheap checks below look for
 	loose = _loose_slashes(whole)
@@ -2119,7 +2121,7 @@ def urls_secrets(text: str) -> set[str]:
 			for url in _LOGGED_URL().findall(reading):
 				if url not in read:
 					read.add(url)
-					found |= url_secrets(url, hinted_only=True)
+					found |= url_secrets(url, hinted_only=True, logins=logins)
 	return found | _as_written(found, text) if found else found
 
 
@@ -2142,6 +2144,21 @@ def mask_urls(value: Any) -> Any:
 	if isinstance(value, list):
 		return [mask_urls(v) for v in value]
 	return value
+
+
+def mask_url_logins(text: str) -> str:
+	"""Text for a person with the logins of the URLs it shows masked, their links kept working.
+
+	A URL's password and a token user (`url_secrets`' ``logins``), though no source knows them:
+	the password of a connection string the model read in a document. Its query and path stay:
+	a presigned link (``?X-Amz-Signature=``), a consent link's signed state, must still work
+	for the person it is sent to (`mask_urls` masks those too, for a run's story).
+
+	Args:
+		text: The text (a reply for a person, streamed or whole).
+	"""
+	found = urls_secrets(text, logins=True)
+	return mask(text, frozenset(found)) if found else text
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
@@ -2790,7 +2807,7 @@ _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
-def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
+def url_secrets(url: str, *, hinted_only: bool = False, logins: bool = False) -> set[str]:
 	r"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
@@ -2816,11 +2833,14 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 		hinted_only: Only the query values whose key hints at a secret (``api_key``, ``sig``,
 			``X-Amz-Signature``): for a URL someone else wrote (a log's request line), whose
 			``?q=`` search words are no secret.
+		logins: Only its login: the password and a token user of its userinfo (a database's
+			password as its driver reads it too), not its query or path: for a link a person
+			is sent, which must still work (a presigned ``?X-Amz-Signature=``).
 	"""
-	return _read_url(url, hinted_only, 0)
+	return _read_url(url, hinted_only, 0, logins)
 
 
-def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
+def _read_url(url: str, hinted_only: bool, depth: int, logins: bool = False) -> set[str]:
 	"""`url_secrets` of a URL nested ``depth`` deep in others' queries.
 
 	A query value that is a URL is read too, up to `_NESTED` deep.
@@ -2828,19 +2848,19 @@ def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
 	written = url.strip().strip(_URL_EDGES).strip()
 	text = _unbroken(written)  # ``https://u:PASSWORD\n@host``: read as a WHATWG parser does
 	if text is not written:
-		read = _read_url(text, hinted_only, depth)
+		read = _read_url(text, hinted_only, depth, logins)
 		return read | _as_written(read, written)
 	text = _slashes_read(text)  # ``https:/user:PASSWORD@host`` as ``https://``
 	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
 		found = _LOGGED_URL().search(text)
-		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
+		return _read_url(text[found.start() :], hinted_only, depth, logins) if found else set()
 	if "\\" in text:  # JSON-escaped (``https:\/\/``, ``\u0026``): read as written and unescaped
 		unescaped = _unbroken(_unescaped(text))  # ``\n`` escaped in it: taken out too
 		if unescaped != text:
-			return _url_secrets(text, hinted_only, depth) | _url_secrets(
-				unescaped, hinted_only, depth
+			return _url_secrets(text, hinted_only, depth, logins) | _url_secrets(
+				unescaped, hinted_only, depth, logins
 			)
-	return _url_secrets(text, hinted_only, depth)
+	return _url_secrets(text, hinted_only, depth, logins)
 
 
 _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)|//")
@@ -2849,7 +2869,7 @@ _NESTED = 3
 """How deep `url_secrets` reads a URL in a URL's query (``?next=https://...?api_key=``)."""
 
 
-def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
+def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False) -> set[str]:
 	"""`url_secrets` of one reading of a URL."""
 	from urllib.parse import unquote, unquote_plus, urlsplit
 
@@ -2869,6 +2889,8 @@ def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
 	driver = None if web else _DRIVER_PASSWORD.match(text)
 	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
 		out.update((driver[1], unquote(driver[1])))
+	if logins:  # a link a person is sent: its query and path kept, so that it works
+		return {v for v in out if v.strip()}
 	try:
 		query = urlsplit(text).query if authority else ""
 	except ValueError:
