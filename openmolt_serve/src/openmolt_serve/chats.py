@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core._support.masking import mask_known
+from openmolt_core._support.masking import mask_known, mask_url_logins
 from openmolt_core.accounts import authorization_requests, is_code
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ApprovalError, ConfigurationError
@@ -226,6 +226,11 @@ class _Chat:
 	"""By end user: the message whose run waits for that person to connect an account."""
 
 
+def _told(text: str) -> str:
+	"""Text a chat is sent: every secret known now, and a URL's login (its links kept working)."""
+	return mask_url_logins(mask_known(text))
+
+
 def end_user(message: Incoming) -> str:
 	"""The end user a chat message's run acts for: ``<channel>:<sender>`` (`Incoming.sender`).
 
@@ -315,10 +320,11 @@ class Conversations:
 		self.launcher = launcher
 		self.live = live
 		self.chats: OrderedDict[str, _Chat] = OrderedDict()
-		self.redact: Callable[[str], str] = mask_known
+		self.redact: Callable[[str], str] = _told
 		"""Masks every text sent to a chat: the secrets of every live instance (this one's
 		among them) and the environment's as it is now (a key exported after the instance read
-		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
+		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`),
+		and a URL's login (`openmolt_core._support.masking.mask_url_logins`: its links work)."""
 		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
 		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
 		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
