@@ -9,8 +9,10 @@ viewer, spans, AG-UI, the logs and the errors that name a URL.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -39,12 +41,19 @@ URLS = [
 	f"https://api.example/v1?api_key=\t{KEY}",
 	f"https://api.example/v1?api_key={KEY[:HALF]}\t{KEY[HALF:]}",
 	f"//u:{PASSWORD}\n@api.example/v1",
+	f"https://u:{PASSWORD[:HALF]}\\u000a{PASSWORD[HALF:]}@api.example/v1",
+]
+IN_HTML = [  # text that shows a URL HTML-escaped (a page a tool read): its break too
+	f"https://u:{PASSWORD[:HALF]}&#10;{PASSWORD[HALF:]}@api.example/v1",
+	f"https://u:{PASSWORD[:HALF]}&#x9;{PASSWORD[HALF:]}@api.example/v1",
+	f"https://u:{PASSWORD[:HALF]}&NewLine;{PASSWORD[HALF:]}@api.example/v1",
+	f"https://u:{PASSWORD}&#13;&#10;@api.example/v1",
 ]
 
 
 def _shows(text: str) -> bool:
 	"""Whether text shows the password or the key, whole or with a break put in."""
-	joined = text.replace("\\t", "").replace("\\n", "").replace("\\r", "")
+	joined = re.sub(r"\\+(?:[tnr]|u000[9aAdD])", "", html.unescape(text))
 	joined = joined.translate({ord(c): None for c in "\t\n\r"})
 	return PASSWORD in joined or KEY in joined
 
@@ -57,7 +66,7 @@ def test_the_url_rule_reads_a_url_as_a_whatwg_parser_does(url: str) -> None:
 	assert not _shows(shown_url(url)), shown_url(url)
 
 
-@pytest.mark.parametrize("url", URLS)
+@pytest.mark.parametrize("url", URLS + IN_HTML)
 def test_events_mask_a_url_with_breaks(url: str) -> None:
 	"""`mask_urls` (events, viewer, spans, AG-UI) hides them in text, in data and in JSON."""
 	for text in (url, f"called {url} twice", json.dumps({"url": url})):
@@ -72,7 +81,7 @@ def kept() -> Iterator[Keep]:
 		yield handler
 
 
-@pytest.mark.parametrize("url", URLS)
+@pytest.mark.parametrize("url", URLS + IN_HTML)
 def test_a_log_record_masks_a_url_with_breaks(kept: Keep, url: str) -> None:
 	"""The log filter reads them too."""
 	logging.getLogger("httpx").info("HTTP Request: GET %s", url)

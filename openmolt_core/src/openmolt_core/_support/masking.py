@@ -2062,8 +2062,12 @@ _URL_BREAKS = "\t\n\r"
 _DROP_BREAKS = str.maketrans("", "", _URL_BREAKS)
 _URL_EDGES = "".join(map(chr, range(0x21)))
 """What a WHATWG parser strips around a URL: the C0 controls and the space."""
-_BETWEEN = r"(?:[\t\n\r]|\\[tnr])*"
-"""What may stand between two characters of a secret a parser reads whole (`_as_written`)."""
+_BETWEEN = (
+	r"(?:[\t\n\r]|\\[tnr]|\\u000[9aAdD]|&(?:amp;)?#(?:0*(?:9|10|13)|[xX]0*[9aAdD]);"
+	r"|&(?:amp;)?(?:Tab|NewLine);)*"
+)
+"""What may stand between two characters of a secret a parser reads whole (`_as_written`): a
+tab or line break, as is, JSON-escaped or an HTML character reference."""
 
 
 def _unbroken(text: str) -> str:
@@ -2072,8 +2076,12 @@ def _unbroken(text: str) -> str:
 
 
 def _broken(text: str) -> bool:
-	"""Whether text holds a tab or a line break, as is or JSON-escaped."""
-	return any(c in text for c in _URL_BREAKS) or any(f"\\{c}" in text for c in "tnr")
+	"""Whether text may hold a tab or a line break, as is, JSON-escaped or HTML-escaped."""
+	return (
+		any(c in text for c in _URL_BREAKS)
+		or any(f"\\{c}" in text for c in "tnru")
+		or ("&" in text and ("#" in text or "Tab;" in text or "NewLine;" in text))
+	)
 
 
 @lru_cache(maxsize=256)
