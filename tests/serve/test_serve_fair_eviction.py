@@ -359,3 +359,30 @@ def test_agui_threads_of_one_caller_keep_a_waiting_one_through_a_flood() -> None
 	finally:
 		agui.MAX_THREADS = old
 		endpoint.close()
+
+
+def test_a_remote_agents_waiting_conversation_stays_through_many_users_flood(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""remote_agent: Alice's task waits for her answer (input-required); fifty users with one
+	conversation each push out each other's ids, not hers (per-user fairness alone forgot the
+	oldest, hers, when each held one)."""
+	from openmolt_serve import _a2a_remote
+
+	monkeypatch.setattr(_a2a_remote, "MAX_KNOWN", 4)
+	owners = _a2a_remote._Known()  # what the tool keeps
+	waiting = {"status": "input-required", "taskId": "t-alice", "contextId": "c-alice"}
+	_a2a_remote._keep_owner(owners, waiting, "alice")
+	for n in range(50):
+		done = {"status": "completed", "taskId": f"t{n}", "contextId": f"c{n}"}
+		_a2a_remote._keep_owner(owners, done, f"user{n}")
+	_a2a_remote._check_owner(owners, {"taskId": "t-alice", "contextId": "c-alice"}, "alice")
+	assert len(owners) == 4
+	# Her answer ends the wait: her ids are then kept as any other's.
+	_a2a_remote._keep_owner(
+		owners, {"status": "completed", "taskId": "t-alice", "contextId": "c-alice"}, "alice"
+	)
+	for n in range(50, 60):
+		done = {"status": "completed", "taskId": f"t{n}", "contextId": f"c{n}"}
+		_a2a_remote._keep_owner(owners, done, f"user{n}")
+	assert "t-alice" not in owners and len(owners) == 4
