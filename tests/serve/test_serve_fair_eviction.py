@@ -386,3 +386,22 @@ def test_a_remote_agents_waiting_conversation_stays_through_many_users_flood(
 		done = {"status": "completed", "taskId": f"t{n}", "contextId": f"c{n}"}
 		_a2a_remote._keep_owner(owners, done, f"user{n}")
 	assert "t-alice" not in owners and len(owners) == 4
+
+
+async def test_a_callers_flood_of_done_tasks_keeps_its_task_waiting_for_an_answer() -> None:
+	"""One token may serve a whole front end (one caller, many people): its 250 finished tasks
+	push out each other, never its task that waits for a person's answer (in memory)."""
+	store = A2ATaskStore(max_tasks=3, scope="a2a:Helper")
+	front = call("front")
+	asks = TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED)
+	await store.save(Task(id="asks", context_id="c", status=asks), front)
+	for n in range(250):
+		await store.save(Task(id=f"d{n}", context_id="c", status=DONE), front)
+	assert await store.get("asks", front) is not None
+	assert await store.get("d249", front) is not None and await store.get("d0", front) is None
+	# Answered, it waits no longer: it goes as any other.
+	await store.save(Task(id="asks", context_id="c", status=DONE), front)
+	for n in range(250, 260):
+		await store.save(Task(id=f"d{n}", context_id="c", status=DONE), front)
+	assert await store.get("asks", front) is None
+	store.close()
