@@ -77,3 +77,22 @@ async def test_the_tool_description_masks_a_secret_in_the_instructions() -> None
 			(listed,) = (await client.list_tools()).tools
 	await om.aclose()
 	assert_clean(listed.description or "")
+
+
+async def test_a_failed_runs_message_masks_a_url_s_login_and_keeps_its_link() -> None:
+	"""A password in a connection string no source knows (the model read it in a document)
+	reaches the client masked, as AG-UI's, A2A's and a chat's text does; a presigned link
+	in the same words still works (`mask_url_logins`)."""
+	password = "Pw-7f3a9e21c4d8"
+	link = "https://b.s3.example/k.pdf?X-Amz-Signature=5d1e0f7a9b2c4e6f8a0b"
+	words = f"could not connect to postgresql://app:{password}@db.example/runs; see {link}"
+	model = ScriptedModel([finish("x", status="failure", human_message=words)])
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=model)
+	with anyio.fail_after(30):
+		async with Client(agent_server(agent), cache=None) as client:
+			failed = await client.call_tool("Helper", {"input": "go"})
+	await om.aclose()
+	assert failed.is_error is True
+	text = failed.content[0].text
+	assert password not in text and link in text, text

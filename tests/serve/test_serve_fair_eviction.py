@@ -274,3 +274,134 @@ async def test_a_senders_flood_of_messages_never_makes_anothers_retry_new() -> N
 		finally:
 			chats.MAX_SEEN = old
 	await om.aclose()
+
+
+async def test_many_senders_flooding_chats_never_push_out_a_waiting_one() -> None:
+	"""In memory, bob's chat waiting with his run's question stays through a flood from many
+	senders (one chat each, past the bound): a chat where nothing waits goes first, whoever
+	holds the most. Per-sender fairness alone forgot the oldest chat, bob's, when all held one."""
+	from openmolt import OpenMolt
+	from openmolt_core.result import RunState
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_core.triggers import SlackChannel
+	from openmolt_serve import chats
+	from openmolt_serve.chats import Conversations, Incoming
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	settings = SlackChannel.model_validate({"type": "slack", "allowEveryone": True})
+
+	async def send(message: Incoming, text: str) -> None:
+		return None
+
+	talks = Conversations(agent, settings, send, launcher=None)  # type: ignore[arg-type]
+	old = chats.MAX_CHATS
+	chats.MAX_CHATS = 3
+	try:
+		bob = Incoming("slack", "C1", "U_BOB", "hi", "1", team="T1")
+		talks._chat(bob.key, bob).parked["slack:T1:U_BOB"] = RunState(run_id="r-bob")
+		eve = Incoming("slack", "D_EVE", "U_EVE", "hi", "2", team="T1")
+		talks._chat(eve.key, eve).asked["slack:T1:U_EVE"] = eve  # waits for her account
+		for n in range(50):
+			flood = Incoming("slack", f"D{n}", f"U_M{n}", "x", f"m{n}", team="T1")
+			talks._chat(flood.key, flood)
+		assert bob.key in talks.chats and eve.key in talks.chats and len(talks.chats) == 3
+		assert talks.chats[bob.key].parked and talks.chats[eve.key].asked
+	finally:
+		chats.MAX_CHATS = old
+		await om.aclose()
+
+
+def test_recent_forgets_an_entry_where_nothing_waits_first() -> None:
+	"""`recent` with ``waits``: many owners of one entry each push out each other's idle
+	entries, never a waiting one; past the bound with only waiting ones, the crowded rule holds."""
+	kept: OrderedDict[tuple[str, str], str] = OrderedDict()
+	recent(kept, ("bob", "t"), lambda: "bob waits", most=3, owner=lambda key: key[0])
+	for n in range(20):
+		recent(
+			kept,
+			(f"m{n}", "t"),
+			lambda: "theirs",
+			most=3,
+			owner=lambda key: key[0],
+			waits=lambda entry: entry.endswith("waits"),
+		)
+	assert ("bob", "t") in kept and len(kept) == 3
+	for key in kept:
+		kept[key] = f"{key[0]} waits"
+	recent(
+		kept, ("bob", "u"), lambda: "bob waits", most=3, owner=lambda k: k[0], waits=lambda e: True
+	)
+	assert len(kept) == 3 and ("bob", "t") not in kept and ("bob", "u") in kept
+
+
+def test_agui_threads_of_one_caller_keep_a_waiting_one_through_a_flood() -> None:
+	"""One token for a whole web app (one caller, many people): a flood of new threads pushes
+	out threads where nothing waits, never the one whose run waits (in memory)."""
+	from openmolt import OpenMolt
+	from openmolt_core.result import RunState
+	from openmolt_core.testing import ScriptedModel
+	from openmolt_core.triggers import AguiTrigger
+	from openmolt_serve import agui
+
+	om = OpenMolt(entry_points=False)
+	agent = om.create_agent(name="Helper", model=ScriptedModel([]))
+	config = AguiTrigger.model_validate({"token": "t" * 32})
+	endpoint = agui.AguiEndpoint(agent, config, launcher=None)  # type: ignore[arg-type]
+	old = agui.MAX_THREADS
+	agui.MAX_THREADS = 3
+	try:
+		waiting = endpoint._thread("t-bob")
+		waiting.parked = RunState(run_id="r-bob")
+		for n in range(10):
+			endpoint._thread(f"t{n}")
+		assert endpoint._thread("t-bob") is waiting and waiting.parked is not None
+	finally:
+		agui.MAX_THREADS = old
+		endpoint.close()
+
+
+def test_a_remote_agents_waiting_conversation_stays_through_many_users_flood(
+	monkeypatch: pytest.MonkeyPatch,
+) -> None:
+	"""remote_agent: Alice's task waits for her answer (input-required); fifty users with one
+	conversation each push out each other's ids, not hers (per-user fairness alone forgot the
+	oldest, hers, when each held one)."""
+	from openmolt_serve import _a2a_remote
+
+	monkeypatch.setattr(_a2a_remote, "MAX_KNOWN", 4)
+	owners = _a2a_remote._Known()  # what the tool keeps
+	waiting = {"status": "input-required", "taskId": "t-alice", "contextId": "c-alice"}
+	_a2a_remote._keep_owner(owners, waiting, "alice")
+	for n in range(50):
+		done = {"status": "completed", "taskId": f"t{n}", "contextId": f"c{n}"}
+		_a2a_remote._keep_owner(owners, done, f"user{n}")
+	_a2a_remote._check_owner(owners, {"taskId": "t-alice", "contextId": "c-alice"}, "alice")
+	assert len(owners) == 4
+	# Her answer ends the wait: her ids are then kept as any other's.
+	_a2a_remote._keep_owner(
+		owners, {"status": "completed", "taskId": "t-alice", "contextId": "c-alice"}, "alice"
+	)
+	for n in range(50, 60):
+		done = {"status": "completed", "taskId": f"t{n}", "contextId": f"c{n}"}
+		_a2a_remote._keep_owner(owners, done, f"user{n}")
+	assert "t-alice" not in owners and len(owners) == 4
+
+
+async def test_a_callers_flood_of_done_tasks_keeps_its_task_waiting_for_an_answer() -> None:
+	"""One token may serve a whole front end (one caller, many people): its 250 finished tasks
+	push out each other, never its task that waits for a person's answer (in memory)."""
+	store = A2ATaskStore(max_tasks=3, scope="a2a:Helper")
+	front = call("front")
+	asks = TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED)
+	await store.save(Task(id="asks", context_id="c", status=asks), front)
+	for n in range(250):
+		await store.save(Task(id=f"d{n}", context_id="c", status=DONE), front)
+	assert await store.get("asks", front) is not None
+	assert await store.get("d249", front) is not None and await store.get("d0", front) is None
+	# Answered, it waits no longer: it goes as any other.
+	await store.save(Task(id="asks", context_id="c", status=DONE), front)
+	for n in range(250, 260):
+		await store.save(Task(id=f"d{n}", context_id="c", status=DONE), front)
+	assert await store.get("asks", front) is None
+	store.close()

@@ -687,3 +687,29 @@ async def test_a_telegram_update_with_ids_of_the_wrong_type_is_still_answered(
 			await eventually(lambda: len(fake.sent) == 1)
 	[sent] = fake.sent
 	assert sent["text"] == "ok" and "message_thread_id" not in sent
+
+
+@pytest.mark.parametrize("kind", ["", "text/plain", "application/octet-stream"])
+async def test_slacks_verification_token_is_masked_whatever_the_content_type(
+	kind: str, tmp_path: Path
+) -> None:
+	"""A slash command's form (and an interactive payload's) under another content type (none,
+	text/plain: a proxy's, a test client's) was run as its text: the token was read from a
+	form only, so the model and the run store saw it. The body as a form is read too."""
+	model = ScriptedModel([finish("ok")] * 2)
+	command = urlencode({"token": SLACK_VERIFICATION, "command": "/triage", "text": "the login"})
+	action = json.dumps({"type": "block_actions", "token": SLACK_VERIFICATION})
+	bodies = [command.encode(), urlencode({"payload": action}).encode()]
+	async for client, _, ts in serving(
+		{"scheme": "slack"}, model=model, run_store=tmp_path / "runs.db"
+	):
+		for body in bodies:
+			response = await post(client, "slack", body, kind)
+			assert response.status_code == 202, response.text
+		await eventually(lambda: len(model.requests) == 2)
+		store = ts.agents["Triage"][0].om.run_store
+		assert store is not None
+		inputs = [run.input for run in await store.runs()]
+	assert len(inputs) == 2 and SLACK_VERIFICATION not in json.dumps(inputs)
+	said = [request.messages[0].content for request in model.requests]
+	assert not [one for one in said if SLACK_VERIFICATION in one]

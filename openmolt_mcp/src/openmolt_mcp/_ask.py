@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
 	from openmolt_core.result import RunState
-	from openmolt_core.secrets import Redactor
 
 __all__ = [
 	"ANSWER_SCHEMA",
@@ -158,7 +157,7 @@ def answer_of(reply: Any) -> str:
 	return str(content.get("answer", ""))
 
 
-def asks_client(redact: Redactor) -> Callable[[str], Awaitable[str]]:
+def asks_client(redact: Callable[[str], str]) -> Callable[[str], Awaitable[str]]:
 	"""A human-input handler that asks the calling client's user.
 
 	Args:
@@ -180,7 +179,7 @@ def asks_client(redact: Redactor) -> Callable[[str], Awaitable[str]]:
 	return ask
 
 
-def approval_message(request: ApprovalRequest, redact: Redactor) -> str:
+def approval_message(request: ApprovalRequest, redact: Callable[[str], str]) -> str:
 	"""What the client's user reads about a call that waits for approval: who, what, with what.
 
 	Args:
@@ -214,7 +213,9 @@ def decision_of(request: ApprovalRequest, reply: Any) -> ApprovalDecision:
 	return request.deny(reason or _DENIED)
 
 
-def approves_client(redact: Redactor) -> Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]:
+def approves_client(
+	redact: Callable[[str], str],
+) -> Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]:
 	"""An approval handler that asks the calling client's user (see the module's text).
 
 	Args:
@@ -286,7 +287,7 @@ class Questions:
 		)
 
 	def park_approvals(
-		self, state: RunState, requests: list[ApprovalRequest], redact: Redactor
+		self, state: RunState, requests: list[ApprovalRequest], redact: Callable[[str], str]
 	) -> types.InputRequiredResult:
 		"""Keep a run parked on approvals; the result that asks one form per call.
 

@@ -29,6 +29,7 @@ from openmolt_core.secrets import MASK, Redactor, mask, url_secrets
 
 __all__ = [
 	"MAX_MESSAGE_BYTES",
+	"UNSCOPED",
 	"HttpServer",
 	"Masker",
 	"ServerConfig",
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+UNSCOPED = "unscoped"
+"""The scope of a tool no pattern of a server's ``scopes`` maps: granted only by its name, or by
+every scope (an agent that names no scopes), never by granting the others."""
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """The longest message read from a stdio server by default (``maxMessageBytes``): an image or a
@@ -63,8 +68,9 @@ class ServerOptions(BaseModel):
 	)
 	scopes: dict[str, list[str]] | None = Field(
 		default=None,
-		description="Scope name to tool name patterns; default: 'read' for the tools a trusted "
-		"server (trustDescriptions) marks read-only, 'write' for the others.",
+		description="Scope name to tool name patterns (a tool no pattern matches needs "
+		"'unscoped'); default: 'read' for the tools a trusted server (trustDescriptions) marks "
+		"read-only, 'write' for the others.",
 	)
 	timeout: float = Field(default=60.0, gt=0, description="Seconds a tool call may take.")
 	startup_timeout: float = Field(
@@ -157,9 +163,12 @@ class ServerOptions(BaseModel):
 		"""
 		if self.scopes is None:
 			return ["read" if read_only else "write"]
-		return [
+		mapped = [
 			s for s, pats in self.scopes.items() if any(fnmatch.fnmatchcase(tool, p) for p in pats)
 		]
+		# A tool no pattern maps (one the server adds later too) is unknown: it needs a scope of
+		# its own, not none (which an agent granted any scope would have had).
+		return mapped or [UNSCOPED]
 
 	def scope_names(self) -> dict[str, str]:
 		"""The integration's scopes with their descriptions."""
@@ -169,7 +178,12 @@ class ServerOptions(BaseModel):
 				"(trustDescriptions); an untrusted server's tools are all 'write'.",
 				"write": "Every other tool of the server (it may change things).",
 			}
-		return {s: f"Tools matching {', '.join(p)}." for s, p in self.scopes.items()}
+		named = {s: f"Tools matching {', '.join(p)}." for s, p in self.scopes.items()}
+		named.setdefault(
+			UNSCOPED,
+			"Every tool no scope's patterns match (granted by its name, or with every scope).",
+		)
+		return named
 
 
 class StdioServer(ServerOptions):

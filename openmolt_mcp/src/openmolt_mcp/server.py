@@ -27,6 +27,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.masking import mask_url_logins
 from openmolt_core._support.words import json_kind
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
@@ -100,6 +101,11 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 	from openmolt_core import __version__
 
 	redact = Redactor(known=agent.om.secrets)  # the client is outside the instance
+
+	def told(text: str) -> str:
+		"""Text the client's user reads: a URL's login masked too, its links kept working."""
+		return mask_url_logins(redact(text))
+
 	schema = agent.output_schema
 	structured = isinstance(schema, dict) and schema.get("type") == "object"
 	name = tool_name(agent)
@@ -108,11 +114,11 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		description = description[: _DESCRIPTION_CHARS - 1].rstrip() + "…"
 	questions = _ask.Questions()
 	if ask_client:
-		agent.on_human_input_request = _ask.asks_client(redact)
+		agent.on_human_input_request = _ask.asks_client(told)
 	# The operator's own approval handler decides, when the agent has one; else the client's user.
 	asks_approvals = ask_client and agent.on_approval_request is None
 	if asks_approvals:
-		agent.on_approval_request = _ask.approves_client(redact)
+		agent.on_approval_request = _ask.approves_client(told)
 	tool = types.Tool(
 		name=name,
 		title=agent.name,
@@ -125,7 +131,7 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		return types.ListToolsResult(tools=[tool])
 
 	def failed(text: str) -> types.CallToolResult:
-		return types.CallToolResult(content=[types.TextContent(text=redact(text))], is_error=True)
+		return types.CallToolResult(content=[types.TextContent(text=told(text))], is_error=True)
 
 	async def call_tool(
 		ctx: Any, params: types.CallToolRequestParams
@@ -176,10 +182,10 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 			agent.off("tool:call", progress)
 		if result.status == "human_input_required" and ask_client and _ask.in_result(ctx):
 			question = str((result.state.pending or {}).get("message", ""))
-			return questions.park(result.state, redact(question))
+			return questions.park(result.state, told(question))
 		if result.status == "approval_required" and asks_approvals and _ask.in_result(ctx):
 			requests = agent.approval_requests(result.state)
-			return questions.park_approvals(result.state, requests, redact)
+			return questions.park_approvals(result.state, requests, told)
 		if result.status == "approval_required":  # decided elsewhere: nothing waits here
 			tools = ", ".join(sorted({r.tool for r in agent.approval_requests(result.state)}))
 			return failed(
@@ -191,9 +197,7 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 			text = f"the run ended with status {result.status!r}" + (
 				f": {message}" if message else ""
 			)
-			return types.CallToolResult(
-				content=[types.TextContent(text=redact(text))], is_error=True
-			)
+			return types.CallToolResult(content=[types.TextContent(text=told(text))], is_error=True)
 		output = result.output
 		if hasattr(output, "model_dump"):
 			output = output.model_dump(mode="json")

@@ -62,7 +62,8 @@ __all__ = ["MAX_KNOWN", "REMOTE_INPUT", "remote_agent"]
 MAX_KNOWN = 10_000
 """The most task and context ids one remote agent's tool remembers the end user of; past it the
 oldest of the user holding the most is forgotten (then refused, as an id from another process
-is): one user's many runs never push out another user's ids."""
+is), an id whose task waits for its user's answer last: one user's many runs, or many users'
+of one conversation each, never push out another user's waiting conversation."""
 
 REMOTE_INPUT: dict[str, Any] = {
 	"type": "object",
@@ -147,7 +148,7 @@ def remote_agent(
 	shown = shown_url(url)  # how the description and errors name it: no password, key masked
 	hidden = frozenset({*url_secrets(url), *([token] if token else [])})
 	guard = SsrfGuard(internal=allow_internal_hosts)  # checks the hosts before any call
-	owners: OrderedDict[str, str | None] = OrderedDict()  # an id the remote gave: whose run got it
+	owners = _Known()  # an id the remote gave: whose run got it
 
 	async def ask(input: dict[str, Any], context: ToolContext) -> dict[str, Any]:
 		user = context.run.user if context.run is not None else None
@@ -198,6 +199,17 @@ def remote_agent(
 _IDS = ("taskId", "contextId")
 
 
+class _Known(OrderedDict[str, str | None]):
+	"""The ids the remote gave, by whose run got them, oldest first; and those that wait.
+
+	``waiting``: the ids of a task that waits for its user's answer (``input-required``).
+	"""
+
+	def __init__(self) -> None:
+		super().__init__()
+		self.waiting: set[str] = set()
+
+
 def _check_owner(
 	owners: OrderedDict[str, str | None], given: dict[str, Any], user: str | None
 ) -> None:
@@ -226,17 +238,28 @@ def _keep_owner(
 
 	Past the bound the oldest id of the user holding the most goes (`crowded`): a forgotten id
 	is refused, so one user whose runs gather many ids must not end another's conversations.
+	The ids of a task that waits for its user's answer (`_Known.waiting`) go last: many users
+	of one conversation each push out each other's, not one that waits.
 	"""
+	waiting = owners.waiting if isinstance(owners, _Known) else set()
+	asks = out.get("status") == "input-required"
 	for field in _IDS:
 		value = out.get(field)
 		if isinstance(value, str) and value:
 			owners[value] = user
 			owners.move_to_end(value)
+			if asks:
+				waiting.add(value)
+			else:
+				waiting.discard(value)
 	while len(owners) > MAX_KNOWN:
-		oldest = crowded(owners, owners.__getitem__)
+		oldest = crowded(owners, owners.__getitem__, spare=waiting.__contains__)
+		if oldest is None:  # every id waits: the oldest of the user holding the most
+			oldest = crowded(owners, owners.__getitem__)
 		if oldest is None:  # pragma: no cover - a map past its bound holds a key
 			return
 		del owners[oldest]
+		waiting.discard(oldest)
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

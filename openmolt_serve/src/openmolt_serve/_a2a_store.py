@@ -3,7 +3,8 @@
 The a2a-sdk's `InMemoryTaskStore` keeps every task for the process's life: a caller could grow
 it without limit. `A2ATaskStore` keeps the newest ``max_tasks`` (past them, the oldest task of
 the caller holding the most is forgotten: a ``GetTask`` for it is "task not found"; a caller who
-sends many tasks pushes out its own, never another caller's).
+sends many tasks pushes out its own, never another caller's; in memory, a done task before one
+that waits for an answer, since one token may serve a whole front end).
 
 With a run store (``OpenMolt(run_store=...)``) or a durable store the tasks are kept in rows
 beyond the process instead (`task_rows`), so a task, and the question it waits for, survives a
@@ -27,7 +28,7 @@ import anyio.to_thread
 from a2a.server.context import ServerCallContext
 from a2a.server.owner_resolver import resolve_user_scope
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
-from a2a.types import ListTasksRequest, ListTasksResponse, Task
+from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskState
 
 from openmolt_serve._a2a_parts import screened_task
 from openmolt_serve._recent import crowded
@@ -40,6 +41,16 @@ __all__ = ["MAX_TASKS", "A2ATaskStore", "SqliteTasks", "TaskRows", "task_file", 
 MAX_TASKS = 10_000
 """The most tasks one agent's A2A server keeps (in memory, and in its rows): the oldest of the
 caller holding the most goes first (the rows may hold up to 100 more for a while)."""
+
+_WAITING = frozenset(
+	{
+		TaskState.TASK_STATE_INPUT_REQUIRED,
+		TaskState.TASK_STATE_AUTH_REQUIRED,
+		TaskState.TASK_STATE_WORKING,
+		TaskState.TASK_STATE_SUBMITTED,
+	}
+)
+"""The states of a task that is not done: it waits for a person's answer, or its run goes on."""
 
 _PRUNE_EVERY = 100
 """The rows drop their older tasks once every this many saves (so they hold a few more for a while)."""
@@ -77,10 +88,14 @@ class A2ATaskStore(TaskStore):
 			self.rows = SqliteTasks(path, scope)
 		self.memory = InMemoryTaskStore()
 		self._order: OrderedDict[tuple[str, str], ServerCallContext] = OrderedDict()
+		self._waiting: set[tuple[str, str]] = set()  # the tasks in memory not done (`_WAITING`)
 		self._saves = 0
 
 	async def save(self, task: Task, context: ServerCallContext) -> None:
 		"""Keep a task; past ``max_tasks`` the oldest of the caller holding the most goes.
+
+		In memory, a task that is not done (it waits for an answer, its run goes on) goes only
+		when every other one waits too: a caller's token may serve many people.
 
 		What is kept is screened first (`openmolt_serve._a2a_parts.screened_task`): a secret
 		in a text or data part is masked, a file's bytes that show one are withheld (a note
@@ -91,12 +106,21 @@ class A2ATaskStore(TaskStore):
 		rows = self.rows
 		if rows is None:
 			await self.memory.save(task, context)
-			self._order[(owner, task.id)] = context
-			self._order.move_to_end((owner, task.id))
+			key = (owner, task.id)
+			self._order[key] = context
+			self._order.move_to_end(key)
+			if task.status.state in _WAITING:
+				self._waiting.add(key)
+			else:
+				self._waiting.discard(key)
 			while len(self._order) > self.max_tasks:  # the caller holding the most gives one up
-				oldest = crowded(self._order, lambda key: key[0])
+				# A done task first: one token may serve many people, one waiting for an answer.
+				oldest = crowded(self._order, lambda k: k[0], spare=self._waiting.__contains__)
+				if oldest is None:  # every task waits: the oldest of the caller holding the most
+					oldest = crowded(self._order, lambda k: k[0])
 				if oldest is None:  # pragma: no cover - a store past its bound holds a task
 					break
+				self._waiting.discard(oldest)
 				await self.memory.delete(oldest[1], self._order.pop(oldest))
 			return
 		await anyio.to_thread.run_sync(rows.put, owner, task.id, task.SerializeToString())
@@ -159,6 +183,7 @@ class A2ATaskStore(TaskStore):
 			await anyio.to_thread.run_sync(rows.delete, owner, task_id)
 			return
 		self._order.pop((owner, task_id), None)
+		self._waiting.discard((owner, task_id))
 		await self.memory.delete(task_id, context)
 
 	def close(self) -> None:

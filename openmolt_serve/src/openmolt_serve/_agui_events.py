@@ -68,7 +68,7 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel
 
-from openmolt_core._support.masking import mask_urls
+from openmolt_core._support.masking import mask_url_logins, mask_urls
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.events import (
 	ErrorEvent,
@@ -90,6 +90,7 @@ __all__ = [
 	"CUT_MARK",
 	"LEFT_OUT",
 	"MAPPED",
+	"MAX_HELD",
 	"NOT_USED_MARK",
 	"PARKED",
 	"PROTOCOL_VERSION",
@@ -146,6 +147,10 @@ def authorization_id(run_id: str, step: int) -> str:
 	return f"{run_id}:authorization:{step}"
 
 
+MAX_HELD = 4096
+"""The most characters of streamed text held back for a URL to end (`AguiEvents.text`)."""
+
+
 class Masking(Protocol):
 	"""Masks secrets in a text (called) and in a JSON-like value (``deep``): a `Redactor`."""
 
@@ -185,6 +190,7 @@ class AguiEvents:
 			None  # (step, command, attempt) streaming now
 		)
 		self._streamed = ""  # the text the last streamed message holds
+		self._held = ""  # its end not sent yet: a URL in it may not be whole (`_person`)
 
 	def started(self, plan: list[dict[str, Any]], state: Any = None) -> list[BaseEvent]:
 		"""``RUN_STARTED`` and the state the run starts from: the client's, with the run's plan.
@@ -278,7 +284,7 @@ class AguiEvents:
 		return [
 			SubagentErrorEvent(
 				subagent_run_id=event.run_id,
-				message=self.redact(f"{result.status}: {why}"),
+				message=self._person(f"{result.status}: {why}"),
 				code=result.status,
 			)
 		]
@@ -298,7 +304,7 @@ class AguiEvents:
 		if not event.parent_run_id or not event.fatal:
 			return []  # a mistake fed back to the model; the run's own end is `finished`
 		self._subagents[event.run_id] = False
-		message = self.redact(f"{event.kind}: {event.message}")
+		message = self._person(f"{event.kind}: {event.message}")
 		return [SubagentErrorEvent(subagent_run_id=event.run_id, message=message, code="error")]
 
 	def close_subagents(self) -> list[BaseEvent]:
@@ -343,9 +349,30 @@ class AguiEvents:
 		if self._message is None:
 			self._message = f"msg_{uuid.uuid4().hex[:16]}"
 			out.append(TextMessageStartEvent(message_id=self._message, role="assistant"))
-		sent = delta if masked else self.redact(delta)
-		out.append(TextMessageContentEvent(message_id=self._message, delta=sent))
+		if masked:  # streamed: its secrets masked; a URL's login once the URL is whole
+			self._held += delta
+			cut = self._held.rfind(" ") + 1
+			if len(self._held) - cut > MAX_HELD:
+				cut = len(self._held)
+			ready, self._held = self._held[:cut], self._held[cut:]
+			sent = mask_url_logins(ready)
+		else:
+			sent = self._release() + self._person(delta)
+		if sent:
+			out.append(TextMessageContentEvent(message_id=self._message, delta=sent))
 		return out
+
+	def _release(self) -> str:
+		"""The streamed text held back (`text`), masked, now that nothing more joins it."""
+		held, self._held = self._held, ""
+		return mask_url_logins(held) if held else ""
+
+	def _person(self, text: str) -> str:
+		"""Text for a person masked: every known secret, and a URL's login (`mask_url_logins`).
+
+		A URL's query and path stay: a presigned link, a consent link, must work.
+		"""
+		return mask_url_logins(self.redact(text))
 
 	def text_delta(self, event: Any) -> list[BaseEvent]:
 		"""A piece of the ``humanMessage`` a reply's ``finish`` writes, as the model writes it.
@@ -391,8 +418,10 @@ class AguiEvents:
 		"""Close the open text message, if any."""
 		if self._message is None:
 			return []
+		held = self._release()
 		message, self._message = self._message, None
-		return [TextMessageEndEvent(message_id=message)]
+		rest = [TextMessageContentEvent(message_id=message, delta=held)] if held else []
+		return [*rest, TextMessageEndEvent(message_id=message)]
 
 	def finished(
 		self,
@@ -425,7 +454,7 @@ class AguiEvents:
 			status = result.status if result is not None else "error"
 			why = (result.error or result.human_message) if result is not None else None
 			message = why or (f"{type(error).__name__}: {error}" if error else status)
-			out.append(RunErrorEvent(message=self.redact(message), code=status))
+			out.append(RunErrorEvent(message=self._person(message), code=status))
 			return out
 		if result.status == "success":
 			out.append(
@@ -457,7 +486,7 @@ class AguiEvents:
 				Interrupt(
 					id=question_id(result.state.run_id, result.state.steps),
 					reason="question",
-					message=self.redact(str(pending.get("message", ""))),
+					message=self._person(str(pending.get("message", ""))),
 					response_schema={"type": "string"},
 				)
 			]
@@ -467,7 +496,7 @@ class AguiEvents:
 				Interrupt(
 					id=authorization_id(result.state.run_id, result.state.steps),
 					reason="authorization",
-					message=self.redact(connect_text(result.state)),
+					message=self._person(connect_text(result.state)),
 					metadata={
 						"accounts": self.redact.deep(
 							[
@@ -483,7 +512,7 @@ class AguiEvents:
 				Interrupt(
 					id=f"{result.state.run_id}:{result.status}:{result.state.steps}",
 					reason=result.status,
-					message=self.redact(result.error or result.status),
+					message=self._person(result.error or result.status),
 				)
 			]
 		where = "" if decide else " (decided in the run viewer, not here)"
@@ -491,7 +520,7 @@ class AguiEvents:
 			Interrupt(
 				id=approval_id(request.run_id, request.call),
 				reason="approval",
-				message=self.redact(
+				message=self._person(
 					f"{request.tool} waits for an approval{where}: {request.reason or request.rule}"
 				),
 				response_schema=APPROVAL_SCHEMA if decide else None,

@@ -20,15 +20,41 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.masking import mask_url_logins
+
 if TYPE_CHECKING:
 	from openmolt_serve.chats import Incoming
 
-__all__ = ["CUT_OFF", "Edit", "LiveReplies", "Post", "fits"]
+__all__ = ["CUT_OFF", "MAX_HELD", "Edit", "LiveReplies", "Post", "fits", "settled"]
 
 log: logging.Logger = logging.getLogger("openmolt")
 
 CUT_OFF = " [cut off]"
 """What ends a live message whose model call failed midway (its text is not the reply)."""
+
+MAX_HELD = 4096
+"""The most characters of a last word `settled` holds back for its URL to end."""
+
+_URL_SIGNS = frozenset(":/\\@%&")
+"""A word holding one of these may be a URL whose login has not ended (``postgresql://app:Pw``)."""
+
+
+def settled(text: str) -> str:
+	"""Text shown while it grows: a URL's login masked, and a last word that may be a URL held.
+
+	What follows the last space is held back while it may be a URL whose login has not ended
+	(a ``:``, a slash, ``@``, ``%`` or ``&`` in it): its password, cut, is no URL's yet, and no
+	mask would find it. The rest is masked as text for a person (`mask_url_logins`).
+
+	Args:
+		text: The text so far.
+	"""
+	cut = text.rfind(" ") + 1
+	tail = text[cut:]
+	if tail and len(tail) <= MAX_HELD and not _URL_SIGNS.isdisjoint(tail):
+		text = text[:cut]
+	return mask_url_logins(text)
+
 
 Post = Callable[["Incoming", str], Awaitable[str]]
 """Sends a text to a message's chat; returns the sent message's id (Telegram) or ts (Slack)."""
@@ -98,14 +124,14 @@ class LiveReplies:
 				room = self.limit - self.size(CUT_OFF)
 				head = live.text[: fits(live.text, room, self.size)]
 				live.pieces, live.text = [], ""
-				await self._show(live, head + CUT_OFF)  # at once: it may stay until the end
+				await self._show(live, settled(head) + CUT_OFF)  # at once: it may stay long
 			return
 		if attempt != live.attempt:
 			live.attempt, live.pieces = attempt, []
 		live.pieces.append(event.text)
 		live.text = "".join(live.pieces)
 		if self.clock() - live.last >= self.interval:
-			await self._show(live, live.text)
+			await self._show(live, settled(live.text))
 
 	async def finish(self, run_id: str, text: str) -> str | None:
 		"""The run ended with ``text``: put it in the live message, if the run has one.

@@ -4,7 +4,9 @@ An AG-UI thread, a chat of a channel, an in-memory session: each is made on its 
 kept by an id the caller chooses, so each kind is bounded: past its most, the least recently used
 entry that is not busy is forgotten. Where entries have owners (callers, end users), the one
 forgotten is the oldest of the owner holding the most (`crowded`): a caller who fills the bound
-pushes out its own entries, never another caller's waiting one.
+pushes out its own entries, never another caller's waiting one. Where something may wait in an
+entry (a parked run), one where nothing waits goes first (``waits``): many owners of one entry
+each (a chat open to everyone) push out each other's, not a waiting one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def recent(
 	most: int,
 	busy: Callable[[T], bool] = lambda entry: False,
 	owner: Callable[[K], Hashable] | None = None,
+	waits: Callable[[T], bool] | None = None,
 ) -> T:
 	"""The entry of ``key`` (made if missing), now the most recent; past ``most`` an idle one goes.
 
@@ -38,19 +41,35 @@ def recent(
 		busy: Whether an entry is in use (a request holds its lock): it is not forgotten.
 		owner: Whose entry a key is (None: all one owner's): the idle entry forgotten is the
 			oldest of the owner holding the most (`crowded`).
+		waits: Whether something waits in an entry (a parked run, a question): such an entry
+			goes only when every other idle one is waiting too. Many owners of one entry each
+			(a chat channel open to everyone) then push out each other's, not a waiting one.
 	"""
 	entry = kept.get(key)
 	if entry is None:
 		entry = kept[key] = make()
 	kept.move_to_end(key)
 	if len(kept) > most:
-		if owner is None:  # the least recent idle one, found without counting
-			idle = next((k for k, e in kept.items() if not busy(e)), None)
-		else:
-			idle = crowded(kept, owner, spare=lambda k: busy(kept[k]))
-		if idle is not None and idle != key:
+		idle = None
+		if waits is not None:  # what nothing waits in goes first, whoever holds the most
+			idle = _forgotten(kept, key, owner, lambda e: busy(e) or waits(e))
+		if idle is None:
+			idle = _forgotten(kept, key, owner, busy)
+		if idle is not None:
 			del kept[idle]
 	return entry
+
+
+def _forgotten(
+	kept: OrderedDict[K, T],
+	key: K,
+	owner: Callable[[K], Hashable] | None,
+	spare: Callable[[T], bool],
+) -> K | None:
+	"""The entry `recent` forgets among those not spared (nor ``key``, just used), or None."""
+	if owner is None:  # the least recent one, found without counting
+		return next((k for k, e in kept.items() if k != key and not spare(e)), None)
+	return crowded(kept, owner, spare=lambda k: k == key or spare(kept[k]))
 
 
 def crowded(

@@ -120,6 +120,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
+from openmolt_core._support.masking import mask_url_logins
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.events import ToolCallEvent
@@ -761,7 +762,7 @@ class OpenMoltExecutor(AgentExecutor):
 	async def _report(self, updater: TaskUpdater, task_id: str, result: RunResult) -> None:
 		words = _words(result)
 		if result.status == "success":
-			parts = [new_text_part(self.redact(words))] if words else []
+			parts = [new_text_part(mask_url_logins(self.redact(words)))] if words else []
 			if result.output is not None:
 				parts.append(new_data_part(self.redact.deep(_json(result.output))))
 			if parts:
@@ -833,8 +834,10 @@ class OpenMoltExecutor(AgentExecutor):
 			log.warning("A2A: could not cancel the durable run %s: %s", run_id, exc)
 
 	def _say(self, updater: TaskUpdater, text: str) -> Message:
-		return new_text_message(
-			self.redact(text), context_id=updater.context_id, task_id=updater.task_id
+		return new_text_message(  # a URL's login masked, its links kept (`mask_url_logins`)
+			mask_url_logins(self.redact(text)),
+			context_id=updater.context_id,
+			task_id=updater.task_id,
 		)
 
 

@@ -117,8 +117,9 @@ log: logging.Logger = logging.getLogger("openmolt")
 
 MAX_THREADS = 10_000
 """Threads an endpoint remembers (a parked run each, at most); past it, the least recently used
-idle one of the caller holding the most is forgotten (its conversation stays in its session): a
-caller who opens many threads pushes out its own, never another caller's waiting one. With a run
+idle one where no run waits, of the caller holding the most, is forgotten (its conversation stays
+in its session): a caller who opens many threads pushes out its own, never another caller's
+waiting one, nor a waiting one of its own (one token may serve a whole web app). With a run
 store or a durable store, the rows keep the parks of this many threads, each caller's newest
 first (`openmolt_serve._agui_threads`)."""
 
@@ -255,7 +256,13 @@ class AguiEndpoint:
 		"""
 		key: str | tuple[str, str] = thread_id if caller == DEFAULT_CALLER else (caller, thread_id)
 		return recent(
-			self.threads, key, Thread, most=MAX_THREADS, busy=lambda t: t.busy, owner=_caller_of
+			self.threads,
+			key,
+			Thread,
+			most=MAX_THREADS,
+			busy=lambda t: t.busy,
+			owner=_caller_of,
+			waits=lambda t: t.parked is not None,  # one caller's token may serve many people
 		)
 
 	def _user(self, caller: str) -> str | None:

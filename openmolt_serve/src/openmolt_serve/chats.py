@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from openmolt_core._support.masking import mask_known
+from openmolt_core._support.masking import mask_known, mask_url_logins
 from openmolt_core.accounts import authorization_requests, is_code
 from openmolt_core.agent import HumanInputUnavailable
 from openmolt_core.errors import ApprovalError, ConfigurationError
@@ -123,8 +123,9 @@ FOLLOW_LOOK = 5.0
 
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the oldest
-idle one of the sender who made the most is forgotten (its conversation stays in its session):
-one sender's flood of new threads never pushes out another's waiting chat. With a run store or
+idle one where no run waits, of the sender who made the most, is forgotten (its conversation
+stays in its session): one sender's flood of new threads, or many senders' of one chat each,
+never pushes out another's waiting chat. With a run store or
 a durable store, the rows keep the newest parks of this many chats (`openmolt_serve._parks`)."""
 
 MAX_SEEN = 10_000
@@ -225,6 +226,11 @@ class _Chat:
 	"""By end user: the message whose run waits for that person to connect an account."""
 
 
+def _told(text: str) -> str:
+	"""Text a chat is sent: every secret known now, and a URL's login (its links kept working)."""
+	return mask_url_logins(mask_known(text))
+
+
 def end_user(message: Incoming) -> str:
 	"""The end user a chat message's run acts for: ``<channel>:<sender>`` (`Incoming.sender`).
 
@@ -314,10 +320,11 @@ class Conversations:
 		self.launcher = launcher
 		self.live = live
 		self.chats: OrderedDict[str, _Chat] = OrderedDict()
-		self.redact: Callable[[str], str] = mask_known
+		self.redact: Callable[[str], str] = _told
 		"""Masks every text sent to a chat: the secrets of every live instance (this one's
 		among them) and the environment's as it is now (a key exported after the instance read
-		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`)."""
+		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`),
+		and a URL's login (`openmolt_core._support.masking.mask_url_logins`: its links work)."""
 		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
 		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
 		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
@@ -410,9 +417,10 @@ class Conversations:
 	def _chat(self, key: str, message: Incoming) -> _Chat:
 		"""The chat of a conversation key, now the most recent; past `MAX_CHATS` an idle one goes.
 
-		The one that goes is the oldest of the sender who made the most: one sender's flood of
-		new threads or chats pushes out their own, never another's chat waiting with a run
-		(kept here when no store keeps it).
+		The one that goes is one where no run waits (kept here when no store keeps it), the
+		oldest of the sender who made the most: one sender's flood of new threads or chats
+		pushes out their own, and many senders' flood each other's, never a chat waiting with a
+		run (unless every chat waits: then the oldest of the sender who made the most).
 		"""
 		return recent(
 			self.chats,
@@ -421,6 +429,7 @@ class Conversations:
 			most=MAX_CHATS,
 			busy=lambda c: c.lock.locked(),
 			owner=lambda k: self.chats[k].owner,
+			waits=lambda c: bool(c.parked or c.asked),
 		)
 
 	def _going(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:

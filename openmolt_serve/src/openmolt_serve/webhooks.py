@@ -242,8 +242,15 @@ def _slack_tokens(data: Any) -> list[str]:
 	"""The verification tokens a Slack request carries (a credential of the app, deprecated).
 
 	Slack still puts one in every request it signs: an event's ``token``, a slash command's form
-	field, the ``token`` of an interactive ``payload`` field's JSON.
+	field, the ``token`` of an interactive ``payload`` field's JSON. A body read as text (a form
+	under another content type: none, ``text/plain``) is read as a form too: unknown is unsafe.
 	"""
+	if isinstance(data, str):
+		from urllib.parse import parse_qs
+
+		fields = parse_qs(data, keep_blank_values=True)
+		nested = [t for one in fields.get("payload", []) for t in _slack_tokens({"payload": one})]
+		return [*fields.get("token", []), *nested]
 	if not isinstance(data, dict):
 		return []
 	found = [data.get("token")]

@@ -79,6 +79,7 @@ __all__ = [
 	"mask_exception",
 	"mask_fields",
 	"mask_known",
+	"mask_url_logins",
 	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
@@ -2040,8 +2041,9 @@ def _text_readings(text: str) -> set[str]:
 	r"""Text as written and as the other text it may spell a URL in (`urls_secrets`).
 
 	JSON-escaped (``https:\/\/``, Go's ``\u0026`` for ``&``), HTML-escaped (``&#x2F;``,
-	``&amp;``), percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value), and with a
-	web scheme's loose slashes read as ``//`` (`_LOOSE_SLASHES`: ``https:/user:PASSWORD@host``).
+	``&amp;``), percent-encoded whole (``https%3A%2F%2F...``, a URL in a query value), with its
+	tabs and line breaks taken out (`_unbroken`: ``https://u:PASSWORD\n@host``), and with a web
+	scheme's loose slashes read as ``//`` (`_LOOSE_SLASHES`: ``https:/user:PASSWORD@host``).
 	"""
 	out = {text}
 	if "\\" in text:
@@ -2050,11 +2052,59 @@ def _text_readings(text: str) -> set[str]:
 		out |= {_html_unescape(t) for t in list(out)}
 	if "%" in text:
 		out |= {unquote(t) for t in list(out) if "%" in t}
+	out |= {_unbroken(t) for t in list(out)}
 	out |= {_slashes_read(t) for t in list(out)}
 	return out
 
 
-def urls_secrets(text: str) -> set[str]:
+_URL_BREAKS = "\t\n\r"
+"""What a WHATWG parser takes out of a URL wherever it is (ASCII tab, LF and CR)."""
+_DROP_BREAKS = str.maketrans("", "", _URL_BREAKS)
+_URL_EDGES = "".join(map(chr, range(0x21)))
+"""What a WHATWG parser strips around a URL: the C0 controls and the space."""
+_BETWEEN = (
+	r"(?:[\t\n\r]|\\[tnr]|\\u000[9aAdD]|&(?:amp;)?#(?:0*(?:9|10|13)|[xX]0*[9aAdD]);"
+	r"|&(?:amp;)?(?:Tab|NewLine);)*"
+)
+"""What may stand between two characters of a secret a parser reads whole (`_as_written`): a
+tab or line break, as is, JSON-escaped or an HTML character reference."""
+
+
+def _unbroken(text: str) -> str:
+	"""Text with its tabs and line breaks taken out, as a WHATWG parser reads a URL in it."""
+	return text.translate(_DROP_BREAKS) if any(c in text for c in _URL_BREAKS) else text
+
+
+def _broken(text: str) -> bool:
+	"""Whether text may hold a tab or a line break, as is, JSON-escaped or HTML-escaped."""
+	return (
+		any(c in text for c in _URL_BREAKS)
+		or any(f"\\{c}" in text for c in "tnru")
+		or ("&" in text and ("#" in text or "Tab;" in text or "NewLine;" in text))
+	)
+
+
+@lru_cache(maxsize=256)
+def _broken_pattern(secret: str) -> re.Pattern[str]:
+	return re.compile(_BETWEEN.join(map(re.escape, secret)))
+
+
+def _as_written(secrets: Iterable[str], text: str) -> set[str]:
+	r"""The secrets found in text with its breaks taken out, as the text spells them.
+
+	``PASS\nWORD`` for ``PASSWORD``: tabs and line breaks, as is or JSON-escaped, between any
+	two characters (`_unbroken`), so that `mask` replaces what the text shows.
+	"""
+	if not _broken(text):
+		return set()
+	out: set[str] = set()
+	for secret in secrets:
+		if len(secret) > 1:
+			out.update(found[0] for found in _broken_pattern(secret).finditer(text))
+	return out
+
+
+def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 	"""The secrets of the URLs text shows, in any spelling, though no source knows them.
 
 	Every URL of the text and of its other readings (`_text_readings`) is read by the one URL
@@ -2063,18 +2113,24 @@ def urls_secrets(text: str) -> set[str]:
 
 	Args:
 		text: Any text (a log line, an event's field, a tool's result).
+		logins: Only the URLs' logins (`url_secrets`' ``logins``): for text a person is sent.
 	"""
-	loose = _loose_slashes(text)
+	whole = _unbroken(text)  # ``ht\ttps:/\n/``: what the cheap checks below look for
+	loose = _loose_slashes(whole)
 	if not loose and (
-		("/" not in text and "&" not in text and "%" not in text) or not _MAYBE_URL().search(text)
+		("/" not in whole and "&" not in whole and "%" not in whole)
+		or not _MAYBE_URL().search(whole)
 	):
 		return set()
 	found: set[str] = set()
+	read: set[str] = set()  # a URL the readings share is read once
 	for reading in _text_readings(text):
 		if "?" in reading or "@" in reading:
 			for url in _LOGGED_URL().findall(reading):
-				found |= url_secrets(url, hinted_only=True)
-	return found
+				if url not in read:
+					read.add(url)
+					found |= url_secrets(url, hinted_only=True, logins=logins)
+	return found | _as_written(found, text) if found else found
 
 
 def mask_urls(value: Any) -> Any:
@@ -2096,6 +2152,21 @@ def mask_urls(value: Any) -> Any:
 	if isinstance(value, list):
 		return [mask_urls(v) for v in value]
 	return value
+
+
+def mask_url_logins(text: str) -> str:
+	"""Text for a person with the logins of the URLs it shows masked, their links kept working.
+
+	A URL's password and a token user (`url_secrets`' ``logins``), though no source knows them:
+	the password of a connection string the model read in a document. Its query and path stay:
+	a presigned link (``?X-Amz-Signature=``), a consent link's signed state, must still work
+	for the person it is sent to (`mask_urls` masks those too, for a run's story).
+
+	Args:
+		text: The text (a reply for a person, streamed or whole).
+	"""
+	found = urls_secrets(text, logins=True)
+	return mask(text, frozenset(found)) if found else text
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:
@@ -2744,7 +2815,7 @@ _PUBLIC_QUERY = (*_PUBLIC_SUFFIXES, *PUBLIC_NAMES, "format", "type")
 """Query keys whose long values stay readable (``sslmode=require``, ``api-version=2024-06-01``)."""
 
 
-def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
+def url_secrets(url: str, *, hinted_only: bool = False, logins: bool = False) -> set[str]:
 	r"""The secrets a URL carries: its userinfo, and its query values unless named as public.
 
 	``https://proxy:PASSWORD@host/v1``, ``https://TOKEN@host`` (a user and no password in a web
@@ -2757,8 +2828,9 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 	at one, or when it has 6+ characters, is not a number and its key does not name something
 	public (``sslmode``, ``api-version``, ``region``). In a web URL, the token in its path too
 	(`_path_secrets`: a webhook's, a bot's). Each as written and percent-decoded. Every
-	spelling: a scheme in any case, scheme-relative (``//user:PASSWORD@host``: a web URL), an
-	IPv6 host, JSON-escaped (``https:\/\/``, ``\u0026``), and a URL in a query value.
+	spelling: a scheme in any case, scheme-relative (``//user:PASSWORD@host``: a web URL), with
+	tabs and line breaks inside, which a WHATWG parser takes out (``https://u:PASS\nWORD@host``:
+	both ``PASSWORD`` and the text's ``PASS\nWORD`` are returned), an IPv6 host, JSON-escaped (``https:\/\/``, ``\u0026``), and a URL in a query value.
 
 	The one rule for every URL OpenMolt reads: provider settings, integration configs, the
 	environment and MCP servers (``openmolt_mcp``).
@@ -2769,26 +2841,34 @@ def url_secrets(url: str, *, hinted_only: bool = False) -> set[str]:
 		hinted_only: Only the query values whose key hints at a secret (``api_key``, ``sig``,
 			``X-Amz-Signature``): for a URL someone else wrote (a log's request line), whose
 			``?q=`` search words are no secret.
+		logins: Only its login: the password and a token user of its userinfo (a database's
+			password as its driver reads it too), not its query or path: for a link a person
+			is sent, which must still work (a presigned ``?X-Amz-Signature=``).
 	"""
-	return _read_url(url, hinted_only, 0)
+	return _read_url(url, hinted_only, 0, logins)
 
 
-def _read_url(url: str, hinted_only: bool, depth: int) -> set[str]:
+def _read_url(url: str, hinted_only: bool, depth: int, logins: bool = False) -> set[str]:
 	"""`url_secrets` of a URL nested ``depth`` deep in others' queries.
 
 	A query value that is a URL is read too, up to `_NESTED` deep.
 	"""
-	text = _slashes_read(url.strip())  # ``https:/user:PASSWORD@host`` as ``https://``
+	written = url.strip().strip(_URL_EDGES).strip()
+	text = _unbroken(written)  # ``https://u:PASSWORD\n@host``: read as a WHATWG parser does
+	if text is not written:
+		read = _read_url(text, hinted_only, depth, logins)
+		return read | _as_written(read, written)
+	text = _slashes_read(text)  # ``https:/user:PASSWORD@host`` as ``https://``
 	if not _URL_START.match(text):  # a URL inside a value: ``jdbc:postgresql://``, ``-Dx=http://``
 		found = _LOGGED_URL().search(text)
-		return _read_url(text[found.start() :], hinted_only, depth) if found else set()
+		return _read_url(text[found.start() :], hinted_only, depth, logins) if found else set()
 	if "\\" in text:  # JSON-escaped (``https:\/\/``, ``\u0026``): read as written and unescaped
-		unescaped = _unescaped(text)
+		unescaped = _unbroken(_unescaped(text))  # ``\n`` escaped in it: taken out too
 		if unescaped != text:
-			return _url_secrets(text, hinted_only, depth) | _url_secrets(
-				unescaped, hinted_only, depth
+			return _url_secrets(text, hinted_only, depth, logins) | _url_secrets(
+				unescaped, hinted_only, depth, logins
 			)
-	return _url_secrets(text, hinted_only, depth)
+	return _url_secrets(text, hinted_only, depth, logins)
 
 
 _URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?://|\\/\\/)|//")
@@ -2797,7 +2877,7 @@ _NESTED = 3
 """How deep `url_secrets` reads a URL in a URL's query (``?next=https://...?api_key=``)."""
 
 
-def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
+def _url_secrets(text: str, hinted_only: bool, depth: int, logins: bool = False) -> set[str]:
 	"""`url_secrets` of one reading of a URL."""
 	from urllib.parse import unquote, unquote_plus, urlsplit
 
@@ -2817,6 +2897,8 @@ def _url_secrets(text: str, hinted_only: bool, depth: int) -> set[str]:
 	driver = None if web else _DRIVER_PASSWORD.match(text)
 	if driver:  # where the authority above ended early, at a ``/``, ``?`` or ``#`` of the password
 		out.update((driver[1], unquote(driver[1])))
+	if logins:  # a link a person is sent: its query and path kept, so that it works
+		return {v for v in out if v.strip()}
 	try:
 		query = urlsplit(text).query if authority else ""
 	except ValueError:

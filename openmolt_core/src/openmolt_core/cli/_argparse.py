@@ -14,6 +14,8 @@ import sys
 import textwrap
 from typing import Any, NoReturn
 
+from openmolt_core.cli._said import reads_as_name, said
+
 __all__ = ["CommandParser", "count", "port"]
 
 _UNKNOWN = "unrecognized arguments: "
@@ -138,9 +140,15 @@ class CommandParser(argparse.ArgumentParser):
 				if "--input" in self._option_string_actions
 				else ""
 			)
+			# A leftover word may be a value typed where none goes (`keys set openai x sk-...`).
+			shown = (
+				repr(words)
+				if all(map(reads_as_name, words.split()))
+				else "words (not repeated: one reads as a value, not a name)"
+			)
 			self.exit(
 				2,
-				f"{self.prog}: unexpected {words!r}: {given}put words that go together in quotes "
+				f"{self.prog}: unexpected {shown}: {given}put words that go together in quotes "
 				f'("...") (`{self.help_command}` lists the arguments)\n',
 			)
 		if message.startswith(_REQUIRED):  # what is missing: the usage shows what goes where
@@ -208,4 +216,4 @@ class CommandParser(argparse.ArgumentParser):
 			if action.dest and action.metavar == argument and not action.option_strings:
 				argument = action.dest
 		what = f"{argument}: no such choice" if argument.startswith("-") else f"no such {argument}"
-		self.exit(2, f"{self.prog}: {what} {word!r}{hint} (choose from {', '.join(choices)})\n")
+		self.exit(2, f"{self.prog}: {what} {said(word)}{hint} (choose from {', '.join(choices)})\n")

@@ -118,13 +118,14 @@ def _agent_scopes(path: str, integration: str) -> list[str] | None:
 def _config(spec: Any, integration: str, ns: argparse.Namespace) -> dict[str, Any]:
 	from openmolt_core._support.masking import secret_name
 	from openmolt_core.cli import _keystore
+	from openmolt_core.cli._said import said
 	from openmolt_core.integrations.connect import with_environment
 
 	given: dict[str, Any] = {}
 	for item in ns.set:
 		key, sep, value = item.partition("=")
-		if not sep or not key.strip():
-			raise ConfigurationError(f"--set {key!r}: write KEY=VALUE (--set shop=acme)")
+		if not sep or not key.strip():  # perhaps the value alone: said only if it reads as a name
+			raise ConfigurationError(f"--set {said(key)}: write KEY=VALUE (--set shop=acme)")
 		key = key.strip()
 		if secret_name(key):  # the one rule for secrets' names
 			raise ConfigurationError(

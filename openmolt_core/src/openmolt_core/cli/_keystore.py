@@ -388,6 +388,14 @@ def _owner(om: OpenMolt, name: str, *, keyed: bool = False) -> tuple[str, str]:
 			raise  # installed, but its plugin cannot be loaded: the error says why
 	else:
 		return "integration", spec.id or name
+	from openmolt_core.cli._said import NOT_SAID, reads_as_name
+
+	if not reads_as_name(name):  # the value where the name goes (`keys set sk-...`): not said
+		raise ConfigurationError(
+			f"`openmolt keys set NAME`: {NOT_SAID} is neither a provider "
+			f"({', '.join(providers)}) nor an integration (`openmolt tools` lists them); the "
+			"key's value is asked for (or given with --value)"
+		)
 	error = _unknown_owner(name, providers, integrations, keyed=keyed)
 	if error is None:
 		return "elsewhere", name
@@ -402,11 +410,19 @@ def _named_variable(om: OpenMolt, variable: str, *, removing: bool = False) -> s
 	"""
 	from openmolt_core._envvars import agent_secret_variable
 	from openmolt_core._support.suggest import typo_of
+	from openmolt_core.cli._said import NOT_SAID, reads_as_name
 	from openmolt_core.integrations.connect import env_var
 	from openmolt_core.integrations.preflight import config_keys
 
 	if agent_secret_variable(variable):  # an agent's webhook secret or token (openmolt serve)
 		return variable
+	if not reads_as_name(variable) and not (removing and variable in load()):
+		# A value in the name (``OPENMOLT_sk-...``): stored, `keys list` would show it.
+		raise ConfigurationError(
+			f"`openmolt keys set OPENMOLT_<ID>_<KEY>`: {NOT_SAID} is no variable's name; give "
+			"the name (OPENMOLT_SLACK_TOKEN), or the provider or integration (`openmolt keys set "
+			"openai`), and the value when asked (or with --value)"
+		)
 	known = [env_var(p) for p in om.plugins.provider_names()]
 	owner = None
 	for iid in om.plugins.integration_ids():
@@ -458,14 +474,15 @@ def _named_variable(om: OpenMolt, variable: str, *, removing: bool = False) -> s
 	return variable
 
 
-_KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*")
-"""A config key's name (``apiKey``, ``secret_access_key``, ``oauth2-token``): words, and no two
-digits in a row, which a token has (``sk_live_51H...``, ``xoxb-1234-...``)."""
-
-
 def _key_name(key: str) -> bool:
-	"""Whether ``key`` reads as a config key's name (`_KEY_NAME`, at most 40 characters)."""
-	return _KEY_NAME.fullmatch(key) is not None and len(key) <= 40 and not re.search(r"\d\d", key)
+	"""Whether ``key`` reads as a config key's name (``apiKey``, ``oauth2-token``), not a value.
+
+	The command line's one rule (`openmolt_core.cli._said.reads_as_name`), without a ``.``
+	(``s3.secretAccessKey`` is split before).
+	"""
+	from openmolt_core.cli._said import reads_as_name
+
+	return "." not in key and reads_as_name(key)
 
 
 def _elsewhere(om: OpenMolt, name: str, key: str) -> str:
