@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from openmolt_core.errors import UnreadableAttachment
 
@@ -65,7 +65,9 @@ attachments, and a note (a ``str``) in place of each image left out. A message n
 as it is."""
 
 
-def fit_images(provider: HTTPProvider, request: ModelRequest, limits: str) -> Parts:
+def fit_images(
+	provider: HTTPProvider, request: ModelRequest, limits: Literal["OPENAI", "ANTHROPIC", "GEMINI"]
+) -> Parts:
 	"""The attachments to send in place of each message's, so the request fits an API's limits.
 
 	`openmolt_providers._images.fit` with the limits of that module named ``limits``
