@@ -86,8 +86,9 @@ def test_a_one_shot_run_loads_no_error_message_helper() -> None:
 
 
 # What a Chat Completions run without streaming never uses: the other API, the stream parsers,
-# and the install hints of a plugin that is missing.
+# the install hints of a plugin that is missing, and the image limits (no attachment).
 NOT_LOADED = [
+	"openmolt_providers._images",
 	"openmolt_providers.openai._responses",
 	"openmolt_providers.openai._stream",
 	"openmolt_providers._sse",

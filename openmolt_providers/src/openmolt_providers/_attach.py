@@ -19,19 +19,26 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from openmolt_core.errors import UnreadableAttachment
 
 if TYPE_CHECKING:
-	from openmolt_core.llm import Attachment
+	from collections.abc import Sequence
+
+	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers._common import HTTPProvider
 
 __all__ = [
+	"ANTHROPIC_IMAGE",
+	"GEMINI_INLINE",
 	"IMAGES",
+	"Parts",
 	"decoded_size",
 	"filename",
+	"fit_images",
 	"media",
+	"parts",
 	"plain_text",
 	"refused",
 	"text_part",
@@ -41,6 +48,53 @@ __all__ = [
 
 IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The image types OpenAI and Anthropic both read."""
+
+ANTHROPIC_IMAGE = 5 * 1024 * 1024
+"""The largest image the Messages API takes (vision guide: 5 MB per image), measured as the API
+measures it: the base64 text of ``source.data`` ("messages.0.content.1.image.source.base64: image
+exceeds 5 MB maximum: 6405384 bytes > 5242880 bytes", the refusal of a 4.6 MB image), so about
+3.75 MB of image."""
+
+GEMINI_INLINE = 100 * 1024 * 1024
+"""The most inline data (base64 characters) a Gemini request may carry ("Increased file size
+limits", Google, 2026-01-12: from 20 MB to 100 MB, base64)."""
+
+Parts = dict[int, list["Attachment | str"]]
+"""The attachments of each message `fit_images` changed, by the message's index: the kept
+attachments, and a note (a ``str``) in place of each image left out. A message not in it is sent
+as it is."""
+
+
+def fit_images(
+	provider: HTTPProvider, request: ModelRequest, limits: Literal["OPENAI", "ANTHROPIC", "GEMINI"]
+) -> Parts:
+	"""The attachments to send in place of each message's, so the request fits an API's limits.
+
+	`openmolt_providers._images.fit` with the limits of that module named ``limits``
+	(``"OPENAI"``, ``"ANTHROPIC"``, ``"GEMINI"``). A request whose messages hold no attachment
+	(every plain run's) fits as it is: {} at once, without loading `openmolt_providers._images`
+	(its limits and image readers load with the first attachment).
+
+	Args:
+		provider: The provider (for the error).
+		request: The request.
+		limits: The name of the API's `openmolt_providers._images.ImageLimits`.
+
+	Raises:
+		ProviderError: Not even the newest image fits (`openmolt_providers._images.fit`).
+	"""
+	if not any(m.attachments for m in request.messages):
+		return {}
+	from openmolt_providers import _images
+
+	found: _images.ImageLimits = getattr(_images, limits)
+	return _images.fit(provider, request, found)
+
+
+def parts(fitted: Parts, index: int, message: Message) -> Sequence[Attachment | str]:
+	"""What to send of a message's attachments: `fit_images`' for it, else its own."""
+	return fitted.get(index) or message.attachments
+
 
 _AUDIO = {
 	"audio/wav": "wav",

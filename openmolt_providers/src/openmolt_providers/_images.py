@@ -24,11 +24,9 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openmolt_providers._attach import media, refused
+from openmolt_providers._attach import ANTHROPIC_IMAGE, GEMINI_INLINE, Parts, media, parts, refused
 
 if TYPE_CHECKING:
-	from collections.abc import Sequence
-
 	from openmolt_core.llm import Attachment, Message, ModelRequest
 	from openmolt_providers._common import HTTPProvider
 
@@ -44,10 +42,6 @@ __all__ = [
 	"parts",
 	"pixels",
 ]
-
-Parts = dict[int, list["Attachment | str"]]
-"""The attachments of each message `fit` changed, by the message's index: the kept attachments,
-and a note (a ``str``) in place of each image left out. A message not in it is sent as it is."""
 
 _MB = 1_000_000
 """A megabyte where a vendor's page does not say which (the smaller: a request is never cut too
@@ -90,12 +84,6 @@ class ImageLimits:
 	source: str = ""
 
 
-ANTHROPIC_IMAGE = 5 * 1024 * 1024
-"""The largest image the Messages API takes (vision guide: 5 MB per image), measured as the API
-measures it: the base64 text of ``source.data`` ("messages.0.content.1.image.source.base64: image
-exceeds 5 MB maximum: 6405384 bytes > 5242880 bytes", the refusal of a 4.6 MB image), so about
-3.75 MB of image."""
-
 ANTHROPIC = ImageLimits(
 	api="Anthropic",
 	images=100,
@@ -124,10 +112,6 @@ OPENAI = ImageLimits(
 	),
 )
 """The Responses and Chat Completions APIs' limits, on api.openai.com (`openmolt_providers.openai`)."""
-
-GEMINI_INLINE = 100 * 1024 * 1024
-"""The most inline data (base64 characters) a Gemini request may carry ("Increased file size
-limits", Google, 2026-01-12: from 20 MB to 100 MB, base64)."""
 
 GEMINI = ImageLimits(
 	api="Gemini",
@@ -287,11 +271,6 @@ def fit(provider: HTTPProvider, request: ModelRequest, limits: ImageLimits) -> P
 			for j, a in enumerate(messages[i].attachments)
 		]
 	return out
-
-
-def parts(fitted: Parts, index: int, message: Message) -> Sequence[Attachment | str]:
-	"""What to send of a message's attachments: `fit`'s for it, else its own."""
-	return fitted.get(index) or message.attachments
 
 
 def _sized(api: str, what: str, limit: int, size: int) -> str:

@@ -6,8 +6,17 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers import _images
-from openmolt_providers._attach import IMAGES, decoded_size, media, plain_text, refused, textual
+from openmolt_providers._attach import (
+	ANTHROPIC_IMAGE,
+	IMAGES,
+	decoded_size,
+	fit_images,
+	media,
+	parts,
+	plain_text,
+	refused,
+	textual,
+)
 from openmolt_providers._body import Turns, last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
@@ -50,8 +59,8 @@ BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
 _CACHE = {"type": "ephemeral"}
 
 
-_MAX_IMAGE = _images.ANTHROPIC_IMAGE
-"""The largest image the Messages API takes, as base64 (`openmolt_providers._images.ANTHROPIC_IMAGE`)."""
+_MAX_IMAGE = ANTHROPIC_IMAGE
+"""The largest image the Messages API takes, as base64 (`openmolt_providers._attach.ANTHROPIC_IMAGE`)."""
 
 
 def _attachment(provider: AnthropicProvider, model: str, a: Attachment) -> dict[str, Any]:
@@ -183,13 +192,13 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	model = request.model
 	messages = request.messages
 	last = len(messages) - 1
-	fitted = _images.fit(provider, request, _images.ANTHROPIC)
+	fitted = fit_images(provider, request, "ANTHROPIC")
 	body: dict[str, Any] = {
 		"model": model,
 		"max_tokens": config.max_output_tokens or default_max_tokens(model),
 		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
 		"messages": [
-			_turn(provider, model, m, _images.parts(fitted, i, m), i == 0 or i == last)
+			_turn(provider, model, m, parts(fitted, i, m), i == 0 or i == last)
 			for i, m in enumerate(messages)
 		],
 	}

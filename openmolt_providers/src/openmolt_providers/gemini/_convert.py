@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers import _images
+from openmolt_providers._attach import fit_images, parts
 from openmolt_providers._body import Turns, last_key, merge_options, turn_text
 from openmolt_providers._common import (
 	billed,
@@ -168,9 +168,9 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 		if schema is not None:
 			generation["responseJsonSchema"] = schema
 	sent = [0]  # the request's inline data so far (base64 characters): Gemini caps it
-	fitted = _images.fit(provider, request, _images.GEMINI) if provider.official else {}
+	fitted = fit_images(provider, request, "GEMINI") if provider.official else {}
 	contents = [
-		_content(provider, model, m, _images.parts(fitted, i, m), sent)
+		_content(provider, model, m, parts(fitted, i, m), sent)
 		for i, m in enumerate(request.messages)
 	]
 	body: dict[str, Any] = {}

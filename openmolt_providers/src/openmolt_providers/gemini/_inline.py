@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openmolt_providers import _images
-from openmolt_providers._attach import decoded_size, media, refused, textual
+from openmolt_providers._attach import GEMINI_INLINE, decoded_size, media, refused, textual
 
 if TYPE_CHECKING:
 	from openmolt_core.llm import Attachment
@@ -88,7 +87,7 @@ READS = (
 )
 """What Gemini reads inline, for the error of an attachment it does not."""
 
-MAX_INLINE = _images.GEMINI_INLINE
+MAX_INLINE = GEMINI_INLINE
 """The most inline data (base64 characters) a request may carry (`openmolt_providers._images.GEMINI`,
 whose older images are left out first)."""
 

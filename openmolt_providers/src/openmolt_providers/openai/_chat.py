@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers import _images
 from openmolt_providers._attach import (
 	IMAGES,
 	filename,
+	fit_images,
 	media,
+	parts,
 	refused,
 	text_part,
 	textual,
@@ -114,10 +115,9 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	config = request.config
 	model = request.model
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
-	fitted = _images.fit(provider, request, _images.OPENAI) if provider.official else {}
+	fitted = fit_images(provider, request, "OPENAI") if provider.official else {}
 	messages.extend(
-		_turn(provider, model, m, _images.parts(fitted, i, m))
-		for i, m in enumerate(request.messages)
+		_turn(provider, model, m, parts(fitted, i, m)) for i, m in enumerate(request.messages)
 	)
 	body: dict[str, Any] = {"model": model, "messages": messages}
 	if provider.official:

@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers import _images
-from openmolt_providers._attach import IMAGES, filename, media, refused
+from openmolt_providers._attach import IMAGES, filename, fit_images, media, parts, refused
 from openmolt_providers._body import ROLE_CONTENT, data_url, last_key, merge_options
 from openmolt_providers._common import (
 	FLAGGED_FIX,
@@ -109,13 +108,12 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""
 	config = request.config
 	model = request.model
-	fitted = _images.fit(provider, request, _images.OPENAI) if provider.official else {}
+	fitted = fit_images(provider, request, "OPENAI") if provider.official else {}
 	body: dict[str, Any] = {
 		"model": model,
 		"instructions": request.system,
 		"input": [
-			_turn(provider, model, m, _images.parts(fitted, i, m))
-			for i, m in enumerate(request.messages)
+			_turn(provider, model, m, parts(fitted, i, m)) for i, m in enumerate(request.messages)
 		],
 		"store": False,
 	}
