@@ -113,19 +113,21 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	# Every agent: observers may come later, a large result is stored (offload), and safety
 	# labels its tools and taints its runs (and may hand a call to the approvals gate, last: it
 	# decides a call after every capability); anyone may listen to the reply's text
-	# (streaming); any call may give a session (sessions: no run hook, only the call's wrap and
+	# (streaming); its reply schema is fitted to a provider's dialect (structured-output: one
+	# building hook, asked when a model declares a dialect); any call may give a session (sessions: no run hook, only the call's wrap and
 	# the memory option of a session's run); a run starts from the agent's memory, and what it
 	# writes there is kept for the next (agent-memory).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
 		"reply-stream",
+		"structured-output",
 		"sessions",
 		"agent-memory",
 		"safety",
 		"approval-gate",
 	]
-	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1
+	assert len(hooks.wrap_run) == 1 and len(hooks.send_model) == 1 and len(hooks.fit_reply) == 1
 	for name in ("before_model", "wrap_model", "before_tool"):
 		assert getattr(hooks, name) == (), name  # before_tool: none journaled (hook:...)
 	# safety's only: a run that starts from memory a tainted run wrote starts tainted
@@ -138,6 +140,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"compaction",
 		"offload",
 		"reply-stream",
+		"structured-output",
 		"sessions",
 		"agent-memory",
 		"safety",
@@ -812,6 +815,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"run-observers",
 		"offload",
 		"reply-stream",
+		"structured-output",
 		"sessions",
 		"agent-memory",
 		"safety",

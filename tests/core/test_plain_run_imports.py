@@ -63,7 +63,6 @@ PLAIN_MODULES = [
 	"openmolt_core.openmolt",
 	"openmolt_core.prompt",
 	"openmolt_core.result",
-	"openmolt_core.structured",
 	"openmolt_core.taint",
 	"openmolt_core.testing",
 	"openmolt_core.tools",
@@ -89,6 +88,8 @@ UNUSED = [
 	"openmolt_core._repair",
 	"openmolt_core._suggest",
 	"openmolt_core._support.schemafit",
+	"openmolt_core.structured",  # the old path of the structured-output capability's fitting
+	"openmolt_core.capabilities.structured",  # loaded by the first model that declares a dialect
 	"openmolt_core._support.suggest",
 	"openmolt_core._sync",
 	"openmolt_core._verbose",

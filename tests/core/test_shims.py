@@ -36,6 +36,7 @@ SHIMS = {
 	"openmolt_core.offload": "openmolt_core.capabilities.offload",
 	"openmolt_core.sources": "openmolt_core.capabilities.sources",
 	"openmolt_core._listed": "openmolt_core.capabilities._listed",
+	"openmolt_core.structured": "openmolt_core.capabilities.structured",
 	# the support libraries (_support/)
 	"openmolt_core._jsonschema": "openmolt_core._support.jsonschema",
 	"openmolt_core._schemacheck": "openmolt_core._support.metaschema",

@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.sync import parameter_count
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW, Usage
-from openmolt_core.structured import fit
 
 if TYPE_CHECKING:
-	from openmolt_core.envelope import Envelope
+	from openmolt_core._support.schemafit import SchemaDialect
+	from openmolt_core.envelope import Envelope, FittedSchema
 	from openmolt_core.errors import ProviderError
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.result import RunState
-	from openmolt_core.structured import FittedSchema, SchemaDialect
 	from openmolt_core.tools import CallingRun
 
 __all__ = [
@@ -113,8 +112,19 @@ class ModelSlot:
 			self._asked = True
 		return self._dialect
 
-	def fitted(self, key: tuple[str, ...], envelope: Envelope) -> FittedSchema:
-		"""The envelope fitted to this model's dialect (cached by the envelope's key)."""
+	def fitted(
+		self,
+		key: tuple[str, ...],
+		envelope: Envelope,
+		fit: Callable[[Envelope, SchemaDialect | None], FittedSchema],
+	) -> FittedSchema:
+		"""The envelope fitted to this model's dialect (cached by the envelope's key).
+
+		Args:
+			key: The envelope's key (its tool set's).
+			envelope: The envelope.
+			fit: Fits it to a dialect, on a miss (the agent's: `openmolt_core.hooks.Hooks.fit`).
+		"""
 		dialect = self._declared_dialect()[1]  # first: a changed dialect drops the cache
 		cache = self._fitted
 		if cache is None:

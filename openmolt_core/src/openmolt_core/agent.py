@@ -63,7 +63,7 @@ from openmolt_core._support.secretset import Redactor, redactor_for
 from openmolt_core._support.sync import until
 from openmolt_core._toolset import ToolSet
 from openmolt_core.durability import LOCAL_PORT, RunDriver, RunHandle, RunPort, step_key
-from openmolt_core.envelope import Envelope
+from openmolt_core.envelope import Envelope, FittedSchema
 from openmolt_core.errors import (
 	ApprovalError,
 	ConfigurationError,
@@ -110,6 +110,7 @@ if TYPE_CHECKING:
 
 	from pydantic import BaseModel
 
+	from openmolt_core._support.schemafit import SchemaDialect
 	from openmolt_core.commands import Command
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalHandler, ApprovalRequest
@@ -117,7 +118,6 @@ if TYPE_CHECKING:
 	from openmolt_core.options import AgentMemory
 	from openmolt_core.runstream import RunStream
 	from openmolt_core.secrets import SecretSet
-	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, InDoubt, NestedRunTool
 
 __all__ = [
@@ -144,6 +144,8 @@ STEPS_LEFT_WARNING = 3
 _NOTHING: Any = object()  # resume(given=...) left out
 _FIRST_TURN_KEYS = ("about", "tools", "maxSteps", "earlier", "memory", "plan", "input")
 """The first turn's own keys (`Agent.first_message`): no capability's ``first_turn`` may add one."""
+_NO_DIALECT = "the provider has no structured output for this model"
+_NO_FITTER = "no capability fits the reply schema to the provider's dialect (fit_reply)"
 _LARGE_REPLY = 50_000  # characters: parse in a worker thread, so the event loop never stalls
 _LAST_STEP = (
 	"This is your last step ({why}): finish now with the best output you have, using status "
@@ -426,6 +428,12 @@ class Agent:
 				"lists tools at run time, and no capability binds them; add "
 				"openmolt_core.capabilities.sources.Sources(()) to its capabilities (create_agent "
 				"adds it)"
+			)
+		if output_schema is not None and not self._hooks.fit_reply:
+			raise ConfigurationError(
+				f"Agent {name!r}: an output schema is given, and no capability fits it to the "
+				"provider's structured output; add openmolt_core.capabilities.StructuredOutput() "
+				"to its capabilities (create_agent adds it)"
 			)
 		if memory and not (self._hooks.first_memory and self._hooks.memory_written):
 			raise ConfigurationError(
@@ -721,7 +729,24 @@ class Agent:
 		"""
 		primary = self._models.primary
 		primary.begin(self.model_config)  # asked again: a setting or the server may change it
-		return primary.fitted(*self._tool_set().envelope())
+		return primary.fitted(*self._tool_set().envelope(), self._fit)
+
+	def _fit(self, envelope: Envelope, dialect: SchemaDialect | None) -> FittedSchema:
+		"""The reply schema a model's requests send (`ModelSlot.fitted` asks on a miss).
+
+		Fitting it to the provider's dialect is a capability's (`Capability.fit_reply`:
+		`openmolt_core.capabilities.StructuredOutput`); without a dialect, or a capability that
+		fits it, the canonical schema goes as a guide, with mode ``off``.
+		"""
+		fitted = (
+			self._hooks.fit(envelope, dialect)
+			if dialect is not None and self._hooks.fit_reply
+			else None
+		)
+		if fitted is not None:
+			return fitted
+		why = _NO_DIALECT if dialect is None else _NO_FITTER
+		return FittedSchema(envelope.schema(), "off", notes=(why,))
 
 	def system_prompt(self) -> str:
 		"""The maestro (system) prompt of the first model, built once."""
@@ -729,7 +754,7 @@ class Agent:
 
 	def _prompt_for(self, slot: ModelSlot, *, plain: bool = False) -> str:
 		# Each model gets the prompt for its dialect: enforced structured output needs no examples.
-		enforced = not plain and slot.fitted(*self._tool_set().envelope()).mode != "off"
+		enforced = not plain and slot.fitted(*self._tool_set().envelope(), self._fit).mode != "off"
 		prompt = self._prompts.get(enforced)
 		if prompt is None:
 			prompt = self._prompts[enforced] = self._redactor(
@@ -1594,7 +1619,7 @@ class Agent:
 			if response.finish_reason == "max_tokens" and not response.text.strip():
 				# Its reasoning spent the whole output limit: asked again, it would again.
 				raise await self._provider_failed(ctx, _no_room(slot))
-			parsed = await self._parse(ctx, response, slot.fitted(key, envelope))
+			parsed = await self._parse(ctx, response, slot.fitted(key, envelope, self._fit))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
 				for error in parsed.errors:
@@ -1794,7 +1819,7 @@ class Agent:
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
 	) -> ModelRequest:
 		"""The request of one model call: the model's own prompt, its fitted reply schema."""
-		fitted = slot.fitted(key, envelope)
+		fitted = slot.fitted(key, envelope, self._fit)
 		plain = None
 		if fitted.mode != "off":
 			# What a server that refuses structured output gets instead: the command shapes,
@@ -1849,7 +1874,7 @@ class Agent:
 		Tools loaded during the run came with their schemas (the ``loadTools`` result).
 		"""
 		toolset = self._tool_set()
-		fitted = slot.fitted(*toolset.envelope())
+		fitted = slot.fitted(*toolset.envelope(), self._fit)
 		first = state.messages[0].content if state.messages else ""
 		prefix = self._prefix
 		off = plain or fitted.mode == "off"
@@ -2033,7 +2058,7 @@ class Agent:
 				for slot, sent, live in said:  # the call ran here (not answered from the journal)
 					from openmolt_core.events import LLMOutputEvent
 
-					fitted = slot.fitted(key, envelope)
+					fitted = slot.fitted(key, envelope, self._fit)
 					await ctx.emit(
 						LLMOutputEvent(
 							agent=self.name,
@@ -2323,7 +2348,9 @@ class _RunModels:
 
 	def fitted(self, model: str) -> FittedSchema:
 		"""The reply schema fitted to ``model``'s dialect at the coming step (`ModelAccess.fitted`)."""
-		return self._agent._model(model).fitted(*self._toolset.envelope(self._state))
+		return self._agent._model(model).fitted(
+			*self._toolset.envelope(self._state), self._agent._fit
+		)
 
 	@property
 	def config(self) -> ModelConfig:

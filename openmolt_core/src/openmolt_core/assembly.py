@@ -41,6 +41,7 @@ from openmolt_core.capabilities import (
 	OffloadResults,
 	Sessions,
 	Streaming,
+	StructuredOutput,
 )
 from openmolt_core.capabilities.safety import Safety
 from openmolt_core.errors import ConfigurationError
@@ -1526,6 +1527,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"safety",
 		"sessions",
 		"skills",
+		"structured-output",
 		"tainted-start",
 		"tool-search",
 		"tool-sources",
@@ -1588,6 +1590,9 @@ def _offload(shared: Shared, files: FileAccess, limits: Limits | None) -> Capabi
 _MEMORY = Memory()
 """The memory every agent has beyond a run's state (what it keeps of an agent is the agent's)."""
 
+_STRUCTURED = StructuredOutput()
+"""The structured output every agent has (it holds nothing: one serves them all)."""
+
 _GATE = ApprovalGate()
 """The approvals gate every agent has, last (its safety may hand it a call); it holds nothing."""
 
@@ -1617,7 +1622,7 @@ def _resolved(
 	found = cache.get(base_key)
 	if found is None:
 		# every agent: anyone may listen to its reply's text; any call may give a session
-		base = Hooks((*caps, Streaming(), shared.sessions, _MEMORY))
+		base = Hooks((*caps, Streaming(), _STRUCTURED, shared.sessions, _MEMORY))
 		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
 			cache[base_key] = (tuple(caps), base)
 	else:

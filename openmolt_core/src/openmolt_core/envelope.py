@@ -3,25 +3,39 @@
 The schema says exactly what the parser accepts for this agent: ``callTool`` is one variant per
 visible tool (its handle as a ``const``, its own input schema), ``requestHumanInput`` appears only
 when a person can answer, and ``finish.output`` is the agent's output schema. Providers fit this
-canonical schema to their structured-output dialect (`openmolt_core.structured`); a property test
-checks that every reply the schema accepts, the parser accepts, and the reverse.
+canonical schema to their structured-output dialect (`openmolt_core.capabilities.structured`,
+the capability `create_agent` adds); a property test checks that every reply the schema accepts,
+the parser accepts, and the reverse. `FittedSchema` is the schema as a model's requests send it,
+and how the loop reads the replies made under it (`FittedSchema.restore`): mode ``off`` (the
+canonical schema as a guide) when the provider declares no dialect or nothing fits it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from openmolt_core._support.jsonschema import inline_refs, lift_defs
 from openmolt_core.commands import COMMANDS, CallTool, Finish, RequestHumanInput
 
-__all__ = ["GENERATED", "Envelope", "ToolSchema", "command_schema", "derive_command_schema"]
+if TYPE_CHECKING:
+	from openmolt_core._support.schemafit import Repair
+	from openmolt_core.llm import StructuredMode
+
+__all__ = [
+	"GENERATED",
+	"Envelope",
+	"FittedSchema",
+	"ToolSchema",
+	"command_schema",
+	"derive_command_schema",
+]
 
 GENERATED = Path(__file__).with_name("command_schemas.json")
 """The built-in commands' schemas, as `derive_command_schema` makes them, written by
@@ -185,3 +199,95 @@ class Envelope:
 	def size(self) -> int:
 		"""The canonical schema's size in bytes, as compact JSON."""
 		return len(json.dumps(self.schema(), separators=(",", ":"), ensure_ascii=False).encode())
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # never compared: no __eq__ to generate
+class _EnvelopeRepair:
+	"""Repairs a decoded reply command by command: by ``type``, and by ``tool`` for tool calls."""
+
+	commands: Mapping[tuple[str, str | None], Repair] = field(default_factory=dict)
+
+	def __call__(self, data: Any) -> Any:
+		if isinstance(data, dict) and isinstance(data.get("commands"), list):
+			items = data["commands"]
+		elif isinstance(data, list):
+			items = data
+		elif isinstance(data, dict) and "type" in data:
+			items = [data]
+		else:
+			return data
+		for item in items:
+			if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+				continue
+			kind = item["type"]
+			tool = item.get("tool") if kind == "callTool" else None
+			if kind == "callTool" and isinstance(item.get("input"), str):
+				# Sent as JSON text: on purpose (a tool that fell back), or by a model that was not
+				# constrained. Either way the object inside is what the tool gets.
+				from openmolt_core._support.schemafit import Decode
+
+				item["input"] = Decode(objects=True)(item["input"])
+				continue
+			repair = self.commands.get((kind, tool if isinstance(tool, str) else None))
+			if repair is not None:
+				repair(item)
+		return data
+
+
+@dataclass(frozen=True, slots=True)
+class FittedSchema:
+	"""The reply schema fitted to a dialect, and how to read replies made under it.
+
+	Args:
+		schema: The schema to send; with mode ``off``, the canonical schema for reference (the
+			provider sends none).
+		mode: Which mode took effect.
+		encoded: Handles of the tools whose input is sent as a JSON string.
+		output_encoded: Whether ``finish.output`` is sent as a JSON string.
+		notes: Why each fallback happened, for ``--dry-run`` and the ``llmOutput`` event.
+		relaxed: Assertion keywords the provider does not enforce (the loop still checks them).
+		dialect: The dialect's name, or None when the provider declared none.
+	"""
+
+	schema: dict[str, Any] | None
+	mode: StructuredMode
+	encoded: frozenset[str] = frozenset()
+	output_encoded: bool = False
+	notes: tuple[str, ...] = ()
+	relaxed: frozenset[str] = frozenset()
+	dialect: str | None = None
+	_repair: Repair = field(default_factory=_EnvelopeRepair, compare=False, repr=False)
+
+	def restore(self, data: Any) -> Any:
+		"""Undo the dialect's changes on a decoded reply, before the loop validates it.
+
+		JSON-string tool inputs (and a JSON-string output, when encoded) are decoded; a string
+		that is not JSON is left as is, and validation then reports it. Nulls that stand for a
+		property the model left out are removed. The reply is changed in place and returned;
+		it may have any shape.
+
+		Args:
+			data: The decoded reply (``{"commands": [...]}`` or a looser shape).
+
+		Raises:
+			UnsafeJson: JSON text it decoded holds what a state cannot (``NaN``, a key twice,
+				a lone surrogate); the loop tells the model (`openmolt_core._parse`). Nothing
+				else raises, whatever the shape.
+		"""
+		return self._repair(data)
+
+	def output_repair(self) -> tuple[bool, Repair | None] | None:
+		"""How `restore` changes a ``finish``'s ``output``, for previews of it as it streams.
+
+		Returns:
+			Whether a null output is dropped (the output was made required and nullable) and
+			the repair of its value (`openmolt_core._support.schemafit`: the nulls of its
+			properties left out), or None when `restore` leaves the output as the model wrote
+			it. An output sent as JSON text (``output_encoded``) is read apart.
+		"""
+		commands = getattr(self._repair, "commands", None)
+		finish = commands.get(("finish", None)) if isinstance(commands, Mapping) else None
+		for name, drop, repair in getattr(finish, "props", ()):
+			if name == "output" and (drop or repair is not None) and not self.output_encoded:
+				return drop, repair
+		return None

@@ -41,14 +41,15 @@ from openmolt_core.tools import LOOP_FIELDS
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool, ToolDefinition
+	from openmolt_core._support.schemafit import SchemaDialect
 	from openmolt_core.commands import CallTool, Finish
 	from openmolt_core.decisions import ApprovalHandler
 	from openmolt_core.durability import RunPort
+	from openmolt_core.envelope import Envelope, FittedSchema
 	from openmolt_core.events import Event
 	from openmolt_core.llm import LLMProvider, ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.result import RunResult, RunState
 	from openmolt_core.secrets import Redactor
-	from openmolt_core.structured import FittedSchema
 	from openmolt_core.tools import CallingRun, Tool
 
 __all__ = [
@@ -1060,6 +1061,23 @@ class Capability:
 		"""
 		return await call(request)
 
+	def fit_reply(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema | None:
+		"""The agent's reply schema fitted to a model's structured-output dialect (no I/O).
+
+		Asked when a model whose provider declares a dialect (`openmolt_core.llm.LLMProvider`'s
+		``schema_dialect``) first needs the schema for a tool set (the loop keeps the answer per
+		model and tool set); the first capability that answers decides what every request to
+		that model sends and how its replies are read (`openmolt_core.envelope.FittedSchema`).
+		None leaves it to the next; when none answers, the request sends the canonical schema
+		with mode ``off``. The structured-output capability answers
+		(`openmolt_core.capabilities.structured.fit`).
+
+		Args:
+			envelope: The reply schema, in parts.
+			dialect: What the model's provider accepts.
+		"""
+		return None
+
 	def send_model(self, run: Run) -> ModelSend | None:
 		"""How this step sends its model calls, in place of each provider's ``generate`` (or None).
 
@@ -1406,6 +1424,7 @@ _HOOKS = (
 	"context_exceeded",
 	"wrap_model",
 	"send_model",
+	"fit_reply",
 	"before_tool",
 	"reserve_steps",
 	"replace_result",
@@ -1585,6 +1604,12 @@ def _texts(answer: object) -> TypeGuard[Mapping[str, str]]:
 
 def _sends(answer: object) -> TypeGuard[ModelSend]:
 	return callable(answer)
+
+
+def _fits(answer: object) -> TypeGuard[FittedSchema]:
+	from openmolt_core.envelope import FittedSchema
+
+	return isinstance(answer, FittedSchema)
 
 
 def _mapping(answer: object) -> bool:
@@ -1770,6 +1795,7 @@ class Hooks:
 	context_exceeded: _Resolved
 	wrap_model: _Resolved
 	send_model: _Resolved
+	fit_reply: _Resolved
 	before_tool: _Resolved
 	reserve_steps: _Resolved
 	describe_tools: _Resolved
@@ -1817,6 +1843,12 @@ class Hooks:
 			_sends,
 			"an async send(provider, request, model), or None",
 			run,
+		)
+
+	def fit(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema | None:
+		"""The first `Capability.fit_reply` answer that is not None, or None."""
+		return _first(
+			self.fit_reply, "fit_reply", _fits, "a FittedSchema, or None", envelope, dialect
 		)
 
 	async def before(self, run: Run) -> None:

@@ -40,11 +40,13 @@ from openmolt_core.result import (
 
 if TYPE_CHECKING:
 	from openmolt_core._execute import RunContext
+	from openmolt_core._support.schemafit import SchemaDialect
 	from openmolt_core.agent import Agent
 	from openmolt_core.capabilities.sessions import RunConversation
 	from openmolt_core.commands import CallTool
 	from openmolt_core.conversation import Session
 	from openmolt_core.decisions import ApprovalDecision, ApprovalRequest
+	from openmolt_core.envelope import Envelope, FittedSchema
 	from openmolt_core.files import FileAccess
 	from openmolt_core.hooks import (
 		AgentInfo,
@@ -74,6 +76,7 @@ __all__ = [
 	"ReadResultTool",
 	"Sessions",
 	"Streaming",
+	"StructuredOutput",
 	"in_session",
 	"is_stored",
 	"load_tools",
@@ -501,6 +504,30 @@ class Streaming(Capability):
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's context (kernel-built)
 		return sender(ctx)
+
+
+# structured output --------------------------------------------------------------------------
+
+
+class StructuredOutput(Capability):
+	"""Fit the reply schema to each model's structured-output dialect, so its provider enforces it.
+
+	Every agent of ``create_agent`` has it. The loop asks it once per model and tool set, for a
+	model whose provider declares a dialect (`openmolt_core.capabilities.structured.fit`, loaded
+	then); an agent without it sends the canonical schema as a guide (mode ``off``), and one
+	built by hand with an output schema is refused without it.
+	"""
+
+	__slots__ = ()
+
+	name = "structured-output"
+	in_fingerprint: ClassVar[bool] = False  # the schema sent is the provider's form of the agent's
+
+	def fit_reply(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema:
+		"""The envelope fitted to the dialect (`openmolt_core.capabilities.structured.fit`)."""
+		from openmolt_core.capabilities.structured import fit
+
+		return fit(envelope, dialect)
 
 
 # memory -------------------------------------------------------------------------------------

@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 	from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
 	from openmolt_core._execute import RunContext
+	from openmolt_core.envelope import FittedSchema
 	from openmolt_core.llm import LLMProvider, ModelRequest
 	from openmolt_core.streaming import StreamChunk
-	from openmolt_core.structured import FittedSchema
 
 __all__ = ["CommandReadyEvent", "Send", "Streaming", "TextDeltaEvent", "sender", "stream_reply"]
 
