@@ -13,12 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from openmolt import OpenMolt
 from openmolt_core._binding import bind_tools
 from openmolt_core.hooks import AgentInfo, Capability, ToolRecord
-from openmolt_core.testing import ScriptedModel, finish
-from openmolt_core.tools import tool
+from openmolt_core.testing import ScriptedModel, call_tool, finish
+from openmolt_core.tools import ToolContext, tool
 from tests.core._bare import bare_agent
+from tests.core.test_nested_indoubt import _FreshPort
+
+pytestmark = pytest.mark.anyio
 
 
 def _send(**declared: Any) -> Any:
@@ -91,3 +96,35 @@ def test_a_capability_sets_the_policy_of_the_tools_that_declare_none() -> None:
 		built, model, tools=_bound(look, _send(in_doubt="ask")), capabilities=[Strict()]
 	)
 	assert strict.in_doubt == {"local.look": "fail", "local.send": "ask"}
+
+
+@pytest.mark.parametrize("capabilities", [[], [Nested()]], ids=["no capability", "nested"])
+async def test_a_nested_run_is_recorded_as_a_capability_says(capabilities: list[Any]) -> None:
+	"""The nested agent's tools may all run again (``look``): its run nested in a durable call
+	is recorded as it starts only when a capability's `Capability.nested_in_doubt` says so."""
+	om = OpenMolt(entry_points=False)
+	built = om.create_agent(name="A", model=ScriptedModel([finish("ok")]))
+	inner = bare_agent(
+		built,
+		ScriptedModel([call_tool("local.look"), finish("blue")]),
+		tools=_bound(look),
+		capabilities=capabilities,
+	)
+
+	async def ask(question: str, context: ToolContext) -> str:
+		"""Ask the inner agent.
+
+		Args:
+			question: The question.
+			context: The call's context.
+		"""
+		result = await inner.run(question, parent=context.run)
+		return str(result.output)
+
+	model = ScriptedModel([call_tool("local.ask", question="sky?"), finish()])
+	agent = om.create_agent(name="Clerk", model=model, tools=[ask])
+	port = _FreshPort()
+	result = await agent.execute(agent.new_state("go"), port=port)  # type: ignore[attr-defined]
+	assert result.status == "success", result.error
+	assert port.starts == (["tool:1:0:local.ask#nested:1"] if capabilities else [])
+	await om.aclose()
