@@ -121,6 +121,11 @@ MOVED_NAMES = {
 	("openmolt_core.durability", "DurabilityConfig"): "openmolt_core._durable",
 	("openmolt_core.durability", "PendingRun"): "openmolt_core._durable",
 	("openmolt_core.durability", "load_backend"): "openmolt_core._durable",
+	# the taint policy's reading of what runs nested in a run do (the kernel reads no labels)
+	("openmolt_core.tools", "nested_labels"): "openmolt_core.taint",
+	("openmolt_core.tools", "nested_in_doubt"): "openmolt_core.taint",
+	("openmolt_core.tools", "nested_agents"): "openmolt_core.taint",
+	("openmolt_core.tools", "guard_agents"): "openmolt_core.taint",
 }
 """Names that left a module for another, each still importable from its old module."""
 

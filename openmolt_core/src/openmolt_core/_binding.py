@@ -247,6 +247,9 @@ class BoundTool:
 			own: what else runs inside a call (the caller's guardrail agents that judge the
 			words of the agent a call runs, set by `openmolt_core.hooks.Capability.describe_tools`)
 			would run again with it.
+		in_doubt_default: The policy of its calls when the tool declares none
+			(`declared_in_doubt`), set by a capability's ``describe_tools`` (the safety
+			capability's: ``ask`` for a tool that declares itself ``outbound``).
 	"""
 
 	handle: str
@@ -263,6 +266,7 @@ class BoundTool:
 	_described: frozenset[str] | None = None
 	_shown: tuple[str, Any, Any] | None = None
 	in_doubt_at_least: InDoubt = "retry"
+	in_doubt_default: InDoubt = "retry"
 
 	def __repr__(self) -> str:
 		# The context holds the credential config: it is not shown.
@@ -343,15 +347,34 @@ class BoundTool:
 	def in_doubt(self) -> InDoubt:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
-		``retry`` for a tool whose calls are safe to repeat (a function tool that does not
-		declare itself ``outbound``; a declarative tool's engine says which of its calls are, its
-		``in_doubt_for``: `openmolt_core.integrations.model.HttpTool.in_doubt_for`), ``ask``
-		for other outbound calls, unless the tool declares its own (``in_doubt`` / ``inDoubt``);
-		never laxer than `in_doubt_at_least` (what else runs inside its calls).
+		The tool's own policy (`declared_in_doubt`), else `in_doubt_default` (``retry``: the
+		call carries its idempotency key, `ToolContext.idempotency_key`, to deduplicate; the
+		safety capability makes it ``ask`` for a tool that declares itself ``outbound``); never
+		laxer than `in_doubt_at_least` (what else runs inside its calls). The loop reads no
+		labels: the capabilities set both on the record (`openmolt_core.hooks.Capability.describe_tools`).
 		"""
-		own = self._own_in_doubt()
+		own = self.declared_in_doubt or self.in_doubt_default
 		floor = self.in_doubt_at_least
 		return own if floor == "retry" else strictest((own, floor))
+
+	@property
+	def declared_in_doubt(self) -> InDoubt | None:
+		"""The tool's own in-doubt policy; None when it says none.
+
+		Its ``in_doubt`` (``inDoubt``) attribute, else, for a declarative tool, what its engine
+		says of its calls (its ``in_doubt_for``: `openmolt_core.integrations.model.HttpTool.in_doubt_for`).
+		"""
+		tool = self.tool
+		declared = getattr(tool, "in_doubt", None)
+		if declared is None:
+			declared = getattr(tool, "inDoubt", None)
+		if declared is not None:
+			return check_in_doubt(declared, f"tool {self.handle!r}") or "retry"
+		by_kind = getattr(tool, "in_doubt_for", None)
+		if by_kind is not None:  # a declarative tool (HTTP): its engine knows what repeats safely
+			found: InDoubt = by_kind(self.integration)
+			return found
+		return None
 
 	@property
 	def key_lifetime(self) -> float | None:
@@ -371,24 +394,6 @@ class BoundTool:
 			return None
 		by_kind = getattr(tool, "key_lifetime_for", None)  # a declarative (HTTP) tool's answer
 		return by_kind(self.integration) if by_kind is not None else None
-
-	def _own_in_doubt(self) -> InDoubt:
-		"""The tool's in-doubt policy: its declared one, else the default for its kind."""
-		tool = self.tool
-		declared = getattr(tool, "in_doubt", None)
-		if declared is None:
-			declared = getattr(tool, "inDoubt", None)
-		if declared is not None:
-			return check_in_doubt(declared, f"tool {self.handle!r}") or "retry"
-		by_kind = getattr(tool, "in_doubt_for", None)
-		if by_kind is not None:  # a declarative tool (HTTP): its engine knows what repeats safely
-			found: InDoubt = by_kind(self.integration)
-			return found
-		# What the tool declares, not what the taint policy makes of it: a function tool that
-		# declares nothing (the policy treats it as outbound) is retried, with the call's
-		# idempotency key (ToolContext.idempotency_key) to deduplicate; declare it outbound to
-		# be asked instead.
-		return "ask" if "outbound" in (declared_labels(self) or ()) else "retry"
 
 	@property
 	def description(self) -> str:

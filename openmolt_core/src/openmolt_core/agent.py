@@ -103,7 +103,7 @@ from openmolt_core.llm import (
 )
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
-from openmolt_core.tools import MAX_NESTING
+from openmolt_core.tools import MAX_NESTING, strictest
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -633,7 +633,7 @@ class Agent:
 
 		The tools its capabilities add as the run's machinery (`Capability.builtin_tools`): a
 		run may call them as it calls its own, so a caller of this agent counts what they do
-		(`openmolt_core.tools.nested_labels`). Those that declare no labels count as
+		(`openmolt_core.taint.nested_labels`). Those that declare no labels count as
 		``untrusted`` and ``outbound``.
 		"""
 		if not any(builds(cap, "builtin_tools") for cap in self._hooks.capabilities):
@@ -1515,9 +1515,11 @@ class Agent:
 		Raises:
 			NestedRunInDoubt: An earlier execution of the call began a run here.
 		"""
-		from openmolt_core.tools import nested_in_doubt
-
-		policy = nested_in_doubt(self)
+		policies = list(self.in_doubt.values())  # its tools'; its capabilities may add more
+		asked = self._hooks.nested_policy(self) if self._hooks.nested_in_doubt else None
+		if asked is not None:  # (the safety capability's: whether it may send data out)
+			policies.append(asked)
+		policy = strictest(policies)
 		if policy == "retry" or link.nesting is None:
 			return
 		found = await link.nesting(policy)

@@ -1923,7 +1923,7 @@ def _check_prices(agent: Agent, label: str = "create_agent: max_cost") -> None:
 	The agent's, its sub-agents' and its guardrail agents' (theirs too, at any depth): each of
 	their calls spends the run's budget (a guardrail agent's, the run it judges).
 	"""
-	from openmolt_core.tools import guard_agents
+	from openmolt_core.taint import guard_agents
 
 	seen: set[int] = set()
 	todo: list[tuple[Agent, str]] = [(agent, "")]

@@ -668,6 +668,10 @@ class ToolRecord(ToolSpec, Protocol):
 	what a capability runs inside its calls (the caller's guardrail agents that judge the words
 	of the agent a call runs) would run again with a call found in doubt."""
 
+	in_doubt_default: Literal["retry", "ask", "fail"]
+	"""The policy of its calls when the tool declares none (``retry`` unless a capability says:
+	the safety capability's ``ask`` for a tool that declares itself ``outbound``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AgentInfo:
@@ -791,11 +795,25 @@ class Capability:
 		"""The agents it runs inside its agent's runs, with tools of their own (none by default).
 
 		Each runs nested in a step of the run that asks it (a guardrail's agent judging the
-		run's words): what its tools do counts as the run's (`openmolt_core.tools.nested_labels`),
-		and so does its in-doubt policy (`openmolt_core.tools.nested_in_doubt`). Read when an
+		run's words): what its tools do counts as the run's (`openmolt_core.taint.nested_labels`),
+		and so does its in-doubt policy (`openmolt_core.taint.nested_in_doubt`). Read when an
 		agent's labels or policy are worked out (no I/O); a function it calls is no agent.
 		"""
 		return ()
+
+	def nested_in_doubt(self, agent: Any) -> Literal["retry", "ask", "fail"] | None:
+		"""The in-doubt policy of a run of ``agent`` nested in a durable run's journaled step.
+
+		Such a run is not journaled step by step: found under way after a crash, it would start
+		again. The loop holds it as strict as its tools' policies (`ToolSpec.in_doubt`); answer
+		a stricter one when more of it may not run twice (the safety capability: ``ask`` when
+		it may send data out, `openmolt_core.taint.nested_in_doubt`). The first answer that is
+		not None counts; no I/O.
+
+		Args:
+			agent: The agent whose run starts nested (an `openmolt_core.agent.Agent`).
+		"""
+		return None
 
 	async def list_tools(self) -> Sequence[BoundTool]:
 		"""Tools only known at run time (an MCP server's), listed before each run's first turn.
@@ -853,9 +871,10 @@ class Capability:
 		return {}
 
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""See the agent's whole tool set, and set what the records say (``labels``, ``in_doubt_at_least``).
+		"""See the agent's whole tool set, and set what the records say (`ToolRecord`).
 
-		Called when the agent is built, and again when a run-time source (an MCP server)
+		Their ``labels``, and their in-doubt policy (``in_doubt_default``, ``in_doubt_at_least``:
+		the loop reads a record's ``in_doubt``, never its labels). Called when the agent is built, and again when a run-time source (an MCP server)
 		changes its tools; the capabilities in order, each seeing what the earlier ones set.
 
 		Args:
@@ -1431,6 +1450,7 @@ _HOOKS = (
 	"after_tool",
 	"tool_done",
 	"nested_result_labels",
+	"nested_in_doubt",
 	"new_run",
 	"first_memory",
 	"memory_updated",
@@ -1600,6 +1620,10 @@ def _texts(answer: object) -> TypeGuard[Mapping[str, str]]:
 	return isinstance(answer, Mapping) and all(
 		isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
 	)
+
+
+def _policy(answer: object) -> TypeGuard[Literal["retry", "ask", "fail"]]:
+	return answer in ("retry", "ask", "fail")
 
 
 def _sends(answer: object) -> TypeGuard[ModelSend]:
@@ -1791,6 +1815,7 @@ class Hooks:
 	last_step: _Resolved
 	hand_down: _Resolved
 	nested_result_labels: _Resolved
+	nested_in_doubt: _Resolved
 	before_model: _Resolved
 	context_exceeded: _Resolved
 	wrap_model: _Resolved
@@ -1828,6 +1853,16 @@ class Hooks:
 	def last(self, run: Run) -> str | None:
 		"""The first `Capability.last_step` answer that is not None, or None."""
 		return _first(self.last_step, "last_step", _text, "the reason as text, or None", run)
+
+	def nested_policy(self, agent: Any) -> Literal["retry", "ask", "fail"] | None:
+		"""The first `Capability.nested_in_doubt` answer that is not None, or None."""
+		return _first(
+			self.nested_in_doubt,
+			"nested_in_doubt",
+			_policy,
+			"'retry', 'ask', 'fail' or None",
+			agent,
+		)
 
 	def hidden(self, state: RunState, handle: str) -> str | None:
 		"""The first `Capability.why_hidden` answer that is not None, or None."""

@@ -25,7 +25,7 @@ schema as the tool's output schema. A call runs the researcher to its end:
   (`openmolt_core.agent.Agent.resume` refuses it: it would run without its caller);
 - taint crosses the boundary both ways (`openmolt_core.taint`): the tool's labels are the union
   of the sub-agent's tools' labels (its guardrail agents' tools and its built-in tools
-  included: `openmolt_core.tools.nested_labels`), so its reads of private or untrusted data and its outbound
+  included: `openmolt_core.taint.nested_labels`), so its reads of private or untrusted data and its outbound
   channels count in the caller (a tainted caller's call of a sub-agent that can send data out
   waits for approval, and the sub-agent's untrusted results taint the caller), and a sub-agent
   called by a tainted run starts tainted;
@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from openmolt_core._support.words import quantity
 from openmolt_core.agent import hand_up
 from openmolt_core.errors import ConfigurationError, RunError, ToolError
-from openmolt_core.tools import nested_in_doubt, nested_labels
+from openmolt_core.taint import nested_in_doubt, nested_labels
 
 if TYPE_CHECKING:
 	from openmolt_core.result import RunResult, RunState
@@ -88,7 +88,7 @@ class SubAgent(Protocol):
 		"""The labels of its visible tools, by handle.
 
 		An agent without it is taken as ``untrusted`` and ``outbound``: what it reads and
-		sends is unknown (`openmolt_core.tools.nested_labels`).
+		sends is unknown (`openmolt_core.taint.nested_labels`).
 		"""
 		...
 

@@ -45,10 +45,6 @@ __all__ = [
 	"check_in_doubt",
 	"check_labels",
 	"declared_labels",
-	"guard_agents",
-	"nested_agents",
-	"nested_in_doubt",
-	"nested_labels",
 	"strictest",
 ]
 
@@ -449,99 +445,6 @@ def declared_labels(bound: Any) -> frozenset[str] | None:
 	return frozenset(out & LABELS) if out else _NO_LABELS
 
 
-def nested_labels(tool: Any) -> frozenset[str]:
-	"""The labels of the agent a tool runs (a `NestedRunTool`'s ``agent``); empty for other tools.
-
-	What a run of that agent may do with data, from every tool that can run inside it: the
-	labels of the agent's visible tools (each resolved by that agent's policy, so one that
-	declares none counts as ``untrusted`` and ``outbound``; its built-in tools too),
-	`UNKNOWN_LABELS` when some of its tools are listed at run time (what they do is not known in
-	advance) or when the agent does not say what its tools do (no ``labels`` table: an agent of
-	another framework behind `openmolt_core.subagents.SubAgent`), and the same of each agent
-	nested in its runs (`nested_agents`: a guardrail agent judging the run's words may read or
-	send with tools of its own). The taint policy adds them
-	to whatever the tool itself declares (`openmolt_core.taint`).
-
-	Args:
-		tool: A tool.
-	"""
-	agent = getattr(tool, "agent", None)
-	if agent is None:  # most tools: no agent to ask (and no ABC check of a None)
-		return _NO_LABELS
-	return _agent_labels(agent, set())
-
-
-def nested_in_doubt(agent: Any) -> InDoubt:
-	"""The in-doubt policy of a run of ``agent`` nested in one journaled step of a durable run.
-
-	The nested run (an agent tool's, a guardrail agent's, one a tool's code starts with
-	``parent=context.run``) is not journaled step by step: found under way after a crash, it
-	would start again from its first step, its model asked again and its tool calls made again.
-	So it is as strict as its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask``
-	at least when it may send data out (``outbound`` in its tools' labels, or tools listed at run
-	time). The agents nested in its runs (`nested_agents`) run again with it, so their policies
-	count too.
-	(`openmolt_core.subagents` re-exports it.)
-
-	Args:
-		agent: The agent the step runs (its ``in_doubt``: its tools' policies by handle).
-	"""
-	return _nested_in_doubt(agent, set())
-
-
-def _nested_in_doubt(agent: Any, seen: set[int]) -> InDoubt:
-	seen.add(id(agent))
-	policies: list[InDoubt] = list(getattr(agent, "in_doubt", {}).values())
-	if "outbound" in _agent_labels(agent, set()):
-		policies.append("ask")
-	for judge in nested_agents(agent):  # the agents nested in it run again with it
-		if id(judge) not in seen:
-			policies.append(_nested_in_doubt(judge, seen))
-	return strictest(policies)
-
-
-def _agent_labels(agent: Any, seen: set[int]) -> frozenset[str]:
-	"""`nested_labels` of one agent; ``seen``: the agents counted already (a loop of nested agents)."""
-	seen.add(id(agent))
-	labels = getattr(agent, "labels", None)
-	if not isinstance(labels, Mapping):  # an agent that does not say what its tools do
-		return UNKNOWN  # (another framework's, wrapped): what it reads and sends is unknown
-	out = {label for found in labels.values() for label in found}
-	builtins = getattr(agent, "builtin_labels", None)  # an Agent's (a SubAgent need not have it)
-	if isinstance(builtins, Mapping):
-		out.update(label for found in builtins.values() for label in found)
-	if getattr(agent, "lists_tools_at_run_time", False):
-		out.update(UNKNOWN_LABELS)
-	for judge in nested_agents(agent):
-		if id(judge) not in seen and not LABELS <= out:
-			out.update(_agent_labels(judge, seen))
-	return frozenset(out & LABELS)
-
-
-def nested_agents(agent: Any) -> list[Any]:
-	"""The agents a run of ``agent`` runs nested in it, besides its tools' (each once).
-
-	Its capabilities say which (`openmolt_core.hooks.Capability.nested_agents`: the safety
-	capability's guardrail agents): each runs inside the run that asks it, with tools of its
-	own, so what those tools do counts as the run's (`nested_labels`), and so does their
-	in-doubt policy (`nested_in_doubt`).
-
-	Args:
-		agent: An agent (its ``capabilities``).
-	"""
-	out: list[Any] = []
-	for cap in getattr(agent, "capabilities", ()):
-		found = getattr(cap, "nested_agents", None)
-		for judge in found() if callable(found) else ():
-			if all(judge is not o for o in out):
-				out.append(judge)
-	return out
-
-
-guard_agents = nested_agents
-"""`nested_agents` under its old name (the agents a run's guardrails run)."""
-
-
 _WILDCARD = LazyPattern(r"[*?\[]")
 _PATTERNS: dict[int, tuple[Mapping[str, Sequence[str]], int, tuple[str, ...]]] = {}
 
@@ -561,13 +464,19 @@ def _patterns(table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
 	return entry[2]
 
 
-# Tools made from functions, under their old names here (loaded on first use; not in __all__: a
-# star import does not load them).
+# Names that live above the contract, under their old names here (loaded on first use; not in
+# __all__: a star import does not load them): tools made from functions, and the taint policy's
+# reading of the agents nested in a run.
 _HOMES: Mapping[str, str] = {
 	"ExecuteFn": "openmolt_core.functiontools",
 	"FunctionTool": "openmolt_core.functiontools",
 	"tool": "openmolt_core.functiontools",
 	"schema_of": "openmolt_core.integrations._httptool",  # the integrations' reader of schemas
+	# what the agents nested in a run do with data, and their in-doubt policy: the taint policy's
+	"guard_agents": "openmolt_core.taint",
+	"nested_agents": "openmolt_core.taint",
+	"nested_in_doubt": "openmolt_core.taint",
+	"nested_labels": "openmolt_core.taint",
 }
 
 __getattr__: Callable[[str], Any]

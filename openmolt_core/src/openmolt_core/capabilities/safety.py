@@ -63,12 +63,14 @@ from openmolt_core.hooks import (
 from openmolt_core.taint import (
 	MAX_TAINT_RECORDS,
 	TaintPolicy,
+	declared_labels,
 	gated,
+	nested_in_doubt,
 	trifecta,
 	unlabelled,
 	warn_trifecta,
 )
-from openmolt_core.tools import LABELS, strictest
+from openmolt_core.tools import LABELS, InDoubt, strictest
 
 if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
@@ -203,6 +205,14 @@ class Safety(Capability):
 				out.append(judge)
 		return out
 
+	def nested_in_doubt(self, agent: Any) -> InDoubt:
+		"""``ask`` at least for a nested run that may send data out (`openmolt_core.taint.nested_in_doubt`).
+
+		What its tools do (their labels: one that declares none may send), what tools listed
+		at run time may do, and what the agents nested in its runs do count.
+		"""
+		return nested_in_doubt(agent)
+
 	def nested_result_labels(
 		self, run: Run, link: CallingRun, labels: tuple[str, ...]
 	) -> tuple[str, ...]:
@@ -255,7 +265,12 @@ class Safety(Capability):
 		return self._active
 
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""Label each tool by the policy; report an agent that holds the lethal trifecta once.
+		"""Label each tool by the policy, and say how its calls found in doubt are handled.
+
+		A tool that declares itself ``outbound`` and no in-doubt policy of its own is asked
+		about (``in_doubt_default``); an agent's tool is at least as strict as the guardrail
+		agents that judge that agent's words (``in_doubt_at_least``): they would run again.
+		An agent that holds the lethal trifecta is reported once.
 
 		Args:
 			agent: The agent being built.
@@ -271,6 +286,11 @@ class Safety(Capability):
 			t.labels = found = policy.labels_for(t, described=t.described_labels)
 			if t.allowed:
 				labels.update(found)
+			# A call of a tool that declares itself outbound, and no in-doubt policy of its own,
+			# may have sent something: a person is asked (what it declares, not what the policy
+			# makes of it: one that declares nothing is retried, with its call's idempotency key).
+			if "outbound" in (declared_labels(t) or ()):
+				t.in_doubt_default = "ask"
 			if words != "retry" and getattr(t.tool, "agent", None) is not None:
 				t.in_doubt_at_least = strictest((t.in_doubt_at_least, words))
 		# Most agents do not hold all three; an untrusted tool list is the untrusted part too.
@@ -1317,8 +1337,9 @@ def _hooks_needed(
 	of a concurrent batch).
 	"""
 	# Every tool's labels; untrusted results taint; a tainted run's nested runs start tainted.
-	# What a run nested in a call read reaches the caller through the call's result.
-	hooks = {"describe_tools", "after_tool", "hand_down", "nested_result_labels"}
+	# What a run nested in a call read reaches the caller through the call's result; a run
+	# nested in a durable call that may send data out is not made again blindly.
+	hooks = {"describe_tools", "after_tool", "hand_down", "nested_result_labels", "nested_in_doubt"}
 	# Memory a tainted run wrote taints the runs that start from it.
 	hooks.update(("new_run", "memory_updated", "memory_option", "on_run_start"))
 	if "input" in stages:
