@@ -19,7 +19,7 @@ from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server, restart
 
 from openmolt import OpenMolt
 from openmolt_core.durability import PendingRun
-from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve._rows import task_rows
@@ -960,3 +960,48 @@ def test_a_run_taken_over_before_a_restart_is_followed_for_the_gone_worker_once(
 	followed = _followed(monkeypatch)
 	anyio.run(restarted)
 	assert followed == []  # the other server follows it
+
+
+async def test_a_chat_run_taken_over_from_this_server_is_answered_by_its_follower_only(
+	store: str,
+) -> None:
+	"""A server paused past its lease (SIGSTOP, a long pause) whose chat run another worker took
+	over, and another server follows for it: when it goes on and the run ends, it sends nothing;
+	the follower sends the reply. It waited for the run's end (from the store) and replied too:
+	the chat got the reply twice. The pause is played by the store's records a takeover and a
+	follower leave: the run taken over from this server's worker, the follow claimed."""
+	import time
+
+	from openmolt_dbos._taken import record_taken
+	from openmolt_serve._seen import seen_store
+
+	gate = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test lets go."""
+		entered.append("x")
+		await gate.wait()
+		return "held"
+
+	fake = FakeTelegram()
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold"), finish("done", human_message="Done.")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	async with local_server(fake.app()) as base:
+		async with TriggerServer([(agent, _chat(base))], port=0):
+			fake.message("pay it")
+			await eventually(lambda: len(entered) == 1, seconds=30)
+			(row,) = await om.durability.runs(agent="Helper")  # type: ignore[union-attr]
+			me = om.durability.worker_id  # type: ignore[union-attr]
+			engine = om.durability.engine  # type: ignore[union-attr]
+			record_taken(engine.tables, [row["workflow_id"]], me, "other")
+			claims = seen_store(agent, "chat:telegram")
+			assert claims is not None
+			now = time.time()  # the other server follows the run for this server's caller
+			assert claims.take({f"follow:{row['run_id']}:{me}": now + 3600}, now) is None
+			gate.set()
+			await eventually(lambda: len(model.requests) == 2, seconds=30)  # the run ends
+			await anyio.sleep(1.5)  # its reply would be sent by now
+	await om.aclose()
+	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == []

@@ -45,7 +45,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
-from openmolt_dbos._taken import taken_from
+from openmolt_dbos._taken import taken_from, was_taken_from
 from openmolt_dbos._workers import (
 	answered,
 	answered_in_run,
@@ -786,6 +786,20 @@ class DBOSBackend:
 	def worker_id(self) -> str:
 		"""This process's worker id (the executor id its runs are recorded under)."""
 		return self.engine.executor_id
+
+	async def taken_from_here(self, run_id: str) -> bool:
+		"""Whether another worker took a workflow of the run over from this process's worker.
+
+		Its caller here was paused past the lease (or its database away): whoever follows the
+		run for that caller now (`openmolt_serve.chats`) decides by a claim, as for a gone
+		worker's run.
+
+		Args:
+			run_id: The run's id.
+		"""
+		return await anyio.to_thread.run_sync(
+			was_taken_from, self.engine.tables, run_id, self.engine.executor_id
+		)
 
 	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
 		"""The latest durable runs (newest first): id, agent, status, parked, worker, times.

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from openmolt_dbos._tables import ready
 
-__all__ = ["KEEP", "TAKEN", "record_taken", "taken_from"]
+__all__ = ["KEEP", "TAKEN", "record_taken", "taken_from", "was_taken_from"]
 
 KEEP = 86_400.0
 """Seconds a row is kept after its takeover (`openmolt_serve.chats.KEEP_SEEN`: a follow's claim)."""
@@ -32,11 +32,12 @@ TAKEN = sa.Table(
 	"openmolt_taken",
 	_META,
 	sa.Column("workflow_id", sa.String(400), primary_key=True),
-	sa.Column("from_worker", sa.String(200), nullable=False),
+	sa.Column("from_worker", sa.String(200), primary_key=True),
 	sa.Column("by_worker", sa.String(200), nullable=False),
 	sa.Column("taken_at", sa.Float, nullable=False, index=True),
 )
-"""The worker each taken-over workflow was taken from, and by which worker (the latest takeover)."""
+"""Each takeover of a workflow: from which worker, by which, when (a workflow taken over again,
+its taker dead in turn, has a row per takeover)."""
 
 
 def record_taken(
@@ -44,7 +45,7 @@ def record_taken(
 ) -> None:
 	"""Record that ``by_worker`` takes these workflows over from ``from_worker``.
 
-	A workflow taken over again (its taker died in turn) gets the latest takeover's row. Rows
+	A workflow taken over again (its taker died in turn) gets a row for each takeover. Rows
 	older than `KEEP` are dropped.
 
 	Args:
@@ -59,7 +60,11 @@ def record_taken(
 		conn.execute(sa.delete(TAKEN).where(TAKEN.c.taken_at < now - KEEP))
 		if not ids:
 			return
-		conn.execute(sa.delete(TAKEN).where(TAKEN.c.workflow_id.in_(ids)))
+		conn.execute(
+			sa.delete(TAKEN)
+			.where(TAKEN.c.workflow_id.in_(ids))
+			.where(TAKEN.c.from_worker == from_worker)
+		)
 		conn.execute(
 			sa.insert(TAKEN),
 			[
@@ -89,6 +94,27 @@ def taken_from(engine: sa.Engine, workflow_ids: Iterable[str]) -> dict[str, str]
 		return {}
 	with ready(_META, engine).connect() as conn:
 		rows = conn.execute(
-			sa.select(TAKEN.c.workflow_id, TAKEN.c.from_worker).where(TAKEN.c.workflow_id.in_(ids))
+			sa.select(TAKEN.c.workflow_id, TAKEN.c.from_worker)
+			.where(TAKEN.c.workflow_id.in_(ids))
+			.order_by(TAKEN.c.taken_at)
 		).all()
-	return {str(w): str(f) for w, f in rows}
+	return {str(w): str(f) for w, f in rows}  # the latest takeover of each
+
+
+def was_taken_from(engine: sa.Engine, run_id: str, worker: str) -> bool:
+	"""Whether a workflow of the run (its first, a segment, a retry) was taken over from ``worker``.
+
+	Args:
+		engine: The engine on OpenMolt's tables.
+		run_id: The run's id (its first workflow's; the others are ``<id>+<steps>[~<n>]``).
+		worker: The worker id.
+	"""
+	ids = TAKEN.c.workflow_id
+	with ready(_META, engine).connect() as conn:
+		found = conn.execute(
+			sa.select(ids)
+			.where(TAKEN.c.from_worker == worker)
+			.where(sa.or_(ids == run_id, ids.startswith(f"{run_id}+", autoescape=True)))
+			.limit(1)
+		).first()
+	return found is not None

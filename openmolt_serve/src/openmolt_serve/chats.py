@@ -559,6 +559,8 @@ class Conversations:
 			if refused is not None:
 				await self._say(message, refused)
 				return
+			if not await self._still_followed_here(outcome.get("result"), error):
+				return
 			await self._after(message, chat, outcome.get("result"), error)
 
 	def session(self, key: str) -> Session | None:
@@ -878,6 +880,39 @@ class Conversations:
 					self._start_follow(run_id)
 				else:
 					self._refused.add(key)
+
+	async def _still_followed_here(
+		self, result: RunResult | None, error: BaseException | None
+	) -> bool:
+		"""Whether this server sends what its own run ended with.
+
+		Not when another worker took the run over from this server's worker (this process
+		was paused past its lease, or lost its database) and another server took its follow
+		(`_takes_follow`, under this worker's key): that server sends it. Once this one takes the
+		follow, no other server follows the run.
+		"""
+		found = result if result is not None else getattr(error, "result", None)
+		state = getattr(found, "state", None)
+		durability = OpenMolt.of(self.agent).durability
+		check = getattr(durability, "taken_from_here", None)
+		if state is None or check is None:
+			return True
+		try:
+			taken = await check(state.run_id)
+		except Exception as exc:  # the store is down: reply, as before the takeovers were kept
+			log.warning(
+				"%s: cannot read whether run %s was taken over: %s", self.channel, state.run_id, exc
+			)
+			return True
+		me = getattr(durability, "worker_id", None)
+		if not taken or self._takes_follow({"run_id": state.run_id, "worker": me}):
+			return True
+		log.info(
+			"%s: run %s was taken over from this server's worker; another server follows it",
+			self.channel,
+			state.run_id,
+		)
+		return False
 
 	def _start_follow(self, run_id: str) -> None:
 		self._following.add(run_id)
