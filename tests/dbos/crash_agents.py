@@ -45,7 +45,12 @@ class ServerModel:
 		async with httpx.AsyncClient(timeout=60) as client:
 			reply = await client.post(
 				f"{_server()}/model",
-				json={"scenario": scenario, "turn": turn, "last": request.messages[-1].content},
+				json={
+					"scenario": scenario,
+					"turn": turn,
+					"last": request.messages[-1].content,
+					"pid": os.getpid(),  # which process asked: a test names the worker
+				},
 			)
 		if reply.status_code >= 500:
 			raise ProviderError(

@@ -12,25 +12,33 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import pytest
-from _crash_cases import _client_om, _om_call, _steps
+from _crash_cases import _client_om, _om_call
 from _durable import FakeServer
 from _harness import make_store
+from dbos import DBOSClient
 
 from openmolt_dbos._engine import reset_engine
 from openmolt_dbos._workers import list_workers, make_engine
 
 HEARTBEAT, LAPSE = 0.3, 3.0
-WAIT = 5.0
-"""The wait run's sleep: the outage (``LAPSE * 3``) must begin while it still sleeps, so that no
-model call is in flight when the store goes away (`_settled`). It was 2.5 s: on CI's loaded
-machine the test saw the sleep's start about that late, the sleep ended before the cut, the
-owner asked the next turn, could not journal it, and the worker that went on asked it again
-(turns [0, 1, 1]: at least once, which the test does not exercise)."""
+OUTAGE = LAPSE * 3
+"""How long the store is away in the test whose outage outlasts the lapse."""
+WAIT = OUTAGE
+"""The wait run's sleep in that test: the outage must begin while it still sleeps, so that no
+model call is in flight when the store goes away (`_settled`). A call in flight then is made
+again by the worker that goes on (turns [0, 1, 1], measured by holding the model's reply over
+the cut): that is at least once, documented, not a run in two places, and not what this test
+is about. As long as the outage, the sleep ends by the outage's end when the cut comes at once:
+the test takes no longer for it (it was 2.5 s, then 5 s, and the look that starts the cut came
+up to 24 s late: `Journal`)."""
+SHORT_WAIT = 5.0
+"""The wait run's sleep in the test whose outage must change nothing (a cut of ``LAPSE / 4``)."""
 CALM_LAPSE = 10.0
 """The lapse of the test whose outage must change nothing: its cut is ``LAPSE / 4``, but a worker
 starved of CPU for 3 s (a CI machine running four test processes on two cores) lapsed without any
@@ -100,7 +108,7 @@ class Proxy:
 
 
 @pytest.fixture
-def proxied(tmp_path: Any) -> Iterator[tuple[str, Proxy]]:
+def proxied(tmp_path: Path) -> Iterator[tuple[str, Proxy]]:
 	"""A fresh PostgreSQL database, and its URL through a proxy."""
 	stores = make_store("postgres", tmp_path)
 	store = next(stores)
@@ -115,7 +123,7 @@ def proxied(tmp_path: Any) -> Iterator[tuple[str, Proxy]]:
 			pass
 
 
-def _scripts(server: FakeServer, tag: str) -> list[str]:
+def _scripts(server: FakeServer, tag: str, seconds: float) -> list[str]:
 	tool, wait = f"{tag}-tool", f"{tag}-wait"
 	server.scripts[tool] = [
 		{
@@ -126,7 +134,7 @@ def _scripts(server: FakeServer, tag: str) -> list[str]:
 		{"type": "finish", "status": "success", "output": {"result": "charged"}},
 	]
 	server.scripts[wait] = [
-		{"type": "wait", "seconds": WAIT},
+		{"type": "wait", "seconds": seconds},
 		{"type": "finish", "status": "success", "output": {"result": "waited"}},
 	]
 	server.holds[tool] = threading.Event()
@@ -134,14 +142,21 @@ def _scripts(server: FakeServer, tag: str) -> list[str]:
 
 
 def _start(
-	spawn: Any, url: str, server: FakeServer, names: list[str], lapse: float = LAPSE
+	spawn: Any, url: str, server: FakeServer, names: list[str], go: Path, lapse: float = LAPSE
 ) -> tuple[Any, Any, dict[str, str]]:
+	"""Start w1 (the driver, holding the runs) and w2; the runs begin once both are up.
+
+	The runs wait for the go-ahead file ``go`` (the driver's ``later:``): begun as the driver
+	was ready, they ran while w2 started, which took 6 s on a loaded machine, and the wait
+	run's sleep had ended before the test could look for it.
+	"""
 	env = {
 		"OPENMOLT_TEST_SERVER": server.url,
 		"OPENMOLT_TEST_HEARTBEAT": str(HEARTBEAT),
 		"OPENMOLT_TEST_LAPSE": str(lapse),
+		"OPENMOLT_TEST_GO": str(go),
 	}
-	driver = spawn(["driver.py", url, "w1", *names], env, name="w1")
+	driver = spawn(["driver.py", url, "w1", *(f"later:{n}" for n in names)], env, name="w1")
 	driver.wait_line("ready")
 	ids = dict(
 		line.split()[1:3] for line in driver.output().splitlines() if line.startswith("started ")
@@ -149,18 +164,50 @@ def _start(
 	args = ["-m", "openmolt", "worker", "crash_agents.py", "--durability", url, "--id", "w2"]
 	worker = spawn([*args, "--heartbeat", str(HEARTBEAT), "--lapse", str(lapse)], env, "w2")
 	worker.wait_line("ready")
+	go.touch()
 	return driver, worker, ids
 
 
-def _settled(url: str, server: FakeServer, names: list[str], ids: dict[str, str]) -> None:
+class Journal:
+	"""Reads runs' journaled steps through one DBOS client, imported before the runs start.
+
+	A client made at each look (`_crash_cases._steps`) imported DBOS into the test process at
+	the first: on a loaded machine that took 10 s, and the look for the wait run's sleep came
+	24 s after the sleep began, when the sleep (then 2.5 or 5 s) had long ended: the cut found
+	the run done, or asking its next turn. The client is made at the first look, once the
+	workers made DBOS's tables.
+	"""
+
+	def __init__(self, url: str) -> None:
+		self.url = url
+		self.client: DBOSClient | None = None
+
+	def steps(self, run_id: str) -> list[dict[str, Any]]:
+		"""The run's journaled steps (name and output)."""
+		if self.client is None:
+			self.client = DBOSClient(system_database_url=self.url)
+		return [dict(s) for s in self.client.list_workflow_steps(run_id)]
+
+	def close(self) -> None:
+		if self.client is not None:
+			self.client.destroy()
+
+
+def _settled(journal: Journal, server: FakeServer, names: list[str], ids: dict[str, str]) -> float:
 	"""Wait until no model call is in flight: the tool call is held, the wait's sleep journaled.
 
 	A call in flight when the store goes away cannot be journaled, so the worker that goes on
 	makes it again: that is at least once, whatever the fencing. The cut comes when both runs sit
-	in a step whose start is journaled.
+	in a step whose start is journaled. Returns the seconds the sleep has left (its wake time is
+	the step's output).
 	"""
 	server.wait_for(lambda: server.entries("tool", name="charge", scenario=names[0]), 60, "held")
-	server.wait_for(lambda: "DBOS.sleep" in _steps(url, ids[names[1]]), 60, "sleeping")
+
+	def wake() -> float | None:
+		sleeps = [s for s in journal.steps(ids[names[1]]) if s["function_name"] == "DBOS.sleep"]
+		return float(sleeps[0]["output"]) if sleeps else None
+
+	return float(server.wait_for(wake, 60, "sleeping")) - time.time()
 
 
 async def _now(url: str, run_id: str) -> Any:
@@ -187,28 +234,46 @@ def _results(url: str, ids: dict[str, str], *procs: Any) -> dict[str, Any]:
 	return anyio.run(all_of)
 
 
-def _once_each(server: FakeServer, names: list[str]) -> None:
+def _once_each(server: FakeServer, names: list[str], cut: float, **procs: Any) -> None:
+	"""Each turn asked once: never in two places. A failure says who asked each, and when."""
+	who = {str(p.popen.pid): name for name, p in procs.items()}
 	for name in names:
-		turns = [e.body["turn"] for e in server.entries("model", name=name)]
-		assert sorted(turns) == [0, 1], (name, turns)  # each turn asked once: never two places
+		asked = server.entries("model", name=name)
+		turns = [e.body["turn"] for e in asked]
+		said = [
+			f"turn {e.body['turn']} by {who.get(str(e.body.get('pid')))} at {e.at - cut:+.2f} s"
+			for e in asked
+		]
+		assert sorted(turns) == [0, 1], (name, said)  # times from the cut
+
+
+@pytest.fixture
+def journal(proxied: tuple[str, Proxy]) -> Iterator[Journal]:
+	"""The runs' journals (read before the outage only)."""
+	reader = Journal(proxied[0])
+	yield reader
+	reader.close()
 
 
 @pytest.mark.timeout(240)
 def test_an_outage_longer_than_the_lapse_fences_the_owner_and_one_worker_goes_on(
-	proxied: tuple[str, Proxy], server: FakeServer, spawn: Any
+	proxied: tuple[str, Proxy], journal: Journal, server: FakeServer, spawn: Any, tmp_path: Path
 ) -> None:
 	"""During a tool call and during a wait: the owner stops first; each run finishes once."""
 	url, proxy = proxied
-	names = _scripts(server, "long")
-	driver, worker, ids = _start(spawn, url, server, names)
-	_settled(url, server, names, ids)
+	names = _scripts(server, "long", WAIT)
+	driver, worker, ids = _start(spawn, url, server, names, tmp_path / "go")
+	left = _settled(journal, server, names, ids)
+	if left < 0.5:  # the test would not be about a wait: say so, rather than what follows
+		pytest.fail(f"the wait run's sleep ended {-left:.1f} s before the cut could come")
 	released = threading.Timer(0.5, server.holds[names[0]].set)  # the call ends in the outage
 	released.start()
-	proxy.cut(LAPSE * 3)
+	cut = time.time()
+	proxy.cut(OUTAGE)
 	results = _results(url, ids, driver, worker)
 	assert results[names[0]].output == {"result": "charged"}
 	assert results[names[1]].output == {"result": "waited"}
-	_once_each(server, names)
+	_once_each(server, names, cut, w1=driver, w2=worker)
 	charges = server.entries("tool", name="charge", scenario=names[0])
 	assert 1 <= len(charges) <= 2 and len({c.headers["idempotency-key"] for c in charges}) == 1
 	assert "lost its lease" in driver.output() or "lost its lease" in worker.output()
@@ -218,18 +283,19 @@ def test_an_outage_longer_than_the_lapse_fences_the_owner_and_one_worker_goes_on
 
 @pytest.mark.timeout(240)
 def test_an_outage_shorter_than_the_lapse_changes_nothing(
-	proxied: tuple[str, Proxy], server: FakeServer, spawn: Any
+	proxied: tuple[str, Proxy], journal: Journal, server: FakeServer, spawn: Any, tmp_path: Path
 ) -> None:
 	"""Nobody is fenced or taken over; every call and turn happens once, in w1."""
 	url, proxy = proxied
-	names = _scripts(server, "short")
-	driver, worker, ids = _start(spawn, url, server, names, lapse=CALM_LAPSE)
-	_settled(url, server, names, ids)
+	names = _scripts(server, "short", SHORT_WAIT)
+	driver, worker, ids = _start(spawn, url, server, names, tmp_path / "go", lapse=CALM_LAPSE)
+	_settled(journal, server, names, ids)
+	cut = time.time()
 	proxy.cut(LAPSE / 4)
 	server.holds[names[0]].set()
 	results = _results(url, ids, driver, worker)
 	assert [r.status for r in results.values()] == ["success", "success"]
-	_once_each(server, names)
+	_once_each(server, names, cut, w1=driver, w2=worker)
 	assert len(server.entries("tool", name="charge", scenario=names[0])) == 1
 	assert "lost its lease" not in driver.output() + worker.output()
 	tables = make_engine(url)

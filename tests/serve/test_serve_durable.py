@@ -19,7 +19,7 @@ from _serve_fakes import TOKEN, FakeTelegram, eventually, local_server, restart
 
 from openmolt import OpenMolt
 from openmolt_core.durability import PendingRun
-from openmolt_core.testing import ScriptedModel, ask_human, finish
+from openmolt_core.testing import ScriptedModel, ask_human, call_tool, finish
 from openmolt_core.triggers import Triggers
 from openmolt_serve import TriggerServer
 from openmolt_serve._rows import task_rows
@@ -505,9 +505,10 @@ class _Held:
 	Args:
 		store: The durable store's URL.
 		runs: How many runs the agent will start (each calls the tool once).
+		worker: The worker id of this "process" (None: the default, this process's).
 	"""
 
-	def __init__(self, store: str, runs: int) -> None:
+	def __init__(self, store: str, runs: int, worker: str | None = None) -> None:
 		import anyio
 
 		from openmolt_core.testing import call_tool
@@ -521,7 +522,8 @@ class _Held:
 			await self.holding.wait()
 			return "held"
 
-		self.om = OpenMolt(durability=store, entry_points=False)
+		durability = store if worker is None else {"url": store, "worker_id": worker}
+		self.om = OpenMolt(durability=durability, entry_points=False)
 		model = ScriptedModel([call_tool("local.hold") for _ in range(runs)])
 		self.agent = self.om.create_agent(
 			name="Helper", model=model, instructions="Help.", tools=[hold]
@@ -861,6 +863,7 @@ async def test_a_chat_run_this_servers_engine_took_over_is_followed_once(
 
 	import sqlalchemy as sa
 
+	from openmolt_dbos._taken import taken_from
 	from openmolt_dbos._workers import WORKERS
 	from openmolt_serve import chats
 	from openmolt_serve._launch import run_id_for
@@ -889,9 +892,116 @@ async def test_a_chat_run_this_servers_engine_took_over_is_followed_once(
 					.where(WORKERS.c.executor_id == "other")
 					.values(beat_at=time.time() - 3600)
 				)
-			await eventually(lambda: run_id in engine.taken_from, seconds=30)
+			await eventually(lambda: bool(taken_from(engine.tables, [run_id])), seconds=30)
 			looking.set()
 			await eventually(lambda: followed == [run_id], seconds=30)
 			await anyio.sleep(1)
 	await held.close()
 	assert followed == [run_id]
+
+
+def test_a_run_taken_over_before_a_restart_is_followed_for_the_gone_worker_once(
+	tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A server whose engine took a gone server's chat run over, and which restarts, follows it
+	under the gone server's key: another server that took that follow sends the reply. Which
+	worker a run was taken from was kept in the engine's memory only: after the restart the run
+	was this server's own, followed with no claim, and its reply reached the chat twice. Each
+	"process" is an event loop of its own."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve._launch import run_id_for
+	from openmolt_serve._seen import seen_store
+
+	store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+	run_id = run_id_for("telegram", "Helper", None)
+
+	async def rows(held: _Held) -> list[dict[str, Any]]:
+		found = await held.om.durability.runs(agent="Helper")  # type: ignore[union-attr]
+		return [r for r in found if r["run_id"] == run_id]
+
+	async def gone() -> None:  # the server that started the run dies
+		held = _Held(store, 1, worker="other")
+		await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+		await eventually(lambda: len(held.entered) == 1, seconds=30)
+		await held.om.aclose()
+		await restart()
+		engine = held.om.durability.engine  # type: ignore[union-attr]
+		with engine.tables.begin() as conn:
+			conn.execute(sa.update(WORKERS).values(beat_at=0.0))
+
+	async def taker() -> None:  # this server's engine takes the run over
+		held = _Held(store, 1)
+		await held.om.durability.start()  # type: ignore[union-attr]
+		await eventually(lambda: len(held.entered) == 1, seconds=30)
+		(row,) = await rows(held)
+		assert (row["worker"], row["taken_from"]) == (held.om.durability.worker_id, "other")  # type: ignore[union-attr]
+		claims = seen_store(held.agent, "chat:telegram")
+		assert claims is not None
+		now = time.time()  # a server that saw the run under the gone worker took its follow
+		assert claims.take({f"follow:{run_id}:other": now + 3600}, now) is None
+		await held.om.aclose()  # the run stays pending, under this worker's id
+		await restart()
+
+	async def restarted() -> None:
+		held = _Held(store, 1)
+		async with local_server(FakeTelegram().app()) as base:
+			async with TriggerServer([(held.agent, _chat(base))], port=0):
+				await eventually(lambda: len(held.entered) == 1, seconds=30)
+				await anyio.sleep(1)
+		await held.close()
+		await restart()
+
+	anyio.run(gone)
+	anyio.run(taker)
+	followed = _followed(monkeypatch)
+	anyio.run(restarted)
+	assert followed == []  # the other server follows it
+
+
+async def test_a_chat_run_taken_over_from_this_server_is_answered_by_its_follower_only(
+	store: str,
+) -> None:
+	"""A server paused past its lease (SIGSTOP, a long pause) whose chat run another worker took
+	over, and another server follows for it: when it goes on and the run ends, it sends nothing;
+	the follower sends the reply. It waited for the run's end (from the store) and replied too:
+	the chat got the reply twice. The pause is played by the store's records a takeover and a
+	follower leave: the run taken over from this server's worker, the follow claimed."""
+	import time
+
+	from openmolt_dbos._taken import record_taken
+	from openmolt_serve._seen import seen_store
+
+	gate = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test lets go."""
+		entered.append("x")
+		await gate.wait()
+		return "held"
+
+	fake = FakeTelegram()
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold"), finish("done", human_message="Done.")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	async with local_server(fake.app()) as base:
+		async with TriggerServer([(agent, _chat(base))], port=0):
+			fake.message("pay it")
+			await eventually(lambda: len(entered) == 1, seconds=30)
+			(row,) = await om.durability.runs(agent="Helper")  # type: ignore[union-attr]
+			me = om.durability.worker_id  # type: ignore[union-attr]
+			engine = om.durability.engine  # type: ignore[union-attr]
+			record_taken(engine.tables, [row["workflow_id"]], me, "other")
+			claims = seen_store(agent, "chat:telegram")
+			assert claims is not None
+			now = time.time()  # the other server follows the run for this server's caller
+			assert claims.take({f"follow:{row['run_id']}:{me}": now + 3600}, now) is None
+			gate.set()
+			await eventually(lambda: len(model.requests) == 2, seconds=30)  # the run ends
+			await anyio.sleep(1.5)  # its reply would be sent by now
+	await om.aclose()
+	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == []

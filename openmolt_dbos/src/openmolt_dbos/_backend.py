@@ -45,6 +45,7 @@ from openmolt_dbos._runs import (
 	set_engine,
 )
 from openmolt_dbos._settings import Settings
+from openmolt_dbos._taken import taken_from, was_taken_from
 from openmolt_dbos._workers import (
 	answered,
 	answered_in_run,
@@ -786,6 +787,20 @@ class DBOSBackend:
 		"""This process's worker id (the executor id its runs are recorded under)."""
 		return self.engine.executor_id
 
+	async def taken_from_here(self, run_id: str) -> bool:
+		"""Whether another worker took a workflow of the run over from this process's worker.
+
+		Its caller here was paused past the lease (or its database away): whoever follows the
+		run for that caller now (`openmolt_serve.chats`) decides by a claim, as for a gone
+		worker's run.
+
+		Args:
+			run_id: The run's id.
+		"""
+		return await anyio.to_thread.run_sync(
+			was_taken_from, self.engine.tables, run_id, self.engine.executor_id
+		)
+
 	async def runs(self, *, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
 		"""The latest durable runs (newest first): id, agent, status, parked, worker, times.
 
@@ -797,8 +812,9 @@ class DBOSBackend:
 		it ended (``success``, ``failure``, ``limit_reached``, ``error``, ``cancelled``...).
 		``worker_live`` says whether the run's worker beats now (this process included): a run
 		of a live worker has a process that follows it; one of a gone worker is taken over.
-		``taken_from`` names the worker this process took the run over from, while that worker
-		is still gone (None: it did not), for whoever follows the run for that worker's caller.
+		``taken_from`` names the worker the run was taken over from (by any worker: kept in the
+		store, `openmolt_dbos._taken`), while that worker is still gone (None: it was not), for
+		whoever follows the run for that worker's caller.
 		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
@@ -848,13 +864,17 @@ class DBOSBackend:
 		# Those parked in an ended workflow, or failed, may have been cancelled (`cancel`).
 		kept = [r for r, s in latest.items() if s.workflow_id in outputs or s.status == "ERROR"]
 		cancelled = await anyio.to_thread.run_sync(cancelled_runs, self.engine.tables, kept)
+		moving = [s.workflow_id for s in latest.values() if s.status in ("PENDING", "ENQUEUED")]
+		taken_over = await anyio.to_thread.run_sync(taken_from, self.engine.tables, moving)
 		out = []
 		for run_id, status in latest.items():
 			shown, parked_on, waiting = listed_status(
 				status, outputs.get(status.workflow_id), cancelled=run_id in cancelled
 			)
 			going = status.status in ("PENDING", "ENQUEUED")
-			taken = self.engine.taken_from.get(status.workflow_id)
+			taken = taken_over.get(status.workflow_id)
+			if taken == status.executor_id:
+				taken = None  # back under the worker it was taken from
 			# A run no live worker can resume: its agent version is served nowhere.
 			if going and bool(status.app_version) and status.app_version not in versions:
 				shown = "stranded"

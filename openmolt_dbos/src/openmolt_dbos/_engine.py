@@ -148,10 +148,6 @@ class Engine:
 		# workflows that ended in this process, oldest first, with how (`Outcome.kind`)
 		self.ended: dict[str, str] = {}
 		self._running: dict[asyncio.Task[Any], str] = {}
-		self.taken_from: dict[str, str] = {}
-		"""The dead worker each workflow this process took over was pending under, oldest
-		first: who follows it for its caller is decided by that worker's id (a chat's reply,
-		`openmolt_serve.chats.Conversations`), as by a server that saw it under that worker."""
 		# this process's pending runs no execution here ran at the last look (`_recover_own`)
 		self._idle: dict[str, Any] = {}
 		self._fencing = False  # the fence's cancels are on their way to the loop
@@ -487,11 +483,14 @@ class Engine:
 		from dbos import DBOS
 		from dbos._dbos import _get_dbos_instance
 
+		from openmolt_dbos._taken import record_taken
+
 		sys_db = _get_dbos_instance()._sys_db
-		for pending in sys_db.get_pending_workflows(executor_id, self.app_version):
-			self.taken_from[pending.workflow_id] = executor_id
-		while len(self.taken_from) > 4096:
-			self.taken_from.pop(next(iter(self.taken_from)))
+		# Who follows a taken run for its caller is decided by the dead worker's id (a chat's
+		# reply, `openmolt_serve.chats.Conversations`), kept in the store: after a restart
+		# of this process, too.
+		pending = sys_db.get_pending_workflows(executor_id, self.app_version)
+		record_taken(self.tables, [p.workflow_id for p in pending], executor_id, self.executor_id)
 		DBOS._recover_pending_workflows([executor_id])  # the recovery API; re-enqueues them
 		left = sys_db.get_pending_workflows(executor_id, self.app_version)
 		if left:

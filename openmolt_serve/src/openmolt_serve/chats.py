@@ -293,6 +293,19 @@ def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	return f"Sorry, I could not finish that ({status})."
 
 
+def _for_caller(row: dict[str, Any], me: str | None) -> dict[str, Any]:
+	"""A run's row as its caller's: under the gone worker it was taken from, if this one took it.
+
+	A run this server's worker took over (the row's ``taken_from``, kept in the store: also
+	after this server restarted) is followed for the gone worker's caller, claimed under that
+	worker's key as by a server that saw it there first: one of them follows it.
+	"""
+	gone = row.get("taken_from")
+	if row.get("worker") == me and gone is not None:
+		return {**row, "worker": gone}
+	return row
+
+
 class Conversations:
 	"""The conversations of one agent on one channel.
 
@@ -555,6 +568,8 @@ class Conversations:
 			if refused is not None:
 				await self._say(message, refused)
 				return
+			if not await self._still_followed_here(outcome.get("result"), error):
+				return
 			await self._after(message, chat, outcome.get("result"), error)
 
 	def session(self, key: str) -> Session | None:
@@ -795,8 +810,9 @@ class Conversations:
 
 		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
 		and sends it to its chat, which the run's input names. Only the runs whose caller is gone
-		are followed: those of this worker (its process before the restart) and of workers that
-		no longer beat. A run of another live worker (a second server on the store) is followed
+		are followed: those of this worker (its process before the restart; a run it had taken
+		over from a gone worker is that worker's, `_for_caller`) and of workers that no longer
+		beat. A run of another live worker (a second server on the store) is followed
 		by the server that started it: followed here too, its reply would reach the chat twice.
 		A gone worker's run is found by every server that starts (a deploy starts several at
 		once): each follows it only if it takes the run's follow, for the worker it was under,
@@ -810,7 +826,7 @@ class Conversations:
 			return 0
 		me = getattr(om.durability, "worker_id", None)
 		rows = [
-			r
+			_for_caller(r, me)
 			for r in await self._going_runs()
 			if r.get("worker") == me or not r.get("worker_live", False)
 		]
@@ -861,10 +877,9 @@ class Conversations:
 				if run_id in self._following or run_id in self.launcher.running:
 					continue
 				if row.get("worker") == me:
-					gone = row.get("taken_from")
-					if gone is None:
+					if row.get("taken_from") is None:
 						continue  # this server's own run: its caller here follows it
-					row = {**row, "worker": gone}
+					row = _for_caller(row, me)
 				elif row.get("worker_live", False):
 					continue  # another live server's: it follows the run itself
 				key = (run_id, str(row.get("worker") or ""))
@@ -874,6 +889,39 @@ class Conversations:
 					self._start_follow(run_id)
 				else:
 					self._refused.add(key)
+
+	async def _still_followed_here(
+		self, result: RunResult | None, error: BaseException | None
+	) -> bool:
+		"""Whether this server sends what its own run ended with.
+
+		Not when another worker took the run over from this server's worker (this process
+		was paused past its lease, or lost its database) and another server took its follow
+		(`_takes_follow`, under this worker's key): that server sends it. Once this one takes the
+		follow, no other server follows the run.
+		"""
+		found = result if result is not None else getattr(error, "result", None)
+		state = getattr(found, "state", None)
+		durability = OpenMolt.of(self.agent).durability
+		check = getattr(durability, "taken_from_here", None)
+		if state is None or check is None:
+			return True
+		try:
+			taken = await check(state.run_id)
+		except Exception as exc:  # the store is down: reply, as before the takeovers were kept
+			log.warning(
+				"%s: cannot read whether run %s was taken over: %s", self.channel, state.run_id, exc
+			)
+			return True
+		me = getattr(durability, "worker_id", None)
+		if not taken or self._takes_follow({"run_id": state.run_id, "worker": me}):
+			return True
+		log.info(
+			"%s: run %s was taken over from this server's worker; another server follows it",
+			self.channel,
+			state.run_id,
+		)
+		return False
 
 	def _start_follow(self, run_id: str) -> None:
 		self._following.add(run_id)
