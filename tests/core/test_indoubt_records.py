@@ -1,9 +1,9 @@
-"""The loop's in-doubt rule reads each tool's record, never its labels.
+"""The loop's in-doubt rule reads each tool's record.
 
 What a durable run does with a call found started but unfinished after a crash is the record's
-``in_doubt``: the tool's own policy, else the record's ``in_doubt_default``, never laxer than its
-``in_doubt_at_least``. The capabilities set those (`Capability.describe_tools`): the safety
-capability makes a tool that declares itself ``outbound`` ``ask``. A run nested in a durable
+``in_doubt``: the tool's own policy, else the record's ``in_doubt_default`` (set by the
+capabilities' `Capability.describe_tools`), else ``ask`` for a tool that declares itself
+``outbound`` and ``retry`` for others; never laxer than its ``in_doubt_at_least``. A run nested in a durable
 call is as strict as its tools' records, and as a capability's `Capability.nested_in_doubt`
 says (the safety capability's: ``ask`` when the run may send data out).
 """
@@ -48,8 +48,8 @@ def test_a_tool_that_declares_itself_outbound_is_asked_about_through_the_safety_
 	None
 ):
 	"""``create_agent`` adds the safety capability: an outbound tool with no policy is ``ask``;
-	a policy the tool declares wins either way. An agent built by hand without it reads only
-	the records: the tool's labels say nothing to the loop."""
+	a policy the tool declares wins either way. An agent built by hand without it is no laxer:
+	the record itself asks about a tool that declares itself outbound."""
 	om = OpenMolt(entry_points=False)
 	model = ScriptedModel([finish("ok")])
 	built = om.create_agent(name="A", model=model, tools=[_send()])
@@ -57,7 +57,7 @@ def test_a_tool_that_declares_itself_outbound_is_asked_about_through_the_safety_
 	for policy in ("retry", "fail"):
 		declared = om.create_agent(name="B", model=model, tools=[_send(in_doubt=policy)])
 		assert declared.in_doubt == {"local.send": policy}
-	assert bare_agent(built, model, tools=_bound(_send())).in_doubt == {"local.send": "retry"}
+	assert bare_agent(built, model, tools=_bound(_send())).in_doubt == {"local.send": "ask"}
 
 
 class Strict(Capability):

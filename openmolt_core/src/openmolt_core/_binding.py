@@ -248,8 +248,9 @@ class BoundTool:
 			words of the agent a call runs, set by `openmolt_core.hooks.Capability.describe_tools`)
 			would run again with it.
 		in_doubt_default: The policy of its calls when the tool declares none
-			(`declared_in_doubt`), set by a capability's ``describe_tools`` (the safety
-			capability's: ``ask`` for a tool that declares itself ``outbound``).
+			(`declared_in_doubt`), as a capability's ``describe_tools`` sets it; None (no
+			capability set one): ``ask`` for a tool that declares itself ``outbound`` (it may
+			have sent something), else ``retry``.
 	"""
 
 	handle: str
@@ -266,7 +267,7 @@ class BoundTool:
 	_described: frozenset[str] | None = None
 	_shown: tuple[str, Any, Any] | None = None
 	in_doubt_at_least: InDoubt = "retry"
-	in_doubt_default: InDoubt = "retry"
+	in_doubt_default: InDoubt | None = None
 
 	def __repr__(self) -> str:
 		# The context holds the credential config: it is not shown.
@@ -347,13 +348,16 @@ class BoundTool:
 	def in_doubt(self) -> InDoubt:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
-		The tool's own policy (`declared_in_doubt`), else `in_doubt_default` (``retry``: the
-		call carries its idempotency key, `ToolContext.idempotency_key`, to deduplicate; the
-		safety capability makes it ``ask`` for a tool that declares itself ``outbound``); never
-		laxer than `in_doubt_at_least` (what else runs inside its calls). The loop reads no
-		labels: the capabilities set both on the record (`openmolt_core.hooks.Capability.describe_tools`).
+		The tool's own policy (`declared_in_doubt`), else `in_doubt_default` as a capability
+		set it (`openmolt_core.hooks.Capability.describe_tools`), else ``ask`` for a tool that
+		declares itself ``outbound`` and ``retry`` for the others (the call carries its
+		idempotency key, `ToolContext.idempotency_key`, to deduplicate): an agent without the
+		safety capability is no laxer. Never laxer than `in_doubt_at_least` (what else runs
+		inside its calls).
 		"""
 		own = self.declared_in_doubt or self.in_doubt_default
+		if own is None:
+			own = "ask" if "outbound" in (declared_labels(self) or ()) else "retry"
 		floor = self.in_doubt_at_least
 		return own if floor == "retry" else strictest((own, floor))
 

@@ -668,9 +668,9 @@ class ToolRecord(ToolSpec, Protocol):
 	what a capability runs inside its calls (the caller's guardrail agents that judge the words
 	of the agent a call runs) would run again with a call found in doubt."""
 
-	in_doubt_default: Literal["retry", "ask", "fail"]
-	"""The policy of its calls when the tool declares none (``retry`` unless a capability says:
-	the safety capability's ``ask`` for a tool that declares itself ``outbound``)."""
+	in_doubt_default: Literal["retry", "ask", "fail"] | None
+	"""The policy of its calls when the tool declares none, as a capability sets it (None: ``ask``
+	for a tool that declares itself ``outbound``, else ``retry``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,7 +63,6 @@ from openmolt_core.hooks import (
 from openmolt_core.taint import (
 	MAX_TAINT_RECORDS,
 	TaintPolicy,
-	declared_labels,
 	gated,
 	nested_in_doubt,
 	trifecta,
@@ -267,9 +266,8 @@ class Safety(Capability):
 	def describe_tools(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
 		"""Label each tool by the policy, and say how its calls found in doubt are handled.
 
-		A tool that declares itself ``outbound`` and no in-doubt policy of its own is asked
-		about (``in_doubt_default``); an agent's tool is at least as strict as the guardrail
-		agents that judge that agent's words (``in_doubt_at_least``): they would run again.
+		An agent's tool is at least as strict in doubt as the guardrail agents that judge that
+		agent's words (``in_doubt_at_least``): they would run again.
 		An agent that holds the lethal trifecta is reported once.
 
 		Args:
@@ -286,11 +284,6 @@ class Safety(Capability):
 			t.labels = found = policy.labels_for(t, described=t.described_labels)
 			if t.allowed:
 				labels.update(found)
-			# A call of a tool that declares itself outbound, and no in-doubt policy of its own,
-			# may have sent something: a person is asked (what it declares, not what the policy
-			# makes of it: one that declares nothing is retried, with its call's idempotency key).
-			if "outbound" in (declared_labels(t) or ()):
-				t.in_doubt_default = "ask"
 			if words != "retry" and getattr(t.tool, "agent", None) is not None:
 				t.in_doubt_at_least = strictest((t.in_doubt_at_least, words))
 		# Most agents do not hold all three; an untrusted tool list is the untrusted part too.
