@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from openmolt_core._support.masking import mask_urls, shown_url
+from openmolt_core._support.masking import mask_url_logins, mask_urls, shown_url
 from openmolt_core.secrets import url_secrets
 from tests.core._logs import Keep, httpx_kept
 
@@ -96,3 +96,59 @@ def test_lines_of_prose_around_a_url_stay_readable() -> None:
 		"https://example.com\n@alice said hi",
 	):
 		assert mask_urls(text) == text
+
+
+@pytest.mark.parametrize(
+	("text", "secret", "kept"),
+	[
+		(
+			"Open https://example.com/a?sig=abc\nThen reply to bob@example.com",
+			"abc",
+			"\nThen reply",
+		),
+		(
+			"The link: https://files.example/x?X-Amz-Signature=0a1b2c3d4e\nbest regards",
+			"0a1b2c3d4e",
+			"\nbest regards",
+		),
+		(  # docs/guides/triggers.md: the viewer's link, then a code fence and a paragraph
+			"run viewer: http://127.0.0.1:40123/?token=abc123def\n```\n\nSecrets come from the env.",
+			"abc123def",
+			"\n```\n\nSecrets come",
+		),
+		(  # the JSON of such a text: its break escaped
+			json.dumps({"log": "GET https://example.com/a?sig=abc\nThen retried"}),
+			"abc",
+			"\\nThen retried",
+		),
+	],
+)
+def test_a_url_that_ends_its_line_leaves_the_next_line_s_words(
+	text: str, secret: str, kept: str
+) -> None:
+	"""A line break after a URL's last secret ends the URL in text: the next line's first word
+	is no part of it (masked, with the break, it was lost to the reader, and the break with it)."""
+	masked = mask_urls(text)
+	assert kept in masked, masked
+	assert secret not in masked, masked
+
+
+def test_a_url_that_ends_its_line_does_not_mask_a_word_of_the_text_elsewhere() -> None:
+	"""docs/guides/accounts.md: a callback URL that ends a line before a list's next item read as
+	the path token ``callback`.2.``, and its start (``callback``) was masked wherever it stood."""
+	text = (
+		"Register the callback URL\n`https://app.example.com/auth/callback`.\n"
+		"2. Mail alice@example.com; the callback stores the token"
+	)
+	assert mask_urls(text) == text
+	assert mask_url_logins(text) == text
+
+
+def test_a_secret_broken_inside_a_url_that_goes_on_is_still_masked() -> None:
+	"""What the URL has after the secret (``@host``, ``&next``) says the break is inside it."""
+	for text in (
+		f"see https://u:{PASSWORD[:HALF]}\n{PASSWORD[HALF:]}@api.example/v1\nThen more",
+		f"see https://api.example/v1?api_key={KEY[:HALF]}\n{KEY[HALF:]}&page=2\nThen more",
+	):
+		masked = mask_urls(text)
+		assert not _shows(masked) and masked.endswith("\nThen more"), masked

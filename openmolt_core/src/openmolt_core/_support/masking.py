@@ -2089,6 +2089,36 @@ def _broken_pattern(secret: str) -> re.Pattern[str]:
 	return re.compile(_BETWEEN.join(map(re.escape, secret)))
 
 
+_URL_LINE_BREAK = LazyPattern(
+	r"[\n\r]|\\[nr]|\\u000[aAdD]|&(?:amp;)?#(?:0*(?:10|13)|[xX]0*[aAdD]);|&(?:amp;)?NewLine;"
+)
+"""A line break as is, JSON-escaped or an HTML character reference."""
+_URL_GOES_ON = frozenset("@/?#&=;:%\\")
+"""What follows a secret that a URL goes on after (``@host``, ``&page=2``, ``/rest``, ``\\/``)."""
+
+
+def _inside_urls(secrets: set[str], text: str) -> set[str]:
+	r"""The secrets of text's URLs but those a line break joined to the next line's words.
+
+	In text, a line break after a URL's last secret ends the URL: ``?sig=abc\nThen`` is the
+	secret ``abc`` and the word ``Then`` (read whole, the word and the break were masked with it,
+	and a path read as a token, ``callback`.\n2.``, masked the word ``callback`` everywhere as a
+	cut secret). A secret spelt across a line break is kept where the URL goes on after it
+	(`_URL_GOES_ON`: ``PASS\nWORD@host``), which no line of prose does; a tab, which ends no
+	line, joins as a WHATWG parser reads it; a secret text spells otherwise (percent-encoded) is
+	kept.
+	"""
+	out = set()
+	for secret in secrets:
+		hits = list(_broken_pattern(secret).finditer(text)) if len(secret) > 1 else []
+		if not hits or any(
+			not _URL_LINE_BREAK().search(hit[0]) or text[hit.end() : hit.end() + 1] in _URL_GOES_ON
+			for hit in hits
+		):
+			out.add(secret)
+	return out
+
+
 def _as_written(secrets: Iterable[str], text: str) -> set[str]:
 	r"""The secrets found in text with its breaks taken out, as the text spells them.
 
@@ -2130,7 +2160,9 @@ def urls_secrets(text: str, *, logins: bool = False) -> set[str]:
 				if url not in read:
 					read.add(url)
 					found |= url_secrets(url, hinted_only=True, logins=logins)
-	return found | _as_written(found, text) if found else found
+	if not found or not _broken(text):
+		return found
+	return _inside_urls(found | _as_written(found, text), text)
 
 
 def mask_urls(value: Any) -> Any:
