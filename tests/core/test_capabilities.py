@@ -115,13 +115,15 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	# decides a call after every capability); anyone may listen to the reply's text
 	# (streaming); any call may give a session (sessions: no run hook, only the call's wrap and
 	# the memory option of a session's run); a run starts from the agent's memory, and what it
-	# writes there is kept for the next (agent-memory).
+	# writes there is kept for the next (agent-memory); what the runs a tool call nests spend
+	# counts in the calling run (nested-spend: around each call's step).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
 		"reply-stream",
 		"sessions",
 		"agent-memory",
+		"nested-spend",
 		"safety",
 		"approval-gate",
 	]
@@ -140,6 +142,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"reply-stream",
 		"sessions",
 		"agent-memory",
+		"nested-spend",
 		"safety",
 		"approval-gate",
 	]
@@ -814,6 +817,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"reply-stream",
 		"sessions",
 		"agent-memory",
+		"nested-spend",
 		"safety",
 		"approval-gate",
 	]

@@ -33,14 +33,6 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._chain import (
-	add_spent,
-	passed_up,
-	read_spent,
-	spend_cut_off,
-	spent_entry,
-	summed,
-)
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.sync import takes
 from openmolt_core.capabilities import READ_TOOL
@@ -285,7 +277,15 @@ class Safety(Capability):
 	async def _judge(
 		self, ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str
 	) -> Verdict:
-		from openmolt_core.guardrails.base import Verdict  # loaded by agents with guardrails only
+		from openmolt_core.capabilities.spend import (  # loaded by agents with guardrails only
+			add_spent,
+			passed_up,
+			read_spent,
+			spend_cut_off,
+			spent_entry,
+			summed,
+		)
+		from openmolt_core.guardrails.base import Verdict
 
 		policy = g.in_doubt
 
