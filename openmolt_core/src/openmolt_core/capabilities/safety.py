@@ -292,7 +292,7 @@ class Safety(Capability):
 		async def ask() -> dict[str, Any]:
 			# What an earlier execution's guardrail agent spent before a crash stopped it (a
 			# durable port keeps it as the agent makes its calls): it counts once, with this
-			# verdict, as a sub-agent call's does (`openmolt_core._execute`).
+			# verdict, as a sub-agent call's does (`openmolt_core.capabilities.spend`).
 			keeps = keeps_spent(ctx.port)
 			before = await spent_before(ctx.port, key) if keeps else {}
 			# The start is this execution's: a call parked for approval is judged again,
