@@ -116,7 +116,8 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 	# (streaming); its reply schema is fitted to a provider's dialect (structured-output: one
 	# building hook, asked when a model declares a dialect); any call may give a session (sessions: no run hook, only the call's wrap and
 	# the memory option of a session's run); a run starts from the agent's memory, and what it
-	# writes there is kept for the next (agent-memory).
+	# writes there is kept for the next (agent-memory); what the runs a tool call nests spend
+	# counts in the calling run (nested-spend: around each call's step).
 	assert list(hooks.by_name) == [
 		"run-observers",
 		"offload",
@@ -124,6 +125,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"structured-output",
 		"sessions",
 		"agent-memory",
+		"nested-spend",
 		"safety",
 		"approval-gate",
 	]
@@ -143,6 +145,7 @@ async def test_an_agent_without_features_calls_only_the_observers_and_offload_ho
 		"structured-output",
 		"sessions",
 		"agent-memory",
+		"nested-spend",
 		"safety",
 		"approval-gate",
 	]
@@ -818,6 +821,7 @@ def test_the_compaction_option_stays_assignable_over_its_capability() -> None:
 		"structured-output",
 		"sessions",
 		"agent-memory",
+		"nested-spend",
 		"safety",
 		"approval-gate",
 	]

@@ -160,10 +160,11 @@ def test_a_plain_run_loads_only_the_kernel_it_needs() -> None:
 def test_the_light_capabilities_keep_their_feature_paths() -> None:
 	"""What every agent has is defined where a plain run loads it; its feature re-exports it."""
 	from openmolt_core import _cost, capabilities, compaction, llm
-	from openmolt_core.capabilities import approvals, observers, offload
+	from openmolt_core.capabilities import approvals, observers, offload, spend
 	from openmolt_core.capabilities import compaction as compacting
 
 	assert approvals.ApprovalGate is capabilities.ApprovalGate
+	assert spend.NestedSpend is capabilities.NestedSpend
 	assert observers.Observers is capabilities.Observers
 	assert compacting.Compaction is capabilities.Compaction
 	assert compaction.CompactionConfig is llm.CompactionConfig

@@ -10,7 +10,7 @@ answered each step and its usage (`record`). The fallback feature's names that l
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,23 +24,16 @@ if TYPE_CHECKING:
 	from openmolt_core.errors import ProviderError
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.result import RunState
-	from openmolt_core.tools import CallingRun
 
 __all__ = [
 	"AgentModels",
 	"ModelSlot",
 	"add_by_model",
-	"add_spent",
-	"passed_up",
-	"read_spent",
 	"record",
 	"slot_id",
 	"spend",
-	"spend_cut_off",
 	"spend_failed",
-	"spent_entry",
 	"split_id",
-	"summed",
 	"total",
 	"unique_ids",
 ]
@@ -286,22 +279,6 @@ def spend(state: RunState, usage: Usage, by_model: Mapping[str, Usage]) -> None:
 	add_by_model(state.usage_by_model, by_model)
 
 
-def spend_cut_off(state: RunState, run: CallingRun | None) -> None:
-	"""Count what the nested runs of a call cut off (a timeout, a cancel) spent, in ``state``.
-
-	Their calls were billed all the same: a nested run hands its usage up to ``run`` as it is
-	cut off, or fails with an error that carries no result (a configuration error:
-	`openmolt_core.agent.Agent`), and the call that started it (a tool call, a guardrail
-	agent's check) adds it to its run's here, since no result will.
-
-	Args:
-		state: The calling run's state.
-		run: The calling run the nested runs were handed (None: none was).
-	"""
-	if run is not None and run.usage.calls:
-		spend(state, run.usage, run.usage_by_model)
-
-
 def spend_failed(state: RunState, error: ProviderError, model_id: str) -> None:
 	"""Count what a failed model call was billed for (`ProviderError.usage`), if anything.
 
@@ -331,83 +308,9 @@ def _per_model(into: dict[str, Usage], model_id: str) -> Usage:
 	return found
 
 
-_SPENT, _BY_MODEL = "_usage", "_usage_by_model"
-"""The keys of a journaled entry (a tool's result, a guardrail's verdict) that carry a nested
-run's usage, so a replay counts it too."""
-
-
-def spent_entry(usage: Usage, by_model: Mapping[str, Usage]) -> dict[str, Any]:
-	"""A nested run's usage as fields of the journaled entry its step returns (none if unused)."""
-	if not usage.calls:
-		return {}
-	per_model = {_BY_MODEL: {k: u.to_dict() for k, u in by_model.items()}} if by_model else {}
-	return {_SPENT: usage.to_dict(), **per_model}
-
-
-def read_spent(entry: Mapping[str, Any]) -> tuple[Usage | None, dict[str, Usage]]:
-	"""The usage a journaled entry carries (`spent_entry`), in total and per model (None: none)."""
-	total = entry.get(_SPENT)
-	if total is None:
-		return None, {}
-	per_model = entry.get(_BY_MODEL) or {}
-	return Usage.from_dict(total), {k: Usage.from_dict(v) for k, v in per_model.items()}
-
-
-def summed(
-	*parts: tuple[Usage | None, Mapping[str, Usage]],
-) -> tuple[Usage, dict[str, Usage]]:
-	"""Usages and their parts per model, added up (one that made no call adds nothing)."""
-	usage = Usage()
-	by_model: dict[str, Usage] = {}
-	for part, part_by_model in parts:
-		if part is not None and part.calls:
-			usage.add(part)
-			add_by_model(by_model, part_by_model)
-	return usage, by_model
-
-
-def passed_up(
-	link: CallingRun | None, state: RunState, run: CallingRun
-) -> Callable[[Usage, Mapping[str, Usage]], Awaitable[None]] | None:
-	"""For a call whose run's port keeps no spend (a nested run's): its caller's keeping, if any.
-
-	A durable port keeps a tool call's spend as its nested runs make model calls
-	(`openmolt_core.durability.record_spent`); the runs nested in those run on a port that keeps
-	nothing. A call they make hands its running spend up through their own ``link``, as this
-	run's spend so far: its state's, the call's ended nested runs' (``run``) and the running
-	one's, so a crash deep down loses nothing the top call kept.
-
-	Args:
-		link: How the run making the call was called (None: a top run).
-		state: That run's state.
-		run: The calling run handed to the call's nested runs.
-	"""
-	up = None if link is None else link.spending
-	if up is None:
-		return None
-
-	async def spending(usage: Usage, by_model: Mapping[str, Usage]) -> None:
-		mine = (state.usage, state.usage_by_model)
-		await up(*summed(mine, (run.usage, run.usage_by_model), (usage, by_model)))
-
-	return spending
-
-
-def add_spent(state: RunState, entry: Mapping[str, Any]) -> dict[str, Any]:
-	"""Count the usage a journaled entry carries (`spent_entry`) in the run; the entry without it.
-
-	An entry journaled before the usage per model was (only ``_usage``) counts in the total only.
-	"""
-	out = dict(entry)
-	total = out.pop(_SPENT, None)
-	per_model = out.pop(_BY_MODEL, None) or {}
-	if total is not None:
-		by_model = {k: Usage.from_dict(v) for k, v in per_model.items()}
-		spend(state, Usage.from_dict(total), by_model)
-	return out
-
-
-# The fallback feature's names, under their old home here (loaded on first use).
+# The fallback feature's names, and the sub-agents' spend's, under their old home here (loaded
+# on first use).
+_SPEND = "openmolt_core.capabilities.spend"
 __getattr__: Callable[[str], Any]
 __dir__: Callable[[], list[str]]
 __getattr__, __dir__ = lazy_exports(
@@ -419,5 +322,11 @@ __getattr__, __dir__ = lazy_exports(
 		"fallback_reason": "openmolt_core.capabilities.fallback",
 		"model_list": "openmolt_core.fallback",
 		"ModelFallbackEvent": "openmolt_core.capabilities.fallback",
+		"add_spent": _SPEND,
+		"passed_up": _SPEND,
+		"read_spent": _SPEND,
+		"spend_cut_off": _SPEND,
+		"spent_entry": _SPEND,
+		"summed": _SPEND,
 	},
 )

@@ -9,6 +9,7 @@ Model mistakes and tool failures become error entries, never exceptions.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -19,14 +20,6 @@ from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import anyio
 
-from openmolt_core._chain import (
-	add_spent,
-	passed_up,
-	read_spent,
-	spend_cut_off,
-	spent_entry,
-	summed,
-)
 from openmolt_core._emitter import EventEmitter
 from openmolt_core._parse import DEFAULT_MAX_DEPTH, DEFAULT_MAX_REPLY_CHARS
 from openmolt_core._support.jsonsafe import SHALLOW_DEPTH, encodable, nests_within
@@ -46,9 +39,6 @@ from openmolt_core.durability import (
 	RunPort,
 	call_age,
 	call_started,
-	keeps_spent,
-	record_spent,
-	spent_before,
 	step_key,
 )
 from openmolt_core.errors import ToolError
@@ -63,6 +53,7 @@ from openmolt_core.hooks import (
 	RunOwner,
 	Stop,
 	ToolDecision,
+	ToolInside,
 	Words,
 	decision_from_dict,
 	decision_to_dict,
@@ -842,30 +833,8 @@ async def _call_tool(
 	# the key: its start is recorded too, and one begun longer ago asks a person.
 	lifetime = bound.key_lifetime if records and policy == "retry" else None
 
-	async def work() -> dict[str, Any]:
-		# What an earlier execution of this call spent before a crash stopped it (a durable
-		# port keeps it as the call's nested runs spend): it counts once, with this result.
-		keeps = keeps_spent(ctx.port)
-		before = await spent_before(ctx.port, key) if keeps else {}
-		if policy != "retry" or lifetime is not None:
-			from openmolt_core._indoubt import IN_DOUBT, WHY, key_outlived
-
-			if await call_started(ctx.port, key):  # started before a crash: in doubt
-				if lifetime is None:
-					return {IN_DOUBT: policy, "tool": call.tool, **before}
-				outlived = key_outlived(await call_age(ctx.port, key), lifetime)
-				if outlived is not None:
-					return {IN_DOUBT: "ask", WHY: outlived, "tool": call.tool, **before}
-		if ctx.wants("tool:call"):
-			from openmolt_core.events import ToolCallEvent
-
-			await ctx.emit(
-				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input),
-				seq,
-			)
-		began = time.perf_counter()
-		ok = True
-		labelled: tuple[str, ...] = ()
+	def calling() -> CallingRun:
+		# The run handed to the runs the call nests (a sub-agent's): built inside the step.
 		inherits = handed
 		if inherits is None and hooks.hand_down:
 			inherits = hooks.handed(ctx, (bound,))[0]
@@ -882,37 +851,37 @@ async def _call_tool(
 			depth=1 if ctx.link is None else ctx.link.depth + 1,
 			**(inherits or {}),
 		)
-		earlier = read_spent(before)
-
-		def so_far(
-			usage: Usage | None = None, by_model: Mapping[str, Usage] | None = None
-		) -> dict[str, Any]:
-			# Earlier executions', this call's ended nested runs', and a running one's usage.
-			running = (usage, by_model or {})
-			return spent_entry(*summed(earlier, (run.usage, run.usage_by_model), running))
-
-		if keeps:
-
-			async def spending(usage: Usage, by_model: Mapping[str, Usage]) -> None:
-				await record_spent(ctx.port, key, so_far(usage, by_model))
-
-			run.spending = spending
-		else:  # a nested run's port: its caller keeps it
-			run.spending = passed_up(ctx.link, ctx.state, run)
 		if ctx.link is not None:  # runs nested deeper are recorded by the top call
 			run.nesting = ctx.link.nesting
 		elif records:
 			run.nesting = _nesting(ctx, key, policy)
+		return run
+
+	async def work(run: CallingRun) -> dict[str, Any]:
+		if policy != "retry" or lifetime is not None:
+			from openmolt_core._indoubt import IN_DOUBT, WHY, key_outlived
+
+			if await call_started(ctx.port, key):  # started before a crash: in doubt
+				if lifetime is None:
+					return {IN_DOUBT: policy, "tool": call.tool}
+				outlived = key_outlived(await call_age(ctx.port, key), lifetime)
+				if outlived is not None:
+					return {IN_DOUBT: "ask", WHY: outlived, "tool": call.tool}
+		if ctx.wants("tool:call"):
+			from openmolt_core.events import ToolCallEvent
+
+			await ctx.emit(
+				ToolCallEvent(agent=ctx.agent, step=ctx.step, tool=call.tool, input=tool_input),
+				seq,
+			)
+		began = time.perf_counter()
+		ok = True
+		labelled: tuple[str, ...] = ()
 		try:
 			# The context is the binding's; memory is this run's (runs of one agent may overlap).
 			value = await bound.execute(tool_input, memory=ctx.state.memory, run=run)
 			if type(value) is LabelledResult:  # labels of this result's own (a tool's say)
 				labelled, value = value.labels, value.value
-		except anyio.get_cancelled_exc_class():
-			if before:
-				add_spent(ctx.state, before)
-			spend_cut_off(ctx.state, run)  # a nested run's calls were billed all the same
-			raise
 		except ToolError as exc:
 			ok = False
 			value = exc.to_dict()
@@ -921,7 +890,7 @@ async def _call_tool(
 
 			doubt = nested_doubt(exc)
 			if doubt is not None:  # a run it nested before a crash was not run again
-				return {IN_DOUBT: doubt, "tool": call.tool, **so_far()}
+				return {IN_DOUBT: doubt, "tool": call.tool}
 			ok = False
 			value = {"message": f"the tool failed: {type(exc).__name__}: {exc}"}
 			log.debug("tool %s raised", call.tool, exc_info=True)
@@ -943,8 +912,6 @@ async def _call_tool(
 				"ok" if ok else "failed",
 				duration * 1000,
 			)
-		# A sub-agent's usage travels with the journaled result, so a replay counts it too.
-		spent = so_far()
 		# What a tool returned (a value built in Python: one that contains itself, one nested
 		# thousands deep, NaN) goes on as the journal, the state and the model can hold it.
 		if not ok:
@@ -955,7 +922,6 @@ async def _call_tool(
 				"error": value.get("message", "failed"),
 				**({"details": details} if details else {}),
 				**({"labels": list(labelled)} if labelled else {}),
-				**spent,
 			}
 			return encodable(entry, SHALLOW_DEPTH)  # type: ignore[no-any-return]  # a dict
 		value = encodable(value, SHALLOW_DEPTH)  # what replace_result hooks are given
@@ -969,14 +935,19 @@ async def _call_tool(
 				"ok": True,
 				"result": value,
 				"labels": list(labelled),
-				**spent,
 			}
-		return {"tool": call.tool, "ok": True, "result": value, **spent}
+		return {"tool": call.tool, "ok": True, "result": value}
 
-	result: dict[str, Any] = await ctx.port.step(key, lambda: _counted(ctx, work))
-	result = _replayed_events(ctx, result, bool(done))
-	if "_usage" in result:  # what its nested runs spent (an in-doubt call's earlier ones too)
-		result = add_spent(ctx.state, result)
+	async def journal(inside: ToolInside) -> dict[str, Any]:
+		async def step() -> dict[str, Any]:
+			run = calling()
+			return await inside(run, functools.partial(work, run))
+
+		value: dict[str, Any] = await ctx.port.step(key, lambda: _counted(ctx, step))
+		return _replayed_events(ctx, value, bool(done))
+
+	# Around the step, what the capabilities run in it (the sub-agents' spend: `wrap_tool`).
+	result = await hooks.tool_step(ctx, call, bound, journal)
 	if done:  # the call ran here (not answered from the journal), and its result is journaled
 		await _responded(ctx, call.tool, tool_input, done, seq, key)
 	else:  # answered from the journal: a call found in doubt there is handled now

@@ -435,6 +435,13 @@ class Agent:
 				"provider's structured output; add openmolt_core.capabilities.StructuredOutput() "
 				"to its capabilities (create_agent adds it)"
 			)
+		if not self._hooks.wrap_tool and self.sub_agents:
+			raise ConfigurationError(
+				f"Agent {name!r}: a tool runs agent {self.sub_agents[0].name!r}, and no capability "
+				"counts what its runs spend in this agent's runs; add "
+				"openmolt_core.capabilities.spend.NestedSpend() to its capabilities (create_agent "
+				"adds it)"
+			)
 		if memory and not (self._hooks.first_memory and self._hooks.memory_written):
 			raise ConfigurationError(
 				f"Agent {name!r}: memory is given, and no capability starts runs from it or keeps "

@@ -35,6 +35,7 @@ from openmolt_core.capabilities import (
 	ApprovalGate,
 	Compaction,
 	Memory,
+	NestedSpend,
 	ObservedOutside,
 	Observers,
 	Offload,
@@ -1521,6 +1522,7 @@ BUILT_IN_CAPABILITIES: frozenset[str] = frozenset(
 		"compaction",
 		"credential-check",
 		"model-fallback",
+		"nested-spend",
 		"offload",
 		"reply-stream",
 		"run-observers",
@@ -1593,6 +1595,9 @@ _MEMORY = Memory()
 _STRUCTURED = StructuredOutput()
 """The structured output every agent has (it holds nothing: one serves them all)."""
 
+_SPEND = NestedSpend()
+"""What every agent's tool calls count of the runs they nest (a sub-agent's spend); it holds nothing."""
+
 _GATE = ApprovalGate()
 """The approvals gate every agent has, last (its safety may hand it a call); it holds nothing."""
 
@@ -1621,8 +1626,9 @@ def _resolved(
 	base_key = tuple(map(id, caps))
 	found = cache.get(base_key)
 	if found is None:
-		# every agent: anyone may listen to its reply's text; any call may give a session
-		base = Hooks((*caps, Streaming(), _STRUCTURED, shared.sessions, _MEMORY))
+		# every agent: anyone may listen to its reply's text; any call may give a session; a
+		# call's nested runs spend
+		base = Hooks((*caps, Streaming(), _STRUCTURED, shared.sessions, _MEMORY, _SPEND))
 		if len(cache) < 64:  # the common sets (observers, compaction, skills...)
 			cache[base_key] = (tuple(caps), base)
 	else:

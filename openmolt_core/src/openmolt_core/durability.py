@@ -249,7 +249,7 @@ async def call_age(port: RunPort, key: str) -> float | None:
 # crash interrupts (run again, or found in doubt) still counts what its first attempt was billed:
 # ``async def spent_before(key) -> Mapping | None`` (the last record for the call ``key``) and
 # ``async def record_spent(key, entry) -> None`` (replaces it). Entries are
-# `openmolt_core._chain.spent_entry` dicts; ports without them keep nothing.
+# `openmolt_core.capabilities.spend.spent_entry` dicts; ports without them keep nothing.
 
 
 async def spent_before(port: RunPort, key: str) -> dict[str, Any]:
@@ -284,7 +284,7 @@ async def record_spent(port: RunPort, key: str, entry: Mapping[str, Any]) -> Non
 	Args:
 		port: The run's port.
 		key: The tool call's step key.
-		entry: The spend (`openmolt_core._chain.spent_entry`).
+		entry: The spend (`openmolt_core.capabilities.spend.spent_entry`).
 	"""
 	write = getattr(port, "record_spent", None)
 	if write is not None:

@@ -75,8 +75,11 @@ __all__ = [
 	"Stop",
 	"ToolBinder",
 	"ToolDecision",
+	"ToolInside",
 	"ToolRecord",
 	"ToolSpec",
+	"ToolStep",
+	"ToolWork",
 	"Words",
 	"WordsDecision",
 	"alongside",
@@ -343,6 +346,19 @@ _WORDS_COMMAND = {"message": "requestHumanInput", "reason": "callTool", "plan": 
 ModelSend = Callable[["LLMProvider", "ModelRequest", str], Awaitable["ModelResponse"]]
 """Sends one model's request in place of its provider's ``generate`` (`Capability.send_model`):
 ``send(provider, request, model)``, ``model`` the ``provider:model`` id; returns the response."""
+
+ToolWork = Callable[[], Awaitable[dict[str, Any]]]
+"""A tool call's work inside its journaled step (`Capability.wrap_tool`): runs the call (or finds
+it in doubt) and returns its result entry."""
+
+ToolInside = Callable[["CallingRun", ToolWork], Awaitable[dict[str, Any]]]
+"""What a `Capability.wrap_tool` runs inside a tool call's journaled step, around its work:
+``inside(calling, work)``, ``calling`` the run handed to the runs the call nests
+(`openmolt_core.tools.CallingRun`); returns the entry the journal keeps."""
+
+ToolStep = Callable[[ToolInside], Awaitable[dict[str, Any]]]
+"""Runs a tool call's journaled step (`Capability.wrap_tool`): ``step(inside)`` runs ``inside``
+in it (not on a replay: the journal answers) and returns the journaled entry."""
 
 PROCEED = Proceed()
 
@@ -1164,6 +1180,28 @@ class Capability:
 		"""
 		return value
 
+	async def wrap_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, step: ToolStep
+	) -> dict[str, Any]:
+		"""Around a tool call's journaled step: what runs inside it, and what the run reads of it.
+
+		``await step(inside)`` runs the step: inside it (not on a replay, where the journal
+		answers), ``inside(calling, work)`` runs around the call's work (``await work()``: the
+		entry), with the `openmolt_core.tools.CallingRun` handed to the runs the call nests, and
+		returns the entry to journal (it may add fields of its own). What the hook returns is
+		the entry the run reads, before the `after_tool` hooks (it may take its own fields out
+		again, and count them in the run's state: the sub-agents' spend does,
+		`openmolt_core.capabilities.spend`). Hooks nest, the first capability outermost, and so
+		do their ``inside``.
+
+		Args:
+			run: The run.
+			call: The call.
+			tool: The tool's record.
+			step: Runs the journaled step with what runs inside it.
+		"""
+		return await step(_work)
+
 	async def after_tool(
 		self, run: Run, call: CallTool, tool: ToolSpec, entry: dict[str, Any]
 	) -> dict[str, Any] | Stop:
@@ -1447,6 +1485,7 @@ _HOOKS = (
 	"before_tool",
 	"reserve_steps",
 	"replace_result",
+	"wrap_tool",
 	"after_tool",
 	"tool_done",
 	"nested_result_labels",
@@ -1825,6 +1864,7 @@ class Hooks:
 	reserve_steps: _Resolved
 	describe_tools: _Resolved
 	replace_result: _Resolved
+	wrap_tool: _Resolved
 	after_tool: _Resolved
 	tool_done: _Resolved
 	new_run: _Resolved
@@ -2204,6 +2244,15 @@ class Hooks:
 			value = await _await(hook, run, call, tool, value)
 		return value
 
+	async def tool_step(
+		self, run: Run, call: CallTool, tool: ToolSpec, step: ToolStep
+	) -> dict[str, Any]:
+		"""``step`` wrapped in every `Capability.wrap_tool`, the first capability outermost.
+
+		Each hook's ``inside`` runs within the one of the hook around it, in the journaled step.
+		"""
+		return await _tool_layer(self.wrap_tool, 0, run, call, tool, step, None)
+
 	def wrap(
 		self, run: Run, send: Callable[[ModelRequest], Awaitable[ModelResponse]]
 	) -> Callable[[ModelRequest], Awaitable[ModelResponse]]:
@@ -2390,6 +2439,38 @@ async def _wrapped(
 		inner = functools.partial(_for_model, request.model_id, inner)
 	how = "the ModelResponse of call(request), or one of its own"
 	return await _around(hook, "wrap_model", run, inner, ModelResponse, how, request)
+
+
+async def _work(calling: CallingRun, work: ToolWork) -> dict[str, Any]:
+	"""The `ToolInside` that only runs the work (a `Capability.wrap_tool` that adds nothing)."""
+	return await work()
+
+
+async def _tool_layer(
+	hooks: _Resolved,
+	at: int,
+	run: Run,
+	call: CallTool,
+	tool: ToolSpec,
+	step: ToolStep,
+	outer: ToolInside | None,
+	inside: ToolInside | None = None,
+) -> dict[str, Any]:
+	"""The tool step as the hook at ``at`` gets it; ``inside``: the previous hook's, within ``outer``."""
+	if inside is not None:
+		outer = inside if outer is None else functools.partial(_within, outer, inside)
+	if at == len(hooks):
+		return await step(outer or _work)
+	layer = functools.partial(_tool_layer, hooks, at + 1, run, call, tool, step, outer)
+	how = "the entry (a dict) that await step(inside) returned, or one of its own"
+	return await _around(hooks[at], "wrap_tool", run, layer, dict, how, call, tool)
+
+
+async def _within(
+	outer: ToolInside, inner: ToolInside, calling: CallingRun, work: ToolWork
+) -> dict[str, Any]:
+	"""``inner`` run inside ``outer`` (the hook around it), around the call's work."""
+	return await outer(calling, functools.partial(inner, calling, work))
 
 
 def _for_model(

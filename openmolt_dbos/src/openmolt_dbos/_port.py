@@ -311,7 +311,7 @@ class DBOSPort:
 
 		Args:
 			key: The call's step key.
-			entry: The spend so far, earlier executions' included (`openmolt_core._chain.spent_entry`).
+			entry: The spend so far, earlier executions' included (`openmolt_core.capabilities.spend.spent_entry`).
 		"""
 		name = _spent_event(key)
 		if name is None:

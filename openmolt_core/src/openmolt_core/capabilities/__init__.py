@@ -4,7 +4,8 @@ Each module holds one feature and what builds it from ``create_agent``'s keyword
 loop never imports them. See docs/guides/capabilities.md and Architecture.md.
 
 Here are the capabilities every agent of ``create_agent`` has, whole when they are light (the
-instance's run observers and its verbose log, `Observers`; the approvals gate, `ApprovalGate`),
+instance's run observers and its verbose log, `Observers`; the approvals gate, `ApprovalGate`;
+what the runs a tool call nests spend, `NestedSpend`),
 or in their part that runs at every step (`Compaction`: whether the request is near the
 threshold; `OffloadResults`: whether a result is too large, and the ``openmolt.readResult``
 listing; `Streaming`: whether anything listens to the reply's text; `Sessions`: whether a call
@@ -28,8 +29,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from anyio import get_cancelled_exc_class
+
 from openmolt_core._chain import split_id
 from openmolt_core._cost import estimate_tokens
+from openmolt_core.durability import keeps_spent
 from openmolt_core.hooks import PROCEED, Capability
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW
 from openmolt_core.prompt import dumps
@@ -57,11 +61,13 @@ if TYPE_CHECKING:
 		RunOwner,
 		ToolDecision,
 		ToolSpec,
+		ToolStep,
+		ToolWork,
 	)
 	from openmolt_core.llm import CompactionConfig, LLMProvider
 	from openmolt_core.observe import RunObserver
 	from openmolt_core.result import RunResult, RunState
-	from openmolt_core.tools import Tool, ToolContext
+	from openmolt_core.tools import CallingRun, Tool, ToolContext
 
 __all__ = [
 	"READ_TOOL",
@@ -69,6 +75,7 @@ __all__ = [
 	"ApprovalGate",
 	"Compaction",
 	"Memory",
+	"NestedSpend",
 	"ObservedOutside",
 	"Observers",
 	"Offload",
@@ -342,6 +349,66 @@ class ApprovalGate(Capability):
 
 		ctx: RunContext = run  # type: ignore[assignment]  # the loop's run context
 		return _approve.pending_requests(ctx, parked)
+
+
+class NestedSpend(Capability):
+	"""Counts what the runs nested in a tool call spent in the calling run (`capabilities.spend`).
+
+	Around each call's step (`Capability.wrap_tool`): a run whose spend is kept against a crash
+	(a durable port, or a caller that keeps it) goes through `openmolt_core.capabilities.spend`;
+	otherwise what the call's nested runs handed up rides its journaled entry, and is counted
+	once the step answers, a replay's too. A call that nests no run loads nothing.
+	"""
+
+	__slots__ = ()
+
+	name = "nested-spend"
+	in_fingerprint: ClassVar[bool] = False  # its fields are the journal's, as they always were
+
+	async def wrap_tool(
+		self, run: Run, call: CallTool, tool: ToolSpec, step: ToolStep
+	) -> dict[str, Any]:
+		"""The call's step with its nested runs' spend in the journaled entry, then counted.
+
+		Args:
+			run: The calling run.
+			call: The call.
+			tool: The tool's record.
+			step: Runs the call's journaled step.
+		"""
+		link = run.link
+		if keeps_spent(run.port) or (link is not None and link.spending is not None):
+			from openmolt_core.capabilities.spend import kept_step
+
+			return await kept_step(run, step)
+		entry = await step(functools.partial(_unkept, run.state))
+		if _SPENT in entry:  # what its nested runs spent
+			from openmolt_core.capabilities.spend import add_spent
+
+			return add_spent(run.state, entry)
+		return entry
+
+
+_SPENT = "_usage"
+"""The key of a journaled entry (a tool's result, a guardrail's verdict) that carries what its
+nested runs spent, in total (`capabilities.spend`), so a replay counts it too."""
+
+
+async def _unkept(state: RunState, calling: CallingRun, work: ToolWork) -> dict[str, Any]:
+	"""A call's work whose spend nobody keeps: what its nested runs handed up rides its entry."""
+	try:
+		entry = await work()
+	except get_cancelled_exc_class():
+		if calling.usage.calls:  # cut off: its nested runs' calls were billed all the same
+			from openmolt_core.capabilities.spend import spend_cut_off
+
+			spend_cut_off(state, calling)
+		raise
+	if not calling.usage.calls:
+		return entry
+	from openmolt_core.capabilities.spend import spent_entry, summed
+
+	return {**entry, **spent_entry(*summed((calling.usage, calling.usage_by_model)))}
 
 
 class Compaction(Capability):

@@ -33,14 +33,6 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openmolt_core._chain import (
-	add_spent,
-	passed_up,
-	read_spent,
-	spend_cut_off,
-	spent_entry,
-	summed,
-)
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.sync import takes
 from openmolt_core.capabilities import READ_TOOL
@@ -298,14 +290,22 @@ class Safety(Capability):
 	async def _judge(
 		self, ctx: RunContext, g: Guardrail, check: GuardrailCheck, key: str
 	) -> Verdict:
-		from openmolt_core.guardrails.base import Verdict  # loaded by agents with guardrails only
+		from openmolt_core.capabilities.spend import (  # loaded by agents with guardrails only
+			add_spent,
+			passed_up,
+			read_spent,
+			spend_cut_off,
+			spent_entry,
+			summed,
+		)
+		from openmolt_core.guardrails.base import Verdict
 
 		policy = g.in_doubt
 
 		async def ask() -> dict[str, Any]:
 			# What an earlier execution's guardrail agent spent before a crash stopped it (a
 			# durable port keeps it as the agent makes its calls): it counts once, with this
-			# verdict, as a sub-agent call's does (`openmolt_core._execute`).
+			# verdict, as a sub-agent call's does (`openmolt_core.capabilities.spend`).
 			keeps = keeps_spent(ctx.port)
 			before = await spent_before(ctx.port, key) if keeps else {}
 			# The start is this execution's: a call parked for approval is judged again,
