@@ -1895,7 +1895,11 @@ class Hooks:
 		return _first(self.last_step, "last_step", _text, "the reason as text, or None", run)
 
 	def nested_policy(self, agent: Any) -> Literal["retry", "ask", "fail"] | None:
-		"""The first `Capability.nested_in_doubt` answer that is not None, or None."""
+		"""The first `Capability.nested_in_doubt` answer that is not None, or None.
+
+		Args:
+			agent: The agent whose run is nested in a durable call.
+		"""
 		return _first(
 			self.nested_in_doubt,
 			"nested_in_doubt",
@@ -1921,7 +1925,12 @@ class Hooks:
 		)
 
 	def fit(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema | None:
-		"""The first `Capability.fit_reply` answer that is not None, or None."""
+		"""The first `Capability.fit_reply` answer that is not None, or None.
+
+		Args:
+			envelope: The reply schema to fit.
+			dialect: The provider's structured-output dialect.
+		"""
 		return _first(
 			self.fit_reply, "fit_reply", _fits, "a FittedSchema, or None", envelope, dialect
 		)
@@ -2250,6 +2259,12 @@ class Hooks:
 		"""``step`` wrapped in every `Capability.wrap_tool`, the first capability outermost.
 
 		Each hook's ``inside`` runs within the one of the hook around it, in the journaled step.
+
+		Args:
+			run: The run.
+			call: The tool call.
+			tool: The called tool's record.
+			step: Runs the call's journaled step (`ToolStep`).
 		"""
 		return await _tool_layer(self.wrap_tool, 0, run, call, tool, step, None)
 

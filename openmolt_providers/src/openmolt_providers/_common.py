@@ -299,7 +299,8 @@ class HTTPProvider:
 		"""The price a prompt of ``prompt_tokens`` tokens pays, or None as `price`.
 
 		Past the model's long-context threshold, its tier's
-		(`openmolt_providers._price_table.TIERS`); else the base price. The budget (``max_cost``) estimates the coming call with it.
+		(`openmolt_providers._price_table.TIERS`); else the base price. The budget
+		(``max_cost``) estimates the coming call with it.
 
 		Args:
 			model: The model name.
@@ -370,7 +371,8 @@ class HTTPProvider:
 	def media_models(self) -> frozenset[str]:
 		"""The listed models that speak, listen or draw (realtime, image, speech models).
 
-		Realtime, audio, live, image, text-to-speech and transcription models. They take no agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
+		Realtime, audio, live, image, text-to-speech and transcription models. They take no
+		agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
 		Told by genai-prices (`openmolt_providers._price_table.MEDIA`): such a model's output audio
 		or images (or its image input) are priced apart from text tokens, or its name says it
 		speaks or listens (``-tts``, ``transcribe``: priced as text tokens).

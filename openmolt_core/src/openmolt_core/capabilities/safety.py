@@ -201,6 +201,9 @@ class Safety(Capability):
 
 		What its tools do (their labels: one that declares none may send), what tools listed
 		at run time may do, and what the agents nested in its runs do count.
+
+		Args:
+			agent: The agent whose run is nested in a durable call.
 		"""
 		return nested_in_doubt(agent)
 
