@@ -106,3 +106,24 @@ def test_names_are_still_said_back() -> None:
 		assert said(word) == repr(word)
 	for value in VALUES:
 		assert value not in said(value)
+
+
+def test_product_names_with_a_number_read_as_names() -> None:
+	"""An id or key with a short number in a word (``route53``, ``office365``) is a name: its
+	key can be stored with `keys set` (two digits in a row refused it); a token's numbers are
+	longer, more, or start a word."""
+	from openmolt_core.cli._said import reads_as_name
+
+	for word in ("route53", "office365", "OPENMOLT_OFFICE365_TOKEN", "OPENMOLT_ROUTE53_ACCESS_KEY"):
+		assert reads_as_name(word), word
+	for value in ("sk_live_51Habc", "abc1def2ghi3", "key-2024-05-01", "a1b2c3"):
+		assert not reads_as_name(value), value
+
+
+def test_keys_set_stores_a_product_name_with_a_number(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""`keys set OPENMOLT_ROUTE53_ACCESS_KEY --value V` stores it under that name."""
+	code = openmolt_main(["keys", "set", "OPENMOLT_ROUTE53_ACCESS_KEY", "--value", "v-secret-1"])
+	assert code == 0, capsys.readouterr().err
+	assert _stored().get("OPENMOLT_ROUTE53_ACCESS_KEY") == "v-secret-1"
