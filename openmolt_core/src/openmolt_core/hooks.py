@@ -890,8 +890,9 @@ class Capability:
 		"""See the agent's whole tool set, and set what the records say (`ToolRecord`).
 
 		Their ``labels``, and their in-doubt policy (``in_doubt_default``, ``in_doubt_at_least``:
-		the loop reads a record's ``in_doubt``, never its labels). Called when the agent is built, and again when a run-time source (an MCP server)
-		changes its tools; the capabilities in order, each seeing what the earlier ones set.
+		the loop reads a record's ``in_doubt``). Called when the agent is built, and again when a
+		run-time source (an MCP server) changes its tools; the capabilities in order, each seeing
+		what the earlier ones set.
 
 		Args:
 			agent: The agent being built (``agent.tools``: the handles it may call).

@@ -145,8 +145,9 @@ def nested_in_doubt(agent: Any) -> InDoubt:
 	So it is as strict as its strictest tool (``fail`` over ``ask`` over ``retry``), and ``ask``
 	at least when it may send data out (``outbound`` in its tools' labels, or tools listed at run
 	time). The agents nested in its runs (`nested_agents`) run again with it, so their policies
-	count too. The safety capability gives it to the loop (`openmolt_core.hooks.Capability.nested_in_doubt`),
-	which knows no labels. (`openmolt_core.subagents` re-exports it.)
+	count too. The safety capability gives it to the loop
+	(`openmolt_core.hooks.Capability.nested_in_doubt`), which weighs no agent's labels.
+	(`openmolt_core.subagents` re-exports it.)
 
 	Args:
 		agent: The agent the step runs (its ``in_doubt``: its tools' policies by handle).
