@@ -1005,3 +1005,90 @@ async def test_a_chat_run_taken_over_from_this_server_is_answered_by_its_followe
 			await anyio.sleep(1.5)  # its reply would be sent by now
 	await om.aclose()
 	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == []
+
+
+async def test_a_chat_run_taken_over_is_followed_when_its_gone_worker_beats_again_first(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The dead server's run is taken over by this server's engine, and the dead server's id beats
+	again (it restarted under its id, its caller gone) before this server's first look: the run
+	still belongs to the gone caller, and is followed under its key. The store's rows said it was
+	taken from nobody once that worker beat again: this server took it for its own (its caller
+	here follows it: none does), the restarted one for another live worker's: nobody followed it."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._taken import taken_from
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(store, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"other": time.time()}, {"other": run_id})
+	engine = held.om.durability.engine  # type: ignore[union-attr]
+	followed = _followed(monkeypatch)
+	looking = anyio.Event()
+	going = Conversations._going_runs
+
+	async def held_back(self: Conversations) -> list[dict[str, Any]]:
+		await looking.wait()  # no look until the gone worker beats again
+		return await going(self)
+
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			monkeypatch.setattr(Conversations, "_going_runs", held_back)
+			with engine.tables.begin() as conn:  # the other server dies
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() - 3600)
+				)
+			await eventually(lambda: bool(taken_from(engine.tables, [run_id])), seconds=30)
+			with engine.tables.begin() as conn:  # it starts again under its id, and beats
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() + 3600, state="live", taken_by=None)
+				)
+			looking.set()
+			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
+			await anyio.sleep(1)
+	await held.close()
+	assert followed == [run_id]
+
+
+async def test_a_gone_servers_chat_run_another_live_worker_took_over_is_followed(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A gone server's chat run taken over by a worker that serves no chat (``openmolt worker``)
+	is followed by a server on the store, under the gone server's key: the servers left it to
+	the live worker it runs on, which has no caller, and nobody sent its reply."""
+	import time
+
+	from openmolt_dbos._taken import record_taken
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(store, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	now = time.time()
+	held.started_by({"gone": now - 3600, "plain": now + 3600}, {"plain": run_id})
+	engine = held.om.durability.engine  # type: ignore[union-attr]
+	record_taken(engine.tables, [run_id], "gone", "plain")  # the plain worker took it over
+	followed = _followed(monkeypatch)
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
+			await anyio.sleep(1)
+		async with TriggerServer([(held.agent, _chat(base))], port=0):  # a second server
+			await anyio.sleep(1)
+	await held.close()
+	assert followed == [run_id]  # once: the first server holds the follow

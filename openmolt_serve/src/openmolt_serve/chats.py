@@ -293,17 +293,22 @@ def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	return f"Sorry, I could not finish that ({status})."
 
 
-def _for_caller(row: dict[str, Any], me: str | None) -> dict[str, Any]:
-	"""A run's row as its caller's: under the gone worker it was taken from, if this one took it.
+def _gone_caller(row: dict[str, Any], me: str | None) -> str | None:
+	"""The worker whose gone caller a going run is followed for, or None: its caller follows it.
 
-	A run this server's worker took over (the row's ``taken_from``, kept in the store: also
-	after this server restarted) is followed for the gone worker's caller, claimed under that
-	worker's key as by a server that saw it there first: one of them follows it.
+	A run taken over from a worker (the row's ``taken_from``, kept in the store) is that
+	worker's caller's, wherever it goes on now and whether that worker beats again or not (it
+	started again under its id: its caller is gone; it was paused: its caller claims the same
+	key before it replies, `Conversations._still_followed_here`). Else a run of this server's
+	worker (``me``) or of a live one is followed by its caller there, and a gone worker's run is
+	that worker's caller's.
 	"""
-	gone = row.get("taken_from")
-	if row.get("worker") == me and gone is not None:
-		return {**row, "worker": gone}
-	return row
+	taken = row.get("taken_from")
+	if taken is not None:
+		return str(taken)
+	if row.get("worker") == me or row.get("worker_live", False):
+		return None
+	return str(row.get("worker") or "")
 
 
 class Conversations:
@@ -810,27 +815,30 @@ class Conversations:
 
 		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
 		and sends it to its chat, which the run's input names. Only the runs whose caller is gone
-		are followed: those of this worker (its process before the restart; a run it had taken
-		over from a gone worker is that worker's, `_for_caller`) and of workers that no longer
-		beat. A run of another live worker (a second server on the store) is followed
-		by the server that started it: followed here too, its reply would reach the chat twice.
-		A gone worker's run is found by every server that starts (a deploy starts several at
-		once): each follows it only if it takes the run's follow, for the worker it was under,
-		in the store's replay guard (`seen_store`), so one of them sends its reply. This
-		worker's own runs need no claim (no other server follows a live worker's runs), so a
-		server that restarts again still follows them. From then on the server looks again
-		while it runs (`_look_for_gone`). Returns how many it follows at its start.
+		are followed: those of this worker (its process before the restart) and those whose
+		caller's worker no longer beats, or was taken over (`_gone_caller`: a run taken over is
+		its first worker's caller's, wherever it goes on). A run of another live worker (a
+		second server on the store) is followed by the server that started it: followed here
+		too, its reply would reach the chat twice. A gone caller's run is found by every server
+		that starts (a deploy starts several at once): each follows it only if it takes the
+		run's follow, for that caller's worker, in the store's replay guard (`seen_store`), so
+		one of them sends its reply. This worker's own runs need no claim (no other server
+		follows a live worker's runs), so a server that restarts again still follows them. From
+		then on the server looks again while it runs (`_look_for_gone`). Returns how many it
+		follows at its start.
 		"""
 		om = OpenMolt.of(self.agent)
 		if getattr(om.durability, "runs", None) is None:
 			return 0
 		me = getattr(om.durability, "worker_id", None)
-		rows = [
-			_for_caller(r, me)
-			for r in await self._going_runs()
-			if r.get("worker") == me or not r.get("worker_live", False)
-		]
-		going = [str(r["run_id"]) for r in rows if r.get("worker") == me or self._takes_follow(r)]
+		going = []
+		for row in await self._going_runs():
+			run_id = str(row["run_id"])
+			caller = _gone_caller(row, me)
+			if caller is None and row.get("worker") == me:
+				going.append(run_id)  # this worker's own, its caller gone with the restart
+			elif caller is not None and self._takes_follow(run_id, caller):
+				going.append(run_id)
 		for run_id in going:
 			self._start_follow(run_id)
 		self.launcher.tg.start_soon(
@@ -856,10 +864,10 @@ class Conversations:
 
 		A worker that dies while this server runs leaves its chat runs to be taken over; at a
 		start only, they were followed by no server already running, and their replies never
-		reached their chats. Every `FOLLOW_LOOK` seconds, a run of a gone worker is followed
-		if this server takes its follow (`_takes_follow`), and so is a run this server's engine
-		took over from a gone worker (the row's ``taken_from``), under that worker's key: of
-		this server and one that saw the run under that worker first, one follows it.
+		reached their chats. Every `FOLLOW_LOOK` seconds, a run whose caller is gone
+		(`_gone_caller`: its worker no longer beats, or it was taken over from its worker) is
+		followed if this server takes its follow (`_takes_follow`) under that worker's key: of
+		the servers that see it, one follows it.
 		"""
 		me = getattr(OpenMolt.of(self.agent).durability, "worker_id", None)
 		while True:
@@ -875,17 +883,14 @@ class Conversations:
 			for row in rows:
 				run_id = row["run_id"]
 				if run_id in self._following or run_id in self.launcher.running:
-					continue
-				if row.get("worker") == me:
-					if row.get("taken_from") is None:
-						continue  # this server's own run: its caller here follows it
-					row = _for_caller(row, me)
-				elif row.get("worker_live", False):
-					continue  # another live server's: it follows the run itself
-				key = (run_id, str(row.get("worker") or ""))
+					continue  # followed here, or its caller here waits for it
+				caller = _gone_caller(row, me)
+				if caller is None:
+					continue  # its caller follows it: here, or on another live server
+				key = (run_id, caller)
 				if key in self._refused:
 					continue  # another server follows it for that worker
-				if self._takes_follow(row):
+				if self._takes_follow(run_id, caller):
 					self._start_follow(run_id)
 				else:
 					self._refused.add(key)
@@ -914,7 +919,7 @@ class Conversations:
 			)
 			return True
 		me = getattr(durability, "worker_id", None)
-		if not taken or self._takes_follow({"run_id": state.run_id, "worker": me}):
+		if not taken or self._takes_follow(state.run_id, str(me or "")):
 			return True
 		log.info(
 			"%s: run %s was taken over from this server's worker; another server follows it",
@@ -927,18 +932,21 @@ class Conversations:
 		self._following.add(run_id)
 		self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 
-	def _takes_follow(self, row: dict[str, Any]) -> bool:
-		"""Whether this server takes the following of a gone worker's run.
+	def _takes_follow(self, run_id: str, caller: str) -> bool:
+		"""Whether this server takes the following of a run for a gone caller.
 
-		Keyed by that worker too: once the run went on in another worker (taken over), a server
-		starting after that one is gone may follow it again.
+		Keyed by the caller's worker too: once the run went on in another worker (taken over),
+		a server starting after that one is gone may follow it again.
+
+		Args:
+			run_id: The run.
+			caller: The worker whose caller is gone (`_gone_caller`).
 		"""
 		store = self.seen_store
 		if store is None:
 			return True
 		now = time.time()
-		key = f"follow:{row['run_id']}:{row.get('worker') or ''}"
-		return store.take({key: now + KEEP_SEEN}, now) is None
+		return store.take({f"follow:{run_id}:{caller}": now + KEEP_SEEN}, now) is None
 
 	async def _follow(self, run_id: str) -> None:
 		from openmolt_core.errors import RunError
