@@ -1087,8 +1087,99 @@ async def test_a_gone_servers_chat_run_another_live_worker_took_over_is_followed
 	async with local_server(FakeTelegram().app()) as base:
 		async with TriggerServer([(held.agent, _chat(base))], port=0):
 			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
-			await anyio.sleep(1)
-		async with TriggerServer([(held.agent, _chat(base))], port=0):  # a second server
-			await anyio.sleep(1)
+			async with TriggerServer([(held.agent, _chat(base))], port=0):  # a second server
+				await anyio.sleep(1)
 	await held.close()
 	assert followed == [run_id]  # once: the first server holds the follow
+
+
+async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The server that follows a gone server's chat run stops (it dies in turn): another server on
+	the store follows the run then, and not while the first one follows it. The first one's claim
+	held for a day: nobody sent the run's reply."""
+	import time
+
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(store, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"gone": time.time() - 3600}, {"gone": run_id})
+	followed: list[str] = []
+
+	async def follow(self: Any, run_id: str) -> None:
+		followed.append(run_id)
+		await anyio.sleep_forever()  # it waits for the run's end while its server lives
+
+	monkeypatch.setattr(Conversations, "_follow", follow)
+
+	async def serve(base: str, stop: anyio.Event) -> None:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			await stop.wait()
+
+	first, second = anyio.Event(), anyio.Event()
+	async with local_server(FakeTelegram().app()) as base, anyio.create_task_group() as tg:
+		tg.start_soon(serve, base, first)
+		await eventually(lambda: followed == [run_id], seconds=30)
+		tg.start_soon(serve, base, second)
+		await anyio.sleep(2)  # ten looks, and more than two of the follower's claims
+		assert followed == [run_id]  # the first server follows it while it lives
+		first.set()  # it stops renewing its claim: as when it dies
+		await eventually(lambda: followed == [run_id, run_id], seconds=30)  # before: never
+		second.set()
+	await held.close()
+
+
+async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Two servers both follow a chat run to its end (a follower paused past its claim, clocks
+	apart: both passed their claim to follow it): the reply is sent once. Each sent it."""
+	from openmolt_dbos._taken import record_taken
+	from openmolt_serve import chats
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	monkeypatch.setattr(Conversations, "_takes_follow", lambda self, run_id, caller: True)
+	gate = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test lets go."""
+		entered.append("x")
+		await gate.wait()
+		return "held"
+
+	fake = FakeTelegram()
+	om = OpenMolt(durability=store, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold"), finish("done", human_message="Done.")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	following = Conversations._follow
+	followers: list[str] = []
+
+	async def counted(self: Conversations, run_id: str) -> None:
+		followers.append(run_id)
+		await following(self, run_id)
+
+	monkeypatch.setattr(Conversations, "_follow", counted)
+	async with local_server(fake.app()) as base:
+		async with TriggerServer([(agent, _chat(base))], port=0):
+			fake.message("pay it")
+			await eventually(lambda: len(entered) == 1, seconds=30)
+			(row,) = await om.durability.runs(agent="Helper")  # type: ignore[union-attr]
+			me = om.durability.worker_id  # type: ignore[union-attr]
+			engine = om.durability.engine  # type: ignore[union-attr]
+			record_taken(engine.tables, [row["workflow_id"]], me, "other")
+			async with TriggerServer([(agent, _chat(base))], port=0):  # a second server
+				await eventually(lambda: followers == [row["run_id"]], seconds=30)
+				gate.set()
+				await eventually(lambda: len(model.requests) == 2, seconds=30)  # the run ends
+				done = lambda: [m for m in fake.sent if m.get("text") == "Done."]  # noqa: E731
+				await eventually(lambda: bool(done()), seconds=30)
+				await anyio.sleep(1.5)  # a second one would be sent by now
+	await om.aclose()
+	assert len(done()) == 1  # before: 2

@@ -121,6 +121,11 @@ half an hour; Telegram keeps an update unconfirmed for a day)."""
 FOLLOW_LOOK = 5.0
 """Seconds between a server's looks for the chat runs a gone worker left (`Conversations`)."""
 
+FOLLOW_HOLD = 4
+"""How many looks (`FOLLOW_LOOK`) a server's claim to follow a run for a gone caller lasts: the
+follower renews it at each look while it follows, and once it is gone (dead, stopped) the
+claim lapses and another server takes it (`Conversations._takes_follow`)."""
+
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the oldest
 idle one where no run waits, of the sender who made the most, is forgotten (its conversation
@@ -293,6 +298,11 @@ def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	return f"Sorry, I could not finish that ({status})."
 
 
+def _follow_key(run_id: str, caller: str) -> str:
+	"""The replay guard's key a server claims to follow a run for a gone caller's worker."""
+	return f"follow:{run_id}:{caller}"
+
+
 def _gone_caller(row: dict[str, Any], me: str | None) -> str | None:
 	"""The worker whose gone caller a going run is followed for, or None: its caller follows it.
 
@@ -344,8 +354,9 @@ class Conversations:
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`),
 		and a URL's login (`openmolt_core._support.masking.mask_url_logins`: its links work)."""
 		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
-		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
-		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
+		self._following: dict[str, str | None] = {}
+		"""The runs a restart or a worker's end left, followed here: by run, the claim this
+		server renews while it follows it (None: this worker's own run, followed unclaimed)."""
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
@@ -657,7 +668,12 @@ class Conversations:
 	async def _after(
 		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
 	) -> None:
-		"""Send what the run ended with: its question (it parks) or its reply."""
+		"""Send what the run ended with: its question (it parks) or its reply.
+
+		Once, by whichever server claims it first (`_sends`).
+		"""
+		if not self._sends(result):
+			return
 		if result is not None and result.status == "human_input_required" and result.state.pending:
 			# An empty question would not be sent (the services refuse an empty text), and the
 			# next message would answer a question nobody saw.
@@ -831,16 +847,16 @@ class Conversations:
 		if getattr(om.durability, "runs", None) is None:
 			return 0
 		me = getattr(om.durability, "worker_id", None)
-		going = []
+		going: list[tuple[str, str | None]] = []
 		for row in await self._going_runs():
 			run_id = str(row["run_id"])
 			caller = _gone_caller(row, me)
 			if caller is None and row.get("worker") == me:
-				going.append(run_id)  # this worker's own, its caller gone with the restart
+				going.append((run_id, None))  # this worker's own, its caller gone with the restart
 			elif caller is not None and self._takes_follow(run_id, caller):
-				going.append(run_id)
-		for run_id in going:
-			self._start_follow(run_id)
+				going.append((run_id, caller))
+		for run_id, caller in going:
+			self._start_follow(run_id, caller)
 		self.launcher.tg.start_soon(
 			self._look_for_gone, name=f"openmolt chat runs {self.agent.name}"
 		)
@@ -872,14 +888,14 @@ class Conversations:
 		me = getattr(OpenMolt.of(self.agent).durability, "worker_id", None)
 		while True:
 			await anyio.sleep(FOLLOW_LOOK)
+			self._renew_follows()
 			try:
 				rows = await self._going_runs()
 			except Exception as exc:
 				log.warning("%s: cannot look for runs to follow: %s", self.channel, exc)
 				continue
 			ids = {r["run_id"] for r in rows}
-			self._following &= ids
-			self._refused = {(r, w) for r, w in self._refused if r in ids}
+			self._following = {r: k for r, k in self._following.items() if r in ids}
 			for row in rows:
 				run_id = row["run_id"]
 				if run_id in self._following or run_id in self.launcher.running:
@@ -887,13 +903,8 @@ class Conversations:
 				caller = _gone_caller(row, me)
 				if caller is None:
 					continue  # its caller follows it: here, or on another live server
-				key = (run_id, caller)
-				if key in self._refused:
-					continue  # another server follows it for that worker
-				if self._takes_follow(run_id, caller):
-					self._start_follow(run_id)
-				else:
-					self._refused.add(key)
+				if self._takes_follow(run_id, caller):  # else another server follows it now
+					self._start_follow(run_id, caller)
 
 	async def _still_followed_here(
 		self, result: RunResult | None, error: BaseException | None
@@ -928,15 +939,20 @@ class Conversations:
 		)
 		return False
 
-	def _start_follow(self, run_id: str) -> None:
-		self._following.add(run_id)
+	def _start_follow(self, run_id: str, caller: str | None) -> None:
+		self._following[run_id] = None if caller is None else _follow_key(run_id, caller)
 		self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 
 	def _takes_follow(self, run_id: str, caller: str) -> bool:
 		"""Whether this server takes the following of a run for a gone caller.
 
-		Keyed by the caller's worker too: once the run went on in another worker (taken over),
-		a server starting after that one is gone may follow it again.
+		A lease in the store's replay guard (`seen_store`), held for `FOLLOW_HOLD` looks and
+		renewed at each look while this server follows the run (`_renew_follows`): a follower
+		that dies in turn leaves the run to the next server that looks, which takes the claim
+		once it lapsed. Keyed by the caller's worker too: once the run went on in another worker
+		(taken over), a server starting after that one is gone may follow it again. Two servers
+		that both follow a run (one paused past its claim, clocks apart) send its reply once
+		(`_sends`).
 
 		Args:
 			run_id: The run.
@@ -946,7 +962,55 @@ class Conversations:
 		if store is None:
 			return True
 		now = time.time()
-		return store.take({f"follow:{run_id}:{caller}": now + KEEP_SEEN}, now) is None
+		key = _follow_key(run_id, caller)
+		return store.take({key: now + FOLLOW_LOOK * FOLLOW_HOLD}, now) is None
+
+	def _renew_follows(self) -> None:
+		"""Renew the claims of the runs this server follows for gone callers (`_takes_follow`)."""
+		store = self.seen_store
+		keys = [k for k in self._following.values() if k is not None]
+		if store is None or not keys:
+			return
+		try:
+			store.add(keys, time.time() + FOLLOW_LOOK * FOLLOW_HOLD)
+		except Exception as exc:  # the claims lapse: another server may follow them too
+			log.warning("%s: cannot renew the runs' follows: %s", self.channel, exc)
+
+	def _sends(self, result: RunResult | None) -> bool:
+		"""Whether this server sends what a durable chat run ended or parked with.
+
+		Claimed once in the store's replay guard (`seen_store`), just before it is sent, by
+		whoever sends it: the run's caller, or a server that follows it for a gone caller. Of
+		two that reach the same end of the run (a follower paused past its claim, a caller
+		paused past its lease, clocks apart), one sends it. A store that cannot be read lets it
+		be sent (a reply twice rather than none).
+		"""
+		store = self.seen_store
+		durable = getattr(OpenMolt.of(self.agent).durability, "runs", None) is not None
+		if result is None or store is None or not durable:
+			return True
+		state = result.state
+		key = f"sent:{state.run_id}:{state.steps}:{state.seq}:{result.status}"
+		now = time.time()
+		try:
+			if store.take({key: now + KEEP_SEEN}, now) is None:
+				return True
+		except Exception as exc:
+			log.warning("%s: cannot claim the reply of run %s: %s", self.channel, state.run_id, exc)
+			return True
+		log.info("%s: run %s's reply was sent by another server", self.channel, state.run_id)
+		return False
+
+	def _let_go(self, run_id: str) -> None:
+		"""Stop following a run that could not be followed: the next look follows it again."""
+		key = self._following.pop(run_id, None)
+		store = self.seen_store
+		if key is None or store is None:
+			return
+		try:
+			store.discard([key])
+		except Exception as exc:  # it lapses
+			log.warning("%s: cannot let go of the run %s: %s", self.channel, run_id, exc)
 
 	async def _follow(self, run_id: str) -> None:
 		from openmolt_core.errors import RunError
@@ -959,6 +1023,7 @@ class Conversations:
 			result, error = exc.result, exc
 		except Exception as exc:
 			log.warning("%s: cannot follow the run %s: %s", self.channel, run_id, exc)
+			self._let_go(run_id)
 			return
 		if result is None:
 			return
