@@ -37,6 +37,38 @@ async def store(tmp_path: Path) -> AsyncIterator[str]:
 	await restart()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+async def either(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+	"""A fresh store: a SQLite file, or a new PostgreSQL database (where the servers on several
+	machines keep their claims: `openmolt_dbos._seen`). PostgreSQL needs
+	``OPENMOLT_TEST_POSTGRES_URL`` (``.ci/postgres start``)."""
+	import os
+	import uuid
+
+	if request.param == "sqlite":
+		yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
+		await restart()
+		return
+	admin = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
+	if not admin:
+		pytest.skip("PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL (.ci/run starts a cluster)")
+	import psycopg
+
+	name = f"om_{uuid.uuid4().hex[:12]}"
+	with psycopg.connect(admin, autocommit=True) as conn:
+		conn.execute(f'CREATE DATABASE "{name}"')
+	try:
+		yield f"{admin.rpartition('/')[0]}/{name}"
+		await restart()
+	finally:
+		with psycopg.connect(admin, autocommit=True) as conn:
+			conn.execute(
+				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+				(name,),
+			)
+			conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
 async def test_a_webhook_run_is_recorded_before_the_202_and_readable_by_its_id(store: str) -> None:
 	"""The 202's run id is the workflow's: om.result reads the run from the store."""
 	om = OpenMolt(durability=store, entry_points=False)
@@ -1008,7 +1040,7 @@ async def test_a_chat_run_taken_over_from_this_server_is_answered_by_its_followe
 
 
 async def test_a_chat_run_taken_over_is_followed_when_its_gone_worker_beats_again_first(
-	store: str, monkeypatch: pytest.MonkeyPatch
+	either: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""The dead server's run is taken over by this server's engine, and the dead server's id beats
 	again (it restarted under its id, its caller gone) before this server's first look: the run
@@ -1025,7 +1057,7 @@ async def test_a_chat_run_taken_over_is_followed_when_its_gone_worker_beats_agai
 	from openmolt_serve._launch import run_id_for
 
 	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
-	held = _Held(store, 1)
+	held = _Held(either, 1)
 	run_id = run_id_for("telegram", "Helper", None)
 	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
 	await eventually(lambda: len(held.entered) == 1, seconds=30)
@@ -1063,7 +1095,7 @@ async def test_a_chat_run_taken_over_is_followed_when_its_gone_worker_beats_agai
 
 
 async def test_a_gone_servers_chat_run_another_live_worker_took_over_is_followed(
-	store: str, monkeypatch: pytest.MonkeyPatch
+	either: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""A gone server's chat run taken over by a worker that serves no chat (``openmolt worker``)
 	is followed by a server on the store, under the gone server's key: the servers left it to
@@ -1075,7 +1107,7 @@ async def test_a_gone_servers_chat_run_another_live_worker_took_over_is_followed
 	from openmolt_serve._launch import run_id_for
 
 	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
-	held = _Held(store, 1)
+	held = _Held(either, 1)
 	run_id = run_id_for("telegram", "Helper", None)
 	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
 	await eventually(lambda: len(held.entered) == 1, seconds=30)
@@ -1094,7 +1126,7 @@ async def test_a_gone_servers_chat_run_another_live_worker_took_over_is_followed
 
 
 async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
-	store: str, monkeypatch: pytest.MonkeyPatch
+	either: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""The server that follows a gone server's chat run stops (it dies in turn): another server on
 	the store follows the run then, and not while the first one follows it. The first one's claim
@@ -1105,7 +1137,7 @@ async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
 	from openmolt_serve._launch import run_id_for
 
 	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
-	held = _Held(store, 1)
+	held = _Held(either, 1)
 	run_id = run_id_for("telegram", "Helper", None)
 	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
 	await eventually(lambda: len(held.entered) == 1, seconds=30)
@@ -1136,7 +1168,7 @@ async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
 
 
 async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
-	store: str, monkeypatch: pytest.MonkeyPatch
+	either: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 	"""Two servers both follow a chat run to its end (a follower paused past its claim, clocks
 	apart: both passed their claim to follow it): the reply is sent once. Each sent it."""
@@ -1155,7 +1187,7 @@ async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
 		return "held"
 
 	fake = FakeTelegram()
-	om = OpenMolt(durability=store, entry_points=False)
+	om = OpenMolt(durability=either, entry_points=False)
 	model = ScriptedModel([call_tool("local.hold"), finish("done", human_message="Done.")])
 	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
 	following = Conversations._follow
