@@ -1137,18 +1137,27 @@ async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
 	from openmolt_serve._launch import run_id_for
 
 	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	monkeypatch.setattr(chats, "FOLLOW_HOLD", 10, raising=False)  # a claim lasts 2 s
 	held = _Held(either, 1)
 	run_id = run_id_for("telegram", "Helper", None)
 	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
 	await eventually(lambda: len(held.entered) == 1, seconds=30)
 	held.started_by({"gone": time.time() - 3600}, {"gone": run_id})
 	followed: list[str] = []
+	looks: dict[int, list[float]] = {}  # each server's looks (by its Conversations), and when
+	going = Conversations._going_runs
+
+	async def counted(self: Conversations) -> list[dict[str, Any]]:
+		rows = await going(self)
+		looks.setdefault(id(self), []).append(time.monotonic())
+		return rows
 
 	async def follow(self: Any, run_id: str) -> None:
 		followed.append(run_id)
 		await anyio.sleep_forever()  # it waits for the run's end while its server lives
 
 	monkeypatch.setattr(Conversations, "_follow", follow)
+	monkeypatch.setattr(Conversations, "_going_runs", counted)
 
 	async def serve(base: str, stop: anyio.Event) -> None:
 		async with TriggerServer([(held.agent, _chat(base))], port=0):
@@ -1158,8 +1167,12 @@ async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
 	async with local_server(FakeTelegram().app()) as base, anyio.create_task_group() as tg:
 		tg.start_soon(serve, base, first)
 		await eventually(lambda: followed == [run_id], seconds=30)
+		seen = set(looks)
 		tg.start_soon(serve, base, second)
-		await anyio.sleep(2)  # ten looks, and more than two of the follower's claims
+		await eventually(lambda: len(looks) == len(seen) + 1, seconds=30)
+		(theirs,) = set(looks) - seen
+		lapsed = time.monotonic() + 3  # past a claim not renewed
+		await eventually(lambda: sum(t > lapsed for t in looks[theirs]) >= 5, seconds=60)
 		assert followed == [run_id]  # the first server follows it while it lives
 		first.set()  # it stops renewing its claim: as when it dies
 		await eventually(lambda: followed == [run_id, run_id], seconds=30)  # before: never
@@ -1198,6 +1211,14 @@ async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
 		await following(self, run_id)
 
 	monkeypatch.setattr(Conversations, "_follow", counted)
+	after = Conversations._after
+	decided: list[str] = []  # each server that reached the run's end and decided to send or not
+
+	async def sent(self: Conversations, *args: Any) -> None:
+		await after(self, *args)
+		decided.append("x")
+
+	monkeypatch.setattr(Conversations, "_after", sent)
 	async with local_server(fake.app()) as base:
 		async with TriggerServer([(agent, _chat(base))], port=0):
 			fake.message("pay it")
@@ -1210,8 +1231,6 @@ async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
 				await eventually(lambda: followers == [row["run_id"]], seconds=30)
 				gate.set()
 				await eventually(lambda: len(model.requests) == 2, seconds=30)  # the run ends
-				done = lambda: [m for m in fake.sent if m.get("text") == "Done."]  # noqa: E731
-				await eventually(lambda: bool(done()), seconds=30)
-				await anyio.sleep(1.5)  # a second one would be sent by now
+				await eventually(lambda: len(decided) == 2, seconds=30)  # both reached its end
 	await om.aclose()
-	assert len(done()) == 1  # before: 2
+	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == ["Done."]  # before: 2
