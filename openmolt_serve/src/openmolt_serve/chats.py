@@ -672,7 +672,7 @@ class Conversations:
 
 		Once, by whichever server claims it first (`_sends`).
 		"""
-		if not self._sends(result):
+		if not self._sends(result if result is not None else getattr(error, "result", None)):
 			return
 		if result is not None and result.status == "human_input_required" and result.state.pending:
 			# An empty question would not be sent (the services refuse an empty text), and the
