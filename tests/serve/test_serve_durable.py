@@ -37,6 +37,38 @@ async def store(tmp_path: Path) -> AsyncIterator[str]:
 	await restart()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+async def either(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+	"""A fresh store: a SQLite file, or a new PostgreSQL database (where the servers on several
+	machines keep their claims: `openmolt_dbos._seen`). PostgreSQL needs
+	``OPENMOLT_TEST_POSTGRES_URL`` (``.ci/postgres start``)."""
+	import os
+	import uuid
+
+	if request.param == "sqlite":
+		yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
+		await restart()
+		return
+	admin = os.environ.get("OPENMOLT_TEST_POSTGRES_URL")
+	if not admin:
+		pytest.skip("PostgreSQL: set OPENMOLT_TEST_POSTGRES_URL (.ci/run starts a cluster)")
+	import psycopg
+
+	name = f"om_{uuid.uuid4().hex[:12]}"
+	with psycopg.connect(admin, autocommit=True) as conn:
+		conn.execute(f'CREATE DATABASE "{name}"')
+	try:
+		yield f"{admin.rpartition('/')[0]}/{name}"
+		await restart()
+	finally:
+		with psycopg.connect(admin, autocommit=True) as conn:
+			conn.execute(
+				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+				(name,),
+			)
+			conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
 async def test_a_webhook_run_is_recorded_before_the_202_and_readable_by_its_id(store: str) -> None:
 	"""The 202's run id is the workflow's: om.result reads the run from the store."""
 	om = OpenMolt(durability=store, entry_points=False)
@@ -1005,3 +1037,200 @@ async def test_a_chat_run_taken_over_from_this_server_is_answered_by_its_followe
 			await anyio.sleep(1.5)  # its reply would be sent by now
 	await om.aclose()
 	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == []
+
+
+async def test_a_chat_run_taken_over_is_followed_when_its_gone_worker_beats_again_first(
+	either: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The dead server's run is taken over by this server's engine, and the dead server's id beats
+	again (it restarted under its id, its caller gone) before this server's first look: the run
+	still belongs to the gone caller, and is followed under its key. The store's rows said it was
+	taken from nobody once that worker beat again: this server took it for its own (its caller
+	here follows it: none does), the restarted one for another live worker's: nobody followed it."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._taken import taken_from
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(either, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"other": time.time()}, {"other": run_id})
+	engine = held.om.durability.engine  # type: ignore[union-attr]
+	followed = _followed(monkeypatch)
+	looking = anyio.Event()
+	going = Conversations._going_runs
+
+	async def held_back(self: Conversations) -> list[dict[str, Any]]:
+		await looking.wait()  # no look until the gone worker beats again
+		return await going(self)
+
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			monkeypatch.setattr(Conversations, "_going_runs", held_back)
+			with engine.tables.begin() as conn:  # the other server dies
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() - 3600)
+				)
+			await eventually(lambda: bool(taken_from(engine.tables, [run_id])), seconds=30)
+			with engine.tables.begin() as conn:  # it starts again under its id, and beats
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() + 3600, state="live", taken_by=None)
+				)
+			looking.set()
+			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
+			await anyio.sleep(1)
+	await held.close()
+	assert followed == [run_id]
+
+
+async def test_a_gone_servers_chat_run_another_live_worker_took_over_is_followed(
+	either: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""A gone server's chat run taken over by a worker that serves no chat (``openmolt worker``)
+	is followed by a server on the store, under the gone server's key: the servers left it to
+	the live worker it runs on, which has no caller, and nobody sent its reply."""
+	import time
+
+	from openmolt_dbos._taken import record_taken
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(either, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	now = time.time()
+	held.started_by({"gone": now - 3600, "plain": now + 3600}, {"plain": run_id})
+	engine = held.om.durability.engine  # type: ignore[union-attr]
+	record_taken(engine.tables, [run_id], "gone", "plain")  # the plain worker took it over
+	followed = _followed(monkeypatch)
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
+			async with TriggerServer([(held.agent, _chat(base))], port=0):  # a second server
+				await anyio.sleep(1)
+	await held.close()
+	assert followed == [run_id]  # once: the first server holds the follow
+
+
+async def test_a_gone_servers_chat_run_is_followed_again_when_its_follower_dies(
+	either: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The server that follows a gone server's chat run stops (it dies in turn): another server on
+	the store follows the run then, and not while the first one follows it. The first one's claim
+	held for a day: nobody sent the run's reply."""
+	import time
+
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	monkeypatch.setattr(chats, "FOLLOW_HOLD", 10, raising=False)  # a claim lasts 2 s
+	held = _Held(either, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"gone": time.time() - 3600}, {"gone": run_id})
+	followed: list[str] = []
+	looks: dict[int, list[float]] = {}  # each server's looks (by its Conversations), and when
+	going = Conversations._going_runs
+
+	async def counted(self: Conversations) -> list[dict[str, Any]]:
+		rows = await going(self)
+		looks.setdefault(id(self), []).append(time.monotonic())
+		return rows
+
+	async def follow(self: Any, run_id: str) -> None:
+		followed.append(run_id)
+		await anyio.sleep_forever()  # it waits for the run's end while its server lives
+
+	monkeypatch.setattr(Conversations, "_follow", follow)
+	monkeypatch.setattr(Conversations, "_going_runs", counted)
+
+	async def serve(base: str, stop: anyio.Event) -> None:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			await stop.wait()
+
+	first, second = anyio.Event(), anyio.Event()
+	async with local_server(FakeTelegram().app()) as base, anyio.create_task_group() as tg:
+		tg.start_soon(serve, base, first)
+		await eventually(lambda: followed == [run_id], seconds=30)
+		seen = set(looks)
+		tg.start_soon(serve, base, second)
+		await eventually(lambda: len(looks) == len(seen) + 1, seconds=30)
+		(theirs,) = set(looks) - seen
+		lapsed = time.monotonic() + 3  # past a claim not renewed
+		await eventually(lambda: sum(t > lapsed for t in looks[theirs]) >= 5, seconds=60)
+		assert followed == [run_id]  # the first server follows it while it lives
+		first.set()  # it stops renewing its claim: as when it dies
+		await eventually(lambda: followed == [run_id, run_id], seconds=30)  # before: never
+		second.set()
+	await held.close()
+
+
+async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
+	either: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""Two servers both follow a chat run to its end (a follower paused past its claim, clocks
+	apart: both passed their claim to follow it): the reply is sent once. Each sent it."""
+	from openmolt_dbos._taken import record_taken
+	from openmolt_serve import chats
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	monkeypatch.setattr(Conversations, "_takes_follow", lambda self, run_id, caller: True)
+	gate = anyio.Event()
+	entered: list[str] = []
+
+	async def hold() -> str:
+		"""Hold until the test lets go."""
+		entered.append("x")
+		await gate.wait()
+		return "held"
+
+	fake = FakeTelegram()
+	om = OpenMolt(durability=either, entry_points=False)
+	model = ScriptedModel([call_tool("local.hold"), finish("done", human_message="Done.")])
+	agent = om.create_agent(name="Helper", model=model, instructions="Help.", tools=[hold])
+	following = Conversations._follow
+	followers: list[str] = []
+
+	async def counted(self: Conversations, run_id: str) -> None:
+		followers.append(run_id)
+		await following(self, run_id)
+
+	monkeypatch.setattr(Conversations, "_follow", counted)
+	after = Conversations._after
+	decided: list[str] = []  # each server that reached the run's end and decided to send or not
+
+	async def sent(self: Conversations, *args: Any) -> None:
+		await after(self, *args)
+		decided.append("x")
+
+	monkeypatch.setattr(Conversations, "_after", sent)
+	async with local_server(fake.app()) as base:
+		async with TriggerServer([(agent, _chat(base))], port=0):
+			fake.message("pay it")
+			await eventually(lambda: len(entered) == 1, seconds=30)
+			(row,) = await om.durability.runs(agent="Helper")  # type: ignore[union-attr]
+			me = om.durability.worker_id  # type: ignore[union-attr]
+			engine = om.durability.engine  # type: ignore[union-attr]
+			record_taken(engine.tables, [row["workflow_id"]], me, "other")
+			async with TriggerServer([(agent, _chat(base))], port=0):  # a second server
+				await eventually(lambda: followers == [row["run_id"]], seconds=30)
+				gate.set()
+				await eventually(lambda: len(model.requests) == 2, seconds=30)  # the run ends
+				await eventually(lambda: len(decided) == 2, seconds=30)  # both reached its end
+	await om.aclose()
+	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == ["Done."]  # before: 2

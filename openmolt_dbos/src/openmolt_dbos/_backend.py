@@ -812,9 +812,11 @@ class DBOSBackend:
 		it ended (``success``, ``failure``, ``limit_reached``, ``error``, ``cancelled``...).
 		``worker_live`` says whether the run's worker beats now (this process included): a run
 		of a live worker has a process that follows it; one of a gone worker is taken over.
-		``taken_from`` names the worker the run was taken over from (by any worker: kept in the
-		store, `openmolt_dbos._taken`), while that worker is still gone (None: it was not), for
-		whoever follows the run for that worker's caller.
+		``taken_from`` names the worker the run was last taken over from (by any worker: kept in
+		the store, `openmolt_dbos._taken`), also once that worker beats again (it started again
+		under its id: the caller that waited for the run is gone all the same), for whoever
+		follows the run for that worker's caller; None when it was not taken over, or is back
+		under that worker.
 		"""
 		require_asyncio("openmolt runs")
 		labels = {"openmolt_agent": agent} if agent is not None else {}
@@ -889,7 +891,7 @@ class DBOSBackend:
 					"version": status.app_version,
 					"worker": status.executor_id,
 					"worker_live": status.executor_id in beating,
-					"taken_from": None if taken in beating else taken,
+					"taken_from": taken,
 					"created_at": _ms(began.get(run_id)),
 					"updated_at": _ms(status.updated_at),
 				}

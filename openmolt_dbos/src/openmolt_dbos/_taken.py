@@ -9,7 +9,8 @@ it under the dead worker, and the chat got the reply twice. A row here says: the
 was taken from ``from_worker`` by ``by_worker`` (whichever worker's queue then dequeued it: the
 run is that dead worker's caller's to follow wherever it goes on).
 
-Rows are dropped a day after the takeover (`KEEP`), as long as a chat keeps a claim to follow.
+Rows are dropped a day after the takeover (`KEEP`), as long as a chat keeps the claim of a
+reply it sent (a run still going a day after its takeover is its taker's own again).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from openmolt_dbos._tables import ready
 __all__ = ["KEEP", "TAKEN", "record_taken", "taken_from", "was_taken_from"]
 
 KEEP = 86_400.0
-"""Seconds a row is kept after its takeover (`openmolt_serve.chats.KEEP_SEEN`: a follow's claim)."""
+"""Seconds a row is kept after its takeover (`openmolt_serve.chats.KEEP_SEEN`: a reply's claim)."""
 
 _META = sa.MetaData()
 

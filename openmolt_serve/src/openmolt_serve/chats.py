@@ -121,6 +121,11 @@ half an hour; Telegram keeps an update unconfirmed for a day)."""
 FOLLOW_LOOK = 5.0
 """Seconds between a server's looks for the chat runs a gone worker left (`Conversations`)."""
 
+FOLLOW_HOLD = 4
+"""How many looks (`FOLLOW_LOOK`) a server's claim to follow a run for a gone caller lasts: the
+follower renews it at each look while it follows, and once it is gone (dead, stopped) the
+claim lapses and another server takes it (`Conversations._takes_follow`)."""
+
 MAX_CHATS = 10_000
 """The most chats one channel remembers (the run each may wait with, at most); past it the oldest
 idle one where no run waits, of the sender who made the most, is forgotten (its conversation
@@ -293,17 +298,27 @@ def _reply(result: RunResult | None, error: BaseException | None) -> str:
 	return f"Sorry, I could not finish that ({status})."
 
 
-def _for_caller(row: dict[str, Any], me: str | None) -> dict[str, Any]:
-	"""A run's row as its caller's: under the gone worker it was taken from, if this one took it.
+def _follow_key(run_id: str, caller: str) -> str:
+	"""The replay guard's key a server claims to follow a run for a gone caller's worker."""
+	return f"follow:{run_id}:{caller}"
 
-	A run this server's worker took over (the row's ``taken_from``, kept in the store: also
-	after this server restarted) is followed for the gone worker's caller, claimed under that
-	worker's key as by a server that saw it there first: one of them follows it.
+
+def _gone_caller(row: dict[str, Any], me: str | None) -> str | None:
+	"""The worker whose gone caller a going run is followed for, or None: its caller follows it.
+
+	A run taken over from a worker (the row's ``taken_from``, kept in the store) is that
+	worker's caller's, wherever it goes on now and whether that worker beats again or not (it
+	started again under its id: its caller is gone; it was paused: its caller claims the same
+	key before it replies, `Conversations._still_followed_here`). Else a run of this server's
+	worker (``me``) or of a live one is followed by its caller there, and a gone worker's run is
+	that worker's caller's.
 	"""
-	gone = row.get("taken_from")
-	if row.get("worker") == me and gone is not None:
-		return {**row, "worker": gone}
-	return row
+	taken = row.get("taken_from")
+	if taken is not None:
+		return str(taken)
+	if row.get("worker") == me or row.get("worker_live", False):
+		return None
+	return str(row.get("worker") or "")
 
 
 class Conversations:
@@ -339,8 +354,9 @@ class Conversations:
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`),
 		and a URL's login (`openmolt_core._support.masking.mask_url_logins`: its links work)."""
 		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
-		self._following: set[str] = set()  # the runs a restart or a worker's end left, followed
-		self._refused: set[tuple[str, str]] = set()  # (run, gone worker) another server follows
+		self._following: dict[str, str | None] = {}
+		"""The runs a restart or a worker's end left, followed here: by run, the claim this
+		server renews while it follows it (None: this worker's own run, followed unclaimed)."""
 		self.seen_store: SeenStore | None = seen_store(agent, f"chat:{self.channel}")
 		"""Where the ids of the messages taken are kept beyond this process (None: memory only)."""
 		rows = task_rows(agent, f"chat:{self.channel}")
@@ -652,7 +668,12 @@ class Conversations:
 	async def _after(
 		self, message: Incoming, chat: _Chat, result: RunResult | None, error: BaseException | None
 	) -> None:
-		"""Send what the run ended with: its question (it parks) or its reply."""
+		"""Send what the run ended with: its question (it parks) or its reply.
+
+		Once, by whichever server claims it first (`_sends`).
+		"""
+		if not self._sends(result if result is not None else getattr(error, "result", None)):
+			return
 		if result is not None and result.status == "human_input_required" and result.state.pending:
 			# An empty question would not be sent (the services refuse an empty text), and the
 			# next message would answer a question nobody saw.
@@ -810,29 +831,32 @@ class Conversations:
 
 		The backend resumes them (`openmolt_core.durability`); this waits for each one's result
 		and sends it to its chat, which the run's input names. Only the runs whose caller is gone
-		are followed: those of this worker (its process before the restart; a run it had taken
-		over from a gone worker is that worker's, `_for_caller`) and of workers that no longer
-		beat. A run of another live worker (a second server on the store) is followed
-		by the server that started it: followed here too, its reply would reach the chat twice.
-		A gone worker's run is found by every server that starts (a deploy starts several at
-		once): each follows it only if it takes the run's follow, for the worker it was under,
-		in the store's replay guard (`seen_store`), so one of them sends its reply. This
-		worker's own runs need no claim (no other server follows a live worker's runs), so a
-		server that restarts again still follows them. From then on the server looks again
-		while it runs (`_look_for_gone`). Returns how many it follows at its start.
+		are followed: those of this worker (its process before the restart) and those whose
+		caller's worker no longer beats, or was taken over (`_gone_caller`: a run taken over is
+		its first worker's caller's, wherever it goes on). A run of another live worker (a
+		second server on the store) is followed by the server that started it: followed here
+		too, its reply would reach the chat twice. A gone caller's run is found by every server
+		that starts (a deploy starts several at once): each follows it only if it takes the
+		run's follow, for that caller's worker, in the store's replay guard (`seen_store`), so
+		one of them sends its reply. This worker's own runs need no claim (no other server
+		follows a live worker's runs), so a server that restarts again still follows them. From
+		then on the server looks again while it runs (`_look_for_gone`). Returns how many it
+		follows at its start.
 		"""
 		om = OpenMolt.of(self.agent)
 		if getattr(om.durability, "runs", None) is None:
 			return 0
 		me = getattr(om.durability, "worker_id", None)
-		rows = [
-			_for_caller(r, me)
-			for r in await self._going_runs()
-			if r.get("worker") == me or not r.get("worker_live", False)
-		]
-		going = [str(r["run_id"]) for r in rows if r.get("worker") == me or self._takes_follow(r)]
-		for run_id in going:
-			self._start_follow(run_id)
+		going: list[tuple[str, str | None]] = []
+		for row in await self._going_runs():
+			run_id = str(row["run_id"])
+			caller = _gone_caller(row, me)
+			if caller is None and row.get("worker") == me:
+				going.append((run_id, None))  # this worker's own, its caller gone with the restart
+			elif caller is not None and self._takes_follow(run_id, caller):
+				going.append((run_id, caller))
+		for run_id, caller in going:
+			self._start_follow(run_id, caller)
 		self.launcher.tg.start_soon(
 			self._look_for_gone, name=f"openmolt chat runs {self.agent.name}"
 		)
@@ -856,39 +880,31 @@ class Conversations:
 
 		A worker that dies while this server runs leaves its chat runs to be taken over; at a
 		start only, they were followed by no server already running, and their replies never
-		reached their chats. Every `FOLLOW_LOOK` seconds, a run of a gone worker is followed
-		if this server takes its follow (`_takes_follow`), and so is a run this server's engine
-		took over from a gone worker (the row's ``taken_from``), under that worker's key: of
-		this server and one that saw the run under that worker first, one follows it.
+		reached their chats. Every `FOLLOW_LOOK` seconds, a run whose caller is gone
+		(`_gone_caller`: its worker no longer beats, or it was taken over from its worker) is
+		followed if this server takes its follow (`_takes_follow`) under that worker's key: of
+		the servers that see it, one follows it.
 		"""
 		me = getattr(OpenMolt.of(self.agent).durability, "worker_id", None)
 		while True:
 			await anyio.sleep(FOLLOW_LOOK)
+			self._renew_follows()
 			try:
 				rows = await self._going_runs()
 			except Exception as exc:
 				log.warning("%s: cannot look for runs to follow: %s", self.channel, exc)
 				continue
 			ids = {r["run_id"] for r in rows}
-			self._following &= ids
-			self._refused = {(r, w) for r, w in self._refused if r in ids}
+			self._following = {r: k for r, k in self._following.items() if r in ids}
 			for row in rows:
 				run_id = row["run_id"]
 				if run_id in self._following or run_id in self.launcher.running:
-					continue
-				if row.get("worker") == me:
-					if row.get("taken_from") is None:
-						continue  # this server's own run: its caller here follows it
-					row = _for_caller(row, me)
-				elif row.get("worker_live", False):
-					continue  # another live server's: it follows the run itself
-				key = (run_id, str(row.get("worker") or ""))
-				if key in self._refused:
-					continue  # another server follows it for that worker
-				if self._takes_follow(row):
-					self._start_follow(run_id)
-				else:
-					self._refused.add(key)
+					continue  # followed here, or its caller here waits for it
+				caller = _gone_caller(row, me)
+				if caller is None:
+					continue  # its caller follows it: here, or on another live server
+				if self._takes_follow(run_id, caller):  # else another server follows it now
+					self._start_follow(run_id, caller)
 
 	async def _still_followed_here(
 		self, result: RunResult | None, error: BaseException | None
@@ -914,7 +930,7 @@ class Conversations:
 			)
 			return True
 		me = getattr(durability, "worker_id", None)
-		if not taken or self._takes_follow({"run_id": state.run_id, "worker": me}):
+		if not taken or self._takes_follow(state.run_id, str(me or "")):
 			return True
 		log.info(
 			"%s: run %s was taken over from this server's worker; another server follows it",
@@ -923,22 +939,78 @@ class Conversations:
 		)
 		return False
 
-	def _start_follow(self, run_id: str) -> None:
-		self._following.add(run_id)
+	def _start_follow(self, run_id: str, caller: str | None) -> None:
+		self._following[run_id] = None if caller is None else _follow_key(run_id, caller)
 		self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 
-	def _takes_follow(self, row: dict[str, Any]) -> bool:
-		"""Whether this server takes the following of a gone worker's run.
+	def _takes_follow(self, run_id: str, caller: str) -> bool:
+		"""Whether this server takes the following of a run for a gone caller.
 
-		Keyed by that worker too: once the run went on in another worker (taken over), a server
-		starting after that one is gone may follow it again.
+		A lease in the store's replay guard (`seen_store`), held for `FOLLOW_HOLD` looks and
+		renewed at each look while this server follows the run (`_renew_follows`): a follower
+		that dies in turn leaves the run to the next server that looks, which takes the claim
+		once it lapsed. Keyed by the caller's worker too: once the run went on in another worker
+		(taken over), a server starting after that one is gone may follow it again. Two servers
+		that both follow a run (one paused past its claim, clocks apart) send its reply once
+		(`_sends`).
+
+		Args:
+			run_id: The run.
+			caller: The worker whose caller is gone (`_gone_caller`).
 		"""
 		store = self.seen_store
 		if store is None:
 			return True
 		now = time.time()
-		key = f"follow:{row['run_id']}:{row.get('worker') or ''}"
-		return store.take({key: now + KEEP_SEEN}, now) is None
+		key = _follow_key(run_id, caller)
+		return store.take({key: now + FOLLOW_LOOK * FOLLOW_HOLD}, now) is None
+
+	def _renew_follows(self) -> None:
+		"""Renew the claims of the runs this server follows for gone callers (`_takes_follow`)."""
+		store = self.seen_store
+		keys = [k for k in self._following.values() if k is not None]
+		if store is None or not keys:
+			return
+		try:
+			store.add(keys, time.time() + FOLLOW_LOOK * FOLLOW_HOLD)
+		except Exception as exc:  # the claims lapse: another server may follow them too
+			log.warning("%s: cannot renew the runs' follows: %s", self.channel, exc)
+
+	def _sends(self, result: RunResult | None) -> bool:
+		"""Whether this server sends what a durable chat run ended or parked with.
+
+		Claimed once in the store's replay guard (`seen_store`), just before it is sent, by
+		whoever sends it: the run's caller, or a server that follows it for a gone caller. Of
+		two that reach the same end of the run (a follower paused past its claim, a caller
+		paused past its lease, clocks apart), one sends it. A store that cannot be read lets it
+		be sent (a reply twice rather than none).
+		"""
+		store = self.seen_store
+		durable = getattr(OpenMolt.of(self.agent).durability, "runs", None) is not None
+		if result is None or store is None or not durable:
+			return True
+		state = result.state
+		key = f"sent:{state.run_id}:{state.steps}:{state.seq}:{result.status}"
+		now = time.time()
+		try:
+			if store.take({key: now + KEEP_SEEN}, now) is None:
+				return True
+		except Exception as exc:
+			log.warning("%s: cannot claim the reply of run %s: %s", self.channel, state.run_id, exc)
+			return True
+		log.info("%s: run %s's reply was sent by another server", self.channel, state.run_id)
+		return False
+
+	def _let_go(self, run_id: str) -> None:
+		"""Stop following a run that could not be followed: the next look follows it again."""
+		key = self._following.pop(run_id, None)
+		store = self.seen_store
+		if key is None or store is None:
+			return
+		try:
+			store.discard([key])
+		except Exception as exc:  # it lapses
+			log.warning("%s: cannot let go of the run %s: %s", self.channel, run_id, exc)
 
 	async def _follow(self, run_id: str) -> None:
 		from openmolt_core.errors import RunError
@@ -951,6 +1023,7 @@ class Conversations:
 			result, error = exc.result, exc
 		except Exception as exc:
 			log.warning("%s: cannot follow the run %s: %s", self.channel, run_id, exc)
+			self._let_go(run_id)
 			return
 		if result is None:
 			return
