@@ -27,6 +27,21 @@ PROVIDERS = {
 	"google": ("google", lambda m: m.startswith("gemini-")),
 }
 
+MATCHED_ONLY = {"aws": ("anthropic", lambda m: ".anthropic.claude-" in m)}
+"""genai-prices providers whose models are matched (priced, tiered) as one of ours, never listed:
+Amazon Bedrock's Claude models (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``, the
+``global.`` profiles, the bare ``anthropic.claude-...``) at Bedrock's prices (a regional
+endpoint costs 10% more than Anthropic's API for the Claude 4.5 models and later). After our
+provider's own rules, as genai-prices would read them with ``provider_id="aws"``."""
+
+
+def _ours(provider: str, model: str) -> str | None:
+	"""Our provider name for a genai-prices model whose price we match, or None."""
+	if provider in PROVIDERS:
+		return PROVIDERS[provider][0]
+	name, belongs = MATCHED_ONLY.get(provider, ("", lambda m: False))
+	return name if belongs(model) else None
+
 
 def _base(value: Any) -> float | None:
 	if value is None:
@@ -79,14 +94,11 @@ def _priced(
 	when = now or datetime.now(UTC)
 	out: dict[str, list[tuple[str, Any, Price]]] = {}
 	for provider in data_snapshot.get_snapshot().providers:
-		if provider.id not in PROVIDERS:
-			continue
-		name, _ = PROVIDERS[provider.id]
-		models = out.setdefault(name, [])
 		for model in provider.models:
-			price = _price(model.get_prices(when))
-			if price is not None:
-				models.append((model.id, model.match, price))
+			name = _ours(provider.id, model.id)
+			price = _price(model.get_prices(when)) if name is not None else None
+			if name is not None and price is not None:
+				out.setdefault(name, []).append((model.id, model.match, price))
 	return out
 
 
@@ -97,20 +109,25 @@ def tiers(now: datetime | None = None) -> dict[str, dict[str, tuple[tuple[int, P
 	when = now or datetime.now(UTC)
 	out: dict[str, dict[str, tuple[tuple[int, Price], ...]]] = {}
 	for provider in data_snapshot.get_snapshot().providers:
-		if provider.id not in PROVIDERS:
-			continue
-		found = out.setdefault(PROVIDERS[provider.id][0], {})
+		if provider.id in PROVIDERS:
+			out.setdefault(PROVIDERS[provider.id][0], {})
 		for model in provider.models:
-			price = model.get_prices(when)
-			if _price(price) is not None and _tiers(price):
-				found[model.id] = _tiers(price)
+			name = _ours(provider.id, model.id)
+			price = model.get_prices(when) if name is not None else None
+			if name is not None and _price(price) is not None and _tiers(price):
+				out.setdefault(name, {})[model.id] = _tiers(price)
 	return {provider: dict(sorted(models.items())) for provider, models in out.items()}
+
+
+def _listed(provider: str, model: str) -> bool:
+	"""Whether our provider lists a model genai-prices prices for it (its own API's ids)."""
+	return next(listed for name, listed in PROVIDERS.values() if name == provider)(model)
 
 
 def table(now: datetime | None = None) -> dict[str, dict[str, Price]]:
 	"""The token prices genai-prices gives each model now: (input, cached, output, write)."""
 	return {
-		provider: dict(sorted((m, price) for m, _, price in models if PROVIDERS[provider][1](m)))
+		provider: dict(sorted((m, price) for m, _, price in models if _listed(provider, m)))
 		for provider, models in _priced(now).items()
 	}
 
