@@ -312,6 +312,22 @@ class HTTPProvider:
 
 		return price_for(self.vendor, model, prompt_tokens)
 
+	def audio_price(self, model: str) -> float | None:
+		"""The price of the model's audio input in USD per million tokens, where it has its own.
+
+		None when its audio costs the input price, or the price is unknown, or the calls go to
+		another server than the vendor's (`price`). The budget (``max_cost``) prices a prompt
+		that holds audio at it (`openmolt_providers._price_table.AUDIO`: Gemini Flash).
+
+		Args:
+			model: The model name.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import audio_price_for
+
+		return audio_price_for(self.vendor, model)
+
 	def cost(
 		self,
 		model: str,

@@ -33,7 +33,7 @@ from typing import Any
 
 from openmolt_providers._price_table import AUDIO, MATCH, PRICES, TIERS
 
-__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for", "priced_as"]
+__all__ = ["HOUR_WRITE", "PRICES", "Price", "audio_price_for", "cost", "price_for", "priced_as"]
 
 Price = tuple[float, float, float, float | None]
 """(input, cached input read, output, cache write) in USD per million tokens."""
@@ -65,6 +65,18 @@ def priced_as(provider: str, model: str) -> str | None:
 	"""
 	found = _found(provider, model)
 	return found[0] if found is not None else None
+
+
+def audio_price_for(provider: str, model: str) -> float | None:
+	"""The price of a model's audio input per million tokens where it has its own (`AUDIO`), or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+	"""
+	found = _found(provider, model)
+	heard = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
+	return heard[0] if heard is not None else None
 
 
 def _found(provider: str, model: str) -> tuple[str, Price] | None:
