@@ -158,10 +158,20 @@ tokens (``gpt-4o-mini-tts``, ``gemini-2.5-flash-tts``: their audio output as out
 no price field tells them; they speak or listen, as a realtime model does."""
 
 
+_UNCONVERSANT = re.compile(
+	r"^(ada|babbage|curie|davinci)(-\d{3})?$|^text-(ada|babbage|curie|davinci)-|-instruct($|-)"
+	r"|^computer-use"
+)
+"""The names of the models no agent's request reaches: the legacy completion models, served on
+``/v1/completions`` only (the openai SDK's Completions models ``gpt-3.5-turbo-instruct``,
+``davinci-002``, ``babbage-002``, and the retired GPT-3 ids genai-prices keeps: ``ada``,
+``text-davinci-003``...), and ``computer-use-preview``, which takes only the computer tool."""
+
+
 def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`),
-	and its speech models (`_SPEECH`): no model for an agent's conversation, which ``openmolt
-	models`` leaves out (``--all`` shows)."""
+	its speech models (`_SPEECH`) and those no agent's request reaches (`_UNCONVERSANT`): no model
+	for an agent's conversation, which ``openmolt models`` leaves out (``--all`` shows)."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
@@ -178,6 +188,7 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 			and (
 				any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
 				or _SPEECH.search(model.id)
+				or _UNCONVERSANT.search(model.id)
 			)
 		}
 		out[name] = tuple(sorted(found))
@@ -283,9 +294,10 @@ def render(
 	lines += [
 		"}",
 		'"""The models of `PRICES` genai-prices prices for audio or images apart from text tokens',
-		"(output audio or images, image input: realtime, audio, live and image models), and the",
-		"text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no",
-		'agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
+		"(output audio or images, image input: realtime, audio, live and image models), the",
+		"text-to-speech and transcription models (named ``-tts``, ``transcribe``), and the legacy",
+		"completion and computer-use models, which take no agent's conversation: ``openmolt",
+		'models`` leaves them out unless ``--all``."""',
 		"",
 		"AUDIO: dict[str, dict[str, tuple[float, float]]] = {",
 	]

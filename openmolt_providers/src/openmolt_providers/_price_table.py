@@ -2088,7 +2088,15 @@ MEDIA: dict[str, tuple[str, ...]] = {
 		"gemini-nano-banana-2.1",
 	),
 	"openai": (
+		"ada",
+		"babbage",
+		"babbage-002",
 		"chatgpt-image-latest",
+		"computer-use",
+		"curie",
+		"davinci",
+		"davinci-002",
+		"gpt-3.5-turbo-instruct",
 		"gpt-4o-mini-realtime-preview",
 		"gpt-4o-mini-transcribe",
 		"gpt-4o-mini-tts",
@@ -2105,12 +2113,15 @@ MEDIA: dict[str, tuple[str, ...]] = {
 		"gpt-realtime",
 		"gpt-realtime-2",
 		"gpt-realtime-mini",
+		"text-davinci-002",
+		"text-davinci-003",
 	),
 }
 """The models of `PRICES` genai-prices prices for audio or images apart from text tokens
-(output audio or images, image input: realtime, audio, live and image models), and the
-text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no
-agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""
+(output audio or images, image input: realtime, audio, live and image models), the
+text-to-speech and transcription models (named ``-tts``, ``transcribe``), and the legacy
+completion and computer-use models, which take no agent's conversation: ``openmolt
+models`` leaves them out unless ``--all``."""
 
 AUDIO: dict[str, dict[str, tuple[float, float]]] = {
 	"anthropic": {},
