@@ -27,13 +27,17 @@ if TYPE_CHECKING:
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = [
+	"BLIND",
 	"CACHE_KEY_LIMIT",
+	"DEAF",
 	"Sampling",
 	"cache_key",
 	"efforts",
+	"hears",
 	"is_reasoning",
 	"responses_only",
 	"sampling",
+	"sees",
 ]
 
 _REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
@@ -93,6 +97,52 @@ def responses_only(model: str) -> bool:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
 	return bool(_RESPONSES_ONLY.match(model_name(model)))
+
+
+_TEXT_ONLY = re.compile(
+	r"^(gpt-3\.5|gpt-4($|-0314|-0613|-32k|-1106-preview|-0125-preview|-turbo-preview)"
+	r"|o1-mini|o1-preview|o3-mini)(?![.0-9])"
+)
+"""OpenAI's models without vision: GPT-3.5, GPT-4 before GPT-4 Turbo with vision
+(``gpt-4-turbo``, ``gpt-4-vision-preview`` read images; the ``-preview`` Turbos do not), and the
+earlier mini reasoning models (o1-mini, o1-preview, o3-mini: text only, their model pages say;
+o4-mini reads images). The API refuses an image part to them, and a PDF file input, which the
+file inputs guide gives to "models that support both text and image inputs"."""
+
+
+BLIND = (
+	"this model reads no images, nor PDF files",
+	"use a model that reads them (gpt-4o, gpt-4.1, o4-mini, GPT-5 and later), as the model or a "
+	"fallback model",
+)
+"""What an image or PDF refused to a model without vision says (`sees`): why, and the fix."""
+
+DEAF = (
+	"this model hears no audio: Chat Completions takes it on its audio models only "
+	"(gpt-4o-audio-preview, gpt-audio)",
+	"use one of them, or a Gemini model, as the model or a fallback model",
+)
+"""What audio refused to a Chat model that takes none (`hears`) says: why, and the fix."""
+
+
+def sees(model: str) -> bool:
+	"""Whether the model reads images (and so PDF files) (`_TEXT_ONLY`: not).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return not _TEXT_ONLY.match(model_name(model))
+
+
+def hears(model: str) -> bool:
+	"""Whether Chat Completions takes ``input_audio`` for the model (its audio models only).
+
+	``gpt-4o-audio-preview``, ``gpt-4o-mini-audio-preview``, ``gpt-audio`` (the audio guide).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return "audio" in model_name(model)
 
 
 def efforts(model: str) -> tuple[str, ...]:

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._attach import IMAGES, filename, fit_images, media, parts, refused
+from openmolt_providers._attach import (
+	IMAGES,
+	filename,
+	fit_images,
+	media,
+	parts,
+	refused,
+	textual,
+)
 from openmolt_providers._body import ROLE_CONTENT, data_url, last_key, merge_options
 from openmolt_providers._common import (
 	FLAGGED_FIX,
@@ -18,7 +26,7 @@ from openmolt_providers._common import (
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._errors import RETRY_WORDS, body_error, reply_error
-from openmolt_providers.openai._models import cache_key, sampling
+from openmolt_providers.openai._models import BLIND, cache_key, sampling, sees
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -82,6 +90,8 @@ def _check(provider: OpenAIProvider, model: str, attachment: Attachment) -> None
 		)
 	if kind.startswith("video/"):
 		raise refused(provider, model, attachment, "OpenAI's models take no video")
+	if not textual(attachment) and not sees(model):
+		raise refused(provider, model, attachment, BLIND[0], fix=BLIND[1])
 
 
 def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
