@@ -111,3 +111,24 @@ async def test_another_model_behind_the_messages_api_keeps_its_temperature(
 	server.reply(load("anthropic_text"))
 	await provider(server).generate(req("qwen2.5:7b", thinking=True))
 	assert server.body["thinking"]["type"] == "enabled"
+
+
+@pytest.mark.parametrize(
+	"model",
+	["claude-3-haiku-20240307", "claude-3-opus-20240229", "anthropic.claude-3-haiku-20240307-v1:0"],
+)
+async def test_a_claude_3_model_is_not_sent_web_search(server, load, req, model) -> None:
+	"""The web search tool exists on Claude 3.5 Haiku, 3.5 Sonnet (new), 3.7 Sonnet and Claude 4
+	and later (the web search tool page, "Supported models"): Claude 3 Haiku was sent it and
+	refused with a 400 at every step. Dropped with a warning, as Chat drops it."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="web search"):
+		await provider(server).generate(req(model, search=True))
+	assert "tools" not in server.body
+
+
+@pytest.mark.parametrize("model", ["claude-3-5-haiku-20241022", "claude-3-7-sonnet-latest"])
+async def test_claude_35_and_later_search(server, load, req, model) -> None:
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req(model, search=True))
+	assert server.body["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]

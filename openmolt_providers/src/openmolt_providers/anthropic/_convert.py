@@ -33,6 +33,7 @@ from openmolt_providers.anthropic._models import (
 	has_thinking,
 	one_sampler,
 	sampling_removed,
+	searches,
 )
 
 if TYPE_CHECKING:
@@ -226,7 +227,11 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		body["top_p"] = top_p
 	if config.stop:
 		body["stop_sequences"] = list(config.stop)
-	if config.search:
+	if config.search and not searches(model):
+		provider.warn(
+			model, "search", "has no web search tool (Claude 3.5 and later have); dropped"
+		)
+	elif config.search:
 		body["tools"] = [{"type": "web_search_20250305", "name": "web_search"}]
 	schema, _ = reply_format(provider, request)  # Claude has no JSON mode without a schema
 	if schema is not None:

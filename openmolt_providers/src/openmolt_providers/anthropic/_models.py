@@ -11,6 +11,8 @@
 - Structured outputs (``output_config.format``) exist on the 4.5 models and later (Opus 4.1 had
   them only in the beta), and do not combine with citations, which web search results always
   carry (see `openmolt_providers.anthropic._dialect`).
+- The web search tool exists on Claude 3.5 Haiku and Sonnet, 3.7 Sonnet and Claude 4 and later
+  (web search tool page, "Supported models"), not on the Claude 3 models.
 - A Claude id that names no version (``claude-mythos-preview``) is a newer model than the
   versioned ones (`NEWEST`): it is sent what the latest generation accepts.
 """
@@ -29,6 +31,7 @@ __all__ = [
 	"has_thinking",
 	"one_sampler",
 	"sampling_removed",
+	"searches",
 	"structured",
 	"version",
 ]
@@ -105,6 +108,15 @@ def sampling_removed(model: str) -> bool:
 def one_sampler(model: str) -> bool:
 	"""Whether the model takes only one of temperature and top_p (Claude 4.1 and later)."""
 	return version(model) >= (4, 1)
+
+
+def searches(model: str) -> bool:
+	"""Whether the model has the web search tool (Claude 3.5 and later).
+
+	The web search tool page ("Supported models") lists none of the Claude 3 models. Another model behind a Messages API (`version` (0, 0)) is given it: the server decides.
+	"""
+	v = version(model)
+	return v == (0, 0) or v >= (3, 5)
 
 
 def structured(model: str) -> bool:
