@@ -122,6 +122,11 @@ def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str
 	return None
 
 
+STOP_LIMIT = 4
+"""The most stop sequences Chat Completions takes ("Up to 4 sequences", the openai SDK's
+``stop``): more is a 400 at api.openai.com; another server decides for itself."""
+
+
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""The Chat Completions body for one call."""
 	config = request.config
@@ -152,6 +157,11 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
+			if provider.official and len(config.stop) > STOP_LIMIT:
+				body["stop"] = body["stop"][:STOP_LIMIT]
+				provider.warn(
+					model, "stop", f"takes {STOP_LIMIT} stop sequences at most; the first sent"
+				)
 		else:
 			provider.warn(model, "stop", "reasoning models reject stop sequences; dropped")
 	if config.search:
