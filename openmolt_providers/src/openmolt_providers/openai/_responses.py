@@ -107,6 +107,12 @@ def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, An
 	return None
 
 
+LEAST_OUTPUT = 16
+"""The least ``max_output_tokens`` the Responses API takes: a smaller one is a 400
+(``integer_below_min_value``, "Expected a value >= 16"), from OpenAI and from the servers that
+follow it (Azure OpenAI); raised to it, on any server, as raising cannot be refused."""
+
+
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""The Responses API body for one call.
 
@@ -137,7 +143,13 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if s.top_p is not None:
 		body["top_p"] = s.top_p
 	if config.max_output_tokens is not None:
-		body["max_output_tokens"] = config.max_output_tokens
+		body["max_output_tokens"] = max(config.max_output_tokens, LEAST_OUTPUT)
+		if config.max_output_tokens < LEAST_OUTPUT:
+			provider.warn(
+				model,
+				"max_output_tokens",
+				f"the Responses API takes {LEAST_OUTPUT} or more; sending {LEAST_OUTPUT}",
+			)
 	if config.stop:
 		provider.warn(
 			model, "stop", "the Responses API has no stop sequences; dropped (api_mode 'chat' has)"
