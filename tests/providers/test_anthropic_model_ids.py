@@ -132,3 +132,21 @@ async def test_claude_35_and_later_search(server, load, req, model) -> None:
 	server.reply(load("anthropic_text"))
 	await provider(server).generate(req(model, search=True))
 	assert server.body["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-3-5-haiku-20241022"])
+async def test_claude_is_sent_a_temperature_of_at_most_1(server, load, req, model) -> None:
+	"""The Messages API takes temperature from 0.0 to 1.0 (OpenAI's and Gemini's go to 2.0, which
+	model_config allows): 1.5 was refused with a 400 at every step. Sent as 1.0, with a warning."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="0.0 to 1.0"):
+		await provider(server).generate(req(model, temperature=1.5))
+	assert server.body["temperature"] == 1.0
+
+
+async def test_another_model_behind_the_messages_api_keeps_a_temperature_over_1(
+	server, load, req
+) -> None:
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req("qwen2.5:7b", temperature=1.5))
+	assert server.body["temperature"] == 1.5

@@ -34,6 +34,7 @@ from openmolt_providers.anthropic._models import (
 	one_sampler,
 	sampling_removed,
 	searches,
+	version,
 )
 
 if TYPE_CHECKING:
@@ -216,6 +217,9 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	if thinking and top_p is not None and top_p < 0.95:
 		provider.warn(model, "top_p", "with thinking on, top_p must be 0.95 to 1; dropped")
 		top_p = None
+	if temperature is not None and temperature > 1 and version(model) != (0, 0):
+		provider.warn(model, "temperature", "Claude takes temperature 0.0 to 1.0; sending 1.0")
+		temperature = 1.0
 	if temperature is not None and top_p is not None and one_sampler(model):
 		provider.warn(
 			model, "top_p", "this model takes temperature or top_p, not both; top_p dropped"

@@ -11,6 +11,7 @@
 - Structured outputs (``output_config.format``) exist on the 4.5 models and later (Opus 4.1 had
   them only in the beta), and do not combine with citations, which web search results always
   carry (see `openmolt_providers.anthropic._dialect`).
+- ``temperature`` goes from 0.0 to 1.0 (the Messages API reference; OpenAI's and Gemini's to 2.0).
 - The web search tool exists on Claude 3.5 Haiku and Sonnet, 3.7 Sonnet and Claude 4 and later
   (web search tool page, "Supported models"), not on the Claude 3 models.
 - A Claude id that names no version (``claude-mythos-preview``) is a newer model than the
