@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 
+import httpx
 import pytest
 
 from openmolt_providers import ModelConfigWarning
@@ -193,3 +194,16 @@ async def test_api_mode_chat_keeps_chat_for_the_other_models(server, load, req) 
 		warnings.simplefilter("error", ModelConfigWarning)
 		await _provider(server, "chat").generate(req("gpt-5.2-pro"))
 	assert str(server.requests[-1].url) == "https://api.openai.com/v1/chat/completions"
+
+
+@pytest.mark.parametrize(
+	"model", ["gpt-4o-search-preview", "gpt-4o-mini-search-preview-2025-03-11"]
+)
+@pytest.mark.parametrize("api_mode", ["chat", "responses"])
+def test_the_search_models_are_not_sent_temperature_or_top_p(req, model, api_mode) -> None:
+	"""The search models refuse them ("Model incompatible request arguments supplied:
+	temperature, top_p", 400): dropped with a warning."""
+	openai = OpenAIProvider({"api_key": "k", "api_mode": api_mode}, httpx.AsyncClient)
+	with pytest.warns(ModelConfigWarning, match="search models"):
+		body = openai.build(req(model, temperature=0.2, top_p=0.9))
+	assert "temperature" not in body and "top_p" not in body

@@ -11,7 +11,8 @@ models of GPT-5 and later have neither ``none`` nor ``minimal``; ``gpt-5-pro`` a
 ``high`` and the later pro models ``medium`` to ``xhigh``; the deep research models
 (``o3-deep-research``, ``o4-mini-deep-research``) only ``medium``; a family not listed is sent only
 ``low``, ``medium`` or ``high``. Temperature and top_p are rejected by reasoning models, except
-at effort ``none``; web search does not run at effort ``minimal``. Every rule reads the model's
+at effort ``none``, and by the search models (``gpt-4o-search-preview``); web search does not run
+at effort ``minimal``. Every rule reads the model's
 name through `openmolt_providers._model_id.model_name`.
 """
 
@@ -65,6 +66,12 @@ _EFFORTS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 _ANY_REASONING = ("low", "medium", "high")
 """The efforts of a reasoning family `_EFFORTS` does not list (the o-series, codex-mini, GPT-6):
 the three every reasoning model accepts."""
+
+
+_SEARCH = re.compile(r"-search-preview(?![a-z])")
+"""The search models of Chat Completions (``gpt-4o-search-preview``,
+``gpt-4o-mini-search-preview``), which refuse ``temperature`` and ``top_p`` with a 400 ("Model incompatible request arguments
+supplied: temperature, top_p")."""
 
 
 def is_reasoning(model: str) -> bool:
@@ -202,7 +209,13 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 	if not is_reasoning(model):
 		if thinking not in (None, False):
 			provider.warn(model, "thinking", "is not a reasoning model; 'thinking' ignored")
-		return Sampling(None, config.temperature, config.top_p, True)
+		temperature, top_p = config.temperature, config.top_p
+		if _SEARCH.search(model_name(model)):
+			for key, value in (("temperature", temperature), ("top_p", top_p)):
+				if value is not None:
+					provider.warn(model, key, f"the search models reject '{key}'; dropped")
+			temperature = top_p = None
+		return Sampling(None, temperature, top_p, True)
 	accepted = efforts(model)
 	effort: str | None
 	if thinking is None:
