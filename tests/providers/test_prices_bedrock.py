@@ -120,3 +120,21 @@ def test_a_bedrock_claude_id_has_claudes_context_window(model) -> None:
 	"""The window is Claude's (200k), not unknown (the 128k assumed when none is known)."""
 	provider = AnthropicProvider({"api_key": "sk-ant-test"}, httpx.AsyncClient)
 	assert provider.context_window(model) == provider.context_window("claude-sonnet-4-5")
+
+
+@pytest.mark.parametrize(
+	("model", "named"),
+	[
+		("us.anthropic.claude-sonnet-4-5-v1:0", "claude-sonnet-4-5"),
+		("anthropic.claude-3-7-sonnet-latest-v1:0", "claude-3-7-sonnet-latest"),
+		("global.anthropic.claude-opus-4-1", "claude-opus-4-1"),
+	],
+)
+def test_a_bedrock_id_genai_prices_misses_is_priced_as_the_model_it_names(model, named) -> None:
+	"""Bedrock's entries first; an id they miss costs what the Claude model it names costs at
+	Anthropic (it had no price: max_cost refused)."""
+	assert price_for("anthropic", model) == price_for("anthropic", named) is not None
+
+
+def test_an_unknown_claude_on_bedrock_has_no_price() -> None:
+	assert price_for("anthropic", "us.anthropic.claude-nonesuch-9-v1:0") is None

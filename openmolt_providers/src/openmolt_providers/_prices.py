@@ -97,7 +97,15 @@ def _found(provider: str, model: str) -> tuple[str, Price] | None:
 			_cache[key] = named
 		else:
 			_cache[key] = (known, table[known]) if known else _matched(provider, name)
+		if _cache[key] is None and (claude := _BEDROCK.match(name)) is not None:
+			# A Bedrock id genai-prices' Bedrock entries miss: the model it names, at its price.
+			_cache[key] = _found(provider, claude.group(1))
 	return _cache[key]
+
+
+_BEDROCK = re.compile(r"^(?:[a-z-]+\.)?anthropic\.(claude.*?)(?:-v\d+(?::\d+)?)?$")
+"""A Claude id as Amazon Bedrock writes it: its cross-region profile, ``anthropic.``, the model,
+and the endpoint's version (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``)."""
 
 
 def _matched(provider: str, name: str, *, exact: bool = False) -> tuple[str, Price] | None:
