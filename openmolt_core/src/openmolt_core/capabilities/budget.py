@@ -62,7 +62,7 @@ def usd(amount: float) -> str:
 def estimate(
 	price: Price, input_tokens: int, output_tokens: int | None, audio: float | None = None
 ) -> float:
-	"""What the next call is expected to cost: its request at its dearest input price, its most output.
+	"""What the next call is expected to cost: its request at its dearest input price, and output.
 
 	A prompt token may be written to the cache (Anthropic writes the new part of every prompt, at
 	1.25 times the input price; OpenAI's gpt-5.6 and later bill writes too) or be audio (Gemini

@@ -114,7 +114,8 @@ def one_sampler(model: str) -> bool:
 def searches(model: str) -> bool:
 	"""Whether the model has the web search tool (Claude 3.5 and later).
 
-	The web search tool page ("Supported models") lists none of the Claude 3 models. Another model behind a Messages API (`version` (0, 0)) is given it: the server decides.
+	The web search tool page ("Supported models") lists none of the Claude 3 models. Another
+	model behind a Messages API (`version` (0, 0)) is given it: the server decides.
 	"""
 	v = version(model)
 	return v == (0, 0) or v >= (3, 5)

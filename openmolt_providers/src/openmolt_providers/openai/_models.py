@@ -70,8 +70,8 @@ the three every reasoning model accepts."""
 
 _SEARCH = re.compile(r"-search-preview(?![a-z])")
 """The search models of Chat Completions (``gpt-4o-search-preview``,
-``gpt-4o-mini-search-preview``), which refuse ``temperature`` and ``top_p`` with a 400 ("Model incompatible request arguments
-supplied: temperature, top_p")."""
+``gpt-4o-mini-search-preview``), which refuse ``temperature`` and ``top_p`` with a 400 ("Model
+incompatible request arguments supplied: temperature, top_p")."""
 
 
 def is_reasoning(model: str) -> bool:
