@@ -33,6 +33,7 @@ __all__ = [
 	"DEAF",
 	"Sampling",
 	"cache_key",
+	"chat_only",
 	"efforts",
 	"hears",
 	"is_reasoning",
@@ -95,6 +96,22 @@ _RESPONSES_ONLY = re.compile(
 """The models the Responses API serves and Chat Completions does not: the ``openai`` SDK's
 ``ResponsesModel`` names beyond its ``ChatModel`` (3.57; tests/providers/test_openai_efforts.py
 holds the two in step)."""
+
+
+_CHAT_ONLY = re.compile(r"-search-preview(?![a-z])|^gpt(-4o(-mini)?)?-audio")
+"""The models Chat Completions serves and the Responses API does not: the search models
+(``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions"; the
+Responses API searches with its ``web_search`` tool) and the audio models
+(``gpt-4o-audio-preview``, ``gpt-audio``: the Responses API takes no audio)."""
+
+
+def chat_only(model: str) -> bool:
+	"""Whether OpenAI serves the model over Chat Completions only (not the Responses API).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return bool(_CHAT_ONLY.search(model_name(model)))
 
 
 def responses_only(model: str) -> bool:
