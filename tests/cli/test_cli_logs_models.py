@@ -464,3 +464,30 @@ def test_models_leaves_out_the_speech_models_too(capsys) -> None:
 		"google:gemini-2.5-flash-tts",
 	):
 		assert model in every
+
+
+def test_models_leaves_out_completion_and_computer_use_models(capsys) -> None:
+	"""The legacy completion models (gpt-3.5-turbo-instruct, davinci-002, babbage-002: the openai
+	SDK's Completions models, and the retired GPT-3 ids genai-prices keeps) are served on
+	/v1/completions only, and computer-use-preview takes only the computer tool: no agent's
+	request reaches them (a 404 or 400 at its first step), yet `openmolt models` listed them
+	among the models an agent can use. Left out unless --all."""
+	assert openmolt_main(["models", "--json"]) == 0
+	listed = {r["model"] for r in json.loads(capsys.readouterr().out)}
+	assert "openai:gpt-5-mini" in listed
+	legacy = {
+		m
+		for m in listed
+		if re.search(r":(ada|babbage|curie|davinci)(-\d+)?$|:text-|instruct|computer-use", m)
+	}
+	assert legacy == set()
+	assert openmolt_main(["models", "--all", "--json"]) == 0
+	every = {r["model"] for r in json.loads(capsys.readouterr().out)}
+	for model in (
+		"openai:gpt-3.5-turbo-instruct",
+		"openai:davinci-002",
+		"openai:babbage-002",
+		"openai:text-davinci-003",
+		"openai:computer-use",
+	):
+		assert model in every

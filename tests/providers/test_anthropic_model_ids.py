@@ -15,7 +15,7 @@ import pytest
 
 from openmolt_providers import ModelConfigWarning
 from openmolt_providers.anthropic import AnthropicProvider
-from openmolt_providers.anthropic._models import version
+from openmolt_providers.anthropic._models import NEWEST, version
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +37,13 @@ pytestmark = pytest.mark.anyio
 		("claude-3.5-haiku", (3, 5)),
 		("claude-2.1", (2, 1)),
 		("CLAUDE-OPUS-4-7", (4, 7)),
+		# Claude 1 and 2 as Bedrock and the first API named them.
+		("anthropic.claude-v2:1", (2, 1)),
+		("anthropic.claude-v2", (2, 0)),
+		("claude-instant-v1", (1, 0)),
+		# A Claude id that names no version: newer than the versioned ones.
+		("claude-mythos-preview", NEWEST),
+		("us.anthropic.claude-mythos-preview-v1:0", NEWEST),
 		# Another model behind a Messages API (Ollama, LiteLLM): no Claude version in its name.
 		("llama3.2", (0, 0)),
 		("qwen2.5:7b", (0, 0)),
@@ -73,3 +80,73 @@ async def test_claude_35_spelt_otherwise_is_not_sent_thinking(server, load, req,
 	with pytest.warns(ModelConfigWarning, match="no extended thinking"):
 		await provider(server).generate(req(model, thinking=True))
 	assert "thinking" not in server.body
+
+
+@pytest.mark.parametrize(
+	"model", ["claude-mythos-preview", "anthropic.claude-mythos-preview", "claude-opus-latest"]
+)
+async def test_a_claude_id_without_a_version_is_sent_what_the_newest_accept(
+	server, load, req, model
+) -> None:
+	"""Claude Mythos Preview names no version: it was read as unknown and sent ``budget_tokens``
+	(a 400: it "only supports adaptive thinking", Anthropic's and Bedrock's adaptive thinking
+	pages) and ``temperature`` (rejected from Claude Opus 4.7 on). Adaptive thinking with the
+	effort asked, no temperature, structured output: what the latest generation accepts."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="temperature"):
+		await provider(server).generate(req(model, thinking="high", temperature=0.3))
+	assert server.body["thinking"] == {"type": "adaptive"}
+	assert server.body["output_config"]["effort"] == "high"
+	assert "temperature" not in server.body
+
+
+async def test_another_model_behind_the_messages_api_keeps_its_temperature(
+	server, load, req
+) -> None:
+	"""A model that is no Claude (Ollama's qwen2.5:7b) is not read as the newest Claude: its
+	temperature is sent, and thinking in the form those servers take (``budget_tokens``)."""
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req("qwen2.5:7b", temperature=0.3))
+	assert server.body["temperature"] == 0.3
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req("qwen2.5:7b", thinking=True))
+	assert server.body["thinking"]["type"] == "enabled"
+
+
+@pytest.mark.parametrize(
+	"model",
+	["claude-3-haiku-20240307", "claude-3-opus-20240229", "anthropic.claude-3-haiku-20240307-v1:0"],
+)
+async def test_a_claude_3_model_is_not_sent_web_search(server, load, req, model) -> None:
+	"""The web search tool exists on Claude 3.5 Haiku, 3.5 Sonnet (new), 3.7 Sonnet and Claude 4
+	and later (the web search tool page, "Supported models"): Claude 3 Haiku was sent it and
+	refused with a 400 at every step. Dropped with a warning, as Chat drops it."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="web search"):
+		await provider(server).generate(req(model, search=True))
+	assert "tools" not in server.body
+
+
+@pytest.mark.parametrize("model", ["claude-3-5-haiku-20241022", "claude-3-7-sonnet-latest"])
+async def test_claude_35_and_later_search(server, load, req, model) -> None:
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req(model, search=True))
+	assert server.body["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-3-5-haiku-20241022"])
+async def test_claude_is_sent_a_temperature_of_at_most_1(server, load, req, model) -> None:
+	"""The Messages API takes temperature from 0.0 to 1.0 (OpenAI's and Gemini's go to 2.0, which
+	model_config allows): 1.5 was refused with a 400 at every step. Sent as 1.0, with a warning."""
+	server.reply(load("anthropic_text"))
+	with pytest.warns(ModelConfigWarning, match="0.0 to 1.0"):
+		await provider(server).generate(req(model, temperature=1.5))
+	assert server.body["temperature"] == 1.0
+
+
+async def test_another_model_behind_the_messages_api_keeps_a_temperature_over_1(
+	server, load, req
+) -> None:
+	server.reply(load("anthropic_text"))
+	await provider(server).generate(req("qwen2.5:7b", temperature=1.5))
+	assert server.body["temperature"] == 1.5

@@ -183,3 +183,84 @@ def test_chat_refuses_a_document_that_is_no_pdf_before_sending(req) -> None:
 	local = openai(api_mode="chat", base_url="http://localhost:8000/v1")
 	part = local.build(req("qwen", attachments=[docx]))["messages"][1]["content"][1]
 	assert part["type"] == "file"  # another server decides for itself
+
+
+PNG = Attachment("image/png", base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode(), "a.png")
+PDF = Attachment("application/pdf", base64.b64encode(b"%PDF-1.4\n%%EOF").decode(), "a.pdf")
+
+TEXT_ONLY = [
+	"gpt-3.5-turbo",
+	"gpt-3.5-turbo-0125",
+	"gpt-4",
+	"gpt-4-0613",
+	"gpt-4-32k",
+	"gpt-4-turbo-preview",
+	"gpt-4-0125-preview",
+	"o1-mini",
+	"o1-preview-2024-09-12",
+	"o3-mini",
+	"o3-mini-2025-01-31",
+	"ft:gpt-3.5-turbo-0125:acme::x",
+]
+"""OpenAI's models without vision (the earlier mini reasoning models, GPT-3.5, GPT-4 before
+GPT-4 Turbo with vision): the API refuses an image part, and a PDF file input, which the file
+inputs guide says only the models that read images take."""
+
+
+@pytest.mark.parametrize("settings", [{}, {"api_mode": "chat"}])
+@pytest.mark.parametrize("model", TEXT_ONLY)
+@pytest.mark.parametrize("attachment", [PNG, PDF])
+def test_openai_refuses_images_and_pdfs_to_a_model_without_vision(
+	req, settings, model, attachment
+) -> None:
+	"""Refused before anything is sent, naming the model's want of vision and not retried (a
+	fallback model that reads images may answer)."""
+	with pytest.raises(ProviderError, match="reads no images") as info:
+		openai(**settings).build(req(model, attachments=[attachment]))
+	assert attachment.media_type in str(info.value) and not info.value.retryable
+
+
+@pytest.mark.parametrize(
+	"model",
+	[
+		"gpt-4o",
+		"gpt-4-turbo",
+		"gpt-4-turbo-2024-04-09",
+		"gpt-4.1-nano",
+		"o1",
+		"o3",
+		"o4-mini",
+		"gpt-5-mini",
+		"gpt-4-vision-preview",
+		"codex-mini-latest",
+	],
+)
+def test_a_model_with_vision_is_sent_its_image_and_pdf(req, model) -> None:
+	body = openai().build(req(model, attachments=[PNG, PDF]))
+	kinds = [p["type"] for p in body["input"][0]["content"]]
+	assert kinds == ["input_text", "input_image", "input_file"]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-5", "gpt-4o-mini", "gpt-4.1"])
+def test_chat_refuses_audio_to_a_model_that_does_not_hear(req, model) -> None:
+	"""Chat Completions takes ``input_audio`` on its audio models only (gpt-4o-audio-preview,
+	gpt-audio...): to gpt-4o it was sent and refused with a 400."""
+	with pytest.raises(ProviderError, match="hears no audio") as info:
+		openai(api_mode="chat").build(req(model, attachments=[WAV]))
+	assert "audio/wav" in str(info.value) and not info.value.retryable
+
+
+@pytest.mark.parametrize(
+	"model", ["gpt-4o-audio-preview", "gpt-4o-mini-audio-preview", "gpt-audio", "gpt-audio-mini"]
+)
+def test_chat_sends_audio_to_its_audio_models(req, model) -> None:
+	body = openai(api_mode="chat").build(req(model, attachments=[WAV]))
+	assert body["messages"][1]["content"][1]["type"] == "input_audio"
+
+
+def test_a_local_server_is_sent_images_whatever_the_models_name(req) -> None:
+	"""Another server decides for itself: its gpt-3.5-turbo may be anything."""
+	local = openai(api_mode="chat", base_url="http://localhost:8000/v1")
+	body = local.build(req("gpt-3.5-turbo", attachments=[PNG, WAV]))
+	kinds = [p["type"] for p in body["messages"][1]["content"]]
+	assert kinds == ["text", "image_url", "input_audio"]

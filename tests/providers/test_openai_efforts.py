@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 
+import httpx
 import pytest
 
 from openmolt_providers import ModelConfigWarning
@@ -193,3 +194,38 @@ async def test_api_mode_chat_keeps_chat_for_the_other_models(server, load, req) 
 		warnings.simplefilter("error", ModelConfigWarning)
 		await _provider(server, "chat").generate(req("gpt-5.2-pro"))
 	assert str(server.requests[-1].url) == "https://api.openai.com/v1/chat/completions"
+
+
+@pytest.mark.parametrize(
+	"model", ["gpt-4o-search-preview", "gpt-4o-mini-search-preview-2025-03-11"]
+)
+def test_the_search_models_are_not_sent_temperature_or_top_p(req, model) -> None:
+	"""The search models refuse them ("Model incompatible request arguments supplied:
+	temperature, top_p", 400): dropped with a warning."""
+	openai = OpenAIProvider({"api_key": "k", "api_mode": "chat"}, httpx.AsyncClient)
+	with pytest.warns(ModelConfigWarning, match="search models"):
+		body = openai.build(req(model, temperature=0.2, top_p=0.9))
+	assert "temperature" not in body and "top_p" not in body
+
+
+@pytest.mark.parametrize(
+	"model",
+	["gpt-4o-search-preview", "gpt-4o-mini-search-preview", "gpt-4o-audio-preview", "gpt-audio"],
+)
+async def test_a_chat_only_model_is_asked_on_chat_completions(server, load, req, model) -> None:
+	"""The search and audio models are Chat Completions models (the Responses API searches with
+	its web_search tool and takes no audio): on the Responses API, OpenAI's default, every call
+	was refused. Asked on Chat Completions, with a warning once."""
+	server.reply(load("openai_chat"))
+	with pytest.warns(ModelConfigWarning, match="Chat Completions only"):
+		response = await _provider(server, None).generate(req(model))
+	assert str(server.requests[-1].url) == "https://api.openai.com/v1/chat/completions"
+	assert response.text
+
+
+async def test_the_responses_api_keeps_the_other_models(server, load, req) -> None:
+	server.reply(load("openai_text"))
+	with warnings.catch_warnings():
+		warnings.simplefilter("error", ModelConfigWarning)
+		await _provider(server, None).generate(req("gpt-4o"))
+	assert str(server.requests[-1].url) == "https://api.openai.com/v1/responses"

@@ -102,12 +102,14 @@ NAMED = sorted({(p, name) for p, rules in MATCH.items() for r, _, _ in rules for
 @pytest.mark.parametrize(("provider", "model"), NAMED)
 def test_every_id_genai_prices_names_costs_what_it_says(provider, model) -> None:
 	"""An id genai-prices names exactly costs what it says: ``gemini-pro-latest`` (Gemini 3.1 Pro
-	now) cost what Gemini 1.0 Pro did, 16 times less, because the ``-latest`` was cut first."""
+	now) cost what Gemini 1.0 Pro did, 16 times less, because the ``-latest`` was cut first. A
+	Bedrock Claude id (``us.anthropic.claude-opus-5``) is named by genai-prices' ``aws``."""
 	from genai_prices import Usage, calc_price
 
 	ours = cost(provider, model, input_tokens=10_000, output_tokens=2_000, cached_tokens=4_000)
 	usage = Usage(input_tokens=10_000, output_tokens=2_000, cache_read_tokens=4_000)
-	theirs = calc_price(usage, model, provider_id=provider).total_price
+	theirs_id = "aws" if "anthropic.claude" in model else provider
+	theirs = calc_price(usage, model, provider_id=theirs_id).total_price
 	assert ours == pytest.approx(float(theirs), rel=1e-6)
 
 

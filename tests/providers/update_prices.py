@@ -27,6 +27,21 @@ PROVIDERS = {
 	"google": ("google", lambda m: m.startswith("gemini-")),
 }
 
+MATCHED_ONLY = {"aws": ("anthropic", lambda m: ".anthropic.claude-" in m)}
+"""genai-prices providers whose models are matched (priced, tiered) as one of ours, never listed:
+Amazon Bedrock's Claude models (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``, the
+``global.`` profiles, the bare ``anthropic.claude-...``) at Bedrock's prices (a regional
+endpoint costs 10% more than Anthropic's API for the Claude 4.5 models and later). After our
+provider's own rules, as genai-prices would read them with ``provider_id="aws"``."""
+
+
+def _ours(provider: str, model: str) -> str | None:
+	"""Our provider name for a genai-prices model whose price we match, or None."""
+	if provider in PROVIDERS:
+		return PROVIDERS[provider][0]
+	name, belongs = MATCHED_ONLY.get(provider, ("", lambda m: False))
+	return name if belongs(model) else None
+
 
 def _base(value: Any) -> float | None:
 	if value is None:
@@ -79,14 +94,11 @@ def _priced(
 	when = now or datetime.now(UTC)
 	out: dict[str, list[tuple[str, Any, Price]]] = {}
 	for provider in data_snapshot.get_snapshot().providers:
-		if provider.id not in PROVIDERS:
-			continue
-		name, _ = PROVIDERS[provider.id]
-		models = out.setdefault(name, [])
 		for model in provider.models:
-			price = _price(model.get_prices(when))
-			if price is not None:
-				models.append((model.id, model.match, price))
+			name = _ours(provider.id, model.id)
+			price = _price(model.get_prices(when)) if name is not None else None
+			if name is not None and price is not None:
+				out.setdefault(name, []).append((model.id, model.match, price))
 	return out
 
 
@@ -97,20 +109,25 @@ def tiers(now: datetime | None = None) -> dict[str, dict[str, tuple[tuple[int, P
 	when = now or datetime.now(UTC)
 	out: dict[str, dict[str, tuple[tuple[int, Price], ...]]] = {}
 	for provider in data_snapshot.get_snapshot().providers:
-		if provider.id not in PROVIDERS:
-			continue
-		found = out.setdefault(PROVIDERS[provider.id][0], {})
+		if provider.id in PROVIDERS:
+			out.setdefault(PROVIDERS[provider.id][0], {})
 		for model in provider.models:
-			price = model.get_prices(when)
-			if _price(price) is not None and _tiers(price):
-				found[model.id] = _tiers(price)
+			name = _ours(provider.id, model.id)
+			price = model.get_prices(when) if name is not None else None
+			if name is not None and _price(price) is not None and _tiers(price):
+				out.setdefault(name, {})[model.id] = _tiers(price)
 	return {provider: dict(sorted(models.items())) for provider, models in out.items()}
+
+
+def _listed(provider: str, model: str) -> bool:
+	"""Whether our provider lists a model genai-prices prices for it (its own API's ids)."""
+	return next(listed for name, listed in PROVIDERS.values() if name == provider)(model)
 
 
 def table(now: datetime | None = None) -> dict[str, dict[str, Price]]:
 	"""The token prices genai-prices gives each model now: (input, cached, output, write)."""
 	return {
-		provider: dict(sorted((m, price) for m, _, price in models if PROVIDERS[provider][1](m)))
+		provider: dict(sorted((m, price) for m, _, price in models if _listed(provider, m)))
 		for provider, models in _priced(now).items()
 	}
 
@@ -141,10 +158,20 @@ tokens (``gpt-4o-mini-tts``, ``gemini-2.5-flash-tts``: their audio output as out
 no price field tells them; they speak or listen, as a realtime model does."""
 
 
+_UNCONVERSANT = re.compile(
+	r"^(ada|babbage|curie|davinci)(-\d{3})?$|^text-(ada|babbage|curie|davinci)-|-instruct($|-)"
+	r"|^computer-use"
+)
+"""The names of the models no agent's request reaches: the legacy completion models, served on
+``/v1/completions`` only (the openai SDK's Completions models ``gpt-3.5-turbo-instruct``,
+``davinci-002``, ``babbage-002``, and the retired GPT-3 ids genai-prices keeps: ``ada``,
+``text-davinci-003``...), and ``computer-use-preview``, which takes only the computer tool."""
+
+
 def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 	"""Each provider's listed models (`table`) priced for audio or images apart (`_MEDIA_FIELDS`),
-	and its speech models (`_SPEECH`): no model for an agent's conversation, which ``openmolt
-	models`` leaves out (``--all`` shows)."""
+	its speech models (`_SPEECH`) and those no agent's request reaches (`_UNCONVERSANT`): no model
+	for an agent's conversation, which ``openmolt models`` leaves out (``--all`` shows)."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
@@ -161,6 +188,7 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 			and (
 				any(getattr(model.get_prices(when), f, None) is not None for f in _MEDIA_FIELDS)
 				or _SPEECH.search(model.id)
+				or _UNCONVERSANT.search(model.id)
 			)
 		}
 		out[name] = tuple(sorted(found))
@@ -266,9 +294,10 @@ def render(
 	lines += [
 		"}",
 		'"""The models of `PRICES` genai-prices prices for audio or images apart from text tokens',
-		"(output audio or images, image input: realtime, audio, live and image models), and the",
-		"text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no",
-		'agent\'s conversation: ``openmolt models`` leaves them out unless ``--all``."""',
+		"(output audio or images, image input: realtime, audio, live and image models), the",
+		"text-to-speech and transcription models (named ``-tts``, ``transcribe``), and the legacy",
+		"completion and computer-use models, which take no agent's conversation: ``openmolt",
+		'models`` leaves them out unless ``--all``."""',
 		"",
 		"AUDIO: dict[str, dict[str, tuple[float, float]]] = {",
 	]

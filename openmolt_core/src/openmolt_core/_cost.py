@@ -2,11 +2,12 @@
 
 Prices come from the provider: a provider that knows them has ``price(model)`` returning
 ``(input, cached input, output, cache write)`` in USD per million tokens, and may have
-``price_at(model, prompt_tokens)``, the price a prompt of that size pays (a long-context tier,
-which the budget's estimate of the coming call reads) (the providers of
-``openmolt-providers`` read the genai-prices table; `openmolt_core.testing.ScriptedModel` takes
-``price=``). A call's cost is the provider's own ``usage.cost_usd`` when it reports one, else
-computed here from that price. A reply whose usage names no token at all (a server or proxy that
+``price_at(model, prompt_tokens)``, the price a prompt of that size pays (a long-context tier),
+and ``audio_price(model)``, the price of audio input where the model has one of its own: the
+budget's estimate of the coming call reads both (the providers of ``openmolt-providers`` read
+the genai-prices table; `openmolt_core.testing.ScriptedModel` takes ``price=``). A call's cost
+is the provider's own ``usage.cost_usd`` when it reports one, else computed here from that
+price. A reply whose usage names no token at all (a server or proxy that
 reports none) is counted from its size (characters / 4, `counted`), so ``max_tokens`` and
 ``max_cost`` (`openmolt_core.capabilities.budget`, which estimates the next call) hold for it
 too: it is never free.
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
 	"Price",
+	"audio_price_of",
 	"call_cost",
 	"counted",
 	"estimate_tokens",
@@ -57,6 +59,22 @@ def price_of(provider: Any, model: str, prompt_tokens: int | None = None) -> Pri
 		return None
 	inp, cached, out, *rest = value
 	return (float(inp), float(cached), float(out), rest[0] if rest else None)
+
+
+def audio_price_of(provider: Any, model: str) -> float | None:
+	"""The provider's price of a model's audio input (USD per million tokens), or None.
+
+	From the provider's optional ``audio_price(model)`` (the providers of
+	``openmolt-providers``: Gemini Flash prices audio apart from text); None when it has none, or
+	the model's audio costs its input price.
+
+	Args:
+		provider: The provider.
+		model: The model.
+	"""
+	at = getattr(provider, "audio_price", None)
+	value = at(model) if callable(at) else None
+	return None if value is None else float(value)
 
 
 def call_cost(price: Price, usage: Usage) -> float:

@@ -312,6 +312,22 @@ class HTTPProvider:
 
 		return price_for(self.vendor, model, prompt_tokens)
 
+	def audio_price(self, model: str) -> float | None:
+		"""The price of the model's audio input in USD per million tokens, where it has its own.
+
+		None when its audio costs the input price, or the price is unknown, or the calls go to
+		another server than the vendor's (`price`). The budget (``max_cost``) prices a prompt
+		that holds audio at it (`openmolt_providers._price_table.AUDIO`: Gemini Flash).
+
+		Args:
+			model: The model name.
+		"""
+		if not self.official:
+			return None
+		from openmolt_providers._prices import audio_price_for
+
+		return audio_price_for(self.vendor, model)
+
 	def cost(
 		self,
 		model: str,
@@ -369,13 +385,15 @@ class HTTPProvider:
 		return sorted(PRICES.get(self.vendor, {}))
 
 	def media_models(self) -> frozenset[str]:
-		"""The listed models that speak, listen or draw (realtime, image, speech models).
+		"""The listed models that speak, listen or draw, and those no agent's request reaches.
 
-		Realtime, audio, live, image, text-to-speech and transcription models. They take no
-		agent's conversation: ``openmolt models`` leaves them out unless ``--all``.
-		Told by genai-prices (`openmolt_providers._price_table.MEDIA`): such a model's output audio
-		or images (or its image input) are priced apart from text tokens, or its name says it
-		speaks or listens (``-tts``, ``transcribe``: priced as text tokens).
+		Realtime, audio, live, image, text-to-speech and transcription models, the legacy
+		completion models (``/v1/completions`` only: ``gpt-3.5-turbo-instruct``, ``davinci-002``)
+		and ``computer-use-preview`` (the computer tool only). They take no agent's conversation:
+		``openmolt models`` leaves them out unless ``--all``. Told by genai-prices
+		(`openmolt_providers._price_table.MEDIA`): such a model's output audio or images (or its
+		image input) are priced apart from text tokens, or its name says it (``-tts``,
+		``transcribe``, ``-instruct``, ``computer-use``).
 		"""
 		from openmolt_providers._price_table import MEDIA
 

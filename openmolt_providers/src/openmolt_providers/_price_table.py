@@ -422,6 +422,539 @@ MATCH: dict[str, tuple[tuple[Any, tuple[float, float, float, float | None], str]
 			"claude-sonnet-5-5",
 		),
 		(("equals", "claude-v1"), (8.0, 8.0, 24.0, None), "claude-v1"),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-fable-5-1"),
+					("contains", "global.anthropic.claude-fable-5-1-v1"),
+				),
+			),
+			(10.0, 0.25, 50.0, 12.5),
+			"global.anthropic.claude-fable-5-1-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-fable-5-2"),
+					("contains", "global.anthropic.claude-fable-5-2-v1"),
+				),
+			),
+			(8.0, 0.2, 40.0, 10.0),
+			"global.anthropic.claude-fable-5-2",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-fable-5"),
+					("contains", "global.anthropic.claude-fable-5-v1"),
+				),
+			),
+			(10.0, 1.0, 50.0, 12.5),
+			"global.anthropic.claude-fable-5-v1:0",
+		),
+		(
+			("contains", "global.anthropic.claude-haiku-4-5-20251001"),
+			(1.0, 0.1, 5.0, 1.25),
+			"global.anthropic.claude-haiku-4-5-20251001-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-haiku-5-5"),
+					("contains", "global.anthropic.claude-haiku-5-5-v1"),
+				),
+			),
+			(0.1, 0.01, 0.5, 0.125),
+			"global.anthropic.claude-haiku-5-5",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-mythos-5-2"),
+					("contains", "global.anthropic.claude-mythos-5-2-v1"),
+				),
+			),
+			(8.0, 0.2, 40.0, 10.0),
+			"global.anthropic.claude-mythos-5-2",
+		),
+		(
+			("contains", "global.anthropic.claude-opus-4-5"),
+			(5.0, 0.5, 25.0, 6.25),
+			"global.anthropic.claude-opus-4-5-v1:0",
+		),
+		(
+			("contains", "global.anthropic.claude-opus-4-6"),
+			(5.0, 0.5, 25.0, 6.25),
+			"global.anthropic.claude-opus-4-6-v1:0",
+		),
+		(
+			("contains", "global.anthropic.claude-opus-4-7"),
+			(5.0, 0.5, 25.0, 6.25),
+			"global.anthropic.claude-opus-4-7-v1:0",
+		),
+		(
+			("contains", "global.anthropic.claude-opus-4-8"),
+			(5.0, 0.5, 25.0, 6.25),
+			"global.anthropic.claude-opus-4-8-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-opus-5"),
+					("contains", "global.anthropic.claude-opus-5-v1"),
+				),
+			),
+			(5.0, 0.5, 25.0, 6.25),
+			"global.anthropic.claude-opus-5",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-opus-5-5"),
+					("contains", "global.anthropic.claude-opus-5-5-v1"),
+				),
+			),
+			(4.0, 0.2, 20.0, 5.0),
+			"global.anthropic.claude-opus-5-5",
+		),
+		(
+			("contains", "global.anthropic.claude-sonnet-4-20250514"),
+			(3.0, 0.3, 15.0, 3.75),
+			"global.anthropic.claude-sonnet-4-20250514-v1:0",
+		),
+		(
+			("contains", "global.anthropic.claude-sonnet-4-5-20250929"),
+			(3.0, 0.3, 15.0, 3.75),
+			"global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		),
+		(
+			("contains", "global.anthropic.claude-sonnet-4-6"),
+			(3.0, 0.3, 15.0, 3.75),
+			"global.anthropic.claude-sonnet-4-6-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-sonnet-5-5"),
+					("contains", "global.anthropic.claude-sonnet-5-5-v1"),
+				),
+			),
+			(2.0, 0.1, 10.0, 2.5),
+			"global.anthropic.claude-sonnet-5-5",
+		),
+		(
+			(
+				"or",
+				(
+					("ends_with", "global.anthropic.claude-sonnet-5"),
+					("contains", "global.anthropic.claude-sonnet-5-v1"),
+				),
+			),
+			(2.0, 0.2, 10.0, 2.5),
+			"global.anthropic.claude-sonnet-5-v1:0",
+		),
+		(
+			("contains", "claude-3-5-haiku-20241022"),
+			(0.8, 0.08, 4.0, 1.0),
+			"regional.anthropic.claude-3-5-haiku-20241022-v1:0",
+		),
+		(
+			("contains", "claude-3-5-sonnet-20240620"),
+			(3.0, 0.3, 15.0, 3.75),
+			"regional.anthropic.claude-3-5-sonnet-20240620-v1:0",
+		),
+		(
+			("contains", "claude-3-5-sonnet-20241022"),
+			(3.0, 0.3, 15.0, 3.75),
+			"regional.anthropic.claude-3-5-sonnet-20241022-v2:0",
+		),
+		(
+			("contains", "claude-3-7-sonnet-20250219"),
+			(3.0, 0.3, 15.0, 3.75),
+			"regional.anthropic.claude-3-7-sonnet-20250219-v1:0",
+		),
+		(
+			("contains", "claude-3-haiku-20240307"),
+			(0.25, 0.25, 1.25, None),
+			"regional.anthropic.claude-3-haiku-20240307-v1:0",
+		),
+		(
+			("contains", "claude-3-opus-20240229"),
+			(15.0, 15.0, 75.0, None),
+			"regional.anthropic.claude-3-opus-20240229-v1:0",
+		),
+		(
+			("contains", "claude-3-sonnet-20240229"),
+			(3.0, 0.3, 15.0, 3.75),
+			"regional.anthropic.claude-3-sonnet-20240229-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-fable-5-1"),
+					("equals", "claude-fable-5-1"),
+					("starts_with", "anthropic.claude-fable-5-1-v1"),
+					("starts_with", "claude-fable-5-1-v1"),
+					("equals", "us.anthropic.claude-fable-5-1"),
+					("contains", "us.anthropic.claude-fable-5-1-v1"),
+				),
+			),
+			(11.0, 0.275, 55.0, 13.75),
+			"regional.anthropic.claude-fable-5-1-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-fable-5-2"),
+					("equals", "claude-fable-5-2"),
+					("starts_with", "anthropic.claude-fable-5-2-v1"),
+					("starts_with", "claude-fable-5-2-v1"),
+					("equals", "us.anthropic.claude-fable-5-2"),
+					("equals", "eu.anthropic.claude-fable-5-2"),
+					("contains", "us.anthropic.claude-fable-5-2-v1"),
+					("contains", "eu.anthropic.claude-fable-5-2-v1"),
+				),
+			),
+			(8.8, 0.22, 44.0, 11.0),
+			"regional.anthropic.claude-fable-5-2",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-fable-5"),
+					("equals", "claude-fable-5"),
+					("starts_with", "anthropic.claude-fable-5-v1"),
+					("starts_with", "claude-fable-5-v1"),
+					("equals", "us.anthropic.claude-fable-5"),
+					("equals", "au.anthropic.claude-fable-5"),
+					("equals", "eu.anthropic.claude-fable-5"),
+					("contains", "us.anthropic.claude-fable-5-v1"),
+					("contains", "au.anthropic.claude-fable-5-v1"),
+					("contains", "eu.anthropic.claude-fable-5-v1"),
+					("contains", "jp.anthropic.claude-fable-5-v1"),
+				),
+			),
+			(11.0, 1.1, 55.0, 13.75),
+			"regional.anthropic.claude-fable-5-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-haiku-4-5-20251001"),
+					("starts_with", "claude-haiku-4-5-20251001"),
+					("contains", "us.anthropic.claude-haiku-4-5-20251001"),
+					("contains", "au.anthropic.claude-haiku-4-5-20251001"),
+					("contains", "apac.anthropic.claude-haiku-4-5-20251001"),
+					("contains", "eu.anthropic.claude-haiku-4-5-20251001"),
+					("contains", "us-gov.anthropic.claude-haiku-4-5-20251001"),
+					("contains", "jp.anthropic.claude-haiku-4-5-20251001"),
+					("contains", "in.anthropic.claude-haiku-4-5-20251001"),
+				),
+			),
+			(1.1, 0.11, 5.5, 1.375),
+			"regional.anthropic.claude-haiku-4-5-20251001-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-haiku-5-5"),
+					("equals", "claude-haiku-5-5"),
+					("starts_with", "anthropic.claude-haiku-5-5-v1"),
+					("starts_with", "claude-haiku-5-5-v1"),
+					("equals", "us.anthropic.claude-haiku-5-5"),
+					("equals", "au.anthropic.claude-haiku-5-5"),
+					("equals", "apac.anthropic.claude-haiku-5-5"),
+					("equals", "eu.anthropic.claude-haiku-5-5"),
+					("equals", "us-gov.anthropic.claude-haiku-5-5"),
+					("equals", "jp.anthropic.claude-haiku-5-5"),
+					("contains", "us.anthropic.claude-haiku-5-5-v1"),
+					("contains", "au.anthropic.claude-haiku-5-5-v1"),
+					("contains", "apac.anthropic.claude-haiku-5-5-v1"),
+					("contains", "eu.anthropic.claude-haiku-5-5-v1"),
+					("contains", "us-gov.anthropic.claude-haiku-5-5-v1"),
+					("contains", "jp.anthropic.claude-haiku-5-5-v1"),
+				),
+			),
+			(0.11, 0.011, 0.55, 0.1375),
+			"regional.anthropic.claude-haiku-5-5",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-mythos-5-2"),
+					("equals", "claude-mythos-5-2"),
+					("starts_with", "anthropic.claude-mythos-5-2-v1"),
+					("starts_with", "claude-mythos-5-2-v1"),
+					("equals", "us.anthropic.claude-mythos-5-2"),
+					("equals", "eu.anthropic.claude-mythos-5-2"),
+					("contains", "us.anthropic.claude-mythos-5-2-v1"),
+					("contains", "eu.anthropic.claude-mythos-5-2-v1"),
+				),
+			),
+			(8.8, 0.22, 44.0, 11.0),
+			"regional.anthropic.claude-mythos-5-2",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-opus-4-1-20250805"),
+					("starts_with", "claude-opus-4-1-20250805"),
+					("contains", "us.anthropic.claude-opus-4-1-20250805"),
+					("contains", "au.anthropic.claude-opus-4-1-20250805"),
+					("contains", "apac.anthropic.claude-opus-4-1-20250805"),
+					("contains", "eu.anthropic.claude-opus-4-1-20250805"),
+					("contains", "us-gov.anthropic.claude-opus-4-1-20250805"),
+					("contains", "jp.anthropic.claude-opus-4-1-20250805"),
+				),
+			),
+			(15.0, 1.5, 75.0, 18.75),
+			"regional.anthropic.claude-opus-4-1-20250805-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-opus-4-20250514"),
+					("starts_with", "claude-opus-4-20250514"),
+					("contains", "us.anthropic.claude-opus-4-20250514"),
+					("contains", "au.anthropic.claude-opus-4-20250514"),
+					("contains", "apac.anthropic.claude-opus-4-20250514"),
+					("contains", "eu.anthropic.claude-opus-4-20250514"),
+					("contains", "us-gov.anthropic.claude-opus-4-20250514"),
+					("contains", "jp.anthropic.claude-opus-4-20250514"),
+				),
+			),
+			(15.0, 1.5, 75.0, 18.75),
+			"regional.anthropic.claude-opus-4-20250514-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-opus-4-5"),
+					("starts_with", "claude-opus-4-5"),
+					("contains", "us.anthropic.claude-opus-4-5"),
+					("contains", "au.anthropic.claude-opus-4-5"),
+					("contains", "apac.anthropic.claude-opus-4-5"),
+					("contains", "eu.anthropic.claude-opus-4-5"),
+					("contains", "us-gov.anthropic.claude-opus-4-5"),
+					("contains", "jp.anthropic.claude-opus-4-5"),
+				),
+			),
+			(5.5, 0.55, 27.5, 6.875),
+			"regional.anthropic.claude-opus-4-5-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-opus-4-6"),
+					("starts_with", "claude-opus-4-6"),
+					("contains", "us.anthropic.claude-opus-4-6"),
+					("contains", "au.anthropic.claude-opus-4-6"),
+					("contains", "apac.anthropic.claude-opus-4-6"),
+					("contains", "eu.anthropic.claude-opus-4-6"),
+					("contains", "us-gov.anthropic.claude-opus-4-6"),
+					("contains", "jp.anthropic.claude-opus-4-6"),
+				),
+			),
+			(5.5, 0.55, 27.5, 6.875),
+			"regional.anthropic.claude-opus-4-6-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-opus-4-7"),
+					("starts_with", "claude-opus-4-7"),
+					("contains", "us.anthropic.claude-opus-4-7"),
+					("contains", "au.anthropic.claude-opus-4-7"),
+					("contains", "apac.anthropic.claude-opus-4-7"),
+					("contains", "eu.anthropic.claude-opus-4-7"),
+					("contains", "us-gov.anthropic.claude-opus-4-7"),
+					("contains", "jp.anthropic.claude-opus-4-7"),
+				),
+			),
+			(5.5, 0.55, 27.5, 6.875),
+			"regional.anthropic.claude-opus-4-7-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-opus-4-8"),
+					("starts_with", "claude-opus-4-8"),
+					("contains", "us.anthropic.claude-opus-4-8"),
+					("contains", "au.anthropic.claude-opus-4-8"),
+					("contains", "eu.anthropic.claude-opus-4-8"),
+					("contains", "jp.anthropic.claude-opus-4-8"),
+				),
+			),
+			(5.5, 0.55, 27.5, 6.875),
+			"regional.anthropic.claude-opus-4-8-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-opus-5"),
+					("equals", "claude-opus-5"),
+					("starts_with", "anthropic.claude-opus-5-v1"),
+					("starts_with", "claude-opus-5-v1"),
+					("equals", "us.anthropic.claude-opus-5"),
+					("equals", "au.anthropic.claude-opus-5"),
+					("equals", "eu.anthropic.claude-opus-5"),
+					("equals", "jp.anthropic.claude-opus-5"),
+					("equals", "in.anthropic.claude-opus-5"),
+					("contains", "us.anthropic.claude-opus-5-v1"),
+					("contains", "au.anthropic.claude-opus-5-v1"),
+					("contains", "eu.anthropic.claude-opus-5-v1"),
+					("contains", "jp.anthropic.claude-opus-5-v1"),
+					("contains", "in.anthropic.claude-opus-5-v1"),
+				),
+			),
+			(5.5, 0.55, 27.5, 6.875),
+			"regional.anthropic.claude-opus-5",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-opus-5-5"),
+					("equals", "claude-opus-5-5"),
+					("starts_with", "anthropic.claude-opus-5-5-v1"),
+					("starts_with", "claude-opus-5-5-v1"),
+					("equals", "us.anthropic.claude-opus-5-5"),
+					("equals", "au.anthropic.claude-opus-5-5"),
+					("equals", "eu.anthropic.claude-opus-5-5"),
+					("equals", "jp.anthropic.claude-opus-5-5"),
+					("contains", "us.anthropic.claude-opus-5-5-v1"),
+					("contains", "au.anthropic.claude-opus-5-5-v1"),
+					("contains", "eu.anthropic.claude-opus-5-5-v1"),
+					("contains", "jp.anthropic.claude-opus-5-5-v1"),
+				),
+			),
+			(4.4, 0.22, 22.0, 5.5),
+			"regional.anthropic.claude-opus-5-5",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-sonnet-4-20250514"),
+					("starts_with", "claude-sonnet-4-20250514"),
+					("contains", "us.anthropic.claude-sonnet-4-20250514"),
+					("contains", "au.anthropic.claude-sonnet-4-20250514"),
+					("contains", "apac.anthropic.claude-sonnet-4-20250514"),
+					("contains", "eu.anthropic.claude-sonnet-4-20250514"),
+					("contains", "us-gov.anthropic.claude-sonnet-4-20250514"),
+					("contains", "jp.anthropic.claude-sonnet-4-20250514"),
+				),
+			),
+			(3.0, 0.3, 15.0, 3.75),
+			"regional.anthropic.claude-sonnet-4-20250514-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-sonnet-4-5-20250929"),
+					("starts_with", "claude-sonnet-4-5-20250929"),
+					("contains", "us.anthropic.claude-sonnet-4-5-20250929"),
+					("contains", "au.anthropic.claude-sonnet-4-5-20250929"),
+					("contains", "apac.anthropic.claude-sonnet-4-5-20250929"),
+					("contains", "eu.anthropic.claude-sonnet-4-5-20250929"),
+					("contains", "us-gov.anthropic.claude-sonnet-4-5-20250929"),
+					("contains", "jp.anthropic.claude-sonnet-4-5-20250929"),
+				),
+			),
+			(3.3, 0.33, 16.5, 4.125),
+			"regional.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("starts_with", "anthropic.claude-sonnet-4-6"),
+					("starts_with", "claude-sonnet-4-6"),
+					("contains", "us.anthropic.claude-sonnet-4-6"),
+					("contains", "au.anthropic.claude-sonnet-4-6"),
+					("contains", "apac.anthropic.claude-sonnet-4-6"),
+					("contains", "eu.anthropic.claude-sonnet-4-6"),
+					("contains", "us-gov.anthropic.claude-sonnet-4-6"),
+					("contains", "jp.anthropic.claude-sonnet-4-6"),
+				),
+			),
+			(3.3, 0.33, 16.5, 4.125),
+			"regional.anthropic.claude-sonnet-4-6-v1:0",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-sonnet-5-5"),
+					("equals", "claude-sonnet-5-5"),
+					("starts_with", "anthropic.claude-sonnet-5-5-v1"),
+					("starts_with", "claude-sonnet-5-5-v1"),
+					("equals", "us.anthropic.claude-sonnet-5-5"),
+					("equals", "au.anthropic.claude-sonnet-5-5"),
+					("equals", "apac.anthropic.claude-sonnet-5-5"),
+					("equals", "eu.anthropic.claude-sonnet-5-5"),
+					("equals", "us-gov.anthropic.claude-sonnet-5-5"),
+					("equals", "jp.anthropic.claude-sonnet-5-5"),
+					("contains", "us.anthropic.claude-sonnet-5-5-v1"),
+					("contains", "au.anthropic.claude-sonnet-5-5-v1"),
+					("contains", "apac.anthropic.claude-sonnet-5-5-v1"),
+					("contains", "eu.anthropic.claude-sonnet-5-5-v1"),
+					("contains", "us-gov.anthropic.claude-sonnet-5-5-v1"),
+					("contains", "jp.anthropic.claude-sonnet-5-5-v1"),
+				),
+			),
+			(2.2, 0.11, 11.0, 2.75),
+			"regional.anthropic.claude-sonnet-5-5",
+		),
+		(
+			(
+				"or",
+				(
+					("equals", "anthropic.claude-sonnet-5"),
+					("equals", "claude-sonnet-5"),
+					("starts_with", "anthropic.claude-sonnet-5-v1"),
+					("starts_with", "claude-sonnet-5-v1"),
+					("equals", "us.anthropic.claude-sonnet-5"),
+					("equals", "au.anthropic.claude-sonnet-5"),
+					("equals", "apac.anthropic.claude-sonnet-5"),
+					("equals", "eu.anthropic.claude-sonnet-5"),
+					("equals", "us-gov.anthropic.claude-sonnet-5"),
+					("equals", "jp.anthropic.claude-sonnet-5"),
+					("equals", "in.anthropic.claude-sonnet-5"),
+					("contains", "us.anthropic.claude-sonnet-5-v1"),
+					("contains", "au.anthropic.claude-sonnet-5-v1"),
+					("contains", "apac.anthropic.claude-sonnet-5-v1"),
+					("contains", "eu.anthropic.claude-sonnet-5-v1"),
+					("contains", "us-gov.anthropic.claude-sonnet-5-v1"),
+					("contains", "jp.anthropic.claude-sonnet-5-v1"),
+					("contains", "in.anthropic.claude-sonnet-5-v1"),
+				),
+			),
+			(2.2, 0.22, 11.0, 2.75),
+			"regional.anthropic.claude-sonnet-5-v1:0",
+		),
 	),
 	"google": (
 		(("contains", "claude-3-5-haiku"), (0.8, 0.08, 4.0, 1.0), "claude-3-5-haiku"),
@@ -1501,6 +2034,8 @@ TIERS: dict[str, dict[str, tuple[tuple[int, tuple[float, float, float, float | N
 	"anthropic": {
 		"claude-haiku-5-5": ((100000, (0.5, 0.05, 2.5, 0.625)),),
 		"claude-sonnet-4-5": ((200000, (6.0, 0.6, 22.5, 7.5)),),
+		"global.anthropic.claude-haiku-5-5": ((100000, (0.5, 0.05, 2.5, 0.625)),),
+		"regional.anthropic.claude-haiku-5-5": ((100000, (0.55, 0.055, 2.75, 0.6875)),),
 	},
 	"google": {
 		"claude-haiku-5-5": ((100000, (0.5, 0.05, 2.5, 0.625)),),
@@ -1553,7 +2088,15 @@ MEDIA: dict[str, tuple[str, ...]] = {
 		"gemini-nano-banana-2.1",
 	),
 	"openai": (
+		"ada",
+		"babbage",
+		"babbage-002",
 		"chatgpt-image-latest",
+		"computer-use",
+		"curie",
+		"davinci",
+		"davinci-002",
+		"gpt-3.5-turbo-instruct",
 		"gpt-4o-mini-realtime-preview",
 		"gpt-4o-mini-transcribe",
 		"gpt-4o-mini-tts",
@@ -1570,12 +2113,15 @@ MEDIA: dict[str, tuple[str, ...]] = {
 		"gpt-realtime",
 		"gpt-realtime-2",
 		"gpt-realtime-mini",
+		"text-davinci-002",
+		"text-davinci-003",
 	),
 }
 """The models of `PRICES` genai-prices prices for audio or images apart from text tokens
-(output audio or images, image input: realtime, audio, live and image models), and the
-text-to-speech and transcription models (named ``-tts``, ``transcribe``), which take no
-agent's conversation: ``openmolt models`` leaves them out unless ``--all``."""
+(output audio or images, image input: realtime, audio, live and image models), the
+text-to-speech and transcription models (named ``-tts``, ``transcribe``), and the legacy
+completion and computer-use models, which take no agent's conversation: ``openmolt
+models`` leaves them out unless ``--all``."""
 
 AUDIO: dict[str, dict[str, tuple[float, float]]] = {
 	"anthropic": {},

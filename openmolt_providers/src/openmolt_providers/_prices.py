@@ -33,7 +33,7 @@ from typing import Any
 
 from openmolt_providers._price_table import AUDIO, MATCH, PRICES, TIERS
 
-__all__ = ["HOUR_WRITE", "PRICES", "Price", "cost", "price_for", "priced_as"]
+__all__ = ["HOUR_WRITE", "PRICES", "Price", "audio_price_for", "cost", "price_for", "priced_as"]
 
 Price = tuple[float, float, float, float | None]
 """(input, cached input read, output, cache write) in USD per million tokens."""
@@ -67,6 +67,18 @@ def priced_as(provider: str, model: str) -> str | None:
 	return found[0] if found is not None else None
 
 
+def audio_price_for(provider: str, model: str) -> float | None:
+	"""The price of a model's audio input per million tokens where it has its own (`AUDIO`), or None.
+
+	Args:
+		provider: ``openai``, ``anthropic`` or ``google``.
+		model: The model id.
+	"""
+	found = _found(provider, model)
+	heard = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
+	return heard[0] if heard is not None else None
+
+
 def _found(provider: str, model: str) -> tuple[str, Price] | None:
 	"""The genai-prices id a model id is priced as, and its base price; None when unknown."""
 	key = (provider, model)
@@ -85,7 +97,15 @@ def _found(provider: str, model: str) -> tuple[str, Price] | None:
 			_cache[key] = named
 		else:
 			_cache[key] = (known, table[known]) if known else _matched(provider, name)
+		if _cache[key] is None and (claude := _BEDROCK.match(name)) is not None:
+			# A Bedrock id genai-prices' Bedrock entries miss: the model it names, at its price.
+			_cache[key] = _found(provider, claude.group(1))
 	return _cache[key]
+
+
+_BEDROCK = re.compile(r"^(?:[a-z-]+\.)?anthropic\.(claude.*?)(?:-v\d+(?::\d+)?)?$")
+"""A Claude id as Amazon Bedrock writes it: its cross-region profile, ``anthropic.``, the model,
+and the endpoint's version (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``)."""
 
 
 def _matched(provider: str, name: str, *, exact: bool = False) -> tuple[str, Price] | None:

@@ -6,8 +6,10 @@ tells the model its call is the last when one more call of the average size woul
 run had no price (`openmolt_core.llm.Usage.unpriced_calls`: a model whose price went missing after
 the assembly checked it, a provider that names another model): its spend is unknown, so the cap
 fails closed rather than count it as free; and tells the model its
-call is the last when the call is expected to reach it: its request's size (characters / 4) at the
-input price plus the model's ``max_output_tokens`` (or `ASSUMED_OUTPUT_TOKENS`) at the output price
+call is the last when the call is expected to reach it: its request's size (characters / 4, or the
+last prompt as the provider counted it, its images and audio included, and the turns since) at the
+dearest input price (a cache write's, or audio's when the prompt holds audio) plus the model's
+``max_output_tokens`` (or `ASSUMED_OUTPUT_TOKENS`) at the output price
 (`openmolt_core._cost` prices the calls), at the dearest model that may answer it (an agent's
 fallback models serve a step its first model fails). Both end the run with ``limit_reached``.
 
@@ -29,7 +31,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._cost import Price, estimate_tokens, price_of
+from openmolt_core._cost import Price, audio_price_of, estimate_tokens, price_of
 from openmolt_core.hooks import Capability, Run, Stop, ToolSpec
 
 if TYPE_CHECKING:
@@ -57,16 +59,26 @@ def usd(amount: float) -> str:
 	return text if text not in ("", "-0") else "0"
 
 
-def estimate(price: Price, input_tokens: int, output_tokens: int | None) -> float:
-	"""What the next call is expected to cost: its request at the input price, its most output.
+def estimate(
+	price: Price, input_tokens: int, output_tokens: int | None, audio: float | None = None
+) -> float:
+	"""What the next call is expected to cost: its request at its dearest input price, and output.
+
+	A prompt token may be written to the cache (Anthropic writes the new part of every prompt, at
+	1.25 times the input price; OpenAI's gpt-5.6 and later bill writes too) or be audio (Gemini
+	Flash: 1.00 a million where text is 0.30): priced at the input price, such a call cost more
+	than the estimate, and the run was not told its last call.
 
 	Args:
 		price: The model's price.
 		input_tokens: The request's estimated size in tokens.
 		output_tokens: The model's ``max_output_tokens`` (None: `ASSUMED_OUTPUT_TOKENS`).
+		audio: The model's price of audio input when the prompt holds audio (None: none, or the
+			model has no price of its own for it).
 	"""
-	inp, _, out, _ = price
-	return (input_tokens * inp + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
+	inp, _, out, write = price
+	dearest = max(inp, write or 0.0, audio or 0.0)
+	return (input_tokens * dearest + (output_tokens or ASSUMED_OUTPUT_TOKENS) * out) / 1e6
 
 
 def spends_budget(tool: Any) -> bool:
@@ -208,16 +220,31 @@ def _expected(state: RunState, models: ModelAccess) -> float | None:
 	"""
 	most = models.config.max_output_tokens
 	chain = models.chain()
+	heard = any(a.media_type.startswith("audio/") for m in state.messages for a in m.attachments)
 	expected: float | None = None
 	for provider, model, system in chain:
-		prompt = estimate_tokens(state.messages, system)
+		prompt = _prompt(state, system)
 		price = price_of(provider, model, prompt)  # past a long-context threshold: its tier's
 		if price is None:
 			continue
-		cost = estimate(price, prompt, most)
+		cost = estimate(price, prompt, most, audio_price_of(provider, model) if heard else None)
 		if expected is None or cost > expected:
 			expected = cost
 	return expected
+
+
+def _prompt(state: RunState, system: str) -> int:
+	"""The coming prompt's size in tokens: its text (characters / 4), or the provider's count.
+
+	When more: the last call's prompt as its provider counted it, and the turns appended since.
+	The text alone leaves out what the prompt carries beside it (images, audio, documents: a
+	recording of an hour is about 115,000 Gemini tokens, no character of text); the provider's
+	count of the last prompt holds them.
+	"""
+	text = estimate_tokens(state.messages, system)
+	if not state.context_tokens:  # no call yet, or the history was compacted since
+		return text
+	return max(text, state.context_tokens + estimate_tokens(state.messages[-2:]))
 
 
 _INHERITED = Budget()

@@ -3,7 +3,8 @@
 A provider lists its models through an optional ``models()`` method and prices them through
 ``price(model)`` (`openmolt_providers` reads both from its price table); a provider without them
 is listed by name only. The models an agent cannot converse with, those its optional
-``media_models()`` names (realtime, audio, image and speech models), are left out
+``media_models()`` names (realtime, audio, image, speech, legacy completion and computer-use
+models), are left out
 unless ``--all``. Prices are list prices in USD per million tokens (see docs/guides/budgets.md).
 """
 
@@ -25,7 +26,8 @@ def rows(provider_names: list[str] | None = None, *, every: bool = False) -> lis
 	Args:
 		provider_names: The providers to list (default: every installed one, a broken one with
 			its error in its row).
-		every: Also the models a provider's ``media_models()`` names (realtime, audio, image, speech):
+		every: Also the models a provider's ``media_models()`` names (realtime, audio, image, speech,
+			legacy completion, computer use):
 			by default they are left out, as no agent converses with them.
 
 	Raises:
@@ -111,7 +113,8 @@ def main(args: list[str]) -> int:
 		"--all",
 		action="store_true",
 		help="also the models that speak, listen or draw (realtime, text-to-speech, transcription, "
-		"image generation), which no agent converses with",
+		"image generation) and the legacy completion and computer-use models, which no agent "
+		"converses with",
 	)
 	parser.add_argument("--json", action="store_true", help="print JSON")
 	ns = parser.parse_args(args)
@@ -127,7 +130,8 @@ def main(args: list[str]) -> int:
 			matches(ns.filter, r["model"]) for r in rows(ns.provider, every=True) if ns.filter
 		)
 		where = (
-			"`openmolt models --all` lists the realtime, speech and image models too"
+			"`openmolt models --all` lists the realtime, speech, image, completion and computer-use "
+			"models too"
 			if hidden
 			else "`openmolt models` lists them all"
 		)
@@ -154,7 +158,8 @@ def main(args: list[str]) -> int:
 			"\n"
 			if ns.all
 			else "\nModels that speak, listen or draw (realtime, text-to-speech, transcription, image "
-			"generation) are left out: --all lists them.\n"
+			"generation), and legacy completion and computer-use models, are left out: --all lists "
+			"them.\n"
 		)
 	)
 	return 0

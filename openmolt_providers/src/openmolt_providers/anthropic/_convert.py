@@ -33,6 +33,8 @@ from openmolt_providers.anthropic._models import (
 	has_thinking,
 	one_sampler,
 	sampling_removed,
+	searches,
+	version,
 )
 
 if TYPE_CHECKING:
@@ -215,6 +217,9 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	if thinking and top_p is not None and top_p < 0.95:
 		provider.warn(model, "top_p", "with thinking on, top_p must be 0.95 to 1; dropped")
 		top_p = None
+	if temperature is not None and temperature > 1 and version(model) != (0, 0):
+		provider.warn(model, "temperature", "Claude takes temperature 0.0 to 1.0; sending 1.0")
+		temperature = 1.0
 	if temperature is not None and top_p is not None and one_sampler(model):
 		provider.warn(
 			model, "top_p", "this model takes temperature or top_p, not both; top_p dropped"
@@ -226,7 +231,11 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 		body["top_p"] = top_p
 	if config.stop:
 		body["stop_sequences"] = list(config.stop)
-	if config.search:
+	if config.search and not searches(model):
+		provider.warn(
+			model, "search", "has no web search tool (Claude 3.5 and later have); dropped"
+		)
+	elif config.search:
 		body["tools"] = [{"type": "web_search_20250305", "name": "web_search"}]
 	schema, _ = reply_format(provider, request)  # Claude has no JSON mode without a schema
 	if schema is not None:

@@ -139,6 +139,11 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	return None
 
 
+STOP_LIMIT = 5
+"""The most stop sequences the Gemini API takes (``GenerationConfig.stopSequences``: "The set of
+character sequences (up to 5)"): more is a 400; another server decides for itself."""
+
+
 def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	"""The ``generateContent`` body for one call.
 
@@ -156,6 +161,11 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 		generation["maxOutputTokens"] = config.max_output_tokens
 	if config.stop:
 		generation["stopSequences"] = list(config.stop)
+		if provider.official and len(config.stop) > STOP_LIMIT:
+			generation["stopSequences"] = generation["stopSequences"][:STOP_LIMIT]
+			provider.warn(
+				model, "stop", f"takes {STOP_LIMIT} stop sequences at most; the first sent"
+			)
 	thinking = _thinking(provider, model, config.thinking)
 	if thinking is not None:
 		generation["thinkingConfig"] = thinking

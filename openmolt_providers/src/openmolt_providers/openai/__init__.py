@@ -136,12 +136,24 @@ class OpenAIProvider(HTTPProvider):
 		As `api_mode` says, except that on api.openai.com a model served by the Responses API
 		only (`openmolt_providers.openai._models.responses_only`: ``gpt-5-pro``, the codex and
 		deep research models...) is asked there, with a warning once: Chat Completions refuses
-		it with a 400 at every call.
+		it with a 400 at every call; and a Chat Completions model (`chat_only`: the search and
+		audio models) is asked on Chat Completions, which the Responses API's refusals ask.
 
 		Args:
 			model: The model of the call.
 		"""
 		if self.api_mode != "chat":
+			if self.official:
+				from openmolt_providers.openai._models import chat_only
+
+				if chat_only(model):
+					self.warn(
+						model,
+						"api_mode",
+						"is served by Chat Completions only; asked there (the Responses API "
+						"holds for the other models)",
+					)
+					return True
 			return False
 		if self.official:
 			from openmolt_providers.openai._models import responses_only

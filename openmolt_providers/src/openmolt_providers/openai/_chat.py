@@ -26,7 +26,15 @@ from openmolt_providers._common import filled_window, no_answer, window_stop
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._errors import body_error, reply_error
-from openmolt_providers.openai._models import cache_key, is_reasoning, sampling
+from openmolt_providers.openai._models import (
+	BLIND,
+	DEAF,
+	cache_key,
+	hears,
+	is_reasoning,
+	sampling,
+	sees,
+)
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -86,9 +94,13 @@ def _check(
 		raise refused(provider, model, attachment, "OpenAI reads PNG, JPEG, WEBP and GIF images")
 	if kind.startswith("audio/") and audio is None:
 		raise refused(provider, model, attachment, "Chat Completions takes WAV and MP3 audio")
+	if kind.startswith("audio/") and not hears(model):
+		raise refused(provider, model, attachment, DEAF[0], fix=DEAF[1])
 	if kind.startswith("video/"):
 		raise refused(provider, model, attachment, "OpenAI's models take no video")
 	document = not kind.startswith(("image/", "audio/")) and not textual(attachment)
+	if (kind.startswith("image/") or document) and not sees(model):
+		raise refused(provider, model, attachment, BLIND[0], fix=BLIND[1])
 	if document and kind != "application/pdf":
 		raise refused(
 			provider,
@@ -108,6 +120,11 @@ def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str
 	if json_mode and not provider.plain_json:
 		return {"type": "json_object"}
 	return None
+
+
+STOP_LIMIT = 4
+"""The most stop sequences Chat Completions takes ("Up to 4 sequences", the openai SDK's
+``stop``): more is a 400 at api.openai.com; another server decides for itself."""
 
 
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
@@ -140,6 +157,11 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
+			if provider.official and len(config.stop) > STOP_LIMIT:
+				body["stop"] = body["stop"][:STOP_LIMIT]
+				provider.warn(
+					model, "stop", f"takes {STOP_LIMIT} stop sequences at most; the first sent"
+				)
 		else:
 			provider.warn(model, "stop", "reasoning models reject stop sequences; dropped")
 	if config.search:

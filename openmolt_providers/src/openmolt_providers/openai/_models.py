@@ -11,7 +11,8 @@ models of GPT-5 and later have neither ``none`` nor ``minimal``; ``gpt-5-pro`` a
 ``high`` and the later pro models ``medium`` to ``xhigh``; the deep research models
 (``o3-deep-research``, ``o4-mini-deep-research``) only ``medium``; a family not listed is sent only
 ``low``, ``medium`` or ``high``. Temperature and top_p are rejected by reasoning models, except
-at effort ``none``; web search does not run at effort ``minimal``. Every rule reads the model's
+at effort ``none``, and by the search models (``gpt-4o-search-preview``); web search does not run
+at effort ``minimal``. Every rule reads the model's
 name through `openmolt_providers._model_id.model_name`.
 """
 
@@ -27,13 +28,18 @@ if TYPE_CHECKING:
 	from openmolt_providers.openai import OpenAIProvider
 
 __all__ = [
+	"BLIND",
 	"CACHE_KEY_LIMIT",
+	"DEAF",
 	"Sampling",
 	"cache_key",
+	"chat_only",
 	"efforts",
+	"hears",
 	"is_reasoning",
 	"responses_only",
 	"sampling",
+	"sees",
 ]
 
 _REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
@@ -63,6 +69,12 @@ _ANY_REASONING = ("low", "medium", "high")
 the three every reasoning model accepts."""
 
 
+_SEARCH = re.compile(r"-search-preview(?![a-z])")
+"""The search models of Chat Completions (``gpt-4o-search-preview``,
+``gpt-4o-mini-search-preview``), which refuse ``temperature`` and ``top_p`` with a 400 ("Model
+incompatible request arguments supplied: temperature, top_p")."""
+
+
 def is_reasoning(model: str) -> bool:
 	"""Whether the model is a reasoning model.
 
@@ -86,6 +98,22 @@ _RESPONSES_ONLY = re.compile(
 holds the two in step)."""
 
 
+_CHAT_ONLY = re.compile(r"-search-preview(?![a-z])|^gpt(-4o(-mini)?)?-audio")
+"""The models Chat Completions serves and the Responses API does not: the search models
+(``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions"; the
+Responses API searches with its ``web_search`` tool) and the audio models
+(``gpt-4o-audio-preview``, ``gpt-audio``: the Responses API takes no audio)."""
+
+
+def chat_only(model: str) -> bool:
+	"""Whether OpenAI serves the model over Chat Completions only (not the Responses API).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return bool(_CHAT_ONLY.search(model_name(model)))
+
+
 def responses_only(model: str) -> bool:
 	"""Whether OpenAI serves the model over the Responses API only (not Chat Completions).
 
@@ -93,6 +121,52 @@ def responses_only(model: str) -> bool:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
 	return bool(_RESPONSES_ONLY.match(model_name(model)))
+
+
+_TEXT_ONLY = re.compile(
+	r"^(gpt-3\.5|gpt-4($|-0314|-0613|-32k|-1106-preview|-0125-preview|-turbo-preview)"
+	r"|o1-mini|o1-preview|o3-mini)(?![.0-9])"
+)
+"""OpenAI's models without vision: GPT-3.5, GPT-4 before GPT-4 Turbo with vision
+(``gpt-4-turbo``, ``gpt-4-vision-preview`` read images; the ``-preview`` Turbos do not), and the
+earlier mini reasoning models (o1-mini, o1-preview, o3-mini: text only, their model pages say;
+o4-mini reads images). The API refuses an image part to them, and a PDF file input, which the
+file inputs guide gives to "models that support both text and image inputs"."""
+
+
+BLIND = (
+	"this model reads no images, nor PDF files",
+	"use a model that reads them (gpt-4o, gpt-4.1, o4-mini, GPT-5 and later), as the model or a "
+	"fallback model",
+)
+"""What an image or PDF refused to a model without vision says (`sees`): why, and the fix."""
+
+DEAF = (
+	"this model hears no audio: Chat Completions takes it on its audio models only "
+	"(gpt-4o-audio-preview, gpt-audio)",
+	"use one of them, or a Gemini model, as the model or a fallback model",
+)
+"""What audio refused to a Chat model that takes none (`hears`) says: why, and the fix."""
+
+
+def sees(model: str) -> bool:
+	"""Whether the model reads images (and so PDF files) (`_TEXT_ONLY`: not).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return not _TEXT_ONLY.match(model_name(model))
+
+
+def hears(model: str) -> bool:
+	"""Whether Chat Completions takes ``input_audio`` for the model (its audio models only).
+
+	``gpt-4o-audio-preview``, ``gpt-4o-mini-audio-preview``, ``gpt-audio`` (the audio guide).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	return "audio" in model_name(model)
 
 
 def efforts(model: str) -> tuple[str, ...]:
@@ -152,7 +226,13 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 	if not is_reasoning(model):
 		if thinking not in (None, False):
 			provider.warn(model, "thinking", "is not a reasoning model; 'thinking' ignored")
-		return Sampling(None, config.temperature, config.top_p, True)
+		temperature, top_p = config.temperature, config.top_p
+		if _SEARCH.search(model_name(model)):
+			for key, value in (("temperature", temperature), ("top_p", top_p)):
+				if value is not None:
+					provider.warn(model, key, f"the search models reject '{key}'; dropped")
+			temperature = top_p = None
+		return Sampling(None, temperature, top_p, True)
 	accepted = efforts(model)
 	effort: str | None
 	if thinking is None:

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core.errors import ProviderError
 from openmolt_core.llm import ModelResponse, Usage
-from openmolt_providers._attach import IMAGES, filename, fit_images, media, parts, refused
+from openmolt_providers._attach import (
+	IMAGES,
+	filename,
+	fit_images,
+	media,
+	parts,
+	refused,
+	textual,
+)
 from openmolt_providers._body import ROLE_CONTENT, data_url, last_key, merge_options
 from openmolt_providers._common import (
 	FLAGGED_FIX,
@@ -18,7 +26,7 @@ from openmolt_providers._common import (
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._errors import RETRY_WORDS, body_error, reply_error
-from openmolt_providers.openai._models import cache_key, sampling
+from openmolt_providers.openai._models import BLIND, cache_key, sampling, sees
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -82,6 +90,8 @@ def _check(provider: OpenAIProvider, model: str, attachment: Attachment) -> None
 		)
 	if kind.startswith("video/"):
 		raise refused(provider, model, attachment, "OpenAI's models take no video")
+	if not textual(attachment) and not sees(model):
+		raise refused(provider, model, attachment, BLIND[0], fix=BLIND[1])
 
 
 def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any] | None:
@@ -95,6 +105,12 @@ def text_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str, An
 	if json_mode and not provider.plain_json:
 		return {"type": "json_object"}
 	return None
+
+
+LEAST_OUTPUT = 16
+"""The least ``max_output_tokens`` the Responses API takes: a smaller one is a 400
+(``integer_below_min_value``, "Expected a value >= 16"), from OpenAI and from the servers that
+follow it (Azure OpenAI); raised to it, on any server, as raising cannot be refused."""
 
 
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
@@ -127,7 +143,13 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if s.top_p is not None:
 		body["top_p"] = s.top_p
 	if config.max_output_tokens is not None:
-		body["max_output_tokens"] = config.max_output_tokens
+		body["max_output_tokens"] = max(config.max_output_tokens, LEAST_OUTPUT)
+		if config.max_output_tokens < LEAST_OUTPUT:
+			provider.warn(
+				model,
+				"max_output_tokens",
+				f"the Responses API takes {LEAST_OUTPUT} or more; sending {LEAST_OUTPUT}",
+			)
 	if config.stop:
 		provider.warn(
 			model, "stop", "the Responses API has no stop sequences; dropped (api_mode 'chat' has)"
