@@ -18,7 +18,6 @@ import pytest
 from cryptography.fernet import Fernet
 
 from openmolt_core.accounts import CALLBACK_PATH, SPENT, authorization_requests
-from openmolt_core.capabilities.approvals import ApprovalGate
 from openmolt_core.credstore import KEY_VARIABLE, EncryptedFileStore
 from openmolt_core.errors import ConfigurationError
 from openmolt_core.result import RunState
@@ -445,7 +444,7 @@ async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approva
 	"""One kind of park per step, whichever parks first: the call needing an account fails.
 
 	The approval's park wins, and the model reads that the call waits behind it (the kernel's
-	rule for a gate's park, with the gate's text: `ApprovalGate.behind`).
+	rule for a gate's park, with the text naming the gate's kind).
 	"""
 	from openmolt_core.tools import tool
 
@@ -477,7 +476,8 @@ async def test_a_step_with_an_approval_and_an_authorization_parks_on_the_approva
 	assert parked.status == "approval_required"
 	pending = parked.state.pending
 	assert pending is not None and [c["tool"] for c in pending["calls"]] == ["local.refund"]
-	assert pending["results"][0] == {"tool": "mail.me", "ok": False, "error": ApprovalGate.behind}
+	waits = "another call of this step waits for approval; call it again once that is decided"
+	assert pending["results"][0] == {"tool": "mail.me", "ok": False, "error": f"not run: {waits}"}
 	assert not api.calls
 	await om.aclose()
 

@@ -536,6 +536,46 @@ async def test_a_gate_parks_under_its_own_kind_and_the_resume_is_handed_to_it() 
 	assert entry["ticket"] == "T-1" and entry["approval"]["decision"] == "approved"
 
 
+class ParksOne(Capability):
+	"""Parks the call at ``index`` with a `Park` of its own (the kernel's ``capability`` kind)."""
+
+	name: ClassVar[str] = "parks-one"
+
+	def __init__(self, index: int) -> None:
+		self.index = index
+
+	async def before_tool(self, run: Run, call: CallTool, tool: ToolSpec) -> Any:
+		ctx: Any = run  # the loop's run context
+		return Park("later", {"why": "mine"}) if ctx.command_index == self.index else Proceed()
+
+
+@pytest.mark.parametrize("index", [0, 1])
+async def test_a_park_in_a_step_parked_under_a_kind_reads_that_it_waits_for_that_kind(
+	index: int,
+) -> None:
+	"""Whichever call parks first, the step parks under the kind (``ticket``), and the call a
+	`Park` parked reads that it waits for that kind, as an approval's reads ``approval``."""
+	till = Till()
+	pays = [call_tool("local.pay", amount=5), call_tool("local.pay", amount=6)]
+	model = ScriptedModel([pays, finish("done")])
+	tickets = Tickets()
+	agent = OpenMolt(entry_points=False).create_agent(
+		name="A", model=model, tools=till.tools, capabilities=[ParksOne(index), tickets]
+	)
+	parked = await agent.run("pay")
+	pending = parked.state.pending
+	assert pending is not None and pending["kind"] == "ticket" and till.ran == []
+	assert [c["index"] for c in pending["calls"]] == [1 - index]
+	assert pending["results"][index] == {
+		"tool": "local.pay",
+		"ok": False,
+		"error": (
+			"not run: another call of this step waits for ticket; call it again once that is "
+			"decided"
+		),
+	}
+
+
 def test_a_kind_of_parked_step_names_one_capability() -> None:
 	class Twin(Tickets):
 		name: ClassVar[str] = "twin"

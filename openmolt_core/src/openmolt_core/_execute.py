@@ -1086,8 +1086,9 @@ def _parked(
 	"""Park a call (None), or the entry it reads when its step cannot park it.
 
 	A capability that parks under a kind of its own (`Capability.parks`) records the call on
-	the step's pending calls, and wins over the other parks of the step: their calls read its
-	``behind``. Otherwise the call joins ``record.parked``, unless the step ended already.
+	the step's pending calls, and wins over the other parks of the step: their calls read that
+	it waits (`_behind`). Otherwise the call joins ``record.parked``, unless the step ended
+	already.
 	"""
 	cap = ctx.hooks.by_name.get(by) if ctx.hooks.by_kind else None
 	if cap is not None and type(cap).parks:
@@ -1095,9 +1096,8 @@ def _parked(
 		if record.stopped:
 			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
 		record.commands[index] = call  # the step saves the input its decision is bound to
-		behind = {"ok": False, "error": type(cap).behind}
 		for waiting in record.parked or ():
-			record.results[waiting["index"]] = {"tool": waiting["tool"], **behind}
+			record.results[waiting["index"]] = {"tool": waiting["tool"], **_behind(kind)}
 		record.parked = None
 		pending = record.pending
 		if pending is None or pending.get("kind") != kind:
@@ -1106,9 +1106,10 @@ def _parked(
 		record.end = RunEnd(park.status, None, park.message)
 		return None
 	if record.end is not None and record.parked is None:
-		gate = ctx.hooks.by_kind.get((record.pending or {}).get("kind", ""))
-		why = "not run: the run stopped" if gate is None else type(gate).behind
-		return {"tool": call.tool, "ok": False, "error": why}
+		kind = (record.pending or {}).get("kind", "")
+		if kind not in ctx.hooks.by_kind:
+			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+		return {"tool": call.tool, **_behind(kind)}
 	parked = record.parked = record.parked or []
 	parked.append(
 		{
@@ -1123,6 +1124,12 @@ def _parked(
 	if record.end is None:
 		record.end = RunEnd(park.status, None, park.message)
 	return None
+
+
+def _behind(kind: str) -> dict[str, Any]:
+	"""What a call parked by `Park` reads in a step a capability parked under its own ``kind``."""
+	why = f"another call of this step waits for {kind}; call it again once that is decided"
+	return {"ok": False, "error": f"not run: {why}"}
 
 
 async def _in_doubt(

@@ -754,13 +754,12 @@ class Capability:
 	gate's ``approval``: ``{"kind": parks, "calls": [...]}``, one entry per call, its ``index``
 	and the park's ``request``; the run ends with the last park's message), or "" (they are saved
 	under the kernel's ``capability`` kind, each call naming it under ``by``). Such a park wins
-	over the others of its step (their calls read its `behind`). A run parked under this kind
-	goes on through this capability: ``agent.resume`` asks its `receive`, then its `resume`, and
+	over the others of its step: a call another capability parks (`Park`) in it reads ``not run:
+	another call of this step waits for <kind>; call it again once that is decided``. A run
+	parked under this kind goes on through this capability: ``agent.resume`` asks its
+	`receive`, then its `resume`, and
 	``agent.approval_requests`` its `requests`. It also decides the calls an `Approve` holds (its
 	`Proceed` lets them run: ``run.held``). One capability per kind and agent."""
-
-	behind: ClassVar[str] = "not run: another call of this step waits; call it again once decided"
-	"""The error of a call another capability parks (`Park`) in a step this one parked (`parks`)."""
 
 	takes: ClassVar[str] = ""
 	"""The keyword of ``agent.run``, ``stream`` and ``resume`` whose value this capability takes

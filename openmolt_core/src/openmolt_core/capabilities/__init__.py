@@ -261,9 +261,6 @@ class ApprovalGate(Capability):
 	journal_decisions: ClassVar[bool] = False  # it journals its own steps (``approval:``)
 	in_fingerprint: ClassVar[bool] = False  # its steps are the journal's ``approval:`` keys
 	parks: ClassVar[str] = "approval"  # `openmolt_core._approve.KIND`; also its journal steps
-	behind: ClassVar[str] = (
-		"not run: another call of this step waits for approval; call it again once that is decided"
-	)
 
 	def _holds(self, run: Run, tool: ToolSpec) -> bool:
 		# Whether the gate decides a call of this tool whatever the capabilities say: its tool
