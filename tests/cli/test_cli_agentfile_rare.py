@@ -112,3 +112,54 @@ def test_a_file_without_the_rare_fields_builds_none_of_their_models(tmp_path: Pa
 	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 	assert done.returncode == 0, done.stderr
 	assert json.loads(done.stdout) == [2, None, [], {}, [False, False, False, False]]
+
+
+def test_the_schedule_and_trigger_types_load_with_the_model_on_every_path() -> None:
+	"""`AgentFile` names them, and their modules load when the model is first built, however.
+
+	A plain file's load and ``-m`` import neither module (`tests/cli/test_cli_fast_start.py`);
+	an application that validates a file with `AgentFile` itself, or asks its JSON Schema, in a
+	fresh process, gets the typed schedules and triggers as before.
+	"""
+	code = (
+		"import json, sys\n"
+		"from openmolt_core.agentfile import AgentFile\n"
+		"rare = ('openmolt_core.schedule', 'openmolt_core.triggers')\n"
+		"before = [m in sys.modules for m in rare]\n"
+		"spec = AgentFile.model_validate({'name': 'A', 'model': 'openai:gpt-5-mini',\n"
+		"	'schedules': [{'type': 'interval', 'value': 60}], 'triggers': {'webhook': {}}})\n"
+		"defs = AgentFile.model_json_schema()['$defs']\n"
+		"print(json.dumps([before, [m in sys.modules for m in rare],\n"
+		"	type(spec.schedules[0]).__name__, type(spec.triggers.webhook).__name__,\n"
+		"	'Triggers' in defs, 'CronSchedule' in defs]))\n"
+	)
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+	assert done.returncode == 0, done.stderr
+	assert json.loads(done.stdout) == [
+		[False, False],
+		[True, True],
+		"IntervalSchedule",
+		"WebhookTrigger",
+		True,
+		True,
+	]
+
+
+def test_a_python_agent_file_s_triggers_are_read_with_their_model(tmp_path: Path) -> None:
+	"""A Python agent file's ``triggers`` dict becomes `Triggers` (their module loaded for it)."""
+	path = tmp_path / "agent.py"
+	path.write_text(
+		"from openmolt_core import OpenMolt\n"
+		"agent = OpenMolt().create_agent(name='a', model='openai:gpt-5-mini')\n"
+		"triggers = {'webhook': {'scheme': 'github'}}\n"
+	)
+	code = (
+		"import sys\n"
+		"from pathlib import Path\n"
+		"from openmolt_core.cli._agentfile import load_python_file\n"
+		f"loaded = load_python_file(Path({str(path)!r}))\n"
+		"print(type(loaded.triggers).__name__, loaded.triggers.webhook.scheme)\n"
+	)
+	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+	assert done.returncode == 0, done.stderr
+	assert done.stdout.split() == ["Triggers", "github"]

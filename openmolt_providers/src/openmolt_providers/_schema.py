@@ -1,10 +1,10 @@
 """What the providers share about structured output: which schema to send, and a cache.
 
-The loop fits the reply schema to the provider's dialect (`openmolt_core.structured.fit`) and
+The loop fits the reply schema to the provider's dialect (`openmolt_core.capabilities.structured.fit`) and
 says how to use it in ``request.response_mode``. `reply_format` turns that into one decision per
 request: a strict schema to send, JSON mode only, or nothing. A request that carries a schema
 but no mode (a caller that did not fit it) is fitted here as a whole
-(`openmolt_core.structured.fit_schema`), once per schema object.
+(`openmolt_core.capabilities.structured.fit_schema`), once per schema object.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openmolt_core.structured import fit_schema
+from openmolt_core.capabilities.structured import fit_schema
 from openmolt_providers._body import keep
 
 if TYPE_CHECKING:
+	from openmolt_core.capabilities.structured import FittedSchema, SchemaDialect
 	from openmolt_core.llm import ModelConfig, ModelRequest
-	from openmolt_core.structured import FittedSchema, SchemaDialect
 
 __all__ = ["SchemaCache", "plain_request", "reply_format"]
 

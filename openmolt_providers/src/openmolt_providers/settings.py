@@ -24,8 +24,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError
 
+from openmolt_core._support.optionmodels import Options
 from openmolt_core.errors import ConfigurationError
-from openmolt_core.options import Options
 
 __all__ = [
 	"DEFAULT_TIMEOUT",

@@ -47,11 +47,12 @@ from openmolt_core.cli._typos import (
 from openmolt_core.errors import ConfigurationError, PluginError
 from openmolt_core.llm import ModelConfig
 from openmolt_core.options import AgentMemory, Options, options_config
-from openmolt_core.schedule import ScheduleSpec
-from openmolt_core.triggers import Triggers
 
 if TYPE_CHECKING:
 	from importlib.machinery import ModuleSpec
+
+	from openmolt_core.schedule import ScheduleSpec
+	from openmolt_core.triggers import Triggers
 
 __all__ = [
 	"AGENT_FILE_SUFFIXES",
@@ -185,6 +186,21 @@ class OpenApiSource(_Model):
 	)
 
 
+def _rare_types() -> None:
+	"""Import the types of ``schedules`` and ``triggers`` into this module, where pydantic reads them.
+
+	`AgentFile` names them, and the two modules (the schedule and trigger models, about 10 ms of
+	CPU in a fresh process) load only when the model is built: its first validation, JSON Schema
+	or `AgentFile.model_rebuild`. A run of a file without schedules or triggers validates it with
+	`_WithoutRare`, and ``-m`` only constructs an `AgentFile`: neither loads them.
+	"""
+	if "Triggers" not in globals():
+		from openmolt_core.schedule import ScheduleSpec
+		from openmolt_core.triggers import Triggers
+
+		globals().update(ScheduleSpec=ScheduleSpec, Triggers=Triggers)
+
+
 class AgentFile(_Model):
 	"""An agent file for the ``openmolt`` command: create_agent options plus what the command needs.
 
@@ -296,6 +312,36 @@ class AgentFile(_Model):
 		default=None,
 		description="Webhooks and chat channels that start runs (served by `openmolt serve`).",
 	)
+
+	@classmethod
+	def model_rebuild(
+		cls,
+		*,
+		force: bool = False,
+		raise_errors: bool = True,
+		_parent_namespace_depth: int = 2,
+		_types_namespace: Any = None,
+	) -> bool | None:
+		"""Build the model (pydantic's `BaseModel.model_rebuild`), its schedule and trigger types first.
+
+		Pydantic calls it at the model's first use (a validation, a JSON Schema), so every use
+		finds them (`_rare_types`); `_WithoutRare`, which does not name them, does not import
+		them.
+
+		Args:
+			force: Rebuild even if the model is complete.
+			raise_errors: Raise if a type cannot be resolved.
+			_parent_namespace_depth: Pydantic's: the caller's frame (this method's is counted).
+			_types_namespace: Pydantic's: names to resolve the annotations with.
+		"""
+		if cls is not _WithoutRare:
+			_rare_types()
+		return super().model_rebuild(
+			force=force,
+			raise_errors=raise_errors,
+			_parent_namespace_depth=_parent_namespace_depth + 1,
+			_types_namespace=_types_namespace,
+		)
 
 	@field_validator("model")
 	@classmethod
@@ -556,6 +602,8 @@ def _nested_setting(key: Any) -> str | None:
 
 def _channels() -> list[type[BaseModel]]:
 	"""The models of the chat channels ``triggers.channels`` takes, one per ``type``."""
+	from openmolt_core.triggers import Triggers
+
 	annotation = get_args(Triggers.model_fields["channels"].annotation)[0]
 	return _models(annotation)
 
@@ -598,6 +646,8 @@ def _expected_tags(data: Any, raw: Sequence[Any], loc: Sequence[Any], key: str) 
 
 
 def _format_errors(exc: ValidationError, data: Any, text: str, file: str) -> str:
+	# The walks below read `AgentFile`'s fields' types: resolved, even when `_WithoutRare` refused.
+	AgentFile.model_rebuild()
 	lines = _positions(text)
 
 	def where(norm: list[Any]) -> int:
@@ -965,6 +1015,8 @@ def source_spec(name: str, path: Path, source: bytes) -> ModuleSpec | None:
 def _python_triggers(
 	path: Path, raw: Any, *, by_name: bool
 ) -> Triggers | dict[str, Triggers] | None:
+	from openmolt_core.triggers import Triggers
+
 	if raw is None or isinstance(raw, Triggers):
 		return raw
 	try:

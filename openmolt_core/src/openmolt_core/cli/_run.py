@@ -49,7 +49,6 @@ from openmolt_core.errors import ConfigurationError, OpenMoltError, PluginError,
 from openmolt_core.observe import started_by
 from openmolt_core.openmolt import OpenMolt
 from openmolt_core.options import snake_keys
-from openmolt_core.schedule import describe_schedule, parse_schedule, schedule_zone
 
 if TYPE_CHECKING:
 	from openmolt_core.cli._stream import LiveText
@@ -1125,6 +1124,8 @@ def _print_record(record: Any, loaded: Loaded, progress: Progress, spec: Any) ->
 
 
 def _when(moment: datetime | None, spec: Any) -> str:
+	from openmolt_core.schedule import schedule_zone  # loaded: the file has schedules
+
 	if moment is None:
 		return "never (paused)"
 	return moment.astimezone(schedule_zone(spec)).strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -1162,6 +1163,8 @@ def file_schedule(file: Any, index: int, raw: Any, input: Any) -> Any:
 	Raises:
 		ConfigurationError: The schedule is invalid (``<file>: schedules[<index>]: <problem>``).
 	"""
+	from openmolt_core.schedule import parse_schedule  # a file with schedules only
+
 	try:
 		spec = parse_schedule(raw)
 	except ConfigurationError as exc:  # an agent.py's (a JSON file's were checked as read)
@@ -1248,6 +1251,8 @@ async def serve(
 			)
 		progress.line(f"{name} received: stopping{what}")
 		om.scheduler.stop(cancel_running=cancel)
+
+	from openmolt_core.schedule import describe_schedule  # serving schedules
 
 	try:
 		async with anyio.create_task_group() as tg:

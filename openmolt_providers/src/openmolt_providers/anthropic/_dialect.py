@@ -23,7 +23,7 @@ models. Structured outputs do not combine with citations, which web search resul
 
 from __future__ import annotations
 
-from openmolt_core.structured import SchemaDialect
+from openmolt_core.capabilities.structured import SchemaDialect
 
 __all__ = ["ANTHROPIC"]
 

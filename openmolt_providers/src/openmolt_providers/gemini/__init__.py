@@ -29,11 +29,11 @@ if TYPE_CHECKING:
 
 	import httpx
 
+	from openmolt_core.capabilities.structured import SchemaDialect
 	from openmolt_core.llm import ModelConfig, ModelRequest, ModelResponse
 	from openmolt_core.plugins import ProviderRegistrar
 	from openmolt_core.retry import RetryPolicy
 	from openmolt_core.streaming import StreamChunk
-	from openmolt_core.structured import SchemaDialect
 
 __all__ = ["GeminiProvider", "register_providers"]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from openmolt_core.structured import SchemaDialect
+from openmolt_core.capabilities.structured import SchemaDialect
 from openmolt_providers._model_id import model_name
 
 __all__ = ["GEMINI", "alias", "dialect_for", "resolved", "version"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from openmolt_core.structured import SchemaDialect
+from openmolt_core.capabilities.structured import SchemaDialect
 from openmolt_providers._model_id import fine_tuned, model_name
 
 __all__ = ["OPENAI", "OPENAI_FINE_TUNED", "dialect_for"]
