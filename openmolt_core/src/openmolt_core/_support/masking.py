@@ -80,6 +80,7 @@ __all__ = [
 	"mask_fields",
 	"mask_known",
 	"mask_url_logins",
+	"mask_url_logins_deep",
 	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
@@ -2199,6 +2200,41 @@ def mask_url_logins(text: str) -> str:
 	"""
 	found = urls_secrets(text, logins=True)
 	return mask(text, frozenset(found)) if found else text
+
+
+def mask_url_logins_deep(value: Any) -> Any:
+	"""A run's deliverable for a person: the logins its URLs show masked, wherever it shows them.
+
+	What a run hands over (its output as JSON, a data part, a tool's structured content, the
+	viewer's result panel, the command's printed result) is read as `mask_url_logins` reads
+	text: a URL's password and token user, though no source knows them, found in every string
+	and key, then masked in every string and key (a password a field repeats alone too); its
+	query and path stay, so a signed link still works. Other objects are read as their data
+	(`mask_deep`).
+
+	Args:
+		value: Text, or lists and dicts of it, or an object holding such data.
+	"""
+	found: set[str] = set()
+	todo = [value]
+	while todo:
+		item = todo.pop()
+		if isinstance(item, str):
+			found |= urls_secrets(item, logins=True)
+		elif isinstance(item, dict):
+			todo.extend(item.keys())
+			todo.extend(item.values())
+		elif isinstance(item, list | tuple | set | frozenset):
+			todo.extend(item)
+		elif item is not None and not isinstance(item, int | float):
+			data = _data_of(item)
+			if data is None:
+				try:
+					data = repr(item)
+				except Exception:  # a broken repr shows nothing
+					continue
+			todo.append(data)
+	return mask_deep(value, frozenset(found)) if found else value
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:

@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 import anyio
 
-from openmolt_core._support.masking import masked_excerpt
+from openmolt_core._support.masking import mask_url_logins_deep, masked_excerpt
 from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._terminal import excerpt, printable
@@ -54,6 +54,7 @@ def _store() -> Any:
 
 
 def _short(value: Any, width: int) -> str:
+	value = mask_url_logins_deep(value)  # a stored run's words for a person: a URL's login too
 	text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 	text = " ".join((text or "").split())
 	if len(text) <= width:
