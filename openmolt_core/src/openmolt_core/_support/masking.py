@@ -2090,30 +2090,49 @@ def _broken_pattern(secret: str) -> re.Pattern[str]:
 	return re.compile(_BETWEEN.join(map(re.escape, secret)))
 
 
-_URL_LINE_BREAK = LazyPattern(
-	r"[\n\r]|\\[nr]|\\u000[aAdD]|&(?:amp;)?#(?:0*(?:10|13)|[xX]0*[aAdD]);|&(?:amp;)?NewLine;"
+_URL_BREAK = LazyPattern(
+	r"[\t\n\r]|\\[tnr]|\\u000[9aAdD]|&(?:amp;)?#(?:0*(?:9|10|13)|[xX]0*[9aAdD]);"
+	r"|&(?:amp;)?(?:NewLine|Tab);"
 )
-"""A line break as is, JSON-escaped or an HTML character reference."""
+"""A tab or a line break as is, JSON-escaped or an HTML character reference."""
 _URL_GOES_ON = frozenset("@/?#&=;:%\\")
 """What follows a secret that a URL goes on after (``@host``, ``&page=2``, ``/rest``, ``\\/``)."""
 
 
+_PROSE_WORD = LazyPattern(r"[A-Za-z]+(?:[0-9]{1,3}[A-Za-z]*)?")
+"""A word of prose or a column's name (``Then``, ``Column2``, ``callback``), not a token's end."""
+
+
+def _token_after_break(spelt: str) -> bool:
+	r"""Whether what a secret spells after its last break reads as a token's rest.
+
+	A token cut by a hard-wrapped line (``?token=abcdef1234\n5678xyz``): 6+ characters with a
+	digit, not a word (`_token_like_segment`, `_PROSE_WORD`); a TSV column, the next line's
+	first word or a list's number (``Column2``, ``Then``, ``2.``) is not.
+	"""
+	tail = _URL_BREAK().split(spelt)[-1]
+	return _token_like_segment(tail) and not _PROSE_WORD().fullmatch(tail)
+
+
 def _inside_urls(secrets: set[str], text: str) -> set[str]:
-	r"""The secrets of text's URLs but those a line break joined to the next line's words.
+	r"""The secrets of text's URLs but those a tab or a line break joined to the words after.
 
 	In text, a line break after a URL's last secret ends the URL: ``?sig=abc\nThen`` is the
 	secret ``abc`` and the word ``Then`` (read whole, the word and the break were masked with it,
 	and a path read as a token, ``callback`.\n2.``, masked the word ``callback`` everywhere as a
-	cut secret). A secret spelt across a line break is kept where the URL goes on after it
-	(`_URL_GOES_ON`: ``PASS\nWORD@host``), which no line of prose does; a tab, which ends no
-	line, joins as a WHATWG parser reads it; a secret text spells otherwise (percent-encoded) is
-	kept.
+	cut secret); so does a tab, a column's end in TSV (``?key=abc\tColumn2\tColumn3`` masked
+	the row's next columns). A secret spelt across a break is kept where the URL goes on after
+	it (`_URL_GOES_ON`: ``PASS\nWORD@host``, ``PASS\tWORD@host``), which no line of prose and
+	no column does, or where its rest after the break reads as a token's (`_token_after_break`:
+	a hard-wrapped link); a secret text spells otherwise (percent-encoded) is kept.
 	"""
 	out = set()
 	for secret in secrets:
 		hits = list(_broken_pattern(secret).finditer(text)) if len(secret) > 1 else []
 		if not hits or any(
-			not _URL_LINE_BREAK().search(hit[0]) or text[hit.end() : hit.end() + 1] in _URL_GOES_ON
+			not _URL_BREAK().search(hit[0])
+			or text[hit.end() : hit.end() + 1] in _URL_GOES_ON
+			or _token_after_break(hit[0])
 			for hit in hits
 		):
 			out.add(secret)
