@@ -37,7 +37,9 @@ def test_a_tab_ends_the_url_and_its_secret(row: str) -> None:
 	for word in ("Column2", "Column3", "note", "Then reply", "next row"):
 		if word in text:
 			assert word in masked, masked
-	assert all("Column2" not in s and "note" not in s for s in urls_secrets(text)), urls_secrets(text)
+	assert all("Column2" not in s and "note" not in s for s in urls_secrets(text)), urls_secrets(
+		text
+	)
 
 
 def test_json_escaped_tsv_keeps_its_columns() -> None:
