@@ -141,3 +141,30 @@ def test_openmolt_run_prints_the_result_masked() -> None:
 	)
 	_clean(json.dumps(shown.to_dict()["output"]))
 	assert PASSWORD not in (shown.human_message or "")
+
+
+def test_openmolt_logs_json_masks_a_stored_runs_output(
+	tmp_path: Any, monkeypatch: Any, capsys: Any
+) -> None:
+	"""A run stored before the run store masked a URL's login: ``--json`` shows it masked."""
+	import sqlite3
+
+	from openmolt import OpenMolt
+	from openmolt_core.cli import main
+	from openmolt_core.testing import ScriptedModel, finish
+
+	async def run() -> str:
+		om = OpenMolt(entry_points=False, run_store=tmp_path / "runs.db")
+		agent = om.create_agent(name="Helper", model=ScriptedModel([finish({"result": "ok"})]))
+		result = await agent.run("go")
+		await om.aclose()
+		return result.state.run_id
+
+	run_id = anyio.run(run)
+	monkeypatch.setenv("OPENMOLT_RUN_STORE", str(tmp_path / "runs.db"))
+	with sqlite3.connect(tmp_path / "runs.db") as db:  # as an older version stored it
+		db.execute("UPDATE agent_runs SET output = ?", (json.dumps(OUTPUT),))
+	capsys.readouterr()
+	for args in (["logs", "--json"], ["logs", run_id, "--json"]):
+		assert main(args) == 0, capsys.readouterr().err
+		_clean(capsys.readouterr().out)

@@ -62,6 +62,15 @@ def _short(value: Any, width: int) -> str:
 	return masked_excerpt(text, width - 1, more="…")  # masked before the cut
 
 
+def _row(run: Any) -> dict[str, Any]:
+	"""A stored run as ``--json`` prints it: its output a URL's login masked, as shown to a
+	person everywhere (`mask_url_logins_deep`; a run stored before the run store masked it)."""
+	row: dict[str, Any] = run.to_dict()
+	if row.get("output") is not None:
+		row["output"] = mask_url_logins_deep(row["output"])
+	return row
+
+
 def _when(iso: str) -> str:
 	try:
 		moment = datetime.fromisoformat(iso)
@@ -219,8 +228,8 @@ async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
 	# indent=2)` makes, written in pieces: the nested runs' rows are those `_nested` lists.
 	nested, more = await _nested_rows(store, run)
 	document = {
-		**run.to_dict(),
-		"nested": [n.to_dict() for n in nested],
+		**_row(run),
+		"nested": [_row(n) for n in nested],
 		"nested_more": more,
 		"events": [],
 	}
@@ -299,7 +308,7 @@ async def _main(ns: argparse.Namespace) -> int:
 	more, runs = len(runs) > ns.count, runs[: ns.count]
 	if ns.json:
 		_show(
-			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
+			json.dumps([_row(r) for r in runs], indent=2, ensure_ascii=False, default=str)
 			+ "\n"
 		)
 	elif runs:
