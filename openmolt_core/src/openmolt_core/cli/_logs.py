@@ -307,10 +307,7 @@ async def _main(ns: argparse.Namespace) -> int:
 	)
 	more, runs = len(runs) > ns.count, runs[: ns.count]
 	if ns.json:
-		_show(
-			json.dumps([_row(r) for r in runs], indent=2, ensure_ascii=False, default=str)
-			+ "\n"
-		)
+		_show(json.dumps([_row(r) for r in runs], indent=2, ensure_ascii=False, default=str) + "\n")
 	elif runs:
 		shown = _list(runs)
 		if more:
