@@ -63,8 +63,11 @@ def _short(value: Any, width: int) -> str:
 
 
 def _row(run: Any) -> dict[str, Any]:
-	"""A stored run as ``--json`` prints it: its output a URL's login masked, as shown to a
-	person everywhere (`mask_url_logins_deep`; a run stored before the run store masked it)."""
+	"""A stored run as ``--json`` prints it: a URL's login masked in its output.
+
+	As a person is shown a run's output everywhere (`mask_url_logins_deep`): a run stored
+	before the run store masked it too.
+	"""
 	row: dict[str, Any] = run.to_dict()
 	if row.get("output") is not None:
 		row["output"] = mask_url_logins_deep(row["output"])
