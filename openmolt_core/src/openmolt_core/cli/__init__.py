@@ -835,7 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 	typed = unsaid(args)  # a typed word that may be a key: never printed back, whoever prints
 	stderr = sys.stderr
 	if typed:
-		sys.stderr = Unsaid(stderr, typed)  # type: ignore[assignment]
+		sys.stderr = Unsaid(stderr, typed)
 	try:
 		try:
 			code = _dispatch(args)
