@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from openmolt_core._support.masking import mask_url_logins_deep
 from openmolt_core._support.private import erasing, private_file
 from openmolt_core.files import masked_state
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome, event_data
@@ -562,7 +563,7 @@ class RunStore(RunObserver):
 			now,
 			state.steps,
 			_dumps(state.usage.to_dict()),
-			_dumps(run.redact.deep(output)),
+			_dumps(mask_url_logins_deep(run.redact.deep(output))),  # a URL's login: a secret
 			outcome.error,
 			_dumps(run.redact.deep(state.pending)) if state.pending is not None else None,
 			_dumps(masked_state(state.to_dict(), run.redact)),  # a file's bytes masked as bytes

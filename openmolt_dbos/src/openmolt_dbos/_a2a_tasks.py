@@ -20,6 +20,7 @@ The calls are one short transaction each; the task store makes them in a worker 
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,10 +39,31 @@ TASKS = sa.Table(
 	sa.Column("task_id", sa.Text, primary_key=True),
 	sa.Column("task", sa.LargeBinary, nullable=False),
 	sa.Column("updated", sa.Float, nullable=False),
+	sa.Column("waits", sa.Integer, nullable=False, server_default="0"),
 	sa.Index("openmolt_a2a_tasks_by_time", "scope", "updated"),
 )
 """Each task of each agent's A2A server: whose server (``a2a:<agent>``), whose task (its caller,
-``""`` for the default one), its id, the task's bytes, when it was saved last."""
+``""`` for the default one), its id, the task's bytes, when it was saved last, whether it waits
+for its owner (1: pruned last)."""
+
+_MIGRATED: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
+"""The engines whose table has the ``waits`` column (added to one an older version made)."""
+
+
+def _add_waits(engine: sa.Engine) -> None:
+	"""A table made before rows said whether they wait gets the column (each row: no)."""
+	if engine in _MIGRATED:
+		return
+	columns = {c["name"] for c in sa.inspect(engine).get_columns(TASKS.name)}
+	if "waits" not in columns:
+		maybe = " IF NOT EXISTS" if engine.dialect.name == "postgresql" else ""
+		with engine.begin() as conn:  # PostgreSQL's IF NOT EXISTS: two servers at once
+			conn.execute(
+				sa.text(
+					f"ALTER TABLE {TASKS.name} ADD COLUMN{maybe} waits INTEGER NOT NULL DEFAULT 0"
+				)
+			)
+	_MIGRATED.add(engine)
 
 
 class StoreTasks:
@@ -60,22 +82,26 @@ class StoreTasks:
 		return f"StoreTasks({self.engine.url.render_as_string()!r}, scope={self.scope!r})"
 
 	def _ready(self) -> sa.Engine:
-		return ready(_META, self.engine)
+		engine = ready(_META, self.engine)
+		_add_waits(engine)
+		return engine
 
 	def _one(self, owner: str, task_id: str) -> sa.ColumnElement[bool]:
 		return sa.and_(
 			TASKS.c.scope == self.scope, TASKS.c.owner == owner, TASKS.c.task_id == task_id
 		)
 
-	def put(self, owner: str, task_id: str, task: bytes) -> None:
+	def put(self, owner: str, task_id: str, task: bytes, *, waits: bool = False) -> None:
 		"""Keep a task (a new one, or a newer state of one kept: the last save wins).
+
+		``waits``: it waits for its owner, pruned last (`openmolt_serve._rows.TaskRows.put`).
 
 		Raises:
 			ValueError: The owner or the id holds a NUL character (no row can).
 		"""
 		_keepable(owner, task_id)
 		row = {"scope": self.scope, "owner": owner, "task_id": task_id}
-		values = {"task": task, "updated": time.time()}
+		values = {"task": task, "updated": time.time(), "waits": int(waits)}
 		engine = self._ready()
 		insert: Any = _insert(engine)
 		with engine.begin() as conn:
@@ -144,7 +170,7 @@ class StoreTasks:
 		with engine.begin() as conn:
 			made = conn.execute(
 				insert(TASKS)
-				.values(**row, task=task, updated=time.time())
+				.values(**row, task=task, updated=time.time(), waits=1)  # held: pruned last
 				.on_conflict_do_nothing(index_elements=list(row))
 				.returning(TASKS.c.task_id)
 			)
@@ -165,20 +191,23 @@ class StoreTasks:
 	def prune(self, keep: int) -> None:
 		"""Keep ``keep`` of the scope's tasks, each owner's newest first; drop the others.
 
-		Every owner's newest, then every owner's second newest, and so on: an owner who fills
-		the rows drops its own oldest, never the one task another owner waits with.
+		A row that waits goes last (`openmolt_serve._rows.TaskRows.prune`); within each kind,
+		every owner's newest, then every owner's second newest, and so on: an owner who fills
+		the rows drops its own oldest first.
 		"""
 		rank = sa.func.row_number().over(
-			partition_by=TASKS.c.owner, order_by=TASKS.c.updated.desc()
+			partition_by=(TASKS.c.owner, TASKS.c.waits), order_by=TASKS.c.updated.desc()
 		)
 		ranked = (
-			sa.select(TASKS.c.owner, TASKS.c.task_id, TASKS.c.updated, rank.label("rank"))
+			sa.select(
+				TASKS.c.owner, TASKS.c.task_id, TASKS.c.updated, TASKS.c.waits, rank.label("rank")
+			)
 			.where(TASKS.c.scope == self.scope)
 			.subquery()
 		)
 		dropped = (
 			sa.select(ranked.c.owner, ranked.c.task_id)
-			.order_by(ranked.c.rank, ranked.c.updated.desc())
+			.order_by(ranked.c.waits.desc(), ranked.c.rank, ranked.c.updated.desc())
 			.offset(keep)
 		)
 		with self._ready().begin() as conn:

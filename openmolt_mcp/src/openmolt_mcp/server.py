@@ -27,7 +27,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from openmolt_core._support.masking import mask_url_logins
+from openmolt_core._support.masking import mask_url_logins, mask_url_logins_deep
 from openmolt_core._support.words import json_kind
 from openmolt_core.errors import RunError
 from openmolt_core.events import ToolCallEvent
@@ -201,7 +201,7 @@ def agent_server(agent: Agent, *, ask_client: bool = False) -> Server[Any]:
 		output = result.output
 		if hasattr(output, "model_dump"):
 			output = output.model_dump(mode="json")
-		output = redact.deep(output)
+		output = mask_url_logins_deep(redact.deep(output))  # a URL's login too, links kept
 		text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 		return types.CallToolResult(
 			content=[types.TextContent(text=text)],

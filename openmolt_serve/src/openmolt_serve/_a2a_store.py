@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
@@ -123,7 +124,9 @@ class A2ATaskStore(TaskStore):
 				self._waiting.discard(oldest)
 				await self.memory.delete(oldest[1], self._order.pop(oldest))
 			return
-		await anyio.to_thread.run_sync(rows.put, owner, task.id, task.SerializeToString())
+		waits = task.status.state in _WAITING  # pruned last (`TaskRows.prune`)
+		put = partial(rows.put, waits=waits)
+		await anyio.to_thread.run_sync(put, owner, task.id, task.SerializeToString())
 		self._saves += 1
 		if self._saves % _PRUNE_EVERY == 0:  # a scan of the index: not at every save
 			await anyio.to_thread.run_sync(rows.prune, self.max_tasks)

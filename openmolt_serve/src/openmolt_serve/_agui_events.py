@@ -68,7 +68,7 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel
 
-from openmolt_core._support.masking import mask_url_logins, mask_urls
+from openmolt_core._support.masking import mask_url_logins, mask_url_logins_deep, mask_urls
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.events import (
 	ErrorEvent,
@@ -461,8 +461,9 @@ class AguiEvents:
 				RunFinishedEvent(
 					thread_id=self.thread_id,
 					run_id=self.run_id,
-					# The run's deliverable: a signed link in it must work (secrets masked only)
-					result=self.redact.deep(_json(result.output)),
+					# The run's deliverable: a signed link in it must work (secrets and a URL's
+					# login masked only: `mask_url_logins_deep`)
+					result=mask_url_logins_deep(self.redact.deep(_json(result.output))),
 					outcome=RunFinishedSuccessOutcome(),
 				)
 			)

@@ -39,6 +39,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -206,7 +207,8 @@ class ParkRows:
 		"""
 		row = {**more, "run": state.run_id, "steps": state.steps, "park": uuid.uuid4().hex}
 		try:
-			await anyio.to_thread.run_sync(self.rows.put, owner, key, json.dumps(row).encode())
+			put = partial(self.rows.put, waits=True)  # a park waits: pruned last
+			await anyio.to_thread.run_sync(put, owner, key, json.dumps(row).encode())
 			self._parks += 1
 			if self._parks % _PRUNE_EVERY == 0:  # a scan of the index: not at every park
 				await anyio.to_thread.run_sync(self.rows.prune, self.most)

@@ -13,6 +13,7 @@ surface and agent has a scope of its own (``a2a:<agent>``, ``agui:<agent>``,
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -35,8 +36,16 @@ class TaskRows(Protocol):
 	(`openmolt_serve._agui_threads`).
 	"""
 
-	def put(self, owner: str, task_id: str, task: bytes) -> None:
-		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
+	def put(self, owner: str, task_id: str, task: bytes, *, waits: bool = False) -> None:
+		"""Keep a task (a new one, or a newer state of one kept: the last save wins).
+
+		Args:
+			owner: Whose task it is.
+			task_id: Its id.
+			task: Its bytes.
+			waits: Whether it waits for its owner (a question, an approval, a park): such a
+				row is pruned last (`prune`).
+		"""
 		...
 
 	def get(self, owner: str, task_id: str) -> bytes | None:
@@ -64,6 +73,7 @@ class TaskRows(Protocol):
 
 		One statement: of several callers (on several servers) adding one row at once, one
 		does (a chat's mark that a message of it is being handled: `openmolt_serve._parks`).
+		What is added is held (a lease in use): it is pruned as a row that waits.
 		"""
 		...
 
@@ -74,9 +84,10 @@ class TaskRows(Protocol):
 	def prune(self, keep: int) -> None:
 		"""Keep ``keep`` tasks, each owner's newest first; drop the others.
 
-		The tasks kept are every owner's newest, then every owner's second newest, and so on:
-		an owner (a caller, a chat's user) who fills the rows drops its own oldest, never the
-		one task another owner waits with.
+		A row that waits (``put(..., waits=True)``, an added mark) goes last: many owners'
+		finished tasks never push out one that waits for its owner's answer. Within each kind,
+		the rows kept are every owner's newest, then every owner's second newest, and so on: an
+		owner (a caller, a chat's user) who fills the rows drops its own oldest first.
 		"""
 		...
 
@@ -92,10 +103,18 @@ CREATE TABLE IF NOT EXISTS openmolt_a2a_tasks (
 	task_id TEXT NOT NULL,
 	task BLOB NOT NULL,
 	updated REAL NOT NULL,
+	waits INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (scope, owner, task_id)
 );
 CREATE INDEX IF NOT EXISTS openmolt_a2a_tasks_by_time ON openmolt_a2a_tasks (scope, updated);
 """
+
+
+def _add_waits(db: sqlite3.Connection) -> None:
+	"""A table made before rows said whether they wait gets the column (each row: no)."""
+	columns = {row[1] for row in db.execute("PRAGMA table_info(openmolt_a2a_tasks)")}
+	if "waits" not in columns:
+		db.execute("ALTER TABLE openmolt_a2a_tasks ADD COLUMN waits INTEGER NOT NULL DEFAULT 0")
 
 
 class SqliteTasks(SqliteFile):
@@ -107,19 +126,19 @@ class SqliteTasks(SqliteFile):
 	"""
 
 	def __init__(self, path: str | Path, scope: str) -> None:
-		super().__init__(path, _SCHEMA)
+		super().__init__(path, _SCHEMA, migrate=_add_waits)
 		self.scope = scope
 
 	def __repr__(self) -> str:
 		return f"SqliteTasks({str(self.path)!r}, scope={self.scope!r})"
 
-	def put(self, owner: str, task_id: str, task: bytes) -> None:
-		"""Keep a task (a new one, or a newer state of one kept: the last save wins)."""
+	def put(self, owner: str, task_id: str, task: bytes, *, waits: bool = False) -> None:
+		"""Keep a task (`TaskRows.put`)."""
 		with self.transaction() as db:
 			db.execute(
-				"INSERT OR REPLACE INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated)"
-				" VALUES (?, ?, ?, ?, ?)",
-				(self.scope, owner, task_id, task, time.time()),
+				"INSERT OR REPLACE INTO openmolt_a2a_tasks"
+				" (scope, owner, task_id, task, updated, waits) VALUES (?, ?, ?, ?, ?, ?)",
+				(self.scope, owner, task_id, task, time.time(), int(waits)),
 			)
 
 	def get(self, owner: str, task_id: str) -> bytes | None:
@@ -163,8 +182,8 @@ class SqliteTasks(SqliteFile):
 		"""Keep a task only if none is kept under its id: whether this call did (one INSERT)."""
 		with self.transaction() as db:
 			made = db.execute(
-				"INSERT INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated)"
-				" VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+				"INSERT INTO openmolt_a2a_tasks (scope, owner, task_id, task, updated, waits)"
+				" VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT DO NOTHING",
 				(self.scope, owner, task_id, task, time.time()),
 			)
 			return made.rowcount == 1
@@ -184,9 +203,9 @@ class SqliteTasks(SqliteFile):
 		with self.transaction() as db:
 			db.execute(
 				"DELETE FROM openmolt_a2a_tasks WHERE rowid IN (SELECT rowid FROM (SELECT rowid,"
-				" updated, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY updated DESC) AS rank"
-				" FROM openmolt_a2a_tasks WHERE scope = ?) ORDER BY rank, updated DESC"
-				" LIMIT -1 OFFSET ?)",
+				" updated, waits, ROW_NUMBER() OVER (PARTITION BY owner, waits"
+				" ORDER BY updated DESC) AS rank FROM openmolt_a2a_tasks WHERE scope = ?)"
+				" ORDER BY waits DESC, rank, updated DESC LIMIT -1 OFFSET ?)",
 				(self.scope, keep),
 			)
 

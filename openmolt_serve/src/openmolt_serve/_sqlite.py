@@ -15,7 +15,7 @@ import contextlib
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,11 +54,19 @@ class SqliteFile:
 	Args:
 		path: The file (made with its folder on first use).
 		schema: The SQL that makes the tables (``IF NOT EXISTS``).
+		migrate: Brings a table an older version made up to date (a column added), after
+			``schema``, in the connection's first transaction.
 	"""
 
-	def __init__(self, path: str | Path, schema: str) -> None:
+	def __init__(
+		self,
+		path: str | Path,
+		schema: str,
+		migrate: Callable[[sqlite3.Connection], None] | None = None,
+	) -> None:
 		self.path = Path(path)
 		self.schema = schema
+		self.migrate = migrate
 		self._lock = threading.Lock()
 		self._conn: sqlite3.Connection | None = None
 		self._finalizer: weakref.finalize[[], SqliteFile] | None = None
@@ -74,6 +82,9 @@ class SqliteFile:
 				conn.execute("PRAGMA journal_mode = WAL")  # as the run store: fast commits
 				conn.execute("PRAGMA synchronous = NORMAL")
 				conn.executescript(self.schema)
+				if self.migrate is not None:
+					with conn:
+						self.migrate(conn)
 				self._conn = conn
 				self._finalizer = weakref.finalize(self, conn.close)
 			with self._conn:

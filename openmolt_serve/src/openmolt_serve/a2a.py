@@ -120,7 +120,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
-from openmolt_core._support.masking import mask_url_logins
+from openmolt_core._support.masking import mask_url_logins, mask_url_logins_deep
 from openmolt_core.accounts import authorization_requests
 from openmolt_core.errors import ApprovalError, ConfigurationError, RunCancelledError, RunError
 from openmolt_core.events import ToolCallEvent
@@ -764,7 +764,9 @@ class OpenMoltExecutor(AgentExecutor):
 		if result.status == "success":
 			parts = [new_text_part(mask_url_logins(self.redact(words)))] if words else []
 			if result.output is not None:
-				parts.append(new_data_part(self.redact.deep(_json(result.output))))
+				parts.append(
+					new_data_part(mask_url_logins_deep(self.redact.deep(_json(result.output))))
+				)
 			if parts:
 				await updater.add_artifact(parts, name="output", last_chunk=True)
 			await updater.complete(self._say(updater, words) if words else None)

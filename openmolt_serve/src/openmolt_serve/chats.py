@@ -135,8 +135,9 @@ a durable store, the rows keep the newest parks of this many chats (`openmolt_se
 
 MAX_SEEN = 10_000
 """The most ids of messages taken one channel remembers in memory (with a store: for a day, in
-it), to know the service's retry of one; past it the oldest of the sender with the most goes:
-one sender's flood never makes the retry of another's message look new (it would run twice)."""
+it), to know the service's retry of one; past it the oldest of the sender with the most goes,
+never one whose run is under way or parked: neither one sender's flood nor many senders' makes
+the retry of another's message look new (it would run twice)."""
 
 Send = Callable[["Incoming", str], Awaitable[None]]
 """Sends a text to the chat (and thread) a message came from."""
@@ -353,7 +354,9 @@ class Conversations:
 		among them) and the environment's as it is now (a key exported after the instance read
 		it), as a served response is masked (`openmolt_core._support.masking.known_secrets`),
 		and a URL's login (`openmolt_core._support.masking.mask_url_logins`: its links work)."""
-		self._seen: OrderedDict[str, str] = OrderedDict()  # a message's id: its sender
+		self._seen: OrderedDict[str, tuple[str, str]] = OrderedDict()
+		"""A taken message's id: its sender, and the run it starts (`run_id_for`)."""
+		self._taking: set[str] = set()  # the ids of the messages whose handling goes on
 		self._following: dict[str, str | None] = {}
 		"""The runs a restart or a worker's end left, followed here: by run, the claim this
 		server renews while it follows it (None: this worker's own run, followed unclaimed)."""
@@ -413,13 +416,40 @@ class Conversations:
 			now = time.time()
 			if store.take({f"msg:{message.id}": now + KEEP_SEEN}, now) is not None:
 				return False
-		self._seen[message.id] = message.sender
-		while len(self._seen) > MAX_SEEN:  # the sender with the most gives up its oldest
-			oldest = crowded(self._seen, self._seen.__getitem__)
-			if oldest is None:  # pragma: no cover - a map past its bound holds a key
+		run_id = run_id_for(message.channel, self.agent.name, message.id, scope=message.key)
+		self._seen[message.id] = (message.sender, run_id)
+		self._taking.add(message.id)
+		if len(self._seen) > MAX_SEEN:
+			self._bound_seen()
+		return True
+
+	def _bound_seen(self) -> None:
+		"""Forget ids past `MAX_SEEN`: never one whose run is under way or parked here.
+
+		Its retry would run it again (a repeated side effect). Of the rest, the oldest of the
+		sender with the most goes (`crowded`): one sender's flood pushes out their own, many
+		senders' each other's. Those kept are bounded by the runs going and parked.
+		"""
+		parked = {s.run_id for chat in self.chats.values() for s in chat.parked.values()}
+
+		def kept(key: str) -> bool:
+			return key in self._taking or self._seen[key][1] in parked
+
+		while len(self._seen) > MAX_SEEN:
+			oldest = crowded(self._seen, lambda key: self._seen[key][0], spare=kept)
+			if oldest is None:  # every id is of a run under way or parked
 				break
 			del self._seen[oldest]
-		return True
+
+	def _ended_taking(self, message: Incoming) -> None:
+		"""A message's handling ended: its id may be forgotten (unless its run is parked)."""
+		self._taking.discard(message.id)
+
+	async def _take(self, message: Incoming) -> None:
+		try:
+			await self._handle(message)
+		finally:
+			self._ended_taking(message)
 
 	async def receive(self, message: Incoming) -> bool:
 		"""Take a message; its run goes on in the background (the service wants a quick answer).
@@ -440,7 +470,7 @@ class Conversations:
 			return False
 		if not self._first_time(message):
 			return False
-		self.launcher.tg.start_soon(self._handle, message, name=f"openmolt chat {message.key}")
+		self.launcher.tg.start_soon(self._take, message, name=f"openmolt chat {message.key}")
 		return True
 
 	def _chat(self, key: str, message: Incoming) -> _Chat:

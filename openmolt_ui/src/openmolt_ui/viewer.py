@@ -893,11 +893,19 @@ def _zero(**key: str) -> dict[str, Any]:
 
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:
-	"""A run's row as the list and the run page read it: with what it waits for, if parked."""
+	"""A run's row as the list and the run page read it: with what it waits for, if parked.
+
+	Its output is the run's deliverable shown to a person: a URL's login masked, its links kept
+	(`openmolt_core._support.masking.mask_url_logins_deep`; a run stored before that rule too).
+	"""
 	from openmolt_core._support.jsonsafe import shallow
+	from openmolt_core._support.masking import mask_url_logins_deep
 
 	caller = caller_of(str(row["run_id"]), row.get("trigger"))
-	return {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
+	out = {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
+	if out.get("output") is not None:
+		out["output"] = mask_url_logins_deep(out["output"])
+	return out
 
 
 def _gone(row: Mapping[str, Any] | None, what: str) -> str:

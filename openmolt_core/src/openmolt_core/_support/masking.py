@@ -80,6 +80,7 @@ __all__ = [
 	"mask_fields",
 	"mask_known",
 	"mask_url_logins",
+	"mask_url_logins_deep",
 	"mask_urls",
 	"masked_excerpt",
 	"named_secrets",
@@ -2089,30 +2090,49 @@ def _broken_pattern(secret: str) -> re.Pattern[str]:
 	return re.compile(_BETWEEN.join(map(re.escape, secret)))
 
 
-_URL_LINE_BREAK = LazyPattern(
-	r"[\n\r]|\\[nr]|\\u000[aAdD]|&(?:amp;)?#(?:0*(?:10|13)|[xX]0*[aAdD]);|&(?:amp;)?NewLine;"
+_URL_BREAK = LazyPattern(
+	r"[\t\n\r]|\\[tnr]|\\u000[9aAdD]|&(?:amp;)?#(?:0*(?:9|10|13)|[xX]0*[9aAdD]);"
+	r"|&(?:amp;)?(?:NewLine|Tab);"
 )
-"""A line break as is, JSON-escaped or an HTML character reference."""
+"""A tab or a line break as is, JSON-escaped or an HTML character reference."""
 _URL_GOES_ON = frozenset("@/?#&=;:%\\")
 """What follows a secret that a URL goes on after (``@host``, ``&page=2``, ``/rest``, ``\\/``)."""
 
 
+_PROSE_WORD = LazyPattern(r"[A-Za-z]+(?:[0-9]{1,3}[A-Za-z]*)?")
+"""A word of prose or a column's name (``Then``, ``Column2``, ``callback``), not a token's end."""
+
+
+def _token_after_break(spelt: str) -> bool:
+	r"""Whether what a secret spells after its last break reads as a token's rest.
+
+	A token cut by a hard-wrapped line (``?token=abcdef1234\n5678xyz``): 6+ characters with a
+	digit, not a word (`_token_like_segment`, `_PROSE_WORD`); a TSV column, the next line's
+	first word or a list's number (``Column2``, ``Then``, ``2.``) is not.
+	"""
+	tail = _URL_BREAK().split(spelt)[-1]
+	return _token_like_segment(tail) and not _PROSE_WORD().fullmatch(tail)
+
+
 def _inside_urls(secrets: set[str], text: str) -> set[str]:
-	r"""The secrets of text's URLs but those a line break joined to the next line's words.
+	r"""The secrets of text's URLs but those a tab or a line break joined to the words after.
 
 	In text, a line break after a URL's last secret ends the URL: ``?sig=abc\nThen`` is the
 	secret ``abc`` and the word ``Then`` (read whole, the word and the break were masked with it,
 	and a path read as a token, ``callback`.\n2.``, masked the word ``callback`` everywhere as a
-	cut secret). A secret spelt across a line break is kept where the URL goes on after it
-	(`_URL_GOES_ON`: ``PASS\nWORD@host``), which no line of prose does; a tab, which ends no
-	line, joins as a WHATWG parser reads it; a secret text spells otherwise (percent-encoded) is
-	kept.
+	cut secret); so does a tab, a column's end in TSV (``?key=abc\tColumn2\tColumn3`` masked
+	the row's next columns). A secret spelt across a break is kept where the URL goes on after
+	it (`_URL_GOES_ON`: ``PASS\nWORD@host``, ``PASS\tWORD@host``), which no line of prose and
+	no column does, or where its rest after the break reads as a token's (`_token_after_break`:
+	a hard-wrapped link); a secret text spells otherwise (percent-encoded) is kept.
 	"""
 	out = set()
 	for secret in secrets:
 		hits = list(_broken_pattern(secret).finditer(text)) if len(secret) > 1 else []
 		if not hits or any(
-			not _URL_LINE_BREAK().search(hit[0]) or text[hit.end() : hit.end() + 1] in _URL_GOES_ON
+			not _URL_BREAK().search(hit[0])
+			or text[hit.end() : hit.end() + 1] in _URL_GOES_ON
+			or _token_after_break(hit[0])
 			for hit in hits
 		):
 			out.add(secret)
@@ -2199,6 +2219,41 @@ def mask_url_logins(text: str) -> str:
 	"""
 	found = urls_secrets(text, logins=True)
 	return mask(text, frozenset(found)) if found else text
+
+
+def mask_url_logins_deep(value: Any) -> Any:
+	"""A run's deliverable for a person: the logins its URLs show masked, wherever it shows them.
+
+	What a run hands over (its output as JSON, a data part, a tool's structured content, the
+	viewer's result panel, the command's printed result) is read as `mask_url_logins` reads
+	text: a URL's password and token user, though no source knows them, found in every string
+	and key, then masked in every string and key (a password a field repeats alone too); its
+	query and path stay, so a signed link still works. Other objects are read as their data
+	(`mask_deep`).
+
+	Args:
+		value: Text, or lists and dicts of it, or an object holding such data.
+	"""
+	found: set[str] = set()
+	todo = [value]
+	while todo:
+		item = todo.pop()
+		if isinstance(item, str):
+			found |= urls_secrets(item, logins=True)
+		elif isinstance(item, dict):
+			todo.extend(item.keys())
+			todo.extend(item.values())
+		elif isinstance(item, list | tuple | set | frozenset):
+			todo.extend(item)
+		elif item is not None and not isinstance(item, int | float):
+			data = _data_of(item)
+			if data is None:
+				try:
+					data = repr(item)
+				except Exception:  # a broken repr shows nothing
+					continue
+			todo.append(data)
+	return mask_deep(value, frozenset(found)) if found else value
 
 
 def _logged_url_secrets(record: logging.LogRecord) -> frozenset[str]:

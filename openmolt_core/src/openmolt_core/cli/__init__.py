@@ -830,6 +830,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 	# An exception no handler here catches, a thread's, an unraisable one: printed masked.
 	install_masked_hooks(_mask_known)
+	from openmolt_core.cli._said import Unsaid, unsaid
+
+	typed = unsaid(args)  # a typed word that may be a key: never printed back, whoever prints
+	stderr = sys.stderr
+	if typed:
+		sys.stderr = Unsaid(stderr, typed)
 	try:
 		try:
 			code = _dispatch(args)
@@ -876,6 +882,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 		)
 		return ExitCode.INTERNAL
 	finally:
+		if typed and isinstance(sys.stderr, Unsaid):
+			sys.stderr = stderr
 		if argv is not None:  # called from code (tests): leave warnings and hooks as they were
 			warnings.showwarning = shown
 			uninstall_masked_hooks()

@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 import anyio
 
-from openmolt_core._support.masking import masked_excerpt
+from openmolt_core._support.masking import mask_url_logins_deep, masked_excerpt
 from openmolt_core._support.words import quantity
 from openmolt_core.cli._argparse import CommandParser, count
 from openmolt_core.cli._terminal import excerpt, printable
@@ -54,11 +54,24 @@ def _store() -> Any:
 
 
 def _short(value: Any, width: int) -> str:
+	value = mask_url_logins_deep(value)  # a stored run's words for a person: a URL's login too
 	text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 	text = " ".join((text or "").split())
 	if len(text) <= width:
 		return text  # the whole output is masked when it is written
 	return masked_excerpt(text, width - 1, more="…")  # masked before the cut
+
+
+def _row(run: Any) -> dict[str, Any]:
+	"""A stored run as ``--json`` prints it: a URL's login masked in its output.
+
+	As a person is shown a run's output everywhere (`mask_url_logins_deep`): a run stored
+	before the run store masked it too.
+	"""
+	row: dict[str, Any] = run.to_dict()
+	if row.get("output") is not None:
+		row["output"] = mask_url_logins_deep(row["output"])
+	return row
 
 
 def _when(iso: str) -> str:
@@ -218,8 +231,8 @@ async def _show_one(store: Any, run: Any, *, as_json: bool) -> None:
 	# indent=2)` makes, written in pieces: the nested runs' rows are those `_nested` lists.
 	nested, more = await _nested_rows(store, run)
 	document = {
-		**run.to_dict(),
-		"nested": [n.to_dict() for n in nested],
+		**_row(run),
+		"nested": [_row(n) for n in nested],
 		"nested_more": more,
 		"events": [],
 	}
@@ -297,10 +310,7 @@ async def _main(ns: argparse.Namespace) -> int:
 	)
 	more, runs = len(runs) > ns.count, runs[: ns.count]
 	if ns.json:
-		_show(
-			json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False, default=str)
-			+ "\n"
-		)
+		_show(json.dumps([_row(r) for r in runs], indent=2, ensure_ascii=False, default=str) + "\n")
 	elif runs:
 		shown = _list(runs)
 		if more:

@@ -925,6 +925,23 @@ def _print(data: Any, *, indent: int | None) -> None:
 	sys.stdout.flush()
 
 
+def _for_a_person(result: Any) -> Any:
+	"""A result as the command prints it: a URL's login masked in its output and its words.
+
+	The same rule as every other surface a run's deliverable leaves by (a served answer, the
+	viewer): `openmolt_core._support.masking.mask_url_logins_deep`, links kept working.
+	"""
+	from dataclasses import replace
+
+	from openmolt_core._support.masking import mask_url_logins_deep
+
+	data = result.to_dict()
+	shown = mask_url_logins_deep([data["output"], result.human_message, result.error])
+	if shown == [data["output"], result.human_message, result.error]:
+		return result
+	return replace(result, output=shown[0], human_message=shown[1], error=shown[2])
+
+
 def _said(error: object, progress: Progress) -> bool:
 	"""Whether a progress line already printed this error (a terminal shows it once)."""
 	text = str(error or "")
@@ -935,6 +952,7 @@ def _print_result(
 	result: Any, loaded: Loaded, progress: Progress, *, readable: bool, live: Any = None
 ) -> None:
 	said = _said(result.error, progress)  # as the event said it, before it is reworded
+	result = _for_a_person(result)
 	if result.error:  # said for the command: the agent file named, no Python advice
 		from dataclasses import replace
 

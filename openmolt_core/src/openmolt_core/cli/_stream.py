@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveText"]
 
+_MOST_HELD = 4096
+"""The longest last word held back for its URL to end."""
+_URL_SIGNS = frozenset(":/\\@%&")
+"""A word holding one of these may be a URL whose login has not ended (``postgresql://app:Pw``)."""
+
 
 class LiveText:
 	"""Writes the human message of an agent's own run while it streams.
@@ -34,6 +39,7 @@ class LiveText:
 		self.last = ""
 		"""The last message written in full."""
 		self._last_step = 0  # the step of the last message written
+		self._written = 0  # how much of the message is on the terminal (the rest may be a URL)
 
 	def attach(self, agent: Any) -> None:
 		"""Listen to the agent's streaming text (which makes its runs stream)."""
@@ -64,8 +70,32 @@ class LiveText:
 			self.progress.pause()
 			self._text = []
 		self._text.append(event.text)
-		self.out.write(printable(event.text))
+		self._write(held=True)
+
+	def _write(self, *, held: bool) -> None:
+		"""Write the message so far, a URL's login masked (`mask_url_logins`).
+
+		Held: its last word waits for the next space while it may be a URL whose login has not
+		ended (a ``:``, a slash, ``@``, ``%`` or ``&`` in it; at most `_MOST_HELD` characters),
+		as a chat's live message holds it: a password cut in two is no URL's yet, and no mask
+		would find it. The piece written is masked with the start of its word already written
+		(a scheme, ``postgresql``, written before its ``://`` came).
+		"""
+		from openmolt_core._support.masking import mask_url_logins
+
+		text = "".join(self._text or ())
+		upto = len(text)
+		last = text.rfind(" ") + 1
+		if held and len(text) - last <= _MOST_HELD and not _URL_SIGNS.isdisjoint(text[last:]):
+			upto = last
+		if upto <= self._written:
+			return
+		start = min(text.rfind(" ", 0, self._written) + 1, self._written)
+		masked = mask_url_logins(text[start:upto])
+		begun = text[start : self._written]
+		self.out.write(printable(masked[len(begun) :] if masked.startswith(begun) else masked))
 		self.out.flush()
+		self._written = upto
 
 	def _stopped(self, event: Any) -> None:
 		# The run ended while a message was being written: its call was stopped (the run's
@@ -78,9 +108,13 @@ class LiveText:
 	def _end(self, event: Any) -> None:
 		if self._text is None or event.parent_run_id:
 			return
+		self._write(held=False)  # nothing more joins its last word
 		self.out.write("\n")
 		self.out.flush()
-		self.last = "".join(self._text)
+		from openmolt_core._support.masking import mask_url_logins
+
+		self.last = mask_url_logins("".join(self._text))  # as the summary's message reads
+		self._written = 0
 		self._last_step = self._writing[0]
 		self._text = None
 		self.progress.resume()
