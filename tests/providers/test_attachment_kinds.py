@@ -22,6 +22,10 @@ from openmolt_providers.gemini import GeminiProvider
 from openmolt_providers.openai import OpenAIProvider
 from tests.providers.test_sdk_conformance import materialize, strict_adapter
 
+# The official SDKs' types (anthropic, google-genai, google-ads) are imported by these tests
+# only: in one xdist group, one worker imports them, not each of the four (noxfile.py).
+pytestmark = pytest.mark.xdist_group("sdk-types")
+
 TEXT = Attachment("text/plain", base64.b64encode("Zoë's notes".encode()).decode(), "notes.txt")
 WAV = Attachment("audio/wav", "UklGRg==", "hello.wav")
 MP3 = Attachment("audio/mpeg", "SUQz", "hello.mp3")

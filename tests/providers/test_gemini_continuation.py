@@ -24,7 +24,9 @@ from openmolt_providers.gemini import GeminiProvider
 from openmolt_providers.gemini._convert import MAX_CONTINUATIONS
 from tests.providers.conftest import make_request
 
-pytestmark = pytest.mark.anyio
+# The official SDKs' types (anthropic, google-genai, google-ads) are imported by these tests
+# only: in one xdist group, one worker imports them, not each of the four (noxfile.py).
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("sdk-types")]
 
 TEXT = json.dumps({"commands": [finish("Oslo")]})
 HALF = len(TEXT) // 2

@@ -26,7 +26,9 @@ from openmolt_providers.gemini import GeminiProvider
 from openmolt_providers.openai import OpenAIProvider
 from tests.providers.test_sdk_conformance import materialize, strict_adapter
 
-pytestmark = pytest.mark.anyio
+# The official SDKs' types (anthropic, google-genai, google-ads) are imported by these tests
+# only: in one xdist group, one worker imports them, not each of the four (noxfile.py).
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("sdk-types")]
 
 
 def _noop() -> httpx.AsyncClient:

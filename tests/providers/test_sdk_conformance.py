@@ -26,7 +26,9 @@ CONFIGS = [
 	{"thinking": True, "max_output_tokens": 3000},
 ]
 
-pytestmark = pytest.mark.anyio
+# The official SDKs' types (anthropic, google-genai, google-ads) are imported by these tests
+# only: in one xdist group, one worker imports them, not each of the four (noxfile.py).
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("sdk-types")]
 
 
 def _forbid_extra(tp: Any, seen: set[int]) -> None:

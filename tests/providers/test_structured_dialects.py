@@ -23,6 +23,10 @@ from openmolt_providers.anthropic._dialect import ANTHROPIC
 from openmolt_providers.gemini._dialect import GEMINI
 from openmolt_providers.openai._dialect import OPENAI, OPENAI_FINE_TUNED
 
+# The official SDKs' types (anthropic, google-genai, google-ads) are imported by these tests
+# only: in one xdist group, one worker imports them, not each of the four (noxfile.py).
+pytestmark = pytest.mark.xdist_group("sdk-types")
+
 MODULES = [
 	"stripe",
 	"github",

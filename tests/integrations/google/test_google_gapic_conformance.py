@@ -27,6 +27,10 @@ from _discovery import (
 from openmolt_core.integrations import HttpTool
 from openmolt_integrations import google_ads, nano_banana, veo
 
+# The official SDKs' types (anthropic, google-genai, google-ads) are imported by these tests
+# only: in one xdist group, one worker imports them, not each of the four (noxfile.py).
+pytestmark = pytest.mark.xdist_group("sdk-types")
+
 GL = "google-ai-generativelanguage"
 GL_PKG = "google/ai/generativelanguage_v1beta"
 GL_TYPES = "google.ai.generativelanguage_v1beta.types"
