@@ -1189,7 +1189,7 @@ async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
 	from openmolt_serve import chats
 
 	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
-	monkeypatch.setattr(Conversations, "_takes_follow", lambda self, run_id, caller: True)
+	monkeypatch.setattr(Conversations, "_takes_follow", lambda self, run_id, caller, **_: True)
 	gate = anyio.Event()
 	entered: list[str] = []
 
