@@ -131,7 +131,8 @@ _TEXT_ONLY = re.compile(
 (``gpt-4-turbo``, ``gpt-4-vision-preview`` read images; the ``-preview`` Turbos do not), and the
 earlier mini reasoning models (o1-mini, o1-preview, o3-mini: text only, their model pages say;
 o4-mini reads images). The API refuses an image part to them, and a PDF file input, which the
-file inputs guide gives to "models that support both text and image inputs"."""
+file inputs guide gives to "models that support both text and image inputs". The audio models
+(`hears`: text and audio in, "Image: Not supported" on their model pages) see none either."""
 
 
 BLIND = (
@@ -150,12 +151,12 @@ DEAF = (
 
 
 def sees(model: str) -> bool:
-	"""Whether the model reads images (and so PDF files) (`_TEXT_ONLY`: not).
+	"""Whether the model reads images (and so PDF files) (`_TEXT_ONLY` and the audio models: not).
 
 	Args:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
-	return not _TEXT_ONLY.match(model_name(model))
+	return not _TEXT_ONLY.match(model_name(model)) and not hears(model)
 
 
 def hears(model: str) -> bool:
