@@ -98,10 +98,11 @@ _RESPONSES_ONLY = re.compile(
 holds the two in step)."""
 
 
-_CHAT_ONLY = re.compile(r"-search-preview(?![a-z])|^gpt(-4o(-mini)?)?-audio")
+_CHAT_ONLY = re.compile(r"-search-(preview|api)(?![a-z])|^gpt(-4o(-mini)?)?-audio")
 """The models Chat Completions serves and the Responses API does not: the search models
-(``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions"; the
-Responses API searches with its ``web_search`` tool) and the audio models
+(``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions", and
+``gpt-5-search-api``, the web search guide's model for a Chat Completions search integration;
+the Responses API searches with its ``web_search`` tool) and the audio models
 (``gpt-4o-audio-preview``, ``gpt-audio``: the Responses API takes no audio)."""
 
 
