@@ -163,3 +163,42 @@ def test_a_python_agent_file_s_triggers_are_read_with_their_model(tmp_path: Path
 	done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 	assert done.returncode == 0, done.stderr
 	assert done.stdout.split() == ["Triggers", "github"]
+
+
+_USES = """
+from pydantic import BaseModel, TypeAdapter
+from openmolt_core.agentfile import AgentFile
+
+data = {"name": "A", "model": "openai:gpt-5-mini", "triggers": {"webhook": {"secret": "s"}}}
+assert TypeAdapter(AgentFile).validate_python(data).triggers is not None
+assert TypeAdapter(list[AgentFile]).validate_python([data])[0].name == "A"
+
+
+class Deploy(BaseModel):
+	agent: AgentFile
+
+
+assert Deploy.model_validate({"agent": data}).agent.triggers is not None
+
+
+class Mine(AgentFile):
+	owner: str = "ops"
+
+
+assert Mine.model_validate(data).triggers is not None
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("first", ["", "import openmolt_core.cli._agentfile\n"])
+def test_the_public_agent_file_model_is_whole_in_a_fresh_process(first: str) -> None:
+	"""`openmolt_core.agentfile.AgentFile` (the public name the sibling distributions and
+	programs use) validates as a field of another model, through a TypeAdapter and as a base
+	class, its ``triggers`` and ``schedules`` read, in a process where nothing built it before.
+	Since its trigger and schedule types load only at its own first validation, each of these
+	failed with pydantic's "`...` is not fully defined"."""
+	done = subprocess.run(
+		[sys.executable, "-c", first + _USES], capture_output=True, text=True, timeout=120
+	)
+	assert done.returncode == 0, done.stderr[-2000:]
+	assert done.stdout.strip() == "ok"

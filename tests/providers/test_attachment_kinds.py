@@ -268,3 +268,28 @@ def test_a_local_server_is_sent_images_whatever_the_models_name(req) -> None:
 	body = local.build(req("gpt-3.5-turbo", attachments=[PNG, WAV]))
 	kinds = [p["type"] for p in body["messages"][1]["content"]]
 	assert kinds == ["text", "image_url", "input_audio"]
+
+
+@pytest.mark.parametrize("settings", [{}, {"api_mode": "chat"}])
+@pytest.mark.parametrize(
+	"model",
+	[
+		"gpt-4o-audio-preview",
+		"gpt-4o-audio-preview-2025-06-03",
+		"gpt-4o-mini-audio-preview",
+		"gpt-audio",
+		"gpt-audio-1.5",
+		"gpt-audio-mini",
+	],
+)
+@pytest.mark.parametrize("attachment", [PNG, PDF])
+@pytest.mark.filterwarnings("ignore:.*served by Chat Completions only")
+def test_openai_refuses_images_and_pdfs_to_its_audio_models(
+	req, settings, model, attachment
+) -> None:
+	"""The audio models read text and audio, no image (their model pages: "Image: Not
+	supported"): an image or a PDF was sent them and refused with a 400; refused before sending,
+	as to the other models without vision."""
+	with pytest.raises(ProviderError, match="reads no images") as info:
+		openai(**settings).build(req(model, attachments=[attachment]))
+	assert attachment.media_type in str(info.value) and not info.value.retryable

@@ -229,3 +229,16 @@ async def test_the_responses_api_keeps_the_other_models(server, load, req) -> No
 		warnings.simplefilter("error", ModelConfigWarning)
 		await _provider(server, None).generate(req("gpt-4o"))
 	assert str(server.requests[-1].url) == "https://api.openai.com/v1/responses"
+
+
+@pytest.mark.parametrize("model", ["gpt-5-search-api", "gpt-5-search-api-2025-10-14"])
+async def test_the_gpt5_search_model_is_asked_on_chat_completions(server, load, req, model) -> None:
+	"""``gpt-5-search-api`` is the search model of Chat Completions now (the web search guide:
+	"Existing Chat Completions search integration: use gpt-5-search-api"; the Responses API
+	searches with its web_search tool), as the ``-search-preview`` models were: it was asked on
+	the Responses API, OpenAI's default."""
+	server.reply(load("openai_chat"))
+	with pytest.warns(ModelConfigWarning, match="Chat Completions only"):
+		response = await _provider(server, None).generate(req(model))
+	assert str(server.requests[-1].url) == "https://api.openai.com/v1/chat/completions"
+	assert response.text

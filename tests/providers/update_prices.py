@@ -198,11 +198,11 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 def audio(now: datetime | None = None) -> dict[str, dict[str, tuple[float, float]]]:
 	"""Each provider's priced models (by genai-prices id) whose audio input has its own price:
 	(input audio, cached input audio) per million tokens (Gemini Flash: ``input_audio_mtok``,
-	``cache_audio_read_mtok``). Media models (`media`) are left out: no agent converses with them."""
+	``cache_audio_read_mtok``). The media models (`media`) too: OpenAI's Chat audio models
+	(``gpt-audio``) converse with an agent, their audio 13 times the price of text."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
-	skipped = {m for models in media(now).values() for m in models}
 	out: dict[str, dict[str, tuple[float, float]]] = {}
 	for provider in data_snapshot.get_snapshot().providers:
 		if provider.id not in PROVIDERS:
@@ -211,7 +211,7 @@ def audio(now: datetime | None = None) -> dict[str, dict[str, tuple[float, float
 		for model in provider.models:
 			price = model.get_prices(when)
 			heard = _base(getattr(price, "input_audio_mtok", None))
-			if _price(price) is None or heard is None or model.id in skipped:
+			if _price(price) is None or heard is None:
 				continue
 			cached = _base(getattr(price, "cache_audio_read_mtok", None))
 			found[model.id] = (heard, heard if cached is None else cached)
@@ -309,7 +309,8 @@ def render(
 		"}",
 		'"""The models by genai-prices id whose audio input costs other than text: (input audio,',
 		"cached input audio) per million tokens. Audio tokens are among a prompt's tokens; the",
-		'usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``)."""',
+		"usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``; Chat Completions:",
+		'``prompt_tokens_details.audio_tokens``)."""',
 	]
 	return "\n".join(lines) + "\n"
 

@@ -1189,7 +1189,7 @@ async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
 	from openmolt_serve import chats
 
 	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
-	monkeypatch.setattr(Conversations, "_takes_follow", lambda self, run_id, caller: True)
+	monkeypatch.setattr(Conversations, "_takes_follow", lambda self, run_id, caller, **_: True)
 	gate = anyio.Event()
 	entered: list[str] = []
 
@@ -1234,3 +1234,58 @@ async def test_a_chat_runs_reply_is_sent_once_by_two_servers_that_follow_it(
 				await eventually(lambda: len(decided) == 2, seconds=30)  # both reached its end
 	await om.aclose()
 	assert [m["text"] for m in fake.sent if m.get("text") == "Done."] == ["Done."]  # before: 2
+
+
+async def test_a_store_error_at_a_look_for_gone_runs_leaves_the_looks_going(
+	store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""The replay guard fails (a database hiccup) while a server takes the follow of a run whose
+	worker died: the server follows the run at a later look. The error left the look's task and
+	ended the server's task group: no look again, and no reply for any chat run after it."""
+	import time
+
+	import sqlalchemy as sa
+
+	from openmolt_dbos._workers import WORKERS
+	from openmolt_serve import chats
+	from openmolt_serve._launch import run_id_for
+
+	monkeypatch.setattr(chats, "FOLLOW_LOOK", 0.2, raising=False)
+	held = _Held(store, 1)
+	run_id = run_id_for("telegram", "Helper", None)
+	await held.agent.start({"message": "pay it", "chat": "7"}, run_id=run_id)
+	await eventually(lambda: len(held.entered) == 1, seconds=30)
+	held.started_by({"other": time.time() + 3600}, {"other": run_id})  # a live server's run
+	engine = held.om.durability.engine  # type: ignore[union-attr]
+	followed = _followed(monkeypatch)
+	failed: list[str] = []
+	real = chats.seen_store
+
+	class Failing:
+		"""The store's replay guard, whose first take of a follow fails."""
+
+		def __init__(self, inner: Any) -> None:
+			self.inner = inner
+
+		def take(self, entries: dict[str, float], now: float) -> Any:
+			if not failed and any(k.startswith("follow:") for k in entries):
+				failed.append("x")
+				raise OSError("database is locked")
+			return self.inner.take(entries, now)
+
+		def __getattr__(self, name: str) -> Any:
+			return getattr(self.inner, name)
+
+	monkeypatch.setattr(chats, "seen_store", lambda agent, kind: Failing(real(agent, kind)))
+	async with local_server(FakeTelegram().app()) as base:
+		async with TriggerServer([(held.agent, _chat(base))], port=0):
+			await anyio.sleep(0.5)  # a look or two: the run is a live server's
+			with engine.tables.begin() as conn:  # the other server dies
+				conn.execute(
+					sa.update(WORKERS)
+					.where(WORKERS.c.executor_id == "other")
+					.values(beat_at=time.time() - 3600)
+				)
+			await eventually(lambda: followed == [run_id], seconds=30)  # before: never
+	await held.close()
+	assert failed == ["x"]

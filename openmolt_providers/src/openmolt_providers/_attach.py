@@ -13,8 +13,8 @@ _inline` lists. Every API is sent the bare media type (`media`: no ``; charset=.
 guide (2026-12): the Responses API's ``input_file`` reads PDF, text, code, documents and
 spreadsheets, by the file name's extension; Chat Completions' ``file`` part reads PDF only, and a
 text file goes as a text part holding its content, as the guide says. OpenAI's models without
-vision (GPT-3.5, GPT-4 before GPT-4 Turbo with vision, o1-mini, o1-preview, o3-mini) take no
-image and no PDF, and Chat's ``input_audio`` goes to its audio models only
+vision (GPT-3.5, GPT-4 before GPT-4 Turbo with vision, o1-mini, o1-preview, o3-mini, the audio
+models) take no image and no PDF, and Chat's ``input_audio`` goes to its audio models only
 (`openmolt_providers.openai._models.sees` and ``hears``).
 """
 

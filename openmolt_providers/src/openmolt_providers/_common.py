@@ -317,7 +317,7 @@ class HTTPProvider:
 
 		None when its audio costs the input price, or the price is unknown, or the calls go to
 		another server than the vendor's (`price`). The budget (``max_cost``) prices a prompt
-		that holds audio at it (`openmolt_providers._price_table.AUDIO`: Gemini Flash).
+		that holds audio at it (`openmolt_providers._price_table.AUDIO`: Gemini Flash, ``gpt-audio``).
 
 		Args:
 			model: The model name.
@@ -354,7 +354,7 @@ class HTTPProvider:
 			cached_tokens: Prompt tokens read from the cache.
 			cache_write_tokens: Prompt tokens written to the cache.
 			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
-			audio_tokens: Of ``input_tokens``, those of audio (Gemini prices them apart).
+			audio_tokens: Of ``input_tokens``, those of audio (Gemini, ``gpt-audio``: apart).
 			cached_audio_tokens: Of ``cached_tokens``, those of audio.
 		"""
 		if not self.official or not (input_tokens or output_tokens):

@@ -2131,9 +2131,23 @@ AUDIO: dict[str, dict[str, tuple[float, float]]] = {
 		"gemini-2.5-flash-lite": (0.3, 0.03),
 		"gemini-3-flash-preview": (1.0, 0.1),
 		"gemini-3.1-flash-lite": (0.5, 0.05),
+		"gemini-3.1-flash-live-preview": (3.0, 3.0),
+		"gemini-3.8-live": (3.0, 3.0),
+		"gemini-live-2.5-flash": (3.0, 3.0),
 	},
-	"openai": {},
+	"openai": {
+		"gpt-4o-mini-realtime-preview": (10.0, 0.3),
+		"gpt-4o-mini-transcribe": (3.0, 3.0),
+		"gpt-4o-realtime-preview": (40.0, 2.5),
+		"gpt-4o-transcribe": (6.0, 6.0),
+		"gpt-audio": (32.0, 32.0),
+		"gpt-audio-mini": (10.0, 10.0),
+		"gpt-realtime": (32.0, 0.4),
+		"gpt-realtime-2": (32.0, 0.4),
+		"gpt-realtime-mini": (10.0, 0.3),
+	},
 }
 """The models by genai-prices id whose audio input costs other than text: (input audio,
 cached input audio) per million tokens. Audio tokens are among a prompt's tokens; the
-usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``)."""
+usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``; Chat Completions:
+``prompt_tokens_details.audio_tokens``)."""

@@ -960,7 +960,7 @@ class Conversations:
 			)
 			return True
 		me = getattr(durability, "worker_id", None)
-		if not taken or self._takes_follow(state.run_id, str(me or "")):
+		if not taken or self._takes_follow(state.run_id, str(me or ""), failing=True):
 			return True
 		log.info(
 			"%s: run %s was taken over from this server's worker; another server follows it",
@@ -973,7 +973,7 @@ class Conversations:
 		self._following[run_id] = None if caller is None else _follow_key(run_id, caller)
 		self.launcher.tg.start_soon(self._follow, run_id, name=f"openmolt chat run {run_id}")
 
-	def _takes_follow(self, run_id: str, caller: str) -> bool:
+	def _takes_follow(self, run_id: str, caller: str, *, failing: bool = False) -> bool:
 		"""Whether this server takes the following of a run for a gone caller.
 
 		A lease in the store's replay guard (`seen_store`), held for `FOLLOW_HOLD` looks and
@@ -984,16 +984,24 @@ class Conversations:
 		that both follow a run (one paused past its claim, clocks apart) send its reply once
 		(`_sends`).
 
+		A store that cannot be read answers ``failing`` (a warning logged): a look leaves the run
+		to its next look (an error here ended the server), its caller replies.
+
 		Args:
 			run_id: The run.
 			caller: The worker whose caller is gone (`_gone_caller`).
+			failing: The answer when the store cannot be read.
 		"""
 		store = self.seen_store
 		if store is None:
 			return True
 		now = time.time()
 		key = _follow_key(run_id, caller)
-		return store.take({key: now + FOLLOW_LOOK * FOLLOW_HOLD}, now) is None
+		try:
+			return store.take({key: now + FOLLOW_LOOK * FOLLOW_HOLD}, now) is None
+		except Exception as exc:
+			log.warning("%s: cannot claim the follow of run %s: %s", self.channel, run_id, exc)
+			return failing
 
 	def _renew_follows(self) -> None:
 		"""Renew the claims of the runs this server follows for gone callers (`_takes_follow`)."""

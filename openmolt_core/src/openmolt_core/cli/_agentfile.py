@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import inspect
 import json
 import re
 import sys
@@ -342,6 +343,36 @@ class AgentFile(_Model):
 			_parent_namespace_depth=_parent_namespace_depth + 1,
 			_types_namespace=_types_namespace,
 		)
+
+	@classmethod
+	def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+		"""The model's schema as another model's field or a TypeAdapter's type (pydantic's hook).
+
+		Its schedule and trigger types imported first (`_rare_types`): pydantic builds such a
+		schema from the fields' annotations, and does not call `model_rebuild` for it.
+
+		Args:
+			source: Pydantic's: the type asked for.
+			handler: Pydantic's: the schema builder.
+		"""
+		if cls.__name__ != "_WithoutRare":
+			_rare_types()
+		return handler(source)
+
+	def __init_subclass__(cls, **kwargs: Any) -> None:
+		"""A subclass that keeps ``schedules`` or ``triggers`` (a program's own agent-file model).
+
+		`AgentFile` is built first (`model_rebuild`), so the subclass inherits the fields with
+		their types resolved: resolved in the subclass's module, they are unknown there.
+		`_WithoutRare` gives both fields another type: it imports neither.
+
+		Args:
+			kwargs: Pydantic's class arguments.
+		"""
+		own = inspect.get_annotations(cls)
+		if not ("schedules" in own and "triggers" in own):
+			AgentFile.model_rebuild()
+		super().__init_subclass__(**kwargs)
 
 	@field_validator("model")
 	@classmethod

@@ -291,6 +291,7 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	if not cached:  # DeepSeek's own field for its cache hits (beside prompt_cache_miss_tokens)
 		cached = tokens(raw, "prompt_cache_hit_tokens", "usage")
 	written = tokens(details, "cache_write_tokens", "usage.prompt_tokens_details")
+	heard = tokens(details, "audio_tokens", "usage.prompt_tokens_details")  # the audio models'
 	thinking = fields(raw.get("completion_tokens_details"), "usage.completion_tokens_details")
 	reasoning = tokens(thinking, "reasoning_tokens", "usage.completion_tokens_details")
 	price = provider.cost(
@@ -299,6 +300,7 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 		output_tokens=out,
 		cached_tokens=cached,
 		cache_write_tokens=written,
+		audio_tokens=heard,
 	)
 	return Usage(
 		input_tokens=inp,

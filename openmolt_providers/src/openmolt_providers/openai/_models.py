@@ -98,10 +98,11 @@ _RESPONSES_ONLY = re.compile(
 holds the two in step)."""
 
 
-_CHAT_ONLY = re.compile(r"-search-preview(?![a-z])|^gpt(-4o(-mini)?)?-audio")
+_CHAT_ONLY = re.compile(r"-search-(preview|api)(?![a-z])|^gpt(-4o(-mini)?)?-audio")
 """The models Chat Completions serves and the Responses API does not: the search models
-(``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions"; the
-Responses API searches with its ``web_search`` tool) and the audio models
+(``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions", and
+``gpt-5-search-api``, the web search guide's model for a Chat Completions search integration;
+the Responses API searches with its ``web_search`` tool) and the audio models
 (``gpt-4o-audio-preview``, ``gpt-audio``: the Responses API takes no audio)."""
 
 
@@ -131,7 +132,8 @@ _TEXT_ONLY = re.compile(
 (``gpt-4-turbo``, ``gpt-4-vision-preview`` read images; the ``-preview`` Turbos do not), and the
 earlier mini reasoning models (o1-mini, o1-preview, o3-mini: text only, their model pages say;
 o4-mini reads images). The API refuses an image part to them, and a PDF file input, which the
-file inputs guide gives to "models that support both text and image inputs"."""
+file inputs guide gives to "models that support both text and image inputs". The audio models
+(`hears`: text and audio in, "Image: Not supported" on their model pages) see none either."""
 
 
 BLIND = (
@@ -150,12 +152,12 @@ DEAF = (
 
 
 def sees(model: str) -> bool:
-	"""Whether the model reads images (and so PDF files) (`_TEXT_ONLY`: not).
+	"""Whether the model reads images (and so PDF files) (`_TEXT_ONLY` and the audio models: not).
 
 	Args:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
-	return not _TEXT_ONLY.match(model_name(model))
+	return not _TEXT_ONLY.match(model_name(model)) and not hears(model)
 
 
 def hears(model: str) -> bool:
