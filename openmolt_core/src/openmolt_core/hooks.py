@@ -1469,51 +1469,11 @@ CapabilityEntry = Capability | str | Mapping[str, Any]
 """What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
 (``register_capabilities``), or ``{"name": ..., "options": {...}}``."""
 
-_HOOKS = (
-	"list_tools",
-	"memory_option",
-	"wrap_run",
-	"on_run_start",
-	"before_first_model",
-	"on_run_end",
-	"before_step",
-	"last_step",
-	"hand_down",
-	"visible_tools",
-	"why_hidden",
-	"before_model",
-	"context_exceeded",
-	"wrap_model",
-	"send_model",
-	"fit_reply",
-	"before_tool",
-	"reserve_steps",
-	"replace_result",
-	"wrap_tool",
-	"after_tool",
-	"tool_done",
-	"nested_result_labels",
-	"nested_in_doubt",
-	"new_run",
-	"first_memory",
-	"memory_updated",
-	"memory_written",
-	"before_finish",
-	"before_words",
-	"claim_resume",
-	"new_root_run",
-	"refresh_tools",
-	"keep_tools",
-)
-"""The run hooks `Hooks` resolves into a list each. Those the loop asks of one capability are
-not among them: ``wrap_call`` (`Hooks.by_keyword`), ``resume``, ``receive`` and ``requests`` (the
-capability that parked the run: `Hooks.by_kind`, or the one a `Park` names)."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
 
 
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
-_RESOLVED = (*_HOOKS, "describe_tools")  # what `Hooks` lists, per capability that has it
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
 
 
@@ -1523,9 +1483,7 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	if found is None:
 		_check_spelling(cls)
 		found = _OVERRIDDEN[cls] = tuple(
-			h
-			for h in (*_HOOKS, *_BUILDS, "active_hooks")
-			if getattr(cls, h) is not getattr(Capability, h)
+			h for h in _OVERRIDABLE if getattr(cls, h) is not getattr(Capability, h)
 		)
 	return found
 
@@ -1691,6 +1649,51 @@ class Hooks:
 		ConfigurationError: A capability is not one, has no valid name, or two share a name.
 	"""
 
+	# The run hooks, one resolved list each (`_RESOLVED`, `__slots__`): the bound methods of the
+	# capabilities that override it, in the order they run (`after_tool`: the last capability's
+	# first; `before_tool`: those whose decisions the loop journals). The hooks the loop asks of one
+	# capability are not among them: ``wrap_call`` (`by_keyword`), ``resume``, ``receive`` and
+	# ``requests`` (the capability that parked the run: `by_kind`, or the one a `Park` names).
+	# A list whose hook the loop asks one way (told in order, asked until a `Stop`, asked for its
+	# first answer) tells or asks it as the hook is called (``tell``, ``ask``), typed from the
+	# hook's own signature (tests/core/test_hooks_dispatch.py compares them); the others are read
+	# where they are asked (the methods below), their answers checked there.
+	list_tools: _Listed
+	memory_option: _Listed
+	wrap_run: _Listed
+	on_run_start: _UntilStop[[Run]]
+	before_first_model: _Listed
+	on_run_end: _TellAsync[[Run, RunResult]]
+	before_step: _UntilStop[[Run]]
+	last_step: _First[[Run], str]
+	hand_down: _Listed
+	visible_tools: _Listed
+	why_hidden: _First[[RunState, str], str]
+	before_model: _TellAsync[[Run]]
+	context_exceeded: _Listed
+	wrap_model: _Listed
+	send_model: _First[[Run], ModelSend]
+	fit_reply: _First[[Envelope, SchemaDialect], FittedSchema]
+	before_tool: _Listed
+	reserve_steps: _Listed
+	replace_result: _Listed
+	wrap_tool: _Listed
+	after_tool: _Listed
+	tool_done: _Tell[[Run, CallTool, int, Mapping[str, Any]]]
+	nested_result_labels: _Listed
+	nested_in_doubt: _First[[Any], Literal["retry", "ask", "fail"]]
+	new_run: _Tell[[str, RunState]]
+	first_memory: _First[[RunOwner, Any, RunState], Mapping[str, str]]
+	memory_updated: _Tell[[Run, str, str]]
+	memory_written: _TellAsync[[Run, str, int]]
+	before_finish: _Listed
+	before_words: _Listed
+	claim_resume: _Listed
+	new_root_run: _Tell[[str, RunState]]
+	refresh_tools: _Listed
+	keep_tools: _Tell[[ToolBinder, RunState, bool]]
+	describe_tools: _Tell[[AgentInfo, Sequence[ToolRecord]]]
+
 	__slots__ = (
 		"_calls",
 		"_events",
@@ -1701,7 +1704,7 @@ class Hooks:
 		"by_name",
 		"capabilities",
 		"model_call_events",
-		*_RESOLVED,
+		*__annotations__,  # the hooks' lists, above
 	)
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
@@ -1839,48 +1842,6 @@ class Hooks:
 					f"('{type(cap).name}:{event.rpartition(':')[2]}')"
 				)
 		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
-
-	# Each hook's resolved list: the bound methods of the capabilities that override it, in the
-	# order they run (`after_tool`: the last capability's first; `before_tool`: those whose
-	# decisions the loop journals). A list whose hook the loop asks one way (told in order, asked
-	# until a `Stop`, asked for its first answer) is called as the hook is, typed from the hook's
-	# own signature (tests/core/test_hooks_dispatch.py compares them); the others are read where
-	# they are asked (the methods below), their answers checked there.
-	list_tools: _Listed
-	memory_option: _Listed
-	wrap_run: _Listed
-	on_run_start: _UntilStop[[Run]]
-	before_first_model: _Listed
-	on_run_end: _TellAsync[[Run, RunResult]]
-	visible_tools: _Listed
-	why_hidden: _First[[RunState, str], str]
-	before_step: _UntilStop[[Run]]
-	last_step: _First[[Run], str]
-	hand_down: _Listed
-	nested_result_labels: _Listed
-	nested_in_doubt: _First[[Any], Literal["retry", "ask", "fail"]]
-	before_model: _TellAsync[[Run]]
-	context_exceeded: _Listed
-	wrap_model: _Listed
-	send_model: _First[[Run], ModelSend]
-	fit_reply: _First[[Envelope, SchemaDialect], FittedSchema]
-	before_tool: _Listed
-	reserve_steps: _Listed
-	describe_tools: _Tell[[AgentInfo, Sequence[ToolRecord]]]
-	replace_result: _Listed
-	wrap_tool: _Listed
-	after_tool: _Listed
-	tool_done: _Tell[[Run, CallTool, int, Mapping[str, Any]]]
-	new_run: _Tell[[str, RunState]]
-	first_memory: _First[[RunOwner, Any, RunState], Mapping[str, str]]
-	memory_updated: _Tell[[Run, str, str]]
-	memory_written: _TellAsync[[Run, str, int]]
-	before_finish: _Listed
-	before_words: _Listed
-	claim_resume: _Listed
-	new_root_run: _Tell[[str, RunState]]
-	refresh_tools: _Listed
-	keep_tools: _Tell[[ToolBinder, RunState, bool]]
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
@@ -2346,6 +2307,10 @@ class _First(_Listed, Generic[_P, _T]):
 			return None
 
 
+_RESOLVED = tuple(Hooks.__annotations__)
+"""The hooks `Hooks` resolves into a list each (its annotations, above)."""
+_OVERRIDABLE = tuple(dict.fromkeys((*_RESOLVED, *_BUILDS, "active_hooks")))
+"""What `_overridden` looks for in a capability class."""
 _ANSWERS: dict[str, tuple[Callable[[object], bool], str]] = {
 	"why_hidden": (_text, "the reason as text, or None"),
 	"last_step": (_text, "the reason as text, or None"),
