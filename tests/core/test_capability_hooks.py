@@ -302,7 +302,7 @@ async def test_send_model_sends_the_step_inside_every_wrap_and_the_first_answer_
 		name="B", model=ScriptedModel([finish("ok")]), capabilities=[Idle(quiet, idle=True)]
 	)
 	assert (await idle.run("x")).status == "success" and quiet == [("asked", "idle", 1)]
-	assert Hooks().send_model == () and Hooks([Around(log)]).sender(None) is None  # type: ignore[arg-type]
+	assert Hooks().send_model == () and Hooks([Around(log)]).send_model.ask(None) is None  # type: ignore[arg-type]
 
 
 class Labels(Capability):

@@ -1,68 +1,109 @@
-"""Each `Hooks` method gives its hook the hook's own arguments: checked here, not by mypy.
+"""Each hook list `Hooks` tells or asks takes the hook's own arguments and gives its answer.
 
-The dispatchers (`hooks._tell`, `_tell_async`, `_until_stop`, `_first`) take ``*args: Any``, so
-mypy no longer sees a `Hooks` method pass a hook's arguments in another order, or one too few.
-This test reads each call from the source and compares it with the `Capability` hook's signature.
+A list the loop asks one way (`hooks._Tell`, `_TellAsync`, `_UntilStop`, `_First`) is told or
+asked as its hook is (``hooks.tool_done.tell(run, call, index, entry)``), typed by its annotation
+on `Hooks`
+(``_Tell[[Run, CallTool, int, Mapping[str, Any]]]``): mypy holds each call to the annotation, and
+this test holds the annotation to the `Capability` hook's signature, so the hook is the one source.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
+from typing import Any, ClassVar
 
 import pytest
 
 from openmolt_core import hooks
+from openmolt_core.hooks import Capability, Hooks, Stop
 
-_DISPATCHERS = {"_tell": 0, "_tell_async": 0, "_until_stop": 1, "_first": 3}
-"""Each dispatcher, with how many of its arguments come between the hook list and the hook's own
-(the hook's name; the name, the answer's check and what is expected)."""
+_CALLED = {"_Tell", "_TellAsync", "_UntilStop", "_First"}
 
 
-def _calls() -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.Call]]:
-	tree = ast.parse(textwrap.dedent(inspect.getsource(hooks.Hooks)))
-	found = []
-	for method in ast.walk(tree):
-		if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
-			for node in ast.walk(method):
-				if (
-					isinstance(node, ast.Call)
-					and isinstance(node.func, ast.Name)
-					and node.func.id in _DISPATCHERS
-				):
-					found.append((method, node))
+def _annotations() -> dict[str, ast.Subscript]:
+	found = {}
+	for hook, written in Hooks.__annotations__.items():
+		node = ast.parse(written, mode="eval").body
+		if isinstance(node, ast.Subscript) and ast.unparse(node.value) in _CALLED:
+			found[hook] = node
 	return found
 
 
-_CALLS = _calls()
+_TYPED = _annotations()
 
 
-def test_every_dispatcher_is_found() -> None:
-	"""The source is read as it is written: each dispatcher is called by some method."""
-	assert {ast.unparse(call.func) for _, call in _CALLS} == set(_DISPATCHERS)
-	assert len(_CALLS) >= 15
+def _written(annotation: str) -> str:
+	"""An annotation as `ast.unparse` writes it (its quotes), to compare with the lists'."""
+	return ast.unparse(ast.parse(annotation, mode="eval"))
 
 
-@pytest.mark.parametrize(
-	("method", "call"), _CALLS, ids=[f"Hooks.{method.name}" for method, _ in _CALLS]
-)
-def test_a_hooks_method_gives_its_hook_the_hook_s_arguments_in_order(
-	method: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
-) -> None:
-	"""Hooks.done(run, call, index, entry) calls tool_done(run, call, index, entry): the same
-	names, in the hook's order, each declared with the hook's type; a hook's name said is its own."""
-	assert isinstance(call.func, ast.Name)
-	listed = call.args[0]
-	assert isinstance(listed, ast.Attribute) and ast.unparse(listed.value) == "self"
-	hook = listed.attr
-	skip = _DISPATCHERS[call.func.id]
-	if skip:  # the hook's name, for its errors
-		said = call.args[1]
-		assert isinstance(said, ast.Constant) and said.value == hook
-	given = [ast.unparse(a) for a in call.args[1 + skip :]]
-	assert not call.keywords
-	declared = {a.arg: ast.unparse(a.annotation) for a in method.args.args[1:] if a.annotation}
-	params = list(inspect.signature(getattr(hooks.Capability, hook)).parameters.values())[1:]
-	assert given == [p.name for p in params], f"{method.name} gives {hook} {given}"
-	assert [declared.get(name) for name in given] == [p.annotation for p in params]
+def test_every_kind_of_list_is_found() -> None:
+	"""The annotations are read as they are written: each kind types some hook's list."""
+	assert {ast.unparse(node.value) for node in _TYPED.values()} == _CALLED
+	assert len(_TYPED) >= 15
+	assert all(inspect.isfunction(getattr(Capability, h, None)) for h in hooks._RESOLVED)
+
+
+@pytest.mark.parametrize("hook", sorted(_TYPED))
+def test_a_hook_s_list_is_typed_with_the_hook_s_arguments_and_answer(hook: str) -> None:
+	"""``tool_done: _Tell[[Run, CallTool, int, Mapping[str, Any]]]`` is ``tool_done``'s signature:
+	the same argument types in the same order, and (`_First`) the answer besides None."""
+	node = _TYPED[hook]
+	kind = ast.unparse(node.value)
+	args = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
+	assert isinstance(args, ast.List)
+	signature = inspect.signature(getattr(Capability, hook))
+	params = list(signature.parameters.values())[1:]
+	assert [ast.unparse(a) for a in args.elts] == [_written(p.annotation) for p in params]
+	answer = str(signature.return_annotation)
+	if kind == "_First":
+		assert isinstance(node.slice, ast.Tuple)
+		assert f"{ast.unparse(node.slice.elts[1])} | None" == _written(answer)
+		assert hook in hooks._ANSWERS
+	elif kind == "_UntilStop":
+		assert answer == "Stop | None"
+	else:
+		assert answer == "None"
+	assert inspect.iscoroutinefunction(getattr(Capability, hook)) == (
+		kind in {"_TellAsync", "_UntilStop"}
+	)
+
+
+def test_each_list_is_of_the_kind_its_annotation_says_and_stays_so() -> None:
+	"""An empty list, and one with a capability added, are of the annotated kind."""
+
+	class Told(Capability):
+		name = "told"
+		heard: ClassVar[list[Any]] = []
+
+		def tool_done(self, run: Any, call: Any, index: int, entry: Any) -> None:
+			self.heard.append((run, call, index, entry))
+
+		async def before_step(self, run: Any) -> Stop | None:
+			return Stop("enough") if run == "full" else None
+
+	empty, hooks_ = Hooks(), Hooks([Told()])
+	for hook, node in _TYPED.items():
+		kind = getattr(hooks, ast.unparse(node.value))
+		assert type(getattr(empty, hook)) is kind and type(getattr(hooks_, hook)) is kind
+		assert getattr(empty, hook).hook == hook
+	hooks_.tool_done.tell("run", "call", 2, {"ok": True})
+	assert Told.heard == [("run", "call", 2, {"ok": True})]
+	assert not empty.tool_done and len(hooks_.tool_done) == 1
+
+
+@pytest.mark.anyio
+async def test_an_until_stop_list_ends_at_the_first_stop_and_refuses_other_answers() -> None:
+	class Stops(Capability):
+		name = "stops"
+
+		async def before_step(self, run: Any) -> Any:
+			return run
+
+	listed = Hooks([Stops()]).before_step
+	assert await listed.ask(None) is None
+	stop = Stop("no more", "limit_reached")
+	assert await listed.ask(stop) is stop
+	with pytest.raises(TypeError, match=r"before_step returned str; return Stop\(reason\) or None"):
+		await listed.ask("yes")

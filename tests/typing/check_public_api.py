@@ -230,7 +230,7 @@ def a_capability_sees_a_typed_agent() -> None:
 
 
 async def the_dispatchers_take_their_hooks_arguments(run: Any, call: Any) -> None:
-	"""Each `Hooks` dispatcher is typed from its hook's `Capability` signature (one source).
+	"""Each hook list `Hooks` calls as the hook is, typed from its `Capability` signature.
 
 	The ``type: ignore`` lines are the test: a dispatcher typed ``Callable[..., Any]`` would let
 	them through, and mypy --strict would report the ignores as unused.
@@ -238,10 +238,10 @@ async def the_dispatchers_take_their_hooks_arguments(run: Any, call: Any) -> Non
 	from openmolt_core.hooks import Hooks
 
 	hooks = Hooks()
-	hooks.done(run, call, 0, {"tool": "local.echo", "ok": True, "result": 1})
-	hooks.done(run, call, "0", {})  # type: ignore[arg-type]  # index: int
-	stop = await hooks.stepping(run)
+	hooks.tool_done.tell(run, call, 0, {"tool": "local.echo", "ok": True, "result": 1})
+	hooks.tool_done.tell(run, call, "0", {})  # type: ignore[arg-type]  # index: int
+	stop = await hooks.before_step.ask(run)
 	print(stop.reason if stop is not None else "")
-	await hooks.ended(run)  # type: ignore[call-arg]  # the result is missing
-	reason: str | None = hooks.last(run)
+	await hooks.on_run_end.tell(run)  # type: ignore[call-arg]  # the result is missing
+	reason: str | None = hooks.last_step.ask(run)
 	print(reason, hooks.memory_start(run, None, 3))  # type: ignore[arg-type]  # state: RunState

@@ -999,7 +999,7 @@ def _nesting(
 def _settle(ctx: RunContext, call: CallTool, index: int, result: dict[str, Any]) -> None:
 	# Outside the journaled step: a replay loads the same tools, notes the same results.
 	if ctx.hooks.tool_done:
-		ctx.hooks.done(ctx, call, index, result)
+		ctx.hooks.tool_done.tell(ctx, call, index, result)
 
 
 async def _capabilities_rule(
@@ -1253,9 +1253,9 @@ async def _update_memory(ctx: RunContext, command: UpdateMemory, index: int) -> 
 	key = command.memory
 	ctx.state.memory[key] = _memory_after(ctx.state, command)
 	if ctx.hooks.memory_updated:  # before anyone keeps it or hears of it
-		ctx.hooks.memory_changed(ctx, key, ctx.state.memory[key])
+		ctx.hooks.memory_updated.tell(ctx, key, ctx.state.memory[key])
 	if ctx.hooks.memory_written:  # kept beyond the run (`openmolt_core.capabilities.Memory`)
-		await ctx.hooks.memory_kept(ctx, key, index)
+		await ctx.hooks.memory_written.tell(ctx, key, index)
 	if ctx.wants("memoryUpdate"):
 		from openmolt_core.events import MemoryUpdateEvent
 

@@ -146,7 +146,7 @@ class ToolSet:
 		visible = self.callable(state)
 		if handle in visible:
 			return None
-		hidden = self._hooks.hidden(state, handle) if self._hooks.why_hidden else None
+		hidden = self._hooks.why_hidden.ask(state, handle) if self._hooks.why_hidden else None
 		if hidden is not None:
 			return hidden
 		if handle in self.tools:

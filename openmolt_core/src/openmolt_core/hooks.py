@@ -26,9 +26,11 @@ from typing import (
 	TYPE_CHECKING,
 	Any,
 	ClassVar,
+	Generic,
 	Literal,
+	ParamSpec,
 	Protocol,
-	TypeAlias,
+	Self,
 	TypeGuard,
 	TypeVar,
 	get_args,
@@ -419,6 +421,7 @@ def decision_from_dict(data: Mapping[str, Any]) -> ToolDecision:
 # what a hook sees ---------------------------------------------------------------------------
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 _Decision = TypeVar("_Decision")
 
 
@@ -1465,54 +1468,12 @@ CapabilityEntry = Capability | str | Mapping[str, Any]
 """What ``capabilities=[...]`` takes: a `Capability`, the name of one a plugin registers
 (``register_capabilities``), or ``{"name": ..., "options": {...}}``."""
 
-_HOOKS = (
-	"list_tools",
-	"memory_option",
-	"wrap_run",
-	"on_run_start",
-	"before_first_model",
-	"on_run_end",
-	"before_step",
-	"last_step",
-	"hand_down",
-	"visible_tools",
-	"why_hidden",
-	"before_model",
-	"context_exceeded",
-	"wrap_model",
-	"send_model",
-	"fit_reply",
-	"before_tool",
-	"reserve_steps",
-	"replace_result",
-	"wrap_tool",
-	"after_tool",
-	"tool_done",
-	"nested_result_labels",
-	"nested_in_doubt",
-	"new_run",
-	"first_memory",
-	"memory_updated",
-	"memory_written",
-	"before_finish",
-	"before_words",
-	"claim_resume",
-	"new_root_run",
-	"refresh_tools",
-	"keep_tools",
-)
-"""The run hooks `Hooks` resolves into a list each. Those the loop asks of one capability are
-not among them: ``wrap_call`` (`Hooks.by_keyword`), ``resume``, ``receive`` and ``requests`` (the
-capability that parked the run: `Hooks.by_kind`, or the one a `Park` names)."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _KERNEL_KINDS = frozenset({"capability", "human_input"})  # the loop's own ``state.pending`` kinds
 
 
 _BUILDS = ("tools", "first_turn", "builtin_tools", "fingerprint", "describe_tools")
-_RESOLVED = (*_HOOKS, "describe_tools")  # what `Hooks` lists, per capability that has it
 _OVERRIDDEN: dict[type, tuple[str, ...]] = {}
-_Resolved: TypeAlias = tuple[Callable[..., Any], ...]
-"""A hook's resolved list in `Hooks` (bound methods of the capabilities that override it)."""
 
 
 def _overridden(cls: type[Capability]) -> tuple[str, ...]:
@@ -1521,9 +1482,7 @@ def _overridden(cls: type[Capability]) -> tuple[str, ...]:
 	if found is None:
 		_check_spelling(cls)
 		found = _OVERRIDDEN[cls] = tuple(
-			h
-			for h in (*_HOOKS, *_BUILDS, "active_hooks")
-			if getattr(cls, h) is not getattr(Capability, h)
+			h for h in _OVERRIDABLE if getattr(cls, h) is not getattr(Capability, h)
 		)
 	return found
 
@@ -1689,6 +1648,51 @@ class Hooks:
 		ConfigurationError: A capability is not one, has no valid name, or two share a name.
 	"""
 
+	# The run hooks, one resolved list each (`_RESOLVED`, `__slots__`): the bound methods of the
+	# capabilities that override it, in the order they run (`after_tool`: the last capability's
+	# first; `before_tool`: those whose decisions the loop journals). The hooks the loop asks of one
+	# capability are not among them: ``wrap_call`` (`by_keyword`), ``resume``, ``receive`` and
+	# ``requests`` (the capability that parked the run: `by_kind`, or the one a `Park` names).
+	# A list whose hook the loop asks one way (told in order, asked until a `Stop`, asked for its
+	# first answer) tells or asks it as the hook is called (``tell``, ``ask``), typed from the
+	# hook's own signature (tests/core/test_hooks_dispatch.py compares them); the others are read
+	# where they are asked (the methods below), their answers checked there.
+	list_tools: _Listed
+	memory_option: _Listed
+	wrap_run: _Listed
+	on_run_start: _UntilStop[[Run]]
+	before_first_model: _Listed
+	on_run_end: _TellAsync[[Run, RunResult]]
+	before_step: _UntilStop[[Run]]
+	last_step: _First[[Run], str]
+	hand_down: _Listed
+	visible_tools: _Listed
+	why_hidden: _First[[RunState, str], str]
+	before_model: _TellAsync[[Run]]
+	context_exceeded: _Listed
+	wrap_model: _Listed
+	send_model: _First[[Run], ModelSend]
+	fit_reply: _First[[Envelope, SchemaDialect], FittedSchema]
+	before_tool: _Listed
+	reserve_steps: _Listed
+	replace_result: _Listed
+	wrap_tool: _Listed
+	after_tool: _Listed
+	tool_done: _Tell[[Run, CallTool, int, Mapping[str, Any]]]
+	nested_result_labels: _Listed
+	nested_in_doubt: _First[[Any], Literal["retry", "ask", "fail"]]
+	new_run: _Tell[[str, RunState]]
+	first_memory: _First[[RunOwner, Any, RunState], Mapping[str, str]]
+	memory_updated: _Tell[[Run, str, str]]
+	memory_written: _TellAsync[[Run, str, int]]
+	before_finish: _Listed
+	before_words: _Listed
+	claim_resume: _Listed
+	new_root_run: _Tell[[str, RunState]]
+	refresh_tools: _Listed
+	keep_tools: _Tell[[ToolBinder, RunState, bool]]
+	describe_tools: _Tell[[AgentInfo, Sequence[ToolRecord]]]
+
 	__slots__ = (
 		"_calls",
 		"_events",
@@ -1699,7 +1703,7 @@ class Hooks:
 		"by_name",
 		"capabilities",
 		"model_call_events",
-		*_RESOLVED,
+		*__annotations__,  # the hooks' lists, above
 	)
 
 	def __init__(self, capabilities: Sequence[Capability] = ()) -> None:
@@ -1716,7 +1720,7 @@ class Hooks:
 		hook inside one that sends the call on several times: for each, `Capability.model_calls`)."""
 		self._calls: int = 1  # how many times a hook added now runs per model call, at most
 		for hook in _RESOLVED:
-			setattr(self, hook, ())
+			setattr(self, hook, _EMPTY[hook])
 		self.before_tool_unjournaled: tuple[
 			Callable[[Run, CallTool, ToolSpec], Awaitable[ToolDecision]], ...
 		] = ()
@@ -1811,9 +1815,9 @@ class Hooks:
 			if hook == "before_tool" and not type(cap).journal_decisions:
 				self.before_tool_unjournaled += (method,)
 			elif hook == "after_tool":  # they bracket the call: the last capability's first
-				self.after_tool = (method, *self.after_tool)
+				self.after_tool = self.after_tool.adding(method, first=True)
 			else:
-				setattr(self, hook, (*getattr(self, hook), method))
+				setattr(self, hook, getattr(self, hook).adding(method))
 
 	def _check_events(self, cap: Capability) -> None:
 		# A registered name is what handlers, observers, the run store and the viewer go by.
@@ -1837,135 +1841,6 @@ class Hooks:
 					f"('{type(cap).name}:{event.rpartition(':')[2]}')"
 				)
 		register_events(type(cap).name, type(cap).events)  # readers of stored events ask it
-
-	# Each hook's resolved list: the bound methods of the capabilities that override it, in the
-	# order they run (`after_tool`: the last capability's first; `before_tool`: those whose
-	# decisions the loop journals). Their answers are checked where they are read, so the
-	# lists are typed loosely; the dispatchers below are typed from the hooks' own signatures.
-	list_tools: _Resolved
-	memory_option: _Resolved
-	wrap_run: _Resolved
-	on_run_start: _Resolved
-	before_first_model: _Resolved
-	on_run_end: _Resolved
-	visible_tools: _Resolved
-	why_hidden: _Resolved
-	before_step: _Resolved
-	last_step: _Resolved
-	hand_down: _Resolved
-	nested_result_labels: _Resolved
-	nested_in_doubt: _Resolved
-	before_model: _Resolved
-	context_exceeded: _Resolved
-	wrap_model: _Resolved
-	send_model: _Resolved
-	fit_reply: _Resolved
-	before_tool: _Resolved
-	reserve_steps: _Resolved
-	describe_tools: _Resolved
-	replace_result: _Resolved
-	wrap_tool: _Resolved
-	after_tool: _Resolved
-	tool_done: _Resolved
-	new_run: _Resolved
-	first_memory: _Resolved
-	memory_updated: _Resolved
-	memory_written: _Resolved
-	before_finish: _Resolved
-	before_words: _Resolved
-	claim_resume: _Resolved
-	new_root_run: _Resolved
-	refresh_tools: _Resolved
-	keep_tools: _Resolved
-
-	def describe(self, agent: AgentInfo, tools: Sequence[ToolRecord]) -> None:
-		"""Tells each `Capability.describe_tools`, in order."""
-		_tell(self.describe_tools, agent, tools)
-
-	async def started(self, run: Run) -> Stop | None:
-		"""Asks each `Capability.on_run_start` in order; the first `Stop` ends the asking."""
-		return await _until_stop(self.on_run_start, "on_run_start", run)
-
-	async def stepping(self, run: Run) -> Stop | None:
-		"""Asks each `Capability.before_step` in order; the first `Stop` ends the asking."""
-		return await _until_stop(self.before_step, "before_step", run)
-
-	def last(self, run: Run) -> str | None:
-		"""The first `Capability.last_step` answer that is not None, or None."""
-		return _first(self.last_step, "last_step", _text, "the reason as text, or None", run)
-
-	def nested_policy(self, agent: Any) -> Literal["retry", "ask", "fail"] | None:
-		"""The first `Capability.nested_in_doubt` answer that is not None, or None.
-
-		Args:
-			agent: The agent whose run is nested in a durable call.
-		"""
-		return _first(
-			self.nested_in_doubt,
-			"nested_in_doubt",
-			_policy,
-			"'retry', 'ask', 'fail' or None",
-			agent,
-		)
-
-	def hidden(self, state: RunState, handle: str) -> str | None:
-		"""The first `Capability.why_hidden` answer that is not None, or None."""
-		return _first(
-			self.why_hidden, "why_hidden", _text, "the reason as text, or None", state, handle
-		)
-
-	def sender(self, run: Run) -> ModelSend | None:
-		"""The first `Capability.send_model` answer that is not None, or None."""
-		return _first(
-			self.send_model,
-			"send_model",
-			_sends,
-			"an async send(provider, request, model), or None",
-			run,
-		)
-
-	def fit(self, envelope: Envelope, dialect: SchemaDialect) -> FittedSchema | None:
-		"""The first `Capability.fit_reply` answer that is not None, or None.
-
-		Args:
-			envelope: The reply schema to fit.
-			dialect: The provider's structured-output dialect.
-		"""
-		return _first(
-			self.fit_reply, "fit_reply", _fits, "a FittedSchema, or None", envelope, dialect
-		)
-
-	async def before(self, run: Run) -> None:
-		"""Tells each `Capability.before_model`, in order."""
-		await _tell_async(self.before_model, run)
-
-	async def ended(self, run: Run, result: RunResult) -> None:
-		"""Tells each `Capability.on_run_end`, in order."""
-		await _tell_async(self.on_run_end, run, result)
-
-	def done(self, run: Run, call: CallTool, index: int, entry: Mapping[str, Any]) -> None:
-		"""Tells each `Capability.tool_done`, in order."""
-		_tell(self.tool_done, run, call, index, entry)
-
-	def made(self, agent: str, state: RunState) -> None:
-		"""Tells each `Capability.new_run`, in order."""
-		_tell(self.new_run, agent, state)
-
-	def memory_changed(self, run: Run, memory: str, data: str) -> None:
-		"""Tells each `Capability.memory_updated`, in order."""
-		_tell(self.memory_updated, run, memory, data)
-
-	async def memory_kept(self, run: Run, memory: str, index: int) -> None:
-		"""Tells each `Capability.memory_written`, in order."""
-		await _tell_async(self.memory_written, run, memory, index)
-
-	def rooted(self, agent: str, state: RunState) -> None:
-		"""Tells each `Capability.new_root_run`, in order."""
-		_tell(self.new_root_run, agent, state)
-
-	def keeping(self, binder: ToolBinder, state: RunState, new: bool) -> None:
-		"""Tells each `Capability.keep_tools`, in order."""
-		_tell(self.keep_tools, binder, state, new)
 
 	def __bool__(self) -> bool:
 		return bool(self.capabilities)
@@ -2001,8 +1876,7 @@ class Hooks:
 
 		A copy: the run updates its memory in place, never the capability's own mapping.
 		"""
-		how = "a mapping of memory texts by key, or None"
-		answer = _first(self.first_memory, "first_memory", _texts, how, agent, memory, state)
+		answer = self.first_memory.ask(agent, memory, state)
 		return None if answer is None else dict(answer)
 
 	def memory_of(self, state: RunState, memory: Any) -> Any:
@@ -2332,57 +2206,122 @@ async def _await(hook: Callable[..., Awaitable[_T]], *args: Any) -> _T:
 		raise _failed(hook, exc)  # noqa: B904  # it chains the cause
 
 
-def _tell(hooks: _Resolved, *args: Any) -> None:
-	"""Tell each hook of a resolved list, in order (answers unread); errors as `_ask` says."""
-	for method in hooks:
-		try:  # inline, not through `_ask`: a hot path (a tool call, a step)
-			method(*args)
-		except Exception as exc:
-			raise _failed(method, exc)  # noqa: B904  # it chains the cause
-
-
-async def _tell_async(hooks: _Resolved, *args: Any) -> None:
-	"""`_tell` for an async hook: each is awaited in turn."""
-	for method in hooks:
-		try:
-			await method(*args)
-		except Exception as exc:
-			raise _failed(method, exc)  # noqa: B904  # it chains the cause
-
-
-async def _until_stop(hooks: _Resolved, name: str, *args: Any) -> Stop | None:
-	"""Ask each hook (``name``) in order; the first `Stop` ends the asking.
-
-	Any other answer but None is refused (`_wrong`), and the `Stop` is checked (`_checked`).
-	"""
-	for method in hooks:
-		answer = await _await(method, *args)
-		if answer is not None:
-			if not isinstance(answer, Stop):
-				raise _wrong(method, answer, "Stop(reason) or None", name)
-			return _checked(method, answer)
-	return None
-
-
-def _first(
-	hooks: _Resolved, name: str, ok: Callable[[object], TypeGuard[_T]], expected: str, *args: Any
-) -> _T | None:
-	"""The first answer of the hooks (``name``) that is not None, or None.
+class _Listed(tuple[Callable[..., Any], ...]):
+	"""A hook's resolved list in `Hooks`: the bound methods of the capabilities that override it.
 
 	Args:
-		hooks: The resolved list.
-		name: The hook's name.
-		ok: Whether an answer is of the kind the hook's contract allows.
-		expected: That kind, for the error naming the fix (`_wrong`).
-		*args: What each hook is given.
+		hook: The hook's name (for the errors that name it).
+		methods: The methods, in the order they run.
 	"""
-	for method in hooks:
-		answer = _ask(method, *args)
-		if answer is not None:
-			if not ok(answer):
-				raise _wrong(method, answer, expected, name)
-			return answer
-	return None
+
+	hook: str
+
+	def __new__(cls, hook: str, methods: tuple[Callable[..., Any], ...] = ()) -> Self:
+		new = super().__new__(cls, methods)
+		new.hook = hook
+		return new
+
+	def adding(self, method: Callable[..., Any], *, first: bool = False) -> Self:
+		"""This list with ``method`` added after the others (``first``: before them)."""
+		return type(self)(self.hook, (method, *self) if first else (*self, method))
+
+
+class _Tell(_Listed, Generic[_P]):
+	"""A hook's list told in order (answers unread): ``tell`` takes what the hook takes.
+
+	These lists take positional arguments only, as the loop gives them: a ``**kwargs`` would cost
+	each call a dict. The signature mypy reads is the hook's own (`typing.ParamSpec`).
+	"""
+
+	if TYPE_CHECKING:
+
+		def tell(self, *args: _P.args, **kwargs: _P.kwargs) -> None: ...
+
+	else:
+
+		def tell(self, *args: Any) -> None:
+			for method in self:
+				try:  # inline, not through `_ask`: a hot path (a tool call, a step)
+					method(*args)
+				except Exception as exc:
+					raise _failed(method, exc)  # noqa: B904  # it chains the cause
+
+
+class _TellAsync(_Listed, Generic[_P]):
+	"""`_Tell` for an async hook: each is awaited in turn."""
+
+	if TYPE_CHECKING:
+
+		async def tell(self, *args: _P.args, **kwargs: _P.kwargs) -> None: ...
+
+	else:
+
+		async def tell(self, *args: Any) -> None:
+			for method in self:
+				try:
+					await method(*args)
+				except Exception as exc:
+					raise _failed(method, exc)  # noqa: B904  # it chains the cause
+
+
+class _UntilStop(_Listed, Generic[_P]):
+	"""A hook's list asked in order until one answers `Stop` (checked: `_checked`), or None.
+
+	Any other answer but None is refused (`_wrong`).
+	"""
+
+	if TYPE_CHECKING:
+
+		async def ask(self, *args: _P.args, **kwargs: _P.kwargs) -> Stop | None: ...
+
+	else:
+
+		async def ask(self, *args: Any) -> Stop | None:
+			for method in self:
+				answer = await _await(method, *args)
+				if answer is not None:
+					if not isinstance(answer, Stop):
+						raise _wrong(method, answer, "Stop(reason) or None", self.hook)
+					return _checked(method, answer)
+			return None
+
+
+class _First(_Listed, Generic[_P, _T]):
+	"""A hook's list whose first answer that is not None counts (checked: `_ANSWERS`), or None."""
+
+	if TYPE_CHECKING:
+
+		def ask(self, *args: _P.args, **kwargs: _P.kwargs) -> _T | None: ...
+
+	else:
+
+		def ask(self, *args: Any) -> Any:
+			for method in self:
+				answer = _ask(method, *args)
+				if answer is not None:
+					ok, expected = _ANSWERS[self.hook]
+					if not ok(answer):
+						raise _wrong(method, answer, expected, self.hook)
+					return answer
+			return None
+
+
+_RESOLVED = tuple(Hooks.__annotations__)
+"""The hooks `Hooks` resolves into a list each (its annotations, above)."""
+_OVERRIDABLE = tuple(dict.fromkeys((*_RESOLVED, *_BUILDS, "active_hooks")))
+"""What `_overridden` looks for in a capability class."""
+_ANSWERS: dict[str, tuple[Callable[[object], bool], str]] = {
+	"why_hidden": (_text, "the reason as text, or None"),
+	"last_step": (_text, "the reason as text, or None"),
+	"nested_in_doubt": (_policy, "'retry', 'ask', 'fail' or None"),
+	"send_model": (_sends, "an async send(provider, request, model), or None"),
+	"fit_reply": (_fits, "a FittedSchema, or None"),
+	"first_memory": (_texts, "a mapping of memory texts by key, or None"),
+}
+"""What each `_First` hook may answer (besides None), and the fix its error names."""
+_KINDS = {k.__name__: k for k in (_Listed, _Tell, _TellAsync, _UntilStop, _First)}
+_EMPTY = {h: _KINDS[Hooks.__annotations__[h].partition("[")[0]](h) for h in _RESOLVED}
+"""Each hook's list with no method, of the kind its annotation on `Hooks` declares."""
 
 
 class _Through:
@@ -2462,7 +2401,7 @@ async def _work(calling: CallingRun, work: ToolWork) -> dict[str, Any]:
 
 
 async def _tool_layer(
-	hooks: _Resolved,
+	hooks: _Listed,
 	at: int,
 	run: Run,
 	call: CallTool,
