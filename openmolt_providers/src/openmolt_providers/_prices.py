@@ -13,7 +13,9 @@ priced.
 A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro past 200k
 tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
 as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Audio in a
-prompt costs its own price where the model has one (Gemini Flash: `openmolt_providers._price_table.AUDIO`). Web searches and
+prompt costs its own price where the model has one (Gemini Flash, OpenAI's audio models:
+`openmolt_providers._price_table.AUDIO`, which takes the GPT-4o audio previews' from OpenAI's
+model pages, genai-prices having none). Web searches and
 batch discounts are not included, so the cost is an estimate. A Claude id as Amazon Bedrock writes it costs what genai-prices
 says for Bedrock; one its Bedrock entries miss costs the model's in-region price, or Anthropic's
 price with the 10% regional premium of Claude 4.5 and later (`REGIONAL_PREMIUM`). A model id is
