@@ -41,3 +41,53 @@ def test_a_chat_calls_audio_tokens_cost_the_audio_price() -> None:
 	}
 	found = usage(openai(), "gpt-audio", raw)
 	assert found.cost_usd == pytest.approx((100 * 2.5 + 900 * 32.0 + 100 * 10.0) / 1e6)
+
+
+@pytest.mark.parametrize(
+	("model", "text", "audio"),
+	[
+		("gpt-4o-audio-preview", 2.5, 40.0),
+		("gpt-4o-audio-preview-2025-06-03", 2.5, 40.0),
+		("gpt-4o-mini-audio-preview", 0.15, 10.0),
+		("gpt-4o-mini-audio-preview-2024-12-17", 0.15, 10.0),
+	],
+)
+def test_the_audio_preview_models_audio_costs_openais_audio_price(model, text, audio) -> None:
+	"""genai-prices gives the GPT-4o audio previews no audio input price, so their audio was
+	priced as text (2.50 a million where OpenAI's model page says 40): a sixteenth of the bill,
+	and a budget's estimate of a prompt holding audio let a run past its cap. The price table's
+	supplement (tests/providers/update_prices.py, `AUDIO_SUPPLEMENT`) holds the model page's."""
+	assert openai().audio_price(model) == audio
+	raw = {
+		"prompt_tokens": 1_000,
+		"completion_tokens": 100,
+		"prompt_tokens_details": {"audio_tokens": 900, "cached_tokens": 0},
+	}
+	found = usage(openai(), model, raw)
+	out = openai().price(model)
+	assert out is not None
+	assert found.cost_usd == pytest.approx((100 * text + 900 * audio + 100 * out[2]) / 1e6)
+
+
+def _update_prices():
+	import importlib.util
+	from pathlib import Path
+
+	path = Path(__file__).with_name("update_prices.py")
+	spec = importlib.util.spec_from_file_location("update_prices", path)
+	assert spec is not None and spec.loader is not None
+	module = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(module)
+	return module
+
+
+def test_the_supplement_holds_only_what_genai_prices_lacks() -> None:
+	"""Once genai-prices prices a supplemented model's audio, it is the source: the supplement's
+	entry is stale and must go (the table takes genai-prices' price either way)."""
+	module = _update_prices()
+	assert module.AUDIO_SUPPLEMENT["openai"]
+	theirs = module.audio(with_supplement=False)
+	for provider, models in module.AUDIO_SUPPLEMENT.items():
+		for model in models:
+			assert model in module.table()[provider], f"{model}: genai-prices has no such model"
+			assert model not in theirs.get(provider, {}), f"{model}: genai-prices prices it now"

@@ -9,6 +9,7 @@ endpoint 10% more than Anthropic's API for the Claude 4.5 models and later, ``gl
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -125,7 +126,6 @@ def test_a_bedrock_claude_id_has_claudes_context_window(model) -> None:
 @pytest.mark.parametrize(
 	("model", "named"),
 	[
-		("us.anthropic.claude-sonnet-4-5-v1:0", "claude-sonnet-4-5"),
 		("anthropic.claude-3-7-sonnet-latest-v1:0", "claude-3-7-sonnet-latest"),
 		("global.anthropic.claude-opus-4-1", "claude-opus-4-1"),
 	],
@@ -138,3 +138,86 @@ def test_a_bedrock_id_genai_prices_misses_is_priced_as_the_model_it_names(model,
 
 def test_an_unknown_claude_on_bedrock_has_no_price() -> None:
 	assert price_for("anthropic", "us.anthropic.claude-nonesuch-9-v1:0") is None
+
+
+def _version(claude: str) -> tuple[int, int] | None:
+	"""A Claude id's (major, minor) version (``claude-opus-4-5``: (4, 5)), or None."""
+	found = re.match(r"claude-(?:[a-z]+-)?(\d+)(?:-(\d{1,2}))?(?=-|$)", claude)
+	return (int(found.group(1)), int(found.group(2) or 0)) if found else None
+
+
+REGIONAL = [
+	(model, price, named)
+	for rule, price, model in MATCH["anthropic"]
+	if model.startswith("regional.anthropic.claude-")
+	for named in [model.removeprefix("regional.anthropic.").split("-v1")[0]]
+	if (_version(named) or (0, 0)) >= (4, 5)
+]
+"""genai-prices' regional Bedrock entries of Claude 4.5 and later: (its id, its price, the
+Claude model it names)."""
+
+
+def test_genai_prices_regional_premium_is_a_tenth() -> None:
+	"""Each regional Claude >= 4.5 entry costs 10% more than Anthropic's API, every field: the
+	premium `openmolt_providers._prices.REGIONAL_PREMIUM` applies where genai-prices has none."""
+	from openmolt_providers._prices import REGIONAL_PREMIUM
+
+	assert len(REGIONAL) > 5
+	for model, price, named in REGIONAL:
+		anthropic = price_for("anthropic", named)
+		assert anthropic is not None, named
+		scaled = tuple(None if p is None else p * REGIONAL_PREMIUM for p in anthropic)
+		assert price == pytest.approx(scaled), model
+
+
+@pytest.mark.parametrize(
+	("model", "named"),
+	[
+		# Profiles genai-prices' Bedrock entries leave out (Opus 4.8: no apac., no in.; Sonnet 4.5:
+		# no in.), and an id they miss (no date) at a regional profile or the in-region endpoint.
+		("apac.anthropic.claude-opus-4-8-v1:0", "claude-opus-4-8"),
+		("in.anthropic.claude-opus-4-8-v1:0", "claude-opus-4-8"),
+		("in.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5-20250929"),
+		("us.anthropic.claude-sonnet-4-5-v1:0", "claude-sonnet-4-5"),
+		("anthropic.claude-sonnet-4-5-v1:0", "claude-sonnet-4-5"),
+		("in.anthropic.claude-haiku-5-5-v1:0", "claude-haiku-5-5"),
+	],
+)
+def test_a_regional_claude_id_genai_prices_misses_pays_the_regional_premium(model, named) -> None:
+	"""A regional Claude >= 4.5 id genai-prices lacks was priced at Anthropic's API, 10% below
+	what its regional neighbours cost: now at their premium, in the budget and the call's cost."""
+	anthropic = price_for("anthropic", named)
+	regional = price_for("anthropic", model)
+	assert anthropic is not None and regional is not None
+	assert regional == pytest.approx(tuple(None if p is None else p * 1.1 for p in anthropic))
+	spent = cost("anthropic", model, input_tokens=10_000, output_tokens=1_000)
+	assert spent == pytest.approx((10_000 * anthropic[0] + 1_000 * anthropic[2]) * 1.1 / 1e6)
+
+
+@pytest.mark.parametrize(
+	("model", "named"),
+	[
+		("global.anthropic.claude-opus-4-9-v1:0", "claude-opus-4-9"),
+		("global.anthropic.claude-sonnet-4-5-v1:0", "claude-sonnet-4-5"),
+		("in.anthropic.claude-opus-4-1-v1:0", "claude-opus-4-1"),
+		("us.anthropic.claude-3-7-sonnet-latest-v1:0", "claude-3-7-sonnet-latest"),
+	],
+)
+def test_a_global_or_older_claude_id_genai_prices_misses_pays_anthropics_price(
+	model, named
+) -> None:
+	"""``global.`` and Claude before 4.5 cost on Bedrock what they cost at Anthropic."""
+	assert price_for("anthropic", model) == price_for("anthropic", named)
+
+
+def test_past_the_long_context_tier_the_premium_holds() -> None:
+	"""A regional id priced from Anthropic's Sonnet 4.5 pays the premium on its long-context tier
+	too (not Anthropic's own tier price)."""
+	tier = price_for("anthropic", "claude-sonnet-4-5", 300_000)
+	regional = price_for("anthropic", "us.anthropic.claude-sonnet-4-5-v1:0", 300_000)
+	assert (
+		tier is not None
+		and regional is not None
+		and tier != price_for("anthropic", "claude-sonnet-4-5")
+	)
+	assert regional == pytest.approx(tuple(None if p is None else p * 1.1 for p in tier))

@@ -195,11 +195,30 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 	return out
 
 
-def audio(now: datetime | None = None) -> dict[str, dict[str, tuple[float, float]]]:
+AUDIO_SUPPLEMENT: dict[str, dict[str, tuple[float, float]]] = {
+	"openai": {
+		# https://developers.openai.com/api/docs/models/gpt-4o-audio-preview: audio tokens, input
+		# $40 per 1M (text $2.50); no cached audio price, so the same.
+		"gpt-4o-audio-preview": (40.0, 40.0),
+		# https://developers.openai.com/api/docs/models/gpt-4o-mini-audio-preview: audio tokens,
+		# input $10 per 1M (text $0.15).
+		"gpt-4o-mini-audio-preview": (10.0, 10.0),
+	},
+}
+"""Audio input prices genai-prices lacks, from the vendor's own model page (named beside each):
+without them the audio of these Chat audio models was priced as text, 16 to 66 times too low.
+Only a gap is filled (genai-prices' own price wins), and a test fails once genai-prices prices
+one of them, so the entry goes (tests/providers/test_openai_audio_price.py)."""
+
+
+def audio(
+	now: datetime | None = None, *, with_supplement: bool = True
+) -> dict[str, dict[str, tuple[float, float]]]:
 	"""Each provider's priced models (by genai-prices id) whose audio input has its own price:
 	(input audio, cached input audio) per million tokens (Gemini Flash: ``input_audio_mtok``,
 	``cache_audio_read_mtok``). The media models (`media`) too: OpenAI's Chat audio models
-	(``gpt-audio``) converse with an agent, their audio 13 times the price of text."""
+	(``gpt-audio``) converse with an agent, their audio 13 times the price of text. With
+	``with_supplement``, `AUDIO_SUPPLEMENT` fills the models genai-prices gives none."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
@@ -215,6 +234,9 @@ def audio(now: datetime | None = None) -> dict[str, dict[str, tuple[float, float
 				continue
 			cached = _base(getattr(price, "cache_audio_read_mtok", None))
 			found[model.id] = (heard, heard if cached is None else cached)
+	for provider, models in AUDIO_SUPPLEMENT.items() if with_supplement else ():
+		for model, prices in models.items():
+			out.setdefault(provider, {}).setdefault(model, prices)
 	return {provider: dict(sorted(models.items())) for provider, models in out.items()}
 
 
@@ -242,7 +264,8 @@ def render(
 		f"Generated from genai-prices {version('genai-prices')} by tests/providers/update_prices.py",
 		"(``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base",
 		"tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or",
-		"draw; `AUDIO` the prices of audio input where they differ from text.",
+		"draw; `AUDIO` the prices of audio input where they differ from text (with the few the",
+		"script's `AUDIO_SUPPLEMENT` takes from the vendor's model page where genai-prices has none).",
 		'"""',
 		"",
 		"from __future__ import annotations",

@@ -3,7 +3,8 @@
 Generated from genai-prices 0.2.3 by tests/providers/update_prices.py
 (``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base
 tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or
-draw; `AUDIO` the prices of audio input where they differ from text.
+draw; `AUDIO` the prices of audio input where they differ from text (with the few the
+script's `AUDIO_SUPPLEMENT` takes from the vendor's model page where genai-prices has none).
 """
 
 from __future__ import annotations
@@ -2136,6 +2137,8 @@ AUDIO: dict[str, dict[str, tuple[float, float]]] = {
 		"gemini-live-2.5-flash": (3.0, 3.0),
 	},
 	"openai": {
+		"gpt-4o-audio-preview": (40.0, 40.0),
+		"gpt-4o-mini-audio-preview": (10.0, 10.0),
 		"gpt-4o-mini-realtime-preview": (10.0, 0.3),
 		"gpt-4o-mini-transcribe": (3.0, 3.0),
 		"gpt-4o-realtime-preview": (40.0, 2.5),

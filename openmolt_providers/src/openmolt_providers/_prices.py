@@ -13,9 +13,13 @@ priced.
 A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro past 200k
 tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
 as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Audio in a
-prompt costs its own price where the model has one (Gemini Flash: `openmolt_providers._price_table.AUDIO`). Web searches and
-batch discounts are not included, so the cost is an estimate. A model id is looked up as
-it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix
+prompt costs its own price where the model has one (Gemini Flash, OpenAI's audio models:
+`openmolt_providers._price_table.AUDIO`, which takes the GPT-4o audio previews' from OpenAI's
+model pages, genai-prices having none). Web searches and
+batch discounts are not included, so the cost is an estimate. A Claude id as Amazon Bedrock writes it costs what genai-prices
+says for Bedrock; one its Bedrock entries miss costs the model's in-region price, or Anthropic's
+price with the 10% regional premium of Claude 4.5 and later (`REGIONAL_PREMIUM`). A model id is
+looked up as it is, without a ``provider/`` or ``models/`` prefix, and without a date or ``-latest`` suffix
 (unless genai-prices names the id itself: ``gemini-pro-latest`` is Gemini 3.1 Pro, not the
 ``gemini-pro`` of 2023); then by genai-prices' own match rules
 (`openmolt_providers._price_table.MATCH`), so a fine-tune (``ft:gpt-4o-mini-2024-07-18:org::id``),
@@ -33,7 +37,16 @@ from typing import Any
 
 from openmolt_providers._price_table import AUDIO, MATCH, PRICES, TIERS
 
-__all__ = ["HOUR_WRITE", "PRICES", "Price", "audio_price_for", "cost", "price_for", "priced_as"]
+__all__ = [
+	"HOUR_WRITE",
+	"PRICES",
+	"REGIONAL_PREMIUM",
+	"Price",
+	"audio_price_for",
+	"cost",
+	"price_for",
+	"priced_as",
+]
 
 Price = tuple[float, float, float, float | None]
 """(input, cached input read, output, cache write) in USD per million tokens."""
@@ -41,6 +54,9 @@ Price = tuple[float, float, float, float | None]
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 _ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0"}
 _cache: dict[tuple[str, str], tuple[str, Price] | None] = {}
+_premium: dict[tuple[str, str], float] = {}
+"""The factor a model id's price is scaled by, where not 1: a regional Bedrock Claude id priced
+from Anthropic's API (`REGIONAL_PREMIUM`)."""
 
 
 def price_for(provider: str, model: str, prompt_tokens: int = 0) -> Price | None:
@@ -53,7 +69,7 @@ def price_for(provider: str, model: str, prompt_tokens: int = 0) -> Price | None
 			(`TIERS`); 0, the base tier's.
 	"""
 	found = _found(provider, model)
-	return _tier(provider, *found, prompt_tokens) if found is not None else None
+	return _scaled(provider, model, _tier(provider, *found, prompt_tokens)) if found else None
 
 
 def priced_as(provider: str, model: str) -> str | None:
@@ -76,7 +92,7 @@ def audio_price_for(provider: str, model: str) -> float | None:
 	"""
 	found = _found(provider, model)
 	heard = AUDIO.get(provider, {}).get(found[0]) if found is not None else None
-	return heard[0] if heard is not None else None
+	return heard[0] * _premium.get((provider, model), 1.0) if heard is not None else None
 
 
 def _found(provider: str, model: str) -> tuple[str, Price] | None:
@@ -97,15 +113,65 @@ def _found(provider: str, model: str) -> tuple[str, Price] | None:
 			_cache[key] = named
 		else:
 			_cache[key] = (known, table[known]) if known else _matched(provider, name)
-		if _cache[key] is None and (claude := _BEDROCK.match(name)) is not None:
-			# A Bedrock id genai-prices' Bedrock entries miss: the model it names, at its price.
-			_cache[key] = _found(provider, claude.group(1))
+		if _cache[key] is None and (bedrock := _BEDROCK.match(name)) is not None:
+			_cache[key] = _bedrock(provider, key, name, *bedrock.groups())
 	return _cache[key]
 
 
-_BEDROCK = re.compile(r"^(?:[a-z-]+\.)?anthropic\.(claude.*?)(?:-v\d+(?::\d+)?)?$")
+def _bedrock(
+	provider: str, key: tuple[str, str], name: str, profile: str | None, claude: str
+) -> tuple[str, Price] | None:
+	"""The price of a Bedrock Claude id genai-prices' Bedrock entries miss.
+
+	A regional profile they leave out (``apac.`` for Opus 4.8) is priced as the model's in-region
+	id (``anthropic.claude-opus-4-8``), which genai-prices prices at the regional price; failing
+	that, the model it names at Anthropic's price, `REGIONAL_PREMIUM` times it at a regional
+	endpoint (a profile other than ``global.``, or none) for Claude 4.5 and later.
+	"""
+	if profile not in (None, "global"):
+		bare = name.split(".", 1)[1]
+		found = _found(provider, bare)
+		if (provider, bare) in _premium:
+			_premium[key] = _premium[(provider, bare)]
+		return found
+	found = _found(provider, claude)
+	if found is not None and profile is None and _version(claude) >= REGIONAL_SINCE:
+		_premium[key] = REGIONAL_PREMIUM
+	return found
+
+
+_BEDROCK = re.compile(r"^(?:([a-z-]+)\.)?anthropic\.(claude.*?)(?:-v\d+(?::\d+)?)?$")
 """A Claude id as Amazon Bedrock writes it: its cross-region profile, ``anthropic.``, the model,
 and the endpoint's version (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``)."""
+
+REGIONAL_PREMIUM = 1.1
+"""What a regional Bedrock endpoint costs in Anthropic's prices, for Claude 4.5 and later
+(`REGIONAL_SINCE`): every regional entry of genai-prices' ``aws`` provider is 10% dearer than
+Anthropic's API (tests/providers/test_prices_bedrock.py holds each to it), ``global.`` the same.
+Applied to a regional id those entries miss, so it costs what its neighbours do."""
+
+REGIONAL_SINCE = (4, 5)
+"""The first Claude version whose regional Bedrock endpoints cost `REGIONAL_PREMIUM`."""
+
+_VERSION = re.compile(r"^claude-(?:[a-z]+-)?(\d+)(?:-(\d{1,2}))?(?=-|$)")
+
+
+def _version(claude: str) -> tuple[int, int]:
+	"""A Claude id's (major, minor) version, (0, 0) when it names none (``claude-v1``).
+
+	``claude-opus-4-5`` is (4, 5), ``claude-3-7-sonnet`` (3, 7), ``claude-opus-4-20250514`` (4, 0).
+	"""
+	found = _VERSION.match(claude)
+	return (int(found.group(1)), int(found.group(2) or 0)) if found else (0, 0)
+
+
+def _scaled(provider: str, model: str, price: Price) -> Price:
+	"""A price scaled by the model id's premium (`_premium`), if any."""
+	factor = _premium.get((provider, model), 1.0)
+	if factor == 1.0:
+		return price
+	inp, cached, out, write = price
+	return (inp * factor, cached * factor, out * factor, None if write is None else write * factor)
 
 
 def _matched(provider: str, name: str, *, exact: bool = False) -> tuple[str, Price] | None:
@@ -211,10 +277,12 @@ def cost(
 	found = _found(provider, model)
 	if found is None:
 		return None
-	inp, cached, out, write = _tier(provider, *found, input_tokens)
+	inp, cached, out, write = _scaled(provider, model, _tier(provider, *found, input_tokens))
 	fresh = max(input_tokens - cached_tokens - cache_write_tokens, 0)
 	hour = min(max(hour_writes, 0), cache_write_tokens)
-	heard, heard_cached = AUDIO.get(provider, {}).get(found[0], (inp, cached))
+	factor = _premium.get((provider, model), 1.0)
+	audio = AUDIO.get(provider, {}).get(found[0])
+	heard, heard_cached = (inp, cached) if audio is None else (audio[0] * factor, audio[1] * factor)
 	cached_audio = min(max(cached_audio_tokens, 0), cached_tokens)
 	fresh_audio = min(max(audio_tokens - cached_audio, 0), fresh)
 	total = (

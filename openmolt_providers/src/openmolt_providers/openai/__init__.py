@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from openmolt_core import hookimpl
 from openmolt_core.errors import ProviderError
@@ -50,6 +51,25 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 log = logging.getLogger("openmolt")
 
 _NO_ENDPOINT = frozenset({404, 405, 501})
+
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
+"""The hosts of an Azure OpenAI resource: ``{resource}.openai.azure.com`` and, for a newer
+resource, ``{resource}.cognitiveservices.azure.com`` (Azure OpenAI's REST reference)."""
+
+
+def _azure_openai(base_url: str) -> bool:
+	"""Whether a base URL is an Azure OpenAI resource's OpenAI API.
+
+	Its path is ``/openai/v1`` or ``/openai/deployments/{id}``: another model an Azure host serves
+	(Azure AI Foundry's ``/models``) keeps its own limits.
+
+	Args:
+		base_url: The provider's base URL.
+	"""
+	url = urlsplit(base_url)
+	host = (url.hostname or "").lower()
+	path = url.path.lower()
+	return host.endswith(_AZURE_HOSTS) and (path == "/openai" or path.startswith("/openai/"))
 
 
 class OpenAIProvider(HTTPProvider):
@@ -104,6 +124,9 @@ class OpenAIProvider(HTTPProvider):
 		# Only a server other than OpenAI's, with no api_mode chosen, may turn out to lack the
 		# Responses API.
 		self.may_fall_back = options.api_mode is None and not self.official
+		self.azure = _azure_openai(self.base_url)
+		"""Whether the server is Azure OpenAI's (`_azure_openai`): it keeps OpenAI's request limits
+		(the stop sequences') but none of the fields only api.openai.com knows."""
 		self._urls = {
 			"responses": self.base_url + "/responses",
 			"chat": self.base_url + "/chat/completions",

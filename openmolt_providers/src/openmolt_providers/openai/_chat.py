@@ -124,7 +124,9 @@ def response_format(provider: OpenAIProvider, request: ModelRequest) -> dict[str
 
 STOP_LIMIT = 4
 """The most stop sequences Chat Completions takes ("Up to 4 sequences", the openai SDK's
-``stop``): more is a 400 at api.openai.com; another server decides for itself."""
+``stop``; Azure OpenAI's REST reference says "up to four sequences" too; the version targeted is
+its GA inference api-version 2024-10-21): more is a 400 at api.openai.com and at Azure OpenAI
+(`OpenAIProvider.azure`); another server decides for itself."""
 
 
 def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
@@ -157,7 +159,7 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
-			if provider.official and len(config.stop) > STOP_LIMIT:
+			if (provider.official or provider.azure) and len(config.stop) > STOP_LIMIT:
 				body["stop"] = body["stop"][:STOP_LIMIT]
 				provider.warn(
 					model, "stop", f"takes {STOP_LIMIT} stop sequences at most; the first sent"
