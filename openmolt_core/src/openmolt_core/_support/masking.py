@@ -121,12 +121,16 @@ def _lower_hex(text: str) -> str:
 
 
 def _b64_cores(data: bytes) -> set[str]:
-	"""The base64 text the secret's bytes always produce, at each of the 3 byte alignments.
+	r"""The base64 text the secret's bytes always produce, at each of the 3 byte alignments.
 
 	A secret inside a longer value (``user:secret`` for HTTP Basic) is encoded from an offset of
 	0, 1 or 2 bytes modulo 3; the characters fully made of the secret's bits are the same
-	whatever surrounds it, so masking them hides the secret (a character or two of its edges,
-	shared with its neighbours, remain).
+	whatever surrounds it, so masking them hides the secret. A secret that ends the value (HTTP
+	Basic's ``user:secret``) ends in a character holding its last bits and the padding
+	(``…Q==``): that longer spelling (also URL-safe, percent-encoded, ``/`` as ``\/``) is
+	masked whole, so no character of the secret's end is left. The character before the core,
+	shared with what precedes the secret, is not (a spelling of it would match a neighbour by
+	chance, as would the last character without its padding).
 	"""
 	out: set[str] = set()
 	for offset in range(3):
@@ -134,9 +138,14 @@ def _b64_cores(data: bytes) -> set[str]:
 		start = -(-8 * offset // 6)  # ceil: the first character made of the secret's bits only
 		end = 8 * (offset + len(data)) // 6
 		core = encoded[start:end]
-		if len(core) >= MIN_ENCODED:  # a 6-byte secret's core is 7 characters at offsets 1 and 2
-			out.add(core)
-			out.add(core.replace("+", "-").replace("/", "_"))
+		if len(core) < MIN_ENCODED:  # a 6-byte secret's core is 7 characters at offsets 1 and 2
+			continue
+		out.update((core, core.replace("+", "-").replace("/", "_")))
+		last = encoded[start:]  # the secret last: its last bits' character, and the padding
+		if last != core:  # padded only: unpadded, the character may be a neighbour's by chance
+			for form in (last, last.replace("+", "-").replace("/", "_")):
+				quoted = quote(form, safe="")  # ``%3D``: the value in a query or a form
+				out.update((form, quoted, _lower_hex(quoted), form.replace("/", "\\/")))
 	return out
 
 
