@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from openmolt_core._support.masking import mask_url_logins
 from openmolt_core._support.words import money, quantity
 from openmolt_core.observe import ObservedRun, RunObserver, RunOutcome
 
@@ -56,5 +57,5 @@ class RunLines(RunObserver):
 		if cost is not None:
 			parts.append(cost)
 		if outcome.error and outcome.status not in ("success", "failure"):
-			parts.append(run.redact(outcome.error)[:200])
+			parts.append(mask_url_logins(run.redact(outcome.error))[:200])  # masked, then cut
 		self.line(f"run {run.run_id} of {run.agent_name}: {' · '.join(parts)}")

@@ -281,7 +281,10 @@ async def serve(
 		om.observers.append(RunLines(_line))
 
 	def ended(event: Any) -> None:
-		sys.stdout.write(json.dumps(to_json(event.record.to_dict()), default=str) + "\n")
+		from openmolt_core._support.masking import mask_url_logins_deep
+
+		shown = mask_url_logins_deep(to_json(event.record.to_dict()))  # as a served answer
+		sys.stdout.write(json.dumps(shown, default=str) + "\n")
 		sys.stdout.flush()
 
 	scheduled = 0

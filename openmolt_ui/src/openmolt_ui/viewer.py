@@ -862,7 +862,8 @@ def _authorizations(row: dict[str, Any], pending: dict[str, Any]) -> list[dict[s
 def described(event: dict[str, Any]) -> dict[str, Any]:
 	"""An event as the page reads it: with what its name stands for and who emits it, if known.
 
-	Its data is cut past 64 levels (`openmolt_core._support.jsonsafe.shallow`): masking and
+	A URL's login in its data is masked as in the run's output (`mask_url_logins_deep`). Its
+	data is cut past 64 levels (`openmolt_core._support.jsonsafe.shallow`): masking and
 	encoding it recurse once per level, and one event nested deeper (a capability's own fields)
 	must not make its whole run fail to load.
 
@@ -874,8 +875,11 @@ def described(event: dict[str, Any]) -> dict[str, Any]:
 		event: The event (``name``, ``data``...).
 	"""
 	from openmolt_core._support.jsonsafe import shallow
+	from openmolt_core._support.masking import mask_url_logins_deep
 
-	event = {**event, "data": shallow(event.get("data"))}  # masked and encoded as it is served
+	# Masked and encoded as it is served; a URL's login as in the run's output (a reply, a
+	# tool's result show what the output shows).
+	event = {**event, "data": mask_url_logins_deep(shallow(event.get("data")))}
 	info = describe_event(event["name"])
 	return event if info is None else {**event, "about": {"what": info.about, "by": info.by}}
 
@@ -895,7 +899,7 @@ def _zero(**key: str) -> dict[str, Any]:
 def _shown(row: dict[str, Any]) -> dict[str, Any]:
 	"""A run's row as the list and the run page read it: with what it waits for, if parked.
 
-	Its output is the run's deliverable shown to a person: a URL's login masked, its links kept
+	Its output and its error are shown to a person: a URL's login masked, its links kept
 	(`openmolt_core._support.masking.mask_url_logins_deep`; a run stored before that rule too).
 	"""
 	from openmolt_core._support.jsonsafe import shallow
@@ -903,8 +907,9 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
 
 	caller = caller_of(str(row["run_id"]), row.get("trigger"))
 	out = {**shallow(row), "waiting_for": waiting_for(row), "caller": caller}
-	if out.get("output") is not None:
-		out["output"] = mask_url_logins_deep(out["output"])
+	for key in ("output", "error"):
+		if out.get(key) is not None:
+			out[key] = mask_url_logins_deep(out[key])
 	return out
 
 

@@ -5,8 +5,9 @@ of a query, a path and a URL, upper- and lower-case hex), base64 (standard and U
 without padding, and inside a longer base64 text such as HTTP Basic's ``user:secret``), base32
 (upper or lower case, with or without padding: the secret whole, as TOTP and case-insensitive
 transports write it), JSON-escaped and ``repr``-escaped (also as UTF-8 bytes, as an HTTP trace shows a header), and as
-hex in either case (`spellings`). A percent-encoded run the fixed spellings miss (another
-encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
+hex in either case (`spellings`); a secret of 8 characters or more holding a digit or a symbol
+(or of 16 letters) in any case too (`_recased`: a server that echoes a token upper-cased). A
+percent-encoded run the fixed spellings miss (another encoder's safe set; a URL inside a URL's query, encoded twice) is decoded and masked whole when
 it holds a secret (`mask`), and so is a run of ``\u``/``\x`` escapes another encoder wrote
 (every character escaped, upper-case hex, a byte string). Hex in mixed case, UTF-16 text (a
 NUL beside each character, raw or escaped), HTML character references and base64 wrapped in
@@ -121,12 +122,16 @@ def _lower_hex(text: str) -> str:
 
 
 def _b64_cores(data: bytes) -> set[str]:
-	"""The base64 text the secret's bytes always produce, at each of the 3 byte alignments.
+	r"""The base64 text the secret's bytes always produce, at each of the 3 byte alignments.
 
 	A secret inside a longer value (``user:secret`` for HTTP Basic) is encoded from an offset of
 	0, 1 or 2 bytes modulo 3; the characters fully made of the secret's bits are the same
-	whatever surrounds it, so masking them hides the secret (a character or two of its edges,
-	shared with its neighbours, remain).
+	whatever surrounds it, so masking them hides the secret. A secret that ends the value (HTTP
+	Basic's ``user:secret``) ends in a character holding its last bits and the padding
+	(``…Q==``): that longer spelling (also URL-safe, percent-encoded, ``/`` as ``\/``) is
+	masked whole, so no character of the secret's end is left. The character before the core,
+	shared with what precedes the secret, is not (a spelling of it would match a neighbour by
+	chance, as would the last character without its padding).
 	"""
 	out: set[str] = set()
 	for offset in range(3):
@@ -134,9 +139,14 @@ def _b64_cores(data: bytes) -> set[str]:
 		start = -(-8 * offset // 6)  # ceil: the first character made of the secret's bits only
 		end = 8 * (offset + len(data)) // 6
 		core = encoded[start:end]
-		if len(core) >= MIN_ENCODED:  # a 6-byte secret's core is 7 characters at offsets 1 and 2
-			out.add(core)
-			out.add(core.replace("+", "-").replace("/", "_"))
+		if len(core) < MIN_ENCODED:  # a 6-byte secret's core is 7 characters at offsets 1 and 2
+			continue
+		out.update((core, core.replace("+", "-").replace("/", "_")))
+		last = encoded[start:]  # the secret last: its last bits' character, and the padding
+		if last != core:  # padded only: unpadded, the character may be a neighbour's by chance
+			for form in (last, last.replace("+", "-").replace("/", "_")):
+				quoted = quote(form, safe="")  # ``%3D``: the value in a query or a form
+				out.update((form, quoted, _lower_hex(quoted), form.replace("/", "\\/")))
 	return out
 
 
@@ -524,13 +534,16 @@ def _masked_elided(text: str, secrets: frozenset[str]) -> str:
 def _masked_other_spellings(text: str, secrets: frozenset[str]) -> str:
 	"""The spellings that cost a search only when a cheap check says they may be there.
 
-	Hex in mixed case, UTF-16 text (LE or BE: a NUL beside every ASCII character, raw or
+	The secret re-cased (`_recased`), hex in mixed case, UTF-16 text (LE or BE: a NUL beside every ASCII character, raw or
 	escaped), HTML character references (``&#115;k-...``, ``&#x73;``) and base64 wrapped in
 	lines (a MIME body at 76 characters, PEM at 64).
 	"""
 	# A character first, then the longer marks (a search for a short one reads the whole text).
 	if "\u2026" in text or ("." in text and "..." in text) or ("\\" in text and "\\u2026" in text):
 		text = _masked_elided(text, secrets)
+	recased = _recased(secrets)[0]
+	if recased is not None and recased.search(text):  # one read, whatever the secrets
+		text = recased.sub(MASK, text)
 	wide, hexes = _wide_and_hex(secrets)
 	# A hex dump in any case, mixed too; the text is lower-cased only when the digits of a hex
 	# spelling (the same in every case) are in it, and those are looked for when their first
@@ -582,6 +595,42 @@ def _hex_of(secret: str) -> set[str]:
 		if len(value) >= MIN_ENCODED
 		for case in (str.lower, str.upper)
 	}
+
+
+_MIN_RECASED = 8
+"""The shortest secret (with a digit or a symbol) masked in any case (`_recased`)."""
+_CASELESS = LazyPattern(r"[\W\d_]")
+"""A character no case change alters: a digit, a symbol, an underscore."""
+
+
+@lru_cache(maxsize=256)
+def _recased(secrets: frozenset[str]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+	"""The pattern that masks these secrets in any case (a token echoed upper-cased), and them.
+
+	A token's case is part of it, yet a program may re-case what it quotes (an error upper-
+	cased, a hex key in capitals, a header lower-cased). Matched in any case: a secret of
+	`_MIN_RECASED` characters or more holding a digit or a symbol (a character with no case),
+	or one of `_MIN_KEY_LINE` or more of letters only. A shorter one of letters only may be a
+	word (``password``, ``changeme``): re-cased, it would mask the word in prose, so it is
+	masked as written only. One pattern for all: a text is read once, whatever their number.
+	"""
+	chosen = {
+		value
+		for value in (secret.strip() for secret in secrets)
+		if len(value) >= _MIN_KEY_LINE or (len(value) >= _MIN_RECASED and _CASELESS().search(value))
+	}
+	if not chosen:
+		return None, ()
+	values = tuple(sorted(chosen, key=len, reverse=True))
+	return re.compile("|".join(map(re.escape, values)), re.IGNORECASE), values
+
+
+@lru_cache(maxsize=64)
+def _recased_prefixes(secrets: frozenset[str]) -> tuple[frozenset[str], int]:
+	"""The lower-cased proper prefixes of the secrets `_recased` masks in any case, the longest."""
+	values = _recased(_by_length(secrets)[0])[1]
+	prefixes = frozenset(v.lower()[:i] for v in values for i in range(1, len(v)))
+	return prefixes, max(map(len, prefixes), default=0)
 
 
 @lru_cache(maxsize=256)
@@ -1349,7 +1398,12 @@ def held_back(text: str, secrets: frozenset[str]) -> int:
 			digits += 1
 		for k in range(digits, found, -1):
 			if text[-k:].lower() in hexes:
-				return k
+				found = k
+				break
+	recased, longest_recased = _recased_prefixes(secrets)  # the secret in any case
+	for k in range(min(longest_recased, len(text)), found, -1):
+		if text[-k:].lower() in recased:
+			return k
 	return found
 
 
@@ -1425,7 +1479,7 @@ def _uncrossed(text: str, cut: int, secrets: frozenset[str]) -> int:
 	every, hexes, alphabet = _every_spelling(secrets)
 	if not (0 < cut < len(text) and text[cut - 1] in alphabet and text[cut] in alphabet):
 		return cut  # a spelling across the cut would hold the characters on both sides of it
-	folded = text.translate(_HEX_LOWER) if hexes else text
+	folded = text.translate(_ASCII_LOWER) if hexes else text
 	moved = True
 	while moved and cut:
 		moved = False
@@ -1436,7 +1490,7 @@ def _uncrossed(text: str, cut: int, secrets: frozenset[str]) -> int:
 	return cut
 
 
-_HEX_LOWER = str.maketrans("ABCDEF", "abcdef")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 @lru_cache(maxsize=64)
@@ -1445,8 +1499,8 @@ def _every_spelling(
 ) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
 	"""The spellings a held-back tail must not split, and the characters they are made of.
 
-	The fixed ones, UTF-16 text and a short secret as is; the hex ones in lower case (they are
-	found in any case).
+	The fixed ones, UTF-16 text and a short secret as is; the hex ones and the secrets masked
+	in any case (`_recased`) in lower case (ASCII: they are searched in the text so folded).
 	"""
 	long = _by_length(secrets)[0]
 	if not long:
@@ -1454,7 +1508,11 @@ def _every_spelling(
 	wide, hexes = _wide_and_hex(long)
 	every = set().union(*(spellings(s) for s in long)) | {w for w in wide if "\x00" in w}
 	every |= secrets - long  # a short secret, as is
-	return tuple(every), hexes, frozenset("".join(every)) | _HEX_DIGITS
+	recased = _recased(long)[1]
+	folded = hexes + tuple(v.translate(_ASCII_LOWER) for v in recased)
+	cased = "".join(recased)
+	alphabet = frozenset("".join(every) + cased.lower() + cased.upper()) | _HEX_DIGITS
+	return tuple(every), folded, alphabet
 
 
 def _open_split(text: str, secrets: frozenset[str]) -> int:

@@ -63,14 +63,12 @@ def _short(value: Any, width: int) -> str:
 
 
 def _row(run: Any) -> dict[str, Any]:
-	"""A stored run as ``--json`` prints it: a URL's login masked in its output.
+	"""A stored run as ``--json`` prints it: a URL's login masked in its output and its error.
 
 	As a person is shown a run's output everywhere (`mask_url_logins_deep`): a run stored
 	before the run store masked it too.
 	"""
-	row: dict[str, Any] = run.to_dict()
-	if row.get("output") is not None:
-		row["output"] = mask_url_logins_deep(row["output"])
+	row: dict[str, Any] = mask_url_logins_deep(run.to_dict())  # its error too
 	return row
 
 

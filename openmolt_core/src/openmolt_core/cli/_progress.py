@@ -154,7 +154,14 @@ class Progress:
 		self._draw()
 
 	def emit(self, data: dict[str, Any]) -> None:
-		"""One JSON line (JSON mode)."""
+		"""One JSON line (JSON mode), a URL's login masked as in the printed result.
+
+		An event shows what the run's result shows (a model's reply, a tool's result, the
+		finish's output): read as the result is (`mask_url_logins_deep`), its links kept.
+		"""
+		from openmolt_core._support.masking import mask_url_logins_deep
+
+		data = mask_url_logins_deep(data)
 		self.stream.write(json.dumps(data, default=str, ensure_ascii=False) + "\n")
 		self.stream.flush()
 

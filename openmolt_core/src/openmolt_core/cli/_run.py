@@ -942,6 +942,18 @@ def _for_a_person(result: Any) -> Any:
 	return replace(result, output=shown[0], human_message=shown[1], error=shown[2])
 
 
+def _record_for_a_person(record: Any) -> dict[str, Any]:
+	"""A scheduled run's record as ``--json`` prints it: a URL's login masked, as in a result.
+
+	Its result's output and words, its error and note (`_for_a_person`'s rule, on the whole
+	record: `openmolt_core._support.masking.mask_url_logins_deep`).
+	"""
+	from openmolt_core._support.masking import mask_url_logins_deep
+
+	shown: dict[str, Any] = mask_url_logins_deep(record.to_dict())
+	return shown
+
+
 def _said(error: object, progress: Progress) -> bool:
 	"""Whether a progress line already printed this error (a terminal shows it once)."""
 	text = str(error or "")
@@ -1130,10 +1142,13 @@ def _print_record(record: Any, loaded: Loaded, progress: Progress, spec: Any) ->
 	due = _when(record.due, spec) if spec is not None else f"{record.due:%Y-%m-%d %H:%M:%S %Z}"
 	head = f"{record.agent}: schedule {record.schedule_id}, due {due}"
 	lines = [f"{head}:" if record.result is not None else f"{head}: {record.status}"]
+	from openmolt_core._support.masking import mask_url_logins
+
 	if record.note:
-		lines.append(f"note: {record.note}")
+		lines.append(f"note: {mask_url_logins(record.note)}")
 	if record.result is None and record.error:
-		lines.append(f"error: {excerpt(record.error, whole='--json prints it whole')}")
+		error = mask_url_logins(record.error)  # masked before it is cut
+		lines.append(f"error: {excerpt(error, whole='--json prints it whole')}")
 	sys.stdout.write(printable("\n".join(lines) + "\n"))
 	if record.result is not None:
 		_print_result(record.result, loaded, progress, readable=True)
@@ -1242,7 +1257,7 @@ async def serve(
 		if readable:
 			_print_record(event.record, loaded, progress, schedule.spec if schedule else None)
 		else:
-			_print(event.record.to_dict(), indent=None)
+			_print(_record_for_a_person(event.record), indent=None)
 		following = ""
 		if schedule is not None and not stopping:  # after a stop there is no next run
 			following = f"; next run {_when(schedule.next_run, schedule.spec)}"
