@@ -82,6 +82,8 @@ def test_names_numbers_models_and_paths_are_still_said(capsys: pytest.CaptureFix
 		"ollama:llama3.1:8b",
 		"./agents/support.json",
 		"/tmp/pytest-of-me/test_x0/agent.json",
+		"/dev/shm/pytest-of-root/pytest-1018/test_keys0/agent.json",
+		"runs/2026/12/07/agent.json",
 		"99999",
 		"1.5",
 		"30d",

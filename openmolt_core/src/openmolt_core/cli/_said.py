@@ -26,6 +26,8 @@ date (``20250929``)."""
 _NUMBER = re.compile(r"-?[0-9]{1,6}(?:\.[0-9]{1,6})?[a-z]{0,2}")
 """A number as an option takes it: ``30``, ``1.5``, ``30d``, ``-3``."""
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_PATH_NUMBER = re.compile(r"[0-9]{1,12}")
+"""A folder's or a file's number in a path (``runs/2026/12``, pytest's ``pytest-1018``): said."""
 _SUFFIX = re.compile(r"\.[A-Za-z]{2,5}\Z")
 """A file's suffix (``.json``, ``.py``, ``.yaml``): the word is a path."""
 _SHORTEST = 6
@@ -79,7 +81,8 @@ def _sayable(piece: str) -> bool:
 	A name, a number, a model's name (``gpt-5-mini``, ``claude-sonnet-4-5-20250929``), or a
 	path (``agents/support.json``, ``my report (final).json``): a path's words are read between
 	any two characters that are not letters or digits, a model's between ``.``, ``_`` and
-	``-``; each must read as a word of a name (`_WORD`, not `_KEY_LIKE`) or a version.
+	``-``; each must read as a word of a name (`_WORD`, not `_KEY_LIKE`) or a version, and a
+	path's as a number too (`_PATH_NUMBER`: ``runs/2026/agent.json``).
 	"""
 	if len(piece) < _SHORTEST or reads_as_name(piece) or _NUMBER.fullmatch(piece):
 		return True
@@ -89,6 +92,7 @@ def _sayable(piece: str) -> bool:
 		part == ""
 		or (_WORD.fullmatch(part) and not _KEY_LIKE.fullmatch(part))
 		or _VERSION.fullmatch(part)
+		or (path and _PATH_NUMBER.fullmatch(part))
 		for part in parts
 	)
 
