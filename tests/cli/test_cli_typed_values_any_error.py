@@ -84,6 +84,9 @@ def test_names_numbers_models_and_paths_are_still_said(capsys: pytest.CaptureFix
 		"/tmp/pytest-of-me/test_x0/agent.json",
 		"/dev/shm/pytest-of-root/pytest-1018/test_keys0/agent.json",
 		"runs/2026/12/07/agent.json",
+		"7d4f2cb",  # a run id's prefix (`openmolt answer`, `logs`): any of them, digits first too
+		"1234567",
+		"0123456789abcde",
 		"99999",
 		"1.5",
 		"30d",
@@ -101,3 +104,13 @@ def test_stderr_is_given_back_after_the_command() -> None:
 	before = sys.stderr
 	openmolt_main(["auth", VALUES[0]])
 	assert sys.stderr is before
+
+
+def test_a_run_ids_prefix_is_said_and_a_whole_hex_key_is_not() -> None:
+	"""`openmolt answer 1234567 ...`: a run id's prefix of digits only was masked in "answered run
+	<id>" (a test failed when the random id began with seven digits); a hex word of a key's
+	length (a whole run id, a 32-hex API key) is still read as a value."""
+	assert unsaid(["answer", "1234567", "yes"]) == frozenset()
+	whole = "7d4f2cbc5872449cba7315b2ab5c49e8"
+	assert unsaid(["logs", whole]) == {whole}
+	assert unsaid(["0123456789abcdef"]) == {"0123456789abcdef"}

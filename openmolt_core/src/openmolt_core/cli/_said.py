@@ -26,6 +26,9 @@ date (``20250929``)."""
 _NUMBER = re.compile(r"-?[0-9]{1,6}(?:\.[0-9]{1,6})?[a-z]{0,2}")
 """A number as an option takes it: ``30``, ``1.5``, ``30d``, ``-3``."""
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_SHORT_HEX = re.compile(r"[0-9a-f]{1,15}")
+"""A run id's prefix as the commands take it (``7d4f2cb``): shorter than any key of hex digits
+(`_KEY_LIKE`'s 16); a whole run id (32) is read as a value."""
 _PATH_NUMBER = re.compile(r"[0-9]{1,12}")
 """A folder's or a file's number in a path (``runs/2026/12``, pytest's ``pytest-1018``): said."""
 _SUFFIX = re.compile(r"\.[A-Za-z]{2,5}\Z")
@@ -78,13 +81,15 @@ def said(word: str) -> str:
 def _sayable(piece: str) -> bool:
 	"""Whether an error may repeat a piece of a typed word.
 
-	A name, a number, a model's name (``gpt-5-mini``, ``claude-sonnet-4-5-20250929``), or a
-	path (``agents/support.json``, ``my report (final).json``): a path's words are read between
+	A name, a number, a run id's prefix (`_SHORT_HEX`), a model's name (``gpt-5-mini``,
+	``claude-sonnet-4-5-20250929``), or a path (``agents/support.json``, ``my report (final).json``): a path's words are read between
 	any two characters that are not letters or digits, a model's between ``.``, ``_`` and
 	``-``; each must read as a word of a name (`_WORD`, not `_KEY_LIKE`) or a version, and a
 	path's as a number too (`_PATH_NUMBER`: ``runs/2026/agent.json``).
 	"""
 	if len(piece) < _SHORTEST or reads_as_name(piece) or _NUMBER.fullmatch(piece):
+		return True
+	if _SHORT_HEX.fullmatch(piece):  # a run id's prefix (`openmolt answer 7d4f2cb`)
 		return True
 	path = "/" in piece or "\\" in piece or _SUFFIX.search(piece) is not None
 	parts = re.split(r"[^A-Za-z0-9]+" if path else r"[._-]", piece)
