@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from dbos import DBOS
 
@@ -332,5 +333,36 @@ async def test_a_run_recovered_where_a_listed_tool_s_rule_was_removed_is_refused
 			await om.answer(parked.state.run_id, "A")
 			await om.result(parked.state.run_id)
 		assert later.requests == [] and PAID == []
+	finally:
+		await om.aclose()
+
+
+async def test_a_run_recovered_before_its_agent_is_created_waits_for_it(url: str) -> None:
+	"""Recovered at launch, before the process creates its agent: it waits, then goes on.
+
+	The agent is not in the version (created after the first durable run), so the process that
+	recovers the run may not define it yet; the run ended in an error ("agent 'Payer' is not
+	defined in worker w1") whenever the recovery came before the agent, and was lost.
+	"""
+	PAID.clear()
+	first = ScriptedModel([ask_human("Which?"), call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, _, make = _process(url, first, {}, late=True)
+	await greeter.run("hello")
+	run_id = (await make().run("pay")).state.run_id
+	await om.aclose()
+	DBOS.destroy()
+	reset_engine()
+	later = ScriptedModel([call_tool("local.pay", invoice="A"), finish("A")])
+	om, greeter, _, make = _process(url, later, {}, late=True)
+	try:
+		await greeter.run("hello")
+		engine: Any = om.durability.engine
+		with anyio.fail_after(60):
+			while "Payer" not in engine.awaited:  # noqa: ASYNC110  # set by the recovered run
+				await anyio.sleep(0.02)
+		make()
+		await om.answer(run_id, "A")
+		assert (await om.result(run_id)).output == "A" and PAID == ["A"]
+		assert "Payer" not in engine.awaited
 	finally:
 		await om.aclose()

@@ -52,6 +52,7 @@ APP_NAME = "openmolt"
 """The DBOS application name of every OpenMolt process."""
 
 _UNSEEN = object()  # a run `_recover_own` did not see idle at its last look
+_LATE_AGENT = 10.0  # seconds a recovered run waits for its agent before the worker says so
 _RECORDING = 10.0  # seconds a shutdown waits for the outcomes of runs that ended to be recorded
 
 
@@ -131,6 +132,7 @@ class Engine:
 		# (a worker paused holding one): not 30 s later, nor while the lease still holds.
 		hold_turns_for(settings.lapse)
 		self.agents: dict[str, Agent] = {}
+		self.awaited: set[str] = set()  # agents a recovered run waits for (`agent_for`)
 		self.definitions: dict[str, str] = {}  # each agent's `definition`, by name
 		self.schedules: dict[str, tuple[Scheduler, Schedule]] = {}
 		self.records: dict[str, RunRecord] = {}  # scheduled runs of this process, by workflow id
@@ -192,6 +194,37 @@ class Engine:
 				f"durable: agent {name!r} is not defined in worker {self.executor_id} (agents: "
 				f"{known}); start the worker with the file that defines it"
 			)
+		return agent
+
+	async def agent_for(self, name: str, run_id: str) -> Agent:
+		"""The agent a workflow runs, once this process defines it.
+
+		An agent created after the first durable run of a process is not in its application
+		version, so the process may recover that agent's runs before it creates the agent: the
+		run waits here, pending (this worker's lease keeps it), instead of ending in an error and
+		being lost. After `_LATE_AGENT` seconds the worker says which agent it lacks.
+
+		Args:
+			name: The agent's name, as the run recorded it.
+			run_id: The run's id, named in the warning.
+		"""
+		waited, warned = 0.0, False
+		while (agent := self.agents.get(name)) is None:
+			self.awaited.add(name)
+			if waited >= _LATE_AGENT and not warned:
+				warned = True
+				log.warning(
+					"durable: run %s waits for agent %r, which worker %s does not define (agents: "
+					"%s); create it in this process, or stop the worker so that one that defines "
+					"it takes the run over",
+					run_id,
+					name,
+					self.executor_id,
+					", ".join(sorted(self.agents)) or "none",
+				)
+			await anyio.sleep(0.05)
+			waited += 0.05
+		self.awaited.discard(name)
 		return agent
 
 	def version(self) -> str:

@@ -385,8 +385,8 @@ async def _run(
 	decisions: list[Any],
 	watch: CancelWatch,
 ) -> dict[str, Any] | None:
-	agent = engine.agent(agent_name)
 	run_id = str((state or {}).get("run_id") or wid)
+	agent = await engine.agent_for(agent_name, run_id)
 	if wid != run_id and await _cancelled_while_parked(engine, run_id):
 		# A segment going on from a park the run was cancelled in, or from the state a failed
 		# segment kept (a delivery or a resume that passed its check a moment before the
