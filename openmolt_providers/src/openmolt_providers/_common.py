@@ -339,6 +339,7 @@ class HTTPProvider:
 		hour_writes: int = 0,
 		audio_tokens: int = 0,
 		cached_audio_tokens: int = 0,
+		output_audio_tokens: int = 0,
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
@@ -356,6 +357,7 @@ class HTTPProvider:
 			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
 			audio_tokens: Of ``input_tokens``, those of audio (Gemini, ``gpt-audio``: apart).
 			cached_audio_tokens: Of ``cached_tokens``, those of audio.
+			output_audio_tokens: Of ``output_tokens``, those of audio (a spoken reply).
 		"""
 		if not self.official or not (input_tokens or output_tokens):
 			return None
@@ -371,6 +373,7 @@ class HTTPProvider:
 			hour_writes=hour_writes,
 			audio_tokens=audio_tokens,
 			cached_audio_tokens=cached_audio_tokens,
+			output_audio_tokens=output_audio_tokens,
 		)
 
 	def models(self) -> list[str]:

@@ -344,6 +344,7 @@ def _usage(provider: GeminiProvider, model: str, data: dict[str, Any]) -> Usage:
 		cached_tokens=cached,
 		audio_tokens=_heard(raw, "promptTokensDetails"),
 		cached_audio_tokens=_heard(raw, "cacheTokensDetails"),
+		output_audio_tokens=_heard(raw, "candidatesTokensDetails"),
 	)
 	return Usage(
 		input_tokens=inp,
@@ -359,7 +360,7 @@ def _heard(raw: Mapping[str, Any], key: str) -> int:
 	"""The audio tokens of a usage's list by modality; 0 when it names none.
 
 	``promptTokensDetails``: ``[{"modality": "AUDIO", "tokenCount": 40}]``; Gemini prices audio
-	apart from text.
+	apart from text (a live model's spoken reply too: ``candidatesTokensDetails``).
 	"""
 	at = f"usageMetadata.{key}"
 	return sum(

@@ -296,6 +296,8 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	heard = tokens(details, "audio_tokens", "usage.prompt_tokens_details")  # the audio models'
 	thinking = fields(raw.get("completion_tokens_details"), "usage.completion_tokens_details")
 	reasoning = tokens(thinking, "reasoning_tokens", "usage.completion_tokens_details")
+	# A spoken reply's (``modalities: ["text", "audio"]``): of completion_tokens, priced apart.
+	said = tokens(thinking, "audio_tokens", "usage.completion_tokens_details")
 	price = provider.cost(
 		model,
 		input_tokens=inp,
@@ -303,6 +305,7 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 		cached_tokens=cached,
 		cache_write_tokens=written,
 		audio_tokens=heard,
+		output_audio_tokens=said,
 	)
 	return Usage(
 		input_tokens=inp,
