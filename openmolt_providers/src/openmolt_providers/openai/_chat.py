@@ -134,7 +134,8 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	config = request.config
 	model = request.model
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
-	fitted = fit_images(provider, request, "OPENAI") if provider.official else {}
+	limits = provider.image_limits
+	fitted = fit_images(provider, request, limits) if limits is not None else {}
 	messages.extend(
 		_turn(provider, model, m, parts(fitted, i, m)) for i, m in enumerate(request.messages)
 	)

@@ -124,7 +124,8 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""
 	config = request.config
 	model = request.model
-	fitted = fit_images(provider, request, "OPENAI") if provider.official else {}
+	limits = provider.image_limits
+	fitted = fit_images(provider, request, limits) if limits is not None else {}
 	body: dict[str, Any] = {
 		"model": model,
 		"instructions": request.system,
