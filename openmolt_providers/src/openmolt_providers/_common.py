@@ -495,6 +495,27 @@ class HTTPProvider:
 		self._warned.add((model, key))
 		warn(f"{self.name}:{model}: {message}", category, stacklevel=5, at_caller=True)
 
+	def capped_output(self, model: str, wanted: int, most: int | None) -> int:
+		"""``max_output_tokens`` within the model's own output limit, with a warning once if cut.
+
+		Above it the vendor refuses the request (400) at every step; each vendor's model rules
+		give ``most`` (None: not known here, the value is sent as asked).
+
+		Args:
+			model: The model of the call.
+			wanted: The agent's ``max_output_tokens``.
+			most: The model's output limit in tokens, or None.
+		"""
+		if most is None or wanted <= most:
+			return wanted
+		self.warn(
+			model,
+			"max_output_tokens",
+			f"this model writes at most {most:,} output tokens; max_output_tokens {wanted:,} "
+			f"lowered to {most:,}",
+		)
+		return most
+
 	# a reply schema the API refuses ---------------------------------------------------------
 
 	def schema_refused(self, exc: ProviderError, request: ModelRequest) -> bool:

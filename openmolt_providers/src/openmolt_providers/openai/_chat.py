@@ -32,6 +32,7 @@ from openmolt_providers.openai._models import (
 	cache_key,
 	hears,
 	is_reasoning,
+	most_output,
 	sampling,
 	sees,
 )
@@ -156,7 +157,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		# its favour, and reasoning models and the GPT-5 family refuse it); many local servers
 		# know only max_tokens.
 		completion = provider.official or is_reasoning(model)
-		body["max_completion_tokens" if completion else "max_tokens"] = config.max_output_tokens
+		# The vendor's models: at api.openai.com or an Azure OpenAI resource, not another server.
+		most = most_output(model) if provider.official or provider.azure else None
+		wanted = provider.capped_output(model, config.max_output_tokens, most)
+		body["max_completion_tokens" if completion else "max_tokens"] = wanted
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
