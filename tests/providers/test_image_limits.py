@@ -183,6 +183,44 @@ def test_another_openai_compatible_server_gets_every_image() -> None:
 	assert all(t["content"][1]["type"] == "input_image" for t in body["input"][2::2])
 
 
+@pytest.mark.parametrize("api_mode", ["responses", "chat"])
+@pytest.mark.parametrize(
+	"base_url",
+	[
+		"https://my-res.openai.azure.com/openai/v1",
+		"https://my-res.cognitiveservices.azure.com/openai/v1",
+	],
+)
+def test_azure_openai_keeps_the_newest_10_images(api_mode: str, base_url: str) -> None:
+	"""Azure OpenAI takes 10 images a chat call ('Image chat restriction', its vision-enabled
+	chat concepts): 12 screenshots went whole to it (OpenAI's 500 held at api.openai.com only)
+	and every later request of the run was refused; the newest 10 go."""
+	request = run_of([png(64, 64) for _ in range(12)])
+	request.model = "gpt-4.1"
+	config = {"api_key": "k", "api_mode": api_mode, "base_url": base_url}
+	with warnings.catch_warnings():
+		warnings.simplefilter("ignore")
+		body = OpenAIProvider(config, _noop).build(request)
+	turns = body["input"] if api_mode == "responses" else body["messages"][1:]
+	image = "input_image" if api_mode == "responses" else "image_url"
+	note = "input_text" if api_mode == "responses" else "text"
+	results = [t["content"][1] for t in turns[2::2]]
+	assert [r["type"] for r in results] == [note, note] + [image] * 10
+	assert (
+		results[0]["text"] == "[image of step 1 left out: the request holds the newest 10 images]"
+	)
+
+
+def test_azure_openai_leaves_out_an_older_image_over_20_mb() -> None:
+	"""Azure OpenAI takes no input image over 20 MB: an older one is left out, not sent."""
+	request = run_of([png(1280, 800, 28_000_000), png(64, 64)])
+	request.model = "gpt-4.1"
+	config = {"api_key": "k", "base_url": "https://my-res.openai.azure.com/openai/v1"}
+	body = OpenAIProvider(config, _noop).build(request)
+	kinds = [t["content"][1]["type"] for t in body["input"][2::2]]
+	assert kinds == ["input_text", "input_image"]
+
+
 def test_gemini_keeps_the_newest_900_images() -> None:
 	"""901 screenshots on Gemini: the newest 900 go; the contents match google-genai's types."""
 	from google.genai import types

@@ -91,3 +91,52 @@ def test_the_supplement_holds_only_what_genai_prices_lacks() -> None:
 		for model in models:
 			assert model in module.table()[provider], f"{model}: genai-prices has no such model"
 			assert model not in theirs.get(provider, {}), f"{model}: genai-prices prices it now"
+
+
+@pytest.mark.parametrize(
+	("model", "text_out", "spoken"),
+	[
+		("gpt-audio", 10.0, 64.0),
+		("gpt-audio-mini", 2.4, 20.0),
+		("gpt-4o-audio-preview", 10.0, 80.0),
+		("gpt-4o-mini-audio-preview", 0.6, 20.0),
+	],
+)
+def test_a_chat_calls_audio_output_costs_the_audio_output_price(model, text_out, spoken) -> None:
+	"""``completion_tokens_details.audio_tokens`` (a reply spoken with ``modalities: ["text",
+	"audio"]``) are priced as audio output (gpt-audio: 64 USD a million, text 10; the model
+	pages' "Audio tokens, Output"): they were priced as text output, a sixth to an eighth of the
+	bill."""
+	raw = {
+		"prompt_tokens": 1_000,
+		"completion_tokens": 500,
+		"prompt_tokens_details": {"audio_tokens": 0, "cached_tokens": 0},
+		"completion_tokens_details": {"audio_tokens": 400, "reasoning_tokens": 0},
+	}
+	found = usage(openai(), model, raw)
+	price = openai().price(model)
+	assert price is not None
+	expected = (1_000 * price[0] + 100 * text_out + 400 * spoken) / 1e6
+	assert found.cost_usd == pytest.approx(expected)
+	assert found.output_tokens == 500
+
+
+@pytest.mark.parametrize("model", ["gpt-audio", "gpt-audio-mini", "gpt-4o", "o3", "gpt-5-mini"])
+def test_a_chat_usage_costs_what_genai_prices_reads_from_it(model) -> None:
+	"""Chat Completions' usage (cached, audio in and out, reasoning) is priced as genai-prices'
+	own extractor prices it (``api_flavor="chat"``)."""
+	from genai_prices import extract_usage
+
+	raw = {
+		"prompt_tokens": 10_000,
+		"completion_tokens": 5_000,
+		"prompt_tokens_details": {"audio_tokens": 6_000, "cached_tokens": 2_000},
+		"completion_tokens_details": {"audio_tokens": 4_000, "reasoning_tokens": 500},
+	}
+	if "audio" not in model:  # a text model's usage names no audio
+		raw["prompt_tokens_details"]["audio_tokens"] = 0
+		raw["completion_tokens_details"]["audio_tokens"] = 0
+	reply = {"model": model, "object": "chat.completion", "usage": raw}
+	theirs = extract_usage(reply, provider_id="openai", api_flavor="chat")
+	found = usage(openai(), model, raw)
+	assert found.cost_usd == pytest.approx(float(theirs.calc_price().total_price), rel=1e-9)

@@ -303,6 +303,30 @@ def test_audio_input_costs_its_own_price(provider, model) -> None:
 	assert ours == pytest.approx(float(theirs), rel=1e-6)
 
 
+@pytest.mark.parametrize(
+	("provider", "model"),
+	[(p, m) for p, t in AUDIO.items() for m, a in t.items() if a[2] is not None],
+)
+def test_audio_output_costs_its_own_price(provider, model) -> None:
+	"""A spoken reply's audio tokens cost genai-prices' (or, for the supplemented GPT-4o audio
+	previews, the model page's) audio output price (gpt-audio: 64 a million, text 10): they were
+	priced as text output."""
+	from genai_prices import Usage, calc_price
+
+	ours = cost(provider, model, input_tokens=1_000, output_tokens=5_000, output_audio_tokens=4_000)
+	theirs = float(
+		calc_price(
+			Usage(input_tokens=1_000, output_tokens=5_000, output_audio_tokens=4_000),
+			model,
+			provider_id=provider,
+		).total_price
+	)
+	if (provider, model) in _SUPPLEMENTED:  # genai-prices prices their audio as text
+		out = PRICES[provider][model][2]
+		theirs += 4_000 * (AUDIO[provider][model][2] - out) / 1e6
+	assert ours == pytest.approx(theirs, rel=1e-6)
+
+
 @pytest.mark.anyio
 async def test_gemini_reads_the_audio_of_its_prompt() -> None:
 	"""Gemini's usage names the audio tokens by modality (``promptTokensDetails``,

@@ -195,45 +195,52 @@ def media(now: datetime | None = None) -> dict[str, tuple[str, ...]]:
 	return out
 
 
-AUDIO_SUPPLEMENT: dict[str, dict[str, tuple[float, float]]] = {
+AUDIO_SUPPLEMENT: dict[str, dict[str, tuple[float, float, float | None]]] = {
 	"openai": {
 		# https://developers.openai.com/api/docs/models/gpt-4o-audio-preview: audio tokens, input
-		# $40 per 1M (text $2.50); no cached audio price, so the same.
-		"gpt-4o-audio-preview": (40.0, 40.0),
+		# $40 per 1M (text $2.50), output $80 (text $10); no cached audio price, so the same.
+		"gpt-4o-audio-preview": (40.0, 40.0, 80.0),
 		# https://developers.openai.com/api/docs/models/gpt-4o-mini-audio-preview: audio tokens,
-		# input $10 per 1M (text $0.15).
-		"gpt-4o-mini-audio-preview": (10.0, 10.0),
+		# input $10 per 1M (text $0.15), output $20 (text $0.60).
+		"gpt-4o-mini-audio-preview": (10.0, 10.0, 20.0),
 	},
 }
-"""Audio input prices genai-prices lacks, from the vendor's own model page (named beside each):
-without them the audio of these Chat audio models was priced as text, 16 to 66 times too low.
+"""Audio prices genai-prices lacks, from the vendor's own model page (named beside each):
+without them the audio of these Chat audio models was priced as text, 16 to 66 times too low
+(their spoken replies 8 to 33 times).
 Only a gap is filled (genai-prices' own price wins), and a test fails once genai-prices prices
 one of them, so the entry goes (tests/providers/test_openai_audio_price.py)."""
 
 
 def audio(
 	now: datetime | None = None, *, with_supplement: bool = True
-) -> dict[str, dict[str, tuple[float, float]]]:
-	"""Each provider's priced models (by genai-prices id) whose audio input has its own price:
-	(input audio, cached input audio) per million tokens (Gemini Flash: ``input_audio_mtok``,
-	``cache_audio_read_mtok``). The media models (`media`) too: OpenAI's Chat audio models
-	(``gpt-audio``) converse with an agent, their audio 13 times the price of text. With
+) -> dict[str, dict[str, tuple[float, float, float | None]]]:
+	"""Each provider's priced models (by genai-prices id) whose audio has its own price: (input
+	audio, cached input audio, output audio or None: the output price) per million tokens
+	(``input_audio_mtok``, ``cache_audio_read_mtok``, ``output_audio_mtok``; Gemini Flash: input
+	only). The media models (`media`) too: OpenAI's Chat audio models (``gpt-audio``) converse
+	with an agent, their audio 13 times the price of text, their spoken replies 6 times. With
 	``with_supplement``, `AUDIO_SUPPLEMENT` fills the models genai-prices gives none."""
 	from genai_prices import data_snapshot
 
 	when = now or datetime.now(UTC)
-	out: dict[str, dict[str, tuple[float, float]]] = {}
+	out: dict[str, dict[str, tuple[float, float, float | None]]] = {}
 	for provider in data_snapshot.get_snapshot().providers:
 		if provider.id not in PROVIDERS:
 			continue
 		found = out.setdefault(PROVIDERS[provider.id][0], {})
 		for model in provider.models:
 			price = model.get_prices(when)
+			plain = _price(price)
 			heard = _base(getattr(price, "input_audio_mtok", None))
-			if _price(price) is None or heard is None:
+			spoken = _base(getattr(price, "output_audio_mtok", None))
+			if plain is None or (heard is None and spoken is None):
+				continue
+			if heard is None:  # only its spoken replies cost apart: its audio in costs text's
+				found[model.id] = (plain[0], plain[1], spoken)
 				continue
 			cached = _base(getattr(price, "cache_audio_read_mtok", None))
-			found[model.id] = (heard, heard if cached is None else cached)
+			found[model.id] = (heard, heard if cached is None else cached, spoken)
 	for provider, models in AUDIO_SUPPLEMENT.items() if with_supplement else ():
 		for model, prices in models.items():
 			out.setdefault(provider, {}).setdefault(model, prices)
@@ -264,7 +271,7 @@ def render(
 		f"Generated from genai-prices {version('genai-prices')} by tests/providers/update_prices.py",
 		"(``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base",
 		"tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or",
-		"draw; `AUDIO` the prices of audio input where they differ from text (with the few the",
+		"draw; `AUDIO` the prices of audio where they differ from text (with the few the",
 		"script's `AUDIO_SUPPLEMENT` takes from the vendor's model page where genai-prices has none).",
 		'"""',
 		"",
@@ -322,7 +329,7 @@ def render(
 		"completion and computer-use models, which take no agent's conversation: ``openmolt",
 		'models`` leaves them out unless ``--all``."""',
 		"",
-		"AUDIO: dict[str, dict[str, tuple[float, float]]] = {",
+		"AUDIO: dict[str, dict[str, tuple[float, float, float | None]]] = {",
 	]
 	for provider, models in heard.items():
 		lines.append(f'\t"{provider}": {{')
@@ -330,10 +337,11 @@ def render(
 		lines.append("\t},")
 	lines += [
 		"}",
-		'"""The models by genai-prices id whose audio input costs other than text: (input audio,',
-		"cached input audio) per million tokens. Audio tokens are among a prompt's tokens; the",
-		"usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``; Chat Completions:",
-		'``prompt_tokens_details.audio_tokens``)."""',
+		'"""The models by genai-prices id whose audio costs other than text: (input audio, cached',
+		"input audio, output audio or None: the output price) per million tokens. Audio tokens are",
+		"among a prompt's (a reply's) tokens; the usage says how many (Gemini:",
+		"``promptTokensDetails``, ``candidatesTokensDetails``, modality ``AUDIO``; Chat Completions:",
+		'``prompt_tokens_details.audio_tokens``, ``completion_tokens_details.audio_tokens``)."""',
 	]
 	return "\n".join(lines) + "\n"
 

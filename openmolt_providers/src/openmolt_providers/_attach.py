@@ -69,12 +69,14 @@ as it is."""
 
 
 def fit_images(
-	provider: HTTPProvider, request: ModelRequest, limits: Literal["OPENAI", "ANTHROPIC", "GEMINI"]
+	provider: HTTPProvider,
+	request: ModelRequest,
+	limits: Literal["OPENAI", "AZURE_OPENAI", "ANTHROPIC", "GEMINI"],
 ) -> Parts:
 	"""The attachments to send in place of each message's, so the request fits an API's limits.
 
 	`openmolt_providers._images.fit` with the limits of that module named ``limits``
-	(``"OPENAI"``, ``"ANTHROPIC"``, ``"GEMINI"``). A request whose messages hold no attachment
+	(``"OPENAI"``, ``"AZURE_OPENAI"``, ``"ANTHROPIC"``, ``"GEMINI"``). A request whose messages hold no attachment
 	(every plain run's) fits as it is: {} at once, without loading `openmolt_providers._images`
 	(its limits and image readers load with the first attachment).
 

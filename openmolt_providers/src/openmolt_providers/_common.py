@@ -339,6 +339,7 @@ class HTTPProvider:
 		hour_writes: int = 0,
 		audio_tokens: int = 0,
 		cached_audio_tokens: int = 0,
+		output_audio_tokens: int = 0,
 	) -> float | None:
 		"""The estimated cost of one call (`openmolt_providers._prices.cost`) at this vendor.
 
@@ -356,6 +357,7 @@ class HTTPProvider:
 			hour_writes: Of ``cache_write_tokens``, those written for an hour (Anthropic).
 			audio_tokens: Of ``input_tokens``, those of audio (Gemini, ``gpt-audio``: apart).
 			cached_audio_tokens: Of ``cached_tokens``, those of audio.
+			output_audio_tokens: Of ``output_tokens``, those of audio (a spoken reply).
 		"""
 		if not self.official or not (input_tokens or output_tokens):
 			return None
@@ -371,6 +373,7 @@ class HTTPProvider:
 			hour_writes=hour_writes,
 			audio_tokens=audio_tokens,
 			cached_audio_tokens=cached_audio_tokens,
+			output_audio_tokens=output_audio_tokens,
 		)
 
 	def models(self) -> list[str]:
@@ -491,6 +494,27 @@ class HTTPProvider:
 			return
 		self._warned.add((model, key))
 		warn(f"{self.name}:{model}: {message}", category, stacklevel=5, at_caller=True)
+
+	def capped_output(self, model: str, wanted: int, most: int | None) -> int:
+		"""``max_output_tokens`` within the model's own output limit, with a warning once if cut.
+
+		Above it the vendor refuses the request (400) at every step; each vendor's model rules
+		give ``most`` (None: not known here, the value is sent as asked).
+
+		Args:
+			model: The model of the call.
+			wanted: The agent's ``max_output_tokens``.
+			most: The model's output limit in tokens, or None.
+		"""
+		if most is None or wanted <= most:
+			return wanted
+		self.warn(
+			model,
+			"max_output_tokens",
+			f"this model writes at most {most:,} output tokens; max_output_tokens {wanted:,} "
+			f"lowered to {most:,}",
+		)
+		return most
 
 	# a reply schema the API refuses ---------------------------------------------------------
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
 	"ANTHROPIC",
 	"ANTHROPIC_IMAGE",
+	"AZURE_OPENAI",
 	"GEMINI",
 	"GEMINI_INLINE",
 	"OPENAI",
@@ -112,6 +113,22 @@ OPENAI = ImageLimits(
 	),
 )
 """The Responses and Chat Completions APIs' limits, on api.openai.com (`openmolt_providers.openai`)."""
+
+AZURE_OPENAI = ImageLimits(
+	api="Azure OpenAI",
+	images=10,
+	image_bytes=OPENAI.image_bytes,
+	image_largest=20 * _MB * 4 // 3,
+	source=(
+		"Azure OpenAI's vision-enabled chat model concepts, input limitations (learn.microsoft"
+		".com/azure/ai-foundry/openai/concepts/gpt-with-vision, read 2026-12; REST api-version "
+		"2024-10-21 and /openai/v1): 'limited to 10 images per chat call' and 'the maximum size "
+		"for input images is restricted to 20 MB' (here as base64: 4/3 of it); its total per "
+		"request is not stated, OpenAI's 50 MB is kept"
+	),
+)
+"""An Azure OpenAI resource's limits (`openmolt_providers.openai`, ``OpenAIProvider.azure``):
+stricter than api.openai.com's, whose 500 images a request it refuses past 10."""
 
 GEMINI = ImageLimits(
 	api="Gemini",

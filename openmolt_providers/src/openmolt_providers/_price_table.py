@@ -3,7 +3,7 @@
 Generated from genai-prices 0.2.3 by tests/providers/update_prices.py
 (``uv run nox -s prices``); do not edit by hand. `PRICES` and `MATCH` hold the base
 tier; `TIERS` the prices past a long-context threshold; `MEDIA` the models that speak or
-draw; `AUDIO` the prices of audio input where they differ from text (with the few the
+draw; `AUDIO` the prices of audio where they differ from text (with the few the
 script's `AUDIO_SUPPLEMENT` takes from the vendor's model page where genai-prices has none).
 """
 
@@ -2124,33 +2124,34 @@ text-to-speech and transcription models (named ``-tts``, ``transcribe``), and th
 completion and computer-use models, which take no agent's conversation: ``openmolt
 models`` leaves them out unless ``--all``."""
 
-AUDIO: dict[str, dict[str, tuple[float, float]]] = {
+AUDIO: dict[str, dict[str, tuple[float, float, float | None]]] = {
 	"anthropic": {},
 	"google": {
-		"gemini-2.0-flash": (0.7, 0.175),
-		"gemini-2.5-flash": (1.0, 0.1),
-		"gemini-2.5-flash-lite": (0.3, 0.03),
-		"gemini-3-flash-preview": (1.0, 0.1),
-		"gemini-3.1-flash-lite": (0.5, 0.05),
-		"gemini-3.1-flash-live-preview": (3.0, 3.0),
-		"gemini-3.8-live": (3.0, 3.0),
-		"gemini-live-2.5-flash": (3.0, 3.0),
+		"gemini-2.0-flash": (0.7, 0.175, None),
+		"gemini-2.5-flash": (1.0, 0.1, None),
+		"gemini-2.5-flash-lite": (0.3, 0.03, None),
+		"gemini-3-flash-preview": (1.0, 0.1, None),
+		"gemini-3.1-flash-lite": (0.5, 0.05, None),
+		"gemini-3.1-flash-live-preview": (3.0, 3.0, 12.0),
+		"gemini-3.8-live": (3.0, 3.0, 12.0),
+		"gemini-live-2.5-flash": (3.0, 3.0, 12.0),
 	},
 	"openai": {
-		"gpt-4o-audio-preview": (40.0, 40.0),
-		"gpt-4o-mini-audio-preview": (10.0, 10.0),
-		"gpt-4o-mini-realtime-preview": (10.0, 0.3),
-		"gpt-4o-mini-transcribe": (3.0, 3.0),
-		"gpt-4o-realtime-preview": (40.0, 2.5),
-		"gpt-4o-transcribe": (6.0, 6.0),
-		"gpt-audio": (32.0, 32.0),
-		"gpt-audio-mini": (10.0, 10.0),
-		"gpt-realtime": (32.0, 0.4),
-		"gpt-realtime-2": (32.0, 0.4),
-		"gpt-realtime-mini": (10.0, 0.3),
+		"gpt-4o-audio-preview": (40.0, 40.0, 80.0),
+		"gpt-4o-mini-audio-preview": (10.0, 10.0, 20.0),
+		"gpt-4o-mini-realtime-preview": (10.0, 0.3, 20.0),
+		"gpt-4o-mini-transcribe": (3.0, 3.0, None),
+		"gpt-4o-realtime-preview": (40.0, 2.5, 80.0),
+		"gpt-4o-transcribe": (6.0, 6.0, None),
+		"gpt-audio": (32.0, 32.0, 64.0),
+		"gpt-audio-mini": (10.0, 10.0, 20.0),
+		"gpt-realtime": (32.0, 0.4, 64.0),
+		"gpt-realtime-2": (32.0, 0.4, 64.0),
+		"gpt-realtime-mini": (10.0, 0.3, 20.0),
 	},
 }
-"""The models by genai-prices id whose audio input costs other than text: (input audio,
-cached input audio) per million tokens. Audio tokens are among a prompt's tokens; the
-usage says how many (Gemini: ``promptTokensDetails``, modality ``AUDIO``; Chat Completions:
-``prompt_tokens_details.audio_tokens``)."""
+"""The models by genai-prices id whose audio costs other than text: (input audio, cached
+input audio, output audio or None: the output price) per million tokens. Audio tokens are
+among a prompt's (a reply's) tokens; the usage says how many (Gemini:
+``promptTokensDetails``, ``candidatesTokensDetails``, modality ``AUDIO``; Chat Completions:
+``prompt_tokens_details.audio_tokens``, ``completion_tokens_details.audio_tokens``)."""

@@ -13,9 +13,9 @@ priced.
 A prompt past a model's long-context threshold (Claude Sonnet 4.5 and Gemini Pro past 200k
 tokens, GPT-5.4 and later past 272k) pays that tier's prices for all its tokens, input and output,
 as the price pages and genai-prices say (`openmolt_providers._price_table.TIERS`). Audio in a
-prompt costs its own price where the model has one (Gemini Flash, OpenAI's audio models:
-`openmolt_providers._price_table.AUDIO`, which takes the GPT-4o audio previews' from OpenAI's
-model pages, genai-prices having none). Web searches and
+prompt, and in a spoken reply, costs its own price where the model has one (Gemini Flash's
+input, OpenAI's audio models' both: `openmolt_providers._price_table.AUDIO`, which takes the
+GPT-4o audio previews' from OpenAI's model pages, genai-prices having none). Web searches and
 batch discounts are not included, so the cost is an estimate. A Claude id as Amazon Bedrock writes it costs what genai-prices
 says for Bedrock; one its Bedrock entries miss costs the model's in-region price, or Anthropic's
 price with the 10% regional premium of Claude 4.5 and later (`REGIONAL_PREMIUM`). A model id is
@@ -252,6 +252,7 @@ def cost(
 	hour_writes: int = 0,
 	audio_tokens: int = 0,
 	cached_audio_tokens: int = 0,
+	output_audio_tokens: int = 0,
 ) -> float | None:
 	"""Estimate the cost of one call in US dollars.
 
@@ -270,6 +271,9 @@ def cost(
 			audio price where it has one (`openmolt_providers._price_table.AUDIO`), else the
 			input price.
 		cached_audio_tokens: Of ``cached_tokens``, those of audio.
+		output_audio_tokens: Of ``output_tokens``, those of audio (a spoken reply: Chat
+			Completions' ``completion_tokens_details.audio_tokens``): the model's audio output
+			price where it has one (`AUDIO`'s third price), else the output price.
 
 	Returns:
 		The cost, or None when the model's price is unknown.
@@ -283,8 +287,10 @@ def cost(
 	factor = _premium.get((provider, model), 1.0)
 	audio = AUDIO.get(provider, {}).get(found[0])
 	heard, heard_cached = (inp, cached) if audio is None else (audio[0] * factor, audio[1] * factor)
+	spoken = out if audio is None or audio[2] is None else audio[2] * factor
 	cached_audio = min(max(cached_audio_tokens, 0), cached_tokens)
 	fresh_audio = min(max(audio_tokens - cached_audio, 0), fresh)
+	said = min(max(output_audio_tokens, 0), output_tokens)
 	total = (
 		(fresh - fresh_audio) * inp
 		+ fresh_audio * heard
@@ -292,7 +298,8 @@ def cost(
 		+ cached_audio * heard_cached
 		+ (cache_write_tokens - hour) * (write if write is not None else inp)
 		+ hour * HOUR_WRITE * inp
-		+ output_tokens * out
+		+ (output_tokens - said) * out
+		+ said * spoken
 	)
 	return round(total / 1_000_000, 10)
 

@@ -31,6 +31,7 @@ from openmolt_providers.anthropic._models import (
 	adaptive,
 	default_max_tokens,
 	has_thinking,
+	most_output,
 	one_sampler,
 	sampling_removed,
 	searches,
@@ -184,6 +185,23 @@ def _thinking(provider: AnthropicProvider, request: ModelRequest, body: dict[str
 	return True
 
 
+def _max_tokens(provider: AnthropicProvider, request: ModelRequest) -> int:
+	"""The body's ``max_tokens``: the agent's, within the model's output limit, or a default.
+
+	An ``anthropic-beta`` header that names a longer output (Claude 3.7 Sonnet's
+	``output-128k-2025-02-19``) lifts the limit: the agent's value is sent as asked.
+	"""
+	model = request.model
+	asked = request.config.max_output_tokens
+	if not asked:
+		return default_max_tokens(model)
+	betas = next(
+		(v for k, v in provider.extra_headers.items() if k.lower() == "anthropic-beta"), ""
+	)
+	most = None if "output-" in betas else most_output(model)
+	return provider.capped_output(model, asked, most)
+
+
 def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	"""The Messages API body for one call.
 
@@ -197,7 +215,7 @@ def build(provider: AnthropicProvider, request: ModelRequest) -> dict[str, Any]:
 	fitted = fit_images(provider, request, "ANTHROPIC")
 	body: dict[str, Any] = {
 		"model": model,
-		"max_tokens": config.max_output_tokens or default_max_tokens(model),
+		"max_tokens": _max_tokens(provider, request),
 		"system": [{"type": "text", "text": request.system, "cache_control": _CACHE}],
 		"messages": [
 			_turn(provider, model, m, parts(fitted, i, m), i == 0 or i == last)

@@ -30,6 +30,7 @@ __all__ = [
 	"adaptive",
 	"default_max_tokens",
 	"has_thinking",
+	"most_output",
 	"one_sampler",
 	"sampling_removed",
 	"searches",
@@ -137,3 +138,30 @@ def default_max_tokens(model: str) -> int:
 	if v < (3, 5):
 		return 4096
 	return 8192 if v < (4, 0) else 16384
+
+
+def most_output(model: str) -> int | None:
+	"""The most output tokens the model writes (``max_tokens`` above it is a 400), or None.
+
+	From the models overview and each model's page ("Max output", platform.claude.com, read
+	2026-12): the Claude 3 models 4,096, Claude 3.5 8,192, Claude 3.7 Sonnet 64,000 (128,000
+	with the ``output-128k-2025-02-19`` beta header: the build then assumes none), Opus 4 and
+	4.1 32,000, Sonnet 4 and the 4.5 models 64,000,
+	Claude 4.6 to 5 128,000. None for a later or unversioned Claude (`NEWEST`) and for another
+	model behind a Messages API: what the agent asks is sent.
+
+	Args:
+		model: The model id (as Anthropic, Bedrock, Vertex AI or a gateway writes it).
+	"""
+	v = version(model)
+	if v == (0, 0) or v > (5, 0):
+		return None
+	if v < (3, 5):
+		return 4_096
+	if v < (3, 7):
+		return 8_192
+	if v < (4, 0):
+		return 64_000
+	if v < (4, 5):
+		return 32_000 if "opus" in model_name(model) else 64_000
+	return 64_000 if v < (4, 6) else 128_000

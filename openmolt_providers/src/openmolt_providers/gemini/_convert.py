@@ -139,6 +139,32 @@ def _thinking(provider: GeminiProvider, model: str, thinking: Any) -> dict[str, 
 	return None
 
 
+_MOST_OUTPUT: tuple[tuple[re.Pattern[str], int], ...] = (
+	(
+		re.compile(r"^gemini-(1\.5|2\.0)-(pro|flash)(-lite)?(-\d{3}|-preview.*|-exp.*|-latest)?$"),
+		8_192,
+	),
+	(re.compile(r"^gemini-2\.5-(pro|flash|flash-lite)(-\d{3}|-preview-[\d-]+)?$"), 65_536),
+	(re.compile(r"^gemini-3(\.1)?-(pro|flash)(-preview)?$"), 65_536),
+)
+"""The most output tokens each model writes ("Output token limit" on the Gemini API's models
+page, ai.google.dev/gemini-api/docs/models, read 2026-12): Gemini 1.5 and 2.0 8,192, Gemini
+2.5 Pro, Flash and Flash-Lite and Gemini 3 Pro and Flash 65,536. Above it the API answers 400
+INVALID_ARGUMENT ("the supported range is from 1 (inclusive) to 65537 (exclusive)"). Only the
+text models are listed (the image, TTS and live variants have limits of their own); a model not
+listed is sent what the agent asks."""
+
+
+def most_output(model: str) -> int | None:
+	"""The most output tokens the model writes (`_MOST_OUTPUT`), or None when not known here.
+
+	Args:
+		model: The model id (an alias is read as the model it names).
+	"""
+	name = resolved(model)
+	return next((most for rule, most in _MOST_OUTPUT if rule.match(name)), None)
+
+
 STOP_LIMIT = 5
 """The most stop sequences the Gemini API takes (``GenerationConfig.stopSequences``: "The set of
 character sequences (up to 5)"): more is a 400; another server decides for itself."""
@@ -158,7 +184,10 @@ def build(provider: GeminiProvider, request: ModelRequest) -> dict[str, Any]:
 	if config.top_p is not None:
 		generation["topP"] = config.top_p
 	if config.max_output_tokens is not None:
-		generation["maxOutputTokens"] = config.max_output_tokens
+		most = most_output(model) if provider.official else None
+		generation["maxOutputTokens"] = provider.capped_output(
+			model, config.max_output_tokens, most
+		)
 	if config.stop:
 		generation["stopSequences"] = list(config.stop)
 		if provider.official and len(config.stop) > STOP_LIMIT:
@@ -344,6 +373,7 @@ def _usage(provider: GeminiProvider, model: str, data: dict[str, Any]) -> Usage:
 		cached_tokens=cached,
 		audio_tokens=_heard(raw, "promptTokensDetails"),
 		cached_audio_tokens=_heard(raw, "cacheTokensDetails"),
+		output_audio_tokens=_heard(raw, "candidatesTokensDetails"),
 	)
 	return Usage(
 		input_tokens=inp,
@@ -359,7 +389,7 @@ def _heard(raw: Mapping[str, Any], key: str) -> int:
 	"""The audio tokens of a usage's list by modality; 0 when it names none.
 
 	``promptTokensDetails``: ``[{"modality": "AUDIO", "tokenCount": 40}]``; Gemini prices audio
-	apart from text.
+	apart from text (a live model's spoken reply too: ``candidatesTokensDetails``).
 	"""
 	at = f"usageMetadata.{key}"
 	return sum(

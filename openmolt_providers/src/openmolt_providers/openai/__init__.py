@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from openmolt_core import hookimpl
@@ -127,6 +127,11 @@ class OpenAIProvider(HTTPProvider):
 		self.azure = _azure_openai(self.base_url)
 		"""Whether the server is Azure OpenAI's (`_azure_openai`): it keeps OpenAI's request limits
 		(the stop sequences') but none of the fields only api.openai.com knows."""
+		self.image_limits: Literal["OPENAI", "AZURE_OPENAI"] | None = (
+			"OPENAI" if self.official else "AZURE_OPENAI" if self.azure else None
+		)
+		"""The limits the images of a request are fitted to (`openmolt_providers._images`):
+		api.openai.com's, Azure OpenAI's (10 images a call); None: another server's own."""
 		self._urls = {
 			"responses": self.base_url + "/responses",
 			"chat": self.base_url + "/chat/completions",

@@ -32,6 +32,7 @@ from openmolt_providers.openai._models import (
 	cache_key,
 	hears,
 	is_reasoning,
+	most_output,
 	sampling,
 	sees,
 )
@@ -134,7 +135,8 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	config = request.config
 	model = request.model
 	messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
-	fitted = fit_images(provider, request, "OPENAI") if provider.official else {}
+	limits = provider.image_limits
+	fitted = fit_images(provider, request, limits) if limits is not None else {}
 	messages.extend(
 		_turn(provider, model, m, parts(fitted, i, m)) for i, m in enumerate(request.messages)
 	)
@@ -155,7 +157,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 		# its favour, and reasoning models and the GPT-5 family refuse it); many local servers
 		# know only max_tokens.
 		completion = provider.official or is_reasoning(model)
-		body["max_completion_tokens" if completion else "max_tokens"] = config.max_output_tokens
+		# The vendor's models: at api.openai.com or an Azure OpenAI resource, not another server.
+		most = most_output(model) if provider.official or provider.azure else None
+		wanted = provider.capped_output(model, config.max_output_tokens, most)
+		body["max_completion_tokens" if completion else "max_tokens"] = wanted
 	if config.stop:
 		if s.stop_ok:
 			body["stop"] = list(config.stop)
@@ -296,6 +301,8 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 	heard = tokens(details, "audio_tokens", "usage.prompt_tokens_details")  # the audio models'
 	thinking = fields(raw.get("completion_tokens_details"), "usage.completion_tokens_details")
 	reasoning = tokens(thinking, "reasoning_tokens", "usage.completion_tokens_details")
+	# A spoken reply's (``modalities: ["text", "audio"]``): of completion_tokens, priced apart.
+	said = tokens(thinking, "audio_tokens", "usage.completion_tokens_details")
 	price = provider.cost(
 		model,
 		input_tokens=inp,
@@ -303,6 +310,7 @@ def usage(provider: OpenAIProvider, model: str, raw: Any) -> Usage:
 		cached_tokens=cached,
 		cache_write_tokens=written,
 		audio_tokens=heard,
+		output_audio_tokens=said,
 	)
 	return Usage(
 		input_tokens=inp,

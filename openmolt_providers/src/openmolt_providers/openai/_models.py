@@ -37,6 +37,7 @@ __all__ = [
 	"efforts",
 	"hears",
 	"is_reasoning",
+	"most_output",
 	"responses_only",
 	"sampling",
 	"sees",
@@ -285,3 +286,37 @@ def cache_key(key: str) -> str:
 
 	digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 	return f"{key[: CACHE_KEY_LIMIT - len(digest) - 1]}:{digest}"
+
+
+_MOST_OUTPUT: tuple[tuple[re.Pattern[str], int], ...] = (
+	(re.compile(r"^gpt-3\.5-turbo"), 4_096),
+	(re.compile(r"^gpt-4o-2024-05-13"), 4_096),
+	(re.compile(r"^gpt-4-(turbo|\d{4}-preview|vision)"), 4_096),
+	(re.compile(r"^gpt-4(-\d{4})?$"), 8_192),
+	(re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.5|gpt-5-chat|gpt-audio)(?![.0-9])"), 16_384),
+	(re.compile(r"^gpt-4\.1(?![0-9])"), 32_768),
+	(re.compile(r"^o1-preview"), 32_768),
+	(re.compile(r"^o1-mini"), 65_536),
+	(re.compile(r"^(o1|o3|o4-mini|codex-mini)(?![0-9])"), 100_000),
+	(re.compile(r"^gpt-5-pro(?![.0-9a-z])"), 272_000),
+	(re.compile(r"^gpt-5(\.[12])?(?![.0-9])"), 128_000),
+)
+"""The most output tokens each family writes ("Max output tokens" on each model page,
+developers.openai.com/api/docs/models, read 2026-12; first match wins): GPT-3.5 Turbo, GPT-4
+Turbo and the first GPT-4o snapshot 4,096, GPT-4 8,192, GPT-4o, GPT-4.5, the audio models and
+``gpt-5-chat-latest`` 16,384, GPT-4.1 32,768, o1-preview 32,768, o1-mini 65,536, the o-series
+100,000, GPT-5 to 5.2 128,000, ``gpt-5-pro`` 272,000. Above it the API answers 400 ("max_tokens is
+too large ... This model supports at most 16384 completion tokens"). A family not listed (a later
+one) is sent what the agent asks."""
+
+
+def most_output(model: str) -> int | None:
+	"""The most output tokens the model writes, or None when not known here (`_MOST_OUTPUT`).
+
+	Args:
+		model: The model id (a prefix or a fine-tune is read as its base model).
+	"""
+	m = model_name(model)
+	if "realtime" in m or "search" in m or "transcribe" in m or "tts" in m:
+		return None  # their own limits, not the chat models' of their family
+	return next((most for rule, most in _MOST_OUTPUT if rule.match(m)), None)

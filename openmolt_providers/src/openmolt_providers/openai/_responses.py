@@ -26,7 +26,7 @@ from openmolt_providers._common import (
 from openmolt_providers._schema import reply_format
 from openmolt_providers._shape import fields, items, reads_replies, tokens, word
 from openmolt_providers.openai._errors import RETRY_WORDS, body_error, reply_error
-from openmolt_providers.openai._models import BLIND, cache_key, sampling, sees
+from openmolt_providers.openai._models import BLIND, cache_key, most_output, sampling, sees
 
 if TYPE_CHECKING:
 	from collections.abc import Sequence
@@ -124,7 +124,8 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	"""
 	config = request.config
 	model = request.model
-	fitted = fit_images(provider, request, "OPENAI") if provider.official else {}
+	limits = provider.image_limits
+	fitted = fit_images(provider, request, limits) if limits is not None else {}
 	body: dict[str, Any] = {
 		"model": model,
 		"instructions": request.system,
@@ -143,7 +144,10 @@ def build(provider: OpenAIProvider, request: ModelRequest) -> dict[str, Any]:
 	if s.top_p is not None:
 		body["top_p"] = s.top_p
 	if config.max_output_tokens is not None:
-		body["max_output_tokens"] = max(config.max_output_tokens, LEAST_OUTPUT)
+		# The vendor's models: at api.openai.com or an Azure OpenAI resource, not another server.
+		most = most_output(model) if provider.official or provider.azure else None
+		wanted = provider.capped_output(model, config.max_output_tokens, most)
+		body["max_output_tokens"] = max(wanted, LEAST_OUTPUT)
 		if config.max_output_tokens < LEAST_OUTPUT:
 			provider.warn(
 				model,
