@@ -80,6 +80,7 @@ __all__ = [
 	"mask_exception",
 	"mask_fields",
 	"mask_known",
+	"mask_printed",
 	"mask_url_logins",
 	"mask_url_logins_deep",
 	"mask_urls",
@@ -1943,7 +1944,7 @@ def _caller_outside() -> int | None:
 def warn(
 	message: str, category: type[Warning], stacklevel: int = 1, *, at_caller: bool = False
 ) -> None:
-	"""``warnings.warn``, with the message masked with the secrets known now (`mask_known`).
+	"""``warnings.warn``, with the message masked as a log record is (`mask_printed`).
 
 	Every warning of OpenMolt goes through here: it is built from values that may hold a secret
 	(a URL, a setting, a name from a config), and a library user's process shows it as is
@@ -1963,7 +1964,7 @@ def warn(
 	import warnings
 
 	level = (_caller_outside() if at_caller else None) or stacklevel + 1
-	warnings.warn(category(mask_known(message)), stacklevel=level)
+	warnings.warn(category(mask_printed(message)), stacklevel=level)
 
 
 def mask_known(text: str) -> str:
@@ -1977,6 +1978,22 @@ def mask_known(text: str) -> str:
 		text: The text.
 	"""
 	return mask(text, known_secrets())
+
+
+def mask_printed(text: str) -> str:
+	"""Text printed about an error outside a log record, masked as a log record is.
+
+	`mask_known`, and the secrets of the URLs the text shows though no source knows them
+	(`urls_secrets`: a password in a URL's userinfo, a token user, a query value named like a
+	secret): an exception names the URL it failed for (httpx's ``for url '...'``), and a
+	traceback, an error line or a warning the ``openmolt`` command prints is a log too. Not for
+	text a person is sent (a reply: `mask_url_logins` keeps a signed link working).
+
+	Args:
+		text: The text (an error's line, a traceback, a warning).
+	"""
+	found = urls_secrets(text)
+	return mask(text, known_secrets() | found) if found else mask_known(text)
 
 
 def masked_excerpt(text: str, limit: int, secrets: Iterable[str] = (), *, more: str = "") -> str:
@@ -2608,7 +2625,7 @@ def _handle_error(self: logging.Handler, record: logging.LogRecord) -> None:
 	"""
 	from openmolt_core._support.stderr_masking import masked_stderr
 
-	masked_stderr(_HANDLE_ERROR[0], mask_known)(self, record)
+	masked_stderr(_HANDLE_ERROR[0], mask_printed)(self, record)
 
 
 def redact_handler(handler: logging.Handler) -> logging.Handler:
