@@ -15,7 +15,7 @@ import base64
 
 import pytest
 
-from openmolt_core._support.masking import MASK, StreamMask, mask
+from openmolt_core._support.masking import MASK, StreamMask, mask, spellings
 
 SECRETS = ("s3cr3tValue123", "s3cr3tValue1234", "s3cr3tValue12345")  # each length modulo 3
 BEFORE = {"letter": b"u", "colon": b":", "nul": b"\x00", "non-ascii": "\u00e9".encode(), "=": b"="}
@@ -56,3 +56,32 @@ def test_a_secret_in_base64_is_masked_at_each_offset(
 			assert MASK in whole and core not in whole, (blob, whole)
 			for size in (1, 3, 7):
 				assert _streamed(text, secrets, size) == whole, (blob, size)
+
+
+SLASHED = "sk-live/???/key123"  # its base64 holds a ``/`` at every offset
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2])
+def test_base64_with_its_slashes_escaped_as_json_may_write_them_is_masked(offset: int) -> None:
+	r"""``\/`` for ``/``: PHP's ``json_encode`` writes every slash so, an API echoing a header too.
+
+	The padded tail had this spelling; the cores, and the whole value's base64, did not.
+	"""
+	secrets = frozenset({SLASHED})
+	for after in AFTER.values():
+		data = b"cid:"[: 3 + offset] + SLASHED.encode() + after
+		core = _bits_only(SLASHED.encode(), offset, base64.b64encode)
+		assert "/" in core
+		blob = base64.b64encode(data).decode().replace("/", "\\/")
+		text = f'{{"error": "bad client", "header": "Basic {blob}"}}'
+		whole = mask(text, secrets)
+		assert core.replace("/", "\\/") not in whole, whole
+		for size in (1, 4):
+			assert _streamed(text, secrets, size) == whole
+
+
+def test_every_spelling_holding_a_slash_is_masked_with_it_escaped() -> None:
+	for spelt in sorted(s for s in spellings(SLASHED) if "/" in s and "\\/" not in s):
+		escaped = spelt.replace("/", "\\/")
+		shown = mask(f'{{"v": "{escaped}"}}', frozenset({SLASHED}))
+		assert escaped not in shown and MASK in shown, (spelt, shown)

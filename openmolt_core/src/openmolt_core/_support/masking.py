@@ -187,6 +187,10 @@ def spellings(secret: str) -> frozenset[str]:
 		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
 		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
+	# Some JSON encoders write every ``/`` as ``\/`` (PHP's json_encode, an API echoing a
+	# header): so is each spelling holding one (base64's, a path left unencoded), not only the
+	# raw value's.
+	out.update([s.replace("/", "\\/") for s in out if "/" in s and "\\/" not in s])
 	out.update(_key_lines(secret))
 	return frozenset(s for s in out if s)
 
