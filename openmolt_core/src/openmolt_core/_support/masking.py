@@ -118,6 +118,10 @@ _MAX_HELD_RUN = 4096
 """The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
 
 
+_HTML_SPECIAL = frozenset("&<>\"'")
+"""What an HTML page writes as a named reference (``&amp;``, ``&quot;``...): see `spellings`."""
+
+
 def _lower_hex(text: str) -> str:
 	return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
 
@@ -155,6 +159,8 @@ def _b64_cores(data: bytes) -> set[str]:
 def spellings(secret: str) -> frozenset[str]:
 	"""Every spelling of a secret to mask: as is, percent-encoded, base64, base32, escaped, hex.
 
+	Escaped: for JSON, ``repr`` and, when it holds ``&<>"'``, an HTML page (``&amp;``).
+
 	Args:
 		secret: The secret value.
 
@@ -179,6 +185,16 @@ def spellings(secret: str) -> frozenset[str]:
 			repr(value.encode("utf-8"))[2:-1],  # bytes in a trace (httpcore, hpack): b'...\xc3'
 		):
 			out.update((escaped, escaped.replace("/", "\\/")))  # some encoders write \/
+		if not _HTML_SPECIAL.isdisjoint(value):  # a page's named references: ``&amp;``
+			import html
+
+			for text in (
+				value,
+				json.dumps(value)[1:-1],
+				json.dumps(value, ensure_ascii=False)[1:-1],
+			):
+				both = html.escape(text)
+				out.update((both, both.replace("&#x27;", "&#39;"), html.escape(text, quote=False)))
 		data = value.encode("utf-8")
 		std = base64.b64encode(data).decode("ascii")
 		url = base64.urlsafe_b64encode(data).decode("ascii")
