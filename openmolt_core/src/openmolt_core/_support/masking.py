@@ -169,11 +169,15 @@ def spellings(secret: str) -> frozenset[str]:
 	"""
 	out = {secret}
 	stripped = secret.strip()
-	if len(stripped) >= MIN_ENCODED:
-		out.add(stripped)
-	for value in {secret, stripped}:
+	values = {secret, stripped}
+	if not stripped.isascii():  # composed or decomposed: macOS names, a normalising server
+		import unicodedata
+
+		values.update(unicodedata.normalize(form, stripped) for form in ("NFC", "NFD"))
+	for value in values:
 		if len(value) < MIN_ENCODED:
 			continue
+		out.add(value)
 		for safe in _SAFE:
 			for encoded in (quote(value, safe=safe), quote_plus(value, safe=safe)):
 				out.update((encoded, _lower_hex(encoded)))
