@@ -87,3 +87,61 @@ def test_an_agent_file_s_credential_in_the_wrong_shape_is_not_repeated(
 	code = cli.main(["run", "agent.json", "--input", "hi", "--dry-run"])
 	err = capsys.readouterr().err
 	assert code != 0 and "credential" in err and SHORT not in err, err
+
+
+URL_PASSWORD = "Passw0rd-xyz9Q"
+URL_KEY = "AK-12345678Zq"
+URL = f"https://bob:{URL_PASSWORD}@api.example.com/v1/items?api_key={URL_KEY}&q=1"
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+@pytest.mark.parametrize("kind", ["unexpected", "openmolt", "warning"])
+def test_a_urls_password_and_key_never_show_in_what_the_command_prints(
+	kind: str, verbose: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An error quoting a URL (httpx names the URL it failed for) is masked as a log masks it.
+
+	No source knows the URL's password or its ``?api_key=``: a log record shows neither
+	(`openmolt_core._support.masking.urls_secrets`), and neither may the command's own lines.
+	"""
+	import httpx
+
+	def dispatch(args: list[str]) -> int:
+		if kind == "warning":
+			with warnings.catch_warnings():
+				warnings.simplefilter("always")
+				warnings.warn(f"retrying {URL}", UserWarning, stacklevel=1)
+			return 0
+		request = httpx.Request("GET", URL)
+		said = f"Client error '401 Unauthorized' for url '{request.url}'"
+		if kind == "openmolt":
+			raise ConfigurationError(said)
+		raise httpx.HTTPStatusError(said, request=request, response=httpx.Response(401))
+
+	monkeypatch.setattr(cli, "_dispatch", dispatch)
+	cli.main(["run", "x.json", *(["--verbose"] if verbose else [])])
+	err = capsys.readouterr().err
+	assert "https://bob:[redacted]@api.example.com" in err, err
+	assert URL_PASSWORD not in err and URL_KEY not in err, err
+
+
+def test_the_commands_hooks_mask_a_urls_password(
+	monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+	"""An uncaught exception naming a URL, printed by the hooks the command installs."""
+	import sys
+
+	monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)  # Python's, not pytest's
+
+	def dispatch(args: list[str]) -> int:
+		try:
+			raise RuntimeError(f"failed for url '{URL}'")
+		except RuntimeError as exc:
+			sys.excepthook(type(exc), exc, exc.__traceback__)
+		return 0
+
+	monkeypatch.setattr(cli, "_dispatch", dispatch)
+	cli.main(["run", "x.json"])
+	err = capsys.readouterr().err
+	assert "https://bob:[redacted]@api.example.com" in err, err
+	assert URL_PASSWORD not in err and URL_KEY not in err, err

@@ -244,3 +244,50 @@ async def test_a_secret_exported_after_the_stream_began_never_streams(
 		monkeypatch.delenv("ACME_MIDSTREAM_TOKEN", raising=False)
 	await om.aclose()
 	assert "".join(pieces) == "the token is [redacted], keep it"
+
+
+# a ready command's preview hides what the text's preview hides ---------------------------------
+
+
+@pytest.mark.parametrize("where", ["another instance", "the environment, later"])
+async def test_a_ready_commands_preview_hides_every_secret_the_texts_preview_hides(
+	where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+	"""``command:ready`` previews the reply the text deltas preview: the same secrets are hidden.
+
+	It was masked with the run's own redactor only, so a secret of another live instance, or
+	one exported after the instance read the environment (both of which the server's responses
+	and the text deltas mask), showed in the previewed call's input.
+	"""
+	om = OpenMolt(entry_points=False)
+	om.secrets.values()  # the instance has read the environment
+	other = OpenMolt(entry_points=False)
+	if where == "another instance":
+		secret = LONG
+		other.secrets.add(secret)
+	else:
+		secret = "late-env-token-8c1f0a77"
+		monkeypatch.setenv("ACME_LATE_TOKEN", secret)
+
+	@tool(labels=[])
+	def note(text: str) -> str:
+		"""Note it."""
+		return "ok"
+
+	agent = om.create_agent(
+		name="solo",
+		model=Streamer(
+			[
+				{"commands": [call_tool("local.note", text=f"key {secret}")]},
+				{"commands": [finish({"n": 1}, human_message="done")]},
+			],
+			size=3,
+		),
+		tools=[note],
+	)
+	async with agent.stream("go") as run:
+		ready = [repr(e.command) async for e in run if e.name == "command:ready"]
+		await run.result()
+	await om.aclose()
+	assert ready and all("[redacted]" in r and secret not in r for r in ready[:1]), ready
+	del other

@@ -29,6 +29,24 @@ def test_a_warning_is_masked_with_the_secrets_known_now(monkeypatch: pytest.Monk
 	assert seen[0].filename == __file__  # the caller's line, as warnings.warn gives it
 
 
+@pytest.mark.parametrize(
+	"url",
+	[
+		"https://bob:Passw0rd-xyz9Q@api.example.com/v1",
+		"https://api.example.com/v1?page=2&api_key=Passw0rd-xyz9Q",
+		"postgresql://runs:Passw0rd-xyz9Q@db.local/runs",
+	],
+	ids=["login", "query key", "database"],
+)
+def test_a_warning_naming_a_url_masks_its_secrets_though_no_source_knows_them(url: str) -> None:
+	"""As a log record would: the URL's password, its query values named like secrets."""
+	with warnings.catch_warnings(record=True) as seen:
+		warnings.simplefilter("always")
+		warn(f"retrying {url} after a refusal", UserWarning)
+	said = str(seen[0].message)
+	assert "Passw0rd-xyz9Q" not in said and "[redacted]" in said, said
+
+
 def test_a_provider_s_model_warning_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
 	"""A real site: a provider warns about a model whose name came from a config."""
 	import httpx

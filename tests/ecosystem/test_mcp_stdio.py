@@ -474,3 +474,28 @@ def test_an_integration_registered_under_another_id_is_named_by_it() -> None:
 	assert (files.id, files.name, docs.id, docs.name) == ("files", "files", "docs", "Docs")
 	assert repr(files.source).startswith("MCPToolSource('files'")
 	assert getattr(files.source, "id", None) == "files"
+
+
+def test_a_urls_login_a_server_prints_to_its_stderr_is_masked() -> None:
+	"""A server's stderr is its log: a URL's password and ``?api_key=`` are masked as in a record.
+
+	No source knows them (the server read its database URL from its own config): the relay
+	masked the known secrets only.
+	"""
+	import io
+	import threading
+
+	from openmolt_mcp._config import Masker
+	from openmolt_mcp._source import _relay
+
+	sink = io.StringIO()
+	pipe = _relay(sink, Masker(frozenset()), "urls")
+	pipe.write("connecting to postgresql://app:Db-Passw0rd-9Q@db.local/app\n")
+	pipe.write("GET https://api.example.com/v1?api_key=AK-12345678Zq&page=2 failed\n")
+	pipe.close()
+	(pump,) = [t for t in threading.enumerate() if t.name == "openmolt-mcp-stderr-urls"]
+	pump.join(20)
+	out = sink.getvalue()
+	assert "postgresql://app:[redacted]@db.local/app" in out, out
+	assert "Db-Passw0rd-9Q" not in out and "AK-12345678Zq" not in out, out
+	assert "page=2" in out

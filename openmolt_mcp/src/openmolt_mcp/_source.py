@@ -104,7 +104,8 @@ def _relay(
 	failed for sk-...``), and any server may print what a terminal obeys (an escape that clears
 	lines, OSC 52 writing the clipboard, a bidi override). A thread reads the pipe line by line
 	(a line longer than 64 KiB in parts), masks each with the server's secrets and those the
-	process knows (`openmolt_core._support.masking.mask_known`), escapes the characters a
+	process knows, and a URL's login and secret query values as a log record's
+	(`openmolt_core._support.masking.mask_printed`), escapes the characters a
 	terminal obeys as every outside text the ``openmolt`` command prints is
 	(`openmolt_core.agentfile.printable`: C0 and C1 controls but newline and tab, bidi
 	overrides; a CRLF ends a line as a newline), and writes it to ``sink``; it ends when every
@@ -121,7 +122,7 @@ def _relay(
 	"""
 	import threading
 
-	from openmolt_core._support.masking import mask_known
+	from openmolt_core._support.masking import mask_printed
 	from openmolt_core.agentfile import printable
 
 	read, write = os.pipe()
@@ -166,7 +167,7 @@ def _relay(
 				text = chunk.decode("utf-8", errors="replace")
 				if text.endswith("\r\n"):
 					text = text[:-2] + "\n"
-				write(printable(mask_known(redact(text))))
+				write(printable(mask_printed(redact(text))))
 			if dropped and writing:
 				said_dropped()
 

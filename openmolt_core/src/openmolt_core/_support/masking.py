@@ -80,6 +80,7 @@ __all__ = [
 	"mask_exception",
 	"mask_fields",
 	"mask_known",
+	"mask_printed",
 	"mask_url_logins",
 	"mask_url_logins_deep",
 	"mask_urls",
@@ -115,6 +116,10 @@ _PERCENT_RUN_START = LazyPattern(r"[\s\"'<>\\&?#=,;](?=[^\s\"'<>\\&?#=,;]*+\Z)")
 _PERCENT_RUN_REST = LazyPattern(r"[^\s\"'<>\\&?#=,;]*+")
 _MAX_HELD_RUN = 4096
 """The longest percent-encoded run a `StreamMask` holds back whole (a longer one is sent masked)."""
+
+
+_HTML_SPECIAL = frozenset("&<>\"'")
+"""What an HTML page writes as a named reference (``&amp;``, ``&quot;``...): see `spellings`."""
 
 
 def _lower_hex(text: str) -> str:
@@ -154,6 +159,8 @@ def _b64_cores(data: bytes) -> set[str]:
 def spellings(secret: str) -> frozenset[str]:
 	"""Every spelling of a secret to mask: as is, percent-encoded, base64, base32, escaped, hex.
 
+	Escaped: for JSON, ``repr`` and, when it holds ``&<>"'``, an HTML page (``&amp;``).
+
 	Args:
 		secret: The secret value.
 
@@ -162,11 +169,15 @@ def spellings(secret: str) -> frozenset[str]:
 	"""
 	out = {secret}
 	stripped = secret.strip()
-	if len(stripped) >= MIN_ENCODED:
-		out.add(stripped)
-	for value in {secret, stripped}:
+	values = {secret, stripped}
+	if not stripped.isascii():  # composed or decomposed: macOS names, a normalising server
+		import unicodedata
+
+		values.update(unicodedata.normalize(form, stripped) for form in ("NFC", "NFD"))
+	for value in values:
 		if len(value) < MIN_ENCODED:
 			continue
+		out.add(value)
 		for safe in _SAFE:
 			for encoded in (quote(value, safe=safe), quote_plus(value, safe=safe)):
 				out.update((encoded, _lower_hex(encoded)))
@@ -178,6 +189,16 @@ def spellings(secret: str) -> frozenset[str]:
 			repr(value.encode("utf-8"))[2:-1],  # bytes in a trace (httpcore, hpack): b'...\xc3'
 		):
 			out.update((escaped, escaped.replace("/", "\\/")))  # some encoders write \/
+		if not _HTML_SPECIAL.isdisjoint(value):  # a page's named references: ``&amp;``
+			import html
+
+			for text in (
+				value,
+				json.dumps(value)[1:-1],
+				json.dumps(value, ensure_ascii=False)[1:-1],
+			):
+				both = html.escape(text)
+				out.update((both, both.replace("&#x27;", "&#39;"), html.escape(text, quote=False)))
 		data = value.encode("utf-8")
 		std = base64.b64encode(data).decode("ascii")
 		url = base64.urlsafe_b64encode(data).decode("ascii")
@@ -186,6 +207,10 @@ def spellings(secret: str) -> frozenset[str]:
 		b32 = base64.b32encode(data).decode("ascii")  # TOTP, case-insensitive transports
 		out.update((b32, b32.rstrip("="), b32.lower(), b32.lower().rstrip("=")))
 		out.update((data.hex(), data.hex().upper()))  # a hex dump, in either case
+	# Some JSON encoders write every ``/`` as ``\/`` (PHP's json_encode, an API echoing a
+	# header): so is each spelling holding one (base64's, a path left unencoded), not only the
+	# raw value's.
+	out.update([s.replace("/", "\\/") for s in out if "/" in s and "\\/" not in s])
 	out.update(_key_lines(secret))
 	return frozenset(s for s in out if s)
 
@@ -1943,7 +1968,7 @@ def _caller_outside() -> int | None:
 def warn(
 	message: str, category: type[Warning], stacklevel: int = 1, *, at_caller: bool = False
 ) -> None:
-	"""``warnings.warn``, with the message masked with the secrets known now (`mask_known`).
+	"""``warnings.warn``, with the message masked as a log record is (`mask_printed`).
 
 	Every warning of OpenMolt goes through here: it is built from values that may hold a secret
 	(a URL, a setting, a name from a config), and a library user's process shows it as is
@@ -1963,7 +1988,7 @@ def warn(
 	import warnings
 
 	level = (_caller_outside() if at_caller else None) or stacklevel + 1
-	warnings.warn(category(mask_known(message)), stacklevel=level)
+	warnings.warn(category(mask_printed(message)), stacklevel=level)
 
 
 def mask_known(text: str) -> str:
@@ -1977,6 +2002,22 @@ def mask_known(text: str) -> str:
 		text: The text.
 	"""
 	return mask(text, known_secrets())
+
+
+def mask_printed(text: str) -> str:
+	"""Text printed about an error outside a log record, masked as a log record is.
+
+	`mask_known`, and the secrets of the URLs the text shows though no source knows them
+	(`urls_secrets`: a password in a URL's userinfo, a token user, a query value named like a
+	secret): an exception names the URL it failed for (httpx's ``for url '...'``), and a
+	traceback, an error line or a warning the ``openmolt`` command prints is a log too. Not for
+	text a person is sent (a reply: `mask_url_logins` keeps a signed link working).
+
+	Args:
+		text: The text (an error's line, a traceback, a warning).
+	"""
+	found = urls_secrets(text)
+	return mask(text, known_secrets() | found) if found else mask_known(text)
 
 
 def masked_excerpt(text: str, limit: int, secrets: Iterable[str] = (), *, more: str = "") -> str:
@@ -2608,7 +2649,7 @@ def _handle_error(self: logging.Handler, record: logging.LogRecord) -> None:
 	"""
 	from openmolt_core._support.stderr_masking import masked_stderr
 
-	masked_stderr(_HANDLE_ERROR[0], mask_known)(self, record)
+	masked_stderr(_HANDLE_ERROR[0], mask_printed)(self, record)
 
 
 def redact_handler(handler: logging.Handler) -> logging.Handler:

@@ -85,6 +85,10 @@ class SecretSet:
 			with _LOCK:
 				_LIVE.add(self)
 			self._live = True
+			# The filter reads the set from now on, so it must be in place now: the values of a
+			# source read at first use (the environment's keys) are not added one by one, and a
+			# URL's password is masked in a log though no source knows it.
+			install_log_redaction()
 
 	def add_once(self, source: Callable[[], Iterable[str]]) -> None:
 		"""Register a callable whose secrets are read once, at the first use of the set.

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support.masking import mask_deep
 from openmolt_core.capabilities import Streaming
 from openmolt_core.capabilities._replydecoder import ReplyDecoder, TextPiece
 from openmolt_core.errors import ProviderError
@@ -217,7 +218,7 @@ def sender(ctx: RunContext) -> Send | None:
 								agent=ctx.agent,
 								step=ctx.step,
 								index=piece.index,
-								command=ctx.redact.deep(command),
+								command=_masked(command, secrets),
 								model=model,
 								attempt=attempt,
 							),
@@ -249,6 +250,22 @@ def sender(ctx: RunContext) -> Send | None:
 		return response
 
 	return send
+
+
+def _masked(command: dict[str, Any], secrets: Callable[[], Iterable[str]]) -> Any:
+	"""A ready command as previewed: masked with the secrets the text's preview hides.
+
+	`_chain_secrets`: the run's, its callers', every live instance's, the environment's now (the
+	run's redactor alone let another instance's secret, or one exported since, show in a call's
+	input that the same reply's text deltas hid).
+	"""
+	known = frozenset(secrets())
+	try:
+		return mask_deep(command, known)
+	except RecursionError:  # a command nested deeper than the copy can recurse: cut first
+		from openmolt_core._support.jsonsafe import shallow
+
+		return mask_deep(shallow(command), known)
 
 
 def _restored(fitted: FittedSchema | None, command: dict[str, Any]) -> dict[str, Any]:

@@ -803,11 +803,11 @@ def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
 	return only if isinstance(only, OpenMoltError) else group
 
 
-def _mask_known(text: str) -> str:
-	"""`openmolt_core._support.masking.mask_known`, imported when a hook first prints."""
-	from openmolt_core._support.masking import mask_known
+def _mask_printed(text: str) -> str:
+	"""`openmolt_core._support.masking.mask_printed`, imported when a hook first prints."""
+	from openmolt_core._support.masking import mask_printed
 
-	return mask_known(text)
+	return mask_printed(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -829,7 +829,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 	from openmolt_core._support.stderr_masking import install_masked_hooks, uninstall_masked_hooks
 
 	# An exception no handler here catches, a thread's, an unraisable one: printed masked.
-	install_masked_hooks(_mask_known)
+	install_masked_hooks(_mask_printed)
 	from openmolt_core.cli._said import Unsaid, unsaid
 
 	typed = unsaid(args)  # a typed word that may be a key: never printed back, whoever prints
@@ -849,9 +849,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 		_close_stdout()
 		return ExitCode.PIPE_CLOSED
 	except OpenMoltError as exc:
-		from openmolt_core._support.masking import mask_known
+		from openmolt_core._support.masking import mask_printed
 
-		text = mask_known(str(exc))
+		text = mask_printed(str(exc))
 		text = text if python else for_the_command(text, prompt=prompt)
 		# Each line in the command's voice; a blank one (a library's paragraph break) is left out.
 		for line in [t for t in text.splitlines() if t.strip()] or [type(exc).__name__]:
@@ -867,13 +867,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 		print("openmolt: interrupted", file=sys.stderr)
 		return ExitCode.INTERRUPTED
 	except Exception as exc:
-		from openmolt_core._support.masking import mask_known
+		from openmolt_core._support.masking import mask_printed
 
 		if verbose:  # the chain and notes too: masked like a log record's traceback
-			sys.stderr.write(mask_known(traceback.format_exc()))
+			sys.stderr.write(mask_printed(traceback.format_exc()))
 		print(
 			printable(
-				mask_known(
+				mask_printed(
 					f"openmolt: unexpected error: {type(exc).__name__}: {exc} "
 					"(--verbose shows the traceback)"
 				)

@@ -172,9 +172,9 @@ def show_warning(
 		return  # about Python code that never served its schedules; the command serves them
 	if "NotStreamingWarning" in kinds and not verbose:
 		return  # the run goes on as it would have without a terminal: said with --verbose
-	from openmolt_core._support.masking import mask_known
+	from openmolt_core._support.masking import mask_printed
 
-	text = " ".join(mask_known(str(message)).split())
+	text = " ".join(mask_printed(str(message)).split())
 	if not python:
 		text = for_the_command(text, prompt=prompt, settings="ModelConfigWarning" in kinds)
 	print(f"openmolt: warning: {text}", file=sys.stderr)
