@@ -332,12 +332,14 @@ async def test_the_moved_feature_events_reach_the_run_store(tmp_path: Any) -> No
 	await om.aclose()
 
 
-def test_the_price_check_keeps_its_cost_path() -> None:
-	"""The price check of ``max_cost`` is the assembly's; _cost re-exports its names."""
-	from openmolt_core import _cost, assembly
+def test_the_price_check_keeps_its_cost_and_assembly_paths() -> None:
+	"""The price check of ``max_cost`` is _pricecheck's; _cost and assembly re-export its names."""
+	from openmolt_core import _cost, _pricecheck, assembly
 
 	for name in ("Model", "OtherModel", "check_prices"):
-		assert getattr(_cost, name) is getattr(assembly, name), name
+		assert getattr(_cost, name) is getattr(_pricecheck, name), name
+		assert getattr(assembly, name) is getattr(_pricecheck, name), name
+		assert name in assembly.__all__ and name in dir(assembly), name
 
 
 def test_the_stranded_run_event_is_the_durable_backends() -> None:

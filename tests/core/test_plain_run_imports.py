@@ -124,6 +124,7 @@ UNUSED = [
 	"openmolt_core._replystream",
 	"openmolt_core.streaming",
 	"openmolt_core.runstream",
+	"openmolt_core._pricecheck",  # the price check of max_cost: an agent given a budget
 ]
 
 

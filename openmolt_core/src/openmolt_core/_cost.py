@@ -125,8 +125,8 @@ def estimate_tokens(messages: list[Message], system: str = "") -> int:
 	return (len(system) + sum(len(m.content) for m in messages)) // 4
 
 
-# The price check of an agent given ``max_cost`` is the assembly's (it reads prices when it
-# builds the agent), the budget's estimate and messages the budget capability's: their names here
+# The price check of an agent given ``max_cost`` is `openmolt_core._pricecheck`'s (the assembly
+# reads prices when it builds the agent), the budget's estimate and messages the budget capability's: their names here
 # are their old ones, loaded on first use.
 _BUDGET = "openmolt_core.capabilities.budget"
 _HOMES = {
@@ -135,9 +135,9 @@ _HOMES = {
 	"share": _BUDGET,
 	"spends_budget": _BUDGET,
 	"usd": _BUDGET,
-	"Model": "openmolt_core.assembly",
-	"OtherModel": "openmolt_core.assembly",
-	"check_prices": "openmolt_core.assembly",
+	"Model": "openmolt_core._pricecheck",
+	"OtherModel": "openmolt_core._pricecheck",
+	"check_prices": "openmolt_core._pricecheck",
 	"needs_compaction": "openmolt_core.capabilities",  # compaction's own check
 }
 

@@ -24,12 +24,11 @@ import os
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
 from openmolt_core._binding import LOCAL, bind_tools
-from openmolt_core._cost import price_of
+from openmolt_core._support import lazy_exports
 from openmolt_core.agent import Agent, Instance, Limits
 from openmolt_core.capabilities import (
 	ApprovalGate,
@@ -74,6 +73,7 @@ if TYPE_CHECKING:
 	from openmolt_core._binding import BoundTool
 	from openmolt_core._chain import ModelSlot
 	from openmolt_core._durable import DurabilityBackend
+	from openmolt_core._pricecheck import Model, OtherModel, check_prices
 	from openmolt_core.accounts import Accounts
 	from openmolt_core.agent import HumanInputHandler, MemoryConfig
 	from openmolt_core.agentconfig import AgentConfig, IntegrationEntry
@@ -99,6 +99,14 @@ if TYPE_CHECKING:
 	from openmolt_core.skills import Skill
 	from openmolt_core.tools import Tool
 	from openmolt_core.toolsearch import ToolLoading, ToolSearch
+
+# The price check of ``max_cost`` (its `Model` protocol, `OtherModel` and `check_prices`) lives in
+# `openmolt_core._pricecheck`, loaded by an agent given a budget: its names load from here on
+# first use, so an agent without ``max_cost`` defines none of its classes.
+_PRICES = "openmolt_core._pricecheck"
+__getattr__, __dir__ = lazy_exports(
+	globals(), {"Model": _PRICES, "OtherModel": _PRICES, "check_prices": _PRICES}
+)
 
 __all__ = [
 	"BUILT_IN_CAPABILITIES",
@@ -894,7 +902,9 @@ def build_agent(om: Host, options: AgentOptions) -> Agent:
 
 		check_cycles(agent)
 	if max_cost is not None:  # an unknown price would count as zero: refused now
-		_check_prices(agent)
+		from openmolt_core._pricecheck import check_agent_prices
+
+		check_agent_prices(agent)
 	if options.model_config.provider_options:
 		_check_provider_options(agent)
 	# What the setters that change models use (a function of the module, shared by every agent:
@@ -920,15 +930,18 @@ def _compaction_for(agent: Agent, config: CompactionConfig) -> Compaction:
 def _recheck(agent: Agent, where: str) -> None:
 	"""Check an agent's options against its models again, after a setter changed them.
 
-	The checks of `build_agent`: prices under ``max_cost`` (`_check_prices`) and
-	``provider_options`` by provider (`_check_provider_options`).
+	The checks of `build_agent`: prices under ``max_cost``
+	(`openmolt_core._pricecheck.check_agent_prices`) and ``provider_options`` by provider
+	(`_check_provider_options`).
 
 	Args:
 		agent: The agent.
 		where: The setter, for the message (``agent.compaction``).
 	"""
 	if agent.max_cost is not None:
-		_check_prices(agent, where)
+		from openmolt_core._pricecheck import check_agent_prices
+
+		check_agent_prices(agent, where)
 	if agent.model_config.provider_options:
 		_check_provider_options(agent, where)
 
@@ -1858,93 +1871,6 @@ def _check_taint(
 				tools, where=f"{where}: {label}", strict=strict, elsewhere=_elsewhere(om)
 			)
 	return tools is None
-
-
-# the price check of ``max_cost`` ------------------------------------------------------------
-
-
-class Model(Protocol):
-	"""A model the price check reads: a `openmolt_core._chain.ModelSlot` or an `OtherModel`."""
-
-	@property
-	def id(self) -> str:
-		"""``provider:model``, for messages."""
-		...
-
-	@property
-	def model(self) -> str:
-		"""The model name the provider is asked for."""
-		...
-
-	def provider(self) -> Any:
-		"""The provider."""
-		...
-
-
-@dataclass(frozen=True, slots=True)
-class OtherModel:
-	"""A model outside the agent's chain (its compaction model), for the price check.
-
-	Args:
-		client: The provider.
-		model: The model name.
-	"""
-
-	client: Any
-	model: str
-
-	@property
-	def id(self) -> str:
-		"""``provider:model``."""
-		return f"{getattr(self.client, 'name', 'custom')}:{self.model}"
-
-	def provider(self) -> Any:
-		"""The provider."""
-		return self.client
-
-
-def check_prices(name: str, slots: Iterable[Model], label: str) -> None:
-	"""Refuse a cost budget for an agent whose models have no known price.
-
-	Args:
-		name: The agent's name.
-		slots: Its models (primary and fallbacks).
-		label: Where the budget was set, for the message.
-
-	Raises:
-		ConfigurationError: A model's price is unknown: its cost would count as zero.
-	"""
-	for slot in slots:
-		if price_of(slot.provider(), slot.model) is None:
-			raise ConfigurationError(
-				f"{label}: the price of {slot.id!r} (agent {name!r}) is unknown, so max_cost "
-				"cannot be enforced: use a model the provider has a price for, give a provider "
-				"object with a price(model) method, or leave max_cost out"
-			)
-
-
-def _check_prices(agent: Agent, label: str = "create_agent: max_cost") -> None:
-	"""Refuse ``max_cost`` when a model whose calls it counts has no known price.
-
-	The agent's, its sub-agents' and its guardrail agents' (theirs too, at any depth): each of
-	their calls spends the run's budget (a guardrail agent's, the run it judges).
-	"""
-	from openmolt_core.taint import guard_agents
-
-	seen: set[int] = set()
-	todo: list[tuple[Agent, str]] = [(agent, "")]
-	while todo:
-		one, what = todo.pop()
-		if id(one) in seen:
-			continue
-		seen.add(id(one))
-		where = label + (f" ({what} {one.name!r})" if what else "")
-		check_prices(one.name, one._models.slots, where)
-		if one.compaction is not None and one.compactor is not None:  # summaries cost too
-			provider, model = one.compactor()
-			check_prices(one.name, [OtherModel(provider, model)], f"{where} (compaction model)")
-		todo.extend((sub, "sub-agent") for sub in one.sub_agents)
-		todo.extend((judge, "guardrail agent") for judge in guard_agents(one))
 
 
 # the instance's work ------------------------------------------------------------------------

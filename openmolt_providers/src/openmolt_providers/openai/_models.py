@@ -18,9 +18,9 @@ name through `openmolt_providers._model_id.model_name`.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
+from openmolt_core._support import LazyPattern
 from openmolt_providers._model_id import model_name
 
 if TYPE_CHECKING:
@@ -43,7 +43,9 @@ __all__ = [
 	"sees",
 ]
 
-_REASONING = re.compile(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
+# Each rule compiles at its first use: a run asks the few its model reaches (`efforts` stops at
+# the first match), and a process that imports the provider need not compile the rest.
+_REASONING = LazyPattern(r"^(o[1-9]|codex-mini|gpt-([5-9]|[1-9][0-9]))(?![0-9])")
 """The reasoning models: the o-series, codex-mini and GPT-5 and later (the one rule)."""
 
 _LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -52,16 +54,16 @@ _LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
 _AFTER_51 = r"gpt-5\.([2-9]|[1-9][0-9])"
 """GPT-5.2 and later GPT-5 versions."""
 
-_EFFORTS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-	(re.compile(r"^gpt-5-pro(?![.0-9a-z])"), ("high",)),
-	(re.compile(rf"^{_AFTER_51}-pro(?![a-z])"), ("medium", "high", "xhigh")),
-	(re.compile(r"^gpt-5\.1-codex-max"), ("low", "medium", "high", "xhigh")),
-	(re.compile(r"^gpt-5(\.1)?-codex"), ("low", "medium", "high")),
-	(re.compile(rf"^{_AFTER_51}-codex"), ("low", "medium", "high", "xhigh")),
-	(re.compile(r"^gpt-5\.1(?![0-9])"), ("none", "low", "medium", "high")),
-	(re.compile(rf"^{_AFTER_51}(?![0-9])"), ("none", "low", "medium", "high", "xhigh")),
-	(re.compile(r"^gpt-5(?![.0-9])"), ("minimal", "low", "medium", "high")),
-	(re.compile(r"^o\d+(-mini)?-deep-research"), ("medium",)),
+_EFFORTS: tuple[tuple[LazyPattern, tuple[str, ...]], ...] = (
+	(LazyPattern(r"^gpt-5-pro(?![.0-9a-z])"), ("high",)),
+	(LazyPattern(rf"^{_AFTER_51}-pro(?![a-z])"), ("medium", "high", "xhigh")),
+	(LazyPattern(r"^gpt-5\.1-codex-max"), ("low", "medium", "high", "xhigh")),
+	(LazyPattern(r"^gpt-5(\.1)?-codex"), ("low", "medium", "high")),
+	(LazyPattern(rf"^{_AFTER_51}-codex"), ("low", "medium", "high", "xhigh")),
+	(LazyPattern(r"^gpt-5\.1(?![0-9])"), ("none", "low", "medium", "high")),
+	(LazyPattern(rf"^{_AFTER_51}(?![0-9])"), ("none", "low", "medium", "high", "xhigh")),
+	(LazyPattern(r"^gpt-5(?![.0-9])"), ("minimal", "low", "medium", "high")),
+	(LazyPattern(r"^o\d+(-mini)?-deep-research"), ("medium",)),
 )
 """The efforts each family accepts, first match wins (the module docstring's sources)."""
 
@@ -70,7 +72,7 @@ _ANY_REASONING = ("low", "medium", "high")
 the three every reasoning model accepts."""
 
 
-_SEARCH = re.compile(r"-search-preview(?![a-z])")
+_SEARCH = LazyPattern(r"-search-preview(?![a-z])")
 """The search models of Chat Completions (``gpt-4o-search-preview``,
 ``gpt-4o-mini-search-preview``), which refuse ``temperature`` and ``top_p`` with a 400 ("Model
 incompatible request arguments supplied: temperature, top_p")."""
@@ -86,10 +88,10 @@ def is_reasoning(model: str) -> bool:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
 	m = model_name(model)
-	return bool(_REASONING.match(m)) and "chat" not in m
+	return bool(_REASONING().match(m)) and "chat" not in m
 
 
-_RESPONSES_ONLY = re.compile(
+_RESPONSES_ONLY = LazyPattern(
 	r"^(o1-pro|o3-pro|o\d+(-mini)?-deep-research|computer-use|gpt-5-pro|gpt-5\.5-pro|gpt-5-codex"
 	r"|gpt-5\.1-codex-max|gpt-5\.6-cyber|gpt-6-cyber|gpt-rosalind-research|gpt-6-rosalind"
 	r"|gpt-6\.2-astra-law|gpt-daybreak-)(?![.0-9])"
@@ -99,7 +101,7 @@ _RESPONSES_ONLY = re.compile(
 holds the two in step)."""
 
 
-_CHAT_ONLY = re.compile(r"-search-(preview|api)(?![a-z])|^gpt(-4o(-mini)?)?-audio")
+_CHAT_ONLY = LazyPattern(r"-search-(preview|api)(?![a-z])|^gpt(-4o(-mini)?)?-audio")
 """The models Chat Completions serves and the Responses API does not: the search models
 (``gpt-4o-search-preview``, "a specialized model for web search in Chat Completions", and
 ``gpt-5-search-api``, the web search guide's model for a Chat Completions search integration;
@@ -113,7 +115,7 @@ def chat_only(model: str) -> bool:
 	Args:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
-	return bool(_CHAT_ONLY.search(model_name(model)))
+	return bool(_CHAT_ONLY().search(model_name(model)))
 
 
 def responses_only(model: str) -> bool:
@@ -122,10 +124,10 @@ def responses_only(model: str) -> bool:
 	Args:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
-	return bool(_RESPONSES_ONLY.match(model_name(model)))
+	return bool(_RESPONSES_ONLY().match(model_name(model)))
 
 
-_TEXT_ONLY = re.compile(
+_TEXT_ONLY = LazyPattern(
 	r"^(gpt-3\.5|gpt-4($|-0314|-0613|-32k|-1106-preview|-0125-preview|-turbo-preview)"
 	r"|o1-mini|o1-preview|o3-mini)(?![.0-9])"
 )
@@ -158,7 +160,7 @@ def sees(model: str) -> bool:
 	Args:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
-	return not _TEXT_ONLY.match(model_name(model)) and not hears(model)
+	return not _TEXT_ONLY().match(model_name(model)) and not hears(model)
 
 
 def hears(model: str) -> bool:
@@ -179,7 +181,7 @@ def efforts(model: str) -> tuple[str, ...]:
 		model: The model id (a prefix or a fine-tune is read as its base model).
 	"""
 	m = model_name(model)
-	return next((accepted for rule, accepted in _EFFORTS if rule.match(m)), _ANY_REASONING)
+	return next((accepted for rule, accepted in _EFFORTS if rule().match(m)), _ANY_REASONING)
 
 
 def _nearest(wanted: str, accepted: tuple[str, ...]) -> str:
@@ -230,7 +232,7 @@ def sampling(provider: OpenAIProvider, model: str, config: ModelConfig) -> Sampl
 		if thinking not in (None, False):
 			provider.warn(model, "thinking", "is not a reasoning model; 'thinking' ignored")
 		temperature, top_p = config.temperature, config.top_p
-		if _SEARCH.search(model_name(model)):
+		if _SEARCH().search(model_name(model)):
 			for key, value in (("temperature", temperature), ("top_p", top_p)):
 				if value is not None:
 					provider.warn(model, key, f"the search models reject '{key}'; dropped")
