@@ -113,9 +113,10 @@ def tests(session: nox.Session) -> None:
 	# for the tests of no one store): they start real DBOS engines and worker processes. The
 	# groups of process tests, the longest, are handed out first (tests/_xdist_order.py).
 	# The tests that read the official SDKs' own types (anthropic, google-genai, google-ads:
-	# tests/providers, tests/integrations/google) are one group, "sdk-types": those imports
-	# cost about 4 s of CPU, paid by each worker that ran one of the tests (all four), now by
-	# one.
+	# tests/providers, tests/integrations/google; openai, fal-client, browser-use-sdk, dropbox:
+	# tests/integrations/media) are one group, "sdk-types", and import them in the tests: those
+	# imports cost about 5 s of CPU, paid by each worker that ran one of the tests or collected
+	# a module importing one (all four), now by one.
 	# PostgreSQL cases need OPENMOLT_TEST_POSTGRES_URL (.ci/run).
 	# Four workers on a 2-core machine: the tests wait (for subprocesses, servers, DBOS
 	# recovery, a crash harness's 60 s budget) about 40% of their time. Measured idle on

@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
-import browser_use_sdk
 import jsonschema
 import pytest
-from browser_use_sdk.generated.v2 import models
-from browser_use_sdk.v2 import client as v2_client
 
 from openmolt_core.integrations import HttpTool
 from openmolt_integrations import browser_use
 
-SDK = Path(browser_use_sdk.__file__).parent
-RESOURCES = SDK / "v2" / "resources"
+# The SDK is imported by these tests only, in the sdk-types xdist group: one worker imports it,
+# not each of the four at its collection.
+pytestmark = pytest.mark.xdist_group("sdk-types")
+
+
+@functools.cache
+def _sdk() -> Path:
+	"""The SDK's package folder."""
+	import browser_use_sdk
+
+	return Path(browser_use_sdk.__file__).parent
+
+
+@functools.cache
+def _resources() -> Path:
+	"""The SDK's v2 resources, whose sources name the routes it calls."""
+	return _sdk() / "v2" / "resources"
+
+
+@functools.cache
+def _models() -> Any:
+	"""The SDK's v2 models (generated from the service's OpenAPI document)."""
+	from browser_use_sdk.generated.v2 import models
+
+	return models
+
+
 TOOLS = {t.handle: t for t in browser_use.INTEGRATION.tools}
 
 _CALL = re.compile(r'request\(\s*"(GET|POST|PATCH|PUT|DELETE)",\s*f?"([^"]+)"')
@@ -24,7 +47,7 @@ _CALL = re.compile(r'request\(\s*"(GET|POST|PATCH|PUT|DELETE)",\s*f?"([^"]+)"')
 
 def _routes() -> set[tuple[str, str]]:
 	routes = set()
-	for source in RESOURCES.glob("*.py"):
+	for source in _resources().glob("*.py"):
 		for method, path in _CALL.findall(source.read_text()):
 			routes.add((method, re.sub(r"\{[^}]+\}", "{}", path)))
 	return routes
@@ -44,11 +67,13 @@ def _values(enum: Any) -> set[str]:
 
 def test_base_url_and_auth_header_are_the_sdks() -> None:
 	"""The default base URL is the SDK's v2 URL and the key goes in X-Browser-Use-API-Key."""
+	from browser_use_sdk.v2 import client as v2_client
+
 	assert v2_client._V2_BASE_URL == browser_use.BASE_URL
 	assert browser_use.BASE_URL in browser_use.INTEGRATION.api_setup.base_url
 	(cred,) = browser_use.INTEGRATION.credential_setup
 	assert set(cred.headers) == {"X-Browser-Use-API-Key"}
-	assert '"X-Browser-Use-API-Key"' in (SDK / "_core" / "http.py").read_text()
+	assert '"X-Browser-Use-API-Key"' in (_sdk() / "_core" / "http.py").read_text()
 
 
 @pytest.mark.parametrize("handle", list(TOOLS))
@@ -59,23 +84,23 @@ def test_tool_is_an_sdk_route(handle: str) -> None:
 
 def test_request_bodies_use_the_api_field_names() -> None:
 	"""Body keys are aliases of the SDK's request models (camelCase)."""
-	assert set(TOOLS["createTask"].body) <= _aliases(models.CreateTaskRequest)
-	assert set(TOOLS["createSession"].body) <= _aliases(models.CreateSessionRequest)
+	assert set(TOOLS["createTask"].body) <= _aliases(_models().CreateTaskRequest)
+	assert set(TOOLS["createSession"].body) <= _aliases(_models().CreateSessionRequest)
 	assert set(TOOLS["stopTask"].body) == {"action"}
 	assert TOOLS["stopSession"].body == {"action": "stop"}
-	assert "stop" in _values(models.SessionUpdateAction)
+	assert "stop" in _values(_models().SessionUpdateAction)
 
 
 def test_enums_are_the_sdk_values() -> None:
 	"""Task actions and status filters use the SDK's enum values."""
 	action = TOOLS["stopTask"].input_schema["properties"]["action"]["enum"]
-	assert set(action) == _values(models.TaskUpdateAction)
+	assert set(action) == _values(_models().TaskUpdateAction)
 	status = TOOLS["listTasks"].input_schema["properties"]["filterBy"]["enum"]
-	assert set(status) == _values(models.TaskStatus)
+	assert set(status) == _values(_models().TaskStatus)
 	sessions = TOOLS["listSessions"].input_schema["properties"]["filterBy"]["enum"]
-	assert set(sessions) == _values(models.SessionStatus)
+	assert set(sessions) == _values(_models().SessionStatus)
 	out = TOOLS["getTaskStatus"].output_schema["properties"]["status"]["enum"]
-	assert set(out) == _values(models.TaskStatus)
+	assert set(out) == _values(_models().TaskStatus)
 
 
 def test_create_inputs_carry_the_api_enums_and_limits() -> None:
@@ -86,15 +111,15 @@ def test_create_inputs_carry_the_api_enums_and_limits() -> None:
 	key-value pairs", CreateSessionRequest.proxyCountryCode a lowercase ProxyCountryCode.
 	"""
 	task = TOOLS["createTask"].input_schema["properties"]
-	assert set(task["llm"]["enum"]) == _values(models.SupportedLLMs)
-	default = models.CreateTaskRequest.model_fields["llm"].default
+	assert set(task["llm"]["enum"]) == _values(_models().SupportedLLMs)
+	default = _models().CreateTaskRequest.model_fields["llm"].default
 	assert f'"{default.value}"' in task["llm"]["description"]
 	assert "Up to 10 key-value pairs" in str(
-		models.CreateTaskRequest.model_fields["metadata"].description
+		_models().CreateTaskRequest.model_fields["metadata"].description
 	)
 	assert task["metadata"]["maxProperties"] == 10
 	proxy = TOOLS["createSession"].input_schema["properties"]["proxyCountryCode"]
-	for code in _values(models.ProxyCountryCode):
+	for code in _values(_models().ProxyCountryCode):
 		jsonschema.validate(code, proxy)
 	for wrong in ("US", "usa", "u"):
 		with pytest.raises(jsonschema.ValidationError):
@@ -103,8 +128,8 @@ def test_create_inputs_carry_the_api_enums_and_limits() -> None:
 
 def test_list_query_names_are_the_sdks() -> None:
 	"""Paging and filter query names are the ones the SDK sends."""
-	tasks = (RESOURCES / "tasks.py").read_text()
-	sessions = (RESOURCES / "sessions.py").read_text()
+	tasks = (_resources() / "tasks.py").read_text()
+	sessions = (_resources() / "sessions.py").read_text()
 	for name in TOOLS["listTasks"].query_params:
 		assert f'"{name}":' in tasks, name
 	for name in TOOLS["listSessions"].query_params:
@@ -113,14 +138,14 @@ def test_list_query_names_are_the_sdks() -> None:
 
 def test_structured_output_is_a_json_schema_string() -> None:
 	"""structuredOutput is a string (a JSON Schema serialized), as the API model declares."""
-	field = models.CreateTaskRequest.model_fields["structured_output"]
+	field = _models().CreateTaskRequest.model_fields["structured_output"]
 	assert field.alias == "structuredOutput"
 	assert "str" in str(field.annotation)
 	prop = TOOLS["createTask"].input_schema["properties"]["structuredOutput"]
 	assert prop["type"] == "string"
 	max_steps = TOOLS["createTask"].input_schema["properties"]["maxSteps"]
 	limits = {
-		type(m).__name__: m for m in models.CreateTaskRequest.model_fields["max_steps"].metadata
+		type(m).__name__: m for m in _models().CreateTaskRequest.model_fields["max_steps"].metadata
 	}
 	assert max_steps["maximum"] == limits["Le"].le
 	assert max_steps["minimum"] == limits["Ge"].ge
@@ -132,7 +157,7 @@ _PATH_PARAM = re.compile(r"\{(\w+)\}")
 def _sdk_path_params() -> dict[tuple[str, str], list[str]]:
 	"""(method, path with {} placeholders) → the SDK's path parameter names, in order."""
 	out = {}
-	for source in RESOURCES.glob("*.py"):
+	for source in _resources().glob("*.py"):
 		for method, path in _CALL.findall(source.read_text()):
 			out[(method, re.sub(r"\{[^}]+\}", "{}", path))] = _PATH_PARAM.findall(path)
 	return out
@@ -147,20 +172,17 @@ def test_path_inputs_are_the_sdks_path_parameters(handle: str) -> None:
 	assert ours == _sdk_path_params()[_ours(tool)]
 	for name in ours:
 		assert tool.input_schema["properties"][name]["format"] == "uuid", (handle, name)
-	assert "UUID" in str(models.TaskView.model_fields["id"].annotation)
-	assert "UUID" in str(models.SessionView.model_fields["id"].annotation)
+	assert "UUID" in str(_models().TaskView.model_fields["id"].annotation)
+	assert "UUID" in str(_models().SessionView.model_fields["id"].annotation)
 
 
-_BODY_MODELS = {
-	"createTask": models.CreateTaskRequest,
-	"createSession": models.CreateSessionRequest,
-}
+_BODY_MODELS = {"createTask": "CreateTaskRequest", "createSession": "CreateSessionRequest"}
 
 
 @pytest.mark.parametrize("handle", list(_BODY_MODELS))
 def test_body_inputs_carry_the_model_constraints(handle: str) -> None:
 	"""Each body input has its request model field's name and its length, range and uuid format."""
-	model = _BODY_MODELS[handle]
+	model = getattr(_models(), _BODY_MODELS[handle])
 	fields = {field.alias or name: field for name, field in model.model_fields.items()}
 	tool = TOOLS[handle]
 	props = tool.input_schema["properties"]

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dropbox import files, sharing, users
 from stone.backends.python_rsrc import stone_validators as bv
 
 from openmolt_core.integrations import HttpTool
 from openmolt_integrations import dropbox
 
-NAMESPACES = {"files": files, "sharing": sharing, "users": users}
+# The SDK (dropbox: about 0.3 s of CPU to import) is imported by these tests only, in the
+# sdk-types xdist group: one worker imports it, not each of the four at its collection.
+pytestmark = pytest.mark.xdist_group("sdk-types")
+
+
+@functools.cache
+def _namespaces() -> dict[str, Any]:
+	"""The SDK's route namespaces the tools call, by name."""
+	from dropbox import files, sharing, users
+
+	return {"files": files, "sharing": sharing, "users": users}
+
 
 ROUTES = {
 	"listFolder": ("files", "list_folder"),
@@ -78,14 +89,14 @@ def test_every_tool_is_a_known_route() -> None:
 	"""Each tool maps to one route of the SDK, and every route exists."""
 	assert set(TOOLS) == set(ROUTES)
 	for ns, key in ROUTES.values():
-		assert key in NAMESPACES[ns].ROUTES
+		assert key in _namespaces()[ns].ROUTES
 
 
 @pytest.mark.parametrize(("handle", "route"), ROUTES.items(), ids=list(ROUTES))
 def test_tool_matches_route_host_style_and_arguments(handle: str, route: tuple[str, str]) -> None:
 	"""Host, URL, style and argument names agree with the route definition."""
 	ns, key = route
-	r = NAMESPACES[ns].ROUTES[key]
+	r = _namespaces()[ns].ROUTES[key]
 	tool = TOOLS[handle]
 	assert isinstance(tool, HttpTool)
 	host = r.attrs["host"]
@@ -144,7 +155,7 @@ def test_required_arguments_are_sent() -> None:
 	}
 	for handle, names in required_by_route.items():
 		ns, key = ROUTES[handle]
-		struct = _struct(NAMESPACES[ns].ROUTES[key].arg_type)
+		struct = _struct(_namespaces()[ns].ROUTES[key].arg_type)
 		fields = dict(struct._all_fields_)
 		for name in names:
 			assert not isinstance(fields[name], bv.Nullable)
@@ -164,6 +175,7 @@ def test_upload_header_arguments_render_to_the_sdk_shape() -> None:
 		"cursor": {"session_id": "S1", "offset": 300},
 		"commit": {"path": "/big.bin", "mode": "add", "autorename": False, "mute": False},
 	}
+	files = _namespaces()["files"]
 	cursor = files.UploadSessionCursor(session_id="S1", offset=300)
 	commit = files.CommitInfo(path="/big.bin")
 	finish = files.UploadSessionFinishArg(cursor=cursor, commit=commit)
@@ -290,7 +302,7 @@ def test_inputs_are_named_and_constrained_as_the_route_fields(
 	the field's pattern, length, range, timestamp format and union tags from the SDK."""
 	ns, key = route
 	tool = TOOLS[handle]
-	struct = _struct(NAMESPACES[ns].ROUTES[key].arg_type)
+	struct = _struct(_namespaces()[ns].ROUTES[key].arg_type)
 	props = tool.input_schema["properties"]
 	for path, name in _sent(tool):
 		assert name == path[-1], f"{handle}: input {name!r} fills {'.'.join(path)}"

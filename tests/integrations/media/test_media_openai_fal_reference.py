@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-import fal_client
-import openai
 import pytest
-from openai._utils import extract_files
-from openai.types import image_edit_params, image_generate_params, image_model
 
 from openmolt_integrations import fal, openai_image
+
+# The SDKs (openai: about 0.6 s of CPU to import) are imported by these tests only, in the
+# sdk-types xdist group: one worker imports them, not each of the four at its collection.
+pytestmark = pytest.mark.xdist_group("sdk-types")
 
 
 def _literals(annotation: Any) -> set[str]:
@@ -28,42 +29,53 @@ def _literals(annotation: Any) -> set[str]:
 	)
 
 
-GENERATE = typing.get_type_hints(image_generate_params.ImageGenerateParamsNonStreaming)
-EDIT = typing.get_type_hints(image_edit_params.ImageEditParamsNonStreaming)
-MODELS = set(get_args(image_model.ImageModel))
+@functools.cache
+def _hints(kind: str) -> dict[str, Any]:
+	"""The SDK's parameters of an image request: ``generate`` or ``edit``."""
+	from openai.types import image_edit_params, image_generate_params
+
+	if kind == "generate":
+		return typing.get_type_hints(image_generate_params.ImageGenerateParamsNonStreaming)
+	return typing.get_type_hints(image_edit_params.ImageEditParamsNonStreaming)
+
+
 DEPRECATED = {"gpt-image-1", "dall-e-2", "dall-e-3"}
 TOOLS = {t.handle: t for t in openai_image.INTEGRATION.tools}
 
 
 def test_models_are_current_openai_models() -> None:
 	"""Every offered model is in ImageModel, none is a shut-down one, and all current ones are offered."""
+	from openai.types import image_model
+
+	models = set(get_args(image_model.ImageModel))
 	deprecation_note = Path(image_model.__file__).read_text().split("Deprecated values:", 1)[1]
 	for name in DEPRECATED:
 		assert f'"{name}"' in deprecation_note, f"{name} is no longer documented as deprecated"
 	offered = set(openai_image.MODELS)
-	assert offered <= MODELS
+	assert offered <= models
 	assert not offered & DEPRECATED
-	assert offered == MODELS - DEPRECATED
+	assert offered == models - DEPRECATED
 	assert openai_image.DEFAULT_MODEL in offered
 
 
 @pytest.mark.parametrize(
-	("mapping", "hints"),
-	[(openai_image.GENERATE_PARAMS, GENERATE), (openai_image.EDIT_PARAMS, EDIT)],
+	("mapping", "kind"),
+	[(openai_image.GENERATE_PARAMS, "generate"), (openai_image.EDIT_PARAMS, "edit")],
 	ids=["generate", "edit"],
 )
-def test_parameter_names_are_the_apis(mapping: dict[str, str], hints: dict[str, Any]) -> None:
+def test_parameter_names_are_the_apis(mapping: dict[str, str], kind: str) -> None:
 	"""Each tool input maps to a parameter of the SDK's params TypedDict."""
-	assert set(mapping.values()) <= set(hints)
+	assert set(mapping.values()) <= set(_hints(kind))
 
 
 @pytest.mark.parametrize(
-	("handle", "hints"),
-	[("generateImage", GENERATE), ("editImage", EDIT)],
+	("handle", "kind"),
+	[("generateImage", "generate"), ("editImage", "edit")],
 	ids=["generate", "edit"],
 )
-def test_enum_values_are_allowed_literals(handle: str, hints: dict[str, Any]) -> None:
+def test_enum_values_are_allowed_literals(handle: str, kind: str) -> None:
 	"""quality, background, output_format, moderation, input_fidelity enums are SDK literals."""
+	hints = _hints(kind)
 	mapping = (
 		openai_image.GENERATE_PARAMS if handle == "generateImage" else openai_image.EDIT_PARAMS
 	)
@@ -80,6 +92,8 @@ def test_enum_values_are_allowed_literals(handle: str, hints: dict[str, Any]) ->
 
 def test_input_fidelity_goes_only_to_the_models_the_sdk_names() -> None:
 	"""INPUT_FIDELITY is what ImageEditParams documents: 1.5 high/low, 1-mini low, omit for 2."""
+	from openai.types import image_edit_params
+
 	source = Path(image_edit_params.__file__).read_text()
 	doc = " ".join(source.split("input_fidelity:", 1)[1].split('"""', 2)[1].split())
 	assert "Supports `high` and `low` on `gpt-image-1.5`" in doc
@@ -98,13 +112,17 @@ def test_input_names_are_the_apis_own() -> None:
 	source images included (image); the one input with no counterpart, file_name, is snake_case."""
 	for mapping in (openai_image.GENERATE_PARAMS, openai_image.EDIT_PARAMS):
 		assert all(name == api for name, api in mapping.items())
-	for handle, hints in (("generateImage", GENERATE), ("editImage", EDIT)):
+	for handle, kind in (("generateImage", "generate"), ("editImage", "edit")):
+		hints = _hints(kind)
 		props = set(TOOLS[handle].input_schema["properties"])
 		assert props - {"file_name"} <= set(hints), (handle, props - set(hints))
 
 
 def test_paths_and_multipart_fields_are_the_sdks() -> None:
 	"""The SDK posts to /images/generations and /images/edits; several images go as image[]."""
+	import openai
+	from openai._utils import extract_files
+
 	source = Path(inspect.getfile(openai.resources.images)).read_text()
 	assert '"/images/generations"' in source
 	assert '"/images/edits"' in source
@@ -112,7 +130,7 @@ def test_paths_and_multipart_fields_are_the_sdks() -> None:
 	assert [name for name, _ in fields] == ["image[]", "image[]"]
 	single = extract_files({"image": b"a", "mask": b"m"}, paths=[["image"], ["mask"]])
 	assert [name for name, _ in single] == ["image", "mask"]
-	assert "mask" in EDIT and "image" in EDIT
+	assert "mask" in _hints("edit") and "image" in _hints("edit")
 
 
 # fal ------------------------------------------------------------------------------------
@@ -120,6 +138,8 @@ def test_paths_and_multipart_fields_are_the_sdks() -> None:
 
 def test_fal_sdk_calls_take_the_arguments_we_pass() -> None:
 	"""The AsyncClient methods the tools call accept the keyword arguments the tools pass."""
+	import fal_client
+
 	client = fal_client.AsyncClient
 	run = inspect.signature(client.run).parameters
 	assert {"application", "arguments", "path", "timeout"} <= set(run)
@@ -148,6 +168,8 @@ def test_fal_sdk_calls_take_the_arguments_we_pass() -> None:
 )
 def test_fal_model_pattern_accepts_sdk_endpoint_ids(model: str) -> None:
 	"""Model ids the schema accepts are ones the SDK can parse into an app id."""
+	import fal_client
+
 	pattern = fal.INTEGRATION.tools[0].input_schema["properties"]["model"]["pattern"]
 	assert re.fullmatch(pattern, model)
 	app = fal_client.client.AppId.from_endpoint_id(model)
@@ -156,6 +178,8 @@ def test_fal_model_pattern_accepts_sdk_endpoint_ids(model: str) -> None:
 
 def test_fal_status_names_are_the_queue_statuses() -> None:
 	"""The statuses the tools report are the queue API's names, as the SDK parses them."""
+	import fal_client
+
 	source = Path(inspect.getfile(fal_client.client)).read_text()
 	for name in ("IN_QUEUE", "IN_PROGRESS", "COMPLETED"):
 		assert f'"{name}"' in source
@@ -167,6 +191,7 @@ def test_fal_status_names_are_the_queue_statuses() -> None:
 
 def _queue_path(model: str, request_id: str) -> str:
 	"""The path fal-client's queue handle requests, as an HTTP client resolves it."""
+	import fal_client
 	import httpx
 
 	app = fal_client.client.AppId.from_endpoint_id(model)
