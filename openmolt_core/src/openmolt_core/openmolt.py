@@ -207,9 +207,7 @@ class OpenMolt:
 		"""The instance that owns an agent: ``agent.om``, typed as this class.
 
 		The kernel types ``agent.om`` by what it needs of it (`openmolt_core.agent.Instance`);
-		code that uses more of the instance (its run store, observers, ``result``...) reads it
-		here. Nothing is checked at run time: an agent made by ``create_agent`` belongs to an
-		``OpenMolt``, and a stand-in (a test's) is returned as it is.
+		nothing is checked at run time (a test's stand-in is returned as it is).
 
 		Args:
 			agent: An agent created by ``create_agent``.
@@ -239,11 +237,8 @@ class OpenMolt:
 	def credential_store(self) -> CredentialStore | None:
 		"""The credential store integrations read after their config and the environment.
 
-		The default one (the file ``openmolt auth`` writes, when it exists) is looked up here, at
-		first use: creating an instance touches no file. One set later (``om.credential_store =
-		store``) is treated as one given to the constructor: its secrets are masked and the file
-		tools keep out of its file; None set so means none, as ``credential_store=False`` does
-		(end users who connect get no default file either).
+		The default one (the file ``openmolt auth`` writes, when it exists) is looked up at first
+		use. One set later is treated as one given to the constructor; None means none.
 		"""
 		if self._default_credential_store:
 			self._default_credential_store = False
@@ -296,9 +291,7 @@ class OpenMolt:
 	def conversation(self, agent: Agent, session: Session) -> RunConversation:
 		"""A run's part in ``session``: what its call opens and closes (``run(session=...)``).
 
-		The sessions capability (`openmolt_core.capabilities.sessions`) asks for one per call
-		with a session; the default reads and appends the session's items as
-		`openmolt_core.sessions` describes (`SessionRun`).
+		The sessions capability asks for one per call with a session (`openmolt_core.sessions`).
 
 		Args:
 			agent: The agent whose run it is.
@@ -346,8 +339,7 @@ class OpenMolt:
 	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
 		"""Answer the question a durable run is parked on; the run goes on wherever it lives.
 
-		Works from any process that shares the durable store, with or without a worker
-		running: the run picks the answer up when a worker (or this process) runs it.
+		Works from any process that shares the durable store, with or without a worker running.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
@@ -381,12 +373,9 @@ class OpenMolt:
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished durable run, from any process; the engine's id for it.
 
-		Running, parked on a question or an approval, stranded, or failed with a state that could
-		go on (``RunError.result.state``), it takes no further step:
-		a tool call under way is stopped (a sub-agent in it too), the next one never begins,
-		and nothing of the run runs once this returns (see the durable guide for what a cancel
-		from another process waits for); a later answer, resume or result is refused with an error that says it was cancelled. The run store's record of
-		the run (``run_store``) is the application's to update, as the servers do.
+		Running, parked, stranded, or failed with a state that could go on, it takes no further
+		step once this returns (docs/guides/durable.md); a later answer, resume or result is
+		refused as cancelled. The run store's record of it is the application's to update.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
@@ -445,11 +434,7 @@ class OpenMolt:
 		await close(self)
 
 	async def __aenter__(self) -> OpenMolt:
-		"""Open a task group and start the schedules in it; they stop when the block ends.
-
-		The scheduler (and its imports) is made only when an agent has a schedule, here or later
-		inside the block: a program that only runs agents does not pay for it.
-		"""
+		"""Open a task group and start the schedules in it (made with the first); they stop when the block ends."""
 		from openmolt_core.assembly import enter
 
 		await enter(self)
@@ -503,12 +488,8 @@ class OpenMolt:
 	async def prepare(self, *, provider: str | None = None, http_tools: bool = False) -> None:
 		"""Load what a first run needs in a worker thread, so the event loop never blocks on it.
 
-		The first run of a process imports the provider, the HTTP stack and (for HTTP tools) the
-		template engine: hundreds of milliseconds that would stall every other task of the event
-		loop. `Agent.run` calls this once per provider; later calls cost a dictionary lookup.
-		(The CA bundle is read at the first TLS handshake: one C call that holds the GIL for
-		tens of milliseconds, in a thread or not; that one pause per process remains, and a
-		process that only speaks plain HTTP never pays it.)
+		The provider, the HTTP stack and the template engine take hundreds of milliseconds to
+		import. `Agent.run` calls this once per provider; later calls cost a dictionary lookup.
 
 		Args:
 			provider: The provider name the run will use, if any.
