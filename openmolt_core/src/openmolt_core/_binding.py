@@ -116,12 +116,7 @@ _EXECUTORS: dict[type, ToolExecutor] = {}
 def register_executor(kind: type, executor: ToolExecutor) -> None:
 	"""Run the tools of class ``kind`` (and its subclasses) with ``executor``.
 
-	The HTTP engine registers the executor of declarative HTTP tools when integrations are
-	bound (`openmolt_core.integrations.binding`): the kernel runs them without importing it.
-
-	A class whose tools run only with their integration says so (``needs_integration = True``):
-	``create_agent`` refuses one given alone, whatever is registered yet
-	(`openmolt_core.functiontools.as_tools`).
+	The HTTP engine registers its declarative tools' executor (`openmolt_core.integrations.binding`).
 
 	Args:
 		kind: The tool class; its instances have no ``execute`` of their own.
@@ -142,12 +137,7 @@ def _executor_for(tool: object) -> ToolExecutor | None:
 
 
 class UserAccount(Protocol):
-	"""How a tool bound per end user finds that user's credential (`openmolt_core.accounts`).
-
-	The tool runs in the context `context` returns: the user's credential, read from the store
-	for this call only, never kept on the agent. Whether the user can make the call at all is the
-	accounts capability's question (`openmolt_core.capabilities.accounts`, before each call).
-	"""
+	"""How a tool bound per end user finds that user's credential, for one call (`openmolt_core.accounts`)."""
 
 	async def context(self, base: ToolContext, user: str | None) -> ToolContext:
 		"""The context one call runs in: ``base`` with the user's config and auth.
@@ -166,18 +156,13 @@ _UNSHOWN = re.compile(
 	"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
 	"\U000e0000-\U000e007f]"
 )
-"""What no tool description may carry to the model: C0 and C1 controls (a tab and a line break
-kept), zero-width characters and marks, line and paragraph separators, bidirectional embeddings,
-overrides and isolates, word joiners and Unicode tag characters. They hide text from whoever
-reads the description (the next words read backwards, an instruction no one sees) while the
-model reads it."""
+"""What no tool description may carry to the model: controls (but a tab and a line break), and
+the characters that hide text from a person while the model reads it (zero-width, bidirectional,
+separators, word joiners, tags)."""
 
 
 def shown(text: str) -> str:
-	"""A tool's text as the model reads it: `_UNSHOWN` characters taken out.
-
-	The one seam every tool description passes (the tool record, `BoundTool`): an OpenAPI
-	document's, an MCP server's, a function's docstring, a sub-agent's or a skill's.
+	"""A tool's text as the model reads it: `_UNSHOWN` characters taken out (`BoundTool` applies it).
 
 	Args:
 		text: The description (anything else is returned as it is).
@@ -243,14 +228,10 @@ class BoundTool:
 			and ``outbound``) when it declares nothing (fail closed).
 		account: For an integration bound per end user: finds the run's user's credential for
 			each call (`UserAccount`); None: the tool runs in ``context`` as bound.
-		in_doubt_at_least: The laxest in-doubt policy its calls may follow, whatever the tool's
-			own: what else runs inside a call (the caller's guardrail agents that judge the
-			words of the agent a call runs, set by `openmolt_core.hooks.Capability.describe_tools`)
-			would run again with it.
-		in_doubt_default: The policy of its calls when the tool declares none
-			(`declared_in_doubt`), as a capability's ``describe_tools`` sets it; None (no
-			capability set one): ``ask`` for a tool that declares itself ``outbound`` (it may
-			have sent something), else ``retry``.
+		in_doubt_at_least: The laxest in-doubt policy its calls may follow (what else runs
+			inside a call would run again with it; set by ``describe_tools``).
+		in_doubt_default: The policy of its calls when the tool declares none, as a
+			capability's ``describe_tools`` sets it (None: see `in_doubt`).
 	"""
 
 	handle: str
@@ -348,12 +329,8 @@ class BoundTool:
 	def in_doubt(self) -> InDoubt:
 		"""What a call found started but unfinished after a crash does (`openmolt_core._indoubt`).
 
-		The tool's own policy (`declared_in_doubt`), else `in_doubt_default` as a capability
-		set it (`openmolt_core.hooks.Capability.describe_tools`), else ``ask`` for a tool that
-		declares itself ``outbound`` and ``retry`` for the others (the call carries its
-		idempotency key, `ToolContext.idempotency_key`, to deduplicate): an agent without the
-		safety capability is no laxer. Never laxer than `in_doubt_at_least` (what else runs
-		inside its calls).
+		The tool's own policy, else `in_doubt_default`, else ``ask`` for an ``outbound`` tool
+		and ``retry`` (with its idempotency key) for others; never laxer than `in_doubt_at_least`.
 		"""
 		own = self.declared_in_doubt or self.in_doubt_default
 		if own is None:
@@ -384,11 +361,8 @@ class BoundTool:
 	def key_lifetime(self) -> float | None:
 		"""How long the service keeps the idempotency key that makes this tool's calls ``retry``.
 
-		The integration's ``idempotency_key_lifetime`` for an HTTP tool that is retried in doubt
-		because its call carries a key (a POST with the integration's idempotency header, or a
-		template that sends the call's key), and declares no policy of its own; None otherwise.
-		A call found in doubt after a crash longer ago than this is not repeated with its key
-		(`openmolt_core._indoubt`): the service may have forgotten the key and make it again.
+		A declarative tool's integration's ``idempotency_key_lifetime`` when its calls carry a key
+		and it declares no policy; None otherwise. A call in doubt for longer is not repeated.
 		"""
 		tool = self.tool
 		if (
@@ -476,10 +450,7 @@ class BoundTool:
 def for_call(
 	context: ToolContext, memory: Mapping[str, str], run: CallingRun | None
 ) -> ToolContext:
-	"""A copy of ``context`` with one call's memory, run and files: ``dataclasses.replace``, faster.
-
-	Made at every tool call; ``replace`` reads the fields' list and costs about 3 µs more. The
-	call's ``files`` are the store as this call sees it (`CallFiles`).
+	"""A copy of ``context`` with one call's memory, run and files (`CallFiles`), faster than ``replace``.
 
 	Args:
 		context: The binding's context.
@@ -511,18 +482,10 @@ def for_call(
 class CallFiles:
 	"""The file store as one tool call sees it (``context.files`` in a run): the kernel's.
 
-	Every byte a tool keeps goes through its `save`, whatever the tool (an HTTP tool's binary
-	reply or inline base64, an MCP blob, a generated image, a function's own file): the store
-	screens it with the call's secrets besides those the process knows (a text masked, another
-	file that shows a secret withheld: `openmolt_core.files.screen`) and writes beside it the
-	call that kept it (``{"run", "call", "user"}``), which the tool sources' images are checked
-	against before the model is shown one (`openmolt_core.capabilities.sources`). A store the
-	application gave that does not screen (no true ``screens``) gets the bytes screened here.
-
-	A file kept by a run for one end user is that user's: a call of a run for anyone else (another
-	user, or the operator, ``None``) finds no such file (the same error as an unknown reference),
-	so a reference a service echoes, or a model is told, from another user's run reads nothing.
-	A file kept outside a run (the application's, an upload) is the instance's, read by all.
+	Every byte a tool keeps goes through `save`: screened with the call's secrets too
+	(`openmolt_core.files.screen`) and kept with the call that kept it (``{"run", "call",
+	"user"}``). A file a run for one end user kept is that user's: a run for anyone else finds
+	no such file; one kept outside a run is read by all.
 
 	Args:
 		files: The agent's view of the store.

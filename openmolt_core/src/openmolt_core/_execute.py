@@ -343,11 +343,8 @@ class RunContext:
 	async def forward_nested(self, event: Event) -> None:
 		"""Pass on an event of a run this one called (a sub-agent's), masked with its secrets.
 
-		The nested run masked it with its own redactor; an agent of another instance does not
-		know this one's secrets, so this run's handlers and callers get it masked again. A
-		``text:delta``'s text is not: it was masked as it streamed, with this run's secrets too
-		(`openmolt_core.capabilities.streaming`); one delta masked alone would show a short
-		secret that starts it as ``[redacted]`` inside a word.
+		A nested agent of another instance does not know this one's secrets; a ``text:delta``'s
+		text was masked as it streamed (`openmolt_core.capabilities.streaming`) and is kept.
 		"""
 		if self.redact:
 			_mask_event(event, self.redact, streamed=event.name == "text:delta")
@@ -428,11 +425,8 @@ _EVENTS = "_events"
 async def _counted(ctx: RunContext, fn: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
 	"""``await fn()`` (a journaled step's work), with the event numbers its hooks took under `_EVENTS`.
 
-	A capability's hook that runs inside a journaled step (`Capability.before_tool`, whose
-	decision the loop journals; `Capability.replace_result`) is not asked again on a replay,
-	so the events it emitted (or counted: ``skip_event``) are not numbered again: the count
-	journaled with the step lets the replay take as many numbers (`_replayed_events`), and the
-	events after it keep their numbers. A nested run's events (its own state) are not counted.
+	A hook inside a journaled step is not asked again on a replay: the journaled count lets the
+	replay take as many numbers (`_replayed_events`), so later events keep theirs.
 	"""
 	taken = [0]
 	token = _COUNTED.set((ctx.state, taken))
@@ -525,10 +519,8 @@ _NOTHING: Any = object()
 def _held(ctx: RunContext, output: Any) -> Any:
 	"""The output a text the output schema refused holds as JSON, validated; else `_NOTHING`.
 
-	A model without structured output often writes the object it was asked for as JSON text (a
-	tool's input sent so is read the same way: `openmolt_core.structured`). Text the schema
-	takes is never decoded (this is asked only once it refused it); text that is not JSON, or
-	is JSON a state cannot hold (a key twice), or does not match either, is refused as it was.
+	A model without structured output often writes the object as JSON text; text that is not
+	safe JSON within the depth cap, or does not match either, is refused as it was.
 	"""
 	if not isinstance(output, str):
 		return _NOTHING
@@ -651,9 +643,8 @@ async def run_step(ctx: RunContext, record: StepRecord, start: int = 0) -> None:
 def _failed_before(record: StepRecord, index: int) -> str | None:
 	"""Why the finish at ``index`` does not run: a command before it in the reply failed.
 
-	The model wrote the finish (its status, output and message) before it read those results,
-	so a failure it has not seen must not end the run (a mail that was never sent, reported
-	"sent"). None when every earlier command succeeded.
+	The model wrote the finish before it read that failure (a mail never sent, reported "sent").
+	None when every earlier command succeeded.
 	"""
 	for i in range(index):
 		result = record.results[i]
@@ -668,11 +659,7 @@ def _failed_before(record: StepRecord, index: int) -> str | None:
 
 
 def _masked(decision: ToolDecision, redact: Redactor) -> ToolDecision:
-	"""A decision with what it says masked (never its keys: a short secret could be in one).
-
-	Reasons, messages and requests reach the model, events, the journal and the saved state; a
-	Proceed's input is the call's own, checked against the tool's schema.
-	"""
+	"""A decision with what it says masked (reasons, messages, requests; never a Proceed's input)."""
 	match decision:
 		case Refuse(reason=reason, entry=entry):
 			return Refuse(redact(reason), entry)
@@ -712,12 +699,9 @@ _STREAMED_FIELDS = _EVENT_FIELDS | {"text"}
 
 
 def _mask_event(event: Event, redact: Redactor, *, streamed: bool = False) -> None:
-	"""Mask the secrets in what an event of a capability from elsewhere carries (in place).
+	"""Mask every field but the loop's of an event from elsewhere, in place (fail closed).
 
-	Its handlers, observers, the run store and the viewer then see what the model would
-	(`openmolt_core._support.masking.mask_fields`: every field but the loop's, fail closed).
-	A ``text:delta``'s ``text`` (``streamed``) was masked as it streamed, with every surface's
-	secrets, and is left as it is.
+	A ``text:delta``'s ``text`` (``streamed``) was masked as it streamed and is left as it is.
 	"""
 	skip = _STREAMED_FIELDS if streamed else _EVENT_FIELDS
 	mask_fields(event, redact, redact.deep, skip=skip)
@@ -812,7 +796,7 @@ async def _call_tool(
 	# A call of the batch stopped the step meanwhile (a tripwire on its input or its result):
 	# a call that has not started does not start, whichever capabilities watch it.
 	if record.stopped:
-		return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+		return _stopped(call.tool)
 	if held is not None and not hooks.by_kind:  # no capability that parks calls: nobody decides
 		why = "it waits for a decision, and this agent has no gate to ask"
 		return {"tool": call.tool, "ok": False, "error": f"not run: {why}"}
@@ -929,14 +913,9 @@ async def _call_tool(
 			replaced = await ctx.hooks.replaced(ctx, call, bound, value)  # journaled as replaced
 			if replaced is not value:  # a capability's own value (a stored result's preview)
 				value = encodable(replaced, SHALLOW_DEPTH)
-		if labelled:  # journaled with the result: the capabilities read them (a replay too)
-			return {
-				"tool": call.tool,
-				"ok": True,
-				"result": value,
-				"labels": list(labelled),
-			}
-		return {"tool": call.tool, "ok": True, "result": value}
+		entry = {"tool": call.tool, "ok": True, "result": value}
+		# Labels are journaled with the result: the capabilities read them (a replay too).
+		return {**entry, "labels": list(labelled)} if labelled else entry
 
 	async def journal(inside: ToolInside) -> dict[str, Any]:
 		async def step() -> dict[str, Any]:
@@ -979,10 +958,8 @@ def _nesting(
 ) -> Callable[[InDoubt], Awaitable[InDoubt | None]]:
 	"""What a run nested in the call ``key`` asks as it starts (`CallingRun.nesting`).
 
-	A run the call's own policy does not cover (a tool's code running an agent whose tools may
-	not run twice, under a tool retried after a crash) is recorded as it starts, each under its
-	number in the call (``<key>#nested:<n>``); one found recorded by an earlier execution of the
-	call is in doubt under its policy, and does not start again.
+	A nested run stricter than the call's policy is recorded as it starts (``<key>#nested:<n>``);
+	one an earlier execution recorded is in doubt under its policy and does not start again.
 	"""
 	count = 0
 
@@ -1061,7 +1038,7 @@ async def _capabilities_rule(
 			record.end = RunEnd(status, None, reason)
 			if entry is not None:
 				return dict(entry)
-			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+			return _stopped(call.tool)
 		case Park():
 			if new is not None:  # what the capabilities before it left: a decision binds it
 				call = call.model_copy(update={"input": dict(new)})
@@ -1085,16 +1062,14 @@ def _parked(
 ) -> dict[str, Any] | None:
 	"""Park a call (None), or the entry it reads when its step cannot park it.
 
-	A capability that parks under a kind of its own (`Capability.parks`) records the call on
-	the step's pending calls, and wins over the other parks of the step: their calls read that
-	it waits (`_behind`). Otherwise the call joins ``record.parked``, unless the step ended
-	already.
+	A park under a capability's own kind (`Capability.parks`) goes on the step's pending calls
+	and wins over the step's other parks (`_behind`); others join ``record.parked``.
 	"""
 	cap = ctx.hooks.by_name.get(by) if ctx.hooks.by_kind else None
 	if cap is not None and type(cap).parks:
 		kind = type(cap).parks
 		if record.stopped:
-			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+			return _stopped(call.tool)
 		record.commands[index] = call  # the step saves the input its decision is bound to
 		for waiting in record.parked or ():
 			record.results[waiting["index"]] = {"tool": waiting["tool"], **_behind(kind)}
@@ -1108,7 +1083,7 @@ def _parked(
 	if record.end is not None and record.parked is None:
 		kind = (record.pending or {}).get("kind", "")
 		if kind not in ctx.hooks.by_kind:
-			return {"tool": call.tool, "ok": False, "error": "not run: the run stopped"}
+			return _stopped(call.tool)
 		return {"tool": call.tool, **_behind(kind)}
 	parked = record.parked = record.parked or []
 	parked.append(
@@ -1124,6 +1099,11 @@ def _parked(
 	if record.end is None:
 		record.end = RunEnd(park.status, None, park.message)
 	return None
+
+
+def _stopped(tool: str) -> dict[str, Any]:
+	"""What a call reads that did not run because the run stopped."""
+	return {"tool": tool, "ok": False, "error": "not run: the run stopped"}
 
 
 def _behind(kind: str) -> dict[str, Any]:
@@ -1181,11 +1161,8 @@ async def _in_doubt(
 def _cut(value: Any, ctx: RunContext, limit: int) -> Any:
 	"""A tool error's message or detail as the model reads it: as it is, or past ``limit`` cut.
 
-	A successful result past its limit is stored and previewed; an error is not stored, and its
-	text is a service's (an MCP server's ``isError`` text, an exception's message): one of
-	megabytes went whole into the next model request, and into every later one. A value that is
-	not text is measured and cut as its JSON; what is kept is masked, then a note says how much
-	was trimmed.
+	An error is not stored as a long result is, and it is re-sent at every later step: a value
+	past the limit (as JSON, if not text) keeps its masked start and a note of what was trimmed.
 
 	Args:
 		value: The message (at most `MAX_ERROR_CHARS`) or one detail (`MAX_ERROR_DETAIL_CHARS`).
@@ -1307,10 +1284,8 @@ async def _ask_human(
 async def _asked(handler: HumanInputHandler, question: str, when: str) -> dict[str, str]:
 	"""Ask a person through the human-input handler: ``answer``, ``parked`` or ``failed``.
 
-	A sync handler runs in a worker thread: the loop and the time budget go on. A handler that
-	raises `HumanInputUnavailable` parks the run on the question (or on its own words); one that
-	fails otherwise, or whose answer cannot be written as text, is logged (``when`` says where)
-	and gives ``failed``: the name of the exception.
+	`HumanInputUnavailable` parks (on its words, else the question); any other failure is
+	logged (``when`` says where) and gives ``failed``: the exception's name.
 	"""
 	try:
 		answer = await call_app(handler, question)
@@ -1366,11 +1341,7 @@ async def _words_ruled(
 async def _not_said(
 	ctx: RunContext, record: StepRecord, command: Command, what: str, decision: Refuse | Stop
 ) -> dict[str, Any]:
-	"""The entry of a command (``what``) the capabilities refused, or stopped the run on.
-
-	Refused: the model reads why and goes on (an ``error`` event says so, unless the capability
-	reported it with an entry of its own). Stopped: the step ends the run with the stop's status.
-	"""
+	"""The entry of a command (``what``) the capabilities refused (the run goes on), or stopped the run on."""
 	reason = ctx.redact(decision.reason)
 	if isinstance(decision, Stop):
 		record.pending = None

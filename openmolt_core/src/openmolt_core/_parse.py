@@ -23,11 +23,8 @@ The rules (the maestro prompt states them, docs/guides/replies.md explains them)
    text: the next request, and every resume of the saved state, would fail to encode it). This
    holds for tool inputs sent as JSON text too (`openmolt_core._support.jsonsafe`).
 
-Parsing is linear in the reply's length: the JSON decoder runs at most once per top-level group,
-and finding those objects in prose is one pass of a regular expression without backtracking.
-Finding the one JSON value in a model's text (rules 1, 5, 6 and 7) is library code with no agent
-concept (`openmolt_core._support.jsonsafe.json_in_text`); what makes it a reply, the commands,
-and what the model is told, are here.
+Finding the one JSON value in a model's text (rules 1, 5, 6 and 7, in linear time) is
+`openmolt_core._support.jsonsafe.json_in_text`'s; the commands and what the model is told are here.
 """
 
 from __future__ import annotations

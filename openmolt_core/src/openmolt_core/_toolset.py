@@ -1,11 +1,8 @@
 """The tools of one agent as its runs see them: listed, callable now, and built in.
 
-An agent's first message lists the tools its capabilities leave visible to a run that loaded
-nothing (every tool the scopes allow, or with tool search its built-in tools and the pinned ones); a
-run may load more (``RunState.loaded``: tools loaded from tool search's catalog, the capabilities'
-built-in tools they make visible, such as ``openmolt.readResult`` once a result was stored: see
-`openmolt_core.hooks.Capability.visible_tools`). `ToolSet` answers, for a run's state, which tools
-are callable, the reply envelope that admits exactly those, and why a call is refused.
+The capabilities decide which tools a run sees (`openmolt_core.hooks.Capability.visible_tools`;
+a run may load more: ``RunState.loaded``). `ToolSet` answers, for a run's state, which tools are
+callable, the reply envelope that admits exactly those, and why a call is refused.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -55,30 +54,6 @@ __all__ = ["OpenMolt"]
 
 _MAKING = threading.RLock()
 """Held while an instance's file store is made on first use."""
-
-
-def _settings(option: str, value: object, example: str) -> dict[str, dict[str, Any]]:
-	"""``llm_providers`` or ``integrations``: settings by name, each a dict (copied).
-
-	Raises:
-		ConfigurationError: It, or one name's settings, is not a dict; the message shows the form.
-	"""
-	if value is None:
-		return {}
-	if not isinstance(value, Mapping):
-		raise ConfigurationError(
-			f"OpenMolt: {option} must be a dict of settings by name, e.g. {example}; got "
-			f"{type(value).__name__}"
-		)
-	out: dict[str, dict[str, Any]] = {}
-	for name, settings in value.items():
-		if not isinstance(settings, Mapping):
-			raise ConfigurationError(
-				f"OpenMolt: {option}[{name!r}] must be a dict of settings, e.g. {example}; got "
-				f"{type(settings).__name__}"
-			)
-		out[name] = dict(settings)
-	return out
 
 
 class OpenMolt:
@@ -147,6 +122,54 @@ class OpenMolt:
 			A mapping gives its values (``{"db": password}``), not its names.
 	"""
 
+	llm_providers: dict[str, dict[str, Any]]
+	"""Settings per provider name (``llm_providers``, copied)."""
+	integration_configs: dict[str, dict[str, Any]]
+	"""Config per integration id (``integrations``, copied)."""
+	secrets: SecretSet
+	"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
+	credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
+	viewer, telemetry and the logging filter read it; add what else must never show."""
+	max_steps: int
+	"""The default step budget of each agent."""
+	max_cost: float | None
+	"""The default cost budget of each agent's runs, in USD (None: none)."""
+	verbose: bool
+	"""Whether this instance's agents log each step to stderr."""
+	observers: list[RunObserver]
+	"""What hears every run (`openmolt_core.observe`); empty by default."""
+	run_store: RunStore | None
+	"""The run store given as ``run_store``, if any (it is also one of the observers)."""
+	# Set by `openmolt_core._instance.configure`; read by the assembly (`assembly.Facade`).
+	_retry: RetryPolicy | None
+	_plugin_options: tuple[tuple[object, ...], bool]
+	_plugins: Plugins | None
+	_http: httpx.AsyncClient | None
+	_own_http: bool
+	_transport: PooledTransport | None
+	_files_dir: str | Path | None
+	_files: FileStore | None
+	_default_credential_store: bool
+	_credential_store: CredentialStore | None
+	_accounts_options: dict[str, Any]
+	_accounts: Accounts | None
+	_store_option: CredentialStore | str | Path | bool | None
+	_tool_sources: dict[int, Any]
+	_providers: dict[str, LLMProvider]
+	_prepared: set[tuple[Any, ...]]
+	_prepare_lock: Any
+	_scheduler_options: tuple[Clock | None, str | Path | None]
+	_scheduler: Scheduler | None
+	_task_group: TaskGroup | None
+	_approval_rules: bool | str | Sequence[str] | None
+	_approvals: Approvals | None
+	_durability_config: DurabilityConfig | None
+	_durability: DurabilityBackend | None
+	_guardrails: tuple[Guardrail, ...]
+	_capabilities: tuple[CapabilityEntry, ...]
+	_taint_policy: TaintPolicy | Mapping[str, Any] | str | bool | None
+	_shared: Shared | None
+
 	def __init__(
 		self,
 		llm_providers: Mapping[str, Mapping[str, Any]] | None = None,
@@ -174,124 +197,17 @@ class OpenMolt:
 		accounts: Mapping[str, Any] | None = None,
 		secrets: Iterable[str] | Mapping[str, str] = (),
 	) -> None:
-		if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-			raise ConfigurationError(
-				f"OpenMolt: max_steps must be a whole number >= 1, got {max_steps!r}"
-			)
-		self.llm_providers: dict[str, dict[str, Any]] = _settings(
-			"llm_providers", llm_providers, "{'openai': {'api_key': ...}}"
-		)
-		self.integration_configs: dict[str, dict[str, Any]] = _settings(
-			"integrations", integrations, "{'slack': {'token': ...}}"
-		)
-		for option, path in (
-			("files_dir", files_dir),
-			("schedule_store", schedule_store),
-			("run_store", run_store),
-		):
-			if path is not None:
-				from openmolt_core._support.paths import path_problem
+		options = dict(locals())  # the options, each as documented above, read there
+		from openmolt_core._instance import configure
 
-				problem = path_problem(path)
-				if problem is not None:
-					raise ConfigurationError(f"OpenMolt: {option} must be a path {problem}")
-		if http_client is not None:
-			httpx_module = sys.modules.get("httpx")  # a client exists only once httpx is imported
-			if httpx_module is None or not isinstance(http_client, httpx_module.AsyncClient):
-				raise ConfigurationError(
-					"OpenMolt: http_client must be an httpx.AsyncClient (not a sync httpx.Client), "
-					f"got {type(http_client).__name__}"
-				)
-			from openmolt_core.integrations._client import keep_no_cookies
-
-			keep_no_cookies(http_client)  # shared by every user: one's cookie is never another's
-		from openmolt_core._support.secretset import SecretSet, registered_keys
-
-		self.secrets: SecretSet = SecretSet()
-		"""Every secret this instance knows (`openmolt_core.secrets`): provider keys, integration
-		credentials, MCP and bot secrets. Every agent's redactor, the run store, the events, the
-		viewer, telemetry and the logging filter read it; add what else must never show."""
-		self.secrets.add_once(self._found_secrets)  # read at first use: creating stays cheap
-		if secrets:
-			if isinstance(secrets, str):
-				secrets = [secrets]
-			elif isinstance(secrets, Mapping):  # names to values: the values are the secrets
-				secrets = secrets.values()
-			self.secrets.add(*secrets)
-		self.secrets.add_source(registered_keys)  # the keys given in code (`register_key`)
-		self.max_steps = max_steps
-		if max_cost is not None:
-			from openmolt_core.assembly import check_cost
-
-			check_cost(max_cost, "OpenMolt")
-		self.max_cost: float | None = max_cost
-		self.verbose = verbose
-		self._retry: RetryPolicy | None = None  # None: the default, read at first use
-		if retry is not None:  # checked now: a wrong option fails here
-			from openmolt_core.retry import retry_policy
-
-			self._retry = retry_policy(retry)
-		self._plugin_options = (tuple(plugins), entry_points)
-		self._plugins: Plugins | None = None
-		self._http = http_client
-		self._own_http = http_client is None
-		self._transport: PooledTransport | None = None  # the pool of the client made here
-		self._files_dir = files_dir
-		self._files: FileStore | None = None
-		# The default store is a file lookup: made at first use (`credential_store`), not here.
-		self._default_credential_store = credential_store is None
-		self._credential_store: CredentialStore | None = None
-		if credential_store is not None:
-			from openmolt_core.credstore import store_of
-
-			self._credential_store = store_of(credential_store)
-		self.secrets.add_once(self._stored_secrets)
-		self._accounts_options = dict(accounts or {})
-		self._accounts: Accounts | None = None
-		self._store_option = credential_store
-		self._tool_sources: dict[int, Any] = {}  # tool sources (MCP servers) agents use; see aclose
-		self._providers: dict[str, LLMProvider] = {}
-		self._prepared: set[tuple[Any, ...]] = set()
-		self._prepare_lock: Any = None
-		self._scheduler_options = (clock, schedule_store)
-		self._scheduler: Scheduler | None = None
-		self._task_group: TaskGroup | None = None
-		self._approval_rules = requires_approval
-		self._approvals = approvals
-		self.observers: list[RunObserver] = list(observers)
-		"""What hears every run (`openmolt_core.observe`); empty by default."""
-		self.run_store: RunStore | None = None
-		"""The run store given as ``run_store``, if any (it is also one of the observers)."""
-		if run_store is not None:
-			from openmolt_core.runstore import RunStore
-
-			self.run_store = RunStore(run_store)
-			self.observers.append(self.run_store)
-		self._durability_config = durability
-		self._durability: DurabilityBackend | None = None
-		# The instance's options for its agents, read here (`openmolt_core.assembly`).
-		self._guardrails: tuple[Guardrail, ...] = ()
-		self._capabilities: tuple[CapabilityEntry, ...] = ()
-		if guardrails or capabilities:
-			from openmolt_core.assembly import parse_capabilities, parse_guardrails
-
-			self._guardrails = parse_guardrails(guardrails, "OpenMolt")
-			self._capabilities = parse_capabilities(capabilities, "OpenMolt")
-		self._taint_policy = taint_policy
-		self._shared: Shared | None = None  # what its agents share, made with the first one
-		if verbose:
-			from openmolt_core import _verbose
-
-			_verbose.enable()
+		configure(options.pop("self"), **options)
 
 	@staticmethod
 	def of(agent: Agent) -> OpenMolt:
 		"""The instance that owns an agent: ``agent.om``, typed as this class.
 
 		The kernel types ``agent.om`` by what it needs of it (`openmolt_core.agent.Instance`);
-		code that uses more of the instance (its run store, observers, ``result``...) reads it
-		here. Nothing is checked at run time: an agent made by ``create_agent`` belongs to an
-		``OpenMolt``, and a stand-in (a test's) is returned as it is.
+		nothing is checked at run time (a test's stand-in is returned as it is).
 
 		Args:
 			agent: An agent created by ``create_agent``.
@@ -321,11 +237,8 @@ class OpenMolt:
 	def credential_store(self) -> CredentialStore | None:
 		"""The credential store integrations read after their config and the environment.
 
-		The default one (the file ``openmolt auth`` writes, when it exists) is looked up here, at
-		first use: creating an instance touches no file. One set later (``om.credential_store =
-		store``) is treated as one given to the constructor: its secrets are masked and the file
-		tools keep out of its file; None set so means none, as ``credential_store=False`` does
-		(end users who connect get no default file either).
+		The default one (the file ``openmolt auth`` writes, when it exists) is looked up at first
+		use. One set later is treated as one given to the constructor; None means none.
 		"""
 		if self._default_credential_store:
 			self._default_credential_store = False
@@ -378,9 +291,7 @@ class OpenMolt:
 	def conversation(self, agent: Agent, session: Session) -> RunConversation:
 		"""A run's part in ``session``: what its call opens and closes (``run(session=...)``).
 
-		The sessions capability (`openmolt_core.capabilities.sessions`) asks for one per call
-		with a session; the default reads and appends the session's items as
-		`openmolt_core.sessions` describes (`SessionRun`).
+		The sessions capability asks for one per call with a session (`openmolt_core.sessions`).
 
 		Args:
 			agent: The agent whose run it is.
@@ -428,8 +339,7 @@ class OpenMolt:
 	async def answer(self, run_id: str, text: str, *, step: int | None = None) -> None:
 		"""Answer the question a durable run is parked on; the run goes on wherever it lives.
 
-		Works from any process that shares the durable store, with or without a worker
-		running: the run picks the answer up when a worker (or this process) runs it.
+		Works from any process that shares the durable store, with or without a worker running.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
@@ -463,12 +373,9 @@ class OpenMolt:
 	async def cancel(self, run_id: str) -> str:
 		"""Cancel an unfinished durable run, from any process; the engine's id for it.
 
-		Running, parked on a question or an approval, stranded, or failed with a state that could
-		go on (``RunError.result.state``), it takes no further step:
-		a tool call under way is stopped (a sub-agent in it too), the next one never begins,
-		and nothing of the run runs once this returns (see the durable guide for what a cancel
-		from another process waits for); a later answer, resume or result is refused with an error that says it was cancelled. The run store's record of
-		the run (``run_store``) is the application's to update, as the servers do.
+		Running, parked, stranded, or failed with a state that could go on, it takes no further
+		step once this returns (docs/guides/durable.md); a later answer, resume or result is
+		refused as cancelled. The run store's record of it is the application's to update.
 
 		Args:
 			run_id: The run's id (``result.state.run_id``, `pending`, ``openmolt runs``).
@@ -527,11 +434,7 @@ class OpenMolt:
 		await close(self)
 
 	async def __aenter__(self) -> OpenMolt:
-		"""Open a task group and start the schedules in it; they stop when the block ends.
-
-		The scheduler (and its imports) is made only when an agent has a schedule, here or later
-		inside the block: a program that only runs agents does not pay for it.
-		"""
+		"""Open a task group and start the schedules in it (made with the first); they stop when the block ends."""
 		from openmolt_core.assembly import enter
 
 		await enter(self)
@@ -585,12 +488,8 @@ class OpenMolt:
 	async def prepare(self, *, provider: str | None = None, http_tools: bool = False) -> None:
 		"""Load what a first run needs in a worker thread, so the event loop never blocks on it.
 
-		The first run of a process imports the provider, the HTTP stack and (for HTTP tools) the
-		template engine: hundreds of milliseconds that would stall every other task of the event
-		loop. `Agent.run` calls this once per provider; later calls cost a dictionary lookup.
-		(The CA bundle is read at the first TLS handshake: one C call that holds the GIL for
-		tens of milliseconds, in a thread or not; that one pause per process remains, and a
-		process that only speaks plain HTTP never pays it.)
+		The provider, the HTTP stack and the template engine take hundreds of milliseconds to
+		import. `Agent.run` calls this once per provider; later calls cost a dictionary lookup.
 
 		Args:
 			provider: The provider name the run will use, if any.
@@ -745,35 +644,11 @@ class OpenMolt:
 			ConfigurationError: An option is wrong; the message names it and the fix.
 			PluginError: The provider, an integration or a capability is not installed.
 		"""
+		options = dict(locals())  # the options, each as documented above, read there
+		del options["self"]
 		import openmolt_core.assembly as assembly  # no `from` import: it runs `_handle_fromlist`
 
-		options = assembly.parse_options(
-			name=name,
-			model=model,
-			instructions=instructions,
-			instructions_path=instructions_path,
-			model_config=model_config,
-			config=config,
-			integrations=integrations,
-			tools=tools,
-			memory=memory,
-			on_human_input_request=on_human_input_request,
-			requires_approval=requires_approval,
-			on_approval_request=on_approval_request,
-			guardrails=guardrails,
-			taint_policy=taint_policy,
-			output_schema=output_schema,
-			max_steps=max_steps,
-			max_tokens=max_tokens,
-			timeout=timeout,
-			max_cost=max_cost,
-			compaction=compaction,
-			skills=skills,
-			fallback_models=fallback_models,
-			tool_loading=tool_loading,
-			capabilities=capabilities,
-		)
-		return assembly.build_agent(self, options)
+		return assembly.build_agent(self, assembly.parse_options(**options))
 
 	def agent_tool(
 		self,
