@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from openmolt_core._support import lazy_exports
 from openmolt_core._support.sync import parameter_count
+from openmolt_core.errors import ProviderError
 from openmolt_core.llm import DEFAULT_CONTEXT_WINDOW, Usage
 
 if TYPE_CHECKING:
 	from openmolt_core._support.schemafit import SchemaDialect
 	from openmolt_core.envelope import Envelope, FittedSchema
-	from openmolt_core.errors import ProviderError
 	from openmolt_core.llm import LLMProvider, ModelConfig
 	from openmolt_core.result import RunState
 
@@ -29,6 +29,8 @@ __all__ = [
 	"AgentModels",
 	"ModelSlot",
 	"add_by_model",
+	"blocked",
+	"no_room",
 	"record",
 	"slot_id",
 	"spend",
@@ -330,3 +332,38 @@ __getattr__, __dir__ = lazy_exports(
 		"summed": _SPEND,
 	},
 )
+
+
+def blocked(slot: ModelSlot) -> ProviderError:
+	"""The error of a reply whose provider blocked the conversation (finish reason ``blocked``).
+
+	The model is not told "you refused": it did not, and the same request would be blocked
+	again (Anthropic documents continued refusals until the conversation is reset).
+	"""
+	return ProviderError(
+		"the provider blocked this conversation (finish reason 'blocked': its safety system "
+		"refuses the prompt as it stands), so nothing of the reply was run and asking again "
+		"would be blocked too; change the task, an attachment or the data a tool returned (the "
+		"latest results are the usual cause), or use another model; the llmOutput event's raw "
+		"reply says why, and the run's state is kept",
+		provider=slot.provider_name or "custom",
+		model=slot.model,
+	)
+
+
+def no_room(slot: ModelSlot) -> ProviderError:
+	"""The error of a reply cut at the output limit before it wrote anything (reasoning took it).
+
+	Telling the model "send fewer commands" would change nothing: it wrote none. The limit is
+	the application's to raise.
+	"""
+	return ProviderError(
+		"the model ran out of room before writing any answer (finish reason 'max_tokens', no "
+		"text: its reasoning took every output token, or the conversation filled its context "
+		"window), so nothing was run and asking again would end the same; raise model_config "
+		"max_output_tokens (maxOutputTokens in an agent file) or lower its thinking effort, or, "
+		"when the context window is full, compact earlier (a lower compaction threshold_tokens) "
+		"or use a model with a larger window; the run's state is kept",
+		provider=slot.provider_name or "custom",
+		model=slot.model,
+	)

@@ -24,7 +24,7 @@ import json
 from typing import Any
 
 from openmolt_core.errors import OpenMoltError
-from openmolt_core.tools import InDoubt
+from openmolt_core.tools import CallingRun, InDoubt, strictest
 from openmolt_core.tools import check_in_doubt as check_policy
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
 	"in_doubt_entry",
 	"key_outlived",
 	"nested_doubt",
+	"nesting_begins",
 	"question",
 ]
 
@@ -138,6 +139,29 @@ class NestedRunInDoubt(OpenMoltError):
 			agent=agent,
 			policy=policy,
 		)
+
+
+async def nesting_begins(agent: str, policies: list[InDoubt | None], link: CallingRun) -> None:
+	"""Tell a durable calling run that a run of ``agent``, nested in its call, starts.
+
+	A run whose tools may not run twice, begun by a tool's code (``parent=context.run``) under a
+	call retried after a crash, is not covered by the call's own policy: the caller records it,
+	and one an earlier execution of the call had begun does not start again.
+
+	Args:
+		agent: The nested run's agent.
+		policies: The in-doubt policies of its tools and capabilities (None: no say).
+		link: The calling run.
+
+	Raises:
+		NestedRunInDoubt: An earlier execution of the call began a run here.
+	"""
+	policy = strictest([p for p in policies if p is not None])
+	if policy == "retry" or link.nesting is None:
+		return
+	found = await link.nesting(policy)
+	if found is not None:
+		raise NestedRunInDoubt.of(agent, found)
 
 
 def nested_doubt(exc: BaseException) -> InDoubt | None:

@@ -33,6 +33,8 @@ from openmolt_core._chain import (
 	AgentModels,
 	ModelSlot,
 	add_by_model,
+	blocked,
+	no_room,
 	slot_id,
 	spend_failed,
 	split_id,
@@ -103,7 +105,7 @@ from openmolt_core.llm import (
 )
 from openmolt_core.prompt import dumps, maestro_prompt
 from openmolt_core.result import PARKED_STATUSES, RunResult, RunState
-from openmolt_core.tools import MAX_NESTING, strictest
+from openmolt_core.tools import MAX_NESTING
 
 if TYPE_CHECKING:
 	from pathlib import Path
@@ -1211,22 +1213,28 @@ class Agent:
 				"human_input_required or approval_required); use run(history=state) to go on"
 			)
 		if kind == PARKED_BY_CAPABILITY or given is not _NOTHING:
-			loaded = _given(loaded, kind, answer, decision, given)
+			from openmolt_core._park import with_given
+
+			loaded = with_given(
+				loaded, kind, answer, decision, None if given is _NOTHING else given
+			)
 			answer = None
 		if self.om.durability is not None:  # the backend keeps one resume per parked step
 			return await self._resume(loaded, kind, answer, decision, joined)
+		from openmolt_core._park import RESUMING
+
 		parked = (loaded.run_id, loaded.steps)
-		if parked in _RESUMING:
+		if parked in RESUMING:
 			raise ConfigurationError(
 				f"resume: the run {loaded.run_id} is being resumed already from the step it "
 				"waits at (two resumes at once would run its calls twice); wait for that "
 				"resume's result"
 			)
-		_RESUMING.add(parked)
+		RESUMING.add(parked)
 		try:
 			return await self._resume(loaded, kind, answer, decision, joined)
 		finally:
-			_RESUMING.discard(parked)
+			RESUMING.discard(parked)
 
 	async def _resume(
 		self,
@@ -1236,7 +1244,9 @@ class Agent:
 		decision: Any,
 		joined: tuple[CallWrap, Any] | None,
 	) -> RunResult:
-		owner = _parker(self._hooks, loaded.pending or {}, self.name)
+		from openmolt_core._park import parker
+
+		owner = parker(self._hooks, loaded.pending or {}, self.name)
 		delivered: Any = ()  # what the gate that parked the run read of the delivery
 		if owner is not None:  # it reads what is delivered (decision=...), before anything runs
 			delivered = self._ask(loaded, owner.receive, decision, answer)
@@ -1278,12 +1288,14 @@ class Agent:
 			ConfigurationError: The state waits for no approval (a run a capability parked
 				with `openmolt_core.hooks.Park` waits for ``resume(state, given=...)``).
 		"""
+		from openmolt_core._park import parked_by, parker
+
 		loaded = _load(state, "approval_requests: state")
 		pending = loaded.pending or {}
-		owner = _parker(self._hooks, pending, self.name)
+		owner = parker(self._hooks, pending, self.name)
 		if owner is None and pending.get("kind") == PARKED_BY_CAPABILITY:
 			raise ConfigurationError(
-				f"approval_requests: this run waits for what capability {_parked_by(pending)} "
+				f"approval_requests: this run waits for what capability {parked_by(pending)} "
 				"asked for (state.pending['calls'] says what), not for approval decisions; "
 				"resume it with agent.resume(state, given=...)"
 			)
@@ -1312,9 +1324,9 @@ class Agent:
 
 	def _refused(self, state: RunState, hook: Callable[..., Any], exc: Exception) -> RunError:
 		"""The error of a resume a capability's hook refused by raising: the state kept, parked."""
+		name = hook.__self__.name  # type: ignore[attr-defined]  # a capability's bound method
 		from openmolt_core._park import refusal
 
-		name = hook.__self__.name  # type: ignore[attr-defined]  # a capability's bound method
 		return self._failed(state, self._redactor(refusal(name, hook.__name__, exc)))
 
 	def _failed(self, state: RunState, message: str) -> RunError:
@@ -1470,7 +1482,11 @@ class Agent:
 					raise ConfigurationError(_not_callers_user(link.user, state.user))
 				state.user = link.user
 			if link.nesting is not None:  # a durable caller records what its call began
-				await self._nesting(link)
+				asked = self._hooks.nested_in_doubt  # (safety's: whether it may send data out)
+				policy = asked.ask(self) if asked else None
+				from openmolt_core._indoubt import nesting_begins
+
+				await nesting_begins(self.name, [*self.in_doubt.values(), policy], link)
 		elif state.caller is not None:
 			raise ConfigurationError(_nested_alone(state, self.name, "run"))
 		if port is None and link is None and state.pending is not None and not checked:
@@ -1512,30 +1528,6 @@ class Agent:
 		finally:
 			if link is not None:  # its caller's capabilities read it (the call's result labels)
 				link.ended = (*link.ended, state)
-
-	async def _nesting(self, link: CallingRun) -> None:
-		"""Tell a durable calling run that this run, nested in its call, starts.
-
-		A run whose tools may not run twice, begun by a tool's code (``parent=context.run``)
-		under a call retried after a crash, is not covered by the call's own policy: the caller
-		records it, and one an earlier execution of the call had begun does not start again
-		(`openmolt_core._indoubt.NestedRunInDoubt`; the call is then in doubt).
-
-		Raises:
-			NestedRunInDoubt: An earlier execution of the call began a run here.
-		"""
-		policies = list(self.in_doubt.values())  # its tools'; its capabilities may add more
-		asked = self._hooks.nested_in_doubt.ask(self) if self._hooks.nested_in_doubt else None
-		if asked is not None:  # (the safety capability's: whether it may send data out)
-			policies.append(asked)
-		policy = strictest(policies)
-		if policy == "retry" or link.nesting is None:
-			return
-		found = await link.nesting(policy)
-		if found is not None:
-			from openmolt_core._indoubt import NestedRunInDoubt
-
-			raise NestedRunInDoubt.of(self.name, found)
 
 	def _unexpected(self, exc: Exception) -> str:
 		return self._redactor(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
@@ -1626,10 +1618,10 @@ class Agent:
 				return await self._end(ctx, end)
 			slot, response = called
 			if response.finish_reason == "blocked":  # asked again, it would be blocked again
-				raise await self._provider_failed(ctx, _blocked(slot))
+				raise await self._provider_failed(ctx, blocked(slot))
 			if response.finish_reason == "max_tokens" and not response.text.strip():
 				# Its reasoning spent the whole output limit: asked again, it would again.
-				raise await self._provider_failed(ctx, _no_room(slot))
+				raise await self._provider_failed(ctx, no_room(slot))
 			parsed = await self._parse(ctx, response, slot.fitted(key, envelope, self._fit))
 			state.messages.append(Message("assistant", self._redactor(parsed.cleaned)))
 			if parsed.errors:
@@ -1723,7 +1715,9 @@ class Agent:
 		state = ctx.state
 		pending = state.pending or {}
 		ctx.step = state.steps
-		owner = _parker(ctx.hooks, pending, self.name)
+		from openmolt_core._park import parker
+
+		owner = parker(ctx.hooks, pending, self.name)
 		if (
 			owner is not None or pending.get("kind") == PARKED_BY_CAPABILITY
 		):  # calls parked: they go on
@@ -1775,7 +1769,9 @@ class Agent:
 		delivery still went on).
 		"""
 		pending = state.pending or {}
-		owner = _parker(self._hooks, pending, self.name)
+		from openmolt_core._park import parker
+
+		owner = parker(self._hooks, pending, self.name)
 		if owner is None and pending.get("kind") != PARKED_BY_CAPABILITY:
 			return  # a question: its answer is the loop's to read
 		copy = RunState.from_dict(state.to_dict())
@@ -1791,40 +1787,14 @@ class Agent:
 	) -> tuple[list[Command], list[dict[str, Any] | None], int, list[str]]:
 		"""Rebuild a step parked on calls and hand the delivery to its capabilities; nothing runs.
 
-		Returns what `openmolt_core._park.restore_step` returns.
-
-		Raises:
-			OpenMoltError: A capability refused what was delivered (a decision for another call),
-				or the saved step is damaged.
-			RunError: A capability's ``resume`` raised anything else.
+		Returns what `openmolt_core._park.restore_step` returns; raises what
+		`openmolt_core._park.hand_over` raises, or a ConfigurationError for a damaged step.
 		"""
-		from openmolt_core._park import restore_step
+		from openmolt_core._park import hand_over, restore_step
 
 		rebuilt = restore_step(pending, check(ctx))
-		if owner is not None:
-			await self._resumed(ctx, owner, pending, given)
-		else:
-			for info in pending.get("calls") or ():
-				by = str(info.get("by") or "")
-				cap = ctx.hooks.by_name.get(by)
-				if cap is None:
-					raise ConfigurationError(
-						f"resume: capability {by!r} parked this run, and agent {self.name!r} has "
-						"no capability of that name; create the agent with it to go on"
-					)
-				await self._resumed(ctx, cap, dict(info.get("request") or {}), pending.get("given"))
+		await hand_over(ctx, ctx.hooks, pending, owner, given, self._refused)
 		return rebuilt
-
-	async def _resumed(
-		self, ctx: RunContext, cap: Capability, parked: Mapping[str, Any], given: Any
-	) -> None:
-		"""Hand ``cap`` what is delivered to the calls it parked (a RunError if it fails)."""
-		try:
-			await cap.resume(ctx, parked, given)
-		except OpenMoltError:
-			raise
-		except Exception as exc:
-			raise self._refused(ctx.state, cap.resume, exc) from exc
 
 	def _request(
 		self, state: RunState, slot: ModelSlot, key: tuple[str, ...], envelope: Envelope
@@ -2328,10 +2298,6 @@ class Agent:
 _LIMITS = Limits()
 
 
-_RESUMING: set[tuple[str, int]] = set()
-"""The parked steps (run id, steps) a resume of this process is going on from, durable runs aside."""
-
-
 class _RunModels:
 	"""What capabilities may ask of an agent's models during a run (`RunContext.models`)."""
 
@@ -2473,96 +2439,6 @@ def hand_up(link: CallingRun | None, state: RunState) -> None:
 	if link is not None and state.usage.calls:  # none: nothing spent (add would count one call)
 		link.usage.add(state.usage)
 		add_by_model(link.usage_by_model, state.usage_by_model)
-
-
-def _blocked(slot: ModelSlot) -> ProviderError:
-	"""The error of a reply whose provider blocked the conversation (finish reason ``blocked``).
-
-	The model is not told "you refused": it did not, and the same request would be blocked
-	again (Anthropic documents continued refusals until the conversation is reset).
-	"""
-	return ProviderError(
-		"the provider blocked this conversation (finish reason 'blocked': its safety system "
-		"refuses the prompt as it stands), so nothing of the reply was run and asking again "
-		"would be blocked too; change the task, an attachment or the data a tool returned (the "
-		"latest results are the usual cause), or use another model; the llmOutput event's raw "
-		"reply says why, and the run's state is kept",
-		provider=slot.provider_name or "custom",
-		model=slot.model,
-	)
-
-
-def _no_room(slot: ModelSlot) -> ProviderError:
-	"""The error of a reply cut at the output limit before it wrote anything (reasoning took it).
-
-	Telling the model "send fewer commands" would change nothing: it wrote none. The limit is
-	the application's to raise.
-	"""
-	return ProviderError(
-		"the model ran out of room before writing any answer (finish reason 'max_tokens', no "
-		"text: its reasoning took every output token, or the conversation filled its context "
-		"window), so nothing was run and asking again would end the same; raise model_config "
-		"max_output_tokens (maxOutputTokens in an agent file) or lower its thinking effort, or, "
-		"when the context window is full, compact earlier (a lower compaction threshold_tokens) "
-		"or use a model with a larger window; the run's state is kept",
-		provider=slot.provider_name or "custom",
-		model=slot.model,
-	)
-
-
-def _given(
-	state: RunState, kind: str, answer: str | None, decision: object, given: object
-) -> RunState:
-	"""The parked state with what ``resume(given=...)`` delivers to the capability that parked."""
-	if kind != PARKED_BY_CAPABILITY:
-		raise ConfigurationError(
-			"resume: given=... is for a run a capability parked; this run waits for "
-			+ ("an answer (answer=...)" if kind == "human_input" else "decisions (decision=...)")
-		)
-	if answer is not None or decision is not None:
-		raise ConfigurationError(
-			f"resume: this run waits for what capability {_parked_by(state.pending or {})} "
-			"asked for (state.pending['calls'] says what): give given=... (or nothing), not an "
-			"answer or a decision"
-		)
-	if given is _NOTHING:  # the capability needs nothing delivered (its before_tool asks again)
-		given = None
-	try:  # what a journal or a store can keep: no NaN, no lone surrogate, not nested too deep
-		text = json.dumps(given, allow_nan=False, ensure_ascii=False)
-		# Delivered as it comes back from JSON (string keys, lists): a recovered run's
-		# capability reads the same as this one.
-		kept = json.loads(text.encode())
-	except (TypeError, ValueError, RecursionError) as exc:
-		why = "nested too deep" if isinstance(exc, RecursionError) else exc
-		raise ConfigurationError(f"resume: given must be JSON ({why})") from None
-	state.pending = {**(state.pending or {}), "given": kept}
-	return state
-
-
-def _parked_by(pending: Mapping[str, Any]) -> str:
-	"""The capabilities whose `Park` decisions parked a step (``'ledger'``, for a message)."""
-	calls = pending.get("calls") or ()
-	return ", ".join(sorted({repr(c.get("by")) for c in calls if isinstance(c, Mapping)}))
-
-
-def _parker(hooks: Hooks, pending: Mapping[str, Any], agent: str) -> Capability | None:
-	"""The capability whose gate parked a step under its own kind (`Capability.parks`).
-
-	None for what the loop parks itself: a question, calls `Park` decisions parked.
-
-	Raises:
-		ConfigurationError: A gate parked the step, and the agent has no capability of its kind.
-	"""
-	kind = pending.get("kind")
-	if kind == PARKED_BY_CAPABILITY or "calls" not in pending:
-		return None
-	owner = hooks.by_kind.get(str(kind))
-	if owner is None:
-		raise ConfigurationError(
-			f"this run's calls wait under kind {kind!r}, and agent {agent!r} has no capability "
-			"that parks so; create the agent with it to go on"
-		)
-	return owner
 
 
 def _spent(state: RunState) -> tuple[int, int, float | None]:
